@@ -1,0 +1,218 @@
+/* event.h: the version-neutral event model.
+ *
+ * Owns the one record type that carries any NCCL profiler event of API v1 to v7,
+ * the state record, the per-process metadata records (process, communicator
+ * context, interned strings), drop counters and heartbeats. Every component
+ * speaks this model; only the plugin knows NCCL's own descriptor layouts.
+ *
+ * Records are fixed-size plain structs: the plugin copies them into per-thread
+ * buffers on NCCL's hot path, so nothing here may own memory.
+ */
+#ifndef NCCLSCOPE_EVENT_H
+#define NCCLSCOPE_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Event types. The value is the bit index in NCCL's activation mask. */
+typedef enum nsc_type {
+    NSC_T_GROUP = 0,
+    NSC_T_COLL = 1,
+    NSC_T_P2P = 2,
+    NSC_T_PROXY_OP = 3,
+    NSC_T_PROXY_STEP = 4,
+    NSC_T_PROXY_CTRL = 5,
+    NSC_T_KERNEL_CH = 6,
+    NSC_T_NET_PLUGIN = 7,
+    NSC_T_GROUP_API = 8,
+    NSC_T_COLL_API = 9,
+    NSC_T_P2P_API = 10,
+    NSC_T_KERNEL_LAUNCH = 11,
+    NSC_T_CE_COLL = 12,
+    NSC_T_CE_SYNC = 13,
+    NSC_T_CE_BATCH = 14,
+    NSC_T_KERNEL_PHASE = 15,
+    NSC_T_COUNT = 16
+} nsc_type;
+
+#define NSC_MASK_ALL ((1u << NSC_T_COUNT) - 1u)
+
+/* States passed to recordEventState: NCCL's numbering, shared by all versions. */
+typedef enum nsc_state {
+    NSC_S_PROXY_OP_SEND_POSTED = 0,
+    NSC_S_PROXY_OP_SEND_REM_FIFO_WAIT = 1,
+    NSC_S_PROXY_OP_SEND_TRANSMITTED = 2,
+    NSC_S_PROXY_OP_SEND_DONE = 3,
+    NSC_S_PROXY_OP_RECV_POSTED = 4,
+    NSC_S_PROXY_OP_RECV_RECEIVED = 5,
+    NSC_S_PROXY_OP_RECV_TRANSMITTED = 6,
+    NSC_S_PROXY_OP_RECV_DONE = 7,
+    NSC_S_PROXY_STEP_SEND_GPU_WAIT = 8,
+    NSC_S_PROXY_STEP_SEND_WAIT = 9,
+    NSC_S_PROXY_STEP_RECV_WAIT = 10,
+    NSC_S_PROXY_STEP_RECV_FLUSH_WAIT = 11,
+    NSC_S_PROXY_STEP_RECV_GPU_WAIT = 12,
+    NSC_S_PROXY_CTRL_IDLE = 13,
+    NSC_S_PROXY_CTRL_ACTIVE = 14,
+    NSC_S_PROXY_CTRL_SLEEP = 15,
+    NSC_S_PROXY_CTRL_WAKEUP = 16,
+    NSC_S_PROXY_CTRL_APPEND = 17,
+    NSC_S_PROXY_CTRL_APPEND_END = 18,
+    NSC_S_PROXY_OP_IN_PROGRESS = 19,
+    NSC_S_PROXY_STEP_SEND_PEER_WAIT = 20,
+    NSC_S_NET_PLUGIN_UPDATE = 21,
+    NSC_S_KERNEL_CH_STOP = 22,
+    NSC_S_GROUP_START_API_STOP = 23,
+    NSC_S_GROUP_END_API_START = 24,
+    NSC_S_CE_COLL_START = 25,
+    NSC_S_CE_COLL_COMPLETE = 26,
+    NSC_S_CE_SYNC_START = 27,
+    NSC_S_CE_SYNC_COMPLETE = 28,
+    NSC_S_CE_BATCH_START = 29,
+    NSC_S_CE_BATCH_COMPLETE = 30,
+    NSC_S_KERNEL_PHASE_STOP = 31,
+    NSC_S_COUNT = 32
+} nsc_state;
+
+/* Event flags. */
+enum {
+    NSC_EVF_FOREIGN = 1u << 0,   /* PXN: started for another process; see origin_* */
+    NSC_EVF_GRAPH = 1u << 1,     /* graph captured (API events; copied to children) */
+    NSC_EVF_OPEN = 1u << 2,      /* no stopEvent seen (flushed at finalize) */
+    NSC_EVF_SYM = 1u << 3,       /* v7 coll.isSymColl */
+    NSC_EVF_COLLNET = 1u << 4,   /* v1 coll.isCollnet */
+    NSC_EVF_NVLS = 1u << 5,      /* v1 coll.isNvls */
+    NSC_EVF_UNRESOLVED = 1u << 6 /* agent: foreign event whose origin was not found */
+};
+
+/* Interned string id (func, datatype, algo, proto, ...). 0 means "absent".
+ * Ids are per process; an NSC_STR_DEF record maps an id to its text. */
+typedef uint16_t nsc_str;
+
+/* One profiler event, written once when it stops. Times are nanoseconds on the
+ * host's CLOCK_MONOTONIC, raw (alignment happens downstream). */
+typedef struct nsc_event {
+    uint64_t id;        /* the plugin's handle id, unique within the process */
+    uint64_t parent;    /* id of the parent event in this process; 0: none */
+    uint64_t start_ns;  /* startEvent */
+    uint64_t stop_ns;   /* stopEvent (for Coll/P2p/API events: enqueue done) */
+    uint32_t tid;       /* kernel thread id of the thread that started it */
+    int32_t rank;       /* descriptor rank */
+    uint16_t ctx;       /* process-local communicator context index (NSC_CTX_*) */
+    uint8_t type;       /* nsc_type */
+    uint8_t flags;      /* NSC_EVF_* */
+    uint32_t origin_pid;     /* FOREIGN: the process that owns parent/context */
+    uint64_t origin_parent;  /* FOREIGN: raw parentObj address in origin_pid */
+    uint64_t origin_ctx;     /* FOREIGN: raw context address in origin_pid */
+    union {
+        struct { uint32_t depth; } group_api;
+        struct {
+            nsc_str func, datatype;
+            int32_t root;
+            uint64_t count, stream, user_tag;
+        } coll_api;  /* also p2p_api (root unused) */
+        struct { uint64_t stream; } kernel_launch;
+        struct {
+            uint64_t seq, count, user_tag, traffic_bytes;
+            uint64_t parent_group;  /* raw legacy Group handle id (v5+), else 0 */
+            int32_t root;
+            nsc_str func, datatype, algo, proto, kernel_variant;
+            uint8_t nchannels, nwarps, op;
+        } coll;
+        struct {
+            uint64_t count, user_tag, parent_group;
+            int32_t peer;
+            nsc_str func, datatype;
+            uint8_t nchannels;
+        } p2p;
+        struct {
+            int32_t peer, nsteps, chunk_size;
+            uint32_t pid;
+            uint8_t channel, is_send;
+        } proxy_op;
+        struct { int32_t step; } proxy_step;
+        struct {
+            uint64_t ptimer_start;    /* GPU globaltimer ns at start (v4+), 0 unknown */
+            uint64_t ptimer_stop;     /* from KernelChStop's pTimer, 0 unknown */
+            uint64_t ptimer_stop_ns;  /* CPU time at which ptimer_stop was observed */
+            uint8_t channel;
+        } kernel_ch;
+        struct { int64_t plugin_id; uint64_t data; } net_plugin;
+        struct {
+            uint64_t seq, count, stream, user_tag;
+            int32_t root;
+            uint32_t batch_size, num_batches, ce_seq;
+            nsc_str func, datatype, sync_strategy;
+            uint8_t intra_batch_sync;
+        } ce_coll;
+        struct { int32_t nranks; uint8_t is_complete; } ce_sync;
+        struct { uint64_t total_bytes; int32_t num_ops; uint8_t use_intra_sync; } ce_batch;
+        struct {
+            uint64_t ptimer;
+            nsc_str phase_name;
+            uint8_t channel, phase_id;
+        } kernel_phase;
+    } d;
+} nsc_event;
+
+/* One recordEventState call. */
+typedef struct nsc_state_rec {
+    uint64_t id;    /* event id it refers to */
+    uint64_t ts_ns;
+    uint64_t arg;   /* transSize, appendedProxyOps, pTimer, ... (0 if none) */
+    uint32_t tid;
+    uint8_t state;  /* nsc_state */
+} nsc_state_rec;
+
+/* Completion of a Coll or P2p: the last of its ProxyOp/KernelCh children stopped.
+ * NCCL's own stopEvent only means "enqueued", so this is the real end. */
+typedef struct nsc_completion {
+    uint64_t id;
+    uint64_t ts_ns;
+} nsc_completion;
+
+/* A communicator context: one per plugin init (one per rank of a communicator
+ * in this process). Events refer to it by index. */
+typedef struct nsc_ctx_def {
+    uint64_t comm_id;  /* NCCL commHash */
+    uint16_t index;    /* NSC_CTX_NONE is reserved */
+    int32_t nnodes, nranks, rank;
+    int32_t api_version;
+    char name[64];     /* commName, may be empty */
+} nsc_ctx_def;
+
+#define NSC_CTX_NONE 0xffffu
+
+/* An interned string. */
+typedef struct nsc_str_def {
+    nsc_str id;
+    char text[64];
+} nsc_str_def;
+
+/* Process identity; sent in every batch header. */
+typedef struct nsc_proc {
+    uint32_t pid;
+    int32_t local_rank;  /* -1 unknown */
+    int32_t gpu;         /* -1 unknown */
+    char job[64];
+    char host[64];
+} nsc_proc;
+
+/* Cumulative counters since process start, sent with heartbeats: the receiver
+ * computes loss as (emitted - shipped) exactly. */
+typedef struct nsc_counters {
+    uint64_t emitted[NSC_T_COUNT];   /* events the plugin recorded, per type */
+    uint64_t dropped[NSC_T_COUNT];   /* events dropped (buffers full), per type */
+    uint64_t states_emitted, states_dropped;
+    uint64_t bad_handles;            /* stale or foreign handles NCCL passed back */
+} nsc_counters;
+
+const char *nsc_type_name(unsigned type);          /* "Coll", "ProxyOp", ... or NULL */
+const char *nsc_state_name(unsigned state);        /* "ProxyStepSendWait", ... or NULL */
+int nsc_type_from_name(const char *name);          /* case-insensitive; -1 if unknown */
+
+/* Parse an event mask: "all", a number (decimal or 0x...), or a comma list of
+ * type names ("coll,kernelch,proxyop"). Returns 0 and sets *mask, or -1. */
+int nsc_mask_parse(const char *text, uint32_t *mask);
+
+#endif

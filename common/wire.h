@@ -1,0 +1,105 @@
+/* wire.h: the msgpack batch codec between plugin, agent and collector.
+ *
+ * A batch is one ZeroMQ message: a versioned header (protocol version, job,
+ * host, pid, batch sequence, base time) followed by records in the order they
+ * were added: string and context definitions, events, states, completions and
+ * counters, each a positional msgpack array. docs/protocol.md is the reference.
+ *
+ * Encoding writes into a caller-owned buffer and never allocates. Decoding
+ * validates the whole message before it allocates anything, then makes exactly
+ * one allocation for the decoded batch; a malformed message is rejected whole
+ * with a precise error and nothing leaks.
+ */
+#ifndef NCCLSCOPE_WIRE_H
+#define NCCLSCOPE_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+
+#define NSC_WIRE_VERSION 1
+#define NSC_WIRE_MAX_MSG (16u << 20)  /* default ZMQ_MAXMSGSIZE for batches */
+
+/* Errors: 0 is success, all errors are negative. */
+typedef enum nsc_wire_err {
+    NSC_WIRE_OK = 0,
+    NSC_WIRE_EMPTY = -1,      /* zero-length message */
+    NSC_WIRE_TOO_LARGE = -2,  /* message longer than the limit */
+    NSC_WIRE_TRUNCATED = -3,  /* message ends inside a value */
+    NSC_WIRE_BAD_TYPE = -4,   /* a value of the wrong msgpack type */
+    NSC_WIRE_TOO_MANY = -5,   /* declared array/map/string length over a limit or over the bytes left */
+    NSC_WIRE_TOO_DEEP = -6,   /* nesting deeper than allowed */
+    NSC_WIRE_BAD_VERSION = -7,/* unknown protocol version */
+    NSC_WIRE_TRAILING = -8,   /* bytes after the batch */
+    NSC_WIRE_BAD_RECORD = -9, /* unknown record tag or wrong record arity */
+    NSC_WIRE_BAD_VALUE = -10, /* a value out of its range (state >= 32, ...) */
+    NSC_WIRE_MISSING = -11,   /* a required header field is absent */
+    NSC_WIRE_NOMEM = -12,     /* allocation failed (after validation) */
+    NSC_WIRE_FULL = -13       /* encoder: record does not fit; buffer unchanged */
+} nsc_wire_err;
+
+const char *nsc_wire_strerror(int err);
+
+/* Batch header. */
+typedef struct nsc_batch_hdr {
+    uint32_t version;  /* NSC_WIRE_VERSION when encoding */
+    uint64_t seq;      /* per-process batch sequence, from 0 */
+    uint64_t base_ns;  /* event times are encoded relative to this */
+    uint64_t sent_ns;  /* when the batch was encoded (host monotonic) */
+    nsc_proc proc;
+} nsc_batch_hdr;
+
+/* Encoder over a caller-owned buffer. */
+typedef struct nsc_enc {
+    uint8_t *buf;
+    size_t cap, len;
+    size_t records_at;  /* offset of the records array header, patched at finish */
+    uint32_t nrecords;
+    uint64_t base_ns;
+    uint64_t last_id;   /* delta base for event ids */
+} nsc_enc;
+
+/* Begin a batch in buf[0..cap). Returns 0 or NSC_WIRE_FULL. */
+int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr);
+/* Each add returns 0, or NSC_WIRE_FULL leaving the batch as it was. */
+int nsc_enc_str(nsc_enc *e, const nsc_str_def *s);
+int nsc_enc_ctx(nsc_enc *e, const nsc_ctx_def *c);
+int nsc_enc_event(nsc_enc *e, const nsc_event *ev);
+int nsc_enc_state(nsc_enc *e, const nsc_state_rec *s);
+int nsc_enc_completion(nsc_enc *e, const nsc_completion *c);
+int nsc_enc_counters(nsc_enc *e, const nsc_counters *c);
+/* Close the batch; returns its length in bytes. */
+size_t nsc_enc_finish(nsc_enc *e);
+
+/* Limits the decoder enforces before allocating. Zero fields take defaults. */
+typedef struct nsc_dec_limits {
+    size_t max_msg;      /* default NSC_WIRE_MAX_MSG */
+    uint32_t max_records;/* default 1 << 20 */
+} nsc_dec_limits;
+
+/* A decoded batch; all arrays live in one allocation owned by the batch. */
+typedef struct nsc_batch {
+    nsc_batch_hdr hdr;
+    nsc_event *events;
+    size_t nevents;
+    nsc_state_rec *states;
+    size_t nstates;
+    nsc_completion *completions;
+    size_t ncompletions;
+    nsc_str_def *strs;
+    size_t nstrs;
+    nsc_ctx_def *ctxs;
+    size_t nctxs;
+    nsc_counters counters;
+    int has_counters;
+    void *mem;
+} nsc_batch;
+
+/* Decode buf[0..len). On success fills *out (release with nsc_batch_release);
+ * on error returns a negative nsc_wire_err, *out is left empty and nothing
+ * needs releasing. lim may be NULL. */
+int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_batch *out);
+void nsc_batch_release(nsc_batch *b);
+
+#endif

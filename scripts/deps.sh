@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install the Debian packages ncclscope needs to build and test, only those missing.
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config git clang
+      libzmq3-dev libmsgpack-dev liblmdb-dev lmdb-utils libevent-dev libcriterion-dev
+      "$@")
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Run every ncclscope test: installs what is missing, builds, runs the suite with
+# ctest, then builds and runs it again under AddressSanitizer + UBSan (with clang,
+# which also builds the libFuzzer targets and runs them for a bounded time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+scripts/deps.sh
+
+run_suite() {  # run_suite BUILD_DIR LABEL CMAKE_ARGS...
+  local dir=$1 label=$2; shift 2
+  echo "== $label: configure and build ($dir)"
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs" >"$dir/build.log" 2>&1 || { cat "$dir/build.log"; return 1; }
+  echo "== $label: ctest"
+  local rc=0
+  (cd "$dir" && ctest -V -j"$jobs" --timeout 600 >"$dir/ctest.log" 2>&1) || rc=$?
+  grep -E "Synthesis:" "$dir/ctest.log" || true
+  if [ $rc -ne 0 ]; then
+    grep -E "^[0-9]+: .*(FAIL|fail|Assertion|ERROR|error)" "$dir/ctest.log" | head -60 || true
+    echo "full log: $dir/ctest.log"
+  fi
+  grep -E "tests passed|tests failed" "$dir/ctest.log" | sed "s/^/$label: /"
+  return $rc
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+status=0
+run_suite build "release" || status=1
+sanitize_cc=cc
+command -v clang >/dev/null && sanitize_cc=clang
+CC=$sanitize_cc run_suite build-sanitize "sanitize" -DNCCLSCOPE_SANITIZE=ON \
+  -DNCCLSCOPE_FUZZ=$([ "$sanitize_cc" = clang ] && echo ON || echo OFF) || status=1
+
+if [ $status -eq 0 ]; then echo "test.sh: all suites passed"; else echo "test.sh: FAILED"; fi
+exit $status
