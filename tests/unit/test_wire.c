@@ -933,22 +933,24 @@ Test(wire, full_leaves_the_buffer_unchanged_and_the_batch_decodes)
     memset(small, 0x5a, sizeof small);
     cr_assert_eq(nsc_enc_begin(&e, small, sizeof small, &h), 0);
     nsc_event sent[64];
+    nsc_enc saved;
     unsigned n = 0;
     int rc;
     for (;;) {
         sample_event(&sent[n], n % NSC_T_COUNT, 10 + 3 * n, &h);
         sample_make_foreign(&sent[n], &h);
-        nsc_enc saved = e;
+        saved = e;
         memcpy(before, small, sizeof small);
         if ((rc = nsc_enc_event(&e, &sent[n])) != 0)
             break;
         n++;
         cr_assert_lt(n, 64);
-        (void)saved;
     }
     cr_assert_eq(rc, NSC_WIRE_FULL);
     cr_assert_gt(n, 3);
     cr_assert(memcmp(before, small, sizeof small) == 0, "FULL changed the buffer");
+    cr_assert(saved.len == e.len && saved.nrecords == e.nrecords && saved.last_id == e.last_id,
+              "FULL changed the encoder");
     size_t len_at_full = e.len;
     uint32_t nrec = e.nrecords;
     uint64_t last_id = e.last_id;
