@@ -176,7 +176,7 @@ static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (0 - (d >> 63)); }
 static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
 
 /* Scalar fields are loaded as 64-bit values (signed ones sign-extended). */
-static uint64_t load(const uint8_t *rec, const field *f)
+static inline uint64_t load(const uint8_t *rec, const field *f)
 {
     const uint8_t *p = rec + f->off;
     switch (f->kind) {
@@ -225,7 +225,7 @@ static uint8_t *put_be(uint8_t *p, uint64_t v, int n)
     return p + n;
 }
 
-static uint8_t *put_uint(uint8_t *p, uint64_t v)
+static inline uint8_t *put_uint(uint8_t *p, uint64_t v)
 {
     if (v < 0x80) { *p = (uint8_t)v; return p + 1; }
     if (v <= 0xff) { *p = 0xcc; return put_be(p + 1, v, 1); }
@@ -262,7 +262,7 @@ static uint8_t *put_str(uint8_t *p, const char *s, size_t n)  /* n <= 255 */
     return p + n;
 }
 
-static uint8_t *put_field(uint8_t *p, const uint8_t *rec, const field *f, deltas *d)
+static inline uint8_t *put_field(uint8_t *p, const uint8_t *rec, const field *f, deltas *d)
 {
     if (f->kind == K_TEXT) {
         const char *s = (const char *)rec + f->off;
@@ -424,7 +424,7 @@ static uint64_t get_be(const uint8_t *p, int n)
 }
 
 /* Consume n big-endian bytes as an unsigned value. */
-static int take_be(cursor *c, int n, uint64_t *v)
+static inline int take_be(cursor *c, int n, uint64_t *v)
 {
     if (left(c) < (size_t)n)
         return NSC_WIRE_TRUNCATED;
@@ -434,7 +434,7 @@ static int take_be(cursor *c, int n, uint64_t *v)
 }
 
 /* Any msgpack integer; *neg says *v holds a negative int64's bits. */
-static int rd_int(cursor *c, uint64_t *v, int *neg)
+static inline int rd_int(cursor *c, uint64_t *v, int *neg)
 {
     if (left(c) < 1)
         return NSC_WIRE_TRUNCATED;
@@ -456,7 +456,7 @@ static int rd_int(cursor *c, uint64_t *v, int *neg)
     return NSC_WIRE_BAD_TYPE;
 }
 
-static int rd_uint(cursor *c, uint64_t max, uint64_t *v)
+static inline int rd_uint(cursor *c, uint64_t max, uint64_t *v)
 {
     int neg, rc = rd_int(c, v, &neg);
     if (rc == NSC_WIRE_OK && (neg || *v > max))
@@ -650,7 +650,7 @@ static int rd_pid(cursor *c, uint32_t pid, uint64_t *v)
     return NSC_WIRE_OK;
 }
 
-static int rd_field(cursor *c, uint8_t *rec, const field *f, deltas *d)
+static inline int rd_field(cursor *c, uint8_t *rec, const field *f, deltas *d)
 {
     uint64_t v;
     int rc;
