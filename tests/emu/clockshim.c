@@ -31,7 +31,7 @@ __attribute__((constructor)) static void shim_init(void)
     epoch_ns = e ? strtoull(e, NULL, 10) : 0;
 }
 
-int clock_gettime(clockid_t id, struct timespec *ts)
+__attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct timespec *ts)
 {
     if (!real_clock_gettime)
         shim_init();

@@ -231,6 +231,7 @@ typedef struct emu_rank {
     emu_world *w;
     emu_comm_info ci;
     int global_rank, node;
+    int world_base, world_stride; /* world rank of comm rank k: base + stride * k */
     void *ctx;
     bool profiled;
     emu_acct *acct;
@@ -284,6 +285,8 @@ void emu_proxy_join(emu_rank *r);
 /* One ProxyOp with its ProxySteps and states, on ctx (the originator's for PXN). */
 void emu_proxy_transfer(emu_rank *r, void *ctx, emu_ev *op_ev, bool foreign, size_t step_bytes);
 
+/* The simulated node of a rank of r's communicator. */
+int emu_node_of(const emu_rank *r, int comm_rank);
 /* Inter-node peers for channel c of a collective: fills sends/recvs, returns counts. */
 int emu_net_peers(const emu_rank *r, bool tree, int *send_peers, int *nsend, int *recv_peers,
                   int *nrecv);

@@ -125,6 +125,7 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     r->ci = *ci;
     r->global_rank = global_rank;
     r->node = node;
+    r->world_stride = 1;
     r->stream = (void *)(uintptr_t)(0x5000000u + 0x1000u * (unsigned)global_rank);
     pthread_mutex_lock(&w->lock);
     if (w->next_slot >= w->acct.nslots) {
@@ -287,7 +288,7 @@ static void net_legs(emu_rank *r, const emu_op *op, int ch)
 {
     int sends[4], recvs[4], ns = 0, nr = 0;
     if (op->p2p) {
-        if (op->peer / r->w->o->ranks_per_node == r->node)
+        if (emu_node_of(r, op->peer) == r->node)
             return;
         (op->is_send ? sends : recvs)[0] = op->peer;
         (op->is_send ? &ns : &nr)[0] = 1;
@@ -423,18 +424,24 @@ void emu_proxy_join(emu_rank *r)
 /* Ring: send to the next rank, receive from the previous, where they are on
  * another node. Tree: nodes form a binary tree; a rank talks to the rank with
  * its local index on the parent and child nodes. Returns the number of legs. */
+int emu_node_of(const emu_rank *r, int comm_rank)
+{
+    return (r->world_base + r->world_stride * comm_rank) / r->w->o->ranks_per_node;
+}
+
 int emu_net_peers(const emu_rank *r, bool tree, int *sends, int *ns, int *recvs, int *nr)
 {
     int n = r->ci.nranks, me = r->ci.rank, m = r->w->o->ranks_per_node;
     *ns = *nr = 0;
     if (!tree) {
         int next = (me + 1) % n, prev = (me + n - 1) % n;
-        if (next / m != me / m)
+        if (emu_node_of(r, next) != r->node)
             sends[(*ns)++] = next;
-        if (prev / m != me / m)
+        if (emu_node_of(r, prev) != r->node)
             recvs[(*nr)++] = prev;
         return *ns + *nr;
     }
+    /* Trees are built on the world communicator's node layout. */
     int node = me / m, local = me % m, nnodes = (n + m - 1) / m;
     int kin[3] = {node ? (node - 1) / 2 : -1, 2 * node + 1, 2 * node + 2};
     for (int i = 0; i < 3; i++) {

@@ -25,7 +25,7 @@ typedef struct emu_pxn {
     pthread_t thread;
     bool serving;
     emu_rank *rank;      /* this process's rank that plays the proxy */
-    uintptr_t seen[MAX_GUARDED];
+    uintptr_t seen[MAX_GUARDED]; /* pages already guarded or found mapped */
     int nseen;
 } emu_pxn;
 
@@ -92,16 +92,17 @@ bool emu_pxn_probe(uintptr_t addr)
     return WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV;
 }
 
-/* Guard (and optionally probe) each distinct foreign address once. */
+/* Guard (and optionally probe) each distinct foreign page once. */
 static void guard_once(emu_pxn *p, emu_acct *a, uintptr_t addr, bool probe)
 {
     if (!addr)
         return;
+    uintptr_t page = addr & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
     for (int i = 0; i < p->nseen; i++)
-        if (p->seen[i] == addr)
+        if (p->seen[i] == page)
             return;
     if (p->nseen < MAX_GUARDED)
-        p->seen[p->nseen++] = addr;
+        p->seen[p->nseen++] = page;
     if (emu_pxn_guard(addr) == 1)
         a->pxn_guarded++;
     else

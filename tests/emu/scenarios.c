@@ -275,6 +275,8 @@ static int sc_split(emu_world *w, emu_rank **rs, int n)
                             .nnodes = p->nnodes, .nranks = (p->nranks - color + 1) / 2, .rank = p->rank / 2};
         if (emu_rank_open(w, &kids[i], &ci, rs[i]->global_rank, rs[i]->node))
             return -1;
+        kids[i].world_base = color;
+        kids[i].world_stride = 2;
         emu_proxy_start(&kids[i]);
         kp[i] = &kids[i];
     }
