@@ -231,3 +231,112 @@ Test(plugin, stale_and_garbage_handles_are_counted_not_followed)
     cr_assert_eq(t.counters.bad_handles, 4);
     nsc_recv_free(rc);
 }
+
+/* PXN: a proxy thread starts ProxyOps for another process, with that process's
+ * context and parent addresses. Here they point at a PROT_NONE page: any
+ * dereference would fault. One ProxyOp also carries our own context and a
+ * live handle of ours as parent but another pid: still foreign, not linked. */
+Test(plugin, pxn_foreign_pointers_are_kept_never_followed)
+{
+    h_env();
+    h_recv_start();
+    void *dl;
+    v5_run r;
+    open_v5(&r, &dl);
+    char *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(page, MAP_FAILED);
+    void *fctx = page + 128, *fparent = page + 256;
+    pid_t origin = getpid() + 1;
+    ncclProfilerEventDescr_v5_t d = {.type = ncclProfileProxyOp, .parentObj = fparent};
+    d.proxyOp.pid = origin;
+    d.proxyOp.channelId = 3;
+    void *op = NULL, *step = NULL;
+    cr_assert_eq(r.p->startEvent(fctx, &op, &d), ncclSuccess);
+    memset(&d, 0, sizeof d);
+    d.type = ncclProfileProxyStep;
+    d.parentObj = op;
+    d.proxyStep.step = 4;
+    r.p->startEvent(fctx, &step, &d);
+    ncclProfilerEventStateArgs_v5_t a = {.proxyStep = {64}};
+    r.p->recordEventState(step, (ncclProfilerEventState_t)10, &a);
+    r.p->stopEvent(step);
+    r.p->stopEvent(op);
+
+    memset(&d, 0, sizeof d);
+    void *coll = start5(&r, ncclProfileColl, NULL, &d);
+    r.p->stopEvent(coll);
+    memset(&d, 0, sizeof d);
+    d.proxyOp.pid = origin;
+    void *op2 = start5(&r, ncclProfileProxyOp, coll, &d); /* our ctx, their pid */
+    r.p->stopEvent(op2);
+    r.p->finalize(r.ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    cr_assert_eq(t.foreign[NSC_T_PROXY_OP], 2);
+    cr_assert_eq(t.foreign[NSC_T_PROXY_STEP], 1);
+    cr_assert_eq(t.states[NSC_S_PROXY_STEP_RECV_WAIT], 1);
+    cr_assert_eq(t.states_unmatched, 0);
+    cr_assert_eq(t.completions, 0, "a foreign child never completes a local Coll");
+    int ch = 3;
+    const nsc_event *eo = nsc_recv_find(rc, NSC_T_PROXY_OP, NULL, NULL);
+    cr_assert_eq(eo->d.proxy_op.channel, ch);
+    cr_assert(eo->flags & NSC_EVF_FOREIGN);
+    cr_assert_eq(eo->origin_pid, (uint32_t)origin);
+    cr_assert_eq(eo->origin_parent, (uint64_t)(uintptr_t)fparent);
+    cr_assert_eq(eo->origin_ctx, (uint64_t)(uintptr_t)fctx);
+    cr_assert_eq(eo->parent, 0);
+    cr_assert_eq(eo->ctx, NSC_CTX_NONE);
+    const nsc_event *es = nsc_recv_find(rc, NSC_T_PROXY_STEP, NULL, NULL);
+    cr_assert(es->flags & NSC_EVF_FOREIGN);
+    cr_assert_eq(es->parent, eo->id, "a step links to our own foreign ProxyOp");
+    cr_assert_eq(es->origin_pid, (uint32_t)origin);
+    munmap(page, 4096);
+    nsc_recv_free(rc);
+}
+
+typedef struct worker_arg {
+    v5_run *r;
+    int n;
+} worker_arg;
+
+static void *worker(void *p)
+{
+    worker_arg *w = p;
+    for (int i = 0; i < w->n; i++)
+        one_allreduce(w->r, (uint64_t)i);
+    return NULL;
+}
+
+Test(plugin, threads_record_concurrently_and_exactly)
+{
+    h_env();
+    h_recv_start();
+    void *dl;
+    v5_run r;
+    open_v5(&r, &dl);
+    enum { THREADS = 4, ITERS = 2000 };
+    pthread_t th[THREADS];
+    worker_arg w = {&r, ITERS};
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&th[i], NULL, worker, &w);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    r.p->finalize(r.ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    /* A tight loop outruns any shipper: whatever was dropped is counted. */
+    uint64_t n = THREADS * ITERS;
+    const nsc_counters *c = &t.counters;
+    cr_assert_eq(c->emitted[NSC_T_COLL], n);
+    cr_assert_eq(c->emitted[NSC_T_PROXY_STEP], 2 * n);
+    for (int ty = 0; ty < NSC_T_COUNT; ty++)
+        cr_assert_eq(t.events[ty] + c->dropped[ty], c->emitted[ty], "type %d", ty);
+    cr_assert_eq(c->states_emitted, 4 * n);
+    cr_assert_eq(h_sum(t.states, NSC_S_COUNT) + c->states_dropped, c->states_emitted);
+    cr_assert_leq(t.completions, n);
+    if (h_sum(c->dropped, NSC_T_COUNT) == 0)
+        cr_assert_eq(t.links_resolved, t.links);
+    nsc_recv_free(rc);
+}
