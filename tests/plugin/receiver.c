@@ -1,8 +1,9 @@
 /* receiver.c: ncclscope-test-receiver, a stand-in for the node agent in tests.
  *
- *   ncclscope-test-receiver ENDPOINT SUMMARY.json [--ready FILE]
+ *   ncclscope-test-receiver ENDPOINT[,ENDPOINT...] SUMMARY.json [--ready FILE]
  *
- * Binds a ZeroMQ PULL socket on ENDPOINT (creating an ipc socket's directory),
+ * Binds a ZeroMQ PULL socket on every ENDPOINT (one per simulated node;
+ * creating an ipc socket's directory),
  * decodes every batch with the common codec until SIGTERM or SIGINT, drains
  * what is still queued, and writes the JSON summary of what arrived (recv.h).
  * --ready FILE is created once the socket is bound.
@@ -59,12 +60,12 @@ static int receive(void *sock, nsc_recv *r, int flags)
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && strcmp(argv[3], "--ready") == 0)) {
-        fprintf(stderr, "usage: %s ENDPOINT SUMMARY.json [--ready FILE]\n", argv[0]);
+        fprintf(stderr, "usage: %s ENDPOINT[,ENDPOINT...] SUMMARY.json [--ready FILE]\n",
+                argv[0]);
         return 2;
     }
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
-    make_ipc_dir(argv[1]);
     void *zctx = zmq_ctx_new();
     void *sock = zmq_socket(zctx, ZMQ_PULL);
     int64_t maxmsg = NSC_WIRE_MAX_MSG;
@@ -72,9 +73,12 @@ int main(int argc, char **argv)
     zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
     zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     zmq_setsockopt(sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    if (zmq_bind(sock, argv[1]) != 0) {
-        fprintf(stderr, "receiver: bind %s: %s\n", argv[1], zmq_strerror(errno));
-        return 1;
+    for (char *ep = strtok(argv[1], ","); ep; ep = strtok(NULL, ",")) {
+        make_ipc_dir(ep);
+        if (zmq_bind(sock, ep) != 0) {
+            fprintf(stderr, "receiver: bind %s: %s\n", ep, zmq_strerror(errno));
+            return 1;
+        }
     }
     if (argc == 5) {
         FILE *f = fopen(argv[4], "w");
