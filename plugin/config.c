@@ -83,7 +83,7 @@ static int32_t visible_gpu(void)
     return v && !*end && n >= 0 && n < 1 << 16 ? (int32_t)n : -1;
 }
 
-static int load_identity(nsc_proc *p)
+static void load_identity(nsc_proc *p)
 {
     memset(p, 0, sizeof *p);
     if (env("NCCLSCOPE_HOSTNAME")) {
@@ -95,7 +95,6 @@ static int load_identity(nsc_proc *p)
     copy_str(p->job, sizeof p->job, job_name());
     p->local_rank = local_rank();
     p->gpu = visible_gpu();
-    return 0;
 }
 
 static int load_endpoint(nsc_config *cfg, char *err, size_t errlen)
@@ -135,5 +134,6 @@ int nsc_config_load(nsc_config *cfg, char *err, size_t errlen)
     cfg->flush_ms = (uint32_t)flush;
     if (load_endpoint(cfg, err, errlen))
         return -1;
-    return load_identity(&cfg->proc);
+    load_identity(&cfg->proc);
+    return 0;
 }
