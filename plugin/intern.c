@@ -14,20 +14,17 @@
 #define MAX_PROBES 32u
 #define READY_SPINS 1000000u
 
-typedef struct intern_entry {
-    _Atomic uintptr_t key;
+/* Keys apart from the texts, so the hot path's lookup touches one dense array. */
+_Atomic uintptr_t nsc_intern_keys[NSC_INTERN_CAP];
+
+typedef struct intern_text {
     _Atomic uint32_t ready;
     char text[sizeof(((nsc_str_def *)0)->text)];
-} intern_entry;
+} intern_text;
 
-static intern_entry table[NSC_INTERN_CAP];
+static intern_text texts[NSC_INTERN_CAP];
 
-static uint32_t hash_ptr(uintptr_t p)
-{
-    return (uint32_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> 40) & (NSC_INTERN_CAP - 1);
-}
-
-static void fill(intern_entry *e, const char *s)
+static void fill(intern_text *e, const char *s)
 {
     size_t n = strnlen(s, sizeof e->text - 1);
     memcpy(e->text, s, n);
@@ -35,18 +32,17 @@ static void fill(intern_entry *e, const char *s)
     atomic_store_explicit(&e->ready, 1, memory_order_release);
 }
 
-nsc_str nsc_intern(const char *s)
+nsc_str nsc_intern_slow(const char *s)
 {
     if (!s)
         return 0;
     uintptr_t key = (uintptr_t)s;
-    uint32_t h = hash_ptr(key);
+    uint32_t h = nsc_intern_hash(key);
     for (uint32_t probe = 0; probe < MAX_PROBES; probe++) {
         uint32_t i = (h + probe) & (NSC_INTERN_CAP - 1);
-        intern_entry *e = &table[i];
-        uintptr_t cur = atomic_load_explicit(&e->key, memory_order_acquire);
-        if (cur == 0 && atomic_compare_exchange_strong(&e->key, &cur, key)) {
-            fill(e, s);
+        uintptr_t cur = atomic_load_explicit(&nsc_intern_keys[i], memory_order_acquire);
+        if (cur == 0 && atomic_compare_exchange_strong(&nsc_intern_keys[i], &cur, key)) {
+            fill(&texts[i], s);
             return (nsc_str)(i + 1);
         }
         if (cur == key)
@@ -59,7 +55,7 @@ const char *nsc_intern_text(nsc_str id)
 {
     if (id == 0 || id > NSC_INTERN_CAP)
         return NULL;
-    intern_entry *e = &table[id - 1];
+    intern_text *e = &texts[id - 1];
     /* The claiming thread is between its CAS and its copy: nanoseconds. */
     for (uint32_t spin = 0; spin < READY_SPINS; spin++)
         if (atomic_load_explicit(&e->ready, memory_order_acquire))

@@ -177,7 +177,27 @@ void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx);
 /* ---- intern.c ------------------------------------------------------------ */
 
 #define NSC_INTERN_CAP 4096u
-nsc_str nsc_intern(const char *s);
+
+/* Keys of the intern table (pointer values); entry i has id i + 1. */
+extern _Atomic uintptr_t nsc_intern_keys[NSC_INTERN_CAP];
+
+static inline uint32_t nsc_intern_hash(uintptr_t p)
+{
+    return (uint32_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> 40) & (NSC_INTERN_CAP - 1);
+}
+
+/* Probing and first sight of a pointer; nsc_intern is the hot path's door. */
+nsc_str nsc_intern_slow(const char *s);
+
+/* A known name is found at its home position: one multiply, one load. */
+static inline nsc_str nsc_intern(const char *s)
+{
+    uint32_t h = nsc_intern_hash((uintptr_t)s);
+    if (NSC_LIKELY(s && atomic_load_explicit(&nsc_intern_keys[h], memory_order_acquire) ==
+                            (uintptr_t)s))
+        return (nsc_str)(h + 1);
+    return nsc_intern_slow(s);
+}
 /* Shipper side: text of id once it is complete (waits out a racing writer). */
 const char *nsc_intern_text(nsc_str id);
 

@@ -22,7 +22,9 @@ _Atomic uint32_t nsc_g_epoch;
 static pthread_key_t exit_key;
 static int exit_key_valid;
 
-static __thread struct {
+/* initial-exec: one TLS access per call without a __tls_get_addr call; the
+ * struct is small enough for the static TLS surplus that dlopen may use. */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
     uint32_t epoch;
     uint32_t tid;
     nsc_tbuf *tb;
