@@ -183,6 +183,7 @@ struct nsc_block_enc {
     nsc_block_hdr hdr;
     int any_time;
     colbuf events, states, completions;  /* the buffered records */
+    colbuf order, sorted;                /* sort keys; events in stored order */
     colbuf raw, out;
     ZSTD_CCtx *zc;
     int level;
@@ -257,6 +258,8 @@ void nsc_block_enc_free(nsc_block_enc *e)
     free(e->events.p);
     free(e->states.p);
     free(e->completions.p);
+    free(e->order.p);
+    free(e->sorted.p);
     free(e->raw.p);
     free(e->out.p);
     ZSTD_freeCCtx(e->zc);
@@ -331,42 +334,55 @@ int nsc_block_add_completion(nsc_block_enc *e, const nsc_completion *c)
     return 0;
 }
 
-static int cmp_events(const void *a, const void *b)
+/* Sorting small (key, index) pairs, not the records themselves, keeps the
+ * canonical order cheap. */
+typedef struct sort_key {
+    uint64_t id, ts;
+    uint32_t idx;
+} sort_key;
+
+static int cmp_keys(const void *a, const void *b)
 {
-    const nsc_event *x = a, *y = b;
+    const sort_key *x = a, *y = b;
     if (x->id != y->id)
         return x->id < y->id ? -1 : 1;
-    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static int cmp_states(const void *a, const void *b)
+/* keys[i] = (id, time, i) of n records of `size` bytes; sorted. */
+static sort_key *sorted_keys(nsc_block_enc *e, const uint8_t *recs, uint32_t n, size_t size,
+                             size_t id_off, size_t ts_off)
 {
-    const nsc_state_rec *x = a, *y = b;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
-}
-
-static int cmp_completions(const void *a, const void *b)
-{
-    const nsc_completion *x = a, *y = b;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+    e->order.len = 0;
+    if (reserve(&e->order, (size_t)n * sizeof(sort_key) + 1))
+        return NULL;
+    sort_key *k = (sort_key *)e->order.p;
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(&k[i].id, recs + i * size + id_off, 8);
+        memcpy(&k[i].ts, recs + i * size + ts_off, 8);
+        k[i].idx = i;
+    }
+    if (n > 1)
+        qsort(k, n, sizeof *k, cmp_keys);
+    return k;
 }
 
 /* Sort the buffered records into their stored order and write the columns. */
 static int encode_columns(nsc_block_enc *e)
 {
-    nsc_event *ev = (nsc_event *)e->events.p;
-    nsc_state_rec *st = (nsc_state_rec *)e->states.p;
-    nsc_completion *co = (nsc_completion *)e->completions.p;
-    qsort(ev, e->hdr.nevents, sizeof *ev, cmp_events);
-    qsort(st, e->hdr.nstates, sizeof *st, cmp_states);
-    qsort(co, e->hdr.ncompletions, sizeof *co, cmp_completions);
-    if (reserve(&e->col[C_TYPE], e->hdr.nevents))
+    const nsc_event *in = (const nsc_event *)e->events.p;
+    uint32_t n = e->hdr.nevents;
+    sort_key *k = sorted_keys(e, e->events.p, n, sizeof *in, offsetof(nsc_event, id),
+                              offsetof(nsc_event, start_ns));
+    e->sorted.len = 0;
+    if (!k || reserve(&e->sorted, (size_t)n * sizeof *in + 1) || reserve(&e->col[C_TYPE], n))
         return NSC_BLOCK_ENOMEM;
-    for (uint32_t i = 0; i < e->hdr.nevents; i++) {
+    nsc_event *ev = (nsc_event *)e->sorted.p;
+    for (uint32_t i = 0; i < n; i++)
+        ev[i] = in[k[i].idx];
+    for (uint32_t i = 0; i < n; i++) {
         nsc_event *prev = &e->prev[ev[i].type];
         const type_fields *t = &payload_fields[ev[i].type];
         e->col[C_TYPE].p[e->col[C_TYPE].len++] = ev[i].type;
@@ -375,15 +391,23 @@ static int encode_columns(nsc_block_enc *e)
             return NSC_BLOCK_ENOMEM;
         *prev = ev[i];
     }
+    const nsc_state_rec *st = (const nsc_state_rec *)e->states.p;
+    if (!(k = sorted_keys(e, e->states.p, e->hdr.nstates, sizeof *st,
+                          offsetof(nsc_state_rec, id), offsetof(nsc_state_rec, ts_ns))))
+        return NSC_BLOCK_ENOMEM;
     for (uint32_t i = 0; i < e->hdr.nstates; i++) {
-        if (encode_fields(e, &st[i], &e->prev_state, state_fields, NSTATE, C_STATE))
+        if (encode_fields(e, &st[k[i].idx], &e->prev_state, state_fields, NSTATE, C_STATE))
             return NSC_BLOCK_ENOMEM;
-        e->prev_state = st[i];
+        e->prev_state = st[k[i].idx];
     }
+    const nsc_completion *co = (const nsc_completion *)e->completions.p;
+    if (!(k = sorted_keys(e, e->completions.p, e->hdr.ncompletions, sizeof *co,
+                          offsetof(nsc_completion, id), offsetof(nsc_completion, ts_ns))))
+        return NSC_BLOCK_ENOMEM;
     for (uint32_t i = 0; i < e->hdr.ncompletions; i++) {
-        if (encode_fields(e, &co[i], &e->prev_compl, compl_fields, NCOMPL, C_COMPL))
+        if (encode_fields(e, &co[k[i].idx], &e->prev_compl, compl_fields, NCOMPL, C_COMPL))
             return NSC_BLOCK_ENOMEM;
-        e->prev_compl = co[i];
+        e->prev_compl = co[k[i].idx];
     }
     return 0;
 }
@@ -391,7 +415,7 @@ static int encode_columns(nsc_block_enc *e)
 const nsc_event *nsc_block_events(const nsc_block_enc *e, size_t *n)
 {
     *n = e->hdr.nevents;
-    return (const nsc_event *)e->events.p;
+    return (const nsc_event *)e->sorted.p;
 }
 
 static void write_hdr(uint8_t *p, uint32_t codec, uint32_t raw_len, const nsc_block_hdr *h)
@@ -418,10 +442,11 @@ static int build_raw(nsc_block_enc *e)
         return NSC_BLOCK_ENOMEM;
     for (int i = 0; i < NCOLS; i++)
         put_varint(&e->raw, e->col[i].len);
-    for (int i = 0; i < NCOLS; i++) {
-        memcpy(e->raw.p + e->raw.len, e->col[i].p, e->col[i].len);
-        e->raw.len += e->col[i].len;
-    }
+    for (int i = 0; i < NCOLS; i++)
+        if (e->col[i].len) {
+            memcpy(e->raw.p + e->raw.len, e->col[i].p, e->col[i].len);
+            e->raw.len += e->col[i].len;
+        }
     return e->raw.len > UINT32_MAX ? NSC_BLOCK_ELIMIT : 0;
 }
 

@@ -180,9 +180,9 @@ static void check_round_trip(int level)
         cr_assert_eq(nsc_block_add_event(e, &ev[i]), 0);
     }
     for (int i = 0; i < 40; i++) {
-        memset(&st[i], 0, sizeof st[i]);
-        st[i] = (nsc_state_rec){rnd(&r), rnd(&r), rnd(&r), (uint32_t)rnd(&r),
-                                (uint8_t)(rnd(&r) % NSC_S_COUNT)};
+        memset(&st[i], 0, sizeof st[i]);  /* fields one by one: padding stays zero */
+        st[i].id = rnd(&r), st[i].ts_ns = rnd(&r), st[i].arg = rnd(&r);
+        st[i].tid = (uint32_t)rnd(&r), st[i].state = (uint8_t)(rnd(&r) % NSC_S_COUNT);
         cr_assert_eq(nsc_block_add_state(e, &st[i]), 0);
     }
     for (int i = 0; i < 5; i++) {
