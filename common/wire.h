@@ -26,9 +26,9 @@ typedef enum nsc_wire_err {
     NSC_WIRE_OK = 0,
     NSC_WIRE_EMPTY = -1,      /* zero-length message */
     NSC_WIRE_TOO_LARGE = -2,  /* message longer than the limit */
-    NSC_WIRE_TRUNCATED = -3,  /* message ends inside a value */
+    NSC_WIRE_TRUNCATED = -3,  /* message ends inside a value, or a declared length needs more bytes than are left */
     NSC_WIRE_BAD_TYPE = -4,   /* a value of the wrong msgpack type */
-    NSC_WIRE_TOO_MANY = -5,   /* declared array/map/string length over a limit or over the bytes left */
+    NSC_WIRE_TOO_MANY = -5,   /* declared array/map/string length over a limit (max_records, max_msg) */
     NSC_WIRE_TOO_DEEP = -6,   /* nesting deeper than allowed */
     NSC_WIRE_BAD_VERSION = -7,/* unknown protocol version */
     NSC_WIRE_TRAILING = -8,   /* bytes after the batch */
@@ -38,6 +38,22 @@ typedef enum nsc_wire_err {
     NSC_WIRE_NOMEM = -12,     /* allocation failed (after validation) */
     NSC_WIRE_FULL = -13       /* encoder: record does not fit; buffer unchanged */
 } nsc_wire_err;
+
+/* Record tags: an event record's tag is its event type (0..15). */
+enum {
+    NSC_WIRE_TAG_STATE = 16,
+    NSC_WIRE_TAG_COMPLETION = 17,
+    NSC_WIRE_TAG_STR = 18,
+    NSC_WIRE_TAG_CTX = 19,
+    NSC_WIRE_TAG_COUNTERS = 20,
+    NSC_WIRE_TAG_COUNT = 21
+};
+
+/* No encoded record (nor the batch header) is longer than this. A buffer of
+ * NSC_WIRE_REC_MAX * (records + 1) bytes always holds a whole batch. */
+#define NSC_WIRE_REC_MAX 384
+/* Values nested deeper than this (inside unknown header keys) are rejected. */
+#define NSC_WIRE_MAX_DEPTH 32
 
 const char *nsc_wire_strerror(int err);
 
@@ -58,11 +74,14 @@ typedef struct nsc_enc {
     uint32_t nrecords;
     uint64_t base_ns;
     uint64_t last_id;   /* delta base for event ids */
+    uint32_t pid;       /* header pid: thread ids are sent relative to it */
 } nsc_enc;
 
 /* Begin a batch in buf[0..cap). Returns 0 or NSC_WIRE_FULL. */
 int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr);
-/* Each add returns 0, or NSC_WIRE_FULL leaving the batch as it was. */
+/* Each add returns 0, or NSC_WIRE_FULL leaving the batch as it was, or
+ * NSC_WIRE_BAD_VALUE (batch unchanged) for an event type >= NSC_T_COUNT or a
+ * state >= NSC_S_COUNT. Texts are NUL-terminated; at most 63 bytes are sent. */
 int nsc_enc_str(nsc_enc *e, const nsc_str_def *s);
 int nsc_enc_ctx(nsc_enc *e, const nsc_ctx_def *c);
 int nsc_enc_event(nsc_enc *e, const nsc_event *ev);

@@ -9,8 +9,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 scripts/deps.sh
 
-run_suite() {  # run_suite BUILD_DIR LABEL CMAKE_ARGS...
-  local dir=$1 label=$2; shift 2
+run_suite() {  # run_suite BUILD_DIR (relative to the repo) LABEL CMAKE_ARGS...
+  local dir=$root/$1 label=$2; shift 2
   echo "== $label: configure and build ($dir)"
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   cmake --build "$dir" -j"$jobs" >"$dir/build.log" 2>&1 || { cat "$dir/build.log"; return 1; }

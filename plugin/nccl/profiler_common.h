@@ -42,6 +42,25 @@ enum {
 typedef enum { ncclProfilerStateMax_ = 0x7fffffff } ncclProfilerEventState_t;
 _Static_assert(sizeof(ncclProfilerEventState_t) == 4, "state enum is 4 bytes");
 
+/* Descriptor members whose layout is the same in every version that has them. */
+typedef struct {
+    pid_t pid;
+    uint8_t channelId;
+    int peer;
+    int nSteps;
+    int chunkSize;
+    int isSend;
+} ncclProfilerProxyOpDescr_t;
+
+typedef struct {
+    int step;
+} ncclProfilerProxyStepDescr_t;
+
+typedef struct {
+    int64_t id;
+    void *data;
+} ncclProfilerNetPluginDescr_t;
+
 /* Net plugin event descriptors reached through netPlugin.data (v1 of each). */
 #define NCCL_PROFILER_NET_IB_VER 1
 #define NCCL_PROFILER_NET_SOCKET_VER 1

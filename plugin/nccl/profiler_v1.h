@@ -38,17 +38,8 @@ typedef struct {
             size_t count;
             int peer;
         } p2p;
-        struct {
-            pid_t pid;
-            uint8_t channelId;
-            int peer;
-            int nSteps;
-            int chunkSize;
-            int isSend;
-        } proxyOp;
-        struct {
-            int step;
-        } proxyStep;
+        ncclProfilerProxyOpDescr_t proxyOp;
+        ncclProfilerProxyStepDescr_t proxyStep;
     };
 } ncclProfilerEventDescr_v1_t;
 

@@ -34,24 +34,12 @@ typedef struct {
             size_t count;
             int peer;
         } p2p;
-        struct {
-            pid_t pid;
-            uint8_t channelId;
-            int peer;
-            int nSteps;
-            int chunkSize;
-            int isSend;
-        } proxyOp;
-        struct {
-            int step;
-        } proxyStep;
+        ncclProfilerProxyOpDescr_t proxyOp;
+        ncclProfilerProxyStepDescr_t proxyStep;
         struct {
             uint8_t channelId;
         } kernelCh;
-        struct {
-            int64_t id;
-            void *data;
-        } netPlugin;
+        ncclProfilerNetPluginDescr_t netPlugin;
     };
 } ncclProfilerEventDescr_v3_t;
 

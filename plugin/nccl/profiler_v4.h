@@ -7,6 +7,11 @@
 #include "profiler_common.h"
 
 typedef struct {
+    uint8_t channelId;
+    uint64_t pTimer;
+} ncclProfilerKernelChDescr_v4_t;
+
+typedef struct {
     uint8_t type;
     void *parentObj;
     int rank;
@@ -32,25 +37,10 @@ typedef struct {
             int peer;
             uint8_t nChannels;
         } p2p;
-        struct {
-            pid_t pid;
-            uint8_t channelId;
-            int peer;
-            int nSteps;
-            int chunkSize;
-            int isSend;
-        } proxyOp;
-        struct {
-            int step;
-        } proxyStep;
-        struct {
-            uint8_t channelId;
-            uint64_t pTimer;
-        } kernelCh;
-        struct {
-            int64_t id;
-            void *data;
-        } netPlugin;
+        ncclProfilerProxyOpDescr_t proxyOp;
+        ncclProfilerProxyStepDescr_t proxyStep;
+        ncclProfilerKernelChDescr_v4_t kernelCh;
+        ncclProfilerNetPluginDescr_t netPlugin;
     };
 } ncclProfilerEventDescr_v4_t;
 

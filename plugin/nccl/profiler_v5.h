@@ -7,71 +7,70 @@
 #include "profiler_v4.h"
 
 /* The union members v5 and v6 share; v6 only adds the copy-engine events. */
-#define NCCL_PROFILER_V5_UNION_MEMBERS                                                   \
-    struct {                                                                             \
-        bool graphCaptured;                                                              \
-        int groupDepth;                                                                  \
-    } groupApi;                                                                          \
-    struct {                                                                             \
-        const char *func;                                                                \
-        size_t count;                                                                    \
-        const char *datatype;                                                            \
-        int root;                                                                        \
-        void *stream;                                                                    \
-        bool graphCaptured;                                                              \
-    } collApi;                                                                           \
-    struct {                                                                             \
-        const char *func;                                                                \
-        size_t count;                                                                    \
-        const char *datatype;                                                            \
-        void *stream;                                                                    \
-        bool graphCaptured;                                                              \
-    } p2pApi;                                                                            \
-    struct {                                                                             \
-        void *stream;                                                                    \
-    } kernelLaunch;                                                                      \
-    struct {                                                                             \
-        uint64_t seqNumber;                                                              \
-        const char *func;                                                                \
-        const void *sendBuff;                                                            \
-        void *recvBuff;                                                                  \
-        size_t count;                                                                    \
-        int root;                                                                        \
-        const char *datatype;                                                            \
-        uint8_t nChannels;                                                               \
-        uint8_t nWarps;                                                                  \
-        const char *algo;                                                                \
-        const char *proto;                                                               \
-        void *parentGroup;                                                               \
-    } coll;                                                                              \
-    struct {                                                                             \
-        const char *func;                                                                \
-        void *buff;                                                                      \
-        const char *datatype;                                                            \
-        size_t count;                                                                    \
-        int peer;                                                                        \
-        uint8_t nChannels;                                                               \
-        void *parentGroup;                                                               \
-    } p2p;                                                                               \
-    struct {                                                                             \
-        pid_t pid;                                                                       \
-        uint8_t channelId;                                                               \
-        int peer;                                                                        \
-        int nSteps;                                                                      \
-        int chunkSize;                                                                   \
-        int isSend;                                                                      \
-    } proxyOp;                                                                           \
-    struct {                                                                             \
-        int step;                                                                        \
-    } proxyStep;                                                                         \
-    struct {                                                                             \
-        uint8_t channelId;                                                               \
-        uint64_t pTimer;                                                                 \
-    } kernelCh;                                                                          \
-    struct {                                                                             \
-        int64_t id;                                                                      \
-        void *data;                                                                      \
-    } netPlugin;
+/* API-event members that v5, v6 and v7 share unchanged. */
+typedef struct {
+    bool graphCaptured;
+    int groupDepth;
+} ncclProfilerGroupApiDescr_v5_t;
+
+typedef struct {
+    void *stream;
+} ncclProfilerKernelLaunchDescr_v5_t;
+
+typedef struct {
+    const char *func;
+    size_t count;
+    const char *datatype;
+    int root;
+    void *stream;
+    bool graphCaptured;
+} ncclProfilerCollApiDescr_v5_t;
+
+typedef struct {
+    const char *func;
+    size_t count;
+    const char *datatype;
+    void *stream;
+    bool graphCaptured;
+} ncclProfilerP2pApiDescr_v5_t;
+
+typedef struct {
+    uint64_t seqNumber;
+    const char *func;
+    const void *sendBuff;
+    void *recvBuff;
+    size_t count;
+    int root;
+    const char *datatype;
+    uint8_t nChannels;
+    uint8_t nWarps;
+    const char *algo;
+    const char *proto;
+    void *parentGroup;
+} ncclProfilerCollDescr_v5_t;
+
+typedef struct {
+    const char *func;
+    void *buff;
+    const char *datatype;
+    size_t count;
+    int peer;
+    uint8_t nChannels;
+    void *parentGroup;
+} ncclProfilerP2pDescr_v5_t;
+
+/* The union members v5 and v6 share; v6 only adds the copy-engine events. */
+#define NCCL_PROFILER_V5_UNION_MEMBERS \
+    ncclProfilerGroupApiDescr_v5_t groupApi;     \
+    ncclProfilerCollApiDescr_v5_t collApi;       \
+    ncclProfilerP2pApiDescr_v5_t p2pApi;         \
+    ncclProfilerKernelLaunchDescr_v5_t kernelLaunch; \
+    ncclProfilerCollDescr_v5_t coll;             \
+    ncclProfilerP2pDescr_v5_t p2p;               \
+    ncclProfilerProxyOpDescr_t proxyOp;          \
+    ncclProfilerProxyStepDescr_t proxyStep;      \
+    ncclProfilerKernelChDescr_v4_t kernelCh;     \
+    ncclProfilerNetPluginDescr_t netPlugin;
 
 typedef struct {
     uint64_t type;

@@ -6,6 +6,17 @@
 #include "profiler_v5.h"
 
 typedef struct {
+    bool isComplete;
+    int nRanks;
+} ncclProfilerCeSyncDescr_v6_t;
+
+typedef struct {
+    int numOps;
+    size_t totalBytes;
+    bool useIntraSync;
+} ncclProfilerCeBatchDescr_v6_t;
+
+typedef struct {
     uint64_t type;
     void *parentObj;
     int rank;
@@ -26,15 +37,8 @@ typedef struct {
             uint32_t ceSeqNum;
             void *stream;
         } ceColl;
-        struct {
-            bool isComplete;
-            int nRanks;
-        } ceCollSync;
-        struct {
-            int numOps;
-            size_t totalBytes;
-            bool useIntraSync;
-        } ceCollBatch;
+        ncclProfilerCeSyncDescr_v6_t ceCollSync;
+        ncclProfilerCeBatchDescr_v6_t ceCollBatch;
     };
 } ncclProfilerEventDescr_v6_t;
 

@@ -4,17 +4,14 @@
 #ifndef NCCLSCOPE_NCCL_PROFILER_V7_H
 #define NCCLSCOPE_NCCL_PROFILER_V7_H
 
-#include "profiler_v5.h"
+#include "profiler_v6.h"
 
 typedef struct {
     uint64_t type;
     void *parentObj;
     int rank;
     union {
-        struct {
-            bool graphCaptured;
-            int groupDepth;
-        } groupApi;
+        ncclProfilerGroupApiDescr_v5_t groupApi;
         struct {
             const char *func;
             size_t count;
@@ -32,9 +29,7 @@ typedef struct {
             bool graphCaptured;
             uint64_t userTag;
         } p2pApi;
-        struct {
-            void *stream;
-        } kernelLaunch;
+        ncclProfilerKernelLaunchDescr_v5_t kernelLaunch;
         struct {
             uint64_t seqNumber;
             const char *func;
@@ -62,25 +57,10 @@ typedef struct {
             void *parentGroup;
             uint64_t userTag;
         } p2p;
-        struct {
-            pid_t pid;
-            uint8_t channelId;
-            int peer;
-            int nSteps;
-            int chunkSize;
-            int isSend;
-        } proxyOp;
-        struct {
-            int step;
-        } proxyStep;
-        struct {
-            uint8_t channelId;
-            uint64_t pTimer;
-        } kernelCh;
-        struct {
-            int64_t id;
-            void *data;
-        } netPlugin;
+        ncclProfilerProxyOpDescr_t proxyOp;
+        ncclProfilerProxyStepDescr_t proxyStep;
+        ncclProfilerKernelChDescr_v4_t kernelCh;
+        ncclProfilerNetPluginDescr_t netPlugin;
         struct {
             uint64_t seqNumber;
             const char *func;
@@ -97,15 +77,8 @@ typedef struct {
             void *stream;
             uint64_t userTag;
         } ceColl;
-        struct {
-            bool isComplete;
-            int nRanks;
-        } ceCollSync;
-        struct {
-            int numOps;
-            size_t totalBytes;
-            bool useIntraSync;
-        } ceCollBatch;
+        ncclProfilerCeSyncDescr_v6_t ceCollSync;
+        ncclProfilerCeBatchDescr_v6_t ceCollBatch;
         struct {
             uint8_t channelId;
             uint8_t phaseId; /* 0 initial sync, 1 compute, 2 final sync */

@@ -1,0 +1,938 @@
+/* wire.c: the msgpack batch codec.
+ *
+ * Owns the byte format of a batch (docs/protocol.md is its reference): a
+ * hand-written msgpack writer that encodes records straight into the caller's
+ * buffer, and a two-pass decoder that validates the whole message with a
+ * bounded cursor before it makes its one allocation.
+ *
+ * Every record is described by a layout: a table of (struct offset, field
+ * kind). One table drives the encoder, the validating pass and the filling
+ * pass, so the three can never disagree about the format.
+ */
+#include "wire.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- record layouts ------------------------------------------------------ */
+
+/* How a struct field travels. Delta kinds keep typical values in one to five
+ * bytes; every mapping is a bijection on the field's range, so all values
+ * round-trip exactly. */
+enum field_kind {
+    K_U8, K_U16, K_U32, K_U64,  /* unsigned integers */
+    K_I32, K_I64,               /* signed integers */
+    K_STATE,                    /* uint8_t below NSC_S_COUNT */
+    K_ID,    /* uint64: zigzag delta from the previous id in the batch */
+    K_REF,   /* uint64 event id: nil when 0, else zigzag delta from this record's id */
+    K_TIME,  /* uint64 ns: zigzag delta from the header's base_ns */
+    K_DUR,   /* uint64 ns: zigzag delta from the record's last K_TIME */
+    K_PID,   /* uint32 pid/tid: zigzag delta from the header's pid */
+    K_TEXT,  /* char[64], NUL-terminated: a msgpack str of at most 63 bytes */
+    K_U64X16 /* uint64_t[NSC_T_COUNT]: an array of exactly 16 unsigned integers */
+};
+
+typedef struct field {
+    uint16_t off;
+    uint8_t kind;
+} field;
+
+/* A record's positional fields after its tag; fields past nmin are optional
+ * and omitted from the end while zero. */
+typedef struct layout {
+    const field *f;
+    uint8_t nfields, nmin;
+    uint16_t size;  /* sizeof the struct the record decodes into */
+} layout;
+
+#define EV(member, kind) {offsetof(nsc_event, member), kind}
+#define EV_COMMON                                                            \
+    EV(id, K_ID), EV(parent, K_REF), EV(start_ns, K_TIME), EV(stop_ns, K_DUR), \
+    EV(tid, K_PID), EV(ctx, K_U16), EV(rank, K_I32), EV(flags, K_U8)
+#define EV_NCOMMON 8
+#define EV_ORIGIN \
+    EV(origin_pid, K_PID), EV(origin_parent, K_U64), EV(origin_ctx, K_U64)
+
+static const field group_fields[] = {EV_COMMON, EV_ORIGIN};
+static const field coll_fields[] = {
+    EV_COMMON, EV(d.coll.seq, K_U64), EV(d.coll.count, K_U64), EV(d.coll.root, K_I32),
+    EV(d.coll.func, K_U16), EV(d.coll.datatype, K_U16), EV(d.coll.algo, K_U16),
+    EV(d.coll.proto, K_U16), EV(d.coll.nchannels, K_U8), EV(d.coll.nwarps, K_U8),
+    EV(d.coll.parent_group, K_REF), EV(d.coll.kernel_variant, K_U16),
+    EV(d.coll.user_tag, K_U64), EV(d.coll.op, K_U8), EV(d.coll.traffic_bytes, K_U64),
+    EV_ORIGIN};
+static const field p2p_fields[] = {
+    EV_COMMON, EV(d.p2p.count, K_U64), EV(d.p2p.peer, K_I32), EV(d.p2p.func, K_U16),
+    EV(d.p2p.datatype, K_U16), EV(d.p2p.nchannels, K_U8),
+    EV(d.p2p.parent_group, K_REF), EV(d.p2p.user_tag, K_U64), EV_ORIGIN};
+static const field proxy_op_fields[] = {
+    EV_COMMON, EV(d.proxy_op.peer, K_I32), EV(d.proxy_op.channel, K_U8),
+    EV(d.proxy_op.nsteps, K_I32), EV(d.proxy_op.chunk_size, K_I32),
+    EV(d.proxy_op.is_send, K_U8), EV(d.proxy_op.pid, K_PID), EV_ORIGIN};
+static const field proxy_step_fields[] = {EV_COMMON, EV(d.proxy_step.step, K_I32), EV_ORIGIN};
+static const field kernel_ch_fields[] = {
+    EV_COMMON, EV(d.kernel_ch.channel, K_U8), EV(d.kernel_ch.ptimer_start, K_U64),
+    EV(d.kernel_ch.ptimer_stop, K_U64), EV(d.kernel_ch.ptimer_stop_ns, K_TIME), EV_ORIGIN};
+static const field net_plugin_fields[] = {
+    EV_COMMON, EV(d.net_plugin.plugin_id, K_I64), EV(d.net_plugin.data, K_U64), EV_ORIGIN};
+static const field group_api_fields[] = {EV_COMMON, EV(d.group_api.depth, K_U32), EV_ORIGIN};
+static const field coll_api_fields[] = {
+    EV_COMMON, EV(d.coll_api.func, K_U16), EV(d.coll_api.datatype, K_U16),
+    EV(d.coll_api.count, K_U64), EV(d.coll_api.root, K_I32),
+    EV(d.coll_api.stream, K_U64), EV(d.coll_api.user_tag, K_U64), EV_ORIGIN};
+static const field p2p_api_fields[] = {  /* coll_api without root */
+    EV_COMMON, EV(d.coll_api.func, K_U16), EV(d.coll_api.datatype, K_U16),
+    EV(d.coll_api.count, K_U64), EV(d.coll_api.stream, K_U64),
+    EV(d.coll_api.user_tag, K_U64), EV_ORIGIN};
+static const field kernel_launch_fields[] = {
+    EV_COMMON, EV(d.kernel_launch.stream, K_U64), EV_ORIGIN};
+static const field ce_coll_fields[] = {
+    EV_COMMON, EV(d.ce_coll.seq, K_U64), EV(d.ce_coll.count, K_U64), EV(d.ce_coll.root, K_I32),
+    EV(d.ce_coll.func, K_U16), EV(d.ce_coll.datatype, K_U16),
+    EV(d.ce_coll.sync_strategy, K_U16), EV(d.ce_coll.batch_size, K_U32),
+    EV(d.ce_coll.num_batches, K_U32), EV(d.ce_coll.ce_seq, K_U32),
+    EV(d.ce_coll.intra_batch_sync, K_U8), EV(d.ce_coll.stream, K_U64),
+    EV(d.ce_coll.user_tag, K_U64), EV_ORIGIN};
+static const field ce_sync_fields[] = {
+    EV_COMMON, EV(d.ce_sync.nranks, K_I32), EV(d.ce_sync.is_complete, K_U8), EV_ORIGIN};
+static const field ce_batch_fields[] = {
+    EV_COMMON, EV(d.ce_batch.total_bytes, K_U64), EV(d.ce_batch.num_ops, K_I32),
+    EV(d.ce_batch.use_intra_sync, K_U8), EV_ORIGIN};
+static const field kernel_phase_fields[] = {
+    EV_COMMON, EV(d.kernel_phase.channel, K_U8), EV(d.kernel_phase.phase_id, K_U8),
+    EV(d.kernel_phase.phase_name, K_U16), EV(d.kernel_phase.ptimer, K_U64), EV_ORIGIN};
+
+#define F(type, member, kind) {offsetof(type, member), kind}
+static const field state_fields[] = {
+    F(nsc_state_rec, id, K_ID), F(nsc_state_rec, ts_ns, K_TIME),
+    F(nsc_state_rec, state, K_STATE), F(nsc_state_rec, tid, K_PID),
+    F(nsc_state_rec, arg, K_U64)};
+static const field completion_fields[] = {
+    F(nsc_completion, id, K_ID), F(nsc_completion, ts_ns, K_TIME)};
+static const field str_fields[] = {F(nsc_str_def, id, K_U16), F(nsc_str_def, text, K_TEXT)};
+static const field ctx_fields[] = {
+    F(nsc_ctx_def, index, K_U16), F(nsc_ctx_def, comm_id, K_U64),
+    F(nsc_ctx_def, nnodes, K_I32), F(nsc_ctx_def, nranks, K_I32),
+    F(nsc_ctx_def, rank, K_I32), F(nsc_ctx_def, api_version, K_I32),
+    F(nsc_ctx_def, name, K_TEXT)};
+static const field counters_fields[] = {
+    F(nsc_counters, emitted, K_U64X16), F(nsc_counters, dropped, K_U64X16),
+    F(nsc_counters, states_emitted, K_U64), F(nsc_counters, states_dropped, K_U64),
+    F(nsc_counters, bad_handles, K_U64)};
+
+#define NFIELDS(a) ((uint8_t)(sizeof(a) / sizeof((a)[0])))
+#define EVENT_LAYOUT(a) {a, NFIELDS(a), EV_NCOMMON, sizeof(nsc_event)}
+
+static const layout layouts[NSC_WIRE_TAG_COUNT] = {
+    [NSC_T_GROUP] = EVENT_LAYOUT(group_fields),
+    [NSC_T_COLL] = EVENT_LAYOUT(coll_fields),
+    [NSC_T_P2P] = EVENT_LAYOUT(p2p_fields),
+    [NSC_T_PROXY_OP] = EVENT_LAYOUT(proxy_op_fields),
+    [NSC_T_PROXY_STEP] = EVENT_LAYOUT(proxy_step_fields),
+    [NSC_T_PROXY_CTRL] = EVENT_LAYOUT(group_fields),
+    [NSC_T_KERNEL_CH] = EVENT_LAYOUT(kernel_ch_fields),
+    [NSC_T_NET_PLUGIN] = EVENT_LAYOUT(net_plugin_fields),
+    [NSC_T_GROUP_API] = EVENT_LAYOUT(group_api_fields),
+    [NSC_T_COLL_API] = EVENT_LAYOUT(coll_api_fields),
+    [NSC_T_P2P_API] = EVENT_LAYOUT(p2p_api_fields),
+    [NSC_T_KERNEL_LAUNCH] = EVENT_LAYOUT(kernel_launch_fields),
+    [NSC_T_CE_COLL] = EVENT_LAYOUT(ce_coll_fields),
+    [NSC_T_CE_SYNC] = EVENT_LAYOUT(ce_sync_fields),
+    [NSC_T_CE_BATCH] = EVENT_LAYOUT(ce_batch_fields),
+    [NSC_T_KERNEL_PHASE] = EVENT_LAYOUT(kernel_phase_fields),
+    [NSC_WIRE_TAG_STATE] = {state_fields, NFIELDS(state_fields), 4, sizeof(nsc_state_rec)},
+    [NSC_WIRE_TAG_COMPLETION] = {completion_fields, NFIELDS(completion_fields), 2,
+                                 sizeof(nsc_completion)},
+    [NSC_WIRE_TAG_STR] = {str_fields, NFIELDS(str_fields), 2, sizeof(nsc_str_def)},
+    [NSC_WIRE_TAG_CTX] = {ctx_fields, NFIELDS(ctx_fields), 6, sizeof(nsc_ctx_def)},
+    [NSC_WIRE_TAG_COUNTERS] = {counters_fields, NFIELDS(counters_fields), 2,
+                               sizeof(nsc_counters)},
+};
+
+/* Header keys after "v" (which is always first), in the order they are sent. */
+typedef struct hdr_key {
+    const char *name;
+    field f;
+} hdr_key;
+
+#define H(name, member, kind) {name, F(nsc_batch_hdr, member, kind)}
+static const hdr_key hdr_keys[] = {
+    H("seq", seq, K_U64), H("base_ns", base_ns, K_U64), H("sent_ns", sent_ns, K_U64),
+    H("pid", proc.pid, K_U32), H("job", proc.job, K_TEXT), H("host", proc.host, K_TEXT),
+    H("local_rank", proc.local_rank, K_I32), H("gpu", proc.gpu, K_I32)};
+#define NHDR_KEYS (sizeof hdr_keys / sizeof hdr_keys[0])
+enum { HDR_SEQ = 0, HDR_PID = 3 };  /* required keys besides "v" */
+
+#define TEXT_MAX 63  /* char[64] minus its NUL */
+
+/* Delta state shared by the encoder and decoder while walking a batch. */
+typedef struct deltas {
+    uint64_t base_ns, last_id, cur_id, cur_time;
+    uint32_t pid;
+} deltas;
+
+static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (0 - (d >> 63)); }
+static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
+
+/* Scalar fields are loaded as 64-bit values (signed ones sign-extended). */
+static inline uint64_t load(const uint8_t *rec, const field *f)
+{
+    const uint8_t *p = rec + f->off;
+    switch (f->kind) {
+    case K_U8: case K_STATE: return *p;
+    case K_U16: { uint16_t v; memcpy(&v, p, sizeof v); return v; }
+    case K_U32: case K_PID: { uint32_t v; memcpy(&v, p, sizeof v); return v; }
+    case K_I32: { int32_t v; memcpy(&v, p, sizeof v); return (uint64_t)(int64_t)v; }
+    default: { uint64_t v; memcpy(&v, p, sizeof v); return v; }
+    }
+}
+
+static void store(uint8_t *rec, const field *f, uint64_t v)
+{
+    uint8_t *p = rec + f->off;
+    switch (f->kind) {
+    case K_U8: case K_STATE: *p = (uint8_t)v; break;
+    case K_U16: { uint16_t x = (uint16_t)v; memcpy(p, &x, sizeof x); break; }
+    case K_U32: case K_PID: { uint32_t x = (uint32_t)v; memcpy(p, &x, sizeof x); break; }
+    case K_I32: { int32_t x = (int32_t)(int64_t)v; memcpy(p, &x, sizeof x); break; }
+    default: memcpy(p, &v, sizeof v); break;
+    }
+}
+
+static int field_is_zero(const uint8_t *rec, const field *f)
+{
+    if (f->kind == K_TEXT)
+        return rec[f->off] == 0;
+    if (f->kind == K_U64X16) {
+        uint64_t a[NSC_T_COUNT];
+        memcpy(a, rec + f->off, sizeof a);
+        for (int i = 0; i < NSC_T_COUNT; i++)
+            if (a[i])
+                return 0;
+        return 1;
+    }
+    return load(rec, f) == 0;
+}
+
+/* ---- msgpack writer: min-width encodings, no bounds checks (callers reserve
+ * NSC_WIRE_REC_MAX bytes first) ---------------------------------------------- */
+
+static uint8_t *put_be(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+    return p + n;
+}
+
+static inline uint8_t *put_uint(uint8_t *p, uint64_t v)
+{
+    if (v < 0x80) { *p = (uint8_t)v; return p + 1; }
+    if (v <= 0xff) { *p = 0xcc; return put_be(p + 1, v, 1); }
+    if (v <= 0xffff) { *p = 0xcd; return put_be(p + 1, v, 2); }
+    if (v <= 0xffffffffu) { *p = 0xce; return put_be(p + 1, v, 4); }
+    *p = 0xcf;
+    return put_be(p + 1, v, 8);
+}
+
+static uint8_t *put_int(uint8_t *p, int64_t v)
+{
+    if (v >= 0) return put_uint(p, (uint64_t)v);
+    if (v >= -32) { *p = (uint8_t)(0xe0 | (v & 0x1f)); return p + 1; }
+    if (v >= INT8_MIN) { *p = 0xd0; return put_be(p + 1, (uint64_t)v, 1); }
+    if (v >= INT16_MIN) { *p = 0xd1; return put_be(p + 1, (uint64_t)v, 2); }
+    if (v >= INT32_MIN) { *p = 0xd2; return put_be(p + 1, (uint64_t)v, 4); }
+    *p = 0xd3;
+    return put_be(p + 1, (uint64_t)v, 8);
+}
+
+static uint8_t *put_array(uint8_t *p, uint32_t n)
+{
+    if (n <= 15) { *p = (uint8_t)(0x90 | n); return p + 1; }
+    if (n <= 0xffff) { *p = 0xdc; return put_be(p + 1, n, 2); }
+    *p = 0xdd;
+    return put_be(p + 1, n, 4);
+}
+
+static uint8_t *put_str(uint8_t *p, const char *s, size_t n)  /* n <= 255 */
+{
+    if (n <= 31) *p++ = (uint8_t)(0xa0 | n);
+    else { *p++ = 0xd9; *p++ = (uint8_t)n; }
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static inline uint8_t *put_field(uint8_t *p, const uint8_t *rec, const field *f, deltas *d)
+{
+    if (f->kind == K_TEXT) {
+        const char *s = (const char *)rec + f->off;
+        return put_str(p, s, strnlen(s, TEXT_MAX));
+    }
+    if (f->kind == K_U64X16) {
+        uint64_t a[NSC_T_COUNT];
+        memcpy(a, rec + f->off, sizeof a);
+        p = put_array(p, NSC_T_COUNT);
+        for (int i = 0; i < NSC_T_COUNT; i++)
+            p = put_uint(p, a[i]);
+        return p;
+    }
+    uint64_t v = load(rec, f);
+    switch (f->kind) {
+    case K_I32: case K_I64: return put_int(p, (int64_t)v);
+    case K_ID:
+        p = put_uint(p, zigzag(v - d->last_id));
+        d->last_id = d->cur_id = v;
+        return p;
+    case K_REF:
+        if (v == 0) { *p = 0xc0; return p + 1; }
+        return put_uint(p, zigzag(d->cur_id - v));
+    case K_TIME:
+        d->cur_time = v;
+        return put_uint(p, zigzag(v - d->base_ns));
+    case K_DUR: return put_uint(p, zigzag(v - d->cur_time));
+    case K_PID: return put_uint(p, zigzag((uint64_t)((int64_t)v - (int64_t)d->pid)));
+    default: return put_uint(p, v);
+    }
+}
+
+/* ---- encoder ------------------------------------------------------------- */
+
+/* Records are written in place when NSC_WIRE_REC_MAX bytes are free, else into
+ * scratch and copied only if they fit: a record that does not fit never
+ * touches the caller's buffer. */
+static uint8_t *out_begin(const nsc_enc *e, uint8_t *scratch)
+{
+    return e->cap - e->len >= NSC_WIRE_REC_MAX ? e->buf + e->len : scratch;
+}
+
+static int out_commit(nsc_enc *e, const uint8_t *start, const uint8_t *end)
+{
+    size_t n = (size_t)(end - start);
+    if (start != e->buf + e->len) {
+        if (e->cap - e->len < n)
+            return NSC_WIRE_FULL;
+        memcpy(e->buf + e->len, start, n);
+    }
+    e->len += n;
+    return NSC_WIRE_OK;
+}
+
+int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr)
+{
+    memset(e, 0, sizeof *e);
+    e->buf = buf;
+    e->cap = cap;
+    e->base_ns = hdr->base_ns;
+    e->pid = hdr->proc.pid;
+
+    uint8_t scratch[NSC_WIRE_REC_MAX];
+    uint8_t *start = out_begin(e, scratch), *p = start;
+    deltas d = {0};
+    p = put_array(p, 2);
+    *p++ = (uint8_t)(0x80 | (1 + NHDR_KEYS));
+    p = put_str(p, "v", 1);
+    p = put_uint(p, NSC_WIRE_VERSION);
+    for (size_t i = 0; i < NHDR_KEYS; i++) {
+        p = put_str(p, hdr_keys[i].name, strlen(hdr_keys[i].name));
+        p = put_field(p, (const uint8_t *)hdr, &hdr_keys[i].f, &d);
+    }
+    size_t records_at = (size_t)(p - start);
+    *p++ = 0xdd;  /* array32, count patched by nsc_enc_finish */
+    p = put_be(p, 0, 4);
+    if (out_commit(e, start, p) != NSC_WIRE_OK) {
+        e->cap = 0;  /* nothing can be added to a batch that never began */
+        return NSC_WIRE_FULL;
+    }
+    e->records_at = records_at;
+    return NSC_WIRE_OK;
+}
+
+static int enc_record(nsc_enc *e, unsigned tag, const void *rec)
+{
+    const layout *L = &layouts[tag];
+    const uint8_t *r = rec;
+    unsigned n = L->nfields;
+    while (n > L->nmin && field_is_zero(r, &L->f[n - 1]))
+        n--;
+
+    uint8_t scratch[NSC_WIRE_REC_MAX];
+    uint8_t *start = out_begin(e, scratch), *p = start;
+    deltas d = {.base_ns = e->base_ns, .last_id = e->last_id, .pid = e->pid};
+    p = put_array(p, 1 + n);
+    *p++ = (uint8_t)tag;
+    for (unsigned i = 0; i < n; i++)
+        p = put_field(p, r, &L->f[i], &d);
+    int rc = out_commit(e, start, p);
+    if (rc == NSC_WIRE_OK) {
+        e->last_id = d.last_id;
+        e->nrecords++;
+    }
+    return rc;
+}
+
+int nsc_enc_event(nsc_enc *e, const nsc_event *ev)
+{
+    if (ev->type >= NSC_T_COUNT)
+        return NSC_WIRE_BAD_VALUE;
+    return enc_record(e, ev->type, ev);
+}
+
+int nsc_enc_state(nsc_enc *e, const nsc_state_rec *s)
+{
+    if (s->state >= NSC_S_COUNT)
+        return NSC_WIRE_BAD_VALUE;
+    return enc_record(e, NSC_WIRE_TAG_STATE, s);
+}
+
+int nsc_enc_str(nsc_enc *e, const nsc_str_def *s) { return enc_record(e, NSC_WIRE_TAG_STR, s); }
+int nsc_enc_ctx(nsc_enc *e, const nsc_ctx_def *c) { return enc_record(e, NSC_WIRE_TAG_CTX, c); }
+
+int nsc_enc_completion(nsc_enc *e, const nsc_completion *c)
+{
+    return enc_record(e, NSC_WIRE_TAG_COMPLETION, c);
+}
+
+int nsc_enc_counters(nsc_enc *e, const nsc_counters *c)
+{
+    return enc_record(e, NSC_WIRE_TAG_COUNTERS, c);
+}
+
+size_t nsc_enc_finish(nsc_enc *e)
+{
+    if (e->len == 0)
+        return 0;
+    put_be(e->buf + e->records_at + 1, e->nrecords, 4);
+    return e->len;
+}
+
+/* ---- msgpack reader: a bounded cursor ------------------------------------ */
+
+typedef struct cursor {
+    const uint8_t *p, *end;
+    size_t max_len;         /* longest str/bin/ext accepted */
+    uint32_t max_elems;     /* longest array/map accepted */
+} cursor;
+
+static size_t left(const cursor *c) { return (size_t)(c->end - c->p); }
+
+static uint64_t get_be(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Consume n big-endian bytes as an unsigned value. */
+static inline int take_be(cursor *c, int n, uint64_t *v)
+{
+    if (left(c) < (size_t)n)
+        return NSC_WIRE_TRUNCATED;
+    *v = get_be(c->p, n);
+    c->p += n;
+    return NSC_WIRE_OK;
+}
+
+/* Any msgpack integer; *neg says *v holds a negative int64's bits. */
+static inline int rd_int(cursor *c, uint64_t *v, int *neg)
+{
+    if (left(c) < 1)
+        return NSC_WIRE_TRUNCATED;
+    uint8_t b = *c->p++;
+    *neg = 0;
+    if (b < 0x80) { *v = b; return NSC_WIRE_OK; }
+    if (b >= 0xe0) { *v = (uint64_t)(int64_t)(int8_t)b; *neg = 1; return NSC_WIRE_OK; }
+    if (b >= 0xcc && b <= 0xcf)
+        return take_be(c, 1 << (b - 0xcc), v);
+    if (b >= 0xd0 && b <= 0xd3) {
+        int n = 1 << (b - 0xd0);
+        int rc = take_be(c, n, v);
+        if (rc == NSC_WIRE_OK && n < 8 && (*v >> (8 * n - 1)))
+            *v |= ~0ull << (8 * n);  /* sign-extend */
+        *neg = rc == NSC_WIRE_OK && (int64_t)*v < 0;
+        return rc;
+    }
+    c->p--;
+    return NSC_WIRE_BAD_TYPE;
+}
+
+static inline int rd_uint(cursor *c, uint64_t max, uint64_t *v)
+{
+    int neg, rc = rd_int(c, v, &neg);
+    if (rc == NSC_WIRE_OK && (neg || *v > max))
+        return NSC_WIRE_BAD_VALUE;
+    return rc;
+}
+
+static int rd_sint(cursor *c, int64_t min, int64_t max, uint64_t *v)
+{
+    int neg, rc = rd_int(c, v, &neg);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    if (neg ? (int64_t)*v < min : *v > (uint64_t)max)
+        return NSC_WIRE_BAD_VALUE;
+    return NSC_WIRE_OK;
+}
+
+/* A declared count of n items, each at least unit bytes long. */
+static int check_count(const cursor *c, uint64_t n, uint64_t limit, size_t unit)
+{
+    if (n > limit)
+        return NSC_WIRE_TOO_MANY;
+    if (n > left(c) / unit)
+        return NSC_WIRE_TRUNCATED;
+    return NSC_WIRE_OK;
+}
+
+/* Header of an array, or of a map (is_map; *n counts pairs). */
+static int rd_container(cursor *c, int is_map, uint32_t *n)
+{
+    if (left(c) < 1)
+        return NSC_WIRE_TRUNCATED;
+    uint8_t b = *c->p, fix = is_map ? 0x80 : 0x90, wide = is_map ? 0xde : 0xdc;
+    uint64_t v = 0;
+    int rc;
+    if ((b & 0xf0) == fix) {
+        c->p++;
+        v = b & 0x0f;
+        rc = NSC_WIRE_OK;
+    } else if (b == wide || b == wide + 1) {
+        c->p++;
+        rc = take_be(c, b == wide ? 2 : 4, &v);
+    } else {
+        return NSC_WIRE_BAD_TYPE;
+    }
+    if (rc == NSC_WIRE_OK)
+        rc = check_count(c, v, c->max_elems, is_map ? 2 : 1);
+    *n = (uint32_t)v;
+    return rc;
+}
+
+static int rd_array(cursor *c, uint32_t *n) { return rd_container(c, 0, n); }
+
+static int rd_str(cursor *c, const uint8_t **s, uint32_t *n)
+{
+    if (left(c) < 1)
+        return NSC_WIRE_TRUNCATED;
+    uint8_t b = *c->p;
+    uint64_t v;
+    int rc = NSC_WIRE_OK;
+    if ((b & 0xe0) == 0xa0) {
+        c->p++;
+        v = b & 0x1f;
+    } else if (b >= 0xd9 && b <= 0xdb) {
+        c->p++;
+        rc = take_be(c, 1 << (b - 0xd9), &v);
+    } else {
+        return NSC_WIRE_BAD_TYPE;
+    }
+    if (rc == NSC_WIRE_OK)
+        rc = check_count(c, v, c->max_len, 1);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    *s = c->p;
+    *n = (uint32_t)v;
+    c->p += v;
+    return NSC_WIRE_OK;
+}
+
+/* Skip a payload of extra bytes plus a length read from a hdr-byte prefix. */
+static int skip_sized(cursor *c, int hdr, uint64_t extra)
+{
+    uint64_t n = 0;
+    if (hdr) {
+        int rc = take_be(c, hdr, &n);
+        if (rc != NSC_WIRE_OK)
+            return rc;
+    }
+    int rc = check_count(c, n, c->max_len, 1);
+    if (rc == NSC_WIRE_OK)
+        rc = check_count(c, n + extra, UINT64_MAX, 1);
+    if (rc == NSC_WIRE_OK)
+        c->p += n + extra;
+    return rc;
+}
+
+/* Skip one value of any type (unknown header keys), nested at most to
+ * NSC_WIRE_MAX_DEPTH. */
+static int skip_value(cursor *c, int depth)
+{
+    if (depth > NSC_WIRE_MAX_DEPTH)
+        return NSC_WIRE_TOO_DEEP;
+    if (left(c) < 1)
+        return NSC_WIRE_TRUNCATED;
+    uint8_t b = *c->p;
+    uint32_t n;
+    int rc;
+    if ((b & 0xf0) == 0x90 || b == 0xdc || b == 0xdd || (b & 0xf0) == 0x80 || b == 0xde ||
+        b == 0xdf) {
+        int is_map = (b & 0xf0) == 0x80 || b == 0xde || b == 0xdf;
+        if ((rc = rd_container(c, is_map, &n)) != NSC_WIRE_OK)
+            return rc;
+        for (uint64_t i = 0; i < (uint64_t)n << is_map; i++)
+            if ((rc = skip_value(c, depth + 1)) != NSC_WIRE_OK)
+                return rc;
+        return NSC_WIRE_OK;
+    }
+    c->p++;
+    if (b < 0x80 || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3)
+        return NSC_WIRE_OK;
+    if ((b & 0xe0) == 0xa0)
+        return skip_sized(c, 0, b & 0x1f);
+    switch (b) {
+    case 0xc4: case 0xd9: return skip_sized(c, 1, 0);  /* bin8, str8 */
+    case 0xc5: case 0xda: return skip_sized(c, 2, 0);
+    case 0xc6: case 0xdb: return skip_sized(c, 4, 0);
+    case 0xc7: return skip_sized(c, 1, 1);  /* ext: length, type byte, data */
+    case 0xc8: return skip_sized(c, 2, 1);
+    case 0xc9: return skip_sized(c, 4, 1);
+    case 0xca: return skip_sized(c, 0, 4);
+    case 0xcb: return skip_sized(c, 0, 8);
+    case 0xcc: case 0xd0: return skip_sized(c, 0, 1);
+    case 0xcd: case 0xd1: return skip_sized(c, 0, 2);
+    case 0xce: case 0xd2: return skip_sized(c, 0, 4);
+    case 0xcf: case 0xd3: return skip_sized(c, 0, 8);
+    case 0xd4: return skip_sized(c, 0, 2);  /* fixext: type byte + 1..16 */
+    case 0xd5: return skip_sized(c, 0, 3);
+    case 0xd6: return skip_sized(c, 0, 5);
+    case 0xd7: return skip_sized(c, 0, 9);
+    case 0xd8: return skip_sized(c, 0, 17);
+    default: c->p--; return NSC_WIRE_BAD_TYPE;  /* 0xc1, never used */
+    }
+}
+
+/* ---- decoder ------------------------------------------------------------- */
+
+static int rd_text(cursor *c, char *dst)
+{
+    const uint8_t *s;
+    uint32_t n;
+    int rc = rd_str(c, &s, &n);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    if (n > TEXT_MAX || memchr(s, 0, n))
+        return NSC_WIRE_BAD_VALUE;  /* would not survive as a C string */
+    memset(dst, 0, TEXT_MAX + 1);
+    memcpy(dst, s, n);
+    return NSC_WIRE_OK;
+}
+
+static int rd_u64x16(cursor *c, uint8_t *dst)
+{
+    uint32_t n;
+    int rc = rd_array(c, &n);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    if (n != NSC_T_COUNT)
+        return NSC_WIRE_BAD_RECORD;
+    for (unsigned i = 0; i < NSC_T_COUNT; i++, dst += sizeof(uint64_t)) {
+        uint64_t v;
+        if ((rc = rd_uint(c, UINT64_MAX, &v)) != NSC_WIRE_OK)
+            return rc;
+        memcpy(dst, &v, sizeof v);
+    }
+    return NSC_WIRE_OK;
+}
+
+/* A pid/tid sent as a zigzag delta from the header's pid. */
+static int rd_pid(cursor *c, uint32_t pid, uint64_t *v)
+{
+    int rc = rd_uint(c, UINT64_MAX, v);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    int64_t delta = (int64_t)unzigzag(*v);
+    if (delta < -(int64_t)UINT32_MAX || delta > (int64_t)UINT32_MAX)
+        return NSC_WIRE_BAD_VALUE;
+    int64_t r = (int64_t)pid + delta;
+    if (r < 0 || r > (int64_t)UINT32_MAX)
+        return NSC_WIRE_BAD_VALUE;
+    *v = (uint64_t)r;
+    return NSC_WIRE_OK;
+}
+
+static inline int rd_field(cursor *c, uint8_t *rec, const field *f, deltas *d)
+{
+    uint64_t v;
+    int rc;
+    switch (f->kind) {
+    case K_TEXT: return rd_text(c, (char *)rec + f->off);
+    case K_U64X16: return rd_u64x16(c, rec + f->off);
+    case K_U8: rc = rd_uint(c, UINT8_MAX, &v); break;
+    case K_STATE: rc = rd_uint(c, NSC_S_COUNT - 1, &v); break;
+    case K_U16: rc = rd_uint(c, UINT16_MAX, &v); break;
+    case K_U32: rc = rd_uint(c, UINT32_MAX, &v); break;
+    case K_I32: rc = rd_sint(c, INT32_MIN, INT32_MAX, &v); break;
+    case K_I64: rc = rd_sint(c, INT64_MIN, INT64_MAX, &v); break;
+    case K_PID: rc = rd_pid(c, d->pid, &v); break;
+    case K_REF:
+        if (left(c) && *c->p == 0xc0) {  /* nil: no reference */
+            c->p++;
+            v = 0;
+            rc = NSC_WIRE_OK;
+            break;
+        }
+        if ((rc = rd_uint(c, UINT64_MAX, &v)) == NSC_WIRE_OK)
+            v = d->cur_id - unzigzag(v);
+        break;
+    default:  /* K_U64, K_ID, K_TIME, K_DUR */
+        if ((rc = rd_uint(c, UINT64_MAX, &v)) != NSC_WIRE_OK)
+            break;
+        if (f->kind == K_ID)
+            v = d->last_id = d->cur_id = d->last_id + unzigzag(v);
+        else if (f->kind == K_TIME)
+            v = d->cur_time = d->base_ns + unzigzag(v);
+        else if (f->kind == K_DUR)
+            v = d->cur_time + unzigzag(v);
+        break;
+    }
+    if (rc == NSC_WIRE_OK)
+        store(rec, f, v);
+    return rc;
+}
+
+/* Record kinds, in the order their arrays share the batch's allocation
+ * (8-byte aligned structs first, so every array stays aligned). */
+enum { KIND_EVENT, KIND_STATE, KIND_COMPLETION, KIND_CTX, KIND_STR, KIND_COUNTERS, KIND_COUNT };
+
+static unsigned tag_kind(unsigned tag)
+{
+    switch (tag) {
+    case NSC_WIRE_TAG_STATE: return KIND_STATE;
+    case NSC_WIRE_TAG_COMPLETION: return KIND_COMPLETION;
+    case NSC_WIRE_TAG_CTX: return KIND_CTX;
+    case NSC_WIRE_TAG_STR: return KIND_STR;
+    case NSC_WIRE_TAG_COUNTERS: return KIND_COUNTERS;
+    default: return KIND_EVENT;
+    }
+}
+
+static uint8_t *record_slot(nsc_batch *b, unsigned kind, size_t i)
+{
+    switch (kind) {
+    case KIND_EVENT: return (uint8_t *)&b->events[i];
+    case KIND_STATE: return (uint8_t *)&b->states[i];
+    case KIND_COMPLETION: return (uint8_t *)&b->completions[i];
+    case KIND_CTX: return (uint8_t *)&b->ctxs[i];
+    case KIND_STR: return (uint8_t *)&b->strs[i];
+    default:  /* counters are cumulative: the batch keeps the last record */
+        b->has_counters = 1;
+        return (uint8_t *)&b->counters;
+    }
+}
+
+/* Decode one record into the batch (fill) or into scratch (validation pass);
+ * count[] numbers the records of each kind in both passes. */
+static int rd_record(cursor *c, deltas *d, nsc_batch *fill, size_t count[KIND_COUNT])
+{
+    uint32_t n;
+    uint64_t tag;
+    int neg, rc = rd_array(c, &n);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    if (n == 0)
+        return NSC_WIRE_BAD_RECORD;
+    if ((rc = rd_int(c, &tag, &neg)) != NSC_WIRE_OK)
+        return rc;
+    if (neg || tag >= NSC_WIRE_TAG_COUNT)
+        return NSC_WIRE_BAD_RECORD;
+    const layout *L = &layouts[tag];
+    if (n - 1 < L->nmin || n - 1 > L->nfields)
+        return NSC_WIRE_BAD_RECORD;
+
+    union {
+        nsc_event ev;
+        nsc_state_rec state;
+        nsc_completion completion;
+        nsc_ctx_def ctx;
+        nsc_str_def str;
+        nsc_counters counters;
+    } scratch;
+    unsigned kind = tag_kind((unsigned)tag);
+    uint8_t *rec = fill ? record_slot(fill, kind, count[kind]) : (uint8_t *)&scratch;
+    memset(rec, 0, L->size);
+    if (kind == KIND_EVENT)
+        ((nsc_event *)rec)->type = (uint8_t)tag;
+    for (uint32_t i = 0; i + 1 < n; i++)
+        if ((rc = rd_field(c, rec, &L->f[i], d)) != NSC_WIRE_OK)
+            return rc;
+    count[kind]++;
+    return NSC_WIRE_OK;
+}
+
+static int rd_records(cursor *c, const nsc_batch_hdr *h, uint32_t n, nsc_batch *fill,
+                      size_t count[KIND_COUNT])
+{
+    deltas d = {.base_ns = h->base_ns, .pid = h->proc.pid};
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = rd_record(c, &d, fill, count);
+        if (rc != NSC_WIRE_OK)
+            return rc;
+    }
+    return NSC_WIRE_OK;
+}
+
+static const hdr_key *find_hdr_key(const uint8_t *k, uint32_t n)
+{
+    for (size_t i = 0; i < NHDR_KEYS; i++)
+        if (strlen(hdr_keys[i].name) == n && memcmp(hdr_keys[i].name, k, n) == 0)
+            return &hdr_keys[i];
+    return NULL;
+}
+
+/* The version is checked as soon as "v" is seen (encoders send it first), so a
+ * newer header is reported as BAD_VERSION rather than as whatever it broke. */
+static int rd_version(cursor *c, nsc_batch_hdr *h)
+{
+    uint64_t v;
+    int neg, rc = rd_int(c, &v, &neg);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    if (neg || v != NSC_WIRE_VERSION)
+        return NSC_WIRE_BAD_VERSION;
+    h->version = (uint32_t)v;
+    return NSC_WIRE_OK;
+}
+
+static int rd_header(cursor *c, nsc_batch_hdr *h)
+{
+    uint32_t n;
+    int rc = rd_container(c, 1, &n);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    memset(h, 0, sizeof *h);
+    h->proc.local_rank = h->proc.gpu = -1;
+    unsigned seen = 0;
+    const unsigned seen_v = 1u << NHDR_KEYS;
+    deltas d = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *k;
+        uint32_t klen;
+        if ((rc = rd_str(c, &k, &klen)) != NSC_WIRE_OK)
+            return rc;
+        const hdr_key *key = find_hdr_key(k, klen);
+        if (klen == 1 && k[0] == 'v') {
+            rc = rd_version(c, h);
+            seen |= seen_v;
+        } else if (key) {
+            rc = rd_field(c, (uint8_t *)h, &key->f, &d);
+            seen |= 1u << (key - hdr_keys);
+        } else {
+            rc = skip_value(c, 3);  /* depth 3: inside the batch array and the header map */
+        }
+        if (rc != NSC_WIRE_OK)
+            return rc;
+    }
+    const unsigned required = seen_v | 1u << HDR_SEQ | 1u << HDR_PID;
+    return (seen & required) == required ? NSC_WIRE_OK : NSC_WIRE_MISSING;
+}
+
+/* The batch array, its header, and the records array's header. */
+static int rd_batch_start(cursor *c, nsc_batch_hdr *h, uint32_t *nrecords)
+{
+    uint32_t n;
+    int rc = rd_array(c, &n);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    if (n == 0)
+        return NSC_WIRE_BAD_RECORD;
+    if ((rc = rd_header(c, h)) != NSC_WIRE_OK)
+        return rc;
+    if (n != 2)
+        return NSC_WIRE_BAD_RECORD;
+    return rd_array(c, nrecords);
+}
+
+static int batch_alloc(nsc_batch *b, const size_t count[KIND_COUNT])
+{
+    static const size_t size[KIND_COUNT] = {
+        sizeof(nsc_event), sizeof(nsc_state_rec), sizeof(nsc_completion),
+        sizeof(nsc_ctx_def), sizeof(nsc_str_def), 0};
+    size_t total = 0;
+    for (unsigned k = 0; k < KIND_COUNT; k++)
+        total += count[k] * size[k];
+    if (total == 0)
+        return NSC_WIRE_OK;
+    uint8_t *m = malloc(total);
+    if (!m)
+        return NSC_WIRE_NOMEM;
+    b->mem = m;
+    void *at[KIND_COUNT];
+    for (unsigned k = 0; k < KIND_COUNT; k++) {
+        at[k] = count[k] ? m : NULL;
+        m += count[k] * size[k];
+    }
+    b->events = at[KIND_EVENT];
+    b->states = at[KIND_STATE];
+    b->completions = at[KIND_COMPLETION];
+    b->ctxs = at[KIND_CTX];
+    b->strs = at[KIND_STR];
+    return NSC_WIRE_OK;
+}
+
+int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_batch *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t max_msg = lim && lim->max_msg ? lim->max_msg : NSC_WIRE_MAX_MSG;
+    uint32_t max_records = lim && lim->max_records ? lim->max_records : 1u << 20;
+    if (len == 0)
+        return NSC_WIRE_EMPTY;
+    if (len > max_msg)
+        return NSC_WIRE_TOO_LARGE;
+
+    cursor c = {buf, (const uint8_t *)buf + len, max_msg, max_records};
+    nsc_batch_hdr hdr;
+    uint32_t nrecords;
+    size_t count[KIND_COUNT] = {0};
+    int rc = rd_batch_start(&c, &hdr, &nrecords);
+    const uint8_t *records = c.p;
+    if (rc == NSC_WIRE_OK)
+        rc = rd_records(&c, &hdr, nrecords, NULL, count);
+    if (rc == NSC_WIRE_OK && c.p != c.end)
+        rc = NSC_WIRE_TRAILING;
+    if (rc == NSC_WIRE_OK)
+        rc = batch_alloc(out, count);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+
+    out->hdr = hdr;
+    c.p = records;
+    memset(count, 0, sizeof count);
+    rc = rd_records(&c, &hdr, nrecords, out, count);
+    if (rc != NSC_WIRE_OK) {  /* pass 1 accepted the same bytes: unreachable */
+        nsc_batch_release(out);
+        return rc;
+    }
+    out->nevents = count[KIND_EVENT];
+    out->nstates = count[KIND_STATE];
+    out->ncompletions = count[KIND_COMPLETION];
+    out->nctxs = count[KIND_CTX];
+    out->nstrs = count[KIND_STR];
+    return NSC_WIRE_OK;
+}
+
+void nsc_batch_release(nsc_batch *b)
+{
+    free(b->mem);
+    memset(b, 0, sizeof *b);
+}
+
+const char *nsc_wire_strerror(int err)
+{
+    switch (err) {
+    case NSC_WIRE_OK: return "success";
+    case NSC_WIRE_EMPTY: return "the message is empty";
+    case NSC_WIRE_TOO_LARGE: return "the message is longer than the size limit";
+    case NSC_WIRE_TRUNCATED: return "the message ends inside a value";
+    case NSC_WIRE_BAD_TYPE: return "a value has the wrong msgpack type";
+    case NSC_WIRE_TOO_MANY: return "a declared array, map or string length is over the limit";
+    case NSC_WIRE_TOO_DEEP: return "values are nested too deeply";
+    case NSC_WIRE_BAD_VERSION: return "the batch has an unknown protocol version";
+    case NSC_WIRE_TRAILING: return "there are bytes after the end of the batch";
+    case NSC_WIRE_BAD_RECORD: return "a record has an unknown tag or the wrong number of fields";
+    case NSC_WIRE_BAD_VALUE: return "a value is out of its range";
+    case NSC_WIRE_MISSING: return "a required header field (v, seq or pid) is missing";
+    case NSC_WIRE_NOMEM: return "out of memory while allocating the decoded batch";
+    case NSC_WIRE_FULL: return "the record does not fit in the encoder's buffer";
+    default: return "unknown wire error";
+    }
+}

@@ -1,0 +1,64 @@
+/* clock.c: the emulator's clocks.
+ *
+ * "True" time is CLOCK_MONOTONIC read through the raw syscall, so the clock
+ * shim (clockshim.c, LD_PRELOAD'ed into simulated nodes) never touches it.
+ * A node's skewed clock and a GPU's globaltimer are the same exact integer
+ * function of true time: t + offset + (t - epoch) * drift_ppb / 1e9, truncated
+ * toward zero; docs/emulator.md gives the formula so tests can compute it.
+ */
+#include <math.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu.h"
+
+uint64_t emu_true_ns(void)
+{
+    struct timespec ts;
+    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t emu_skew(uint64_t true_ns, int64_t offset_ns, int64_t drift_ppb, uint64_t epoch_ns)
+{
+    __int128 since = (__int128)true_ns - (__int128)epoch_ns;
+    __int128 drift = since * drift_ppb / 1000000000;
+    return (uint64_t)((__int128)true_ns + offset_ns + drift);
+}
+
+int64_t emu_ppm_to_ppb(double ppm)
+{
+    return (int64_t)llround(ppm * 1000.0);
+}
+
+uint64_t emu_gpu_time(const emu_gpu_clock *g, uint64_t true_ns)
+{
+    return emu_skew(true_ns, g->offset_ns, g->drift_ppb, g->epoch_ns);
+}
+
+uint64_t emu_splitmix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* A GPU's globaltimer reads roughly Unix time, each GPU off by its own amount
+ * (the real trace has GPUs of one node ~55 s apart): realtime - monotonic at
+ * startup, plus a per-GPU offset in [-spread, +spread] drawn from the seed. */
+void emu_gpu_clock_for(const emu_opts *o, int global_rank, uint64_t epoch_ns, emu_gpu_clock *g)
+{
+    struct timespec rt;
+    syscall(SYS_clock_gettime, CLOCK_REALTIME, &rt);
+    int64_t unix_minus_mono = ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec) - (int64_t)emu_true_ns();
+    /* A whole second keeps the base readable; the summary has the exact offset. */
+    unix_minus_mono -= unix_minus_mono % 1000000000;
+    int64_t spread = o->gpu_spread_ns;
+    uint64_t r = emu_splitmix(o->seed * 1000003u + (uint64_t)global_rank);
+    int64_t own = spread ? (int64_t)(r % (uint64_t)(2 * spread + 1)) - spread : 0;
+    g->offset_ns = unix_minus_mono + own;
+    g->drift_ppb = emu_ppm_to_ppb(o->gpu_drift_ppm) * (global_rank % 2 ? -1 : 1);
+    g->epoch_ns = epoch_ns;
+}

@@ -1,0 +1,355 @@
+/* emu.h: the internal interfaces of ncclscope-emu, the NCCL emulator.
+ *
+ * The emulator is split by concern: loader.c (NCCL's plugin loading rules),
+ * descr.c (version-neutral events -> each API version's descriptor), clock.c
+ * (true clock, node and GPU clock models), acct.c (what was emitted, in shared
+ * memory so a killed process still tells), engine.c (communicators, emitting
+ * with NCCL's mask rules, the proxy thread), scenarios.c, pxn.c, cluster.c
+ * (processes and threads), summary.c, replay.c, bench.c, main.c (options).
+ */
+#ifndef NCCLSCOPE_EMU_H
+#define NCCLSCOPE_EMU_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../../plugin/nccl/profiler.h"
+#include "event.h"
+
+#define EMU_MAX_VERSION 7
+#define EMU_MAX_NODES 64
+#define EMU_MAX_RANKS 1024
+
+/* ---- options (main.c) ---- */
+typedef struct emu_node_clock {
+    int64_t offset_ns;
+    double drift_ppm;
+} emu_node_clock;
+
+typedef struct emu_opts {
+    const char *scenario;
+    const char *plugin;   /* NULL: NCCL_PROFILER_PLUGIN from the environment */
+    int api;              /* 0: newest the plugin exports */
+    const char *mask;     /* initial activation mask (NCCL_PROFILE_EVENT_MASK) */
+    int nodes, ranks_per_node;
+    bool threads;         /* ranks as threads (one process per node) */
+    int iters, ops, channels;
+    size_t count;
+    const char *func, *dtype, *algo, *proto;
+    int chunk_size;
+    int pace_us;
+    int hang_rank, hang_after, hang_ms;
+    int kill_rank, kill_after;
+    bool pxn_probe;
+    uint64_t seed;
+    int64_t gpu_spread_ns;
+    double gpu_drift_ppm;
+    emu_node_clock node_clock[EMU_MAX_NODES];
+    const char *rundir_base, *host_prefix;
+    const char *summary;
+    const char *replay;
+    double speed;
+    bool bench;
+    int bench_threads, bench_reps;
+    long bench_iters;
+    const char *worker;   /* hidden: "NODE,FIRST,COUNT,ACCTFILE" */
+} emu_opts;
+
+/* ---- loader.c ---- */
+typedef struct emu_plugin {
+    void *dl;             /* dlopen handle; NULL when not loaded */
+    int version;          /* 1..7 */
+    const void *api;      /* the exported ncclProfiler_vN struct */
+    char path[512];
+    int refs;             /* communicators that hold it */
+} emu_plugin;
+
+/* One process-wide activation mask, as in NCCL. */
+extern int emu_mask;
+
+/* Load (or take another reference on) the plugin following NCCL's rules:
+ * returns 0 and sets *pl, 1 if profiling is disabled or nothing was found, -1
+ * on a hard error (message on stderr). force_version 0 picks the newest. */
+int emu_plugin_acquire(emu_plugin *pl, const char *spec, int force_version);
+/* Drop one reference; dlclose at zero. */
+void emu_plugin_release(emu_plugin *pl);
+const char *emu_plugin_name(const emu_plugin *pl);
+
+typedef struct emu_comm_info {
+    uint64_t comm_id;
+    const char *name;
+    int nnodes, nranks, rank;
+} emu_comm_info;
+
+/* init with the version's signature; non-zero: NCCL's "init failed". */
+int emu_plugin_init(const emu_plugin *pl, void **ctx, const emu_comm_info *ci);
+void emu_plugin_finalize(const emu_plugin *pl, void *ctx);
+void emu_plugin_start(const emu_plugin *pl, void *ctx, void **h, void *descr);
+void emu_plugin_stop(const emu_plugin *pl, void *h);
+void emu_plugin_state(const emu_plugin *pl, void *h, int state, void *args);
+
+/* ---- descr.c ---- */
+/* A version-neutral event: what NCCL knows when it starts one. */
+typedef struct emu_ev {
+    unsigned type; /* nsc_type */
+    void *parent;
+    int rank;
+    uint64_t comm_id;
+    const char *comm_name;
+    union {
+        struct { bool graph; int depth; } group_api;
+        struct {
+            const char *func, *dtype;
+            size_t count;
+            int root;
+            void *stream;
+            bool graph;
+            uint64_t user_tag;
+        } api; /* CollApi and P2pApi */
+        struct { void *stream; } launch;
+        struct {
+            uint64_t seq;
+            const char *func, *dtype, *algo, *proto, *variant;
+            const void *send;
+            void *recv;
+            size_t count, traffic;
+            int root;
+            uint8_t nch, nwarps;
+            void *parent_group;
+            bool sym;
+            uint64_t user_tag;
+        } coll;
+        struct {
+            const char *func, *dtype;
+            void *buff;
+            size_t count;
+            int peer;
+            uint8_t nch;
+            void *parent_group;
+            uint64_t user_tag;
+        } p2p;
+        struct { pid_t pid; uint8_t ch; int peer, nsteps, chunk, is_send; } proxy_op;
+        struct { int step; } proxy_step;
+        struct { uint8_t ch; uint64_t ptimer; } kernel_ch;
+    } d;
+} emu_ev;
+
+/* Largest descriptor of any version (v7: 136 bytes). */
+typedef union emu_descr {
+    ncclProfilerEventDescr_v1_t v1;
+    ncclProfilerEventDescr_v2_t v2;
+    ncclProfilerEventDescr_v3_t v3;
+    ncclProfilerEventDescr_v4_t v4;
+    ncclProfilerEventDescr_v5_t v5;
+    ncclProfilerEventDescr_v6_t v6;
+    ncclProfilerEventDescr_v7_t v7;
+} emu_descr;
+
+typedef union emu_state_args {
+    ncclProfilerEventStateArgs_v1_t v1;
+    ncclProfilerEventStateArgs_v4_t v4;
+} emu_state_args;
+
+/* Does `version` have event type `type`? */
+bool emu_version_has_type(int version, unsigned type);
+/* Build the descriptor; -1 if the version has no such event. */
+int emu_descr_build(int version, const emu_ev *ev, emu_descr *out);
+/* State args: `arg` is transSize/appendedProxyOps/pTimer; `steps` for v1-v3 ProxyOp. */
+void emu_state_args_build(int version, int state, uint64_t arg, int steps, emu_state_args *out);
+
+/* ---- clock.c ---- */
+uint64_t emu_true_ns(void); /* CLOCK_MONOTONIC through the syscall: never shimmed */
+typedef struct emu_gpu_clock {
+    int64_t offset_ns;
+    int64_t drift_ppb;
+    uint64_t epoch_ns;
+} emu_gpu_clock;
+uint64_t emu_gpu_time(const emu_gpu_clock *g, uint64_t true_ns);
+void emu_gpu_clock_for(const emu_opts *o, int global_rank, uint64_t epoch_ns, emu_gpu_clock *g);
+/* The clock shim's formula (clockshim.c uses the same): skewed time of true_ns. */
+uint64_t emu_skew(uint64_t true_ns, int64_t offset_ns, int64_t drift_ppb, uint64_t epoch_ns);
+int64_t emu_ppm_to_ppb(double ppm);
+uint64_t emu_splitmix(uint64_t x);
+
+/* ---- acct.c: what was emitted, per (communicator, rank) ---- */
+typedef struct emu_coll_rec {
+    uint64_t seq;
+    uint64_t api_start_ns, start_ns, stop_ns, complete_ns;
+    int32_t func;          /* index into emu_func_names */
+    int32_t children_open; /* KernelCh/ProxyOp started, not yet stopped */
+} emu_coll_rec;
+
+typedef struct emu_sample {
+    uint64_t ptimer, true_ns;
+} emu_sample;
+
+typedef struct emu_acct {
+    uint64_t comm_id;
+    int32_t rank, nranks, node, version;
+    uint32_t pid;
+    int32_t used, profiled; /* slot in use; init succeeded */
+    uint32_t tids[4];
+    uint32_t ntids;
+    emu_gpu_clock gpu;
+    uint64_t calls[3][NSC_T_COUNT]; /* start, stop, state per event type */
+    uint64_t foreign[3][NSC_T_COUNT]; /* PXN calls made for another process */
+    uint64_t states[NSC_S_COUNT];
+    uint64_t null_handles;
+    uint64_t pxn_guarded, pxn_unguarded, pxn_probed, pxn_probe_segv;
+    uint32_t ncoll, nsamples;
+    /* followed by coll_cap emu_coll_rec, then sample_cap emu_sample */
+} emu_acct;
+
+enum { EMU_CALL_START, EMU_CALL_STOP, EMU_CALL_STATE };
+
+typedef struct emu_acct_file {
+    void *base;
+    size_t size;
+    uint32_t nslots, coll_cap, sample_cap;
+} emu_acct_file;
+
+int emu_acct_create(const char *path, uint32_t nslots, uint32_t coll_cap, uint32_t sample_cap);
+int emu_acct_map(const char *path, emu_acct_file *f);
+void emu_acct_unmap(emu_acct_file *f);
+emu_acct *emu_acct_slot(const emu_acct_file *f, uint32_t i);
+emu_coll_rec *emu_acct_colls(const emu_acct_file *f, emu_acct *a);
+emu_sample *emu_acct_samples(const emu_acct_file *f, emu_acct *a);
+void emu_acct_note_tid(emu_acct *a);
+
+/* ---- engine.c ---- */
+extern const char *const emu_func_names[];
+int emu_func_index(const char *name);
+
+typedef struct emu_proxy emu_proxy;
+typedef struct emu_world emu_world;
+
+/* One rank of one communicator in this process. */
+typedef struct emu_rank {
+    emu_world *w;
+    emu_comm_info ci;
+    int global_rank, node;
+    int world_base, world_stride; /* world rank of comm rank k: base + stride * k */
+    void *ctx;
+    bool profiled;
+    emu_acct *acct;
+    emu_coll_rec *colls;
+    emu_sample *samples;
+    uint64_t next_seq[8]; /* per function */
+    emu_proxy *proxy;
+    void *stream;
+} emu_rank;
+
+/* Everything a worker process shares. */
+struct emu_world {
+    const emu_opts *o;
+    emu_plugin pl;
+    const char *plugin_spec;
+    emu_acct_file acct;
+    uint32_t next_slot;
+    pthread_mutex_t lock;
+    uint64_t epoch_ns;
+    struct emu_pxn *pxn;
+};
+
+int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global_rank, int node);
+void emu_rank_close(emu_rank *r);
+
+/* Emit: start returns the handle (NULL if not started), honouring the version,
+ * the mask (an event is started if its bit or a descendant's bit is set) and
+ * NULL-handle rules. */
+void *emu_start(emu_rank *r, emu_ev *ev);
+void emu_stop(emu_rank *r, unsigned type, void *h);
+void emu_state(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps);
+/* Emit for another process (PXN): context is the originator's. */
+void *emu_start_foreign(emu_rank *r, void *foreign_ctx, emu_ev *ev);
+
+/* A collective or p2p as the proxy thread sees it. */
+typedef struct emu_op {
+    void *coll_h;     /* Coll or P2p handle (parent of children) */
+    uint32_t coll_index;
+    bool p2p;
+    int nch;
+    int peer;         /* p2p: the peer; collectives: -1 */
+    int is_send;
+    size_t bytes;
+    bool hang;        /* never completes */
+} emu_op;
+
+void emu_proxy_start(emu_rank *r);
+void emu_proxy_post(emu_rank *r, const emu_op *op);
+void emu_proxy_drain(emu_rank *r); /* wait until every posted op was handled */
+void emu_proxy_join(emu_rank *r);
+/* One ProxyOp with its ProxySteps and states, on ctx (the originator's for PXN). */
+void emu_proxy_transfer(emu_rank *r, void *ctx, emu_ev *op_ev, bool foreign, size_t step_bytes);
+
+/* The simulated node of a rank of r's communicator. */
+int emu_node_of(const emu_rank *r, int comm_rank);
+/* Inter-node peers for channel c of a collective: fills sends/recvs, returns counts. */
+int emu_net_peers(const emu_rank *r, bool tree, int *send_peers, int *nsend, int *recv_peers,
+                  int *nrecv);
+
+/* ---- pxn.c ---- */
+typedef struct emu_pxn_msg {
+    uint32_t kind;   /* 0 op, 1 done */
+    uint32_t origin_pid;
+    int32_t rank, nranks;
+    uint64_t comm_id;
+    uint64_t origin_ctx, origin_coll;
+    int32_t ch, peer, nsteps, is_send, chunk;
+    uint32_t coll_index;
+} emu_pxn_msg;
+
+int emu_pxn_setup(emu_world *w, int wfd, int rfd); /* -1: not used */
+int emu_pxn_send(emu_world *w, const emu_pxn_msg *m);
+int emu_pxn_serve_start(emu_world *w, emu_rank *proxy_rank);
+void emu_pxn_serve_join(emu_world *w);
+bool emu_pxn_active(const emu_world *w);
+/* Reserve the page holding addr PROT_NONE if it is unmapped here: 1 guarded,
+ * 0 already mapped here (cannot guarantee a fault), -1 error. */
+int emu_pxn_guard(uintptr_t addr);
+/* Fork a child that reads addr: true if it died of SIGSEGV. */
+bool emu_pxn_probe(uintptr_t addr);
+
+/* ---- scenarios.c ---- */
+typedef struct emu_scenario {
+    const char *name;
+    const char *help;
+    bool one_thread_per_node; /* several GPUs per thread */
+    int (*run)(emu_world *w, emu_rank **ranks, int nranks);
+} emu_scenario;
+
+const emu_scenario *emu_scenario_find(const char *name);
+extern const emu_scenario emu_scenarios[];
+extern const int emu_nscenarios;
+uint64_t emu_comm_hash(const emu_opts *o, int which);
+
+/* ---- cluster.c ---- */
+int emu_cluster_run(const emu_opts *o, int argc, char **argv);
+int emu_worker_main(const emu_opts *o);
+uint32_t emu_coll_cap(const emu_opts *o);
+uint32_t emu_sample_cap(const emu_opts *o);
+
+/* ---- summary.c ---- */
+typedef struct emu_proc_result {
+    pid_t pid;
+    int node;
+    int status;  /* waitpid status */
+    char acct_path[512];
+} emu_proc_result;
+
+/* Write the summary JSON (docs/emulator.md) to path ("-": stdout; NULL: nothing). */
+int emu_summary_write(const emu_opts *o, const char *path, const emu_proc_result *procs,
+                      int nprocs, uint64_t epoch_ns);
+
+/* ---- replay.c / bench.c ---- */
+int emu_replay_run(const emu_opts *o);
+int emu_bench_run(const emu_opts *o);
+
+/* ---- small helpers ---- */
+void emu_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+uint32_t emu_gettid(void);
+
+#endif

@@ -1,0 +1,455 @@
+/* engine.c: communicators and emitting events the way NCCL does.
+ *
+ * Owns a rank's life (plugin reference, init, finalize), the emit calls that
+ * apply NCCL's rules (the version must have the type; an event starts when its
+ * own mask bit or a descendant's is set, so children always have a parent;
+ * NULL handles are never stopped or given states, but are passed on as
+ * parents), the accounting of every call, and the per-rank proxy thread that
+ * plays NCCL's proxy: ProxyCtrl, KernelCh with GPU timers, ProxyOp/ProxyStep.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "emu.h"
+
+const char *const emu_func_names[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
+                                      "AllReduce", "Send",   "Recv",      NULL};
+
+int emu_func_index(const char *name)
+{
+    for (int i = 0; emu_func_names[i]; i++)
+        if (strcmp(emu_func_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+uint32_t emu_gettid(void)
+{
+    return (uint32_t)syscall(SYS_gettid);
+}
+
+#define BIT(t) (1u << (t))
+#define PROXY_TREE (BIT(NSC_T_PROXY_OP) | BIT(NSC_T_PROXY_STEP) | BIT(NSC_T_NET_PLUGIN))
+#define OP_TREE (PROXY_TREE | BIT(NSC_T_KERNEL_CH))
+
+/* Which mask bits make NCCL start an event of each type. */
+static uint32_t wanted_bits(unsigned type)
+{
+    switch (type) {
+    case NSC_T_GROUP_API:
+        return BIT(NSC_T_GROUP_API) | BIT(NSC_T_COLL_API) | BIT(NSC_T_P2P_API) |
+               BIT(NSC_T_KERNEL_LAUNCH) | BIT(NSC_T_COLL) | BIT(NSC_T_P2P) | OP_TREE;
+    case NSC_T_COLL_API: return BIT(NSC_T_COLL_API) | BIT(NSC_T_COLL) | OP_TREE;
+    case NSC_T_P2P_API: return BIT(NSC_T_P2P_API) | BIT(NSC_T_P2P) | OP_TREE;
+    case NSC_T_GROUP: return BIT(NSC_T_GROUP) | BIT(NSC_T_COLL) | BIT(NSC_T_P2P) | OP_TREE;
+    case NSC_T_COLL: return BIT(NSC_T_COLL) | OP_TREE;
+    case NSC_T_P2P: return BIT(NSC_T_P2P) | OP_TREE;
+    case NSC_T_PROXY_OP: return PROXY_TREE;
+    case NSC_T_PROXY_STEP: return BIT(NSC_T_PROXY_STEP) | BIT(NSC_T_NET_PLUGIN);
+    default: return BIT(type);
+    }
+}
+
+static void count(uint64_t *c)
+{
+    __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+static void *start_in(emu_rank *r, void *ctx, emu_ev *ev, uint64_t (*calls)[NSC_T_COUNT])
+{
+    int v = r->w->pl.version;
+    if (!r->profiled || !emu_version_has_type(v, ev->type) ||
+        !((uint32_t)__atomic_load_n(&emu_mask, __ATOMIC_RELAXED) & wanted_bits(ev->type)))
+        return NULL;
+    emu_descr d;
+    emu_descr_build(v, ev, &d);
+    void *h = NULL;
+    emu_plugin_start(&r->w->pl, ctx, &h, &d);
+    count(&calls[EMU_CALL_START][ev->type]);
+    if (!h)
+        count(&r->acct->null_handles);
+    return h;
+}
+
+void *emu_start(emu_rank *r, emu_ev *ev)
+{
+    ev->rank = r->ci.rank;
+    ev->comm_id = r->ci.comm_id;
+    ev->comm_name = r->ci.name;
+    return start_in(r, r->ctx, ev, r->acct->calls);
+}
+
+/* ev->rank and comm fields already carry the originator's values. */
+void *emu_start_foreign(emu_rank *r, void *foreign_ctx, emu_ev *ev)
+{
+    return start_in(r, foreign_ctx, ev, r->acct->foreign);
+}
+
+static void stop_in(emu_rank *r, unsigned type, void *h, uint64_t (*calls)[NSC_T_COUNT])
+{
+    if (!h)
+        return;
+    emu_plugin_stop(&r->w->pl, h);
+    count(&calls[EMU_CALL_STOP][type]);
+}
+
+void emu_stop(emu_rank *r, unsigned type, void *h)
+{
+    stop_in(r, type, h, r->acct->calls);
+}
+
+static void state_in(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps,
+                     uint64_t (*calls)[NSC_T_COUNT])
+{
+    if (!h)
+        return;
+    emu_state_args a;
+    emu_state_args_build(r->w->pl.version, state, arg, steps, &a);
+    emu_plugin_state(&r->w->pl, h, state, &a);
+    count(&calls[EMU_CALL_STATE][type]);
+    if (calls == r->acct->calls) /* PXN states count as "foreign" calls only */
+        count(&r->acct->states[state]);
+}
+
+void emu_state(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps)
+{
+    state_in(r, type, h, state, arg, steps, r->acct->calls);
+}
+
+int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global_rank, int node)
+{
+    memset(r, 0, sizeof *r);
+    r->w = w;
+    r->ci = *ci;
+    r->global_rank = global_rank;
+    r->node = node;
+    r->world_stride = 1;
+    r->stream = (void *)(uintptr_t)(0x5000000u + 0x1000u * (unsigned)global_rank);
+    pthread_mutex_lock(&w->lock);
+    if (w->next_slot >= w->acct.nslots) {
+        pthread_mutex_unlock(&w->lock);
+        fprintf(stderr, "ncclscope-emu: accounting slots exhausted\n");
+        return -1;
+    }
+    r->acct = emu_acct_slot(&w->acct, w->next_slot++);
+    r->colls = emu_acct_colls(&w->acct, r->acct);
+    r->samples = emu_acct_samples(&w->acct, r->acct);
+    emu_acct *a = r->acct;
+    a->comm_id = ci->comm_id;
+    a->rank = ci->rank;
+    a->nranks = ci->nranks;
+    a->node = node;
+    a->pid = (uint32_t)getpid();
+    emu_gpu_clock_for(w->o, global_rank, w->epoch_ns, &a->gpu);
+    emu_acct_note_tid(a);
+    if (emu_plugin_acquire(&w->pl, w->plugin_spec, w->o->api) == 0) {
+        if (emu_plugin_init(&w->pl, &r->ctx, ci) == 0)
+            r->profiled = true;
+        else
+            emu_plugin_release(&w->pl); /* NCCL unloads the plugin and goes on */
+    }
+    a->version = r->profiled ? w->pl.version : 0;
+    a->profiled = r->profiled;
+    a->used = 1;
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+void emu_rank_close(emu_rank *r)
+{
+    if (r->proxy)
+        emu_proxy_join(r);
+    pthread_mutex_lock(&r->w->lock);
+    if (r->profiled) {
+        emu_plugin_finalize(&r->w->pl, r->ctx);
+        emu_plugin_release(&r->w->pl);
+        r->profiled = false;
+    }
+    pthread_mutex_unlock(&r->w->lock);
+}
+
+/* ---- the proxy thread ---- */
+
+struct emu_proxy {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    emu_op *ops;
+    size_t head, tail, cap;
+    bool quit, busy;
+};
+
+void emu_proxy_post(emu_rank *r, const emu_op *op)
+{
+    emu_proxy *p = r->proxy;
+    pthread_mutex_lock(&p->mu);
+    if (p->tail - p->head == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 64;
+        emu_op *n = malloc(cap * sizeof *n);
+        if (!n)
+            emu_die("out of memory");
+        for (size_t i = p->head; i < p->tail; i++)
+            n[i - p->head] = p->ops[i % p->cap];
+        free(p->ops);
+        p->ops = n;
+        p->tail -= p->head;
+        p->head = 0;
+        p->cap = cap;
+    }
+    p->ops[p->tail++ % p->cap] = *op;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void emu_proxy_drain(emu_rank *r)
+{
+    emu_proxy *p = r->proxy;
+    pthread_mutex_lock(&p->mu);
+    while (p->head != p->tail || p->busy)
+        pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The GPU ran this channel event `lag_ns` before the proxy saw it: return the
+ * globaltimer value then, and remember the (timer, true time) pair. */
+static uint64_t gpu_sample(emu_rank *r, uint64_t lag_ns)
+{
+    uint64_t t = emu_true_ns() - lag_ns;
+    uint64_t timer = emu_gpu_time(&r->acct->gpu, t);
+    emu_acct *a = r->acct;
+    if (a->nsamples < r->w->acct.sample_cap)
+        r->samples[a->nsamples++] = (emu_sample){timer, t};
+    return timer;
+}
+
+static void ctrl_event(emu_rank *r, int state, int appended)
+{
+    emu_ev ev = {.type = NSC_T_PROXY_CTRL};
+    void *h = emu_start(r, &ev);
+    emu_state(r, NSC_T_PROXY_CTRL, h, state, 0, 0);
+    if (state == NSC_S_PROXY_CTRL_APPEND)
+        emu_state(r, NSC_T_PROXY_CTRL, h, NSC_S_PROXY_CTRL_APPEND_END, (uint64_t)appended, 0);
+    emu_stop(r, NSC_T_PROXY_CTRL, h);
+}
+
+/* One network transfer of one channel: ProxyOp with its ProxySteps and NCCL's
+ * states for the version (v1-v3 per-op states, v4+ InProgress + step states). */
+void emu_proxy_transfer(emu_rank *r, void *ctx, emu_ev *op_ev, bool foreign, size_t step_bytes)
+{
+    uint64_t (*calls)[NSC_T_COUNT] = foreign ? r->acct->foreign : r->acct->calls;
+    int v = r->w->pl.version;
+    int send = op_ev->d.proxy_op.is_send, n = op_ev->d.proxy_op.nsteps;
+    void *oh = start_in(r, ctx, op_ev, calls);
+    static const int v1_send[] = {NSC_S_PROXY_OP_SEND_POSTED, NSC_S_PROXY_OP_SEND_REM_FIFO_WAIT,
+                                  NSC_S_PROXY_OP_SEND_TRANSMITTED, NSC_S_PROXY_OP_SEND_DONE};
+    static const int v1_recv[] = {NSC_S_PROXY_OP_RECV_POSTED, NSC_S_PROXY_OP_RECV_RECEIVED,
+                                  NSC_S_PROXY_OP_RECV_TRANSMITTED, NSC_S_PROXY_OP_RECV_DONE};
+    if (v >= 4)
+        state_in(r, NSC_T_PROXY_OP, oh, NSC_S_PROXY_OP_IN_PROGRESS, 0, 0, calls);
+    for (int s = 0; s < n; s++) {
+        emu_ev st = {.type = NSC_T_PROXY_STEP, .parent = oh, .rank = op_ev->rank,
+                     .comm_id = op_ev->comm_id, .comm_name = op_ev->comm_name};
+        st.d.proxy_step.step = s;
+        void *sh = start_in(r, ctx, &st, calls);
+        static const int send_states[] = {NSC_S_PROXY_STEP_SEND_GPU_WAIT,
+                                          NSC_S_PROXY_STEP_SEND_PEER_WAIT, NSC_S_PROXY_STEP_SEND_WAIT};
+        static const int recv_states[] = {NSC_S_PROXY_STEP_RECV_WAIT, NSC_S_PROXY_STEP_RECV_FLUSH_WAIT,
+                                          NSC_S_PROXY_STEP_RECV_GPU_WAIT};
+        for (int i = 0; i < 3; i++) {
+            int state = send ? send_states[i] : recv_states[i];
+            if (state == NSC_S_PROXY_STEP_SEND_PEER_WAIT && v < 4)
+                continue;
+            state_in(r, NSC_T_PROXY_STEP, sh, state, step_bytes, 0, calls);
+        }
+        stop_in(r, NSC_T_PROXY_STEP, sh, calls);
+    }
+    if (v <= 3)
+        for (int i = 0; i < 4; i++)
+            state_in(r, NSC_T_PROXY_OP, oh, send ? v1_send[i] : v1_recv[i],
+                     (uint64_t)n * step_bytes, n, calls);
+    stop_in(r, NSC_T_PROXY_OP, oh, calls);
+}
+
+static int nsteps_for(const emu_rank *r, const emu_op *op, size_t *step_bytes)
+{
+    size_t per_ch = op->bytes / (size_t)op->nch + 1;
+    size_t chunk = (size_t)r->w->o->chunk_size;
+    size_t chunks = (per_ch / (op->p2p ? 1 : (size_t)r->ci.nranks) + chunk - 1) / chunk;
+    int factor = op->p2p ? 1 : 2 * (r->ci.nranks - 1);
+    long n = (long)(chunks ? chunks : 1) * (factor ? factor : 1);
+    *step_bytes = chunk;
+    return (int)(n > 1024 ? 1024 : n);
+}
+
+/* Network legs of one op on one channel, started here or handed to PXN. */
+static void net_legs(emu_rank *r, const emu_op *op, int ch)
+{
+    int sends[4], recvs[4], ns = 0, nr = 0;
+    if (op->p2p) {
+        if (emu_node_of(r, op->peer) == r->node)
+            return;
+        (op->is_send ? sends : recvs)[0] = op->peer;
+        (op->is_send ? &ns : &nr)[0] = 1;
+    } else if (emu_net_peers(r, strcmp(r->w->o->algo, "TREE") == 0, sends, &ns, recvs, &nr) == 0)
+        return;
+    size_t step_bytes;
+    int nsteps = nsteps_for(r, op, &step_bytes);
+    for (int i = 0; i < ns + nr; i++) {
+        emu_ev ev = {.type = NSC_T_PROXY_OP, .parent = op->coll_h, .rank = r->ci.rank,
+                     .comm_id = r->ci.comm_id, .comm_name = r->ci.name};
+        ev.d.proxy_op.pid = getpid();
+        ev.d.proxy_op.ch = (uint8_t)ch;
+        ev.d.proxy_op.peer = i < ns ? sends[i] : recvs[i - ns];
+        ev.d.proxy_op.nsteps = nsteps;
+        ev.d.proxy_op.chunk = r->w->o->chunk_size;
+        ev.d.proxy_op.is_send = i < ns;
+        if (emu_pxn_active(r->w)) {
+            emu_pxn_msg m = {.kind = 0, .origin_pid = (uint32_t)getpid(), .rank = r->ci.rank,
+                             .nranks = r->ci.nranks, .comm_id = r->ci.comm_id,
+                             .origin_ctx = (uintptr_t)r->ctx, .origin_coll = (uintptr_t)op->coll_h,
+                             .ch = ch, .peer = ev.d.proxy_op.peer, .nsteps = nsteps,
+                             .is_send = ev.d.proxy_op.is_send, .chunk = r->w->o->chunk_size,
+                             .coll_index = op->coll_index};
+            emu_pxn_send(r->w, &m);
+        } else
+            emu_proxy_transfer(r, r->ctx, &ev, false, step_bytes);
+    }
+}
+
+static void run_batch(emu_rank *r, emu_op *ops, size_t n)
+{
+    int appended = 0;
+    for (size_t i = 0; i < n; i++)
+        appended += ops[i].nch;
+    ctrl_event(r, NSC_S_PROXY_CTRL_APPEND, appended);
+    void **kch = calloc((size_t)appended, sizeof *kch);
+    if (!kch)
+        emu_die("out of memory");
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < ops[i].nch; c++) {
+            emu_ev ev = {.type = NSC_T_KERNEL_CH, .parent = ops[i].coll_h};
+            ev.d.kernel_ch.ch = (uint8_t)c;
+            ev.d.kernel_ch.ptimer = gpu_sample(r, 1500);
+            kch[k++] = emu_start(r, &ev);
+        }
+    ctrl_event(r, NSC_S_PROXY_CTRL_ACTIVE, 0);
+    k = 0;
+    for (size_t i = 0; i < n; i++) {
+        emu_coll_rec *rec = ops[i].coll_index < r->acct->ncoll ? &r->colls[ops[i].coll_index] : NULL;
+        for (int c = 0; c < ops[i].nch; c++, k++) {
+            if (ops[i].hang)
+                continue; /* the peer never arrives: the channel never ends */
+            net_legs(r, &ops[i], c);
+            emu_state(r, NSC_T_KERNEL_CH, kch[k], NSC_S_KERNEL_CH_STOP, gpu_sample(r, 800), 0);
+            emu_stop(r, NSC_T_KERNEL_CH, kch[k]);
+            if (rec)
+                rec->complete_ns = emu_true_ns();
+        }
+    }
+    free(kch);
+}
+
+static void *proxy_main(void *arg)
+{
+    emu_rank *r = arg;
+    emu_proxy *p = r->proxy;
+    pthread_mutex_lock(&r->w->lock);
+    emu_acct_note_tid(r->acct);
+    pthread_mutex_unlock(&r->w->lock);
+    ctrl_event(r, NSC_S_PROXY_CTRL_IDLE, 0);
+    for (;;) {
+        emu_ev ev = {.type = NSC_T_PROXY_CTRL};
+        void *sleep_h = emu_start(r, &ev);
+        emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_SLEEP, 0, 0);
+        pthread_mutex_lock(&p->mu);
+        while (p->head == p->tail && !p->quit)
+            pthread_cond_wait(&p->cv, &p->mu);
+        size_t n = p->tail - p->head;
+        emu_op *batch = malloc((n ? n : 1) * sizeof *batch);
+        if (!batch)
+            emu_die("out of memory");
+        for (size_t i = 0; i < n; i++)
+            batch[i] = p->ops[(p->head + i) % p->cap];
+        p->head = p->tail;
+        p->busy = true;
+        pthread_mutex_unlock(&p->mu);
+        emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_WAKEUP, 0, 0);
+        emu_stop(r, NSC_T_PROXY_CTRL, sleep_h);
+        if (n)
+            run_batch(r, batch, n);
+        else
+            ctrl_event(r, NSC_S_PROXY_CTRL_APPEND, 0); /* woken to quit: nothing appended */
+        free(batch);
+        pthread_mutex_lock(&p->mu);
+        p->busy = false;
+        bool done = n == 0;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (done)
+            return NULL;
+    }
+}
+
+void emu_proxy_start(emu_rank *r)
+{
+    emu_proxy *p = calloc(1, sizeof *p);
+    if (!p)
+        emu_die("out of memory");
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    r->proxy = p;
+    if (pthread_create(&p->thread, NULL, proxy_main, r))
+        emu_die("cannot start a proxy thread");
+}
+
+void emu_proxy_join(emu_rank *r)
+{
+    emu_proxy *p = r->proxy;
+    emu_proxy_drain(r);
+    pthread_mutex_lock(&p->mu);
+    p->quit = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->ops);
+    free(p);
+    r->proxy = NULL;
+}
+
+/* Ring: send to the next rank, receive from the previous, where they are on
+ * another node. Tree: nodes form a binary tree; a rank talks to the rank with
+ * its local index on the parent and child nodes. Returns the number of legs. */
+int emu_node_of(const emu_rank *r, int comm_rank)
+{
+    return (r->world_base + r->world_stride * comm_rank) / r->w->o->ranks_per_node;
+}
+
+int emu_net_peers(const emu_rank *r, bool tree, int *sends, int *ns, int *recvs, int *nr)
+{
+    int n = r->ci.nranks, me = r->ci.rank, m = r->w->o->ranks_per_node;
+    *ns = *nr = 0;
+    if (!tree) {
+        int next = (me + 1) % n, prev = (me + n - 1) % n;
+        if (emu_node_of(r, next) != r->node)
+            sends[(*ns)++] = next;
+        if (emu_node_of(r, prev) != r->node)
+            recvs[(*nr)++] = prev;
+        return *ns + *nr;
+    }
+    /* Trees are built on the world communicator's node layout. */
+    int node = me / m, local = me % m, nnodes = (n + m - 1) / m;
+    int kin[3] = {node ? (node - 1) / 2 : -1, 2 * node + 1, 2 * node + 2};
+    for (int i = 0; i < 3; i++) {
+        int peer = kin[i] * m + local;
+        if (kin[i] < 0 || kin[i] >= nnodes || peer >= n)
+            continue;
+        sends[(*ns)++] = peer; /* reduce up / broadcast down: both directions */
+        recvs[(*nr)++] = peer;
+    }
+    return *ns + *nr;
+}

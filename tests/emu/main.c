@@ -1,0 +1,241 @@
+/* main.c: ncclscope-emu's command line: options, their checks, and the choice
+ * between a cluster run, a replay, a benchmark and the hidden worker role. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu.h"
+
+void emu_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ncclscope-emu: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: ncclscope-emu [options]\n"
+          "Drives an NCCL profiler plugin exactly as NCCL would, without GPUs.\n\n"
+          "Plugin:\n"
+          "  --plugin NAME|PATH     as NCCL_PROFILER_PLUGIN (default: that variable; unset:\n"
+          "                         libnccl-profiler.so; none: no profiling)\n"
+          "  --api N                use ncclProfiler_vN (1..7); default: the newest exported\n"
+          "  --mask M               initial activation mask before init (number, all, or names)\n"
+          "Cluster:\n"
+          "  --scenario NAME        what to emit (default coll), see below\n"
+          "  --nodes N              simulated nodes (default 1, at most 64)\n"
+          "  --ranks-per-node M     ranks per node (default 2)\n"
+          "  --ranks-as processes|threads   one process per rank (default), or per node\n"
+          "  --node-clock N=OFF[:PPM]  node N's clock: offset ns and drift ppm (clock shim)\n"
+          "  --rundir-base DIR      node n's NCCLSCOPE_RUNDIR is DIR/node<n> (default /tmp/ncclscope-emu)\n"
+          "  --host-prefix P        node n's NCCLSCOPE_HOSTNAME is P<n> (default node)\n"
+          "  --gpu-spread-ns NS     each GPU timer is off by up to +-NS (default 60 s)\n"
+          "  --gpu-drift-ppm D      GPU timer drift, alternating sign per rank (default 0)\n"
+          "  --seed S               seed for comm hashes and GPU offsets (default 1)\n"
+          "Work:\n"
+          "  --iters N (default 3)  --ops N per group (default 1)  --channels N (default 2)\n"
+          "  --count N elements (default 65536)  --dtype T (default ncclFloat32)\n"
+          "  --func F (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce; default AllReduce)\n"
+          "  --algo RING|TREE (default RING)  --proto SIMPLE|LL|LL128 (default SIMPLE)\n"
+          "  --chunk-size BYTES (default 131072)  --pace-us US between iterations (default 0)\n"
+          "  --hang-rank R --hang-after K --hang-ms MS   (scenario hang)\n"
+          "  --kill-rank R --kill-after K                 (scenario kill)\n"
+          "  --pxn-probe            PXN: fork a child that reads each foreign address\n"
+          "Output:\n"
+          "  --summary FILE         write the JSON summary (- for stdout)\n"
+          "Replay:\n"
+          "  --replay FILE.jsonl    replay a recorded NCCL call log into the plugin\n"
+          "  --speed X              replay speed factor (default 1; 0: as fast as possible)\n"
+          "Benchmark:\n"
+          "  --bench                tight start/state/stop loop, prints ns per call\n"
+          "  --threads N (default 1)  --bench-iters N (default 2000000)  --reps N (default 7)\n"
+          "Scenarios:\n",
+          f);
+    for (int i = 0; i < emu_nscenarios; i++)
+        fprintf(f, "  %-10s %s\n", emu_scenarios[i].name, emu_scenarios[i].help);
+}
+
+static long num(const char *opt, const char *v, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 0);
+    if (errno || *end || x < lo || x > hi)
+        emu_die("%s: '%s' is not a number in [%ld, %ld]", opt, v, lo, hi);
+    return x;
+}
+
+static double real(const char *opt, const char *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || *end || x != x)
+        emu_die("%s: '%s' is not a number", opt, v);
+    return x;
+}
+
+static void node_clock(emu_opts *o, const char *v)
+{
+    char *end;
+    long node = strtol(v, &end, 10);
+    if (*end != '=' || node < 0 || node >= EMU_MAX_NODES)
+        emu_die("--node-clock: expected N=OFFSET_NS[:PPM], got '%s'", v);
+    errno = 0;
+    long long off = strtoll(end + 1, &end, 10);
+    double ppm = 0;
+    if (*end == ':')
+        ppm = real("--node-clock", end + 1);
+    else if (*end)
+        emu_die("--node-clock: expected N=OFFSET_NS[:PPM], got '%s'", v);
+    if (errno || ppm < -1000 || ppm > 1000)
+        emu_die("--node-clock: out of range: '%s'", v);
+    o->node_clock[node] = (emu_node_clock){off, ppm};
+}
+
+static const char *one_of(const char *opt, const char *v, const char *const *allowed)
+{
+    for (int i = 0; allowed[i]; i++)
+        if (strcmp(v, allowed[i]) == 0)
+            return allowed[i];
+    emu_die("%s: '%s' is not allowed (see --help)", opt, v);
+}
+
+enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
+       O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
+       O_PACE, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_PROBE, O_SUMMARY, O_REPLAY, O_SPEED,
+       O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP };
+
+static const struct option long_opts[] = {
+    {"plugin", 1, 0, O_PLUGIN}, {"api", 1, 0, O_API}, {"mask", 1, 0, O_MASK},
+    {"scenario", 1, 0, O_SCEN}, {"nodes", 1, 0, O_NODES}, {"ranks-per-node", 1, 0, O_RPN},
+    {"ranks-as", 1, 0, O_AS}, {"node-clock", 1, 0, O_NCLOCK}, {"rundir-base", 1, 0, O_RUNDIR},
+    {"host-prefix", 1, 0, O_HOSTP}, {"gpu-spread-ns", 1, 0, O_SPREAD},
+    {"gpu-drift-ppm", 1, 0, O_GDRIFT}, {"seed", 1, 0, O_SEED}, {"iters", 1, 0, O_ITERS},
+    {"ops", 1, 0, O_OPS}, {"channels", 1, 0, O_CH}, {"count", 1, 0, O_COUNT},
+    {"dtype", 1, 0, O_DTYPE}, {"func", 1, 0, O_FUNC}, {"algo", 1, 0, O_ALGO},
+    {"proto", 1, 0, O_PROTO}, {"chunk-size", 1, 0, O_CHUNK}, {"pace-us", 1, 0, O_PACE},
+    {"hang-rank", 1, 0, O_HRANK}, {"hang-after", 1, 0, O_HAFTER}, {"hang-ms", 1, 0, O_HMS},
+    {"kill-rank", 1, 0, O_KRANK}, {"kill-after", 1, 0, O_KAFTER}, {"pxn-probe", 0, 0, O_PROBE},
+    {"summary", 1, 0, O_SUMMARY}, {"replay", 1, 0, O_REPLAY}, {"speed", 1, 0, O_SPEED},
+    {"bench", 0, 0, O_BENCH}, {"threads", 1, 0, O_THREADS}, {"bench-iters", 1, 0, O_BITERS},
+    {"reps", 1, 0, O_REPS}, {"_worker", 1, 0, O_WORKER}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
+
+static const char *const funcs[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", NULL};
+static const char *const algos[] = {"RING", "TREE", NULL};
+static const char *const protos[] = {"SIMPLE", "LL", "LL128", NULL};
+static const char *const dtypes[] = {"ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64",
+                                     "ncclUint64", "ncclFloat16", "ncclFloat32", "ncclFloat64",
+                                     "ncclBfloat16", NULL};
+
+static void parse_one(emu_opts *o, int c, const char *v)
+{
+    switch (c) {
+    case O_PLUGIN: o->plugin = v; break;
+    case O_API: o->api = (int)num("--api", v, 1, EMU_MAX_VERSION); break;
+    case O_MASK: o->mask = v; break;
+    case O_SCEN:
+        if (!emu_scenario_find(v))
+            emu_die("--scenario: unknown scenario '%s' (see --help)", v);
+        o->scenario = v;
+        break;
+    case O_NODES: o->nodes = (int)num("--nodes", v, 1, EMU_MAX_NODES); break;
+    case O_RPN: o->ranks_per_node = (int)num("--ranks-per-node", v, 1, 64); break;
+    case O_AS:
+        o->threads = one_of("--ranks-as", v, (const char *const[]){"processes", "threads", NULL})[0] == 't';
+        break;
+    case O_NCLOCK: node_clock(o, v); break;
+    case O_RUNDIR: o->rundir_base = v; break;
+    case O_HOSTP: o->host_prefix = v; break;
+    case O_SPREAD: o->gpu_spread_ns = num("--gpu-spread-ns", v, 0, 3600000000000L); break;
+    case O_GDRIFT: o->gpu_drift_ppm = real("--gpu-drift-ppm", v); break;
+    case O_SEED: o->seed = (uint64_t)num("--seed", v, 0, 0x7fffffffffffffffL); break;
+    case O_ITERS: o->iters = (int)num("--iters", v, 0, 1000000); break;
+    case O_OPS: o->ops = (int)num("--ops", v, 1, 64); break;
+    case O_CH: o->channels = (int)num("--channels", v, 1, 64); break;
+    case O_COUNT: o->count = (size_t)num("--count", v, 1, 1L << 40); break;
+    case O_DTYPE: o->dtype = one_of("--dtype", v, dtypes); break;
+    case O_FUNC: o->func = one_of("--func", v, funcs); break;
+    case O_ALGO: o->algo = one_of("--algo", v, algos); break;
+    case O_PROTO: o->proto = one_of("--proto", v, protos); break;
+    case O_CHUNK: o->chunk_size = (int)num("--chunk-size", v, 512, 1 << 26); break;
+    case O_PACE: o->pace_us = (int)num("--pace-us", v, 0, 10000000); break;
+    case O_HRANK: o->hang_rank = (int)num("--hang-rank", v, 0, EMU_MAX_RANKS - 1); break;
+    case O_HAFTER: o->hang_after = (int)num("--hang-after", v, 0, 1000000); break;
+    case O_HMS: o->hang_ms = (int)num("--hang-ms", v, 0, 60000); break;
+    case O_KRANK: o->kill_rank = (int)num("--kill-rank", v, 0, EMU_MAX_RANKS - 1); break;
+    case O_KAFTER: o->kill_after = (int)num("--kill-after", v, 0, 1000000); break;
+    case O_PROBE: o->pxn_probe = true; break;
+    case O_SUMMARY: o->summary = v; break;
+    case O_REPLAY: o->replay = v; break;
+    case O_SPEED: o->speed = real("--speed", v); break;
+    case O_BENCH: o->bench = true; break;
+    case O_THREADS: o->bench_threads = (int)num("--threads", v, 1, 256); break;
+    case O_BITERS: o->bench_iters = num("--bench-iters", v, 1, 1L << 40); break;
+    case O_REPS: o->bench_reps = (int)num("--reps", v, 1, 1000); break;
+    case O_WORKER: o->worker = v; break;
+    case O_HELP: usage(stdout); exit(0);
+    default: usage(stderr); exit(2);
+    }
+}
+
+/* Scenario-implied settings and cross-option checks. */
+static void finish_options(emu_opts *o)
+{
+    int nranks = o->nodes * o->ranks_per_node;
+    const char *s = o->scenario;
+    if (strcmp(s, "ring") == 0 || strcmp(s, "tree") == 0)
+        o->algo = s[0] == 'r' ? "RING" : "TREE";
+    if (strcmp(s, "hang") == 0 && o->hang_rank < 0)
+        o->hang_rank = nranks - 1;
+    if (strcmp(s, "kill") == 0 && o->kill_rank < 0)
+        o->kill_rank = nranks - 1;
+    if (o->hang_rank >= nranks || o->kill_rank >= nranks)
+        emu_die("--hang-rank/--kill-rank must be below the number of ranks (%d)", nranks);
+    if (o->kill_rank >= 0 && (o->threads || emu_scenario_find(s)->one_thread_per_node))
+        emu_die("killing a rank needs ranks as processes");
+    if (strcmp(s, "pxn") == 0 && (o->threads || o->ranks_per_node < 2 || o->nodes < 2))
+        emu_die("pxn needs ranks as processes, --nodes >= 2 and --ranks-per-node >= 2");
+    if (emu_scenario_find(s)->one_thread_per_node && o->ranks_per_node > 8)
+        emu_die("multigpu drives at most 8 GPUs per thread");
+    for (int n = o->nodes; n < EMU_MAX_NODES; n++)
+        if (o->node_clock[n].offset_ns || o->node_clock[n].drift_ppm)
+            emu_die("--node-clock: node %d does not exist", n);
+    if (o->mask) {
+        uint32_t m;
+        if (nsc_mask_parse(o->mask, &m))
+            emu_die("--mask: cannot parse '%s'", o->mask);
+        emu_mask = (int)m;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    emu_opts o = {.scenario = "coll", .nodes = 1, .ranks_per_node = 2, .iters = 3, .ops = 1,
+                  .channels = 2, .count = 65536, .func = "AllReduce", .dtype = "ncclFloat32",
+                  .algo = "RING", .proto = "SIMPLE", .chunk_size = 131072, .hang_rank = -1,
+                  .hang_after = 1, .hang_ms = 200, .kill_rank = -1, .kill_after = 1, .seed = 1,
+                  .gpu_spread_ns = 60000000000L, .rundir_base = "/tmp/ncclscope-emu",
+                  .host_prefix = "node", .speed = 1.0, .bench_threads = 1, .bench_reps = 7,
+                  .bench_iters = 2000000};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1)
+        parse_one(&o, c == 'h' ? O_HELP : c, optarg);
+    if (optind < argc)
+        emu_die("unexpected argument '%s' (see --help)", argv[optind]);
+    finish_options(&o);
+    if (o.worker)
+        return emu_worker_main(&o);
+    if (o.bench)
+        return emu_bench_run(&o);
+    if (o.replay)
+        return emu_replay_run(&o);
+    return emu_cluster_run(&o, argc, argv);
+}

@@ -1,0 +1,312 @@
+/* scenarios.c: the call sequences NCCL makes for each scenario.
+ *
+ * Every scenario is built from group_call(), which replays what NCCL does for
+ * one ncclGroupStart/End (or one implicit group) on a set of communicators, in
+ * the order the recorded real trace shows: GroupApi start, [GroupStartApiStop],
+ * CollApi/P2pApi start+stop for every call, [GroupEndApiStart], then per
+ * communicator in reverse order KernelLaunch, Group > Coll/P2p (start all, stop
+ * all), then GroupApi stop; the proxy thread then emits the children.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu.h"
+
+typedef struct op_desc {
+    int func;   /* emu_func_names index */
+    bool p2p;
+    int peer;
+} op_desc;
+
+typedef struct group_flags {
+    bool explicit_group, graph, hang, post, kill_mid;
+} group_flags;
+
+static const char *dtype_names[] = {"ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64",
+                                    "ncclUint64", "ncclFloat16", "ncclFloat32", "ncclFloat64",
+                                    "ncclBfloat16", NULL};
+static const int dtype_sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
+
+static size_t dtype_size(const char *name)
+{
+    for (int i = 0; dtype_names[i]; i++)
+        if (strcmp(dtype_names[i], name) == 0)
+            return (size_t)dtype_sizes[i];
+    return 4;
+}
+
+uint64_t emu_comm_hash(const emu_opts *o, int which)
+{
+    return emu_splitmix(o->seed ^ (0x6e63636cull + (uint64_t)which));
+}
+
+static void *fake_ptr(const emu_rank *r, unsigned what)
+{
+    return (void *)(uintptr_t)(0x7f0000000000ull + ((uint64_t)r->global_rank << 32) + ((uint64_t)what << 24));
+}
+
+static uint32_t new_coll_rec(emu_rank *r, int func, uint64_t seq, uint64_t api_start)
+{
+    emu_acct *a = r->acct;
+    if (a->ncoll >= r->w->acct.coll_cap)
+        return UINT32_MAX;
+    emu_coll_rec *c = &r->colls[a->ncoll];
+    *c = (emu_coll_rec){.seq = seq, .func = func, .api_start_ns = api_start};
+    return a->ncoll++;
+}
+
+/* The Coll or P2p event of op j on rank r, with NCCL's parents for the version. */
+static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h, uint32_t *index,
+                      uint64_t api_start)
+{
+    const emu_opts *o = r->w->o;
+    emu_ev ev = {.type = op->p2p ? NSC_T_P2P : NSC_T_COLL};
+    ev.parent = r->w->pl.version >= 5 ? api_h : group_h;
+    uint64_t seq = r->next_seq[op->func]++;
+    size_t bytes = o->count * dtype_size(o->dtype);
+    if (op->p2p) {
+        ev.d.p2p.func = emu_func_names[op->func];
+        ev.d.p2p.dtype = o->dtype;
+        ev.d.p2p.buff = fake_ptr(r, 1);
+        ev.d.p2p.count = o->count;
+        ev.d.p2p.peer = op->peer;
+        ev.d.p2p.nch = (uint8_t)o->channels;
+        ev.d.p2p.parent_group = group_h;
+        ev.d.p2p.user_tag = seq + 1;
+    } else {
+        ev.d.coll.seq = seq;
+        ev.d.coll.func = emu_func_names[op->func];
+        ev.d.coll.dtype = o->dtype;
+        ev.d.coll.algo = o->algo;
+        ev.d.coll.proto = o->proto;
+        ev.d.coll.variant = "Default";
+        ev.d.coll.send = fake_ptr(r, 2);
+        ev.d.coll.recv = fake_ptr(r, 3);
+        ev.d.coll.count = o->count;
+        ev.d.coll.traffic = bytes;
+        ev.d.coll.nch = (uint8_t)o->channels;
+        ev.d.coll.nwarps = 16;
+        ev.d.coll.parent_group = group_h;
+        ev.d.coll.user_tag = seq + 1;
+    }
+    *index = new_coll_rec(r, op->func, seq, api_start);
+    uint64_t t = emu_true_ns();
+    void *h = emu_start(r, &ev);
+    if (*index != UINT32_MAX)
+        r->colls[*index].start_ns = t;
+    return h;
+}
+
+static void *start_api(emu_rank *r, const op_desc *op, void *group_api, bool graph)
+{
+    emu_ev ev = {.type = op->p2p ? NSC_T_P2P_API : NSC_T_COLL_API, .parent = group_api};
+    ev.d.api.func = emu_func_names[op->func];
+    ev.d.api.dtype = r->w->o->dtype;
+    ev.d.api.count = r->w->o->count;
+    ev.d.api.stream = r->stream;
+    ev.d.api.graph = graph;
+    ev.d.api.user_tag = r->next_seq[op->func] + 1;
+    return emu_start(r, &ev);
+}
+
+#define MAX_OPS 64
+
+/* One group on `n` communicators driven by this thread, nops ops each. The
+ * Coll/P2p handles go to `out` (n * nops) for callers that post them later. */
+static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group_flags f, emu_op *out)
+{
+    emu_rank *r0 = rs[0];
+    emu_ev gev = {.type = NSC_T_GROUP_API};
+    gev.d.group_api.graph = f.graph;
+    gev.d.group_api.depth = f.explicit_group ? 2 : 1;
+    uint64_t api_start = emu_true_ns();
+    void *ga = emu_start(r0, &gev);
+    if (f.explicit_group)
+        emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_START_API_STOP, 0, 0);
+    void *api[MAX_OPS * 8];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < nops; j++) {
+            void *h = start_api(rs[i], &ops[j], ga, f.graph);
+            emu_stop(rs[i], ops[j].p2p ? NSC_T_P2P_API : NSC_T_COLL_API, h);
+            api[i * nops + j] = h;
+        }
+    if (f.explicit_group)
+        emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_END_API_START, 0, 0);
+    if (f.kill_mid) {
+        for (int i = 0; i < n; i++)
+            emu_proxy_drain(rs[i]); /* so every counted call is complete */
+        kill(getpid(), SIGKILL);
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        emu_rank *r = rs[i];
+        emu_ev kl = {.type = NSC_T_KERNEL_LAUNCH, .parent = ga};
+        kl.d.launch.stream = r->stream;
+        emu_stop(r, NSC_T_KERNEL_LAUNCH, emu_start(r, &kl));
+        emu_ev gr = {.type = NSC_T_GROUP};
+        void *g = emu_start(r, &gr);
+        void *h[MAX_OPS];
+        uint32_t idx[MAX_OPS];
+        for (int j = 0; j < nops; j++)
+            h[j] = start_op(r, &ops[j], api[i * nops + j], g, &idx[j], api_start);
+        for (int j = 0; j < nops; j++) {
+            emu_stop(r, ops[j].p2p ? NSC_T_P2P : NSC_T_COLL, h[j]);
+            if (idx[j] != UINT32_MAX)
+                r->colls[idx[j]].stop_ns = emu_true_ns();
+        }
+        emu_stop(r, NSC_T_GROUP, g);
+        for (int j = 0; j < nops; j++) {
+            emu_op op = {.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
+                         .nch = r->w->o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
+                         .is_send = ops[j].func == emu_func_index("Send"),
+                         .bytes = r->w->o->count * dtype_size(r->w->o->dtype), .hang = f.hang};
+            if (f.post)
+                emu_proxy_post(r, &op);
+            if (out)
+                out[i * nops + j] = op;
+        }
+    }
+    emu_stop(r0, NSC_T_GROUP_API, ga);
+}
+
+static void pace(const emu_opts *o)
+{
+    if (o->pace_us > 0) {
+        struct timespec ts = {o->pace_us / 1000000, (long)(o->pace_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static int collective_ops(const emu_opts *o, op_desc *ops)
+{
+    int n = o->ops < 1 ? 1 : (o->ops > MAX_OPS ? MAX_OPS : o->ops);
+    for (int j = 0; j < n; j++)
+        ops[j] = (op_desc){.func = emu_func_index(o->func), .peer = -1};
+    return n;
+}
+
+/* Iterations of collectives; hang and kill cut them short as configured. */
+static int run_iterations(emu_world *w, emu_rank **rs, int n, int iters, bool explicit_group)
+{
+    const emu_opts *o = w->o;
+    op_desc ops[MAX_OPS];
+    int nops = collective_ops(o, ops);
+    for (int it = 0; it < iters; it++) {
+        bool hang_now = o->hang_rank >= 0 && it == o->hang_after;
+        if (hang_now && rs[0]->global_rank == o->hang_rank)
+            break; /* this rank stops issuing collectives */
+        group_flags f = {.explicit_group = explicit_group || nops > 1, .post = true, .hang = hang_now,
+                         .kill_mid = o->kill_rank == rs[0]->global_rank && it == o->kill_after};
+        group_call(rs, n, ops, nops, f, NULL);
+        if (hang_now)
+            break;
+        pace(o);
+    }
+    if (o->hang_rank >= 0)
+        sleep_ms(o->hang_ms);
+    return 0;
+}
+
+static int sc_coll(emu_world *w, emu_rank **rs, int n)
+{
+    return run_iterations(w, rs, n, w->o->iters, false);
+}
+
+static int sc_grouped(emu_world *w, emu_rank **rs, int n)
+{
+    return run_iterations(w, rs, n, w->o->iters, true);
+}
+
+static int sc_p2p(emu_world *w, emu_rank **rs, int n)
+{
+    for (int it = 0; it < w->o->iters; it++) {
+        for (int i = 0; i < n; i++) {
+            int me = rs[i]->ci.rank, nr = rs[i]->ci.nranks;
+            op_desc ops[2] = {{emu_func_index("Send"), true, (me + 1) % nr},
+                              {emu_func_index("Recv"), true, (me + nr - 1) % nr}};
+            group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true, .post = true}, NULL);
+        }
+        pace(w->o);
+    }
+    return 0;
+}
+
+/* Capture once (graphCaptured API events, Coll enqueued once), then each
+ * iteration replays the graph: only the kernel-side children run again. */
+static int sc_graph(emu_world *w, emu_rank **rs, int n)
+{
+    op_desc ops[MAX_OPS];
+    int nops = collective_ops(w->o, ops);
+    emu_op *captured = calloc((size_t)(n * nops), sizeof *captured);
+    if (!captured)
+        emu_die("out of memory");
+    group_call(rs, n, ops, nops, (group_flags){.explicit_group = true, .graph = true}, captured);
+    for (int it = 0; it < w->o->iters; it++) {
+        for (int k = 0; k < n * nops; k++)
+            emu_proxy_post(rs[k / nops], &captured[k]);
+        pace(w->o);
+    }
+    free(captured);
+    return 0;
+}
+
+/* Half the iterations on the parent communicator, then ncclCommSplit by
+ * color = rank % 2 into children with new hashes, the rest on the child. */
+static int sc_split(emu_world *w, emu_rank **rs, int n)
+{
+    int half = w->o->iters / 2;
+    run_iterations(w, rs, n, half, false);
+    emu_rank *kids = calloc((size_t)n, sizeof *kids);
+    emu_rank **kp = calloc((size_t)n, sizeof *kp);
+    if (!kids || !kp)
+        emu_die("out of memory");
+    for (int i = 0; i < n; i++) {
+        const emu_comm_info *p = &rs[i]->ci;
+        int color = p->rank % 2;
+        emu_comm_info ci = {.comm_id = emu_comm_hash(w->o, 1 + color), .name = color ? "split-odd" : "split-even",
+                            .nnodes = p->nnodes, .nranks = (p->nranks - color + 1) / 2, .rank = p->rank / 2};
+        if (emu_rank_open(w, &kids[i], &ci, rs[i]->global_rank, rs[i]->node))
+            return -1;
+        kids[i].world_base = color;
+        kids[i].world_stride = 2;
+        emu_proxy_start(&kids[i]);
+        kp[i] = &kids[i];
+    }
+    run_iterations(w, kp, n, w->o->iters - half, false);
+    for (int i = 0; i < n; i++)
+        emu_rank_close(&kids[i]);
+    free(kids);
+    free(kp);
+    return 0;
+}
+
+const emu_scenario emu_scenarios[] = {
+    {"coll", "one GPU per thread: --iters x --ops collectives (implicit groups when --ops 1)", false, sc_coll},
+    {"multigpu", "several GPUs per thread: one thread drives all ranks of a node in one ncclGroup", true, sc_coll},
+    {"grouped", "grouped operations: --ops collectives per ncclGroup (one GroupApi, KernelLaunch, Group)", false, sc_grouped},
+    {"p2p", "send to rank+1 and receive from rank-1 in one group per iteration", false, sc_p2p},
+    {"ring", "coll with --algo RING (ProxyOp/ProxyStep between nodes)", false, sc_coll},
+    {"tree", "coll with --algo TREE (ProxyOp/ProxyStep up and down a tree of nodes)", false, sc_coll},
+    {"pxn", "coll whose ProxyOps are started by the next local rank's process (needs processes)", false, sc_coll},
+    {"graph", "CUDA-graph capture once (graphCaptured), then --iters replays", false, sc_graph},
+    {"split", "half the iterations, ncclCommSplit by rank parity, the rest on the child", false, sc_split},
+    {"hang", "rank --hang-rank stops after --hang-after iterations; the others hang in it", false, sc_coll},
+    {"kill", "rank --kill-rank's process is killed (SIGKILL) inside iteration --kill-after", false, sc_coll},
+};
+const int emu_nscenarios = (int)(sizeof emu_scenarios / sizeof emu_scenarios[0]);
+
+const emu_scenario *emu_scenario_find(const char *name)
+{
+    for (int i = 0; i < emu_nscenarios; i++)
+        if (strcmp(emu_scenarios[i].name, name) == 0)
+            return &emu_scenarios[i];
+    return NULL;
+}

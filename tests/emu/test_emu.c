@@ -1,0 +1,419 @@
+/* test_emu.c: end-to-end tests of ncclscope-emu with the record plugin: the
+ * real log replayed reproduces its calls and parent links exactly; every API
+ * version's descriptors read back through our headers; the summary matches
+ * what the plugin received; PXN addresses fault; killed and hung ranks; init
+ * failure and "none"; the clock shim. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "test_emu_util.h"
+
+#define MAXH 4096
+
+/* ---- replay of the real log ---- */
+
+typedef struct logev {
+    uint64_t start_ns, addr, parent;
+    int type;
+    size_t line;
+} logev;
+
+static int cmp_logev(const void *a, const void *b)
+{
+    const logev *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+Test(emu, replay_real_log_reproduces_calls_and_parents, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    char args[1024];
+    snprintf(args, sizeof args, "--replay %s --speed 0", EMU_TRACE);
+    cr_assert_eq(run_emu(dir, NULL, args), 0);
+    jlines log = {0}, rec = {0};
+    jlines_read_file(EMU_TRACE, &log);
+    jlines_read_dir(dir, &rec);
+
+    /* The log's events in replay order, its counts per type and per state. */
+    static logev ev[MAXH];
+    size_t nev = 0;
+    uint64_t log_types[NSC_T_COUNT] = {0}, log_states[NSC_S_COUNT] = {0};
+    for (size_t i = 0; i < log.n; i++) {
+        const nsc_json *r = nsc_json_root(&log.docs[i]);
+        if (strcmp(jstr(r, "recordType"), "state") == 0) {
+            log_states[jnum(r, "id")]++;
+            continue;
+        }
+        if (strcmp(jstr(r, "recordType"), "event") != 0)
+            continue;
+        cr_assert_lt(nev, MAXH);
+        logev *e = &ev[nev++];
+        e->type = nsc_type_from_name(jstr(r, "type") + strlen("ncclProfile"));
+        cr_assert_geq(e->type, 0);
+        cr_assert_eq(nsc_json_fixed(nsc_json_get(nsc_json_get(r, "start"), "ts"), 3, &e->start_ns), 0);
+        e->addr = jhex(r, "eventAddr");
+        e->parent = jhex(r, "parentObj");
+        e->line = i;
+        log_types[e->type]++;
+    }
+    qsort(ev, nev, sizeof *ev, cmp_logev);
+
+    /* The record plugin's calls in the order it received them. */
+    size_t k = 0;
+    uint64_t rec_types[NSC_T_COUNT] = {0}, rec_states[NSC_S_COUNT] = {0}, rec_stops = 0;
+    static uint64_t handle_of[MAXH];
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        const char *call = jstr(r, "call");
+        if (strcmp(call, "state") == 0)
+            rec_states[jnum(r, "state")]++;
+        else if (strcmp(call, "stop") == 0)
+            rec_stops++;
+        if (strcmp(call, "start") != 0)
+            continue;
+        cr_assert_lt(k, nev, "more starts than the log has events");
+        int t = nsc_type_from_name(jstr(r, "type"));
+        cr_assert_eq(t, ev[k].type, "start %zu: type %s", k, jstr(r, "type"));
+        rec_types[t]++;
+        handle_of[k] = jhex(r, "handle");
+        /* The parent is the handle the plugin returned for the log's parent. */
+        uint64_t want = 0;
+        for (size_t j = 0; j < k && ev[k].parent; j++)
+            if (ev[j].addr == ev[k].parent)
+                want = handle_of[j];
+        cr_assert_eq(jhex(r, "parent"), want, "start %zu (%s): parent link", k, jstr(r, "type"));
+        if (t == NSC_T_COLL)
+            cr_assert_str_eq(jstr(r, "func"), "AllReduce");
+        k++;
+    }
+    cr_assert_eq(k, nev);
+    cr_assert_eq(rec_stops, nev, "every event stopped once");
+    for (int t = 0; t < NSC_T_COUNT; t++)
+        cr_assert_eq(rec_types[t], log_types[t], "type %s", nsc_type_name((unsigned)t));
+    for (int s = 0; s < NSC_S_COUNT; s++)
+        cr_assert_eq(rec_states[s], log_states[s], "state %s", nsc_state_name((unsigned)s));
+    cr_assert_eq(log_types[NSC_T_KERNEL_CH], 100, "the log itself: 100 KernelCh");
+    jlines_free(&log);
+    jlines_free(&rec);
+}
+
+/* ---- every version's descriptors read back; record == summary ---- */
+
+static void check_coll_fields(int v, const nsc_json *r, uint64_t comm_id)
+{
+    cr_assert_eq(jnum(r, "seqNumber") < 2, 1);
+    cr_assert_eq(jnum(r, "count"), 4096);
+    cr_assert_eq(jnum(r, v <= 3 ? "nMaxChannels" : "nChannels"), 2, "v%d channels", v);
+    if (v == 1) {
+        cr_assert_eq(jnum(r, "func"), 4, "ncclFuncAllReduce");
+        cr_assert_eq(jnum(r, "datatype"), 7, "ncclFloat32");
+        cr_assert_eq(jnum(r, "algo"), 1, "RING");
+        cr_assert_eq(jnum(r, "proto"), 2, "SIMPLE");
+        cr_assert_eq(jnum(r, "trafficBytes"), 4096 * 4);
+    } else {
+        cr_assert_str_eq(jstr(r, "func"), "AllReduce");
+        cr_assert_str_eq(jstr(r, "datatype"), "ncclFloat32");
+        cr_assert_str_eq(jstr(r, "algo"), "RING");
+        cr_assert_str_eq(jstr(r, "proto"), "SIMPLE");
+    }
+    if (v <= 3) {
+        cr_assert_eq(jnum(r, "commHash"), comm_id);
+        cr_assert_str_eq(jstr(r, "name"), "world");
+    }
+    if (v == 7) {
+        cr_assert_str_eq(jstr(r, "kernelVariant"), "Default");
+        cr_assert_eq(jnum(r, "userTag"), jnum(r, "seqNumber") + 1);
+    }
+}
+
+static bool version_has(int v, int t)
+{
+    if (t == NSC_T_KERNEL_CH || t == NSC_T_NET_PLUGIN)
+        return v >= 3;
+    if (t >= NSC_T_GROUP_API && t <= NSC_T_KERNEL_LAUNCH)
+        return v >= 5;
+    return t < NSC_T_KERNEL_CH;
+}
+
+static void check_version(int v)
+{
+    const char *dir = tmpdir_new();
+    char args[256];
+    snprintf(args, sizeof args,
+             "--api %d --scenario ring --nodes 2 --ranks-per-node 1 --iters 2 --count 4096 --channels 2", v);
+    cr_assert_eq(run_emu(dir, NULL, args), 0, "v%d", v);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    cr_assert_eq(ranks->count, 2);
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/rec-%llu.jsonl", dir, (unsigned long long)jnum(rk, "pid"));
+        jlines rec = {0};
+        jlines_read_file(path, &rec);
+        uint64_t starts[NSC_T_COUNT] = {0}, stops = 0, states = 0, handles[MAXH], types[MAXH];
+        size_t nh = 0;
+        cr_assert_eq(jnum(rk, "api_version"), (uint64_t)v);
+        for (size_t i = 0; i < rec.n; i++) {
+            const nsc_json *r = nsc_json_root(&rec.docs[i]);
+            const char *call = jstr(r, "call");
+            if (strcmp(call, "init") == 0) {
+                cr_assert_eq(jnum(r, "v"), (uint64_t)v);
+                if (v >= 4) {
+                    cr_assert_eq(jnum(r, "comm_id"), jnum(rk, "comm_id"));
+                    cr_assert_eq(jnum(r, "nranks"), 2);
+                    cr_assert_eq(jnum(r, "nnodes"), 2);
+                    cr_assert_eq(jnum(r, "rank"), jnum(rk, "rank"));
+                }
+            } else if (strcmp(call, "stop") == 0)
+                stops++;
+            else if (strcmp(call, "state") == 0)
+                states++;
+            if (strcmp(call, "start") != 0)
+                continue;
+            int t = nsc_type_from_name(jstr(r, "type"));
+            cr_assert(version_has(v, t), "v%d has no %s", v, jstr(r, "type"));
+            cr_assert_eq(jnum(r, "type_bits"), 1ull << t, "type field");
+            cr_assert_eq(jnum(r, "rank"), jnum(rk, "rank"));
+            starts[t]++;
+            handles[nh] = jhex(r, "handle");
+            types[nh++] = (uint64_t)t;
+            uint64_t parent = jhex(r, "parent");
+            int ptype = -1;
+            for (size_t j = 0; j < nh; j++)
+                if (handles[j] == parent)
+                    ptype = (int)types[j];
+            if (t == NSC_T_COLL) {
+                check_coll_fields(v, r, jnum(rk, "comm_id"));
+                cr_assert_eq(ptype, v >= 5 ? NSC_T_COLL_API : NSC_T_GROUP, "v%d Coll parent", v);
+                if (v >= 5) {
+                    uint64_t pg = jhex(r, "parentGroup");
+                    bool found = false;
+                    for (size_t j = 0; j < nh; j++)
+                        found |= handles[j] == pg && types[j] == NSC_T_GROUP;
+                    cr_assert(found, "parentGroup is the Group");
+                }
+            } else if (t == NSC_T_PROXY_OP) {
+                cr_assert_eq(ptype, NSC_T_COLL);
+                cr_assert_eq(jnum(r, "pid_field"), jnum(rk, "pid"));
+                cr_assert_eq(jnum(r, "peer"), 1 - jnum(rk, "rank"));
+                cr_assert_eq(jnum(r, "chunkSize"), 131072);
+                cr_assert_lt(jnum(r, "channelId"), 2);
+                cr_assert_gt(jnum(r, "nSteps"), 0);
+            } else if (t == NSC_T_PROXY_STEP)
+                cr_assert_eq(ptype, NSC_T_PROXY_OP);
+            else if (t == NSC_T_KERNEL_CH) {
+                cr_assert_eq(ptype, NSC_T_COLL);
+                if (v >= 4) {
+                    /* pTimer is one of the GPU samples the summary reports. */
+                    const nsc_json *s = nsc_json_get(rk, "kernel_samples");
+                    bool found = false;
+                    uint64_t pt = jnum(r, "pTimer");
+                    for (const nsc_json *p = nsc_json_first(s); p && !found; p = nsc_json_next(s, p)) {
+                        uint64_t x;
+                        nsc_json_u64(nsc_json_at(p, 0), &x);
+                        found = x == pt;
+                    }
+                    cr_assert(found, "KernelCh pTimer %llu in the summary", (unsigned long long)pt);
+                }
+            }
+        }
+        /* The summary's counts are exactly what the plugin received. */
+        const nsc_json *calls = nsc_json_get(rk, "calls");
+        uint64_t sum_stops = 0, sum_states = 0;
+        for (int t = 0; t < NSC_T_COUNT; t++) {
+            cr_assert_eq(summary_count(calls, "start", nsc_type_name((unsigned)t)), starts[t], "v%d %s",
+                         v, nsc_type_name((unsigned)t));
+            sum_stops += summary_count(calls, "stop", nsc_type_name((unsigned)t));
+            sum_states += summary_count(calls, "state", nsc_type_name((unsigned)t));
+        }
+        cr_assert_eq(sum_stops, stops);
+        cr_assert_eq(sum_states, states);
+        cr_assert_gt(starts[NSC_T_PROXY_OP], 0, "v%d: two nodes exchange data", v);
+        cr_assert_eq(jnum(rk, "open_events"), 0);
+        jlines_free(&rec);
+    }
+    nsc_json_free(&sum);
+}
+
+Test(emu, every_version_reads_back_v1) { check_version(1); }
+Test(emu, every_version_reads_back_v2) { check_version(2); }
+Test(emu, every_version_reads_back_v3) { check_version(3); }
+Test(emu, every_version_reads_back_v4) { check_version(4); }
+Test(emu, every_version_reads_back_v5) { check_version(5); }
+Test(emu, every_version_reads_back_v6) { check_version(6); }
+Test(emu, every_version_reads_back_v7) { check_version(7); }
+
+/* ---- PXN ---- */
+
+Test(emu, pxn_foreign_addresses_fault_in_the_proxy_process, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--scenario pxn --nodes 2 --ranks-per-node 2 --iters 2 --pxn-probe"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    cr_assert_eq(ranks->count, 4);
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *pxn = nsc_json_get(rk, "pxn");
+        cr_assert_gt(jnum(pxn, "guarded"), 0);
+        cr_assert_eq(jnum(pxn, "unguarded"), 0);
+        cr_assert_gt(jnum(pxn, "probed"), 0);
+        cr_assert_eq(jnum(pxn, "probe_segv"), jnum(pxn, "probed"), "every probe died of SIGSEGV");
+        cr_assert_gt(summary_count(nsc_json_get(rk, "foreign"), "start", "ProxyOp"), 0);
+        cr_assert_eq(summary_count(nsc_json_get(rk, "calls"), "start", "ProxyOp"), 0);
+    }
+    /* In the record: each ProxyOp came from another process with that
+     * process's pid, and a context this process never created. */
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    size_t foreign = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        if (strcmp(jstr(r, "type"), "ProxyOp") != 0)
+            continue;
+        cr_assert_neq(jnum(r, "pid_field"), jnum(r, "pid"));
+        for (size_t j = 0; j < rec.n; j++) {
+            const nsc_json *q = nsc_json_root(&rec.docs[j]);
+            if (strcmp(jstr(q, "call"), "init") == 0 && jnum(q, "pid") == jnum(r, "pid"))
+                cr_assert_neq(jhex(q, "ctx"), jhex(r, "ctx"));
+        }
+        foreign++;
+    }
+    cr_assert_gt(foreign, 0);
+    jlines_free(&rec);
+    nsc_json_free(&sum);
+}
+
+/* ---- faults ---- */
+
+Test(emu, killed_rank_reports_exactly_what_it_emitted, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--scenario kill --nodes 2 --ranks-per-node 1 --iters 3 --kill-after 1"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *root = nsc_json_root(&sum);
+    const nsc_json *victim = nsc_json_at(nsc_json_get(root, "processes"), 1);
+    cr_assert_eq(jnum(victim, "signal"), 9);
+    const nsc_json *rk = nsc_json_at(nsc_json_get(root, "ranks"), 1);
+    char path[512];
+    snprintf(path, sizeof path, "%s/rec-%llu.jsonl", dir, (unsigned long long)jnum(rk, "pid"));
+    jlines rec = {0};
+    jlines_read_file(path, &rec);
+    uint64_t starts = 0, stops = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const char *call = jstr(nsc_json_root(&rec.docs[i]), "call");
+        starts += strcmp(call, "start") == 0;
+        stops += strcmp(call, "stop") == 0;
+        cr_assert_str_neq(call, "finalize", "a killed process never finalizes");
+    }
+    const nsc_json *calls = nsc_json_get(rk, "calls");
+    uint64_t s_starts = 0, s_stops = 0;
+    for (int t = 0; t < NSC_T_COUNT; t++) {
+        s_starts += summary_count(calls, "start", nsc_type_name((unsigned)t));
+        s_stops += summary_count(calls, "stop", nsc_type_name((unsigned)t));
+    }
+    cr_assert_eq(s_starts, starts);
+    cr_assert_eq(s_stops, stops);
+    cr_assert_eq(jnum(rk, "open_events"), starts - stops);
+    cr_assert_gt(jnum(rk, "open_events"), 0, "killed inside a group");
+    jlines_free(&rec);
+    nsc_json_free(&sum);
+}
+
+Test(emu, hung_rank_stops_and_the_others_stay_open, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--scenario hang --nodes 1 --ranks-per-node 3 --iters 4 --hang-after 2 --hang-ms 50"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *seq = nsc_json_get(nsc_json_get(rk, "seq"), "AllReduce");
+        bool hung = jnum(rk, "rank") == 2;
+        cr_assert_eq(seq->count, hung ? 2 : 3, "rank %llu", (unsigned long long)jnum(rk, "rank"));
+        cr_assert_eq(jnum(rk, "open_events"), hung ? 0 : 2, "the hung collective's channels stay open");
+    }
+    nsc_json_free(&sum);
+}
+
+/* ---- loading ---- */
+
+Test(emu, init_failure_unloads_and_none_disables)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, "NCCLSCOPE_TEST_RECORD_FAIL_INIT=1", "--ranks-per-node 1"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *root = nsc_json_root(&sum);
+    cr_assert_eq(jnum(nsc_json_get(root, "totals"), "profiled_ranks"), 0);
+    const nsc_json *rk = nsc_json_at(nsc_json_get(root, "ranks"), 0);
+    cr_assert_eq(nsc_json_get(rk, "profiled")->kind, NSC_JSON_FALSE);
+    cr_assert_eq(nsc_json_get(nsc_json_get(rk, "calls"), "start")->count, 0);
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    cr_assert_eq(rec.n, 1, "only the failed init was seen");
+    cr_assert_str_eq(jstr(nsc_json_root(&rec.docs[0]), "call"), "init_fail");
+    jlines_free(&rec);
+    nsc_json_free(&sum);
+
+    dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--ranks-per-node 1 --plugin NoNe"), 0);
+    sum = summary_read(dir);
+    cr_assert_eq(jnum(nsc_json_get(nsc_json_root(&sum), "totals"), "profiled_ranks"), 0);
+    nsc_json_free(&sum);
+}
+
+Test(emu, split_gives_child_communicators_their_own_init)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--scenario split --ranks-per-node 4 --iters 4"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    cr_assert_eq(ranks->count, 8, "4 world ranks + 4 child ranks");
+    uint64_t world = jnum(nsc_json_at(ranks, 0), "comm_id");
+    int children = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        if (jnum(rk, "comm_id") == world)
+            continue;
+        children++;
+        cr_assert_eq(jnum(rk, "nranks"), 2);
+        cr_assert_eq(nsc_json_get(nsc_json_get(rk, "seq"), "AllReduce")->count, 2);
+    }
+    cr_assert_eq(children, 4);
+    nsc_json_free(&sum);
+}
+
+/* ---- clocks ---- */
+
+Test(emu, clock_shim_skews_the_plugin_clock_exactly_as_documented)
+{
+    const char *dir = tmpdir_new();
+    int64_t off = 7000000000LL;
+    cr_assert_eq(run_emu(dir, NULL, "--ranks-per-node 1 --iters 2 --node-clock 0=7000000000:250"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *root = nsc_json_root(&sum);
+    uint64_t epoch = jnum(root, "epoch_ns");
+    const nsc_json *nc = nsc_json_at(nsc_json_get(root, "node_clocks"), 0);
+    cr_assert_eq(jnum(nc, "drift_ppb"), 250000);
+    const nsc_json *rk = nsc_json_at(nsc_json_get(root, "ranks"), 0);
+    const nsc_json *colls = nsc_json_get(rk, "collectives");
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    size_t c = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        if (strcmp(jstr(r, "type"), "Coll") != 0)
+            continue;
+        const nsc_json *col = nsc_json_at(colls, (uint32_t)c++);
+        /* skewed(t) = t + off + (t - epoch) * ppb / 1e9, truncated */
+        __int128 t0 = jnum(col, "start_ns"), t1 = jnum(col, "stop_ns");
+        uint64_t lo = (uint64_t)(t0 + off + (t0 - epoch) * 250000 / 1000000000);
+        uint64_t hi = (uint64_t)(t1 + off + (t1 - epoch) * 250000 / 1000000000);
+        cr_assert(jnum(r, "ts") >= lo && jnum(r, "ts") <= hi, "plugin time inside the skewed call");
+    }
+    cr_assert_eq(c, 2);
+    jlines_free(&rec);
+    nsc_json_free(&sum);
+}
