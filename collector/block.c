@@ -1,0 +1,670 @@
+/* block.c: columnar, delta+zigzag+varint, zstd-compressed event blocks. */
+#include "block.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "bytes.h"
+
+#define BLOCK_MAGIC 0x4e534201u /* "NSB", version 1 */
+#define BLOCK_MAGIC_MASK 0xffffff00u
+#define CODEC_RAW 0u
+#define CODEC_ZSTD 1u
+
+/* ---- field tables ------------------------------------------------------ */
+
+enum { F_SIGNED = 1, F_STR = 2 };
+#define NO_REL 0xffffu
+
+/* One stored field: where it lives in its record, and what its value is
+ * encoded against (rel: another uint64 field of the same record, else the
+ * same field of the previous record of the same type). */
+typedef struct field {
+    uint16_t off;
+    uint8_t size;
+    uint8_t flags;
+    uint16_t rel;
+} field;
+
+#define MEMBER_SIZE(T, m) ((uint8_t)sizeof(((T *)0)->m))
+#define EF(m, fl) {offsetof(nsc_event, m), MEMBER_SIZE(nsc_event, m), fl, NO_REL}
+#define EFR(m, fl, r) {offsetof(nsc_event, m), MEMBER_SIZE(nsc_event, m), fl, offsetof(nsc_event, r)}
+
+#define NCOMMON 11
+static const field common_fields[NCOMMON] = {
+    EF(id, 0), EF(parent, 0), EF(start_ns, 0), EFR(stop_ns, 0, start_ns), EF(tid, 0),
+    EF(rank, F_SIGNED), EF(ctx, 0), EF(flags, 0), EF(origin_pid, 0), EF(origin_parent, 0),
+    EF(origin_ctx, 0)};
+
+#define NPAYLOAD 14
+typedef struct type_fields {
+    uint8_t n;
+    field f[NPAYLOAD];
+} type_fields;
+
+static const type_fields payload_fields[NSC_T_COUNT] = {
+    [NSC_T_COLL] = {14, {EF(d.coll.seq, 0), EF(d.coll.count, 0), EF(d.coll.user_tag, 0),
+                         EF(d.coll.traffic_bytes, 0), EF(d.coll.parent_group, 0),
+                         EF(d.coll.root, F_SIGNED), EF(d.coll.func, F_STR),
+                         EF(d.coll.datatype, F_STR), EF(d.coll.algo, F_STR),
+                         EF(d.coll.proto, F_STR), EF(d.coll.kernel_variant, F_STR),
+                         EF(d.coll.nchannels, 0), EF(d.coll.nwarps, 0), EF(d.coll.op, 0)}},
+    [NSC_T_P2P] = {7, {EF(d.p2p.count, 0), EF(d.p2p.user_tag, 0), EF(d.p2p.parent_group, 0),
+                       EF(d.p2p.peer, F_SIGNED), EF(d.p2p.func, F_STR),
+                       EF(d.p2p.datatype, F_STR), EF(d.p2p.nchannels, 0)}},
+    [NSC_T_PROXY_OP] = {6, {EF(d.proxy_op.peer, F_SIGNED), EF(d.proxy_op.nsteps, F_SIGNED),
+                            EF(d.proxy_op.chunk_size, F_SIGNED), EF(d.proxy_op.pid, 0),
+                            EF(d.proxy_op.channel, 0), EF(d.proxy_op.is_send, 0)}},
+    [NSC_T_PROXY_STEP] = {1, {EF(d.proxy_step.step, F_SIGNED)}},
+    [NSC_T_KERNEL_CH] = {4, {EFR(d.kernel_ch.ptimer_start, 0, start_ns),
+                             EFR(d.kernel_ch.ptimer_stop, 0, d.kernel_ch.ptimer_start),
+                             EFR(d.kernel_ch.ptimer_stop_ns, 0, stop_ns),
+                             EF(d.kernel_ch.channel, 0)}},
+    [NSC_T_NET_PLUGIN] = {2, {EF(d.net_plugin.plugin_id, F_SIGNED), EF(d.net_plugin.data, 0)}},
+    [NSC_T_GROUP_API] = {1, {EF(d.group_api.depth, 0)}},
+    [NSC_T_COLL_API] = {6, {EF(d.coll_api.func, F_STR), EF(d.coll_api.datatype, F_STR),
+                            EF(d.coll_api.root, F_SIGNED), EF(d.coll_api.count, 0),
+                            EF(d.coll_api.stream, 0), EF(d.coll_api.user_tag, 0)}},
+    [NSC_T_P2P_API] = {6, {EF(d.coll_api.func, F_STR), EF(d.coll_api.datatype, F_STR),
+                           EF(d.coll_api.root, F_SIGNED), EF(d.coll_api.count, 0),
+                           EF(d.coll_api.stream, 0), EF(d.coll_api.user_tag, 0)}},
+    [NSC_T_KERNEL_LAUNCH] = {1, {EF(d.kernel_launch.stream, 0)}},
+    [NSC_T_CE_COLL] = {12, {EF(d.ce_coll.seq, 0), EF(d.ce_coll.count, 0), EF(d.ce_coll.stream, 0),
+                            EF(d.ce_coll.user_tag, 0), EF(d.ce_coll.root, F_SIGNED),
+                            EF(d.ce_coll.batch_size, 0), EF(d.ce_coll.num_batches, 0),
+                            EF(d.ce_coll.ce_seq, 0), EF(d.ce_coll.func, F_STR),
+                            EF(d.ce_coll.datatype, F_STR), EF(d.ce_coll.sync_strategy, F_STR),
+                            EF(d.ce_coll.intra_batch_sync, 0)}},
+    [NSC_T_CE_SYNC] = {2, {EF(d.ce_sync.nranks, F_SIGNED), EF(d.ce_sync.is_complete, 0)}},
+    [NSC_T_CE_BATCH] = {3, {EF(d.ce_batch.total_bytes, 0), EF(d.ce_batch.num_ops, F_SIGNED),
+                            EF(d.ce_batch.use_intra_sync, 0)}},
+    [NSC_T_KERNEL_PHASE] = {4, {EFR(d.kernel_phase.ptimer, 0, start_ns),
+                                EF(d.kernel_phase.phase_name, F_STR),
+                                EF(d.kernel_phase.channel, 0), EF(d.kernel_phase.phase_id, 0)}},
+};
+
+#define NSTATE 5
+static const field state_fields[NSTATE] = {
+    {offsetof(nsc_state_rec, id), 8, 0, NO_REL},
+    {offsetof(nsc_state_rec, ts_ns), 8, 0, NO_REL},
+    {offsetof(nsc_state_rec, arg), 8, 0, NO_REL},
+    {offsetof(nsc_state_rec, tid), 4, 0, NO_REL},
+    {offsetof(nsc_state_rec, state), 1, 0, NO_REL}};
+
+#define NCOMPL 2
+static const field compl_fields[NCOMPL] = {
+    {offsetof(nsc_completion, id), 8, 0, NO_REL},
+    {offsetof(nsc_completion, ts_ns), 8, 0, NO_REL}};
+
+/* Columns: event type, common fields, payload slots, state fields, completion fields. */
+enum {
+    C_TYPE = 0,
+    C_COMMON = 1,
+    C_PAYLOAD = C_COMMON + NCOMMON,
+    C_STATE = C_PAYLOAD + NPAYLOAD,
+    C_COMPL = C_STATE + NSTATE,
+    NCOLS = C_COMPL + NCOMPL
+};
+#define EVENT_MIN_BYTES (1 + NCOMMON) /* every event writes at least one byte per column */
+
+static uint64_t load(const void *rec, const field *f)
+{
+    const uint8_t *p = (const uint8_t *)rec + f->off;
+    switch (f->size) {
+    case 1: { uint8_t v; memcpy(&v, p, 1); return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int8_t)v : v; }
+    case 2: { uint16_t v; memcpy(&v, p, 2); return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int16_t)v : v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int32_t)v : v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static void store(void *rec, const field *f, uint64_t v)
+{
+    uint8_t *p = (uint8_t *)rec + f->off;
+    uint8_t b = (uint8_t)v;
+    uint16_t h = (uint16_t)v;
+    uint32_t w = (uint32_t)v;
+    switch (f->size) {
+    case 1: memcpy(p, &b, 1); break;
+    case 2: memcpy(p, &h, 2); break;
+    case 4: memcpy(p, &w, 4); break;
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+static uint64_t base_of(const void *rec, const void *prev, const field *f)
+{
+    if (f->rel == NO_REL)
+        return load(prev, f);
+    field rel = {f->rel, 8, 0, NO_REL};
+    return load(rec, &rel);
+}
+
+void nsc_block_map_strs(nsc_event *ev, nsc_str (*map)(void *arg, nsc_str id), void *arg)
+{
+    if (ev->type >= NSC_T_COUNT)
+        return;
+    const type_fields *t = &payload_fields[ev->type];
+    for (unsigned i = 0; i < t->n; i++)
+        if (t->f[i].flags & F_STR)
+            store(ev, &t->f[i], map(arg, (nsc_str)load(ev, &t->f[i])));
+}
+
+static const char *const err_text[] = {
+    "ok", "block shorter than its header", "not an event block", "unknown block version",
+    "unknown block codec", "block record counts or sizes over the limits",
+    "block payload does not decompress to its declared size",
+    "block column table does not match the payload",
+    "block column ends inside a value", "block column has bytes after its records",
+    "block holds an unknown event type or state", "out of memory"};
+
+const char *nsc_block_strerror(int err)
+{
+    int i = -err;
+    return i >= 0 && i < (int)(sizeof err_text / sizeof *err_text) ? err_text[i] : "unknown error";
+}
+
+/* ---- encoding ---------------------------------------------------------- */
+
+typedef struct colbuf {
+    uint8_t *p;
+    size_t len, cap;
+} colbuf;
+
+/* Records are buffered and stored in a canonical order (events by id, states
+ * by event id then time, completions by id): ids then grow by small steps and
+ * a step's states sit together, which makes the deltas small. */
+struct nsc_block_enc {
+    colbuf col[NCOLS];
+    nsc_event prev[NSC_T_COUNT];
+    nsc_state_rec prev_state;
+    nsc_completion prev_compl;
+    nsc_block_hdr hdr;
+    int any_time;
+    colbuf events, states, completions;  /* the buffered records */
+    colbuf order, sorted;                /* sort keys; events in stored order */
+    colbuf raw, out;
+    ZSTD_CCtx *zc;
+    int level;
+};
+
+static int reserve(colbuf *c, size_t more)
+{
+    if (c->len + more <= c->cap)
+        return 0;
+    size_t cap = c->cap ? c->cap : 256;
+    while (cap < c->len + more)
+        cap *= 2;
+    uint8_t *p = realloc(c->p, cap);
+    if (!p)
+        return NSC_BLOCK_ENOMEM;
+    c->p = p;
+    c->cap = cap;
+    return 0;
+}
+
+static void put_varint(colbuf *c, uint64_t v)
+{
+    while (v >= 0x80) {
+        c->p[c->len++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    c->p[c->len++] = (uint8_t)v;
+}
+
+static uint64_t zigzag(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static uint64_t unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (0 - (z & 1));
+}
+
+static int encode_fields(nsc_block_enc *e, const void *rec, const void *prev, const field *f,
+                         size_t n, int first_col)
+{
+    for (size_t i = 0; i < n; i++) {
+        colbuf *c = &e->col[first_col + i];
+        if (reserve(c, 10))
+            return NSC_BLOCK_ENOMEM;
+        put_varint(c, zigzag(load(rec, &f[i]) - base_of(rec, prev, &f[i])));
+    }
+    return 0;
+}
+
+int nsc_block_enc_new(int level, nsc_block_enc **out)
+{
+    nsc_block_enc *e = calloc(1, sizeof *e);
+    if (!e)
+        return NSC_BLOCK_ENOMEM;
+    e->level = level;
+    if (level > 0 && !(e->zc = ZSTD_createCCtx())) {
+        free(e);
+        return NSC_BLOCK_ENOMEM;
+    }
+    *out = e;
+    return 0;
+}
+
+void nsc_block_enc_free(nsc_block_enc *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; i < NCOLS; i++)
+        free(e->col[i].p);
+    free(e->events.p);
+    free(e->states.p);
+    free(e->completions.p);
+    free(e->order.p);
+    free(e->sorted.p);
+    free(e->raw.p);
+    free(e->out.p);
+    ZSTD_freeCCtx(e->zc);
+    free(e);
+}
+
+void nsc_block_begin(nsc_block_enc *e, uint32_t proc)
+{
+    for (int i = 0; i < NCOLS; i++)
+        e->col[i].len = 0;
+    e->events.len = e->states.len = e->completions.len = 0;
+    memset(e->prev, 0, sizeof e->prev);
+    memset(&e->prev_state, 0, sizeof e->prev_state);
+    memset(&e->prev_compl, 0, sizeof e->prev_compl);
+    memset(&e->hdr, 0, sizeof e->hdr);
+    e->hdr.proc = proc;
+    e->any_time = 0;
+}
+
+static void widen(nsc_block_enc *e, uint64_t lo, uint64_t hi)
+{
+    if (!e->any_time || lo < e->hdr.t_min)
+        e->hdr.t_min = lo;
+    if (!e->any_time || hi > e->hdr.t_max)
+        e->hdr.t_max = hi;
+    e->any_time = 1;
+}
+
+static int buffer(colbuf *c, const void *rec, size_t size)
+{
+    if (reserve(c, size))
+        return NSC_BLOCK_ENOMEM;
+    memcpy(c->p + c->len, rec, size);
+    c->len += size;
+    return 0;
+}
+
+int nsc_block_add_event(nsc_block_enc *e, const nsc_event *ev)
+{
+    if (ev->type >= NSC_T_COUNT)
+        return NSC_BLOCK_ETYPE;
+    if (e->hdr.nevents == NSC_BLOCK_MAX_RECORDS)
+        return NSC_BLOCK_ELIMIT;
+    if (buffer(&e->events, ev, sizeof *ev))
+        return NSC_BLOCK_ENOMEM;
+    e->hdr.nevents++;
+    widen(e, ev->start_ns, ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns);
+    return 0;
+}
+
+int nsc_block_add_state(nsc_block_enc *e, const nsc_state_rec *s)
+{
+    if (s->state >= NSC_S_COUNT)
+        return NSC_BLOCK_ETYPE;
+    if (e->hdr.nstates == NSC_BLOCK_MAX_RECORDS)
+        return NSC_BLOCK_ELIMIT;
+    if (buffer(&e->states, s, sizeof *s))
+        return NSC_BLOCK_ENOMEM;
+    e->hdr.nstates++;
+    widen(e, s->ts_ns, s->ts_ns);
+    return 0;
+}
+
+int nsc_block_add_completion(nsc_block_enc *e, const nsc_completion *c)
+{
+    if (e->hdr.ncompletions == NSC_BLOCK_MAX_RECORDS)
+        return NSC_BLOCK_ELIMIT;
+    if (buffer(&e->completions, c, sizeof *c))
+        return NSC_BLOCK_ENOMEM;
+    e->hdr.ncompletions++;
+    widen(e, c->ts_ns, c->ts_ns);
+    return 0;
+}
+
+/* Sorting small (key, index) pairs, not the records themselves, keeps the
+ * canonical order cheap. */
+typedef struct sort_key {
+    uint64_t id, ts;
+    uint32_t idx;
+} sort_key;
+
+static int cmp_keys(const void *a, const void *b)
+{
+    const sort_key *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* keys[i] = (id, time, i) of n records of `size` bytes; sorted. */
+static sort_key *sorted_keys(nsc_block_enc *e, const uint8_t *recs, uint32_t n, size_t size,
+                             size_t id_off, size_t ts_off)
+{
+    e->order.len = 0;
+    if (reserve(&e->order, (size_t)n * sizeof(sort_key) + 1))
+        return NULL;
+    sort_key *k = (sort_key *)e->order.p;
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(&k[i].id, recs + i * size + id_off, 8);
+        memcpy(&k[i].ts, recs + i * size + ts_off, 8);
+        k[i].idx = i;
+    }
+    if (n > 1)
+        qsort(k, n, sizeof *k, cmp_keys);
+    return k;
+}
+
+/* Sort the buffered records into their stored order and write the columns. */
+static int encode_columns(nsc_block_enc *e)
+{
+    const nsc_event *in = (const nsc_event *)e->events.p;
+    uint32_t n = e->hdr.nevents;
+    sort_key *k = sorted_keys(e, e->events.p, n, sizeof *in, offsetof(nsc_event, id),
+                              offsetof(nsc_event, start_ns));
+    e->sorted.len = 0;
+    if (!k || reserve(&e->sorted, (size_t)n * sizeof *in + 1) || reserve(&e->col[C_TYPE], n))
+        return NSC_BLOCK_ENOMEM;
+    nsc_event *ev = (nsc_event *)e->sorted.p;
+    for (uint32_t i = 0; i < n; i++)
+        ev[i] = in[k[i].idx];
+    for (uint32_t i = 0; i < n; i++) {
+        nsc_event *prev = &e->prev[ev[i].type];
+        const type_fields *t = &payload_fields[ev[i].type];
+        e->col[C_TYPE].p[e->col[C_TYPE].len++] = ev[i].type;
+        if (encode_fields(e, &ev[i], prev, common_fields, NCOMMON, C_COMMON) ||
+            encode_fields(e, &ev[i], prev, t->f, t->n, C_PAYLOAD))
+            return NSC_BLOCK_ENOMEM;
+        *prev = ev[i];
+    }
+    const nsc_state_rec *st = (const nsc_state_rec *)e->states.p;
+    if (!(k = sorted_keys(e, e->states.p, e->hdr.nstates, sizeof *st,
+                          offsetof(nsc_state_rec, id), offsetof(nsc_state_rec, ts_ns))))
+        return NSC_BLOCK_ENOMEM;
+    for (uint32_t i = 0; i < e->hdr.nstates; i++) {
+        if (encode_fields(e, &st[k[i].idx], &e->prev_state, state_fields, NSTATE, C_STATE))
+            return NSC_BLOCK_ENOMEM;
+        e->prev_state = st[k[i].idx];
+    }
+    const nsc_completion *co = (const nsc_completion *)e->completions.p;
+    if (!(k = sorted_keys(e, e->completions.p, e->hdr.ncompletions, sizeof *co,
+                          offsetof(nsc_completion, id), offsetof(nsc_completion, ts_ns))))
+        return NSC_BLOCK_ENOMEM;
+    for (uint32_t i = 0; i < e->hdr.ncompletions; i++) {
+        if (encode_fields(e, &co[k[i].idx], &e->prev_compl, compl_fields, NCOMPL, C_COMPL))
+            return NSC_BLOCK_ENOMEM;
+        e->prev_compl = co[k[i].idx];
+    }
+    return 0;
+}
+
+const nsc_event *nsc_block_events(const nsc_block_enc *e, size_t *n)
+{
+    *n = e->hdr.nevents;
+    return (const nsc_event *)e->sorted.p;
+}
+
+static void write_hdr(uint8_t *p, uint32_t codec, uint32_t raw_len, const nsc_block_hdr *h)
+{
+    nsc_put_be32(p, BLOCK_MAGIC);
+    nsc_put_be32(p + 4, codec);
+    nsc_put_be32(p + 8, h->proc);
+    nsc_put_be32(p + 12, h->nevents);
+    nsc_put_be32(p + 16, h->nstates);
+    nsc_put_be32(p + 20, h->ncompletions);
+    nsc_put_be32(p + 24, raw_len);
+    nsc_put_be64(p + 28, h->t_min);
+    nsc_put_be64(p + 36, h->t_max);
+}
+
+/* raw = the column lengths as varints, then the columns. */
+static int build_raw(nsc_block_enc *e)
+{
+    size_t total = NCOLS * 10;
+    for (int i = 0; i < NCOLS; i++)
+        total += e->col[i].len;
+    e->raw.len = 0;
+    if (reserve(&e->raw, total))
+        return NSC_BLOCK_ENOMEM;
+    for (int i = 0; i < NCOLS; i++)
+        put_varint(&e->raw, e->col[i].len);
+    for (int i = 0; i < NCOLS; i++)
+        if (e->col[i].len) {
+            memcpy(e->raw.p + e->raw.len, e->col[i].p, e->col[i].len);
+            e->raw.len += e->col[i].len;
+        }
+    return e->raw.len > UINT32_MAX ? NSC_BLOCK_ELIMIT : 0;
+}
+
+int nsc_block_finish(nsc_block_enc *e, const uint8_t **out, size_t *len, nsc_block_hdr *hdr)
+{
+    int rc = encode_columns(e);
+    if (rc == 0)
+        rc = build_raw(e);
+    if (rc)
+        return rc;
+    size_t bound = ZSTD_compressBound(e->raw.len);
+    e->out.len = 0;
+    if (reserve(&e->out, NSC_BLOCK_HDR_LEN + (bound > e->raw.len ? bound : e->raw.len)))
+        return NSC_BLOCK_ENOMEM;
+    uint32_t codec = CODEC_RAW;
+    size_t body = e->raw.len;
+    if (e->level > 0) {
+        size_t z = ZSTD_compressCCtx(e->zc, e->out.p + NSC_BLOCK_HDR_LEN, bound, e->raw.p,
+                                     e->raw.len, e->level);
+        if (!ZSTD_isError(z) && z < e->raw.len) {
+            codec = CODEC_ZSTD;
+            body = z;
+        }
+    }
+    if (codec == CODEC_RAW)
+        memcpy(e->out.p + NSC_BLOCK_HDR_LEN, e->raw.p, e->raw.len);
+    write_hdr(e->out.p, codec, (uint32_t)e->raw.len, &e->hdr);
+    *out = e->out.p;
+    *len = NSC_BLOCK_HDR_LEN + body;
+    if (hdr)
+        *hdr = e->hdr;
+    return 0;
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+typedef struct colrd {
+    const uint8_t *p, *end;
+} colrd;
+
+static int get_varint(colrd *c, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        if (c->p == c->end)
+            return NSC_BLOCK_ETRUNC;
+        uint8_t b = *c->p++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return NSC_BLOCK_ETRUNC;  /* more than 10 bytes: not a varint */
+}
+
+static int decode_fields(colrd *cols, void *rec, const void *prev, const field *f, size_t n,
+                         int first_col)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z;
+        int rc = get_varint(&cols[first_col + i], &z);
+        if (rc)
+            return rc;
+        store(rec, &f[i], base_of(rec, prev, &f[i]) + unzigzag(z));
+    }
+    return 0;
+}
+
+int nsc_block_read_hdr(const void *buf, size_t len, nsc_block_hdr *h)
+{
+    const uint8_t *p = buf;
+    if (len < NSC_BLOCK_HDR_LEN)
+        return NSC_BLOCK_ESHORT;
+    uint32_t magic = nsc_get_be32(p);
+    if ((magic & BLOCK_MAGIC_MASK) != (BLOCK_MAGIC & BLOCK_MAGIC_MASK))
+        return NSC_BLOCK_EMAGIC;
+    if (magic != BLOCK_MAGIC)
+        return NSC_BLOCK_EVERSION;
+    if (nsc_get_be32(p + 4) > CODEC_ZSTD)
+        return NSC_BLOCK_ECODEC;
+    h->proc = nsc_get_be32(p + 8);
+    h->nevents = nsc_get_be32(p + 12);
+    h->nstates = nsc_get_be32(p + 16);
+    h->ncompletions = nsc_get_be32(p + 20);
+    h->t_min = nsc_get_be64(p + 28);
+    h->t_max = nsc_get_be64(p + 36);
+    if (h->nevents > NSC_BLOCK_MAX_RECORDS || h->nstates > NSC_BLOCK_MAX_RECORDS ||
+        h->ncompletions > NSC_BLOCK_MAX_RECORDS)
+        return NSC_BLOCK_ELIMIT;
+    return 0;
+}
+
+/* The payload's raw column bytes, decompressed into *owned when needed. */
+static int payload(const uint8_t *buf, size_t len, const nsc_block_hdr *h, uint8_t **owned,
+                   const uint8_t **raw, size_t *raw_len)
+{
+    uint64_t n = nsc_get_be32(buf + 24);
+    uint64_t least = NCOLS + (uint64_t)h->nevents * EVENT_MIN_BYTES +
+                     (uint64_t)h->nstates * NSTATE + (uint64_t)h->ncompletions * NCOMPL;
+    uint64_t most = NCOLS * 10 +
+                    ((uint64_t)h->nevents * (1 + NCOMMON + NPAYLOAD) +
+                     (uint64_t)h->nstates * NSTATE + (uint64_t)h->ncompletions * NCOMPL) * 10;
+    if (n < least || n > most)
+        return NSC_BLOCK_ELIMIT;
+    const uint8_t *body = buf + NSC_BLOCK_HDR_LEN;
+    size_t body_len = len - NSC_BLOCK_HDR_LEN;
+    *raw_len = (size_t)n;
+    if (nsc_get_be32(buf + 4) == CODEC_RAW) {
+        if (body_len != n)
+            return NSC_BLOCK_ECOLUMN;
+        *raw = body;
+        return 0;
+    }
+    if (ZSTD_getFrameContentSize(body, body_len) != n)
+        return NSC_BLOCK_EDECOMPRESS;
+    if (!(*owned = malloc((size_t)n)))
+        return NSC_BLOCK_ENOMEM;
+    size_t got = ZSTD_decompress(*owned, (size_t)n, body, body_len);
+    if (ZSTD_isError(got) || got != n)
+        return NSC_BLOCK_EDECOMPRESS;
+    *raw = *owned;
+    return 0;
+}
+
+/* Split raw into its columns; their lengths must add up to the rest exactly. */
+static int split_columns(const uint8_t *raw, size_t raw_len, colrd *cols)
+{
+    colrd table = {raw, raw + raw_len};
+    uint64_t lens[NCOLS], sum = 0;
+    for (int i = 0; i < NCOLS; i++) {
+        if (get_varint(&table, &lens[i]) || lens[i] > raw_len)
+            return NSC_BLOCK_ECOLUMN;
+        sum += lens[i];
+    }
+    if (sum != (uint64_t)(table.end - table.p))
+        return NSC_BLOCK_ECOLUMN;
+    const uint8_t *p = table.p;
+    for (int i = 0; i < NCOLS; i++) {
+        cols[i].p = p;
+        cols[i].end = p + lens[i];
+        p += lens[i];
+    }
+    return 0;
+}
+
+static int decode_records(colrd *cols, nsc_block *b)
+{
+    nsc_event prev[NSC_T_COUNT];
+    nsc_state_rec prev_state = {0};
+    nsc_completion prev_compl = {0};
+    memset(prev, 0, sizeof prev);
+    int rc;
+    for (uint32_t i = 0; i < b->hdr.nevents; i++) {
+        nsc_event *ev = &b->events[i];
+        if (cols[C_TYPE].p == cols[C_TYPE].end)
+            return NSC_BLOCK_ETRUNC;
+        ev->type = *cols[C_TYPE].p++;
+        if (ev->type >= NSC_T_COUNT)
+            return NSC_BLOCK_ETYPE;
+        const type_fields *t = &payload_fields[ev->type];
+        if ((rc = decode_fields(cols, ev, &prev[ev->type], common_fields, NCOMMON, C_COMMON)) ||
+            (rc = decode_fields(cols, ev, &prev[ev->type], t->f, t->n, C_PAYLOAD)))
+            return rc;
+        prev[ev->type] = *ev;
+    }
+    for (uint32_t i = 0; i < b->hdr.nstates; i++) {
+        if ((rc = decode_fields(cols, &b->states[i], &prev_state, state_fields, NSTATE, C_STATE)))
+            return rc;
+        if (b->states[i].state >= NSC_S_COUNT)
+            return NSC_BLOCK_ETYPE;
+        prev_state = b->states[i];
+    }
+    for (uint32_t i = 0; i < b->hdr.ncompletions; i++) {
+        if ((rc = decode_fields(cols, &b->completions[i], &prev_compl, compl_fields, NCOMPL,
+                                C_COMPL)))
+            return rc;
+        prev_compl = b->completions[i];
+    }
+    for (int i = 0; i < NCOLS; i++)
+        if (cols[i].p != cols[i].end)
+            return NSC_BLOCK_ETRAILING;
+    return 0;
+}
+
+static int decode(const uint8_t *buf, size_t len, nsc_block *b, uint8_t **owned)
+{
+    const uint8_t *raw;
+    size_t raw_len;
+    colrd cols[NCOLS];
+    int rc = nsc_block_read_hdr(buf, len, &b->hdr);
+    if (rc || (rc = payload(buf, len, &b->hdr, owned, &raw, &raw_len)) ||
+        (rc = split_columns(raw, raw_len, cols)))
+        return rc;
+    size_t ev_bytes = b->hdr.nevents * sizeof *b->events;
+    size_t st_bytes = b->hdr.nstates * sizeof *b->states;
+    size_t co_bytes = b->hdr.ncompletions * sizeof *b->completions;
+    if (!(b->mem = calloc(1, ev_bytes + st_bytes + co_bytes + 1)))
+        return NSC_BLOCK_ENOMEM;
+    b->events = b->mem;
+    b->states = (nsc_state_rec *)((uint8_t *)b->mem + ev_bytes);
+    b->completions = (nsc_completion *)((uint8_t *)b->mem + ev_bytes + st_bytes);
+    return decode_records(cols, b);
+}
+
+int nsc_block_decode(const void *buf, size_t len, nsc_block *out)
+{
+    uint8_t *owned = NULL;
+    memset(out, 0, sizeof *out);
+    int rc = decode(buf, len, out, &owned);
+    free(owned);
+    if (rc)
+        nsc_block_release(out);
+    return rc;
+}
+
+void nsc_block_release(nsc_block *b)
+{
+    free(b->mem);
+    memset(b, 0, sizeof *b);
+}

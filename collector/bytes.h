@@ -1,0 +1,112 @@
+/* bytes.h: big-endian integers and a bounds-checked reader.
+ *
+ * Owns the byte-level encoding every collector format shares: store keys (where
+ * big-endian makes byte order equal numeric order), serialized clock models and
+ * block headers. The reader never reads past its end: it latches a failure that
+ * the decoder checks once, so decoders stay short and cannot overrun.
+ */
+#ifndef NCCLSCOPE_BYTES_H
+#define NCCLSCOPE_BYTES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline void nsc_put_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static inline void nsc_put_be32(uint8_t *p, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static inline void nsc_put_be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static inline uint16_t nsc_get_be16(const uint8_t *p)
+{
+    return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+static inline uint32_t nsc_get_be32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint64_t nsc_get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Doubles travel as the big-endian bits of their IEEE-754 representation. */
+static inline uint64_t nsc_double_bits(double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, sizeof v);
+    return v;
+}
+
+static inline double nsc_bits_double(uint64_t v)
+{
+    double d;
+    memcpy(&d, &v, sizeof d);
+    return d;
+}
+
+/* Writer over a caller-sized buffer (sized exactly beforehand by the format). */
+typedef struct nsc_wbuf {
+    uint8_t *p;
+} nsc_wbuf;
+
+static inline void nsc_w32(nsc_wbuf *w, uint32_t v) { nsc_put_be32(w->p, v); w->p += 4; }
+static inline void nsc_w64(nsc_wbuf *w, uint64_t v) { nsc_put_be64(w->p, v); w->p += 8; }
+static inline void nsc_wdbl(nsc_wbuf *w, double d) { nsc_w64(w, nsc_double_bits(d)); }
+
+/* Reader: on overrun every later read returns 0 and `bad` stays set. */
+typedef struct nsc_rbuf {
+    const uint8_t *p, *end;
+    int bad;
+} nsc_rbuf;
+
+static inline const uint8_t *nsc_rtake(nsc_rbuf *r, size_t n)
+{
+    if (r->bad || (size_t)(r->end - r->p) < n) {
+        r->bad = 1;
+        return NULL;
+    }
+    const uint8_t *at = r->p;
+    r->p += n;
+    return at;
+}
+
+static inline uint32_t nsc_r32(nsc_rbuf *r)
+{
+    const uint8_t *p = nsc_rtake(r, 4);
+    return p ? nsc_get_be32(p) : 0;
+}
+
+static inline uint64_t nsc_r64(nsc_rbuf *r)
+{
+    const uint8_t *p = nsc_rtake(r, 8);
+    return p ? nsc_get_be64(p) : 0;
+}
+
+static inline double nsc_rdbl(nsc_rbuf *r)
+{
+    return nsc_bits_double(nsc_r64(r));
+}
+
+#endif

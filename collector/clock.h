@@ -1,0 +1,113 @@
+/* clock.h: the per-host clock model (host CLOCK_MONOTONIC -> collector time).
+ *
+ * Owns the fit of one host's offset and drift against the collector's clock
+ * from NTP-style probes. Probes are filtered to the minimum round trip per
+ * window; each window yields a point (host time, offset, round trip). Points
+ * are fitted piecewise: a segment is one line offset(h) = a + b*h, fitted
+ * robustly (round-trip filter, then residual rejection); a clock step (a run
+ * of points that agree with each other but not with the current line) starts
+ * a new segment, and so does a segment that reached its point limit (with an
+ * overlap of points so the lines join smoothly). Raw timestamps are never
+ * changed: the model is applied when reading, and it serializes so the
+ * collector can persist it (docs/collector.md, "Clock model").
+ *
+ * Host time must not go backwards (CLOCK_MONOTONIC); a reboot needs a new
+ * model. Not thread-safe: one owner updates it, readers use a deserialized copy
+ * or the owner's lock.
+ */
+#ifndef NCCLSCOPE_CLOCK_H
+#define NCCLSCOPE_CLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum nsc_clock_err {
+    NSC_CLOCK_OK = 0,
+    NSC_CLOCK_EINVAL = -1,    /* sample impossible: t4 < t1, t3 < t2 or negative round trip */
+    NSC_CLOCK_EORDER = -2,    /* sample older than the last accepted one (host time went back) */
+    NSC_CLOCK_ENOMEM = -3,
+    NSC_CLOCK_EEMPTY = -4,    /* no point fitted yet */
+    NSC_CLOCK_ETRUNC = -5,    /* serialized model: ends early */
+    NSC_CLOCK_EMAGIC = -6,    /* serialized model: not a clock model */
+    NSC_CLOCK_EVERSION = -7,  /* serialized model: unknown version */
+    NSC_CLOCK_EVALUE = -8,    /* serialized model: a field out of range or out of order */
+    NSC_CLOCK_ETRAILING = -9  /* serialized model: bytes after the end */
+};
+
+const char *nsc_clock_strerror(int err);
+
+/* One probe exchange. t1, t4 on the host's clock; t2, t3 on the collector's. */
+typedef struct nsc_clock_sample {
+    uint64_t t1;  /* agent sent */
+    uint64_t t2;  /* collector received */
+    uint64_t t3;  /* collector replied */
+    uint64_t t4;  /* agent received the reply */
+} nsc_clock_sample;
+
+typedef struct nsc_clock_cfg {
+    uint64_t window_ns;      /* one point per window of host time (min round trip); 1 s */
+    uint64_t step_ns;        /* offset jump beyond the point's own uncertainty that is a step; 500 us */
+    uint64_t prior_span_ns;  /* a young segment shorter than this keeps its predecessor's drift; 10 s */
+    uint32_t step_confirm;   /* consecutive agreeing points that confirm a step; 3 */
+    uint32_t seg_max_points; /* a segment closes after this many points; 300 */
+} nsc_clock_cfg;
+
+/* A filtered probe: the offset ref - host at host time host_ns. */
+typedef struct nsc_clock_point {
+    uint64_t host_ns;
+    int64_t off_ns;
+    uint64_t rtt_ns;
+} nsc_clock_point;
+
+/* One fitted line. Applies to host times [start_ns, next segment's start_ns). */
+typedef struct nsc_clock_seg {
+    uint64_t start_ns;
+    uint64_t anchor_host;  /* host time of the segment's first point */
+    int64_t anchor_off;    /* that point's offset; the line is relative to both */
+    double off_ns;         /* fitted offset at anchor_host, minus anchor_off */
+    double drift;          /* d(offset)/d(host time), e.g. 1e-4 for 100 ppm */
+    double err_ns;         /* error bound inside [first_ns, last_ns] */
+    double drift_err;      /* added error per ns of extrapolation outside it */
+    uint64_t first_ns, last_ns;  /* host times of the first and last inlier */
+    uint32_t npoints;      /* points fitted (inliers and rejected) */
+} nsc_clock_seg;
+
+typedef struct nsc_clock_model {
+    nsc_clock_cfg cfg;
+    nsc_clock_seg *segs;     /* ordered by start_ns, strictly increasing */
+    size_t nsegs, segs_cap;
+    nsc_clock_point *pts;    /* points of the last (open) segment */
+    size_t npts;
+    nsc_clock_point *pending;/* points that disagree with the open segment: a step? */
+    size_t npending;
+    double *work;            /* fit scratch, seg_max_points long */
+    nsc_clock_point win;     /* the best sample of the current window */
+    uint64_t win_index;      /* current window: host time / window_ns */
+    int has_win;
+    uint64_t last_t1;        /* newest accepted sample */
+} nsc_clock_model;
+
+void nsc_clock_cfg_default(nsc_clock_cfg *cfg);
+/* cfg NULL: defaults. Returns 0 or NSC_CLOCK_EINVAL (zero fields) / ENOMEM. */
+int nsc_clock_init(nsc_clock_model *m, const nsc_clock_cfg *cfg);
+void nsc_clock_free(nsc_clock_model *m);
+
+/* Add one probe. Returns 0, NSC_CLOCK_EINVAL, EORDER or ENOMEM. */
+int nsc_clock_add(nsc_clock_model *m, const nsc_clock_sample *s);
+/* Close the current window now, so its best sample is fitted. */
+int nsc_clock_flush(nsc_clock_model *m);
+
+/* Map a host time to the collector's time base. err_ns (may be NULL) gets an
+ * error bound estimate. Returns 0 or NSC_CLOCK_EEMPTY. */
+int nsc_clock_host_to_ref(const nsc_clock_model *m, uint64_t host_ns, uint64_t *ref_ns,
+                          uint64_t *err_ns);
+/* The segment that applies to host_ns (the last whose start <= host_ns, else
+ * the first); -1 if the model is empty. */
+long nsc_clock_segment_for(const nsc_clock_model *m, uint64_t host_ns);
+
+/* Serialization: exact size, then write; read into an uninitialized model. */
+size_t nsc_clock_serialized_size(const nsc_clock_model *m);
+void nsc_clock_serialize(const nsc_clock_model *m, uint8_t *buf);
+int nsc_clock_deserialize(nsc_clock_model *m, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,58 @@
+/* gpuclock.h: per-rank GPU pTimer -> host CPU time conversion.
+ *
+ * Owns the fit of one GPU's globaltimer against its host's CLOCK_MONOTONIC
+ * from pairs (pTimer, CPU time at which the proxy observed it). The CPU time
+ * is late by the polling delay, never early, so every pair bounds the true
+ * line from above. The fit is the line under all pairs that lies closest to
+ * them on average: the lower convex hull's edge over the pairs' mean pTimer.
+ * Only hull vertices are kept (a pair off the hull never returns to it), so
+ * memory stays small however many pairs arrive (docs/collector.md).
+ */
+#ifndef NCCLSCOPE_GPUCLOCK_H
+#define NCCLSCOPE_GPUCLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum nsc_gpuclock_err {
+    NSC_GPUCLOCK_OK = 0,
+    NSC_GPUCLOCK_ENOMEM = -1,
+    NSC_GPUCLOCK_EEMPTY = -2,    /* no pair yet */
+    NSC_GPUCLOCK_ETRUNC = -3,    /* serialized: ends early */
+    NSC_GPUCLOCK_EMAGIC = -4,    /* serialized: not a GPU clock */
+    NSC_GPUCLOCK_EVALUE = -5,    /* serialized: hull out of order or not convex */
+    NSC_GPUCLOCK_ETRAILING = -6  /* serialized: bytes after the end */
+};
+
+const char *nsc_gpuclock_strerror(int err);
+
+/* A hull vertex, relative to the first pair. */
+typedef struct nsc_gpu_vertex {
+    int64_t x;  /* pTimer - anchor pTimer */
+    int64_t y;  /* (cpu - pTimer) - anchor (cpu - pTimer) */
+} nsc_gpu_vertex;
+
+typedef struct nsc_gpuclock {
+    uint64_t anchor_ptimer;
+    uint64_t anchor_cpu;
+    nsc_gpu_vertex *hull;  /* lower convex hull, x strictly increasing */
+    size_t nhull, cap;
+    uint64_t npairs;
+    double sum_x;          /* of all pairs: their mean x picks the fitted edge */
+} nsc_gpuclock;
+
+void nsc_gpuclock_init(nsc_gpuclock *g);
+void nsc_gpuclock_free(nsc_gpuclock *g);
+int nsc_gpuclock_add(nsc_gpuclock *g, uint64_t ptimer, uint64_t cpu_ns);
+
+/* Convert; err_ns (may be NULL) gets an error bound estimate. */
+int nsc_gpuclock_to_cpu(const nsc_gpuclock *g, uint64_t ptimer, uint64_t *cpu_ns,
+                        uint64_t *err_ns);
+/* The fitted drift (d cpu / d pTimer - 1); 0 with fewer than two vertices. */
+double nsc_gpuclock_drift(const nsc_gpuclock *g);
+
+size_t nsc_gpuclock_serialized_size(const nsc_gpuclock *g);
+void nsc_gpuclock_serialize(const nsc_gpuclock *g, uint8_t *buf);
+int nsc_gpuclock_deserialize(nsc_gpuclock *g, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,54 @@
+/* keys.h: the store's key layouts.
+ *
+ * Owns the byte layout of every LMDB key the store writes. All integers are
+ * big-endian and ranks are stored with the sign bit flipped, so memcmp order
+ * (LMDB's default) equals the numeric order of the tuple: a cursor walks a
+ * rank's blocks in time order, a communicator's collectives in sequence order.
+ * docs/collector.md lists the databases these keys live in.
+ */
+#ifndef NCCLSCOPE_KEYS_H
+#define NCCLSCOPE_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* blocks: (job, comm, rank, block start time, block seq) */
+#define NSC_KEY_BLOCK_LEN 28
+typedef struct nsc_block_key {
+    uint32_t job;
+    uint64_t comm;
+    int32_t rank;
+    uint64_t start_ns;  /* raw host time of the block's earliest record */
+    uint32_t seq;       /* store-wide block counter: keys stay unique */
+} nsc_block_key;
+
+/* colls: (job, comm, func, seqNumber, rank) -> block key + position */
+#define NSC_KEY_COLL_LEN 28
+typedef struct nsc_coll_key {
+    uint32_t job;
+    uint64_t comm;
+    uint32_t func;  /* global string id of the function name */
+    uint64_t seq;
+    int32_t rank;
+} nsc_coll_key;
+
+/* age: (commit time on the collector's clock, block seq) -> block key */
+#define NSC_KEY_AGE_LEN 12
+
+/* comms: (job, comm); ranks: (job, comm, rank) */
+#define NSC_KEY_COMM_LEN 12
+#define NSC_KEY_RANK_LEN 16
+
+void nsc_key_block(uint8_t out[NSC_KEY_BLOCK_LEN], const nsc_block_key *k);
+int nsc_key_block_parse(const void *key, size_t len, nsc_block_key *k); /* 0 or -1 */
+void nsc_key_coll(uint8_t out[NSC_KEY_COLL_LEN], const nsc_coll_key *k);
+int nsc_key_coll_parse(const void *key, size_t len, nsc_coll_key *k);
+void nsc_key_age(uint8_t out[NSC_KEY_AGE_LEN], uint64_t commit_ns, uint32_t seq);
+void nsc_key_comm(uint8_t out[NSC_KEY_COMM_LEN], uint32_t job, uint64_t comm);
+void nsc_key_rank(uint8_t out[NSC_KEY_RANK_LEN], uint32_t job, uint64_t comm, int32_t rank);
+
+/* Signed rank <-> order-preserving unsigned. */
+uint32_t nsc_key_rank_bits(int32_t rank);
+int32_t nsc_key_rank_from_bits(uint32_t bits);
+
+#endif

@@ -1,0 +1,1093 @@
+/* store.c: LMDB environment, writer transactions (map growth, replay,
+ * retention) and reader queries. Layout: docs/collector.md. */
+#include "store.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bytes.h"
+
+enum { DB_META, DB_JOBS, DB_PROCS, DB_STRS, DB_COMMS, DB_RANKS, DB_BLOCKS, DB_COLLS, DB_AGE, NDBS };
+static const char *const db_names[NDBS] = {"meta",  "jobs",   "procs", "strs", "comms",
+                                            "ranks", "blocks", "colls", "age"};
+
+#define DEFAULT_MAP (64ull << 20)
+#define DEFAULT_MAX_MAP (1ull << 40)
+#define NSTATS 9
+#define NO_GROUP UINT32_MAX
+#define MEMO_SIZE 65536 /* every u16 context index and string id */
+
+typedef enum op_kind { OP_BATCH, OP_META } op_kind;
+
+/* What the open transaction did, kept to replay it after the map grew. */
+typedef struct op {
+    op_kind kind;
+    const nsc_store_batch *batch;
+    char *key;
+    uint8_t *val;
+    size_t len;
+} op;
+
+typedef struct group {
+    uint64_t comm;
+    int32_t rank;
+} group;
+
+typedef struct memo {
+    uint32_t stamp;
+    uint32_t value;  /* group (contexts) or store-wide id (strings) */
+} memo;
+
+struct nsc_store {
+    MDB_env *env;
+    MDB_dbi dbi[NDBS];
+    nsc_store_opts opts;
+    pthread_rwlock_t resize;  /* readers share it; growing the map takes it alone */
+    /* writer state */
+    MDB_txn *txn;
+    int txn_rc;               /* first failure in the open transaction */
+    uint64_t now_ns;
+    op *ops;
+    size_t nops, ops_cap;
+    nsc_store_stats committed, pending;
+    nsc_block_enc *enc;
+    /* per-batch scratch */
+    uint32_t stamp;
+    uint32_t proc;
+    memo *ctx_memo, *str_memo;
+    group *groups;
+    size_t ngroups, groups_cap;
+    uint32_t *ev_group;
+    size_t ev_cap;
+    uint64_t *id_keys;
+    uint32_t *id_groups;
+    size_t id_cap;
+};
+
+struct nsc_store_reader {
+    nsc_store *st;
+    MDB_txn *txn;
+};
+
+static const char *const err_text[] = {
+    "ok", "out of memory", "store directory holds another schema version",
+    "store call out of order or writing a read-only store", "not found",
+    "stored value failed to decode", "store map cannot grow past its maximum"};
+
+const char *nsc_store_strerror(int err)
+{
+    if (err <= 0 && err > -(int)(sizeof err_text / sizeof *err_text))
+        return err_text[-err];
+    return mdb_strerror(err);
+}
+
+/* ---- small LMDB helpers ------------------------------------------------ */
+
+static MDB_val mval(const void *p, size_t n)
+{
+    MDB_val v = {n, (void *)p};
+    return v;
+}
+
+static int put(nsc_store *st, int db, const void *k, size_t klen, const void *v, size_t vlen)
+{
+    MDB_val key = mval(k, klen), val = mval(v, vlen);
+    return mdb_put(st->txn, st->dbi[db], &key, &val, 0);
+}
+
+static int get_u32(MDB_txn *txn, MDB_dbi dbi, const void *k, size_t klen, uint32_t *out)
+{
+    MDB_val key = mval(k, klen), val;
+    int rc = mdb_get(txn, dbi, &key, &val);
+    if (rc == MDB_NOTFOUND)
+        return NSC_STORE_ENOTFOUND;
+    if (rc)
+        return rc;
+    if (val.mv_size < 4)
+        return NSC_STORE_ECORRUPT;
+    *out = nsc_get_be32(val.mv_data);
+    return 0;
+}
+
+static uint64_t live_bytes(MDB_txn *txn, const MDB_dbi *dbi)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < NDBS; i++) {
+        MDB_stat s;
+        if (mdb_stat(txn, dbi[i], &s) == 0)
+            total += (uint64_t)(s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages) *
+                     s.ms_psize;
+    }
+    return total;
+}
+
+static int read_stats(MDB_txn *txn, const MDB_dbi *dbi, nsc_store_stats *s)
+{
+    MDB_val key = mval("stats", 5), val;
+    memset(s, 0, sizeof *s);
+    int rc = mdb_get(txn, dbi[DB_META], &key, &val);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    if (val.mv_size != NSTATS * 8)
+        return NSC_STORE_ECORRUPT;
+    uint64_t *f[NSTATS] = {&s->events,      &s->states,      &s->completions,
+                           &s->blocks,      &s->block_bytes, &s->unknown_ctx,
+                           &s->unknown_str, &s->next_block_seq, &s->max_span_ns};
+    for (int i = 0; i < NSTATS; i++)
+        *f[i] = nsc_get_be64((const uint8_t *)val.mv_data + 8 * i);
+    return 0;
+}
+
+static int write_stats(nsc_store *st)
+{
+    const nsc_store_stats *s = &st->pending;
+    const uint64_t f[NSTATS] = {s->events,      s->states,      s->completions,
+                                s->blocks,      s->block_bytes, s->unknown_ctx,
+                                s->unknown_str, s->next_block_seq, s->max_span_ns};
+    uint8_t buf[NSTATS * 8];
+    for (int i = 0; i < NSTATS; i++)
+        nsc_put_be64(buf + 8 * i, f[i]);
+    return put(st, DB_META, "stats", 5, buf, sizeof buf);
+}
+
+/* ---- map growth -------------------------------------------------------- */
+
+static int grow_map(nsc_store *st)
+{
+    MDB_envinfo info;
+    int rc = mdb_env_info(st->env, &info);
+    if (rc)
+        return rc;
+    if (info.me_mapsize >= st->opts.max_map)
+        return NSC_STORE_EFULL;
+    size_t next = info.me_mapsize * 2;
+    if (next > st->opts.max_map)
+        next = st->opts.max_map;
+    /* LMDB may only remap while no transaction of this process is open. */
+    pthread_rwlock_wrlock(&st->resize);
+    rc = mdb_env_set_mapsize(st->env, next);
+    pthread_rwlock_unlock(&st->resize);
+    return rc;
+}
+
+/* ---- names and identities ---------------------------------------------- */
+
+/* name -> id in db: keys 'n'+name -> id and 'i'+id -> name; a new name takes
+ * the next id from the meta counter `counter` (ids start at 1). */
+static int intern(nsc_store *st, int db, const void *name, size_t len, const char *counter,
+                  uint32_t *id)
+{
+    uint8_t key[1 + 128];
+    if (len > sizeof key - 1)
+        return NSC_STORE_ECORRUPT;
+    key[0] = 'n';
+    memcpy(key + 1, name, len);
+    int rc = get_u32(st->txn, st->dbi[db], key, len + 1, id);
+    if (rc != NSC_STORE_ENOTFOUND)
+        return rc;
+    uint32_t last = 0;
+    rc = get_u32(st->txn, st->dbi[DB_META], counter, strlen(counter), &last);
+    if (rc && rc != NSC_STORE_ENOTFOUND)
+        return rc;
+    uint8_t idbuf[4], rkey[5] = {'i'};
+    *id = last + 1;
+    nsc_put_be32(idbuf, *id);
+    nsc_put_be32(rkey + 1, *id);
+    if ((rc = put(st, DB_META, counter, strlen(counter), idbuf, 4)) ||
+        (rc = put(st, db, key, len + 1, idbuf, 4)) || (rc = put(st, db, rkey, 5, name, len)))
+        return rc;
+    return 0;
+}
+
+static size_t text_len(const char *s, size_t cap)
+{
+    return strnlen(s, cap);
+}
+
+static int proc_identity(nsc_store *st, uint32_t job, const nsc_proc *p, uint32_t *proc)
+{
+    uint8_t name[8 + sizeof p->host];
+    size_t hl = text_len(p->host, sizeof p->host);
+    nsc_put_be32(name, job);
+    nsc_put_be32(name + 4, p->pid);
+    memcpy(name + 8, p->host, hl);
+    return intern(st, DB_PROCS, name, 8 + hl, "next_proc", proc);
+}
+
+static int put_ctx(nsc_store *st, uint32_t job, const nsc_proc *p, const nsc_ctx_def *c)
+{
+    uint8_t ckey[7] = {'c'}, cval[16], comm[NSC_KEY_COMM_LEN], rank[NSC_KEY_RANK_LEN];
+    uint8_t commval[4 + sizeof c->name], rankval[16 + sizeof p->host];
+    nsc_put_be32(ckey + 1, st->proc);
+    nsc_put_be16(ckey + 5, c->index);
+    nsc_put_be64(cval, c->comm_id);
+    nsc_put_be32(cval + 8, (uint32_t)c->rank);
+    nsc_put_be32(cval + 12, (uint32_t)c->nranks);
+    size_t nl = text_len(c->name, sizeof c->name), hl = text_len(p->host, sizeof p->host);
+    nsc_put_be32(commval, (uint32_t)c->nranks);
+    memcpy(commval + 4, c->name, nl);
+    nsc_put_be32(rankval, st->proc);
+    nsc_put_be32(rankval + 4, p->pid);
+    nsc_put_be32(rankval + 8, (uint32_t)p->gpu);
+    nsc_put_be32(rankval + 12, (uint32_t)p->local_rank);
+    memcpy(rankval + 16, p->host, hl);
+    nsc_key_comm(comm, job, c->comm_id);
+    nsc_key_rank(rank, job, c->comm_id, c->rank);
+    int rc;
+    if ((rc = put(st, DB_PROCS, ckey, sizeof ckey, cval, sizeof cval)) ||
+        (rc = put(st, DB_COMMS, comm, sizeof comm, commval, 4 + nl)) ||
+        (rc = put(st, DB_RANKS, rank, sizeof rank, rankval, 16 + hl)))
+        return rc;
+    return 0;
+}
+
+static int put_str(nsc_store *st, const nsc_str_def *s)
+{
+    uint32_t gid;
+    uint8_t skey[7] = {'s'}, val[4];
+    int rc = intern(st, DB_STRS, s->text, text_len(s->text, sizeof s->text), "next_str", &gid);
+    if (rc)
+        return rc;
+    nsc_put_be32(skey + 1, st->proc);
+    nsc_put_be16(skey + 5, s->id);
+    nsc_put_be32(val, gid);
+    return put(st, DB_PROCS, skey, sizeof skey, val, 4);
+}
+
+/* ---- grouping a batch by (comm, rank) ------------------------------------ */
+
+static int group_for(nsc_store *st, uint64_t comm, int32_t rank, uint32_t *g)
+{
+    for (size_t i = 0; i < st->ngroups; i++)
+        if (st->groups[i].comm == comm && st->groups[i].rank == rank) {
+            *g = (uint32_t)i;
+            return 0;
+        }
+    if (st->ngroups == st->groups_cap) {
+        size_t cap = st->groups_cap ? 2 * st->groups_cap : 16;
+        group *gs = realloc(st->groups, cap * sizeof *gs);
+        if (!gs)
+            return NSC_STORE_ENOMEM;
+        st->groups = gs;
+        st->groups_cap = cap;
+    }
+    st->groups[st->ngroups] = (group){comm, rank};
+    *g = (uint32_t)st->ngroups++;
+    return 0;
+}
+
+/* The group of a context index: its (comm, rank), or the process group. */
+static int ctx_group(nsc_store *st, uint16_t ctx, uint32_t *g)
+{
+    memo *m = &st->ctx_memo[ctx];
+    if (m->stamp == st->stamp) {
+        *g = m->value;
+        return 0;
+    }
+    uint8_t ckey[7] = {'c'};
+    nsc_put_be32(ckey + 1, st->proc);
+    nsc_put_be16(ckey + 5, ctx);
+    MDB_val key = mval(ckey, sizeof ckey), val;
+    int rc = ctx == NSC_CTX_NONE ? MDB_NOTFOUND : mdb_get(st->txn, st->dbi[DB_PROCS], &key, &val);
+    if (rc == MDB_NOTFOUND) {
+        *g = 0;
+    } else if (rc) {
+        return rc;
+    } else if (val.mv_size != 16) {
+        return NSC_STORE_ECORRUPT;
+    } else if ((rc = group_for(st, nsc_get_be64(val.mv_data),
+                               (int32_t)nsc_get_be32((uint8_t *)val.mv_data + 8), g))) {
+        return rc;
+    }
+    m->stamp = st->stamp;
+    m->value = *g;
+    return 0;
+}
+
+/* Process-local string id -> store-wide id (0 when never defined). Ids past
+ * the 16-bit field are stored as 0 too; both are counted. */
+static nsc_str map_str(void *arg, nsc_str id)
+{
+    nsc_store *st = arg;
+    memo *m = &st->str_memo[id];
+    if (id == 0 || st->txn_rc)
+        return 0;
+    if (m->stamp != st->stamp) {
+        uint8_t skey[7] = {'s'};
+        uint32_t gid = 0;
+        nsc_put_be32(skey + 1, st->proc);
+        nsc_put_be16(skey + 5, id);
+        int rc = get_u32(st->txn, st->dbi[DB_PROCS], skey, sizeof skey, &gid);
+        if (rc && rc != NSC_STORE_ENOTFOUND)
+            st->txn_rc = rc;
+        m->stamp = st->stamp;
+        m->value = gid <= UINT16_MAX ? gid : 0;
+    }
+    if (m->value == 0)
+        st->pending.unknown_str++;
+    return (nsc_str)m->value;
+}
+
+static size_t id_slot(const nsc_store *st, uint64_t id)
+{
+    return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & (st->id_cap - 1);
+}
+
+/* Event id -> group, for the states and completions of the same batch. */
+static int index_ids(nsc_store *st, const nsc_store_batch *b)
+{
+    size_t need = 16;
+    while (need < 2 * b->nevents)
+        need *= 2;
+    if (need > st->id_cap) {
+        uint64_t *k = realloc(st->id_keys, need * sizeof *k);
+        if (k)
+            st->id_keys = k;
+        uint32_t *g = realloc(st->id_groups, need * sizeof *g);
+        if (g)
+            st->id_groups = g;
+        if (!k || !g)
+            return NSC_STORE_ENOMEM;
+        st->id_cap = need;
+    }
+    for (size_t i = 0; i < st->id_cap; i++)
+        st->id_groups[i] = NO_GROUP;
+    for (size_t i = 0; i < b->nevents; i++) {
+        size_t s = id_slot(st, b->events[i].id);
+        while (st->id_groups[s] != NO_GROUP && st->id_keys[s] != b->events[i].id)
+            s = (s + 1) & (st->id_cap - 1);
+        if (st->id_groups[s] == NO_GROUP) {
+            st->id_keys[s] = b->events[i].id;
+            st->id_groups[s] = st->ev_group[i];
+        }
+    }
+    return 0;
+}
+
+static uint32_t id_group(const nsc_store *st, uint64_t id)
+{
+    for (size_t s = id_slot(st, id);; s = (s + 1) & (st->id_cap - 1)) {
+        if (st->id_groups[s] == NO_GROUP)
+            return 0;
+        if (st->id_keys[s] == id)
+            return st->id_groups[s];
+    }
+}
+
+static int group_events(nsc_store *st, const nsc_store_batch *b)
+{
+    if (b->nevents > st->ev_cap) {
+        uint32_t *g = realloc(st->ev_group, b->nevents * sizeof *g);
+        if (!g)
+            return NSC_STORE_ENOMEM;
+        st->ev_group = g;
+        st->ev_cap = b->nevents;
+    }
+    st->ngroups = 0;
+    uint32_t proc_group;
+    int rc = group_for(st, NSC_STORE_PROC_COMM, (int32_t)st->proc, &proc_group);
+    for (size_t i = 0; !rc && i < b->nevents; i++) {
+        rc = ctx_group(st, b->events[i].ctx, &st->ev_group[i]);
+        if (!rc && st->ev_group[i] == 0 && b->events[i].ctx != NSC_CTX_NONE)
+            st->pending.unknown_ctx++;
+    }
+    return rc ? rc : index_ids(st, b);
+}
+
+/* ---- writing blocks ------------------------------------------------------ */
+
+static int put_coll_index(nsc_store *st, const nsc_block_key *bk, const uint8_t *bkey,
+                          const nsc_event *ev, uint32_t position)
+{
+    nsc_coll_key ck = {bk->job, bk->comm, ev->d.coll.func, ev->d.coll.seq, bk->rank};
+    uint8_t key[NSC_KEY_COLL_LEN], val[NSC_KEY_BLOCK_LEN + 4];
+    nsc_key_coll(key, &ck);
+    memcpy(val, bkey, NSC_KEY_BLOCK_LEN);
+    nsc_put_be32(val + NSC_KEY_BLOCK_LEN, position);
+    return put(st, DB_COLLS, key, sizeof key, val, sizeof val);
+}
+
+/* Encode the records of group g into one block and index it. */
+static int write_group(nsc_store *st, const nsc_store_batch *b, uint32_t job, uint32_t g)
+{
+    nsc_block_enc *e = st->enc;
+    int rc = 0;
+    nsc_block_begin(e, st->proc);
+    for (size_t i = 0; !rc && i < b->nevents; i++)
+        if (st->ev_group[i] == g) {
+            nsc_event ev = b->events[i];
+            nsc_block_map_strs(&ev, map_str, st);
+            rc = nsc_block_add_event(e, &ev);
+        }
+    for (size_t i = 0; !rc && i < b->nstates; i++)
+        if (id_group(st, b->states[i].id) == g)
+            rc = nsc_block_add_state(e, &b->states[i]);
+    for (size_t i = 0; !rc && i < b->ncompletions; i++)
+        if (id_group(st, b->completions[i].id) == g)
+            rc = nsc_block_add_completion(e, &b->completions[i]);
+    const uint8_t *val;
+    size_t len;
+    nsc_block_hdr h;
+    if (rc || st->txn_rc || (rc = nsc_block_finish(e, &val, &len, &h)))
+        return rc ? rc : st->txn_rc;
+    if (h.nevents + h.nstates + h.ncompletions == 0)
+        return 0;
+    nsc_block_key bk = {job, st->groups[g].comm, st->groups[g].rank, h.t_min,
+                        (uint32_t)st->pending.next_block_seq++};
+    uint8_t key[NSC_KEY_BLOCK_LEN], age[NSC_KEY_AGE_LEN];
+    nsc_key_block(key, &bk);
+    nsc_key_age(age, st->now_ns, bk.seq);
+    if ((rc = put(st, DB_BLOCKS, key, sizeof key, val, len)) ||
+        (rc = put(st, DB_AGE, age, sizeof age, key, sizeof key)))
+        return rc;
+    size_t n;
+    const nsc_event *stored = nsc_block_events(e, &n);
+    for (size_t i = 0; !rc && g != 0 && i < n; i++)
+        if (stored[i].type == NSC_T_COLL)
+            rc = put_coll_index(st, &bk, key, &stored[i], (uint32_t)i);
+    nsc_store_stats *s = &st->pending;
+    s->events += h.nevents;
+    s->states += h.nstates;
+    s->completions += h.ncompletions;
+    s->blocks++;
+    s->block_bytes += len;
+    if (h.t_max - h.t_min > s->max_span_ns)
+        s->max_span_ns = h.t_max - h.t_min;
+    return rc;
+}
+
+static int put_batch(nsc_store *st, const nsc_store_batch *b)
+{
+    uint32_t job;
+    const nsc_proc *p = b->proc;
+    int rc = intern(st, DB_JOBS, p->job, text_len(p->job, sizeof p->job), "next_job", &job);
+    if (rc || (rc = proc_identity(st, job, p, &st->proc)))
+        return rc;
+    if (++st->stamp == 0) {
+        memset(st->ctx_memo, 0, MEMO_SIZE * sizeof *st->ctx_memo);
+        memset(st->str_memo, 0, MEMO_SIZE * sizeof *st->str_memo);
+        st->stamp = 1;
+    }
+    for (size_t i = 0; !rc && i < b->nctxs; i++)
+        rc = put_ctx(st, job, p, &b->ctxs[i]);
+    for (size_t i = 0; !rc && i < b->nstrs; i++)
+        rc = put_str(st, &b->strs[i]);
+    if (rc || (rc = group_events(st, b)))
+        return rc;
+    for (uint32_t g = 0; !rc && g < st->ngroups; g++)
+        rc = write_group(st, b, job, g);
+    return rc;
+}
+
+static int put_meta_op(nsc_store *st, const op *o)
+{
+    return put(st, DB_META, o->key, strlen(o->key), o->val, o->len);
+}
+
+/* Run one op unless the transaction already failed; a full map is noted for
+ * commit to grow and replay, any other failure is returned. */
+static int run_op(nsc_store *st, const op *o)
+{
+    if (st->txn_rc)
+        return st->txn_rc == MDB_MAP_FULL ? 0 : st->txn_rc;
+    int rc = o->kind == OP_BATCH ? put_batch(st, o->batch) : put_meta_op(st, o);
+    if (rc)
+        st->txn_rc = rc;
+    return rc == MDB_MAP_FULL ? 0 : rc;
+}
+
+static void clear_ops(nsc_store *st)
+{
+    for (size_t i = 0; i < st->nops; i++) {
+        free(st->ops[i].key);
+        free(st->ops[i].val);
+    }
+    st->nops = 0;
+}
+
+static int push_op(nsc_store *st, op o)
+{
+    if (st->nops == st->ops_cap) {
+        size_t cap = st->ops_cap ? 2 * st->ops_cap : 64;
+        op *ops = realloc(st->ops, cap * sizeof *ops);
+        if (!ops)
+            return NSC_STORE_ENOMEM;
+        st->ops = ops;
+        st->ops_cap = cap;
+    }
+    st->ops[st->nops++] = o;
+    return run_op(st, &st->ops[st->nops - 1]);
+}
+
+static int open_txn(nsc_store *st)
+{
+    st->pending = st->committed;
+    st->txn_rc = 0;
+    return mdb_txn_begin(st->env, NULL, 0, &st->txn);
+}
+
+int nsc_store_begin(nsc_store *st, uint64_t now_ns)
+{
+    if (st->txn || st->opts.read_only)
+        return NSC_STORE_ESTATE;
+    st->now_ns = now_ns;
+    clear_ops(st);
+    return open_txn(st);
+}
+
+int nsc_store_put(nsc_store *st, const nsc_store_batch *b)
+{
+    if (!st->txn)
+        return NSC_STORE_ESTATE;
+    return push_op(st, (op){OP_BATCH, b, NULL, NULL, 0});
+}
+
+int nsc_store_put_clock(nsc_store *st, const char *host, const nsc_clock_model *m)
+{
+    if (!st->txn)
+        return NSC_STORE_ESTATE;
+    size_t hl = strlen(host), len = nsc_clock_serialized_size(m);
+    op o = {OP_META, NULL, malloc(6 + hl + 1), malloc(len), len};
+    if (!o.key || !o.val) {
+        free(o.key);
+        free(o.val);
+        return NSC_STORE_ENOMEM;
+    }
+    memcpy(o.key, "clock/", 6);
+    memcpy(o.key + 6, host, hl + 1);
+    nsc_clock_serialize(m, o.val);
+    return push_op(st, o);
+}
+
+void nsc_store_abort(nsc_store *st)
+{
+    if (st->txn)
+        mdb_txn_abort(st->txn);
+    st->txn = NULL;
+    clear_ops(st);
+}
+
+/* Commit; on a full map, grow it and run the whole transaction again. */
+int nsc_store_commit(nsc_store *st)
+{
+    if (!st->txn)
+        return NSC_STORE_ESTATE;
+    int rc;
+    for (;;) {
+        rc = st->txn_rc ? st->txn_rc : write_stats(st);
+        if (rc)
+            mdb_txn_abort(st->txn);
+        else
+            rc = mdb_txn_commit(st->txn);
+        st->txn = NULL;
+        if (rc != MDB_MAP_FULL || (rc = grow_map(st)) || (rc = open_txn(st)))
+            break;
+        for (size_t i = 0; i < st->nops; i++)
+            run_op(st, &st->ops[i]);
+    }
+    if (rc == 0)
+        st->committed = st->pending;
+    clear_ops(st);
+    return rc;
+}
+
+/* ---- retention ------------------------------------------------------------ */
+
+/* Delete one block and the collective index entries that point into it. */
+static int delete_block(nsc_store *st, const MDB_val *bkey)
+{
+    nsc_block_key bk;
+    MDB_val val;
+    nsc_block blk;
+    int rc = mdb_get(st->txn, st->dbi[DB_BLOCKS], (MDB_val *)bkey, &val);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    if (nsc_key_block_parse(bkey->mv_data, bkey->mv_size, &bk) ||
+        nsc_block_decode(val.mv_data, val.mv_size, &blk))
+        return NSC_STORE_ECORRUPT;
+    for (uint32_t i = 0; !rc && bk.comm != NSC_STORE_PROC_COMM && i < blk.hdr.nevents; i++) {
+        const nsc_event *ev = &blk.events[i];
+        if (ev->type != NSC_T_COLL)
+            continue;
+        nsc_coll_key ck = {bk.job, bk.comm, ev->d.coll.func, ev->d.coll.seq, bk.rank};
+        uint8_t key[NSC_KEY_COLL_LEN];
+        nsc_key_coll(key, &ck);
+        MDB_val k = mval(key, sizeof key), v;
+        rc = mdb_get(st->txn, st->dbi[DB_COLLS], &k, &v);
+        /* A later block may have re-indexed the same collective: keep that. */
+        if (rc == 0 && v.mv_size >= NSC_KEY_BLOCK_LEN &&
+            memcmp(v.mv_data, bkey->mv_data, NSC_KEY_BLOCK_LEN) == 0)
+            rc = mdb_del(st->txn, st->dbi[DB_COLLS], &k, NULL);
+        else if (rc == MDB_NOTFOUND)
+            rc = 0;
+    }
+    nsc_store_stats *s = &st->pending;
+    s->events -= blk.hdr.nevents;
+    s->states -= blk.hdr.nstates;
+    s->completions -= blk.hdr.ncompletions;
+    s->blocks--;
+    s->block_bytes -= val.mv_size;
+    nsc_block_release(&blk);
+    return rc ? rc : mdb_del(st->txn, st->dbi[DB_BLOCKS], (MDB_val *)bkey, NULL);
+}
+
+static int over_limits(nsc_store *st, uint64_t commit_ns, uint64_t now_ns)
+{
+    uint64_t age = st->opts.retain_age_ns;
+    if (age && now_ns > age && commit_ns < now_ns - age)
+        return 1;
+    return st->opts.retain_bytes && live_bytes(st->txn, st->dbi) > st->opts.retain_bytes;
+}
+
+static int retain_txn(nsc_store *st, uint64_t now_ns, uint64_t *deleted)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(st->txn, st->dbi[DB_AGE], &cur);
+    if (rc)
+        return rc;
+    MDB_val k, v;
+    *deleted = 0;
+    while ((rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST)) == 0) {
+        if (k.mv_size != NSC_KEY_AGE_LEN || !over_limits(st, nsc_get_be64(k.mv_data), now_ns))
+            break;
+        if ((rc = delete_block(st, &v)) || (rc = mdb_cursor_del(cur, 0)))
+            break;
+        ++*deleted;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int nsc_store_retain(nsc_store *st, uint64_t now_ns, uint64_t *deleted_blocks)
+{
+    uint64_t deleted = 0;
+    if (st->txn || st->opts.read_only)
+        return NSC_STORE_ESTATE;
+    int rc;
+    for (;;) {
+        if ((rc = open_txn(st)))
+            break;
+        rc = retain_txn(st, now_ns, &deleted);
+        if (!rc && deleted)
+            rc = write_stats(st);
+        if (rc)
+            mdb_txn_abort(st->txn);
+        else
+            rc = mdb_txn_commit(st->txn);
+        st->txn = NULL;
+        /* Deleting copies pages too, so even retention can fill the map. */
+        if (rc != MDB_MAP_FULL || (rc = grow_map(st)))
+            break;
+    }
+    if (rc == 0)
+        st->committed = st->pending;
+    if (deleted_blocks)
+        *deleted_blocks = rc ? 0 : deleted;
+    return rc;
+}
+
+/* ---- open and close ------------------------------------------------------- */
+
+static int check_schema(MDB_txn *txn, const MDB_dbi *dbi, int create)
+{
+    uint32_t v;
+    int rc = get_u32(txn, dbi[DB_META], "schema", 6, &v);
+    if (rc == NSC_STORE_ENOTFOUND && create) {
+        uint8_t buf[4];
+        nsc_put_be32(buf, NSC_STORE_SCHEMA);
+        MDB_val k = mval("schema", 6), val = mval(buf, 4);
+        return mdb_put(txn, dbi[DB_META], &k, &val, 0);
+    }
+    if (rc == NSC_STORE_ENOTFOUND)
+        return NSC_STORE_ESCHEMA;
+    return rc ? rc : v == NSC_STORE_SCHEMA ? 0 : NSC_STORE_ESCHEMA;
+}
+
+static int open_dbs_once(nsc_store *st)
+{
+    MDB_txn *txn;
+    int ro = st->opts.read_only;
+    int rc = mdb_txn_begin(st->env, NULL, ro ? MDB_RDONLY : 0, &txn);
+    if (rc)
+        return rc;
+    for (int i = 0; !rc && i < NDBS; i++)
+        rc = mdb_dbi_open(txn, db_names[i], ro ? 0 : MDB_CREATE, &st->dbi[i]);
+    if (rc == MDB_NOTFOUND)
+        rc = NSC_STORE_ESCHEMA;
+    if (!rc)
+        rc = check_schema(txn, st->dbi, !ro);
+    if (!rc)
+        rc = read_stats(txn, st->dbi, &st->committed);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    return mdb_txn_commit(txn);
+}
+
+static int open_dbs(nsc_store *st)
+{
+    int rc;
+    while ((rc = open_dbs_once(st)) == MDB_MAP_FULL || rc == MDB_MAP_RESIZED) {
+        if (rc == MDB_MAP_RESIZED)
+            rc = mdb_env_set_mapsize(st->env, 0);
+        else
+            rc = grow_map(st);
+        if (rc)
+            return rc;
+    }
+    return rc;
+}
+
+static int open_env(nsc_store *st, const char *dir)
+{
+    int ro = st->opts.read_only;
+    if (!ro && mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return errno;
+    int rc = mdb_env_create(&st->env);
+    if (rc || (rc = mdb_env_set_maxdbs(st->env, NDBS)) ||
+        (rc = mdb_env_set_mapsize(st->env, st->opts.initial_map)) ||
+        (rc = mdb_env_open(st->env, dir, MDB_NOTLS | (ro ? MDB_RDONLY : 0), 0644)))
+        return rc;
+    if ((rc = open_dbs(st)))
+        return rc;
+    if (ro)
+        return 0;
+    st->ctx_memo = calloc(MEMO_SIZE, sizeof *st->ctx_memo);
+    st->str_memo = calloc(MEMO_SIZE, sizeof *st->str_memo);
+    if (!st->ctx_memo || !st->str_memo)
+        return NSC_STORE_ENOMEM;
+    return nsc_block_enc_new(st->opts.zstd_level < 0 ? 0 : st->opts.zstd_level, &st->enc);
+}
+
+int nsc_store_open(const char *dir, const nsc_store_opts *opts, nsc_store **out)
+{
+    nsc_store *st = calloc(1, sizeof *st);
+    if (!st)
+        return NSC_STORE_ENOMEM;
+    if (opts)
+        st->opts = *opts;
+    if (!st->opts.initial_map)
+        st->opts.initial_map = DEFAULT_MAP;
+    if (!st->opts.max_map)
+        st->opts.max_map = DEFAULT_MAX_MAP;
+    if (!st->opts.zstd_level)
+        st->opts.zstd_level = 3;
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    /* Writer preference: a growing map must not wait behind a stream of readers. */
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&st->resize, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    int rc = open_env(st, dir);
+    if (rc) {
+        nsc_store_close(st);
+        return rc;
+    }
+    *out = st;
+    return 0;
+}
+
+void nsc_store_close(nsc_store *st)
+{
+    if (!st)
+        return;
+    nsc_store_abort(st);
+    if (st->env)
+        mdb_env_close(st->env);
+    pthread_rwlock_destroy(&st->resize);
+    nsc_block_enc_free(st->enc);
+    free(st->ops);
+    free(st->ctx_memo);
+    free(st->str_memo);
+    free(st->groups);
+    free(st->ev_group);
+    free(st->id_keys);
+    free(st->id_groups);
+    free(st);
+}
+
+/* ---- readers ------------------------------------------------------------- */
+
+int nsc_store_read_begin(nsc_store *st, nsc_store_reader **out)
+{
+    nsc_store_reader *rd = calloc(1, sizeof *rd);
+    if (!rd)
+        return NSC_STORE_ENOMEM;
+    rd->st = st;
+    int rc;
+    for (;;) {
+        pthread_rwlock_rdlock(&st->resize);
+        rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &rd->txn);
+        if (rc != MDB_MAP_RESIZED)
+            break;
+        /* Another process grew the map: adopt its size, with no reader open here. */
+        pthread_rwlock_unlock(&st->resize);
+        pthread_rwlock_wrlock(&st->resize);
+        rc = mdb_env_set_mapsize(st->env, 0);
+        pthread_rwlock_unlock(&st->resize);
+        if (rc) {
+            free(rd);
+            return rc;
+        }
+    }
+    if (rc) {
+        pthread_rwlock_unlock(&st->resize);
+        free(rd);
+        return rc;
+    }
+    *out = rd;
+    return 0;
+}
+
+void nsc_store_read_end(nsc_store_reader *rd)
+{
+    if (!rd)
+        return;
+    mdb_txn_abort(rd->txn);
+    pthread_rwlock_unlock(&rd->st->resize);
+    free(rd);
+}
+
+static MDB_dbi rdbi(const nsc_store_reader *rd, int db)
+{
+    return rd->st->dbi[db];
+}
+
+int nsc_store_stats_get(nsc_store_reader *rd, nsc_store_stats *s)
+{
+    int rc = read_stats(rd->txn, rd->st->dbi, s);
+    if (rc)
+        return rc;
+    MDB_envinfo info;
+    s->live_bytes = live_bytes(rd->txn, rd->st->dbi);
+    rc = mdb_env_info(rd->st->env, &info);
+    s->map_bytes = rc ? 0 : info.me_mapsize;
+    return rc;
+}
+
+static int lookup_name(nsc_store_reader *rd, int db, const char *text, uint32_t *id)
+{
+    uint8_t key[1 + 128];
+    size_t len = strlen(text);
+    if (len > sizeof key - 1)
+        return NSC_STORE_ENOTFOUND;
+    key[0] = 'n';
+    memcpy(key + 1, text, len);
+    return get_u32(rd->txn, rdbi(rd, db), key, len + 1, id);
+}
+
+int nsc_store_job_id(nsc_store_reader *rd, const char *job, uint32_t *id)
+{
+    return lookup_name(rd, DB_JOBS, job, id);
+}
+
+int nsc_store_str_id(nsc_store_reader *rd, const char *text, uint32_t *id)
+{
+    return lookup_name(rd, DB_STRS, text, id);
+}
+
+int nsc_store_str(nsc_store_reader *rd, uint32_t id, char *text, size_t cap)
+{
+    uint8_t key[5] = {'i'};
+    nsc_put_be32(key + 1, id);
+    MDB_val k = mval(key, sizeof key), v;
+    int rc = mdb_get(rd->txn, rdbi(rd, DB_STRS), &k, &v);
+    if (rc)
+        return rc == MDB_NOTFOUND ? NSC_STORE_ENOTFOUND : rc;
+    size_t n = v.mv_size < cap - 1 ? v.mv_size : cap - 1;
+    memcpy(text, v.mv_data, n);
+    text[n] = 0;
+    return 0;
+}
+
+int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, size_t *n)
+{
+    MDB_cursor *cur;
+    uint8_t start[NSC_KEY_COMM_LEN];
+    nsc_key_comm(start, job, 0);
+    MDB_val k = mval(start, sizeof start), v;
+    nsc_store_comm *list = NULL;
+    size_t count = 0, cap = 0;
+    int rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_COMMS), &cur);
+    if (rc)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != NSC_KEY_COMM_LEN || nsc_get_be32(k.mv_data) != job)
+            break;
+        if (v.mv_size < 4 || v.mv_size > 4 + sizeof list->name) {
+            rc = NSC_STORE_ECORRUPT;
+            break;
+        }
+        if (count == cap) {
+            cap = cap ? 2 * cap : 8;
+            nsc_store_comm *l = realloc(list, cap * sizeof *l);
+            if (!l) {
+                rc = NSC_STORE_ENOMEM;
+                break;
+            }
+            list = l;
+        }
+        nsc_store_comm *c = &list[count++];
+        memset(c, 0, sizeof *c);
+        c->comm_id = nsc_get_be64((const uint8_t *)k.mv_data + 4);
+        c->nranks = (int32_t)nsc_get_be32(v.mv_data);
+        memcpy(c->name, (const uint8_t *)v.mv_data + 4, v.mv_size - 4);
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = count;
+    return 0;
+}
+
+int nsc_store_rank_info(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
+                        nsc_store_rank *out)
+{
+    uint8_t key[NSC_KEY_RANK_LEN];
+    nsc_key_rank(key, job, comm, rank);
+    MDB_val k = mval(key, sizeof key), v;
+    int rc = mdb_get(rd->txn, rdbi(rd, DB_RANKS), &k, &v);
+    if (rc)
+        return rc == MDB_NOTFOUND ? NSC_STORE_ENOTFOUND : rc;
+    const uint8_t *p = v.mv_data;
+    if (v.mv_size < 16 || v.mv_size > 16 + sizeof out->host - 1)
+        return NSC_STORE_ECORRUPT;
+    memset(out, 0, sizeof *out);
+    out->proc_id = nsc_get_be32(p);
+    out->pid = nsc_get_be32(p + 4);
+    out->gpu = (int32_t)nsc_get_be32(p + 8);
+    out->local_rank = (int32_t)nsc_get_be32(p + 12);
+    memcpy(out->host, p + 16, v.mv_size - 16);
+    return 0;
+}
+
+static int overlaps(const nsc_event *ev, uint64_t t0, uint64_t t1)
+{
+    uint64_t end = ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns;
+    return ev->start_ns <= t1 && end >= t0;
+}
+
+static int scan_block(const MDB_val *k, const MDB_val *v, uint64_t t0, uint64_t t1,
+                      nsc_store_event_fn fn, void *arg)
+{
+    nsc_block_key bk;
+    nsc_block blk;
+    if (nsc_key_block_parse(k->mv_data, k->mv_size, &bk) ||
+        nsc_block_decode(v->mv_data, v->mv_size, &blk))
+        return NSC_STORE_ECORRUPT;
+    int stop = 0;
+    for (uint32_t i = 0; !stop && i < blk.hdr.nevents; i++)
+        if (overlaps(&blk.events[i], t0, t1))
+            stop = fn(arg, &bk, &blk, &blk.events[i]);
+    nsc_block_release(&blk);
+    return stop;
+}
+
+int nsc_store_scan(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
+                   uint64_t t1, nsc_store_event_fn fn, void *arg)
+{
+    nsc_store_stats s;
+    int rc = read_stats(rd->txn, rd->st->dbi, &s);
+    if (rc)
+        return rc;
+    /* A block starting up to max_span before t0 may still reach into the window. */
+    nsc_block_key from = {job, comm, rank, t0 > s.max_span_ns ? t0 - s.max_span_ns : 0, 0};
+    uint8_t start[NSC_KEY_BLOCK_LEN];
+    nsc_key_block(start, &from);
+    MDB_cursor *cur;
+    if ((rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_BLOCKS), &cur)))
+        return rc;
+    MDB_val k = mval(start, sizeof start), v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        /* Same (job, comm, rank) prefix, and the block starts inside the window. */
+        if (k.mv_size != NSC_KEY_BLOCK_LEN || memcmp(k.mv_data, start, 16) != 0 ||
+            nsc_get_be64((const uint8_t *)k.mv_data + 16) > t1)
+            break;
+        if ((rc = scan_block(&k, &v, t0, t1, fn, arg)))
+            break;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* The Coll event a collective index value points at. */
+static int coll_hit(nsc_store_reader *rd, const MDB_val *k, const MDB_val *v,
+                    nsc_store_coll_hit *hit)
+{
+    nsc_coll_key ck;
+    nsc_block blk;
+    if (nsc_key_coll_parse(k->mv_data, k->mv_size, &ck) || v->mv_size != NSC_KEY_BLOCK_LEN + 4 ||
+        nsc_key_block_parse(v->mv_data, NSC_KEY_BLOCK_LEN, &hit->block))
+        return NSC_STORE_ECORRUPT;
+    hit->rank = ck.rank;
+    hit->position = nsc_get_be32((const uint8_t *)v->mv_data + NSC_KEY_BLOCK_LEN);
+    MDB_val bkey = mval(v->mv_data, NSC_KEY_BLOCK_LEN), bval;
+    int rc = mdb_get(rd->txn, rdbi(rd, DB_BLOCKS), &bkey, &bval);
+    if (rc)
+        return rc == MDB_NOTFOUND ? NSC_STORE_ECORRUPT : rc;
+    if (nsc_block_decode(bval.mv_data, bval.mv_size, &blk))
+        return NSC_STORE_ECORRUPT;
+    rc = hit->position < blk.hdr.nevents && blk.events[hit->position].type == NSC_T_COLL
+             ? 0
+             : NSC_STORE_ECORRUPT;
+    if (!rc)
+        hit->event = blk.events[hit->position];
+    nsc_block_release(&blk);
+    return rc;
+}
+
+int nsc_store_find_coll(nsc_store_reader *rd, uint32_t job, uint64_t comm, const char *func,
+                        uint64_t seq, nsc_store_coll_hit *hits, size_t max, size_t *n)
+{
+    uint32_t fid;
+    *n = 0;
+    int rc = nsc_store_str_id(rd, func, &fid);
+    if (rc)
+        return rc == NSC_STORE_ENOTFOUND ? 0 : rc;
+    nsc_coll_key from = {job, comm, fid, seq, INT32_MIN};
+    uint8_t start[NSC_KEY_COLL_LEN];
+    nsc_key_coll(start, &from);
+    MDB_cursor *cur;
+    if ((rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_COLLS), &cur)))
+        return rc;
+    MDB_val k = mval(start, sizeof start), v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && *n < max;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != NSC_KEY_COLL_LEN || memcmp(k.mv_data, start, 24) != 0)
+            break;
+        if ((rc = coll_hit(rd, &k, &v, &hits[*n])))
+            break;
+        ++*n;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model *m)
+{
+    char key[6 + 64];
+    size_t hl = strlen(host);
+    if (hl > sizeof key - 6)
+        return NSC_STORE_ENOTFOUND;
+    memcpy(key, "clock/", 6);
+    memcpy(key + 6, host, hl);
+    MDB_val k = mval(key, 6 + hl), v;
+    int rc = mdb_get(rd->txn, rdbi(rd, DB_META), &k, &v);
+    if (rc)
+        return rc == MDB_NOTFOUND ? NSC_STORE_ENOTFOUND : rc;
+    return nsc_clock_deserialize(m, v.mv_data, v.mv_size) ? NSC_STORE_ECORRUPT : 0;
+}

@@ -1,0 +1,152 @@
+/* store.h: the collector's LMDB store.
+ *
+ * Owns the on-disk layout (one LMDB environment in a directory, several named
+ * databases; docs/collector.md, "Storage layout"), the single writer's
+ * transactions with map growth and retention, and the read-only queries the
+ * collector's API and the CLI run against the same files.
+ *
+ * Writer: one thread calls begin, put (any number of batches), commit. commit
+ * returns 0 only once the transaction is durable, so the caller may then
+ * acknowledge every batch it holds. A put that fills the map is not an error:
+ * commit grows the map and replays the transaction, so the batches passed to
+ * put must stay valid until commit returns. Raw timestamps are stored
+ * unchanged; clock models are stored beside them and applied when reading.
+ *
+ * Readers: any thread (MDB_NOTLS), any process (open with read_only). A reader
+ * never blocks the writer's commits; only growing the map waits for this
+ * process's open readers to finish.
+ *
+ * Errors: 0, a negative NSC_STORE_E* below, or an LMDB / errno code passed
+ * through; nsc_store_strerror explains all of them.
+ */
+#ifndef NCCLSCOPE_STORE_H
+#define NCCLSCOPE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "block.h"
+#include "clock.h"
+#include "event.h"
+#include "keys.h"
+
+enum nsc_store_err {
+    NSC_STORE_OK = 0,
+    NSC_STORE_ENOMEM = -1,
+    NSC_STORE_ESCHEMA = -2,   /* the directory holds another schema version */
+    NSC_STORE_ESTATE = -3,    /* call out of order (put without begin, write on read-only) */
+    NSC_STORE_ENOTFOUND = -4,
+    NSC_STORE_ECORRUPT = -5,  /* a stored value failed to decode */
+    NSC_STORE_EFULL = -6      /* the map cannot grow further (max_map) */
+};
+
+#define NSC_STORE_SCHEMA 1
+/* Records whose communicator context is unknown or none (ProxyCtrl), and
+ * states/completions whose event is not in the same batch, go to the
+ * process's own blocks: comm NSC_STORE_PROC_COMM, rank = the process id. */
+#define NSC_STORE_PROC_COMM UINT64_MAX
+
+const char *nsc_store_strerror(int err);
+
+typedef struct nsc_store_opts {
+    size_t initial_map;      /* bytes; 0: 64 MiB. The map doubles when full. */
+    size_t max_map;          /* growth stops here; 0: 1 TiB */
+    int read_only;
+    int zstd_level;          /* 0: default 3; -1: store blocks uncompressed */
+    uint64_t retain_bytes;   /* retention by size of live pages; 0: none */
+    uint64_t retain_age_ns;  /* retention by age of commit; 0: none */
+} nsc_store_opts;
+
+typedef struct nsc_store nsc_store;
+
+int nsc_store_open(const char *dir, const nsc_store_opts *opts, nsc_store **out);
+void nsc_store_close(nsc_store *st);
+
+/* What one decoded batch brings: the sender's identity and records. */
+typedef struct nsc_store_batch {
+    const nsc_proc *proc;
+    const nsc_ctx_def *ctxs;
+    size_t nctxs;
+    const nsc_str_def *strs;
+    size_t nstrs;
+    const nsc_event *events;
+    size_t nevents;
+    const nsc_state_rec *states;
+    size_t nstates;
+    const nsc_completion *completions;
+    size_t ncompletions;
+} nsc_store_batch;
+
+/* ---- writer (one thread) ---- */
+int nsc_store_begin(nsc_store *st, uint64_t now_ns);  /* now: collector time, for ages */
+int nsc_store_put(nsc_store *st, const nsc_store_batch *b);
+int nsc_store_put_clock(nsc_store *st, const char *host, const nsc_clock_model *m);
+int nsc_store_commit(nsc_store *st);
+void nsc_store_abort(nsc_store *st);
+
+/* Delete the oldest blocks (by commit time) beyond the age and size limits,
+ * with their index entries, in one durable transaction. */
+int nsc_store_retain(nsc_store *st, uint64_t now_ns, uint64_t *deleted_blocks);
+
+/* Totals kept in the meta database, updated in every transaction. */
+typedef struct nsc_store_stats {
+    uint64_t events, states, completions, blocks;
+    uint64_t block_bytes;     /* stored block values */
+    uint64_t unknown_ctx;     /* events whose context was never defined */
+    uint64_t unknown_str;     /* string ids never defined (stored as 0) */
+    uint64_t next_block_seq;
+    uint64_t max_span_ns;     /* longest block (t_max - t_min): how far back a scan looks */
+    uint64_t live_bytes;      /* pages in use by all databases (not persisted) */
+    uint64_t map_bytes;       /* current map size (not persisted) */
+} nsc_store_stats;
+
+/* ---- readers (any thread) ---- */
+typedef struct nsc_store_reader nsc_store_reader;
+
+int nsc_store_read_begin(nsc_store *st, nsc_store_reader **out);
+void nsc_store_read_end(nsc_store_reader *rd);
+
+int nsc_store_stats_get(nsc_store_reader *rd, nsc_store_stats *s);
+int nsc_store_job_id(nsc_store_reader *rd, const char *job, uint32_t *id);
+/* Store-wide string id -> text (copied, NUL-terminated, truncated to cap). */
+int nsc_store_str(nsc_store_reader *rd, uint32_t id, char *text, size_t cap);
+int nsc_store_str_id(nsc_store_reader *rd, const char *text, uint32_t *id);
+
+typedef struct nsc_store_comm {
+    uint64_t comm_id;
+    int32_t nranks;
+    char name[64];
+} nsc_store_comm;
+/* Communicators of a job, in comm id order; *out is malloc'd (free it). */
+int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, size_t *n);
+
+typedef struct nsc_store_rank {
+    uint32_t proc_id;
+    uint32_t pid;
+    int32_t gpu, local_rank;
+    char host[64];
+} nsc_store_rank;
+int nsc_store_rank_info(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
+                        nsc_store_rank *out);
+
+/* Every event of (job, comm, rank) that overlaps [t0, t1] (raw host times),
+ * block by block in block start order. fn returns nonzero to stop (returned). */
+typedef int (*nsc_store_event_fn)(void *arg, const nsc_block_key *key, const nsc_block *blk,
+                                  const nsc_event *ev);
+int nsc_store_scan(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
+                   uint64_t t1, nsc_store_event_fn fn, void *arg);
+
+/* One rank's record of a collective. */
+typedef struct nsc_store_coll_hit {
+    int32_t rank;
+    nsc_block_key block;
+    uint32_t position;  /* index of the Coll event in the block */
+    nsc_event event;
+} nsc_store_coll_hit;
+/* The collective (comm, func, seq) across ranks, in rank order; at most max. */
+int nsc_store_find_coll(nsc_store_reader *rd, uint32_t job, uint64_t comm, const char *func,
+                        uint64_t seq, nsc_store_coll_hit *hits, size_t max, size_t *n);
+
+int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model *m);
+
+#endif

@@ -1,0 +1,62 @@
+/* storeutil.c: see storeutil.h. */
+#include "storeutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *nsc_tmp_store_dir(void)
+{
+    char *dir = strdup("/tmp/nsc_store_XXXXXX");
+    if (dir && !mkdtemp(dir)) {
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+void nsc_tmp_store_remove(char *dir)
+{
+    static const char *const files[] = {"data.mdb", "lock.mdb"};
+    char path[256];
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+nsc_proc nsc_test_proc(const char *job, const char *host, uint32_t pid, int gpu)
+{
+    nsc_proc p;
+    memset(&p, 0, sizeof p);
+    p.pid = pid;
+    p.gpu = gpu;
+    p.local_rank = gpu;
+    snprintf(p.job, sizeof p.job, "%s", job);
+    snprintf(p.host, sizeof p.host, "%s", host);
+    return p;
+}
+
+nsc_ctx_def nsc_test_ctx(uint16_t index, uint64_t comm, int rank, int nranks)
+{
+    nsc_ctx_def c;
+    memset(&c, 0, sizeof c);
+    c.index = index;
+    c.comm_id = comm;
+    c.rank = rank;
+    c.nranks = nranks;
+    c.api_version = 7;
+    snprintf(c.name, sizeof c.name, "comm-%llx", (unsigned long long)comm);
+    return c;
+}
+
+nsc_store_batch nsc_mix_batch(const nsc_mix *m, const nsc_proc *proc, const nsc_ctx_def *ctxs,
+                              size_t nctxs, const nsc_str_def *strs, size_t nstrs)
+{
+    nsc_store_batch b = {proc, ctxs, nctxs, strs, nstrs, m->events, m->nevents,
+                         m->states, m->nstates, m->completions, m->ncompletions};
+    return b;
+}

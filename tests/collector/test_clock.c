@@ -1,0 +1,374 @@
+/* Clock alignment: the host model against synthetic probes with known offset,
+ * drift, jitter, asymmetric spikes and steps; the GPU pTimer fit against a
+ * polling CPU observer; both serializations, including malformed input. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "gpuclock.h"
+#include "sim.h"
+
+#define NS_PER_S 1e9
+#define QUERIES 2000
+
+static const nsc_sim_net lan = {20000, 5000, 0.05, 200000, 5000000};
+
+/* Alignment errors of random queries in [from, to) (reference ns elapsed),
+ * skipping [skip_from, skip_to). Returns the p99; *covered gets the share of
+ * queries whose error is within the model's own bound. */
+static double p99_error(const nsc_clock_model *m, const nsc_sim_host *h, nsc_sim_rng *r,
+                        double from, double to, double skip_from, double skip_to,
+                        double *covered)
+{
+    static double err[QUERIES];
+    size_t n = 0, within = 0;
+    while (n < QUERIES) {
+        double t = nsc_sim_range(r, from, to);
+        if (t >= skip_from && t < skip_to)
+            continue;
+        uint64_t ref, bound;
+        cr_assert_eq(nsc_clock_host_to_ref(m, nsc_sim_host_time(h, t), &ref, &bound), 0);
+        err[n] = fabs((double)(int64_t)(ref - nsc_sim_ref_time(h, t)));
+        within += err[n] <= (double)bound;
+        n++;
+    }
+    *covered = (double)within / QUERIES;
+    return nsc_sim_quantile(err, n, 0.99);
+}
+
+Test(clock, cpu_p99_across_hosts)
+{
+    nsc_sim_rng r = {1};
+    for (int host = 0; host < 8; host++) {
+        nsc_sim_host h = nsc_sim_host_random(&r);
+        nsc_clock_model m;
+        cr_assert_eq(nsc_clock_init(&m, NULL), 0);
+        cr_assert_eq(nsc_sim_feed(&m, &h, &lan, &r, 100e6, 120 * NS_PER_S), 0);
+        double covered, p99 = p99_error(&m, &h, &r, 0.5e9, 119e9, 0, 0, &covered);
+        cr_assert_leq(p99, 10000, "host %d drift %.1f ppm: p99 %.0f ns", host, h.drift * 1e6, p99);
+        cr_assert_geq(covered, 0.99, "host %d: bound covers only %.3f", host, covered);
+        cr_assert_eq(m.nsegs, 1);
+        nsc_clock_free(&m);
+    }
+}
+
+/* One sample per window: spikes reach the fit and must be rejected there;
+ * short segments exercise the splits. */
+Test(clock, outliers_rejected_by_fit)
+{
+    nsc_sim_rng r = {2};
+    nsc_sim_net spiky = lan;
+    spiky.outlier_rate = 0.10;
+    nsc_clock_cfg cfg;
+    nsc_clock_cfg_default(&cfg);
+    cfg.window_ns = 100000000;
+    cfg.seg_max_points = 100;
+    for (int host = 0; host < 4; host++) {
+        nsc_sim_host h = nsc_sim_host_random(&r);
+        nsc_clock_model m;
+        cr_assert_eq(nsc_clock_init(&m, &cfg), 0);
+        cr_assert_eq(nsc_sim_feed(&m, &h, &spiky, &r, 100e6, 60 * NS_PER_S), 0);
+        cr_assert_geq(m.nsegs, 7, "600 points in segments of 100 with overlap");
+        double covered, p99 = p99_error(&m, &h, &r, 0.5e9, 59.5e9, 0, 0, &covered);
+        cr_assert_leq(p99, 10000, "host %d: p99 %.0f ns", host, p99);
+        cr_assert_geq(covered, 0.99);
+        nsc_clock_free(&m);
+    }
+}
+
+static void build_stepped(nsc_clock_model *m, nsc_sim_host *h, int64_t step, uint64_t seed)
+{
+    nsc_sim_rng r = {seed};
+    *h = nsc_sim_host_random(&r);
+    h->step_ns = step;
+    h->step_at = 60.05 * NS_PER_S;
+    cr_assert_eq(nsc_clock_init(m, NULL), 0);
+    cr_assert_eq(nsc_sim_feed(m, h, &lan, &r, 100e6, 120 * NS_PER_S), 0);
+}
+
+Test(clock, step_starts_new_segment)
+{
+    const int64_t steps[] = {3000000, -3000000, 800000};
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        nsc_clock_model m;
+        nsc_sim_host h;
+        build_stepped(&m, &h, steps[i], 10 + i);
+        cr_assert_eq(m.nsegs, 2, "step %ld: %zu segments", (long)steps[i], m.nsegs);
+        /* The new line starts at the first point after the step: within the
+         * window that follows it. */
+        uint64_t at = nsc_sim_host_time(&h, h.step_at);
+        cr_assert(m.segs[1].start_ns >= at && m.segs[1].start_ns < at + 2000000000ull);
+        /* Away from the window where the step happened, both lines are exact. */
+        nsc_sim_rng r = {99};
+        double covered,
+            p99 = p99_error(&m, &h, &r, 0.5e9, 119e9, h.step_at, h.step_at + 2e9, &covered);
+        cr_assert_leq(p99, 10000, "step %ld: p99 %.0f ns", (long)steps[i], p99);
+        cr_assert_geq(covered, 0.99);
+        nsc_clock_free(&m);
+    }
+}
+
+Test(clock, segment_boundary_is_exact)
+{
+    nsc_clock_model m;
+    nsc_sim_host h;
+    build_stepped(&m, &h, 3000000, 20);
+    uint64_t b = m.segs[1].start_ns, before, at, err;
+    cr_assert_eq(nsc_clock_segment_for(&m, b), 1);
+    cr_assert_eq(nsc_clock_segment_for(&m, b - 1), 0);
+    cr_assert_eq(nsc_clock_segment_for(&m, m.segs[0].start_ns - 1), 0, "before all: first");
+    cr_assert_eq(nsc_clock_segment_for(&m, UINT64_MAX), 1, "after all: last");
+    cr_assert_eq(nsc_clock_host_to_ref(&m, b - 1, &before, &err), 0);
+    cr_assert_eq(nsc_clock_host_to_ref(&m, b, &at, &err), 0);
+    /* One host ns later, the offset has moved by the step (host jumped ahead
+     * by 3 ms, so the offset ref - host fell by 3 ms). */
+    double jump = (double)(int64_t)(at - before) - 1;
+    cr_assert(fabs(jump + 3000000) < 20000, "jump at the boundary %.0f ns", jump);
+    /* Inside the new segment, the line is the segment's own. */
+    const nsc_clock_seg *s = &m.segs[1];
+    int64_t off = s->anchor_off + llround(s->off_ns + s->drift * (double)(int64_t)(b - s->anchor_host));
+    cr_assert_eq(at, b + (uint64_t)off);
+    nsc_clock_free(&m);
+}
+
+Test(clock, rejects_bad_samples)
+{
+    nsc_clock_model m;
+    uint64_t ref;
+    cr_assert_eq(nsc_clock_init(&m, NULL), 0);
+    cr_assert_eq(nsc_clock_host_to_ref(&m, 5, &ref, NULL), NSC_CLOCK_EEMPTY);
+    nsc_clock_sample back = {100, 1000, 1010, 90};
+    nsc_clock_sample service_longer = {100, 1000, 1200, 150};
+    nsc_clock_sample ok = {100, 1000, 1010, 160}, older = {99, 1000, 1010, 160};
+    cr_assert_eq(nsc_clock_add(&m, &back), NSC_CLOCK_EINVAL);
+    cr_assert_eq(nsc_clock_add(&m, &service_longer), NSC_CLOCK_EINVAL);
+    cr_assert_eq(nsc_clock_add(&m, &ok), 0);
+    cr_assert_eq(nsc_clock_add(&m, &older), NSC_CLOCK_EORDER);
+    cr_assert_eq(nsc_clock_flush(&m), 0);
+    cr_assert_eq(nsc_clock_host_to_ref(&m, 130, &ref, NULL), 0);
+    cr_assert_eq(ref, 1005 + 0, "offset = ((1000-100)+(1010-160))/2 = 875, at 130 -> 1005");
+    nsc_clock_free(&m);
+    nsc_clock_cfg bad;
+    nsc_clock_cfg_default(&bad);
+    bad.window_ns = 0;
+    cr_assert_eq(nsc_clock_init(&m, &bad), NSC_CLOCK_EINVAL);
+}
+
+static uint8_t *serialize(const nsc_clock_model *m, size_t *len)
+{
+    *len = nsc_clock_serialized_size(m);
+    uint8_t *buf = malloc(*len + 1);
+    cr_assert_not_null(buf);
+    nsc_clock_serialize(m, buf);
+    return buf;
+}
+
+Test(clock, serialize_round_trip)
+{
+    nsc_clock_model m, back;
+    nsc_sim_host h;
+    build_stepped(&m, &h, 3000000, 30);
+    nsc_clock_sample s;
+    nsc_sim_rng r = {31};
+    nsc_sim_probe(&h, &lan, &r, 121 * NS_PER_S, &s);
+    cr_assert_eq(nsc_clock_add(&m, &s), 0, "leave an open window in the state");
+    size_t len, len2;
+    uint8_t *buf = serialize(&m, &len);
+    cr_assert_eq(nsc_clock_deserialize(&back, buf, len), 0);
+    uint8_t *again = serialize(&back, &len2);
+    cr_assert_eq(len2, len);
+    cr_assert_eq(memcmp(buf, again, len), 0);
+    /* Both continue identically. */
+    for (double t = 122 * NS_PER_S; t < 200 * NS_PER_S; t += 100e6) {
+        nsc_sim_probe(&h, &lan, &r, t, &s);
+        cr_assert_eq(nsc_clock_add(&m, &s), 0);
+        cr_assert_eq(nsc_clock_add(&back, &s), 0);
+    }
+    for (int i = 0; i < 1000; i++) {
+        uint64_t host = nsc_sim_host_time(&h, nsc_sim_range(&r, 0, 200 * NS_PER_S));
+        uint64_t a, b, ea, eb;
+        cr_assert_eq(nsc_clock_host_to_ref(&m, host, &a, &ea), 0);
+        cr_assert_eq(nsc_clock_host_to_ref(&back, host, &b, &eb), 0);
+        cr_assert_eq(a, b);
+        cr_assert_eq(ea, eb);
+    }
+    free(buf);
+    free(again);
+    nsc_clock_free(&m);
+    nsc_clock_free(&back);
+}
+
+static int deserialize_copy(const uint8_t *src, size_t len)
+{
+    uint8_t *copy = malloc(len ? len : 1);
+    cr_assert_not_null(copy);
+    memcpy(copy, src, len);
+    nsc_clock_model m;
+    int rc = nsc_clock_deserialize(&m, copy, len);
+    if (rc == 0)
+        nsc_clock_free(&m);
+    free(copy);
+    return rc;
+}
+
+/* Offsets inside the serialized form (see clock.c): header fields, then segments. */
+#define OFF_VERSION 4
+#define OFF_NSEGS 40
+#define OFF_NPTS 44
+#define OFF_SEG0 (40 + 16 + 24 + 16)
+#define OFF_SEG_DRIFT (3 * 8 + 8)
+#define SEG_SIZE 76
+
+Test(clock, malformed_model_rejected)
+{
+    nsc_clock_model m;
+    nsc_sim_host h;
+    build_stepped(&m, &h, 3000000, 40);
+    size_t len;
+    uint8_t *buf = serialize(&m, &len);
+    for (size_t cut = 0; cut < len; cut++)
+        cr_assert_eq(deserialize_copy(buf, cut), NSC_CLOCK_ETRUNC, "cut at %zu", cut);
+    buf[len] = 0;
+    cr_assert_eq(deserialize_copy(buf, len + 1), NSC_CLOCK_ETRAILING);
+
+    uint8_t *bad = malloc(len);
+    cr_assert_not_null(bad);
+#define MUTATE(stmt, expect)                                 \
+    do {                                                     \
+        memcpy(bad, buf, len);                               \
+        stmt;                                                \
+        cr_assert_eq(deserialize_copy(bad, len), expect, #stmt); \
+    } while (0)
+    MUTATE(bad[0] ^= 0xff, NSC_CLOCK_EMAGIC);
+    MUTATE(bad[OFF_VERSION + 3] = 9, NSC_CLOCK_EVERSION);
+    MUTATE(bad[OFF_NSEGS] = 0xff, NSC_CLOCK_ETRUNC);       /* 4 G segments: no allocation */
+    MUTATE(bad[OFF_NPTS + 1] = 0xff, NSC_CLOCK_EVALUE);    /* more points than a segment holds */
+    MUTATE(memset(bad + OFF_SEG0 + OFF_SEG_DRIFT, 0xff, 8), NSC_CLOCK_EVALUE);    /* NaN drift */
+    MUTATE(memset(bad + OFF_SEG0 + SEG_SIZE, 0, 8), NSC_CLOCK_EVALUE);  /* segment 1 before 0 */
+#undef MUTATE
+    free(bad);
+    free(buf);
+    nsc_clock_free(&m);
+}
+
+/* ---- GPU pTimer ------------------------------------------------------ */
+
+static void feed_gpu(nsc_gpuclock *g, const nsc_sim_host *h, const nsc_sim_gpu *gpu,
+                     nsc_sim_rng *r, double span_ns)
+{
+    uint64_t held_p = 0, held_c = 0;
+    int holding = 0;
+    for (double t = 0; t < span_ns; t += 10e6) {
+        double lag = nsc_sim_range(r, 0, 50000);
+        uint64_t p = nsc_sim_ptimer(gpu, t), c = nsc_sim_host_time(h, t + lag);
+        /* One pair in ten arrives after its successor (channels interleave). */
+        if (!holding && nsc_sim_uniform(r) < 0.1) {
+            held_p = p, held_c = c, holding = 1;
+            continue;
+        }
+        cr_assert_eq(nsc_gpuclock_add(g, p, c), 0);
+        if (holding) {
+            cr_assert_eq(nsc_gpuclock_add(g, held_p, held_c), 0);
+            holding = 0;
+        }
+    }
+}
+
+Test(gpuclock, p99_with_polling_lag)
+{
+    nsc_sim_rng r = {50};
+    static double err[QUERIES], err_ref[QUERIES];
+    for (int rank = 0; rank < 8; rank++) {
+        nsc_sim_host h = nsc_sim_host_random(&r);
+        nsc_sim_gpu gpu = {1700000000000000000ull + nsc_sim_next(&r) % 1000000000000ull,
+                           nsc_sim_range(&r, -100e-6, 100e-6)};
+        nsc_gpuclock g;
+        nsc_clock_model m;
+        nsc_gpuclock_init(&g);
+        feed_gpu(&g, &h, &gpu, &r, 60 * NS_PER_S);
+        cr_assert_lt(g.nhull, 200, "only hull vertices are kept: %zu", g.nhull);
+        cr_assert_eq(nsc_clock_init(&m, NULL), 0);
+        cr_assert_eq(nsc_sim_feed(&m, &h, &lan, &r, 100e6, 60 * NS_PER_S), 0);
+        size_t within = 0;
+        for (size_t i = 0; i < QUERIES; i++) {
+            double t = nsc_sim_range(&r, 0.5e9, 59.5e9);
+            uint64_t cpu, bound, ref;
+            cr_assert_eq(nsc_gpuclock_to_cpu(&g, nsc_sim_ptimer(&gpu, t), &cpu, &bound), 0);
+            err[i] = fabs((double)(int64_t)(cpu - nsc_sim_host_time(&h, t)));
+            within += err[i] <= (double)bound;
+            cr_assert_eq(nsc_clock_host_to_ref(&m, cpu, &ref, NULL), 0);
+            err_ref[i] = fabs((double)(int64_t)(ref - nsc_sim_ref_time(&h, t)));
+        }
+        double p99 = nsc_sim_quantile(err, QUERIES, 0.99);
+        double p99_ref = nsc_sim_quantile(err_ref, QUERIES, 0.99);
+        cr_assert_leq(p99, 20000, "rank %d: GPU->CPU p99 %.0f ns", rank, p99);
+        cr_assert_leq(p99_ref, 20000, "rank %d: GPU->reference p99 %.0f ns", rank, p99_ref);
+        cr_assert_geq((double)within / QUERIES, 0.99, "rank %d: bound covers %zu", rank, within);
+        cr_assert(fabs(nsc_gpuclock_drift(&g) - ((1 + h.drift) / (1 + gpu.drift) - 1)) < 1e-6);
+        nsc_gpuclock_free(&g);
+        nsc_clock_free(&m);
+    }
+}
+
+Test(gpuclock, empty_and_single_pair)
+{
+    nsc_gpuclock g;
+    uint64_t cpu, err;
+    nsc_gpuclock_init(&g);
+    cr_assert_eq(nsc_gpuclock_to_cpu(&g, 1, &cpu, &err), NSC_GPUCLOCK_EEMPTY);
+    cr_assert_eq(nsc_gpuclock_add(&g, 1000, 5000), 0);
+    cr_assert_eq(nsc_gpuclock_to_cpu(&g, 1500, &cpu, &err), 0);
+    cr_assert_eq(cpu, 5500);
+    cr_assert_eq(nsc_gpuclock_drift(&g), 0);
+    nsc_gpuclock_free(&g);
+}
+
+static nsc_gpuclock sample_gpuclock(void)
+{
+    nsc_sim_rng r = {60};
+    nsc_sim_host h = nsc_sim_host_random(&r);
+    nsc_sim_gpu gpu = {123456789, 30e-6};
+    nsc_gpuclock g;
+    nsc_gpuclock_init(&g);
+    feed_gpu(&g, &h, &gpu, &r, 5 * NS_PER_S);
+    return g;
+}
+
+Test(gpuclock, serialize_round_trip_and_malformed)
+{
+    nsc_gpuclock g = sample_gpuclock(), back;
+    cr_assert_geq(g.nhull, 3);
+    size_t len = nsc_gpuclock_serialized_size(&g);
+    uint8_t *buf = malloc(len + 1), *copy = malloc(len + 1);
+    cr_assert(buf && copy);
+    nsc_gpuclock_serialize(&g, buf);
+    cr_assert_eq(nsc_gpuclock_deserialize(&back, buf, len), 0);
+    for (uint64_t p = 100000000; p < 6000000000ull; p += 77777777) {
+        uint64_t a, b, ea, eb;
+        cr_assert_eq(nsc_gpuclock_to_cpu(&g, p, &a, &ea), 0);
+        cr_assert_eq(nsc_gpuclock_to_cpu(&back, p, &b, &eb), 0);
+        cr_assert_eq(a, b);
+        cr_assert_eq(ea, eb);
+    }
+    nsc_gpuclock_free(&back);
+    for (size_t cut = 0; cut < len; cut++) {
+        memcpy(copy, buf, cut);
+        cr_assert_eq(nsc_gpuclock_deserialize(&back, copy, cut), NSC_GPUCLOCK_ETRUNC);
+    }
+    memcpy(copy, buf, len);
+    copy[len] = 0;
+    cr_assert_eq(nsc_gpuclock_deserialize(&back, copy, len + 1), NSC_GPUCLOCK_ETRAILING);
+    memcpy(copy, buf, len);
+    copy[0] = 'X';
+    cr_assert_eq(nsc_gpuclock_deserialize(&back, copy, len), NSC_GPUCLOCK_EMAGIC);
+    /* Lift the middle vertex of the first three far up: the hull is not convex. */
+    memcpy(copy, buf, len);
+    size_t vertex1_y = 4 + 4 + 8 + 8 + 8 + 8 + 4 + 16 + 8;
+    copy[vertex1_y] = 0x10;
+    cr_assert_eq(nsc_gpuclock_deserialize(&back, copy, len), NSC_GPUCLOCK_EVALUE);
+    free(buf);
+    free(copy);
+    nsc_gpuclock_free(&g);
+}

@@ -1,0 +1,527 @@
+/* The LMDB store: put and scan round trips, the collective index, comms and
+ * ranks, map growth from a tiny map, retention by age and by size, clock
+ * models beside the data, readers beside the writer, and crash consistency
+ * under kill -9 (NSC_CRASH_ROUNDS rounds, default 5; 20 for the full run). */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mix.h"
+#include "sim.h"
+#include "storeutil.h"
+
+#define COMM_A 0xaaaa000000000001ull
+#define COMM_B 0xbbbb000000000002ull
+
+static nsc_store *open_store(const char *dir, size_t initial_map)
+{
+    nsc_store_opts o = {0};
+    o.initial_map = initial_map;
+    nsc_store *st;
+    int rc = nsc_store_open(dir, &o, &st);
+    cr_assert_eq(rc, 0, "open: %s", nsc_store_strerror(rc));
+    return st;
+}
+
+static void commit_batch(nsc_store *st, uint64_t now, const nsc_store_batch *b)
+{
+    cr_assert_eq(nsc_store_begin(st, now), 0);
+    int rc = nsc_store_put(st, b);
+    cr_assert_eq(rc, 0, "put: %s", nsc_store_strerror(rc));
+    rc = nsc_store_commit(st);
+    cr_assert_eq(rc, 0, "commit: %s", nsc_store_strerror(rc));
+}
+
+static nsc_store_stats stats_of(nsc_store *st)
+{
+    nsc_store_reader *rd;
+    nsc_store_stats s;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_stats_get(rd, &s), 0);
+    nsc_store_read_end(rd);
+    return s;
+}
+
+typedef struct collected {
+    size_t n;
+    uint64_t min_id, max_id;
+    uint64_t t0, t1;
+    int outside;       /* events returned that do not overlap the window */
+    nsc_event *copy;   /* when non-NULL, events copied here (room for cap) */
+    size_t cap;
+    uint32_t states;   /* states seen in the blocks visited */
+} collected;
+
+static int collect(void *arg, const nsc_block_key *k, const nsc_block *blk, const nsc_event *ev)
+{
+    (void)k;
+    collected *c = arg;
+    if (c->copy && c->n < c->cap)
+        c->copy[c->n] = *ev;
+    if (ev == blk->events)
+        c->states += blk->hdr.nstates;
+    c->n++;
+    c->min_id = c->n == 1 || ev->id < c->min_id ? ev->id : c->min_id;
+    c->max_id = ev->id > c->max_id ? ev->id : c->max_id;
+    c->outside += ev->start_ns > c->t1 || ev->stop_ns < c->t0;
+    return 0;
+}
+
+static collected scan_all(nsc_store *st, uint32_t job, uint64_t comm, int32_t rank,
+                          uint64_t t0, uint64_t t1)
+{
+    nsc_store_reader *rd;
+    collected c = {0};
+    c.t0 = t0, c.t1 = t1;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    int rc = nsc_store_scan(rd, job, comm, rank, t0, t1, collect, &c);
+    cr_assert_eq(rc, 0, "scan: %s", nsc_store_strerror(rc));
+    nsc_store_read_end(rd);
+    return c;
+}
+
+static uint32_t job_id(nsc_store *st, const char *job)
+{
+    nsc_store_reader *rd;
+    uint32_t id = 0;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_job_id(rd, job, &id), 0);
+    nsc_store_read_end(rd);
+    return id;
+}
+
+Test(store, put_scan_round_trip)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    /* Another process interns "RING" first, so store-wide ids differ from ours. */
+    nsc_proc other = nsc_test_proc("job1", "nodeX", 7, 0);
+    nsc_str_def ring = {9, "RING"};
+    nsc_store_batch first = {&other, NULL, 0, &ring, 1, NULL, 0, NULL, 0, NULL, 0};
+    commit_batch(st, 1, &first);
+
+    nsc_proc p = nsc_test_proc("job1", "node0", 100, 0);
+    nsc_ctx_def ctxs[2] = {nsc_test_ctx(0, COMM_A, 0, 2), nsc_test_ctx(1, COMM_B, 3, 4)};
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_mix_strs(strs);
+    nsc_mix m;
+    cr_assert_eq(nsc_mix_init(&m, 1, 9), 0); /* room for the two extra records */
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(nsc_mix_collective(&m, 0, 0), 0);
+    size_t ctx0_events = m.nevents;
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(nsc_mix_collective(&m, 1, 3), 0);
+    /* A ProxyCtrl (no communicator) and a state whose event is in no batch. */
+    nsc_event ctrl = {.id = 999999, .start_ns = m.now_ns, .stop_ns = m.now_ns + 10,
+                      .ctx = NSC_CTX_NONE, .type = NSC_T_PROXY_CTRL, .rank = -1};
+    m.events[m.nevents++] = ctrl;
+    m.states[m.nstates++] = (nsc_state_rec){888888, m.now_ns, 5, 1, NSC_S_PROXY_CTRL_ACTIVE};
+    nsc_store_batch b = nsc_mix_batch(&m, &p, ctxs, 2, strs, NSC_MIX_NSTRS);
+    commit_batch(st, 2, &b);
+
+    uint32_t job = job_id(st, "job1");
+    static nsc_event got[1000];
+    collected a = scan_all(st, job, COMM_A, 0, 0, UINT64_MAX);
+    cr_assert_eq(a.n, ctx0_events);
+    collected bb = scan_all(st, job, COMM_B, 3, 0, UINT64_MAX);
+    cr_assert_eq(bb.n, m.nevents - 1 - ctx0_events);
+    cr_assert_eq(a.states + bb.states, m.nstates - 1, "states travel with their events: %u + %u of %zu", a.states, bb.states, m.nstates - 1);
+
+    /* Stored events equal the input, with strings made store-wide. */
+    nsc_store_reader *rd;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    collected full = {0};
+    full.copy = got, full.cap = 1000, full.t1 = UINT64_MAX;
+    cr_assert_eq(nsc_store_scan(rd, job, COMM_A, 0, 0, UINT64_MAX, collect, &full), 0);
+    size_t colls = 0;
+    for (size_t i = 0; i < full.n; i++) {
+        const nsc_event *in = NULL;
+        for (size_t j = 0; j < ctx0_events && !in; j++)
+            in = m.events[j].id == got[i].id ? &m.events[j] : NULL;
+        cr_assert_not_null(in);
+        if (in->type != NSC_T_COLL) {
+            cr_assert_eq(memcmp(in, &got[i], sizeof *in), 0);
+            continue;
+        }
+        char text[64];
+        cr_assert_eq(nsc_store_str(rd, got[i].d.coll.func, text, sizeof text), 0);
+        cr_assert_str_eq(text, "AllReduce");
+        cr_assert_eq(nsc_store_str(rd, got[i].d.coll.algo, text, sizeof text), 0);
+        cr_assert_str_eq(text, "RING");
+        cr_assert_eq(got[i].d.coll.algo, 1, "RING was interned first");
+        cr_assert_eq(got[i].d.coll.seq, in->d.coll.seq);
+        colls++;
+    }
+    cr_assert_eq(colls, 4);
+
+    /* The process's own blocks hold the ProxyCtrl and the orphan state. */
+    nsc_store_rank ri;
+    cr_assert_eq(nsc_store_rank_info(rd, job, COMM_A, 0, &ri), 0);
+    collected pc = {0};
+    pc.t1 = UINT64_MAX;
+    cr_assert_eq(nsc_store_scan(rd, job, NSC_STORE_PROC_COMM, (int32_t)ri.proc_id, 0,
+                                UINT64_MAX, collect, &pc), 0);
+    cr_assert_eq(pc.n, 1);
+    cr_assert_eq(pc.min_id, 999999);
+    cr_assert_eq(pc.states, 1);
+    nsc_store_stats s;
+    cr_assert_eq(nsc_store_stats_get(rd, &s), 0);
+    cr_assert_eq(s.events, m.nevents);
+    cr_assert_eq(s.states, m.nstates);
+    cr_assert_eq(s.completions, m.ncompletions);
+    cr_assert_eq(s.unknown_ctx, 0);
+    nsc_store_read_end(rd);
+
+    /* A narrow window returns exactly the overlapping events. */
+    uint64_t t0 = m.events[ctx0_events / 2].start_ns, t1 = t0 + 50000;
+    size_t expect = 0;
+    for (size_t j = 0; j < ctx0_events; j++)
+        expect += m.events[j].start_ns <= t1 && m.events[j].stop_ns >= t0;
+    collected w = scan_all(st, job, COMM_A, 0, t0, t1);
+    cr_assert_eq(w.n, expect);
+    cr_assert_eq(w.outside, 0);
+    cr_assert_gt(expect, 0);
+
+    nsc_mix_free(&m);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* Four ranks of COMM_A on four hosts, ncoll collectives each, one batch per rank. */
+static void put_ranks(nsc_store *st, int ncoll, uint64_t now)
+{
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_mix_strs(strs);
+    for (int r = 0; r < 4; r++) {
+        char host[16];
+        snprintf(host, sizeof host, "node%d", r);
+        nsc_proc p = nsc_test_proc("jobc", host, 1000 + (uint32_t)r, r);
+        nsc_ctx_def c = nsc_test_ctx(0, COMM_A, r, 4);
+        nsc_mix m;
+        cr_assert_eq(nsc_mix_init(&m, 10 + (uint64_t)r, (size_t)ncoll), 0);
+        for (int i = 0; i < ncoll; i++)
+            cr_assert_eq(nsc_mix_collective(&m, 0, r), 0);
+        nsc_store_batch b = nsc_mix_batch(&m, &p, &c, 1, strs, NSC_MIX_NSTRS);
+        commit_batch(st, now, &b);
+        nsc_mix_free(&m);
+    }
+}
+
+Test(store, collective_index_comms_and_ranks)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    put_ranks(st, 10, 1);
+    uint32_t job = job_id(st, "jobc");
+    nsc_store_reader *rd;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    nsc_store_coll_hit hits[8];
+    size_t n;
+    cr_assert_eq(nsc_store_find_coll(rd, job, COMM_A, "AllReduce", 7, hits, 8, &n), 0);
+    cr_assert_eq(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(hits[i].rank, (int32_t)i, "rank order");
+        cr_assert_eq(hits[i].event.type, NSC_T_COLL);
+        cr_assert_eq(hits[i].event.d.coll.seq, 7);
+        cr_assert_eq(hits[i].event.rank, (int32_t)i);
+    }
+    cr_assert_eq(nsc_store_find_coll(rd, job, COMM_A, "AllReduce", 10, hits, 8, &n), 0);
+    cr_assert_eq(n, 0, "no collective 10");
+    cr_assert_eq(nsc_store_find_coll(rd, job, COMM_A, "Broadcast", 1, hits, 8, &n), 0);
+    cr_assert_eq(n, 0);
+    cr_assert_eq(nsc_store_find_coll(rd, job, COMM_A, "AllReduce", 3, hits, 2, &n), 0);
+    cr_assert_eq(n, 2, "capped at max");
+
+    nsc_store_comm *comms;
+    cr_assert_eq(nsc_store_comms(rd, job, &comms, &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(comms[0].comm_id, COMM_A);
+    cr_assert_eq(comms[0].nranks, 4);
+    cr_assert_str_eq(comms[0].name, "comm-aaaa000000000001");
+    free(comms);
+    cr_assert_eq(nsc_store_comms(rd, job + 1, &comms, &n), 0);
+    cr_assert_eq(n, 0);
+    free(comms);
+
+    nsc_store_rank ri;
+    cr_assert_eq(nsc_store_rank_info(rd, job, COMM_A, 2, &ri), 0);
+    cr_assert_str_eq(ri.host, "node2");
+    cr_assert_eq(ri.pid, 1002);
+    cr_assert_eq(ri.gpu, 2);
+    cr_assert_eq(nsc_store_rank_info(rd, job, COMM_A, 4, &ri), NSC_STORE_ENOTFOUND);
+    nsc_store_read_end(rd);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+Test(store, map_grows_from_64k)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 64 << 10);
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_mix_strs(strs);
+    nsc_proc p = nsc_test_proc("grow", "node0", 1, 0);
+    nsc_ctx_def c = nsc_test_ctx(0, COMM_A, 0, 1);
+    nsc_mix m;
+    cr_assert_eq(nsc_mix_init(&m, 4, 5), 0);
+    size_t total = 0;
+    for (int batch = 0; batch < 60; batch++) {
+        nsc_mix_clear(&m);
+        for (int i = 0; i < 5; i++)
+            cr_assert_eq(nsc_mix_collective(&m, 0, 0), 0);
+        nsc_store_batch b = nsc_mix_batch(&m, &p, &c, 1, strs, NSC_MIX_NSTRS);
+        commit_batch(st, (uint64_t)batch, &b);
+        total += m.nevents;
+    }
+    nsc_store_stats s = stats_of(st);
+    cr_assert_geq(s.map_bytes, 1 << 20, "map grew from 64 KiB to %llu", (unsigned long long)s.map_bytes);
+    cr_assert_eq(s.events, total);
+    cr_assert_eq(scan_all(st, job_id(st, "grow"), COMM_A, 0, 0, UINT64_MAX).n, total);
+    nsc_mix_free(&m);
+    nsc_store_close(st);
+    /* Reopening with a tiny map adopts the file's size. */
+    st = open_store(dir, 64 << 10);
+    cr_assert_eq(stats_of(st).events, total);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* Batch i holds collectives [5i, 5i+5) of one rank, committed at time i s. */
+static void put_numbered(nsc_store *st, int first, int count)
+{
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_mix_strs(strs);
+    nsc_proc p = nsc_test_proc("ret", "node0", 1, 0);
+    nsc_ctx_def c = nsc_test_ctx(0, COMM_B, 0, 1);
+    nsc_mix m;
+    cr_assert_eq(nsc_mix_init(&m, 6, 5), 0);
+    for (int i = first; i < first + count; i++) {
+        nsc_mix_clear(&m);
+        m.seq = 5 * (uint64_t)i;
+        for (int k = 0; k < 5; k++)
+            cr_assert_eq(nsc_mix_collective(&m, 0, 0), 0);
+        nsc_store_batch b = nsc_mix_batch(&m, &p, &c, 1, strs, NSC_MIX_NSTRS);
+        commit_batch(st, (uint64_t)i * 1000000000ull, &b);
+    }
+    nsc_mix_free(&m);
+}
+
+/* Which numbered batches are present, checking the index agrees with the blocks. */
+static void present_batches(nsc_store *st, int count, int *present)
+{
+    nsc_store_reader *rd;
+    uint32_t job;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_job_id(rd, "ret", &job), 0);
+    for (int i = 0; i < count; i++) {
+        present[i] = 0;
+        for (int k = 0; k < 5; k++) {
+            nsc_store_coll_hit hit;
+            size_t n;
+            int rc = nsc_store_find_coll(rd, job, COMM_B, "AllReduce", 5 * (uint64_t)i + (uint64_t)k,
+                                         &hit, 1, &n);
+            cr_assert_eq(rc, 0, "index entry of batch %d is dangling: %s", i, nsc_store_strerror(rc));
+            cr_assert(k == 0 || (int)n == present[i], "batch %d partly indexed", i);
+            present[i] = (int)n;
+        }
+    }
+    nsc_store_read_end(rd);
+}
+
+Test(store, retention_by_age_deletes_oldest_with_index)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store_opts o = {0};
+    o.retain_age_ns = 4500000000ull;
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    put_numbered(st, 0, 10);
+    nsc_store_stats before = stats_of(st);
+    uint64_t deleted;
+    cr_assert_eq(nsc_store_retain(st, 10000000000ull, &deleted), 0);
+    cr_assert_eq(deleted, 6, "commits at 0..5 s are older than 10 s - 4.5 s");
+    int present[10];
+    present_batches(st, 10, present);
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(present[i], i >= 6, "batch %d", i);
+    nsc_store_stats after = stats_of(st);
+    cr_assert_eq(after.events, before.events * 4 / 10);
+    cr_assert_eq(after.blocks, 4);
+    cr_assert_eq(scan_all(st, job_id(st, "ret"), COMM_B, 0, 0, UINT64_MAX).n, after.events);
+    cr_assert_eq(nsc_store_retain(st, 10000000000ull, &deleted), 0);
+    cr_assert_eq(deleted, 0, "idempotent");
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+Test(store, retention_by_size_deletes_oldest_first)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    put_numbered(st, 0, 40);
+    uint64_t live = stats_of(st).live_bytes;
+    nsc_store_close(st);
+    nsc_store_opts o = {0};
+    o.retain_bytes = live / 2;
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    uint64_t deleted;
+    cr_assert_eq(nsc_store_retain(st, 0, &deleted), 0);
+    cr_assert_gt(deleted, 0);
+    cr_assert_lt(deleted, 40);
+    cr_assert_leq(stats_of(st).live_bytes, live / 2);
+    int present[40];
+    present_batches(st, 40, present);
+    for (int i = 0; i < 40; i++)
+        cr_assert_eq(present[i], i >= (int)deleted, "the oldest go first: batch %d", i);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+Test(store, clock_model_persists)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 64 << 10);
+    nsc_sim_rng r = {3};
+    nsc_sim_host h = nsc_sim_host_random(&r);
+    nsc_sim_net net = {20000, 5000, 0.05, 200000, 5000000};
+    nsc_clock_model m, back;
+    cr_assert_eq(nsc_clock_init(&m, NULL), 0);
+    cr_assert_eq(nsc_sim_feed(&m, &h, &net, &r, 100e6, 30e9), 0);
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_store_put_clock(st, "node7", &m), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    nsc_store_close(st);
+    st = open_store(dir, 0);
+    nsc_store_reader *rd;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_get_clock(rd, "node8", &back), NSC_STORE_ENOTFOUND);
+    cr_assert_eq(nsc_store_get_clock(rd, "node7", &back), 0);
+    nsc_store_read_end(rd);
+    for (int i = 0; i < 100; i++) {
+        uint64_t host = nsc_sim_host_time(&h, nsc_sim_range(&r, 0, 30e9)), a, b;
+        cr_assert_eq(nsc_clock_host_to_ref(&m, host, &a, NULL), 0);
+        cr_assert_eq(nsc_clock_host_to_ref(&back, host, &b, NULL), 0);
+        cr_assert_eq(a, b);
+    }
+    nsc_clock_free(&m);
+    nsc_clock_free(&back);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+Test(store, reader_snapshot_beside_writer)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    put_numbered(st, 0, 1);
+    nsc_store_reader *old;
+    nsc_store_stats s;
+    cr_assert_eq(nsc_store_read_begin(st, &old), 0);
+    put_numbered(st, 1, 2);  /* commits while the reader is open */
+    cr_assert_eq(nsc_store_stats_get(old, &s), 0);
+    cr_assert_eq(s.blocks, 1, "the open reader keeps its snapshot");
+    nsc_store_read_end(old);
+    cr_assert_eq(stats_of(st).blocks, 3);
+    cr_assert_eq(nsc_store_put(st, NULL), NSC_STORE_ESTATE, "put without begin");
+    nsc_store_close(st);
+
+    nsc_store_opts ro = {0};
+    ro.read_only = 1;
+    cr_assert_eq(nsc_store_open(dir, &ro, &st), 0);
+    cr_assert_eq(stats_of(st).blocks, 3);
+    cr_assert_eq(nsc_store_begin(st, 0), NSC_STORE_ESTATE, "read-only");
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+    cr_assert_neq(nsc_store_open("/nonexistent/nsc", &ro, &st), 0);
+}
+
+/* ---- crash consistency ---------------------------------------------------- */
+
+/* Writes numbered batches from `first` until killed; reports each batch whose
+ * commit returned on fd. */
+static void crash_child(const char *dir, int first, int fd)
+{
+    nsc_store_opts o = {0};
+    o.initial_map = 64 << 10;  /* map growth happens under the kills too */
+    nsc_store *st;
+    if (nsc_store_open(dir, &o, &st))
+        _exit(2);
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_mix_strs(strs);
+    nsc_proc p = nsc_test_proc("ret", "node0", 1, 0);
+    nsc_ctx_def c = nsc_test_ctx(0, COMM_B, 0, 1);
+    nsc_mix m;
+    if (nsc_mix_init(&m, 6, 5))
+        _exit(2);
+    for (int i = first;; i++) {
+        nsc_mix_clear(&m);
+        m.seq = 5 * (uint64_t)i;
+        for (int k = 0; k < 5; k++)
+            nsc_mix_collective(&m, 0, 0);
+        nsc_store_batch b = nsc_mix_batch(&m, &p, &c, 1, strs, NSC_MIX_NSTRS);
+        if (nsc_store_begin(st, (uint64_t)i) || nsc_store_put(st, &b) || nsc_store_commit(st))
+            _exit(3);
+        if (write(fd, &i, sizeof i) != sizeof i)
+            _exit(4);
+    }
+}
+
+static int crash_rounds(void)
+{
+    const char *env = getenv("NSC_CRASH_ROUNDS");
+    int n = env ? atoi(env) : 5;
+    return n > 0 ? n : 5;
+}
+
+Test(store, kill9_keeps_every_acknowledged_batch, .timeout = 240)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_sim_rng r = {(uint64_t)time(NULL)};
+    int next = 0, rounds = crash_rounds();
+    static int present[1 << 16];
+    for (int round = 0; round < rounds; round++) {
+        int fds[2];
+        cr_assert_eq(pipe(fds), 0);
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0) {
+            close(fds[0]);
+            crash_child(dir, next, fds[1]);
+        }
+        close(fds[1]);
+        struct timespec nap = {0, (long)nsc_sim_range(&r, 20e6, 200e6)};
+        nanosleep(&nap, NULL);
+        kill(pid, SIGKILL);
+        int status;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFSIGNALED(status), "child ended by itself: status %d", status);
+        int acked = next - 1, i;
+        while (read(fds[0], &i, sizeof i) == sizeof i)
+            acked = i;
+        close(fds[0]);
+        cr_assert_lt(acked + 2, 1 << 16);
+
+        /* Reopen: every acknowledged batch is there, whole, with its index;
+         * nothing after the first missing batch is. */
+        nsc_store *st = open_store(dir, 0);
+        present_batches(st, acked + 2, present);
+        int have = 0;
+        while (have < acked + 2 && present[have])
+            have++;
+        cr_assert_geq(have, acked + 1, "round %d: acked up to %d, present up to %d", round,
+                      acked, have - 1);
+        for (int k = have; k < acked + 2; k++)
+            cr_assert_eq(present[k], 0);
+        nsc_store_stats s = stats_of(st);
+        cr_assert_eq(s.blocks, (uint64_t)have, "one block per batch");
+        cr_assert_eq(scan_all(st, job_id(st, "ret"), COMM_B, 0, 0, UINT64_MAX).n, s.events);
+        nsc_store_close(st);
+        next = have;
+    }
+    nsc_tmp_store_remove(dir);
+}
