@@ -1,0 +1,171 @@
+/* hotpath.c: what NCCL's threads run on every startEvent, stopEvent and
+ * recordEventState, whatever the API version.
+ *
+ * No lock, no allocation, no syscall but the clock: a slot is claimed in the
+ * thread's own range, the descriptor is translated into it (plugin.c), and at
+ * stop the finished event is copied into the thread's ring for the shipper.
+ * Every event and state NCCL hands us is counted as emitted, and as dropped
+ * when it cannot be kept, so the receiver can account for every one.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static void count_drop(nsc_tbuf *tb, int type)
+{
+    if (tb) {
+        nsc_count(&tb->c.emitted[type]);
+        nsc_count(&tb->c.dropped[type]);
+    } else {
+        nsc_count_shared(&nsc_g_pool.shared.emitted[type]);
+        nsc_count_shared(&nsc_g_pool.shared.dropped[type]);
+    }
+}
+
+/* A state already counted as emitted that is lost with its event. */
+static void count_state_drop(nsc_tbuf *tb)
+{
+    if (tb)
+        nsc_count(&tb->c.states_dropped);
+    else
+        nsc_count_shared(&nsc_g_pool.shared.states_dropped);
+}
+
+static void count_bad_handle(nsc_tbuf *tb)
+{
+    if (tb)
+        nsc_count(&tb->c.bad_handles);
+    else
+        nsc_count_shared(&nsc_g_pool.shared.bad_handles);
+}
+
+void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev)
+{
+    nsc_rec *r = tb ? nsc_tbuf_reserve(tb) : NULL;
+    if (NSC_UNLIKELY(!r)) {
+        count_drop(tb, ev->type);
+        if (ev->type == NSC_T_KERNEL_CH && ev->d.kernel_ch.ptimer_stop_ns)
+            count_state_drop(tb);
+        return;
+    }
+    r->kind = NSC_REC_EVENT;
+    r->u.ev = *ev;
+    nsc_tbuf_commit(tb);
+    nsc_count(&tb->c.emitted[ev->type]);
+}
+
+/* A child of a foreign ProxyOp (ProxyStep, NetPlugin in a PXN proxy) links to
+ * our own ProxyOp slot and inherits its origin; anything else foreign keeps
+ * the raw parent address for the agent. */
+static void mark_foreign(nsc_event *ev, const void *context, const nsc_start *st)
+{
+    ev->flags |= NSC_EVF_FOREIGN;
+    ev->ctx = NSC_CTX_NONE;
+    ev->origin_ctx = (uint64_t)(uintptr_t)context;
+    if (ev->type != NSC_T_PROXY_OP) {
+        nsc_slot *p = nsc_slot_lookup_parent(st->parent);
+        if (p && (p->ev.flags & NSC_EVF_FOREIGN) && p->ev.origin_ctx == ev->origin_ctx) {
+            ev->parent = st->parent;
+            ev->origin_pid = p->ev.origin_pid;
+            return;
+        }
+    }
+    ev->origin_pid = (uint32_t)st->proxy_pid;
+    ev->origin_parent = st->parent;
+}
+
+nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
+{
+    *handle = NULL;
+    if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
+        return NULL;
+    nsc_tbuf *tb = nsc_tbuf_self();
+    uint64_t now = nsc_now();
+    uint64_t id;
+    int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
+    if (NSC_UNLIKELY(index < 0)) {
+        count_drop(tb, st->type);
+        return NULL;
+    }
+    nsc_slot *s = &nsc_g_pool.slots[index];
+    nsc_event *ev = &s->ev;
+    memset(ev, 0, sizeof *ev);
+    ev->id = id;
+    ev->start_ns = now;
+    ev->tid = tb->tid;
+    ev->rank = st->rank;
+    ev->type = (uint8_t)st->type;
+    nsc_pctx *c = nsc_ctx_lookup(context);
+    if (NSC_UNLIKELY(!c || (st->type == NSC_T_PROXY_OP && (uint32_t)st->proxy_pid != nsc_g_pid))) {
+        mark_foreign(ev, context, st);
+    } else {
+        ev->ctx = c->index;
+        ev->parent = st->parent;
+        uint32_t parent_index;
+        if ((st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH) && st->parent &&
+            nsc_slot_attach(st->parent, &parent_index) == 0)
+            s->parent_slot = parent_index + 1;
+    }
+    *handle = (void *)(uintptr_t)id;
+    return ev;
+}
+
+void nsc_event_stop(void *handle)
+{
+    if (!handle)
+        return;
+    nsc_tbuf *tb = nsc_tbuf_self();
+    uint64_t now = nsc_now();
+    uint32_t index;
+    nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
+    if (NSC_UNLIKELY(!s)) {
+        count_bad_handle(tb);
+        return;
+    }
+    s->ev.stop_ns = now;
+    nsc_event_emit(tb, &s->ev);
+    if (s->parent_slot)
+        nsc_slot_detach(tb, s->parent_slot - 1, now);
+    if (s->ev.type == NSC_T_COLL || s->ev.type == NSC_T_P2P)
+        nsc_slot_parent_stopped(tb, s, index);
+    else
+        nsc_slot_free(s);
+}
+
+void nsc_event_state(void *handle, int state, uint64_t arg)
+{
+    if (!handle)
+        return;
+    nsc_tbuf *tb = nsc_tbuf_self();
+    uint64_t now = nsc_now();
+    uint32_t index;
+    nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
+    if (NSC_UNLIKELY(!s || (unsigned)state >= NSC_S_COUNT)) {
+        count_bad_handle(tb);
+        return;
+    }
+    if (!tb) {
+        nsc_count_shared(&nsc_g_pool.shared.states_emitted);
+        nsc_count_shared(&nsc_g_pool.shared.states_dropped);
+        return;
+    }
+    nsc_count(&tb->c.states_emitted);
+    /* KernelChStop travels inside its KernelCh event (ptimer_stop). */
+    if (state == NSC_S_KERNEL_CH_STOP && s->ev.type == NSC_T_KERNEL_CH) {
+        s->ev.d.kernel_ch.ptimer_stop = arg;
+        s->ev.d.kernel_ch.ptimer_stop_ns = now;
+        return;
+    }
+    nsc_rec *r = nsc_tbuf_reserve(tb);
+    if (NSC_UNLIKELY(!r)) {
+        nsc_count(&tb->c.states_dropped);
+        return;
+    }
+    r->kind = NSC_REC_STATE;
+    r->u.st.id = (uint64_t)(uintptr_t)handle;
+    r->u.st.ts_ns = now;
+    r->u.st.arg = arg;
+    r->u.st.tid = tb->tid;
+    r->u.st.state = (uint8_t)state;
+    nsc_tbuf_commit(tb);
+}

@@ -1,0 +1,253 @@
+/* internal.h: what the plugin's files share (never installed, never exported).
+ *
+ * The plugin is split by concern: plugin.c translates NCCL's per-version
+ * descriptors, hotpath.c records events, slots.c owns handles, tbuf.c the
+ * per-thread record rings, intern.c strings, ctxreg.c communicator contexts,
+ * shipper.c the background sender, config.c the environment, life.c the
+ * init/finalize/fork/unload life cycle. Every symbol here is hidden
+ * (-fvisibility=hidden); only the ncclProfiler_vN structs leave the library.
+ */
+#ifndef NCCLSCOPE_PLUGIN_INTERNAL_H
+#define NCCLSCOPE_PLUGIN_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "event.h"
+#include "nccl/profiler_common.h"
+
+#define NSC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define NSC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- config.c ---------------------------------------------------------- */
+
+typedef struct nsc_config {
+    uint32_t mask;            /* NCCLSCOPE_EVENT_MASK */
+    char endpoint[512];       /* ipc://$NCCLSCOPE_RUNDIR/agent.sock or NCCLSCOPE_ENDPOINT */
+    uint64_t buffer_bytes;    /* NCCLSCOPE_BUFFER_MB */
+    uint32_t max_threads;     /* NCCLSCOPE_THREADS */
+    uint32_t heartbeat_ms;    /* NCCLSCOPE_HEARTBEAT_MS */
+    uint32_t flush_ms;        /* NCCLSCOPE_FLUSH_MS */
+    nsc_proc proc;            /* host, job, local rank, gpu (pid filled by life.c) */
+} nsc_config;
+
+#define NSC_DEFAULT_MASK                                                                  \
+    ((1u << NSC_T_GROUP) | (1u << NSC_T_COLL) | (1u << NSC_T_P2P) |                      \
+     (1u << NSC_T_PROXY_OP) | (1u << NSC_T_KERNEL_CH) | (1u << NSC_T_GROUP_API) |        \
+     (1u << NSC_T_COLL_API) | (1u << NSC_T_P2P_API) | (1u << NSC_T_KERNEL_LAUNCH) |      \
+     (1u << NSC_T_CE_COLL))
+
+/* Fill *cfg from the environment. Returns 0, or -1 with a message in err. */
+int nsc_config_load(nsc_config *cfg, char *err, size_t errlen);
+
+/* ---- log (life.c) ------------------------------------------------------- */
+
+enum { NSC_LOG_WARN = 2, NSC_LOG_INFO = 3 };
+void nsc_log_set(ncclDebugLogger_t fn);
+void nsc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- tbuf.c: per-thread record rings and counters ------------------------ */
+
+enum { NSC_REC_EVENT = 1, NSC_REC_STATE = 2, NSC_REC_COMPLETION = 3 };
+
+typedef struct nsc_rec {
+    uint64_t kind;
+    union {
+        nsc_event ev;
+        nsc_state_rec st;
+        nsc_completion done;
+    } u;
+} nsc_rec;
+
+/* Counters one thread writes alone (relaxed loads/stores: no lock prefix);
+ * the shipper sums them. */
+typedef struct nsc_tcounters {
+    _Atomic uint64_t emitted[NSC_T_COUNT];
+    _Atomic uint64_t dropped[NSC_T_COUNT];
+    _Atomic uint64_t states_emitted, states_dropped, bad_handles;
+} nsc_tcounters;
+
+enum { NSC_TB_FREE = 0, NSC_TB_OWNED = 1, NSC_TB_ORPHAN = 2 };
+
+typedef struct nsc_tbuf {
+    _Atomic uint32_t state;  /* NSC_TB_*: claimed by CAS, released at thread exit */
+    uint32_t index;          /* position in the pool: its slots are index*S.. */
+    uint32_t tid;            /* owner's kernel thread id, cached at claim */
+    uint32_t cursor;         /* next slot to try (owner only) */
+    uint64_t cached_tail;    /* owner's last view of tail */
+    nsc_tcounters c;
+    _Alignas(64) _Atomic uint64_t head; /* written by the owner */
+    _Alignas(64) _Atomic uint64_t tail; /* written by the shipper */
+    _Alignas(64) nsc_rec *recs;
+    uint64_t nrecs;                     /* power of two */
+} nsc_tbuf;
+
+/* The pool of thread buffers and their slots, allocated at the first init. */
+typedef struct nsc_pool {
+    nsc_tbuf *tbufs;
+    uint32_t ntbufs;
+    uint64_t nrecs;       /* records per thread */
+    struct nsc_slot *slots;
+    uint32_t nslots;      /* ntbufs * NSC_SLOTS_PER_THREAD */
+    nsc_tcounters shared; /* threads without a buffer, shipper losses (atomic adds) */
+} nsc_pool;
+
+extern nsc_pool nsc_g_pool;
+extern _Atomic uint32_t nsc_g_epoch; /* bumped when every thread must reclaim */
+
+int nsc_pool_create(uint64_t bytes, uint32_t max_threads);
+void nsc_pool_destroy(void);
+void nsc_pool_reset(int zero_counters);     /* all buffers free and empty */
+size_t nsc_pool_bytes(uint64_t bytes, uint32_t max_threads);
+
+/* The calling thread's buffer, claimed on first use; NULL if the pool is full. */
+nsc_tbuf *nsc_tbuf_self(void);
+/* Append one record; on a full ring returns -1 and the caller counts the drop. */
+static inline nsc_rec *nsc_tbuf_reserve(nsc_tbuf *tb)
+{
+    uint64_t head = atomic_load_explicit(&tb->head, memory_order_relaxed);
+    if (NSC_UNLIKELY(head - tb->cached_tail >= tb->nrecs)) {
+        tb->cached_tail = atomic_load_explicit(&tb->tail, memory_order_acquire);
+        if (head - tb->cached_tail >= tb->nrecs)
+            return NULL;
+    }
+    return &tb->recs[head & (tb->nrecs - 1)];
+}
+static inline void nsc_tbuf_commit(nsc_tbuf *tb)
+{
+    uint64_t head = atomic_load_explicit(&tb->head, memory_order_relaxed);
+    atomic_store_explicit(&tb->head, head + 1, memory_order_release);
+}
+static inline void nsc_count(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+/* Counting for a thread without a buffer: shared, so a real atomic add. */
+static inline void nsc_count_shared(_Atomic uint64_t *c)
+{
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+void nsc_counters_sum(nsc_counters *out);
+int nsc_tbuf_key_create(void);
+void nsc_tbuf_key_delete(void);
+
+/* ---- slots.c: handles ----------------------------------------------------- */
+
+#define NSC_SLOT_BITS 20
+#define NSC_SLOTS_PER_THREAD 1024u
+#define NSC_MAX_THREADS ((1u << NSC_SLOT_BITS) / NSC_SLOTS_PER_THREAD)
+
+/* A slot's word: generation in the high 32 bits; flags and the count of live
+ * completion children in the low 32. One CAS changes both, so a child can never
+ * attach to a slot that was reused under it. */
+#define NSC_W_LIVE (1u << 31)
+#define NSC_W_STOPPED (1u << 30)
+#define NSC_W_HAD_CHILD (1u << 29)
+#define NSC_W_REFS 0x00ffffffu
+
+typedef struct nsc_slot {
+    _Atomic uint64_t word;
+    _Atomic uint64_t last_child_ns; /* latest child stop (parents only) */
+    uint32_t parent_slot;           /* child attached to this slot + 1; 0: none */
+    uint32_t pad;
+    nsc_event ev;                   /* filled at start, completed at stop */
+} nsc_slot;
+
+static inline uint64_t nsc_slot_id(uint32_t index, uint64_t word)
+{
+    return ((word >> 32) << NSC_SLOT_BITS) | index;
+}
+
+/* Claim a slot in tb's range; returns its index or -1 (all busy). */
+int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id);
+/* Decode a handle NCCL gave back: the slot if live and of the same generation,
+ * else NULL. Never touches memory outside the slot table. */
+nsc_slot *nsc_slot_lookup(uint64_t id, uint32_t *index);
+void nsc_slot_free(nsc_slot *s);
+/* Parent bookkeeping for completion inference. */
+int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index);
+void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now);
+void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index);
+nsc_slot *nsc_slot_lookup_parent(uint64_t id);
+void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx);
+
+/* ---- intern.c ------------------------------------------------------------ */
+
+#define NSC_INTERN_CAP 4096u
+nsc_str nsc_intern(const char *s);
+/* Shipper side: text of id once it is complete (waits out a racing writer). */
+const char *nsc_intern_text(nsc_str id);
+
+/* ---- ctxreg.c ------------------------------------------------------------ */
+
+#define NSC_MAX_CTX 4096u
+
+typedef struct nsc_pctx {
+    uint32_t magic;
+    uint16_t index;
+    _Atomic uint32_t learned;     /* v3: communicator learnt from a Coll/P2p */
+    uint32_t finalized;           /* under the life lock */
+    _Atomic uint32_t def_version; /* bumped when the definition changes */
+    nsc_ctx_def def;
+} nsc_pctx;
+
+nsc_pctx *nsc_ctx_create(uint64_t comm_id, const char *name, int nnodes, int nranks,
+                         int rank, int api_version);
+/* Is p a live context this process created? Checked without dereferencing
+ * anything but our own table. */
+nsc_pctx *nsc_ctx_lookup(const void *p);
+nsc_pctx *nsc_ctx_at(uint16_t index);
+void nsc_ctx_learn_comm(nsc_pctx *c, uint64_t comm_id, const char *name, int rank);
+uint32_t nsc_ctx_count(void);
+
+/* ---- hotpath.c ----------------------------------------------------------- */
+
+/* What a version's descriptor translates into before it is recorded. */
+typedef struct nsc_start {
+    int type;
+    uint64_t parent;       /* parentObj as a number */
+    int32_t rank;
+    pid_t proxy_pid;       /* ProxyOp only, else 0 */
+} nsc_start;
+
+/* Begin an event: returns the slot's event to fill (or NULL when dropped),
+ * writing the handle into *handle. */
+nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st);
+/* Append a finished event to tb's ring (counted as emitted, or dropped). */
+void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev);
+void nsc_event_stop(void *handle);
+void nsc_event_state(void *handle, int state, uint64_t arg);
+
+/* ---- shipper.c ----------------------------------------------------------- */
+
+/* Start the shipper thread and its ZeroMQ context (backlog allocated once). */
+int nsc_shipper_start(const nsc_config *cfg);
+/* Stop it. Final: drain every ring, send until flush_ms, account for what
+ * could not be kept, close. Pause (before fork): drain into the backlog, close
+ * the socket and context, keep the backlog for the next start. */
+enum { NSC_STOP_FINAL = 1, NSC_STOP_PAUSE = 2 };
+void nsc_shipper_stop(int how);
+int nsc_shipper_running(void);
+/* In a fork child: the parent's batches, sequence and definitions are not ours. */
+void nsc_shipper_reset_stream(void);
+void nsc_shipper_release(void); /* unload: free the backlog */
+
+/* ---- life.c -------------------------------------------------------------- */
+
+extern uint32_t nsc_g_pid;
+ncclResult_t nsc_life_init(void **context, int *mask, uint64_t comm_id, const char *name,
+                           int nnodes, int nranks, int rank, ncclDebugLogger_t logfn,
+                           int api_version);
+ncclResult_t nsc_life_finalize(void *context);
+
+static inline uint64_t nsc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif

@@ -1,0 +1,158 @@
+/* life.c: init and finalize, fork and unload.
+ *
+ * The first init of a load reads the configuration and allocates everything
+ * the hot path will ever use (pool, slots, backlog). A session runs from the
+ * first live communicator to the last finalize: the shipper runs, and the last
+ * finalize flushes, joins it and terminates the ZeroMQ context, so the library
+ * can be dlclose'd and dlopen'ed again. Around fork() the shipper is stopped
+ * (no socket or ZeroMQ thread crosses the fork), restarted in the parent, and
+ * started afresh in the child with empty buffers, zero counters and the
+ * child's pid. init and finalize are rare and take a mutex; nothing else does.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+uint32_t nsc_g_pid;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int loaded;       /* config read, pool allocated */
+static int atfork_done;  /* glibc unregisters the handlers at dlclose */
+static int ncomms;       /* live communicators */
+static int was_shipping; /* across fork */
+static nsc_config cfg;
+static _Atomic(ncclDebugLogger_t) logger;
+
+void nsc_log_set(ncclDebugLogger_t fn)
+{
+    if (fn)
+        atomic_store(&logger, fn);
+}
+
+void nsc_log(int level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ncclDebugLogger_t fn = atomic_load(&logger);
+    if (fn)
+        fn(level, 1 /* NCCL_INIT */, __FILE__, __LINE__, "%s", msg);
+    else if (level <= NSC_LOG_WARN)
+        fprintf(stderr, "%s\n", msg);
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+    was_shipping = nsc_shipper_running();
+    if (was_shipping)
+        nsc_shipper_stop(NSC_STOP_PAUSE);
+}
+
+static void fork_parent(void)
+{
+    if (was_shipping && nsc_shipper_start(&cfg) != 0)
+        nsc_log(NSC_LOG_WARN, "ncclscope: shipper did not restart after fork");
+    pthread_mutex_unlock(&lock);
+}
+
+static void fork_child(void)
+{
+    nsc_g_pid = (uint32_t)getpid();
+    if (loaded) {
+        nsc_pool_reset(1);
+        nsc_shipper_reset_stream();
+    }
+    if (was_shipping && nsc_shipper_start(&cfg) != 0)
+        nsc_log(NSC_LOG_WARN, "ncclscope: shipper did not start in fork child");
+    pthread_mutex_unlock(&lock);
+}
+
+static int load(void)
+{
+    char err[256];
+    if (nsc_config_load(&cfg, err, sizeof err) != 0) {
+        nsc_log(NSC_LOG_WARN, "ncclscope: %s; profiling disabled", err);
+        return -1;
+    }
+    nsc_g_pid = (uint32_t)getpid();
+    if (nsc_pool_create(cfg.buffer_bytes, cfg.max_threads) != 0 || nsc_tbuf_key_create() != 0) {
+        nsc_log(NSC_LOG_WARN, "ncclscope: cannot allocate buffers; profiling disabled");
+        nsc_pool_destroy();
+        return -1;
+    }
+    if (!atfork_done && pthread_atfork(fork_prepare, fork_parent, fork_child) == 0)
+        atfork_done = 1;
+    loaded = 1;
+    nsc_log(NSC_LOG_INFO, "ncclscope: mask 0x%x, endpoint %s, buffer %llu MiB, %u threads",
+            cfg.mask, cfg.endpoint, (unsigned long long)(cfg.buffer_bytes >> 20),
+            cfg.max_threads);
+    return 0;
+}
+
+ncclResult_t nsc_life_init(void **context, int *mask, uint64_t comm_id, const char *name,
+                           int nnodes, int nranks, int rank, ncclDebugLogger_t logfn,
+                           int api_version)
+{
+    pthread_mutex_lock(&lock);
+    nsc_log_set(logfn);
+    ncclResult_t rc = ncclInternalError;
+    nsc_pctx *c = NULL;
+    if (!loaded && load() != 0)
+        goto out;
+    if (ncomms == 0 && nsc_shipper_start(&cfg) != 0) {
+        nsc_log(NSC_LOG_WARN, "ncclscope: cannot start the shipper; profiling disabled");
+        goto out;
+    }
+    c = nsc_ctx_create(comm_id, name, nnodes, nranks, rank, api_version);
+    if (!c) {
+        nsc_log(NSC_LOG_WARN, "ncclscope: more than %u communicators in this load", NSC_MAX_CTX);
+        if (ncomms == 0)
+            nsc_shipper_stop(NSC_STOP_FINAL);
+        goto out;
+    }
+    ncomms++;
+    *context = c;
+    if (mask)
+        *mask = (int)cfg.mask;
+    rc = ncclSuccess;
+out:
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+ncclResult_t nsc_life_finalize(void *context)
+{
+    pthread_mutex_lock(&lock);
+    nsc_pctx *c = nsc_ctx_lookup(context);
+    if (c && !c->finalized) {
+        c->finalized = 1;
+        nsc_slot_flush_ctx(nsc_tbuf_self(), c->index);
+        if (--ncomms == 0) {
+            nsc_shipper_stop(NSC_STOP_FINAL);
+            nsc_pool_reset(0);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return ncclSuccess;
+}
+
+/* dlclose, or exit. With communicators still live (exit without finalize),
+ * NCCL's threads may still call in: flush, but free nothing. */
+__attribute__((destructor)) static void unload(void)
+{
+    pthread_mutex_lock(&lock);
+    nsc_shipper_stop(NSC_STOP_FINAL);
+    if (ncomms == 0) {
+        nsc_tbuf_key_delete();
+        nsc_pool_destroy();
+        nsc_shipper_release();
+        loaded = 0;
+    }
+    pthread_mutex_unlock(&lock);
+}

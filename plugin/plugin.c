@@ -1,0 +1,360 @@
+/* plugin.c: the exported ncclProfiler_v3 .. ncclProfiler_v7 structs and the
+ * translation of each version's descriptor into the version-neutral nsc_event.
+ *
+ * All versions share one implementation (hotpath.c, life.c); this file only
+ * knows where each version keeps its fields. Nothing a descriptor points to is
+ * dereferenced here except NCCL's name strings, which the interning table
+ * copies once (intern.c); PXN pointers are kept as numbers.
+ */
+#include "internal.h"
+#include "nccl/profiler.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define PTR(p) ((uint64_t)(uintptr_t)(p))
+
+/* NCCL's type is one bit of the activation mask; ours is that bit's index. */
+static int type_index(uint64_t bit)
+{
+    return bit && !(bit & (bit - 1)) && bit < (1u << NSC_T_COUNT) ? __builtin_ctzll(bit) : -1;
+}
+
+static void learn_comm(const nsc_event *ev, uint64_t comm_hash, const char *name)
+{
+    nsc_pctx *c = nsc_ctx_at(ev->ctx);
+    if (c && !atomic_load_explicit(&c->learned, memory_order_relaxed))
+        nsc_ctx_learn_comm(c, comm_hash, name, ev->rank);
+}
+
+/* Members laid out alike in every version from v3 (D is the descriptor). */
+#define PUT_PROXY_OP(ev, D)                                                                  \
+    do {                                                                                     \
+        (ev)->d.proxy_op.pid = (uint32_t)(D)->proxyOp.pid;                                   \
+        (ev)->d.proxy_op.channel = (D)->proxyOp.channelId;                                   \
+        (ev)->d.proxy_op.peer = (D)->proxyOp.peer;                                           \
+        (ev)->d.proxy_op.nsteps = (D)->proxyOp.nSteps;                                       \
+        (ev)->d.proxy_op.chunk_size = (D)->proxyOp.chunkSize;                                \
+        (ev)->d.proxy_op.is_send = (uint8_t)(D)->proxyOp.isSend;                             \
+    } while (0)
+
+#define PUT_CHILD_CASES(ev, D)                                                               \
+    case NSC_T_PROXY_OP:                                                                     \
+        PUT_PROXY_OP(ev, D);                                                                 \
+        break;                                                                               \
+    case NSC_T_PROXY_STEP:                                                                   \
+        (ev)->d.proxy_step.step = (D)->proxyStep.step;                                       \
+        break;                                                                               \
+    case NSC_T_NET_PLUGIN:                                                                   \
+        (ev)->d.net_plugin.plugin_id = (D)->netPlugin.id;                                    \
+        (ev)->d.net_plugin.data = PTR((D)->netPlugin.data);                                  \
+        break
+
+/* Coll and P2p from v4 on (v5+ add parentGroup, v7 more: see their callers). */
+#define PUT_COLL_V4(ev, D)                                                                   \
+    do {                                                                                     \
+        (ev)->d.coll.seq = (D)->coll.seqNumber;                                              \
+        (ev)->d.coll.func = nsc_intern((D)->coll.func);                                      \
+        (ev)->d.coll.count = (D)->coll.count;                                                \
+        (ev)->d.coll.root = (D)->coll.root;                                                  \
+        (ev)->d.coll.datatype = nsc_intern((D)->coll.datatype);                              \
+        (ev)->d.coll.nchannels = (D)->coll.nChannels;                                        \
+        (ev)->d.coll.nwarps = (D)->coll.nWarps;                                              \
+        (ev)->d.coll.algo = nsc_intern((D)->coll.algo);                                      \
+        (ev)->d.coll.proto = nsc_intern((D)->coll.proto);                                    \
+    } while (0)
+
+#define PUT_P2P_V4(ev, D)                                                                    \
+    do {                                                                                     \
+        (ev)->d.p2p.func = nsc_intern((D)->p2p.func);                                        \
+        (ev)->d.p2p.datatype = nsc_intern((D)->p2p.datatype);                                \
+        (ev)->d.p2p.count = (D)->p2p.count;                                                  \
+        (ev)->d.p2p.peer = (D)->p2p.peer;                                                    \
+        (ev)->d.p2p.nchannels = (D)->p2p.nChannels;                                          \
+    } while (0)
+
+/* The v5 union members, shared by v5, v6 and v7 under the same names. */
+#define PUT_V5_CASES(ev, D)                                                                  \
+    case NSC_T_GROUP_API:                                                                    \
+        (ev)->d.group_api.depth = (uint32_t)(D)->groupApi.groupDepth;                        \
+        (ev)->flags |= (D)->groupApi.graphCaptured ? NSC_EVF_GRAPH : 0;                      \
+        break;                                                                               \
+    case NSC_T_COLL_API:                                                                     \
+        (ev)->d.coll_api.func = nsc_intern((D)->collApi.func);                               \
+        (ev)->d.coll_api.count = (D)->collApi.count;                                         \
+        (ev)->d.coll_api.datatype = nsc_intern((D)->collApi.datatype);                       \
+        (ev)->d.coll_api.root = (D)->collApi.root;                                           \
+        (ev)->d.coll_api.stream = PTR((D)->collApi.stream);                                  \
+        (ev)->flags |= (D)->collApi.graphCaptured ? NSC_EVF_GRAPH : 0;                       \
+        break;                                                                               \
+    case NSC_T_P2P_API:                                                                      \
+        (ev)->d.coll_api.func = nsc_intern((D)->p2pApi.func);                                \
+        (ev)->d.coll_api.count = (D)->p2pApi.count;                                          \
+        (ev)->d.coll_api.datatype = nsc_intern((D)->p2pApi.datatype);                        \
+        (ev)->d.coll_api.stream = PTR((D)->p2pApi.stream);                                   \
+        (ev)->flags |= (D)->p2pApi.graphCaptured ? NSC_EVF_GRAPH : 0;                        \
+        break;                                                                               \
+    case NSC_T_KERNEL_LAUNCH:                                                                \
+        (ev)->d.kernel_launch.stream = PTR((D)->kernelLaunch.stream);                        \
+        break;                                                                               \
+    case NSC_T_COLL:                                                                         \
+        PUT_COLL_V4(ev, D);                                                                  \
+        (ev)->d.coll.parent_group = PTR((D)->coll.parentGroup);                              \
+        break;                                                                               \
+    case NSC_T_P2P:                                                                          \
+        PUT_P2P_V4(ev, D);                                                                   \
+        (ev)->d.p2p.parent_group = PTR((D)->p2p.parentGroup);                                \
+        break;                                                                               \
+    case NSC_T_KERNEL_CH:                                                                    \
+        (ev)->d.kernel_ch.channel = (D)->kernelCh.channelId;                                 \
+        (ev)->d.kernel_ch.ptimer_start = (D)->kernelCh.pTimer;                               \
+        break;                                                                               \
+        PUT_CHILD_CASES(ev, D)
+
+/* v6 and v7 copy-engine events. */
+#define PUT_CE_CASES(ev, D)                                                                  \
+    case NSC_T_CE_COLL:                                                                      \
+        (ev)->d.ce_coll.seq = (D)->ceColl.seqNumber;                                         \
+        (ev)->d.ce_coll.func = nsc_intern((D)->ceColl.func);                                 \
+        (ev)->d.ce_coll.count = (D)->ceColl.count;                                           \
+        (ev)->d.ce_coll.root = (D)->ceColl.root;                                             \
+        (ev)->d.ce_coll.datatype = nsc_intern((D)->ceColl.datatype);                         \
+        (ev)->d.ce_coll.sync_strategy = nsc_intern((D)->ceColl.syncStrategy);                \
+        (ev)->d.ce_coll.intra_batch_sync = (D)->ceColl.intraBatchSync;                       \
+        (ev)->d.ce_coll.batch_size = (D)->ceColl.batchSize;                                  \
+        (ev)->d.ce_coll.num_batches = (D)->ceColl.numBatches;                                \
+        (ev)->d.ce_coll.ce_seq = (D)->ceColl.ceSeqNum;                                       \
+        (ev)->d.ce_coll.stream = PTR((D)->ceColl.stream);                                    \
+        break;                                                                               \
+    case NSC_T_CE_SYNC:                                                                      \
+        (ev)->d.ce_sync.is_complete = (D)->ceCollSync.isComplete;                            \
+        (ev)->d.ce_sync.nranks = (D)->ceCollSync.nRanks;                                     \
+        break;                                                                               \
+    case NSC_T_CE_BATCH:                                                                     \
+        (ev)->d.ce_batch.num_ops = (D)->ceCollBatch.numOps;                                  \
+        (ev)->d.ce_batch.total_bytes = (D)->ceCollBatch.totalBytes;                          \
+        (ev)->d.ce_batch.use_intra_sync = (D)->ceCollBatch.useIntraSync;                     \
+        break
+
+/* Begin the event a descriptor describes; NULL when dropped or not an event. */
+#define BEGIN(context, eHandle, D)                                                           \
+    nsc_event_begin((context), (eHandle),                                                    \
+                    &(nsc_start){.type = type_index((D)->type),                              \
+                                 .parent = PTR((D)->parentObj),                              \
+                                 .rank = (D)->rank,                                          \
+                                 .proxy_pid = (D)->type == ncclProfileProxyOp                \
+                                                  ? (D)->proxyOp.pid                         \
+                                                  : 0})
+
+/* The state argument's meaning depends on the state; v4+ union (8 bytes). */
+static uint64_t state_arg_v4(int state, const ncclProfilerEventStateArgs_v4_t *a)
+{
+    if (!a)
+        return 0;
+    switch (state) {
+    case NSC_S_PROXY_STEP_SEND_GPU_WAIT ... NSC_S_PROXY_STEP_RECV_GPU_WAIT:
+    case NSC_S_PROXY_STEP_SEND_PEER_WAIT:
+        return a->proxyStep.transSize;
+    case NSC_S_PROXY_CTRL_APPEND_END:
+        return (uint64_t)a->proxyCtrl.appendedProxyOps;
+    case NSC_S_NET_PLUGIN_UPDATE:
+        return PTR(a->netPlugin.data);
+    case NSC_S_KERNEL_CH_STOP:
+    case NSC_S_KERNEL_PHASE_STOP:
+        return a->kernelCh.pTimer;
+    default:
+        return 0;
+    }
+}
+
+/* v1..v3 state arguments (16 bytes). */
+static uint64_t state_arg_v3(int state, const ncclProfilerEventStateArgs_v3_t *a)
+{
+    if (!a)
+        return 0;
+    if (state >= NSC_S_PROXY_OP_SEND_POSTED && state <= NSC_S_PROXY_STEP_RECV_GPU_WAIT)
+        return a->proxyOp.transSize;
+    if (state == NSC_S_PROXY_CTRL_APPEND_END)
+        return (uint64_t)a->proxyCtrl.appendedProxyOps;
+    return 0;
+}
+
+static ncclResult_t stop_event(void *eHandle)
+{
+    nsc_event_stop(eHandle);
+    return ncclSuccess;
+}
+
+static ncclResult_t finalize(void *context)
+{
+    return nsc_life_finalize(context);
+}
+
+/* ---- v3 ------------------------------------------------------------------------------ */
+
+static ncclResult_t init_v3(void **context, int *mask)
+{
+    return nsc_life_init(context, mask, 0, NULL, -1, -1, -1, NULL, 3);
+}
+
+static ncclResult_t start_v3(void *context, void **eHandle, ncclProfilerEventDescr_v3_t *D)
+{
+    nsc_event *ev = BEGIN(context, eHandle, D);
+    if (!ev)
+        return ncclSuccess;
+    switch (ev->type) {
+    case NSC_T_COLL:
+        learn_comm(ev, D->coll.commHash, D->coll.name);
+        ev->d.coll.seq = D->coll.seqNumber;
+        ev->d.coll.func = nsc_intern(D->coll.func);
+        ev->d.coll.count = D->coll.count;
+        ev->d.coll.root = D->coll.root;
+        ev->d.coll.datatype = nsc_intern(D->coll.datatype);
+        ev->d.coll.nchannels = D->coll.nMaxChannels;
+        ev->d.coll.nwarps = D->coll.nWarps;
+        ev->d.coll.algo = nsc_intern(D->coll.algo);
+        ev->d.coll.proto = nsc_intern(D->coll.proto);
+        break;
+    case NSC_T_P2P:
+        learn_comm(ev, D->p2p.commHash, D->p2p.name);
+        ev->d.p2p.func = nsc_intern(D->p2p.func);
+        ev->d.p2p.datatype = nsc_intern(D->p2p.datatype);
+        ev->d.p2p.count = D->p2p.count;
+        ev->d.p2p.peer = D->p2p.peer;
+        break;
+    case NSC_T_KERNEL_CH:
+        ev->d.kernel_ch.channel = D->kernelCh.channelId;
+        break;
+        PUT_CHILD_CASES(ev, D);
+    }
+    return ncclSuccess;
+}
+
+static ncclResult_t state_v3(void *eHandle, ncclProfilerEventState_t state,
+                             ncclProfilerEventStateArgs_v3_t *args)
+{
+    nsc_event_state(eHandle, (int)state, state_arg_v3((int)state, args));
+    return ncclSuccess;
+}
+
+EXPORT const ncclProfiler_v3_t ncclProfiler_v3 = {
+    "ncclscope", init_v3, start_v3, stop_event, state_v3, finalize};
+
+/* ---- v4 ------------------------------------------------------------------------------ */
+
+static ncclResult_t init_v4(void **context, int *mask, const char *commName, uint64_t commHash,
+                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
+{
+    return nsc_life_init(context, mask, commHash, commName, nNodes, nranks, rank, logfn, 4);
+}
+
+static ncclResult_t start_v4(void *context, void **eHandle, ncclProfilerEventDescr_v4_t *D)
+{
+    nsc_event *ev = BEGIN(context, eHandle, D);
+    if (!ev)
+        return ncclSuccess;
+    switch (ev->type) {
+    case NSC_T_COLL:
+        PUT_COLL_V4(ev, D);
+        break;
+    case NSC_T_P2P:
+        PUT_P2P_V4(ev, D);
+        break;
+    case NSC_T_KERNEL_CH:
+        ev->d.kernel_ch.channel = D->kernelCh.channelId;
+        ev->d.kernel_ch.ptimer_start = D->kernelCh.pTimer;
+        break;
+        PUT_CHILD_CASES(ev, D);
+    }
+    return ncclSuccess;
+}
+
+static ncclResult_t state_v4(void *eHandle, ncclProfilerEventState_t state,
+                             ncclProfilerEventStateArgs_v4_t *args)
+{
+    nsc_event_state(eHandle, (int)state, state_arg_v4((int)state, args));
+    return ncclSuccess;
+}
+
+EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
+    "ncclscope", init_v4, start_v4, stop_event, state_v4, finalize};
+
+/* ---- v5, v6, v7 ------------------------------------------------------------------------ */
+
+static ncclResult_t init_v5(void **context, uint64_t commId, int *mask, const char *commName,
+                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
+{
+    return nsc_life_init(context, mask, commId, commName, nNodes, nranks, rank, logfn, 5);
+}
+
+static ncclResult_t init_v6(void **context, uint64_t commId, int *mask, const char *commName,
+                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
+{
+    return nsc_life_init(context, mask, commId, commName, nNodes, nranks, rank, logfn, 6);
+}
+
+static ncclResult_t init_v7(void **context, uint64_t commId, int *mask, const char *commName,
+                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
+{
+    return nsc_life_init(context, mask, commId, commName, nNodes, nranks, rank, logfn, 7);
+}
+
+static ncclResult_t start_v5(void *context, void **eHandle, ncclProfilerEventDescr_v5_t *D)
+{
+    nsc_event *ev = BEGIN(context, eHandle, D);
+    if (!ev)
+        return ncclSuccess;
+    switch (ev->type) {
+        PUT_V5_CASES(ev, D);
+    }
+    return ncclSuccess;
+}
+
+static ncclResult_t start_v6(void *context, void **eHandle, ncclProfilerEventDescr_v6_t *D)
+{
+    nsc_event *ev = BEGIN(context, eHandle, D);
+    if (!ev)
+        return ncclSuccess;
+    switch (ev->type) {
+        PUT_V5_CASES(ev, D);
+        PUT_CE_CASES(ev, D);
+    }
+    return ncclSuccess;
+}
+
+static ncclResult_t start_v7(void *context, void **eHandle, ncclProfilerEventDescr_v7_t *D)
+{
+    nsc_event *ev = BEGIN(context, eHandle, D);
+    if (!ev)
+        return ncclSuccess;
+    switch (ev->type) {
+        PUT_V5_CASES(ev, D);
+        PUT_CE_CASES(ev, D);
+    case NSC_T_KERNEL_PHASE:
+        ev->d.kernel_phase.channel = D->kernelPhase.channelId;
+        ev->d.kernel_phase.phase_id = D->kernelPhase.phaseId;
+        ev->d.kernel_phase.phase_name = nsc_intern(D->kernelPhase.phaseName);
+        ev->d.kernel_phase.ptimer = D->kernelPhase.pTimer;
+        break;
+    }
+    /* v7's additions to the v5 members. */
+    if (ev->type == NSC_T_COLL) {
+        ev->d.coll.kernel_variant = nsc_intern(D->coll.kernelVariant);
+        ev->d.coll.user_tag = D->coll.userTag;
+        ev->flags |= D->coll.isSymColl ? NSC_EVF_SYM : 0;
+    } else if (ev->type == NSC_T_P2P) {
+        ev->d.p2p.user_tag = D->p2p.userTag;
+    } else if (ev->type == NSC_T_COLL_API) {
+        ev->d.coll_api.user_tag = D->collApi.userTag;
+    } else if (ev->type == NSC_T_P2P_API) {
+        ev->d.coll_api.user_tag = D->p2pApi.userTag;
+    } else if (ev->type == NSC_T_CE_COLL) {
+        ev->d.ce_coll.user_tag = D->ceColl.userTag;
+    }
+    return ncclSuccess;
+}
+
+EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
+    "ncclscope", init_v5, start_v5, stop_event, state_v4, finalize};
+EXPORT const ncclProfiler_v6_t ncclProfiler_v6 = {
+    "ncclscope", init_v6, start_v6, stop_event, state_v4, finalize};
+EXPORT const ncclProfiler_v7_t ncclProfiler_v7 = {
+    "ncclscope", init_v7, start_v7, stop_event, state_v4, finalize};

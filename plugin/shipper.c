@@ -1,0 +1,469 @@
+/* shipper.c: the one background thread per process that drains the thread
+ * rings, encodes batches with the common codec and sends them to the node
+ * agent over ZeroMQ PUSH, never blocking.
+ *
+ * Batches are encoded straight into a bounded backlog (NCCLSCOPE_BUFFER_MB/2)
+ * and leave it in order when zmq_send(ZMQ_DONTWAIT) accepts them. While the
+ * agent is absent or slow the backlog fills; then the shipper stops draining,
+ * the rings fill, and NCCL's threads drop and count per type. Every batch ends
+ * with the cumulative counters, and a counters-only batch goes out every
+ * heartbeat period when nothing else did, so drops reach the agent once it is
+ * back. Definitions (strings, contexts) precede the first record that needs
+ * them in the stream; batches are never discarded, so a definition cannot be
+ * lost to a drop. They are repeated after a send gap and every DEFS_REPEAT_NS,
+ * for an agent that restarted. Only this thread touches the socket.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "internal.h"
+#include "wire.h"
+
+#define BATCH_CAP (64u << 10)
+#define COUNTERS_RESERVE 4096u /* room kept for the counters that end a batch */
+#define MIN_BACKLOG 4u
+#define IDLE_SLEEP_NS 1000000L
+#define BATCH_MAX_AGE_NS 20000000ull
+#define GAP_NS 500000000ull
+#define DEFS_REPEAT_NS 10000000000ull
+#define STALL_NS 200000000ull
+#define SNDHWM 8
+#define MS 1000000ull
+
+static struct {
+    nsc_config cfg;
+    void *zctx;
+    void *sock;
+    pthread_t thread;
+    int running;
+    _Atomic int stop;
+    /* backlog: a ring of BATCH_CAP buffers; [head, tail) are finished batches,
+     * the one at tail is being encoded while `open` */
+    uint8_t *mem;
+    uint32_t *lens;
+    uint64_t nbatches, head, tail;
+    nsc_enc enc;
+    int open;
+    uint64_t open_since, last_begin;
+    uint64_t seq;
+    uint64_t last_ok, failing_since, defs_reset, last_progress;
+    uint32_t drain_from;
+    uint8_t str_sent[NSC_INTERN_CAP + 1];
+    uint32_t ctx_sent[NSC_MAX_CTX];
+} sh;
+
+static void reset_defs(uint64_t now)
+{
+    memset(sh.str_sent, 0, sizeof sh.str_sent);
+    memset(sh.ctx_sent, 0, sizeof sh.ctx_sent);
+    sh.defs_reset = now;
+}
+
+/* ---- backlog --------------------------------------------------------------- */
+
+static int backlog_full(void)
+{
+    /* one buffer stays free for the last counters of a final stop */
+    return sh.tail - sh.head + 1 >= sh.nbatches;
+}
+
+static int batch_begin(uint64_t now, uint64_t base_ns)
+{
+    if (sh.tail - sh.head >= sh.nbatches)
+        return -1;
+    nsc_batch_hdr hdr = {.version = NSC_WIRE_VERSION, .seq = sh.seq, .base_ns = base_ns,
+                         .sent_ns = now, .proc = sh.cfg.proc};
+    hdr.proc.pid = nsc_g_pid;
+    uint8_t *buf = sh.mem + (sh.tail % sh.nbatches) * BATCH_CAP;
+    if (nsc_enc_begin(&sh.enc, buf, BATCH_CAP - COUNTERS_RESERVE, &hdr) != 0)
+        return -1;
+    sh.seq++;
+    sh.open = 1;
+    sh.open_since = sh.last_begin = now;
+    return 0;
+}
+
+static void batch_finish(void)
+{
+    nsc_counters c;
+    nsc_counters_sum(&c);
+    sh.enc.cap = BATCH_CAP; /* the reserve is for these counters */
+    nsc_enc_counters(&sh.enc, &c);
+    sh.lens[sh.tail % sh.nbatches] = (uint32_t)nsc_enc_finish(&sh.enc);
+    sh.tail++;
+    sh.open = 0;
+}
+
+static void send_backlog(uint64_t now)
+{
+    while (sh.head < sh.tail && sh.sock) {
+        const uint8_t *buf = sh.mem + (sh.head % sh.nbatches) * BATCH_CAP;
+        if (zmq_send(sh.sock, buf, sh.lens[sh.head % sh.nbatches], ZMQ_DONTWAIT) < 0) {
+            if (!sh.failing_since)
+                sh.failing_since = now;
+            return;
+        }
+        if (sh.failing_since && now - sh.failing_since >= GAP_NS)
+            reset_defs(now);
+        sh.failing_since = 0;
+        sh.last_ok = sh.last_progress = now;
+        sh.head++;
+    }
+}
+
+/* ---- encoding ---------------------------------------------------------------- */
+
+static int enc_str(nsc_str id)
+{
+    if (id == 0 || sh.str_sent[id])
+        return 0;
+    nsc_str_def def = {.id = id};
+    const char *text = nsc_intern_text(id);
+    memcpy(def.text, text ? text : "?", text ? strlen(text) + 1 : 2);
+    int rc = nsc_enc_str(&sh.enc, &def);
+    if (rc == 0)
+        sh.str_sent[id] = 1;
+    return rc;
+}
+
+static int enc_ctx(uint16_t index)
+{
+    nsc_pctx *c = index == NSC_CTX_NONE ? NULL : nsc_ctx_at(index);
+    if (!c)
+        return 0;
+    uint32_t version = atomic_load_explicit(&c->def_version, memory_order_acquire);
+    if (sh.ctx_sent[index] == version)
+        return 0;
+    nsc_ctx_def def = c->def;
+    int rc = nsc_enc_ctx(&sh.enc, &def);
+    if (rc == 0)
+        sh.ctx_sent[index] = version;
+    return rc;
+}
+
+/* The strings an event refers to, by type. */
+static size_t event_strs(const nsc_event *ev, nsc_str out[5])
+{
+    size_t n = 0;
+    switch (ev->type) {
+    case NSC_T_COLL:
+        out[n++] = ev->d.coll.func;
+        out[n++] = ev->d.coll.datatype;
+        out[n++] = ev->d.coll.algo;
+        out[n++] = ev->d.coll.proto;
+        out[n++] = ev->d.coll.kernel_variant;
+        break;
+    case NSC_T_COLL_API:
+    case NSC_T_P2P_API:
+        out[n++] = ev->d.coll_api.func;
+        out[n++] = ev->d.coll_api.datatype;
+        break;
+    case NSC_T_P2P:
+        out[n++] = ev->d.p2p.func;
+        out[n++] = ev->d.p2p.datatype;
+        break;
+    case NSC_T_CE_COLL:
+        out[n++] = ev->d.ce_coll.func;
+        out[n++] = ev->d.ce_coll.datatype;
+        out[n++] = ev->d.ce_coll.sync_strategy;
+        break;
+    case NSC_T_KERNEL_PHASE:
+        out[n++] = ev->d.kernel_phase.phase_name;
+        break;
+    }
+    return n;
+}
+
+static int enc_event(const nsc_event *ev)
+{
+    nsc_str strs[5];
+    size_t n = event_strs(ev, strs);
+    int rc = enc_ctx(ev->ctx);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = enc_str(strs[i]);
+    return rc ? rc : nsc_enc_event(&sh.enc, ev);
+}
+
+static int enc_record(const nsc_rec *r)
+{
+    switch (r->kind) {
+    case NSC_REC_EVENT:
+        return enc_event(&r->u.ev);
+    case NSC_REC_STATE:
+        return nsc_enc_state(&sh.enc, &r->u.st);
+    default:
+        return nsc_enc_completion(&sh.enc, &r->u.done);
+    }
+}
+
+static uint64_t rec_time(const nsc_rec *r)
+{
+    return r->kind == NSC_REC_EVENT ? r->u.ev.start_ns
+           : r->kind == NSC_REC_STATE ? r->u.st.ts_ns
+                                      : r->u.done.ts_ns;
+}
+
+/* ---- draining ------------------------------------------------------------------ */
+
+/* Encode one record, opening and finishing batches as needed. Returns 0, or
+ * -1 when the backlog has no room (the record stays in its ring). */
+static int ship_record(const nsc_rec *r, uint64_t now)
+{
+    for (;;) {
+        if (!sh.open && (backlog_full() || batch_begin(now, rec_time(r)) != 0))
+            return -1;
+        uint32_t before = sh.enc.nrecords;
+        if (enc_record(r) == 0)
+            return 0;
+        if (before == 0 && sh.enc.nrecords == 0)
+            return 0; /* cannot fit even an empty batch: impossible by sizes */
+        batch_finish();
+        if (backlog_full())
+            return -1;
+    }
+}
+
+static size_t drain_tbuf(nsc_tbuf *tb, uint64_t now, int *blocked)
+{
+    uint64_t tail = atomic_load_explicit(&tb->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
+    size_t n = 0;
+    while (tail < head) {
+        if (ship_record(&tb->recs[tail & (tb->nrecs - 1)], now) != 0) {
+            *blocked = 1;
+            break;
+        }
+        tail++;
+        if (++n % 256 == 0)
+            atomic_store_explicit(&tb->tail, tail, memory_order_release);
+    }
+    atomic_store_explicit(&tb->tail, tail, memory_order_release);
+    uint32_t orphan = NSC_TB_ORPHAN;
+    if (tail == head)
+        atomic_compare_exchange_strong(&tb->state, &orphan, NSC_TB_FREE);
+    return n;
+}
+
+static size_t drain(uint64_t now)
+{
+    size_t n = 0;
+    int blocked = 0;
+    uint32_t count = nsc_g_pool.ntbufs;
+    for (uint32_t k = 0; k < count && !blocked; k++)
+        n += drain_tbuf(&nsc_g_pool.tbufs[(sh.drain_from + k) % count], now, &blocked);
+    sh.drain_from++;
+    return n;
+}
+
+/* Final stop with a full backlog: what is left in the rings is lost; count it
+ * so that emitted == shipped + dropped still holds at the receiver. */
+static void count_leftovers(void)
+{
+    nsc_tcounters *c = &nsc_g_pool.shared;
+    for (uint32_t i = 0; i < nsc_g_pool.ntbufs; i++) {
+        nsc_tbuf *tb = &nsc_g_pool.tbufs[i];
+        uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
+        uint64_t tail = atomic_load_explicit(&tb->tail, memory_order_relaxed);
+        for (; tail < head; tail++) {
+            const nsc_rec *r = &tb->recs[tail & (tb->nrecs - 1)];
+            if (r->kind == NSC_REC_EVENT) {
+                nsc_count_shared(&c->dropped[r->u.ev.type]);
+                if (r->u.ev.type == NSC_T_KERNEL_CH && r->u.ev.d.kernel_ch.ptimer_stop_ns)
+                    nsc_count_shared(&c->states_dropped);
+            } else if (r->kind == NSC_REC_STATE) {
+                nsc_count_shared(&c->states_dropped);
+            }
+        }
+        atomic_store_explicit(&tb->tail, head, memory_order_release);
+    }
+}
+
+/* ---- the thread ------------------------------------------------------------------- */
+
+static void sleep_idle(void)
+{
+    struct timespec ts = {0, IDLE_SLEEP_NS};
+    nanosleep(&ts, NULL);
+}
+
+static void heartbeat(uint64_t now)
+{
+    if (sh.open || sh.head != sh.tail || now - sh.last_begin < sh.cfg.heartbeat_ms * MS)
+        return;
+    if (batch_begin(now, now) == 0)
+        batch_finish();
+}
+
+static void pass(uint64_t now)
+{
+    if (now - sh.defs_reset >= DEFS_REPEAT_NS)
+        reset_defs(now);
+    send_backlog(now);
+    size_t n = drain(now);
+    if (sh.open && now - sh.open_since >= BATCH_MAX_AGE_NS)
+        batch_finish();
+    heartbeat(now);
+    send_backlog(now);
+    if (n == 0)
+        sleep_idle();
+}
+
+/* Drain everything there is; on a final stop also account for what cannot be
+ * kept and end with a counters-only batch in the reserved buffer. */
+static void drain_all(int final)
+{
+    uint64_t now = nsc_now();
+    while (drain(now) > 0)
+        ;
+    if (sh.open)
+        batch_finish();
+    if (!final)
+        return;
+    count_leftovers();
+    if (batch_begin(now, now) == 0)
+        batch_finish();
+}
+
+/* Send what the backlog holds until it is empty, the deadline passes, or the
+ * agent accepted nothing for STALL_NS (it is absent: don't hold NCCL up). */
+static void flush(uint64_t deadline)
+{
+    sh.last_progress = nsc_now();
+    for (uint64_t now = sh.last_progress;; now = nsc_now()) {
+        send_backlog(now);
+        if (sh.head == sh.tail || now >= deadline || now - sh.last_progress >= STALL_NS)
+            break;
+        sleep_idle();
+    }
+}
+
+static void *ship_main(void *arg)
+{
+    (void)arg;
+    while (!atomic_load_explicit(&sh.stop, memory_order_acquire))
+        pass(nsc_now());
+    int final = atomic_load(&sh.stop) == NSC_STOP_FINAL;
+    uint64_t deadline = nsc_now() + (final ? sh.cfg.flush_ms * MS : 0);
+    drain_all(final);
+    flush(deadline);
+    uint64_t now = nsc_now();
+    if (final && sh.head < sh.tail)
+        nsc_log(NSC_LOG_WARN, "ncclscope: %llu batches not delivered to %s (agent unreachable)",
+                (unsigned long long)(sh.tail - sh.head), sh.cfg.endpoint);
+    int linger = (int)(deadline > now ? (deadline - now) / MS : 0);
+    if (!final)
+        linger = 100; /* before fork: let what zmq holds reach the agent */
+    zmq_setsockopt(sh.sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_close(sh.sock);
+    sh.sock = NULL;
+    return NULL;
+}
+
+static int open_socket(void)
+{
+    int hwm = SNDHWM, one = 1;
+    sh.sock = zmq_socket(sh.zctx, ZMQ_PUSH);
+    if (!sh.sock)
+        return -1;
+    zmq_setsockopt(sh.sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(sh.sock, ZMQ_IMMEDIATE, &one, sizeof one);
+    if (zmq_connect(sh.sock, sh.cfg.endpoint) != 0) {
+        nsc_log(NSC_LOG_WARN, "ncclscope: cannot connect to %s: %s", sh.cfg.endpoint,
+                zmq_strerror(errno));
+        zmq_close(sh.sock);
+        sh.sock = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static int backlog_alloc(uint64_t bytes)
+{
+    if (sh.mem)
+        return 0;
+    sh.nbatches = bytes / 2 / BATCH_CAP;
+    if (sh.nbatches < MIN_BACKLOG)
+        sh.nbatches = MIN_BACKLOG;
+    sh.mem = malloc(sh.nbatches * BATCH_CAP);
+    sh.lens = calloc(sh.nbatches, sizeof *sh.lens);
+    if (!sh.mem || !sh.lens) {
+        nsc_shipper_release();
+        return -1;
+    }
+    return 0;
+}
+
+int nsc_shipper_start(const nsc_config *cfg)
+{
+    if (sh.running)
+        return 0;
+    sh.cfg = *cfg;
+    if (backlog_alloc(cfg->buffer_bytes) != 0)
+        return -1;
+    sh.zctx = zmq_ctx_new();
+    if (!sh.zctx)
+        return -1;
+    int blocky = 0;
+    zmq_ctx_set(sh.zctx, ZMQ_BLOCKY, blocky);
+    if (open_socket() != 0) {
+        zmq_ctx_term(sh.zctx);
+        sh.zctx = NULL;
+        return -1;
+    }
+    atomic_store(&sh.stop, 0);
+    sh.last_begin = sh.defs_reset = nsc_now();
+    /* Signals belong to the application's threads, never to ours. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&sh.thread, NULL, ship_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        zmq_close(sh.sock);
+        sh.sock = NULL;
+        zmq_ctx_term(sh.zctx);
+        sh.zctx = NULL;
+        return -1;
+    }
+    pthread_setname_np(sh.thread, "ncclscope-ship");
+    sh.running = 1;
+    return 0;
+}
+
+void nsc_shipper_stop(int how)
+{
+    if (!sh.running)
+        return;
+    atomic_store_explicit(&sh.stop, how, memory_order_release);
+    pthread_join(sh.thread, NULL);
+    zmq_ctx_term(sh.zctx);
+    sh.zctx = NULL;
+    sh.running = 0;
+}
+
+int nsc_shipper_running(void)
+{
+    return sh.running;
+}
+
+void nsc_shipper_reset_stream(void)
+{
+    sh.head = sh.tail = 0;
+    sh.open = 0;
+    sh.seq = 0;
+    sh.failing_since = 0;
+    reset_defs(0);
+}
+
+void nsc_shipper_release(void)
+{
+    free(sh.mem);
+    free(sh.lens);
+    sh.mem = NULL;
+    sh.lens = NULL;
+    sh.nbatches = 0;
+}

@@ -1,0 +1,174 @@
+/* slots.c: event handles.
+ *
+ * A handle given to NCCL is the event id itself, (generation << 20) | slot
+ * index, never a pointer: decoding is a range check and one compare with the
+ * slot's word, so a stale, reused or foreign handle is recognised without
+ * touching memory outside our table. Each thread allocates from its own range
+ * of slots (no sharing on the hot path); any thread may free.
+ *
+ * Coll and P2p slots also count their live ProxyOp/KernelCh children: NCCL's
+ * stopEvent on a Coll only means "enqueued", so the Coll's slot outlives its
+ * stop until the last child stops, which is its completion. A stopped parent
+ * with no live child lingers: later children may still attach, and the
+ * allocator may reuse it (one CAS decides which of the two wins).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+#define ALLOC_PROBES 32u
+#define GEN(w) ((uint32_t)((w) >> 32))
+
+static int word_allocatable(uint64_t w)
+{
+    return !(w & NSC_W_LIVE) || ((w & NSC_W_STOPPED) && !(w & NSC_W_REFS));
+}
+
+int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
+{
+    nsc_slot *base = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD;
+    for (uint32_t probe = 0; probe < ALLOC_PROBES; probe++) {
+        uint32_t i = tb->cursor++ & (NSC_SLOTS_PER_THREAD - 1);
+        nsc_slot *s = &base[i];
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+        if (!word_allocatable(w))
+            continue;
+        uint32_t gen = GEN(w) + 1;
+        uint64_t nw = ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
+        if (atomic_compare_exchange_strong_explicit(&s->word, &w, nw, memory_order_acquire,
+                                                    memory_order_relaxed)) {
+            uint32_t index = tb->index * NSC_SLOTS_PER_THREAD + i;
+            atomic_store_explicit(&s->last_child_ns, 0, memory_order_relaxed);
+            s->parent_slot = 0;
+            *id = nsc_slot_id(index, nw);
+            return index;
+        }
+    }
+    return -1;
+}
+
+/* The slot id names if its generation matches; NULL for anything else. */
+static nsc_slot *slot_of(uint64_t id, uint32_t *index, uint64_t *word)
+{
+    uint64_t index64 = id & ((1u << NSC_SLOT_BITS) - 1);
+    if (index64 >= nsc_g_pool.nslots || (id >> 52) != 0)
+        return NULL;
+    nsc_slot *s = &nsc_g_pool.slots[index64];
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    if (GEN(w) != (uint32_t)(id >> NSC_SLOT_BITS) || !(w & NSC_W_LIVE))
+        return NULL;
+    *index = (uint32_t)index64;
+    *word = w;
+    return s;
+}
+
+nsc_slot *nsc_slot_lookup(uint64_t id, uint32_t *index)
+{
+    uint64_t w;
+    nsc_slot *s = slot_of(id, index, &w);
+    return s && !(w & NSC_W_STOPPED) ? s : NULL;
+}
+
+/* A started event whose slot is ours, even if already stopped (a parent). */
+nsc_slot *nsc_slot_lookup_parent(uint64_t id)
+{
+    uint32_t index;
+    uint64_t w;
+    return slot_of(id, &index, &w);
+}
+
+void nsc_slot_free(nsc_slot *s)
+{
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+    atomic_store_explicit(&s->word, w & ~(uint64_t)0xffffffffu, memory_order_release);
+}
+
+int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index)
+{
+    uint64_t w;
+    nsc_slot *s = slot_of(parent_id, parent_index, &w);
+    if (!s)
+        return -1;
+    uint64_t nw;
+    do {
+        if (GEN(w) != (uint32_t)(parent_id >> NSC_SLOT_BITS) || !(w & NSC_W_LIVE) ||
+            (w & NSC_W_REFS) == NSC_W_REFS)
+            return -1;
+        nw = (w + 1) | NSC_W_HAD_CHILD;
+    } while (!atomic_compare_exchange_weak_explicit(&s->word, &w, nw, memory_order_acq_rel,
+                                                    memory_order_acquire));
+    return 0;
+}
+
+static void emit_completion(nsc_tbuf *tb, uint64_t id, uint64_t ts)
+{
+    nsc_rec *r = tb ? nsc_tbuf_reserve(tb) : NULL;
+    if (!r)
+        return;
+    r->kind = NSC_REC_COMPLETION;
+    r->u.done.id = id;
+    r->u.done.ts_ns = ts;
+    nsc_tbuf_commit(tb);
+}
+
+/* Raise *cell to at least v. */
+static uint64_t atomic_max(_Atomic uint64_t *cell, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(cell, memory_order_relaxed);
+    while (cur < v && !atomic_compare_exchange_weak_explicit(cell, &cur, v, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+    return cur < v ? v : cur;
+}
+
+void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
+{
+    nsc_slot *s = &nsc_g_pool.slots[parent_index];
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    uint64_t nw, last;
+    do {
+        if (!(w & NSC_W_LIVE) || !(w & NSC_W_REFS))
+            return;
+        /* Read the latest child stop before our decrement can free the slot. */
+        last = atomic_max(&s->last_child_ns, now);
+        nw = w - 1;
+    } while (!atomic_compare_exchange_weak_explicit(&s->word, &w, nw, memory_order_acq_rel,
+                                                    memory_order_acquire));
+    if (!(nw & NSC_W_REFS) && (nw & NSC_W_STOPPED))
+        emit_completion(tb, nsc_slot_id(parent_index, nw), last);
+}
+
+void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index)
+{
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    uint64_t nw, last;
+    do {
+        last = atomic_load_explicit(&s->last_child_ns, memory_order_relaxed);
+        nw = w | NSC_W_STOPPED;
+    } while (!atomic_compare_exchange_weak_explicit(&s->word, &w, nw, memory_order_acq_rel,
+                                                    memory_order_acquire));
+    /* Every child already stopped before the enqueue returned. */
+    if (!(nw & NSC_W_REFS) && (nw & NSC_W_HAD_CHILD))
+        emit_completion(tb, nsc_slot_id(index, nw), last);
+}
+
+/* Finalize of a communicator: its events that never stopped are emitted with
+ * NSC_EVF_OPEN, and parents still waiting for children are released. Only
+ * events of ctx are touched; NCCL sends none for it any more. */
+void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx)
+{
+    uint64_t now = nsc_now();
+    for (uint32_t i = 0; i < nsc_g_pool.nslots; i++) {
+        nsc_slot *s = &nsc_g_pool.slots[i];
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+        if (!(w & NSC_W_LIVE) || s->ev.ctx != ctx || word_allocatable(w))
+            continue;
+        nsc_event ev = s->ev;
+        if (!atomic_compare_exchange_strong(&s->word, &w, w & ~(uint64_t)0xffffffffu) ||
+            (w & NSC_W_STOPPED))
+            continue;
+        ev.stop_ns = now;
+        ev.flags |= NSC_EVF_OPEN;
+        nsc_event_emit(tb, &ev);
+    }
+}

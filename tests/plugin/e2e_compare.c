@@ -1,0 +1,160 @@
+/* e2e_compare.c: nsc-e2e-compare EMU.json RECV.json [--drops]
+ *
+ * Compares what the emulator emitted (its summary) with what the test
+ * receiver got from the plugin: per (communicator, rank) the stopped events
+ * per type and the states per state, PXN (foreign) events per type, and the
+ * plugin's accounting: every parent link resolved, every state matched,
+ * emitted == received + dropped, and emitted == what the emulator stopped.
+ * Without --drops nothing may be dropped; with it, drops are allowed but must
+ * be exactly accounted. Prints each
+ * mismatch; exits 0 only if there is none.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "json.h"
+
+static int failures;
+
+__attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    failures++;
+}
+
+static int load(const char *path, nsc_json_doc *doc)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    static char buf[64 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    nsc_json_error err;
+    if (nsc_json_parse(buf, n, NULL, doc, &err) != 0) {
+        fprintf(stderr, "%s: %s at %zu\n", path, err.msg, err.offset);
+        return -1;
+    }
+    return 0;
+}
+
+static uint64_t count(const nsc_json *obj, const char *name)
+{
+    uint64_t v = 0;
+    if (obj)
+        nsc_json_u64(nsc_json_get(obj, name), &v);
+    return v;
+}
+
+static const nsc_json *find_rank(const nsc_json *ranks, uint64_t comm, int64_t rank)
+{
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        uint64_t c;
+        int64_t k;
+        if (!nsc_json_u64(nsc_json_get(r, "comm_id"), &c) &&
+            !nsc_json_i64(nsc_json_get(r, "rank"), &k) && c == comm && k == rank)
+            return r;
+    }
+    return NULL;
+}
+
+/* Per name in [0, n): expected (emu) vs received. */
+static void compare_named(const nsc_json *want, const nsc_json *got, unsigned n,
+                          const char *(*name)(unsigned), uint64_t comm, int rank, int drops)
+{
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t w = count(want, name(i)), g = count(got, name(i));
+        if (drops ? g > w : g != w)
+            fail("%s: emitted %llu, received %llu (comm %llu rank %d)\n", name(i),
+                 (unsigned long long)w, (unsigned long long)g, (unsigned long long)comm, rank);
+    }
+}
+
+static void compare_ranks(const nsc_json *emu, const nsc_json *recv, int drops)
+{
+    const nsc_json *ranks = nsc_json_get(emu, "ranks"), *got = nsc_json_get(recv, "ranks");
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        bool profiled = false;
+        uint64_t comm = 0;
+        int64_t rank = 0;
+        nsc_json_bool(nsc_json_get(r, "profiled"), &profiled);
+        nsc_json_u64(nsc_json_get(r, "comm_id"), &comm);
+        nsc_json_i64(nsc_json_get(r, "rank"), &rank);
+        const nsc_json *calls = nsc_json_get(nsc_json_get(r, "calls"), "stop");
+        if (!profiled || !calls || !nsc_json_first(calls))
+            continue;
+        const nsc_json *g = find_rank(got, comm, rank);
+        if (!g) {
+            fail("rank missing (comm %llu rank %d)\n", (unsigned long long)comm, (int)rank);
+            continue;
+        }
+        compare_named(calls, nsc_json_get(g, "events"), NSC_T_COUNT, nsc_type_name, comm,
+                      (int)rank, drops);
+        compare_named(nsc_json_get(r, "states"), nsc_json_get(g, "states"), NSC_S_COUNT,
+                      nsc_state_name, comm, (int)rank, drops);
+    }
+}
+
+static void expect_eq(const char *what, uint64_t a, uint64_t b)
+{
+    if (a != b)
+        fail("%s: %llu != %llu\n", what, (unsigned long long)a, (unsigned long long)b);
+}
+
+static void compare_accounting(const nsc_json *emu, const nsc_json *recv, int drops)
+{
+    const nsc_json *foreign = nsc_json_get(nsc_json_get(nsc_json_get(emu, "totals"), "foreign"),
+                                           "stop");
+    compare_named(foreign, nsc_json_get(recv, "foreign"), NSC_T_COUNT, nsc_type_name, 0, -1,
+                  drops);
+    const nsc_json *calls = nsc_json_get(nsc_json_get(nsc_json_get(emu, "totals"), "calls"),
+                                         "stop");
+    const nsc_json *c = nsc_json_get(recv, "counters");
+    const nsc_json *emitted = nsc_json_get(c, "emitted"), *dropped = nsc_json_get(c, "dropped");
+    const nsc_json *events = nsc_json_get(recv, "events");
+    uint64_t total_dropped = 0;
+    for (unsigned t = 0; t < NSC_T_COUNT; t++) {
+        const char *n = nsc_type_name(t);
+        expect_eq(n, count(events, n) + count(dropped, n), count(emitted, n));
+        expect_eq(n, count(emitted, n), count(calls, n) + count(foreign, n));
+        total_dropped += count(dropped, n);
+    }
+    uint64_t states = 0;
+    const nsc_json *st = nsc_json_get(recv, "states");
+    for (unsigned s = 0; s < NSC_S_COUNT; s++)
+        states += count(st, nsc_state_name(s));
+    expect_eq("states received + dropped vs emitted", states + count(c, "states_dropped"),
+              count(c, "states_emitted"));
+    expect_eq("bad batches", count(recv, "bad_batches"), 0);
+    expect_eq("bad handles", count(c, "bad_handles"), 0);
+    if (drops)
+        return;
+    expect_eq("dropped events", total_dropped, 0);
+    expect_eq("links resolved", count(recv, "links_resolved"), count(recv, "links"));
+    expect_eq("states unmatched", count(recv, "states_unmatched"), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || (argc == 4 && strcmp(argv[3], "--drops") != 0) || argc > 4) {
+        fprintf(stderr, "usage: %s EMU.json RECV.json [--drops]\n", argv[0]);
+        return 2;
+    }
+    int drops = argc == 4;
+    nsc_json_doc emu, recv;
+    if (load(argv[1], &emu) != 0 || load(argv[2], &recv) != 0)
+        return 2;
+    compare_ranks(nsc_json_root(&emu), nsc_json_root(&recv), drops);
+    compare_accounting(nsc_json_root(&emu), nsc_json_root(&recv), drops);
+    nsc_json_free(&emu);
+    nsc_json_free(&recv);
+    if (failures)
+        fprintf(stderr, "e2e-compare: %d mismatches\n", failures);
+    return failures ? 1 : 0;
+}

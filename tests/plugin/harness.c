@@ -1,0 +1,95 @@
+/* harness.c: see harness.h. */
+#include "harness.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zmq.h>
+
+static char endpoint[256];
+static void *zctx, *sock;
+static pthread_t thread;
+static atomic_int stopping;
+static nsc_recv *rcv;
+
+const char *h_env(void)
+{
+    static int n;
+    snprintf(endpoint, sizeof endpoint, "ipc:///tmp/nsc-test-%d-%d.sock", (int)getpid(), n++);
+    setenv("NCCLSCOPE_ENDPOINT", endpoint, 1);
+    setenv("NCCLSCOPE_EVENT_MASK", "all", 1);
+    return endpoint;
+}
+
+static int receive(int flags)
+{
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    int n = zmq_msg_recv(&msg, sock, flags);
+    if (n >= 0)
+        nsc_recv_batch(rcv, zmq_msg_data(&msg), zmq_msg_size(&msg));
+    zmq_msg_close(&msg);
+    return n;
+}
+
+static void *recv_main(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stopping))
+        receive(0);
+    while (receive(0) >= 0)
+        ;
+    return NULL;
+}
+
+void h_recv_start(void)
+{
+    rcv = nsc_recv_new();
+    zctx = zmq_ctx_new();
+    sock = zmq_socket(zctx, ZMQ_PULL);
+    int timeout = 50;
+    zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    if (zmq_bind(sock, endpoint) != 0)
+        abort();
+    atomic_store(&stopping, 0);
+    pthread_create(&thread, NULL, recv_main, NULL);
+}
+
+nsc_recv *h_recv_stop(nsc_recv_totals *t)
+{
+    atomic_store(&stopping, 1);
+    pthread_join(thread, NULL);
+    zmq_close(sock);
+    zmq_ctx_term(zctx);
+    unlink(endpoint + 6);
+    nsc_recv_finish(rcv, t);
+    nsc_recv *r = rcv;
+    rcv = NULL;
+    return r;
+}
+
+const void *h_load(int version, void **dl)
+{
+    *dl = dlopen(NSC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!*dl)
+        return NULL;
+    char name[32];
+    snprintf(name, sizeof name, "ncclProfiler_v%d", version);
+    return dlsym(*dl, name);
+}
+
+void h_logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
+{
+    (void)level, (void)flags, (void)file, (void)line, (void)fmt;
+}
+
+uint64_t h_sum(const uint64_t *v, int n)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i];
+    return s;
+}

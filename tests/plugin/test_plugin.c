@@ -1,0 +1,342 @@
+/* test_plugin.c: the plugin driven directly (dlopen, ncclProfiler_vN calls),
+ * against the in-process receiver: counts, parent links, completion, strings,
+ * per-version translation, stale handles, PXN, drops with no agent. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define COMM_ID 0xc0ffee0012345678ull
+
+typedef struct v5_run {
+    const ncclProfiler_v5_t *p;
+    void *ctx;
+} v5_run;
+
+static void *start5(v5_run *r, uint64_t type, void *parent, ncclProfilerEventDescr_v5_t *d)
+{
+    d->type = type;
+    d->parentObj = parent;
+    d->rank = 1;
+    void *h = NULL;
+    cr_assert_eq(r->p->startEvent(r->ctx, &h, d), ncclSuccess);
+    return h;
+}
+
+static void state5(v5_run *r, void *h, int state, uint64_t arg)
+{
+    ncclProfilerEventStateArgs_v5_t a = {.kernelCh = {arg}};
+    cr_assert_eq(r->p->recordEventState(h, (ncclProfilerEventState_t)state, &a), ncclSuccess);
+}
+
+/* One AllReduce as NCCL 2.28 reports it: API events, the Coll (stopped when
+ * enqueued), then its proxy ops, steps and a kernel channel, which the proxy
+ * thread starts in one progress pass. Returns the Coll handle. */
+static void *one_allreduce(v5_run *r, uint64_t seq)
+{
+    ncclProfilerEventDescr_v5_t d = {0};
+    d.groupApi.groupDepth = 1;
+    void *group = start5(r, ncclProfileGroupApi, NULL, &d);
+    memset(&d, 0, sizeof d);
+    d.collApi.func = "AllReduce";
+    d.collApi.count = 1024;
+    d.collApi.datatype = "float";
+    void *api = start5(r, ncclProfileCollApi, group, &d);
+    memset(&d, 0, sizeof d);
+    d.coll.seqNumber = seq;
+    d.coll.func = "AllReduce";
+    d.coll.count = 1024;
+    d.coll.datatype = "float";
+    d.coll.algo = "Ring";
+    d.coll.proto = "Simple";
+    d.coll.nChannels = 2;
+    d.coll.parentGroup = group;
+    void *coll = start5(r, ncclProfileColl, api, &d);
+    memset(&d, 0, sizeof d);
+    void *launch = start5(r, ncclProfileKernelLaunch, group, &d);
+    r->p->stopEvent(launch);
+    r->p->stopEvent(api);
+    state5(r, group, 24 /* GroupEndApiStart */, 0);
+    r->p->stopEvent(group);
+    r->p->stopEvent(coll); /* enqueued: children come later, together */
+    void *ops[2], *steps[2];
+    for (int ch = 0; ch < 2; ch++) {
+        memset(&d, 0, sizeof d);
+        d.proxyOp.pid = getpid();
+        d.proxyOp.channelId = (uint8_t)ch;
+        d.proxyOp.nSteps = 1;
+        d.proxyOp.isSend = 1;
+        ops[ch] = start5(r, ncclProfileProxyOp, coll, &d);
+        memset(&d, 0, sizeof d);
+        steps[ch] = start5(r, ncclProfileProxyStep, ops[ch], &d);
+    }
+    memset(&d, 0, sizeof d);
+    d.kernelCh.channelId = 0;
+    d.kernelCh.pTimer = 1000;
+    void *kch = start5(r, ncclProfileKernelCh, coll, &d);
+    for (int ch = 0; ch < 2; ch++) {
+        ncclProfilerEventStateArgs_v5_t a = {.proxyStep = {4096}};
+        r->p->recordEventState(steps[ch], (ncclProfilerEventState_t)9 /* SendWait */, &a);
+        r->p->stopEvent(steps[ch]);
+        r->p->stopEvent(ops[ch]);
+    }
+    state5(r, kch, 22 /* KernelChStop */, 2000);
+    r->p->stopEvent(kch);
+    return coll;
+}
+
+static void open_v5(v5_run *r, void **dl)
+{
+    r->p = h_load(5, dl);
+    cr_assert_not_null(r->p, "%s", dlerror());
+    int mask = 0;
+    cr_assert_eq(r->p->init(&r->ctx, COMM_ID, &mask, "world", 1, 2, 1, h_logger), ncclSuccess);
+    cr_assert_eq(mask, 0xffff);
+}
+
+static int is_seq(const nsc_event *ev, void *arg)
+{
+    return ev->d.coll.seq == *(uint64_t *)arg;
+}
+
+Test(plugin, v5_counts_links_completion_strings)
+{
+    h_env();
+    h_recv_start();
+    void *dl;
+    v5_run r;
+    open_v5(&r, &dl);
+    for (uint64_t s = 0; s < 3; s++)
+        one_allreduce(&r, s);
+    r.p->finalize(r.ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+
+    cr_assert_eq(t.bad_batches, 0);
+    cr_assert_eq(t.events[NSC_T_GROUP_API], 3);
+    cr_assert_eq(t.events[NSC_T_COLL_API], 3);
+    cr_assert_eq(t.events[NSC_T_COLL], 3);
+    cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], 3);
+    cr_assert_eq(t.events[NSC_T_PROXY_OP], 6);
+    cr_assert_eq(t.events[NSC_T_PROXY_STEP], 6);
+    cr_assert_eq(t.events[NSC_T_KERNEL_CH], 3);
+    cr_assert_eq(t.states[NSC_S_PROXY_STEP_SEND_WAIT], 6);
+    cr_assert_eq(t.states[NSC_S_KERNEL_CH_STOP], 3);
+    cr_assert_eq(t.states[NSC_S_GROUP_END_API_START], 3);
+    cr_assert_eq(t.completions, 3);
+    cr_assert_eq(t.links, 3 * 8);
+    cr_assert_eq(t.links_resolved, t.links);
+    cr_assert_eq(t.states_unmatched, 0);
+    /* the plugin's own accounting agrees, nothing dropped */
+    cr_assert_eq(h_sum(t.counters.emitted, NSC_T_COUNT), 27);
+    cr_assert_eq(h_sum(t.counters.dropped, NSC_T_COUNT), 0);
+    cr_assert_eq(t.counters.states_emitted, 12);
+    cr_assert_eq(nsc_recv_nranks(rc), 1);
+    const nsc_recv_rank *rk = nsc_recv_rank_at(rc, 0);
+    cr_assert_eq(rk->comm_id, COMM_ID);
+    cr_assert_eq(rk->rank, 1);
+    cr_assert_eq(rk->events[NSC_T_COLL], 3);
+
+    uint64_t seq = 2;
+    const nsc_event *coll = nsc_recv_find(rc, NSC_T_COLL, is_seq, &seq);
+    cr_assert_not_null(coll);
+    uint32_t pid = nsc_recv_event_pid(rc, coll);
+    cr_assert_eq(pid, (uint32_t)getpid());
+    cr_assert_str_eq(nsc_recv_str(rc, pid, coll->d.coll.func), "AllReduce");
+    cr_assert_str_eq(nsc_recv_str(rc, pid, coll->d.coll.algo), "Ring");
+    cr_assert_str_eq(nsc_recv_str(rc, pid, coll->d.coll.proto), "Simple");
+    cr_assert_str_eq(nsc_recv_str(rc, pid, coll->d.coll.datatype), "float");
+    cr_assert_eq(coll->d.coll.count, 1024);
+    cr_assert_eq(coll->d.coll.nchannels, 2);
+    cr_assert_neq(coll->d.coll.parent_group, 0);
+    const nsc_completion *done = nsc_recv_completion(rc, coll->id);
+    cr_assert_not_null(done);
+    cr_assert_geq(done->ts_ns, coll->stop_ns);
+    const nsc_event *kch = nsc_recv_find(rc, NSC_T_KERNEL_CH, NULL, NULL);
+    cr_assert_eq(kch->d.kernel_ch.ptimer_start, 1000);
+    cr_assert_eq(kch->d.kernel_ch.ptimer_stop, 2000);
+    cr_assert_geq(kch->d.kernel_ch.ptimer_stop_ns, kch->start_ns);
+    nsc_recv_free(rc);
+}
+
+/* Completion: the latest child stop, however children and the Coll's own
+ * stop interleave; no children: no completion. */
+Test(plugin, completion_inference)
+{
+    h_env();
+    h_recv_start();
+    void *dl;
+    v5_run r;
+    open_v5(&r, &dl);
+    ncclProfilerEventDescr_v5_t d = {0};
+    d.coll.seqNumber = 1;
+    void *a = start5(&r, ncclProfileColl, NULL, &d);
+    memset(&d, 0, sizeof d);
+    d.proxyOp.pid = getpid();
+    void *op = start5(&r, ncclProfileProxyOp, a, &d);
+    r.p->stopEvent(op); /* child stops before the Coll is even enqueued */
+    r.p->stopEvent(a);
+    memset(&d, 0, sizeof d);
+    d.coll.seqNumber = 2;
+    void *b = start5(&r, ncclProfileColl, NULL, &d);
+    r.p->stopEvent(b); /* never gets children */
+    memset(&d, 0, sizeof d);
+    d.proxyOp.pid = getpid();
+    void *late = start5(&r, ncclProfileProxyOp, a, &d); /* after a's completion */
+    r.p->stopEvent(late);
+    r.p->finalize(r.ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    uint64_t s1 = 1, s2 = 2;
+    const nsc_event *ea = nsc_recv_find(rc, NSC_T_COLL, is_seq, &s1);
+    const nsc_event *eb = nsc_recv_find(rc, NSC_T_COLL, is_seq, &s2);
+    const nsc_event *eo = nsc_recv_find(rc, NSC_T_PROXY_OP, NULL, NULL);
+    cr_assert(ea && eb && eo);
+    const nsc_completion *ca = nsc_recv_completion(rc, ea->id);
+    cr_assert_not_null(ca);
+    cr_assert_eq(ca->ts_ns, eo->stop_ns);
+    cr_assert_null(nsc_recv_completion(rc, eb->id));
+    /* the late child re-completes a, later: the latest completion wins */
+    cr_assert_eq(t.completions, 2);
+    cr_assert_eq(t.events[NSC_T_PROXY_OP], 2);
+    nsc_recv_free(rc);
+}
+
+Test(plugin, stale_and_garbage_handles_are_counted_not_followed)
+{
+    h_env();
+    h_recv_start();
+    void *dl;
+    v5_run r;
+    open_v5(&r, &dl);
+    ncclProfilerEventDescr_v5_t d = {0};
+    void *h = start5(&r, ncclProfileKernelLaunch, NULL, &d);
+    r.p->stopEvent(h);
+    r.p->stopEvent(h);                                    /* stale */
+    state5(&r, h, 9, 0);                                  /* stale */
+    r.p->stopEvent((void *)(uintptr_t)0xdeadbeef00000000ull); /* out of range */
+    r.p->stopEvent((void *)((uintptr_t)h ^ (1ull << 30))); /* wrong generation */
+    r.p->stopEvent(NULL);                                 /* NCCL passes NULL on */
+    r.p->finalize(r.ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], 1);
+    cr_assert_eq(t.counters.bad_handles, 4);
+    nsc_recv_free(rc);
+}
+
+/* PXN: a proxy thread starts ProxyOps for another process, with that process's
+ * context and parent addresses. Here they point at a PROT_NONE page: any
+ * dereference would fault. One ProxyOp also carries our own context and a
+ * live handle of ours as parent but another pid: still foreign, not linked. */
+Test(plugin, pxn_foreign_pointers_are_kept_never_followed)
+{
+    h_env();
+    h_recv_start();
+    void *dl;
+    v5_run r;
+    open_v5(&r, &dl);
+    char *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(page, MAP_FAILED);
+    void *fctx = page + 128, *fparent = page + 256;
+    pid_t origin = getpid() + 1;
+    ncclProfilerEventDescr_v5_t d = {.type = ncclProfileProxyOp, .parentObj = fparent};
+    d.proxyOp.pid = origin;
+    d.proxyOp.channelId = 3;
+    void *op = NULL, *step = NULL;
+    cr_assert_eq(r.p->startEvent(fctx, &op, &d), ncclSuccess);
+    memset(&d, 0, sizeof d);
+    d.type = ncclProfileProxyStep;
+    d.parentObj = op;
+    d.proxyStep.step = 4;
+    r.p->startEvent(fctx, &step, &d);
+    ncclProfilerEventStateArgs_v5_t a = {.proxyStep = {64}};
+    r.p->recordEventState(step, (ncclProfilerEventState_t)10, &a);
+    r.p->stopEvent(step);
+    r.p->stopEvent(op);
+
+    memset(&d, 0, sizeof d);
+    void *coll = start5(&r, ncclProfileColl, NULL, &d);
+    r.p->stopEvent(coll);
+    memset(&d, 0, sizeof d);
+    d.proxyOp.pid = origin;
+    void *op2 = start5(&r, ncclProfileProxyOp, coll, &d); /* our ctx, their pid */
+    r.p->stopEvent(op2);
+    r.p->finalize(r.ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    cr_assert_eq(t.foreign[NSC_T_PROXY_OP], 2);
+    cr_assert_eq(t.foreign[NSC_T_PROXY_STEP], 1);
+    cr_assert_eq(t.states[NSC_S_PROXY_STEP_RECV_WAIT], 1);
+    cr_assert_eq(t.states_unmatched, 0);
+    cr_assert_eq(t.completions, 0, "a foreign child never completes a local Coll");
+    int ch = 3;
+    const nsc_event *eo = nsc_recv_find(rc, NSC_T_PROXY_OP, NULL, NULL);
+    cr_assert_eq(eo->d.proxy_op.channel, ch);
+    cr_assert(eo->flags & NSC_EVF_FOREIGN);
+    cr_assert_eq(eo->origin_pid, (uint32_t)origin);
+    cr_assert_eq(eo->origin_parent, (uint64_t)(uintptr_t)fparent);
+    cr_assert_eq(eo->origin_ctx, (uint64_t)(uintptr_t)fctx);
+    cr_assert_eq(eo->parent, 0);
+    cr_assert_eq(eo->ctx, NSC_CTX_NONE);
+    const nsc_event *es = nsc_recv_find(rc, NSC_T_PROXY_STEP, NULL, NULL);
+    cr_assert(es->flags & NSC_EVF_FOREIGN);
+    cr_assert_eq(es->parent, eo->id, "a step links to our own foreign ProxyOp");
+    cr_assert_eq(es->origin_pid, (uint32_t)origin);
+    munmap(page, 4096);
+    nsc_recv_free(rc);
+}
+
+typedef struct worker_arg {
+    v5_run *r;
+    int n;
+} worker_arg;
+
+static void *worker(void *p)
+{
+    worker_arg *w = p;
+    for (int i = 0; i < w->n; i++)
+        one_allreduce(w->r, (uint64_t)i);
+    return NULL;
+}
+
+Test(plugin, threads_record_concurrently_and_exactly)
+{
+    h_env();
+    h_recv_start();
+    void *dl;
+    v5_run r;
+    open_v5(&r, &dl);
+    enum { THREADS = 4, ITERS = 2000 };
+    pthread_t th[THREADS];
+    worker_arg w = {&r, ITERS};
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&th[i], NULL, worker, &w);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    r.p->finalize(r.ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    /* A tight loop outruns any shipper: whatever was dropped is counted. */
+    uint64_t n = THREADS * ITERS;
+    const nsc_counters *c = &t.counters;
+    cr_assert_eq(c->emitted[NSC_T_COLL], n);
+    cr_assert_eq(c->emitted[NSC_T_PROXY_STEP], 2 * n);
+    for (int ty = 0; ty < NSC_T_COUNT; ty++)
+        cr_assert_eq(t.events[ty] + c->dropped[ty], c->emitted[ty], "type %d", ty);
+    cr_assert_eq(c->states_emitted, 4 * n);
+    cr_assert_eq(h_sum(t.states, NSC_S_COUNT) + c->states_dropped, c->states_emitted);
+    cr_assert_leq(t.completions, n);
+    if (h_sum(c->dropped, NSC_T_COUNT) == 0)
+        cr_assert_eq(t.links_resolved, t.links);
+    nsc_recv_free(rc);
+}

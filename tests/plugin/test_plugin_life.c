@@ -1,0 +1,161 @@
+/* test_plugin_life.c: the plugin's life cycle: no agent, agent arriving late,
+ * many dlopen/dlclose cycles, fork in the middle of a run and after dlclose. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static void launches(const ncclProfiler_v5_t *p, void *ctx, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ncclProfilerEventDescr_v5_t d = {.type = ncclProfileKernelLaunch};
+        void *h;
+        p->startEvent(ctx, &h, &d);
+        p->stopEvent(h);
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* No agent at all: nothing blocks; finalize gives up after the stall bound. */
+Test(life, no_agent_never_blocks)
+{
+    h_env();
+    setenv("NCCLSCOPE_BUFFER_MB", "1", 1);
+    void *dl, *ctx;
+    const ncclProfiler_v5_t *p = h_load(5, &dl);
+    int mask;
+    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    double t0 = now_s();
+    launches(p, ctx, 200000);
+    p->finalize(ctx);
+    dlclose(dl);
+    cr_assert_lt(now_s() - t0, 10.0, "the job must not wait for an absent agent");
+}
+
+/* The agent comes up late: what the plugin dropped meanwhile is counted
+ * exactly, and received + dropped == emitted once it is back. */
+Test(life, late_agent_gets_exact_drop_counts)
+{
+    h_env();
+    setenv("NCCLSCOPE_BUFFER_MB", "1", 1);
+    setenv("NCCLSCOPE_THREADS", "1", 1);
+    void *dl, *ctx;
+    const ncclProfiler_v5_t *p = h_load(5, &dl);
+    int mask;
+    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    enum { N = 200000 };
+    launches(p, ctx, N);
+    usleep(100000);
+    h_recv_start();
+    usleep(500000); /* reconnect, backlog drains */
+    launches(p, ctx, 1000);
+    p->finalize(ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    uint64_t got = t.events[NSC_T_KERNEL_LAUNCH];
+    uint64_t dropped = t.counters.dropped[NSC_T_KERNEL_LAUNCH];
+    cr_assert_eq(t.counters.emitted[NSC_T_KERNEL_LAUNCH], N + 1000);
+    cr_assert_gt(dropped, 0);
+    cr_assert_gt(got, 1000);
+    cr_assert_eq(got + dropped, N + 1000, "received %llu + dropped %llu",
+                 (unsigned long long)got, (unsigned long long)dropped);
+    nsc_recv_free(rc);
+}
+
+/* NCCL loads the plugin per communicator and unloads it at refcount zero. */
+Test(life, hundred_dlopen_dlclose_cycles)
+{
+    h_env();
+    h_recv_start();
+    enum { CYCLES = 100, COMMS = 2, EVENTS = 50 };
+    for (int c = 0; c < CYCLES; c++) {
+        void *dl, *ctx[COMMS];
+        const ncclProfiler_v5_t *p = h_load(5, &dl);
+        cr_assert_not_null(p, "%s", dlerror());
+        int mask;
+        for (int k = 0; k < COMMS; k++)
+            cr_assert_eq(p->init(&ctx[k], 100 + k, &mask, "c", 1, 2, k, h_logger), ncclSuccess);
+        for (int k = 0; k < COMMS; k++)
+            launches(p, ctx[k], EVENTS);
+        for (int k = 0; k < COMMS; k++)
+            p->finalize(ctx[k]);
+        cr_assert_eq(dlclose(dl), 0);
+    }
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    cr_assert_eq(t.streams, CYCLES);
+    cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], CYCLES * COMMS * EVENTS);
+    cr_assert_eq(t.counters.emitted[NSC_T_KERNEL_LAUNCH], CYCLES * COMMS * EVENTS);
+    cr_assert_eq(nsc_recv_nranks(rc), COMMS);
+    nsc_recv_free(rc);
+}
+
+/* glibc drops a DSO's atfork handlers at dlclose: forking afterwards must not
+ * call into the unmapped plugin. */
+Test(life, fork_after_dlclose)
+{
+    h_env();
+    setenv("NCCLSCOPE_FLUSH_MS", "0", 1);
+    void *dl, *ctx;
+    const ncclProfiler_v5_t *p = h_load(5, &dl);
+    int mask;
+    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    launches(p, ctx, 10);
+    p->finalize(ctx);
+    cr_assert_eq(dlclose(dl), 0);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(7);
+    int status;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+}
+
+/* fork() in the middle of a run: the child starts a stream of its own (new
+ * pid, its own counters, no inherited socket) and keeps profiling, also on the
+ * communicator it inherited; the parent goes on undisturbed. */
+Test(life, fork_mid_run)
+{
+    h_env();
+    h_recv_start();
+    void *dl, *ctx;
+    const ncclProfiler_v5_t *p = h_load(5, &dl);
+    int mask;
+    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    launches(p, ctx, 300);
+    pid_t child = fork();
+    if (child == 0) {
+        void *ctx2;
+        launches(p, ctx, 20);
+        int ok = p->init(&ctx2, 2, &mask, "y", 1, 1, 0, h_logger) == ncclSuccess;
+        launches(p, ctx2, 30);
+        p->finalize(ctx2);
+        p->finalize(ctx);
+        _exit(ok ? 0 : 1);
+    }
+    launches(p, ctx, 100);
+    int status;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    p->finalize(ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    cr_assert_eq(t.streams, 2);
+    cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], 300 + 100 + 20 + 30);
+    /* counters restart in the child: the sum over both streams is exact */
+    cr_assert_eq(t.counters.emitted[NSC_T_KERNEL_LAUNCH], 300 + 100 + 20 + 30);
+    cr_assert_eq(nsc_recv_nranks(rc), 2);
+    nsc_recv_free(rc);
+}
