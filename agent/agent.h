@@ -36,6 +36,7 @@ typedef struct nsc_agent {
     struct event_base *base;
     struct evhttp *http;
     nsc_ingest_stats in;
+    int in_multipart;      /* skipping the later parts of a rejected message */
     uint64_t start_ns;
 } nsc_agent;
 

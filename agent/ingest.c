@@ -92,10 +92,11 @@ void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns)
 static void take(nsc_agent *a, zmq_msg_t *m, uint64_t now_ns)
 {
     size_t len = zmq_msg_size(m);
-    a->in.messages++;
+    a->in.messages += !a->in_multipart;  /* a message, not a part */
     a->in.bytes += len;
-    if (zmq_msg_more(m)) {
-        a->in.rejects[NSC_REJECT_MULTIPART]++;
+    if (zmq_msg_more(m) || a->in_multipart) {
+        a->in.rejects[NSC_REJECT_MULTIPART] += !a->in_multipart;  /* once per message */
+        a->in_multipart = zmq_msg_more(m);
         return;
     }
     nsc_dec_limits lim = {.max_msg = (size_t)a->cfg.max_batch_kb * 1024};
