@@ -31,7 +31,7 @@ static const opt opts[] = {
     NUM("max_batch_kb", "NCCLSCOPE_MAX_BATCH_KB", max_batch_kb, "8192", "largest batch accepted; ZeroMQ cuts peers sending twice this"),
     NUM("pxn_window_ms", "NCCLSCOPE_PXN_WINDOW_MS", pxn_window_ms, "10000", "a foreign event starts at most this long after its parent"),
     NUM("pxn_hold_ms", "NCCLSCOPE_PXN_HOLD_MS", pxn_hold_ms, "2000", "how long an unresolved foreign event waits for its origin"),
-    NUM("pxn_recent", "NCCLSCOPE_PXN_RECENT", pxn_recent, "262144", "PXN parent candidates and re-attached events remembered"),
+    NUM("pxn_recent", "NCCLSCOPE_PXN_RECENT", pxn_recent, "65536", "PXN parent candidates and re-attached events remembered"),
     NUM("pxn_pending", "NCCLSCOPE_PXN_PENDING", pxn_pending, "65536", "foreign events held at most while waiting"),
     NUM("heartbeat_timeout_ms", "NCCLSCOPE_HEARTBEAT_TIMEOUT_MS", heartbeat_timeout_ms, "10000", "a silent process is reported dead after this"),
     NUM("linger_ms", "NCCLSCOPE_LINGER_MS", linger_ms, "30000", "a dead process's tables are kept this long"),
