@@ -35,9 +35,9 @@ static const opt opts[] = {
     NUM("pxn_pending", "NCCLSCOPE_PXN_PENDING", pxn_pending, "65536", "foreign events held at most while waiting"),
     NUM("heartbeat_timeout_ms", "NCCLSCOPE_HEARTBEAT_TIMEOUT_MS", heartbeat_timeout_ms, "10000", "a silent process is reported dead after this"),
     NUM("linger_ms", "NCCLSCOPE_LINGER_MS", linger_ms, "30000", "a dead process's tables are kept this long"),
-    NUM("flush_ms", "NCCLSCOPE_FLUSH_MS", flush_ms, "50", "longest wait before waiting data becomes a spool entry"),
-    NUM("flush_kb", "NCCLSCOPE_FLUSH_KB", flush_kb, "1024", "waiting data that makes a spool entry at once"),
-    NUM("burst", "NCCLSCOPE_BURST", burst, "256", "messages taken per loop iteration (fairness with HTTP and timers)"),
+    NUM("flush_ms", "NCCLSCOPE_AGENT_FLUSH_MS", flush_ms, "50", "longest wait before waiting data becomes a spool entry"),
+    NUM("flush_kb", "NCCLSCOPE_AGENT_FLUSH_KB", flush_kb, "1024", "waiting data that makes a spool entry at once"),
+    NUM("burst", "NCCLSCOPE_AGENT_BURST", burst, "256", "messages taken per loop iteration (fairness with HTTP and timers)"),
 };
 #define NOPTS (sizeof opts / sizeof opts[0])
 
@@ -168,16 +168,13 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
             return -1;
     }
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--config") == 0) {
-            i++;
-            continue;
-        }
         const opt *o = find_flag(argv[i]);
-        if (!o || i + 1 >= argc) {
+        int is_config = strcmp(argv[i], "--config") == 0;
+        if ((!o && !is_config) || i + 1 >= argc) {
             fprintf(err, "ncclscope-agent: unknown option or missing value: %s (see --help)\n", argv[i]);
             return -1;
         }
-        if (set_opt(cfg, o, argv[i + 1], argv[i], err))
+        if (o && set_opt(cfg, o, argv[i + 1], argv[i], err))
             return -1;
         i++;
     }
