@@ -167,7 +167,7 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
         if (v && set_opt(cfg, &opts[i], v, opts[i].env, err))
             return -1;
     }
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {  /* every flag takes one value */
         const opt *o = find_flag(argv[i]);
         int is_config = strcmp(argv[i], "--config") == 0;
         if ((!o && !is_config) || i + 1 >= argc) {
@@ -176,7 +176,6 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
         }
         if (o && set_opt(cfg, o, argv[i + 1], argv[i], err))
             return -1;
-        i++;
     }
     if (!cfg->host[0] && gethostname(cfg->host, sizeof cfg->host - 1) != 0)
         strcpy(cfg->host, "localhost");

@@ -7,10 +7,6 @@
 #include <sys/stat.h>
 #include <zmq.h>
 
-/* Messages queued per sender before ZeroMQ stops reading its connection: the
- * senders then hold their backlog, and the agent's memory stays bounded. */
-#define RCV_HWM 16
-
 static const char *const reasons[NSC_REJECT_COUNT] = {
     [1] = "empty", [2] = "too_large", [3] = "truncated", [4] = "bad_type", [5] = "too_many",
     [6] = "too_deep", [7] = "bad_version", [8] = "trailing", [9] = "bad_record",
@@ -25,11 +21,10 @@ int nsc_ingest_open(nsc_agent *a, char err[256])
     snprintf(path, sizeof path, "%s/agent.sock", a->cfg.rundir);
     snprintf(ep, sizeof ep, "ipc://%s", path);
     int64_t zmax = (int64_t)(a->cfg.max_batch_kb * 1024 * 2);
-    int linger = 0, hwm = RCV_HWM;
+    int linger = 0;
     if (!(a->zctx = zmq_ctx_new()) || !(a->pull = zmq_socket(a->zctx, ZMQ_PULL)) ||
         zmq_setsockopt(a->pull, ZMQ_MAXMSGSIZE, &zmax, sizeof zmax) != 0 ||
-        zmq_setsockopt(a->pull, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
-        zmq_setsockopt(a->pull, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 || zmq_bind(a->pull, ep) != 0) {
+        zmq_setsockopt(a->pull, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_bind(a->pull, ep) != 0) {
         snprintf(err, 256, "%.200s: %s", ep, zmq_strerror(zmq_errno()));
         return -1;
     }

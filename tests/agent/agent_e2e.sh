@@ -18,7 +18,12 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
-die() { echo "agent_e2e.sh: $*" >&2; for f in "$dir"/agent*.log; do cat "$f" >&2; done; exit 1; }
+die() {
+    echo "agent_e2e.sh: $*" >&2
+    for f in "$dir"/node*/agent.http; do curl -s "http://$(cat "$f")/metrics" | grep -v '^#' >&2 || true; done
+    for f in "$dir"/agent*.log; do cat "$f" >&2; done
+    exit 1
+}
 
 # start_agent N ARGS...: agent for node N, rundir $dir/nodeN, HTTP on a free port.
 start_agent() {
