@@ -152,7 +152,8 @@ int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_n
     l->last_batch_seq = p->last_seq;
     memcpy(l->job, p->id.job, sizeof l->job);
     l->nprogress = p->nprogress;
-    memcpy(o->progress + o->nprogress, p->progress, p->nprogress * sizeof *p->progress);
+    if (p->nprogress)
+        memcpy(o->progress + o->nprogress, p->progress, p->nprogress * sizeof *p->progress);
     o->nprogress += p->nprogress;  /* pointers are set at flush: the array may move */
     o->waiting += 64;
     return 0;
@@ -189,7 +190,7 @@ int nsc_out_flush(nsc_out *o, uint64_t now_ns)
         t.records += o->sec[i].records;
     }
     for (uint32_t i = 0, at = 0; i < o->nlife; at += o->life[i].nprogress, i++)
-        o->life[i].progress = o->progress + at;
+        o->life[i].progress = o->life[i].nprogress ? o->progress + at : NULL;
     nsc_a2c_batch b = {.seq = nsc_spool_next_seq(o->spool), .sent_ns = now_ns, .nsections = o->nsec,
                        .nlife = o->nlife, .naliases = o->nalias, .sections = secs, .life = o->life,
                        .aliases = o->alias};
