@@ -407,11 +407,7 @@ size_t nsc_enc_finish(nsc_enc *e)
 
 /* ---- msgpack reader: a bounded cursor ------------------------------------ */
 
-typedef struct cursor {
-    const uint8_t *p, *end;
-    size_t max_len;         /* longest str/bin/ext accepted */
-    uint32_t max_elems;     /* longest array/map accepted */
-} cursor;
+typedef nsc_mp_cursor cursor;
 
 static size_t left(const cursor *c) { return (size_t)(c->end - c->p); }
 
@@ -510,19 +506,20 @@ static int rd_container(cursor *c, int is_map, uint32_t *n)
 
 static int rd_array(cursor *c, uint32_t *n) { return rd_container(c, 0, n); }
 
-static int rd_str(cursor *c, const uint8_t **s, uint32_t *n)
+/* A str, or a bin when is_bin (bin has no fix form). */
+static int rd_blob(cursor *c, int is_bin, const uint8_t **s, uint32_t *n)
 {
     if (left(c) < 1)
         return NSC_WIRE_TRUNCATED;
-    uint8_t b = *c->p;
+    uint8_t b = *c->p, first = is_bin ? 0xc4 : 0xd9;
     uint64_t v;
     int rc = NSC_WIRE_OK;
-    if ((b & 0xe0) == 0xa0) {
+    if (!is_bin && (b & 0xe0) == 0xa0) {
         c->p++;
         v = b & 0x1f;
-    } else if (b >= 0xd9 && b <= 0xdb) {
+    } else if (b >= first && b <= first + 2) {
         c->p++;
-        rc = take_be(c, 1 << (b - 0xd9), &v);
+        rc = take_be(c, 1 << (b - first), &v);
     } else {
         return NSC_WIRE_BAD_TYPE;
     }
@@ -535,6 +532,8 @@ static int rd_str(cursor *c, const uint8_t **s, uint32_t *n)
     c->p += v;
     return NSC_WIRE_OK;
 }
+
+static int rd_str(cursor *c, const uint8_t **s, uint32_t *n) { return rd_blob(c, 0, s, n); }
 
 /* Skip a payload of extra bytes plus a length read from a hdr-byte prefix. */
 static int skip_sized(cursor *c, int hdr, uint64_t extra)
@@ -908,6 +907,37 @@ int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc
     out->nctxs = count[KIND_CTX];
     out->nstrs = count[KIND_STR];
     return NSC_WIRE_OK;
+}
+
+/* ---- msgpack primitives shared with the other codecs of common/ ---------- */
+
+uint8_t *nsc_mp_put_uint(uint8_t *p, uint64_t v) { return put_uint(p, v); }
+uint8_t *nsc_mp_put_int(uint8_t *p, int64_t v) { return put_int(p, v); }
+uint8_t *nsc_mp_put_array(uint8_t *p, uint32_t n) { return put_array(p, n); }
+uint8_t *nsc_mp_put_text(uint8_t *p, const char *s) { return put_str(p, s, strnlen(s, TEXT_MAX)); }
+
+uint8_t *nsc_mp_put_bin(uint8_t *p, const void *data, uint32_t n)
+{
+    if (n <= 0xff) { *p = 0xc4; p = put_be(p + 1, n, 1); }
+    else if (n <= 0xffff) { *p = 0xc5; p = put_be(p + 1, n, 2); }
+    else { *p = 0xc6; p = put_be(p + 1, n, 4); }
+    memcpy(p, data, n);
+    return p + n;
+}
+
+int nsc_mp_rd_uint(nsc_mp_cursor *c, uint64_t max, uint64_t *v) { return rd_uint(c, max, v); }
+int nsc_mp_rd_sint(nsc_mp_cursor *c, int64_t min, int64_t max, int64_t *v)
+{
+    uint64_t u = 0;
+    int rc = rd_sint(c, min, max, &u);
+    *v = (int64_t)u;
+    return rc;
+}
+int nsc_mp_rd_array(nsc_mp_cursor *c, uint32_t *n) { return rd_array(c, n); }
+int nsc_mp_rd_text(nsc_mp_cursor *c, char dst[64]) { return rd_text(c, dst); }
+int nsc_mp_rd_bin(nsc_mp_cursor *c, const uint8_t **data, uint32_t *n)
+{
+    return rd_blob(c, 1, data, n);
 }
 
 void nsc_batch_release(nsc_batch *b)

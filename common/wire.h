@@ -121,4 +121,26 @@ typedef struct nsc_batch {
 int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_batch *out);
 void nsc_batch_release(nsc_batch *b);
 
+/* msgpack primitives, shared with the other codecs of common/ (a2c.c) so the
+ * byte format is written and read in one place. Writers do no bounds checks:
+ * the caller reserves 9 bytes plus the payload (texts: at most 63 bytes are
+ * written). Readers consume one value from a bounded cursor and return the
+ * nsc_wire_err codes above (TOO_MANY: a length over max_len or max_elems). */
+typedef struct nsc_mp_cursor {
+    const uint8_t *p, *end;
+    size_t max_len;       /* longest str/bin/ext accepted */
+    uint32_t max_elems;   /* longest array/map accepted */
+} nsc_mp_cursor;
+
+uint8_t *nsc_mp_put_uint(uint8_t *p, uint64_t v);
+uint8_t *nsc_mp_put_int(uint8_t *p, int64_t v);
+uint8_t *nsc_mp_put_array(uint8_t *p, uint32_t n);
+uint8_t *nsc_mp_put_text(uint8_t *p, const char *s);
+uint8_t *nsc_mp_put_bin(uint8_t *p, const void *data, uint32_t n);
+int nsc_mp_rd_uint(nsc_mp_cursor *c, uint64_t max, uint64_t *v);
+int nsc_mp_rd_sint(nsc_mp_cursor *c, int64_t min, int64_t max, int64_t *v);
+int nsc_mp_rd_array(nsc_mp_cursor *c, uint32_t *n);
+int nsc_mp_rd_text(nsc_mp_cursor *c, char dst[64]);  /* <= 63 bytes, no NUL */
+int nsc_mp_rd_bin(nsc_mp_cursor *c, const uint8_t **data, uint32_t *n);
+
 #endif

@@ -1,0 +1,45 @@
+/* agent.h: the state of one ncclscope-agent, shared by its parts.
+ *
+ * main.c owns it and runs the loop; ingest.c fills it from the socket,
+ * http.c reads it for /healthz and /metrics. One thread does everything, so
+ * nothing here is locked.
+ */
+#ifndef NCCLSCOPE_AGENT_AGENT_H
+#define NCCLSCOPE_AGENT_AGENT_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "out.h"
+#include "pxn.h"
+#include "registry.h"
+#include "spool.h"
+
+/* Why a message was rejected: index = -nsc_wire_err for decoder errors. */
+enum { NSC_REJECT_MULTIPART = 14, NSC_REJECT_COUNT = 15 };
+
+typedef struct nsc_ingest_stats {
+    uint64_t messages, bytes, events, states, completions, defs;
+    uint64_t foreign;                   /* events handed to the PXN resolver */
+    uint64_t rejects[NSC_REJECT_COUNT];
+    uint64_t table_full;                /* definitions the registry could not keep */
+    uint64_t nomem, lost;               /* records lost to allocation failures */
+} nsc_ingest_stats;
+
+typedef struct nsc_agent {
+    nsc_agent_cfg cfg;
+    void *zctx, *pull;
+    nsc_registry *reg;
+    nsc_pxn *pxn;
+    nsc_out *out;
+    nsc_spool *spool;
+    struct event_base *base;
+    struct evhttp *http;
+    nsc_ingest_stats in;
+    int in_multipart;      /* skipping the later parts of a rejected message */
+    uint64_t start_ns;
+} nsc_agent;
+
+uint64_t nsc_agent_now(void);  /* CLOCK_MONOTONIC ns, the plugins' clock */
+
+#endif

@@ -1,0 +1,38 @@
+/* config.h: the agent's configuration.
+ *
+ * Owns the option table (one row per key: flag, environment variable, default,
+ * help) and its four sources, in priority order: flags > NCCLSCOPE_*
+ * environment > config file (--config FILE, "key = value") > defaults.
+ */
+#ifndef NCCLSCOPE_AGENT_CONFIG_H
+#define NCCLSCOPE_AGENT_CONFIG_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct nsc_agent_cfg {
+    char rundir[PATH_MAX];     /* socket: <rundir>/agent.sock */
+    char spool[PATH_MAX];      /* empty: <rundir>/spool */
+    char http[128];            /* ADDR:PORT, port 0 picks one; "off" disables */
+    char agent_id[64];         /* empty: the host name */
+    char host[64];             /* empty: NCCLSCOPE_HOSTNAME, else gethostname() */
+    uint64_t spool_max_mb;
+    uint64_t max_batch_kb;     /* decoder limit; ZMQ_MAXMSGSIZE is twice this */
+    uint64_t pxn_window_ms;    /* a foreign event starts at most this long after its parent */
+    uint64_t pxn_hold_ms;      /* how long an unresolved foreign event waits */
+    uint64_t pxn_recent;       /* parent candidates remembered, all processes */
+    uint64_t pxn_pending;      /* foreign events held at most */
+    uint64_t heartbeat_timeout_ms;
+    uint64_t linger_ms;        /* a dead process's tables are kept this long */
+    uint64_t flush_ms;         /* spool entry at least this often when data is waiting */
+    uint64_t flush_kb;         /* or when this much is waiting */
+    uint64_t burst;            /* messages taken per loop iteration */
+} nsc_agent_cfg;
+
+/* Fill cfg from all sources. Returns 0, 1 when --help was printed (exit 0),
+ * or -1 after printing the problem to err (exit 2). */
+int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err);
+void nsc_agent_cfg_usage(FILE *out);
+
+#endif

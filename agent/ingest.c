@@ -1,0 +1,151 @@
+/* ingest.c: socket, decoding, rejects, and routing of batches (see ingest.h). */
+#include "ingest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zmq.h>
+
+static const char *const reasons[NSC_REJECT_COUNT] = {
+    [1] = "empty", [2] = "too_large", [3] = "truncated", [4] = "bad_type", [5] = "too_many",
+    [6] = "too_deep", [7] = "bad_version", [8] = "trailing", [9] = "bad_record",
+    [10] = "bad_value", [11] = "missing", [12] = "nomem", [NSC_REJECT_MULTIPART] = "multipart",
+};
+
+const char *nsc_ingest_reason(unsigned idx) { return idx < NSC_REJECT_COUNT ? reasons[idx] : NULL; }
+
+int nsc_ingest_open(nsc_agent *a, char err[256])
+{
+    char path[PATH_MAX + 16], ep[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/agent.sock", a->cfg.rundir);
+    snprintf(ep, sizeof ep, "ipc://%s", path);
+    int64_t zmax = (int64_t)(a->cfg.max_batch_kb * 1024 * 2);
+    int linger = 0;
+    if (!(a->zctx = zmq_ctx_new()) || !(a->pull = zmq_socket(a->zctx, ZMQ_PULL)) ||
+        zmq_setsockopt(a->pull, ZMQ_MAXMSGSIZE, &zmax, sizeof zmax) != 0 ||
+        zmq_setsockopt(a->pull, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_bind(a->pull, ep) != 0) {
+        snprintf(err, 256, "%.200s: %s", ep, zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    if (chmod(path, 0660) != 0) {
+        snprintf(err, 256, "chmod %.200s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void nsc_ingest_close(nsc_agent *a)
+{
+    if (a->pull)
+        zmq_close(a->pull);
+    if (a->zctx)
+        zmq_ctx_term(a->zctx);
+    a->pull = a->zctx = NULL;
+}
+
+static void add(nsc_agent *a, nsc_reg_proc *p, unsigned tag, const void *rec, uint64_t base_ns)
+{
+    if (nsc_out_add(a->out, p, tag, rec, base_ns) != 0)
+        a->in.nomem++;
+}
+
+void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns)
+{
+    int created;
+    nsc_reg_proc *p = nsc_reg_get(a->reg, &b->hdr, now_ns, &created);
+    if (!p) {
+        a->in.nomem++;
+        return;
+    }
+    if (created && nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
+        a->in.nomem++;
+    if (nsc_reg_learn(a->reg, p, b) != 0)
+        a->in.table_full++;
+    uint64_t base = b->hdr.base_ns;
+    for (size_t i = 0; i < b->nstrs; i++)
+        add(a, p, NSC_WIRE_TAG_STR, &b->strs[i], base);
+    for (size_t i = 0; i < b->nctxs; i++)
+        add(a, p, NSC_WIRE_TAG_CTX, &b->ctxs[i], base);
+    for (size_t i = 0; i < b->nevents; i++) {
+        const nsc_event *ev = &b->events[i];
+        if (ev->flags & NSC_EVF_FOREIGN) {
+            a->in.foreign++;
+            nsc_pxn_submit(a->pxn, p->key, p->id.pid, ev, now_ns);
+            continue;
+        }
+        add(a, p, ev->type, ev, base);
+        nsc_pxn_note(a->pxn, p->key, ev);
+    }
+    for (size_t i = 0; i < b->nstates; i++)
+        add(a, p, NSC_WIRE_TAG_STATE, &b->states[i], base);
+    for (size_t i = 0; i < b->ncompletions; i++)
+        add(a, p, NSC_WIRE_TAG_COMPLETION, &b->completions[i], base);
+    if (b->has_counters)
+        add(a, p, NSC_WIRE_TAG_COUNTERS, &b->counters, base);
+    a->in.events += b->nevents;
+    a->in.states += b->nstates;
+    a->in.completions += b->ncompletions;
+    a->in.defs += b->nstrs + b->nctxs;
+}
+
+static void take(nsc_agent *a, zmq_msg_t *m, uint64_t now_ns)
+{
+    size_t len = zmq_msg_size(m);
+    a->in.messages += !a->in_multipart;  /* a message, not a part */
+    a->in.bytes += len;
+    if (zmq_msg_more(m) || a->in_multipart) {
+        a->in.rejects[NSC_REJECT_MULTIPART] += !a->in_multipart;  /* once per message */
+        a->in_multipart = zmq_msg_more(m);
+        return;
+    }
+    nsc_dec_limits lim = {.max_msg = (size_t)a->cfg.max_batch_kb * 1024};
+    nsc_batch b;
+    int rc = nsc_batch_decode(zmq_msg_data(m), len, &lim, &b);
+    if (rc != NSC_WIRE_OK) {
+        a->in.rejects[-rc < NSC_REJECT_COUNT ? -rc : NSC_WIRE_OK]++;
+        return;
+    }
+    nsc_ingest_route(a, &b, now_ns);
+    nsc_batch_release(&b);
+}
+
+unsigned nsc_ingest_drain(nsc_agent *a, unsigned max)
+{
+    unsigned n = 0;
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    uint64_t now = nsc_agent_now();
+    for (; n < max; n++) {
+        if (zmq_msg_recv(&m, a->pull, ZMQ_DONTWAIT) < 0)
+            break;  /* EAGAIN: nothing more; EINTR: the loop checks for signals */
+        take(a, &m, now);
+    }
+    zmq_msg_close(&m);
+    return n;
+}
+
+/* ---- the PXN resolver's view of the registry and output ---------------- */
+
+static uint64_t origin_of(void *arg, uint64_t proxy_key, uint32_t origin_pid)
+{
+    nsc_agent *a = arg;
+    nsc_reg_proc *proxy = nsc_reg_by_key(a->reg, proxy_key);
+    nsc_reg_proc *o = proxy ? nsc_reg_find(a->reg, proxy->id.host, origin_pid) : NULL;
+    return o ? o->key : 0;
+}
+
+static void emit(void *arg, uint64_t section_key, const nsc_event *ev, const nsc_a2c_alias *alias)
+{
+    nsc_agent *a = arg;
+    nsc_reg_proc *p = nsc_reg_by_key(a->reg, section_key);
+    if (!p) {  /* the process was reaped while the event waited: linger_ms < pxn_hold_ms */
+        a->in.lost++;
+        return;
+    }
+    add(a, p, ev->type, ev, ev->start_ns);
+    if (alias && nsc_out_alias(a->out, alias) != 0)
+        a->in.nomem++;
+}
+
+nsc_pxn_sink nsc_ingest_pxn_sink(nsc_agent *a) { return (nsc_pxn_sink){a, origin_of, emit}; }

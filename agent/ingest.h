@@ -1,0 +1,26 @@
+/* ingest.h: the agent's receiving side.
+ *
+ * Owns the PULL socket on ipc://<rundir>/agent.sock (file mode 0660,
+ * ZMQ_MAXMSGSIZE twice the decoder's limit), the decoding of every message
+ * with the wire codec (a malformed one is rejected whole and counted by
+ * reason), and the routing of a decoded batch: registry, PXN resolver, output.
+ */
+#ifndef NCCLSCOPE_AGENT_INGEST_H
+#define NCCLSCOPE_AGENT_INGEST_H
+
+#include "agent.h"
+
+int nsc_ingest_open(nsc_agent *a, char err[256]);
+void nsc_ingest_close(nsc_agent *a);
+/* Take at most max messages without waiting; returns how many were taken.
+ * ZeroMQ's PULL socket queues fairly per peer, so bounding the work per call
+ * keeps one busy sender from starving the others, HTTP and the timers. */
+unsigned nsc_ingest_drain(nsc_agent *a, unsigned max);
+/* Route one decoded batch (also used by tests that skip the socket). */
+void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns);
+/* Metric label of a reject reason index, or NULL for an unused index. */
+const char *nsc_ingest_reason(unsigned idx);
+/* The PXN sink the resolver reports to (routes into a's registry and output). */
+nsc_pxn_sink nsc_ingest_pxn_sink(nsc_agent *a);
+
+#endif

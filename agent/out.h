@@ -1,0 +1,41 @@
+/* out.h: what the agent writes to its spool.
+ *
+ * Owns the open agent-to-collector batch: one wire-format section per process
+ * that has something to say (an nsc_enc over a growing buffer, header = that
+ * process's identity), the lifecycle records and PXN aliases since the last
+ * flush. A flush encodes them as one a2c batch with the spool's next sequence
+ * number and stores it (or has it refused and counted by the spool).
+ */
+#ifndef NCCLSCOPE_AGENT_OUT_H
+#define NCCLSCOPE_AGENT_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "a2c.h"
+#include "registry.h"
+#include "spool.h"
+
+typedef struct nsc_out nsc_out;
+
+typedef struct nsc_out_stats {
+    uint64_t batches, events, records, bytes;  /* handed to the spool */
+    uint64_t nomem;                            /* records lost to a failed allocation */
+} nsc_out_stats;
+
+nsc_out *nsc_out_new(const char *agent_id, const char *host, nsc_spool *spool);
+void nsc_out_free(nsc_out *o);
+/* Append one record to p's section. tag: an event type, or NSC_WIRE_TAG_*.
+ * base_ns is the section's time base if this opens it. Returns 0 or -1 (no memory, counted). */
+int nsc_out_add(nsc_out *o, nsc_reg_proc *p, unsigned tag, const void *rec, uint64_t base_ns);
+/* A lifecycle record for p (its progress is copied now). */
+int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_ns);
+int nsc_out_alias(nsc_out *o, const nsc_a2c_alias *a);
+/* About how many bytes wait to be flushed (0: nothing). */
+size_t nsc_out_waiting(const nsc_out *o);
+/* Store what waits as one spool entry (nothing if nothing waits).
+ * Returns 0 stored or empty, 1 refused by the spool, -1 no memory. */
+int nsc_out_flush(nsc_out *o, uint64_t now_ns);
+void nsc_out_stats_get(const nsc_out *o, nsc_out_stats *st);
+
+#endif

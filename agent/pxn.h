@@ -1,0 +1,65 @@
+/* pxn.h: re-attachment of PXN events to the process that originated them.
+ *
+ * A foreign event (NSC_EVF_FOREIGN) was started by a proxy thread of one
+ * process for another process of the same node. A foreign ProxyOp names its
+ * origin by (origin_pid, origin_parent), where origin_parent is the
+ * originator's Coll/P2p id (the plugin's handle); a foreign child (ProxyStep,
+ * NetPlugin) names its foreign parent by its own process's id. Handle values
+ * are reused, so a parent is found by id AND time: the candidate of that id,
+ * in that process, with the latest start not after the foreign event's start
+ * and at most window_ns before it.
+ *
+ * A resolved event moves to its originator: new id (top bit set, agent-wide
+ * counter), the originator's context and rank, parent = the originating event
+ * (or the moved foreign parent), FOREIGN kept, origin_pid = the proxy's pid.
+ * An alias (proxy pid, proxy id) -> (origin pid, new id) goes with it. Events
+ * whose origin has not arrived yet wait up to hold_ns; then they are emitted
+ * unchanged in the proxy's section with NSC_EVF_UNRESOLVED. Nothing is dropped.
+ *
+ * Processes are named by the registry's unique keys; memory is bounded by
+ * recent_cap (candidates and moved events, oldest forgotten) and pending_cap
+ * (an event that finds the queue full is emitted unresolved at once).
+ */
+#ifndef NCCLSCOPE_AGENT_PXN_H
+#define NCCLSCOPE_AGENT_PXN_H
+
+#include <stdint.h>
+
+#include "a2c.h"
+#include "event.h"
+
+#define NSC_PXN_NEW_ID_BIT (1ull << 63)
+
+typedef struct nsc_pxn_cfg {
+    uint64_t window_ns, hold_ns;
+    uint32_t recent_cap, pending_cap;
+} nsc_pxn_cfg;
+
+typedef struct nsc_pxn_sink {
+    void *arg;
+    /* Key of the live process origin_pid on the proxy's host, 0 if unknown. */
+    uint64_t (*origin)(void *arg, uint64_t proxy_key, uint32_t origin_pid);
+    /* Deliver ev to section_key's section; alias is NULL when unresolved. */
+    void (*emit)(void *arg, uint64_t section_key, const nsc_event *ev, const nsc_a2c_alias *alias);
+} nsc_pxn_sink;
+
+typedef struct nsc_pxn_stats {
+    uint64_t resolved, unresolved, pending, overflow, expired;
+} nsc_pxn_stats;
+
+typedef struct nsc_pxn nsc_pxn;
+
+nsc_pxn *nsc_pxn_new(const nsc_pxn_cfg *cfg, const nsc_pxn_sink *sink);
+void nsc_pxn_free(nsc_pxn *x);
+/* Remember a Coll or P2p of process key as a possible origin (others ignored). */
+void nsc_pxn_note(nsc_pxn *x, uint64_t key, const nsc_event *ev);
+/* A foreign event from process proxy_key (pid proxy_pid): resolved now, or held. */
+void nsc_pxn_submit(nsc_pxn *x, uint64_t proxy_key, uint32_t proxy_pid, const nsc_event *ev,
+                    uint64_t now_ns);
+/* Retry held events; emit unresolved those held longer than hold_ns. */
+void nsc_pxn_tick(nsc_pxn *x, uint64_t now_ns);
+/* Retry once more, then emit everything still held as unresolved (shutdown). */
+void nsc_pxn_drain(nsc_pxn *x);
+void nsc_pxn_stats_get(const nsc_pxn *x, nsc_pxn_stats *st);
+
+#endif

@@ -1,0 +1,204 @@
+/* spool.c: the LMDB spool (see spool.h). */
+#include "spool.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct nsc_spool {
+    MDB_env *env;
+    MDB_dbi batches, meta;
+    nsc_spool_stats st;
+};
+
+/* The persisted part of the accounting (stored/bytes are recounted at open). */
+typedef struct meta_rec {
+    uint64_t next_seq, refused_entries, refused_bytes, refused_events, refused_records, errors;
+} meta_rec;
+
+static const char META_KEY[] = "accounting";
+
+static void be64(uint8_t k[8], uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        k[i] = (uint8_t)v;
+}
+
+static uint64_t from_be64(const uint8_t k[8])
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | k[i];
+    return v;
+}
+
+static void meta_from(meta_rec *m, const nsc_spool_stats *st)
+{
+    *m = (meta_rec){st->next_seq, st->refused_entries, st->refused_bytes, st->refused_events,
+                    st->refused_records, st->errors};
+}
+
+static int put_meta(nsc_spool *s, MDB_txn *txn, const nsc_spool_stats *st)
+{
+    meta_rec m;
+    meta_from(&m, st);
+    MDB_val k = {sizeof META_KEY, (void *)META_KEY}, v = {sizeof m, &m};
+    return mdb_put(txn, s->meta, &k, &v, 0);
+}
+
+/* Recount what is stored and read the persisted counters. */
+static int load_state(nsc_spool *s, MDB_txn *txn)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, s->batches, &cur);
+    if (rc)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        s->st.entries++;
+        s->st.bytes += v.mv_size;
+        if (k.mv_size == 8 && from_be64(k.mv_data) >= s->st.next_seq)
+            s->st.next_seq = from_be64(k.mv_data) + 1;
+    }
+    mdb_cursor_close(cur);
+    if (rc != MDB_NOTFOUND)
+        return rc;
+    k = (MDB_val){sizeof META_KEY, (void *)META_KEY};
+    rc = mdb_get(txn, s->meta, &k, &v);
+    if (rc == 0 && v.mv_size == sizeof(meta_rec)) {
+        meta_rec m;
+        memcpy(&m, v.mv_data, sizeof m);
+        if (m.next_seq > s->st.next_seq)
+            s->st.next_seq = m.next_seq;
+        s->st.refused_entries = m.refused_entries;
+        s->st.refused_bytes = m.refused_bytes;
+        s->st.refused_events = m.refused_events;
+        s->st.refused_records = m.refused_records;
+        s->st.errors = m.errors;
+    }
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char err[128])
+{
+    nsc_spool *s = calloc(1, sizeof *s);
+    MDB_txn *txn = NULL;
+    int rc;
+    *out = NULL;
+    if (!s) {
+        snprintf(err, 128, "out of memory");
+        return -1;
+    }
+    s->st.cap_bytes = cap_bytes;
+    if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+        snprintf(err, 128, "spool %.80s: %s", dir, strerror(errno));
+        free(s);
+        return -1;
+    }
+    /* Room for the cap plus LMDB's page overhead: the cap, not the map, is the limit. */
+    size_t map = (size_t)(cap_bytes + cap_bytes / 2 + (64u << 20));
+    if ((rc = mdb_env_create(&s->env)) == 0 && (rc = mdb_env_set_maxdbs(s->env, 2)) == 0 &&
+        (rc = mdb_env_set_mapsize(s->env, map)) == 0 && (rc = mdb_env_open(s->env, dir, 0, 0640)) == 0 &&
+        (rc = mdb_txn_begin(s->env, NULL, 0, &txn)) == 0 &&
+        (rc = mdb_dbi_open(txn, "batches", MDB_CREATE, &s->batches)) == 0 &&
+        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 && (rc = load_state(s, txn)) == 0) {
+        rc = mdb_txn_commit(txn);
+        txn = NULL;
+    }
+    if (txn)
+        mdb_txn_abort(txn);
+    if (rc) {
+        snprintf(err, 128, "spool %.80s: %s", dir, mdb_strerror(rc));
+        if (s->env)
+            mdb_env_close(s->env);
+        free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void nsc_spool_close(nsc_spool *s)
+{
+    if (!s)
+        return;
+    mdb_env_close(s->env);
+    free(s);
+}
+
+uint64_t nsc_spool_next_seq(const nsc_spool *s) { return s->st.next_seq; }
+
+void nsc_spool_stats_get(const nsc_spool *s, nsc_spool_stats *st) { *st = s->st; }
+
+/* Count a refusal; persisting it is best effort (a full map may refuse that too,
+ * and the counters in memory stay exact for /metrics). */
+static void refuse(nsc_spool *s, size_t len, const nsc_spool_tally *t, int error)
+{
+    s->st.refused_entries++;
+    s->st.refused_bytes += len;
+    s->st.refused_events += t->events;
+    s->st.refused_records += t->records;
+    s->st.errors += error != 0;
+    MDB_txn *txn;
+    if (mdb_txn_begin(s->env, NULL, 0, &txn) == 0) {
+        if (put_meta(s, txn, &s->st) == 0)
+            mdb_txn_commit(txn);
+        else
+            mdb_txn_abort(txn);
+    }
+}
+
+int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tally *t)
+{
+    if (s->st.bytes + len > s->st.cap_bytes) {
+        refuse(s, len, t, 0);
+        return 1;
+    }
+    nsc_spool_stats next = s->st;
+    next.next_seq++;
+    next.entries++;
+    next.bytes += len;
+    uint8_t key[8];
+    be64(key, s->st.next_seq);
+    MDB_txn *txn;
+    MDB_val k = {8, key}, v = {len, (void *)msg};
+    int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    if (rc == 0) {
+        rc = mdb_put(txn, s->batches, &k, &v, MDB_NOOVERWRITE);
+        if (rc == 0)
+            rc = put_meta(s, txn, &next);
+        rc = rc ? (mdb_txn_abort(txn), rc) : mdb_txn_commit(txn);
+    }
+    if (rc) {
+        refuse(s, len, t, rc != MDB_MAP_FULL);
+        return 1;
+    }
+    s->st = next;
+    return 0;
+}
+
+int nsc_spool_foreach(nsc_spool *s, uint64_t from,
+                      int (*fn)(void *arg, uint64_t seq, const void *msg, size_t len), void *arg)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    uint8_t key[8];
+    be64(key, from);
+    MDB_val k = {8, key}, v;
+    int ret = 0;
+    if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn))
+        return -1;
+    if (mdb_cursor_open(txn, s->batches, &cur)) {
+        mdb_txn_abort(txn);
+        return -1;
+    }
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && ret == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+        ret = fn(arg, from_be64(k.mv_data), v.mv_data, v.mv_size);
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return ret;
+}

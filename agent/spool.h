@@ -1,0 +1,44 @@
+/* spool.h: the agent's durable spool of agent-to-collector batches.
+ *
+ * Owns an LMDB environment with two databases: "batches" (8-byte big-endian
+ * agent sequence -> one encoded a2c batch) and "meta" (the refusal counters).
+ * A batch is stored with the next sequence number in one transaction that also
+ * updates the accounting; a batch that would take the stored bytes over the cap
+ * (or that LMDB cannot hold) is refused, takes no sequence number, and what it
+ * held is added to the refusal counters exactly. The forwarder (next session)
+ * reads from here and deletes what the collector acknowledged.
+ */
+#ifndef NCCLSCOPE_AGENT_SPOOL_H
+#define NCCLSCOPE_AGENT_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct nsc_spool nsc_spool;
+
+/* What one batch holds, for the refusal accounting. */
+typedef struct nsc_spool_tally {
+    uint64_t events, records;  /* records: every record and lifecycle entry, events included */
+} nsc_spool_tally;
+
+typedef struct nsc_spool_stats {
+    uint64_t cap_bytes;
+    uint64_t entries, bytes;   /* stored now (value bytes) */
+    uint64_t next_seq;
+    uint64_t refused_entries, refused_bytes, refused_events, refused_records;
+    uint64_t errors;           /* LMDB failures other than a full map (also refused) */
+} nsc_spool_stats;
+
+/* Open (creating) the spool in dir. Returns 0 or -1 with a message in err. */
+int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char err[128]);
+void nsc_spool_close(nsc_spool *s);
+uint64_t nsc_spool_next_seq(const nsc_spool *s);
+/* Store msg under nsc_spool_next_seq(). Returns 0 (stored) or 1 (refused, counted). */
+int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tally *t);
+void nsc_spool_stats_get(const nsc_spool *s, nsc_spool_stats *st);
+/* Call fn for every stored entry from seq `from`, in order; stops early when fn
+ * returns non-zero and returns that value. */
+int nsc_spool_foreach(nsc_spool *s, uint64_t from,
+                      int (*fn)(void *arg, uint64_t seq, const void *msg, size_t len), void *arg);
+
+#endif

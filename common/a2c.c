@@ -1,0 +1,338 @@
+/* a2c.c: the agent-to-collector message codec (see a2c.h and docs/protocol.md).
+ *
+ * Every message is a msgpack array [kind, version, agent, ...]. The batch
+ * decoder walks the message twice with the same function: once to validate
+ * and count, once (after its single allocation) to fill.
+ */
+#include "a2c.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH_FIELDS 9
+#define LIFE_FIELDS 7
+#define PROGRESS_FIELDS 4
+#define ALIAS_FIELDS 4
+#define ACK_FIELDS 5
+#define PROBE_FIELDS 7
+#define UINT_MAX_BYTES 9
+#define TEXT_MAX_BYTES 65
+
+/* ---- encoder ------------------------------------------------------------- */
+
+static uint8_t *put_head(uint8_t *p, uint32_t nfields, unsigned kind, const char *agent)
+{
+    p = nsc_mp_put_array(p, nfields);
+    p = nsc_mp_put_uint(p, kind);
+    p = nsc_mp_put_uint(p, NSC_A2C_VERSION);
+    return nsc_mp_put_text(p, agent);
+}
+
+size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b)
+{
+    size_t n = 5 * 5 + 2 * TEXT_MAX_BYTES + 4 * UINT_MAX_BYTES;
+    for (uint32_t i = 0; i < b->nsections; i++)
+        n += 5 + (size_t)b->sections[i].len;
+    for (uint32_t i = 0; i < b->nlife; i++)
+        n += 10 + 4 * UINT_MAX_BYTES + TEXT_MAX_BYTES +
+             (size_t)b->life[i].nprogress * (1 + 3 * UINT_MAX_BYTES + TEXT_MAX_BYTES);
+    return n + (size_t)b->naliases * (1 + 4 * UINT_MAX_BYTES);
+}
+
+static uint8_t *put_life(uint8_t *p, const nsc_a2c_life *l)
+{
+    p = nsc_mp_put_array(p, LIFE_FIELDS);
+    p = nsc_mp_put_uint(p, l->event);
+    p = nsc_mp_put_uint(p, l->reason);
+    p = nsc_mp_put_uint(p, l->pid);
+    p = nsc_mp_put_uint(p, l->ts_ns);
+    p = nsc_mp_put_uint(p, l->last_batch_seq);
+    p = nsc_mp_put_text(p, l->job);
+    p = nsc_mp_put_array(p, l->nprogress);
+    for (uint32_t i = 0; i < l->nprogress; i++) {
+        const nsc_a2c_progress *g = &l->progress[i];
+        p = nsc_mp_put_array(p, PROGRESS_FIELDS);
+        p = nsc_mp_put_uint(p, g->comm_id);
+        p = nsc_mp_put_int(p, g->rank);
+        p = nsc_mp_put_text(p, g->func);
+        p = nsc_mp_put_uint(p, g->seq);
+    }
+    return p;
+}
+
+size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out)
+{
+    uint8_t *p = put_head(out, BATCH_FIELDS, NSC_A2C_BATCH, b->agent);
+    p = nsc_mp_put_uint(p, b->seq);
+    p = nsc_mp_put_text(p, b->host);
+    p = nsc_mp_put_uint(p, b->sent_ns);
+    p = nsc_mp_put_array(p, b->nsections);
+    for (uint32_t i = 0; i < b->nsections; i++)
+        p = nsc_mp_put_bin(p, b->sections[i].data, b->sections[i].len);
+    p = nsc_mp_put_array(p, b->nlife);
+    for (uint32_t i = 0; i < b->nlife; i++)
+        p = put_life(p, &b->life[i]);
+    p = nsc_mp_put_array(p, b->naliases);
+    for (uint32_t i = 0; i < b->naliases; i++) {
+        const nsc_a2c_alias *a = &b->aliases[i];
+        p = nsc_mp_put_array(p, ALIAS_FIELDS);
+        p = nsc_mp_put_uint(p, a->proxy_pid);
+        p = nsc_mp_put_uint(p, a->proxy_id);
+        p = nsc_mp_put_uint(p, a->origin_pid);
+        p = nsc_mp_put_uint(p, a->new_id);
+    }
+    return (size_t)(p - out);
+}
+
+size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX])
+{
+    uint8_t *p = put_head(out, ACK_FIELDS, NSC_A2C_ACK, a->agent);
+    p = nsc_mp_put_uint(p, a->seq);
+    p = nsc_mp_put_uint(p, a->credit);
+    return (size_t)(p - out);
+}
+
+size_t nsc_a2c_encode_probe(const nsc_a2c_probe *pr, uint8_t out[NSC_A2C_SMALL_MAX])
+{
+    uint8_t *p = put_head(out, PROBE_FIELDS, NSC_A2C_PROBE, pr->agent);
+    p = nsc_mp_put_uint(p, pr->id);
+    p = nsc_mp_put_uint(p, pr->t1);
+    p = nsc_mp_put_uint(p, pr->t2);
+    p = nsc_mp_put_uint(p, pr->t3);
+    return (size_t)(p - out);
+}
+
+/* ---- decoder ------------------------------------------------------------- */
+
+static void cursor_init(nsc_mp_cursor *c, const void *buf, size_t len, const nsc_dec_limits *lim)
+{
+    c->p = buf;
+    c->end = c->p + len;
+    c->max_len = lim && lim->max_msg ? lim->max_msg : NSC_WIRE_MAX_MSG;
+    c->max_elems = lim && lim->max_records ? lim->max_records : 1u << 20;
+}
+
+static int check_len(size_t len, const nsc_dec_limits *lim)
+{
+    if (len == 0)
+        return NSC_WIRE_EMPTY;
+    size_t max = lim && lim->max_msg ? lim->max_msg : NSC_WIRE_MAX_MSG;
+    return len > max ? NSC_WIRE_TOO_LARGE : NSC_WIRE_OK;
+}
+
+/* An array of exactly n elements. */
+static int rd_fixed(nsc_mp_cursor *c, uint32_t n)
+{
+    uint32_t got;
+    int rc = nsc_mp_rd_array(c, &got);
+    if (rc == NSC_WIRE_OK && got != n)
+        rc = NSC_WIRE_BAD_RECORD;
+    return rc;
+}
+
+#define TRY(x) do { int rc_ = (x); if (rc_ != NSC_WIRE_OK) return rc_; } while (0)
+
+/* [kind, version, agent]: checks the kind and version, reads the agent. */
+static int rd_head(nsc_mp_cursor *c, uint32_t nfields, unsigned kind, char agent[64])
+{
+    uint64_t k, v;
+    TRY(rd_fixed(c, nfields));
+    TRY(nsc_mp_rd_uint(c, UINT32_MAX, &k));
+    if (k != kind)
+        return NSC_WIRE_BAD_RECORD;
+    TRY(nsc_mp_rd_uint(c, UINT32_MAX, &v));
+    if (v != NSC_A2C_VERSION)
+        return NSC_WIRE_BAD_VERSION;
+    return nsc_mp_rd_text(c, agent);
+}
+
+static int rd_u32(nsc_mp_cursor *c, uint32_t *v)
+{
+    uint64_t x;
+    TRY(nsc_mp_rd_uint(c, UINT32_MAX, &x));
+    *v = (uint32_t)x;
+    return NSC_WIRE_OK;
+}
+
+static int rd_u8(nsc_mp_cursor *c, uint8_t *v)
+{
+    uint64_t x;
+    TRY(nsc_mp_rd_uint(c, UINT8_MAX, &x));
+    *v = (uint8_t)x;
+    return NSC_WIRE_OK;
+}
+
+/* Sizes the fill pass needs; the count pass computes them. */
+typedef struct tally {
+    uint32_t nsections, nlife, nprogress, naliases;
+} tally;
+
+/* Arrays to fill, or all NULL for the counting pass. */
+typedef struct fill {
+    nsc_a2c_section *sections;
+    nsc_a2c_life *life;
+    nsc_a2c_progress *progress;
+    nsc_a2c_alias *aliases;
+} fill;
+
+static int rd_progress(nsc_mp_cursor *c, nsc_a2c_progress *g)
+{
+    int64_t rank;
+    TRY(rd_fixed(c, PROGRESS_FIELDS));
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &g->comm_id));
+    TRY(nsc_mp_rd_sint(c, INT32_MIN, INT32_MAX, &rank));
+    g->rank = (int32_t)rank;
+    TRY(nsc_mp_rd_text(c, g->func));
+    return nsc_mp_rd_uint(c, UINT64_MAX, &g->seq);
+}
+
+static int rd_life(nsc_mp_cursor *c, nsc_a2c_life *l, const fill *f, tally *t)
+{
+    uint32_t n;
+    TRY(rd_fixed(c, LIFE_FIELDS));
+    TRY(rd_u8(c, &l->event));
+    if (l->event != NSC_A2C_STARTED && l->event != NSC_A2C_DIED)
+        return NSC_WIRE_BAD_VALUE;
+    TRY(rd_u8(c, &l->reason));
+    if (l->reason > NSC_A2C_REASON_SILENT)
+        return NSC_WIRE_BAD_VALUE;
+    TRY(rd_u32(c, &l->pid));
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &l->ts_ns));
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &l->last_batch_seq));
+    TRY(nsc_mp_rd_text(c, l->job));
+    TRY(nsc_mp_rd_array(c, &n));
+    l->nprogress = n;
+    l->progress = f->progress ? f->progress + t->nprogress : NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        nsc_a2c_progress scratch, *g = f->progress ? f->progress + t->nprogress : &scratch;
+        TRY(rd_progress(c, g));
+        t->nprogress++;
+    }
+    return NSC_WIRE_OK;
+}
+
+static int rd_alias(nsc_mp_cursor *c, nsc_a2c_alias *a)
+{
+    TRY(rd_fixed(c, ALIAS_FIELDS));
+    TRY(rd_u32(c, &a->proxy_pid));
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &a->proxy_id));
+    TRY(rd_u32(c, &a->origin_pid));
+    return nsc_mp_rd_uint(c, UINT64_MAX, &a->new_id);
+}
+
+static int rd_batch(nsc_mp_cursor *c, nsc_a2c_batch *b, const fill *f, tally *t)
+{
+    uint32_t n;
+    TRY(rd_head(c, BATCH_FIELDS, NSC_A2C_BATCH, b->agent));
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->seq));
+    TRY(nsc_mp_rd_text(c, b->host));
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->sent_ns));
+    TRY(nsc_mp_rd_array(c, &n));
+    for (uint32_t i = 0; i < n; i++, t->nsections++) {
+        nsc_a2c_section scratch, *s = f->sections ? &f->sections[i] : &scratch;
+        TRY(nsc_mp_rd_bin(c, &s->data, &s->len));
+    }
+    TRY(nsc_mp_rd_array(c, &n));
+    for (uint32_t i = 0; i < n; i++, t->nlife++) {
+        nsc_a2c_life scratch, *l = f->life ? &f->life[i] : &scratch;
+        TRY(rd_life(c, l, f, t));
+    }
+    TRY(nsc_mp_rd_array(c, &n));
+    for (uint32_t i = 0; i < n; i++, t->naliases++) {
+        nsc_a2c_alias scratch, *a = f->aliases ? &f->aliases[i] : &scratch;
+        TRY(rd_alias(c, a));
+    }
+    return c->p == c->end ? NSC_WIRE_OK : NSC_WIRE_TRAILING;
+}
+
+int nsc_a2c_decode_batch(const void *buf, size_t len, const nsc_dec_limits *lim,
+                         nsc_a2c_batch *out)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_batch b;
+    tally t = {0};
+    fill f = {0};
+    memset(out, 0, sizeof *out);
+    memset(&b, 0, sizeof b);
+    TRY(check_len(len, lim));
+    cursor_init(&c, buf, len, lim);
+    TRY(rd_batch(&c, &b, &f, &t));
+    size_t sz = t.nsections * sizeof *f.sections + t.nlife * sizeof *f.life +
+                t.nprogress * sizeof *f.progress + t.naliases * sizeof *f.aliases;
+    uint8_t *mem = calloc(1, sz ? sz : 1);
+    if (!mem)
+        return NSC_WIRE_NOMEM;
+    f.life = (nsc_a2c_life *)mem;
+    f.progress = (nsc_a2c_progress *)(f.life + t.nlife);
+    f.aliases = (nsc_a2c_alias *)(f.progress + t.nprogress);
+    f.sections = (nsc_a2c_section *)(f.aliases + t.naliases);
+    cursor_init(&c, buf, len, lim);
+    memset(&t, 0, sizeof t);
+    if (rd_batch(&c, &b, &f, &t) != NSC_WIRE_OK) {
+        free(mem);  /* unreachable unless buf changed under us */
+        return NSC_WIRE_BAD_RECORD;
+    }
+    b.sections = f.sections;
+    b.life = f.life;
+    b.aliases = f.aliases;
+    b.nsections = t.nsections;
+    b.nlife = t.nlife;
+    b.naliases = t.naliases;
+    b.mem = mem;
+    *out = b;
+    return NSC_WIRE_OK;
+}
+
+void nsc_a2c_batch_release(nsc_a2c_batch *b)
+{
+    free(b->mem);
+    memset(b, 0, sizeof *b);
+}
+
+int nsc_a2c_kind(const void *buf, size_t len)
+{
+    nsc_mp_cursor c;
+    uint32_t n;
+    uint64_t kind;
+    TRY(check_len(len, NULL));
+    cursor_init(&c, buf, len, NULL);
+    TRY(nsc_mp_rd_array(&c, &n));
+    TRY(nsc_mp_rd_uint(&c, UINT32_MAX, &kind));
+    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_PROBE)
+        return NSC_WIRE_BAD_RECORD;
+    return (int)kind;
+}
+
+int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_ack a;
+    memset(out, 0, sizeof *out);
+    TRY(check_len(len, NULL));
+    cursor_init(&c, buf, len, NULL);
+    TRY(rd_head(&c, ACK_FIELDS, NSC_A2C_ACK, a.agent));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &a.seq));
+    TRY(rd_u32(&c, &a.credit));
+    if (c.p != c.end)
+        return NSC_WIRE_TRAILING;
+    *out = a;
+    return NSC_WIRE_OK;
+}
+
+int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_probe p;
+    memset(out, 0, sizeof *out);
+    TRY(check_len(len, NULL));
+    cursor_init(&c, buf, len, NULL);
+    TRY(rd_head(&c, PROBE_FIELDS, NSC_A2C_PROBE, p.agent));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.id));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t1));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t2));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t3));
+    if (c.p != c.end)
+        return NSC_WIRE_TRAILING;
+    *out = p;
+    return NSC_WIRE_OK;
+}

@@ -1,0 +1,107 @@
+/* a2c.h: the agent-to-collector message codec.
+ *
+ * Owns the byte format of the three messages between a node agent and the
+ * collector (docs/protocol.md, "Agent to collector"): a batch (agent id and
+ * sequence, host, one wire-format section per process, process lifecycle
+ * records, PXN aliases), an acknowledgement and a clock probe. Sections are
+ * complete plugin-format batches (wire.h) carried as msgpack bin, so events are
+ * encoded by one codec only; this file frames them.
+ *
+ * Encoding writes into a caller buffer sized with the *_bound functions.
+ * Decoding validates the whole message before its one allocation; sections
+ * point into the caller's message and are validated by nsc_batch_decode.
+ */
+#ifndef NCCLSCOPE_A2C_H
+#define NCCLSCOPE_A2C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+#define NSC_A2C_VERSION 1
+
+enum { NSC_A2C_BATCH = 1, NSC_A2C_ACK = 2, NSC_A2C_PROBE = 3 };
+
+/* Lifecycle events and reasons. */
+enum { NSC_A2C_STARTED = 1, NSC_A2C_DIED = 2 };
+enum {
+    NSC_A2C_REASON_NONE = 0,
+    NSC_A2C_REASON_EXITED = 1,     /* the pid is gone (pidfd readable or kill() ESRCH) */
+    NSC_A2C_REASON_SILENT = 2      /* no batch for longer than the heartbeat timeout */
+};
+
+/* The last collective a process was seen to start, per (communicator, func). */
+typedef struct nsc_a2c_progress {
+    uint64_t comm_id;
+    uint64_t seq;    /* Coll seqNumber */
+    int32_t rank;
+    char func[64];
+} nsc_a2c_progress;
+
+typedef struct nsc_a2c_life {
+    uint8_t event;           /* NSC_A2C_STARTED / DIED */
+    uint8_t reason;          /* NSC_A2C_REASON_* (DIED only) */
+    uint32_t pid;
+    uint64_t ts_ns;          /* agent CLOCK_MONOTONIC: first batch, or death seen */
+    uint64_t last_batch_seq; /* the process's last batch sequence received */
+    char job[64];
+    uint32_t nprogress;
+    const nsc_a2c_progress *progress;
+} nsc_a2c_life;
+
+/* A re-attached PXN event: what process proxy_pid sent as proxy_id now lives
+ * in origin_pid's section as new_id (states keep the proxy's id). */
+typedef struct nsc_a2c_alias {
+    uint32_t proxy_pid, origin_pid;
+    uint64_t proxy_id, new_id;
+} nsc_a2c_alias;
+
+typedef struct nsc_a2c_section {
+    const uint8_t *data;  /* one wire-format batch */
+    uint32_t len;
+} nsc_a2c_section;
+
+typedef struct nsc_a2c_batch {
+    char agent[64];
+    char host[64];
+    uint64_t seq;      /* per-agent, from 0, dense */
+    uint64_t sent_ns;
+    uint32_t nsections, nlife, naliases;
+    const nsc_a2c_section *sections;
+    const nsc_a2c_life *life;
+    const nsc_a2c_alias *aliases;
+    void *mem;         /* decoder's allocation */
+} nsc_a2c_batch;
+
+typedef struct nsc_a2c_ack {
+    char agent[64];
+    uint64_t seq;      /* the batch that was committed */
+    uint32_t credit;   /* batches the agent may send beyond those acknowledged */
+} nsc_a2c_ack;
+
+typedef struct nsc_a2c_probe {
+    char agent[64];
+    uint64_t id;
+    uint64_t t1, t2, t3;  /* agent send, collector receive, collector send (ns) */
+} nsc_a2c_probe;
+
+#define NSC_A2C_SMALL_MAX 128  /* an encoded ack or probe never exceeds this */
+
+/* Upper bound of the encoded size of b; encode returns the exact length. */
+size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b);
+size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out);
+size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX]);
+size_t nsc_a2c_encode_probe(const nsc_a2c_probe *p, uint8_t out[NSC_A2C_SMALL_MAX]);
+
+/* Message kind (NSC_A2C_*) of buf, or a negative nsc_wire_err. */
+int nsc_a2c_kind(const void *buf, size_t len);
+/* Decoders return 0 or a negative nsc_wire_err; on error nothing is allocated.
+ * Release a decoded batch with nsc_a2c_batch_release. lim may be NULL. */
+int nsc_a2c_decode_batch(const void *buf, size_t len, const nsc_dec_limits *lim,
+                         nsc_a2c_batch *out);
+void nsc_a2c_batch_release(nsc_a2c_batch *b);
+int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out);
+int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out);
+
+#endif

@@ -1,0 +1,289 @@
+/* check.c: nsc-agent-check, reads agent spools back and checks them.
+ *
+ *   nsc-agent-check pxn EMU.json SPOOL...   every PXN call the emulator made is
+ *       in the spool, resolved, in its originator's section, under the right
+ *       parent, communicator and rank, counted per proxy process
+ *   nsc-agent-check kill EMU.json SPOOL...  every process started and died; the
+ *       killed one died of exit with last progress = its last Coll received
+ *   nsc-agent-check count PID EVENTS SPOOL... process PID has exactly EVENTS events
+ *
+ * Exit 0 when every check holds, 1 with a message for the first that fails.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2c.h"
+#include "json.h"
+#include "spool.h"
+
+typedef struct rec {
+    uint32_t pid;
+    nsc_event ev;
+    uint64_t comm;  /* from the section's context table; 0 if none */
+    int32_t ctx_rank;
+} rec;
+
+typedef struct ctxent {
+    uint32_t pid;
+    uint16_t index;
+    uint64_t comm;
+    int32_t rank;
+} ctxent;
+
+typedef struct life {
+    nsc_a2c_life l;
+    nsc_a2c_progress prog[64];
+} life;
+
+static rec *recs;
+static size_t nrecs, caprecs;
+static ctxent ctxs[4096];
+static size_t nctxs;
+static life lifes[1024];
+static size_t nlifes;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("nsc-agent-check: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static const ctxent *find_ctx(uint32_t pid, uint16_t index)
+{
+    for (size_t i = nctxs; i-- > 0;)  /* the latest definition */
+        if (ctxs[i].pid == pid && ctxs[i].index == index)
+            return &ctxs[i];
+    return NULL;
+}
+
+static void take_section(const nsc_a2c_section *s)
+{
+    nsc_batch b;
+    int rc = nsc_batch_decode(s->data, s->len, NULL, &b);
+    if (rc)
+        fail("a section does not decode: %s", nsc_wire_strerror(rc));
+    uint32_t pid = b.hdr.proc.pid;
+    for (size_t i = 0; i < b.nctxs; i++) {
+        if (nctxs == sizeof ctxs / sizeof ctxs[0])
+            fail("too many contexts");
+        ctxs[nctxs++] = (ctxent){pid, b.ctxs[i].index, b.ctxs[i].comm_id, b.ctxs[i].rank};
+    }
+    for (size_t i = 0; i < b.nevents; i++) {
+        if (nrecs == caprecs) {
+            caprecs = caprecs ? 2 * caprecs : 1024;
+            if (!(recs = realloc(recs, caprecs * sizeof *recs)))
+                fail("out of memory");
+        }
+        const ctxent *c = find_ctx(pid, b.events[i].ctx);
+        recs[nrecs++] = (rec){pid, b.events[i], c ? c->comm : 0, c ? c->rank : -1};
+    }
+    nsc_batch_release(&b);
+}
+
+static int take_entry(void *arg, uint64_t seq, const void *msg, size_t len)
+{
+    uint64_t *expect = arg;
+    nsc_a2c_batch b;
+    int rc = nsc_a2c_decode_batch(msg, len, NULL, &b);
+    if (rc)
+        fail("spool entry %" PRIu64 " does not decode: %s", seq, nsc_wire_strerror(rc));
+    if (b.seq != seq || seq != *expect)
+        fail("spool entry %" PRIu64 " carries sequence %" PRIu64 ", expected %" PRIu64, seq, b.seq, *expect);
+    (*expect)++;
+    for (uint32_t i = 0; i < b.nsections; i++)
+        take_section(&b.sections[i]);
+    for (uint32_t i = 0; i < b.nlife; i++) {
+        if (nlifes == sizeof lifes / sizeof lifes[0] || b.life[i].nprogress > 64)
+            fail("too many lifecycle records");
+        life *l = &lifes[nlifes++];
+        l->l = b.life[i];
+        memcpy(l->prog, b.life[i].progress, b.life[i].nprogress * sizeof *l->prog);
+        l->l.progress = l->prog;
+    }
+    nsc_a2c_batch_release(&b);
+    return 0;
+}
+
+static void load_spools(int n, char **dirs)
+{
+    for (int i = 0; i < n; i++) {
+        nsc_spool *s;
+        char err[128];
+        uint64_t expect = 0;
+        if (nsc_spool_open(&s, dirs[i], 1ull << 30, err))
+            fail("%s", err);
+        nsc_spool_foreach(s, 0, take_entry, &expect);
+        if (expect == 0)
+            fail("spool %s is empty", dirs[i]);
+        nsc_spool_close(s);
+    }
+}
+
+static void load_json(const char *path, nsc_json_doc *doc)
+{
+    FILE *f = fopen(path, "rb");
+    static char buf[64 << 20];
+    if (!f)
+        fail("cannot open %s", path);
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    nsc_json_error err;
+    if (nsc_json_parse(buf, n, NULL, doc, &err))
+        fail("%s: %s at %zu", path, err.msg, err.offset);
+}
+
+static uint64_t sum_counts(const nsc_json *obj)
+{
+    uint64_t total = 0, v;
+    for (const nsc_json *c = obj ? nsc_json_first(obj) : NULL; c; c = nsc_json_next(obj, c))
+        if (nsc_json_u64(c, &v) == 0)
+            total += v;
+    return total;
+}
+
+static const rec *find_event(uint32_t pid, uint64_t id, int foreign)
+{
+    for (size_t i = 0; i < nrecs; i++)
+        if (recs[i].pid == pid && recs[i].ev.id == id && !!(recs[i].ev.flags & NSC_EVF_FOREIGN) == foreign)
+            return &recs[i];
+    return NULL;
+}
+
+static void check_foreign(const rec *r)
+{
+    const nsc_event *e = &r->ev;
+    if (e->flags & NSC_EVF_UNRESOLVED)
+        fail("pid %u: foreign event %" PRIx64 " left unresolved", r->pid, e->id);
+    if (!(e->id >> 63) || e->origin_pid == r->pid)
+        fail("pid %u: foreign event %" PRIx64 " was not moved from its proxy", r->pid, e->id);
+    const rec *p = e->type == NSC_T_PROXY_OP ? find_event(r->pid, e->parent, 0) : find_event(r->pid, e->parent, 1);
+    if (!p)
+        fail("pid %u: foreign %s %" PRIx64 ": parent %" PRIx64 " is not in the originator's section", r->pid,
+             nsc_type_name(e->type), e->id, e->parent);
+    if (e->type == NSC_T_PROXY_OP && p->ev.type != NSC_T_COLL && p->ev.type != NSC_T_P2P)
+        fail("pid %u: foreign ProxyOp's parent is a %s", r->pid, nsc_type_name(p->ev.type));
+    if (!r->comm || r->comm != p->comm || r->ctx_rank != p->ctx_rank || e->rank != p->ev.rank)
+        fail("pid %u: foreign event %" PRIx64 " on comm %" PRIx64 " rank %d (ctx rank %d), parent on %" PRIx64
+             " rank %d", r->pid, e->id, r->comm, e->rank, r->ctx_rank, p->comm, p->ev.rank);
+}
+
+static int check_pxn(const char *emu)
+{
+    nsc_json_doc doc;
+    load_json(emu, &doc);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&doc), "ranks");
+    uint64_t expected_total = 0, found_total = 0;
+    for (size_t i = 0; i < nrecs; i++)
+        if (recs[i].ev.flags & NSC_EVF_FOREIGN) {
+            check_foreign(&recs[i]);
+            found_total++;
+        }
+    for (const nsc_json *r = ranks ? nsc_json_first(ranks) : NULL; r; r = nsc_json_next(ranks, r)) {
+        uint64_t pid, want = sum_counts(nsc_json_get(nsc_json_get(r, "foreign"), "start")), got = 0;
+        if (nsc_json_u64(nsc_json_get(r, "pid"), &pid))
+            fail("summary rank without pid");
+        for (size_t i = 0; i < nrecs; i++)
+            got += (recs[i].ev.flags & NSC_EVF_FOREIGN) && recs[i].ev.origin_pid == pid;
+        if (got != want)
+            fail("proxy pid %" PRIu64 ": emulator made %" PRIu64 " foreign starts, spool has %" PRIu64, pid, want, got);
+        expected_total += want;
+    }
+    if (expected_total == 0 || found_total != expected_total)
+        fail("foreign events: emulator %" PRIu64 ", spool %" PRIu64, expected_total, found_total);
+    printf("pxn: %" PRIu64 " foreign events, all re-attached to the right rank and parent\n", found_total);
+    nsc_json_free(&doc);
+    return 0;
+}
+
+static const life *find_life(uint32_t pid, uint8_t event)
+{
+    for (size_t i = 0; i < nlifes; i++)
+        if (lifes[i].l.pid == pid && lifes[i].l.event == event)
+            return &lifes[i];
+    return NULL;
+}
+
+static void check_progress(uint64_t pid, const life *d)
+{
+    if (d->l.nprogress == 0)
+        fail("killed pid %" PRIu64 ": no last progress", pid);
+    for (uint32_t i = 0; i < d->l.nprogress; i++) {
+        const nsc_a2c_progress *g = &d->l.progress[i];
+        uint64_t last = 0;
+        int any = 0;
+        for (size_t k = 0; k < nrecs; k++)
+            if (recs[k].pid == pid && recs[k].ev.type == NSC_T_COLL && recs[k].comm == g->comm_id) {
+                any = 1;
+                last = recs[k].ev.d.coll.seq > last ? recs[k].ev.d.coll.seq : last;
+            }
+        if (!any || last != g->seq || !g->func[0])
+            fail("killed pid %" PRIu64 ": progress %s seq %" PRIu64 " on %" PRIx64 ", last Coll in spool %" PRIu64,
+                 pid, g->func, g->seq, g->comm_id, last);
+    }
+}
+
+static int check_kill(const char *emu)
+{
+    nsc_json_doc doc;
+    load_json(emu, &doc);
+    const nsc_json *procs = nsc_json_get(nsc_json_root(&doc), "processes");
+    unsigned killed = 0;
+    for (const nsc_json *p = procs ? nsc_json_first(procs) : NULL; p; p = nsc_json_next(procs, p)) {
+        uint64_t pid, sig = 0;
+        if (nsc_json_u64(nsc_json_get(p, "pid"), &pid))
+            fail("summary process without pid");
+        nsc_json_u64(nsc_json_get(p, "signal"), &sig);
+        const life *s = find_life((uint32_t)pid, NSC_A2C_STARTED), *d = find_life((uint32_t)pid, NSC_A2C_DIED);
+        if (!s || !d || d->l.reason != NSC_A2C_REASON_EXITED || d->l.ts_ns < s->l.ts_ns)
+            fail("pid %" PRIu64 ": started %d, died %d (reason %d)", pid, !!s, !!d, d ? d->l.reason : -1);
+        if (sig == 9) {
+            killed++;
+            check_progress(pid, d);
+            printf("kill: pid %" PRIu64 " reported dead with %u progress entries (%s seq %" PRIu64 ")\n", pid,
+                   d->l.nprogress, d->l.progress[0].func, d->l.progress[0].seq);
+        }
+    }
+    if (killed != 1)
+        fail("expected one killed process in the summary, found %u", killed);
+    nsc_json_free(&doc);
+    return 0;
+}
+
+static int check_count(const char *pid_s, const char *events_s)
+{
+    uint32_t pid = (uint32_t)strtoul(pid_s, NULL, 10);
+    uint64_t want = strtoull(events_s, NULL, 10), got = 0;
+    for (size_t i = 0; i < nrecs; i++)
+        got += recs[i].pid == pid;
+    if (got != want)
+        fail("pid %u: %" PRIu64 " events in the spool, expected %" PRIu64, pid, got, want);
+    printf("count: pid %u has all %" PRIu64 " events\n", pid, got);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 4 && strcmp(argv[1], "pxn") == 0) {
+        load_spools(argc - 3, argv + 3);
+        return check_pxn(argv[2]);
+    }
+    if (argc >= 4 && strcmp(argv[1], "kill") == 0) {
+        load_spools(argc - 3, argv + 3);
+        return check_kill(argv[2]);
+    }
+    if (argc >= 5 && strcmp(argv[1], "count") == 0) {
+        load_spools(argc - 4, argv + 4);
+        return check_count(argv[2], argv[3]);
+    }
+    fprintf(stderr, "usage: nsc-agent-check pxn|kill EMU.json SPOOL... | count PID EVENTS SPOOL...\n");
+    return 2;
+}

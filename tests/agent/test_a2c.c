@@ -1,0 +1,172 @@
+/* Unit tests for the agent-to-collector codec: round trips of a batch (with
+ * wire sections that decode again), an ack and a probe, and the malformed
+ * corpus, each case asserting its exact error. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "a2c.h"
+
+static uint8_t sect_buf[2][1024], msg[1 << 16];
+
+/* A small valid wire batch for process pid with one Coll event. */
+static uint32_t make_section(uint8_t *buf, uint32_t pid, uint64_t id)
+{
+    nsc_enc e;
+    nsc_batch_hdr h = {.version = NSC_WIRE_VERSION, .seq = 7, .base_ns = 1000, .proc = {.pid = pid}};
+    strcpy(h.proc.host, "node0");
+    cr_assert_eq(nsc_enc_begin(&e, buf, 1024, &h), 0);
+    nsc_event ev = {.id = id, .start_ns = 1500, .stop_ns = 1700, .tid = pid, .type = NSC_T_COLL, .rank = 3};
+    cr_assert_eq(nsc_enc_event(&e, &ev), 0);
+    return (uint32_t)nsc_enc_finish(&e);
+}
+
+static const nsc_a2c_progress progress[2] = {
+    {.comm_id = 0xabcdef0123456789ull, .seq = 41, .rank = 3, .func = "AllReduce"},
+    {.comm_id = 17, .seq = 0, .rank = -1, .func = "Send"},
+};
+
+/* A batch with two sections, two life records and one alias. */
+static size_t make_batch(void)
+{
+    static nsc_a2c_section secs[2];
+    static nsc_a2c_life life[2];
+    static nsc_a2c_alias alias = {.proxy_pid = 11, .origin_pid = 10, .proxy_id = 5, .new_id = (1ull << 63) | 9};
+    secs[0] = (nsc_a2c_section){sect_buf[0], make_section(sect_buf[0], 10, 100)};
+    secs[1] = (nsc_a2c_section){sect_buf[1], make_section(sect_buf[1], 11, 200)};
+    life[0] = (nsc_a2c_life){.event = NSC_A2C_STARTED, .pid = 10, .ts_ns = 123, .job = "job1"};
+    life[1] = (nsc_a2c_life){.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 11,
+                             .ts_ns = UINT64_MAX, .last_batch_seq = 99, .job = "job1",
+                             .nprogress = 2, .progress = progress};
+    nsc_a2c_batch b = {.agent = "agent-a", .host = "node0", .seq = 1ull << 40, .sent_ns = 5,
+                       .nsections = 2, .nlife = 2, .naliases = 1, .sections = secs, .life = life,
+                       .aliases = &alias};
+    size_t bound = nsc_a2c_batch_bound(&b);
+    cr_assert_leq(bound, sizeof msg);
+    size_t n = nsc_a2c_encode_batch(&b, msg);
+    cr_assert_leq(n, bound);
+    return n;
+}
+
+Test(a2c, batch_round_trip)
+{
+    size_t n = make_batch();
+    nsc_a2c_batch d;
+    cr_assert_eq(nsc_a2c_kind(msg, n), NSC_A2C_BATCH);
+    cr_assert_eq(nsc_a2c_decode_batch(msg, n, NULL, &d), 0);
+    cr_assert_str_eq(d.agent, "agent-a");
+    cr_assert_str_eq(d.host, "node0");
+    cr_assert_eq(d.seq, 1ull << 40);
+    cr_assert_eq(d.sent_ns, 5);
+    cr_assert_eq(d.nsections, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        nsc_batch wb;
+        cr_assert_eq(nsc_batch_decode(d.sections[i].data, d.sections[i].len, NULL, &wb), 0);
+        cr_assert_eq(wb.hdr.proc.pid, 10 + i);
+        cr_assert_eq(wb.nevents, 1);
+        cr_assert_eq(wb.events[0].id, 100 + 100 * i);
+        nsc_batch_release(&wb);
+    }
+    cr_assert_eq(d.nlife, 2);
+    cr_assert_eq(d.life[0].event, NSC_A2C_STARTED);
+    cr_assert_eq(d.life[0].nprogress, 0);
+    cr_assert_str_eq(d.life[0].job, "job1");
+    cr_assert_eq(d.life[1].reason, NSC_A2C_REASON_EXITED);
+    cr_assert_eq(d.life[1].ts_ns, UINT64_MAX);
+    cr_assert_eq(d.life[1].last_batch_seq, 99);
+    cr_assert_eq(d.life[1].nprogress, 2);
+    cr_assert(memcmp(d.life[1].progress, progress, sizeof progress) == 0);
+    cr_assert_eq(d.naliases, 1);
+    cr_assert_eq(d.aliases[0].new_id, (1ull << 63) | 9);
+    cr_assert_eq(d.aliases[0].proxy_pid, 11);
+    nsc_a2c_batch_release(&d);
+}
+
+Test(a2c, empty_batch_round_trip)
+{
+    nsc_a2c_batch b = {.agent = "a", .seq = 0}, d;
+    size_t n = nsc_a2c_encode_batch(&b, msg);
+    cr_assert_eq(nsc_a2c_decode_batch(msg, n, NULL, &d), 0);
+    cr_assert_eq(d.nsections + d.nlife + d.naliases, 0);
+    nsc_a2c_batch_release(&d);
+}
+
+Test(a2c, ack_and_probe_round_trip)
+{
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    nsc_a2c_ack a = {.agent = "a23456789012345678901234567890123456789012345678901234567890123",
+                     .seq = UINT64_MAX, .credit = UINT32_MAX}, ad;
+    size_t n = nsc_a2c_encode_ack(&a, buf);
+    cr_assert_eq(nsc_a2c_kind(buf, n), NSC_A2C_ACK);
+    cr_assert_eq(nsc_a2c_decode_ack(buf, n, &ad), 0);
+    cr_assert_str_eq(ad.agent, a.agent);
+    cr_assert_eq(ad.seq, a.seq);
+    cr_assert_eq(ad.credit, a.credit);
+    nsc_a2c_probe p = {.agent = "x", .id = 3, .t1 = 1, .t2 = UINT64_MAX, .t3 = 1ull << 33}, pd;
+    n = nsc_a2c_encode_probe(&p, buf);
+    cr_assert_eq(nsc_a2c_kind(buf, n), NSC_A2C_PROBE);
+    cr_assert_eq(nsc_a2c_decode_probe(buf, n, &pd), 0);
+    cr_assert(memcmp(&p, &pd, sizeof p) == 0);
+    /* a probe is not an ack */
+    cr_assert_eq(nsc_a2c_decode_ack(buf, n, &ad), NSC_WIRE_BAD_RECORD);
+}
+
+static int decode_rc(const uint8_t *m, size_t n, const nsc_dec_limits *lim)
+{
+    nsc_a2c_batch d, zero;
+    memset(&zero, 0, sizeof zero);
+    int rc = nsc_a2c_decode_batch(m, n, lim, &d);
+    if (rc != 0)
+        cr_assert(memcmp(&d, &zero, sizeof d) == 0, "output not empty after error %d", rc);
+    nsc_a2c_batch_release(&d);
+    return rc;
+}
+
+Test(a2c, every_prefix_is_truncated)
+{
+    size_t n = make_batch();
+    cr_assert_eq(decode_rc(msg, 0, NULL), NSC_WIRE_EMPTY);
+    for (size_t i = 1; i < n; i++)
+        cr_assert_eq(decode_rc(msg, i, NULL), NSC_WIRE_TRUNCATED, "prefix %zu", i);
+}
+
+Test(a2c, malformed_corpus)
+{
+    static const struct { const char *name; const char *bytes; size_t len; int want; } cases[] = {
+        {"not an array", "\x01", 1, NSC_WIRE_BAD_TYPE},
+        {"wrong arity", "\x93\x01\x01\xa1" "a", 4, NSC_WIRE_BAD_RECORD},
+        {"ack as batch", "\x95\x02\x01\xa1" "a\x00\x00", 7, NSC_WIRE_BAD_RECORD},
+        {"bad version", "\x99\x01\x02\xa1" "a\x00\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_VERSION},
+        {"str for seq", "\x99\x01\x01\xa1" "a\xa0\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_TYPE},
+        {"reserved byte", "\x99\x01\x01\xa1" "a\xc1\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_TYPE},
+        {"str section", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x91\xa1x\x90\x90", 13, NSC_WIRE_BAD_TYPE},
+        {"trailing", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x90\x90\x00", 12, NSC_WIRE_TRAILING},
+        {"bad life event", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x91\x97\x03\x00\x01\x00\x00\xa0\x90\x90", 19,
+         NSC_WIRE_BAD_VALUE},
+        {"bad reason", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x91\x97\x02\x07\x01\x00\x00\xa0\x90\x90", 19,
+         NSC_WIRE_BAD_VALUE},
+        {"pid over u32", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x90\x91\x94\xcf\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+         24, NSC_WIRE_BAD_VALUE},
+        {"alias arity", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x90\x91\x93\x00\x00\x00", 15, NSC_WIRE_BAD_RECORD},
+        {"huge section count", "\x99\x01\x01\xa1" "a\x00\xa0\x00\xdd\xff\xff\xff\xff", 13, NSC_WIRE_TOO_MANY},
+        {"bin longer than message", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x91\xc6\x00\x10\x00\x00", 14, NSC_WIRE_TRUNCATED},
+        {"negative seq", "\x99\x01\x01\xa1" "a\xff\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_VALUE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_assert_eq(decode_rc((const uint8_t *)cases[i].bytes, cases[i].len, NULL), cases[i].want,
+                     "%s: got %d", cases[i].name, decode_rc((const uint8_t *)cases[i].bytes, cases[i].len, NULL));
+    /* a text of 64 bytes does not fit char[64] */
+    uint8_t big[80] = {0x99, 0x01, 0x01, 0xd9, 64};
+    memset(big + 5, 'a', 64);
+    cr_assert_eq(decode_rc(big, 69, NULL), NSC_WIRE_BAD_VALUE);
+}
+
+Test(a2c, limits)
+{
+    size_t n = make_batch();
+    nsc_dec_limits small = {.max_msg = n - 1};
+    cr_assert_eq(decode_rc(msg, n, &small), NSC_WIRE_TOO_LARGE);
+    nsc_dec_limits few = {.max_records = 1};
+    cr_assert_eq(decode_rc(msg, n, &few), NSC_WIRE_TOO_MANY);  /* the top array has 9 */
+    cr_assert_eq(nsc_a2c_kind("\x91\x09", 2), NSC_WIRE_BAD_RECORD);
+    cr_assert_eq(nsc_a2c_kind("", 0), NSC_WIRE_EMPTY);
+}

@@ -1,0 +1,185 @@
+/* Unit tests for the PXN resolver: resolution by handle AND time (a reused
+ * handle value), an originator that arrives after its foreign events, children
+ * of a foreign ProxyOp, expiry as unresolved, a full queue, and shutdown. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "pxn.h"
+
+#define MS 1000000ull
+
+/* The test's "registry": process key = pid, known when listed. */
+static uint32_t known[8];
+static unsigned nknown;
+
+typedef struct emitted {
+    uint64_t section;
+    nsc_event ev;
+    int has_alias;
+    nsc_a2c_alias alias;
+} emitted;
+static emitted out[64];
+static unsigned nout;
+
+static uint64_t origin(void *arg, uint64_t proxy_key, uint32_t pid)
+{
+    (void)arg;
+    (void)proxy_key;
+    for (unsigned i = 0; i < nknown; i++)
+        if (known[i] == pid)
+            return pid;
+    return 0;
+}
+
+static void emit(void *arg, uint64_t section, const nsc_event *ev, const nsc_a2c_alias *alias)
+{
+    (void)arg;
+    cr_assert_lt(nout, 64);
+    out[nout] = (emitted){section, *ev, alias != NULL, alias ? *alias : (nsc_a2c_alias){0}};
+    nout++;
+}
+
+static nsc_pxn *make(uint32_t pending)
+{
+    nknown = nout = 0;
+    nsc_pxn_cfg cfg = {.window_ns = 100 * MS, .hold_ns = 50 * MS, .recent_cap = 16, .pending_cap = pending};
+    nsc_pxn_sink sink = {NULL, origin, emit};
+    nsc_pxn *x = nsc_pxn_new(&cfg, &sink);
+    cr_assert_not_null(x);
+    return x;
+}
+
+static nsc_event coll(uint64_t id, uint64_t start, uint16_t ctx, int32_t rank)
+{
+    return (nsc_event){.id = id, .start_ns = start, .stop_ns = start + 10, .ctx = ctx, .rank = rank,
+                       .type = NSC_T_COLL};
+}
+
+static nsc_event foreign_op(uint64_t id, uint64_t start, uint32_t origin_pid, uint64_t origin_parent)
+{
+    return (nsc_event){.id = id, .start_ns = start, .stop_ns = start + 5, .ctx = NSC_CTX_NONE, .rank = 7,
+                       .type = NSC_T_PROXY_OP, .flags = NSC_EVF_FOREIGN, .origin_pid = origin_pid,
+                       .origin_parent = origin_parent, .origin_ctx = 0xdead0000};
+}
+
+Test(pxn, reused_handle_resolves_by_time)
+{
+    nsc_pxn *x = make(8);
+    known[nknown++] = 100;
+    /* Process 100 used handle 0x42 twice: at 1 s (ctx 1, rank 0) and at 2 s (ctx 2, rank 4). */
+    nsc_event a = coll(0x42, 1000 * MS, 1, 0), b = coll(0x42, 2000 * MS, 2, 4);
+    nsc_pxn_note(x, 100, &a);
+    nsc_pxn_note(x, 100, &b);
+    nsc_event late = foreign_op(9, 2000 * MS + 5 * MS, 100, 0x42);   /* belongs to the second */
+    nsc_event early = foreign_op(10, 1000 * MS + 1 * MS, 100, 0x42); /* belongs to the first */
+    nsc_pxn_submit(x, 200, 200, &late, 0);
+    nsc_pxn_submit(x, 200, 200, &early, 0);
+    cr_assert_eq(nout, 2);
+    cr_assert_eq(out[0].section, 100);
+    cr_assert_eq(out[0].ev.ctx, 2);
+    cr_assert_eq(out[0].ev.rank, 4);
+    cr_assert_eq(out[0].ev.parent, 0x42);
+    cr_assert_eq(out[1].ev.ctx, 1);
+    cr_assert_eq(out[1].ev.rank, 0);
+    for (unsigned i = 0; i < 2; i++) {
+        cr_assert(out[i].ev.id & NSC_PXN_NEW_ID_BIT);
+        cr_assert_eq(out[i].ev.flags & (NSC_EVF_FOREIGN | NSC_EVF_UNRESOLVED), NSC_EVF_FOREIGN);
+        cr_assert_eq(out[i].ev.origin_pid, 200);  /* now names the proxy */
+        cr_assert(out[i].has_alias);
+        cr_assert_eq(out[i].alias.proxy_pid, 200);
+        cr_assert_eq(out[i].alias.origin_pid, 100);
+        cr_assert_eq(out[i].alias.new_id, out[i].ev.id);
+    }
+    cr_assert_eq(out[0].alias.proxy_id, 9);
+    cr_assert_neq(out[0].ev.id, out[1].ev.id);
+    /* Outside the window of either use: not resolved (held). */
+    nsc_event stale = foreign_op(11, 2000 * MS + 500 * MS, 100, 0x42);
+    nsc_pxn_submit(x, 200, 200, &stale, 0);
+    nsc_event before = foreign_op(12, 999 * MS, 100, 0x42);  /* before any use */
+    nsc_pxn_submit(x, 200, 200, &before, 0);
+    cr_assert_eq(nout, 2);
+    nsc_pxn_stats st;
+    nsc_pxn_stats_get(x, &st);
+    cr_assert_eq(st.resolved, 2);
+    cr_assert_eq(st.pending, 2);
+    nsc_pxn_free(x);
+}
+
+Test(pxn, late_origin_and_children)
+{
+    nsc_pxn *x = make(8);
+    /* The proxy's child ProxyStep stops (and arrives) first, then the ProxyOp;
+     * the originator is not even known yet. */
+    nsc_event step = {.id = 21, .parent = 20, .start_ns = 1002 * MS, .type = NSC_T_PROXY_STEP,
+                      .flags = NSC_EVF_FOREIGN, .origin_pid = 100, .ctx = NSC_CTX_NONE};
+    nsc_event op = foreign_op(20, 1001 * MS, 100, 0x7);
+    nsc_pxn_submit(x, 200, 200, &step, 10 * MS);
+    nsc_pxn_submit(x, 200, 200, &op, 10 * MS);
+    nsc_pxn_tick(x, 20 * MS);
+    cr_assert_eq(nout, 0);
+    known[nknown++] = 100;
+    nsc_event c = coll(0x7, 1000 * MS, 3, 5);
+    nsc_pxn_note(x, 100, &c);
+    nsc_pxn_tick(x, 30 * MS);  /* within hold: both resolve, the child after its parent */
+    cr_assert_eq(nout, 2);
+    cr_assert_eq(out[0].ev.type, NSC_T_PROXY_OP);
+    cr_assert_eq(out[0].ev.parent, 0x7);
+    cr_assert_eq(out[1].ev.type, NSC_T_PROXY_STEP);
+    cr_assert_eq(out[1].ev.parent, out[0].ev.id);
+    cr_assert_eq(out[1].section, 100);
+    cr_assert_eq(out[1].ev.ctx, 3);
+    cr_assert_eq(out[1].ev.rank, 5);
+    cr_assert_eq(out[1].alias.origin_pid, 100);
+    nsc_pxn_stats st;
+    nsc_pxn_stats_get(x, &st);
+    cr_assert_eq(st.resolved, 2);
+    cr_assert_eq(st.pending, 0);
+    nsc_pxn_free(x);
+}
+
+Test(pxn, expiry_overflow_and_drain)
+{
+    nsc_pxn *x = make(2);
+    nsc_event a = foreign_op(1, 1000 * MS, 300, 0x1), b = foreign_op(2, 1000 * MS, 300, 0x2),
+              c = foreign_op(3, 1000 * MS, 300, 0x3);
+    nsc_pxn_submit(x, 200, 200, &a, 0);
+    nsc_pxn_submit(x, 200, 200, &b, 40 * MS);
+    nsc_pxn_submit(x, 200, 200, &c, 40 * MS);  /* queue full: out at once, flagged */
+    cr_assert_eq(nout, 1);
+    cr_assert_eq(out[0].ev.id, 3);
+    cr_assert_eq(out[0].section, 200);
+    cr_assert(out[0].ev.flags & NSC_EVF_UNRESOLVED);
+    cr_assert_not(out[0].has_alias);
+    nsc_pxn_tick(x, 60 * MS);  /* a held 60 ms > 50: given up; b only 20 ms */
+    cr_assert_eq(nout, 2);
+    cr_assert_eq(out[1].ev.id, 1);
+    cr_assert_eq(out[1].ev.origin_parent, 0x1);  /* unchanged apart from the flag */
+    cr_assert(out[1].ev.flags & NSC_EVF_UNRESOLVED);
+    nsc_pxn_drain(x);
+    cr_assert_eq(nout, 3);
+    cr_assert_eq(out[2].ev.id, 2);
+    nsc_pxn_stats st;
+    nsc_pxn_stats_get(x, &st);
+    cr_assert_eq(st.unresolved, 3);
+    cr_assert_eq(st.overflow, 1);
+    cr_assert_eq(st.expired, 1);
+    cr_assert_eq(st.resolved, 0);
+    cr_assert_eq(st.pending, 0);
+    nsc_pxn_free(x);
+}
+
+Test(pxn, forgets_oldest_candidates)
+{
+    nsc_pxn *x = make(4);
+    known[nknown++] = 100;
+    for (uint64_t i = 0; i < 17; i++) {  /* capacity 16: id 0x100 is overwritten */
+        nsc_event c = coll(0x100 + i, 1000 * MS, 1, 0);
+        nsc_pxn_note(x, 100, &c);
+    }
+    nsc_event gone = foreign_op(1, 1001 * MS, 100, 0x100), kept = foreign_op(2, 1001 * MS, 100, 0x110);
+    nsc_pxn_submit(x, 200, 200, &gone, 0);
+    nsc_pxn_submit(x, 200, 200, &kept, 0);
+    cr_assert_eq(nout, 1);
+    cr_assert_eq(out[0].ev.parent, 0x110);
+    nsc_pxn_free(x);
+}
