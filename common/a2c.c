@@ -14,7 +14,7 @@
 #define PROGRESS_FIELDS 4
 #define ALIAS_FIELDS 4
 #define ACK_FIELDS 5
-#define PROBE_FIELDS 7
+#define PROBE_FIELDS 9
 #define UINT_MAX_BYTES 9
 #define TEXT_MAX_BYTES 65
 
@@ -94,11 +94,13 @@ size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX])
 
 size_t nsc_a2c_encode_probe(const nsc_a2c_probe *pr, uint8_t out[NSC_A2C_SMALL_MAX])
 {
-    uint8_t *p = put_head(out, PROBE_FIELDS, NSC_A2C_PROBE, pr->agent);
+    uint8_t *p = put_head(out, PROBE_FIELDS, pr->kind, pr->agent);
+    p = nsc_mp_put_text(p, pr->host);
     p = nsc_mp_put_uint(p, pr->id);
     p = nsc_mp_put_uint(p, pr->t1);
     p = nsc_mp_put_uint(p, pr->t2);
     p = nsc_mp_put_uint(p, pr->t3);
+    p = nsc_mp_put_uint(p, pr->t4);
     return (size_t)(p - out);
 }
 
@@ -298,7 +300,7 @@ int nsc_a2c_kind(const void *buf, size_t len)
     cursor_init(&c, buf, len, NULL);
     TRY(nsc_mp_rd_array(&c, &n));
     TRY(nsc_mp_rd_uint(&c, UINT32_MAX, &kind));
-    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_PROBE)
+    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_SAMPLE)
         return NSC_WIRE_BAD_RECORD;
     return (int)kind;
 }
@@ -323,14 +325,21 @@ int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out)
 {
     nsc_mp_cursor c;
     nsc_a2c_probe p;
+    memset(&p, 0, sizeof p);
     memset(out, 0, sizeof *out);
     TRY(check_len(len, NULL));
     cursor_init(&c, buf, len, NULL);
-    TRY(rd_head(&c, PROBE_FIELDS, NSC_A2C_PROBE, p.agent));
+    int kind = nsc_a2c_kind(buf, len);
+    if (kind != NSC_A2C_PROBE && kind != NSC_A2C_SAMPLE)
+        return kind < 0 ? kind : NSC_WIRE_BAD_RECORD;
+    p.kind = (uint8_t)kind;
+    TRY(rd_head(&c, PROBE_FIELDS, p.kind, p.agent));
+    TRY(nsc_mp_rd_text(&c, p.host));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.id));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t1));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t2));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t3));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t4));
     if (c.p != c.end)
         return NSC_WIRE_TRAILING;
     *out = p;

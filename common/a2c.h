@@ -21,7 +21,10 @@
 
 #define NSC_A2C_VERSION 1
 
-enum { NSC_A2C_BATCH = 1, NSC_A2C_ACK = 2, NSC_A2C_PROBE = 3 };
+/* A probe goes agent -> collector -> agent; the agent then reports the
+ * completed sample (all four times) to the collector, whose clock model for
+ * the host needs t4, which only the agent knows. */
+enum { NSC_A2C_BATCH = 1, NSC_A2C_ACK = 2, NSC_A2C_PROBE = 3, NSC_A2C_SAMPLE = 4 };
 
 /* Lifecycle events and reasons. */
 enum { NSC_A2C_STARTED = 1, NSC_A2C_DIED = 2 };
@@ -81,17 +84,21 @@ typedef struct nsc_a2c_ack {
 } nsc_a2c_ack;
 
 typedef struct nsc_a2c_probe {
+    uint8_t kind;      /* NSC_A2C_PROBE or NSC_A2C_SAMPLE */
     char agent[64];
+    char host[64];     /* the host whose clock t1 and t4 read */
     uint64_t id;
     uint64_t t1, t2, t3;  /* agent send, collector receive, collector send (ns) */
+    uint64_t t4;          /* agent received the answer; 0 in a PROBE */
 } nsc_a2c_probe;
 
-#define NSC_A2C_SMALL_MAX 128  /* an encoded ack or probe never exceeds this */
+#define NSC_A2C_SMALL_MAX 256  /* an encoded ack, probe or sample never exceeds this */
 
 /* Upper bound of the encoded size of b; encode returns the exact length. */
 size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b);
 size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out);
 size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX]);
+/* Encodes a probe or a sample, by p->kind. */
 size_t nsc_a2c_encode_probe(const nsc_a2c_probe *p, uint8_t out[NSC_A2C_SMALL_MAX]);
 
 /* Message kind (NSC_A2C_*) of buf, or a negative nsc_wire_err. */
@@ -102,6 +109,7 @@ int nsc_a2c_decode_batch(const void *buf, size_t len, const nsc_dec_limits *lim,
                          nsc_a2c_batch *out);
 void nsc_a2c_batch_release(nsc_a2c_batch *b);
 int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out);
+/* Decodes either kind (out->kind says which). */
 int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out);
 
 #endif

@@ -101,13 +101,30 @@ Test(a2c, ack_and_probe_round_trip)
     cr_assert_str_eq(ad.agent, a.agent);
     cr_assert_eq(ad.seq, a.seq);
     cr_assert_eq(ad.credit, a.credit);
-    nsc_a2c_probe p = {.agent = "x", .id = 3, .t1 = 1, .t2 = UINT64_MAX, .t3 = 1ull << 33}, pd;
+    nsc_a2c_probe p, pd;
+    memset(&p, 0, sizeof p);
+    p.kind = NSC_A2C_PROBE;
+    strcpy(p.agent, a.agent);
+    memset(p.host, 'h', sizeof p.host - 1);
+    p.id = 3, p.t1 = 1, p.t2 = UINT64_MAX, p.t3 = 1ull << 33;
     n = nsc_a2c_encode_probe(&p, buf);
+    cr_assert_leq(n, NSC_A2C_SMALL_MAX);
     cr_assert_eq(nsc_a2c_kind(buf, n), NSC_A2C_PROBE);
     cr_assert_eq(nsc_a2c_decode_probe(buf, n, &pd), 0);
     cr_assert(memcmp(&p, &pd, sizeof p) == 0);
     /* a probe is not an ack */
     cr_assert_eq(nsc_a2c_decode_ack(buf, n, &ad), NSC_WIRE_BAD_RECORD);
+    /* the completed sample: same layout, its own kind, t4 filled */
+    p.kind = NSC_A2C_SAMPLE;
+    p.t4 = UINT64_MAX;
+    n = nsc_a2c_encode_probe(&p, buf);
+    cr_assert_leq(n, NSC_A2C_SMALL_MAX);
+    cr_assert_eq(nsc_a2c_kind(buf, n), NSC_A2C_SAMPLE);
+    cr_assert_eq(nsc_a2c_decode_probe(buf, n, &pd), 0);
+    cr_assert(memcmp(&p, &pd, sizeof p) == 0);
+    /* an ack is neither */
+    n = nsc_a2c_encode_ack(&a, buf);
+    cr_assert_eq(nsc_a2c_decode_probe(buf, n, &pd), NSC_WIRE_BAD_RECORD);
 }
 
 static int decode_rc(const uint8_t *m, size_t n, const nsc_dec_limits *lim)
