@@ -184,7 +184,9 @@ static void do_start(replay *rp, const nsc_json *rec)
     int type = tn && strncmp(tn, "ncclProfile", 11) == 0 ? nsc_type_from_name(tn + 11) : -1;
     if (!r || type < 0)
         return;
-    emu_ev ev = {.type = (unsigned)type, .parent = mapped(rp, hex_of(nsc_json_get(rec, "parentObj")))};
+    /* The log has no operation boundaries: each recorded start reads the mask. */
+    emu_ev ev = {.type = (unsigned)type, .mask = emu_mask_now(),
+                 .parent = mapped(rp, hex_of(nsc_json_get(rec, "parentObj")))};
     fill_event(rp, &ev, nsc_json_get(rec, "details"));
     void *h = emu_start(r, &ev);
     uint64_t addr = hex_of(nsc_json_get(rec, "eventAddr"));
