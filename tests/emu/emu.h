@@ -42,7 +42,7 @@ typedef struct emu_opts {
     int chunk_size;
     int pace_us;
     int hang_rank, hang_after, hang_ms;
-    int kill_rank, kill_after;
+    int kill_rank, kill_after, kill_delay_ms;
     bool pxn_probe;
     bool ce;              /* collectives on the copy engine (v6+ CeColl/CeSync/CeBatch) */
     bool kernel_phases;   /* v7 KernelPhase children of each KernelCh */
@@ -220,6 +220,7 @@ typedef struct emu_acct {
     uint64_t foreign[3][NSC_T_COUNT]; /* PXN calls made for another process */
     uint64_t states[NSC_S_COUNT];
     uint64_t null_handles;
+    uint64_t open_states; /* states given to events not (yet) stopped */
     uint64_t pxn_guarded, pxn_unguarded, pxn_probed, pxn_probe_segv;
     uint32_t ncoll, nsamples;
     /* followed by coll_cap emu_coll_rec, then sample_cap emu_sample */
@@ -264,6 +265,10 @@ typedef struct emu_rank {
     bool ce_complete;     /* which CE sync flag the next sync uses */
     emu_proxy *proxy;
     void *stream;
+    /* Events of this rank that were given states and are not stopped yet, with
+     * how many: so the summary can say which states belong to open events. */
+    pthread_mutex_t open_lock;
+    struct { void *h; uint32_t n; } open[32];
 } emu_rank;
 
 /* Everything a worker process shares. */

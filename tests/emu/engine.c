@@ -95,12 +95,50 @@ void *emu_start_foreign(emu_rank *r, void *foreign_ctx, emu_ev *ev)
     return start_in(r, foreign_ctx, ev, r->acct->foreign);
 }
 
+/* States of own events not yet stopped: +1 per state, and at the stop the
+ * event's states are taken back. acct->open_states is what a process that dies
+ * leaves: states the plugin saw for events it will never see stopped. */
+static void open_state_add(emu_rank *r, void *h)
+{
+    pthread_mutex_lock(&r->open_lock);
+    int free_at = -1;
+    for (int i = 0; i < 32; i++) {
+        if (r->open[i].h == h) {
+            r->open[i].n++;
+            free_at = -2;
+            break;
+        }
+        if (!r->open[i].h && free_at == -1)
+            free_at = i;
+    }
+    if (free_at == -1)
+        emu_die("more than 32 open events with states on one rank");
+    if (free_at >= 0)
+        r->open[free_at].h = h, r->open[free_at].n = 1;
+    __atomic_fetch_add(&r->acct->open_states, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&r->open_lock);
+}
+
+static void open_state_stop(emu_rank *r, void *h)
+{
+    pthread_mutex_lock(&r->open_lock);
+    for (int i = 0; i < 32; i++)
+        if (r->open[i].h == h) {
+            __atomic_fetch_sub(&r->acct->open_states, r->open[i].n, __ATOMIC_RELAXED);
+            r->open[i].h = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&r->open_lock);
+}
+
 static void stop_in(emu_rank *r, unsigned type, void *h, uint64_t (*calls)[NSC_T_COUNT])
 {
     if (!h)
         return;
     emu_plugin_stop(&r->w->pl, h);
     count(&calls[EMU_CALL_STOP][type]);
+    if (calls == r->acct->calls)
+        open_state_stop(r, h);
 }
 
 void emu_stop(emu_rank *r, unsigned type, void *h)
@@ -117,8 +155,10 @@ static void state_in(emu_rank *r, unsigned type, void *h, int state, uint64_t ar
     emu_state_args_build(r->w->pl.version, state, arg, steps, &a);
     emu_plugin_state(&r->w->pl, h, state, &a);
     count(&calls[EMU_CALL_STATE][type]);
-    if (calls == r->acct->calls) /* PXN states count as "foreign" calls only */
+    if (calls == r->acct->calls) { /* PXN states count as "foreign" calls only */
         count(&r->acct->states[state]);
+        open_state_add(r, h);
+    }
 }
 
 void emu_state(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps)
@@ -135,6 +175,7 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     r->node = node;
     r->world_stride = 1;
     r->stream = (void *)(uintptr_t)(0x5000000u + 0x1000u * (unsigned)global_rank);
+    pthread_mutex_init(&r->open_lock, NULL);
     pthread_mutex_lock(&w->lock);
     if (w->next_slot >= w->acct.nslots) {
         pthread_mutex_unlock(&w->lock);
@@ -176,6 +217,7 @@ void emu_rank_close(emu_rank *r)
         r->profiled = false;
     }
     pthread_mutex_unlock(&r->w->lock);
+    pthread_mutex_destroy(&r->open_lock);
 }
 
 /* ---- the proxy thread ---- */

@@ -46,7 +46,8 @@ static void usage(FILE *f)
           "  --algo RING|TREE (default RING)  --proto SIMPLE|LL|LL128 (default SIMPLE)\n"
           "  --chunk-size BYTES (default 131072)  --pace-us US between iterations (default 0)\n"
           "  --hang-rank R --hang-after K --hang-ms MS   (scenario hang)\n"
-          "  --kill-rank R --kill-after K                 (scenario kill)\n"
+          "  --kill-rank R --kill-after K [--kill-delay-ms MS]  (scenario kill; MS: quiet\n"
+          "                         time before the SIGKILL, default 0)\n"
           "  --pxn-probe            PXN: fork a child that reads each foreign address\n"
           "  --ce                   collectives on the copy engine (v6+ CeColl/CeSync/CeBatch;\n"
           "                         one node, --func AllGather)\n"
@@ -115,7 +116,7 @@ static const char *one_of(const char *opt, const char *v, const char *const *all
 
 enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
        O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
-       O_PACE, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_PROBE, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
+       O_PACE, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
        O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP };
 
 static const struct option long_opts[] = {
@@ -128,7 +129,8 @@ static const struct option long_opts[] = {
     {"dtype", 1, 0, O_DTYPE}, {"func", 1, 0, O_FUNC}, {"algo", 1, 0, O_ALGO},
     {"proto", 1, 0, O_PROTO}, {"chunk-size", 1, 0, O_CHUNK}, {"pace-us", 1, 0, O_PACE},
     {"hang-rank", 1, 0, O_HRANK}, {"hang-after", 1, 0, O_HAFTER}, {"hang-ms", 1, 0, O_HMS},
-    {"kill-rank", 1, 0, O_KRANK}, {"kill-after", 1, 0, O_KAFTER}, {"pxn-probe", 0, 0, O_PROBE},
+    {"kill-rank", 1, 0, O_KRANK}, {"kill-after", 1, 0, O_KAFTER},
+    {"kill-delay-ms", 1, 0, O_KDELAY}, {"pxn-probe", 0, 0, O_PROBE},
     {"ce", 0, 0, O_CE}, {"kernel-phases", 0, 0, O_PHASES}, {"net-qps", 1, 0, O_QPS},
     {"summary", 1, 0, O_SUMMARY}, {"replay", 1, 0, O_REPLAY}, {"speed", 1, 0, O_SPEED},
     {"bench", 0, 0, O_BENCH}, {"threads", 1, 0, O_THREADS}, {"bench-iters", 1, 0, O_BITERS},
@@ -178,6 +180,7 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_HMS: o->hang_ms = (int)num("--hang-ms", v, 0, 60000); break;
     case O_KRANK: o->kill_rank = (int)num("--kill-rank", v, 0, EMU_MAX_RANKS - 1); break;
     case O_KAFTER: o->kill_after = (int)num("--kill-after", v, 0, 1000000); break;
+    case O_KDELAY: o->kill_delay_ms = (int)num("--kill-delay-ms", v, 0, 60000); break;
     case O_PROBE: o->pxn_probe = true; break;
     case O_CE: o->ce = true; break;
     case O_PHASES: o->kernel_phases = true; break;

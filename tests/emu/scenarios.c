@@ -120,6 +120,12 @@ static void *start_api(emu_rank *r, const op_desc *op, void *group_api, uint32_t
 
 #define MAX_OPS 64
 
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
 /* What NCCL's hostStreamPlanTask does for one plan (after the kernel launch,
  * or from the CUDA host callback at every launch of a captured graph): Group
  * start, the Coll/P2p starts, the proxy ops uploaded to the proxy thread, the
@@ -217,6 +223,7 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
     if (f.kill_mid) {
         for (int i = 0; i < n; i++)
             emu_proxy_drain(rs[i]); /* so every counted call is complete */
+        sleep_ms(r0->w->o->kill_delay_ms);
         kill(getpid(), SIGKILL);
     }
     for (int i = n - 1; i >= 0; i--) {
@@ -247,11 +254,6 @@ static void pace(const emu_opts *o)
     }
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
 
 static int collective_ops(const emu_opts *o, op_desc *ops)
 {
