@@ -574,3 +574,23 @@ Test(emu, graph_replays_run_the_plans_task_events, .timeout = 30)
     nsc_json_free(&s2);
     nsc_json_free(&sum);
 }
+
+/* A log of several processes is refused, not replayed into one process. */
+Test(emu, replay_refuses_a_log_of_several_processes)
+{
+    const char *dir = tmpdir_new();
+    char log[600], args[700];
+    snprintf(log, sizeof log, "%s/two.jsonl", dir);
+    FILE *f = fopen(log, "w");
+    cr_assert_not_null(f);
+    for (int pid = 100; pid <= 101; pid++)
+        fprintf(f, "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerInit\",\"commId\":1,\"rank\":%d,"
+                   "\"start\":{\"ts\":1.0,\"pid\":%d,\"tid\":%d},\"details\":{\"nranks\":2}}\n",
+                pid - 100, pid, pid);
+    fclose(f);
+    snprintf(args, sizeof args, "--replay %s --speed 0 2>%s/err", log, dir);
+    int rc = run_emu(dir, NULL, args);
+    cr_assert_neq(rc, 0);
+    snprintf(args, sizeof args, "grep -q 'several processes' %s/err", dir);
+    cr_assert_eq(system(args), 0, "the error names the reason");
+}
