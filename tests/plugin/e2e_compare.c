@@ -196,6 +196,13 @@ static void compare_accounting(const nsc_json *emu, const nsc_json *recv, int dr
         states += count(st, nsc_state_name(s));
     expect_eq("states received + dropped vs emitted", states + count(c, "states_dropped"),
               count(c, "states_emitted"));
+    const nsc_json *ce = nsc_json_get(c, "completions_emitted");
+    const nsc_json *cd = nsc_json_get(c, "completions_dropped");
+    expect_eq("completions received + dropped vs emitted",
+              count(recv, "completions") + sum_named(cd, NSC_T_COUNT, nsc_type_name),
+              sum_named(ce, NSC_T_COUNT, nsc_type_name));
+    if (!drops)
+        expect_eq("dropped completions", sum_named(cd, NSC_T_COUNT, nsc_type_name), 0);
     expect_eq("bad batches", count(recv, "bad_batches"), 0);
     expect_eq("bad handles", count(c, "bad_handles"), 0);
     if (drops)

@@ -283,6 +283,8 @@ void nsc_recv_finish(nsc_recv *r, nsc_recv_totals *t)
         for (int k = 0; k < NSC_T_COUNT; k++) {
             t->counters.emitted[k] += c->emitted[k];
             t->counters.dropped[k] += c->dropped[k];
+            t->counters.completions_emitted[k] += c->completions_emitted[k];
+            t->counters.completions_dropped[k] += c->completions_dropped[k];
         }
         t->counters.states_emitted += c->states_emitted;
         t->counters.states_dropped += c->states_dropped;
@@ -369,6 +371,10 @@ void nsc_recv_json(const nsc_recv *r, const nsc_recv_totals *t, FILE *out)
     json_named(out, t->counters.emitted, NSC_T_COUNT, nsc_type_name);
     fputs(",\"dropped\":", out);
     json_named(out, t->counters.dropped, NSC_T_COUNT, nsc_type_name);
+    fputs(",\"completions_emitted\":", out);
+    json_named(out, t->counters.completions_emitted, NSC_T_COUNT, nsc_type_name);
+    fputs(",\"completions_dropped\":", out);
+    json_named(out, t->counters.completions_dropped, NSC_T_COUNT, nsc_type_name);
     fprintf(out, ",\"states_emitted\":%llu,\"states_dropped\":%llu,\"bad_handles\":%llu},",
             (unsigned long long)t->counters.states_emitted,
             (unsigned long long)t->counters.states_dropped,
