@@ -11,6 +11,7 @@
 #include <zmq.h>
 
 #include "clocks.h"
+#include "http.h"
 #include "ingest.h"
 #include "writer.h"
 
@@ -80,6 +81,7 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     nsc_live_cfg lc = {cfg->heartbeat_timeout_ms * 1000000ull, cfg->hang_ms * 1000000ull};
     nsc_writer *w = NULL;
     nsc_ingest *in = NULL;
+    nsc_http *h = NULL;
     int rc = 1;
     if (!(c.clocks = nsc_clocks_new()) || !(c.live = nsc_live_new(&lc)) || open_store(&c) || !(c.zctx = zmq_ctx_new()) ||
         nsc_writer_start(&c, &w))
@@ -88,15 +90,16 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
         nsc_writer_stop_alone(&c);
         goto out;
     }
-    if (write_ports(&c) == 0) {
-        fprintf(stderr, "ncclscope-collector: listening on %s (port %d), db %s\n", c.cfg.listen,
-                c.zmq_port, c.cfg.db);
+    if (nsc_http_start(&c, &h) == 0 && write_ports(&c) == 0) {
+        fprintf(stderr, "ncclscope-collector: listening on %s (port %d), http port %d, db %s\n",
+                c.cfg.listen, c.zmq_port, c.http_port, c.cfg.db);
         int sig;
         sigwait(&sigs, &sig);
         fprintf(stderr, "ncclscope-collector: signal %d: committing what is pending\n", sig);
         rc = 0;
     }
     atomic_store(&c.stop, 1);
+    nsc_http_join(h);
     nsc_ingest_join(in);
 out:
     if (w)

@@ -592,7 +592,7 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o
     int32_t seen = 0;
     for (int32_t k = 0; k < c->nalloc; k++)
         seen += c->ranks[k].seen;
-    fprintf(o, "{\"comm_id\":\"0x%" PRIx64 "\",\"name\":", c->id);
+    fprintf(o, "{\"comm\":\"0x%" PRIx64 "\",\"name\":", c->id);
     nsc_json_write_str(o, c->name);
     fprintf(o, ",\"nranks\":%d,\"ranks_seen\":%d,\"events_total\":%" PRIu64
                ",\"events_per_s\":%.1f,\"bus_bw_gbps\":%.3f,\"funcs\":[",
@@ -670,7 +670,7 @@ int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *o)
         const comm_st *c = &l->comms[i];
         fprintf(o, "%s{\"job\":", i ? "," : "");
         nsc_json_write_str(o, l->jobs[c->job]);
-        fprintf(o, ",\"comm_id\":\"0x%" PRIx64 "\",\"events_per_s\":%.1f,\"bus_bw_gbps\":%.3f}", c->id,
+        fprintf(o, ",\"comm\":\"0x%" PRIx64 "\",\"events_per_s\":%.1f,\"bus_bw_gbps\":%.3f}", c->id,
                 c->rate, c->bw_avg);
     }
     fputs("]}", o);

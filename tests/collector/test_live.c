@@ -118,7 +118,7 @@ Test(live, status_json)
     const nsc_json *job = nsc_json_at(nsc_json_get(root, "jobs"), 0);
     cr_assert_str_eq(nsc_json_str(nsc_json_get(job, "job")), "job1");
     const nsc_json *comm = nsc_json_at(nsc_json_get(job, "comms"), 0);
-    cr_assert_str_eq(nsc_json_str(nsc_json_get(comm, "comm_id")), "0xabc");
+    cr_assert_str_eq(nsc_json_str(nsc_json_get(comm, "comm")), "0xabc");
     cr_assert_eq(u64_at(comm, "nranks"), 4);
     cr_assert_eq(u64_at(comm, "ranks_seen"), 4);
     double rate, bw;
