@@ -119,6 +119,14 @@ static int build_pool(const opts *o, pool *p)
     return 0;
 }
 
+static void free_pool(const opts *o, pool *p)
+{
+    for (size_t i = 0; p->bufs && i < (size_t)o->pool * o->procs; i++)
+        free(p->bufs[i]);
+    free(p->bufs);
+    free(p->secs);
+}
+
 static int send_batch(agent *a, const opts *o, const pool *p, uint64_t seq, uint8_t *buf)
 {
     nsc_a2c_batch b = {.seq = seq, .sent_ns = seq, .nsections = o->procs,
@@ -281,6 +289,9 @@ static int send_mode(const opts *o)
     zmq_ctx_term(ctx);
     if (log)
         fclose(log);
+    free(ag);
+    free(buf);
+    free_pool(o, &p);
     return rc ? 1 : 0;
 }
 
@@ -333,16 +344,27 @@ static int check_log(const opts *o, const check_ctx *c)
     return bad ? -1 : 0;
 }
 
+static int check_store(const opts *o, check_ctx *c, const pool *p);
+
 static int check_mode(const opts *o)
 {
     pool p = {0};
+    check_ctx c = {o, 0, 0, calloc(o->agents, 64), calloc(o->agents, sizeof *c.one)};
+    int rc = build_pool(o, &p) || !c.ids || !c.one ? 2 : check_store(o, &c, &p);
+    free(c.ids);
+    free(c.one);
+    free_pool(o, &p);
+    return rc;
+}
+
+static int check_store(const opts *o, check_ctx *c_, const pool *pp)
+{
+    check_ctx c = *c_;
+    const pool p = *pp;
     nsc_store_opts so = {.read_only = 1};
     nsc_store *st;
     nsc_store_reader *rd;
     nsc_store_stats s;
-    check_ctx c = {o, 0, 0, calloc(o->agents, 64), calloc(o->agents, sizeof *c.one)};
-    if (build_pool(o, &p) || !c.ids || !c.one)
-        return 2;
     for (unsigned i = 0; i < o->agents; i++)
         snprintf(c.ids[i], 64, "%s%u", o->prefix, i);
     int rc = nsc_store_open(o->check, &so, &st);
@@ -412,6 +434,7 @@ static int direct_mode(const opts *o)
     nsc_store_close(st);
     free(b);
     free(sb);
+    free_pool(o, &p);
     return 0;
 }
 
