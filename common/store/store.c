@@ -27,7 +27,8 @@ typedef enum op_kind { OP_BATCH, OP_META } op_kind;
 typedef struct op {
     op_kind kind;
     const nsc_store_batch *batch;
-    char *key;
+    uint8_t *key;
+    size_t klen;
     uint8_t *val;
     size_t len;
 } op;
@@ -487,7 +488,7 @@ static int put_batch(nsc_store *st, const nsc_store_batch *b)
 
 static int put_meta_op(nsc_store *st, const op *o)
 {
-    return put(st, DB_META, o->key, strlen(o->key), o->val, o->len);
+    return put(st, DB_META, o->key, o->klen, o->val, o->len);
 }
 
 /* Run one op unless the transaction already failed; a full map is noted for
@@ -545,24 +546,41 @@ int nsc_store_put(nsc_store *st, const nsc_store_batch *b)
 {
     if (!st->txn)
         return NSC_STORE_ESTATE;
-    return push_op(st, (op){OP_BATCH, b, NULL, NULL, 0});
+    return push_op(st, (op){OP_BATCH, b, NULL, 0, NULL, 0});
 }
 
-int nsc_store_put_clock(nsc_store *st, const char *host, const nsc_clock_model *m)
+/* A meta record written in the open transaction (and replayed with it);
+ * key and value are copied. */
+static int push_meta(nsc_store *st, const void *key, size_t klen, const void *val, size_t vlen)
 {
     if (!st->txn)
         return NSC_STORE_ESTATE;
-    size_t hl = strlen(host), len = nsc_clock_serialized_size(m);
-    op o = {OP_META, NULL, malloc(6 + hl + 1), malloc(len), len};
+    op o = {OP_META, NULL, malloc(klen), klen, malloc(vlen ? vlen : 1), vlen};
     if (!o.key || !o.val) {
         free(o.key);
         free(o.val);
         return NSC_STORE_ENOMEM;
     }
-    memcpy(o.key, "clock/", 6);
-    memcpy(o.key + 6, host, hl + 1);
-    nsc_clock_serialize(m, o.val);
+    memcpy(o.key, key, klen);
+    memcpy(o.val, val, vlen);
     return push_op(st, o);
+}
+
+int nsc_store_put_clock(nsc_store *st, const char *host, const nsc_clock_model *m)
+{
+    char key[6 + 64];
+    size_t hl = strlen(host), len = nsc_clock_serialized_size(m);
+    if (hl > sizeof key - 6)
+        return NSC_STORE_ECORRUPT;
+    uint8_t *val = malloc(len);
+    if (!val)
+        return NSC_STORE_ENOMEM;
+    memcpy(key, "clock/", 6);
+    memcpy(key + 6, host, hl);
+    nsc_clock_serialize(m, val);
+    int rc = push_meta(st, key, 6 + hl, val, len);
+    free(val);
+    return rc;
 }
 
 void nsc_store_abort(nsc_store *st)
@@ -909,6 +927,20 @@ int nsc_store_str(nsc_store_reader *rd, uint32_t id, char *text, size_t cap)
     return 0;
 }
 
+/* Grow *list (of elem bytes) so that one more element fits. */
+static int grow(void **list, size_t count, size_t *cap, size_t elem)
+{
+    if (count < *cap)
+        return 0;
+    size_t ncap = *cap ? 2 * *cap : 8;
+    void *l = realloc(*list, ncap * elem);
+    if (!l)
+        return NSC_STORE_ENOMEM;
+    *list = l;
+    *cap = ncap;
+    return 0;
+}
+
 int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, size_t *n)
 {
     MDB_cursor *cur;
@@ -928,15 +960,8 @@ int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, si
             rc = NSC_STORE_ECORRUPT;
             break;
         }
-        if (count == cap) {
-            cap = cap ? 2 * cap : 8;
-            nsc_store_comm *l = realloc(list, cap * sizeof *l);
-            if (!l) {
-                rc = NSC_STORE_ENOMEM;
-                break;
-            }
-            list = l;
-        }
+        if ((rc = grow((void **)&list, count, &cap, sizeof *list)))
+            break;
         nsc_store_comm *c = &list[count++];
         memset(c, 0, sizeof *c);
         c->comm_id = nsc_get_be64((const uint8_t *)k.mv_data + 4);
@@ -953,6 +978,20 @@ int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, si
     return 0;
 }
 
+static int decode_rank(const MDB_val *v, nsc_store_rank *out)
+{
+    const uint8_t *p = v->mv_data;
+    if (v->mv_size < 16 || v->mv_size > 16 + sizeof out->host - 1)
+        return NSC_STORE_ECORRUPT;
+    memset(out, 0, sizeof *out);
+    out->proc_id = nsc_get_be32(p);
+    out->pid = nsc_get_be32(p + 4);
+    out->gpu = (int32_t)nsc_get_be32(p + 8);
+    out->local_rank = (int32_t)nsc_get_be32(p + 12);
+    memcpy(out->host, p + 16, v->mv_size - 16);
+    return 0;
+}
+
 int nsc_store_rank_info(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
                         nsc_store_rank *out)
 {
@@ -962,15 +1001,75 @@ int nsc_store_rank_info(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32
     int rc = mdb_get(rd->txn, rdbi(rd, DB_RANKS), &k, &v);
     if (rc)
         return rc == MDB_NOTFOUND ? NSC_STORE_ENOTFOUND : rc;
-    const uint8_t *p = v.mv_data;
-    if (v.mv_size < 16 || v.mv_size > 16 + sizeof out->host - 1)
-        return NSC_STORE_ECORRUPT;
-    memset(out, 0, sizeof *out);
-    out->proc_id = nsc_get_be32(p);
-    out->pid = nsc_get_be32(p + 4);
-    out->gpu = (int32_t)nsc_get_be32(p + 8);
-    out->local_rank = (int32_t)nsc_get_be32(p + 12);
-    memcpy(out->host, p + 16, v.mv_size - 16);
+    return decode_rank(&v, out);
+}
+
+int nsc_store_comm_ranks(nsc_store_reader *rd, uint32_t job, uint64_t comm,
+                         nsc_store_rank_entry **out, size_t *n)
+{
+    uint8_t start[NSC_KEY_RANK_LEN];
+    nsc_key_rank(start, job, comm, INT32_MIN);
+    MDB_val k = mval(start, sizeof start), v;
+    nsc_store_rank_entry *list = NULL;
+    size_t count = 0, cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_RANKS), &cur);
+    if (rc)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != NSC_KEY_RANK_LEN || memcmp(k.mv_data, start, NSC_KEY_COMM_LEN) != 0)
+            break;
+        if ((rc = grow((void **)&list, count, &cap, sizeof *list)))
+            break;
+        list[count].rank =
+            nsc_key_rank_from_bits(nsc_get_be32((const uint8_t *)k.mv_data + NSC_KEY_COMM_LEN));
+        if ((rc = decode_rank(&v, &list[count].info)))
+            break;
+        count++;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = count;
+    return 0;
+}
+
+int nsc_store_jobs(nsc_store_reader *rd, nsc_store_job **out, size_t *n)
+{
+    uint8_t start[1] = {'i'};
+    MDB_val k = mval(start, 1), v;
+    nsc_store_job *list = NULL;
+    size_t count = 0, cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_JOBS), &cur);
+    if (rc)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 5 || ((const uint8_t *)k.mv_data)[0] != 'i')
+            break;
+        if (v.mv_size >= sizeof list->name) {
+            rc = NSC_STORE_ECORRUPT;
+            break;
+        }
+        if ((rc = grow((void **)&list, count, &cap, sizeof *list)))
+            break;
+        list[count].id = nsc_get_be32((const uint8_t *)k.mv_data + 1);
+        memcpy(list[count].name, v.mv_data, v.mv_size);
+        list[count].name[v.mv_size] = 0;
+        count++;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = count;
     return 0;
 }
 
@@ -980,48 +1079,99 @@ static int overlaps(const nsc_event *ev, uint64_t t0, uint64_t t1)
     return ev->start_ns <= t1 && end >= t0;
 }
 
-static int scan_block(const MDB_val *k, const MDB_val *v, uint64_t t0, uint64_t t1,
-                      nsc_store_event_fn fn, void *arg)
+struct nsc_store_blocks {
+    MDB_cursor *cur;
+    uint8_t prefix[16];  /* (job, comm, rank) */
+    uint64_t t1;
+    MDB_val k, v;
+    int has;             /* k, v hold the next block */
+};
+
+/* Move to the next block of the prefix that starts no later than t1. */
+static int blocks_step(nsc_store_blocks *it, MDB_cursor_op op)
 {
-    nsc_block_key bk;
-    nsc_block blk;
-    if (nsc_key_block_parse(k->mv_data, k->mv_size, &bk) ||
-        nsc_block_decode(v->mv_data, v->mv_size, &blk))
-        return NSC_STORE_ECORRUPT;
-    int stop = 0;
-    for (uint32_t i = 0; !stop && i < blk.hdr.nevents; i++)
-        if (overlaps(&blk.events[i], t0, t1))
-            stop = fn(arg, &bk, &blk, &blk.events[i]);
-    nsc_block_release(&blk);
-    return stop;
+    int rc = mdb_cursor_get(it->cur, &it->k, &it->v, op);
+    it->has = rc == 0 && it->k.mv_size == NSC_KEY_BLOCK_LEN &&
+              memcmp(it->k.mv_data, it->prefix, sizeof it->prefix) == 0 &&
+              nsc_get_be64((const uint8_t *)it->k.mv_data + 16) <= it->t1;
+    return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-int nsc_store_scan(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
-                   uint64_t t1, nsc_store_event_fn fn, void *arg)
+int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
+                          uint64_t t0, uint64_t t1, nsc_store_blocks **out)
 {
     nsc_store_stats s;
     int rc = read_stats(rd->txn, rd->st->dbi, &s);
     if (rc)
         return rc;
+    nsc_store_blocks *it = calloc(1, sizeof *it);
+    if (!it)
+        return NSC_STORE_ENOMEM;
+    if ((rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_BLOCKS), &it->cur))) {
+        free(it);
+        return rc;
+    }
     /* A block starting up to max_span before t0 may still reach into the window. */
     nsc_block_key from = {job, comm, rank, t0 > s.max_span_ns ? t0 - s.max_span_ns : 0, 0};
     uint8_t start[NSC_KEY_BLOCK_LEN];
     nsc_key_block(start, &from);
-    MDB_cursor *cur;
-    if ((rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_BLOCKS), &cur)))
+    memcpy(it->prefix, start, sizeof it->prefix);
+    it->t1 = t1;
+    it->k = mval(start, sizeof start);
+    if ((rc = blocks_step(it, MDB_SET_RANGE))) {
+        nsc_store_blocks_close(it);
         return rc;
-    MDB_val k = mval(start, sizeof start), v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        /* Same (job, comm, rank) prefix, and the block starts inside the window. */
-        if (k.mv_size != NSC_KEY_BLOCK_LEN || memcmp(k.mv_data, start, 16) != 0 ||
-            nsc_get_be64((const uint8_t *)k.mv_data + 16) > t1)
-            break;
-        if ((rc = scan_block(&k, &v, t0, t1, fn, arg)))
-            break;
     }
-    mdb_cursor_close(cur);
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    *out = it;
+    return 0;
+}
+
+int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key)
+{
+    if (!it->has)
+        return 1;
+    return nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ? NSC_STORE_ECORRUPT : 0;
+}
+
+int nsc_store_blocks_next(nsc_store_blocks *it, nsc_block_key *key, nsc_block *blk)
+{
+    if (!it->has)
+        return 1;
+    if (nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ||
+        nsc_block_decode(it->v.mv_data, it->v.mv_size, blk))
+        return NSC_STORE_ECORRUPT;
+    int rc = blocks_step(it, MDB_NEXT);
+    if (rc)
+        nsc_block_release(blk);
+    return rc;
+}
+
+void nsc_store_blocks_close(nsc_store_blocks *it)
+{
+    if (!it)
+        return;
+    mdb_cursor_close(it->cur);
+    free(it);
+}
+
+int nsc_store_scan(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
+                   uint64_t t1, nsc_store_event_fn fn, void *arg)
+{
+    nsc_store_blocks *it;
+    int rc = nsc_store_blocks_open(rd, job, comm, rank, t0, t1, &it);
+    if (rc)
+        return rc;
+    nsc_block_key bk;
+    nsc_block blk;
+    int stop = 0;
+    while (!stop && (rc = nsc_store_blocks_next(it, &bk, &blk)) == 0) {
+        for (uint32_t i = 0; !stop && i < blk.hdr.nevents; i++)
+            if (overlaps(&blk.events[i], t0, t1))
+                stop = fn(arg, &bk, &blk, &blk.events[i]);
+        nsc_block_release(&blk);
+    }
+    nsc_store_blocks_close(it);
+    return stop ? stop : rc == 1 ? 0 : rc;
 }
 
 /* The Coll event a collective index value points at. */
@@ -1090,4 +1240,212 @@ int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model 
     if (rc)
         return rc == MDB_NOTFOUND ? NSC_STORE_ENOTFOUND : rc;
     return nsc_clock_deserialize(m, v.mv_data, v.mv_size) ? NSC_STORE_ECORRUPT : 0;
+}
+
+/* ---- collector bookkeeping (meta records) -------------------------------- */
+
+/* Texts in meta values: u8 length, then the bytes (at most 63). */
+static uint8_t *put_text(uint8_t *p, const char *s)
+{
+    size_t n = text_len(s, 63);
+    *p++ = (uint8_t)n;
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static int take_text(nsc_rbuf *r, char out[64])
+{
+    const uint8_t *n = nsc_rtake(r, 1);
+    const uint8_t *t = n && *n < 64 ? nsc_rtake(r, *n) : NULL;
+    if (!t)
+        return NSC_STORE_ECORRUPT;
+    memcpy(out, t, *n);
+    out[*n] = 0;
+    return 0;
+}
+
+int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, const nsc_store_seq_range *r,
+                             size_t n)
+{
+    uint8_t key[6 + 64];
+    size_t al = text_len(agent, 63);
+    memcpy(key, "agent/", 6);
+    memcpy(key + 6, agent, al);
+    uint8_t *val = malloc(4 + 16 * n);
+    if (!val)
+        return NSC_STORE_ENOMEM;
+    nsc_put_be32(val, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        nsc_put_be64(val + 4 + 16 * i, r[i].lo);
+        nsc_put_be64(val + 12 + 16 * i, r[i].hi);
+    }
+    int rc = push_meta(st, key, 6 + al, val, 4 + 16 * n);
+    free(val);
+    return rc;
+}
+
+int nsc_store_put_life(nsc_store *st, const nsc_store_life *l)
+{
+    uint8_t key[5 + 64 + 12], val[2 + 16 + 8 + 3 * 64];
+    size_t hl = text_len(l->host, 63);
+    memcpy(key, "life/", 5);
+    memcpy(key + 5, l->host, hl);
+    key[5 + hl] = 0;
+    nsc_put_be32(key + 6 + hl, l->pid);
+    nsc_put_be64(key + 10 + hl, l->ref_ns);
+    val[0] = l->event;
+    val[1] = l->reason;
+    nsc_put_be64(val + 2, l->ts_ns);
+    nsc_put_be64(val + 10, l->last_batch_seq);
+    uint8_t *end = put_text(put_text(val + 18, l->job), l->agent);
+    return push_meta(st, key, 18 + hl, val, (size_t)(end - val));
+}
+
+int nsc_store_put_progress(nsc_store *st, const nsc_store_progress *p)
+{
+    uint8_t key[5 + 64 + 12 + 64], val[16];
+    size_t jl = text_len(p->job, 63), fl = text_len(p->func, 63);
+    memcpy(key, "prog/", 5);
+    memcpy(key + 5, p->job, jl);
+    key[5 + jl] = 0;
+    nsc_put_be64(key + 6 + jl, p->comm_id);
+    nsc_put_be32(key + 14 + jl, (uint32_t)p->rank ^ 0x80000000u);
+    memcpy(key + 18 + jl, p->func, fl);
+    nsc_put_be64(val, p->seq);
+    nsc_put_be64(val + 8, p->ref_ns);
+    return push_meta(st, key, 18 + jl + fl, val, sizeof val);
+}
+
+/* Every meta record whose key starts with prefix, in key order. */
+typedef int (*meta_fn)(void *arg, const MDB_val *k, const MDB_val *v);
+
+static int scan_meta(nsc_store_reader *rd, const char *prefix, meta_fn fn, void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_META), &cur);
+    if (rc)
+        return rc;
+    size_t pl = strlen(prefix);
+    MDB_val k = mval(prefix, pl), v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < pl || memcmp(k.mv_data, prefix, pl) != 0)
+            break;
+        if ((rc = fn(arg, &k, &v)))
+            break;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+typedef struct agent_cb { nsc_store_agent_fn fn; void *arg; } agent_cb;
+typedef struct life_cb { nsc_store_life_fn fn; void *arg; } life_cb;
+typedef struct progress_cb { nsc_store_progress_fn fn; void *arg; } progress_cb;
+
+static int agent_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const agent_cb *cb = arg;
+    char agent[64];
+    size_t al = k->mv_size - 6;
+    const uint8_t *p = v->mv_data;
+    if (al >= sizeof agent || v->mv_size < 4 || (v->mv_size - 4) / 16 != nsc_get_be32(p) ||
+        (v->mv_size - 4) % 16)
+        return NSC_STORE_ECORRUPT;
+    memcpy(agent, (const uint8_t *)k->mv_data + 6, al);
+    agent[al] = 0;
+    size_t n = nsc_get_be32(p);
+    nsc_store_seq_range *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r)
+        return NSC_STORE_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        r[i].lo = nsc_get_be64(p + 4 + 16 * i);
+        r[i].hi = nsc_get_be64(p + 12 + 16 * i);
+    }
+    int rc = cb->fn(cb->arg, agent, r, n);
+    free(r);
+    return rc;
+}
+
+int nsc_store_agents(nsc_store_reader *rd, nsc_store_agent_fn fn, void *arg)
+{
+    agent_cb cb = {fn, arg};
+    return scan_meta(rd, "agent/", agent_rec, &cb);
+}
+
+static int life_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const life_cb *cb = arg;
+    nsc_store_life l;
+    memset(&l, 0, sizeof l);
+    const uint8_t *key = k->mv_data;
+    const uint8_t *nul = memchr(key + 5, 0, k->mv_size - 5);
+    size_t hl = nul ? (size_t)(nul - key - 5) : 0;
+    nsc_rbuf r = {v->mv_data, (const uint8_t *)v->mv_data + v->mv_size, 0};
+    const uint8_t *head = nsc_rtake(&r, 18);
+    if (!nul || hl >= 64 || k->mv_size != 18 + hl || !head || take_text(&r, l.job) ||
+        take_text(&r, l.agent) || r.p != r.end)
+        return NSC_STORE_ECORRUPT;
+    memcpy(l.host, key + 5, hl);
+    l.pid = nsc_get_be32(key + 6 + hl);
+    l.ref_ns = nsc_get_be64(key + 10 + hl);
+    l.event = head[0];
+    l.reason = head[1];
+    l.ts_ns = nsc_get_be64(head + 2);
+    l.last_batch_seq = nsc_get_be64(head + 10);
+    return cb->fn(cb->arg, &l);
+}
+
+int nsc_store_lives(nsc_store_reader *rd, nsc_store_life_fn fn, void *arg)
+{
+    life_cb cb = {fn, arg};
+    return scan_meta(rd, "life/", life_rec, &cb);
+}
+
+static int progress_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const progress_cb *cb = arg;
+    nsc_store_progress p;
+    memset(&p, 0, sizeof p);
+    const uint8_t *key = k->mv_data;
+    const uint8_t *nul = memchr(key + 5, 0, k->mv_size - 5);
+    size_t jl = nul ? (size_t)(nul - key - 5) : 0;
+    size_t fl = nul ? k->mv_size - 18 - jl : 0;
+    if (!nul || jl >= 64 || k->mv_size < 18 + jl || fl >= 64 || v->mv_size != 16)
+        return NSC_STORE_ECORRUPT;
+    memcpy(p.job, key + 5, jl);
+    p.comm_id = nsc_get_be64(key + 6 + jl);
+    p.rank = (int32_t)(nsc_get_be32(key + 14 + jl) ^ 0x80000000u);
+    memcpy(p.func, key + 18 + jl, fl);
+    p.seq = nsc_get_be64(v->mv_data);
+    p.ref_ns = nsc_get_be64((const uint8_t *)v->mv_data + 8);
+    return cb->fn(cb->arg, &p);
+}
+
+int nsc_store_progresses(nsc_store_reader *rd, nsc_store_progress_fn fn, void *arg)
+{
+    progress_cb cb = {fn, arg};
+    return scan_meta(rd, "prog/", progress_rec, &cb);
+}
+
+typedef struct clock_cb { nsc_store_clock_fn fn; void *arg; } clock_cb;
+
+static int clock_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const clock_cb *cb = arg;
+    char host[64];
+    size_t hl = k->mv_size - 6;
+    nsc_clock_model m;
+    if (hl >= sizeof host || nsc_clock_deserialize(&m, v->mv_data, v->mv_size))
+        return NSC_STORE_ECORRUPT;
+    memcpy(host, (const uint8_t *)k->mv_data + 6, hl);
+    host[hl] = 0;
+    int rc = cb->fn(cb->arg, host, &m);
+    nsc_clock_free(&m);
+    return rc;
+}
+
+int nsc_store_clocks(nsc_store_reader *rd, nsc_store_clock_fn fn, void *arg)
+{
+    clock_cb cb = {fn, arg};
+    return scan_meta(rd, "clock/", clock_rec, &cb);
 }

@@ -129,6 +129,34 @@ typedef struct nsc_store_rank {
 int nsc_store_rank_info(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
                         nsc_store_rank *out);
 
+typedef struct nsc_store_rank_entry {
+    int32_t rank;
+    nsc_store_rank info;
+} nsc_store_rank_entry;
+/* The ranks of (job, comm) seen so far, in rank order; *out is malloc'd. */
+int nsc_store_comm_ranks(nsc_store_reader *rd, uint32_t job, uint64_t comm,
+                         nsc_store_rank_entry **out, size_t *n);
+
+typedef struct nsc_store_job {
+    uint32_t id;  /* creation order: a later job has a larger id */
+    char name[64];
+} nsc_store_job;
+/* Every job, in id order; *out is malloc'd. */
+int nsc_store_jobs(nsc_store_reader *rd, nsc_store_job **out, size_t *n);
+
+/* The blocks of (job, comm, rank) that may hold records overlapping [t0, t1]
+ * (raw host times), one at a time in block start order. Lives inside the
+ * reader's transaction: close it before read_end. */
+typedef struct nsc_store_blocks nsc_store_blocks;
+int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
+                          uint64_t t0, uint64_t t1, nsc_store_blocks **out);
+/* The next block's key without decoding it: 0, 1 at the end, or an error. */
+int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key);
+/* Decode the next block (release it with nsc_block_release) and advance:
+ * 0, 1 at the end, or an error. */
+int nsc_store_blocks_next(nsc_store_blocks *it, nsc_block_key *key, nsc_block *blk);
+void nsc_store_blocks_close(nsc_store_blocks *it);
+
 /* Every event of (job, comm, rank) that overlaps [t0, t1] (raw host times),
  * block by block in block start order. fn returns nonzero to stop (returned). */
 typedef int (*nsc_store_event_fn)(void *arg, const nsc_block_key *key, const nsc_block *blk,
@@ -148,5 +176,53 @@ int nsc_store_find_coll(nsc_store_reader *rd, uint32_t job, uint64_t comm, const
                         uint64_t seq, nsc_store_coll_hit *hits, size_t max, size_t *n);
 
 int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model *m);
+
+/* ---- collector bookkeeping (meta records, written in the open transaction) ----
+ * So that what the collector promised survives with the batches it stored:
+ * which batch sequences of each agent are committed (dedupe across restarts),
+ * the processes' lifecycle records, and each rank's last collective. */
+
+/* Committed batch sequences of one agent: sorted disjoint ranges [lo, hi). */
+typedef struct nsc_store_seq_range {
+    uint64_t lo, hi;
+} nsc_store_seq_range;
+/* Replaces the agent's stored ranges. */
+int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, const nsc_store_seq_range *r,
+                             size_t n);
+
+/* A process lifecycle record (docs/protocol.md: life), as the collector got it. */
+typedef struct nsc_store_life {
+    char host[64], job[64], agent[64];
+    uint32_t pid;
+    uint8_t event, reason;    /* NSC_A2C_STARTED / DIED, NSC_A2C_REASON_* */
+    uint64_t ts_ns;           /* the agent's clock when it saw it (raw host time) */
+    uint64_t ref_ns;          /* the collector's clock when it received it */
+    uint64_t last_batch_seq;  /* the process's last batch sequence */
+} nsc_store_life;
+int nsc_store_put_life(nsc_store *st, const nsc_store_life *l);
+
+/* The last collective of one rank and function (overwritten as it moves on). */
+typedef struct nsc_store_progress {
+    char job[64], func[64];
+    uint64_t comm_id;
+    int32_t rank;
+    uint64_t seq;      /* Coll seqNumber */
+    uint64_t ref_ns;   /* collector time of the last change */
+} nsc_store_progress;
+int nsc_store_put_progress(nsc_store *st, const nsc_store_progress *p);
+
+/* Readers of the above, in key order (agent; host, pid, time; job, comm, rank,
+ * func). fn returns nonzero to stop (returned); r is valid during the call. */
+typedef int (*nsc_store_agent_fn)(void *arg, const char *agent, const nsc_store_seq_range *r,
+                                  size_t n);
+int nsc_store_agents(nsc_store_reader *rd, nsc_store_agent_fn fn, void *arg);
+typedef int (*nsc_store_life_fn)(void *arg, const nsc_store_life *l);
+int nsc_store_lives(nsc_store_reader *rd, nsc_store_life_fn fn, void *arg);
+typedef int (*nsc_store_progress_fn)(void *arg, const nsc_store_progress *p);
+int nsc_store_progresses(nsc_store_reader *rd, nsc_store_progress_fn fn, void *arg);
+/* Every stored host clock model, by host; m is freed after the call (copy
+ * what you keep, e.g. by serializing it). */
+typedef int (*nsc_store_clock_fn)(void *arg, const char *host, const nsc_clock_model *m);
+int nsc_store_clocks(nsc_store_reader *rd, nsc_store_clock_fn fn, void *arg);
 
 #endif
