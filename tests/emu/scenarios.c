@@ -120,9 +120,11 @@ static void *start_api(emu_rank *r, const op_desc *op, void *group_api, uint32_t
 
 #define MAX_OPS 64
 
-static void sleep_ms(int ms)
+static void sleep_us(long us)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    if (us <= 0)
+        return;
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     nanosleep(&ts, NULL);
 }
 
@@ -223,7 +225,7 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
     if (f.kill_mid) {
         for (int i = 0; i < n; i++)
             emu_proxy_drain(rs[i]); /* so every counted call is complete */
-        sleep_ms(r0->w->o->kill_delay_ms);
+        sleep_us(r0->w->o->kill_delay_ms * 1000L);
         kill(getpid(), SIGKILL);
     }
     for (int i = n - 1; i >= 0; i--) {
@@ -246,14 +248,17 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
         *mask_out = mask;
 }
 
-static void pace(const emu_opts *o)
-{
-    if (o->pace_us > 0) {
-        struct timespec ts = {o->pace_us / 1000000, (long)(o->pace_us % 1000000) * 1000};
-        nanosleep(&ts, NULL);
-    }
-}
 
+
+/* The straggler arrives late at every collective: it sleeps before issuing. */
+static void straggle(const emu_opts *o, emu_rank **rs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (rs[i]->global_rank == o->slow_rank) {
+            sleep_us(o->slow_us);
+            return;
+        }
+}
 
 static int collective_ops(const emu_opts *o, op_desc *ops)
 {
@@ -273,15 +278,16 @@ static int run_iterations(emu_world *w, emu_rank **rs, int n, int iters, bool ex
         bool hang_now = o->hang_rank >= 0 && it == o->hang_after;
         if (hang_now && rs[0]->global_rank == o->hang_rank)
             break; /* this rank stops issuing collectives */
+        straggle(o, rs, n);
         group_flags f = {.explicit_group = explicit_group || nops > 1, .hang = hang_now,
                          .kill_mid = o->kill_rank == rs[0]->global_rank && it == o->kill_after};
         group_call(rs, n, ops, nops, f, NULL, NULL);
         if (hang_now)
             break;
-        pace(o);
+        sleep_us(o->pace_us);
     }
     if (o->hang_rank >= 0)
-        sleep_ms(o->hang_ms);
+        sleep_us(o->hang_ms * 1000L);
     return 0;
 }
 
@@ -304,7 +310,7 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
                               {emu_func_index("Recv"), true, (me + nr - 1) % nr}};
             group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true}, NULL, NULL);
         }
-        pace(w->o);
+        sleep_us(w->o->pace_us);
     }
     return 0;
 }
@@ -324,7 +330,7 @@ static int sc_graph(emu_world *w, emu_rank **rs, int n)
         uint64_t launch = emu_true_ns();
         for (int i = 0; i < n; i++)
             plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, false);
-        pace(w->o);
+        sleep_us(w->o->pace_us);
     }
     return 0;
 }
