@@ -46,19 +46,28 @@ static const struct {
               {"seq", QP_SEQ},       {"type", QP_TYPE},   {"limit", QP_LIMIT},
               {"cursor", QP_CURSOR}, {"format", QP_FORMAT}};
 
+/* src for an error message: non-printable bytes and quotes become '?',
+ * and a long value is cut with "...". */
+static void printable(char *dst, size_t cap, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i < cap - 4; i++)
+        dst[i] = isprint((unsigned char)src[i]) && src[i] != '"' ? src[i] : '?';
+    if (src[i])
+        memcpy(dst + i, "...", 3), i += 3;
+    dst[i] = 0;
+}
+
 static int perr(char *err, size_t cap, const char *name, const char *why, const char *value)
 {
-    char shown[48];
-    size_t i = 0;
-    for (; value && value[i] && i < sizeof shown - 4; i++)
-        shown[i] = isprint((unsigned char)value[i]) && value[i] != '"' ? value[i] : '?';
-    if (value && value[i])
-        memcpy(shown + i, "...", 3), i += 3;
-    shown[i] = 0;
-    if (value)
-        snprintf(err, cap, "%s: %s: \"%s\"", name, why, shown);
-    else
-        snprintf(err, cap, "%s: %s", name, why);
+    char sname[24], svalue[48];
+    printable(sname, sizeof sname, name);
+    if (value) {
+        printable(svalue, sizeof svalue, value);
+        snprintf(err, cap, "%s: %s: \"%s\"", sname, why, svalue);
+    } else {
+        snprintf(err, cap, "%s: %s", sname, why);
+    }
     return NSC_QUERY_EPARAM;
 }
 
@@ -270,7 +279,9 @@ int nsc_query_parse(const char *name, const char *qs, nsc_query **out, char *err
     while (e < Q_NENDPOINTS && (!name || strcmp(name, endpoints[e].name) != 0))
         e++;
     if (e == Q_NENDPOINTS) {
-        snprintf(err, errcap, "no endpoint \"%.40s\"", name ? name : "");
+        char shown[48];
+        printable(shown, sizeof shown, name ? name : "");
+        snprintf(err, errcap, "no endpoint \"%s\"", shown);
         return NSC_QUERY_EUNKNOWN;
     }
     nsc_query *q = calloc(1, sizeof *q);
