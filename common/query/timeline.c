@@ -42,6 +42,7 @@ typedef struct tl {
     size_t nheap, cap;
     uint64_t emitted;
     int more;           /* a page ended with events left */
+    unsigned parts;     /* what blocks decode besides events (NSC_BLOCK_*) */
     uint64_t last[3];   /* key of the last event written */
 } tl;
 
@@ -147,7 +148,7 @@ static int open_block(tl *s, uint32_t r)
     if (!b)
         return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     nsc_block_key key;
-    int rc = nsc_store_blocks_next(s->ranks[r].it, &key, &b->blk);
+    int rc = nsc_store_blocks_next_sel(s->ranks[r].it, s->c->q->types, s->parts, &key, &b->blk);
     if (rc) {
         free(b);
         return rc == 1 ? 0 : q_store_fail(s->c, rc);
@@ -158,8 +159,7 @@ static int open_block(tl *s, uint32_t r)
         return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     }
     for (uint32_t i = 0; i < b->blk.hdr.nevents; i++)
-        if (s->c->q->types & (1u << b->blk.events[i].type))
-            b->order[b->n++] = i;
+        b->order[b->n++] = i;
     g_sort_events = b->blk.events;
     qsort(b->order, b->n, sizeof *b->order, by_start);
     if ((rc = push_sentinel(s, r))) {
@@ -438,10 +438,11 @@ static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
         return q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
-    while (!rc && (rc = nsc_store_blocks_next(it, &key, &blk)) == 0) {
+    /* KernelCh events alone: the others' values are skipped, not decoded. */
+    while (!rc && (rc = nsc_store_blocks_next_sel(it, 1u << NSC_T_KERNEL_CH, 0, &key, &blk)) == 0) {
         for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++) {
             const nsc_event *ev = &blk.events[i];
-            if (ev->type == NSC_T_KERNEL_CH && ev->d.kernel_ch.ptimer_stop &&
+            if (ev->d.kernel_ch.ptimer_stop &&
                 ev->d.kernel_ch.ptimer_stop_ns &&
                 nsc_gpuclock_add(&tr->g, ev->d.kernel_ch.ptimer_stop, ev->d.kernel_ch.ptimer_stop_ns))
                 rc = q_fail(c, NSC_QUERY_ESTORE, "out of memory");
@@ -520,7 +521,7 @@ static int run(tl *s)
 
 int q_timeline(q_ctx *c)
 {
-    tl s = {.c = c};
+    tl s = {.c = c, .parts = NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS};
     s.ranks = calloc(c->nranks ? c->nranks : 1, sizeof *s.ranks);
     if (!s.ranks)
         return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
