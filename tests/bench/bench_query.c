@@ -7,7 +7,8 @@
  * communicator on 2 hosts (one with a clock model). Measured, median of REPS:
  * the baseline, nsc_store_scan over every rank counting the same events (the
  * raw read, no order, no JSON), and the timeline query over the whole
- * communicator (aligned, merged across ranks, GPU fit, NDJSON to a sink). */
+ * communicator (aligned, merged across ranks, GPU fit, NDJSON to a sink) in
+ * three outputs: the default JSON, compact arrays with states, without. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #define RANKS 8
 #define COLLS_PER_BATCH 50
 #define COMM 0x5eedull
+#define NVARIANTS 3
 
 static double now_s(void)
 {
@@ -102,14 +104,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_query: cannot build the store in %s\n", base);
         return 1;
     }
-    nsc_query *q;
+    static const char *const variants[NVARIANTS] = {
+        "comm=0x5eed&limit=1000000", "comm=0x5eed&limit=1000000&format=compact&states=1",
+        "comm=0x5eed&limit=1000000&format=compact"};
+    nsc_query *q[NVARIANTS];
     char err[256];
-    if (nsc_query_parse("timeline", "comm=0x5eed&limit=1000000", &q, err, sizeof err)) {
-        fprintf(stderr, "bench_query: %s\n", err);
-        return 1;
-    }
-    double scan[99], tl[99];
-    uint64_t nscan = 0, bytes = 0;
+    for (int v = 0; v < NVARIANTS; v++)
+        if (nsc_query_parse("timeline", variants[v], &q[v], err, sizeof err)) {
+            fprintf(stderr, "bench_query: %s\n", err);
+            return 1;
+        }
+    double scan[99], tl[NVARIANTS][99];
+    uint64_t nscan = 0, bytes[NVARIANTS] = {0};
     for (int i = 0; i < reps; i++) {
         nsc_store_reader *rd;
         if (nsc_store_read_begin(st, &rd))
@@ -119,10 +125,13 @@ int main(int argc, char **argv)
         for (int r = 0; r < RANKS; r++)
             nsc_store_scan(rd, 1, COMM, r, 0, UINT64_MAX, count_event, &nscan);
         scan[i] = now_s() - t;
-        bytes = 0;
-        t = now_s();
-        int rc = nsc_query_run(q, rd, sink, &bytes, err, sizeof err);
-        tl[i] = now_s() - t;
+        int rc = 0;
+        for (int v = 0; !rc && v < NVARIANTS; v++) {
+            bytes[v] = 0;
+            t = now_s();
+            rc = nsc_query_run(q[v], rd, sink, &bytes[v], err, sizeof err);
+            tl[v][i] = now_s() - t;
+        }
         nsc_store_read_end(rd);
         if (rc) {
             fprintf(stderr, "bench_query: %s\n", err);
@@ -130,15 +139,16 @@ int main(int argc, char **argv)
         }
     }
     qsort(scan, (size_t)reps, sizeof *scan, cmp_double);
-    qsort(tl, (size_t)reps, sizeof *tl, cmp_double);
-    printf("events %llu, ranks %d, NDJSON %.1f MB (%.0f B/event), median of %d\n",
-           (unsigned long long)nscan, RANKS, (double)bytes / 1e6, (double)bytes / (double)nscan,
-           reps);
+    printf("events %llu, ranks %d, median of %d\n", (unsigned long long)nscan, RANKS, reps);
     printf("baseline nsc_store_scan (count only): %8.1f ms  %6.2f M events/s\n",
            scan[reps / 2] * 1e3, (double)nscan / scan[reps / 2] / 1e6);
-    printf("timeline query (NDJSON to a sink):     %8.1f ms  %6.2f M events/s\n",
-           tl[reps / 2] * 1e3, (double)nscan / tl[reps / 2] / 1e6);
-    nsc_query_free(q);
+    for (int v = 0; v < NVARIANTS; v++) {
+        qsort(tl[v], (size_t)reps, sizeof *tl[v], cmp_double);
+        printf("timeline %-50s %8.1f ms  %6.2f M events/s  %6.1f MB (%.0f B/event)\n",
+               v ? variants[v] + 26 : "(default JSON)", tl[v][reps / 2] * 1e3, (double)nscan / tl[v][reps / 2] / 1e6,
+               (double)bytes[v] / 1e6, (double)bytes[v] / (double)nscan);
+        nsc_query_free(q[v]);
+    }
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
     return 0;
