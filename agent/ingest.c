@@ -62,6 +62,11 @@ void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns)
         a->in.nomem++;
     if (nsc_reg_learn(a->reg, p, b) != 0)
         a->in.table_full++;
+    if (b->hdr.final && !p->finished) {
+        p->finished = 1;
+        if (nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
+            a->in.nomem++;
+    }
     uint64_t base = b->hdr.base_ns;
     for (size_t i = 0; i < b->nstrs; i++)
         add(a, p, NSC_WIRE_TAG_STR, &b->strs[i], base);

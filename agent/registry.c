@@ -87,7 +87,11 @@ nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t no
 {
     nsc_reg_proc *p = nsc_reg_find(r, hdr->proc.host, hdr->proc.pid);
     *created = 0;
-    if (p && !p->alive && p->reason == NSC_A2C_REASON_SILENT) {
+    if (p && p->alive && p->finished && !hdr->final) {
+        /* The plugin was loaded again after it shut down: reported anew. */
+        p->finished = 0;
+        *created = 1;
+    } else if (p && !p->alive && p->reason == NSC_A2C_REASON_SILENT) {
         /* Only slow, not gone: the same incarnation is back, reported anew. */
         p->alive = 1;
         p->reason = NSC_A2C_REASON_NONE;
@@ -236,7 +240,7 @@ void nsc_reg_check(nsc_registry *r, uint64_t now_ns, uint64_t silent_ns,
                 continue;
             if (p->pidfd < 0 ? gone_by_kill(p->id.pid) : 0)
                 mark_dead(r, p, now_ns, NSC_A2C_REASON_EXITED, died, arg);
-            else if (now_ns - p->last_ns > silent_ns)
+            else if (!p->finished && now_ns - p->last_ns > silent_ns)
                 mark_dead(r, p, now_ns, NSC_A2C_REASON_SILENT, died, arg);
             else if (p->pidfd >= 0 && n < r->pcap) {
                 r->pfds[n] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};

@@ -29,6 +29,7 @@ typedef struct nsc_reg_proc {
     uint64_t first_ns, last_ns, last_seq, batches, events;
     int pidfd;                /* -1: use kill(pid, 0) */
     uint8_t alive, reason;    /* reason: NSC_A2C_REASON_* once dead */
+    uint8_t finished;         /* its plugin's final batch came: silence is expected */
     uint64_t death_ns;
     nsc_reg_ctx *ctxs;        /* indexed by context index */
     uint32_t nctxs;

@@ -129,6 +129,7 @@ static void render_live(nsc_collector *c, struct evbuffer *b)
                            "# TYPE ncclscope_collector_live_processes gauge\n"
                            "ncclscope_collector_live_processes{state=\"alive\"} %" PRIu64 "\n"
                            "ncclscope_collector_live_processes{state=\"dead\"} %" PRIu64 "\n"
+                           "ncclscope_collector_live_processes{state=\"finished\"} %" PRIu64 "\n"
                            "# HELP ncclscope_collector_live_agents Agents by state\n"
                            "# TYPE ncclscope_collector_live_agents gauge\n"
                            "ncclscope_collector_live_agents{state=\"alive\"} %" PRIu64 "\n"
@@ -139,7 +140,7 @@ static void render_live(nsc_collector *c, struct evbuffer *b)
                            "# TYPE ncclscope_collector_live_hangs gauge\nncclscope_collector_live_hangs %" PRIu64 "\n"
                            "# HELP ncclscope_collector_live_lagging Ranks lagging (NCCL RAS rule)\n"
                            "# TYPE ncclscope_collector_live_lagging gauge\nncclscope_collector_live_lagging %" PRIu64 "\n",
-                        n.procs_alive, n.procs_dead, n.agents_alive, n.agents_dead, n.comms, n.hangs, n.lagging);
+                        n.procs_alive, n.procs_dead, n.procs_finished, n.agents_alive, n.agents_dead, n.comms, n.hangs, n.lagging);
 }
 
 static void metrics(nsc_http *h, struct evhttp_request *req)

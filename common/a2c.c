@@ -193,7 +193,7 @@ static int rd_life(nsc_mp_cursor *c, nsc_a2c_life *l, const fill *f, tally *t)
     uint32_t n;
     TRY(rd_fixed(c, LIFE_FIELDS));
     TRY(rd_u8(c, &l->event));
-    if (l->event != NSC_A2C_STARTED && l->event != NSC_A2C_DIED)
+    if (l->event < NSC_A2C_STARTED || l->event > NSC_A2C_FINISHED)
         return NSC_WIRE_BAD_VALUE;
     TRY(rd_u8(c, &l->reason));
     if (l->reason > NSC_A2C_REASON_SILENT)

@@ -26,8 +26,10 @@
  * the host needs t4, which only the agent knows. */
 enum { NSC_A2C_BATCH = 1, NSC_A2C_ACK = 2, NSC_A2C_PROBE = 3, NSC_A2C_SAMPLE = 4 };
 
-/* Lifecycle events and reasons. */
-enum { NSC_A2C_STARTED = 1, NSC_A2C_DIED = 2 };
+/* Lifecycle events and reasons. FINISHED: the process's plugin sent its
+ * final batch (every communicator finalized), so its silence or exit from
+ * then on is a clean end, not a failure; STARTED follows if it sends again. */
+enum { NSC_A2C_STARTED = 1, NSC_A2C_DIED = 2, NSC_A2C_FINISHED = 3 };
 enum {
     NSC_A2C_REASON_NONE = 0,
     NSC_A2C_REASON_EXITED = 1,     /* the pid is gone (pidfd readable or kill() ESRCH) */

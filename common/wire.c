@@ -161,7 +161,7 @@ typedef struct hdr_key {
 static const hdr_key hdr_keys[] = {
     H("seq", seq, K_U64), H("base_ns", base_ns, K_U64), H("sent_ns", sent_ns, K_U64),
     H("pid", proc.pid, K_U32), H("job", proc.job, K_TEXT), H("host", proc.host, K_TEXT),
-    H("local_rank", proc.local_rank, K_I32), H("gpu", proc.gpu, K_I32)};
+    H("local_rank", proc.local_rank, K_I32), H("gpu", proc.gpu, K_I32), H("final", final, K_U8)};
 #define NHDR_KEYS (sizeof hdr_keys / sizeof hdr_keys[0])
 enum { HDR_SEQ = 0, HDR_PID = 3 };  /* required keys besides "v" */
 

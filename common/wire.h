@@ -64,6 +64,9 @@ typedef struct nsc_batch_hdr {
     uint64_t base_ns;  /* event times are encoded relative to this */
     uint64_t sent_ns;  /* when the batch was encoded (host monotonic) */
     nsc_proc proc;
+    uint8_t final;     /* 1: the plugin's last batch (it shut down: every
+                        * communicator finalized), so the process's silence and
+                        * exit that follow are a clean end, not a failure */
 } nsc_batch_hdr;
 
 /* Encoder over a caller-owned buffer. */

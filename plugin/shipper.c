@@ -71,12 +71,12 @@ static int backlog_full(void)
     return sh.tail - sh.head + 1 >= sh.nbatches;
 }
 
-static int batch_begin(uint64_t now, uint64_t base_ns)
+static int batch_begin(uint64_t now, uint64_t base_ns, int final)
 {
     if (sh.tail - sh.head >= sh.nbatches)
         return -1;
     nsc_batch_hdr hdr = {.version = NSC_WIRE_VERSION, .seq = sh.seq, .base_ns = base_ns,
-                         .sent_ns = now, .proc = sh.cfg.proc};
+                         .sent_ns = now, .proc = sh.cfg.proc, .final = (uint8_t)final};
     hdr.proc.pid = nsc_g_pid;
     uint8_t *buf = sh.mem + (sh.tail % sh.nbatches) * BATCH_CAP;
     if (nsc_enc_begin(&sh.enc, buf, BATCH_CAP, &hdr) != 0 ||
@@ -214,7 +214,7 @@ static uint64_t rec_time(const nsc_rec *r)
 static int ship_record(const nsc_rec *r, uint64_t now)
 {
     for (;;) {
-        if (!sh.open && (backlog_full() || batch_begin(now, rec_time(r)) != 0))
+        if (!sh.open && (backlog_full() || batch_begin(now, rec_time(r), 0) != 0))
             return -1;
         uint32_t before = sh.enc.nrecords;
         if (enc_record(r) == 0)
@@ -296,7 +296,7 @@ static void heartbeat(uint64_t now)
 {
     if (sh.open || sh.head != sh.tail || now - sh.last_begin < sh.cfg.heartbeat_ms * MS)
         return;
-    if (batch_begin(now, now) == 0)
+    if (batch_begin(now, now, 0) == 0)
         batch_finish();
 }
 
@@ -326,7 +326,7 @@ static void drain_all(int final)
     if (!final)
         return;
     count_leftovers();
-    if (batch_begin(now, now) == 0)
+    if (batch_begin(now, now, 1) == 0)
         batch_finish();
 }
 

@@ -64,6 +64,7 @@ typedef struct proc_st {
     uint32_t pid;
     uint64_t last_ns;
     int died, reason;
+    int finished;  /* its plugin shut down cleanly (NSC_A2C_FINISHED) */
     uint64_t died_ns;
     ctx_map *ctx;
     size_t nctx;
@@ -432,6 +433,12 @@ int nsc_live_life(nsc_live *l, const char *agent, const char *host, const nsc_a2
     proc_st *p = &l->procs[pi];
     snprintf(p->job, sizeof p->job, "%s", life->job);
     snprintf(p->agent, sizeof p->agent, "%s", agent);
+    if (life->event == NSC_A2C_FINISHED) {
+        p->finished = 1;
+        return 0;
+    }
+    if (life->event == NSC_A2C_STARTED)
+        p->finished = 0;
     p->died = life->event == NSC_A2C_DIED;
     p->reason = life->reason;
     p->died_ns = p->died ? now : 0;
@@ -502,7 +509,8 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
     out->events = l->events;
     out->comms = l->ncomms;
     for (size_t i = 0; i < l->nprocs; i++)
-        proc_alive(l, &l->procs[i], now) ? out->procs_alive++ : out->procs_dead++;
+        l->procs[i].finished ? out->procs_finished++
+        : proc_alive(l, &l->procs[i], now) ? out->procs_alive++ : out->procs_dead++;
     for (size_t i = 0; i < l->nagents; i++)
         now - l->agents[i].last_ns <= l->cfg.heartbeat_timeout_ns ? out->agents_alive++ : out->agents_dead++;
     for (size_t i = 0; i < l->ncomms; i++) {
@@ -525,7 +533,7 @@ static const char *reason_name(int reason)
 
 static const char *proc_state(const nsc_live *l, const proc_st *p, uint64_t now)
 {
-    return p->died ? "dead" : proc_alive(l, p, now) ? "alive" : "silent";
+    return p->finished ? "finished" : p->died ? "dead" : proc_alive(l, p, now) ? "alive" : "silent";
 }
 
 static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
@@ -662,9 +670,11 @@ int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *o)
     for (size_t i = 0; i < l->ncomms; i++)
         rate += l->comms[i].rate;
     fprintf(o, "{\"now_ns\":%" PRIu64 ",\"events_total\":%" PRIu64 ",\"events_per_s\":%.1f"
-               ",\"processes_alive\":%" PRIu64 ",\"processes_dead\":%" PRIu64 ",\"agents_alive\":%" PRIu64
+               ",\"processes_alive\":%" PRIu64 ",\"processes_dead\":%" PRIu64
+               ",\"processes_finished\":%" PRIu64 ",\"agents_alive\":%" PRIu64
                ",\"agents_dead\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"lagging\":%" PRIu64 ",\"comms\":[",
-            now, l->events, rate, cn.procs_alive, cn.procs_dead, cn.agents_alive, cn.agents_dead,
+            now, l->events, rate, cn.procs_alive, cn.procs_dead, cn.procs_finished, cn.agents_alive,
+            cn.agents_dead,
             cn.hangs, cn.lagging);
     for (size_t i = 0; i < l->ncomms; i++) {
         const comm_st *c = &l->comms[i];

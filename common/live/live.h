@@ -49,7 +49,8 @@ int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *out);
 
 /* Totals for tests and metrics. */
 typedef struct nsc_live_counts {
-    uint64_t events, procs_alive, procs_dead, agents_alive, agents_dead, comms, hangs, lagging;
+    uint64_t events, procs_alive, procs_dead, procs_finished, agents_alive, agents_dead, comms, hangs,
+        lagging;
 } nsc_live_counts;
 void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *c);
 

@@ -29,7 +29,7 @@ static const nsc_a2c_progress progress[2] = {
 static size_t make_batch(void)
 {
     static nsc_a2c_section secs[2];
-    static nsc_a2c_life life[2];
+    static nsc_a2c_life life[3];
     static nsc_a2c_alias alias = {.proxy_pid = 11, .origin_pid = 10, .proxy_id = 5, .new_id = (1ull << 63) | 9};
     secs[0] = (nsc_a2c_section){sect_buf[0], make_section(sect_buf[0], 10, 100)};
     secs[1] = (nsc_a2c_section){sect_buf[1], make_section(sect_buf[1], 11, 200)};
@@ -37,8 +37,9 @@ static size_t make_batch(void)
     life[1] = (nsc_a2c_life){.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 11,
                              .ts_ns = UINT64_MAX, .last_batch_seq = 99, .job = "job1",
                              .nprogress = 2, .progress = progress};
+    life[2] = (nsc_a2c_life){.event = NSC_A2C_FINISHED, .pid = 10, .ts_ns = 7, .job = "job1"};
     nsc_a2c_batch b = {.agent = "agent-a", .host = "node0", .seq = 1ull << 40, .sent_ns = 5,
-                       .nsections = 2, .nlife = 2, .naliases = 1, .sections = secs, .life = life,
+                       .nsections = 2, .nlife = 3, .naliases = 1, .sections = secs, .life = life,
                        .aliases = &alias};
     size_t bound = nsc_a2c_batch_bound(&b);
     cr_assert_leq(bound, sizeof msg);
@@ -66,8 +67,10 @@ Test(a2c, batch_round_trip)
         cr_assert_eq(wb.events[0].id, 100 + 100 * i);
         nsc_batch_release(&wb);
     }
-    cr_assert_eq(d.nlife, 2);
+    cr_assert_eq(d.nlife, 3);
     cr_assert_eq(d.life[0].event, NSC_A2C_STARTED);
+    cr_assert_eq(d.life[2].event, NSC_A2C_FINISHED);
+    cr_assert_eq(d.life[2].ts_ns, 7);
     cr_assert_eq(d.life[0].nprogress, 0);
     cr_assert_str_eq(d.life[0].job, "job1");
     cr_assert_eq(d.life[1].reason, NSC_A2C_REASON_EXITED);
@@ -157,7 +160,7 @@ Test(a2c, malformed_corpus)
         {"reserved byte", "\x99\x01\x01\xa1" "a\xc1\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_TYPE},
         {"str section", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x91\xa1x\x90\x90", 13, NSC_WIRE_BAD_TYPE},
         {"trailing", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x90\x90\x00", 12, NSC_WIRE_TRAILING},
-        {"bad life event", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x91\x97\x03\x00\x01\x00\x00\xa0\x90\x90", 19,
+        {"bad life event", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x91\x97\x04\x00\x01\x00\x00\xa0\x90\x90", 19,
          NSC_WIRE_BAD_VALUE},
         {"bad reason", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x91\x97\x02\x07\x01\x00\x00\xa0\x90\x90", 19,
          NSC_WIRE_BAD_VALUE},

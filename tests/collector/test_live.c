@@ -87,6 +87,30 @@ Test(live, counts_lag_hang_death)
     nsc_live_free(l);
 }
 
+/* A process whose plugin shut down cleanly is finished, not dead, whether it
+ * then exits or stays silent; loading the plugin again makes it alive. */
+Test(live, finished_is_not_dead)
+{
+    nsc_live *l = scenario();
+    nsc_a2c_life fin = {.event = NSC_A2C_FINISHED, .pid = 100, .job = "job1"};
+    cr_assert_eq(nsc_live_life(l, "agent1", "h1", &fin, T0 + 16 * S), 0);
+    fin.pid = 101;
+    cr_assert_eq(nsc_live_life(l, "agent1", "h1", &fin, T0 + 16 * S), 0);
+    nsc_a2c_life exited = {.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 100, .job = "job1"};
+    cr_assert_eq(nsc_live_life(l, "agent1", "h1", &exited, T0 + 17 * S), 0);
+    nsc_live_counts c;
+    nsc_live_counts_get(l, T0 + 60 * S, &c);
+    cr_assert_eq(c.procs_finished, 2);
+    cr_assert_eq(c.procs_dead, 2, "102 died, 103 went silent");
+    cr_assert_eq(c.procs_alive, 0);
+    nsc_a2c_life again = {.event = NSC_A2C_STARTED, .pid = 101, .job = "job1"};
+    cr_assert_eq(nsc_live_life(l, "agent1", "h1", &again, T0 + 18 * S), 0);
+    nsc_live_counts_get(l, T0 + 19 * S, &c);
+    cr_assert_eq(c.procs_finished, 1);
+    cr_assert_eq(c.procs_alive, 2, "101 again, and 103");
+    nsc_live_free(l);
+}
+
 static nsc_json_doc status_doc(const nsc_live *l, uint64_t now)
 {
     char *text = NULL;
