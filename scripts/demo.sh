@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The main job, end to end on one machine: install what is missing, build,
+# start a collector and one agent per simulated node, run an emulated
+# 2-node x 4-rank NCCL job through the real profiler plugin (AllReduce with PXN
+# and one straggler, then a send/receive exchange), and show what ncclscope
+# saw: status, collectives, topology, stats, diagnose and a Perfetto trace.
+# Everything it starts listens on 127.0.0.1 and is stopped at the end.
+#
+#   scripts/demo.sh [OUT_DIR]     (default: a new /tmp/ncclscope-demo.XXXXXX)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+scripts/deps.sh
+echo "== build (build/)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc 2>/dev/null || echo 2)" \
+  --target ncclscope-collector ncclscope-agent ncclscope ncclscope-emu nccl-profiler-ncclscope \
+  >build/demo-build.log 2>&1 || { tail -40 build/demo-build.log; exit 1; }
+
+bin=$root/build/bin
+plugin=$root/build/lib/libnccl-profiler-ncclscope.so
+out=${1:-$(mktemp -d /tmp/ncclscope-demo.XXXXXX)}
+mkdir -p "$out"
+pids=()
+stop_all() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap stop_all EXIT
+
+echo "== collector and agents (logs in $out)"
+"$bin/ncclscope-collector" --db "$out/db" --listen tcp://127.0.0.1:0 --http 127.0.0.1:0 \
+  --port-file "$out/ports" 2>"$out/collector.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$out/ports" ] && grep -q http "$out/ports" && break; sleep 0.1; done
+zmq_port=$(awk '$1 == "zmq" {print $2}' "$out/ports")
+http_port=$(awk '$1 == "http" {print $2}' "$out/ports")
+[ -n "$zmq_port" ] && [ -n "$http_port" ] || { cat "$out/collector.log"; exit 1; }
+export NCCLSCOPE_COLLECTOR=http://127.0.0.1:$http_port
+for n in 0 1; do
+  mkdir -p "$out/run/node$n"
+  "$bin/ncclscope-agent" --rundir "$out/run/node$n" --host-name "node$n" --agent-id "agent-node$n" \
+    --http off --collector "tcp://127.0.0.1:$zmq_port" 2>"$out/agent$n.log" &
+  pids+=($!)
+done
+for n in 0 1; do
+  for _ in $(seq 100); do [ -S "$out/run/node$n/agent.sock" ] && break; sleep 0.1; done
+done
+
+echo "== emulated job 'demo': 2 nodes x 4 ranks, AllReduce with PXN, rank 5 a straggler"
+emu() {
+  NCCLSCOPE_JOB=demo "$bin/ncclscope-emu" --plugin "$plugin" --nodes 2 --ranks-per-node 4 \
+    --rundir-base "$out/run" --host-prefix node "$@"
+}
+emu --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000 \
+  --summary "$out/allreduce.json"
+emu --scenario p2p --iters 10 --seed 7 --summary "$out/sendrecv.json"
+
+# Everything the ranks emitted, then wait until the collector stored it all.
+want=$(python3 -c 'import json,sys
+t = [json.load(open(f))["totals"] for f in sys.argv[1:]]
+print(sum(sum(x["calls"]["start"].values()) + sum(x["foreign"]["start"].values()) for x in t))' \
+  "$out/allreduce.json" "$out/sendrecv.json" 2>/dev/null || echo 0)
+for _ in $(seq 100); do
+  got=$("$bin/ncclscope" status --json | python3 -c 'import json,sys
+print(json.load(sys.stdin)["events_total"])' 2>/dev/null || echo 0)
+  [ "$want" -gt 0 ] && [ "$got" -ge "$want" ] && break
+  sleep 0.2
+done
+echo "emitted $want events, collector holds $got"
+
+show() { echo; echo "\$ ncclscope $*"; "$bin/ncclscope" "$@" || true; }
+show status
+show comms
+show collectives --comm world --limit 8
+show topology --comm world
+show stats --comm world
+show diagnose --comm world
+show export --comm world --format perfetto -o "$out/demo.pftrace"
+echo
+echo "Perfetto trace: $out/demo.pftrace (open it at https://ui.perfetto.dev)"
+echo "Store: $out/db (read it later with: $bin/ncclscope --db $out/db status)"
