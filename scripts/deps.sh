@@ -5,6 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git clang
       libzmq3-dev libmsgpack-dev liblmdb-dev lmdb-utils libevent-dev libcriterion-dev
       libzstd-dev
+      # deployment tests (tests/deploy/): images, the manifest checker, a real Slurm
+      podman buildah debootstrap python3-yaml slurm-wlm munge
       "$@")
 missing=()
 for p in "${pkgs[@]}"; do
