@@ -40,6 +40,12 @@ int nsc_cli_query(nsc_cli_ctx *c, char *qs, size_t cap);
 int nsc_cli_fetch_doc(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_doc *d);
 int nsc_cli_fetch_ndjson(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_ndjson_fn fn,
                          void *arg);
+/* Paged NDJSON (timeline, collectives): every page until next_cursor is null
+ * (only one with --limit); fn sees one header, the records, one end line. */
+int nsc_cli_fetch_pages(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_ndjson_fn fn,
+                        void *arg);
+/* An nsc_ndjson_fn that prints each line unchanged (--json of paged results). */
+int nsc_cli_print_line(void *arg, const nsc_json *v, const char *line, size_t len);
 int nsc_cli_fetch_raw(nsc_cli_ctx *c, const char *endpoint, const char *qs);
 /* Server-sent events, no timeout; ends when the stream does or fn says stop
  * (a positive return that is not an error leaves c->err empty). */

@@ -214,16 +214,18 @@ typedef struct slice {
     char lane[LANE_NAME];
 } slice;
 
-/* The event a record describes; -1 if it is not one (no rank or start). */
+/* The event a record describes; -1 if it is not one. The end is the
+ * completion (Coll, P2p: the real end), else the stop. */
 static int read_slice(const nsc_json *rec, slice *s)
 {
     int64_t rank;
-    if (rec->kind != NSC_JSON_OBJECT || nsc_json_i64(nsc_json_get(rec, "rank"), &rank) != 0 ||
-        rank < INT32_MIN || rank > INT32_MAX ||
+    const char *kind = nsc_json_str(nsc_json_get(rec, "kind"));
+    if (rec->kind != NSC_JSON_OBJECT || !kind || strcmp(kind, "event") != 0 ||
+        nsc_json_i64(nsc_json_get(rec, "rank"), &rank) != 0 || rank < INT32_MIN || rank > INT32_MAX ||
         nsc_json_u64(nsc_json_get(rec, "start_ns"), &s->start) != 0)
         return -1;
     s->rank = (int32_t)rank;
-    s->end_key = "end_ns";
+    s->end_key = "complete_ns";
     if (nsc_json_u64(nsc_json_get(rec, s->end_key), &s->end) != 0) {
         s->end_key = "stop_ns";
         if (nsc_json_u64(nsc_json_get(rec, s->end_key), &s->end) != 0)
@@ -246,7 +248,50 @@ static int read_slice(const nsc_json *rec, slice *s)
     return 0;
 }
 
-static lane *process_of(nsc_export *x, const nsc_json *rec, int32_t rank)
+/* Size in bytes of an NCCL datatype by name ("ncclFloat32"), 0 if unknown. */
+static uint64_t datatype_size(const char *dt)
+{
+    static const struct {
+        const char *name;
+        unsigned size;
+    } sizes[] = {{"Int8", 1},     {"Char", 1},     {"Uint8", 1},    {"Int32", 4},
+                 {"Int", 4},      {"Uint32", 4},   {"Int64", 8},    {"Uint64", 8},
+                 {"Float16", 2},  {"Half", 2},     {"Float32", 4},  {"Float", 4},
+                 {"Float64", 8},  {"Double", 8},   {"Bfloat16", 2}, {"Float8e4m3", 1},
+                 {"Float8e5m2", 1}};
+    if (!dt)
+        return 0;
+    if (strncmp(dt, "nccl", 4) == 0)
+        dt += 4;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (strcmp(dt, sizes[i].name) == 0)
+            return sizes[i].size;
+    return 0;
+}
+
+/* What the record implies but does not say: bytes of this rank's buffer,
+ * and graph_captured from its flags. */
+typedef struct derived {
+    int has_bytes, graph;
+    uint64_t bytes;
+} derived;
+
+static void derive(const nsc_json *rec, derived *d)
+{
+    uint64_t count, size = datatype_size(nsc_json_str(nsc_json_get(rec, "datatype")));
+    d->has_bytes = size && nsc_json_u64(nsc_json_get(rec, "count"), &count) == 0 &&
+                   !nsc_json_get(rec, "bytes");
+    d->bytes = d->has_bytes ? count * size : 0;
+    d->graph = 0;
+    const nsc_json *flags = nsc_json_get(rec, "flags");
+    if (flags && flags->kind == NSC_JSON_ARRAY)
+        for (const nsc_json *f = nsc_json_first(flags); f; f = nsc_json_next(flags, f))
+            d->graph |= f->kind == NSC_JSON_STRING && strcmp(f->text, "graph") == 0;
+}
+
+/* The process track of a rank, created (with a plain title) if the header
+ * did not name it. */
+static lane *process_track(nsc_export *x, int32_t rank, const char *title)
 {
     int created;
     lane *p = find_lane(x, rank, "", &created);
@@ -254,19 +299,41 @@ static lane *process_of(nsc_export *x, const nsc_json *rec, int32_t rank)
         return p;
     p->uuid = x->next_uuid++;
     x->t.tracks++;
-    char title[160];
-    const char *host = nsc_json_str(nsc_json_get(rec, "host"));
-    uint64_t pid;
-    int n = snprintf(title, sizeof title, "rank %" PRId32, rank);
-    if (host)
-        n += snprintf(title + n, sizeof title - (size_t)n, " %.64s", host);
-    if (nsc_json_u64(nsc_json_get(rec, "pid"), &pid) == 0)
-        snprintf(title + n, sizeof title - (size_t)n, " pid %" PRIu64, pid);
+    char plain[32];
+    if (!title) {
+        snprintf(plain, sizeof plain, "rank %" PRId32, rank);
+        title = plain;
+    }
     if (x->fmt == NSC_EXPORT_PERFETTO)
         pf_process_track(x, p->uuid, rank, title);
     else
         chrome_meta(x, "process_name", rank, NULL, title);
     return p;
+}
+
+/* The header names every rank: "rank 3 node-a pid 4242 gpu 3". */
+static int header_ranks(nsc_export *x, const nsc_json *hdr)
+{
+    const nsc_json *ranks = nsc_json_get(hdr, "ranks");
+    if (!ranks || ranks->kind != NSC_JSON_ARRAY)
+        return 0;
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        int64_t rank, pid, gpu;
+        if (nsc_json_i64(nsc_json_get(r, "rank"), &rank) != 0 || rank < INT32_MIN || rank > INT32_MAX)
+            continue;
+        char title[160];
+        const char *host = nsc_json_str(nsc_json_get(r, "host"));
+        int n = snprintf(title, sizeof title, "rank %" PRId64, rank);
+        if (host)
+            n += snprintf(title + n, sizeof title - (size_t)n, " %.64s", host);
+        if (nsc_json_i64(nsc_json_get(r, "pid"), &pid) == 0)
+            n += snprintf(title + n, sizeof title - (size_t)n, " pid %" PRId64, pid);
+        if (nsc_json_i64(nsc_json_get(r, "gpu"), &gpu) == 0 && gpu >= 0)
+            snprintf(title + n, sizeof title - (size_t)n, " gpu %" PRId64, gpu);
+        if (!process_track(x, (int32_t)rank, title))
+            return -1;
+    }
+    return 0;
 }
 
 /* A backing track of the lane free at s->start (a new one if all are busy). */
@@ -296,12 +363,28 @@ static backing *backing_for(nsc_export *x, lane *proc, lane *l, const slice *s)
 
 static int is_structural(const nsc_json *m, const slice *s)
 {
-    return strcmp(m->key, "rank") == 0 || strcmp(m->key, "start_ns") == 0 ||
-           (s->end_key && strcmp(m->key, s->end_key) == 0);
+    return strcmp(m->key, "kind") == 0 || strcmp(m->key, "rank") == 0 ||
+           strcmp(m->key, "start_ns") == 0 || (s->end_key && strcmp(m->key, s->end_key) == 0);
+}
+
+static void pf_annotate_derived(nsc_export *x, const derived *d)
+{
+    if (d->has_bytes) {
+        nsc_pb_reset(&x->ann);
+        nsc_pb_str(&x->ann, NSC_PF_DA_NAME, "bytes");
+        nsc_pb_uint(&x->ann, NSC_PF_DA_UINT, d->bytes);
+        nsc_pb_msg(&x->sub, NSC_PF_TE_DEBUG_ANNOTATIONS, &x->ann);
+    }
+    nsc_pb_reset(&x->ann);
+    nsc_pb_str(&x->ann, NSC_PF_DA_NAME, "graph_captured");
+    nsc_pb_uint(&x->ann, NSC_PF_DA_BOOL, (uint64_t)d->graph);
+    nsc_pb_msg(&x->sub, NSC_PF_TE_DEBUG_ANNOTATIONS, &x->ann);
 }
 
 static void pf_slice(nsc_export *x, const nsc_json *rec, const slice *s, uint64_t track)
 {
+    derived d;
+    derive(rec, &d);
     nsc_pb_reset(&x->sub);
     nsc_pb_uint(&x->sub, NSC_PF_TE_TYPE, NSC_PF_TE_SLICE_BEGIN);
     nsc_pb_uint(&x->sub, NSC_PF_TE_TRACK_UUID, track);
@@ -309,6 +392,7 @@ static void pf_slice(nsc_export *x, const nsc_json *rec, const slice *s, uint64_
     for (const nsc_json *m = nsc_json_first(rec); m; m = nsc_json_next(rec, m))
         if (!is_structural(m, s))
             pf_annotation(x, m);
+    pf_annotate_derived(x, &d);
     nsc_pb_reset(&x->pkt);
     nsc_pb_uint(&x->pkt, NSC_PF_PACKET_TIMESTAMP, s->start);
     nsc_pb_msg(&x->pkt, NSC_PF_PACKET_TRACK_EVENT, &x->sub);
@@ -338,10 +422,15 @@ static void chrome_slice(nsc_export *x, const nsc_json *rec, const slice *s, uin
         chrome_ts(x->out, "dur", s->end - s->start);
     fputs(",\"args\":{", x->out);
     int first = 1;
+    derived d;
+    derive(rec, &d);
     for (const nsc_json *m = nsc_json_first(rec); m; m = nsc_json_next(rec, m))
         if (!is_structural(m, s))
             chrome_arg(x, m, &first);
-    fputs("}}", x->out);
+    if (d.has_bytes)
+        fprintf(x->out, "%s\"bytes\":%" PRIu64, first ? "" : ",", d.bytes);
+    fprintf(x->out, "%s\"graph_captured\":%s}}", first && !d.has_bytes ? "" : ",",
+            d.graph ? "true" : "false");
 }
 
 nsc_export *nsc_export_new(FILE *out, nsc_export_format fmt)
@@ -362,11 +451,14 @@ int nsc_export_record(nsc_export *x, const nsc_json *rec)
 {
     slice s;
     x->t.records++;
+    const char *kind = nsc_json_str(nsc_json_get(rec, "kind"));
+    if (kind && strcmp(kind, "header") == 0)
+        return header_ranks(x, rec);
     if (read_slice(rec, &s) != 0) {
         x->t.skipped++;
         return 0;
     }
-    lane *proc = process_of(x, rec, s.rank);
+    lane *proc = process_track(x, s.rank, NULL);
     int created;
     lane *l = proc ? find_lane(x, s.rank, s.lane, &created) : NULL;
     /* find_lane may have grown the table: look the process up again. */

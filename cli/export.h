@@ -10,9 +10,13 @@
  * go on separate backing tracks of that lane that share a sibling_merge_key
  * with SIBLING_MERGE_BEHAVIOR_BY_SIBLING_MERGE_KEY, so Perfetto shows them on
  * one row; no timestamp is ever moved. A record without an end (still in
- * flight) begins a slice that never ends. Every other scalar member of the
- * record (func, seq, bytes, algo, proto, graph_captured, ...) becomes a slice
- * argument (a debug annotation in Perfetto, "args" in Chrome JSON).
+ * flight) begins a slice that never ends. A slice ends at the record's
+ * complete_ns (Coll and P2p: the real end), else its stop_ns. Every other
+ * scalar member of the record (func, seq, algo, proto, datatype, ...) becomes
+ * a slice argument (a debug annotation in Perfetto, "args" in Chrome JSON),
+ * with bytes (count x datatype size) and graph_captured (the "graph" flag,
+ * which graph replays carry from their capture) added. The header record
+ * names the process tracks (rank, host, pid, GPU).
  */
 #ifndef NCCLSCOPE_CLI_EXPORT_H
 #define NCCLSCOPE_CLI_EXPORT_H

@@ -26,7 +26,8 @@ int nsc_cli_u64_opt(nsc_cli_ctx *c, const char *name, unsigned long long *v)
 static const struct {
     const char *opt, *param;
 } params[] = {{"job", "job"},   {"comm", "comm"}, {"rank", "rank"},   {"func", "func"},
-              {"seq", "seq"},   {"limit", "limit"}, {"t0", "t0_ns"}, {"t1", "t1_ns"}};
+              {"seq", "seq"},   {"limit", "limit"}, {"t0", "t0_ns"}, {"t1", "t1_ns"},
+              {"type", "type"}};
 
 int nsc_cli_query(nsc_cli_ctx *c, char *qs, size_t cap)
 {
@@ -34,8 +35,7 @@ int nsc_cli_query(nsc_cli_ctx *c, char *qs, size_t cap)
     unsigned long long t0 = 0, t1 = 0, n = 0;
     int rc;
     if ((rc = nsc_cli_u64_opt(c, "t0", &t0)) || (rc = nsc_cli_u64_opt(c, "t1", &t1)) ||
-        (rc = nsc_cli_u64_opt(c, "seq", &n)) || (rc = nsc_cli_u64_opt(c, "limit", &n)) ||
-        (rc = nsc_cli_u64_opt(c, "rank", &n)))
+        (rc = nsc_cli_u64_opt(c, "limit", &n)))
         return rc;
     if (nsc_cli_has(c->args, "t0") && nsc_cli_has(c->args, "t1") && t0 > t1) {
         snprintf(c->err, sizeof c->err, "bad time range: --t0 %llu is after --t1 %llu", t0, t1);
@@ -101,6 +101,60 @@ int nsc_cli_fetch_ndjson(nsc_cli_ctx *c, const char *endpoint, const char *qs, n
     return rc;
 }
 
+/* Paged NDJSON (timeline, collectives): header, records, and an end line
+ * carrying next_cursor. Later pages' headers are dropped; a page without its
+ * end line means the source's stream was cut, which is an error. */
+typedef struct pager {
+    nsc_ndjson_fn fn;
+    void *arg;
+    int pages, ended;
+    char cursor[512];
+} pager;
+
+static int page_line(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    pager *p = arg;
+    const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
+    if (kind && strcmp(kind, "end") == 0) {
+        p->ended = 1;
+        const char *next = nsc_json_str(nsc_json_get(v, "next_cursor"));
+        snprintf(p->cursor, sizeof p->cursor, "%s", next ? next : "");
+        if (next)
+            return 0;
+        return p->fn(p->arg, v, line, len);
+    }
+    if (kind && strcmp(kind, "header") == 0 && p->pages > 0)
+        return 0;
+    return p->fn(p->arg, v, line, len);
+}
+
+int nsc_cli_fetch_pages(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_ndjson_fn fn,
+                        void *arg)
+{
+    pager p = {.fn = fn, .arg = arg};
+    char q[3072];
+    int rc;
+    do {
+        snprintf(q, sizeof q, "%s", qs);
+        if (!nsc_cli_has(c->args, "limit") && nsc_qs_add(q, sizeof q, "limit", "1000000") != 0)
+            return NSC_EXIT_FAIL;
+        if (p.cursor[0] && nsc_qs_add(q, sizeof q, "cursor", p.cursor) != 0) {
+            snprintf(c->err, sizeof c->err, "cursor too long");
+            return NSC_EXIT_FAIL;
+        }
+        p.ended = 0;
+        p.cursor[0] = 0;
+        rc = nsc_cli_fetch_ndjson(c, endpoint, q, page_line, &p);
+        if (rc == NSC_EXIT_OK && !p.ended) {
+            snprintf(c->err, sizeof c->err, "%s from %s ended early (no end line): the source failed mid-way",
+                     endpoint, nsc_src_name(c->src));
+            rc = NSC_EXIT_FAIL;
+        }
+        p.pages++;
+    } while (rc == NSC_EXIT_OK && p.cursor[0] && !nsc_cli_has(c->args, "limit"));
+    return rc;
+}
+
 static int to_stdout(void *arg, const char *data, size_t len)
 {
     (void)arg;
@@ -126,4 +180,10 @@ int nsc_cli_fetch_sse(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_
     int rc = nsc_src_get(s, endpoint, qs, 1, nsc_sse_feed, &r, c->err, sizeof c->err);
     nsc_sse_free(&r);
     return fetched(c, rc, NULL);
+}
+
+int nsc_cli_print_line(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    (void)arg, (void)v;
+    return fwrite(line, 1, len, stdout) == len && putchar('\n') != EOF ? 0 : 1;
 }

@@ -31,17 +31,19 @@ static const nsc_cli_opt watch_opts[] = {
     {"count", "N", "stop after N summaries (default: until interrupted)"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt comm_opts[] = {COMM_OPT, {NULL, NULL, NULL}};
 static const nsc_cli_opt timeline_opts[] = {
-    COMM_OPT, WINDOW_OPTS, {"rank", "R", "only this rank"},
+    COMM_OPT, WINDOW_OPTS, {"rank", "R", "only these ranks (3, 0,2,4-7)"},
+    {"type", "TYPES", "event types (coll,p2p,kernelch,proxyop,...; default all)"},
     {"csv", NULL, "one CSV line per event"},
     {"width", "COLS", "width of the text lanes (default 100)"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt coll_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective (AllReduce, ...)"},
-    {"seq", "N", "only this sequence number"},
+    {"rank", "R", "only these ranks"}, {"seq", "N", "only this sequence number (or N-M)"},
     {"limit", "N", "at most N collectives"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt stats_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt export_opts[] = {
-    COMM_OPT, WINDOW_OPTS, {"rank", "R", "only this rank"},
+    COMM_OPT, WINDOW_OPTS, {"rank", "R", "only these ranks (3, 0,2,4-7)"},
+    {"type", "TYPES", "event types (default all)"},
     {"format", "perfetto|chrome", "trace format (default perfetto)"},
     {"output", "FILE", "file to write (-o FILE; required)"},
     {"input", "FILE", "convert timeline NDJSON from FILE ('-': stdin) instead of fetching"},

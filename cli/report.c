@@ -93,7 +93,6 @@ int nsc_verb_comms(nsc_cli_ctx *c) { return show(c, "comms"); }
 int nsc_verb_collectives(nsc_cli_ctx *c) { return show(c, "collectives"); }
 int nsc_verb_topology(nsc_cli_ctx *c) { return show(c, "topology"); }
 int nsc_verb_stats(nsc_cli_ctx *c) { return show(c, "stats"); }
-int nsc_verb_diagnose(nsc_cli_ctx *c) { return show(c, "status"); }
 
 /* ---- watch ---- */
 

@@ -8,8 +8,11 @@
 #include <string.h>
 
 #include "json.h"
+#include "query.h"
+#include "store.h"
 
 struct nsc_src {
+    nsc_store *store;  /* --db: the store, read-only; else NULL (HTTP) */
     nsc_http_url url;
     char name[300];
     char token[512];
@@ -44,6 +47,18 @@ int nsc_src_open(const nsc_src_opts *o, nsc_src **out, char *err, size_t errcap)
         return -1;
     }
     s->timeout_ms = o->timeout_ms;
+    if (o->db) {
+        snprintf(s->name, sizeof s->name, "store %s", o->db);
+        nsc_store_opts so = {.read_only = 1};
+        int rc = nsc_store_open(o->db, &so, &s->store);
+        if (rc != 0) {
+            snprintf(err, errcap, "cannot open store %s: %s", o->db, nsc_store_strerror(rc));
+            free(s);
+            return -1;
+        }
+        *out = s;
+        return 0;
+    }
     const char *url = o->collector;
     if (!url)
         url = getenv("NCCLSCOPE_COLLECTOR");
@@ -67,7 +82,12 @@ int nsc_src_open(const nsc_src_opts *o, nsc_src **out, char *err, size_t errcap)
     return 0;
 }
 
-void nsc_src_close(nsc_src *s) { free(s); }
+void nsc_src_close(nsc_src *s)
+{
+    if (s->store)
+        nsc_store_close(s->store);
+    free(s);
+}
 
 const char *nsc_src_name(const nsc_src *s) { return s->name; }
 
@@ -93,9 +113,60 @@ static void http_refusal(const nsc_src *s, const char *endpoint, int status, con
         snprintf(err, errcap, "collector at %s answered HTTP %d for %s", s->name, status, endpoint);
 }
 
+typedef struct relay {
+    nsc_http_body_fn fn;
+    void *arg;
+    int rc;  /* the body callback's nonzero return */
+} relay;
+
+static int relay_write(void *arg, const void *data, size_t len)
+{
+    relay *r = arg;
+    r->rc = r->fn(r->arg, data, len);
+    return r->rc;
+}
+
+/* The same request answered in-process from the store. */
+static int store_get(nsc_src *s, const char *endpoint, const char *qs, nsc_http_body_fn fn,
+                     void *arg, char *err, size_t errcap)
+{
+    nsc_query *q;
+    char why[512];
+    if (qs && qs[0] == '&')
+        qs++;
+    int rc = nsc_query_parse(endpoint, qs, &q, why, sizeof why);
+    if (rc == NSC_QUERY_EUNKNOWN) {
+        snprintf(err, errcap, "%s cannot be answered from a store, only by a collector", endpoint);
+        return -1;
+    }
+    if (rc != 0) {
+        snprintf(err, errcap, "%s", why);
+        return -1;
+    }
+    nsc_store_reader *rd;
+    relay r = {fn, arg, 0};
+    rc = nsc_store_read_begin(s->store, &rd);
+    if (rc != 0)
+        snprintf(why, sizeof why, "store: %s", nsc_store_strerror(rc));
+    else {
+        rc = nsc_query_run(q, rd, relay_write, &r, why, sizeof why);
+        nsc_store_read_end(rd);
+    }
+    nsc_query_free(q);
+    if (rc == NSC_QUERY_EWRITE && r.rc)
+        return r.rc;
+    if (rc != 0) {
+        snprintf(err, errcap, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
 int nsc_src_get(nsc_src *s, const char *endpoint, const char *qs, int stream, nsc_http_body_fn fn,
                 void *arg, char *err, size_t errcap)
 {
+    if (s->store)
+        return store_get(s, endpoint, qs, fn, arg, err, errcap);
     char path[4096];
     if (snprintf(path, sizeof path, "/api/v1/%s%s%s", endpoint, qs && *qs ? "?" : "",
                  qs && *qs ? (qs[0] == '&' ? qs + 1 : qs) : "") >= (int)sizeof path) {

@@ -80,7 +80,7 @@ static int ndjson_line(void *arg, char *line, size_t len)
                  (unsigned long long)r->lb.lines, e.msg, e.offset);
         return 1;
     }
-    int rc = r->fn(r->arg, nsc_json_root(&doc));
+    int rc = r->fn(r->arg, nsc_json_root(&doc), line, len);
     nsc_json_free(&doc);
     return rc;
 }

@@ -26,8 +26,9 @@ typedef struct nsc_linebuf {
     uint64_t lines;
 } nsc_linebuf;
 
-/* NDJSON: fn gets each value; its nonzero return stops the stream. */
-typedef int (*nsc_ndjson_fn)(void *arg, const nsc_json *value);
+/* NDJSON: fn gets each value and its line's text (no '\n', not NUL-terminated);
+ * its nonzero return stops the stream. */
+typedef int (*nsc_ndjson_fn)(void *arg, const nsc_json *value, const char *line, size_t len);
 typedef struct nsc_ndjson {
     nsc_linebuf lb;
     nsc_ndjson_fn fn;

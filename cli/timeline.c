@@ -76,17 +76,27 @@ static void widen(lanes *l, uint64_t s, uint64_t e)
     }
 }
 
-static int lane_record(void *arg, const nsc_json *rec)
+/* The end of an event: its completion, else its stop. -1: neither. */
+static int event_end(const nsc_json *rec, uint64_t *e)
 {
+    if (nsc_json_u64(nsc_json_get(rec, "complete_ns"), e) == 0)
+        return 0;
+    return nsc_json_u64(nsc_json_get(rec, "stop_ns"), e);
+}
+
+static int lane_record(void *arg, const nsc_json *rec, const char *line, size_t len)
+{
+    (void)line, (void)len;
     lanes *l = arg;
     int64_t rank;
     uint64_t s, e;
+    const char *type = nsc_json_str(nsc_json_get(rec, "type"));
     const char *func = nsc_json_str(nsc_json_get(rec, "func"));
-    if (!func || nsc_json_i64(nsc_json_get(rec, "rank"), &rank) != 0 || rank < 0 ||
-        rank >= MAX_RANKS || nsc_json_u64(nsc_json_get(rec, "start_ns"), &s) != 0)
+    if (!type || (strcmp(type, "Coll") != 0 && strcmp(type, "P2p") != 0) ||
+        nsc_json_i64(nsc_json_get(rec, "rank"), &rank) != 0 || rank < 0 || rank >= MAX_RANKS ||
+        nsc_json_u64(nsc_json_get(rec, "start_ns"), &s) != 0)
         return 0;  /* only collectives and p2p operations are drawn */
-    int open = nsc_json_u64(nsc_json_get(rec, "end_ns"), &e) != 0 &&
-               nsc_json_u64(nsc_json_get(rec, "stop_ns"), &e) != 0;
+    int open = event_end(rec, &e) != 0;
     if (open || e <= s)
         e = s + 1;
     l->events++;
@@ -139,14 +149,21 @@ static void print_lanes(const lanes *l)
 
 /* ---- CSV ---- */
 
-static const char *const csv_cols[] = {"rank",     "type",  "channel", "func",    "seq",
-                                       "bytes",    "algo",  "proto",   "start_ns", "stop_ns",
-                                       "end_ns",   "graph_captured", "host", "pid"};
+static const char *const csv_cols[] = {
+    "rank",  "type",     "pid",   "tid",      "id",      "parent",      "channel",
+    "func",  "seq",      "datatype", "count", "algo",    "proto",       "peer",
+    "start_ns", "stop_ns", "complete_ns", "gpu_start_ns", "gpu_stop_ns", "err_ns", "flags"};
 #define NCSV (sizeof csv_cols / sizeof csv_cols[0])
 
 static void csv_field(const nsc_json *v)
 {
-    if (!v || v->kind == NSC_JSON_NULL || v->kind == NSC_JSON_ARRAY || v->kind == NSC_JSON_OBJECT)
+    if (v && v->kind == NSC_JSON_ARRAY) {  /* flags: "graph|open" */
+        for (const nsc_json *e = nsc_json_first(v); e; e = nsc_json_next(v, e))
+            if (e->kind == NSC_JSON_STRING)
+                printf("%s%s", e == nsc_json_first(v) ? "" : "|", e->text);
+        return;
+    }
+    if (!v || v->kind == NSC_JSON_NULL || v->kind == NSC_JSON_OBJECT)
         return;
     if (v->kind == NSC_JSON_TRUE || v->kind == NSC_JSON_FALSE) {
         fputs(v->kind == NSC_JSON_TRUE ? "true" : "false", stdout);
@@ -165,9 +182,12 @@ static void csv_field(const nsc_json *v)
     putchar('"');
 }
 
-static int csv_record(void *arg, const nsc_json *rec)
+static int csv_record(void *arg, const nsc_json *rec, const char *line, size_t len)
 {
-    (void)arg;
+    (void)arg, (void)line, (void)len;
+    const char *kind = nsc_json_str(nsc_json_get(rec, "kind"));
+    if (!kind || strcmp(kind, "event") != 0)
+        return 0;
     for (size_t i = 0; i < NCSV; i++) {
         if (i)
             putchar(',');
@@ -192,12 +212,12 @@ int nsc_verb_timeline(nsc_cli_ctx *c)
     if (rc || (rc = nsc_cli_query(c, qs, sizeof qs)))
         return rc;
     if (c->json)
-        return nsc_cli_fetch_raw(c, "timeline", qs);
+        return nsc_cli_fetch_pages(c, "timeline", qs, nsc_cli_print_line, NULL);
     if (nsc_cli_has(c->args, "csv")) {
         for (size_t i = 0; i < NCSV; i++)
             printf("%s%s", i ? "," : "", csv_cols[i]);
         putchar('\n');
-        return nsc_cli_fetch_ndjson(c, "timeline", qs, csv_record, NULL);
+        return nsc_cli_fetch_pages(c, "timeline", qs, csv_record, NULL);
     }
     unsigned long long width = 100;
     if ((rc = nsc_cli_u64_opt(c, "width", &width)))
@@ -207,7 +227,7 @@ int nsc_verb_timeline(nsc_cli_ctx *c)
         return NSC_EXIT_USAGE;
     }
     lanes l = {.width = (size_t)width, .c = c};
-    rc = nsc_cli_fetch_ndjson(c, "timeline", qs, lane_record, &l);
+    rc = nsc_cli_fetch_pages(c, "timeline", qs, lane_record, &l);
     if (rc == NSC_EXIT_OK)
         print_lanes(&l);
     free(l.rows);
@@ -221,8 +241,9 @@ typedef struct exporting {
     nsc_cli_ctx *c;
 } exporting;
 
-static int export_record(void *arg, const nsc_json *rec)
+static int export_record(void *arg, const nsc_json *rec, const char *line, size_t len)
 {
+    (void)line, (void)len;
     exporting *e = arg;
     if (nsc_export_record(e->x, rec) == 0)
         return 0;
@@ -302,7 +323,7 @@ int nsc_verb_export(nsc_cli_ctx *c)
         rc = NSC_EXIT_FAIL;
     } else {
         rc = input ? export_from_file(c, input, &e)
-                   : nsc_cli_fetch_ndjson(c, "timeline", qs, export_record, &e);
+                   : nsc_cli_fetch_pages(c, "timeline", qs, export_record, &e);
         nsc_export_totals t;
         if (nsc_export_finish(e.x, &t) != 0 && rc == NSC_EXIT_OK) {
             snprintf(c->err, sizeof c->err, "writing %s: %s", out, strerror(errno ? errno : EIO));
