@@ -927,6 +927,20 @@ int nsc_store_str(nsc_store_reader *rd, uint32_t id, char *text, size_t cap)
     return 0;
 }
 
+/* Grow *list (of elem bytes) so that one more element fits. */
+static int grow(void **list, size_t count, size_t *cap, size_t elem)
+{
+    if (count < *cap)
+        return 0;
+    size_t ncap = *cap ? 2 * *cap : 8;
+    void *l = realloc(*list, ncap * elem);
+    if (!l)
+        return NSC_STORE_ENOMEM;
+    *list = l;
+    *cap = ncap;
+    return 0;
+}
+
 int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, size_t *n)
 {
     MDB_cursor *cur;
@@ -946,15 +960,8 @@ int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, si
             rc = NSC_STORE_ECORRUPT;
             break;
         }
-        if (count == cap) {
-            cap = cap ? 2 * cap : 8;
-            nsc_store_comm *l = realloc(list, cap * sizeof *l);
-            if (!l) {
-                rc = NSC_STORE_ENOMEM;
-                break;
-            }
-            list = l;
-        }
+        if ((rc = grow((void **)&list, count, &cap, sizeof *list)))
+            break;
         nsc_store_comm *c = &list[count++];
         memset(c, 0, sizeof *c);
         c->comm_id = nsc_get_be64((const uint8_t *)k.mv_data + 4);
@@ -971,6 +978,20 @@ int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, si
     return 0;
 }
 
+static int decode_rank(const MDB_val *v, nsc_store_rank *out)
+{
+    const uint8_t *p = v->mv_data;
+    if (v->mv_size < 16 || v->mv_size > 16 + sizeof out->host - 1)
+        return NSC_STORE_ECORRUPT;
+    memset(out, 0, sizeof *out);
+    out->proc_id = nsc_get_be32(p);
+    out->pid = nsc_get_be32(p + 4);
+    out->gpu = (int32_t)nsc_get_be32(p + 8);
+    out->local_rank = (int32_t)nsc_get_be32(p + 12);
+    memcpy(out->host, p + 16, v->mv_size - 16);
+    return 0;
+}
+
 int nsc_store_rank_info(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
                         nsc_store_rank *out)
 {
@@ -980,15 +1001,75 @@ int nsc_store_rank_info(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32
     int rc = mdb_get(rd->txn, rdbi(rd, DB_RANKS), &k, &v);
     if (rc)
         return rc == MDB_NOTFOUND ? NSC_STORE_ENOTFOUND : rc;
-    const uint8_t *p = v.mv_data;
-    if (v.mv_size < 16 || v.mv_size > 16 + sizeof out->host - 1)
-        return NSC_STORE_ECORRUPT;
-    memset(out, 0, sizeof *out);
-    out->proc_id = nsc_get_be32(p);
-    out->pid = nsc_get_be32(p + 4);
-    out->gpu = (int32_t)nsc_get_be32(p + 8);
-    out->local_rank = (int32_t)nsc_get_be32(p + 12);
-    memcpy(out->host, p + 16, v.mv_size - 16);
+    return decode_rank(&v, out);
+}
+
+int nsc_store_comm_ranks(nsc_store_reader *rd, uint32_t job, uint64_t comm,
+                         nsc_store_rank_entry **out, size_t *n)
+{
+    uint8_t start[NSC_KEY_RANK_LEN];
+    nsc_key_rank(start, job, comm, INT32_MIN);
+    MDB_val k = mval(start, sizeof start), v;
+    nsc_store_rank_entry *list = NULL;
+    size_t count = 0, cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_RANKS), &cur);
+    if (rc)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != NSC_KEY_RANK_LEN || memcmp(k.mv_data, start, NSC_KEY_COMM_LEN) != 0)
+            break;
+        if ((rc = grow((void **)&list, count, &cap, sizeof *list)))
+            break;
+        list[count].rank =
+            nsc_key_rank_from_bits(nsc_get_be32((const uint8_t *)k.mv_data + NSC_KEY_COMM_LEN));
+        if ((rc = decode_rank(&v, &list[count].info)))
+            break;
+        count++;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = count;
+    return 0;
+}
+
+int nsc_store_jobs(nsc_store_reader *rd, nsc_store_job **out, size_t *n)
+{
+    uint8_t start[1] = {'i'};
+    MDB_val k = mval(start, 1), v;
+    nsc_store_job *list = NULL;
+    size_t count = 0, cap = 0;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_JOBS), &cur);
+    if (rc)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 5 || ((const uint8_t *)k.mv_data)[0] != 'i')
+            break;
+        if (v.mv_size >= sizeof list->name) {
+            rc = NSC_STORE_ECORRUPT;
+            break;
+        }
+        if ((rc = grow((void **)&list, count, &cap, sizeof *list)))
+            break;
+        list[count].id = nsc_get_be32((const uint8_t *)k.mv_data + 1);
+        memcpy(list[count].name, v.mv_data, v.mv_size);
+        list[count].name[v.mv_size] = 0;
+        count++;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = count;
     return 0;
 }
 
@@ -998,48 +1079,99 @@ static int overlaps(const nsc_event *ev, uint64_t t0, uint64_t t1)
     return ev->start_ns <= t1 && end >= t0;
 }
 
-static int scan_block(const MDB_val *k, const MDB_val *v, uint64_t t0, uint64_t t1,
-                      nsc_store_event_fn fn, void *arg)
+struct nsc_store_blocks {
+    MDB_cursor *cur;
+    uint8_t prefix[16];  /* (job, comm, rank) */
+    uint64_t t1;
+    MDB_val k, v;
+    int has;             /* k, v hold the next block */
+};
+
+/* Move to the next block of the prefix that starts no later than t1. */
+static int blocks_step(nsc_store_blocks *it, MDB_cursor_op op)
 {
-    nsc_block_key bk;
-    nsc_block blk;
-    if (nsc_key_block_parse(k->mv_data, k->mv_size, &bk) ||
-        nsc_block_decode(v->mv_data, v->mv_size, &blk))
-        return NSC_STORE_ECORRUPT;
-    int stop = 0;
-    for (uint32_t i = 0; !stop && i < blk.hdr.nevents; i++)
-        if (overlaps(&blk.events[i], t0, t1))
-            stop = fn(arg, &bk, &blk, &blk.events[i]);
-    nsc_block_release(&blk);
-    return stop;
+    int rc = mdb_cursor_get(it->cur, &it->k, &it->v, op);
+    it->has = rc == 0 && it->k.mv_size == NSC_KEY_BLOCK_LEN &&
+              memcmp(it->k.mv_data, it->prefix, sizeof it->prefix) == 0 &&
+              nsc_get_be64((const uint8_t *)it->k.mv_data + 16) <= it->t1;
+    return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-int nsc_store_scan(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
-                   uint64_t t1, nsc_store_event_fn fn, void *arg)
+int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
+                          uint64_t t0, uint64_t t1, nsc_store_blocks **out)
 {
     nsc_store_stats s;
     int rc = read_stats(rd->txn, rd->st->dbi, &s);
     if (rc)
         return rc;
+    nsc_store_blocks *it = calloc(1, sizeof *it);
+    if (!it)
+        return NSC_STORE_ENOMEM;
+    if ((rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_BLOCKS), &it->cur))) {
+        free(it);
+        return rc;
+    }
     /* A block starting up to max_span before t0 may still reach into the window. */
     nsc_block_key from = {job, comm, rank, t0 > s.max_span_ns ? t0 - s.max_span_ns : 0, 0};
     uint8_t start[NSC_KEY_BLOCK_LEN];
     nsc_key_block(start, &from);
-    MDB_cursor *cur;
-    if ((rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_BLOCKS), &cur)))
+    memcpy(it->prefix, start, sizeof it->prefix);
+    it->t1 = t1;
+    it->k = mval(start, sizeof start);
+    if ((rc = blocks_step(it, MDB_SET_RANGE))) {
+        nsc_store_blocks_close(it);
         return rc;
-    MDB_val k = mval(start, sizeof start), v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        /* Same (job, comm, rank) prefix, and the block starts inside the window. */
-        if (k.mv_size != NSC_KEY_BLOCK_LEN || memcmp(k.mv_data, start, 16) != 0 ||
-            nsc_get_be64((const uint8_t *)k.mv_data + 16) > t1)
-            break;
-        if ((rc = scan_block(&k, &v, t0, t1, fn, arg)))
-            break;
     }
-    mdb_cursor_close(cur);
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    *out = it;
+    return 0;
+}
+
+int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key)
+{
+    if (!it->has)
+        return 1;
+    return nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ? NSC_STORE_ECORRUPT : 0;
+}
+
+int nsc_store_blocks_next(nsc_store_blocks *it, nsc_block_key *key, nsc_block *blk)
+{
+    if (!it->has)
+        return 1;
+    if (nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ||
+        nsc_block_decode(it->v.mv_data, it->v.mv_size, blk))
+        return NSC_STORE_ECORRUPT;
+    int rc = blocks_step(it, MDB_NEXT);
+    if (rc)
+        nsc_block_release(blk);
+    return rc;
+}
+
+void nsc_store_blocks_close(nsc_store_blocks *it)
+{
+    if (!it)
+        return;
+    mdb_cursor_close(it->cur);
+    free(it);
+}
+
+int nsc_store_scan(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
+                   uint64_t t1, nsc_store_event_fn fn, void *arg)
+{
+    nsc_store_blocks *it;
+    int rc = nsc_store_blocks_open(rd, job, comm, rank, t0, t1, &it);
+    if (rc)
+        return rc;
+    nsc_block_key bk;
+    nsc_block blk;
+    int stop = 0;
+    while (!stop && (rc = nsc_store_blocks_next(it, &bk, &blk)) == 0) {
+        for (uint32_t i = 0; !stop && i < blk.hdr.nevents; i++)
+            if (overlaps(&blk.events[i], t0, t1))
+                stop = fn(arg, &bk, &blk, &blk.events[i]);
+        nsc_block_release(&blk);
+    }
+    nsc_store_blocks_close(it);
+    return stop ? stop : rc == 1 ? 0 : rc;
 }
 
 /* The Coll event a collective index value points at. */

@@ -129,6 +129,34 @@ typedef struct nsc_store_rank {
 int nsc_store_rank_info(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
                         nsc_store_rank *out);
 
+typedef struct nsc_store_rank_entry {
+    int32_t rank;
+    nsc_store_rank info;
+} nsc_store_rank_entry;
+/* The ranks of (job, comm) seen so far, in rank order; *out is malloc'd. */
+int nsc_store_comm_ranks(nsc_store_reader *rd, uint32_t job, uint64_t comm,
+                         nsc_store_rank_entry **out, size_t *n);
+
+typedef struct nsc_store_job {
+    uint32_t id;  /* creation order: a later job has a larger id */
+    char name[64];
+} nsc_store_job;
+/* Every job, in id order; *out is malloc'd. */
+int nsc_store_jobs(nsc_store_reader *rd, nsc_store_job **out, size_t *n);
+
+/* The blocks of (job, comm, rank) that may hold records overlapping [t0, t1]
+ * (raw host times), one at a time in block start order. Lives inside the
+ * reader's transaction: close it before read_end. */
+typedef struct nsc_store_blocks nsc_store_blocks;
+int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
+                          uint64_t t0, uint64_t t1, nsc_store_blocks **out);
+/* The next block's key without decoding it: 0, 1 at the end, or an error. */
+int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key);
+/* Decode the next block (release it with nsc_block_release) and advance:
+ * 0, 1 at the end, or an error. */
+int nsc_store_blocks_next(nsc_store_blocks *it, nsc_block_key *key, nsc_block *blk);
+void nsc_store_blocks_close(nsc_store_blocks *it);
+
 /* Every event of (job, comm, rank) that overlaps [t0, t1] (raw host times),
  * block by block in block start order. fn returns nonzero to stop (returned). */
 typedef int (*nsc_store_event_fn)(void *arg, const nsc_block_key *key, const nsc_block *blk,

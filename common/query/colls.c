@@ -1,0 +1,681 @@
+/* colls.c: collectives matched across ranks by (comm, func, seqNumber), and
+ * the statistics computed from them.
+ *
+ * Per selected rank, one pass over its blocks in the window gathers its Coll
+ * events, the KernelCh children (for kernel times, and the pTimer pairs the
+ * rank's GPU line is fitted from) and the completions; a second pass over the
+ * rank's process blocks finds completions that arrived in a later batch than
+ * their event. Then records are grouped by (func, seq). Memory grows with
+ * the collectives in the window (narrow it with t0_ns/t1_ns or seq).
+ */
+#include "qint.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct cl_rec {
+    uint32_t func, datatype, algo, proto;
+    uint64_t seq, id, count;
+    int32_t rank, root;
+    uint32_t r;                 /* index into c->ranks */
+    uint8_t nchannels, flags, has_kernel, has_done;
+    uint64_t enq, enq_end;      /* aligned */
+    uint64_t kstart, kend, done;
+} cl_rec;
+
+typedef struct cl_kernel {
+    uint64_t parent, start, stop;  /* aligned CPU times */
+    uint64_t pt_start, pt_stop;
+} cl_kernel;
+
+typedef struct cl_done {
+    uint64_t id, ts;
+} cl_done;
+
+typedef struct cl_group {
+    size_t first, n;            /* records[first .. first+n) */
+    uint64_t start, end, skew, bytes;
+    int has_end;
+    int32_t last_rank;
+    double algbw, busbw;
+} cl_group;
+
+typedef struct cl_set {
+    q_ctx *c;
+    cl_rec *recs;
+    size_t nrecs, cap;
+    cl_group *groups;
+    size_t ngroups;
+    /* per-rank scratch */
+    cl_kernel *kern;
+    size_t nkern, kcap;
+    cl_done *done;
+    size_t ndone, dcap;
+} cl_set;
+
+static int grow(q_ctx *c, void **p, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? 2 * *cap : 256;
+    void *np = realloc(*p, ncap * elem);
+    if (!np)
+        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    *p = np;
+    *cap = ncap;
+    return 0;
+}
+
+static int want_coll(cl_set *s, const nsc_event *ev)
+{
+    const nsc_query *q = s->c->q;
+    return ev->d.coll.seq >= q->seq_lo && ev->d.coll.seq <= q->seq_hi &&
+           (!(q->has & QP_FUNC) || strcasecmp(q_text(s->c, ev->d.coll.func), q->func) == 0);
+}
+
+static int add_coll(cl_set *s, uint32_t r, const nsc_event *ev)
+{
+    if (grow(s->c, (void **)&s->recs, s->nrecs, &s->cap, sizeof *s->recs))
+        return NSC_QUERY_ESTORE;
+    const q_rank *qr = &s->c->ranks[r];
+    cl_rec *x = &s->recs[s->nrecs++];
+    memset(x, 0, sizeof *x);
+    x->func = ev->d.coll.func;
+    x->datatype = ev->d.coll.datatype;
+    x->algo = ev->d.coll.algo;
+    x->proto = ev->d.coll.proto;
+    x->seq = ev->d.coll.seq;
+    x->id = ev->id;
+    x->count = ev->d.coll.count;
+    x->rank = qr->rank;
+    x->root = ev->d.coll.root;
+    x->r = r;
+    x->nchannels = ev->d.coll.nchannels;
+    x->flags = ev->flags;
+    x->enq = q_align(s->c, qr, ev->start_ns, NULL);
+    x->enq_end = q_align(s->c, qr, ev->stop_ns, NULL);
+    return 0;
+}
+
+static int add_done(cl_set *s, const q_rank *qr, const nsc_block *blk)
+{
+    for (uint32_t i = 0; i < blk->hdr.ncompletions; i++) {
+        if (grow(s->c, (void **)&s->done, s->ndone, &s->dcap, sizeof *s->done))
+            return NSC_QUERY_ESTORE;
+        s->done[s->ndone++] =
+            (cl_done){blk->completions[i].id, q_align(s->c, qr, blk->completions[i].ts_ns, NULL)};
+    }
+    return 0;
+}
+
+static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *g)
+{
+    const q_rank *qr = &s->c->ranks[r];
+    for (uint32_t i = 0; i < blk->hdr.nevents; i++) {
+        const nsc_event *ev = &blk->events[i];
+        if (ev->type == NSC_T_COLL && want_coll(s, ev)) {
+            if (add_coll(s, r, ev))
+                return NSC_QUERY_ESTORE;
+        } else if (ev->type == NSC_T_KERNEL_CH && ev->parent) {
+            if (grow(s->c, (void **)&s->kern, s->nkern, &s->kcap, sizeof *s->kern))
+                return NSC_QUERY_ESTORE;
+            s->kern[s->nkern++] = (cl_kernel){ev->parent, q_align(s->c, qr, ev->start_ns, NULL),
+                                              q_align(s->c, qr, ev->stop_ns, NULL),
+                                              ev->d.kernel_ch.ptimer_start,
+                                              ev->d.kernel_ch.ptimer_stop};
+            if (ev->d.kernel_ch.ptimer_stop && ev->d.kernel_ch.ptimer_stop_ns &&
+                nsc_gpuclock_add(g, ev->d.kernel_ch.ptimer_stop, ev->d.kernel_ch.ptimer_stop_ns))
+                return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+        }
+    }
+    return add_done(s, qr, blk);
+}
+
+/* Every block of (comm, rank) in the rank's raw window through add. */
+static int scan_rank(cl_set *s, uint32_t r, uint64_t comm, int32_t key_rank, nsc_gpuclock *g)
+{
+    q_ctx *c = s->c;
+    uint64_t h0, h1;
+    q_raw_window(c, &c->ranks[r], c->q->t0, c->q->t1, &h0, &h1);
+    if (comm == NSC_STORE_PROC_COMM) /* completions come after their event */
+        h1 = h1 < UINT64_MAX - 60000000000ull ? h1 + 60000000000ull : UINT64_MAX;
+    nsc_store_blocks *it;
+    int rc = nsc_store_blocks_open(c->rd, c->job, comm, key_rank, h0, h1, &it);
+    if (rc)
+        return q_store_fail(c, rc);
+    nsc_block_key key;
+    nsc_block blk;
+    while ((rc = nsc_store_blocks_next(it, &key, &blk)) == 0) {
+        rc = g ? add_block(s, r, &blk, g) : add_done(s, &c->ranks[r], &blk);
+        nsc_block_release(&blk);
+        if (rc)
+            break;
+    }
+    nsc_store_blocks_close(it);
+    return rc == 1 ? 0 : rc > 0 ? q_store_fail(c, rc) : rc;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const cl_rec *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static cl_rec *find_rec(cl_rec *recs, size_t n, uint64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (recs[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && recs[lo].id == id ? &recs[lo] : NULL;
+}
+
+/* Join the rank's kernels and completions to its collectives. */
+static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g)
+{
+    cl_rec *recs = s->recs + first;
+    size_t n = s->nrecs - first;
+    qsort(recs, n, sizeof *recs, by_id);
+    const q_rank *qr = &s->c->ranks[r];
+    for (size_t i = 0; i < s->nkern; i++) {
+        const cl_kernel *k = &s->kern[i];
+        cl_rec *x = find_rec(recs, n, k->parent);
+        if (!x)
+            continue;
+        uint64_t a0 = k->start, a1 = k->stop, e;
+        q_gpu_align(s->c, qr, g, k->pt_start, &a0, &e);
+        q_gpu_align(s->c, qr, g, k->pt_stop, &a1, &e);
+        if (!x->has_kernel || a0 < x->kstart)
+            x->kstart = a0;
+        if (!x->has_kernel || a1 > x->kend)
+            x->kend = a1;
+        x->has_kernel = 1;
+    }
+    for (size_t i = 0; i < s->ndone; i++) {
+        cl_rec *x = find_rec(recs, n, s->done[i].id);
+        if (x && (!x->has_done || s->done[i].ts > x->done))
+            x->done = s->done[i].ts, x->has_done = 1;
+    }
+}
+
+static int gather(cl_set *s)
+{
+    q_ctx *c = s->c;
+    int rc = 0;
+    for (uint32_t r = 0; !rc && r < c->nranks; r++) {
+        nsc_gpuclock g;
+        nsc_gpuclock_init(&g);
+        size_t first = s->nrecs;
+        s->nkern = s->ndone = 0;
+        rc = scan_rank(s, r, c->comm.comm_id, c->ranks[r].rank, &g);
+        if (!rc && s->nrecs > first)
+            rc = scan_rank(s, r, NSC_STORE_PROC_COMM, (int32_t)c->ranks[r].info.proc_id, NULL);
+        if (!rc)
+            join_rank(s, r, first, &g);
+        nsc_gpuclock_free(&g);
+    }
+    return rc;
+}
+
+/* ---- matching and derived numbers --------------------------------------- */
+
+static int by_coll(const void *a, const void *b)
+{
+    const cl_rec *x = a, *y = b;
+    if (x->func != y->func)
+        return x->func < y->func ? -1 : 1;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static unsigned dtype_size(const char *name)
+{
+    static const struct {
+        const char *suffix;
+        unsigned size;
+    } sizes[] = {{"Int8", 1},    {"Uint8", 1},   {"Char", 1},    {"Float8e4m3", 1},
+                 {"Float8e5m2", 1}, {"Float16", 2}, {"Half", 2},  {"Bfloat16", 2},
+                 {"Int32", 4},   {"Uint32", 4},  {"Int", 4},     {"Float32", 4},
+                 {"Float", 4},   {"Int64", 8},   {"Uint64", 8},  {"Float64", 8},
+                 {"Double", 8}};
+    const char *s = strncmp(name, "nccl", 4) == 0 ? name + 4 : name;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (strcasecmp(s, sizes[i].suffix) == 0)
+            return sizes[i].size;
+    return 0;
+}
+
+/* nccl-tests: bytes moved per rank's view and the bus bandwidth factor. */
+static void bw_model(const char *func, int32_t nranks, double *bytes_mult, double *factor)
+{
+    double n = nranks > 0 ? nranks : 1;
+    *bytes_mult = 1;
+    *factor = 1;
+    if (strcasecmp(func, "AllReduce") == 0) {
+        *factor = 2 * (n - 1) / n;
+    } else if (strcasecmp(func, "AllGather") == 0 || strcasecmp(func, "ReduceScatter") == 0 ||
+               strcasecmp(func, "AllToAll") == 0) {
+        *bytes_mult = n;
+        *factor = (n - 1) / n;
+    }
+}
+
+static void derive(cl_set *s, cl_group *g)
+{
+    q_ctx *c = s->c;
+    const cl_rec *x = &s->recs[g->first];
+    g->start = UINT64_MAX;
+    uint64_t last_arrival = 0, kend = 0;
+    int has_kend = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const cl_rec *y = &x[i];
+        if (y->enq < g->start)
+            g->start = y->enq;
+        if (y->enq >= last_arrival)
+            last_arrival = y->enq, g->last_rank = y->rank;
+        if (y->has_done && (!g->has_end || y->done > g->end))
+            g->end = y->done, g->has_end = 1;
+        if (y->has_kernel && (!has_kend || y->kend > kend))
+            kend = y->kend, has_kend = 1;
+    }
+    if (!g->has_end && has_kend)
+        g->end = kend, g->has_end = 1;
+    g->skew = last_arrival - g->start;
+    double mult, factor;
+    bw_model(q_text(c, x->func), c->comm.nranks, &mult, &factor);
+    g->bytes = (uint64_t)((double)x->count * dtype_size(q_text(c, x->datatype)) * mult);
+    g->algbw = g->busbw = NAN;
+    if (g->has_end && g->end > g->start && g->bytes) {
+        g->algbw = (double)g->bytes / (double)(g->end - g->start);
+        g->busbw = g->algbw * factor;
+    }
+}
+
+static int match(cl_set *s)
+{
+    qsort(s->recs, s->nrecs, sizeof *s->recs, by_coll);
+    s->groups = calloc(s->nrecs ? s->nrecs : 1, sizeof *s->groups);
+    if (!s->groups)
+        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+    for (size_t i = 0; i < s->nrecs;) {
+        size_t j = i + 1;
+        while (j < s->nrecs && s->recs[j].func == s->recs[i].func && s->recs[j].seq == s->recs[i].seq)
+            j++;
+        cl_group *g = &s->groups[s->ngroups];
+        g->first = i;
+        g->n = j - i;
+        derive(s, g);
+        if (g->start >= s->c->q->t0 && g->start <= s->c->q->t1)
+            s->ngroups++;
+        else
+            memset(g, 0, sizeof *g);
+        i = j;
+    }
+    return 0;
+}
+
+static int collect(cl_set *s)
+{
+    int rc = gather(s);
+    free(s->kern);
+    free(s->done);
+    s->kern = NULL;
+    s->done = NULL;
+    return rc ? rc : match(s);
+}
+
+static void cl_free(cl_set *s)
+{
+    free(s->recs);
+    free(s->groups);
+}
+
+/* ---- collectives ---------------------------------------------------------- */
+
+static const cl_rec *g_sort_recs;
+
+static int by_start(const void *a, const void *b)
+{
+    const cl_group *x = a, *y = b;
+    const cl_rec *rx = &g_sort_recs[x->first], *ry = &g_sort_recs[y->first];
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (rx->func != ry->func)
+        return rx->func < ry->func ? -1 : 1;
+    return (rx->seq > ry->seq) - (rx->seq < ry->seq);
+}
+
+/* The first rank that disagrees with the lowest rank on count, datatype or root. */
+static void write_mismatch(q_ctx *c, const cl_rec *x, size_t n)
+{
+    q_out *o = c->out;
+    for (size_t i = 1; i < n; i++) {
+        const char *what = x[i].count != x[0].count       ? "count"
+                           : x[i].datatype != x[0].datatype ? "datatype"
+                           : x[i].root != x[0].root         ? "root"
+                                                            : NULL;
+        if (!what)
+            continue;
+        char line[256];
+        if (what[0] == 'd')
+            snprintf(line, sizeof line, "datatype: rank %d %s, rank %d %s", x[0].rank,
+                     q_text(c, x[0].datatype), x[i].rank, q_text(c, x[i].datatype));
+        else
+            snprintf(line, sizeof line, "%s: rank %d %lld, rank %d %lld", what, x[0].rank,
+                     what[0] == 'c' ? (long long)x[0].count : (long long)x[0].root, x[i].rank,
+                     what[0] == 'c' ? (long long)x[i].count : (long long)x[i].root);
+        q_str(o, line);
+        return;
+    }
+    q_lit(o, "null");
+}
+
+static void write_missing(q_ctx *c, const cl_rec *x, size_t n)
+{
+    q_out *o = c->out;
+    q_lit(o, ",\"missing_ranks\":[");
+    int first = 1;
+    for (size_t r = 0, i = 0; r < c->nranks; r++) {
+        while (i < n && x[i].rank < c->ranks[r].rank)
+            i++;
+        if (i < n && x[i].rank == c->ranks[r].rank)
+            continue;
+        if (!first)
+            q_lit(o, ",");
+        q_i64(o, c->ranks[r].rank);
+        first = 0;
+    }
+    q_lit(o, "]");
+}
+
+static void write_group(q_ctx *c, const cl_set *s, const cl_group *g)
+{
+    q_out *o = c->out;
+    const cl_rec *x = &s->recs[g->first];
+    int graph = 0;
+    for (size_t i = 0; i < g->n; i++)
+        graph |= (x[i].flags & NSC_EVF_GRAPH) != 0;
+    q_lit(o, "{\"kind\":\"collective\",\"comm\":");
+    q_hex(o, c->comm.comm_id);
+    q_lit(o, ",\"func\":");
+    q_str(o, q_text(c, x->func));
+    q_lit(o, ",\"seq\":");
+    q_u64(o, x->seq);
+    q_lit(o, ",\"nranks\":");
+    q_i64(o, c->comm.nranks);
+    q_lit(o, ",\"ranks_seen\":");
+    q_u64(o, g->n);
+    write_missing(c, x, g->n);
+    q_lit(o, ",\"count\":");
+    q_u64(o, x->count);
+    q_lit(o, ",\"datatype\":");
+    q_str(o, q_text(c, x->datatype));
+    q_lit(o, ",\"bytes\":");
+    q_opt_u64(o, g->bytes != 0, g->bytes);
+    q_lit(o, ",\"algo\":");
+    q_str(o, q_text(c, x->algo));
+    q_lit(o, ",\"proto\":");
+    q_str(o, q_text(c, x->proto));
+    q_lit(o, ",\"nchannels\":");
+    q_u64(o, x->nchannels);
+    q_lit(o, graph ? ",\"graph_captured\":true" : ",\"graph_captured\":false");
+    q_lit(o, ",\"start_ns\":");
+    q_u64(o, g->start);
+    q_lit(o, ",\"end_ns\":");
+    q_opt_u64(o, g->has_end, g->end);
+    q_lit(o, ",\"duration_ns\":");
+    q_opt_u64(o, g->has_end && g->end >= g->start, g->end - g->start);
+    q_lit(o, ",\"skew_ns\":");
+    q_u64(o, g->skew);
+    q_lit(o, ",\"last_rank\":");
+    q_i64(o, g->last_rank);
+    q_lit(o, ",\"algbw_gbps\":");
+    q_num(o, g->algbw);
+    q_lit(o, ",\"busbw_gbps\":");
+    q_num(o, g->busbw);
+    q_lit(o, ",\"mismatch\":");
+    write_mismatch(c, x, g->n);
+    q_lit(o, ",\"ranks\":[");
+    for (size_t i = 0; i < g->n; i++) {
+        q_lit(o, i ? ",{\"rank\":" : "{\"rank\":");
+        q_i64(o, x[i].rank);
+        q_lit(o, ",\"id\":");
+        q_u64(o, x[i].id);
+        q_lit(o, ",\"enqueue_ns\":");
+        q_u64(o, x[i].enq);
+        q_lit(o, ",\"enqueue_end_ns\":");
+        q_u64(o, x[i].enq_end);
+        q_lit(o, ",\"kernel_start_ns\":");
+        q_opt_u64(o, x[i].has_kernel, x[i].kstart);
+        q_lit(o, ",\"kernel_end_ns\":");
+        q_opt_u64(o, x[i].has_kernel, x[i].kend);
+        q_lit(o, ",\"complete_ns\":");
+        q_opt_u64(o, x[i].has_done, x[i].done);
+        q_lit(o, "}");
+    }
+    q_lit(o, "]}\n");
+}
+
+static int after_cursor(const nsc_query *q, const cl_group *g, const cl_rec *x)
+{
+    if (!(q->has & QP_CURSOR))
+        return 1;
+    if (g->start != q->cursor[0])
+        return g->start > q->cursor[0];
+    if (x->func != q->cursor[1])
+        return x->func > q->cursor[1];
+    return x->seq > q->cursor[2];
+}
+
+int q_collectives(q_ctx *c)
+{
+    cl_set s = {.c = c};
+    int rc = collect(&s);
+    if (rc) {
+        cl_free(&s);
+        return rc;
+    }
+    g_sort_recs = s.recs;
+    qsort(s.groups, s.ngroups, sizeof *s.groups, by_start);
+    q_out *o = c->out;
+    q_lit(o, "{\"kind\":\"header\",");
+    q_write_comm_head(c);
+    q_lit(o, "}\n");
+    uint64_t written = 0;
+    const cl_group *last = NULL;
+    int more = 0;
+    for (size_t i = 0; i < s.ngroups && !o->err; i++) {
+        const cl_group *g = &s.groups[i];
+        if (!after_cursor(c->q, g, &s.recs[g->first]))
+            continue;
+        if (written == c->q->limit) {
+            more = 1;
+            break;
+        }
+        write_group(c, &s, g);
+        last = g;
+        written++;
+    }
+    q_lit(o, "{\"kind\":\"end\",\"collectives\":");
+    q_u64(o, written);
+    q_lit(o, ",\"next_cursor\":");
+    if (more) {
+        const cl_rec *x = &s.recs[last->first];
+        q_lit(o, "\"");
+        q_u64(o, last->start);
+        q_lit(o, ".");
+        q_u64(o, x->func);
+        q_lit(o, ".");
+        q_u64(o, x->seq);
+        q_lit(o, "\"");
+    } else {
+        q_lit(o, "null");
+    }
+    q_lit(o, "}\n");
+    cl_free(&s);
+    return o->err;
+}
+
+/* ---- stats ------------------------------------------------------------------ */
+
+typedef struct st_item {
+    uint32_t func;
+    unsigned bucket;  /* floor(log2(bytes)) */
+    uint64_t dur;
+    double algbw, busbw;
+} st_item;
+
+static int by_bucket(const void *a, const void *b)
+{
+    const st_item *x = a, *y = b;
+    if (x->func != y->func)
+        return x->func < y->func ? -1 : 1;
+    if (x->bucket != y->bucket)
+        return x->bucket < y->bucket ? -1 : 1;
+    return (x->dur > y->dur) - (x->dur < y->dur);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static size_t pct_index(size_t n, unsigned p)
+{
+    size_t k = (n * p + 99) / 100;
+    return k ? k - 1 : 0;
+}
+
+static void write_bucket(q_ctx *c, st_item *it, size_t n, double *scratch, int first)
+{
+    q_out *o = c->out;
+    q_lit(o, first ? "{\"func\":" : ",{\"func\":");
+    q_str(o, q_text(c, it->func));
+    q_lit(o, ",\"bytes_min\":");
+    q_u64(o, it->bucket == 64 ? 0 : 1ull << it->bucket);
+    q_lit(o, ",\"bytes_max\":");
+    q_u64(o, it->bucket == 64 ? 0 : it->bucket == 63 ? UINT64_MAX : (2ull << it->bucket) - 1);
+    q_lit(o, ",\"count\":");
+    q_u64(o, n);
+    static const unsigned ps[3] = {50, 90, 99};
+    static const char *const lat[3] = {",\"latency_p50_ns\":", ",\"latency_p90_ns\":",
+                                       ",\"latency_p99_ns\":"};
+    for (int i = 0; i < 3; i++) {
+        q_raw(o, lat[i], strlen(lat[i]));
+        q_u64(o, it[pct_index(n, ps[i])].dur);
+    }
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < n; i++)
+            scratch[i] = k ? it[i].busbw : it[i].algbw;
+        qsort(scratch, n, sizeof *scratch, cmp_double);
+        const char *key = k ? ",\"busbw_gbps_p50\":" : ",\"algbw_gbps_p50\":";
+        q_raw(o, key, strlen(key));
+        q_num(o, scratch[pct_index(n, 50)]);
+    }
+    q_lit(o, "}");
+}
+
+static void write_stragglers(q_ctx *c, const cl_set *s)
+{
+    q_out *o = c->out;
+    q_lit(o, ",\"stragglers\":[");
+    uint64_t *last = calloc(c->nranks ? c->nranks : 1, sizeof *last);
+    uint64_t *seen = calloc(c->nranks ? c->nranks : 1, sizeof *seen);
+    if (last && seen) {
+        for (size_t i = 0; i < s->ngroups; i++) {
+            const cl_group *g = &s->groups[i];
+            for (size_t k = 0; k < g->n; k++) {
+                const cl_rec *x = &s->recs[g->first + k];
+                seen[x->r]++;
+                last[x->r] += g->n > 1 && x->rank == g->last_rank;
+            }
+        }
+        int first = 1;
+        for (;;) { /* ranks by last arrivals, most first (selection: few ranks) */
+            size_t best = c->nranks;
+            for (size_t r = 0; r < c->nranks; r++)
+                if (last[r] && (best == c->nranks || last[r] > last[best]))
+                    best = r;
+            if (best == c->nranks)
+                break;
+            q_lit(o, first ? "{\"rank\":" : ",{\"rank\":");
+            q_i64(o, c->ranks[best].rank);
+            q_lit(o, ",\"last_arrivals\":");
+            q_u64(o, last[best]);
+            q_lit(o, ",\"collectives\":");
+            q_u64(o, seen[best]);
+            q_lit(o, "}");
+            last[best] = 0;
+            first = 0;
+        }
+    }
+    free(last);
+    free(seen);
+    q_lit(o, "]");
+}
+
+static unsigned log2_bucket(uint64_t bytes)
+{
+    if (!bytes)
+        return 64;
+    unsigned b = 0;
+    while (bytes >>= 1)
+        b++;
+    return b;
+}
+
+int q_stats(q_ctx *c)
+{
+    cl_set s = {.c = c};
+    int rc = collect(&s);
+    st_item *items = NULL;
+    double *scratch = NULL;
+    if (!rc) {
+        items = malloc((s.ngroups + 1) * sizeof *items);
+        scratch = malloc((s.ngroups + 1) * sizeof *scratch);
+        if (!items || !scratch)
+            rc = q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    }
+    size_t n = 0;
+    for (size_t i = 0; !rc && i < s.ngroups; i++) {
+        const cl_group *g = &s.groups[i];
+        if (!g->has_end || g->end < g->start)
+            continue;
+        items[n++] = (st_item){s.recs[g->first].func, log2_bucket(g->bytes), g->end - g->start,
+                               g->algbw, g->busbw};
+    }
+    if (!rc) {
+        qsort(items, n, sizeof *items, by_bucket);
+        q_out *o = c->out;
+        q_lit(o, "{");
+        q_write_comm_head(c);
+        q_lit(o, ",\"collectives\":");
+        q_u64(o, s.ngroups);
+        q_lit(o, ",\"buckets\":[");
+        for (size_t i = 0; i < n;) {
+            size_t j = i + 1;
+            while (j < n && items[j].func == items[i].func && items[j].bucket == items[i].bucket)
+                j++;
+            write_bucket(c, items + i, j - i, scratch, i == 0);
+            i = j;
+        }
+        q_lit(o, "]");
+        write_stragglers(c, &s);
+        q_lit(o, "}\n");
+        rc = o->err;
+    }
+    free(items);
+    free(scratch);
+    cl_free(&s);
+    return rc;
+}

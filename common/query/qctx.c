@@ -1,0 +1,228 @@
+/* qctx.c: the per-run context of a query: job and communicator resolution,
+ * the ranks and their hosts' clock models, aligned time, the string cache. */
+#include "qint.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int q_fail(q_ctx *c, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, c->errcap, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int q_store_fail(q_ctx *c, int rc)
+{
+    return q_fail(c, NSC_QUERY_ESTORE, "store: %s", nsc_store_strerror(rc));
+}
+
+int q_ctx_init(q_ctx *c, const nsc_query *q, nsc_store_reader *rd, q_out *out, char *err,
+               size_t errcap)
+{
+    memset(c, 0, sizeof *c);
+    c->q = q;
+    c->rd = rd;
+    c->out = out;
+    c->err = err;
+    c->errcap = errcap;
+    c->strs = calloc(Q_STRCACHE, sizeof *c->strs);
+    if (!c->strs)
+        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    for (size_t i = 0; i < Q_STRCACHE; i++)
+        c->strs[i].id = UINT32_MAX;
+    return 0;
+}
+
+void q_ctx_free(q_ctx *c)
+{
+    for (size_t i = 0; i < c->nhosts; i++)
+        if (c->hosts[i].has_model)
+            nsc_clock_free(&c->hosts[i].model);
+    free(c->hosts);
+    free(c->ranks);
+    free(c->strs);
+}
+
+int q_resolve_job(q_ctx *c)
+{
+    nsc_store_job *jobs;
+    size_t n;
+    int rc = nsc_store_jobs(c->rd, &jobs, &n);
+    if (rc)
+        return q_store_fail(c, rc);
+    const nsc_store_job *pick = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!(c->q->has & QP_JOB) || strcmp(jobs[i].name, c->q->job) == 0)
+            pick = &jobs[i]; /* without a name: the last created */
+    if (pick) {
+        c->job = pick->id;
+        memcpy(c->job_name, pick->name, sizeof c->job_name);
+    }
+    free(jobs);
+    if (pick)
+        return 0;
+    if (c->q->has & QP_JOB)
+        return q_fail(c, NSC_QUERY_ENOTFOUND, "no job \"%s\" in the store", c->q->job);
+    return q_fail(c, NSC_QUERY_ENOTFOUND, "the store holds no job yet");
+}
+
+/* comm parameter: "0x" + hex is an id, anything else a name. */
+static int comm_matches(const nsc_query *q, const nsc_store_comm *cm)
+{
+    if (strncasecmp(q->comm, "0x", 2) == 0)
+        return strtoull(q->comm + 2, NULL, 16) == cm->comm_id;
+    return strcmp(q->comm, cm->name) == 0;
+}
+
+int q_rank_selected(const nsc_query *q, int32_t rank)
+{
+    if (!(q->has & QP_RANK))
+        return 1;
+    for (size_t i = 0; i < q->nranges; i++)
+        if (rank >= q->ranks[i].lo && rank <= q->ranks[i].hi)
+            return 1;
+    return 0;
+}
+
+static int host_index(q_ctx *c, const char *name, int *out)
+{
+    for (size_t i = 0; i < c->nhosts; i++)
+        if (strcmp(c->hosts[i].name, name) == 0) {
+            *out = (int)i;
+            return 0;
+        }
+    q_host *h = realloc(c->hosts, (c->nhosts + 1) * sizeof *h);
+    if (!h)
+        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    c->hosts = h;
+    h = &c->hosts[c->nhosts];
+    memset(h, 0, sizeof *h);
+    snprintf(h->name, sizeof h->name, "%s", name);
+    int rc = nsc_store_get_clock(c->rd, name, &h->model);
+    if (rc && rc != NSC_STORE_ENOTFOUND)
+        return q_store_fail(c, rc);
+    h->has_model = rc == 0 && h->model.nsegs > 0;
+    if (rc == 0 && !h->has_model)
+        nsc_clock_free(&h->model);
+    *out = (int)c->nhosts++;
+    return 0;
+}
+
+static int load_ranks(q_ctx *c)
+{
+    nsc_store_rank_entry *all;
+    size_t n;
+    int rc = nsc_store_comm_ranks(c->rd, c->job, c->comm.comm_id, &all, &n);
+    if (rc)
+        return q_store_fail(c, rc);
+    c->ranks = calloc(n ? n : 1, sizeof *c->ranks);
+    if (!c->ranks) {
+        free(all);
+        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!q_rank_selected(c->q, all[i].rank))
+            continue;
+        q_rank *r = &c->ranks[c->nranks++];
+        r->rank = all[i].rank;
+        r->info = all[i].info;
+        rc = host_index(c, r->info.host, &r->host);
+    }
+    free(all);
+    return rc;
+}
+
+int q_resolve_comm(q_ctx *c)
+{
+    nsc_store_comm *comms;
+    size_t n;
+    int rc = nsc_store_comms(c->rd, c->job, &comms, &n);
+    if (rc)
+        return q_store_fail(c, rc);
+    size_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        if (comm_matches(c->q, &comms[i]) && hits++ == 0)
+            c->comm = comms[i];
+    free(comms);
+    if (hits == 0)
+        return q_fail(c, NSC_QUERY_ENOTFOUND, "no communicator %s in job \"%s\"", c->q->comm,
+                      c->job_name);
+    if (hits > 1)
+        return q_fail(c, NSC_QUERY_EPARAM, "comm: the name \"%s\" names %zu communicators; use the id",
+                      c->q->comm, hits);
+    return load_ranks(c);
+}
+
+const char *q_text(q_ctx *c, uint32_t id)
+{
+    if (id == 0)
+        return "";
+    q_strc *e = &c->strs[id % Q_STRCACHE];
+    if (e->id != id) {
+        if (nsc_store_str(c->rd, id, e->text, sizeof e->text))
+            e->text[0] = 0;
+        e->id = id;
+    }
+    return e->text;
+}
+
+uint64_t q_align(const q_ctx *c, const q_rank *r, uint64_t host_ns, uint64_t *err_ns)
+{
+    const q_host *h = &c->hosts[r->host];
+    uint64_t ref = host_ns, err = 0;
+    if (h->has_model && nsc_clock_host_to_ref(&h->model, host_ns, &ref, &err))
+        ref = host_ns, err = 0;
+    if (err_ns)
+        *err_ns = err;
+    return ref;
+}
+
+uint64_t q_unalign(const q_ctx *c, const q_rank *r, uint64_t aligned_ns)
+{
+    uint64_t h = aligned_ns;
+    for (int i = 0; i < 2; i++) {
+        int64_t off = (int64_t)(q_align(c, r, h, NULL) - h);
+        h = off > 0 && (uint64_t)off > aligned_ns ? 0 : aligned_ns - (uint64_t)off;
+    }
+    return h;
+}
+
+void q_raw_window(const q_ctx *c, const q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
+                  uint64_t *h1)
+{
+    const uint64_t margin = 10000000; /* 10 ms: the inverse is approximate */
+    *h0 = t0 == 0 ? 0 : q_unalign(c, r, t0);
+    *h0 = *h0 > margin ? *h0 - margin : 0;
+    *h1 = t1 == UINT64_MAX ? UINT64_MAX : q_unalign(c, r, t1);
+    *h1 = *h1 < UINT64_MAX - margin ? *h1 + margin : UINT64_MAX;
+}
+
+int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, uint64_t ptimer,
+                uint64_t *aligned, uint64_t *err_ns)
+{
+    uint64_t cpu, gerr, herr;
+    if (ptimer == 0 || nsc_gpuclock_to_cpu(g, ptimer, &cpu, &gerr))
+        return -1;
+    *aligned = q_align(c, r, cpu, &herr);
+    *err_ns = gerr + herr;
+    return 0;
+}
+
+void q_write_comm_head(q_ctx *c)
+{
+    q_out *o = c->out;
+    q_lit(o, "\"job\":");
+    q_str(o, c->job_name);
+    q_lit(o, ",\"comm\":");
+    q_hex(o, c->comm.comm_id);
+    q_lit(o, ",\"name\":");
+    q_str(o, c->comm.name);
+    q_lit(o, ",\"nranks\":");
+    q_i64(o, c->comm.nranks);
+}

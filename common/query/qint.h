@@ -1,0 +1,133 @@
+/* qint.h: what the query endpoints share inside nsc_query.
+ *
+ * Owns the parsed parameters (struct nsc_query), the buffered JSON writer
+ * (q_out) and the per-run context (q_ctx): the resolved job and communicator,
+ * the ranks with their host clock models, and the string dictionary cache.
+ * Endpoints are functions of a q_ctx; query.c parses and dispatches.
+ */
+#ifndef NCCLSCOPE_QINT_H
+#define NCCLSCOPE_QINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuclock.h"
+#include "query.h"
+
+enum q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_NENDPOINTS };
+
+/* Which parameters were given (bits of nsc_query.has). */
+enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
+       QP_FUNC = 1 << 5, QP_SEQ = 1 << 6, QP_TYPE = 1 << 7, QP_LIMIT = 1 << 8,
+       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10 };
+
+#define Q_MAX_RANGES 64
+
+typedef struct q_range {
+    int32_t lo, hi;
+} q_range;
+
+struct nsc_query {
+    int endpoint;
+    unsigned has;
+    char job[64], comm[64], func[64];
+    q_range ranks[Q_MAX_RANGES];
+    size_t nranges;
+    uint64_t t0, t1;          /* aligned, inclusive; defaults 0 and UINT64_MAX */
+    uint64_t seq_lo, seq_hi;  /* defaults 0 and UINT64_MAX */
+    uint32_t types;           /* event type mask */
+    uint64_t limit;
+    uint64_t cursor[3];       /* the endpoint's resume key (docs/api.md, paging) */
+};
+
+/* Buffered output; the first failed write latches err. */
+typedef struct q_out {
+    nsc_query_write_fn fn;
+    void *arg;
+    int err;
+    size_t len;
+    char buf[1 << 16];
+} q_out;
+
+void q_raw(q_out *o, const char *s, size_t n);
+#define q_lit(o, s) q_raw((o), (s), sizeof(s) - 1)
+void q_u64(q_out *o, uint64_t v);
+void q_i64(q_out *o, int64_t v);
+void q_hex(q_out *o, uint64_t v);         /* "0x..." with quotes */
+void q_str(q_out *o, const char *s);      /* a JSON string literal */
+void q_num(q_out *o, double v);           /* 3 decimals; null if not finite */
+void q_opt_u64(q_out *o, int known, uint64_t v); /* v or null */
+int q_flush(q_out *o);                    /* 0 or NSC_QUERY_EWRITE */
+
+/* One rank of the selected communicator. */
+typedef struct q_rank {
+    int32_t rank;
+    nsc_store_rank info;
+    int host;  /* index into q_ctx.hosts */
+} q_rank;
+
+/* A host and its clock model (identity when it has none). */
+typedef struct q_host {
+    char name[64];
+    int has_model;
+    nsc_clock_model model;
+} q_host;
+
+typedef struct q_strc {
+    uint32_t id;
+    char text[64];
+} q_strc;
+
+#define Q_STRCACHE 1024
+
+typedef struct q_ctx {
+    const nsc_query *q;
+    nsc_store_reader *rd;
+    char *err;
+    size_t errcap;
+    q_out *out;
+    uint32_t job;
+    char job_name[64];
+    nsc_store_comm comm;   /* the selected communicator (when one is) */
+    q_rank *ranks;         /* its ranks that pass the rank filter, in rank order */
+    size_t nranks;
+    q_host *hosts;
+    size_t nhosts;
+    q_strc *strs;          /* direct-mapped cache of the string dictionary */
+} q_ctx;
+
+int q_ctx_init(q_ctx *c, const nsc_query *q, nsc_store_reader *rd, q_out *out, char *err,
+               size_t errcap);
+void q_ctx_free(q_ctx *c);
+/* Set err (printf-style) and return code. */
+int q_fail(q_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int q_store_fail(q_ctx *c, int rc);
+/* Resolve q->job (or the default job) into c->job. */
+int q_resolve_job(q_ctx *c);
+/* Resolve q->comm into c->comm and load its ranks (rank filter applied) with
+ * their hosts' clock models. */
+int q_resolve_comm(q_ctx *c);
+int q_rank_selected(const nsc_query *q, int32_t rank);
+/* Store-wide string id -> text ("" for 0 or unknown). */
+const char *q_text(q_ctx *c, uint32_t id);
+/* Host time of a rank's host -> aligned time; err_ns gets the bound (0 identity). */
+uint64_t q_align(const q_ctx *c, const q_rank *r, uint64_t host_ns, uint64_t *err_ns);
+/* An approximate inverse, for positioning scans (callers widen by a margin). */
+uint64_t q_unalign(const q_ctx *c, const q_rank *r, uint64_t aligned_ns);
+/* The raw host window that covers aligned [t0, t1] on rank r, widened. */
+void q_raw_window(const q_ctx *c, const q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
+                  uint64_t *h1);
+/* A GPU pTimer of rank r -> aligned time via the rank's fitted line (g). */
+int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, uint64_t ptimer,
+                uint64_t *aligned, uint64_t *err_ns);
+
+/* The header fields every communicator-scoped result starts with. */
+void q_write_comm_head(q_ctx *c);
+
+int q_comms(q_ctx *c);
+int q_topology(q_ctx *c);
+int q_timeline(q_ctx *c);
+int q_collectives(q_ctx *c);
+int q_stats(q_ctx *c);
+
+#endif

@@ -1,0 +1,98 @@
+/* qout.c: the buffered JSON writer of query results. Numbers are formatted
+ * by hand: a timeline writes millions of them and snprintf would dominate. */
+#include "qint.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int q_flush(q_out *o)
+{
+    if (!o->err && o->len && o->fn(o->arg, o->buf, o->len))
+        o->err = NSC_QUERY_EWRITE;
+    o->len = 0;
+    return o->err;
+}
+
+void q_raw(q_out *o, const char *s, size_t n)
+{
+    while (n) {
+        if (o->len == sizeof o->buf && q_flush(o))
+            return;
+        size_t room = sizeof o->buf - o->len, k = n < room ? n : room;
+        memcpy(o->buf + o->len, s, k);
+        o->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+void q_u64(q_out *o, uint64_t v)
+{
+    char tmp[20];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    q_raw(o, tmp + i, sizeof tmp - i);
+}
+
+void q_i64(q_out *o, int64_t v)
+{
+    if (v < 0) {
+        q_lit(o, "-");
+        q_u64(o, (uint64_t)0 - (uint64_t)v);
+    } else {
+        q_u64(o, (uint64_t)v);
+    }
+}
+
+void q_hex(q_out *o, uint64_t v)
+{
+    char tmp[20];
+    int n = snprintf(tmp, sizeof tmp, "\"0x%llx\"", (unsigned long long)v);
+    q_raw(o, tmp, (size_t)n);
+}
+
+void q_num(q_out *o, double v)
+{
+    if (!isfinite(v)) {
+        q_lit(o, "null");
+        return;
+    }
+    char tmp[64];
+    int n = snprintf(tmp, sizeof tmp, "%.3f", v);
+    q_raw(o, tmp, (size_t)n);
+}
+
+void q_opt_u64(q_out *o, int known, uint64_t v)
+{
+    if (known)
+        q_u64(o, v);
+    else
+        q_lit(o, "null");
+}
+
+void q_str(q_out *o, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    q_lit(o, "\"");
+    const char *run = s;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch >= 0x20 && ch != '"' && ch != '\\')
+            continue;
+        q_raw(o, run, (size_t)(s - run));
+        run = s + 1;
+        char esc[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
+        if (ch == '"' || ch == '\\') {
+            esc[1] = (char)ch;
+            q_raw(o, esc, 2);
+        } else {
+            q_raw(o, esc, 6);
+        }
+    }
+    q_raw(o, run, (size_t)(s - run));
+    q_lit(o, "\"");
+}

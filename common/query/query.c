@@ -1,0 +1,352 @@
+/* query.c: parameter parsing and validation, and dispatch to the endpoints.
+ * One parser serves the HTTP API and the CLI: a URL query string in,
+ * a validated nsc_query or a one-line error out. */
+#include "qint.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_QS 4096
+#define MAX_LIMIT 1000000u
+
+typedef struct endpoint {
+    const char *name;
+    unsigned allowed;   /* QP_* bits */
+    unsigned required;
+    uint64_t limit;     /* default page size; 0: not paged */
+    int (*run)(q_ctx *c);
+    const char *content_type;
+} endpoint;
+
+#define QP_COMMON (QP_JOB | QP_FORMAT)
+#define QP_WINDOW (QP_T0 | QP_T1)
+static const endpoint endpoints[Q_NENDPOINTS] = {
+    [Q_COMMS] = {"comms", QP_COMMON, 0, 0, q_comms, "application/json"},
+    [Q_TIMELINE] = {"timeline", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_TYPE | QP_LIMIT |
+                                    QP_CURSOR, QP_COMM, 100000, q_timeline,
+                    "application/x-ndjson"},
+    [Q_COLLECTIVES] = {"collectives", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC |
+                                          QP_SEQ | QP_LIMIT | QP_CURSOR, QP_COMM, 1000,
+                       q_collectives, "application/x-ndjson"},
+    [Q_TOPOLOGY] = {"topology", QP_COMMON | QP_COMM | QP_WINDOW, QP_COMM, 0, q_topology,
+                    "application/json"},
+    [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC, QP_COMM, 0, q_stats,
+                 "application/json"},
+};
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} params[] = {{"job", QP_JOB},       {"comm", QP_COMM},   {"rank", QP_RANK},
+              {"t0_ns", QP_T0},      {"t1_ns", QP_T1},    {"func", QP_FUNC},
+              {"seq", QP_SEQ},       {"type", QP_TYPE},   {"limit", QP_LIMIT},
+              {"cursor", QP_CURSOR}, {"format", QP_FORMAT}};
+
+static int perr(char *err, size_t cap, const char *name, const char *why, const char *value)
+{
+    char shown[48];
+    size_t i = 0;
+    for (; value && value[i] && i < sizeof shown - 4; i++)
+        shown[i] = isprint((unsigned char)value[i]) && value[i] != '"' ? value[i] : '?';
+    if (value && value[i])
+        memcpy(shown + i, "...", 3), i += 3;
+    shown[i] = 0;
+    if (value)
+        snprintf(err, cap, "%s: %s: \"%s\"", name, why, shown);
+    else
+        snprintf(err, cap, "%s: %s", name, why);
+    return NSC_QUERY_EPARAM;
+}
+
+static int hexval(int ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    ch = tolower(ch);
+    return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+/* Percent-decode s[0..n) into out (cap bytes, NUL-terminated). */
+static int url_decode(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int ch = (unsigned char)s[i];
+        if (ch == '+') {
+            ch = ' ';
+        } else if (ch == '%') {
+            int hi = i + 2 < n ? hexval((unsigned char)s[i + 1]) : -1;
+            int lo = i + 2 < n ? hexval((unsigned char)s[i + 2]) : -1;
+            if (hi < 0 || lo < 0)
+                return -1;
+            ch = hi * 16 + lo;
+            i += 2;
+        }
+        if (ch == 0 || k + 1 >= cap)
+            return -1;
+        out[k++] = (char)ch;
+    }
+    out[k] = 0;
+    return 0;
+}
+
+/* A decimal unsigned integer: digits only, no sign, no overflow. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* "N" or "N-M" with N <= M, each within max; the '-' splits once. */
+static int parse_span(char *s, uint64_t max, uint64_t *lo, uint64_t *hi)
+{
+    char *dash = strchr(s, '-');
+    if (dash)
+        *dash = 0;
+    int rc = parse_u64(s, lo) || (dash ? parse_u64(dash + 1, hi) : (*hi = *lo, 0)) ? -1 : 0;
+    if (dash)
+        *dash = '-';
+    return rc || *lo > *hi || *hi > max ? -1 : 0;
+}
+
+static int parse_ranks(nsc_query *q, char *v, char *err, size_t cap)
+{
+    char *save = NULL;
+    q->nranges = 0;
+    if (!*v || v[strlen(v) - 1] == ',')
+        return perr(err, cap, "rank", "expected ranks like 0,2,4-7", v);
+    for (char *tok = strtok_r(v, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        uint64_t lo, hi;
+        if (parse_span(tok, INT32_MAX, &lo, &hi))
+            return perr(err, cap, "rank", "expected ranks like 0,2,4-7", tok);
+        if (q->nranges == Q_MAX_RANGES)
+            return perr(err, cap, "rank", "more than 64 ranges", NULL);
+        q->ranks[q->nranges++] = (q_range){(int32_t)lo, (int32_t)hi};
+    }
+    return 0;
+}
+
+static int parse_comm(nsc_query *q, const char *v, char *err, size_t cap)
+{
+    if (strncasecmp(v, "0x", 2) == 0) {
+        size_t n = strlen(v + 2);
+        if (n == 0 || n > 16 || strspn(v + 2, "0123456789abcdefABCDEF") != n)
+            return perr(err, cap, "comm", "expected 0x and 1 to 16 hex digits, or a name", v);
+    } else if (!*v || strlen(v) >= sizeof q->comm) {
+        return perr(err, cap, "comm", "expected 0x and 1 to 16 hex digits, or a name", v);
+    }
+    snprintf(q->comm, sizeof q->comm, "%s", v);
+    return 0;
+}
+
+static int parse_name(char *dst, size_t dcap, const char *name, const char *v, char *err,
+                      size_t cap)
+{
+    if (!*v || strlen(v) >= dcap)
+        return perr(err, cap, name, "expected 1 to 63 characters", v);
+    memcpy(dst, v, strlen(v) + 1);
+    return 0;
+}
+
+/* cursor: "a.b.c", three unsigned integers, as written by the endpoint. */
+static int parse_cursor(nsc_query *q, const char *v, char *err, size_t cap)
+{
+    char buf[80];
+    if (strlen(v) >= sizeof buf)
+        return perr(err, cap, "cursor", "not a cursor this API wrote", v);
+    memcpy(buf, v, strlen(v) + 1);
+    char *p = buf;
+    for (int i = 0; i < 3; i++) {
+        char *dot = strchr(p, '.');
+        if ((i < 2) != (dot != NULL))
+            return perr(err, cap, "cursor", "not a cursor this API wrote", v);
+        if (dot)
+            *dot = 0;
+        if (parse_u64(p, &q->cursor[i]))
+            return perr(err, cap, "cursor", "not a cursor this API wrote", v);
+        p = dot ? dot + 1 : p;
+    }
+    return 0;
+}
+
+static int parse_value(nsc_query *q, unsigned bit, char *v, char *err, size_t cap)
+{
+    uint64_t x, y;
+    switch (bit) {
+    case QP_JOB:
+        return parse_name(q->job, sizeof q->job, "job", v, err, cap);
+    case QP_COMM:
+        return parse_comm(q, v, err, cap);
+    case QP_RANK:
+        return parse_ranks(q, v, err, cap);
+    case QP_T0:
+    case QP_T1:
+        if (parse_u64(v, &x))
+            return perr(err, cap, bit == QP_T0 ? "t0_ns" : "t1_ns", "not an unsigned integer", v);
+        *(bit == QP_T0 ? &q->t0 : &q->t1) = x;
+        return 0;
+    case QP_FUNC:
+        return parse_name(q->func, sizeof q->func, "func", v, err, cap);
+    case QP_SEQ:
+        if (parse_span(v, UINT64_MAX, &x, &y))
+            return perr(err, cap, "seq", "expected N or N-M with N <= M", v);
+        q->seq_lo = x, q->seq_hi = y;
+        return 0;
+    case QP_TYPE:
+        if (nsc_mask_parse(v, &q->types) || q->types == 0)
+            return perr(err, cap, "type", "expected all or event types like coll,kernelch", v);
+        return 0;
+    case QP_LIMIT:
+        if (parse_u64(v, &x) || x == 0 || x > MAX_LIMIT)
+            return perr(err, cap, "limit", "expected 1 to 1000000", v);
+        q->limit = x;
+        return 0;
+    case QP_CURSOR:
+        return parse_cursor(q, v, err, cap);
+    default: /* QP_FORMAT */
+        if (strcmp(v, "json") != 0)
+            return perr(err, cap, "format", "only json is served", v);
+        return 0;
+    }
+}
+
+static int parse_pair(nsc_query *q, const endpoint *ep, const char *s, size_t n, char *err,
+                      size_t cap)
+{
+    const char *eq = memchr(s, '=', n);
+    char name[16], value[256];
+    if (!eq || url_decode(s, (size_t)(eq - s), name, sizeof name))
+        return perr(err, cap, "query", "expected name=value", NULL);
+    if (url_decode(eq + 1, n - (size_t)(eq + 1 - s), value, sizeof value))
+        return perr(err, cap, name, "bad percent-encoding, NUL, or longer than 255 bytes", NULL);
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        if (strcmp(name, params[i].name) != 0)
+            continue;
+        if (!(ep->allowed & params[i].bit))
+            return perr(err, cap, name, "not a parameter of this endpoint", NULL);
+        if (q->has & params[i].bit)
+            return perr(err, cap, name, "given twice", NULL);
+        q->has |= params[i].bit;
+        return parse_value(q, params[i].bit, value, err, cap);
+    }
+    return perr(err, cap, name, "unknown parameter", NULL);
+}
+
+static int parse_all(nsc_query *q, const endpoint *ep, const char *qs, char *err, size_t cap)
+{
+    size_t len = strlen(qs);
+    if (len > MAX_QS)
+        return perr(err, cap, "query", "longer than 4096 bytes", NULL);
+    for (const char *p = qs; *p;) {
+        const char *amp = strchr(p, '&');
+        size_t n = amp ? (size_t)(amp - p) : strlen(p);
+        int rc = n ? parse_pair(q, ep, p, n, err, cap) : 0;
+        if (rc)
+            return rc;
+        p += n + (amp != NULL);
+    }
+    if ((ep->required & QP_COMM) && !(q->has & QP_COMM))
+        return perr(err, cap, "comm", "required by this endpoint", NULL);
+    if (q->t0 > q->t1)
+        return perr(err, cap, "t0_ns", "after t1_ns", NULL);
+    return 0;
+}
+
+int nsc_query_parse(const char *name, const char *qs, nsc_query **out, char *err, size_t errcap)
+{
+    int e = 0;
+    while (e < Q_NENDPOINTS && (!name || strcmp(name, endpoints[e].name) != 0))
+        e++;
+    if (e == Q_NENDPOINTS) {
+        snprintf(err, errcap, "no endpoint \"%.40s\"", name ? name : "");
+        return NSC_QUERY_EUNKNOWN;
+    }
+    nsc_query *q = calloc(1, sizeof *q);
+    if (!q) {
+        snprintf(err, errcap, "out of memory");
+        return NSC_QUERY_ESTORE;
+    }
+    q->endpoint = e;
+    q->t1 = UINT64_MAX;
+    q->seq_hi = UINT64_MAX;
+    q->types = NSC_MASK_ALL;
+    q->limit = endpoints[e].limit;
+    int rc = parse_all(q, &endpoints[e], qs ? qs : "", err, errcap);
+    if (rc) {
+        free(q);
+        return rc;
+    }
+    *out = q;
+    return 0;
+}
+
+int nsc_query_run(const nsc_query *q, nsc_store_reader *rd, nsc_query_write_fn fn, void *arg,
+                  char *err, size_t errcap)
+{
+    q_out *out = malloc(sizeof *out);
+    q_ctx c;
+    if (!out) {
+        snprintf(err, errcap, "out of memory");
+        return NSC_QUERY_ESTORE;
+    }
+    out->fn = fn;
+    out->arg = arg;
+    out->err = 0;
+    out->len = 0;
+    int rc = q_ctx_init(&c, q, rd, out, err, errcap);
+    if (!rc)
+        rc = q_resolve_job(&c);
+    if (!rc && (endpoints[q->endpoint].required & QP_COMM))
+        rc = q_resolve_comm(&c);
+    if (!rc)
+        rc = endpoints[q->endpoint].run(&c);
+    if (!rc)
+        rc = q_flush(out);
+    if (rc == NSC_QUERY_EWRITE)
+        snprintf(err, errcap, "the output was closed");
+    q_ctx_free(&c);
+    free(out);
+    return rc;
+}
+
+const char *nsc_query_content_type(const nsc_query *q)
+{
+    return endpoints[q->endpoint].content_type;
+}
+
+const char *nsc_query_name(const nsc_query *q)
+{
+    return endpoints[q->endpoint].name;
+}
+
+int nsc_query_http_status(int err)
+{
+    switch (err) {
+    case NSC_QUERY_OK:
+        return 200;
+    case NSC_QUERY_EPARAM:
+        return 400;
+    case NSC_QUERY_EUNKNOWN:
+    case NSC_QUERY_ENOTFOUND:
+        return 404;
+    default:
+        return 500;
+    }
+}
+
+void nsc_query_free(nsc_query *q)
+{
+    free(q);
+}

@@ -1,0 +1,61 @@
+/* query.h: the read side of the store, shared by the collector's HTTP API and
+ * the CLI's --db mode.
+ *
+ * Owns the query endpoints (comms, timeline, collectives, topology, stats):
+ * their parameters (parsed from a URL query string, validated strictly), the
+ * derived records computed from a store reader (collectives matched across
+ * ranks, arrival skew, bandwidths, ring order, aligned times), and the JSON
+ * they write. Results go out incrementally through a write callback, so the
+ * memory of timeline does not grow with its result. The schema of every
+ * endpoint is docs/api.md.
+ *
+ * Errors: NSC_QUERY_* below; err gets a one-line message for the caller to
+ * show (HTTP: {"error": "..."} with 400 for EPARAM, 404 for EUNKNOWN and
+ * ENOTFOUND, 500 for ESTORE; EWRITE means the write callback asked to stop).
+ */
+#ifndef NCCLSCOPE_QUERY_H
+#define NCCLSCOPE_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+enum nsc_query_err {
+    NSC_QUERY_OK = 0,
+    NSC_QUERY_EUNKNOWN = -1,  /* no such endpoint: 404 */
+    NSC_QUERY_EPARAM = -2,    /* bad parameter: 400 */
+    NSC_QUERY_ENOTFOUND = -3, /* unknown job / comm: 404 */
+    NSC_QUERY_ESTORE = -4,    /* store error: 500 */
+    NSC_QUERY_EWRITE = -5     /* the write callback returned nonzero */
+};
+
+/* Parsed, validated parameters of one request. */
+typedef struct nsc_query nsc_query;
+
+/* name: "comms", "timeline", "collectives", "topology", "stats".
+ * qs: the URL query string without '?' ("job=1234&comm=0x1f&t0_ns=5"), or
+ * NULL. Values are percent-decoded; '+' is a space. Parameters (docs/api.md):
+ * job, comm, rank (list and ranges: "0,2,4-7"), t0_ns, t1_ns, func, seq
+ * ("5" or "5-9"), type (event types, timeline), limit, cursor, format.
+ * Returns 0 and *out (free with nsc_query_free), or an error and err. */
+int nsc_query_parse(const char *name, const char *qs, nsc_query **out, char *err, size_t errcap);
+
+/* Called with consecutive pieces of the result; nonzero stops the query. */
+typedef int (*nsc_query_write_fn)(void *arg, const void *data, size_t len);
+
+/* Run q against one read transaction. Returns 0, or an error with err set.
+ * After an error some output may already have been written (a streamed
+ * result ends without its final {"kind":"end"} line then). */
+int nsc_query_run(const nsc_query *q, nsc_store_reader *rd, nsc_query_write_fn fn, void *arg,
+                  char *err, size_t errcap);
+
+/* "application/json" or "application/x-ndjson" (timeline, collectives). */
+const char *nsc_query_content_type(const nsc_query *q);
+/* The endpoint name q was parsed for. */
+const char *nsc_query_name(const nsc_query *q);
+/* The HTTP status for an error code (200, 400, 404, 500). */
+int nsc_query_http_status(int err);
+void nsc_query_free(nsc_query *q);
+
+#endif

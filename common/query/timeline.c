@@ -1,0 +1,540 @@
+/* timeline.c: the events of a communicator in an aligned time window, as
+ * NDJSON ordered by aligned start time across ranks.
+ *
+ * A k-way merge with memory bounded by the blocks that overlap in time, not
+ * by the result: one heap holds, per rank, a sentinel for its next undecoded
+ * block (keyed by the block's start, which no record in it precedes) and the
+ * head event of each decoded block (its events sorted by start). A block is
+ * decoded only when its sentinel reaches the top, so every event that could
+ * come first is in the heap before one is written. The order is exact while
+ * the host's clock model is monotone (it is, except across a clock step).
+ */
+#include "qint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tl_block {
+    nsc_block blk;
+    uint32_t *order;  /* event positions sorted by (start, id) */
+    uint32_t n, pos;
+} tl_block;
+
+typedef struct tl_item {
+    uint64_t t;         /* aligned time */
+    uint32_t is_event;  /* sentinels (0) first at equal times */
+    int32_t rank;
+    uint64_t id;
+    uint32_t r;         /* index into c->ranks */
+    tl_block *b;        /* NULL: sentinel */
+} tl_item;
+
+typedef struct tl_rank {
+    nsc_store_blocks *it;
+    nsc_gpuclock g;
+    uint64_t h0, h1;    /* raw window */
+} tl_rank;
+
+typedef struct tl {
+    q_ctx *c;
+    tl_rank *ranks;
+    tl_item *heap;
+    size_t nheap, cap;
+    uint64_t emitted;
+    int more;           /* a page ended with events left */
+    uint64_t last[3];   /* key of the last event written */
+} tl;
+
+static int item_less(const tl_item *a, const tl_item *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->is_event != b->is_event)
+        return a->is_event < b->is_event;
+    if (a->rank != b->rank)
+        return a->rank < b->rank;
+    return a->id < b->id;
+}
+
+static int heap_push(tl *s, tl_item it)
+{
+    if (s->nheap == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        tl_item *h = realloc(s->heap, cap * sizeof *h);
+        if (!h)
+            return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+        s->heap = h;
+        s->cap = cap;
+    }
+    size_t i = s->nheap++;
+    while (i && item_less(&it, &s->heap[(i - 1) / 2])) {
+        s->heap[i] = s->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->heap[i] = it;
+    return 0;
+}
+
+static tl_item heap_pop(tl *s)
+{
+    tl_item top = s->heap[0], last = s->heap[--s->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= s->nheap)
+            break;
+        if (k + 1 < s->nheap && item_less(&s->heap[k + 1], &s->heap[k]))
+            k++;
+        if (!item_less(&s->heap[k], &last))
+            break;
+        s->heap[i] = s->heap[k];
+        i = k;
+    }
+    if (s->nheap)
+        s->heap[i] = last;
+    return top;
+}
+
+static void block_free(tl_block *b)
+{
+    nsc_block_release(&b->blk);
+    free(b->order);
+    free(b);
+}
+
+static const nsc_event *g_sort_events; /* qsort has no context argument in C11 */
+
+static int by_start(const void *x, const void *y)
+{
+    const nsc_event *a = &g_sort_events[*(const uint32_t *)x];
+    const nsc_event *b = &g_sort_events[*(const uint32_t *)y];
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Push the sentinel of rank r's next block, if any. */
+static int push_sentinel(tl *s, uint32_t r)
+{
+    nsc_block_key key;
+    int rc = nsc_store_blocks_peek(s->ranks[r].it, &key);
+    if (rc == 1)
+        return 0;
+    if (rc)
+        return q_store_fail(s->c, rc);
+    const q_rank *qr = &s->c->ranks[r];
+    return heap_push(s, (tl_item){q_align(s->c, qr, key.start_ns, NULL), 0, qr->rank, 0, r, NULL});
+}
+
+static int push_head(tl *s, tl_block *b, uint32_t r)
+{
+    if (b->pos == b->n) {
+        block_free(b);
+        return 0;
+    }
+    const nsc_event *ev = &b->blk.events[b->order[b->pos]];
+    const q_rank *qr = &s->c->ranks[r];
+    int rc = heap_push(s, (tl_item){q_align(s->c, qr, ev->start_ns, NULL), 1, qr->rank, ev->id, r, b});
+    if (rc)
+        block_free(b);
+    return rc;
+}
+
+/* Decode rank r's next block and queue its events that pass the filters. */
+static int open_block(tl *s, uint32_t r)
+{
+    tl_block *b = calloc(1, sizeof *b);
+    if (!b)
+        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+    nsc_block_key key;
+    int rc = nsc_store_blocks_next(s->ranks[r].it, &key, &b->blk);
+    if (rc) {
+        free(b);
+        return rc == 1 ? 0 : q_store_fail(s->c, rc);
+    }
+    b->order = malloc((b->blk.hdr.nevents + 1) * sizeof *b->order);
+    if (!b->order) {
+        block_free(b);
+        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+    }
+    for (uint32_t i = 0; i < b->blk.hdr.nevents; i++)
+        if (s->c->q->types & (1u << b->blk.events[i].type))
+            b->order[b->n++] = i;
+    g_sort_events = b->blk.events;
+    qsort(b->order, b->n, sizeof *b->order, by_start);
+    if ((rc = push_sentinel(s, r))) {
+        block_free(b);
+        return rc;
+    }
+    return push_head(s, b, r);
+}
+
+/* ---- one event as JSON ---------------------------------------------------- */
+
+static void kv_u64(q_out *o, const char *key, size_t klen, uint64_t v)
+{
+    q_raw(o, key, klen);
+    q_u64(o, v);
+}
+static void kv_i64(q_out *o, const char *key, size_t klen, int64_t v)
+{
+    q_raw(o, key, klen);
+    q_i64(o, v);
+}
+static void kv_str(q_ctx *c, const char *key, size_t klen, uint32_t id)
+{
+    q_raw(c->out, key, klen);
+    q_str(c->out, q_text(c, id));
+}
+#define KU(o, k, v) kv_u64((o), ",\"" k "\":", sizeof(k) + 3, (v))
+#define KI(o, k, v) kv_i64((o), ",\"" k "\":", sizeof(k) + 3, (v))
+#define KS(c, k, id) kv_str((c), ",\"" k "\":", sizeof(k) + 3, (id))
+
+static void write_gpu(q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_event *ev)
+{
+    q_out *o = c->out;
+    uint64_t a0, a1, e0 = 0, e1 = 0;
+    int k0 = q_gpu_align(c, r, g, ev->d.kernel_ch.ptimer_start, &a0, &e0) == 0;
+    int k1 = q_gpu_align(c, r, g, ev->d.kernel_ch.ptimer_stop, &a1, &e1) == 0;
+    KU(o, "channel", ev->d.kernel_ch.channel);
+    KU(o, "ptimer_start", ev->d.kernel_ch.ptimer_start);
+    KU(o, "ptimer_stop", ev->d.kernel_ch.ptimer_stop);
+    q_lit(o, ",\"gpu_start_ns\":");
+    q_opt_u64(o, k0, a0);
+    q_lit(o, ",\"gpu_stop_ns\":");
+    q_opt_u64(o, k1, a1);
+    q_lit(o, ",\"gpu_err_ns\":");
+    q_opt_u64(o, k0 || k1, e0 > e1 ? e0 : e1);
+}
+
+static void write_fields(q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_event *ev)
+{
+    q_out *o = c->out;
+    switch (ev->type) {
+    case NSC_T_COLL:
+        KU(o, "seq", ev->d.coll.seq);
+        KS(c, "func", ev->d.coll.func);
+        KS(c, "datatype", ev->d.coll.datatype);
+        KU(o, "count", ev->d.coll.count);
+        KI(o, "root", ev->d.coll.root);
+        KS(c, "algo", ev->d.coll.algo);
+        KS(c, "proto", ev->d.coll.proto);
+        KU(o, "nchannels", ev->d.coll.nchannels);
+        KU(o, "nwarps", ev->d.coll.nwarps);
+        KU(o, "user_tag", ev->d.coll.user_tag);
+        KU(o, "traffic_bytes", ev->d.coll.traffic_bytes);
+        break;
+    case NSC_T_P2P:
+        KS(c, "func", ev->d.p2p.func);
+        KS(c, "datatype", ev->d.p2p.datatype);
+        KU(o, "count", ev->d.p2p.count);
+        KI(o, "peer", ev->d.p2p.peer);
+        KU(o, "nchannels", ev->d.p2p.nchannels);
+        break;
+    case NSC_T_PROXY_OP:
+        KU(o, "channel", ev->d.proxy_op.channel);
+        KI(o, "peer", ev->d.proxy_op.peer);
+        KU(o, "is_send", ev->d.proxy_op.is_send);
+        KI(o, "nsteps", ev->d.proxy_op.nsteps);
+        KI(o, "chunk_size", ev->d.proxy_op.chunk_size);
+        break;
+    case NSC_T_PROXY_STEP:
+        KI(o, "step", ev->d.proxy_step.step);
+        break;
+    case NSC_T_KERNEL_CH:
+        write_gpu(c, r, g, ev);
+        break;
+    case NSC_T_NET_PLUGIN:
+        KI(o, "plugin_id", ev->d.net_plugin.plugin_id);
+        KU(o, "data", ev->d.net_plugin.data);
+        break;
+    case NSC_T_GROUP_API:
+        KU(o, "depth", ev->d.group_api.depth);
+        break;
+    case NSC_T_COLL_API:
+    case NSC_T_P2P_API:
+        KS(c, "func", ev->d.coll_api.func);
+        KS(c, "datatype", ev->d.coll_api.datatype);
+        KU(o, "count", ev->d.coll_api.count);
+        KI(o, "root", ev->d.coll_api.root);
+        KU(o, "stream", ev->d.coll_api.stream);
+        break;
+    case NSC_T_KERNEL_LAUNCH:
+        KU(o, "stream", ev->d.kernel_launch.stream);
+        break;
+    case NSC_T_CE_COLL:
+        KU(o, "seq", ev->d.ce_coll.seq);
+        KS(c, "func", ev->d.ce_coll.func);
+        KS(c, "datatype", ev->d.ce_coll.datatype);
+        KU(o, "count", ev->d.ce_coll.count);
+        KI(o, "root", ev->d.ce_coll.root);
+        KS(c, "sync_strategy", ev->d.ce_coll.sync_strategy);
+        break;
+    case NSC_T_CE_SYNC:
+        KI(o, "nranks", ev->d.ce_sync.nranks);
+        KU(o, "is_complete", ev->d.ce_sync.is_complete);
+        break;
+    case NSC_T_CE_BATCH:
+        KU(o, "total_bytes", ev->d.ce_batch.total_bytes);
+        KI(o, "num_ops", ev->d.ce_batch.num_ops);
+        break;
+    case NSC_T_KERNEL_PHASE:
+        KU(o, "channel", ev->d.kernel_phase.channel);
+        KU(o, "phase_id", ev->d.kernel_phase.phase_id);
+        KS(c, "phase_name", ev->d.kernel_phase.phase_name);
+        KU(o, "ptimer", ev->d.kernel_phase.ptimer);
+        break;
+    default: /* Group: no descriptor fields */
+        break;
+    }
+}
+
+static void write_flags(q_out *o, unsigned flags)
+{
+    static const char *const names[] = {"foreign", "graph", "open", "sym", "collnet", "nvls",
+                                        "unresolved"};
+    q_lit(o, ",\"flags\":[");
+    int first = 1;
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (flags & (1u << i)) {
+            if (!first)
+                q_lit(o, ",");
+            q_str(o, names[i]);
+            first = 0;
+        }
+    q_lit(o, "]");
+}
+
+static void write_states(q_ctx *c, const q_rank *r, const nsc_block *blk, uint64_t id)
+{
+    q_out *o = c->out;
+    size_t lo = 0, hi = blk->hdr.nstates;
+    while (lo < hi) { /* states are sorted by (event id, time) */
+        size_t mid = (lo + hi) / 2;
+        if (blk->states[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    q_lit(o, ",\"states\":[");
+    for (size_t i = lo; i < blk->hdr.nstates && blk->states[i].id == id; i++) {
+        const nsc_state_rec *st = &blk->states[i];
+        q_lit(o, i == lo ? "{\"state\":" : ",{\"state\":");
+        const char *name = nsc_state_name(st->state);
+        q_str(o, name ? name : "");
+        KU(o, "ts_ns", q_align(c, r, st->ts_ns, NULL));
+        KU(o, "arg", st->arg);
+        q_lit(o, "}");
+    }
+    q_lit(o, "]");
+}
+
+static void write_completion(q_ctx *c, const q_rank *r, const nsc_block *blk, uint64_t id)
+{
+    size_t lo = 0, hi = blk->hdr.ncompletions;
+    while (lo < hi) { /* completions are sorted by id */
+        size_t mid = (lo + hi) / 2;
+        if (blk->completions[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int known = lo < blk->hdr.ncompletions && blk->completions[lo].id == id;
+    q_lit(c->out, ",\"complete_ns\":");
+    q_opt_u64(c->out, known, known ? q_align(c, r, blk->completions[lo].ts_ns, NULL) : 0);
+}
+
+static void write_event(q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_block *blk,
+                        const nsc_event *ev, uint64_t start, uint64_t stop, uint64_t err)
+{
+    q_out *o = c->out;
+    const char *type = nsc_type_name(ev->type);
+    q_lit(o, "{\"kind\":\"event\",\"type\":");
+    q_str(o, type ? type : "");
+    KI(o, "rank", r->rank);
+    KU(o, "pid", r->info.pid);
+    KU(o, "tid", ev->tid);
+    KU(o, "id", ev->id);
+    KU(o, "parent", ev->parent);
+    KU(o, "start_ns", start);
+    KU(o, "stop_ns", stop);
+    KU(o, "raw_start_ns", ev->start_ns);
+    KU(o, "raw_stop_ns", ev->stop_ns);
+    KU(o, "err_ns", err);
+    write_flags(o, ev->flags);
+    if (ev->flags & NSC_EVF_FOREIGN)
+        KU(o, "origin_pid", ev->origin_pid);
+    write_fields(c, r, g, ev);
+    if (ev->type == NSC_T_COLL || ev->type == NSC_T_P2P)
+        write_completion(c, r, blk, ev->id);
+    write_states(c, r, blk, ev->id);
+    q_lit(o, "}\n");
+}
+
+/* ---- the run ---------------------------------------------------------------- */
+
+static int after_cursor(const nsc_query *q, uint64_t t, int32_t rank, uint64_t id)
+{
+    if (!(q->has & QP_CURSOR))
+        return 1;
+    if (t != q->cursor[0])
+        return t > q->cursor[0];
+    if ((uint64_t)(int64_t)rank != q->cursor[1])
+        return (uint64_t)(int64_t)rank > q->cursor[1];
+    return id > q->cursor[2];
+}
+
+/* Emit the event at the top of the heap if it passes the window and cursor. */
+static int take_event(tl *s, const tl_item *top)
+{
+    q_ctx *c = s->c;
+    const q_rank *r = &c->ranks[top->r];
+    const nsc_event *ev = &top->b->blk.events[top->b->order[top->b->pos]];
+    uint64_t err, start = top->t;
+    uint64_t stop = q_align(c, r, ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns, &err);
+    if (start > c->q->t1 || stop < c->q->t0 || !after_cursor(c->q, start, r->rank, ev->id))
+        return 0;
+    if (s->emitted == c->q->limit) {
+        s->more = 1;
+        return 0;
+    }
+    write_event(c, r, &s->ranks[top->r].g, &top->b->blk, ev, start, stop, err);
+    s->emitted++;
+    s->last[0] = start, s->last[1] = (uint64_t)(int64_t)r->rank, s->last[2] = ev->id;
+    return c->out->err;
+}
+
+static int merge(tl *s)
+{
+    int rc = 0;
+    for (uint32_t r = 0; !rc && r < s->c->nranks; r++)
+        rc = push_sentinel(s, r);
+    while (!rc && !s->more && s->nheap) {
+        /* past the window: nothing later can enter it */
+        if (s->heap[0].t > s->c->q->t1)
+            break;
+        tl_item top = heap_pop(s);
+        if (!top.b) {
+            rc = open_block(s, top.r);
+            continue;
+        }
+        rc = take_event(s, &top);
+        top.b->pos++;
+        if (rc)
+            block_free(top.b);
+        else
+            rc = push_head(s, top.b, top.r);
+    }
+    return rc;
+}
+
+/* The GPU line of each rank, fitted from its KernelCh (pTimer, CPU) pairs in the window. */
+static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
+{
+    nsc_store_blocks *it;
+    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, c->ranks[r].rank, tr->h0,
+                                   tr->h1, &it);
+    if (rc)
+        return q_store_fail(c, rc);
+    nsc_block_key key;
+    nsc_block blk;
+    while (!rc && (rc = nsc_store_blocks_next(it, &key, &blk)) == 0) {
+        for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++) {
+            const nsc_event *ev = &blk.events[i];
+            if (ev->type == NSC_T_KERNEL_CH && ev->d.kernel_ch.ptimer_stop &&
+                ev->d.kernel_ch.ptimer_stop_ns &&
+                nsc_gpuclock_add(&tr->g, ev->d.kernel_ch.ptimer_stop, ev->d.kernel_ch.ptimer_stop_ns))
+                rc = q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+        }
+        nsc_block_release(&blk);
+    }
+    nsc_store_blocks_close(it);
+    return rc == 1 ? 0 : rc > 0 ? q_store_fail(c, rc) : rc;
+}
+
+static void write_header(tl *s)
+{
+    q_ctx *c = s->c;
+    q_out *o = c->out;
+    q_lit(o, "{\"kind\":\"header\",");
+    q_write_comm_head(c);
+    q_lit(o, ",\"t0_ns\":");
+    q_opt_u64(o, c->q->has & QP_T0, c->q->t0);
+    q_lit(o, ",\"t1_ns\":");
+    q_opt_u64(o, c->q->has & QP_T1, c->q->t1);
+    q_lit(o, ",\"ranks\":[");
+    for (size_t i = 0; i < c->nranks; i++) {
+        const q_rank *r = &c->ranks[i];
+        const q_host *h = &c->hosts[r->host];
+        q_lit(o, i ? ",{\"rank\":" : "{\"rank\":");
+        q_i64(o, r->rank);
+        q_lit(o, ",\"host\":");
+        q_str(o, r->info.host);
+        KU(o, "pid", r->info.pid);
+        KI(o, "gpu", r->info.gpu);
+        KI(o, "local_rank", r->info.local_rank);
+        q_lit(o, h->has_model ? ",\"clock\":\"model\"" : ",\"clock\":\"identity\"");
+        q_lit(o, s->ranks[i].g.npairs ? ",\"gpu_clock\":\"fitted\"}" : ",\"gpu_clock\":\"none\"}");
+    }
+    q_lit(o, "]}\n");
+}
+
+static int run(tl *s)
+{
+    q_ctx *c = s->c;
+    int rc = 0;
+    for (uint32_t r = 0; !rc && r < c->nranks; r++) {
+        tl_rank *tr = &s->ranks[r];
+        uint64_t from = c->q->has & QP_CURSOR && c->q->cursor[0] > c->q->t0 ? c->q->cursor[0]
+                                                                             : c->q->t0;
+        q_raw_window(c, &c->ranks[r], from, c->q->t1, &tr->h0, &tr->h1);
+        if (c->q->types & (1u << NSC_T_KERNEL_CH))
+            rc = fit_gpu(c, tr, r);
+        if (!rc && (rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, c->ranks[r].rank,
+                                               tr->h0, tr->h1, &tr->it)))
+            rc = q_store_fail(c, rc);
+    }
+    if (rc)
+        return rc;
+    write_header(s);
+    if ((rc = merge(s)))
+        return rc;
+    q_out *o = c->out;
+    q_lit(o, "{\"kind\":\"end\",\"events\":");
+    q_u64(o, s->emitted);
+    q_lit(o, ",\"next_cursor\":");
+    if (s->more) {
+        q_lit(o, "\"");
+        q_u64(o, s->last[0]);
+        q_lit(o, ".");
+        q_u64(o, s->last[1]);
+        q_lit(o, ".");
+        q_u64(o, s->last[2]);
+        q_lit(o, "\"");
+    } else {
+        q_lit(o, "null");
+    }
+    q_lit(o, "}\n");
+    return o->err;
+}
+
+int q_timeline(q_ctx *c)
+{
+    tl s = {.c = c};
+    s.ranks = calloc(c->nranks ? c->nranks : 1, sizeof *s.ranks);
+    if (!s.ranks)
+        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    for (size_t r = 0; r < c->nranks; r++)
+        nsc_gpuclock_init(&s.ranks[r].g);
+    int rc = run(&s);
+    for (size_t i = 0; i < s.nheap; i++)
+        if (s.heap[i].b)
+            block_free(s.heap[i].b);
+    for (size_t r = 0; r < c->nranks; r++) {
+        nsc_store_blocks_close(s.ranks[r].it);
+        nsc_gpuclock_free(&s.ranks[r].g);
+    }
+    free(s.heap);
+    free(s.ranks);
+    return rc;
+}
