@@ -10,6 +10,8 @@
 #   NCCLSCOPE_JOBDIR     collector store, logs and ports ($SLURM_SUBMIT_DIR/ncclscope-$SLURM_JOB_ID)
 #   NCCLSCOPE_RUNDIR     node-local socket dir of agent and ranks (/tmp/ncclscope-$SLURM_JOB_ID)
 #   NCCLSCOPE_COLLECTOR_ADDR  set it to use a collector that already runs (none is started)
+#   NCCLSCOPE_COLLECTOR_BIND  address the collector listens on for agents (0.0.0.0;
+#                        agents then connect to the batch host's name)
 #   NCCLSCOPE_COLLECTOR_PORT / NCCLSCOPE_COLLECTOR_HTTP_PORT  7760 / 7761 (0: any free port)
 # Everything started is a child of the batch script; a trap in it should call
 # ncclscope_stop so a failing job still stops them (see sbatch-example.sh).
@@ -19,6 +21,7 @@ _nsc_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${NCCLSCOPE_PLUGIN:=$NCCLSCOPE_BIN/../lib/libnccl-profiler-ncclscope.so}"
 : "${NCCLSCOPE_JOBDIR:=${SLURM_SUBMIT_DIR:-$PWD}/ncclscope-${SLURM_JOB_ID:?not inside a Slurm job}}"
 : "${NCCLSCOPE_RUNDIR:=/tmp/ncclscope-$SLURM_JOB_ID}"
+: "${NCCLSCOPE_COLLECTOR_BIND:=0.0.0.0}"
 : "${NCCLSCOPE_COLLECTOR_PORT:=7760}"
 : "${NCCLSCOPE_COLLECTOR_HTTP_PORT:=7761}"
 _nsc_collector_pid=
@@ -36,16 +39,17 @@ _nsc_wait_file() {
 _nsc_start_collector() {
     local ports=$NCCLSCOPE_JOBDIR/collector.ports
     rm -f "$ports"
-    "$NCCLSCOPE_BIN/ncclscope-collector" --listen "tcp://0.0.0.0:$NCCLSCOPE_COLLECTOR_PORT" \
+    "$NCCLSCOPE_BIN/ncclscope-collector" --listen "tcp://$NCCLSCOPE_COLLECTOR_BIND:$NCCLSCOPE_COLLECTOR_PORT" \
         --http "127.0.0.1:$NCCLSCOPE_COLLECTOR_HTTP_PORT" --db "$NCCLSCOPE_JOBDIR/db" \
         --port-file "$ports" >"$NCCLSCOPE_JOBDIR/collector.log" 2>&1 &
     _nsc_collector_pid=$!
     _nsc_wait_file "$ports" 30 || { _nsc_log "the collector did not start: $NCCLSCOPE_JOBDIR/collector.log"; return 1; }
-    local port
+    local port host=$NCCLSCOPE_COLLECTOR_BIND
     port=$(awk '$1 == "zmq" { print $2 }' "$ports")
-    export NCCLSCOPE_COLLECTOR_ADDR="tcp://$(hostname):$port"
-    NCCLSCOPE_COLLECTOR_URL="http://127.0.0.1:$(awk '$1 == "http" { print $2 }' "$ports")"
-    export NCCLSCOPE_COLLECTOR_URL
+    [ "$host" = 0.0.0.0 ] && host=$(hostname)
+    export NCCLSCOPE_COLLECTOR_ADDR="tcp://$host:$port"
+    # The CLI's default collector, for `ncclscope status` inside the job.
+    export NCCLSCOPE_COLLECTOR="http://127.0.0.1:$(awk '$1 == "http" { print $2 }' "$ports")"
     _nsc_log "collector $NCCLSCOPE_COLLECTOR_ADDR, store $NCCLSCOPE_JOBDIR/db"
 }
 
@@ -53,9 +57,9 @@ _nsc_start_collector() {
 # (--overlap), then a second step that waits for every node's socket.
 _nsc_start_agents() {
     srun --ntasks-per-node=1 --nodes="${SLURM_JOB_NUM_NODES:-1}" --overlap --kill-on-bad-exit=0 \
-        --output="$NCCLSCOPE_JOBDIR/agent-%N.log" \
-        "$NCCLSCOPE_BIN/ncclscope-agent" --rundir "$NCCLSCOPE_RUNDIR" --collector "$NCCLSCOPE_COLLECTOR_ADDR" \
-        --http 127.0.0.1:0 &
+        --job-name=ncclscope-agent --output="$NCCLSCOPE_JOBDIR/agent-%N.log" \
+        bash -c 'mkdir -p "$2" && exec "$1" --rundir "$2" --collector "$3" --http 127.0.0.1:0' \
+        _ "$NCCLSCOPE_BIN/ncclscope-agent" "$NCCLSCOPE_RUNDIR" "$NCCLSCOPE_COLLECTOR_ADDR" &
     _nsc_agents_pid=$!
     srun --ntasks-per-node=1 --nodes="${SLURM_JOB_NUM_NODES:-1}" --overlap \
         bash -c 'for i in $(seq 300); do [ -S "$1/agent.sock" ] && exit 0; sleep 0.1; done; echo "no agent on $(hostname)" >&2; exit 1' \
@@ -75,17 +79,23 @@ ncclscope_start() {
 
 # Stop in data-flow order: agents first (SIGTERM: each drains its spool to the
 # collector, up to its drain_ms), then the collector (SIGTERM: last commit, close).
+# The agents get SIGTERM through `scancel --signal` on their step: a SIGTERM to srun
+# itself would end the step with SIGKILL before the spools are drained. Safe under
+# `set -e` (it is meant for an EXIT trap).
 ncclscope_stop() {
+    local step rc=0
     if [ -n "$_nsc_agents_pid" ]; then
-        kill -TERM "$_nsc_agents_pid" 2>/dev/null
-        wait "$_nsc_agents_pid" 2>/dev/null
+        step=$(squeue -h --steps -j "$SLURM_JOB_ID" -o '%i %j' | awk '$2 == "ncclscope-agent" { print $1 }')
+        if [ -n "$step" ]; then scancel --signal=TERM "$step" || rc=1; else kill -TERM "$_nsc_agents_pid" || rc=1; fi
+        wait "$_nsc_agents_pid" || { rc=1; _nsc_log "the agents' step ended badly: $NCCLSCOPE_JOBDIR/agent-*.log"; }
         _nsc_agents_pid=
     fi
     if [ -n "$_nsc_collector_pid" ]; then
-        kill -TERM "$_nsc_collector_pid" 2>/dev/null
-        wait "$_nsc_collector_pid" || _nsc_log "the collector exited with $?"
+        kill -TERM "$_nsc_collector_pid" || rc=1
+        wait "$_nsc_collector_pid" || { rc=1; _nsc_log "the collector exited badly: $NCCLSCOPE_JOBDIR/collector.log"; }
         _nsc_collector_pid=
         _nsc_log "store kept in $NCCLSCOPE_JOBDIR/db (ncclscope --db $NCCLSCOPE_JOBDIR/db status)"
     fi
     unset NCCL_PROFILER_PLUGIN
+    return $rc
 }
