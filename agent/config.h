@@ -33,6 +33,7 @@ typedef struct nsc_agent_cfg {
     char curve_key[PATH_MAX];  /* the agent's secret key file (with collector_key) */
     uint64_t window;           /* batches in flight before the collector's first credit */
     uint64_t max_inflight;     /* batches in flight at most, whatever the credit */
+    uint64_t max_inflight_mb;  /* and bytes: ZeroMQ holds a copy of each until acked */
     uint64_t ack_timeout_ms;   /* oldest unacknowledged batch older than this: re-send */
     uint64_t reconnect_ms, reconnect_max_ms;
     uint64_t probe_ms;         /* clock probe interval; 0: no probes */

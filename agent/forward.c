@@ -16,7 +16,7 @@
 #define STALE_PROBE_NS 10000000000ull
 
 typedef struct flight {
-    uint64_t seq, sent_ns;
+    uint64_t seq, sent_ns, bytes;
     int acked;
 } flight;
 
@@ -29,9 +29,10 @@ struct nsc_fwd {
     nsc_fwd_cfg cfg;
     char agent[64], host[64];
     nsc_spool *spool;
-    void *sock, *mon;
+    void *zctx, *sock, *mon;   /* own context: its I/O thread never delays ingest */
     flight *ring;              /* batches sent since the last rewind, in sequence order */
     uint32_t head, n, cap, unacked;
+    uint64_t unacked_bytes;    /* bytes of the unacknowledged batches: ZeroMQ holds copies */
     uint64_t next_send;        /* sending resumes at the first spooled seq >= this */
     uint64_t high_sent;        /* highest seq ever sent + 1: lower sends are resends */
     uint64_t now;              /* of the current run */
@@ -83,7 +84,7 @@ static int open_monitor(nsc_fwd *f, void *zctx, char err[256])
     return 0;
 }
 
-nsc_fwd *nsc_fwd_new(void *zctx, const nsc_fwd_cfg *cfg, nsc_spool *spool, char err[256])
+nsc_fwd *nsc_fwd_new(const nsc_fwd_cfg *cfg, nsc_spool *spool, char err[256])
 {
     nsc_fwd *f = calloc(1, sizeof *f);
     uint32_t cap = cfg->max_inflight ? cfg->max_inflight : 1;
@@ -100,12 +101,12 @@ nsc_fwd *nsc_fwd_new(void *zctx, const nsc_fwd_cfg *cfg, nsc_spool *spool, char 
     f->cfg.agent_id = f->agent;
     f->cfg.host = f->host;
     f->st.credit = cfg->window < cap ? (cfg->window ? cfg->window : 1) : cap;
-    if (!(f->sock = zmq_socket(zctx, ZMQ_DEALER))) {
+    if (!(f->zctx = zmq_ctx_new()) || !(f->sock = zmq_socket(f->zctx, ZMQ_DEALER))) {
         snprintf(err, 256, "collector socket: %s", zmq_strerror(errno));
         nsc_fwd_free(f);
         return NULL;
     }
-    if (set_opts(f, err) || open_monitor(f, zctx, err)) {
+    if (set_opts(f, err) || open_monitor(f, f->zctx, err)) {
         nsc_fwd_free(f);
         return NULL;
     }
@@ -130,6 +131,8 @@ void nsc_fwd_free(nsc_fwd *f)
         zmq_setsockopt(f->mon, ZMQ_LINGER, &zero, sizeof zero);
         zmq_close(f->mon);
     }
+    if (f->zctx)
+        zmq_ctx_term(f->zctx);
     free(f->ring);
     free(f->acks);
     free(f);
@@ -145,6 +148,7 @@ static void rewind_all(nsc_fwd *f, uint64_t *reason)
 {
     (*reason)++;
     f->head = f->n = f->unacked = 0;
+    f->unacked_bytes = 0;
     f->next_send = 0;
 }
 
@@ -172,6 +176,7 @@ static void take_ack(nsc_fwd *f, const nsc_a2c_ack *a)
         if (fl->seq == a->seq && !fl->acked) {
             fl->acked = 1;
             f->unacked--;
+            f->unacked_bytes -= fl->bytes;
             break;
         }
     }
@@ -286,15 +291,24 @@ static void take_events(nsc_fwd *f)
     }
 }
 
+/* Room for one more batch: within the credit, the ring, and the byte bound
+ * (one batch may always go, however large). */
+static int may_send(const nsc_fwd *f)
+{
+    return f->unacked < f->st.credit && f->n < f->cap &&
+           (f->unacked == 0 || f->unacked_bytes < f->cfg.max_inflight_bytes);
+}
+
 static int send_one(void *arg, const nsc_spool_entry *e)
 {
     nsc_fwd *f = arg;
-    if (f->unacked >= f->st.credit || f->n == f->cap)
+    if (!may_send(f))
         return 1;
     if (zmq_send(f->sock, e->msg, e->len, ZMQ_DONTWAIT) != (int)e->len)
         return 1;  /* no live connection or a full queue: try again next run */
-    *at(f, f->n++) = (flight){e->seq, f->now, 0};
+    *at(f, f->n++) = (flight){e->seq, f->now, e->len, 0};
     f->unacked++;
+    f->unacked_bytes += e->len;
     f->next_send = e->seq + 1;
     f->st.batches_sent++;
     f->st.events_sent += e->tally.events;
@@ -330,10 +344,10 @@ void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
         rewind_all(f, &f->st.rewinds_timeout);
     if (f->st.connected && f->cfg.probe_ns && now_ns >= f->next_probe_ns)
         send_probe(f);
-    if (f->st.connected && f->unacked < f->st.credit && f->n < f->cap &&
-        f->next_send < nsc_spool_next_seq(f->spool))
+    if (f->st.connected && may_send(f) && f->next_send < nsc_spool_next_seq(f->spool))
         nsc_spool_foreach(f->spool, f->next_send, send_one, f);
     f->st.inflight = f->unacked;
+    f->st.inflight_bytes = f->unacked_bytes;
 }
 
 void nsc_fwd_stats_get(const nsc_fwd *f, nsc_fwd_stats *st) { *st = f->st; }

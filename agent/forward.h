@@ -28,6 +28,7 @@ typedef struct nsc_fwd_cfg {
     const nsc_curve_pair *client;   /* the agent's keypair when server_key is set */
     uint32_t window;                /* credit before the first ack */
     uint32_t max_inflight;          /* upper bound on the collector's credit */
+    uint64_t max_inflight_bytes;    /* no new send while this much is unacknowledged */
     uint64_t ack_timeout_ns;
     uint64_t probe_ns;              /* probe interval (the first probes come 10x faster) */
     int reconnect_ms, reconnect_max_ms;
@@ -42,7 +43,7 @@ typedef struct nsc_fwd_stats {
     uint64_t acks_duplicate;                         /* acks of batches no longer spooled */
     uint64_t bad_messages;                           /* undecodable or not for this agent */
     uint64_t connects, disconnects, handshake_failures;
-    uint64_t inflight, credit, connected;
+    uint64_t inflight, inflight_bytes, credit, connected;
     uint64_t probes_sent, samples;
     uint64_t delete_errors;
     int have_clock;
@@ -50,9 +51,10 @@ typedef struct nsc_fwd_stats {
     uint64_t rtt_ns;
 } nsc_fwd_stats;
 
-/* Connect (the connection itself is made in the background). Returns NULL
- * with a message in err on a bad endpoint or option. */
-nsc_fwd *nsc_fwd_new(void *zctx, const nsc_fwd_cfg *cfg, nsc_spool *spool, char err[256]);
+/* Connect (the connection itself is made in the background) in a ZeroMQ
+ * context of its own. Returns NULL with a message in err on a bad endpoint or
+ * option. */
+nsc_fwd *nsc_fwd_new(const nsc_fwd_cfg *cfg, nsc_spool *spool, char err[256]);
 void nsc_fwd_free(nsc_fwd *f);
 /* The sockets to poll for input (the DEALER and its monitor). */
 void *nsc_fwd_socket(const nsc_fwd *f);

@@ -40,6 +40,7 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     counter(b, "ncclscope_agent_forward_bad_messages_total", "Messages from the collector that were malformed or not for this agent", "counter", f.bad_messages);
     counter(b, "ncclscope_agent_forward_delete_errors_total", "Spool deletions that failed (the batches stay and are sent again)", "counter", f.delete_errors);
     counter(b, "ncclscope_agent_forward_inflight", "Batches sent and not acknowledged", "gauge", f.inflight);
+    counter(b, "ncclscope_agent_forward_inflight_bytes", "Bytes of the batches sent and not acknowledged", "gauge", f.inflight_bytes);
     counter(b, "ncclscope_agent_forward_credit", "Batches the collector allows in flight", "gauge", f.credit);
     counter(b, "ncclscope_agent_collector_connected", "1 while a connection to the collector is up", "gauge", f.connected);
     counter(b, "ncclscope_agent_collector_connects_total", "Connections to the collector made", "counter", f.connects);

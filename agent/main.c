@@ -88,10 +88,11 @@ static int start_forward(nsc_agent *a, char err[256])
     nsc_fwd_cfg fc = {.endpoint = a->cfg.collector, .agent_id = a->cfg.agent_id, .host = a->cfg.host,
                       .server_key = curve ? a->collector_pub : NULL, .client = curve ? &a->curve : NULL,
                       .window = (uint32_t)a->cfg.window, .max_inflight = (uint32_t)a->cfg.max_inflight,
+                      .max_inflight_bytes = a->cfg.max_inflight_mb << 20,
                       .ack_timeout_ns = a->cfg.ack_timeout_ms * MS, .probe_ns = a->cfg.probe_ms * MS,
                       .reconnect_ms = (int)a->cfg.reconnect_ms, .reconnect_max_ms = (int)a->cfg.reconnect_max_ms,
                       .now = nsc_agent_now};
-    a->fwd = nsc_fwd_new(a->zctx, &fc, a->spool, err);
+    a->fwd = nsc_fwd_new(&fc, a->spool, err);
     return a->fwd ? 0 : -1;
 }
 

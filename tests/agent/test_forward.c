@@ -59,27 +59,32 @@ static void teardown(void)
 
 TestSuite(forward, .init = setup, .fini = teardown, .timeout = 60);
 
-/* Spool n empty batches (events in the tally: seq + 1). */
-static void spool_batches(unsigned n)
+/* Spool n batches with one opaque section of `pad` bytes (none if 0);
+ * events in the tally: seq + 1. */
+static void spool_sized(unsigned n, uint32_t pad)
 {
+    static uint8_t filler[1 << 20], buf[(1 << 20) + 256];
     for (unsigned i = 0; i < n; i++) {
-        nsc_a2c_batch b = {.seq = nsc_spool_next_seq(spool), .sent_ns = 1};
+        nsc_a2c_section sec = {filler, pad};
+        nsc_a2c_batch b = {.seq = nsc_spool_next_seq(spool), .sent_ns = 1, .nsections = pad ? 1 : 0,
+                           .sections = &sec};
         strcpy(b.agent, "a1");
         strcpy(b.host, "h1");
-        uint8_t buf[256];
         size_t len = nsc_a2c_encode_batch(&b, buf);
         nsc_spool_tally t = {b.seq + 1, b.seq + 1};
         cr_assert_eq(nsc_spool_put(spool, buf, len, &t), 0);
     }
 }
 
+static void spool_batches(unsigned n) { spool_sized(n, 0); }
+
 static nsc_fwd *new_fwd(uint32_t window, uint64_t ack_timeout_ms)
 {
     char err[256];
-    nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = window, .max_inflight = 16,
+    nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = window, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
                      .ack_timeout_ns = ack_timeout_ms * 1000000ull, .probe_ns = 0, .reconnect_ms = 20,
                      .reconnect_max_ms = 100, .now = mono};
-    nsc_fwd *f = nsc_fwd_new(zctx, &c, spool, err);
+    nsc_fwd *f = nsc_fwd_new(&c, spool, err);
     cr_assert_not_null(f, "%s", err);
     return f;
 }
@@ -96,7 +101,7 @@ typedef struct got {
 
 static void take(got *g)
 {
-    uint8_t id[256], msg[4096];
+    static uint8_t id[256], msg[(1 << 20) + 256];
     int idn;
     while ((idn = zmq_recv(router, id, sizeof id, ZMQ_DONTWAIT)) >= 0) {
         int n = zmq_recv(router, msg, sizeof msg, 0);
@@ -308,10 +313,10 @@ Test(forward, malformed_and_foreign_input_counted)
 Test(forward, probe_answer_becomes_a_sample)
 {
     char err[256];
-    nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = 4, .max_inflight = 16,
+    nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = 4, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
                      .ack_timeout_ns = 60000000000ull, .probe_ns = 100000000ull, .reconnect_ms = 20,
                      .reconnect_max_ms = 100, .now = mono};
-    nsc_fwd *f = nsc_fwd_new(zctx, &c, spool, err);
+    nsc_fwd *f = nsc_fwd_new(&c, spool, err);
     cr_assert_not_null(f, "%s", err);
     got g = {0};
     for (uint64_t end = mono() + 3000000000ull; g.nprobes < 3 && mono() < end;)
@@ -343,5 +348,23 @@ Test(forward, probe_answer_becomes_a_sample)
     int64_t err_ns = st.offset_ns - offset;
     cr_assert(err_ns > -2000000000 && err_ns < 2000000000, "offset %lld", (long long)st.offset_ns);
     cr_assert_eq(st.bad_messages, 0);
+    nsc_fwd_free(f);
+}
+
+/* 400 KiB batches under a 1 MiB byte bound: three go (the third starts below
+ * the bound), the rest wait for acks although the credit would allow more. */
+Test(forward, bytes_in_flight_bounded)
+{
+    spool_sized(6, 400 << 10);
+    nsc_fwd *f = new_fwd(8, 60000);
+    got g = {0};
+    pump(f, &g, 3000, 3);
+    pump(f, &g, 200, 0);
+    cr_assert_eq(g.n, 3, "got %u", g.n);
+    cr_assert_geq(stats(f).inflight_bytes, 3 * (400 << 10));
+    ack(&g, "a1", 0, 8);
+    pump(f, &g, 3000, 4);
+    pump(f, &g, 200, 0);
+    cr_assert_eq(g.n, 4, "one ack, one more batch: got %u", g.n);
     nsc_fwd_free(f);
 }
