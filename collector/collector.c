@@ -11,6 +11,7 @@
 #include <zmq.h>
 
 #include "clocks.h"
+#include "http.h"
 #include "ingest.h"
 #include "writer.h"
 
@@ -58,7 +59,9 @@ static void teardown(nsc_collector *c)
         zmq_ctx_term(c->zctx);
     nsc_store_close(c->store);
     nsc_clocks_free(c->clocks);
+    nsc_live_free(c->live);
     pthread_mutex_destroy(&c->clock_mu);
+    pthread_mutex_destroy(&c->live_mu);
     nsc_stats_free(&c->stats);
 }
 
@@ -74,25 +77,29 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     if (nsc_stats_init(&c.stats))
         return 1;
     pthread_mutex_init(&c.clock_mu, NULL);
+    pthread_mutex_init(&c.live_mu, NULL);
+    nsc_live_cfg lc = {cfg->heartbeat_timeout_ms * 1000000ull, cfg->hang_ms * 1000000ull};
     nsc_writer *w = NULL;
     nsc_ingest *in = NULL;
+    nsc_http *h = NULL;
     int rc = 1;
-    if (!(c.clocks = nsc_clocks_new()) || open_store(&c) || !(c.zctx = zmq_ctx_new()) ||
+    if (!(c.clocks = nsc_clocks_new()) || !(c.live = nsc_live_new(&lc)) || open_store(&c) || !(c.zctx = zmq_ctx_new()) ||
         nsc_writer_start(&c, &w))
         goto out;
     if (nsc_ingest_start(&c, &in)) {
         nsc_writer_stop_alone(&c);
         goto out;
     }
-    if (write_ports(&c) == 0) {
-        fprintf(stderr, "ncclscope-collector: listening on %s (port %d), db %s\n", c.cfg.listen,
-                c.zmq_port, c.cfg.db);
+    if (nsc_http_start(&c, &h) == 0 && write_ports(&c) == 0) {
+        fprintf(stderr, "ncclscope-collector: listening on %s (port %d), http port %d, db %s\n",
+                c.cfg.listen, c.zmq_port, c.http_port, c.cfg.db);
         int sig;
         sigwait(&sigs, &sig);
         fprintf(stderr, "ncclscope-collector: signal %d: committing what is pending\n", sig);
         rc = 0;
     }
     atomic_store(&c.stop, 1);
+    nsc_http_join(h);
     nsc_ingest_join(in);
 out:
     if (w)

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "live.h"
 #include "stats.h"
 #include "store.h"
 
@@ -28,6 +29,8 @@ typedef struct nsc_collector {
     atomic_int stop;            /* set by the signal handler's pipe reader */
     pthread_mutex_t clock_mu;   /* guards clocks (writer updates, HTTP reads) */
     struct nsc_clocks *clocks;
+    pthread_mutex_t live_mu;    /* guards live (writer feeds, HTTP reads) */
+    nsc_live *live;
     int zmq_port, http_port;    /* bound ports (after start) */
 } nsc_collector;
 

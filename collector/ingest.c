@@ -54,13 +54,14 @@ static void answer_probe(nsc_ingest *in, const zmq_msg_t *id, nsc_a2c_probe *p, 
         atomic_fetch_add_explicit(&in->c->stats.probes, 1, memory_order_relaxed);
 }
 
-static void take_sample(nsc_ingest *in, const nsc_a2c_probe *p)
+static void take_sample(nsc_ingest *in, const nsc_a2c_probe *p, uint64_t t)
 {
     nsc_item *it = calloc(1, sizeof *it);
     if (!it)
         return;
     it->kind = NSC_ITEM_SAMPLE;
     it->sample = *p;
+    it->recv_ns = t;
     to_writer(in, it);
 }
 
@@ -109,7 +110,7 @@ static void take_message(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body, uint64_
         else if (kind == NSC_A2C_PROBE)
             answer_probe(in, id, &pr, t);
         else
-            take_sample(in, &pr);
+            take_sample(in, &pr, t);
         return;
     default:
         reject(in, agent, kind < 0 ? NSC_REJ_A2C - kind : NSC_REJ_KIND);

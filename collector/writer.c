@@ -68,6 +68,26 @@ static int put_life(nsc_writer *w, const nsc_item *it)
     return 0;
 }
 
+/* The live state learns what a stored batch says. */
+static void feed_live(nsc_collector *c, const nsc_item *it)
+{
+    int rc;
+    pthread_mutex_lock(&c->live_mu);
+    rc = nsc_live_agent_seen(c->live, it->a2c.agent, it->a2c.host, it->recv_ns);
+    for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++)
+        rc = nsc_live_section(c->live, it->a2c.agent, &it->secs[i], it->recv_ns);
+    for (uint32_t i = 0; !rc && i < it->a2c.nlife; i++)
+        rc = nsc_live_life(c->live, it->a2c.agent, it->a2c.host, &it->a2c.life[i], it->recv_ns);
+    pthread_mutex_unlock(&c->live_mu);
+    if (rc)
+        fprintf(stderr, "ncclscope-collector: live state: out of memory\n");
+}
+
+static int put_progress(void *arg, const nsc_store_progress *p)
+{
+    return nsc_store_put_progress(arg, p);
+}
+
 /* Put a batch unless it is committed already; either way it is held for its ack. */
 static int take_batch(nsc_writer *w, nsc_item *it)
 {
@@ -89,6 +109,7 @@ static int take_batch(nsc_writer *w, nsc_item *it)
     if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.seq) ||
         hold(w, it))
         return rc ? rc : NSC_STORE_ENOMEM;
+    feed_live(w->c, it);
     atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->sections, it->a2c.nsections, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->events, ev, memory_order_relaxed);
@@ -125,6 +146,11 @@ static int commit(nsc_writer *w)
     nsc_collector *c = w->c;
     uint64_t t0 = nsc_coll_now();
     int rc = nsc_dedupe_put_dirty(w->dedupe, c->store);
+    if (!rc) {
+        pthread_mutex_lock(&c->live_mu);
+        rc = nsc_live_take_progress(c->live, put_progress, c->store);
+        pthread_mutex_unlock(&c->live_mu);
+    }
     if (!rc && t0 >= w->next_persist_ns) {
         pthread_mutex_lock(&c->clock_mu);
         rc = nsc_clocks_put_dirty(c->clocks, c->store);
@@ -156,6 +182,9 @@ static void take_sample(nsc_writer *w, nsc_item *it)
     pthread_mutex_lock(&c->clock_mu);
     int rc = nsc_clocks_add(c->clocks, &it->sample);
     pthread_mutex_unlock(&c->clock_mu);
+    pthread_mutex_lock(&c->live_mu);
+    nsc_live_agent_seen(c->live, it->sample.agent, it->sample.host, it->recv_ns);
+    pthread_mutex_unlock(&c->live_mu);
     if (rc)
         nsc_stats_reject(&c->stats, it->sample.agent, NSC_REJ_CLOCK);
     else
