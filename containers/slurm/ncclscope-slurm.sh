@@ -2,7 +2,9 @@
 # script, then:
 #   ncclscope_start    collector on the batch host, one agent per node, ranks' env
 #   srun ... ranks     (they inherit NCCL_PROFILER_PLUGIN and NCCLSCOPE_RUNDIR)
-#   ncclscope_stop     agents drain their spools, the collector closes its store
+#   ncclscope_stop     agents drain their spools, the job's status is reported
+#                      (printed, and as JSON in $NCCLSCOPE_JOBDIR/status.json), the
+#                      collector closes its store
 # docs/slurm.md explains every setting; the defaults:
 #   NCCLSCOPE_BIN        directory of ncclscope-agent/-collector (default: build/bin of the
 #                        checkout this file is in, which must be on a shared filesystem)
@@ -91,6 +93,12 @@ ncclscope_stop() {
         _nsc_agents_pid=
     fi
     if [ -n "$_nsc_collector_pid" ]; then
+        # The job's final report, while the collector still serves it.
+        if [ -x "$NCCLSCOPE_BIN/ncclscope" ]; then
+            "$NCCLSCOPE_BIN/ncclscope" --job "$SLURM_JOB_ID" status --json >"$NCCLSCOPE_JOBDIR/status.json" \
+                && "$NCCLSCOPE_BIN/ncclscope" --job "$SLURM_JOB_ID" status \
+                || { rc=1; _nsc_log "no final status from the collector"; }
+        fi
         kill -TERM "$_nsc_collector_pid" || rc=1
         wait "$_nsc_collector_pid" || { rc=1; _nsc_log "the collector exited badly: $NCCLSCOPE_JOBDIR/collector.log"; }
         _nsc_collector_pid=

@@ -96,29 +96,27 @@ job=$(sbatch --parsable --wait --output="$dir/job.out" "$dir/job.sh") || die "th
 echo "job $job done"
 grep -q "agents on 1 node" "$dir/job.out" || die "the helper did not start the agents"
 
-# The store, read offline: the job under its SLURM_JOB_ID with both ranks.
-cli() { "$bin/ncclscope" --db "$dir/job/db" "$@"; }
-if out=$(cli --job "$job" status --json 2>&1); then
-    python3 - "$job" "$dir/emu.json" <<<"$out" <<'PY' || die "status does not show the job: $out"
+# The report the helper asked the collector for before stopping it
+# (`ncclscope status --json`): the job under its SLURM_JOB_ID, each process the
+# emulator ran, with events and without drops.
+python3 - "$job" "$dir/emu.json" "$dir/job/status.json" <<'PY' || die "status does not show the job: $(cat "$dir/job/status.json")"
 import json, sys
-status, emu = json.load(sys.stdin), json.load(open(sys.argv[2]))
-text = json.dumps(status)
-assert f'"{sys.argv[1]}"' in text, f"job {sys.argv[1]} is not in status"
+job, emu, status = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+assert any(j.get("job") == job for j in status["jobs"]), f"job {job} not in {status['jobs']}"
 pids = sorted({r["pid"] for r in emu["ranks"]})
 for pid in pids:
-    assert str(pid) in text, f"pid {pid} of the emulator is not in status"
-print(f"status: job {sys.argv[1]}, processes {pids}")
+    mine = [p for p in status["processes"] if p["pid"] == pid and p["job"] == job]
+    assert mine, f"process {pid} of job {job} is not in status"
+    assert sum(p["events_emitted"] for p in mine) > 0, f"process {pid}: no events"
+    assert all(p["events_dropped"] == 0 for p in mine), f"process {pid}: drops"
+print(f"status --json: job {job}, processes {pids}")
 PY
-elif grep -q "cannot be answered from a store" <<<"$out"; then
-    # The CLI cannot compute status from a store yet (it needs the collector's live
-    # state library): check the job through the communicators the store holds.
-    echo "NOT TESTED: ncclscope --db status ($out); checking 'comms' instead"
-    out=$(cli --job "$job" comms --json) || die "ncclscope comms: $out"
-    grep -qF "\"job\":\"$job\"" <<<"$out" || die "comms is not about job $job: $out"
-    grep -qF '"ranks_seen":2' <<<"$out" || die "the store does not hold both ranks: $out"
-    out=$(cli --job "$job$job" comms --json 2>&1) && die "an unknown job is answered: $out"
-    grep -qF "no job" <<<"$out" || die "an unknown job: $out"
-else
-    die "ncclscope status: $out"
-fi
-echo "slurm: job $job ran its ranks through agent and collector, stored under its SLURM_JOB_ID"
+
+# The store, read offline after the job (`ncclscope --db`): the job and both ranks.
+cli() { "$bin/ncclscope" --db "$dir/job/db" "$@"; }
+out=$(cli --job "$job" comms --json) || die "ncclscope comms: $out"
+grep -qF "\"job\":\"$job\"" <<<"$out" || die "comms is not about job $job: $out"
+grep -qF '"ranks_seen":2' <<<"$out" || die "the store does not hold both ranks: $out"
+out=$(cli --job "$job$job" comms --json 2>&1) && die "an unknown job is answered: $out"
+grep -qF "no job" <<<"$out" || die "an unknown job: $out"
+echo "slurm: job $job ran its ranks through agent and collector, seen and stored under its SLURM_JOB_ID"
