@@ -3,7 +3,8 @@
 # - the collector's bearer token: /api/v1/* and /metrics refuse a request without the
 #   token or with a wrong one (401), /healthz stays open (for probes), the CLI gets
 #   through with --token-file or NCCLSCOPE_TOKEN;
-# - the agent's socket is mode 0660; --gen-keys writes the secret key 0600.
+# - the agent's socket is mode 0660, its spool 0750/0640; --gen-keys writes the
+#   secret key 0600.
 # Real processes on 127.0.0.1 with kernel-picked ports, files in a temp dir.
 set -eu
 bin=$1
@@ -43,8 +44,12 @@ NCCLSCOPE_TOKEN=$(cat "$dir/token") "$bin/ncclscope" --collector "$url" status -
 pids+=($!)
 for _ in $(seq 100); do [ -S "$dir/run/agent.sock" ] && break; sleep 0.1; done
 [ "$(stat -c %a "$dir/run/agent.sock")" = 660 ] || fail "agent.sock is mode $(stat -c %a "$dir/run/agent.sock"), not 660"
+for f in spool spool/data.mdb; do
+    want=$([ "$f" = spool ] && echo 750 || echo 640)
+    [ "$(stat -c %a "$dir/run/$f")" = "$want" ] || fail "$f is mode $(stat -c %a "$dir/run/$f"), not $want"
+done
 
 "$bin/ncclscope-agent" --gen-keys "$dir/agent" >/dev/null
 [ "$(stat -c %a "$dir/agent.key")" = 600 ] || fail "the secret key is mode $(stat -c %a "$dir/agent.key")"
 [ -s "$dir/agent.pub" ] || fail "no public key"
-echo "security: token enforced on /api and /metrics, /healthz open, socket 0660, secret key 0600"
+echo "security: token enforced on /api and /metrics, /healthz open, socket 0660, spool 0750/0640, secret key 0600"
