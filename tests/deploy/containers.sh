@@ -20,9 +20,10 @@ tag=ncclscope-test-$$
 ctrs=()
 # Every image this run makes (the three targets and the build stage's layers) is
 # removed at the end; what existed before, the base included, stays.
-before=
+before=unset
 cleanup() {
     for c in "${ctrs[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
+    [ "$before" = unset ] && return
     comm -13 <(echo "$before") <(podman images -a -q --no-trunc | sort -u) | xargs -r podman rmi -f >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
