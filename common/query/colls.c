@@ -426,7 +426,7 @@ static void write_group(q_ctx *c, const cl_set *s, const cl_group *g)
     q_str(o, q_text(c, x->proto));
     q_lit(o, ",\"nchannels\":");
     q_u64(o, x->nchannels);
-    q_lit(o, graph ? ",\"graph_captured\":true" : ",\"graph_captured\":false");
+    q_cs(o, graph ? ",\"graph_captured\":true" : ",\"graph_captured\":false");
     q_lit(o, ",\"start_ns\":");
     q_u64(o, g->start);
     q_lit(o, ",\"end_ns\":");
@@ -445,7 +445,7 @@ static void write_group(q_ctx *c, const cl_set *s, const cl_group *g)
     write_mismatch(c, x, g->n);
     q_lit(o, ",\"ranks\":[");
     for (size_t i = 0; i < g->n; i++) {
-        q_lit(o, i ? ",{\"rank\":" : "{\"rank\":");
+        q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
         q_i64(o, x[i].rank);
         q_lit(o, ",\"id\":");
         q_u64(o, x[i].id);
@@ -559,7 +559,7 @@ static size_t pct_index(size_t n, unsigned p)
 static void write_bucket(q_ctx *c, st_item *it, size_t n, double *scratch, int first)
 {
     q_out *o = c->out;
-    q_lit(o, first ? "{\"func\":" : ",{\"func\":");
+    q_cs(o, first ? "{\"func\":" : ",{\"func\":");
     q_str(o, q_text(c, it->func));
     q_lit(o, ",\"bytes_min\":");
     q_u64(o, it->bucket == 64 ? 0 : 1ull << it->bucket);
@@ -608,7 +608,7 @@ static void write_stragglers(q_ctx *c, const cl_set *s)
                     best = r;
             if (best == c->nranks)
                 break;
-            q_lit(o, first ? "{\"rank\":" : ",{\"rank\":");
+            q_cs(o, first ? "{\"rank\":" : ",{\"rank\":");
             q_i64(o, c->ranks[best].rank);
             q_lit(o, ",\"last_arrivals\":");
             q_u64(o, last[best]);

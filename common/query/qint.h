@@ -50,7 +50,9 @@ typedef struct q_out {
 } q_out;
 
 void q_raw(q_out *o, const char *s, size_t n);
-#define q_lit(o, s) q_raw((o), (s), sizeof(s) - 1)
+/* q_lit: a string literal only (its size is taken); q_cs: any C string. */
+#define q_lit(o, s) q_raw((o), "" s, sizeof(s) - 1)
+void q_cs(q_out *o, const char *s);
 void q_u64(q_out *o, uint64_t v);
 void q_i64(q_out *o, int64_t v);
 void q_hex(q_out *o, uint64_t v);         /* "0x..." with quotes */

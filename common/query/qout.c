@@ -27,6 +27,11 @@ void q_raw(q_out *o, const char *s, size_t n)
     }
 }
 
+void q_cs(q_out *o, const char *s)
+{
+    q_raw(o, s, strlen(s));
+}
+
 void q_u64(q_out *o, uint64_t v)
 {
     char tmp[20];

@@ -319,7 +319,7 @@ static void write_states(q_ctx *c, const q_rank *r, const nsc_block *blk, uint64
     q_lit(o, ",\"states\":[");
     for (size_t i = lo; i < blk->hdr.nstates && blk->states[i].id == id; i++) {
         const nsc_state_rec *st = &blk->states[i];
-        q_lit(o, i == lo ? "{\"state\":" : ",{\"state\":");
+        q_cs(o, i == lo ? "{\"state\":" : ",{\"state\":");
         const char *name = nsc_state_name(st->state);
         q_str(o, name ? name : "");
         KU(o, "ts_ns", q_align(c, r, st->ts_ns, NULL));
@@ -466,15 +466,15 @@ static void write_header(tl *s)
     for (size_t i = 0; i < c->nranks; i++) {
         const q_rank *r = &c->ranks[i];
         const q_host *h = &c->hosts[r->host];
-        q_lit(o, i ? ",{\"rank\":" : "{\"rank\":");
+        q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
         q_i64(o, r->rank);
         q_lit(o, ",\"host\":");
         q_str(o, r->info.host);
         KU(o, "pid", r->info.pid);
         KI(o, "gpu", r->info.gpu);
         KI(o, "local_rank", r->info.local_rank);
-        q_lit(o, h->has_model ? ",\"clock\":\"model\"" : ",\"clock\":\"identity\"");
-        q_lit(o, s->ranks[i].g.npairs ? ",\"gpu_clock\":\"fitted\"}" : ",\"gpu_clock\":\"none\"}");
+        q_cs(o, h->has_model ? ",\"clock\":\"model\"" : ",\"clock\":\"identity\"");
+        q_cs(o, s->ranks[i].g.npairs ? ",\"gpu_clock\":\"fitted\"}" : ",\"gpu_clock\":\"none\"}");
     }
     q_lit(o, "]}\n");
 }

@@ -42,7 +42,7 @@ static void write_hosts(q_out *o, const cm_info *m, size_t *nhosts)
             k++;
         if (k < i)
             continue;
-        q_lit(o, *nhosts ? "," : "");
+        q_cs(o, *nhosts ? "," : "");
         q_str(o, m->ranks[i].info.host);
         ++*nhosts;
     }
@@ -53,7 +53,7 @@ static void write_comm(q_ctx *c, const cm_info *all, size_t n, size_t i)
 {
     q_out *o = c->out;
     const cm_info *m = &all[i];
-    q_lit(o, i ? ",{\"comm\":" : "{\"comm\":");
+    q_cs(o, i ? ",{\"comm\":" : "{\"comm\":");
     q_hex(o, m->comm.comm_id);
     q_lit(o, ",\"name\":");
     q_str(o, m->comm.name);
@@ -64,7 +64,7 @@ static void write_comm(q_ctx *c, const cm_info *all, size_t n, size_t i)
     q_lit(o, ",\"ranks\":[");
     size_t procs = 0;
     for (size_t k = 0; k < m->n; k++) {
-        q_lit(o, k ? "," : "");
+        q_cs(o, k ? "," : "");
         q_i64(o, m->ranks[k].rank);
         size_t j = 0;
         while (j < k && m->ranks[j].info.proc_id != m->ranks[k].info.proc_id)
@@ -79,7 +79,7 @@ static void write_comm(q_ctx *c, const cm_info *all, size_t n, size_t i)
     q_lit(o, ",\"procs\":");
     q_u64(o, procs);
     for (int pass = 0; pass < 2; pass++) {
-        q_lit(o, pass ? ",\"shares_procs_with\":[" : ",\"split_of\":[");
+        q_cs(o, pass ? ",\"shares_procs_with\":[" : ",\"split_of\":[");
         int first = 1;
         for (size_t k = 0; k < n; k++) {
             if (k == i || !m->n)
@@ -88,7 +88,7 @@ static void write_comm(q_ctx *c, const cm_info *all, size_t n, size_t i)
             int hit = pass ? in > 0 : in == 2 && all[k].comm.nranks > m->comm.nranks;
             if (!hit)
                 continue;
-            q_lit(o, first ? "" : ",");
+            q_cs(o, first ? "" : ",");
             q_hex(o, all[k].comm.comm_id);
             first = 0;
         }
@@ -206,7 +206,7 @@ static void write_ring(q_ctx *c, const tp_peer *p, size_t n)
     size_t len = 0;
     int complete = 0;
     while (len <= n) {
-        q_lit(o, len ? "," : "");
+        q_cs(o, len ? "," : "");
         q_i64(o, at);
         len++;
         size_t k = 0;
@@ -220,7 +220,7 @@ static void write_ring(q_ctx *c, const tp_peer *p, size_t n)
             break;
         }
     }
-    q_lit(o, complete ? "],\"complete\":true" : "],\"complete\":false");
+    q_cs(o, complete ? "],\"complete\":true" : "],\"complete\":false");
 }
 
 static void write_channels(q_ctx *c, tp_set *s)
@@ -232,12 +232,12 @@ static void write_channels(q_ctx *c, tp_set *s)
         size_t j = i;
         while (j < s->n && s->v[j].channel == s->v[i].channel)
             j++;
-        q_lit(o, i ? ",{\"channel\":" : "{\"channel\":");
+        q_cs(o, i ? ",{\"channel\":" : "{\"channel\":");
         q_u64(o, s->v[i].channel);
         write_ring(c, s->v + i, j - i);
         q_lit(o, ",\"send_peers\":[");
         for (size_t k = i; k < j; k++) {
-            q_lit(o, k > i ? ",[" : "[");
+            q_cs(o, k > i ? ",[" : "[");
             q_i64(o, s->v[k].rank);
             q_lit(o, ",");
             q_i64(o, s->v[k].peer);
@@ -254,14 +254,14 @@ static void write_nodes(q_ctx *c)
     q_out *o = c->out;
     q_lit(o, ",\"nodes\":[");
     for (size_t h = 0; h < c->nhosts; h++) {
-        q_lit(o, h ? ",{\"host\":" : "{\"host\":");
+        q_cs(o, h ? ",{\"host\":" : "{\"host\":");
         q_str(o, c->hosts[h].name);
-        q_lit(o, c->hosts[h].has_model ? ",\"clock\":\"model\",\"ranks\":["
+        q_cs(o, c->hosts[h].has_model ? ",\"clock\":\"model\",\"ranks\":["
                                        : ",\"clock\":\"identity\",\"ranks\":[");
         int first = 1;
         for (size_t r = 0; r < c->nranks; r++)
             if (c->ranks[r].host == (int)h) {
-                q_lit(o, first ? "" : ",");
+                q_cs(o, first ? "" : ",");
                 q_i64(o, c->ranks[r].rank);
                 first = 0;
             }
@@ -283,7 +283,7 @@ int q_topology(q_ctx *c)
         q_lit(o, ",\"ranks\":[");
         for (size_t i = 0; i < c->nranks; i++) {
             const q_rank *r = &c->ranks[i];
-            q_lit(o, i ? ",{\"rank\":" : "{\"rank\":");
+            q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
             q_i64(o, r->rank);
             q_lit(o, ",\"host\":");
             q_str(o, r->info.host);

@@ -27,7 +27,8 @@ typedef enum op_kind { OP_BATCH, OP_META } op_kind;
 typedef struct op {
     op_kind kind;
     const nsc_store_batch *batch;
-    char *key;
+    uint8_t *key;
+    size_t klen;
     uint8_t *val;
     size_t len;
 } op;
@@ -487,7 +488,7 @@ static int put_batch(nsc_store *st, const nsc_store_batch *b)
 
 static int put_meta_op(nsc_store *st, const op *o)
 {
-    return put(st, DB_META, o->key, strlen(o->key), o->val, o->len);
+    return put(st, DB_META, o->key, o->klen, o->val, o->len);
 }
 
 /* Run one op unless the transaction already failed; a full map is noted for
@@ -545,24 +546,41 @@ int nsc_store_put(nsc_store *st, const nsc_store_batch *b)
 {
     if (!st->txn)
         return NSC_STORE_ESTATE;
-    return push_op(st, (op){OP_BATCH, b, NULL, NULL, 0});
+    return push_op(st, (op){OP_BATCH, b, NULL, 0, NULL, 0});
 }
 
-int nsc_store_put_clock(nsc_store *st, const char *host, const nsc_clock_model *m)
+/* A meta record written in the open transaction (and replayed with it);
+ * key and value are copied. */
+static int push_meta(nsc_store *st, const void *key, size_t klen, const void *val, size_t vlen)
 {
     if (!st->txn)
         return NSC_STORE_ESTATE;
-    size_t hl = strlen(host), len = nsc_clock_serialized_size(m);
-    op o = {OP_META, NULL, malloc(6 + hl + 1), malloc(len), len};
+    op o = {OP_META, NULL, malloc(klen), klen, malloc(vlen ? vlen : 1), vlen};
     if (!o.key || !o.val) {
         free(o.key);
         free(o.val);
         return NSC_STORE_ENOMEM;
     }
-    memcpy(o.key, "clock/", 6);
-    memcpy(o.key + 6, host, hl + 1);
-    nsc_clock_serialize(m, o.val);
+    memcpy(o.key, key, klen);
+    memcpy(o.val, val, vlen);
     return push_op(st, o);
+}
+
+int nsc_store_put_clock(nsc_store *st, const char *host, const nsc_clock_model *m)
+{
+    char key[6 + 64];
+    size_t hl = strlen(host), len = nsc_clock_serialized_size(m);
+    if (hl > sizeof key - 6)
+        return NSC_STORE_ECORRUPT;
+    uint8_t *val = malloc(len);
+    if (!val)
+        return NSC_STORE_ENOMEM;
+    memcpy(key, "clock/", 6);
+    memcpy(key + 6, host, hl);
+    nsc_clock_serialize(m, val);
+    int rc = push_meta(st, key, 6 + hl, val, len);
+    free(val);
+    return rc;
 }
 
 void nsc_store_abort(nsc_store *st)
@@ -1222,4 +1240,212 @@ int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model 
     if (rc)
         return rc == MDB_NOTFOUND ? NSC_STORE_ENOTFOUND : rc;
     return nsc_clock_deserialize(m, v.mv_data, v.mv_size) ? NSC_STORE_ECORRUPT : 0;
+}
+
+/* ---- collector bookkeeping (meta records) -------------------------------- */
+
+/* Texts in meta values: u8 length, then the bytes (at most 63). */
+static uint8_t *put_text(uint8_t *p, const char *s)
+{
+    size_t n = text_len(s, 63);
+    *p++ = (uint8_t)n;
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static int take_text(nsc_rbuf *r, char out[64])
+{
+    const uint8_t *n = nsc_rtake(r, 1);
+    const uint8_t *t = n && *n < 64 ? nsc_rtake(r, *n) : NULL;
+    if (!t)
+        return NSC_STORE_ECORRUPT;
+    memcpy(out, t, *n);
+    out[*n] = 0;
+    return 0;
+}
+
+int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, const nsc_store_seq_range *r,
+                             size_t n)
+{
+    uint8_t key[6 + 64];
+    size_t al = text_len(agent, 63);
+    memcpy(key, "agent/", 6);
+    memcpy(key + 6, agent, al);
+    uint8_t *val = malloc(4 + 16 * n);
+    if (!val)
+        return NSC_STORE_ENOMEM;
+    nsc_put_be32(val, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        nsc_put_be64(val + 4 + 16 * i, r[i].lo);
+        nsc_put_be64(val + 12 + 16 * i, r[i].hi);
+    }
+    int rc = push_meta(st, key, 6 + al, val, 4 + 16 * n);
+    free(val);
+    return rc;
+}
+
+int nsc_store_put_life(nsc_store *st, const nsc_store_life *l)
+{
+    uint8_t key[5 + 64 + 12], val[2 + 16 + 8 + 3 * 64];
+    size_t hl = text_len(l->host, 63);
+    memcpy(key, "life/", 5);
+    memcpy(key + 5, l->host, hl);
+    key[5 + hl] = 0;
+    nsc_put_be32(key + 6 + hl, l->pid);
+    nsc_put_be64(key + 10 + hl, l->ref_ns);
+    val[0] = l->event;
+    val[1] = l->reason;
+    nsc_put_be64(val + 2, l->ts_ns);
+    nsc_put_be64(val + 10, l->last_batch_seq);
+    uint8_t *end = put_text(put_text(val + 18, l->job), l->agent);
+    return push_meta(st, key, 18 + hl, val, (size_t)(end - val));
+}
+
+int nsc_store_put_progress(nsc_store *st, const nsc_store_progress *p)
+{
+    uint8_t key[5 + 64 + 12 + 64], val[16];
+    size_t jl = text_len(p->job, 63), fl = text_len(p->func, 63);
+    memcpy(key, "prog/", 5);
+    memcpy(key + 5, p->job, jl);
+    key[5 + jl] = 0;
+    nsc_put_be64(key + 6 + jl, p->comm_id);
+    nsc_put_be32(key + 14 + jl, (uint32_t)p->rank ^ 0x80000000u);
+    memcpy(key + 18 + jl, p->func, fl);
+    nsc_put_be64(val, p->seq);
+    nsc_put_be64(val + 8, p->ref_ns);
+    return push_meta(st, key, 18 + jl + fl, val, sizeof val);
+}
+
+/* Every meta record whose key starts with prefix, in key order. */
+typedef int (*meta_fn)(void *arg, const MDB_val *k, const MDB_val *v);
+
+static int scan_meta(nsc_store_reader *rd, const char *prefix, meta_fn fn, void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_META), &cur);
+    if (rc)
+        return rc;
+    size_t pl = strlen(prefix);
+    MDB_val k = mval(prefix, pl), v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < pl || memcmp(k.mv_data, prefix, pl) != 0)
+            break;
+        if ((rc = fn(arg, &k, &v)))
+            break;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+typedef struct agent_cb { nsc_store_agent_fn fn; void *arg; } agent_cb;
+typedef struct life_cb { nsc_store_life_fn fn; void *arg; } life_cb;
+typedef struct progress_cb { nsc_store_progress_fn fn; void *arg; } progress_cb;
+
+static int agent_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const agent_cb *cb = arg;
+    char agent[64];
+    size_t al = k->mv_size - 6;
+    const uint8_t *p = v->mv_data;
+    if (al >= sizeof agent || v->mv_size < 4 || (v->mv_size - 4) / 16 != nsc_get_be32(p) ||
+        (v->mv_size - 4) % 16)
+        return NSC_STORE_ECORRUPT;
+    memcpy(agent, (const uint8_t *)k->mv_data + 6, al);
+    agent[al] = 0;
+    size_t n = nsc_get_be32(p);
+    nsc_store_seq_range *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r)
+        return NSC_STORE_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        r[i].lo = nsc_get_be64(p + 4 + 16 * i);
+        r[i].hi = nsc_get_be64(p + 12 + 16 * i);
+    }
+    int rc = cb->fn(cb->arg, agent, r, n);
+    free(r);
+    return rc;
+}
+
+int nsc_store_agents(nsc_store_reader *rd, nsc_store_agent_fn fn, void *arg)
+{
+    agent_cb cb = {fn, arg};
+    return scan_meta(rd, "agent/", agent_rec, &cb);
+}
+
+static int life_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const life_cb *cb = arg;
+    nsc_store_life l;
+    memset(&l, 0, sizeof l);
+    const uint8_t *key = k->mv_data;
+    const uint8_t *nul = memchr(key + 5, 0, k->mv_size - 5);
+    size_t hl = nul ? (size_t)(nul - key - 5) : 0;
+    nsc_rbuf r = {v->mv_data, (const uint8_t *)v->mv_data + v->mv_size, 0};
+    const uint8_t *head = nsc_rtake(&r, 18);
+    if (!nul || hl >= 64 || k->mv_size != 18 + hl || !head || take_text(&r, l.job) ||
+        take_text(&r, l.agent) || r.p != r.end)
+        return NSC_STORE_ECORRUPT;
+    memcpy(l.host, key + 5, hl);
+    l.pid = nsc_get_be32(key + 6 + hl);
+    l.ref_ns = nsc_get_be64(key + 10 + hl);
+    l.event = head[0];
+    l.reason = head[1];
+    l.ts_ns = nsc_get_be64(head + 2);
+    l.last_batch_seq = nsc_get_be64(head + 10);
+    return cb->fn(cb->arg, &l);
+}
+
+int nsc_store_lives(nsc_store_reader *rd, nsc_store_life_fn fn, void *arg)
+{
+    life_cb cb = {fn, arg};
+    return scan_meta(rd, "life/", life_rec, &cb);
+}
+
+static int progress_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const progress_cb *cb = arg;
+    nsc_store_progress p;
+    memset(&p, 0, sizeof p);
+    const uint8_t *key = k->mv_data;
+    const uint8_t *nul = memchr(key + 5, 0, k->mv_size - 5);
+    size_t jl = nul ? (size_t)(nul - key - 5) : 0;
+    size_t fl = nul ? k->mv_size - 18 - jl : 0;
+    if (!nul || jl >= 64 || k->mv_size < 18 + jl || fl >= 64 || v->mv_size != 16)
+        return NSC_STORE_ECORRUPT;
+    memcpy(p.job, key + 5, jl);
+    p.comm_id = nsc_get_be64(key + 6 + jl);
+    p.rank = (int32_t)(nsc_get_be32(key + 14 + jl) ^ 0x80000000u);
+    memcpy(p.func, key + 18 + jl, fl);
+    p.seq = nsc_get_be64(v->mv_data);
+    p.ref_ns = nsc_get_be64((const uint8_t *)v->mv_data + 8);
+    return cb->fn(cb->arg, &p);
+}
+
+int nsc_store_progresses(nsc_store_reader *rd, nsc_store_progress_fn fn, void *arg)
+{
+    progress_cb cb = {fn, arg};
+    return scan_meta(rd, "prog/", progress_rec, &cb);
+}
+
+typedef struct clock_cb { nsc_store_clock_fn fn; void *arg; } clock_cb;
+
+static int clock_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const clock_cb *cb = arg;
+    char host[64];
+    size_t hl = k->mv_size - 6;
+    nsc_clock_model m;
+    if (hl >= sizeof host || nsc_clock_deserialize(&m, v->mv_data, v->mv_size))
+        return NSC_STORE_ECORRUPT;
+    memcpy(host, (const uint8_t *)k->mv_data + 6, hl);
+    host[hl] = 0;
+    int rc = cb->fn(cb->arg, host, &m);
+    nsc_clock_free(&m);
+    return rc;
+}
+
+int nsc_store_clocks(nsc_store_reader *rd, nsc_store_clock_fn fn, void *arg)
+{
+    clock_cb cb = {fn, arg};
+    return scan_meta(rd, "clock/", clock_rec, &cb);
 }

@@ -177,4 +177,52 @@ int nsc_store_find_coll(nsc_store_reader *rd, uint32_t job, uint64_t comm, const
 
 int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model *m);
 
+/* ---- collector bookkeeping (meta records, written in the open transaction) ----
+ * So that what the collector promised survives with the batches it stored:
+ * which batch sequences of each agent are committed (dedupe across restarts),
+ * the processes' lifecycle records, and each rank's last collective. */
+
+/* Committed batch sequences of one agent: sorted disjoint ranges [lo, hi). */
+typedef struct nsc_store_seq_range {
+    uint64_t lo, hi;
+} nsc_store_seq_range;
+/* Replaces the agent's stored ranges. */
+int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, const nsc_store_seq_range *r,
+                             size_t n);
+
+/* A process lifecycle record (docs/protocol.md: life), as the collector got it. */
+typedef struct nsc_store_life {
+    char host[64], job[64], agent[64];
+    uint32_t pid;
+    uint8_t event, reason;    /* NSC_A2C_STARTED / DIED, NSC_A2C_REASON_* */
+    uint64_t ts_ns;           /* the agent's clock when it saw it (raw host time) */
+    uint64_t ref_ns;          /* the collector's clock when it received it */
+    uint64_t last_batch_seq;  /* the process's last batch sequence */
+} nsc_store_life;
+int nsc_store_put_life(nsc_store *st, const nsc_store_life *l);
+
+/* The last collective of one rank and function (overwritten as it moves on). */
+typedef struct nsc_store_progress {
+    char job[64], func[64];
+    uint64_t comm_id;
+    int32_t rank;
+    uint64_t seq;      /* Coll seqNumber */
+    uint64_t ref_ns;   /* collector time of the last change */
+} nsc_store_progress;
+int nsc_store_put_progress(nsc_store *st, const nsc_store_progress *p);
+
+/* Readers of the above, in key order (agent; host, pid, time; job, comm, rank,
+ * func). fn returns nonzero to stop (returned); r is valid during the call. */
+typedef int (*nsc_store_agent_fn)(void *arg, const char *agent, const nsc_store_seq_range *r,
+                                  size_t n);
+int nsc_store_agents(nsc_store_reader *rd, nsc_store_agent_fn fn, void *arg);
+typedef int (*nsc_store_life_fn)(void *arg, const nsc_store_life *l);
+int nsc_store_lives(nsc_store_reader *rd, nsc_store_life_fn fn, void *arg);
+typedef int (*nsc_store_progress_fn)(void *arg, const nsc_store_progress *p);
+int nsc_store_progresses(nsc_store_reader *rd, nsc_store_progress_fn fn, void *arg);
+/* Every stored host clock model, by host; m is freed after the call (copy
+ * what you keep, e.g. by serializing it). */
+typedef int (*nsc_store_clock_fn)(void *arg, const char *host, const nsc_clock_model *m);
+int nsc_store_clocks(nsc_store_reader *rd, nsc_store_clock_fn fn, void *arg);
+
 #endif

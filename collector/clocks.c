@@ -1,0 +1,121 @@
+/* clocks.c: per-host clock models (see clocks.h). */
+#include "clocks.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct host_clock {
+    char host[64];
+    nsc_clock_model m;
+    int dirty;
+} host_clock;
+
+struct nsc_clocks {
+    host_clock *h;
+    size_t n, cap;
+};
+
+nsc_clocks *nsc_clocks_new(void)
+{
+    return calloc(1, sizeof(nsc_clocks));
+}
+
+void nsc_clocks_free(nsc_clocks *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        nsc_clock_free(&c->h[i].m);
+    free(c->h);
+    free(c);
+}
+
+/* The host's slot, created with an empty model (or a copy of *from). */
+static host_clock *slot(nsc_clocks *c, const char *host, const nsc_clock_model *from)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->h[i].host, host) == 0)
+            return &c->h[i];
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 16;
+        host_clock *h = realloc(c->h, cap * sizeof *h);
+        if (!h)
+            return NULL;
+        c->h = h;
+        c->cap = cap;
+    }
+    host_clock *h = &c->h[c->n];
+    memset(h, 0, sizeof *h);
+    snprintf(h->host, sizeof h->host, "%s", host);
+    int rc;
+    if (from) {
+        size_t len = nsc_clock_serialized_size(from);
+        uint8_t *buf = malloc(len);
+        if (!buf)
+            return NULL;
+        nsc_clock_serialize(from, buf);
+        rc = nsc_clock_deserialize(&h->m, buf, len);
+        free(buf);
+    } else {
+        rc = nsc_clock_init(&h->m, NULL);
+    }
+    if (rc)
+        return NULL;
+    c->n++;
+    return h;
+}
+
+static int load_one(void *arg, const char *host, const nsc_clock_model *m)
+{
+    return slot(arg, host, m) ? 0 : NSC_STORE_ENOMEM;
+}
+
+int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
+{
+    nsc_store_reader *rd;
+    int rc = nsc_store_read_begin(st, &rd);
+    if (rc)
+        return rc;
+    rc = nsc_store_clocks(rd, load_one, c);
+    nsc_store_read_end(rd);
+    return rc;
+}
+
+int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s)
+{
+    host_clock *h = slot(c, s->host, NULL);
+    if (!h)
+        return NSC_CLOCK_ENOMEM;
+    nsc_clock_sample cs = {s->t1, s->t2, s->t3, s->t4};
+    int rc = nsc_clock_add(&h->m, &cs);
+    h->dirty |= rc == 0;
+    return rc;
+}
+
+int nsc_clocks_put_dirty(nsc_clocks *c, nsc_store *st)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        if (!c->h[i].dirty)
+            continue;
+        int rc = nsc_store_put_clock(st, c->h[i].host, &c->h[i].m);
+        if (rc)
+            return rc;
+        c->h[i].dirty = 0;
+    }
+    return 0;
+}
+
+void nsc_clocks_render(const nsc_clocks *c, struct evbuffer *b)
+{
+    evbuffer_add_printf(b, "# HELP ncclscope_collector_clock_offset_ns Collector time minus host time at the host's last sample\n"
+                           "# TYPE ncclscope_collector_clock_offset_ns gauge\n");
+    for (size_t i = 0; i < c->n; i++) {
+        uint64_t ref, err, at = c->h[i].m.last_t1;
+        if (nsc_clock_host_to_ref(&c->h[i].m, at, &ref, &err) == 0)
+            evbuffer_add_printf(b, "ncclscope_collector_clock_offset_ns{host=\"%s\"} %" PRId64 "\n"
+                                   "ncclscope_collector_clock_error_ns{host=\"%s\"} %" PRIu64 "\n",
+                                c->h[i].host, (int64_t)(ref - at), c->h[i].host, err);
+    }
+}

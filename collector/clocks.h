@@ -1,0 +1,29 @@
+/* clocks.h: the host clock models the collector fits.
+ *
+ * Owns one nsc_clock_model per host, fed with the agents' completed probe
+ * samples, loaded from the store at start and written back to it
+ * periodically. The writer thread updates; the HTTP thread reads offsets for
+ * /metrics; the owner's mutex (nsc_collector.clock_mu) guards both.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_CLOCKS_H
+#define NCCLSCOPE_COLLECTOR_CLOCKS_H
+
+#include <event2/buffer.h>
+
+#include "a2c.h"
+#include "store.h"
+
+typedef struct nsc_clocks nsc_clocks;
+
+nsc_clocks *nsc_clocks_new(void);
+void nsc_clocks_free(nsc_clocks *c);
+/* Load every stored model (replacing none that exists: call once, at start). */
+int nsc_clocks_load(nsc_clocks *c, nsc_store *st);
+/* Add a completed sample to its host's model; a nsc_clock_err on refusal. */
+int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s);
+/* Write the models changed since the last call into the open transaction. */
+int nsc_clocks_put_dirty(nsc_clocks *c, nsc_store *st);
+/* Prometheus gauges: offset (ns, collector - host) and error bound per host. */
+void nsc_clocks_render(const nsc_clocks *c, struct evbuffer *out);
+
+#endif

@@ -1,0 +1,109 @@
+/* collector.c: the daemon's life: open, run until a signal, stop in order. */
+#include "collector.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "clocks.h"
+#include "http.h"
+#include "ingest.h"
+#include "writer.h"
+
+uint64_t nsc_coll_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int open_store(nsc_collector *c)
+{
+    if (mkdir(c->cfg.db, 0755) && errno != EEXIST) {
+        fprintf(stderr, "ncclscope-collector: db %s: %s\n", c->cfg.db, strerror(errno));
+        return -1;
+    }
+    nsc_store_opts o = {.initial_map = (size_t)c->cfg.map_initial_mb << 20,
+                        .max_map = (size_t)c->cfg.map_max_mb << 20,
+                        .retain_bytes = c->cfg.retain_mb << 20,
+                        .retain_age_ns = c->cfg.retain_age_s * 1000000000ull};
+    int rc = nsc_store_open(c->cfg.db, &o, &c->store);
+    if (rc)
+        fprintf(stderr, "ncclscope-collector: db %s: %s\n", c->cfg.db, nsc_store_strerror(rc));
+    return rc ? -1 : 0;
+}
+
+static int write_ports(const nsc_collector *c)
+{
+    if (!c->cfg.port_file[0])
+        return 0;
+    char tmp[sizeof c->cfg.port_file + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", c->cfg.port_file);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "zmq %d\nhttp %d\n", c->zmq_port, c->http_port) < 0 || fclose(f) ||
+        rename(tmp, c->cfg.port_file)) {
+        fprintf(stderr, "ncclscope-collector: port file %s: %s\n", c->cfg.port_file, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void teardown(nsc_collector *c)
+{
+    if (c->zctx)
+        zmq_ctx_term(c->zctx);
+    nsc_store_close(c->store);
+    nsc_clocks_free(c->clocks);
+    nsc_live_free(c->live);
+    pthread_mutex_destroy(&c->clock_mu);
+    pthread_mutex_destroy(&c->live_mu);
+    nsc_stats_free(&c->stats);
+}
+
+int nsc_collector_run(const nsc_coll_cfg *cfg)
+{
+    static nsc_collector c;
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);  /* threads inherit it; main waits for them */
+    c.cfg = *cfg;
+    if (nsc_stats_init(&c.stats))
+        return 1;
+    pthread_mutex_init(&c.clock_mu, NULL);
+    pthread_mutex_init(&c.live_mu, NULL);
+    nsc_live_cfg lc = {cfg->heartbeat_timeout_ms * 1000000ull, cfg->hang_ms * 1000000ull};
+    nsc_writer *w = NULL;
+    nsc_ingest *in = NULL;
+    nsc_http *h = NULL;
+    int rc = 1;
+    if (!(c.clocks = nsc_clocks_new()) || !(c.live = nsc_live_new(&lc)) || open_store(&c) || !(c.zctx = zmq_ctx_new()) ||
+        nsc_writer_start(&c, &w))
+        goto out;
+    if (nsc_ingest_start(&c, &in)) {
+        nsc_writer_stop_alone(&c);
+        goto out;
+    }
+    if (nsc_http_start(&c, &h) == 0 && write_ports(&c) == 0) {
+        fprintf(stderr, "ncclscope-collector: listening on %s (port %d), http port %d, db %s\n",
+                c.cfg.listen, c.zmq_port, c.http_port, c.cfg.db);
+        int sig;
+        sigwait(&sigs, &sig);
+        fprintf(stderr, "ncclscope-collector: signal %d: committing what is pending\n", sig);
+        rc = 0;
+    }
+    atomic_store(&c.stop, 1);
+    nsc_http_join(h);
+    nsc_ingest_join(in);
+out:
+    if (w)
+        nsc_writer_join(w);
+    teardown(&c);
+    return rc;
+}

@@ -1,0 +1,45 @@
+/* collector.h: the collector daemon's shared state.
+ *
+ * Owns the one structure the threads share: configuration, the store, the
+ * counters, the live state and the stop flag. Threads: ingest (the ZeroMQ
+ * ROUTER: decodes, answers probes, forwards acks), writer (the store's one
+ * writer: dedupe, group commit, clock models, live state), HTTP (libevent).
+ *
+ * Time base: the collector's CLOCK_MONOTONIC. Probes are answered with it, so
+ * every host's clock model maps onto it and aligned times are this machine's
+ * monotonic nanoseconds (a reboot of the collector's host starts a new base).
+ */
+#ifndef NCCLSCOPE_COLLECTOR_H
+#define NCCLSCOPE_COLLECTOR_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "live.h"
+#include "stats.h"
+#include "store.h"
+
+typedef struct nsc_collector {
+    nsc_coll_cfg cfg;
+    nsc_store *store;
+    nsc_stats stats;
+    void *zctx;
+    atomic_int stop;            /* set by the signal handler's pipe reader */
+    pthread_mutex_t clock_mu;   /* guards clocks (writer updates, HTTP reads) */
+    struct nsc_clocks *clocks;
+    pthread_mutex_t live_mu;    /* guards live (writer feeds, HTTP reads) */
+    nsc_live *live;
+    int zmq_port, http_port;    /* bound ports (after start) */
+} nsc_collector;
+
+/* The collector's clock (CLOCK_MONOTONIC, ns). */
+uint64_t nsc_coll_now(void);
+
+/* Open the store, start the threads, serve until SIGTERM or SIGINT, then
+ * stop accepting, commit and acknowledge what is pending and close the
+ * store. Returns the process exit status (0, or 1 when starting failed). */
+int nsc_collector_run(const nsc_coll_cfg *cfg);
+
+#endif

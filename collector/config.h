@@ -1,0 +1,37 @@
+/* config.h: the collector's configuration.
+ *
+ * Owns the option table (key, flag, NCCLSCOPE_* environment name, default,
+ * help) and its sources in priority order: flags > environment > config file
+ * (--config FILE, "key = value" lines, '#' comments) > defaults.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_CONFIG_H
+#define NCCLSCOPE_COLLECTOR_CONFIG_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct nsc_coll_cfg {
+    char listen[256];          /* ZeroMQ endpoint of the agents' ROUTER */
+    char http[128];            /* ADDR:PORT; port 0 picks one; "off" disables */
+    char db[PATH_MAX];         /* LMDB store directory */
+    char token_file[PATH_MAX]; /* bearer token for HTTP; empty: none */
+    char curve_secret_file[PATH_MAX];  /* not supported yet: must stay empty */
+    char port_file[PATH_MAX];  /* written with "zmq PORT\nhttp PORT\n" once bound */
+    uint64_t map_initial_mb, map_max_mb;
+    uint64_t retain_mb, retain_age_s;
+    uint64_t credit;           /* batches an agent may have in flight beyond its acks */
+    uint64_t max_msg_mb;       /* largest message; ZeroMQ drops peers sending more */
+    uint64_t group_max;        /* batches per transaction at most */
+    uint64_t clock_persist_s;  /* clock models are written this often */
+    uint64_t heartbeat_timeout_ms;  /* a process silent this long is dead */
+    uint64_t hang_ms;          /* a collective in flight this long while others moved on */
+    uint64_t live_interval_ms; /* /api/v1/live summary period */
+} nsc_coll_cfg;
+
+/* Fill cfg from all sources. Returns 0, 1 when --help was printed (exit 0),
+ * or -1 after printing the problem to err (exit 2). */
+int nsc_coll_cfg_load(nsc_coll_cfg *cfg, int argc, char **argv, FILE *err);
+void nsc_coll_cfg_usage(FILE *out);
+
+#endif

@@ -1,0 +1,199 @@
+/* dedupe.c: committed batch sequences per agent (see dedupe.h). */
+#include "dedupe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct agent_seqs {
+    char id[64];
+    nsc_store_seq_range *r;
+    size_t n, cap;
+    int dirty;
+} agent_seqs;
+
+struct nsc_dedupe {
+    agent_seqs *agents;  /* sorted by id */
+    size_t n, cap;
+};
+
+nsc_dedupe *nsc_dedupe_new(void)
+{
+    return calloc(1, sizeof(nsc_dedupe));
+}
+
+static void clear(nsc_dedupe *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->agents[i].r);
+    d->n = 0;
+}
+
+void nsc_dedupe_free(nsc_dedupe *d)
+{
+    if (!d)
+        return;
+    clear(d);
+    free(d->agents);
+    free(d);
+}
+
+/* Index of the agent, or where it would go (*found says which). */
+static size_t find(const nsc_dedupe *d, const char *id, int *found)
+{
+    size_t lo = 0, hi = d->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(d->agents[mid].id, id);
+        if (c == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = 0;
+    return lo;
+}
+
+static agent_seqs *get_or_add(nsc_dedupe *d, const char *id)
+{
+    int found;
+    size_t i = find(d, id, &found);
+    if (found)
+        return &d->agents[i];
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 16;
+        agent_seqs *a = realloc(d->agents, cap * sizeof *a);
+        if (!a)
+            return NULL;
+        d->agents = a;
+        d->cap = cap;
+    }
+    memmove(&d->agents[i + 1], &d->agents[i], (d->n - i) * sizeof *d->agents);
+    d->n++;
+    agent_seqs *a = &d->agents[i];
+    memset(a, 0, sizeof *a);
+    strncpy(a->id, id, sizeof a->id - 1);
+    return a;
+}
+
+/* First range whose hi >= seq (a range that holds seq or could grow up to it). */
+static size_t range_at(const agent_seqs *a, uint64_t seq)
+{
+    size_t lo = 0, hi = a->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a->r[mid].hi < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t seq)
+{
+    int found;
+    size_t i = find(d, agent, &found);
+    if (!found)
+        return 0;
+    const agent_seqs *a = &d->agents[i];
+    size_t k = range_at(a, seq);
+    return k < a->n && a->r[k].lo <= seq && seq < a->r[k].hi;
+}
+
+static int insert_range(agent_seqs *a, size_t k, uint64_t seq)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 4;
+        nsc_store_seq_range *r = realloc(a->r, cap * sizeof *r);
+        if (!r)
+            return -1;
+        a->r = r;
+        a->cap = cap;
+    }
+    memmove(&a->r[k + 1], &a->r[k], (a->n - k) * sizeof *a->r);
+    a->r[k] = (nsc_store_seq_range){seq, seq + 1};
+    a->n++;
+    return 0;
+}
+
+static void remove_range(agent_seqs *a, size_t k)
+{
+    memmove(&a->r[k], &a->r[k + 1], (a->n - k - 1) * sizeof *a->r);
+    a->n--;
+}
+
+int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t seq)
+{
+    agent_seqs *a = get_or_add(d, agent);
+    if (!a)
+        return -1;
+    size_t k = range_at(a, seq);
+    if (k < a->n && a->r[k].lo <= seq && seq < a->r[k].hi)
+        return 0;
+    a->dirty = 1;
+    if (k < a->n && a->r[k].hi == seq) {
+        a->r[k].hi++;
+        if (k + 1 < a->n && a->r[k + 1].lo == a->r[k].hi) {
+            a->r[k].hi = a->r[k + 1].hi;
+            remove_range(a, k + 1);
+        }
+    } else if (k < a->n && a->r[k].lo == seq + 1) {
+        a->r[k].lo = seq;
+    } else if (insert_range(a, k, seq)) {
+        return -1;
+    }
+    if (a->n > NSC_DEDUPE_MAX_RANGES) {
+        a->r[0].hi = a->r[1].hi;
+        remove_range(a, 1);
+    }
+    return 0;
+}
+
+int nsc_dedupe_put_dirty(nsc_dedupe *d, nsc_store *st)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        agent_seqs *a = &d->agents[i];
+        if (!a->dirty)
+            continue;
+        int rc = nsc_store_put_agent_seqs(st, a->id, a->r, a->n);
+        if (rc)
+            return rc;
+        a->dirty = 0;
+    }
+    return 0;
+}
+
+size_t nsc_dedupe_agents(const nsc_dedupe *d)
+{
+    return d->n;
+}
+
+static int load_agent(void *arg, const char *agent, const nsc_store_seq_range *r, size_t n)
+{
+    agent_seqs *a = get_or_add(arg, agent);
+    if (!a)
+        return -1;
+    a->r = malloc((n ? n : 1) * sizeof *r);
+    if (!a->r)
+        return -1;
+    memcpy(a->r, r, n * sizeof *r);
+    a->cap = n ? n : 1;
+    a->n = n;
+    return 0;
+}
+
+int nsc_dedupe_load(nsc_dedupe *d, nsc_store *st)
+{
+    nsc_store_reader *rd;
+    clear(d);
+    int rc = nsc_store_read_begin(st, &rd);
+    if (rc)
+        return rc;
+    rc = nsc_store_agents(rd, load_agent, d);
+    nsc_store_read_end(rd);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/* dedupe.h: which batch sequences of each agent are committed.
+ *
+ * Owns, per agent id, a sorted set of disjoint ranges [lo, hi) of batch
+ * sequences; agents send dense sequences, so an agent needs one range in the
+ * common case and a few when batches commit out of order. The writer marks a
+ * batch when it puts it, writes the agent's ranges in the same transaction
+ * (nsc_store_put_agent_seqs) and reloads everything from the store when a
+ * commit fails, so memory and store never disagree about a committed batch.
+ * A set holding more than NSC_DEDUPE_MAX_RANGES ranges fills its lowest gap:
+ * a batch that old arriving later is acknowledged without being stored.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_DEDUPE_H
+#define NCCLSCOPE_COLLECTOR_DEDUPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+#define NSC_DEDUPE_MAX_RANGES 1024
+
+typedef struct nsc_dedupe nsc_dedupe;
+
+nsc_dedupe *nsc_dedupe_new(void);
+void nsc_dedupe_free(nsc_dedupe *d);
+/* Replace the state with the store's (every agent's ranges). */
+int nsc_dedupe_load(nsc_dedupe *d, nsc_store *st);
+
+/* 1 if (agent, seq) is already marked. */
+int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t seq);
+/* Mark (agent, seq); the agent becomes dirty. 0 or -1 (no memory). */
+int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t seq);
+/* Write every dirty agent's ranges into the open transaction and clear the
+ * dirty marks. Returns 0 or a store error. */
+int nsc_dedupe_put_dirty(nsc_dedupe *d, nsc_store *st);
+/* Agents known. */
+size_t nsc_dedupe_agents(const nsc_dedupe *d);
+
+#endif

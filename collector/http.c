@@ -1,0 +1,420 @@
+/* http.c: the HTTP API (see http.h). */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clocks.h"
+#include "json.h"
+#include "query.h"
+
+#define TIMER_MS 100
+
+typedef struct sse_client {
+    struct evhttp_request *req;
+    struct sse_client *next;
+} sse_client;
+
+struct nsc_http {
+    nsc_collector *c;
+    struct event_base *base;
+    struct evhttp *http;
+    struct event *timer;
+    pthread_t thread;
+    char token[256];
+    sse_client *clients;
+    uint64_t last_tick_ns;
+};
+
+static void send_json_error(struct evhttp_request *req, int code, const char *reason, const char *msg)
+{
+    struct evbuffer *b = evbuffer_new();
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f) {
+        fputs("{\"error\":", f);
+        nsc_json_write_str(f, msg);
+        fputs("}\n", f);
+        fclose(f);
+    }
+    if (b && text)
+        evbuffer_add(b, text, len);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+    evhttp_send_reply(req, code, reason, b);
+    free(text);
+    if (b)
+        evbuffer_free(b);
+}
+
+static void send_body(struct evhttp_request *req, const char *type, const char *data, size_t len)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (!b || evbuffer_add(b, data, len)) {
+        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+    } else {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", type);
+        evhttp_send_reply(req, HTTP_OK, "OK", b);
+    }
+    if (b)
+        evbuffer_free(b);
+}
+
+/* JSON of the live state, written under its lock. */
+typedef int (*live_json_fn)(const nsc_live *l, uint64_t now, FILE *out);
+
+static char *live_json(nsc_collector *c, live_json_fn fn, size_t *len)
+{
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    if (!f)
+        return NULL;
+    pthread_mutex_lock(&c->live_mu);
+    int rc = fn(c->live, nsc_coll_now(), f);
+    pthread_mutex_unlock(&c->live_mu);
+    if (fclose(f) || rc) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static void status(nsc_http *h, struct evhttp_request *req)
+{
+    size_t len;
+    char *text = live_json(h->c, nsc_live_status_json, &len);
+    if (!text) {
+        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+        return;
+    }
+    send_body(req, "application/json", text, len);
+    free(text);
+}
+
+static void render_store(nsc_collector *c, struct evbuffer *b)
+{
+    nsc_store_reader *rd;
+    nsc_store_stats s;
+    if (nsc_store_read_begin(c->store, &rd))
+        return;
+    int rc = nsc_store_stats_get(rd, &s);
+    nsc_store_read_end(rd);
+    if (rc)
+        return;
+    evbuffer_add_printf(b, "# HELP ncclscope_collector_store_events Events in the store\n"
+                           "# TYPE ncclscope_collector_store_events gauge\nncclscope_collector_store_events %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_store_live_bytes Pages in use by all databases\n"
+                           "# TYPE ncclscope_collector_store_live_bytes gauge\nncclscope_collector_store_live_bytes %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_store_map_bytes LMDB map size\n"
+                           "# TYPE ncclscope_collector_store_map_bytes gauge\nncclscope_collector_store_map_bytes %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_store_bytes_per_event Pages in use per stored event\n"
+                           "# TYPE ncclscope_collector_store_bytes_per_event gauge\nncclscope_collector_store_bytes_per_event %.2f\n",
+                        s.events, s.live_bytes, s.map_bytes, s.events ? (double)s.live_bytes / (double)s.events : 0.0);
+}
+
+static void render_live(nsc_collector *c, struct evbuffer *b)
+{
+    nsc_live_counts n;
+    pthread_mutex_lock(&c->live_mu);
+    nsc_live_counts_get(c->live, nsc_coll_now(), &n);
+    pthread_mutex_unlock(&c->live_mu);
+    evbuffer_add_printf(b, "# HELP ncclscope_collector_live_processes Processes by state\n"
+                           "# TYPE ncclscope_collector_live_processes gauge\n"
+                           "ncclscope_collector_live_processes{state=\"alive\"} %" PRIu64 "\n"
+                           "ncclscope_collector_live_processes{state=\"dead\"} %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_live_agents Agents by state\n"
+                           "# TYPE ncclscope_collector_live_agents gauge\n"
+                           "ncclscope_collector_live_agents{state=\"alive\"} %" PRIu64 "\n"
+                           "ncclscope_collector_live_agents{state=\"dead\"} %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_live_comms Communicators known\n"
+                           "# TYPE ncclscope_collector_live_comms gauge\nncclscope_collector_live_comms %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_live_hangs Ranks whose collective hangs\n"
+                           "# TYPE ncclscope_collector_live_hangs gauge\nncclscope_collector_live_hangs %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_live_lagging Ranks lagging (NCCL RAS rule)\n"
+                           "# TYPE ncclscope_collector_live_lagging gauge\nncclscope_collector_live_lagging %" PRIu64 "\n",
+                        n.procs_alive, n.procs_dead, n.agents_alive, n.agents_dead, n.comms, n.hangs, n.lagging);
+}
+
+static void metrics(nsc_http *h, struct evhttp_request *req)
+{
+    nsc_collector *c = h->c;
+    struct evbuffer *b = evbuffer_new();
+    if (!b) {
+        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+        return;
+    }
+    nsc_stats_render(&c->stats, b);
+    pthread_mutex_lock(&c->clock_mu);
+    nsc_clocks_render(c->clocks, b);
+    pthread_mutex_unlock(&c->clock_mu);
+    render_store(c, b);
+    render_live(c, b);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
+    evhttp_send_reply(req, HTTP_OK, "OK", b);
+    evbuffer_free(b);
+}
+
+/* ---- /api/v1/live ---- */
+
+static void sse_drop(nsc_http *h, struct evhttp_request *req)
+{
+    for (sse_client **p = &h->clients; *p; p = &(*p)->next)
+        if ((*p)->req == req) {
+            sse_client *gone = *p;
+            *p = gone->next;
+            free(gone);
+            return;
+        }
+}
+
+static void sse_closed(struct evhttp_connection *conn, void *arg)
+{
+    nsc_http *h = arg;
+    for (sse_client *s = h->clients; s; s = s->next)
+        if (evhttp_request_get_connection(s->req) == conn) {
+            sse_drop(h, s->req);
+            return;
+        }
+}
+
+static void sse_send(struct evhttp_request *req, const char *json, size_t len)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (!b)
+        return;
+    evbuffer_add_printf(b, "event: summary\ndata: ");
+    evbuffer_add(b, json, len);
+    evbuffer_add_printf(b, "\n\n");
+    evhttp_send_reply_chunk(req, b);
+    evbuffer_free(b);
+}
+
+static void live(nsc_http *h, struct evhttp_request *req)
+{
+    sse_client *s = calloc(1, sizeof *s);
+    size_t len;
+    char *json = live_json(h->c, nsc_live_summary_json, &len);
+    if (!s || !json) {
+        free(s);
+        free(json);
+        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+        return;
+    }
+    struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
+    evhttp_add_header(hd, "Content-Type", "text/event-stream");
+    evhttp_add_header(hd, "Cache-Control", "no-cache");
+    evhttp_send_reply_start(req, HTTP_OK, "OK");
+    evhttp_connection_set_closecb(evhttp_request_get_connection(req), sse_closed, h);
+    s->req = req;
+    s->next = h->clients;
+    h->clients = s;
+    sse_send(req, json, len);
+    free(json);
+}
+
+static void sse_broadcast(nsc_http *h)
+{
+    size_t len;
+    char *json = h->clients ? live_json(h->c, nsc_live_summary_json, &len) : NULL;
+    for (sse_client *s = h->clients; json && s; s = s->next)
+        sse_send(s->req, json, len);
+    free(json);
+}
+
+/* ---- query endpoints ---- */
+
+static int query_write(void *arg, const void *data, size_t len)
+{
+    return evbuffer_add(arg, data, len);
+}
+
+static void query(nsc_http *h, struct evhttp_request *req, const char *name, const char *qs)
+{
+    char err[256] = "";
+    nsc_query *q;
+    int rc = nsc_query_parse(name, qs, &q, err, sizeof err);
+    if (rc) {
+        int code = nsc_query_http_status(rc);
+        send_json_error(req, code, code == 404 ? "Not Found" : "Bad Request", err);
+        return;
+    }
+    nsc_store_reader *rd;
+    struct evbuffer *b = evbuffer_new();
+    if (!b || (rc = nsc_store_read_begin(h->c->store, &rd))) {
+        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", b ? nsc_store_strerror(rc) : "out of memory");
+    } else {
+        rc = nsc_query_run(q, rd, query_write, b, err, sizeof err);
+        nsc_store_read_end(rd);
+        if (rc) {
+            int code = nsc_query_http_status(rc);
+            send_json_error(req, code, code == 404 ? "Not Found" : code == 400 ? "Bad Request" : "Internal Server Error", err);
+        } else {
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", nsc_query_content_type(q));
+            evhttp_send_reply(req, HTTP_OK, "OK", b);
+        }
+    }
+    if (b)
+        evbuffer_free(b);
+    nsc_query_free(q);
+}
+
+/* ---- routing ---- */
+
+static int authorized(const nsc_http *h, struct evhttp_request *req)
+{
+    if (!h->token[0])
+        return 1;
+    const char *a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+    return a && strncmp(a, "Bearer ", 7) == 0 && strcmp(a + 7, h->token) == 0;
+}
+
+static void route(struct evhttp_request *req, void *arg)
+{
+    nsc_http *h = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    const char *qs = uri ? evhttp_uri_get_query(uri) : NULL;
+    static const char *const queries[] = {"comms", "timeline", "collectives", "topology", "stats"};
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_GET)
+        return send_json_error(req, 405, "Method Not Allowed", "only GET is served");
+    if (!path)
+        return send_json_error(req, HTTP_BADREQUEST, "Bad Request", "malformed request target");
+    if (strcmp(path, "/healthz") == 0)
+        return send_body(req, "text/plain", "ok\n", 3);
+    if (!authorized(h, req)) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
+        return send_json_error(req, 401, "Unauthorized", "missing or wrong bearer token");
+    }
+    if (strcmp(path, "/metrics") == 0)
+        return metrics(h, req);
+    if (strcmp(path, "/api/v1/status") == 0)
+        return status(h, req);
+    if (strcmp(path, "/api/v1/live") == 0)
+        return live(h, req);
+    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
+        if (strncmp(path, "/api/v1/", 8) == 0 && strcmp(path + 8, queries[i]) == 0)
+            return query(h, req, queries[i], qs);
+    send_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    nsc_http *h = arg;
+    nsc_collector *c = h->c;
+    if (atomic_load(&c->stop)) {
+        event_base_loopbreak(h->base);
+        return;
+    }
+    uint64_t now = nsc_coll_now();
+    if (now - h->last_tick_ns < c->cfg.live_interval_ms * 1000000ull)
+        return;
+    h->last_tick_ns = now;
+    pthread_mutex_lock(&c->live_mu);
+    nsc_live_tick(c->live, now);
+    pthread_mutex_unlock(&c->live_mu);
+    sse_broadcast(h);
+}
+
+static void *run(void *arg)
+{
+    nsc_http *h = arg;
+    event_base_dispatch(h->base);
+    return NULL;
+}
+
+static int read_token(nsc_http *h, const char *path)
+{
+    if (!path[0])
+        return 0;
+    FILE *f = fopen(path, "r");
+    if (!f || !fgets(h->token, sizeof h->token, f)) {
+        fprintf(stderr, "ncclscope-collector: token file %s: cannot read\n", path);
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    fclose(f);
+    h->token[strcspn(h->token, "\r\n")] = 0;
+    if (!h->token[0]) {
+        fprintf(stderr, "ncclscope-collector: token file %s is empty\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int bind_http(nsc_http *h, const char *addr)
+{
+    char host[128];
+    const char *colon = strrchr(addr, ':');
+    if (!colon || (size_t)(colon - addr) >= sizeof host) {
+        fprintf(stderr, "ncclscope-collector: http: '%s' is not ADDR:PORT\n", addr);
+        return -1;
+    }
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = 0;
+    struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(h->http, host, (uint16_t)atoi(colon + 1));
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (!bs || getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&ss, &sl)) {
+        fprintf(stderr, "ncclscope-collector: http: cannot bind %s\n", addr);
+        return -1;
+    }
+    h->c->http_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                     : ((struct sockaddr_in *)&ss)->sin_port);
+    return 0;
+}
+
+static void release(nsc_http *h)
+{
+    while (h->clients)
+        sse_drop(h, h->clients->req);
+    if (h->timer)
+        event_free(h->timer);
+    if (h->http)
+        evhttp_free(h->http);
+    if (h->base)
+        event_base_free(h->base);
+    free(h);
+}
+
+int nsc_http_start(nsc_collector *c, nsc_http **out)
+{
+    *out = NULL;
+    if (strcmp(c->cfg.http, "off") == 0)
+        return 0;
+    nsc_http *h = calloc(1, sizeof *h);
+    if (!h)
+        return -1;
+    h->c = c;
+    struct timeval tv = {0, TIMER_MS * 1000};
+    if (read_token(h, c->cfg.token_file) || !(h->base = event_base_new()) ||
+        !(h->http = evhttp_new(h->base)) || bind_http(h, c->cfg.http) ||
+        !(h->timer = event_new(h->base, -1, EV_PERSIST, on_timer, h)) || event_add(h->timer, &tv)) {
+        release(h);
+        return -1;
+    }
+    evhttp_set_gencb(h->http, route, h);
+    if (pthread_create(&h->thread, NULL, run, h)) {
+        release(h);
+        return -1;
+    }
+    *out = h;
+    return 0;
+}
+
+void nsc_http_join(nsc_http *h)
+{
+    if (!h)
+        return;
+    pthread_join(h->thread, NULL);
+    release(h);
+}

@@ -1,0 +1,23 @@
+/* http.h: the collector's HTTP API (libevent evhttp, one thread).
+ *
+ * Owns GET /healthz, /metrics (Prometheus), /api/v1/status (live state),
+ * /api/v1/live (server-sent events: one "summary" per live interval; clients
+ * that disconnect are dropped) and the query endpoints
+ * /api/v1/{comms,timeline,collectives,topology,stats}, which nsc_query runs
+ * against a store read transaction. Errors are JSON {"error": "..."}: 400 for
+ * bad parameters, 401 without the bearer token (when one is configured), 404
+ * for unknown paths, jobs or comms, 405 for methods other than GET.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_HTTP_H
+#define NCCLSCOPE_COLLECTOR_HTTP_H
+
+#include "collector.h"
+
+typedef struct nsc_http nsc_http;
+
+/* Bind cfg.http (c->http_port gets the port; "off": *out NULL) and start the
+ * thread. It exits once c->stop is set. */
+int nsc_http_start(nsc_collector *c, nsc_http **out);
+void nsc_http_join(nsc_http *h);
+
+#endif

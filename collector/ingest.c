@@ -1,0 +1,255 @@
+/* ingest.c: the ROUTER socket, probes, decoding, acks (see ingest.h). */
+#include "ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "item.h"
+#include "writer.h"
+
+#define BURST 256  /* messages per loop turn before the acks get a turn */
+
+struct nsc_ingest {
+    nsc_collector *c;
+    void *router, *pair;
+    pthread_t thread;
+    nsc_dec_limits lim;
+    uint64_t log_ns, log_suppressed;
+};
+
+static void reject(nsc_ingest *in, const char *agent, unsigned reason)
+{
+    nsc_stats_reject(&in->c->stats, agent, reason);
+    uint64_t now = nsc_coll_now();
+    if (now - in->log_ns < 1000000000ull && in->log_ns) {
+        in->log_suppressed++;
+        return;
+    }
+    fprintf(stderr, "ncclscope-collector: rejected a message from agent '%s': %s (%llu more not logged)\n",
+            agent, nsc_rej_name(reason), (unsigned long long)in->log_suppressed);
+    in->log_ns = now;
+    in->log_suppressed = 0;
+}
+
+static void to_writer(nsc_ingest *in, nsc_item *it)
+{
+    atomic_fetch_add_explicit(&in->c->stats.queue_depth, 1, memory_order_relaxed);
+    if (zmq_send(in->pair, &it, sizeof it, 0) != (int)sizeof it) {
+        atomic_fetch_sub_explicit(&in->c->stats.queue_depth, 1, memory_order_relaxed);
+        nsc_item_free(it);
+    }
+}
+
+static void answer_probe(nsc_ingest *in, const zmq_msg_t *id, nsc_a2c_probe *p, uint64_t t2)
+{
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    p->t2 = t2;
+    p->t3 = nsc_coll_now();
+    size_t n = nsc_a2c_encode_probe(p, buf);
+    if (zmq_send(in->router, zmq_msg_data((zmq_msg_t *)id), zmq_msg_size((zmq_msg_t *)id),
+                 ZMQ_SNDMORE) >= 0 &&
+        zmq_send(in->router, buf, n, 0) >= 0)
+        atomic_fetch_add_explicit(&in->c->stats.probes, 1, memory_order_relaxed);
+}
+
+static void take_sample(nsc_ingest *in, const nsc_a2c_probe *p, uint64_t t)
+{
+    nsc_item *it = calloc(1, sizeof *it);
+    if (!it)
+        return;
+    it->kind = NSC_ITEM_SAMPLE;
+    it->sample = *p;
+    it->recv_ns = t;
+    to_writer(in, it);
+}
+
+static void take_batch(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body, uint64_t t)
+{
+    unsigned reason;
+    char agent[64];
+    uint64_t applied = 0, unplaced = 0;
+    nsc_item *it = nsc_item_batch(body, &in->lim, &reason, agent, &applied, &unplaced);
+    if (!it) {
+        reject(in, agent, reason);
+        return;
+    }
+    if (zmq_msg_size(id) > sizeof it->ident) {
+        reject(in, agent, NSC_REJ_MULTIPART);
+        nsc_item_free(it);
+        return;
+    }
+    it->ident_len = zmq_msg_size(id);
+    memcpy(it->ident, zmq_msg_data(id), it->ident_len);
+    it->recv_ns = t;
+    atomic_fetch_add_explicit(&in->c->stats.aliases_applied, applied, memory_order_relaxed);
+    atomic_fetch_add_explicit(&in->c->stats.aliases_unplaced, unplaced, memory_order_relaxed);
+    to_writer(in, it);
+}
+
+/* One message from an agent: [routing id, body]. */
+static void take_message(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body, uint64_t t)
+{
+    const uint8_t *p = zmq_msg_data(body);
+    size_t len = zmq_msg_size(body);
+    int kind = nsc_a2c_kind(p, len);
+    nsc_a2c_probe pr;
+    char agent[64] = "unknown";
+    int rc;
+    switch (kind) {
+    case NSC_A2C_BATCH:
+        take_batch(in, id, body, t);
+        return;
+    case NSC_A2C_PROBE:
+    case NSC_A2C_SAMPLE:
+        if ((rc = nsc_a2c_decode_probe(p, len, &pr)))
+            reject(in, agent, NSC_REJ_A2C - rc);
+        else if (pr.kind != kind)
+            reject(in, pr.agent, NSC_REJ_KIND);
+        else if (kind == NSC_A2C_PROBE)
+            answer_probe(in, id, &pr, t);
+        else
+            take_sample(in, &pr, t);
+        return;
+    default:
+        reject(in, agent, kind < 0 ? NSC_REJ_A2C - kind : NSC_REJ_KIND);
+    }
+}
+
+/* Read one whole message: 0 with id and body, 1 for a message of another
+ * shape (read, rejected), -1 when nothing is waiting. */
+static int read_agent(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body)
+{
+    if (zmq_msg_recv(id, in->router, ZMQ_DONTWAIT) < 0)
+        return -1;
+    int parts = 1, more = zmq_msg_more(id);
+    if (more) {
+        zmq_msg_recv(body, in->router, 0);
+        more = zmq_msg_more(body);
+        parts++;
+    }
+    while (more) {  /* extra parts are read and dropped */
+        zmq_msg_t extra;
+        zmq_msg_init(&extra);
+        zmq_msg_recv(&extra, in->router, 0);
+        more = zmq_msg_more(&extra);
+        zmq_msg_close(&extra);
+        parts++;
+    }
+    atomic_fetch_add_explicit(&in->c->stats.messages, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&in->c->stats.bytes, zmq_msg_size(body), memory_order_relaxed);
+    if (parts == 2)
+        return 0;
+    reject(in, "unknown", NSC_REJ_MULTIPART);
+    return 1;
+}
+
+static void drain_agents(nsc_ingest *in)
+{
+    int rc = 0;
+    for (int i = 0; i < BURST && rc >= 0; i++) {
+        zmq_msg_t id, body;
+        zmq_msg_init(&id);
+        zmq_msg_init(&body);
+        rc = read_agent(in, &id, &body);
+        if (rc == 0)
+            take_message(in, &id, &body, nsc_coll_now());
+        zmq_msg_close(&id);
+        zmq_msg_close(&body);
+    }
+}
+
+/* Acks from the writer ([id, ack] messages) to the agents; 1 when the
+ * writer said "done". */
+static int pass_acks(nsc_ingest *in)
+{
+    for (;;) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, in->pair, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
+            return 0;
+        }
+        int more = zmq_msg_more(&m);
+        if (!more) {
+            zmq_msg_close(&m);
+            return 1;
+        }
+        zmq_msg_send(&m, in->router, ZMQ_SNDMORE);
+        zmq_msg_init(&m);
+        zmq_msg_recv(&m, in->pair, 0);
+        if (zmq_msg_send(&m, in->router, 0) < 0)
+            zmq_msg_close(&m);
+    }
+}
+
+static void *run(void *arg)
+{
+    nsc_ingest *in = arg;
+    int stopping = 0;
+    zmq_pollitem_t pi[2] = {{in->router, 0, ZMQ_POLLIN, 0}, {in->pair, 0, ZMQ_POLLIN, 0}};
+    for (;;) {
+        if (!stopping && atomic_load(&in->c->stop)) {
+            nsc_item *none = NULL;
+            zmq_send(in->pair, &none, sizeof none, 0);
+            stopping = 1;
+            pi[0].events = 0;  /* stop accepting */
+        }
+        if (zmq_poll(pi, 2, 100) < 0)
+            continue;
+        if (pi[1].revents & ZMQ_POLLIN && pass_acks(in))
+            break;
+        if (pi[0].revents & ZMQ_POLLIN)
+            drain_agents(in);
+    }
+    return NULL;
+}
+
+static int bound_port(void *sock)
+{
+    char ep[256];
+    size_t n = sizeof ep;
+    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &n))
+        return -1;
+    const char *colon = strrchr(ep, ':');
+    return colon ? atoi(colon + 1) : -1;
+}
+
+int nsc_ingest_start(nsc_collector *c, nsc_ingest **out)
+{
+    nsc_ingest *in = calloc(1, sizeof *in);
+    if (!in)
+        return -1;
+    in->c = c;
+    in->lim.max_msg = (size_t)c->cfg.max_msg_mb << 20;
+    int64_t maxmsg = (int64_t)in->lim.max_msg;
+    int linger = 2000, hwm = 0;
+    in->router = zmq_socket(c->zctx, ZMQ_ROUTER);
+    in->pair = zmq_socket(c->zctx, ZMQ_PAIR);
+    if (!in->router || !in->pair ||
+        zmq_setsockopt(in->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg) ||
+        zmq_setsockopt(in->router, ZMQ_LINGER, &linger, sizeof linger) ||
+        zmq_setsockopt(in->pair, ZMQ_SNDHWM, &hwm, sizeof hwm) ||
+        zmq_setsockopt(in->pair, ZMQ_RCVHWM, &hwm, sizeof hwm) ||
+        zmq_bind(in->router, c->cfg.listen) || zmq_connect(in->pair, NSC_WRITER_ENDPOINT) ||
+        (c->zmq_port = bound_port(in->router)) < 0 || pthread_create(&in->thread, NULL, run, in)) {
+        fprintf(stderr, "ncclscope-collector: listen %s: %s\n", c->cfg.listen, zmq_strerror(zmq_errno()));
+        if (in->router)
+            zmq_close(in->router);
+        if (in->pair)
+            zmq_close(in->pair);
+        free(in);
+        return -1;
+    }
+    *out = in;
+    return 0;
+}
+
+void nsc_ingest_join(nsc_ingest *in)
+{
+    pthread_join(in->thread, NULL);
+    zmq_close(in->router);
+    zmq_close(in->pair);
+    free(in);
+}

@@ -1,0 +1,41 @@
+/* item.h: one message on its way from the ingest thread to the writer.
+ *
+ * Owns a received batch (its ZeroMQ message, which the decoded sections point
+ * into, the decoded a2c frame and sections, the store's view of them) or a
+ * clock sample, plus the sender's routing id for the acknowledgement. The
+ * ingest thread fills it, the writer releases it after the commit that held it.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_ITEM_H
+#define NCCLSCOPE_COLLECTOR_ITEM_H
+
+#include <stdint.h>
+#include <zmq.h>
+
+#include "a2c.h"
+#include "store.h"
+#include "wire.h"
+
+typedef enum nsc_item_kind { NSC_ITEM_BATCH, NSC_ITEM_SAMPLE } nsc_item_kind;
+
+typedef struct nsc_item {
+    nsc_item_kind kind;
+    uint8_t ident[256];       /* ZeroMQ routing id of the agent's DEALER */
+    size_t ident_len;
+    uint64_t recv_ns;         /* collector time the message arrived */
+    zmq_msg_t body;           /* the batch message: sections point into it */
+    nsc_a2c_batch a2c;
+    nsc_batch *secs;          /* a2c.nsections decoded sections */
+    nsc_store_batch *sb;      /* the store's view of each section */
+    nsc_state_rec *moved;     /* states rewritten by PXN aliases (one array) */
+    nsc_a2c_probe sample;
+} nsc_item;
+
+/* Decode a batch message into a fresh item, which takes body over (body is
+ * left empty either way). Returns the item, or NULL with *reason set
+ * (NSC_REJ_*); *agent gets the agent id, "unknown" when the frame could not
+ * be read that far. */
+nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, unsigned *reason,
+                         char agent[64], uint64_t *aliases_applied, uint64_t *aliases_unplaced);
+void nsc_item_free(nsc_item *it);
+
+#endif

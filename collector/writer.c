@@ -1,0 +1,302 @@
+/* writer.c: dedupe, group commit, acknowledgements (see writer.h). */
+#include "writer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "clocks.h"
+#include "dedupe.h"
+#include "item.h"
+
+struct nsc_writer {
+    nsc_collector *c;
+    void *pair;
+    pthread_t thread;
+    nsc_dedupe *dedupe;
+    nsc_item **held;        /* items of the open transaction (acked after commit) */
+    size_t nheld, held_cap;
+    int txn_open;
+    uint64_t next_persist_ns;
+};
+
+static void log_store(const char *what, int rc)
+{
+    fprintf(stderr, "ncclscope-collector: %s: %s\n", what, nsc_store_strerror(rc));
+}
+
+static int hold(nsc_writer *w, nsc_item *it)
+{
+    if (w->nheld == w->held_cap) {
+        size_t cap = w->held_cap ? 2 * w->held_cap : 256;
+        nsc_item **h = realloc(w->held, cap * sizeof *h);
+        if (!h)
+            return -1;
+        w->held = h;
+        w->held_cap = cap;
+    }
+    w->held[w->nheld++] = it;
+    return 0;
+}
+
+static int ensure_txn(nsc_writer *w)
+{
+    if (w->txn_open)
+        return 0;
+    int rc = nsc_store_begin(w->c->store, nsc_coll_now());
+    if (rc)
+        log_store("begin", rc);
+    w->txn_open = rc == 0;
+    return rc;
+}
+
+static int put_life(nsc_writer *w, const nsc_item *it)
+{
+    for (uint32_t i = 0; i < it->a2c.nlife; i++) {
+        const nsc_a2c_life *l = &it->a2c.life[i];
+        nsc_store_life sl = {.pid = l->pid, .event = l->event, .reason = l->reason,
+                             .ts_ns = l->ts_ns, .ref_ns = it->recv_ns,
+                             .last_batch_seq = l->last_batch_seq};
+        snprintf(sl.host, sizeof sl.host, "%s", it->a2c.host);
+        snprintf(sl.job, sizeof sl.job, "%s", l->job);
+        snprintf(sl.agent, sizeof sl.agent, "%s", it->a2c.agent);
+        int rc = nsc_store_put_life(w->c->store, &sl);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The live state learns what a stored batch says. */
+static void feed_live(nsc_collector *c, const nsc_item *it)
+{
+    int rc;
+    pthread_mutex_lock(&c->live_mu);
+    rc = nsc_live_agent_seen(c->live, it->a2c.agent, it->a2c.host, it->recv_ns);
+    for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++)
+        rc = nsc_live_section(c->live, it->a2c.agent, &it->secs[i], it->recv_ns);
+    for (uint32_t i = 0; !rc && i < it->a2c.nlife; i++)
+        rc = nsc_live_life(c->live, it->a2c.agent, it->a2c.host, &it->a2c.life[i], it->recv_ns);
+    pthread_mutex_unlock(&c->live_mu);
+    if (rc)
+        fprintf(stderr, "ncclscope-collector: live state: out of memory\n");
+}
+
+static int put_progress(void *arg, const nsc_store_progress *p)
+{
+    return nsc_store_put_progress(arg, p);
+}
+
+/* Put a batch unless it is committed already; either way it is held for its ack. */
+static int take_batch(nsc_writer *w, nsc_item *it)
+{
+    nsc_stats *s = &w->c->stats;
+    int rc = ensure_txn(w);
+    if (rc)
+        return rc;
+    if (nsc_dedupe_has(w->dedupe, it->a2c.agent, it->a2c.seq)) {
+        atomic_fetch_add_explicit(&s->duplicates, 1, memory_order_relaxed);
+        return hold(w, it) ? NSC_STORE_ENOMEM : 0;
+    }
+    uint64_t ev = 0, stt = 0, cp = 0;
+    for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++) {
+        rc = nsc_store_put(w->c->store, &it->sb[i]);
+        ev += it->sb[i].nevents;
+        stt += it->sb[i].nstates;
+        cp += it->sb[i].ncompletions;
+    }
+    if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.seq) ||
+        hold(w, it))
+        return rc ? rc : NSC_STORE_ENOMEM;
+    feed_live(w->c, it);
+    atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->sections, it->a2c.nsections, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->events, ev, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->states, stt, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->completions, cp, memory_order_relaxed);
+    return 0;
+}
+
+static void send_ack(nsc_writer *w, const nsc_item *it)
+{
+    nsc_a2c_ack ack = {.seq = it->a2c.seq, .credit = (uint32_t)w->c->cfg.credit};
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    snprintf(ack.agent, sizeof ack.agent, "%s", it->a2c.agent);
+    size_t n = nsc_a2c_encode_ack(&ack, buf);
+    if (zmq_send(w->pair, it->ident, it->ident_len, ZMQ_SNDMORE) >= 0 &&
+        zmq_send(w->pair, buf, n, 0) >= 0)
+        atomic_fetch_add_explicit(&w->c->stats.acks, 1, memory_order_relaxed);
+}
+
+static void release_held(nsc_writer *w)
+{
+    for (size_t i = 0; i < w->nheld; i++)
+        nsc_item_free(w->held[i]);
+    w->nheld = 0;
+}
+
+/* Commit the open transaction; acknowledge its batches only if that worked.
+ * On failure nothing is acknowledged (the agents send again) and the dedupe
+ * state is reloaded from the store, which is what was really committed. */
+static int commit(nsc_writer *w)
+{
+    if (!w->txn_open)
+        return 0;
+    nsc_collector *c = w->c;
+    uint64_t t0 = nsc_coll_now();
+    int rc = nsc_dedupe_put_dirty(w->dedupe, c->store);
+    if (!rc) {
+        pthread_mutex_lock(&c->live_mu);
+        rc = nsc_live_take_progress(c->live, put_progress, c->store);
+        pthread_mutex_unlock(&c->live_mu);
+    }
+    if (!rc && t0 >= w->next_persist_ns) {
+        pthread_mutex_lock(&c->clock_mu);
+        rc = nsc_clocks_put_dirty(c->clocks, c->store);
+        pthread_mutex_unlock(&c->clock_mu);
+        w->next_persist_ns = t0 + c->cfg.clock_persist_s * 1000000000ull;
+    }
+    if (rc)
+        nsc_store_abort(c->store);
+    else
+        rc = nsc_store_commit(c->store);
+    w->txn_open = 0;
+    if (rc == 0) {
+        nsc_stats_commit(&c->stats, nsc_coll_now() - t0, w->nheld);
+        for (size_t i = 0; i < w->nheld; i++)
+            send_ack(w, w->held[i]);
+    } else {
+        log_store("commit (nothing acknowledged)", rc);
+        atomic_fetch_add_explicit(&c->stats.commit_failures, 1, memory_order_relaxed);
+        if (nsc_dedupe_load(w->dedupe, c->store))
+            fprintf(stderr, "ncclscope-collector: reloading dedupe state failed\n");
+    }
+    release_held(w);
+    return rc;
+}
+
+static void take_sample(nsc_writer *w, nsc_item *it)
+{
+    nsc_collector *c = w->c;
+    pthread_mutex_lock(&c->clock_mu);
+    int rc = nsc_clocks_add(c->clocks, &it->sample);
+    pthread_mutex_unlock(&c->clock_mu);
+    pthread_mutex_lock(&c->live_mu);
+    nsc_live_agent_seen(c->live, it->sample.agent, it->sample.host, it->recv_ns);
+    pthread_mutex_unlock(&c->live_mu);
+    if (rc)
+        nsc_stats_reject(&c->stats, it->sample.agent, NSC_REJ_CLOCK);
+    else
+        atomic_fetch_add_explicit(&c->stats.samples, 1, memory_order_relaxed);
+    nsc_item_free(it);
+}
+
+/* Clock models and retention, when no transaction is open. */
+static void housekeeping(nsc_writer *w)
+{
+    nsc_collector *c = w->c;
+    uint64_t now = nsc_coll_now();
+    if (now < w->next_persist_ns)
+        return;
+    if (ensure_txn(w) == 0)
+        commit(w);
+    if (c->cfg.retain_mb || c->cfg.retain_age_s) {
+        uint64_t deleted = 0;
+        int rc = nsc_store_retain(c->store, now, &deleted);
+        if (rc)
+            log_store("retention", rc);
+        atomic_fetch_add_explicit(&c->stats.retained_blocks, deleted, memory_order_relaxed);
+    }
+}
+
+/* One message from the ingest thread: an item pointer, NULL to stop. */
+static int receive(nsc_writer *w, nsc_item **it)
+{
+    int n = zmq_recv(w->pair, it, sizeof *it, 0);
+    if (n != (int)sizeof *it)
+        return -1;
+    atomic_fetch_sub_explicit(&w->c->stats.queue_depth, 1, memory_order_relaxed);
+    return 0;
+}
+
+static void *run(void *arg)
+{
+    nsc_writer *w = arg;
+    zmq_pollitem_t pi = {w->pair, 0, ZMQ_POLLIN, 0};
+    for (;;) {
+        int ready = zmq_poll(&pi, 1, w->txn_open ? 0 : 200);
+        if (ready <= 0) {
+            if (w->txn_open)
+                commit(w);
+            else
+                housekeeping(w);
+            continue;
+        }
+        nsc_item *it;
+        if (receive(w, &it))
+            continue;
+        if (!it)
+            break;
+        if (it->kind == NSC_ITEM_SAMPLE) {
+            take_sample(w, it);
+        } else if (take_batch(w, it)) {
+            nsc_item_free(it);  /* not held: no ack, the agent sends it again */
+            nsc_store_abort(w->c->store);
+            w->txn_open = 0;
+            release_held(w);
+            nsc_dedupe_load(w->dedupe, w->c->store);
+        } else if (w->nheld >= w->c->cfg.group_max) {
+            commit(w);
+        }
+    }
+    commit(w);
+    zmq_send(w->pair, "done", 4, 0);
+    return NULL;
+}
+
+int nsc_writer_start(nsc_collector *c, nsc_writer **out)
+{
+    nsc_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return -1;
+    w->c = c;
+    int linger = 0, hwm = 0;  /* unbounded: the agents' credit bounds the queue */
+    if (!(w->dedupe = nsc_dedupe_new()) || nsc_dedupe_load(w->dedupe, c->store) ||
+        nsc_clocks_load(c->clocks, c->store) || !(w->pair = zmq_socket(c->zctx, ZMQ_PAIR)) ||
+        zmq_setsockopt(w->pair, ZMQ_LINGER, &linger, sizeof linger) ||
+        zmq_setsockopt(w->pair, ZMQ_SNDHWM, &hwm, sizeof hwm) ||
+        zmq_setsockopt(w->pair, ZMQ_RCVHWM, &hwm, sizeof hwm) ||
+        zmq_bind(w->pair, NSC_WRITER_ENDPOINT) ||
+        pthread_create(&w->thread, NULL, run, w)) {
+        fprintf(stderr, "ncclscope-collector: writer: cannot start\n");
+        if (w->pair)
+            zmq_close(w->pair);
+        nsc_dedupe_free(w->dedupe);
+        free(w);
+        return -1;
+    }
+    *out = w;
+    return 0;
+}
+
+void nsc_writer_stop_alone(nsc_collector *c)
+{
+    void *pair = zmq_socket(c->zctx, ZMQ_PAIR);
+    nsc_item *none = NULL;
+    char done[4];
+    if (pair && zmq_connect(pair, NSC_WRITER_ENDPOINT) == 0 &&
+        zmq_send(pair, &none, sizeof none, 0) == (int)sizeof none)
+        zmq_recv(pair, done, sizeof done, 0);
+    if (pair)
+        zmq_close(pair);
+}
+
+void nsc_writer_join(nsc_writer *w)
+{
+    pthread_join(w->thread, NULL);
+    zmq_close(w->pair);
+    nsc_dedupe_free(w->dedupe);
+    free(w->held);
+    free(w);
+}

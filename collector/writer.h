@@ -1,0 +1,28 @@
+/* writer.h: the store's one writer thread.
+ *
+ * Owns the write side of the store: it takes items from the ingest thread
+ * (inproc PAIR, one pointer per message), drops batches already committed
+ * (dedupe), puts the others, and commits as soon as its queue is empty or
+ * group_max batches are waiting (group commit). Only after nsc_store_commit
+ * returned 0 does it send the acknowledgements back to the ingest thread
+ * ([routing id, ack] messages), which passes them to the agents. Clock
+ * samples feed the host models, written with a transaction every
+ * clock_persist_s; retention runs on the same schedule. A NULL item means
+ * stop: commit, acknowledge, answer "done" and exit.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_WRITER_H
+#define NCCLSCOPE_COLLECTOR_WRITER_H
+
+#include "collector.h"
+
+#define NSC_WRITER_ENDPOINT "inproc://nsc-writer"
+
+typedef struct nsc_writer nsc_writer;
+
+/* Load dedupe state and clock models, bind the inproc socket, start. */
+int nsc_writer_start(nsc_collector *c, nsc_writer **out);
+/* Stop a writer no ingest thread is connected to (start failed half way). */
+void nsc_writer_stop_alone(nsc_collector *c);
+void nsc_writer_join(nsc_writer *w);
+
+#endif

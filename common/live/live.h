@@ -1,0 +1,66 @@
+/* live.h: the live state of jobs, communicators, ranks, processes and agents.
+ *
+ * Owns what the collector knows "now": per job and communicator the ranks
+ * expected (nranks) and seen, each rank's last Coll seqNumber per function and
+ * whether it completed, collectives in flight and for how long, events per
+ * second, bus bandwidth (nccl-tests factors), drops (the plugins' counters),
+ * processes and agents alive or dead (lifecycle records, heartbeat timeout),
+ * lagging ranks (NCCL RAS's rule) and hangs. The collector feeds it from
+ * ingest; nsc_live_from_store rebuilds it from a store (the CLI's --db mode),
+ * so both print the same JSON (docs/collector.md, "HTTP API: status and live").
+ *
+ * Times are the collector's clock (ns): the caller passes `now`. Not
+ * thread-safe: one lock around every call.
+ */
+#ifndef NCCLSCOPE_LIVE_H
+#define NCCLSCOPE_LIVE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "a2c.h"
+#include "store.h"
+#include "wire.h"
+
+typedef struct nsc_live_cfg {
+    uint64_t heartbeat_timeout_ns;  /* silent this long: dead; default 15 s */
+    uint64_t lag_ns;                /* behind (or in flight) this long: lagging / hung; 10 s */
+} nsc_live_cfg;
+
+typedef struct nsc_live nsc_live;
+
+/* cfg NULL or zero fields: defaults. NULL on allocation failure. */
+nsc_live *nsc_live_new(const nsc_live_cfg *cfg);
+void nsc_live_free(nsc_live *l);
+
+/* One decoded section an agent sent (its records and counters). 0 or -1 (memory). */
+int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_t now);
+/* A lifecycle record from an agent about a process on host. */
+int nsc_live_life(nsc_live *l, const char *agent, const char *host, const nsc_a2c_life *life,
+                  uint64_t now);
+/* Any message from the agent (batch, sample): it is alive. */
+int nsc_live_agent_seen(nsc_live *l, const char *agent, const char *host, uint64_t now);
+/* Close the rate window: events/s and bus bandwidth over the time since the last tick. */
+void nsc_live_tick(nsc_live *l, uint64_t now);
+
+/* The /api/v1/status object and one /api/v1/live summary, as JSON. */
+int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *out);
+int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *out);
+
+/* Totals for tests and metrics. */
+typedef struct nsc_live_counts {
+    uint64_t events, procs_alive, procs_dead, agents_alive, agents_dead, comms, hangs, lagging;
+} nsc_live_counts;
+void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *c);
+
+/* Rank progress changed since the last call, for the store (nsc_store_put_progress). */
+typedef int (*nsc_live_progress_fn)(void *arg, const nsc_store_progress *p);
+int nsc_live_take_progress(nsc_live *l, nsc_live_progress_fn fn, void *arg);
+
+/* Rebuild from a store: communicators and their ranks, each rank's last
+ * collective (progress records), lifecycle records. Processes with no death
+ * record count as alive when seen within the heartbeat timeout of now. */
+int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t now,
+                        nsc_live **out);
+
+#endif

@@ -1,0 +1,104 @@
+#!/bin/sh
+# collector_e2e.sh BIN MODE: ncclscope-collector with real processes on loopback.
+#   ingest:  4 agents x 150 batches, 40 sent again: every batch stored exactly
+#            once, duplicates acknowledged again and counted, not stored.
+#   kill9:   20 short rounds: nsc-feed writes while the collector is killed
+#            with SIGKILL; the store must open and hold every acknowledged
+#            batch exactly once; the next round restarts on the same store and
+#            sends every sequence from 0 again (duplicates across a restart).
+#   garbage: malformed messages of every kind and bad HTTP requests are
+#            rejected and counted; the collector keeps serving.
+# Ports are picked by the kernel (port 0) and read from --port-file.
+set -u
+BIN=$1
+MODE=$2
+T=$(mktemp -d /tmp/nsc_coll_e2e.XXXXXX)
+CPID=
+cleanup() { [ -n "$CPID" ] && kill -9 "$CPID" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; echo "--- collector log"; tail -20 "$T/log"; exit 1; }
+
+start() {  # start [extra flags]: collector on the store $T/db
+    rm -f "$T/ports"
+    "$BIN/ncclscope-collector" --db "$T/db" --listen tcp://127.0.0.1:0 --http 127.0.0.1:0 \
+        --port-file "$T/ports" "$@" 2>>"$T/log" &
+    CPID=$!
+    i=0
+    while [ ! -s "$T/ports" ]; do
+        i=$((i + 1)); [ $i -gt 100 ] && fail "collector did not start"; sleep 0.05
+    done
+    ZP=$(awk '/^zmq/{print $2}' "$T/ports"); HP=$(awk '/^http/{print $2}' "$T/ports")
+}
+stop() { kill -TERM "$CPID"; wait "$CPID" || fail "collector exit status $?"; CPID=; }
+metric() { curl -s "http://127.0.0.1:$HP/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+code() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HP$1"; }
+
+case $MODE in
+ingest)
+    start
+    "$BIN/nsc-feed" --endpoint "tcp://127.0.0.1:$ZP" --agents 4 --batches 150 --resend 40 \
+        --timeout-ms 30000 > "$T/out" || fail "not every batch was acknowledged: $(cat "$T/out")"
+    grep -q '^resent_acked=yes' "$T/out" || fail "duplicates not acknowledged"
+    [ "$(metric ncclscope_collector_duplicates_total)" = 160 ] || fail "duplicates_total $(metric ncclscope_collector_duplicates_total), want 160"
+    [ "$(metric ncclscope_collector_batches_in_total)" = 600 ] || fail "batches_in_total $(metric ncclscope_collector_batches_in_total), want 600"
+    stop
+    "$BIN/nsc-feed" --check "$T/db" --agents 4 --batches 150 || fail "store check"
+    # After a restart the same batches are duplicates: acknowledged, not stored.
+    start
+    "$BIN/nsc-feed" --endpoint "tcp://127.0.0.1:$ZP" --agents 4 --batches 150 --timeout-ms 30000 > "$T/out" \
+        || fail "resent batches after restart not acknowledged"
+    [ "$(metric ncclscope_collector_duplicates_total)" = 600 ] || fail "after restart: duplicates_total $(metric ncclscope_collector_duplicates_total), want 600"
+    stop
+    "$BIN/nsc-feed" --check "$T/db" --agents 4 --batches 150 || fail "store check after restart"
+    ;;
+kill9)
+    : > "$T/acks"
+    r=0
+    while [ $r -lt 20 ]; do
+        start
+        # Every round starts at seq 0: what earlier rounds committed comes again
+        # (duplicates across a restart), then new batches until the kill.
+        "$BIN/nsc-feed" --endpoint "tcp://127.0.0.1:$ZP" --agents 3 --colls 20 \
+            --batches 100000 --timeout-ms 5000 --ack-log "$T/acks" > /dev/null 2>&1 &
+        FP=$!
+        sleep 0.$((3 + r % 5))
+        kill -9 "$CPID"; wait "$CPID" 2>/dev/null; CPID=
+        kill "$FP" 2>/dev/null; wait "$FP" 2>/dev/null
+        "$BIN/nsc-feed" --check "$T/db" --agents 3 --colls 20 --ack-log "$T/acks" > "$T/check" \
+            || fail "round $r: $(cat "$T/check")"
+        r=$((r + 1))
+    done
+    grep acks_checked "$T/check"
+    ;;
+garbage)
+    echo secret > "$T/token"
+    start --token-file "$T/token"
+    "$BIN/nsc-feed" --endpoint "tcp://127.0.0.1:$ZP" --agents 2 --batches 20 --garbage \
+        --timeout-ms 30000 > "$T/out" || fail "valid batches after garbage not acknowledged"
+    [ "$(code /healthz)" = 200 ] || fail "healthz"
+    [ "$(code /metrics)" = 401 ] || fail "metrics without token: $(code /metrics)"
+    A="Authorization: Bearer secret"
+    m=$(curl -s -H "$A" "http://127.0.0.1:$HP/metrics")
+    for r in multipart kind a2c_empty a2c_truncated a2c_bad_type section_truncated; do
+        echo "$m" | grep -q "^ncclscope_collector_rejects_total{agent=\"[a-z]*\",reason=\"$r\"} [1-9]" || fail "reject $r not counted"
+    done
+    c() { curl -s -o "$T/body" -w '%{http_code}' -H "$A" "http://127.0.0.1:$HP$1"; }
+    [ "$(c '/api/v1/timeline?t0_ns=abc')" = 400 ] || fail "bad parameter not 400"
+    grep -q '"error"' "$T/body" || fail "no JSON error"
+    [ "$(c '/api/v1/nothing')" = 404 ] || fail "unknown path not 404"
+    [ "$(c '/api/v1/comms?job=nosuchjob')" = 404 ] || fail "unknown job not 404: $(cat "$T/body")"
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "$A" "http://127.0.0.1:$HP/api/v1/status")" = 405 ] || fail "POST not 405"
+    # An SSE client that goes away, then the collector still answers.
+    timeout 1.5 curl -s -N -H "$A" "http://127.0.0.1:$HP/api/v1/live" > "$T/sse"
+    grep -q '^event: summary' "$T/sse" || fail "no live summary"
+    [ "$(c '/api/v1/status')" = 200 ] || fail "status after garbage"
+    grep -q '"ranks_seen":2' "$T/body" || fail "status: $(head -c 300 "$T/body")"
+    "$BIN/nsc-feed" --endpoint "tcp://127.0.0.1:$ZP" --agents 2 --batches 30 --timeout-ms 30000 > "$T/out" \
+        || fail "collector stopped serving"
+    stop
+    "$BIN/nsc-feed" --check "$T/db" --agents 2 --batches 30 || fail "store check"
+    ;;
+*)
+    echo "usage: $0 BIN ingest|kill9|garbage"; exit 2 ;;
+esac
+echo "collector_e2e $MODE: ok"

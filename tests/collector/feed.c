@@ -1,0 +1,413 @@
+/* feed.c: nsc-feed, a load generator and checker for ncclscope-collector.
+ *
+ * Acts as N agents, each a real ZeroMQ DEALER: builds sections with the wire
+ * encoder (the realistic mix of mix.h, P processes per agent, one section per
+ * process) and a2c batches, sends them with a credit window, counts the acks
+ * and can send everything again (duplicates) or send garbage first.
+ *
+ *   nsc-feed --endpoint EP [--agents N] [--procs P] [--batches B] [--colls C]
+ *            [--first S] [--resend K] [--garbage] [--window W] [--timeout-ms T]
+ *            [--ack-log FILE] [--pool M] [--prefix NAME]
+ *   nsc-feed --check DB --agents N --prefix NAME --first S --batches B
+ *            [--procs P] [--colls C] [--ack-log FILE]
+ *
+ * Send mode prints key=value lines (batches, acked, dup_acked, events,
+ * seconds, events_per_s) and exits 0 when every batch of every agent was
+ * acknowledged within the timeout, else 1. Check mode opens the store read
+ * only and exits 0 when each agent's committed sequences are exactly
+ * [first, first+batches) (or cover every seq of the ack log), and the store's
+ * event count is exactly that many batches' events: each batch stored once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "a2c.h"
+#include "mix.h"
+#include "store.h"
+#include "storeutil.h"
+#include "wire.h"
+
+typedef struct opts {
+    const char *endpoint, *check, *ack_log, *prefix;
+    unsigned agents, procs, colls, window, pool;
+    uint64_t batches, first, resend, timeout_ms;
+    int garbage;
+} opts;
+
+typedef struct agent {
+    void *sock;
+    char id[64];
+    uint64_t next;        /* next seq to send */
+    uint64_t end;         /* one past the last seq to send */
+    uint64_t inflight, credit;
+    uint8_t *acked;       /* per seq of the current pass */
+    uint64_t nacked;
+} agent;
+
+/* Pre-encoded sections: pool entries of procs sections each, reused across seqs. */
+typedef struct pool {
+    nsc_a2c_section *secs;  /* pool * procs */
+    uint8_t **bufs;
+    uint64_t events_per_batch;
+} pool;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int encode_section(nsc_mix *m, const nsc_proc *proc, const nsc_ctx_def *ctx,
+                          const nsc_str_def *strs, uint64_t seq, nsc_a2c_section *out,
+                          uint8_t **buf)
+{
+    size_t cap = NSC_WIRE_REC_MAX * (m->nevents + m->nstates + m->ncompletions + NSC_MIX_NSTRS + 3);
+    nsc_batch_hdr h = {.version = NSC_WIRE_VERSION, .seq = seq, .base_ns = m->events[0].start_ns,
+                       .sent_ns = m->now_ns, .proc = *proc};
+    nsc_enc e;
+    if (!(*buf = malloc(cap)) || nsc_enc_begin(&e, *buf, cap, &h))
+        return -1;
+    int rc = nsc_enc_ctx(&e, ctx);
+    for (int i = 0; !rc && i < NSC_MIX_NSTRS; i++)
+        rc = nsc_enc_str(&e, &strs[i]);
+    for (size_t i = 0; !rc && i < m->nevents; i++)
+        rc = nsc_enc_event(&e, &m->events[i]);
+    for (size_t i = 0; !rc && i < m->nstates; i++)
+        rc = nsc_enc_state(&e, &m->states[i]);
+    for (size_t i = 0; !rc && i < m->ncompletions; i++)
+        rc = nsc_enc_completion(&e, &m->completions[i]);
+    out->data = *buf;
+    out->len = (uint32_t)nsc_enc_finish(&e);
+    return rc;
+}
+
+static int build_pool(const opts *o, pool *p)
+{
+    size_t n = (size_t)o->pool * o->procs;
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_mix_strs(strs);
+    p->secs = calloc(n, sizeof *p->secs);
+    p->bufs = calloc(n, sizeof *p->bufs);
+    if (!p->secs || !p->bufs)
+        return -1;
+    for (unsigned pr = 0; pr < o->procs; pr++) {
+        nsc_mix m;
+        if (nsc_mix_init(&m, 7 + pr, o->colls))
+            return -1;
+        nsc_proc proc = nsc_test_proc("feed", "feedhost", 1000 + pr, (int)pr);
+        nsc_ctx_def ctx = nsc_test_ctx(0, 0xfeed, (int)pr, (int)o->procs);
+        for (unsigned k = 0; k < o->pool; k++) {
+            nsc_mix_clear(&m);
+            for (unsigned c = 0; c < o->colls; c++)
+                nsc_mix_collective(&m, 0, (int32_t)pr);
+            if (pr == 0 && k == 0)
+                p->events_per_batch = m.nevents * o->procs;
+            if (encode_section(&m, &proc, &ctx, strs, k, &p->secs[k * o->procs + pr],
+                               &p->bufs[k * o->procs + pr]))
+                return -1;
+        }
+        nsc_mix_free(&m);
+    }
+    return 0;
+}
+
+static int send_batch(agent *a, const opts *o, const pool *p, uint64_t seq, uint8_t *buf)
+{
+    nsc_a2c_batch b = {.seq = seq, .sent_ns = seq, .nsections = o->procs,
+                       .sections = &p->secs[(seq % o->pool) * o->procs]};
+    snprintf(b.agent, sizeof b.agent, "%s", a->id);
+    snprintf(b.host, sizeof b.host, "%s", a->id);
+    size_t n = nsc_a2c_encode_batch(&b, buf);
+    return zmq_send(a->sock, buf, n, 0) == (int)n ? 0 : -1;
+}
+
+/* Acks waiting on a's socket; returns acks of new seqs. */
+static void take_acks(agent *a, const opts *o, FILE *log, uint64_t *dups)
+{
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    int n;
+    while ((n = zmq_recv(a->sock, buf, sizeof buf, ZMQ_DONTWAIT)) >= 0) {
+        nsc_a2c_ack ack;
+        if (n > (int)sizeof buf || nsc_a2c_decode_ack(buf, (size_t)n, &ack) ||
+            ack.seq < o->first || ack.seq >= a->end)
+            continue;
+        a->credit = ack.credit;
+        if (a->inflight)
+            a->inflight--;
+        uint8_t *seen = &a->acked[ack.seq - o->first];
+        if (*seen) {
+            (*dups)++;
+            continue;
+        }
+        *seen = 1;
+        a->nacked++;
+        if (log) {
+            fprintf(log, "%s %llu\n", a->id, (unsigned long long)ack.seq);
+            fflush(log);
+        }
+    }
+}
+
+/* One pass over [from, end) for every agent; 0 when all were acknowledged. */
+static int run_pass(agent *ag, const opts *o, const pool *p, uint64_t from, uint8_t *buf, FILE *log,
+                    uint64_t *dups)
+{
+    double deadline = now_s() + (double)o->timeout_ms / 1000;
+    uint64_t want = 0;
+    for (unsigned i = 0; i < o->agents; i++) {
+        ag[i].next = from;
+        ag[i].inflight = 0;
+        ag[i].credit = o->window;
+        ag[i].nacked = 0;
+        memset(ag[i].acked, 0, ag[i].end - o->first);
+        for (uint64_t s = o->first; s < from; s++)
+            ag[i].acked[s - o->first] = 1;  /* not sent in this pass */
+        want += ag[i].end - from;
+    }
+    uint64_t got = 0;
+    zmq_pollitem_t *pi = calloc(o->agents, sizeof *pi);
+    while (got < want && now_s() < deadline) {
+        for (unsigned i = 0; i < o->agents; i++) {
+            agent *a = &ag[i];
+            while (a->next < a->end && a->inflight < a->credit) {
+                if (send_batch(a, o, p, a->next, buf))
+                    break;
+                a->next++;
+                a->inflight++;
+            }
+            pi[i] = (zmq_pollitem_t){a->sock, 0, ZMQ_POLLIN, 0};
+        }
+        zmq_poll(pi, o->agents, 50);
+        got = 0;
+        for (unsigned i = 0; i < o->agents; i++) {
+            take_acks(&ag[i], o, log, dups);
+            got += ag[i].nacked;
+        }
+    }
+    free(pi);
+    return got == want ? 0 : -1;
+}
+
+/* Malformed messages of every kind, on socket s (then the run must still work). */
+static void send_garbage(void *s, const opts *o, const pool *p, uint8_t *buf)
+{
+    nsc_a2c_batch b = {.seq = 1, .nsections = o->procs, .sections = p->secs};
+    snprintf(b.agent, sizeof b.agent, "garbage");
+    snprintf(b.host, sizeof b.host, "garbage");
+    size_t n = nsc_a2c_encode_batch(&b, buf);
+    static const uint8_t junk[] = {0xc1, 0xff, 0x00, 0x13, 0x37};
+    zmq_send(s, junk, sizeof junk, 0);              /* not msgpack */
+    zmq_send(s, "", 0, 0);                          /* empty */
+    zmq_send(s, buf, n / 2, 0);                     /* truncated batch */
+    zmq_send(s, buf, 7, 0);                         /* truncated early */
+    zmq_send(s, buf, 1, ZMQ_SNDMORE);               /* multipart */
+    zmq_send(s, buf, n, 0);
+    nsc_a2c_ack ack = {.agent = "garbage", .seq = 3, .credit = 1};
+    uint8_t small[NSC_A2C_SMALL_MAX];
+    zmq_send(s, small, nsc_a2c_encode_ack(&ack, small), 0);  /* an ack: wrong direction */
+    /* a batch whose first section is cut short: the frame is fine, the section not */
+    nsc_a2c_section bad = {p->secs[0].data, p->secs[0].len - 3};
+    b.nsections = 1;
+    b.sections = &bad;
+    zmq_send(s, buf, nsc_a2c_encode_batch(&b, buf), 0);
+}
+
+static void *dealer(void *ctx, const char *endpoint)
+{
+    void *s = zmq_socket(ctx, ZMQ_DEALER);
+    int linger = 0, hwm = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    if (zmq_connect(s, endpoint)) {
+        fprintf(stderr, "nsc-feed: connect %s: %s\n", endpoint, zmq_strerror(zmq_errno()));
+        exit(2);
+    }
+    return s;
+}
+
+static int send_mode(const opts *o)
+{
+    pool p = {0};
+    if (build_pool(o, &p)) {
+        fprintf(stderr, "nsc-feed: cannot build the workload\n");
+        return 2;
+    }
+    size_t cap = 1024;
+    for (unsigned i = 0; i < o->procs; i++)
+        cap += p.secs[i].len + 16;
+    void *ctx = zmq_ctx_new();
+    uint8_t *buf = malloc(cap * 2);
+    agent *ag = calloc(o->agents, sizeof *ag);
+    FILE *log = o->ack_log ? fopen(o->ack_log, "a") : NULL;
+    if (!buf || !ag || (o->ack_log && !log))
+        return 2;
+    if (o->garbage) {
+        void *g = dealer(ctx, o->endpoint);
+        int linger = 2000;  /* let the garbage leave before the socket closes */
+        zmq_setsockopt(g, ZMQ_LINGER, &linger, sizeof linger);
+        send_garbage(g, o, &p, buf);
+        zmq_close(g);
+    }
+    for (unsigned i = 0; i < o->agents; i++) {
+        snprintf(ag[i].id, sizeof ag[i].id, "%s%u", o->prefix, i);
+        ag[i].sock = dealer(ctx, o->endpoint);
+        ag[i].end = o->first + o->batches;
+        ag[i].acked = calloc(o->batches ? o->batches : 1, 1);
+    }
+    uint64_t dups = 0, rdups = 0;
+    double t0 = now_s();
+    int rc = run_pass(ag, o, &p, o->first, buf, log, &dups);
+    double dt = now_s() - t0;
+    if (!rc && o->resend)  /* the first K again: all must be acknowledged again */
+        rc = run_pass(ag, o, &p, o->batches > o->resend ? o->first + o->batches - o->resend : o->first,
+                      buf, NULL, &rdups);
+    uint64_t total = (uint64_t)o->agents * o->batches;
+    printf("batches=%llu\nevents=%llu\nseconds=%.3f\nevents_per_s=%.0f\nresent_acked=%s\nstray_dups=%llu\n",
+           (unsigned long long)total, (unsigned long long)(total * p.events_per_batch), dt,
+           (double)(total * p.events_per_batch) / dt, o->resend ? (rc ? "no" : "yes") : "n/a",
+           (unsigned long long)dups);
+    for (unsigned i = 0; i < o->agents; i++) {
+        zmq_close(ag[i].sock);
+        free(ag[i].acked);
+    }
+    zmq_ctx_term(ctx);
+    if (log)
+        fclose(log);
+    return rc ? 1 : 0;
+}
+
+typedef struct check_ctx {
+    const opts *o;
+    uint64_t batches;    /* committed, all agents */
+    int bad;
+    char (*ids)[64];
+    nsc_store_seq_range *one;  /* per agent: the single range, {0,0} if none */
+} check_ctx;
+
+static int check_agent(void *arg, const char *agent, const nsc_store_seq_range *r, size_t n)
+{
+    check_ctx *c = arg;
+    for (unsigned i = 0; i < c->o->agents; i++) {
+        if (strcmp(c->ids[i], agent) != 0)
+            continue;
+        for (size_t k = 0; k < n; k++)
+            c->batches += r[k].hi - r[k].lo;
+        if (n == 1)
+            c->one[i] = r[0];
+        else
+            c->bad = 1;  /* the feed sends dense sequences: one range */
+        return 0;
+    }
+    return 0;
+}
+
+/* Every "agent seq" line of the ack log must be committed. */
+static int check_log(const opts *o, const check_ctx *c)
+{
+    FILE *f = fopen(o->ack_log, "r");
+    if (!f)
+        return -1;
+    char id[64];
+    unsigned long long seq;
+    int bad = 0, lines = 0;
+    while (fscanf(f, "%63s %llu", id, &seq) == 2) {
+        unsigned i = 0;
+        while (i < o->agents && strcmp(c->ids[i], id) != 0)
+            i++;
+        lines++;
+        if (i == o->agents || seq < c->one[i].lo || seq >= c->one[i].hi) {
+            fprintf(stderr, "nsc-feed: acknowledged %s %llu is not in the store\n", id, seq);
+            bad = 1;
+        }
+    }
+    fclose(f);
+    printf("acks_checked=%d\n", lines);
+    return bad ? -1 : 0;
+}
+
+static int check_mode(const opts *o)
+{
+    pool p = {0};
+    nsc_store_opts so = {.read_only = 1};
+    nsc_store *st;
+    nsc_store_reader *rd;
+    nsc_store_stats s;
+    check_ctx c = {o, 0, 0, calloc(o->agents, 64), calloc(o->agents, sizeof *c.one)};
+    if (build_pool(o, &p) || !c.ids || !c.one)
+        return 2;
+    for (unsigned i = 0; i < o->agents; i++)
+        snprintf(c.ids[i], 64, "%s%u", o->prefix, i);
+    int rc = nsc_store_open(o->check, &so, &st);
+    if (rc || (rc = nsc_store_read_begin(st, &rd))) {
+        fprintf(stderr, "nsc-feed: store %s: %s\n", o->check, nsc_store_strerror(rc));
+        return 1;
+    }
+    rc = nsc_store_stats_get(rd, &s) || nsc_store_agents(rd, check_agent, &c);
+    nsc_store_read_end(rd);
+    nsc_store_close(st);
+    printf("committed_batches=%llu\nstored_events=%llu\n", (unsigned long long)c.batches,
+           (unsigned long long)s.events);
+    if (rc || c.bad || s.events != c.batches * p.events_per_batch) {
+        fprintf(stderr, "nsc-feed: store holds %llu events, %llu batches committed make %llu\n",
+                (unsigned long long)s.events, (unsigned long long)c.batches,
+                (unsigned long long)(c.batches * p.events_per_batch));
+        return 1;
+    }
+    if (o->ack_log)
+        return check_log(o, &c) ? 1 : 0;
+    for (unsigned i = 0; i < o->agents; i++)
+        if (c.one[i].lo != o->first || c.one[i].hi != o->first + o->batches) {
+            fprintf(stderr, "nsc-feed: agent %s has [%llu, %llu), want [%llu, %llu)\n", c.ids[i],
+                    (unsigned long long)c.one[i].lo, (unsigned long long)c.one[i].hi,
+                    (unsigned long long)o->first, (unsigned long long)(o->first + o->batches));
+            return 1;
+        }
+    return 0;
+}
+
+static int parse(opts *o, int argc, char **argv)
+{
+    *o = (opts){.agents = 4, .procs = 2, .colls = 10, .window = 32, .pool = 16, .batches = 100,
+                .timeout_ms = 30000, .prefix = "feed"};
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(k, "--garbage") == 0) {
+            o->garbage = 1;
+            continue;
+        }
+        if (!v)
+            return -1;
+        i++;
+        unsigned long long n = strtoull(v, NULL, 10);
+        if (strcmp(k, "--endpoint") == 0) o->endpoint = v;
+        else if (strcmp(k, "--check") == 0) o->check = v;
+        else if (strcmp(k, "--ack-log") == 0) o->ack_log = v;
+        else if (strcmp(k, "--prefix") == 0) o->prefix = v;
+        else if (strcmp(k, "--agents") == 0) o->agents = (unsigned)n;
+        else if (strcmp(k, "--procs") == 0) o->procs = (unsigned)n;
+        else if (strcmp(k, "--colls") == 0) o->colls = (unsigned)n;
+        else if (strcmp(k, "--window") == 0) o->window = (unsigned)n;
+        else if (strcmp(k, "--pool") == 0) o->pool = (unsigned)n;
+        else if (strcmp(k, "--batches") == 0) o->batches = n;
+        else if (strcmp(k, "--first") == 0) o->first = n;
+        else if (strcmp(k, "--resend") == 0) o->resend = n;
+        else if (strcmp(k, "--timeout-ms") == 0) o->timeout_ms = n;
+        else return -1;
+    }
+    return (o->endpoint || o->check) && o->agents && o->procs && o->colls && o->window && o->pool ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    if (parse(&o, argc, argv)) {
+        fprintf(stderr, "usage: nsc-feed --endpoint EP | --check DB [options] (see tests/collector/feed.c)\n");
+        return 2;
+    }
+    return o.check ? check_mode(&o) : send_mode(&o);
+}

@@ -1,0 +1,200 @@
+/* test_live.c: the live state (common/live) with exact expected results:
+ * ranks seen, progress, in-flight, lag (RAS rule), hangs, bandwidth, rates,
+ * deaths, the JSON documents and the rebuild from a store. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "live.h"
+#include "storeutil.h"
+
+#define S 1000000000ull
+#define T0 (100 * S)
+
+/* One section of process 100+rank: the ctx and strings, Coll events for seqs
+ * [from, to], and completions for those below `done_below`. Each Coll: 1e6
+ * float32 elements, start at seq * 10 ms, complete 1 ms later (4 GB/s). */
+static void section(nsc_live *l, int rank, uint64_t from, uint64_t to, uint64_t done_below, uint64_t now)
+{
+    nsc_event ev[16];
+    nsc_completion cp[16];
+    nsc_ctx_def ctx = nsc_test_ctx(0, 0xabc, rank, 4);
+    nsc_str_def strs[2] = {{1, "AllReduce"}, {2, "float32"}};
+    nsc_batch b;
+    memset(&b, 0, sizeof b);
+    memset(ev, 0, sizeof ev);
+    b.hdr.proc = nsc_test_proc("job1", "h1", 100 + (uint32_t)rank, rank);
+    b.ctxs = &ctx;
+    b.nctxs = 1;
+    b.strs = strs;
+    b.nstrs = 2;
+    for (uint64_t s = from; s <= to; s++) {
+        nsc_event *e = &ev[b.nevents++];
+        e->id = s + 1;
+        e->type = NSC_T_COLL;
+        e->ctx = 0;
+        e->rank = rank;
+        e->start_ns = s * 10000000ull;
+        e->stop_ns = e->start_ns + 1000;
+        e->d.coll.seq = s;
+        e->d.coll.func = 1;
+        e->d.coll.datatype = 2;
+        e->d.coll.count = 1000000;
+        if (s < done_below)
+            cp[b.ncompletions++] = (nsc_completion){s + 1, e->start_ns + 1000000};
+    }
+    b.events = ev;
+    b.completions = cp;
+    cr_assert_eq(nsc_live_section(l, "agent1", &b, now), 0);
+}
+
+static nsc_live *scenario(void)
+{
+    nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
+    nsc_live *l = nsc_live_new(&cfg);
+    cr_assert(l);
+    nsc_live_tick(l, T0);
+    for (int r = 0; r < 3; r++)
+        section(l, r, 0, 5, 6, T0 + S);
+    section(l, 3, 0, 3, 3, T0 + S);  /* rank 3: seq 3 enqueued, never completes */
+    nsc_live_tick(l, T0 + 2 * S);
+    cr_assert_eq(nsc_live_agent_seen(l, "agent1", "h1", T0 + 20 * S), 0);
+    nsc_a2c_life died = {.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 102, .job = "job1"};
+    cr_assert_eq(nsc_live_life(l, "agent1", "h1", &died, T0 + 15 * S), 0);
+    return l;
+}
+
+Test(live, counts_lag_hang_death)
+{
+    nsc_live *l = scenario();
+    nsc_live_counts c;
+    nsc_live_counts_get(l, T0 + 5 * S, &c);  /* below the 10 s threshold: nothing yet */
+    cr_assert_eq(c.events, 22);
+    cr_assert_eq(c.comms, 1);
+    cr_assert_eq(c.hangs, 0);
+    cr_assert_eq(c.lagging, 0);
+    nsc_live_counts_get(l, T0 + 20 * S, &c);
+    cr_assert_eq(c.procs_alive, 3);
+    cr_assert_eq(c.procs_dead, 1);
+    cr_assert_eq(c.agents_alive, 1);
+    cr_assert_eq(c.hangs, 1);
+    cr_assert_eq(c.lagging, 1);
+    nsc_live_counts_get(l, T0 + 60 * S, &c);  /* heartbeat timeout: all silent */
+    cr_assert_eq(c.procs_alive, 0);
+    cr_assert_eq(c.agents_alive, 0);
+    cr_assert_eq(c.agents_dead, 1);
+    nsc_live_free(l);
+}
+
+static nsc_json_doc status_doc(const nsc_live *l, uint64_t now)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_eq(nsc_live_status_json(l, now, f), 0);
+    fclose(f);
+    nsc_json_doc doc;
+    nsc_json_error err;
+    cr_assert_eq(nsc_json_parse(text, len, NULL, &doc, &err), 0, "%s at %zu: %s", err.msg, err.offset, text);
+    free(text);
+    return doc;
+}
+
+static uint64_t u64_at(const nsc_json *obj, const char *key)
+{
+    uint64_t v;
+    cr_assert_eq(nsc_json_u64(nsc_json_get(obj, key), &v), 0, "%s", key);
+    return v;
+}
+
+Test(live, status_json)
+{
+    nsc_live *l = scenario();
+    nsc_json_doc doc = status_doc(l, T0 + 20 * S);
+    const nsc_json *root = nsc_json_root(&doc);
+    cr_assert_eq(u64_at(root, "hangs"), 1);
+    cr_assert_eq(u64_at(root, "events_total"), 22);
+    const nsc_json *job = nsc_json_at(nsc_json_get(root, "jobs"), 0);
+    cr_assert_str_eq(nsc_json_str(nsc_json_get(job, "job")), "job1");
+    const nsc_json *comm = nsc_json_at(nsc_json_get(job, "comms"), 0);
+    cr_assert_str_eq(nsc_json_str(nsc_json_get(comm, "comm")), "0xabc");
+    cr_assert_eq(u64_at(comm, "nranks"), 4);
+    cr_assert_eq(u64_at(comm, "ranks_seen"), 4);
+    double rate, bw;
+    cr_assert_eq(nsc_json_double(nsc_json_get(comm, "events_per_s"), &rate), 0);
+    cr_assert_eq(nsc_json_double(nsc_json_get(comm, "bus_bw_gbps"), &bw), 0);
+    cr_assert_float_eq(rate, 11.0, 1e-9);  /* 22 events over the 2 s window */
+    cr_assert_float_eq(bw, 6.0, 1e-9);     /* 4e6 B in 1 ms = 4 GB/s, x 2*3/4 */
+    const nsc_json *hang = nsc_json_at(nsc_json_get(comm, "hangs"), 0);
+    cr_assert_eq(u64_at(hang, "rank"), 3);
+    cr_assert_eq(u64_at(hang, "seq"), 3);
+    cr_assert_eq(u64_at(hang, "for_ns"), 19 * S);
+    cr_assert_str_eq(nsc_json_str(nsc_json_get(hang, "func")), "AllReduce");
+    const nsc_json *lag = nsc_json_at(nsc_json_get(comm, "lagging"), 0);
+    cr_assert_eq(u64_at(lag, "rank"), 3);
+    cr_assert_eq(u64_at(lag, "max_seq"), 5);
+    cr_assert_null(nsc_json_at(nsc_json_get(comm, "lagging"), 1));
+    const nsc_json *procs = nsc_json_get(root, "processes");
+    int dead = 0;
+    for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p))
+        if (strcmp(nsc_json_str(nsc_json_get(p, "state")), "dead") == 0) {
+            dead++;
+            cr_assert_eq(u64_at(p, "pid"), 102);
+            cr_assert_str_eq(nsc_json_str(nsc_json_get(p, "reason")), "exited");
+        }
+    cr_assert_eq(dead, 1);
+    nsc_json_free(&doc);
+    nsc_live_free(l);
+}
+
+static int put_prog(void *arg, const nsc_store_progress *p)
+{
+    return nsc_store_put_progress(arg, p);
+}
+
+Test(live, rebuilt_from_store)
+{
+    nsc_live *l = scenario();
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    cr_assert_eq(nsc_store_begin(st, T0), 0);
+    nsc_proc procs[4];
+    nsc_ctx_def ctxs[4];
+    nsc_store_batch sb[4];
+    for (int r = 0; r < 4; r++) {
+        procs[r] = nsc_test_proc("job1", "h1", 100 + (uint32_t)r, r);
+        ctxs[r] = nsc_test_ctx(0, 0xabc, r, 4);
+        sb[r] = (nsc_store_batch){.proc = &procs[r], .ctxs = &ctxs[r], .nctxs = 1};
+        cr_assert_eq(nsc_store_put(st, &sb[r]), 0);
+    }
+    cr_assert_eq(nsc_live_take_progress(l, put_prog, st), 0);
+    nsc_store_life died = {.host = "h1", .job = "job1", .agent = "agent1", .pid = 102,
+                           .event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .ref_ns = T0 + 15 * S};
+    cr_assert_eq(nsc_store_put_life(st, &died), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+
+    nsc_store_reader *rd;
+    nsc_live *back;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
+    cr_assert_eq(nsc_live_from_store(rd, &cfg, T0 + 20 * S, &back), 0);
+    nsc_store_read_end(rd);
+    nsc_live_counts c;
+    nsc_live_counts_get(back, T0 + 20 * S, &c);
+    cr_assert_eq(c.comms, 1);
+    cr_assert_eq(c.lagging, 1);   /* rank 3 at 3, the others at 5, since T0+1s */
+    cr_assert_eq(c.hangs, 0);     /* in-flight state is not stored */
+    cr_assert_eq(c.procs_alive, 3);
+    cr_assert_eq(c.procs_dead, 1);
+    nsc_json_doc doc = status_doc(back, T0 + 20 * S);
+    const nsc_json *comm = nsc_json_at(nsc_json_get(nsc_json_at(nsc_json_get(nsc_json_root(&doc), "jobs"), 0), "comms"), 0);
+    cr_assert_eq(u64_at(comm, "nranks"), 4);
+    cr_assert_eq(u64_at(comm, "ranks_seen"), 4);
+    nsc_json_free(&doc);
+    nsc_live_free(back);
+    nsc_live_free(l);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}

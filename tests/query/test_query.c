@@ -1,0 +1,352 @@
+/* test_query.c: the query endpoints against a store with known answers
+ * (qfixture.c), and the parameter parser against malformed input. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "qfixture.h"
+#include "query.h"
+#include "storeutil.h"
+
+static char *dir;
+static nsc_store *st;
+
+static void setup(void)
+{
+    dir = nsc_tmp_store_dir();
+    cr_assert(dir);
+    cr_assert_eq(qf_fill(dir), 0);
+    nsc_store_opts o = {.read_only = 1};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+}
+
+static void teardown(void)
+{
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+TestSuite(query, .init = setup, .fini = teardown);
+
+/* Parse one JSON document (a line). */
+static nsc_json_doc parse(const char *s, size_t n)
+{
+    nsc_json_doc d;
+    nsc_json_error e;
+    cr_assert_eq(nsc_json_parse(s, n, NULL, &d, &e), 0, "bad JSON at %zu: %s: %.*s", e.offset,
+                 e.msg, (int)n, s);
+    return d;
+}
+
+/* Split NDJSON into parsed lines; returns the count. */
+static size_t lines(const char *text, nsc_json_doc *out, size_t max)
+{
+    size_t n = 0;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        cr_assert(nl, "unterminated line");
+        cr_assert_lt(n, max);
+        out[n++] = parse(p, (size_t)(nl - p));
+        p = nl + 1;
+    }
+    return n;
+}
+
+static uint64_t u64(const nsc_json *o, const char *key)
+{
+    uint64_t v;
+    cr_assert_eq(nsc_json_u64(nsc_json_get(o, key), &v), 0, "no %s", key);
+    return v;
+}
+
+static const char *str(const nsc_json *o, const char *key)
+{
+    const char *s = nsc_json_str(nsc_json_get(o, key));
+    cr_assert(s, "no string %s", key);
+    return s;
+}
+
+#define MAXL 512
+
+Test(query, collectives_matched_with_skew_last_rank_and_bandwidth)
+{
+    qf_result r = qf_run(st, "collectives", "comm=0xabc123");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    nsc_json_doc d[MAXL];
+    size_t n = lines(r.text, d, MAXL);
+    cr_assert_eq(n, 2 + QF_COLLS);
+    const nsc_json *h = nsc_json_root(&d[0]);
+    cr_assert_str_eq(str(h, "kind"), "header");
+    cr_assert_str_eq(str(h, "job"), "jobA"); /* the most recent job */
+    for (uint64_t seq = 0; seq < QF_COLLS; seq++) {
+        const nsc_json *c = nsc_json_root(&d[1 + seq]);
+        cr_assert_str_eq(str(c, "func"), "AllReduce");
+        cr_assert_eq(u64(c, "seq"), seq);
+        cr_assert_eq(u64(c, "ranks_seen"), QF_RANKS);
+        cr_assert_eq(u64(c, "last_rank"), QF_LATE_RANK);
+        /* aligned across hosts: rank 2 is on h1 whose clock is off by 1 s */
+        cr_assert_eq(u64(c, "skew_ns"), QF_SKEW + QF_LATE_RANK * 10);
+        cr_assert_eq(u64(c, "start_ns"), qf_enqueue(0, seq));
+        cr_assert_eq(u64(c, "duration_ns"), QF_DONE);
+        cr_assert_eq(u64(c, "bytes"), 4096);
+        double algbw, busbw;
+        cr_assert_eq(nsc_json_double(nsc_json_get(c, "algbw_gbps"), &algbw), 0);
+        cr_assert_eq(nsc_json_double(nsc_json_get(c, "busbw_gbps"), &busbw), 0);
+        cr_assert_float_eq(algbw, 4096.0 / QF_DONE, 1e-3);
+        cr_assert_float_eq(busbw, 4096.0 / QF_DONE * 1.5, 1e-3);
+        const nsc_json *ranks = nsc_json_get(c, "ranks");
+        for (int k = 0; k < QF_RANKS; k++) {
+            const nsc_json *rk = nsc_json_at(ranks, (uint32_t)k);
+            cr_assert_eq(u64(rk, "enqueue_ns"), qf_enqueue(k, seq));
+            cr_assert_eq(u64(rk, "complete_ns"), qf_enqueue(0, seq) + QF_DONE, "rank %d", k);
+            cr_assert_eq(u64(rk, "kernel_start_ns"),
+                         qf_enqueue(k, seq) + 3000);
+        }
+        const nsc_json *mm = nsc_json_get(c, "mismatch");
+        if (seq == 3)
+            cr_assert_str_eq(nsc_json_str(mm), "datatype: rank 0 ncclFloat32, rank 3 ncclFloat16");
+        else
+            cr_assert_eq(mm->kind, NSC_JSON_NULL);
+    }
+    const nsc_json *e = nsc_json_root(&d[n - 1]);
+    cr_assert_eq(u64(e, "collectives"), QF_COLLS);
+    cr_assert_eq(nsc_json_get(e, "next_cursor")->kind, NSC_JSON_NULL);
+    for (size_t i = 0; i < n; i++)
+        nsc_json_free(&d[i]);
+    qf_result_free(&r);
+}
+
+Test(query, collectives_filters_and_pages)
+{
+    qf_result r = qf_run(st, "collectives", "comm=world&seq=1-2&func=allreduce&limit=1");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    nsc_json_doc d[8];
+    size_t n = lines(r.text, d, 8);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(u64(nsc_json_root(&d[1]), "seq"), 1);
+    char qs[256];
+    snprintf(qs, sizeof qs, "comm=world&seq=1-2&limit=1&cursor=%s",
+             str(nsc_json_root(&d[2]), "next_cursor"));
+    qf_result r2 = qf_run(st, "collectives", qs);
+    cr_assert_eq(r2.rc, 0, "%s", r2.err);
+    nsc_json_doc d2[8];
+    size_t n2 = lines(r2.text, d2, 8);
+    cr_assert_eq(n2, 3);
+    cr_assert_eq(u64(nsc_json_root(&d2[1]), "seq"), 2);
+    cr_assert_eq(nsc_json_get(nsc_json_root(&d2[2]), "next_cursor")->kind, NSC_JSON_NULL);
+    for (size_t i = 0; i < n; i++)
+        nsc_json_free(&d[i]);
+    for (size_t i = 0; i < n2; i++)
+        nsc_json_free(&d2[i]);
+    qf_result_free(&r);
+    qf_result_free(&r2);
+}
+
+Test(query, timeline_is_aligned_ordered_and_pages_without_loss)
+{
+    qf_result r = qf_run(st, "timeline", "comm=0xABC123");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    nsc_json_doc d[MAXL];
+    size_t n = lines(r.text, d, MAXL);
+    size_t total = QF_RANKS * QF_COLLS * QF_EVENTS_PER_COLL;
+    cr_assert_eq(n, total + 2);
+    const nsc_json *h = nsc_json_root(&d[0]);
+    cr_assert_str_eq(str(nsc_json_at(nsc_json_get(h, "ranks"), 0), "clock"), "identity");
+    cr_assert_str_eq(str(nsc_json_at(nsc_json_get(h, "ranks"), 2), "clock"), "model");
+    uint64_t prev = 0;
+    for (size_t i = 1; i <= total; i++) {
+        const nsc_json *e = nsc_json_root(&d[i]);
+        uint64_t t = u64(e, "start_ns");
+        cr_assert_geq(t, prev, "line %zu out of order", i);
+        prev = t;
+        if (strcmp(str(e, "type"), "Coll") == 0) {
+            uint64_t rank = u64(e, "rank"), seq = u64(e, "seq");
+            cr_assert_eq(t, qf_enqueue((int)rank, seq));
+            cr_assert_str_eq(str(e, "datatype"),
+                             seq == 3 && rank == 3 ? "ncclFloat16" : "ncclFloat32");
+        }
+    }
+    cr_assert_eq(u64(nsc_json_root(&d[n - 1]), "events"), total);
+    /* pages of 7 give the same events in the same order */
+    char qs[128] = "comm=world&limit=7";
+    size_t seen = 0;
+    for (int page = 0; page < 100; page++) {
+        qf_result p = qf_run(st, "timeline", qs);
+        cr_assert_eq(p.rc, 0, "%s", p.err);
+        nsc_json_doc pd[16];
+        size_t pn = lines(p.text, pd, 16);
+        for (size_t i = 1; i + 1 < pn; i++, seen++) {
+            const nsc_json *a = nsc_json_root(&pd[i]), *b = nsc_json_root(&d[1 + seen]);
+            cr_assert_eq(u64(a, "id"), u64(b, "id"));
+            cr_assert_eq(u64(a, "rank"), u64(b, "rank"));
+        }
+        const nsc_json *cur = nsc_json_get(nsc_json_root(&pd[pn - 1]), "next_cursor");
+        int more = cur->kind == NSC_JSON_STRING;
+        if (more)
+            snprintf(qs, sizeof qs, "comm=world&limit=7&cursor=%s", cur->text);
+        for (size_t i = 0; i < pn; i++)
+            nsc_json_free(&pd[i]);
+        qf_result_free(&p);
+        if (!more)
+            break;
+    }
+    cr_assert_eq(seen, total);
+    for (size_t i = 0; i < n; i++)
+        nsc_json_free(&d[i]);
+    qf_result_free(&r);
+}
+
+Test(query, timeline_window_rank_and_type_filters)
+{
+    char qs[256];
+    /* the window holds collective 1 only (aligned times) */
+    snprintf(qs, sizeof qs, "comm=world&rank=2-3&type=coll&t0_ns=%llu&t1_ns=%llu",
+             (unsigned long long)(QF_T0 + QF_PERIOD - 100),
+             (unsigned long long)(QF_T0 + QF_PERIOD + QF_SKEW + 100));
+    qf_result r = qf_run(st, "timeline", qs);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    nsc_json_doc d[8];
+    size_t n = lines(r.text, d, 8);
+    cr_assert_eq(n, 4, "%s", r.text);
+    cr_assert_eq(u64(nsc_json_root(&d[1]), "rank"), 3); /* rank 2 arrives last */
+    cr_assert_eq(u64(nsc_json_root(&d[2]), "rank"), 2);
+    for (size_t i = 0; i < n; i++)
+        nsc_json_free(&d[i]);
+    qf_result_free(&r);
+}
+
+Test(query, topology_rings_from_send_peers)
+{
+    qf_result r = qf_run(st, "topology", "comm=world");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    nsc_json_doc d = parse(r.text, r.len);
+    const nsc_json *root = nsc_json_root(&d);
+    const nsc_json *chs = nsc_json_get(root, "channels");
+    cr_assert_eq(chs->count, 2);
+    static const uint64_t want[2][4] = {{0, 1, 2, 3}, {0, 3, 2, 1}};
+    for (uint32_t c = 0; c < 2; c++) {
+        const nsc_json *ch = nsc_json_at(chs, c);
+        cr_assert_eq(nsc_json_get(ch, "complete")->kind, NSC_JSON_TRUE);
+        const nsc_json *ring = nsc_json_get(ch, "ring");
+        cr_assert_eq(ring->count, 4);
+        for (uint32_t i = 0; i < 4; i++) {
+            uint64_t v;
+            cr_assert_eq(nsc_json_u64(nsc_json_at(ring, i), &v), 0);
+            cr_assert_eq(v, want[c][i]);
+        }
+    }
+    const nsc_json *nodes = nsc_json_get(root, "nodes");
+    cr_assert_eq(nodes->count, 2);
+    cr_assert_str_eq(str(nsc_json_at(nodes, 1), "host"), "h1");
+    cr_assert_eq(u64(nsc_json_at(nsc_json_get(root, "ranks"), 3), "pid"), 103);
+    nsc_json_free(&d);
+    qf_result_free(&r);
+}
+
+Test(query, comms_and_split_children)
+{
+    qf_result r = qf_run(st, "comms", "job=jobA");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    nsc_json_doc d = parse(r.text, r.len);
+    const nsc_json *comms = nsc_json_get(nsc_json_root(&d), "comms");
+    cr_assert_eq(comms->count, 2);
+    const nsc_json *world = nsc_json_at(comms, 0), *sub = nsc_json_at(comms, 1);
+    cr_assert_str_eq(str(world, "comm"), "0xabc123");
+    cr_assert_eq(u64(world, "nnodes"), 2);
+    cr_assert_eq(u64(world, "ranks_seen"), 4);
+    cr_assert_eq(nsc_json_get(world, "split_of")->count, 0);
+    cr_assert_str_eq(nsc_json_str(nsc_json_at(nsc_json_get(sub, "split_of"), 0)), "0xabc123");
+    cr_assert_eq(u64(sub, "nnodes"), 1);
+    nsc_json_free(&d);
+    qf_result_free(&r);
+    r = qf_run(st, "comms", "job=old");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.text, "\"0x99\""));
+    qf_result_free(&r);
+}
+
+Test(query, stats_buckets_and_stragglers)
+{
+    qf_result r = qf_run(st, "stats", "comm=world");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    nsc_json_doc d = parse(r.text, r.len);
+    const nsc_json *root = nsc_json_root(&d);
+    const nsc_json *b = nsc_json_at(nsc_json_get(root, "buckets"), 0);
+    cr_assert_eq(u64(b, "count"), QF_COLLS);
+    cr_assert_eq(u64(b, "bytes_min"), 4096);
+    cr_assert_eq(u64(b, "latency_p99_ns"), QF_DONE);
+    const nsc_json *s = nsc_json_at(nsc_json_get(root, "stragglers"), 0);
+    cr_assert_eq(u64(s, "rank"), QF_LATE_RANK);
+    cr_assert_eq(u64(s, "last_arrivals"), QF_COLLS);
+    cr_assert_eq(nsc_json_get(root, "stragglers")->count, 1);
+    nsc_json_free(&d);
+    qf_result_free(&r);
+}
+
+Test(query, not_found)
+{
+    qf_result r = qf_run(st, "timeline", "comm=0x1f");
+    cr_assert_eq(r.rc, NSC_QUERY_ENOTFOUND);
+    cr_assert_str_eq(r.err, "no communicator 0x1f in job \"jobA\"");
+    cr_assert_eq(nsc_query_http_status(r.rc), 404);
+    qf_result_free(&r);
+    r = qf_run(st, "comms", "job=nope");
+    cr_assert_eq(r.rc, NSC_QUERY_ENOTFOUND);
+    qf_result_free(&r);
+}
+
+Test(query, bad_parameters_get_one_line_errors)
+{
+    static const struct {
+        const char *name, *qs, *err;
+    } cases[] = {
+        {"nope", "", "no endpoint \"nope\""},
+        {"timeline", "", "comm: required by this endpoint"},
+        {"timeline", "comm=0x", "comm: expected 0x and 1 to 16 hex digits, or a name: \"0x\""},
+        {"timeline", "comm=0x12345678901234567", NULL},
+        {"timeline", "comm=0xzz", NULL},
+        {"timeline", "comm=a&comm=b", "comm: given twice"},
+        {"timeline", "comm=a&t0_ns=12x", "t0_ns: not an unsigned integer: \"12x\""},
+        {"timeline", "comm=a&t0_ns=-1", NULL},
+        {"timeline", "comm=a&t0_ns=18446744073709551616", NULL},
+        {"timeline", "comm=a&t0_ns=5&t1_ns=4", "t0_ns: after t1_ns"},
+        {"timeline", "comm=a&rank=1,", NULL},
+        {"timeline", "comm=a&rank=3-1", NULL},
+        {"timeline", "comm=a&rank=2147483648", NULL},
+        {"timeline", "comm=a&type=bogus", NULL},
+        {"timeline", "comm=a&limit=0", "limit: expected 1 to 1000000: \"0\""},
+        {"timeline", "comm=a&limit=1000001", NULL},
+        {"timeline", "comm=a&cursor=1.2", "cursor: not a cursor this API wrote: \"1.2\""},
+        {"timeline", "comm=a&cursor=1.2.3.4", NULL},
+        {"timeline", "comm=a&func=AllReduce", "func: not a parameter of this endpoint"},
+        {"timeline", "comm=a&bogus=1", "bogus: unknown parameter"},
+        {"timeline", "comm=a&x", "query: expected name=value"},
+        {"timeline", "comm=%zz", NULL},
+        {"timeline", "comm=%00", NULL},
+        {"timeline", "comm=", NULL},
+        {"timeline", "comm=a&format=csv", "format: only json is served: \"csv\""},
+        {"collectives", "comm=a&seq=9-2", "seq: expected N or N-M with N <= M: \"9-2\""},
+        {"collectives", "comm=a&seq=1--2", NULL},
+        {"comms", "comm=a", "comm: not a parameter of this endpoint"},
+        {"comms", "job=", "job: expected 1 to 63 characters: \"\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nsc_query *q = NULL;
+        char err[256] = "";
+        int rc = nsc_query_parse(cases[i].name, cases[i].qs, &q, err, sizeof err);
+        cr_assert(rc != 0, "accepted %s?%s", cases[i].name, cases[i].qs);
+        cr_assert_eq(rc, i == 0 ? NSC_QUERY_EUNKNOWN : NSC_QUERY_EPARAM, "%s", cases[i].qs);
+        cr_assert(err[0] && !strchr(err, '\n'), "%s", cases[i].qs);
+        if (cases[i].err)
+            cr_assert_str_eq(err, cases[i].err, "%s", cases[i].qs);
+    }
+    nsc_query *q;
+    char err[256];
+    cr_assert_eq(nsc_query_parse("timeline", "comm=w%6Frld&rank=0,2-3&type=coll,kernelch&t0_ns=1", &q,
+                                 err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(nsc_query_content_type(q), "application/x-ndjson");
+    cr_assert_str_eq(nsc_query_name(q), "timeline");
+    nsc_query_free(q);
+}
