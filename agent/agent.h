@@ -1,7 +1,8 @@
 /* agent.h: the state of one ncclscope-agent, shared by its parts.
  *
  * main.c owns it and runs the loop; ingest.c fills it from the socket,
- * http.c reads it for /healthz and /metrics. One thread does everything, so
+ * forward.c sends the spool to the collector, http.c reads it for /healthz
+ * and /metrics. One thread does everything, so
  * nothing here is locked.
  */
 #ifndef NCCLSCOPE_AGENT_AGENT_H
@@ -10,6 +11,8 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "curve.h"
+#include "forward.h"
 #include "out.h"
 #include "pxn.h"
 #include "registry.h"
@@ -33,6 +36,9 @@ typedef struct nsc_agent {
     nsc_pxn *pxn;
     nsc_out *out;
     nsc_spool *spool;
+    nsc_fwd *fwd;          /* NULL: no collector configured (spool only) */
+    nsc_curve_pair curve;  /* the agent's keys when CURVE is on */
+    char collector_pub[NSC_CURVE_KEY_LEN + 1];
     struct event_base *base;
     struct evhttp *http;
     nsc_ingest_stats in;

@@ -38,6 +38,17 @@ static const opt opts[] = {
     NUM("flush_ms", "NCCLSCOPE_AGENT_FLUSH_MS", flush_ms, "50", "longest wait before waiting data becomes a spool entry"),
     NUM("flush_kb", "NCCLSCOPE_AGENT_FLUSH_KB", flush_kb, "1024", "waiting data that makes a spool entry at once"),
     NUM("burst", "NCCLSCOPE_AGENT_BURST", burst, "256", "messages taken per loop iteration (fairness with HTTP and timers)"),
+    TXT("collector", "NCCLSCOPE_COLLECTOR_ADDR", collector, "", "collector endpoint tcp://HOST:7760 (empty: spool only)"),
+    TXT("collector_key", "NCCLSCOPE_COLLECTOR_KEY", collector_key, "", "collector's CURVE public key file (enables CURVE)"),
+    TXT("curve_key", "NCCLSCOPE_AGENT_CURVE_KEY", curve_key, "", "this agent's CURVE secret key file (--gen-keys makes one)"),
+    NUM("window", "NCCLSCOPE_AGENT_WINDOW", window, "4", "batches in flight before the collector grants credit"),
+    NUM("max_inflight", "NCCLSCOPE_AGENT_MAX_INFLIGHT", max_inflight, "16", "batches in flight at most, whatever the credit"),
+    NUM("max_inflight_mb", "NCCLSCOPE_AGENT_MAX_INFLIGHT_MB", max_inflight_mb, "8", "no new batch goes while this many MiB are unacknowledged"),
+    NUM("ack_timeout_ms", "NCCLSCOPE_AGENT_ACK_TIMEOUT_MS", ack_timeout_ms, "10000", "unacknowledged this long: re-send from the oldest"),
+    NUM("reconnect_ms", "NCCLSCOPE_AGENT_RECONNECT_MS", reconnect_ms, "100", "first reconnection delay (doubles)"),
+    NUM("reconnect_max_ms", "NCCLSCOPE_AGENT_RECONNECT_MAX_MS", reconnect_max_ms, "5000", "longest reconnection delay"),
+    NUM("probe_ms", "NCCLSCOPE_AGENT_PROBE_MS", probe_ms, "1000", "clock probe interval (the first 5 come 10x faster; 0: none)"),
+    NUM("drain_ms", "NCCLSCOPE_AGENT_DRAIN_MS", drain_ms, "2000", "on shutdown, wait this long at most for the spool to be acknowledged"),
 };
 #define NOPTS (sizeof opts / sizeof opts[0])
 
@@ -142,6 +153,7 @@ void nsc_agent_cfg_usage(FILE *out)
                 opts[i].env, opts[i].def);
     }
     fputs("  --config FILE            read 'key = value' lines (keys as above, with '_')\n"
+          "  --gen-keys PREFIX        write a CURVE keypair to PREFIX.pub and PREFIX.key (0600), exit\n"
           "  --help                   this text\n", out);
 }
 
@@ -188,6 +200,17 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
     if (cfg->max_batch_kb == 0 || cfg->max_batch_kb > (1u << 20) || cfg->burst == 0 || cfg->pxn_recent == 0 ||
         cfg->pxn_recent > (1u << 30) || cfg->pxn_pending > (1u << 30)) {
         fprintf(err, "ncclscope-agent: max_batch_kb (1..1048576), burst, pxn_recent (1..2^30) and pxn_pending are out of range\n");
+        return -1;
+    }
+    if (cfg->window == 0 || cfg->max_inflight == 0 || cfg->max_inflight > 65536 || cfg->ack_timeout_ms == 0 ||
+        cfg->ack_timeout_ms > 3600000 || cfg->reconnect_ms == 0 || cfg->reconnect_max_ms > 3600000 ||
+        cfg->reconnect_ms > cfg->reconnect_max_ms) {
+        fprintf(err, "ncclscope-agent: window, max_inflight (1..65536), ack_timeout_ms (1..3600000) and "
+                     "reconnect_ms <= reconnect_max_ms (<= 3600000) are out of range\n");
+        return -1;
+    }
+    if (!cfg->collector_key[0] != !cfg->curve_key[0]) {
+        fprintf(err, "ncclscope-agent: CURVE needs both collector_key and curve_key\n");
         return -1;
     }
     return 0;

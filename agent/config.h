@@ -28,6 +28,16 @@ typedef struct nsc_agent_cfg {
     uint64_t flush_ms;         /* spool entry at least this often when data is waiting */
     uint64_t flush_kb;         /* or when this much is waiting */
     uint64_t burst;            /* messages taken per loop iteration */
+    char collector[256];       /* tcp://HOST:PORT; empty: spool only, no forwarding */
+    char collector_key[PATH_MAX];  /* collector's public key file: enables CURVE */
+    char curve_key[PATH_MAX];  /* the agent's secret key file (with collector_key) */
+    uint64_t window;           /* batches in flight before the collector's first credit */
+    uint64_t max_inflight;     /* batches in flight at most, whatever the credit */
+    uint64_t max_inflight_mb;  /* and bytes: ZeroMQ holds a copy of each until acked */
+    uint64_t ack_timeout_ms;   /* oldest unacknowledged batch older than this: re-send */
+    uint64_t reconnect_ms, reconnect_max_ms;
+    uint64_t probe_ms;         /* clock probe interval; 0: no probes */
+    uint64_t drain_ms;         /* on shutdown, wait this long at most for acks */
 } nsc_agent_cfg;
 
 /* Fill cfg from all sources. Returns 0, 1 when --help was printed (exit 0),

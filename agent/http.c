@@ -18,6 +18,44 @@ static void counter(struct evbuffer *b, const char *name, const char *help, cons
     evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name, help, name, type, name, v);
 }
 
+/* The forwarder's and the clock's metrics (all zero without a collector). */
+static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
+{
+    nsc_fwd_stats f;
+    memset(&f, 0, sizeof f);
+    if (a->fwd)
+        nsc_fwd_stats_get(a->fwd, &f);
+    counter(b, "ncclscope_agent_forward_batches_sent_total", "Batches sent to the collector (resends included)", "counter", f.batches_sent);
+    counter(b, "ncclscope_agent_forward_events_sent_total", "Events in batches sent (resends included)", "counter", f.events_sent);
+    counter(b, "ncclscope_agent_forward_bytes_sent_total", "Bytes of batches sent (resends included)", "counter", f.bytes_sent);
+    counter(b, "ncclscope_agent_forward_batches_acked_total", "Batches acknowledged and deleted from the spool", "counter", f.batches_acked);
+    counter(b, "ncclscope_agent_forward_events_acked_total", "Events in acknowledged batches", "counter", f.events_acked);
+    counter(b, "ncclscope_agent_forward_batches_resent_total", "Sends of batches sent before", "counter", f.batches_resent);
+    evbuffer_add_printf(b, "# HELP ncclscope_agent_forward_rewinds_total Restarts of sending from the oldest unacknowledged batch\n"
+                           "# TYPE ncclscope_agent_forward_rewinds_total counter\n"
+                           "ncclscope_agent_forward_rewinds_total{reason=\"connect\"} %" PRIu64 "\n"
+                           "ncclscope_agent_forward_rewinds_total{reason=\"timeout\"} %" PRIu64 "\n",
+                        f.rewinds_connect, f.rewinds_timeout);
+    counter(b, "ncclscope_agent_forward_acks_duplicate_total", "Acks of batches no longer in the spool", "counter", f.acks_duplicate);
+    counter(b, "ncclscope_agent_forward_bad_messages_total", "Messages from the collector that were malformed or not for this agent", "counter", f.bad_messages);
+    counter(b, "ncclscope_agent_forward_delete_errors_total", "Spool deletions that failed (the batches stay and are sent again)", "counter", f.delete_errors);
+    counter(b, "ncclscope_agent_forward_inflight", "Batches sent and not acknowledged", "gauge", f.inflight);
+    counter(b, "ncclscope_agent_forward_inflight_bytes", "Bytes of the batches sent and not acknowledged", "gauge", f.inflight_bytes);
+    counter(b, "ncclscope_agent_forward_credit", "Batches the collector allows in flight", "gauge", f.credit);
+    counter(b, "ncclscope_agent_collector_connected", "1 while a connection to the collector is up", "gauge", f.connected);
+    counter(b, "ncclscope_agent_collector_connects_total", "Connections to the collector made", "counter", f.connects);
+    counter(b, "ncclscope_agent_collector_disconnects_total", "Connections to the collector lost", "counter", f.disconnects);
+    counter(b, "ncclscope_agent_collector_handshake_failures_total", "Failed handshakes (CURVE keys, protocol)", "counter", f.handshake_failures);
+    counter(b, "ncclscope_agent_clock_probes_total", "Clock probes sent", "counter", f.probes_sent);
+    counter(b, "ncclscope_agent_clock_samples_total", "Clock samples completed and reported", "counter", f.samples);
+    if (f.have_clock) {
+        evbuffer_add_printf(b, "# HELP ncclscope_agent_clock_offset_ns Collector clock minus agent clock (min-RTT recent sample)\n"
+                               "# TYPE ncclscope_agent_clock_offset_ns gauge\nncclscope_agent_clock_offset_ns %" PRId64 "\n",
+                            f.offset_ns);
+        counter(b, "ncclscope_agent_clock_rtt_ns", "Round trip of that sample", "gauge", f.rtt_ns);
+    }
+}
+
 static void metrics(struct evhttp_request *req, void *arg)
 {
     nsc_agent *a = arg;
@@ -68,10 +106,21 @@ static void metrics(struct evhttp_request *req, void *arg)
     counter(b, "ncclscope_agent_spool_refused_events_total", "Events in refused batches", "counter", sp.refused_events);
     counter(b, "ncclscope_agent_spool_refused_records_total", "Records in refused batches", "counter", sp.refused_records);
     counter(b, "ncclscope_agent_spool_errors_total", "Storage errors (batches refused for them)", "counter", sp.errors);
+    forward_metrics(a, b);
     counter(b, "ncclscope_agent_uptime_seconds", "Seconds since start", "gauge", (nsc_agent_now() - a->start_ns) / 1000000000u);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);
+}
+
+/* "true", "false", or "null" without a collector. */
+static const char *collector_connected(const nsc_agent *a)
+{
+    if (!a->fwd)
+        return "null";
+    nsc_fwd_stats f;
+    nsc_fwd_stats_get(a->fwd, &f);
+    return f.connected ? "true" : "false";
 }
 
 static void healthz(struct evhttp_request *req, void *arg)
@@ -89,9 +138,9 @@ static void healthz(struct evhttp_request *req, void *arg)
     evbuffer_add_printf(b, "{\"status\":\"ok\",\"agent_id\":\"%s\",\"host\":\"%s\",\"uptime_ns\":%" PRIu64
                            ",\"processes_alive\":%" PRIu64 ",\"processes_dead\":%" PRIu64
                            ",\"spool_entries\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
-                           ",\"spool_refused_entries\":%" PRIu64 "}\n",
+                           ",\"spool_refused_entries\":%" PRIu64 ",\"collector_connected\":%s}\n",
                         a->cfg.agent_id, a->cfg.host, nsc_agent_now() - a->start_ns, rc.alive, rc.dead,
-                        sp.entries, sp.bytes, sp.refused_entries);
+                        sp.entries, sp.bytes, sp.refused_entries, collector_connected(a));
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);

@@ -1,10 +1,13 @@
 /* main.c: ncclscope-agent: start-up, the loop, timers and clean shutdown.
  *
- * One thread: wait up to 10 ms for the ipc socket, take a bounded burst of
- * messages, serve HTTP without blocking, then run what is due: the PXN
- * resolver's retries, liveness checks, reaping, and spool flushes. SIGTERM
- * and SIGINT end the loop; what is still queued on the socket is taken, held
- * foreign events are given up (flagged), everything goes to the spool, exit 0.
+ * One thread: wait up to 10 ms for the ipc socket or the collector, take a
+ * bounded burst of messages, serve HTTP without blocking, then run what is
+ * due: the PXN resolver's retries, liveness checks, reaping, spool flushes,
+ * and the forwarder (acks, sends within the credit, probes). SIGTERM and
+ * SIGINT end the loop; what is still queued on the socket is taken, held
+ * foreign events are given up (flagged), everything goes to the spool, the
+ * forwarder gets up to drain_ms to have it acknowledged, exit 0.
+ * `--gen-keys PREFIX` writes a CURVE keypair and exits.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -74,6 +77,25 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
     }
 }
 
+static int start_forward(nsc_agent *a, char err[256])
+{
+    if (!a->cfg.collector[0])
+        return 0;
+    int curve = a->cfg.collector_key[0] != 0;
+    if (curve && (nsc_curve_load_public(a->cfg.collector_key, a->collector_pub, err) != 0 ||
+                  nsc_curve_load_secret(a->cfg.curve_key, &a->curve, err) != 0))
+        return -1;
+    nsc_fwd_cfg fc = {.endpoint = a->cfg.collector, .agent_id = a->cfg.agent_id, .host = a->cfg.host,
+                      .server_key = curve ? a->collector_pub : NULL, .client = curve ? &a->curve : NULL,
+                      .window = (uint32_t)a->cfg.window, .max_inflight = (uint32_t)a->cfg.max_inflight,
+                      .max_inflight_bytes = a->cfg.max_inflight_mb << 20,
+                      .ack_timeout_ns = a->cfg.ack_timeout_ms * MS, .probe_ns = a->cfg.probe_ms * MS,
+                      .reconnect_ms = (int)a->cfg.reconnect_ms, .reconnect_max_ms = (int)a->cfg.reconnect_max_ms,
+                      .now = nsc_agent_now};
+    a->fwd = nsc_fwd_new(&fc, a->spool, err);
+    return a->fwd ? 0 : -1;
+}
+
 static int setup(nsc_agent *a)
 {
     char err[256];
@@ -92,7 +114,7 @@ static int setup(nsc_agent *a)
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
-    if (nsc_ingest_open(a, err) != 0 || nsc_http_start(a, err) != 0)
+    if (nsc_ingest_open(a, err) != 0 || start_forward(a, err) != 0 || nsc_http_start(a, err) != 0)
         goto fail;
     return 0;
 fail:
@@ -103,6 +125,7 @@ fail:
 static void teardown(nsc_agent *a)
 {
     nsc_http_stop(a);
+    nsc_fwd_free(a->fwd);
     nsc_ingest_close(a);
     nsc_out_free(a->out);
     nsc_pxn_free(a->pxn);
@@ -110,27 +133,80 @@ static void teardown(nsc_agent *a)
     nsc_spool_close(a->spool);
 }
 
+/* Wait up to ms for the ipc socket (when listen) or the collector. */
+static void wait_input(nsc_agent *a, int listen, long ms)
+{
+    zmq_pollitem_t it[3] = {{a->pull, 0, listen ? ZMQ_POLLIN : 0, 0}};
+    int n = 1;
+    if (a->fwd) {
+        it[n++] = (zmq_pollitem_t){nsc_fwd_socket(a->fwd), 0, ZMQ_POLLIN, 0};
+        it[n++] = (zmq_pollitem_t){nsc_fwd_monitor(a->fwd), 0, ZMQ_POLLIN, 0};
+    }
+    zmq_poll(it, n, ms);
+}
+
+/* After the last flush: give the collector drain_ms to acknowledge the spool
+ * (what is left stays spooled for the next start). */
+static void drain_forward(nsc_agent *a)
+{
+    uint64_t end = nsc_agent_now() + a->cfg.drain_ms * MS;
+    nsc_spool_stats sp;
+    nsc_fwd_stats fs;
+    for (;;) {
+        nsc_fwd_run(a->fwd, nsc_agent_now());
+        nsc_spool_stats_get(a->spool, &sp);
+        nsc_fwd_stats_get(a->fwd, &fs);
+        if (sp.entries == 0 || !fs.connected || nsc_agent_now() >= end)
+            return;
+        wait_input(a, 0, 10);
+    }
+}
+
 static void loop(nsc_agent *a)
 {
     timers t = {0};
     t.tick = t.check = t.flush = nsc_agent_now();
     while (!stop_requested) {
-        zmq_pollitem_t it = {a->pull, 0, ZMQ_POLLIN, 0};
-        zmq_poll(&it, 1, 10);
+        wait_input(a, 1, 10);
         nsc_ingest_drain(a, (unsigned)a->cfg.burst);
         if (a->base)
             event_base_loop(a->base, EVLOOP_NONBLOCK);
-        run_due(a, &t, nsc_agent_now());
+        uint64_t now = nsc_agent_now();
+        run_due(a, &t, now);
+        if (a->fwd)
+            nsc_fwd_run(a->fwd, now);
     }
     /* Take what is already queued, then give up on held foreign events. */
     for (int i = 0; i < SHUTDOWN_BURSTS && nsc_ingest_drain(a, (unsigned)a->cfg.burst) > 0; i++)
         ;
     nsc_pxn_drain(a->pxn);
     flush(a, nsc_agent_now());
+    if (a->fwd)
+        drain_forward(a);
+}
+
+/* ncclscope-agent --gen-keys PREFIX */
+static int gen_keys(const char *prefix)
+{
+    nsc_curve_pair kp;
+    char err[NSC_CURVE_ERR_MAX];
+    if (nsc_curve_generate(prefix, &kp, err) != 0) {
+        fprintf(stderr, "ncclscope-agent: %s\n", err);
+        return 1;
+    }
+    printf("%s.pub: public key %s\n%s.key: secret key (mode 0600)\n", prefix, kp.public_key, prefix);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--gen-keys") == 0) {
+        if (argc != 3) {
+            fprintf(stderr, "ncclscope-agent: usage: ncclscope-agent --gen-keys PREFIX\n");
+            return 2;
+        }
+        return gen_keys(argv[2]);
+    }
     nsc_agent a;
     memset(&a, 0, sizeof a);
     int rc = nsc_agent_cfg_load(&a.cfg, argc, argv, stderr);
@@ -146,8 +222,9 @@ int main(int argc, char **argv)
         teardown(&a);
         return 1;
     }
-    fprintf(stderr, "ncclscope-agent: %s listening on ipc://%s/agent.sock, spool %s\n", a.cfg.agent_id,
-            a.cfg.rundir, a.cfg.spool);
+    fprintf(stderr, "ncclscope-agent: %s listening on ipc://%s/agent.sock, spool %s, collector %s%s\n",
+            a.cfg.agent_id, a.cfg.rundir, a.cfg.spool, a.fwd ? a.cfg.collector : "none (spool only)",
+            a.cfg.collector_key[0] ? " (CURVE)" : "");
     loop(&a);
     teardown(&a);
     return 0;

@@ -10,7 +10,7 @@
 
 struct nsc_spool {
     MDB_env *env;
-    MDB_dbi batches, meta;
+    MDB_dbi batches, tally, meta;
     nsc_spool_stats st;
 };
 
@@ -100,10 +100,11 @@ int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char er
     }
     /* Room for the cap plus LMDB's page overhead: the cap, not the map, is the limit. */
     size_t map = (size_t)(cap_bytes + cap_bytes / 2 + (64u << 20));
-    if ((rc = mdb_env_create(&s->env)) == 0 && (rc = mdb_env_set_maxdbs(s->env, 2)) == 0 &&
+    if ((rc = mdb_env_create(&s->env)) == 0 && (rc = mdb_env_set_maxdbs(s->env, 3)) == 0 &&
         (rc = mdb_env_set_mapsize(s->env, map)) == 0 && (rc = mdb_env_open(s->env, dir, 0, 0640)) == 0 &&
         (rc = mdb_txn_begin(s->env, NULL, 0, &txn)) == 0 &&
         (rc = mdb_dbi_open(txn, "batches", MDB_CREATE, &s->batches)) == 0 &&
+        (rc = mdb_dbi_open(txn, "tally", MDB_CREATE, &s->tally)) == 0 &&
         (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 && (rc = load_state(s, txn)) == 0) {
         rc = mdb_txn_commit(txn);
         txn = NULL;
@@ -164,10 +165,12 @@ int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tal
     uint8_t key[8];
     be64(key, s->st.next_seq);
     MDB_txn *txn;
-    MDB_val k = {8, key}, v = {len, (void *)msg};
+    MDB_val k = {8, key}, v = {len, (void *)msg}, tv = {sizeof *t, (void *)t};
     int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
     if (rc == 0) {
         rc = mdb_put(txn, s->batches, &k, &v, MDB_NOOVERWRITE);
+        if (rc == 0)
+            rc = mdb_put(txn, s->tally, &k, &tv, 0);
         if (rc == 0)
             rc = put_meta(s, txn, &next);
         rc = rc ? (mdb_txn_abort(txn), rc) : mdb_txn_commit(txn);
@@ -180,8 +183,17 @@ int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tal
     return 0;
 }
 
-int nsc_spool_foreach(nsc_spool *s, uint64_t from,
-                      int (*fn)(void *arg, uint64_t seq, const void *msg, size_t len), void *arg)
+/* The tally stored beside batch k (zero if absent: a spool older than the tally). */
+static nsc_spool_tally get_tally(nsc_spool *s, MDB_txn *txn, MDB_val *k)
+{
+    nsc_spool_tally t = {0, 0};
+    MDB_val v;
+    if (mdb_get(txn, s->tally, k, &v) == 0 && v.mv_size == sizeof t)
+        memcpy(&t, v.mv_data, sizeof t);
+    return t;
+}
+
+int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const nsc_spool_entry *e), void *arg)
 {
     MDB_txn *txn;
     MDB_cursor *cur;
@@ -196,9 +208,53 @@ int nsc_spool_foreach(nsc_spool *s, uint64_t from,
         return -1;
     }
     for (int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && ret == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-        ret = fn(arg, from_be64(k.mv_data), v.mv_data, v.mv_size);
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        nsc_spool_entry e = {from_be64(k.mv_data), v.mv_data, v.mv_size, get_tally(s, txn, &k)};
+        ret = fn(arg, &e);
+    }
     mdb_cursor_close(cur);
     mdb_txn_abort(txn);
     return ret;
+}
+
+int nsc_spool_delete(nsc_spool *s, const uint64_t *seqs, size_t n, uint64_t *deleted, nsc_spool_tally *gone)
+{
+    MDB_txn *txn = NULL;
+    uint64_t count = 0, bytes = 0;
+    nsc_spool_tally sum = {0, 0};
+    int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        uint8_t key[8];
+        be64(key, seqs[i]);
+        MDB_val k = {8, key}, v;
+        rc = mdb_get(txn, s->batches, &k, &v);
+        if (rc == MDB_NOTFOUND) {
+            rc = 0;
+            continue;
+        }
+        size_t len = v.mv_size;
+        nsc_spool_tally t = get_tally(s, txn, &k);
+        if (rc == 0 && (rc = mdb_del(txn, s->batches, &k, NULL)) == 0) {
+            rc = mdb_del(txn, s->tally, &k, NULL);
+            rc = rc == MDB_NOTFOUND ? 0 : rc;
+        }
+        count++;
+        bytes += len;
+        sum.events += t.events;
+        sum.records += t.records;
+    }
+    if (rc == 0)
+        rc = mdb_txn_commit(txn);
+    else if (txn)
+        mdb_txn_abort(txn);
+    if (rc) {
+        s->st.errors++;
+        return -1;
+    }
+    s->st.entries -= count;
+    s->st.bytes -= bytes;
+    *deleted += count;
+    gone->events += sum.events;
+    gone->records += sum.records;
+    return 0;
 }

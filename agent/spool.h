@@ -1,12 +1,13 @@
 /* spool.h: the agent's durable spool of agent-to-collector batches.
  *
- * Owns an LMDB environment with two databases: "batches" (8-byte big-endian
- * agent sequence -> one encoded a2c batch) and "meta" (the refusal counters).
- * A batch is stored with the next sequence number in one transaction that also
+ * Owns an LMDB environment with three databases: "batches" (8-byte big-endian
+ * agent sequence -> one encoded a2c batch), "tally" (same key -> what the batch
+ * holds: events, records) and "meta" (next sequence, refusal counters). A
+ * batch is stored with the next sequence number in one transaction that also
  * updates the accounting; a batch that would take the stored bytes over the cap
  * (or that LMDB cannot hold) is refused, takes no sequence number, and what it
- * held is added to the refusal counters exactly. The forwarder (next session)
- * reads from here and deletes what the collector acknowledged.
+ * held is added to the refusal counters exactly. The forwarder reads from here
+ * in sequence order and deletes what the collector acknowledged.
  */
 #ifndef NCCLSCOPE_AGENT_SPOOL_H
 #define NCCLSCOPE_AGENT_SPOOL_H
@@ -36,9 +37,20 @@ uint64_t nsc_spool_next_seq(const nsc_spool *s);
 /* Store msg under nsc_spool_next_seq(). Returns 0 (stored) or 1 (refused, counted). */
 int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tally *t);
 void nsc_spool_stats_get(const nsc_spool *s, nsc_spool_stats *st);
+/* One stored batch, valid during the callback only. */
+typedef struct nsc_spool_entry {
+    uint64_t seq;
+    const void *msg;
+    size_t len;
+    nsc_spool_tally tally;
+} nsc_spool_entry;
+
 /* Call fn for every stored entry from seq `from`, in order; stops early when fn
- * returns non-zero and returns that value. */
-int nsc_spool_foreach(nsc_spool *s, uint64_t from,
-                      int (*fn)(void *arg, uint64_t seq, const void *msg, size_t len), void *arg);
+ * returns non-zero and returns that value (-1 if the spool cannot be read). */
+int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const nsc_spool_entry *e), void *arg);
+/* Delete the entries seqs[0..n) in one transaction; absent ones are skipped.
+ * The number deleted and what they held are added to *deleted and *gone.
+ * Returns 0 or -1 (nothing deleted). */
+int nsc_spool_delete(nsc_spool *s, const uint64_t *seqs, size_t n, uint64_t *deleted, nsc_spool_tally *gone);
 
 #endif

@@ -89,11 +89,11 @@ static void take_section(const nsc_a2c_section *s)
     nsc_batch_release(&b);
 }
 
-static int take_entry(void *arg, uint64_t seq, const void *msg, size_t len)
+static int take_entry(void *arg, const nsc_spool_entry *e)
 {
-    uint64_t *expect = arg;
+    uint64_t *expect = arg, seq = e->seq;
     nsc_a2c_batch b;
-    int rc = nsc_a2c_decode_batch(msg, len, NULL, &b);
+    int rc = nsc_a2c_decode_batch(e->msg, e->len, NULL, &b);
     if (rc)
         fail("spool entry %" PRIu64 " does not decode: %s", seq, nsc_wire_strerror(rc));
     if (b.seq != seq || seq != *expect)

@@ -23,21 +23,24 @@ static void remove_dir(void)
 }
 
 typedef struct seen {
-    uint64_t n, first, last, bytes;
+    uint64_t n, first, last, bytes, events;
     int in_order;
 } seen;
 
-static int count(void *arg, uint64_t seq, const void *msg, size_t len)
+static int count(void *arg, const nsc_spool_entry *e)
 {
     seen *s = arg;
     if (s->n == 0)
-        s->first = seq;
-    else if (seq != s->last + 1)
+        s->first = e->seq;
+    else if (e->seq != s->last + 1)
         s->in_order = 0;
-    cr_assert_eq(((const uint8_t *)msg)[0], (uint8_t)seq, "entry %llu holds what was stored", (unsigned long long)seq);
-    s->last = seq;
+    cr_assert_eq(((const uint8_t *)e->msg)[0], (uint8_t)e->seq, "entry %llu holds what was stored",
+                 (unsigned long long)e->seq);
+    cr_assert_eq(e->tally.records, 2 * e->tally.events, "the tally stored beside the entry");
+    s->last = e->seq;
     s->n++;
-    s->bytes += len;
+    s->bytes += e->len;
+    s->events += e->tally.events;
     return 0;
 }
 
@@ -89,6 +92,7 @@ Test(spool, cap_accounting_is_exact, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(sn.last, 10);
     cr_assert(sn.in_order);
     cr_assert_eq(sn.bytes, 10400);
+    cr_assert_eq(sn.events, 0 + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 12);
     seen tail = {.in_order = 1};
     nsc_spool_foreach(s, 7, count, &tail);
     cr_assert_eq(tail.n, 4);
@@ -103,4 +107,48 @@ Test(spool, bad_directory)
     cr_assert_eq(nsc_spool_open(&s, "/proc/nonexistent/spool", 1 << 20, err), -1);
     cr_assert_null(s);
     cr_assert_neq(err[0], 0);
+}
+
+/* Acknowledged entries leave in any order; absent ones are skipped; the freed
+ * bytes make room under the cap; the sequence never goes back, even after a
+ * reopen of an empty spool. */
+Test(spool, delete_acknowledged, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[1000];
+    cr_assert_eq(nsc_spool_open(&s, dir, 5000, err), 0, "%s", err);
+    for (unsigned i = 0; i < 5; i++) {
+        memset(buf, (uint8_t)i, sizeof buf);
+        nsc_spool_tally t = {.events = 10 + i, .records = 2 * (10 + i)};
+        cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 0);
+    }
+    nsc_spool_tally t = {1, 2};
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 1, "the cap is reached");
+    uint64_t deleted = 0, acks[] = {3, 1, 99, 3};
+    nsc_spool_tally gone = {0, 0};
+    cr_assert_eq(nsc_spool_delete(s, acks, 4, &deleted, &gone), 0);
+    cr_assert_eq(deleted, 2, "3 and 1; 99 was never stored and 3 is gone already");
+    cr_assert_eq(gone.events, 13 + 11);
+    cr_assert_eq(gone.records, 2 * (13 + 11));
+    nsc_spool_stats st;
+    nsc_spool_stats_get(s, &st);
+    cr_assert_eq(st.entries, 3);
+    cr_assert_eq(st.bytes, 3000);
+    seen sn = {.in_order = 1};
+    nsc_spool_foreach(s, 0, count, &sn);
+    cr_assert_eq(sn.n, 3);
+    cr_assert_eq(sn.events, 10 + 12 + 14);
+    memset(buf, 5, sizeof buf);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 0, "deleting made room");
+    uint64_t rest[] = {0, 2, 4, 5};
+    cr_assert_eq(nsc_spool_delete(s, rest, 4, &deleted, &gone), 0);
+    cr_assert_eq(deleted, 6);
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 5000, err), 0, "%s", err);
+    nsc_spool_stats_get(s, &st);
+    cr_assert_eq(st.entries, 0);
+    cr_assert_eq(st.bytes, 0);
+    cr_assert_eq(st.next_seq, 6, "an emptied spool keeps its next sequence");
+    nsc_spool_close(s);
 }

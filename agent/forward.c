@@ -1,0 +1,353 @@
+/* forward.c: the spool's way to the collector (see forward.h). */
+#include "forward.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "a2c.h"
+
+#define MAX_ACKS_PER_RUN 4096
+#define CLOCK_SAMPLES 16     /* the offset reported is the min-RTT one of these */
+#define FAST_PROBES 5        /* probes at a tenth of the interval after start */
+#define HEARTBEAT_MS 1000    /* ZMTP heartbeats find a peer that vanished silently */
+#define STALE_PROBE_NS 10000000000ull
+
+typedef struct flight {
+    uint64_t seq, sent_ns, bytes;
+    int acked;
+} flight;
+
+typedef struct clock_sample {
+    int64_t offset_ns;
+    uint64_t rtt_ns;
+} clock_sample;
+
+struct nsc_fwd {
+    nsc_fwd_cfg cfg;
+    char agent[64], host[64];
+    nsc_spool *spool;
+    void *zctx, *sock, *mon;   /* own context: its I/O thread never delays ingest */
+    flight *ring;              /* batches sent since the last rewind, in sequence order */
+    uint32_t head, n, cap, unacked;
+    uint64_t unacked_bytes;    /* bytes of the unacknowledged batches: ZeroMQ holds copies */
+    uint64_t next_send;        /* sending resumes at the first spooled seq >= this */
+    uint64_t high_sent;        /* highest seq ever sent + 1: lower sends are resends */
+    uint64_t now;              /* of the current run */
+    uint64_t *acks;            /* acknowledged seqs waiting for deletion */
+    size_t nacks;
+    uint64_t probe_id, next_probe_ns;
+    clock_sample recent[CLOCK_SAMPLES];
+    uint32_t nrecent, at;
+    nsc_fwd_stats st;
+};
+
+static int set_opts(nsc_fwd *f, char err[256])
+{
+    int one = 1, zero = 0, hb = HEARTBEAT_MS, hbt = (int)(f->cfg.ack_timeout_ns / 1000000u);
+    int64_t maxmsg = NSC_A2C_SMALL_MAX;
+    struct { int opt; const void *v; size_t len; } o[] = {
+        {ZMQ_IMMEDIATE, &one, sizeof one},   /* queue only to a live connection: nothing waits in a dead pipe */
+        {ZMQ_LINGER, &zero, sizeof zero},    /* unacknowledged batches are in the spool anyway */
+        {ZMQ_RECONNECT_IVL, &f->cfg.reconnect_ms, sizeof(int)},
+        {ZMQ_RECONNECT_IVL_MAX, &f->cfg.reconnect_max_ms, sizeof(int)},
+        {ZMQ_HEARTBEAT_IVL, &hb, sizeof hb},
+        {ZMQ_HEARTBEAT_TIMEOUT, &hbt, sizeof hbt},
+        {ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg},  /* the collector sends acks and probes only */
+    };
+    for (size_t i = 0; i < sizeof o / sizeof o[0]; i++)
+        if (zmq_setsockopt(f->sock, o[i].opt, o[i].v, o[i].len) != 0)
+            goto fail;
+    if (f->cfg.server_key && (zmq_setsockopt(f->sock, ZMQ_CURVE_SERVERKEY, f->cfg.server_key, NSC_CURVE_KEY_LEN) ||
+                              zmq_setsockopt(f->sock, ZMQ_CURVE_PUBLICKEY, f->cfg.client->public_key, NSC_CURVE_KEY_LEN) ||
+                              zmq_setsockopt(f->sock, ZMQ_CURVE_SECRETKEY, f->cfg.client->secret_key, NSC_CURVE_KEY_LEN)))
+        goto fail;
+    return 0;
+fail:
+    snprintf(err, 256, "collector socket: %s", zmq_strerror(errno));
+    return -1;
+}
+
+static int open_monitor(nsc_fwd *f, void *zctx, char err[256])
+{
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://nsc-fwd-monitor-%p", (void *)f);
+    int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+    if (zmq_socket_monitor(f->sock, ep, events) != 0 || !(f->mon = zmq_socket(zctx, ZMQ_PAIR)) ||
+        zmq_connect(f->mon, ep) != 0) {
+        snprintf(err, 256, "collector socket monitor: %s", zmq_strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+nsc_fwd *nsc_fwd_new(const nsc_fwd_cfg *cfg, nsc_spool *spool, char err[256])
+{
+    nsc_fwd *f = calloc(1, sizeof *f);
+    uint32_t cap = cfg->max_inflight ? cfg->max_inflight : 1;
+    if (!f || !(f->ring = calloc(cap, sizeof *f->ring)) || !(f->acks = malloc(MAX_ACKS_PER_RUN * sizeof *f->acks))) {
+        snprintf(err, 256, "out of memory");
+        nsc_fwd_free(f);
+        return NULL;
+    }
+    f->cfg = *cfg;
+    f->cap = cap;
+    f->spool = spool;
+    snprintf(f->agent, sizeof f->agent, "%s", cfg->agent_id);
+    snprintf(f->host, sizeof f->host, "%s", cfg->host);
+    f->cfg.agent_id = f->agent;
+    f->cfg.host = f->host;
+    f->st.credit = cfg->window < cap ? (cfg->window ? cfg->window : 1) : cap;
+    if (!(f->zctx = zmq_ctx_new()) || !(f->sock = zmq_socket(f->zctx, ZMQ_DEALER))) {
+        snprintf(err, 256, "collector socket: %s", zmq_strerror(errno));
+        nsc_fwd_free(f);
+        return NULL;
+    }
+    if (set_opts(f, err) || open_monitor(f, f->zctx, err)) {
+        nsc_fwd_free(f);
+        return NULL;
+    }
+    if (zmq_connect(f->sock, cfg->endpoint) != 0) {
+        snprintf(err, 256, "collector '%.160s': %s", cfg->endpoint, zmq_strerror(errno));
+        nsc_fwd_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+void nsc_fwd_free(nsc_fwd *f)
+{
+    if (!f)
+        return;
+    if (f->sock) {
+        zmq_socket_monitor(f->sock, NULL, 0);
+        zmq_close(f->sock);
+    }
+    if (f->mon) {
+        int zero = 0;
+        zmq_setsockopt(f->mon, ZMQ_LINGER, &zero, sizeof zero);
+        zmq_close(f->mon);
+    }
+    if (f->zctx)
+        zmq_ctx_term(f->zctx);
+    free(f->ring);
+    free(f->acks);
+    free(f);
+}
+
+void *nsc_fwd_socket(const nsc_fwd *f) { return f->sock; }
+void *nsc_fwd_monitor(const nsc_fwd *f) { return f->mon; }
+
+static flight *at(nsc_fwd *f, uint32_t i) { return &f->ring[(f->head + i) % f->cap]; }
+
+/* Forget what was sent: the next send starts again at the oldest spooled batch. */
+static void rewind_all(nsc_fwd *f, uint64_t *reason)
+{
+    (*reason)++;
+    f->head = f->n = f->unacked = 0;
+    f->unacked_bytes = 0;
+    f->next_send = 0;
+}
+
+/* Delete what was acknowledged, in one transaction. */
+static void delete_acked(nsc_fwd *f)
+{
+    if (f->nacks == 0)
+        return;
+    uint64_t deleted = 0;
+    nsc_spool_tally gone = {0, 0};
+    if (nsc_spool_delete(f->spool, f->acks, f->nacks, &deleted, &gone) != 0) {
+        f->st.delete_errors++;  /* they stay spooled; a rewind sends them again and they are acked again */
+    } else {
+        f->st.batches_acked += deleted;
+        f->st.events_acked += gone.events;
+        f->st.acks_duplicate += f->nacks - deleted;
+    }
+    f->nacks = 0;
+}
+
+static void take_ack(nsc_fwd *f, const nsc_a2c_ack *a)
+{
+    for (uint32_t i = 0; i < f->n; i++) {
+        flight *fl = at(f, i);
+        if (fl->seq == a->seq && !fl->acked) {
+            fl->acked = 1;
+            f->unacked--;
+            f->unacked_bytes -= fl->bytes;
+            break;
+        }
+    }
+    while (f->n && at(f, 0)->acked) {
+        f->head = (f->head + 1) % f->cap;
+        f->n--;
+    }
+    f->st.credit = a->credit == 0 ? 1 : a->credit < f->cap ? a->credit : f->cap;
+    if (f->nacks == MAX_ACKS_PER_RUN)
+        delete_acked(f);
+    f->acks[f->nacks++] = a->seq;
+}
+
+/* Keep the sample and report the min-RTT one of the recent samples. */
+static void keep_sample(nsc_fwd *f, const nsc_a2c_probe *p)
+{
+    /* Differences of two clocks taken modulo 2^64 read as signed: any real offset fits. */
+    clock_sample s = {((int64_t)(p->t2 - p->t1) + (int64_t)(p->t3 - p->t4)) / 2, (p->t4 - p->t1) - (p->t3 - p->t2)};
+    f->recent[f->at] = s;
+    f->at = (f->at + 1) % CLOCK_SAMPLES;
+    if (f->nrecent < CLOCK_SAMPLES)
+        f->nrecent++;
+    clock_sample best = f->recent[0];
+    for (uint32_t i = 1; i < f->nrecent; i++)
+        if (f->recent[i].rtt_ns < best.rtt_ns)
+            best = f->recent[i];
+    f->st.have_clock = 1;
+    f->st.offset_ns = best.offset_ns;
+    f->st.rtt_ns = best.rtt_ns;
+}
+
+/* An answered probe: stamp t4 and report the sample to the collector. */
+static void take_answer(nsc_fwd *f, nsc_a2c_probe *p)
+{
+    p->t4 = f->cfg.now();
+    if (p->id == 0 || p->id > f->probe_id || strcmp(p->host, f->host) != 0 || p->t1 > p->t4 ||
+        p->t4 - p->t1 > STALE_PROBE_NS || p->t3 < p->t2 || p->t3 - p->t2 > p->t4 - p->t1) {
+        f->st.bad_messages++;
+        return;
+    }
+    p->kind = NSC_A2C_SAMPLE;
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    size_t len = nsc_a2c_encode_probe(p, buf);
+    if (zmq_send(f->sock, buf, len, ZMQ_DONTWAIT) == (int)len)
+        f->st.samples++;
+    keep_sample(f, p);
+}
+
+static void take_message(nsc_fwd *f, const void *buf, size_t len)
+{
+    nsc_a2c_ack ack;
+    nsc_a2c_probe probe;
+    int kind = nsc_a2c_kind(buf, len);
+    if (kind == NSC_A2C_ACK && nsc_a2c_decode_ack(buf, len, &ack) == 0 && strcmp(ack.agent, f->agent) == 0)
+        take_ack(f, &ack);
+    else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 && strcmp(probe.agent, f->agent) == 0)
+        take_answer(f, &probe);
+    else
+        f->st.bad_messages++;
+}
+
+static void take_input(nsc_fwd *f)
+{
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    for (;;) {
+        int n = zmq_recv(f->sock, buf, sizeof buf, ZMQ_DONTWAIT);
+        if (n < 0)
+            break;
+        int more = 0;
+        size_t ml = sizeof more;
+        zmq_getsockopt(f->sock, ZMQ_RCVMORE, &more, &ml);
+        if (more) {  /* the collector sends single-part messages: skip the rest */
+            f->st.bad_messages++;
+            while (more && zmq_recv(f->sock, buf, sizeof buf, ZMQ_DONTWAIT) >= 0)
+                zmq_getsockopt(f->sock, ZMQ_RCVMORE, &more, &ml);
+            continue;
+        }
+        if (n > (int)sizeof buf)
+            f->st.bad_messages++;
+        else
+            take_message(f, buf, (size_t)n);
+    }
+    delete_acked(f);
+}
+
+/* Connection events: (re)connected means everything unacknowledged goes again. */
+static void take_events(nsc_fwd *f)
+{
+    for (;;) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, f->mon, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
+            return;
+        }
+        uint16_t ev = 0;
+        if (zmq_msg_size(&m) >= 2)
+            memcpy(&ev, zmq_msg_data(&m), sizeof ev);
+        while (zmq_msg_more(&m) && zmq_msg_recv(&m, f->mon, ZMQ_DONTWAIT) >= 0)
+            ;  /* the endpoint frame */
+        zmq_msg_close(&m);
+        if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+            f->st.connected = 1;
+            f->st.connects++;
+            rewind_all(f, &f->st.rewinds_connect);
+        } else if (ev == ZMQ_EVENT_DISCONNECTED) {
+            f->st.disconnects += f->st.connected;
+            f->st.connected = 0;
+        } else {
+            f->st.handshake_failures++;
+        }
+    }
+}
+
+/* Room for one more batch: within the credit, the ring, and the byte bound
+ * (one batch may always go, however large). */
+static int may_send(const nsc_fwd *f)
+{
+    return f->unacked < f->st.credit && f->n < f->cap &&
+           (f->unacked == 0 || f->unacked_bytes < f->cfg.max_inflight_bytes);
+}
+
+static int send_one(void *arg, const nsc_spool_entry *e)
+{
+    nsc_fwd *f = arg;
+    if (!may_send(f))
+        return 1;
+    if (zmq_send(f->sock, e->msg, e->len, ZMQ_DONTWAIT) != (int)e->len)
+        return 1;  /* no live connection or a full queue: try again next run */
+    *at(f, f->n++) = (flight){e->seq, f->now, e->len, 0};
+    f->unacked++;
+    f->unacked_bytes += e->len;
+    f->next_send = e->seq + 1;
+    f->st.batches_sent++;
+    f->st.events_sent += e->tally.events;
+    f->st.bytes_sent += e->len;
+    if (e->seq < f->high_sent)
+        f->st.batches_resent++;
+    else
+        f->high_sent = e->seq + 1;
+    return 0;
+}
+
+static void send_probe(nsc_fwd *f)
+{
+    nsc_a2c_probe p = {.kind = NSC_A2C_PROBE, .id = f->probe_id + 1};
+    memcpy(p.agent, f->agent, sizeof p.agent);
+    memcpy(p.host, f->host, sizeof p.host);
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    p.t1 = f->cfg.now();
+    size_t len = nsc_a2c_encode_probe(&p, buf);
+    if (zmq_send(f->sock, buf, len, ZMQ_DONTWAIT) != (int)len)
+        return;
+    f->probe_id++;
+    f->st.probes_sent++;
+    f->next_probe_ns = f->now + (f->st.probes_sent < FAST_PROBES ? f->cfg.probe_ns / 10 : f->cfg.probe_ns);
+}
+
+void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
+{
+    f->now = now_ns;
+    take_events(f);
+    take_input(f);
+    if (f->n && now_ns - at(f, 0)->sent_ns > f->cfg.ack_timeout_ns)
+        rewind_all(f, &f->st.rewinds_timeout);
+    if (f->st.connected && f->cfg.probe_ns && now_ns >= f->next_probe_ns)
+        send_probe(f);
+    if (f->st.connected && may_send(f) && f->next_send < nsc_spool_next_seq(f->spool))
+        nsc_spool_foreach(f->spool, f->next_send, send_one, f);
+    f->st.inflight = f->unacked;
+    f->st.inflight_bytes = f->unacked_bytes;
+}
+
+void nsc_fwd_stats_get(const nsc_fwd *f, nsc_fwd_stats *st) { *st = f->st; }

@@ -1,0 +1,67 @@
+/* forward.h: lossless forwarding of the spool to the collector, and clock probes.
+ *
+ * Owns the DEALER socket connected to the collector's ROUTER, its monitor, the
+ * set of batches in flight and the credit window. Batches leave the spool in
+ * sequence order while fewer than `credit` are unacknowledged; a batch is
+ * deleted from the spool only when the collector acknowledges it. After a
+ * (re)connection, or when the oldest unacknowledged batch waited longer than
+ * the ack timeout, every batch still in the spool is sent again from the
+ * start (the collector drops duplicates by sequence and acknowledges them
+ * again). Clock probes go out periodically; each answer becomes a sample sent
+ * back to the collector, and the minimum-RTT sample of the recent ones is
+ * kept for /metrics.
+ */
+#ifndef NCCLSCOPE_AGENT_FORWARD_H
+#define NCCLSCOPE_AGENT_FORWARD_H
+
+#include <stdint.h>
+
+#include "curve.h"
+#include "spool.h"
+
+typedef struct nsc_fwd nsc_fwd;
+
+typedef struct nsc_fwd_cfg {
+    const char *endpoint;           /* tcp://HOST:PORT */
+    const char *agent_id, *host;
+    const char *server_key;         /* collector's public key (Z85) or NULL: no CURVE */
+    const nsc_curve_pair *client;   /* the agent's keypair when server_key is set */
+    uint32_t window;                /* credit before the first ack */
+    uint32_t max_inflight;          /* upper bound on the collector's credit */
+    uint64_t max_inflight_bytes;    /* no new send while this much is unacknowledged */
+    uint64_t ack_timeout_ns;
+    uint64_t probe_ns;              /* probe interval (the first probes come 10x faster) */
+    int reconnect_ms, reconnect_max_ms;
+    uint64_t (*now)(void);          /* CLOCK_MONOTONIC ns: probe times t1 and t4 */
+} nsc_fwd_cfg;
+
+typedef struct nsc_fwd_stats {
+    uint64_t batches_sent, events_sent, bytes_sent;  /* resends included */
+    uint64_t batches_acked, events_acked;            /* deleted from the spool on ack */
+    uint64_t batches_resent;                         /* sends of a batch sent before */
+    uint64_t rewinds_connect, rewinds_timeout;
+    uint64_t acks_duplicate;                         /* acks of batches no longer spooled */
+    uint64_t bad_messages;                           /* undecodable or not for this agent */
+    uint64_t connects, disconnects, handshake_failures;
+    uint64_t inflight, inflight_bytes, credit, connected;
+    uint64_t probes_sent, samples;
+    uint64_t delete_errors;
+    int have_clock;
+    int64_t offset_ns;                               /* collector minus agent, min-RTT sample */
+    uint64_t rtt_ns;
+} nsc_fwd_stats;
+
+/* Connect (the connection itself is made in the background) in a ZeroMQ
+ * context of its own. Returns NULL with a message in err on a bad endpoint or
+ * option. */
+nsc_fwd *nsc_fwd_new(const nsc_fwd_cfg *cfg, nsc_spool *spool, char err[256]);
+void nsc_fwd_free(nsc_fwd *f);
+/* The sockets to poll for input (the DEALER and its monitor). */
+void *nsc_fwd_socket(const nsc_fwd *f);
+void *nsc_fwd_monitor(const nsc_fwd *f);
+/* Take acks, answers and connection events, then send what the credit allows
+ * and probes that are due. Never blocks. */
+void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns);
+void nsc_fwd_stats_get(const nsc_fwd *f, nsc_fwd_stats *st);
+
+#endif

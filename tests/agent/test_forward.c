@@ -1,0 +1,370 @@
+/* Unit tests for the forwarder (agent/forward.c) with a real spool and a real
+ * ROUTER socket on loopback that speaks the collector's side of the protocol
+ * (docs/protocol.md): batches leave in sequence order within the credit, only
+ * acknowledged ones leave the spool, a reconnection, an ack timeout and a
+ * restart re-send what is unacknowledged, malformed input is counted, and a
+ * probe answer becomes a sample. The full pipeline with the real collector is
+ * tests/e2e. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "a2c.h"
+#include "forward.h"
+
+static char dir[64], ep[64];
+static void *zctx, *router;
+static nsc_spool *spool;
+
+static uint64_t mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void bind_router(void)
+{
+    int zero = 0;
+    router = zmq_socket(zctx, ZMQ_ROUTER);
+    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof zero);
+    cr_assert_eq(zmq_bind(router, ep[0] ? ep : "tcp://127.0.0.1:*"), 0, "bind %s: %s", ep, zmq_strerror(errno));
+    size_t len = sizeof ep;
+    zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &len);
+}
+
+static void setup(void)
+{
+    char err[128];
+    strcpy(dir, "/tmp/nsc-fwd-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(nsc_spool_open(&spool, dir, 1 << 30, err), 0, "%s", err);
+    zctx = zmq_ctx_new();
+    ep[0] = 0;
+    bind_router();
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    zmq_close(router);
+    zmq_ctx_term(zctx);
+    nsc_spool_close(spool);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(forward, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Spool n batches with one opaque section of `pad` bytes (none if 0);
+ * events in the tally: seq + 1. */
+static void spool_sized(unsigned n, uint32_t pad)
+{
+    static uint8_t filler[1 << 20], buf[(1 << 20) + 256];
+    for (unsigned i = 0; i < n; i++) {
+        nsc_a2c_section sec = {filler, pad};
+        nsc_a2c_batch b = {.seq = nsc_spool_next_seq(spool), .sent_ns = 1, .nsections = pad ? 1 : 0,
+                           .sections = &sec};
+        strcpy(b.agent, "a1");
+        strcpy(b.host, "h1");
+        size_t len = nsc_a2c_encode_batch(&b, buf);
+        nsc_spool_tally t = {b.seq + 1, b.seq + 1};
+        cr_assert_eq(nsc_spool_put(spool, buf, len, &t), 0);
+    }
+}
+
+static void spool_batches(unsigned n) { spool_sized(n, 0); }
+
+static nsc_fwd *new_fwd(uint32_t window, uint64_t ack_timeout_ms)
+{
+    char err[256];
+    nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = window, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
+                     .ack_timeout_ns = ack_timeout_ms * 1000000ull, .probe_ns = 0, .reconnect_ms = 20,
+                     .reconnect_max_ms = 100, .now = mono};
+    nsc_fwd *f = nsc_fwd_new(&c, spool, err);
+    cr_assert_not_null(f, "%s", err);
+    return f;
+}
+
+/* What the collector side received. */
+typedef struct got {
+    char peer[256];
+    size_t peerlen;
+    uint64_t seqs[256];
+    unsigned n;
+    nsc_a2c_probe probes[16], samples[16];
+    unsigned nprobes, nsamples;
+} got;
+
+static void take(got *g)
+{
+    static uint8_t id[256], msg[(1 << 20) + 256];
+    int idn;
+    while ((idn = zmq_recv(router, id, sizeof id, ZMQ_DONTWAIT)) >= 0) {
+        int n = zmq_recv(router, msg, sizeof msg, 0);
+        cr_assert_geq(n, 0);
+        memcpy(g->peer, id, (size_t)idn);
+        g->peerlen = (size_t)idn;
+        int kind = nsc_a2c_kind(msg, (size_t)n);
+        if (kind == NSC_A2C_BATCH) {
+            nsc_a2c_batch b;
+            cr_assert_eq(nsc_a2c_decode_batch(msg, (size_t)n, NULL, &b), 0);
+            cr_assert_lt(g->n, 256);
+            g->seqs[g->n++] = b.seq;
+            nsc_a2c_batch_release(&b);
+        } else {
+            nsc_a2c_probe p;
+            cr_assert_eq(nsc_a2c_decode_probe(msg, (size_t)n, &p), 0, "kind %d", kind);
+            if (p.kind == NSC_A2C_PROBE && g->nprobes < 16)
+                g->probes[g->nprobes++] = p;
+            else if (p.kind == NSC_A2C_SAMPLE && g->nsamples < 16)
+                g->samples[g->nsamples++] = p;
+        }
+    }
+}
+
+/* Run the forwarder and collect what arrives for ms milliseconds, or until
+ * `until` batches have arrived (0: the whole time). */
+static void pump(nsc_fwd *f, got *g, unsigned ms, unsigned until)
+{
+    uint64_t end = mono() + ms * 1000000ull;
+    while (mono() < end && (until == 0 || g->n < until)) {
+        zmq_pollitem_t it[3] = {{nsc_fwd_socket(f), 0, ZMQ_POLLIN, 0}, {nsc_fwd_monitor(f), 0, ZMQ_POLLIN, 0},
+                                {router, 0, ZMQ_POLLIN, 0}};
+        zmq_poll(it, 3, 5);
+        nsc_fwd_run(f, mono());
+        take(g);
+    }
+}
+
+static void reply(const got *g, const uint8_t *msg, size_t len)
+{
+    cr_assert_eq(zmq_send(router, g->peer, g->peerlen, ZMQ_SNDMORE), (int)g->peerlen);
+    cr_assert_eq(zmq_send(router, msg, len, 0), (int)len);
+}
+
+static void ack(const got *g, const char *agent, uint64_t seq, uint32_t credit)
+{
+    nsc_a2c_ack a = {.seq = seq, .credit = credit};
+    snprintf(a.agent, sizeof a.agent, "%s", agent);
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    reply(g, buf, nsc_a2c_encode_ack(&a, buf));
+}
+
+static nsc_fwd_stats stats(const nsc_fwd *f)
+{
+    nsc_fwd_stats st;
+    nsc_fwd_stats_get(f, &st);
+    return st;
+}
+
+static uint64_t spooled(void)
+{
+    nsc_spool_stats st;
+    nsc_spool_stats_get(spool, &st);
+    return st.entries;
+}
+
+Test(forward, in_order_within_credit_deleted_on_ack)
+{
+    spool_batches(20);
+    nsc_fwd *f = new_fwd(4, 10000);
+    got g = {0};
+    pump(f, &g, 3000, 4);
+    pump(f, &g, 100, 0);
+    cr_assert_eq(g.n, 4, "the initial window is 4, got %u", g.n);
+    for (unsigned i = 0; i < 4; i++)
+        cr_assert_eq(g.seqs[i], i);
+    cr_assert_eq(stats(f).connected, 1);
+    cr_assert_eq(stats(f).inflight, 4);
+
+    /* Out of order acks; credit 2 with 2 still unacknowledged: nothing new. */
+    ack(&g, "a1", 1, 2);
+    ack(&g, "a1", 0, 2);
+    pump(f, &g, 100, 0);
+    cr_assert_eq(g.n, 4);
+    cr_assert_eq(spooled(), 18, "acknowledged batches leave the spool");
+    cr_assert_eq(stats(f).batches_acked, 2);
+    cr_assert_eq(stats(f).events_acked, 1 + 2);
+
+    /* Ack 2 with credit 8: 3 is still out, so 4..10 go. */
+    ack(&g, "a1", 2, 8);
+    pump(f, &g, 3000, 11);
+    pump(f, &g, 100, 0);
+    cr_assert_eq(g.n, 11, "got %u", g.n);
+    for (unsigned i = 0; i < g.n; i++)
+        cr_assert_eq(g.seqs[i], i, "in sequence order");
+    for (uint64_t s = 3; s < 20; s++) {
+        ack(&g, "a1", s, 16);
+        pump(f, &g, 20, 0);
+    }
+    pump(f, &g, 200, 0);
+    cr_assert_eq(spooled(), 0);
+    nsc_fwd_stats st = stats(f);
+    cr_assert_eq(st.batches_sent, 20);
+    cr_assert_eq(st.batches_acked, 20);
+    cr_assert_eq(st.events_acked, 20 * 21 / 2);
+    cr_assert_eq(st.batches_resent, 0);
+    cr_assert_eq(st.inflight, 0);
+    nsc_fwd_free(f);
+}
+
+Test(forward, reconnect_resends_unacknowledged)
+{
+    spool_batches(6);
+    nsc_fwd *f = new_fwd(4, 60000);
+    got g = {0};
+    pump(f, &g, 3000, 4);
+    ack(&g, "a1", 0, 4);
+    pump(f, &g, 100, 5);
+    cr_assert_eq(g.n, 5);
+    /* The collector goes away and comes back on the same port. */
+    zmq_close(router);
+    pump(f, &g, 200, 0);
+    cr_assert_eq(stats(f).connected, 0);
+    bind_router();
+    got again = {0};
+    pump(f, &again, 5000, 4);
+    cr_assert_eq(again.n, 4, "what was in flight is sent again");
+    for (unsigned i = 0; i < 4; i++)
+        cr_assert_eq(again.seqs[i], i + 1, "from the oldest unacknowledged");
+    nsc_fwd_stats st = stats(f);
+    cr_assert_eq(st.connects, 2);
+    cr_assert_eq(st.disconnects, 1);
+    cr_assert_geq(st.rewinds_connect, 2);
+    cr_assert_eq(st.batches_resent, 4);
+    nsc_fwd_free(f);
+}
+
+Test(forward, silence_past_the_timeout_resends)
+{
+    spool_batches(3);
+    nsc_fwd *f = new_fwd(8, 300);
+    got g = {0};
+    pump(f, &g, 3000, 3);
+    cr_assert_eq(g.n, 3);
+    pump(f, &g, 3000, 6);
+    cr_assert_eq(g.n, 6, "no ack for 300 ms: sent again");
+    cr_assert_eq(g.seqs[3], 0);
+    cr_assert_geq(stats(f).rewinds_timeout, 1);
+    /* Late acks of the first copies and acks of the second: each batch deleted once. */
+    for (uint64_t s = 0; s < 3; s++) {
+        ack(&g, "a1", s, 8);
+        ack(&g, "a1", s, 8);
+    }
+    pump(f, &g, 200, 0);
+    nsc_fwd_stats st = stats(f);
+    cr_assert_eq(spooled(), 0);
+    cr_assert_eq(st.batches_acked, 3);
+    cr_assert_eq(st.acks_duplicate, 3);
+    nsc_fwd_free(f);
+}
+
+Test(forward, restart_resends_the_spool)
+{
+    spool_batches(5);
+    nsc_fwd *f = new_fwd(8, 60000);
+    got g = {0};
+    pump(f, &g, 3000, 5);
+    ack(&g, "a1", 0, 8);
+    ack(&g, "a1", 3, 8);
+    pump(f, &g, 200, 0);
+    nsc_fwd_free(f);
+    f = new_fwd(8, 60000);  /* a restarted agent: same spool, nothing known about flights */
+    got again = {0};
+    pump(f, &again, 3000, 3);
+    pump(f, &again, 100, 0);
+    cr_assert_eq(again.n, 3);
+    cr_assert_eq(again.seqs[0], 1);
+    cr_assert_eq(again.seqs[1], 2);
+    cr_assert_eq(again.seqs[2], 4);
+    nsc_fwd_free(f);
+}
+
+Test(forward, malformed_and_foreign_input_counted)
+{
+    spool_batches(2);
+    nsc_fwd *f = new_fwd(8, 60000);
+    got g = {0};
+    pump(f, &g, 3000, 2);
+    static const uint8_t garbage[] = {0xc1, 0x00, 0x01};
+    reply(&g, garbage, sizeof garbage);
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    nsc_a2c_ack a = {.seq = 0, .credit = 4};
+    strcpy(a.agent, "a1");
+    size_t len = nsc_a2c_encode_ack(&a, buf);
+    reply(&g, buf, len - 1);          /* truncated */
+    ack(&g, "someone-else", 0, 4);    /* not ours */
+    cr_assert_eq(zmq_send(router, g.peer, g.peerlen, ZMQ_SNDMORE), (int)g.peerlen);
+    cr_assert_eq(zmq_send(router, buf, len, ZMQ_SNDMORE), (int)len);
+    cr_assert_eq(zmq_send(router, buf, len, 0), (int)len);  /* two parts */
+    ack(&g, "a1", 1, 4);
+    pump(f, &g, 300, 0);
+    nsc_fwd_stats st = stats(f);
+    cr_assert_eq(st.bad_messages, 4);
+    cr_assert_eq(st.batches_acked, 1, "the valid ack still counts");
+    cr_assert_eq(spooled(), 1);
+    nsc_fwd_free(f);
+}
+
+Test(forward, probe_answer_becomes_a_sample)
+{
+    char err[256];
+    nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = 4, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
+                     .ack_timeout_ns = 60000000000ull, .probe_ns = 100000000ull, .reconnect_ms = 20,
+                     .reconnect_max_ms = 100, .now = mono};
+    nsc_fwd *f = nsc_fwd_new(&c, spool, err);
+    cr_assert_not_null(f, "%s", err);
+    got g = {0};
+    for (uint64_t end = mono() + 3000000000ull; g.nprobes < 3 && mono() < end;)
+        pump(f, &g, 10, 0);
+    cr_assert_geq(g.nprobes, 3, "the first probes come fast");
+    const int64_t offset = 5000000000;  /* the collector's clock is 5 s ahead */
+    for (unsigned i = 0; i < 3; i++) {
+        nsc_a2c_probe p = g.probes[i];
+        cr_assert_str_eq(p.host, "h1");
+        cr_assert_eq(p.t4, 0);
+        p.t2 = mono() + offset;
+        p.t3 = p.t2 + 1000;
+        uint8_t buf[NSC_A2C_SMALL_MAX];
+        reply(&g, buf, nsc_a2c_encode_probe(&p, buf));
+    }
+    for (uint64_t end = mono() + 3000000000ull; g.nsamples < 3 && mono() < end;)
+        pump(f, &g, 10, 0);
+    cr_assert_eq(g.nsamples, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        const nsc_a2c_probe *s = &g.samples[i];
+        cr_assert_eq(s->id, g.probes[i].id);
+        cr_assert_eq(s->t1, g.probes[i].t1);
+        cr_assert_geq(s->t4, s->t1);
+        cr_assert_neq(s->t2, 0);
+    }
+    nsc_fwd_stats st = stats(f);
+    cr_assert(st.have_clock);
+    cr_assert_lt(st.rtt_ns, 2000000000ull);
+    int64_t err_ns = st.offset_ns - offset;
+    cr_assert(err_ns > -2000000000 && err_ns < 2000000000, "offset %lld", (long long)st.offset_ns);
+    cr_assert_eq(st.bad_messages, 0);
+    nsc_fwd_free(f);
+}
+
+/* 400 KiB batches under a 1 MiB byte bound: three go (the third starts below
+ * the bound), the rest wait for acks although the credit would allow more. */
+Test(forward, bytes_in_flight_bounded)
+{
+    spool_sized(6, 400 << 10);
+    nsc_fwd *f = new_fwd(8, 60000);
+    got g = {0};
+    pump(f, &g, 3000, 3);
+    pump(f, &g, 200, 0);
+    cr_assert_eq(g.n, 3, "got %u", g.n);
+    cr_assert_geq(stats(f).inflight_bytes, 3 * (400 << 10));
+    ack(&g, "a1", 0, 8);
+    pump(f, &g, 3000, 4);
+    pump(f, &g, 200, 0);
+    cr_assert_eq(g.n, 4, "one ack, one more batch: got %u", g.n);
+    nsc_fwd_free(f);
+}

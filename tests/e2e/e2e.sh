@@ -1,0 +1,171 @@
+#!/bin/bash
+# e2e.sh: the full pipeline with real processes on loopback: ncclscope-emu
+# (real plugin, --nodes 2, one rundir and host name per simulated node) -> one
+# ncclscope-agent per node -> ncclscope-collector; then nsc-e2e-store-check
+# compares the emulator's summary with the collector's store (every event
+# exactly once, PXN events on their rank and parent).
+#
+#   e2e.sh BIN_DIR PLUGIN MODE
+#
+# pxn:            everything running; PXN scenario.
+# collector_kill: kill -9 the collector mid-stream, restart it on the same
+#                 port and store.
+# agent_kill:     the agents spool while the collector is away; node 0's agent
+#                 is killed -9 with its whole spool undelivered and restarted
+#                 with one batch in flight at a time; the collector comes, the
+#                 agent is killed -9 again once it has delivered something (if
+#                 it has not finished: it reports how much was left) and
+#                 restarted: the spool is replayed, nothing lost or doubled.
+# collector_late: the collector starts only after the job ended; the agents
+#                 deliver their spools when it comes.
+# Ports: the collector's is picked by the kernel (port 0) or found free; agent
+# HTTP on port 0. Every wait is bounded.
+set -eu
+bin=$1 plugin=$2 mode=$3
+dir=$(mktemp -d /tmp/nsc-e2e-XXXXXX)
+job=e2e-$$
+declare -A pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+die() {
+    echo "e2e.sh ($mode): $*" >&2
+    for n in 0 1; do
+        [ -e "$dir/node$n/agent.http" ] &&
+            curl -s "http://$(cat "$dir/node$n/agent.http")/metrics" | grep -E '^ncclscope_agent_(forward|spool|collector|events)' >&2
+    done
+    tail -n 20 "$dir"/*.log >&2 || true
+    exit 1
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+# start_collector PORT: listen on tcp://127.0.0.1:PORT (0: any), store $dir/db.
+start_collector() {
+    rm -f "$dir/ports"
+    "$bin/ncclscope-collector" --listen "tcp://127.0.0.1:$1" --http off --db "$dir/db" \
+        --port-file "$dir/ports" 2>>"$dir/collector.log" &
+    pids[collector]=$!
+    for _ in $(seq 500); do
+        port=$(awk '$1 == "zmq" { print $2 }' "$dir/ports" 2>/dev/null || true)
+        [ -n "$port" ] && return 0
+        sleep 0.01
+    done
+    die "collector did not start"
+}
+# start_agent N ARGS...: node N's agent, rundir $dir/nodeN, host name nodeN.
+start_agent() {
+    local n=$1
+    shift
+    rm -f "$dir/node$n/agent.http"
+    "$bin/ncclscope-agent" --rundir "$dir/node$n" --http 127.0.0.1:0 --host-name "node$n" \
+        --collector "tcp://127.0.0.1:$port" --reconnect-ms 20 --reconnect-max-ms 200 "$@" 2>>"$dir/agent$n.log" &
+    pids[agent$n]=$!
+    for _ in $(seq 500); do [ -e "$dir/node$n/agent.http" ] && return 0; sleep 0.01; done
+    die "agent $n did not start"
+}
+metric() {  # metric N NAME
+    curl -sf "http://$(cat "$dir/node$1/agent.http")/metrics" | awk -v m="$2" '$1 == m { print $2 }'
+}
+# wait_until SECONDS CMD...: poll CMD every 50 ms.
+wait_until() {
+    local s=$1
+    shift
+    for _ in $(seq $((s * 20))); do "$@" && return 0; sleep 0.05; done
+    return 1
+}
+metric_is() { [ "$(metric "$1" "$2")" = "$3" ]; }
+metric_above() { [ "$(metric "$1" "$2")" -gt "$3" ] 2>/dev/null; }
+# delivered N: node N's agent has nothing left in the spool or in the PXN queue.
+delivered() { metric_is "$1" ncclscope_agent_spool_entries 0 && metric_is "$1" ncclscope_agent_pxn_pending 0 &&
+              metric_is "$1" ncclscope_agent_forward_inflight 0; }
+# emulate ARGS...: the PXN job over two nodes, every event type on.
+emulate() {
+    NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+        --scenario pxn --nodes 2 --ranks-per-node 2 --summary "$dir/emu.json" "$@" >"$dir/emu.log" 2>&1 ||
+        die "emulator failed"
+}
+stop() {  # stop NAME: SIGTERM, must exit 0
+    kill -TERM "${pids[$1]}"
+    wait "${pids[$1]}" || die "$1 exited with $?"
+    unset "pids[$1]"
+}
+finish() {
+    for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver its spool"; done
+    for n in 0 1; do
+        [ "$(metric $n ncclscope_agent_spool_refused_entries_total)" = 0 ] || die "node $n refused batches"
+        [ "$(metric $n ncclscope_agent_pxn_unresolved_total)" = 0 ] || die "node $n: unresolved PXN events"
+        stop agent$n
+    done
+    stop collector
+    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" || die "the store differs from what was emitted"
+}
+
+case $mode in
+pxn)
+    start_collector 0
+    start_agent 0
+    start_agent 1
+    emulate --iters 5
+    finish
+    ;;
+collector_kill)
+    start_collector 0
+    start_agent 0
+    start_agent 1
+    emulate --iters 60 --pace-us 40000 &
+    emu=$!
+    wait_until 20 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
+    kill -KILL "${pids[collector]}"
+    wait "${pids[collector]}" 2>/dev/null || true
+    unset "pids[collector]"
+    sleep 0.5
+    start_collector "$port"
+    wait $emu || die "emulator failed"
+    for n in 0 1; do
+        wait_until 20 metric_above $n ncclscope_agent_collector_connects_total 1 || die "node $n did not reconnect"
+    done
+    finish
+    ;;
+agent_kill)
+    port=$(free_port)
+    start_agent 0 --flush-ms 5 --flush-kb 2
+    start_agent 1 --flush-ms 5 --flush-kb 2
+    NCCLSCOPE_FLUSH_MS=2 emulate --iters 40 --pace-us 5000
+    for n in 0 1; do wait_until 20 metric_is $n ncclscope_agent_pxn_pending 0 || die "node $n PXN pending"; done
+    sleep 0.2  # the last flush
+    spooled=$(metric 0 ncclscope_agent_spool_entries)
+    [ "$spooled" -gt 20 ] || die "node 0 spooled only $spooled batches"
+    kill -KILL "${pids[agent0]}"   # restart node 0's agent with a slow link: one batch in flight
+    wait "${pids[agent0]}" 2>/dev/null || true
+    start_agent 0 --max-inflight 1 --window 1
+    start_collector "$port"
+    wait_until 20 metric_above 0 ncclscope_agent_forward_batches_acked_total 1 || die "node 0 delivered nothing"
+    left=$(metric 0 ncclscope_agent_spool_entries)
+    kill -KILL "${pids[agent0]}"   # mid-delivery
+    wait "${pids[agent0]}" 2>/dev/null || true
+    echo "node 0: $spooled batches spooled, killed with $left left" >&2
+    start_agent 0
+    wait_until 20 metric_is 0 ncclscope_agent_spool_entries 0 || die "the spool was not replayed"
+    [ "$left" = 0 ] || metric_above 0 ncclscope_agent_forward_batches_acked_total 0 || die "restarted agent delivered nothing"
+    finish
+    ;;
+collector_late)
+    port=$(free_port)
+    start_agent 0
+    start_agent 1
+    emulate --iters 5
+    sleep 0.3
+    for n in 0 1; do
+        metric_is $n ncclscope_agent_collector_connected 0 || die "connected to nothing?"
+        metric_above $n ncclscope_agent_spool_entries 0 || die "node $n spooled nothing"
+    done
+    start_collector "$port"
+    finish
+    ;;
+*) die "unknown mode $mode" ;;
+esac
+echo "e2e.sh $mode: ok"

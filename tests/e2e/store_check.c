@@ -1,0 +1,213 @@
+/* store_check.c: nsc-e2e-store-check EMU.json DB JOB
+ *
+ * Compares what the emulator emitted (its --summary) with what the collector
+ * stored (the LMDB store read with the nsc_store reader), after the whole
+ * pipeline emulator -> plugin -> agents -> collector:
+ *   - per (communicator, rank): the stored events that are the rank's own, by
+ *     type, equal the stop calls the emulator made (ProxyCtrl aside: it has no
+ *     communicator and goes to the process's own blocks);
+ *   - every stored PXN (foreign) event is resolved and has its parent among
+ *     the events of the same communicator and rank, started no later;
+ *     together they equal the foreign stop calls the emulator made, by type;
+ *   - no event is stored twice (same type, id, start and stop in one rank);
+ *   - the store's event total equals everything emitted.
+ * Prints each mismatch; exit 0 when there is none, 1 otherwise, 2 on bad use.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "json.h"
+#include "store.h"
+
+static int failures;
+
+__attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("store-check: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    failures++;
+}
+
+typedef struct evlist {
+    nsc_event *ev;
+    size_t n, cap;
+} evlist;
+
+static int collect(void *arg, const nsc_block_key *key, const nsc_block *blk, const nsc_event *ev)
+{
+    (void)key;
+    (void)blk;
+    evlist *l = arg;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1024;
+        nsc_event *p = realloc(l->ev, cap * sizeof *p);
+        if (!p)
+            return -1;
+        l->ev = p;
+        l->cap = cap;
+    }
+    l->ev[l->n++] = *ev;
+    return 0;
+}
+
+static int by_identity(const void *a, const void *b)
+{
+    const nsc_event *x = a, *y = b;
+    if (x->type != y->type)
+        return x->type < y->type ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return x->stop_ns < y->stop_ns ? -1 : x->stop_ns > y->stop_ns;
+}
+
+static uint64_t count(const nsc_json *obj, const char *name)
+{
+    uint64_t v = 0;
+    if (obj)
+        nsc_json_u64(nsc_json_get(obj, name), &v);
+    return v;
+}
+
+static int has_parent(const evlist *l, const nsc_event *child)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->ev[i].id == child->parent && l->ev[i].start_ns <= child->start_ns && &l->ev[i] != child)
+            return 1;
+    return 0;
+}
+
+/* One (communicator, rank): own events by type, foreign events checked.
+ * Adds the foreign events found, by type, to foreign[]. */
+static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, uint64_t foreign[NSC_T_COUNT])
+{
+    uint64_t comm = 0, own[NSC_T_COUNT] = {0};
+    int64_t rank = 0;
+    nsc_json_u64(nsc_json_get(r, "comm_id"), &comm);
+    nsc_json_i64(nsc_json_get(r, "rank"), &rank);
+    evlist l = {0};
+    int rc = nsc_store_scan(rd, job, comm, (int32_t)rank, 0, UINT64_MAX, collect, &l);
+    if (rc) {
+        fail("comm %" PRIx64 " rank %d: scan: %s", comm, (int)rank, nsc_store_strerror(rc));
+        free(l.ev);
+        return;
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        const nsc_event *e = &l.ev[i];
+        if (!(e->flags & NSC_EVF_FOREIGN)) {
+            own[e->type]++;
+            continue;
+        }
+        foreign[e->type]++;
+        if (e->flags & NSC_EVF_UNRESOLVED)
+            fail("comm %" PRIx64 " rank %d: unresolved foreign %s", comm, (int)rank, nsc_type_name(e->type));
+        else if (!has_parent(&l, e))
+            fail("comm %" PRIx64 " rank %d: foreign %s %" PRIx64 " has no parent %" PRIx64 " in its rank", comm,
+                 (int)rank, nsc_type_name(e->type), e->id, e->parent);
+    }
+    const nsc_json *stops = nsc_json_get(nsc_json_get(r, "calls"), "stop");
+    for (unsigned t = 0; t < NSC_T_COUNT; t++)
+        if (t != NSC_T_PROXY_CTRL && own[t] != count(stops, nsc_type_name(t)))
+            fail("comm %" PRIx64 " rank %d: %s emitted %" PRIu64 ", stored %" PRIu64, comm, (int)rank,
+                 nsc_type_name(t), count(stops, nsc_type_name(t)), own[t]);
+    qsort(l.ev, l.n, sizeof *l.ev, by_identity);
+    for (size_t i = 1; i < l.n; i++)
+        if (by_identity(&l.ev[i - 1], &l.ev[i]) == 0)
+            fail("comm %" PRIx64 " rank %d: %s %" PRIx64 " stored twice", comm, (int)rank,
+                 nsc_type_name(l.ev[i].type), l.ev[i].id);
+    free(l.ev);
+}
+
+static int load(const char *path, nsc_json_doc *doc)
+{
+    static char buf[64 << 20];
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "store-check: cannot open %s\n", path);
+        return -1;
+    }
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    nsc_json_error err;
+    if (nsc_json_parse(buf, n, NULL, doc, &err) != 0) {
+        fprintf(stderr, "store-check: %s: %s at %zu\n", path, err.msg, err.offset);
+        return -1;
+    }
+    return 0;
+}
+
+static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
+{
+    uint64_t foreign[NSC_T_COUNT] = {0}, emitted = 0, ranks = 0;
+    const nsc_json *rs = nsc_json_get(emu, "ranks");
+    for (const nsc_json *r = nsc_json_first(rs); r; r = nsc_json_next(rs, r)) {
+        bool profiled = false;
+        nsc_json_bool(nsc_json_get(r, "profiled"), &profiled);
+        if (!profiled)
+            continue;
+        ranks++;
+        check_rank(rd, job, r, foreign);
+        const nsc_json *stops = nsc_json_get(nsc_json_get(r, "calls"), "stop");
+        for (unsigned t = 0; t < NSC_T_COUNT; t++)
+            emitted += count(stops, nsc_type_name(t));
+    }
+    const nsc_json *fs = nsc_json_get(nsc_json_get(nsc_json_get(emu, "totals"), "foreign"), "stop");
+    for (unsigned t = 0; t < NSC_T_COUNT; t++) {
+        emitted += count(fs, nsc_type_name(t));
+        if (foreign[t] != count(fs, nsc_type_name(t)))
+            fail("foreign %s: emitted %" PRIu64 ", stored on their ranks %" PRIu64, nsc_type_name(t),
+                 count(fs, nsc_type_name(t)), foreign[t]);
+    }
+    nsc_store_stats st;
+    int rc = nsc_store_stats_get(rd, &st);
+    if (rc)
+        fail("stats: %s", nsc_store_strerror(rc));
+    else if (st.events != emitted)
+        fail("events emitted %" PRIu64 ", stored %" PRIu64, emitted, st.events);
+    if (ranks == 0 || emitted == 0)
+        fail("the summary has no profiled rank or no event");
+    printf("store-check: %" PRIu64 " ranks, %" PRIu64 " events emitted, %" PRIu64 " stored\n", ranks, emitted,
+           st.events);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: nsc-e2e-store-check EMU.json DB JOB\n");
+        return 2;
+    }
+    nsc_json_doc emu;
+    if (load(argv[1], &emu) != 0)
+        return 2;
+    nsc_store_opts o = {.read_only = 1};
+    nsc_store *st;
+    nsc_store_reader *rd;
+    uint32_t job;
+    int rc = nsc_store_open(argv[2], &o, &st);
+    if (rc) {
+        fprintf(stderr, "store-check: %s: %s\n", argv[2], nsc_store_strerror(rc));
+        nsc_json_free(&emu);
+        return 2;
+    }
+    if ((rc = nsc_store_read_begin(st, &rd)) == 0) {
+        if ((rc = nsc_store_job_id(rd, argv[3], &job)) == 0)
+            check(rd, job, nsc_json_root(&emu));
+        else
+            fail("job %s: %s", argv[3], nsc_store_strerror(rc));
+        nsc_store_read_end(rd);
+    } else {
+        fail("read: %s", nsc_store_strerror(rc));
+    }
+    nsc_store_close(st);
+    nsc_json_free(&emu);
+    return failures ? 1 : 0;
+}
