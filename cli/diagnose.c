@@ -107,6 +107,21 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     return 0;
 }
 
+/* The lowest rank of [0, nranks) not in the array of ranks seen. */
+static int64_t first_absent(const nsc_json *seen, int64_t nranks)
+{
+    for (int64_t k = 0; k < nranks; k++) {
+        int found = 0;
+        for (const nsc_json *r = nsc_json_first(seen); r && !found; r = nsc_json_next(seen, r)) {
+            int64_t v;
+            found = nsc_json_i64(r, &v) == 0 && v == k;
+        }
+        if (!found)
+            return k;
+    }
+    return -1;
+}
+
 static int check_comm(findings *f, const nsc_json *comm, const char *qs)
 {
     const char *id = nsc_json_str(nsc_json_get(comm, "comm"));
@@ -114,8 +129,11 @@ static int check_comm(findings *f, const nsc_json *comm, const char *qs)
     if (!id)
         return NSC_EXIT_OK;
     if (nsc_json_i64(nsc_json_get(comm, "nranks"), &nranks) == 0 &&
-        nsc_json_i64(nsc_json_get(comm, "ranks_seen"), &seen) == 0 && seen < nranks)
-        add(f, SEV_NEVER_JOINED, "never_joined", id, 0, -1, "%" PRId64 " of %" PRId64 " ranks never joined", nranks - seen, nranks);
+        nsc_json_i64(nsc_json_get(comm, "ranks_seen"), &seen) == 0 && seen < nranks) {
+        int64_t first = first_absent(nsc_json_get(comm, "ranks"), nranks);
+        add(f, SEV_NEVER_JOINED, "never_joined", id, 0, first,
+            "%" PRId64 " of %" PRId64 " ranks never joined, the first rank %" PRId64, nranks - seen, nranks, first);
+    }
     char q[2048];
     snprintf(q, sizeof q, "%s", qs);
     if (nsc_qs_add(q, sizeof q, "comm", id) != 0)
