@@ -3,13 +3,15 @@
  * Owns the context a verb runs with (its parsed arguments, the data source,
  * the output mode), the exit codes, and the helpers every verb uses to ask
  * its source for JSON. Each verb lives in the file of its concern:
- * report.c (status, watch, diagnose, comms, collectives, topology, stats),
+ * report.c (comms, collectives, topology, stats), status.c (status, watch),
+ * diagnose.c,
  * timeline.c (timeline, export), updown.c (up, down).
  */
 #ifndef NCCLSCOPE_CLI_H
 #define NCCLSCOPE_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "args.h"
 #include "source.h"
@@ -52,6 +54,17 @@ int nsc_cli_fetch_raw(nsc_cli_ctx *c, const char *endpoint, const char *qs);
 int nsc_cli_fetch_sse(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_sse_fn fn, void *arg);
 /* A number option: NSC_EXIT_OK (absent leaves *v), or NSC_EXIT_USAGE. */
 int nsc_cli_u64_opt(nsc_cli_ctx *c, const char *name, unsigned long long *v);
+
+/* Walking a /api/v1/status document (status.c; diagnose uses it too). */
+const nsc_json *nsc_status_process(const nsc_json *status, const char *host, uint64_t pid);
+/* 1 if one of the rank's functions is below the communicator's highest seq. */
+int nsc_status_rank_behind(const nsc_json *comm, const nsc_json *rank, const char **func, uint64_t *seq,
+                           uint64_t *max);
+/* "running" (a process alive), "finished" (all ranks seen, none behind or in
+ * flight) or "incomplete". */
+const char *nsc_status_comm_state(const nsc_json *status, const nsc_json *comm);
+/* --job absent, or this job object's name. */
+int nsc_status_job_wanted(const nsc_cli_ctx *c, const nsc_json *job);
 
 int nsc_verb_status(nsc_cli_ctx *c);
 int nsc_verb_watch(nsc_cli_ctx *c);

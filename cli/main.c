@@ -50,7 +50,9 @@ static const nsc_cli_opt export_opts[] = {
     {NULL, NULL, NULL}};
 static const nsc_cli_opt up_opts[] = {
     {"run-dir", "DIR", "pid files, logs and store (default $NCCLSCOPE_RUNDIR, then /tmp/ncclscope)"},
-    {"port", "PORT", "collector HTTP port (default 7761)"},
+    {"port", "PORT", "collector HTTP port on 127.0.0.1 (default 7761; 0: any free port)"},
+    {"zmq-port", "PORT", "collector port the agent sends to (default 7760; 0: any)"},
+    {"agent-port", "PORT", "agent /healthz and /metrics port (default 7762; 0: any)"},
     {"wait", "SECONDS", "how long to wait for /healthz (default 10)"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt down_opts[] = {
     {"run-dir", "DIR", "as given to up"},

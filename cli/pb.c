@@ -6,12 +6,11 @@
 
 enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2 };
 
-static int reserve(nsc_pb *b, size_t n)
+/* Room for n more bytes; the buffer doubles when short. */
+static int grow(nsc_pb *b, size_t n)
 {
     if (b->failed)
         return -1;
-    if (b->len + n <= b->cap)
-        return 0;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + n)
         cap *= 2;
@@ -25,7 +24,10 @@ static int reserve(nsc_pb *b, size_t n)
     return 0;
 }
 
-static void varint(nsc_pb *b, uint64_t v)
+/* The common case (room left) inline: it runs for every field written. */
+static inline int reserve(nsc_pb *b, size_t n) { return b->len + n <= b->cap && !b->failed ? 0 : grow(b, n); }
+
+static inline void varint(nsc_pb *b, uint64_t v)
 {
     if (reserve(b, 10) != 0)
         return;

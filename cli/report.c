@@ -1,5 +1,5 @@
-/* report.c: the verbs that show one JSON answer to a person: status, watch,
- * comms, collectives, topology, stats, diagnose.
+/* report.c: the verbs that show one query answer to a person: comms,
+ * collectives, topology, stats.
  *
  * With --json the answer is printed unchanged. Otherwise it is rendered:
  * scalar members as "name: value" lines, arrays of objects as tables (the
@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "table.h"
@@ -88,53 +87,7 @@ static int show(nsc_cli_ctx *c, const char *endpoint)
     return rc;
 }
 
-int nsc_verb_status(nsc_cli_ctx *c) { return show(c, "status"); }
 int nsc_verb_comms(nsc_cli_ctx *c) { return show(c, "comms"); }
 int nsc_verb_collectives(nsc_cli_ctx *c) { return show(c, "collectives"); }
 int nsc_verb_topology(nsc_cli_ctx *c) { return show(c, "topology"); }
 int nsc_verb_stats(nsc_cli_ctx *c) { return show(c, "stats"); }
-
-/* ---- watch ---- */
-
-typedef struct watching {
-    nsc_cli_ctx *c;
-    int tty;
-    unsigned long long left;  /* summaries still to show; 0: no limit */
-} watching;
-
-static int on_event(void *arg, const char *event, const char *data)
-{
-    watching *w = arg;
-    if (strcmp(event, "summary") != 0)
-        return 0;
-    if (w->c->json) {
-        printf("%s\n", data);
-    } else {
-        nsc_json_doc doc;
-        nsc_json_error e;
-        if (nsc_json_parse(data, strlen(data), NULL, &doc, &e) != 0) {
-            snprintf(w->c->err, sizeof w->c->err, "bad JSON in a live summary: %s at byte %zu", e.msg,
-                     e.offset);
-            return 1;
-        }
-        if (w->tty)
-            fputs("\033[H\033[J", stdout);
-        render(nsc_json_root(&doc), 0);
-        if (!w->tty)
-            putchar('\n');
-        nsc_json_free(&doc);
-    }
-    fflush(stdout);
-    return w->left && --w->left == 0 ? 2 : 0;
-}
-
-int nsc_verb_watch(nsc_cli_ctx *c)
-{
-    char qs[2048];
-    watching w = {c, isatty(STDOUT_FILENO), 0};
-    int rc = nsc_cli_u64_opt(c, "count", &w.left);
-    if (rc || (rc = nsc_cli_query(c, qs, sizeof qs)))
-        return rc;
-    rc = nsc_cli_fetch_sse(c, "live", qs, on_event, &w);
-    return rc == NSC_EXIT_FAIL && w.left == 0 && !c->err[0] ? NSC_EXIT_OK : rc;
-}

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "json.h"
+#include "live.h"
 #include "query.h"
 #include "store.h"
 
@@ -126,12 +128,62 @@ static int relay_write(void *arg, const void *data, size_t len)
     return r->rc;
 }
 
+/* status and live from a store: the live state rebuilt by nsc_live_from_store
+ * at this moment, on the collector's clock (CLOCK_MONOTONIC: meaningful on
+ * the collector's machine; elsewhere every process looks silent). live gives
+ * one summary, framed as the collector's server-sent event. */
+static int store_live(nsc_src *s, nsc_store_reader *rd, int summary, nsc_http_body_fn fn, void *arg,
+                      char *err, size_t errcap)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    nsc_live *l;
+    int rc = nsc_live_from_store(rd, NULL, now, &l);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot rebuild the live state from %s: %s", s->name, nsc_store_strerror(rc));
+        return -1;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f) {
+        if (summary)
+            fputs("event: summary\ndata: ", f);
+        rc = summary ? nsc_live_summary_json(l, now, f) : nsc_live_status_json(l, now, f);
+        if (summary)
+            fputs("\n\n", f);
+        rc = fclose(f) || rc;
+    }
+    nsc_live_free(l);
+    if (!f || rc) {
+        free(text);
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    rc = fn(arg, text, len);
+    free(text);
+    return rc;
+}
+
 /* The same request answered in-process from the store. */
 static int store_get(nsc_src *s, const char *endpoint, const char *qs, nsc_http_body_fn fn,
                      void *arg, char *err, size_t errcap)
 {
     nsc_query *q;
     char why[512];
+    int live = strcmp(endpoint, "live") == 0;
+    if (live || strcmp(endpoint, "status") == 0) {
+        nsc_store_reader *rd;
+        int rc = nsc_store_read_begin(s->store, &rd);
+        if (rc != 0) {
+            snprintf(err, errcap, "store: %s", nsc_store_strerror(rc));
+            return -1;
+        }
+        rc = store_live(s, rd, live, fn, arg, err, errcap);
+        nsc_store_read_end(rd);
+        return rc;
+    }
     if (qs && qs[0] == '&')
         qs++;
     int rc = nsc_query_parse(endpoint, qs, &q, why, sizeof why);

@@ -1,9 +1,11 @@
 /* updown.c: `ncclscope up` and `ncclscope down`: a local collector and agent.
  *
- * up starts ncclscope-collector and ncclscope-agent (found next to this
- * program, else in PATH) as daemons in their own sessions, with logs and pid
- * files in the run directory, and waits until the collector's /healthz
- * answers. down sends SIGTERM to each process named in a pid file (after
+ * up starts ncclscope-collector (store in <run dir>/store, its bound ports
+ * written to <run dir>/collector.ports) and, once its /healthz answers,
+ * ncclscope-agent (socket in the run dir, spool in <run dir>/spool,
+ * forwarding to the collector's port), found next to this program, else in
+ * PATH, as daemons in their own sessions with logs and pid files in the run
+ * directory. Port 0 lets the kernel pick (tests). down sends SIGTERM to each process named in a pid file (after
  * checking the pid still runs that program), waits for it to exit, and
  * removes the pid file.
  */
@@ -88,7 +90,7 @@ static pid_t running(const char *dir, const char *name)
 }
 
 /* Start one daemon: its own session, output to DIR/NAME.log, pid file. */
-static int start(nsc_cli_ctx *c, const char *dir, const char *name, char *const argv[])
+static pid_t start(nsc_cli_ctx *c, const char *dir, const char *name, char *const argv[])
 {
     char log[PATH_CAP], pidf[PATH_CAP];
     snprintf(log, sizeof log, "%s/%s.log", dir, name);
@@ -116,8 +118,11 @@ static int start(nsc_cli_ctx *c, const char *dir, const char *name, char *const 
         kill(pid, SIGTERM);
         return -1;
     }
-    return 0;
+    return pid;
 }
+
+/* Our child has not exited (it may not have reached exec yet). */
+static int child_runs(pid_t pid) { return waitpid(pid, NULL, WNOHANG) == 0; }
 
 static void sleep_ms(long ms)
 {
@@ -131,8 +136,33 @@ static int discard(void *arg, const char *data, size_t len)
     return 0;
 }
 
-/* Poll GET /healthz until it answers 200, the child exits, or time runs out. */
-static int wait_healthy(nsc_cli_ctx *c, const char *url_text, const char *dir, unsigned long long secs)
+/* The collector's bound ports from its --port-file ("zmq P", "http P"
+ * lines), waiting for it to appear; -1 when the collector exits or time runs out. */
+static int wait_ports(nsc_cli_ctx *c, const char *dir, pid_t pid, unsigned long long secs, unsigned *zmq,
+                      unsigned *http)
+{
+    char path[PATH_CAP], key[16];
+    snprintf(path, sizeof path, "%s/collector.ports", dir);
+    for (unsigned long long t = 0; t <= secs * 10; t++) {
+        FILE *f = fopen(path, "r");
+        unsigned port;
+        *zmq = *http = 0;
+        while (f && fscanf(f, "%15s %u", key, &port) == 2)
+            *(strcmp(key, "zmq") == 0 ? zmq : strcmp(key, "http") == 0 ? http : &port) = port;
+        if (f)
+            fclose(f);
+        if (*zmq && *http)
+            return 0;
+        if (!child_runs(pid))
+            break;
+        sleep_ms(100);
+    }
+    snprintf(c->err, sizeof c->err, "ncclscope-collector did not start; see %.300s/ncclscope-collector.log", dir);
+    return -1;
+}
+
+/* Poll GET /healthz until it answers 200, the collector exits, or time runs out. */
+static int wait_healthy(nsc_cli_ctx *c, const char *url_text, const char *dir, pid_t pid, unsigned long long secs)
 {
     nsc_http_url url;
     if (nsc_http_parse_url(url_text, &url, c->err, sizeof c->err) != 0)
@@ -144,7 +174,7 @@ static int wait_healthy(nsc_cli_ctx *c, const char *url_text, const char *dir, u
         if (nsc_http_get(&req, &status, discard, NULL, body, sizeof body, why, sizeof why) == 0 &&
             status == 200)
             return 0;
-        if (!running(dir, daemons[0])) {
+        if (!child_runs(pid)) {
             snprintf(c->err, sizeof c->err, "ncclscope-collector exited; see %.300s/ncclscope-collector.log",
                      dir);
             return -1;
@@ -156,17 +186,27 @@ static int wait_healthy(nsc_cli_ctx *c, const char *url_text, const char *dir, u
     return -1;
 }
 
+/* A port option: 0 lets the kernel pick one. */
+static int port_opt(nsc_cli_ctx *c, const char *name, unsigned long long *port)
+{
+    int rc = nsc_cli_u64_opt(c, name, port);
+    if (rc == NSC_EXIT_OK && *port > 65535) {
+        snprintf(c->err, sizeof c->err, "--%s wants 0..65535 (0: any free port)", name);
+        rc = NSC_EXIT_USAGE;
+    }
+    return rc;
+}
+
 int nsc_verb_up(nsc_cli_ctx *c)
 {
-    char dir[DIR_CAP], prog[2][PATH_CAP], store[PATH_CAP], http[64], url[96], spool[PATH_CAP];
-    unsigned long long port = 7761, wait = 10;
-    int rc = nsc_cli_u64_opt(c, "port", &port);
-    if (rc || (rc = nsc_cli_u64_opt(c, "wait", &wait)))
+    char dir[DIR_CAP], prog[2][PATH_CAP], store[PATH_CAP], ports[PATH_CAP], spool[PATH_CAP];
+    char listen[64], http[64], url[96], endpoint[64], agent_http[64];
+    unsigned long long port = 7761, zmq_port = 7760, agent_port = 7762, wait = 10;
+    unsigned zmq_bound, http_bound;
+    int rc = port_opt(c, "port", &port);
+    if (rc || (rc = port_opt(c, "zmq-port", &zmq_port)) || (rc = port_opt(c, "agent-port", &agent_port)) ||
+        (rc = nsc_cli_u64_opt(c, "wait", &wait)))
         return rc;
-    if (port == 0 || port > 65535) {
-        snprintf(c->err, sizeof c->err, "--port wants 1..65535");
-        return NSC_EXIT_USAGE;
-    }
     run_dir(c, dir, sizeof dir);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         snprintf(c->err, sizeof c->err, "cannot create %.300s: %s", dir, strerror(errno));
@@ -185,16 +225,27 @@ int nsc_verb_up(nsc_cli_ctx *c)
     }
     snprintf(store, sizeof store, "%s/store", dir);
     snprintf(spool, sizeof spool, "%s/spool", dir);
+    snprintf(ports, sizeof ports, "%s/collector.ports", dir);
+    snprintf(listen, sizeof listen, "tcp://127.0.0.1:%llu", zmq_port);
     snprintf(http, sizeof http, "127.0.0.1:%llu", port);
-    snprintf(url, sizeof url, "http://127.0.0.1:%llu", port);
-    char *collector_argv[] = {prog[0], "--store", store, "--http", http, NULL};
-    char *agent_argv[] = {prog[1], "--rundir", dir, "--spool", spool, NULL};
-    if (start(c, dir, daemons[0], collector_argv) != 0 || wait_healthy(c, url, dir, wait) != 0 ||
-        start(c, dir, daemons[1], agent_argv) != 0)
+    snprintf(agent_http, sizeof agent_http, "127.0.0.1:%llu", agent_port);
+    unlink(ports);
+    char *collector_argv[] = {prog[0], "--db", store, "--listen", listen, "--http", http,
+                              "--port-file", ports, NULL};
+    pid_t collector = start(c, dir, daemons[0], collector_argv);
+    if (collector < 0 || wait_ports(c, dir, collector, wait, &zmq_bound, &http_bound) != 0)
         return NSC_EXIT_FAIL;
-    printf("collector %s (pid %ld), agent (pid %ld), run dir %s\n"
-           "plugins: NCCL_PROFILER_PLUGIN=ncclscope NCCLSCOPE_RUNDIR=%s\n",
-           url, (long)running(dir, daemons[0]), (long)running(dir, daemons[1]), dir, dir);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u", http_bound);
+    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%u", zmq_bound);
+    char *agent_argv[] = {prog[1], "--rundir", dir, "--spool", spool, "--collector", endpoint,
+                          "--http", agent_http, NULL};
+    pid_t agent = -1;
+    if (wait_healthy(c, url, dir, collector, wait) != 0 || (agent = start(c, dir, daemons[1], agent_argv)) < 0)
+        return NSC_EXIT_FAIL;
+    printf("collector %s (pid %ld, agents connect to %s), agent (pid %ld), run dir %s\n"
+           "plugins: NCCL_PROFILER_PLUGIN=ncclscope NCCLSCOPE_RUNDIR=%s\n"
+           "query:   NCCLSCOPE_COLLECTOR=%s ncclscope status\n",
+           url, (long)collector, endpoint, (long)agent, dir, dir, url);
     return NSC_EXIT_OK;
 }
 
