@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gpuclock.h"
 #include "query.h"
@@ -19,7 +20,7 @@ enum q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_NEN
 /* Which parameters were given (bits of nsc_query.has). */
 enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
        QP_FUNC = 1 << 5, QP_SEQ = 1 << 6, QP_TYPE = 1 << 7, QP_LIMIT = 1 << 8,
-       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10 };
+       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10, QP_STATES = 1 << 11 };
 
 #define Q_MAX_RANGES 64
 
@@ -38,6 +39,8 @@ struct nsc_query {
     uint32_t types;           /* event type mask */
     uint64_t limit;
     uint64_t cursor[3];       /* the endpoint's resume key (docs/api.md, paging) */
+    int compact;              /* format=compact (timeline): one array per event */
+    int states;               /* states=0|1 (timeline); default: 1 for json, 0 compact */
 };
 
 /* Buffered output; the first failed write latches err. */
@@ -49,7 +52,17 @@ typedef struct q_out {
     char buf[1 << 16];
 } q_out;
 
-void q_raw(q_out *o, const char *s, size_t n);
+void q_raw_slow(q_out *o, const char *s, size_t n);
+/* The common case (it fits) inline: a timeline writes tens of pieces per event. */
+static inline void q_raw(q_out *o, const char *s, size_t n)
+{
+    if (n <= sizeof o->buf - o->len) {
+        memcpy(o->buf + o->len, s, n);
+        o->len += n;
+    } else {
+        q_raw_slow(o, s, n);
+    }
+}
 /* q_lit: a string literal only (its size is taken); q_cs: any C string. */
 #define q_lit(o, s) q_raw((o), "" s, sizeof(s) - 1)
 void q_cs(q_out *o, const char *s);

@@ -14,7 +14,7 @@ int q_flush(q_out *o)
     return o->err;
 }
 
-void q_raw(q_out *o, const char *s, size_t n)
+void q_raw_slow(q_out *o, const char *s, size_t n)
 {
     while (n) {
         if (o->len == sizeof o->buf && q_flush(o))
@@ -32,14 +32,28 @@ void q_cs(q_out *o, const char *s)
     q_raw(o, s, strlen(s));
 }
 
+/* Two digits per division. */
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 void q_u64(q_out *o, uint64_t v)
 {
     char tmp[20];
     size_t i = sizeof tmp;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--i] = digit_pairs[d + 1];
+        tmp[--i] = digit_pairs[d];
+    }
+    if (v >= 10) {
+        tmp[--i] = digit_pairs[v * 2 + 1];
+        tmp[--i] = digit_pairs[v * 2];
+    } else {
+        tmp[--i] = (char)('0' + v);
+    }
     q_raw(o, tmp + i, sizeof tmp - i);
 }
 

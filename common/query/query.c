@@ -27,7 +27,7 @@ typedef struct endpoint {
 static const endpoint endpoints[Q_NENDPOINTS] = {
     [Q_COMMS] = {"comms", QP_COMMON, 0, 0, q_comms, "application/json"},
     [Q_TIMELINE] = {"timeline", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_TYPE | QP_LIMIT |
-                                    QP_CURSOR, QP_COMM, 100000, q_timeline,
+                                    QP_CURSOR | QP_STATES, QP_COMM, 100000, q_timeline,
                     "application/x-ndjson"},
     [Q_COLLECTIVES] = {"collectives", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC |
                                           QP_SEQ | QP_LIMIT | QP_CURSOR, QP_COMM, 1000,
@@ -44,21 +44,30 @@ static const struct {
 } params[] = {{"job", QP_JOB},       {"comm", QP_COMM},   {"rank", QP_RANK},
               {"t0_ns", QP_T0},      {"t1_ns", QP_T1},    {"func", QP_FUNC},
               {"seq", QP_SEQ},       {"type", QP_TYPE},   {"limit", QP_LIMIT},
-              {"cursor", QP_CURSOR}, {"format", QP_FORMAT}};
+              {"cursor", QP_CURSOR}, {"format", QP_FORMAT}, {"states", QP_STATES}};
+
+/* src for an error message: non-printable bytes and quotes become '?',
+ * and a long value is cut with "...". */
+static void printable(char *dst, size_t cap, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i < cap - 4; i++)
+        dst[i] = isprint((unsigned char)src[i]) && src[i] != '"' ? src[i] : '?';
+    if (src[i])
+        memcpy(dst + i, "...", 3), i += 3;
+    dst[i] = 0;
+}
 
 static int perr(char *err, size_t cap, const char *name, const char *why, const char *value)
 {
-    char shown[48];
-    size_t i = 0;
-    for (; value && value[i] && i < sizeof shown - 4; i++)
-        shown[i] = isprint((unsigned char)value[i]) && value[i] != '"' ? value[i] : '?';
-    if (value && value[i])
-        memcpy(shown + i, "...", 3), i += 3;
-    shown[i] = 0;
-    if (value)
-        snprintf(err, cap, "%s: %s: \"%s\"", name, why, shown);
-    else
-        snprintf(err, cap, "%s: %s", name, why);
+    char sname[24], svalue[48];
+    printable(sname, sizeof sname, name);
+    if (value) {
+        printable(svalue, sizeof svalue, value);
+        snprintf(err, cap, "%s: %s: \"%s\"", sname, why, svalue);
+    } else {
+        snprintf(err, cap, "%s: %s", sname, why);
+    }
     return NSC_QUERY_EPARAM;
 }
 
@@ -215,10 +224,21 @@ static int parse_value(nsc_query *q, unsigned bit, char *v, char *err, size_t ca
         return 0;
     case QP_CURSOR:
         return parse_cursor(q, v, err, cap);
-    default: /* QP_FORMAT */
-        if (strcmp(v, "json") != 0)
-            return perr(err, cap, "format", "only json is served", v);
+    case QP_STATES:
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+            return perr(err, cap, "states", "expected 0 or 1", v);
+        q->states = v[0] == '1';
         return 0;
+    default: /* QP_FORMAT */
+        if (strcmp(v, "json") == 0)
+            return 0;
+        if (strcmp(v, "compact") == 0 && q->endpoint == Q_TIMELINE) {
+            q->compact = 1;
+            return 0;
+        }
+        return perr(err, cap, "format",
+                    q->endpoint == Q_TIMELINE ? "expected json or compact" : "only json is served",
+                    v);
     }
 }
 
@@ -270,7 +290,9 @@ int nsc_query_parse(const char *name, const char *qs, nsc_query **out, char *err
     while (e < Q_NENDPOINTS && (!name || strcmp(name, endpoints[e].name) != 0))
         e++;
     if (e == Q_NENDPOINTS) {
-        snprintf(err, errcap, "no endpoint \"%.40s\"", name ? name : "");
+        char shown[48];
+        printable(shown, sizeof shown, name ? name : "");
+        snprintf(err, errcap, "no endpoint \"%s\"", shown);
         return NSC_QUERY_EUNKNOWN;
     }
     nsc_query *q = calloc(1, sizeof *q);
@@ -284,6 +306,8 @@ int nsc_query_parse(const char *name, const char *qs, nsc_query **out, char *err
     q->types = NSC_MASK_ALL;
     q->limit = endpoints[e].limit;
     int rc = parse_all(q, &endpoints[e], qs ? qs : "", err, errcap);
+    if (!(q->has & QP_STATES))
+        q->states = !q->compact;
     if (rc) {
         free(q);
         return rc;

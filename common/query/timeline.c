@@ -42,6 +42,7 @@ typedef struct tl {
     size_t nheap, cap;
     uint64_t emitted;
     int more;           /* a page ended with events left */
+    unsigned parts;     /* what blocks decode besides events (NSC_BLOCK_*) */
     uint64_t last[3];   /* key of the last event written */
 } tl;
 
@@ -147,7 +148,7 @@ static int open_block(tl *s, uint32_t r)
     if (!b)
         return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     nsc_block_key key;
-    int rc = nsc_store_blocks_next(s->ranks[r].it, &key, &b->blk);
+    int rc = nsc_store_blocks_next_sel(s->ranks[r].it, s->c->q->types, s->parts, &key, &b->blk);
     if (rc) {
         free(b);
         return rc == 1 ? 0 : q_store_fail(s->c, rc);
@@ -158,8 +159,7 @@ static int open_block(tl *s, uint32_t r)
         return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     }
     for (uint32_t i = 0; i < b->blk.hdr.nevents; i++)
-        if (s->c->q->types & (1u << b->blk.events[i].type))
-            b->order[b->n++] = i;
+        b->order[b->n++] = i;
     g_sort_events = b->blk.events;
     qsort(b->order, b->n, sizeof *b->order, by_start);
     if ((rc = push_sentinel(s, r))) {
@@ -171,167 +171,70 @@ static int open_block(tl *s, uint32_t r)
 
 /* ---- one event as JSON ---------------------------------------------------- */
 
-static void kv_u64(q_out *o, const char *key, size_t klen, uint64_t v)
-{
-    q_raw(o, key, klen);
-    q_u64(o, v);
-}
-static void kv_i64(q_out *o, const char *key, size_t klen, int64_t v)
-{
-    q_raw(o, key, klen);
-    q_i64(o, v);
-}
-static void kv_str(q_ctx *c, const char *key, size_t klen, uint32_t id)
-{
-    q_raw(c->out, key, klen);
-    q_str(c->out, q_text(c, id));
-}
-#define KU(o, k, v) kv_u64((o), ",\"" k "\":", sizeof(k) + 3, (v))
-#define KI(o, k, v) kv_i64((o), ",\"" k "\":", sizeof(k) + 3, (v))
-#define KS(c, k, id) kv_str((c), ",\"" k "\":", sizeof(k) + 3, (id))
+/* One writer serves three outputs, so the fields of a type are listed once:
+ * JSON objects ("key":value), compact arrays (value), and the compact
+ * header's column names ("key"). */
+enum { W_JSON, W_COMPACT, W_NAMES };
 
-static void write_gpu(q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_event *ev)
-{
-    q_out *o = c->out;
-    uint64_t a0, a1, e0 = 0, e1 = 0;
-    int k0 = q_gpu_align(c, r, g, ev->d.kernel_ch.ptimer_start, &a0, &e0) == 0;
-    int k1 = q_gpu_align(c, r, g, ev->d.kernel_ch.ptimer_stop, &a1, &e1) == 0;
-    KU(o, "channel", ev->d.kernel_ch.channel);
-    KU(o, "ptimer_start", ev->d.kernel_ch.ptimer_start);
-    KU(o, "ptimer_stop", ev->d.kernel_ch.ptimer_stop);
-    q_lit(o, ",\"gpu_start_ns\":");
-    q_opt_u64(o, k0, a0);
-    q_lit(o, ",\"gpu_stop_ns\":");
-    q_opt_u64(o, k1, a1);
-    q_lit(o, ",\"gpu_err_ns\":");
-    q_opt_u64(o, k0 || k1, e0 > e1 ? e0 : e1);
-}
+typedef struct tl_w {
+    q_ctx *c;
+    int mode;
+} tl_w;
 
-static void write_fields(q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_event *ev)
+/* key is ,"k": as a literal: JSON writes it, NAMES writes ,"k", COMPACT a comma. */
+static int put_key(const tl_w *w, const char *key, size_t klen)
 {
-    q_out *o = c->out;
-    switch (ev->type) {
-    case NSC_T_COLL:
-        KU(o, "seq", ev->d.coll.seq);
-        KS(c, "func", ev->d.coll.func);
-        KS(c, "datatype", ev->d.coll.datatype);
-        KU(o, "count", ev->d.coll.count);
-        KI(o, "root", ev->d.coll.root);
-        KS(c, "algo", ev->d.coll.algo);
-        KS(c, "proto", ev->d.coll.proto);
-        KU(o, "nchannels", ev->d.coll.nchannels);
-        KU(o, "nwarps", ev->d.coll.nwarps);
-        KU(o, "user_tag", ev->d.coll.user_tag);
-        KU(o, "traffic_bytes", ev->d.coll.traffic_bytes);
-        break;
-    case NSC_T_P2P:
-        KS(c, "func", ev->d.p2p.func);
-        KS(c, "datatype", ev->d.p2p.datatype);
-        KU(o, "count", ev->d.p2p.count);
-        KI(o, "peer", ev->d.p2p.peer);
-        KU(o, "nchannels", ev->d.p2p.nchannels);
-        break;
-    case NSC_T_PROXY_OP:
-        KU(o, "channel", ev->d.proxy_op.channel);
-        KI(o, "peer", ev->d.proxy_op.peer);
-        KU(o, "is_send", ev->d.proxy_op.is_send);
-        KI(o, "nsteps", ev->d.proxy_op.nsteps);
-        KI(o, "chunk_size", ev->d.proxy_op.chunk_size);
-        break;
-    case NSC_T_PROXY_STEP:
-        KI(o, "step", ev->d.proxy_step.step);
-        break;
-    case NSC_T_KERNEL_CH:
-        write_gpu(c, r, g, ev);
-        break;
-    case NSC_T_NET_PLUGIN:
-        KI(o, "plugin_id", ev->d.net_plugin.plugin_id);
-        KU(o, "data", ev->d.net_plugin.data);
-        break;
-    case NSC_T_GROUP_API:
-        KU(o, "depth", ev->d.group_api.depth);
-        break;
-    case NSC_T_COLL_API:
-    case NSC_T_P2P_API:
-        KS(c, "func", ev->d.coll_api.func);
-        KS(c, "datatype", ev->d.coll_api.datatype);
-        KU(o, "count", ev->d.coll_api.count);
-        KI(o, "root", ev->d.coll_api.root);
-        KU(o, "stream", ev->d.coll_api.stream);
-        break;
-    case NSC_T_KERNEL_LAUNCH:
-        KU(o, "stream", ev->d.kernel_launch.stream);
-        break;
-    case NSC_T_CE_COLL:
-        KU(o, "seq", ev->d.ce_coll.seq);
-        KS(c, "func", ev->d.ce_coll.func);
-        KS(c, "datatype", ev->d.ce_coll.datatype);
-        KU(o, "count", ev->d.ce_coll.count);
-        KI(o, "root", ev->d.ce_coll.root);
-        KS(c, "sync_strategy", ev->d.ce_coll.sync_strategy);
-        break;
-    case NSC_T_CE_SYNC:
-        KI(o, "nranks", ev->d.ce_sync.nranks);
-        KU(o, "is_complete", ev->d.ce_sync.is_complete);
-        break;
-    case NSC_T_CE_BATCH:
-        KU(o, "total_bytes", ev->d.ce_batch.total_bytes);
-        KI(o, "num_ops", ev->d.ce_batch.num_ops);
-        break;
-    case NSC_T_KERNEL_PHASE:
-        KU(o, "channel", ev->d.kernel_phase.channel);
-        KU(o, "phase_id", ev->d.kernel_phase.phase_id);
-        KS(c, "phase_name", ev->d.kernel_phase.phase_name);
-        KU(o, "ptimer", ev->d.kernel_phase.ptimer);
-        break;
-    default: /* Group: no descriptor fields */
-        break;
+    if (w->mode == W_COMPACT)
+        q_lit(w->c->out, ",");
+    else
+        q_raw(w->c->out, key, w->mode == W_NAMES ? klen - 1 : klen);
+    return w->mode != W_NAMES;
+}
+static void kv_u64(const tl_w *w, const char *key, size_t klen, uint64_t v)
+{
+    if (put_key(w, key, klen))
+        q_u64(w->c->out, v);
+}
+static void kv_i64(const tl_w *w, const char *key, size_t klen, int64_t v)
+{
+    if (put_key(w, key, klen))
+        q_i64(w->c->out, v);
+}
+static void kv_opt(const tl_w *w, const char *key, size_t klen, int known, uint64_t v)
+{
+    if (put_key(w, key, klen))
+        q_opt_u64(w->c->out, known, v);
+}
+static void kv_str(const tl_w *w, const char *key, size_t klen, uint32_t id)
+{
+    if (put_key(w, key, klen))
+        q_str(w->c->out, q_text(w->c, id));
+}
+#define KU(w, k, v) kv_u64((w), ",\"" k "\":", sizeof(k) + 3, (v))
+#define KI(w, k, v) kv_i64((w), ",\"" k "\":", sizeof(k) + 3, (v))
+#define KO(w, k, known, v) kv_opt((w), ",\"" k "\":", sizeof(k) + 3, (known), (v))
+#define KS(w, k, id) kv_str((w), ",\"" k "\":", sizeof(k) + 3, (id))
+
+static void write_gpu(const tl_w *w, const q_rank *r, const nsc_gpuclock *g, const nsc_event *ev)
+{
+    uint64_t a0 = 0, a1 = 0, e0 = 0, e1 = 0;
+    int k0 = 0, k1 = 0;
+    if (w->mode != W_NAMES) {
+        k0 = q_gpu_align(w->c, r, g, ev->d.kernel_ch.ptimer_start, &a0, &e0) == 0;
+        k1 = q_gpu_align(w->c, r, g, ev->d.kernel_ch.ptimer_stop, &a1, &e1) == 0;
     }
+    KU(w, "channel", ev->d.kernel_ch.channel);
+    KU(w, "ptimer_start", ev->d.kernel_ch.ptimer_start);
+    KU(w, "ptimer_stop", ev->d.kernel_ch.ptimer_stop);
+    KO(w, "gpu_start_ns", k0, a0);
+    KO(w, "gpu_stop_ns", k1, a1);
+    KO(w, "gpu_err_ns", k0 || k1, e0 > e1 ? e0 : e1);
 }
 
-static void write_flags(q_out *o, unsigned flags)
+/* complete_ns of a Coll or P2p (blk NULL: names only). */
+static void write_completion(const tl_w *w, const q_rank *r, const nsc_block *blk, uint64_t id)
 {
-    static const char *const names[] = {"foreign", "graph", "open", "sym", "collnet", "nvls",
-                                        "unresolved"};
-    q_lit(o, ",\"flags\":[");
-    int first = 1;
-    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (flags & (1u << i)) {
-            if (!first)
-                q_lit(o, ",");
-            q_str(o, names[i]);
-            first = 0;
-        }
-    q_lit(o, "]");
-}
-
-static void write_states(q_ctx *c, const q_rank *r, const nsc_block *blk, uint64_t id)
-{
-    q_out *o = c->out;
-    size_t lo = 0, hi = blk->hdr.nstates;
-    while (lo < hi) { /* states are sorted by (event id, time) */
-        size_t mid = (lo + hi) / 2;
-        if (blk->states[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    q_lit(o, ",\"states\":[");
-    for (size_t i = lo; i < blk->hdr.nstates && blk->states[i].id == id; i++) {
-        const nsc_state_rec *st = &blk->states[i];
-        q_cs(o, i == lo ? "{\"state\":" : ",{\"state\":");
-        const char *name = nsc_state_name(st->state);
-        q_str(o, name ? name : "");
-        KU(o, "ts_ns", q_align(c, r, st->ts_ns, NULL));
-        KU(o, "arg", st->arg);
-        q_lit(o, "}");
-    }
-    q_lit(o, "]");
-}
-
-static void write_completion(q_ctx *c, const q_rank *r, const nsc_block *blk, uint64_t id)
-{
-    size_t lo = 0, hi = blk->hdr.ncompletions;
+    size_t lo = 0, hi = blk ? blk->hdr.ncompletions : 0;
     while (lo < hi) { /* completions are sorted by id */
         size_t mid = (lo + hi) / 2;
         if (blk->completions[mid].id < id)
@@ -339,36 +242,187 @@ static void write_completion(q_ctx *c, const q_rank *r, const nsc_block *blk, ui
         else
             hi = mid;
     }
-    int known = lo < blk->hdr.ncompletions && blk->completions[lo].id == id;
-    q_lit(c->out, ",\"complete_ns\":");
-    q_opt_u64(c->out, known, known ? q_align(c, r, blk->completions[lo].ts_ns, NULL) : 0);
+    int known = blk && lo < blk->hdr.ncompletions && blk->completions[lo].id == id;
+    KO(w, "complete_ns", known, known ? q_align(w->c, r, blk->completions[lo].ts_ns, NULL) : 0);
 }
 
-static void write_event(q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_block *blk,
-                        const nsc_event *ev, uint64_t start, uint64_t stop, uint64_t err)
+static void write_fields(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
+                         const nsc_block *blk, const nsc_event *ev)
 {
-    q_out *o = c->out;
-    const char *type = nsc_type_name(ev->type);
-    q_lit(o, "{\"kind\":\"event\",\"type\":");
-    q_str(o, type ? type : "");
-    KI(o, "rank", r->rank);
-    KU(o, "pid", r->info.pid);
-    KU(o, "tid", ev->tid);
-    KU(o, "id", ev->id);
-    KU(o, "parent", ev->parent);
-    KU(o, "start_ns", start);
-    KU(o, "stop_ns", stop);
-    KU(o, "raw_start_ns", ev->start_ns);
-    KU(o, "raw_stop_ns", ev->stop_ns);
-    KU(o, "err_ns", err);
-    write_flags(o, ev->flags);
-    if (ev->flags & NSC_EVF_FOREIGN)
-        KU(o, "origin_pid", ev->origin_pid);
-    write_fields(c, r, g, ev);
-    if (ev->type == NSC_T_COLL || ev->type == NSC_T_P2P)
-        write_completion(c, r, blk, ev->id);
-    write_states(c, r, blk, ev->id);
-    q_lit(o, "}\n");
+    switch (ev->type) {
+    case NSC_T_COLL:
+        KU(w, "seq", ev->d.coll.seq);
+        KS(w, "func", ev->d.coll.func);
+        KS(w, "datatype", ev->d.coll.datatype);
+        KU(w, "count", ev->d.coll.count);
+        KI(w, "root", ev->d.coll.root);
+        KS(w, "algo", ev->d.coll.algo);
+        KS(w, "proto", ev->d.coll.proto);
+        KU(w, "nchannels", ev->d.coll.nchannels);
+        KU(w, "nwarps", ev->d.coll.nwarps);
+        KU(w, "user_tag", ev->d.coll.user_tag);
+        KU(w, "traffic_bytes", ev->d.coll.traffic_bytes);
+        write_completion(w, r, blk, ev->id);
+        break;
+    case NSC_T_P2P:
+        KS(w, "func", ev->d.p2p.func);
+        KS(w, "datatype", ev->d.p2p.datatype);
+        KU(w, "count", ev->d.p2p.count);
+        KI(w, "peer", ev->d.p2p.peer);
+        KU(w, "nchannels", ev->d.p2p.nchannels);
+        write_completion(w, r, blk, ev->id);
+        break;
+    case NSC_T_PROXY_OP:
+        KU(w, "channel", ev->d.proxy_op.channel);
+        KI(w, "peer", ev->d.proxy_op.peer);
+        KU(w, "is_send", ev->d.proxy_op.is_send);
+        KI(w, "nsteps", ev->d.proxy_op.nsteps);
+        KI(w, "chunk_size", ev->d.proxy_op.chunk_size);
+        break;
+    case NSC_T_PROXY_STEP:
+        KI(w, "step", ev->d.proxy_step.step);
+        break;
+    case NSC_T_KERNEL_CH:
+        write_gpu(w, r, g, ev);
+        break;
+    case NSC_T_NET_PLUGIN:
+        KI(w, "plugin_id", ev->d.net_plugin.plugin_id);
+        KU(w, "data", ev->d.net_plugin.data);
+        break;
+    case NSC_T_GROUP_API:
+        KU(w, "depth", ev->d.group_api.depth);
+        break;
+    case NSC_T_COLL_API:
+    case NSC_T_P2P_API:
+        KS(w, "func", ev->d.coll_api.func);
+        KS(w, "datatype", ev->d.coll_api.datatype);
+        KU(w, "count", ev->d.coll_api.count);
+        KI(w, "root", ev->d.coll_api.root);
+        KU(w, "stream", ev->d.coll_api.stream);
+        break;
+    case NSC_T_KERNEL_LAUNCH:
+        KU(w, "stream", ev->d.kernel_launch.stream);
+        break;
+    case NSC_T_CE_COLL:
+        KU(w, "seq", ev->d.ce_coll.seq);
+        KS(w, "func", ev->d.ce_coll.func);
+        KS(w, "datatype", ev->d.ce_coll.datatype);
+        KU(w, "count", ev->d.ce_coll.count);
+        KI(w, "root", ev->d.ce_coll.root);
+        KS(w, "sync_strategy", ev->d.ce_coll.sync_strategy);
+        break;
+    case NSC_T_CE_SYNC:
+        KI(w, "nranks", ev->d.ce_sync.nranks);
+        KU(w, "is_complete", ev->d.ce_sync.is_complete);
+        break;
+    case NSC_T_CE_BATCH:
+        KU(w, "total_bytes", ev->d.ce_batch.total_bytes);
+        KI(w, "num_ops", ev->d.ce_batch.num_ops);
+        break;
+    case NSC_T_KERNEL_PHASE:
+        KU(w, "channel", ev->d.kernel_phase.channel);
+        KU(w, "phase_id", ev->d.kernel_phase.phase_id);
+        KS(w, "phase_name", ev->d.kernel_phase.phase_name);
+        KU(w, "ptimer", ev->d.kernel_phase.ptimer);
+        break;
+    default: /* Group: no descriptor fields */
+        break;
+    }
+}
+
+static const char *const flag_names[] = {"foreign", "graph", "open", "sym", "collnet", "nvls",
+                                         "unresolved"};
+#define NFLAGS (sizeof flag_names / sizeof flag_names[0])
+
+static void write_flags(q_out *o, unsigned flags)
+{
+    q_lit(o, ",\"flags\":[");
+    int first = 1;
+    for (unsigned i = 0; i < NFLAGS; i++)
+        if (flags & (1u << i)) {
+            if (!first)
+                q_lit(o, ",");
+            q_str(o, flag_names[i]);
+            first = 0;
+        }
+    q_lit(o, "]");
+}
+
+/* The event's states, sorted by (event id, time): JSON objects, or compact
+ * [state, ts_ns, arg] triples. */
+static void write_states(const tl_w *w, const q_rank *r, const nsc_block *blk, uint64_t id)
+{
+    q_out *o = w->c->out;
+    size_t lo = 0, hi = blk->hdr.nstates;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (blk->states[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    q_cs(o, w->mode == W_JSON ? ",\"states\":[" : ",[");
+    for (size_t i = lo; i < blk->hdr.nstates && blk->states[i].id == id; i++) {
+        const nsc_state_rec *st = &blk->states[i];
+        uint64_t ts = q_align(w->c, r, st->ts_ns, NULL);
+        if (w->mode == W_COMPACT) {
+            q_cs(o, i == lo ? "[" : ",[");
+            q_u64(o, st->state);
+            q_lit(o, ",");
+            q_u64(o, ts);
+            q_lit(o, ",");
+            q_u64(o, st->arg);
+            q_lit(o, "]");
+            continue;
+        }
+        q_cs(o, i == lo ? "{\"state\":" : ",{\"state\":");
+        const char *name = nsc_state_name(st->state);
+        q_str(o, name ? name : "");
+        KU(w, "ts_ns", ts);
+        KU(w, "arg", st->arg);
+        q_lit(o, "}");
+    }
+    q_lit(o, "]");
+}
+
+static void write_event(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
+                        const nsc_block *blk, const nsc_event *ev, uint64_t start, uint64_t stop,
+                        uint64_t err)
+{
+    q_out *o = w->c->out;
+    if (w->mode == W_COMPACT) {
+        q_lit(o, "[");
+        q_u64(o, ev->type);
+        KI(w, "rank", r->rank);
+    } else {
+        const char *type = nsc_type_name(ev->type);
+        q_lit(o, "{\"kind\":\"event\",\"type\":");
+        q_str(o, type ? type : "");
+        KI(w, "rank", r->rank);
+        KU(w, "pid", r->info.pid);
+    }
+    KU(w, "tid", ev->tid);
+    KU(w, "id", ev->id);
+    KU(w, "parent", ev->parent);
+    KU(w, "start_ns", start);
+    KU(w, "stop_ns", stop);
+    if (w->mode == W_JSON) {
+        KU(w, "raw_start_ns", ev->start_ns);
+        KU(w, "raw_stop_ns", ev->stop_ns);
+    }
+    KU(w, "err_ns", err);
+    if (w->mode == W_COMPACT) {
+        KU(w, "flags", ev->flags);
+        KU(w, "origin_pid", ev->flags & NSC_EVF_FOREIGN ? ev->origin_pid : 0);
+    } else {
+        write_flags(o, ev->flags);
+        if (ev->flags & NSC_EVF_FOREIGN)
+            KU(w, "origin_pid", ev->origin_pid);
+    }
+    write_fields(w, r, g, blk, ev);
+    if (w->c->q->states)
+        write_states(w, r, blk, ev->id);
+    q_cs(o, w->mode == W_COMPACT ? "]\n" : "}\n");
 }
 
 /* ---- the run ---------------------------------------------------------------- */
@@ -398,7 +452,8 @@ static int take_event(tl *s, const tl_item *top)
         s->more = 1;
         return 0;
     }
-    write_event(c, r, &s->ranks[top->r].g, &top->b->blk, ev, start, stop, err);
+    tl_w w = {c, c->q->compact ? W_COMPACT : W_JSON};
+    write_event(&w, r, &s->ranks[top->r].g, &top->b->blk, ev, start, stop, err);
     s->emitted++;
     s->last[0] = start, s->last[1] = (uint64_t)(int64_t)r->rank, s->last[2] = ev->id;
     return c->out->err;
@@ -438,10 +493,11 @@ static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
         return q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
-    while (!rc && (rc = nsc_store_blocks_next(it, &key, &blk)) == 0) {
+    /* KernelCh events alone: the others' values are skipped, not decoded. */
+    while (!rc && (rc = nsc_store_blocks_next_sel(it, 1u << NSC_T_KERNEL_CH, 0, &key, &blk)) == 0) {
         for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++) {
             const nsc_event *ev = &blk.events[i];
-            if (ev->type == NSC_T_KERNEL_CH && ev->d.kernel_ch.ptimer_stop &&
+            if (ev->d.kernel_ch.ptimer_stop &&
                 ev->d.kernel_ch.ptimer_stop_ns &&
                 nsc_gpuclock_add(&tr->g, ev->d.kernel_ch.ptimer_stop, ev->d.kernel_ch.ptimer_stop_ns))
                 rc = q_fail(c, NSC_QUERY_ESTORE, "out of memory");
@@ -452,10 +508,49 @@ static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
     return rc == 1 ? 0 : rc > 0 ? q_store_fail(c, rc) : rc;
 }
 
+/* Per requested type, the names of its compact event's values: the common
+ * ones, its fields (those of its JSON object, in the same order), states. */
+static void write_columns(q_ctx *c)
+{
+    q_out *o = c->out;
+    tl_w w = {c, W_NAMES};
+    q_lit(o, ",\"columns\":{");
+    int first = 1;
+    for (unsigned t = 0; t < NSC_T_COUNT; t++) {
+        if (!(c->q->types >> t & 1))
+            continue;
+        q_cs(o, first ? "\"" : ",\"");
+        q_u64(o, t);
+        q_lit(o, "\":[\"type\",\"rank\",\"tid\",\"id\",\"parent\",\"start_ns\",\"stop_ns\","
+                 "\"err_ns\",\"flags\",\"origin_pid\"");
+        nsc_event ev = {.type = (uint8_t)t};
+        write_fields(&w, NULL, NULL, NULL, &ev);
+        q_cs(o, c->q->states ? ",\"states\"]" : "]");
+        first = 0;
+    }
+    q_lit(o, "},\"types\":[");
+    for (unsigned t = 0; t < NSC_T_COUNT; t++) {
+        q_cs(o, t ? "," : "");
+        q_str(o, nsc_type_name(t) ? nsc_type_name(t) : "");
+    }
+    q_lit(o, "],\"flag_bits\":[");
+    for (unsigned i = 0; i < NFLAGS; i++) {
+        q_cs(o, i ? "," : "");
+        q_str(o, flag_names[i]);
+    }
+    q_lit(o, "],\"states\":[");
+    for (unsigned i = 0; i < NSC_S_COUNT; i++) {
+        q_cs(o, i ? "," : "");
+        q_str(o, nsc_state_name(i) ? nsc_state_name(i) : "");
+    }
+    q_lit(o, "]");
+}
+
 static void write_header(tl *s)
 {
     q_ctx *c = s->c;
     q_out *o = c->out;
+    tl_w w = {c, W_JSON};
     q_lit(o, "{\"kind\":\"header\",");
     q_write_comm_head(c);
     q_lit(o, ",\"t0_ns\":");
@@ -470,13 +565,19 @@ static void write_header(tl *s)
         q_i64(o, r->rank);
         q_lit(o, ",\"host\":");
         q_str(o, r->info.host);
-        KU(o, "pid", r->info.pid);
-        KI(o, "gpu", r->info.gpu);
-        KI(o, "local_rank", r->info.local_rank);
+        KU(&w, "pid", r->info.pid);
+        KI(&w, "gpu", r->info.gpu);
+        KI(&w, "local_rank", r->info.local_rank);
         q_cs(o, h->has_model ? ",\"clock\":\"model\"" : ",\"clock\":\"identity\"");
         q_cs(o, s->ranks[i].g.npairs ? ",\"gpu_clock\":\"fitted\"}" : ",\"gpu_clock\":\"none\"}");
     }
-    q_lit(o, "]}\n");
+    q_lit(o, "]");
+    if (c->q->compact) {
+        q_cs(o, c->q->states ? ",\"format\":\"compact\",\"with_states\":true"
+                             : ",\"format\":\"compact\",\"with_states\":false");
+        write_columns(c);
+    }
+    q_lit(o, "}\n");
 }
 
 static int run(tl *s)
@@ -520,7 +621,9 @@ static int run(tl *s)
 
 int q_timeline(q_ctx *c)
 {
-    tl s = {.c = c};
+    /* Completions are written for Coll and P2p; states only when asked for. */
+    unsigned parts = c->q->types & (1u << NSC_T_COLL | 1u << NSC_T_P2P) ? NSC_BLOCK_COMPLETIONS : 0;
+    tl s = {.c = c, .parts = parts | (c->q->states ? NSC_BLOCK_STATES : 0)};
     s.ranks = calloc(c->nranks ? c->nranks : 1, sizeof *s.ranks);
     if (!s.ranks)
         return q_fail(c, NSC_QUERY_ESTORE, "out of memory");

@@ -37,6 +37,11 @@ static const field common_fields[NCOMMON] = {
     EF(rank, F_SIGNED), EF(ctx, 0), EF(flags, 0), EF(origin_pid, 0), EF(origin_parent, 0),
     EF(origin_ctx, 0)};
 
+/* The common fields and the type fill every byte before the payload union
+ * (the decoder relies on it: it zeroes only the union). */
+_Static_assert(8 * 4 + 4 + 4 + 2 + 1 + 1 + 4 + 8 + 8 == offsetof(nsc_event, d),
+               "nsc_event has padding before its payload");
+
 #define NPAYLOAD 14
 typedef struct type_fields {
     uint8_t n;
@@ -483,11 +488,16 @@ int nsc_block_finish(nsc_block_enc *e, const uint8_t **out, size_t *len, nsc_blo
 
 /* ---- decoding ---------------------------------------------------------- */
 
+/* Decoding runs column by column: one field of every record before the next
+ * field, so the loop body is the same for a whole column, a column nobody
+ * asked for is never read, and no record is copied to serve as the base of
+ * the next one (the bases live in a small per-type array). */
+
 typedef struct colrd {
     const uint8_t *p, *end;
 } colrd;
 
-static int get_varint(colrd *c, uint64_t *v)
+static int get_varint_checked(colrd *c, uint64_t *v)
 {
     uint64_t x = 0;
     for (int shift = 0; shift < 70; shift += 7) {
@@ -503,17 +513,126 @@ static int get_varint(colrd *c, uint64_t *v)
     return NSC_BLOCK_ETRUNC;  /* more than 10 bytes: not a varint */
 }
 
-static int decode_fields(colrd *cols, void *rec, const void *prev, const field *f, size_t n,
-                         int first_col)
+/* Ten bytes left in the column hold any varint: no check per byte then. */
+static inline int get_varint(colrd *c, uint64_t *v)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t z;
-        int rc = get_varint(&cols[first_col + i], &z);
-        if (rc)
-            return rc;
-        store(rec, &f[i], base_of(rec, prev, &f[i]) + unzigzag(z));
+    if (c->end - c->p < 10)
+        return get_varint_checked(c, v);
+    const uint8_t *p = c->p;
+    uint64_t b = *p++, x = b & 0x7f;
+    for (int shift = 7; b & 0x80; shift += 7) {
+        if (shift == 70)
+            return NSC_BLOCK_ETRUNC;
+        b = *p++;
+        x |= (b & 0x7f) << shift;
     }
+    c->p = p;
+    *v = x;
     return 0;
+}
+
+static inline int skip_varint(colrd *c)
+{
+    const uint8_t *p = c->p, *stop = c->end - p > 10 ? p + 10 : c->end;
+    while (p < stop && (*p & 0x80))
+        p++;
+    if (p == stop)
+        return NSC_BLOCK_ETRUNC;
+    c->p = p + 1;
+    return 0;
+}
+
+/* Store v into f of rec; returns the value as load() reads it back. */
+static inline uint64_t put_field(void *rec, const field *f, uint64_t v)
+{
+    store(rec, f, v);
+    switch (f->size) {
+    case 1: return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int8_t)v : (uint8_t)v;
+    case 2: return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int16_t)v : (uint16_t)v;
+    case 4: return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int32_t)v : (uint32_t)v;
+    default: return v;
+    }
+}
+
+static inline uint64_t load_u64(const void *rec, uint16_t off)
+{
+    uint64_t v;
+    memcpy(&v, (const uint8_t *)rec + off, 8);
+    return v;
+}
+
+/* The stored events and which of them the caller keeps. */
+typedef struct ev_cols {
+    const uint8_t *types;  /* the type column, one byte per stored event */
+    uint32_t n;            /* stored events */
+    uint32_t want;         /* type mask of the events kept */
+    nsc_event *out;        /* the kept events, in stored order */
+} ev_cols;
+
+/* One common field's column. Values of events not kept are skipped. */
+static int decode_common_column(const ev_cols *d, colrd *c, const field *f)
+{
+    uint64_t prev[NSC_T_COUNT] = {0};
+    nsc_event *ev = d->out;
+    for (uint32_t i = 0; i < d->n; i++) {
+        unsigned t = d->types[i];
+        if (!(d->want >> t & 1)) {
+            if (skip_varint(c))
+                return NSC_BLOCK_ETRUNC;
+            continue;
+        }
+        uint64_t z;
+        if (get_varint(c, &z))
+            return NSC_BLOCK_ETRUNC;
+        uint64_t base = f->rel == NO_REL ? prev[t] : load_u64(ev, f->rel);
+        prev[t] = put_field(ev, f, base + unzigzag(z));
+        ev++;
+    }
+    return c->p == c->end ? 0 : NSC_BLOCK_ETRAILING;
+}
+
+/* The payload slots, event by event: an event reads only the slots its type
+ * has (most events have one or two of the fourteen). */
+static int decode_payload(const ev_cols *d, colrd *slots)
+{
+    uint64_t prev[NSC_T_COUNT][NPAYLOAD];
+    memset(prev, 0, sizeof prev);
+    nsc_event *ev = d->out;
+    for (uint32_t i = 0; i < d->n; i++) {
+        unsigned t = d->types[i];
+        const type_fields *tf = &payload_fields[t];
+        int keep = d->want >> t & 1;
+        for (unsigned j = 0; j < tf->n; j++) {
+            const field *f = &tf->f[j];
+            uint64_t z;
+            if (!keep ? skip_varint(&slots[j]) : get_varint(&slots[j], &z))
+                return NSC_BLOCK_ETRUNC;
+            if (keep) {
+                uint64_t base = f->rel == NO_REL ? prev[t][j] : load_u64(ev, f->rel);
+                prev[t][j] = put_field(ev, f, base + unzigzag(z));
+            }
+        }
+        ev += keep;
+    }
+    for (unsigned j = 0; j < NPAYLOAD; j++)
+        if (slots[j].p != slots[j].end)
+            return NSC_BLOCK_ETRAILING;
+    return 0;
+}
+
+/* One column of n records of `size` bytes (states, completions): each value
+ * is relative to the same field of the previous record. */
+static int decode_plain_column(colrd *c, void *recs, size_t size, uint32_t n, const field *f)
+{
+    uint64_t prev = 0;
+    uint8_t *rec = recs;
+    for (uint32_t i = 0; i < n; i++, rec += size) {
+        uint64_t z;
+        if (get_varint(c, &z))
+            return NSC_BLOCK_ETRUNC;
+        prev = put_field(rec, f, prev + unzigzag(z));
+    }
+    return c->p == c->end ? 0 : NSC_BLOCK_ETRAILING;
 }
 
 int nsc_block_read_hdr(const void *buf, size_t len, nsc_block_hdr *h)
@@ -593,74 +712,106 @@ static int split_columns(const uint8_t *raw, size_t raw_len, colrd *cols)
     return 0;
 }
 
-static int decode_records(colrd *cols, nsc_block *b)
+/* The type column: exactly one known type per stored event. */
+static int check_types(const colrd *c, uint32_t n)
 {
-    nsc_event prev[NSC_T_COUNT];
-    nsc_state_rec prev_state = {0};
-    nsc_completion prev_compl = {0};
-    memset(prev, 0, sizeof prev);
-    int rc;
-    for (uint32_t i = 0; i < b->hdr.nevents; i++) {
-        nsc_event *ev = &b->events[i];
-        if (cols[C_TYPE].p == cols[C_TYPE].end)
-            return NSC_BLOCK_ETRUNC;
-        ev->type = *cols[C_TYPE].p++;
-        if (ev->type >= NSC_T_COUNT)
+    if ((size_t)(c->end - c->p) < n)
+        return NSC_BLOCK_ETRUNC;
+    if ((size_t)(c->end - c->p) > n)
+        return NSC_BLOCK_ETRAILING;
+    for (uint32_t i = 0; i < n; i++)
+        if (c->p[i] >= NSC_T_COUNT)
             return NSC_BLOCK_ETYPE;
-        const type_fields *t = &payload_fields[ev->type];
-        if ((rc = decode_fields(cols, ev, &prev[ev->type], common_fields, NCOMMON, C_COMMON)) ||
-            (rc = decode_fields(cols, ev, &prev[ev->type], t->f, t->n, C_PAYLOAD)))
-            return rc;
-        prev[ev->type] = *ev;
-    }
-    for (uint32_t i = 0; i < b->hdr.nstates; i++) {
-        if ((rc = decode_fields(cols, &b->states[i], &prev_state, state_fields, NSTATE, C_STATE)))
-            return rc;
-        if (b->states[i].state >= NSC_S_COUNT)
-            return NSC_BLOCK_ETYPE;
-        prev_state = b->states[i];
-    }
-    for (uint32_t i = 0; i < b->hdr.ncompletions; i++) {
-        if ((rc = decode_fields(cols, &b->completions[i], &prev_compl, compl_fields, NCOMPL,
-                                C_COMPL)))
-            return rc;
-        prev_compl = b->completions[i];
-    }
-    for (int i = 0; i < NCOLS; i++)
-        if (cols[i].p != cols[i].end)
-            return NSC_BLOCK_ETRAILING;
     return 0;
 }
 
-static int decode(const uint8_t *buf, size_t len, nsc_block *b, uint8_t **owned)
+static int decode_events(colrd *cols, const ev_cols *d)
+{
+    int rc = 0;
+    /* The common columns and the type write every byte before the payload
+     * union; only the union needs zeroing (a type fills part of it). */
+    for (uint32_t i = 0, k = 0; i < d->n; i++)
+        if (d->want >> d->types[i] & 1) {
+            d->out[k].type = d->types[i];
+            memset(&d->out[k++].d, 0, sizeof d->out->d);
+        }
+    for (unsigned i = 0; !rc && i < NCOMMON; i++)
+        rc = decode_common_column(d, &cols[C_COMMON + i], &common_fields[i]);
+    return rc ? rc : decode_payload(d, &cols[C_PAYLOAD]);
+}
+
+static int decode_states(colrd *cols, nsc_block *b)
+{
+    int rc = 0;
+    for (unsigned i = 0; !rc && i < NSTATE; i++)
+        rc = decode_plain_column(&cols[C_STATE + i], b->states, sizeof *b->states,
+                                 b->hdr.nstates, &state_fields[i]);
+    for (uint32_t i = 0; !rc && i < b->hdr.nstates; i++)
+        if (b->states[i].state >= NSC_S_COUNT)
+            rc = NSC_BLOCK_ETYPE;
+    return rc;
+}
+
+static int decode_completions(colrd *cols, nsc_block *b)
+{
+    int rc = 0;
+    for (unsigned i = 0; !rc && i < NCOMPL; i++)
+        rc = decode_plain_column(&cols[C_COMPL + i], b->completions, sizeof *b->completions,
+                                 b->hdr.ncompletions, &compl_fields[i]);
+    return rc;
+}
+
+static int decode(const uint8_t *buf, size_t len, uint32_t types, unsigned parts, nsc_block *b,
+                  uint8_t **owned)
 {
     const uint8_t *raw;
     size_t raw_len;
     colrd cols[NCOLS];
     int rc = nsc_block_read_hdr(buf, len, &b->hdr);
     if (rc || (rc = payload(buf, len, &b->hdr, owned, &raw, &raw_len)) ||
-        (rc = split_columns(raw, raw_len, cols)))
+        (rc = split_columns(raw, raw_len, cols)) ||
+        (rc = check_types(&cols[C_TYPE], b->hdr.nevents)))
         return rc;
+    ev_cols d = {cols[C_TYPE].p, b->hdr.nevents, types & NSC_MASK_ALL, NULL};
+    b->hdr.nevents = 0;
+    for (uint32_t i = 0; i < d.n; i++)
+        b->hdr.nevents += d.want >> d.types[i] & 1;
+    if (!(parts & NSC_BLOCK_STATES))
+        b->hdr.nstates = 0;
+    if (!(parts & NSC_BLOCK_COMPLETIONS))
+        b->hdr.ncompletions = 0;
     size_t ev_bytes = b->hdr.nevents * sizeof *b->events;
     size_t st_bytes = b->hdr.nstates * sizeof *b->states;
     size_t co_bytes = b->hdr.ncompletions * sizeof *b->completions;
-    if (!(b->mem = calloc(1, ev_bytes + st_bytes + co_bytes + 1)))
+    if (!(b->mem = malloc(ev_bytes + st_bytes + co_bytes + 1)))
         return NSC_BLOCK_ENOMEM;
-    b->events = b->mem;
+    memset((uint8_t *)b->mem + ev_bytes, 0, st_bytes); /* state records have padding */
+    b->events = d.out = b->mem;
     b->states = (nsc_state_rec *)((uint8_t *)b->mem + ev_bytes);
     b->completions = (nsc_completion *)((uint8_t *)b->mem + ev_bytes + st_bytes);
-    return decode_records(cols, b);
+    if (b->hdr.nevents && (rc = decode_events(cols, &d)))
+        return rc;
+    if ((parts & NSC_BLOCK_STATES) && (rc = decode_states(cols, b)))
+        return rc;
+    return parts & NSC_BLOCK_COMPLETIONS ? decode_completions(cols, b) : 0;
 }
 
-int nsc_block_decode(const void *buf, size_t len, nsc_block *out)
+int nsc_block_decode_sel(const void *buf, size_t len, uint32_t types, unsigned parts,
+                         nsc_block *out)
 {
     uint8_t *owned = NULL;
     memset(out, 0, sizeof *out);
-    int rc = decode(buf, len, out, &owned);
+    int rc = decode(buf, len, types, parts, out, &owned);
     free(owned);
     if (rc)
         nsc_block_release(out);
     return rc;
+}
+
+int nsc_block_decode(const void *buf, size_t len, nsc_block *out)
+{
+    return nsc_block_decode_sel(buf, len, NSC_MASK_ALL, NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS,
+                                out);
 }
 
 void nsc_block_release(nsc_block *b)

@@ -1135,10 +1135,17 @@ int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key)
 
 int nsc_store_blocks_next(nsc_store_blocks *it, nsc_block_key *key, nsc_block *blk)
 {
+    return nsc_store_blocks_next_sel(it, NSC_MASK_ALL, NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS,
+                                     key, blk);
+}
+
+int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned parts,
+                              nsc_block_key *key, nsc_block *blk)
+{
     if (!it->has)
         return 1;
     if (nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ||
-        nsc_block_decode(it->v.mv_data, it->v.mv_size, blk))
+        nsc_block_decode_sel(it->v.mv_data, it->v.mv_size, types, parts, blk))
         return NSC_STORE_ECORRUPT;
     int rc = blocks_step(it, MDB_NEXT);
     if (rc)

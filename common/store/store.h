@@ -155,6 +155,10 @@ int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key);
 /* Decode the next block (release it with nsc_block_release) and advance:
  * 0, 1 at the end, or an error. */
 int nsc_store_blocks_next(nsc_store_blocks *it, nsc_block_key *key, nsc_block *blk);
+/* The same, decoding only the event types and parts asked for
+ * (nsc_block_decode_sel). */
+int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned parts,
+                              nsc_block_key *key, nsc_block *blk);
 void nsc_store_blocks_close(nsc_store_blocks *it);
 
 /* Every event of (job, comm, rank) that overlaps [t0, t1] (raw host times),

@@ -198,6 +198,56 @@ Test(query, timeline_is_aligned_ordered_and_pages_without_loss)
     qf_result_free(&r);
 }
 
+/* A compact value equals the JSON one: same number or string, or both null. */
+static void same_value(const nsc_json *c, const nsc_json *j, const char *name, size_t line)
+{
+    cr_assert_not_null(j, "line %zu: JSON has no %s", line, name);
+    cr_assert_eq(c->kind, j->kind, "line %zu: %s", line, name);
+    if (c->kind == NSC_JSON_NUMBER || c->kind == NSC_JSON_STRING)
+        cr_assert_str_eq(c->text, j->text, "line %zu: %s", line, name);
+}
+
+Test(query, timeline_compact_carries_the_json_values)
+{
+    qf_result rj = qf_run(st, "timeline", "comm=world");
+    qf_result rc = qf_run(st, "timeline", "comm=world&format=compact&states=1");
+    cr_assert_eq(rj.rc, 0, "%s", rj.err);
+    cr_assert_eq(rc.rc, 0, "%s", rc.err);
+    cr_assert_lt(rc.len * 2, rj.len, "compact %zu B, json %zu B", rc.len, rj.len);
+    static nsc_json_doc dj[MAXL], dc[MAXL];
+    size_t nj = lines(rj.text, dj, MAXL), nc = lines(rc.text, dc, MAXL);
+    cr_assert_eq(nj, nc);
+    const nsc_json *h = nsc_json_root(&dc[0]);
+    cr_assert_str_eq(str(h, "format"), "compact");
+    const nsc_json *cols = nsc_json_get(h, "columns"), *types = nsc_json_get(h, "types");
+    for (size_t i = 1; i + 1 < nc; i++) {
+        const nsc_json *a = nsc_json_root(&dc[i]), *e = nsc_json_root(&dj[i]);
+        cr_assert_eq(a->kind, NSC_JSON_ARRAY, "line %zu", i);
+        char type[8];
+        snprintf(type, sizeof type, "%s", nsc_json_at(a, 0)->text);
+        cr_assert_str_eq(nsc_json_str(nsc_json_at(types, (uint32_t)atoi(type))), str(e, "type"));
+        const nsc_json *names = nsc_json_get(cols, type);
+        cr_assert_eq(names->count, a->count, "line %zu", i);
+        for (uint32_t k = 1; k < a->count; k++) {
+            const char *name = nsc_json_str(nsc_json_at(names, k));
+            const nsc_json *v = nsc_json_at(a, k);
+            if (strcmp(name, "states") == 0)
+                cr_assert_eq(v->count, nsc_json_get(e, "states")->count, "line %zu", i);
+            else if (strcmp(name, "flags") != 0 && strcmp(name, "origin_pid") != 0)
+                same_value(v, nsc_json_get(e, name), name, i);
+        }
+        /* flags: a bit mask where JSON lists names */
+        cr_assert_eq(nsc_json_get(e, "flags")->count == 0, strcmp(nsc_json_at(a, 8)->text, "0") == 0,
+                     "line %zu", i);
+    }
+    for (size_t i = 0; i < nc; i++) {
+        nsc_json_free(&dj[i]);
+        nsc_json_free(&dc[i]);
+    }
+    qf_result_free(&rj);
+    qf_result_free(&rc);
+}
+
 Test(query, timeline_window_rank_and_type_filters)
 {
     char qs[256];
@@ -326,7 +376,10 @@ Test(query, bad_parameters_get_one_line_errors)
         {"timeline", "comm=%zz", NULL},
         {"timeline", "comm=%00", NULL},
         {"timeline", "comm=", NULL},
-        {"timeline", "comm=a&format=csv", "format: only json is served: \"csv\""},
+        {"timeline", "comm=a&format=csv", "format: expected json or compact: \"csv\""},
+        {"timeline", "comm=a&states=2", "states: expected 0 or 1: \"2\""},
+        {"collectives", "comm=a&format=compact", "format: only json is served: \"compact\""},
+        {"collectives", "comm=a&states=1", "states: not a parameter of this endpoint"},
         {"collectives", "comm=a&seq=9-2", "seq: expected N or N-M with N <= M: \"9-2\""},
         {"collectives", "comm=a&seq=1--2", NULL},
         {"comms", "comm=a", "comm: not a parameter of this endpoint"},
