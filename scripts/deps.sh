@@ -4,7 +4,9 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git clang
       libzmq3-dev libmsgpack-dev liblmdb-dev lmdb-utils libevent-dev libcriterion-dev
-      libzstd-dev
+      libzstd-dev protobuf-compiler
+      # deployment tests (tests/deploy/): images, the manifest checker, a real Slurm
+      podman buildah debootstrap python3-yaml slurm-wlm munge
       "$@")
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,185 @@
+/* main.c: ncclscope, the command line: verbs, options, help, exit codes.
+ *
+ * `ncclscope [GLOBAL OPTIONS] VERB [OPTIONS]`. Exit codes: 0 ok, 1 an error
+ * or (diagnose) a problem found, 2 a bad command line. Errors are one line on
+ * stderr starting with "ncclscope: ". The verbs themselves and the fetch
+ * helpers they share are in the files named in cli.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const nsc_cli_opt global_opts[] = {
+    {"collector", "URL", "collector HTTP API (default $NCCLSCOPE_COLLECTOR, then " NSC_DEFAULT_COLLECTOR ")"},
+    {"db", "DIR", "read a store directory instead of asking a collector (read-only)"},
+    {"token-file", "FILE", "bearer token for the collector (default $NCCLSCOPE_TOKEN)"},
+    {"timeout", "SECONDS", "longest wait for the collector (default 10)"},
+    {"job", "NAME", "job to look at (default: the collector's only or latest job)"},
+    {"json", NULL, "print the source's JSON unchanged, for scripts"},
+    {"help", NULL, "show help (also: ncclscope help VERB)"},
+    {NULL, NULL, NULL}};
+
+#define COMM_OPT {"comm", "ID", "communicator (hex id \"0x...\" or name)"}
+#define WINDOW_OPTS {"t0", "NS", "window start, ns on the aligned time base"}, \
+                    {"t1", "NS", "window end, ns on the aligned time base"}
+
+static const nsc_cli_opt no_opts[] = {{NULL, NULL, NULL}};
+static const nsc_cli_opt watch_opts[] = {
+    {"count", "N", "stop after N summaries (default: until interrupted)"}, {NULL, NULL, NULL}};
+static const nsc_cli_opt comm_opts[] = {COMM_OPT, {NULL, NULL, NULL}};
+static const nsc_cli_opt timeline_opts[] = {
+    COMM_OPT, WINDOW_OPTS, {"rank", "R", "only these ranks (3, 0,2,4-7)"},
+    {"type", "TYPES", "event types (coll,p2p,kernelch,proxyop,...; default all)"},
+    {"csv", NULL, "one CSV line per event"},
+    {"width", "COLS", "width of the text lanes (default 100)"}, {NULL, NULL, NULL}};
+static const nsc_cli_opt coll_opts[] = {
+    COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective (AllReduce, ...)"},
+    {"rank", "R", "only these ranks"}, {"seq", "N", "only this sequence number (or N-M)"},
+    {"limit", "N", "at most N collectives"}, {NULL, NULL, NULL}};
+static const nsc_cli_opt stats_opts[] = {
+    COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective"}, {NULL, NULL, NULL}};
+static const nsc_cli_opt export_opts[] = {
+    COMM_OPT, WINDOW_OPTS, {"rank", "R", "only these ranks (3, 0,2,4-7)"},
+    {"type", "TYPES", "event types (default all)"},
+    {"format", "perfetto|chrome", "trace format (default perfetto)"},
+    {"output", "FILE", "file to write (-o FILE; required)"},
+    {"input", "FILE", "convert timeline NDJSON from FILE ('-': stdin) instead of fetching"},
+    {NULL, NULL, NULL}};
+static const nsc_cli_opt up_opts[] = {
+    {"run-dir", "DIR", "pid files, logs and store (default $NCCLSCOPE_RUNDIR, then /tmp/ncclscope)"},
+    {"port", "PORT", "collector HTTP port on 127.0.0.1 (default 7761; 0: any free port)"},
+    {"zmq-port", "PORT", "collector port the agent sends to (default 7760; 0: any)"},
+    {"agent-port", "PORT", "agent /healthz and /metrics port (default 7762; 0: any)"},
+    {"wait", "SECONDS", "how long to wait for /healthz (default 10)"}, {NULL, NULL, NULL}};
+static const nsc_cli_opt down_opts[] = {
+    {"run-dir", "DIR", "as given to up"},
+    {"wait", "SECONDS", "how long to wait for each to exit after SIGTERM (default 10)"},
+    {NULL, NULL, NULL}};
+
+typedef struct verb {
+    const char *name;
+    nsc_verb_fn fn;
+    const nsc_cli_opt *opts;
+    const char *usage;
+    const char *summary;
+} verb;
+
+static const verb verbs[] = {
+    {"status", nsc_verb_status, no_opts, "",
+     "job report: nodes, processes, GPUs, communicators by shape, errors"},
+    {"watch", nsc_verb_watch, watch_opts, "", "live summary, refreshing (plain lines when piped)"},
+    {"comms", nsc_verb_comms, no_opts, "", "communicators of the job"},
+    {"timeline", nsc_verb_timeline, timeline_opts, "--comm ID",
+     "one aligned timeline across ranks (text lanes, --json, --csv)"},
+    {"collectives", nsc_verb_collectives, coll_opts, "--comm ID",
+     "collectives matched across ranks: duration, skew, last to arrive, busBW"},
+    {"topology", nsc_verb_topology, comm_opts, "[--comm ID]",
+     "ranks to hosts, pids and GPUs; rings per channel; split communicators"},
+    {"stats", nsc_verb_stats, stats_opts, "[--comm ID]",
+     "latency percentiles and bandwidth per function and size; stragglers"},
+    {"diagnose", nsc_verb_diagnose, comm_opts, "[--comm ID]",
+     "find hangs, mismatches, missing, lagging and dead ranks (exit 1 if any)"},
+    {"export", nsc_verb_export, export_opts, "--comm ID -o FILE [--format perfetto|chrome]",
+     "write a Perfetto (.pftrace) or Chrome JSON trace"},
+    {"up", nsc_verb_up, up_opts, "", "start a local collector and agent"},
+    {"down", nsc_verb_down, down_opts, "", "stop what up started"},
+    {"help", NULL, no_opts, "[VERB]", "show help"},
+};
+#define NVERBS (sizeof verbs / sizeof verbs[0])
+
+static const verb *find_verb(const char *name)
+{
+    for (size_t i = 0; i < NVERBS; i++)
+        if (strcmp(verbs[i].name, name) == 0)
+            return &verbs[i];
+    return NULL;
+}
+
+static const nsc_cli_opt *verb_opts(const char *name)
+{
+    const verb *v = find_verb(name);
+    return v ? v->opts : NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ncclscope [GLOBAL OPTIONS] VERB [OPTIONS]\n\n"
+               "Traces of NCCL collectives across every rank of a job, from a collector\n"
+               "(--collector URL) or a store directory (--db DIR).\n\nverbs:\n");
+    for (size_t i = 0; i < NVERBS; i++)
+        fprintf(f, "  %-12s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(f, "\nglobal options:\n");
+    nsc_cli_print_opts(f, global_opts);
+    fprintf(f, "\nexit codes: 0 ok, 1 error or problem found (diagnose), 2 bad command line.\n"
+               "See 'ncclscope help VERB' and docs/cli.md.\n");
+}
+
+static void verb_help(FILE *f, const verb *v)
+{
+    fprintf(f, "usage: ncclscope %s %s\n\n%s\n", v->name, v->usage, v->summary);
+    if (v->opts[0].name) {
+        fprintf(f, "\noptions:\n");
+        nsc_cli_print_opts(f, v->opts);
+    }
+    fprintf(f, "\nglobal options:\n");
+    nsc_cli_print_opts(f, global_opts);
+}
+
+static int help(const nsc_cli_args *a)
+{
+    if (!a->verb || (strcmp(a->verb, "help") == 0 && a->npos == 0)) {
+        usage(stdout);
+        return NSC_EXIT_OK;
+    }
+    const char *name = strcmp(a->verb, "help") == 0 ? a->pos[0] : a->verb;
+    const verb *v = find_verb(name);
+    if (!v) {
+        fprintf(stderr, "ncclscope: unknown command '%s' (see ncclscope --help)\n", name);
+        return NSC_EXIT_USAGE;
+    }
+    verb_help(stdout, v);
+    return NSC_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    nsc_cli_args a;
+    char err[256];
+    if (nsc_cli_parse(argc, argv, global_opts, verb_opts, &a, err, sizeof err) != 0) {
+        fprintf(stderr, "ncclscope: %s\n", err);
+        return NSC_EXIT_USAGE;
+    }
+    if (nsc_cli_has(&a, "help") || !a.verb || strcmp(a.verb, "help") == 0) {
+        if (!a.verb && !nsc_cli_has(&a, "help")) {
+            usage(stderr);
+            return NSC_EXIT_USAGE;
+        }
+        return help(&a);
+    }
+    if (a.npos > 0) {
+        fprintf(stderr, "ncclscope: %s takes no argument '%s' (see ncclscope help %s)\n", a.verb,
+                a.pos[0], a.verb);
+        return NSC_EXIT_USAGE;
+    }
+    nsc_cli_ctx c = {.args = &a, .json = nsc_cli_has(&a, "json")};
+    c.src_opts.collector = nsc_cli_get(&a, "collector");
+    c.src_opts.db = nsc_cli_get(&a, "db");
+    c.src_opts.token_file = nsc_cli_get(&a, "token-file");
+    unsigned long long timeout = 10;
+    int rc = nsc_cli_u64_opt(&c, "timeout", &timeout);
+    c.src_opts.timeout_ms = (int)(timeout > 86400 ? 86400000 : timeout * 1000);
+    if (rc == NSC_EXIT_OK)
+        rc = find_verb(a.verb)->fn(&c);
+    if (rc != NSC_EXIT_OK && c.err[0])
+        fprintf(stderr, "ncclscope: %s\n", c.err);
+    if (c.src)
+        nsc_src_close(c.src);
+    if (fflush(stdout) != 0 && rc == NSC_EXIT_OK) {
+        fprintf(stderr, "ncclscope: writing output: %s\n", strerror(errno));
+        rc = NSC_EXIT_FAIL;
+    }
+    return rc;
+}

@@ -1,0 +1,93 @@
+/* report.c: the verbs that show one query answer to a person: comms,
+ * collectives, topology, stats.
+ *
+ * With --json the answer is printed unchanged. Otherwise it is rendered:
+ * scalar members as "name: value" lines, arrays of objects as tables (the
+ * columns are the members of the first element), nested objects as sections.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "table.h"
+
+#define MAX_COLS 14
+
+static int is_scalar(const nsc_json *v) { return v->kind != NSC_JSON_ARRAY && v->kind != NSC_JSON_OBJECT; }
+
+static void render_table(const nsc_json *arr)
+{
+    const nsc_json *first = nsc_json_first(arr);
+    nsc_col cols[MAX_COLS];
+    size_t n = 0;
+    for (const nsc_json *m = nsc_json_first(first); m && n < MAX_COLS; m = nsc_json_next(first, m))
+        if (is_scalar(m))
+            cols[n++] = (nsc_col){m->key, m->key};
+    nsc_table *t = nsc_table_new(cols, n);
+    if (!t)
+        return;
+    for (const nsc_json *e = first; e; e = nsc_json_next(arr, e))
+        if (e->kind == NSC_JSON_OBJECT)
+            nsc_table_add_json(t, e);
+    nsc_table_print(t, stdout);
+    nsc_table_free(t);
+}
+
+static void render(const nsc_json *v, int indent)
+{
+    char cell[128];
+    if (v->kind == NSC_JSON_ARRAY) {
+        const nsc_json *first = nsc_json_first(v);
+        if (!first)
+            printf("%*s(none)\n", indent, "");
+        else if (first->kind == NSC_JSON_OBJECT)
+            render_table(v);
+        else {
+            printf("%*s", indent, "");
+            for (const nsc_json *e = first; e; e = nsc_json_next(v, e)) {
+                nsc_json_cell(e, cell, sizeof cell);
+                printf("%s%s", cell, nsc_json_next(v, e) ? ", " : "\n");
+            }
+        }
+        return;
+    }
+    if (v->kind != NSC_JSON_OBJECT) {
+        nsc_json_cell(v, cell, sizeof cell);
+        printf("%*s%s\n", indent, "", cell);
+        return;
+    }
+    for (const nsc_json *m = nsc_json_first(v); m; m = nsc_json_next(v, m))
+        if (is_scalar(m)) {
+            nsc_json_cell(m, cell, sizeof cell);
+            printf("%*s%s: %s\n", indent, "", m->key, cell);
+        }
+    for (const nsc_json *m = nsc_json_first(v); m; m = nsc_json_next(v, m))
+        if (!is_scalar(m)) {
+            printf("\n%*s%s:\n", indent, "", m->key);
+            render(m, indent + 2);
+        }
+}
+
+/* Fetch an endpoint with the verb's parameters and show it. */
+static int show(nsc_cli_ctx *c, const char *endpoint)
+{
+    char qs[2048];
+    int rc = nsc_cli_query(c, qs, sizeof qs);
+    if (rc)
+        return rc;
+    if (c->json)
+        return nsc_cli_fetch_raw(c, endpoint, qs);
+    nsc_doc d;
+    rc = nsc_cli_fetch_doc(c, endpoint, qs, &d);
+    if (rc == NSC_EXIT_OK)
+        render(nsc_json_root(&d.doc), 0);
+    nsc_doc_free(&d);
+    return rc;
+}
+
+int nsc_verb_comms(nsc_cli_ctx *c) { return show(c, "comms"); }
+int nsc_verb_collectives(nsc_cli_ctx *c) { return show(c, "collectives"); }
+int nsc_verb_topology(nsc_cli_ctx *c) { return show(c, "topology"); }
+int nsc_verb_stats(nsc_cli_ctx *c) { return show(c, "stats"); }

@@ -1,0 +1,425 @@
+/* status.c: `ncclscope status` and `ncclscope watch`: the live state
+ * (/api/v1/status, /api/v1/live; docs/collector.md) shown to people.
+ *
+ * status is laid out like NCCL RAS's report: the job's nodes, processes and
+ * ranks (one GPU each), communicators grouped by shape (ranks, nodes, ranks
+ * per node) with how many are running, finished or incomplete, then the
+ * errors: lagging ranks with their operation counts, hung collectives, dead
+ * processes with host and pid, ranks never seen, dropped events. watch shows
+ * per communicator progress, busBW and events/s from each live summary, with
+ * the lagging and dead ranks of the status read alongside it. The walk over a
+ * status document (nsc_status_*) is shared with diagnose.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "table.h"
+
+static const char *str_or(const nsc_json *o, const char *key, const char *dflt)
+{
+    const char *s = nsc_json_str(nsc_json_get(o, key));
+    return s ? s : dflt;
+}
+
+static uint64_t u64_of(const nsc_json *o, const char *key)
+{
+    uint64_t v = 0;
+    nsc_json_u64(nsc_json_get(o, key), &v);
+    return v;
+}
+
+static double dbl_of(const nsc_json *o, const char *key)
+{
+    double v = 0;
+    nsc_json_double(nsc_json_get(o, key), &v);
+    return v;
+}
+
+#define EACH(it, arr) for (const nsc_json *it = nsc_json_first(arr); it; it = nsc_json_next(arr, it))
+
+const nsc_json *nsc_status_process(const nsc_json *status, const char *host, uint64_t pid)
+{
+    const nsc_json *procs = nsc_json_get(status, "processes");
+    EACH(p, procs)
+    if (u64_of(p, "pid") == pid && strcmp(str_or(p, "host", ""), host) == 0)
+        return p;
+    return NULL;
+}
+
+/* A rank is behind when one of its functions' last seq is below the
+ * communicator's highest for that function. */
+int nsc_status_rank_behind(const nsc_json *comm, const nsc_json *rank, const char **func, uint64_t *seq,
+                           uint64_t *max)
+{
+    const nsc_json *funcs = nsc_json_get(comm, "funcs");
+    EACH(c, nsc_json_get(rank, "collectives"))
+    EACH(f, funcs)
+    if (strcmp(str_or(f, "func", ""), str_or(c, "func", "?")) == 0 && u64_of(c, "seq") < u64_of(f, "max_seq")) {
+        *func = str_or(c, "func", "?");
+        *seq = u64_of(c, "seq");
+        *max = u64_of(f, "max_seq");
+        return 1;
+    }
+    return 0;
+}
+
+const char *nsc_status_comm_state(const nsc_json *status, const nsc_json *comm)
+{
+    if (u64_of(comm, "ranks_seen") < u64_of(comm, "nranks"))
+        return "incomplete";
+    int behind = 0;
+    EACH(r, nsc_json_get(comm, "ranks")) {
+        const nsc_json *p = nsc_status_process(status, str_or(r, "host", ""), u64_of(r, "pid"));
+        if (p && strcmp(str_or(p, "state", ""), "alive") == 0)
+            return "running";
+        const char *f;
+        uint64_t s, m;
+        EACH(c, nsc_json_get(r, "collectives"))
+        behind |= nsc_json_get(c, "in_flight") && nsc_json_get(c, "in_flight")->kind == NSC_JSON_TRUE;
+        behind |= nsc_status_rank_behind(comm, r, &f, &s, &m);
+    }
+    return behind ? "incomplete" : "finished";
+}
+
+int nsc_status_job_wanted(const nsc_cli_ctx *c, const nsc_json *job)
+{
+    const char *want = nsc_cli_get(c->args, "job");
+    return !want || strcmp(want, str_or(job, "job", "")) == 0;
+}
+
+/* ---- status ---- */
+
+#define MAX_NODES 1024
+#define MAX_SHAPES 64
+
+typedef struct shape {
+    uint64_t nranks, nodes, per_node;
+    unsigned comms, running, finished, incomplete;
+} shape;
+
+/* Distinct hosts of a communicator's ranks, and the most ranks on one. */
+static void comm_shape(const nsc_json *comm, uint64_t *nodes, uint64_t *per_node)
+{
+    const char *hosts[64];
+    uint64_t count[64];
+    size_t n = 0;
+    *per_node = 0;
+    EACH(r, nsc_json_get(comm, "ranks")) {
+        const char *h = str_or(r, "host", "?");
+        size_t i = 0;
+        while (i < n && strcmp(hosts[i], h) != 0)
+            i++;
+        if (i == n && n < 64) {
+            hosts[n] = h;
+            count[n++] = 0;
+        }
+        if (i < n && ++count[i] > *per_node)
+            *per_node = count[i];
+    }
+    *nodes = n;
+}
+
+static void print_shapes(const nsc_json *status, const nsc_json *job)
+{
+    shape sh[MAX_SHAPES];
+    size_t n = 0;
+    EACH(cm, nsc_json_get(job, "comms")) {
+        shape s = {.nranks = u64_of(cm, "nranks")};
+        comm_shape(cm, &s.nodes, &s.per_node);
+        size_t i = 0;
+        while (i < n && !(sh[i].nranks == s.nranks && sh[i].nodes == s.nodes && sh[i].per_node == s.per_node))
+            i++;
+        if (i == n && n == MAX_SHAPES)
+            continue;
+        if (i == n)
+            sh[n++] = s;
+        const char *st = nsc_status_comm_state(status, cm);
+        sh[i].comms++;
+        sh[i].running += strcmp(st, "running") == 0;
+        sh[i].finished += strcmp(st, "finished") == 0;
+        sh[i].incomplete += strcmp(st, "incomplete") == 0;
+    }
+    static const nsc_col cols[] = {{"", "GROUP"}, {"", "COMMS"}, {"", "NRANKS"}, {"", "NODES"},
+                                   {"", "RANKS/NODE"}, {"", "RUNNING"}, {"", "FINISHED"}, {"", "INCOMPLETE"}};
+    nsc_table *t = nsc_table_new(cols, 8);
+    for (size_t i = 0; t && i < n; i++) {
+        char v[8][24];
+        const char *cells[8];
+        snprintf(v[0], 24, "%zu", i);
+        snprintf(v[1], 24, "%u", sh[i].comms);
+        snprintf(v[2], 24, "%" PRIu64, sh[i].nranks);
+        snprintf(v[3], 24, "%" PRIu64, sh[i].nodes);
+        snprintf(v[4], 24, "%" PRIu64, sh[i].per_node);
+        snprintf(v[5], 24, "%u", sh[i].running);
+        snprintf(v[6], 24, "%u", sh[i].finished);
+        snprintf(v[7], 24, "%u", sh[i].incomplete);
+        for (int k = 0; k < 8; k++)
+            cells[k] = v[k];
+        nsc_table_add(t, cells);
+    }
+    if (t)
+        nsc_table_print(t, stdout);
+    nsc_table_free(t);
+}
+
+/* "AllReduce 9/9, Broadcast 2/3": the lowest last seq of the ranks / the highest. */
+static void progress(const nsc_json *comm, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    EACH(f, nsc_json_get(comm, "funcs")) {
+        const char *name = str_or(f, "func", "?");
+        uint64_t lo = u64_of(f, "max_seq");
+        EACH(r, nsc_json_get(comm, "ranks"))
+        EACH(c, nsc_json_get(r, "collectives"))
+        if (strcmp(str_or(c, "func", ""), name) == 0 && u64_of(c, "seq") < lo)
+            lo = u64_of(c, "seq");
+        int w = snprintf(buf + n, cap - n, "%s%s %" PRIu64 "/%" PRIu64, n ? ", " : "", name, lo,
+                         u64_of(f, "max_seq"));
+        if (w < 0 || (size_t)w >= cap - n)
+            return;
+        n += (size_t)w;
+    }
+}
+
+static void print_comms(const nsc_json *status, const nsc_json *job, const nsc_json *rates)
+{
+    static const nsc_col cols[] = {{"", "COMM"}, {"", "NAME"}, {"", "RANKS"}, {"", "STATE"},
+                                   {"", "PROGRESS (min/max seq)"}, {"", "EVENTS"}, {"", "EVENTS/S"},
+                                   {"", "BUSBW GB/S"}};
+    nsc_table *t = nsc_table_new(cols, 8);
+    EACH(cm, nsc_json_get(job, "comms")) {
+        char v[8][160];
+        const char *cells[8];
+        double rate = dbl_of(cm, "events_per_s"), bw = dbl_of(cm, "bus_bw_gbps");
+        EACH(r, rates)  /* a live summary's newer rates, when given */
+        if (strcmp(str_or(r, "comm", ""), str_or(cm, "comm", "-")) == 0) {
+            rate = dbl_of(r, "events_per_s");
+            bw = dbl_of(r, "bus_bw_gbps");
+        }
+        snprintf(v[0], 160, "%s", str_or(cm, "comm", "?"));
+        snprintf(v[1], 160, "%s", str_or(cm, "name", "-"));
+        snprintf(v[2], 160, "%" PRIu64 "/%" PRIu64, u64_of(cm, "ranks_seen"), u64_of(cm, "nranks"));
+        snprintf(v[3], 160, "%s", nsc_status_comm_state(status, cm));
+        progress(cm, v[4], 160);
+        snprintf(v[5], 160, "%" PRIu64, u64_of(cm, "events_total"));
+        snprintf(v[6], 160, "%.1f", rate);
+        snprintf(v[7], 160, "%.2f", bw);
+        for (int k = 0; k < 8; k++)
+            cells[k] = v[k];
+        if (t)
+            nsc_table_add(t, cells);
+    }
+    if (t)
+        nsc_table_print(t, stdout);
+    nsc_table_free(t);
+}
+
+/* The ranks of host:pid in the job's communicators, as "rank 3 of 0x5f3a". */
+static void ranks_of(const nsc_json *job, const char *host, uint64_t pid, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    EACH(cm, nsc_json_get(job, "comms"))
+    EACH(r, nsc_json_get(cm, "ranks"))
+    if (u64_of(r, "pid") == pid && strcmp(str_or(r, "host", ""), host) == 0 && n + 48 < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "%srank %" PRIu64 " of %s", n ? ", " : "", u64_of(r, "rank"),
+                              str_or(cm, "comm", "?"));
+}
+
+/* Ranks of [0, nranks) absent from the comm's ranks[], as "2,3" (-1 if too many). */
+static void missing_ranks(const nsc_json *comm, char *buf, size_t cap)
+{
+    uint64_t nranks = u64_of(comm, "nranks");
+    size_t n = 0;
+    buf[0] = 0;
+    for (uint64_t k = 0; k < nranks && n + 24 < cap; k++) {
+        int seen = 0;
+        EACH(r, nsc_json_get(comm, "ranks"))
+        seen |= u64_of(r, "rank") == k;
+        if (!seen)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%" PRIu64, n ? "," : "", k);
+    }
+}
+
+/* The errors section; returns how many lines it printed. */
+static unsigned print_errors(const nsc_json *status, const nsc_json *job)
+{
+    unsigned n = 0;
+    char buf[512];
+    EACH(cm, nsc_json_get(job, "comms")) {
+        const char *id = str_or(cm, "comm", "?");
+        EACH(l, nsc_json_get(cm, "lagging")) {
+            printf("  lagging  comm %s rank %" PRIu64 ": %s seq %" PRIu64 " while others reached %" PRIu64
+                   " (%.1f s)\n", id, u64_of(l, "rank"), str_or(l, "func", "?"), u64_of(l, "seq"),
+                   u64_of(l, "max_seq"), (double)u64_of(l, "for_ns") / 1e9);
+            n++;
+        }
+        EACH(h, nsc_json_get(cm, "hangs")) {
+            printf("  hung     comm %s rank %" PRIu64 ": %s seq %" PRIu64 " in flight for %.1f s\n", id,
+                   u64_of(h, "rank"), str_or(h, "func", "?"), u64_of(h, "seq"), (double)u64_of(h, "for_ns") / 1e9);
+            n++;
+        }
+        if (u64_of(cm, "ranks_seen") < u64_of(cm, "nranks")) {
+            missing_ranks(cm, buf, sizeof buf);
+            printf("  missing  comm %s: %" PRIu64 " of %" PRIu64 " ranks never seen (ranks %s)\n", id,
+                   u64_of(cm, "nranks") - u64_of(cm, "ranks_seen"), u64_of(cm, "nranks"), buf);
+            n++;
+        }
+    }
+    EACH(p, nsc_json_get(status, "processes")) {
+        if (strcmp(str_or(p, "job", ""), str_or(job, "job", "-")) != 0)
+            continue;
+        const char *host = str_or(p, "host", "?");
+        uint64_t pid = u64_of(p, "pid");
+        const char *state = str_or(p, "state", "?");
+        if (strcmp(state, "alive") != 0) {
+            ranks_of(job, host, pid, buf, sizeof buf);
+            printf("  %-8s pid %" PRIu64 " on %s (%s): %s\n", state, pid, host, str_or(p, "reason", "no death record"),
+                   buf[0] ? buf : "no rank");
+            n++;
+        }
+        if (u64_of(p, "events_dropped")) {
+            printf("  dropped  pid %" PRIu64 " on %s: %" PRIu64 " events dropped by the plugin\n", pid, host,
+                   u64_of(p, "events_dropped"));
+            n++;
+        }
+    }
+    return n;
+}
+
+static void print_job(const nsc_json *status, const nsc_json *job)
+{
+    const char *name = str_or(job, "job", "?");
+    const char *hosts[MAX_NODES];
+    size_t nhosts = 0;
+    uint64_t procs = 0, alive = 0, ranks = 0, comms = 0;
+    EACH(p, nsc_json_get(status, "processes")) {
+        if (strcmp(str_or(p, "job", ""), name) != 0)
+            continue;
+        procs++;
+        alive += strcmp(str_or(p, "state", ""), "alive") == 0;
+        size_t i = 0;
+        while (i < nhosts && strcmp(hosts[i], str_or(p, "host", "?")) != 0)
+            i++;
+        if (i == nhosts && nhosts < MAX_NODES)
+            hosts[nhosts++] = str_or(p, "host", "?");
+    }
+    EACH(cm, nsc_json_get(job, "comms")) {
+        comms++;
+        ranks += u64_of(cm, "ranks_seen");
+    }
+    printf("job %s: %zu node%s, %" PRIu64 " processes (%" PRIu64 " alive), %" PRIu64
+           " ranks (GPUs) in %" PRIu64 " communicators, %" PRIu64 " events dropped\n",
+           name, nhosts, nhosts == 1 ? "" : "s", procs, alive, ranks, comms, u64_of(job, "events_dropped"));
+    printf("nodes: ");
+    for (size_t i = 0; i < nhosts; i++)
+        printf("%s%s", i ? ", " : "", hosts[i]);
+    printf("%s\n\ncommunicators by shape:\n", nhosts ? "" : "none");
+    print_shapes(status, job);
+    printf("\ncommunicators:\n");
+    print_comms(status, job, NULL);
+    printf("\nerrors:\n");
+    if (print_errors(status, job) == 0)
+        printf("  none\n");
+}
+
+static void render_status(nsc_cli_ctx *c, const nsc_json *status)
+{
+    printf("events: %" PRIu64 " received; agents:", u64_of(status, "events_total"));
+    EACH(a, nsc_json_get(status, "agents"))
+    printf(" %s (%s, %s)", str_or(a, "agent", "?"), str_or(a, "host", "?"), str_or(a, "state", "?"));
+    printf("\n");
+    unsigned shown = 0;
+    EACH(j, nsc_json_get(status, "jobs"))
+    if (nsc_status_job_wanted(c, j)) {
+        printf("\n");
+        print_job(status, j);
+        shown++;
+    }
+    if (!shown)
+        printf("\nno job%s%s\n", nsc_cli_get(c->args, "job") ? " named " : " yet",
+               nsc_cli_get(c->args, "job") ? nsc_cli_get(c->args, "job") : "");
+}
+
+int nsc_verb_status(nsc_cli_ctx *c)
+{
+    if (c->json)
+        return nsc_cli_fetch_raw(c, "status", NULL);
+    nsc_doc d;
+    int rc = nsc_cli_fetch_doc(c, "status", NULL, &d);
+    if (rc == NSC_EXIT_OK)
+        render_status(c, nsc_json_root(&d.doc));
+    nsc_doc_free(&d);
+    return rc;
+}
+
+/* ---- watch ---- */
+
+typedef struct watching {
+    nsc_cli_ctx *c;
+    int tty;
+    unsigned long long left;  /* summaries still to show; 0: no limit */
+} watching;
+
+static void render_summary(nsc_cli_ctx *c, const nsc_json *sum, const nsc_json *status)
+{
+    printf("%.1f events/s, %" PRIu64 " events; processes %" PRIu64 " alive %" PRIu64 " dead; agents %" PRIu64
+           " alive %" PRIu64 " dead; %" PRIu64 " lagging, %" PRIu64 " hung\n",
+           dbl_of(sum, "events_per_s"), u64_of(sum, "events_total"), u64_of(sum, "processes_alive"),
+           u64_of(sum, "processes_dead"), u64_of(sum, "agents_alive"), u64_of(sum, "agents_dead"),
+           u64_of(sum, "lagging"), u64_of(sum, "hangs"));
+    if (!status)
+        return;
+    EACH(j, nsc_json_get(status, "jobs"))
+    if (nsc_status_job_wanted(c, j)) {
+        printf("job %s:\n", str_or(j, "job", "?"));
+        print_comms(status, j, nsc_json_get(sum, "comms"));
+        print_errors(status, j);
+    }
+}
+
+static int on_event(void *arg, const char *event, const char *data)
+{
+    watching *w = arg;
+    if (strcmp(event, "summary") != 0)
+        return 0;
+    if (w->c->json) {
+        printf("%s\n", data);
+    } else {
+        nsc_json_doc doc;
+        nsc_json_error e;
+        if (nsc_json_parse(data, strlen(data), NULL, &doc, &e) != 0) {
+            snprintf(w->c->err, sizeof w->c->err, "bad JSON in a live summary: %s at byte %zu", e.msg,
+                     e.offset);
+            return 1;
+        }
+        /* The summary has rates; progress, lag and deaths come from the status. */
+        nsc_doc st;
+        int have = nsc_cli_fetch_doc(w->c, "status", NULL, &st) == NSC_EXIT_OK;
+        w->c->err[0] = 0;
+        if (w->tty)
+            fputs("\033[H\033[J", stdout);
+        render_summary(w->c, nsc_json_root(&doc), have ? nsc_json_root(&st.doc) : NULL);
+        if (!w->tty)
+            putchar('\n');
+        nsc_doc_free(&st);
+        nsc_json_free(&doc);
+    }
+    fflush(stdout);
+    return w->left && --w->left == 0 ? 2 : 0;
+}
+
+int nsc_verb_watch(nsc_cli_ctx *c)
+{
+    watching w = {c, isatty(STDOUT_FILENO), 0};
+    int rc = nsc_cli_u64_opt(c, "count", &w.left);
+    if (rc)
+        return rc;
+    rc = nsc_cli_fetch_sse(c, "live", NULL, on_event, &w);
+    return rc == NSC_EXIT_FAIL && w.left == 0 && !c->err[0] ? NSC_EXIT_OK : rc;
+}

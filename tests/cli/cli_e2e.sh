@@ -1,0 +1,102 @@
+#!/bin/bash
+# cli_e2e.sh: every verb of ncclscope on the real pipeline. `ncclscope up`
+# starts a collector and an agent (free ports, temp run dir), ncclscope-emu
+# runs a job through the real plugin, then each verb's --json is checked
+# against the emulator's --summary (cli_e2e_check.py), --db on an mdb_copy of
+# the store must print the same JSON as the HTTP API, and `ncclscope down`
+# stops both. The store itself is checked against the summary by
+# tests/e2e's nsc-e2e-store-check (every event exactly once) in the clean run.
+#
+#   cli_e2e.sh BIN_DIR PLUGIN MODE
+# ring: 4 nodes x 1 rank, RING (every leg a network ProxyOp: full rings).
+# hang: 1 node x 4 ranks, rank 2 stops; diagnose must name rank 2.
+# kill: 1 node x 4 ranks, rank 1 SIGKILLs itself; diagnose must name rank 1.
+# All nodes' run directories are links to the one agent's, so one agent
+# serves the job. Every wait is bounded.
+set -eu
+bin=$1 plugin=$2 mode=$3
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d /tmp/nsc-cli-e2e-XXXXXX)
+job=cli-$$
+cli() { "$bin/ncclscope" "$@"; }
+cleanup() {
+    cli down --run-dir "$dir/node0" --wait 5 >/dev/null 2>&1 || true
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+die() {
+    echo "cli_e2e.sh ($mode): $*" >&2
+    tail -n 20 "$dir"/node0/*.log "$dir/emu.log" >&2 || true
+    exit 1
+}
+
+# Lag and death thresholds short enough for a test; the agent names its host
+# as the emulator names node 0.
+export NCCLSCOPE_HANG_MS=300 NCCLSCOPE_HEARTBEAT_TIMEOUT_MS=60000 NCCLSCOPE_HOSTNAME=node0
+cli up --run-dir "$dir/node0" --port 0 --zmq-port 0 --agent-port 0 --wait 20 >"$dir/up.out" || die "up failed"
+url=$(sed -n 's/^collector \(http:[^ ]*\) .*/\1/p' "$dir/up.out")
+[ -n "$url" ] || die "up printed no collector URL"
+cli --collector "$url" --json status >/dev/null || die "status right after up failed"
+
+case $mode in
+ring) shape=(--nodes 4 --ranks-per-node 1 --scenario ring --iters 5) ;;
+hang) shape=(--nodes 1 --ranks-per-node 4 --scenario hang --hang-rank 2 --hang-after 2 --hang-ms 500 --iters 4) ;;
+kill)  # the plugins flush often, so rank 1's events before its death reach the agent
+    export NCCLSCOPE_FLUSH_MS=2
+    shape=(--nodes 1 --ranks-per-node 4 --scenario kill --kill-rank 1 --kill-after 2 --iters 4 --pace-us 20000) ;;
+*) die "unknown mode $mode" ;;
+esac
+for n in 1 2 3; do ln -s node0 "$dir/node$n"; done
+NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+    --channels 2 "${shape[@]}" --summary "$dir/emu.json" >"$dir/emu.log" 2>&1 || [ "$mode" = kill ] ||
+    die "emulator failed"
+
+# Delivered: the agent has nothing left to send. In a clean run the store
+# must then hold exactly what the emulator emitted (tests/e2e's checker; it
+# counts stopped events, so it does not apply to hung or killed ranks, whose
+# open events the store also holds).
+agent=$(cat "$dir/node0/agent.http")
+metric() { curl -sf "http://$agent/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+delivered() {
+    [ "$(metric ncclscope_agent_spool_entries)" = 0 ] && [ "$(metric ncclscope_agent_pxn_pending)" = 0 ] &&
+        [ "$(metric ncclscope_agent_forward_inflight)" = 0 ]
+}
+for _ in $(seq 200); do delivered && break; sleep 0.1; done
+delivered || die "the agent did not deliver its spool"
+if [ "$mode" = ring ]; then
+    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/node0/store" "$job" || die "the store differs from what was emitted"
+fi
+sleep 0.5
+
+# Every verb from the collector, then from a copy of its store.
+comm=$(cli --collector "$url" --json comms | python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])')
+verbs() {  # verbs OUTDIR SOURCE-OPTIONS...
+    local out=$1
+    shift
+    mkdir -p "$out"
+    cli "$@" --json comms >"$out/comms.json"
+    cli "$@" --json status >"$out/status.json"
+    cli "$@" --json collectives --comm "$comm" >"$out/collectives.ndjson"
+    cli "$@" --json timeline --comm "$comm" >"$out/timeline.ndjson"
+    cli "$@" --json topology --comm "$comm" >"$out/topology.json"
+    cli "$@" --json stats --comm "$comm" >"$out/stats.json"
+    local rc=0
+    cli "$@" --json diagnose >"$out/diagnose.json" || rc=$?
+    echo "$rc" >"$out/diagnose.rc"
+}
+same=0
+for _ in 1 2 3; do  # the collector persists clock models now and then: retry a copy taken between two writes
+    verbs "$dir/http" --collector "$url" || die "a verb failed against the collector"
+    rm -rf "$dir/copy" && mkdir "$dir/copy" && mdb_copy "$dir/node0/store" "$dir/copy" || die "mdb_copy failed"
+    verbs "$dir/db" --db "$dir/copy" || die "a verb failed on the store copy"
+    if python3 "$here/cli_e2e_check.py" same "$dir/http" "$dir/db"; then same=1; break; fi
+done
+[ $same = 1 ] || die "--db on a copy of the store differs from the HTTP API"
+python3 "$here/cli_e2e_check.py" truth "$dir/emu.json" "$dir/http" "$mode" || die "the CLI's JSON differs from the emulator's summary"
+cli --collector "$url" status >"$dir/status.txt" || die "status (text) failed"
+grep -q "communicators by shape" "$dir/status.txt" || die "status text has no shape section"
+cli --collector "$url" watch --count 1 >"$dir/watch.txt" || die "watch failed"
+grep -q "events/s" "$dir/watch.txt" || die "watch printed no summary"
+cli down --run-dir "$dir/node0" >/dev/null || die "down failed"
+cli --collector "$url" --timeout 2 status >/dev/null 2>&1 && die "the collector still answers after down"
+echo "cli_e2e.sh $mode: ok"

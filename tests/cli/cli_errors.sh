@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# CLI errors: each prints one line starting with "ncclscope: " and exits with
+# the documented code (1 error, 2 usage). Usage: cli_errors.sh BIN_DIR
+set -u
+cli=$1/ncclscope
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A port nothing listens on: bind one, close it.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+
+expect() {  # expect CODE PATTERN CMD...: exit code, one stderr line matching PATTERN
+  local code=$1 pat=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  local lines; lines=$(wc -l <"$tmp/err")
+  if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ] || ! grep -qE "^ncclscope: $pat" "$tmp/err"; then
+    echo "FAIL: $* -> rc $rc (want $code), stderr:"; cat "$tmp/err"; fail=1
+  else
+    echo "ok: $(cat "$tmp/err")"
+  fi
+}
+
+expect 1 "cannot reach collector at http://127.0.0.1:$port: Connection refused" \
+  "$cli" --collector "http://127.0.0.1:$port" comms
+NCCLSCOPE_COLLECTOR="http://127.0.0.1:$port" expect 1 "cannot reach collector at http://127.0.0.1:$port" "$cli" status
+expect 2 "bad time range: --t0 5 is after --t1 3" "$cli" timeline --comm 0x1 --t0 5 --t1 3
+expect 2 "--t0 wants a non-negative number" "$cli" timeline --comm 0x1 --t0 abc
+expect 2 "unknown command 'bogus'" "$cli" bogus
+expect 2 "unknown option --nope for comms" "$cli" comms --nope
+expect 2 "timeline needs --comm" "$cli" timeline
+expect 2 "export needs -o FILE" "$cli" export --comm 0x1
+expect 2 "--format wants perfetto or chrome" "$cli" export --format svg -o x --comm 0x1
+expect 1 "collector URL must start with http://" "$cli" --collector ftp://x comms
+expect 1 "cannot open store $tmp/none" "$cli" --db "$tmp/none" comms
+expect 1 "$tmp/bad.ndjson: bad JSON in line 2" \
+  sh -c "printf '{\"kind\":\"header\"}\n{nope\n' >$tmp/bad.ndjson; exec $cli export --input $tmp/bad.ndjson -o $tmp/x.pftrace"
+
+# A server that answers 404 with the API's error body: the message is shown as is.
+python3 - "$tmp/port" <<'PY' &
+import http.server, sys, socketserver
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'{"error": "no communicator 0x77 in job \\"local\\""}'
+        self.send_response(404); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+s = socketserver.TCPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.timeout = 10
+s.handle_request()
+PY
+srv=$!
+for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+expect 1 'no communicator 0x77 in job "local"' "$cli" --collector "http://127.0.0.1:$(cat "$tmp/port")" timeline --comm 0x77
+wait $srv
+
+[ $fail -eq 0 ] && echo "cli_errors: all passed"
+exit $fail

@@ -1,0 +1,156 @@
+/* test_cli.c: the CLI's parsers and encoder: arguments, URLs, NDJSON and
+ * server-sent-event readers (including malformed input), protobuf varints. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "args.h"
+#include "http.h"
+#include "pb.h"
+#include "stream.h"
+
+static const nsc_cli_opt global[] = {{"json", NULL, ""}, {"collector", "URL", ""}, {"help", NULL, ""}, {NULL, NULL, NULL}};
+static const nsc_cli_opt verb[] = {{"comm", "ID", ""}, {"output", "FILE", ""}, {NULL, NULL, NULL}};
+static const nsc_cli_opt *verb_opts(const char *v) { return strcmp(v, "export") == 0 ? verb : NULL; }
+
+Test(args, options_before_and_after_the_verb)
+{
+    char *argv[] = {"ncclscope", "--json", "export", "--comm=0x1f", "-o", "f.pftrace", "--collector", "http://h:1"};
+    nsc_cli_args a;
+    char err[128];
+    cr_assert_eq(nsc_cli_parse(8, argv, global, verb_opts, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(a.verb, "export");
+    cr_assert(nsc_cli_has(&a, "json"));
+    cr_assert_str_eq(nsc_cli_get(&a, "comm"), "0x1f");
+    cr_assert_str_eq(nsc_cli_get(&a, "output"), "f.pftrace");
+    cr_assert_str_eq(nsc_cli_get(&a, "collector"), "http://h:1");
+}
+
+Test(args, rejects_what_it_does_not_know)
+{
+    nsc_cli_args a;
+    char err[128];
+    char *bad_verb[] = {"ncclscope", "frobnicate"};
+    cr_assert_eq(nsc_cli_parse(2, bad_verb, global, verb_opts, &a, err, sizeof err), -1);
+    cr_assert(strstr(err, "unknown command 'frobnicate'"));
+    char *bad_opt[] = {"ncclscope", "export", "--nope"};
+    cr_assert_eq(nsc_cli_parse(3, bad_opt, global, verb_opts, &a, err, sizeof err), -1);
+    cr_assert(strstr(err, "unknown option --nope for export"));
+    char *no_value[] = {"ncclscope", "export", "--comm"};
+    cr_assert_eq(nsc_cli_parse(3, no_value, global, verb_opts, &a, err, sizeof err), -1);
+    cr_assert(strstr(err, "needs a value"));
+    char *switch_value[] = {"ncclscope", "--json=1", "export"};
+    cr_assert_eq(nsc_cli_parse(3, switch_value, global, verb_opts, &a, err, sizeof err), -1);
+}
+
+Test(http, urls)
+{
+    nsc_http_url u;
+    char err[128];
+    cr_assert_eq(nsc_http_parse_url("http://10.0.0.1:7761/scope/", &u, err, sizeof err), 0);
+    cr_assert_str_eq(u.host, "10.0.0.1");
+    cr_assert_str_eq(u.port, "7761");
+    cr_assert_str_eq(u.base, "/scope");
+    cr_assert_eq(nsc_http_parse_url("http://collector", &u, err, sizeof err), 0);
+    cr_assert_str_eq(u.port, "80");
+    cr_assert_eq(nsc_http_parse_url("https://x", &u, err, sizeof err), -1);
+    cr_assert_eq(nsc_http_parse_url("http://:80", &u, err, sizeof err), -1);
+    cr_assert_eq(nsc_http_parse_url("http://h:7a", &u, err, sizeof err), -1);
+    cr_assert_eq(nsc_http_parse_url("http://h:", &u, err, sizeof err), -1);
+}
+
+typedef struct seen {
+    int n;
+    uint64_t sum;
+} seen;
+
+static int count_values(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    seen *s = arg;
+    uint64_t x;
+    cr_assert_gt(len, 0);
+    cr_assert_eq(line[0], '{');
+    cr_assert_eq(nsc_json_u64(nsc_json_get(v, "x"), &x), 0);
+    s->n++;
+    s->sum += x;
+    return 0;
+}
+
+Test(ndjson, lines_split_anywhere)
+{
+    const char *body = "{\"x\":1}\n\n{\"x\":20}\r\n{\"x\":300}";
+    for (size_t cut = 0; cut <= strlen(body); cut++) {
+        seen s = {0};
+        nsc_ndjson r;
+        nsc_ndjson_init(&r, count_values, &s);
+        cr_assert_eq(nsc_ndjson_feed(&r, body, cut), 0);
+        cr_assert_eq(nsc_ndjson_feed(&r, body + cut, strlen(body) - cut), 0);
+        cr_assert_eq(nsc_ndjson_end(&r), 0);
+        cr_assert_eq(s.n, 3);
+        cr_assert_eq(s.sum, 321);
+        nsc_ndjson_free(&r);
+    }
+}
+
+Test(ndjson, malformed)
+{
+    seen s = {0};
+    nsc_ndjson r;
+    nsc_ndjson_init(&r, count_values, &s);
+    cr_assert_eq(nsc_ndjson_feed(&r, "{\"x\":1}\n{\"x\":\n", 14), 1);
+    cr_assert(strstr(r.err, "bad JSON in line 2"), "%s", r.err);
+    cr_assert_eq(s.n, 1);
+    nsc_ndjson_free(&r);
+
+    nsc_ndjson_init(&r, count_values, &s);
+    static char big[1 << 16];
+    memset(big, ' ', sizeof big);
+    int rc = 0;
+    for (int i = 0; i < 80 && rc == 0; i++)  /* 5 MiB without a newline */
+        rc = nsc_ndjson_feed(&r, big, sizeof big);
+    cr_assert_eq(rc, 1);
+    cr_assert(strstr(r.err, "longer than"), "%s", r.err);
+    nsc_ndjson_free(&r);
+}
+
+typedef struct events {
+    int n;
+    char last_event[32], last_data[64];
+} events;
+
+static int on_sse(void *arg, const char *event, const char *data)
+{
+    events *e = arg;
+    e->n++;
+    snprintf(e->last_event, sizeof e->last_event, "%s", event);
+    snprintf(e->last_data, sizeof e->last_data, "%s", data);
+    return 0;
+}
+
+Test(sse, events_comments_and_multiline_data)
+{
+    const char *body = ": keep-alive\n\nevent: summary\ndata: {\"a\":1}\n\ndata: x\ndata: y\r\n\r\nevent: summary\ndata";
+    events e = {0};
+    nsc_sse s;
+    nsc_sse_init(&s, on_sse, &e);
+    cr_assert_eq(nsc_sse_feed(&s, body, strlen(body)), 0);
+    cr_assert_eq(e.n, 2);
+    cr_assert_str_eq(e.last_event, "message");
+    cr_assert_str_eq(e.last_data, "x\ny");
+    nsc_sse_free(&s);
+}
+
+Test(pb, varints_and_nesting)
+{
+    nsc_pb b = {0}, sub = {0};
+    nsc_pb_uint(&b, 1, 150);       /* 08 96 01 */
+    nsc_pb_int(&b, 4, -1);         /* 20 ff*9 01 */
+    nsc_pb_str(&sub, 2, "ab");     /* 12 02 61 62 */
+    nsc_pb_msg(&b, 60, &sub);      /* e2 03 04 ... */
+    const unsigned char want[] = {0x08, 0x96, 0x01, 0x20, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                  0xff, 0xff, 0x01, 0xe2, 0x03, 0x04, 0x12, 0x02, 'a', 'b'};
+    cr_assert(nsc_pb_ok(&b));
+    cr_assert_eq(b.len, sizeof want);
+    cr_assert_arr_eq(b.data, want, sizeof want);
+    nsc_pb_free(&b);
+    nsc_pb_free(&sub);
+}
