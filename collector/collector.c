@@ -24,10 +24,6 @@ uint64_t nsc_coll_now(void)
 
 static int open_store(nsc_collector *c)
 {
-    if (mkdir(c->cfg.db, 0755) && errno != EEXIST) {
-        fprintf(stderr, "ncclscope-collector: db %s: %s\n", c->cfg.db, strerror(errno));
-        return -1;
-    }
     nsc_store_opts o = {.initial_map = (size_t)c->cfg.map_initial_mb << 20,
                         .max_map = (size_t)c->cfg.map_max_mb << 20,
                         .retain_bytes = c->cfg.retain_mb << 20,

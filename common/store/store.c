@@ -768,12 +768,12 @@ static int open_dbs(nsc_store *st)
 static int open_env(nsc_store *st, const char *dir)
 {
     int ro = st->opts.read_only;
-    if (!ro && mkdir(dir, 0755) != 0 && errno != EEXIST)
+    if (!ro && mkdir(dir, 0750) != 0 && errno != EEXIST)
         return errno;
     int rc = mdb_env_create(&st->env);
     if (rc || (rc = mdb_env_set_maxdbs(st->env, NDBS)) ||
         (rc = mdb_env_set_mapsize(st->env, st->opts.initial_map)) ||
-        (rc = mdb_env_open(st->env, dir, MDB_NOTLS | (ro ? MDB_RDONLY : 0), 0644)))
+        (rc = mdb_env_open(st->env, dir, MDB_NOTLS | (ro ? MDB_RDONLY : 0), 0640)))
         return rc;
     if ((rc = open_dbs(st)))
         return rc;

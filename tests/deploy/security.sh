@@ -3,7 +3,7 @@
 # - the collector's bearer token: /api/v1/* and /metrics refuse a request without the
 #   token or with a wrong one (401), /healthz stays open (for probes), the CLI gets
 #   through with --token-file or NCCLSCOPE_TOKEN;
-# - the agent's socket is mode 0660, its spool 0750/0640; --gen-keys writes the
+# - the agent's socket is mode 0660, its spool and the collector's store 0750/0640; --gen-keys writes the
 #   secret key 0600.
 # Real processes on 127.0.0.1 with kernel-picked ports, files in a temp dir.
 set -eu
@@ -44,12 +44,15 @@ NCCLSCOPE_TOKEN=$(cat "$dir/token") "$bin/ncclscope" --collector "$url" status -
 pids+=($!)
 for _ in $(seq 100); do [ -S "$dir/run/agent.sock" ] && break; sleep 0.1; done
 [ "$(stat -c %a "$dir/run/agent.sock")" = 660 ] || fail "agent.sock is mode $(stat -c %a "$dir/run/agent.sock"), not 660"
-for f in spool spool/data.mdb; do
-    want=$([ "$f" = spool ] && echo 750 || echo 640)
-    [ "$(stat -c %a "$dir/run/$f")" = "$want" ] || fail "$f is mode $(stat -c %a "$dir/run/$f"), not $want"
-done
+check_mode() {  # check_mode PATH WANT
+    [ "$(stat -c %a "$1")" = "$2" ] || fail "$1 is mode $(stat -c %a "$1"), not $2"
+}
+check_mode "$dir/run/spool" 750
+check_mode "$dir/run/spool/data.mdb" 640
+check_mode "$dir/db" 750
+check_mode "$dir/db/data.mdb" 640
 
 "$bin/ncclscope-agent" --gen-keys "$dir/agent" >/dev/null
 [ "$(stat -c %a "$dir/agent.key")" = 600 ] || fail "the secret key is mode $(stat -c %a "$dir/agent.key")"
 [ -s "$dir/agent.pub" ] || fail "no public key"
-echo "security: token enforced on /api and /metrics, /healthz open, socket 0660, spool 0750/0640, secret key 0600"
+echo "security: token enforced on /api and /metrics, /healthz open, socket 0660, spool and store 0750/0640, secret key 0600"
