@@ -16,7 +16,7 @@ static const nsc_opt opts[] = {
     TXT("http", "NCCLSCOPE_COLLECTOR_HTTP", http, "127.0.0.1:7761", "HTTP API address (ADDR:PORT, port 0 picks one, 'off')"),
     TXT("db", "NCCLSCOPE_DB", db, "/var/lib/ncclscope/db", "LMDB store directory (created if missing)"),
     TXT("token_file", "NCCLSCOPE_TOKEN_FILE", token_file, "", "file holding the HTTP bearer token (empty: no token)"),
-    TXT("curve_secret_file", "NCCLSCOPE_CURVE_SECRET_FILE", curve_secret_file, "", "CURVE server secret key (not supported yet; must be empty)"),
+    TXT("curve_secret_file", "NCCLSCOPE_CURVE_SECRET_FILE", curve_secret_file, "", "CURVE server secret key file (ncclscope-agent --gen-keys makes one; empty: no CURVE)"),
     TXT("port_file", "NCCLSCOPE_COLLECTOR_PORT_FILE", port_file, "", "write the bound ports here ('zmq P' and 'http P' lines)"),
     MB("map_initial_mb", "NCCLSCOPE_MAP_INITIAL_MB", map_initial_mb, "64", "initial LMDB map size; it doubles when full"),
     MB("map_max_mb", "NCCLSCOPE_MAP_MAX_MB", map_max_mb, "1048576", "the map grows up to this"),
@@ -48,10 +48,6 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
         cfg->map_max_mb < cfg->map_initial_mb) {
         fprintf(err, "ncclscope-collector: credit (1..65536), group_max, max_msg_mb (1..1024), "
                      "live_interval_ms, map_initial_mb (<= map_max_mb) out of range\n");
-        return -1;
-    }
-    if (cfg->curve_secret_file[0]) {
-        fprintf(err, "ncclscope-collector: curve_secret_file: CURVE is not supported by this build\n");
         return -1;
     }
     return 0;

@@ -18,6 +18,11 @@
 #                 restarted: the spool is replayed, nothing lost or doubled.
 # collector_late: the collector starts only after the job ended; the agents
 #                 deliver their spools when it comes.
+# curve:          the collector runs CURVE (curve_secret_file); node 0's agent
+#                 has its public key and delivers, node 1's has another key:
+#                 its handshakes fail, the collector counts and logs them and
+#                 stores nothing of node 1; restarted with the right key,
+#                 node 1 delivers its spool and the store is exact.
 # Ports: the collector's is picked by the kernel (port 0) or found free; agent
 # HTTP on port 0. Every wait is bounded.
 set -eu
@@ -43,19 +48,27 @@ die() {
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
-# start_collector PORT: listen on tcp://127.0.0.1:PORT (0: any), store $dir/db.
+# start_collector PORT ARGS...: listen on tcp://127.0.0.1:PORT (0: any),
+# store $dir/db, HTTP on a port of its choice ($http).
 start_collector() {
+    local p=$1
+    shift
     rm -f "$dir/ports"
-    "$bin/ncclscope-collector" --listen "tcp://127.0.0.1:$1" --http off --db "$dir/db" \
-        --port-file "$dir/ports" 2>>"$dir/collector.log" &
+    "$bin/ncclscope-collector" --listen "tcp://127.0.0.1:$p" --http 127.0.0.1:0 --db "$dir/db" \
+        --port-file "$dir/ports" "$@" 2>>"$dir/collector.log" &
     pids[collector]=$!
     for _ in $(seq 500); do
         port=$(awk '$1 == "zmq" { print $2 }' "$dir/ports" 2>/dev/null || true)
-        [ -n "$port" ] && return 0
+        http=$(awk '$1 == "http" { print $2 }' "$dir/ports" 2>/dev/null || true)
+        [ -n "$port" ] && [ -n "$http" ] && return 0
         sleep 0.01
     done
     die "collector did not start"
 }
+collector_metric() {  # collector_metric NAME
+    curl -sf "http://127.0.0.1:$http/metrics" | awk -v m="$1" '$1 == m { print $2 }'
+}
+collector_metric_above() { [ "$(collector_metric "$1")" -gt "$2" ] 2>/dev/null; }
 # start_agent N ARGS...: node N's agent, rundir $dir/nodeN, host name nodeN.
 start_agent() {
     local n=$1
@@ -164,6 +177,27 @@ collector_late)
         metric_above $n ncclscope_agent_spool_entries 0 || die "node $n spooled nothing"
     done
     start_collector "$port"
+    finish
+    ;;
+curve)
+    for k in server wrong node0 node1; do "$bin/ncclscope-agent" --gen-keys "$dir/$k" >/dev/null || die "gen-keys $k"; done
+    start_collector 0 --curve-secret-file "$dir/server.key"
+    start_agent 0 --collector-key "$dir/server.pub" --curve-key "$dir/node0.key"
+    start_agent 1 --collector-key "$dir/wrong.pub" --curve-key "$dir/node1.key"
+    emulate --iters 5
+    wait_until 20 delivered 0 || die "node 0 (right key) did not deliver"
+    wait_until 20 collector_metric_above ncclscope_collector_handshake_failures_total 0 ||
+        die "no handshake failure counted"
+    grep -q "handshake on .* failed" "$dir/collector.log" || die "handshake failure not logged"
+    metric_above 1 ncclscope_agent_spool_entries 0 || die "node 1 has nothing waiting"
+    [ "$(metric 1 ncclscope_agent_forward_batches_acked_total)" = 0 ] || die "node 1 (wrong key) got acks"
+    status=$(curl -sf "http://127.0.0.1:$http/api/v1/status") || die "no status"
+    python3 -c 'import json,sys; s=json.loads(sys.argv[1])
+hosts={a["host"] for a in s["agents"]} | {p["host"] for p in s["processes"]}
+sys.exit(0 if "node0" in hosts and "node1" not in hosts else 1)' "$status" ||
+        die "status should show node0 and nothing of node1: $status"
+    stop agent1
+    start_agent 1 --collector-key "$dir/server.pub" --curve-key "$dir/node1.key"
     finish
     ;;
 *) die "unknown mode $mode" ;;
