@@ -14,7 +14,7 @@
 typedef struct stream {
     nsc_qstreams *set;
     struct stream *next;
-    struct evhttp_request *req;  /* NULL once the client is gone */
+    struct evhttp_request *req;  /* ours until ended, even after the client left */
     nsc_query *q;
     pthread_t thread;
     int wake_fd[2];              /* the worker's nudges to the HTTP thread */
@@ -25,6 +25,7 @@ typedef struct stream {
     int done, cancelled, rc;
     char err[256];
     int started, in_flight;      /* HTTP thread only */
+    int gone;                    /* HTTP thread: the client left, req is detached */
 } stream;
 
 struct nsc_qstreams {
@@ -127,7 +128,15 @@ static const char *reason(int code)
 /* The request is answered from here on; the connection may be reused. */
 static void let_go(stream *s)
 {
-    evhttp_connection_set_closecb(evhttp_request_get_connection(s->req), NULL, NULL);
+    if (!s->gone)
+        evhttp_connection_set_closecb(evhttp_request_get_connection(s->req), NULL, NULL);
+}
+
+/* End the reply; a detached request (client gone) is freed by this. */
+static void end_reply(stream *s)
+{
+    let_go(s);
+    evhttp_send_reply_end(s->req);
 }
 
 static void pump(stream *s);
@@ -170,15 +179,15 @@ static void pump(stream *s)
     pthread_mutex_lock(&s->mu);
     int done = s->done;
     size_t n = evbuffer_get_length(s->pending);
-    if (s->req && !s->started && done) {
+    if (!s->gone && !s->started && done) {
         reply_whole(s);
         pthread_mutex_unlock(&s->mu);
         finish(s);
         return;
     }
-    if (s->req && !s->started && n >= NSC_QSTREAM_CHUNK)
+    if (!s->gone && !s->started && n >= NSC_QSTREAM_CHUNK)
         start_reply(s);
-    if (s->req && s->started && !s->in_flight && n && (chunk = evbuffer_new()) &&
+    if (!s->gone && s->started && !s->in_flight && n && (chunk = evbuffer_new()) &&
         evbuffer_add_buffer(chunk, s->pending) == 0)
         pthread_cond_signal(&s->drained);
     pthread_mutex_unlock(&s->mu);
@@ -192,11 +201,8 @@ static void pump(stream *s)
             return;
     }
     /* A client gone mid-chunk never sees that chunk sent: done is enough. */
-    if (done && (!s->req || (!s->in_flight && !evbuffer_get_length(s->pending)))) {
-        if (s->req) {
-            let_go(s);
-            evhttp_send_reply_end(s->req);
-        }
+    if (done && (s->gone || (!s->in_flight && !evbuffer_get_length(s->pending)))) {
+        end_reply(s);
         finish(s);
     }
 }
@@ -210,13 +216,14 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     pump(arg);
 }
 
-/* The client went away: stop the query; the request is freed by libevent. */
+/* The client went away: stop the query. libevent detaches the unfinished
+ * request from the connection and leaves it to us to end (which frees it). */
 static void on_close(struct evhttp_connection *conn, void *arg)
 {
     (void)conn;
     stream *s = arg;
+    s->gone = 1;
     pthread_mutex_lock(&s->mu);
-    s->req = NULL;
     s->cancelled = 1;
     pthread_cond_signal(&s->drained);
     pthread_mutex_unlock(&s->mu);
@@ -275,12 +282,11 @@ void nsc_qstreams_free(nsc_qstreams *set)
         s->cancelled = 1;
         pthread_cond_signal(&s->drained);
         pthread_mutex_unlock(&s->mu);
-        if (s->req) {
+        if (s->started || s->gone) {
+            end_reply(s);
+        } else {
             let_go(s);
-            if (s->started)
-                evhttp_send_reply_end(s->req);
-            else
-                nsc_http_json_error(s->req, 503, "Service Unavailable", "the collector is stopping");
+            nsc_http_json_error(s->req, 503, "Service Unavailable", "the collector is stopping");
         }
         finish(s);
     }
