@@ -1,8 +1,9 @@
 /* config.h: the collector's configuration.
  *
  * Owns the option table (key, flag, NCCLSCOPE_* environment name, default,
- * help) and its sources in priority order: flags > environment > config file
- * (--config FILE, "key = value" lines, '#' comments) > defaults.
+ * help) and the range checks; common/cfg.h fills it from flags > environment
+ * > config file (--config FILE or NCCLSCOPE_COLLECTOR_CONFIG, "key = value"
+ * lines, '#' comments) > defaults.
  */
 #ifndef NCCLSCOPE_COLLECTOR_CONFIG_H
 #define NCCLSCOPE_COLLECTOR_CONFIG_H
@@ -16,7 +17,7 @@ typedef struct nsc_coll_cfg {
     char http[128];            /* ADDR:PORT; port 0 picks one; "off" disables */
     char db[PATH_MAX];         /* LMDB store directory */
     char token_file[PATH_MAX]; /* bearer token for HTTP; empty: none */
-    char curve_secret_file[PATH_MAX];  /* not supported yet: must stay empty */
+    char curve_secret_file[PATH_MAX];  /* CURVE server secret key; empty: plain */
     char port_file[PATH_MAX];  /* written with "zmq PORT\nhttp PORT\n" once bound */
     uint64_t map_initial_mb, map_max_mb;
     uint64_t retain_mb, retain_age_s;

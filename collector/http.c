@@ -13,6 +13,7 @@
 
 #include "clocks.h"
 #include "json.h"
+#include "qstream.h"
 #include "query.h"
 
 #define TIMER_MS 100
@@ -30,10 +31,11 @@ struct nsc_http {
     pthread_t thread;
     char token[256];
     sse_client *clients;
+    nsc_qstreams *queries;     /* running query responses */
     uint64_t last_tick_ns;
 };
 
-static void send_json_error(struct evhttp_request *req, int code, const char *reason, const char *msg)
+void nsc_http_json_error(struct evhttp_request *req, int code, const char *reason, const char *msg)
 {
     struct evbuffer *b = evbuffer_new();
     char *text = NULL;
@@ -58,7 +60,7 @@ static void send_body(struct evhttp_request *req, const char *type, const char *
 {
     struct evbuffer *b = evbuffer_new();
     if (!b || evbuffer_add(b, data, len)) {
-        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+        nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
     } else {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", type);
         evhttp_send_reply(req, HTTP_OK, "OK", b);
@@ -91,7 +93,7 @@ static void status(nsc_http *h, struct evhttp_request *req)
     size_t len;
     char *text = live_json(h->c, nsc_live_status_json, &len);
     if (!text) {
-        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+        nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
         return;
     }
     send_body(req, "application/json", text, len);
@@ -148,7 +150,7 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     nsc_collector *c = h->c;
     struct evbuffer *b = evbuffer_new();
     if (!b) {
-        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+        nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
         return;
     }
     nsc_stats_render(&c->stats, b);
@@ -205,7 +207,7 @@ static void live(nsc_http *h, struct evhttp_request *req)
     if (!s || !json) {
         free(s);
         free(json);
-        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+        nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
         return;
     }
     struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
@@ -231,11 +233,6 @@ static void sse_broadcast(nsc_http *h)
 
 /* ---- query endpoints ---- */
 
-static int query_write(void *arg, const void *data, size_t len)
-{
-    return evbuffer_add(arg, data, len);
-}
-
 static void query(nsc_http *h, struct evhttp_request *req, const char *name, const char *qs)
 {
     char err[256] = "";
@@ -243,27 +240,10 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
     int rc = nsc_query_parse(name, qs, &q, err, sizeof err);
     if (rc) {
         int code = nsc_query_http_status(rc);
-        send_json_error(req, code, code == 404 ? "Not Found" : "Bad Request", err);
+        nsc_http_json_error(req, code, code == 404 ? "Not Found" : "Bad Request", err);
         return;
     }
-    nsc_store_reader *rd;
-    struct evbuffer *b = evbuffer_new();
-    if (!b || (rc = nsc_store_read_begin(h->c->store, &rd))) {
-        send_json_error(req, HTTP_INTERNAL, "Internal Server Error", b ? nsc_store_strerror(rc) : "out of memory");
-    } else {
-        rc = nsc_query_run(q, rd, query_write, b, err, sizeof err);
-        nsc_store_read_end(rd);
-        if (rc) {
-            int code = nsc_query_http_status(rc);
-            send_json_error(req, code, code == 404 ? "Not Found" : code == 400 ? "Bad Request" : "Internal Server Error", err);
-        } else {
-            evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", nsc_query_content_type(q));
-            evhttp_send_reply(req, HTTP_OK, "OK", b);
-        }
-    }
-    if (b)
-        evbuffer_free(b);
-    nsc_query_free(q);
+    nsc_qstream_start(h->queries, req, q);
 }
 
 /* ---- routing ---- */
@@ -284,14 +264,14 @@ static void route(struct evhttp_request *req, void *arg)
     const char *qs = uri ? evhttp_uri_get_query(uri) : NULL;
     static const char *const queries[] = {"comms", "timeline", "collectives", "topology", "stats"};
     if (evhttp_request_get_command(req) != EVHTTP_REQ_GET)
-        return send_json_error(req, 405, "Method Not Allowed", "only GET is served");
+        return nsc_http_json_error(req, 405, "Method Not Allowed", "only GET is served");
     if (!path)
-        return send_json_error(req, HTTP_BADREQUEST, "Bad Request", "malformed request target");
+        return nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request", "malformed request target");
     if (strcmp(path, "/healthz") == 0)
         return send_body(req, "text/plain", "ok\n", 3);
     if (!authorized(h, req)) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
-        return send_json_error(req, 401, "Unauthorized", "missing or wrong bearer token");
+        return nsc_http_json_error(req, 401, "Unauthorized", "missing or wrong bearer token");
     }
     if (strcmp(path, "/metrics") == 0)
         return metrics(h, req);
@@ -302,7 +282,7 @@ static void route(struct evhttp_request *req, void *arg)
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
         if (strncmp(path, "/api/v1/", 8) == 0 && strcmp(path + 8, queries[i]) == 0)
             return query(h, req, queries[i], qs);
-    send_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");
+    nsc_http_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -381,6 +361,7 @@ static void release(nsc_http *h)
         sse_drop(h, req);
         evhttp_send_reply_end(req);
     }
+    nsc_qstreams_free(h->queries);
     if (h->timer)
         event_free(h->timer);
     if (h->http)
@@ -402,6 +383,7 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
     struct timeval tv = {0, TIMER_MS * 1000};
     if (read_token(h, c->cfg.token_file) || !(h->base = event_base_new()) ||
         !(h->http = evhttp_new(h->base)) || bind_http(h, c->cfg.http) ||
+        !(h->queries = nsc_qstreams_new(h->base, c->store)) ||
         !(h->timer = event_new(h->base, -1, EV_PERSIST, on_timer, h)) || event_add(h->timer, &tv)) {
         release(h);
         return -1;

@@ -4,7 +4,8 @@
  * /api/v1/live (server-sent events: one "summary" per live interval; clients
  * that disconnect are dropped) and the query endpoints
  * /api/v1/{comms,timeline,collectives,topology,stats}, which nsc_query runs
- * against a store read transaction. Errors are JSON {"error": "..."}: 400 for
+ * against a store read transaction in a worker thread (qstream.h streams the
+ * result). Errors are JSON {"error": "..."}: 400 for
  * bad parameters, 401 without the bearer token (when one is configured), 404
  * for unknown paths, jobs or comms, 405 for methods other than GET.
  */
@@ -19,5 +20,9 @@ typedef struct nsc_http nsc_http;
  * thread. It exits once c->stop is set. */
 int nsc_http_start(nsc_collector *c, nsc_http **out);
 void nsc_http_join(nsc_http *h);
+
+struct evhttp_request;
+/* Answer req with {"error": msg} and status code (reason: its phrase). */
+void nsc_http_json_error(struct evhttp_request *req, int code, const char *reason, const char *msg);
 
 #endif

@@ -6,17 +6,23 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "curve.h"
 #include "item.h"
 #include "writer.h"
 
 #define BURST 256  /* messages per loop turn before the acks get a turn */
+#define MONITOR_ENDPOINT "inproc://nsc-ingest-monitor"
+#define HANDSHAKE_FAILED                                                                   \
+    (ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | \
+     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
 
 struct nsc_ingest {
     nsc_collector *c;
-    void *router, *pair;
+    void *router, *pair, *monitor;
     pthread_t thread;
     nsc_dec_limits lim;
     uint64_t log_ns, log_suppressed;
+    uint64_t hs_log_ns, hs_suppressed;  /* rate limit of handshake failure messages */
 };
 
 static void reject(nsc_ingest *in, const char *agent, unsigned reason)
@@ -184,11 +190,53 @@ static int pass_acks(nsc_ingest *in)
     }
 }
 
+/* One socket monitor event: [u16 event, u32 value][peer or endpoint address].
+ * Handshake failures (a CURVE peer with a wrong server key, a plain peer on a
+ * CURVE socket, a garbled greeting) are counted and logged once a second. */
+static void take_monitor_event(nsc_ingest *in)
+{
+    uint8_t head[6];
+    char addr[256] = "";
+    int n = zmq_recv(in->monitor, head, sizeof head, ZMQ_DONTWAIT);
+    if (n < 0)
+        return;
+    int more = 0;
+    size_t more_len = sizeof more;
+    zmq_getsockopt(in->monitor, ZMQ_RCVMORE, &more, &more_len);
+    if (more) {
+        int a = zmq_recv(in->monitor, addr, sizeof addr - 1, 0);
+        addr[a > 0 ? (a < (int)sizeof addr ? a : (int)sizeof addr - 1) : 0] = 0;
+    }
+    uint16_t event;
+    uint32_t value;
+    memcpy(&event, head, sizeof event);
+    memcpy(&value, head + 2, sizeof value);
+    if (n != (int)sizeof head || !(event & HANDSHAKE_FAILED))
+        return;
+    atomic_fetch_add_explicit(&in->c->stats.handshake_failures, 1, memory_order_relaxed);
+    uint64_t now = nsc_coll_now();
+    if (in->hs_log_ns && now - in->hs_log_ns < 1000000000ull) {
+        in->hs_suppressed++;
+        return;
+    }
+    fprintf(stderr, "ncclscope-collector: a peer's handshake on %s failed (%s, code 0x%x%s): "
+                    "nothing from it is accepted (%llu more not logged)\n",
+            addr[0] ? addr : "the agents' socket",
+            event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "protocol/CURVE error"
+            : event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH   ? "refused by authentication"
+                                                         : "no detail",
+            value, in->c->cfg.curve_secret_file[0] ? ", is its collector_key this collector's?" : "",
+            (unsigned long long)in->hs_suppressed);
+    in->hs_log_ns = now;
+    in->hs_suppressed = 0;
+}
+
 static void *run(void *arg)
 {
     nsc_ingest *in = arg;
     int stopping = 0;
-    zmq_pollitem_t pi[2] = {{in->router, 0, ZMQ_POLLIN, 0}, {in->pair, 0, ZMQ_POLLIN, 0}};
+    zmq_pollitem_t pi[3] = {{in->router, 0, ZMQ_POLLIN, 0}, {in->pair, 0, ZMQ_POLLIN, 0},
+                            {in->monitor, 0, ZMQ_POLLIN, 0}};
     for (;;) {
         if (!stopping && atomic_load(&in->c->stop)) {
             nsc_item *none = NULL;
@@ -196,8 +244,10 @@ static void *run(void *arg)
             stopping = 1;
             pi[0].events = 0;  /* stop accepting */
         }
-        if (zmq_poll(pi, 2, 100) < 0)
+        if (zmq_poll(pi, 3, 100) < 0)
             continue;
+        if (pi[2].revents & ZMQ_POLLIN)
+            take_monitor_event(in);
         if (pi[1].revents & ZMQ_POLLIN && pass_acks(in))
             break;
         if (pi[0].revents & ZMQ_POLLIN)
@@ -216,6 +266,50 @@ static int bound_port(void *sock)
     return colon ? atoi(colon + 1) : -1;
 }
 
+/* CURVE server with the secret key of curve_secret_file, if set. */
+static int setup_curve(nsc_collector *c, void *router)
+{
+    if (!c->cfg.curve_secret_file[0])
+        return 0;
+    nsc_curve_pair pair;
+    char err[NSC_CURVE_ERR_MAX];
+    int on = 1;
+    if (nsc_curve_load_secret(c->cfg.curve_secret_file, &pair, err)) {
+        fprintf(stderr, "ncclscope-collector: curve_secret_file: %s\n", err);
+        return -1;
+    }
+    int rc = zmq_setsockopt(router, ZMQ_CURVE_SERVER, &on, sizeof on) ||
+             zmq_setsockopt(router, ZMQ_CURVE_SECRETKEY, pair.secret_key, NSC_CURVE_KEY_LEN);
+    if (rc)
+        fprintf(stderr, "ncclscope-collector: CURVE: %s\n", zmq_strerror(zmq_errno()));
+    else
+        fprintf(stderr, "ncclscope-collector: CURVE on, server public key %s\n", pair.public_key);
+    memset(&pair, 0, sizeof pair);
+    return rc ? -1 : 0;
+}
+
+/* The ROUTER's handshake failures come to in->monitor. */
+static int setup_monitor(nsc_ingest *in)
+{
+    in->monitor = zmq_socket(in->c->zctx, ZMQ_PAIR);
+    return !in->monitor || zmq_socket_monitor(in->router, MONITOR_ENDPOINT, HANDSHAKE_FAILED) ||
+                   zmq_connect(in->monitor, MONITOR_ENDPOINT)
+               ? -1
+               : 0;
+}
+
+static void close_sockets(nsc_ingest *in)
+{
+    if (in->router)
+        zmq_socket_monitor(in->router, NULL, 0);
+    if (in->monitor)
+        zmq_close(in->monitor);
+    if (in->router)
+        zmq_close(in->router);
+    if (in->pair)
+        zmq_close(in->pair);
+}
+
 int nsc_ingest_start(nsc_collector *c, nsc_ingest **out)
 {
     nsc_ingest *in = calloc(1, sizeof *in);
@@ -227,7 +321,7 @@ int nsc_ingest_start(nsc_collector *c, nsc_ingest **out)
     int linger = 2000, hwm = 0;
     in->router = zmq_socket(c->zctx, ZMQ_ROUTER);
     in->pair = zmq_socket(c->zctx, ZMQ_PAIR);
-    if (!in->router || !in->pair ||
+    if (!in->router || !in->pair || setup_curve(c, in->router) || setup_monitor(in) ||
         zmq_setsockopt(in->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg) ||
         zmq_setsockopt(in->router, ZMQ_LINGER, &linger, sizeof linger) ||
         zmq_setsockopt(in->pair, ZMQ_SNDHWM, &hwm, sizeof hwm) ||
@@ -235,10 +329,7 @@ int nsc_ingest_start(nsc_collector *c, nsc_ingest **out)
         zmq_bind(in->router, c->cfg.listen) || zmq_connect(in->pair, NSC_WRITER_ENDPOINT) ||
         (c->zmq_port = bound_port(in->router)) < 0 || pthread_create(&in->thread, NULL, run, in)) {
         fprintf(stderr, "ncclscope-collector: listen %s: %s\n", c->cfg.listen, zmq_strerror(zmq_errno()));
-        if (in->router)
-            zmq_close(in->router);
-        if (in->pair)
-            zmq_close(in->pair);
+        close_sockets(in);
         free(in);
         return -1;
     }
@@ -249,7 +340,6 @@ int nsc_ingest_start(nsc_collector *c, nsc_ingest **out)
 void nsc_ingest_join(nsc_ingest *in)
 {
     pthread_join(in->thread, NULL);
-    zmq_close(in->router);
-    zmq_close(in->pair);
+    close_sockets(in);
     free(in);
 }

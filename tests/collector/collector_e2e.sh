@@ -8,6 +8,11 @@
 #            sends every sequence from 0 again (duplicates across a restart).
 #   garbage: malformed messages of every kind and bad HTTP requests are
 #            rejected and counted; the collector keeps serving.
+#   stream:  a ~90 MB timeline read by a client limited to 40 MB/s streams
+#            out whole (chunked) while the collector's anonymous memory
+#            (RssAnon: the store's mmap aside) grows by less than 40 MiB; a
+#            client that leaves mid-stream and a stop during a stream are
+#            handled; a small result still comes whole with Content-Length.
 # Ports are picked by the kernel (port 0) and read from --port-file.
 set -u
 BIN=$1
@@ -98,7 +103,41 @@ garbage)
     stop
     "$BIN/nsc-feed" --check "$T/db" --agents 2 --batches 30 || fail "store check"
     ;;
+stream)
+    "$BIN/nsc-feed" --direct "$T/db" --agents 1 --procs 4 --batches 48 > "$T/out" || fail "nsc-feed --direct"
+    # Under AddressSanitizer freed memory waits in a quarantine (256 MiB by
+    # default) and would count as growth; keep it small (no effect otherwise).
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4" start
+    Q="http://127.0.0.1:$HP/api/v1/timeline?job=feed&comm=0xfeed&limit=1000000"
+    anon() { awk '/^RssAnon/ {print $2}' "/proc/$CPID/status"; }
+    base=$(anon)
+    curl -s -D "$T/hdr" -o "$T/big" --limit-rate 40M "$Q" &
+    CURL=$!
+    peak=$base
+    while kill -0 $CURL 2>/dev/null; do
+        a=$(anon); [ "$a" -gt "$peak" ] && peak=$a; sleep 0.05
+    done
+    wait $CURL || fail "curl failed"
+    size=$(stat -c %s "$T/big")
+    echo "timeline: $size bytes; collector RssAnon $base kB before, $peak kB at most"
+    [ "$size" -gt 50000000 ] || fail "timeline only $size bytes"
+    grep -qi '^transfer-encoding: chunked' "$T/hdr" || fail "not chunked: $(cat "$T/hdr")"
+    tail -n 1 "$T/big" | grep -q '^{"kind":"end","events":' || fail "no end line: $(tail -c 200 "$T/big")"
+    [ $((peak - base)) -lt 40960 ] || fail "RssAnon grew by $((peak - base)) kB"
+    # Small results: whole, with a length.
+    curl -s -D "$T/hdr" -o /dev/null "http://127.0.0.1:$HP/api/v1/comms"
+    grep -qi '^content-length:' "$T/hdr" || fail "small reply not whole: $(cat "$T/hdr")"
+    # A client that leaves part way; then the collector still answers.
+    curl -s -o /dev/null --limit-rate 1M --max-time 0.5 "$Q"
+    [ "$(code /api/v1/comms)" = 200 ] || fail "no answer after a client left mid-stream"
+    # Stop while a slow client is reading: clean exit.
+    curl -s -o /dev/null --limit-rate 1M --max-time 5 "$Q" &
+    CURL=$!
+    sleep 0.5
+    stop
+    wait $CURL
+    ;;
 *)
-    echo "usage: $0 BIN ingest|kill9|garbage"; exit 2 ;;
+    echo "usage: $0 BIN ingest|kill9|garbage|stream"; exit 2 ;;
 esac
 echo "collector_e2e $MODE: ok"

@@ -18,6 +18,18 @@
 #                 restarted: the spool is replayed, nothing lost or doubled.
 # collector_late: the collector starts only after the job ended; the agents
 #                 deliver their spools when it comes.
+# curve:          the collector runs CURVE (curve_secret_file); node 0's agent
+#                 has its public key and delivers, node 1's has another key:
+#                 its handshakes fail, the collector counts and logs them and
+#                 stores nothing of node 1; restarted with the right key,
+#                 node 1 delivers its spool and the store is exact.
+# hang:           --scenario hang (rank 3 stops after 2 iterations, the others
+#                 wait 4 s in its collective): /api/v1/status reports rank 3
+#                 lagging (or hung) within that wait.
+# kill:           --scenario kill (rank 1's process SIGKILLs itself in
+#                 iteration 2 while the others go on): /api/v1/status reports
+#                 that process dead, with its host and pid (from the
+#                 emulator's summary), while the others are still alive.
 # Ports: the collector's is picked by the kernel (port 0) or found free; agent
 # HTTP on port 0. Every wait is bounded.
 set -eu
@@ -43,19 +55,33 @@ die() {
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
-# start_collector PORT: listen on tcp://127.0.0.1:PORT (0: any), store $dir/db.
+# start_collector PORT ARGS...: listen on tcp://127.0.0.1:PORT (0: any),
+# store $dir/db, HTTP on a port of its choice ($http).
 start_collector() {
+    local p=$1
+    shift
     rm -f "$dir/ports"
-    "$bin/ncclscope-collector" --listen "tcp://127.0.0.1:$1" --http off --db "$dir/db" \
-        --port-file "$dir/ports" 2>>"$dir/collector.log" &
+    "$bin/ncclscope-collector" --listen "tcp://127.0.0.1:$p" --http 127.0.0.1:0 --db "$dir/db" \
+        --port-file "$dir/ports" "$@" 2>>"$dir/collector.log" &
     pids[collector]=$!
     for _ in $(seq 500); do
         port=$(awk '$1 == "zmq" { print $2 }' "$dir/ports" 2>/dev/null || true)
-        [ -n "$port" ] && return 0
+        http=$(awk '$1 == "http" { print $2 }' "$dir/ports" 2>/dev/null || true)
+        [ -n "$port" ] && [ -n "$http" ] && return 0
         sleep 0.01
     done
     die "collector did not start"
 }
+collector_metric() {  # collector_metric NAME
+    curl -sf "http://127.0.0.1:$http/metrics" | awk -v m="$1" '$1 == m { print $2 }'
+}
+# status_has PYTHON-EXPRESSION: true of the collector's /api/v1/status (as s).
+status_has() {
+    curl -sf "http://127.0.0.1:$http/api/v1/status" >"$dir/status.json" &&
+        python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \
+            "$dir/status.json" "$1"
+}
+collector_metric_above() { [ "$(collector_metric "$1")" -gt "$2" ] 2>/dev/null; }
 # start_agent N ARGS...: node N's agent, rundir $dir/nodeN, host name nodeN.
 start_agent() {
     local n=$1
@@ -82,10 +108,10 @@ metric_above() { [ "$(metric "$1" "$2")" -gt "$3" ] 2>/dev/null; }
 # delivered N: node N's agent has nothing left in the spool or in the PXN queue.
 delivered() { metric_is "$1" ncclscope_agent_spool_entries 0 && metric_is "$1" ncclscope_agent_pxn_pending 0 &&
               metric_is "$1" ncclscope_agent_forward_inflight 0; }
-# emulate ARGS...: the PXN job over two nodes, every event type on.
+# emulate ARGS...: the job ($scenario, default PXN) over two nodes, every event type on.
 emulate() {
     NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
-        --scenario pxn --nodes 2 --ranks-per-node 2 --summary "$dir/emu.json" "$@" >"$dir/emu.log" 2>&1 ||
+        --scenario "${scenario:-pxn}" --nodes 2 --ranks-per-node 2 --summary "$dir/emu.json" "$@" >"$dir/emu.log" 2>&1 ||
         die "emulator failed"
 }
 stop() {  # stop NAME: SIGTERM, must exit 0
@@ -166,6 +192,64 @@ collector_late)
     done
     start_collector "$port"
     finish
+    ;;
+curve)
+    for k in server wrong node0 node1; do "$bin/ncclscope-agent" --gen-keys "$dir/$k" >/dev/null || die "gen-keys $k"; done
+    start_collector 0 --curve-secret-file "$dir/server.key"
+    start_agent 0 --collector-key "$dir/server.pub" --curve-key "$dir/node0.key"
+    start_agent 1 --collector-key "$dir/wrong.pub" --curve-key "$dir/node1.key"
+    emulate --iters 5
+    wait_until 20 delivered 0 || die "node 0 (right key) did not deliver"
+    wait_until 20 collector_metric_above ncclscope_collector_handshake_failures_total 0 ||
+        die "no handshake failure counted"
+    grep -q "handshake on .* failed" "$dir/collector.log" || die "handshake failure not logged"
+    metric_above 1 ncclscope_agent_spool_entries 0 || die "node 1 has nothing waiting"
+    [ "$(metric 1 ncclscope_agent_forward_batches_acked_total)" = 0 ] || die "node 1 (wrong key) got acks"
+    status=$(curl -sf "http://127.0.0.1:$http/api/v1/status") || die "no status"
+    python3 -c 'import json,sys; s=json.loads(sys.argv[1])
+hosts={a["host"] for a in s["agents"]} | {p["host"] for p in s["processes"]}
+sys.exit(0 if "node0" in hosts and "node1" not in hosts else 1)' "$status" ||
+        die "status should show node0 and nothing of node1: $status"
+    stop agent1
+    start_agent 1 --collector-key "$dir/server.pub" --curve-key "$dir/node1.key"
+    finish
+    ;;
+hang)
+    start_collector 0 --hang-ms 300
+    start_agent 0
+    start_agent 1
+    scenario=hang emulate --iters 5 --hang-after 2 --hang-ms 4000 --pace-us 20000 &
+    emu=$!
+    wait_until 8 status_has '[x for j in s["jobs"] for c in j["comms"] for x in c["lagging"] + c["hangs"] if x["rank"] == 3]' ||
+        die "rank 3 not reported lagging or hung: $(cat "$dir/status.json")"
+    status_has 's["lagging"] + s["hangs"] >= 1' || die "status totals: $(cat "$dir/status.json")"
+    status_has 'not [x for j in s["jobs"] for c in j["comms"] for x in c["lagging"] if x["rank"] != 3]' ||
+        die "a rank other than 3 reported lagging: $(cat "$dir/status.json")"
+    wait $emu || die "emulator failed"
+    ;;
+kill)
+    start_collector 0 --hang-ms 40000
+    start_agent 0
+    start_agent 1
+    scenario=kill emulate --iters 40 --kill-rank 1 --kill-after 2 --pace-us 100000 &
+    emu=$!
+    # The process of rank 1 (status ranks give its host and pid) is dead while
+    # every other process is still alive.
+    rank1='[(r["host"], r["pid"]) for j in s["jobs"] for c in j["comms"] for r in c["ranks"] if r["rank"] == 1]'
+    wait_until 8 status_has "[p for p in s['processes'] if p['state'] == 'dead' and (p['host'], p['pid']) in $rank1]" ||
+        die "rank 1's process not reported dead: $(cat "$dir/status.json")"
+    status_has "len([p for p in s['processes'] if p['state'] == 'alive']) == 3" ||
+        die "the other processes should be alive: $(cat "$dir/status.json")"
+    cp "$dir/status.json" "$dir/status.kill.json"
+    wait $emu || true  # the emulator reports the killed rank
+    [ -s "$dir/emu.json" ] || die "emulator wrote no summary"
+    python3 -c 'import json,sys
+e=json.load(open(sys.argv[1])); s=json.load(open(sys.argv[2]))
+killed=[p for p in e["processes"] if p["signal"] == 9]
+dead=[p for p in s["processes"] if p["state"] == "dead"]
+assert len(killed) == 1 and len(dead) == 1, (killed, dead)
+assert dead[0]["pid"] == killed[0]["pid"] and dead[0]["host"] == "node%d" % killed[0]["node"], (killed, dead)' \
+        "$dir/emu.json" "$dir/status.kill.json" || die "the dead process is not the killed one"
     ;;
 *) die "unknown mode $mode" ;;
 esac

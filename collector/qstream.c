@@ -1,0 +1,294 @@
+/* qstream.c: streamed query responses (see qstream.h). */
+#include "qstream.h"
+
+#include <event2/buffer.h>
+#include <event2/keyvalq_struct.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http.h"
+
+typedef struct stream {
+    nsc_qstreams *set;
+    struct stream *next;
+    struct evhttp_request *req;  /* ours until ended, even after the client left */
+    nsc_query *q;
+    pthread_t thread;
+    int wake_fd[2];              /* the worker's nudges to the HTTP thread */
+    struct event *wake;
+    pthread_mutex_t mu;          /* guards what follows, up to the HTTP thread's own */
+    pthread_cond_t drained;
+    struct evbuffer *pending;
+    int done, cancelled, rc;
+    char err[256];
+    int started, in_flight;      /* HTTP thread only */
+    int gone;                    /* HTTP thread: the client left, req is detached */
+} stream;
+
+struct nsc_qstreams {
+    struct event_base *base;
+    nsc_store *store;
+    stream *list;
+    unsigned n;
+};
+
+nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st)
+{
+    nsc_qstreams *s = calloc(1, sizeof *s);
+    if (s) {
+        s->base = base;
+        s->store = st;
+    }
+    return s;
+}
+
+static void nudge(stream *s)
+{
+    char one = 1;
+    /* A full pipe already holds a nudge, so a failed write loses nothing. */
+    ssize_t n = write(s->wake_fd[1], &one, 1);
+    (void)n;
+}
+
+/* ---- worker thread ---- */
+
+static int worker_write(void *arg, const void *data, size_t len)
+{
+    stream *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (evbuffer_get_length(s->pending) >= NSC_QSTREAM_HIGH && !s->cancelled)
+        pthread_cond_wait(&s->drained, &s->mu);
+    size_t before = evbuffer_get_length(s->pending);
+    int rc = s->cancelled || evbuffer_add(s->pending, data, len);
+    pthread_mutex_unlock(&s->mu);
+    if (!rc && before < NSC_QSTREAM_CHUNK && before + len >= NSC_QSTREAM_CHUNK)
+        nudge(s);
+    return rc;
+}
+
+static void *worker(void *arg)
+{
+    stream *s = arg;
+    nsc_store_reader *rd;
+    char err[256] = "";
+    int rc = nsc_store_read_begin(s->set->store, &rd);
+    if (rc) {
+        snprintf(err, sizeof err, "%s", nsc_store_strerror(rc));
+        rc = NSC_QUERY_ESTORE;
+    } else {
+        rc = nsc_query_run(s->q, rd, worker_write, s, err, sizeof err);
+        nsc_store_read_end(rd);
+    }
+    pthread_mutex_lock(&s->mu);
+    s->rc = rc;
+    memcpy(s->err, err, sizeof err);
+    s->done = 1;
+    pthread_mutex_unlock(&s->mu);
+    nudge(s);
+    return NULL;
+}
+
+/* ---- HTTP thread ---- */
+
+static void stream_free(stream *s)
+{
+    if (s->wake)
+        event_free(s->wake);
+    close(s->wake_fd[0]);
+    close(s->wake_fd[1]);
+    if (s->pending)
+        evbuffer_free(s->pending);
+    pthread_cond_destroy(&s->drained);
+    pthread_mutex_destroy(&s->mu);
+    nsc_query_free(s->q);
+    free(s);
+}
+
+/* The worker has finished: join it and forget the stream. */
+static void finish(stream *s)
+{
+    pthread_join(s->thread, NULL);
+    for (stream **p = &s->set->list; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    s->set->n--;
+    stream_free(s);
+}
+
+static const char *reason(int code)
+{
+    return code == 404 ? "Not Found" : code == 400 ? "Bad Request" : "Internal Server Error";
+}
+
+/* The request is answered from here on; the connection may be reused. */
+static void let_go(stream *s)
+{
+    if (!s->gone)
+        evhttp_connection_set_closecb(evhttp_request_get_connection(s->req), NULL, NULL);
+}
+
+/* End the reply; a detached request (client gone) is freed by this. */
+static void end_reply(stream *s)
+{
+    let_go(s);
+    evhttp_send_reply_end(s->req);
+}
+
+static void pump(stream *s);
+
+static void chunk_sent(struct evhttp_connection *conn, void *arg)
+{
+    (void)conn;
+    stream *s = arg;
+    s->in_flight = 0;
+    pump(s);
+}
+
+/* Start the chunked reply once a chunk's worth is waiting (under s->mu). */
+static void start_reply(stream *s)
+{
+    evhttp_add_header(evhttp_request_get_output_headers(s->req), "Content-Type",
+                      nsc_query_content_type(s->q));
+    evhttp_send_reply_start(s->req, HTTP_OK, "OK");
+    s->started = 1;
+}
+
+/* A result that ended before a chunk's worth: one whole reply. */
+static void reply_whole(stream *s)
+{
+    let_go(s);
+    if (s->rc) {
+        int code = nsc_query_http_status(s->rc);
+        nsc_http_json_error(s->req, code, reason(code), s->err);
+    } else {
+        evhttp_add_header(evhttp_request_get_output_headers(s->req), "Content-Type",
+                          nsc_query_content_type(s->q));
+        evhttp_send_reply(s->req, HTTP_OK, "OK", s->pending);
+    }
+}
+
+/* Move what waits to the connection, one chunk in flight at a time. */
+static void pump(stream *s)
+{
+    struct evbuffer *chunk = NULL;
+    pthread_mutex_lock(&s->mu);
+    int done = s->done;
+    size_t n = evbuffer_get_length(s->pending);
+    if (!s->gone && !s->started && done) {
+        reply_whole(s);
+        pthread_mutex_unlock(&s->mu);
+        finish(s);
+        return;
+    }
+    if (!s->gone && !s->started && n >= NSC_QSTREAM_CHUNK)
+        start_reply(s);
+    if (!s->gone && s->started && !s->in_flight && n && (chunk = evbuffer_new()) &&
+        evbuffer_add_buffer(chunk, s->pending) == 0)
+        pthread_cond_signal(&s->drained);
+    pthread_mutex_unlock(&s->mu);
+    if (chunk) {
+        if (evbuffer_get_length(chunk)) {
+            s->in_flight = 1;
+            evhttp_send_reply_chunk_with_cb(s->req, chunk, chunk_sent, s);
+        }
+        evbuffer_free(chunk);
+        if (s->in_flight)
+            return;
+    }
+    /* A client gone mid-chunk never sees that chunk sent: done is enough. */
+    if (done && (s->gone || (!s->in_flight && !evbuffer_get_length(s->pending)))) {
+        end_reply(s);
+        finish(s);
+    }
+}
+
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    char buf[64];
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+    pump(arg);
+}
+
+/* The client went away: stop the query. libevent detaches the unfinished
+ * request from the connection and leaves it to us to end (which frees it). */
+static void on_close(struct evhttp_connection *conn, void *arg)
+{
+    (void)conn;
+    stream *s = arg;
+    s->gone = 1;
+    pthread_mutex_lock(&s->mu);
+    s->cancelled = 1;
+    pthread_cond_signal(&s->drained);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static stream *stream_new(nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
+{
+    stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->set = set;
+    s->req = req;
+    s->q = q;
+    s->wake_fd[0] = s->wake_fd[1] = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->drained, NULL);
+    if (pipe2(s->wake_fd, O_NONBLOCK | O_CLOEXEC) || !(s->pending = evbuffer_new()) ||
+        !(s->wake = event_new(set->base, s->wake_fd[0], EV_READ | EV_PERSIST, on_wake, s)) ||
+        event_add(s->wake, NULL)) {
+        s->q = NULL;  /* the caller still owns it */
+        stream_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void nsc_qstream_start(nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
+{
+    if (set->n >= NSC_QSTREAM_MAX) {
+        nsc_query_free(q);
+        nsc_http_json_error(req, 503, "Service Unavailable", "too many queries running; try again");
+        return;
+    }
+    stream *s = stream_new(set, req, q);
+    if (!s || pthread_create(&s->thread, NULL, worker, s)) {
+        if (s)
+            stream_free(s);
+        else
+            nsc_query_free(q);
+        nsc_http_json_error(req, 500, "Internal Server Error", "cannot start the query");
+        return;
+    }
+    evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_close, s);
+    s->next = set->list;
+    set->list = s;
+    set->n++;
+}
+
+void nsc_qstreams_free(nsc_qstreams *set)
+{
+    if (!set)
+        return;
+    while (set->list) {
+        stream *s = set->list;
+        pthread_mutex_lock(&s->mu);
+        s->cancelled = 1;
+        pthread_cond_signal(&s->drained);
+        pthread_mutex_unlock(&s->mu);
+        if (s->started || s->gone) {
+            end_reply(s);
+        } else {
+            let_go(s);
+            nsc_http_json_error(s->req, 503, "Service Unavailable", "the collector is stopping");
+        }
+        finish(s);
+    }
+    free(set);
+}

@@ -1,0 +1,36 @@
+/* qstream.h: query responses streamed to HTTP clients with bounded memory.
+ *
+ * Owns the running queries of /api/v1/{comms,timeline,...}: each runs in its
+ * own worker thread on its own store read transaction and writes into a
+ * buffer the HTTP thread drains. The worker waits while NSC_QSTREAM_HIGH bytes
+ * wait in that buffer, and the HTTP thread hands the connection one chunk at
+ * a time, the next only once the last was written to the socket, so a slow
+ * client holds at most about twice NSC_QSTREAM_HIGH per query. A result
+ * that ends before NSC_QSTREAM_CHUNK bytes is sent whole (Content-Length, or
+ * a JSON error with its status); a longer one goes out chunked and, if the
+ * query fails part way, ends early (no final {"kind":"end"} line). A client
+ * that disconnects stops its query. At most NSC_QSTREAM_MAX run at once;
+ * more get 503.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_QSTREAM_H
+#define NCCLSCOPE_COLLECTOR_QSTREAM_H
+
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "query.h"
+#include "store.h"
+
+#define NSC_QSTREAM_HIGH (4u << 20)
+#define NSC_QSTREAM_CHUNK (64u << 10)
+#define NSC_QSTREAM_MAX 8
+
+typedef struct nsc_qstreams nsc_qstreams;
+
+nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st);
+/* Answer req with the result of q (taken: freed when done). */
+void nsc_qstream_start(nsc_qstreams *s, struct evhttp_request *req, nsc_query *q);
+/* Stop every query (their clients get what was sent so far) and free. */
+void nsc_qstreams_free(nsc_qstreams *s);
+
+#endif
