@@ -151,6 +151,7 @@ int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_n
     l->ts_ns = ts_ns;
     l->last_batch_seq = p->last_seq;
     memcpy(l->job, p->id.job, sizeof l->job);
+    memcpy(l->host, p->id.host, sizeof l->host);
     l->nprogress = p->nprogress;
     if (p->nprogress)
         memcpy(o->progress + o->nprogress, p->progress, p->nprogress * sizeof *p->progress);

@@ -60,7 +60,7 @@ static int put_life(nsc_writer *w, const nsc_item *it)
         nsc_store_life sl = {.pid = l->pid, .event = l->event, .reason = l->reason,
                              .ts_ns = l->ts_ns, .ref_ns = it->recv_ns,
                              .last_batch_seq = l->last_batch_seq};
-        snprintf(sl.host, sizeof sl.host, "%s", it->a2c.host);
+        snprintf(sl.host, sizeof sl.host, "%s", l->host);
         snprintf(sl.job, sizeof sl.job, "%s", l->job);
         snprintf(sl.agent, sizeof sl.agent, "%s", it->a2c.agent);
         int rc = nsc_store_put_life(w->c->store, &sl);
@@ -79,7 +79,7 @@ static void feed_live(nsc_collector *c, const nsc_item *it)
     for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++)
         rc = nsc_live_section(c->live, it->a2c.agent, &it->secs[i], it->recv_ns);
     for (uint32_t i = 0; !rc && i < it->a2c.nlife; i++)
-        rc = nsc_live_life(c->live, it->a2c.agent, it->a2c.host, &it->a2c.life[i], it->recv_ns);
+        rc = nsc_live_life(c->live, it->a2c.agent, it->a2c.life[i].host, &it->a2c.life[i], it->recv_ns);
     pthread_mutex_unlock(&c->live_mu);
     if (rc)
         fprintf(stderr, "ncclscope-collector: live state: out of memory\n");

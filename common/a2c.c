@@ -10,7 +10,7 @@
 #include <string.h>
 
 #define BATCH_FIELDS 9
-#define LIFE_FIELDS 7
+#define LIFE_FIELDS 8
 #define PROGRESS_FIELDS 4
 #define ALIAS_FIELDS 4
 #define ACK_FIELDS 5
@@ -34,7 +34,7 @@ size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b)
     for (uint32_t i = 0; i < b->nsections; i++)
         n += 5 + (size_t)b->sections[i].len;
     for (uint32_t i = 0; i < b->nlife; i++)
-        n += 10 + 4 * UINT_MAX_BYTES + TEXT_MAX_BYTES +
+        n += 10 + 4 * UINT_MAX_BYTES + 2 * TEXT_MAX_BYTES +
              (size_t)b->life[i].nprogress * (1 + 3 * UINT_MAX_BYTES + TEXT_MAX_BYTES);
     return n + (size_t)b->naliases * (1 + 4 * UINT_MAX_BYTES);
 }
@@ -48,6 +48,7 @@ static uint8_t *put_life(uint8_t *p, const nsc_a2c_life *l)
     p = nsc_mp_put_uint(p, l->ts_ns);
     p = nsc_mp_put_uint(p, l->last_batch_seq);
     p = nsc_mp_put_text(p, l->job);
+    p = nsc_mp_put_text(p, l->host);
     p = nsc_mp_put_array(p, l->nprogress);
     for (uint32_t i = 0; i < l->nprogress; i++) {
         const nsc_a2c_progress *g = &l->progress[i];
@@ -202,6 +203,7 @@ static int rd_life(nsc_mp_cursor *c, nsc_a2c_life *l, const fill *f, tally *t)
     TRY(nsc_mp_rd_uint(c, UINT64_MAX, &l->ts_ns));
     TRY(nsc_mp_rd_uint(c, UINT64_MAX, &l->last_batch_seq));
     TRY(nsc_mp_rd_text(c, l->job));
+    TRY(nsc_mp_rd_text(c, l->host));
     TRY(nsc_mp_rd_array(c, &n));
     l->nprogress = n;
     l->progress = f->progress ? f->progress + t->nprogress : NULL;

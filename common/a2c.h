@@ -51,6 +51,8 @@ typedef struct nsc_a2c_life {
     uint64_t ts_ns;          /* agent CLOCK_MONOTONIC: first batch, or death seen */
     uint64_t last_batch_seq; /* the process's last batch sequence received */
     char job[64];
+    char host[64];           /* the process's host name (its header's), which
+                              * need not be the agent's */
     uint32_t nprogress;
     const nsc_a2c_progress *progress;
 } nsc_a2c_life;

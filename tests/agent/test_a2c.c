@@ -35,7 +35,7 @@ static size_t make_batch(void)
     secs[1] = (nsc_a2c_section){sect_buf[1], make_section(sect_buf[1], 11, 200)};
     life[0] = (nsc_a2c_life){.event = NSC_A2C_STARTED, .pid = 10, .ts_ns = 123, .job = "job1"};
     life[1] = (nsc_a2c_life){.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 11,
-                             .ts_ns = UINT64_MAX, .last_batch_seq = 99, .job = "job1",
+                             .ts_ns = UINT64_MAX, .last_batch_seq = 99, .job = "job1", .host = "gpu-17",
                              .nprogress = 2, .progress = progress};
     life[2] = (nsc_a2c_life){.event = NSC_A2C_FINISHED, .pid = 10, .ts_ns = 7, .job = "job1"};
     nsc_a2c_batch b = {.agent = "agent-a", .host = "node0", .seq = 1ull << 40, .sent_ns = 5,
@@ -74,6 +74,8 @@ Test(a2c, batch_round_trip)
     cr_assert_eq(d.life[0].nprogress, 0);
     cr_assert_str_eq(d.life[0].job, "job1");
     cr_assert_eq(d.life[1].reason, NSC_A2C_REASON_EXITED);
+    cr_assert_str_eq(d.life[1].host, "gpu-17");
+    cr_assert_str_eq(d.life[0].host, "");
     cr_assert_eq(d.life[1].ts_ns, UINT64_MAX);
     cr_assert_eq(d.life[1].last_batch_seq, 99);
     cr_assert_eq(d.life[1].nprogress, 2);
@@ -160,9 +162,9 @@ Test(a2c, malformed_corpus)
         {"reserved byte", "\x99\x01\x01\xa1" "a\xc1\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_TYPE},
         {"str section", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x91\xa1x\x90\x90", 13, NSC_WIRE_BAD_TYPE},
         {"trailing", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x90\x90\x00", 12, NSC_WIRE_TRAILING},
-        {"bad life event", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x91\x97\x04\x00\x01\x00\x00\xa0\x90\x90", 19,
+        {"bad life event", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x91\x98\x04\x00\x01\x00\x00\xa0\xa0\x90\x90", 20,
          NSC_WIRE_BAD_VALUE},
-        {"bad reason", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x91\x97\x02\x07\x01\x00\x00\xa0\x90\x90", 19,
+        {"bad reason", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x91\x98\x02\x07\x01\x00\x00\xa0\xa0\x90\x90", 20,
          NSC_WIRE_BAD_VALUE},
         {"pid over u32", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x90\x90\x91\x94\xcf\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
          24, NSC_WIRE_BAD_VALUE},
