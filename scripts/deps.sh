@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Install the Debian packages ncclscope needs to build and test, only those missing.
+# Install the Debian packages ncclscope needs, only those missing.
+#   scripts/deps.sh          what the demo needs: build the programs and run them
+#   scripts/deps.sh --test   also what the test suite needs (sanitizer and fuzz
+#                            builds, Criterion, protoc, the deployment tests)
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config git clang
-      libzmq3-dev libmsgpack-dev liblmdb-dev lmdb-utils libevent-dev libcriterion-dev
-      libzstd-dev protobuf-compiler
-      # deployment tests (tests/deploy/): images, the manifest checker, a real Slurm
-      podman buildah debootstrap python3-yaml slurm-wlm munge
-      "$@")
+pkgs=(build-essential cmake pkg-config python3
+      libzmq3-dev libmsgpack-dev liblmdb-dev lmdb-utils libevent-dev libzstd-dev
+      libcriterion-dev)
+if [ "${1:-}" = --test ]; then
+  shift
+  pkgs+=(git clang protobuf-compiler
+         # deployment tests (tests/deploy/): images, the manifest checker, a real Slurm
+         podman buildah debootstrap python3-yaml slurm-wlm munge)
+fi
+pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-scripts/deps.sh
+scripts/deps.sh --test
 
 run_suite() {  # run_suite BUILD_DIR (relative to the repo) LABEL CMAKE_ARGS...
   local dir=$root/$1 label=$2; shift 2

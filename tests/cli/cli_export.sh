@@ -8,7 +8,7 @@ cli=$1/ncclscope
 in=$2/timeline.ndjson
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-command -v protoc >/dev/null || { echo "protoc missing (scripts/deps.sh installs protobuf-compiler)"; exit 1; }
+command -v protoc >/dev/null || { echo "protoc missing (scripts/deps.sh --test installs protobuf-compiler)"; exit 1; }
 
 "$cli" export --input "$in" -o "$tmp/t.pftrace" 2>"$tmp/log"
 cat "$tmp/log"

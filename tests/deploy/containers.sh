@@ -3,7 +3,7 @@
 # podman (chroot isolation, no registry) from a locally made Debian 12 base, and run
 # what is inside each with buildah. About a minute on 2 cores (the build stage
 # compiles the agent, collector, CLI and plugin with -j2); NCCLSCOPE_TEST_CONTAINERS=0
-# skips it. Needs root, podman, buildah and debootstrap (scripts/deps.sh).
+# skips it. Needs root, podman, buildah and debootstrap (scripts/deps.sh --test).
 #
 # The base image docker.io/library/debian:bookworm is debootstrapped (minbase) once
 # and cached as a tarball in $NCCLSCOPE_TEST_CACHE (default /var/cache/ncclscope-test);

@@ -5,7 +5,7 @@ set -eu
 src=$1 bin=$2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed (scripts/deps.sh installs it)"
+python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed (scripts/deps.sh --test installs it)"
 dir=$(mktemp -d /tmp/nsc-k8s-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 check() { python3 "$here/check_k8s.py" "$1" "$bin" "$src"; }

@@ -6,6 +6,6 @@ need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root ($1)"; }
 need_cmds() {  # need_cmds WHAT CMD...: skip unless every CMD is installed
     local what=$1 c; shift
     for c in "$@"; do
-        command -v "$c" >/dev/null 2>&1 || skip "$c is not installed ($what; scripts/deps.sh installs it)"
+        command -v "$c" >/dev/null 2>&1 || skip "$c is not installed ($what; scripts/deps.sh --test installs it)"
     done
 }

@@ -5,7 +5,7 @@
 # collector on the batch host, one agent per node, emulated ranks (ncclscope-emu with
 # the real plugin) as a job step. Then the store must hold the job under its
 # SLURM_JOB_ID, with every rank the emulator ran: `ncclscope --db DIR status --json`.
-# Needs root and slurm-wlm + munge (scripts/deps.sh); NCCLSCOPE_TEST_SLURM=0 skips it,
+# Needs root and slurm-wlm + munge (scripts/deps.sh --test); NCCLSCOPE_TEST_SLURM=0 skips it,
 # NSC_KEEP=1 keeps its temp dir (logs, store) for a look afterwards.
 set -eu
 src=$1 bin=$2 plugin=$3
