@@ -1,8 +1,9 @@
 /* config.h: the agent's configuration.
  *
  * Owns the option table (one row per key: flag, environment variable, default,
- * help) and its four sources, in priority order: flags > NCCLSCOPE_*
- * environment > config file (--config FILE, "key = value") > defaults.
+ * help), the range checks and the derived defaults; common/cfg.h fills it
+ * from flags > NCCLSCOPE_* environment > config file (--config FILE,
+ * "key = value") > defaults.
  */
 #ifndef NCCLSCOPE_AGENT_CONFIG_H
 #define NCCLSCOPE_AGENT_CONFIG_H

@@ -1,8 +1,9 @@
 /* config.h: the collector's configuration.
  *
  * Owns the option table (key, flag, NCCLSCOPE_* environment name, default,
- * help) and its sources in priority order: flags > environment > config file
- * (--config FILE, "key = value" lines, '#' comments) > defaults.
+ * help) and the range checks; common/cfg.h fills it from flags > environment
+ * > config file (--config FILE or NCCLSCOPE_COLLECTOR_CONFIG, "key = value"
+ * lines, '#' comments) > defaults.
  */
 #ifndef NCCLSCOPE_COLLECTOR_CONFIG_H
 #define NCCLSCOPE_COLLECTOR_CONFIG_H

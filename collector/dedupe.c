@@ -93,7 +93,27 @@ static size_t range_at(const agent_seqs *a, uint64_t seq)
     return lo;
 }
 
+static int holds(const agent_seqs *a, size_t k, uint64_t seq)
+{
+    return k < a->n && a->r[k].lo <= seq && seq < a->r[k].hi;
+}
+
+/* 1 if seq touches no range: marking it would add one. */
+static int opens_range(const agent_seqs *a, size_t k, uint64_t seq)
+{
+    return !(k < a->n && (a->r[k].lo <= seq + 1 && seq <= a->r[k].hi));
+}
+
 int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t seq)
+{
+    int found;
+    size_t i = find(d, agent, &found);
+    if (!found)
+        return 0;
+    return holds(&d->agents[i], range_at(&d->agents[i], seq), seq);
+}
+
+int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t seq)
 {
     int found;
     size_t i = find(d, agent, &found);
@@ -101,7 +121,7 @@ int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t seq)
         return 0;
     const agent_seqs *a = &d->agents[i];
     size_t k = range_at(a, seq);
-    return k < a->n && a->r[k].lo <= seq && seq < a->r[k].hi;
+    return a->n >= NSC_DEDUPE_MAX_RANGES && opens_range(a, k, seq) ? NSC_DEDUPE_FULL : 0;
 }
 
 static int insert_range(agent_seqs *a, size_t k, uint64_t seq)
@@ -128,11 +148,13 @@ static void remove_range(agent_seqs *a, size_t k)
 
 int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t seq)
 {
+    if (nsc_dedupe_room(d, agent, seq))
+        return NSC_DEDUPE_FULL;
     agent_seqs *a = get_or_add(d, agent);
     if (!a)
         return -1;
     size_t k = range_at(a, seq);
-    if (k < a->n && a->r[k].lo <= seq && seq < a->r[k].hi)
+    if (holds(a, k, seq))
         return 0;
     a->dirty = 1;
     if (k < a->n && a->r[k].hi == seq) {
@@ -145,10 +167,6 @@ int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t seq)
         a->r[k].lo = seq;
     } else if (insert_range(a, k, seq)) {
         return -1;
-    }
-    if (a->n > NSC_DEDUPE_MAX_RANGES) {
-        a->r[0].hi = a->r[1].hi;
-        remove_range(a, 1);
     }
     return 0;
 }

@@ -6,8 +6,11 @@
  * batch when it puts it, writes the agent's ranges in the same transaction
  * (nsc_store_put_agent_seqs) and reloads everything from the store when a
  * commit fails, so memory and store never disagree about a committed batch.
- * A set holding more than NSC_DEDUPE_MAX_RANGES ranges fills its lowest gap:
- * a batch that old arriving later is acknowledged without being stored.
+ * A set never holds more than NSC_DEDUPE_MAX_RANGES ranges: a batch that
+ * would open one more gap is refused (NSC_DEDUPE_FULL), so the writer neither
+ * stores nor acknowledges it and the agent sends it again later; batches that
+ * fill or extend a range are always taken. No sequence is ever marked that
+ * was not committed.
  */
 #ifndef NCCLSCOPE_COLLECTOR_DEDUPE_H
 #define NCCLSCOPE_COLLECTOR_DEDUPE_H
@@ -28,7 +31,12 @@ int nsc_dedupe_load(nsc_dedupe *d, nsc_store *st);
 
 /* 1 if (agent, seq) is already marked. */
 int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t seq);
-/* Mark (agent, seq); the agent becomes dirty. 0 or -1 (no memory). */
+#define NSC_DEDUPE_FULL 1
+/* 0 if (agent, seq) may be marked, NSC_DEDUPE_FULL if marking it would need
+ * a range more than NSC_DEDUPE_MAX_RANGES (ask before storing the batch). */
+int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t seq);
+/* Mark (agent, seq); the agent becomes dirty. 0, NSC_DEDUPE_FULL (nothing
+ * marked, see nsc_dedupe_room) or -1 (no memory). */
 int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t seq);
 /* Write every dirty agent's ranges into the open transaction and clear the
  * dirty marks. Returns 0 or a store error. */

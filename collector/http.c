@@ -375,8 +375,11 @@ static int bind_http(nsc_http *h, const char *addr)
 
 static void release(nsc_http *h)
 {
-    while (h->clients)
-        sse_drop(h, h->clients->req);
+    while (h->clients) {  /* ending the stream frees its request */
+        struct evhttp_request *req = h->clients->req;
+        sse_drop(h, req);
+        evhttp_send_reply_end(req);
+    }
     if (h->timer)
         event_free(h->timer);
     if (h->http)

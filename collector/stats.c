@@ -132,6 +132,7 @@ void nsc_stats_render(nsc_stats *s, struct evbuffer *b)
     metric(b, "ncclscope_collector_states_in_total", "counter", "States stored", &s->states);
     metric(b, "ncclscope_collector_completions_in_total", "counter", "Completions stored", &s->completions);
     metric(b, "ncclscope_collector_duplicates_total", "counter", "Batches received again and acknowledged without storing", &s->duplicates);
+    metric(b, "ncclscope_collector_gap_refusals_total", "counter", "Batches refused (not stored, not acknowledged) because their agent has too many gaps", &s->gap_refusals);
     metric(b, "ncclscope_collector_acks_total", "counter", "Acknowledgements sent", &s->acks);
     metric(b, "ncclscope_collector_probes_total", "counter", "Clock probes answered", &s->probes);
     metric(b, "ncclscope_collector_samples_total", "counter", "Clock samples fitted", &s->samples);

@@ -1,6 +1,7 @@
 /* writer.c: dedupe, group commit, acknowledgements (see writer.h). */
 #include "writer.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ struct nsc_writer {
     size_t nheld, held_cap;
     int txn_open;
     uint64_t next_persist_ns;
+    uint64_t next_gap_log_ns;  /* rate limit of the gap-table-full message */
 };
 
 static void log_store(const char *what, int rc)
@@ -88,7 +90,25 @@ static int put_progress(void *arg, const nsc_store_progress *p)
     return nsc_store_put_progress(arg, p);
 }
 
-/* Put a batch unless it is committed already; either way it is held for its ack. */
+/* A batch that would open one gap too many in its agent's committed
+ * sequences: neither stored nor acknowledged, so the agent sends it again
+ * later, when the gaps before it may have been filled. */
+static void refuse_gap(nsc_writer *w, nsc_item *it)
+{
+    uint64_t now = nsc_coll_now();
+    uint64_t n = atomic_fetch_add_explicit(&w->c->stats.gap_refusals, 1, memory_order_relaxed) + 1;
+    if (now >= w->next_gap_log_ns) {
+        fprintf(stderr,
+                "ncclscope-collector: agent %s: batch %" PRIu64 " refused, %d gaps in its "
+                "committed batches already (%" PRIu64 " refusals so far)\n",
+                it->a2c.agent, it->a2c.seq, NSC_DEDUPE_MAX_RANGES, n);
+        w->next_gap_log_ns = now + 10000000000ull;
+    }
+    nsc_item_free(it);
+}
+
+/* Put a batch unless it is committed already; either way it is held for its
+ * ack. A batch refused for its gaps is freed here (no ack) and 0 returned. */
 static int take_batch(nsc_writer *w, nsc_item *it)
 {
     nsc_stats *s = &w->c->stats;
@@ -98,6 +118,10 @@ static int take_batch(nsc_writer *w, nsc_item *it)
     if (nsc_dedupe_has(w->dedupe, it->a2c.agent, it->a2c.seq)) {
         atomic_fetch_add_explicit(&s->duplicates, 1, memory_order_relaxed);
         return hold(w, it) ? NSC_STORE_ENOMEM : 0;
+    }
+    if (nsc_dedupe_room(w->dedupe, it->a2c.agent, it->a2c.seq)) {
+        refuse_gap(w, it);
+        return 0;
     }
     uint64_t ev = 0, stt = 0, cp = 0;
     for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++) {

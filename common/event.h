@@ -205,6 +205,10 @@ typedef struct nsc_counters {
     uint64_t dropped[NSC_T_COUNT];   /* events dropped (buffers full), per type */
     uint64_t states_emitted, states_dropped;
     uint64_t bad_handles;            /* stale or foreign handles NCCL passed back */
+    /* Completions (nsc_completion) by the completed event's type (Coll, P2p),
+     * and those lost because the thread's ring was full. */
+    uint64_t completions_emitted[NSC_T_COUNT];
+    uint64_t completions_dropped[NSC_T_COUNT];
 } nsc_counters;
 
 const char *nsc_type_name(unsigned type);          /* "Coll", "ProxyOp", ... or NULL */

@@ -119,7 +119,8 @@ static const field ctx_fields[] = {
 static const field counters_fields[] = {
     F(nsc_counters, emitted, K_U64X16), F(nsc_counters, dropped, K_U64X16),
     F(nsc_counters, states_emitted, K_U64), F(nsc_counters, states_dropped, K_U64),
-    F(nsc_counters, bad_handles, K_U64)};
+    F(nsc_counters, bad_handles, K_U64), F(nsc_counters, completions_emitted, K_U64X16),
+    F(nsc_counters, completions_dropped, K_U64X16)};
 
 #define NFIELDS(a) ((uint8_t)(sizeof(a) / sizeof((a)[0])))
 #define EVENT_LAYOUT(a) {a, NFIELDS(a), EV_NCOMMON, sizeof(nsc_event)}
@@ -300,16 +301,16 @@ static inline uint8_t *put_field(uint8_t *p, const uint8_t *rec, const field *f,
 /* Records are written in place when NSC_WIRE_REC_MAX bytes are free, else into
  * scratch and copied only if they fit: a record that does not fit never
  * touches the caller's buffer. */
-static uint8_t *out_begin(const nsc_enc *e, uint8_t *scratch)
+static uint8_t *out_begin(const nsc_enc *e, size_t room, uint8_t *scratch)
 {
-    return e->cap - e->len >= NSC_WIRE_REC_MAX ? e->buf + e->len : scratch;
+    return room >= NSC_WIRE_REC_MAX ? e->buf + e->len : scratch;
 }
 
-static int out_commit(nsc_enc *e, const uint8_t *start, const uint8_t *end)
+static int out_commit(nsc_enc *e, size_t room, const uint8_t *start, const uint8_t *end)
 {
     size_t n = (size_t)(end - start);
     if (start != e->buf + e->len) {
-        if (e->cap - e->len < n)
+        if (room < n)
             return NSC_WIRE_FULL;
         memcpy(e->buf + e->len, start, n);
     }
@@ -326,7 +327,7 @@ int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr)
     e->pid = hdr->proc.pid;
 
     uint8_t scratch[NSC_WIRE_REC_MAX];
-    uint8_t *start = out_begin(e, scratch), *p = start;
+    uint8_t *start = out_begin(e, cap, scratch), *p = start;
     deltas d = {0};
     p = put_array(p, 2);
     *p++ = (uint8_t)(0x80 | (1 + NHDR_KEYS));
@@ -339,7 +340,7 @@ int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr)
     size_t records_at = (size_t)(p - start);
     *p++ = 0xdd;  /* array32, count patched by nsc_enc_finish */
     p = put_be(p, 0, 4);
-    if (out_commit(e, start, p) != NSC_WIRE_OK) {
+    if (out_commit(e, cap, start, p) != NSC_WIRE_OK) {
         e->cap = 0;  /* nothing can be added to a batch that never began */
         return NSC_WIRE_FULL;
     }
@@ -355,14 +356,17 @@ static int enc_record(nsc_enc *e, unsigned tag, const void *rec)
     while (n > L->nmin && field_is_zero(r, &L->f[n - 1]))
         n--;
 
+    /* Only the counters may use the reserve. */
+    size_t limit = tag == NSC_WIRE_TAG_COUNTERS ? e->cap : e->cap - e->reserve;
+    size_t room = limit > e->len ? limit - e->len : 0;
     uint8_t scratch[NSC_WIRE_REC_MAX];
-    uint8_t *start = out_begin(e, scratch), *p = start;
+    uint8_t *start = out_begin(e, room, scratch), *p = start;
     deltas d = {.base_ns = e->base_ns, .last_id = e->last_id, .pid = e->pid};
     p = put_array(p, 1 + n);
     *p++ = (uint8_t)tag;
     for (unsigned i = 0; i < n; i++)
         p = put_field(p, r, &L->f[i], &d);
-    int rc = out_commit(e, start, p);
+    int rc = out_commit(e, room, start, p);
     if (rc == NSC_WIRE_OK) {
         e->last_id = d.last_id;
         e->nrecords++;
@@ -395,6 +399,14 @@ int nsc_enc_completion(nsc_enc *e, const nsc_completion *c)
 int nsc_enc_counters(nsc_enc *e, const nsc_counters *c)
 {
     return enc_record(e, NSC_WIRE_TAG_COUNTERS, c);
+}
+
+int nsc_enc_reserve(nsc_enc *e, size_t n)
+{
+    if (e->cap - e->len < n)
+        return NSC_WIRE_FULL;
+    e->reserve = n;
+    return NSC_WIRE_OK;
 }
 
 size_t nsc_enc_finish(nsc_enc *e)

@@ -51,7 +51,7 @@ enum {
 
 /* No encoded record (nor the batch header) is longer than this. A buffer of
  * NSC_WIRE_REC_MAX * (records + 1) bytes always holds a whole batch. */
-#define NSC_WIRE_REC_MAX 384
+#define NSC_WIRE_REC_MAX 640
 /* Values nested deeper than this (inside unknown header keys) are rejected. */
 #define NSC_WIRE_MAX_DEPTH 32
 
@@ -70,6 +70,7 @@ typedef struct nsc_batch_hdr {
 typedef struct nsc_enc {
     uint8_t *buf;
     size_t cap, len;
+    size_t reserve;     /* bytes at the end only a counters record may use */
     size_t records_at;  /* offset of the records array header, patched at finish */
     uint32_t nrecords;
     uint64_t base_ns;
@@ -88,6 +89,10 @@ int nsc_enc_event(nsc_enc *e, const nsc_event *ev);
 int nsc_enc_state(nsc_enc *e, const nsc_state_rec *s);
 int nsc_enc_completion(nsc_enc *e, const nsc_completion *c);
 int nsc_enc_counters(nsc_enc *e, const nsc_counters *c);
+/* Keep the last n bytes of the buffer for the counters record that ends the
+ * batch: every other record then sees a buffer n bytes shorter. Returns 0, or
+ * NSC_WIRE_FULL (nothing changed) if fewer than n bytes are free. */
+int nsc_enc_reserve(nsc_enc *e, size_t n);
 /* Close the batch; returns its length in bytes. */
 size_t nsc_enc_finish(nsc_enc *e);
 

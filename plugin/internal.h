@@ -53,7 +53,8 @@ void nsc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 enum { NSC_REC_EVENT = 1, NSC_REC_STATE = 2, NSC_REC_COMPLETION = 3 };
 
 typedef struct nsc_rec {
-    uint64_t kind;
+    uint32_t kind;
+    uint32_t type;  /* completions: the completed event's type */
     union {
         nsc_event ev;
         nsc_state_rec st;
@@ -67,6 +68,8 @@ typedef struct nsc_tcounters {
     _Atomic uint64_t emitted[NSC_T_COUNT];
     _Atomic uint64_t dropped[NSC_T_COUNT];
     _Atomic uint64_t states_emitted, states_dropped, bad_handles;
+    _Atomic uint64_t completions_emitted[NSC_T_COUNT];
+    _Atomic uint64_t completions_dropped[NSC_T_COUNT];
 } nsc_tcounters;
 
 enum { NSC_TB_FREE = 0, NSC_TB_OWNED = 1, NSC_TB_ORPHAN = 2 };

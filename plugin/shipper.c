@@ -79,7 +79,8 @@ static int batch_begin(uint64_t now, uint64_t base_ns)
                          .sent_ns = now, .proc = sh.cfg.proc};
     hdr.proc.pid = nsc_g_pid;
     uint8_t *buf = sh.mem + (sh.tail % sh.nbatches) * BATCH_CAP;
-    if (nsc_enc_begin(&sh.enc, buf, BATCH_CAP - COUNTERS_RESERVE, &hdr) != 0)
+    if (nsc_enc_begin(&sh.enc, buf, BATCH_CAP, &hdr) != 0 ||
+        nsc_enc_reserve(&sh.enc, COUNTERS_RESERVE) != 0)
         return -1;
     sh.seq++;
     sh.open = 1;
@@ -91,8 +92,7 @@ static void batch_finish(void)
 {
     nsc_counters c;
     nsc_counters_sum(&c);
-    sh.enc.cap = BATCH_CAP; /* the reserve is for these counters */
-    nsc_enc_counters(&sh.enc, &c);
+    nsc_enc_counters(&sh.enc, &c); /* fits: the reserve is for it */
     sh.lens[sh.tail % sh.nbatches] = (uint32_t)nsc_enc_finish(&sh.enc);
     sh.tail++;
     sh.open = 0;
@@ -276,6 +276,8 @@ static void count_leftovers(void)
                     nsc_count_shared(&c->states_dropped);
             } else if (r->kind == NSC_REC_STATE) {
                 nsc_count_shared(&c->states_dropped);
+            } else {
+                nsc_count_shared(&c->completions_dropped[r->type]);
             }
         }
         atomic_store_explicit(&tb->tail, head, memory_order_release);

@@ -100,15 +100,24 @@ int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index)
     return 0;
 }
 
-static void emit_completion(nsc_tbuf *tb, uint64_t id, uint64_t ts)
+/* Completions are counted per type like events: emitted, and dropped when
+ * the thread's ring is full (or the thread has no buffer). */
+static void emit_completion(nsc_tbuf *tb, uint8_t type, uint64_t id, uint64_t ts)
 {
     nsc_rec *r = tb ? nsc_tbuf_reserve(tb) : NULL;
-    if (!r)
+    if (NSC_UNLIKELY(!r)) {
+        nsc_tcounters *c = tb ? &tb->c : &nsc_g_pool.shared;
+        void (*add)(_Atomic uint64_t *) = tb ? nsc_count : nsc_count_shared;
+        add(&c->completions_emitted[type]);
+        add(&c->completions_dropped[type]);
         return;
+    }
     r->kind = NSC_REC_COMPLETION;
+    r->type = type;
     r->u.done.id = id;
     r->u.done.ts_ns = ts;
     nsc_tbuf_commit(tb);
+    nsc_count(&tb->c.completions_emitted[type]);
 }
 
 /* Raise *cell to at least v. */
@@ -126,6 +135,7 @@ void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
     nsc_slot *s = &nsc_g_pool.slots[parent_index];
     uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
     uint64_t nw, last;
+    uint8_t type = s->ev.type; /* our reference keeps the slot ours until the CAS */
     do {
         if (!(w & NSC_W_LIVE) || !(w & NSC_W_REFS))
             return;
@@ -135,7 +145,7 @@ void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
     } while (!atomic_compare_exchange_weak_explicit(&s->word, &w, nw, memory_order_acq_rel,
                                                     memory_order_acquire));
     if (!(nw & NSC_W_REFS) && (nw & NSC_W_STOPPED))
-        emit_completion(tb, nsc_slot_id(parent_index, nw), last);
+        emit_completion(tb, type, nsc_slot_id(parent_index, nw), last);
 }
 
 void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index)
@@ -149,7 +159,7 @@ void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index)
                                                     memory_order_acquire));
     /* Every child already stopped before the enqueue returned. */
     if (!(nw & NSC_W_REFS) && (nw & NSC_W_HAD_CHILD))
-        emit_completion(tb, nsc_slot_id(index, nw), last);
+        emit_completion(tb, s->ev.type, nsc_slot_id(index, nw), last);
 }
 
 /* Finalize of a communicator: its events that never stopped are emitted with

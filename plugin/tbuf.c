@@ -181,6 +181,10 @@ static void counters_add(nsc_counters *out, nsc_tcounters *c)
     for (int t = 0; t < NSC_T_COUNT; t++) {
         out->emitted[t] += atomic_load_explicit(&c->emitted[t], memory_order_relaxed);
         out->dropped[t] += atomic_load_explicit(&c->dropped[t], memory_order_relaxed);
+        out->completions_emitted[t] +=
+            atomic_load_explicit(&c->completions_emitted[t], memory_order_relaxed);
+        out->completions_dropped[t] +=
+            atomic_load_explicit(&c->completions_dropped[t], memory_order_relaxed);
     }
     out->states_emitted += atomic_load_explicit(&c->states_emitted, memory_order_relaxed);
     out->states_dropped += atomic_load_explicit(&c->states_dropped, memory_order_relaxed);

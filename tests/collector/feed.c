@@ -8,10 +8,13 @@
  *   nsc-feed --endpoint EP [--agents N] [--procs P] [--batches B] [--colls C]
  *            [--first S] [--resend K] [--garbage] [--window W] [--timeout-ms T]
  *            [--ack-log FILE] [--pool M] [--prefix NAME]
+ *   nsc-feed --direct DB [--agents N] [--procs P] [--batches B] [--colls C]
  *   nsc-feed --check DB --agents N --prefix NAME --first S --batches B
  *            [--procs P] [--colls C] [--ack-log FILE]
  *
- * Send mode prints key=value lines (batches, acked, dup_acked, events,
+ * Direct mode is the benchmark's baseline: the same pre-encoded sections
+ * decoded and put into a store with no network and no collector, 64 batches
+ * per commit. Send mode prints key=value lines (batches, acked, dup_acked, events,
  * seconds, events_per_s) and exits 0 when every batch of every agent was
  * acknowledged within the timeout, else 1. Check mode opens the store read
  * only and exits 0 when each agent's committed sequences are exactly
@@ -32,7 +35,7 @@
 #include "wire.h"
 
 typedef struct opts {
-    const char *endpoint, *check, *ack_log, *prefix;
+    const char *endpoint, *check, *ack_log, *prefix, *direct;
     unsigned agents, procs, colls, window, pool;
     uint64_t batches, first, resend, timeout_ms;
     int garbage;
@@ -114,6 +117,14 @@ static int build_pool(const opts *o, pool *p)
         nsc_mix_free(&m);
     }
     return 0;
+}
+
+static void free_pool(const opts *o, pool *p)
+{
+    for (size_t i = 0; p->bufs && i < (size_t)o->pool * o->procs; i++)
+        free(p->bufs[i]);
+    free(p->bufs);
+    free(p->secs);
 }
 
 static int send_batch(agent *a, const opts *o, const pool *p, uint64_t seq, uint8_t *buf)
@@ -278,6 +289,9 @@ static int send_mode(const opts *o)
     zmq_ctx_term(ctx);
     if (log)
         fclose(log);
+    free(ag);
+    free(buf);
+    free_pool(o, &p);
     return rc ? 1 : 0;
 }
 
@@ -330,16 +344,27 @@ static int check_log(const opts *o, const check_ctx *c)
     return bad ? -1 : 0;
 }
 
+static int check_store(const opts *o, check_ctx *c, const pool *p);
+
 static int check_mode(const opts *o)
 {
     pool p = {0};
+    check_ctx c = {o, 0, 0, calloc(o->agents, 64), calloc(o->agents, sizeof *c.one)};
+    int rc = build_pool(o, &p) || !c.ids || !c.one ? 2 : check_store(o, &c, &p);
+    free(c.ids);
+    free(c.one);
+    free_pool(o, &p);
+    return rc;
+}
+
+static int check_store(const opts *o, check_ctx *c_, const pool *pp)
+{
+    check_ctx c = *c_;
+    const pool p = *pp;
     nsc_store_opts so = {.read_only = 1};
     nsc_store *st;
     nsc_store_reader *rd;
     nsc_store_stats s;
-    check_ctx c = {o, 0, 0, calloc(o->agents, 64), calloc(o->agents, sizeof *c.one)};
-    if (build_pool(o, &p) || !c.ids || !c.one)
-        return 2;
     for (unsigned i = 0; i < o->agents; i++)
         snprintf(c.ids[i], 64, "%s%u", o->prefix, i);
     int rc = nsc_store_open(o->check, &so, &st);
@@ -370,6 +395,49 @@ static int check_mode(const opts *o)
     return 0;
 }
 
+static int direct_mode(const opts *o)
+{
+    pool p = {0};
+    nsc_store *st;
+    nsc_store_opts so = {.initial_map = 1u << 30};
+    enum { GROUP = 64 };
+    nsc_batch *b = calloc((size_t)GROUP * o->procs, sizeof *b);
+    nsc_store_batch *sb = calloc((size_t)GROUP * o->procs, sizeof *sb);
+    if (!b || !sb || build_pool(o, &p) || nsc_store_open(o->direct, &so, &st))
+        return 2;
+    uint64_t total = (uint64_t)o->agents * o->batches, done = 0;
+    double t0 = now_s();
+    while (done < total) {
+        size_t n = 0;
+        if (nsc_store_begin(st, done))
+            return 1;
+        for (; n < GROUP && done < total; n++, done++)
+            for (unsigned k = 0; k < o->procs; k++) {
+                const nsc_a2c_section *sec = &p.secs[(done % o->pool) * o->procs + k];
+                nsc_batch *d = &b[n * o->procs + k];
+                if (nsc_batch_decode(sec->data, sec->len, NULL, d))
+                    return 1;
+                sb[n * o->procs + k] = (nsc_store_batch){&d->hdr.proc, d->ctxs, d->nctxs, d->strs, d->nstrs,
+                                                         d->events, d->nevents, d->states, d->nstates,
+                                                         d->completions, d->ncompletions};
+                if (nsc_store_put(st, &sb[n * o->procs + k]))
+                    return 1;
+            }
+        if (nsc_store_commit(st))
+            return 1;
+        for (size_t i = 0; i < n * o->procs; i++)
+            nsc_batch_release(&b[i]);
+    }
+    double dt = now_s() - t0;
+    printf("batches=%llu\nevents=%llu\nseconds=%.3f\nevents_per_s=%.0f\n", (unsigned long long)total,
+           (unsigned long long)(total * p.events_per_batch), dt, (double)(total * p.events_per_batch) / dt);
+    nsc_store_close(st);
+    free(b);
+    free(sb);
+    free_pool(o, &p);
+    return 0;
+}
+
 static int parse(opts *o, int argc, char **argv)
 {
     *o = (opts){.agents = 4, .procs = 2, .colls = 10, .window = 32, .pool = 16, .batches = 100,
@@ -386,6 +454,7 @@ static int parse(opts *o, int argc, char **argv)
         unsigned long long n = strtoull(v, NULL, 10);
         if (strcmp(k, "--endpoint") == 0) o->endpoint = v;
         else if (strcmp(k, "--check") == 0) o->check = v;
+        else if (strcmp(k, "--direct") == 0) o->direct = v;
         else if (strcmp(k, "--ack-log") == 0) o->ack_log = v;
         else if (strcmp(k, "--prefix") == 0) o->prefix = v;
         else if (strcmp(k, "--agents") == 0) o->agents = (unsigned)n;
@@ -399,15 +468,15 @@ static int parse(opts *o, int argc, char **argv)
         else if (strcmp(k, "--timeout-ms") == 0) o->timeout_ms = n;
         else return -1;
     }
-    return (o->endpoint || o->check) && o->agents && o->procs && o->colls && o->window && o->pool ? 0 : -1;
+    return (o->endpoint || o->check || o->direct) && o->agents && o->procs && o->colls && o->window && o->pool ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
     opts o;
     if (parse(&o, argc, argv)) {
-        fprintf(stderr, "usage: nsc-feed --endpoint EP | --check DB [options] (see tests/collector/feed.c)\n");
+        fprintf(stderr, "usage: nsc-feed --endpoint EP | --check DB | --direct DB [options] (see tests/collector/feed.c)\n");
         return 2;
     }
-    return o.check ? check_mode(&o) : send_mode(&o);
+    return o.check ? check_mode(&o) : o.direct ? direct_mode(&o) : send_mode(&o);
 }

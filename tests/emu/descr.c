@@ -123,6 +123,15 @@ static void build_v1(const emu_ev *ev, ncclProfilerEventDescr_v1_t *d)
             FILL_PROXY(DST, ev);                                              \
     } while (0)
 
+/* NetPlugin (v3 and later): the net plugin's id and its own descriptor. */
+#define FILL_NET(DST, ev)                                                     \
+    do {                                                                    \
+        if ((ev)->type == NSC_T_NET_PLUGIN) {                               \
+            (DST)->netPlugin.id = (ev)->d.net_plugin.id;                      \
+            (DST)->netPlugin.data = (ev)->d.net_plugin.data;                  \
+        }                                                                   \
+    } while (0)
+
 /* Coll/P2p/KernelCh/NetPlugin of v4 and later (v5+ add parentGroup). */
 #define FILL_V4_COMMON(DST, ev)                                               \
     do {                                                                    \
@@ -148,8 +157,10 @@ static void build_v1(const emu_ev *ev, ncclProfilerEventDescr_v1_t *d)
         } else if ((ev)->type == NSC_T_KERNEL_CH) {                         \
             (DST)->kernelCh.channelId = (ev)->d.kernel_ch.ch;                 \
             (DST)->kernelCh.pTimer = (ev)->d.kernel_ch.ptimer;                \
-        } else                                                              \
+        } else {                                                            \
             FILL_PROXY(DST, ev);                                              \
+            FILL_NET(DST, ev);                                                \
+        }                                                                   \
     } while (0)
 
 /* The API events and parentGroup of v5 and later. */
@@ -180,10 +191,42 @@ static void build_v1(const emu_ev *ev, ncclProfilerEventDescr_v1_t *d)
             (DST)->kernelLaunch.stream = (ev)->d.launch.stream;               \
     } while (0)
 
+/* The copy-engine events of v6 and later. */
+#define FILL_CE(DST, ev)                                                      \
+    do {                                                                    \
+        if ((ev)->type == NSC_T_CE_COLL) {                                  \
+            (DST)->ceColl.seqNumber = (ev)->d.ce_coll.seq;                    \
+            (DST)->ceColl.func = (ev)->d.ce_coll.func;                        \
+            (DST)->ceColl.sendBuff = (ev)->d.ce_coll.send;                    \
+            (DST)->ceColl.recvBuff = (ev)->d.ce_coll.recv;                    \
+            (DST)->ceColl.count = (ev)->d.ce_coll.count;                      \
+            (DST)->ceColl.root = (ev)->d.ce_coll.root;                        \
+            (DST)->ceColl.datatype = (ev)->d.ce_coll.dtype;                   \
+            (DST)->ceColl.syncStrategy = (ev)->d.ce_coll.sync;                \
+            (DST)->ceColl.ceSeqNum = (ev)->d.ce_coll.ce_seq;                  \
+            (DST)->ceColl.stream = (ev)->d.ce_coll.stream;                    \
+        } else if ((ev)->type == NSC_T_CE_SYNC) {                           \
+            (DST)->ceCollSync.isComplete = (ev)->d.ce_sync.complete;          \
+            (DST)->ceCollSync.nRanks = (ev)->d.ce_sync.nranks;                \
+        } else if ((ev)->type == NSC_T_CE_BATCH) {                          \
+            (DST)->ceCollBatch.numOps = (ev)->d.ce_batch.nops;                \
+            (DST)->ceCollBatch.totalBytes = (ev)->d.ce_batch.bytes;           \
+            (DST)->ceCollBatch.useIntraSync = (ev)->d.ce_batch.intra_sync;    \
+        }                                                                   \
+    } while (0)
+
 static void build_v7(const emu_ev *ev, ncclProfilerEventDescr_v7_t *d)
 {
     FILL_V5_API(d, ev);
-    if (ev->type == NSC_T_COLL) {
+    FILL_CE(d, ev);
+    if (ev->type == NSC_T_CE_COLL)
+        d->ceColl.userTag = ev->d.ce_coll.user_tag;
+    else if (ev->type == NSC_T_KERNEL_PHASE) {
+        d->kernelPhase.channelId = ev->d.kernel_phase.ch;
+        d->kernelPhase.phaseId = ev->d.kernel_phase.phase;
+        d->kernelPhase.phaseName = ev->d.kernel_phase.name;
+        d->kernelPhase.pTimer = ev->d.kernel_phase.ptimer;
+    } else if (ev->type == NSC_T_COLL) {
         d->coll.kernelVariant = ev->d.coll.variant;
         d->coll.isSymColl = ev->d.coll.sym;
         d->coll.userTag = ev->d.coll.user_tag;
@@ -221,10 +264,14 @@ int emu_descr_build(int version, const emu_ev *ev, emu_descr *out)
         FILL_V23_COLL_P2P(&out->v3, ev);
         if (ev->type == NSC_T_KERNEL_CH)
             out->v3.kernelCh.channelId = ev->d.kernel_ch.ch;
+        FILL_NET(&out->v3, ev);
         break;
     case 4: FILL_V4_COMMON(&out->v4, ev); break;
     case 5: FILL_V5_API(&out->v5, ev); break;
-    case 6: FILL_V5_API(&out->v6, ev); break;
+    case 6:
+        FILL_V5_API(&out->v6, ev);
+        FILL_CE(&out->v6, ev);
+        break;
     default: build_v7(ev, &out->v7); break;
     }
     return 0;

@@ -42,8 +42,11 @@ typedef struct emu_opts {
     int chunk_size;
     int pace_us;
     int hang_rank, hang_after, hang_ms;
-    int kill_rank, kill_after;
+    int kill_rank, kill_after, kill_delay_ms;
     bool pxn_probe;
+    bool ce;              /* collectives on the copy engine (v6+ CeColl/CeSync/CeBatch) */
+    bool kernel_phases;   /* v7 KernelPhase children of each KernelCh */
+    int net_qps;          /* IB queue pairs per network step: NetPlugin events each (0: none) */
     uint64_t seed;
     int64_t gpu_spread_ns;
     double gpu_drift_ppm;
@@ -69,6 +72,9 @@ typedef struct emu_plugin {
 
 /* One process-wide activation mask, as in NCCL. */
 extern int emu_mask;
+/* The mask now: NCCL samples it once per operation (at GroupApi start) and
+ * every event of that operation, down to its proxy children, uses that value. */
+uint32_t emu_mask_now(void);
 
 /* Load (or take another reference on) the plugin following NCCL's rules:
  * returns 0 and sets *pl, 1 if profiling is disabled or nothing was found, -1
@@ -95,6 +101,7 @@ void emu_plugin_state(const emu_plugin *pl, void *h, int state, void *args);
 /* A version-neutral event: what NCCL knows when it starts one. */
 typedef struct emu_ev {
     unsigned type; /* nsc_type */
+    uint32_t mask; /* the activation mask this event's operation sampled */
     void *parent;
     int rank;
     uint64_t comm_id;
@@ -134,6 +141,21 @@ typedef struct emu_ev {
         struct { pid_t pid; uint8_t ch; int peer, nsteps, chunk, is_send; } proxy_op;
         struct { int step; } proxy_step;
         struct { uint8_t ch; uint64_t ptimer; } kernel_ch;
+        struct { int64_t id; void *data; } net_plugin;
+        struct {
+            uint64_t seq;
+            const char *func, *dtype, *sync;
+            const void *send;
+            void *recv;
+            size_t count;
+            int root;
+            void *stream;
+            uint32_t ce_seq;
+            uint64_t user_tag;
+        } ce_coll;
+        struct { bool complete; int nranks; } ce_sync;
+        struct { int nops; size_t bytes; bool intra_sync; } ce_batch;
+        struct { uint8_t ch, phase; const char *name; uint64_t ptimer; } kernel_phase;
     } d;
 } emu_ev;
 
@@ -198,6 +220,7 @@ typedef struct emu_acct {
     uint64_t foreign[3][NSC_T_COUNT]; /* PXN calls made for another process */
     uint64_t states[NSC_S_COUNT];
     uint64_t null_handles;
+    uint64_t open_states; /* states given to events not (yet) stopped */
     uint64_t pxn_guarded, pxn_unguarded, pxn_probed, pxn_probe_segv;
     uint32_t ncoll, nsamples;
     /* followed by coll_cap emu_coll_rec, then sample_cap emu_sample */
@@ -238,8 +261,14 @@ typedef struct emu_rank {
     emu_coll_rec *colls;
     emu_sample *samples;
     uint64_t next_seq[8]; /* per function */
+    uint32_t ce_seq;      /* copy-engine sync counter (comm->ceColl.ceSeqNum) */
+    bool ce_complete;     /* which CE sync flag the next sync uses */
     emu_proxy *proxy;
     void *stream;
+    /* Events of this rank that were given states and are not stopped yet, with
+     * how many: so the summary can say which states belong to open events. */
+    pthread_mutex_t open_lock;
+    struct { void *h; uint32_t n; } open[32];
 } emu_rank;
 
 /* Everything a worker process shares. */
@@ -275,6 +304,7 @@ typedef struct emu_op {
     int peer;         /* p2p: the peer; collectives: -1 */
     int is_send;
     size_t bytes;
+    uint32_t mask;    /* the operation's activation mask */
     bool hang;        /* never completes */
 } emu_op;
 
@@ -300,6 +330,7 @@ typedef struct emu_pxn_msg {
     uint64_t origin_ctx, origin_coll;
     int32_t ch, peer, nsteps, is_send, chunk;
     uint32_t coll_index;
+    uint32_t mask;   /* the originator's operation mask travels with the op */
 } emu_pxn_msg;
 
 int emu_pxn_setup(emu_world *w, int wfd, int rfd); /* -1: not used */

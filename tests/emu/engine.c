@@ -32,7 +32,14 @@ uint32_t emu_gettid(void)
 
 #define BIT(t) (1u << (t))
 #define PROXY_TREE (BIT(NSC_T_PROXY_OP) | BIT(NSC_T_PROXY_STEP) | BIT(NSC_T_NET_PLUGIN))
-#define OP_TREE (PROXY_TREE | BIT(NSC_T_KERNEL_CH))
+#define KERNEL_TREE (BIT(NSC_T_KERNEL_CH) | BIT(NSC_T_KERNEL_PHASE))
+#define OP_TREE (PROXY_TREE | KERNEL_TREE)
+#define CE_TREE (BIT(NSC_T_CE_COLL) | BIT(NSC_T_CE_SYNC) | BIT(NSC_T_CE_BATCH))
+
+uint32_t emu_mask_now(void)
+{
+    return (uint32_t)__atomic_load_n(&emu_mask, __ATOMIC_RELAXED);
+}
 
 /* Which mask bits make NCCL start an event of each type. */
 static uint32_t wanted_bits(unsigned type)
@@ -40,14 +47,16 @@ static uint32_t wanted_bits(unsigned type)
     switch (type) {
     case NSC_T_GROUP_API:
         return BIT(NSC_T_GROUP_API) | BIT(NSC_T_COLL_API) | BIT(NSC_T_P2P_API) |
-               BIT(NSC_T_KERNEL_LAUNCH) | BIT(NSC_T_COLL) | BIT(NSC_T_P2P) | OP_TREE;
-    case NSC_T_COLL_API: return BIT(NSC_T_COLL_API) | BIT(NSC_T_COLL) | OP_TREE;
+               BIT(NSC_T_KERNEL_LAUNCH) | BIT(NSC_T_COLL) | BIT(NSC_T_P2P) | OP_TREE | CE_TREE;
+    case NSC_T_COLL_API: return BIT(NSC_T_COLL_API) | BIT(NSC_T_COLL) | OP_TREE | CE_TREE;
     case NSC_T_P2P_API: return BIT(NSC_T_P2P_API) | BIT(NSC_T_P2P) | OP_TREE;
     case NSC_T_GROUP: return BIT(NSC_T_GROUP) | BIT(NSC_T_COLL) | BIT(NSC_T_P2P) | OP_TREE;
     case NSC_T_COLL: return BIT(NSC_T_COLL) | OP_TREE;
     case NSC_T_P2P: return BIT(NSC_T_P2P) | OP_TREE;
     case NSC_T_PROXY_OP: return PROXY_TREE;
     case NSC_T_PROXY_STEP: return BIT(NSC_T_PROXY_STEP) | BIT(NSC_T_NET_PLUGIN);
+    case NSC_T_KERNEL_CH: return KERNEL_TREE;
+    case NSC_T_CE_COLL: return CE_TREE;
     default: return BIT(type);
     }
 }
@@ -60,8 +69,7 @@ static void count(uint64_t *c)
 static void *start_in(emu_rank *r, void *ctx, emu_ev *ev, uint64_t (*calls)[NSC_T_COUNT])
 {
     int v = r->w->pl.version;
-    if (!r->profiled || !emu_version_has_type(v, ev->type) ||
-        !((uint32_t)__atomic_load_n(&emu_mask, __ATOMIC_RELAXED) & wanted_bits(ev->type)))
+    if (!r->profiled || !emu_version_has_type(v, ev->type) || !(ev->mask & wanted_bits(ev->type)))
         return NULL;
     emu_descr d;
     emu_descr_build(v, ev, &d);
@@ -87,12 +95,50 @@ void *emu_start_foreign(emu_rank *r, void *foreign_ctx, emu_ev *ev)
     return start_in(r, foreign_ctx, ev, r->acct->foreign);
 }
 
+/* States of own events not yet stopped: +1 per state, and at the stop the
+ * event's states are taken back. acct->open_states is what a process that dies
+ * leaves: states the plugin saw for events it will never see stopped. */
+static void open_state_add(emu_rank *r, void *h)
+{
+    pthread_mutex_lock(&r->open_lock);
+    int free_at = -1;
+    for (int i = 0; i < 32; i++) {
+        if (r->open[i].h == h) {
+            r->open[i].n++;
+            free_at = -2;
+            break;
+        }
+        if (!r->open[i].h && free_at == -1)
+            free_at = i;
+    }
+    if (free_at == -1)
+        emu_die("more than 32 open events with states on one rank");
+    if (free_at >= 0)
+        r->open[free_at].h = h, r->open[free_at].n = 1;
+    __atomic_fetch_add(&r->acct->open_states, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&r->open_lock);
+}
+
+static void open_state_stop(emu_rank *r, void *h)
+{
+    pthread_mutex_lock(&r->open_lock);
+    for (int i = 0; i < 32; i++)
+        if (r->open[i].h == h) {
+            __atomic_fetch_sub(&r->acct->open_states, r->open[i].n, __ATOMIC_RELAXED);
+            r->open[i].h = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&r->open_lock);
+}
+
 static void stop_in(emu_rank *r, unsigned type, void *h, uint64_t (*calls)[NSC_T_COUNT])
 {
     if (!h)
         return;
     emu_plugin_stop(&r->w->pl, h);
     count(&calls[EMU_CALL_STOP][type]);
+    if (calls == r->acct->calls)
+        open_state_stop(r, h);
 }
 
 void emu_stop(emu_rank *r, unsigned type, void *h)
@@ -109,8 +155,10 @@ static void state_in(emu_rank *r, unsigned type, void *h, int state, uint64_t ar
     emu_state_args_build(r->w->pl.version, state, arg, steps, &a);
     emu_plugin_state(&r->w->pl, h, state, &a);
     count(&calls[EMU_CALL_STATE][type]);
-    if (calls == r->acct->calls) /* PXN states count as "foreign" calls only */
+    if (calls == r->acct->calls) { /* PXN states count as "foreign" calls only */
         count(&r->acct->states[state]);
+        open_state_add(r, h);
+    }
 }
 
 void emu_state(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps)
@@ -127,6 +175,7 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     r->node = node;
     r->world_stride = 1;
     r->stream = (void *)(uintptr_t)(0x5000000u + 0x1000u * (unsigned)global_rank);
+    pthread_mutex_init(&r->open_lock, NULL);
     pthread_mutex_lock(&w->lock);
     if (w->next_slot >= w->acct.nslots) {
         pthread_mutex_unlock(&w->lock);
@@ -168,6 +217,7 @@ void emu_rank_close(emu_rank *r)
         r->profiled = false;
     }
     pthread_mutex_unlock(&r->w->lock);
+    pthread_mutex_destroy(&r->open_lock);
 }
 
 /* ---- the proxy thread ---- */
@@ -224,14 +274,51 @@ static uint64_t gpu_sample(emu_rank *r, uint64_t lag_ns)
     return timer;
 }
 
+/* ProxyCtrl events read the mask at each start (NCCL lets it change per event). */
 static void ctrl_event(emu_rank *r, int state, int appended)
 {
-    emu_ev ev = {.type = NSC_T_PROXY_CTRL};
+    emu_ev ev = {.type = NSC_T_PROXY_CTRL, .mask = emu_mask_now()};
     void *h = emu_start(r, &ev);
     emu_state(r, NSC_T_PROXY_CTRL, h, state, 0, 0);
     if (state == NSC_S_PROXY_CTRL_APPEND)
         emu_state(r, NSC_T_PROXY_CTRL, h, NSC_S_PROXY_CTRL_APPEND_END, (uint64_t)appended, 0);
     emu_stop(r, NSC_T_PROXY_CTRL, h);
+}
+
+/* What NCCL's IB net plugin hands the profiler callback as extData for one
+ * queue pair of a request (ncclProfilerNetIbDescr_v1_t: 40 bytes). */
+typedef struct emu_ib_descr {
+    uint8_t type; /* ncclProfileQp */
+    struct { int device; uint64_t wr_id; int opcode; int qp_num; size_t length; } qp;
+} emu_ib_descr;
+
+#define EMU_NET_TYPE_IB (1ll << 16)
+#define EMU_NET_IB_VERSION 1
+#define EMU_IBV_WR_RDMA_WRITE_WITH_IMM 1
+
+/* The net plugin's events for one step: its profiler callback starts one per
+ * queue pair when the request is posted (parent: the ProxyStep, mask: the
+ * operation's) and stops it at completion. The descriptor lives in the net
+ * plugin's memory, in the process running the proxy. */
+static void net_plugin_events(emu_rank *r, void *ctx, const emu_ev *step, void *step_h, int s,
+                              bool send, size_t bytes, uint64_t (*calls)[NSC_T_COUNT])
+{
+    int nqp = r->w->o->net_qps;
+    emu_ib_descr descr[8];
+    void *h[8];
+    for (int q = 0; q < nqp; q++) {
+        descr[q] = (emu_ib_descr){.type = 1,
+                                  .qp = {.device = 0, .wr_id = (uint64_t)s,
+                                         .opcode = send ? EMU_IBV_WR_RDMA_WRITE_WITH_IMM : 0,
+                                         .qp_num = 0x100 + q, .length = send ? bytes / (size_t)nqp : 0}};
+        emu_ev ev = {.type = NSC_T_NET_PLUGIN, .mask = step->mask, .parent = step_h,
+                     .rank = step->rank, .comm_id = step->comm_id, .comm_name = step->comm_name};
+        ev.d.net_plugin.id = EMU_NET_TYPE_IB | EMU_NET_IB_VERSION;
+        ev.d.net_plugin.data = &descr[q];
+        h[q] = start_in(r, ctx, &ev, calls);
+    }
+    for (int q = 0; q < nqp; q++)
+        stop_in(r, NSC_T_NET_PLUGIN, h[q], calls);
 }
 
 /* One network transfer of one channel: ProxyOp with its ProxySteps and NCCL's
@@ -249,8 +336,8 @@ void emu_proxy_transfer(emu_rank *r, void *ctx, emu_ev *op_ev, bool foreign, siz
     if (v >= 4)
         state_in(r, NSC_T_PROXY_OP, oh, NSC_S_PROXY_OP_IN_PROGRESS, 0, 0, calls);
     for (int s = 0; s < n; s++) {
-        emu_ev st = {.type = NSC_T_PROXY_STEP, .parent = oh, .rank = op_ev->rank,
-                     .comm_id = op_ev->comm_id, .comm_name = op_ev->comm_name};
+        emu_ev st = {.type = NSC_T_PROXY_STEP, .mask = op_ev->mask, .parent = oh,
+                     .rank = op_ev->rank, .comm_id = op_ev->comm_id, .comm_name = op_ev->comm_name};
         st.d.proxy_step.step = s;
         void *sh = start_in(r, ctx, &st, calls);
         static const int send_states[] = {NSC_S_PROXY_STEP_SEND_GPU_WAIT,
@@ -262,6 +349,8 @@ void emu_proxy_transfer(emu_rank *r, void *ctx, emu_ev *op_ev, bool foreign, siz
             if (state == NSC_S_PROXY_STEP_SEND_PEER_WAIT && v < 4)
                 continue;
             state_in(r, NSC_T_PROXY_STEP, sh, state, step_bytes, 0, calls);
+            if (state == NSC_S_PROXY_STEP_SEND_WAIT || state == NSC_S_PROXY_STEP_RECV_WAIT)
+                net_plugin_events(r, ctx, &st, sh, s, send, step_bytes, calls);
         }
         stop_in(r, NSC_T_PROXY_STEP, sh, calls);
     }
@@ -297,8 +386,8 @@ static void net_legs(emu_rank *r, const emu_op *op, int ch)
     size_t step_bytes;
     int nsteps = nsteps_for(r, op, &step_bytes);
     for (int i = 0; i < ns + nr; i++) {
-        emu_ev ev = {.type = NSC_T_PROXY_OP, .parent = op->coll_h, .rank = r->ci.rank,
-                     .comm_id = r->ci.comm_id, .comm_name = r->ci.name};
+        emu_ev ev = {.type = NSC_T_PROXY_OP, .mask = op->mask, .parent = op->coll_h,
+                     .rank = r->ci.rank, .comm_id = r->ci.comm_id, .comm_name = r->ci.name};
         ev.d.proxy_op.pid = getpid();
         ev.d.proxy_op.ch = (uint8_t)ch;
         ev.d.proxy_op.peer = i < ns ? sends[i] : recvs[i - ns];
@@ -311,10 +400,29 @@ static void net_legs(emu_rank *r, const emu_op *op, int ch)
                              .origin_ctx = (uintptr_t)r->ctx, .origin_coll = (uintptr_t)op->coll_h,
                              .ch = ch, .peer = ev.d.proxy_op.peer, .nsteps = nsteps,
                              .is_send = ev.d.proxy_op.is_send, .chunk = r->w->o->chunk_size,
-                             .coll_index = op->coll_index};
+                             .coll_index = op->coll_index, .mask = op->mask};
             emu_pxn_send(r->w, &m);
         } else
             emu_proxy_transfer(r, r->ctx, &ev, false, step_bytes);
+    }
+}
+
+/* v7: the kernel's phases on one channel, each reported with its GPU timers
+ * (start in the descriptor, stop in KernelPhaseStop), under the KernelCh. */
+static void kernel_phases(emu_rank *r, const emu_op *op, int ch, void *kch)
+{
+    static const char *const names[] = {"initial_sync", "compute", "final_sync"};
+    if (!r->w->o->kernel_phases)
+        return;
+    for (int p = 0; p < 3; p++) {
+        emu_ev ev = {.type = NSC_T_KERNEL_PHASE, .mask = op->mask, .parent = kch};
+        ev.d.kernel_phase.ch = (uint8_t)ch;
+        ev.d.kernel_phase.phase = (uint8_t)p;
+        ev.d.kernel_phase.name = names[p];
+        ev.d.kernel_phase.ptimer = gpu_sample(r, 1200);
+        void *h = emu_start(r, &ev);
+        emu_state(r, NSC_T_KERNEL_PHASE, h, NSC_S_KERNEL_PHASE_STOP, gpu_sample(r, 1000), 0);
+        emu_stop(r, NSC_T_KERNEL_PHASE, h);
     }
 }
 
@@ -330,7 +438,7 @@ static void run_batch(emu_rank *r, emu_op *ops, size_t n)
     int k = 0;
     for (size_t i = 0; i < n; i++)
         for (int c = 0; c < ops[i].nch; c++) {
-            emu_ev ev = {.type = NSC_T_KERNEL_CH, .parent = ops[i].coll_h};
+            emu_ev ev = {.type = NSC_T_KERNEL_CH, .mask = ops[i].mask, .parent = ops[i].coll_h};
             ev.d.kernel_ch.ch = (uint8_t)c;
             ev.d.kernel_ch.ptimer = gpu_sample(r, 1500);
             kch[k++] = emu_start(r, &ev);
@@ -343,6 +451,7 @@ static void run_batch(emu_rank *r, emu_op *ops, size_t n)
             if (ops[i].hang)
                 continue; /* the peer never arrives: the channel never ends */
             net_legs(r, &ops[i], c);
+            kernel_phases(r, &ops[i], c, kch[k]);
             emu_state(r, NSC_T_KERNEL_CH, kch[k], NSC_S_KERNEL_CH_STOP, gpu_sample(r, 800), 0);
             emu_stop(r, NSC_T_KERNEL_CH, kch[k]);
             if (rec)
@@ -361,7 +470,7 @@ static void *proxy_main(void *arg)
     pthread_mutex_unlock(&r->w->lock);
     ctrl_event(r, NSC_S_PROXY_CTRL_IDLE, 0);
     for (;;) {
-        emu_ev ev = {.type = NSC_T_PROXY_CTRL};
+        emu_ev ev = {.type = NSC_T_PROXY_CTRL, .mask = emu_mask_now()};
         void *sleep_h = emu_start(r, &ev);
         emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_SLEEP, 0, 0);
         pthread_mutex_lock(&p->mu);

@@ -46,8 +46,14 @@ static void usage(FILE *f)
           "  --algo RING|TREE (default RING)  --proto SIMPLE|LL|LL128 (default SIMPLE)\n"
           "  --chunk-size BYTES (default 131072)  --pace-us US between iterations (default 0)\n"
           "  --hang-rank R --hang-after K --hang-ms MS   (scenario hang)\n"
-          "  --kill-rank R --kill-after K                 (scenario kill)\n"
+          "  --kill-rank R --kill-after K [--kill-delay-ms MS]  (scenario kill; MS: quiet\n"
+          "                         time before the SIGKILL, default 0)\n"
           "  --pxn-probe            PXN: fork a child that reads each foreign address\n"
+          "  --ce                   collectives on the copy engine (v6+ CeColl/CeSync/CeBatch;\n"
+          "                         one node, --func AllGather)\n"
+          "  --kernel-phases        v7: KernelPhase events (3 per KernelCh)\n"
+          "  --net-qps N            IB queue pairs per network step, one NetPlugin event each\n"
+          "                         (default 1; 0: the net plugin reports nothing)\n"
           "Output:\n"
           "  --summary FILE         write the JSON summary (- for stdout)\n"
           "Replay:\n"
@@ -110,7 +116,7 @@ static const char *one_of(const char *opt, const char *v, const char *const *all
 
 enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
        O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
-       O_PACE, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_PROBE, O_SUMMARY, O_REPLAY, O_SPEED,
+       O_PACE, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
        O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP };
 
 static const struct option long_opts[] = {
@@ -123,7 +129,9 @@ static const struct option long_opts[] = {
     {"dtype", 1, 0, O_DTYPE}, {"func", 1, 0, O_FUNC}, {"algo", 1, 0, O_ALGO},
     {"proto", 1, 0, O_PROTO}, {"chunk-size", 1, 0, O_CHUNK}, {"pace-us", 1, 0, O_PACE},
     {"hang-rank", 1, 0, O_HRANK}, {"hang-after", 1, 0, O_HAFTER}, {"hang-ms", 1, 0, O_HMS},
-    {"kill-rank", 1, 0, O_KRANK}, {"kill-after", 1, 0, O_KAFTER}, {"pxn-probe", 0, 0, O_PROBE},
+    {"kill-rank", 1, 0, O_KRANK}, {"kill-after", 1, 0, O_KAFTER},
+    {"kill-delay-ms", 1, 0, O_KDELAY}, {"pxn-probe", 0, 0, O_PROBE},
+    {"ce", 0, 0, O_CE}, {"kernel-phases", 0, 0, O_PHASES}, {"net-qps", 1, 0, O_QPS},
     {"summary", 1, 0, O_SUMMARY}, {"replay", 1, 0, O_REPLAY}, {"speed", 1, 0, O_SPEED},
     {"bench", 0, 0, O_BENCH}, {"threads", 1, 0, O_THREADS}, {"bench-iters", 1, 0, O_BITERS},
     {"reps", 1, 0, O_REPS}, {"_worker", 1, 0, O_WORKER}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
@@ -172,7 +180,11 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_HMS: o->hang_ms = (int)num("--hang-ms", v, 0, 60000); break;
     case O_KRANK: o->kill_rank = (int)num("--kill-rank", v, 0, EMU_MAX_RANKS - 1); break;
     case O_KAFTER: o->kill_after = (int)num("--kill-after", v, 0, 1000000); break;
+    case O_KDELAY: o->kill_delay_ms = (int)num("--kill-delay-ms", v, 0, 60000); break;
     case O_PROBE: o->pxn_probe = true; break;
+    case O_CE: o->ce = true; break;
+    case O_PHASES: o->kernel_phases = true; break;
+    case O_QPS: o->net_qps = (int)num("--net-qps", v, 0, 8); break;
     case O_SUMMARY: o->summary = v; break;
     case O_REPLAY: o->replay = v; break;
     case O_SPEED: o->speed = real("--speed", v); break;
@@ -203,6 +215,9 @@ static void finish_options(emu_opts *o)
         emu_die("killing a rank needs ranks as processes");
     if (strcmp(s, "pxn") == 0 && (o->threads || o->ranks_per_node < 2 || o->nodes < 2))
         emu_die("pxn needs ranks as processes, --nodes >= 2 and --ranks-per-node >= 2");
+    if (o->ce && (o->nodes != 1 || strcmp(o->func, "AllGather") != 0))
+        emu_die("--ce: NCCL runs AllGather on the copy engine within one node: use --nodes 1 "
+                "--func AllGather");
     if (emu_scenario_find(s)->one_thread_per_node && o->ranks_per_node > 8)
         emu_die("multigpu drives at most 8 GPUs per thread");
     for (int n = o->nodes; n < EMU_MAX_NODES; n++)
@@ -220,7 +235,7 @@ int main(int argc, char **argv)
 {
     emu_opts o = {.scenario = "coll", .nodes = 1, .ranks_per_node = 2, .iters = 3, .ops = 1,
                   .channels = 2, .count = 65536, .func = "AllReduce", .dtype = "ncclFloat32",
-                  .algo = "RING", .proto = "SIMPLE", .chunk_size = 131072, .hang_rank = -1,
+                  .algo = "RING", .proto = "SIMPLE", .chunk_size = 131072, .net_qps = 1, .hang_rank = -1,
                   .hang_after = 1, .hang_ms = 200, .kill_rank = -1, .kill_after = 1, .seed = 1,
                   .gpu_spread_ns = 60000000000L, .rundir_base = "/tmp/ncclscope-emu",
                   .host_prefix = "node", .speed = 1.0, .bench_threads = 1, .bench_reps = 7,

@@ -118,7 +118,7 @@ static void serve_one(emu_pxn *p, const emu_pxn_msg *m, bool probe)
     emu_rank *r = p->rank;
     guard_once(p, r->acct, (uintptr_t)m->origin_ctx, probe);
     guard_once(p, r->acct, (uintptr_t)m->origin_coll, probe);
-    emu_ev ev = {.type = NSC_T_PROXY_OP, .parent = (void *)(uintptr_t)m->origin_coll,
+    emu_ev ev = {.type = NSC_T_PROXY_OP, .mask = m->mask, .parent = (void *)(uintptr_t)m->origin_coll,
                  .rank = m->rank, .comm_id = m->comm_id};
     ev.d.proxy_op.pid = (pid_t)m->origin_pid;
     ev.d.proxy_op.ch = (uint8_t)m->ch;

@@ -48,6 +48,7 @@ typedef struct replay {
     size_t turn;
     uint64_t t0_true, t0_log;
     uint64_t unmapped_parents;
+    int64_t pid;           /* the one recorded process (0: none seen yet) */
 } replay;
 
 static uint64_t hex_of(const nsc_json *n)
@@ -184,7 +185,9 @@ static void do_start(replay *rp, const nsc_json *rec)
     int type = tn && strncmp(tn, "ncclProfile", 11) == 0 ? nsc_type_from_name(tn + 11) : -1;
     if (!r || type < 0)
         return;
-    emu_ev ev = {.type = (unsigned)type, .parent = mapped(rp, hex_of(nsc_json_get(rec, "parentObj")))};
+    /* The log has no operation boundaries: each recorded start reads the mask. */
+    emu_ev ev = {.type = (unsigned)type, .mask = emu_mask_now(),
+                 .parent = mapped(rp, hex_of(nsc_json_get(rec, "parentObj")))};
     fill_event(rp, &ev, nsc_json_get(rec, "details"));
     void *h = emu_start(r, &ev);
     uint64_t addr = hex_of(nsc_json_get(rec, "eventAddr"));
@@ -289,6 +292,15 @@ static int add_call(replay *rp, const nsc_json *rec, const nsc_json *when, uint8
     if (ts_of(ts ? ts : nsc_json_get(rec, "ts"), &c->ts_ns))
         return -1;
     nsc_json_i64(nsc_json_get(ts ? when : rec, "tid"), &tid);
+    int64_t pid = 0;
+    nsc_json_i64(nsc_json_get(ts ? when : rec, "pid"), &pid);
+    if (pid && rp->pid && pid != rp->pid) {
+        fprintf(stderr, "ncclscope-emu: --replay: the log has several processes (pids %lld and "
+                        "%lld); only single-process logs can be replayed (docs/emulator.md)\n",
+                (long long)rp->pid, (long long)pid);
+        return -1;
+    }
+    rp->pid = pid ? pid : rp->pid;
     c->tid = (uint32_t)tid;
     c->kind = kind;
     c->order = order;
@@ -362,7 +374,7 @@ static int load_log(replay *rp, const char *path, nsc_json_doc **docs, size_t *n
                 fprintf(stderr, "ncclscope-emu: %s:%zu: byte %zu: %s\n", path, lineno + 1, err.offset, err.msg);
                 rc = -1;
             } else if (add_line(rp, nsc_json_root(&(*docs)[(*ndocs)++]), (uint32_t)lineno)) {
-                fprintf(stderr, "ncclscope-emu: %s:%zu: bad timestamp\n", path, lineno + 1);
+                fprintf(stderr, "ncclscope-emu: %s:%zu: cannot replay this line\n", path, lineno + 1);
                 rc = -1;
             }
         }

@@ -22,7 +22,7 @@ typedef struct op_desc {
 } op_desc;
 
 typedef struct group_flags {
-    bool explicit_group, graph, hang, post, kill_mid;
+    bool explicit_group, graph, hang, kill_mid;
 } group_flags;
 
 static const char *dtype_names[] = {"ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64",
@@ -58,14 +58,20 @@ static uint32_t new_coll_rec(emu_rank *r, int func, uint64_t seq, uint64_t api_s
     return a->ncoll++;
 }
 
-/* The Coll or P2p event of op j on rank r, with NCCL's parents for the version. */
-static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h, uint32_t *index,
-                      uint64_t api_start)
+/* The Coll or P2p event of one op on rank r, with NCCL's parents for the
+ * version. seqNumber advances per enqueue; for a graph replay only when NCCL
+ * would count it (profiler loaded, a Group or API handle, KernelCh in the
+ * operation's mask), else every replay repeats the captured number. */
+static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h, uint32_t mask,
+                      bool replayed, uint32_t *index, uint64_t api_start)
 {
     const emu_opts *o = r->w->o;
-    emu_ev ev = {.type = op->p2p ? NSC_T_P2P : NSC_T_COLL};
+    emu_ev ev = {.type = op->p2p ? NSC_T_P2P : NSC_T_COLL, .mask = mask};
     ev.parent = r->w->pl.version >= 5 ? api_h : group_h;
-    uint64_t seq = r->next_seq[op->func]++;
+    uint64_t seq = r->next_seq[op->func];
+    if (op->p2p || !replayed ||
+        (r->profiled && (group_h || api_h) && (mask & (1u << NSC_T_KERNEL_CH))))
+        r->next_seq[op->func]++;
     size_t bytes = o->count * dtype_size(o->dtype);
     if (op->p2p) {
         ev.d.p2p.func = emu_func_names[op->func];
@@ -100,9 +106,9 @@ static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h
     return h;
 }
 
-static void *start_api(emu_rank *r, const op_desc *op, void *group_api, bool graph)
+static void *start_api(emu_rank *r, const op_desc *op, void *group_api, uint32_t mask, bool graph)
 {
-    emu_ev ev = {.type = op->p2p ? NSC_T_P2P_API : NSC_T_COLL_API, .parent = group_api};
+    emu_ev ev = {.type = op->p2p ? NSC_T_P2P_API : NSC_T_COLL_API, .mask = mask, .parent = group_api};
     ev.d.api.func = emu_func_names[op->func];
     ev.d.api.dtype = r->w->o->dtype;
     ev.d.api.count = r->w->o->count;
@@ -114,12 +120,91 @@ static void *start_api(emu_rank *r, const op_desc *op, void *group_api, bool gra
 
 #define MAX_OPS 64
 
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* What NCCL's hostStreamPlanTask does for one plan (after the kernel launch,
+ * or from the CUDA host callback at every launch of a captured graph): Group
+ * start, the Coll/P2p starts, the proxy ops uploaded to the proxy thread, the
+ * Coll/P2p stops, Group stop. */
+static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *api, uint32_t mask,
+                      uint64_t api_start, bool replayed, bool hang)
+{
+    emu_ev gr = {.type = NSC_T_GROUP, .mask = mask};
+    void *g = emu_start(r, &gr);
+    void *h[MAX_OPS];
+    uint32_t idx[MAX_OPS];
+    for (int j = 0; j < nops; j++)
+        h[j] = start_op(r, &ops[j], api[j], g, mask, replayed, &idx[j], api_start);
+    for (int j = 0; j < nops; j++) {
+        emu_op op = {.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
+                     .nch = r->w->o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
+                     .is_send = ops[j].func == emu_func_index("Send"),
+                     .bytes = r->w->o->count * dtype_size(r->w->o->dtype), .mask = mask,
+                     .hang = hang};
+        emu_proxy_post(r, &op);
+    }
+    for (int j = 0; j < nops; j++) {
+        emu_stop(r, ops[j].p2p ? NSC_T_P2P : NSC_T_COLL, h[j]);
+        if (idx[j] != UINT32_MAX)
+            r->colls[idx[j]].stop_ns = emu_true_ns();
+    }
+    emu_stop(r, NSC_T_GROUP, g);
+}
+
+/* One CE sync (ncclMemOpSync): NCCL reads the live mask; the sync flag
+ * alternates and the CE sequence advances whether or not it is profiled. */
+static void ce_sync(emu_rank *r, void *ce_h)
+{
+    emu_ev ev = {.type = NSC_T_CE_SYNC, .mask = emu_mask_now(), .parent = ce_h};
+    ev.d.ce_sync.complete = r->ce_complete;
+    ev.d.ce_sync.nranks = r->ci.nranks;
+    emu_stop(r, NSC_T_CE_SYNC, ce_h ? emu_start(r, &ev) : NULL);
+    r->ce_seq++;
+    r->ce_complete = !r->ce_complete;
+}
+
+/* A collective on the copy engine (ncclLaunchCeColl, intra-node AllGather):
+ * CeColl > {CeSync, CeBatch of the nranks copies, CeSync}. No KernelLaunch,
+ * Group or Coll: the plan has no kernel and no task events. */
+static void ce_coll(emu_rank *r, const op_desc *op, void *api_h)
+{
+    const emu_opts *o = r->w->o;
+    size_t bytes = o->count * dtype_size(o->dtype);
+    emu_ev ev = {.type = NSC_T_CE_COLL, .mask = emu_mask_now(), .parent = api_h};
+    ev.d.ce_coll.seq = r->ce_seq;
+    ev.d.ce_coll.ce_seq = r->ce_seq;
+    ev.d.ce_coll.func = emu_func_names[op->func];
+    ev.d.ce_coll.dtype = o->dtype;
+    ev.d.ce_coll.sync = "UC";
+    ev.d.ce_coll.send = fake_ptr(r, 2);
+    ev.d.ce_coll.recv = fake_ptr(r, 3);
+    ev.d.ce_coll.count = o->count;
+    ev.d.ce_coll.stream = r->stream;
+    ev.d.ce_coll.user_tag = r->next_seq[op->func] + 1;
+    void *h = emu_start(r, &ev);
+    ce_sync(r, h);
+    emu_ev b = {.type = NSC_T_CE_BATCH, .mask = emu_mask_now(), .parent = h};
+    b.d.ce_batch.nops = r->ci.nranks;
+    b.d.ce_batch.bytes = (size_t)r->ci.nranks * bytes;
+    emu_stop(r, NSC_T_CE_BATCH, h ? emu_start(r, &b) : NULL);
+    ce_sync(r, h);
+    emu_stop(r, NSC_T_CE_COLL, h);
+}
+
 /* One group on `n` communicators driven by this thread, nops ops each. The
- * Coll/P2p handles go to `out` (n * nops) for callers that post them later. */
-static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group_flags f, emu_op *out)
+ * mask is sampled once, at GroupApi start, for the whole operation. A graph
+ * capture stops after the kernel launches: the plans' task events run at
+ * each replay; the API handles and the mask go to `api_out`/`mask_out`. */
+static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group_flags f,
+                       void **api_out, uint32_t *mask_out)
 {
     emu_rank *r0 = rs[0];
-    emu_ev gev = {.type = NSC_T_GROUP_API};
+    uint32_t mask = emu_mask_now();
+    emu_ev gev = {.type = NSC_T_GROUP_API, .mask = mask};
     gev.d.group_api.graph = f.graph;
     gev.d.group_api.depth = f.explicit_group ? 2 : 1;
     uint64_t api_start = emu_true_ns();
@@ -129,7 +214,7 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
     void *api[MAX_OPS * 8];
     for (int i = 0; i < n; i++)
         for (int j = 0; j < nops; j++) {
-            void *h = start_api(rs[i], &ops[j], ga, f.graph);
+            void *h = start_api(rs[i], &ops[j], ga, mask, f.graph);
             emu_stop(rs[i], ops[j].p2p ? NSC_T_P2P_API : NSC_T_COLL_API, h);
             api[i * nops + j] = h;
         }
@@ -138,37 +223,27 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
     if (f.kill_mid) {
         for (int i = 0; i < n; i++)
             emu_proxy_drain(rs[i]); /* so every counted call is complete */
+        sleep_ms(r0->w->o->kill_delay_ms);
         kill(getpid(), SIGKILL);
     }
     for (int i = n - 1; i >= 0; i--) {
         emu_rank *r = rs[i];
-        emu_ev kl = {.type = NSC_T_KERNEL_LAUNCH, .parent = ga};
+        if (r->w->o->ce && !ops[0].p2p) {
+            for (int j = 0; j < nops; j++)
+                ce_coll(r, &ops[j], api[i * nops + j]);
+            continue;
+        }
+        emu_ev kl = {.type = NSC_T_KERNEL_LAUNCH, .mask = mask, .parent = ga};
         kl.d.launch.stream = r->stream;
         emu_stop(r, NSC_T_KERNEL_LAUNCH, emu_start(r, &kl));
-        emu_ev gr = {.type = NSC_T_GROUP};
-        void *g = emu_start(r, &gr);
-        void *h[MAX_OPS];
-        uint32_t idx[MAX_OPS];
-        for (int j = 0; j < nops; j++)
-            h[j] = start_op(r, &ops[j], api[i * nops + j], g, &idx[j], api_start);
-        for (int j = 0; j < nops; j++) {
-            emu_stop(r, ops[j].p2p ? NSC_T_P2P : NSC_T_COLL, h[j]);
-            if (idx[j] != UINT32_MAX)
-                r->colls[idx[j]].stop_ns = emu_true_ns();
-        }
-        emu_stop(r, NSC_T_GROUP, g);
-        for (int j = 0; j < nops; j++) {
-            emu_op op = {.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
-                         .nch = r->w->o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
-                         .is_send = ops[j].func == emu_func_index("Send"),
-                         .bytes = r->w->o->count * dtype_size(r->w->o->dtype), .hang = f.hang};
-            if (f.post)
-                emu_proxy_post(r, &op);
-            if (out)
-                out[i * nops + j] = op;
-        }
+        if (!f.graph)
+            plan_task(r, ops, nops, &api[i * nops], mask, api_start, false, f.hang);
     }
     emu_stop(r0, NSC_T_GROUP_API, ga);
+    if (api_out)
+        memcpy(api_out, api, (size_t)(n * nops) * sizeof *api);
+    if (mask_out)
+        *mask_out = mask;
 }
 
 static void pace(const emu_opts *o)
@@ -179,11 +254,6 @@ static void pace(const emu_opts *o)
     }
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
 
 static int collective_ops(const emu_opts *o, op_desc *ops)
 {
@@ -203,9 +273,9 @@ static int run_iterations(emu_world *w, emu_rank **rs, int n, int iters, bool ex
         bool hang_now = o->hang_rank >= 0 && it == o->hang_after;
         if (hang_now && rs[0]->global_rank == o->hang_rank)
             break; /* this rank stops issuing collectives */
-        group_flags f = {.explicit_group = explicit_group || nops > 1, .post = true, .hang = hang_now,
+        group_flags f = {.explicit_group = explicit_group || nops > 1, .hang = hang_now,
                          .kill_mid = o->kill_rank == rs[0]->global_rank && it == o->kill_after};
-        group_call(rs, n, ops, nops, f, NULL);
+        group_call(rs, n, ops, nops, f, NULL, NULL);
         if (hang_now)
             break;
         pace(o);
@@ -232,29 +302,30 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
             int me = rs[i]->ci.rank, nr = rs[i]->ci.nranks;
             op_desc ops[2] = {{emu_func_index("Send"), true, (me + 1) % nr},
                               {emu_func_index("Recv"), true, (me + nr - 1) % nr}};
-            group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true, .post = true}, NULL);
+            group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true}, NULL, NULL);
         }
         pace(w->o);
     }
     return 0;
 }
 
-/* Capture once (graphCaptured API events, Coll enqueued once), then each
- * iteration replays the graph: only the kernel-side children run again. */
+/* Capture once: GroupApi, CollApi (graphCaptured) and the kernel launches;
+ * the plans are persistent. Each replay runs NCCL's host callback per rank:
+ * Group, Coll (parentObj: the CollApi handle of the capture, long stopped;
+ * the captured mask) and the proxy ops, with their children. */
 static int sc_graph(emu_world *w, emu_rank **rs, int n)
 {
     op_desc ops[MAX_OPS];
     int nops = collective_ops(w->o, ops);
-    emu_op *captured = calloc((size_t)(n * nops), sizeof *captured);
-    if (!captured)
-        emu_die("out of memory");
-    group_call(rs, n, ops, nops, (group_flags){.explicit_group = true, .graph = true}, captured);
+    void *api[MAX_OPS * 8];
+    uint32_t mask;
+    group_call(rs, n, ops, nops, (group_flags){.explicit_group = true, .graph = true}, api, &mask);
     for (int it = 0; it < w->o->iters; it++) {
-        for (int k = 0; k < n * nops; k++)
-            emu_proxy_post(rs[k / nops], &captured[k]);
+        uint64_t launch = emu_true_ns();
+        for (int i = 0; i < n; i++)
+            plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, false);
         pace(w->o);
     }
-    free(captured);
     return 0;
 }
 

@@ -107,8 +107,8 @@ static void write_slot(FILE *f, const emu_opts *o, const emu_acct_file *af, emu_
     write_counts(f, (const uint64_t(*)[NSC_T_COUNT])a->calls);
     fputs(",\"states\":", f);
     write_states(f, a->states);
-    fprintf(f, ",\"null_handles\":%llu,\"open_events\":%llu,\"seq\":",
-            (unsigned long long)a->null_handles,
+    fprintf(f, ",\"null_handles\":%llu,\"open_states\":%llu,\"open_events\":%llu,\"seq\":",
+            (unsigned long long)a->null_handles, (unsigned long long)a->open_states,
             (unsigned long long)(started - a->null_handles - stopped));
     emu_coll_rec *c = emu_acct_colls(af, a);
     write_seqs(f, c, a->ncoll);

@@ -137,6 +137,10 @@ static bool version_has(int v, int t)
         return v >= 3;
     if (t >= NSC_T_GROUP_API && t <= NSC_T_KERNEL_LAUNCH)
         return v >= 5;
+    if (t >= NSC_T_CE_COLL && t <= NSC_T_CE_BATCH)
+        return v >= 6;
+    if (t == NSC_T_KERNEL_PHASE)
+        return v >= 7;
     return t < NSC_T_KERNEL_CH;
 }
 
@@ -145,7 +149,8 @@ static void check_version(int v)
     const char *dir = tmpdir_new();
     char args[256];
     snprintf(args, sizeof args,
-             "--api %d --scenario ring --nodes 2 --ranks-per-node 1 --iters 2 --count 4096 --channels 2", v);
+             "--api %d --scenario ring --nodes 2 --ranks-per-node 1 --iters 2 --count 4096 --channels 2 "
+             "--kernel-phases --net-qps 2", v);
     cr_assert_eq(run_emu(dir, NULL, args), 0, "v%d", v);
     nsc_json_doc sum = summary_read(dir);
     const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
@@ -206,7 +211,16 @@ static void check_version(int v)
                 cr_assert_gt(jnum(r, "nSteps"), 0);
             } else if (t == NSC_T_PROXY_STEP)
                 cr_assert_eq(ptype, NSC_T_PROXY_OP);
-            else if (t == NSC_T_KERNEL_CH) {
+            else if (t == NSC_T_NET_PLUGIN) {
+                cr_assert_eq(ptype, NSC_T_PROXY_STEP, "NetPlugin under its ProxyStep");
+                cr_assert_eq(jnum(r, "id"), (1u << 16) | 1u, "IB net plugin, descriptor v1");
+                cr_assert_neq(jhex(r, "data"), 0);
+            } else if (t == NSC_T_KERNEL_PHASE) {
+                cr_assert_eq(ptype, NSC_T_KERNEL_CH, "KernelPhase under its KernelCh");
+                cr_assert_lt(jnum(r, "phaseId"), 3);
+                static const char *const phases[] = {"initial_sync", "compute", "final_sync"};
+                cr_assert_str_eq(jstr(r, "phaseName"), phases[jnum(r, "phaseId")]);
+            } else if (t == NSC_T_KERNEL_CH) {
                 cr_assert_eq(ptype, NSC_T_COLL);
                 if (v >= 4) {
                     /* pTimer is one of the GPU samples the summary reports. */
@@ -234,6 +248,9 @@ static void check_version(int v)
         cr_assert_eq(sum_stops, stops);
         cr_assert_eq(sum_states, states);
         cr_assert_gt(starts[NSC_T_PROXY_OP], 0, "v%d: two nodes exchange data", v);
+        if (v >= 3)
+            cr_assert_eq(starts[NSC_T_NET_PLUGIN], 2 * starts[NSC_T_PROXY_STEP], "two QPs a step");
+        cr_assert_eq(starts[NSC_T_KERNEL_PHASE], v >= 7 ? 3 * starts[NSC_T_KERNEL_CH] : 0);
         cr_assert_eq(jnum(rk, "open_events"), 0);
         jlines_free(&rec);
     }
@@ -416,4 +433,164 @@ Test(emu, clock_shim_skews_the_plugin_clock_exactly_as_documented)
     cr_assert_eq(c, 2);
     jlines_free(&rec);
     nsc_json_free(&sum);
+}
+
+/* ---- copy engine, mask per operation, graph replays ---- */
+
+static uint64_t type_count(const nsc_json *rk, const char *kind, int t)
+{
+    return summary_count(nsc_json_get(rk, "calls"), kind, nsc_type_name((unsigned)t));
+}
+
+static void check_ce(int v)
+{
+    const char *dir = tmpdir_new();
+    char args[256];
+    snprintf(args, sizeof args, "--api %d --ce --func AllGather --ranks-per-node 2 --iters 3", v);
+    cr_assert_eq(run_emu(dir, NULL, args), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        cr_assert_eq(type_count(rk, "stop", NSC_T_CE_COLL), v >= 6 ? 3 : 0, "v%d", v);
+        cr_assert_eq(type_count(rk, "stop", NSC_T_CE_SYNC), v >= 6 ? 6 : 0);
+        cr_assert_eq(type_count(rk, "stop", NSC_T_CE_BATCH), v >= 6 ? 3 : 0);
+        cr_assert_eq(type_count(rk, "stop", NSC_T_COLL_API), 3, "the API call is seen in any case");
+        cr_assert_eq(type_count(rk, "start", NSC_T_COLL) + type_count(rk, "start", NSC_T_KERNEL_LAUNCH) +
+                         type_count(rk, "start", NSC_T_GROUP), 0, "a CE plan has no kernel and no task");
+    }
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    uint64_t api = 0, ce = 0, ce_seq_next = 0;
+    bool complete = false;
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        if (strcmp(jstr(r, "call"), "start") != 0 || jnum(r, "rank") != 0)
+            continue;
+        const char *t = jstr(r, "type");
+        if (strcmp(t, "CollApi") == 0)
+            api = jhex(r, "handle");
+        else if (strcmp(t, "CeColl") == 0) {
+            cr_assert_eq(jhex(r, "parent"), api, "CeColl under its CollApi");
+            cr_assert_eq(jnum(r, "ceSeqNum"), ce_seq_next, "two syncs per collective");
+            cr_assert_eq(jnum(r, "seqNumber"), jnum(r, "ceSeqNum"));
+            cr_assert_str_eq(jstr(r, "func"), "AllGather");
+            cr_assert_str_eq(jstr(r, "syncStrategy"), "UC");
+            ce = jhex(r, "handle");
+            ce_seq_next += 2;
+        } else if (strcmp(t, "CeSync") == 0 || strcmp(t, "CeBatch") == 0) {
+            cr_assert_eq(jhex(r, "parent"), ce);
+            if (t[2] == 'S') {
+                cr_assert_eq(nsc_json_get(r, "isComplete")->kind == NSC_JSON_TRUE, complete);
+                complete = !complete;
+                cr_assert_eq(jnum(r, "nRanks"), 2);
+            } else {
+                cr_assert_eq(jnum(r, "numOps"), 2);
+                cr_assert_eq(jnum(r, "totalBytes"), 2 * 65536 * 4);
+            }
+        }
+    }
+    cr_assert_eq(ce_seq_next, v >= 6 ? 6 : 0);
+    jlines_free(&rec);
+    nsc_json_free(&sum);
+}
+
+Test(emu, ce_collectives_v5) { check_ce(5); }
+Test(emu, ce_collectives_v6) { check_ce(6); }
+Test(emu, ce_collectives_v7) { check_ce(7); }
+
+/* The record plugin clears the mask at the Coll's start: NCCL sampled it at
+ * GroupApi start, so that operation still gets all its children (KernelCh,
+ * ProxyOp, ...), and only the next operation sees the new mask. */
+Test(emu, mask_is_frozen_per_operation, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, "NCCLSCOPE_TEST_RECORD_MASK_AT=coll:0",
+                         "--api 7 --scenario ring --nodes 2 --ranks-per-node 1 --iters 3"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        cr_assert_eq(type_count(rk, "start", NSC_T_GROUP_API), 1, "later groups see mask 0");
+        cr_assert_eq(type_count(rk, "start", NSC_T_COLL), 1);
+        cr_assert_eq(type_count(rk, "start", NSC_T_KERNEL_CH), 2, "the first op keeps its mask");
+        cr_assert_eq(type_count(rk, "start", NSC_T_PROXY_OP), 4);
+        cr_assert_eq(type_count(rk, "stop", NSC_T_PROXY_STEP), type_count(rk, "start", NSC_T_PROXY_STEP));
+        cr_assert_gt(type_count(rk, "start", NSC_T_NET_PLUGIN), 0);
+    }
+    nsc_json_free(&sum);
+}
+
+/* A captured graph: API events and the kernel launch once; then at each
+ * replay NCCL's host callback starts Group and Coll (parent: the captured
+ * CollApi), the children follow, and seqNumber advances because KernelCh is
+ * in the mask. */
+Test(emu, graph_replays_run_the_plans_task_events, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--api 6 --scenario graph --nodes 2 --ranks-per-node 1 --iters 3"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        cr_assert_eq(type_count(rk, "start", NSC_T_GROUP_API), 1);
+        cr_assert_eq(type_count(rk, "start", NSC_T_COLL_API), 1);
+        cr_assert_eq(type_count(rk, "start", NSC_T_KERNEL_LAUNCH), 1);
+        cr_assert_eq(type_count(rk, "start", NSC_T_GROUP), 3);
+        cr_assert_eq(type_count(rk, "start", NSC_T_COLL), 3);
+        cr_assert_eq(type_count(rk, "start", NSC_T_KERNEL_CH), 6);
+        const nsc_json *seq = nsc_json_get(nsc_json_get(rk, "seq"), "AllReduce");
+        cr_assert_eq(seq->count, 3);
+        cr_assert_eq(jnum(rk, "open_events"), 0);
+    }
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    uint64_t api = 0, colls = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        if (strcmp(jstr(r, "call"), "start") != 0 || jnum(r, "rank") != 0)
+            continue;
+        if (strcmp(jstr(r, "type"), "CollApi") == 0) {
+            api = jhex(r, "handle");
+            cr_assert_eq(nsc_json_get(r, "graphCaptured")->kind, NSC_JSON_TRUE);
+        } else if (strcmp(jstr(r, "type"), "Coll") == 0) {
+            cr_assert_eq(jhex(r, "parent"), api, "every replay's Coll names the captured CollApi");
+            cr_assert_eq(jnum(r, "seqNumber"), colls++);
+        }
+    }
+    cr_assert_eq(colls, 3);
+    jlines_free(&rec);
+
+    /* Without KernelCh in the mask NCCL does not count replays: the number repeats. */
+    dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, "NCCLSCOPE_TEST_RECORD_MASK=coll,collapi,groupapi,group",
+                         "--api 6 --scenario graph --ranks-per-node 1 --iters 3"), 0);
+    nsc_json_doc s2 = summary_read(dir);
+    const nsc_json *rk = nsc_json_at(nsc_json_get(nsc_json_root(&s2), "ranks"), 0);
+    const nsc_json *seq = nsc_json_get(nsc_json_get(rk, "seq"), "AllReduce");
+    cr_assert_eq(seq->count, 3);
+    for (const nsc_json *x = nsc_json_first(seq); x; x = nsc_json_next(seq, x)) {
+        uint64_t v;
+        nsc_json_u64(x, &v);
+        cr_assert_eq(v, 0);
+    }
+    nsc_json_free(&s2);
+    nsc_json_free(&sum);
+}
+
+/* A log of several processes is refused, not replayed into one process. */
+Test(emu, replay_refuses_a_log_of_several_processes)
+{
+    const char *dir = tmpdir_new();
+    char log[600], args[700];
+    snprintf(log, sizeof log, "%s/two.jsonl", dir);
+    FILE *f = fopen(log, "w");
+    cr_assert_not_null(f);
+    for (int pid = 100; pid <= 101; pid++)
+        fprintf(f, "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerInit\",\"commId\":1,\"rank\":%d,"
+                   "\"start\":{\"ts\":1.0,\"pid\":%d,\"tid\":%d},\"details\":{\"nranks\":2}}\n",
+                pid - 100, pid, pid);
+    fclose(f);
+    snprintf(args, sizeof args, "--replay %s --speed 0 2>%s/err", log, dir);
+    int rc = run_emu(dir, NULL, args);
+    cr_assert_neq(rc, 0);
+    snprintf(args, sizeof args, "grep -q 'several processes' %s/err", dir);
+    cr_assert_eq(system(args), 0, "the error names the reason");
 }

@@ -49,7 +49,10 @@ if [ -n "$late" ]; then
     start_receiver
 fi
 wait $epid
-grep -q '"exit_code":[^0]' "$dir/emu.json" && { echo "e2e.sh: a rank failed" >&2; exit 1; }
+# A rank failed if it exited non-zero or died of any signal but the kill
+# scenario's own SIGKILL (9).
+grep -Eq '"exit_code":[1-9]|"signal":([1-8]|[1-9][0-9])[,}]' "$dir/emu.json" &&
+    { echo "e2e.sh: a rank failed" >&2; exit 1; }
 [ -n "$noagent" ] && exit 0
 kill -TERM "$rpid"
 wait "$rpid"

@@ -40,6 +40,11 @@ static void *recv_main(void *arg)
     (void)arg;
     while (!atomic_load(&stopping))
         receive(0);
+    /* The plugin's finalize has handed everything to the kernel, but on a
+     * loaded machine our I/O thread may take a while to read it: drain until
+     * a quiet period much longer than a scheduling delay. */
+    int quiet = 500;
+    zmq_setsockopt(sock, ZMQ_RCVTIMEO, &quiet, sizeof quiet);
     while (receive(0) >= 0)
         ;
     return NULL;

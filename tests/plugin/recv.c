@@ -1,6 +1,7 @@
 /* recv.c: the test receiver's core (see recv.h). */
 #include "recv.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ typedef struct stream {
     uint64_t next_seq;
     char host[64], job[64];
     nsc_counters counters;
+    uint64_t links_unresolved; /* parent ids not found in this stream */
     nsc_ctx_def *ctx;
     size_t nctx;
     str_ent *strs;
@@ -236,11 +238,14 @@ static void count_event(nsc_recv *r, const rec_ev *e, nsc_recv_totals *t)
         t->foreign[ev->type]++;
     if (rk) {
         rk->events[ev->type]++;
+        rk->open_events += !!(ev->flags & NSC_EVF_OPEN);
         rk->states[NSC_S_KERNEL_CH_STOP] += folded;
     }
     if (ev->parent) {
+        bool found = lookup(r, e->stream, ev->parent) != NULL;
         t->links++;
-        t->links_resolved += lookup(r, e->stream, ev->parent) != NULL;
+        t->links_resolved += found;
+        r->streams.v[e->stream].links_unresolved += !found;
     }
 }
 
@@ -248,6 +253,8 @@ void nsc_recv_finish(nsc_recv *r, nsc_recv_totals *t)
 {
     memset(t, 0, sizeof *t);
     r->ranks.n = 0;
+    for (size_t i = 0; i < r->streams.n; i++)
+        r->streams.v[i].links_unresolved = 0;
     build_index(r);
     t->batches = r->batches;
     t->bad_batches = r->bad_batches;
@@ -276,6 +283,8 @@ void nsc_recv_finish(nsc_recv *r, nsc_recv_totals *t)
         for (int k = 0; k < NSC_T_COUNT; k++) {
             t->counters.emitted[k] += c->emitted[k];
             t->counters.dropped[k] += c->dropped[k];
+            t->counters.completions_emitted[k] += c->completions_emitted[k];
+            t->counters.completions_dropped[k] += c->completions_dropped[k];
         }
         t->counters.states_emitted += c->states_emitted;
         t->counters.states_dropped += c->states_dropped;
@@ -362,6 +371,10 @@ void nsc_recv_json(const nsc_recv *r, const nsc_recv_totals *t, FILE *out)
     json_named(out, t->counters.emitted, NSC_T_COUNT, nsc_type_name);
     fputs(",\"dropped\":", out);
     json_named(out, t->counters.dropped, NSC_T_COUNT, nsc_type_name);
+    fputs(",\"completions_emitted\":", out);
+    json_named(out, t->counters.completions_emitted, NSC_T_COUNT, nsc_type_name);
+    fputs(",\"completions_dropped\":", out);
+    json_named(out, t->counters.completions_dropped, NSC_T_COUNT, nsc_type_name);
     fprintf(out, ",\"states_emitted\":%llu,\"states_dropped\":%llu,\"bad_handles\":%llu},",
             (unsigned long long)t->counters.states_emitted,
             (unsigned long long)t->counters.states_dropped,
@@ -369,15 +382,20 @@ void nsc_recv_json(const nsc_recv *r, const nsc_recv_totals *t, FILE *out)
     fputs("\"processes\":[", out);
     for (size_t i = 0; i < r->streams.n; i++) {
         const stream *s = &r->streams.v[i];
-        fprintf(out, "%s{\"pid\":%u,\"host\":\"%.64s\",\"job\":\"%.64s\",\"batches_seq\":%llu}",
-                i ? "," : "", s->pid, s->host, s->job, (unsigned long long)s->next_seq);
+        fprintf(out,
+                "%s{\"pid\":%u,\"host\":\"%.64s\",\"job\":\"%.64s\",\"batches_seq\":%llu,"
+                "\"links_unresolved\":%llu}",
+                i ? "," : "", s->pid, s->host, s->job, (unsigned long long)s->next_seq,
+                (unsigned long long)s->links_unresolved);
     }
     fputs("],\"ranks\":[", out);
     for (size_t i = 0; i < r->ranks.n; i++) {
         const nsc_recv_rank *rk = &r->ranks.v[i];
-        fprintf(out, "%s{\"comm_id\":%llu,\"rank\":%d,\"completions\":%llu,\"events\":",
+        fprintf(out,
+                "%s{\"comm_id\":%llu,\"rank\":%d,\"completions\":%llu,\"open_events\":%llu,"
+                "\"events\":",
                 i ? "," : "", (unsigned long long)rk->comm_id, rk->rank,
-                (unsigned long long)rk->completions);
+                (unsigned long long)rk->completions, (unsigned long long)rk->open_events);
         json_named(out, rk->events, NSC_T_COUNT, nsc_type_name);
         fputs(",\"states\":", out);
         json_named(out, rk->states, NSC_S_COUNT, nsc_state_name);

@@ -21,6 +21,7 @@ typedef struct nsc_recv_rank {
     uint64_t events[NSC_T_COUNT];
     uint64_t states[NSC_S_COUNT];
     uint64_t completions;
+    uint64_t open_events;  /* never stopped: flushed at finalize, NSC_EVF_OPEN */
 } nsc_recv_rank;
 
 typedef struct nsc_recv_totals {

@@ -201,6 +201,8 @@ Test(wire, completions_strings_contexts_counters_round_trip)
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
         cr_assert_eq(b.counters.emitted[t], cn.emitted[t]);
         cr_assert_eq(b.counters.dropped[t], cn.dropped[t]);
+        cr_assert_eq(b.counters.completions_emitted[t], cn.completions_emitted[t]);
+        cr_assert_eq(b.counters.completions_dropped[t], cn.completions_dropped[t]);
     }
     cr_assert_eq(b.counters.states_emitted, cn.states_emitted);
     cr_assert_eq(b.counters.states_dropped, cn.states_dropped);
@@ -679,7 +681,7 @@ Test(wire, record_tags_and_arities)
     expect_one_record(NSC_WIRE_TAG_CTX, 5, 0, NSC_WIRE_BAD_RECORD);
     expect_one_record(NSC_WIRE_TAG_CTX, 6, 0, NSC_WIRE_OK);  /* name omitted */
     expect_one_record(NSC_WIRE_TAG_COUNTERS, 1, 0, NSC_WIRE_BAD_RECORD);
-    expect_one_record(NSC_WIRE_TAG_COUNTERS, 6, 0, NSC_WIRE_BAD_RECORD);
+    expect_one_record(NSC_WIRE_TAG_COUNTERS, 8, 0, NSC_WIRE_BAD_RECORD);
     for (unsigned tag = NSC_WIRE_TAG_COUNT; tag < 256; tag += 47)
         expect_one_record(tag, EV_MIN, 0, NSC_WIRE_BAD_RECORD);
     expect_one_record(0, 0, 0, NSC_WIRE_BAD_RECORD);  /* no fields at all */
@@ -983,4 +985,36 @@ Test(wire, strerror_names_every_code)
             cr_assert_str_neq(s, nsc_wire_strerror(other));
     }
     cr_assert_str_eq(nsc_wire_strerror(-99), "unknown wire error");
+}
+
+/* The reserve keeps room for the counters that end a batch: records fill the
+ * rest, the counters still fit, and a reserve larger than the room is refused. */
+Test(wire, reserve_is_for_the_counters_only)
+{
+    static uint8_t buf[4096];
+    nsc_batch_hdr h;
+    nsc_enc e;
+    nsc_counters cn;
+    sample_hdr(&h);
+    sample_counters(&cn);
+    cr_assert_eq(nsc_enc_begin(&e, buf, sizeof buf, &h), 0);
+    cr_assert_eq(nsc_enc_reserve(&e, sizeof buf), NSC_WIRE_FULL, "more than is free");
+    cr_assert_eq(e.reserve, 0);
+    cr_assert_eq(nsc_enc_reserve(&e, NSC_WIRE_REC_MAX), 0);
+    nsc_event ev;
+    unsigned n = 0;
+    for (;; n++) {
+        sample_event(&ev, NSC_T_COLL, 10 + n, &h);
+        if (nsc_enc_event(&e, &ev) != 0)
+            break;
+    }
+    cr_assert_gt(n, 3);
+    cr_assert_leq(e.len, sizeof buf - NSC_WIRE_REC_MAX, "events never touch the reserve");
+    cr_assert_eq(nsc_enc_counters(&e, &cn), 0, "the counters use it");
+    nsc_batch b;
+    decode_ok(buf, nsc_enc_finish(&e), &b);
+    cr_assert_eq(b.nevents, n);
+    cr_assert_eq(b.has_counters, 1);
+    cr_assert_eq(b.counters.completions_dropped[NSC_T_COLL], 2);
+    nsc_batch_release(&b);
 }

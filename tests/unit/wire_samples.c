@@ -172,6 +172,9 @@ void sample_counters(nsc_counters *c)
     c->states_emitted = 123456789;
     c->states_dropped = 42;
     c->bad_handles = 3;
+    c->completions_emitted[NSC_T_COLL] = 77;
+    c->completions_emitted[NSC_T_P2P] = 5;
+    c->completions_dropped[NSC_T_COLL] = 2;
 }
 
 size_t sample_batch(void *buf, size_t cap)

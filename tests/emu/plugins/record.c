@@ -5,7 +5,10 @@
  *
  * Environment: NCCLSCOPE_TEST_RECORD_FILE (required; "%p" becomes the pid),
  * NCCLSCOPE_TEST_RECORD_MASK (mask it sets in init, default all),
- * NCCLSCOPE_TEST_RECORD_FAIL_INIT=1 (init fails, to test unloading).
+ * NCCLSCOPE_TEST_RECORD_FAIL_INIT=1 (init fails, to test unloading),
+ * NCCLSCOPE_TEST_RECORD_MASK_AT=TYPE:MASK (at the process's first start of an
+ * event of TYPE it writes MASK into NCCL's activation mask: a profiler that
+ * changes the mask in the middle of an operation).
  * Handles and contexts are addresses in a private mapping that is never
  * touched: unique, real addresses of this process, never dereferenced.
  */
@@ -31,6 +34,10 @@ static int out_fd = -1;
 static int users;
 static char *arena;
 static uint64_t next_slot;
+static int *nccl_mask;          /* NCCL's activation mask, as init got it */
+static int mask_at_type = -1;   /* NCCLSCOPE_TEST_RECORD_MASK_AT */
+static uint32_t mask_at_value;
+static int mask_switched;
 
 typedef struct line {
     char buf[2048];
@@ -137,6 +144,14 @@ static ncclResult_t init_common(int v, void **ctx, int *mask, line *l)
     uint32_t want = NSC_MASK_ALL;
     if (m && nsc_mask_parse(m, &want))
         want = NSC_MASK_ALL;
+    const char *at = getenv("NCCLSCOPE_TEST_RECORD_MASK_AT");
+    const char *colon = at ? strchr(at, ':') : NULL;
+    if (colon && nsc_mask_parse(colon + 1, &mask_at_value) == 0) {
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)(colon - at), at);
+        mask_at_type = nsc_type_from_name(name);
+    }
+    nccl_mask = mask;
     *ctx = new_handle();
     begin(l, "init", v);
     put(l, ",\"ctx\":\"%p\",\"mask_in\":%d,\"mask_out\":%u", *ctx, *mask, want);
@@ -212,6 +227,37 @@ static unsigned type_index(uint64_t bit)
             put(l, ",\"step\":%d", (d)->proxyStep.step);                                       \
     } while (0)
 
+/* NetPlugin (v3 and later): the net plugin's id and descriptor address. */
+#define PUT_NET(l, d)                                                                          \
+    do {                                                                                       \
+        if ((d)->type == ncclProfileNetPlugin)                                                 \
+            put(l, ",\"id\":%lld,\"data\":\"%p\"", (long long)(d)->netPlugin.id,                \
+                (d)->netPlugin.data);                                                          \
+    } while (0)
+
+/* Copy-engine events (v6 and later). */
+#define PUT_CE(l, d)                                                                           \
+    do {                                                                                       \
+        if ((d)->type == ncclProfileCeColl) {                                                  \
+            put(l, ",\"seqNumber\":%llu,\"ceSeqNum\":%u,\"count\":%zu,\"root\":%d,"            \
+                   "\"sendBuff\":\"%p\",\"recvBuff\":\"%p\",\"stream\":\"%p\",\"intraBatchSync\":%s," \
+                   "\"batchSize\":%u,\"numBatches\":%u",                                         \
+                (unsigned long long)(d)->ceColl.seqNumber, (d)->ceColl.ceSeqNum,               \
+                (d)->ceColl.count, (d)->ceColl.root, (d)->ceColl.sendBuff, (d)->ceColl.recvBuff, \
+                (d)->ceColl.stream, (d)->ceColl.intraBatchSync ? "true" : "false",             \
+                (d)->ceColl.batchSize, (d)->ceColl.numBatches);                                \
+            put_str(l, "func", (d)->ceColl.func);                                              \
+            put_str(l, "datatype", (d)->ceColl.datatype);                                      \
+            put_str(l, "syncStrategy", (d)->ceColl.syncStrategy);                              \
+        } else if ((d)->type == ncclProfileCeSync)                                             \
+            put(l, ",\"isComplete\":%s,\"nRanks\":%d",                                         \
+                (d)->ceCollSync.isComplete ? "true" : "false", (d)->ceCollSync.nRanks);        \
+        else if ((d)->type == ncclProfileCeBatch)                                              \
+            put(l, ",\"numOps\":%d,\"totalBytes\":%zu,\"useIntraSync\":%s",                    \
+                (d)->ceCollBatch.numOps, (d)->ceCollBatch.totalBytes,                          \
+                (d)->ceCollBatch.useIntraSync ? "true" : "false");                             \
+    } while (0)
+
 static void fields_v1(line *l, const ncclProfilerEventDescr_v1_t *d)
 {
     if (d->type == ncclProfileColl) {
@@ -276,8 +322,10 @@ static void fields_v1(line *l, const ncclProfilerEventDescr_v1_t *d)
         } else if ((d)->type == ncclProfileKernelCh)                                           \
             put(l, ",\"channelId\":%u,\"pTimer\":%llu", (d)->kernelCh.channelId,               \
                 (unsigned long long)(d)->kernelCh.pTimer);                                     \
-        else                                                                                   \
+        else {                                                                                 \
             PUT_PROXY(l, d);                                                                   \
+            PUT_NET(l, d);                                                                     \
+        }                                                                                      \
     } while (0)
 
 /* API events and parentGroup of v5 and later. */
@@ -319,6 +367,22 @@ static void fields_v7(line *l, const ncclProfilerEventDescr_v7_t *d)
         put(l, ",\"userTag\":%llu", (unsigned long long)d->collApi.userTag);
     else if (d->type == ncclProfileP2pApi)
         put(l, ",\"userTag\":%llu", (unsigned long long)d->p2pApi.userTag);
+    else if (d->type == ncclProfileCeColl)
+        put(l, ",\"userTag\":%llu", (unsigned long long)d->ceColl.userTag);
+    else if (d->type == ncclProfileKernelPhase) {
+        put(l, ",\"channelId\":%u,\"phaseId\":%u,\"pTimer\":%llu", d->kernelPhase.channelId,
+            d->kernelPhase.phaseId, (unsigned long long)d->kernelPhase.pTimer);
+        put_str(l, "phaseName", d->kernelPhase.phaseName);
+    }
+    PUT_CE(l, d);
+}
+
+/* NCCLSCOPE_TEST_RECORD_MASK_AT: change NCCL's mask at the first start of a type. */
+static void switch_mask(uint64_t type_bit)
+{
+    if (mask_at_type >= 0 && type_bit == 1ull << mask_at_type &&
+        !__atomic_exchange_n(&mask_switched, 1, __ATOMIC_RELAXED))
+        __atomic_store_n(nccl_mask, (int)mask_at_value, __ATOMIC_RELAXED);
 }
 
 #define REC_START(N, BODY)                                                                    \
@@ -326,6 +390,7 @@ static void fields_v7(line *l, const ncclProfilerEventDescr_v7_t *d)
     {                                                                                         \
         line l;                                                                               \
         *h = new_handle();                                                                    \
+        switch_mask((uint64_t)d->type);                                                       \
         begin(&l, "start", N);                                                                \
         PUT_HEADER(&l, d, ctx, *h);                                                           \
         BODY;                                                                                 \
@@ -334,10 +399,10 @@ static void fields_v7(line *l, const ncclProfilerEventDescr_v7_t *d)
     }
 REC_START(1, fields_v1(&l, d))
 REC_START(2, PUT_V23(&l, d); if (d->type == ncclProfileColl) put(&l, ",\"trafficBytes\":%zu", d->coll.trafficBytes))
-REC_START(3, PUT_V23(&l, d); if (d->type == ncclProfileKernelCh) put(&l, ",\"channelId\":%u", d->kernelCh.channelId))
+REC_START(3, PUT_V23(&l, d); PUT_NET(&l, d); if (d->type == ncclProfileKernelCh) put(&l, ",\"channelId\":%u", d->kernelCh.channelId))
 REC_START(4, PUT_V4(&l, d))
 REC_START(5, PUT_V5(&l, d))
-REC_START(6, PUT_V5(&l, d))
+REC_START(6, PUT_V5(&l, d); PUT_CE(&l, d))
 REC_START(7, fields_v7(&l, d))
 
 static ncclResult_t stop_event(void *h)

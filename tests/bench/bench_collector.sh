@@ -1,0 +1,30 @@
+#!/bin/sh
+# bench_collector.sh BIN [RUNS]: collector ingest, events/s committed to LMDB
+# from pre-encoded batches (nsc-feed: 8 agents x 2 processes, 50 collectives
+# of the realistic mix per section), against the baseline in the same run:
+# the same sections decoded and put straight into a store (nsc-feed --direct,
+# no network, no collector). Prints every run and the medians. Not a ctest.
+set -eu
+BIN=$1
+RUNS=${2:-5}
+T=$(mktemp -d /tmp/nsc_bench_coll.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+ARGS="--agents 8 --procs 2 --colls 50 --batches 250 --pool 16"
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+i=0
+while [ $i -lt "$RUNS" ]; do
+    rm -rf "$T/db" "$T/direct"; mkdir "$T/direct"
+    "$BIN/nsc-feed" --direct "$T/direct" $ARGS | awk -F= '/events_per_s/{print $2}' >> "$T/base"
+    "$BIN/ncclscope-collector" --db "$T/db" --listen tcp://127.0.0.1:0 --http off \
+        --map-initial-mb 1024 --port-file "$T/ports" 2>/dev/null &
+    CP=$!
+    while [ ! -s "$T/ports" ]; do sleep 0.05; done
+    ZP=$(awk '/^zmq/{print $2}' "$T/ports"); rm -f "$T/ports"
+    "$BIN/nsc-feed" --endpoint "tcp://127.0.0.1:$ZP" $ARGS --window 64 --timeout-ms 120000 \
+        | awk -F= '/events_per_s/{print $2}' >> "$T/coll"
+    kill -TERM $CP; wait $CP
+    echo "run $i: direct $(tail -1 "$T/base") ev/s, collector $(tail -1 "$T/coll") ev/s"
+    i=$((i + 1))
+done
+echo "median direct (baseline): $(median < "$T/base") events/s"
+echo "median collector:         $(median < "$T/coll") events/s"

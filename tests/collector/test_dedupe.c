@@ -1,0 +1,114 @@
+/* test_dedupe.c: the collector's committed-sequence sets never mark a
+ * sequence that was not committed; a full gap table refuses new gaps and
+ * still takes batches that fill or extend a range. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "dedupe.h"
+#include "storeutil.h"
+
+#define MAX NSC_DEDUPE_MAX_RANGES
+
+/* Marks 0, 2, 4, ...: one range per even sequence, a gap after each. */
+static nsc_dedupe *full_table(void)
+{
+    nsc_dedupe *d = nsc_dedupe_new();
+    cr_assert(d);
+    for (uint64_t i = 0; i < MAX; i++)
+        cr_assert_eq(nsc_dedupe_mark(d, "a", 2 * i), 0);
+    return d;
+}
+
+Test(dedupe, full_table_refuses_new_gaps_and_marks_nothing)
+{
+    nsc_dedupe *d = full_table();
+    /* Far past the last range, and inside an old gap's neighbourhood: a new range each. */
+    cr_assert_eq(nsc_dedupe_room(d, "a", 5000), NSC_DEDUPE_FULL);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 5000), NSC_DEDUPE_FULL);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 5000), 0);
+    /* The oldest gap stays open (the old code filled it on overflow). */
+    cr_assert_eq(nsc_dedupe_has(d, "a", 1), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0), 1);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 2), 1);
+    /* Another agent has its own table. */
+    cr_assert_eq(nsc_dedupe_room(d, "b", 5000), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "b", 5000), 0);
+    nsc_dedupe_free(d);
+}
+
+Test(dedupe, full_table_takes_fills_and_extensions)
+{
+    nsc_dedupe *d = full_table();
+    uint64_t last = 2 * (MAX - 1);
+    /* Extends the last range [last, last+1) upwards. */
+    cr_assert_eq(nsc_dedupe_room(d, "a", last + 1), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", last + 1), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", last + 1), 1);
+    /* Fills gap 1: ranges [0,1) and [2,3) merge, one range freed. */
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 1), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 1), 1);
+    /* So exactly one new gap fits now, and not a second. */
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 9000), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 9002), NSC_DEDUPE_FULL);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 9002), 0);
+    /* Already marked: not a new range, always fine. */
+    cr_assert_eq(nsc_dedupe_room(d, "a", 4), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 4), 0);
+    /* Extending a range downwards (lo - 1) is fine too: 9000 -> [8999, 9001). */
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 8999), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 8999), 1);
+    nsc_dedupe_free(d);
+}
+
+typedef struct seen {
+    size_t n;
+    nsc_store_seq_range first, second, last;
+} seen;
+
+static int record(void *arg, const char *agent, const nsc_store_seq_range *r, size_t n)
+{
+    seen *s = arg;
+    cr_assert_str_eq(agent, "a");
+    s->n = n;
+    s->first = r[0];
+    s->second = r[1];
+    s->last = r[n - 1];
+    return 0;
+}
+
+/* What the store keeps is exactly the marked set, and a reload restores it. */
+Test(dedupe, store_round_trip_keeps_exact_ranges)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    nsc_dedupe *d = full_table();
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 1), 0);
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_dedupe_put_dirty(d, st), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+
+    nsc_store_reader *rd;
+    seen s = {0};
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_agents(rd, record, &s), 0);
+    nsc_store_read_end(rd);
+    cr_assert_eq(s.n, MAX - 1);
+    cr_assert_eq(s.first.lo, 0);
+    cr_assert_eq(s.first.hi, 3);
+    cr_assert_eq(s.second.lo, 4);
+    cr_assert_eq(s.second.hi, 5);
+    cr_assert_eq(s.last.lo, 2 * (MAX - 1));
+    cr_assert_eq(s.last.hi, 2 * (MAX - 1) + 1);
+
+    nsc_dedupe *e = nsc_dedupe_new();
+    cr_assert_eq(nsc_dedupe_load(e, st), 0);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 1), 1);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 3), 0);
+    cr_assert_eq(nsc_dedupe_mark(e, "a", 7000), 0);
+    cr_assert_eq(nsc_dedupe_mark(e, "a", 7002), NSC_DEDUPE_FULL);
+    nsc_dedupe_free(e);
+    nsc_dedupe_free(d);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
