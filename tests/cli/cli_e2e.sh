@@ -61,8 +61,14 @@ delivered() {
     [ "$(metric ncclscope_agent_spool_entries)" = 0 ] && [ "$(metric ncclscope_agent_pxn_pending)" = 0 ] &&
         [ "$(metric ncclscope_agent_forward_inflight)" = 0 ]
 }
-for _ in $(seq 200); do delivered && break; sleep 0.1; done
-delivered || die "the agent did not deliver its spool"
+# (three checks in a row: lifecycle records of exiting processes come later)
+quiet=0
+for _ in $(seq 600); do
+    if delivered; then quiet=$((quiet + 1)); else quiet=0; fi
+    [ $quiet = 3 ] && break
+    sleep 0.1
+done
+[ $quiet = 3 ] || die "the agent did not deliver its spool: $(curl -s "http://$agent/metrics" | grep -E '^ncclscope_agent_(spool_entries|pxn_pending|forward_inflight) ' | tr '\n' ' ')"
 if [ "$mode" = ring ]; then
     "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/node0/store" "$job" || die "the store differs from what was emitted"
 fi
