@@ -226,7 +226,8 @@ static void write_ring(q_ctx *c, const tp_peer *p, size_t n)
 static void write_channels(q_ctx *c, tp_set *s)
 {
     q_out *o = c->out;
-    qsort(s->v, s->n, sizeof *s->v, by_channel);
+    if (s->n)  /* qsort wants an array even for none (UBSan) */
+        qsort(s->v, s->n, sizeof *s->v, by_channel);
     q_lit(o, ",\"channels\":[");
     for (size_t i = 0; i < s->n;) {
         size_t j = i;

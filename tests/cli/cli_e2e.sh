@@ -57,12 +57,24 @@ NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plug
 # open events the store also holds).
 agent=$(cat "$dir/node0/agent.http")
 metric() { curl -sf "http://$agent/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+# Every process of the job seen and its end noticed (a killed one may never
+# have flushed anything), then nothing left to send.
+procs=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["processes"]))' "$dir/emu.json")
+[ "$mode" = kill ] && procs=$((procs - 1))
 delivered() {
-    [ "$(metric ncclscope_agent_spool_entries)" = 0 ] && [ "$(metric ncclscope_agent_pxn_pending)" = 0 ] &&
+    [ "$(metric ncclscope_agent_processes_started_total)" -ge "$procs" ] &&
+        [ "$(metric 'ncclscope_agent_processes{state="alive"}')" = 0 ] &&
+        [ "$(metric ncclscope_agent_spool_entries)" = 0 ] && [ "$(metric ncclscope_agent_pxn_pending)" = 0 ] &&
         [ "$(metric ncclscope_agent_forward_inflight)" = 0 ]
 }
-for _ in $(seq 200); do delivered && break; sleep 0.1; done
-delivered || die "the agent did not deliver its spool"
+# (three checks in a row: lifecycle records of exiting processes come later)
+quiet=0
+for _ in $(seq 600); do
+    if delivered; then quiet=$((quiet + 1)); else quiet=0; fi
+    [ $quiet = 3 ] && break
+    sleep 0.1
+done
+[ $quiet = 3 ] || die "the agent did not deliver its spool: $(curl -s "http://$agent/metrics" | grep -E '^ncclscope_agent_(spool_entries|pxn_pending|forward_inflight|processes)' | tr '\n' ' ')"
 if [ "$mode" = ring ]; then
     "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/node0/store" "$job" || die "the store differs from what was emitted"
 fi
