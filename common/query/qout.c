@@ -69,7 +69,7 @@ void q_i64(q_out *o, int64_t v)
 
 void q_hex(q_out *o, uint64_t v)
 {
-    char tmp[20];
+    char tmp[24]; /* quotes, 0x, 16 digits, NUL */
     int n = snprintf(tmp, sizeof tmp, "\"0x%llx\"", (unsigned long long)v);
     q_raw(o, tmp, (size_t)n);
 }

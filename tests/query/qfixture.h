@@ -9,7 +9,7 @@
 #include "store.h"
 
 #define QF_COMM 0xabc123ull
-#define QF_SUB 0xdef456ull      /* split child: ranks 0 and 1 of QF_COMM's processes */
+#define QF_SUB 0xfedcba9876543210ull  /* split child: ranks 0 and 1 of QF_COMM's processes; 16 hex digits */
 #define QF_RANKS 4
 #define QF_COLLS 4              /* seq 0..3; seq 3: rank 3 uses ncclFloat16 */
 #define QF_CHANNELS 2

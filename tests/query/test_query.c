@@ -307,6 +307,7 @@ Test(query, comms_and_split_children)
     cr_assert_eq(u64(world, "nnodes"), 2);
     cr_assert_eq(u64(world, "ranks_seen"), 4);
     cr_assert_eq(nsc_json_get(world, "split_of")->count, 0);
+    cr_assert_str_eq(str(sub, "comm"), "0xfedcba9876543210", "an id of 16 hex digits");
     cr_assert_str_eq(nsc_json_str(nsc_json_at(nsc_json_get(sub, "split_of"), 0)), "0xabc123");
     cr_assert_eq(u64(sub, "nnodes"), 1);
     nsc_json_free(&d);
