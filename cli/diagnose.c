@@ -181,7 +181,8 @@ static void check_deaths(findings *f, const nsc_json *status, const nsc_json *co
         const char *state = p ? nsc_json_str(nsc_json_get(p, "state")) : NULL;
         const char *func, *reason = p ? nsc_json_str(nsc_json_get(p, "reason")) : NULL;
         uint64_t seq, max;
-        if (!state || strcmp(state, "alive") == 0 || !nsc_status_rank_behind(comm, r, &func, &seq, &max))
+        if (!state || strcmp(state, "alive") == 0 || strcmp(state, "finished") == 0 ||
+            !nsc_status_rank_behind(comm, r, &func, &seq, &max))
             continue;
         add(f, SEV_DEAD, "dead", id ? id : "?", seq, (int64_t)num(r, "rank"),
             "rank %" PRIu64 " (pid %" PRIu64 " on %s) is %s%s%s at %s seq %" PRIu64 ", the others reached %" PRIu64,

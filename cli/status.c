@@ -277,7 +277,7 @@ static unsigned print_errors(const nsc_json *status, const nsc_json *job)
         const char *host = str_or(p, "host", "?");
         uint64_t pid = u64_of(p, "pid");
         const char *state = str_or(p, "state", "?");
-        if (strcmp(state, "alive") != 0) {
+        if (strcmp(state, "alive") != 0 && strcmp(state, "finished") != 0) {
             ranks_of(job, host, pid, buf, sizeof buf);
             printf("  %-8s pid %" PRIu64 " on %s (%s): %s\n", state, pid, host, str_or(p, "reason", "no death record"),
                    buf[0] ? buf : "no rank");
@@ -297,12 +297,13 @@ static void print_job(const nsc_json *status, const nsc_json *job)
     const char *name = str_or(job, "job", "?");
     const char *hosts[MAX_NODES];
     size_t nhosts = 0;
-    uint64_t procs = 0, alive = 0, ranks = 0, comms = 0;
+    uint64_t procs = 0, alive = 0, finished = 0, ranks = 0, comms = 0;
     EACH(p, nsc_json_get(status, "processes")) {
         if (strcmp(str_or(p, "job", ""), name) != 0)
             continue;
         procs++;
         alive += strcmp(str_or(p, "state", ""), "alive") == 0;
+        finished += strcmp(str_or(p, "state", ""), "finished") == 0;
         size_t i = 0;
         while (i < nhosts && strcmp(hosts[i], str_or(p, "host", "?")) != 0)
             i++;
@@ -313,9 +314,10 @@ static void print_job(const nsc_json *status, const nsc_json *job)
         comms++;
         ranks += u64_of(cm, "ranks_seen");
     }
-    printf("job %s: %zu node%s, %" PRIu64 " processes (%" PRIu64 " alive), %" PRIu64
+    printf("job %s: %zu node%s, %" PRIu64 " processes (%" PRIu64 " alive, %" PRIu64 " finished), %" PRIu64
            " ranks (GPUs) in %" PRIu64 " communicators, %" PRIu64 " events dropped\n",
-           name, nhosts, nhosts == 1 ? "" : "s", procs, alive, ranks, comms, u64_of(job, "events_dropped"));
+           name, nhosts, nhosts == 1 ? "" : "s", procs, alive, finished, ranks, comms,
+           u64_of(job, "events_dropped"));
     printf("nodes: ");
     for (size_t i = 0; i < nhosts; i++)
         printf("%s%s", i ? ", " : "", hosts[i]);
@@ -368,10 +370,10 @@ typedef struct watching {
 
 static void render_summary(nsc_cli_ctx *c, const nsc_json *sum, const nsc_json *status)
 {
-    printf("%.1f events/s, %" PRIu64 " events; processes %" PRIu64 " alive %" PRIu64 " dead; agents %" PRIu64
-           " alive %" PRIu64 " dead; %" PRIu64 " lagging, %" PRIu64 " hung\n",
+    printf("%.1f events/s, %" PRIu64 " events; processes %" PRIu64 " alive %" PRIu64 " dead %" PRIu64
+           " finished; agents %" PRIu64 " alive %" PRIu64 " dead; %" PRIu64 " lagging, %" PRIu64 " hung\n",
            dbl_of(sum, "events_per_s"), u64_of(sum, "events_total"), u64_of(sum, "processes_alive"),
-           u64_of(sum, "processes_dead"), u64_of(sum, "agents_alive"), u64_of(sum, "agents_dead"),
+           u64_of(sum, "processes_dead"), u64_of(sum, "processes_finished"), u64_of(sum, "agents_alive"), u64_of(sum, "agents_dead"),
            u64_of(sum, "lagging"), u64_of(sum, "hangs"));
     if (!status)
         return;

@@ -70,14 +70,20 @@ print(json.load(sys.stdin)["events_total"])' 2>/dev/null || echo 0)
 done
 echo "emitted $want events, collector holds $got"
 
+# Both runs call their communicator "world": name them by id, from what the
+# emulator says it created.
+comm_of() { python3 -c 'import json,sys; print(hex(json.load(open(sys.argv[1]))["ranks"][0]["comm_id"]))' "$1"; }
+allreduce=$(comm_of "$out/allreduce.json")
+sendrecv=$(comm_of "$out/sendrecv.json")
 show() { echo; echo "\$ ncclscope $*"; "$bin/ncclscope" "$@" || true; }
 show status
 show comms
-show collectives --comm world --limit 8
-show topology --comm world
-show stats --comm world
-show diagnose --comm world
-show export --comm world --format perfetto -o "$out/demo.pftrace"
+show collectives --comm "$allreduce" --seq 30-37
+show topology --comm "$allreduce"
+show stats --comm "$allreduce"
+show collectives --comm "$sendrecv" --seq 0-3
+show diagnose
+show export --comm "$allreduce" --format perfetto -o "$out/demo.pftrace"
 echo
 echo "Perfetto trace: $out/demo.pftrace (open it at https://ui.perfetto.dev)"
 echo "Store: $out/db (read it later with: $bin/ncclscope --db $out/db status)"
