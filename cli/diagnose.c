@@ -9,7 +9,8 @@
  * behind the others for longer than the collector's lag threshold (lagging);
  * collectives in flight that long (hung); ranks that never joined
  * (never_joined); collectives all ranks entered that never ended (in_flight);
- * events the plugins dropped (dropped). Problems are ordered by severity, then
+ * a rank that arrived last most of the time (straggler); events the plugins
+ * dropped (dropped). Problems are ordered by severity, then
  * communicator id, seq and rank, so the same store gives the same report.
  * Prints a one-line verdict naming the first problem's rank, then the
  * evidence; exits 1 when it found a problem. --json: one object.
@@ -24,7 +25,7 @@
 
 #define MAX_PROBLEMS 64
 
-enum severity { SEV_DROPPED, SEV_IN_FLIGHT, SEV_NEVER_JOINED, SEV_HUNG, SEV_LAGGING, SEV_MISSING, SEV_DEAD,
+enum severity { SEV_DROPPED, SEV_STRAGGLER, SEV_IN_FLIGHT, SEV_NEVER_JOINED, SEV_HUNG, SEV_LAGGING, SEV_MISSING, SEV_DEAD,
                 SEV_MISMATCH };
 
 typedef struct problem {
@@ -44,7 +45,14 @@ typedef struct findings {
     problem p[MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;
+    uint32_t *last;      /* per rank of the current communicator: times it arrived last */
+    int64_t nlast;
+    uint64_t comm_colls; /* collectives of the current communicator with a last rank */
 } findings;
+
+/* A straggler arrives last at more than half of at least this many collectives
+ * (by chance a rank of n is last at 1/n of them). */
+#define STRAGGLER_MIN_COLLS 8
 
 static void add(findings *f, int severity, const char *kind, const char *comm, uint64_t seq, int64_t rank,
                 const char *fmt, ...) __attribute__((format(printf, 7, 8)));
@@ -88,6 +96,11 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     const char *func = nsc_json_str(nsc_json_get(v, "func"));
     uint64_t seq = 0;
     nsc_json_u64(nsc_json_get(v, "seq"), &seq);
+    int64_t last = -1;
+    if (nsc_json_i64(nsc_json_get(v, "last_rank"), &last) == 0 && last >= 0 && last < f->nlast) {
+        f->last[last]++;
+        f->comm_colls++;
+    }
     const char *mismatch = nsc_json_str(nsc_json_get(v, "mismatch"));
     const nsc_json *missing = nsc_json_get(v, "missing_ranks");
     char ranks[128];
@@ -122,6 +135,20 @@ static int64_t first_absent(const nsc_json *seen, int64_t nranks)
     return -1;
 }
 
+/* The rank that arrived last most often, if that is more than half the time. */
+static void check_straggler(findings *f, const char *comm)
+{
+    int64_t worst = -1;
+    for (int64_t k = 0; k < f->nlast; k++)
+        if (worst < 0 || f->last[k] > f->last[worst])
+            worst = k;
+    if (worst < 0 || f->nlast < 2 || f->comm_colls < STRAGGLER_MIN_COLLS || 2 * (uint64_t)f->last[worst] <= f->comm_colls)
+        return;
+    add(f, SEV_STRAGGLER, "straggler", comm, 0, worst,
+        "rank %" PRId64 " arrived last at %" PRIu32 " of %" PRIu64 " collectives: the others wait for it", worst,
+        f->last[worst], f->comm_colls);
+}
+
 static int check_comm(findings *f, const nsc_json *comm, const char *qs)
 {
     const char *id = nsc_json_str(nsc_json_get(comm, "comm"));
@@ -139,7 +166,18 @@ static int check_comm(findings *f, const nsc_json *comm, const char *qs)
     if (nsc_qs_add(q, sizeof q, "comm", id) != 0)
         return NSC_EXIT_FAIL;
     f->comm = id;
-    return nsc_cli_fetch_pages(f->c, "collectives", q, on_collective, f);
+    f->nlast = nranks > 0 && nranks <= (1 << 20) ? nranks : 0;
+    f->last = f->nlast ? calloc((size_t)f->nlast, sizeof *f->last) : NULL;
+    f->comm_colls = 0;
+    if (f->nlast && !f->last)
+        return NSC_EXIT_FAIL;
+    int rc = nsc_cli_fetch_pages(f->c, "collectives", q, on_collective, f);
+    if (rc == NSC_EXIT_OK)
+        check_straggler(f, id);
+    free(f->last);
+    f->last = NULL;
+    f->nlast = 0;
+    return rc;
 }
 
 /* Severity, then position (communicator, seq, rank), then the order found. */

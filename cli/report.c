@@ -4,6 +4,7 @@
  * With --json the answer is printed unchanged. Otherwise it is rendered:
  * scalar members as "name: value" lines, arrays of objects as tables (the
  * columns are the members of the first element), nested objects as sections.
+ * collectives is paged NDJSON: one table row per collective record.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -87,7 +88,49 @@ static int show(nsc_cli_ctx *c, const char *endpoint)
     return rc;
 }
 
+static const nsc_col coll_cols[] = {
+    {"seq", "SEQ"},          {"func", "FUNC"},          {"bytes", "BYTES"},
+    {"ranks_seen", "RANKS"}, {"duration_ns", "DURATION_NS"}, {"skew_ns", "SKEW_NS"},
+    {"last_rank", "LAST"},   {"busbw_gbps", "BUSBW_GBPS"}, {"algo", "ALGO"},
+    {"proto", "PROTO"},      {"graph_captured", "GRAPH"}, {"mismatch", "MISMATCH"}};
+
+static int coll_row(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    (void)line, (void)len;
+    const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
+    if (kind && strcmp(kind, "collective") == 0)
+        return nsc_table_add_json(arg, v) ? NSC_EXIT_FAIL : 0;
+    if (kind && strcmp(kind, "header") == 0) {
+        const char *comm = nsc_json_str(nsc_json_get(v, "comm")), *name = nsc_json_str(nsc_json_get(v, "name"));
+        uint64_t nranks = 0;
+        nsc_json_u64(nsc_json_get(v, "nranks"), &nranks);
+        printf("comm %s (%s), %" PRIu64 " ranks\n", comm ? comm : "?", name ? name : "", nranks);
+    }
+    return 0;
+}
+
+int nsc_verb_collectives(nsc_cli_ctx *c)
+{
+    char qs[2048];
+    int rc = nsc_cli_query(c, qs, sizeof qs);
+    if (rc)
+        return rc;
+    if (c->json)
+        return nsc_cli_fetch_raw(c, "collectives", qs);
+    nsc_table *t = nsc_table_new(coll_cols, sizeof coll_cols / sizeof coll_cols[0]);
+    if (!t)
+        return NSC_EXIT_FAIL;
+    rc = nsc_cli_fetch_pages(c, "collectives", qs, coll_row, t);
+    if (rc == NSC_EXIT_OK) {
+        if (nsc_table_rows(t))
+            nsc_table_print(t, stdout);
+        else
+            printf("no collectives matched\n");
+    }
+    nsc_table_free(t);
+    return rc;
+}
+
 int nsc_verb_comms(nsc_cli_ctx *c) { return show(c, "comms"); }
-int nsc_verb_collectives(nsc_cli_ctx *c) { return show(c, "collectives"); }
 int nsc_verb_topology(nsc_cli_ctx *c) { return show(c, "topology"); }
 int nsc_verb_stats(nsc_cli_ctx *c) { return show(c, "stats"); }

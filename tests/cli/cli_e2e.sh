@@ -11,6 +11,7 @@
 # ring: 4 nodes x 1 rank, RING (every leg a network ProxyOp: full rings).
 # hang: 1 node x 4 ranks, rank 2 stops; diagnose must name rank 2.
 # kill: 1 node x 4 ranks, rank 1 SIGKILLs itself; diagnose must name rank 1.
+# straggler: 1 node x 4 ranks, rank 3 late at every collective; diagnose must name it.
 # All nodes' run directories are links to the one agent's, so one agent
 # serves the job. Every wait is bounded.
 set -eu
@@ -40,6 +41,7 @@ cli --collector "$url" --json status >/dev/null || die "status right after up fa
 
 case $mode in
 ring) shape=(--nodes 4 --ranks-per-node 1 --scenario ring --iters 5) ;;
+straggler) shape=(--nodes 1 --ranks-per-node 4 --scenario coll --iters 12 --slow-rank 3 --slow-us 5000) ;;
 hang) shape=(--nodes 1 --ranks-per-node 4 --scenario hang --hang-rank 2 --hang-after 2 --hang-ms 500 --iters 4) ;;
 kill)  # the plugins flush often, so rank 1's events before its death reach the agent
     export NCCLSCOPE_FLUSH_MS=2
@@ -75,7 +77,7 @@ for _ in $(seq 600); do
     sleep 0.1
 done
 [ $quiet = 3 ] || die "the agent did not deliver its spool: $(curl -s "http://$agent/metrics" | grep -E '^ncclscope_agent_(spool_entries|pxn_pending|forward_inflight|processes)' | tr '\n' ' ')"
-if [ "$mode" = ring ]; then
+if [ "$mode" = ring ] || [ "$mode" = straggler ]; then
     "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/node0/store" "$job" || die "the store differs from what was emitted"
 fi
 sleep 0.5
@@ -107,6 +109,8 @@ done
 python3 "$here/cli_e2e_check.py" truth "$dir/emu.json" "$dir/http" "$mode" || die "the CLI's JSON differs from the emulator's summary"
 cli --collector "$url" status >"$dir/status.txt" || die "status (text) failed"
 grep -q "communicators by shape" "$dir/status.txt" || die "status text has no shape section"
+cli --collector "$url" collectives --comm "$comm" >"$dir/collectives.txt" || die "collectives (text) failed"
+grep -q "^SEQ .*LAST" "$dir/collectives.txt" || die "collectives text has no table: $(head -3 "$dir/collectives.txt")"
 cli --collector "$url" watch --count 1 >"$dir/watch.txt" || die "watch failed"
 grep -q "events/s" "$dir/watch.txt" || die "watch printed no summary"
 cli down --run-dir "$dir/node0" >/dev/null || die "down failed"

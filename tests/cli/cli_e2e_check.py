@@ -138,8 +138,8 @@ def truth(emu_path, d, mode):
     # diagnose: the hung or killed rank named first, exit 1; a clean run: OK, exit 0
     diag = load(d, "diagnose.json")
     rc = int(open(f"{d}/diagnose.rc").read())
-    if mode in ("hang", "kill"):
-        want = {"hang": 2, "kill": 1}[mode]
+    if mode in ("hang", "kill", "straggler"):
+        want = {"hang": 2, "kill": 1, "straggler": 3}[mode]
         if rc != 1 or not diag["problems"] or diag["problems"][0]["rank"] != want or f"rank {want}" not in diag["verdict"]:
             fail(f"diagnose (rc {rc}) did not name rank {want}: {diag}")
     elif rc != 0 or diag["problems"]:
