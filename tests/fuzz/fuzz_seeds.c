@@ -1,9 +1,13 @@
-/* fuzz_seeds.c: writes the wire fuzzer's seed corpus (valid batches) into the
- * directory given as argv[1], so no binary seeds live in the repository. */
+/* fuzz_seeds.c: writes a fuzzer's seed corpus (valid messages) into a
+ * directory, so no binary seeds live in the repository:
+ *   fuzz_seeds wire DIR   plugin batches
+ *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, probe and sample */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
+#include "a2c.h"
 #include "wire_samples.h"
 
 static uint8_t buf[1 << 16];
@@ -42,21 +46,57 @@ static size_t small_batch(unsigned variant)
     return nsc_enc_finish(&e);
 }
 
-int main(int argc, char **argv)
+static int wire_seeds(const char *dir)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: fuzz_seeds CORPUS_DIR\n");
-        return 2;
-    }
-    if (mkdir(argv[1], 0755) != 0 && errno != EEXIST) {
-        perror(argv[1]);
-        return 1;
-    }
-    int rc = write_seed(argv[1], "seed-all-records", sample_batch(buf, sizeof buf));
+    int rc = write_seed(dir, "seed-all-records", sample_batch(buf, sizeof buf));
     for (unsigned v = 0; v < 6 && rc == 0; v++) {
         char name[32];
         snprintf(name, sizeof name, "seed-small-%u", v);
-        rc = write_seed(argv[1], name, small_batch(v));
+        rc = write_seed(dir, name, small_batch(v));
     }
+    return rc;
+}
+
+/* An a2c batch of two small plugin batches, a death with progress, an alias. */
+static size_t a2c_batch(void)
+{
+    static uint8_t sect[2][4096];
+    nsc_a2c_section secs[2];
+    for (unsigned i = 0; i < 2; i++) {
+        size_t n = small_batch(i);
+        memcpy(sect[i], buf, n);
+        secs[i] = (nsc_a2c_section){sect[i], (uint32_t)n};
+    }
+    nsc_a2c_progress prog = {.comm_id = 0xabc, .seq = 7, .rank = 1, .func = "AllReduce"};
+    nsc_a2c_life life = {.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 42, .ts_ns = 9,
+                         .last_batch_seq = 3, .job = "job", .host = "node0", .nprogress = 1, .progress = &prog};
+    nsc_a2c_alias alias = {.proxy_pid = 43, .origin_pid = 42, .proxy_id = 5, .new_id = 1ull << 63};
+    nsc_a2c_batch b = {.agent = "agent0", .host = "node0", .seq = 12, .sent_ns = 100, .nsections = 2,
+                       .nlife = 1, .naliases = 1, .sections = secs, .life = &life, .aliases = &alias};
+    return nsc_a2c_batch_bound(&b) <= sizeof buf ? nsc_a2c_encode_batch(&b, buf) : 0;
+}
+
+static int a2c_seeds(const char *dir)
+{
+    int rc = write_seed(dir, "seed-batch", a2c_batch());
+    nsc_a2c_ack ack = {.agent = "agent0", .seq = 12, .credit = 32};
+    rc = rc ? rc : write_seed(dir, "seed-ack", nsc_a2c_encode_ack(&ack, buf));
+    nsc_a2c_probe pr = {.kind = NSC_A2C_PROBE, .agent = "agent0", .host = "node0", .id = 1, .t1 = 10};
+    rc = rc ? rc : write_seed(dir, "seed-probe", nsc_a2c_encode_probe(&pr, buf));
+    pr.kind = NSC_A2C_SAMPLE, pr.t2 = 20, pr.t3 = 21, pr.t4 = 30;
+    return rc ? rc : write_seed(dir, "seed-sample", nsc_a2c_encode_probe(&pr, buf));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[1], "wire") != 0 && strcmp(argv[1], "a2c") != 0)) {
+        fprintf(stderr, "usage: fuzz_seeds wire|a2c CORPUS_DIR\n");
+        return 2;
+    }
+    if (mkdir(argv[2], 0755) != 0 && errno != EEXIST) {
+        perror(argv[2]);
+        return 1;
+    }
+    int rc = strcmp(argv[1], "wire") == 0 ? wire_seeds(argv[2]) : a2c_seeds(argv[2]);
     return rc == 0 ? 0 : 1;
 }
