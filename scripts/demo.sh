@@ -81,7 +81,7 @@ show comms
 show collectives --comm "$allreduce" --seq 30-37
 show topology --comm "$allreduce"
 show stats --comm "$allreduce"
-show collectives --comm "$sendrecv" --seq 0-3
+show timeline --comm "$sendrecv" --width 72
 show diagnose
 show export --comm "$allreduce" --format perfetto -o "$out/demo.pftrace"
 echo
