@@ -171,9 +171,10 @@ agent_kill)
     start_agent 0 --max-inflight 1 --window 1
     start_collector "$port"
     wait_until 20 metric_above 0 ncclscope_agent_forward_batches_acked_total 1 || die "node 0 delivered nothing"
-    left=$(metric 0 ncclscope_agent_spool_entries)
     kill -KILL "${pids[agent0]}"   # mid-delivery
     wait "${pids[agent0]}" 2>/dev/null || true
+    # what the killed agent left, read from its spool (its metrics died with it)
+    left=$(mdb_stat -s batches "$dir/node0/spool" | awk '/Entries:/ {print $2}')
     echo "node 0: $spooled batches spooled, killed with $left left" >&2
     start_agent 0
     wait_until 20 metric_is 0 ncclscope_agent_spool_entries 0 || die "the spool was not replayed"
