@@ -45,9 +45,6 @@ typedef struct findings {
     problem p[MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;
-    uint32_t *last;      /* per rank of the current communicator: times it arrived last */
-    int64_t nlast;
-    uint64_t comm_colls; /* collectives of the current communicator with a last rank */
 } findings;
 
 /* A straggler arrives last at more than half of at least this many collectives
@@ -96,11 +93,6 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     const char *func = nsc_json_str(nsc_json_get(v, "func"));
     uint64_t seq = 0;
     nsc_json_u64(nsc_json_get(v, "seq"), &seq);
-    int64_t last = -1;
-    if (nsc_json_i64(nsc_json_get(v, "last_rank"), &last) == 0 && last >= 0 && last < f->nlast) {
-        f->last[last]++;
-        f->comm_colls++;
-    }
     const char *mismatch = nsc_json_str(nsc_json_get(v, "mismatch"));
     const nsc_json *missing = nsc_json_get(v, "missing_ranks");
     char ranks[128];
@@ -135,18 +127,23 @@ static int64_t first_absent(const nsc_json *seen, int64_t nranks)
     return -1;
 }
 
-/* The rank that arrived last most often, if that is more than half the time. */
-static void check_straggler(findings *f, const char *comm)
+/* The stats query ranks the ranks by how often they arrived last; the first
+ * is a straggler if that was more than half of its collectives. */
+static int check_straggler(findings *f, const char *comm, const char *q)
 {
-    int64_t worst = -1;
-    for (int64_t k = 0; k < f->nlast; k++)
-        if (worst < 0 || f->last[k] > f->last[worst])
-            worst = k;
-    if (worst < 0 || f->nlast < 2 || f->comm_colls < STRAGGLER_MIN_COLLS || 2 * (uint64_t)f->last[worst] <= f->comm_colls)
-        return;
-    add(f, SEV_STRAGGLER, "straggler", comm, 0, worst,
-        "rank %" PRId64 " arrived last at %" PRIu32 " of %" PRIu64 " collectives: the others wait for it", worst,
-        f->last[worst], f->comm_colls);
+    nsc_doc d;
+    int rc = nsc_cli_fetch_doc(f->c, "stats", q, &d);
+    const nsc_json *top = rc == NSC_EXIT_OK ? nsc_json_first(nsc_json_get(nsc_json_root(&d.doc), "stragglers")) : NULL;
+    int64_t rank;
+    uint64_t last, n;
+    if (top && nsc_json_i64(nsc_json_get(top, "rank"), &rank) == 0 &&
+        nsc_json_u64(nsc_json_get(top, "last_arrivals"), &last) == 0 &&
+        nsc_json_u64(nsc_json_get(top, "collectives"), &n) == 0 && n >= STRAGGLER_MIN_COLLS && 2 * last > n)
+        add(f, SEV_STRAGGLER, "straggler", comm, 0, rank,
+            "rank %" PRId64 " arrived last at %" PRIu64 " of %" PRIu64 " collectives: the others wait for it", rank,
+            last, n);
+    nsc_doc_free(&d);
+    return rc;
 }
 
 static int check_comm(findings *f, const nsc_json *comm, const char *qs)
@@ -166,18 +163,8 @@ static int check_comm(findings *f, const nsc_json *comm, const char *qs)
     if (nsc_qs_add(q, sizeof q, "comm", id) != 0)
         return NSC_EXIT_FAIL;
     f->comm = id;
-    f->nlast = nranks > 0 && nranks <= (1 << 20) ? nranks : 0;
-    f->last = f->nlast ? calloc((size_t)f->nlast, sizeof *f->last) : NULL;
-    f->comm_colls = 0;
-    if (f->nlast && !f->last)
-        return NSC_EXIT_FAIL;
     int rc = nsc_cli_fetch_pages(f->c, "collectives", q, on_collective, f);
-    if (rc == NSC_EXIT_OK)
-        check_straggler(f, id);
-    free(f->last);
-    f->last = NULL;
-    f->nlast = 0;
-    return rc;
+    return rc == NSC_EXIT_OK ? check_straggler(f, id, q) : rc;
 }
 
 /* Severity, then position (communicator, seq, rank), then the order found. */
