@@ -94,31 +94,43 @@ static void build_v1(const emu_ev *ev, ncclProfilerEventDescr_v1_t *d)
         FILL_PROXY(d, ev);
 }
 
+/* The Coll members every version from v2 has (the channel count's name differs). */
+#define FILL_COLL(DST, ev)                                                    \
+    do {                                                                    \
+        (DST)->coll.seqNumber = (ev)->d.coll.seq;                             \
+        (DST)->coll.func = (ev)->d.coll.func;                                 \
+        (DST)->coll.sendBuff = (ev)->d.coll.send;                             \
+        (DST)->coll.recvBuff = (ev)->d.coll.recv;                             \
+        (DST)->coll.count = (ev)->d.coll.count;                               \
+        (DST)->coll.root = (ev)->d.coll.root;                                 \
+        (DST)->coll.datatype = (ev)->d.coll.dtype;                            \
+        (DST)->coll.nWarps = (ev)->d.coll.nwarps;                             \
+        (DST)->coll.algo = (ev)->d.coll.algo;                                 \
+        (DST)->coll.proto = (ev)->d.coll.proto;                               \
+    } while (0)
+
+/* The P2p members every version from v2 has. */
+#define FILL_P2P(DST, ev)                                                     \
+    do {                                                                    \
+        (DST)->p2p.func = (ev)->d.p2p.func;                                   \
+        (DST)->p2p.buff = (ev)->d.p2p.buff;                                   \
+        (DST)->p2p.datatype = (ev)->d.p2p.dtype;                              \
+        (DST)->p2p.count = (ev)->d.p2p.count;                                 \
+        (DST)->p2p.peer = (ev)->d.p2p.peer;                                   \
+    } while (0)
+
 /* v2 and v3 differ only in trafficBytes (v2) and KernelCh/NetPlugin (v3). */
 #define FILL_V23_COLL_P2P(DST, ev)                                            \
     do {                                                                    \
         if ((ev)->type == NSC_T_COLL) {                                     \
             (DST)->coll.name = (ev)->comm_name;                               \
             (DST)->coll.commHash = (ev)->comm_id;                             \
-            (DST)->coll.seqNumber = (ev)->d.coll.seq;                         \
-            (DST)->coll.func = (ev)->d.coll.func;                             \
-            (DST)->coll.sendBuff = (ev)->d.coll.send;                         \
-            (DST)->coll.recvBuff = (ev)->d.coll.recv;                         \
-            (DST)->coll.count = (ev)->d.coll.count;                           \
-            (DST)->coll.root = (ev)->d.coll.root;                             \
-            (DST)->coll.datatype = (ev)->d.coll.dtype;                        \
             (DST)->coll.nMaxChannels = (ev)->d.coll.nch;                      \
-            (DST)->coll.nWarps = (ev)->d.coll.nwarps;                         \
-            (DST)->coll.algo = (ev)->d.coll.algo;                             \
-            (DST)->coll.proto = (ev)->d.coll.proto;                           \
+            FILL_COLL(DST, ev);                                               \
         } else if ((ev)->type == NSC_T_P2P) {                               \
             (DST)->p2p.name = (ev)->comm_name;                                \
             (DST)->p2p.commHash = (ev)->comm_id;                              \
-            (DST)->p2p.func = (ev)->d.p2p.func;                               \
-            (DST)->p2p.buff = (ev)->d.p2p.buff;                               \
-            (DST)->p2p.datatype = (ev)->d.p2p.dtype;                          \
-            (DST)->p2p.count = (ev)->d.p2p.count;                             \
-            (DST)->p2p.peer = (ev)->d.p2p.peer;                               \
+            FILL_P2P(DST, ev);                                                \
         } else                                                              \
             FILL_PROXY(DST, ev);                                              \
     } while (0)
@@ -136,24 +148,11 @@ static void build_v1(const emu_ev *ev, ncclProfilerEventDescr_v1_t *d)
 #define FILL_V4_COMMON(DST, ev)                                               \
     do {                                                                    \
         if ((ev)->type == NSC_T_COLL) {                                     \
-            (DST)->coll.seqNumber = (ev)->d.coll.seq;                         \
-            (DST)->coll.func = (ev)->d.coll.func;                             \
-            (DST)->coll.sendBuff = (ev)->d.coll.send;                         \
-            (DST)->coll.recvBuff = (ev)->d.coll.recv;                         \
-            (DST)->coll.count = (ev)->d.coll.count;                           \
-            (DST)->coll.root = (ev)->d.coll.root;                             \
-            (DST)->coll.datatype = (ev)->d.coll.dtype;                        \
             (DST)->coll.nChannels = (ev)->d.coll.nch;                         \
-            (DST)->coll.nWarps = (ev)->d.coll.nwarps;                         \
-            (DST)->coll.algo = (ev)->d.coll.algo;                             \
-            (DST)->coll.proto = (ev)->d.coll.proto;                           \
+            FILL_COLL(DST, ev);                                               \
         } else if ((ev)->type == NSC_T_P2P) {                               \
-            (DST)->p2p.func = (ev)->d.p2p.func;                               \
-            (DST)->p2p.buff = (ev)->d.p2p.buff;                               \
-            (DST)->p2p.datatype = (ev)->d.p2p.dtype;                          \
-            (DST)->p2p.count = (ev)->d.p2p.count;                             \
-            (DST)->p2p.peer = (ev)->d.p2p.peer;                               \
             (DST)->p2p.nChannels = (ev)->d.p2p.nch;                           \
+            FILL_P2P(DST, ev);                                                \
         } else if ((ev)->type == NSC_T_KERNEL_CH) {                         \
             (DST)->kernelCh.channelId = (ev)->d.kernel_ch.ch;                 \
             (DST)->kernelCh.pTimer = (ev)->d.kernel_ch.ptimer;                \
