@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <event2/event.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -222,8 +223,8 @@ int main(int argc, char **argv)
         teardown(&a);
         return 1;
     }
-    fprintf(stderr, "ncclscope-agent: %s listening on ipc://%s/agent.sock, spool %s, collector %s%s\n",
-            a.cfg.agent_id, a.cfg.rundir, a.cfg.spool, a.fwd ? a.cfg.collector : "none (spool only)",
+    fprintf(stderr, "ncclscope-agent: %s listening on ipc://%s/agent.sock, spool %s (epoch %016" PRIx64 "), collector %s%s\n",
+            a.cfg.agent_id, a.cfg.rundir, a.cfg.spool, nsc_spool_epoch(a.spool), a.fwd ? a.cfg.collector : "none (spool only)",
             a.cfg.collector_key[0] ? " (CURVE)" : "");
     loop(&a);
     teardown(&a);

@@ -1271,13 +1271,20 @@ static int take_text(nsc_rbuf *r, char out[64])
     return 0;
 }
 
-int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, const nsc_store_seq_range *r,
-                             size_t n)
+/* Key "agent/" AGENT, then for a non-zero epoch NUL and the epoch (8 bytes,
+ * big-endian); epoch 0 keeps the key of stores older than epochs. */
+int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, uint64_t epoch,
+                             const nsc_store_seq_range *r, size_t n)
 {
-    uint8_t key[6 + 64];
-    size_t al = text_len(agent, 63);
+    uint8_t key[6 + 64 + 8];
+    size_t al = text_len(agent, 63), kl = 6 + al;
     memcpy(key, "agent/", 6);
     memcpy(key + 6, agent, al);
+    if (epoch) {
+        key[kl++] = 0;
+        nsc_put_be64(key + kl, epoch);
+        kl += 8;
+    }
     uint8_t *val = malloc(4 + 16 * n);
     if (!val)
         return NSC_STORE_ENOMEM;
@@ -1286,7 +1293,7 @@ int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, const nsc_store_s
         nsc_put_be64(val + 4 + 16 * i, r[i].lo);
         nsc_put_be64(val + 12 + 16 * i, r[i].hi);
     }
-    int rc = push_meta(st, key, 6 + al, val, 4 + 16 * n);
+    int rc = push_meta(st, key, kl, val, 4 + 16 * n);
     free(val);
     return rc;
 }
@@ -1353,12 +1360,14 @@ static int agent_rec(void *arg, const MDB_val *k, const MDB_val *v)
 {
     const agent_cb *cb = arg;
     char agent[64];
-    size_t al = k->mv_size - 6;
+    const uint8_t *name = (const uint8_t *)k->mv_data + 6, *nul = memchr(name, 0, k->mv_size - 6);
+    size_t al = nul ? (size_t)(nul - name) : k->mv_size - 6;
+    uint64_t epoch = nul && k->mv_size == 6 + al + 9 ? nsc_get_be64(nul + 1) : 0;
     const uint8_t *p = v->mv_data;
-    if (al >= sizeof agent || v->mv_size < 4 || (v->mv_size - 4) / 16 != nsc_get_be32(p) ||
-        (v->mv_size - 4) % 16)
+    if (al >= sizeof agent || (nul && (k->mv_size != 6 + al + 9 || epoch == 0)) || v->mv_size < 4 ||
+        (v->mv_size - 4) / 16 != nsc_get_be32(p) || (v->mv_size - 4) % 16)
         return NSC_STORE_ECORRUPT;
-    memcpy(agent, (const uint8_t *)k->mv_data + 6, al);
+    memcpy(agent, name, al);
     agent[al] = 0;
     size_t n = nsc_get_be32(p);
     nsc_store_seq_range *r = malloc((n ? n : 1) * sizeof *r);
@@ -1368,7 +1377,7 @@ static int agent_rec(void *arg, const MDB_val *k, const MDB_val *v)
         r[i].lo = nsc_get_be64(p + 4 + 16 * i);
         r[i].hi = nsc_get_be64(p + 12 + 16 * i);
     }
-    int rc = cb->fn(cb->arg, agent, r, n);
+    int rc = cb->fn(cb->arg, agent, epoch, r, n);
     free(r);
     return rc;
 }
