@@ -52,21 +52,18 @@ static void add(nsc_agent *a, nsc_reg_proc *p, unsigned tag, const void *rec, ui
 
 void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns)
 {
-    int created;
-    nsc_reg_proc *p = nsc_reg_get(a->reg, &b->hdr, now_ns, &created);
+    unsigned news;
+    nsc_reg_proc *p = nsc_reg_get(a->reg, &b->hdr, now_ns, &news);
     if (!p) {
         a->in.nomem++;
         return;
     }
-    if (created && nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
+    if ((news & NSC_REG_STARTED) && nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
         a->in.nomem++;
     if (nsc_reg_learn(a->reg, p, b) != 0)
         a->in.table_full++;
-    if (b->hdr.final && !p->finished) {
-        p->finished = 1;
-        if (nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
-            a->in.nomem++;
-    }
+    if ((news & NSC_REG_FINISHED) && nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
+        a->in.nomem++;
     uint64_t base = b->hdr.base_ns;
     for (size_t i = 0; i < b->nstrs; i++)
         add(a, p, NSC_WIRE_TAG_STR, &b->strs[i], base);
