@@ -54,12 +54,6 @@ typedef struct timers {
     uint64_t tick, check, flush;
 } timers;
 
-static void flush(nsc_agent *a, uint64_t now)
-{
-    if (nsc_out_flush(a->out, now) < 0)
-        a->in.nomem++;
-}
-
 static void run_due(nsc_agent *a, timers *t, uint64_t now)
 {
     if (now - t->tick >= TICK_NS) {
@@ -74,7 +68,7 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
     size_t waiting = nsc_out_waiting(a->out);
     if (waiting >= a->cfg.flush_kb * 1024 || (waiting && now - t->flush >= a->cfg.flush_ms * MS)) {
         t->flush = now;
-        flush(a, now);
+        nsc_ingest_flush(a, now);
     }
 }
 
@@ -181,7 +175,7 @@ static void loop(nsc_agent *a)
     for (int i = 0; i < SHUTDOWN_BURSTS && nsc_ingest_drain(a, (unsigned)a->cfg.burst) > 0; i++)
         ;
     nsc_pxn_drain(a->pxn);
-    flush(a, nsc_agent_now());
+    nsc_ingest_flush(a, nsc_agent_now());
     if (a->fwd)
         drain_forward(a);
 }

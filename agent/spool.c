@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct nsc_spool {
     MDB_env *env;
@@ -228,6 +230,17 @@ static nsc_spool_tally get_tally(nsc_spool *s, MDB_txn *txn, MDB_val *k)
     return t;
 }
 
+/* Unmap the pages a value read from the map occupies. LMDB maps the file
+ * shared and read-only, so this costs nothing but a fault on the next read
+ * (the page cache keeps the data), and the pages of batches already handed
+ * to the forwarder stop counting in the agent's resident memory. */
+static void release_pages(const void *data, size_t len)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)data & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)data + len + page - 1) & ~(page - 1);
+    madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const nsc_spool_entry *e), void *arg)
 {
     MDB_txn *txn;
@@ -246,6 +259,7 @@ int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const ns
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         nsc_spool_entry e = {from_be64(k.mv_data), v.mv_data, v.mv_size, get_tally(s, txn, &k)};
         ret = fn(arg, &e);
+        release_pages(v.mv_data, v.mv_size);
     }
     mdb_cursor_close(cur);
     mdb_txn_abort(txn);

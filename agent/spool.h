@@ -52,7 +52,9 @@ typedef struct nsc_spool_entry {
 } nsc_spool_entry;
 
 /* Call fn for every stored entry from seq `from`, in order; stops early when fn
- * returns non-zero and returns that value (-1 if the spool cannot be read). */
+ * returns non-zero and returns that value (-1 if the spool cannot be read).
+ * An entry's pages are unmapped after its call (they stay in the page cache),
+ * so reading the spool does not grow the agent's resident memory. */
 int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const nsc_spool_entry *e), void *arg);
 /* Delete the entries seqs[0..n) in one transaction; absent ones are skipped.
  * The number deleted and what they held are added to *deleted and *gone.
