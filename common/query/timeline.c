@@ -261,7 +261,7 @@ typedef struct tl_w {
 } tl_w;
 
 /* key is ,"k": as a literal: JSON writes it, NAMES writes ,"k", COMPACT a comma. */
-static int put_key(const tl_w *w, const char *key, size_t klen)
+static inline int put_key(const tl_w *w, const char *key, size_t klen)
 {
     if (w->mode == W_COMPACT)
         q_lit(w->c->out, ",");
@@ -269,17 +269,17 @@ static int put_key(const tl_w *w, const char *key, size_t klen)
         q_raw(w->c->out, key, w->mode == W_NAMES ? klen - 1 : klen);
     return w->mode != W_NAMES;
 }
-static void kv_u64(const tl_w *w, const char *key, size_t klen, uint64_t v)
+static inline void kv_u64(const tl_w *w, const char *key, size_t klen, uint64_t v)
 {
     if (put_key(w, key, klen))
         q_u64(w->c->out, v);
 }
-static void kv_i64(const tl_w *w, const char *key, size_t klen, int64_t v)
+static inline void kv_i64(const tl_w *w, const char *key, size_t klen, int64_t v)
 {
     if (put_key(w, key, klen))
         q_i64(w->c->out, v);
 }
-static void kv_opt(const tl_w *w, const char *key, size_t klen, int known, uint64_t v)
+static inline void kv_opt(const tl_w *w, const char *key, size_t klen, int known, uint64_t v)
 {
     if (put_key(w, key, klen))
         q_opt_u64(w->c->out, known, v);
