@@ -1085,6 +1085,7 @@ struct nsc_store_blocks {
     uint64_t t1;
     MDB_val k, v;
     int has;             /* k, v hold the next block */
+    nsc_block_dec *dec;
 };
 
 /* Move to the next block of the prefix that starts no later than t1. */
@@ -1107,7 +1108,12 @@ int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int
     nsc_store_blocks *it = calloc(1, sizeof *it);
     if (!it)
         return NSC_STORE_ENOMEM;
+    if (nsc_block_dec_new(&it->dec)) {
+        free(it);
+        return NSC_STORE_ENOMEM;
+    }
     if ((rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_BLOCKS), &it->cur))) {
+        nsc_block_dec_free(it->dec);
         free(it);
         return rc;
     }
@@ -1145,7 +1151,7 @@ int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned par
     if (!it->has)
         return 1;
     if (nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ||
-        nsc_block_decode_sel(it->v.mv_data, it->v.mv_size, types, parts, blk))
+        nsc_block_decode_with(it->dec, it->v.mv_data, it->v.mv_size, types, parts, blk))
         return NSC_STORE_ECORRUPT;
     int rc = blocks_step(it, MDB_NEXT);
     if (rc)
@@ -1158,6 +1164,7 @@ void nsc_store_blocks_close(nsc_store_blocks *it)
     if (!it)
         return;
     mdb_cursor_close(it->cur);
+    nsc_block_dec_free(it->dec);
     free(it);
 }
 
