@@ -227,24 +227,21 @@ static int ship_record(const nsc_rec *r, uint64_t now)
     }
 }
 
+/* An orphan's state is read before its head: what its owner published before
+ * it exited is then all there. */
 static size_t drain_tbuf(nsc_tbuf *tb, uint64_t now, int *blocked)
 {
-    uint64_t tail = atomic_load_explicit(&tb->tail, memory_order_relaxed);
+    int orphan = atomic_load_explicit(&tb->state, memory_order_acquire) == NSC_TB_ORPHAN;
     uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
     size_t n = 0;
-    while (tail < head) {
-        if (ship_record(&tb->recs[tail & (tb->nrecs - 1)], now) != 0) {
+    for (const nsc_rec *r; (r = nsc_tbuf_peek(tb, head)); nsc_tbuf_take(tb), n++) {
+        if (ship_record(r, now) != 0) {
             *blocked = 1;
-            break;
+            return n;
         }
-        tail++;
-        if (++n % 256 == 0)
-            atomic_store_explicit(&tb->tail, tail, memory_order_release);
     }
-    atomic_store_explicit(&tb->tail, tail, memory_order_release);
-    uint32_t orphan = NSC_TB_ORPHAN;
-    if (tail == head)
-        atomic_compare_exchange_strong(&tb->state, &orphan, NSC_TB_FREE);
+    if (orphan)
+        nsc_tbuf_recycle(tb);
     return n;
 }
 
@@ -267,9 +264,7 @@ static void count_leftovers(void)
     for (uint32_t i = 0; i < nsc_g_pool.ntbufs; i++) {
         nsc_tbuf *tb = &nsc_g_pool.tbufs[i];
         uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
-        uint64_t tail = atomic_load_explicit(&tb->tail, memory_order_relaxed);
-        for (; tail < head; tail++) {
-            const nsc_rec *r = &tb->recs[tail & (tb->nrecs - 1)];
+        for (const nsc_rec *r; (r = nsc_tbuf_peek(tb, head)); nsc_tbuf_take(tb)) {
             if (r->kind == NSC_REC_EVENT) {
                 nsc_count_shared(&c->dropped[r->u.ev.type]);
                 if (r->u.ev.type == NSC_T_KERNEL_CH && r->u.ev.d.kernel_ch.ptimer_stop_ns)
@@ -280,7 +275,6 @@ static void count_leftovers(void)
                 nsc_count_shared(&c->completions_dropped[r->type]);
             }
         }
-        atomic_store_explicit(&tb->tail, head, memory_order_release);
     }
 }
 
