@@ -2,8 +2,8 @@
  * rings, encodes batches with the common codec and sends them to the node
  * agent over ZeroMQ PUSH, never blocking.
  *
- * Batches are encoded straight into a bounded backlog (NCCLSCOPE_BUFFER_MB/2)
- * and leave it in order when zmq_send(ZMQ_DONTWAIT) accepts them. While the
+ * Batches are encoded straight into a bounded backlog (NCCLSCOPE_BUFFER_MB/2,
+ * less what ZeroMQ's send queue may hold) and leave it in order when zmq_send(ZMQ_DONTWAIT) accepts them. While the
  * agent is absent or slow the backlog fills; then the shipper stops draining,
  * the rings fill, and NCCL's threads drop and count per type. Every batch ends
  * with the cumulative counters, and a counters-only batch goes out every
@@ -381,7 +381,10 @@ static int backlog_alloc(uint64_t bytes)
 {
     if (sh.mem)
         return 0;
-    sh.nbatches = bytes / 2 / BATCH_CAP;
+    /* ZeroMQ copies each batch it accepts and holds up to SNDHWM of them (and
+     * one being written): that is part of this half of the budget too */
+    uint64_t half = bytes / 2 / BATCH_CAP;
+    sh.nbatches = half > SNDHWM + 1 ? half - SNDHWM - 1 : 0;
     if (sh.nbatches < MIN_BACKLOG)
         sh.nbatches = MIN_BACKLOG;
     sh.mem = malloc(sh.nbatches * BATCH_CAP);

@@ -12,6 +12,7 @@
  * A benchmark: built, not run by ctest (docs/benchmarks.md, "## Plugin").
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -76,6 +77,45 @@ static void *receiver(void *sock)
     }
     zmq_msg_close(&msg);
     return NULL;
+}
+
+/* CPU seconds (user + system) of /proc/PATH/stat: a process or a thread. */
+static double cpu_s(const char *path)
+{
+    char buf[1024];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    unsigned long long ut, st;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                     &st) != 2)
+        return 0;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU seconds of this process's thread named name (the plugin's shipper). */
+static double thread_cpu_s(const char *name)
+{
+    char path[300], comm[32];
+    double cpu = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        int ok = f && fgets(comm, sizeof comm, f);
+        if (f)
+            fclose(f);
+        if (ok && strncmp(comm, name, strlen(name)) == 0) {
+            snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+            cpu = cpu_s(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    return cpu;
 }
 
 /* Paced in bursts of 64 events, so pacing costs no syscall per event. */
@@ -249,13 +289,18 @@ int main(int argc, char **argv)
         pthread_join(pt[i], NULL);
     double elapsed = (double)(now_ns() - t0) * 1e-9;
     long rss_peak = rss_kb();
+    double ship_cpu = thread_cpu_s("ncclscope-ship");
     api->finalize(ctx);
     dlclose(dl);
     uint64_t emitted = 0, dropped = 0;
+    double agent_cpu = 0;
     if (agent_bin) {
         emitted = atomic_load(&recorded);
         received = agent_settle(http, emitted);
         dropped = emitted - received;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)agent);
+        agent_cpu = cpu_s(path);
         agent_stop(agent, dir);
     } else {
         atomic_store(&stopping, 1);
@@ -269,10 +314,13 @@ int main(int argc, char **argv)
     }
     const char *mb = getenv("NCCLSCOPE_BUFFER_MB");
     printf("%s threads %d target %.0f ev/s achieved %.0f ev/s emitted %llu received %llu "
-           "dropped %llu rss_growth_mb %.1f (after init %.1f) buffer_mb %s\n",
+           "dropped %llu rss_growth_mb %.1f (after init %.1f) buffer_mb %s cpu_ns_per_event "
+           "shipper %.0f agent %.0f\n",
            agent_bin ? "agent" : "in-process", threads, atof(argv[a]),
            (double)emitted / elapsed, (unsigned long long)emitted,
            (unsigned long long)received, (unsigned long long)dropped,
-           (double)(rss_peak - rss0) / 1024, (double)(rss_init - rss0) / 1024, mb ? mb : "64");
+           (double)(rss_peak - rss0) / 1024, (double)(rss_init - rss0) / 1024, mb ? mb : "64",
+           ship_cpu * 1e9 / (double)(emitted ? emitted : 1),
+           agent_cpu * 1e9 / (double)(emitted ? emitted : 1));
     return dropped == 0 && received == emitted ? 0 : 1;
 }
