@@ -1,11 +1,12 @@
-/* shipper.c: the one background thread per process that drains the thread
- * rings, encodes batches with the common codec and sends them to the node
- * agent over ZeroMQ PUSH, never blocking.
+/* shipper.c: the one background thread per process that drains the threads'
+ * record queues, encodes batches with the common codec and sends them to the
+ * node agent over ZeroMQ PUSH, never blocking.
  *
  * Batches are encoded straight into a bounded backlog (NCCLSCOPE_BUFFER_MB/2,
- * less what ZeroMQ's send queue may hold) and leave it in order when zmq_send(ZMQ_DONTWAIT) accepts them. While the
- * agent is absent or slow the backlog fills; then the shipper stops draining,
- * the rings fill, and NCCL's threads drop and count per type. Every batch ends
+ * less what ZeroMQ's send queue may hold) and leave it in order when
+ * zmq_send(ZMQ_DONTWAIT) accepts them. While the agent is absent or slow the
+ * backlog fills; then the shipper stops draining, the chunks run out, and
+ * NCCL's threads drop and count per type. Every batch ends
  * with the cumulative counters, and a counters-only batch goes out every
  * heartbeat period when nothing else did, so drops reach the agent once it is
  * back. Definitions (strings, contexts) precede the first record that needs
@@ -210,7 +211,7 @@ static uint64_t rec_time(const nsc_rec *r)
 /* ---- draining ------------------------------------------------------------------ */
 
 /* Encode one record, opening and finishing batches as needed. Returns 0, or
- * -1 when the backlog has no room (the record stays in its ring). */
+ * -1 when the backlog has no room (the record stays in its queue). */
 static int ship_record(const nsc_rec *r, uint64_t now)
 {
     for (;;) {
@@ -256,7 +257,7 @@ static size_t drain(uint64_t now)
     return n;
 }
 
-/* Final stop with a full backlog: what is left in the rings is lost; count it
+/* Final stop with a full backlog: what is left in the queues is lost; count it
  * so that emitted == shipped + dropped still holds at the receiver. */
 static void count_leftovers(void)
 {

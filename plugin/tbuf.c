@@ -93,9 +93,10 @@ static void chunk_push(uint32_t index)
 static void chunks_reset(void)
 {
     nsc_pool *p = &nsc_g_pool;
-    for (uint32_t i = 0; i < p->nchunks; i++)
-        atomic_store_explicit(&p->chunks[i].free_next, i + 1 < p->nchunks ? i + 1 : NSC_CHUNK_NONE,
-                              memory_order_relaxed);
+    for (uint32_t i = 0; i < p->nchunks; i++) {
+        uint32_t next = i + 1 < p->nchunks ? i + 1 : NSC_CHUNK_NONE;
+        atomic_store_explicit(&p->chunks[i].free_next, next, memory_order_relaxed);
+    }
     uint64_t top = atomic_load_explicit(&p->free_top, memory_order_relaxed);
     atomic_store_explicit(&p->free_top, next_top(top, 0), memory_order_release);
 }
@@ -244,6 +245,12 @@ nsc_tbuf *nsc_tbuf_self(void)
     return nsc_g_pool.tbufs ? claim(epoch) : NULL;
 }
 
+/* Where the chunk after `chunk` in tb's queue is named (NONE: the first). */
+static _Atomic uint32_t *link_after(nsc_tbuf *tb, uint32_t chunk)
+{
+    return chunk == NSC_CHUNK_NONE ? &tb->first : &nsc_g_pool.chunks[chunk].next;
+}
+
 /* The owner moves to a new chunk, linked after its full one; the link is
  * published with the record (nsc_tbuf_commit's release of head). */
 nsc_rec *nsc_tbuf_grow(nsc_tbuf *tb)
@@ -251,10 +258,8 @@ nsc_rec *nsc_tbuf_grow(nsc_tbuf *tb)
     uint32_t chunk = chunk_pop();
     if (chunk == NSC_CHUNK_NONE)
         return NULL;
-    nsc_pool *p = &nsc_g_pool;
-    atomic_store_explicit(&p->chunks[chunk].next, NSC_CHUNK_NONE, memory_order_relaxed);
-    _Atomic uint32_t *link = tb->wchunk == NSC_CHUNK_NONE ? &tb->first : &p->chunks[tb->wchunk].next;
-    atomic_store_explicit(link, chunk, memory_order_relaxed);
+    atomic_store_explicit(link_after(tb, chunk), NSC_CHUNK_NONE, memory_order_relaxed);
+    atomic_store_explicit(link_after(tb, tb->wchunk), chunk, memory_order_relaxed);
     tb->wchunk = chunk;
     tb->wpos = chunk_recs(chunk);
     tb->wend = tb->wpos + NSC_CHUNK_RECS;
@@ -269,9 +274,7 @@ const nsc_rec *nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head)
     if (tb->tail == head)
         return NULL;
     if (tb->rchunk == NSC_CHUNK_NONE || tb->tail - tb->rbase == NSC_CHUNK_RECS) {
-        _Atomic uint32_t *link =
-            tb->rchunk == NSC_CHUNK_NONE ? &tb->first : &nsc_g_pool.chunks[tb->rchunk].next;
-        uint32_t next = atomic_load_explicit(link, memory_order_relaxed);
+        uint32_t next = atomic_load_explicit(link_after(tb, tb->rchunk), memory_order_relaxed);
         if (tb->rchunk != NSC_CHUNK_NONE)
             chunk_push(tb->rchunk);
         tb->rchunk = next;

@@ -225,7 +225,7 @@ static void agent_stop(pid_t pid, const char *dir)
 
 static int usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [--plugin SO] [--agent NCCLSCOPE_AGENT_BIN] RATE SECONDS [THREADS]\n",
+    fprintf(stderr, "usage: %s [--plugin SO] [--agent AGENT_BIN] RATE SECONDS [THREADS]\n",
             prog);
     return 2;
 }
