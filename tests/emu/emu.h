@@ -22,6 +22,7 @@
 #define EMU_MAX_VERSION 7
 #define EMU_MAX_NODES 64
 #define EMU_MAX_RANKS 1024
+#define EMU_MAX_COMMS 256
 
 /* ---- options (main.c) ---- */
 typedef struct emu_node_clock {
@@ -35,6 +36,7 @@ typedef struct emu_opts {
     int api;              /* 0: newest the plugin exports */
     const char *mask;     /* initial activation mask (NCCL_PROFILE_EVENT_MASK) */
     int nodes, ranks_per_node;
+    int comms;            /* communicators every rank inits (each its own hash) */
     bool threads;         /* ranks as threads (one process per node) */
     int iters, ops, channels;
     size_t count;
@@ -357,6 +359,8 @@ const emu_scenario *emu_scenario_find(const char *name);
 extern const emu_scenario emu_scenarios[];
 extern const int emu_nscenarios;
 uint64_t emu_comm_hash(const emu_opts *o, int which);
+/* The hash of communicator c (0..--comms-1) of a cluster run: c 0 is "world". */
+uint64_t emu_cluster_comm_hash(const emu_opts *o, int c);
 
 /* ---- cluster.c ---- */
 int emu_cluster_run(const emu_opts *o, int argc, char **argv);
