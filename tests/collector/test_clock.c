@@ -275,10 +275,10 @@ Test(clock, version1_model_read)
         cr_assert_eq(nsc_clock_host_to_ref(&back, host, &b, NULL), 0);
         cr_assert_eq(a, b);
     }
+    nsc_clock_free(&back);
     cr_assert_eq(nsc_clock_deserialize(&back, buf, len - 9), NSC_CLOCK_ETRUNC);
     free(buf);
     nsc_clock_free(&m);
-    nsc_clock_free(&back);
 }
 
 /* ---- GPU pTimer ------------------------------------------------------ */
