@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "event.h"
-#include "json.h"
 #include "store.h"
 
 static int failures;
@@ -134,24 +134,6 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, ui
     free(l.ev);
 }
 
-static int load(const char *path, nsc_json_doc *doc)
-{
-    static char buf[64 << 20];
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "store-check: cannot open %s\n", path);
-        return -1;
-    }
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    nsc_json_error err;
-    if (nsc_json_parse(buf, n, NULL, doc, &err) != 0) {
-        fprintf(stderr, "store-check: %s: %s at %zu\n", path, err.msg, err.offset);
-        return -1;
-    }
-    return 0;
-}
-
 static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
 {
     uint64_t foreign[NSC_T_COUNT] = {0}, emitted = 0, ranks = 0;
@@ -199,7 +181,7 @@ int main(int argc, char **argv)
         return 2;
     }
     nsc_json_doc emu;
-    if (load(argv[1], &emu) != 0)
+    if (e2e_load_json("store-check", argv[1], &emu) != 0)
         return 2;
     nsc_store_opts o = {.read_only = 1};
     nsc_store *st;

@@ -70,7 +70,7 @@ static void node_environment(const emu_opts *o, int node, uint64_t epoch)
     set_env_fmt("NCCLSCOPE_HOSTNAME", "%s%d", o->host_prefix, node);
     set_env_fmt("NCCLSCOPE_EMU_EPOCH_NS", "%llu", (unsigned long long)epoch);
     const emu_node_clock *c = &o->node_clock[node];
-    if (c->offset_ns == 0 && c->drift_ppm == 0)
+    if (c->offset_ns == 0 && c->drift_ppm == 0 && c->step_ns == 0)
         return;
     char exe[512], shim[600];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -81,6 +81,8 @@ static void node_environment(const emu_opts *o, int node, uint64_t epoch)
     set_env_fmt("NCCLSCOPE_TEST_CLOCK_OFFSET_NS", "%lld", (long long)c->offset_ns);
     set_env_fmt("NCCLSCOPE_TEST_CLOCK_DRIFT_PPM", "%.6f", c->drift_ppm);
     set_env_fmt("NCCLSCOPE_TEST_CLOCK_EPOCH_NS", "%llu", (unsigned long long)epoch);
+    set_env_fmt("NCCLSCOPE_TEST_CLOCK_STEP_AT_NS", "%lld", (long long)c->step_at_ns);
+    set_env_fmt("NCCLSCOPE_TEST_CLOCK_STEP_NS", "%lld", (long long)c->step_ns);
 }
 
 /* PXN: rank g's ProxyOps go to the next local rank's process. */
@@ -138,7 +140,7 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
             if (pipe(pipes[g]))
                 emu_die("pipe: %s", strerror(errno));
     }
-    uint64_t epoch = emu_true_ns();
+    uint64_t epoch = emu_epoch_ns();
     for (int p = 0; p < nprocs; p++) {
         emu_proc_result *r = &procs[p];
         snprintf(r->acct_path, sizeof r->acct_path, "%s/proc%d", tmpl, p);
@@ -235,8 +237,7 @@ int emu_worker_main(const emu_opts *o)
         emu_die("bad worker spec");
     emu_world w = {.o = o, .plugin_spec = o->plugin ? o->plugin : getenv("NCCL_PROFILER_PLUGIN")};
     pthread_mutex_init(&w.lock, NULL);
-    const char *epoch = getenv("NCCLSCOPE_EMU_EPOCH_NS");
-    w.epoch_ns = epoch ? strtoull(epoch, NULL, 10) : emu_true_ns();
+    w.epoch_ns = emu_epoch_ns();
     if (emu_acct_map(o->worker + used, &w.acct))
         emu_die("cannot map %s", o->worker + used);
     if (emu_pxn_setup(&w, wfd, rfd))

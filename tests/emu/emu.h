@@ -28,6 +28,8 @@
 typedef struct emu_node_clock {
     int64_t offset_ns;
     double drift_ppm;
+    int64_t step_at_ns;  /* true ns after the epoch at which the clock steps */
+    int64_t step_ns;     /* by how much (0: never) */
 } emu_node_clock;
 
 typedef struct emu_opts {
@@ -194,8 +196,9 @@ typedef struct emu_gpu_clock {
 } emu_gpu_clock;
 uint64_t emu_gpu_time(const emu_gpu_clock *g, uint64_t true_ns);
 void emu_gpu_clock_for(const emu_opts *o, int global_rank, uint64_t epoch_ns, emu_gpu_clock *g);
-/* The clock shim's formula (clockshim.c uses the same): skewed time of true_ns. */
-uint64_t emu_skew(uint64_t true_ns, int64_t offset_ns, int64_t drift_ppb, uint64_t epoch_ns);
+/* The true time node clocks and GPU timers count their drift from:
+ * NCCLSCOPE_EMU_EPOCH_NS if set, else now. */
+uint64_t emu_epoch_ns(void);
 int64_t emu_ppm_to_ppb(double ppm);
 uint64_t emu_splitmix(uint64_t x);
 

@@ -35,7 +35,9 @@ static void usage(FILE *f)
           "  --ranks-as processes|threads   one process per rank (default), or per node\n"
           "  --comms N              communicators every rank inits (default 1, at most 256),\n"
           "                         each with its own hash; the scenario runs on each in turn\n"
-          "  --node-clock N=OFF[:PPM]  node N's clock: offset ns and drift ppm (clock shim)\n"
+          "  --node-clock N=OFF[:PPM][@AT_MS:STEP_NS]  node N's clock (clock shim): offset ns,\n"
+          "                         drift ppm, and a step of STEP_NS (signed) AT_MS ms after the\n"
+          "                         epoch (NCCLSCOPE_EMU_EPOCH_NS if set, else the launch)\n"
           "  --rundir-base DIR      node n's NCCLSCOPE_RUNDIR is DIR/node<n> (default /tmp/ncclscope-emu)\n"
           "  --host-prefix P        node n's NCCLSCOPE_HOSTNAME is P<n> (default node)\n"
           "  --gpu-spread-ns NS     each GPU timer is off by up to +-NS (default 60 s)\n"
@@ -92,22 +94,33 @@ static double real(const char *opt, const char *v)
     return x;
 }
 
+/* N=OFF_NS[:PPM][@AT_MS:STEP_NS] */
 static void node_clock(emu_opts *o, const char *v)
 {
+    static const char form[] = "expected N=OFFSET_NS[:PPM][@AT_MS:STEP_NS]";
     char *end;
+    errno = 0;
     long node = strtol(v, &end, 10);
     if (*end != '=' || node < 0 || node >= EMU_MAX_NODES)
-        emu_die("--node-clock: expected N=OFFSET_NS[:PPM], got '%s'", v);
-    errno = 0;
-    long long off = strtoll(end + 1, &end, 10);
+        emu_die("--node-clock: %s, got '%s'", form, v);
+    long long off = strtoll(end + 1, &end, 10), at_ms = 0, step = 0;
     double ppm = 0;
     if (*end == ':')
-        ppm = real("--node-clock", end + 1);
-    else if (*end)
-        emu_die("--node-clock: expected N=OFFSET_NS[:PPM], got '%s'", v);
-    if (errno || ppm < -1000 || ppm > 1000)
+        ppm = strtod(end + 1, &end);
+    if (*end == '@') {
+        at_ms = strtoll(end + 1, &end, 10);
+        if (*end != ':')
+            emu_die("--node-clock: %s, got '%s'", form, v);
+        step = strtoll(end + 1, &end, 10);
+        if (step == 0)
+            emu_die("--node-clock: a step of 0 ns in '%s'", v);
+    }
+    if (*end)
+        emu_die("--node-clock: %s, got '%s'", form, v);
+    if (errno || ppm != ppm || ppm < -1000 || ppm > 1000 || at_ms < 0 || at_ms > 86400000 ||
+        step < -3600000000000LL || step > 3600000000000LL)
         emu_die("--node-clock: out of range: '%s'", v);
-    o->node_clock[node] = (emu_node_clock){off, ppm};
+    o->node_clock[node] = (emu_node_clock){off, ppm, at_ms * 1000000, step};
 }
 
 static const char *one_of(const char *opt, const char *v, const char *const *allowed)
@@ -235,7 +248,7 @@ static void finish_options(emu_opts *o)
     if (emu_scenario_find(s)->one_thread_per_node && o->ranks_per_node > 8)
         emu_die("multigpu drives at most 8 GPUs per thread");
     for (int n = o->nodes; n < EMU_MAX_NODES; n++)
-        if (o->node_clock[n].offset_ns || o->node_clock[n].drift_ppm)
+        if (o->node_clock[n].offset_ns || o->node_clock[n].drift_ppm || o->node_clock[n].step_ns)
             emu_die("--node-clock: node %d does not exist", n);
     if (o->mask) {
         uint32_t m;
