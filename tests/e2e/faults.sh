@@ -24,7 +24,9 @@
 #                 are too small to hold what it emits meanwhile: they drop;
 #                 emitted = stored + the drops the plugins counted (which
 #                 reach the collector's status), by type.
-# ranks1000:      1000 ranks, one process each, on one node and one agent.
+# ranks1000:      1000 ranks, one process each, on one node and one agent,
+#                 a 10 s flush budget: every process registered once, the
+#                 store exact.
 # comms100:       every rank inits 100 communicators: /api/v1/comms lists
 #                 100, each one's collectives are matched across its ranks.
 set -eu
@@ -183,7 +185,9 @@ agent_late)
     ;;
 ranks1000)
     start_all
-    scenario=coll emulate --ranks-per-node 1000 --iters 1 --channels 1
+    # the agent takes 1000 connections at once: a rank's last finalize may
+    # wait seconds for its turn (10 s budget; the default is 1 s)
+    NCCLSCOPE_FLUSH_MS=10000 scenario=coll emulate --ranks-per-node 1000 --iters 1 --channels 1
     wait_until 60 delivered 0 || die "node 0 did not deliver"
     [ "$(metric 0 ncclscope_agent_processes_started_total)" = 1000 ] ||
         die "the agent registered $(metric 0 ncclscope_agent_processes_started_total) processes"
