@@ -99,6 +99,9 @@ nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t no
         r->counts.dead--;
         r->counts.alive++;
         created = 1;
+    } else if (p && !p->alive && hdr->seq > p->last_seq) {
+        /* Its batches were still queued when its exit was seen: the same
+         * incarnation, still dead, not a new one (a reused pid starts at 0). */
     } else if (!p || !p->alive) {
         if (!(p = calloc(1, sizeof *p)))
             return NULL;

@@ -57,7 +57,8 @@ enum {
     NSC_REG_FINISHED = 2   /* its plugin's final batch: silence from now on is expected */
 };
 /* The live entry for hdr's (host, pid), created when absent or when the known
- * one is dead (a reused pid). The registry alone sets and clears `finished`
+ * one is dead (a reused pid); a dead one's own late batch (a later seq) finds
+ * the dead entry. The registry alone sets and clears `finished`
  * from the headers; *news (NSC_REG_* bits) says what the caller reports.
  * NULL only without memory. */
 nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t now_ns, unsigned *news);

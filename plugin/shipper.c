@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zmq.h>
 
 #include "internal.h"
@@ -325,14 +326,28 @@ static void drain_all(int final)
         batch_finish();
 }
 
+/* Is an agent bound to our ipc endpoint? Its socket file exists. It may then
+ * be only slow to accept (a thousand ranks connecting at once, their
+ * connections pending in its listen backlog): no progress then does not mean
+ * it is absent. */
+static int agent_bound(void)
+{
+    const char *path = sh.cfg.endpoint + strlen("ipc://");
+    struct stat st;
+    return strncmp(sh.cfg.endpoint, "ipc://", strlen("ipc://")) == 0 && stat(path, &st) == 0 &&
+           S_ISSOCK(st.st_mode);
+}
+
 /* Send what the backlog holds until it is empty, the deadline passes, or the
- * agent accepted nothing for STALL_NS (it is absent: don't hold NCCL up). */
+ * agent accepted nothing for STALL_NS and is not bound to the endpoint (it
+ * is absent: don't hold NCCL up). */
 static void flush(uint64_t deadline)
 {
     sh.last_progress = nsc_now();
+    int bound = deadline > sh.last_progress && agent_bound();
     for (uint64_t now = sh.last_progress;; now = nsc_now()) {
         send_backlog(now);
-        if (sh.head == sh.tail || now >= deadline || now - sh.last_progress >= STALL_NS)
+        if (sh.head == sh.tail || now >= deadline || (!bound && now - sh.last_progress >= STALL_NS))
             break;
         sleep_idle();
     }

@@ -70,7 +70,7 @@ typedef struct proc_st {
     size_t nctx;
     str_map *str;
     size_t nstr;
-    uint64_t emitted, dropped;
+    nsc_counters counters; /* the latest the plugin sent: cumulative, so replaced */
 } proc_st;
 
 typedef struct agent_st {
@@ -385,14 +385,8 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
     snprintf(p->job, sizeof p->job, "%s", b->hdr.proc.job);
     snprintf(p->agent, sizeof p->agent, "%s", agent);
     p->last_ns = now;
-    if (b->has_counters) {
-        p->emitted = p->dropped = 0;
-        for (int t = 0; t < NSC_T_COUNT; t++) {
-            p->emitted += b->counters.emitted[t];
-            p->dropped += b->counters.dropped[t];
-        }
-        p->dropped += b->counters.states_dropped;
-    }
+    if (b->has_counters)
+        p->counters = b->counters;
     if (take_defs(p, l, b))
         return -1;
     uint32_t tsz[MAX_FUNCS] = {0};
@@ -536,6 +530,34 @@ static const char *proc_state(const nsc_live *l, const proc_st *p, uint64_t now)
     return p->finished ? "finished" : p->died ? "dead" : proc_alive(l, p, now) ? "alive" : "silent";
 }
 
+static uint64_t per_type_sum(const uint64_t v[NSC_T_COUNT])
+{
+    uint64_t n = 0;
+    for (int t = 0; t < NSC_T_COUNT; t++)
+        n += v[t];
+    return n;
+}
+
+/* A job's drops, as its processes last counted them: events (in total and by
+ * type, the types with none left out) and states, which are not events. */
+static void json_job_drops(const nsc_live *l, const char *job, FILE *o)
+{
+    uint64_t by_type[NSC_T_COUNT] = {0}, states = 0;
+    for (size_t i = 0; i < l->nprocs; i++)
+        if (strcmp(l->procs[i].job, job) == 0) {
+            for (int t = 0; t < NSC_T_COUNT; t++)
+                by_type[t] += l->procs[i].counters.dropped[t];
+            states += l->procs[i].counters.states_dropped;
+        }
+    fprintf(o, ",\"events_dropped\":%" PRIu64 ",\"states_dropped\":%" PRIu64 ",\"events_dropped_by_type\":{",
+            per_type_sum(by_type), states);
+    int n = 0;
+    for (unsigned t = 0; t < NSC_T_COUNT; t++)
+        if (by_type[t])
+            fprintf(o, "%s\"%s\":%" PRIu64, n++ ? "," : "", nsc_type_name(t), by_type[t]);
+    fputc('}', o);
+}
+
 static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
 {
     fputs("\"processes\":[", o);
@@ -552,8 +574,11 @@ static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
             fprintf(o, "\"%s\"", reason_name(p->reason));
         else
             fputs("null", o);
-        fprintf(o, ",\"last_seen_ns\":%" PRIu64 ",\"events_emitted\":%" PRIu64 ",\"events_dropped\":%" PRIu64 "}",
-                p->last_ns, p->emitted, p->dropped);
+        const nsc_counters *c = &p->counters;
+        fprintf(o, ",\"last_seen_ns\":%" PRIu64 ",\"events_emitted\":%" PRIu64 ",\"events_dropped\":%" PRIu64
+                   ",\"states_emitted\":%" PRIu64 ",\"states_dropped\":%" PRIu64 "}",
+                p->last_ns, per_type_sum(c->emitted), per_type_sum(c->dropped), c->states_emitted,
+                c->states_dropped);
     }
     fputs("]", o);
 }
@@ -643,12 +668,10 @@ int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
     json_procs(l, now, o);
     fputs(",\"jobs\":[", o);
     for (size_t j = 0; j < l->njobs; j++) {
-        uint64_t drops = 0;
-        for (size_t i = 0; i < l->nprocs; i++)
-            drops += strcmp(l->procs[i].job, l->jobs[j]) == 0 ? l->procs[i].dropped : 0;
         fprintf(o, "%s{\"job\":", j ? "," : "");
         nsc_json_write_str(o, l->jobs[j]);
-        fprintf(o, ",\"events_dropped\":%" PRIu64 ",\"comms\":[", drops);
+        json_job_drops(l, l->jobs[j], o);
+        fputs(",\"comms\":[", o);
         int n = 0;
         for (size_t i = 0; i < l->ncomms; i++)
             if (l->comms[i].job == j) {

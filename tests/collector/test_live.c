@@ -172,6 +172,53 @@ Test(live, status_json)
     nsc_live_free(l);
 }
 
+/* A counters-only batch from process 100+rank of job2: cumulative counters. */
+static void counters(nsc_live *l, int rank, uint64_t coll_dropped, uint64_t step_dropped, uint64_t states_dropped)
+{
+    nsc_batch b;
+    memset(&b, 0, sizeof b);
+    b.hdr.proc = nsc_test_proc("job2", "h2", 100 + (uint32_t)rank, rank);
+    b.has_counters = 1;
+    b.counters.emitted[NSC_T_COLL] = 50;
+    b.counters.emitted[NSC_T_PROXY_STEP] = 500;
+    b.counters.dropped[NSC_T_COLL] = coll_dropped;
+    b.counters.dropped[NSC_T_PROXY_STEP] = step_dropped;
+    b.counters.states_emitted = 900;
+    b.counters.states_dropped = states_dropped;
+    cr_assert_eq(nsc_live_section(l, "agent2", &b, T0), 0);
+}
+
+/* The plugins' counters are cumulative: each batch replaces what its process
+ * sent before (never added up); states dropped are reported apart from
+ * events, and a job's event drops by type. */
+Test(live, drops_are_the_latest_counters)
+{
+    nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
+    nsc_live *l = nsc_live_new(&cfg);
+    cr_assert(l);
+    counters(l, 0, 1, 10, 100);
+    counters(l, 0, 2, 20, 200); /* the same process, later */
+    counters(l, 1, 0, 7, 30);
+    nsc_json_doc doc = status_doc(l, T0);
+    const nsc_json *root = nsc_json_root(&doc);
+    const nsc_json *job = nsc_json_at(nsc_json_get(root, "jobs"), 0);
+    cr_assert_str_eq(nsc_json_str(nsc_json_get(job, "job")), "job2");
+    cr_assert_eq(u64_at(job, "events_dropped"), 29);
+    cr_assert_eq(u64_at(job, "states_dropped"), 230);
+    const nsc_json *by_type = nsc_json_get(job, "events_dropped_by_type");
+    cr_assert_eq(u64_at(by_type, "Coll"), 2);
+    cr_assert_eq(u64_at(by_type, "ProxyStep"), 27);
+    cr_assert_null(nsc_json_get(by_type, "Group"), "a type with no drop is left out");
+    const nsc_json *p0 = nsc_json_at(nsc_json_get(root, "processes"), 0);
+    cr_assert_eq(u64_at(p0, "pid"), 100);
+    cr_assert_eq(u64_at(p0, "events_emitted"), 550);
+    cr_assert_eq(u64_at(p0, "events_dropped"), 22);
+    cr_assert_eq(u64_at(p0, "states_emitted"), 900);
+    cr_assert_eq(u64_at(p0, "states_dropped"), 200);
+    nsc_json_free(&doc);
+    nsc_live_free(l);
+}
+
 static int put_prog(void *arg, const nsc_store_progress *p)
 {
     return nsc_store_put_progress(arg, p);

@@ -20,10 +20,13 @@
 #                 failures are counted and logged, queries are answered, the
 #                 agents keep the batches; restarted with a larger map,
 #                 everything is delivered.
-# agent_late:     the agents start while the job runs: the plugins' backlog
-#                 absorbs; emitted = stored + the drops the plugins counted
-#                 (which reach the collector's status).
-# ranks1000:      1000 ranks, one process each, on one node and one agent.
+# agent_late:     the agents start while the job runs, the plugins' buffers
+#                 are too small to hold what it emits meanwhile: they drop;
+#                 emitted = stored + the drops the plugins counted (which
+#                 reach the collector's status), by type.
+# ranks1000:      1000 ranks, one process each, on one node and one agent,
+#                 a 10 s flush budget: every process registered once, the
+#                 store exact.
 # comms100:       every rank inits 100 communicators: /api/v1/comms lists
 #                 100, each one's collectives are matched across its ranks.
 set -eu
@@ -56,16 +59,21 @@ sum_metric() {
     echo $s
 }
 # plugin_lost: sets dropped (the events the plugins counted as dropped, from
-# the collector's status) and nulls. The plugins count a drop per event
+# the collector's status; states dropped are not events), nulls, and lost (the
+# store check's argument for them). The plugins count a drop per event
 # started: one refused at its start (a NULL handle, never stopped: the
 # emulator's null_handles) is not among the emulator's stop calls, one dropped
-# later is; so the store holds the stop calls less (dropped - nulls).
+# later is; so the store holds the stop calls less (dropped - nulls). Without
+# NULL handles the drops are exact by type (--lost-by-type).
 plugin_lost() {
     wait_until 10 status_has "[j for j in s['jobs'] if j['job'] == '$job']" || die "job not in status"
-    read -r dropped nulls < <(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); e=json.load(open(sys.argv[3]))
-print(sum(j["events_dropped"] for j in s["jobs"] if j["job"] == sys.argv[2]), sum(r["null_handles"] for r in e["ranks"]))' \
+    read -r dropped nulls by_type < <(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); e=json.load(open(sys.argv[3]))
+j = [j for j in s["jobs"] if j["job"] == sys.argv[2]][0]
+print(j["events_dropped"], sum(r["null_handles"] for r in e["ranks"]),
+      ",".join("%s=%d" % kv for kv in j["events_dropped_by_type"].items()) or "-")' \
         "$dir/status.json" "$job" "$dir/emu.json")
     [ "$nulls" -le "$dropped" ] || die "$nulls events refused at their start, only $dropped drops counted"
+    if [ "$nulls" = 0 ]; then lost=(--lost-by-type "${by_type#-}"); else lost=(--lost $((dropped - nulls))); fi
 }
 start_all() {  # start_all COLLECTOR-ARGS...: the collector, then every agent
     start_collector 0 "$@"
@@ -152,13 +160,15 @@ map_full)
     plugin_lost  # a loaded machine may make the unpaced plugins drop (counted)
     for n in 0 1; do stop agent$n; done
     stop collector
-    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" --lost $((dropped - nulls)) ||
+    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" "${lost[@]}" ||
         die "emitted != stored + dropped"
     ;;
 agent_late)
     port=$(free_port)
     start_collector "$port"
-    NCCLSCOPE_BUFFER_MB=2 scenario=ring emulate --iters 60 --pace-us 20000 &
+    # 9 chunks of records a process, and a 0.5 MiB backlog: less than the
+    # job emits while the agents are absent, so the plugins drop
+    NCCLSCOPE_THREADS=8 NCCLSCOPE_BUFFER_MB=1 scenario=ring emulate --iters 60 --pace-us 20000 &
     emu=$!
     sleep 0.5
     for n in 0 1; do start_agent $n; done
@@ -166,15 +176,18 @@ agent_late)
     for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
     serving
     plugin_lost
-    echo "agent_late: the plugins counted $dropped events dropped ($nulls at their start)" >&2
+    [ "$dropped" -gt 0 ] || die "the plugins dropped nothing: the case tests no accounting"
+    echo "agent_late: the plugins counted $dropped events dropped ($nulls at their start; ${by_type#-})" >&2
     for n in 0 1; do stop agent$n; done
     stop collector
-    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" --lost $((dropped - nulls)) ||
+    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" "${lost[@]}" ||
         die "emitted != stored + dropped"
     ;;
 ranks1000)
     start_all
-    scenario=coll emulate --ranks-per-node 1000 --iters 1 --channels 1
+    # the agent takes 1000 connections at once: a rank's last finalize may
+    # wait seconds for its turn (10 s budget; the default is 1 s)
+    NCCLSCOPE_FLUSH_MS=10000 scenario=coll emulate --ranks-per-node 1000 --iters 1 --channels 1
     wait_until 60 delivered 0 || die "node 0 did not deliver"
     [ "$(metric 0 ncclscope_agent_processes_started_total)" = 1000 ] ||
         die "the agent registered $(metric 0 ncclscope_agent_processes_started_total) processes"

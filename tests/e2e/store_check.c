@@ -1,4 +1,4 @@
-/* store_check.c: nsc-e2e-store-check EMU.json DB JOB [--lost N]
+/* store_check.c: nsc-e2e-store-check EMU.json DB JOB [--lost N | --lost-by-type T=N,...]
  *
  * Compares what the emulator emitted (its --summary) with what the collector
  * stored (the LMDB store read with the nsc_store reader), after the whole
@@ -13,7 +13,9 @@
  *   - the store's event total equals everything emitted.
  * With --lost N (N events that the pipeline counted as refused or dropped),
  * per rank and type at most what was emitted is stored, and the store's total
- * plus N equals everything emitted; still nothing twice.
+ * plus N equals everything emitted; still nothing twice. With --lost-by-type
+ * (e.g. Coll=2,ProxyStep=40; empty: none), the same, and for each type the
+ * store's events of that type plus its losses equal those emitted.
  * Prints each mismatch; exit 0 when there is none, 1 otherwise, 2 on bad use.
  */
 #include <inttypes.h>
@@ -30,6 +32,8 @@
 static int failures;
 static bool lossy;     /* --lost given */
 static uint64_t lost;  /* events counted as refused or dropped */
+static bool by_type;   /* --lost-by-type given */
+static uint64_t lost_type[NSC_T_COUNT];
 
 __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 {
@@ -93,8 +97,9 @@ static int has_parent(const evlist *l, const nsc_event *child)
 }
 
 /* One (communicator, rank): own events by type, foreign events checked.
- * Adds the foreign events found, by type, to foreign[]. */
-static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, uint64_t foreign[NSC_T_COUNT])
+ * Adds the foreign events found, by type, to foreign[], and all found to stored[]. */
+static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, uint64_t foreign[NSC_T_COUNT],
+                       uint64_t stored[NSC_T_COUNT])
 {
     uint64_t comm = 0, own[NSC_T_COUNT] = {0};
     int64_t rank = 0;
@@ -109,6 +114,7 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, ui
     }
     for (size_t i = 0; i < l.n; i++) {
         const nsc_event *e = &l.ev[i];
+        stored[e->type]++;
         if (!(e->flags & NSC_EVF_FOREIGN)) {
             own[e->type]++;
             continue;
@@ -134,9 +140,24 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, ui
     free(l.ev);
 }
 
+/* Per type: stored + lost == emitted. ProxyCtrl is in the processes' own
+ * blocks, not the ranks' scanned: what the store holds beyond the others. */
+static void check_types(uint64_t stored[NSC_T_COUNT], const uint64_t emitted[NSC_T_COUNT], uint64_t total)
+{
+    uint64_t others = 0;
+    for (unsigned t = 0; t < NSC_T_COUNT; t++)
+        others += t != NSC_T_PROXY_CTRL ? stored[t] : 0;
+    stored[NSC_T_PROXY_CTRL] = total - others;
+    for (unsigned t = 0; t < NSC_T_COUNT; t++)
+        if (stored[t] + lost_type[t] != emitted[t])
+            fail("%s: emitted %" PRIu64 ", stored %" PRIu64 ", counted lost %" PRIu64, nsc_type_name(t),
+                 emitted[t], stored[t], lost_type[t]);
+}
+
 static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
 {
-    uint64_t foreign[NSC_T_COUNT] = {0}, emitted = 0, ranks = 0;
+    uint64_t foreign[NSC_T_COUNT] = {0}, stored[NSC_T_COUNT] = {0}, emitted_type[NSC_T_COUNT] = {0};
+    uint64_t emitted = 0, ranks = 0;
     const nsc_json *rs = nsc_json_get(emu, "ranks");
     for (const nsc_json *r = nsc_json_first(rs); r; r = nsc_json_next(rs, r)) {
         bool profiled = false;
@@ -144,14 +165,15 @@ static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
         if (!profiled)
             continue;
         ranks++;
-        check_rank(rd, job, r, foreign);
+        check_rank(rd, job, r, foreign, stored);
         const nsc_json *stops = nsc_json_get(nsc_json_get(r, "calls"), "stop");
         for (unsigned t = 0; t < NSC_T_COUNT; t++)
-            emitted += count(stops, nsc_type_name(t));
+            emitted_type[t] += count(stops, nsc_type_name(t));
     }
     const nsc_json *fs = nsc_json_get(nsc_json_get(nsc_json_get(emu, "totals"), "foreign"), "stop");
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
-        emitted += count(fs, nsc_type_name(t));
+        emitted_type[t] += count(fs, nsc_type_name(t));
+        emitted += emitted_type[t];
         if (lossy ? foreign[t] > count(fs, nsc_type_name(t)) : foreign[t] != count(fs, nsc_type_name(t)))
             fail("foreign %s: emitted %" PRIu64 ", stored on their ranks %" PRIu64, nsc_type_name(t),
                  count(fs, nsc_type_name(t)), foreign[t]);
@@ -163,21 +185,54 @@ static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
     else if (st.events + lost != emitted)
         fail("events emitted %" PRIu64 ", stored %" PRIu64 ", counted lost %" PRIu64, emitted, st.events,
              lost);
+    else if (by_type)
+        check_types(stored, emitted_type, st.events);
     if (ranks == 0 || emitted == 0)
         fail("the summary has no profiled rank or no event");
     printf("store-check: %" PRIu64 " ranks, %" PRIu64 " events emitted, %" PRIu64 " stored, %" PRIu64
            " counted lost\n", ranks, emitted, st.events, lost);
 }
 
+/* "Type=N,Type=N" (empty: nothing lost) into lost_type[] and lost. */
+static int parse_by_type(char *list)
+{
+    for (char *item = strtok(list, ","); item; item = strtok(NULL, ",")) {
+        char *eq = strchr(item, '='), *end;
+        if (!eq)
+            return -1;
+        *eq = '\0';
+        unsigned t = 0;
+        while (t < NSC_T_COUNT && strcmp(nsc_type_name(t), item) != 0)
+            t++;
+        uint64_t n = strtoull(eq + 1, &end, 10);
+        if (t == NSC_T_COUNT || *end || !eq[1])
+            return -1;
+        lost_type[t] += n;
+        lost += n;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv)
+{
+    if (argc == 4)
+        return 0;
+    if (argc != 6)
+        return -1;
+    lossy = true;
+    if (strcmp(argv[4], "--lost-by-type") == 0) {
+        by_type = true;
+        return parse_by_type(argv[5]);
+    }
+    char *end;
+    lost = strtoull(argv[5], &end, 10);
+    return strcmp(argv[4], "--lost") == 0 && !*end && *argv[5] ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
-    char *end = NULL;
-    if (argc == 6 && strcmp(argv[4], "--lost") == 0) {
-        lossy = true;
-        lost = strtoull(argv[5], &end, 10);
-    }
-    if ((argc != 4 && !lossy) || (lossy && (*end || !*argv[5]))) {
-        fprintf(stderr, "usage: nsc-e2e-store-check EMU.json DB JOB [--lost N]\n");
+    if (parse_args(argc, argv) != 0) {
+        fprintf(stderr, "usage: nsc-e2e-store-check EMU.json DB JOB [--lost N | --lost-by-type T=N,...]\n");
         return 2;
     }
     nsc_json_doc emu;

@@ -1,8 +1,12 @@
 /* test_plugin_life.c: the plugin's life cycle: no agent, agent arriving late,
- * many dlopen/dlclose cycles, fork in the middle of a run and after dlclose. */
+ * an agent bound but slow to accept, many dlopen/dlclose cycles, fork in the
+ * middle of a run and after dlclose. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +44,45 @@ Test(life, no_agent_never_blocks)
     p->finalize(ctx);
     dlclose(dl);
     cr_assert_lt(now_s() - t0, 10.0, "the job must not wait for an absent agent");
+}
+
+/* An agent bound to the endpoint but slow to accept (a listen backlog it has
+ * not reached): here a bare unix socket that never accepts, replaced by the
+ * receiver 0.6 s into the last finalize. The flush waits on for its budget
+ * (NCCLSCOPE_FLUSH_MS), not only the 200 ms an absent agent gets, and
+ * delivers everything. */
+static void *agent_catches_up(void *raw)
+{
+    usleep(600000);
+    close(*(int *)raw);
+    h_recv_start();
+    return NULL;
+}
+
+Test(life, slow_agent_gets_the_flush_budget)
+{
+    const char *ep = h_env();
+    setenv("NCCLSCOPE_FLUSH_MS", "10000", 1);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", ep + strlen("ipc://"));
+    int raw = socket(AF_UNIX, SOCK_STREAM, 0);
+    cr_assert_geq(raw, 0);
+    cr_assert_eq(bind(raw, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(raw, 1), 0);
+    void *dl, *ctx;
+    const ncclProfiler_v5_t *p = h_load(5, &dl);
+    int mask;
+    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    launches(p, ctx, 1000);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, agent_catches_up, &raw), 0);
+    p->finalize(ctx);
+    pthread_join(t, NULL);
+    dlclose(dl);
+    nsc_recv_totals tot;
+    nsc_recv *rc = h_recv_stop(&tot);
+    cr_assert_eq(tot.events[NSC_T_KERNEL_LAUNCH], 1000);
+    nsc_recv_free(rc);
 }
 
 /* The agent comes up late: what the plugin dropped meanwhile is counted
