@@ -564,8 +564,10 @@ static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
         return q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
-    /* KernelCh events alone: the others' values are skipped, not decoded. */
-    while (!rc && (rc = nsc_store_blocks_next_sel(it, 1u << NSC_T_KERNEL_CH, 0, &key, &blk)) == 0) {
+    /* KernelCh events alone, their times and payload: the others' values are
+     * skipped a run at a time, the other common columns not read. */
+    while (!rc && (rc = nsc_store_blocks_next_sel(it, 1u << NSC_T_KERNEL_CH, NSC_BLOCK_TIMES_ONLY,
+                                                  &key, &blk)) == 0) {
         for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++) {
             const nsc_event *ev = &blk.events[i];
             if (ev->d.kernel_ch.ptimer_stop &&
