@@ -190,8 +190,8 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
         if (!x)
             continue;
         uint64_t a0 = k->start, a1 = k->stop, e;
-        q_gpu_align(s->c, qr, g, k->pt_start, &a0, &e);
-        q_gpu_align(s->c, qr, g, k->pt_stop, &a1, &e);
+        q_gpu_align(s->c, qr, g, NULL, k->pt_start, &a0, &e);
+        q_gpu_align(s->c, qr, g, NULL, k->pt_stop, &a1, &e);
         if (!x->has_kernel || a0 < x->kstart)
             x->kstart = a0;
         if (!x->has_kernel || a1 > x->kend)

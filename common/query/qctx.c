@@ -203,13 +203,22 @@ void q_raw_window(const q_ctx *c, const q_rank *r, uint64_t t0, uint64_t t1, uin
     *h1 = *h1 < UINT64_MAX - margin ? *h1 + margin : UINT64_MAX;
 }
 
-int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, uint64_t ptimer,
-                uint64_t *aligned, uint64_t *err_ns)
+void q_align_span(const q_ctx *c, const q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp)
+{
+    const q_host *h = &c->hosts[r->host];
+    if (h->has_model)
+        nsc_clock_span_of(&h->model, h0, h1, sp);
+    else /* identity */
+        *sp = (nsc_clock_span){.h0 = 0, .h1 = UINT64_MAX, .exact = 1};
+}
+
+int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,
+                uint64_t ptimer, uint64_t *aligned, uint64_t *err_ns)
 {
     uint64_t cpu, gerr, herr;
     if (ptimer == 0 || nsc_gpuclock_to_cpu(g, ptimer, &cpu, &gerr))
         return -1;
-    *aligned = q_align(c, r, cpu, &herr);
+    *aligned = sp ? q_align_in(c, r, sp, cpu, &herr) : q_align(c, r, cpu, &herr);
     *err_ns = gerr + herr;
     return 0;
 }

@@ -140,9 +140,23 @@ uint64_t q_unalign(const q_ctx *c, const q_rank *r, uint64_t aligned_ns);
 /* The raw host window that covers aligned [t0, t1] on rank r, widened. */
 void q_raw_window(const q_ctx *c, const q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
                   uint64_t *h1);
-/* A GPU pTimer of rank r -> aligned time via the rank's fitted line (g). */
-int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, uint64_t ptimer,
-                uint64_t *aligned, uint64_t *err_ns);
+/* q_align over a range of a rank's host times resolved once (a block's):
+ * times inside it convert with one addition when the model allows
+ * (nsc_clock_span_of), the others as q_align does. Same results. */
+void q_align_span(const q_ctx *c, const q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp);
+static inline uint64_t q_align_in(const q_ctx *c, const q_rank *r, const nsc_clock_span *sp,
+                                  uint64_t host_ns, uint64_t *err_ns)
+{
+    if (!sp->exact || host_ns < sp->h0 || host_ns > sp->h1)
+        return q_align(c, r, host_ns, err_ns);
+    if (err_ns)
+        *err_ns = sp->err_ns;
+    return host_ns + sp->add;
+}
+/* A GPU pTimer of rank r -> aligned time via the rank's fitted line (g); sp
+ * (may be NULL) as for q_align_in. */
+int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,
+                uint64_t ptimer, uint64_t *aligned, uint64_t *err_ns);
 
 /* The header fields every communicator-scoped result starts with. */
 void q_write_comm_head(q_ctx *c);

@@ -20,6 +20,7 @@ typedef struct tl_block {
     uint32_t *states_at;  /* per position: index of the event's first state */
     uint32_t *compl_at;   /* per position: its completion's index, or UINT32_MAX */
     uint32_t n, pos;
+    nsc_clock_span span;  /* the clock over the block's times, resolved once */
 } tl_block;
 
 /* A sort key: start time relative to the block's earliest, and position. */
@@ -213,7 +214,8 @@ static int head_of(const tl *s, const tl_block *b, uint32_t r, tl_item *it)
         return 0;
     const nsc_event *ev = &b->blk.events[b->order[b->pos]];
     const q_rank *qr = &s->c->ranks[r];
-    *it = (tl_item){q_align(s->c, qr, ev->start_ns, NULL), 1, qr->rank, ev->id, r, (tl_block *)b};
+    *it = (tl_item){q_align_in(s->c, qr, &b->span, ev->start_ns, NULL), 1, qr->rank, ev->id, r,
+                    (tl_block *)b};
     return 1;
 }
 
@@ -237,6 +239,7 @@ static int open_block(tl *s, uint32_t r)
     }
     b->states_at = b->order + b->n;
     b->compl_at = b->states_at + b->n;
+    q_align_span(s->c, &s->c->ranks[r], b->blk.hdr.t_min, b->blk.hdr.t_max, &b->span);
     index_block(b);
     if ((rc = sort_block(s, b))) {
         block_free(b);
@@ -258,6 +261,7 @@ enum { W_JSON, W_COMPACT, W_NAMES };
 typedef struct tl_w {
     q_ctx *c;
     int mode;
+    const nsc_clock_span *sp;  /* the clock over the event's block (q_align_in) */
 } tl_w;
 
 /* key is ,"k": as a literal: JSON writes it, NAMES writes ,"k", COMPACT a comma. */
@@ -299,8 +303,8 @@ static void write_gpu(const tl_w *w, const q_rank *r, const nsc_gpuclock *g, con
     uint64_t a0 = 0, a1 = 0, e0 = 0, e1 = 0;
     int k0 = 0, k1 = 0;
     if (w->mode != W_NAMES) {
-        k0 = q_gpu_align(w->c, r, g, ev->d.kernel_ch.ptimer_start, &a0, &e0) == 0;
-        k1 = q_gpu_align(w->c, r, g, ev->d.kernel_ch.ptimer_stop, &a1, &e1) == 0;
+        k0 = q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_start, &a0, &e0) == 0;
+        k1 = q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_stop, &a1, &e1) == 0;
     }
     KU(w, "channel", ev->d.kernel_ch.channel);
     KU(w, "ptimer_start", ev->d.kernel_ch.ptimer_start);
@@ -314,7 +318,7 @@ static void write_gpu(const tl_w *w, const q_rank *r, const nsc_gpuclock *g, con
 static void write_completion(const tl_w *w, const q_rank *r, const nsc_block *blk, uint32_t ci)
 {
     int known = ci != UINT32_MAX;
-    KO(w, "complete_ns", known, known ? q_align(w->c, r, blk->completions[ci].ts_ns, NULL) : 0);
+    KO(w, "complete_ns", known, known ? q_align_in(w->c, r, w->sp, blk->completions[ci].ts_ns, NULL) : 0);
 }
 
 /* ci: the event's completion in blk (write_completion). */
@@ -429,7 +433,7 @@ static void write_states(const tl_w *w, const q_rank *r, const nsc_block *blk, u
     q_cs(o, w->mode == W_JSON ? ",\"states\":[" : ",[");
     for (size_t i = first; i < blk->hdr.nstates && blk->states[i].id == id; i++) {
         const nsc_state_rec *st = &blk->states[i];
-        uint64_t ts = q_align(w->c, r, st->ts_ns, NULL);
+        uint64_t ts = q_align_in(w->c, r, w->sp, st->ts_ns, NULL);
         if (w->mode == W_COMPACT) {
             q_cs(o, i == first ? "[" : ",[");
             q_u64(o, st->state);
@@ -512,14 +516,15 @@ static int take_event(tl *s, const tl_item *top)
     uint32_t p = top->b->order[top->b->pos];
     const nsc_event *ev = &top->b->blk.events[p];
     uint64_t err, start = top->t;
-    uint64_t stop = q_align(c, r, ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns, &err);
+    uint64_t stop = q_align_in(c, r, &top->b->span,
+                               ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns, &err);
     if (start > c->q->t1 || stop < c->q->t0 || !after_cursor(c->q, start, r->rank, ev->id))
         return 0;
     if (s->emitted == c->q->limit) {
         s->more = 1;
         return 0;
     }
-    tl_w w = {c, c->q->compact ? W_COMPACT : W_JSON};
+    tl_w w = {c, c->q->compact ? W_COMPACT : W_JSON, &top->b->span};
     write_event(&w, r, &s->ranks[top->r].g, top->b, p, start, stop, err);
     s->emitted++;
     s->last[0] = start, s->last[1] = (uint64_t)(int64_t)r->rank, s->last[2] = ev->id;
@@ -564,8 +569,10 @@ static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
         return q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
-    /* KernelCh events alone: the others' values are skipped, not decoded. */
-    while (!rc && (rc = nsc_store_blocks_next_sel(it, 1u << NSC_T_KERNEL_CH, 0, &key, &blk)) == 0) {
+    /* KernelCh events alone, their times and payload: the others' values are
+     * skipped a run at a time, the other common columns not read. */
+    while (!rc && (rc = nsc_store_blocks_next_sel(it, 1u << NSC_T_KERNEL_CH, NSC_BLOCK_TIMES_ONLY,
+                                                  &key, &blk)) == 0) {
         for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++) {
             const nsc_event *ev = &blk.events[i];
             if (ev->d.kernel_ch.ptimer_stop &&
@@ -584,7 +591,7 @@ static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
 static void write_columns(q_ctx *c)
 {
     q_out *o = c->out;
-    tl_w w = {c, W_NAMES};
+    tl_w w = {c, W_NAMES, NULL};
     q_lit(o, ",\"columns\":{");
     int first = 1;
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
@@ -621,7 +628,7 @@ static void write_header(tl *s)
 {
     q_ctx *c = s->c;
     q_out *o = c->out;
-    tl_w w = {c, W_JSON};
+    tl_w w = {c, W_JSON, NULL};
     q_lit(o, "{\"kind\":\"header\",");
     q_write_comm_head(c);
     q_lit(o, ",\"t0_ns\":");

@@ -531,14 +531,42 @@ static inline int get_varint(colrd *c, uint64_t *v)
     return 0;
 }
 
-static inline int skip_varint(colrd *c)
+/* Skip k varints, eight bytes at a time while the k-th ends further on: the
+ * values of a run of events nobody asked for. As strict as decoding them: run
+ * counts the continuation bytes since the last value ended (at most nine). */
+static int skip_varints(colrd *c, uint32_t k)
 {
-    const uint8_t *p = c->p, *stop = c->end - p > 10 ? p + 10 : c->end;
-    while (p < stop && (*p & 0x80))
-        p++;
-    if (p == stop)
-        return NSC_BLOCK_ETRUNC;
-    c->p = p + 1;
+    const uint64_t high = 0x8080808080808080u;
+    const uint8_t *p = c->p;
+    unsigned run = 0;
+    while (k && c->end - p >= 8) {
+        uint64_t w = 0;
+        for (unsigned i = 0; i < 8; i++)  /* little-endian: byte i is bits 8i.. */
+            w |= (uint64_t)p[i] << 8 * i;
+        uint64_t ends = ~w & high;  /* the high bit of each byte that ends a value */
+        uint32_t nends = (uint32_t)(((ends >> 7) * 0x0101010101010101u) >> 56);
+        if (nends >= k)
+            break;  /* the k-th value ends in this word: byte by byte */
+        if (!ends) {
+            if ((run += 8) > 9)
+                return NSC_BLOCK_ETRUNC;
+        } else {
+            if (run + (unsigned)__builtin_ctzll(ends) / 8 > 9)
+                return NSC_BLOCK_ETRUNC;
+            run = (unsigned)__builtin_clzll(ends) / 8;
+        }
+        k -= nends;
+        p += 8;
+    }
+    for (; k; p++) {
+        if (p == c->end)
+            return NSC_BLOCK_ETRUNC;
+        if (!(*p & 0x80))
+            run = 0, k--;
+        else if (++run > 9)
+            return NSC_BLOCK_ETRUNC;
+    }
+    c->p = p;
     return 0;
 }
 
@@ -569,18 +597,28 @@ typedef struct ev_cols {
     nsc_event *out;        /* the kept events, in stored order */
 } ev_cols;
 
-/* One common field's column. Values of events not kept are skipped. */
+/* How many events from i on are not kept. */
+static uint32_t run_not_kept(const ev_cols *d, uint32_t i)
+{
+    uint32_t j = i;
+    while (j < d->n && !(d->want >> d->types[j] & 1))
+        j++;
+    return j - i;
+}
+
+/* One common field's column. Values of events not kept are skipped a run at
+ * a time. */
 static int decode_common_column(const ev_cols *d, colrd *c, const field *f)
 {
     uint64_t prev[NSC_T_COUNT] = {0};
     nsc_event *ev = d->out;
     for (uint32_t i = 0; i < d->n; i++) {
+        uint32_t skip = run_not_kept(d, i);
+        if (skip && skip_varints(c, skip))
+            return NSC_BLOCK_ETRUNC;
+        if ((i += skip) == d->n)
+            break;
         unsigned t = d->types[i];
-        if (!(d->want >> t & 1)) {
-            if (skip_varint(c))
-                return NSC_BLOCK_ETRUNC;
-            continue;
-        }
         uint64_t z;
         if (get_varint(c, &z))
             return NSC_BLOCK_ETRUNC;
@@ -591,30 +629,53 @@ static int decode_common_column(const ev_cols *d, colrd *c, const field *f)
     return c->p == c->end ? 0 : NSC_BLOCK_ETRAILING;
 }
 
+/* Skip the payload values of the n events from i on (none kept) in the first
+ * nslots slots: each slot holds a value per event whose type has it. */
+static int skip_payload(const ev_cols *d, uint32_t i, uint32_t n, colrd *slots, unsigned nslots)
+{
+    uint32_t per_type[NSC_T_COUNT] = {0}, per_slot[NPAYLOAD] = {0};
+    for (uint32_t k = i; k < i + n; k++)
+        per_type[d->types[k]]++;
+    for (unsigned t = 0; t < NSC_T_COUNT; t++)
+        for (unsigned j = 0; per_type[t] && j < payload_fields[t].n && j < nslots; j++)
+            per_slot[j] += per_type[t];
+    for (unsigned j = 0; j < nslots; j++)
+        if (per_slot[j] && skip_varints(&slots[j], per_slot[j]))
+            return NSC_BLOCK_ETRUNC;
+    return 0;
+}
+
 /* The payload slots, event by event: an event reads only the slots its type
- * has (most events have one or two of the fourteen). */
+ * has (most events have one or two of the fourteen). Only the slots a kept
+ * type has are read (and checked). */
 static int decode_payload(const ev_cols *d, colrd *slots)
 {
     uint64_t prev[NSC_T_COUNT][NPAYLOAD];
     memset(prev, 0, sizeof prev);
+    unsigned nslots = 0;
+    for (unsigned t = 0; t < NSC_T_COUNT; t++)
+        if (d->want >> t & 1 && payload_fields[t].n > nslots)
+            nslots = payload_fields[t].n;
     nsc_event *ev = d->out;
     for (uint32_t i = 0; i < d->n; i++) {
+        uint32_t skip = run_not_kept(d, i);
+        if (skip && skip_payload(d, i, skip, slots, nslots))
+            return NSC_BLOCK_ETRUNC;
+        if ((i += skip) == d->n)
+            break;
         unsigned t = d->types[i];
         const type_fields *tf = &payload_fields[t];
-        int keep = d->want >> t & 1;
         for (unsigned j = 0; j < tf->n; j++) {
             const field *f = &tf->f[j];
             uint64_t z;
-            if (!keep ? skip_varint(&slots[j]) : get_varint(&slots[j], &z))
+            if (get_varint(&slots[j], &z))
                 return NSC_BLOCK_ETRUNC;
-            if (keep) {
-                uint64_t base = f->rel == NO_REL ? prev[t][j] : load_u64(ev, f->rel);
-                prev[t][j] = put_field(ev, f, base + unzigzag(z));
-            }
+            uint64_t base = f->rel == NO_REL ? prev[t][j] : load_u64(ev, f->rel);
+            prev[t][j] = put_field(ev, f, base + unzigzag(z));
         }
-        ev += keep;
+        ev++;
     }
-    for (unsigned j = 0; j < NPAYLOAD; j++)
+    for (unsigned j = 0; j < nslots; j++)
         if (slots[j].p != slots[j].end)
             return NSC_BLOCK_ETRAILING;
     return 0;
@@ -760,18 +821,29 @@ static int check_types(const colrd *c, uint32_t n)
     return 0;
 }
 
-static int decode_events(colrd *cols, const ev_cols *d)
+static int is_time(const field *f)
+{
+    return f->off == offsetof(nsc_event, start_ns) || f->off == offsetof(nsc_event, stop_ns);
+}
+
+static int decode_events(colrd *cols, const ev_cols *d, unsigned parts)
 {
     int rc = 0;
     /* The common columns and the type write every byte before the payload
-     * union; only the union needs zeroing (a type fills part of it). */
+     * union; only the union needs zeroing (a type fills part of it), or the
+     * whole event when only the times of the common fields are decoded. */
+    int times_only = parts & NSC_BLOCK_TIMES_ONLY;
     for (uint32_t i = 0, k = 0; i < d->n; i++)
         if (d->want >> d->types[i] & 1) {
-            d->out[k].type = d->types[i];
-            memset(&d->out[k++].d, 0, sizeof d->out->d);
+            if (times_only)
+                memset(&d->out[k], 0, sizeof *d->out);
+            else
+                memset(&d->out[k].d, 0, sizeof d->out->d);
+            d->out[k++].type = d->types[i];
         }
     for (unsigned i = 0; !rc && i < NCOMMON; i++)
-        rc = decode_common_column(d, &cols[C_COMMON + i], &common_fields[i]);
+        if (!times_only || is_time(&common_fields[i]))
+            rc = decode_common_column(d, &cols[C_COMMON + i], &common_fields[i]);
     return rc ? rc : decode_payload(d, &cols[C_PAYLOAD]);
 }
 
@@ -824,7 +896,7 @@ static int decode(nsc_block_dec *dec, const uint8_t *buf, size_t len, uint32_t t
     b->events = d.out = b->mem;
     b->states = (nsc_state_rec *)((uint8_t *)b->mem + ev_bytes);
     b->completions = (nsc_completion *)((uint8_t *)b->mem + ev_bytes + st_bytes);
-    if (b->hdr.nevents && (rc = decode_events(cols, &d)))
+    if (b->hdr.nevents && (rc = decode_events(cols, &d, parts)))
         return rc;
     if ((parts & NSC_BLOCK_STATES) && (rc = decode_states(cols, b)))
         return rc;

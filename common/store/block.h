@@ -75,15 +75,19 @@ typedef struct nsc_block {
 
 int nsc_block_decode(const void *buf, size_t len, nsc_block *out);
 
-/* What nsc_block_decode_sel decodes besides the events. */
-enum { NSC_BLOCK_STATES = 1u << 0, NSC_BLOCK_COMPLETIONS = 1u << 1 };
+/* What nsc_block_decode_sel decodes besides the events (STATES,
+ * COMPLETIONS), and TIMES_ONLY: of the events' common fields only type,
+ * start_ns and stop_ns (the others read 0; the payload is decoded in full,
+ * its fields are relative to those times at most). */
+enum { NSC_BLOCK_STATES = 1u << 0, NSC_BLOCK_COMPLETIONS = 1u << 1, NSC_BLOCK_TIMES_ONLY = 1u << 2 };
 
 /* Decode only the events whose type is in the mask `types` (1 << nsc_type),
  * and the states and completions only when `parts` asks for them. out->hdr
  * then counts what was decoded (nevents: the events kept, in stored order;
  * nstates, ncompletions: 0 when not asked for). Cheaper than a full decode:
  * the values of other events are skipped, not decoded, and the state and
- * completion columns are not read (nor checked) unless asked for.
+ * completion columns, the common columns TIMES_ONLY leaves out and the
+ * payload slots no selected type has are not read (nor checked).
  * nsc_block_decode is this with every type and both parts. */
 int nsc_block_decode_sel(const void *buf, size_t len, uint32_t types, unsigned parts,
                          nsc_block *out);

@@ -592,3 +592,37 @@ int nsc_clock_deserialize(nsc_clock_model *m, const void *buf, size_t len)
         nsc_clock_free(m);
     return rc;
 }
+
+/* ---- a range resolved once -------------------------------------------- */
+
+/* Inside one segment the rounded offset is monotone in host time (a line,
+ * then rounding, which keeps the order), and so is the error bound on either
+ * side of [first_ns, last_ns] (it grows with the distance to it). So when the
+ * offset is the same at both ends of the range, and the bound is the same at
+ * both ends and at its lowest point in the range, both are the same for
+ * every time in it. */
+void nsc_clock_span_of(const nsc_clock_model *m, uint64_t h0, uint64_t h1, nsc_clock_span *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->h0 = h0;
+    sp->h1 = h1;
+    long i = nsc_clock_segment_for(m, h0);
+    if (i < 0 || h1 < h0 || nsc_clock_segment_for(m, h1) != i)
+        return;
+    const nsc_clock_seg *s = &m->segs[i];
+    if (wrap_diff(h1, s->anchor_host) < wrap_diff(h0, s->anchor_host))
+        return; /* the line's argument wraps inside the range */
+    uint64_t low = h0 >= s->first_ns ? h0 : s->first_ns < h1 ? s->first_ns : h1;
+    uint64_t r0, r1, rl, e0, e1, el;
+    nsc_clock_host_to_ref(m, h0, &r0, &e0);
+    nsc_clock_host_to_ref(m, h1, &r1, &e1);
+    nsc_clock_host_to_ref(m, low, &rl, &el);
+    /* An offset near the range of llround could have been clamped. */
+    int64_t rounded = (int64_t)(r0 - h0 - (uint64_t)s->anchor_off);
+    if (r0 - h0 != r1 - h1 || e0 != e1 || e0 != el || rounded > INT64_MAX / 2 ||
+        rounded < -(INT64_MAX / 2))
+        return;
+    sp->add = r0 - h0;
+    sp->err_ns = e0;
+    sp->exact = 1;
+}

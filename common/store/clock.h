@@ -112,4 +112,16 @@ size_t nsc_clock_serialized_size(const nsc_clock_model *m);
 void nsc_clock_serialize(const nsc_clock_model *m, uint8_t *buf);
 int nsc_clock_deserialize(nsc_clock_model *m, const void *buf, size_t len);
 
+/* The conversion of a range of host times (a block's), resolved once. When
+ * exact, every host time in [h0, h1] converts to host + add with the bound
+ * err_ns: what nsc_clock_host_to_ref returns for it, bit for bit. */
+typedef struct nsc_clock_span {
+    uint64_t h0, h1;
+    uint64_t add;     /* ref_ns - host_ns, modulo 2^64 */
+    uint64_t err_ns;
+    int exact;        /* 0: convert each time with nsc_clock_host_to_ref */
+} nsc_clock_span;
+
+void nsc_clock_span_of(const nsc_clock_model *m, uint64_t h0, uint64_t h1, nsc_clock_span *sp);
+
 #endif
