@@ -243,9 +243,10 @@ static void check_status(findings *f, const nsc_json *status, const char *job)
         const nsc_json *procs = nsc_json_get(status, "processes");
         for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
             const char *pj = nsc_json_str(nsc_json_get(p, "job"));
-            if (pj && strcmp(pj, job) == 0 && num(p, "events_dropped"))
-                add(f, SEV_DROPPED, "dropped", "-", 0, -1, "pid %" PRIu64 " on %s dropped %" PRIu64 " events",
-                    num(p, "pid"), nsc_json_str(nsc_json_get(p, "host")), num(p, "events_dropped"));
+            if (pj && strcmp(pj, job) == 0 && (num(p, "events_dropped") || num(p, "states_dropped")))
+                add(f, SEV_DROPPED, "dropped", "-", 0, -1,
+                    "pid %" PRIu64 " on %s dropped %" PRIu64 " events and %" PRIu64 " states", num(p, "pid"),
+                    nsc_json_str(nsc_json_get(p, "host")), num(p, "events_dropped"), num(p, "states_dropped"));
         }
     }
 }

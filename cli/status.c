@@ -283,13 +283,25 @@ static unsigned print_errors(const nsc_json *status, const nsc_json *job)
                    buf[0] ? buf : "no rank");
             n++;
         }
-        if (u64_of(p, "events_dropped")) {
-            printf("  dropped  pid %" PRIu64 " on %s: %" PRIu64 " events dropped by the plugin\n", pid, host,
-                   u64_of(p, "events_dropped"));
+        if (u64_of(p, "events_dropped") || u64_of(p, "states_dropped")) {
+            printf("  dropped  pid %" PRIu64 " on %s: %" PRIu64 " events and %" PRIu64
+                   " states dropped by the plugin\n",
+                   pid, host, u64_of(p, "events_dropped"), u64_of(p, "states_dropped"));
             n++;
         }
     }
     return n;
+}
+
+/* What the plugins dropped, by event type, when they dropped anything. */
+static void print_drops_by_type(const nsc_json *job)
+{
+    if (!u64_of(job, "events_dropped") && !u64_of(job, "states_dropped"))
+        return;
+    printf("dropped by type:");
+    EACH(t, nsc_json_get(job, "events_dropped_by_type"))
+        printf(" %s %s,", t->key ? t->key : "?", t->text);
+    printf(" states %" PRIu64 "\n", u64_of(job, "states_dropped"));
 }
 
 static void print_job(const nsc_json *status, const nsc_json *job)
@@ -318,6 +330,7 @@ static void print_job(const nsc_json *status, const nsc_json *job)
            " ranks (GPUs) in %" PRIu64 " communicators, %" PRIu64 " events dropped\n",
            name, nhosts, nhosts == 1 ? "" : "s", procs, alive, finished, ranks, comms,
            u64_of(job, "events_dropped"));
+    print_drops_by_type(job);
     printf("nodes: ");
     for (size_t i = 0; i < nhosts; i++)
         printf("%s%s", i ? ", " : "", hosts[i]);
