@@ -1,9 +1,16 @@
 /* pxn.c: the PXN resolver (see pxn.h).
  *
- * Two bounded tables share one structure, a ring of entries with hash chains:
- * candidates (origin key, event id) and moved foreign events (proxy key, proxy
- * id). A new entry overwrites the oldest, so memory is fixed and old handles
- * are forgotten in age order. Held events wait in a FIFO array.
+ * Two bounded tables share one structure: candidates (origin key, event id)
+ * and moved foreign events (proxy key, proxy id). Remembering is the hot path
+ * (every Coll/P2p of every process), looking up is rare (foreign events
+ * only), so a put is one sequential write into a ring whose newest entry
+ * overwrites the oldest, and the index is built lazily: a lookup first adds
+ * the entries put since the previous lookup to an open-addressing table of
+ * keys, each slot holding the newest entry of its key, each entry linking to
+ * the previous one of the same key (reused handles). An entry is alive while
+ * the ring still holds it; dead links and slots are recognised by sequence
+ * number, and the index is rebuilt from the live entries when dead slots
+ * fill half of it. Held events wait in a FIFO array.
  */
 #include "pxn.h"
 
@@ -12,18 +19,25 @@
 
 typedef struct entry {
     uint64_t proc, id, start_ns;
+    uint64_t prev;                /* sequence + 1 of the previous entry of (proc, id); 0: none */
     uint64_t origin_key, new_id;  /* moved events: where they went */
     uint32_t origin_pid;
     int32_t rank;
     uint16_t ctx;
-    int32_t next;                 /* hash chain, -1 ends */
-    uint8_t used;
 } entry;
 
+typedef struct slot {
+    uint64_t proc, id, head;  /* head: sequence + 1 of the key's newest entry; 0: empty slot */
+} slot;
+
 typedef struct table {
-    entry *e;
-    int32_t *heads;
-    uint32_t cap, mask, oldest;
+    entry *e;            /* entry of sequence s at e[s % cap] while s + cap >= added */
+    slot *slots;
+    uint32_t cap;
+    uint64_t mask;       /* slots - 1; slots >= 4 cap */
+    uint64_t added;      /* entries ever put */
+    uint64_t indexed;    /* sequences below this are in the slots (or dead) */
+    uint64_t used;       /* occupied slots, live or dead */
 } table;
 
 typedef struct held {
@@ -42,59 +56,86 @@ struct nsc_pxn {
     nsc_pxn_stats st;
 };
 
-static uint32_t bucket(const table *t, uint64_t proc, uint64_t id)
+static uint64_t slot_of(const table *t, uint64_t proc, uint64_t id)
 {
     uint64_t h = (proc * 0x9e3779b97f4a7c15ull) ^ (id * 0xc2b2ae3d27d4eb4full);
-    return (uint32_t)(h >> 32) & t->mask;
+    return (h ^ (h >> 29)) & t->mask;
 }
 
 static int table_init(table *t, uint32_t cap)
 {
-    uint32_t nb = 1;
-    while (nb < cap)
-        nb <<= 1;
+    uint64_t ns = 1;
+    while (ns < 4 * (uint64_t)cap)
+        ns <<= 1;
+    /* Never touched unless a lookup happens: calloc'd pages stay unmapped. */
     t->e = calloc(cap, sizeof *t->e);
-    t->heads = malloc((size_t)nb * sizeof *t->heads);
-    if (!t->e || !t->heads)
+    t->slots = calloc(ns, sizeof *t->slots);
+    if (!t->e || !t->slots)
         return -1;
-    memset(t->heads, 0xff, (size_t)nb * sizeof *t->heads);
     t->cap = cap;
-    t->mask = nb - 1;
+    t->mask = ns - 1;
     return 0;
 }
 
-static void table_unlink(table *t, uint32_t i)
+static void table_free(table *t)
 {
-    int32_t *p = &t->heads[bucket(t, t->e[i].proc, t->e[i].id)];
-    while (*p >= 0 && *p != (int32_t)i)
-        p = &t->e[*p].next;
-    if (*p == (int32_t)i)
-        *p = t->e[i].next;
+    free(t->e);
+    free(t->slots);
 }
+
+static uint64_t oldest_alive(const table *t) { return t->added > t->cap ? t->added - t->cap : 0; }
 
 static void table_put(table *t, const entry *src)
 {
-    uint32_t i = t->oldest;
-    t->oldest = (i + 1) % t->cap;
-    if (t->e[i].used)
-        table_unlink(t, i);
-    uint32_t b = bucket(t, src->proc, src->id);
-    t->e[i] = *src;
-    t->e[i].used = 1;
-    t->e[i].next = t->heads[b];
-    t->heads[b] = (int32_t)i;
+    t->e[t->added % t->cap] = *src;
+    t->added++;
 }
 
-/* The entry (proc, id) with the latest start in [t_ns - window, t_ns]. */
-static const entry *table_find(const table *t, uint64_t proc, uint64_t id, uint64_t t_ns, uint64_t window)
+static void index_one(table *t, uint64_t seq)
 {
+    entry *e = &t->e[seq % t->cap];
+    slot *s = &t->slots[slot_of(t, e->proc, e->id)];
+    while (s->head && (s->proc != e->proc || s->id != e->id))
+        s = &t->slots[(s - t->slots + 1) & t->mask];
+    if (!s->head) {
+        s->proc = e->proc;
+        s->id = e->id;
+        t->used++;
+    }
+    e->prev = s->head;  /* a dead head ends the chain: the alive check stops there */
+    s->head = seq + 1;
+}
+
+/* Index every live entry put since the last lookup; rebuild when dead slots
+ * would fill more than half the table (live keys are at most cap). */
+static void index_catch_up(table *t)
+{
+    uint64_t oldest = oldest_alive(t);
+    if (t->indexed < oldest)
+        t->indexed = oldest;
+    if (t->used + (t->added - t->indexed) > (t->mask + 1) / 2) {
+        memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
+        t->used = 0;
+        t->indexed = oldest;
+    }
+    for (; t->indexed < t->added; t->indexed++)
+        index_one(t, t->indexed);
+}
+
+/* The live entry (proc, id) with the latest start in [t_ns - window, t_ns]. */
+static const entry *table_find(table *t, uint64_t proc, uint64_t id, uint64_t t_ns, uint64_t window)
+{
+    index_catch_up(t);
+    const slot *s = &t->slots[slot_of(t, proc, id)];
+    while (s->head && (s->proc != proc || s->id != id))
+        s = &t->slots[(s - t->slots + 1) & t->mask];
     const entry *best = NULL;
-    for (int32_t i = t->heads[bucket(t, proc, id)]; i >= 0; i = t->e[i].next) {
-        const entry *e = &t->e[i];
-        if (e->proc != proc || e->id != id || e->start_ns > t_ns || t_ns - e->start_ns > window)
-            continue;
-        if (!best || e->start_ns > best->start_ns)
+    uint64_t oldest = oldest_alive(t);
+    for (uint64_t seq = s->head; seq && seq - 1 >= oldest;) {
+        const entry *e = &t->e[(seq - 1) % t->cap];
+        if (e->start_ns <= t_ns && t_ns - e->start_ns <= window && (!best || e->start_ns > best->start_ns))
             best = e;
+        seq = e->prev;
     }
     return best;
 }
@@ -119,10 +160,8 @@ void nsc_pxn_free(nsc_pxn *x)
 {
     if (!x)
         return;
-    free(x->cand.e);
-    free(x->cand.heads);
-    free(x->moved.e);
-    free(x->moved.heads);
+    table_free(&x->cand);
+    table_free(&x->moved);
     free(x->q);
     free(x);
 }
