@@ -19,12 +19,17 @@
 
 typedef struct entry {
     uint64_t proc, id, start_ns;
-    uint64_t prev;                /* sequence + 1 of the previous entry of (proc, id); 0: none */
-    uint64_t origin_key, new_id;  /* moved events: where they went */
-    uint32_t origin_pid;
+    uint64_t prev;  /* sequence + 1 of the previous entry of (proc, id); 0: none */
     int32_t rank;
     uint16_t ctx;
 } entry;
+
+/* Where a moved event went; kept beside the moved table's entries only, so a
+ * candidate costs 40 bytes. */
+typedef struct dest {
+    uint64_t origin_key, new_id;
+    uint32_t origin_pid;
+} dest;
 
 typedef struct slot {
     uint64_t proc, id, head;  /* head: sequence + 1 of the key's newest entry; 0: empty slot */
@@ -32,8 +37,9 @@ typedef struct slot {
 
 typedef struct table {
     entry *e;            /* entry of sequence s at e[s % cap] while s + cap >= added */
+    dest *d;             /* moved table: d[s % cap] goes with e[s % cap]; else NULL */
     slot *slots;
-    uint32_t cap;
+    uint32_t cap, next;  /* next == added % cap */
     uint64_t mask;       /* slots - 1; slots >= 4 cap */
     uint64_t added;      /* entries ever put */
     uint64_t indexed;    /* sequences below this are in the slots (or dead) */
@@ -62,7 +68,7 @@ static uint64_t slot_of(const table *t, uint64_t proc, uint64_t id)
     return (h ^ (h >> 29)) & t->mask;
 }
 
-static int table_init(table *t, uint32_t cap)
+static int table_init(table *t, uint32_t cap, int with_dest)
 {
     uint64_t ns = 1;
     while (ns < 4 * (uint64_t)cap)
@@ -70,7 +76,7 @@ static int table_init(table *t, uint32_t cap)
     /* Never touched unless a lookup happens: calloc'd pages stay unmapped. */
     t->e = calloc(cap, sizeof *t->e);
     t->slots = calloc(ns, sizeof *t->slots);
-    if (!t->e || !t->slots)
+    if (!t->e || !t->slots || (with_dest && !(t->d = calloc(cap, sizeof *t->d))))
         return -1;
     t->cap = cap;
     t->mask = ns - 1;
@@ -80,15 +86,19 @@ static int table_init(table *t, uint32_t cap)
 static void table_free(table *t)
 {
     free(t->e);
+    free(t->d);
     free(t->slots);
 }
 
 static uint64_t oldest_alive(const table *t) { return t->added > t->cap ? t->added - t->cap : 0; }
 
-static void table_put(table *t, const entry *src)
+/* The entry to fill next (it overwrites the oldest). */
+static entry *table_put(table *t)
 {
-    t->e[t->added % t->cap] = *src;
+    entry *e = &t->e[t->next];
+    t->next = t->next + 1 == t->cap ? 0 : t->next + 1;  /* added % cap, without a division */
     t->added++;
+    return e;
 }
 
 static void index_one(table *t, uint64_t seq)
@@ -148,8 +158,8 @@ nsc_pxn *nsc_pxn_new(const nsc_pxn_cfg *cfg, const nsc_pxn_sink *sink)
     x->cfg = *cfg;
     x->sink = *sink;
     x->q = calloc(cfg->pending_cap ? cfg->pending_cap : 1, sizeof *x->q);
-    if (!x->q || cfg->recent_cap == 0 || table_init(&x->cand, cfg->recent_cap) ||
-        table_init(&x->moved, cfg->recent_cap)) {
+    if (!x->q || cfg->recent_cap == 0 || table_init(&x->cand, cfg->recent_cap, 0) ||
+        table_init(&x->moved, cfg->recent_cap, 1)) {
         nsc_pxn_free(x);
         return NULL;
     }
@@ -170,8 +180,12 @@ void nsc_pxn_note(nsc_pxn *x, uint64_t key, const nsc_event *ev)
 {
     if (ev->type != NSC_T_COLL && ev->type != NSC_T_P2P)
         return;
-    entry e = {.proc = key, .id = ev->id, .start_ns = ev->start_ns, .rank = ev->rank, .ctx = ev->ctx};
-    table_put(&x->cand, &e);
+    entry *e = table_put(&x->cand);
+    e->proc = key;
+    e->id = ev->id;
+    e->start_ns = ev->start_ns;
+    e->rank = ev->rank;
+    e->ctx = ev->ctx;
 }
 
 /* Try to resolve one foreign event; returns 1 when it was emitted resolved. */
@@ -186,9 +200,10 @@ static int try_resolve(nsc_pxn *x, const held *h)
         const entry *m = table_find(&x->moved, h->proxy_key, ev->parent, ev->start_ns, x->cfg.window_ns);
         if (!m)
             return 0;
-        origin_key = m->origin_key;
-        origin_pid = m->origin_pid;
-        parent = m->new_id;
+        const dest *d = &x->moved.d[m - x->moved.e];
+        origin_key = d->origin_key;
+        origin_pid = d->origin_pid;
+        parent = d->new_id;
         rank = m->rank;
         ctx = m->ctx;
     } else {
@@ -209,9 +224,9 @@ static int try_resolve(nsc_pxn *x, const held *h)
     out.ctx = ctx;
     out.flags = (uint8_t)((ev->flags | NSC_EVF_FOREIGN) & ~NSC_EVF_UNRESOLVED);
     out.origin_pid = h->proxy_pid;
-    entry m = {.proc = h->proxy_key, .id = ev->id, .start_ns = ev->start_ns, .origin_key = origin_key,
-               .new_id = out.id, .origin_pid = origin_pid, .rank = rank, .ctx = ctx};
-    table_put(&x->moved, &m);
+    entry *m = table_put(&x->moved);
+    *m = (entry){.proc = h->proxy_key, .id = ev->id, .start_ns = ev->start_ns, .rank = rank, .ctx = ctx};
+    x->moved.d[m - x->moved.e] = (dest){.origin_key = origin_key, .new_id = out.id, .origin_pid = origin_pid};
     nsc_a2c_alias a = {.proxy_pid = h->proxy_pid, .proxy_id = ev->id, .origin_pid = origin_pid,
                        .new_id = out.id};
     x->st.resolved++;
