@@ -1,9 +1,16 @@
 /* pxn.c: the PXN resolver (see pxn.h).
  *
- * Two bounded tables share one structure, a ring of entries with hash chains:
- * candidates (origin key, event id) and moved foreign events (proxy key, proxy
- * id). A new entry overwrites the oldest, so memory is fixed and old handles
- * are forgotten in age order. Held events wait in a FIFO array.
+ * Two bounded tables share one structure: candidates (origin key, event id)
+ * and moved foreign events (proxy key, proxy id). Remembering is the hot path
+ * (every Coll/P2p of every process), looking up is rare (foreign events
+ * only), so a put is one sequential write into a ring whose newest entry
+ * overwrites the oldest, and the index is built lazily: a lookup first adds
+ * the entries put since the previous lookup to an open-addressing table of
+ * keys, each slot holding the newest entry of its key, each entry linking to
+ * the previous one of the same key (reused handles). An entry is alive while
+ * the ring still holds it; dead links and slots are recognised by sequence
+ * number, and the index is rebuilt from the live entries when dead slots
+ * fill half of it. Held events wait in a FIFO array.
  */
 #include "pxn.h"
 
@@ -12,18 +19,31 @@
 
 typedef struct entry {
     uint64_t proc, id, start_ns;
-    uint64_t origin_key, new_id;  /* moved events: where they went */
-    uint32_t origin_pid;
+    uint64_t prev;  /* sequence + 1 of the previous entry of (proc, id); 0: none */
     int32_t rank;
     uint16_t ctx;
-    int32_t next;                 /* hash chain, -1 ends */
-    uint8_t used;
 } entry;
 
+/* Where a moved event went; kept beside the moved table's entries only, so a
+ * candidate costs 40 bytes. */
+typedef struct dest {
+    uint64_t origin_key, new_id;
+    uint32_t origin_pid;
+} dest;
+
+typedef struct slot {
+    uint64_t proc, id, head;  /* head: sequence + 1 of the key's newest entry; 0: empty slot */
+} slot;
+
 typedef struct table {
-    entry *e;
-    int32_t *heads;
-    uint32_t cap, mask, oldest;
+    entry *e;            /* entry of sequence s at e[s % cap] while s + cap >= added */
+    dest *d;             /* moved table: d[s % cap] goes with e[s % cap]; else NULL */
+    slot *slots;
+    uint32_t cap, next;  /* next == added % cap */
+    uint64_t mask;       /* slots - 1; slots >= 4 cap */
+    uint64_t added;      /* entries ever put */
+    uint64_t indexed;    /* sequences below this are in the slots (or dead) */
+    uint64_t used;       /* occupied slots, live or dead */
 } table;
 
 typedef struct held {
@@ -42,59 +62,90 @@ struct nsc_pxn {
     nsc_pxn_stats st;
 };
 
-static uint32_t bucket(const table *t, uint64_t proc, uint64_t id)
+static uint64_t slot_of(const table *t, uint64_t proc, uint64_t id)
 {
     uint64_t h = (proc * 0x9e3779b97f4a7c15ull) ^ (id * 0xc2b2ae3d27d4eb4full);
-    return (uint32_t)(h >> 32) & t->mask;
+    return (h ^ (h >> 29)) & t->mask;
 }
 
-static int table_init(table *t, uint32_t cap)
+static int table_init(table *t, uint32_t cap, int with_dest)
 {
-    uint32_t nb = 1;
-    while (nb < cap)
-        nb <<= 1;
+    uint64_t ns = 1;
+    while (ns < 4 * (uint64_t)cap)
+        ns <<= 1;
+    /* Never touched unless a lookup happens: calloc'd pages stay unmapped. */
     t->e = calloc(cap, sizeof *t->e);
-    t->heads = malloc((size_t)nb * sizeof *t->heads);
-    if (!t->e || !t->heads)
+    t->slots = calloc(ns, sizeof *t->slots);
+    if (!t->e || !t->slots || (with_dest && !(t->d = calloc(cap, sizeof *t->d))))
         return -1;
-    memset(t->heads, 0xff, (size_t)nb * sizeof *t->heads);
     t->cap = cap;
-    t->mask = nb - 1;
+    t->mask = ns - 1;
     return 0;
 }
 
-static void table_unlink(table *t, uint32_t i)
+static void table_free(table *t)
 {
-    int32_t *p = &t->heads[bucket(t, t->e[i].proc, t->e[i].id)];
-    while (*p >= 0 && *p != (int32_t)i)
-        p = &t->e[*p].next;
-    if (*p == (int32_t)i)
-        *p = t->e[i].next;
+    free(t->e);
+    free(t->d);
+    free(t->slots);
 }
 
-static void table_put(table *t, const entry *src)
+static uint64_t oldest_alive(const table *t) { return t->added > t->cap ? t->added - t->cap : 0; }
+
+/* The entry to fill next (it overwrites the oldest). */
+static entry *table_put(table *t)
 {
-    uint32_t i = t->oldest;
-    t->oldest = (i + 1) % t->cap;
-    if (t->e[i].used)
-        table_unlink(t, i);
-    uint32_t b = bucket(t, src->proc, src->id);
-    t->e[i] = *src;
-    t->e[i].used = 1;
-    t->e[i].next = t->heads[b];
-    t->heads[b] = (int32_t)i;
+    entry *e = &t->e[t->next];
+    t->next = t->next + 1 == t->cap ? 0 : t->next + 1;  /* added % cap, without a division */
+    t->added++;
+    return e;
 }
 
-/* The entry (proc, id) with the latest start in [t_ns - window, t_ns]. */
-static const entry *table_find(const table *t, uint64_t proc, uint64_t id, uint64_t t_ns, uint64_t window)
+static void index_one(table *t, uint64_t seq)
 {
+    entry *e = &t->e[seq % t->cap];
+    slot *s = &t->slots[slot_of(t, e->proc, e->id)];
+    while (s->head && (s->proc != e->proc || s->id != e->id))
+        s = &t->slots[(s - t->slots + 1) & t->mask];
+    if (!s->head) {
+        s->proc = e->proc;
+        s->id = e->id;
+        t->used++;
+    }
+    e->prev = s->head;  /* a dead head ends the chain: the alive check stops there */
+    s->head = seq + 1;
+}
+
+/* Index every live entry put since the last lookup; rebuild when dead slots
+ * would fill more than half the table (live keys are at most cap). */
+static void index_catch_up(table *t)
+{
+    uint64_t oldest = oldest_alive(t);
+    if (t->indexed < oldest)
+        t->indexed = oldest;
+    if (t->used + (t->added - t->indexed) > (t->mask + 1) / 2) {
+        memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
+        t->used = 0;
+        t->indexed = oldest;
+    }
+    for (; t->indexed < t->added; t->indexed++)
+        index_one(t, t->indexed);
+}
+
+/* The live entry (proc, id) with the latest start in [t_ns - window, t_ns]. */
+static const entry *table_find(table *t, uint64_t proc, uint64_t id, uint64_t t_ns, uint64_t window)
+{
+    index_catch_up(t);
+    const slot *s = &t->slots[slot_of(t, proc, id)];
+    while (s->head && (s->proc != proc || s->id != id))
+        s = &t->slots[(s - t->slots + 1) & t->mask];
     const entry *best = NULL;
-    for (int32_t i = t->heads[bucket(t, proc, id)]; i >= 0; i = t->e[i].next) {
-        const entry *e = &t->e[i];
-        if (e->proc != proc || e->id != id || e->start_ns > t_ns || t_ns - e->start_ns > window)
-            continue;
-        if (!best || e->start_ns > best->start_ns)
+    uint64_t oldest = oldest_alive(t);
+    for (uint64_t seq = s->head; seq && seq - 1 >= oldest;) {
+        const entry *e = &t->e[(seq - 1) % t->cap];
+        if (e->start_ns <= t_ns && t_ns - e->start_ns <= window && (!best || e->start_ns > best->start_ns))
             best = e;
+        seq = e->prev;
     }
     return best;
 }
@@ -107,8 +158,8 @@ nsc_pxn *nsc_pxn_new(const nsc_pxn_cfg *cfg, const nsc_pxn_sink *sink)
     x->cfg = *cfg;
     x->sink = *sink;
     x->q = calloc(cfg->pending_cap ? cfg->pending_cap : 1, sizeof *x->q);
-    if (!x->q || cfg->recent_cap == 0 || table_init(&x->cand, cfg->recent_cap) ||
-        table_init(&x->moved, cfg->recent_cap)) {
+    if (!x->q || cfg->recent_cap == 0 || table_init(&x->cand, cfg->recent_cap, 0) ||
+        table_init(&x->moved, cfg->recent_cap, 1)) {
         nsc_pxn_free(x);
         return NULL;
     }
@@ -119,10 +170,8 @@ void nsc_pxn_free(nsc_pxn *x)
 {
     if (!x)
         return;
-    free(x->cand.e);
-    free(x->cand.heads);
-    free(x->moved.e);
-    free(x->moved.heads);
+    table_free(&x->cand);
+    table_free(&x->moved);
     free(x->q);
     free(x);
 }
@@ -131,8 +180,12 @@ void nsc_pxn_note(nsc_pxn *x, uint64_t key, const nsc_event *ev)
 {
     if (ev->type != NSC_T_COLL && ev->type != NSC_T_P2P)
         return;
-    entry e = {.proc = key, .id = ev->id, .start_ns = ev->start_ns, .rank = ev->rank, .ctx = ev->ctx};
-    table_put(&x->cand, &e);
+    entry *e = table_put(&x->cand);
+    e->proc = key;
+    e->id = ev->id;
+    e->start_ns = ev->start_ns;
+    e->rank = ev->rank;
+    e->ctx = ev->ctx;
 }
 
 /* Try to resolve one foreign event; returns 1 when it was emitted resolved. */
@@ -147,9 +200,10 @@ static int try_resolve(nsc_pxn *x, const held *h)
         const entry *m = table_find(&x->moved, h->proxy_key, ev->parent, ev->start_ns, x->cfg.window_ns);
         if (!m)
             return 0;
-        origin_key = m->origin_key;
-        origin_pid = m->origin_pid;
-        parent = m->new_id;
+        const dest *d = &x->moved.d[m - x->moved.e];
+        origin_key = d->origin_key;
+        origin_pid = d->origin_pid;
+        parent = d->new_id;
         rank = m->rank;
         ctx = m->ctx;
     } else {
@@ -170,9 +224,9 @@ static int try_resolve(nsc_pxn *x, const held *h)
     out.ctx = ctx;
     out.flags = (uint8_t)((ev->flags | NSC_EVF_FOREIGN) & ~NSC_EVF_UNRESOLVED);
     out.origin_pid = h->proxy_pid;
-    entry m = {.proc = h->proxy_key, .id = ev->id, .start_ns = ev->start_ns, .origin_key = origin_key,
-               .new_id = out.id, .origin_pid = origin_pid, .rank = rank, .ctx = ctx};
-    table_put(&x->moved, &m);
+    entry *m = table_put(&x->moved);
+    *m = (entry){.proc = h->proxy_key, .id = ev->id, .start_ns = ev->start_ns, .rank = rank, .ctx = ctx};
+    x->moved.d[m - x->moved.e] = (dest){.origin_key = origin_key, .new_id = out.id, .origin_pid = origin_pid};
     nsc_a2c_alias a = {.proxy_pid = h->proxy_pid, .proxy_id = ev->id, .origin_pid = origin_pid,
                        .new_id = out.id};
     x->st.resolved++;

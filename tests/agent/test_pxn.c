@@ -183,3 +183,42 @@ Test(pxn, forgets_oldest_candidates)
     cr_assert_eq(out[0].ev.parent, 0x110);
     nsc_pxn_free(x);
 }
+
+/* The lazily built index against a brute-force reading of the last 16
+ * candidates: few handles reused many times, lookups between puts (so the
+ * index catches up in steps, entries die while indexed, and the index is
+ * rebuilt), unordered starts, ties. */
+Test(pxn, index_matches_brute_force)
+{
+    nsc_pxn *x = make(4096);
+    known[nknown++] = 100;
+    nsc_event notes[4000];
+    uint64_t rnd = 12345, t = 1000 * MS;
+    unsigned resolved = 0;
+    for (unsigned n = 0; n < 4000; n++) {
+        rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+        t += (rnd >> 40) % (20 * MS);
+        notes[n] = coll(0x40 + (rnd >> 33) % 5, t - (rnd >> 20) % (30 * MS), (uint16_t)n, 0);
+        nsc_pxn_note(x, 100, &notes[n]);
+        if ((rnd >> 13) % 3 != 0)
+            continue;
+        uint64_t parent = 0x40 + (rnd >> 50) % 6, at = t - (rnd >> 7) % (60 * MS);
+        const nsc_event *best = NULL;
+        for (unsigned k = n + 1; k-- > 0 && k + 16 > n;)
+            if (notes[k].id == parent && notes[k].start_ns <= at && at - notes[k].start_ns <= 100 * MS &&
+                (!best || notes[k].start_ns > best->start_ns))
+                best = &notes[k];
+        nout = 0;
+        nsc_event op = foreign_op(n, at, 100, parent);
+        nsc_pxn_submit(x, 200, 200, &op, 0);
+        cr_assert_eq(nout, best != NULL, "lookup %u", n);
+        if (best)
+            cr_assert_eq(out[0].ev.ctx, best->ctx, "lookup %u: note %u, expected %u", n, out[0].ev.ctx, best->ctx);
+        resolved += nout;
+    }
+    cr_assert_gt(resolved, 500);  /* the comparison covered both outcomes */
+    nsc_pxn_stats st;
+    nsc_pxn_stats_get(x, &st);
+    cr_assert_gt(st.pending, 100);
+    nsc_pxn_free(x);
+}

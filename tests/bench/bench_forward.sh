@@ -15,8 +15,11 @@
 # does both modes with it (base-spool, base-forward): a same-run baseline.
 # Zero loss is checked (the totals must match exactly, nothing refused).
 # Prints one line per run and the medians: events/s, agent RSS (median of the
-# 20 ms samples, max, VmHWM) and its anonymous part (the rest is the spool's
-# file-backed LMDB map and the binaries).
+# 20 ms samples, max, VmHWM), its anonymous part (the rest is the spool's
+# file-backed LMDB map and the binaries), and the agent's CPU time (user +
+# system, all its threads) per event: on a shared 2-core machine the senders
+# compete for the same cores, so this is the figure that tracks the agent's
+# own cost when the load moves.
 set -eu
 bin=$1 senders=${2:-4} batches=${3:-500} events=${4:-1000} runs=${5:-3} base=${6:-}
 total=$((senders * batches * events))
@@ -60,6 +63,7 @@ run() {  # run MODE N [AGENT]
     done
     t1=$(date +%s.%N)
     hwm=$(awk '/VmHWM/ {print $2}' /proc/$apid/status)
+    cpu=$(awk -v tck="$(getconf CLK_TCK)" -v n="$total" '{ sub(/.*\) /, ""); printf "%.0f", ($12 + $13) / tck * 1e9 / n }' /proc/$apid/stat)
     refused=$(metric "$r" ncclscope_agent_spool_refused_events_total)
     resent=$(metric "$r" ncclscope_agent_forward_batches_resent_total)
     kill -TERM $apid
@@ -67,15 +71,15 @@ run() {  # run MODE N [AGENT]
     [ "${mode#base-}" = forward ] && { kill -TERM $cpid; wait $cpid || true; }
     [ "$got" = "$total" ] && [ "$refused" = 0 ] || { echo "$mode: LOSS: $got/$total events, $refused refused" >&2; exit 1; }
     anon=$(sort -n -k2 "$r/rss" | awk '{ a[NR] = $2 } END { printf "%d %d", a[int(NR / 2) + 1], a[NR] }')
-    sort -n "$r/rss" | awk -v mode="$mode" -v n="$total" -v t0="$t0" -v t1="$t1" -v hwm="$hwm" -v resent="$resent" -v anon="$anon" \
-        '{ a[NR] = $1 } END { printf "%s %.3f %d %d %d %s %s\n", mode, n / (t1 - t0) / 1e6, a[int(NR / 2) + 1], a[NR], hwm, resent, anon }' \
+    sort -n "$r/rss" | awk -v mode="$mode" -v n="$total" -v t0="$t0" -v t1="$t1" -v hwm="$hwm" -v resent="$resent" -v anon="$anon" -v cpu="$cpu" \
+        '{ a[NR] = $1 } END { printf "%s %.3f %d %d %d %s %s %s\n", mode, n / (t1 - t0) / 1e6, a[int(NR / 2) + 1], a[NR], hwm, resent, anon, cpu }' \
         >>"$dir/results"
     tail -n 1 "$dir/results"
     rm -rf "$r"
 }
 
 echo "load $(cat /proc/loadavg)"
-echo "mode Mev/s rss_median_KiB rss_max_KiB vmhwm_KiB resent anon_median_KiB anon_max_KiB  ($senders senders x $batches x $events = $total events)"
+echo "mode Mev/s rss_median_KiB rss_max_KiB vmhwm_KiB resent anon_median_KiB anon_max_KiB agent_cpu_ns_per_event  ($senders senders x $batches x $events = $total events)"
 for i in $(seq "$runs"); do
     run spool "$i"
     run forward "$i"
@@ -90,5 +94,6 @@ for mode in spool forward ${base:+base-spool base-forward}; do
     awk -v m=$mode '$1 == m' "$dir/results" | sort -k2 -n | awk '{ v[NR] = $2 } END { printf "  %s events/s %.2f M", $1, v[int((NR + 1) / 2)] }'
     awk -v m=$mode '$1 == m' "$dir/results" | sort -k3 -n | awk '{ v[NR] = $3; x[NR] = $4 } END { printf ", RSS median %.1f MiB", v[int((NR + 1) / 2)] / 1024 }'
     awk -v m=$mode '$1 == m' "$dir/results" | sort -k4 -n | awk '{ v[NR] = $4 } END { printf ", RSS max (median of runs) %.1f MiB", v[int((NR + 1) / 2)] / 1024 }'
-    awk -v m=$mode '$1 == m' "$dir/results" | sort -k8 -n | awk '{ v[NR] = $8 } END { printf ", anonymous max (median of runs) %.1f MiB\n", v[int((NR + 1) / 2)] / 1024 }'
+    awk -v m=$mode '$1 == m' "$dir/results" | sort -k8 -n | awk '{ v[NR] = $8 } END { printf ", anonymous max (median of runs) %.1f MiB", v[int((NR + 1) / 2)] / 1024 }'
+    awk -v m=$mode '$1 == m' "$dir/results" | sort -k9 -n | awk '{ v[NR] = $9 } END { printf ", agent CPU %d ns/event\n", v[int((NR + 1) / 2)] }'
 done
