@@ -753,9 +753,25 @@ static int rd_record_head(cursor *c, uint32_t *nfields, uint64_t *tag, const lay
     return NSC_WIRE_OK;
 }
 
+/* Step over one field; integers and nil, nearly every field, inline. */
+static inline int skip_field(cursor *c)
+{
+    if (left(c) < 1)
+        return NSC_WIRE_TRUNCATED;
+    uint8_t b = *c->p;
+    size_t n = b < 0x80 || b >= 0xe0 || b == 0xc0 ? 1
+               : b >= 0xcc && b <= 0xd3           ? 1 + (1u << ((b - 0xcc) & 3))
+                                                  : 0;
+    if (n == 0)
+        return skip_value(c, 4);  /* in the batch, records and record arrays */
+    if (left(c) < n)
+        return NSC_WIRE_TRUNCATED;
+    c->p += n;
+    return NSC_WIRE_OK;
+}
+
 /* Pass one: count the records of each kind, stepping over their fields
- * without reading them (pass two reads and checks every value). Most fields
- * are small deltas, one-byte positive fixints. */
+ * without reading them (pass two reads and checks every value). */
 static int count_records(cursor *c, uint32_t nrecords, size_t count[KIND_COUNT])
 {
     for (uint32_t i = 0; i < nrecords; i++) {
@@ -763,12 +779,8 @@ static int count_records(cursor *c, uint32_t nrecords, size_t count[KIND_COUNT])
         uint64_t tag;
         const layout *L;
         int rc = rd_record_head(c, &n, &tag, &L);
-        for (uint32_t f = 0; rc == NSC_WIRE_OK && f < n; f++) {
-            if (c->p < c->end && *c->p < 0x80)
-                c->p++;
-            else
-                rc = skip_value(c, 4);  /* in the batch, records and record arrays */
-        }
+        for (uint32_t f = 0; rc == NSC_WIRE_OK && f < n; f++)
+            rc = skip_field(c);
         if (rc != NSC_WIRE_OK)
             return rc;
         count[tag_kind((unsigned)tag)]++;
