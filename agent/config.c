@@ -29,6 +29,7 @@ static const nsc_opt opts[] = {
     MS("flush_ms", "NCCLSCOPE_AGENT_FLUSH_MS", flush_ms, "50", "longest wait before waiting data becomes a spool entry"),
     KB("flush_kb", "NCCLSCOPE_AGENT_FLUSH_KB", flush_kb, "1024", "waiting data that makes a spool entry at once"),
     NUM("burst", "NCCLSCOPE_AGENT_BURST", burst, "256", "messages taken per loop iteration (fairness with HTTP and timers)"),
+    NUM("queue", "NCCLSCOPE_AGENT_QUEUE", queue, "64", "messages queued per sending process (ZMQ_RCVHWM); beyond it the sender waits"),
     TXT("collector", "NCCLSCOPE_COLLECTOR_ADDR", collector, "", "collector endpoint tcp://HOST:7760 (empty: spool only)"),
     TXT("collector_key", "NCCLSCOPE_COLLECTOR_KEY", collector_key, "", "collector's CURVE public key file (enables CURVE)"),
     TXT("curve_key", "NCCLSCOPE_AGENT_CURVE_KEY", curve_key, "", "this agent's CURVE secret key file (--gen-keys makes one)"),

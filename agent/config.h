@@ -29,6 +29,7 @@ typedef struct nsc_agent_cfg {
     uint64_t flush_ms;         /* spool entry at least this often when data is waiting */
     uint64_t flush_kb;         /* or when this much is waiting */
     uint64_t burst;            /* messages taken per loop iteration */
+    uint64_t queue;            /* messages ZeroMQ queues per sender (ZMQ_RCVHWM) */
     char collector[256];       /* tcp://HOST:PORT; empty: spool only, no forwarding */
     char collector_key[PATH_MAX];  /* collector's public key file: enables CURVE */
     char curve_key[PATH_MAX];  /* the agent's secret key file (with collector_key) */

@@ -2,6 +2,7 @@
 #include "ingest.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,9 +22,10 @@ int nsc_ingest_open(nsc_agent *a, char err[256])
     snprintf(path, sizeof path, "%s/agent.sock", a->cfg.rundir);
     snprintf(ep, sizeof ep, "ipc://%s", path);
     int64_t zmax = (int64_t)(a->cfg.max_batch_kb * 1024 * 2);
-    int linger = 0;
+    int linger = 0, hwm = a->cfg.queue > INT_MAX ? INT_MAX : (int)a->cfg.queue;
     if (!(a->zctx = zmq_ctx_new()) || !(a->pull = zmq_socket(a->zctx, ZMQ_PULL)) ||
         zmq_setsockopt(a->pull, ZMQ_MAXMSGSIZE, &zmax, sizeof zmax) != 0 ||
+        zmq_setsockopt(a->pull, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
         zmq_setsockopt(a->pull, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_bind(a->pull, ep) != 0) {
         snprintf(err, 256, "%.200s: %s", ep, zmq_strerror(zmq_errno()));
         return -1;
@@ -52,21 +54,18 @@ static void add(nsc_agent *a, nsc_reg_proc *p, unsigned tag, const void *rec, ui
 
 void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns)
 {
-    int created;
-    nsc_reg_proc *p = nsc_reg_get(a->reg, &b->hdr, now_ns, &created);
+    unsigned news;
+    nsc_reg_proc *p = nsc_reg_get(a->reg, &b->hdr, now_ns, &news);
     if (!p) {
         a->in.nomem++;
         return;
     }
-    if (created && nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
+    if ((news & NSC_REG_STARTED) && nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
         a->in.nomem++;
     if (nsc_reg_learn(a->reg, p, b) != 0)
         a->in.table_full++;
-    if (b->hdr.final && !p->finished) {
-        p->finished = 1;
-        if (nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
-            a->in.nomem++;
-    }
+    if ((news & NSC_REG_FINISHED) && nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
+        a->in.nomem++;
     uint64_t base = b->hdr.base_ns;
     for (size_t i = 0; i < b->nstrs; i++)
         add(a, p, NSC_WIRE_TAG_STR, &b->strs[i], base);
@@ -115,6 +114,12 @@ static void take(nsc_agent *a, zmq_msg_t *m, uint64_t now_ns)
     nsc_batch_release(&b);
 }
 
+void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns)
+{
+    if (nsc_out_flush(a->out, now_ns) < 0)
+        a->in.nomem++;
+}
+
 unsigned nsc_ingest_drain(nsc_agent *a, unsigned max)
 {
     unsigned n = 0;
@@ -125,6 +130,10 @@ unsigned nsc_ingest_drain(nsc_agent *a, unsigned max)
         if (zmq_msg_recv(&m, a->pull, ZMQ_DONTWAIT) < 0)
             break;  /* EAGAIN: nothing more; EINTR: the loop checks for signals */
         take(a, &m, now);
+        /* A spool entry as soon as flush_kb waits, not after the burst: the
+         * batch being built stays within flush_kb plus one message. */
+        if (nsc_out_waiting(a->out) >= a->cfg.flush_kb * 1024)
+            nsc_ingest_flush(a, now);
     }
     zmq_msg_close(&m);
     return n;

@@ -14,8 +14,11 @@ int nsc_ingest_open(nsc_agent *a, char err[256]);
 void nsc_ingest_close(nsc_agent *a);
 /* Take at most max messages without waiting; returns how many were taken.
  * ZeroMQ's PULL socket queues fairly per peer, so bounding the work per call
- * keeps one busy sender from starving the others, HTTP and the timers. */
+ * keeps one busy sender from starving the others, HTTP and the timers. What
+ * waits becomes a spool entry as soon as it reaches flush_kb. */
 unsigned nsc_ingest_drain(nsc_agent *a, unsigned max);
+/* Store what waits as one spool entry (a failed allocation is counted). */
+void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns);
 /* Route one decoded batch (also used by tests that skip the socket). */
 void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns);
 /* Metric label of a reject reason index, or NULL for an unused index. */

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <event2/event.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,12 +54,6 @@ typedef struct timers {
     uint64_t tick, check, flush;
 } timers;
 
-static void flush(nsc_agent *a, uint64_t now)
-{
-    if (nsc_out_flush(a->out, now) < 0)
-        a->in.nomem++;
-}
-
 static void run_due(nsc_agent *a, timers *t, uint64_t now)
 {
     if (now - t->tick >= TICK_NS) {
@@ -73,7 +68,7 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
     size_t waiting = nsc_out_waiting(a->out);
     if (waiting >= a->cfg.flush_kb * 1024 || (waiting && now - t->flush >= a->cfg.flush_ms * MS)) {
         t->flush = now;
-        flush(a, now);
+        nsc_ingest_flush(a, now);
     }
 }
 
@@ -180,7 +175,7 @@ static void loop(nsc_agent *a)
     for (int i = 0; i < SHUTDOWN_BURSTS && nsc_ingest_drain(a, (unsigned)a->cfg.burst) > 0; i++)
         ;
     nsc_pxn_drain(a->pxn);
-    flush(a, nsc_agent_now());
+    nsc_ingest_flush(a, nsc_agent_now());
     if (a->fwd)
         drain_forward(a);
 }
@@ -222,8 +217,8 @@ int main(int argc, char **argv)
         teardown(&a);
         return 1;
     }
-    fprintf(stderr, "ncclscope-agent: %s listening on ipc://%s/agent.sock, spool %s, collector %s%s\n",
-            a.cfg.agent_id, a.cfg.rundir, a.cfg.spool, a.fwd ? a.cfg.collector : "none (spool only)",
+    fprintf(stderr, "ncclscope-agent: %s listening on ipc://%s/agent.sock, spool %s (epoch %016" PRIx64 "), collector %s%s\n",
+            a.cfg.agent_id, a.cfg.rundir, a.cfg.spool, nsc_spool_epoch(a.spool), a.fwd ? a.cfg.collector : "none (spool only)",
             a.cfg.collector_key[0] ? " (CURVE)" : "");
     loop(&a);
     teardown(&a);

@@ -192,7 +192,7 @@ int nsc_out_flush(nsc_out *o, uint64_t now_ns)
     }
     for (uint32_t i = 0, at = 0; i < o->nlife; at += o->life[i].nprogress, i++)
         o->life[i].progress = o->life[i].nprogress ? o->progress + at : NULL;
-    nsc_a2c_batch b = {.seq = nsc_spool_next_seq(o->spool), .sent_ns = now_ns, .nsections = o->nsec,
+    nsc_a2c_batch b = {.epoch = nsc_spool_epoch(o->spool), .seq = nsc_spool_next_seq(o->spool), .sent_ns = now_ns, .nsections = o->nsec,
                        .nlife = o->nlife, .naliases = o->nalias, .sections = secs, .life = o->life,
                        .aliases = o->alias};
     memcpy(b.agent, o->agent, sizeof b.agent);

@@ -83,14 +83,14 @@ static int open_pidfd(uint32_t pid)
 #endif
 }
 
-nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t now_ns, int *created)
+nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t now_ns, unsigned *news)
 {
     nsc_reg_proc *p = nsc_reg_find(r, hdr->proc.host, hdr->proc.pid);
-    *created = 0;
+    int created = 0;
     if (p && p->alive && p->finished && !hdr->final) {
         /* The plugin was loaded again after it shut down: reported anew. */
         p->finished = 0;
-        *created = 1;
+        created = 1;
     } else if (p && !p->alive && p->reason == NSC_A2C_REASON_SILENT) {
         /* Only slow, not gone: the same incarnation is back, reported anew. */
         p->alive = 1;
@@ -98,7 +98,7 @@ nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t no
         p->pidfd = open_pidfd(hdr->proc.pid);
         r->counts.dead--;
         r->counts.alive++;
-        *created = 1;
+        created = 1;
     } else if (!p || !p->alive) {
         if (!(p = calloc(1, sizeof *p)))
             return NULL;
@@ -114,7 +114,12 @@ nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t no
         r->by_key[k] = p;
         r->counts.alive++;
         r->counts.started_total++;
-        *created = 1;
+        created = 1;
+    }
+    *news = created ? NSC_REG_STARTED : 0;
+    if (hdr->final && !p->finished) {
+        p->finished = 1;
+        *news |= NSC_REG_FINISHED;
     }
     p->id = hdr->proc;
     p->last_ns = now_ns;

@@ -51,9 +51,16 @@ typedef struct nsc_reg_counts {
 
 nsc_registry *nsc_reg_new(void);
 void nsc_reg_free(nsc_registry *r);
+/* What a batch changed about its process's lifecycle (nsc_reg_get's *news). */
+enum {
+    NSC_REG_STARTED = 1,   /* new, revived after silence, or its plugin loaded again after finishing */
+    NSC_REG_FINISHED = 2   /* its plugin's final batch: silence from now on is expected */
+};
 /* The live entry for hdr's (host, pid), created when absent or when the known
- * one is dead (a reused pid); *created says so. NULL only without memory. */
-nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t now_ns, int *created);
+ * one is dead (a reused pid). The registry alone sets and clears `finished`
+ * from the headers; *news (NSC_REG_* bits) says what the caller reports.
+ * NULL only without memory. */
+nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t now_ns, unsigned *news);
 nsc_reg_proc *nsc_reg_find(nsc_registry *r, const char *host, uint32_t pid);
 nsc_reg_proc *nsc_reg_by_key(nsc_registry *r, uint64_t key);
 /* Take the definitions, progress and counters of a batch from p. Returns 0, or

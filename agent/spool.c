@@ -6,11 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct nsc_spool {
     MDB_env *env;
     MDB_dbi batches, tally, meta;
+    uint64_t epoch;
     nsc_spool_stats st;
 };
 
@@ -19,7 +23,7 @@ typedef struct meta_rec {
     uint64_t next_seq, refused_entries, refused_bytes, refused_events, refused_records, errors;
 } meta_rec;
 
-static const char META_KEY[] = "accounting";
+static const char META_KEY[] = "accounting", EPOCH_KEY[] = "epoch";
 
 static void be64(uint8_t k[8], uint64_t v)
 {
@@ -82,6 +86,36 @@ static int load_state(nsc_spool *s, MDB_txn *txn)
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* A fresh epoch: random, never 0 (0 names a spool older than epochs). */
+static int new_epoch(uint64_t *epoch)
+{
+    do {
+        if (getrandom(epoch, sizeof *epoch, 0) != (ssize_t)sizeof *epoch)
+            return EIO;
+    } while (*epoch == 0);
+    return 0;
+}
+
+/* Read the spool's epoch, or make one: a spool created now gets a random one;
+ * a spool an older agent created (it has batches or accounting but no epoch)
+ * gets 0, the epoch its batches were committed under. */
+static int load_epoch(nsc_spool *s, MDB_txn *txn, int had_meta)
+{
+    MDB_val k = {sizeof EPOCH_KEY, (void *)EPOCH_KEY}, v;
+    int rc = mdb_get(txn, s->meta, &k, &v);
+    if (rc == 0 && v.mv_size == sizeof s->epoch) {
+        memcpy(&s->epoch, v.mv_data, sizeof s->epoch);
+        return 0;
+    }
+    if (rc != MDB_NOTFOUND)
+        return rc ? rc : MDB_CORRUPTED;
+    s->epoch = 0;
+    if (!had_meta && s->st.entries == 0 && (rc = new_epoch(&s->epoch)) != 0)
+        return rc;
+    v = (MDB_val){sizeof s->epoch, &s->epoch};
+    return mdb_put(txn, s->meta, &k, &v, 0);
+}
+
 int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char err[128])
 {
     nsc_spool *s = calloc(1, sizeof *s);
@@ -105,7 +139,8 @@ int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char er
         (rc = mdb_txn_begin(s->env, NULL, 0, &txn)) == 0 &&
         (rc = mdb_dbi_open(txn, "batches", MDB_CREATE, &s->batches)) == 0 &&
         (rc = mdb_dbi_open(txn, "tally", MDB_CREATE, &s->tally)) == 0 &&
-        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 && (rc = load_state(s, txn)) == 0) {
+        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 && (rc = load_state(s, txn)) == 0 &&
+        (rc = load_epoch(s, txn, s->st.next_seq != 0 || s->st.refused_entries != 0)) == 0) {
         rc = mdb_txn_commit(txn);
         txn = NULL;
     }
@@ -131,6 +166,8 @@ void nsc_spool_close(nsc_spool *s)
 }
 
 uint64_t nsc_spool_next_seq(const nsc_spool *s) { return s->st.next_seq; }
+
+uint64_t nsc_spool_epoch(const nsc_spool *s) { return s->epoch; }
 
 void nsc_spool_stats_get(const nsc_spool *s, nsc_spool_stats *st) { *st = s->st; }
 
@@ -193,6 +230,17 @@ static nsc_spool_tally get_tally(nsc_spool *s, MDB_txn *txn, MDB_val *k)
     return t;
 }
 
+/* Unmap the pages a value read from the map occupies. LMDB maps the file
+ * shared and read-only, so this costs nothing but a fault on the next read
+ * (the page cache keeps the data), and the pages of batches already handed
+ * to the forwarder stop counting in the agent's resident memory. */
+static void release_pages(const void *data, size_t len)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)data & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)data + len + page - 1) & ~(page - 1);
+    madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const nsc_spool_entry *e), void *arg)
 {
     MDB_txn *txn;
@@ -211,6 +259,7 @@ int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const ns
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         nsc_spool_entry e = {from_be64(k.mv_data), v.mv_data, v.mv_size, get_tally(s, txn, &k)};
         ret = fn(arg, &e);
+        release_pages(v.mv_data, v.mv_size);
     }
     mdb_cursor_close(cur);
     mdb_txn_abort(txn);

@@ -3,6 +3,9 @@
  * Owns an LMDB environment with three databases: "batches" (8-byte big-endian
  * agent sequence -> one encoded a2c batch), "tally" (same key -> what the batch
  * holds: events, records) and "meta" (next sequence, refusal counters). A
+ * spool's epoch (a random 64-bit number made when the spool is created, kept in
+ * "meta") names this spool's sequence space: a spool deleted and created again
+ * under the same agent id starts at sequence 0 in a new epoch. A
  * batch is stored with the next sequence number in one transaction that also
  * updates the accounting; a batch that would take the stored bytes over the cap
  * (or that LMDB cannot hold) is refused, takes no sequence number, and what it
@@ -34,6 +37,9 @@ typedef struct nsc_spool_stats {
 int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char err[128]);
 void nsc_spool_close(nsc_spool *s);
 uint64_t nsc_spool_next_seq(const nsc_spool *s);
+/* The spool's epoch: random and non-zero for a spool this agent created; 0 for
+ * one an agent without epochs created (its batches went out without one). */
+uint64_t nsc_spool_epoch(const nsc_spool *s);
 /* Store msg under nsc_spool_next_seq(). Returns 0 (stored) or 1 (refused, counted). */
 int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tally *t);
 void nsc_spool_stats_get(const nsc_spool *s, nsc_spool_stats *st);
@@ -46,7 +52,9 @@ typedef struct nsc_spool_entry {
 } nsc_spool_entry;
 
 /* Call fn for every stored entry from seq `from`, in order; stops early when fn
- * returns non-zero and returns that value (-1 if the spool cannot be read). */
+ * returns non-zero and returns that value (-1 if the spool cannot be read).
+ * An entry's pages are unmapped after its call (they stay in the page cache),
+ * so reading the spool does not grow the agent's resident memory. */
 int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const nsc_spool_entry *e), void *arg);
 /* Delete the entries seqs[0..n) in one transaction; absent ones are skipped.
  * The number deleted and what they held are added to *deleted and *gone.

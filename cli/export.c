@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fields.h"
 #include "pb.h"
 
 #define LANE_NAME 48
 #define SEQ_ID 1
+#define FLUSH_AT (256u << 10)  /* output gathered before one write */
 
 typedef struct backing {
     uint64_t uuid;
@@ -25,13 +27,21 @@ typedef struct lane {
     uint32_t nb, cap;
 } lane;
 
+/* The members a record is read by (fields.h): names and their indexes. */
+static const char *const field_names[] = {"kind", "rank", "start_ns", "complete_ns", "stop_ns", "type",
+                                          "func", "channel", "datatype", "count", "bytes", "flags"};
+enum { F_KIND, F_RANK, F_START, F_COMPLETE, F_STOP, F_TYPE, F_FUNC, F_CHANNEL, F_DATATYPE, F_COUNT,
+       F_BYTES, F_FLAGS, NFIELDS };
+
 struct nsc_export {
     FILE *out;
+    nsc_fields fields;
     nsc_export_format fmt;
     lane *tab;
     size_t cap, n;
     uint64_t next_uuid;
-    nsc_pb pkt, body, sub, ann, frame;  /* scratch, reused for every packet */
+    nsc_pb pkt, body, sub, ann;  /* scratch, reused for every packet */
+    nsc_pb outbuf;               /* the file's next bytes, written at FLUSH_AT */
     nsc_export_totals t;
     int failed;
     int chrome_first;  /* no event written yet: no comma before the next */
@@ -93,15 +103,62 @@ static lane *find_lane(nsc_export *x, int32_t rank, const char *name, int *creat
     return NULL;
 }
 
+/* ---- output ---- */
+
+static void flush(nsc_export *x)
+{
+    if (!nsc_pb_ok(&x->outbuf) || fwrite(x->outbuf.data, 1, x->outbuf.len, x->out) != x->outbuf.len)
+        x->failed = 1;
+    nsc_pb_reset(&x->outbuf);
+}
+
+static void put(nsc_export *x, const char *s, size_t n) { nsc_pb_raw(&x->outbuf, s, n); }
+
+static void put_s(nsc_export *x, const char *s) { put(x, s, strlen(s)); }
+
+static void put_u64(nsc_export *x, uint64_t v)
+{
+    char d[20];
+    size_t i = sizeof d;
+    do
+        d[--i] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    put(x, d + i, sizeof d - i);
+}
+
+static void put_i64(nsc_export *x, int64_t v)
+{
+    if (v < 0)
+        put(x, "-", 1);
+    put_u64(x, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* s as a JSON string literal. Strings that need no escape (all the API
+ * writes) are copied; the others take json.h's writer, after what is
+ * gathered so far. */
+static void put_str(nsc_export *x, const char *s)
+{
+    size_t n = 0;
+    while ((unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\')
+        n++;
+    if (s[n]) {
+        flush(x);
+        nsc_json_write_str(x->out, s);
+        return;
+    }
+    put(x, "\"", 1);
+    put(x, s, n);
+    put(x, "\"", 1);
+}
+
 /* ---- Perfetto ---- */
 
 static void pf_emit(nsc_export *x)
 {
     nsc_pb_uint(&x->pkt, NSC_PF_PACKET_SEQ_ID, SEQ_ID);
-    nsc_pb_reset(&x->frame);
-    nsc_pb_msg(&x->frame, NSC_PF_TRACE_PACKET, &x->pkt);
-    if (!nsc_pb_ok(&x->frame) || fwrite(x->frame.data, 1, x->frame.len, x->out) != x->frame.len)
-        x->failed = 1;
+    nsc_pb_msg(&x->outbuf, NSC_PF_TRACE_PACKET, &x->pkt);
+    if (x->outbuf.len >= FLUSH_AT)
+        flush(x);
 }
 
 static void pf_process_track(nsc_export *x, uint64_t uuid, int32_t rank, const char *title)
@@ -164,43 +221,58 @@ static void pf_annotation(nsc_export *x, const nsc_json *m)
 
 /* ---- Chrome JSON ---- */
 
+/* Events are separated by ",\n"; an event that fills the buffer writes it. */
 static void chrome_sep(nsc_export *x)
 {
-    fputs(x->chrome_first ? "\n" : ",\n", x->out);
+    if (x->outbuf.len >= FLUSH_AT)
+        flush(x);
+    put_s(x, x->chrome_first ? "\n" : ",\n");
     x->chrome_first = 0;
 }
 
-static void chrome_ts(FILE *f, const char *key, uint64_t ns)
+/* ,"key":us.fff (microseconds with the nanoseconds as three decimals) */
+static void chrome_ts(nsc_export *x, const char *key, uint64_t ns)
 {
-    fprintf(f, ",\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
+    char frac[4] = {(char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10), 0};
+    put(x, ",\"", 2);
+    put_s(x, key);
+    put(x, "\":", 2);
+    put_u64(x, ns / 1000);
+    put(x, ".", 1);
+    put(x, frac, 3);
 }
 
 static void chrome_meta(nsc_export *x, const char *what, int32_t rank, const uint64_t *tid,
                         const char *title)
 {
     chrome_sep(x);
-    fprintf(x->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRId64, what, (int64_t)rank + 1);
-    if (tid)
-        fprintf(x->out, ",\"tid\":%" PRIu64, *tid);
-    fputs(",\"args\":{\"name\":", x->out);
-    nsc_json_write_str(x->out, title);
-    fputs("}}", x->out);
+    put_s(x, "{\"ph\":\"M\",\"name\":\"");
+    put_s(x, what);
+    put_s(x, "\",\"pid\":");
+    put_i64(x, (int64_t)rank + 1);
+    if (tid) {
+        put_s(x, ",\"tid\":");
+        put_u64(x, *tid);
+    }
+    put_s(x, ",\"args\":{\"name\":");
+    put_str(x, title);
+    put_s(x, "}}");
 }
 
 static void chrome_arg(nsc_export *x, const nsc_json *m, int *first)
 {
     if (m->kind == NSC_JSON_OBJECT || m->kind == NSC_JSON_ARRAY || m->kind == NSC_JSON_NULL)
         return;
-    fputs(*first ? "" : ",", x->out);
+    put_s(x, *first ? "" : ",");
     *first = 0;
-    nsc_json_write_str(x->out, m->key);
-    fputc(':', x->out);
+    put_str(x, m->key);
+    put(x, ":", 1);
     if (m->kind == NSC_JSON_STRING)
-        nsc_json_write_str(x->out, m->text);
+        put_str(x, m->text);
     else if (m->kind == NSC_JSON_NUMBER)
-        fputs(m->text, x->out);
+        put(x, m->text, m->count);
     else
-        fputs(m->kind == NSC_JSON_TRUE ? "true" : "false", x->out);
+        put_s(x, m->kind == NSC_JSON_TRUE ? "true" : "false");
 }
 
 /* ---- records ---- */
@@ -209,39 +281,38 @@ typedef struct slice {
     int32_t rank;
     uint64_t start, end;
     int open;
-    const char *end_key;
+    int end_field;  /* F_COMPLETE or F_STOP: the member that ended it; -1: open */
     const char *type, *name;
     char lane[LANE_NAME];
 } slice;
 
 /* The event a record describes; -1 if it is not one. The end is the
  * completion (Coll, P2p: the real end), else the stop. */
-static int read_slice(const nsc_json *rec, slice *s)
+static int read_slice(const nsc_json *const *f, slice *s)
 {
     int64_t rank;
-    const char *kind = nsc_json_str(nsc_json_get(rec, "kind"));
-    if (rec->kind != NSC_JSON_OBJECT || !kind || strcmp(kind, "event") != 0 ||
-        nsc_json_i64(nsc_json_get(rec, "rank"), &rank) != 0 || rank < INT32_MIN || rank > INT32_MAX ||
-        nsc_json_u64(nsc_json_get(rec, "start_ns"), &s->start) != 0)
+    const char *kind = nsc_json_str(f[F_KIND]);
+    if (!kind || strcmp(kind, "event") != 0 || nsc_json_i64(f[F_RANK], &rank) != 0 ||
+        rank < INT32_MIN || rank > INT32_MAX || nsc_json_u64(f[F_START], &s->start) != 0)
         return -1;
     s->rank = (int32_t)rank;
-    s->end_key = "complete_ns";
-    if (nsc_json_u64(nsc_json_get(rec, s->end_key), &s->end) != 0) {
-        s->end_key = "stop_ns";
-        if (nsc_json_u64(nsc_json_get(rec, s->end_key), &s->end) != 0)
-            s->end_key = NULL;
+    s->end_field = F_COMPLETE;
+    if (nsc_json_u64(f[F_COMPLETE], &s->end) != 0) {
+        s->end_field = F_STOP;
+        if (nsc_json_u64(f[F_STOP], &s->end) != 0)
+            s->end_field = -1;
     }
-    if (s->end_key && s->end < s->start)
-        s->end_key = NULL;  /* kept as an argument; the slice stays open */
-    s->open = s->end_key == NULL;
-    s->type = nsc_json_str(nsc_json_get(rec, "type"));
+    if (s->end_field >= 0 && s->end < s->start)
+        s->end_field = -1;  /* kept as an argument; the slice stays open */
+    s->open = s->end_field < 0;
+    s->type = nsc_json_str(f[F_TYPE]);
     if (!s->type)
         s->type = "event";
-    s->name = nsc_json_str(nsc_json_get(rec, "func"));
+    s->name = nsc_json_str(f[F_FUNC]);
     if (!s->name)
         s->name = s->type;
     int64_t ch;
-    if (nsc_json_i64(nsc_json_get(rec, "channel"), &ch) == 0)
+    if (nsc_json_i64(f[F_CHANNEL], &ch) == 0)
         snprintf(s->lane, sizeof s->lane, "%s ch%" PRId64, s->type, ch);
     else
         snprintf(s->lane, sizeof s->lane, "%s", s->type);
@@ -276,14 +347,13 @@ typedef struct derived {
     uint64_t bytes;
 } derived;
 
-static void derive(const nsc_json *rec, derived *d)
+static void derive(const nsc_json *const *f, derived *d)
 {
-    uint64_t count, size = datatype_size(nsc_json_str(nsc_json_get(rec, "datatype")));
-    d->has_bytes = size && nsc_json_u64(nsc_json_get(rec, "count"), &count) == 0 &&
-                   !nsc_json_get(rec, "bytes");
+    uint64_t count, size = datatype_size(nsc_json_str(f[F_DATATYPE]));
+    d->has_bytes = size && nsc_json_u64(f[F_COUNT], &count) == 0 && !f[F_BYTES];
     d->bytes = d->has_bytes ? count * size : 0;
     d->graph = 0;
-    const nsc_json *flags = nsc_json_get(rec, "flags");
+    const nsc_json *flags = f[F_FLAGS];
     if (flags && flags->kind == NSC_JSON_ARRAY)
         for (const nsc_json *f = nsc_json_first(flags); f; f = nsc_json_next(flags, f))
             d->graph |= f->kind == NSC_JSON_STRING && strcmp(f->text, "graph") == 0;
@@ -361,10 +431,10 @@ static backing *backing_for(nsc_export *x, lane *proc, lane *l, const slice *s)
     return b;
 }
 
-static int is_structural(const nsc_json *m, const slice *s)
+static int is_structural(const nsc_export *x, const nsc_json *m, const slice *s)
 {
-    return strcmp(m->key, "kind") == 0 || strcmp(m->key, "rank") == 0 ||
-           strcmp(m->key, "start_ns") == 0 || (s->end_key && strcmp(m->key, s->end_key) == 0);
+    int id = nsc_fields_id(&x->fields, m);
+    return id == F_KIND || id == F_RANK || id == F_START || (id >= 0 && id == s->end_field);
 }
 
 static void pf_annotate_derived(nsc_export *x, const derived *d)
@@ -381,16 +451,17 @@ static void pf_annotate_derived(nsc_export *x, const derived *d)
     nsc_pb_msg(&x->sub, NSC_PF_TE_DEBUG_ANNOTATIONS, &x->ann);
 }
 
-static void pf_slice(nsc_export *x, const nsc_json *rec, const slice *s, uint64_t track)
+static void pf_slice(nsc_export *x, const nsc_json *rec, const nsc_json *const *f, const slice *s,
+                     uint64_t track)
 {
     derived d;
-    derive(rec, &d);
+    derive(f, &d);
     nsc_pb_reset(&x->sub);
     nsc_pb_uint(&x->sub, NSC_PF_TE_TYPE, NSC_PF_TE_SLICE_BEGIN);
     nsc_pb_uint(&x->sub, NSC_PF_TE_TRACK_UUID, track);
     nsc_pb_str(&x->sub, NSC_PF_TE_NAME, s->name);
     for (const nsc_json *m = nsc_json_first(rec); m; m = nsc_json_next(rec, m))
-        if (!is_structural(m, s))
+        if (!is_structural(x, m, s))
             pf_annotation(x, m);
     pf_annotate_derived(x, &d);
     nsc_pb_reset(&x->pkt);
@@ -408,29 +479,34 @@ static void pf_slice(nsc_export *x, const nsc_json *rec, const slice *s, uint64_
     pf_emit(x);
 }
 
-static void chrome_slice(nsc_export *x, const nsc_json *rec, const slice *s, uint64_t tid)
+static void chrome_slice(nsc_export *x, const nsc_json *rec, const nsc_json *const *f, const slice *s,
+                         uint64_t tid)
 {
     chrome_sep(x);
-    fputs("{\"name\":", x->out);
-    nsc_json_write_str(x->out, s->name);
-    fputs(",\"cat\":", x->out);
-    nsc_json_write_str(x->out, s->type);
-    fprintf(x->out, ",\"ph\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%" PRIu64, s->open ? "B" : "X",
-            (int64_t)s->rank + 1, tid);
-    chrome_ts(x->out, "ts", s->start);
+    put_s(x, "{\"name\":");
+    put_str(x, s->name);
+    put_s(x, ",\"cat\":");
+    put_str(x, s->type);
+    put_s(x, s->open ? ",\"ph\":\"B\",\"pid\":" : ",\"ph\":\"X\",\"pid\":");
+    put_i64(x, (int64_t)s->rank + 1);
+    put_s(x, ",\"tid\":");
+    put_u64(x, tid);
+    chrome_ts(x, "ts", s->start);
     if (!s->open)
-        chrome_ts(x->out, "dur", s->end - s->start);
-    fputs(",\"args\":{", x->out);
+        chrome_ts(x, "dur", s->end - s->start);
+    put_s(x, ",\"args\":{");
     int first = 1;
     derived d;
-    derive(rec, &d);
+    derive(f, &d);
     for (const nsc_json *m = nsc_json_first(rec); m; m = nsc_json_next(rec, m))
-        if (!is_structural(m, s))
+        if (!is_structural(x, m, s))
             chrome_arg(x, m, &first);
-    if (d.has_bytes)
-        fprintf(x->out, "%s\"bytes\":%" PRIu64, first ? "" : ",", d.bytes);
-    fprintf(x->out, "%s\"graph_captured\":%s}}", first && !d.has_bytes ? "" : ",",
-            d.graph ? "true" : "false");
+    if (d.has_bytes) {
+        put_s(x, first ? "\"bytes\":" : ",\"bytes\":");
+        put_u64(x, d.bytes);
+    }
+    put_s(x, first && !d.has_bytes ? "" : ",");
+    put_s(x, d.graph ? "\"graph_captured\":true}}" : "\"graph_captured\":false}}");
 }
 
 nsc_export *nsc_export_new(FILE *out, nsc_export_format fmt)
@@ -442,19 +518,22 @@ nsc_export *nsc_export_new(FILE *out, nsc_export_format fmt)
     x->fmt = fmt;
     x->next_uuid = 1;
     x->chrome_first = 1;
+    nsc_fields_init(&x->fields, field_names, NFIELDS);
     if (fmt == NSC_EXPORT_CHROME)
-        fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
+        put_s(x, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
     return x;
 }
 
 int nsc_export_record(nsc_export *x, const nsc_json *rec)
 {
     slice s;
+    const nsc_json *f[NFIELDS];
     x->t.records++;
-    const char *kind = nsc_json_str(nsc_json_get(rec, "kind"));
+    nsc_fields_pick(&x->fields, rec, f);
+    const char *kind = nsc_json_str(f[F_KIND]);
     if (kind && strcmp(kind, "header") == 0)
         return header_ranks(x, rec);
-    if (read_slice(rec, &s) != 0) {
+    if (read_slice(f, &s) != 0) {
         x->t.skipped++;
         return 0;
     }
@@ -468,9 +547,9 @@ int nsc_export_record(nsc_export *x, const nsc_json *rec)
         return -1;
     b->free_at = s.open ? UINT64_MAX : s.end + 1;
     if (x->fmt == NSC_EXPORT_PERFETTO)
-        pf_slice(x, rec, &s, b->uuid);
+        pf_slice(x, rec, f, &s, b->uuid);
     else
-        chrome_slice(x, rec, &s, b->uuid);
+        chrome_slice(x, rec, f, &s, b->uuid);
     if (s.open)
         x->t.open++;
     else
@@ -481,7 +560,8 @@ int nsc_export_record(nsc_export *x, const nsc_json *rec)
 int nsc_export_finish(nsc_export *x, nsc_export_totals *totals)
 {
     if (x->fmt == NSC_EXPORT_CHROME)
-        fputs("\n]}\n", x->out);
+        put_s(x, "\n]}\n");
+    flush(x);
     int rc = x->failed || ferror(x->out) || fflush(x->out) != 0 ? -1 : 0;
     if (totals)
         *totals = x->t;
@@ -492,7 +572,7 @@ int nsc_export_finish(nsc_export *x, nsc_export_totals *totals)
     nsc_pb_free(&x->body);
     nsc_pb_free(&x->sub);
     nsc_pb_free(&x->ann);
-    nsc_pb_free(&x->frame);
+    nsc_pb_free(&x->outbuf);
     free(x);
     return rc;
 }

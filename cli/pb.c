@@ -73,15 +73,20 @@ void nsc_pb_double(nsc_pb *b, uint32_t field, double v)
         b->data[b->len++] = (uint8_t)(bits >> (8 * i));
 }
 
-void nsc_pb_bytes(nsc_pb *b, uint32_t field, const void *p, size_t n)
+void nsc_pb_raw(nsc_pb *b, const void *p, size_t n)
 {
-    tag(b, field, WIRE_LEN);
-    varint(b, n);
     if (reserve(b, n) != 0)
         return;
     if (n)
         memcpy(b->data + b->len, p, n);
     b->len += n;
+}
+
+void nsc_pb_bytes(nsc_pb *b, uint32_t field, const void *p, size_t n)
+{
+    tag(b, field, WIRE_LEN);
+    varint(b, n);
+    nsc_pb_raw(b, p, n);
 }
 
 void nsc_pb_str(nsc_pb *b, uint32_t field, const char *s) { nsc_pb_bytes(b, field, s, strlen(s)); }

@@ -28,5 +28,8 @@ void nsc_pb_double(nsc_pb *b, uint32_t field, double v);
 void nsc_pb_bytes(nsc_pb *b, uint32_t field, const void *p, size_t n);
 void nsc_pb_str(nsc_pb *b, uint32_t field, const char *s);
 void nsc_pb_msg(nsc_pb *b, uint32_t field, const nsc_pb *sub);
+/* Bytes as they are, no tag: whole messages, or any other output gathered
+ * in the buffer before one write. */
+void nsc_pb_raw(nsc_pb *b, const void *p, size_t n);
 
 #endif

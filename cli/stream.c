@@ -73,6 +73,15 @@ static int ndjson_line(void *arg, char *line, size_t len)
         len--;
     if (len == 0)
         return 0;
+    const nsc_json *flat;
+    int scanned = nsc_flat_scan(&r->flat, line, len, &flat);
+    if (scanned == NSC_FLAT_OK)
+        return r->fn(r->arg, flat, line, len);
+    if (scanned == NSC_FLAT_NOMEM) {
+        snprintf(r->err, sizeof r->err, "out of memory reading line %llu of the response",
+                 (unsigned long long)r->lb.lines);
+        return 1;
+    }
     nsc_json_doc doc;
     nsc_json_error e;
     if (nsc_json_parse(line, len, NULL, &doc, &e) != 0) {
@@ -106,7 +115,11 @@ int nsc_ndjson_end(nsc_ndjson *r)
     return ndjson_line(r, r->lb.buf, n);
 }
 
-void nsc_ndjson_free(nsc_ndjson *r) { free(r->lb.buf); }
+void nsc_ndjson_free(nsc_ndjson *r)
+{
+    free(r->lb.buf);
+    nsc_flat_free(&r->flat);
+}
 
 /* ---- whole document ---- */
 

@@ -2,7 +2,8 @@
  *
  * Owns three readers that take body bytes through nsc_http_body_fn-shaped
  * feed functions: NDJSON (one value per line, parsed as each line completes,
- * memory bounded by the longest line), a whole document (collected, then
+ * flat objects by flat.h's scanner, the rest by the generic reader; memory
+ * bounded by the longest line), a whole document (collected, then
  * parsed once: for small answers like comms or status), and server-sent
  * events (event name and data per blank-line-terminated block).
  *
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flat.h"
 #include "json.h"
 
 #define NSC_STREAM_MAX_LINE (4u << 20)
@@ -31,6 +33,7 @@ typedef struct nsc_linebuf {
 typedef int (*nsc_ndjson_fn)(void *arg, const nsc_json *value, const char *line, size_t len);
 typedef struct nsc_ndjson {
     nsc_linebuf lb;
+    nsc_flat flat;  /* scratch of the fast path, reused for every line */
     nsc_ndjson_fn fn;
     void *arg;
     char err[160];  /* set when feed/end return -1 */

@@ -4,6 +4,7 @@
  * hold more than one record: the text view keeps a fixed number of cells per
  * rank (the window widens by doubling as later or earlier events arrive),
  * CSV writes a line per record, export hands each record to export.c.
+ * None of them shows an event's states, so they ask for none (states=0).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 
 #include "cli.h"
 #include "export.h"
+#include "fields.h"
 #include "table.h"
 
 #define MAX_RANKS (1 << 20)
@@ -32,8 +34,12 @@ typedef struct lanes {
     cell *rows;        /* nranks * width */
     size_t nranks;
     uint64_t events, open;
+    nsc_fields fields;
     nsc_cli_ctx *c;
 } lanes;
+
+static const char *const lane_fields[] = {"type", "func", "rank", "start_ns", "complete_ns", "stop_ns"};
+enum { L_TYPE, L_FUNC, L_RANK, L_START, L_COMPLETE, L_STOP, NLANE_FIELDS };
 
 static char func_char(const char *func)
 {
@@ -77,11 +83,11 @@ static void widen(lanes *l, uint64_t s, uint64_t e)
 }
 
 /* The end of an event: its completion, else its stop. -1: neither. */
-static int event_end(const nsc_json *rec, uint64_t *e)
+static int event_end(const nsc_json *const *f, uint64_t *e)
 {
-    if (nsc_json_u64(nsc_json_get(rec, "complete_ns"), e) == 0)
+    if (nsc_json_u64(f[L_COMPLETE], e) == 0)
         return 0;
-    return nsc_json_u64(nsc_json_get(rec, "stop_ns"), e);
+    return nsc_json_u64(f[L_STOP], e);
 }
 
 static int lane_record(void *arg, const nsc_json *rec, const char *line, size_t len)
@@ -90,13 +96,15 @@ static int lane_record(void *arg, const nsc_json *rec, const char *line, size_t 
     lanes *l = arg;
     int64_t rank;
     uint64_t s, e;
-    const char *type = nsc_json_str(nsc_json_get(rec, "type"));
-    const char *func = nsc_json_str(nsc_json_get(rec, "func"));
+    const nsc_json *f[NLANE_FIELDS];
+    nsc_fields_pick(&l->fields, rec, f);
+    const char *type = nsc_json_str(f[L_TYPE]);
+    const char *func = nsc_json_str(f[L_FUNC]);
     if (!type || (strcmp(type, "Coll") != 0 && strcmp(type, "P2p") != 0) ||
-        nsc_json_i64(nsc_json_get(rec, "rank"), &rank) != 0 || rank < 0 || rank >= MAX_RANKS ||
-        nsc_json_u64(nsc_json_get(rec, "start_ns"), &s) != 0)
+        nsc_json_i64(f[L_RANK], &rank) != 0 || rank < 0 || rank >= MAX_RANKS ||
+        nsc_json_u64(f[L_START], &s) != 0)
         return 0;  /* only collectives and p2p operations are drawn */
-    int open = event_end(rec, &e) != 0;
+    int open = event_end(f, &e) != 0;
     if (open || e <= s)
         e = s + 1;
     l->events++;
@@ -149,11 +157,12 @@ static void print_lanes(const lanes *l)
 
 /* ---- CSV ---- */
 
+/* The columns, then "kind", which picks the lines that are events. */
 static const char *const csv_cols[] = {
     "rank",  "type",     "pid",   "tid",      "id",      "parent",      "channel",
     "func",  "seq",      "datatype", "count", "algo",    "proto",       "peer",
-    "start_ns", "stop_ns", "complete_ns", "gpu_start_ns", "gpu_stop_ns", "err_ns", "flags"};
-#define NCSV (sizeof csv_cols / sizeof csv_cols[0])
+    "start_ns", "stop_ns", "complete_ns", "gpu_start_ns", "gpu_stop_ns", "err_ns", "flags", "kind"};
+#define NCSV (sizeof csv_cols / sizeof csv_cols[0] - 1)
 
 static void csv_field(const nsc_json *v)
 {
@@ -184,14 +193,16 @@ static void csv_field(const nsc_json *v)
 
 static int csv_record(void *arg, const nsc_json *rec, const char *line, size_t len)
 {
-    (void)arg, (void)line, (void)len;
-    const char *kind = nsc_json_str(nsc_json_get(rec, "kind"));
+    (void)line, (void)len;
+    const nsc_json *f[NCSV + 1];
+    nsc_fields_pick(arg, rec, f);
+    const char *kind = nsc_json_str(f[NCSV]);
     if (!kind || strcmp(kind, "event") != 0)
         return 0;
     for (size_t i = 0; i < NCSV; i++) {
         if (i)
             putchar(',');
-        csv_field(nsc_json_get(rec, csv_cols[i]));
+        csv_field(f[i]);
     }
     putchar('\n');
     return ferror(stdout) ? 1 : 0;
@@ -205,6 +216,15 @@ static int need_comm(nsc_cli_ctx *c)
     return NSC_EXIT_USAGE;
 }
 
+/* The views below show no states: the source need not even decode them. */
+static int no_states(nsc_cli_ctx *c, char *qs, size_t cap)
+{
+    if (nsc_qs_add(qs, cap, "states", "0") == 0)
+        return NSC_EXIT_OK;
+    snprintf(c->err, sizeof c->err, "query too long");
+    return NSC_EXIT_USAGE;
+}
+
 int nsc_verb_timeline(nsc_cli_ctx *c)
 {
     char qs[2048];
@@ -213,11 +233,15 @@ int nsc_verb_timeline(nsc_cli_ctx *c)
         return rc;
     if (c->json)
         return nsc_cli_fetch_pages(c, "timeline", qs, nsc_cli_print_line, NULL);
+    if ((rc = no_states(c, qs, sizeof qs)))
+        return rc;
     if (nsc_cli_has(c->args, "csv")) {
+        nsc_fields cols;
+        nsc_fields_init(&cols, csv_cols, NCSV + 1);
         for (size_t i = 0; i < NCSV; i++)
             printf("%s%s", i ? "," : "", csv_cols[i]);
         putchar('\n');
-        return nsc_cli_fetch_pages(c, "timeline", qs, csv_record, NULL);
+        return nsc_cli_fetch_pages(c, "timeline", qs, csv_record, &cols);
     }
     unsigned long long width = 100;
     if ((rc = nsc_cli_u64_opt(c, "width", &width)))
@@ -227,6 +251,7 @@ int nsc_verb_timeline(nsc_cli_ctx *c)
         return NSC_EXIT_USAGE;
     }
     lanes l = {.width = (size_t)width, .c = c};
+    nsc_fields_init(&l.fields, lane_fields, NLANE_FIELDS);
     rc = nsc_cli_fetch_pages(c, "timeline", qs, lane_record, &l);
     if (rc == NSC_EXIT_OK)
         print_lanes(&l);
@@ -305,7 +330,8 @@ int nsc_verb_export(nsc_cli_ctx *c)
         snprintf(c->err, sizeof c->err, "export needs -o FILE ('-' for stdout)");
         return NSC_EXIT_USAGE;
     }
-    if (!input && ((rc = need_comm(c)) || (rc = nsc_cli_query(c, qs, sizeof qs))))
+    if (!input && ((rc = need_comm(c)) || (rc = nsc_cli_query(c, qs, sizeof qs)) ||
+                   (rc = no_states(c, qs, sizeof qs))))
         return rc;
     int to_stdout = strcmp(out, "-") == 0;
     if (to_stdout && fmt == NSC_EXPORT_PERFETTO && isatty(STDOUT_FILENO)) {

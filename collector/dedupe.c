@@ -1,4 +1,4 @@
-/* dedupe.c: committed batch sequences per agent (see dedupe.h). */
+/* dedupe.c: committed batch sequences per agent epoch (see dedupe.h). */
 #include "dedupe.h"
 
 #include <stdlib.h>
@@ -6,13 +6,14 @@
 
 typedef struct agent_seqs {
     char id[64];
+    uint64_t epoch;     /* the agent's spool identity: a new spool starts at seq 0 again */
     nsc_store_seq_range *r;
     size_t n, cap;
     int dirty;
 } agent_seqs;
 
 struct nsc_dedupe {
-    agent_seqs *agents;  /* sorted by id */
+    agent_seqs *agents;  /* sorted by (id, epoch) */
     size_t n, cap;
 };
 
@@ -37,13 +38,19 @@ void nsc_dedupe_free(nsc_dedupe *d)
     free(d);
 }
 
-/* Index of the agent, or where it would go (*found says which). */
-static size_t find(const nsc_dedupe *d, const char *id, int *found)
+static int cmp_key(const agent_seqs *a, const char *id, uint64_t epoch)
+{
+    int c = strcmp(a->id, id);
+    return c ? c : a->epoch < epoch ? -1 : a->epoch > epoch;
+}
+
+/* Index of (agent, epoch), or where it would go (*found says which). */
+static size_t find(const nsc_dedupe *d, const char *id, uint64_t epoch, int *found)
 {
     size_t lo = 0, hi = d->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = strcmp(d->agents[mid].id, id);
+        int c = cmp_key(&d->agents[mid], id, epoch);
         if (c == 0) {
             *found = 1;
             return mid;
@@ -57,10 +64,10 @@ static size_t find(const nsc_dedupe *d, const char *id, int *found)
     return lo;
 }
 
-static agent_seqs *get_or_add(nsc_dedupe *d, const char *id)
+static agent_seqs *get_or_add(nsc_dedupe *d, const char *id, uint64_t epoch)
 {
     int found;
-    size_t i = find(d, id, &found);
+    size_t i = find(d, id, epoch, &found);
     if (found)
         return &d->agents[i];
     if (d->n == d->cap) {
@@ -76,6 +83,7 @@ static agent_seqs *get_or_add(nsc_dedupe *d, const char *id)
     agent_seqs *a = &d->agents[i];
     memset(a, 0, sizeof *a);
     strncpy(a->id, id, sizeof a->id - 1);
+    a->epoch = epoch;
     return a;
 }
 
@@ -104,19 +112,19 @@ static int opens_range(const agent_seqs *a, size_t k, uint64_t seq)
     return !(k < a->n && (a->r[k].lo <= seq + 1 && seq <= a->r[k].hi));
 }
 
-int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t seq)
+int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
 {
     int found;
-    size_t i = find(d, agent, &found);
+    size_t i = find(d, agent, epoch, &found);
     if (!found)
         return 0;
     return holds(&d->agents[i], range_at(&d->agents[i], seq), seq);
 }
 
-int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t seq)
+int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
 {
     int found;
-    size_t i = find(d, agent, &found);
+    size_t i = find(d, agent, epoch, &found);
     if (!found)
         return 0;
     const agent_seqs *a = &d->agents[i];
@@ -146,11 +154,11 @@ static void remove_range(agent_seqs *a, size_t k)
     a->n--;
 }
 
-int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t seq)
+int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
 {
-    if (nsc_dedupe_room(d, agent, seq))
+    if (nsc_dedupe_room(d, agent, epoch, seq))
         return NSC_DEDUPE_FULL;
-    agent_seqs *a = get_or_add(d, agent);
+    agent_seqs *a = get_or_add(d, agent, epoch);
     if (!a)
         return -1;
     size_t k = range_at(a, seq);
@@ -177,7 +185,7 @@ int nsc_dedupe_put_dirty(nsc_dedupe *d, nsc_store *st)
         agent_seqs *a = &d->agents[i];
         if (!a->dirty)
             continue;
-        int rc = nsc_store_put_agent_seqs(st, a->id, a->r, a->n);
+        int rc = nsc_store_put_agent_seqs(st, a->id, a->epoch, a->r, a->n);
         if (rc)
             return rc;
         a->dirty = 0;
@@ -190,9 +198,9 @@ size_t nsc_dedupe_agents(const nsc_dedupe *d)
     return d->n;
 }
 
-static int load_agent(void *arg, const char *agent, const nsc_store_seq_range *r, size_t n)
+static int load_agent(void *arg, const char *agent, uint64_t epoch, const nsc_store_seq_range *r, size_t n)
 {
-    agent_seqs *a = get_or_add(arg, agent);
+    agent_seqs *a = get_or_add(arg, agent, epoch);
     if (!a)
         return -1;
     a->r = malloc((n ? n : 1) * sizeof *r);

@@ -1,8 +1,10 @@
 /* dedupe.h: which batch sequences of each agent are committed.
  *
- * Owns, per agent id, a sorted set of disjoint ranges [lo, hi) of batch
- * sequences; agents send dense sequences, so an agent needs one range in the
- * common case and a few when batches commit out of order. The writer marks a
+ * Owns, per agent id and epoch, a sorted set of disjoint ranges [lo, hi) of
+ * batch sequences; agents send dense sequences, so an agent epoch needs one
+ * range in the common case and a few when batches commit out of order. The
+ * epoch names the agent's spool: an agent whose spool was deleted starts at
+ * sequence 0 again in a new epoch, and its batches are new, not duplicates. The writer marks a
  * batch when it puts it, writes the agent's ranges in the same transaction
  * (nsc_store_put_agent_seqs) and reloads everything from the store when a
  * commit fails, so memory and store never disagree about a committed batch.
@@ -29,19 +31,19 @@ void nsc_dedupe_free(nsc_dedupe *d);
 /* Replace the state with the store's (every agent's ranges). */
 int nsc_dedupe_load(nsc_dedupe *d, nsc_store *st);
 
-/* 1 if (agent, seq) is already marked. */
-int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t seq);
+/* 1 if (agent, epoch, seq) is already marked. */
+int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
 #define NSC_DEDUPE_FULL 1
-/* 0 if (agent, seq) may be marked, NSC_DEDUPE_FULL if marking it would need
- * a range more than NSC_DEDUPE_MAX_RANGES (ask before storing the batch). */
-int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t seq);
-/* Mark (agent, seq); the agent becomes dirty. 0, NSC_DEDUPE_FULL (nothing
- * marked, see nsc_dedupe_room) or -1 (no memory). */
-int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t seq);
-/* Write every dirty agent's ranges into the open transaction and clear the
+/* 0 if (agent, epoch, seq) may be marked, NSC_DEDUPE_FULL if marking it would
+ * need a range more than NSC_DEDUPE_MAX_RANGES (ask before storing the batch). */
+int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
+/* Mark (agent, epoch, seq); that agent epoch becomes dirty. 0, NSC_DEDUPE_FULL
+ * (nothing marked, see nsc_dedupe_room) or -1 (no memory). */
+int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
+/* Write every dirty agent epoch's ranges into the open transaction and clear the
  * dirty marks. Returns 0 or a store error. */
 int nsc_dedupe_put_dirty(nsc_dedupe *d, nsc_store *st);
-/* Agents known. */
+/* Agent epochs known. */
 size_t nsc_dedupe_agents(const nsc_dedupe *d);
 
 #endif

@@ -115,11 +115,11 @@ static int take_batch(nsc_writer *w, nsc_item *it)
     int rc = ensure_txn(w);
     if (rc)
         return rc;
-    if (nsc_dedupe_has(w->dedupe, it->a2c.agent, it->a2c.seq)) {
+    if (nsc_dedupe_has(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq)) {
         atomic_fetch_add_explicit(&s->duplicates, 1, memory_order_relaxed);
         return hold(w, it) ? NSC_STORE_ENOMEM : 0;
     }
-    if (nsc_dedupe_room(w->dedupe, it->a2c.agent, it->a2c.seq)) {
+    if (nsc_dedupe_room(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq)) {
         refuse_gap(w, it);
         return 0;
     }
@@ -130,7 +130,7 @@ static int take_batch(nsc_writer *w, nsc_item *it)
         stt += it->sb[i].nstates;
         cp += it->sb[i].ncompletions;
     }
-    if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.seq) ||
+    if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq) ||
         hold(w, it))
         return rc ? rc : NSC_STORE_ENOMEM;
     feed_live(w->c, it);

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_FIELDS 9
+#define BATCH_FIELDS 10
+#define BATCH_V1_FIELDS 9  /* no epoch */
 #define LIFE_FIELDS 8
 #define PROGRESS_FIELDS 4
 #define ALIAS_FIELDS 4
@@ -20,17 +21,17 @@
 
 /* ---- encoder ------------------------------------------------------------- */
 
-static uint8_t *put_head(uint8_t *p, uint32_t nfields, unsigned kind, const char *agent)
+static uint8_t *put_head(uint8_t *p, uint32_t nfields, unsigned kind, unsigned version, const char *agent)
 {
     p = nsc_mp_put_array(p, nfields);
     p = nsc_mp_put_uint(p, kind);
-    p = nsc_mp_put_uint(p, NSC_A2C_VERSION);
+    p = nsc_mp_put_uint(p, version);
     return nsc_mp_put_text(p, agent);
 }
 
 size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b)
 {
-    size_t n = 5 * 5 + 2 * TEXT_MAX_BYTES + 4 * UINT_MAX_BYTES;
+    size_t n = 5 * 5 + 2 * TEXT_MAX_BYTES + 5 * UINT_MAX_BYTES;
     for (uint32_t i = 0; i < b->nsections; i++)
         n += 5 + (size_t)b->sections[i].len;
     for (uint32_t i = 0; i < b->nlife; i++)
@@ -63,7 +64,8 @@ static uint8_t *put_life(uint8_t *p, const nsc_a2c_life *l)
 
 size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out)
 {
-    uint8_t *p = put_head(out, BATCH_FIELDS, NSC_A2C_BATCH, b->agent);
+    uint8_t *p = put_head(out, BATCH_FIELDS, NSC_A2C_BATCH, NSC_A2C_BATCH_VERSION, b->agent);
+    p = nsc_mp_put_uint(p, b->epoch);
     p = nsc_mp_put_uint(p, b->seq);
     p = nsc_mp_put_text(p, b->host);
     p = nsc_mp_put_uint(p, b->sent_ns);
@@ -87,7 +89,7 @@ size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out)
 
 size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX])
 {
-    uint8_t *p = put_head(out, ACK_FIELDS, NSC_A2C_ACK, a->agent);
+    uint8_t *p = put_head(out, ACK_FIELDS, NSC_A2C_ACK, NSC_A2C_VERSION, a->agent);
     p = nsc_mp_put_uint(p, a->seq);
     p = nsc_mp_put_uint(p, a->credit);
     return (size_t)(p - out);
@@ -95,7 +97,7 @@ size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX])
 
 size_t nsc_a2c_encode_probe(const nsc_a2c_probe *pr, uint8_t out[NSC_A2C_SMALL_MAX])
 {
-    uint8_t *p = put_head(out, PROBE_FIELDS, pr->kind, pr->agent);
+    uint8_t *p = put_head(out, PROBE_FIELDS, pr->kind, NSC_A2C_VERSION, pr->agent);
     p = nsc_mp_put_text(p, pr->host);
     p = nsc_mp_put_uint(p, pr->id);
     p = nsc_mp_put_uint(p, pr->t1);
@@ -135,18 +137,36 @@ static int rd_fixed(nsc_mp_cursor *c, uint32_t n)
 
 #define TRY(x) do { int rc_ = (x); if (rc_ != NSC_WIRE_OK) return rc_; } while (0)
 
-/* [kind, version, agent]: checks the kind and version, reads the agent. */
-static int rd_head(nsc_mp_cursor *c, uint32_t nfields, unsigned kind, char agent[64])
+/* [kind, version, agent, ...]: checks the kind, the version (one of
+ * versions[0..nversions)) and that version's element count (nfields[i]), reads
+ * the agent; *version says which version it is. */
+static int rd_head(nsc_mp_cursor *c, unsigned kind, const uint32_t *versions, const uint32_t *nfields,
+                   unsigned nversions, uint32_t *version, char agent[64])
 {
+    uint32_t n;
     uint64_t k, v;
-    TRY(rd_fixed(c, nfields));
+    TRY(nsc_mp_rd_array(c, &n));
     TRY(nsc_mp_rd_uint(c, UINT32_MAX, &k));
     if (k != kind)
         return NSC_WIRE_BAD_RECORD;
     TRY(nsc_mp_rd_uint(c, UINT32_MAX, &v));
-    if (v != NSC_A2C_VERSION)
+    unsigned i = 0;
+    while (i < nversions && versions[i] != v)
+        i++;
+    if (i == nversions)
         return NSC_WIRE_BAD_VERSION;
+    if (n != nfields[i])
+        return NSC_WIRE_BAD_RECORD;
+    *version = (uint32_t)v;
     return nsc_mp_rd_text(c, agent);
+}
+
+/* The head of an ack, probe or sample: version 1 only. */
+static int rd_small_head(nsc_mp_cursor *c, uint32_t nfields, unsigned kind, char agent[64])
+{
+    static const uint32_t v1 = NSC_A2C_VERSION;
+    uint32_t version;
+    return rd_head(c, kind, &v1, &nfields, 1, &version, agent);
 }
 
 static int rd_u32(nsc_mp_cursor *c, uint32_t *v)
@@ -226,8 +246,12 @@ static int rd_alias(nsc_mp_cursor *c, nsc_a2c_alias *a)
 
 static int rd_batch(nsc_mp_cursor *c, nsc_a2c_batch *b, const fill *f, tally *t)
 {
-    uint32_t n;
-    TRY(rd_head(c, BATCH_FIELDS, NSC_A2C_BATCH, b->agent));
+    static const uint32_t versions[] = {NSC_A2C_BATCH_VERSION, 1}, nfields[] = {BATCH_FIELDS, BATCH_V1_FIELDS};
+    uint32_t n, version;
+    TRY(rd_head(c, NSC_A2C_BATCH, versions, nfields, 2, &version, b->agent));
+    b->epoch = 0;
+    if (version == NSC_A2C_BATCH_VERSION)
+        TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->epoch));
     TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->seq));
     TRY(nsc_mp_rd_text(c, b->host));
     TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->sent_ns));
@@ -314,7 +338,7 @@ int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out)
     memset(out, 0, sizeof *out);
     TRY(check_len(len, NULL));
     cursor_init(&c, buf, len, NULL);
-    TRY(rd_head(&c, ACK_FIELDS, NSC_A2C_ACK, a.agent));
+    TRY(rd_small_head(&c, ACK_FIELDS, NSC_A2C_ACK, a.agent));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &a.seq));
     TRY(rd_u32(&c, &a.credit));
     if (c.p != c.end)
@@ -335,7 +359,7 @@ int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out)
     if (kind != NSC_A2C_PROBE && kind != NSC_A2C_SAMPLE)
         return kind < 0 ? kind : NSC_WIRE_BAD_RECORD;
     p.kind = (uint8_t)kind;
-    TRY(rd_head(&c, PROBE_FIELDS, p.kind, p.agent));
+    TRY(rd_small_head(&c, PROBE_FIELDS, p.kind, p.agent));
     TRY(nsc_mp_rd_text(&c, p.host));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.id));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t1));

@@ -19,7 +19,11 @@
 
 #include "wire.h"
 
+/* Acks, probes and samples are version 1. A batch is version 2: it carries the
+ * agent's epoch; a version 1 batch (no epoch, from an older agent's spool)
+ * still decodes, with epoch 0. */
 #define NSC_A2C_VERSION 1
+#define NSC_A2C_BATCH_VERSION 2
 
 /* A probe goes agent -> collector -> agent; the agent then reports the
  * completed sample (all four times) to the collector, whose clock model for
@@ -72,7 +76,8 @@ typedef struct nsc_a2c_section {
 typedef struct nsc_a2c_batch {
     char agent[64];
     char host[64];
-    uint64_t seq;      /* per-agent, from 0, dense */
+    uint64_t epoch;    /* the agent's spool identity: (agent, epoch, seq) names a batch */
+    uint64_t seq;      /* per agent and epoch, from 0, dense */
     uint64_t sent_ns;
     uint32_t nsections, nlife, naliases;
     const nsc_a2c_section *sections;

@@ -8,7 +8,6 @@
  */
 #include "json.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,37 +441,42 @@ const nsc_json *nsc_json_at(const nsc_json *array, uint32_t i)
     return e;
 }
 
-/* Integer literal only (no fraction, no exponent). */
-static int integer_text(const nsc_json *n, bool allow_minus)
+/* The magnitude of an integer literal (no fraction, no exponent), at most
+ * max, with its sign. Read digit by digit: it runs for every number a reader
+ * asks for, and the literal is known to be valid JSON. */
+static int integer_text(const nsc_json *n, bool allow_minus, uint64_t max, uint64_t *mag, bool *neg)
 {
     if (!n || n->kind != NSC_JSON_NUMBER)
         return -1;
-    if (strpbrk(n->text, ".eE"))
+    const char *s = n->text;
+    *neg = *s == '-';
+    if (*neg && !allow_minus)
         return -1;
-    return n->text[0] == '-' && !allow_minus ? -1 : 0;
+    uint64_t v = 0, top = max / 10;
+    unsigned last = (unsigned)(max % 10);
+    for (s += *neg; *s; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (d > 9 || v > top || (v == top && d > last))
+            return -1;
+        v = v * 10 + d;
+    }
+    *mag = v;
+    return 0;
 }
 
 int nsc_json_u64(const nsc_json *n, uint64_t *out)
 {
-    if (integer_text(n, false))
-        return -1;
-    errno = 0;
-    unsigned long long v = strtoull(n->text, NULL, 10);
-    if (errno)
-        return -1;
-    *out = v;
-    return 0;
+    bool neg;
+    return integer_text(n, false, UINT64_MAX, out, &neg);
 }
 
 int nsc_json_i64(const nsc_json *n, int64_t *out)
 {
-    if (integer_text(n, true))
+    uint64_t mag;
+    bool neg;
+    if (integer_text(n, true, (uint64_t)INT64_MAX + 1, &mag, &neg) != 0 || (!neg && mag > INT64_MAX))
         return -1;
-    errno = 0;
-    long long v = strtoll(n->text, NULL, 10);
-    if (errno)
-        return -1;
-    *out = v;
+    *out = neg && mag ? -(int64_t)(mag - 1) - 1 : (int64_t)mag;
     return 0;
 }
 

@@ -3,7 +3,7 @@
  *
  * No lock, no allocation, no syscall but the clock: a slot is claimed in the
  * thread's own range, the descriptor is translated into it (plugin.c), and at
- * stop the finished event is copied into the thread's ring for the shipper.
+ * stop the finished event is copied into the thread's queue for the shipper.
  * Every event and state NCCL hands us is counted as emitted, and as dropped
  * when it cannot be kept, so the receiver can account for every one.
  */

@@ -48,7 +48,7 @@ enum { NSC_LOG_WARN = 2, NSC_LOG_INFO = 3 };
 void nsc_log_set(ncclDebugLogger_t fn);
 void nsc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- tbuf.c: per-thread record rings and counters ------------------------ */
+/* ---- tbuf.c: per-thread record queues over one pool of chunks ------------ */
 
 enum { NSC_REC_EVENT = 1, NSC_REC_STATE = 2, NSC_REC_COMPLETION = 3 };
 
@@ -74,27 +74,46 @@ typedef struct nsc_tcounters {
 
 enum { NSC_TB_FREE = 0, NSC_TB_OWNED = 1, NSC_TB_ORPHAN = 2 };
 
+#define NSC_CHUNK_RECS 256u /* records per chunk: 34 KiB, 128 us at 2 M events/s */
+#define NSC_CHUNK_NONE UINT32_MAX
+
+/* A chunk's links: to the next chunk of the same thread's queue (written by
+ * the producer before it publishes a record there), and on the free list. */
+typedef struct nsc_chunk {
+    _Atomic uint32_t next;
+    _Atomic uint32_t free_next;
+} nsc_chunk;
+
+/* A thread's queue: the chunks it filled, in order, from the one the shipper
+ * reads (rchunk) to the one the owner writes (wchunk). Single producer (the
+ * owner), single consumer (the shipper); head and tail count records. */
 typedef struct nsc_tbuf {
     _Atomic uint32_t state;  /* NSC_TB_*: claimed by CAS, released at thread exit */
     uint32_t index;          /* position in the pool: its slots are index*S.. */
     uint32_t tid;            /* owner's kernel thread id, cached at claim */
     uint32_t cursor;         /* next slot to try (owner only) */
-    uint64_t cached_tail;    /* owner's last view of tail */
+    nsc_rec *wpos, *wend;    /* room left in wchunk (owner only) */
+    uint32_t wchunk;         /* NSC_CHUNK_NONE until the first record */
     nsc_tcounters c;
-    _Alignas(64) _Atomic uint64_t head; /* written by the owner */
-    _Alignas(64) _Atomic uint64_t tail; /* written by the shipper */
-    _Alignas(64) nsc_rec *recs;
-    uint64_t nrecs;                     /* power of two */
+    _Alignas(64) _Atomic uint64_t head; /* records published by the owner */
+    _Atomic uint32_t first;             /* the queue's first chunk (owner, once) */
+    _Alignas(64) uint64_t tail;         /* records taken (shipper only) */
+    uint64_t rbase;                     /* record number where rchunk starts */
+    uint32_t rchunk;                    /* NSC_CHUNK_NONE before the first */
 } nsc_tbuf;
 
-/* The pool of thread buffers and their slots, allocated at the first init. */
+/* The thread buffers, the chunks and the slots, allocated at the first init. */
 typedef struct nsc_pool {
     nsc_tbuf *tbufs;
     uint32_t ntbufs;
-    uint64_t nrecs;       /* records per thread */
+    nsc_rec *recs;        /* nchunks * NSC_CHUNK_RECS */
+    nsc_chunk *chunks;
+    uint32_t nchunks;
     struct nsc_slot *slots;
     uint32_t nslots;      /* ntbufs * NSC_SLOTS_PER_THREAD */
     nsc_tcounters shared; /* threads without a buffer, shipper losses (atomic adds) */
+    /* free chunks: (tag << 32) | index, the tag bumped by every change (ABA) */
+    _Alignas(64) _Atomic uint64_t free_top;
 } nsc_pool;
 
 extern nsc_pool nsc_g_pool;
@@ -103,26 +122,34 @@ extern _Atomic uint32_t nsc_g_epoch; /* bumped when every thread must reclaim */
 int nsc_pool_create(uint64_t bytes, uint32_t max_threads);
 void nsc_pool_destroy(void);
 void nsc_pool_reset(int zero_counters);     /* all buffers free and empty */
-size_t nsc_pool_bytes(uint64_t bytes, uint32_t max_threads);
 
 /* The calling thread's buffer, claimed on first use; NULL if the pool is full. */
 nsc_tbuf *nsc_tbuf_self(void);
-/* Append one record; on a full ring returns -1 and the caller counts the drop. */
+/* The owner's full chunk: take a free one (one CAS); NULL when none is free. */
+nsc_rec *nsc_tbuf_grow(nsc_tbuf *tb);
+/* Room for one record; NULL when the pool is out of chunks and the caller
+ * counts the drop. */
 static inline nsc_rec *nsc_tbuf_reserve(nsc_tbuf *tb)
 {
-    uint64_t head = atomic_load_explicit(&tb->head, memory_order_relaxed);
-    if (NSC_UNLIKELY(head - tb->cached_tail >= tb->nrecs)) {
-        tb->cached_tail = atomic_load_explicit(&tb->tail, memory_order_acquire);
-        if (head - tb->cached_tail >= tb->nrecs)
-            return NULL;
-    }
-    return &tb->recs[head & (tb->nrecs - 1)];
+    if (NSC_UNLIKELY(tb->wpos == tb->wend))
+        return nsc_tbuf_grow(tb);
+    return tb->wpos;
 }
 static inline void nsc_tbuf_commit(nsc_tbuf *tb)
 {
+    tb->wpos++;
     uint64_t head = atomic_load_explicit(&tb->head, memory_order_relaxed);
     atomic_store_explicit(&tb->head, head + 1, memory_order_release);
 }
+/* Shipper side: the oldest record not taken, of those published up to head
+ * (loaded with acquire), or NULL; a chunk it has left is returned to the pool. */
+const nsc_rec *nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head);
+static inline void nsc_tbuf_take(nsc_tbuf *tb)
+{
+    tb->tail++;
+}
+/* Shipper side, for an orphan drained up to head: its chunk back, buffer free. */
+void nsc_tbuf_recycle(nsc_tbuf *tb);
 static inline void nsc_count(_Atomic uint64_t *c)
 {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,

@@ -1,11 +1,12 @@
-/* shipper.c: the one background thread per process that drains the thread
- * rings, encodes batches with the common codec and sends them to the node
- * agent over ZeroMQ PUSH, never blocking.
+/* shipper.c: the one background thread per process that drains the threads'
+ * record queues, encodes batches with the common codec and sends them to the
+ * node agent over ZeroMQ PUSH, never blocking.
  *
- * Batches are encoded straight into a bounded backlog (NCCLSCOPE_BUFFER_MB/2)
- * and leave it in order when zmq_send(ZMQ_DONTWAIT) accepts them. While the
- * agent is absent or slow the backlog fills; then the shipper stops draining,
- * the rings fill, and NCCL's threads drop and count per type. Every batch ends
+ * Batches are encoded straight into a bounded backlog (NCCLSCOPE_BUFFER_MB/2,
+ * less what ZeroMQ's send queue may hold) and leave it in order when
+ * zmq_send(ZMQ_DONTWAIT) accepts them. While the agent is absent or slow the
+ * backlog fills; then the shipper stops draining, the chunks run out, and
+ * NCCL's threads drop and count per type. Every batch ends
  * with the cumulative counters, and a counters-only batch goes out every
  * heartbeat period when nothing else did, so drops reach the agent once it is
  * back. Definitions (strings, contexts) precede the first record that needs
@@ -210,7 +211,7 @@ static uint64_t rec_time(const nsc_rec *r)
 /* ---- draining ------------------------------------------------------------------ */
 
 /* Encode one record, opening and finishing batches as needed. Returns 0, or
- * -1 when the backlog has no room (the record stays in its ring). */
+ * -1 when the backlog has no room (the record stays in its queue). */
 static int ship_record(const nsc_rec *r, uint64_t now)
 {
     for (;;) {
@@ -227,24 +228,21 @@ static int ship_record(const nsc_rec *r, uint64_t now)
     }
 }
 
+/* An orphan's state is read before its head: what its owner published before
+ * it exited is then all there. */
 static size_t drain_tbuf(nsc_tbuf *tb, uint64_t now, int *blocked)
 {
-    uint64_t tail = atomic_load_explicit(&tb->tail, memory_order_relaxed);
+    int orphan = atomic_load_explicit(&tb->state, memory_order_acquire) == NSC_TB_ORPHAN;
     uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
     size_t n = 0;
-    while (tail < head) {
-        if (ship_record(&tb->recs[tail & (tb->nrecs - 1)], now) != 0) {
+    for (const nsc_rec *r; (r = nsc_tbuf_peek(tb, head)); nsc_tbuf_take(tb), n++) {
+        if (ship_record(r, now) != 0) {
             *blocked = 1;
-            break;
+            return n;
         }
-        tail++;
-        if (++n % 256 == 0)
-            atomic_store_explicit(&tb->tail, tail, memory_order_release);
     }
-    atomic_store_explicit(&tb->tail, tail, memory_order_release);
-    uint32_t orphan = NSC_TB_ORPHAN;
-    if (tail == head)
-        atomic_compare_exchange_strong(&tb->state, &orphan, NSC_TB_FREE);
+    if (orphan)
+        nsc_tbuf_recycle(tb);
     return n;
 }
 
@@ -259,7 +257,7 @@ static size_t drain(uint64_t now)
     return n;
 }
 
-/* Final stop with a full backlog: what is left in the rings is lost; count it
+/* Final stop with a full backlog: what is left in the queues is lost; count it
  * so that emitted == shipped + dropped still holds at the receiver. */
 static void count_leftovers(void)
 {
@@ -267,9 +265,7 @@ static void count_leftovers(void)
     for (uint32_t i = 0; i < nsc_g_pool.ntbufs; i++) {
         nsc_tbuf *tb = &nsc_g_pool.tbufs[i];
         uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
-        uint64_t tail = atomic_load_explicit(&tb->tail, memory_order_relaxed);
-        for (; tail < head; tail++) {
-            const nsc_rec *r = &tb->recs[tail & (tb->nrecs - 1)];
+        for (const nsc_rec *r; (r = nsc_tbuf_peek(tb, head)); nsc_tbuf_take(tb)) {
             if (r->kind == NSC_REC_EVENT) {
                 nsc_count_shared(&c->dropped[r->u.ev.type]);
                 if (r->u.ev.type == NSC_T_KERNEL_CH && r->u.ev.d.kernel_ch.ptimer_stop_ns)
@@ -280,7 +276,6 @@ static void count_leftovers(void)
                 nsc_count_shared(&c->completions_dropped[r->type]);
             }
         }
-        atomic_store_explicit(&tb->tail, head, memory_order_release);
     }
 }
 
@@ -387,7 +382,10 @@ static int backlog_alloc(uint64_t bytes)
 {
     if (sh.mem)
         return 0;
-    sh.nbatches = bytes / 2 / BATCH_CAP;
+    /* ZeroMQ copies each batch it accepts and holds up to SNDHWM of them (and
+     * one being written): that is part of this half of the budget too */
+    uint64_t half = bytes / 2 / BATCH_CAP;
+    sh.nbatches = half > SNDHWM + 1 ? half - SNDHWM - 1 : 0;
     if (sh.nbatches < MIN_BACKLOG)
         sh.nbatches = MIN_BACKLOG;
     sh.mem = malloc(sh.nbatches * BATCH_CAP);

@@ -1,11 +1,19 @@
-/* tbuf.c: the pool of per-thread record rings and handle slots.
+/* tbuf.c: the pool of per-thread record queues and handle slots.
  *
  * The pool is allocated once per load, at the first init; NCCL's threads claim
  * a buffer lock-free (one CAS) on their first call and keep it in thread-local
  * storage, tagged with the pool epoch so that a reset (re-init after the last
  * finalize, fork) makes every thread claim again. A thread that exits hands its
  * buffer to the shipper (pthread key destructor), which drains it and frees it.
- * Each ring is single-producer (its thread) single-consumer (the shipper).
+ *
+ * Records live in fixed-size chunks taken from one free list shared by the
+ * process, so the memory follows the load: a busy thread holds as many chunks
+ * as the shipper is behind, an idle one holds one or none. Each thread's queue
+ * is a chain of chunks, single-producer (its thread) single-consumer (the
+ * shipper); the owner takes a chunk with one CAS when its chunk is full (a
+ * drop when none is free), the shipper returns a chunk when it has read past
+ * it. The free list is a stack of chunk indices whose top carries a tag bumped
+ * by every change, so a pop that raced with pop + push (ABA) fails its CAS.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,8 +21,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-#define MIN_RECS 256u
 
 nsc_pool nsc_g_pool;
 _Atomic uint32_t nsc_g_epoch;
@@ -30,39 +36,98 @@ static __thread __attribute__((tls_model("initial-exec"))) struct {
     nsc_tbuf *tb;
 } self;
 
-/* Records per thread: half the budget is for thread buffers (the other half is
- * the shipper's backlog); each buffer also holds its slots. */
-static uint64_t recs_per_thread(uint64_t bytes, uint32_t threads)
+/* ---- chunks ---------------------------------------------------------------- */
+
+/* Half the budget is for thread buffers, slots and chunks (the other half is
+ * the shipper's backlog). At least one chunk more than threads: then while a
+ * thread waits for a chunk, another one is free or is a chunk some thread has
+ * left, which the shipper returns once it has read it. */
+static uint32_t chunk_count(uint64_t bytes, uint32_t threads)
 {
-    uint64_t per_thread = bytes / 2 / threads;
-    uint64_t slot_bytes = (uint64_t)NSC_SLOTS_PER_THREAD * sizeof(nsc_slot);
-    uint64_t n = per_thread > slot_bytes ? (per_thread - slot_bytes) / sizeof(nsc_rec) : 0;
-    uint64_t p = MIN_RECS;
-    while (p * 2 <= n)
-        p *= 2;
-    return p;
+    uint64_t fixed =
+        (uint64_t)threads * (sizeof(nsc_tbuf) + NSC_SLOTS_PER_THREAD * sizeof(nsc_slot));
+    uint64_t per_chunk = NSC_CHUNK_RECS * sizeof(nsc_rec) + sizeof(nsc_chunk);
+    uint64_t n = bytes / 2 > fixed ? (bytes / 2 - fixed) / per_chunk : 0;
+    return n > threads ? (uint32_t)n : threads + 1;
 }
 
-size_t nsc_pool_bytes(uint64_t bytes, uint32_t threads)
+static nsc_rec *chunk_recs(uint32_t chunk)
 {
-    uint64_t recs = recs_per_thread(bytes, threads);
-    return (size_t)threads * (sizeof(nsc_tbuf) + recs * sizeof(nsc_rec) +
-                              NSC_SLOTS_PER_THREAD * sizeof(nsc_slot));
+    return nsc_g_pool.recs + (size_t)chunk * NSC_CHUNK_RECS;
+}
+
+static uint64_t next_top(uint64_t top, uint32_t index)
+{
+    return (((top >> 32) + 1) << 32) | index;
+}
+
+static uint32_t chunk_pop(void)
+{
+    nsc_pool *p = &nsc_g_pool;
+    uint64_t top = atomic_load_explicit(&p->free_top, memory_order_acquire);
+    for (;;) {
+        uint32_t index = (uint32_t)top;
+        if (index == NSC_CHUNK_NONE)
+            return NSC_CHUNK_NONE;
+        /* may read a chunk another thread just popped: then the CAS fails */
+        uint32_t next = atomic_load_explicit(&p->chunks[index].free_next, memory_order_relaxed);
+        if (atomic_compare_exchange_weak_explicit(&p->free_top, &top, next_top(top, next),
+                                                  memory_order_acquire, memory_order_acquire))
+            return index;
+    }
+}
+
+static void chunk_push(uint32_t index)
+{
+    nsc_pool *p = &nsc_g_pool;
+    uint64_t top = atomic_load_explicit(&p->free_top, memory_order_relaxed);
+    do
+        atomic_store_explicit(&p->chunks[index].free_next, (uint32_t)top,
+                              memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&p->free_top, &top, next_top(top, index),
+                                                  memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+/* Every chunk free, in index order (only while nothing records or ships). */
+static void chunks_reset(void)
+{
+    nsc_pool *p = &nsc_g_pool;
+    for (uint32_t i = 0; i < p->nchunks; i++) {
+        uint32_t next = i + 1 < p->nchunks ? i + 1 : NSC_CHUNK_NONE;
+        atomic_store_explicit(&p->chunks[i].free_next, next, memory_order_relaxed);
+    }
+    uint64_t top = atomic_load_explicit(&p->free_top, memory_order_relaxed);
+    atomic_store_explicit(&p->free_top, next_top(top, 0), memory_order_release);
+}
+
+/* ---- pool ------------------------------------------------------------------- */
+
+static void tbuf_empty(nsc_tbuf *tb)
+{
+    tb->wpos = tb->wend = NULL;
+    tb->wchunk = tb->rchunk = NSC_CHUNK_NONE;
+    atomic_store_explicit(&tb->first, NSC_CHUNK_NONE, memory_order_relaxed);
+    atomic_store_explicit(&tb->head, 0, memory_order_relaxed);
+    tb->tail = tb->rbase = 0;
 }
 
 int nsc_pool_create(uint64_t bytes, uint32_t threads)
 {
     nsc_pool *p = &nsc_g_pool;
-    p->nrecs = recs_per_thread(bytes, threads);
+    p->nchunks = chunk_count(bytes, threads);
     p->ntbufs = threads;
     p->nslots = threads * NSC_SLOTS_PER_THREAD;
-    /* calloc'ed pages become resident only when a thread first writes them. */
+    /* calloc'ed pages become resident only when first written: a chunk when
+     * first taken (the free list hands out the most recently returned first) */
     p->tbufs = aligned_alloc(64, sizeof(nsc_tbuf) * threads);
-    nsc_rec *recs = calloc((size_t)threads * p->nrecs, sizeof(nsc_rec));
+    p->recs = calloc((size_t)p->nchunks * NSC_CHUNK_RECS, sizeof(nsc_rec));
+    p->chunks = calloc(p->nchunks, sizeof(nsc_chunk));
     p->slots = calloc(p->nslots, sizeof(nsc_slot));
-    if (!p->tbufs || !recs || !p->slots) {
+    if (!p->tbufs || !p->recs || !p->chunks || !p->slots) {
         free(p->tbufs);
-        free(recs);
+        free(p->recs);
+        free(p->chunks);
         free(p->slots);
         memset(p, 0, sizeof *p);
         return -1;
@@ -70,9 +135,9 @@ int nsc_pool_create(uint64_t bytes, uint32_t threads)
     memset(p->tbufs, 0, sizeof(nsc_tbuf) * threads);
     for (uint32_t i = 0; i < threads; i++) {
         p->tbufs[i].index = i;
-        p->tbufs[i].recs = recs + (size_t)i * p->nrecs;
-        p->tbufs[i].nrecs = p->nrecs;
+        tbuf_empty(&p->tbufs[i]);
     }
+    chunks_reset();
     atomic_fetch_add(&nsc_g_epoch, 1);
     return 0;
 }
@@ -83,7 +148,8 @@ void nsc_pool_destroy(void)
     if (!p->tbufs)
         return;
     atomic_fetch_add(&nsc_g_epoch, 1);
-    free(p->tbufs[0].recs);
+    free(p->recs);
+    free(p->chunks);
     free(p->tbufs);
     free(p->slots);
     memset(p, 0, sizeof *p);
@@ -94,6 +160,10 @@ static void counters_zero(nsc_tcounters *c)
     for (int t = 0; t < NSC_T_COUNT; t++) {
         atomic_store_explicit(&c->emitted[t], 0, memory_order_relaxed);
         atomic_store_explicit(&c->dropped[t], 0, memory_order_relaxed);
+    }
+    for (int t = 0; t < NSC_T_COUNT; t++) {
+        atomic_store_explicit(&c->completions_emitted[t], 0, memory_order_relaxed);
+        atomic_store_explicit(&c->completions_dropped[t], 0, memory_order_relaxed);
     }
     atomic_store_explicit(&c->states_emitted, 0, memory_order_relaxed);
     atomic_store_explicit(&c->states_dropped, 0, memory_order_relaxed);
@@ -108,14 +178,13 @@ void nsc_pool_reset(int zero_counters)
     for (uint32_t i = 0; i < p->ntbufs; i++) {
         nsc_tbuf *tb = &p->tbufs[i];
         atomic_store(&tb->state, NSC_TB_FREE);
-        atomic_store(&tb->head, 0);
-        atomic_store(&tb->tail, 0);
-        tb->cached_tail = 0;
+        tbuf_empty(tb);
         if (zero_counters)
             counters_zero(&tb->c);
     }
     if (zero_counters)
         counters_zero(&p->shared);
+    chunks_reset();
     atomic_fetch_add(&nsc_g_epoch, 1);
 }
 
@@ -174,6 +243,53 @@ nsc_tbuf *nsc_tbuf_self(void)
     if (NSC_LIKELY(self.epoch == epoch))
         return self.tb;
     return nsc_g_pool.tbufs ? claim(epoch) : NULL;
+}
+
+/* Where the chunk after `chunk` in tb's queue is named (NONE: the first). */
+static _Atomic uint32_t *link_after(nsc_tbuf *tb, uint32_t chunk)
+{
+    return chunk == NSC_CHUNK_NONE ? &tb->first : &nsc_g_pool.chunks[chunk].next;
+}
+
+/* The owner moves to a new chunk, linked after its full one; the link is
+ * published with the record (nsc_tbuf_commit's release of head). */
+nsc_rec *nsc_tbuf_grow(nsc_tbuf *tb)
+{
+    uint32_t chunk = chunk_pop();
+    if (chunk == NSC_CHUNK_NONE)
+        return NULL;
+    atomic_store_explicit(link_after(tb, chunk), NSC_CHUNK_NONE, memory_order_relaxed);
+    atomic_store_explicit(link_after(tb, tb->wchunk), chunk, memory_order_relaxed);
+    tb->wchunk = chunk;
+    tb->wpos = chunk_recs(chunk);
+    tb->wend = tb->wpos + NSC_CHUNK_RECS;
+    return tb->wpos;
+}
+
+/* Owners fill every chunk before taking the next, so the shipper leaves a
+ * chunk after NSC_CHUNK_RECS records, and only when a record after them is
+ * published (the link is then visible): the chunk is no one's any more. */
+const nsc_rec *nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head)
+{
+    if (tb->tail == head)
+        return NULL;
+    if (tb->rchunk == NSC_CHUNK_NONE || tb->tail - tb->rbase == NSC_CHUNK_RECS) {
+        uint32_t next = atomic_load_explicit(link_after(tb, tb->rchunk), memory_order_relaxed);
+        if (tb->rchunk != NSC_CHUNK_NONE)
+            chunk_push(tb->rchunk);
+        tb->rchunk = next;
+        tb->rbase = tb->tail;
+    }
+    return chunk_recs(tb->rchunk) + (tb->tail - tb->rbase);
+}
+
+/* Drained to its head, an orphan holds at most the chunk its owner wrote last. */
+void nsc_tbuf_recycle(nsc_tbuf *tb)
+{
+    if (tb->wchunk != NSC_CHUNK_NONE)
+        chunk_push(tb->wchunk);
+    tbuf_empty(tb);
+    atomic_store_explicit(&tb->state, NSC_TB_FREE, memory_order_release);
 }
 
 static void counters_add(nsc_counters *out, nsc_tcounters *c)

@@ -66,13 +66,21 @@ static inline void q_raw(q_out *o, const char *s, size_t n)
 /* q_lit: a string literal only (its size is taken); q_cs: any C string. */
 #define q_lit(o, s) q_raw((o), "" s, sizeof(s) - 1)
 void q_cs(q_out *o, const char *s);
-void q_u64(q_out *o, uint64_t v);
+int q_flush(q_out *o);                    /* 0 or NSC_QUERY_EWRITE */
+/* v in decimal at p, which has room for 20 bytes; returns the length. */
+size_t q_fmt_u64(char *p, uint64_t v);
+/* Inline, formatted in place: a timeline writes about twenty per event. */
+static inline void q_u64(q_out *o, uint64_t v)
+{
+    if (sizeof o->buf - o->len < 20)
+        q_flush(o); /* after a failed write the output is discarded anyway */
+    o->len += q_fmt_u64(o->buf + o->len, v);
+}
 void q_i64(q_out *o, int64_t v);
 void q_hex(q_out *o, uint64_t v);         /* "0x..." with quotes */
 void q_str(q_out *o, const char *s);      /* a JSON string literal */
 void q_num(q_out *o, double v);           /* 3 decimals; null if not finite */
 void q_opt_u64(q_out *o, int known, uint64_t v); /* v or null */
-int q_flush(q_out *o);                    /* 0 or NSC_QUERY_EWRITE */
 
 /* One rank of the selected communicator. */
 typedef struct q_rank {

@@ -16,9 +16,17 @@
 
 typedef struct tl_block {
     nsc_block blk;
-    uint32_t *order;  /* event positions sorted by (start, id) */
+    uint32_t *order;      /* event positions sorted by (start, id) */
+    uint32_t *states_at;  /* per position: index of the event's first state */
+    uint32_t *compl_at;   /* per position: its completion's index, or UINT32_MAX */
     uint32_t n, pos;
 } tl_block;
+
+/* A sort key: start time relative to the block's earliest, and position. */
+typedef struct tl_key {
+    uint64_t t;
+    uint32_t pos;
+} tl_key;
 
 typedef struct tl_item {
     uint64_t t;         /* aligned time */
@@ -43,6 +51,9 @@ typedef struct tl {
     uint64_t emitted;
     int more;           /* a page ended with events left */
     unsigned parts;     /* what blocks decode besides events (NSC_BLOCK_*) */
+    tl_key *keys, *tmp; /* sort scratch, kcap long */
+    size_t kcap;
+    uint32_t count[8][256]; /* radix sort: per byte of the key, its histogram */
     uint64_t last[3];   /* key of the last event written */
 } tl;
 
@@ -76,24 +87,27 @@ static int heap_push(tl *s, tl_item it)
     return 0;
 }
 
-static tl_item heap_pop(tl *s)
+/* Put it at slot i (vacated) and move it down to where it belongs. */
+static void heap_sift_down(tl *s, size_t i, tl_item it)
 {
-    tl_item top = s->heap[0], last = s->heap[--s->nheap];
-    size_t i = 0;
     for (;;) {
         size_t k = 2 * i + 1;
         if (k >= s->nheap)
             break;
         if (k + 1 < s->nheap && item_less(&s->heap[k + 1], &s->heap[k]))
             k++;
-        if (!item_less(&s->heap[k], &last))
+        if (!item_less(&s->heap[k], &it))
             break;
         s->heap[i] = s->heap[k];
         i = k;
     }
-    if (s->nheap)
-        s->heap[i] = last;
-    return top;
+    s->heap[i] = it;
+}
+
+static void heap_pop(tl *s)
+{
+    if (--s->nheap)
+        heap_sift_down(s, 0, s->heap[s->nheap]);
 }
 
 static void block_free(tl_block *b)
@@ -103,15 +117,80 @@ static void block_free(tl_block *b)
     free(b);
 }
 
-static const nsc_event *g_sort_events; /* qsort has no context argument in C11 */
-
-static int by_start(const void *x, const void *y)
+/* One stable pass of the radix sort: by the byte at shift. */
+static void radix_pass(const tl_key *from, tl_key *to, size_t n, const uint32_t count[256],
+                       unsigned shift)
 {
-    const nsc_event *a = &g_sort_events[*(const uint32_t *)x];
-    const nsc_event *b = &g_sort_events[*(const uint32_t *)y];
-    if (a->start_ns != b->start_ns)
-        return a->start_ns < b->start_ns ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
+    size_t at[256], sum = 0;
+    for (unsigned d = 0; d < 256; d++) {
+        at[d] = sum;
+        sum += count[d];
+    }
+    for (size_t i = 0; i < n; i++)
+        to[at[from[i].t >> shift & 0xff]++] = from[i];
+}
+
+/* b->order: positions by (start, id). Blocks store events by id, so a stable
+ * sort by start alone breaks ties by id. Events are mostly near their start
+ * order already: nothing is sorted when they are in it, else an LSD radix
+ * sort runs over the bytes of (start - earliest) that differ. */
+static int sort_block(tl *s, tl_block *b)
+{
+    const nsc_event *ev = b->blk.events;
+    uint64_t lo = UINT64_MAX;
+    int sorted = 1;
+    for (uint32_t i = 0; i < b->n; i++) {
+        b->order[i] = i;
+        lo = ev[i].start_ns < lo ? ev[i].start_ns : lo;
+        sorted &= i == 0 || ev[i].start_ns >= ev[i - 1].start_ns;
+    }
+    if (sorted)
+        return 0;
+    if (b->n > s->kcap) {
+        free(s->keys);
+        free(s->tmp);
+        s->keys = malloc(b->n * sizeof *s->keys);
+        s->tmp = malloc(b->n * sizeof *s->tmp);
+        s->kcap = s->keys && s->tmp ? b->n : 0;
+        if (!s->kcap)
+            return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+    }
+    uint32_t (*count)[256] = s->count;
+    memset(s->count, 0, sizeof s->count);
+    for (uint32_t i = 0; i < b->n; i++) {
+        uint64_t t = ev[i].start_ns - lo;
+        s->keys[i] = (tl_key){t, i};
+        for (unsigned d = 0; d < 8; d++)
+            count[d][t >> 8 * d & 0xff]++;
+    }
+    tl_key *from = s->keys, *to = s->tmp;
+    for (unsigned d = 0; d < 8; d++) {
+        if (count[d][from[0].t >> 8 * d & 0xff] == b->n)
+            continue; /* every key has this byte */
+        radix_pass(from, to, b->n, count[d], 8 * d);
+        tl_key *x = from;
+        from = to, to = x;
+    }
+    for (uint32_t i = 0; i < b->n; i++)
+        b->order[i] = from[i].pos;
+    return 0;
+}
+
+/* Where each event's states and completion are: events, states and
+ * completions are all stored by event id, so one pass pairs them. */
+static void index_block(tl_block *b)
+{
+    const nsc_block *k = &b->blk;
+    uint32_t si = 0, ci = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        uint64_t id = k->events[i].id;
+        while (si < k->hdr.nstates && k->states[si].id < id)
+            si++;
+        while (ci < k->hdr.ncompletions && k->completions[ci].id < id)
+            ci++;
+        b->states_at[i] = si;
+        b->compl_at[i] = ci < k->hdr.ncompletions && k->completions[ci].id == id ? ci : UINT32_MAX;
+    }
 }
 
 /* Push the sentinel of rank r's next block, if any. */
@@ -127,18 +206,15 @@ static int push_sentinel(tl *s, uint32_t r)
     return heap_push(s, (tl_item){q_align(s->c, qr, key.start_ns, NULL), 0, qr->rank, 0, r, NULL});
 }
 
-static int push_head(tl *s, tl_block *b, uint32_t r)
+/* The heap item of block b's next event; 0 when b has none left. */
+static int head_of(const tl *s, const tl_block *b, uint32_t r, tl_item *it)
 {
-    if (b->pos == b->n) {
-        block_free(b);
+    if (b->pos == b->n)
         return 0;
-    }
     const nsc_event *ev = &b->blk.events[b->order[b->pos]];
     const q_rank *qr = &s->c->ranks[r];
-    int rc = heap_push(s, (tl_item){q_align(s->c, qr, ev->start_ns, NULL), 1, qr->rank, ev->id, r, b});
-    if (rc)
-        block_free(b);
-    return rc;
+    *it = (tl_item){q_align(s->c, qr, ev->start_ns, NULL), 1, qr->rank, ev->id, r, (tl_block *)b};
+    return 1;
 }
 
 /* Decode rank r's next block and queue its events that pass the filters. */
@@ -153,20 +229,23 @@ static int open_block(tl *s, uint32_t r)
         free(b);
         return rc == 1 ? 0 : q_store_fail(s->c, rc);
     }
-    b->order = malloc((b->blk.hdr.nevents + 1) * sizeof *b->order);
+    b->n = b->blk.hdr.nevents;
+    b->order = malloc((3 * (size_t)b->n + 1) * sizeof *b->order);
     if (!b->order) {
         block_free(b);
         return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     }
-    for (uint32_t i = 0; i < b->blk.hdr.nevents; i++)
-        b->order[b->n++] = i;
-    g_sort_events = b->blk.events;
-    qsort(b->order, b->n, sizeof *b->order, by_start);
-    if ((rc = push_sentinel(s, r))) {
+    b->states_at = b->order + b->n;
+    b->compl_at = b->states_at + b->n;
+    index_block(b);
+    if ((rc = sort_block(s, b))) {
         block_free(b);
         return rc;
     }
-    return push_head(s, b, r);
+    tl_item head;
+    if ((rc = push_sentinel(s, r)) || !head_of(s, b, r, &head) || (rc = heap_push(s, head)))
+        block_free(b);
+    return rc;
 }
 
 /* ---- one event as JSON ---------------------------------------------------- */
@@ -182,7 +261,7 @@ typedef struct tl_w {
 } tl_w;
 
 /* key is ,"k": as a literal: JSON writes it, NAMES writes ,"k", COMPACT a comma. */
-static int put_key(const tl_w *w, const char *key, size_t klen)
+static inline int put_key(const tl_w *w, const char *key, size_t klen)
 {
     if (w->mode == W_COMPACT)
         q_lit(w->c->out, ",");
@@ -190,17 +269,17 @@ static int put_key(const tl_w *w, const char *key, size_t klen)
         q_raw(w->c->out, key, w->mode == W_NAMES ? klen - 1 : klen);
     return w->mode != W_NAMES;
 }
-static void kv_u64(const tl_w *w, const char *key, size_t klen, uint64_t v)
+static inline void kv_u64(const tl_w *w, const char *key, size_t klen, uint64_t v)
 {
     if (put_key(w, key, klen))
         q_u64(w->c->out, v);
 }
-static void kv_i64(const tl_w *w, const char *key, size_t klen, int64_t v)
+static inline void kv_i64(const tl_w *w, const char *key, size_t klen, int64_t v)
 {
     if (put_key(w, key, klen))
         q_i64(w->c->out, v);
 }
-static void kv_opt(const tl_w *w, const char *key, size_t klen, int known, uint64_t v)
+static inline void kv_opt(const tl_w *w, const char *key, size_t klen, int known, uint64_t v)
 {
     if (put_key(w, key, klen))
         q_opt_u64(w->c->out, known, v);
@@ -231,23 +310,16 @@ static void write_gpu(const tl_w *w, const q_rank *r, const nsc_gpuclock *g, con
     KO(w, "gpu_err_ns", k0 || k1, e0 > e1 ? e0 : e1);
 }
 
-/* complete_ns of a Coll or P2p (blk NULL: names only). */
-static void write_completion(const tl_w *w, const q_rank *r, const nsc_block *blk, uint64_t id)
+/* complete_ns of a Coll or P2p: completion ci of blk (UINT32_MAX: none). */
+static void write_completion(const tl_w *w, const q_rank *r, const nsc_block *blk, uint32_t ci)
 {
-    size_t lo = 0, hi = blk ? blk->hdr.ncompletions : 0;
-    while (lo < hi) { /* completions are sorted by id */
-        size_t mid = (lo + hi) / 2;
-        if (blk->completions[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    int known = blk && lo < blk->hdr.ncompletions && blk->completions[lo].id == id;
-    KO(w, "complete_ns", known, known ? q_align(w->c, r, blk->completions[lo].ts_ns, NULL) : 0);
+    int known = ci != UINT32_MAX;
+    KO(w, "complete_ns", known, known ? q_align(w->c, r, blk->completions[ci].ts_ns, NULL) : 0);
 }
 
+/* ci: the event's completion in blk (write_completion). */
 static void write_fields(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
-                         const nsc_block *blk, const nsc_event *ev)
+                         const nsc_block *blk, const nsc_event *ev, uint32_t ci)
 {
     switch (ev->type) {
     case NSC_T_COLL:
@@ -262,7 +334,7 @@ static void write_fields(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
         KU(w, "nwarps", ev->d.coll.nwarps);
         KU(w, "user_tag", ev->d.coll.user_tag);
         KU(w, "traffic_bytes", ev->d.coll.traffic_bytes);
-        write_completion(w, r, blk, ev->id);
+        write_completion(w, r, blk, ci);
         break;
     case NSC_T_P2P:
         KS(w, "func", ev->d.p2p.func);
@@ -270,7 +342,7 @@ static void write_fields(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
         KU(w, "count", ev->d.p2p.count);
         KI(w, "peer", ev->d.p2p.peer);
         KU(w, "nchannels", ev->d.p2p.nchannels);
-        write_completion(w, r, blk, ev->id);
+        write_completion(w, r, blk, ci);
         break;
     case NSC_T_PROXY_OP:
         KU(w, "channel", ev->d.proxy_op.channel);
@@ -348,25 +420,18 @@ static void write_flags(q_out *o, unsigned flags)
     q_lit(o, "]");
 }
 
-/* The event's states, sorted by (event id, time): JSON objects, or compact
- * [state, ts_ns, arg] triples. */
-static void write_states(const tl_w *w, const q_rank *r, const nsc_block *blk, uint64_t id)
+/* The event's states, from index first of blk (they are stored by (event id,
+ * time)): JSON objects, or compact [state, ts_ns, arg] triples. */
+static void write_states(const tl_w *w, const q_rank *r, const nsc_block *blk, uint32_t first,
+                         uint64_t id)
 {
     q_out *o = w->c->out;
-    size_t lo = 0, hi = blk->hdr.nstates;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (blk->states[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     q_cs(o, w->mode == W_JSON ? ",\"states\":[" : ",[");
-    for (size_t i = lo; i < blk->hdr.nstates && blk->states[i].id == id; i++) {
+    for (size_t i = first; i < blk->hdr.nstates && blk->states[i].id == id; i++) {
         const nsc_state_rec *st = &blk->states[i];
         uint64_t ts = q_align(w->c, r, st->ts_ns, NULL);
         if (w->mode == W_COMPACT) {
-            q_cs(o, i == lo ? "[" : ",[");
+            q_cs(o, i == first ? "[" : ",[");
             q_u64(o, st->state);
             q_lit(o, ",");
             q_u64(o, ts);
@@ -375,7 +440,7 @@ static void write_states(const tl_w *w, const q_rank *r, const nsc_block *blk, u
             q_lit(o, "]");
             continue;
         }
-        q_cs(o, i == lo ? "{\"state\":" : ",{\"state\":");
+        q_cs(o, i == first ? "{\"state\":" : ",{\"state\":");
         const char *name = nsc_state_name(st->state);
         q_str(o, name ? name : "");
         KU(w, "ts_ns", ts);
@@ -385,10 +450,11 @@ static void write_states(const tl_w *w, const q_rank *r, const nsc_block *blk, u
     q_lit(o, "]");
 }
 
+/* The event at position p of block b. */
 static void write_event(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
-                        const nsc_block *blk, const nsc_event *ev, uint64_t start, uint64_t stop,
-                        uint64_t err)
+                        const tl_block *b, uint32_t p, uint64_t start, uint64_t stop, uint64_t err)
 {
+    const nsc_event *ev = &b->blk.events[p];
     q_out *o = w->c->out;
     if (w->mode == W_COMPACT) {
         q_lit(o, "[");
@@ -419,9 +485,9 @@ static void write_event(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
         if (ev->flags & NSC_EVF_FOREIGN)
             KU(w, "origin_pid", ev->origin_pid);
     }
-    write_fields(w, r, g, blk, ev);
+    write_fields(w, r, g, &b->blk, ev, b->compl_at[p]);
     if (w->c->q->states)
-        write_states(w, r, blk, ev->id);
+        write_states(w, r, &b->blk, b->states_at[p], ev->id);
     q_cs(o, w->mode == W_COMPACT ? "]\n" : "}\n");
 }
 
@@ -443,7 +509,8 @@ static int take_event(tl *s, const tl_item *top)
 {
     q_ctx *c = s->c;
     const q_rank *r = &c->ranks[top->r];
-    const nsc_event *ev = &top->b->blk.events[top->b->order[top->b->pos]];
+    uint32_t p = top->b->order[top->b->pos];
+    const nsc_event *ev = &top->b->blk.events[p];
     uint64_t err, start = top->t;
     uint64_t stop = q_align(c, r, ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns, &err);
     if (start > c->q->t1 || stop < c->q->t0 || !after_cursor(c->q, start, r->rank, ev->id))
@@ -453,7 +520,7 @@ static int take_event(tl *s, const tl_item *top)
         return 0;
     }
     tl_w w = {c, c->q->compact ? W_COMPACT : W_JSON};
-    write_event(&w, r, &s->ranks[top->r].g, &top->b->blk, ev, start, stop, err);
+    write_event(&w, r, &s->ranks[top->r].g, top->b, p, start, stop, err);
     s->emitted++;
     s->last[0] = start, s->last[1] = (uint64_t)(int64_t)r->rank, s->last[2] = ev->id;
     return c->out->err;
@@ -468,17 +535,21 @@ static int merge(tl *s)
         /* past the window: nothing later can enter it */
         if (s->heap[0].t > s->c->q->t1)
             break;
-        tl_item top = heap_pop(s);
+        tl_item top = s->heap[0], next;
         if (!top.b) {
+            heap_pop(s);
             rc = open_block(s, top.r);
             continue;
         }
-        rc = take_event(s, &top);
+        if ((rc = take_event(s, &top)))
+            break; /* the block stays in the heap, which is freed at the end */
         top.b->pos++;
-        if (rc)
+        if (head_of(s, top.b, top.r, &next)) {
+            heap_sift_down(s, 0, next);
+        } else {
+            heap_pop(s);
             block_free(top.b);
-        else
-            rc = push_head(s, top.b, top.r);
+        }
     }
     return rc;
 }
@@ -524,7 +595,7 @@ static void write_columns(q_ctx *c)
         q_lit(o, "\":[\"type\",\"rank\",\"tid\",\"id\",\"parent\",\"start_ns\",\"stop_ns\","
                  "\"err_ns\",\"flags\",\"origin_pid\"");
         nsc_event ev = {.type = (uint8_t)t};
-        write_fields(&w, NULL, NULL, NULL, &ev);
+        write_fields(&w, NULL, NULL, NULL, &ev, UINT32_MAX);
         q_cs(o, c->q->states ? ",\"states\"]" : "]");
         first = 0;
     }
@@ -638,6 +709,8 @@ int q_timeline(q_ctx *c)
         nsc_gpuclock_free(&s.ranks[r].g);
     }
     free(s.heap);
+    free(s.keys);
+    free(s.tmp);
     free(s.ranks);
     return rc;
 }

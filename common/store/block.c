@@ -767,8 +767,37 @@ int nsc_block_read_hdr(const void *buf, size_t len, nsc_block_hdr *h)
     return 0;
 }
 
-/* The payload's raw column bytes, decompressed into *owned when needed. */
-static int payload(const uint8_t *buf, size_t len, const nsc_block_hdr *h, uint8_t **owned,
+/* What decoding reuses from one block to the next: the zstd context (its
+ * tables cost more to set up than a small block costs to decompress) and the
+ * buffer the columns are decompressed into. */
+struct nsc_block_dec {
+    ZSTD_DCtx *zd;  /* NULL: a one-shot decode, zstd makes its own */
+    uint8_t *raw;
+    size_t cap;
+};
+
+int nsc_block_dec_new(nsc_block_dec **out)
+{
+    nsc_block_dec *d = calloc(1, sizeof *d);
+    if (!d || !(d->zd = ZSTD_createDCtx())) {
+        free(d);
+        return NSC_BLOCK_ENOMEM;
+    }
+    *out = d;
+    return 0;
+}
+
+void nsc_block_dec_free(nsc_block_dec *d)
+{
+    if (!d)
+        return;
+    ZSTD_freeDCtx(d->zd);
+    free(d->raw);
+    free(d);
+}
+
+/* The payload's raw column bytes, decompressed into d->raw when needed. */
+static int payload(nsc_block_dec *d, const uint8_t *buf, size_t len, const nsc_block_hdr *h,
                    const uint8_t **raw, size_t *raw_len)
 {
     uint64_t n = nsc_get_be32(buf + 24);
@@ -790,12 +819,18 @@ static int payload(const uint8_t *buf, size_t len, const nsc_block_hdr *h, uint8
     }
     if (ZSTD_getFrameContentSize(body, body_len) != n)
         return NSC_BLOCK_EDECOMPRESS;
-    if (!(*owned = malloc((size_t)n)))
-        return NSC_BLOCK_ENOMEM;
-    size_t got = ZSTD_decompress(*owned, (size_t)n, body, body_len);
+    if (n > d->cap) {
+        uint8_t *p = realloc(d->raw, (size_t)n);
+        if (!p)
+            return NSC_BLOCK_ENOMEM;
+        d->raw = p;
+        d->cap = (size_t)n;
+    }
+    size_t got = d->zd ? ZSTD_decompressDCtx(d->zd, d->raw, (size_t)n, body, body_len)
+                       : ZSTD_decompress(d->raw, (size_t)n, body, body_len);
     if (ZSTD_isError(got) || got != n)
         return NSC_BLOCK_EDECOMPRESS;
-    *raw = *owned;
+    *raw = d->raw;
     return 0;
 }
 
@@ -869,14 +904,14 @@ static int decode_completions(colrd *cols, nsc_block *b)
     return rc;
 }
 
-static int decode(const uint8_t *buf, size_t len, uint32_t types, unsigned parts, nsc_block *b,
-                  uint8_t **owned)
+static int decode(nsc_block_dec *dec, const uint8_t *buf, size_t len, uint32_t types,
+                  unsigned parts, nsc_block *b)
 {
     const uint8_t *raw;
     size_t raw_len;
     colrd cols[NCOLS];
     int rc = nsc_block_read_hdr(buf, len, &b->hdr);
-    if (rc || (rc = payload(buf, len, &b->hdr, owned, &raw, &raw_len)) ||
+    if (rc || (rc = payload(dec, buf, len, &b->hdr, &raw, &raw_len)) ||
         (rc = split_columns(raw, raw_len, cols)) ||
         (rc = check_types(&cols[C_TYPE], b->hdr.nevents)))
         return rc;
@@ -904,15 +939,22 @@ static int decode(const uint8_t *buf, size_t len, uint32_t types, unsigned parts
     return parts & NSC_BLOCK_COMPLETIONS ? decode_completions(cols, b) : 0;
 }
 
+int nsc_block_decode_with(nsc_block_dec *dec, const void *buf, size_t len, uint32_t types,
+                          unsigned parts, nsc_block *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = decode(dec, buf, len, types, parts, out);
+    if (rc)
+        nsc_block_release(out);
+    return rc;
+}
+
 int nsc_block_decode_sel(const void *buf, size_t len, uint32_t types, unsigned parts,
                          nsc_block *out)
 {
-    uint8_t *owned = NULL;
-    memset(out, 0, sizeof *out);
-    int rc = decode(buf, len, types, parts, out, &owned);
-    free(owned);
-    if (rc)
-        nsc_block_release(out);
+    nsc_block_dec once = {0};
+    int rc = nsc_block_decode_with(&once, buf, len, types, parts, out);
+    free(once.raw);
     return rc;
 }
 

@@ -89,6 +89,16 @@ int nsc_block_decode_sel(const void *buf, size_t len, uint32_t types, unsigned p
                          nsc_block *out);
 void nsc_block_release(nsc_block *b);
 
+/* Decoding scratch kept between blocks (zstd context, column buffer): a
+ * reader that decodes many blocks makes one and decodes with it. Not for
+ * two threads at once. */
+typedef struct nsc_block_dec nsc_block_dec;
+int nsc_block_dec_new(nsc_block_dec **out);
+void nsc_block_dec_free(nsc_block_dec *d);
+/* nsc_block_decode_sel with d's scratch. */
+int nsc_block_decode_with(nsc_block_dec *d, const void *buf, size_t len, uint32_t types,
+                          unsigned parts, nsc_block *out);
+
 /* Rewrite every interned-string field of ev through map (the store turns
  * process-local ids into store-wide ones with it). */
 void nsc_block_map_strs(nsc_event *ev, nsc_str (*map)(void *arg, nsc_str id), void *arg);

@@ -8,11 +8,12 @@
 #include "bytes.h"
 
 #define RTT_SLACK_NS 20000.0  /* candidates: round trip <= 2 * segment minimum + slack */
+#define RTT_WEIGHT_NS 10000.0 /* a point this much slower than the fastest counts half */
 #define RESID_FLOOR_NS 2000.0 /* residual rejection never cuts tighter than this */
 #define UNKNOWN_DRIFT 1e-4    /* drift error of a line fitted from one point: 100 ppm */
 #define MAX_DRIFT 1e-2        /* serialized drifts beyond 1% are corrupt */
 #define MODEL_MAGIC 0x4e53434bu /* "NSCK" */
-#define MODEL_VERSION 1u
+#define MODEL_VERSION 2u    /* 2 added disagree_ns; 1 is still read */
 
 static const char *const err_text[] = {
     "ok", "impossible probe sample", "probe older than the last accepted one",
@@ -76,11 +77,12 @@ typedef struct line {
 } line;
 
 /* Which points a fit uses: round trip under a cut, and optionally a residual
- * from a previous line under a cut. */
+ * from a previous line under a cut. rtt_min: the segment's fastest round trip. */
 typedef struct gate {
     double rtt_cut;
     const line *by;
     double resid_cut;
+    double rtt_min;
 } gate;
 
 static int64_t wrap_diff(uint64_t a, uint64_t b)
@@ -122,35 +124,49 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Least squares over the admitted points. Returns how many it used; *slope_se
- * gets the slope's standard error (UNKNOWN_DRIFT when it cannot be told). */
+/* How much a point counts in a fit. A slow exchange was slow mostly one way
+ * (a thread woke late on one side), so its offset is off by up to half the
+ * extra round trip, and the fastest exchanges are the least lopsided:
+ * measured on loopback, offsets grow with round trip above the minimum. */
+static double weight(const gate *g, const nsc_clock_point *p)
+{
+    double extra = ((double)p->rtt_ns - g->rtt_min) / RTT_WEIGHT_NS;
+    return 1.0 / (1.0 + extra * extra);
+}
+
+/* Weighted least squares over the admitted points. Returns how many it used;
+ * *slope_se gets the slope's standard error (UNKNOWN_DRIFT when it cannot be
+ * told). */
 static size_t fit_ls(const nsc_clock_model *m, const nsc_clock_seg *s, const gate *g, line *l,
                      double *slope_se)
 {
-    double n = 0, mx = 0, my = 0, sxx = 0, sxy = 0, ss = 0;
+    double n = 0, sw = 0, mx = 0, my = 0, sxx = 0, sxy = 0, ss = 0;
     for (size_t i = 0; i < m->npts; i++)
         if (admits(g, s, &m->pts[i])) {
+            double w = weight(g, &m->pts[i]);
             n++;
-            mx += px(s, &m->pts[i]);
-            my += py(s, &m->pts[i]);
+            sw += w;
+            mx += w * px(s, &m->pts[i]);
+            my += w * py(s, &m->pts[i]);
         }
     if (n == 0)
         return 0;
-    mx /= n;
-    my /= n;
+    mx /= sw;
+    my /= sw;
     for (size_t i = 0; i < m->npts; i++)
         if (admits(g, s, &m->pts[i])) {
-            double dx = px(s, &m->pts[i]) - mx;
-            sxx += dx * dx;
-            sxy += dx * (py(s, &m->pts[i]) - my);
+            double w = weight(g, &m->pts[i]), dx = px(s, &m->pts[i]) - mx;
+            sxx += w * dx * dx;
+            sxy += w * dx * (py(s, &m->pts[i]) - my);
         }
     l->drift = sxx > 0 ? sxy / sxx : 0;
     l->off = my - l->drift * mx;
     for (size_t i = 0; i < m->npts; i++)
         if (admits(g, s, &m->pts[i])) {
             double r = resid(s, &m->pts[i], l);
-            ss += r * r;
+            ss += weight(g, &m->pts[i]) * r * r;
         }
+    /* With equal weights this is the textbook sqrt(ss / (n - 2) / sxx). */
     *slope_se = n > 2 && sxx > 0 ? sqrt(ss / (n - 2) / sxx) : UNKNOWN_DRIFT;
     return (size_t)n;
 }
@@ -178,7 +194,8 @@ static void fit_robust(const nsc_clock_model *m, const nsc_clock_seg *s, gate *g
         if (admits(g, s, &m->pts[i]))
             m->work[k++] = fabs(resid(s, &m->pts[i], l));
     *first = *l;
-    gate strict = {g->rtt_cut, first, fmax(4 * 1.4826 * median(m->work, k), RESID_FLOOR_NS)};
+    gate strict = {g->rtt_cut, first, fmax(4 * 1.4826 * median(m->work, k), RESID_FLOOR_NS),
+                   g->rtt_min};
     line refit;
     double se;
     if (fit_ls(m, s, &strict, &refit, &se) >= 2) {
@@ -196,7 +213,7 @@ static void fit_open(nsc_clock_model *m)
     for (size_t i = 0; i < m->npts; i++)
         if (m->pts[i].rtt_ns < rtt_min)
             rtt_min = m->pts[i].rtt_ns;
-    gate g = {2.0 * (double)rtt_min + RTT_SLACK_NS, NULL, 0};
+    gate g = {2.0 * (double)rtt_min + RTT_SLACK_NS, NULL, 0, (double)rtt_min};
     size_t n = 0;
     uint64_t first = 0, last = 0;
     for (size_t i = 0; i < m->npts; i++)
@@ -267,6 +284,15 @@ static int split_segment(nsc_clock_model *m, const nsc_clock_point *p)
     return open_segment(m, p->host_ns);
 }
 
+/* Where a confirmed step's segment starts: at the first probe that
+ * disagreed with the old line since the last one that agreed (a step falls
+ * between two probes, not between two windows), else at its first point. */
+static uint64_t step_start(const nsc_clock_model *m)
+{
+    uint64_t first = m->pts[0].host_ns, d = m->disagree_ns;
+    return d && d < first && d > m->segs[m->nsegs - 1].start_ns ? d : first;
+}
+
 static int accept_point(nsc_clock_model *m, const nsc_clock_point *p)
 {
     if (m->nsegs == 0) {
@@ -297,7 +323,9 @@ static int accept_point(nsc_clock_model *m, const nsc_clock_point *p)
     memcpy(m->pts, m->pending, m->npending * sizeof *m->pts);
     m->npts = m->npending;
     m->npending = 0;
-    return open_segment(m, m->pts[0].host_ns);
+    uint64_t start = step_start(m);
+    m->disagree_ns = 0;
+    return open_segment(m, start);
 }
 
 static uint64_t last_point_ns(const nsc_clock_model *m)
@@ -321,6 +349,23 @@ int nsc_clock_flush(nsc_clock_model *m)
     return accept_point(m, &p);
 }
 
+/* Every probe, not only a window's best, is compared with the open line, so
+ * a step is placed to within one probe interval. A slow probe that agrees
+ * proves nothing (its offset is uncertain by half its round trip, which may
+ * hide the step), so only a fast one clears the mark. */
+static void track_disagreement(nsc_clock_model *m, const nsc_clock_point *p)
+{
+    if (m->nsegs == 0)
+        return;
+    const nsc_clock_seg *s = &m->segs[m->nsegs - 1];
+    line l = {s->off_ns, s->drift};
+    double slack = (double)p->rtt_ns / 2 + (double)m->cfg.step_ns;
+    if (fabs(resid(s, p, &l)) > slack)
+        m->disagree_ns = m->disagree_ns ? m->disagree_ns : p->host_ns;
+    else if ((double)p->rtt_ns <= 2.0 * (double)m->cfg.step_ns)
+        m->disagree_ns = 0;
+}
+
 int nsc_clock_add(nsc_clock_model *m, const nsc_clock_sample *s)
 {
     if (s->t4 < s->t1 || s->t3 < s->t2 || s->t4 - s->t1 < s->t3 - s->t2)
@@ -332,6 +377,7 @@ int nsc_clock_add(nsc_clock_model *m, const nsc_clock_sample *s)
     /* offset = ((t2 - t1) + (t3 - t4)) / 2 = (t2 - t1) - rtt / 2, without overflow */
     nsc_clock_point p = {s->t1 + (s->t4 - s->t1) / 2,
                          wrap_diff(s->t2, s->t1) - (int64_t)(rtt / 2), rtt};
+    track_disagreement(m, &p);
     uint64_t idx = s->t1 / m->cfg.window_ns;
     if (m->has_win && idx != m->win_index) {
         int rc = nsc_clock_flush(m);
@@ -382,7 +428,8 @@ int nsc_clock_host_to_ref(const nsc_clock_model *m, uint64_t host_ns, uint64_t *
 
 /* ---- serialization ---------------------------------------------------- */
 
-#define HDR_BYTES (4 + 4 + 3 * 8 + 2 * 4 + 4 * 4 + 3 * 8 + 8 + 8)
+#define HDR_BYTES_V1 (4 + 4 + 3 * 8 + 2 * 4 + 4 * 4 + 3 * 8 + 8 + 8)
+#define HDR_BYTES (HDR_BYTES_V1 + 8)
 #define SEG_BYTES (9 * 8 + 4)
 #define POINT_BYTES (3 * 8)
 
@@ -424,6 +471,7 @@ void nsc_clock_serialize(const nsc_clock_model *m, uint8_t *buf)
     write_point(&w, &m->win);
     nsc_w64(&w, m->win_index);
     nsc_w64(&w, m->last_t1);
+    nsc_w64(&w, m->disagree_ns);
     for (size_t i = 0; i < m->nsegs; i++) {
         const nsc_clock_seg *s = &m->segs[i];
         nsc_w64(&w, s->start_ns);
@@ -491,11 +539,12 @@ static int read_points(nsc_rbuf *r, nsc_clock_point *dst, size_t n, uint64_t *la
 
 static int read_model(nsc_clock_model *m, nsc_rbuf *r, size_t len)
 {
-    if (len < HDR_BYTES)
+    if (len < HDR_BYTES_V1)
         return NSC_CLOCK_ETRUNC;
     if (nsc_r32(r) != MODEL_MAGIC)
         return NSC_CLOCK_EMAGIC;
-    if (nsc_r32(r) != MODEL_VERSION)
+    uint32_t version = nsc_r32(r);
+    if (version != 1 && version != MODEL_VERSION)
         return NSC_CLOCK_EVERSION;
     nsc_clock_cfg cfg;
     cfg.window_ns = nsc_r64(r);
@@ -511,7 +560,8 @@ static int read_model(nsc_clock_model *m, nsc_rbuf *r, size_t len)
     if (npts > cfg.seg_max_points || npending >= cfg.step_confirm || has_win > 1 ||
         (npts == 0) != (nsegs == 0))
         return NSC_CLOCK_EVALUE;
-    uint64_t need = HDR_BYTES + nsegs * SEG_BYTES + (npts + npending) * POINT_BYTES;
+    uint64_t need = (version == 1 ? HDR_BYTES_V1 : HDR_BYTES) + nsegs * SEG_BYTES +
+                    (npts + npending) * POINT_BYTES;
     if (len < need)
         return NSC_CLOCK_ETRUNC;
     if (len > need)
@@ -520,6 +570,7 @@ static int read_model(nsc_clock_model *m, nsc_rbuf *r, size_t len)
     m->has_win = (int)has_win;
     m->win_index = nsc_r64(r);
     m->last_t1 = nsc_r64(r);
+    m->disagree_ns = version == 1 ? 0 : nsc_r64(r);
     if ((rc = read_segments(m, r, (size_t)nsegs)))
         return rc;
     uint64_t last = 0;

@@ -85,6 +85,8 @@ typedef struct nsc_clock_model {
     uint64_t win_index;      /* current window: host time / window_ns */
     int has_win;
     uint64_t last_t1;        /* newest accepted sample */
+    uint64_t disagree_ns;    /* host time of the first probe off the open line since
+                              * the last one on it (0: none): where a step starts */
 } nsc_clock_model;
 
 void nsc_clock_cfg_default(nsc_clock_cfg *cfg);

@@ -1115,6 +1115,7 @@ struct nsc_store_blocks {
     uint64_t t1;
     MDB_val k, v;
     int has;             /* k, v hold the next block */
+    nsc_block_dec *dec;
 };
 
 /* Move to the next block of the prefix that starts no later than t1. */
@@ -1137,7 +1138,12 @@ int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int
     nsc_store_blocks *it = calloc(1, sizeof *it);
     if (!it)
         return NSC_STORE_ENOMEM;
+    if (nsc_block_dec_new(&it->dec)) {
+        free(it);
+        return NSC_STORE_ENOMEM;
+    }
     if ((rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_BLOCKS), &it->cur))) {
+        nsc_block_dec_free(it->dec);
         free(it);
         return rc;
     }
@@ -1175,7 +1181,7 @@ int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned par
     if (!it->has)
         return 1;
     if (nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ||
-        nsc_block_decode_sel(it->v.mv_data, it->v.mv_size, types, parts, blk))
+        nsc_block_decode_with(it->dec, it->v.mv_data, it->v.mv_size, types, parts, blk))
         return NSC_STORE_ECORRUPT;
     int rc = blocks_step(it, MDB_NEXT);
     if (rc)
@@ -1188,6 +1194,7 @@ void nsc_store_blocks_close(nsc_store_blocks *it)
     if (!it)
         return;
     mdb_cursor_close(it->cur);
+    nsc_block_dec_free(it->dec);
     free(it);
 }
 
@@ -1301,13 +1308,20 @@ static int take_text(nsc_rbuf *r, char out[64])
     return 0;
 }
 
-int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, const nsc_store_seq_range *r,
-                             size_t n)
+/* Key "agent/" AGENT, then for a non-zero epoch NUL and the epoch (8 bytes,
+ * big-endian); epoch 0 keeps the key of stores older than epochs. */
+int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, uint64_t epoch,
+                             const nsc_store_seq_range *r, size_t n)
 {
-    uint8_t key[6 + 64];
-    size_t al = text_len(agent, 63);
+    uint8_t key[6 + 64 + 8];
+    size_t al = text_len(agent, 63), kl = 6 + al;
     memcpy(key, "agent/", 6);
     memcpy(key + 6, agent, al);
+    if (epoch) {
+        key[kl++] = 0;
+        nsc_put_be64(key + kl, epoch);
+        kl += 8;
+    }
     uint8_t *val = malloc(4 + 16 * n);
     if (!val)
         return NSC_STORE_ENOMEM;
@@ -1316,7 +1330,7 @@ int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, const nsc_store_s
         nsc_put_be64(val + 4 + 16 * i, r[i].lo);
         nsc_put_be64(val + 12 + 16 * i, r[i].hi);
     }
-    int rc = push_meta(st, key, 6 + al, val, 4 + 16 * n);
+    int rc = push_meta(st, key, kl, val, 4 + 16 * n);
     free(val);
     return rc;
 }
@@ -1383,12 +1397,14 @@ static int agent_rec(void *arg, const MDB_val *k, const MDB_val *v)
 {
     const agent_cb *cb = arg;
     char agent[64];
-    size_t al = k->mv_size - 6;
+    const uint8_t *name = (const uint8_t *)k->mv_data + 6, *nul = memchr(name, 0, k->mv_size - 6);
+    size_t al = nul ? (size_t)(nul - name) : k->mv_size - 6;
+    uint64_t epoch = nul && k->mv_size == 6 + al + 9 ? nsc_get_be64(nul + 1) : 0;
     const uint8_t *p = v->mv_data;
-    if (al >= sizeof agent || v->mv_size < 4 || (v->mv_size - 4) / 16 != nsc_get_be32(p) ||
-        (v->mv_size - 4) % 16)
+    if (al >= sizeof agent || (nul && (k->mv_size != 6 + al + 9 || epoch == 0)) || v->mv_size < 4 ||
+        (v->mv_size - 4) / 16 != nsc_get_be32(p) || (v->mv_size - 4) % 16)
         return NSC_STORE_ECORRUPT;
-    memcpy(agent, (const uint8_t *)k->mv_data + 6, al);
+    memcpy(agent, name, al);
     agent[al] = 0;
     size_t n = nsc_get_be32(p);
     nsc_store_seq_range *r = malloc((n ? n : 1) * sizeof *r);
@@ -1398,7 +1414,7 @@ static int agent_rec(void *arg, const MDB_val *k, const MDB_val *v)
         r[i].lo = nsc_get_be64(p + 4 + 16 * i);
         r[i].hi = nsc_get_be64(p + 12 + 16 * i);
     }
-    int rc = cb->fn(cb->arg, agent, r, n);
+    int rc = cb->fn(cb->arg, agent, epoch, r, n);
     free(r);
     return rc;
 }

@@ -186,13 +186,14 @@ int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model 
  * which batch sequences of each agent are committed (dedupe across restarts),
  * the processes' lifecycle records, and each rank's last collective. */
 
-/* Committed batch sequences of one agent: sorted disjoint ranges [lo, hi). */
+/* Committed batch sequences of one agent epoch (docs/protocol.md: an agent's
+ * spool identity; 0 for agents without one): sorted disjoint ranges [lo, hi). */
 typedef struct nsc_store_seq_range {
     uint64_t lo, hi;
 } nsc_store_seq_range;
-/* Replaces the agent's stored ranges. */
-int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, const nsc_store_seq_range *r,
-                             size_t n);
+/* Replaces the stored ranges of (agent, epoch). */
+int nsc_store_put_agent_seqs(nsc_store *st, const char *agent, uint64_t epoch,
+                             const nsc_store_seq_range *r, size_t n);
 
 /* A process lifecycle record (docs/protocol.md: life), as the collector got it. */
 typedef struct nsc_store_life {
@@ -217,8 +218,8 @@ int nsc_store_put_progress(nsc_store *st, const nsc_store_progress *p);
 
 /* Readers of the above, in key order (agent; host, pid, time; job, comm, rank,
  * func). fn returns nonzero to stop (returned); r is valid during the call. */
-typedef int (*nsc_store_agent_fn)(void *arg, const char *agent, const nsc_store_seq_range *r,
-                                  size_t n);
+typedef int (*nsc_store_agent_fn)(void *arg, const char *agent, uint64_t epoch,
+                                  const nsc_store_seq_range *r, size_t n);
 int nsc_store_agents(nsc_store_reader *rd, nsc_store_agent_fn fn, void *arg);
 typedef int (*nsc_store_life_fn)(void *arg, const nsc_store_life *l);
 int nsc_store_lives(nsc_store_reader *rd, nsc_store_life_fn fn, void *arg);

@@ -2,13 +2,16 @@
 # agent_e2e.sh: end-to-end agent tests with real processes on ipc sockets in a
 # temp dir: agents, the emulator with the real plugin, a garbage sender.
 #
-#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill
+#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch
 #
 # pxn: two simulated nodes, one agent each, emulator --scenario pxn; every
 #   foreign event must be re-attached to the right rank and parent (check.c).
 # garbage: a sender floods bad messages beside a well-behaved stream; each
 #   reject is counted by reason in /metrics and every good event arrives.
 # kill: a rank SIGKILLs itself; the agent reports it dead with its last progress.
+# epoch: one agent id, a real collector: a copy of a spool replayed (same epoch)
+#   is stored once; the spool deleted and made anew (new epoch, sequences from
+#   0 again) is stored in full, not dropped as duplicates.
 set -eu
 bin=$1 plugin=$2 mode=$3
 dir=$(mktemp -d /tmp/nsc-agent-e2e-XXXXXX)
@@ -83,6 +86,50 @@ kill)
     wait_metric 0 'ncclscope_agent_processes{state="alive"}' 0
     stop_agent 0
     "$bin/nsc-agent-check" kill "$dir/emu.json" "$dir/node0/spool"
+    ;;
+epoch)
+    # run_agent ARGS...: agent 0 as "same-id", forwarding, until the collector
+    # acknowledged everything spooled, then stopped.
+    col=$dir/collector
+    mkdir -p "$col"
+    "$bin/ncclscope-collector" --listen tcp://127.0.0.1:0 --http 127.0.0.1:0 --db "$col/db" \
+        --port-file "$col/ports" 2>"$dir/collector.log" &
+    pids[9]=$!
+    for _ in $(seq 500); do grep -q http "$col/ports" 2>/dev/null && break; sleep 0.01; done
+    zport=$(awk '$1 == "zmq" {print $2}' "$col/ports")
+    cmetric() { curl -sf "http://127.0.0.1:$(awk '$1 == "http" {print $2}' "$col/ports")/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+    wait_cmetric() {
+        for _ in $(seq 200); do [ "$(cmetric "$1")" = "$2" ] && return 0; sleep 0.05; done
+        cat "$dir/collector.log" >&2
+        die "collector: $1 is $(cmetric "$1"), expected $2"
+    }
+    send() { "$bin/nsc-agent-send" "ipc://$dir/node0/agent.sock" 20 100 64 0 || die "sender failed"; }
+    # 1. Spool only: 2000 events in spool A, then a copy of it.
+    start_agent 0 --agent-id same-id --spool "$dir/spoolA"
+    send
+    wait_metric 0 ncclscope_agent_events_out_total 2000
+    stop_agent 0
+    cp -a "$dir/spoolA" "$dir/spoolA-copy"
+    # 2. Deliver spool A.
+    start_agent 0 --agent-id same-id --spool "$dir/spoolA" --collector "tcp://127.0.0.1:$zport"
+    wait_metric 0 ncclscope_agent_spool_entries 0
+    stop_agent 0
+    wait_cmetric ncclscope_collector_store_events 2000
+    # 3. Replay the copy: same epoch, same sequences: all duplicates.
+    start_agent 0 --agent-id same-id --spool "$dir/spoolA-copy" --collector "tcp://127.0.0.1:$zport"
+    wait_metric 0 ncclscope_agent_spool_entries 0
+    stop_agent 0
+    [ "$(cmetric ncclscope_collector_duplicates_total)" -ge 1 ] || die "the replay was not seen as duplicates"
+    # 4. The spool deleted: a new one under the same id starts at sequence 0 again.
+    rm -rf "$dir/spoolA" "$dir/spoolA-copy"
+    start_agent 0 --agent-id same-id --spool "$dir/spoolA" --collector "tcp://127.0.0.1:$zport"
+    send
+    wait_metric 0 ncclscope_agent_events_in_total 2000
+    wait_metric 0 ncclscope_agent_forward_events_acked_total 2000
+    stop_agent 0
+    wait_cmetric ncclscope_collector_store_events 4000
+    sleep 0.2
+    [ "$(cmetric ncclscope_collector_store_events)" = 4000 ] || die "stored events changed after the last ack"
     ;;
 *) die "unknown mode $mode" ;;
 esac

@@ -38,7 +38,7 @@ static size_t make_batch(void)
                              .ts_ns = UINT64_MAX, .last_batch_seq = 99, .job = "job1", .host = "gpu-17",
                              .nprogress = 2, .progress = progress};
     life[2] = (nsc_a2c_life){.event = NSC_A2C_FINISHED, .pid = 10, .ts_ns = 7, .job = "job1"};
-    nsc_a2c_batch b = {.agent = "agent-a", .host = "node0", .seq = 1ull << 40, .sent_ns = 5,
+    nsc_a2c_batch b = {.agent = "agent-a", .host = "node0", .epoch = UINT64_MAX - 1, .seq = 1ull << 40, .sent_ns = 5,
                        .nsections = 2, .nlife = 3, .naliases = 1, .sections = secs, .life = life,
                        .aliases = &alias};
     size_t bound = nsc_a2c_batch_bound(&b);
@@ -56,6 +56,7 @@ Test(a2c, batch_round_trip)
     cr_assert_eq(nsc_a2c_decode_batch(msg, n, NULL, &d), 0);
     cr_assert_str_eq(d.agent, "agent-a");
     cr_assert_str_eq(d.host, "node0");
+    cr_assert_eq(d.epoch, UINT64_MAX - 1);
     cr_assert_eq(d.seq, 1ull << 40);
     cr_assert_eq(d.sent_ns, 5);
     cr_assert_eq(d.nsections, 2);
@@ -95,6 +96,25 @@ Test(a2c, empty_batch_round_trip)
     nsc_a2c_batch_release(&d);
 }
 
+/* A batch from an older agent's spool: version 1, no epoch; it reads as epoch 0. */
+Test(a2c, version_1_batch_is_epoch_0)
+{
+    static const uint8_t v1[] = "\x99\x01\x01\xa1" "a\x07\xa2" "h0\x05\x90\x90\x90";
+    nsc_a2c_batch d;
+    cr_assert_eq(nsc_a2c_decode_batch(v1, sizeof v1 - 1, NULL, &d), 0);
+    cr_assert_str_eq(d.agent, "a");
+    cr_assert_str_eq(d.host, "h0");
+    cr_assert_eq(d.epoch, 0);
+    cr_assert_eq(d.seq, 7);
+    cr_assert_eq(d.sent_ns, 5);
+    nsc_a2c_batch_release(&d);
+    static const uint8_t v2[] = "\x9a\x01\x02\xa1" "a\x09\x07\xa2" "h0\x05\x90\x90\x90";
+    cr_assert_eq(nsc_a2c_decode_batch(v2, sizeof v2 - 1, NULL, &d), 0);
+    cr_assert_eq(d.epoch, 9);
+    cr_assert_eq(d.seq, 7);
+    nsc_a2c_batch_release(&d);
+}
+
 Test(a2c, ack_and_probe_round_trip)
 {
     uint8_t buf[NSC_A2C_SMALL_MAX];
@@ -127,6 +147,9 @@ Test(a2c, ack_and_probe_round_trip)
     cr_assert_eq(nsc_a2c_kind(buf, n), NSC_A2C_SAMPLE);
     cr_assert_eq(nsc_a2c_decode_probe(buf, n, &pd), 0);
     cr_assert(memcmp(&p, &pd, sizeof p) == 0);
+    /* acks and probes stay version 1 */
+    nsc_a2c_ack v2;
+    cr_assert_eq(nsc_a2c_decode_ack("\x95\x02\x02\xa1" "a\x00\x00", 7, &v2), NSC_WIRE_BAD_VERSION);
     /* an ack is neither */
     n = nsc_a2c_encode_ack(&a, buf);
     cr_assert_eq(nsc_a2c_decode_probe(buf, n, &pd), NSC_WIRE_BAD_RECORD);
@@ -157,7 +180,12 @@ Test(a2c, malformed_corpus)
         {"not an array", "\x01", 1, NSC_WIRE_BAD_TYPE},
         {"wrong arity", "\x93\x01\x01\xa1" "a", 4, NSC_WIRE_BAD_RECORD},
         {"ack as batch", "\x95\x02\x01\xa1" "a\x00\x00", 7, NSC_WIRE_BAD_RECORD},
-        {"bad version", "\x99\x01\x02\xa1" "a\x00\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_VERSION},
+        {"bad version", "\x99\x01\x03\xa1" "a\x00\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_VERSION},
+        {"v2 without epoch", "\x99\x01\x02\xa1" "a\x00\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_RECORD},
+        {"v1 with epoch", "\x9a\x01\x01\xa1" "a\x05\x00\xa0\x00\x90\x90\x90", 12, NSC_WIRE_BAD_RECORD},
+        {"str for epoch", "\x9a\x01\x02\xa1" "a\xa0\x00\xa0\x00\x90\x90\x90", 12, NSC_WIRE_BAD_TYPE},
+        {"negative epoch", "\x9a\x01\x02\xa1" "a\xff\x00\xa0\x00\x90\x90\x90", 12, NSC_WIRE_BAD_VALUE},
+        {"v2 trailing", "\x9a\x01\x02\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\x00", 13, NSC_WIRE_TRAILING},
         {"str for seq", "\x99\x01\x01\xa1" "a\xa0\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_TYPE},
         {"reserved byte", "\x99\x01\x01\xa1" "a\xc1\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_TYPE},
         {"str section", "\x99\x01\x01\xa1" "a\x00\xa0\x00\x91\xa1x\x90\x90", 13, NSC_WIRE_BAD_TYPE},
@@ -188,7 +216,7 @@ Test(a2c, limits)
     nsc_dec_limits small = {.max_msg = n - 1};
     cr_assert_eq(decode_rc(msg, n, &small), NSC_WIRE_TOO_LARGE);
     nsc_dec_limits few = {.max_records = 1};
-    cr_assert_eq(decode_rc(msg, n, &few), NSC_WIRE_TOO_MANY);  /* the top array has 9 */
+    cr_assert_eq(decode_rc(msg, n, &few), NSC_WIRE_TOO_MANY);  /* the top array has 10 */
     cr_assert_eq(nsc_a2c_kind("\x91\x09", 2), NSC_WIRE_BAD_RECORD);
     cr_assert_eq(nsc_a2c_kind("", 0), NSC_WIRE_EMPTY);
 }

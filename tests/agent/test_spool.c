@@ -1,6 +1,8 @@
 /* Unit tests for the spool: dense sequence numbers, exact accounting when the
- * cap refuses entries, persistence of both across a reopen, ordered reading. */
+ * cap refuses entries, persistence of both across a reopen, ordered reading,
+ * the spool's epoch. */
 #include <criterion/criterion.h>
+#include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,4 +153,68 @@ Test(spool, delete_acknowledged, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(st.bytes, 0);
     cr_assert_eq(st.next_seq, 6, "an emptied spool keeps its next sequence");
     nsc_spool_close(s);
+}
+
+/* The epoch of a spool made in DIR/sub (removed again). */
+static uint64_t epoch_of_new_spool(const char *sub)
+{
+    nsc_spool *s;
+    char err[128], path[96], cmd[128];
+    snprintf(path, sizeof path, "%s/%s", dir, sub);
+    cr_assert_eq(nsc_spool_open(&s, path, 1 << 20, err), 0, "%s", err);
+    uint64_t e = nsc_spool_epoch(s);
+    nsc_spool_close(s);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    cr_assert_eq(system(cmd), 0);
+    return e;
+}
+
+/* Remove the epoch from a spool's meta, as a spool an older agent made. */
+static void drop_epoch(void)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi meta;
+    MDB_val k = {sizeof "epoch", "epoch"};
+    cr_assert_eq(mdb_env_create(&env), 0);
+    cr_assert_eq(mdb_env_set_maxdbs(env, 3), 0);
+    cr_assert_eq(mdb_env_open(env, dir, 0, 0640), 0);
+    cr_assert_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    cr_assert_eq(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    cr_assert_eq(mdb_del(txn, meta, &k, NULL), 0);
+    cr_assert_eq(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+}
+
+/* A spool made anew gets a fresh non-zero epoch, kept across reopens even when
+ * emptied; a spool without one that holds batches (an older agent's) is epoch 0. */
+Test(spool, epoch, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[16] = {0};
+    nsc_spool_tally t = {1, 1};
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    uint64_t e = nsc_spool_epoch(s);
+    cr_assert_neq(e, 0);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 0);
+    uint64_t seq = 0, deleted = 0;
+    nsc_spool_tally gone = {0, 0};
+    cr_assert_eq(nsc_spool_delete(s, &seq, 1, &deleted, &gone), 0);
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_epoch(s), e, "an emptied spool keeps its epoch");
+    cr_assert_eq(nsc_spool_next_seq(s), 1, "and its sequence");
+    nsc_spool_close(s);
+
+    drop_epoch();
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_epoch(s), 0);
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_epoch(s), 0, "epoch 0 is kept too");
+    nsc_spool_close(s);
+
+    uint64_t a = epoch_of_new_spool("x"), b = epoch_of_new_spool("x");
+    cr_assert(a != 0 && b != 0 && a != b && a != e, "every new spool has its own epoch");
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # CLI export benchmark: N timeline events (NDJSON, as /api/v1/timeline writes
 # them: 8 ranks, Coll + KernelCh lanes) converted to Perfetto and Chrome JSON.
-# Prints wall time and peak RSS for N/10 and N events, so memory independent
-# of the result size shows as equal RSS. Usage: bench_cli_export.sh BIN_DIR [N]
+# Prints the median wall and CPU (user+sys) time and the peak RSS for N/10
+# and N events, so memory independent of the result size shows as equal RSS.
+# With BASE_BIN_DIR (another build, e.g. main's) its CLI runs each case too,
+# in turn with ours: a same-run baseline.
+# Usage: bench_cli_export.sh BIN_DIR [N] [BASE_BIN_DIR]
 set -eu
-cli=$1/ncclscope
 n=${2:-1000000}
+clis="new:$1/ncclscope${3:+ base:$3/ncclscope}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gen() {  # gen COUNT FILE
@@ -28,17 +31,21 @@ for count in $((n / 10)) $n; do
   gen $count "$tmp/t.ndjson"
   for fmt in perfetto chrome; do
     for rep in 1 2 3; do
-      /usr/bin/time -f "%e %M" -o "$tmp/time" "$cli" export --format $fmt --input "$tmp/t.ndjson" -o "$tmp/out" 2>/dev/null
-      echo "$count $fmt $(cat "$tmp/time") $(stat -c %s "$tmp/out")"
+      for c in $clis; do
+        /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "${c#*:}" export --format $fmt --input "$tmp/t.ndjson" -o "$tmp/out" 2>/dev/null
+        echo "${c%%:*} $count $fmt $(cat "$tmp/time") $(stat -c %s "$tmp/out")"
+      done
     done
   done
 done | python3 -c '
 import sys, collections
 runs = collections.defaultdict(list)
 for line in sys.stdin:
-    n, fmt, sec, rss, size = line.split()
-    runs[(int(n), fmt)].append((float(sec), int(rss), int(size)))
-for (n, fmt), r in sorted(runs.items()):
-    secs = sorted(x[0] for x in r)
-    print("%8d events %-8s median %.2f s  peak RSS %d KiB  output %d bytes" % (n, fmt, secs[len(secs) // 2], max(x[1] for x in r), r[0][2]))
+    cli, n, fmt, sec, usr, sys_, rss, size = line.split()
+    runs[(int(n), fmt, cli)].append((float(sec), float(usr) + float(sys_), int(rss), int(size)))
+med = lambda v: sorted(v)[len(v) // 2]
+for (n, fmt, cli), r in sorted(runs.items()):
+    print("%-4s %8d events %-8s median %.2f s  cpu %.2f s  peak RSS %d KiB  output %d bytes" % (
+        cli, n, fmt, med([x[0] for x in r]), med([x[1] for x in r]), max(x[2] for x in r), r[0][3]))
 '
+echo "load: $(cat /proc/loadavg)"

@@ -51,7 +51,8 @@ def same(http, db):
         return [(p["kind"], p["comm"], p["rank"], p["seq"]) for p in load(d, "diagnose.json")["problems"]
                 if p["kind"] not in ("hung", "lagging")]
     if stored_problems(http) != stored_problems(db):
-        print("cli_e2e_check: diagnose differs between HTTP and --db", file=sys.stderr)
+        print(f"cli_e2e_check: diagnose differs between HTTP and --db: {stored_problems(http)} vs {stored_problems(db)}",
+              file=sys.stderr)
         return False
     return True
 

@@ -1,9 +1,12 @@
 /* test_cli.c: the CLI's parsers and encoder: arguments, URLs, NDJSON and
- * server-sent-event readers (including malformed input), protobuf varints. */
+ * server-sent-event readers (including malformed input), the flat-object
+ * scanner against the generic reader, member lookup by name, protobuf varints. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "args.h"
+#include "fields.h"
+#include "flat_check.h"
 #include "http.h"
 #include "pb.h"
 #include "stream.h"
@@ -110,6 +113,85 @@ Test(ndjson, malformed)
     cr_assert_eq(rc, 1);
     cr_assert(strstr(r.err, "longer than"), "%s", r.err);
     nsc_ndjson_free(&r);
+}
+
+static const char *const flat_lines[] = {
+    "{\"kind\":\"event\",\"type\":\"Coll\",\"rank\":3,\"pid\":1003,\"tid\":1,\"id\":7,\"parent\":0,"
+    "\"start_ns\":1000000000,\"stop_ns\":1000002000,\"err_ns\":0,\"flags\":[\"graph\",\"open\"],\"seq\":0,"
+    "\"func\":\"AllReduce\",\"datatype\":\"ncclFloat32\",\"count\":1048576,\"root\":-1,\"algo\":\"RING\","
+    "\"complete_ns\":null,\"states\":[]}",
+    "{}", "{\"\":\"\"}", "{\"a\":true,\"b\":false,\"c\":null,\"d\":-0,\"e\":18446744073709551615}",
+    "{\"a\":[1,-2,\"x\",true,null],\"a\":[]}", "{\"kind\":\"end\",\"events\":3,\"next_cursor\":\"9.1.2\"}"};
+
+Test(flat, reads_what_the_generic_reader_reads)
+{
+    nsc_flat f = {0};
+    for (size_t i = 0; i < sizeof flat_lines / sizeof flat_lines[0]; i++)
+        cr_assert_eq(flat_check(&f, flat_lines[i], strlen(flat_lines[i])), 1, "%s", flat_lines[i]);
+    nsc_flat_free(&f);
+}
+
+Test(flat, declines_everything_else)
+{
+    static const char *const lines[] = {
+        "", "{", "}", "[1]", "{ \"a\":1}", "{\"a\": 1}", "{\"a\":1 }", "{\"a\":\"x\\\"y\"}",
+        "{\"a\":{\"b\":1}}", "{\"s\":[{\"x\":1}]}", "{\"a\":[[1]]}", "{\"a\":1.5}", "{\"a\":1e3}",
+        "{\"a\":01}", "{\"a\":-}", "{\"a\":\"\xc3\xa9\"}", "{\"a\":\"\x01\"}", "{\"a\":1", "{\"a\":\"x",
+        "{\"a\":1}x", "{\"a\"1}", "{\"a\":tru}", "{\"a\":truex}", "{\"a\":1,}", "{,}", "{\"a\":[1,]}",
+        "{\"a\":[1", "{\"a\":[1]", "{\"a\"", "{\"a\":",
+        "{\"a\":12345678901234567890123456789012345678901234567890123456789012345}"};
+    nsc_flat f = {0};
+    const nsc_json *root;
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        cr_assert_eq(nsc_flat_scan(&f, lines[i], strlen(lines[i]), &root), NSC_FLAT_DECLINED, "%s", lines[i]);
+    /* Every prefix of a good line is declined or read as the generic reader reads it. */
+    for (size_t n = 0; n <= strlen(flat_lines[0]); n++)
+        cr_assert_neq(flat_check(&f, flat_lines[0], n), -1, "prefix %zu", n);
+    nsc_flat_free(&f);
+}
+
+Test(ndjson, declined_lines_still_read_or_rejected)
+{
+    seen s = {0};
+    nsc_ndjson r;
+    nsc_ndjson_init(&r, count_values, &s);
+    const char *body = "{\"x\":1}\n{ \"x\" : 20 , \"s\":[{\"a\":1}] }\n{\"x\":01}\n";
+    cr_assert_eq(nsc_ndjson_feed(&r, body, strlen(body)), 1);
+    cr_assert_eq(s.n, 2);
+    cr_assert_eq(s.sum, 21);
+    cr_assert(strstr(r.err, "bad JSON in line 3"), "%s", r.err);
+    nsc_ndjson_free(&r);
+}
+
+static const nsc_json *member(const nsc_json *obj, int i)
+{
+    const nsc_json *m = nsc_json_first(obj);
+    while (m && i--)
+        m = nsc_json_next(obj, m);
+    cr_assert(m);
+    return m;
+}
+
+Test(fields, first_member_of_each_name)
+{
+    static const char *const names[] = {"kind", "rank", "start_ns", "complete_ns", "stop_ns", "type"};
+    nsc_fields k;
+    nsc_fields_init(&k, names, 6);
+    nsc_json_doc doc;
+    nsc_json_error e;
+    const char *line = "{\"rank\":1,\"x\":2,\"stop_ns\":3,\"rank\":4,\"ran\":5,\"rank\\u0000\":6}";
+    cr_assert_eq(nsc_json_parse(line, strlen(line), NULL, &doc, &e), 0);
+    const nsc_json *out[6];
+    nsc_fields_pick(&k, nsc_json_root(&doc), out);
+    cr_assert_eq(out[1], nsc_json_get(nsc_json_root(&doc), "rank"));
+    cr_assert_eq(out[4], nsc_json_get(nsc_json_root(&doc), "stop_ns"));
+    cr_assert(!out[0] && !out[2] && !out[3] && !out[5]);
+    cr_assert_eq(nsc_fields_id(&k, member(nsc_json_root(&doc), 3)), 1);  /* the second "rank" */
+    cr_assert_eq(nsc_fields_id(&k, member(nsc_json_root(&doc), 4)), -1); /* "ran" */
+    cr_assert_eq(nsc_fields_id(&k, member(nsc_json_root(&doc), 5)), -1); /* "rank\0" */
+    nsc_fields_pick(&k, member(nsc_json_root(&doc), 0), out);             /* not an object */
+    cr_assert(!out[0] && !out[1]);
+    nsc_json_free(&doc);
 }
 
 typedef struct events {

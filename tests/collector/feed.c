@@ -303,8 +303,9 @@ typedef struct check_ctx {
     nsc_store_seq_range *one;  /* per agent: the single range, {0,0} if none */
 } check_ctx;
 
-static int check_agent(void *arg, const char *agent, const nsc_store_seq_range *r, size_t n)
+static int check_agent(void *arg, const char *agent, uint64_t epoch, const nsc_store_seq_range *r, size_t n)
 {
+    (void)epoch;  /* the feed's agents send epoch 0 */
     check_ctx *c = arg;
     for (unsigned i = 0; i < c->o->agents; i++) {
         if (strcmp(c->ids[i], agent) != 0)

@@ -15,7 +15,7 @@ static nsc_dedupe *full_table(void)
     nsc_dedupe *d = nsc_dedupe_new();
     cr_assert(d);
     for (uint64_t i = 0; i < MAX; i++)
-        cr_assert_eq(nsc_dedupe_mark(d, "a", 2 * i), 0);
+        cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 2 * i), 0);
     return d;
 }
 
@@ -23,16 +23,16 @@ Test(dedupe, full_table_refuses_new_gaps_and_marks_nothing)
 {
     nsc_dedupe *d = full_table();
     /* Far past the last range, and inside an old gap's neighbourhood: a new range each. */
-    cr_assert_eq(nsc_dedupe_room(d, "a", 5000), NSC_DEDUPE_FULL);
-    cr_assert_eq(nsc_dedupe_mark(d, "a", 5000), NSC_DEDUPE_FULL);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 5000), 0);
+    cr_assert_eq(nsc_dedupe_room(d, "a", 0, 5000), NSC_DEDUPE_FULL);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 5000), NSC_DEDUPE_FULL);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 5000), 0);
     /* The oldest gap stays open (the old code filled it on overflow). */
-    cr_assert_eq(nsc_dedupe_has(d, "a", 1), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0), 1);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 2), 1);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 1), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 0), 1);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 2), 1);
     /* Another agent has its own table. */
-    cr_assert_eq(nsc_dedupe_room(d, "b", 5000), 0);
-    cr_assert_eq(nsc_dedupe_mark(d, "b", 5000), 0);
+    cr_assert_eq(nsc_dedupe_room(d, "b", 0, 5000), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "b", 0, 5000), 0);
     nsc_dedupe_free(d);
 }
 
@@ -41,22 +41,22 @@ Test(dedupe, full_table_takes_fills_and_extensions)
     nsc_dedupe *d = full_table();
     uint64_t last = 2 * (MAX - 1);
     /* Extends the last range [last, last+1) upwards. */
-    cr_assert_eq(nsc_dedupe_room(d, "a", last + 1), 0);
-    cr_assert_eq(nsc_dedupe_mark(d, "a", last + 1), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", last + 1), 1);
+    cr_assert_eq(nsc_dedupe_room(d, "a", 0, last + 1), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, last + 1), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, last + 1), 1);
     /* Fills gap 1: ranges [0,1) and [2,3) merge, one range freed. */
-    cr_assert_eq(nsc_dedupe_mark(d, "a", 1), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 1), 1);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 1), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 1), 1);
     /* So exactly one new gap fits now, and not a second. */
-    cr_assert_eq(nsc_dedupe_mark(d, "a", 9000), 0);
-    cr_assert_eq(nsc_dedupe_mark(d, "a", 9002), NSC_DEDUPE_FULL);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 9002), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 9000), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 9002), NSC_DEDUPE_FULL);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 9002), 0);
     /* Already marked: not a new range, always fine. */
-    cr_assert_eq(nsc_dedupe_room(d, "a", 4), 0);
-    cr_assert_eq(nsc_dedupe_mark(d, "a", 4), 0);
+    cr_assert_eq(nsc_dedupe_room(d, "a", 0, 4), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 4), 0);
     /* Extending a range downwards (lo - 1) is fine too: 9000 -> [8999, 9001). */
-    cr_assert_eq(nsc_dedupe_mark(d, "a", 8999), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 8999), 1);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 8999), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 8999), 1);
     nsc_dedupe_free(d);
 }
 
@@ -65,10 +65,11 @@ typedef struct seen {
     nsc_store_seq_range first, second, last;
 } seen;
 
-static int record(void *arg, const char *agent, const nsc_store_seq_range *r, size_t n)
+static int record(void *arg, const char *agent, uint64_t epoch, const nsc_store_seq_range *r, size_t n)
 {
     seen *s = arg;
     cr_assert_str_eq(agent, "a");
+    cr_assert_eq(epoch, 0);
     s->n = n;
     s->first = r[0];
     s->second = r[1];
@@ -83,7 +84,7 @@ Test(dedupe, store_round_trip_keeps_exact_ranges)
     nsc_store *st;
     cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
     nsc_dedupe *d = full_table();
-    cr_assert_eq(nsc_dedupe_mark(d, "a", 1), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 1), 0);
     cr_assert_eq(nsc_store_begin(st, 1), 0);
     cr_assert_eq(nsc_dedupe_put_dirty(d, st), 0);
     cr_assert_eq(nsc_store_commit(st), 0);
@@ -103,10 +104,74 @@ Test(dedupe, store_round_trip_keeps_exact_ranges)
 
     nsc_dedupe *e = nsc_dedupe_new();
     cr_assert_eq(nsc_dedupe_load(e, st), 0);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 1), 1);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 3), 0);
-    cr_assert_eq(nsc_dedupe_mark(e, "a", 7000), 0);
-    cr_assert_eq(nsc_dedupe_mark(e, "a", 7002), NSC_DEDUPE_FULL);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 0, 1), 1);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 0, 3), 0);
+    cr_assert_eq(nsc_dedupe_mark(e, "a", 0, 7000), 0);
+    cr_assert_eq(nsc_dedupe_mark(e, "a", 0, 7002), NSC_DEDUPE_FULL);
+    nsc_dedupe_free(e);
+    nsc_dedupe_free(d);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+typedef struct epochs_seen {
+    unsigned n;
+    uint64_t epoch[3];
+    nsc_store_seq_range r[3];
+} epochs_seen;
+
+static int record_epoch(void *arg, const char *agent, uint64_t epoch, const nsc_store_seq_range *r, size_t n)
+{
+    epochs_seen *s = arg;
+    cr_assert_str_eq(agent, "a");
+    cr_assert_eq(n, 1);
+    cr_assert_lt(s->n, 3);
+    s->epoch[s->n] = epoch;
+    s->r[s->n++] = r[0];
+    return 0;
+}
+
+/* An agent whose spool was made anew restarts at sequence 0 in a new epoch:
+ * its batches are not the old epoch's, and each epoch keeps its own set
+ * across a reload (epoch 0, the key of stores older than epochs, included). */
+Test(dedupe, epochs_are_separate_sequence_spaces)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    nsc_dedupe *d = nsc_dedupe_new();
+    for (uint64_t seq = 0; seq < 3; seq++) {
+        cr_assert_eq(nsc_dedupe_mark(d, "a", 0, seq), 0);
+        cr_assert_eq(nsc_dedupe_mark(d, "a", 7, seq), 0);
+    }
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0x8000000000000001ull, 0), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0x8000000000000001ull, 0), 0);
+    cr_assert_eq(nsc_dedupe_agents(d), 3);
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_dedupe_put_dirty(d, st), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+
+    nsc_store_reader *rd;
+    epochs_seen s = {0};
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_agents(rd, record_epoch, &s), 0);
+    nsc_store_read_end(rd);
+    cr_assert_eq(s.n, 3);
+    cr_assert_eq(s.epoch[0], 0);  /* key order: the plain agent key first */
+    cr_assert_eq(s.r[0].hi, 3);
+    cr_assert_eq(s.epoch[1], 7);
+    cr_assert_eq(s.r[1].hi, 3);
+    cr_assert_eq(s.epoch[2], 0x8000000000000001ull);
+    cr_assert_eq(s.r[2].hi, 1);
+
+    nsc_dedupe *e = nsc_dedupe_new();
+    cr_assert_eq(nsc_dedupe_load(e, st), 0);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 7, 2), 1);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 7, 3), 0);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 0, 2), 1);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 0x8000000000000001ull, 0), 1);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 0x8000000000000001ull, 1), 0);
+    cr_assert_eq(nsc_dedupe_has(e, "a", 8, 0), 0);
     nsc_dedupe_free(e);
     nsc_dedupe_free(d);
     nsc_store_close(st);

@@ -1,4 +1,4 @@
-/* store_check.c: nsc-e2e-store-check EMU.json DB JOB
+/* store_check.c: nsc-e2e-store-check EMU.json DB JOB [--lost N]
  *
  * Compares what the emulator emitted (its --summary) with what the collector
  * stored (the LMDB store read with the nsc_store reader), after the whole
@@ -11,19 +11,25 @@
  *     together they equal the foreign stop calls the emulator made, by type;
  *   - no event is stored twice (same type, id, start and stop in one rank);
  *   - the store's event total equals everything emitted.
+ * With --lost N (N events that the pipeline counted as refused or dropped),
+ * per rank and type at most what was emitted is stored, and the store's total
+ * plus N equals everything emitted; still nothing twice.
  * Prints each mismatch; exit 0 when there is none, 1 otherwise, 2 on bad use.
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "event.h"
-#include "json.h"
 #include "store.h"
 
 static int failures;
+static bool lossy;     /* --lost given */
+static uint64_t lost;  /* events counted as refused or dropped */
 
 __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 {
@@ -116,7 +122,8 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, ui
     }
     const nsc_json *stops = nsc_json_get(nsc_json_get(r, "calls"), "stop");
     for (unsigned t = 0; t < NSC_T_COUNT; t++)
-        if (t != NSC_T_PROXY_CTRL && own[t] != count(stops, nsc_type_name(t)))
+        if (t != NSC_T_PROXY_CTRL && (lossy ? own[t] > count(stops, nsc_type_name(t))
+                                            : own[t] != count(stops, nsc_type_name(t))))
             fail("comm %" PRIx64 " rank %d: %s emitted %" PRIu64 ", stored %" PRIu64, comm, (int)rank,
                  nsc_type_name(t), count(stops, nsc_type_name(t)), own[t]);
     qsort(l.ev, l.n, sizeof *l.ev, by_identity);
@@ -125,24 +132,6 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, ui
             fail("comm %" PRIx64 " rank %d: %s %" PRIx64 " stored twice", comm, (int)rank,
                  nsc_type_name(l.ev[i].type), l.ev[i].id);
     free(l.ev);
-}
-
-static int load(const char *path, nsc_json_doc *doc)
-{
-    static char buf[64 << 20];
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "store-check: cannot open %s\n", path);
-        return -1;
-    }
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    nsc_json_error err;
-    if (nsc_json_parse(buf, n, NULL, doc, &err) != 0) {
-        fprintf(stderr, "store-check: %s: %s at %zu\n", path, err.msg, err.offset);
-        return -1;
-    }
-    return 0;
 }
 
 static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
@@ -163,7 +152,7 @@ static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
     const nsc_json *fs = nsc_json_get(nsc_json_get(nsc_json_get(emu, "totals"), "foreign"), "stop");
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
         emitted += count(fs, nsc_type_name(t));
-        if (foreign[t] != count(fs, nsc_type_name(t)))
+        if (lossy ? foreign[t] > count(fs, nsc_type_name(t)) : foreign[t] != count(fs, nsc_type_name(t)))
             fail("foreign %s: emitted %" PRIu64 ", stored on their ranks %" PRIu64, nsc_type_name(t),
                  count(fs, nsc_type_name(t)), foreign[t]);
     }
@@ -171,22 +160,28 @@ static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
     int rc = nsc_store_stats_get(rd, &st);
     if (rc)
         fail("stats: %s", nsc_store_strerror(rc));
-    else if (st.events != emitted)
-        fail("events emitted %" PRIu64 ", stored %" PRIu64, emitted, st.events);
+    else if (st.events + lost != emitted)
+        fail("events emitted %" PRIu64 ", stored %" PRIu64 ", counted lost %" PRIu64, emitted, st.events,
+             lost);
     if (ranks == 0 || emitted == 0)
         fail("the summary has no profiled rank or no event");
-    printf("store-check: %" PRIu64 " ranks, %" PRIu64 " events emitted, %" PRIu64 " stored\n", ranks, emitted,
-           st.events);
+    printf("store-check: %" PRIu64 " ranks, %" PRIu64 " events emitted, %" PRIu64 " stored, %" PRIu64
+           " counted lost\n", ranks, emitted, st.events, lost);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: nsc-e2e-store-check EMU.json DB JOB\n");
+    char *end = NULL;
+    if (argc == 6 && strcmp(argv[4], "--lost") == 0) {
+        lossy = true;
+        lost = strtoull(argv[5], &end, 10);
+    }
+    if ((argc != 4 && !lossy) || (lossy && (*end || !*argv[5]))) {
+        fprintf(stderr, "usage: nsc-e2e-store-check EMU.json DB JOB [--lost N]\n");
         return 2;
     }
     nsc_json_doc emu;
-    if (load(argv[1], &emu) != 0)
+    if (e2e_load_json("store-check", argv[1], &emu) != 0)
         return 2;
     nsc_store_opts o = {.read_only = 1};
     nsc_store *st;

@@ -3,15 +3,17 @@
  * "True" time is CLOCK_MONOTONIC read through the raw syscall, so the clock
  * shim (clockshim.c, LD_PRELOAD'ed into simulated nodes) never touches it.
  * A node's skewed clock and a GPU's globaltimer are the same exact integer
- * function of true time: t + offset + (t - epoch) * drift_ppb / 1e9, truncated
- * toward zero; docs/emulator.md gives the formula so tests can compute it.
+ * function of true time (skew.h); docs/emulator.md gives the formula so tests
+ * can compute it.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "emu.h"
+#include "skew.h"
 
 uint64_t emu_true_ns(void)
 {
@@ -20,11 +22,12 @@ uint64_t emu_true_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t emu_skew(uint64_t true_ns, int64_t offset_ns, int64_t drift_ppb, uint64_t epoch_ns)
+/* The launcher's epoch is the workers' (they get it in this variable), and a
+ * test that starts a node's agent before the job sets it to share it too. */
+uint64_t emu_epoch_ns(void)
 {
-    __int128 since = (__int128)true_ns - (__int128)epoch_ns;
-    __int128 drift = since * drift_ppb / 1000000000;
-    return (uint64_t)((__int128)true_ns + offset_ns + drift);
+    const char *e = getenv("NCCLSCOPE_EMU_EPOCH_NS");
+    return e && *e ? strtoull(e, NULL, 10) : emu_true_ns();
 }
 
 int64_t emu_ppm_to_ppb(double ppm)
@@ -34,7 +37,8 @@ int64_t emu_ppm_to_ppb(double ppm)
 
 uint64_t emu_gpu_time(const emu_gpu_clock *g, uint64_t true_ns)
 {
-    return emu_skew(true_ns, g->offset_ns, g->drift_ppb, g->epoch_ns);
+    emu_skew_fn k = {g->offset_ns, g->drift_ppb, g->epoch_ns, 0, 0};
+    return emu_skew_apply(&k, true_ns);
 }
 
 uint64_t emu_splitmix(uint64_t x)

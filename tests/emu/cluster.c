@@ -70,7 +70,7 @@ static void node_environment(const emu_opts *o, int node, uint64_t epoch)
     set_env_fmt("NCCLSCOPE_HOSTNAME", "%s%d", o->host_prefix, node);
     set_env_fmt("NCCLSCOPE_EMU_EPOCH_NS", "%llu", (unsigned long long)epoch);
     const emu_node_clock *c = &o->node_clock[node];
-    if (c->offset_ns == 0 && c->drift_ppm == 0)
+    if (c->offset_ns == 0 && c->drift_ppm == 0 && c->step_ns == 0)
         return;
     char exe[512], shim[600];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -81,6 +81,8 @@ static void node_environment(const emu_opts *o, int node, uint64_t epoch)
     set_env_fmt("NCCLSCOPE_TEST_CLOCK_OFFSET_NS", "%lld", (long long)c->offset_ns);
     set_env_fmt("NCCLSCOPE_TEST_CLOCK_DRIFT_PPM", "%.6f", c->drift_ppm);
     set_env_fmt("NCCLSCOPE_TEST_CLOCK_EPOCH_NS", "%llu", (unsigned long long)epoch);
+    set_env_fmt("NCCLSCOPE_TEST_CLOCK_STEP_AT_NS", "%lld", (long long)c->step_at_ns);
+    set_env_fmt("NCCLSCOPE_TEST_CLOCK_STEP_NS", "%lld", (long long)c->step_ns);
 }
 
 /* PXN: rank g's ProxyOps go to the next local rank's process. */
@@ -138,11 +140,11 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
             if (pipe(pipes[g]))
                 emu_die("pipe: %s", strerror(errno));
     }
-    uint64_t epoch = emu_true_ns();
+    uint64_t epoch = emu_epoch_ns();
     for (int p = 0; p < nprocs; p++) {
         emu_proc_result *r = &procs[p];
         snprintf(r->acct_path, sizeof r->acct_path, "%s/proc%d", tmpl, p);
-        if (emu_acct_create(r->acct_path, (uint32_t)(per * (split ? 2 : 1)), emu_coll_cap(o),
+        if (emu_acct_create(r->acct_path, (uint32_t)(per * (split ? 2 : o->comms)), emu_coll_cap(o),
                             emu_sample_cap(o)))
             emu_die("cannot create %s", r->acct_path);
         r->node = p * per / o->ranks_per_node;
@@ -183,34 +185,48 @@ typedef struct driver {
     int rc;
 } driver;
 
-/* Open this thread's ranks, run the scenario on them, close them. */
+uint64_t emu_cluster_comm_hash(const emu_opts *o, int c)
+{
+    return emu_comm_hash(o, c ? 16 + c : 0); /* 1 and 2: the split's children */
+}
+
+/* Open this thread's ranks in every communicator (--comms), run the scenario
+ * on each communicator in turn, close them. */
 static void *drive(void *arg)
 {
     driver *d = arg;
     const emu_opts *o = d->w->o;
-    emu_rank *ranks = calloc((size_t)d->count, sizeof *ranks);
-    emu_rank **rp = calloc((size_t)d->count, sizeof *rp);
-    if (!ranks || !rp)
+    size_t n = (size_t)d->count * (size_t)o->comms;
+    emu_rank *ranks = calloc(n, sizeof *ranks);
+    emu_rank **rp = calloc(n, sizeof *rp);
+    char (*names)[16] = calloc((size_t)o->comms, sizeof *names);
+    if (!ranks || !rp || !names)
         emu_die("out of memory");
     int nranks = o->nodes * o->ranks_per_node;
-    for (int i = 0; i < d->count; i++) {
-        emu_comm_info ci = {.comm_id = emu_comm_hash(o, 0), .name = "world", .nnodes = o->nodes,
-                            .nranks = nranks, .rank = d->first + i};
-        if (emu_rank_open(d->w, &ranks[i], &ci, d->first + i, d->node))
-            emu_die("cannot open rank %d", d->first + i);
-        emu_proxy_start(&ranks[i]);
-        rp[i] = &ranks[i];
+    for (int c = 0; c < o->comms; c++) {
+        snprintf(names[c], sizeof names[c], c ? "comm%d" : "world", c);
+        for (int i = 0; i < d->count; i++) {
+            emu_comm_info ci = {.comm_id = emu_cluster_comm_hash(o, c), .name = names[c],
+                                .nnodes = o->nodes, .nranks = nranks, .rank = d->first + i};
+            emu_rank *r = &ranks[c * d->count + i];
+            if (emu_rank_open(d->w, r, &ci, d->first + i, d->node))
+                emu_die("cannot open rank %d", d->first + i);
+            emu_proxy_start(r);
+            rp[c * d->count + i] = r;
+        }
     }
     if (emu_pxn_serve_start(d->w, rp[0]))
         emu_die("cannot start the PXN thread");
-    d->rc = d->sc->run(d->w, rp, d->count);
-    for (int i = 0; i < d->count; i++)
+    for (int c = 0; c < o->comms; c++)
+        d->rc |= d->sc->run(d->w, &rp[c * d->count], d->count);
+    for (size_t i = 0; i < n; i++)
         emu_proxy_join(&ranks[i]);
     emu_pxn_serve_join(d->w);
-    for (int i = 0; i < d->count; i++)
+    for (size_t i = 0; i < n; i++)
         emu_rank_close(&ranks[i]);
     free(ranks);
     free(rp);
+    free(names);
     return NULL;
 }
 
@@ -221,8 +237,7 @@ int emu_worker_main(const emu_opts *o)
         emu_die("bad worker spec");
     emu_world w = {.o = o, .plugin_spec = o->plugin ? o->plugin : getenv("NCCL_PROFILER_PLUGIN")};
     pthread_mutex_init(&w.lock, NULL);
-    const char *epoch = getenv("NCCLSCOPE_EMU_EPOCH_NS");
-    w.epoch_ns = epoch ? strtoull(epoch, NULL, 10) : emu_true_ns();
+    w.epoch_ns = emu_epoch_ns();
     if (emu_acct_map(o->worker + used, &w.acct))
         emu_die("cannot map %s", o->worker + used);
     if (emu_pxn_setup(&w, wfd, rfd))

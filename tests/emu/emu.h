@@ -22,11 +22,14 @@
 #define EMU_MAX_VERSION 7
 #define EMU_MAX_NODES 64
 #define EMU_MAX_RANKS 1024
+#define EMU_MAX_COMMS 256
 
 /* ---- options (main.c) ---- */
 typedef struct emu_node_clock {
     int64_t offset_ns;
     double drift_ppm;
+    int64_t step_at_ns;  /* true ns after the epoch at which the clock steps */
+    int64_t step_ns;     /* by how much (0: never) */
 } emu_node_clock;
 
 typedef struct emu_opts {
@@ -35,6 +38,7 @@ typedef struct emu_opts {
     int api;              /* 0: newest the plugin exports */
     const char *mask;     /* initial activation mask (NCCL_PROFILE_EVENT_MASK) */
     int nodes, ranks_per_node;
+    int comms;            /* communicators every rank inits (each its own hash) */
     bool threads;         /* ranks as threads (one process per node) */
     int iters, ops, channels;
     size_t count;
@@ -192,8 +196,9 @@ typedef struct emu_gpu_clock {
 } emu_gpu_clock;
 uint64_t emu_gpu_time(const emu_gpu_clock *g, uint64_t true_ns);
 void emu_gpu_clock_for(const emu_opts *o, int global_rank, uint64_t epoch_ns, emu_gpu_clock *g);
-/* The clock shim's formula (clockshim.c uses the same): skewed time of true_ns. */
-uint64_t emu_skew(uint64_t true_ns, int64_t offset_ns, int64_t drift_ppb, uint64_t epoch_ns);
+/* The true time node clocks and GPU timers count their drift from:
+ * NCCLSCOPE_EMU_EPOCH_NS if set, else now. */
+uint64_t emu_epoch_ns(void);
 int64_t emu_ppm_to_ppb(double ppm);
 uint64_t emu_splitmix(uint64_t x);
 
@@ -357,6 +362,8 @@ const emu_scenario *emu_scenario_find(const char *name);
 extern const emu_scenario emu_scenarios[];
 extern const int emu_nscenarios;
 uint64_t emu_comm_hash(const emu_opts *o, int which);
+/* The hash of communicator c (0..--comms-1) of a cluster run: c 0 is "world". */
+uint64_t emu_cluster_comm_hash(const emu_opts *o, int c);
 
 /* ---- cluster.c ---- */
 int emu_cluster_run(const emu_opts *o, int argc, char **argv);

@@ -31,9 +31,13 @@ static void usage(FILE *f)
           "Cluster:\n"
           "  --scenario NAME        what to emit (default coll), see below\n"
           "  --nodes N              simulated nodes (default 1, at most 64)\n"
-          "  --ranks-per-node M     ranks per node (default 2)\n"
+          "  --ranks-per-node M     ranks per node (default 2; nodes x ranks at most 1024)\n"
           "  --ranks-as processes|threads   one process per rank (default), or per node\n"
-          "  --node-clock N=OFF[:PPM]  node N's clock: offset ns and drift ppm (clock shim)\n"
+          "  --comms N              communicators every rank inits (default 1, at most 256),\n"
+          "                         each with its own hash; the scenario runs on each in turn\n"
+          "  --node-clock N=OFF[:PPM][@AT_MS:STEP_NS]  node N's clock (clock shim): offset ns,\n"
+          "                         drift ppm, and a step of STEP_NS (signed) AT_MS ms after the\n"
+          "                         epoch (NCCLSCOPE_EMU_EPOCH_NS if set, else the launch)\n"
           "  --rundir-base DIR      node n's NCCLSCOPE_RUNDIR is DIR/node<n> (default /tmp/ncclscope-emu)\n"
           "  --host-prefix P        node n's NCCLSCOPE_HOSTNAME is P<n> (default node)\n"
           "  --gpu-spread-ns NS     each GPU timer is off by up to +-NS (default 60 s)\n"
@@ -90,22 +94,33 @@ static double real(const char *opt, const char *v)
     return x;
 }
 
+/* N=OFF_NS[:PPM][@AT_MS:STEP_NS] */
 static void node_clock(emu_opts *o, const char *v)
 {
+    static const char form[] = "expected N=OFFSET_NS[:PPM][@AT_MS:STEP_NS]";
     char *end;
+    errno = 0;
     long node = strtol(v, &end, 10);
     if (*end != '=' || node < 0 || node >= EMU_MAX_NODES)
-        emu_die("--node-clock: expected N=OFFSET_NS[:PPM], got '%s'", v);
-    errno = 0;
-    long long off = strtoll(end + 1, &end, 10);
+        emu_die("--node-clock: %s, got '%s'", form, v);
+    long long off = strtoll(end + 1, &end, 10), at_ms = 0, step = 0;
     double ppm = 0;
     if (*end == ':')
-        ppm = real("--node-clock", end + 1);
-    else if (*end)
-        emu_die("--node-clock: expected N=OFFSET_NS[:PPM], got '%s'", v);
-    if (errno || ppm < -1000 || ppm > 1000)
+        ppm = strtod(end + 1, &end);
+    if (*end == '@') {
+        at_ms = strtoll(end + 1, &end, 10);
+        if (*end != ':')
+            emu_die("--node-clock: %s, got '%s'", form, v);
+        step = strtoll(end + 1, &end, 10);
+        if (step == 0)
+            emu_die("--node-clock: a step of 0 ns in '%s'", v);
+    }
+    if (*end)
+        emu_die("--node-clock: %s, got '%s'", form, v);
+    if (errno || ppm != ppm || ppm < -1000 || ppm > 1000 || at_ms < 0 || at_ms > 86400000 ||
+        step < -3600000000000LL || step > 3600000000000LL)
         emu_die("--node-clock: out of range: '%s'", v);
-    o->node_clock[node] = (emu_node_clock){off, ppm};
+    o->node_clock[node] = (emu_node_clock){off, ppm, at_ms * 1000000, step};
 }
 
 static const char *one_of(const char *opt, const char *v, const char *const *allowed)
@@ -116,7 +131,7 @@ static const char *one_of(const char *opt, const char *v, const char *const *all
     emu_die("%s: '%s' is not allowed (see --help)", opt, v);
 }
 
-enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
+enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
        O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
        O_PACE, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
        O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP };
@@ -124,7 +139,7 @@ enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_NCLOCK, O_RUNDIR, O_
 static const struct option long_opts[] = {
     {"plugin", 1, 0, O_PLUGIN}, {"api", 1, 0, O_API}, {"mask", 1, 0, O_MASK},
     {"scenario", 1, 0, O_SCEN}, {"nodes", 1, 0, O_NODES}, {"ranks-per-node", 1, 0, O_RPN},
-    {"ranks-as", 1, 0, O_AS}, {"node-clock", 1, 0, O_NCLOCK}, {"rundir-base", 1, 0, O_RUNDIR},
+    {"ranks-as", 1, 0, O_AS}, {"comms", 1, 0, O_COMMS}, {"node-clock", 1, 0, O_NCLOCK}, {"rundir-base", 1, 0, O_RUNDIR},
     {"host-prefix", 1, 0, O_HOSTP}, {"gpu-spread-ns", 1, 0, O_SPREAD},
     {"gpu-drift-ppm", 1, 0, O_GDRIFT}, {"seed", 1, 0, O_SEED}, {"iters", 1, 0, O_ITERS},
     {"ops", 1, 0, O_OPS}, {"channels", 1, 0, O_CH}, {"count", 1, 0, O_COUNT},
@@ -158,7 +173,8 @@ static void parse_one(emu_opts *o, int c, const char *v)
         o->scenario = v;
         break;
     case O_NODES: o->nodes = (int)num("--nodes", v, 1, EMU_MAX_NODES); break;
-    case O_RPN: o->ranks_per_node = (int)num("--ranks-per-node", v, 1, 64); break;
+    case O_RPN: o->ranks_per_node = (int)num("--ranks-per-node", v, 1, EMU_MAX_RANKS); break;
+    case O_COMMS: o->comms = (int)num("--comms", v, 1, EMU_MAX_COMMS); break;
     case O_AS:
         o->threads = one_of("--ranks-as", v, (const char *const[]){"processes", "threads", NULL})[0] == 't';
         break;
@@ -208,12 +224,18 @@ static void finish_options(emu_opts *o)
 {
     int nranks = o->nodes * o->ranks_per_node;
     const char *s = o->scenario;
+    if (nranks > EMU_MAX_RANKS)
+        emu_die("--nodes x --ranks-per-node: at most %d ranks", EMU_MAX_RANKS);
     if (strcmp(s, "ring") == 0 || strcmp(s, "tree") == 0)
         o->algo = s[0] == 'r' ? "RING" : "TREE";
     if (strcmp(s, "hang") == 0 && o->hang_rank < 0)
         o->hang_rank = nranks - 1;
     if (strcmp(s, "kill") == 0 && o->kill_rank < 0)
         o->kill_rank = nranks - 1;
+    if (o->comms > 1 && (strcmp(s, "pxn") == 0 || strcmp(s, "split") == 0 || o->hang_rank >= 0 ||
+                         o->kill_rank >= 0 || o->replay || o->bench))
+        emu_die("--comms: several communicators per rank work with the coll, multigpu, grouped, "
+                "p2p, ring, tree and graph scenarios");
     if (o->hang_rank >= nranks || o->kill_rank >= nranks || o->slow_rank >= nranks)
         emu_die("--hang-rank/--kill-rank/--slow-rank must be below the number of ranks (%d)", nranks);
     if (o->kill_rank >= 0 && (o->threads || emu_scenario_find(s)->one_thread_per_node))
@@ -226,7 +248,7 @@ static void finish_options(emu_opts *o)
     if (emu_scenario_find(s)->one_thread_per_node && o->ranks_per_node > 8)
         emu_die("multigpu drives at most 8 GPUs per thread");
     for (int n = o->nodes; n < EMU_MAX_NODES; n++)
-        if (o->node_clock[n].offset_ns || o->node_clock[n].drift_ppm)
+        if (o->node_clock[n].offset_ns || o->node_clock[n].drift_ppm || o->node_clock[n].step_ns)
             emu_die("--node-clock: node %d does not exist", n);
     if (o->mask) {
         uint32_t m;
@@ -238,7 +260,7 @@ static void finish_options(emu_opts *o)
 
 int main(int argc, char **argv)
 {
-    emu_opts o = {.scenario = "coll", .nodes = 1, .ranks_per_node = 2, .iters = 3, .ops = 1,
+    emu_opts o = {.scenario = "coll", .nodes = 1, .ranks_per_node = 2, .comms = 1, .iters = 3, .ops = 1,
                   .channels = 2, .count = 65536, .func = "AllReduce", .dtype = "ncclFloat32",
                   .algo = "RING", .proto = "SIMPLE", .chunk_size = 131072, .net_qps = 1, .slow_rank = -1, .slow_us = 2000, .hang_rank = -1,
                   .hang_after = 1, .hang_ms = 200, .kill_rank = -1, .kill_after = 1, .seed = 1,

@@ -135,10 +135,11 @@ static void write_header(FILE *f, const emu_opts *o, uint64_t epoch)
             o->channels, o->count, (unsigned long long)epoch);
     for (int n = 0; n < o->nodes; n++)
         fprintf(f, "%s{\"node\":%d,\"host\":\"%s%d\",\"rundir\":\"%s/node%d\",\"offset_ns\":%lld,"
-                   "\"drift_ppb\":%lld}",
+                   "\"drift_ppb\":%lld,\"step_at_ns\":%lld,\"step_ns\":%lld}",
                 n ? "," : "", n, o->host_prefix, n, o->rundir_base, n,
                 (long long)o->node_clock[n].offset_ns,
-                (long long)emu_ppm_to_ppb(o->node_clock[n].drift_ppm));
+                (long long)emu_ppm_to_ppb(o->node_clock[n].drift_ppm),
+                (long long)o->node_clock[n].step_at_ns, (long long)o->node_clock[n].step_ns);
     fputs("],\n \"processes\":[", f);
 }
 

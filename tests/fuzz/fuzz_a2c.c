@@ -25,7 +25,7 @@ static void check_batch(const uint8_t *data, size_t size)
     size_t n = nsc_a2c_encode_batch(&b, out);
     if (n > bound || nsc_a2c_decode_batch(out, n, NULL, &c) != NSC_WIRE_OK)
         abort();
-    if (c.seq != b.seq || c.nsections != b.nsections || c.nlife != b.nlife || c.naliases != b.naliases ||
+    if (c.epoch != b.epoch || c.seq != b.seq || c.nsections != b.nsections || c.nlife != b.nlife || c.naliases != b.naliases ||
         strcmp(c.agent, b.agent) != 0 || strcmp(c.host, b.host) != 0)
         abort();
     for (uint32_t i = 0; i < b.nsections; i++)

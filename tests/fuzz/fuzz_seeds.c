@@ -71,7 +71,7 @@ static size_t a2c_batch(void)
     nsc_a2c_life life = {.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 42, .ts_ns = 9,
                          .last_batch_seq = 3, .job = "job", .host = "node0", .nprogress = 1, .progress = &prog};
     nsc_a2c_alias alias = {.proxy_pid = 43, .origin_pid = 42, .proxy_id = 5, .new_id = 1ull << 63};
-    nsc_a2c_batch b = {.agent = "agent0", .host = "node0", .seq = 12, .sent_ns = 100, .nsections = 2,
+    nsc_a2c_batch b = {.agent = "agent0", .host = "node0", .epoch = 0x5eed, .seq = 12, .sent_ns = 100, .nsections = 2,
                        .nlife = 1, .naliases = 1, .sections = secs, .life = &life, .aliases = &alias};
     return nsc_a2c_batch_bound(&b) <= sizeof buf ? nsc_a2c_encode_batch(&b, buf) : 0;
 }

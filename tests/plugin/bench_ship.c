@@ -1,19 +1,29 @@
-/* bench_ship.c: nsc-bench-ship RATE SECONDS [THREADS]
+/* bench_ship.c: nsc-bench-ship [--plugin SO] [--agent BIN] RATE SECONDS [THREADS]
  *
  * Shipper throughput into a live receiver. THREADS producer threads (default
  * 1) record KernelLaunch events (start + stop) paced to RATE events/s in total
- * for SECONDS; an in-process ZeroMQ PULL receiver decodes every batch with the
- * codec. Prints events received, dropped (the plugin's own counters), the
- * achieved rate, and resident memory growth against NCCLSCOPE_BUFFER_MB.
+ * for SECONDS. The receiver is either an in-process ZeroMQ PULL socket that
+ * decodes every batch with the codec (default: it also reads the plugin's
+ * drop counters from the stream), or with --agent a real ncclscope-agent
+ * started on a temporary rundir and spool, whose /metrics events_in_total is
+ * compared with the events the producers recorded. Prints events received,
+ * dropped, the achieved rate, and resident memory growth against
+ * NCCLSCOPE_BUFFER_MB. --plugin loads another build of the plugin (a baseline).
  * A benchmark: built, not run by ctest (docs/benchmarks.md, "## Plugin").
  */
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <dlfcn.h>
+#include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -26,6 +36,7 @@ static nsc_counters last;
 static const ncclProfiler_v5_t *api;
 static void *ctx;
 static double rate_per_thread, seconds;
+static _Atomic uint64_t recorded;
 
 static uint64_t now_ns(void)
 {
@@ -68,6 +79,45 @@ static void *receiver(void *sock)
     return NULL;
 }
 
+/* CPU seconds (user + system) of /proc/PATH/stat: a process or a thread. */
+static double cpu_s(const char *path)
+{
+    char buf[1024];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    unsigned long long ut, st;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                     &st) != 2)
+        return 0;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU seconds of this process's thread named name (the plugin's shipper). */
+static double thread_cpu_s(const char *name)
+{
+    char path[300], comm[32];
+    double cpu = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        int ok = f && fgets(comm, sizeof comm, f);
+        if (f)
+            fclose(f);
+        if (ok && strncmp(comm, name, strlen(name)) == 0) {
+            snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+            cpu = cpu_s(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    return cpu;
+}
+
 /* Paced in bursts of 64 events, so pacing costs no syscall per event. */
 static void *producer(void *arg)
 {
@@ -83,60 +133,194 @@ static void *producer(void *arg)
         api->startEvent(ctx, &h, &d);
         api->stopEvent(h);
     }
+    atomic_fetch_add(&recorded, total);
     return NULL;
+}
+
+/* ---- the real agent ------------------------------------------------------ */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Start BIN on a fresh rundir; the plugin finds it through NCCLSCOPE_RUNDIR.
+ * Returns its pid once it serves HTTP (ADDR:PORT in http), or -1. */
+static pid_t agent_start(const char *bin, char *dir, char *http, size_t httplen)
+{
+    if (!mkdtemp(dir))
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(bin, bin, "--rundir", dir, "--http", "127.0.0.1:0", (char *)NULL);
+        _exit(127);
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s/agent.http", dir);
+    for (int i = 0; pid > 0 && i < 500; i++) {
+        FILE *f = fopen(path, "r");
+        int ok = f && fgets(http, (int)httplen, f);
+        if (f)
+            fclose(f);
+        if (ok) {
+            http[strcspn(http, "\r\n")] = '\0';
+            setenv("NCCLSCOPE_RUNDIR", dir, 1);
+            unsetenv("NCCLSCOPE_ENDPOINT");
+            return pid;
+        }
+        usleep(10000);
+    }
+    return -1;
+}
+
+/* The agent's events_in_total from GET /metrics, or -1. */
+static long long agent_events_in(const char *http)
+{
+    char host[64];
+    int port;
+    if (sscanf(http, "%63[^:]:%d", host, &port) != 2)
+        return -1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
+        connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+    static char resp[1 << 16];
+    size_t len = 0;
+    ssize_t n = write(fd, req, sizeof req - 1);
+    while (n > 0 && len < sizeof resp - 1 && (n = read(fd, resp + len, sizeof resp - 1 - len)) > 0)
+        len += (size_t)n;
+    close(fd);
+    resp[len] = '\0';
+    const char *m = strstr(resp, "\nncclscope_agent_events_in_total ");
+    return m ? atoll(m + strlen("\nncclscope_agent_events_in_total ")) : -1;
+}
+
+/* What the agent received, once it stopped growing (or reached want). */
+static uint64_t agent_settle(const char *http, uint64_t want)
+{
+    long long last = -1;
+    for (int still = 0, i = 0; i < 200 && still < 5; i++) {
+        long long got = agent_events_in(http);
+        still = got == last ? still + 1 : 0;
+        last = got;
+        if (got >= 0 && (uint64_t)got >= want)
+            break;
+        usleep(100000);
+    }
+    return last > 0 ? (uint64_t)last : 0;
+}
+
+static void agent_stop(pid_t pid, const char *dir)
+{
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int usage(const char *prog)
+{
+    fprintf(stderr, "usage: %s [--plugin SO] [--agent AGENT_BIN] RATE SECONDS [THREADS]\n",
+            prog);
+    return 2;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s RATE SECONDS [THREADS]\n", argv[0]);
-        return 2;
+    const char *plugin = NSC_PLUGIN_PATH, *agent_bin = NULL;
+    int a = 1;
+    for (; a + 1 < argc && strncmp(argv[a], "--", 2) == 0; a += 2) {
+        if (strcmp(argv[a], "--plugin") == 0)
+            plugin = argv[a + 1];
+        else if (strcmp(argv[a], "--agent") == 0)
+            agent_bin = argv[a + 1];
+        else
+            return usage(argv[0]);
     }
-    int threads = argc > 3 ? atoi(argv[3]) : 1;
-    rate_per_thread = atof(argv[1]) / threads;
-    seconds = atof(argv[2]);
-    char ep[128];
-    snprintf(ep, sizeof ep, "ipc:///tmp/nsc-bench-%d.sock", (int)getpid());
-    setenv("NCCLSCOPE_ENDPOINT", ep, 1);
-    void *zctx = zmq_ctx_new(), *sock = zmq_socket(zctx, ZMQ_PULL);
-    int timeout = 100, hwm = 1000;
-    zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
-    zmq_setsockopt(sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    if (zmq_bind(sock, ep) != 0)
-        return 1;
+    if (argc - a < 2)
+        return usage(argv[0]);
+    int threads = argc - a > 2 ? atoi(argv[a + 2]) : 1;
+    if (threads < 1 || threads > 64)
+        return usage(argv[0]);
+    rate_per_thread = atof(argv[a]) / threads;
+    seconds = atof(argv[a + 1]);
+    char dir[] = "/tmp/nsc-bench-agent-XXXXXX", http[128] = "";
+    void *zctx = NULL, *sock = NULL;
     pthread_t rt;
-    pthread_create(&rt, NULL, receiver, sock);
+    pid_t agent = -1;
+    if (agent_bin) {
+        agent = agent_start(agent_bin, dir, http, sizeof http);
+        if (agent < 0) {
+            fprintf(stderr, "%s: agent %s did not start\n", argv[0], agent_bin);
+            return 1;
+        }
+    } else {
+        char ep[128];
+        snprintf(ep, sizeof ep, "ipc:///tmp/nsc-bench-%d.sock", (int)getpid());
+        setenv("NCCLSCOPE_ENDPOINT", ep, 1);
+        zctx = zmq_ctx_new();
+        sock = zmq_socket(zctx, ZMQ_PULL);
+        int timeout = 100, hwm = 1000;
+        zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+        zmq_setsockopt(sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+        if (zmq_bind(sock, ep) != 0)
+            return 1;
+        pthread_create(&rt, NULL, receiver, sock);
+    }
     long rss0 = rss_kb();
-    void *dl = dlopen(NSC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    void *dl = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
     api = dl ? dlsym(dl, "ncclProfiler_v5") : NULL;
     int mask;
-    if (!api || api->init(&ctx, 1, &mask, "bench", 1, 1, 0, NULL) != 0)
+    if (!api || api->init(&ctx, 1, &mask, "bench", 1, 1, 0, NULL) != 0) {
+        fprintf(stderr, "%s: cannot load %s\n", argv[0], plugin);
         return 1;
+    }
     long rss_init = rss_kb();
     uint64_t t0 = now_ns();
     pthread_t pt[64];
-    for (int i = 0; i < threads && i < 64; i++)
+    for (int i = 0; i < threads; i++)
         pthread_create(&pt[i], NULL, producer, NULL);
-    for (int i = 0; i < threads && i < 64; i++)
+    for (int i = 0; i < threads; i++)
         pthread_join(pt[i], NULL);
     double elapsed = (double)(now_ns() - t0) * 1e-9;
     long rss_peak = rss_kb();
+    double ship_cpu = thread_cpu_s("ncclscope-ship");
     api->finalize(ctx);
     dlclose(dl);
-    atomic_store(&stopping, 1);
-    pthread_join(rt, NULL);
     uint64_t emitted = 0, dropped = 0;
-    for (int t = 0; t < NSC_T_COUNT; t++) {
-        emitted += last.emitted[t];
-        dropped += last.dropped[t];
+    double agent_cpu = 0;
+    if (agent_bin) {
+        emitted = atomic_load(&recorded);
+        received = agent_settle(http, emitted);
+        dropped = emitted - received;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)agent);
+        agent_cpu = cpu_s(path);
+        agent_stop(agent, dir);
+    } else {
+        atomic_store(&stopping, 1);
+        pthread_join(rt, NULL);
+        for (int t = 0; t < NSC_T_COUNT; t++) {
+            emitted += last.emitted[t];
+            dropped += last.dropped[t];
+        }
+        zmq_close(sock);
+        zmq_ctx_term(zctx);
     }
     const char *mb = getenv("NCCLSCOPE_BUFFER_MB");
-    printf("threads %d target %.0f ev/s achieved %.0f ev/s emitted %llu received %llu "
-           "dropped %llu rss_growth_mb %.1f (after init %.1f) buffer_mb %s\n",
-           threads, atof(argv[1]), (double)emitted / elapsed, (unsigned long long)emitted,
+    printf("%s threads %d target %.0f ev/s achieved %.0f ev/s emitted %llu received %llu "
+           "dropped %llu rss_growth_mb %.1f (after init %.1f) buffer_mb %s cpu_ns_per_event "
+           "shipper %.0f agent %.0f\n",
+           agent_bin ? "agent" : "in-process", threads, atof(argv[a]),
+           (double)emitted / elapsed, (unsigned long long)emitted,
            (unsigned long long)received, (unsigned long long)dropped,
-           (double)(rss_peak - rss0) / 1024, (double)(rss_init - rss0) / 1024, mb ? mb : "64");
-    zmq_close(sock);
-    zmq_ctx_term(zctx);
+           (double)(rss_peak - rss0) / 1024, (double)(rss_init - rss0) / 1024, mb ? mb : "64",
+           ship_cpu * 1e9 / (double)(emitted ? emitted : 1),
+           agent_cpu * 1e9 / (double)(emitted ? emitted : 1));
     return dropped == 0 && received == emitted ? 0 : 1;
 }

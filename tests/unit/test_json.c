@@ -70,6 +70,34 @@ Test(json, exact_u64_and_fixed_point)
     nsc_json_free(&doc);
 }
 
+Test(json, integer_bounds)
+{
+    nsc_json_doc doc = parse_ok("[18446744073709551615, 9223372036854775807, -9223372036854775808,"
+                                " 9223372036854775808, -9223372036854775809, -0, 0, 1e2, -1.0]");
+    const nsc_json *r = nsc_json_root(&doc);
+    uint64_t v;
+    int64_t s;
+    cr_assert_eq(nsc_json_u64(nsc_json_at(r, 0), &v), 0);
+    cr_assert_eq(v, UINT64_MAX);
+    cr_assert_eq(nsc_json_i64(nsc_json_at(r, 0), &s), -1, "2^64-1 is not an i64");
+    cr_assert_eq(nsc_json_i64(nsc_json_at(r, 1), &s), 0);
+    cr_assert_eq(s, INT64_MAX);
+    cr_assert_eq(nsc_json_i64(nsc_json_at(r, 2), &s), 0);
+    cr_assert_eq(s, INT64_MIN);
+    cr_assert_eq(nsc_json_i64(nsc_json_at(r, 3), &s), -1, "2^63 overflows");
+    cr_assert_eq(nsc_json_u64(nsc_json_at(r, 3), &v), 0);
+    cr_assert_eq(v, 9223372036854775808ull);
+    cr_assert_eq(nsc_json_i64(nsc_json_at(r, 4), &s), -1, "-2^63-1 overflows");
+    cr_assert_eq(nsc_json_i64(nsc_json_at(r, 5), &s), 0);
+    cr_assert_eq(s, 0);
+    cr_assert_eq(nsc_json_u64(nsc_json_at(r, 5), &v), -1, "-0 is negative");
+    cr_assert_eq(nsc_json_u64(nsc_json_at(r, 6), &v), 0);
+    cr_assert_eq(v, 0);
+    cr_assert_eq(nsc_json_u64(nsc_json_at(r, 7), &v), -1, "exponent");
+    cr_assert_eq(nsc_json_i64(nsc_json_at(r, 8), &s), -1, "fraction");
+    nsc_json_free(&doc);
+}
+
 Test(json, escapes_and_utf8)
 {
     nsc_json_doc doc = parse_ok("\"a\\\"b\\\\c\\/\\n\\t\\u00e9\\ud83d\\ude00\xc3\xa9\"");

@@ -1,0 +1,36 @@
+/* flat.h: the fast path of the NDJSON reader, for flat JSON objects.
+ *
+ * Owns a one-pass scanner for the lines the timeline writes (docs/api.md): an
+ * object whose values are strings, integers, true, false, null or arrays of
+ * those, with no whitespace, no escapes and only printable ASCII. It builds
+ * the very nsc_json tree the generic reader (json.h) builds for the same line,
+ * in scratch memory that is reused from line to line. It declines everything
+ * else (nested objects, reals, escapes, any surprise) and the caller gives that
+ * line to nsc_json_parse, which reads it or reports the error with its offset.
+ * So the scanner never accepts a line the generic reader rejects, nor reads a
+ * line differently (tests/fuzz/fuzz_flat.c checks both on arbitrary input).
+ */
+#ifndef NCCLSCOPE_CLI_FLAT_H
+#define NCCLSCOPE_CLI_FLAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+
+typedef struct nsc_flat {
+    nsc_json *nodes;
+    uint32_t nnodes, cap;
+    char *text;  /* a copy of the line; strings end where their closing quote was */
+    size_t text_cap;
+} nsc_flat;
+
+enum { NSC_FLAT_OK = 0, NSC_FLAT_DECLINED = 1, NSC_FLAT_NOMEM = -1 };
+
+/* Scan one line (no '\n'). NSC_FLAT_OK: *root is its object, valid until the
+ * next scan or nsc_flat_free; NSC_FLAT_DECLINED: not a flat object, use the
+ * generic reader; NSC_FLAT_NOMEM: out of memory. */
+int nsc_flat_scan(nsc_flat *f, const char *line, size_t len, const nsc_json **root);
+void nsc_flat_free(nsc_flat *f);
+
+#endif

@@ -1,0 +1,49 @@
+/* check_util.c: summary loading and store opening for the e2e checkers. */
+#include "check_util.h"
+
+#include <stdio.h>
+
+int e2e_load_json(const char *who, const char *path, nsc_json_doc *doc)
+{
+    static char buf[64 << 20];
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "%s: cannot open %s\n", who, path);
+        return -1;
+    }
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    nsc_json_error err;
+    if (nsc_json_parse(buf, n, NULL, doc, &err) != 0) {
+        fprintf(stderr, "%s: %s: %s at %zu\n", who, path, err.msg, err.offset);
+        return -1;
+    }
+    return 0;
+}
+
+int e2e_store_open(const char *who, const char *dir, const char *job, e2e_store *s)
+{
+    nsc_store_opts o = {.read_only = 1};
+    int rc = nsc_store_open(dir, &o, &s->st);
+    if (rc) {
+        fprintf(stderr, "%s: %s: %s\n", who, dir, nsc_store_strerror(rc));
+        return -1;
+    }
+    if ((rc = nsc_store_read_begin(s->st, &s->rd)) != 0) {
+        fprintf(stderr, "%s: read: %s\n", who, nsc_store_strerror(rc));
+        nsc_store_close(s->st);
+        return -1;
+    }
+    if ((rc = nsc_store_job_id(s->rd, job, &s->job)) != 0) {
+        fprintf(stderr, "%s: job %s: %s\n", who, job, nsc_store_strerror(rc));
+        e2e_store_close(s);
+        return -1;
+    }
+    return 0;
+}
+
+void e2e_store_close(e2e_store *s)
+{
+    nsc_store_read_end(s->rd);
+    nsc_store_close(s->st);
+}

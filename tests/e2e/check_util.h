@@ -1,0 +1,24 @@
+/* check_util.h: what the end-to-end checkers share: the emulator's summary
+ * read into a JSON tree, and a read-only store opened on one job. */
+#ifndef NCCLSCOPE_E2E_CHECK_UTIL_H
+#define NCCLSCOPE_E2E_CHECK_UTIL_H
+
+#include <stdint.h>
+
+#include "json.h"
+#include "store.h"
+
+/* Parse the JSON file at path; who prefixes the error message. 0 or -1. */
+int e2e_load_json(const char *who, const char *path, nsc_json_doc *doc);
+
+typedef struct e2e_store {
+    nsc_store *st;
+    nsc_store_reader *rd;
+    uint32_t job;
+} e2e_store;
+
+/* Open dir read-only and begin a read of job. 0, or -1 with a message. */
+int e2e_store_open(const char *who, const char *dir, const char *job, e2e_store *s);
+void e2e_store_close(e2e_store *s);
+
+#endif

@@ -1,0 +1,209 @@
+#!/bin/bash
+# faults.sh: the fault suite (docs/faults.md): the full pipeline with real
+# processes on loopback (ncclscope-emu with the real plugin -> one
+# ncclscope-agent per simulated node -> ncclscope-collector) under one fault
+# each. Every case asserts that nothing acknowledged is lost and nothing is
+# stored twice (nsc-e2e-store-check against the emulator's summary), that
+# every loss is counted (emitted = stored + counted), and that every
+# component still serves its HTTP endpoints.
+#
+#   faults.sh BIN_DIR PLUGIN MODE
+#
+# collector_stop: the collector is SIGSTOPped for 60 s while a paced job runs:
+#                 in flight stays bounded, the agents' spools grow, the job
+#                 keeps its pace; after SIGCONT everything is delivered.
+# slow_collector: the collector runs 5% of the time (SIGSTOP/SIGCONT duty
+#                 cycle) while the agents have a 1 MiB spool: the spool refuses
+#                 and counts events; emitted = stored + refused.
+# map_full:       the collector's LMDB map starts at 1 MiB and may grow to
+#                 2 MiB: it grows, then commits fail; nothing is acknowledged,
+#                 failures are counted and logged, queries are answered, the
+#                 agents keep the batches; restarted with a larger map,
+#                 everything is delivered.
+# agent_late:     the agents start while the job runs: the plugins' backlog
+#                 absorbs; emitted = stored + the drops the plugins counted
+#                 (which reach the collector's status).
+# ranks1000:      1000 ranks, one process each, on one node and one agent.
+# comms100:       every rank inits 100 communicators: /api/v1/comms lists
+#                 100, each one's collectives are matched across its ranks.
+set -eu
+bin=$1 plugin=$2 mode=$3
+case $mode in ranks1000 | comms100) nodes=1 ;; esac
+. "$(dirname "$0")/lib.sh"
+
+# serving: the collector and every agent answer /healthz and /metrics, the
+# collector /api/v1/status too.
+serving() {
+    local n
+    curl -sf -m 5 "http://127.0.0.1:$http/healthz" >/dev/null || die "collector: no /healthz"
+    curl -sf -m 5 "http://127.0.0.1:$http/metrics" >/dev/null || die "collector: no /metrics"
+    curl -sf -m 5 "http://127.0.0.1:$http/api/v1/status" >/dev/null || die "collector: no /api/v1/status"
+    for n in $(seq 0 $((nodes - 1))); do
+        curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/healthz" >/dev/null || die "agent $n: no /healthz"
+        metric $n ncclscope_agent_uptime_seconds >/dev/null || die "agent $n: no /metrics"
+    done
+}
+agents_serving() {
+    local n
+    for n in $(seq 0 $((nodes - 1))); do
+        curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/healthz" >/dev/null || die "agent $n: no /healthz"
+    done
+}
+# sum_metric NAME: NAME summed over the agents.
+sum_metric() {
+    local n s=0
+    for n in $(seq 0 $((nodes - 1))); do s=$((s + $(metric $n "$1"))); done
+    echo $s
+}
+# plugin_lost: sets dropped (the events the plugins counted as dropped, from
+# the collector's status) and nulls. The plugins count a drop per event
+# started: one refused at its start (a NULL handle, never stopped: the
+# emulator's null_handles) is not among the emulator's stop calls, one dropped
+# later is; so the store holds the stop calls less (dropped - nulls).
+plugin_lost() {
+    wait_until 10 status_has "[j for j in s['jobs'] if j['job'] == '$job']" || die "job not in status"
+    read -r dropped nulls < <(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); e=json.load(open(sys.argv[3]))
+print(sum(j["events_dropped"] for j in s["jobs"] if j["job"] == sys.argv[2]), sum(r["null_handles"] for r in e["ranks"]))' \
+        "$dir/status.json" "$job" "$dir/emu.json")
+    [ "$nulls" -le "$dropped" ] || die "$nulls events refused at their start, only $dropped drops counted"
+}
+start_all() {  # start_all COLLECTOR-ARGS...: the collector, then every agent
+    start_collector 0 "$@"
+    local n
+    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+}
+
+case $mode in
+collector_stop)
+    start_all
+    # 64 s of paced collectives: every 400 ms one iteration
+    iters=160 pace_us=400000
+    t0=$(date +%s)
+    emulate --iters $iters --pace-us $pace_us &
+    emu=$!
+    wait_until 20 metric_above 0 ncclscope_agent_forward_batches_acked_total 0 || die "nothing acknowledged"
+    kill -STOP "${pids[collector]}"
+    before=$(sum_metric ncclscope_agent_spool_entries)
+    max_inflight=0
+    for _ in $(seq 6); do  # 60 s stopped, looked at every 10 s
+        sleep 10
+        agents_serving
+        for n in 0 1; do
+            f=$(metric $n ncclscope_agent_forward_inflight)
+            [ "$f" -le 16 ] || die "node $n: $f batches in flight (--max-inflight is 16)"
+            [ "$f" -gt "$max_inflight" ] && max_inflight=$f
+        done
+    done
+    during=$(sum_metric ncclscope_agent_spool_entries)
+    [ "$during" -gt "$before" ] || die "the spools did not grow while the collector was stopped ($before -> $during)"
+    kill -CONT "${pids[collector]}"
+    wait $emu || die "emulator failed"
+    took=$(($(date +%s) - t0))
+    # the plugin never blocked: the job kept its pace through the stop
+    [ "$took" -le $((iters * pace_us / 1000000 + 15)) ] || die "the job took $took s: the plugin blocked"
+    echo "collector_stop: spool entries $before -> $during while stopped, max in flight $max_inflight, job $took s" >&2
+    serving
+    finish
+    ;;
+slow_collector)
+    start_collector 0
+    for n in 0 1; do start_agent $n --spool-max-mb 1 --flush-kb 64; done
+    # the collector runs 50 ms of every second
+    kill -STOP "${pids[collector]}"
+    (while sleep 0.95; do kill -CONT "${pids[collector]}"; sleep 0.05; kill -STOP "${pids[collector]}"; done) &
+    throttle=$!
+    pids[throttle]=$throttle
+    scenario=ring emulate --iters 600 --channels 4 --pace-us 2000
+    wait_until 20 metric_above 0 ncclscope_agent_spool_refused_events_total 0 ||
+        metric_above 1 ncclscope_agent_spool_refused_events_total 0 || die "the spools refused nothing"
+    agents_serving
+    kill "$throttle"
+    wait "$throttle" 2>/dev/null || true
+    unset "pids[throttle]"
+    kill -CONT "${pids[collector]}"
+    for n in 0 1; do wait_until 30 delivered $n || die "node $n did not deliver its spool"; done
+    serving
+    refused=$(sum_metric ncclscope_agent_spool_refused_events_total)
+    echo "slow_collector: $refused events refused by the spools" >&2
+    for n in 0 1; do stop agent$n; done
+    stop collector
+    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" --lost "$refused" ||
+        die "emitted != stored + refused"
+    ;;
+map_full)
+    start_all --map-initial-mb 1 --map-max-mb 2
+    NCCLSCOPE_BUFFER_MB=256 scenario=ring emulate --iters 4000 --channels 4 --pace-us 500
+    wait_until 30 collector_metric_above ncclscope_collector_commit_failures_total 0 || die "no commit failed"
+    map=$(collector_metric ncclscope_collector_store_map_bytes)
+    [ "$map" -gt $((1 << 20)) ] || die "the map did not grow ($map bytes)"
+    grep -q "commit (nothing acknowledged)" "$dir/collector.log" || die "the failed commit is not logged"
+    serving
+    curl -sf -m 5 "http://127.0.0.1:$http/api/v1/comms?job=$job" >/dev/null || die "no answer to a query"
+    # the agents keep what was not acknowledged
+    sleep 1
+    left=$(sum_metric ncclscope_agent_spool_entries)
+    [ "$left" -gt 0 ] || die "the agents have nothing left though commits fail"
+    [ "$(sum_metric ncclscope_agent_spool_refused_entries_total)" = 0 ] || die "the agents refused batches"
+    echo "map_full: map $map bytes, $(collector_metric ncclscope_collector_commit_failures_total) commits failed, $left batches kept" >&2
+    stop collector
+    start_collector "$port" --map-initial-mb 1 --map-max-mb 256
+    for n in 0 1; do wait_until 30 delivered $n || die "node $n did not deliver"; done
+    serving
+    plugin_lost  # a loaded machine may make the unpaced plugins drop (counted)
+    for n in 0 1; do stop agent$n; done
+    stop collector
+    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" --lost $((dropped - nulls)) ||
+        die "emitted != stored + dropped"
+    ;;
+agent_late)
+    port=$(free_port)
+    start_collector "$port"
+    NCCLSCOPE_BUFFER_MB=2 scenario=ring emulate --iters 60 --pace-us 20000 &
+    emu=$!
+    sleep 0.5
+    for n in 0 1; do start_agent $n; done
+    wait $emu || die "emulator failed"
+    for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
+    serving
+    plugin_lost
+    echo "agent_late: the plugins counted $dropped events dropped ($nulls at their start)" >&2
+    for n in 0 1; do stop agent$n; done
+    stop collector
+    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" --lost $((dropped - nulls)) ||
+        die "emitted != stored + dropped"
+    ;;
+ranks1000)
+    start_all
+    scenario=coll emulate --ranks-per-node 1000 --iters 1 --channels 1
+    wait_until 60 delivered 0 || die "node 0 did not deliver"
+    [ "$(metric 0 ncclscope_agent_processes_started_total)" = 1000 ] ||
+        die "the agent registered $(metric 0 ncclscope_agent_processes_started_total) processes"
+    wait_until 10 status_has "len([p for p in s['processes'] if p['job'] == '$job']) == 1000" ||
+        die "the collector's status does not list 1000 processes"
+    serving
+    finish
+    ;;
+comms100)
+    start_all
+    # 101 threads a process (a proxy thread per communicator): all get a
+    # buffer, with rings deep enough for this loaded machine (the plugin's
+    # defaults, 32 threads and 64 MiB, would drop and count)
+    NCCLSCOPE_BUFFER_MB=512 NCCLSCOPE_THREADS=128 scenario=coll emulate --comms 100 --iters 2 --channels 1
+    wait_until 20 delivered 0 || die "node 0 did not deliver"
+    serving
+    # 100 communicators of 2 ranks; in each, its 2 AllReduces matched across both ranks
+    python3 -c 'import json,sys,urllib.request
+base, job = sys.argv[1], sys.argv[2]
+get = lambda q: urllib.request.urlopen(base + q, timeout=10).read().decode()
+comms = json.loads(get("/api/v1/comms?job=" + job))["comms"]
+assert len(comms) == 100 and all(c["ranks_seen"] == 2 for c in comms), [(c["comm"], c["ranks_seen"]) for c in comms]
+for c in comms:
+    l = [json.loads(x) for x in get("/api/v1/collectives?job=%s&comm=%s" % (job, c["comm"])).splitlines()]
+    m = [(x["seq"], x["ranks_seen"], x["missing_ranks"]) for x in l if x["kind"] == "collective"]
+    assert m == [(0, 2, []), (1, 2, [])], (c["comm"], m)' "http://127.0.0.1:$http" "$job" ||
+        die "the job should have 100 communicators of 2 ranks, each with its collectives matched"
+    finish
+    ;;
+*) die "unknown mode $mode" ;;
+esac
+echo "faults.sh $mode: ok"

@@ -1,0 +1,107 @@
+# lib.sh: what the end-to-end scripts share (sourced by e2e.sh and faults.sh,
+# after they set bin, plugin and mode): a temporary folder $dir removed at exit
+# with every process the script started (pids), the collector and agents
+# started on free loopback ports, metrics and status read over HTTP, bounded
+# waits, the emulated job, and finish: everything delivered, the store exact.
+# $nodes (default 2) is the number of simulated nodes, one agent each.
+set -eu
+nodes=${nodes:-2}
+dir=$(mktemp -d /tmp/nsc-e2e-XXXXXX)
+job=e2e-$$
+declare -A pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; done
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+die() {
+    echo "${0##*/} ($mode): $*" >&2
+    for n in $(seq 0 $((nodes - 1))); do
+        [ -e "$dir/node$n/agent.http" ] &&
+            curl -s -m 2 "http://$(cat "$dir/node$n/agent.http")/metrics" | grep -E '^ncclscope_agent_(forward|spool|collector|events)' >&2
+    done
+    tail -n 20 "$dir"/*.log >&2 || true
+    exit 1
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+# start_collector PORT ARGS...: listen on tcp://127.0.0.1:PORT (0: any),
+# store $dir/db, HTTP on a port of its choice ($http).
+start_collector() {
+    local p=$1
+    shift
+    rm -f "$dir/ports"
+    "$bin/ncclscope-collector" --listen "tcp://127.0.0.1:$p" --http 127.0.0.1:0 --db "$dir/db" \
+        --port-file "$dir/ports" "$@" 2>>"$dir/collector.log" &
+    pids[collector]=$!
+    for _ in $(seq 500); do
+        port=$(awk '$1 == "zmq" { print $2 }' "$dir/ports" 2>/dev/null || true)
+        http=$(awk '$1 == "http" { print $2 }' "$dir/ports" 2>/dev/null || true)
+        [ -n "$port" ] && [ -n "$http" ] && return 0
+        sleep 0.01
+    done
+    die "collector did not start"
+}
+collector_metric() {  # collector_metric NAME
+    curl -sf -m 5 "http://127.0.0.1:$http/metrics" | awk -v m="$1" '$1 == m { print $2 }'
+}
+# status_has PYTHON-EXPRESSION: true of the collector's /api/v1/status (as s).
+status_has() {
+    curl -sf -m 5 "http://127.0.0.1:$http/api/v1/status" >"$dir/status.json" &&
+        python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \
+            "$dir/status.json" "$1"
+}
+collector_metric_above() { [ "$(collector_metric "$1")" -gt "$2" ] 2>/dev/null; }
+# start_agent N ARGS...: node N's agent, rundir $dir/nodeN, host name nodeN.
+start_agent() {
+    local n=$1
+    shift
+    rm -f "$dir/node$n/agent.http"
+    "$bin/ncclscope-agent" --rundir "$dir/node$n" --http 127.0.0.1:0 --host-name "node$n" \
+        --collector "tcp://127.0.0.1:$port" --reconnect-ms 20 --reconnect-max-ms 200 "$@" 2>>"$dir/agent$n.log" &
+    pids[agent$n]=$!
+    for _ in $(seq 500); do [ -e "$dir/node$n/agent.http" ] && return 0; sleep 0.01; done
+    die "agent $n did not start"
+}
+metric() {  # metric N NAME
+    curl -sf -m 5 "http://$(cat "$dir/node$1/agent.http")/metrics" | awk -v m="$2" '$1 == m { print $2 }'
+}
+# wait_until SECONDS CMD...: poll CMD every 50 ms.
+wait_until() {
+    local s=$1
+    shift
+    for _ in $(seq $((s * 20))); do "$@" && return 0; sleep 0.05; done
+    return 1
+}
+metric_is() { [ "$(metric "$1" "$2")" = "$3" ]; }
+metric_above() { [ "$(metric "$1" "$2")" -gt "$3" ] 2>/dev/null; }
+# delivered N: node N's agent has nothing left in the spool or in the PXN queue.
+delivered() { metric_is "$1" ncclscope_agent_spool_entries 0 && metric_is "$1" ncclscope_agent_pxn_pending 0 &&
+              metric_is "$1" ncclscope_agent_forward_inflight 0; }
+# emulate ARGS...: the job ($scenario, default PXN) over $nodes nodes, every event type on.
+emulate() {
+    NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+        --scenario "${scenario:-pxn}" --nodes "$nodes" --ranks-per-node 2 --summary "$dir/emu.json" "$@" >"$dir/emu.log" 2>&1 ||
+        die "emulator failed"
+}
+stop() {  # stop NAME: SIGTERM, must exit 0
+    kill -TERM "${pids[$1]}"
+    wait "${pids[$1]}" || die "$1 exited with $?"
+    unset "pids[$1]"
+}
+# finish [STORE-CHECK-ARGS...]: every agent delivers, refused nothing and
+# resolved every PXN event; all stop cleanly; the store holds every event
+# emitted exactly once.
+finish() {
+    local n
+    for n in $(seq 0 $((nodes - 1))); do wait_until 20 delivered $n || die "node $n did not deliver its spool"; done
+    for n in $(seq 0 $((nodes - 1))); do
+        [ "$(metric $n ncclscope_agent_spool_refused_entries_total)" = 0 ] || die "node $n refused batches"
+        [ "$(metric $n ncclscope_agent_pxn_unresolved_total)" = 0 ] || die "node $n: unresolved PXN events"
+        stop agent$n
+    done
+    stop collector
+    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" "$@" || die "the store differs from what was emitted"
+}
