@@ -2,11 +2,13 @@
  *
  * Owns the byte format of a batch (docs/protocol.md is its reference): a
  * hand-written msgpack writer that encodes records straight into the caller's
- * buffer, and a two-pass decoder that validates the whole message with a
- * bounded cursor before it makes its one allocation.
+ * buffer, and a two-pass decoder with a bounded cursor: the first pass checks
+ * the message's structure (every record's array, tag and field count) and
+ * counts the records for the decoder's one allocation, the second reads and
+ * checks every value into it.
  *
  * Every record is described by a layout: a table of (struct offset, field
- * kind). One table drives the encoder, the validating pass and the filling
+ * kind). One table drives the encoder, the counting pass and the filling
  * pass, so the three can never disagree about the format.
  */
 #include "wire.h"
@@ -731,39 +733,80 @@ static uint8_t *record_slot(nsc_batch *b, unsigned kind, size_t i)
     }
 }
 
-/* Decode one record into the batch (fill) or into scratch (validation pass);
- * count[] numbers the records of each kind in both passes. */
-static int rd_record(cursor *c, deltas *d, nsc_batch *fill, size_t count[KIND_COUNT])
+/* A record's array header and tag: *nfields fields follow, as layout *L. */
+static int rd_record_head(cursor *c, uint32_t *nfields, uint64_t *tag, const layout **L)
 {
     uint32_t n;
-    uint64_t tag;
     int neg, rc = rd_array(c, &n);
     if (rc != NSC_WIRE_OK)
         return rc;
     if (n == 0)
         return NSC_WIRE_BAD_RECORD;
-    if ((rc = rd_int(c, &tag, &neg)) != NSC_WIRE_OK)
+    if ((rc = rd_int(c, tag, &neg)) != NSC_WIRE_OK)
         return rc;
-    if (neg || tag >= NSC_WIRE_TAG_COUNT)
+    if (neg || *tag >= NSC_WIRE_TAG_COUNT)
         return NSC_WIRE_BAD_RECORD;
-    const layout *L = &layouts[tag];
-    if (n - 1 < L->nmin || n - 1 > L->nfields)
+    *L = &layouts[*tag];
+    if (n - 1 < (*L)->nmin || n - 1 > (*L)->nfields)
         return NSC_WIRE_BAD_RECORD;
+    *nfields = n - 1;
+    return NSC_WIRE_OK;
+}
 
-    union {
-        nsc_event ev;
-        nsc_state_rec state;
-        nsc_completion completion;
-        nsc_ctx_def ctx;
-        nsc_str_def str;
-        nsc_counters counters;
-    } scratch;
+/* Step over one field; integers and nil, nearly every field, inline. */
+static inline int skip_field(cursor *c)
+{
+    if (left(c) < 1)
+        return NSC_WIRE_TRUNCATED;
+    uint8_t b = *c->p;
+    size_t n = b < 0x80 || b >= 0xe0 || b == 0xc0 ? 1
+               : b >= 0xcc && b <= 0xd3           ? 1 + (1u << ((b - 0xcc) & 3))
+                                                  : 0;
+    if (n == 0)
+        return skip_value(c, 4);  /* in the batch, records and record arrays */
+    if (left(c) < n)
+        return NSC_WIRE_TRUNCATED;
+    c->p += n;
+    return NSC_WIRE_OK;
+}
+
+/* Pass one: count the records of each kind, stepping over their fields
+ * without reading them (pass two reads and checks every value). */
+static int count_records(cursor *c, uint32_t nrecords, size_t count[KIND_COUNT])
+{
+    for (uint32_t i = 0; i < nrecords; i++) {
+        uint32_t n;
+        uint64_t tag;
+        const layout *L;
+        int rc = rd_record_head(c, &n, &tag, &L);
+        for (uint32_t f = 0; rc == NSC_WIRE_OK && f < n; f++)
+            rc = skip_field(c);
+        if (rc != NSC_WIRE_OK)
+            return rc;
+        count[tag_kind((unsigned)tag)]++;
+    }
+    return NSC_WIRE_OK;
+}
+
+/* Pass two: decode one record into the batch, which has room for cap[kind]
+ * records of each kind; count[] numbers the records filled. */
+static int rd_record(cursor *c, deltas *d, nsc_batch *fill, const size_t cap[KIND_COUNT],
+                     size_t count[KIND_COUNT])
+{
+    uint32_t n;
+    uint64_t tag;
+    const layout *L;
+    int rc = rd_record_head(c, &n, &tag, &L);
+    if (rc != NSC_WIRE_OK)
+        return rc;
     unsigned kind = tag_kind((unsigned)tag);
-    uint8_t *rec = fill ? record_slot(fill, kind, count[kind]) : (uint8_t *)&scratch;
+    if (kind != KIND_COUNTERS && count[kind] == cap[kind])
+        return NSC_WIRE_BAD_RECORD;  /* pass one counted otherwise: never */
+    uint8_t *rec = record_slot(fill, kind, count[kind]);
     memset(rec, 0, L->size);
     if (kind == KIND_EVENT)
         ((nsc_event *)rec)->type = (uint8_t)tag;
-    for (uint32_t i = 0; i + 1 < n; i++)
+    for (uint32_t i = 0; i < n; i++)
         if ((rc = rd_field(c, rec, &L->f[i], d)) != NSC_WIRE_OK)
             return rc;
     count[kind]++;
@@ -771,11 +814,11 @@ static int rd_record(cursor *c, deltas *d, nsc_batch *fill, size_t count[KIND_CO
 }
 
 static int rd_records(cursor *c, const nsc_batch_hdr *h, uint32_t n, nsc_batch *fill,
-                      size_t count[KIND_COUNT])
+                      const size_t cap[KIND_COUNT], size_t count[KIND_COUNT])
 {
     deltas d = {.base_ns = h->base_ns, .pid = h->proc.pid};
     for (uint32_t i = 0; i < n; i++) {
-        int rc = rd_record(c, &d, fill, count);
+        int rc = rd_record(c, &d, fill, cap, count);
         if (rc != NSC_WIRE_OK)
             return rc;
     }
@@ -893,23 +936,22 @@ int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc
     cursor c = {buf, (const uint8_t *)buf + len, max_msg, max_records};
     nsc_batch_hdr hdr;
     uint32_t nrecords;
-    size_t count[KIND_COUNT] = {0};
+    size_t cap[KIND_COUNT] = {0}, count[KIND_COUNT] = {0};
     int rc = rd_batch_start(&c, &hdr, &nrecords);
     const uint8_t *records = c.p;
     if (rc == NSC_WIRE_OK)
-        rc = rd_records(&c, &hdr, nrecords, NULL, count);
+        rc = count_records(&c, nrecords, cap);
     if (rc == NSC_WIRE_OK && c.p != c.end)
         rc = NSC_WIRE_TRAILING;
     if (rc == NSC_WIRE_OK)
-        rc = batch_alloc(out, count);
+        rc = batch_alloc(out, cap);
     if (rc != NSC_WIRE_OK)
         return rc;
 
     out->hdr = hdr;
     c.p = records;
-    memset(count, 0, sizeof count);
-    rc = rd_records(&c, &hdr, nrecords, out, count);
-    if (rc != NSC_WIRE_OK) {  /* pass 1 accepted the same bytes: unreachable */
+    rc = rd_records(&c, &hdr, nrecords, out, cap, count);
+    if (rc != NSC_WIRE_OK) {
         nsc_batch_release(out);
         return rc;
     }

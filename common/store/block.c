@@ -113,7 +113,7 @@ enum {
 };
 #define EVENT_MIN_BYTES (1 + NCOMMON) /* every event writes at least one byte per column */
 
-static uint64_t load(const void *rec, const field *f)
+static inline uint64_t load(const void *rec, const field *f)
 {
     const uint8_t *p = (const uint8_t *)rec + f->off;
     switch (f->size) {
@@ -138,12 +138,11 @@ static void store(void *rec, const field *f, uint64_t v)
     }
 }
 
-static uint64_t base_of(const void *rec, const void *prev, const field *f)
+static inline uint64_t load_u64(const void *rec, uint16_t off)
 {
-    if (f->rel == NO_REL)
-        return load(prev, f);
-    field rel = {f->rel, 8, 0, NO_REL};
-    return load(rec, &rel);
+    uint64_t v;
+    memcpy(&v, (const uint8_t *)rec + off, 8);
+    return v;
 }
 
 void nsc_block_map_strs(nsc_event *ev, nsc_str (*map)(void *arg, nsc_str id), void *arg)
@@ -182,13 +181,11 @@ typedef struct colbuf {
  * a step's states sit together, which makes the deltas small. */
 struct nsc_block_enc {
     colbuf col[NCOLS];
-    nsc_event prev[NSC_T_COUNT];
-    nsc_state_rec prev_state;
-    nsc_completion prev_compl;
     nsc_block_hdr hdr;
     int any_time;
     colbuf events, states, completions;  /* the buffered records */
-    colbuf order, sorted;                /* sort keys; events in stored order */
+    colbuf order, counts;                /* sort keys; the counting sort's table */
+    colbuf sorted, plain;                /* events; states or completions: in stored order */
     colbuf raw, out;
     ZSTD_CCtx *zc;
     int level;
@@ -228,16 +225,40 @@ static uint64_t unzigzag(uint64_t z)
     return (z >> 1) ^ (0 - (z & 1));
 }
 
-static int encode_fields(nsc_block_enc *e, const void *rec, const void *prev, const field *f,
-                         size_t n, int first_col)
+/* Encoding runs column by column, like decoding: the loop body is the same
+ * for a whole column and each column is reserved once. c must have room for
+ * ten bytes per record. */
+
+/* One column of the events in stored order; by_type[t] is the field that
+ * events of type t store in it (NULL: they store nothing there). A value is
+ * relative to the same field of the previous event of its type, or to the
+ * field rel of its own event. */
+static void encode_event_column(colbuf *c, const nsc_event *ev, uint32_t n,
+                                const field *const by_type[NSC_T_COUNT])
 {
-    for (size_t i = 0; i < n; i++) {
-        colbuf *c = &e->col[first_col + i];
-        if (reserve(c, 10))
-            return NSC_BLOCK_ENOMEM;
-        put_varint(c, zigzag(load(rec, &f[i]) - base_of(rec, prev, &f[i])));
+    uint64_t prev[NSC_T_COUNT] = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned t = ev[i].type;
+        const field *f = by_type[t];
+        if (!f)
+            continue;
+        uint64_t v = load(&ev[i], f);
+        put_varint(c, zigzag(v - (f->rel == NO_REL ? prev[t] : load_u64(&ev[i], f->rel))));
+        prev[t] = v;
     }
-    return 0;
+}
+
+/* One column of n records of `size` bytes (states, completions): each value
+ * relative to the same field of the previous record. */
+static void encode_plain_column(colbuf *c, const uint8_t *rec, size_t size, uint32_t n,
+                                const field *f)
+{
+    uint64_t prev = 0;
+    for (uint32_t i = 0; i < n; i++, rec += size) {
+        uint64_t v = load(rec, f);
+        put_varint(c, zigzag(v - prev));
+        prev = v;
+    }
 }
 
 int nsc_block_enc_new(int level, nsc_block_enc **out)
@@ -264,7 +285,9 @@ void nsc_block_enc_free(nsc_block_enc *e)
     free(e->states.p);
     free(e->completions.p);
     free(e->order.p);
+    free(e->counts.p);
     free(e->sorted.p);
+    free(e->plain.p);
     free(e->raw.p);
     free(e->out.p);
     ZSTD_freeCCtx(e->zc);
@@ -276,9 +299,6 @@ void nsc_block_begin(nsc_block_enc *e, uint32_t proc)
     for (int i = 0; i < NCOLS; i++)
         e->col[i].len = 0;
     e->events.len = e->states.len = e->completions.len = 0;
-    memset(e->prev, 0, sizeof e->prev);
-    memset(&e->prev_state, 0, sizeof e->prev_state);
-    memset(&e->prev_compl, 0, sizeof e->prev_compl);
     memset(&e->hdr, 0, sizeof e->hdr);
     e->hdr.proc = proc;
     e->any_time = 0;
@@ -346,6 +366,15 @@ typedef struct sort_key {
     uint32_t idx;
 } sort_key;
 
+/* A counting sort's table may have this many slots per record (plus a few
+ * thousand): the ids of a block's records span a narrow range, since a
+ * process numbers its events one after another. Sparser ids are compared. */
+#define COUNT_SLOTS_PER_RECORD 4
+#define COUNT_SLOTS_MIN 4096
+/* Records of one id (an event's states) are ordered by insertion up to this
+ * many; there are rarely more than a handful. */
+#define RUN_INSERTION_MAX 32
+
 static int cmp_keys(const void *a, const void *b)
 {
     const sort_key *x = a, *y = b;
@@ -356,65 +385,151 @@ static int cmp_keys(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* keys[i] = (id, time, i) of n records of `size` bytes; sorted. */
-static sort_key *sorted_keys(nsc_block_enc *e, const uint8_t *recs, uint32_t n, size_t size,
-                             size_t id_off, size_t ts_off)
+/* The records of one id, in index order, into (time, index) order. */
+static void order_run(sort_key *r, uint32_t n)
+{
+    if (n > RUN_INSERTION_MAX) {
+        qsort(r, n, sizeof *r, cmp_keys);
+        return;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        sort_key x = r[i];
+        uint32_t j = i;
+        for (; j > 0 && r[j - 1].ts > x.ts; j--)
+            r[j] = r[j - 1];
+        r[j] = x;
+    }
+}
+
+/* k sorted into out as cmp_keys orders them, every id in [lo, lo + span):
+ * a stable counting sort on the id keeps each id's records in index order,
+ * then each id's run is put in time order. */
+static int counting_sort(nsc_block_enc *e, const sort_key *k, sort_key *out, uint32_t n,
+                         uint64_t lo, size_t span)
+{
+    e->counts.len = 0;
+    if (reserve(&e->counts, span * sizeof(uint32_t)))
+        return NSC_BLOCK_ENOMEM;
+    uint32_t *at = (uint32_t *)e->counts.p;
+    memset(at, 0, span * sizeof *at);
+    for (uint32_t i = 0; i < n; i++)
+        at[k[i].id - lo]++;
+    for (size_t s = 0, sum = 0; s < span; s++) {
+        uint32_t c = at[s];
+        at[s] = (uint32_t)sum;
+        sum += c;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        out[at[k[i].id - lo]++] = k[i];
+    for (uint32_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && out[j].id == out[i].id; j++)
+            ;
+        order_run(out + i, j - i);
+    }
+    return 0;
+}
+
+/* (id, time, index) of n records of `size` bytes, sorted; NULL when out of
+ * memory. */
+static const sort_key *sorted_keys(nsc_block_enc *e, const uint8_t *recs, uint32_t n,
+                                   size_t size, size_t id_off, size_t ts_off)
 {
     e->order.len = 0;
-    if (reserve(&e->order, (size_t)n * sizeof(sort_key) + 1))
+    if (reserve(&e->order, 2 * (size_t)n * sizeof(sort_key) + 1))
         return NULL;
     sort_key *k = (sort_key *)e->order.p;
+    uint64_t lo = UINT64_MAX, hi = 0;
     for (uint32_t i = 0; i < n; i++) {
         memcpy(&k[i].id, recs + i * size + id_off, 8);
         memcpy(&k[i].ts, recs + i * size + ts_off, 8);
         k[i].idx = i;
+        lo = k[i].id < lo ? k[i].id : lo;
+        hi = k[i].id > hi ? k[i].id : hi;
     }
-    if (n > 1)
+    if (n < 2)
+        return k;
+    if (hi - lo >= (uint64_t)n * COUNT_SLOTS_PER_RECORD + COUNT_SLOTS_MIN) {
         qsort(k, n, sizeof *k, cmp_keys);
-    return k;
+        return k;
+    }
+    return counting_sort(e, k, k + n, n, lo, (size_t)(hi - lo) + 1) ? NULL : k + n;
+}
+
+/* The n buffered records of `size` bytes in recs, copied into dst in their
+ * stored order (by id, then time). */
+static int in_stored_order(nsc_block_enc *e, const colbuf *recs, uint32_t n, size_t size,
+                           size_t id_off, size_t ts_off, colbuf *dst)
+{
+    const sort_key *k = sorted_keys(e, recs->p, n, size, id_off, ts_off);
+    dst->len = 0;
+    if (!k || reserve(dst, (size_t)n * size + 1))
+        return NSC_BLOCK_ENOMEM;
+    /* Word by word: a memcpy of a size known only at run time costs more
+     * than these records (16 to 128 bytes) take to copy. */
+    uint64_t *to = (uint64_t *)dst->p;
+    for (uint32_t i = 0; i < n; i++)
+        for (size_t w = 0, from = k[i].idx * size; w < size; w += 8, from += 8)
+            memcpy(to++, recs->p + from, 8);
+    dst->len = (size_t)n * size;
+    return 0;
+}
+
+static int encode_events(nsc_block_enc *e)
+{
+    uint32_t n = e->hdr.nevents;
+    if (in_stored_order(e, &e->events, n, sizeof(nsc_event), offsetof(nsc_event, id),
+                        offsetof(nsc_event, start_ns), &e->sorted) ||
+        reserve(&e->col[C_TYPE], n))
+        return NSC_BLOCK_ENOMEM;
+    const nsc_event *ev = (const nsc_event *)e->sorted.p;
+    for (uint32_t i = 0; i < n; i++)
+        e->col[C_TYPE].p[e->col[C_TYPE].len++] = ev[i].type;
+    /* The common columns, then the payload slots: C_COMMON + i for both. */
+    for (unsigned i = 0; i < NCOMMON + NPAYLOAD; i++) {
+        const field *by_type[NSC_T_COUNT];
+        for (unsigned t = 0; t < NSC_T_COUNT; t++) {
+            unsigned slot = i - NCOMMON;
+            by_type[t] = i < NCOMMON                  ? &common_fields[i]
+                         : slot < payload_fields[t].n ? &payload_fields[t].f[slot]
+                                                      : NULL;
+        }
+        if (reserve(&e->col[C_COMMON + i], (size_t)n * 10))
+            return NSC_BLOCK_ENOMEM;
+        encode_event_column(&e->col[C_COMMON + i], ev, n, by_type);
+    }
+    return 0;
+}
+
+/* States or completions: n records of `size` bytes, nf fields from column first. */
+static int encode_plain(nsc_block_enc *e, const colbuf *recs, uint32_t n, size_t size,
+                        size_t ts_off, const field *f, unsigned nf, int first)
+{
+    if (in_stored_order(e, recs, n, size, 0, ts_off, &e->plain))
+        return NSC_BLOCK_ENOMEM;
+    for (unsigned i = 0; i < nf; i++) {
+        if (reserve(&e->col[first + i], (size_t)n * 10))
+            return NSC_BLOCK_ENOMEM;
+        encode_plain_column(&e->col[first + i], e->plain.p, size, n, &f[i]);
+    }
+    return 0;
 }
 
 /* Sort the buffered records into their stored order and write the columns. */
 static int encode_columns(nsc_block_enc *e)
 {
-    const nsc_event *in = (const nsc_event *)e->events.p;
-    uint32_t n = e->hdr.nevents;
-    sort_key *k = sorted_keys(e, e->events.p, n, sizeof *in, offsetof(nsc_event, id),
-                              offsetof(nsc_event, start_ns));
-    e->sorted.len = 0;
-    if (!k || reserve(&e->sorted, (size_t)n * sizeof *in + 1) || reserve(&e->col[C_TYPE], n))
-        return NSC_BLOCK_ENOMEM;
-    nsc_event *ev = (nsc_event *)e->sorted.p;
-    for (uint32_t i = 0; i < n; i++)
-        ev[i] = in[k[i].idx];
-    for (uint32_t i = 0; i < n; i++) {
-        nsc_event *prev = &e->prev[ev[i].type];
-        const type_fields *t = &payload_fields[ev[i].type];
-        e->col[C_TYPE].p[e->col[C_TYPE].len++] = ev[i].type;
-        if (encode_fields(e, &ev[i], prev, common_fields, NCOMMON, C_COMMON) ||
-            encode_fields(e, &ev[i], prev, t->f, t->n, C_PAYLOAD))
-            return NSC_BLOCK_ENOMEM;
-        *prev = ev[i];
-    }
-    const nsc_state_rec *st = (const nsc_state_rec *)e->states.p;
-    if (!(k = sorted_keys(e, e->states.p, e->hdr.nstates, sizeof *st,
-                          offsetof(nsc_state_rec, id), offsetof(nsc_state_rec, ts_ns))))
-        return NSC_BLOCK_ENOMEM;
-    for (uint32_t i = 0; i < e->hdr.nstates; i++) {
-        if (encode_fields(e, &st[k[i].idx], &e->prev_state, state_fields, NSTATE, C_STATE))
-            return NSC_BLOCK_ENOMEM;
-        e->prev_state = st[k[i].idx];
-    }
-    const nsc_completion *co = (const nsc_completion *)e->completions.p;
-    if (!(k = sorted_keys(e, e->completions.p, e->hdr.ncompletions, sizeof *co,
-                          offsetof(nsc_completion, id), offsetof(nsc_completion, ts_ns))))
-        return NSC_BLOCK_ENOMEM;
-    for (uint32_t i = 0; i < e->hdr.ncompletions; i++) {
-        if (encode_fields(e, &co[k[i].idx], &e->prev_compl, compl_fields, NCOMPL, C_COMPL))
-            return NSC_BLOCK_ENOMEM;
-        e->prev_compl = co[k[i].idx];
-    }
-    return 0;
+    _Static_assert(offsetof(nsc_state_rec, id) == 0 && offsetof(nsc_completion, id) == 0,
+                   "states and completions start with their event id");
+    _Static_assert(sizeof(nsc_event) % 8 == 0 && sizeof(nsc_state_rec) % 8 == 0 &&
+                       sizeof(nsc_completion) % 8 == 0,
+                   "records are copied in 8-byte words");
+    int rc = encode_events(e);
+    if (!rc)
+        rc = encode_plain(e, &e->states, e->hdr.nstates, sizeof(nsc_state_rec),
+                          offsetof(nsc_state_rec, ts_ns), state_fields, NSTATE, C_STATE);
+    if (!rc)
+        rc = encode_plain(e, &e->completions, e->hdr.ncompletions, sizeof(nsc_completion),
+                          offsetof(nsc_completion, ts_ns), compl_fields, NCOMPL, C_COMPL);
+    return rc;
 }
 
 const nsc_event *nsc_block_events(const nsc_block_enc *e, size_t *n)
@@ -580,13 +695,6 @@ static inline uint64_t put_field(void *rec, const field *f, uint64_t v)
     case 4: return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int32_t)v : (uint32_t)v;
     default: return v;
     }
-}
-
-static inline uint64_t load_u64(const void *rec, uint16_t off)
-{
-    uint64_t v;
-    memcpy(&v, (const uint8_t *)rec + off, 8);
-    return v;
 }
 
 /* The stored events and which of them the caller keeps. */

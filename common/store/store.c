@@ -62,8 +62,10 @@ struct nsc_store {
     memo *ctx_memo, *str_memo;
     group *groups;
     size_t ngroups, groups_cap;
-    uint32_t *ev_group;
+    uint32_t *ev_group;       /* group of each event, */
     size_t ev_cap;
+    uint32_t *rec_group;      /* of each state, then each completion */
+    size_t rec_cap;
     uint64_t *id_keys;
     uint32_t *id_groups;
     size_t id_cap;
@@ -381,15 +383,35 @@ static uint32_t id_group(const nsc_store *st, uint64_t id)
     }
 }
 
-static int group_events(nsc_store *st, const nsc_store_batch *b)
+static int grow_groups(uint32_t **groups, size_t *cap, size_t n)
 {
-    if (b->nevents > st->ev_cap) {
-        uint32_t *g = realloc(st->ev_group, b->nevents * sizeof *g);
-        if (!g)
-            return NSC_STORE_ENOMEM;
-        st->ev_group = g;
-        st->ev_cap = b->nevents;
-    }
+    if (n <= *cap)
+        return 0;
+    uint32_t *g = realloc(*groups, n * sizeof *g);
+    if (!g)
+        return NSC_STORE_ENOMEM;
+    *groups = g;
+    *cap = n;
+    return 0;
+}
+
+/* The group of every state and completion: its event's, when the event is
+ * in the batch, else the process group. */
+static int group_others(nsc_store *st, const nsc_store_batch *b)
+{
+    if (grow_groups(&st->rec_group, &st->rec_cap, b->nstates + b->ncompletions))
+        return NSC_STORE_ENOMEM;
+    for (size_t i = 0; i < b->nstates; i++)
+        st->rec_group[i] = id_group(st, b->states[i].id);
+    for (size_t i = 0; i < b->ncompletions; i++)
+        st->rec_group[b->nstates + i] = id_group(st, b->completions[i].id);
+    return 0;
+}
+
+static int group_records(nsc_store *st, const nsc_store_batch *b)
+{
+    if (grow_groups(&st->ev_group, &st->ev_cap, b->nevents))
+        return NSC_STORE_ENOMEM;
     st->ngroups = 0;
     uint32_t proc_group;
     int rc = group_for(st, NSC_STORE_PROC_COMM, (int32_t)st->proc, &proc_group);
@@ -398,7 +420,9 @@ static int group_events(nsc_store *st, const nsc_store_batch *b)
         if (!rc && st->ev_group[i] == 0 && b->events[i].ctx != NSC_CTX_NONE)
             st->pending.unknown_ctx++;
     }
-    return rc ? rc : index_ids(st, b);
+    if (!rc)
+        rc = index_ids(st, b);
+    return rc ? rc : group_others(st, b);
 }
 
 /* ---- writing blocks ------------------------------------------------------ */
@@ -418,6 +442,8 @@ static int put_coll_index(nsc_store *st, const nsc_block_key *bk, const uint8_t 
 static int write_group(nsc_store *st, const nsc_store_batch *b, uint32_t job, uint32_t g)
 {
     nsc_block_enc *e = st->enc;
+    const uint32_t *other = st->rec_group;
+    size_t added = 0;
     int rc = 0;
     nsc_block_begin(e, st->proc);
     for (size_t i = 0; !rc && i < b->nevents; i++)
@@ -425,20 +451,23 @@ static int write_group(nsc_store *st, const nsc_store_batch *b, uint32_t job, ui
             nsc_event ev = b->events[i];
             nsc_block_map_strs(&ev, map_str, st);
             rc = nsc_block_add_event(e, &ev);
+            added++;
         }
     for (size_t i = 0; !rc && i < b->nstates; i++)
-        if (id_group(st, b->states[i].id) == g)
+        if (other[i] == g) {
             rc = nsc_block_add_state(e, &b->states[i]);
+            added++;
+        }
     for (size_t i = 0; !rc && i < b->ncompletions; i++)
-        if (id_group(st, b->completions[i].id) == g)
+        if (other[b->nstates + i] == g) {
             rc = nsc_block_add_completion(e, &b->completions[i]);
+            added++;
+        }
     const uint8_t *val;
     size_t len;
     nsc_block_hdr h;
-    if (rc || st->txn_rc || (rc = nsc_block_finish(e, &val, &len, &h)))
+    if (rc || st->txn_rc || !added || (rc = nsc_block_finish(e, &val, &len, &h)))
         return rc ? rc : st->txn_rc;
-    if (h.nevents + h.nstates + h.ncompletions == 0)
-        return 0;
     nsc_block_key bk = {job, st->groups[g].comm, st->groups[g].rank, h.t_min,
                         (uint32_t)st->pending.next_block_seq++};
     uint8_t key[NSC_KEY_BLOCK_LEN], age[NSC_KEY_AGE_LEN];
@@ -479,7 +508,7 @@ static int put_batch(nsc_store *st, const nsc_store_batch *b)
         rc = put_ctx(st, job, p, &b->ctxs[i]);
     for (size_t i = 0; !rc && i < b->nstrs; i++)
         rc = put_str(st, &b->strs[i]);
-    if (rc || (rc = group_events(st, b)))
+    if (rc || (rc = group_records(st, b)))
         return rc;
     for (uint32_t g = 0; !rc && g < st->ngroups; g++)
         rc = write_group(st, b, job, g);
@@ -828,6 +857,7 @@ void nsc_store_close(nsc_store *st)
     free(st->str_memo);
     free(st->groups);
     free(st->ev_group);
+    free(st->rec_group);
     free(st->id_keys);
     free(st->id_groups);
     free(st);

@@ -213,6 +213,52 @@ static void check_round_trip(int level)
     nsc_block_enc_free(e);
 }
 
+static int by_id_start(const void *a, const void *b)
+{
+    const nsc_event *x = a, *y = b;
+    int c = by_id(&x->id, &y->id);
+    return c ? c : (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* Dense ids (the encoder's counting sort) with repeats: two events per id,
+ * and one id with more states than insertion handles, in random time order. */
+Test(block, dense_ids_with_repeats_in_stored_order)
+{
+    enum { NEV = 200, NST = 300 };
+    static nsc_event ev[NEV];
+    static nsc_state_rec st[NST];
+    nsc_sim_rng r = {23};
+    nsc_block_enc *e;
+    cr_assert_eq(nsc_block_enc_new(3, &e), 0);
+    nsc_block_begin(e, 9);
+    for (int i = 0; i < NEV; i++) {
+        random_event(&r, &ev[i], NSC_T_PROXY_STEP);
+        ev[i].id = 5000 + (uint64_t)(NEV - 1 - i) / 2;
+        cr_assert_eq(nsc_block_add_event(e, &ev[i]), 0);
+    }
+    for (int i = 0; i < NST; i++) {
+        memset(&st[i], 0, sizeof st[i]);
+        st[i].id = i < 100 ? 5042 : 5000 + rnd(&r) % (NEV / 2);
+        st[i].ts_ns = rnd(&r), st[i].state = (uint8_t)(rnd(&r) % NSC_S_COUNT);
+        cr_assert_eq(nsc_block_add_state(e, &st[i]), 0);
+    }
+    const uint8_t *buf;
+    size_t len;
+    cr_assert_eq(nsc_block_finish(e, &buf, &len, NULL), 0);
+    nsc_block b;
+    cr_assert_eq(nsc_block_decode(buf, len, &b), 0);
+    qsort(ev, NEV, sizeof *ev, by_id_start);
+    qsort(st, NST, sizeof *st, by_id_ts);
+    cr_assert_eq(b.hdr.nevents, NEV);
+    cr_assert_eq(b.hdr.nstates, NST);
+    for (int i = 0; i < NEV; i++)
+        cr_assert_eq(memcmp(&b.events[i], &ev[i], sizeof ev[i]), 0, "event %d", i);
+    for (int i = 0; i < NST; i++)
+        cr_assert_eq(memcmp(&b.states[i], &st[i], sizeof st[i]), 0, "state %d", i);
+    nsc_block_release(&b);
+    nsc_block_enc_free(e);
+}
+
 Test(block, every_type_round_trips_raw) { check_round_trip(0); }
 Test(block, every_type_round_trips_zstd) { check_round_trip(3); }
 
