@@ -1,4 +1,5 @@
-/* bench_ship.c: nsc-bench-ship [--plugin SO] [--agent BIN] RATE SECONDS [THREADS]
+/* bench_ship.c: nsc-bench-ship [--plugin SO] [--agent BIN [--pause-agent MS]]
+ *                              RATE SECONDS [THREADS]
  *
  * Shipper throughput into a live receiver. THREADS producer threads (default
  * 1) record KernelLaunch events (start + stop) paced to RATE events/s in total
@@ -7,12 +8,12 @@
  * drop counters from the stream), or with --agent a real ncclscope-agent
  * started on a temporary rundir and spool, whose /metrics events_in_total is
  * compared with the events the producers recorded. Prints events received,
- * dropped, the achieved rate, and resident memory growth against
- * NCCLSCOPE_BUFFER_MB. --plugin loads another build of the plugin (a baseline).
+ * dropped, events per message, the achieved rate, and resident memory growth
+ * against NCCLSCOPE_BUFFER_MB. --plugin loads another build of the plugin (a baseline).
  * --pause-agent MS stops the agent (SIGSTOP) once, for MS ms, a second into
  * the run: an agent descheduled that long on purpose, so that what is measured
- * is the buffers' time depth rather than the machine's load. The plugin warns on stderr
- * about batches its final flush could not deliver.
+ * is the buffers' time depth rather than the machine's load. The plugin warns
+ * on stderr about batches its final flush could not deliver.
  * A benchmark: built, not run by ctest (docs/benchmarks.md, "## Plugin").
  */
 #include <arpa/inet.h>
