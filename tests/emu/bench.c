@@ -3,10 +3,13 @@
  * Each thread inits its own communicator and loops startEvent (a pre-built
  * Coll descriptor) / recordEventState / stopEvent through the chosen
  * version's function table, so the emulator adds one indirect call per plugin
- * call. Reports the median over --reps of ns per call and calls per second.
+ * call. Reports the median over --reps of ns per call and calls per second,
+ * and of the calling threads' CPU time per call: on a shared machine a thread
+ * descheduled mid-rep inflates the wall time, not its CPU time.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "emu.h"
 
@@ -17,7 +20,7 @@ typedef struct bench_thread {
     emu_state_args args;
     long iters;
     pthread_barrier_t *go;
-    uint64_t ns;
+    uint64_t ns, cpu_ns;
 } bench_thread;
 
 /* One loop per version, so each call has its exact prototype. */
@@ -33,11 +36,18 @@ typedef struct bench_thread {
         }                                                                              \
     } while (0)
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void *bench_main(void *arg)
 {
     bench_thread *b = arg;
     pthread_barrier_wait(b->go);
-    uint64_t t0 = emu_true_ns();
+    uint64_t c0 = thread_cpu_ns(), t0 = emu_true_ns();
     switch (b->pl->version) {
     case 1: BENCH_LOOP(ncclProfiler_v1_t, ncclProfilerEventDescr_v1_t, ncclProfilerEventStateArgs_v1_t); break;
     case 2: BENCH_LOOP(ncclProfiler_v2_t, ncclProfilerEventDescr_v2_t, ncclProfilerEventStateArgs_v2_t); break;
@@ -48,6 +58,7 @@ static void *bench_main(void *arg)
     default: BENCH_LOOP(ncclProfiler_v7_t, ncclProfilerEventDescr_v7_t, ncclProfilerEventStateArgs_v7_t); break;
     }
     b->ns = emu_true_ns() - t0;
+    b->cpu_ns = thread_cpu_ns() - c0;
     return NULL;
 }
 
@@ -65,7 +76,8 @@ int emu_bench_run(const emu_opts *o)
     bench_thread *b = calloc((size_t)nt, sizeof *b);
     pthread_t *t = calloc((size_t)nt, sizeof *t);
     double *per_call = calloc((size_t)o->bench_reps, sizeof *per_call);
-    if (!b || !t || !per_call)
+    double *cpu_per_call = calloc((size_t)o->bench_reps, sizeof *cpu_per_call);
+    if (!b || !t || !per_call || !cpu_per_call)
         emu_die("out of memory");
     emu_ev ev = {.type = NSC_T_COLL, .comm_name = "bench"};
     ev.d.coll.func = "AllReduce";
@@ -96,24 +108,29 @@ int emu_bench_run(const emu_opts *o)
             if (pthread_create(&t[i], NULL, bench_main, &b[i]))
                 emu_die("cannot start a thread");
         }
-        uint64_t slowest = 0, sum = 0;
+        uint64_t slowest = 0, sum = 0, cpu_sum = 0;
         for (int i = 0; i < nt; i++) {
             pthread_join(t[i], NULL);
             slowest = b[i].ns > slowest ? b[i].ns : slowest;
             sum += b[i].ns;
+            cpu_sum += b[i].cpu_ns;
         }
         double calls = 3.0 * (double)o->bench_iters;
         per_call[rep] = (double)sum / nt / calls;
+        cpu_per_call[rep] = (double)cpu_sum / nt / calls;
         double rate = calls * nt / ((double)slowest / 1e9);
         best_rate = rate > best_rate ? rate : best_rate;
     }
     pthread_barrier_destroy(&go);
     qsort(per_call, (size_t)o->bench_reps, sizeof *per_call, cmp_double);
+    qsort(cpu_per_call, (size_t)o->bench_reps, sizeof *cpu_per_call, cmp_double);
     double med = per_call[o->bench_reps / 2];
     printf("plugin %s (%s) api v%d threads %d iters %ld reps %d\n", pl.path, emu_plugin_name(&pl),
            pl.version, nt, o->bench_iters, o->bench_reps);
     printf("ns_per_call_median %.2f  calls_per_s_median %.0f  (per thread %.0f)  best_total_calls_per_s %.0f\n",
            med, 1e9 / med * nt, 1e9 / med, best_rate);
+    printf("cpu_ns_per_call_median %.2f  (calling threads' CPU time, min %.2f)\n",
+           cpu_per_call[o->bench_reps / 2], cpu_per_call[0]);
     for (int i = 0; i < nt; i++) {
         emu_plugin_finalize(&pl, b[i].ctx);
         emu_plugin_release(&pl);
@@ -121,5 +138,6 @@ int emu_bench_run(const emu_opts *o)
     free(b);
     free(t);
     free(per_call);
+    free(cpu_per_call);
     return 0;
 }

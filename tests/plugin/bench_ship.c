@@ -1,4 +1,5 @@
-/* bench_ship.c: nsc-bench-ship [--plugin SO] [--agent BIN] RATE SECONDS [THREADS]
+/* bench_ship.c: nsc-bench-ship [--plugin SO] [--agent BIN [--pause-agent MS]]
+ *                              RATE SECONDS [THREADS]
  *
  * Shipper throughput into a live receiver. THREADS producer threads (default
  * 1) record KernelLaunch events (start + stop) paced to RATE events/s in total
@@ -7,8 +8,12 @@
  * drop counters from the stream), or with --agent a real ncclscope-agent
  * started on a temporary rundir and spool, whose /metrics events_in_total is
  * compared with the events the producers recorded. Prints events received,
- * dropped, the achieved rate, and resident memory growth against
- * NCCLSCOPE_BUFFER_MB. --plugin loads another build of the plugin (a baseline).
+ * dropped, events per message, the achieved rate, and resident memory growth
+ * against NCCLSCOPE_BUFFER_MB. --plugin loads another build of the plugin (a baseline).
+ * --pause-agent MS stops the agent (SIGSTOP) once, for MS ms, a second into
+ * the run: an agent descheduled that long on purpose, so that what is measured
+ * is the buffers' time depth rather than the machine's load. The plugin warns
+ * on stderr about batches its final flush could not deliver.
  * A benchmark: built, not run by ctest (docs/benchmarks.md, "## Plugin").
  */
 #include <arpa/inet.h>
@@ -31,12 +36,14 @@
 #include "wire.h"
 
 static atomic_int stopping;
-static uint64_t received;
+static uint64_t received, messages;
 static nsc_counters last;
 static const ncclProfiler_v5_t *api;
 static void *ctx;
 static double rate_per_thread, seconds;
 static _Atomic uint64_t recorded;
+static pid_t agent = -1;
+static long pause_ms;
 
 static uint64_t now_ns(void)
 {
@@ -68,6 +75,7 @@ static void *receiver(void *sock)
         nsc_batch b;
         if (nsc_batch_decode(zmq_msg_data(&msg), zmq_msg_size(&msg), NULL, &b) == 0) {
             received += b.nevents;
+            messages++;
             if (b.has_counters)
                 last = b.counters;
             nsc_batch_release(&b);
@@ -137,6 +145,24 @@ static void *producer(void *arg)
     return NULL;
 }
 
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Stop the agent once, for pause_ms, a second into the run. */
+static void *pauser(void *arg)
+{
+    (void)arg;
+    sleep_ms(1000);
+    kill(agent, SIGSTOP);
+    sleep_ms(pause_ms);
+    kill(agent, SIGCONT);
+    return NULL;
+}
+
 /* ---- the real agent ------------------------------------------------------ */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -174,8 +200,8 @@ static pid_t agent_start(const char *bin, char *dir, char *http, size_t httplen)
     return -1;
 }
 
-/* The agent's events_in_total from GET /metrics, or -1. */
-static long long agent_events_in(const char *http)
+/* The agent's metric NAME (a counter) from GET /metrics, or -1. */
+static long long agent_metric(const char *http, const char *name)
 {
     char host[64];
     int port;
@@ -197,8 +223,10 @@ static long long agent_events_in(const char *http)
         len += (size_t)n;
     close(fd);
     resp[len] = '\0';
-    const char *m = strstr(resp, "\nncclscope_agent_events_in_total ");
-    return m ? atoll(m + strlen("\nncclscope_agent_events_in_total ")) : -1;
+    char key[96];
+    snprintf(key, sizeof key, "\n%s ", name);
+    const char *m = strstr(resp, key);
+    return m ? atoll(m + strlen(key)) : -1;
 }
 
 /* What the agent received, once it stopped growing (or reached want). */
@@ -206,7 +234,7 @@ static uint64_t agent_settle(const char *http, uint64_t want)
 {
     long long last = -1;
     for (int still = 0, i = 0; i < 200 && still < 5; i++) {
-        long long got = agent_events_in(http);
+        long long got = agent_metric(http, "ncclscope_agent_events_in_total");
         still = got == last ? still + 1 : 0;
         last = got;
         if (got >= 0 && (uint64_t)got >= want)
@@ -225,7 +253,7 @@ static void agent_stop(pid_t pid, const char *dir)
 
 static int usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [--plugin SO] [--agent AGENT_BIN] RATE SECONDS [THREADS]\n",
+    fprintf(stderr, "usage: %s [--plugin SO] [--agent AGENT_BIN [--pause-agent MS]] RATE SECONDS [THREADS]\n",
             prog);
     return 2;
 }
@@ -239,20 +267,21 @@ int main(int argc, char **argv)
             plugin = argv[a + 1];
         else if (strcmp(argv[a], "--agent") == 0)
             agent_bin = argv[a + 1];
+        else if (strcmp(argv[a], "--pause-agent") == 0)
+            pause_ms = atol(argv[a + 1]);
         else
             return usage(argv[0]);
     }
     if (argc - a < 2)
         return usage(argv[0]);
     int threads = argc - a > 2 ? atoi(argv[a + 2]) : 1;
-    if (threads < 1 || threads > 64)
+    if (threads < 1 || threads > 64 || pause_ms < 0 || pause_ms > 60000 || (pause_ms && !agent_bin))
         return usage(argv[0]);
     rate_per_thread = atof(argv[a]) / threads;
     seconds = atof(argv[a + 1]);
     char dir[] = "/tmp/nsc-bench-agent-XXXXXX", http[128] = "";
     void *zctx = NULL, *sock = NULL;
-    pthread_t rt;
-    pid_t agent = -1;
+    pthread_t rt, pt_pause;
     if (agent_bin) {
         agent = agent_start(agent_bin, dir, http, sizeof http);
         if (agent < 0) {
@@ -283,10 +312,14 @@ int main(int argc, char **argv)
     long rss_init = rss_kb();
     uint64_t t0 = now_ns();
     pthread_t pt[64];
+    if (pause_ms)
+        pthread_create(&pt_pause, NULL, pauser, NULL);
     for (int i = 0; i < threads; i++)
         pthread_create(&pt[i], NULL, producer, NULL);
     for (int i = 0; i < threads; i++)
         pthread_join(pt[i], NULL);
+    if (pause_ms)
+        pthread_join(pt_pause, NULL);
     double elapsed = (double)(now_ns() - t0) * 1e-9;
     long rss_peak = rss_kb();
     double ship_cpu = thread_cpu_s("ncclscope-ship");
@@ -297,6 +330,8 @@ int main(int argc, char **argv)
     if (agent_bin) {
         emitted = atomic_load(&recorded);
         received = agent_settle(http, emitted);
+        long long m = agent_metric(http, "ncclscope_agent_messages_in_total");
+        messages = m > 0 ? (uint64_t)m : 0;
         dropped = emitted - received;
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/stat", (int)agent);
@@ -315,12 +350,13 @@ int main(int argc, char **argv)
     const char *mb = getenv("NCCLSCOPE_BUFFER_MB");
     printf("%s threads %d target %.0f ev/s achieved %.0f ev/s emitted %llu received %llu "
            "dropped %llu rss_growth_mb %.1f (after init %.1f) buffer_mb %s cpu_ns_per_event "
-           "shipper %.0f agent %.0f\n",
+           "shipper %.0f agent %.0f events_per_message %.0f\n",
            agent_bin ? "agent" : "in-process", threads, atof(argv[a]),
            (double)emitted / elapsed, (unsigned long long)emitted,
            (unsigned long long)received, (unsigned long long)dropped,
            (double)(rss_peak - rss0) / 1024, (double)(rss_init - rss0) / 1024, mb ? mb : "64",
            ship_cpu * 1e9 / (double)(emitted ? emitted : 1),
-           agent_cpu * 1e9 / (double)(emitted ? emitted : 1));
+           agent_cpu * 1e9 / (double)(emitted ? emitted : 1),
+           (double)received / (double)(messages ? messages : 1));
     return dropped == 0 && received == emitted ? 0 : 1;
 }
