@@ -647,13 +647,10 @@ static int rd_u64x16(cursor *c, uint8_t *dst)
     return NSC_WIRE_OK;
 }
 
-/* A pid/tid sent as a zigzag delta from the header's pid. */
-static int rd_pid(cursor *c, uint32_t pid, uint64_t *v)
+/* A pid/tid sent as a zigzag delta z from the header's pid. */
+static int pid_from_delta(uint32_t pid, uint64_t z, uint64_t *v)
 {
-    int rc = rd_uint(c, UINT64_MAX, v);
-    if (rc != NSC_WIRE_OK)
-        return rc;
-    int64_t delta = (int64_t)unzigzag(*v);
+    int64_t delta = (int64_t)unzigzag(z);
     if (delta < -(int64_t)UINT32_MAX || delta > (int64_t)UINT32_MAX)
         return NSC_WIRE_BAD_VALUE;
     int64_t r = (int64_t)pid + delta;
@@ -663,40 +660,51 @@ static int rd_pid(cursor *c, uint32_t pid, uint64_t *v)
     return NSC_WIRE_OK;
 }
 
+/* A scalar field's value as sent, checked against its kind's range. A
+ * positive fixint, nearly every field of a batch, is in every kind's range
+ * but K_STATE's and is read without the general integer reader. */
+static inline int rd_scalar(cursor *c, unsigned kind, uint64_t *v)
+{
+    if (left(c) && *c->p < 0x80) {
+        *v = *c->p++;
+        return kind == K_STATE && *v >= NSC_S_COUNT ? NSC_WIRE_BAD_VALUE : NSC_WIRE_OK;
+    }
+    switch (kind) {
+    case K_U8: return rd_uint(c, UINT8_MAX, v);
+    case K_STATE: return rd_uint(c, NSC_S_COUNT - 1, v);
+    case K_U16: return rd_uint(c, UINT16_MAX, v);
+    case K_U32: return rd_uint(c, UINT32_MAX, v);
+    case K_I32: return rd_sint(c, INT32_MIN, INT32_MAX, v);
+    case K_I64: return rd_sint(c, INT64_MIN, INT64_MAX, v);
+    default: return rd_uint(c, UINT64_MAX, v);  /* U64, and the deltas' zigzag values */
+    }
+}
+
+/* Texts and the counters' arrays: the fields that are not a scalar. */
+static int rd_compound(cursor *c, uint8_t *rec, const field *f)
+{
+    return f->kind == K_TEXT ? rd_text(c, (char *)rec + f->off) : rd_u64x16(c, rec + f->off);
+}
+
 static inline int rd_field(cursor *c, uint8_t *rec, const field *f, deltas *d)
 {
     uint64_t v;
     int rc;
+    if (f->kind == K_TEXT || f->kind == K_U64X16)
+        return rd_compound(c, rec, f);
+    if (f->kind == K_REF && left(c) && *c->p == 0xc0) {  /* nil: no reference (record zeroed) */
+        c->p++;
+        return NSC_WIRE_OK;
+    }
+    if ((rc = rd_scalar(c, f->kind, &v)) != NSC_WIRE_OK)
+        return rc;
     switch (f->kind) {
-    case K_TEXT: return rd_text(c, (char *)rec + f->off);
-    case K_U64X16: return rd_u64x16(c, rec + f->off);
-    case K_U8: rc = rd_uint(c, UINT8_MAX, &v); break;
-    case K_STATE: rc = rd_uint(c, NSC_S_COUNT - 1, &v); break;
-    case K_U16: rc = rd_uint(c, UINT16_MAX, &v); break;
-    case K_U32: rc = rd_uint(c, UINT32_MAX, &v); break;
-    case K_I32: rc = rd_sint(c, INT32_MIN, INT32_MAX, &v); break;
-    case K_I64: rc = rd_sint(c, INT64_MIN, INT64_MAX, &v); break;
-    case K_PID: rc = rd_pid(c, d->pid, &v); break;
-    case K_REF:
-        if (left(c) && *c->p == 0xc0) {  /* nil: no reference */
-            c->p++;
-            v = 0;
-            rc = NSC_WIRE_OK;
-            break;
-        }
-        if ((rc = rd_uint(c, UINT64_MAX, &v)) == NSC_WIRE_OK)
-            v = d->cur_id - unzigzag(v);
-        break;
-    default:  /* K_U64, K_ID, K_TIME, K_DUR */
-        if ((rc = rd_uint(c, UINT64_MAX, &v)) != NSC_WIRE_OK)
-            break;
-        if (f->kind == K_ID)
-            v = d->last_id = d->cur_id = d->last_id + unzigzag(v);
-        else if (f->kind == K_TIME)
-            v = d->cur_time = d->base_ns + unzigzag(v);
-        else if (f->kind == K_DUR)
-            v = d->cur_time + unzigzag(v);
-        break;
+    case K_ID: v = d->last_id = d->cur_id = d->last_id + unzigzag(v); break;
+    case K_REF: v = d->cur_id - unzigzag(v); break;
+    case K_TIME: v = d->cur_time = d->base_ns + unzigzag(v); break;
+    case K_DUR: v = d->cur_time + unzigzag(v); break;
+    case K_PID: rc = pid_from_delta(d->pid, v, &v); break;
+    default: break;
     }
     if (rc == NSC_WIRE_OK)
         store(rec, f, v);
@@ -733,11 +741,19 @@ static uint8_t *record_slot(nsc_batch *b, unsigned kind, size_t i)
     }
 }
 
-/* A record's array header and tag: *nfields fields follow, as layout *L. */
-static int rd_record_head(cursor *c, uint32_t *nfields, uint64_t *tag, const layout **L)
+/* A record's array header and tag: *nfields fields follow, as layout *L.
+ * The encoders write every record as a fixarray with a fixint tag, read here
+ * without the general readers (the same checks, in the same order). */
+static inline int rd_record_head(cursor *c, uint32_t *nfields, uint64_t *tag, const layout **L)
 {
     uint32_t n;
-    int neg, rc = rd_array(c, &n);
+    int neg, rc;
+    if (left(c) >= 2 && (c->p[0] & 0xf0) == 0x90 && c->p[1] < 0x80) {
+        n = *c->p++ & 0x0f;
+        rc = check_count(c, n, c->max_elems, 1);
+    } else {
+        rc = rd_array(c, &n);
+    }
     if (rc != NSC_WIRE_OK)
         return rc;
     if (n == 0)

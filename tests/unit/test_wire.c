@@ -739,6 +739,51 @@ static void v_2p33(msgpack_packer *pk) { msgpack_pack_uint64(pk, 1ull << 33); }
 static void v_text64(msgpack_packer *pk) { pk_str(pk, "0123456789012345678901234567890123456789012345678901234567890123"); }
 static void v_text_nul(msgpack_packer *pk) { msgpack_pack_str(pk, 3); msgpack_pack_str_body(pk, "a\0b", 3); }
 
+/* A state record [tag, id, ts, state, tid] with every integer and the record's
+ * array written in their widest msgpack form (0xdc array16, 0xcf uint64): the
+ * decoder reads fixarrays and fixints by a shorter path, the wide forms by
+ * the general readers; both must give the same record and the same checks. */
+static int decode_wide_state(uint64_t state, nsc_batch *out)
+{
+    packed p;
+    pk_batch_begin(&p, 1);
+    const uint8_t head[] = {0xdc, 0x00, 0x05};
+    msgpack_sbuffer_write(&p.sb, (const char *)head, sizeof head);
+    const uint64_t v[] = {NSC_WIRE_TAG_STATE, 14, 6, state, 2};  /* id 7, tid pid + 1 */
+    for (unsigned i = 0; i < 5; i++) {
+        uint8_t b[9] = {0xcf};
+        for (int k = 0; k < 8; k++)
+            b[1 + k] = (uint8_t)(v[i] >> (56 - 8 * k));
+        msgpack_sbuffer_write(&p.sb, (const char *)b, sizeof b);
+    }
+    int rc = nsc_batch_decode(p.sb.data, p.sb.size, NULL, out);
+    msgpack_sbuffer_destroy(&p.sb);
+    return rc;
+}
+
+Test(wire, wide_encodings_decode_like_fixints)
+{
+    nsc_batch wide, fix;
+    cr_assert_eq(decode_wide_state(NSC_S_COUNT - 1, &wide), NSC_WIRE_OK);
+    packed p;
+    pk_batch_begin(&p, 1);
+    msgpack_pack_array(&p.pk, 5);
+    const uint64_t v[] = {NSC_WIRE_TAG_STATE, 14, 6, NSC_S_COUNT - 1, 2};
+    for (unsigned i = 0; i < 5; i++)
+        msgpack_pack_uint64(&p.pk, v[i]);
+    cr_assert_eq(nsc_batch_decode(p.sb.data, p.sb.size, NULL, &fix), NSC_WIRE_OK);
+    msgpack_sbuffer_destroy(&p.sb);
+    cr_assert_eq(wide.nstates, 1);
+    cr_assert_eq(fix.nstates, 1);
+    cr_assert_eq(wide.states[0].id, 7);
+    cr_assert_eq(wide.states[0].state, NSC_S_COUNT - 1);
+    cr_assert_eq(wide.states[0].tid, wide.hdr.proc.pid + 1);
+    cr_assert(memcmp(&wide.states[0], &fix.states[0], sizeof wide.states[0]) == 0);
+    nsc_batch_release(&wide);
+    nsc_batch_release(&fix);
+    cr_assert_eq(decode_wide_state(NSC_S_COUNT, &wide), NSC_WIRE_BAD_VALUE);
+}
+
 Test(wire, values_out_of_range)
 {
     const unsigned state = NSC_WIRE_TAG_STATE;
