@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "query.h"
+#include "qfixture.h"
 #include "sim.h"
 #include "storeutil.h"
 
@@ -70,29 +70,12 @@ static void put_events(nsc_store *st, run *x, uint64_t seed)
     }
 }
 
-static int grow(void *arg, const void *data, size_t len)
-{
-    char **buf = arg;
-    size_t have = *buf ? strlen(*buf) : 0;
-    char *p = realloc(*buf, have + len + 1);
-    cr_assert(p);
-    memcpy(p + have, data, len);
-    p[have + len] = 0;
-    *buf = p;
-    return 0;
-}
-
+/* The timeline's text (malloc'd). */
 static char *timeline(nsc_store *st, const char *qs)
 {
-    nsc_query *q;
-    char err[256], *out = NULL;
-    cr_assert_eq(nsc_query_parse("timeline", qs, &q, err, sizeof err), 0, "%s", err);
-    nsc_store_reader *rd;
-    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
-    cr_assert_eq(nsc_query_run(q, rd, grow, &out, err, sizeof err), 0, "%s", err);
-    nsc_store_read_end(rd);
-    nsc_query_free(q);
-    return out;
+    qf_result r = qf_run(st, "timeline", qs);
+    cr_assert_eq(r.rc, 0, "%s: %s", qs, r.err);
+    return r.text;
 }
 
 static uint64_t num(const nsc_json *o, const char *key)
