@@ -126,9 +126,8 @@ static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *
                                               q_align(s->c, qr, ev->stop_ns, NULL),
                                               ev->d.kernel_ch.ptimer_start,
                                               ev->d.kernel_ch.ptimer_stop};
-            if (ev->d.kernel_ch.ptimer_stop && ev->d.kernel_ch.ptimer_stop_ns &&
-                nsc_gpuclock_add(g, ev->d.kernel_ch.ptimer_stop, ev->d.kernel_ch.ptimer_stop_ns))
-                return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+            if (q_gpu_pair(s->c, qr, g, NULL, ev))
+                return NSC_QUERY_ESTORE;
         }
     }
     return add_done(s, qr, blk);

@@ -41,9 +41,11 @@ int q_ctx_init(q_ctx *c, const nsc_query *q, nsc_store_reader *rd, q_out *out, c
 
 void q_ctx_free(q_ctx *c)
 {
-    for (size_t i = 0; i < c->nhosts; i++)
+    for (size_t i = 0; i < c->nhosts; i++) {
         if (c->hosts[i].has_model)
             nsc_clock_free(&c->hosts[i].model);
+        free(c->hosts[i].doubt);
+    }
     free(c->hosts);
     free(c->ranks);
     free(c->strs);
@@ -90,6 +92,32 @@ int q_rank_selected(const nsc_query *q, int32_t rank)
     return 0;
 }
 
+/* The doubt range of each backward step of h's model. A step starts segment
+ * i at the first probe off the old line; the host read [H - J, start) after
+ * stepping back by J from H, and the old line aligns those times J early.
+ * H is after the old segment's last inlier, so the range is within
+ * [last inlier - J, start). Segments that follow without a step (a full
+ * segment's successor) join within the step threshold and have none. */
+static int find_doubt(q_ctx *c, q_host *h)
+{
+    const nsc_clock_model *m = &h->model;
+    for (size_t i = 1; i < m->nsegs; i++) {
+        uint64_t start = m->segs[i].start_ns, last = m->segs[i - 1].last_ns, before, after;
+        nsc_clock_host_to_ref(m, start - 1, &before, NULL);
+        nsc_clock_host_to_ref(m, start, &after, NULL);
+        int64_t jump = (int64_t)(after - before) - 1; /* the new offset minus the old */
+        if (jump <= (int64_t)m->cfg.step_ns)
+            continue;
+        q_doubt *d = realloc(h->doubt, (h->ndoubt + 1) * sizeof *d);
+        if (!d)
+            return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+        h->doubt = d;
+        uint64_t lo = last < start ? last : start;
+        h->doubt[h->ndoubt++] = (q_doubt){lo > (uint64_t)jump ? lo - (uint64_t)jump : 0, start};
+    }
+    return 0;
+}
+
 static int host_index(q_ctx *c, const char *name, int *out)
 {
     for (size_t i = 0; i < c->nhosts; i++)
@@ -111,7 +139,7 @@ static int host_index(q_ctx *c, const char *name, int *out)
     if (rc == 0 && !h->has_model)
         nsc_clock_free(&h->model);
     *out = (int)c->nhosts++;
-    return 0;
+    return h->has_model ? find_doubt(c, h) : 0;
 }
 
 static int load_ranks(q_ctx *c)
@@ -212,14 +240,40 @@ void q_align_span(const q_ctx *c, const q_rank *r, uint64_t h0, uint64_t h1, nsc
         *sp = (nsc_clock_span){.h0 = 0, .h1 = UINT64_MAX, .exact = 1};
 }
 
+int q_gpu_pair(q_ctx *c, const q_rank *r, nsc_gpuclock *g, const nsc_clock_span *sp,
+               const nsc_event *ev)
+{
+    uint64_t ptimer = ev->d.kernel_ch.ptimer_stop, seen = ev->d.kernel_ch.ptimer_stop_ns;
+    if (!ptimer || !seen)
+        return 0;
+    const q_host *h = &c->hosts[r->host];
+    for (size_t i = 0; i < h->ndoubt; i++)
+        if (seen >= h->doubt[i].lo && seen < h->doubt[i].hi)
+            return 0;
+    uint64_t aligned = sp ? q_align_in(c, r, sp, seen, NULL) : q_align(c, r, seen, NULL);
+    if (nsc_gpuclock_add(g, ptimer, aligned))
+        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    return 0;
+}
+
+/* The host model's bound at the host time that aligns to a: inside sp that
+ * time is a - add; elsewhere the model is inverted. */
+static uint64_t host_err_at(const q_ctx *c, const q_rank *r, const nsc_clock_span *sp, uint64_t a)
+{
+    uint64_t err;
+    if (sp && sp->exact && a - sp->add >= sp->h0 && a - sp->add <= sp->h1)
+        return sp->err_ns;
+    q_align(c, r, q_unalign(c, r, a), &err);
+    return err;
+}
+
 int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,
                 uint64_t ptimer, uint64_t *aligned, uint64_t *err_ns)
 {
-    uint64_t cpu, gerr, herr;
-    if (ptimer == 0 || nsc_gpuclock_to_cpu(g, ptimer, &cpu, &gerr))
+    uint64_t gerr;
+    if (ptimer == 0 || nsc_gpuclock_to_cpu(g, ptimer, aligned, &gerr))
         return -1;
-    *aligned = sp ? q_align_in(c, r, sp, cpu, &herr) : q_align(c, r, cpu, &herr);
-    *err_ns = gerr + herr;
+    *err_ns = gerr + host_err_at(c, r, sp, *aligned);
     return 0;
 }
 

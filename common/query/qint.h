@@ -89,11 +89,19 @@ typedef struct q_rank {
     int host;  /* index into q_ctx.hosts */
 } q_rank;
 
+/* Host times [lo, hi) that the model aligns early: after a backward step,
+ * before the segment that follows it starts (q_gpu_pair skips them). */
+typedef struct q_doubt {
+    uint64_t lo, hi;
+} q_doubt;
+
 /* A host and its clock model (identity when it has none). */
 typedef struct q_host {
     char name[64];
     int has_model;
     nsc_clock_model model;
+    q_doubt *doubt;  /* one per backward step of the model, by time */
+    size_t ndoubt;
 } q_host;
 
 typedef struct q_strc {
@@ -153,8 +161,17 @@ static inline uint64_t q_align_in(const q_ctx *c, const q_rank *r, const nsc_clo
         *err_ns = sp->err_ns;
     return host_ns + sp->add;
 }
-/* A GPU pTimer of rank r -> aligned time via the rank's fitted line (g); sp
- * (may be NULL) as for q_align_in. */
+/* Rank r's GPU line is fitted against aligned time, not the host's raw
+ * clock: the host model already follows the host's steps and drift, so the
+ * line is not broken where the host clock steps (docs/collector.md, "GPU
+ * pTimer"). q_gpu_pair adds a KernelCh's pair (ptimer_stop, its observed CPU
+ * time aligned through sp, which may be NULL, as for q_align_in), unless
+ * that time is in one of the host's doubt ranges (an early pair would pull
+ * the line's lower envelope down); 0 or NSC_QUERY_ESTORE. */
+int q_gpu_pair(q_ctx *c, const q_rank *r, nsc_gpuclock *g, const nsc_clock_span *sp,
+               const nsc_event *ev);
+/* A GPU pTimer of rank r -> aligned time via the rank's line (g); err_ns: the
+ * line's bound plus the host model's there. sp (may be NULL) as above. */
 int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,
                 uint64_t ptimer, uint64_t *aligned, uint64_t *err_ns);
 

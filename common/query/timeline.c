@@ -41,7 +41,6 @@ typedef struct tl_item {
 typedef struct tl_rank {
     nsc_store_blocks *it;
     nsc_gpuclock g;
-    uint64_t h0, h1;    /* raw window */
 } tl_rank;
 
 typedef struct tl {
@@ -559,12 +558,15 @@ static int merge(tl *s)
     return rc;
 }
 
-/* The GPU line of each rank, fitted from its KernelCh (pTimer, CPU) pairs in the window. */
+/* The GPU line of each rank, fitted from its KernelCh (pTimer, aligned CPU)
+ * pairs in the window: the whole window whatever the cursor, so a page's GPU
+ * times are those of the unpaged read (docs/api.md, "Paging and memory"). */
 static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
 {
+    uint64_t h0, h1;
+    q_raw_window(c, &c->ranks[r], c->q->t0, c->q->t1, &h0, &h1);
     nsc_store_blocks *it;
-    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, c->ranks[r].rank, tr->h0,
-                                   tr->h1, &it);
+    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, c->ranks[r].rank, h0, h1, &it);
     if (rc)
         return q_store_fail(c, rc);
     nsc_block_key key;
@@ -573,13 +575,10 @@ static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
      * skipped a run at a time, the other common columns not read. */
     while (!rc && (rc = nsc_store_blocks_next_sel(it, 1u << NSC_T_KERNEL_CH, NSC_BLOCK_TIMES_ONLY,
                                                   &key, &blk)) == 0) {
-        for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++) {
-            const nsc_event *ev = &blk.events[i];
-            if (ev->d.kernel_ch.ptimer_stop &&
-                ev->d.kernel_ch.ptimer_stop_ns &&
-                nsc_gpuclock_add(&tr->g, ev->d.kernel_ch.ptimer_stop, ev->d.kernel_ch.ptimer_stop_ns))
-                rc = q_fail(c, NSC_QUERY_ESTORE, "out of memory");
-        }
+        nsc_clock_span sp;
+        q_align_span(c, &c->ranks[r], blk.hdr.t_min, blk.hdr.t_max, &sp);
+        for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++)
+            rc = q_gpu_pair(c, &c->ranks[r], &tr->g, &sp, &blk.events[i]);
         nsc_block_release(&blk);
     }
     nsc_store_blocks_close(it);
@@ -665,12 +664,12 @@ static int run(tl *s)
     for (uint32_t r = 0; !rc && r < c->nranks; r++) {
         tl_rank *tr = &s->ranks[r];
         uint64_t from = c->q->has & QP_CURSOR && c->q->cursor[0] > c->q->t0 ? c->q->cursor[0]
-                                                                             : c->q->t0;
-        q_raw_window(c, &c->ranks[r], from, c->q->t1, &tr->h0, &tr->h1);
+                                                                             : c->q->t0, h0, h1;
+        q_raw_window(c, &c->ranks[r], from, c->q->t1, &h0, &h1);
         if (c->q->types & (1u << NSC_T_KERNEL_CH))
             rc = fit_gpu(c, tr, r);
         if (!rc && (rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, c->ranks[r].rank,
-                                               tr->h0, tr->h1, &tr->it)))
+                                               h0, h1, &tr->it)))
             rc = q_store_fail(c, rc);
     }
     if (rc)

@@ -1,7 +1,9 @@
 /* gpuclock.h: per-rank GPU pTimer -> host CPU time conversion.
  *
- * Owns the fit of one GPU's globaltimer against its host's CLOCK_MONOTONIC
- * from pairs (pTimer, CPU time at which the proxy observed it). The CPU time
+ * Owns the fit of one GPU's globaltimer against a CPU time base from pairs
+ * (pTimer, CPU time at which the proxy observed it). The query layer gives
+ * the CPU times aligned through the host's clock model, so the line is in
+ * collector time and a host clock step does not break it. The CPU time
  * is late by the polling delay, never early, so every pair bounds the true
  * line from above. The fit is the line under all pairs that lies closest to
  * them on average: the lower convex hull's edge over the pairs' mean pTimer.
