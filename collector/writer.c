@@ -274,7 +274,10 @@ static void *run(void *arg)
             commit(w);
         }
     }
-    commit(w);
+    /* the clock models learnt since the last persist are stored too */
+    w->next_persist_ns = 0;
+    if (ensure_txn(w) == 0)
+        commit(w);
     zmq_send(w->pair, "done", 4, 0);
     return NULL;
 }

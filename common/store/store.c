@@ -52,6 +52,7 @@ struct nsc_store {
     MDB_txn *txn;
     int txn_rc;               /* first failure in the open transaction */
     uint64_t now_ns;
+    uint64_t life_ns;         /* key time of the last lifecycle record put */
     op *ops;
     size_t nops, ops_cap;
     nsc_store_stats committed, pending;
@@ -1339,11 +1340,15 @@ int nsc_store_put_life(nsc_store *st, const nsc_store_life *l)
 {
     uint8_t key[5 + 64 + 12], val[2 + 16 + 8 + 3 * 64];
     size_t hl = text_len(l->host, 63);
+    /* The records of one agent message share its receive time (a process
+     * that finished and exited at once): a later key time keeps each of them,
+     * in the order put, where one key would keep only the last. */
+    st->life_ns = l->ref_ns > st->life_ns ? l->ref_ns : st->life_ns + 1;
     memcpy(key, "life/", 5);
     memcpy(key + 5, l->host, hl);
     key[5 + hl] = 0;
     nsc_put_be32(key + 6 + hl, l->pid);
-    nsc_put_be64(key + 10 + hl, l->ref_ns);
+    nsc_put_be64(key + 10 + hl, st->life_ns);
     val[0] = l->event;
     val[1] = l->reason;
     nsc_put_be64(val + 2, l->ts_ns);

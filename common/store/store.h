@@ -201,7 +201,8 @@ typedef struct nsc_store_life {
     uint32_t pid;
     uint8_t event, reason;    /* NSC_A2C_STARTED / DIED, NSC_A2C_REASON_* */
     uint64_t ts_ns;           /* the agent's clock when it saw it (raw host time) */
-    uint64_t ref_ns;          /* the collector's clock when it received it */
+    uint64_t ref_ns;          /* the collector's clock when it received it; records
+                               * put with one time are stored a nanosecond apart */
     uint64_t last_batch_seq;  /* the process's last batch sequence */
 } nsc_store_life;
 int nsc_store_put_life(nsc_store *st, const nsc_store_life *l);

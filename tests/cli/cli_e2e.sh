@@ -13,7 +13,8 @@
 # kill: 1 node x 4 ranks, rank 1 SIGKILLs itself; diagnose must name rank 1.
 # straggler: 1 node x 4 ranks, rank 3 late at every collective; diagnose must name it.
 # All nodes' run directories are links to the one agent's, so one agent
-# serves the job. Every wait is bounded.
+# serves the job. Every wait is bounded. NSC_KEEP=1 keeps the temp folder of
+# a failed run (logs, store, every verb's JSON) and says where.
 set -eu
 bin=$1 plugin=$2 mode=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,8 +22,9 @@ dir=$(mktemp -d /tmp/nsc-cli-e2e-XXXXXX)
 job=cli-$$
 cli() { "$bin/ncclscope" "$@"; }
 cleanup() {
+    local rc=$?
     cli down --run-dir "$dir/node0" --wait 5 >/dev/null 2>&1 || true
-    rm -rf "$dir"
+    if [ $rc -ne 0 ] && [ "${NSC_KEEP:-0}" = 1 ]; then echo "cli_e2e.sh ($mode): kept $dir" >&2; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
 die() {
@@ -43,8 +45,7 @@ case $mode in
 ring) shape=(--nodes 4 --ranks-per-node 1 --scenario ring --iters 5) ;;
 straggler) shape=(--nodes 1 --ranks-per-node 4 --scenario coll --iters 12 --slow-rank 3 --slow-us 5000) ;;
 hang) shape=(--nodes 1 --ranks-per-node 4 --scenario hang --hang-rank 2 --hang-after 2 --hang-ms 500 --iters 4) ;;
-kill)  # the plugins flush often, so rank 1's events before its death reach the agent
-    export NCCLSCOPE_FLUSH_MS=2
+kill)  # rank 1's unsent batches die with it: the check takes what reached the store
     shape=(--nodes 1 --ranks-per-node 4 --scenario kill --kill-rank 1 --kill-after 2 --iters 4 --pace-us 20000) ;;
 *) die "unknown mode $mode" ;;
 esac

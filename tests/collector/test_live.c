@@ -2,6 +2,7 @@
  * ranks seen, progress, in-flight, lag (RAS rule), hangs, bandwidth, rates,
  * deaths, the JSON documents and the rebuild from a store. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +265,57 @@ Test(live, rebuilt_from_store)
     cr_assert_eq(u64_at(comm, "nranks"), 4);
     cr_assert_eq(u64_at(comm, "ranks_seen"), 4);
     nsc_json_free(&doc);
+    nsc_live_free(back);
+    nsc_live_free(l);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+static int count_life(void *arg, const nsc_store_life *l)
+{
+    (void)l;
+    ++*(int *)arg;
+    return 0;
+}
+
+/* One agent message can say that a process started, finished and exited: its
+ * records share the message's receive time, and the store keeps all three, so
+ * the state rebuilt from it is the live one (finished, not dead). */
+Test(live, lifecycle_of_one_message_rebuilt_in_order)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    cr_assert_eq(nsc_store_begin(st, T0), 0);
+    const uint8_t events[] = {NSC_A2C_STARTED, NSC_A2C_FINISHED, NSC_A2C_DIED};
+    nsc_live *l = nsc_live_new(&(nsc_live_cfg){.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S});
+    cr_assert_not_null(l);
+    for (int i = 0; i < 3; i++) {
+        nsc_store_life sl = {.host = "h1", .job = "job1", .agent = "agent1", .pid = 7, .event = events[i],
+                             .reason = events[i] == NSC_A2C_DIED ? NSC_A2C_REASON_EXITED : NSC_A2C_REASON_NONE,
+                             .ref_ns = T0 + S};
+        cr_assert_eq(nsc_store_put_life(st, &sl), 0);
+        nsc_a2c_life life = {.event = sl.event, .reason = sl.reason, .pid = 7, .job = "job1"};
+        cr_assert_eq(nsc_live_life(l, "agent1", "h1", &life, T0 + S), 0);
+    }
+    cr_assert_eq(nsc_store_commit(st), 0);
+
+    nsc_store_reader *rd;
+    nsc_live *back;
+    int stored = 0;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_lives(rd, count_life, &stored), 0);
+    nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
+    cr_assert_eq(nsc_live_from_store(rd, &cfg, T0 + 2 * S, &back), 0);
+    nsc_store_read_end(rd);
+    cr_assert_eq(stored, 3);
+    nsc_live_counts live, rebuilt;
+    nsc_live_counts_get(l, T0 + 2 * S, &live);
+    nsc_live_counts_get(back, T0 + 2 * S, &rebuilt);
+    cr_assert_eq(live.procs_finished, 1);
+    cr_assert_eq(rebuilt.procs_finished, 1, "rebuilt: %" PRIu64 " finished, %" PRIu64 " dead", rebuilt.procs_finished,
+                 rebuilt.procs_dead);
+    cr_assert_eq(rebuilt.procs_dead, live.procs_dead);
     nsc_live_free(back);
     nsc_live_free(l);
     nsc_store_close(st);

@@ -3,6 +3,7 @@
 # with every process the script started (pids), the collector and agents
 # started on free loopback ports, metrics and status read over HTTP, bounded
 # waits, the emulated job, and finish: everything delivered, the store exact.
+# NSC_KEEP=1 keeps $dir (logs, store) after a failed run and says where.
 # $nodes (default 2) is the number of simulated nodes, one agent each.
 set -eu
 nodes=${nodes:-2}
@@ -10,8 +11,9 @@ dir=$(mktemp -d /tmp/nsc-e2e-XXXXXX)
 job=e2e-$$
 declare -A pids=()
 cleanup() {
+    local rc=$?
     for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; done
-    rm -rf "$dir"
+    if [ $rc -ne 0 ] && [ "${NSC_KEEP:-0}" = 1 ]; then echo "${0##*/} ($mode): kept $dir" >&2; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
 die() {
