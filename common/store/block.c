@@ -254,6 +254,8 @@ static void encode_event_column(colbuf *c, const nsc_event *ev, uint32_t n,
                                 const field *const by_type[NSC_T_COUNT])
 {
     uint64_t prev[NSC_T_COUNT] = {0};
+    if (n == 0)
+        return;  /* the column may have no buffer yet */
     uint8_t *o = c->p + c->len;
     for (uint32_t i = 0; i < n; i++) {
         unsigned t = ev[i].type;
@@ -273,6 +275,8 @@ static void encode_plain_column(colbuf *c, const uint8_t *rec, size_t size, uint
                                 const field *f)
 {
     uint64_t prev = 0;
+    if (n == 0)
+        return;  /* the column may have no buffer yet */
     uint8_t *o = c->p + c->len;
     for (uint32_t i = 0; i < n; i++, rec += size) {
         uint64_t v = load(rec, f);

@@ -503,7 +503,7 @@ static int group_records(nsc_store *st, const nsc_store_batch *b)
         rc = order_kind(st, K_STATES, b->states, sizeof *b->states, b->nstates, st->rec_group);
     if (!rc)
         rc = order_kind(st, K_COMPL, b->completions, sizeof *b->completions, b->ncompletions,
-                        st->rec_group + b->nstates);
+                        b->ncompletions ? st->rec_group + b->nstates : NULL);
     return rc;
 }
 

@@ -248,7 +248,7 @@ static void check_batch_order_independent(uint64_t stride)
         m.states[i].id *= stride;
     for (size_t i = 0; i < m.ncompletions; i++)
         m.completions[i].id *= stride;
-    m.states[7].id = 1;  /* an orphan below every event's id: the process's block */
+    m.states[7].id = UINT64_MAX - 5;  /* an orphan past every event's id: the process's */
     char *dir[2] = {nsc_tmp_store_dir(), nsc_tmp_store_dir()};
     nsc_store *st[2] = {open_store(dir[0], 0), open_store(dir[1], 0)};
     nsc_store_batch b = nsc_mix_batch(&m, &p, ctxs, 2, strs, NSC_MIX_NSTRS);
