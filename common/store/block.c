@@ -145,7 +145,7 @@ static inline uint64_t load_u64(const void *rec, uint16_t off)
     return v;
 }
 
-void nsc_block_map_strs(nsc_event *ev, nsc_str (*map)(void *arg, nsc_str id), void *arg)
+static void map_strs(nsc_event *ev, nsc_block_str_map map, void *arg)
 {
     if (ev->type >= NSC_T_COUNT)
         return;
@@ -184,12 +184,21 @@ struct nsc_block_enc {
     nsc_block_hdr hdr;
     int any_time;
     colbuf events, states, completions;  /* the buffered records */
+    /* Each kind's last buffered (id, time), and whether the kind was added
+     * in stored order so far: then it is encoded from its buffer, unsorted. */
+    uint64_t last_id[3], last_ts[3];
+    int in_order[3];
     colbuf order, counts;                /* sort keys; the counting sort's table */
-    colbuf sorted, plain;                /* events; states or completions: in stored order */
+    colbuf sorted, plain;                /* events; states or completions: reordered */
+    const nsc_event *stored;             /* the events in stored order */
     colbuf raw, out;
+    nsc_block_str_map map;
+    void *map_arg;
     ZSTD_CCtx *zc;
     int level;
 };
+
+enum { K_EVENTS, K_STATES, K_COMPL };
 
 static int reserve(colbuf *c, size_t more)
 {
@@ -206,13 +215,21 @@ static int reserve(colbuf *c, size_t more)
     return 0;
 }
 
-static void put_varint(colbuf *c, uint64_t v)
+/* Writes at o, returns the end. Most values are small deltas: one byte, taken
+ * without the loop. The write pointer stays local so that byte stores (which
+ * may alias anything) do not force a colbuf's fields to be reloaded. */
+static inline uint8_t *put_varint(uint8_t *o, uint64_t v)
 {
-    while (v >= 0x80) {
-        c->p[c->len++] = (uint8_t)(v | 0x80);
-        v >>= 7;
+    if (v < 0x80) {
+        *o = (uint8_t)v;
+        return o + 1;
     }
-    c->p[c->len++] = (uint8_t)v;
+    do {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    } while (v >= 0x80);
+    *o++ = (uint8_t)v;
+    return o;
 }
 
 static uint64_t zigzag(uint64_t d)
@@ -237,15 +254,19 @@ static void encode_event_column(colbuf *c, const nsc_event *ev, uint32_t n,
                                 const field *const by_type[NSC_T_COUNT])
 {
     uint64_t prev[NSC_T_COUNT] = {0};
+    if (n == 0)
+        return;  /* the column may have no buffer yet */
+    uint8_t *o = c->p + c->len;
     for (uint32_t i = 0; i < n; i++) {
         unsigned t = ev[i].type;
         const field *f = by_type[t];
         if (!f)
             continue;
         uint64_t v = load(&ev[i], f);
-        put_varint(c, zigzag(v - (f->rel == NO_REL ? prev[t] : load_u64(&ev[i], f->rel))));
+        o = put_varint(o, zigzag(v - (f->rel == NO_REL ? prev[t] : load_u64(&ev[i], f->rel))));
         prev[t] = v;
     }
+    c->len = (size_t)(o - c->p);
 }
 
 /* One column of n records of `size` bytes (states, completions): each value
@@ -254,11 +275,15 @@ static void encode_plain_column(colbuf *c, const uint8_t *rec, size_t size, uint
                                 const field *f)
 {
     uint64_t prev = 0;
+    if (n == 0)
+        return;  /* the column may have no buffer yet */
+    uint8_t *o = c->p + c->len;
     for (uint32_t i = 0; i < n; i++, rec += size) {
         uint64_t v = load(rec, f);
-        put_varint(c, zigzag(v - prev));
+        o = put_varint(o, zigzag(v - prev));
         prev = v;
     }
+    c->len = (size_t)(o - c->p);
 }
 
 int nsc_block_enc_new(int level, nsc_block_enc **out)
@@ -299,6 +324,10 @@ void nsc_block_begin(nsc_block_enc *e, uint32_t proc)
     for (int i = 0; i < NCOLS; i++)
         e->col[i].len = 0;
     e->events.len = e->states.len = e->completions.len = 0;
+    for (int k = 0; k < 3; k++) {
+        e->last_id[k] = e->last_ts[k] = 0;
+        e->in_order[k] = 1;
+    }
     memset(&e->hdr, 0, sizeof e->hdr);
     e->hdr.proc = proc;
     e->any_time = 0;
@@ -313,13 +342,28 @@ static void widen(nsc_block_enc *e, uint64_t lo, uint64_t hi)
     e->any_time = 1;
 }
 
-static int buffer(colbuf *c, const void *rec, size_t size)
+void nsc_block_set_str_map(nsc_block_enc *e, nsc_block_str_map map, void *arg)
+{
+    e->map = map;
+    e->map_arg = arg;
+}
+
+/* Room for one more record of kind k at the end of c (NULL: out of memory),
+ * noting whether the kind is still in stored order (by id, then time; equal
+ * keys keep the order they came in). The caller copies the record: its size
+ * known there, the copy is a few vector moves, not a `rep movs`. */
+static void *next_slot(nsc_block_enc *e, int k, colbuf *c, size_t size, uint64_t id,
+                       uint64_t ts)
 {
     if (reserve(c, size))
-        return NSC_BLOCK_ENOMEM;
-    memcpy(c->p + c->len, rec, size);
+        return NULL;
+    void *slot = c->p + c->len;
     c->len += size;
-    return 0;
+    if (id < e->last_id[k] || (id == e->last_id[k] && ts < e->last_ts[k]))
+        e->in_order[k] = 0;
+    e->last_id[k] = id;
+    e->last_ts[k] = ts;
+    return slot;
 }
 
 int nsc_block_add_event(nsc_block_enc *e, const nsc_event *ev)
@@ -328,8 +372,12 @@ int nsc_block_add_event(nsc_block_enc *e, const nsc_event *ev)
         return NSC_BLOCK_ETYPE;
     if (e->hdr.nevents == NSC_BLOCK_MAX_RECORDS)
         return NSC_BLOCK_ELIMIT;
-    if (buffer(&e->events, ev, sizeof *ev))
+    nsc_event *copy = next_slot(e, K_EVENTS, &e->events, sizeof *ev, ev->id, ev->start_ns);
+    if (!copy)
         return NSC_BLOCK_ENOMEM;
+    memcpy(copy, ev, sizeof *ev);
+    if (e->map)
+        map_strs(copy, e->map, e->map_arg);
     e->hdr.nevents++;
     widen(e, ev->start_ns, ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns);
     return 0;
@@ -341,8 +389,10 @@ int nsc_block_add_state(nsc_block_enc *e, const nsc_state_rec *s)
         return NSC_BLOCK_ETYPE;
     if (e->hdr.nstates == NSC_BLOCK_MAX_RECORDS)
         return NSC_BLOCK_ELIMIT;
-    if (buffer(&e->states, s, sizeof *s))
+    nsc_state_rec *copy = next_slot(e, K_STATES, &e->states, sizeof *s, s->id, s->ts_ns);
+    if (!copy)
         return NSC_BLOCK_ENOMEM;
+    memcpy(copy, s, sizeof *s);
     e->hdr.nstates++;
     widen(e, s->ts_ns, s->ts_ns);
     return 0;
@@ -352,8 +402,10 @@ int nsc_block_add_completion(nsc_block_enc *e, const nsc_completion *c)
 {
     if (e->hdr.ncompletions == NSC_BLOCK_MAX_RECORDS)
         return NSC_BLOCK_ELIMIT;
-    if (buffer(&e->completions, c, sizeof *c))
+    nsc_completion *copy = next_slot(e, K_COMPL, &e->completions, sizeof *c, c->id, c->ts_ns);
+    if (!copy)
         return NSC_BLOCK_ENOMEM;
+    memcpy(copy, c, sizeof *c);
     e->hdr.ncompletions++;
     widen(e, c->ts_ns, c->ts_ns);
     return 0;
@@ -432,7 +484,7 @@ static int counting_sort(nsc_block_enc *e, const sort_key *k, sort_key *out, uin
 /* (id, time, index) of n records of `size` bytes, sorted; NULL when out of
  * memory. */
 static const sort_key *sorted_keys(nsc_block_enc *e, const uint8_t *recs, uint32_t n,
-                                   size_t size, size_t id_off, size_t ts_off)
+                                   size_t size, size_t ts_off)
 {
     e->order.len = 0;
     if (reserve(&e->order, 2 * (size_t)n * sizeof(sort_key) + 1))
@@ -440,7 +492,7 @@ static const sort_key *sorted_keys(nsc_block_enc *e, const uint8_t *recs, uint32
     sort_key *k = (sort_key *)e->order.p;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint32_t i = 0; i < n; i++) {
-        memcpy(&k[i].id, recs + i * size + id_off, 8);
+        memcpy(&k[i].id, recs + i * size, 8);
         memcpy(&k[i].ts, recs + i * size + ts_off, 8);
         k[i].idx = i;
         lo = k[i].id < lo ? k[i].id : lo;
@@ -455,12 +507,16 @@ static const sort_key *sorted_keys(nsc_block_enc *e, const uint8_t *recs, uint32
     return counting_sort(e, k, k + n, n, lo, (size_t)(hi - lo) + 1) ? NULL : k + n;
 }
 
-/* The n buffered records of `size` bytes in recs, copied into dst in their
- * stored order (by id, then time). */
-static int in_stored_order(nsc_block_enc *e, const colbuf *recs, uint32_t n, size_t size,
-                           size_t id_off, size_t ts_off, colbuf *dst)
+/* *out = the n buffered records of kind `kind`, `size` bytes each, in their
+ * stored order (by id, then time): the buffer itself when they came in that
+ * order, else dst, where they are copied sorted. */
+static int in_stored_order(nsc_block_enc *e, int kind, const colbuf *recs, uint32_t n,
+                           size_t size, size_t ts_off, colbuf *dst, const uint8_t **out)
 {
-    const sort_key *k = sorted_keys(e, recs->p, n, size, id_off, ts_off);
+    *out = recs->p;
+    if (e->in_order[kind])
+        return 0;
+    const sort_key *k = sorted_keys(e, recs->p, n, size, ts_off);
     dst->len = 0;
     if (!k || reserve(dst, (size_t)n * size + 1))
         return NSC_BLOCK_ENOMEM;
@@ -471,17 +527,20 @@ static int in_stored_order(nsc_block_enc *e, const colbuf *recs, uint32_t n, siz
         for (size_t w = 0, from = k[i].idx * size; w < size; w += 8, from += 8)
             memcpy(to++, recs->p + from, 8);
     dst->len = (size_t)n * size;
+    *out = dst->p;
     return 0;
 }
 
 static int encode_events(nsc_block_enc *e)
 {
     uint32_t n = e->hdr.nevents;
-    if (in_stored_order(e, &e->events, n, sizeof(nsc_event), offsetof(nsc_event, id),
-                        offsetof(nsc_event, start_ns), &e->sorted) ||
+    const uint8_t *recs;
+    if (in_stored_order(e, K_EVENTS, &e->events, n, sizeof(nsc_event),
+                        offsetof(nsc_event, start_ns), &e->sorted, &recs) ||
         reserve(&e->col[C_TYPE], n))
         return NSC_BLOCK_ENOMEM;
-    const nsc_event *ev = (const nsc_event *)e->sorted.p;
+    const nsc_event *ev = (const nsc_event *)recs;
+    e->stored = ev;
     for (uint32_t i = 0; i < n; i++)
         e->col[C_TYPE].p[e->col[C_TYPE].len++] = ev[i].type;
     /* The common columns, then the payload slots: C_COMMON + i for both. */
@@ -501,15 +560,16 @@ static int encode_events(nsc_block_enc *e)
 }
 
 /* States or completions: n records of `size` bytes, nf fields from column first. */
-static int encode_plain(nsc_block_enc *e, const colbuf *recs, uint32_t n, size_t size,
+static int encode_plain(nsc_block_enc *e, int kind, const colbuf *recs, uint32_t n, size_t size,
                         size_t ts_off, const field *f, unsigned nf, int first)
 {
-    if (in_stored_order(e, recs, n, size, 0, ts_off, &e->plain))
+    const uint8_t *rec;
+    if (in_stored_order(e, kind, recs, n, size, ts_off, &e->plain, &rec))
         return NSC_BLOCK_ENOMEM;
     for (unsigned i = 0; i < nf; i++) {
         if (reserve(&e->col[first + i], (size_t)n * 10))
             return NSC_BLOCK_ENOMEM;
-        encode_plain_column(&e->col[first + i], e->plain.p, size, n, &f[i]);
+        encode_plain_column(&e->col[first + i], rec, size, n, &f[i]);
     }
     return 0;
 }
@@ -517,17 +577,18 @@ static int encode_plain(nsc_block_enc *e, const colbuf *recs, uint32_t n, size_t
 /* Sort the buffered records into their stored order and write the columns. */
 static int encode_columns(nsc_block_enc *e)
 {
-    _Static_assert(offsetof(nsc_state_rec, id) == 0 && offsetof(nsc_completion, id) == 0,
-                   "states and completions start with their event id");
+    _Static_assert(offsetof(nsc_event, id) == 0 && offsetof(nsc_state_rec, id) == 0 &&
+                       offsetof(nsc_completion, id) == 0,
+                   "records start with their (event) id");
     _Static_assert(sizeof(nsc_event) % 8 == 0 && sizeof(nsc_state_rec) % 8 == 0 &&
                        sizeof(nsc_completion) % 8 == 0,
                    "records are copied in 8-byte words");
     int rc = encode_events(e);
     if (!rc)
-        rc = encode_plain(e, &e->states, e->hdr.nstates, sizeof(nsc_state_rec),
+        rc = encode_plain(e, K_STATES, &e->states, e->hdr.nstates, sizeof(nsc_state_rec),
                           offsetof(nsc_state_rec, ts_ns), state_fields, NSTATE, C_STATE);
     if (!rc)
-        rc = encode_plain(e, &e->completions, e->hdr.ncompletions, sizeof(nsc_completion),
+        rc = encode_plain(e, K_COMPL, &e->completions, e->hdr.ncompletions, sizeof(nsc_completion),
                           offsetof(nsc_completion, ts_ns), compl_fields, NCOMPL, C_COMPL);
     return rc;
 }
@@ -535,7 +596,7 @@ static int encode_columns(nsc_block_enc *e)
 const nsc_event *nsc_block_events(const nsc_block_enc *e, size_t *n)
 {
     *n = e->hdr.nevents;
-    return (const nsc_event *)e->sorted.p;
+    return e->stored;
 }
 
 static void write_hdr(uint8_t *p, uint32_t codec, uint32_t raw_len, const nsc_block_hdr *h)
@@ -560,8 +621,10 @@ static int build_raw(nsc_block_enc *e)
     e->raw.len = 0;
     if (reserve(&e->raw, total))
         return NSC_BLOCK_ENOMEM;
+    uint8_t *o = e->raw.p;
     for (int i = 0; i < NCOLS; i++)
-        put_varint(&e->raw, e->col[i].len);
+        o = put_varint(o, e->col[i].len);
+    e->raw.len = (size_t)(o - e->raw.p);
     for (int i = 0; i < NCOLS; i++)
         if (e->col[i].len) {
             memcpy(e->raw.p + e->raw.len, e->col[i].p, e->col[i].len);

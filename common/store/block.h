@@ -50,6 +50,12 @@ typedef struct nsc_block_enc nsc_block_enc;
 int nsc_block_enc_new(int level, nsc_block_enc **out);
 void nsc_block_enc_free(nsc_block_enc *e);
 void nsc_block_begin(nsc_block_enc *e, uint32_t proc);
+/* Rewrites every interned-string field of the events added from now on
+ * through map (the store turns process-local ids into store-wide ones). */
+typedef nsc_str (*nsc_block_str_map)(void *arg, nsc_str id);
+void nsc_block_set_str_map(nsc_block_enc *e, nsc_block_str_map map, void *arg);
+/* Records may come in any order; in their stored order (below) they are
+ * encoded without being sorted or copied again. */
 int nsc_block_add_event(nsc_block_enc *e, const nsc_event *ev);
 int nsc_block_add_state(nsc_block_enc *e, const nsc_state_rec *s);
 int nsc_block_add_completion(nsc_block_enc *e, const nsc_completion *c);
@@ -102,9 +108,5 @@ void nsc_block_dec_free(nsc_block_dec *d);
 /* nsc_block_decode_sel with d's scratch. */
 int nsc_block_decode_with(nsc_block_dec *d, const void *buf, size_t len, uint32_t types,
                           unsigned parts, nsc_block *out);
-
-/* Rewrite every interned-string field of ev through map (the store turns
- * process-local ids into store-wide ones with it). */
-void nsc_block_map_strs(nsc_event *ev, nsc_str (*map)(void *arg, nsc_str id), void *arg);
 
 #endif

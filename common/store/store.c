@@ -20,6 +20,11 @@ static const char *const db_names[NDBS] = {"meta",  "jobs",   "procs", "strs", "
 #define NSTATS 9
 #define NO_GROUP UINT32_MAX
 #define MEMO_SIZE 65536 /* every u16 context index and string id */
+/* A batch's event ids are counted (to order its records) when they span at
+ * most this many slots per event, plus a few thousand; a process numbers its
+ * events one after another, so they are dense unless the batch is odd. */
+#define ID_SLOTS_PER_EVENT 4
+#define ID_SLOTS_MIN 4096
 
 typedef enum op_kind { OP_BATCH, OP_META } op_kind;
 
@@ -70,7 +75,17 @@ struct nsc_store {
     uint64_t *id_keys;
     uint32_t *id_groups;
     size_t id_cap;
+    uint64_t id_lo;           /* the events' ids span [id_lo, id_lo + id_span); */
+    size_t id_span;           /* 0: too sparse to be counted */
+    /* Each kind's records in the order they go to their blocks (one per
+     * group): at[k][first[k][g]] up to at[k][first[k][g + 1]] are group g's. */
+    uint32_t *at[3], *first[3];
+    size_t at_cap[3], first_cap[3];
+    uint32_t *by_id, *id_count, *cursor;
+    size_t by_id_cap, id_count_cap, cursor_cap;
 };
+
+enum { K_EVENTS, K_STATES, K_COMPL };
 
 struct nsc_store_reader {
     nsc_store *st;
@@ -362,7 +377,10 @@ static int index_ids(nsc_store *st, const nsc_store_batch *b)
     }
     for (size_t i = 0; i < st->id_cap; i++)
         st->id_groups[i] = NO_GROUP;
+    uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < b->nevents; i++) {
+        lo = b->events[i].id < lo ? b->events[i].id : lo;
+        hi = b->events[i].id > hi ? b->events[i].id : hi;
         size_t s = id_slot(st, b->events[i].id);
         while (st->id_groups[s] != NO_GROUP && st->id_keys[s] != b->events[i].id)
             s = (s + 1) & (st->id_cap - 1);
@@ -371,6 +389,10 @@ static int index_ids(nsc_store *st, const nsc_store_batch *b)
             st->id_groups[s] = st->ev_group[i];
         }
     }
+    st->id_lo = lo;
+    st->id_span = b->nevents && hi - lo < (uint64_t)b->nevents * ID_SLOTS_PER_EVENT + ID_SLOTS_MIN
+                      ? (size_t)(hi - lo) + 1
+                      : 0;
     return 0;
 }
 
@@ -384,14 +406,14 @@ static uint32_t id_group(const nsc_store *st, uint64_t id)
     }
 }
 
-static int grow_groups(uint32_t **groups, size_t *cap, size_t n)
+static int grow_u32(uint32_t **a, size_t *cap, size_t n)
 {
     if (n <= *cap)
         return 0;
-    uint32_t *g = realloc(*groups, n * sizeof *g);
+    uint32_t *g = realloc(*a, n * sizeof *g);
     if (!g)
         return NSC_STORE_ENOMEM;
-    *groups = g;
+    *a = g;
     *cap = n;
     return 0;
 }
@@ -400,7 +422,7 @@ static int grow_groups(uint32_t **groups, size_t *cap, size_t n)
  * in the batch, else the process group. */
 static int group_others(nsc_store *st, const nsc_store_batch *b)
 {
-    if (grow_groups(&st->rec_group, &st->rec_cap, b->nstates + b->ncompletions))
+    if (grow_u32(&st->rec_group, &st->rec_cap, b->nstates + b->ncompletions))
         return NSC_STORE_ENOMEM;
     for (size_t i = 0; i < b->nstates; i++)
         st->rec_group[i] = id_group(st, b->states[i].id);
@@ -409,9 +431,60 @@ static int group_others(nsc_store *st, const nsc_store_batch *b)
     return 0;
 }
 
+/* A record's slot in the count of ids: its id's offset from the events'
+ * lowest, or id_span for an id past the events' (and any in a sparse batch). */
+static size_t id_slot_of(const nsc_store *st, const void *rec)
+{
+    uint64_t id, d;
+    memcpy(&id, rec, sizeof id);
+    d = id - st->id_lo;
+    return d < st->id_span ? (size_t)d : st->id_span;
+}
+
+/* Kind k's n records (`size` bytes each, their id first) in the order they
+ * go to their blocks: by group, within a group by id when the batch's ids
+ * are dense, records of equal ids (or of sparse ids) in batch order. That is
+ * the blocks' stored order whenever an id's records come in time order, as
+ * the plugin writes them, so the encoder need not sort. Two stable counting
+ * sorts over indices: by id, then by group. */
+static int order_kind(nsc_store *st, int k, const void *recs, size_t size, size_t n,
+                      const uint32_t *group)
+{
+    size_t ng = st->ngroups;
+    if (grow_u32(&st->at[k], &st->at_cap[k], n) ||
+        grow_u32(&st->first[k], &st->first_cap[k], ng + 1) ||
+        grow_u32(&st->by_id, &st->by_id_cap, n) || grow_u32(&st->cursor, &st->cursor_cap, ng) ||
+        grow_u32(&st->id_count, &st->id_count_cap, st->id_span + 1))
+        return NSC_STORE_ENOMEM;
+    const uint8_t *r = recs;
+    uint32_t *by_id = st->by_id, *cnt = st->id_count, *cur = st->cursor, *first = st->first[k];
+    memset(cnt, 0, (st->id_span + 1) * sizeof *cnt);
+    for (size_t i = 0; i < n; i++)
+        cnt[id_slot_of(st, r + i * size)]++;
+    for (size_t s = 0, sum = 0; s <= st->id_span; s++) {
+        uint32_t c = cnt[s];
+        cnt[s] = (uint32_t)sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < n; i++)
+        by_id[cnt[id_slot_of(st, r + i * size)]++] = (uint32_t)i;
+    memset(cur, 0, ng * sizeof *cur);
+    for (size_t i = 0; i < n; i++)
+        cur[group[i]]++;
+    for (size_t g = 0, sum = 0; g < ng; g++) {
+        first[g] = (uint32_t)sum;
+        sum += cur[g];
+        cur[g] = first[g];
+    }
+    first[ng] = (uint32_t)n;
+    for (size_t j = 0; j < n; j++)
+        st->at[k][cur[group[by_id[j]]]++] = by_id[j];
+    return 0;
+}
+
 static int group_records(nsc_store *st, const nsc_store_batch *b)
 {
-    if (grow_groups(&st->ev_group, &st->ev_cap, b->nevents))
+    if (grow_u32(&st->ev_group, &st->ev_cap, b->nevents))
         return NSC_STORE_ENOMEM;
     st->ngroups = 0;
     uint32_t proc_group;
@@ -423,7 +496,16 @@ static int group_records(nsc_store *st, const nsc_store_batch *b)
     }
     if (!rc)
         rc = index_ids(st, b);
-    return rc ? rc : group_others(st, b);
+    if (!rc)
+        rc = group_others(st, b);
+    if (!rc)
+        rc = order_kind(st, K_EVENTS, b->events, sizeof *b->events, b->nevents, st->ev_group);
+    if (!rc)
+        rc = order_kind(st, K_STATES, b->states, sizeof *b->states, b->nstates, st->rec_group);
+    if (!rc)
+        rc = order_kind(st, K_COMPL, b->completions, sizeof *b->completions, b->ncompletions,
+                        b->ncompletions ? st->rec_group + b->nstates : NULL);
+    return rc;
 }
 
 /* ---- writing blocks ------------------------------------------------------ */
@@ -443,27 +525,19 @@ static int put_coll_index(nsc_store *st, const nsc_block_key *bk, const uint8_t 
 static int write_group(nsc_store *st, const nsc_store_batch *b, uint32_t job, uint32_t g)
 {
     nsc_block_enc *e = st->enc;
-    const uint32_t *other = st->rec_group;
+    const uint32_t *const *at = (const uint32_t *const *)st->at;
+    uint32_t *const *first = st->first;
     size_t added = 0;
     int rc = 0;
+    for (int k = 0; k < 3; k++)
+        added += first[k][g + 1] - first[k][g];
     nsc_block_begin(e, st->proc);
-    for (size_t i = 0; !rc && i < b->nevents; i++)
-        if (st->ev_group[i] == g) {
-            nsc_event ev = b->events[i];
-            nsc_block_map_strs(&ev, map_str, st);
-            rc = nsc_block_add_event(e, &ev);
-            added++;
-        }
-    for (size_t i = 0; !rc && i < b->nstates; i++)
-        if (other[i] == g) {
-            rc = nsc_block_add_state(e, &b->states[i]);
-            added++;
-        }
-    for (size_t i = 0; !rc && i < b->ncompletions; i++)
-        if (other[b->nstates + i] == g) {
-            rc = nsc_block_add_completion(e, &b->completions[i]);
-            added++;
-        }
+    for (uint32_t j = first[K_EVENTS][g]; !rc && j < first[K_EVENTS][g + 1]; j++)
+        rc = nsc_block_add_event(e, &b->events[at[K_EVENTS][j]]);
+    for (uint32_t j = first[K_STATES][g]; !rc && j < first[K_STATES][g + 1]; j++)
+        rc = nsc_block_add_state(e, &b->states[at[K_STATES][j]]);
+    for (uint32_t j = first[K_COMPL][g]; !rc && j < first[K_COMPL][g + 1]; j++)
+        rc = nsc_block_add_completion(e, &b->completions[at[K_COMPL][j]]);
     const uint8_t *val;
     size_t len;
     nsc_block_hdr h;
@@ -813,7 +887,10 @@ static int open_env(nsc_store *st, const char *dir)
     st->str_memo = calloc(MEMO_SIZE, sizeof *st->str_memo);
     if (!st->ctx_memo || !st->str_memo)
         return NSC_STORE_ENOMEM;
-    return nsc_block_enc_new(st->opts.zstd_level < 0 ? 0 : st->opts.zstd_level, &st->enc);
+    rc = nsc_block_enc_new(st->opts.zstd_level < 0 ? 0 : st->opts.zstd_level, &st->enc);
+    if (!rc)
+        nsc_block_set_str_map(st->enc, map_str, st);
+    return rc;
 }
 
 int nsc_store_open(const char *dir, const nsc_store_opts *opts, nsc_store **out)
@@ -861,6 +938,13 @@ void nsc_store_close(nsc_store *st)
     free(st->rec_group);
     free(st->id_keys);
     free(st->id_groups);
+    for (int k = 0; k < 3; k++) {
+        free(st->at[k]);
+        free(st->first[k]);
+    }
+    free(st->by_id);
+    free(st->id_count);
+    free(st->cursor);
     free(st);
 }
 

@@ -259,6 +259,114 @@ Test(block, dense_ids_with_repeats_in_stored_order)
     nsc_block_enc_free(e);
 }
 
+/* The bytes of one block of the mix's records added in the order `at` gives
+ * (the encoder's own block: valid until e's next begin). */
+static const uint8_t *encode_in_order(nsc_block_enc *e, const nsc_mix *m, const size_t *ev_at,
+                                      const size_t *st_at, size_t *len)
+{
+    nsc_block_begin(e, 4);
+    for (size_t i = 0; i < m->nevents; i++)
+        cr_assert_eq(nsc_block_add_event(e, &m->events[ev_at[i]]), 0);
+    for (size_t i = 0; i < m->nstates; i++)
+        cr_assert_eq(nsc_block_add_state(e, &m->states[st_at[i]]), 0);
+    for (size_t i = 0; i < m->ncompletions; i++)
+        cr_assert_eq(nsc_block_add_completion(e, &m->completions[m->ncompletions - 1 - i]), 0);
+    const uint8_t *buf;
+    cr_assert_eq(nsc_block_finish(e, &buf, len, NULL), 0);
+    return buf;
+}
+
+/* Records added in stored order are encoded without the encoder's sort;
+ * the block must be the one the sort gives for the same records in any other
+ * order. Ties (a state's id and time twice, with different values) keep the
+ * order they came in on both paths. */
+Test(block, stored_order_input_encodes_like_sorted)
+{
+    nsc_mix m;
+    cr_assert_eq(nsc_mix_init(&m, 17, 6), 0);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(nsc_mix_collective(&m, 0, 2), 0);
+    for (size_t i = 0; i + 1 < m.nstates; i += 50) {  /* ties: a copy right after */
+        m.states[i + 1] = m.states[i];
+        m.states[i + 1].arg = 1000 + i;
+    }
+    static size_t ev_plugin[1000], ev_sorted[1000], st_plugin[2000], st_sorted[2000];
+    cr_assert_leq(m.nevents, 1000);
+    cr_assert_leq(m.nstates, 2000);
+    for (size_t i = 0; i < m.nevents; i++)
+        ev_plugin[i] = ev_sorted[i] = i;
+    for (size_t i = 0; i < m.nstates; i++)
+        st_plugin[i] = st_sorted[i] = i;
+    /* Stable insertion sorts by (id, time): the stored order. */
+    for (size_t i = 1; i < m.nevents; i++)
+        for (size_t j = i; j > 0 && m.events[ev_sorted[j - 1]].id > m.events[ev_sorted[j]].id; j--) {
+            size_t t = ev_sorted[j];
+            ev_sorted[j] = ev_sorted[j - 1], ev_sorted[j - 1] = t;
+        }
+    for (size_t i = 1; i < m.nstates; i++)
+        for (size_t j = i; j > 0; j--) {
+            const nsc_state_rec *x = &m.states[st_sorted[j - 1]], *y = &m.states[st_sorted[j]];
+            if (x->id < y->id || (x->id == y->id && x->ts_ns <= y->ts_ns))
+                break;
+            size_t t = st_sorted[j];
+            st_sorted[j] = st_sorted[j - 1], st_sorted[j - 1] = t;
+        }
+    cr_assert_neq(memcmp(ev_plugin, ev_sorted, m.nevents * sizeof *ev_plugin), 0,
+                  "the mix comes in stop order, not id order");
+    nsc_block_enc *e;
+    cr_assert_eq(nsc_block_enc_new(3, &e), 0);
+    size_t len_plugin, len_sorted;
+    const uint8_t *b = encode_in_order(e, &m, ev_plugin, st_plugin, &len_plugin);
+    uint8_t *plugin = malloc(len_plugin);
+    cr_assert_not_null(plugin);
+    memcpy(plugin, b, len_plugin);
+    b = encode_in_order(e, &m, ev_sorted, st_sorted, &len_sorted);
+    cr_assert_eq(len_sorted, len_plugin);
+    cr_assert_eq(memcmp(b, plugin, len_plugin), 0, "same block from sorted input");
+    size_t n;
+    const nsc_event *stored = nsc_block_events(e, &n);
+    cr_assert_eq(n, m.nevents);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(memcmp(&stored[i], &m.events[ev_sorted[i]], sizeof *stored), 0);
+    free(plugin);
+    nsc_block_enc_free(e);
+    nsc_mix_free(&m);
+}
+
+static nsc_str plus_100(void *arg, nsc_str id)
+{
+    ++*(int *)arg;
+    return (nsc_str)(id + 100);
+}
+
+Test(block, string_map_rewrites_added_events)
+{
+    nsc_block_enc *e;
+    cr_assert_eq(nsc_block_enc_new(0, &e), 0);
+    int calls = 0;
+    nsc_block_set_str_map(e, plus_100, &calls);
+    nsc_block_begin(e, 1);
+    nsc_event coll = {.id = 1, .type = NSC_T_COLL, .start_ns = 10, .stop_ns = 20};
+    coll.d.coll.func = 1, coll.d.coll.algo = 3, coll.d.coll.seq = 7;
+    nsc_event step = {.id = 2, .type = NSC_T_PROXY_STEP, .start_ns = 11, .stop_ns = 12};
+    step.d.proxy_step.step = 5;
+    cr_assert_eq(nsc_block_add_event(e, &coll), 0);
+    cr_assert_eq(nsc_block_add_event(e, &step), 0);
+    cr_assert_eq(coll.d.coll.func, 1, "the caller's record is left as it was");
+    const uint8_t *buf;
+    size_t len;
+    cr_assert_eq(nsc_block_finish(e, &buf, &len, NULL), 0);
+    nsc_block b;
+    cr_assert_eq(nsc_block_decode(buf, len, &b), 0);
+    cr_assert_eq(b.events[0].d.coll.func, 101);
+    cr_assert_eq(b.events[0].d.coll.algo, 103);
+    cr_assert_eq(b.events[0].d.coll.seq, 7, "numbers are not strings");
+    cr_assert_eq(b.events[1].d.proxy_step.step, 5);
+    cr_assert_eq(calls, 5, "one call per string field of the Coll, none for the step");
+    nsc_block_release(&b);
+    nsc_block_enc_free(e);
+}
+
 Test(block, every_type_round_trips_raw) { check_round_trip(0); }
 Test(block, every_type_round_trips_zstd) { check_round_trip(3); }
 

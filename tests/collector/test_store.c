@@ -192,6 +192,106 @@ Test(store, put_scan_round_trip)
     nsc_tmp_store_remove(dir);
 }
 
+/* Every event and state of (job, comm, rank)'s blocks, in stored order. */
+typedef struct stored {
+    nsc_event ev[600];
+    nsc_state_rec st[1600];
+    size_t nev, nst;
+} stored;
+
+static void read_blocks(nsc_store *st, uint64_t comm, int32_t rank, stored *out)
+{
+    nsc_store_reader *rd;
+    nsc_store_blocks *it;
+    nsc_block_key k;
+    nsc_block b;
+    out->nev = out->nst = 0;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    uint32_t job;
+    cr_assert_eq(nsc_store_job_id(rd, "job1", &job), 0);
+    if (comm == NSC_STORE_PROC_COMM) {
+        nsc_store_rank ri;
+        cr_assert_eq(nsc_store_rank_info(rd, job, COMM_A, 0, &ri), 0);
+        rank = (int32_t)ri.proc_id;
+    }
+    cr_assert_eq(nsc_store_blocks_open(rd, job, comm, rank, 0, UINT64_MAX, &it), 0);
+    while (nsc_store_blocks_next(it, &k, &b) == 0) {
+        cr_assert_leq(out->nev + b.hdr.nevents, 600);
+        cr_assert_leq(out->nst + b.hdr.nstates, 1600);
+        memcpy(out->ev + out->nev, b.events, b.hdr.nevents * sizeof *b.events);
+        memcpy(out->st + out->nst, b.states, b.hdr.nstates * sizeof *b.states);
+        out->nev += b.hdr.nevents;
+        out->nst += b.hdr.nstates;
+        nsc_block_release(&b);
+    }
+    nsc_store_blocks_close(it);
+    nsc_store_read_end(rd);
+}
+
+/* Two ranks' collectives interleaved in one batch, a state whose event is in
+ * no batch, spread ids (times `stride`); stored into two stores, once in the
+ * mix's order and once reversed: every group's blocks must hold the same
+ * records in the same stored order either way. */
+static void check_batch_order_independent(uint64_t stride)
+{
+    nsc_proc p = nsc_test_proc("job1", "node0", 100, 0);
+    nsc_ctx_def ctxs[2] = {nsc_test_ctx(0, COMM_A, 0, 2), nsc_test_ctx(1, COMM_B, 3, 4)};
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_mix_strs(strs);
+    nsc_mix m;
+    cr_assert_eq(nsc_mix_init(&m, 5, 6), 0);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(nsc_mix_collective(&m, (uint16_t)(i % 2), i % 2 ? 3 : 0), 0);
+    for (size_t i = 0; i < m.nevents; i++)
+        m.events[i].id *= stride;
+    for (size_t i = 0; i < m.nstates; i++)
+        m.states[i].id *= stride;
+    for (size_t i = 0; i < m.ncompletions; i++)
+        m.completions[i].id *= stride;
+    m.states[7].id = UINT64_MAX - 5;  /* an orphan past every event's id: the process's */
+    char *dir[2] = {nsc_tmp_store_dir(), nsc_tmp_store_dir()};
+    nsc_store *st[2] = {open_store(dir[0], 0), open_store(dir[1], 0)};
+    nsc_store_batch b = nsc_mix_batch(&m, &p, ctxs, 2, strs, NSC_MIX_NSTRS);
+    commit_batch(st[0], 1, &b);
+    for (size_t i = 0, j = m.nevents - 1; i < j; i++, j--) {
+        nsc_event t = m.events[i];
+        m.events[i] = m.events[j], m.events[j] = t;
+    }
+    for (size_t i = 0, j = m.nstates - 1; i < j; i++, j--) {
+        nsc_state_rec t = m.states[i];
+        m.states[i] = m.states[j], m.states[j] = t;
+    }
+    commit_batch(st[1], 1, &b);
+    static stored got[2];
+    const struct { uint64_t comm; int32_t rank; } groups[] = {
+        {COMM_A, 0}, {COMM_B, 3}, {NSC_STORE_PROC_COMM, 0}};
+    size_t events = 0, states = 0;
+    for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
+        for (int s = 0; s < 2; s++)
+            read_blocks(st[s], groups[g].comm, groups[g].rank, &got[s]);
+        cr_assert_eq(got[0].nev, got[1].nev);
+        cr_assert_eq(got[0].nst, got[1].nst);
+        cr_assert_eq(memcmp(got[0].ev, got[1].ev, got[0].nev * sizeof *got[0].ev), 0);
+        cr_assert_eq(memcmp(got[0].st, got[1].st, got[0].nst * sizeof *got[0].st), 0);
+        for (size_t i = 1; i < got[0].nev; i++)
+            cr_assert_lt(got[0].ev[i - 1].id, got[0].ev[i].id, "stored by id");
+        if (groups[g].comm == NSC_STORE_PROC_COMM)
+            cr_assert_eq(got[0].nst, 1, "the orphan state");
+        events += got[0].nev;
+        states += got[0].nst;
+    }
+    cr_assert_eq(events, m.nevents);
+    cr_assert_eq(states, m.nstates);
+    for (int s = 0; s < 2; s++) {
+        nsc_store_close(st[s]);
+        nsc_tmp_store_remove(dir[s]);
+    }
+    nsc_mix_free(&m);
+}
+
+Test(store, blocks_independent_of_batch_order_dense_ids) { check_batch_order_independent(1); }
+Test(store, blocks_independent_of_batch_order_sparse_ids) { check_batch_order_independent(100000); }
+
 /* Four ranks of COMM_A on four hosts, ncoll collectives each, one batch per rank. */
 static void put_ranks(nsc_store *st, int ncoll, uint64_t now)
 {
