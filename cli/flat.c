@@ -1,10 +1,11 @@
-/* flat.c: the flat-object scanner of NDJSON lines (see flat.h).
+/* flat.c: the shallow-object scanner of NDJSON lines (see flat.h).
  *
  * The line is copied once into the text scratch; keys and strings are read in
  * that copy and end at a NUL written over their closing quote, a number ends
  * at a NUL written over the separator that follows it (read first). Every
  * rule here is one the generic reader enforces too (json.c): where they could
- * differ (number length, node count, input size) the scanner declines.
+ * differ (number length, node count, input size, nesting) the scanner
+ * declines. It recurses, at most NSC_FLAT_DEPTH calls of container() deep.
  */
 #include "flat.h"
 
@@ -107,33 +108,55 @@ static char *scalar(nsc_flat *f, uint32_t i, char *p, const char *end, char *sep
     return p;
 }
 
-/* A value at p into node i: a scalar or an array of scalars. Returns the
- * separator after it, with its byte in *sep, or NULL. */
-static char *value(nsc_flat *f, uint32_t i, char *p, const char *end, char *sep, int *nomem)
+static char *container(nsc_flat *f, uint32_t i, char *p, const char *end, unsigned depth, int *nomem);
+
+/* A value at p into node i: a scalar, or an array or object at most depth
+ * levels deep. Returns the separator after it, with its byte in *sep, or NULL. */
+static char *value(nsc_flat *f, uint32_t i, char *p, const char *end, unsigned depth, char *sep, int *nomem)
 {
-    if (p >= end || *p != '[')
+    if (p >= end || (*p != '[' && *p != '{'))
         return scalar(f, i, p, end, sep);
-    f->nodes[i].kind = NSC_JSON_ARRAY;
+    if (depth == 0 || !(p = container(f, i, p, end, depth - 1, nomem)) || p == end)
+        return NULL;
+    *sep = *p;
+    return p;
+}
+
+/* The elements or members of the array or object whose '[' or '{' is at p,
+ * into node i, their values at most depth levels deeper. Returns what follows
+ * its closing bracket, or NULL. */
+static char *container(nsc_flat *f, uint32_t i, char *p, const char *end, unsigned depth, int *nomem)
+{
+    int object = *p == '{';
+    char close = object ? '}' : ']';
+    f->nodes[i].kind = object ? NSC_JSON_OBJECT : NSC_JSON_ARRAY;
     p++;
-    if (p < end && *p == ']') {
+    if (p < end && *p == close) {
         p++;
     } else {
         for (;;) {
-            int64_t e = add_node(f, NSC_JSON_NULL, nomem);
-            if (e < 0 || !(p = scalar(f, (uint32_t)e, p, end, sep)))
+            char *key = NULL;
+            uint32_t klen = 0;
+            if (object && (p >= end || *p != '"' || !(p = string_end(key = p + 1, end, &klen)) ||
+                           p == end || *p++ != ':'))
                 return NULL;
+            int64_t e = add_node(f, NSC_JSON_NULL, nomem);
+            if (e < 0)
+                return NULL;
+            f->nodes[e].key = key;
+            f->nodes[e].key_len = klen;
             f->nodes[i].count++;
+            char sep;
+            if (!(p = value(f, (uint32_t)e, p, end, depth, &sep, nomem)))
+                return NULL;
             p++;
-            if (*sep == ']')
+            if (sep == close)
                 break;
-            if (*sep != ',')
+            if (sep != ',')
                 return NULL;
         }
     }
     f->nodes[i].span = f->nnodes - i;
-    if (p == end)
-        return NULL;
-    *sep = *p;
     return p;
 }
 
@@ -152,38 +175,6 @@ static int grow_text(nsc_flat *f, size_t need)
     return 0;
 }
 
-/* The members of the object whose '{' is at text[0]. */
-static int members(nsc_flat *f, size_t len, int *nomem)
-{
-    char *p = f->text + 1, *end = f->text + len;
-    if (add_node(f, NSC_JSON_OBJECT, nomem) < 0)
-        return -1;
-    if (p < end && *p == '}')
-        return p + 1 == end ? 0 : -1;
-    for (;;) {
-        uint32_t klen;
-        char *key = p + 1;
-        if (p >= end || *p != '"' || !(p = string_end(key, end, &klen)) || p == end || *p != ':')
-            return -1;
-        int64_t i = add_node(f, NSC_JSON_NULL, nomem);
-        if (i < 0)
-            return -1;
-        f->nodes[i].key = key;
-        f->nodes[i].key_len = klen;
-        f->nodes[0].count++;
-        char sep;
-        if (!(p = value(f, (uint32_t)i, p + 1, end, &sep, nomem)))
-            return -1;
-        p++;
-        if (sep == '}')
-            break;
-        if (sep != ',')
-            return -1;
-    }
-    f->nodes[0].span = f->nnodes;
-    return p == end ? 0 : -1;
-}
-
 int nsc_flat_scan(nsc_flat *f, const char *line, size_t len, const nsc_json **root)
 {
     if (len < 2 || line[0] != '{' || len > nsc_json_default_limits.max_bytes)
@@ -194,7 +185,8 @@ int nsc_flat_scan(nsc_flat *f, const char *line, size_t len, const nsc_json **ro
     f->text[len] = 0;
     f->nnodes = 0;
     int nomem = 0;
-    if (members(f, len, &nomem) != 0)
+    char *end = f->text + len;
+    if (add_node(f, NSC_JSON_OBJECT, &nomem) < 0 || container(f, 0, f->text, end, NSC_FLAT_DEPTH - 1, &nomem) != end)
         return nomem ? NSC_FLAT_NOMEM : NSC_FLAT_DECLINED;
     *root = &f->nodes[0];
     return NSC_FLAT_OK;

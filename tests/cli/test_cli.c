@@ -121,7 +121,16 @@ static const char *const flat_lines[] = {
     "\"func\":\"AllReduce\",\"datatype\":\"ncclFloat32\",\"count\":1048576,\"root\":-1,\"algo\":\"RING\","
     "\"complete_ns\":null,\"states\":[]}",
     "{}", "{\"\":\"\"}", "{\"a\":true,\"b\":false,\"c\":null,\"d\":-0,\"e\":18446744073709551615}",
-    "{\"a\":[1,-2,\"x\",true,null],\"a\":[]}", "{\"kind\":\"end\",\"events\":3,\"next_cursor\":\"9.1.2\"}"};
+    "{\"a\":[1,-2,\"x\",true,null],\"a\":[]}", "{\"kind\":\"end\",\"events\":3,\"next_cursor\":\"9.1.2\"}",
+    "{\"a\":{\"b\":1}}", "{\"a\":{}}", "{\"a\":[[1]]}", "{\"a\":[{}]}", "{\"a\":[[]]}", "{\"a\":{\"b\":[]}}", "{\"a\":{\"b\":{}}}",
+    "{\"a\":[{\"x\":1},[2,\"y\"],{\"\":null}],\"b\":{\"c\":[true],\"d\":{}}}"};
+
+/* An event with states, as the timeline writes it (docs/api.md). */
+static const char states_line[] =
+    "{\"kind\":\"event\",\"type\":\"ProxyStep\",\"rank\":0,\"pid\":4242,\"tid\":1001,\"id\":21,\"parent\":19,"
+    "\"start_ns\":5000001000,\"stop_ns\":5000001500,\"err_ns\":1200,\"flags\":[],\"step\":3,"
+    "\"states\":[{\"state\":\"ProxyStepSendGPUWait\",\"ts_ns\":5000001100,\"arg\":0},"
+    "{\"state\":\"ProxyStepSendWait\",\"ts_ns\":5000001400,\"arg\":-7}]}";
 
 Test(flat, reads_what_the_generic_reader_reads)
 {
@@ -135,11 +144,18 @@ Test(flat, declines_everything_else)
 {
     static const char *const lines[] = {
         "", "{", "}", "[1]", "{ \"a\":1}", "{\"a\": 1}", "{\"a\":1 }", "{\"a\":\"x\\\"y\"}",
-        "{\"a\":{\"b\":1}}", "{\"s\":[{\"x\":1}]}", "{\"a\":[[1]]}", "{\"a\":1.5}", "{\"a\":1e3}",
+        "{\"a\":1.5}", "{\"a\":1e3}",
         "{\"a\":01}", "{\"a\":-}", "{\"a\":\"\xc3\xa9\"}", "{\"a\":\"\x01\"}", "{\"a\":1", "{\"a\":\"x",
         "{\"a\":1}x", "{\"a\"1}", "{\"a\":tru}", "{\"a\":truex}", "{\"a\":1,}", "{,}", "{\"a\":[1,]}",
         "{\"a\":[1", "{\"a\":[1]", "{\"a\"", "{\"a\":",
-        "{\"a\":12345678901234567890123456789012345678901234567890123456789012345}"};
+        "{\"a\":12345678901234567890123456789012345678901234567890123456789012345}",
+        /* deeper than NSC_FLAT_DEPTH, though good JSON */
+        "{\"a\":[{\"b\":[1]}]}", "{\"a\":{\"b\":{\"c\":{}}}}", "{\"a\":[[[]]]}", "{\"a\":[{\"b\":{\"c\":1}}]}",
+        /* malformed arrays and objects inside */
+        "{\"s\":[{\"x\":1},]}", "{\"s\":[{\"x\":1}", "{\"s\":[{\"x\":1]}", "{\"s\":[{\"x\"}]}",
+        "{\"s\":[{1:2}]}", "{\"s\":[{\"x\":1}}", "{\"s\":[{\"x\":1}{\"y\":2}]}", "{\"s\":[{}],}",
+        "{\"s\":[\"x\":1]}", "{\"s\":{1,2}}", "{\"s\":[{\"x\":1,}]}", "{\"s\":[{,}]}", "{\"s\":[{\"x\":[}]}",
+        "{\"s\":[{\"x\":1} ]}", "{\"s\":[ {\"x\":1}]}", "{\"s\":[{\"x\":1}]}}", "{\"s\":{\"x\":1}]}"};
     nsc_flat f = {0};
     const nsc_json *root;
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
@@ -147,6 +163,34 @@ Test(flat, declines_everything_else)
     /* Every prefix of a good line is declined or read as the generic reader reads it. */
     for (size_t n = 0; n <= strlen(flat_lines[0]); n++)
         cr_assert_neq(flat_check(&f, flat_lines[0], n), -1, "prefix %zu", n);
+    nsc_flat_free(&f);
+}
+
+Test(flat, states_line_in_one_pass_and_its_prefixes_and_mutations)
+{
+    nsc_flat f = {0};
+    size_t len = strlen(states_line);
+    const nsc_json *root;
+    cr_assert_eq(flat_check(&f, states_line, len), 1);
+    cr_assert_eq(nsc_flat_scan(&f, states_line, len, &root), NSC_FLAT_OK);
+    const nsc_json *states = nsc_json_get(root, "states");
+    cr_assert_eq(states->count, 2);
+    cr_assert_str_eq(nsc_json_str(nsc_json_get(nsc_json_at(states, 1), "state")), "ProxyStepSendWait");
+    int64_t arg;
+    cr_assert_eq(nsc_json_i64(nsc_json_get(nsc_json_at(states, 1), "arg"), &arg), 0);
+    cr_assert_eq(arg, -7);
+    /* No proper prefix is JSON: each must be declined. */
+    for (size_t n = 0; n < len; n++)
+        cr_assert_eq(flat_check(&f, states_line, n), 0, "prefix %zu", n);
+    /* Any one byte changed: declined, or read exactly as the generic reader reads it. */
+    static const char bytes[] = "{}[],:\"0-a \\.";
+    char line[sizeof states_line];
+    for (size_t i = 0; i < len; i++)
+        for (const char *b = bytes; *b; b++) {
+            memcpy(line, states_line, sizeof line);
+            line[i] = *b;
+            cr_assert_neq(flat_check(&f, line, len), -1, "byte %zu -> '%c'", i, *b);
+        }
     nsc_flat_free(&f);
 }
 

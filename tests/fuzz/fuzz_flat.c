@@ -1,4 +1,4 @@
-/* fuzz_flat.c: libFuzzer target for the CLI's flat-object scanner (cli/flat.h).
+/* fuzz_flat.c: libFuzzer target for the CLI's shallow-object scanner (cli/flat.h).
  *
  * Any input must be declined or read without a crash or a sanitizer report;
  * what is read must be what the generic JSON reader reads from the same
