@@ -39,6 +39,8 @@ struct nsc_fwd {
     uint64_t *acks;            /* acknowledged seqs waiting for deletion */
     size_t nacks;
     uint64_t probe_id, next_probe_ns;
+    uint64_t lead_id;          /* the scheduled probe whose answer sends the follow-up */
+    uint64_t scheduled;        /* probes sent on the interval (follow-ups not counted) */
     clock_sample recent[CLOCK_SAMPLES];
     uint32_t nrecent, at;
     nsc_fwd_stats st;
@@ -208,7 +210,14 @@ static void keep_sample(nsc_fwd *f, const nsc_a2c_probe *p)
     f->st.rtt_ns = best.rtt_ns;
 }
 
-/* An answered probe: stamp t4 and report the sample to the collector. */
+static int send_probe(nsc_fwd *f);
+
+/* An answered probe: stamp t4 and report the sample to the collector. The
+ * answer to a scheduled probe sends a follow-up at once: on an idle machine
+ * (a VM's idle vCPU above all) the scheduled probe wakes the threads and CPUs
+ * on its way out, but its answer finds them awake, which skews its offset by
+ * half the difference; the follow-up travels both ways on the warm path, and
+ * its lower round trip makes it the sample the models prefer. */
 static void take_answer(nsc_fwd *f, nsc_a2c_probe *p)
 {
     p->t4 = f->cfg.now();
@@ -223,6 +232,10 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p)
     if (zmq_send(f->sock, buf, len, ZMQ_DONTWAIT) == (int)len)
         f->st.samples++;
     keep_sample(f, p);
+    if (p->id == f->lead_id) {
+        f->lead_id = 0;
+        send_probe(f);
+    }
 }
 
 static void take_message(nsc_fwd *f, const void *buf, size_t len)
@@ -320,7 +333,7 @@ static int send_one(void *arg, const nsc_spool_entry *e)
     return 0;
 }
 
-static void send_probe(nsc_fwd *f)
+static int send_probe(nsc_fwd *f)
 {
     nsc_a2c_probe p = {.kind = NSC_A2C_PROBE, .id = f->probe_id + 1};
     memcpy(p.agent, f->agent, sizeof p.agent);
@@ -329,10 +342,20 @@ static void send_probe(nsc_fwd *f)
     p.t1 = f->cfg.now();
     size_t len = nsc_a2c_encode_probe(&p, buf);
     if (zmq_send(f->sock, buf, len, ZMQ_DONTWAIT) != (int)len)
-        return;
+        return -1;
     f->probe_id++;
     f->st.probes_sent++;
-    f->next_probe_ns = f->now + (f->st.probes_sent < FAST_PROBES ? f->cfg.probe_ns / 10 : f->cfg.probe_ns);
+    return 0;
+}
+
+/* The probe the interval asks for; its answer sends the follow-up. */
+static void send_scheduled_probe(nsc_fwd *f)
+{
+    if (send_probe(f) != 0)
+        return;
+    f->lead_id = f->probe_id;
+    f->scheduled++;
+    f->next_probe_ns = f->now + (f->scheduled < FAST_PROBES ? f->cfg.probe_ns / 10 : f->cfg.probe_ns);
 }
 
 void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
@@ -343,7 +366,7 @@ void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
     if (f->n && now_ns - at(f, 0)->sent_ns > f->cfg.ack_timeout_ns)
         rewind_all(f, &f->st.rewinds_timeout);
     if (f->st.connected && f->cfg.probe_ns && now_ns >= f->next_probe_ns)
-        send_probe(f);
+        send_scheduled_probe(f);
     if (f->st.connected && may_send(f) && f->next_send < nsc_spool_next_seq(f->spool))
         nsc_spool_foreach(f->spool, f->next_send, send_one, f);
     f->st.inflight = f->unacked;

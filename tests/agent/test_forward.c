@@ -351,6 +351,41 @@ Test(forward, probe_answer_becomes_a_sample)
     nsc_fwd_free(f);
 }
 
+/* Answer probe i of g with the collector's clock 5 s ahead. */
+static void answer(got *g, unsigned i)
+{
+    nsc_a2c_probe p = g->probes[i];
+    p.t2 = mono() + 5000000000ull;
+    p.t3 = p.t2 + 1000;
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    reply(g, buf, nsc_a2c_encode_probe(&p, buf));
+}
+
+/* The answer to a scheduled probe sends one follow-up at once (the warm path);
+ * the follow-up's answer sends nothing until the interval comes round. */
+Test(forward, scheduled_probe_answer_sends_one_follow_up)
+{
+    char err[256];
+    nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = 4, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
+                     .ack_timeout_ns = 60000000000ull, .probe_ns = 20000000000ull, .reconnect_ms = 20,
+                     .reconnect_max_ms = 100, .now = mono};
+    nsc_fwd *f = nsc_fwd_new(&c, spool, err);
+    cr_assert_not_null(f, "%s", err);
+    got g = {0};
+    for (uint64_t end = mono() + 3000000000ull; g.nprobes < 1 && mono() < end;)
+        pump(f, &g, 10, 0);
+    cr_assert_eq(g.nprobes, 1, "the first probe goes at once");
+    answer(&g, 0);
+    pump(f, &g, 300, 0);
+    cr_assert_eq(g.nprobes, 2, "the answer sends the follow-up");
+    cr_assert_eq(g.probes[1].id, g.probes[0].id + 1);
+    answer(&g, 1);
+    pump(f, &g, 300, 0);
+    cr_assert_eq(g.nsamples, 2);
+    cr_assert_eq(g.nprobes, 2, "a follow-up's answer sends nothing (the next probe is 2 s away)");
+    nsc_fwd_free(f);
+}
+
 /* 400 KiB batches under a 1 MiB byte bound: three go (the third starts below
  * the bound), the rest wait for acks although the credit would allow more. */
 Test(forward, bytes_in_flight_bounded)
