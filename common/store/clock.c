@@ -7,7 +7,10 @@
 
 #include "bytes.h"
 
-#define RTT_SLACK_NS 20000.0  /* candidates: round trip <= 2 * segment minimum + slack */
+#define RTT_SLACK_NS 20000.0  /* candidates: round trip <= 2 * segment minimum + slack, */
+#ifndef RTT_FEWEST
+#define RTT_FEWEST 8          /* and at least the fastest this many points */
+#endif
 #define RTT_WEIGHT_NS 10000.0 /* a point this much slower than the fastest counts half */
 #define RESID_FLOOR_NS 2000.0 /* residual rejection never cuts tighter than this */
 #define UNKNOWN_DRIFT 1e-4    /* drift error of a line fitted from one point: 100 ppm */
@@ -167,8 +170,12 @@ static size_t fit_ls(const nsc_clock_model *m, const nsc_clock_seg *s, const gat
             double r = resid(s, &m->pts[i], l);
             ss += weight(g, &m->pts[i]) * r * r;
         }
-    /* With equal weights this is the textbook sqrt(ss / (n - 2) / sxx). */
-    *slope_se = n > 2 && sxx > 0 ? sqrt(ss / (n - 2) / sxx) : UNKNOWN_DRIFT;
+    /* With equal weights this is the textbook sqrt(ss / (n - 2) / sxx). A
+     * point's offset is never known better than RESID_FLOOR_NS: three probes
+     * that happen to fall on a line over 10 ms do not make a drift exact
+     * (measured: 1425 ppm, "exact", from the first probes of a job). */
+    double var = n > 2 ? fmax(ss / (n - 2), RESID_FLOOR_NS * RESID_FLOOR_NS) : 0;
+    *slope_se = n > 2 && sxx > 0 ? sqrt(var / sxx) : UNKNOWN_DRIFT;
     return (size_t)n;
 }
 
@@ -234,6 +241,19 @@ static double offset_for(const nsc_clock_model *m, const nsc_clock_seg *s, const
     return sy / sw;
 }
 
+/* Which round trips are fitted. Window minima are alike, and twice the
+ * fastest admits them; a young segment's every probe is not: one lucky fast
+ * exchange among a job's first probes would leave it the only candidate (a
+ * line of one point, drift 0, measured), so the fastest few always are. */
+static double rtt_cut(const nsc_clock_model *m, uint64_t rtt_min)
+{
+    for (size_t i = 0; i < m->npts; i++)
+        m->work[i] = (double)m->pts[i].rtt_ns;
+    qsort(m->work, m->npts, sizeof *m->work, cmp_double);
+    double kth = m->work[m->npts < RTT_FEWEST ? m->npts - 1 : RTT_FEWEST - 1];
+    return fmax(2.0 * (double)rtt_min + RTT_SLACK_NS, kth);
+}
+
 static void fit_open(nsc_clock_model *m)
 {
     nsc_clock_seg *s = &m->segs[m->nsegs - 1];
@@ -242,7 +262,7 @@ static void fit_open(nsc_clock_model *m)
     for (size_t i = 0; i < m->npts; i++)
         if (m->pts[i].rtt_ns < rtt_min)
             rtt_min = m->pts[i].rtt_ns;
-    gate g = {2.0 * (double)rtt_min + RTT_SLACK_NS, NULL, 0, (double)rtt_min};
+    gate g = {rtt_cut(m, rtt_min), NULL, 0, (double)rtt_min};
     line l = {0, prior ? prior->drift : 0}, rejection_line;
     double drift_err = prior ? prior->drift_err : UNKNOWN_DRIFT, se;
     size_t n = 0;
@@ -252,10 +272,16 @@ static void fit_open(nsc_clock_model *m)
             first = n++ ? first : m->pts[i].host_ns;
             last = m->pts[i].host_ns;
         }
-    if (n < 2) {
+    gate fitted = g;
+    if (n >= 2)
+        fit_robust(m, s, &fitted, &rejection_line, &l, &se);
+    if (n < 2 || se >= UNKNOWN_DRIFT) {
+        /* No slope to speak of (points a few ms apart): the predecessor's
+         * drift, or none. */
+        l.drift = prior ? prior->drift : 0;
         l.off = median_offset(m, s, &g, l.drift);
     } else {
-        fit_robust(m, s, &g, &rejection_line, &l, &se);
+        g = fitted;
         if (prior && last - first < m->cfg.prior_span_ns) {
             se = combine_drift(prior, l.drift, se, &l.drift);
             l.off = offset_for(m, s, &g, l.drift);
@@ -383,7 +409,8 @@ static int add_disagreeing(nsc_clock_model *m, const nsc_clock_point *p)
 
 /* Every probe is judged against the open line, so a step is confirmed a few
  * probe intervals after it and no probe from before it reaches the new
- * segment. A slow probe that agrees proves nothing (its offset is uncertain
+ * segment. The line's own error bound counts too: a young line from a few
+ * probes, extrapolated, is not evidence of a step. A slow probe that agrees proves nothing (its offset is uncertain
  * by half its round trip, which may hide the step), so only a fast one
  * clears the suspicion. */
 static int accept_probe(nsc_clock_model *m, const nsc_clock_point *p)
@@ -395,7 +422,10 @@ static int accept_probe(nsc_clock_model *m, const nsc_clock_point *p)
     }
     const nsc_clock_seg *s = &m->segs[m->nsegs - 1];
     line l = {s->off_ns, s->drift};
-    if (fabs(resid(s, p, &l)) > (double)p->rtt_ns / 2 + (double)m->cfg.step_ns)
+    uint64_t ref, line_err;
+    nsc_clock_host_to_ref(m, p->host_ns, &ref, &line_err);
+    double slack = (double)p->rtt_ns / 2 + (double)m->cfg.step_ns + (double)line_err;
+    if (fabs(resid(s, p, &l)) > slack)
         return add_disagreeing(m, p);
     if ((double)p->rtt_ns <= 2.0 * (double)m->cfg.step_ns)
         m->npending = 0;
