@@ -8,9 +8,7 @@
 #include "bytes.h"
 
 #define RTT_SLACK_NS 20000.0  /* candidates: round trip <= 2 * segment minimum + slack, */
-#ifndef RTT_FEWEST
 #define RTT_FEWEST 8          /* and at least the fastest this many points */
-#endif
 #define RTT_WEIGHT_NS 10000.0 /* a point this much slower than the fastest counts half */
 #define RESID_FLOOR_NS 2000.0 /* residual rejection never cuts tighter than this */
 #define UNKNOWN_DRIFT 1e-4    /* drift error of a line fitted from one point: 100 ppm */

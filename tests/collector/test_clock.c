@@ -326,12 +326,12 @@ Test(clock, legacy_models_read)
  * best, about 150 us typically, a few of milliseconds; probes every 20 ms. */
 static const nsc_sim_net loaded_loopback = {20000, 50000, 0.03, 200000, 5000000};
 
-/* Probes every 20 ms. A backward step makes the host read the same times
- * again: those probes are refused (host time went back), as the collector
- * refuses them. */
+/* Probes every 20 ms, the first 5 every 2 ms (as the agent sends them). A
+ * backward step makes the host read the same times again: those probes are
+ * refused (host time went back), as the collector refuses them. */
 static void feed_stepping(nsc_clock_model *m, const nsc_sim_host *h, nsc_sim_rng *r, double span_ns)
 {
-    for (double t = 0; t < span_ns; t += 20e6) {
+    for (double t = 0; t < span_ns; t += t < 10e6 ? 2e6 : 20e6) {
         nsc_clock_sample s;
         nsc_sim_probe(h, &loaded_loopback, r, t, &s);
         int rc = nsc_clock_add(m, &s), replay = h->step_ns < 0 && t >= h->step_at &&
@@ -351,7 +351,7 @@ Test(clock, step_in_short_job)
 {
     const struct { double drift, at_s; int64_t step; } cases[] = {
         {100e-6, 1.5, 50000000}, {-100e-6, 2.5, -20000000}, {100e-6, 0.9, 3000000}};
-    for (int seed = 0; seed < 8; seed++)
+    for (int seed = 0; seed < 16; seed++)
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
             nsc_sim_rng r = {70 + (uint64_t)seed};
             nsc_sim_host h = nsc_sim_host_random(&r);
@@ -364,10 +364,13 @@ Test(clock, step_in_short_job)
             cr_assert_eq(m.nsegs, 2, "seed %d case %zu: %zu segments", seed, c, m.nsegs);
             uint64_t at = nsc_sim_host_time(&h, h.step_at);
             double late = (double)(int64_t)(m.segs[1].start_ns - at);
-            cr_assert(late >= 0 && late < 41e6, "seed %d case %zu: segment starts %.3f ms after the step",
+            /* Within two probe intervals, and after a backward step also the
+             * host times it made the clock read twice (probes refused). */
+            double replay = h.step_ns < 0 ? (double)-h.step_ns : 0;
+            cr_assert(late >= 0 && late < 40e6 + replay, "seed %d case %zu: segment starts %.3f ms after the step",
                       seed, c, late / 1e6);
             for (size_t i = 0; i < 2; i++)
-                cr_assert(fabs(m.segs[i].drift + h.drift) < 10e-6,
+                cr_assert(fabs(m.segs[i].drift + h.drift) < 20e-6,
                           "seed %d case %zu: segment %zu drift %.3f ppm, true %.3f", seed, c, i,
                           m.segs[i].drift * 1e6, -h.drift * 1e6);
             double covered, p99 = p99_error(&m, &h, &r, 0.1e9, 5.9e9, h.step_at, h.step_at + 41e6,
