@@ -7,13 +7,15 @@
 
 #include "bytes.h"
 
-#define RTT_SLACK_NS 20000.0  /* candidates: round trip <= 2 * segment minimum + slack */
+#define RTT_SLACK_NS 20000.0  /* candidates: round trip <= 2 * segment minimum + slack, */
+#define RTT_FEWEST 8          /* and at least the fastest this many points */
 #define RTT_WEIGHT_NS 10000.0 /* a point this much slower than the fastest counts half */
 #define RESID_FLOOR_NS 2000.0 /* residual rejection never cuts tighter than this */
 #define UNKNOWN_DRIFT 1e-4    /* drift error of a line fitted from one point: 100 ppm */
 #define MAX_DRIFT 1e-2        /* serialized drifts beyond 1% are corrupt */
 #define MODEL_MAGIC 0x4e53434bu /* "NSCK" */
-#define MODEL_VERSION 2u    /* 2 added disagree_ns; 1 is still read */
+#define MODEL_VERSION 3u    /* 3 dropped the open window (every probe is judged
+                             * at once); 1 and 2 are still read */
 
 static const char *const err_text[] = {
     "ok", "impossible probe sample", "probe older than the last accepted one",
@@ -166,8 +168,12 @@ static size_t fit_ls(const nsc_clock_model *m, const nsc_clock_seg *s, const gat
             double r = resid(s, &m->pts[i], l);
             ss += weight(g, &m->pts[i]) * r * r;
         }
-    /* With equal weights this is the textbook sqrt(ss / (n - 2) / sxx). */
-    *slope_se = n > 2 && sxx > 0 ? sqrt(ss / (n - 2) / sxx) : UNKNOWN_DRIFT;
+    /* With equal weights this is the textbook sqrt(ss / (n - 2) / sxx). A
+     * point's offset is never known better than RESID_FLOOR_NS: three probes
+     * that happen to fall on a line over 10 ms do not make a drift exact
+     * (measured: 1425 ppm, "exact", from the first probes of a job). */
+    double var = n > 2 ? fmax(ss / (n - 2), RESID_FLOOR_NS * RESID_FLOOR_NS) : 0;
+    *slope_se = n > 2 && sxx > 0 ? sqrt(var / sxx) : UNKNOWN_DRIFT;
     return (size_t)n;
 }
 
@@ -205,6 +211,47 @@ static void fit_robust(const nsc_clock_model *m, const nsc_clock_seg *s, gate *g
     }
 }
 
+/* The drift of a young segment: its own estimate and its predecessor's are
+ * two independent measurements of one oscillator (a step moves the offset,
+ * not the frequency), combined by inverse variance. Right after a step the
+ * young line's own slope, from a few probes over a fraction of a second, is
+ * noise, and the predecessor's dominates; as the segment grows its own takes
+ * over. Returns the combined drift's standard error. */
+static double combine_drift(const nsc_clock_seg *prior, double own, double own_se, double *drift)
+{
+    double prior_se = fmax(prior->drift_err / 3, 1e-9);
+    double wp = 1 / (prior_se * prior_se), wo = own_se > 0 ? 1 / (own_se * own_se) : 0;
+    *drift = (prior->drift * wp + own * wo) / (wp + wo);
+    return 1 / sqrt(wp + wo);
+}
+
+/* The offset that goes with a drift held fixed: weighted like the fit. */
+static double offset_for(const nsc_clock_model *m, const nsc_clock_seg *s, const gate *g,
+                         double drift)
+{
+    double sw = 0, sy = 0;
+    for (size_t i = 0; i < m->npts; i++)
+        if (admits(g, s, &m->pts[i])) {
+            double w = weight(g, &m->pts[i]);
+            sw += w;
+            sy += w * (py(s, &m->pts[i]) - drift * px(s, &m->pts[i]));
+        }
+    return sy / sw;
+}
+
+/* Which round trips are fitted. Window minima are alike, and twice the
+ * fastest admits them; a young segment's every probe is not: one lucky fast
+ * exchange among a job's first probes would leave it the only candidate (a
+ * line of one point, drift 0, measured), so the fastest few always are. */
+static double rtt_cut(const nsc_clock_model *m, uint64_t rtt_min)
+{
+    for (size_t i = 0; i < m->npts; i++)
+        m->work[i] = (double)m->pts[i].rtt_ns;
+    qsort(m->work, m->npts, sizeof *m->work, cmp_double);
+    double kth = m->work[m->npts < RTT_FEWEST ? m->npts - 1 : RTT_FEWEST - 1];
+    return fmax(2.0 * (double)rtt_min + RTT_SLACK_NS, kth);
+}
+
 static void fit_open(nsc_clock_model *m)
 {
     nsc_clock_seg *s = &m->segs[m->nsegs - 1];
@@ -213,7 +260,9 @@ static void fit_open(nsc_clock_model *m)
     for (size_t i = 0; i < m->npts; i++)
         if (m->pts[i].rtt_ns < rtt_min)
             rtt_min = m->pts[i].rtt_ns;
-    gate g = {2.0 * (double)rtt_min + RTT_SLACK_NS, NULL, 0, (double)rtt_min};
+    gate g = {rtt_cut(m, rtt_min), NULL, 0, (double)rtt_min};
+    line l = {0, prior ? prior->drift : 0}, rejection_line;
+    double drift_err = prior ? prior->drift_err : UNKNOWN_DRIFT, se;
     size_t n = 0;
     uint64_t first = 0, last = 0;
     for (size_t i = 0; i < m->npts; i++)
@@ -221,16 +270,20 @@ static void fit_open(nsc_clock_model *m)
             first = n++ ? first : m->pts[i].host_ns;
             last = m->pts[i].host_ns;
         }
-    line l = {0, prior ? prior->drift : 0}, rejection_line;
-    double drift_err;
-    if (n < 2 || (prior && last - first < m->cfg.prior_span_ns)) {
-        /* Too short to tell drift: a step or a split does not change the
-         * oscillator, so the predecessor's drift is the best estimate. */
+    gate fitted = g;
+    if (n >= 2)
+        fit_robust(m, s, &fitted, &rejection_line, &l, &se);
+    if (n < 2 || se >= UNKNOWN_DRIFT) {
+        /* No slope to speak of (points a few ms apart): the predecessor's
+         * drift, or none. */
+        l.drift = prior ? prior->drift : 0;
         l.off = median_offset(m, s, &g, l.drift);
-        drift_err = prior ? prior->drift_err : UNKNOWN_DRIFT;
     } else {
-        double se;
-        fit_robust(m, s, &g, &rejection_line, &l, &se);
+        g = fitted;
+        if (prior && last - first < m->cfg.prior_span_ns) {
+            se = combine_drift(prior, l.drift, se, &l.drift);
+            l.off = offset_for(m, s, &g, l.drift);
+        }
         drift_err = 3 * se;
     }
     double ss = 0;
@@ -273,6 +326,35 @@ static int open_segment(nsc_clock_model *m, uint64_t start_ns)
     return NSC_CLOCK_OK;
 }
 
+static uint64_t window_of(const nsc_clock_model *m, const nsc_clock_point *p)
+{
+    return p->host_ns / m->cfg.window_ns;
+}
+
+/* Keep only the fastest probe of each window before window `upto`; the
+ * probes of later windows stay. */
+static void thin(nsc_clock_model *m, uint64_t upto)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < m->npts;) {
+        uint64_t w = window_of(m, &m->pts[i]);
+        if (w >= upto) {
+            m->pts[out++] = m->pts[i++];
+            continue;
+        }
+        size_t best = i;
+        for (; i < m->npts && window_of(m, &m->pts[i]) == w; i++)
+            best = m->pts[i].rtt_ns < m->pts[best].rtt_ns ? i : best;
+        m->pts[out++] = m->pts[best];
+    }
+    m->npts = out;
+}
+
+static int mature(const nsc_clock_model *m)
+{
+    return m->npts && m->pts[m->npts - 1].host_ns - m->pts[0].host_ns >= m->cfg.prior_span_ns;
+}
+
 /* The open segment is full: close it and continue with its last quarter of
  * points, so the new line starts where the old one ended. */
 static int split_segment(nsc_clock_model *m, const nsc_clock_point *p)
@@ -284,16 +366,52 @@ static int split_segment(nsc_clock_model *m, const nsc_clock_point *p)
     return open_segment(m, p->host_ns);
 }
 
-/* Where a confirmed step's segment starts: at the first probe that
- * disagreed with the old line since the last one that agreed (a step falls
- * between two probes, not between two windows), else at its first point. */
-static uint64_t step_start(const nsc_clock_model *m)
+/* A probe on the open line becomes a point. A young segment keeps every
+ * probe: its line must come from a fraction of a second of data, and one
+ * point per window would leave it two or three. A mature segment keeps the
+ * fastest probe of each finished window (one point per window, bounded
+ * memory); a full segment is thinned the same way, then split. */
+static int add_point(nsc_clock_model *m, const nsc_clock_point *p)
 {
-    uint64_t first = m->pts[0].host_ns, d = m->disagree_ns;
-    return d && d < first && d > m->segs[m->nsegs - 1].start_ns ? d : first;
+    if (m->npts == m->cfg.seg_max_points)
+        thin(m, UINT64_MAX);
+    if (m->npts == m->cfg.seg_max_points)
+        return split_segment(m, p);
+    m->pts[m->npts++] = *p;
+    if (mature(m))
+        thin(m, window_of(m, p));
+    fit_open(m);
+    return NSC_CLOCK_OK;
 }
 
-static int accept_point(nsc_clock_model *m, const nsc_clock_point *p)
+/* Disagrees with the open line by more than its own uncertainty: an
+ * outlier, or the first sign of a step. A step is confirmed when step_confirm
+ * probes in a row agree with each other; its segment starts at the first of
+ * them, which is within a probe interval of the step. */
+static int add_disagreeing(nsc_clock_model *m, const nsc_clock_point *p)
+{
+    if (m->npending) {
+        const nsc_clock_point *q = &m->pending[0];
+        double slack = (double)m->cfg.step_ns + (double)(p->rtt_ns + q->rtt_ns) / 2;
+        if (fabs((double)wrap_diff((uint64_t)p->off_ns, (uint64_t)q->off_ns)) > slack)
+            m->npending = 0;
+    }
+    m->pending[m->npending++] = *p;
+    if (m->npending < m->cfg.step_confirm)
+        return NSC_CLOCK_OK;
+    memcpy(m->pts, m->pending, m->npending * sizeof *m->pts);
+    m->npts = m->npending;
+    m->npending = 0;
+    return open_segment(m, m->pts[0].host_ns);
+}
+
+/* Every probe is judged against the open line, so a step is confirmed a few
+ * probe intervals after it and no probe from before it reaches the new
+ * segment. The line's own error bound counts too: a young line from a few
+ * probes, extrapolated, is not evidence of a step. A slow probe that agrees proves nothing (its offset is uncertain
+ * by half its round trip, which may hide the step), so only a fast one
+ * clears the suspicion. */
+static int accept_probe(nsc_clock_model *m, const nsc_clock_point *p)
 {
     if (m->nsegs == 0) {
         m->pts[0] = *p;
@@ -302,30 +420,14 @@ static int accept_point(nsc_clock_model *m, const nsc_clock_point *p)
     }
     const nsc_clock_seg *s = &m->segs[m->nsegs - 1];
     line l = {s->off_ns, s->drift};
-    if (fabs(resid(s, p, &l)) <= (double)p->rtt_ns / 2 + (double)m->cfg.step_ns) {
+    uint64_t ref, line_err;
+    nsc_clock_host_to_ref(m, p->host_ns, &ref, &line_err);
+    double slack = (double)p->rtt_ns / 2 + (double)m->cfg.step_ns + (double)line_err;
+    if (fabs(resid(s, p, &l)) > slack)
+        return add_disagreeing(m, p);
+    if ((double)p->rtt_ns <= 2.0 * (double)m->cfg.step_ns)
         m->npending = 0;
-        if (m->npts == m->cfg.seg_max_points)
-            return split_segment(m, p);
-        m->pts[m->npts++] = *p;
-        fit_open(m);
-        return NSC_CLOCK_OK;
-    }
-    /* Disagrees with the line: an outlier, or the first sign of a step. A
-     * step is confirmed when step_confirm points in a row agree with each
-     * other; the new segment starts at the first of them. */
-    if (m->npending &&
-        fabs((double)wrap_diff((uint64_t)p->off_ns, (uint64_t)m->pending[0].off_ns)) >
-            (double)m->cfg.step_ns)
-        m->npending = 0;
-    m->pending[m->npending++] = *p;
-    if (m->npending < m->cfg.step_confirm)
-        return NSC_CLOCK_OK;
-    memcpy(m->pts, m->pending, m->npending * sizeof *m->pts);
-    m->npts = m->npending;
-    m->npending = 0;
-    uint64_t start = step_start(m);
-    m->disagree_ns = 0;
-    return open_segment(m, start);
+    return add_point(m, p);
 }
 
 static uint64_t last_point_ns(const nsc_clock_model *m)
@@ -335,35 +437,23 @@ static uint64_t last_point_ns(const nsc_clock_model *m)
     return m->npts ? m->pts[m->npts - 1].host_ns : 0;
 }
 
-int nsc_clock_flush(nsc_clock_model *m)
+/* Points are placed at the exchange's midpoint; a slow exchange can put it
+ * past its successor's, so keep points strictly ordered. */
+static int accept_ordered(nsc_clock_model *m, nsc_clock_point p)
 {
-    if (!m->has_win)
-        return NSC_CLOCK_OK;
-    m->has_win = 0;
-    nsc_clock_point p = m->win;
-    /* Points are placed at the exchange's midpoint; a slow exchange can put it
-     * past the next window's, so keep points strictly ordered. */
     uint64_t last = last_point_ns(m);
     if ((m->nsegs || m->npending) && p.host_ns <= last)
         p.host_ns = last + 1;
-    return accept_point(m, &p);
+    return accept_probe(m, &p);
 }
 
-/* Every probe, not only a window's best, is compared with the open line, so
- * a step is placed to within one probe interval. A slow probe that agrees
- * proves nothing (its offset is uncertain by half its round trip, which may
- * hide the step), so only a fast one clears the mark. */
-static void track_disagreement(nsc_clock_model *m, const nsc_clock_point *p)
+int nsc_clock_flush(nsc_clock_model *m)
 {
-    if (m->nsegs == 0)
-        return;
-    const nsc_clock_seg *s = &m->segs[m->nsegs - 1];
-    line l = {s->off_ns, s->drift};
-    double slack = (double)p->rtt_ns / 2 + (double)m->cfg.step_ns;
-    if (fabs(resid(s, p, &l)) > slack)
-        m->disagree_ns = m->disagree_ns ? m->disagree_ns : p->host_ns;
-    else if ((double)p->rtt_ns <= 2.0 * (double)m->cfg.step_ns)
-        m->disagree_ns = 0;
+    if (m->npts && mature(m)) {
+        thin(m, UINT64_MAX);
+        fit_open(m);
+    }
+    return NSC_CLOCK_OK;
 }
 
 int nsc_clock_add(nsc_clock_model *m, const nsc_clock_sample *s)
@@ -377,18 +467,7 @@ int nsc_clock_add(nsc_clock_model *m, const nsc_clock_sample *s)
     /* offset = ((t2 - t1) + (t3 - t4)) / 2 = (t2 - t1) - rtt / 2, without overflow */
     nsc_clock_point p = {s->t1 + (s->t4 - s->t1) / 2,
                          wrap_diff(s->t2, s->t1) - (int64_t)(rtt / 2), rtt};
-    track_disagreement(m, &p);
-    uint64_t idx = s->t1 / m->cfg.window_ns;
-    if (m->has_win && idx != m->win_index) {
-        int rc = nsc_clock_flush(m);
-        if (rc)
-            return rc;
-    }
-    if (!m->has_win || p.rtt_ns < m->win.rtt_ns)
-        m->win = p;
-    m->win_index = idx;
-    m->has_win = 1;
-    return NSC_CLOCK_OK;
+    return accept_ordered(m, p);
 }
 
 /* ---- queries ---------------------------------------------------------- */
@@ -428,8 +507,8 @@ int nsc_clock_host_to_ref(const nsc_clock_model *m, uint64_t host_ns, uint64_t *
 
 /* ---- serialization ---------------------------------------------------- */
 
-#define HDR_BYTES_V1 (4 + 4 + 3 * 8 + 2 * 4 + 4 * 4 + 3 * 8 + 8 + 8)
-#define HDR_BYTES (HDR_BYTES_V1 + 8)
+#define HDR_BYTES (4 + 4 + 3 * 8 + 2 * 4 + 3 * 4 + 8)
+#define WINDOW_BYTES (4 + 3 * 8 + 8) /* versions 1 and 2: has_win, win, win_index */
 #define SEG_BYTES (9 * 8 + 4)
 #define POINT_BYTES (3 * 8)
 
@@ -467,11 +546,7 @@ void nsc_clock_serialize(const nsc_clock_model *m, uint8_t *buf)
     nsc_w32(&w, (uint32_t)m->nsegs);
     nsc_w32(&w, (uint32_t)m->npts);
     nsc_w32(&w, (uint32_t)m->npending);
-    nsc_w32(&w, (uint32_t)m->has_win);
-    write_point(&w, &m->win);
-    nsc_w64(&w, m->win_index);
     nsc_w64(&w, m->last_t1);
-    nsc_w64(&w, m->disagree_ns);
     for (size_t i = 0; i < m->nsegs; i++) {
         const nsc_clock_seg *s = &m->segs[i];
         nsc_w64(&w, s->start_ns);
@@ -537,14 +612,21 @@ static int read_points(nsc_rbuf *r, nsc_clock_point *dst, size_t n, uint64_t *la
     return NSC_CLOCK_OK;
 }
 
+static size_t header_bytes(uint32_t version)
+{
+    return HDR_BYTES + (version < 3 ? WINDOW_BYTES : 0) + (version == 2 ? 8 : 0);
+}
+
+/* Versions 1 and 2 held the best probe of an open window: it is judged now,
+ * as if it had just come. */
 static int read_model(nsc_clock_model *m, nsc_rbuf *r, size_t len)
 {
-    if (len < HDR_BYTES_V1)
+    if (len < HDR_BYTES)
         return NSC_CLOCK_ETRUNC;
     if (nsc_r32(r) != MODEL_MAGIC)
         return NSC_CLOCK_EMAGIC;
     uint32_t version = nsc_r32(r);
-    if (version != 1 && version != MODEL_VERSION)
+    if (version < 1 || version > MODEL_VERSION)
         return NSC_CLOCK_EVERSION;
     nsc_clock_cfg cfg;
     cfg.window_ns = nsc_r64(r);
@@ -553,24 +635,26 @@ static int read_model(nsc_clock_model *m, nsc_rbuf *r, size_t len)
     cfg.step_confirm = nsc_r32(r);
     cfg.seg_max_points = nsc_r32(r);
     uint64_t nsegs = nsc_r32(r), npts = nsc_r32(r), npending = nsc_r32(r);
-    uint32_t has_win = nsc_r32(r);
+    uint32_t has_win = version < 3 ? nsc_r32(r) : 0;
     int rc = nsc_clock_init(m, &cfg);
     if (rc)
         return rc == NSC_CLOCK_EINVAL ? NSC_CLOCK_EVALUE : rc;
     if (npts > cfg.seg_max_points || npending >= cfg.step_confirm || has_win > 1 ||
         (npts == 0) != (nsegs == 0))
         return NSC_CLOCK_EVALUE;
-    uint64_t need = (version == 1 ? HDR_BYTES_V1 : HDR_BYTES) + nsegs * SEG_BYTES +
-                    (npts + npending) * POINT_BYTES;
+    uint64_t need = header_bytes(version) + nsegs * SEG_BYTES + (npts + npending) * POINT_BYTES;
     if (len < need)
         return NSC_CLOCK_ETRUNC;
     if (len > need)
         return NSC_CLOCK_ETRAILING;
-    m->win = read_point(r);
-    m->has_win = (int)has_win;
-    m->win_index = nsc_r64(r);
+    nsc_clock_point win = {0};
+    if (version < 3) {
+        win = read_point(r);
+        nsc_r64(r); /* the window's index: implied by the probe's time */
+    }
     m->last_t1 = nsc_r64(r);
-    m->disagree_ns = version == 1 ? 0 : nsc_r64(r);
+    if (version == 2)
+        nsc_r64(r); /* where a suspected step started: now pending[0] */
     if ((rc = read_segments(m, r, (size_t)nsegs)))
         return rc;
     uint64_t last = 0;
@@ -580,7 +664,9 @@ static int read_model(nsc_clock_model *m, nsc_rbuf *r, size_t len)
         return rc;
     m->npts = (size_t)npts;
     m->npending = (size_t)npending;
-    return r->bad ? NSC_CLOCK_ETRUNC : NSC_CLOCK_OK;
+    if (r->bad)
+        return NSC_CLOCK_ETRUNC;
+    return has_win ? accept_ordered(m, win) : NSC_CLOCK_OK;
 }
 
 int nsc_clock_deserialize(nsc_clock_model *m, const void *buf, size_t len)

@@ -1,15 +1,18 @@
 /* clock.h: the per-host clock model (host CLOCK_MONOTONIC -> collector time).
  *
  * Owns the fit of one host's offset and drift against the collector's clock
- * from NTP-style probes. Probes are filtered to the minimum round trip per
- * window; each window yields a point (host time, offset, round trip). Points
- * are fitted piecewise: a segment is one line offset(h) = a + b*h, fitted
- * robustly (round-trip filter, then residual rejection); a clock step (a run
- * of points that agree with each other but not with the current line) starts
- * a new segment, and so does a segment that reached its point limit (with an
- * overlap of points so the lines join smoothly). Raw timestamps are never
- * changed: the model is applied when reading, and it serializes so the
- * collector can persist it (docs/collector.md, "Clock model").
+ * from NTP-style probes. Each probe is judged against the open segment's line
+ * offset(h) = a + b*h: one that agrees becomes a point of it, one that
+ * disagrees beyond its own uncertainty is held, and step_confirm held probes
+ * in a row that agree with each other are a clock step, which starts a new
+ * segment. A young segment (spanning less than prior_span_ns) keeps every
+ * probe and combines its own drift with its predecessor's; a mature one keeps
+ * the minimum round trip probe of each window. Lines are fitted robustly
+ * (round-trip filter and weights, then residual rejection); a full segment
+ * closes and its successor starts with an overlap of points so the lines
+ * join smoothly. Raw timestamps are never changed: the model is applied when
+ * reading, and it serializes so the collector can persist it
+ * (docs/collector.md, "Clock model").
  *
  * Host time must not go backwards (CLOCK_MONOTONIC); a reboot needs a new
  * model. Not thread-safe: one owner updates it, readers use a deserialized copy
@@ -45,10 +48,10 @@ typedef struct nsc_clock_sample {
 } nsc_clock_sample;
 
 typedef struct nsc_clock_cfg {
-    uint64_t window_ns;      /* one point per window of host time (min round trip); 1 s */
-    uint64_t step_ns;        /* offset jump beyond the point's own uncertainty that is a step; 500 us */
-    uint64_t prior_span_ns;  /* a young segment shorter than this keeps its predecessor's drift; 10 s */
-    uint32_t step_confirm;   /* consecutive agreeing points that confirm a step; 3 */
+    uint64_t window_ns;      /* a mature segment keeps one point per window (min round trip); 1 s */
+    uint64_t step_ns;        /* offset jump beyond the probe's own uncertainty that is a step; 500 us */
+    uint64_t prior_span_ns;  /* a segment shorter than this is young (see above); 10 s */
+    uint32_t step_confirm;   /* consecutive agreeing probes off the line that confirm a step; 3 */
     uint32_t seg_max_points; /* a segment closes after this many points; 300 */
 } nsc_clock_cfg;
 
@@ -78,15 +81,10 @@ typedef struct nsc_clock_model {
     size_t nsegs, segs_cap;
     nsc_clock_point *pts;    /* points of the last (open) segment */
     size_t npts;
-    nsc_clock_point *pending;/* points that disagree with the open segment: a step? */
+    nsc_clock_point *pending;/* probes that disagree with the open segment: a step? */
     size_t npending;
     double *work;            /* fit scratch, seg_max_points long */
-    nsc_clock_point win;     /* the best sample of the current window */
-    uint64_t win_index;      /* current window: host time / window_ns */
-    int has_win;
     uint64_t last_t1;        /* newest accepted sample */
-    uint64_t disagree_ns;    /* host time of the first probe off the open line since
-                              * the last one on it (0: none): where a step starts */
 } nsc_clock_model;
 
 void nsc_clock_cfg_default(nsc_clock_cfg *cfg);
@@ -96,7 +94,7 @@ void nsc_clock_free(nsc_clock_model *m);
 
 /* Add one probe. Returns 0, NSC_CLOCK_EINVAL, EORDER or ENOMEM. */
 int nsc_clock_add(nsc_clock_model *m, const nsc_clock_sample *s);
-/* Close the current window now, so its best sample is fitted. */
+/* Close the current window now: a mature segment keeps only its best probe. */
 int nsc_clock_flush(nsc_clock_model *m);
 
 /* Map a host time to the collector's time base. err_ns (may be NULL) gets an

@@ -219,7 +219,8 @@ static int deserialize_copy(const uint8_t *src, size_t len)
 #define OFF_VERSION 4
 #define OFF_NSEGS 40
 #define OFF_NPTS 44
-#define OFF_SEG0 (40 + 16 + 24 + 16 + 8)
+#define OFF_NPENDING 48
+#define OFF_SEG0 60
 #define OFF_SEG_DRIFT (3 * 8 + 8)
 #define SEG_SIZE 76
 
@@ -255,30 +256,128 @@ Test(clock, malformed_model_rejected)
     nsc_clock_free(&m);
 }
 
-/* A model written before version 2 (no disagree_ns) is still read. */
-Test(clock, version1_model_read)
+/* A model written by version 1 or 2 (an open window's best probe in the
+ * header, version 2 also where a suspected step started) is still read, and
+ * that probe is judged as it is loaded: the same model as adding it now. */
+static uint8_t *put_be(uint8_t *p, uint64_t v, int bytes)
 {
-    nsc_clock_model m, back;
-    nsc_sim_host h;
-    build_stepped(&m, &h, 3000000, 50);
-    size_t len;
-    uint8_t *buf = serialize(&m, &len);
-    const size_t at = OFF_SEG0 - 8; /* disagree_ns, the last header field */
-    memmove(buf + at, buf + at + 8, len - at - 8);
-    buf[OFF_VERSION + 3] = 1;
-    cr_assert_eq(nsc_clock_deserialize(&back, buf, len - 8), 0);
-    cr_assert_eq(back.nsegs, m.nsegs);
-    cr_assert_eq(back.disagree_ns, 0);
-    for (uint64_t host = m.segs[0].start_ns; host < m.last_t1; host += 1000000007ull) {
-        uint64_t a, b;
-        cr_assert_eq(nsc_clock_host_to_ref(&m, host, &a, NULL), 0);
-        cr_assert_eq(nsc_clock_host_to_ref(&back, host, &b, NULL), 0);
-        cr_assert_eq(a, b);
-    }
-    nsc_clock_free(&back);
-    cr_assert_eq(nsc_clock_deserialize(&back, buf, len - 9), NSC_CLOCK_ETRUNC);
+    for (int i = bytes - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+    return p + bytes;
+}
+
+static uint8_t *legacy_image(const nsc_clock_model *m, const nsc_clock_sample *win, uint32_t version,
+                             size_t *len)
+{
+    size_t cur;
+    uint8_t *buf = serialize(m, &cur);
+    size_t extra = 4 + 24 + 8 + (version == 2 ? 8 : 0);
+    uint8_t *old = calloc(1, cur + extra);
+    cr_assert_not_null(old);
+    uint64_t rtt = (win->t4 - win->t1) - (win->t3 - win->t2);
+    memcpy(old, buf, OFF_NPENDING + 4);
+    old[OFF_VERSION + 3] = (uint8_t)version;
+    uint8_t *at = old + OFF_NPENDING + 4;
+    at = put_be(at, 1, 4); /* has_win */
+    at = put_be(at, win->t1 + (win->t4 - win->t1) / 2, 8);
+    at = put_be(at, win->t2 - win->t1 - rtt / 2, 8);
+    at = put_be(at, rtt, 8);
+    put_be(at + 8, win->t1, 8); /* last_t1, after the window's index */
+    memcpy(old + OFF_SEG0 + extra, buf + OFF_SEG0, cur - OFF_SEG0);
     free(buf);
-    nsc_clock_free(&m);
+    *len = cur + extra;
+    return old;
+}
+
+Test(clock, legacy_models_read)
+{
+    for (uint32_t version = 1; version <= 2; version++) {
+        nsc_clock_model m, back;
+        nsc_sim_host h;
+        build_stepped(&m, &h, 3000000, 50);
+        nsc_sim_rng r = {51};
+        nsc_clock_sample s;
+        nsc_sim_probe(&h, &lan, &r, 120.5 * NS_PER_S, &s);
+        size_t len;
+        uint8_t *buf = legacy_image(&m, &s, version, &len);
+        cr_assert_eq(nsc_clock_deserialize(&back, buf, len), 0, "version %u", version);
+        cr_assert_eq(nsc_clock_add(&m, &s), 0);
+        cr_assert_eq(back.nsegs, m.nsegs);
+        cr_assert_eq(back.npts, m.npts);
+        cr_assert_eq(back.last_t1, m.last_t1);
+        for (uint64_t host = m.segs[0].start_ns; host < m.last_t1; host += 1000000007ull) {
+            uint64_t a, b;
+            cr_assert_eq(nsc_clock_host_to_ref(&m, host, &a, NULL), 0);
+            cr_assert_eq(nsc_clock_host_to_ref(&back, host, &b, NULL), 0);
+            cr_assert_eq(a, b);
+        }
+        nsc_clock_free(&back);
+        cr_assert_eq(nsc_clock_deserialize(&back, buf, len - 1), NSC_CLOCK_ETRUNC);
+        buf[OFF_NPENDING + 4] = 2;
+        cr_assert_eq(nsc_clock_deserialize(&back, buf, len), NSC_CLOCK_EVALUE, "has_win 2");
+        free(buf);
+        nsc_clock_free(&m);
+    }
+}
+
+/* ---- steps in a short job, as measured end to end --------------------- */
+
+/* Loopback on a loaded machine (tests/e2e/clock.sh): round trips of 45 us at
+ * best, about 150 us typically, a few of milliseconds; probes every 20 ms. */
+static const nsc_sim_net loaded_loopback = {20000, 50000, 0.03, 200000, 5000000};
+
+/* Probes every 20 ms, the first 5 every 2 ms (as the agent sends them). A
+ * backward step makes the host read the same times again: those probes are
+ * refused (host time went back), as the collector refuses them. */
+static void feed_stepping(nsc_clock_model *m, const nsc_sim_host *h, nsc_sim_rng *r, double span_ns)
+{
+    for (double t = 0; t < span_ns; t += t < 10e6 ? 2e6 : 20e6) {
+        nsc_clock_sample s;
+        nsc_sim_probe(h, &loaded_loopback, r, t, &s);
+        int rc = nsc_clock_add(m, &s), replay = h->step_ns < 0 && t >= h->step_at &&
+                                                t < h->step_at - (double)h->step_ns + 10e6;
+        cr_assert(rc == 0 || (rc == NSC_CLOCK_EORDER && replay), "probe at %.3f s: %s", t / 1e9,
+                  nsc_clock_strerror(rc));
+    }
+    cr_assert_eq(nsc_clock_flush(m), 0);
+}
+
+/* A job of 6 s with a step 1.5 s or 2.5 s in: the segment before the step
+ * has a second or so of probes, the one after it a few seconds, and both
+ * lines must still be right. One point per 1 s window gave the first one or
+ * two points (a drift of 0 or of whatever two points said, e.g. -1000 ppm)
+ * and the second carried it: p99 errors of 100 us to 47 ms. */
+Test(clock, step_in_short_job)
+{
+    const struct { double drift, at_s; int64_t step; } cases[] = {
+        {100e-6, 1.5, 50000000}, {-100e-6, 2.5, -20000000}, {100e-6, 0.9, 3000000}};
+    for (int seed = 0; seed < 16; seed++)
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            nsc_sim_rng r = {70 + (uint64_t)seed};
+            nsc_sim_host h = nsc_sim_host_random(&r);
+            h.drift = cases[c].drift;
+            h.step_at = cases[c].at_s * NS_PER_S + nsc_sim_range(&r, 0, 20e6);
+            h.step_ns = cases[c].step;
+            nsc_clock_model m;
+            cr_assert_eq(nsc_clock_init(&m, NULL), 0);
+            feed_stepping(&m, &h, &r, 6 * NS_PER_S);
+            cr_assert_eq(m.nsegs, 2, "seed %d case %zu: %zu segments", seed, c, m.nsegs);
+            uint64_t at = nsc_sim_host_time(&h, h.step_at);
+            double late = (double)(int64_t)(m.segs[1].start_ns - at);
+            /* Within two probe intervals, and after a backward step also the
+             * host times it made the clock read twice (probes refused). */
+            double replay = h.step_ns < 0 ? (double)-h.step_ns : 0;
+            cr_assert(late >= 0 && late < 40e6 + replay, "seed %d case %zu: segment starts %.3f ms after the step",
+                      seed, c, late / 1e6);
+            for (size_t i = 0; i < 2; i++)
+                cr_assert(fabs(m.segs[i].drift + h.drift) < 20e-6,
+                          "seed %d case %zu: segment %zu drift %.3f ppm, true %.3f", seed, c, i,
+                          m.segs[i].drift * 1e6, -h.drift * 1e6);
+            double covered, p99 = p99_error(&m, &h, &r, 0.1e9, 5.9e9, h.step_at, h.step_at + 41e6,
+                                            &covered);
+            cr_assert_leq(p99, 25000, "seed %d case %zu: p99 %.0f ns", seed, c, p99);
+            nsc_clock_free(&m);
+        }
 }
 
 /* ---- GPU pTimer ------------------------------------------------------ */
