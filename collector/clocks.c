@@ -1,5 +1,6 @@
 /* clocks.c: per-host clock models (see clocks.h). */
 #include "clocks.h"
+#include "grow.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -38,14 +39,8 @@ static host_clock *slot(nsc_clocks *c, const char *host, const nsc_clock_model *
     for (size_t i = 0; i < c->n; i++)
         if (strcmp(c->h[i].host, host) == 0)
             return &c->h[i];
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 16;
-        host_clock *h = realloc(c->h, cap * sizeof *h);
-        if (!h)
-            return NULL;
-        c->h = h;
-        c->cap = cap;
-    }
+    if (nsc_grow(&c->h, c->n, &c->cap, sizeof *c->h, 16))
+        return NULL;
     host_clock *h = &c->h[c->n];
     memset(h, 0, sizeof *h);
     snprintf(h->host, sizeof h->host, "%s", host);

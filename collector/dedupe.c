@@ -1,5 +1,6 @@
 /* dedupe.c: committed batch sequences per agent epoch (see dedupe.h). */
 #include "dedupe.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,14 +71,8 @@ static agent_seqs *get_or_add(nsc_dedupe *d, const char *id, uint64_t epoch)
     size_t i = find(d, id, epoch, &found);
     if (found)
         return &d->agents[i];
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 16;
-        agent_seqs *a = realloc(d->agents, cap * sizeof *a);
-        if (!a)
-            return NULL;
-        d->agents = a;
-        d->cap = cap;
-    }
+    if (nsc_grow(&d->agents, d->n, &d->cap, sizeof *d->agents, 16))
+        return NULL;
     memmove(&d->agents[i + 1], &d->agents[i], (d->n - i) * sizeof *d->agents);
     d->n++;
     agent_seqs *a = &d->agents[i];
@@ -134,14 +129,8 @@ int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint
 
 static int insert_range(agent_seqs *a, size_t k, uint64_t seq)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 4;
-        nsc_store_seq_range *r = realloc(a->r, cap * sizeof *r);
-        if (!r)
-            return -1;
-        a->r = r;
-        a->cap = cap;
-    }
+    if (nsc_grow(&a->r, a->n, &a->cap, sizeof *a->r, 4))
+        return -1;
     memmove(&a->r[k + 1], &a->r[k], (a->n - k) * sizeof *a->r);
     a->r[k] = (nsc_store_seq_range){seq, seq + 1};
     a->n++;

@@ -10,6 +10,7 @@
 #include "clocks.h"
 #include "dedupe.h"
 #include "item.h"
+#include "grow.h"
 
 struct nsc_writer {
     nsc_collector *c;
@@ -30,14 +31,8 @@ static void log_store(const char *what, int rc)
 
 static int hold(nsc_writer *w, nsc_item *it)
 {
-    if (w->nheld == w->held_cap) {
-        size_t cap = w->held_cap ? 2 * w->held_cap : 256;
-        nsc_item **h = realloc(w->held, cap * sizeof *h);
-        if (!h)
-            return -1;
-        w->held = h;
-        w->held_cap = cap;
-    }
+    if (nsc_grow(&w->held, w->nheld, &w->held_cap, sizeof *w->held, 256))
+        return -1;
     w->held[w->nheld++] = it;
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "grow.h"
 
 #define SEEN_RING 256  /* first-seen times of the latest seqNumbers per (comm, func) */
 #define MAX_FUNCS 16   /* collective functions tracked per communicator */
@@ -245,14 +246,8 @@ static int mark_dirty(nsc_live *l, uint32_t comm, int32_t rank, int func)
     for (size_t i = 0; i < l->ndirty; i++)
         if (l->dirty[i].comm == comm && l->dirty[i].rank == rank && l->dirty[i].func == func)
             return 0;
-    if (l->ndirty == l->dirty_cap) {
-        size_t cap = l->dirty_cap ? 2 * l->dirty_cap : 64;
-        dirty *d = realloc(l->dirty, cap * sizeof *d);
-        if (!d)
-            return -1;
-        l->dirty = d;
-        l->dirty_cap = cap;
-    }
+    if (nsc_grow(&l->dirty, l->ndirty, &l->dirty_cap, sizeof *l->dirty, 64))
+        return -1;
     l->dirty[l->ndirty++] = (dirty){comm, rank, func};
     return 0;
 }

@@ -9,6 +9,7 @@
  * the collectives in the window (narrow it with t0_ns/t1_ns or seq).
  */
 #include "qint.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -56,19 +57,6 @@ typedef struct cl_set {
     size_t ndone, dcap;
 } cl_set;
 
-static int grow(q_ctx *c, void **p, size_t n, size_t *cap, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t ncap = *cap ? 2 * *cap : 256;
-    void *np = realloc(*p, ncap * elem);
-    if (!np)
-        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
-
 static int want_coll(cl_set *s, const nsc_event *ev)
 {
     const nsc_query *q = s->c->q;
@@ -78,8 +66,8 @@ static int want_coll(cl_set *s, const nsc_event *ev)
 
 static int add_coll(cl_set *s, uint32_t r, const nsc_event *ev)
 {
-    if (grow(s->c, (void **)&s->recs, s->nrecs, &s->cap, sizeof *s->recs))
-        return NSC_QUERY_ESTORE;
+    if (nsc_grow(&s->recs, s->nrecs, &s->cap, sizeof *s->recs, 256))
+        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     const q_rank *qr = &s->c->ranks[r];
     cl_rec *x = &s->recs[s->nrecs++];
     memset(x, 0, sizeof *x);
@@ -103,8 +91,8 @@ static int add_coll(cl_set *s, uint32_t r, const nsc_event *ev)
 static int add_done(cl_set *s, const q_rank *qr, const nsc_block *blk)
 {
     for (uint32_t i = 0; i < blk->hdr.ncompletions; i++) {
-        if (grow(s->c, (void **)&s->done, s->ndone, &s->dcap, sizeof *s->done))
-            return NSC_QUERY_ESTORE;
+        if (nsc_grow(&s->done, s->ndone, &s->dcap, sizeof *s->done, 256))
+            return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
         s->done[s->ndone++] =
             (cl_done){blk->completions[i].id, q_align(s->c, qr, blk->completions[i].ts_ns, NULL)};
     }
@@ -120,8 +108,8 @@ static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *
             if (add_coll(s, r, ev))
                 return NSC_QUERY_ESTORE;
         } else if (ev->type == NSC_T_KERNEL_CH && ev->parent) {
-            if (grow(s->c, (void **)&s->kern, s->nkern, &s->kcap, sizeof *s->kern))
-                return NSC_QUERY_ESTORE;
+            if (nsc_grow(&s->kern, s->nkern, &s->kcap, sizeof *s->kern, 256))
+                return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
             s->kern[s->nkern++] = (cl_kernel){ev->parent, q_align(s->c, qr, ev->start_ns, NULL),
                                               q_align(s->c, qr, ev->stop_ns, NULL),
                                               ev->d.kernel_ch.ptimer_start,

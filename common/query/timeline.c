@@ -10,6 +10,7 @@
  * the host's clock model is monotone (it is, except across a clock step).
  */
 #include "qint.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,14 +71,8 @@ static int item_less(const tl_item *a, const tl_item *b)
 
 static int heap_push(tl *s, tl_item it)
 {
-    if (s->nheap == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        tl_item *h = realloc(s->heap, cap * sizeof *h);
-        if (!h)
-            return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
-        s->heap = h;
-        s->cap = cap;
-    }
+    if (nsc_grow(&s->heap, s->nheap, &s->cap, sizeof *s->heap, 64))
+        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     size_t i = s->nheap++;
     while (i && item_less(&it, &s->heap[(i - 1) / 2])) {
         s->heap[i] = s->heap[(i - 1) / 2];

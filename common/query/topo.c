@@ -1,6 +1,7 @@
 /* topo.c: communicators of a job and how they relate (comms), and one
  * communicator's placement and channel rings (topology). */
 #include "qint.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -146,14 +147,8 @@ static int add_peer(q_ctx *c, tp_set *s, tp_peer p)
     for (size_t i = 0; i < s->n; i++)
         if (s->v[i].channel == p.channel && s->v[i].rank == p.rank && s->v[i].peer == p.peer)
             return 0;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        tp_peer *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
-        s->v = v;
-        s->cap = cap;
-    }
+    if (nsc_grow(&s->v, s->n, &s->cap, sizeof *s->v, 64))
+        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     s->v[s->n++] = p;
     return 0;
 }

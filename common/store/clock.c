@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "grow.h"
 
 #define RTT_SLACK_NS 20000.0  /* candidates: round trip <= 2 * segment minimum + slack, */
 #define RTT_FEWEST 8          /* and at least the fastest this many points */
@@ -309,14 +310,8 @@ static void fit_open(nsc_clock_model *m)
 /* Start a segment over the points now in m->pts. */
 static int open_segment(nsc_clock_model *m, uint64_t start_ns)
 {
-    if (m->nsegs == m->segs_cap) {
-        size_t cap = m->segs_cap ? 2 * m->segs_cap : 8;
-        nsc_clock_seg *segs = realloc(m->segs, cap * sizeof *segs);
-        if (!segs)
-            return NSC_CLOCK_ENOMEM;
-        m->segs = segs;
-        m->segs_cap = cap;
-    }
+    if (nsc_grow(&m->segs, m->nsegs, &m->segs_cap, sizeof *m->segs, 8))
+        return NSC_CLOCK_ENOMEM;
     nsc_clock_seg *s = &m->segs[m->nsegs++];
     memset(s, 0, sizeof *s);
     s->start_ns = start_ns;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "grow.h"
 
 #define GPU_MAGIC 0x4e534347u /* "NSCG" */
 #define GPU_VERSION 1u
@@ -74,14 +75,8 @@ static void insert_vertex(nsc_gpuclock *g, nsc_gpu_vertex v)
 
 int nsc_gpuclock_add(nsc_gpuclock *g, uint64_t ptimer, uint64_t cpu_ns)
 {
-    if (g->nhull == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 16;
-        nsc_gpu_vertex *h = realloc(g->hull, cap * sizeof *h);
-        if (!h)
-            return NSC_GPUCLOCK_ENOMEM;
-        g->hull = h;
-        g->cap = cap;
-    }
+    if (nsc_grow(&g->hull, g->nhull, &g->cap, sizeof *g->hull, 16))
+        return NSC_GPUCLOCK_ENOMEM;
     if (g->npairs == 0) {
         g->anchor_ptimer = ptimer;
         g->anchor_cpu = cpu_ns;

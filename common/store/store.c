@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "bytes.h"
+#include "grow.h"
 
 enum { DB_META, DB_JOBS, DB_PROCS, DB_STRS, DB_COMMS, DB_RANKS, DB_BLOCKS, DB_COLLS, DB_AGE, NDBS };
 static const char *const db_names[NDBS] = {"meta",  "jobs",   "procs", "strs", "comms",
@@ -288,14 +289,8 @@ static int group_for(nsc_store *st, uint64_t comm, int32_t rank, uint32_t *g)
             *g = (uint32_t)i;
             return 0;
         }
-    if (st->ngroups == st->groups_cap) {
-        size_t cap = st->groups_cap ? 2 * st->groups_cap : 16;
-        group *gs = realloc(st->groups, cap * sizeof *gs);
-        if (!gs)
-            return NSC_STORE_ENOMEM;
-        st->groups = gs;
-        st->groups_cap = cap;
-    }
+    if (nsc_grow(&st->groups, st->ngroups, &st->groups_cap, sizeof *st->groups, 16))
+        return NSC_STORE_ENOMEM;
     st->groups[st->ngroups] = (group){comm, rank};
     *g = (uint32_t)st->ngroups++;
     return 0;
@@ -618,14 +613,8 @@ static void clear_ops(nsc_store *st)
 
 static int push_op(nsc_store *st, op o)
 {
-    if (st->nops == st->ops_cap) {
-        size_t cap = st->ops_cap ? 2 * st->ops_cap : 64;
-        op *ops = realloc(st->ops, cap * sizeof *ops);
-        if (!ops)
-            return NSC_STORE_ENOMEM;
-        st->ops = ops;
-        st->ops_cap = cap;
-    }
+    if (nsc_grow(&st->ops, st->nops, &st->ops_cap, sizeof *st->ops, 64))
+        return NSC_STORE_ENOMEM;
     st->ops[st->nops++] = o;
     return run_op(st, &st->ops[st->nops - 1]);
 }
@@ -1042,20 +1031,6 @@ int nsc_store_str(nsc_store_reader *rd, uint32_t id, char *text, size_t cap)
     return 0;
 }
 
-/* Grow *list (of elem bytes) so that one more element fits. */
-static int grow(void **list, size_t count, size_t *cap, size_t elem)
-{
-    if (count < *cap)
-        return 0;
-    size_t ncap = *cap ? 2 * *cap : 8;
-    void *l = realloc(*list, ncap * elem);
-    if (!l)
-        return NSC_STORE_ENOMEM;
-    *list = l;
-    *cap = ncap;
-    return 0;
-}
-
 int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, size_t *n)
 {
     MDB_cursor *cur;
@@ -1075,7 +1050,7 @@ int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, si
             rc = NSC_STORE_ECORRUPT;
             break;
         }
-        if ((rc = grow((void **)&list, count, &cap, sizeof *list)))
+        if ((rc = nsc_grow(&list, count, &cap, sizeof *list, 8) ? NSC_STORE_ENOMEM : 0))
             break;
         nsc_store_comm *c = &list[count++];
         memset(c, 0, sizeof *c);
@@ -1135,7 +1110,7 @@ int nsc_store_comm_ranks(nsc_store_reader *rd, uint32_t job, uint64_t comm,
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size != NSC_KEY_RANK_LEN || memcmp(k.mv_data, start, NSC_KEY_COMM_LEN) != 0)
             break;
-        if ((rc = grow((void **)&list, count, &cap, sizeof *list)))
+        if ((rc = nsc_grow(&list, count, &cap, sizeof *list, 8) ? NSC_STORE_ENOMEM : 0))
             break;
         list[count].rank =
             nsc_key_rank_from_bits(nsc_get_be32((const uint8_t *)k.mv_data + NSC_KEY_COMM_LEN));
@@ -1171,7 +1146,7 @@ int nsc_store_jobs(nsc_store_reader *rd, nsc_store_job **out, size_t *n)
             rc = NSC_STORE_ECORRUPT;
             break;
         }
-        if ((rc = grow((void **)&list, count, &cap, sizeof *list)))
+        if ((rc = nsc_grow(&list, count, &cap, sizeof *list, 8) ? NSC_STORE_ENOMEM : 0))
             break;
         list[count].id = nsc_get_be32((const uint8_t *)k.mv_data + 1);
         memcpy(list[count].name, v.mv_data, v.mv_size);

@@ -39,6 +39,7 @@
 #include "clock.h"
 #include "query.h"
 #include "skew.h"
+#include "grow.h"
 
 enum { K_CPU, K_GPU, K_WINDOW, K_COUNT };
 static const char *const kind_name[K_COUNT] = {"cpu", "gpu", "step_window"};
@@ -97,14 +98,8 @@ __attribute__((format(printf, 2, 3))) static void fail(checker *c, const char *f
 
 static int errs_add(errs *e, double v)
 {
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? 2 * e->cap : 1024;
-        double *p = realloc(e->v, cap * sizeof *p);
-        if (!p)
-            return -1;
-        e->v = p;
-        e->cap = cap;
-    }
+    if (nsc_grow(&e->v, e->n, &e->cap, sizeof *e->v, 1024))
+        return -1;
     e->v[e->n++] = v;
     return 0;
 }
