@@ -1,6 +1,8 @@
 /* keys.c: big-endian key encoding (layouts in keys.h). */
 #include "keys.h"
 
+#include <string.h>
+
 #include "bytes.h"
 
 uint32_t nsc_key_rank_bits(int32_t rank)
@@ -40,8 +42,8 @@ void nsc_key_coll(uint8_t out[NSC_KEY_COLL_LEN], const nsc_coll_key *k)
     nsc_put_be32(out, k->job);
     nsc_put_be64(out + 4, k->comm);
     nsc_put_be32(out + 12, k->func);
-    nsc_put_be64(out + 16, k->seq);
-    nsc_put_be32(out + 24, nsc_key_rank_bits(k->rank));
+    nsc_put_be32(out + 16, nsc_key_rank_bits(k->rank));
+    nsc_put_be64(out + 20, k->seq);
 }
 
 int nsc_key_coll_parse(const void *key, size_t len, nsc_coll_key *k)
@@ -52,8 +54,26 @@ int nsc_key_coll_parse(const void *key, size_t len, nsc_coll_key *k)
     k->job = nsc_get_be32(p);
     k->comm = nsc_get_be64(p + 4);
     k->func = nsc_get_be32(p + 12);
-    k->seq = nsc_get_be64(p + 16);
-    k->rank = nsc_key_rank_from_bits(nsc_get_be32(p + 24));
+    k->rank = nsc_key_rank_from_bits(nsc_get_be32(p + 16));
+    k->seq = nsc_get_be64(p + 20);
+    return 0;
+}
+
+void nsc_coll_val_put(uint8_t out[NSC_COLL_VAL_LEN], const nsc_coll_val *v)
+{
+    memcpy(out, v->block, NSC_KEY_BLOCK_LEN);
+    nsc_put_be32(out + NSC_KEY_BLOCK_LEN, v->position);
+    nsc_put_be64(out + NSC_KEY_BLOCK_LEN + 4, v->seq_first);
+}
+
+int nsc_coll_val_parse(const void *val, size_t len, nsc_coll_val *v)
+{
+    const uint8_t *p = val;
+    if (len != NSC_COLL_VAL_LEN)
+        return -1;
+    memcpy(v->block, p, NSC_KEY_BLOCK_LEN);
+    v->position = nsc_get_be32(p + NSC_KEY_BLOCK_LEN);
+    v->seq_first = nsc_get_be64(p + NSC_KEY_BLOCK_LEN + 4);
     return 0;
 }
 

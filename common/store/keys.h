@@ -3,7 +3,7 @@
  * Owns the byte layout of every LMDB key the store writes. All integers are
  * big-endian and ranks are stored with the sign bit flipped, so memcmp order
  * (LMDB's default) equals the numeric order of the tuple: a cursor walks a
- * rank's blocks in time order, a communicator's collectives in sequence order.
+ * rank's blocks in time order, a collective's index entries in rank order.
  * docs/collector.md lists the databases these keys live in.
  */
 #ifndef NCCLSCOPE_KEYS_H
@@ -22,15 +22,27 @@ typedef struct nsc_block_key {
     uint32_t seq;       /* store-wide block counter: keys stay unique */
 } nsc_block_key;
 
-/* colls: (job, comm, func, seqNumber, rank) -> block key + position */
+/* colls: one entry per run of consecutive seqNumbers of one function in one
+ * block, keyed by the run's last seqNumber: (job, comm, func, rank, seq_last)
+ * -> (block key, position of the run's first Coll, seq_first). A seek to
+ * (job, comm, func, rank, seq) lands on the only run of the rank that can
+ * hold seq; docs/collector.md, "Collective index". */
 #define NSC_KEY_COLL_LEN 28
+#define NSC_KEY_COLL_PREFIX 16  /* (job, comm, func): one collective's ranks */
 typedef struct nsc_coll_key {
     uint32_t job;
     uint64_t comm;
     uint32_t func;  /* global string id of the function name */
-    uint64_t seq;
     int32_t rank;
+    uint64_t seq;   /* the run's last seqNumber */
 } nsc_coll_key;
+
+#define NSC_COLL_VAL_LEN (NSC_KEY_BLOCK_LEN + 12)
+typedef struct nsc_coll_val {
+    uint8_t block[NSC_KEY_BLOCK_LEN];  /* the block's key, as stored */
+    uint32_t position;                 /* event index of the run's first Coll */
+    uint64_t seq_first;                /* the lowest seqNumber the entry answers for */
+} nsc_coll_val;
 
 /* age: (commit time on the collector's clock, block seq) -> block key */
 #define NSC_KEY_AGE_LEN 12
@@ -43,6 +55,8 @@ void nsc_key_block(uint8_t out[NSC_KEY_BLOCK_LEN], const nsc_block_key *k);
 int nsc_key_block_parse(const void *key, size_t len, nsc_block_key *k); /* 0 or -1 */
 void nsc_key_coll(uint8_t out[NSC_KEY_COLL_LEN], const nsc_coll_key *k);
 int nsc_key_coll_parse(const void *key, size_t len, nsc_coll_key *k);
+void nsc_coll_val_put(uint8_t out[NSC_COLL_VAL_LEN], const nsc_coll_val *v);
+int nsc_coll_val_parse(const void *val, size_t len, nsc_coll_val *v); /* 0 or -1 */
 void nsc_key_age(uint8_t out[NSC_KEY_AGE_LEN], uint64_t commit_ns, uint32_t seq);
 void nsc_key_comm(uint8_t out[NSC_KEY_COMM_LEN], uint32_t job, uint64_t comm);
 void nsc_key_rank(uint8_t out[NSC_KEY_RANK_LEN], uint32_t job, uint64_t comm, int32_t rank);

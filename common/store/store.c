@@ -26,6 +26,9 @@ static const char *const db_names[NDBS] = {"meta",  "jobs",   "procs", "strs", "
  * events one after another, so they are dense unless the batch is odd. */
 #define ID_SLOTS_PER_EVENT 4
 #define ID_SLOTS_MIN 4096
+/* A Coll extends its function's newest run among this many latest runs:
+ * bounds the search when a block interleaves many functions. */
+#define RUN_LOOKBACK 16
 
 typedef enum op_kind { OP_BATCH, OP_META } op_kind;
 
@@ -43,6 +46,14 @@ typedef struct group {
     uint64_t comm;
     int32_t rank;
 } group;
+
+/* Colls of one function in one block, in stored order, whose seqNumbers
+ * count up by one: what one collective index entry stands for. */
+typedef struct coll_run {
+    uint32_t func;
+    uint32_t position;  /* event index of the first */
+    uint64_t first, last;
+} coll_run;
 
 typedef struct memo {
     uint32_t stamp;
@@ -84,6 +95,8 @@ struct nsc_store {
     size_t at_cap[3], first_cap[3];
     uint32_t *by_id, *id_count, *cursor;
     size_t by_id_cap, id_count_cap, cursor_cap;
+    coll_run *runs;           /* a block's runs of collectives */
+    size_t runs_cap;
 };
 
 enum { K_EVENTS, K_STATES, K_COMPL };
@@ -94,7 +107,9 @@ struct nsc_store_reader {
 };
 
 static const char *const err_text[] = {
-    "ok", "out of memory", "store directory holds another schema version",
+    "ok", "out of memory",
+    "store directory holds another schema version (written by another ncclscope release; "
+    "use a new directory)",
     "store call out of order or writing a read-only store", "not found",
     "stored value failed to decode", "store map cannot grow past its maximum"};
 
@@ -503,18 +518,145 @@ static int group_records(nsc_store *st, const nsc_store_batch *b)
     return rc;
 }
 
-/* ---- writing blocks ------------------------------------------------------ */
+/* ---- the collective index ------------------------------------------------ */
 
-static int put_coll_index(nsc_store *st, const nsc_block_key *bk, const uint8_t *bkey,
-                          const nsc_event *ev, uint32_t position)
+/* The runs of a block's events (stored order) into st->runs, in the order
+ * they start. The writer indexes exactly these runs and retention deletes
+ * exactly these: both derive them here. */
+static int coll_runs(nsc_store *st, const nsc_event *ev, size_t n, size_t *nruns)
 {
-    nsc_coll_key ck = {bk->job, bk->comm, ev->d.coll.func, ev->d.coll.seq, bk->rank};
-    uint8_t key[NSC_KEY_COLL_LEN], val[NSC_KEY_BLOCK_LEN + 4];
-    nsc_key_coll(key, &ck);
-    memcpy(val, bkey, NSC_KEY_BLOCK_LEN);
-    nsc_put_be32(val + NSC_KEY_BLOCK_LEN, position);
-    return put(st, DB_COLLS, key, sizeof key, val, sizeof val);
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].type != NSC_T_COLL)
+            continue;
+        uint32_t func = ev[i].d.coll.func;
+        uint64_t seq = ev[i].d.coll.seq;
+        size_t back = count > RUN_LOOKBACK ? count - RUN_LOOKBACK : 0, r = count;
+        while (r > back && st->runs[r - 1].func != func)
+            r--;
+        if (r > back && st->runs[r - 1].last + 1 == seq && seq != 0) {
+            st->runs[r - 1].last = seq;
+            continue;
+        }
+        if (nsc_grow(&st->runs, count, &st->runs_cap, sizeof *st->runs, 16))
+            return NSC_STORE_ENOMEM;
+        st->runs[count++] = (coll_run){func, (uint32_t)i, seq, seq};
+    }
+    *nruns = count;
+    return 0;
 }
+
+/* The first entry at or after key k: 0 with it parsed, 1 when there is none
+ * for k's (job, comm, func), or an error (a malformed entry: ECORRUPT). */
+static int seek_entry(MDB_cursor *cur, const nsc_coll_key *k, nsc_coll_key *ek,
+                      nsc_coll_val *ev)
+{
+    uint8_t key[NSC_KEY_COLL_LEN];
+    nsc_key_coll(key, k);
+    MDB_val mk = mval(key, sizeof key), mv;
+    int rc = mdb_cursor_get(cur, &mk, &mv, MDB_SET_RANGE);
+    if (rc)
+        return rc == MDB_NOTFOUND ? 1 : rc;
+    if (mk.mv_size < NSC_KEY_COLL_PREFIX || memcmp(mk.mv_data, key, NSC_KEY_COLL_PREFIX) != 0)
+        return 1;
+    if (nsc_key_coll_parse(mk.mv_data, mk.mv_size, ek) ||
+        nsc_coll_val_parse(mv.mv_data, mv.mv_size, ev) || ev->seq_first > ek->seq)
+        return NSC_STORE_ECORRUPT;
+    return 0;
+}
+
+/* The lowest entry of k's rank that covers some of [k->seq, last]: 0, 1
+ * when none does, or an error. A rank's entries never overlap, so the
+ * first one ending at or after k->seq is the only candidate. */
+static int seek_overlap(MDB_cursor *cur, const nsc_coll_key *k, uint64_t last, nsc_coll_key *ek,
+                        nsc_coll_val *ev)
+{
+    int rc = seek_entry(cur, k, ek, ev);
+    if (rc)
+        return rc;
+    return ek->rank == k->rank && ev->seq_first <= last ? 0 : 1;
+}
+
+static int put_entry(MDB_cursor *cur, const nsc_coll_key *k, const nsc_coll_val *v)
+{
+    uint8_t key[NSC_KEY_COLL_LEN], val[NSC_COLL_VAL_LEN];
+    nsc_key_coll(key, k);
+    nsc_coll_val_put(val, v);
+    MDB_val mk = mval(key, sizeof key), mv = mval(val, sizeof val);
+    return mdb_cursor_put(cur, &mk, &mv, 0);
+}
+
+typedef int (*run_fn)(MDB_cursor *cur, const uint8_t *bkey, const nsc_coll_key *k,
+                      const coll_run *r);
+
+/* Index run r (k: its first key) of block bkey. The later block wins: the
+ * seqNumbers it covers are cut out of the rank's older entries, whose other
+ * seqNumbers keep pointing where they did (an entry's position is where a
+ * reader starts looking, so a cut-off head needs no new position). */
+static int put_run(MDB_cursor *cur, const uint8_t *bkey, const nsc_coll_key *k,
+                   const coll_run *r)
+{
+    nsc_coll_key ek;
+    nsc_coll_val ev;
+    int rc;
+    while ((rc = seek_overlap(cur, k, r->last, &ek, &ev)) == 0) {
+        if ((rc = mdb_cursor_del(cur, 0)))
+            return rc;
+        nsc_coll_key head = ek;
+        head.seq = r->first - 1;
+        if (ev.seq_first < r->first && (rc = put_entry(cur, &head, &ev)))
+            return rc;
+        ev.seq_first = r->last + 1;
+        if (ek.seq > r->last && (rc = put_entry(cur, &ek, &ev)))
+            return rc;
+    }
+    if (rc != 1)
+        return rc;
+    nsc_coll_key key = *k;
+    nsc_coll_val val = {{0}, r->position, r->first};
+    key.seq = r->last;
+    memcpy(val.block, bkey, NSC_KEY_BLOCK_LEN);
+    return put_entry(cur, &key, &val);
+}
+
+/* Delete the entries of block bkey that run r (k: its first key) left. */
+static int delete_run(MDB_cursor *cur, const uint8_t *bkey, const nsc_coll_key *k,
+                      const coll_run *r)
+{
+    nsc_coll_key from = *k, ek;
+    nsc_coll_val ev;
+    int rc;
+    while ((rc = seek_overlap(cur, &from, r->last, &ek, &ev)) == 0) {
+        if (memcmp(ev.block, bkey, NSC_KEY_BLOCK_LEN) == 0 && (rc = mdb_cursor_del(cur, 0)))
+            return rc;
+        if (ek.seq >= r->last)
+            return 0;
+        from.seq = ek.seq + 1;
+    }
+    return rc == 1 ? 0 : rc;
+}
+
+/* fn for each run of the block (bk, bkey) holding events ev; the process's
+ * own blocks are not indexed. */
+static int for_each_run(nsc_store *st, const nsc_block_key *bk, const uint8_t *bkey,
+                        const nsc_event *ev, size_t n, run_fn fn)
+{
+    size_t nruns;
+    MDB_cursor *cur;
+    int rc = bk->comm == NSC_STORE_PROC_COMM ? 0 : coll_runs(st, ev, n, &nruns);
+    if (rc || bk->comm == NSC_STORE_PROC_COMM || !nruns ||
+        (rc = mdb_cursor_open(st->txn, st->dbi[DB_COLLS], &cur)))
+        return rc;
+    for (size_t i = 0; !rc && i < nruns; i++) {
+        const coll_run *r = &st->runs[i];
+        nsc_coll_key k = {bk->job, bk->comm, r->func, bk->rank, r->first};
+        rc = fn(cur, bkey, &k, r);
+    }
+    mdb_cursor_close(cur);
+    return rc;
+}
+
+/* ---- writing blocks ------------------------------------------------------ */
 
 /* Encode the records of group g into one block and index it. */
 static int write_group(nsc_store *st, const nsc_store_batch *b, uint32_t job, uint32_t g)
@@ -548,9 +690,7 @@ static int write_group(nsc_store *st, const nsc_store_batch *b, uint32_t job, ui
         return rc;
     size_t n;
     const nsc_event *stored = nsc_block_events(e, &n);
-    for (size_t i = 0; !rc && g != 0 && i < n; i++)
-        if (stored[i].type == NSC_T_COLL)
-            rc = put_coll_index(st, &bk, key, &stored[i], (uint32_t)i);
+    rc = for_each_run(st, &bk, key, stored, n, put_run);
     nsc_store_stats *s = &st->pending;
     s->events += h.nevents;
     s->states += h.nstates;
@@ -724,22 +864,7 @@ static int delete_block(nsc_store *st, const MDB_val *bkey)
     if (nsc_key_block_parse(bkey->mv_data, bkey->mv_size, &bk) ||
         nsc_block_decode(val.mv_data, val.mv_size, &blk))
         return NSC_STORE_ECORRUPT;
-    for (uint32_t i = 0; !rc && bk.comm != NSC_STORE_PROC_COMM && i < blk.hdr.nevents; i++) {
-        const nsc_event *ev = &blk.events[i];
-        if (ev->type != NSC_T_COLL)
-            continue;
-        nsc_coll_key ck = {bk.job, bk.comm, ev->d.coll.func, ev->d.coll.seq, bk.rank};
-        uint8_t key[NSC_KEY_COLL_LEN];
-        nsc_key_coll(key, &ck);
-        MDB_val k = mval(key, sizeof key), v;
-        rc = mdb_get(st->txn, st->dbi[DB_COLLS], &k, &v);
-        /* A later block may have re-indexed the same collective: keep that. */
-        if (rc == 0 && v.mv_size >= NSC_KEY_BLOCK_LEN &&
-            memcmp(v.mv_data, bkey->mv_data, NSC_KEY_BLOCK_LEN) == 0)
-            rc = mdb_del(st->txn, st->dbi[DB_COLLS], &k, NULL);
-        else if (rc == MDB_NOTFOUND)
-            rc = 0;
-    }
+    rc = for_each_run(st, &bk, bkey->mv_data, blk.events, blk.hdr.nevents, delete_run);
     nsc_store_stats *s = &st->pending;
     s->events -= blk.hdr.nevents;
     s->states -= blk.hdr.nstates;
@@ -934,6 +1059,7 @@ void nsc_store_close(nsc_store *st)
     free(st->by_id);
     free(st->id_count);
     free(st->cursor);
+    free(st->runs);
     free(st);
 }
 
@@ -1278,32 +1404,39 @@ int nsc_store_scan(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t ra
     return stop ? stop : rc == 1 ? 0 : rc;
 }
 
-/* The Coll event a collective index value points at. */
-static int coll_hit(nsc_store_reader *rd, const MDB_val *k, const MDB_val *v,
-                    nsc_store_coll_hit *hit)
+/* Collective k->func seq in the block entry v points at: the first Coll of
+ * that function from v's position on whose seqNumber is not below seq must
+ * be it (a run counts up by one), else the entry is corrupt. */
+static int coll_hit(nsc_store_reader *rd, const nsc_coll_key *k, const nsc_coll_val *v,
+                    uint64_t seq, nsc_store_coll_hit *hit)
 {
-    nsc_coll_key ck;
     nsc_block blk;
-    if (nsc_key_coll_parse(k->mv_data, k->mv_size, &ck) || v->mv_size != NSC_KEY_BLOCK_LEN + 4 ||
-        nsc_key_block_parse(v->mv_data, NSC_KEY_BLOCK_LEN, &hit->block))
-        return NSC_STORE_ECORRUPT;
-    hit->rank = ck.rank;
-    hit->position = nsc_get_be32((const uint8_t *)v->mv_data + NSC_KEY_BLOCK_LEN);
-    MDB_val bkey = mval(v->mv_data, NSC_KEY_BLOCK_LEN), bval;
+    MDB_val bkey = mval(v->block, NSC_KEY_BLOCK_LEN), bval;
     int rc = mdb_get(rd->txn, rdbi(rd, DB_BLOCKS), &bkey, &bval);
     if (rc)
         return rc == MDB_NOTFOUND ? NSC_STORE_ECORRUPT : rc;
-    if (nsc_block_decode(bval.mv_data, bval.mv_size, &blk))
+    if (nsc_key_block_parse(v->block, NSC_KEY_BLOCK_LEN, &hit->block) ||
+        nsc_block_decode(bval.mv_data, bval.mv_size, &blk))
         return NSC_STORE_ECORRUPT;
-    rc = hit->position < blk.hdr.nevents && blk.events[hit->position].type == NSC_T_COLL
-             ? 0
-             : NSC_STORE_ECORRUPT;
-    if (!rc)
-        hit->event = blk.events[hit->position];
+    rc = NSC_STORE_ECORRUPT;
+    for (uint32_t i = v->position; i < blk.hdr.nevents; i++) {
+        const nsc_event *ev = &blk.events[i];
+        if (ev->type != NSC_T_COLL || ev->d.coll.func != k->func || ev->d.coll.seq < seq)
+            continue;
+        if (ev->d.coll.seq == seq) {
+            hit->rank = k->rank;
+            hit->position = i;
+            hit->event = *ev;
+            rc = 0;
+        }
+        break;
+    }
     nsc_block_release(&blk);
     return rc;
 }
 
+/* One seek per rank: to (rank, seq), which lands on the rank's only entry
+ * that can cover seq, or on the next rank that has entries (then seek there). */
 int nsc_store_find_coll(nsc_store_reader *rd, uint32_t job, uint64_t comm, const char *func,
                         uint64_t seq, nsc_store_coll_hit *hits, size_t max, size_t *n)
 {
@@ -1312,23 +1445,27 @@ int nsc_store_find_coll(nsc_store_reader *rd, uint32_t job, uint64_t comm, const
     int rc = nsc_store_str_id(rd, func, &fid);
     if (rc)
         return rc == NSC_STORE_ENOTFOUND ? 0 : rc;
-    nsc_coll_key from = {job, comm, fid, seq, INT32_MIN};
-    uint8_t start[NSC_KEY_COLL_LEN];
-    nsc_key_coll(start, &from);
     MDB_cursor *cur;
     if ((rc = mdb_cursor_open(rd->txn, rdbi(rd, DB_COLLS), &cur)))
         return rc;
-    MDB_val k = mval(start, sizeof start), v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && *n < max;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != NSC_KEY_COLL_LEN || memcmp(k.mv_data, start, 24) != 0)
+    nsc_coll_key k = {job, comm, fid, INT32_MIN, seq}, ek;
+    nsc_coll_val ev;
+    while (*n < max && (rc = seek_entry(cur, &k, &ek, &ev)) == 0) {
+        if (ek.rank != k.rank) {
+            k.rank = ek.rank;
+            continue;
+        }
+        if (ev.seq_first <= seq) {
+            if ((rc = coll_hit(rd, &ek, &ev, seq, &hits[*n])))
+                break;
+            ++*n;
+        }
+        if (k.rank == INT32_MAX)
             break;
-        if ((rc = coll_hit(rd, &k, &v, &hits[*n])))
-            break;
-        ++*n;
+        k.rank++;
     }
     mdb_cursor_close(cur);
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    return rc == 1 ? 0 : rc;
 }
 
 int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model *m)

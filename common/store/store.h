@@ -40,7 +40,9 @@ enum nsc_store_err {
     NSC_STORE_EFULL = -6      /* the map cannot grow further (max_map) */
 };
 
-#define NSC_STORE_SCHEMA 1
+/* 2: the collective index holds runs of seqNumbers (docs/collector.md);
+ * a store of another version is refused (ESCHEMA), not migrated. */
+#define NSC_STORE_SCHEMA 2
 /* Records whose communicator context is unknown or none (ProxyCtrl), and
  * states/completions whose event is not in the same batch, go to the
  * process's own blocks: comm NSC_STORE_PROC_COMM, rank = the process id. */

@@ -55,17 +55,28 @@ Test(keys, block_byte_order_is_tuple_order)
 
 Test(keys, coll_and_rank_order)
 {
-    nsc_coll_key a = {1, 5, 2, 9, -1}, b = {1, 5, 2, 9, 0}, c = {1, 5, 2, 10, -7};
+    /* (job, comm, func, rank, seq_last) */
+    nsc_coll_key a = {1, 5, 2, -1, 9}, b = {1, 5, 2, -1, 10}, c = {1, 5, 2, 0, 3};
     uint8_t ka[NSC_KEY_COLL_LEN], kb[NSC_KEY_COLL_LEN], kc[NSC_KEY_COLL_LEN];
     nsc_key_coll(ka, &a);
     nsc_key_coll(kb, &b);
     nsc_key_coll(kc, &c);
-    cr_assert_lt(memcmp(ka, kb, sizeof ka), 0, "rank -1 sorts before rank 0");
-    cr_assert_lt(memcmp(kb, kc, sizeof ka), 0, "seq decides before rank");
+    cr_assert_lt(memcmp(ka, kb, sizeof ka), 0, "a rank's runs in seq order");
+    cr_assert_lt(memcmp(kb, kc, sizeof ka), 0, "rank decides before seq; -1 before 0");
+    cr_assert_eq(memcmp(ka, kc, NSC_KEY_COLL_PREFIX), 0, "one collective's prefix");
     nsc_coll_key back;
     cr_assert_eq(nsc_key_coll_parse(ka, sizeof ka, &back), 0);
     cr_assert_eq(back.rank, -1);
     cr_assert_eq(back.seq, 9);
+    cr_assert_eq(back.func, 2);
+    cr_assert_eq(nsc_key_coll_parse(ka, sizeof ka - 1, &back), -1);
+    nsc_coll_val v = {{0}, 77, 1ull << 40}, vb;
+    memset(v.block, 0xab, sizeof v.block);
+    uint8_t vbuf[NSC_COLL_VAL_LEN];
+    nsc_coll_val_put(vbuf, &v);
+    cr_assert_eq(nsc_coll_val_parse(vbuf, sizeof vbuf, &vb), 0);
+    cr_assert_eq(memcmp(&v, &vb, sizeof v), 0);
+    cr_assert_eq(nsc_coll_val_parse(vbuf, sizeof vbuf - 8, &vb), -1, "the schema 1 value size");
     uint8_t r1[NSC_KEY_RANK_LEN], r2[NSC_KEY_RANK_LEN];
     nsc_key_rank(r1, 1, 5, INT32_MIN);
     nsc_key_rank(r2, 1, 5, INT32_MAX);
