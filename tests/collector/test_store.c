@@ -1,8 +1,11 @@
 /* The LMDB store: put and scan round trips, the collective index, comms and
- * ranks, map growth from a tiny map, retention by age and by size, clock
+ * ranks, map growth from a tiny map, retention by age and by size, the
+ * collective index's runs (gaps, functions, overlaps, retention, corrupt
+ * entries) and the schema check, clock
  * models beside the data, readers beside the writer, and crash consistency
  * under kill -9 (NSC_CRASH_ROUNDS rounds, default 5; 20 for the full run). */
 #include <criterion/criterion.h>
+#include <lmdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -538,6 +541,333 @@ Test(store, reader_snapshot_beside_writer)
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
     cr_assert_neq(nsc_store_open("/nonexistent/nsc", &ro, &st), 0);
+}
+
+/* ---- the collective index: runs of seqNumbers ------------------------------ */
+
+enum { AR = NSC_MIX_STR_ALLREDUCE, BC = NSC_MIX_NSTRS + 1 };
+
+typedef struct coll_spec {
+    nsc_str func;
+    uint64_t seq;
+} coll_spec;
+
+/* One batch of rank's Colls (job "jobr", COMM_A, a process per rank) in the
+ * order given, with count = marker; ids (if given) gets their event ids. */
+static void put_colls(nsc_store *st, uint64_t now, int32_t rank, uint64_t marker,
+                      const coll_spec *c, size_t n, uint64_t *ids)
+{
+    static uint64_t next_id = 1, t = 1000000;
+    nsc_str_def strs[NSC_MIX_NSTRS + 1];
+    nsc_mix_strs(strs);
+    strs[NSC_MIX_NSTRS] = (nsc_str_def){BC, "Broadcast"};
+    char host[16];
+    snprintf(host, sizeof host, "node%d", rank);
+    nsc_proc p = nsc_test_proc("jobr", host, 2000 + (uint32_t)rank, rank);
+    nsc_ctx_def ctx = nsc_test_ctx(0, COMM_A, rank, 4);
+    nsc_event *ev = calloc(n, sizeof *ev);
+    cr_assert_not_null(ev);
+    for (size_t i = 0; i < n; i++, t += 1000) {
+        ev[i] = (nsc_event){.id = next_id++, .start_ns = t, .stop_ns = t + 500, .ctx = 0,
+                            .type = NSC_T_COLL, .rank = rank};
+        ev[i].d.coll.func = c[i].func;
+        ev[i].d.coll.seq = c[i].seq;
+        ev[i].d.coll.count = marker;
+        if (ids)
+            ids[i] = ev[i].id;
+    }
+    nsc_store_batch b = {&p, &ctx, 1, strs, NSC_MIX_NSTRS + 1, ev, n, NULL, 0, NULL, 0};
+    commit_batch(st, now, &b);
+    free(ev);
+}
+
+/* Rank's AllReduce seqNumbers [first, last] in one batch. */
+static void put_ar_range(nsc_store *st, uint64_t now, int32_t rank, uint64_t marker,
+                         uint64_t first, uint64_t last)
+{
+    coll_spec c[64];
+    cr_assert_lt(last - first, 64);
+    for (uint64_t s = first; s <= last; s++)
+        c[s - first] = (coll_spec){AR, s};
+    put_colls(st, now, rank, marker, c, (size_t)(last - first + 1), NULL);
+}
+
+static int find_rc(nsc_store *st, const char *func, uint64_t seq, nsc_store_coll_hit *hits,
+                   size_t max, size_t *n)
+{
+    nsc_store_reader *rd;
+    uint32_t job;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_job_id(rd, "jobr", &job), 0);
+    int rc = nsc_store_find_coll(rd, job, COMM_A, func, seq, hits, max, n);
+    nsc_store_read_end(rd);
+    return rc;
+}
+
+/* The hits of (func, seq) across ranks, each checked to be that collective. */
+static size_t find(nsc_store *st, const char *func, uint64_t seq, nsc_store_coll_hit *hits,
+                   size_t max)
+{
+    size_t n;
+    int rc = find_rc(st, func, seq, hits, max, &n);
+    cr_assert_eq(rc, 0, "%s %llu: %s", func, (unsigned long long)seq, nsc_store_strerror(rc));
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(hits[i].event.type, NSC_T_COLL);
+        cr_assert_eq(hits[i].event.d.coll.seq, seq);
+        cr_assert_eq(hits[i].event.rank, hits[i].rank);
+        cr_assert(i == 0 || hits[i - 1].rank < hits[i].rank, "rank order");
+    }
+    return n;
+}
+
+/* The one rank's marker (count) of (func, seq); 0 when not found. */
+static uint64_t marker_of(nsc_store *st, const char *func, uint64_t seq)
+{
+    nsc_store_coll_hit hit[2];
+    size_t n = find(st, func, seq, hit, 2);
+    cr_assert_leq(n, 1);
+    return n ? hit[0].event.d.coll.count : 0;
+}
+
+/* Database db of the closed store at dir, opened directly. */
+typedef struct raw_db {
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+} raw_db;
+
+static raw_db raw_open(const char *dir, const char *db)
+{
+    raw_db r;
+    cr_assert_eq(mdb_env_create(&r.env), 0);
+    cr_assert_eq(mdb_env_set_maxdbs(r.env, 16), 0);
+    cr_assert_eq(mdb_env_open(r.env, dir, 0, 0640), 0);
+    cr_assert_eq(mdb_txn_begin(r.env, NULL, 0, &r.txn), 0);
+    cr_assert_eq(mdb_dbi_open(r.txn, db, 0, &r.dbi), 0);
+    return r;
+}
+
+static void raw_close(raw_db *r)
+{
+    cr_assert_eq(mdb_txn_commit(r->txn), 0);
+    mdb_env_close(r->env);
+}
+
+static size_t coll_entries(const char *dir)
+{
+    raw_db r = raw_open(dir, "colls");
+    MDB_stat s;
+    cr_assert_eq(mdb_stat(r.txn, r.dbi, &s), 0);
+    raw_close(&r);
+    return s.ms_entries;
+}
+
+/* Put a record (del: delete it) straight into db of the closed store at dir. */
+static void raw_put(const char *dir, const char *db, const void *k, size_t kl, const void *v,
+                    size_t vl, int del)
+{
+    raw_db r = raw_open(dir, db);
+    MDB_val key = {kl, (void *)k}, val = {vl, (void *)v};
+    cr_assert_eq(del ? mdb_del(r.txn, r.dbi, &key, NULL) : mdb_put(r.txn, r.dbi, &key, &val, 0), 0);
+    raw_close(&r);
+}
+
+Test(store, coll_index_runs_gaps_and_functions)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    /* Runs: AllReduce 0-3 (a Broadcast between), 5-7 (after a gap);
+     * Broadcast 0-2, then 1 again: the later one wins, 0 and 2 stay. */
+    const coll_spec c[] = {{AR, 0}, {AR, 1}, {AR, 2}, {BC, 0}, {AR, 3}, {BC, 1},
+                           {AR, 5}, {AR, 6}, {AR, 7}, {BC, 2}, {BC, 1}};
+    uint64_t ids[11];
+    put_colls(st, 1, 0, 1, c, 11, ids);
+    const struct { const char *func; uint64_t seq; int at; } want[] = {
+        {"AllReduce", 0, 0},  {"AllReduce", 1, 1},  {"AllReduce", 2, 2},  {"AllReduce", 3, 4},
+        {"AllReduce", 4, -1}, {"AllReduce", 5, 6},  {"AllReduce", 6, 7},  {"AllReduce", 7, 8},
+        {"AllReduce", 8, -1}, {"Broadcast", 0, 3},  {"Broadcast", 1, 10}, {"Broadcast", 2, 9},
+        {"Broadcast", 3, -1}, {"AllGather", 0, -1}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        nsc_store_coll_hit hit[2];
+        size_t n = find(st, want[i].func, want[i].seq, hit, 2);
+        cr_assert_eq(n, want[i].at >= 0, "%s %llu", want[i].func,
+                     (unsigned long long)want[i].seq);
+        if (n) {
+            cr_assert_eq(hit[0].event.id, ids[want[i].at], "%s %llu", want[i].func,
+                         (unsigned long long)want[i].seq);
+            cr_assert_eq(hit[0].position, (uint32_t)want[i].at, "stored by id, as put");
+        }
+    }
+    nsc_store_close(st);
+    cr_assert_eq(coll_entries(dir), 5, "one entry per run (and per piece of a trimmed run)");
+    nsc_tmp_store_remove(dir);
+}
+
+Test(store, coll_index_later_block_wins_and_survives_retention)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store_opts o = {0};
+    o.retain_age_ns = 2000000000ull;
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    put_ar_range(st, 1000000000ull, 0, 1, 0, 9);
+    put_ar_range(st, 2000000000ull, 0, 2, 4, 6);   /* inside block 1's run */
+    put_ar_range(st, 3000000000ull, 0, 3, 8, 12);  /* over block 1's tail */
+    const uint64_t before[14] = {1, 1, 1, 1, 2, 2, 2, 1, 3, 3, 3, 3, 3, 0};
+    for (uint64_t s = 0; s < 14; s++)
+        cr_assert_eq(marker_of(st, "AllReduce", s), before[s], "seq %llu", (unsigned long long)s);
+    nsc_store_close(st);
+    cr_assert_eq(coll_entries(dir), 4, "0-3 and 7 of block 1, 4-6, 8-12");
+
+    /* Deleting block 1 takes what is left of its run, nothing of the others. */
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    uint64_t deleted;
+    cr_assert_eq(nsc_store_retain(st, 3500000000ull, &deleted), 0);
+    cr_assert_eq(deleted, 1);
+    const uint64_t after[14] = {0, 0, 0, 0, 2, 2, 2, 0, 3, 3, 3, 3, 3, 0};
+    for (uint64_t s = 0; s < 14; s++)
+        cr_assert_eq(marker_of(st, "AllReduce", s), after[s], "seq %llu", (unsigned long long)s);
+
+    /* A block over all of them replaces them; deleting theirs leaves it whole. */
+    put_ar_range(st, 4000000000ull, 0, 4, 0, 20);
+    cr_assert_eq(nsc_store_retain(st, 5500000000ull, &deleted), 0);
+    cr_assert_eq(deleted, 2);
+    for (uint64_t s = 0; s <= 21; s++)
+        cr_assert_eq(marker_of(st, "AllReduce", s), s <= 20 ? 4 : 0);
+    nsc_store_close(st);
+    cr_assert_eq(coll_entries(dir), 1);
+    nsc_tmp_store_remove(dir);
+}
+
+Test(store, coll_index_retention_deletes_only_the_blocks_runs)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store_opts o = {0};
+    o.retain_age_ns = 2000000000ull;
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    coll_spec c[13];
+    for (uint64_t s = 0; s < 10; s++)
+        c[s] = (coll_spec){AR, s};
+    for (uint64_t s = 0; s < 3; s++)
+        c[10 + s] = (coll_spec){BC, s};
+    put_colls(st, 1000000000ull, 0, 1, c, 13, NULL);
+    put_ar_range(st, 3000000000ull, 1, 2, 0, 9);
+    put_ar_range(st, 3000000000ull, 0, 3, 10, 19);
+    nsc_store_coll_hit hits[4];
+    cr_assert_eq(find(st, "AllReduce", 5, hits, 4), 2);
+    nsc_store_close(st);
+    cr_assert_eq(coll_entries(dir), 4);
+
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    uint64_t deleted;
+    cr_assert_eq(nsc_store_retain(st, 4500000000ull, &deleted), 0);
+    cr_assert_eq(deleted, 1);
+    cr_assert_eq(find(st, "AllReduce", 5, hits, 4), 1);
+    cr_assert_eq(hits[0].rank, 1, "rank 1's block stays");
+    cr_assert_eq(find(st, "AllReduce", 15, hits, 4), 1);
+    cr_assert_eq(hits[0].rank, 0, "rank 0's later block stays");
+    cr_assert_eq(find(st, "Broadcast", 1, hits, 4), 0);
+    nsc_store_close(st);
+    cr_assert_eq(coll_entries(dir), 2);
+    nsc_tmp_store_remove(dir);
+}
+
+Test(store, coll_index_ranks_runs_span_many_blocks)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    /* Ranks 0 and 1 in every block of 10 collectives, rank 3 in every other. */
+    for (uint64_t b = 0; b < 30; b++)
+        for (int32_t r = 0; r < 4; r++)
+            if (r < 2 || (r == 3 && b % 2 == 0))
+                put_ar_range(st, b, r, b + 1, 10 * b, 10 * b + 9);
+    for (uint64_t s = 0; s < 301; s++) {
+        nsc_store_coll_hit hits[4];
+        size_t n = find(st, "AllReduce", s, hits, 4), want = s == 300 ? 0 : s / 10 % 2 ? 2 : 3;
+        cr_assert_eq(n, want, "seq %llu", (unsigned long long)s);
+        for (size_t i = 0; i < n; i++) {
+            cr_assert_eq(hits[i].rank, i < 2 ? (int32_t)i : 3);
+            cr_assert_eq(hits[i].event.d.coll.count, s / 10 + 1, "its block");
+        }
+    }
+    nsc_store_close(st);
+    cr_assert_eq(coll_entries(dir), 75, "one per block");
+    nsc_tmp_store_remove(dir);
+}
+
+Test(store, coll_index_corrupt_entry_is_reported)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    put_ar_range(st, 1, 0, 1, 0, 9);
+    put_ar_range(st, 1, 1, 1, 0, 9);
+    nsc_store_reader *rd;
+    nsc_coll_key k = {0, COMM_A, 0, 0, 9};
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_job_id(rd, "jobr", &k.job), 0);
+    cr_assert_eq(nsc_store_str_id(rd, "AllReduce", &k.func), 0);
+    nsc_store_read_end(rd);
+    nsc_store_close(st);
+    uint8_t key[NSC_KEY_COLL_LEN], good[NSC_COLL_VAL_LEN];
+    nsc_key_coll(key, &k);
+    raw_db r = raw_open(dir, "colls");
+    MDB_val mk = {sizeof key, key}, mv;
+    cr_assert_eq(mdb_get(r.txn, r.dbi, &mk, &mv), 0);
+    cr_assert_eq(mv.mv_size, sizeof good);
+    memcpy(good, mv.mv_data, sizeof good);
+    raw_close(&r);
+    nsc_coll_val v;
+    cr_assert_eq(nsc_coll_val_parse(good, sizeof good, &v), 0);
+    cr_assert_eq(v.seq_first, 0);
+
+    /* Each damage alone, then the good entry back. */
+    enum { SHORT_VALUE, BAD_KEY, FIRST_PAST_LAST, POSITION_PAST_SEQ, POSITION_PAST_END,
+           NO_BLOCK, NCASES };
+    for (int c = 0; c < NCASES; c++) {
+        uint8_t bad[NSC_COLL_VAL_LEN], badkey[NSC_KEY_COLL_LEN - 1];
+        nsc_coll_val w = v;
+        w.seq_first = c == FIRST_PAST_LAST ? 10 : w.seq_first;
+        w.position = c == POSITION_PAST_SEQ ? 7 : c == POSITION_PAST_END ? 1000 : w.position;
+        w.block[NSC_KEY_BLOCK_LEN - 1] ^= c == NO_BLOCK ? 0xff : 0;
+        nsc_coll_val_put(bad, &w);
+        memcpy(badkey, key, sizeof badkey);  /* sorts before the good key */
+        if (c == BAD_KEY)
+            raw_put(dir, "colls", badkey, sizeof badkey, good, sizeof good, 0);
+        else
+            raw_put(dir, "colls", key, sizeof key, bad, c == SHORT_VALUE ? 32 : sizeof bad, 0);
+        st = open_store(dir, 0);
+        nsc_store_coll_hit hits[4];
+        size_t n;
+        cr_assert_eq(find_rc(st, "AllReduce", 5, hits, 4, &n), NSC_STORE_ECORRUPT, "case %d", c);
+        nsc_store_close(st);
+        if (c == BAD_KEY)
+            raw_put(dir, "colls", badkey, sizeof badkey, NULL, 0, 1);
+        else
+            raw_put(dir, "colls", key, sizeof key, good, sizeof good, 0);
+    }
+    st = open_store(dir, 0);
+    nsc_store_coll_hit hits[4];
+    cr_assert_eq(find(st, "AllReduce", 5, hits, 4), 2, "whole again");
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+Test(store, other_schema_is_refused)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    nsc_store_close(st);
+    uint8_t v1[4] = {0, 0, 0, 1};  /* schema 1: one collective index entry per Coll */
+    raw_put(dir, "meta", "schema", 6, v1, sizeof v1, 0);
+    nsc_store_opts o = {0};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), NSC_STORE_ESCHEMA);
+    o.read_only = 1;
+    cr_assert_eq(nsc_store_open(dir, &o, &st), NSC_STORE_ESCHEMA);
+    cr_assert_str_eq(nsc_store_strerror(NSC_STORE_ESCHEMA),
+                     "store directory holds another schema version (written by another ncclscope "
+                     "release; use a new directory)");
+    nsc_tmp_store_remove(dir);
 }
 
 /* ---- crash consistency ---------------------------------------------------- */
