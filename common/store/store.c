@@ -108,8 +108,7 @@ struct nsc_store_reader {
 
 static const char *const err_text[] = {
     "ok", "out of memory",
-    "store directory holds another schema version (written by another ncclscope release; "
-    "use a new directory)",
+    "store holds another schema version (another ncclscope release wrote it; use a new directory)",
     "store call out of order or writing a read-only store", "not found",
     "stored value failed to decode", "store map cannot grow past its maximum"};
 

@@ -865,8 +865,8 @@ Test(store, other_schema_is_refused)
     o.read_only = 1;
     cr_assert_eq(nsc_store_open(dir, &o, &st), NSC_STORE_ESCHEMA);
     cr_assert_str_eq(nsc_store_strerror(NSC_STORE_ESCHEMA),
-                     "store directory holds another schema version (written by another ncclscope "
-                     "release; use a new directory)");
+                     "store holds another schema version (another ncclscope release wrote it; "
+                     "use a new directory)");
     nsc_tmp_store_remove(dir);
 }
 
