@@ -21,14 +21,21 @@
 #define COMM_A 0xaaaa000000000001ull
 #define COMM_B 0xbbbb000000000002ull
 
-static nsc_store *open_store(const char *dir, size_t initial_map)
+/* A store with that initial map and retention age (0: the defaults). */
+static nsc_store *open_with(const char *dir, size_t initial_map, uint64_t retain_age_ns)
 {
     nsc_store_opts o = {0};
     o.initial_map = initial_map;
+    o.retain_age_ns = retain_age_ns;
     nsc_store *st;
     int rc = nsc_store_open(dir, &o, &st);
     cr_assert_eq(rc, 0, "open: %s", nsc_store_strerror(rc));
     return st;
+}
+
+static nsc_store *open_store(const char *dir, size_t initial_map)
+{
+    return open_with(dir, initial_map, 0);
 }
 
 static void commit_batch(nsc_store *st, uint64_t now, const nsc_store_batch *b)
@@ -439,10 +446,7 @@ static void present_batches(nsc_store *st, int count, int *present)
 Test(store, retention_by_age_deletes_oldest_with_index)
 {
     char *dir = nsc_tmp_store_dir();
-    nsc_store_opts o = {0};
-    o.retain_age_ns = 4500000000ull;
-    nsc_store *st;
-    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    nsc_store *st = open_with(dir, 0, 4500000000ull);
     put_numbered(st, 0, 10);
     nsc_store_stats before = stats_of(st);
     uint64_t deleted;
@@ -706,10 +710,7 @@ Test(store, coll_index_runs_gaps_and_functions)
 Test(store, coll_index_later_block_wins_and_survives_retention)
 {
     char *dir = nsc_tmp_store_dir();
-    nsc_store_opts o = {0};
-    o.retain_age_ns = 2000000000ull;
-    nsc_store *st;
-    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    nsc_store *st = open_with(dir, 0, 2000000000ull);
     put_ar_range(st, 1000000000ull, 0, 1, 0, 9);
     put_ar_range(st, 2000000000ull, 0, 2, 4, 6);   /* inside block 1's run */
     put_ar_range(st, 3000000000ull, 0, 3, 8, 12);  /* over block 1's tail */
@@ -720,7 +721,7 @@ Test(store, coll_index_later_block_wins_and_survives_retention)
     cr_assert_eq(coll_entries(dir), 4, "0-3 and 7 of block 1, 4-6, 8-12");
 
     /* Deleting block 1 takes what is left of its run, nothing of the others. */
-    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    st = open_with(dir, 0, 2000000000ull);
     uint64_t deleted;
     cr_assert_eq(nsc_store_retain(st, 3500000000ull, &deleted), 0);
     cr_assert_eq(deleted, 1);
@@ -742,10 +743,7 @@ Test(store, coll_index_later_block_wins_and_survives_retention)
 Test(store, coll_index_retention_deletes_only_the_blocks_runs)
 {
     char *dir = nsc_tmp_store_dir();
-    nsc_store_opts o = {0};
-    o.retain_age_ns = 2000000000ull;
-    nsc_store *st;
-    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    nsc_store *st = open_with(dir, 0, 2000000000ull);
     coll_spec c[13];
     for (uint64_t s = 0; s < 10; s++)
         c[s] = (coll_spec){AR, s};
@@ -759,7 +757,7 @@ Test(store, coll_index_retention_deletes_only_the_blocks_runs)
     nsc_store_close(st);
     cr_assert_eq(coll_entries(dir), 4);
 
-    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    st = open_with(dir, 0, 2000000000ull);
     uint64_t deleted;
     cr_assert_eq(nsc_store_retain(st, 4500000000ull, &deleted), 0);
     cr_assert_eq(deleted, 1);
