@@ -384,7 +384,11 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
         p->counters = b->counters;
     if (take_defs(p, l, b))
         return -1;
-    uint32_t tsz[MAX_FUNCS] = {0};
+    /* The datatype of each func's latest Coll, named once after the loop:
+     * looking the name up per Coll cost more than the rest of the section. */
+    int has_dt[MAX_FUNCS] = {0};
+    uint16_t dt[MAX_FUNCS];
+    uint32_t tsz[MAX_FUNCS];
     l->events += b->nevents;
     const ctx_map *last = NULL;
     for (size_t i = 0; i < b->nevents; i++) {
@@ -404,11 +408,12 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
             r->p[f].coll_id = ev->id;
             r->p[f].start_ns = ev->start_ns;
             r->p[f].count = ev->d.coll.count;
-            tsz[f] = type_size(str_text(p, ev->d.coll.datatype));
+            has_dt[f] = 1;
+            dt[f] = ev->d.coll.datatype;
         }
     }
     for (int f = 0; f < MAX_FUNCS; f++)
-        tsz[f] = tsz[f] ? tsz[f] : 4;
+        tsz[f] = has_dt[f] ? type_size(str_text(p, dt[f])) : 4;
     take_completions(l, p, b, tsz);
     return 0;
 }
