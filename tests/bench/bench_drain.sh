@@ -12,8 +12,7 @@ d=$(mktemp -d /tmp/drain-XXXX)
 "$bin/ncclscope-agent" --rundir $d --http 127.0.0.1:0 --spool-max-mb 4096 2>/dev/null & a=$!
 for _ in $(seq 500); do [ -e $d/agent.http ] && break; sleep 0.01; done
 for i in 1 2 3 4; do "$bin/nsc-agent-send" ipc://$d/agent.sock 500 1000 64 0 & done; wait %2 %3 %4 %5 2>/dev/null
-m() { curl -sf "http://$(cat $d/agent.http)/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
-while [ "$(m ncclscope_agent_events_out_total)" != 2000000 ]; do sleep 0.05; done
+"$bin/nsc-bench-wait" "http://$(cat $d/agent.http)/metrics" ncclscope_agent_events_out_total=2000000 >/dev/null || exit 1
 kill -TERM $a; wait $a
 "$bin/ncclscope-collector" --listen tcp://127.0.0.1:0 --http off --db $d/db --port-file $d/ports 2>/dev/null & c=$!
 for _ in $(seq 500); do grep -q zmq $d/ports 2>/dev/null && break; sleep 0.01; done
@@ -22,8 +21,7 @@ rm -f $d/agent.http
 "$bin/ncclscope-agent" --rundir $d --http 127.0.0.1:0 --spool-max-mb 4096 --collector tcp://127.0.0.1:$(awk '$1=="zmq"{print $2}' $d/ports) 2>/dev/null & a=$!
 for _ in $(seq 500); do [ -e $d/agent.http ] && break; sleep 0.01; done
 t0=$(date +%s.%N)
-while [ "$(m ncclscope_agent_forward_events_acked_total)" != 2000000 ]; do sleep 0.005; done
-t1=$(date +%s.%N)
+t1=$("$bin/nsc-bench-wait" "http://$(cat $d/agent.http)/metrics" ncclscope_agent_forward_events_acked_total=2000000) || exit 1
 for t in /proc/$c/task/*; do echo "$(cat $t/comm) $(awk '{sub(/.*\) /,""); print $12+$13}' $t/stat)"; done | tr '\n' ' '
 [ -n "$perfout" ] && { kill -INT $p; wait $p; }
 kill -TERM $a $c; wait

@@ -19,7 +19,7 @@
 # does every mode with it (base-spool, ...): a same-run baseline.
 # Zero loss is checked (the totals must match exactly, nothing refused).
 # Prints one line per run and the medians: events/s, agent RSS (median of the
-# 20 ms samples, max, VmHWM), its anonymous part (the rest is the spool's
+# 20 ms samples while timed, max, VmHWM), its anonymous part (the rest is the spool's
 # file-backed LMDB map and the binaries), and the agent's CPU time (user +
 # system, all its threads) per event: on a shared 2-core machine the senders
 # compete for the same cores, so this is the figure that tracks the agent's
@@ -48,7 +48,7 @@ start_collector() {  # start_collector RUNDIR: sets cpid and args
     args=(--collector "tcp://127.0.0.1:$(awk '$1 == "zmq" {print $2}' "$1/ports")")
 }
 
-start_agent() {  # start_agent RUNDIR AGENT [ARGS...]: sets apid, samples its RSS
+start_agent() {  # start_agent RUNDIR AGENT [ARGS...]: sets apid
     local r=$1 agent=$2
     shift 2
     rm -f "$r/agent.http"
@@ -56,10 +56,6 @@ start_agent() {  # start_agent RUNDIR AGENT [ARGS...]: sets apid, samples its RS
     apid=$!
     pids+=($apid)
     for _ in $(seq 500); do [ -e "$r/agent.http" ] && break; sleep 0.01; done
-    (while kill -0 $apid 2>/dev/null; do
-        awk '$1 == "Rss:" { r = $2 } $1 == "Anonymous:" { a = $2 } END { if (r) print r, a }' /proc/$apid/smaps_rollup
-        sleep 0.02
-    done >"$r/rss" 2>/dev/null) &
 }
 
 send_all() {  # send_all RUNDIR: the senders, their CPU time in RUNDIR/senders-cpu
@@ -70,13 +66,13 @@ send_all() {  # send_all RUNDIR: the senders, their CPU time in RUNDIR/senders-c
     times >"$1/senders-cpu")  # not in a pipe: its second line is this subshell's children, the senders
 }
 
-wait_metric() {  # wait_metric RUNDIR METRIC: until it reaches the total (60 s at most); sets got
-    got=0
-    for _ in $(seq 6000); do
-        got=$(metric "$1" "$2")
-        [ "$got" = "$total" ] && break
-        sleep 0.01
-    done
+# wait_metric RUNDIR METRIC: until it reaches the total (60 s at most), the
+# agent's RSS sampled every 20 ms meanwhile (RUNDIR/rss); sets t1 (when it
+# did) and got. A waiting tool, not a curl loop: curl every 10 ms would take a
+# third of a core from what is measured.
+wait_metric() {
+    t1=$("$bin/nsc-bench-wait" --timeout-s 60 --rss "$apid:$1/rss" "http://$(cat "$1/agent.http")/metrics" "$2=$total") || true
+    got=$(metric "$1" "$2")
 }
 
 run() {  # run MODE N [AGENT]
@@ -96,7 +92,6 @@ run() {  # run MODE N [AGENT]
     t0=$(date +%s.%N)
     [ "$kind" = drain ] || send_all "$r"
     wait_metric "$r" $done_metric
-    t1=$(date +%s.%N)
     hwm=$(awk '/VmHWM/ {print $2}' /proc/$apid/status)
     cpu=$(cpu_ns "$apid")
     ccpu=0
