@@ -626,3 +626,40 @@ Test(emu, empty_plugin_gets_the_calls_of_a_real_plugin, .timeout = 30)
     nsc_json_free(&rec);
     nsc_json_free(&empty);
 }
+
+/* The host thread runs at most 16 collectives ahead of its proxy thread (NCCL's
+ * work FIFO bounds it), so a job run flat out never has more than 16 x
+ * channels KernelCh events open at once in a process. */
+Test(emu, host_runs_a_bounded_number_of_collectives_ahead_of_the_proxy, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--scenario ring --nodes 2 --ranks-per-node 1 --channels 2 --iters 300"), 0);
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    static uint64_t open_pid[MAXH], open_handle[MAXH];
+    size_t nopen = 0, most = 0, started = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        uint64_t pid = jnum(r, "pid"), h = jhex(r, "handle");
+        if (strcmp(jstr(r, "call"), "start") == 0 && strcmp(jstr(r, "type"), "KernelCh") == 0) {
+            cr_assert_lt(nopen, MAXH);
+            open_pid[nopen] = pid;
+            open_handle[nopen++] = h;
+            started++;
+        } else if (strcmp(jstr(r, "call"), "stop") == 0) {
+            for (size_t k = 0; k < nopen; k++)
+                if (open_pid[k] == pid && open_handle[k] == h) {
+                    open_pid[k] = open_pid[--nopen];
+                    open_handle[k] = open_handle[nopen];
+                    break;
+                }
+        }
+        size_t in_pid = 0;
+        for (size_t k = 0; k < nopen; k++)
+            in_pid += open_pid[k] == pid;
+        most = in_pid > most ? in_pid : most;
+    }
+    cr_assert_eq(started, 2 * 300 * 2);
+    cr_assert_leq(most, 16 * 2, "%zu KernelCh open at once", most);
+    jlines_free(&rec);
+}
