@@ -114,8 +114,14 @@ spooled_all() {
         [ "${m[ncclscope_agent_states_in_total]}" = "$states" ] &&
         [ "${m[ncclscope_agent_events_out_total]}" = "$events" ]
 }
-wait_done() {  # wait_done CHECK: poll every 5 ms, 120 s at most
-    for _ in $(seq 24000); do "$1" && return 0; sleep 0.005; done
+wait_done() {  # wait_done CHECK: poll every 5 ms until CHECK holds; fails after 2 s without progress
+    local last='' still=0 now
+    while [ $still -lt 400 ]; do
+        "$1" && return 0
+        now="${m[ncclscope_agent_events_in_total]:-} ${m[ncclscope_agent_forward_events_acked_total]:-} ${m[ncclscope_collector_events_in_total]:-} ${m[ncclscope_collector_states_in_total]:-}"
+        if [ "$now" = "$last" ]; then still=$((still + 1)); else still=0 last=$now; fi
+        sleep 0.005
+    done
     return 1
 }
 
