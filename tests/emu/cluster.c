@@ -25,9 +25,12 @@ uint32_t emu_coll_cap(const emu_opts *o)
     return (uint32_t)((o->iters + 1) * (o->ops > 2 ? o->ops : 2) + 8);
 }
 
+/* Two GPU timer samples per KernelCh and per KernelPhase (three per channel):
+ * at most 8 per channel of each collective. Linear in --iters, so a long
+ * benchmark job's accounting file stays small. */
 uint32_t emu_sample_cap(const emu_opts *o)
 {
-    return emu_coll_cap(o) * (uint32_t)o->channels * 2 * (uint32_t)(o->iters + 1);
+    return emu_coll_cap(o) * (uint32_t)o->channels * 8;
 }
 
 static int ranks_per_proc(const emu_opts *o)

@@ -222,12 +222,19 @@ void emu_rank_close(emu_rank *r)
 
 /* ---- the proxy thread ---- */
 
+/* How many collectives a rank's host thread may run ahead of its proxy
+ * thread. In NCCL the work FIFO and the proxy's op pool bound it; here no GPU
+ * or network slows the proxy, so without a bound the host thread of a job run
+ * flat out gets thousands of collectives ahead, and the proxy's next batch
+ * would start that many KernelCh events at once. */
+#define EMU_PROXY_AHEAD 16
+
 struct emu_proxy {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    emu_op *ops;
-    size_t head, tail, cap;
+    emu_op ops[EMU_PROXY_AHEAD];
+    size_t head, tail, running; /* running: ops of the batch the proxy runs */
     bool quit, busy;
 };
 
@@ -235,20 +242,9 @@ void emu_proxy_post(emu_rank *r, const emu_op *op)
 {
     emu_proxy *p = r->proxy;
     pthread_mutex_lock(&p->mu);
-    if (p->tail - p->head == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        emu_op *n = malloc(cap * sizeof *n);
-        if (!n)
-            emu_die("out of memory");
-        for (size_t i = p->head; i < p->tail; i++)
-            n[i - p->head] = p->ops[i % p->cap];
-        free(p->ops);
-        p->ops = n;
-        p->tail -= p->head;
-        p->head = 0;
-        p->cap = cap;
-    }
-    p->ops[p->tail++ % p->cap] = *op;
+    while (p->tail - p->head + p->running >= EMU_PROXY_AHEAD)
+        pthread_cond_wait(&p->cv, &p->mu);
+    p->ops[p->tail++ % EMU_PROXY_AHEAD] = *op;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
@@ -481,8 +477,9 @@ static void *proxy_main(void *arg)
         if (!batch)
             emu_die("out of memory");
         for (size_t i = 0; i < n; i++)
-            batch[i] = p->ops[(p->head + i) % p->cap];
+            batch[i] = p->ops[(p->head + i) % EMU_PROXY_AHEAD];
         p->head = p->tail;
+        p->running = n;
         p->busy = true;
         pthread_mutex_unlock(&p->mu);
         emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_WAKEUP, 0, 0);
@@ -494,6 +491,7 @@ static void *proxy_main(void *arg)
         free(batch);
         pthread_mutex_lock(&p->mu);
         p->busy = false;
+        p->running = 0;
         bool done = n == 0;
         pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
@@ -525,7 +523,6 @@ void emu_proxy_join(emu_rank *r)
     pthread_join(p->thread, NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
-    free(p->ops);
     free(p);
     r->proxy = NULL;
 }

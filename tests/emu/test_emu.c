@@ -594,3 +594,72 @@ Test(emu, replay_refuses_a_log_of_several_processes)
     snprintf(args, sizeof args, "grep -q 'several processes' %s/err", dir);
     cr_assert_eq(system(args), 0, "the error names the reason");
 }
+
+/* The empty plugin is the benchmarks' baseline: it must get every call a real
+ * plugin gets (NCCL skips stop and state for NULL handles), so its job makes
+ * the record plugin's calls, type by type (ProxyCtrl aside: how often the proxy
+ * sleeps depends on timing). */
+Test(emu, empty_plugin_gets_the_calls_of_a_real_plugin, .timeout = 30)
+{
+    const char *args = "--scenario ring --nodes 2 --ranks-per-node 1 --channels 2 --iters 3";
+    const char *rec_dir = tmpdir_new();
+    cr_assert_eq(run_emu(rec_dir, NULL, args), 0);
+    nsc_json_doc rec = summary_read(rec_dir);
+    char empty_args[256];
+    snprintf(empty_args, sizeof empty_args, "%s --plugin empty --mask all", args);
+    const char *empty_dir = tmpdir_new();
+    cr_assert_eq(run_emu(empty_dir, NULL, empty_args), 0);
+    nsc_json_doc empty = summary_read(empty_dir);
+    const nsc_json *rc = nsc_json_get(nsc_json_get(nsc_json_root(&rec), "totals"), "calls");
+    const nsc_json *ec = nsc_json_get(nsc_json_get(nsc_json_root(&empty), "totals"), "calls");
+    cr_assert_gt(summary_count(ec, "stop", "ProxyStep"), 0);
+    for (int t = 0; t < NSC_T_COUNT; t++) {
+        const char *n = nsc_type_name((unsigned)t);
+        cr_assert_eq(summary_count(ec, "stop", n), summary_count(ec, "start", n), "%s", n);
+        if (t == NSC_T_PROXY_CTRL)
+            continue;
+        for (int k = 0; k < 3; k++) {
+            const char *kind = (const char *[]){"start", "stop", "state"}[k];
+            cr_assert_eq(summary_count(ec, kind, n), summary_count(rc, kind, n), "%s %s", kind, n);
+        }
+    }
+    nsc_json_free(&rec);
+    nsc_json_free(&empty);
+}
+
+/* The host thread runs at most 16 collectives ahead of its proxy thread (NCCL's
+ * work FIFO bounds it), so a job run flat out never has more than 16 x
+ * channels KernelCh events open at once in a process. */
+Test(emu, host_runs_a_bounded_number_of_collectives_ahead_of_the_proxy, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--scenario ring --nodes 2 --ranks-per-node 1 --channels 2 --iters 300"), 0);
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    static uint64_t open_pid[MAXH], open_handle[MAXH];
+    size_t nopen = 0, most = 0, started = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        uint64_t pid = jnum(r, "pid"), h = jhex(r, "handle");
+        if (strcmp(jstr(r, "call"), "start") == 0 && strcmp(jstr(r, "type"), "KernelCh") == 0) {
+            cr_assert_lt(nopen, MAXH);
+            open_pid[nopen] = pid;
+            open_handle[nopen++] = h;
+            started++;
+        } else if (strcmp(jstr(r, "call"), "stop") == 0) {
+            for (size_t k = 0; k < nopen; k++)
+                if (open_pid[k] == pid && open_handle[k] == h) {
+                    open_pid[k] = open_pid[--nopen];
+                    open_handle[k] = open_handle[nopen];
+                    break;
+                }
+        }
+        size_t in_pid = 0;
+        for (size_t k = 0; k < nopen; k++)
+            in_pid += open_pid[k] == pid;
+        most = in_pid > most ? in_pid : most;
+    }
+    cr_assert_eq(started, 2 * 300 * 2);
+    cr_assert_leq(most, 16 * 2, "%zu KernelCh open at once", most);
+    jlines_free(&rec);
+}

@@ -1,6 +1,8 @@
 /* empty.c: libnccl-profiler-empty.so, the baseline plugin: every call returns
  * success and does nothing. Exports ncclProfiler_v1 ... ncclProfiler_v7, so
- * the emulator's --api picks any version. */
+ * the emulator's --api picks any version. startEvent hands out one non-NULL
+ * handle: NCCL never stops or gives states to a NULL handle, and a baseline
+ * must make the same calls as a real plugin. */
 #include "../../../plugin/nccl/profiler.h"
 
 static ncclResult_t init_v1(void **ctx, int *mask)
@@ -50,12 +52,14 @@ static ncclResult_t finalize(void *ctx)
     return ncclSuccess;
 }
 
+static char the_handle;
+
 /* startEvent differs only in its descriptor type. */
 #define EMPTY_START(N)                                                                      \
     static ncclResult_t start_v##N(void *ctx, void **h, ncclProfilerEventDescr_v##N##_t *d) \
     {                                                                                       \
         (void)ctx, (void)d;                                                                 \
-        *h = 0;                                                                             \
+        *h = &the_handle;                                                                   \
         return ncclSuccess;                                                                 \
     }
 EMPTY_START(1)
