@@ -46,13 +46,36 @@ void nsc_ingest_close(nsc_agent *a)
     a->pull = a->zctx = NULL;
 }
 
-static void add(nsc_agent *a, nsc_reg_proc *p, unsigned tag, const void *rec, uint64_t base_ns)
+/* The batch's records into p's section in their order, spliced from msg
+ * (the bytes b was decoded from): foreign events go to the PXN resolver
+ * instead, the decoded form (b) says which. */
+static void route_records(nsc_agent *a, nsc_reg_proc *p, const void *msg, size_t len, const nsc_batch *b,
+                          uint64_t now_ns)
 {
-    if (nsc_out_add(a->out, p, tag, rec, base_ns) != 0)
-        a->in.nomem++;
+    nsc_splice sp;
+    size_t k = 0;  /* b->events[k]: the next event record */
+    if (nsc_splice_begin(&sp, msg, len) != NSC_WIRE_OK)
+        return;  /* b was decoded from msg: never */
+    for (int tag; (tag = nsc_splice_tag(&sp)) >= 0;) {
+        const nsc_event *ev = tag < NSC_T_COUNT && k < b->nevents ? &b->events[k++] : NULL;
+        if (ev && (ev->flags & NSC_EVF_FOREIGN)) {
+            a->in.foreign++;
+            nsc_pxn_submit(a->pxn, p->key, p->id.pid, ev, now_ns);
+            if (nsc_splice_copy(&sp, NULL) != NSC_WIRE_OK)
+                return;
+            continue;
+        }
+        if (nsc_out_splice(a->out, p, &sp, b->hdr.base_ns) != 0) {
+            a->in.nomem++;  /* this record is lost; the next ones may fit */
+            if (nsc_splice_copy(&sp, NULL) != NSC_WIRE_OK)
+                return;
+        }
+        if (ev)
+            nsc_pxn_note(a->pxn, p->key, ev);
+    }
 }
 
-void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns)
+void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_batch *b, uint64_t now_ns)
 {
     unsigned news;
     nsc_reg_proc *p = nsc_reg_get(a->reg, &b->hdr, now_ns, &news);
@@ -66,27 +89,7 @@ void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns)
         a->in.table_full++;
     if ((news & NSC_REG_FINISHED) && nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
         a->in.nomem++;
-    uint64_t base = b->hdr.base_ns;
-    for (size_t i = 0; i < b->nstrs; i++)
-        add(a, p, NSC_WIRE_TAG_STR, &b->strs[i], base);
-    for (size_t i = 0; i < b->nctxs; i++)
-        add(a, p, NSC_WIRE_TAG_CTX, &b->ctxs[i], base);
-    for (size_t i = 0; i < b->nevents; i++) {
-        const nsc_event *ev = &b->events[i];
-        if (ev->flags & NSC_EVF_FOREIGN) {
-            a->in.foreign++;
-            nsc_pxn_submit(a->pxn, p->key, p->id.pid, ev, now_ns);
-            continue;
-        }
-        add(a, p, ev->type, ev, base);
-        nsc_pxn_note(a->pxn, p->key, ev);
-    }
-    for (size_t i = 0; i < b->nstates; i++)
-        add(a, p, NSC_WIRE_TAG_STATE, &b->states[i], base);
-    for (size_t i = 0; i < b->ncompletions; i++)
-        add(a, p, NSC_WIRE_TAG_COMPLETION, &b->completions[i], base);
-    if (b->has_counters)
-        add(a, p, NSC_WIRE_TAG_COUNTERS, &b->counters, base);
+    route_records(a, p, msg, len, b, now_ns);
     a->in.events += b->nevents;
     a->in.states += b->nstates;
     a->in.completions += b->ncompletions;
@@ -110,7 +113,7 @@ static void take(nsc_agent *a, zmq_msg_t *m, uint64_t now_ns)
         a->in.rejects[-rc < NSC_REJECT_COUNT ? -rc : NSC_WIRE_OK]++;
         return;
     }
-    nsc_ingest_route(a, &b, now_ns);
+    nsc_ingest_route(a, zmq_msg_data(m), len, &b, now_ns);
     nsc_batch_release(&b);
 }
 
@@ -157,7 +160,8 @@ static void emit(void *arg, uint64_t section_key, const nsc_event *ev, const nsc
         a->in.lost++;
         return;
     }
-    add(a, p, ev->type, ev, ev->start_ns);
+    if (nsc_out_add(a->out, p, ev->type, ev, ev->start_ns) != 0)
+        a->in.nomem++;
     if (alias && nsc_out_alias(a->out, alias) != 0)
         a->in.nomem++;
 }

@@ -19,8 +19,8 @@ void nsc_ingest_close(nsc_agent *a);
 unsigned nsc_ingest_drain(nsc_agent *a, unsigned max);
 /* Store what waits as one spool entry (a failed allocation is counted). */
 void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns);
-/* Route one decoded batch (also used by tests that skip the socket). */
-void nsc_ingest_route(nsc_agent *a, const nsc_batch *b, uint64_t now_ns);
+/* Route one batch: b, decoded from msg[0..len). */
+void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_batch *b, uint64_t now_ns);
 /* Metric label of a reject reason index, or NULL for an unused index. */
 const char *nsc_ingest_reason(unsigned idx);
 /* The PXN sink the resolver reports to (routes into a's registry and output). */

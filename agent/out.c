@@ -98,9 +98,14 @@ static section *open_section(nsc_out *o, nsc_reg_proc *p, uint64_t base_ns)
     return s;
 }
 
+/* One record: a decoded one (rec, its tag) or, for OUT_SPLICE, the next
+ * record of the batch the splice reads. */
+enum { OUT_SPLICE = NSC_WIRE_TAG_COUNT };
+
 static int enc_one(nsc_enc *e, unsigned tag, const void *rec)
 {
     switch (tag) {
+    case OUT_SPLICE: return nsc_splice_copy((nsc_splice *)rec, e);
     case NSC_WIRE_TAG_STATE: return nsc_enc_state(e, rec);
     case NSC_WIRE_TAG_COMPLETION: return nsc_enc_completion(e, rec);
     case NSC_WIRE_TAG_STR: return nsc_enc_str(e, rec);
@@ -119,7 +124,7 @@ int nsc_out_add(nsc_out *o, nsc_reg_proc *p, unsigned tag, const void *rec, uint
     }
     size_t before = s->enc.len;
     int rc;
-    while ((rc = enc_one(&s->enc, tag, rec)) == NSC_WIRE_FULL) {
+    while ((rc = enc_one(&s->enc, tag, rec)) == NSC_WIRE_FULL) {  /* double until it fits */
         uint8_t *b = realloc(s->buf, s->enc.cap * 2);
         if (!b) {
             o->st.nomem++;
@@ -131,9 +136,14 @@ int nsc_out_add(nsc_out *o, nsc_reg_proc *p, unsigned tag, const void *rec, uint
     if (rc != NSC_WIRE_OK)
         return -1;  /* a value the codec refuses cannot come from a decoded batch */
     s->records++;
-    s->events += tag < NSC_T_COUNT;
+    s->events += (tag == OUT_SPLICE ? ((const nsc_splice *)rec)->tag : tag) < NSC_T_COUNT;
     o->waiting += s->enc.len - before;
     return 0;
+}
+
+int nsc_out_splice(nsc_out *o, nsc_reg_proc *p, nsc_splice *sp, uint64_t base_ns)
+{
+    return nsc_out_add(o, p, OUT_SPLICE, sp, base_ns);
 }
 
 int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_ns)

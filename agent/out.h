@@ -28,6 +28,9 @@ void nsc_out_free(nsc_out *o);
 /* Append one record to p's section. tag: an event type, or NSC_WIRE_TAG_*.
  * base_ns is the section's time base if this opens it. Returns 0 or -1 (no memory, counted). */
 int nsc_out_add(nsc_out *o, nsc_reg_proc *p, unsigned tag, const void *rec, uint64_t base_ns);
+/* Append the next record sp reads (see nsc_splice_copy), the same as
+ * nsc_out_add of its decoded form without decoding and encoding it. */
+int nsc_out_splice(nsc_out *o, nsc_reg_proc *p, nsc_splice *sp, uint64_t base_ns);
 /* A lifecycle record for p (its progress is copied now). */
 int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_ns);
 int nsc_out_alias(nsc_out *o, const nsc_a2c_alias *a);

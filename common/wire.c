@@ -979,6 +979,147 @@ int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc
     return NSC_WIRE_OK;
 }
 
+/* ---- splicing: records of one batch into another ----------------------- */
+
+int nsc_splice_begin(nsc_splice *s, const void *buf, size_t len)
+{
+    memset(s, 0, sizeof *s);
+    s->c = (cursor){buf, (const uint8_t *)buf + len, len, UINT32_MAX};
+    nsc_batch_hdr hdr;
+    int rc = rd_batch_start(&s->c, &hdr, &s->left);
+    if (rc != NSC_WIRE_OK) {
+        s->left = 0;
+        return rc;
+    }
+    s->base_ns = hdr.base_ns;
+    s->pid = hdr.proc.pid;
+    return NSC_WIRE_OK;
+}
+
+int nsc_splice_tag(const nsc_splice *s)
+{
+    cursor c = s->c;
+    uint32_t n;
+    uint64_t tag;
+    const layout *L;
+    if (s->left == 0 || rd_record_head(&c, &n, &tag, &L) != NSC_WIRE_OK)
+        return -1;
+    return (int)tag;
+}
+
+/* One id, time or pid field, the deltas between records: read from the
+ * source batch's bases (src), written when p is not NULL from the
+ * destination's (dst, whose last id follows). The other fields mean the same
+ * in both batches and are copied as they are. */
+static int splice_delta(cursor *c, const field *f, deltas *src, deltas *dst, uint8_t **p)
+{
+    uint64_t z, v;
+    int rc = rd_scalar(c, f->kind, &z);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    switch (f->kind) {
+    case K_ID:
+        v = src->last_id += unzigzag(z);
+        z = zigzag(v - dst->last_id);
+        dst->last_id = v;
+        break;
+    case K_TIME:
+        z = zigzag(src->base_ns + unzigzag(z) - dst->base_ns);
+        break;
+    default:  /* K_PID */
+        if ((rc = pid_from_delta(src->pid, z, &v)) != NSC_WIRE_OK)
+            return rc;
+        z = zigzag((uint64_t)((int64_t)v - (int64_t)dst->pid));
+        break;
+    }
+    if (*p)
+        *p = put_uint(*p, z);
+    return NSC_WIRE_OK;
+}
+
+/* Append the verbatim bytes [from, to) at *p, within NSC_WIRE_REC_MAX of
+ * start. Runs of small fields, the usual case, move as one fixed 16-byte
+ * copy (no call) where both buffers have the room; *p then advances by the
+ * run's length only. */
+static int copy_run(const uint8_t *start, uint8_t **p, const uint8_t *from, const uint8_t *to,
+                    const uint8_t *end)
+{
+    size_t n = (size_t)(to - from), used = (size_t)(*p - start);
+    if (used + n > NSC_WIRE_REC_MAX)
+        return NSC_WIRE_BAD_RECORD;
+    if (n <= 16 && used + 16 <= NSC_WIRE_REC_MAX && (size_t)(end - from) >= 16)
+        memcpy(*p, from, 16);
+    else
+        memcpy(*p, from, n);
+    *p += n;
+    return NSC_WIRE_OK;
+}
+
+static int is_delta(unsigned kind) { return kind == K_ID || kind == K_TIME || kind == K_PID; }
+
+/* Walk a record's n fields, writing them from *p on unless *p is NULL. A
+ * record nsc_batch_decode accepted fits in NSC_WIRE_REC_MAX even with padded
+ * integers; the checks keep any other input out of the scratch buffer. */
+static int splice_fields(cursor *c, const layout *L, uint32_t n, deltas *src, deltas *dst,
+                         const uint8_t *start, uint8_t **p)
+{
+    const uint8_t *run = c->p;  /* verbatim fields not copied yet */
+    for (uint32_t i = 0;; i++) {
+        int rc;
+        if (i < n && !is_delta(L->f[i].kind)) {
+            if ((rc = skip_field(c)) != NSC_WIRE_OK)
+                return rc;
+            continue;
+        }
+        if (*p && (rc = copy_run(start, p, run, c->p, c->end)) != NSC_WIRE_OK)
+            return rc;
+        if (i == n)
+            return NSC_WIRE_OK;
+        if (*p && (size_t)(*p - start) + 9 > NSC_WIRE_REC_MAX)
+            return NSC_WIRE_BAD_RECORD;
+        if ((rc = splice_delta(c, &L->f[i], src, dst, p)) != NSC_WIRE_OK)
+            return rc;
+        run = c->p;
+    }
+}
+
+int nsc_splice_copy(nsc_splice *s, nsc_enc *e)
+{
+    if (s->left == 0)
+        return NSC_WIRE_BAD_RECORD;
+    cursor c = s->c;
+    uint32_t n;
+    uint64_t tag;
+    const layout *L;
+    int rc = rd_record_head(&c, &n, &tag, &L);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    deltas src = {.base_ns = s->base_ns, .last_id = s->last_id, .pid = s->pid};
+    deltas dst = {.base_ns = e ? e->base_ns : 0, .last_id = e ? e->last_id : 0, .pid = e ? e->pid : 0};
+    size_t room = 0;
+    uint8_t scratch[NSC_WIRE_REC_MAX], *start = NULL, *p = NULL;
+    if (e) {
+        size_t limit = tag == NSC_WIRE_TAG_COUNTERS ? e->cap : e->cap - e->reserve;
+        room = limit > e->len ? limit - e->len : 0;
+        start = p = out_begin(e, room, scratch);
+        p = put_array(p, 1 + n);
+        *p++ = (uint8_t)tag;
+    }
+    if ((rc = splice_fields(&c, L, n, &src, &dst, start, &p)) != NSC_WIRE_OK)
+        return rc;
+    if (e) {
+        if ((rc = out_commit(e, room, start, p)) != NSC_WIRE_OK)
+            return rc;
+        e->last_id = dst.last_id;
+        e->nrecords++;
+    }
+    s->c = c;
+    s->last_id = src.last_id;
+    s->tag = (unsigned)tag;
+    s->left--;
+    return NSC_WIRE_OK;
+}
+
 /* ---- msgpack primitives shared with the other codecs of common/ ---------- */
 
 uint8_t *nsc_mp_put_uint(uint8_t *p, uint64_t v) { return put_uint(p, v); }

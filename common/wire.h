@@ -151,4 +151,27 @@ int nsc_mp_rd_array(nsc_mp_cursor *c, uint32_t *n);
 int nsc_mp_rd_text(nsc_mp_cursor *c, char dst[64]);  /* <= 63 bytes, no NUL */
 int nsc_mp_rd_bin(nsc_mp_cursor *c, const uint8_t **data, uint32_t *n);
 
+/* Splicing: the records of a batch appended to another batch's encoder, in
+ * their order, without decoding them into structs. Only the fields that are
+ * deltas across records (ids, the times based on base_ns, pids) are read and
+ * written again from the encoder's bases; every other field is copied byte for
+ * byte. For a batch nsc_batch_decode accepted (what validates it: the
+ * splicer checks only what it reads, and never reads out of bounds). */
+typedef struct nsc_splice {
+    nsc_mp_cursor c;    /* at the next record */
+    uint32_t left;      /* records not yet taken */
+    uint64_t base_ns, last_id;
+    uint32_t pid;
+    unsigned tag;       /* of the record last taken */
+} nsc_splice;
+
+/* Start at buf's first record. Returns 0 or a negative nsc_wire_err. */
+int nsc_splice_begin(nsc_splice *s, const void *buf, size_t len);
+/* The next record's tag (an event type or NSC_WIRE_TAG_*), -1 at the end. */
+int nsc_splice_tag(const nsc_splice *s);
+/* Take the next record, appended to e (NULL: stepped over). Returns 0, or
+ * NSC_WIRE_FULL with e and s unchanged (grow the buffer, call again), or the
+ * error that makes the rest of the batch unreadable. */
+int nsc_splice_copy(nsc_splice *s, nsc_enc *e);
+
 #endif
