@@ -7,6 +7,8 @@
  * bytes per event per type, and two baselines measured in the same run:
  * memcpy of the raw structs into 64 KiB buffers (encode) and msgpack-c's
  * generic unpacker on the same batches (decode, no validation, no structs).
+ * The agent's stage is timed both ways: decode and re-encode every record
+ * into a 1 MiB section (its old path), decode and splice (its path now).
  *
  * Usage: bench_codec [collectives] [repetitions]
  */
@@ -19,6 +21,7 @@
 #include "wire.h"
 
 #define BATCH_BYTES (64 * 1024)
+#define SECTION_BYTES (1024 * 1024) /* the agent's default flush_kb */
 #define CHANNELS 4
 #define STEPS 4  /* ProxySteps per ProxyOp */
 
@@ -201,6 +204,55 @@ static size_t decode_all(const batches *b)
     return nevents;
 }
 
+/* The agent's codec stage: each batch decoded (validated), then its records
+ * appended to a section with another time base, by re-encoding the decoded
+ * structs or by splicing the received bytes (agent/ingest.c). */
+typedef struct section {
+    nsc_enc e;
+    uint8_t *buf;
+    size_t sections;
+} section;
+
+static void section_open(section *sec)
+{
+    nsc_batch_hdr h = {.version = NSC_WIRE_VERSION, .base_ns = 1, .proc = {.pid = 1}};
+    if (nsc_enc_begin(&sec->e, sec->buf, SECTION_BYTES, &h) != NSC_WIRE_OK)
+        abort();
+    sec->sections++;
+}
+
+static int reencode_one(nsc_enc *e, const nsc_batch *d, size_t k)
+{
+    size_t n1 = d->nstrs, n2 = n1 + d->nctxs, n3 = n2 + d->nevents, n4 = n3 + d->nstates;
+    return k < n1   ? nsc_enc_str(e, &d->strs[k])
+           : k < n2 ? nsc_enc_ctx(e, &d->ctxs[k - n1])
+           : k < n3 ? nsc_enc_event(e, &d->events[k - n2])
+           : k < n4 ? nsc_enc_state(e, &d->states[k - n3])
+                    : nsc_enc_completion(e, &d->completions[k - n4]);
+}
+
+static void agent_stage(const batches *b, section *sec, int splice)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        nsc_batch d;
+        nsc_splice sp;
+        const uint8_t *msg = b->mem + b->off[i];
+        if (nsc_batch_decode(msg, b->len[i], NULL, &d) != NSC_WIRE_OK ||
+            nsc_splice_begin(&sp, msg, b->len[i]) != NSC_WIRE_OK)
+            abort();
+        size_t n = d.nstrs + d.nctxs + d.nevents + d.nstates + d.ncompletions;
+        for (size_t k = 0; k < n; k++) {
+            int rc;
+            while ((rc = splice ? nsc_splice_copy(&sp, &sec->e) : reencode_one(&sec->e, &d, k)) ==
+                   NSC_WIRE_FULL)
+                section_open(sec);
+            if (rc != NSC_WIRE_OK)
+                abort();
+        }
+        nsc_batch_release(&d);
+    }
+}
+
 static size_t rec_size(const rec *r)
 {
     switch (r->tag) {
@@ -261,10 +313,11 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-enum { ENCODE, DECODE, MEMCPY, MSGPACK_C, NPHASES };
+enum { ENCODE, DECODE, MEMCPY, MSGPACK_C, AGENT_ENCODE, AGENT_SPLICE, NPHASES };
 static const char *const phase_names[NPHASES] = {
     "encode (nsc_enc_*)", "decode (nsc_batch_decode)",
-    "baseline: memcpy of raw structs", "baseline: msgpack-c unpack, no validation"};
+    "baseline: memcpy of raw structs", "baseline: msgpack-c unpack, no validation",
+    "agent: decode + re-encode into a section", "agent: decode + splice into a section"};
 
 int main(int argc, char **argv)
 {
@@ -282,9 +335,11 @@ int main(int argc, char **argv)
     batches b = {.mem = malloc(max_batches * BATCH_BYTES), .off = malloc(max_batches * sizeof(size_t)),
                  .len = malloc(max_batches * sizeof(size_t))};
     uint8_t *raw = malloc(BATCH_BYTES);
+    section sec = {.buf = malloc(SECTION_BYTES)};
     uint64_t bytes_per_tag[NSC_WIRE_TAG_COUNT] = {0};
-    if (!b.mem || !b.off || !b.len || !raw)
+    if (!b.mem || !b.off || !b.len || !raw || !sec.buf)
         return 1;
+    section_open(&sec);
     encode_all(&s, &b, bytes_per_tag);  /* warm-up and size accounting */
 
     double t[NPHASES][100];
@@ -301,6 +356,12 @@ int main(int argc, char **argv)
         if (msgpack_c_unpack_all(&b) != s.n)
             abort();
         double t4 = now_s();
+        agent_stage(&b, &sec, 0);
+        double t5 = now_s();
+        agent_stage(&b, &sec, 1);
+        double t6 = now_s();
+        t[AGENT_ENCODE][r] = t5 - t4;
+        t[AGENT_SPLICE][r] = t6 - t5;
         t[ENCODE][r] = t1 - t0;
         t[DECODE][r] = t2 - t1;
         t[MEMCPY][r] = t3 - t2;
@@ -329,6 +390,7 @@ int main(int argc, char **argv)
     }
     printf("\nbytes per Coll: %.2f\n", (double)bytes_per_tag[NSC_T_COLL] / (double)count[NSC_T_COLL]);
     free(raw);
+    free(sec.buf);
     free(b.mem);
     free(b.off);
     free(b.len);
