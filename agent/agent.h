@@ -42,6 +42,7 @@ typedef struct nsc_agent {
     struct event_base *base;
     struct evhttp *http;
     nsc_ingest_stats in;
+    nsc_scan scan;         /* the batch being routed; its arrays are reused */
     int in_multipart;      /* skipping the later parts of a rejected message */
     uint64_t start_ns;
 } nsc_agent;

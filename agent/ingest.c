@@ -23,6 +23,10 @@ int nsc_ingest_open(nsc_agent *a, char err[256])
     snprintf(ep, sizeof ep, "ipc://%s", path);
     int64_t zmax = (int64_t)(a->cfg.max_batch_kb * 1024 * 2);
     int linger = 0, hwm = a->cfg.queue > INT_MAX ? INT_MAX : (int)a->cfg.queue;
+    /* Decoded: the PXN candidates (and the Coll events' progress) and the
+     * foreign events; every other event is only checked, then spliced. */
+    a->scan.keep_types = 1u << NSC_T_COLL | 1u << NSC_T_P2P;
+    a->scan.keep_flags = NSC_EVF_FOREIGN;
     if (!(a->zctx = zmq_ctx_new()) || !(a->pull = zmq_socket(a->zctx, ZMQ_PULL)) ||
         zmq_setsockopt(a->pull, ZMQ_MAXMSGSIZE, &zmax, sizeof zmax) != 0 ||
         zmq_setsockopt(a->pull, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
@@ -44,20 +48,22 @@ void nsc_ingest_close(nsc_agent *a)
     if (a->zctx)
         zmq_ctx_term(a->zctx);
     a->pull = a->zctx = NULL;
+    nsc_scan_free(&a->scan);
 }
 
 /* The batch's records into p's section in their order, spliced from msg
- * (the bytes b was decoded from): foreign events go to the PXN resolver
- * instead, the decoded form (b) says which. */
-static void route_records(nsc_agent *a, nsc_reg_proc *p, const void *msg, size_t len, const nsc_batch *b,
+ * (the bytes s scanned): foreign events go to the PXN resolver instead, and
+ * the events the scan decoded are PXN candidates. */
+static void route_records(nsc_agent *a, nsc_reg_proc *p, const void *msg, size_t len, const nsc_scan *s,
                           uint64_t now_ns)
 {
+    const nsc_batch *b = &s->b;
     nsc_splice sp;
-    size_t k = 0;  /* b->events[k]: the next event record */
+    size_t k = 0;  /* b->events[k]: the next decoded event */
     if (nsc_splice_begin(&sp, msg, len) != NSC_WIRE_OK)
-        return;  /* b was decoded from msg: never */
-    for (int tag; (tag = nsc_splice_tag(&sp)) >= 0;) {
-        const nsc_event *ev = tag < NSC_T_COUNT && k < b->nevents ? &b->events[k++] : NULL;
+        return;  /* s was scanned from msg: never */
+    for (uint32_t r = 0; nsc_splice_tag(&sp) >= 0; r++) {
+        const nsc_event *ev = k < b->nevents && s->event_at[k] == r ? &b->events[k++] : NULL;
         if (ev && (ev->flags & NSC_EVF_FOREIGN)) {
             a->in.foreign++;
             nsc_pxn_submit(a->pxn, p->key, p->id.pid, ev, now_ns);
@@ -75,8 +81,9 @@ static void route_records(nsc_agent *a, nsc_reg_proc *p, const void *msg, size_t
     }
 }
 
-void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_batch *b, uint64_t now_ns)
+void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_scan *s, uint64_t now_ns)
 {
+    const nsc_batch *b = &s->b;
     unsigned news;
     nsc_reg_proc *p = nsc_reg_get(a->reg, &b->hdr, now_ns, &news);
     if (!p) {
@@ -85,14 +92,14 @@ void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_batch
     }
     if ((news & NSC_REG_STARTED) && nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
         a->in.nomem++;
-    if (nsc_reg_learn(a->reg, p, b) != 0)
+    if (nsc_reg_learn(a->reg, p, s) != 0)
         a->in.table_full++;
     if ((news & NSC_REG_FINISHED) && nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
         a->in.nomem++;
-    route_records(a, p, msg, len, b, now_ns);
-    a->in.events += b->nevents;
-    a->in.states += b->nstates;
-    a->in.completions += b->ncompletions;
+    route_records(a, p, msg, len, s, now_ns);
+    a->in.events += s->nevents;
+    a->in.states += s->nstates;
+    a->in.completions += s->ncompletions;
     a->in.defs += b->nstrs + b->nctxs;
 }
 
@@ -107,14 +114,12 @@ static void take(nsc_agent *a, zmq_msg_t *m, uint64_t now_ns)
         return;
     }
     nsc_dec_limits lim = {.max_msg = (size_t)a->cfg.max_batch_kb * 1024};
-    nsc_batch b;
-    int rc = nsc_batch_decode(zmq_msg_data(m), len, &lim, &b);
+    int rc = nsc_batch_scan(zmq_msg_data(m), len, &lim, &a->scan);
     if (rc != NSC_WIRE_OK) {
         a->in.rejects[-rc < NSC_REJECT_COUNT ? -rc : NSC_WIRE_OK]++;
         return;
     }
-    nsc_ingest_route(a, zmq_msg_data(m), len, &b, now_ns);
-    nsc_batch_release(&b);
+    nsc_ingest_route(a, zmq_msg_data(m), len, &a->scan, now_ns);
 }
 
 void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns)

@@ -1,9 +1,11 @@
 /* ingest.h: the agent's receiving side.
  *
  * Owns the PULL socket on ipc://<rundir>/agent.sock (file mode 0660,
- * ZMQ_MAXMSGSIZE twice the decoder's limit), the decoding of every message
- * with the wire codec (a malformed one is rejected whole and counted by
- * reason), and the routing of a decoded batch: registry, PXN resolver, output.
+ * ZMQ_MAXMSGSIZE twice the decoder's limit), the scan of every message with
+ * the wire codec (checked whole as nsc_batch_decode checks it: a malformed one
+ * is rejected whole and counted by reason; only the records the agent reads
+ * are decoded), and the routing of a scanned batch: registry, PXN resolver,
+ * output.
  */
 #ifndef NCCLSCOPE_AGENT_INGEST_H
 #define NCCLSCOPE_AGENT_INGEST_H
@@ -19,8 +21,8 @@ void nsc_ingest_close(nsc_agent *a);
 unsigned nsc_ingest_drain(nsc_agent *a, unsigned max);
 /* Store what waits as one spool entry (a failed allocation is counted). */
 void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns);
-/* Route one batch: b, decoded from msg[0..len). */
-void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_batch *b, uint64_t now_ns);
+/* Route one batch: s, scanned from msg[0..len). */
+void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_scan *s, uint64_t now_ns);
 /* Metric label of a reject reason index, or NULL for an unused index. */
 const char *nsc_ingest_reason(unsigned idx);
 /* The PXN sink the resolver reports to (routes into a's registry and output). */

@@ -176,8 +176,9 @@ static void note_progress(nsc_reg_proc *p, const nsc_event *ev)
     strcpy(g->func, func);
 }
 
-int nsc_reg_learn(nsc_registry *r, nsc_reg_proc *p, const nsc_batch *b)
+int nsc_reg_learn(nsc_registry *r, nsc_reg_proc *p, const nsc_scan *s)
 {
+    const nsc_batch *b = &s->b;
     int rc = 0;
     (void)r;
     if (b->hdr.seq == 0 && p->batches > 1) {
@@ -202,7 +203,7 @@ int nsc_reg_learn(nsc_registry *r, nsc_reg_proc *p, const nsc_batch *b)
     }
     for (size_t i = 0; i < b->nevents; i++)
         note_progress(p, &b->events[i]);
-    p->events += b->nevents;
+    p->events += s->nevents;
     if (b->has_counters)
         p->counters = b->counters;
     return rc;

@@ -64,9 +64,10 @@ enum {
 nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t now_ns, unsigned *news);
 nsc_reg_proc *nsc_reg_find(nsc_registry *r, const char *host, uint32_t pid);
 nsc_reg_proc *nsc_reg_by_key(nsc_registry *r, uint64_t key);
-/* Take the definitions, progress and counters of a batch from p. Returns 0, or
+/* Take the definitions, progress (from the Coll events, which the scan must
+ * keep) and counters of a batch from p. Returns 0, or
  * -1 when a table could not grow (the definition is lost, counted by caller). */
-int nsc_reg_learn(nsc_registry *r, nsc_reg_proc *p, const nsc_batch *b);
+int nsc_reg_learn(nsc_registry *r, nsc_reg_proc *p, const nsc_scan *s);
 /* The text of string id s in p ("" when unknown). */
 const char *nsc_reg_str(const nsc_reg_proc *p, nsc_str s);
 /* Check liveness; call died(arg, p) once for each process found dead now. */

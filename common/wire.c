@@ -692,8 +692,9 @@ static inline int rd_field(cursor *c, uint8_t *rec, const field *f, deltas *d)
     int rc;
     if (f->kind == K_TEXT || f->kind == K_U64X16)
         return rd_compound(c, rec, f);
-    if (f->kind == K_REF && left(c) && *c->p == 0xc0) {  /* nil: no reference (record zeroed) */
+    if (f->kind == K_REF && left(c) && *c->p == 0xc0) {  /* nil: no reference */
         c->p++;
+        store(rec, f, 0);
         return NSC_WIRE_OK;
     }
     if ((rc = rd_scalar(c, f->kind, &v)) != NSC_WIRE_OK)
@@ -939,21 +940,30 @@ static int batch_alloc(nsc_batch *b, const size_t count[KIND_COUNT])
     return NSC_WIRE_OK;
 }
 
-int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_batch *out)
+/* A cursor over a whole message under the decoder's limits. */
+static int open_message(const void *buf, size_t len, const nsc_dec_limits *lim, cursor *c)
 {
-    memset(out, 0, sizeof *out);
     size_t max_msg = lim && lim->max_msg ? lim->max_msg : NSC_WIRE_MAX_MSG;
     uint32_t max_records = lim && lim->max_records ? lim->max_records : 1u << 20;
     if (len == 0)
         return NSC_WIRE_EMPTY;
     if (len > max_msg)
         return NSC_WIRE_TOO_LARGE;
+    *c = (cursor){buf, (const uint8_t *)buf + len, max_msg, max_records};
+    return NSC_WIRE_OK;
+}
 
-    cursor c = {buf, (const uint8_t *)buf + len, max_msg, max_records};
+int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_batch *out)
+{
+    memset(out, 0, sizeof *out);
+    cursor c;
     nsc_batch_hdr hdr;
     uint32_t nrecords;
     size_t cap[KIND_COUNT] = {0}, count[KIND_COUNT] = {0};
-    int rc = rd_batch_start(&c, &hdr, &nrecords);
+    int rc = open_message(buf, len, lim, &c);
+    if (rc != NSC_WIRE_OK)
+        return rc;
+    rc = rd_batch_start(&c, &hdr, &nrecords);
     const uint8_t *records = c.p;
     if (rc == NSC_WIRE_OK)
         rc = count_records(&c, nrecords, cap);
@@ -977,6 +987,169 @@ int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc
     out->nctxs = count[KIND_CTX];
     out->nstrs = count[KIND_STR];
     return NSC_WIRE_OK;
+}
+
+/* ---- scanning: every record checked, some decoded ---------------------- */
+
+/* Room for element n of an array of cap elements (doubled as needed). */
+static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return NSC_WIRE_OK;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *a = realloc(*arr, c * elem);
+    if (!a)
+        return NSC_WIRE_NOMEM;
+    *arr = a;
+    *cap = c;
+    return NSC_WIRE_OK;
+}
+
+static int grow_events(nsc_scan *s)
+{
+    size_t cap = s->cap_events;  /* both arrays must have the room */
+    int rc = grow_array((void **)&s->b.events, &cap, s->b.nevents, sizeof *s->b.events);
+    if (rc == NSC_WIRE_OK && cap != s->cap_events)
+        rc = grow_array((void **)&s->event_at, &s->cap_events, s->b.nevents, sizeof *s->event_at);
+    return rc;
+}
+
+/* A field rd_field read into src, into dst (zeroed). */
+static void copy_field(uint8_t *dst, const uint8_t *src, const field *f)
+{
+    if (f->kind == K_TEXT)
+        memcpy(dst + f->off, src + f->off, TEXT_MAX + 1);
+    else if (f->kind == K_U64X16)
+        memcpy(dst + f->off, src + f->off, NSC_T_COUNT * sizeof(uint64_t));
+    else
+        store(dst, f, load(src, f));
+}
+
+/* The slot a record read as rec goes to, or NULL when the scan does not
+ * keep it; *rc is NSC_WIRE_NOMEM when it should but cannot. */
+static uint8_t *keep_slot(nsc_scan *s, unsigned tag, const uint8_t *rec, uint32_t index, int *rc)
+{
+    nsc_batch *b = &s->b;
+    switch (tag_kind(tag)) {
+    case KIND_EVENT:
+        if (!(s->keep_types >> tag & 1) && !(((const nsc_event *)rec)->flags & s->keep_flags))
+            return NULL;
+        if ((*rc = grow_events(s)) != NSC_WIRE_OK)
+            return NULL;
+        s->event_at[b->nevents] = index;
+        return (uint8_t *)&b->events[b->nevents++];
+    case KIND_STR:
+        if ((*rc = grow_array((void **)&b->strs, &s->cap_strs, b->nstrs, sizeof *b->strs)) != NSC_WIRE_OK)
+            return NULL;
+        return (uint8_t *)&b->strs[b->nstrs++];
+    case KIND_CTX:
+        if ((*rc = grow_array((void **)&b->ctxs, &s->cap_ctxs, b->nctxs, sizeof *b->ctxs)) != NSC_WIRE_OK)
+            return NULL;
+        return (uint8_t *)&b->ctxs[b->nctxs++];
+    case KIND_COUNTERS:
+        b->has_counters = 1;
+        return (uint8_t *)&b->counters;
+    default:
+        return NULL;  /* states and completions are counted only */
+    }
+}
+
+/* One record's values read into rec and checked, or at the first value error
+ * (*value_err) stepped over field by field: nsc_batch_decode reads no value
+ * after that error and reports it only if the structure of the whole batch,
+ * which this checks in every case, is sound. */
+static int scan_fields(cursor *c, const layout *L, uint32_t n, uint8_t *rec, deltas *d, int *value_err)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *at = c->p;
+        int rc;
+        if (*value_err == NSC_WIRE_OK) {
+            if ((rc = rd_field(c, rec, &L->f[i], d)) == NSC_WIRE_OK)
+                continue;
+            *value_err = rc;
+            c->p = at;
+        }
+        if ((rc = skip_field(c)) != NSC_WIRE_OK)
+            return rc;
+    }
+    return NSC_WIRE_OK;
+}
+
+static int scan_record(cursor *c, nsc_scan *s, uint32_t index, deltas *d, int *value_err)
+{
+    union {
+        nsc_event ev;
+        nsc_state_rec state;
+        nsc_completion completion;
+        nsc_str_def str;
+        nsc_ctx_def ctx;
+        nsc_counters counters;
+    } scratch;
+    uint8_t *rec = (uint8_t *)&scratch;
+    uint32_t n;
+    uint64_t tag;
+    const layout *L;
+    int rc = rd_record_head(c, &n, &tag, &L);
+    if (rc == NSC_WIRE_OK)
+        rc = scan_fields(c, L, n, rec, d, value_err);
+    if (rc != NSC_WIRE_OK || *value_err != NSC_WIRE_OK)
+        return rc;
+    unsigned kind = tag_kind((unsigned)tag);
+    s->nevents += kind == KIND_EVENT;
+    s->nstates += kind == KIND_STATE;
+    s->ncompletions += kind == KIND_COMPLETION;
+    uint8_t *slot = keep_slot(s, (unsigned)tag, rec, index, value_err);
+    if (slot) {  /* as rd_record fills it: zeroed, then the fields sent */
+        memset(slot, 0, L->size);
+        if (kind == KIND_EVENT)
+            ((nsc_event *)slot)->type = (uint8_t)tag;
+        for (uint32_t i = 0; i < n; i++)
+            copy_field(slot, rec, &L->f[i]);
+    }
+    return NSC_WIRE_OK;
+}
+
+/* The scan's results emptied; its arrays stay for the next scan. */
+static void scan_empty(nsc_scan *s)
+{
+    nsc_batch *b = &s->b;
+    memset(&b->hdr, 0, sizeof b->hdr);
+    b->nevents = b->nstrs = b->nctxs = 0;
+    b->has_counters = 0;
+    s->nevents = s->nstates = s->ncompletions = 0;
+}
+
+int nsc_batch_scan(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_scan *s)
+{
+    scan_empty(s);
+    cursor c;
+    uint32_t nrecords;
+    int rc = open_message(buf, len, lim, &c);
+    if (rc == NSC_WIRE_OK)
+        rc = rd_batch_start(&c, &s->b.hdr, &nrecords);
+    /* Value errors and a failed allocation rank below the structure's errors
+     * and trailing bytes, as in nsc_batch_decode (which allocates after its
+     * structural pass); NOMEM is reported as one as well. */
+    int late = NSC_WIRE_OK;
+    deltas d = {.base_ns = s->b.hdr.base_ns, .pid = s->b.hdr.proc.pid};
+    for (uint32_t i = 0; rc == NSC_WIRE_OK && i < nrecords; i++)
+        rc = scan_record(&c, s, i, &d, &late);
+    if (rc == NSC_WIRE_OK && c.p != c.end)
+        rc = NSC_WIRE_TRAILING;
+    if (rc == NSC_WIRE_OK)
+        rc = late;
+    if (rc != NSC_WIRE_OK)
+        scan_empty(s);
+    return rc;
+}
+
+void nsc_scan_free(nsc_scan *s)
+{
+    free(s->b.events);
+    free(s->b.strs);
+    free(s->b.ctxs);
+    free(s->event_at);
+    memset(s, 0, sizeof *s);
 }
 
 /* ---- splicing: records of one batch into another ----------------------- */

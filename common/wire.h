@@ -129,6 +129,29 @@ typedef struct nsc_batch {
 int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_batch *out);
 void nsc_batch_release(nsc_batch *b);
 
+/* Scanning: a batch validated whole, exactly as nsc_batch_decode validates it
+ * (the same messages accepted, the same error for each rejected one), in one
+ * pass that decodes only the records a reader needs: every string, context
+ * and counters record, and the events keep_types or keep_flags select. The
+ * other records are only checked and counted (their bytes are then spliced,
+ * see below). The arrays belong to the scan, grow as needed and are reused
+ * by the next scan: a steady stream of batches allocates nothing. */
+typedef struct nsc_scan {
+    uint32_t keep_types;  /* in: 1 << type for the event types to decode */
+    uint8_t keep_flags;   /* in: also decode the events with one of these flags */
+    nsc_batch b;          /* out: header, strs, ctxs, counters and the kept events
+                           * (b.states, b.completions: none) */
+    uint32_t *event_at;   /* out: the record number of b.events[i] in the batch */
+    size_t nevents, nstates, ncompletions;  /* out: the batch's records of each kind */
+    size_t cap_events, cap_strs, cap_ctxs;  /* room in the arrays */
+} nsc_scan;
+
+/* Scan buf[0..len) into s (keep_* set by the caller). Returns 0, or the
+ * negative nsc_wire_err nsc_batch_decode would return for the message; on
+ * error s->b holds nothing. lim may be NULL. */
+int nsc_batch_scan(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_scan *s);
+void nsc_scan_free(nsc_scan *s);
+
 /* msgpack primitives, shared with the other codecs of common/ (a2c.c) so the
  * byte format is written and read in one place. Writers do no bounds checks:
  * the caller reserves 9 bytes plus the payload (texts: at most 63 bytes are

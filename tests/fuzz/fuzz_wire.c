@@ -3,11 +3,14 @@
  * Any input must be accepted or rejected with an error code, without a crash,
  * a sanitizer report or a leak. An input that decodes must also re-encode to
  * a batch that decodes to the same values (the codec loses nothing it kept).
+ * The scanner (nsc_batch_scan, the agent's reader) must return what the
+ * decoder returns for every input and keep exactly what it is asked to.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan_check.h"
 #include "wire.h"
 
 static size_t batch_records(const nsc_batch *b)
@@ -57,6 +60,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static nsc_scan scan;  /* reused, as the agent reuses its scan */
+    uint32_t keep_types = size ? (uint32_t)data[size - 1] * 0x0101u : 0;  /* varies with the input */
+    if (scan_check(data, size, keep_types, size ? data[0] : 0, &scan))
+        abort();
     nsc_batch first, second;
     if (nsc_batch_decode(data, size, NULL, &first) != NSC_WIRE_OK)
         return 0;
