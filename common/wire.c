@@ -1114,6 +1114,7 @@ static void scan_empty(nsc_scan *s)
 {
     nsc_batch *b = &s->b;
     memset(&b->hdr, 0, sizeof b->hdr);
+    memset(&b->counters, 0, sizeof b->counters);
     b->nevents = b->nstrs = b->nctxs = 0;
     b->has_counters = 0;
     s->nevents = s->nstates = s->ncompletions = 0;

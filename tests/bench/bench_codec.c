@@ -7,8 +7,10 @@
  * bytes per event per type, and two baselines measured in the same run:
  * memcpy of the raw structs into 64 KiB buffers (encode) and msgpack-c's
  * generic unpacker on the same batches (decode, no validation, no structs).
- * The agent's stage is timed both ways: decode and re-encode every record
- * into a 1 MiB section (its old path), decode and splice (its path now).
+ * The agent's stage is timed three ways: decode and re-encode every record
+ * into a 1 MiB section (its first path), decode and splice (its second),
+ * scan (check every record, decode only what the agent reads) and splice
+ * (its path now).
  *
  * Usage: bench_codec [collectives] [repetitions]
  */
@@ -204,9 +206,10 @@ static size_t decode_all(const batches *b)
     return nevents;
 }
 
-/* The agent's codec stage: each batch decoded (validated), then its records
- * appended to a section with another time base, by re-encoding the decoded
- * structs or by splicing the received bytes (agent/ingest.c). */
+/* The agent's codec stage: each batch decoded or scanned (validated), then
+ * its records appended to a section with another time base, by re-encoding
+ * the decoded structs or by splicing the received bytes (agent/ingest.c). */
+enum { RE_ENCODE, DECODE_SPLICE, SCAN_SPLICE };
 typedef struct section {
     nsc_enc e;
     uint8_t *buf;
@@ -231,19 +234,32 @@ static int reencode_one(nsc_enc *e, const nsc_batch *d, size_t k)
                     : nsc_enc_completion(e, &d->completions[k - n4]);
 }
 
-static void agent_stage(const batches *b, section *sec, int splice)
+/* Validate one batch the way mode's path does; returns its record count. */
+static size_t agent_check(const uint8_t *msg, size_t len, int mode, nsc_batch *d, nsc_scan *scan)
+{
+    memset(d, 0, sizeof *d);
+    if (mode == SCAN_SPLICE) {
+        if (nsc_batch_scan(msg, len, NULL, scan) != NSC_WIRE_OK)
+            abort();
+        return scan->b.nstrs + scan->b.nctxs + scan->nevents + scan->nstates + scan->ncompletions;
+    }
+    if (nsc_batch_decode(msg, len, NULL, d) != NSC_WIRE_OK)
+        abort();
+    return d->nstrs + d->nctxs + d->nevents + d->nstates + d->ncompletions;
+}
+
+static void agent_stage(const batches *b, section *sec, int mode, nsc_scan *scan)
 {
     for (size_t i = 0; i < b->n; i++) {
         nsc_batch d;
         nsc_splice sp;
         const uint8_t *msg = b->mem + b->off[i];
-        if (nsc_batch_decode(msg, b->len[i], NULL, &d) != NSC_WIRE_OK ||
-            nsc_splice_begin(&sp, msg, b->len[i]) != NSC_WIRE_OK)
+        size_t n = agent_check(msg, b->len[i], mode, &d, scan);
+        if (nsc_splice_begin(&sp, msg, b->len[i]) != NSC_WIRE_OK)
             abort();
-        size_t n = d.nstrs + d.nctxs + d.nevents + d.nstates + d.ncompletions;
         for (size_t k = 0; k < n; k++) {
             int rc;
-            while ((rc = splice ? nsc_splice_copy(&sp, &sec->e) : reencode_one(&sec->e, &d, k)) ==
+            while ((rc = mode == RE_ENCODE ? reencode_one(&sec->e, &d, k) : nsc_splice_copy(&sp, &sec->e)) ==
                    NSC_WIRE_FULL)
                 section_open(sec);
             if (rc != NSC_WIRE_OK)
@@ -313,11 +329,12 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-enum { ENCODE, DECODE, MEMCPY, MSGPACK_C, AGENT_ENCODE, AGENT_SPLICE, NPHASES };
+enum { ENCODE, DECODE, MEMCPY, MSGPACK_C, AGENT_ENCODE, AGENT_SPLICE, AGENT_SCAN, NPHASES };
 static const char *const phase_names[NPHASES] = {
     "encode (nsc_enc_*)", "decode (nsc_batch_decode)",
     "baseline: memcpy of raw structs", "baseline: msgpack-c unpack, no validation",
-    "agent: decode + re-encode into a section", "agent: decode + splice into a section"};
+    "agent: decode + re-encode into a section", "agent: decode + splice into a section",
+    "agent: scan + splice into a section"};
 
 int main(int argc, char **argv)
 {
@@ -336,6 +353,7 @@ int main(int argc, char **argv)
                  .len = malloc(max_batches * sizeof(size_t))};
     uint8_t *raw = malloc(BATCH_BYTES);
     section sec = {.buf = malloc(SECTION_BYTES)};
+    nsc_scan scan = {.keep_types = 1u << NSC_T_COLL | 1u << NSC_T_P2P, .keep_flags = NSC_EVF_FOREIGN};
     uint64_t bytes_per_tag[NSC_WIRE_TAG_COUNT] = {0};
     if (!b.mem || !b.off || !b.len || !raw || !sec.buf)
         return 1;
@@ -356,12 +374,15 @@ int main(int argc, char **argv)
         if (msgpack_c_unpack_all(&b) != s.n)
             abort();
         double t4 = now_s();
-        agent_stage(&b, &sec, 0);
+        agent_stage(&b, &sec, RE_ENCODE, &scan);
         double t5 = now_s();
-        agent_stage(&b, &sec, 1);
+        agent_stage(&b, &sec, DECODE_SPLICE, &scan);
         double t6 = now_s();
+        agent_stage(&b, &sec, SCAN_SPLICE, &scan);
+        double t7 = now_s();
         t[AGENT_ENCODE][r] = t5 - t4;
         t[AGENT_SPLICE][r] = t6 - t5;
+        t[AGENT_SCAN][r] = t7 - t6;
         t[ENCODE][r] = t1 - t0;
         t[DECODE][r] = t2 - t1;
         t[MEMCPY][r] = t3 - t2;
@@ -389,6 +410,7 @@ int main(int argc, char **argv)
         printf("%-16s %10zu %14.2f\n", name, count[tag], (double)bytes_per_tag[tag] / (double)count[tag]);
     }
     printf("\nbytes per Coll: %.2f\n", (double)bytes_per_tag[NSC_T_COLL] / (double)count[NSC_T_COLL]);
+    nsc_scan_free(&scan);
     free(raw);
     free(sec.buf);
     free(b.mem);

@@ -117,5 +117,11 @@ Test(scan, limits_and_reuse)
     cr_assert_eq(s.b.events, events, "the arrays are reused");
     cr_assert_eq(nsc_batch_scan(msg, len - 1, NULL, &s), NSC_WIRE_TRUNCATED);
     cr_assert(s.b.nevents == 0 && s.nevents == 0 && s.b.nstrs == 0 && !s.b.has_counters);
+    cr_assert_eq(nsc_batch_scan(msg, len, NULL, &s), NSC_WIRE_OK);
+    nsc_batch_hdr h;  /* then a batch without counters: none of the last ones stay */
+    nsc_enc e;
+    sample_hdr(&h);
+    cr_assert_eq(nsc_enc_begin(&e, msg, CAP, &h), NSC_WIRE_OK);
+    agrees(msg, nsc_enc_finish(&e), AGENT_TYPES, NSC_EVF_FOREIGN, &s, "no counters", 0);
     nsc_scan_free(&s);
 }
