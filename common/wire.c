@@ -12,6 +12,7 @@
  * pass, so the three can never disagree about the format.
  */
 #include "wire.h"
+#include "grow.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -991,26 +992,18 @@ int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc
 
 /* ---- scanning: every record checked, some decoded ---------------------- */
 
-/* Room for element n of an array of cap elements (doubled as needed). */
-static int grow_array(void **arr, size_t *cap, size_t n, size_t elem)
+/* Room for element n of an array of cap elements, as the scan's error. */
+static int grow_array(void *arrp, size_t *cap, size_t n, size_t elem)
 {
-    if (n < *cap)
-        return NSC_WIRE_OK;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *a = realloc(*arr, c * elem);
-    if (!a)
-        return NSC_WIRE_NOMEM;
-    *arr = a;
-    *cap = c;
-    return NSC_WIRE_OK;
+    return nsc_grow(arrp, n, cap, elem, 64) ? NSC_WIRE_NOMEM : NSC_WIRE_OK;
 }
 
 static int grow_events(nsc_scan *s)
 {
     size_t cap = s->cap_events;  /* both arrays must have the room */
-    int rc = grow_array((void **)&s->b.events, &cap, s->b.nevents, sizeof *s->b.events);
+    int rc = grow_array(&s->b.events, &cap, s->b.nevents, sizeof *s->b.events);
     if (rc == NSC_WIRE_OK && cap != s->cap_events)
-        rc = grow_array((void **)&s->event_at, &s->cap_events, s->b.nevents, sizeof *s->event_at);
+        rc = grow_array(&s->event_at, &s->cap_events, s->b.nevents, sizeof *s->event_at);
     return rc;
 }
 
@@ -1039,11 +1032,11 @@ static uint8_t *keep_slot(nsc_scan *s, unsigned tag, const uint8_t *rec, uint32_
         s->event_at[b->nevents] = index;
         return (uint8_t *)&b->events[b->nevents++];
     case KIND_STR:
-        if ((*rc = grow_array((void **)&b->strs, &s->cap_strs, b->nstrs, sizeof *b->strs)) != NSC_WIRE_OK)
+        if ((*rc = grow_array(&b->strs, &s->cap_strs, b->nstrs, sizeof *b->strs)) != NSC_WIRE_OK)
             return NULL;
         return (uint8_t *)&b->strs[b->nstrs++];
     case KIND_CTX:
-        if ((*rc = grow_array((void **)&b->ctxs, &s->cap_ctxs, b->nctxs, sizeof *b->ctxs)) != NSC_WIRE_OK)
+        if ((*rc = grow_array(&b->ctxs, &s->cap_ctxs, b->nctxs, sizeof *b->ctxs)) != NSC_WIRE_OK)
             return NULL;
         return (uint8_t *)&b->ctxs[b->nctxs++];
     case KIND_COUNTERS:
