@@ -95,8 +95,8 @@ static int pxn_origin_of(const emu_opts *o, int g)
     return node * m + (g % m + m - 1) % m;
 }
 
-static pid_t spawn(const emu_opts *o, int argc, char **argv, int proc, const char *acct, uint64_t epoch,
-                   int (*pipes)[2], int nranks)
+static pid_t spawn(const emu_opts *o, int argc, char **argv, int proc, const char *acct, const char *start,
+                   uint64_t epoch, int (*pipes)[2], int nranks)
 {
     int per = ranks_per_proc(o), first = proc * per, node = first / o->ranks_per_node;
     pid_t pid = fork();
@@ -112,8 +112,8 @@ static pid_t spawn(const emu_opts *o, int argc, char **argv, int proc, const cha
                     close(pipes[g][e]);
     }
     node_environment(o, node, epoch);
-    char spec[700];
-    snprintf(spec, sizeof spec, "%d,%d,%d,%d,%d,%s", node, first, per, wfd, rfd, acct);
+    char spec[1200];
+    snprintf(spec, sizeof spec, "%d,%d,%d,%d,%d,%s,%s", node, first, per, wfd, rfd, start, acct);
     char **args = calloc((size_t)argc + 3, sizeof *args);
     if (!args)
         _exit(127);
@@ -143,6 +143,10 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
             if (pipe(pipes[g]))
                 emu_die("pipe: %s", strerror(errno));
     }
+    char start[sizeof tmpl + 8];
+    snprintf(start, sizeof start, "%s/start", tmpl);
+    if (emu_start_create(start))
+        emu_die("cannot create %s", start);
     uint64_t epoch = emu_epoch_ns();
     for (int p = 0; p < nprocs; p++) {
         emu_proc_result *r = &procs[p];
@@ -151,7 +155,7 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
                             emu_sample_cap(o)))
             emu_die("cannot create %s", r->acct_path);
         r->node = p * per / o->ranks_per_node;
-        r->pid = spawn(o, argc, argv, p, r->acct_path, epoch, pipes, nranks);
+        r->pid = spawn(o, argc, argv, p, r->acct_path, start, epoch, pipes, nranks);
         if (r->pid < 0)
             emu_die("fork: %s", strerror(errno));
     }
@@ -172,6 +176,7 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
     int rc = emu_summary_write(o, o->summary, procs, nprocs, epoch) || failed ? 1 : 0;
     for (int p = 0; p < nprocs; p++)
         unlink(procs[p].acct_path);
+    unlink(start);
     rmdir(tmpl);
     free(procs);
     if (failed)
@@ -184,6 +189,7 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
 typedef struct driver {
     emu_world *w;
     const emu_scenario *sc;
+    const char *start;  /* the job's start barrier (start.c) */
     int first, count, node;
     int rc;
 } driver;
@@ -220,6 +226,8 @@ static void *drive(void *arg)
     }
     if (emu_pxn_serve_start(d->w, rp[0]))
         emu_die("cannot start the PXN thread");
+    if (!o->unsynced_init)
+        emu_start_wait(d->start, d->count, nranks);
     for (int c = 0; c < o->comms; c++)
         d->rc |= d->sc->run(d->w, &rp[c * d->count], d->count);
     for (size_t i = 0; i < n; i++)
@@ -236,7 +244,9 @@ static void *drive(void *arg)
 int emu_worker_main(const emu_opts *o)
 {
     int node, first, count, wfd, rfd, used = 0;
-    if (sscanf(o->worker, "%d,%d,%d,%d,%d,%n", &node, &first, &count, &wfd, &rfd, &used) != 5 || !used)
+    char start[512];
+    if (sscanf(o->worker, "%d,%d,%d,%d,%d,%511[^,],%n", &node, &first, &count, &wfd, &rfd, start, &used) != 6 ||
+        !used)
         emu_die("bad worker spec");
     emu_world w = {.o = o, .plugin_spec = o->plugin ? o->plugin : getenv("NCCL_PROFILER_PLUGIN")};
     pthread_mutex_init(&w.lock, NULL);
@@ -253,7 +263,7 @@ int emu_worker_main(const emu_opts *o)
         emu_die("out of memory");
     int per_thread = count / threads;
     for (int i = 0; i < threads; i++) {
-        d[i] = (driver){&w, sc, first + i * per_thread, per_thread, node, 0};
+        d[i] = (driver){&w, sc, start, first + i * per_thread, per_thread, node, 0};
         if (threads == 1)
             drive(&d[i]);
         else if (pthread_create(&t[i], NULL, drive, &d[i]))

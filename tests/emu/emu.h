@@ -49,6 +49,7 @@ typedef struct emu_opts {
     int hang_rank, hang_after, hang_ms;
     int kill_rank, kill_after, kill_delay_ms;
     bool pxn_probe;
+    bool unsynced_init;   /* no start barrier (start.c) */
     bool ce;              /* collectives on the copy engine (v6+ CeColl/CeSync/CeBatch) */
     bool kernel_phases;   /* v7 KernelPhase children of each KernelCh */
     int net_qps;          /* IB queue pairs per network step: NetPlugin events each (0: none) */
@@ -63,7 +64,7 @@ typedef struct emu_opts {
     bool bench;
     int bench_threads, bench_reps;
     long bench_iters;
-    const char *worker;   /* hidden: "NODE,FIRST,COUNT,ACCTFILE" */
+    const char *worker;   /* hidden: "NODE,FIRST,COUNT,WFD,RFD,STARTFILE,ACCTFILE" */
 } emu_opts;
 
 /* ---- loader.c ---- */
@@ -368,6 +369,11 @@ uint64_t emu_cluster_comm_hash(const emu_opts *o, int c);
 /* ---- cluster.c ---- */
 int emu_cluster_run(const emu_opts *o, int argc, char **argv);
 int emu_worker_main(const emu_opts *o);
+
+/* ---- start.c: every rank leaves comm init when all have joined ---- */
+int emu_start_create(const char *path);
+/* Count `joining` ranks in, then wait (30 s at most) until `total` have. */
+void emu_start_wait(const char *path, int joining, int total);
 uint32_t emu_coll_cap(const emu_opts *o);
 uint32_t emu_sample_cap(const emu_opts *o);
 

@@ -55,6 +55,8 @@ static void usage(FILE *f)
           "  --kill-rank R --kill-after K [--kill-delay-ms MS]  (scenario kill; MS: quiet\n"
           "                         time before the SIGKILL, default 0)\n"
           "  --pxn-probe            PXN: fork a child that reads each foreign address\n"
+          "  --unsynced-init        ranks do not wait for each other at init (for far more\n"
+          "                         rank processes than cores: each runs as soon as it starts)\n"
           "  --ce                   collectives on the copy engine (v6+ CeColl/CeSync/CeBatch;\n"
           "                         one node, --func AllGather)\n"
           "  --kernel-phases        v7: KernelPhase events (3 per KernelCh)\n"
@@ -133,7 +135,7 @@ static const char *one_of(const char *opt, const char *v, const char *const *all
 
 enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
        O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
-       O_PACE, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
+       O_PACE, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_UNSYNCED, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
        O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP };
 
 static const struct option long_opts[] = {
@@ -149,6 +151,7 @@ static const struct option long_opts[] = {
     {"hang-rank", 1, 0, O_HRANK}, {"hang-after", 1, 0, O_HAFTER}, {"hang-ms", 1, 0, O_HMS},
     {"kill-rank", 1, 0, O_KRANK}, {"kill-after", 1, 0, O_KAFTER},
     {"kill-delay-ms", 1, 0, O_KDELAY}, {"pxn-probe", 0, 0, O_PROBE},
+    {"unsynced-init", 0, 0, O_UNSYNCED},
     {"ce", 0, 0, O_CE}, {"kernel-phases", 0, 0, O_PHASES}, {"net-qps", 1, 0, O_QPS},
     {"summary", 1, 0, O_SUMMARY}, {"replay", 1, 0, O_REPLAY}, {"speed", 1, 0, O_SPEED},
     {"bench", 0, 0, O_BENCH}, {"threads", 1, 0, O_THREADS}, {"bench-iters", 1, 0, O_BITERS},
@@ -203,6 +206,7 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_KAFTER: o->kill_after = (int)num("--kill-after", v, 0, 1000000); break;
     case O_KDELAY: o->kill_delay_ms = (int)num("--kill-delay-ms", v, 0, 60000); break;
     case O_PROBE: o->pxn_probe = true; break;
+    case O_UNSYNCED: o->unsynced_init = true; break;
     case O_CE: o->ce = true; break;
     case O_PHASES: o->kernel_phases = true; break;
     case O_QPS: o->net_qps = (int)num("--net-qps", v, 0, 8); break;
