@@ -186,8 +186,9 @@ agent_late)
 ranks1000)
     start_all
     # the agent takes 1000 connections at once: a rank's last finalize may
-    # wait seconds for its turn (10 s budget; the default is 1 s)
-    NCCLSCOPE_FLUSH_MS=10000 scenario=coll emulate --ranks-per-node 1000 --iters 1 --channels 1
+    # wait seconds for its turn (10 s budget; the default is 1 s). Unsynced
+    # init: 1000 live rank processes at once would measure 2 cores, not the agent
+    NCCLSCOPE_FLUSH_MS=10000 scenario=coll emulate --ranks-per-node 1000 --iters 1 --channels 1 --unsynced-init
     wait_until 60 delivered 0 || die "node 0 did not deliver"
     [ "$(metric 0 ncclscope_agent_processes_started_total)" = 1000 ] ||
         die "the agent registered $(metric 0 ncclscope_agent_processes_started_total) processes"
