@@ -111,6 +111,7 @@ typedef struct nsc_pool {
     uint32_t nchunks;
     struct nsc_slot *slots;
     uint32_t nslots;      /* ntbufs * NSC_SLOTS_PER_THREAD */
+    _Atomic uint32_t claimed; /* tbufs below this were ever claimed: slots past theirs are unused */
     nsc_tcounters shared; /* threads without a buffer, shipper losses (atomic adds) */
     /* free chunks: (tag << 32) | index, the tag bumped by every change (ABA) */
     _Alignas(64) _Atomic uint64_t free_top;

@@ -29,6 +29,7 @@
 #define COUNTERS_RESERVE 4096u /* room kept for the counters that end a batch */
 #define MIN_BACKLOG 4u
 #define IDLE_SLEEP_NS 1000000L
+#define IDLE_SLEEP_MAX_NS 16000000L
 #define BATCH_MAX_AGE_NS 20000000ull
 #define GAP_NS 500000000ull
 #define DEFS_REPEAT_NS 10000000000ull
@@ -51,6 +52,7 @@ static struct {
     nsc_enc enc;
     int open;
     uint64_t open_since, last_begin;
+    long idle_ns;  /* the next nap when there is nothing at all to do */
     uint64_t seq;
     uint64_t last_ok, failing_since, defs_reset, last_progress;
     uint32_t drain_from;
@@ -282,9 +284,9 @@ static void count_leftovers(void)
 
 /* ---- the thread ------------------------------------------------------------------- */
 
-static void sleep_idle(void)
+static void nap(long ns)
 {
-    struct timespec ts = {0, IDLE_SLEEP_NS};
+    struct timespec ts = {0, ns};
     nanosleep(&ts, NULL);
 }
 
@@ -306,8 +308,21 @@ static void pass(uint64_t now)
         batch_finish();
     heartbeat(now);
     send_backlog(now);
-    if (n == 0)
-        sleep_idle();
+    /* A slow agent that still takes batches is served at full pace, or a
+     * backlog could never catch up after it stalled. */
+    int sending = sh.head != sh.tail && now - sh.last_ok < STALL_NS;
+    if (n > 0 || sh.open || sending) {
+        sh.idle_ns = IDLE_SLEEP_NS;
+        if (n == 0)
+            nap(IDLE_SLEEP_NS);
+        return;
+    }
+    /* Nothing recorded, and nothing to send or an agent that took nothing
+     * for STALL_NS (absent or stopped): back off, so that idle ranks do not
+     * wake a thousand times a second each. The chunk pool holds what a
+     * burst records meanwhile. */
+    nap(sh.idle_ns);
+    sh.idle_ns = sh.idle_ns * 2 < IDLE_SLEEP_MAX_NS ? sh.idle_ns * 2 : IDLE_SLEEP_MAX_NS;
 }
 
 /* Drain everything there is; on a final stop also account for what cannot be
@@ -349,7 +364,7 @@ static void flush(uint64_t deadline)
         send_backlog(now);
         if (sh.head == sh.tail || now >= deadline || (!bound && now - sh.last_progress >= STALL_NS))
             break;
-        sleep_idle();
+        nap(IDLE_SLEEP_NS);
     }
 }
 
@@ -430,6 +445,7 @@ int nsc_shipper_start(const nsc_config *cfg)
         return -1;
     }
     atomic_store(&sh.stop, 0);
+    sh.idle_ns = IDLE_SLEEP_NS;
     sh.last_begin = sh.defs_reset = nsc_now();
     /* Signals belong to the application's threads, never to ours. */
     sigset_t all, old;

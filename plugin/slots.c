@@ -168,7 +168,10 @@ void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index)
 void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx)
 {
     uint64_t now = nsc_now();
-    for (uint32_t i = 0; i < nsc_g_pool.nslots; i++) {
+    /* Only the ranges of threads that ever held a buffer: the rest of the
+     * table was never written, and reading it would fault its pages in. */
+    uint32_t n = atomic_load(&nsc_g_pool.claimed) * NSC_SLOTS_PER_THREAD;
+    for (uint32_t i = 0; i < n; i++) {
         nsc_slot *s = &nsc_g_pool.slots[i];
         uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
         if (!(w & NSC_W_LIVE) || s->ev.ctx != ctx || word_allocatable(w))
