@@ -378,9 +378,16 @@ static void *ship_main(void *arg)
     drain_all(final);
     flush(deadline);
     uint64_t now = nsc_now();
-    if (final && sh.head < sh.tail)
-        nsc_log(NSC_LOG_WARN, "ncclscope: %llu batches not delivered to %s (agent unreachable)",
-                (unsigned long long)(sh.tail - sh.head), sh.cfg.endpoint);
+    if (final && sh.head < sh.tail) {
+        if (agent_bound())
+            nsc_log(NSC_LOG_WARN,
+                    "ncclscope: %llu batches not delivered to %s (agent too slow: not taken within "
+                    "NCCLSCOPE_FLUSH_MS=%u)",
+                    (unsigned long long)(sh.tail - sh.head), sh.cfg.endpoint, sh.cfg.flush_ms);
+        else
+            nsc_log(NSC_LOG_WARN, "ncclscope: %llu batches not delivered to %s (agent unreachable)",
+                    (unsigned long long)(sh.tail - sh.head), sh.cfg.endpoint);
+    }
     int linger = (int)(deadline > now ? (deadline - now) / MS : 0);
     if (!final)
         linger = 100; /* before fork: let what zmq holds reach the agent */
