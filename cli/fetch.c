@@ -152,6 +152,10 @@ int nsc_cli_fetch_pages(nsc_cli_ctx *c, const char *endpoint, const char *qs, ns
         }
         p.pages++;
     } while (rc == NSC_EXIT_OK && p.cursor[0] && !nsc_cli_has(c->args, "limit"));
+    /* On stderr, so that what a script reads stays the records alone. */
+    if (rc == NSC_EXIT_OK && p.cursor[0])
+        fprintf(stderr, "ncclscope: stopped at --limit %s: the window holds more (raise --limit or narrow --t0/--t1)\n",
+                nsc_cli_get(c->args, "limit"));
     return rc;
 }
 

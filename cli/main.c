@@ -34,7 +34,9 @@ static const nsc_cli_opt timeline_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"rank", "R", "only these ranks (3, 0,2,4-7)"},
     {"type", "TYPES", "event types (coll,p2p,kernelch,proxyop,...; default all)"},
     {"csv", NULL, "one CSV line per event"},
-    {"width", "COLS", "width of the text lanes (default 100)"}, {NULL, NULL, NULL}};
+    {"width", "COLS", "width of the text lanes (default 100)"},
+    {"limit", "N", "at most N events, the first in time order (default: all of the window)"},
+    {NULL, NULL, NULL}};
 static const nsc_cli_opt coll_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective (AllReduce, ...)"},
     {"rank", "R", "only these ranks"}, {"seq", "N", "only this sequence number (or N-M)"},
