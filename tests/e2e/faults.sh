@@ -169,8 +169,10 @@ agent_late)
     port=$(free_port)
     start_collector "$port"
     # 9 chunks of records a process, and a 0.5 MiB backlog: less than the
-    # job emits while the agents are absent, so the plugins drop
-    NCCLSCOPE_THREADS=8 NCCLSCOPE_BUFFER_MB=1 scenario=ring emulate --iters 60 --pace-us 20000 &
+    # job emits while the agents are absent, so the plugins drop. Unsynced
+    # init: each rank emits from its start, not after the slowest (under the
+    # sanitizers that can be most of the agents' absence)
+    NCCLSCOPE_THREADS=8 NCCLSCOPE_BUFFER_MB=1 scenario=ring emulate --iters 60 --pace-us 20000 --unsynced-init &
     emu=$!
     sleep 0.5
     for n in 0 1; do start_agent $n; done
