@@ -171,8 +171,10 @@ agent_late)
     # 9 chunks of records a process, and a 0.5 MiB backlog: less than the
     # job emits while the agents are absent, so the plugins drop. Unsynced
     # init: each rank emits from its start, not after the slowest (under the
-    # sanitizers that can be most of the agents' absence)
-    NCCLSCOPE_THREADS=8 NCCLSCOPE_BUFFER_MB=1 scenario=ring emulate --iters 60 --pace-us 20000 --unsynced-init &
+    # sanitizers that can be most of the agents' absence). A 10 s budget for
+    # the last finalize: agents that just arrived, busy with every rank's
+    # backlog, may not take a rank's last batches within the default 1 s
+    NCCLSCOPE_FLUSH_MS=10000 NCCLSCOPE_THREADS=8 NCCLSCOPE_BUFFER_MB=1 scenario=ring emulate --iters 60 --pace-us 20000 --unsynced-init &
     emu=$!
     sleep 0.5
     for n in 0 1; do start_agent $n; done
