@@ -111,7 +111,7 @@ typedef struct nsc_pool {
     uint32_t nchunks;
     struct nsc_slot *slots;
     uint32_t nslots;      /* ntbufs * NSC_SLOTS_PER_THREAD */
-    _Atomic uint32_t claimed; /* tbufs below this were ever claimed: slots past theirs are unused */
+    _Atomic uint64_t claimed; /* tbufs below this were ever claimed: slots past theirs are unused */
     nsc_tcounters shared; /* threads without a buffer, shipper losses (atomic adds) */
     /* free chunks: (tag << 32) | index, the tag bumped by every change (ABA) */
     _Alignas(64) _Atomic uint64_t free_top;
@@ -160,6 +160,15 @@ static inline void nsc_count(_Atomic uint64_t *c)
 static inline void nsc_count_shared(_Atomic uint64_t *c)
 {
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+/* Raise *cell to at least v; the value it holds then. */
+static inline uint64_t nsc_atomic_max(_Atomic uint64_t *cell, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(cell, memory_order_relaxed);
+    while (cur < v && !atomic_compare_exchange_weak_explicit(cell, &cur, v, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+    return cur < v ? v : cur;
 }
 void nsc_counters_sum(nsc_counters *out);
 int nsc_tbuf_key_create(void);

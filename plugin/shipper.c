@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -379,14 +380,11 @@ static void *ship_main(void *arg)
     flush(deadline);
     uint64_t now = nsc_now();
     if (final && sh.head < sh.tail) {
+        char why[80] = "agent unreachable";
         if (agent_bound())
-            nsc_log(NSC_LOG_WARN,
-                    "ncclscope: %llu batches not delivered to %s (agent too slow: not taken within "
-                    "NCCLSCOPE_FLUSH_MS=%u)",
-                    (unsigned long long)(sh.tail - sh.head), sh.cfg.endpoint, sh.cfg.flush_ms);
-        else
-            nsc_log(NSC_LOG_WARN, "ncclscope: %llu batches not delivered to %s (agent unreachable)",
-                    (unsigned long long)(sh.tail - sh.head), sh.cfg.endpoint);
+            snprintf(why, sizeof why, "agent too slow: not taken within NCCLSCOPE_FLUSH_MS=%u", sh.cfg.flush_ms);
+        nsc_log(NSC_LOG_WARN, "ncclscope: %llu batches not delivered to %s (%s)",
+                (unsigned long long)(sh.tail - sh.head), sh.cfg.endpoint, why);
     }
     int linger = (int)(deadline > now ? (deadline - now) / MS : 0);
     if (!final)

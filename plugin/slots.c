@@ -120,16 +120,6 @@ static void emit_completion(nsc_tbuf *tb, uint8_t type, uint64_t id, uint64_t ts
     nsc_count(&tb->c.completions_emitted[type]);
 }
 
-/* Raise *cell to at least v. */
-static uint64_t atomic_max(_Atomic uint64_t *cell, uint64_t v)
-{
-    uint64_t cur = atomic_load_explicit(cell, memory_order_relaxed);
-    while (cur < v && !atomic_compare_exchange_weak_explicit(cell, &cur, v, memory_order_relaxed,
-                                                             memory_order_relaxed))
-        ;
-    return cur < v ? v : cur;
-}
-
 void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
 {
     nsc_slot *s = &nsc_g_pool.slots[parent_index];
@@ -140,7 +130,7 @@ void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
         if (!(w & NSC_W_LIVE) || !(w & NSC_W_REFS))
             return;
         /* Read the latest child stop before our decrement can free the slot. */
-        last = atomic_max(&s->last_child_ns, now);
+        last = nsc_atomic_max(&s->last_child_ns, now);
         nw = w - 1;
     } while (!atomic_compare_exchange_weak_explicit(&s->word, &w, nw, memory_order_acq_rel,
                                                     memory_order_acquire));
@@ -170,7 +160,7 @@ void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx)
     uint64_t now = nsc_now();
     /* Only the ranges of threads that ever held a buffer: the rest of the
      * table was never written, and reading it would fault its pages in. */
-    uint32_t n = atomic_load(&nsc_g_pool.claimed) * NSC_SLOTS_PER_THREAD;
+    uint32_t n = (uint32_t)atomic_load(&nsc_g_pool.claimed) * NSC_SLOTS_PER_THREAD;
     for (uint32_t i = 0; i < n; i++) {
         nsc_slot *s = &nsc_g_pool.slots[i];
         uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);

@@ -229,9 +229,7 @@ static nsc_tbuf *claim(uint32_t epoch)
             atomic_compare_exchange_strong(&tb->state, &expect, NSC_TB_OWNED)) {
             tb->tid = self.tid;
             self.tb = tb;
-            uint32_t hw = atomic_load(&p->claimed);
-            while (hw < i + 1 && !atomic_compare_exchange_weak(&p->claimed, &hw, i + 1))
-                ;
+            nsc_atomic_max(&p->claimed, i + 1);
             if (exit_key_valid)
                 pthread_setspecific(exit_key, tb);
             break;
