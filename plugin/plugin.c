@@ -1,16 +1,37 @@
 /* plugin.c: the exported ncclProfiler_v3 .. ncclProfiler_v7 structs and the
  * translation of each version's descriptor into the version-neutral nsc_event.
+ * Every init first asks abi.c whether this NCCL's struct of that name is ours.
  *
  * All versions share one implementation (hotpath.c, life.c); this file only
  * knows where each version keeps its fields. Nothing a descriptor points to is
  * dereferenced here except NCCL's name strings, which the interning table
  * copies once (intern.c); PXN pointers are kept as numbers.
  */
+#include "abi.h"
 #include "internal.h"
 #include "nccl/profiler.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define PTR(p) ((uint64_t)(uintptr_t)(p))
+
+/* The exported data symbol: NCCL's struct of version V followed, inside the
+ * same object, by zeroed pointers (abi.h), so a NCCL whose struct of that
+ * name has more members reads NULL for them. */
+#define NSC_EXPORT(V, ...)                                                                   \
+    __attribute__((visibility("default"))) const struct {                                   \
+        ncclProfiler_##V##_t api;                                                            \
+        const void *zero[NSC_ABI_PAD_PTRS];                                                  \
+    } ncclProfiler_##V = {.api = {__VA_ARGS__}}
+
+/* Every version's init: refused where abi.c knows this NCCL's layout of the
+ * symbol differs (NCCL then unloads the plugin), before anything is set up. */
+static ncclResult_t init_as(int api, void **context, int *mask, uint64_t comm_id,
+                            const char *name, int nnodes, int nranks, int rank,
+                            ncclDebugLogger_t logfn)
+{
+    if (nsc_abi_admit(api, logfn) != 0)
+        return ncclInternalError;
+    return nsc_life_init(context, mask, comm_id, name, nnodes, nranks, rank, logfn, api);
+}
 
 /* NCCL's type is one bit of the activation mask; ours is that bit's index. */
 static int type_index(uint64_t bit)
@@ -192,7 +213,7 @@ static ncclResult_t finalize(void *context)
 
 static ncclResult_t init_v3(void **context, int *mask)
 {
-    return nsc_life_init(context, mask, 0, NULL, -1, -1, -1, NULL, 3);
+    return init_as(3, context, mask, 0, NULL, -1, -1, -1, NULL);
 }
 
 static ncclResult_t start_v3(void *context, void **eHandle, ncclProfilerEventDescr_v3_t *D)
@@ -235,15 +256,14 @@ static ncclResult_t state_v3(void *eHandle, ncclProfilerEventState_t state,
     return ncclSuccess;
 }
 
-EXPORT const ncclProfiler_v3_t ncclProfiler_v3 = {
-    "ncclscope", init_v3, start_v3, stop_event, state_v3, finalize};
+NSC_EXPORT(v3, "ncclscope", init_v3, start_v3, stop_event, state_v3, finalize);
 
 /* ---- v4 ------------------------------------------------------------------------------ */
 
 static ncclResult_t init_v4(void **context, int *mask, const char *commName, uint64_t commHash,
                             int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
 {
-    return nsc_life_init(context, mask, commHash, commName, nNodes, nranks, rank, logfn, 4);
+    return init_as(4, context, mask, commHash, commName, nNodes, nranks, rank, logfn);
 }
 
 static ncclResult_t start_v4(void *context, void **eHandle, ncclProfilerEventDescr_v4_t *D)
@@ -274,27 +294,26 @@ static ncclResult_t state_v4(void *eHandle, ncclProfilerEventState_t state,
     return ncclSuccess;
 }
 
-EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
-    "ncclscope", init_v4, start_v4, stop_event, state_v4, finalize};
+NSC_EXPORT(v4, "ncclscope", init_v4, start_v4, stop_event, state_v4, finalize);
 
 /* ---- v5, v6, v7 ------------------------------------------------------------------------ */
 
 static ncclResult_t init_v5(void **context, uint64_t commId, int *mask, const char *commName,
                             int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
 {
-    return nsc_life_init(context, mask, commId, commName, nNodes, nranks, rank, logfn, 5);
+    return init_as(5, context, mask, commId, commName, nNodes, nranks, rank, logfn);
 }
 
 static ncclResult_t init_v6(void **context, uint64_t commId, int *mask, const char *commName,
                             int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
 {
-    return nsc_life_init(context, mask, commId, commName, nNodes, nranks, rank, logfn, 6);
+    return init_as(6, context, mask, commId, commName, nNodes, nranks, rank, logfn);
 }
 
 static ncclResult_t init_v7(void **context, uint64_t commId, int *mask, const char *commName,
                             int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
 {
-    return nsc_life_init(context, mask, commId, commName, nNodes, nranks, rank, logfn, 7);
+    return init_as(7, context, mask, commId, commName, nNodes, nranks, rank, logfn);
 }
 
 static ncclResult_t start_v5(void *context, void **eHandle, ncclProfilerEventDescr_v5_t *D)
@@ -335,26 +354,24 @@ static ncclResult_t start_v7(void *context, void **eHandle, ncclProfilerEventDes
         ev->d.kernel_phase.ptimer = D->kernelPhase.pTimer;
         break;
     }
-    /* v7's additions to the v5 members. */
+    /* v7's additions to the v5 members (userTag: not in every v7, abi.c). */
+    bool tag = nsc_abi_user_tag();
     if (ev->type == NSC_T_COLL) {
         ev->d.coll.kernel_variant = nsc_intern(D->coll.kernelVariant);
-        ev->d.coll.user_tag = D->coll.userTag;
+        ev->d.coll.user_tag = tag ? D->coll.userTag : 0;
         ev->flags |= D->coll.isSymColl ? NSC_EVF_SYM : 0;
     } else if (ev->type == NSC_T_P2P) {
-        ev->d.p2p.user_tag = D->p2p.userTag;
+        ev->d.p2p.user_tag = tag ? D->p2p.userTag : 0;
     } else if (ev->type == NSC_T_COLL_API) {
-        ev->d.coll_api.user_tag = D->collApi.userTag;
+        ev->d.coll_api.user_tag = tag ? D->collApi.userTag : 0;
     } else if (ev->type == NSC_T_P2P_API) {
-        ev->d.coll_api.user_tag = D->p2pApi.userTag;
+        ev->d.coll_api.user_tag = tag ? D->p2pApi.userTag : 0;
     } else if (ev->type == NSC_T_CE_COLL) {
-        ev->d.ce_coll.user_tag = D->ceColl.userTag;
+        ev->d.ce_coll.user_tag = tag ? D->ceColl.userTag : 0;
     }
     return ncclSuccess;
 }
 
-EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
-    "ncclscope", init_v5, start_v5, stop_event, state_v4, finalize};
-EXPORT const ncclProfiler_v6_t ncclProfiler_v6 = {
-    "ncclscope", init_v6, start_v6, stop_event, state_v4, finalize};
-EXPORT const ncclProfiler_v7_t ncclProfiler_v7 = {
-    "ncclscope", init_v7, start_v7, stop_event, state_v4, finalize};
+NSC_EXPORT(v5, "ncclscope", init_v5, start_v5, stop_event, state_v4, finalize);
+NSC_EXPORT(v6, "ncclscope", init_v6, start_v6, stop_event, state_v4, finalize);
+NSC_EXPORT(v7, "ncclscope", init_v7, start_v7, stop_event, state_v4, finalize);
