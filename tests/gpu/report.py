@@ -1,0 +1,50 @@
+"""report.py OUT_DIR NRANKS TORCH NCCL GPUS: the GPU check's report (markdown).
+
+Reads OUT_DIR/check.json (check_store.py) and OUT_DIR/bench-{none,empty,
+ncclscope}.jsonl (workload.py bench): NCCL's latency per operation with no
+plugin, the empty plugin and ncclscope, and what each plugin adds.
+"""
+import json
+import os
+import sys
+
+MODES = ("none", "empty", "ncclscope")
+
+
+def bench(out):
+    table = {}
+    for mode in MODES:
+        with open(os.path.join(out, f"bench-{mode}.jsonl")) as f:
+            for line in f:
+                r = json.loads(line)
+                table.setdefault(r["op"], {"bytes": r["bytes"], "iters": r["iters"]})[mode] = r["us"]
+    return table
+
+
+def main(argv):
+    if len(argv) != 6:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out, nranks, torch_version, nccl, gpus = argv[1:]
+    check = json.load(open(os.path.join(out, "check.json")))
+    print(f"# ncclscope GPU check\n\n{nranks} rank(s) on {gpus}; PyTorch {torch_version}, "
+          f"NCCL {nccl}.\nPlugin served: {'; '.join(check['served']) or 'nothing logged'}.\n")
+    print(f"## Store checks ({check['collectives']} collectives)\n")
+    for r in check["checks"]:
+        print(f"- {'ok' if r['ok'] else '**FAIL**'}: {r['check']}"
+              f"{' (' + r['detail'] + ')' if r['detail'] else ''}")
+    rows = bench(out)
+    any_row = next(iter(rows.values()))
+    print(f"\n## NCCL latency per operation\n\n{any_row['bytes']} B per rank, "
+          f"{any_row['iters']} iterations after a warm-up, the slowest rank's mean; "
+          "NCCL_PROFILER_PLUGIN=none, the empty plugin, ncclscope (default mask, local agent).\n")
+    print("| operation | none (us) | empty (us) | ncclscope (us) | ncclscope - none | ncclscope - empty |")
+    print("|---|---|---|---|---|---|")
+    for op, r in rows.items():
+        print(f"| {op} | {r['none']:.2f} | {r['empty']:.2f} | {r['ncclscope']:.2f} | "
+              f"{r['ncclscope'] - r['none']:+.2f} | {r['ncclscope'] - r['empty']:+.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
