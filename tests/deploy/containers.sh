@@ -90,6 +90,13 @@ grep -qE "libzmq\.so\.5 => $lib/libzmq\.so\.5" <<<"$out" || fail "libzmq not tak
 # What the init container does: copy the bundle into a volume.
 out=$(run_in "localhost/ncclscope-plugin:$tag" sh -c 'mkdir /ncclscope && cp -a /opt/ncclscope/lib/. /ncclscope/ && ls -l /ncclscope')
 grep -q 'libnccl-profiler.so -> libnccl-profiler-ncclscope.so' <<<"$out" || fail "the init copy lost the symlinks: $out"
+# The API versions the bundle serves, one exported struct each (the NCCL versions and
+# distributions behind them: docs/plugin.md, "NCCL versions and layouts").
+for v in 3 4 5 6 7; do
+    run_in "localhost/ncclscope-plugin:$tag" grep -qa "ncclProfiler_v$v" "$lib/libnccl-profiler-ncclscope.so" ||
+        fail "the bundled plugin lacks ncclProfiler_v$v"
+done
+echo "serves ncclProfiler_v3..v7: NCCL 2.26 and later and RCCL; v7 to NCCL 2.31.x and RCCL only"
 # The highest glibc and libstdc++ versions the bundle needs (docs/kubernetes.md).
 run_in "localhost/ncclscope-plugin:$tag" sh -c "cat $lib/*.so* | grep -aoE 'GLIBC(XX)?_[0-9]+\.[0-9.]+' | sort -Vu | awk -F_ '{m[\$1]=\$0} END {for (k in m) print \"needs \" m[k]}'"
 
