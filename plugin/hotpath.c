@@ -74,6 +74,23 @@ static void mark_foreign(nsc_event *ev, const void *context, const nsc_start *st
     ev->origin_parent = st->parent;
 }
 
+/* Started for another process (PXN): a context not from our table, a ProxyOp
+ * for another pid, or a step under a foreign ProxyOp or step. The last catches
+ * a foreign context that equals one of ours: the plugin's table sits at the
+ * same address in every rank's process where load addresses are not
+ * randomised (ASLR off, qemu-user), so the address alone cannot tell. */
+static int is_foreign(const nsc_pctx *c, const nsc_start *st)
+{
+    if (!c)
+        return 1;
+    if (st->type == NSC_T_PROXY_OP)
+        return (uint32_t)st->proxy_pid != nsc_g_pid;
+    if (st->type != NSC_T_PROXY_STEP && st->type != NSC_T_NET_PLUGIN)
+        return 0;
+    const nsc_slot *p = nsc_slot_lookup_parent(st->parent);
+    return p && (p->ev.flags & NSC_EVF_FOREIGN);
+}
+
 nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
 {
     *handle = NULL;
@@ -96,7 +113,7 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     ev->rank = st->rank;
     ev->type = (uint8_t)st->type;
     nsc_pctx *c = nsc_ctx_lookup(context);
-    if (NSC_UNLIKELY(!c || (st->type == NSC_T_PROXY_OP && (uint32_t)st->proxy_pid != nsc_g_pid))) {
+    if (NSC_UNLIKELY(is_foreign(c, st))) {
         mark_foreign(ev, context, st);
     } else {
         ev->ctx = c->index;

@@ -3,7 +3,9 @@
 #   scripts/deps.sh          what the demo needs: build the programs and run them
 #   scripts/deps.sh --test   also what the test suite needs (sanitizer and fuzz
 #                            builds, Criterion, protoc, the deployment tests)
+#   scripts/deps.sh --arm64  the aarch64 cross build and qemu-user (scripts/aarch64.sh)
 set -euo pipefail
+[ "${1:-}" = --arm64 ] && exec "$(dirname "$0")/aarch64.sh" deps
 
 pkgs=(build-essential cmake pkg-config python3
       libzmq3-dev libmsgpack-dev liblmdb-dev lmdb-utils libevent-dev libzstd-dev

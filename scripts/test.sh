@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run every ncclscope test: installs what is missing, builds, runs the suite with
 # ctest, then builds and runs it again under AddressSanitizer + UBSan (with clang,
-# which also builds the libFuzzer targets and runs them for a bounded time).
+# which also builds the libFuzzer targets and runs them for a bounded time), then
+# cross-builds for aarch64 and runs the plugin's and the emulator's tests under
+# qemu-user (scripts/aarch64.sh; skipped with its reason where it cannot install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -35,6 +37,7 @@ sanitize_cc=cc
 command -v clang >/dev/null && sanitize_cc=clang
 CC=$sanitize_cc run_suite build-sanitize "sanitize" -DNCCLSCOPE_SANITIZE=ON \
   -DNCCLSCOPE_FUZZ=$([ "$sanitize_cc" = clang ] && echo ON || echo OFF) || status=1
+scripts/aarch64.sh test || status=1
 
 if [ $status -eq 0 ]; then echo "test.sh: all suites passed"; else echo "test.sh: FAILED"; fi
 exit $status
