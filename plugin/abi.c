@@ -9,6 +9,7 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "abi.h"
@@ -117,6 +118,20 @@ static void describe(const nsc_nccl_lib *lib, char *out, size_t len)
              lib->path[0] ? lib->path : "?");
 }
 
+/* NCCLSCOPE_ABI_V7=serve: the operator has checked that this NCCL's v7 is
+ * ours (a release newer than the table). Returns 1 for serve, 0 for unset or
+ * "auto", -1 (logged) for anything else. */
+static int operator_serves_v7(void)
+{
+    const char *v = getenv("NCCLSCOPE_ABI_V7");
+    if (!v || !*v || strcmp(v, "auto") == 0)
+        return 0;
+    if (strcmp(v, "serve") == 0)
+        return 1;
+    nsc_log(NSC_LOG_WARN, "ncclscope: NCCLSCOPE_ABI_V7=%s: expected auto or serve", v);
+    return -1;
+}
+
 int nsc_abi_admit(int api, ncclDebugLogger_t logfn)
 {
     nsc_nccl_lib lib;
@@ -125,10 +140,16 @@ int nsc_abi_admit(int api, ncclDebugLogger_t logfn)
     describe(&lib, who, sizeof who);
     const nsc_abi_rule *r = nsc_abi_rule_for(api, &lib);
     nsc_log_set(logfn);
-    if (r->verdict == NSC_ABI_REFUSE) {
-        nsc_log(NSC_LOG_WARN, "ncclscope: %s: not serving ncclProfiler_v%d: %s; profiling disabled",
-                who, api, r->layout);
+    if (r->verdict == NSC_ABI_REFUSE && !(api == 7 && operator_serves_v7() == 1)) {
+        nsc_log(NSC_LOG_WARN, "ncclscope: %s: not serving ncclProfiler_v%d: %s; profiling disabled"
+                " (NCCLSCOPE_ABI_V7=serve serves it once its layout is checked)", who, api, r->layout);
         return -1;
+    }
+    if (r->verdict == NSC_ABI_REFUSE) {
+        atomic_store(&user_tag, true);
+        nsc_log(NSC_LOG_WARN, "ncclscope: %s: serving ncclProfiler_v%d as NCCL 2.31's because "
+                "NCCLSCOPE_ABI_V7=serve (the table says: %s)", who, api, r->layout);
+        return 0;
     }
     atomic_store(&user_tag, r->verdict == NSC_ABI_SERVE);
     nsc_log(NSC_LOG_INFO, "ncclscope: %s: serving ncclProfiler_v%d: %s", who, api, r->layout);

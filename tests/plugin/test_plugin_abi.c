@@ -108,6 +108,26 @@ Test(abi, a_nccl_whose_v7_is_not_ours_fails_v7_init_but_serves_v6)
     dlclose(lib);
 }
 
+Test(abi, an_operator_can_serve_a_newer_v7_and_a_bad_setting_still_refuses)
+{
+    h_env();
+    void *lib = load_nccl("libnccl.so");
+    void *dl, *ctx = NULL;
+    cr_assert_not_null(h_load(7, &dl));
+    setenv("NCCLSCOPE_ABI_V7", "yes", 1);
+    cr_assert_eq(init_v(7, dl, &ctx), ncclInternalError);
+    cr_assert(strstr(logged, "NCCLSCOPE_ABI_V7=yes: expected auto or serve"), "%s", logged);
+    logged[0] = 0;
+    setenv("NCCLSCOPE_ABI_V7", "serve", 1);
+    cr_assert_eq(init_v(7, dl, &ctx), ncclSuccess);
+    unsetenv("NCCLSCOPE_ABI_V7");
+    cr_assert(strstr(logged, "serving ncclProfiler_v7 as NCCL 2.31's because NCCLSCOPE_ABI_V7=serve"),
+              "%s", logged);
+    ((const ncclProfiler_v7_t *)dlsym(dl, "ncclProfiler_v7"))->finalize(ctx);
+    dlclose(dl);
+    dlclose(lib);
+}
+
 Test(abi, rccl_is_served_v7_without_reading_user_tags)
 {
     h_env();
