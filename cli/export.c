@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "busbw.h"
 #include "fields.h"
 #include "pb.h"
 
@@ -319,27 +320,6 @@ static int read_slice(const nsc_json *const *f, slice *s)
     return 0;
 }
 
-/* Size in bytes of an NCCL datatype by name ("ncclFloat32"), 0 if unknown. */
-static uint64_t datatype_size(const char *dt)
-{
-    static const struct {
-        const char *name;
-        unsigned size;
-    } sizes[] = {{"Int8", 1},     {"Char", 1},     {"Uint8", 1},    {"Int32", 4},
-                 {"Int", 4},      {"Uint32", 4},   {"Int64", 8},    {"Uint64", 8},
-                 {"Float16", 2},  {"Half", 2},     {"Float32", 4},  {"Float", 4},
-                 {"Float64", 8},  {"Double", 8},   {"Bfloat16", 2}, {"Float8e4m3", 1},
-                 {"Float8e5m2", 1}};
-    if (!dt)
-        return 0;
-    if (strncmp(dt, "nccl", 4) == 0)
-        dt += 4;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if (strcmp(dt, sizes[i].name) == 0)
-            return sizes[i].size;
-    return 0;
-}
-
 /* What the record implies but does not say: bytes of this rank's buffer,
  * and graph_captured from its flags. */
 typedef struct derived {
@@ -349,7 +329,7 @@ typedef struct derived {
 
 static void derive(const nsc_json *const *f, derived *d)
 {
-    uint64_t count, size = datatype_size(nsc_json_str(f[F_DATATYPE]));
+    uint64_t count, size = nsc_dtype_size(nsc_json_str(f[F_DATATYPE]));
     d->has_bytes = size && nsc_json_u64(f[F_COUNT], &count) == 0 && !f[F_BYTES];
     d->bytes = d->has_bytes ? count * size : 0;
     d->graph = 0;

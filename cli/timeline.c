@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -48,9 +49,9 @@ static char func_char(const char *func)
         char ch;
     } map[] = {{"AllReduce", 'A'},     {"AllGather", 'G'}, {"ReduceScatter", 'S'},
                {"Broadcast", 'B'},     {"Reduce", 'R'},    {"Send", '>'},
-               {"Recv", '<'},          {"AllToAll", 'X'}};
+               {"Recv", '<'},          {"AlltoAll", 'X'}};
     for (size_t i = 0; func && i < sizeof map / sizeof map[0]; i++)
-        if (strcmp(func, map[i].name) == 0)
+        if (strcasecmp(func, map[i].name) == 0)  /* NCCL spells AlltoAll */
             return map[i].ch;
     return '#';
 }

@@ -16,6 +16,7 @@ typedef struct agent_seqs {
 struct nsc_dedupe {
     agent_seqs *agents;  /* sorted by (id, epoch) */
     size_t n, cap;
+    int unknown;         /* the last load failed: what is committed is not known */
 };
 
 nsc_dedupe *nsc_dedupe_new(void)
@@ -118,6 +119,8 @@ int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint6
 
 int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
 {
+    if (d->unknown)
+        return NSC_DEDUPE_UNKNOWN;
     int found;
     size_t i = find(d, agent, epoch, &found);
     if (!found)
@@ -145,8 +148,9 @@ static void remove_range(agent_seqs *a, size_t k)
 
 int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
 {
-    if (nsc_dedupe_room(d, agent, epoch, seq))
-        return NSC_DEDUPE_FULL;
+    int room = nsc_dedupe_room(d, agent, epoch, seq);
+    if (room)
+        return room;
     agent_seqs *a = get_or_add(d, agent, epoch);
     if (!a)
         return -1;
@@ -182,6 +186,11 @@ int nsc_dedupe_put_dirty(nsc_dedupe *d, nsc_store *st)
     return 0;
 }
 
+int nsc_dedupe_known(const nsc_dedupe *d)
+{
+    return !d->unknown;
+}
+
 size_t nsc_dedupe_agents(const nsc_dedupe *d)
 {
     return d->n;
@@ -191,10 +200,10 @@ static int load_agent(void *arg, const char *agent, uint64_t epoch, const nsc_st
 {
     agent_seqs *a = get_or_add(arg, agent, epoch);
     if (!a)
-        return -1;
+        return NSC_STORE_ENOMEM;
     a->r = malloc((n ? n : 1) * sizeof *r);
     if (!a->r)
-        return -1;
+        return NSC_STORE_ENOMEM;
     memcpy(a->r, r, n * sizeof *r);
     a->cap = n ? n : 1;
     a->n = n;
@@ -206,9 +215,12 @@ int nsc_dedupe_load(nsc_dedupe *d, nsc_store *st)
     nsc_store_reader *rd;
     clear(d);
     int rc = nsc_store_read_begin(st, &rd);
+    if (!rc) {
+        rc = nsc_store_agents(rd, load_agent, d);
+        nsc_store_read_end(rd);
+    }
     if (rc)
-        return rc;
-    rc = nsc_store_agents(rd, load_agent, d);
-    nsc_store_read_end(rd);
+        clear(d);  /* a part of the set would pass committed batches as new */
+    d->unknown = rc != 0;
     return rc;
 }

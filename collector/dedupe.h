@@ -7,7 +7,8 @@
  * sequence 0 again in a new epoch, and its batches are new, not duplicates. The writer marks a
  * batch when it puts it, writes the agent's ranges in the same transaction
  * (nsc_store_put_agent_seqs) and reloads everything from the store when a
- * commit fails, so memory and store never disagree about a committed batch.
+ * commit fails, so memory and store never disagree about a committed batch;
+ * while a reload fails, the set answers that nothing may be stored.
  * A set never holds more than NSC_DEDUPE_MAX_RANGES ranges: a batch that
  * would open one more gap is refused (NSC_DEDUPE_FULL), so the writer neither
  * stores nor acknowledges it and the agent sends it again later; batches that
@@ -28,17 +29,24 @@ typedef struct nsc_dedupe nsc_dedupe;
 
 nsc_dedupe *nsc_dedupe_new(void);
 void nsc_dedupe_free(nsc_dedupe *d);
-/* Replace the state with the store's (every agent's ranges). */
+/* Replace the state with the store's (every agent's ranges). Returns 0 or a
+ * store error; after an error the state is unknown (nsc_dedupe_known 0):
+ * nothing may be marked, every batch gets NSC_DEDUPE_UNKNOWN, until a load
+ * works. A partly loaded or empty set would let batches be stored twice. */
 int nsc_dedupe_load(nsc_dedupe *d, nsc_store *st);
+/* 0 after a failed load, until a load works; else 1. */
+int nsc_dedupe_known(const nsc_dedupe *d);
 
 /* 1 if (agent, epoch, seq) is already marked. */
 int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
 #define NSC_DEDUPE_FULL 1
+#define NSC_DEDUPE_UNKNOWN 2
 /* 0 if (agent, epoch, seq) may be marked, NSC_DEDUPE_FULL if marking it would
- * need a range more than NSC_DEDUPE_MAX_RANGES (ask before storing the batch). */
+ * need a range more than NSC_DEDUPE_MAX_RANGES, NSC_DEDUPE_UNKNOWN if the last
+ * load failed (ask before storing the batch). */
 int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
 /* Mark (agent, epoch, seq); that agent epoch becomes dirty. 0, NSC_DEDUPE_FULL
- * (nothing marked, see nsc_dedupe_room) or -1 (no memory). */
+ * or NSC_DEDUPE_UNKNOWN (nothing marked, see nsc_dedupe_room) or -1 (no memory). */
 int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
 /* Write every dirty agent epoch's ranges into the open transaction and clear the
  * dirty marks. Returns 0 or a store error. */

@@ -15,6 +15,7 @@
 #include "json.h"
 #include "qstream.h"
 #include "query.h"
+#include "secret.h"
 
 #define TIMER_MS 100
 
@@ -253,7 +254,7 @@ static int authorized(const nsc_http *h, struct evhttp_request *req)
     if (!h->token[0])
         return 1;
     const char *a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-    return a && strncmp(a, "Bearer ", 7) == 0 && strcmp(a + 7, h->token) == 0;
+    return a && strncmp(a, "Bearer ", 7) == 0 && nsc_secret_equal(a + 7, h->token);
 }
 
 static void route(struct evhttp_request *req, void *arg)

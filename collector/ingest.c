@@ -39,11 +39,17 @@ static void reject(nsc_ingest *in, const char *agent, unsigned reason)
     in->log_suppressed = 0;
 }
 
+static void count_failure(atomic_uint_fast64_t *send_failures)
+{
+    atomic_fetch_add_explicit(send_failures, 1, memory_order_relaxed);
+}
+
 static void to_writer(nsc_ingest *in, nsc_item *it)
 {
     atomic_fetch_add_explicit(&in->c->stats.queue_depth, 1, memory_order_relaxed);
     if (zmq_send(in->pair, &it, sizeof it, 0) != (int)sizeof it) {
         atomic_fetch_sub_explicit(&in->c->stats.queue_depth, 1, memory_order_relaxed);
+        count_failure(&in->c->stats.send_failures);
         nsc_item_free(it);
     }
 }
@@ -58,6 +64,8 @@ static void answer_probe(nsc_ingest *in, const zmq_msg_t *id, nsc_a2c_probe *p, 
                  ZMQ_SNDMORE) >= 0 &&
         zmq_send(in->router, buf, n, 0) >= 0)
         atomic_fetch_add_explicit(&in->c->stats.probes, 1, memory_order_relaxed);
+    else
+        count_failure(&in->c->stats.send_failures);
 }
 
 static void take_sample(nsc_ingest *in, const nsc_a2c_probe *p, uint64_t t)
@@ -166,28 +174,58 @@ static void drain_agents(nsc_ingest *in)
     }
 }
 
-/* Acks from the writer ([id, ack] messages) to the agents; 1 when the
- * writer said "done". */
-static int pass_acks(nsc_ingest *in)
+/* Read and drop what is left of a message on s after part m (closed here). */
+static void drop_rest(void *s, zmq_msg_t *m)
 {
-    for (;;) {
-        zmq_msg_t m;
+    int more = zmq_msg_more(m);
+    zmq_msg_close(m);
+    while (more) {
+        zmq_msg_init(m);
+        more = zmq_msg_recv(m, s, 0) >= 0 && zmq_msg_more(m);
+        zmq_msg_close(m);
+    }
+}
+
+int nsc_ingest_pass_ack(void *from, void *to, atomic_uint_fast64_t *send_failures)
+{
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, from, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m);
+        return -1;
+    }
+    if (!zmq_msg_more(&m)) {
+        zmq_msg_close(&m);
+        return 1;
+    }
+    /* a sent part belongs to ZeroMQ; one that failed is still ours */
+    for (int more = 1; more;) {
+        if (zmq_msg_send(&m, to, ZMQ_SNDMORE) < 0) {
+            count_failure(send_failures);
+            drop_rest(from, &m);
+            return 0;
+        }
         zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, in->pair, ZMQ_DONTWAIT) < 0) {
+        if (zmq_msg_recv(&m, from, 0) < 0) {
             zmq_msg_close(&m);
             return 0;
         }
-        int more = zmq_msg_more(&m);
-        if (!more) {
-            zmq_msg_close(&m);
-            return 1;
-        }
-        zmq_msg_send(&m, in->router, ZMQ_SNDMORE);
-        zmq_msg_init(&m);
-        zmq_msg_recv(&m, in->pair, 0);
-        if (zmq_msg_send(&m, in->router, 0) < 0)
-            zmq_msg_close(&m);
+        more = zmq_msg_more(&m);
     }
+    if (zmq_msg_send(&m, to, 0) < 0) {
+        count_failure(send_failures);
+        zmq_msg_close(&m);
+    }
+    return 0;
+}
+
+/* Acks from the writer to the agents; 1 when the writer said "done". */
+static int pass_acks(nsc_ingest *in)
+{
+    int rc;
+    while ((rc = nsc_ingest_pass_ack(in->pair, in->router, &in->c->stats.send_failures)) == 0)
+        ;
+    return rc == 1;
 }
 
 /* One socket monitor event: [u16 event, u32 value][peer or endpoint address].
@@ -240,8 +278,9 @@ static void *run(void *arg)
     for (;;) {
         if (!stopping && atomic_load(&in->c->stop)) {
             nsc_item *none = NULL;
-            zmq_send(in->pair, &none, sizeof none, 0);
-            stopping = 1;
+            stopping = zmq_send(in->pair, &none, sizeof none, 0) == (int)sizeof none;
+            if (!stopping)  /* tried again next turn: the writer must hear it */
+                count_failure(&in->c->stats.send_failures);
             pi[0].events = 0;  /* stop accepting */
         }
         if (zmq_poll(pi, 3, 100) < 0)

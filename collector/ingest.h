@@ -20,4 +20,12 @@ typedef struct nsc_ingest nsc_ingest;
 int nsc_ingest_start(nsc_collector *c, nsc_ingest **out);
 void nsc_ingest_join(nsc_ingest *in);
 
+/* Pass one message of the writer (socket from: [routing id, ack], or one
+ * part meaning "done") to the agents (socket to). Every part is closed on
+ * every path; a failed send is counted in *send_failures and the rest of the
+ * message is read and dropped, so the next one starts at its first part.
+ * Returns 1 for "done", 0 for a message passed or dropped, -1 when nothing
+ * is waiting. */
+int nsc_ingest_pass_ack(void *from, void *to, atomic_uint_fast64_t *send_failures);
+
 #endif

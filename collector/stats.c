@@ -138,6 +138,9 @@ void nsc_stats_render(nsc_stats *s, struct evbuffer *b)
     metric(b, "ncclscope_collector_probes_total", "counter", "Clock probes answered", &s->probes);
     metric(b, "ncclscope_collector_samples_total", "counter", "Clock samples fitted", &s->samples);
     metric(b, "ncclscope_collector_commit_failures_total", "counter", "Transactions that failed (nothing acknowledged)", &s->commit_failures);
+    metric(b, "ncclscope_collector_dedupe_reload_failures_total", "counter", "Reloads of the committed batch sequences that failed (batches refused until one works)", &s->dedupe_reload_failures);
+    metric(b, "ncclscope_collector_send_failures_total", "counter", "ZeroMQ sends that failed (acks and probe answers to agents, items to the writer); the message is dropped", &s->send_failures);
+    metric(b, "ncclscope_collector_unknown_refusals_total", "counter", "Batches refused (not stored, not acknowledged) while the committed batch sequences could not be loaded", &s->unknown_refusals);
     metric(b, "ncclscope_collector_pxn_aliases_applied_total", "counter", "PXN proxy states moved to their origin event", &s->aliases_applied);
     metric(b, "ncclscope_collector_pxn_aliases_unplaced_total", "counter", "PXN aliases whose origin section was not in the batch", &s->aliases_unplaced);
     metric(b, "ncclscope_collector_retained_blocks_total", "counter", "Blocks deleted by retention", &s->retained_blocks);

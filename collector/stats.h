@@ -36,7 +36,8 @@ typedef struct nsc_agent_rejects {
 typedef struct nsc_stats {
     atomic_uint_fast64_t messages, bytes, batches, events, states, completions, sections;
     atomic_uint_fast64_t duplicates, gap_refusals, acks, probes, samples, commits;
-    atomic_uint_fast64_t commit_failures, handshake_failures;
+    atomic_uint_fast64_t commit_failures, handshake_failures, dedupe_reload_failures, unknown_refusals;
+    atomic_uint_fast64_t send_failures;
     atomic_uint_fast64_t commit_ns_sum, commit_batches, aliases_applied, aliases_unplaced;
     atomic_uint_fast64_t commit_le[NSC_LAT_BUCKETS];  /* commits at or under bucket i */
     atomic_uint_fast64_t retained_blocks, queue_depth;

@@ -22,7 +22,18 @@ struct nsc_writer {
     int txn_open;
     uint64_t next_persist_ns;
     uint64_t next_gap_log_ns;  /* rate limit of the gap-table-full message */
+    uint64_t next_reload_log_ns;  /* rate limit of the dedupe-reload message */
 };
+
+/* 1 at most every 10 s per *next_ns: a message repeated per batch would flood the log. */
+static int log_due(uint64_t *next_ns)
+{
+    uint64_t now = nsc_coll_now();
+    if (now < *next_ns)
+        return 0;
+    *next_ns = now + 10000000000ull;
+    return 1;
+}
 
 static void log_store(const char *what, int rc)
 {
@@ -90,23 +101,41 @@ static int put_progress(void *arg, const nsc_store_progress *p)
  * later, when the gaps before it may have been filled. */
 static void refuse_gap(nsc_writer *w, nsc_item *it)
 {
-    uint64_t now = nsc_coll_now();
     uint64_t n = atomic_fetch_add_explicit(&w->c->stats.gap_refusals, 1, memory_order_relaxed) + 1;
-    if (now >= w->next_gap_log_ns) {
+    if (log_due(&w->next_gap_log_ns))
         fprintf(stderr,
                 "ncclscope-collector: agent %s: batch %" PRIu64 " refused, %d gaps in its "
                 "committed batches already (%" PRIu64 " refusals so far)\n",
                 it->a2c.agent, it->a2c.seq, NSC_DEDUPE_MAX_RANGES, n);
-        w->next_gap_log_ns = now + 10000000000ull;
-    }
     nsc_item_free(it);
 }
 
+/* Replace the dedupe state with what the store committed. When that fails the
+ * writer does not know which batches are stored: take_batch then takes none
+ * (neither stored nor acknowledged, the agents send them again) until a
+ * reload works, so no batch is ever stored twice. */
+static int reload_dedupe(nsc_writer *w)
+{
+    int rc = nsc_dedupe_load(w->dedupe, w->c->store);
+    if (rc) {
+        atomic_fetch_add_explicit(&w->c->stats.dedupe_reload_failures, 1, memory_order_relaxed);
+        if (log_due(&w->next_reload_log_ns))
+            log_store("reloading the committed batch sequences (batches refused until it works)", rc);
+    }
+    return rc;
+}
+
 /* Put a batch unless it is committed already; either way it is held for its
- * ack. A batch refused for its gaps is freed here (no ack) and 0 returned. */
+ * ack. A batch refused for its gaps, or while the committed sequences are not
+ * known, is freed here (no ack) and 0 returned. */
 static int take_batch(nsc_writer *w, nsc_item *it)
 {
     nsc_stats *s = &w->c->stats;
+    if (!nsc_dedupe_known(w->dedupe) && (w->txn_open || reload_dedupe(w))) {
+        atomic_fetch_add_explicit(&s->unknown_refusals, 1, memory_order_relaxed);
+        nsc_item_free(it);
+        return 0;
+    }
     int rc = ensure_txn(w);
     if (rc)
         return rc;
@@ -188,8 +217,7 @@ static int commit(nsc_writer *w)
     } else {
         log_store("commit (nothing acknowledged)", rc);
         atomic_fetch_add_explicit(&c->stats.commit_failures, 1, memory_order_relaxed);
-        if (nsc_dedupe_load(w->dedupe, c->store))
-            fprintf(stderr, "ncclscope-collector: reloading dedupe state failed\n");
+        reload_dedupe(w);
     }
     release_held(w);
     return rc;
@@ -264,7 +292,7 @@ static void *run(void *arg)
             nsc_store_abort(w->c->store);
             w->txn_open = 0;
             release_held(w);
-            nsc_dedupe_load(w->dedupe, w->c->store);
+            reload_dedupe(w);
         } else if (w->nheld >= w->c->cfg.group_max) {
             commit(w);
         }
@@ -284,8 +312,10 @@ int nsc_writer_start(nsc_collector *c, nsc_writer **out)
         return -1;
     w->c = c;
     int linger = 0, hwm = 0;  /* unbounded: the agents' credit bounds the queue */
-    if (!(w->dedupe = nsc_dedupe_new()) || nsc_dedupe_load(w->dedupe, c->store) ||
-        nsc_clocks_load(c->clocks, c->store) || !(w->pair = zmq_socket(c->zctx, ZMQ_PAIR)) ||
+    int rc = (w->dedupe = nsc_dedupe_new()) ? nsc_dedupe_load(w->dedupe, c->store) : NSC_STORE_ENOMEM;
+    if (rc)
+        log_store("cannot load the committed batch sequences (not starting: batches could be stored twice)", rc);
+    if (rc || nsc_clocks_load(c->clocks, c->store) || !(w->pair = zmq_socket(c->zctx, ZMQ_PAIR)) ||
         zmq_setsockopt(w->pair, ZMQ_LINGER, &linger, sizeof linger) ||
         zmq_setsockopt(w->pair, ZMQ_SNDHWM, &hwm, sizeof hwm) ||
         zmq_setsockopt(w->pair, ZMQ_RCVHWM, &hwm, sizeof hwm) ||

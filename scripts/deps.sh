@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Install the Debian packages ncclscope needs, only those missing.
 #   scripts/deps.sh          what the demo needs: build the programs and run them
-#   scripts/deps.sh --test   also what the test suite needs (sanitizer and fuzz
-#                            builds, Criterion, protoc, the deployment tests)
+#   scripts/deps.sh --test   also what the test suite needs (Criterion and
+#                            msgpack-c, sanitizer and fuzz builds, protoc, the
+#                            deployment tests)
 #   scripts/deps.sh --arm64  the aarch64 cross build and qemu-user (scripts/aarch64.sh)
 set -euo pipefail
 [ "${1:-}" = --arm64 ] && exec "$(dirname "$0")/aarch64.sh" deps
 
 pkgs=(build-essential cmake pkg-config python3
-      libzmq3-dev libmsgpack-dev liblmdb-dev lmdb-utils libevent-dev libzstd-dev
-      libcriterion-dev)
+      libzmq3-dev liblmdb-dev lmdb-utils libevent-dev libzstd-dev)
 if [ "${1:-}" = --test ]; then
   shift
-  pkgs+=(git clang protobuf-compiler
+  pkgs+=(libcriterion-dev libmsgpack-dev  # only the tests link them
+         git clang protobuf-compiler
          # deployment tests (tests/deploy/): images, the manifest checker, a real Slurm
          podman buildah debootstrap python3-yaml slurm-wlm munge)
 fi

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "busbw.h"
 #include "grow.h"
+#include "json.h"
 
 #define SEEN_RING 256  /* first-seen times of the latest seqNumbers per (comm, func) */
 #define MAX_FUNCS 16   /* collective functions tracked per communicator */
@@ -17,6 +18,7 @@ typedef struct prog {        /* one rank's last collective of one function */
     uint64_t seq, coll_id;
     uint64_t since_ns;       /* collector time it was seen */
     uint64_t start_ns, count;/* host start time and element count (bandwidth) */
+    unsigned tsize;          /* datatype size; 0 unknown (no bandwidth) */
     int done;                /* completion seen */
 } prog;
 
@@ -321,45 +323,20 @@ static int take_defs(proc_st *p, nsc_live *l, const nsc_batch *b)
     return 0;
 }
 
-/* nccl-tests: busBW = algBW * factor; bytes per rank = count * type size. */
-static double bus_factor(const char *func, int32_t n)
-{
-    if (n <= 1)
-        return 1;
-    if (strcmp(func, "AllReduce") == 0)
-        return 2.0 * (n - 1) / n;
-    if (!strcmp(func, "AllGather") || !strcmp(func, "ReduceScatter") || !strcmp(func, "AllToAll"))
-        return (double)(n - 1) / n;
-    return 1;
-}
-
-static unsigned type_size(const char *t)
-{
-    static const struct { const char *name; unsigned size; } sizes[] = {
-        {"int8", 1}, {"uint8", 1}, {"fp8_e4m3", 1}, {"fp8_e5m2", 1}, {"float16", 2}, {"half", 2},
-        {"bfloat16", 2}, {"int32", 4}, {"uint32", 4}, {"float32", 4}, {"float", 4},
-        {"int64", 8}, {"uint64", 8}, {"float64", 8}, {"double", 8}};
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-        if (strcmp(sizes[i].name, t) == 0)
-            return sizes[i].size;
-    return 1;
-}
-
-/* A completion of the Coll c->ranks[rank].p[f]: bandwidth sample, done. */
-static void complete(comm_st *c, rank_st *r, int f, uint64_t ts_ns, unsigned tsize)
+/* A completion of the Coll c->ranks[rank].p[f]: bandwidth sample (none for
+ * an unknown datatype), done. */
+static void complete(comm_st *c, rank_st *r, int f, uint64_t ts_ns)
 {
     prog *p = &r->p[f];
     p->done = 1;
-    if (ts_ns <= p->start_ns)
+    if (ts_ns <= p->start_ns || !p->tsize)
         return;
-    double bytes = (double)p->count * tsize;
-    if (!strcmp(c->f[f].name, "AllGather") || !strcmp(c->f[f].name, "ReduceScatter"))
-        bytes *= c->nranks;  /* nccl-tests sizes these by the whole buffer */
-    c->bw_sum += bytes / (double)(ts_ns - p->start_ns) * bus_factor(c->f[f].name, c->nranks);
+    nsc_busbw bw = nsc_busbw_rule(c->f[f].name, c->nranks, p->count, p->tsize);
+    c->bw_sum += (double)bw.bytes / (double)(ts_ns - p->start_ns) * bw.factor;
     c->bw_n++;
 }
 
-static void take_completions(nsc_live *l, const proc_st *p, const nsc_batch *b, const uint32_t *tsz)
+static void take_completions(nsc_live *l, const proc_st *p, const nsc_batch *b)
 {
     for (size_t i = 0; i < b->ncompletions; i++)
         for (size_t k = 0; k < p->nctx; k++) {
@@ -367,7 +344,7 @@ static void take_completions(nsc_live *l, const proc_st *p, const nsc_batch *b, 
             rank_st *r = rank_of(c, p->ctx[k].rank);
             for (int f = 0; r && f < c->nf; f++)
                 if (r->has[f] && !r->p[f].done && r->p[f].coll_id == b->completions[i].id)
-                    complete(c, r, f, b->completions[i].ts_ns, tsz[f]);
+                    complete(c, r, f, b->completions[i].ts_ns);
         }
 }
 
@@ -384,11 +361,11 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
         p->counters = b->counters;
     if (take_defs(p, l, b))
         return -1;
-    /* The datatype of each func's latest Coll, named once after the loop:
-     * looking the name up per Coll cost more than the rest of the section. */
-    int has_dt[MAX_FUNCS] = {0};
-    uint16_t dt[MAX_FUNCS];
-    uint32_t tsz[MAX_FUNCS];
+    /* Datatype names are looked up when the id changes: looking one up per
+     * Coll cost more than the rest of the section. */
+    uint16_t dt = 0;
+    unsigned dt_size = 0;
+    int has_dt = 0;
     l->events += b->nevents;
     const ctx_map *last = NULL;
     for (size_t i = 0; i < b->nevents; i++) {
@@ -408,13 +385,14 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
             r->p[f].coll_id = ev->id;
             r->p[f].start_ns = ev->start_ns;
             r->p[f].count = ev->d.coll.count;
-            has_dt[f] = 1;
-            dt[f] = ev->d.coll.datatype;
+            if (!has_dt || dt != ev->d.coll.datatype) {
+                dt = ev->d.coll.datatype, has_dt = 1;
+                dt_size = nsc_dtype_size(str_text(p, dt));
+            }
+            r->p[f].tsize = dt_size;
         }
     }
-    for (int f = 0; f < MAX_FUNCS; f++)
-        tsz[f] = has_dt[f] ? type_size(str_text(p, dt[f])) : 4;
-    take_completions(l, p, b, tsz);
+    take_completions(l, p, b);
     return 0;
 }
 

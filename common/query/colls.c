@@ -9,6 +9,7 @@
  * the collectives in the window (narrow it with t0_ns/t1_ns or seq).
  */
 #include "qint.h"
+#include "busbw.h"
 #include "grow.h"
 
 #include <math.h>
@@ -223,38 +224,6 @@ static int by_coll(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-static unsigned dtype_size(const char *name)
-{
-    static const struct {
-        const char *suffix;
-        unsigned size;
-    } sizes[] = {{"Int8", 1},    {"Uint8", 1},   {"Char", 1},    {"Float8e4m3", 1},
-                 {"Float8e5m2", 1}, {"Float16", 2}, {"Half", 2},  {"Bfloat16", 2},
-                 {"Int32", 4},   {"Uint32", 4},  {"Int", 4},     {"Float32", 4},
-                 {"Float", 4},   {"Int64", 8},   {"Uint64", 8},  {"Float64", 8},
-                 {"Double", 8}};
-    const char *s = strncmp(name, "nccl", 4) == 0 ? name + 4 : name;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if (strcasecmp(s, sizes[i].suffix) == 0)
-            return sizes[i].size;
-    return 0;
-}
-
-/* nccl-tests: bytes moved per rank's view and the bus bandwidth factor. */
-static void bw_model(const char *func, int32_t nranks, double *bytes_mult, double *factor)
-{
-    double n = nranks > 0 ? nranks : 1;
-    *bytes_mult = 1;
-    *factor = 1;
-    if (strcasecmp(func, "AllReduce") == 0) {
-        *factor = 2 * (n - 1) / n;
-    } else if (strcasecmp(func, "AllGather") == 0 || strcasecmp(func, "ReduceScatter") == 0 ||
-               strcasecmp(func, "AllToAll") == 0) {
-        *bytes_mult = n;
-        *factor = (n - 1) / n;
-    }
-}
-
 static void derive(cl_set *s, cl_group *g)
 {
     q_ctx *c = s->c;
@@ -276,13 +245,13 @@ static void derive(cl_set *s, cl_group *g)
     if (!g->has_end && has_kend)
         g->end = kend, g->has_end = 1;
     g->skew = last_arrival - g->start;
-    double mult, factor;
-    bw_model(q_text(c, x->func), c->comm.nranks, &mult, &factor);
-    g->bytes = (uint64_t)((double)x->count * dtype_size(q_text(c, x->datatype)) * mult);
+    nsc_busbw bw = nsc_busbw_rule(q_text(c, x->func), c->comm.nranks, x->count,
+                                  nsc_dtype_size(q_text(c, x->datatype)));
+    g->bytes = bw.bytes;
     g->algbw = g->busbw = NAN;
     if (g->has_end && g->end > g->start && g->bytes) {
         g->algbw = (double)g->bytes / (double)(g->end - g->start);
-        g->busbw = g->algbw * factor;
+        g->busbw = g->algbw * bw.factor;
     }
 }
 

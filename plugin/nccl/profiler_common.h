@@ -1,6 +1,6 @@
 /* profiler_common.h: what every version of NCCL's profiler plugin ABI shares.
  *
- * Written from the measured ABI facts (shared/nccl-profiler-abi.md), not copied
+ * Written from the measured ABI facts (docs/nccl-abi.md), not copied
  * from NCCL. Layout is checked by _Static_asserts in each version's header.
  */
 #ifndef NCCLSCOPE_NCCL_PROFILER_COMMON_H

@@ -28,6 +28,46 @@ void nsc_tmp_store_remove(char *dir)
     free(dir);
 }
 
+int nsc_raw_open(const char *dir, const char *db, nsc_raw_db *r)
+{
+    int rc = mdb_env_create(&r->env);
+    if (rc)
+        return rc;
+    if ((rc = mdb_env_set_maxdbs(r->env, 16)) || (rc = mdb_env_open(r->env, dir, 0, 0640)) ||
+        (rc = mdb_txn_begin(r->env, NULL, 0, &r->txn))) {
+        mdb_env_close(r->env);
+        return rc;
+    }
+    if ((rc = mdb_dbi_open(r->txn, db, 0, &r->dbi))) {
+        mdb_txn_abort(r->txn);
+        mdb_env_close(r->env);
+    }
+    return rc;
+}
+
+int nsc_raw_close(nsc_raw_db *r)
+{
+    int rc = mdb_txn_commit(r->txn);
+    mdb_env_close(r->env);
+    return rc;
+}
+
+int nsc_raw_put(const char *dir, const char *db, const void *k, size_t kl, const void *v, size_t vl, int del)
+{
+    nsc_raw_db r;
+    int rc = nsc_raw_open(dir, db, &r);
+    if (rc)
+        return rc;
+    MDB_val key = {kl, (void *)k}, val = {vl, (void *)v};
+    rc = del ? mdb_del(r.txn, r.dbi, &key, NULL) : mdb_put(r.txn, r.dbi, &key, &val, 0);
+    if (rc) {
+        mdb_txn_abort(r.txn);
+        mdb_env_close(r.env);
+        return rc;
+    }
+    return nsc_raw_close(&r);
+}
+
 nsc_proc nsc_test_proc(const char *job, const char *host, uint32_t pid, int gpu)
 {
     nsc_proc p;

@@ -3,12 +3,27 @@
 #ifndef NCCLSCOPE_TEST_STOREUTIL_H
 #define NCCLSCOPE_TEST_STOREUTIL_H
 
+#include <lmdb.h>
+
 #include "mix.h"
 #include "store.h"
 
 /* A fresh empty directory under /tmp (malloc'd path), and its removal. */
 char *nsc_tmp_store_dir(void);
 void nsc_tmp_store_remove(char *dir);
+
+/* Database db of the closed store at dir, opened directly in a write
+ * transaction, to put what the store's own code never would. Each returns 0
+ * or an LMDB error; close commits. */
+typedef struct nsc_raw_db {
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+} nsc_raw_db;
+int nsc_raw_open(const char *dir, const char *db, nsc_raw_db *r);
+int nsc_raw_close(nsc_raw_db *r);
+/* Put a record (del: delete it) straight into db of the closed store at dir. */
+int nsc_raw_put(const char *dir, const char *db, const void *k, size_t kl, const void *v, size_t vl, int del);
 
 nsc_proc nsc_test_proc(const char *job, const char *host, uint32_t pid, int gpu);
 nsc_ctx_def nsc_test_ctx(uint16_t index, uint64_t comm, int rank, int nranks);

@@ -177,3 +177,61 @@ Test(dedupe, epochs_are_separate_sequence_spaces)
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }
+
+static const char *const agents[] = {"a", "b", "c"};
+
+/* Agents a, b and c with batches 0..9 committed, b's record then broken on
+ * disk (a value too short to hold its range count). */
+static char *store_with_broken_agent(void)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    nsc_dedupe *d = nsc_dedupe_new();
+    for (uint64_t seq = 0; seq < 10; seq++)
+        for (int i = 0; i < 3; i++)
+            cr_assert_eq(nsc_dedupe_mark(d, agents[i], 0, seq), 0);
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_dedupe_put_dirty(d, st), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    nsc_dedupe_free(d);
+    nsc_store_close(st);
+    cr_assert_eq(nsc_raw_put(dir, "meta", "agent/b", 7, "\0\0", 2, 0), 0);
+    return dir;
+}
+
+/* A load that fails part way must not leave a set that passes committed
+ * batches as new (the writer would store them twice): after the failure no
+ * batch may be stored or marked, and the next load that works restores all. */
+Test(dedupe, failed_load_takes_no_batch_until_a_load_works)
+{
+    char *dir = store_with_broken_agent();
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    nsc_dedupe *d = nsc_dedupe_new();
+    cr_assert_eq(nsc_dedupe_load(d, st), NSC_STORE_ECORRUPT);
+    cr_assert_eq(nsc_dedupe_known(d), 0);
+    for (int i = 0; i < 3; i++) {
+        const char *a = agents[i];
+        /* committed before: storing it now would store it twice */
+        cr_assert_neq(nsc_dedupe_has(d, a, 0, 5) == 0 && nsc_dedupe_room(d, a, 0, 5) == 0, 1, "%s", a);
+        cr_assert_eq(nsc_dedupe_room(d, a, 0, 5), NSC_DEDUPE_UNKNOWN, "%s", a);
+        cr_assert_eq(nsc_dedupe_mark(d, a, 0, 10), NSC_DEDUPE_UNKNOWN, "%s", a);
+    }
+    nsc_store_close(st);
+
+    uint8_t fixed[4 + 16] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10};
+    cr_assert_eq(nsc_raw_put(dir, "meta", "agent/b", 7, fixed, sizeof fixed, 0), 0);
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    cr_assert_eq(nsc_dedupe_load(d, st), 0);
+    cr_assert_eq(nsc_dedupe_known(d), 1);
+    for (int i = 0; i < 3; i++) {
+        const char *a = agents[i];
+        cr_assert_eq(nsc_dedupe_has(d, a, 0, 9), 1, "%s", a);
+        cr_assert_eq(nsc_dedupe_room(d, a, 0, 10), 0, "%s", a);
+        cr_assert_eq(nsc_dedupe_mark(d, a, 0, 10), 0, "%s", a);
+    }
+    nsc_dedupe_free(d);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}

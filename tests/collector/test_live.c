@@ -3,6 +3,7 @@
  * deaths, the JSON documents and the rebuild from a store. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,15 +14,19 @@
 #define S 1000000000ull
 #define T0 (100 * S)
 
-/* One section of process 100+rank: the ctx and strings, Coll events for seqs
- * [from, to], and completions for those below `done_below`. Each Coll: 1e6
- * float32 elements, start at seq * 10 ms, complete 1 ms later (4 GB/s). */
-static void section(nsc_live *l, int rank, uint64_t from, uint64_t to, uint64_t done_below, uint64_t now)
+/* One section of process 100+rank: the ctx and strings, `func` Coll events
+ * of `dtype` (NCCL's names) for seqs [from, to], and completions for those
+ * below `done_below`. Each Coll: 1e6 elements, start at seq * 10 ms,
+ * complete 1 ms later. */
+static void section_of(nsc_live *l, int rank, const char *func, const char *dtype, uint64_t from,
+                       uint64_t to, uint64_t done_below, uint64_t now)
 {
     nsc_event ev[16];
     nsc_completion cp[16];
     nsc_ctx_def ctx = nsc_test_ctx(0, 0xabc, rank, 4);
-    nsc_str_def strs[2] = {{1, "AllReduce"}, {2, "float32"}};
+    nsc_str_def strs[2] = {{.id = 1}, {.id = 2}};
+    snprintf(strs[0].text, sizeof strs[0].text, "%s", func);
+    snprintf(strs[1].text, sizeof strs[1].text, "%s", dtype);
     nsc_batch b;
     memset(&b, 0, sizeof b);
     memset(ev, 0, sizeof ev);
@@ -48,6 +53,12 @@ static void section(nsc_live *l, int rank, uint64_t from, uint64_t to, uint64_t 
     b.events = ev;
     b.completions = cp;
     cr_assert_eq(nsc_live_section(l, "agent1", &b, now), 0);
+}
+
+/* AllReduce of ncclFloat32: 4e6 B in 1 ms, 4 GB/s. */
+static void section(nsc_live *l, int rank, uint64_t from, uint64_t to, uint64_t done_below, uint64_t now)
+{
+    section_of(l, rank, "AllReduce", "ncclFloat32", from, to, done_below, now);
 }
 
 static nsc_live *scenario(void)
@@ -131,6 +142,62 @@ static uint64_t u64_at(const nsc_json *obj, const char *key)
     uint64_t v;
     cr_assert_eq(nsc_json_u64(nsc_json_get(obj, key), &v), 0, "%s", key);
     return v;
+}
+
+/* Process 100+rank's completions of seqs [from, to], alone in a section. */
+static void completions(nsc_live *l, int rank, uint64_t from, uint64_t to, uint64_t now)
+{
+    nsc_completion cp[16];
+    nsc_batch b;
+    memset(&b, 0, sizeof b);
+    b.hdr.proc = nsc_test_proc("job1", "h1", 100 + (uint32_t)rank, rank);
+    for (uint64_t s = from; s <= to; s++)
+        cp[b.ncompletions++] = (nsc_completion){s + 1, s * 10000000ull + 1000000};
+    b.completions = cp;
+    cr_assert_eq(nsc_live_section(l, "agent1", &b, now), 0);
+}
+
+static double bus_bw_of_comm(const nsc_live *l, uint64_t now)
+{
+    nsc_json_doc doc = status_doc(l, now);
+    const nsc_json *job = nsc_json_at(nsc_json_get(nsc_json_root(&doc), "jobs"), 0);
+    const nsc_json *comm = nsc_json_at(nsc_json_get(job, "comms"), 0);
+    double bw;
+    cr_assert_eq(nsc_json_double(nsc_json_get(comm, "bus_bw_gbps"), &bw), 0);
+    nsc_json_free(&doc);
+    return bw;
+}
+
+/* The bus bandwidth of `func` over 4 ranks, each completion one section
+ * after its Coll (as a real agent's batching often does). */
+static double bus_bw(const char *func, const char *dtype)
+{
+    nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
+    nsc_live *l = nsc_live_new(&cfg);
+    cr_assert(l);
+    nsc_live_tick(l, T0);
+    for (int r = 0; r < 4; r++) {
+        section_of(l, r, func, dtype, 0, 2, 0, T0 + S);
+        completions(l, r, 0, 2, T0 + S);
+    }
+    nsc_live_tick(l, T0 + 2 * S);
+    double bw = bus_bw_of_comm(l, T0 + 2 * S);
+    nsc_live_free(l);
+    return bw;
+}
+
+/* NCCL's own spellings: the datatype sizes the bytes, AlltoAll (NCCL's case)
+ * moves count x size to each of the n ranks like AllGather, and a datatype
+ * NCCL could not name gives no bandwidth rather than a wrong one. */
+Test(live, bus_bw_by_nccl_names)
+{
+    cr_assert_float_eq(bus_bw("AllReduce", "ncclFloat32"), 6.0, 1e-9);      /* 4 GB/s x 2*3/4 */
+    cr_assert_float_eq(bus_bw("AllReduce", "ncclBfloat16"), 3.0, 1e-9);     /* 2 GB/s x 2*3/4 */
+    cr_assert_float_eq(bus_bw("AllReduce", "ncclFloat64"), 12.0, 1e-9);
+    cr_assert_float_eq(bus_bw("AllGather", "ncclFloat8e4m3"), 3.0, 1e-9);  /* 4e6 B: 4 GB/s x 3/4 */
+    cr_assert_float_eq(bus_bw("AlltoAll", "ncclBfloat16"), 6.0, 1e-9);     /* 8e6 B: 8 GB/s x 3/4 */
+    cr_assert_float_eq(bus_bw("Broadcast", "ncclInt64"), 8.0, 1e-9);
+    cr_assert_float_eq(bus_bw("AllReduce", "Unknown"), 0.0, 1e-9);
 }
 
 Test(live, status_json)

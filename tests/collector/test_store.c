@@ -633,47 +633,14 @@ static uint64_t marker_of(nsc_store *st, const char *func, uint64_t seq)
     return n ? hit[0].event.d.coll.count : 0;
 }
 
-/* Database db of the closed store at dir, opened directly. */
-typedef struct raw_db {
-    MDB_env *env;
-    MDB_txn *txn;
-    MDB_dbi dbi;
-} raw_db;
-
-static raw_db raw_open(const char *dir, const char *db)
-{
-    raw_db r;
-    cr_assert_eq(mdb_env_create(&r.env), 0);
-    cr_assert_eq(mdb_env_set_maxdbs(r.env, 16), 0);
-    cr_assert_eq(mdb_env_open(r.env, dir, 0, 0640), 0);
-    cr_assert_eq(mdb_txn_begin(r.env, NULL, 0, &r.txn), 0);
-    cr_assert_eq(mdb_dbi_open(r.txn, db, 0, &r.dbi), 0);
-    return r;
-}
-
-static void raw_close(raw_db *r)
-{
-    cr_assert_eq(mdb_txn_commit(r->txn), 0);
-    mdb_env_close(r->env);
-}
-
 static size_t coll_entries(const char *dir)
 {
-    raw_db r = raw_open(dir, "colls");
+    nsc_raw_db r;
+    cr_assert_eq(nsc_raw_open(dir, "colls", &r), 0);
     MDB_stat s;
     cr_assert_eq(mdb_stat(r.txn, r.dbi, &s), 0);
-    raw_close(&r);
+    cr_assert_eq(nsc_raw_close(&r), 0);
     return s.ms_entries;
-}
-
-/* Put a record (del: delete it) straight into db of the closed store at dir. */
-static void raw_put(const char *dir, const char *db, const void *k, size_t kl, const void *v,
-                    size_t vl, int del)
-{
-    raw_db r = raw_open(dir, db);
-    MDB_val key = {kl, (void *)k}, val = {vl, (void *)v};
-    cr_assert_eq(del ? mdb_del(r.txn, r.dbi, &key, NULL) : mdb_put(r.txn, r.dbi, &key, &val, 0), 0);
-    raw_close(&r);
 }
 
 Test(store, coll_index_runs_gaps_and_functions)
@@ -809,12 +776,13 @@ Test(store, coll_index_corrupt_entry_is_reported)
     nsc_store_close(st);
     uint8_t key[NSC_KEY_COLL_LEN], good[NSC_COLL_VAL_LEN];
     nsc_key_coll(key, &k);
-    raw_db r = raw_open(dir, "colls");
+    nsc_raw_db r;
+    cr_assert_eq(nsc_raw_open(dir, "colls", &r), 0);
     MDB_val mk = {sizeof key, key}, mv;
     cr_assert_eq(mdb_get(r.txn, r.dbi, &mk, &mv), 0);
     cr_assert_eq(mv.mv_size, sizeof good);
     memcpy(good, mv.mv_data, sizeof good);
-    raw_close(&r);
+    cr_assert_eq(nsc_raw_close(&r), 0);
     nsc_coll_val v;
     cr_assert_eq(nsc_coll_val_parse(good, sizeof good, &v), 0);
     cr_assert_eq(v.seq_first, 0);
@@ -831,18 +799,18 @@ Test(store, coll_index_corrupt_entry_is_reported)
         nsc_coll_val_put(bad, &w);
         memcpy(badkey, key, sizeof badkey);  /* sorts before the good key */
         if (c == BAD_KEY)
-            raw_put(dir, "colls", badkey, sizeof badkey, good, sizeof good, 0);
+            cr_assert_eq(nsc_raw_put(dir, "colls", badkey, sizeof badkey, good, sizeof good, 0), 0);
         else
-            raw_put(dir, "colls", key, sizeof key, bad, c == SHORT_VALUE ? 32 : sizeof bad, 0);
+            cr_assert_eq(nsc_raw_put(dir, "colls", key, sizeof key, bad, c == SHORT_VALUE ? 32 : sizeof bad, 0), 0);
         st = open_store(dir, 0);
         nsc_store_coll_hit hits[4];
         size_t n;
         cr_assert_eq(find_rc(st, "AllReduce", 5, hits, 4, &n), NSC_STORE_ECORRUPT, "case %d", c);
         nsc_store_close(st);
         if (c == BAD_KEY)
-            raw_put(dir, "colls", badkey, sizeof badkey, NULL, 0, 1);
+            cr_assert_eq(nsc_raw_put(dir, "colls", badkey, sizeof badkey, NULL, 0, 1), 0);
         else
-            raw_put(dir, "colls", key, sizeof key, good, sizeof good, 0);
+            cr_assert_eq(nsc_raw_put(dir, "colls", key, sizeof key, good, sizeof good, 0), 0);
     }
     st = open_store(dir, 0);
     nsc_store_coll_hit hits[4];
@@ -857,7 +825,7 @@ Test(store, other_schema_is_refused)
     nsc_store *st = open_store(dir, 0);
     nsc_store_close(st);
     uint8_t v1[4] = {0, 0, 0, 1};  /* schema 1: one collective index entry per Coll */
-    raw_put(dir, "meta", "schema", 6, v1, sizeof v1, 0);
+    cr_assert_eq(nsc_raw_put(dir, "meta", "schema", 6, v1, sizeof v1, 0), 0);
     nsc_store_opts o = {0};
     cr_assert_eq(nsc_store_open(dir, &o, &st), NSC_STORE_ESCHEMA);
     o.read_only = 1;

@@ -4,7 +4,7 @@ manifests in containers/k8s against Kubernetes' required fields, against each ot
 (selectors, ports, volumes, services, the shared run directory) and against the
 programs (every flag and NCCLSCOPE_* variable set must be one the program reads:
 `--help` of the agent and the collector, the plugin's sources; ports as in
-DESIGN.md). Prints one line per problem and exits 1 if there is any."""
+docs/architecture.md). Prints one line per problem and exits 1 if there is any."""
 import glob, os, re, subprocess, sys
 import yaml
 
@@ -127,7 +127,7 @@ def check_program(cw, c, image, opts, ports, services):
         if e["name"].startswith("NCCLSCOPE_") and e["name"] not in envs:
             bad(cw, f"{image} does not read {e['name']}")
     if ports != PORTS[image]:
-        bad(cw, f"ports {ports}, DESIGN.md says {PORTS[image]}")
+        bad(cw, f"ports {ports}, docs/architecture.md says {PORTS[image]}")
     args = c.get("args", [])
     for flag, want in (("--listen", r"tcp://0\.0\.0\.0:(\d+)$"), ("--http", r"0\.0\.0\.0:(\d+)$")):
         if flag in args:

@@ -1,6 +1,6 @@
 /* replay.c: --replay, a recorded NCCL profiler call log played into a plugin.
  *
- * The log (format: shared/data/nccl-traces/README.md) has one line per event,
+ * The log (format: tests/data/nccl-traces/README.md) has one line per event,
  * written when it stopped, plus state and lifecycle lines. Replay splits events
  * into their start and stop calls, orders every call by timestamp (ties: init,
  * start, state, stop, finalize, then file order), rebuilds each descriptor from

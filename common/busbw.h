@@ -1,0 +1,33 @@
+/* busbw.h: what an NCCL operation moves, in nccl-tests' terms.
+ *
+ * Owns the project's one table of NCCL datatype sizes (by the names NCCL's
+ * profiler passes: "ncclFloat32", "ncclBfloat16", "ncclFloat8e4m3", ...) and
+ * its one bus-bandwidth rule, used by the live state, the collectives query
+ * and the CLI alike so that `status`, `watch` and `collectives` agree.
+ */
+#ifndef NCCLSCOPE_BUSBW_H
+#define NCCLSCOPE_BUSBW_H
+
+#include <stdint.h>
+
+/* Bytes of one element of the datatype `name`; 0 if unknown or NULL.
+ * NCCL's spelling ("ncclFloat32"), its enum aliases ("ncclFloat", "ncclHalf")
+ * and the same names without the "nccl" prefix, in any case, are accepted. */
+unsigned nsc_dtype_size(const char *name);
+
+/* One operation's bandwidth model: `bytes` as nccl-tests counts them and the
+ * factor that turns algorithm bandwidth (bytes / duration) into bus bandwidth. */
+typedef struct nsc_busbw {
+    uint64_t bytes;
+    double factor;
+} nsc_busbw;
+
+/* nccl-tests' rule for `func` (NCCL's name, any case) over `nranks` ranks
+ * (< 1: taken as 1) moving `count` elements of `size` bytes: bytes = count x
+ * size, x nranks for AllGather, ReduceScatter, AlltoAll, Gather and Scatter
+ * (whose count is per rank or per peer); factor 2(n-1)/n for AllReduce,
+ * (n-1)/n for those five, 1 otherwise. A size of 0 (datatype unknown) gives
+ * 0 bytes: callers report no bandwidth rather than a wrong one. */
+nsc_busbw nsc_busbw_rule(const char *func, int32_t nranks, uint64_t count, unsigned size);
+
+#endif
