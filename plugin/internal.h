@@ -247,13 +247,15 @@ const char *nsc_intern_text(nsc_str id);
 
 #define NSC_MAX_CTX 4096u
 
+/* A context's definition is published, never changed in place: defs[0] at
+ * init, defs[1] when v3 learns the communicator; each is written once, before
+ * def_version (1 or 2, the one to read) is stored with release. */
 typedef struct nsc_pctx {
-    uint32_t magic;
     uint16_t index;
-    _Atomic uint32_t learned;     /* v3: communicator learnt from a Coll/P2p */
+    _Atomic uint32_t learned;     /* v3: claimed by the one thread that fills defs[1] */
     uint32_t finalized;           /* under the life lock */
-    _Atomic uint32_t def_version; /* bumped when the definition changes */
-    nsc_ctx_def def;
+    _Atomic uint32_t def_version;
+    nsc_ctx_def defs[2];
 } nsc_pctx;
 
 nsc_pctx *nsc_ctx_create(uint64_t comm_id, const char *name, int nnodes, int nranks,
@@ -263,7 +265,8 @@ nsc_pctx *nsc_ctx_create(uint64_t comm_id, const char *name, int nnodes, int nra
 nsc_pctx *nsc_ctx_lookup(const void *p);
 nsc_pctx *nsc_ctx_at(uint16_t index);
 void nsc_ctx_learn_comm(nsc_pctx *c, uint64_t comm_id, const char *name, int rank);
-uint32_t nsc_ctx_count(void);
+/* The current definition (immutable once published) and its version. */
+uint32_t nsc_ctx_def_get(const nsc_pctx *c, const nsc_ctx_def **def);
 
 /* ---- hotpath.c ----------------------------------------------------------- */
 

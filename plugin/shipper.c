@@ -140,11 +140,11 @@ static int enc_ctx(uint16_t index)
     nsc_pctx *c = index == NSC_CTX_NONE ? NULL : nsc_ctx_at(index);
     if (!c)
         return 0;
-    uint32_t version = atomic_load_explicit(&c->def_version, memory_order_acquire);
+    const nsc_ctx_def *def;
+    uint32_t version = nsc_ctx_def_get(c, &def);
     if (sh.ctx_sent[index] == version)
         return 0;
-    nsc_ctx_def def = c->def;
-    int rc = nsc_enc_ctx(&sh.enc, &def);
+    int rc = nsc_enc_ctx(&sh.enc, def);
     if (rc == 0)
         sh.ctx_sent[index] = version;
     return rc;
