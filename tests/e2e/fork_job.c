@@ -1,10 +1,12 @@
 /* fork_job.c: a profiled process that forks, as PyTorch does when its
  * DataLoader starts workers after NCCL is initialised (tests/e2e/fork.sh).
  *
- *   nsc-e2e-fork-job PLUGIN --idle N --child-ms MS [--calling] --pids FILE
+ *   nsc-e2e-fork-job PLUGIN --idle N --child-ms MS [--calling] --go FILE --pids FILE
  *
  * Loads the real plugin (ncclProfiler_v5) like NCCL, inits a communicator,
- * records 100 KernelLaunch events and starts a Coll, then forks N idle
+ * records 100 KernelLaunch events and starts a Coll, waits for the go file
+ * (the caller creates it once the agent has those events: the parent's
+ * shipper then has nothing to send, see the note in fork.sh), then forks N idle
  * children that only sleep MS and exit (half with exit(), which runs the
  * plugin's destructor, half with _exit(), as Python's workers do) and, with
  * --calling, one child that inits a communicator of its own and records 50
@@ -67,6 +69,17 @@ static int write_pids(const char *path, const pid_t *idle, int n, pid_t calling)
     return fclose(f);
 }
 
+static int wait_for(const char *path)
+{
+    for (int ms = 0; ms < 60000; ms += 5) {
+        if (access(path, F_OK) == 0)
+            return 0;
+        usleep(5000);
+    }
+    fprintf(stderr, "fork-job: no %s after 60 s\n", path);
+    return -1;
+}
+
 static int reap(pid_t pid)
 {
     int status;
@@ -80,7 +93,7 @@ static int reap(pid_t pid)
 int main(int argc, char **argv)
 {
     int nidle = 0, child_ms = 0, calling = 0;
-    const char *pids_path = NULL;
+    const char *pids_path = NULL, *go_path = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--idle") && i + 1 < argc)
             nidle = atoi(argv[++i]);
@@ -90,9 +103,12 @@ int main(int argc, char **argv)
             calling = 1;
         else if (!strcmp(argv[i], "--pids") && i + 1 < argc)
             pids_path = argv[++i];
+        else if (!strcmp(argv[i], "--go") && i + 1 < argc)
+            go_path = argv[++i];
     }
-    if (argc < 2 || !pids_path || nidle < 0 || nidle > MAX_IDLE) {
-        fprintf(stderr, "usage: %s PLUGIN --idle N --child-ms MS [--calling] --pids FILE\n",
+    if (argc < 2 || !pids_path || !go_path || nidle < 0 || nidle > MAX_IDLE) {
+        fprintf(stderr,
+                "usage: %s PLUGIN --idle N --child-ms MS [--calling] --go FILE --pids FILE\n",
                 argv[0]);
         return 2;
     }
@@ -107,6 +123,8 @@ int main(int argc, char **argv)
     launches(p, ctx, 100);
     ncclProfilerEventDescr_v5_t d = {.type = ncclProfileColl, .rank = 0};
     p->startEvent(ctx, &coll, &d);
+    if (wait_for(go_path) != 0)
+        return 1;
     pid_t idle[MAX_IDLE], caller = 0;
     for (int i = 0; i < nidle; i++)
         if ((idle[i] = fork()) == 0)
