@@ -63,9 +63,10 @@ static void fork_parent(void)
     pthread_mutex_unlock(&lock);
 }
 
-/* Stores and getpid only: the child of a threaded process may run nothing
- * that allocates or locks until it execs. The epoch bump sends its next
- * event call through the claim path, which adopts. */
+/* Stores, getpid and the unlock of prepare's lock only: the child of a
+ * threaded process may run nothing that allocates or takes a lock before it
+ * execs. The epoch bump sends its next event call through the claim path,
+ * which adopts. */
 static void fork_child(void)
 {
     nsc_g_pid = (uint32_t)getpid();
