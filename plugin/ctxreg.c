@@ -4,6 +4,12 @@
  * this context ours?" is a range and alignment check on the address alone; a
  * foreign (PXN) context is never dereferenced. Indices are handed out once per
  * load, in init order, and name the context on the wire.
+ *
+ * The shipper copies a definition while NCCL's threads run; a v3 context's
+ * definition changes once, when its first Coll or P2p names the communicator.
+ * So no definition is ever rewritten: the new one is built in the second
+ * record and published with a release store of the version, and a reader
+ * always sees one whole record (no lock, no retry).
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,13 +28,14 @@ nsc_pctx *nsc_ctx_create(uint64_t comm_id, const char *name, int nnodes, int nra
     nsc_pctx *c = &table[i];
     memset(c, 0, sizeof *c);
     c->index = (uint16_t)i;
-    c->def.index = (uint16_t)i;
-    c->def.comm_id = comm_id;
-    c->def.nnodes = nnodes;
-    c->def.nranks = nranks;
-    c->def.rank = rank;
-    c->def.api_version = api_version;
-    snprintf(c->def.name, sizeof c->def.name, "%s", name ? name : "");
+    nsc_ctx_def *d = &c->defs[0];
+    d->index = (uint16_t)i;
+    d->comm_id = comm_id;
+    d->nnodes = nnodes;
+    d->nranks = nranks;
+    d->rank = rank;
+    d->api_version = api_version;
+    snprintf(d->name, sizeof d->name, "%s", name ? name : "");
     atomic_store(&c->def_version, 1);
     atomic_store(&count, i + 1);
     return c;
@@ -48,19 +55,24 @@ nsc_pctx *nsc_ctx_at(uint16_t index)
     return index < atomic_load_explicit(&count, memory_order_acquire) ? &table[index] : NULL;
 }
 
-uint32_t nsc_ctx_count(void)
-{
-    return atomic_load_explicit(&count, memory_order_acquire);
-}
-
-/* v3's init knows nothing of the communicator; its first Coll or P2p does. */
+/* v3's init knows nothing of the communicator; its first Coll or P2p does.
+ * The thread that wins the claim is the only writer of defs[1]. */
 void nsc_ctx_learn_comm(nsc_pctx *c, uint64_t comm_id, const char *name, int rank)
 {
     uint32_t expect = 0;
     if (!atomic_compare_exchange_strong(&c->learned, &expect, 1))
         return;
-    c->def.comm_id = comm_id;
-    c->def.rank = rank;
-    snprintf(c->def.name, sizeof c->def.name, "%s", name ? name : "");
-    atomic_fetch_add_explicit(&c->def_version, 1, memory_order_release);
+    nsc_ctx_def *d = &c->defs[1];
+    *d = c->defs[0];
+    d->comm_id = comm_id;
+    d->rank = rank;
+    snprintf(d->name, sizeof d->name, "%s", name ? name : "");
+    atomic_store_explicit(&c->def_version, 2, memory_order_release);
+}
+
+uint32_t nsc_ctx_def_get(const nsc_pctx *c, const nsc_ctx_def **def)
+{
+    uint32_t version = atomic_load_explicit(&c->def_version, memory_order_acquire);
+    *def = &c->defs[version - 1];
+    return version;
 }

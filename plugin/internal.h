@@ -213,6 +213,8 @@ void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now);
 void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index);
 nsc_slot *nsc_slot_lookup_parent(uint64_t id);
 void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx);
+/* Every live slot freed, its generation kept (its handles become stale). */
+void nsc_slot_release_all(void);
 
 /* ---- intern.c ------------------------------------------------------------ */
 
@@ -245,13 +247,15 @@ const char *nsc_intern_text(nsc_str id);
 
 #define NSC_MAX_CTX 4096u
 
+/* A context's definition is published, never changed in place: defs[0] at
+ * init, defs[1] when v3 learns the communicator; each is written once, before
+ * def_version (1 or 2, the one to read) is stored with release. */
 typedef struct nsc_pctx {
-    uint32_t magic;
     uint16_t index;
-    _Atomic uint32_t learned;     /* v3: communicator learnt from a Coll/P2p */
+    _Atomic uint32_t learned;     /* v3: claimed by the one thread that fills defs[1] */
     uint32_t finalized;           /* under the life lock */
-    _Atomic uint32_t def_version; /* bumped when the definition changes */
-    nsc_ctx_def def;
+    _Atomic uint32_t def_version;
+    nsc_ctx_def defs[2];
 } nsc_pctx;
 
 nsc_pctx *nsc_ctx_create(uint64_t comm_id, const char *name, int nnodes, int nranks,
@@ -261,7 +265,8 @@ nsc_pctx *nsc_ctx_create(uint64_t comm_id, const char *name, int nnodes, int nra
 nsc_pctx *nsc_ctx_lookup(const void *p);
 nsc_pctx *nsc_ctx_at(uint16_t index);
 void nsc_ctx_learn_comm(nsc_pctx *c, uint64_t comm_id, const char *name, int rank);
-uint32_t nsc_ctx_count(void);
+/* The current definition (immutable once published) and its version. */
+uint32_t nsc_ctx_def_get(const nsc_pctx *c, const nsc_ctx_def **def);
 
 /* ---- hotpath.c ----------------------------------------------------------- */
 
@@ -285,19 +290,24 @@ void nsc_event_state(void *handle, int state, uint64_t arg);
 
 /* Start the shipper thread and its ZeroMQ context (backlog allocated once). */
 int nsc_shipper_start(const nsc_config *cfg);
-/* Stop it. Final: drain every ring, send until flush_ms, account for what
- * could not be kept, close. Pause (before fork): drain into the backlog, close
- * the socket and context, keep the backlog for the next start. */
-enum { NSC_STOP_FINAL = 1, NSC_STOP_PAUSE = 2 };
-void nsc_shipper_stop(int how);
+/* Stop it: drain every queue, send until flush_ms, account for what could not
+ * be kept, close the socket and terminate the context. */
+void nsc_shipper_stop(void);
 int nsc_shipper_running(void);
-/* In a fork child: the parent's batches, sequence and definitions are not ours. */
+/* In a fork child (atfork handler): drop the parent's context, socket and
+ * thread without touching them. */
+void nsc_shipper_forget(void);
+/* In a fork child that calls in: the parent's batches, sequence and
+ * definitions are not ours. */
 void nsc_shipper_reset_stream(void);
 void nsc_shipper_release(void); /* unload: free the backlog */
 
 /* ---- life.c -------------------------------------------------------------- */
 
 extern uint32_t nsc_g_pid;
+/* Set in a fork child until it first calls in (then nsc_life_adopt runs). */
+extern _Atomic int nsc_g_forked;
+void nsc_life_adopt(void);
 ncclResult_t nsc_life_init(void **context, int *mask, uint64_t comm_id, const char *name,
                            int nnodes, int nranks, int rank, ncclDebugLogger_t logfn,
                            int api_version);

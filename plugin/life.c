@@ -4,10 +4,16 @@
  * the hot path will ever use (pool, slots, backlog). A session runs from the
  * first live communicator to the last finalize: the shipper runs, and the last
  * finalize flushes, joins it and terminates the ZeroMQ context, so the library
- * can be dlclose'd and dlopen'ed again. Around fork() the shipper is stopped
- * (no socket or ZeroMQ thread crosses the fork), restarted in the parent, and
- * started afresh in the child with empty buffers, zero counters and the
- * child's pid. init and finalize are rare and take a mutex; nothing else does.
+ * can be dlclose'd and dlopen'ed again. init and finalize are rare and take a
+ * mutex; nothing else does.
+ *
+ * fork() leaves the parent alone: its shipper runs on. A child (a DataLoader
+ * worker, a subprocess) is inert: the atfork child handler only stores (no
+ * allocation, no thread, no socket), forgetting the parent's ZeroMQ context
+ * and thread, which are not the child's. Only when the child itself calls in
+ * (init, or an event's first call on a thread, which takes the claim path
+ * anyway) does it become a profiled process of its own: empty buffers and
+ * backlog, zero counters, none of the parent's open events, a new stream.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -17,12 +23,12 @@
 #include "internal.h"
 
 uint32_t nsc_g_pid;
+_Atomic int nsc_g_forked;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;       /* config read, pool allocated */
 static int atfork_done;  /* glibc unregisters the handlers at dlclose */
 static int ncomms;       /* live communicators */
-static int was_shipping; /* across fork */
 static nsc_config cfg;
 static _Atomic(ncclDebugLogger_t) logger;
 
@@ -46,30 +52,49 @@ void nsc_log(int level, const char *fmt, ...)
         fprintf(stderr, "%s\n", msg);
 }
 
+/* No init or finalize is half done when the child's copy is taken. */
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&lock);
-    was_shipping = nsc_shipper_running();
-    if (was_shipping)
-        nsc_shipper_stop(NSC_STOP_PAUSE);
 }
 
 static void fork_parent(void)
 {
-    if (was_shipping && nsc_shipper_start(&cfg) != 0)
-        nsc_log(NSC_LOG_WARN, "ncclscope: shipper did not restart after fork");
     pthread_mutex_unlock(&lock);
 }
 
+/* Stores, getpid and the unlock of prepare's lock only: the child of a
+ * threaded process may run nothing that allocates or takes a lock before it
+ * execs. The epoch bump sends its next event call through the claim path,
+ * which adopts. */
 static void fork_child(void)
 {
     nsc_g_pid = (uint32_t)getpid();
+    nsc_shipper_forget();
+    atomic_store_explicit(&nsc_g_forked, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&nsc_g_epoch, 1, memory_order_release);
+    pthread_mutex_unlock(&lock);
+}
+
+/* Under the lock: a fork child's first call makes it a process of its own. */
+static void adopt_locked(void)
+{
+    if (!atomic_load_explicit(&nsc_g_forked, memory_order_relaxed))
+        return;
     if (loaded) {
         nsc_pool_reset(1);
+        nsc_slot_release_all();
         nsc_shipper_reset_stream();
     }
-    if (was_shipping && nsc_shipper_start(&cfg) != 0)
+    if (ncomms > 0 && nsc_shipper_start(&cfg) != 0)
         nsc_log(NSC_LOG_WARN, "ncclscope: shipper did not start in fork child");
+    atomic_store_explicit(&nsc_g_forked, 0, memory_order_release);
+}
+
+void nsc_life_adopt(void)
+{
+    pthread_mutex_lock(&lock);
+    adopt_locked();
     pthread_mutex_unlock(&lock);
 }
 
@@ -103,6 +128,7 @@ ncclResult_t nsc_life_init(void **context, int *mask, uint64_t comm_id, const ch
     nsc_log_set(logfn);
     ncclResult_t rc = ncclInternalError;
     nsc_pctx *c = NULL;
+    adopt_locked();
     if (!loaded && load() != 0)
         goto out;
     if (ncomms == 0 && nsc_shipper_start(&cfg) != 0) {
@@ -113,7 +139,7 @@ ncclResult_t nsc_life_init(void **context, int *mask, uint64_t comm_id, const ch
     if (!c) {
         nsc_log(NSC_LOG_WARN, "ncclscope: more than %u communicators in this load", NSC_MAX_CTX);
         if (ncomms == 0)
-            nsc_shipper_stop(NSC_STOP_FINAL);
+            nsc_shipper_stop();
         goto out;
     }
     ncomms++;
@@ -132,9 +158,12 @@ ncclResult_t nsc_life_finalize(void *context)
     nsc_pctx *c = nsc_ctx_lookup(context);
     if (c && !c->finalized) {
         c->finalized = 1;
-        nsc_slot_flush_ctx(nsc_tbuf_self(), c->index);
+        /* A fork child that never called in has no events of its own: the
+         * open ones are the parent's, and it has no shipper to stop. */
+        if (!atomic_load_explicit(&nsc_g_forked, memory_order_relaxed))
+            nsc_slot_flush_ctx(nsc_tbuf_self(), c->index);
         if (--ncomms == 0) {
-            nsc_shipper_stop(NSC_STOP_FINAL);
+            nsc_shipper_stop();
             nsc_pool_reset(0);
         }
     }
@@ -147,7 +176,7 @@ ncclResult_t nsc_life_finalize(void *context)
 __attribute__((destructor)) static void unload(void)
 {
     pthread_mutex_lock(&lock);
-    nsc_shipper_stop(NSC_STOP_FINAL);
+    nsc_shipper_stop();
     if (ncomms == 0) {
         nsc_tbuf_key_delete();
         nsc_pool_destroy();

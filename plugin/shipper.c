@@ -140,11 +140,11 @@ static int enc_ctx(uint16_t index)
     nsc_pctx *c = index == NSC_CTX_NONE ? NULL : nsc_ctx_at(index);
     if (!c)
         return 0;
-    uint32_t version = atomic_load_explicit(&c->def_version, memory_order_acquire);
+    const nsc_ctx_def *def;
+    uint32_t version = nsc_ctx_def_get(c, &def);
     if (sh.ctx_sent[index] == version)
         return 0;
-    nsc_ctx_def def = c->def;
-    int rc = nsc_enc_ctx(&sh.enc, &def);
+    int rc = nsc_enc_ctx(&sh.enc, def);
     if (rc == 0)
         sh.ctx_sent[index] = version;
     return rc;
@@ -326,17 +326,15 @@ static void pass(uint64_t now)
     sh.idle_ns = sh.idle_ns * 2 < IDLE_SLEEP_MAX_NS ? sh.idle_ns * 2 : IDLE_SLEEP_MAX_NS;
 }
 
-/* Drain everything there is; on a final stop also account for what cannot be
- * kept and end with a counters-only batch in the reserved buffer. */
-static void drain_all(int final)
+/* Drain everything there is, account for what cannot be kept and end with a
+ * counters-only batch in the reserved buffer. */
+static void drain_all(void)
 {
     uint64_t now = nsc_now();
     while (drain(now) > 0)
         ;
     if (sh.open)
         batch_finish();
-    if (!final)
-        return;
     count_leftovers();
     if (batch_begin(now, now, 1) == 0)
         batch_finish();
@@ -374,12 +372,11 @@ static void *ship_main(void *arg)
     (void)arg;
     while (!atomic_load_explicit(&sh.stop, memory_order_acquire))
         pass(nsc_now());
-    int final = atomic_load(&sh.stop) == NSC_STOP_FINAL;
-    uint64_t deadline = nsc_now() + (final ? sh.cfg.flush_ms * MS : 0);
-    drain_all(final);
+    uint64_t deadline = nsc_now() + sh.cfg.flush_ms * MS;
+    drain_all();
     flush(deadline);
     uint64_t now = nsc_now();
-    if (final && sh.head < sh.tail) {
+    if (sh.head < sh.tail) {
         char why[80] = "agent unreachable";
         if (agent_bound())
             snprintf(why, sizeof why, "agent too slow: not taken within NCCLSCOPE_FLUSH_MS=%u", sh.cfg.flush_ms);
@@ -387,8 +384,6 @@ static void *ship_main(void *arg)
                 (unsigned long long)(sh.tail - sh.head), sh.cfg.endpoint, why);
     }
     int linger = (int)(deadline > now ? (deadline - now) / MS : 0);
-    if (!final)
-        linger = 100; /* before fork: let what zmq holds reach the agent */
     zmq_setsockopt(sh.sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(sh.sock);
     sh.sock = NULL;
@@ -470,11 +465,11 @@ int nsc_shipper_start(const nsc_config *cfg)
     return 0;
 }
 
-void nsc_shipper_stop(int how)
+void nsc_shipper_stop(void)
 {
     if (!sh.running)
         return;
-    atomic_store_explicit(&sh.stop, how, memory_order_release);
+    atomic_store_explicit(&sh.stop, 1, memory_order_release);
     pthread_join(sh.thread, NULL);
     zmq_ctx_term(sh.zctx);
     sh.zctx = NULL;
@@ -484,6 +479,17 @@ void nsc_shipper_stop(int how)
 int nsc_shipper_running(void)
 {
     return sh.running;
+}
+
+/* Plain stores only: this runs in an atfork child handler. The parent's
+ * context and socket are not ours to close (terminating the context would
+ * wait forever for I/O threads that do not exist here), and its thread was
+ * not copied. */
+void nsc_shipper_forget(void)
+{
+    sh.zctx = NULL;
+    sh.sock = NULL;
+    sh.running = 0;
 }
 
 void nsc_shipper_reset_stream(void)

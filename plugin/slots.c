@@ -152,15 +152,20 @@ void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index)
         emit_completion(tb, s->ev.type, nsc_slot_id(index, nw), last);
 }
 
+/* Only the ranges of threads that ever held a buffer can hold an event: the
+ * rest of the table was never written, and reading it would fault its pages in. */
+static uint32_t used_slots(void)
+{
+    return (uint32_t)atomic_load(&nsc_g_pool.claimed) * NSC_SLOTS_PER_THREAD;
+}
+
 /* Finalize of a communicator: its events that never stopped are emitted with
  * NSC_EVF_OPEN, and parents still waiting for children are released. Only
  * events of ctx are touched; NCCL sends none for it any more. */
 void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx)
 {
     uint64_t now = nsc_now();
-    /* Only the ranges of threads that ever held a buffer: the rest of the
-     * table was never written, and reading it would fault its pages in. */
-    uint32_t n = (uint32_t)atomic_load(&nsc_g_pool.claimed) * NSC_SLOTS_PER_THREAD;
+    uint32_t n = used_slots();
     for (uint32_t i = 0; i < n; i++) {
         nsc_slot *s = &nsc_g_pool.slots[i];
         uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
@@ -173,5 +178,17 @@ void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx)
         ev.stop_ns = now;
         ev.flags |= NSC_EVF_OPEN;
         nsc_event_emit(tb, &ev);
+    }
+}
+
+/* A fork child that calls in: the events open at the fork are the parent's,
+ * to be reported by the parent, not again by the child. */
+void nsc_slot_release_all(void)
+{
+    uint32_t n = used_slots();
+    for (uint32_t i = 0; i < n; i++) {
+        nsc_slot *s = &nsc_g_pool.slots[i];
+        if (atomic_load_explicit(&s->word, memory_order_relaxed) & NSC_W_LIVE)
+            nsc_slot_free(s);
     }
 }

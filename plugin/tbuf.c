@@ -216,10 +216,14 @@ void nsc_tbuf_key_delete(void)
     exit_key_valid = 0;
 }
 
-static nsc_tbuf *claim(uint32_t epoch)
+static nsc_tbuf *claim(void)
 {
+    /* A fork child's first call: it becomes a profiled process of its own
+     * (which bumps the epoch), here and not on the hot path. */
+    if (NSC_UNLIKELY(atomic_load_explicit(&nsc_g_forked, memory_order_acquire)))
+        nsc_life_adopt();
     nsc_pool *p = &nsc_g_pool;
-    self.epoch = epoch;
+    self.epoch = atomic_load_explicit(&nsc_g_epoch, memory_order_acquire);
     self.tb = NULL;
     self.tid = (uint32_t)gettid(); /* not cached across claims: fork changes it */
     for (uint32_t i = 0; i < p->ntbufs; i++) {
@@ -243,7 +247,7 @@ nsc_tbuf *nsc_tbuf_self(void)
     uint32_t epoch = atomic_load_explicit(&nsc_g_epoch, memory_order_acquire);
     if (NSC_LIKELY(self.epoch == epoch))
         return self.tb;
-    return nsc_g_pool.tbufs ? claim(epoch) : NULL;
+    return nsc_g_pool.tbufs ? claim() : NULL;
 }
 
 /* Where the chunk after `chunk` in tb's queue is named (NONE: the first). */

@@ -56,6 +56,7 @@ status_has() {
             "$dir/status.json" "$1"
 }
 collector_metric_above() { [ "$(collector_metric "$1")" -gt "$2" ] 2>/dev/null; }
+collector_metric_is() { [ "$(collector_metric "$1")" = "$2" ]; }
 # start_agent N ARGS...: node N's agent, rundir $dir/nodeN, host name nodeN.
 start_agent() {
     local n=$1

@@ -14,6 +14,7 @@ static void *zctx, *sock;
 static pthread_t thread;
 static atomic_int stopping;
 static nsc_recv *rcv;
+static _Atomic uint64_t decoded; /* events, published by the receiver thread */
 
 const char *h_env(void)
 {
@@ -29,8 +30,10 @@ static int receive(int flags)
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     int n = zmq_msg_recv(&msg, sock, flags);
-    if (n >= 0)
+    if (n >= 0) {
         nsc_recv_batch(rcv, zmq_msg_data(&msg), zmq_msg_size(&msg));
+        atomic_store(&decoded, nsc_recv_nevents(rcv));
+    }
     zmq_msg_close(&msg);
     return n;
 }
@@ -53,6 +56,7 @@ static void *recv_main(void *arg)
 void h_recv_start(void)
 {
     rcv = nsc_recv_new();
+    atomic_store(&decoded, 0);
     zctx = zmq_ctx_new();
     sock = zmq_socket(zctx, ZMQ_PULL);
     int timeout = 50;
@@ -61,6 +65,16 @@ void h_recv_start(void)
         abort();
     atomic_store(&stopping, 0);
     pthread_create(&thread, NULL, recv_main, NULL);
+}
+
+int h_recv_wait_events(uint64_t n)
+{
+    for (int ms = 0; ms < 30000; ms++) {
+        if (atomic_load(&decoded) >= n)
+            return 0;
+        usleep(1000);
+    }
+    return -1;
 }
 
 nsc_recv *h_recv_stop(nsc_recv_totals *t)

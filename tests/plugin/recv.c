@@ -167,6 +167,11 @@ int nsc_recv_batch(nsc_recv *r, const void *buf, size_t len)
     return 0;
 }
 
+size_t nsc_recv_nevents(const nsc_recv *r)
+{
+    return r->events.n;
+}
+
 /* ---- resolution ------------------------------------------------------------ */
 
 static size_t hash_key(uint32_t stream, uint64_t id, size_t cap)

@@ -39,6 +39,8 @@ nsc_recv *nsc_recv_new(void);
 void nsc_recv_free(nsc_recv *r);
 /* Returns 0, or the decoder's error (counted as a bad batch). */
 int nsc_recv_batch(nsc_recv *r, const void *buf, size_t len);
+/* Events decoded so far (any time, from the decoding thread). */
+size_t nsc_recv_nevents(const nsc_recv *r);
 /* Resolve links and aggregate; call before the queries below. */
 void nsc_recv_finish(nsc_recv *r, nsc_recv_totals *t);
 size_t nsc_recv_nranks(const nsc_recv *r);

@@ -1,7 +1,8 @@
 /* test_plugin_life.c: the plugin's life cycle: no agent, agent arriving late,
  * an agent bound but slow to accept, many dlopen/dlclose cycles, fork in the
- * middle of a run and after dlclose. */
+ * middle of a run and after dlclose, idle fork children. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
@@ -165,6 +166,12 @@ Test(life, fork_after_dlclose)
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 7);
 }
 
+/* A child that calls in allocates (its ZeroMQ context, threads). Under ASan
+ * (clang 14's runtime takes no allocator lock around fork) that can wait
+ * forever on a lock one of the parent's threads held at the fork, so these
+ * tests fork while the parent's shipper has nothing to send: the receiver
+ * has everything recorded so far, and the next heartbeat is a second away. */
+
 /* fork() in the middle of a run: the child starts a stream of its own (new
  * pid, its own counters, no inherited socket) and keeps profiling, also on the
  * communicator it inherited; the parent goes on undisturbed. */
@@ -177,6 +184,7 @@ Test(life, fork_mid_run)
     int mask;
     cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
     launches(p, ctx, 300);
+    cr_assert_eq(h_recv_wait_events(300), 0);
     pid_t child = fork();
     if (child == 0) {
         void *ctx2;
@@ -200,5 +208,107 @@ Test(life, fork_mid_run)
     /* counters restart in the child: the sum over both streams is exact */
     cr_assert_eq(t.counters.emitted[NSC_T_KERNEL_LAUNCH], 300 + 100 + 20 + 30);
     cr_assert_eq(nsc_recv_nranks(rc), 2);
+    nsc_recv_free(rc);
+}
+
+/* Threads of the calling process (entries of /proc/self/task). */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A DataLoader worker: forked from a profiled process, never calls NCCL. It
+ * must start nothing (no shipper thread, no ZeroMQ thread, no heartbeat), so
+ * the receiver sees the parent's stream only, however long the child lives. */
+Test(life, idle_fork_children_stay_inert)
+{
+    h_env();
+    setenv("NCCLSCOPE_HEARTBEAT_MS", "20", 1);
+    h_recv_start();
+    void *dl, *ctx;
+    const ncclProfiler_v5_t *p = h_load(5, &dl);
+    int mask;
+    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    launches(p, ctx, 100);
+    enum { CHILDREN = 3 };
+    pid_t kids[CHILDREN];
+    for (int i = 0; i < CHILDREN; i++) {
+        kids[i] = fork();
+        cr_assert_geq(kids[i], 0);
+        if (kids[i] == 0) {
+            usleep(300000); /* fifteen heartbeat periods */
+            _exit(thread_count() == 1 ? 0 : 10 + thread_count());
+        }
+    }
+    launches(p, ctx, 50);
+    for (int i = 0; i < CHILDREN; i++) {
+        int status;
+        cr_assert_eq(waitpid(kids[i], &status, 0), kids[i]);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "child %d: exit %d (10 + its thread count)", i, WEXITSTATUS(status));
+    }
+    p->finalize(ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    cr_assert_eq(t.streams, 1, "%llu streams: idle children were shipping",
+                 (unsigned long long)t.streams);
+    cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], 150);
+    nsc_recv_free(rc);
+}
+
+/* A child that does call in ships only its own: not the records the parent
+ * made just before the fork (most likely still in its thread's queue, the
+ * shipper napping), nor the parent's Coll still open at the fork when the
+ * child finalizes the inherited communicator. */
+Test(life, fork_child_ships_only_its_own)
+{
+    h_env();
+    h_recv_start();
+    void *dl, *ctx;
+    const ncclProfiler_v5_t *p = h_load(5, &dl);
+    int mask;
+    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    launches(p, ctx, 300);
+    cr_assert_eq(h_recv_wait_events(300), 0);
+    ncclProfilerEventDescr_v5_t d = {.type = ncclProfileColl, .rank = 0};
+    void *open_coll;
+    p->startEvent(ctx, &open_coll, &d);
+    cr_assert_not_null(open_coll);
+    launches(p, ctx, 200);
+    pid_t child = fork();
+    if (child == 0) {
+        void *ctx2;
+        launches(p, ctx, 20);
+        int ok = p->init(&ctx2, 2, &mask, "y", 1, 1, 0, h_logger) == ncclSuccess;
+        launches(p, ctx2, 30);
+        p->finalize(ctx2);
+        p->finalize(ctx);
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    launches(p, ctx, 100);
+    p->stopEvent(open_coll);
+    p->finalize(ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv *rc = h_recv_stop(&t);
+    enum { PARENT = 300 + 200 + 100, CHILD = 20 + 30 };
+    cr_assert_eq(t.streams, 2);
+    cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], PARENT + CHILD, "%llu KernelLaunch",
+                 (unsigned long long)t.events[NSC_T_KERNEL_LAUNCH]);
+    cr_assert_eq(t.counters.emitted[NSC_T_KERNEL_LAUNCH], PARENT + CHILD);
+    cr_assert_eq(t.events[NSC_T_COLL], 1, "the parent's open Coll came %llu times",
+                 (unsigned long long)t.events[NSC_T_COLL]);
+    cr_assert_eq(t.open_events, 0);
     nsc_recv_free(rc);
 }
