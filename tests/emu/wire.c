@@ -37,6 +37,7 @@ typedef struct wire_pub {
 typedef struct wire_slot {
     atomic_uint published; /* collectives published: the futex word */
     atomic_uint gone;
+    atomic_uint waiters;   /* readers asleep on `published`: a publish wakes only them */
     wire_pub recent[WIRE_RECENT];
 } wire_slot;
 
@@ -103,8 +104,9 @@ void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, ui
 {
     wire_slot *s = &w->slots[slot];
     s->recent[k % WIRE_RECENT] = (wire_pub){k, ready, sig};
-    atomic_store_explicit(&s->published, k + 1, memory_order_release);
-    wake(&s->published);
+    atomic_store(&s->published, k + 1);
+    if (atomic_load(&s->waiters)) /* a reader counted after this store finds k+1 itself */
+        wake(&s->published);
 }
 
 void emu_wire_gone(emu_wire *w, uint32_t slot)
@@ -119,7 +121,7 @@ int emu_wire_read(emu_wire *w, uint32_t slot, uint32_t k, uint64_t *ready, uint6
     wire_slot *s = &w->slots[slot];
     uint64_t deadline = 0;
     for (;;) {
-        unsigned now = atomic_load_explicit(&s->published, memory_order_acquire);
+        unsigned now = atomic_load(&s->published);
         if (now > k) {
             wire_pub p = s->recent[k % WIRE_RECENT];
             *ready = p.k == k ? p.ready : EMU_NEVER;
@@ -135,6 +137,9 @@ int emu_wire_read(emu_wire *w, uint32_t slot, uint32_t k, uint64_t *ready, uint6
         /* Short waits: `gone` is set with a wake, but a launcher's mark may
          * race with the check above. */
         struct timespec left = {0, 50 * 1000 * 1000};
-        syscall(SYS_futex, &s->published, FUTEX_WAIT, now, &left, NULL, 0);
+        atomic_fetch_add(&s->waiters, 1);
+        if (atomic_load(&s->published) == now)
+            syscall(SYS_futex, &s->published, FUTEX_WAIT, now, &left, NULL, 0);
+        atomic_fetch_sub(&s->waiters, 1);
     }
 }
