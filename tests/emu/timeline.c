@@ -36,7 +36,7 @@ typedef struct leg {
     size_t bytes;
     void *kch;            /* LEG_KCH: its KernelCh, channel, span */
     int ch;
-    uint64_t k0, k1;
+    uint64_t k1;          /* when the channel ends */
     emu_coll_rec *rec;
     bool over;
 } leg;
@@ -50,10 +50,13 @@ static void sleep_until(uint64_t t)
         ;
 }
 
-/* The GPU timer at true time t (0: now minus lag, no model) and its sample. */
-static uint64_t gpu_at(emu_rank *r, uint64_t t, uint64_t lag_ns)
+/* The GPU timer `lag_ns` before the proxy's call, and its sample. The call
+ * is made at the modelled time (sleep_until), so this is that time give or
+ * take the sleep's precision, and the plugin's CPU time of the event stays
+ * the GPU time plus a fixed lag, as the clock checks assume. */
+static uint64_t gpu_at(emu_rank *r, uint64_t lag_ns)
 {
-    t = t ? t : emu_true_ns() - lag_ns;
+    uint64_t t = emu_true_ns() - lag_ns;
     uint64_t timer = emu_gpu_time(&r->acct->gpu, t);
     emu_acct *a = r->acct;
     if (a->nsamples < r->w->acct.sample_cap)
@@ -172,14 +175,13 @@ static void kch_finish(leg *l)
         ev.d.kernel_phase.ch = (uint8_t)l->ch;
         ev.d.kernel_phase.phase = (uint8_t)p;
         ev.d.kernel_phase.name = names[p];
-        uint64_t span = l->k1 - l->k0;
-        ev.d.kernel_phase.ptimer = gpu_at(r, l->k1 ? l->k0 + span * (uint64_t)p / 3 : 0, 1200);
+        ev.d.kernel_phase.ptimer = gpu_at(r, 1200);
         void *h = emu_start(r, &ev);
         emu_state(r, NSC_T_KERNEL_PHASE, h, NSC_S_KERNEL_PHASE_STOP,
-                  gpu_at(r, l->k1 ? l->k0 + span * (uint64_t)(p + 1) / 3 : 0, 1000), 0);
+                  gpu_at(r, 1000), 0);
         emu_stop(r, NSC_T_KERNEL_PHASE, h);
     }
-    emu_state(r, NSC_T_KERNEL_CH, l->kch, NSC_S_KERNEL_CH_STOP, gpu_at(r, l->k1, 800), 0);
+    emu_state(r, NSC_T_KERNEL_CH, l->kch, NSC_S_KERNEL_CH_STOP, gpu_at(r, 800), 0);
     emu_stop(r, NSC_T_KERNEL_CH, l->kch);
     if (l->rec)
         l->rec->complete_ns = emu_true_ns();
@@ -367,7 +369,6 @@ static uint64_t time_channel(op_plan *p, emu_rank *r, const emu_op *op, uint32_t
         if (l->ch != ch)
             continue;
         if (l->kind == LEG_KCH) {
-            l->k0 = ready;
             l->k1 = end;
             continue;
         }
@@ -399,12 +400,12 @@ static void pxn_post(emu_rank *r, const emu_op *op, int ch, uint64_t t0, uint64_
     }
 }
 
-static void start_kernels(emu_rank *r, const emu_op *op, uint64_t ready, void **kch)
+static void start_kernels(emu_rank *r, const emu_op *op, void **kch)
 {
     for (int c = 0; c < op->nch; c++) {
         emu_ev ev = {.type = NSC_T_KERNEL_CH, .mask = op->mask, .parent = op->coll_h};
         ev.d.kernel_ch.ch = (uint8_t)c;
-        ev.d.kernel_ch.ptimer = gpu_at(r, ready, 1500);
+        ev.d.kernel_ch.ptimer = gpu_at(r, 1500);
         kch[c] = emu_start(r, &ev);
     }
 }
@@ -422,7 +423,7 @@ static void timeline_op(emu_rank *r, emu_op *op)
         return; /* the previous work never ended: this one never starts */
     sleep_until(ready);
     void *kch[64];
-    start_kernels(r, op, ready, kch);
+    start_kernels(r, op, kch);
     if (rec)
         rec->ready_ns = ready ? ready : emu_true_ns();
     if ((!model && op->hang) || op->nch > 64)
