@@ -87,7 +87,7 @@ emulate() {  # emulate RUN_DIR PLUGIN ARGS...: the job; its ranks' CPU time in R
     shift 2
     (NCCLSCOPE_JOB=${r##*/} NCCLSCOPE_EVENT_MASK=all LD_LIBRARY_PATH=$lib "$bin/ncclscope-emu" \
         --plugin "$plugin" --scenario ring --nodes $nodes --ranks-per-node $((ranks / nodes)) \
-        --channels "$channels" --iters "$iters" --rundir-base "$r" --summary "$r/emu.json" "$@" \
+        --channels "$channels" --iters "$iters" --rundir-base "$r" --summary "$r/emu.json" --time-scale 0 "$@" \
         >"$r/emu.log" 2>&1 || die "the emulator failed: $(tail -n 5 "$r/emu.log")"
      times >"$r/emu-times")  # its second line: this subshell's children, the emulator and its ranks
 }

@@ -126,6 +126,31 @@ static pid_t spawn(const emu_opts *o, int argc, char **argv, int proc, const cha
     _exit(127);
 }
 
+/* Wait for every worker in the order they end; the ranks of one that died
+ * are marked gone on the wire, so their peers stop waiting for them (a
+ * process that exits marks its own when it closes its ranks). */
+static void reap(const emu_opts *o, emu_proc_result *procs, int nprocs, emu_wire *wire)
+{
+    int per = ranks_per_proc(o), nranks = o->nodes * o->ranks_per_node;
+    for (int left = nprocs; left > 0;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
+            break;
+        for (int p = 0; p < nprocs; p++) {
+            if (procs[p].pid != pid)
+                continue;
+            procs[p].status = st;
+            left--;
+            for (int c = 0; WIFSIGNALED(st) && c < (int)(emu_wire_slots(o) / (uint32_t)nranks); c++)
+                for (int g = p * per; g < (p + 1) * per; g++)
+                    emu_wire_gone(wire, (uint32_t)(c * nranks + g));
+        }
+    }
+}
+
 int emu_cluster_run(const emu_opts *o, int argc, char **argv)
 {
     int nranks = o->nodes * o->ranks_per_node, per = ranks_per_proc(o), nprocs = nranks / per;
@@ -143,10 +168,14 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
             if (pipe(pipes[g]))
                 emu_die("pipe: %s", strerror(errno));
     }
-    char start[sizeof tmpl + 8];
+    char start[sizeof tmpl + 8], wire[sizeof tmpl + 8];
     snprintf(start, sizeof start, "%s/start", tmpl);
-    if (emu_start_create(start))
+    snprintf(wire, sizeof wire, "%s/wire", tmpl);
+    if (emu_start_create(start) || emu_wire_create(wire, emu_wire_slots(o)))
         emu_die("cannot create %s", start);
+    emu_wire *wmap = emu_wire_map(wire);
+    if (!wmap)
+        emu_die("cannot map %s", wire);
     uint64_t epoch = emu_epoch_ns();
     for (int p = 0; p < nprocs; p++) {
         emu_proc_result *r = &procs[p];
@@ -164,10 +193,10 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
         close(pipes[g][1]);
     }
     free(pipes);
+    reap(o, procs, nprocs, wmap);
+    emu_wire_unmap(wmap);
     int failed = 0;
     for (int p = 0; p < nprocs; p++) {
-        while (waitpid(procs[p].pid, &procs[p].status, 0) < 0 && errno == EINTR)
-            ;
         bool killed_on_purpose = WIFSIGNALED(procs[p].status) && o->kill_rank >= 0 &&
                                  o->kill_rank / per == p;
         if (!killed_on_purpose && !(WIFEXITED(procs[p].status) && WEXITSTATUS(procs[p].status) == 0))
@@ -177,6 +206,7 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
     for (int p = 0; p < nprocs; p++)
         unlink(procs[p].acct_path);
     unlink(start);
+    unlink(wire);
     rmdir(tmpl);
     free(procs);
     if (failed)
@@ -220,6 +250,7 @@ static void *drive(void *arg)
             emu_rank *r = &ranks[c * d->count + i];
             if (emu_rank_open(d->w, r, &ci, d->first + i, d->node))
                 emu_die("cannot open rank %d", d->first + i);
+            r->wire_comm = c;
             emu_proxy_start(r);
             rp[c * d->count + i] = r;
         }
@@ -255,6 +286,14 @@ int emu_worker_main(const emu_opts *o)
         emu_die("cannot map %s", o->worker + used);
     if (emu_pxn_setup(&w, wfd, rfd))
         emu_die("out of memory");
+    if (emu_model_on(o)) {
+        char wire[512];
+        snprintf(wire, sizeof wire, "%s", start);
+        char *slash = strrchr(wire, '/');
+        snprintf(slash ? slash + 1 : wire, sizeof wire - (size_t)(slash ? slash + 1 - wire : 0), "wire");
+        if (!(w.wire = emu_wire_map(wire)))
+            emu_die("cannot map %s", wire);
+    }
     const emu_scenario *sc = emu_scenario_find(o->scenario);
     int threads = sc->one_thread_per_node ? 1 : count;
     driver *d = calloc((size_t)threads, sizeof *d);
@@ -277,6 +316,7 @@ int emu_worker_main(const emu_opts *o)
     }
     free(d);
     free(t);
+    emu_wire_unmap(w.wire);
     emu_acct_unmap(&w.acct);
     pthread_mutex_destroy(&w.lock);
     return rc ? 1 : 0;

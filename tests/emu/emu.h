@@ -32,6 +32,26 @@ typedef struct emu_node_clock {
     int64_t step_ns;     /* by how much (0: never) */
 } emu_node_clock;
 
+/* The cost model (model.c, docs/emulator.md "Time"): link and NIC speeds,
+ * per-step latencies, GPU work before each collective, and the faults that
+ * change them. Durations are model ns; time_scale turns them into real ns
+ * (0: no model, ranks do not wait for each other, as before). */
+typedef struct emu_model {
+    double time_scale;
+    double link_gbps, nic_gbps;     /* GB/s per direction: one GPU's intra-node link, one node's NIC */
+    double link_lat_us, nic_lat_us; /* latency of one step */
+    double compute_us;              /* GPU work before every collective */
+    int slow_gpu_rank;              /* its work before each collective takes slow_gpu_us more */
+    double slow_gpu_us;
+    int slow_link_from, slow_link_to; /* node pair, one direction: bandwidth / slow_link_factor */
+    double slow_link_factor;
+    int slow_nic_node;              /* every link of this node: bandwidth / slow_nic_factor */
+    double slow_nic_factor;
+    int stall_rank, stall_coll, stall_ch, stall_step; /* stops sending there */
+    int mismatch_rank, mismatch_coll;
+    const char *mismatch_what;      /* count, dtype or func */
+} emu_model;
+
 typedef struct emu_opts {
     const char *scenario;
     const char *plugin;   /* NULL: NCCL_PROFILER_PLUGIN from the environment */
@@ -53,6 +73,7 @@ typedef struct emu_opts {
     bool ce;              /* collectives on the copy engine (v6+ CeColl/CeSync/CeBatch) */
     bool kernel_phases;   /* v7 KernelPhase children of each KernelCh */
     int net_qps;          /* IB queue pairs per network step: NetPlugin events each (0: none) */
+    emu_model model;      /* the cost model and its faults (model.c) */
     uint64_t seed;
     int64_t gpu_spread_ns;
     double gpu_drift_ppm;
@@ -207,6 +228,7 @@ uint64_t emu_splitmix(uint64_t x);
 typedef struct emu_coll_rec {
     uint64_t seq;
     uint64_t api_start_ns, start_ns, stop_ns, complete_ns;
+    uint64_t ready_ns, end_ns; /* ground truth: the device began it / finished its part (0: never) */
     int32_t func;          /* index into emu_func_names */
     int32_t children_open; /* KernelCh/ProxyOp started, not yet stopped */
 } emu_coll_rec;
@@ -272,6 +294,13 @@ typedef struct emu_rank {
     bool ce_complete;     /* which CE sync flag the next sync uses */
     emu_proxy *proxy;
     void *stream;
+    /* The device timeline (timeline.c): where the rank's stream is free,
+     * EMU_NEVER once a collective never ended; the next collective's number
+     * on the wire; this communicator's slots there; every peer's start. */
+    uint64_t dev_free;
+    uint32_t wire_next;
+    int wire_comm;
+    uint64_t *peer_ready;
     /* Events of this rank that were given states and are not stopped yet, with
      * how many: so the summary can say which states belong to open events. */
     pthread_mutex_t open_lock;
@@ -288,6 +317,7 @@ struct emu_world {
     pthread_mutex_t lock;
     uint64_t epoch_ns;
     struct emu_pxn *pxn;
+    struct emu_wire *wire; /* NULL: no model, or not a cluster run */
 };
 
 int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global_rank, int node);
@@ -301,6 +331,10 @@ void emu_stop(emu_rank *r, unsigned type, void *h);
 void emu_state(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps);
 /* Emit for another process (PXN): context is the originator's. */
 void *emu_start_foreign(emu_rank *r, void *foreign_ctx, emu_ev *ev);
+/* The same calls, counted as foreign (PXN) or own. */
+void *emu_start_on(emu_rank *r, void *ctx, emu_ev *ev, bool foreign);
+void emu_stop_on(emu_rank *r, unsigned type, void *h, bool foreign);
+void emu_state_on(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps, bool foreign);
 
 /* A collective or p2p as the proxy thread sees it. */
 typedef struct emu_op {
@@ -313,20 +347,76 @@ typedef struct emu_op {
     size_t bytes;
     uint32_t mask;    /* the operation's activation mask */
     bool hang;        /* never completes */
+    int func;         /* emu_func_names index */
+    int root;
+    uint64_t enq_ns;  /* true time the host enqueued it */
+    uint64_t sig;     /* what the rank called (func, count, datatype): ranks must agree */
 } emu_op;
 
 void emu_proxy_start(emu_rank *r);
 void emu_proxy_post(emu_rank *r, const emu_op *op);
 void emu_proxy_drain(emu_rank *r); /* wait until every posted op was handled */
 void emu_proxy_join(emu_rank *r);
-/* One ProxyOp with its ProxySteps and states, on ctx (the originator's for PXN). */
-void emu_proxy_transfer(emu_rank *r, void *ctx, emu_ev *op_ev, bool foreign, size_t step_bytes);
 
 /* The simulated node of a rank of r's communicator. */
 int emu_node_of(const emu_rank *r, int comm_rank);
 /* Inter-node peers for channel c of a collective: fills sends/recvs, returns counts. */
 int emu_net_peers(const emu_rank *r, bool tree, int *send_peers, int *nsend, int *recv_peers,
                   int *nrecv);
+
+/* ---- model.c: the cost model ---- */
+#define EMU_NEVER UINT64_MAX
+
+/* One network step as the proxy sees it, in true ns: posted, the data
+ * ready (send: produced by the GPU; recv: arrived), the peer ready to take
+ * it (send only), done. EMU_NEVER: it never happens. */
+typedef struct emu_step_t {
+    uint64_t post, data, peer, done;
+} emu_step_t;
+
+bool emu_model_on(const emu_opts *o);
+/* A model duration in us as true ns (time scale applied). */
+uint64_t emu_model_us(const emu_opts *o, double us);
+/* Steps of one channel of a collective: loops x steps per loop, bytes per step. */
+void emu_model_shape(const emu_rank *r, const emu_op *op, int *loops, int *per_loop, size_t *slice);
+/* How many steps rank `me` sends to its ring successor / receives from its predecessor. */
+void emu_model_leg_steps(const emu_rank *r, const emu_op *op, int *nsend, int *nrecv);
+/* Channel ch of collective k given every rank's start (ready[], EMU_NEVER:
+ * never): fills this rank's send and receive steps, returns its end. */
+uint64_t emu_model_channel(const emu_rank *r, const emu_op *op, uint32_t k, int ch, const uint64_t *ready,
+                           emu_step_t *send, emu_step_t *recv);
+/* When the device starts op: after its previous work and the GPU work before it. */
+uint64_t emu_model_ready(const emu_rank *r, const emu_op *op);
+/* One transfer of `bytes` from comm rank a to b: its duration in true ns. */
+uint64_t emu_model_transfer(const emu_rank *r, int a, int b, size_t bytes, int nch);
+/* Spread n steps evenly over [t0, t1] (legs the ring does not time: tree, PXN, p2p). */
+void emu_model_uniform(emu_step_t *t, int n, uint64_t t0, uint64_t t1);
+
+/* ---- wire.c: what ranks tell each other, in a file mapped by all ---- */
+typedef struct emu_wire emu_wire;
+int emu_wire_create(const char *path, uint32_t nslots);
+emu_wire *emu_wire_map(const char *path);
+void emu_wire_unmap(emu_wire *w);
+/* The slot of comm rank k of r's communicator. */
+uint32_t emu_wire_slot(const emu_rank *r, int comm_rank);
+uint32_t emu_wire_slots(const emu_opts *o);
+void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, uint64_t sig);
+/* Wait for slot's collective k: 0 with its start and signature; -1 if the
+ * rank is gone (exited or died) without it, or nothing came in 120 s. */
+int emu_wire_read(emu_wire *w, uint32_t slot, uint32_t k, uint64_t *ready, uint64_t *sig);
+void emu_wire_gone(emu_wire *w, uint32_t slot);
+
+/* ---- timeline.c: the device timeline of one rank ---- */
+/* Run a batch the proxy took: each op in stream order, its events at their times. */
+void emu_timeline_batch(emu_rank *r, emu_op *ops, size_t n);
+/* One leg run for another process (PXN), its steps spread over [t0, t1]. */
+typedef struct emu_leg_req {
+    emu_ev ev;        /* the ProxyOp */
+    void *ctx;
+    size_t step_bytes;
+    uint64_t t0, t1;  /* 0: no model */
+} emu_leg_req;
+void emu_timeline_foreign(emu_rank *r, const emu_leg_req *legs, int n);
 
 /* ---- pxn.c ---- */
 typedef struct emu_pxn_msg {
@@ -338,6 +428,9 @@ typedef struct emu_pxn_msg {
     int32_t ch, peer, nsteps, is_send, chunk;
     uint32_t coll_index;
     uint32_t mask;   /* the originator's operation mask travels with the op */
+    uint32_t last;   /* the op's last leg: the legs so far run together */
+    uint64_t t0, t1; /* true times the leg's steps span (0: no model) */
+    uint64_t step_bytes;
 } emu_pxn_msg;
 
 int emu_pxn_setup(emu_world *w, int wfd, int rfd); /* -1: not used */

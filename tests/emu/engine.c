@@ -95,6 +95,11 @@ void *emu_start_foreign(emu_rank *r, void *foreign_ctx, emu_ev *ev)
     return start_in(r, foreign_ctx, ev, r->acct->foreign);
 }
 
+void *emu_start_on(emu_rank *r, void *ctx, emu_ev *ev, bool foreign)
+{
+    return foreign ? emu_start_foreign(r, ctx, ev) : emu_start(r, ev);
+}
+
 /* States of own events not yet stopped: +1 per state, and at the stop the
  * event's states are taken back. acct->open_states is what a process that dies
  * leaves: states the plugin saw for events it will never see stopped. */
@@ -146,6 +151,11 @@ void emu_stop(emu_rank *r, unsigned type, void *h)
     stop_in(r, type, h, r->acct->calls);
 }
 
+void emu_stop_on(emu_rank *r, unsigned type, void *h, bool foreign)
+{
+    stop_in(r, type, h, foreign ? r->acct->foreign : r->acct->calls);
+}
+
 static void state_in(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps,
                      uint64_t (*calls)[NSC_T_COUNT])
 {
@@ -166,6 +176,11 @@ void emu_state(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int
     state_in(r, type, h, state, arg, steps, r->acct->calls);
 }
 
+void emu_state_on(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps, bool foreign)
+{
+    state_in(r, type, h, state, arg, steps, foreign ? r->acct->foreign : r->acct->calls);
+}
+
 int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global_rank, int node)
 {
     memset(r, 0, sizeof *r);
@@ -175,6 +190,9 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     r->node = node;
     r->world_stride = 1;
     r->stream = (void *)(uintptr_t)(0x5000000u + 0x1000u * (unsigned)global_rank);
+    r->peer_ready = calloc((size_t)(ci->nranks > 0 ? ci->nranks : 1), sizeof *r->peer_ready);
+    if (!r->peer_ready)
+        return -1;
     pthread_mutex_init(&r->open_lock, NULL);
     pthread_mutex_lock(&w->lock);
     if (w->next_slot >= w->acct.nslots) {
@@ -210,6 +228,10 @@ void emu_rank_close(emu_rank *r)
 {
     if (r->proxy)
         emu_proxy_join(r);
+    if (r->w->wire) /* whoever still waits for this rank waits no more */
+        emu_wire_gone(r->w->wire, emu_wire_slot(r, r->ci.rank));
+    free(r->peer_ready);
+    r->peer_ready = NULL;
     pthread_mutex_lock(&r->w->lock);
     if (r->profiled) {
         emu_plugin_finalize(&r->w->pl, r->ctx);
@@ -258,18 +280,6 @@ void emu_proxy_drain(emu_rank *r)
     pthread_mutex_unlock(&p->mu);
 }
 
-/* The GPU ran this channel event `lag_ns` before the proxy saw it: return the
- * globaltimer value then, and remember the (timer, true time) pair. */
-static uint64_t gpu_sample(emu_rank *r, uint64_t lag_ns)
-{
-    uint64_t t = emu_true_ns() - lag_ns;
-    uint64_t timer = emu_gpu_time(&r->acct->gpu, t);
-    emu_acct *a = r->acct;
-    if (a->nsamples < r->w->acct.sample_cap)
-        r->samples[a->nsamples++] = (emu_sample){timer, t};
-    return timer;
-}
-
 /* ProxyCtrl events read the mask at each start (NCCL lets it change per event). */
 static void ctrl_event(emu_rank *r, int state, int appended)
 {
@@ -281,180 +291,14 @@ static void ctrl_event(emu_rank *r, int state, int appended)
     emu_stop(r, NSC_T_PROXY_CTRL, h);
 }
 
-/* What NCCL's IB net plugin hands the profiler callback as extData for one
- * queue pair of a request (ncclProfilerNetIbDescr_v1_t: 40 bytes). */
-typedef struct emu_ib_descr {
-    uint8_t type; /* ncclProfileQp */
-    struct { int device; uint64_t wr_id; int opcode; int qp_num; size_t length; } qp;
-} emu_ib_descr;
-
-#define EMU_NET_TYPE_IB (1ll << 16)
-#define EMU_NET_IB_VERSION 1
-#define EMU_IBV_WR_RDMA_WRITE_WITH_IMM 1
-
-/* The net plugin's events for one step: its profiler callback starts one per
- * queue pair when the request is posted (parent: the ProxyStep, mask: the
- * operation's) and stops it at completion. The descriptor lives in the net
- * plugin's memory, in the process running the proxy. */
-static void net_plugin_events(emu_rank *r, void *ctx, const emu_ev *step, void *step_h, int s,
-                              bool send, size_t bytes, uint64_t (*calls)[NSC_T_COUNT])
-{
-    int nqp = r->w->o->net_qps;
-    emu_ib_descr descr[8];
-    void *h[8];
-    for (int q = 0; q < nqp; q++) {
-        descr[q] = (emu_ib_descr){.type = 1,
-                                  .qp = {.device = 0, .wr_id = (uint64_t)s,
-                                         .opcode = send ? EMU_IBV_WR_RDMA_WRITE_WITH_IMM : 0,
-                                         .qp_num = 0x100 + q, .length = send ? bytes / (size_t)nqp : 0}};
-        emu_ev ev = {.type = NSC_T_NET_PLUGIN, .mask = step->mask, .parent = step_h,
-                     .rank = step->rank, .comm_id = step->comm_id, .comm_name = step->comm_name};
-        ev.d.net_plugin.id = EMU_NET_TYPE_IB | EMU_NET_IB_VERSION;
-        ev.d.net_plugin.data = &descr[q];
-        h[q] = start_in(r, ctx, &ev, calls);
-    }
-    for (int q = 0; q < nqp; q++)
-        stop_in(r, NSC_T_NET_PLUGIN, h[q], calls);
-}
-
-/* One network transfer of one channel: ProxyOp with its ProxySteps and NCCL's
- * states for the version (v1-v3 per-op states, v4+ InProgress + step states). */
-void emu_proxy_transfer(emu_rank *r, void *ctx, emu_ev *op_ev, bool foreign, size_t step_bytes)
-{
-    uint64_t (*calls)[NSC_T_COUNT] = foreign ? r->acct->foreign : r->acct->calls;
-    int v = r->w->pl.version;
-    int send = op_ev->d.proxy_op.is_send, n = op_ev->d.proxy_op.nsteps;
-    void *oh = start_in(r, ctx, op_ev, calls);
-    static const int v1_send[] = {NSC_S_PROXY_OP_SEND_POSTED, NSC_S_PROXY_OP_SEND_REM_FIFO_WAIT,
-                                  NSC_S_PROXY_OP_SEND_TRANSMITTED, NSC_S_PROXY_OP_SEND_DONE};
-    static const int v1_recv[] = {NSC_S_PROXY_OP_RECV_POSTED, NSC_S_PROXY_OP_RECV_RECEIVED,
-                                  NSC_S_PROXY_OP_RECV_TRANSMITTED, NSC_S_PROXY_OP_RECV_DONE};
-    if (v >= 4)
-        state_in(r, NSC_T_PROXY_OP, oh, NSC_S_PROXY_OP_IN_PROGRESS, 0, 0, calls);
-    for (int s = 0; s < n; s++) {
-        emu_ev st = {.type = NSC_T_PROXY_STEP, .mask = op_ev->mask, .parent = oh,
-                     .rank = op_ev->rank, .comm_id = op_ev->comm_id, .comm_name = op_ev->comm_name};
-        st.d.proxy_step.step = s;
-        void *sh = start_in(r, ctx, &st, calls);
-        static const int send_states[] = {NSC_S_PROXY_STEP_SEND_GPU_WAIT,
-                                          NSC_S_PROXY_STEP_SEND_PEER_WAIT, NSC_S_PROXY_STEP_SEND_WAIT};
-        static const int recv_states[] = {NSC_S_PROXY_STEP_RECV_WAIT, NSC_S_PROXY_STEP_RECV_FLUSH_WAIT,
-                                          NSC_S_PROXY_STEP_RECV_GPU_WAIT};
-        for (int i = 0; i < 3; i++) {
-            int state = send ? send_states[i] : recv_states[i];
-            if (state == NSC_S_PROXY_STEP_SEND_PEER_WAIT && v < 4)
-                continue;
-            state_in(r, NSC_T_PROXY_STEP, sh, state, step_bytes, 0, calls);
-            if (state == NSC_S_PROXY_STEP_SEND_WAIT || state == NSC_S_PROXY_STEP_RECV_WAIT)
-                net_plugin_events(r, ctx, &st, sh, s, send, step_bytes, calls);
-        }
-        stop_in(r, NSC_T_PROXY_STEP, sh, calls);
-    }
-    if (v <= 3)
-        for (int i = 0; i < 4; i++)
-            state_in(r, NSC_T_PROXY_OP, oh, send ? v1_send[i] : v1_recv[i],
-                     (uint64_t)n * step_bytes, n, calls);
-    stop_in(r, NSC_T_PROXY_OP, oh, calls);
-}
-
-static int nsteps_for(const emu_rank *r, const emu_op *op, size_t *step_bytes)
-{
-    size_t per_ch = op->bytes / (size_t)op->nch + 1;
-    size_t chunk = (size_t)r->w->o->chunk_size;
-    size_t chunks = (per_ch / (op->p2p ? 1 : (size_t)r->ci.nranks) + chunk - 1) / chunk;
-    int factor = op->p2p ? 1 : 2 * (r->ci.nranks - 1);
-    long n = (long)(chunks ? chunks : 1) * (factor ? factor : 1);
-    *step_bytes = chunk;
-    return (int)(n > 1024 ? 1024 : n);
-}
-
-/* Network legs of one op on one channel, started here or handed to PXN. */
-static void net_legs(emu_rank *r, const emu_op *op, int ch)
-{
-    int sends[4], recvs[4], ns = 0, nr = 0;
-    if (op->p2p) {
-        if (emu_node_of(r, op->peer) == r->node)
-            return;
-        (op->is_send ? sends : recvs)[0] = op->peer;
-        (op->is_send ? &ns : &nr)[0] = 1;
-    } else if (emu_net_peers(r, strcmp(r->w->o->algo, "TREE") == 0, sends, &ns, recvs, &nr) == 0)
-        return;
-    size_t step_bytes;
-    int nsteps = nsteps_for(r, op, &step_bytes);
-    for (int i = 0; i < ns + nr; i++) {
-        emu_ev ev = {.type = NSC_T_PROXY_OP, .mask = op->mask, .parent = op->coll_h,
-                     .rank = r->ci.rank, .comm_id = r->ci.comm_id, .comm_name = r->ci.name};
-        ev.d.proxy_op.pid = getpid();
-        ev.d.proxy_op.ch = (uint8_t)ch;
-        ev.d.proxy_op.peer = i < ns ? sends[i] : recvs[i - ns];
-        ev.d.proxy_op.nsteps = nsteps;
-        ev.d.proxy_op.chunk = r->w->o->chunk_size;
-        ev.d.proxy_op.is_send = i < ns;
-        if (emu_pxn_active(r->w)) {
-            emu_pxn_msg m = {.kind = 0, .origin_pid = (uint32_t)getpid(), .rank = r->ci.rank,
-                             .nranks = r->ci.nranks, .comm_id = r->ci.comm_id,
-                             .origin_ctx = (uintptr_t)r->ctx, .origin_coll = (uintptr_t)op->coll_h,
-                             .ch = ch, .peer = ev.d.proxy_op.peer, .nsteps = nsteps,
-                             .is_send = ev.d.proxy_op.is_send, .chunk = r->w->o->chunk_size,
-                             .coll_index = op->coll_index, .mask = op->mask};
-            emu_pxn_send(r->w, &m);
-        } else
-            emu_proxy_transfer(r, r->ctx, &ev, false, step_bytes);
-    }
-}
-
-/* v7: the kernel's phases on one channel, each reported with its GPU timers
- * (start in the descriptor, stop in KernelPhaseStop), under the KernelCh. */
-static void kernel_phases(emu_rank *r, const emu_op *op, int ch, void *kch)
-{
-    static const char *const names[] = {"initial_sync", "compute", "final_sync"};
-    if (!r->w->o->kernel_phases)
-        return;
-    for (int p = 0; p < 3; p++) {
-        emu_ev ev = {.type = NSC_T_KERNEL_PHASE, .mask = op->mask, .parent = kch};
-        ev.d.kernel_phase.ch = (uint8_t)ch;
-        ev.d.kernel_phase.phase = (uint8_t)p;
-        ev.d.kernel_phase.name = names[p];
-        ev.d.kernel_phase.ptimer = gpu_sample(r, 1200);
-        void *h = emu_start(r, &ev);
-        emu_state(r, NSC_T_KERNEL_PHASE, h, NSC_S_KERNEL_PHASE_STOP, gpu_sample(r, 1000), 0);
-        emu_stop(r, NSC_T_KERNEL_PHASE, h);
-    }
-}
-
 static void run_batch(emu_rank *r, emu_op *ops, size_t n)
 {
     int appended = 0;
     for (size_t i = 0; i < n; i++)
         appended += ops[i].nch;
     ctrl_event(r, NSC_S_PROXY_CTRL_APPEND, appended);
-    void **kch = calloc((size_t)appended, sizeof *kch);
-    if (!kch)
-        emu_die("out of memory");
-    int k = 0;
-    for (size_t i = 0; i < n; i++)
-        for (int c = 0; c < ops[i].nch; c++) {
-            emu_ev ev = {.type = NSC_T_KERNEL_CH, .mask = ops[i].mask, .parent = ops[i].coll_h};
-            ev.d.kernel_ch.ch = (uint8_t)c;
-            ev.d.kernel_ch.ptimer = gpu_sample(r, 1500);
-            kch[k++] = emu_start(r, &ev);
-        }
     ctrl_event(r, NSC_S_PROXY_CTRL_ACTIVE, 0);
-    k = 0;
-    for (size_t i = 0; i < n; i++) {
-        emu_coll_rec *rec = ops[i].coll_index < r->acct->ncoll ? &r->colls[ops[i].coll_index] : NULL;
-        for (int c = 0; c < ops[i].nch; c++, k++) {
-            if (ops[i].hang)
-                continue; /* the peer never arrives: the channel never ends */
-            net_legs(r, &ops[i], c);
-            kernel_phases(r, &ops[i], c, kch[k]);
-            emu_state(r, NSC_T_KERNEL_CH, kch[k], NSC_S_KERNEL_CH_STOP, gpu_sample(r, 800), 0);
-            emu_stop(r, NSC_T_KERNEL_CH, kch[k]);
-            if (rec)
-                rec->complete_ns = emu_true_ns();
-        }
-    }
-    free(kch);
+    emu_timeline_batch(r, ops, n);
 }
 
 static void *proxy_main(void *arg)

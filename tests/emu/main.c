@@ -62,6 +62,18 @@ static void usage(FILE *f)
           "  --kernel-phases        v7: KernelPhase events (3 per KernelCh)\n"
           "  --net-qps N            IB queue pairs per network step, one NetPlugin event each\n"
           "                         (default 1; 0: the net plugin reports nothing)\n"
+          "Time (docs/emulator.md \"Time\"; model durations, times --time-scale in real time):\n"
+          "  --time-scale X         real ns per model ns (default 1; 0: no model, ranks never wait)\n"
+          "  --link-gbps G          a GPU's intra-node link, GB/s per direction (default 100)\n"
+          "  --nic-gbps G           a node's NIC, GB/s per direction (default 25)\n"
+          "  --link-lat-us U --nic-lat-us U   latency of one step (default 1 and 4)\n"
+          "  --compute-us U         GPU work before every collective (default 0)\n"
+          "Faults (besides --slow-rank, hang and kill):\n"
+          "  --slow-gpu R:US        rank R's GPU work before each collective takes US longer\n"
+          "  --slow-link A:B:F      the links from node A to node B have 1/F of their bandwidth\n"
+          "  --slow-nic N:F         every link of node N has 1/F of its bandwidth\n"
+          "  --stall R:K:CH:STEP    rank R stops sending in collective K, channel CH, from STEP\n"
+          "  --mismatch R:K:WHAT    rank R's collective K calls another count|dtype|func\n"
           "Output:\n"
           "  --summary FILE         write the JSON summary (- for stdout)\n"
           "Replay:\n"
@@ -125,6 +137,68 @@ static void node_clock(emu_opts *o, const char *v)
     o->node_clock[node] = (emu_node_clock){off, ppm, at_ms * 1000000, step};
 }
 
+enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
+       O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
+       O_PACE, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_UNSYNCED, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
+       O_TSCALE, O_LINK, O_NIC, O_LLAT, O_NLAT, O_COMPUTE, O_SGPU, O_SLINK, O_SNIC, O_STALL, O_MISMATCH,
+       O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP };
+
+static const char *one_of(const char *opt, const char *v, const char *const *allowed);
+
+static double positive(const char *opt, const char *v, double lo, double hi)
+{
+    double x = real(opt, v);
+    if (x < lo || x > hi)
+        emu_die("%s: '%s' is not in [%g, %g]", opt, v, lo, hi);
+    return x;
+}
+
+/* A fault's "A:B:..." fields: n integers, then a number or a word. */
+static void fields(const char *opt, const char *v, int n, long *ints, const char **rest)
+{
+    char *end = (char *)v;
+    for (int i = 0; i < n; i++) {
+        errno = 0;
+        ints[i] = strtol(end, &end, 10);
+        if (errno || ints[i] < 0 || *end != ':')
+            emu_die("%s: cannot read '%s' (see --help)", opt, v);
+        end++;
+    }
+    *rest = end;
+}
+
+static void fault(emu_opts *o, int c, const char *v)
+{
+    emu_model *m = &o->model;
+    long f[3];
+    const char *rest;
+    switch (c) {
+    case O_SGPU:
+        fields("--slow-gpu", v, 1, f, &rest);
+        m->slow_gpu_rank = (int)f[0], m->slow_gpu_us = positive("--slow-gpu", rest, 0, 1e7);
+        break;
+    case O_SLINK:
+        fields("--slow-link", v, 2, f, &rest);
+        m->slow_link_from = (int)f[0], m->slow_link_to = (int)f[1];
+        m->slow_link_factor = positive("--slow-link", rest, 1, 1e6);
+        break;
+    case O_SNIC:
+        fields("--slow-nic", v, 1, f, &rest);
+        m->slow_nic_node = (int)f[0], m->slow_nic_factor = positive("--slow-nic", rest, 1, 1e6);
+        break;
+    case O_STALL:
+        fields("--stall", v, 3, f, &rest);
+        m->stall_rank = (int)f[0], m->stall_coll = (int)f[1], m->stall_ch = (int)f[2];
+        m->stall_step = (int)num("--stall", rest, 0, 1 << 20);
+        break;
+    default:
+        fields("--mismatch", v, 2, f, &rest);
+        m->mismatch_rank = (int)f[0], m->mismatch_coll = (int)f[1];
+        m->mismatch_what = one_of("--mismatch", rest, (const char *const[]){"count", "dtype", "func", NULL});
+        break;
+    }
+}
+
 static const char *one_of(const char *opt, const char *v, const char *const *allowed)
 {
     for (int i = 0; allowed[i]; i++)
@@ -133,10 +207,6 @@ static const char *one_of(const char *opt, const char *v, const char *const *all
     emu_die("%s: '%s' is not allowed (see --help)", opt, v);
 }
 
-enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
-       O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
-       O_PACE, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_UNSYNCED, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
-       O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP };
 
 static const struct option long_opts[] = {
     {"plugin", 1, 0, O_PLUGIN}, {"api", 1, 0, O_API}, {"mask", 1, 0, O_MASK},
@@ -153,6 +223,10 @@ static const struct option long_opts[] = {
     {"kill-delay-ms", 1, 0, O_KDELAY}, {"pxn-probe", 0, 0, O_PROBE},
     {"unsynced-init", 0, 0, O_UNSYNCED},
     {"ce", 0, 0, O_CE}, {"kernel-phases", 0, 0, O_PHASES}, {"net-qps", 1, 0, O_QPS},
+    {"time-scale", 1, 0, O_TSCALE}, {"link-gbps", 1, 0, O_LINK}, {"nic-gbps", 1, 0, O_NIC},
+    {"link-lat-us", 1, 0, O_LLAT}, {"nic-lat-us", 1, 0, O_NLAT}, {"compute-us", 1, 0, O_COMPUTE},
+    {"slow-gpu", 1, 0, O_SGPU}, {"slow-link", 1, 0, O_SLINK}, {"slow-nic", 1, 0, O_SNIC},
+    {"stall", 1, 0, O_STALL}, {"mismatch", 1, 0, O_MISMATCH},
     {"summary", 1, 0, O_SUMMARY}, {"replay", 1, 0, O_REPLAY}, {"speed", 1, 0, O_SPEED},
     {"bench", 0, 0, O_BENCH}, {"threads", 1, 0, O_THREADS}, {"bench-iters", 1, 0, O_BITERS},
     {"reps", 1, 0, O_REPS}, {"_worker", 1, 0, O_WORKER}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
@@ -210,6 +284,13 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_CE: o->ce = true; break;
     case O_PHASES: o->kernel_phases = true; break;
     case O_QPS: o->net_qps = (int)num("--net-qps", v, 0, 8); break;
+    case O_TSCALE: o->model.time_scale = positive("--time-scale", v, 0, 1000); break;
+    case O_LINK: o->model.link_gbps = positive("--link-gbps", v, 0.001, 1e5); break;
+    case O_NIC: o->model.nic_gbps = positive("--nic-gbps", v, 0.001, 1e5); break;
+    case O_LLAT: o->model.link_lat_us = positive("--link-lat-us", v, 0, 1e6); break;
+    case O_NLAT: o->model.nic_lat_us = positive("--nic-lat-us", v, 0, 1e6); break;
+    case O_COMPUTE: o->model.compute_us = positive("--compute-us", v, 0, 1e7); break;
+    case O_SGPU: case O_SLINK: case O_SNIC: case O_STALL: case O_MISMATCH: fault(o, c, v); break;
     case O_SUMMARY: o->summary = v; break;
     case O_REPLAY: o->replay = v; break;
     case O_SPEED: o->speed = real("--speed", v); break;
@@ -242,6 +323,14 @@ static void finish_options(emu_opts *o)
                 "p2p, ring, tree and graph scenarios");
     if (o->hang_rank >= nranks || o->kill_rank >= nranks || o->slow_rank >= nranks)
         emu_die("--hang-rank/--kill-rank/--slow-rank must be below the number of ranks (%d)", nranks);
+    const emu_model *m = &o->model;
+    if (m->slow_gpu_rank >= nranks || m->stall_rank >= nranks || m->mismatch_rank >= nranks)
+        emu_die("--slow-gpu/--stall/--mismatch: the rank must be below the number of ranks (%d)", nranks);
+    if (m->slow_link_from >= o->nodes || m->slow_link_to >= o->nodes || m->slow_nic_node >= o->nodes)
+        emu_die("--slow-link/--slow-nic: no such node");
+    if ((m->slow_gpu_rank >= 0 || m->slow_link_from >= 0 || m->slow_nic_node >= 0 || m->stall_rank >= 0 ||
+         m->mismatch_rank >= 0) && !emu_model_on(o))
+        emu_die("--slow-gpu/--slow-link/--slow-nic/--stall/--mismatch need the model (--time-scale > 0)");
     if (o->kill_rank >= 0 && (o->threads || emu_scenario_find(s)->one_thread_per_node))
         emu_die("killing a rank needs ranks as processes");
     if (strcmp(s, "pxn") == 0 && (o->threads || o->ranks_per_node < 2 || o->nodes < 2))
@@ -270,7 +359,11 @@ int main(int argc, char **argv)
                   .hang_after = 1, .hang_ms = 200, .kill_rank = -1, .kill_after = 1, .seed = 1,
                   .gpu_spread_ns = 60000000000L, .rundir_base = "/tmp/ncclscope-emu",
                   .host_prefix = "node", .speed = 1.0, .bench_threads = 1, .bench_reps = 7,
-                  .bench_iters = 2000000};
+                  .bench_iters = 2000000,
+                  .model = {.time_scale = 1, .link_gbps = 100, .nic_gbps = 25, .link_lat_us = 1,
+                            .nic_lat_us = 4, .slow_gpu_rank = -1, .slow_link_from = -1, .slow_link_to = -1,
+                            .slow_link_factor = 1, .slow_nic_node = -1, .slow_nic_factor = 1,
+                            .stall_rank = -1, .mismatch_rank = -1, .mismatch_what = "count"}};
     int c;
     while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1)
         parse_one(&o, c == 'h' ? O_HELP : c, optarg);

@@ -113,20 +113,31 @@ static void guard_once(emu_pxn *p, emu_acct *a, uintptr_t addr, bool probe)
     }
 }
 
-static void serve_one(emu_pxn *p, const emu_pxn_msg *m, bool probe)
+/* One leg of an origin's op; the op's legs run together once its last came,
+ * so their steps interleave in time as the origin's would. */
+#define MAX_PXN_LEGS 128
+
+static void serve_one(emu_pxn *p, const emu_pxn_msg *m, bool probe, emu_leg_req *legs, int *n)
 {
     emu_rank *r = p->rank;
     guard_once(p, r->acct, (uintptr_t)m->origin_ctx, probe);
     guard_once(p, r->acct, (uintptr_t)m->origin_coll, probe);
-    emu_ev ev = {.type = NSC_T_PROXY_OP, .mask = m->mask, .parent = (void *)(uintptr_t)m->origin_coll,
-                 .rank = m->rank, .comm_id = m->comm_id};
-    ev.d.proxy_op.pid = (pid_t)m->origin_pid;
-    ev.d.proxy_op.ch = (uint8_t)m->ch;
-    ev.d.proxy_op.peer = m->peer;
-    ev.d.proxy_op.nsteps = m->nsteps;
-    ev.d.proxy_op.chunk = m->chunk;
-    ev.d.proxy_op.is_send = m->is_send;
-    emu_proxy_transfer(r, (void *)(uintptr_t)m->origin_ctx, &ev, true, (size_t)m->chunk);
+    emu_leg_req *q = &legs[(*n)++];
+    *q = (emu_leg_req){.ev = {.type = NSC_T_PROXY_OP, .mask = m->mask,
+                              .parent = (void *)(uintptr_t)m->origin_coll, .rank = m->rank,
+                              .comm_id = m->comm_id},
+                       .ctx = (void *)(uintptr_t)m->origin_ctx, .step_bytes = (size_t)m->step_bytes,
+                       .t0 = m->t0, .t1 = m->t1};
+    q->ev.d.proxy_op.pid = (pid_t)m->origin_pid;
+    q->ev.d.proxy_op.ch = (uint8_t)m->ch;
+    q->ev.d.proxy_op.peer = m->peer;
+    q->ev.d.proxy_op.nsteps = m->nsteps;
+    q->ev.d.proxy_op.chunk = m->chunk;
+    q->ev.d.proxy_op.is_send = m->is_send;
+    if (m->last || *n == MAX_PXN_LEGS) {
+        emu_timeline_foreign(r, legs, *n);
+        *n = 0;
+    }
 }
 
 static void *serve_main(void *arg)
@@ -138,6 +149,10 @@ static void *serve_main(void *arg)
     pthread_mutex_unlock(&w->lock);
     emu_pxn_msg m;
     size_t got = 0;
+    emu_leg_req *legs = calloc(MAX_PXN_LEGS, sizeof *legs);
+    int nlegs = 0;
+    if (!legs)
+        emu_die("out of memory");
     for (;;) {
         ssize_t n = read(p->rfd, (char *)&m + got, sizeof m - got);
         if (n < 0 && errno == EINTR)
@@ -148,8 +163,11 @@ static void *serve_main(void *arg)
         if (got < sizeof m)
             continue;
         got = 0;
-        serve_one(p, &m, w->o->pxn_probe);
+        serve_one(p, &m, w->o->pxn_probe, legs, &nlegs);
     }
+    if (nlegs) /* an origin killed mid-op: what it sent still runs */
+        emu_timeline_foreign(p->rank, legs, nlegs);
+    free(legs);
     return NULL;
 }
 

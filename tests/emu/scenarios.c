@@ -19,6 +19,8 @@ typedef struct op_desc {
     int func;   /* emu_func_names index */
     bool p2p;
     int peer;
+    size_t count;      /* 0: --count */
+    const char *dtype; /* NULL: --dtype */
 } op_desc;
 
 typedef struct group_flags {
@@ -41,6 +43,26 @@ static size_t dtype_size(const char *name)
 uint64_t emu_comm_hash(const emu_opts *o, int which)
 {
     return emu_splitmix(o->seed ^ (0x6e63636cull + (uint64_t)which));
+}
+
+static size_t op_count(const emu_opts *o, const op_desc *op)
+{
+    return op->count ? op->count : o->count;
+}
+
+static const char *op_dtype(const emu_opts *o, const op_desc *op)
+{
+    return op->dtype ? op->dtype : o->dtype;
+}
+
+/* What a rank called, as the ranks must agree on it (a mismatch differs). */
+static uint64_t op_sig(const emu_opts *o, const op_desc *op)
+{
+    uint64_t h = emu_splitmix((uint64_t)op->func * 0x100000001b3ull ^ op_count(o, op));
+    const char *d = op_dtype(o, op);
+    for (; *d; d++)
+        h = emu_splitmix(h ^ (uint64_t)(unsigned char)*d);
+    return h;
 }
 
 static void *fake_ptr(const emu_rank *r, unsigned what)
@@ -72,12 +94,14 @@ static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h
     if (op->p2p || !replayed ||
         (r->profiled && (group_h || api_h) && (mask & (1u << NSC_T_KERNEL_CH))))
         r->next_seq[op->func]++;
-    size_t bytes = o->count * dtype_size(o->dtype);
+    size_t count = op_count(o, op);
+    const char *dtype = op_dtype(o, op);
+    size_t bytes = count * dtype_size(dtype);
     if (op->p2p) {
         ev.d.p2p.func = emu_func_names[op->func];
-        ev.d.p2p.dtype = o->dtype;
+        ev.d.p2p.dtype = dtype;
         ev.d.p2p.buff = fake_ptr(r, 1);
-        ev.d.p2p.count = o->count;
+        ev.d.p2p.count = count;
         ev.d.p2p.peer = op->peer;
         ev.d.p2p.nch = (uint8_t)o->channels;
         ev.d.p2p.parent_group = group_h;
@@ -85,13 +109,13 @@ static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h
     } else {
         ev.d.coll.seq = seq;
         ev.d.coll.func = emu_func_names[op->func];
-        ev.d.coll.dtype = o->dtype;
+        ev.d.coll.dtype = dtype;
         ev.d.coll.algo = o->algo;
         ev.d.coll.proto = o->proto;
         ev.d.coll.variant = "Default";
         ev.d.coll.send = fake_ptr(r, 2);
         ev.d.coll.recv = fake_ptr(r, 3);
-        ev.d.coll.count = o->count;
+        ev.d.coll.count = count;
         ev.d.coll.traffic = bytes;
         ev.d.coll.nch = (uint8_t)o->channels;
         ev.d.coll.nwarps = 16;
@@ -110,8 +134,8 @@ static void *start_api(emu_rank *r, const op_desc *op, void *group_api, uint32_t
 {
     emu_ev ev = {.type = op->p2p ? NSC_T_P2P_API : NSC_T_COLL_API, .mask = mask, .parent = group_api};
     ev.d.api.func = emu_func_names[op->func];
-    ev.d.api.dtype = r->w->o->dtype;
-    ev.d.api.count = r->w->o->count;
+    ev.d.api.dtype = op_dtype(r->w->o, op);
+    ev.d.api.count = op_count(r->w->o, op);
     ev.d.api.stream = r->stream;
     ev.d.api.graph = graph;
     ev.d.api.user_tag = r->next_seq[op->func] + 1;
@@ -142,11 +166,12 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
     for (int j = 0; j < nops; j++)
         h[j] = start_op(r, &ops[j], api[j], g, mask, replayed, &idx[j], api_start);
     for (int j = 0; j < nops; j++) {
+        const emu_opts *o = r->w->o;
         emu_op op = {.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
-                     .nch = r->w->o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
+                     .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
                      .is_send = ops[j].func == emu_func_index("Send"),
-                     .bytes = r->w->o->count * dtype_size(r->w->o->dtype), .mask = mask,
-                     .hang = hang};
+                     .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
+                     .hang = hang, .func = ops[j].func, .enq_ns = emu_true_ns(), .sig = op_sig(o, &ops[j])};
         emu_proxy_post(r, &op);
     }
     for (int j = 0; j < nops; j++) {
@@ -250,6 +275,31 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
 
 
 
+/* A training step's host waits for its GPU once per iteration (the loss,
+ * the data loader): so a late rank stays as late as its delay instead of
+ * the others' hosts running ever further ahead. Only with the model: without
+ * it the device takes no time. */
+static void host_sync(const emu_opts *o, emu_rank **rs, int n)
+{
+    for (int i = 0; emu_model_on(o) && i < n; i++)
+        emu_proxy_drain(rs[i]);
+}
+
+/* --mismatch: the rank's collective number K calls another count, datatype
+ * or function than its peers. */
+static void mismatch(const emu_opts *o, const emu_rank *r, int it, op_desc *op)
+{
+    const emu_model *m = &o->model;
+    if (r->global_rank != m->mismatch_rank || it != m->mismatch_coll)
+        return;
+    if (strcmp(m->mismatch_what, "count") == 0)
+        op->count = 2 * o->count;
+    else if (strcmp(m->mismatch_what, "dtype") == 0)
+        op->dtype = strcmp(o->dtype, "ncclFloat16") ? "ncclFloat16" : "ncclFloat32";
+    else
+        op->func = emu_func_index(op->func == emu_func_index("AllGather") ? "AllReduce" : "AllGather");
+}
+
 /* The straggler arrives late at every collective: it sleeps before issuing. */
 static void straggle(const emu_opts *o, emu_rank **rs, int n)
 {
@@ -278,10 +328,14 @@ static int run_iterations(emu_world *w, emu_rank **rs, int n, int iters, bool ex
         bool hang_now = o->hang_rank >= 0 && it == o->hang_after;
         if (hang_now && rs[0]->global_rank == o->hang_rank)
             break; /* this rank stops issuing collectives */
+        host_sync(o, rs, n);
         straggle(o, rs, n);
         group_flags f = {.explicit_group = explicit_group || nops > 1, .hang = hang_now,
                          .kill_mid = o->kill_rank == rs[0]->global_rank && it == o->kill_after};
-        group_call(rs, n, ops, nops, f, NULL, NULL);
+        op_desc called[MAX_OPS];
+        memcpy(called, ops, sizeof called);
+        mismatch(o, rs[0], it, &called[0]);
+        group_call(rs, n, called, nops, f, NULL, NULL);
         if (hang_now)
             break;
         sleep_us(o->pace_us);
@@ -304,10 +358,11 @@ static int sc_grouped(emu_world *w, emu_rank **rs, int n)
 static int sc_p2p(emu_world *w, emu_rank **rs, int n)
 {
     for (int it = 0; it < w->o->iters; it++) {
+        host_sync(w->o, rs, n);
         for (int i = 0; i < n; i++) {
             int me = rs[i]->ci.rank, nr = rs[i]->ci.nranks;
-            op_desc ops[2] = {{emu_func_index("Send"), true, (me + 1) % nr},
-                              {emu_func_index("Recv"), true, (me + nr - 1) % nr}};
+            op_desc ops[2] = {{.func = emu_func_index("Send"), .p2p = true, .peer = (me + 1) % nr},
+                              {.func = emu_func_index("Recv"), .p2p = true, .peer = (me + nr - 1) % nr}};
             group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true}, NULL, NULL);
         }
         sleep_us(w->o->pace_us);
@@ -327,6 +382,7 @@ static int sc_graph(emu_world *w, emu_rank **rs, int n)
     uint32_t mask;
     group_call(rs, n, ops, nops, (group_flags){.explicit_group = true, .graph = true}, api, &mask);
     for (int it = 0; it < w->o->iters; it++) {
+        host_sync(w->o, rs, n);
         uint64_t launch = emu_true_ns();
         for (int i = 0; i < n; i++)
             plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, false);
@@ -354,6 +410,7 @@ static int sc_split(emu_world *w, emu_rank **rs, int n)
             return -1;
         kids[i].world_base = color;
         kids[i].world_stride = 2;
+        kids[i].wire_comm = w->o->comms + color;
         emu_proxy_start(&kids[i]);
         kp[i] = &kids[i];
     }

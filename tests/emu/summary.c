@@ -67,10 +67,11 @@ static void write_colls(FILE *f, const emu_coll_rec *c, uint32_t n)
     fputc('[', f);
     for (uint32_t i = 0; i < n; i++)
         fprintf(f, "%s{\"func\":\"%s\",\"seq\":%llu,\"api_start_ns\":%llu,\"start_ns\":%llu,"
-                   "\"stop_ns\":%llu,\"complete_ns\":%llu}",
+                   "\"stop_ns\":%llu,\"complete_ns\":%llu,\"ready_ns\":%llu,\"end_ns\":%llu}",
                 i ? "," : "", emu_func_names[c[i].func], (unsigned long long)c[i].seq,
                 (unsigned long long)c[i].api_start_ns, (unsigned long long)c[i].start_ns,
-                (unsigned long long)c[i].stop_ns, (unsigned long long)c[i].complete_ns);
+                (unsigned long long)c[i].stop_ns, (unsigned long long)c[i].complete_ns,
+                (unsigned long long)c[i].ready_ns, (unsigned long long)c[i].end_ns);
     fputc(']', f);
 }
 
@@ -125,14 +126,51 @@ static void write_slot(FILE *f, const emu_opts *o, const emu_acct_file *af, emu_
             (unsigned long long)a->pxn_probed, (unsigned long long)a->pxn_probe_segv);
 }
 
+/* The cost model and every injected fault, where and how much: the ground
+ * truth a diagnosis is scored against. */
+static void write_truth(FILE *f, const emu_opts *o)
+{
+    const emu_model *m = &o->model;
+    fprintf(f, ",\"model\":{\"time_scale\":%g,\"link_gbps\":%g,\"nic_gbps\":%g,\"link_lat_us\":%g,"
+               "\"nic_lat_us\":%g,\"compute_us\":%g},\"faults\":[",
+            m->time_scale, m->link_gbps, m->nic_gbps, m->link_lat_us, m->nic_lat_us, m->compute_us);
+    const char *sep = "";
+    if (o->slow_rank >= 0)
+        fprintf(f, "%s{\"kind\":\"host_late\",\"rank\":%d,\"delay_ns\":%lld}", sep, o->slow_rank,
+                (long long)o->slow_us * 1000), sep = ",";
+    if (m->slow_gpu_rank >= 0)
+        fprintf(f, "%s{\"kind\":\"slow_gpu\",\"rank\":%d,\"delay_ns\":%llu}", sep, m->slow_gpu_rank,
+                (unsigned long long)emu_model_us(o, m->slow_gpu_us)), sep = ",";
+    if (m->slow_link_from >= 0)
+        fprintf(f, "%s{\"kind\":\"slow_link\",\"from_node\":%d,\"to_node\":%d,\"factor\":%g}", sep,
+                m->slow_link_from, m->slow_link_to, m->slow_link_factor), sep = ",";
+    if (m->slow_nic_node >= 0)
+        fprintf(f, "%s{\"kind\":\"slow_nic\",\"node\":%d,\"factor\":%g}", sep, m->slow_nic_node,
+                m->slow_nic_factor), sep = ",";
+    if (m->stall_rank >= 0)
+        fprintf(f, "%s{\"kind\":\"stall\",\"rank\":%d,\"coll\":%d,\"channel\":%d,\"step\":%d}", sep,
+                m->stall_rank, m->stall_coll, m->stall_ch, m->stall_step), sep = ",";
+    if (m->mismatch_rank >= 0)
+        fprintf(f, "%s{\"kind\":\"mismatch\",\"rank\":%d,\"coll\":%d,\"what\":\"%s\"}", sep,
+                m->mismatch_rank, m->mismatch_coll, m->mismatch_what), sep = ",";
+    if (o->hang_rank >= 0)
+        fprintf(f, "%s{\"kind\":\"hang\",\"rank\":%d,\"coll\":%d}", sep, o->hang_rank, o->hang_after),
+            sep = ",";
+    if (o->kill_rank >= 0)
+        fprintf(f, "%s{\"kind\":\"kill\",\"rank\":%d,\"coll\":%d}", sep, o->kill_rank, o->kill_after);
+    fputc(']', f);
+}
+
 static void write_header(FILE *f, const emu_opts *o, uint64_t epoch)
 {
     fputs("{\"schema\":\"ncclscope-emu-summary/1\",\"scenario\":", f);
     nsc_json_write_str(f, o->scenario);
     fprintf(f, ",\"nodes\":%d,\"ranks_per_node\":%d,\"ranks_as\":\"%s\",\"iters\":%d,\"ops\":%d,"
-               "\"channels\":%d,\"count\":%zu,\"epoch_ns\":%llu,\"node_clocks\":[",
+               "\"channels\":%d,\"count\":%zu,\"epoch_ns\":%llu",
             o->nodes, o->ranks_per_node, o->threads ? "threads" : "processes", o->iters, o->ops,
             o->channels, o->count, (unsigned long long)epoch);
+    write_truth(f, o);
+    fputs(",\"node_clocks\":[", f);
     for (int n = 0; n < o->nodes; n++)
         fprintf(f, "%s{\"node\":%d,\"host\":\"%s%d\",\"rundir\":\"%s/node%d\",\"offset_ns\":%lld,"
                    "\"drift_ppb\":%lld,\"step_at_ns\":%lld,\"step_ns\":%lld}",

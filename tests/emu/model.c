@@ -1,0 +1,255 @@
+/* model.c: the cost model, what time NCCL's work takes (docs/emulator.md "Time").
+ *
+ * Owns the link costs (a GPU's intra-node link, a node's NIC, per-step
+ * latencies, the slow-link and slow-NIC faults), when a rank's device starts
+ * a collective (after its previous work and the GPU work before it), and the
+ * schedule of one channel of a ring-like collective given every rank's start:
+ * on the ring r -> r+1, a rank sends step j of a loop once it received step
+ * j-1 from its predecessor, its successor has launched (buffers posted) and
+ * the link finished the previous step; the data arrives a latency plus
+ * bytes / bandwidth later. AllReduce has 2(n-1) steps per loop,
+ * AllGather/ReduceScatter n-1, Broadcast/Reduce a chain of n-1 hops from /
+ * to the root. Every rank computes the same recurrence from the same starts
+ * (the wire), so all agree without exchanging step times.
+ */
+#include <string.h>
+
+#include "emu.h"
+
+/* Beyond this many (rank, step) cells a channel is timed in closed form. */
+#define EMU_MODEL_CELLS (1u << 18)
+#define EMU_MAX_STEPS 1024
+
+bool emu_model_on(const emu_opts *o)
+{
+    return o->model.time_scale > 0;
+}
+
+uint64_t emu_model_us(const emu_opts *o, double us)
+{
+    return us > 0 ? (uint64_t)(us * 1000.0 * o->model.time_scale) : 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a == EMU_NEVER || b == EMU_NEVER || a > EMU_NEVER - b ? EMU_NEVER : a + b;
+}
+
+static uint64_t max2(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+static int global_of(const emu_rank *r, int comm_rank)
+{
+    return r->world_base + r->world_stride * comm_rank;
+}
+
+/* Bandwidth (GB/s = bytes/ns) and latency (us) of the link a -> b. */
+static void link_of(const emu_rank *r, int a, int b, double *gbps, double *lat_us)
+{
+    const emu_model *m = &r->w->o->model;
+    int na = emu_node_of(r, a), nb = emu_node_of(r, b);
+    if (na == nb) {
+        *gbps = m->link_gbps;
+        *lat_us = m->link_lat_us;
+        return;
+    }
+    *gbps = m->nic_gbps;
+    *lat_us = m->nic_lat_us;
+    if (na == m->slow_link_from && nb == m->slow_link_to)
+        *gbps /= m->slow_link_factor;
+    if (na == m->slow_nic_node || nb == m->slow_nic_node)
+        *gbps /= m->slow_nic_factor;
+}
+
+uint64_t emu_model_transfer(const emu_rank *r, int a, int b, size_t bytes, int nch)
+{
+    double gbps, lat;
+    link_of(r, a, b, &gbps, &lat);
+    /* The channels share the link. */
+    return emu_model_us(r->w->o, lat + (double)bytes * nch / gbps / 1000.0);
+}
+
+uint64_t emu_model_ready(const emu_rank *r, const emu_op *op)
+{
+    const emu_model *m = &r->w->o->model;
+    if (r->dev_free == EMU_NEVER)
+        return EMU_NEVER;
+    double us = m->compute_us + (global_of(r, r->ci.rank) == m->slow_gpu_rank ? m->slow_gpu_us : 0);
+    (void)op;
+    return max2(r->dev_free, op->enq_ns) + emu_model_us(r->w->o, us);
+}
+
+static bool is_chain(const emu_op *op)
+{
+    return op->func == emu_func_index("Broadcast") || op->func == emu_func_index("Reduce");
+}
+
+void emu_model_shape(const emu_rank *r, const emu_op *op, int *loops, int *per_loop, size_t *slice)
+{
+    int n = r->ci.nranks;
+    size_t per_ch = op->bytes / (size_t)op->nch + 1, chunk = (size_t)r->w->o->chunk_size;
+    bool all_reduce = op->func == emu_func_index("AllReduce");
+    /* AllReduce moves 1/n of the buffer per step; AllGather/ReduceScatter
+     * (count per rank) and the chains the whole slice. */
+    size_t per_step = all_reduce ? per_ch / (size_t)n + 1 : per_ch;
+    *per_loop = n < 2 ? 1 : is_chain(op) ? n - 1 : all_reduce ? 2 * (n - 1) : n - 1;
+    long l = (long)((per_step + chunk - 1) / chunk);
+    long cap = EMU_MAX_STEPS / *per_loop;
+    *loops = (int)(l < 1 ? 1 : l > cap ? (cap < 1 ? 1 : cap) : l);
+    *slice = per_step / (size_t)*loops + 1;
+}
+
+/* Ring position of comm rank q: chains start at the root (Broadcast) or
+ * end there (Reduce). */
+static int pos_of(const emu_rank *r, const emu_op *op, int q)
+{
+    int n = r->ci.nranks, root = op->root;
+    if (op->func == emu_func_index("Reduce"))
+        return (q - root - 1 + 2 * n) % n;
+    return (q - root + n) % n;
+}
+
+static bool sends_at(const emu_rank *r, const emu_op *op, int q, int j)
+{
+    return !is_chain(op) || pos_of(r, op, q) == j;
+}
+
+void emu_model_leg_steps(const emu_rank *r, const emu_op *op, int *nsend, int *nrecv)
+{
+    int loops, per_loop, n = r->ci.nranks, me = r->ci.rank;
+    size_t slice;
+    emu_model_shape(r, op, &loops, &per_loop, &slice);
+    *nsend = *nrecv = 0;
+    for (int j = 0; j < per_loop; j++) {
+        *nsend += sends_at(r, op, me, j) ? loops : 0;
+        *nrecv += sends_at(r, op, (me + n - 1) % n, j) ? loops : 0;
+    }
+}
+
+static bool stalled(const emu_rank *r, uint32_t k, int ch, int sender, int step)
+{
+    const emu_model *m = &r->w->o->model;
+    return global_of(r, sender) == m->stall_rank && (int)k == m->stall_coll && ch == m->stall_ch &&
+           step >= m->stall_step;
+}
+
+typedef struct ring_ctx {
+    const emu_rank *r;
+    const emu_op *op;
+    uint32_t k;
+    int ch, n, me, loops, per_loop;
+    size_t slice;
+    const uint64_t *ready;
+    uint64_t tau[EMU_MAX_RANKS], lat[EMU_MAX_RANKS]; /* link q -> q+1 */
+    emu_step_t *send, *recv;
+    int isend, irecv;
+    uint64_t last_send_data, last_recv_data;
+} ring_ctx;
+
+/* One transfer q -> q+1 of step (l, j): when it starts and arrives. */
+static void ring_cell(ring_ctx *c, int q, int l, int j, uint64_t got_prev, uint64_t *link_free, uint64_t *arrive)
+{
+    int nxt = (q + 1) % c->n;
+    uint64_t data = max2(c->ready[q], j == 0 ? c->ready[q] : got_prev);
+    uint64_t start = max2(max2(data, c->ready[nxt]), link_free[q]);
+    if (stalled(c->r, c->k, c->ch, q, l * c->per_loop + j))
+        start = EMU_NEVER;
+    uint64_t done = sat_add(start, c->tau[q]);
+    link_free[q] = start == EMU_NEVER ? EMU_NEVER : done;
+    *arrive = sat_add(done, c->lat[q]);
+    if (q == c->me) {
+        c->send[c->isend++] = (emu_step_t){c->last_send_data, data, start, *arrive};
+        c->last_send_data = data;
+    }
+    if (nxt == c->me) {
+        c->recv[c->irecv++] = (emu_step_t){c->last_recv_data, *arrive, *arrive, *arrive};
+        c->last_recv_data = *arrive;
+    }
+}
+
+/* The recurrence over loops, steps and ranks; got[q]: when q received the
+ * previous step of this loop. Returns the rank's end. */
+static uint64_t ring_exact(ring_ctx *c, uint64_t *got, uint64_t *next, uint64_t *link_free)
+{
+    for (int q = 0; q < c->n; q++)
+        link_free[q] = 0;
+    for (int l = 0; l < c->loops; l++)
+        for (int j = 0; j < c->per_loop; j++) {
+            for (int q = 0; q < c->n; q++)
+                next[q] = EMU_NEVER;
+            for (int q = 0; q < c->n; q++)
+                if (sends_at(c->r, c->op, q, j))
+                    ring_cell(c, q, l, j, got[q], link_free, &next[(q + 1) % c->n]);
+            memcpy(got, next, (size_t)c->n * sizeof *got);
+        }
+    uint64_t end = c->ready[c->me];
+    if (c->isend)
+        end = max2(end, c->send[c->isend - 1].done);
+    if (c->irecv)
+        end = max2(end, c->recv[c->irecv - 1].data);
+    for (int i = 0; i < c->isend; i++)
+        end = c->send[i].done == EMU_NEVER ? EMU_NEVER : end;
+    for (int i = 0; i < c->irecv; i++)
+        end = c->recv[i].data == EMU_NEVER ? EMU_NEVER : end;
+    return end;
+}
+
+/* Large rings: every rank starts with the last, each step takes the slowest
+ * link's time, the latency once per step of a loop. */
+static uint64_t ring_closed(ring_ctx *c)
+{
+    uint64_t base = 0, tau = 0, lat = 0;
+    for (int q = 0; q < c->n; q++) {
+        base = max2(base, c->ready[q]);
+        tau = max2(tau, c->tau[q]);
+        lat = max2(lat, c->lat[q]);
+    }
+    const emu_model *m = &c->r->w->o->model;
+    int stall_at = (int)c->k == m->stall_coll && c->ch == m->stall_ch && m->stall_rank >= 0 ? m->stall_step : -1;
+    int total = c->loops * c->per_loop, prev = (c->me + c->n - 1) % c->n;
+    for (int s = 0; s < total; s++) {
+        int j = s % c->per_loop;
+        uint64_t at = s >= stall_at && stall_at >= 0 ? EMU_NEVER : sat_add(base, (uint64_t)s * tau + (uint64_t)j * lat);
+        uint64_t arrive = sat_add(at, tau + lat);
+        if (sends_at(c->r, c->op, c->me, j))
+            c->send[c->isend++] = (emu_step_t){s ? at : base, at, at, arrive};
+        if (sends_at(c->r, c->op, prev, j))
+            c->recv[c->irecv++] = (emu_step_t){s ? at : base, arrive, arrive, arrive};
+    }
+    return stall_at >= 0 ? EMU_NEVER : sat_add(base, (uint64_t)total * tau + (uint64_t)c->per_loop * lat);
+}
+
+uint64_t emu_model_channel(const emu_rank *r, const emu_op *op, uint32_t k, int ch, const uint64_t *ready,
+                           emu_step_t *send, emu_step_t *recv)
+{
+    static __thread ring_ctx c;
+    static __thread uint64_t got[EMU_MAX_RANKS], next[EMU_MAX_RANKS], link_free[EMU_MAX_RANKS];
+    c = (ring_ctx){.r = r, .op = op, .k = k, .ch = ch, .n = r->ci.nranks, .me = r->ci.rank, .ready = ready,
+                   .send = send, .recv = recv};
+    emu_model_shape(r, op, &c.loops, &c.per_loop, &c.slice);
+    c.last_send_data = c.last_recv_data = ready[c.me];
+    for (int q = 0; q < c.n; q++) {
+        double gbps, lat_us;
+        link_of(r, q, (q + 1) % c.n, &gbps, &lat_us);
+        c.tau[q] = emu_model_us(r->w->o, (double)c.slice * op->nch / gbps / 1000.0);
+        c.lat[q] = emu_model_us(r->w->o, lat_us);
+    }
+    if (c.n < 2)
+        return ready[c.me];
+    if ((uint64_t)c.n * (uint64_t)(c.loops * c.per_loop) > EMU_MODEL_CELLS)
+        return ring_closed(&c);
+    for (int q = 0; q < c.n; q++)
+        got[q] = ready[q];
+    return ring_exact(&c, got, next, link_free);
+}
+
+void emu_model_uniform(emu_step_t *t, int n, uint64_t t0, uint64_t t1)
+{
+    for (int s = 0; s < n; s++) {
+        uint64_t a = t1 == EMU_NEVER ? (s ? EMU_NEVER : t0) : t0 + (t1 - t0) * (uint64_t)s / (uint64_t)n;
+        uint64_t b = t1 == EMU_NEVER ? EMU_NEVER : t0 + (t1 - t0) * (uint64_t)(s + 1) / (uint64_t)n;
+        t[s] = (emu_step_t){a, a, a, b};
+    }
+}

@@ -1,0 +1,177 @@
+/* test_emu_time.c: the emulator's timeline against its ground truth: ranks
+ * wait for each other, durations follow the cost model, and each fault has
+ * its effect where it was injected (docs/emulator.md "Time"). The bounds
+ * hold on a loaded machine: the modelled times are computed, and the only
+ * real-time figure (skew from a host delay) gets generous bounds. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "test_emu_util.h"
+
+/* Collective i of every rank entry of the summary. */
+typedef struct coll_view {
+    uint64_t start[16], ready[16], end[16];
+    int n;
+} coll_view;
+
+static coll_view coll_at(const nsc_json *ranks, uint32_t i)
+{
+    coll_view v = {0};
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *c = nsc_json_at(nsc_json_get(rk, "collectives"), i);
+        cr_assert_not_null(c, "rank %llu has no collective %u", (unsigned long long)jnum(rk, "rank"), i);
+        cr_assert_lt(v.n, 16);
+        v.start[v.n] = jnum(c, "start_ns");
+        v.ready[v.n] = jnum(c, "ready_ns");
+        v.end[v.n++] = jnum(c, "end_ns");
+    }
+    return v;
+}
+
+static uint64_t spread(const uint64_t *x, int n)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < n; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    return hi - lo;
+}
+
+static uint64_t most(const uint64_t *x, int n)
+{
+    uint64_t hi = 0;
+    for (int i = 0; i < n; i++)
+        hi = x[i] > hi ? x[i] : hi;
+    return hi;
+}
+
+static nsc_json_doc run(const char *args)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, args), 0, "%s", args);
+    return summary_read(dir);
+}
+
+static const nsc_json *ranks_of(nsc_json_doc *d)
+{
+    return nsc_json_get(nsc_json_root(d), "ranks");
+}
+
+/* A rank 4 ms late on the host every iteration: the others wait inside the
+ * collective, so each collective's skew is the delay, not a sum. */
+Test(emu_time, host_late_rank_gives_a_steady_skew, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario ring --nodes 2 --ranks-per-node 2 "
+                         "--iters 30 --count 262144 --slow-rank 3 --slow-us 4000");
+    const nsc_json *ranks = ranks_of(&s);
+    for (uint32_t i = 1; i < 30; i++) {
+        coll_view v = coll_at(ranks, i);
+        uint64_t skew = spread(v.start, v.n);
+        cr_assert(skew > 2000000 && skew < 12000000, "collective %u: skew %llu ns for a 4 ms delay", i,
+                  (unsigned long long)skew);
+        for (int r = 0; r < v.n; r++)
+            cr_assert_geq(v.end[r], most(v.ready, v.n), "no rank ends before the last started");
+    }
+    const nsc_json *f = nsc_json_at(nsc_json_get(nsc_json_root(&s), "faults"), 0);
+    cr_assert_str_eq(jstr(f, "kind"), "host_late");
+    cr_assert_eq(jnum(f, "rank"), 3);
+    cr_assert_eq(jnum(f, "delay_ns"), 4000000);
+    nsc_json_free(&s);
+}
+
+/* 2 ranks on 2 nodes, 4 MiB AllReduce: the NIC (25 GB/s) carries
+ * 2(n-1)/n x 4 MiB per channel pair: about 168 us plus per-step latency. */
+static uint64_t ring_duration(const char *extra)
+{
+    char args[512];
+    snprintf(args, sizeof args, "--plugin empty --mask all --scenario ring --nodes 2 --ranks-per-node 1 "
+                                "--iters 3 --count 1048576 %s", extra);
+    nsc_json_doc s = run(args);
+    coll_view v = coll_at(ranks_of(&s), 2);
+    uint64_t d = most(v.end, v.n) - most(v.ready, v.n);
+    nsc_json_free(&s);
+    return d;
+}
+
+Test(emu_time, ring_duration_follows_the_cost_model, .timeout = 60)
+{
+    uint64_t d = ring_duration("");
+    double busbw = 4194304.0 / (double)d; /* n = 2: busBW = algBW */
+    cr_assert(busbw > 20 && busbw <= 25, "busBW %.2f GB/s on a 25 GB/s NIC", busbw);
+    uint64_t slow = ring_duration("--slow-nic 1:4");
+    cr_assert(slow > 3 * d && slow < 5 * d, "a NIC at 1/4: %llu vs %llu ns", (unsigned long long)slow,
+              (unsigned long long)d);
+    uint64_t one_way = ring_duration("--slow-link 0:1:4");
+    cr_assert(one_way > 3 * d && one_way < 5 * d, "one direction at 1/4 bounds the ring");
+    uint64_t scaled = ring_duration("--time-scale 0.5");
+    cr_assert(scaled > d * 4 / 10 && scaled < d * 6 / 10, "time scale 0.5 halves it");
+}
+
+/* A slow GPU starts its kernels late, with its host on time: the others'
+ * collectives end when it arrives. */
+Test(emu_time, slow_gpu_starts_late_and_delays_the_others, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario ring --nodes 2 --ranks-per-node 1 --iters 5 "
+                         "--slow-gpu 1:3000");
+    const nsc_json *ranks = ranks_of(&s);
+    for (uint32_t i = 0; i < 5; i++) {
+        coll_view v = coll_at(ranks, i);
+        cr_assert_geq(v.ready[1], v.start[1] + 3000000, "rank 1's kernel starts 3 ms after its enqueue");
+        cr_assert_lt(v.ready[0], v.start[0] + 3000000, "rank 0's does not");
+        cr_assert_geq(v.end[0], v.ready[1], "rank 0 ends after rank 1 started");
+    }
+    nsc_json_free(&s);
+}
+
+/* A stall at collective 2, channel 1: that collective and every later one
+ * never end, on every rank; the ones before do. */
+Test(emu_time, stall_hangs_from_where_it_was_injected, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario ring --nodes 2 --ranks-per-node 2 --iters 4 "
+                         "--stall 1:2:1:0");
+    const nsc_json *ranks = ranks_of(&s);
+    for (uint32_t i = 0; i < 4; i++) {
+        coll_view v = coll_at(ranks, i);
+        for (int r = 0; r < v.n; r++)
+            cr_assert_eq(v.end[r] != 0, i < 2, "collective %u rank %d", i, r);
+    }
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk))
+        cr_assert_gt(jnum(rk, "open_events"), 0, "the stalled channel stays open");
+    nsc_json_free(&s);
+}
+
+/* A rank that calls another count at collective 1: no rank completes it. */
+Test(emu_time, mismatch_never_completes, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --ranks-per-node 3 --iters 3 --mismatch 2:1:count");
+    const nsc_json *ranks = ranks_of(&s);
+    coll_view ok = coll_at(ranks, 0), bad = coll_at(ranks, 1);
+    for (int r = 0; r < bad.n; r++) {
+        cr_assert_neq(ok.end[r], 0);
+        cr_assert_eq(bad.end[r], 0, "rank %d completed a mismatched collective", r);
+    }
+    const nsc_json *f = nsc_json_at(nsc_json_get(nsc_json_root(&s), "faults"), 0);
+    cr_assert_str_eq(jstr(f, "kind"), "mismatch");
+    cr_assert_str_eq(jstr(f, "what"), "count");
+    nsc_json_free(&s);
+}
+
+/* A hung rank never calls collective 2: the others start it and never end. */
+Test(emu_time, hang_leaves_the_others_waiting_in_the_collective, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario hang --ranks-per-node 3 --iters 4 "
+                         "--hang-after 2 --hang-ms 50");
+    const nsc_json *ranks = ranks_of(&s);
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *c = nsc_json_get(rk, "collectives");
+        bool hung = jnum(rk, "rank") == 2;
+        cr_assert_eq(c->count, hung ? 2 : 3);
+        cr_assert_neq(jnum(nsc_json_at(c, 1), "end_ns"), 0);
+        if (!hung) {
+            cr_assert_neq(jnum(nsc_json_at(c, 2), "ready_ns"), 0, "it started");
+            cr_assert_eq(jnum(nsc_json_at(c, 2), "end_ns"), 0, "and never ended");
+        }
+    }
+    nsc_json_free(&s);
+}

@@ -1,0 +1,501 @@
+/* timeline.c: a rank's device timeline, played on its proxy thread.
+ *
+ * Owns what happens to one collective or p2p op after the host enqueued it:
+ * the device starts it when its previous work is done (model.c), the
+ * KernelCh events open there; the rank publishes that start on the wire and
+ * reads every peer's; the cost model gives each network step its times; then
+ * every event (ProxyOp, ProxyStep with its states, NetPlugin, KernelPhase,
+ * KernelCh stop) is made when its time comes, the legs of all channels
+ * merged in time order, as NCCL's proxy progresses its ops round-robin. The
+ * plugin reads the clock itself, so the thread sleeps until each time
+ * (events closer than EMU_SLACK_NS are made together). Without the model
+ * (--time-scale 0) every time is "now": the same calls, in leg order.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu.h"
+
+#define EMU_SLACK_NS 20000
+#define MAX_QPS 8
+
+enum { LEG_SEND, LEG_RECV, LEG_KCH };
+
+typedef struct leg {
+    emu_rank *r;
+    void *ctx;
+    bool foreign;
+    int kind;
+    emu_ev ev;            /* the ProxyOp, or the KernelCh's mask and parent */
+    void *op_h, *step_h, *np_h[MAX_QPS];
+    emu_ev step_ev;
+    int n, step, phase;
+    emu_step_t *t;        /* per step; NULL: no model */
+    size_t bytes;
+    void *kch;            /* LEG_KCH: its KernelCh, channel, span */
+    int ch;
+    uint64_t k1;          /* when the channel ends */
+    emu_coll_rec *rec;
+    bool over;
+} leg;
+
+static void sleep_until(uint64_t t)
+{
+    if (t == 0 || t <= emu_true_ns() + EMU_SLACK_NS)
+        return;
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+        ;
+}
+
+/* The GPU timer `lag_ns` before the proxy's call, and its sample. The call
+ * is made at the modelled time (sleep_until), so this is that time give or
+ * take the sleep's precision, and the plugin's CPU time of the event stays
+ * the GPU time plus a fixed lag, as the clock checks assume. */
+static uint64_t gpu_at(emu_rank *r, uint64_t lag_ns)
+{
+    uint64_t t = emu_true_ns() - lag_ns;
+    uint64_t timer = emu_gpu_time(&r->acct->gpu, t);
+    emu_acct *a = r->acct;
+    if (a->nsamples < r->w->acct.sample_cap)
+        r->samples[a->nsamples++] = (emu_sample){timer, t};
+    return timer;
+}
+
+/* ---- one leg's actions ---- */
+
+/* What NCCL's IB net plugin hands the profiler callback as extData for one
+ * queue pair of a request (ncclProfilerNetIbDescr_v1_t: 40 bytes). */
+typedef struct emu_ib_descr {
+    uint8_t type; /* ncclProfileQp */
+    struct { int device; uint64_t wr_id; int opcode; int qp_num; size_t length; } qp;
+} emu_ib_descr;
+
+#define EMU_NET_TYPE_IB (1ll << 16)
+#define EMU_NET_IB_VERSION 1
+#define EMU_IBV_WR_RDMA_WRITE_WITH_IMM 1
+
+/* The net plugin's callback starts one event per queue pair when the
+ * request is posted (parent: the ProxyStep) and stops it at completion. The
+ * descriptor lives in the net plugin's memory, in the proxy's process. */
+static void net_plugin_start(leg *l)
+{
+    static __thread emu_ib_descr descr[MAX_QPS];
+    int nqp = l->r->w->o->net_qps;
+    bool send = l->kind == LEG_SEND;
+    for (int q = 0; q < nqp; q++) {
+        descr[q] = (emu_ib_descr){.type = 1,
+                                  .qp = {.device = 0, .wr_id = (uint64_t)l->step,
+                                         .opcode = send ? EMU_IBV_WR_RDMA_WRITE_WITH_IMM : 0,
+                                         .qp_num = 0x100 + q, .length = send ? l->bytes / (size_t)nqp : 0}};
+        emu_ev ev = {.type = NSC_T_NET_PLUGIN, .mask = l->step_ev.mask, .parent = l->step_h,
+                     .rank = l->step_ev.rank, .comm_id = l->step_ev.comm_id, .comm_name = l->step_ev.comm_name};
+        ev.d.net_plugin.id = EMU_NET_TYPE_IB | EMU_NET_IB_VERSION;
+        ev.d.net_plugin.data = &descr[q];
+        l->np_h[q] = emu_start_on(l->r, l->ctx, &ev, l->foreign);
+    }
+}
+
+static void net_plugin_stop(leg *l)
+{
+    for (int q = 0; q < l->r->w->o->net_qps; q++)
+        emu_stop_on(l->r, NSC_T_NET_PLUGIN, l->np_h[q], l->foreign);
+}
+
+static void step_state(leg *l, int state)
+{
+    emu_state_on(l->r, NSC_T_PROXY_STEP, l->step_h, state, l->bytes, 0, l->foreign);
+}
+
+/* v1-v3 report the op's progress as ProxyOp states at its end. */
+static void op_finish(leg *l)
+{
+    static const int v1_send[] = {NSC_S_PROXY_OP_SEND_POSTED, NSC_S_PROXY_OP_SEND_REM_FIFO_WAIT,
+                                  NSC_S_PROXY_OP_SEND_TRANSMITTED, NSC_S_PROXY_OP_SEND_DONE};
+    static const int v1_recv[] = {NSC_S_PROXY_OP_RECV_POSTED, NSC_S_PROXY_OP_RECV_RECEIVED,
+                                  NSC_S_PROXY_OP_RECV_TRANSMITTED, NSC_S_PROXY_OP_RECV_DONE};
+    if (l->r->w->pl.version <= 3)
+        for (int i = 0; i < 4; i++)
+            emu_state_on(l->r, NSC_T_PROXY_OP, l->op_h, l->kind == LEG_SEND ? v1_send[i] : v1_recv[i],
+                         (uint64_t)l->n * l->bytes, l->n, l->foreign);
+    emu_stop_on(l->r, NSC_T_PROXY_OP, l->op_h, l->foreign);
+}
+
+static void step_begin(leg *l)
+{
+    if (l->step == 0) {
+        l->op_h = emu_start_on(l->r, l->ctx, &l->ev, l->foreign);
+        if (l->r->w->pl.version >= 4)
+            emu_state_on(l->r, NSC_T_PROXY_OP, l->op_h, NSC_S_PROXY_OP_IN_PROGRESS, 0, 0, l->foreign);
+    }
+    l->step_ev = (emu_ev){.type = NSC_T_PROXY_STEP, .mask = l->ev.mask, .parent = l->op_h, .rank = l->ev.rank,
+                          .comm_id = l->ev.comm_id, .comm_name = l->ev.comm_name};
+    l->step_ev.d.proxy_step.step = l->step;
+    l->step_h = emu_start_on(l->r, l->ctx, &l->step_ev, l->foreign);
+}
+
+/* Send: posted (GPUWait) / data ready (PeerWait, v4+) / peer ready (SendWait,
+ * the request posted) / done. Receive: posted (RecvWait, request posted) /
+ * arrived (FlushWait, GPUWait) / done. */
+static void send_phase(leg *l)
+{
+    switch (l->phase) {
+    case 0: step_begin(l); step_state(l, NSC_S_PROXY_STEP_SEND_GPU_WAIT); break;
+    case 1:
+        if (l->r->w->pl.version >= 4)
+            step_state(l, NSC_S_PROXY_STEP_SEND_PEER_WAIT);
+        break;
+    case 2: step_state(l, NSC_S_PROXY_STEP_SEND_WAIT); net_plugin_start(l); break;
+    default: net_plugin_stop(l); emu_stop_on(l->r, NSC_T_PROXY_STEP, l->step_h, l->foreign); break;
+    }
+}
+
+static void recv_phase(leg *l)
+{
+    switch (l->phase) {
+    case 0: step_begin(l); step_state(l, NSC_S_PROXY_STEP_RECV_WAIT); net_plugin_start(l); break;
+    case 1:
+        net_plugin_stop(l);
+        step_state(l, NSC_S_PROXY_STEP_RECV_FLUSH_WAIT);
+        step_state(l, NSC_S_PROXY_STEP_RECV_GPU_WAIT);
+        break;
+    default: emu_stop_on(l->r, NSC_T_PROXY_STEP, l->step_h, l->foreign); break;
+    }
+}
+
+/* v7: the kernel's phases on one channel, with their GPU timers, at its end. */
+static void kch_finish(leg *l)
+{
+    static const char *const names[] = {"initial_sync", "compute", "final_sync"};
+    emu_rank *r = l->r;
+    for (int p = 0; r->w->o->kernel_phases && p < 3; p++) {
+        emu_ev ev = {.type = NSC_T_KERNEL_PHASE, .mask = l->ev.mask, .parent = l->kch};
+        ev.d.kernel_phase.ch = (uint8_t)l->ch;
+        ev.d.kernel_phase.phase = (uint8_t)p;
+        ev.d.kernel_phase.name = names[p];
+        ev.d.kernel_phase.ptimer = gpu_at(r, 1200);
+        void *h = emu_start(r, &ev);
+        emu_state(r, NSC_T_KERNEL_PHASE, h, NSC_S_KERNEL_PHASE_STOP,
+                  gpu_at(r, 1000), 0);
+        emu_stop(r, NSC_T_KERNEL_PHASE, h);
+    }
+    emu_state(r, NSC_T_KERNEL_CH, l->kch, NSC_S_KERNEL_CH_STOP, gpu_at(r, 800), 0);
+    emu_stop(r, NSC_T_KERNEL_CH, l->kch);
+    if (l->rec)
+        l->rec->complete_ns = emu_true_ns();
+}
+
+static int phases_of(const leg *l)
+{
+    return l->kind == LEG_SEND ? 4 : 3;
+}
+
+/* When the leg's next action is due: 0 without the model, EMU_NEVER if never. */
+static uint64_t next_time(const leg *l)
+{
+    if (l->kind == LEG_KCH)
+        return l->k1;
+    if (!l->t)
+        return 0;
+    if (l->step == l->n)
+        return l->n ? l->t[l->n - 1].done : 0;
+    const emu_step_t *s = &l->t[l->step];
+    if (l->kind == LEG_SEND)
+        return (uint64_t[]){s->post, s->data, s->peer, s->done}[l->phase];
+    return (uint64_t[]){s->post, s->data, s->done}[l->phase];
+}
+
+static void do_next(leg *l)
+{
+    if (l->kind == LEG_KCH) {
+        kch_finish(l);
+        l->over = true;
+        return;
+    }
+    if (l->step == l->n) {
+        if (l->n == 0)
+            l->op_h = emu_start_on(l->r, l->ctx, &l->ev, l->foreign);
+        op_finish(l);
+        l->over = true;
+        return;
+    }
+    (l->kind == LEG_SEND ? send_phase : recv_phase)(l);
+    if (++l->phase == phases_of(l))
+        l->phase = 0, l->step++;
+}
+
+/* Every leg's actions in time order (ties: leg order), each when due; a leg
+ * whose next action never comes stays where it is, its events open. */
+static void run_legs(leg *legs, int n)
+{
+    for (;;) {
+        int best = -1;
+        uint64_t bt = EMU_NEVER;
+        for (int i = 0; i < n; i++) {
+            uint64_t t = legs[i].over ? EMU_NEVER : next_time(&legs[i]);
+            if (t < bt)
+                bt = t, best = i;
+        }
+        if (best < 0)
+            return;
+        sleep_until(bt);
+        do_next(&legs[best]);
+    }
+}
+
+/* ---- building an op's legs ---- */
+
+typedef struct op_plan {
+    leg *legs;
+    emu_step_t *times;
+    int nlegs, cap_legs, nsteps_max;
+    size_t used;
+} op_plan;
+
+static leg *add_leg(op_plan *p, emu_rank *r, int kind)
+{
+    if (p->nlegs == p->cap_legs) {
+        p->cap_legs = p->cap_legs ? 2 * p->cap_legs : 16;
+        p->legs = realloc(p->legs, (size_t)p->cap_legs * sizeof *p->legs);
+        if (!p->legs)
+            emu_die("out of memory");
+    }
+    leg *l = &p->legs[p->nlegs++];
+    *l = (leg){.r = r, .ctx = r->ctx, .kind = kind};
+    return l;
+}
+
+static void proxy_op_event(emu_ev *ev, const emu_rank *r, const emu_op *op, int ch, int peer, bool send, int n)
+{
+    *ev = (emu_ev){.type = NSC_T_PROXY_OP, .mask = op->mask, .parent = op->coll_h, .rank = r->ci.rank,
+                   .comm_id = r->ci.comm_id, .comm_name = r->ci.name};
+    ev->d.proxy_op.pid = getpid();
+    ev->d.proxy_op.ch = (uint8_t)ch;
+    ev->d.proxy_op.peer = peer;
+    ev->d.proxy_op.nsteps = n;
+    ev->d.proxy_op.chunk = r->w->o->chunk_size;
+    ev->d.proxy_op.is_send = send;
+}
+
+/* The network legs of channel ch: to other nodes only (NVLink and shared
+ * memory transfers have no proxy). Each gets its step count. */
+static int net_peers(const emu_rank *r, const emu_op *op, int *peers, bool *send)
+{
+    int s[4], v[4], ns = 0, nr = 0;
+    if (op->p2p) {
+        if (emu_node_of(r, op->peer) == r->node)
+            return 0;
+        peers[0] = op->peer;
+        send[0] = op->is_send;
+        return 1;
+    }
+    emu_net_peers(r, strcmp(r->w->o->algo, "TREE") == 0, s, &ns, v, &nr);
+    for (int i = 0; i < ns + nr; i++) {
+        peers[i] = i < ns ? s[i] : v[i - ns];
+        send[i] = i < ns;
+    }
+    return ns + nr;
+}
+
+static int leg_steps(const emu_rank *r, const emu_op *op, bool send, size_t *bytes)
+{
+    int loops, per_loop, nsend, nrecv;
+    emu_model_shape(r, op, &loops, &per_loop, bytes);
+    if (op->p2p) {
+        *bytes = (size_t)r->w->o->chunk_size;
+        size_t n = (op->bytes / (size_t)op->nch + *bytes) / *bytes;
+        return (int)(n > 1024 ? 1024 : n);
+    }
+    if (strcmp(r->w->o->algo, "TREE") == 0)
+        return loops * per_loop;
+    emu_model_leg_steps(r, op, &nsend, &nrecv);
+    return send ? nsend : nrecv;
+}
+
+/* Legs of every channel: network legs here (or sent to the PXN process
+ * once timed), then the channel's KernelCh. */
+static void plan_legs(op_plan *p, emu_rank *r, const emu_op *op, void **kch, emu_coll_rec *rec, bool pxn)
+{
+    for (int ch = 0; ch < op->nch; ch++) {
+        int peers[8];
+        bool send[8];
+        int np = pxn ? 0 : net_peers(r, op, peers, send);
+        for (int i = 0; i < np; i++) {
+            leg *l = add_leg(p, r, send[i] ? LEG_SEND : LEG_RECV);
+            l->n = leg_steps(r, op, send[i], &l->bytes);
+            l->ch = ch;
+            proxy_op_event(&l->ev, r, op, ch, peers[i], send[i], l->n);
+            p->nsteps_max = l->n > p->nsteps_max ? l->n : p->nsteps_max;
+        }
+        leg *k = add_leg(p, r, LEG_KCH);
+        k->ev.mask = op->mask;
+        k->kch = kch[ch];
+        k->ch = ch;
+        k->rec = rec;
+    }
+}
+
+/* Each peer's start of collective k (and whether all called the same). */
+static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t ready)
+{
+    bool agree = true;
+    for (int q = 0; q < r->ci.nranks; q++) {
+        uint64_t sig = op->sig;
+        if (q == r->ci.rank)
+            r->peer_ready[q] = ready;
+        else if (emu_wire_read(r->w->wire, emu_wire_slot(r, q), k, &r->peer_ready[q], &sig))
+            r->peer_ready[q] = EMU_NEVER;
+        agree &= sig == op->sig;
+    }
+    return agree;
+}
+
+/* Times of every leg of channel ch; returns the channel's end. */
+static uint64_t time_channel(op_plan *p, emu_rank *r, const emu_op *op, uint32_t k, int ch, uint64_t ready,
+                             bool agree, emu_step_t *send, emu_step_t *recv)
+{
+    uint64_t end;
+    bool ring = !op->p2p && strcmp(r->w->o->algo, "TREE") != 0;
+    if (op->p2p)
+        end = ready + emu_model_transfer(r, r->ci.rank, op->peer, op->bytes / (size_t)op->nch, op->nch);
+    else if (!agree)
+        end = EMU_NEVER;
+    else
+        end = emu_model_channel(r, op, k, ch, r->peer_ready, send, recv);
+    for (int i = 0; i < p->nlegs; i++) {
+        leg *l = &p->legs[i];
+        if (l->ch != ch)
+            continue;
+        if (l->kind == LEG_KCH) {
+            l->k1 = end;
+            continue;
+        }
+        l->t = &p->times[p->used];
+        p->used += (size_t)l->n;
+        if (ring && agree)
+            memcpy(l->t, l->kind == LEG_SEND ? send : recv, (size_t)l->n * sizeof *l->t);
+        else
+            emu_model_uniform(l->t, l->n, ready, end);
+    }
+    return end;
+}
+
+static void pxn_post(emu_rank *r, const emu_op *op, int ch, uint64_t t0, uint64_t t1, bool last)
+{
+    int peers[8];
+    bool send[8];
+    int np = net_peers(r, op, peers, send);
+    for (int i = 0; i < np; i++) {
+        size_t bytes;
+        int n = leg_steps(r, op, send[i], &bytes);
+        emu_pxn_msg m = {.kind = 0, .origin_pid = (uint32_t)getpid(), .rank = r->ci.rank,
+                         .nranks = r->ci.nranks, .comm_id = r->ci.comm_id, .origin_ctx = (uintptr_t)r->ctx,
+                         .origin_coll = (uintptr_t)op->coll_h, .ch = ch, .peer = peers[i], .nsteps = n,
+                         .is_send = send[i], .chunk = r->w->o->chunk_size, .coll_index = op->coll_index,
+                         .mask = op->mask, .t0 = t0, .t1 = t1, .step_bytes = bytes,
+                         .last = last && i == np - 1};
+        emu_pxn_send(r->w, &m);
+    }
+}
+
+static void start_kernels(emu_rank *r, const emu_op *op, void **kch)
+{
+    for (int c = 0; c < op->nch; c++) {
+        emu_ev ev = {.type = NSC_T_KERNEL_CH, .mask = op->mask, .parent = op->coll_h};
+        ev.d.kernel_ch.ch = (uint8_t)c;
+        ev.d.kernel_ch.ptimer = gpu_at(r, 1500);
+        kch[c] = emu_start(r, &ev);
+    }
+}
+
+/* One op on the device: start, tell the peers, time, play. */
+static void timeline_op(emu_rank *r, emu_op *op)
+{
+    bool model = emu_model_on(r->w->o), wired = model && !op->p2p && r->w->wire;
+    emu_coll_rec *rec = op->coll_index < r->acct->ncoll ? &r->colls[op->coll_index] : NULL;
+    uint32_t k = op->p2p ? 0 : r->wire_next++;
+    uint64_t ready = model ? emu_model_ready(r, op) : 0;
+    if (wired)
+        emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), k, ready, op->sig);
+    if (ready == EMU_NEVER)
+        return; /* the previous work never ended: this one never starts */
+    sleep_until(ready);
+    void *kch[64];
+    start_kernels(r, op, kch);
+    if (rec)
+        rec->ready_ns = ready ? ready : emu_true_ns();
+    if ((!model && op->hang) || op->nch > 64)
+        return; /* the peer never arrives: the channels never end */
+    bool pxn = emu_pxn_active(r->w);
+    op_plan p = {0};
+    plan_legs(&p, r, op, kch, rec, pxn);
+    for (int i = 0; i < p.nlegs; i++) /* posted at the start: the first step waits there */
+        if (p.legs[i].kind != LEG_KCH && p.legs[i].n && model) {
+            emu_step_t first = {ready, ready, ready, ready};
+            p.legs[i].t = &first;
+            do_next(&p.legs[i]);
+            p.legs[i].t = NULL;
+        } else if (p.legs[i].kind != LEG_KCH && p.legs[i].n)
+            do_next(&p.legs[i]);
+    bool agree = !wired || gather_ready(r, op, k, ready);
+    uint64_t end = model ? ready : 0;
+    if (model) {
+        int loops, per_loop;
+        size_t slice, cells = (size_t)p.nlegs * (size_t)p.nsteps_max;
+        emu_model_shape(r, op, &loops, &per_loop, &slice);
+        size_t ring = (size_t)loops * (size_t)per_loop;
+        p.times = malloc((cells + 2 * ring) * sizeof *p.times);
+        if (!p.times)
+            emu_die("out of memory");
+        for (int ch = 0; ch < op->nch; ch++) {
+            emu_step_t *send = p.times + cells, *recv = send + ring;
+            uint64_t e = time_channel(&p, r, op, k, ch, ready, agree, send, recv);
+            end = e > end ? e : end;
+            if (pxn)
+                pxn_post(r, op, ch, ready, e, ch == op->nch - 1);
+        }
+    } else
+        for (int ch = 0; pxn && ch < op->nch; ch++)
+            pxn_post(r, op, ch, 0, 0, ch == op->nch - 1);
+    run_legs(p.legs, p.nlegs);
+    r->dev_free = end;
+    if (rec)
+        rec->end_ns = end == EMU_NEVER ? 0 : end ? end : emu_true_ns();
+    free(p.legs);
+    free(p.times);
+}
+
+void emu_timeline_batch(emu_rank *r, emu_op *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        timeline_op(r, &ops[i]);
+}
+
+void emu_timeline_foreign(emu_rank *r, const emu_leg_req *req, int n)
+{
+    op_plan p = {0};
+    emu_step_t *times = NULL;
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += (size_t)req[i].ev.d.proxy_op.nsteps;
+    if (n && req[0].t0 && !(times = malloc((total + 1) * sizeof *times)))
+        emu_die("out of memory");
+    for (int i = 0, at = 0; i < n; i++) {
+        leg *l = add_leg(&p, r, req[i].ev.d.proxy_op.is_send ? LEG_SEND : LEG_RECV);
+        l->ctx = req[i].ctx;
+        l->foreign = true;
+        l->ev = req[i].ev;
+        l->n = req[i].ev.d.proxy_op.nsteps;
+        l->bytes = req[i].step_bytes;
+        if (times) {
+            l->t = &times[at];
+            emu_model_uniform(l->t, l->n, req[i].t0, req[i].t1);
+            at += l->n;
+        }
+    }
+    run_legs(p.legs, p.nlegs);
+    free(p.legs);
+    free(times);
+}
