@@ -105,7 +105,9 @@ static void render_store(nsc_collector *c, struct evbuffer *b)
 {
     nsc_store_reader *rd;
     nsc_store_stats s;
-    if (nsc_store_read_begin(c->store, &rd))
+    /* Never wait for the writer here: while it grows the map it waits for
+     * readers, and a reader may be waiting on this thread. */
+    if (nsc_store_read_begin_nowait(c->store, &rd))
         return;
     int rc = nsc_store_stats_get(rd, &s);
     nsc_store_read_end(rd);
@@ -160,6 +162,7 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     pthread_mutex_unlock(&c->clock_mu);
     render_store(c, b);
     render_live(c, b);
+    nsc_qstreams_render(h->queries, b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);

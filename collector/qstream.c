@@ -4,9 +4,14 @@
 #include <event2/buffer.h>
 #include <event2/keyvalq_struct.h>
 #include <fcntl.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "http.h"
@@ -23,6 +28,8 @@ typedef struct stream {
     pthread_cond_t drained;
     struct evbuffer *pending;
     int done, cancelled, rc;
+    int cutoff;                  /* CUT_*: why the worker gave up on a slow client */
+    uint64_t drained_ns;         /* when the HTTP thread last took from pending */
     char err[256];
     int started, in_flight;      /* HTTP thread only */
     int gone;                    /* HTTP thread: the client left, req is detached */
@@ -33,6 +40,7 @@ struct nsc_qstreams {
     nsc_store *store;
     stream *list;
     unsigned n;
+    atomic_uint_fast64_t cut_grow, cut_stall;  /* slow clients cut off, by reason */
 };
 
 nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st)
@@ -55,14 +63,48 @@ static void nudge(stream *s)
 
 /* ---- worker thread ---- */
 
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+enum { CUT_NONE = 0, CUT_GROW, CUT_STALL };
+
+/* Why a worker blocked on a full buffer must give up, or CUT_NONE to wait on.
+ * It holds a store reader all the while: growing the map (and so ingest, and
+ * every new reader, the HTTP thread's too) waits for it. */
+static int must_cut(stream *s, uint64_t now)
+{
+    if (nsc_store_grow_pending(s->set->store)) {
+        atomic_fetch_add(&s->set->cut_grow, 1);
+        return CUT_GROW;
+    }
+    if (now - s->drained_ns >= (uint64_t)NSC_QSTREAM_STALL_MS * 1000000u) {
+        atomic_fetch_add(&s->set->cut_stall, 1);
+        return CUT_STALL;
+    }
+    return CUT_NONE;
+}
+
 static int worker_write(void *arg, const void *data, size_t len)
 {
     stream *s = arg;
     pthread_mutex_lock(&s->mu);
-    while (evbuffer_get_length(s->pending) >= NSC_QSTREAM_HIGH && !s->cancelled)
-        pthread_cond_wait(&s->drained, &s->mu);
+    while (evbuffer_get_length(s->pending) >= NSC_QSTREAM_HIGH && !s->cancelled && !s->cutoff) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += NSC_QSTREAM_POLL_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&s->drained, &s->mu, &until) == ETIMEDOUT)
+            s->cutoff = must_cut(s, mono_ns());
+    }
     size_t before = evbuffer_get_length(s->pending);
-    int rc = s->cancelled || evbuffer_add(s->pending, data, len);
+    int rc = s->cancelled || s->cutoff || evbuffer_add(s->pending, data, len);
     pthread_mutex_unlock(&s->mu);
     if (!rc && before < NSC_QSTREAM_CHUNK && before + len >= NSC_QSTREAM_CHUNK)
         nudge(s);
@@ -82,6 +124,12 @@ static void *worker(void *arg)
         rc = nsc_query_run(s->q, rd, worker_write, s, err, sizeof err);
         nsc_store_read_end(rd);
     }
+    if (s->cutoff == CUT_GROW)
+        snprintf(err, sizeof err, "the store's map must grow and the client reads too slowly");
+    else if (s->cutoff == CUT_STALL)
+        snprintf(err, sizeof err, "the client took nothing for %d s", NSC_QSTREAM_STALL_MS / 1000);
+    if (s->cutoff)
+        fprintf(stderr, "ncclscope-collector: %s stream cut off: %s\n", nsc_query_name(s->q), err);
     pthread_mutex_lock(&s->mu);
     s->rc = rc;
     memcpy(s->err, err, sizeof err);
@@ -188,8 +236,10 @@ static void pump(stream *s)
     if (!s->gone && !s->started && n >= NSC_QSTREAM_CHUNK)
         start_reply(s);
     if (!s->gone && s->started && !s->in_flight && n && (chunk = evbuffer_new()) &&
-        evbuffer_add_buffer(chunk, s->pending) == 0)
+        evbuffer_add_buffer(chunk, s->pending) == 0) {
+        s->drained_ns = mono_ns();
         pthread_cond_signal(&s->drained);
+    }
     pthread_mutex_unlock(&s->mu);
     if (chunk) {
         if (evbuffer_get_length(chunk)) {
@@ -227,6 +277,9 @@ static void on_close(struct evhttp_connection *conn, void *arg)
     s->cancelled = 1;
     pthread_cond_signal(&s->drained);
     pthread_mutex_unlock(&s->mu);
+    /* A worker that had already finished sends no more nudges: finish the
+     * stream from the event loop, outside libevent's close handling. */
+    nudge(s);
 }
 
 static stream *stream_new(nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
@@ -238,8 +291,13 @@ static stream *stream_new(nsc_qstreams *set, struct evhttp_request *req, nsc_que
     s->req = req;
     s->q = q;
     s->wake_fd[0] = s->wake_fd[1] = -1;
+    s->drained_ns = mono_ns();
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->drained, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->drained, &attr);
+    pthread_condattr_destroy(&attr);
     if (pipe2(s->wake_fd, O_NONBLOCK | O_CLOEXEC) || !(s->pending = evbuffer_new()) ||
         !(s->wake = event_new(set->base, s->wake_fd[0], EV_READ | EV_PERSIST, on_wake, s)) ||
         event_add(s->wake, NULL)) {
@@ -291,4 +349,17 @@ void nsc_qstreams_free(nsc_qstreams *set)
         finish(s);
     }
     free(set);
+}
+
+void nsc_qstreams_render(nsc_qstreams *set, struct evbuffer *out)
+{
+    evbuffer_add_printf(out,
+                        "# HELP ncclscope_collector_query_streams Query responses being streamed\n"
+                        "# TYPE ncclscope_collector_query_streams gauge\n"
+                        "ncclscope_collector_query_streams %u\n"
+                        "# HELP ncclscope_collector_query_cutoffs_total Streamed responses cut off because the client read too slowly\n"
+                        "# TYPE ncclscope_collector_query_cutoffs_total counter\n"
+                        "ncclscope_collector_query_cutoffs_total{reason=\"map_growth\"} %" PRIu64 "\n"
+                        "ncclscope_collector_query_cutoffs_total{reason=\"stalled\"} %" PRIu64 "\n",
+                        set->n, (uint64_t)atomic_load(&set->cut_grow), (uint64_t)atomic_load(&set->cut_stall));
 }

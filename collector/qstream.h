@@ -11,6 +11,13 @@
  * query fails part way, ends early (no final {"kind":"end"} line). A client
  * that disconnects stops its query. At most NSC_QSTREAM_MAX run at once;
  * more get 503.
+ *
+ * A worker holds a store reader for its whole query, and growing the map
+ * waits for every reader (and, meanwhile, so do ingest and every new reader).
+ * So a worker never waits on its client unboundedly: blocked on a full
+ * buffer, it looks every NSC_QSTREAM_POLL_MS and cuts the stream off (logged,
+ * counted, the reply ends without its final line) as soon as the map must
+ * grow, or once the client has taken nothing for NSC_QSTREAM_STALL_MS.
  */
 #ifndef NCCLSCOPE_COLLECTOR_QSTREAM_H
 #define NCCLSCOPE_COLLECTOR_QSTREAM_H
@@ -24,12 +31,16 @@
 #define NSC_QSTREAM_HIGH (4u << 20)
 #define NSC_QSTREAM_CHUNK (64u << 10)
 #define NSC_QSTREAM_MAX 8
+#define NSC_QSTREAM_POLL_MS 50
+#define NSC_QSTREAM_STALL_MS 30000
 
 typedef struct nsc_qstreams nsc_qstreams;
 
 nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st);
 /* Answer req with the result of q (taken: freed when done). */
 void nsc_qstream_start(nsc_qstreams *s, struct evhttp_request *req, nsc_query *q);
+/* Append the streams' gauges and cut-off counters (Prometheus text). */
+void nsc_qstreams_render(nsc_qstreams *s, struct evbuffer *out);
 /* Stop every query (their clients get what was sent so far) and free. */
 void nsc_qstreams_free(nsc_qstreams *s);
 

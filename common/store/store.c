@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,6 +66,7 @@ struct nsc_store {
     MDB_dbi dbi[NDBS];
     nsc_store_opts opts;
     pthread_rwlock_t resize;  /* readers share it; growing the map takes it alone */
+    atomic_int grow_waiters;  /* threads waiting for (or holding) resize alone */
     /* writer state */
     MDB_txn *txn;
     int txn_rc;               /* first failure in the open transaction */
@@ -110,7 +112,8 @@ static const char *const err_text[] = {
     "ok", "out of memory",
     "store holds another schema version (another ncclscope release wrote it; use a new directory)",
     "store call out of order or writing a read-only store", "not found",
-    "stored value failed to decode", "store map cannot grow past its maximum"};
+    "stored value failed to decode", "store map cannot grow past its maximum",
+    "store busy: the map is being grown"};
 
 const char *nsc_store_strerror(int err)
 {
@@ -192,6 +195,18 @@ static int write_stats(nsc_store *st)
 
 /* ---- map growth -------------------------------------------------------- */
 
+/* Remap with every reader of this process out; readers that wait on
+ * something else see grow_waiters and leave (nsc_store_grow_pending). */
+static int set_mapsize(nsc_store *st, size_t size)
+{
+    atomic_fetch_add(&st->grow_waiters, 1);
+    pthread_rwlock_wrlock(&st->resize);
+    int rc = mdb_env_set_mapsize(st->env, size);
+    pthread_rwlock_unlock(&st->resize);
+    atomic_fetch_sub(&st->grow_waiters, 1);
+    return rc;
+}
+
 static int grow_map(nsc_store *st)
 {
     MDB_envinfo info;
@@ -204,10 +219,7 @@ static int grow_map(nsc_store *st)
     if (next > st->opts.max_map)
         next = st->opts.max_map;
     /* LMDB may only remap while no transaction of this process is open. */
-    pthread_rwlock_wrlock(&st->resize);
-    rc = mdb_env_set_mapsize(st->env, next);
-    pthread_rwlock_unlock(&st->resize);
-    return rc;
+    return set_mapsize(st, next);
 }
 
 /* ---- names and identities ---------------------------------------------- */
@@ -1064,7 +1076,7 @@ void nsc_store_close(nsc_store *st)
 
 /* ---- readers ------------------------------------------------------------- */
 
-int nsc_store_read_begin(nsc_store *st, nsc_store_reader **out)
+static int read_begin(nsc_store *st, nsc_store_reader **out, int wait)
 {
     nsc_store_reader *rd = calloc(1, sizeof *rd);
     if (!rd)
@@ -1072,16 +1084,18 @@ int nsc_store_read_begin(nsc_store *st, nsc_store_reader **out)
     rd->st = st;
     int rc;
     for (;;) {
-        pthread_rwlock_rdlock(&st->resize);
+        if (wait) {
+            pthread_rwlock_rdlock(&st->resize);
+        } else if (atomic_load(&st->grow_waiters) || pthread_rwlock_tryrdlock(&st->resize)) {
+            free(rd);
+            return NSC_STORE_EBUSY;
+        }
         rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &rd->txn);
         if (rc != MDB_MAP_RESIZED)
             break;
         /* Another process grew the map: adopt its size, with no reader open here. */
         pthread_rwlock_unlock(&st->resize);
-        pthread_rwlock_wrlock(&st->resize);
-        rc = mdb_env_set_mapsize(st->env, 0);
-        pthread_rwlock_unlock(&st->resize);
-        if (rc) {
+        if ((rc = set_mapsize(st, 0))) {
             free(rd);
             return rc;
         }
@@ -1093,6 +1107,21 @@ int nsc_store_read_begin(nsc_store *st, nsc_store_reader **out)
     }
     *out = rd;
     return 0;
+}
+
+int nsc_store_read_begin(nsc_store *st, nsc_store_reader **out)
+{
+    return read_begin(st, out, 1);
+}
+
+int nsc_store_read_begin_nowait(nsc_store *st, nsc_store_reader **out)
+{
+    return read_begin(st, out, 0);
+}
+
+int nsc_store_grow_pending(nsc_store *st)
+{
+    return atomic_load_explicit(&st->grow_waiters, memory_order_relaxed) != 0;
 }
 
 void nsc_store_read_end(nsc_store_reader *rd)

@@ -37,7 +37,8 @@ enum nsc_store_err {
     NSC_STORE_ESTATE = -3,    /* call out of order (put without begin, write on read-only) */
     NSC_STORE_ENOTFOUND = -4,
     NSC_STORE_ECORRUPT = -5,  /* a stored value failed to decode */
-    NSC_STORE_EFULL = -6      /* the map cannot grow further (max_map) */
+    NSC_STORE_EFULL = -6,     /* the map cannot grow further (max_map) */
+    NSC_STORE_EBUSY = -7      /* read_begin_nowait: the map is being grown */
 };
 
 /* 2: the collective index holds runs of seqNumbers (docs/collector.md);
@@ -106,7 +107,14 @@ typedef struct nsc_store_stats {
 typedef struct nsc_store_reader nsc_store_reader;
 
 int nsc_store_read_begin(nsc_store *st, nsc_store_reader **out);
+/* As read_begin, but NSC_STORE_EBUSY at once where it would wait for the map
+ * to grow: for threads that must never wait on the writer (the HTTP loop). */
+int nsc_store_read_begin_nowait(nsc_store *st, nsc_store_reader **out);
 void nsc_store_read_end(nsc_store_reader *rd);
+/* Nonzero while the writer waits to grow the map: a reader that is itself
+ * waiting on something slow (a client) must end its transaction now, since
+ * the writer and every new reader wait for it. */
+int nsc_store_grow_pending(nsc_store *st);
 
 int nsc_store_stats_get(nsc_store_reader *rd, nsc_store_stats *s);
 int nsc_store_job_id(nsc_store_reader *rd, const char *job, uint32_t *id);

@@ -13,13 +13,22 @@
 #            (RssAnon: the store's mmap aside) grows by less than 40 MiB; a
 #            client that leaves mid-stream and a stop during a stream are
 #            handled; a small result still comes whole with Content-Length.
+#   slowgrow: a timeline read at 2 kB/s while ~6 M more events make the map
+#            grow: /healthz answers within 2 s throughout, every batch is
+#            acknowledged, the slow stream is cut off (logged and counted),
+#            and SIGTERM with a slow client attached ends within 10 s.
 # Ports are picked by the kernel (port 0) and read from --port-file.
 set -u
 BIN=$1
 MODE=$2
 T=$(mktemp -d /tmp/nsc_coll_e2e.XXXXXX)
 CPID=
-cleanup() { [ -n "$CPID" ] && kill -9 "$CPID" 2>/dev/null; rm -rf "$T"; }
+SLOW=
+cleanup() {
+    [ -n "$CPID" ] && kill -9 "$CPID" 2>/dev/null
+    [ -n "$SLOW" ] && kill "$SLOW" 2>/dev/null
+    rm -rf "$T"
+}
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- collector log"; tail -20 "$T/log"; exit 1; }
 
@@ -35,7 +44,7 @@ start() {  # start [extra flags]: collector on the store $T/db
     ZP=$(awk '/^zmq/{print $2}' "$T/ports"); HP=$(awk '/^http/{print $2}' "$T/ports")
 }
 stop() { kill -TERM "$CPID"; wait "$CPID" || fail "collector exit status $?"; CPID=; }
-metric() { curl -s "http://127.0.0.1:$HP/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+metric() { curl -s -m 5 "http://127.0.0.1:$HP/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 code() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HP$1"; }
 
 case $MODE in
@@ -137,7 +146,60 @@ stream)
     stop
     wait $CURL
     ;;
+slowgrow)
+    # Issue 15's deadlock: a stream read by a slow client holds a store
+    # reader; the map must grow under it. Health stays answered, every batch
+    # is acknowledged, the stream is cut off (logged, counted), and a stop
+    # with another slow client attached ends within 10 s.
+    start --map-initial-mb 4
+    feed() {  # feed FIRST: 2 agents x 4 processes x 200 batches (~6 M events)
+        "$BIN/nsc-feed" --endpoint "tcp://127.0.0.1:$ZP" --agents 2 --procs 4 --batches 200 \
+            --colls 50 --first "$1" --timeout-ms 60000 > "$T/out" ||
+            fail "not every batch was acknowledged: $(cat "$T/out")"
+    }
+    feed 0
+    map0=$(metric ncclscope_collector_store_map_bytes)
+    Q="http://127.0.0.1:$HP/api/v1/timeline?job=feed&comm=0xfeed"
+    slow_stream() {  # a client at 2 kB/s; waits until the collector streams to it
+        rm -f "$T/slow.out"
+        curl -s -o "$T/slow.out" --limit-rate 2k "$Q" &
+        SLOW=$!
+        i=0
+        until [ -s "$T/slow.out" ]; do
+            i=$((i + 1)); [ $i -gt 200 ] && fail "the slow stream did not start"; sleep 0.05
+        done
+        sleep 1  # the worker fills its buffer and waits for the client
+    }
+    slow_stream
+    : > "$T/health"
+    (while [ -e "$T/health" ]; do
+        curl -sf -m 2 -o /dev/null "http://127.0.0.1:$HP/healthz" || echo "healthz unanswered in 2 s at $(date +%T.%N)" >> "$T/health.fail"
+        sleep 0.1
+    done) &
+    POLL=$!
+    feed 200
+    rm -f "$T/health"
+    wait $POLL
+    [ ! -e "$T/health.fail" ] || fail "$(cat "$T/health.fail")"
+    map1=$(metric ncclscope_collector_store_map_bytes)
+    echo "map $map0 -> $map1 bytes under the slow stream"
+    [ "$map1" -gt "$map0" ] || fail "the map did not grow ($map0 -> $map1): the scenario was not reproduced"
+    [ "$(metric 'ncclscope_collector_query_cutoffs_total{reason="map_growth"}')" -ge 1 ] ||
+        fail "the slow stream was not cut off for the map growth"
+    grep -q "stream cut off: the store's map must grow" "$T/log" || fail "the cut-off was not logged"
+    kill "$SLOW" 2>/dev/null || true  # at 2 kB/s its socket buffers would take hours
+    slow_stream
+    kill -TERM "$CPID"
+    i=0
+    while kill -0 "$CPID" 2>/dev/null; do
+        i=$((i + 1)); [ $i -gt 100 ] && fail "SIGTERM did not end the collector within 10 s"; sleep 0.1
+    done
+    wait "$CPID" || fail "collector exit status $?"
+    CPID=
+    kill "$SLOW" 2>/dev/null || true
+    "$BIN/nsc-feed" --check "$T/db" --agents 2 --procs 4 --colls 50 --batches 400 || fail "store check"
+    ;;
 *)
-    echo "usage: $0 BIN ingest|kill9|garbage|stream"; exit 2 ;;
+    echo "usage: $0 BIN ingest|kill9|garbage|stream|slowgrow"; exit 2 ;;
 esac
 echo "collector_e2e $MODE: ok"
