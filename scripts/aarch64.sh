@@ -118,11 +118,12 @@ deps() {
 # What runs under qemu-user: the plugin's unit tests and the emulator's tests
 # (its own and every plugin end-to-end run). Left out (CRITERION_TEST_PATTERN),
 # for limits of Debian 12's qemu 7.2, not of aarch64: a child forked from a
-# multithreaded program aborts in qemu (life/fork_mid_run), and qemu treats
+# multithreaded program aborts in qemu (life/fork_mid_run and the two fork-child
+# tests, whose parents run the shipper thread), and qemu treats
 # MAP_FIXED_NOREPLACE as a hint, so the emulator's PXN guard pages cannot be
 # placed (emu/pxn_foreign_addresses_fault_in_the_proxy_process).
 stage_tests='^(plugin|plugin_versions|plugin_life|plugin_exports|emu|emu_loader|plugin_e2e_.*)$'
-qemu_left_out='!(life/fork_mid_run|emu/pxn_foreign_addresses_fault_in_the_proxy_process)'
+qemu_left_out='!(life/fork_mid_run|life/idle_fork_children_stay_inert|life/fork_child_ships_only_its_own|emu/pxn_foreign_addresses_fault_in_the_proxy_process)'
 
 stage() {
   local dir=$root/build-aarch64 jobs rc=0
