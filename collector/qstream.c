@@ -63,13 +63,6 @@ static void nudge(stream *s)
 
 /* ---- worker thread ---- */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 enum { CUT_NONE = 0, CUT_GROW, CUT_STALL };
 
 /* Why a worker blocked on a full buffer must give up, or CUT_NONE to wait on.
@@ -101,7 +94,7 @@ static int worker_write(void *arg, const void *data, size_t len)
             until.tv_nsec -= 1000000000L;
         }
         if (pthread_cond_timedwait(&s->drained, &s->mu, &until) == ETIMEDOUT)
-            s->cutoff = must_cut(s, mono_ns());
+            s->cutoff = must_cut(s, nsc_coll_now());
     }
     size_t before = evbuffer_get_length(s->pending);
     int rc = s->cancelled || s->cutoff || evbuffer_add(s->pending, data, len);
@@ -237,7 +230,7 @@ static void pump(stream *s)
         start_reply(s);
     if (!s->gone && s->started && !s->in_flight && n && (chunk = evbuffer_new()) &&
         evbuffer_add_buffer(chunk, s->pending) == 0) {
-        s->drained_ns = mono_ns();
+        s->drained_ns = nsc_coll_now();
         pthread_cond_signal(&s->drained);
     }
     pthread_mutex_unlock(&s->mu);
@@ -291,7 +284,7 @@ static stream *stream_new(nsc_qstreams *set, struct evhttp_request *req, nsc_que
     s->req = req;
     s->q = q;
     s->wake_fd[0] = s->wake_fd[1] = -1;
-    s->drained_ns = mono_ns();
+    s->drained_ns = nsc_coll_now();
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
