@@ -12,6 +12,8 @@
 import json
 import re
 import sys
+import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -103,17 +105,28 @@ def substitute(expr, dash):
     return expr
 
 
+def ask(url, q):
+    data = urllib.parse.urlencode({"query": q}).encode()
+    try:
+        with urllib.request.urlopen(url + "/api/v1/query", data, timeout=10) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        return json.load(e)
+
+
 def check_queries(dash, url):
     problems, n = [], 0
     for where, expr in queries(dash):
         n += 1
         q = substitute(expr, dash)
-        data = urllib.parse.urlencode({"query": q}).encode()
-        try:
-            with urllib.request.urlopen(url + "/api/v1/query", data, timeout=10) as r:
-                res = json.load(r)
-        except urllib.error.HTTPError as e:
-            res = json.load(e)
+        res = ask(url, q)
+        # A scrape that timed out on a loaded machine leaves the target's
+        # series stale until the next one (200 ms to 1 s): ask again.
+        for _ in range(10):
+            if res.get("status") != "success" or res["data"]["result"]:
+                break
+            time.sleep(0.5)
+            res = ask(url, q)
         if res.get("status") != "success":
             problems.append(f"{where}: {res.get('errorType')}: {res.get('error')} (query: {q})")
         elif not res["data"]["result"]:
