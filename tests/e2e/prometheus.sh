@@ -6,8 +6,8 @@
 #   prometheus.sh BIN_DIR PLUGIN MODE
 #
 # promql:    Debian's prometheus (skips with exit 77 when it is not installed:
-#            scripts/deps.sh --test installs it) scrapes the collector and both
-#            agents every second while a 4-rank job runs with a straggler
+#            scripts/deps.sh --test installs it) scrapes the collector every
+#            200 ms and both agents every second while a 4-rank job runs with a straggler
 #            (rank 3 arrives 500 ms late at each AllReduce); PromQL through
 #            its HTTP API must give the job's ground truth: every collective
 #            and every rank's duration counted, collectives per second > 0,
@@ -16,9 +16,10 @@
 #            collectives in flight during the run and none after, the lag
 #            saw-tooth and rank 3 as the rank behind, every rank's arrival
 #            counted and a quarter of them late; promtool check metrics finds
-#            nothing in the job families; every query of the Grafana
-#            dashboard is valid PromQL and returns series; the alert
-#            expressions of docs/operations.md are valid PromQL.
+#            nothing to say about the collector's and agents' /metrics; every
+#            query of the Grafana dashboard is valid PromQL and returns
+#            series; the alert expressions of docs/operations.md are valid
+#            PromQL.
 # dashboard: every metric the dashboard's queries name is in the /metrics of
 #            a collector and agents that saw a job, and a copy of the
 #            dashboard naming a metric nobody exports is refused, and so are
@@ -30,8 +31,8 @@ bin=$1 plugin=$2 mode=$3
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 dashboard=$src/containers/grafana/ncclscope-dashboard.json
-if [ "$mode" = promql ] && ! command -v prometheus >/dev/null; then
-    echo "SKIPPED: prometheus is not installed (apt-get install prometheus; scripts/deps.sh --test installs it)"
+if [ "$mode" = promql ] && ! { command -v prometheus && command -v promtool; } >/dev/null; then
+    echo "SKIPPED: prometheus or promtool is not installed (Debian package prometheus; scripts/deps.sh --test installs it)"
     exit 77
 fi
 . "$here/lib.sh"
@@ -138,10 +139,12 @@ promql)
     expect "sum($(last ncclscope_comm_arrival_delay_seconds_count))" "v == $total"
     expect "histogram_quantile(0.9, sum by (le) ($(last ncclscope_comm_arrival_delay_seconds_bucket)))" 'v >= 0.2 and v <= 3'
     expect "histogram_quantile(0.5, sum by (le) ($(last ncclscope_comm_arrival_delay_seconds_bucket)))" 'v < 0.2'
-    # Prometheus' own linter on the job families
+    # Prometheus' own linter (names, units, help texts) on every /metrics
     scrape_all
-    lint=$(promtool check metrics <"$dir/metrics.collector" 2>&1 | grep -E 'ncclscope_(comm_|collector_metrics_)' || true)
-    [ -z "$lint" ] || die "promtool check metrics: $lint"
+    for f in "$dir"/metrics.*; do
+        lint=$(promtool check metrics <"$f" 2>&1) || die "promtool check metrics ${f##*/}: $lint"
+        [ -z "$lint" ] || die "promtool check metrics ${f##*/}: $lint"
+    done
     python3 "$here/check_dashboard.py" query "$dashboard" "$prom" || die "the dashboard's queries fail"
     # the alert expressions docs/operations.md suggests are valid PromQL
     n=0
