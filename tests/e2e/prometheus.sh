@@ -28,7 +28,8 @@
 # dashboard: every metric the dashboard's queries name is in the /metrics of
 #            a collector and agents that saw a job, and a copy of the
 #            dashboard naming a metric nobody exports is refused, and so are
-#            the alert expressions of docs/operations.md; the
+#            the alert expressions of docs/operations.md; every job family
+#            exported has its row in docs/collector.md; the
 #            Kubernetes kustomization (kubectl kustomize, when installed)
 #            carries the dashboard unchanged in its ConfigMap.
 set -eu
@@ -197,6 +198,12 @@ dashboard)
     out=$(python3 "$here/check_dashboard.py" names "$dir/broken.json" "$dir"/metrics.*) &&
         die "a dashboard naming ncclscope_comm_lag_secs passes"
     grep -q "ncclscope_comm_lag_secs is not exported" <<<"$out" || die "broken dashboard: $out"
+    # every job family exported is in docs/collector.md's table
+    fams=$(awk '$1 == "#" && $2 == "TYPE" && $3 ~ /^ncclscope_comm_/ { print $3 }' "$dir/metrics.collector")
+    [ "$(wc -l <<<"$fams")" -ge 14 ] || die "only $(wc -l <<<"$fams") job families exported"
+    for f in $fams; do
+        grep -qE "^  \| \`$f[{\`]" "$src/docs/collector.md" || die "docs/collector.md does not list $f"
+    done
     # the alert expressions of docs/operations.md, as one panel
     sed -nE 's/^\| [^|]+ \| `([^`]+)` \|.*/\1/p' "$src/docs/operations.md" | python3 -c '
 import json, sys
