@@ -3,8 +3,10 @@
 
   check_dashboard.py names DASHBOARD METRICS_FILE...
       every metric a query names (panel targets and label_values() variables)
-      is a sample name in one of the scraped /metrics files; prints one line per
-      problem, then "names: N queries, M metrics", exits 1 on any problem.
+      is a sample name in one of the scraped /metrics files, and the layout is
+      one Grafana can load (unique panel ids, panels that do not overlap on
+      its 24-column grid, every $variable used is defined); prints one line
+      per problem, then "names: N queries, M metrics", exits 1 on any problem.
   check_dashboard.py query DASHBOARD PROMETHEUS_URL
       every panel query, with the dashboard's variables matching everything,
       is valid PromQL for a real Prometheus and returns at least one series.
@@ -79,9 +81,35 @@ def exported(paths):
     return names
 
 
+def layout_problems(dash):
+    problems, ids, cells = [], set(), {}
+    defined = {v["name"] for v in dash.get("templating", {}).get("list", [])}
+    for p in panels(dash):
+        where = f"panel {p.get('title')!r}"
+        if p.get("id") in ids:
+            problems.append(f"{where}: id {p.get('id')} used twice")
+        ids.add(p.get("id"))
+        g = p.get("gridPos", {})
+        if g.get("x", 0) + g.get("w", 0) > 24 or not g.get("w") or not g.get("h"):
+            problems.append(f"{where}: gridPos {g} does not fit the 24-column grid")
+        for x in range(g.get("x", 0), g.get("x", 0) + g.get("w", 0)):
+            for y in range(g.get("y", 0), g.get("y", 0) + g.get("h", 0)):
+                if (x, y) in cells:
+                    problems.append(f"{where}: overlaps panel {cells[(x, y)]!r} at ({x}, {y})")
+                    break
+                cells[(x, y)] = p.get("title")
+            else:
+                continue
+            break
+        for use in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", json.dumps(p)):
+            if not use.startswith("__") and use not in defined:
+                problems.append(f"{where}: variable ${use} is not defined")
+    return problems
+
+
 def check_names(dash, metric_files):
     have = exported(metric_files)
-    problems, used, n = [], set(), 0
+    problems, used, n = layout_problems(dash), set(), 0
     for where, expr in list(queries(dash)) + list(variable_queries(dash)):
         n += 1
         names = metric_names(expr)

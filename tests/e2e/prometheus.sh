@@ -26,12 +26,14 @@
 #            more) with lag_rank 3 whenever it is, the collectives stay in
 #            flight and the oldest one's age passes 1 s.
 # dashboard: every metric the dashboard's queries name is in the /metrics of
-#            a collector and agents that saw a job, and a copy of the
-#            dashboard naming a metric nobody exports is refused, and so are
-#            the alert expressions of docs/operations.md; every job family
-#            exported has its row in docs/collector.md; the
-#            Kubernetes kustomization (kubectl kustomize, when installed)
-#            carries the dashboard unchanged in its ConfigMap.
+#            a collector and agents that saw a job, its panels do not overlap
+#            and use only its variables; copies of the dashboard naming a
+#            metric nobody exports, with overlapping panels or an undefined
+#            variable are refused; the alert expressions of
+#            docs/operations.md name only exported metrics; every job family
+#            exported has its row in docs/collector.md; the Kubernetes
+#            kustomization (kubectl kustomize, when installed) carries the
+#            dashboard unchanged in its ConfigMap.
 set -eu
 bin=$1 plugin=$2 mode=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -198,6 +200,19 @@ dashboard)
     out=$(python3 "$here/check_dashboard.py" names "$dir/broken.json" "$dir"/metrics.*) &&
         die "a dashboard naming ncclscope_comm_lag_secs passes"
     grep -q "ncclscope_comm_lag_secs is not exported" <<<"$out" || die "broken dashboard: $out"
+    # and one whose panels overlap, or that uses an undefined variable
+    python3 - "$dashboard" "$dir/overlap.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+lag = next(p for p in d["panels"] if p["title"] == "Lag")
+lag["gridPos"]["x"] += 6
+lag["targets"][0]["expr"] = lag["targets"][0]["expr"].replace("$comm", "$communicator")
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    out=$(python3 "$here/check_dashboard.py" names "$dir/overlap.json" "$dir"/metrics.*) &&
+        die "a dashboard with overlapping panels passes"
+    grep -q "overlaps panel 'Lag'" <<<"$out" && grep -q 'variable $communicator is not defined' <<<"$out" ||
+        die "broken layout: $out"
     # every job family exported is in docs/collector.md's table
     fams=$(awk '$1 == "#" && $2 == "TYPE" && $3 ~ /^ncclscope_comm_/ { print $3 }' "$dir/metrics.collector")
     [ "$(wc -l <<<"$fams")" -ge 14 ] || die "only $(wc -l <<<"$fams") job families exported"
@@ -207,7 +222,7 @@ dashboard)
     # the alert expressions of docs/operations.md, as one panel
     sed -nE 's/^\| [^|]+ \| `([^`]+)` \|.*/\1/p' "$src/docs/operations.md" | python3 -c '
 import json, sys
-print(json.dumps({"panels": [{"title": "docs/operations.md", "targets": [
+print(json.dumps({"panels": [{"title": "docs/operations.md", "gridPos": {"x": 0, "y": 0, "w": 24, "h": 8}, "targets": [
     {"refId": str(i), "expr": e.strip()} for i, e in enumerate(sys.stdin)]}]}))' >"$dir/alerts.json"
     out=$(python3 "$here/check_dashboard.py" names "$dir/alerts.json" "$dir"/metrics.*) ||
         die "docs/operations.md alerts: $out"
