@@ -292,14 +292,17 @@ static int advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uin
         return r ? 0 : -1;
     func_st *fs = &c->f[f];
     uint64_t *slot = &fs->ring_seq[seq % SEEN_RING];
-    if (*slot != seq + 1) {  /* stored +1 so zero means empty */
+    /* First to arrive, or so late that seq has left the ring: then when the
+     * first rank arrived is unknown and the arrival is not observed. */
+    int first = *slot != seq + 1, unknown = first && seq + SEEN_RING <= fs->max_seq;
+    if (first) {  /* stored +1 so zero means empty */
         *slot = seq + 1;
         fs->ring_ns[seq % SEEN_RING] = now;
     }
     if (seq > fs->max_seq)
         fs->max_seq = seq;
     r->seen = 1;
-    if (!r->has[f] || seq > r->p[f].seq)
+    if ((!r->has[f] || seq > r->p[f].seq) && !unknown)
         observe(&c->arrival, now > fs->ring_ns[seq % SEEN_RING]
                                  ? (double)(now - fs->ring_ns[seq % SEEN_RING]) / 1e9 : 0);
     if (!r->has[f] || seq >= r->p[f].seq) {

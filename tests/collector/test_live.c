@@ -499,3 +499,25 @@ Test(live, comm_stats_arrivals_and_limit)
     free(s);
     nsc_live_free(l);
 }
+
+/* A rank that reaches a collective after it left the 256-seqNumber ring of
+ * first arrivals: when the first rank got there is unknown, so its arrival
+ * is not observed (rather than observed as on time). */
+Test(live, arrival_beyond_the_ring_is_not_observed)
+{
+    nsc_live *l = nsc_live_new(NULL);
+    cr_assert(l);
+    for (uint64_t q = 0; q < 300; q++)
+        coll_in(l, 0x1, 0, q, T0);
+    coll_in(l, 0x1, 1, 0, T0 + 5 * S);   /* seq 0: 300 behind */
+    coll_in(l, 0x1, 1, 299, T0 + 6 * S); /* seq 299: in the ring, 6 s late */
+    nsc_live_comm_stat *s;
+    size_t n, omitted;
+    cr_assert_eq(nsc_live_comm_stats(l, T0 + 6 * S, 16, &s, &n, &omitted), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(s->arrival.count, 301, "rank 0's 300 and rank 1's seq 299");
+    cr_assert_eq(s->arrival.buckets[12], 1, "6 s: the le=10 bucket");
+    cr_assert_float_eq(s->arrival.sum_s, 6.0, 1e-9);
+    free(s);
+    nsc_live_free(l);
+}
