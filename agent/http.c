@@ -49,10 +49,11 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     counter(b, "ncclscope_agent_clock_probes_total", "Clock probes sent", "counter", f.probes_sent);
     counter(b, "ncclscope_agent_clock_samples_total", "Clock samples completed and reported", "counter", f.samples);
     if (f.have_clock) {
-        evbuffer_add_printf(b, "# HELP ncclscope_agent_clock_offset_ns Collector clock minus agent clock (min-RTT recent sample)\n"
-                               "# TYPE ncclscope_agent_clock_offset_ns gauge\nncclscope_agent_clock_offset_ns %" PRId64 "\n",
-                            f.offset_ns);
-        counter(b, "ncclscope_agent_clock_rtt_ns", "Round trip of that sample", "gauge", f.rtt_ns);
+        evbuffer_add_printf(b, "# HELP ncclscope_agent_clock_offset_seconds Collector clock minus agent clock (min-RTT recent sample)\n"
+                               "# TYPE ncclscope_agent_clock_offset_seconds gauge\nncclscope_agent_clock_offset_seconds %.9f\n"
+                               "# HELP ncclscope_agent_clock_rtt_seconds Round trip of that sample\n"
+                               "# TYPE ncclscope_agent_clock_rtt_seconds gauge\nncclscope_agent_clock_rtt_seconds %.9f\n",
+                            (double)f.offset_ns / 1e9, (double)f.rtt_ns / 1e9);
     }
 }
 

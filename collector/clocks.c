@@ -104,13 +104,16 @@ int nsc_clocks_put_dirty(nsc_clocks *c, nsc_store *st)
 
 void nsc_clocks_render(const nsc_clocks *c, struct evbuffer *b)
 {
-    evbuffer_add_printf(b, "# HELP ncclscope_collector_clock_offset_ns Collector time minus host time at the host's last sample\n"
-                           "# TYPE ncclscope_collector_clock_offset_ns gauge\n");
-    for (size_t i = 0; i < c->n; i++) {
-        uint64_t ref, err, at = c->h[i].m.last_t1;
-        if (nsc_clock_host_to_ref(&c->h[i].m, at, &ref, &err) == 0)
-            evbuffer_add_printf(b, "ncclscope_collector_clock_offset_ns{host=\"%s\"} %" PRId64 "\n"
-                                   "ncclscope_collector_clock_error_ns{host=\"%s\"} %" PRIu64 "\n",
-                                c->h[i].host, (int64_t)(ref - at), c->h[i].host, err);
+    static const char *const fam[2][2] = {
+        {"ncclscope_collector_clock_offset_seconds", "Collector time minus host time at the host's last sample"},
+        {"ncclscope_collector_clock_error_seconds", "Error bound of that offset"}};
+    for (int k = 0; k < 2; k++) {
+        evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", fam[k][0], fam[k][1], fam[k][0]);
+        for (size_t i = 0; i < c->n; i++) {
+            uint64_t ref, err, at = c->h[i].m.last_t1;
+            if (nsc_clock_host_to_ref(&c->h[i].m, at, &ref, &err) == 0)
+                evbuffer_add_printf(b, "%s{host=\"%s\"} %.9f\n", fam[k][0], c->h[i].host,
+                                    k == 0 ? (double)(int64_t)(ref - at) / 1e9 : (double)err / 1e9);
+        }
     }
 }

@@ -29,6 +29,7 @@ static const nsc_opt opts[] = {
     MS("heartbeat_timeout_ms", "NCCLSCOPE_HEARTBEAT_TIMEOUT_MS", heartbeat_timeout_ms, "15000", "a process or agent silent this long is reported dead"),
     MS("hang_ms", "NCCLSCOPE_HANG_MS", hang_ms, "10000", "lag/hang threshold: ranks behind (or a collective in flight) this long"),
     MS("live_interval_ms", "NCCLSCOPE_LIVE_INTERVAL_MS", live_interval_ms, "1000", "period of /api/v1/live summaries"),
+    NUM("metrics_max_comms", "NCCLSCOPE_METRICS_MAX_COMMS", metrics_max_comms, "128", "communicators in /metrics at most, the most recently active (0..4096)"),
 };
 
 static const nsc_cfg_spec spec = {
@@ -45,9 +46,9 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
 {
     if (cfg->credit == 0 || cfg->credit > 65536 || cfg->group_max == 0 || cfg->max_msg_mb == 0 ||
         cfg->max_msg_mb > 1024 || cfg->live_interval_ms == 0 || cfg->map_initial_mb == 0 ||
-        cfg->map_max_mb < cfg->map_initial_mb) {
+        cfg->map_max_mb < cfg->map_initial_mb || cfg->metrics_max_comms > 4096) {
         fprintf(err, "ncclscope-collector: credit (1..65536), group_max, max_msg_mb (1..1024), "
-                     "live_interval_ms, map_initial_mb (<= map_max_mb) out of range\n");
+                     "live_interval_ms, map_initial_mb (<= map_max_mb), metrics_max_comms (<= 4096) out of range\n");
         return -1;
     }
     return 0;

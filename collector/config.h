@@ -28,6 +28,7 @@ typedef struct nsc_coll_cfg {
     uint64_t heartbeat_timeout_ms;  /* a process silent this long is dead */
     uint64_t hang_ms;          /* a collective in flight this long while others moved on */
     uint64_t live_interval_ms; /* /api/v1/live summary period */
+    uint64_t metrics_max_comms;  /* communicators in /metrics at most */
 } nsc_coll_cfg;
 
 /* Fill cfg from all sources. Returns 0, 1 when --help was printed (exit 0),

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clocks.h"
+#include "jobmetrics.h"
 #include "json.h"
 #include "qstream.h"
 #include "query.h"
@@ -162,6 +163,7 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     pthread_mutex_unlock(&c->clock_mu);
     render_store(c, b);
     render_live(c, b);
+    nsc_jobmetrics_render(c, b);
     nsc_qstreams_render(h->queries, b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", b);

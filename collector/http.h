@@ -1,6 +1,7 @@
 /* http.h: the collector's HTTP API (libevent evhttp, one thread).
  *
- * Owns GET /healthz, /metrics (Prometheus), /api/v1/status (live state),
+ * Owns GET /healthz, /metrics (Prometheus: the collector's own figures and,
+ * from jobmetrics.h, each communicator's), /api/v1/status (live state),
  * /api/v1/live (server-sent events: one "summary" per live interval; clients
  * that disconnect are dropped) and the query endpoints
  * /api/v1/{comms,timeline,collectives,topology,stats}, which nsc_query runs

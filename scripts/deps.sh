@@ -3,7 +3,7 @@
 #   scripts/deps.sh          what the demo needs: build the programs and run them
 #   scripts/deps.sh --test   also what the test suite needs (Criterion and
 #                            msgpack-c, sanitizer and fuzz builds, protoc, the
-#                            deployment tests)
+#                            deployment tests, Prometheus)
 #   scripts/deps.sh --arm64  the aarch64 cross build and qemu-user (scripts/aarch64.sh)
 set -euo pipefail
 [ "${1:-}" = --arm64 ] && exec "$(dirname "$0")/aarch64.sh" deps
@@ -15,7 +15,9 @@ if [ "${1:-}" = --test ]; then
   pkgs+=(libcriterion-dev libmsgpack-dev  # only the tests link them
          git clang protobuf-compiler
          # deployment tests (tests/deploy/): images, the manifest checker, a real Slurm
-         podman buildah debootstrap python3-yaml slurm-wlm munge)
+         podman buildah debootstrap python3-yaml slurm-wlm munge
+         # a real Prometheus scraping the collector and agents (tests/e2e/prometheus.sh)
+         prometheus)
 fi
 pkgs+=("$@")
 missing=()

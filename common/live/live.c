@@ -12,13 +12,12 @@
 #include "json.h"
 
 #define SEEN_RING 256  /* first-seen times of the latest seqNumbers per (comm, func) */
-#define MAX_FUNCS 16   /* collective functions tracked per communicator */
+#define MAX_FUNCS NSC_LIVE_MAX_FUNCS
+#define PENDING 128    /* Colls per process awaiting their completion (oldest forgotten) */
 
 typedef struct prog {        /* one rank's last collective of one function */
     uint64_t seq, coll_id;
     uint64_t since_ns;       /* collector time it was seen */
-    uint64_t start_ns, count;/* host start time and element count (bandwidth) */
-    unsigned tsize;          /* datatype size; 0 unknown (no bandwidth) */
     int done;                /* completion seen */
 } prog;
 
@@ -35,6 +34,7 @@ typedef struct func_st {
     char name[32];
     uint64_t max_seq;
     uint64_t ring_seq[SEEN_RING], ring_ns[SEEN_RING];  /* first time a seq was seen */
+    nsc_live_hist duration;
 } func_st;
 
 typedef struct comm_st {
@@ -47,6 +47,8 @@ typedef struct comm_st {
     func_st f[MAX_FUNCS];
     int nf;
     uint64_t events, tick_events;
+    uint64_t last_ns;        /* collector time of its latest event */
+    nsc_live_hist arrival;
     double rate, bw_sum, bw_avg;
     uint64_t bw_n;
 } comm_st;
@@ -56,6 +58,15 @@ typedef struct ctx_map {
     uint32_t comm;           /* index into comms */
     int32_t rank;
 } ctx_map;
+
+typedef struct pending {   /* a Coll whose completion has not come yet */
+    uint64_t id, start_ns, count;  /* its host start and element count */
+    uint32_t comm;
+    int32_t rank;
+    int func;
+    unsigned tsize;
+    int used;
+} pending;
 
 typedef struct str_map {
     uint16_t id;
@@ -74,6 +85,8 @@ typedef struct proc_st {
     str_map *str;
     size_t nstr;
     nsc_counters counters; /* the latest the plugin sent: cumulative, so replaced */
+    pending pend[PENDING]; /* a ring; completions come in the same or a later section */
+    unsigned pend_next;
 } proc_st;
 
 typedef struct agent_st {
@@ -254,6 +267,19 @@ static int mark_dirty(nsc_live *l, uint32_t comm, int32_t rank, int func)
     return 0;
 }
 
+const double nsc_live_hist_le[NSC_LIVE_HIST_BOUNDS] = {
+    1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1, 3, 10};
+
+static void observe(nsc_live_hist *h, double s)
+{
+    int b = 0;
+    while (b < NSC_LIVE_HIST_BOUNDS && s > nsc_live_hist_le[b])
+        b++;
+    h->buckets[b]++;
+    h->count++;
+    h->sum_s += s;
+}
+
 /* The rank moved to collective seq of func (seen at now). */
 static int advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uint64_t seq,
                    uint64_t now, rank_st **rout, int *fout)
@@ -261,22 +287,28 @@ static int advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uin
     comm_st *c = &l->comms[ci];
     rank_st *r = rank_of(c, rank);
     int f = func_index(c, func);
+    *fout = f;
     if (!r || f < 0)
         return r ? 0 : -1;
     func_st *fs = &c->f[f];
     uint64_t *slot = &fs->ring_seq[seq % SEEN_RING];
-    if (*slot != seq + 1) {  /* stored +1 so zero means empty */
+    /* First to arrive, or so late that seq has left the ring: then when the
+     * first rank arrived is unknown and the arrival is not observed. */
+    int first = *slot != seq + 1, unknown = first && seq + SEEN_RING <= fs->max_seq;
+    if (first) {  /* stored +1 so zero means empty */
         *slot = seq + 1;
         fs->ring_ns[seq % SEEN_RING] = now;
     }
     if (seq > fs->max_seq)
         fs->max_seq = seq;
     r->seen = 1;
+    if ((!r->has[f] || seq > r->p[f].seq) && !unknown)
+        observe(&c->arrival, now > fs->ring_ns[seq % SEEN_RING]
+                                 ? (double)(now - fs->ring_ns[seq % SEEN_RING]) / 1e9 : 0);
     if (!r->has[f] || seq >= r->p[f].seq) {
         r->has[f] = 1;
         r->p[f] = (prog){.seq = seq, .since_ns = now};
         *rout = r;
-        *fout = f;
         return mark_dirty(l, ci, rank, f);
     }
     return 0;
@@ -323,29 +355,51 @@ static int take_defs(proc_st *p, nsc_live *l, const nsc_batch *b)
     return 0;
 }
 
-/* A completion of the Coll c->ranks[rank].p[f]: bandwidth sample (none for
- * an unknown datatype), done. */
-static void complete(comm_st *c, rank_st *r, int f, uint64_t ts_ns)
+/* Remember a Coll until its completion, overwriting the oldest. */
+static void remember(proc_st *p, const nsc_event *ev, const ctx_map *m, int f, unsigned tsize)
 {
-    prog *p = &r->p[f];
-    p->done = 1;
-    if (ts_ns <= p->start_ns || !p->tsize)
+    p->pend[p->pend_next++ % PENDING] = (pending){.id = ev->id, .start_ns = ev->start_ns,
+        .count = ev->d.coll.count, .comm = m->comm, .rank = m->rank, .func = f, .tsize = tsize, .used = 1};
+}
+
+static pending *pending_take(proc_st *p, uint64_t id)
+{
+    for (unsigned i = 0; i < PENDING; i++) {
+        pending *q = &p->pend[(p->pend_next - 1 - i) % PENDING];  /* newest first */
+        if (q->used && q->id == id) {
+            q->used = 0;
+            return q;
+        }
+    }
+    return NULL;
+}
+
+/* The completion at ts_ns of the Coll q: a duration, a bandwidth sample
+ * (none for an unknown datatype), and done if it is its rank's latest. */
+static void complete(nsc_live *l, const pending *q, uint64_t ts_ns)
+{
+    comm_st *c = &l->comms[q->comm];
+    rank_st *r = q->rank < c->nalloc ? &c->ranks[q->rank] : NULL;
+    if (r && r->has[q->func] && r->p[q->func].coll_id == q->id)
+        r->p[q->func].done = 1;
+    if (ts_ns <= q->start_ns)
         return;
-    nsc_busbw bw = nsc_busbw_rule(c->f[f].name, c->nranks, p->count, p->tsize);
-    c->bw_sum += (double)bw.bytes / (double)(ts_ns - p->start_ns) * bw.factor;
+    func_st *fs = &c->f[q->func];
+    observe(&fs->duration, (double)(ts_ns - q->start_ns) / 1e9);
+    if (!q->tsize)
+        return;
+    nsc_busbw bw = nsc_busbw_rule(fs->name, c->nranks, q->count, q->tsize);
+    c->bw_sum += (double)bw.bytes / (double)(ts_ns - q->start_ns) * bw.factor;
     c->bw_n++;
 }
 
-static void take_completions(nsc_live *l, const proc_st *p, const nsc_batch *b)
+static void take_completions(nsc_live *l, proc_st *p, const nsc_batch *b)
 {
-    for (size_t i = 0; i < b->ncompletions; i++)
-        for (size_t k = 0; k < p->nctx; k++) {
-            comm_st *c = &l->comms[p->ctx[k].comm];
-            rank_st *r = rank_of(c, p->ctx[k].rank);
-            for (int f = 0; r && f < c->nf; f++)
-                if (r->has[f] && !r->p[f].done && r->p[f].coll_id == b->completions[i].id)
-                    complete(c, r, f, b->completions[i].ts_ns);
-        }
+    for (size_t i = 0; i < b->ncompletions; i++) {
+        const pending *q = pending_take(p, b->completions[i].id);
+        if (q)
+            complete(l, q, b->completions[i].ts_ns);
+    }
 }
 
 int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_t now)
@@ -375,22 +429,21 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
         if (!last)
             continue;
         l->comms[last->comm].events++;
+        l->comms[last->comm].last_ns = now;
         if (ev->type != NSC_T_COLL)
             continue;
         rank_st *r = NULL;
         int f = -1;
         if (advance(l, last->comm, last->rank, str_text(p, ev->d.coll.func), ev->d.coll.seq, now, &r, &f))
             return -1;
-        if (r) {
-            r->p[f].coll_id = ev->id;
-            r->p[f].start_ns = ev->start_ns;
-            r->p[f].count = ev->d.coll.count;
-            if (!has_dt || dt != ev->d.coll.datatype) {
-                dt = ev->d.coll.datatype, has_dt = 1;
-                dt_size = nsc_dtype_size(str_text(p, dt));
-            }
-            r->p[f].tsize = dt_size;
+        if (!has_dt || dt != ev->d.coll.datatype) {
+            dt = ev->d.coll.datatype, has_dt = 1;
+            dt_size = nsc_dtype_size(str_text(p, dt));
         }
+        if (f >= 0)
+            remember(p, ev, last, f, dt_size);
+        if (r)
+            r->p[f].coll_id = ev->id;
     }
     take_completions(l, p, b);
     return 0;
@@ -494,6 +547,90 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
                 out->hangs += (uint64_t)hung(l, c, &c->ranks[k], f, now);
             }
     }
+}
+
+/* ---- metrics ---- */
+
+/* Lag, lagging, hangs and in-flight of one communicator. */
+static void comm_judged(const nsc_live *l, const comm_st *c, uint64_t now, nsc_live_comm_stat *o)
+{
+    o->lag_rank = -1;
+    for (int32_t k = 0; k < c->nalloc; k++) {
+        const rank_st *r = &c->ranks[k];
+        o->ranks_seen += r->seen;
+        for (int f = 0; f < c->nf; f++) {
+            uint64_t d = 0;
+            o->lagging += (uint32_t)lagging(l, c, r, f, now, &d);
+            o->hung += (uint32_t)hung(l, c, r, f, now);
+            if (d && (double)d / 1e9 > o->lag_s) {
+                o->lag_s = (double)d / 1e9;
+                o->lag_rank = k;
+            }
+            if (r->has[f] && !r->p[f].done) {
+                double age = (double)(now - r->p[f].since_ns) / 1e9;
+                o->in_flight++;
+                o->in_flight_max_s = age > o->in_flight_max_s ? age : o->in_flight_max_s;
+            }
+        }
+    }
+}
+
+static void comm_stat(const nsc_live *l, const comm_st *c, uint64_t now, nsc_live_comm_stat *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->job, sizeof o->job, "%s", l->jobs[c->job]);
+    snprintf(o->name, sizeof o->name, "%s", c->name);
+    o->id = c->id;
+    o->nranks = c->nranks;
+    o->events = c->events;
+    o->bus_bw = c->bw_avg * 1e9;  /* bytes per ns */
+    o->arrival = c->arrival;
+    comm_judged(l, c, now, o);
+    o->nf = c->nf;
+    for (int f = 0; f < c->nf; f++) {
+        const func_st *fs = &c->f[f];
+        nsc_live_func_stat *of = &o->f[f];
+        snprintf(of->name, sizeof of->name, "%s", fs->name);
+        of->collectives = fs->max_seq + 1;
+        of->duration = fs->duration;
+    }
+}
+
+typedef struct recent {
+    uint64_t last_ns;
+    size_t index;
+} recent;
+
+static int most_recent_first(const void *a, const void *b)
+{
+    const recent *x = a, *y = b;
+    return x->last_ns != y->last_ns ? (x->last_ns < y->last_ns ? 1 : -1) : (x->index > y->index) - (x->index < y->index);
+}
+
+int nsc_live_comm_stats(const nsc_live *l, uint64_t now, size_t max, nsc_live_comm_stat **out,
+                        size_t *n, size_t *omitted)
+{
+    size_t want = max < l->ncomms ? max : l->ncomms;
+    *out = NULL;
+    *n = 0;
+    *omitted = l->ncomms - want;
+    if (!want)
+        return 0;
+    recent *order = malloc(l->ncomms * sizeof *order);
+    *out = malloc(want * sizeof **out);
+    if (!order || !*out) {
+        free(order);
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    for (size_t i = 0; i < l->ncomms; i++)
+        order[i] = (recent){l->comms[i].last_ns, i};
+    qsort(order, l->ncomms, sizeof *order, most_recent_first);
+    for (; *n < want; (*n)++)
+        comm_stat(l, &l->comms[order[*n].index], now, &(*out)[*n]);
+    free(order);
+    return 0;
 }
 
 /* ---- JSON ---- */

@@ -5,7 +5,10 @@
  * whether it completed, collectives in flight and for how long, events per
  * second, bus bandwidth (nccl-tests factors), drops (the plugins' counters),
  * processes and agents alive or dead (lifecycle records, heartbeat timeout),
- * lagging ranks (NCCL RAS's rule) and hangs. The collector feeds it from
+ * lagging ranks (NCCL RAS's rule) and hangs, and per communicator the
+ * histograms /metrics exports: collective durations (Coll start to its
+ * completion, matched per process by event id) and ranks' arrival delays at
+ * each collective. The collector feeds it from
  * ingest; nsc_live_from_store rebuilds it from a store (the CLI's --db mode),
  * so both print the same JSON (docs/collector.md, "HTTP API: status and live").
  *
@@ -53,6 +56,48 @@ typedef struct nsc_live_counts {
         lagging;
 } nsc_live_counts;
 void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *c);
+
+/* Per-communicator figures for /metrics. Times are histograms with these
+ * upper bounds (seconds, then +Inf). */
+#define NSC_LIVE_HIST_BOUNDS 13
+extern const double nsc_live_hist_le[NSC_LIVE_HIST_BOUNDS];
+#define NSC_LIVE_MAX_FUNCS 16  /* collective functions tracked per communicator */
+
+typedef struct nsc_live_hist {
+    uint64_t buckets[NSC_LIVE_HIST_BOUNDS + 1];  /* per bound, not cumulative; last: +Inf */
+    uint64_t count;
+    double sum_s;
+} nsc_live_hist;
+
+typedef struct nsc_live_func_stat {
+    char name[32];
+    uint64_t collectives;  /* highest seqNumber seen + 1 */
+    nsc_live_hist duration;  /* one per rank and collective: Coll start to completion (host clock) */
+} nsc_live_func_stat;
+
+typedef struct nsc_live_comm_stat {
+    char job[64], name[64];
+    uint64_t id;
+    int32_t nranks, ranks_seen;
+    uint64_t events;
+    double bus_bw;           /* bytes/s, mean over the completions of the last rate window */
+    double lag_s;            /* longest time a rank has been behind the furthest one (collector clock) */
+    int32_t lag_rank;        /* that rank; -1: none behind */
+    uint32_t lagging, hung;  /* rank x function pairs past the lag threshold (as status counts them) */
+    uint32_t in_flight;      /* ranks' latest collectives started and not completed */
+    double in_flight_max_s;  /* the oldest of those, seen this long ago */
+    /* One per rank and collective: when the collector first saw the rank's
+     * Coll, after it first saw any rank's (0 for the first to arrive). */
+    nsc_live_hist arrival;
+    int nf;
+    nsc_live_func_stat f[NSC_LIVE_MAX_FUNCS];
+} nsc_live_comm_stat;
+
+/* The `max` communicators with the most recent events (all if fewer), most
+ * recent first, into *out (allocated, the caller frees it; NULL if none):
+ * *n of them, *omitted left out. 0, or -1 (memory). */
+int nsc_live_comm_stats(const nsc_live *l, uint64_t now, size_t max, nsc_live_comm_stat **out,
+                        size_t *n, size_t *omitted);
 
 /* Rank progress changed since the last call, for the store (nsc_store_put_progress). */
 typedef int (*nsc_live_progress_fn)(void *arg, const nsc_store_progress *p);

@@ -1,6 +1,7 @@
 /* test_live.c: the live state (common/live) with exact expected results:
  * ranks seen, progress, in-flight, lag (RAS rule), hangs, bandwidth, rates,
- * deaths, the JSON documents and the rebuild from a store. */
+ * deaths, the JSON documents, the figures of /metrics (histograms of
+ * durations and arrivals, the communicator limit) and the rebuild from a store. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -387,4 +388,136 @@ Test(live, lifecycle_of_one_message_rebuilt_in_order)
     nsc_live_free(l);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
+}
+
+/* /metrics figures of the scenario: every completion timed (1 ms each, the
+ * le=0.001 bucket), every arrival counted (all in one section: no delay),
+ * rank 3 behind since T0 + 1 s with seq 3 in flight. */
+Test(live, comm_stats)
+{
+    nsc_live *l = scenario();
+    nsc_live_comm_stat *s;
+    size_t n, omitted;
+    cr_assert_eq(nsc_live_comm_stats(l, T0 + 5 * S, 16, &s, &n, &omitted), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(omitted, 0);
+    cr_assert_str_eq(s->job, "job1");
+    cr_assert_eq(s->id, 0xabc);
+    cr_assert_eq(s->nranks, 4);
+    cr_assert_eq(s->ranks_seen, 4);
+    cr_assert_eq(s->events, 22);
+    cr_assert_float_eq(s->bus_bw, 6e9, 1e-3);  /* 4e6 B in 1 ms, x 2*3/4 */
+    cr_assert_eq(s->nf, 1);
+    cr_assert_str_eq(s->f[0].name, "AllReduce");
+    cr_assert_eq(s->f[0].collectives, 6);
+    cr_assert_float_eq(nsc_live_hist_le[4], 1e-3, 0);
+    for (int b = 0; b <= NSC_LIVE_HIST_BOUNDS; b++)
+        cr_assert_eq(s->f[0].duration.buckets[b], b == 4 ? 21u : 0u, "bucket %d", b);
+    cr_assert_eq(s->f[0].duration.count, 21);  /* ranks 0-2: 6 each, rank 3: 3 */
+    cr_assert_float_eq(s->f[0].duration.sum_s, 0.021, 1e-12);
+    cr_assert_eq(s->arrival.count, 22);  /* every rank's every seqNumber */
+    cr_assert_eq(s->arrival.buckets[0], 22);
+    cr_assert_float_eq(s->lag_s, 4.0, 1e-9);  /* seq 4 first seen at T0 + 1 s */
+    cr_assert_eq(s->lag_rank, 3);
+    cr_assert_eq(s->in_flight, 1);
+    cr_assert_float_eq(s->in_flight_max_s, 4.0, 1e-9);
+    cr_assert_eq(s->lagging, 0);
+    cr_assert_eq(s->hung, 0);
+    free(s);
+    cr_assert_eq(nsc_live_comm_stats(l, T0 + 20 * S, 16, &s, &n, &omitted), 0);
+    nsc_live_counts c;
+    nsc_live_counts_get(l, T0 + 20 * S, &c);  /* past the threshold: as status counts */
+    cr_assert_eq(s->lagging, c.lagging);
+    cr_assert_eq(s->hung, c.hangs);
+    cr_assert_eq(s->lagging, 1);
+    free(s);
+    cr_assert_eq(nsc_live_comm_stats(l, T0 + 5 * S, 0, &s, &n, &omitted), 0);
+    cr_assert_eq(n, 0);
+    cr_assert_null(s);
+    cr_assert_eq(omitted, 1);
+    nsc_live_free(l);
+}
+
+/* One AllReduce (seq) of `rank` of 2 in communicator `comm`, process 200 + rank,
+ * completed 2 ms after it started. */
+static void coll_in(nsc_live *l, uint64_t comm, int rank, uint64_t seq, uint64_t now)
+{
+    nsc_ctx_def ctx = nsc_test_ctx(0, comm, rank, 2);
+    nsc_str_def strs[2] = {{.id = 1, .text = "AllReduce"}, {.id = 2, .text = "ncclFloat32"}};
+    nsc_event ev = {.id = 1 + seq, .type = NSC_T_COLL, .rank = rank, .start_ns = seq * S};
+    ev.d.coll.seq = seq;
+    ev.d.coll.func = 1;
+    ev.d.coll.datatype = 2;
+    ev.d.coll.count = 1000;
+    nsc_completion cp = {ev.id, ev.start_ns + 2000000};
+    nsc_batch b;
+    memset(&b, 0, sizeof b);
+    b.hdr.proc = nsc_test_proc("job2", "h2", 200 + (uint32_t)rank, rank);
+    b.ctxs = &ctx;
+    b.nctxs = 1;
+    b.strs = strs;
+    b.nstrs = 2;
+    b.events = &ev;
+    b.nevents = 1;
+    b.completions = &cp;
+    b.ncompletions = 1;
+    cr_assert_eq(nsc_live_section(l, "agent2", &b, now), 0);
+}
+
+/* Rank 1 reaches each collective 2 s after rank 0 (the le=3 bucket); the
+ * communicator with the latest events comes first, and the limit leaves the
+ * others out. */
+Test(live, comm_stats_arrivals_and_limit)
+{
+    nsc_live *l = nsc_live_new(NULL);
+    cr_assert(l);
+    for (uint64_t q = 0; q < 3; q++) {
+        coll_in(l, 0x1, 0, q, T0 + 10 * q * S);
+        coll_in(l, 0x1, 1, q, T0 + (10 * q + 2) * S);
+    }
+    coll_in(l, 0x2, 0, 0, T0 + 100 * S);
+    nsc_live_comm_stat *s;
+    size_t n, omitted;
+    cr_assert_eq(nsc_live_comm_stats(l, T0 + 100 * S, 16, &s, &n, &omitted), 0);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(s[0].id, 0x2, "the most recent first");
+    cr_assert_eq(s[1].id, 0x1);
+    const nsc_live_hist *a = &s[1].arrival;
+    cr_assert_eq(a->count, 6);
+    cr_assert_eq(a->buckets[0], 3, "rank 0 first each time");
+    cr_assert_float_eq(nsc_live_hist_le[11], 3.0, 0);
+    cr_assert_eq(a->buckets[11], 3, "rank 1, 2 s late");
+    cr_assert_float_eq(a->sum_s, 6.0, 1e-9);
+    cr_assert_eq(s[1].f[0].duration.buckets[5], 6, "2 ms each: le=0.003");
+    cr_assert_eq(s[1].in_flight, 0);
+    cr_assert_eq(s[1].lag_rank, -1);
+    free(s);
+    cr_assert_eq(nsc_live_comm_stats(l, T0 + 100 * S, 1, &s, &n, &omitted), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(s[0].id, 0x2);
+    cr_assert_eq(omitted, 1);
+    free(s);
+    nsc_live_free(l);
+}
+
+/* A rank that reaches a collective after it left the 256-seqNumber ring of
+ * first arrivals: when the first rank got there is unknown, so its arrival
+ * is not observed (rather than observed as on time). */
+Test(live, arrival_beyond_the_ring_is_not_observed)
+{
+    nsc_live *l = nsc_live_new(NULL);
+    cr_assert(l);
+    for (uint64_t q = 0; q < 300; q++)
+        coll_in(l, 0x1, 0, q, T0);
+    coll_in(l, 0x1, 1, 0, T0 + 5 * S);   /* seq 0: 300 behind */
+    coll_in(l, 0x1, 1, 299, T0 + 6 * S); /* seq 299: in the ring, 6 s late */
+    nsc_live_comm_stat *s;
+    size_t n, omitted;
+    cr_assert_eq(nsc_live_comm_stats(l, T0 + 6 * S, 16, &s, &n, &omitted), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(s->arrival.count, 301, "rank 0's 300 and rank 1's seq 299");
+    cr_assert_eq(s->arrival.buckets[12], 1, "6 s: the le=10 bucket");
+    cr_assert_float_eq(s->arrival.sum_s, 6.0, 1e-9);
+    free(s);
+    nsc_live_free(l);
 }

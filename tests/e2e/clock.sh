@@ -68,7 +68,7 @@ measure() {
     sleep 1.5  # a last probe window closes after the job, and the models are written
     local rtt=0 n r
     for n in 0 1 2; do
-        r=$(metric $n ncclscope_agent_clock_rtt_ns)
+        r=$(metric $n ncclscope_agent_clock_rtt_seconds | awk '{ printf "%.0f", $1 * 1e9 }')
         [ "${r:-0}" -gt "$rtt" ] && rtt=$r
     done
     finish

@@ -1,0 +1,246 @@
+#!/bin/bash
+# prometheus.sh: the collector's and agents' /metrics as Prometheus and
+# Grafana see them, with real processes on loopback (lib.sh): ncclscope-emu
+# (real plugin) -> one agent per simulated node -> the collector.
+#
+#   prometheus.sh BIN_DIR PLUGIN MODE
+#
+# promql:    Debian's prometheus (skips with exit 77 when it is not installed:
+#            scripts/deps.sh --test installs it) scrapes the collector every
+#            200 ms and both agents every second while a 4-rank job runs with a straggler
+#            (rank 3 arrives 500 ms late at each AllReduce); PromQL through
+#            its HTTP API must give the job's ground truth: every collective
+#            and every rank's duration counted, collectives per second > 0,
+#            the median duration that of the ranks waiting for the straggler
+#            and the 10th percentile the straggler's own, a bus bandwidth,
+#            collectives in flight during the run and none after, the lag
+#            saw-tooth and rank 3 as the rank behind, every rank's arrival
+#            counted and a quarter of them late; promtool check metrics finds
+#            nothing to say about the collector's and agents' /metrics; every
+#            query of the Grafana dashboard is valid PromQL and returns
+#            series; the alert expressions of docs/operations.md are valid
+#            PromQL.
+# hang:      the same Prometheus, the collector with hang_ms 300, the emulator's
+#            hang scenario (rank 3 stops after 2 iterations, the others wait
+#            4 s inside the third collective): lagging_ranks reaches 1 (no
+#            more) with lag_rank 3 whenever it is, the collectives stay in
+#            flight and the oldest one's age passes 1 s.
+# dashboard: every metric the dashboard's queries name is in the /metrics of
+#            a collector and agents that saw a job, its panels do not overlap
+#            and use only its variables; copies of the dashboard naming a
+#            metric nobody exports, with overlapping panels or an undefined
+#            variable are refused; the alert expressions of
+#            docs/operations.md name only exported metrics; every job family
+#            exported has its row in docs/collector.md; the Kubernetes
+#            kustomization (kubectl kustomize, when installed) carries the
+#            dashboard unchanged in its ConfigMap.
+set -eu
+bin=$1 plugin=$2 mode=$3
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+dashboard=$src/containers/grafana/ncclscope-dashboard.json
+if [ "$mode" != dashboard ] && ! { command -v prometheus && command -v promtool; } >/dev/null; then
+    echo "SKIPPED: prometheus or promtool is not installed (Debian package prometheus; scripts/deps.sh --test installs it)"
+    exit 77
+fi
+. "$here/lib.sh"
+iters=20 slow_us=500000 slow_rank=3 ranks=4
+
+# The emulated job, its plugins flushing every 50 ms so that the collector's
+# view follows the ranks closely.
+straggler_job() {
+    NCCLSCOPE_FLUSH_MS=50 scenario=coll emulate --iters "$iters" --func AllReduce \
+        --slow-rank $slow_rank --slow-us $slow_us
+}
+scrape_all() {  # scrape_all: every component's /metrics into $dir/metrics.*
+    curl -sf -m 5 "http://127.0.0.1:$http/metrics" >"$dir/metrics.collector" || die "collector /metrics"
+    for n in 0 1; do
+        curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/metrics" >"$dir/metrics.agent$n" || die "agent $n /metrics"
+    done
+}
+
+start_prometheus() {
+    cat >"$dir/prometheus.yml" <<YML
+global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: ncclscope-collector
+    scrape_interval: 200ms
+    scrape_timeout: 200ms
+    static_configs: [{targets: ["127.0.0.1:$http"]}]
+  - job_name: ncclscope-agent
+    static_configs: [{targets: ["$(cat "$dir/node0/agent.http")", "$(cat "$dir/node1/agent.http")"]}]
+YML
+    prom_port=$(free_port)
+    prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/prom" \
+        --web.listen-address="127.0.0.1:$prom_port" --log.level=warn 2>>"$dir/prometheus.log" &
+    pids[prometheus]=$!
+    prom=http://127.0.0.1:$prom_port
+    wait_until 60 curl -sf -m 2 "$prom/-/ready" -o /dev/null || die "prometheus did not become ready"
+}
+# promql EXPR: the values of the instant vector EXPR (one per line, sorted);
+# fails on an error.
+promql() {
+    curl -sf -m 10 "$prom/api/v1/query" --data-urlencode "query=$1" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+if r["status"] != "success" or r["data"]["resultType"] != "vector":
+    sys.exit("promql: %s" % r)
+for v in sorted(float(s["value"][1]) for s in r["data"]["result"]):
+    print("%.9g" % v)'
+}
+# promql_any EXPR: EXPR has a sample.
+promql_any() { [ -n "$(promql "$1")" ]; }
+# promql_is EXPR VALUE: EXPR is exactly one sample of VALUE.
+promql_is() { [ "$(promql "$1")" = "$2" ]; }
+# expect EXPR PYTHON-CONDITION-ON-v: one sample, and the condition holds.
+expect() {
+    local v
+    v=$(promql "$1") || die "query failed: $1"
+    [ "$(wc -l <<<"$v")" = 1 ] && [ -n "$v" ] || die "$1: expected one sample, got '$v'"
+    python3 -c "import sys; v = float(sys.argv[1]); sys.exit(0 if ($2) else 1)" "$v" || die "$1 = $v, expected $2"
+    echo "ok: $1 = $v ($2)"
+}
+
+# The straggler as the lag gauge shows it: rank 3 is behind for about 500 ms
+# of each iteration, the lag rising from 0 to about 0.5 s; scraped every
+# 200 ms, several samples of each rise are over 200 ms, and they name rank 3.
+check_straggler() {
+    curl -sf -m 10 "$prom/api/v1/query" --data-urlencode \
+        "query=(ncclscope_comm_lag_rank and ncclscope_comm_lag_seconds > 0.2)[5m:200ms]" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+ranks = [float(v) for s in r for _, v in s["values"]]
+behind = sum(1 for x in ranks if x == float(sys.argv[1]))
+print("lag samples over 200 ms: %d, naming rank %s: %d" % (len(ranks), sys.argv[1], behind))
+sys.exit(0 if len(ranks) >= 3 and behind >= 0.8 * len(ranks) else 1)' $slow_rank || die "the lag does not name rank $slow_rank"
+}
+
+case $mode in
+promql)
+    start_collector 0
+    start_agent 0
+    start_agent 1
+    start_prometheus
+    straggler_job
+    for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
+    total=$((iters * ranks))
+    # The final state is each series' last sample (last_over_time: a scrape
+    # that timed out on the loaded machine marks the target's series stale
+    # until the next one, and instant queries would see nothing).
+    last() { echo "last_over_time($1[1m])"; }
+    # Prometheus has scraped the final state: every rank's every completion.
+    wait_until 30 promql_is "sum($(last ncclscope_comm_collective_duration_seconds_count))" $total ||
+        die "durations counted: $(promql "sum($(last ncclscope_comm_collective_duration_seconds_count))"), expected $total"
+    expect 'count(max_over_time(up{job="ncclscope-agent"}[1m]) == 1)' 'v == 2'
+    expect 'count(max_over_time(up{job="ncclscope-collector"}[1m]) == 1)' 'v == 1'
+    expect "min($(last ncclscope_agent_forward_batches_acked_total))" 'v > 0'
+    expect "$(last "ncclscope_comm_collectives_total{nccl_job=\"$job\",func=\"AllReduce\"}")" "v == $iters"
+    expect "$(last "ncclscope_comm_ranks{nccl_job=\"$job\"}")" "v == $ranks"
+    expect 'sum by (comm) (rate(ncclscope_comm_collectives_total[5m]))' 'v > 0'
+    # three ranks of four wait about 500 ms in each collective, the straggler does not
+    expect "histogram_quantile(0.5, sum by (le) ($(last ncclscope_comm_collective_duration_seconds_bucket)))" 'v >= 0.3 and v <= 3'
+    expect "histogram_quantile(0.1, sum by (le) ($(last ncclscope_comm_collective_duration_seconds_bucket)))" 'v < 0.1'
+    expect 'max_over_time(ncclscope_comm_bus_bandwidth_bytes_per_second[5m])' 'v > 0'
+    expect 'max_over_time(ncclscope_comm_collectives_in_flight[5m])' 'v >= 1'
+    expect "$(last ncclscope_comm_collectives_in_flight)" 'v == 0'
+    expect 'max_over_time(ncclscope_comm_lag_seconds[5m])' 'v >= 0.2 and v <= 5'
+    check_straggler
+    # every rank's arrival at every collective; a quarter of them 500 ms late
+    expect "sum($(last ncclscope_comm_arrival_delay_seconds_count))" "v == $total"
+    expect "histogram_quantile(0.9, sum by (le) ($(last ncclscope_comm_arrival_delay_seconds_bucket)))" 'v >= 0.2 and v <= 3'
+    expect "histogram_quantile(0.5, sum by (le) ($(last ncclscope_comm_arrival_delay_seconds_bucket)))" 'v < 0.2'
+    # Prometheus' own linter (names, units, help texts) on every /metrics
+    scrape_all
+    for f in "$dir"/metrics.*; do
+        lint=$(promtool check metrics <"$f" 2>&1) || die "promtool check metrics ${f##*/}: $lint"
+        [ -z "$lint" ] || die "promtool check metrics ${f##*/}: $lint"
+    done
+    python3 "$here/check_dashboard.py" query "$dashboard" "$prom" || die "the dashboard's queries fail"
+    # the alert expressions docs/operations.md suggests are valid PromQL
+    n=0
+    while read -r expr; do
+        curl -sf -m 10 "$prom/api/v1/query" --data-urlencode "query=$expr" -o /dev/null ||
+            die "docs/operations.md: Prometheus refuses $expr"
+        n=$((n + 1))
+    done < <(sed -nE 's/^\| [^|]+ \| `([^`]+)` \|.*/\1/p' "$src/docs/operations.md")
+    [ $n -ge 5 ] || die "found only $n alert expressions in docs/operations.md"
+    echo "ok: the $n alert expressions of docs/operations.md are valid PromQL"
+    finish
+    ;;
+hang)
+    start_collector 0 --hang-ms 300
+    start_agent 0
+    start_agent 1
+    start_prometheus
+    NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 5 --hang-after 2 --hang-ms 4000 --pace-us 20000 &
+    emu=$!
+    wait_until 20 promql_any 'ncclscope_comm_lagging_ranks >= 1' || die "no rank reported lagging"
+    wait_until 20 promql_any 'ncclscope_comm_in_flight_max_seconds > 1' || die "no collective in flight for 1 s"
+    wait $emu || die "emulator failed"
+    # ranks 0-2 in the hung collective (before it, all four may have been in flight)
+    expect 'max_over_time(ncclscope_comm_collectives_in_flight[5m])' 'v >= 3 and v <= 4'
+    expect 'max_over_time(ncclscope_comm_lagging_ranks[5m])' 'v == 1'
+    expect 'min_over_time((ncclscope_comm_lag_rank and ncclscope_comm_lagging_ranks >= 1)[5m:200ms])' "v == $slow_rank"
+    expect 'max_over_time((ncclscope_comm_lag_rank and ncclscope_comm_lagging_ranks >= 1)[5m:200ms])' "v == $slow_rank"
+    # no store check: the collectives left open are flushed at finalize, which
+    # the emulator's summary does not count (as e2e.sh hang)
+    ;;
+dashboard)
+    start_collector 0
+    start_agent 0
+    start_agent 1
+    NCCLSCOPE_FLUSH_MS=50 scenario=coll emulate --iters 3
+    for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
+    scrape_all
+    out=$(python3 "$here/check_dashboard.py" names "$dashboard" "$dir"/metrics.*) || die "dashboard: $out"
+    echo "$out"
+    used=$(sed -nE 's/^names: [0-9]+ queries, ([0-9]+) metrics$/\1/p' <<<"$out")
+    [ "${used:-0}" -ge 15 ] || die "the checker found only ${used:-0} metrics in the dashboard"
+    sed 's/ncclscope_comm_lag_seconds/ncclscope_comm_lag_secs/' "$dashboard" >"$dir/broken.json"
+    out=$(python3 "$here/check_dashboard.py" names "$dir/broken.json" "$dir"/metrics.*) &&
+        die "a dashboard naming ncclscope_comm_lag_secs passes"
+    grep -q "ncclscope_comm_lag_secs is not exported" <<<"$out" || die "broken dashboard: $out"
+    # and one whose panels overlap, or that uses an undefined variable
+    python3 - "$dashboard" "$dir/overlap.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+lag = next(p for p in d["panels"] if p["title"] == "Lag")
+lag["gridPos"]["x"] += 6
+lag["targets"][0]["expr"] = lag["targets"][0]["expr"].replace("$comm", "$communicator")
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    out=$(python3 "$here/check_dashboard.py" names "$dir/overlap.json" "$dir"/metrics.*) &&
+        die "a dashboard with overlapping panels passes"
+    grep -q "overlaps panel 'Lag'" <<<"$out" && grep -q 'variable $communicator is not defined' <<<"$out" ||
+        die "broken layout: $out"
+    # every job family exported is in docs/collector.md's table
+    fams=$(awk '$1 == "#" && $2 == "TYPE" && $3 ~ /^ncclscope_comm_/ { print $3 }' "$dir/metrics.collector")
+    [ "$(wc -l <<<"$fams")" -ge 14 ] || die "only $(wc -l <<<"$fams") job families exported"
+    for f in $fams; do
+        grep -qE "^  \| \`$f[{\`]" "$src/docs/collector.md" || die "docs/collector.md does not list $f"
+    done
+    # the alert expressions of docs/operations.md, as one panel
+    sed -nE 's/^\| [^|]+ \| `([^`]+)` \|.*/\1/p' "$src/docs/operations.md" | python3 -c '
+import json, sys
+print(json.dumps({"panels": [{"title": "docs/operations.md", "gridPos": {"x": 0, "y": 0, "w": 24, "h": 8}, "targets": [
+    {"refId": str(i), "expr": e.strip()} for i, e in enumerate(sys.stdin)]}]}))' >"$dir/alerts.json"
+    out=$(python3 "$here/check_dashboard.py" names "$dir/alerts.json" "$dir"/metrics.*) ||
+        die "docs/operations.md alerts: $out"
+    echo "docs/operations.md alerts: $out"
+    if command -v kubectl >/dev/null; then
+        kubectl kustomize "$src/containers/k8s" >"$dir/k8s.yaml" || die "kubectl kustomize containers/k8s fails"
+        python3 - "$dir/k8s.yaml" "$dashboard" <<'PY' || die "the kustomization does not carry the dashboard"
+import json, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+want = json.load(open(sys.argv[2]))
+maps = [d for d in docs if d["kind"] == "ConfigMap" and "ncclscope-dashboard.json" in d.get("data", {})]
+assert len(maps) == 1, "one ConfigMap with the dashboard"
+assert json.loads(maps[0]["data"]["ncclscope-dashboard.json"]) == want, "the dashboard changed"
+assert maps[0]["metadata"]["labels"].get("grafana_dashboard") == "1", "no grafana_dashboard label"
+print("kustomize: ConfigMap %s carries the dashboard" % maps[0]["metadata"]["name"])
+PY
+    fi
+    finish
+    ;;
+*) die "unknown mode $mode" ;;
+esac
