@@ -210,7 +210,9 @@ int emu_descr_build(int version, const emu_ev *ev, emu_descr *out);
 void emu_state_args_build(int version, int state, uint64_t arg, int steps, emu_state_args *out);
 
 /* ---- clock.c ---- */
-uint64_t emu_true_ns(void); /* CLOCK_MONOTONIC through the syscall: never shimmed */
+uint64_t emu_true_ns(void); /* CLOCK_MONOTONIC, libc's own: never shimmed */
+/* Sleep until true time t (0 or past: no sleep). */
+void emu_sleep_until(uint64_t t);
 typedef struct emu_gpu_clock {
     int64_t offset_ns;
     int64_t drift_ppb;
@@ -272,6 +274,9 @@ emu_sample *emu_acct_samples(const emu_acct_file *f, emu_acct *a);
 void emu_acct_note_tid(emu_acct *a);
 
 /* ---- engine.c ---- */
+/* NCCL's functions, the index into emu_func_names. */
+enum emu_func { EMU_F_BROADCAST, EMU_F_REDUCE, EMU_F_ALLGATHER, EMU_F_REDUCESCATTER, EMU_F_ALLREDUCE, EMU_F_SEND,
+                EMU_F_RECV, EMU_F_COUNT };
 extern const char *const emu_func_names[];
 int emu_func_index(const char *name);
 

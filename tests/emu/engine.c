@@ -14,8 +14,10 @@
 
 #include "emu.h"
 
-const char *const emu_func_names[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
-                                      "AllReduce", "Send",   "Recv",      NULL};
+const char *const emu_func_names[EMU_F_COUNT + 1] = {
+    [EMU_F_BROADCAST] = "Broadcast", [EMU_F_REDUCE] = "Reduce",       [EMU_F_ALLGATHER] = "AllGather",
+    [EMU_F_REDUCESCATTER] = "ReduceScatter", [EMU_F_ALLREDUCE] = "AllReduce", [EMU_F_SEND] = "Send",
+    [EMU_F_RECV] = "Recv", [EMU_F_COUNT] = NULL};
 
 int emu_func_index(const char *name)
 {

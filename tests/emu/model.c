@@ -83,14 +83,14 @@ uint64_t emu_model_ready(const emu_rank *r, const emu_op *op)
 
 static bool is_chain(const emu_op *op)
 {
-    return op->func == emu_func_index("Broadcast") || op->func == emu_func_index("Reduce");
+    return op->func == EMU_F_BROADCAST || op->func == EMU_F_REDUCE;
 }
 
 void emu_model_shape(const emu_rank *r, const emu_op *op, int *loops, int *per_loop, size_t *slice)
 {
     int n = r->ci.nranks;
     size_t per_ch = op->bytes / (size_t)op->nch + 1, chunk = (size_t)r->w->o->chunk_size;
-    bool all_reduce = op->func == emu_func_index("AllReduce");
+    bool all_reduce = op->func == EMU_F_ALLREDUCE;
     /* AllReduce moves 1/n of the buffer per step; AllGather/ReduceScatter
      * (count per rank) and the chains the whole slice. */
     size_t per_step = all_reduce ? per_ch / (size_t)n + 1 : per_ch;
@@ -106,7 +106,7 @@ void emu_model_shape(const emu_rank *r, const emu_op *op, int *loops, int *per_l
 static int pos_of(const emu_rank *r, const emu_op *op, int q)
 {
     int n = r->ci.nranks, root = op->root;
-    if (op->func == emu_func_index("Reduce"))
+    if (op->func == EMU_F_REDUCE)
         return (q - root - 1 + 2 * n) % n;
     return (q - root + n) % n;
 }

@@ -169,7 +169,7 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
         const emu_opts *o = r->w->o;
         emu_op op = {.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
                      .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
-                     .is_send = ops[j].func == emu_func_index("Send"),
+                     .is_send = ops[j].func == EMU_F_SEND,
                      .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
                      .hang = hang, .func = ops[j].func, .enq_ns = emu_true_ns(), .sig = op_sig(o, &ops[j])};
         emu_proxy_post(r, &op);
@@ -297,7 +297,7 @@ static void mismatch(const emu_opts *o, const emu_rank *r, int it, op_desc *op)
     else if (strcmp(m->mismatch_what, "dtype") == 0)
         op->dtype = strcmp(o->dtype, "ncclFloat16") ? "ncclFloat16" : "ncclFloat32";
     else
-        op->func = emu_func_index(op->func == emu_func_index("AllGather") ? "AllReduce" : "AllGather");
+        op->func = op->func == EMU_F_ALLGATHER ? EMU_F_ALLREDUCE : EMU_F_ALLGATHER;
 }
 
 /* The straggler arrives late at every collective: it sleeps before issuing. */
@@ -361,8 +361,8 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
         host_sync(w->o, rs, n);
         for (int i = 0; i < n; i++) {
             int me = rs[i]->ci.rank, nr = rs[i]->ci.nranks;
-            op_desc ops[2] = {{.func = emu_func_index("Send"), .p2p = true, .peer = (me + 1) % nr},
-                              {.func = emu_func_index("Recv"), .p2p = true, .peer = (me + nr - 1) % nr}};
+            op_desc ops[2] = {{.func = EMU_F_SEND, .p2p = true, .peer = (me + 1) % nr},
+                              {.func = EMU_F_RECV, .p2p = true, .peer = (me + nr - 1) % nr}};
             group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true}, NULL, NULL);
         }
         sleep_us(w->o->pace_us);

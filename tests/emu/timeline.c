@@ -13,7 +13,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "emu.h"
@@ -38,16 +37,20 @@ typedef struct leg {
     int ch;
     uint64_t k1;          /* when the channel ends */
     emu_coll_rec *rec;
+    uint64_t due;         /* run_legs: its next action's time */
     bool over;
 } leg;
 
+/* The last time this thread read the clock: time only moves on, so an event
+ * due before it plus the slack is due now without reading the clock again
+ * (a proxy behind the model makes its events back to back). */
+static __thread uint64_t seen_ns;
+
 static void sleep_until(uint64_t t)
 {
-    if (t == 0 || t <= emu_true_ns() + EMU_SLACK_NS)
+    if (t == 0 || t <= seen_ns + EMU_SLACK_NS || t <= (seen_ns = emu_true_ns()) + EMU_SLACK_NS)
         return;
-    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
-        ;
+    emu_sleep_until(t);
 }
 
 /* The GPU timer `lag_ns` before the proxy's call, and its sample. The call
@@ -228,20 +231,26 @@ static void do_next(leg *l)
 
 /* Every leg's actions in time order (ties: leg order), each when due; a leg
  * whose next action never comes stays where it is, its events open. */
+static uint64_t due_of(const leg *l)
+{
+    return l->over ? EMU_NEVER : next_time(l);
+}
+
 static void run_legs(leg *legs, int n)
 {
+    for (int i = 0; i < n; i++)
+        legs[i].due = due_of(&legs[i]);
     for (;;) {
         int best = -1;
         uint64_t bt = EMU_NEVER;
-        for (int i = 0; i < n; i++) {
-            uint64_t t = legs[i].over ? EMU_NEVER : next_time(&legs[i]);
-            if (t < bt)
-                bt = t, best = i;
-        }
+        for (int i = 0; i < n; i++)
+            if (legs[i].due < bt)
+                bt = legs[i].due, best = i;
         if (best < 0)
             return;
         sleep_until(bt);
         do_next(&legs[best]);
+        legs[best].due = due_of(&legs[best]);
     }
 }
 
@@ -271,7 +280,7 @@ static void proxy_op_event(emu_ev *ev, const emu_rank *r, const emu_op *op, int 
 {
     *ev = (emu_ev){.type = NSC_T_PROXY_OP, .mask = op->mask, .parent = op->coll_h, .rank = r->ci.rank,
                    .comm_id = r->ci.comm_id, .comm_name = r->ci.name};
-    ev->d.proxy_op.pid = getpid();
+    ev->d.proxy_op.pid = (pid_t)r->acct->pid;
     ev->d.proxy_op.ch = (uint8_t)ch;
     ev->d.proxy_op.peer = peer;
     ev->d.proxy_op.nsteps = n;
@@ -390,7 +399,7 @@ static void pxn_post(emu_rank *r, const emu_op *op, int ch, uint64_t t0, uint64_
     for (int i = 0; i < np; i++) {
         size_t bytes;
         int n = leg_steps(r, op, send[i], &bytes);
-        emu_pxn_msg m = {.kind = 0, .origin_pid = (uint32_t)getpid(), .rank = r->ci.rank,
+        emu_pxn_msg m = {.kind = 0, .origin_pid = r->acct->pid, .rank = r->ci.rank,
                          .nranks = r->ci.nranks, .comm_id = r->ci.comm_id, .origin_ctx = (uintptr_t)r->ctx,
                          .origin_coll = (uintptr_t)op->coll_h, .ch = ch, .peer = peers[i], .nsteps = n,
                          .is_send = send[i], .chunk = r->w->o->chunk_size, .coll_index = op->coll_index,
