@@ -306,6 +306,7 @@ typedef struct emu_rank {
     uint32_t wire_next;
     int wire_comm;
     uint64_t *peer_ready;
+    uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent */
     /* Events of this rank that were given states and are not stopped yet, with
      * how many: so the summary can say which states belong to open events. */
     pthread_mutex_t open_lock;
@@ -355,11 +356,14 @@ typedef struct emu_op {
     int func;         /* emu_func_names index */
     int root;
     uint64_t enq_ns;  /* true time the host enqueued it */
-    uint64_t sig;     /* what the rank called (func, count, datatype): ranks must agree */
+    uint64_t sig;     /* what the rank called (func, count, datatype; p2p: count,
+                       * datatype): ranks (a send and its receive) must agree */
+    bool with_prev;   /* a p2p op of the same group as the previous op: they run together */
 } emu_op;
 
 void emu_proxy_start(emu_rank *r);
-void emu_proxy_post(emu_rank *r, const emu_op *op);
+/* Queue ops for the proxy (a group's together), waiting while it is too far behind. */
+void emu_proxy_post(emu_rank *r, const emu_op *ops, size_t n);
 void emu_proxy_drain(emu_rank *r); /* wait until every posted op was handled */
 void emu_proxy_join(emu_rank *r);
 
@@ -409,6 +413,18 @@ void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, ui
 /* Wait for slot's collective k: 0 with its start and signature; -1 if the
  * rank is gone (exited or died) without it, or nothing came in 120 s. */
 int emu_wire_read(emu_wire *w, uint32_t slot, uint32_t k, uint64_t *ready, uint64_t *sig);
+/* A p2p op: the nth send (or receive) of slot's rank with comm rank peer,
+ * when its device starts it, and its signature (count, datatype). */
+typedef struct emu_wire_p2p {
+    int32_t peer;
+    uint32_t nth;
+    bool send;
+    uint64_t ready, sig;
+} emu_wire_p2p;
+void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e);
+/* Wait for slot's entry matching *e (peer, nth, send): 0 and its ready and
+ * sig in *e; -1 as emu_wire_read. */
+int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e);
 void emu_wire_gone(emu_wire *w, uint32_t slot);
 
 /* ---- timeline.c: the device timeline of one rank ---- */

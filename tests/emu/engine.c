@@ -192,8 +192,10 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     r->node = node;
     r->world_stride = 1;
     r->stream = (void *)(uintptr_t)(0x5000000u + 0x1000u * (unsigned)global_rank);
-    r->peer_ready = calloc((size_t)(ci->nranks > 0 ? ci->nranks : 1), sizeof *r->peer_ready);
-    if (!r->peer_ready)
+    size_t nr = (size_t)(ci->nranks > 0 ? ci->nranks : 1);
+    r->peer_ready = calloc(nr, sizeof *r->peer_ready);
+    r->p2p_nth = calloc(2 * nr, sizeof *r->p2p_nth);
+    if (!r->peer_ready || !r->p2p_nth)
         return -1;
     pthread_mutex_init(&r->open_lock, NULL);
     pthread_mutex_lock(&w->lock);
@@ -233,7 +235,9 @@ void emu_rank_close(emu_rank *r)
     if (r->w->wire) /* whoever still waits for this rank waits no more */
         emu_wire_gone(r->w->wire, emu_wire_slot(r, r->ci.rank));
     free(r->peer_ready);
+    free(r->p2p_nth);
     r->peer_ready = NULL;
+    r->p2p_nth = NULL;
     pthread_mutex_lock(&r->w->lock);
     if (r->profiled) {
         emu_plugin_finalize(&r->w->pl, r->ctx);
@@ -252,23 +256,30 @@ void emu_rank_close(emu_rank *r)
  * flat out gets thousands of collectives ahead, and the proxy's next batch
  * would start that many KernelCh events at once. */
 #define EMU_PROXY_AHEAD 16
+/* Room for the bound plus one whole group (scenarios.c: at most 64 ops),
+ * which is posted at once: its p2p ops run together (timeline.c). */
+#define EMU_PROXY_RING 128
 
 struct emu_proxy {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    emu_op ops[EMU_PROXY_AHEAD];
+    emu_op ops[EMU_PROXY_RING];
     size_t head, tail, running; /* running: ops of the batch the proxy runs */
     bool quit, busy;
 };
 
-void emu_proxy_post(emu_rank *r, const emu_op *op)
+void emu_proxy_post(emu_rank *r, const emu_op *ops, size_t n)
 {
     emu_proxy *p = r->proxy;
+    if (n > EMU_PROXY_RING - EMU_PROXY_AHEAD)
+        emu_die("a group of %zu ops is more than the proxy takes", n);
     pthread_mutex_lock(&p->mu);
-    while (p->tail - p->head + p->running >= EMU_PROXY_AHEAD)
+    /* A group larger than the bound goes in once the proxy has nothing. */
+    while (p->tail - p->head + p->running + n > EMU_PROXY_AHEAD && p->tail - p->head + p->running > 0)
         pthread_cond_wait(&p->cv, &p->mu);
-    p->ops[p->tail++ % EMU_PROXY_AHEAD] = *op;
+    for (size_t i = 0; i < n; i++)
+        p->ops[p->tail++ % EMU_PROXY_RING] = ops[i];
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
@@ -323,7 +334,7 @@ static void *proxy_main(void *arg)
         if (!batch)
             emu_die("out of memory");
         for (size_t i = 0; i < n; i++)
-            batch[i] = p->ops[(p->head + i) % EMU_PROXY_AHEAD];
+            batch[i] = p->ops[(p->head + i) % EMU_PROXY_RING];
         p->head = p->tail;
         p->running = n;
         p->busy = true;

@@ -55,10 +55,12 @@ static const char *op_dtype(const emu_opts *o, const op_desc *op)
     return op->dtype ? op->dtype : o->dtype;
 }
 
-/* What a rank called, as the ranks must agree on it (a mismatch differs). */
+/* What a rank called, as the ranks must agree on it (a mismatch differs);
+ * a send and its receive agree on count and datatype. */
 static uint64_t op_sig(const emu_opts *o, const op_desc *op)
 {
-    uint64_t h = emu_splitmix((uint64_t)op->func * 0x100000001b3ull ^ op_count(o, op));
+    uint64_t func = op->p2p ? EMU_F_COUNT : (uint64_t)op->func;
+    uint64_t h = emu_splitmix(func * 0x100000001b3ull ^ op_count(o, op));
     const char *d = op_dtype(o, op);
     for (; *d; d++)
         h = emu_splitmix(h ^ (uint64_t)(unsigned char)*d);
@@ -165,15 +167,17 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
     uint32_t idx[MAX_OPS];
     for (int j = 0; j < nops; j++)
         h[j] = start_op(r, &ops[j], api[j], g, mask, replayed, &idx[j], api_start);
+    emu_op posted[MAX_OPS];
     for (int j = 0; j < nops; j++) {
         const emu_opts *o = r->w->o;
-        emu_op op = {.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
-                     .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
-                     .is_send = ops[j].func == EMU_F_SEND,
-                     .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
-                     .hang = hang, .func = ops[j].func, .enq_ns = emu_true_ns(), .sig = op_sig(o, &ops[j])};
-        emu_proxy_post(r, &op);
+        posted[j] = (emu_op){.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
+                             .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
+                             .is_send = ops[j].func == EMU_F_SEND,
+                             .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
+                             .hang = hang, .func = ops[j].func, .enq_ns = emu_true_ns(),
+                             .sig = op_sig(o, &ops[j]), .with_prev = j > 0 && ops[j].p2p && ops[j - 1].p2p};
     }
+    emu_proxy_post(r, posted, (size_t)nops);
     for (int j = 0; j < nops; j++) {
         emu_stop(r, ops[j].p2p ? NSC_T_P2P : NSC_T_COLL, h[j]);
         if (idx[j] != UINT32_MAX)
@@ -370,6 +374,32 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
     return 0;
 }
 
+/* ncclAlltoAll as NCCL (2.28 on) runs it on the kernel path: one implicit
+ * group of a Send to and a Recv from every rank, itself included, each
+ * reported as its own P2pApi and P2p event ("Send", "Recv"); the func
+ * "AlltoAll" names only the copy-engine path. Its sends and receives meet
+ * on the wire, so it lasts until the last peer came. */
+static int sc_alltoall(emu_world *w, emu_rank **rs, int n)
+{
+    for (int it = 0; it < w->o->iters; it++) {
+        host_sync(w->o, rs, n);
+        straggle(w->o, rs, n);
+        for (int i = 0; i < n; i++) {
+            int nr = rs[i]->ci.nranks;
+            op_desc ops[MAX_OPS];
+            if (2 * nr > MAX_OPS)
+                emu_die("alltoall: at most %d ranks", MAX_OPS / 2);
+            for (int q = 0; q < nr; q++) {
+                ops[2 * q] = (op_desc){.func = EMU_F_SEND, .p2p = true, .peer = q};
+                ops[2 * q + 1] = (op_desc){.func = EMU_F_RECV, .p2p = true, .peer = q};
+            }
+            group_call(&rs[i], 1, ops, 2 * nr, (group_flags){0}, NULL, NULL);
+        }
+        sleep_us(w->o->pace_us);
+    }
+    return 0;
+}
+
 /* Capture once: GroupApi, CollApi (graphCaptured) and the kernel launches;
  * the plans are persistent. Each replay runs NCCL's host callback per rank:
  * Group, Coll (parentObj: the CollApi handle of the capture, long stopped;
@@ -427,6 +457,8 @@ const emu_scenario emu_scenarios[] = {
     {"multigpu", "several GPUs per thread: one thread drives all ranks of a node in one ncclGroup", true, sc_coll},
     {"grouped", "grouped operations: --ops collectives per ncclGroup (one GroupApi, KernelLaunch, Group)", false, sc_grouped},
     {"p2p", "send to rank+1 and receive from rank-1 in one group per iteration", false, sc_p2p},
+    {"alltoall", "ncclAlltoAll: a Send to and a Recv from every rank in one implicit group (<= 32 ranks)", false,
+     sc_alltoall},
     {"ring", "coll with --algo RING (ProxyOp/ProxyStep between nodes)", false, sc_coll},
     {"tree", "coll with --algo TREE (ProxyOp/ProxyStep up and down a tree of nodes)", false, sc_coll},
     {"pxn", "coll whose ProxyOps are started by the next local rank's process (needs processes)", false, sc_coll},

@@ -175,3 +175,63 @@ Test(emu_time, hang_leaves_the_others_waiting_in_the_collective, .timeout = 60)
     }
     nsc_json_free(&s);
 }
+
+/* A send and its receive meet on the wire: with rank 0's GPU 3 ms late,
+ * rank 1's receive from it ends one transfer after rank 0's send started
+ * (not one transfer after its own start), and rank 1's send waits for rank
+ * 0's receive to be posted. 256 KiB over the 25 GB/s NIC: 4 us + 10.5 us. */
+Test(emu_time, recv_completes_after_the_matching_send, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario p2p --nodes 2 --ranks-per-node 1 --iters 4 "
+                         "--slow-gpu 0:3000");
+    const nsc_json *ranks = ranks_of(&s);
+    const nsc_json *c[2] = {0};
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk))
+        c[jnum(rk, "rank")] = nsc_json_get(rk, "collectives");
+    const uint64_t transfer = 14485;
+    for (uint32_t i = 0; i < 4; i++) {
+        const nsc_json *send0 = nsc_json_at(c[0], 2 * i), *recv0 = nsc_json_at(c[0], 2 * i + 1);
+        const nsc_json *send1 = nsc_json_at(c[1], 2 * i), *recv1 = nsc_json_at(c[1], 2 * i + 1);
+        cr_assert_str_eq(jstr(send0, "func"), "Send");
+        cr_assert_str_eq(jstr(recv1, "func"), "Recv");
+        uint64_t late = jnum(send0, "ready_ns");
+        cr_assert_geq(late, jnum(send1, "ready_ns") + 2000000, "iteration %u: rank 0's GPU is late", i);
+        cr_assert_geq(jnum(recv1, "end_ns"), late + transfer, "iteration %u: the receive ends after the send", i);
+        cr_assert_lt(jnum(recv1, "end_ns"), late + 2 * transfer, "iteration %u: one transfer after it", i);
+        cr_assert_geq(jnum(send1, "end_ns"), jnum(recv0, "ready_ns") + transfer, "the send waits for the receiver");
+    }
+    nsc_json_free(&s);
+}
+
+/* ncclAlltoAll as NCCL reports it: per iteration each of the 4 ranks makes a
+ * Send to and a Recv from every rank (itself included), P2pApi and P2p
+ * events; with rank 1's GPU 3 ms late, every other rank's receive from it
+ * ends after rank 1 started (it did not before the wire matched pairs). */
+Test(emu_time, alltoall_is_grouped_pairs_that_wait_for_the_late_rank, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario alltoall --nodes 2 --ranks-per-node 2 --iters 3 "
+                         "--slow-gpu 1:3000");
+    const nsc_json *ranks = ranks_of(&s);
+    const nsc_json *c[4] = {0};
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *calls = nsc_json_get(rk, "calls");
+        cr_assert_eq(summary_count(calls, "start", "P2p"), 3 * 8);
+        cr_assert_eq(summary_count(calls, "start", "P2pApi"), 3 * 8);
+        cr_assert_eq(summary_count(calls, "start", "Coll"), 0);
+        cr_assert_eq(jnum(rk, "open_events"), 0);
+        c[jnum(rk, "rank")] = nsc_json_get(rk, "collectives");
+    }
+    for (uint32_t it = 0; it < 3; it++) {
+        uint64_t late = jnum(nsc_json_at(c[1], 8 * it), "ready_ns");
+        for (int q = 0; q < 4; q++) {
+            const nsc_json *send = nsc_json_at(c[q], 8 * it + 2), *recv = nsc_json_at(c[q], 8 * it + 3);
+            cr_assert_str_eq(jstr(send, "func"), "Send");
+            cr_assert_str_eq(jstr(recv, "func"), "Recv");
+            if (q != 1)
+                cr_assert_gt(jnum(recv, "end_ns"), late, "iteration %u: rank %d's receive from rank 1", it, q);
+            if (q != 1)
+                cr_assert_lt(jnum(recv, "ready_ns") + 2000000, late, "rank %d's GPU is on time", q);
+        }
+    }
+    nsc_json_free(&s);
+}

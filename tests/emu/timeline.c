@@ -37,6 +37,7 @@ typedef struct leg {
     int ch;
     uint64_t k1;          /* when the channel ends */
     emu_coll_rec *rec;
+    const emu_op *op;     /* whose leg (an op's legs are timed together) */
     uint64_t due;         /* run_legs: its next action's time */
     bool over;
 } leg;
@@ -258,9 +259,7 @@ static void run_legs(leg *legs, int n)
 
 typedef struct op_plan {
     leg *legs;
-    emu_step_t *times;
-    int nlegs, cap_legs, nsteps_max;
-    size_t used;
+    int nlegs, cap_legs;
 } op_plan;
 
 static leg *add_leg(op_plan *p, emu_rank *r, int kind)
@@ -335,16 +334,30 @@ static void plan_legs(op_plan *p, emu_rank *r, const emu_op *op, void **kch, emu
             leg *l = add_leg(p, r, send[i] ? LEG_SEND : LEG_RECV);
             l->n = leg_steps(r, op, send[i], &l->bytes);
             l->ch = ch;
+            l->op = op;
             proxy_op_event(&l->ev, r, op, ch, peers[i], send[i], l->n);
-            p->nsteps_max = l->n > p->nsteps_max ? l->n : p->nsteps_max;
         }
         leg *k = add_leg(p, r, LEG_KCH);
         k->ev.mask = op->mask;
         k->kch = kch[ch];
         k->ch = ch;
+        k->op = op;
         k->rec = rec;
     }
 }
+
+/* One op of a run (ops that start together: one, or a group's p2p ops). */
+typedef struct op_state {
+    emu_op *op;
+    emu_coll_rec *rec;
+    uint32_t k;           /* the collective's number on the wire */
+    emu_wire_p2p mine;    /* a p2p op's entry on the wire */
+    void *kch[64];
+    emu_step_t *times;    /* its legs' steps, then a ring's send and receive */
+    size_t used;
+    uint64_t end;
+    bool never_ends;      /* no model and a hang, or too many channels */
+} op_state;
 
 /* Each peer's start of collective k (and whether all called the same). */
 static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t ready)
@@ -361,32 +374,49 @@ static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t rea
     return agree;
 }
 
-/* Times of every leg of channel ch; returns the channel's end. */
-static uint64_t time_channel(op_plan *p, emu_rank *r, const emu_op *op, uint32_t k, int ch, uint64_t ready,
+/* A send and its receive move the data once both started (the receiver's
+ * buffer posted, the sender's data there): when, or EMU_NEVER if the peer
+ * never comes or called another count or datatype. */
+static uint64_t p2p_meet(emu_rank *r, const op_state *s, uint64_t ready)
+{
+    if (!r->w->wire)
+        return ready;
+    emu_wire_p2p peer = {.peer = r->ci.rank, .nth = s->mine.nth, .send = !s->op->is_send};
+    if (emu_wire_p2p_read(r->w->wire, emu_wire_slot(r, s->op->peer), &peer) || peer.sig != s->op->sig)
+        return EMU_NEVER;
+    return peer.ready > ready ? peer.ready : ready;
+}
+
+/* Times of s's legs on channel ch; returns the channel's end. */
+static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint64_t ready, uint64_t meet,
                              bool agree, emu_step_t *send, emu_step_t *recv)
 {
+    const emu_op *op = s->op;
     uint64_t end;
     bool ring = !op->p2p && strcmp(r->w->o->algo, "TREE") != 0;
     if (op->p2p)
-        end = ready + emu_model_transfer(r, r->ci.rank, op->peer, op->bytes / (size_t)op->nch, op->nch);
+        end = meet == EMU_NEVER ? EMU_NEVER
+                                : meet + emu_model_transfer(r, op->is_send ? r->ci.rank : op->peer,
+                                                            op->is_send ? op->peer : r->ci.rank,
+                                                            op->bytes / (size_t)op->nch, op->nch);
     else if (!agree)
         end = EMU_NEVER;
     else
-        end = emu_model_channel(r, op, k, ch, r->peer_ready, send, recv);
+        end = emu_model_channel(r, op, s->k, ch, r->peer_ready, send, recv);
     for (int i = 0; i < p->nlegs; i++) {
         leg *l = &p->legs[i];
-        if (l->ch != ch)
+        if (l->op != op || l->ch != ch)
             continue;
         if (l->kind == LEG_KCH) {
             l->k1 = end;
             continue;
         }
-        l->t = &p->times[p->used];
-        p->used += (size_t)l->n;
+        l->t = &s->times[s->used];
+        s->used += (size_t)l->n;
         if (ring && agree)
             memcpy(l->t, l->kind == LEG_SEND ? send : recv, (size_t)l->n * sizeof *l->t);
         else
-            emu_model_uniform(l->t, l->n, ready, end);
+            emu_model_uniform(l->t, l->n, op->p2p ? meet : ready, end);
     }
     return end;
 }
@@ -419,67 +449,127 @@ static void start_kernels(emu_rank *r, const emu_op *op, void **kch)
     }
 }
 
-/* One op on the device: start, tell the peers, time, play. */
-static void timeline_op(emu_rank *r, emu_op *op)
+/* Publish what the peers need of s: a collective's start and signature,
+ * or a p2p op's entry. */
+static void publish(emu_rank *r, op_state *s, uint64_t ready)
 {
-    bool model = emu_model_on(r->w->o), wired = model && !op->p2p && r->w->wire;
-    emu_coll_rec *rec = op->coll_index < r->acct->ncoll ? &r->colls[op->coll_index] : NULL;
-    uint32_t k = op->p2p ? 0 : r->wire_next++;
-    uint64_t ready = model ? emu_model_ready(r, op) : 0;
-    if (wired)
-        emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), k, ready, op->sig);
-    if (ready == EMU_NEVER)
-        return; /* the previous work never ended: this one never starts */
-    sleep_until(ready);
-    void *kch[64];
-    start_kernels(r, op, kch);
-    if (rec)
-        rec->ready_ns = ready ? ready : emu_true_ns();
-    if ((!model && op->hang) || op->nch > 64)
-        return; /* the peer never arrives: the channels never end */
-    bool pxn = emu_pxn_active(r->w);
-    op_plan p = {0};
-    plan_legs(&p, r, op, kch, rec, pxn);
-    for (int i = 0; i < p.nlegs; i++) /* posted at the start: the first step waits there */
-        if (p.legs[i].kind != LEG_KCH && p.legs[i].n && model) {
-            emu_step_t first = {ready, ready, ready, ready};
-            p.legs[i].t = &first;
-            do_next(&p.legs[i]);
-            p.legs[i].t = NULL;
-        } else if (p.legs[i].kind != LEG_KCH && p.legs[i].n)
-            do_next(&p.legs[i]);
-    bool agree = !wired || gather_ready(r, op, k, ready);
-    uint64_t end = model ? ready : 0;
-    if (model) {
-        int loops, per_loop;
-        size_t slice, cells = (size_t)p.nlegs * (size_t)p.nsteps_max;
-        emu_model_shape(r, op, &loops, &per_loop, &slice);
-        size_t ring = (size_t)loops * (size_t)per_loop;
-        p.times = malloc((cells + 2 * ring) * sizeof *p.times);
-        if (!p.times)
-            emu_die("out of memory");
-        for (int ch = 0; ch < op->nch; ch++) {
-            emu_step_t *send = p.times + cells, *recv = send + ring;
-            uint64_t e = time_channel(&p, r, op, k, ch, ready, agree, send, recv);
-            end = e > end ? e : end;
-            if (pxn)
-                pxn_post(r, op, ch, ready, e, ch == op->nch - 1);
+    emu_op *op = s->op;
+    if (!op->p2p) {
+        s->k = r->wire_next++;
+        if (r->w->wire)
+            emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), s->k, ready, op->sig);
+        return;
+    }
+    uint32_t *nth = &r->p2p_nth[2 * op->peer + (op->is_send ? 1 : 0)];
+    s->mine = (emu_wire_p2p){.peer = op->peer, .nth = (*nth)++, .send = op->is_send, .ready = ready, .sig = op->sig};
+    if (r->w->wire)
+        emu_wire_p2p_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), &s->mine);
+}
+
+/* Time s once the peers told their starts; its legs' times go in s->times. */
+static uint64_t time_op(op_plan *p, emu_rank *r, op_state *s, uint64_t ready, bool pxn)
+{
+    const emu_op *op = s->op;
+    bool agree = op->p2p || !r->w->wire || gather_ready(r, op, s->k, ready);
+    uint64_t meet = op->p2p ? p2p_meet(r, s, ready) : ready;
+    int loops, per_loop, nsteps = 0;
+    size_t slice, cells = 0;
+    for (int i = 0; i < p->nlegs; i++)
+        if (p->legs[i].op == op) {
+            cells += (size_t)p->legs[i].n;
+            nsteps = p->legs[i].n > nsteps ? p->legs[i].n : nsteps;
         }
-    } else
-        for (int ch = 0; pxn && ch < op->nch; ch++)
-            pxn_post(r, op, ch, 0, 0, ch == op->nch - 1);
+    emu_model_shape(r, op, &loops, &per_loop, &slice);
+    size_t ring = (size_t)loops * (size_t)per_loop;
+    s->times = malloc((cells + 2 * ring + 1) * sizeof *s->times);
+    if (!s->times)
+        emu_die("out of memory");
+    uint64_t end = ready;
+    for (int ch = 0; ch < op->nch; ch++) {
+        emu_step_t *send = s->times + cells, *recv = send + ring;
+        uint64_t e = time_channel(p, r, s, ch, ready, meet, agree, send, recv);
+        end = e > end ? e : end;
+        if (pxn)
+            pxn_post(r, op, ch, ready, e, ch == op->nch - 1);
+    }
+    return end;
+}
+
+/* The legs of a run's ops posted at its start: each first step waits there. */
+static void post_first_steps(op_plan *p, uint64_t ready, bool model)
+{
+    for (int i = 0; i < p->nlegs; i++) {
+        leg *l = &p->legs[i];
+        if (l->kind == LEG_KCH || !l->n)
+            continue;
+        emu_step_t first = {ready, ready, ready, ready};
+        l->t = model ? &first : NULL;
+        do_next(l);
+        l->t = NULL;
+    }
+}
+
+/* A run of ops on the device: one collective, or the p2p ops of one group,
+ * which NCCL's kernel runs together. They start when the device is free;
+ * each tells its peers, is timed, and all legs play together. */
+static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
+{
+    bool model = emu_model_on(r->w->o), pxn = emu_pxn_active(r->w);
+    op_state *st = calloc(n, sizeof *st);
+    if (!st)
+        emu_die("out of memory");
+    uint64_t ready = model ? emu_model_ready(r, &ops[0]) : 0;
+    for (size_t i = 0; i < n; i++) {
+        st[i].op = &ops[i];
+        st[i].rec = ops[i].coll_index < r->acct->ncoll ? &r->colls[ops[i].coll_index] : NULL;
+        if (model)
+            publish(r, &st[i], ready);
+    }
+    op_plan p = {0};
+    if (ready != EMU_NEVER) { /* else the previous work never ended: these never start */
+        sleep_until(ready);
+        for (size_t i = 0; i < n; i++) {
+            start_kernels(r, st[i].op, st[i].kch);
+            if (st[i].rec)
+                st[i].rec->ready_ns = ready ? ready : emu_true_ns();
+            st[i].never_ends = (!model && ops[i].hang) || ops[i].nch > 64; /* the channels never end */
+            if (!st[i].never_ends)
+                plan_legs(&p, r, st[i].op, st[i].kch, st[i].rec, pxn);
+        }
+        post_first_steps(&p, ready, model);
+    }
+    uint64_t end = 0;
+    bool timed = false; /* else the device stays where it was */
+    for (size_t i = 0; ready != EMU_NEVER && i < n; i++) {
+        if (st[i].never_ends)
+            continue;
+        if (model)
+            st[i].end = time_op(&p, r, &st[i], ready, pxn);
+        else
+            for (int ch = 0; pxn && ch < ops[i].nch; ch++)
+                pxn_post(r, &ops[i], ch, 0, 0, ch == ops[i].nch - 1);
+        end = st[i].end > end ? st[i].end : end;
+        timed = true;
+    }
     run_legs(p.legs, p.nlegs);
-    r->dev_free = end;
-    if (rec)
-        rec->end_ns = end == EMU_NEVER ? 0 : end ? end : emu_true_ns();
+    if (timed)
+        r->dev_free = end;
+    for (size_t i = 0; timed && i < n; i++)
+        if (!st[i].never_ends && st[i].rec)
+            st[i].rec->end_ns = st[i].end == EMU_NEVER ? 0 : st[i].end ? st[i].end : emu_true_ns();
+    for (size_t i = 0; i < n; i++)
+        free(st[i].times);
+    free(st);
     free(p.legs);
-    free(p.times);
 }
 
 void emu_timeline_batch(emu_rank *r, emu_op *ops, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        timeline_op(r, &ops[i]);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && ops[j].with_prev; j++)
+            ;
+        timeline_run(r, &ops[i], j - i);
+    }
 }
 
 void emu_timeline_foreign(emu_rank *r, const emu_leg_req *req, int n)
