@@ -2,8 +2,8 @@
  *
  * Every scenario is built from group_call(), which replays what NCCL does for
  * one ncclGroupStart/End (or one implicit group) on a set of communicators, in
- * the order the recorded real trace shows: GroupApi start, [GroupStartApiStop],
- * CollApi/P2pApi start+stop for every call, [GroupEndApiStart], then per
+ * the order the recorded real trace shows: GroupApi start, GroupStartApiStop,
+ * CollApi/P2pApi start+stop for every call, GroupEndApiStart, then per
  * communicator in reverse order KernelLaunch, Group > Coll/P2p (start all, stop
  * all), then GroupApi stop; the proxy thread then emits the children.
  */
@@ -240,8 +240,9 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
     gev.d.group_api.depth = f.explicit_group ? 2 : 1;
     uint64_t api_start = emu_true_ns();
     void *ga = emu_start(r0, &gev);
-    if (f.explicit_group)
-        emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_START_API_STOP, 0, 0);
+    /* Implicit groups too: NCCL records both states at the outermost depth
+     * (the first task appended, the group's end), whatever that depth is. */
+    emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_START_API_STOP, 0, 0);
     void *api[MAX_OPS * 8];
     for (int i = 0; i < n; i++)
         for (int j = 0; j < nops; j++) {
@@ -249,8 +250,7 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
             emu_stop(rs[i], ops[j].p2p ? NSC_T_P2P_API : NSC_T_COLL_API, h);
             api[i * nops + j] = h;
         }
-    if (f.explicit_group)
-        emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_END_API_START, 0, 0);
+    emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_END_API_START, 0, 0);
     if (f.kill_mid) {
         for (int i = 0; i < n; i++)
             emu_proxy_drain(rs[i]); /* so every counted call is complete */
