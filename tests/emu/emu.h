@@ -306,6 +306,13 @@ typedef struct emu_rank {
     uint32_t wire_next;
     int wire_comm;
     uint64_t *peer_ready;
+    /* What the host enqueued last: its collectives so far (the wire numbers
+     * them alike), the last one, whether a p2p op came after it; the host's
+     * own copy of every peer's start (host_sync). */
+    uint32_t host_colls;
+    struct emu_op *host_last;
+    bool host_last_p2p;
+    uint64_t *host_ready;
     uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent */
     /* Events of this rank that were given states and are not stopped yet, with
      * how many: so the summary can say which states belong to open events. */
@@ -428,6 +435,10 @@ int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e);
 void emu_wire_gone(emu_wire *w, uint32_t slot);
 
 /* ---- timeline.c: the device timeline of one rank ---- */
+/* When r's device ends what its host enqueued so far (true ns; 0: nothing
+ * yet or already past; EMU_NEVER: never): from the wire, the same schedule
+ * the device computes, so the host need not wait for its proxy thread. */
+uint64_t emu_timeline_host_end(emu_rank *r);
 /* Run a batch the proxy took: each op in stream order, its events at their times. */
 void emu_timeline_batch(emu_rank *r, emu_op *ops, size_t n);
 /* One leg run for another process (PXN), its steps spread over [t0, t1]. */

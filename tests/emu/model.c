@@ -226,8 +226,10 @@ uint64_t emu_model_channel(const emu_rank *r, const emu_op *op, uint32_t k, int 
 {
     static __thread ring_ctx c;
     static __thread uint64_t got[EMU_MAX_RANKS], next[EMU_MAX_RANKS], link_free[EMU_MAX_RANKS];
-    c = (ring_ctx){.r = r, .op = op, .k = k, .ch = ch, .n = r->ci.nranks, .me = r->ci.rank, .ready = ready,
-                   .send = send, .recv = recv};
+    /* Field by field: a compound literal would clear the 16 KiB of link
+     * arrays on every call, of which only n entries are used. */
+    c.r = r, c.op = op, c.k = k, c.ch = ch, c.n = r->ci.nranks, c.me = r->ci.rank, c.ready = ready;
+    c.send = send, c.recv = recv, c.isend = c.irecv = 0;
     emu_model_shape(r, op, &c.loops, &c.per_loop, &c.slice);
     c.last_send_data = c.last_recv_data = ready[c.me];
     for (int q = 0; q < c.n; q++) {

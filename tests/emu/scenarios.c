@@ -178,6 +178,12 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
                              .sig = op_sig(o, &ops[j]), .with_prev = j > 0 && ops[j].p2p && ops[j - 1].p2p};
     }
     emu_proxy_post(r, posted, (size_t)nops);
+    for (int j = 0; j < nops; j++) /* what host_sync waits for */
+        if (!posted[j].p2p) {
+            r->host_colls++;
+            *r->host_last = posted[j];
+        }
+    r->host_last_p2p = posted[nops - 1].p2p;
     for (int j = 0; j < nops; j++) {
         emu_stop(r, ops[j].p2p ? NSC_T_P2P : NSC_T_COLL, h[j]);
         if (idx[j] != UINT32_MAX)
@@ -282,11 +288,18 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
 /* A training step's host waits for its GPU once per iteration (the loss,
  * the data loader): so a late rank stays as late as its delay instead of
  * the others' hosts running ever further ahead. Only with the model: without
- * it the device takes no time. */
+ * it the device takes no time. The host sleeps until its device's modelled
+ * end, which it computes from the wire (timeline.c) rather than waiting for
+ * its proxy thread to have made every event: a proxy behind the model then
+ * takes its work in batches instead of one collective per context switch. */
 static void host_sync(const emu_opts *o, emu_rank **rs, int n)
 {
-    for (int i = 0; emu_model_on(o) && i < n; i++)
-        emu_proxy_drain(rs[i]);
+    uint64_t until = 0;
+    for (int i = 0; emu_model_on(o) && i < n; i++) {
+        uint64_t end = emu_timeline_host_end(rs[i]);
+        until = end != EMU_NEVER && end > until ? end : until;
+    }
+    emu_sleep_until(until);
 }
 
 /* --mismatch: the rank's collective number K calls another count, datatype

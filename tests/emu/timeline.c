@@ -359,19 +359,45 @@ typedef struct op_state {
     bool never_ends;      /* no model and a hang, or too many channels */
 } op_state;
 
-/* Each peer's start of collective k (and whether all called the same). */
-static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t ready)
+/* Each rank's start of collective k into out[] (but `self`'s, which the
+ * caller knows), and whether all called the same. */
+static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *out, int self)
 {
     bool agree = true;
     for (int q = 0; q < r->ci.nranks; q++) {
         uint64_t sig = op->sig;
-        if (q == r->ci.rank)
-            r->peer_ready[q] = ready;
-        else if (emu_wire_read(r->w->wire, emu_wire_slot(r, q), k, &r->peer_ready[q], &sig))
-            r->peer_ready[q] = EMU_NEVER;
+        if (q != self && emu_wire_read(r->w->wire, emu_wire_slot(r, q), k, &out[q], &sig))
+            out[q] = EMU_NEVER;
         agree &= sig == op->sig;
     }
     return agree;
+}
+
+uint64_t emu_timeline_host_end(emu_rank *r)
+{
+    if (!r->host_colls)
+        return 0;
+    if (r->host_last_p2p || !r->w->wire) { /* p2p ends are the proxy's to meet */
+        emu_proxy_drain(r);
+        return 0;
+    }
+    const emu_op *op = r->host_last;
+    uint32_t k = r->host_colls - 1;
+    if (!gather_ready(r, op, k, r->host_ready, -1))
+        return EMU_NEVER;
+    int loops, per_loop;
+    size_t slice;
+    emu_model_shape(r, op, &loops, &per_loop, &slice);
+    emu_step_t *steps = malloc(2 * (size_t)loops * (size_t)per_loop * sizeof *steps);
+    if (!steps)
+        emu_die("out of memory");
+    uint64_t end = r->host_ready[r->ci.rank];
+    for (int ch = 0; end != EMU_NEVER && ch < op->nch; ch++) {
+        uint64_t e = emu_model_channel(r, op, k, ch, r->host_ready, steps, steps + (size_t)loops * (size_t)per_loop);
+        end = e > end ? e : end;
+    }
+    free(steps);
+    return end;
 }
 
 /* A send and its receive move the data once both started (the receiver's
@@ -470,7 +496,8 @@ static void publish(emu_rank *r, op_state *s, uint64_t ready)
 static uint64_t time_op(op_plan *p, emu_rank *r, op_state *s, uint64_t ready, bool pxn)
 {
     const emu_op *op = s->op;
-    bool agree = op->p2p || !r->w->wire || gather_ready(r, op, s->k, ready);
+    r->peer_ready[r->ci.rank] = ready;
+    bool agree = op->p2p || !r->w->wire || gather_ready(r, op, s->k, r->peer_ready, r->ci.rank);
     uint64_t meet = op->p2p ? p2p_meet(r, s, ready) : ready;
     int loops, per_loop, nsteps = 0;
     size_t slice, cells = 0;
