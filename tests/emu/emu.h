@@ -416,7 +416,14 @@ void emu_wire_unmap(emu_wire *w);
 /* The slot of comm rank k of r's communicator. */
 uint32_t emu_wire_slot(const emu_rank *r, int comm_rank);
 uint32_t emu_wire_slots(const emu_opts *o);
-void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, uint64_t sig);
+/* Publish slot's collective k; `leader` (the slot of the communicator's rank
+ * 0) counts the arrivals of its nranks ranks at k. */
+void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, uint64_t sig, uint32_t leader,
+                      int nranks);
+/* Wait (briefly: a hint, the reads below still wait for each rank) until
+ * every rank of leader's communicator published k, so a reader of all of
+ * them wakes once, at the last. */
+void emu_wire_wait_all(emu_wire *w, uint32_t leader, uint32_t k, int nranks);
 /* Wait for slot's collective k: 0 with its start and signature; -1 if the
  * rank is gone (exited or died) without it, or nothing came in 120 s. */
 int emu_wire_read(emu_wire *w, uint32_t slot, uint32_t k, uint64_t *ready, uint64_t *sig);

@@ -364,6 +364,7 @@ typedef struct op_state {
 static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *out, int self)
 {
     bool agree = true;
+    emu_wire_wait_all(r->w->wire, emu_wire_slot(r, 0), k, r->ci.nranks);
     for (int q = 0; q < r->ci.nranks; q++) {
         uint64_t sig = op->sig;
         if (q != self && emu_wire_read(r->w->wire, emu_wire_slot(r, q), k, &out[q], &sig))
@@ -483,7 +484,8 @@ static void publish(emu_rank *r, op_state *s, uint64_t ready)
     if (!op->p2p) {
         s->k = r->wire_next++;
         if (r->w->wire)
-            emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), s->k, ready, op->sig);
+            emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), s->k, ready, op->sig, emu_wire_slot(r, 0),
+                             r->ci.nranks);
         return;
     }
     uint32_t *nth = &r->p2p_nth[2 * op->peer + (op->is_send ? 1 : 0)];

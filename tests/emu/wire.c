@@ -55,6 +55,9 @@ typedef struct wire_slot {
     atomic_uint gone;
     atomic_uint waiters;   /* readers asleep on `published`: a publish wakes only them */
     atomic_uint p2p_published, p2p_waiters; /* the same for p2p entries */
+    /* In the slot of a communicator's rank 0: how many of its ranks
+     * published collective k (cumulative over k, k + WIRE_RECENT, ...). */
+    atomic_uint arrived[WIRE_RECENT];
     wire_pub recent[WIRE_RECENT];
     wire_p2p p2p[WIRE_P2P_RECENT];
 } wire_slot;
@@ -118,13 +121,35 @@ static void wake(atomic_uint *word)
     syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, uint64_t sig)
+/* Arrivals at k when all nranks came, counted over the uses of its counter. */
+static unsigned all_arrived(uint32_t k, int nranks)
+{
+    return (unsigned)nranks * (k / WIRE_RECENT + 1);
+}
+
+void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, uint64_t sig, uint32_t leader,
+                      int nranks)
 {
     wire_slot *s = &w->slots[slot];
     s->recent[k % WIRE_RECENT] = (wire_pub){k, ready, sig};
     atomic_store(&s->published, k + 1);
     if (atomic_load(&s->waiters)) /* a reader counted after this store finds k+1 itself */
         wake(&s->published);
+    atomic_uint *count = &w->slots[leader].arrived[k % WIRE_RECENT];
+    if (atomic_fetch_add(count, 1) + 1 == all_arrived(k, nranks))
+        wake(count);
+}
+
+void emu_wire_wait_all(emu_wire *w, uint32_t leader, uint32_t k, int nranks)
+{
+    atomic_uint *count = &w->slots[leader].arrived[k % WIRE_RECENT];
+    unsigned seen = atomic_load(count);
+    /* A rank gone, or one stuck that publishes ahead without reading, makes
+     * the count a poor guide: one bounded wait, then the reads decide. */
+    if (seen < all_arrived(k, nranks)) {
+        struct timespec left = {0, 50 * 1000 * 1000};
+        syscall(SYS_futex, count, FUTEX_WAIT, seen, &left, NULL, 0);
+    }
 }
 
 void emu_wire_gone(emu_wire *w, uint32_t slot)
