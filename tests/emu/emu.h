@@ -397,10 +397,17 @@ uint64_t emu_model_us(const emu_opts *o, double us);
 void emu_model_shape(const emu_rank *r, const emu_op *op, int *loops, int *per_loop, size_t *slice);
 /* How many steps rank `me` sends to its ring successor / receives from its predecessor. */
 void emu_model_leg_steps(const emu_rank *r, const emu_op *op, int *nsend, int *nrecv);
+/* Step cells emu_model_channel fills for op (ring or tree, --algo). */
+size_t emu_model_cells(const emu_rank *r, const emu_op *op);
 /* Channel ch of collective k given every rank's start (ready[], EMU_NEVER:
- * never): fills this rank's send and receive steps, returns its end. */
+ * never): fills this rank's steps of every leg, returns its end. */
 uint64_t emu_model_channel(const emu_rank *r, const emu_op *op, uint32_t k, int ch, const uint64_t *ready,
-                           emu_step_t *send, emu_step_t *recv);
+                           emu_step_t *steps);
+/* The steps, in what emu_model_channel filled, of the leg to (send) or from
+ * comm rank peer. */
+const emu_step_t *emu_model_leg(const emu_rank *r, const emu_op *op, const emu_step_t *steps, int peer, bool send);
+/* Steps of each tree leg: one per chunk. */
+int emu_model_tree_steps(const emu_rank *r, const emu_op *op);
 /* When the device starts op: after its previous work and the GPU work before it. */
 uint64_t emu_model_ready(const emu_rank *r, const emu_op *op);
 /* One transfer of `bytes` from comm rank a to b: its duration in true ns. */

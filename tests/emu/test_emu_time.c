@@ -235,3 +235,28 @@ Test(emu_time, alltoall_is_grouped_pairs_that_wait_for_the_late_rank, .timeout =
     }
     nsc_json_free(&s);
 }
+
+/* A tree along the tree: 4 nodes (0 the root, 1 and 2 its children, 3 a
+ * child of 1), 4 MiB in 2 channels of 17 chunks of 123 KiB, 9.9 us each on
+ * the 25 GB/s NIC (two channels share it) plus 4 us per hop. From the last
+ * start, the last rank to end needs at least its 17 chunks (168 us) and at
+ * most those and two hops up and two down (224 us). A leaf 20 ms late holds
+ * every rank: the root broadcasts nothing before it has the leaf's part. */
+Test(emu_time, tree_reduces_up_and_broadcasts_down, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario tree --nodes 4 --ranks-per-node 1 --iters 3 "
+                         "--count 1048576");
+    coll_view v = coll_at(ranks_of(&s), 2);
+    uint64_t d = most(v.end, v.n) - most(v.ready, v.n);
+    cr_assert(d >= 168000 && d <= 230000, "tree AllReduce %llu ns", (unsigned long long)d);
+    nsc_json_free(&s);
+    s = run("--plugin empty --mask all --scenario tree --nodes 4 --ranks-per-node 1 --iters 3 --count 1048576 "
+            "--slow-gpu 3:20000");
+    for (uint32_t i = 0; i < 3; i++) {
+        v = coll_at(ranks_of(&s), i);
+        cr_assert_lt(v.ready[0] + 10000000, v.ready[3], "collective %u: the leaf is late", i);
+        for (int r = 0; r < 3; r++)
+            cr_assert_gt(v.end[r], v.ready[3], "collective %u: rank %d waits for the leaf", i, r);
+    }
+    nsc_json_free(&s);
+}

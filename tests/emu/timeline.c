@@ -317,7 +317,7 @@ static int leg_steps(const emu_rank *r, const emu_op *op, bool send, size_t *byt
         return (int)(n > 1024 ? 1024 : n);
     }
     if (strcmp(r->w->o->algo, "TREE") == 0)
-        return loops * per_loop;
+        return emu_model_tree_steps(r, op);
     emu_model_leg_steps(r, op, &nsend, &nrecv);
     return send ? nsend : nrecv;
 }
@@ -386,15 +386,12 @@ uint64_t emu_timeline_host_end(emu_rank *r)
     uint32_t k = r->host_colls - 1;
     if (!gather_ready(r, op, k, r->host_ready, -1))
         return EMU_NEVER;
-    int loops, per_loop;
-    size_t slice;
-    emu_model_shape(r, op, &loops, &per_loop, &slice);
-    emu_step_t *steps = malloc(2 * (size_t)loops * (size_t)per_loop * sizeof *steps);
+    emu_step_t *steps = malloc(emu_model_cells(r, op) * sizeof *steps);
     if (!steps)
         emu_die("out of memory");
     uint64_t end = r->host_ready[r->ci.rank];
     for (int ch = 0; end != EMU_NEVER && ch < op->nch; ch++) {
-        uint64_t e = emu_model_channel(r, op, k, ch, r->host_ready, steps, steps + (size_t)loops * (size_t)per_loop);
+        uint64_t e = emu_model_channel(r, op, k, ch, r->host_ready, steps);
         end = e > end ? e : end;
     }
     free(steps);
@@ -416,11 +413,10 @@ static uint64_t p2p_meet(emu_rank *r, const op_state *s, uint64_t ready)
 
 /* Times of s's legs on channel ch; returns the channel's end. */
 static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint64_t ready, uint64_t meet,
-                             bool agree, emu_step_t *send, emu_step_t *recv)
+                             bool agree, emu_step_t *steps)
 {
     const emu_op *op = s->op;
     uint64_t end;
-    bool ring = !op->p2p && strcmp(r->w->o->algo, "TREE") != 0;
     if (op->p2p)
         end = meet == EMU_NEVER ? EMU_NEVER
                                 : meet + emu_model_transfer(r, op->is_send ? r->ci.rank : op->peer,
@@ -429,7 +425,7 @@ static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint6
     else if (!agree)
         end = EMU_NEVER;
     else
-        end = emu_model_channel(r, op, s->k, ch, r->peer_ready, send, recv);
+        end = emu_model_channel(r, op, s->k, ch, r->peer_ready, steps);
     for (int i = 0; i < p->nlegs; i++) {
         leg *l = &p->legs[i];
         if (l->op != op || l->ch != ch)
@@ -440,8 +436,9 @@ static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint6
         }
         l->t = &s->times[s->used];
         s->used += (size_t)l->n;
-        if (ring && agree)
-            memcpy(l->t, l->kind == LEG_SEND ? send : recv, (size_t)l->n * sizeof *l->t);
+        if (!op->p2p && agree)
+            memcpy(l->t, emu_model_leg(r, op, steps, l->ev.d.proxy_op.peer, l->kind == LEG_SEND),
+                   (size_t)l->n * sizeof *l->t);
         else
             emu_model_uniform(l->t, l->n, op->p2p ? meet : ready, end);
     }
@@ -501,22 +498,16 @@ static uint64_t time_op(op_plan *p, emu_rank *r, op_state *s, uint64_t ready, bo
     r->peer_ready[r->ci.rank] = ready;
     bool agree = op->p2p || !r->w->wire || gather_ready(r, op, s->k, r->peer_ready, r->ci.rank);
     uint64_t meet = op->p2p ? p2p_meet(r, s, ready) : ready;
-    int loops, per_loop, nsteps = 0;
-    size_t slice, cells = 0;
+    size_t cells = 0;
     for (int i = 0; i < p->nlegs; i++)
-        if (p->legs[i].op == op) {
+        if (p->legs[i].op == op)
             cells += (size_t)p->legs[i].n;
-            nsteps = p->legs[i].n > nsteps ? p->legs[i].n : nsteps;
-        }
-    emu_model_shape(r, op, &loops, &per_loop, &slice);
-    size_t ring = (size_t)loops * (size_t)per_loop;
-    s->times = malloc((cells + 2 * ring + 1) * sizeof *s->times);
+    s->times = malloc((cells + emu_model_cells(r, op) + 1) * sizeof *s->times);
     if (!s->times)
         emu_die("out of memory");
     uint64_t end = ready;
     for (int ch = 0; ch < op->nch; ch++) {
-        emu_step_t *send = s->times + cells, *recv = send + ring;
-        uint64_t e = time_channel(p, r, s, ch, ready, meet, agree, send, recv);
+        uint64_t e = time_channel(p, r, s, ch, ready, meet, agree, s->times + cells);
         end = e > end ? e : end;
         if (pxn)
             pxn_post(r, op, ch, ready, e, ch == op->nch - 1);
