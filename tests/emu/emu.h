@@ -310,6 +310,7 @@ typedef struct emu_rank {
      * them alike), the last one, whether a p2p op came after it; the host's
      * own copy of every peer's start (host_sync). */
     uint32_t host_colls;
+    uint64_t host_dev_free; /* the device's end as the host last computed it */
     struct emu_op *host_last;
     bool host_last_p2p;
     uint64_t *host_ready;
@@ -409,7 +410,7 @@ const emu_step_t *emu_model_leg(const emu_rank *r, const emu_op *op, const emu_s
 /* Steps of each tree leg: one per chunk. */
 int emu_model_tree_steps(const emu_rank *r, const emu_op *op);
 /* When the device starts op: after its previous work and the GPU work before it. */
-uint64_t emu_model_ready(const emu_rank *r, const emu_op *op);
+uint64_t emu_model_ready(const emu_rank *r, const emu_op *op, uint64_t dev_free);
 /* One transfer of `bytes` from comm rank a to b: its duration in true ns. */
 uint64_t emu_model_transfer(const emu_rank *r, int a, int b, size_t bytes, int nch);
 /* Spread n steps evenly over [t0, t1] (legs the ring does not time: tree, PXN, p2p). */

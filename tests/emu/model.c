@@ -74,14 +74,13 @@ uint64_t emu_model_transfer(const emu_rank *r, int a, int b, size_t bytes, int n
     return emu_model_us(r->w->o, lat + (double)bytes * nch / gbps / 1000.0);
 }
 
-uint64_t emu_model_ready(const emu_rank *r, const emu_op *op)
+uint64_t emu_model_ready(const emu_rank *r, const emu_op *op, uint64_t dev_free)
 {
     const emu_model *m = &r->w->o->model;
-    if (r->dev_free == EMU_NEVER)
+    if (dev_free == EMU_NEVER)
         return EMU_NEVER;
     double us = m->compute_us + (global_of(r, r->ci.rank) == m->slow_gpu_rank ? m->slow_gpu_us : 0);
-    (void)op;
-    return max2(r->dev_free, op->enq_ns) + emu_model_us(r->w->o, us);
+    return max2(dev_free, op->enq_ns) + emu_model_us(r->w->o, us);
 }
 
 static bool is_chain(const emu_op *op)

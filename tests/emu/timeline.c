@@ -18,6 +18,7 @@
 #include "emu.h"
 
 #define EMU_SLACK_NS 20000
+#define EMU_HOST_SLEEP_NS 100000
 #define MAX_QPS 8
 
 enum { LEG_SEND, LEG_RECV, LEG_KCH };
@@ -374,27 +375,46 @@ static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *ou
     return agree;
 }
 
+/* This rank's end of collective k given every rank's start. */
+static uint64_t schedule_end(emu_rank *r, const emu_op *op, uint32_t k, const uint64_t *ready, emu_step_t *steps)
+{
+    uint64_t end = ready[r->ci.rank];
+    for (int ch = 0; end != EMU_NEVER && ch < op->nch; ch++) {
+        uint64_t e = emu_model_channel(r, op, k, ch, ready, steps);
+        end = e > end ? e : end;
+    }
+    return end;
+}
+
 uint64_t emu_timeline_host_end(emu_rank *r)
 {
     if (!r->host_colls)
         return 0;
     if (r->host_last_p2p || !r->w->wire) { /* p2p ends are the proxy's to meet */
         emu_proxy_drain(r);
+        r->host_dev_free = 0;
         return 0;
     }
     const emu_op *op = r->host_last;
     uint32_t k = r->host_colls - 1;
-    if (!gather_ready(r, op, k, r->host_ready, -1))
-        return EMU_NEVER;
     emu_step_t *steps = malloc(emu_model_cells(r, op) * sizeof *steps);
     if (!steps)
         emu_die("out of memory");
-    uint64_t end = r->host_ready[r->ci.rank];
-    for (int ch = 0; end != EMU_NEVER && ch < op->nch; ch++) {
-        uint64_t e = emu_model_channel(r, op, k, ch, r->host_ready, steps);
-        end = e > end ? e : end;
-    }
+    /* First sleep until the earliest end: its own start at the earliest,
+     * every peer there long before. The schedule never shrinks when a start
+     * grows, so this is never past the end; when all started together (no
+     * fault) the peers' entries are there on waking, one wait, not two. Not
+     * for short collectives: their peers are seldom there sooner than the
+     * sleep's own wake-up, which would then be one wait more. */
+    for (int q = 0; q < r->ci.nranks; q++)
+        r->host_ready[q] = 0;
+    r->host_ready[r->ci.rank] = emu_model_ready(r, op, r->host_dev_free);
+    uint64_t soonest = schedule_end(r, op, k, r->host_ready, steps);
+    if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
+        emu_sleep_until(soonest);
+    uint64_t end = gather_ready(r, op, k, r->host_ready, -1) ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
     free(steps);
+    r->host_dev_free = end;
     return end;
 }
 
@@ -538,7 +558,7 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
     op_state *st = calloc(n, sizeof *st);
     if (!st)
         emu_die("out of memory");
-    uint64_t ready = model ? emu_model_ready(r, &ops[0]) : 0;
+    uint64_t ready = model ? emu_model_ready(r, &ops[0], r->dev_free) : 0;
     for (size_t i = 0; i < n; i++) {
         st[i].op = &ops[i];
         st[i].rec = ops[i].coll_index < r->acct->ncoll ? &r->colls[ops[i].coll_index] : NULL;
