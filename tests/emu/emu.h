@@ -404,6 +404,9 @@ size_t emu_model_cells(const emu_rank *r, const emu_op *op);
  * never): fills this rank's steps of every leg, returns its end. */
 uint64_t emu_model_channel(const emu_rank *r, const emu_op *op, uint32_t k, int ch, const uint64_t *ready,
                            emu_step_t *steps);
+/* Do all channels of collective k have the same schedule (no fault sets one
+ * apart)? Then one channel's is every channel's. */
+bool emu_model_same_channels(const emu_rank *r, uint32_t k);
 /* The steps, in what emu_model_channel filled, of the leg to (send) or from
  * comm rank peer. */
 const emu_step_t *emu_model_leg(const emu_rank *r, const emu_op *op, const emu_step_t *steps, int peer, bool send);

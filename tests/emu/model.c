@@ -355,6 +355,12 @@ static uint64_t tree_channel(const emu_rank *r, const emu_op *op, uint32_t k, in
 
 /* ---- either ---- */
 
+bool emu_model_same_channels(const emu_rank *r, uint32_t k)
+{
+    const emu_model *m = &r->w->o->model;
+    return m->stall_rank < 0 || m->stall_coll != (int)k;
+}
+
 static bool is_tree(const emu_rank *r)
 {
     return strcmp(r->w->o->algo, "TREE") == 0;

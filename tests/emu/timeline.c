@@ -379,7 +379,8 @@ static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *ou
 static uint64_t schedule_end(emu_rank *r, const emu_op *op, uint32_t k, const uint64_t *ready, emu_step_t *steps)
 {
     uint64_t end = ready[r->ci.rank];
-    for (int ch = 0; end != EMU_NEVER && ch < op->nch; ch++) {
+    int nch = emu_model_same_channels(r, k) ? 1 : op->nch;
+    for (int ch = 0; end != EMU_NEVER && ch < nch; ch++) {
         uint64_t e = emu_model_channel(r, op, k, ch, ready, steps);
         end = e > end ? e : end;
     }
@@ -431,9 +432,10 @@ static uint64_t p2p_meet(emu_rank *r, const op_state *s, uint64_t ready)
     return peer.ready > ready ? peer.ready : ready;
 }
 
-/* Times of s's legs on channel ch; returns the channel's end. */
+/* Times of s's legs on channel ch; returns the channel's end. `same`: the
+ * schedule in steps and its end are another channel's, the same as this one's. */
 static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint64_t ready, uint64_t meet,
-                             bool agree, emu_step_t *steps)
+                             bool agree, emu_step_t *steps, const uint64_t *same)
 {
     const emu_op *op = s->op;
     uint64_t end;
@@ -444,6 +446,8 @@ static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint6
                                                             op->bytes / (size_t)op->nch, op->nch);
     else if (!agree)
         end = EMU_NEVER;
+    else if (same)
+        end = *same;
     else
         end = emu_model_channel(r, op, s->k, ch, r->peer_ready, steps);
     for (int i = 0; i < p->nlegs; i++) {
@@ -525,9 +529,11 @@ static uint64_t time_op(op_plan *p, emu_rank *r, op_state *s, uint64_t ready, bo
     s->times = malloc((cells + emu_model_cells(r, op) + 1) * sizeof *s->times);
     if (!s->times)
         emu_die("out of memory");
-    uint64_t end = ready;
+    uint64_t end = ready, first = 0;
+    bool alike = !op->p2p && emu_model_same_channels(r, s->k);
     for (int ch = 0; ch < op->nch; ch++) {
-        uint64_t e = time_channel(p, r, s, ch, ready, meet, agree, s->times + cells);
+        uint64_t e = time_channel(p, r, s, ch, ready, meet, agree, s->times + cells, ch && alike ? &first : NULL);
+        first = ch ? first : e;
         end = e > end ? e : end;
         if (pxn)
             pxn_post(r, op, ch, ready, e, ch == op->nch - 1);
