@@ -283,6 +283,10 @@ int emu_func_index(const char *name);
 typedef struct emu_proxy emu_proxy;
 typedef struct emu_world emu_world;
 
+typedef struct emu_open_set {
+    struct { void *h; uint32_t n; } e[32];
+} emu_open_set;
+
 /* One rank of one communicator in this process. */
 typedef struct emu_rank {
     emu_world *w;
@@ -316,9 +320,11 @@ typedef struct emu_rank {
     uint64_t *host_ready;
     uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent */
     /* Events of this rank that were given states and are not stopped yet, with
-     * how many: so the summary can say which states belong to open events. */
+     * how many: so the summary can say which states belong to open events. An
+     * event's states and stop come from one thread: the proxy thread's own
+     * events are kept apart, without a lock (most states are theirs). */
     pthread_mutex_t open_lock;
-    struct { void *h; uint32_t n; } open[32];
+    emu_open_set open, proxy_open;
 } emu_rank;
 
 /* Everything a worker process shares. */

@@ -102,40 +102,58 @@ void *emu_start_on(emu_rank *r, void *ctx, emu_ev *ev, bool foreign)
     return foreign ? emu_start_foreign(r, ctx, ev) : emu_start(r, ev);
 }
 
+/* The rank whose proxy thread this is (NULL: not a proxy thread). */
+static __thread const emu_rank *proxy_of_thread;
+
+/* This thread's set of r's open events, locked if other threads share it. */
+static emu_open_set *open_set(emu_rank *r)
+{
+    if (proxy_of_thread == r)
+        return &r->proxy_open;
+    pthread_mutex_lock(&r->open_lock);
+    return &r->open;
+}
+
+static void open_set_done(emu_rank *r, const emu_open_set *s)
+{
+    if (s == &r->open)
+        pthread_mutex_unlock(&r->open_lock);
+}
+
 /* States of own events not yet stopped: +1 per state, and at the stop the
  * event's states are taken back. acct->open_states is what a process that dies
  * leaves: states the plugin saw for events it will never see stopped. */
 static void open_state_add(emu_rank *r, void *h)
 {
-    pthread_mutex_lock(&r->open_lock);
+    emu_open_set *s = open_set(r);
     int free_at = -1;
     for (int i = 0; i < 32; i++) {
-        if (r->open[i].h == h) {
-            r->open[i].n++;
+        if (s->e[i].h == h) {
+            s->e[i].n++;
             free_at = -2;
             break;
         }
-        if (!r->open[i].h && free_at == -1)
+        if (!s->e[i].h && free_at == -1)
             free_at = i;
     }
     if (free_at == -1)
         emu_die("more than 32 open events with states on one rank");
     if (free_at >= 0)
-        r->open[free_at].h = h, r->open[free_at].n = 1;
+        s->e[free_at].h = h, s->e[free_at].n = 1;
     __atomic_fetch_add(&r->acct->open_states, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&r->open_lock);
+    open_set_done(r, s);
 }
 
 static void open_state_stop(emu_rank *r, void *h)
 {
-    pthread_mutex_lock(&r->open_lock);
+    emu_open_set *s = open_set(r);
     for (int i = 0; i < 32; i++)
-        if (r->open[i].h == h) {
-            __atomic_fetch_sub(&r->acct->open_states, r->open[i].n, __ATOMIC_RELAXED);
-            r->open[i].h = NULL;
+        if (s->e[i].h == h) {
+            __atomic_fetch_sub(&r->acct->open_states, s->e[i].n, __ATOMIC_RELAXED);
+            s->e[i].h = NULL;
             break;
         }
-    pthread_mutex_unlock(&r->open_lock);
+    open_set_done(r, s);
 }
 
 static void stop_in(emu_rank *r, unsigned type, void *h, uint64_t (*calls)[NSC_T_COUNT])
@@ -323,6 +341,7 @@ static void *proxy_main(void *arg)
 {
     emu_rank *r = arg;
     emu_proxy *p = r->proxy;
+    proxy_of_thread = r;
     pthread_mutex_lock(&r->w->lock);
     emu_acct_note_tid(r->acct);
     pthread_mutex_unlock(&r->w->lock);
