@@ -1,12 +1,18 @@
 /* clock.c: the emulator's clocks.
  *
- * "True" time is CLOCK_MONOTONIC read through the raw syscall, so the clock
- * shim (clockshim.c, LD_PRELOAD'ed into simulated nodes) never touches it.
+ * "True" time is CLOCK_MONOTONIC read through libc's own clock_gettime,
+ * looked up in libc itself, so the clock shim (clockshim.c, LD_PRELOAD'ed
+ * into simulated nodes, which interposes the symbol) never touches it and the
+ * read stays in the vDSO (a raw syscall per read was most of the time
+ * model's CPU cost); the raw syscall is the fallback.
  * A node's skewed clock and a GPU's globaltimer are the same exact integer
  * function of true time (skew.h); docs/emulator.md gives the formula so tests
  * can compute it.
  */
+#include <dlfcn.h>
+#include <gnu/lib-names.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -15,11 +21,34 @@
 #include "emu.h"
 #include "skew.h"
 
+typedef int (*clock_fn)(clockid_t, struct timespec *);
+
+static clock_fn libc_clock;
+static pthread_once_t libc_clock_once = PTHREAD_ONCE_INIT;
+
+static void libc_clock_find(void)
+{
+    void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+    if (libc) /* dlsym on libc's handle searches libc, not the preloaded shim */
+        libc_clock = (clock_fn)dlsym(libc, "clock_gettime");
+}
+
 uint64_t emu_true_ns(void)
 {
     struct timespec ts;
-    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    pthread_once(&libc_clock_once, libc_clock_find);
+    if (!libc_clock || libc_clock(CLOCK_MONOTONIC, &ts) != 0)
+        syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void emu_sleep_until(uint64_t t)
+{
+    if (t == 0 || t <= emu_true_ns())
+        return;
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+        ;
 }
 
 /* The launcher's epoch is the workers' (they get it in this variable), and a

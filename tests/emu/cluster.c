@@ -20,9 +20,14 @@
 
 #include "emu.h"
 
+/* Collectives and p2p ops per rank: --ops per iteration (a p2p group: 2,
+ * an alltoall: a send and a receive per rank). */
 uint32_t emu_coll_cap(const emu_opts *o)
 {
-    return (uint32_t)((o->iters + 1) * (o->ops > 2 ? o->ops : 2) + 8);
+    int per_iter = o->ops > 2 ? o->ops : 2;
+    if (strcmp(o->scenario, "alltoall") == 0)
+        per_iter = 2 * o->nodes * o->ranks_per_node;
+    return (uint32_t)((o->iters + 1) * per_iter + 8);
 }
 
 /* Two GPU timer samples per KernelCh and per KernelPhase (three per channel):

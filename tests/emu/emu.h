@@ -210,7 +210,9 @@ int emu_descr_build(int version, const emu_ev *ev, emu_descr *out);
 void emu_state_args_build(int version, int state, uint64_t arg, int steps, emu_state_args *out);
 
 /* ---- clock.c ---- */
-uint64_t emu_true_ns(void); /* CLOCK_MONOTONIC through the syscall: never shimmed */
+uint64_t emu_true_ns(void); /* CLOCK_MONOTONIC, libc's own: never shimmed */
+/* Sleep until true time t (0 or past: no sleep). */
+void emu_sleep_until(uint64_t t);
 typedef struct emu_gpu_clock {
     int64_t offset_ns;
     int64_t drift_ppb;
@@ -272,11 +274,18 @@ emu_sample *emu_acct_samples(const emu_acct_file *f, emu_acct *a);
 void emu_acct_note_tid(emu_acct *a);
 
 /* ---- engine.c ---- */
+/* NCCL's functions, the index into emu_func_names. */
+enum emu_func { EMU_F_BROADCAST, EMU_F_REDUCE, EMU_F_ALLGATHER, EMU_F_REDUCESCATTER, EMU_F_ALLREDUCE, EMU_F_SEND,
+                EMU_F_RECV, EMU_F_COUNT };
 extern const char *const emu_func_names[];
 int emu_func_index(const char *name);
 
 typedef struct emu_proxy emu_proxy;
 typedef struct emu_world emu_world;
+
+typedef struct emu_open_set {
+    struct { void *h; uint32_t n; } e[32];
+} emu_open_set;
 
 /* One rank of one communicator in this process. */
 typedef struct emu_rank {
@@ -301,10 +310,21 @@ typedef struct emu_rank {
     uint32_t wire_next;
     int wire_comm;
     uint64_t *peer_ready;
+    /* What the host enqueued last: its collectives so far (the wire numbers
+     * them alike), the last one, whether a p2p op came after it; the host's
+     * own copy of every peer's start (host_sync). */
+    uint32_t host_colls;
+    uint64_t host_dev_free; /* the device's end as the host last computed it */
+    struct emu_op *host_last;
+    bool host_last_p2p;
+    uint64_t *host_ready;
+    uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent */
     /* Events of this rank that were given states and are not stopped yet, with
-     * how many: so the summary can say which states belong to open events. */
+     * how many: so the summary can say which states belong to open events. An
+     * event's states and stop come from one thread: the proxy thread's own
+     * events are kept apart, without a lock (most states are theirs). */
     pthread_mutex_t open_lock;
-    struct { void *h; uint32_t n; } open[32];
+    emu_open_set open, proxy_open;
 } emu_rank;
 
 /* Everything a worker process shares. */
@@ -350,11 +370,14 @@ typedef struct emu_op {
     int func;         /* emu_func_names index */
     int root;
     uint64_t enq_ns;  /* true time the host enqueued it */
-    uint64_t sig;     /* what the rank called (func, count, datatype): ranks must agree */
+    uint64_t sig;     /* what the rank called (func, count, datatype; p2p: count,
+                       * datatype): ranks (a send and its receive) must agree */
+    bool with_prev;   /* a p2p op of the same group as the previous op: they run together */
 } emu_op;
 
 void emu_proxy_start(emu_rank *r);
-void emu_proxy_post(emu_rank *r, const emu_op *op);
+/* Queue ops for the proxy (a group's together), waiting while it is too far behind. */
+void emu_proxy_post(emu_rank *r, const emu_op *ops, size_t n);
 void emu_proxy_drain(emu_rank *r); /* wait until every posted op was handled */
 void emu_proxy_join(emu_rank *r);
 
@@ -381,12 +404,22 @@ uint64_t emu_model_us(const emu_opts *o, double us);
 void emu_model_shape(const emu_rank *r, const emu_op *op, int *loops, int *per_loop, size_t *slice);
 /* How many steps rank `me` sends to its ring successor / receives from its predecessor. */
 void emu_model_leg_steps(const emu_rank *r, const emu_op *op, int *nsend, int *nrecv);
+/* Step cells emu_model_channel fills for op (ring or tree, --algo). */
+size_t emu_model_cells(const emu_rank *r, const emu_op *op);
 /* Channel ch of collective k given every rank's start (ready[], EMU_NEVER:
- * never): fills this rank's send and receive steps, returns its end. */
+ * never): fills this rank's steps of every leg, returns its end. */
 uint64_t emu_model_channel(const emu_rank *r, const emu_op *op, uint32_t k, int ch, const uint64_t *ready,
-                           emu_step_t *send, emu_step_t *recv);
+                           emu_step_t *steps);
+/* Do all channels of collective k have the same schedule (no fault sets one
+ * apart)? Then one channel's is every channel's. */
+bool emu_model_same_channels(const emu_rank *r, uint32_t k);
+/* The steps, in what emu_model_channel filled, of the leg to (send) or from
+ * comm rank peer. */
+const emu_step_t *emu_model_leg(const emu_rank *r, const emu_op *op, const emu_step_t *steps, int peer, bool send);
+/* Steps of each tree leg: one per chunk. */
+int emu_model_tree_steps(const emu_rank *r, const emu_op *op);
 /* When the device starts op: after its previous work and the GPU work before it. */
-uint64_t emu_model_ready(const emu_rank *r, const emu_op *op);
+uint64_t emu_model_ready(const emu_rank *r, const emu_op *op, uint64_t dev_free);
 /* One transfer of `bytes` from comm rank a to b: its duration in true ns. */
 uint64_t emu_model_transfer(const emu_rank *r, int a, int b, size_t bytes, int nch);
 /* Spread n steps evenly over [t0, t1] (legs the ring does not time: tree, PXN, p2p). */
@@ -400,13 +433,36 @@ void emu_wire_unmap(emu_wire *w);
 /* The slot of comm rank k of r's communicator. */
 uint32_t emu_wire_slot(const emu_rank *r, int comm_rank);
 uint32_t emu_wire_slots(const emu_opts *o);
-void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, uint64_t sig);
+/* Publish slot's collective k; `leader` (the slot of the communicator's rank
+ * 0) counts the arrivals of its nranks ranks at k. */
+void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, uint64_t sig, uint32_t leader,
+                      int nranks);
+/* Wait (briefly: a hint, the reads below still wait for each rank) until
+ * every rank of leader's communicator published k, so a reader of all of
+ * them wakes once, at the last. */
+void emu_wire_wait_all(emu_wire *w, uint32_t leader, uint32_t k, int nranks);
 /* Wait for slot's collective k: 0 with its start and signature; -1 if the
  * rank is gone (exited or died) without it, or nothing came in 120 s. */
 int emu_wire_read(emu_wire *w, uint32_t slot, uint32_t k, uint64_t *ready, uint64_t *sig);
+/* A p2p op: the nth send (or receive) of slot's rank with comm rank peer,
+ * when its device starts it, and its signature (count, datatype). */
+typedef struct emu_wire_p2p {
+    int32_t peer;
+    uint32_t nth;
+    bool send;
+    uint64_t ready, sig;
+} emu_wire_p2p;
+void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e);
+/* Wait for slot's entry matching *e (peer, nth, send): 0 and its ready and
+ * sig in *e; -1 as emu_wire_read. */
+int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e);
 void emu_wire_gone(emu_wire *w, uint32_t slot);
 
 /* ---- timeline.c: the device timeline of one rank ---- */
+/* When r's device ends what its host enqueued so far (true ns; 0: nothing
+ * yet or already past; EMU_NEVER: never): from the wire, the same schedule
+ * the device computes, so the host need not wait for its proxy thread. */
+uint64_t emu_timeline_host_end(emu_rank *r);
 /* Run a batch the proxy took: each op in stream order, its events at their times. */
 void emu_timeline_batch(emu_rank *r, emu_op *ops, size_t n);
 /* One leg run for another process (PXN), its steps spread over [t0, t1]. */

@@ -14,8 +14,10 @@
 
 #include "emu.h"
 
-const char *const emu_func_names[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
-                                      "AllReduce", "Send",   "Recv",      NULL};
+const char *const emu_func_names[EMU_F_COUNT + 1] = {
+    [EMU_F_BROADCAST] = "Broadcast", [EMU_F_REDUCE] = "Reduce",       [EMU_F_ALLGATHER] = "AllGather",
+    [EMU_F_REDUCESCATTER] = "ReduceScatter", [EMU_F_ALLREDUCE] = "AllReduce", [EMU_F_SEND] = "Send",
+    [EMU_F_RECV] = "Recv", [EMU_F_COUNT] = NULL};
 
 int emu_func_index(const char *name)
 {
@@ -100,40 +102,58 @@ void *emu_start_on(emu_rank *r, void *ctx, emu_ev *ev, bool foreign)
     return foreign ? emu_start_foreign(r, ctx, ev) : emu_start(r, ev);
 }
 
+/* The rank whose proxy thread this is (NULL: not a proxy thread). */
+static __thread const emu_rank *proxy_of_thread;
+
+/* This thread's set of r's open events, locked if other threads share it. */
+static emu_open_set *open_set(emu_rank *r)
+{
+    if (proxy_of_thread == r)
+        return &r->proxy_open;
+    pthread_mutex_lock(&r->open_lock);
+    return &r->open;
+}
+
+static void open_set_done(emu_rank *r, const emu_open_set *s)
+{
+    if (s == &r->open)
+        pthread_mutex_unlock(&r->open_lock);
+}
+
 /* States of own events not yet stopped: +1 per state, and at the stop the
  * event's states are taken back. acct->open_states is what a process that dies
  * leaves: states the plugin saw for events it will never see stopped. */
 static void open_state_add(emu_rank *r, void *h)
 {
-    pthread_mutex_lock(&r->open_lock);
+    emu_open_set *s = open_set(r);
     int free_at = -1;
     for (int i = 0; i < 32; i++) {
-        if (r->open[i].h == h) {
-            r->open[i].n++;
+        if (s->e[i].h == h) {
+            s->e[i].n++;
             free_at = -2;
             break;
         }
-        if (!r->open[i].h && free_at == -1)
+        if (!s->e[i].h && free_at == -1)
             free_at = i;
     }
     if (free_at == -1)
         emu_die("more than 32 open events with states on one rank");
     if (free_at >= 0)
-        r->open[free_at].h = h, r->open[free_at].n = 1;
+        s->e[free_at].h = h, s->e[free_at].n = 1;
     __atomic_fetch_add(&r->acct->open_states, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&r->open_lock);
+    open_set_done(r, s);
 }
 
 static void open_state_stop(emu_rank *r, void *h)
 {
-    pthread_mutex_lock(&r->open_lock);
+    emu_open_set *s = open_set(r);
     for (int i = 0; i < 32; i++)
-        if (r->open[i].h == h) {
-            __atomic_fetch_sub(&r->acct->open_states, r->open[i].n, __ATOMIC_RELAXED);
-            r->open[i].h = NULL;
+        if (s->e[i].h == h) {
+            __atomic_fetch_sub(&r->acct->open_states, s->e[i].n, __ATOMIC_RELAXED);
+            s->e[i].h = NULL;
             break;
         }
-    pthread_mutex_unlock(&r->open_lock);
+    open_set_done(r, s);
 }
 
 static void stop_in(emu_rank *r, unsigned type, void *h, uint64_t (*calls)[NSC_T_COUNT])
@@ -190,8 +210,12 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     r->node = node;
     r->world_stride = 1;
     r->stream = (void *)(uintptr_t)(0x5000000u + 0x1000u * (unsigned)global_rank);
-    r->peer_ready = calloc((size_t)(ci->nranks > 0 ? ci->nranks : 1), sizeof *r->peer_ready);
-    if (!r->peer_ready)
+    size_t nr = (size_t)(ci->nranks > 0 ? ci->nranks : 1);
+    r->peer_ready = calloc(nr, sizeof *r->peer_ready);
+    r->p2p_nth = calloc(2 * nr, sizeof *r->p2p_nth);
+    r->host_ready = calloc(nr, sizeof *r->host_ready);
+    r->host_last = calloc(1, sizeof *r->host_last);
+    if (!r->peer_ready || !r->p2p_nth || !r->host_ready || !r->host_last)
         return -1;
     pthread_mutex_init(&r->open_lock, NULL);
     pthread_mutex_lock(&w->lock);
@@ -231,7 +255,12 @@ void emu_rank_close(emu_rank *r)
     if (r->w->wire) /* whoever still waits for this rank waits no more */
         emu_wire_gone(r->w->wire, emu_wire_slot(r, r->ci.rank));
     free(r->peer_ready);
-    r->peer_ready = NULL;
+    free(r->p2p_nth);
+    free(r->host_ready);
+    free(r->host_last);
+    r->peer_ready = r->host_ready = NULL;
+    r->p2p_nth = NULL;
+    r->host_last = NULL;
     pthread_mutex_lock(&r->w->lock);
     if (r->profiled) {
         emu_plugin_finalize(&r->w->pl, r->ctx);
@@ -250,23 +279,30 @@ void emu_rank_close(emu_rank *r)
  * flat out gets thousands of collectives ahead, and the proxy's next batch
  * would start that many KernelCh events at once. */
 #define EMU_PROXY_AHEAD 16
+/* Room for the bound plus one whole group (scenarios.c: at most 64 ops),
+ * which is posted at once: its p2p ops run together (timeline.c). */
+#define EMU_PROXY_RING 128
 
 struct emu_proxy {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    emu_op ops[EMU_PROXY_AHEAD];
+    emu_op ops[EMU_PROXY_RING];
     size_t head, tail, running; /* running: ops of the batch the proxy runs */
     bool quit, busy;
 };
 
-void emu_proxy_post(emu_rank *r, const emu_op *op)
+void emu_proxy_post(emu_rank *r, const emu_op *ops, size_t n)
 {
     emu_proxy *p = r->proxy;
+    if (n > EMU_PROXY_RING - EMU_PROXY_AHEAD)
+        emu_die("a group of %zu ops is more than the proxy takes", n);
     pthread_mutex_lock(&p->mu);
-    while (p->tail - p->head + p->running >= EMU_PROXY_AHEAD)
+    /* A group larger than the bound goes in once the proxy has nothing. */
+    while (p->tail - p->head + p->running + n > EMU_PROXY_AHEAD && p->tail - p->head + p->running > 0)
         pthread_cond_wait(&p->cv, &p->mu);
-    p->ops[p->tail++ % EMU_PROXY_AHEAD] = *op;
+    for (size_t i = 0; i < n; i++)
+        p->ops[p->tail++ % EMU_PROXY_RING] = ops[i];
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
@@ -305,6 +341,7 @@ static void *proxy_main(void *arg)
 {
     emu_rank *r = arg;
     emu_proxy *p = r->proxy;
+    proxy_of_thread = r;
     pthread_mutex_lock(&r->w->lock);
     emu_acct_note_tid(r->acct);
     pthread_mutex_unlock(&r->w->lock);
@@ -321,7 +358,7 @@ static void *proxy_main(void *arg)
         if (!batch)
             emu_die("out of memory");
         for (size_t i = 0; i < n; i++)
-            batch[i] = p->ops[(p->head + i) % EMU_PROXY_AHEAD];
+            batch[i] = p->ops[(p->head + i) % EMU_PROXY_RING];
         p->head = p->tail;
         p->running = n;
         p->busy = true;

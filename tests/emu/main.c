@@ -320,7 +320,9 @@ static void finish_options(emu_opts *o)
     if (o->comms > 1 && (strcmp(s, "pxn") == 0 || strcmp(s, "split") == 0 || o->hang_rank >= 0 ||
                          o->kill_rank >= 0 || o->replay || o->bench))
         emu_die("--comms: several communicators per rank work with the coll, multigpu, grouped, "
-                "p2p, ring, tree and graph scenarios");
+                "p2p, alltoall, ring, tree and graph scenarios");
+    if (strcmp(s, "alltoall") == 0 && nranks > 32)
+        emu_die("alltoall: at most 32 ranks (a send and a receive per rank in one group of at most 64)");
     if (o->hang_rank >= nranks || o->kill_rank >= nranks || o->slow_rank >= nranks)
         emu_die("--hang-rank/--kill-rank/--slow-rank must be below the number of ranks (%d)", nranks);
     const emu_model *m = &o->model;

@@ -9,8 +9,11 @@
  * the link finished the previous step; the data arrives a latency plus
  * bytes / bandwidth later. AllReduce has 2(n-1) steps per loop,
  * AllGather/ReduceScatter n-1, Broadcast/Reduce a chain of n-1 hops from /
- * to the root. Every rank computes the same recurrence from the same starts
- * (the wire), so all agree without exchanging step times.
+ * to the root. Trees: the nodes form a binary tree (per local rank index, as
+ * emu_net_peers); each chunk is reduced up (a rank sends it to its parent
+ * once it has its own and its children's) and broadcast down from the root.
+ * Every rank computes the same recurrence from the same starts (the wire),
+ * so all agree without exchanging step times.
  */
 #include <string.h>
 
@@ -71,26 +74,25 @@ uint64_t emu_model_transfer(const emu_rank *r, int a, int b, size_t bytes, int n
     return emu_model_us(r->w->o, lat + (double)bytes * nch / gbps / 1000.0);
 }
 
-uint64_t emu_model_ready(const emu_rank *r, const emu_op *op)
+uint64_t emu_model_ready(const emu_rank *r, const emu_op *op, uint64_t dev_free)
 {
     const emu_model *m = &r->w->o->model;
-    if (r->dev_free == EMU_NEVER)
+    if (dev_free == EMU_NEVER)
         return EMU_NEVER;
     double us = m->compute_us + (global_of(r, r->ci.rank) == m->slow_gpu_rank ? m->slow_gpu_us : 0);
-    (void)op;
-    return max2(r->dev_free, op->enq_ns) + emu_model_us(r->w->o, us);
+    return max2(dev_free, op->enq_ns) + emu_model_us(r->w->o, us);
 }
 
 static bool is_chain(const emu_op *op)
 {
-    return op->func == emu_func_index("Broadcast") || op->func == emu_func_index("Reduce");
+    return op->func == EMU_F_BROADCAST || op->func == EMU_F_REDUCE;
 }
 
 void emu_model_shape(const emu_rank *r, const emu_op *op, int *loops, int *per_loop, size_t *slice)
 {
     int n = r->ci.nranks;
     size_t per_ch = op->bytes / (size_t)op->nch + 1, chunk = (size_t)r->w->o->chunk_size;
-    bool all_reduce = op->func == emu_func_index("AllReduce");
+    bool all_reduce = op->func == EMU_F_ALLREDUCE;
     /* AllReduce moves 1/n of the buffer per step; AllGather/ReduceScatter
      * (count per rank) and the chains the whole slice. */
     size_t per_step = all_reduce ? per_ch / (size_t)n + 1 : per_ch;
@@ -106,7 +108,7 @@ void emu_model_shape(const emu_rank *r, const emu_op *op, int *loops, int *per_l
 static int pos_of(const emu_rank *r, const emu_op *op, int q)
 {
     int n = r->ci.nranks, root = op->root;
-    if (op->func == emu_func_index("Reduce"))
+    if (op->func == EMU_F_REDUCE)
         return (q - root - 1 + 2 * n) % n;
     return (q - root + n) % n;
 }
@@ -221,13 +223,15 @@ static uint64_t ring_closed(ring_ctx *c)
     return stall_at >= 0 ? EMU_NEVER : sat_add(base, (uint64_t)total * tau + (uint64_t)c->per_loop * lat);
 }
 
-uint64_t emu_model_channel(const emu_rank *r, const emu_op *op, uint32_t k, int ch, const uint64_t *ready,
-                           emu_step_t *send, emu_step_t *recv)
+static uint64_t ring_channel(const emu_rank *r, const emu_op *op, uint32_t k, int ch, const uint64_t *ready,
+                             emu_step_t *send, emu_step_t *recv)
 {
     static __thread ring_ctx c;
     static __thread uint64_t got[EMU_MAX_RANKS], next[EMU_MAX_RANKS], link_free[EMU_MAX_RANKS];
-    c = (ring_ctx){.r = r, .op = op, .k = k, .ch = ch, .n = r->ci.nranks, .me = r->ci.rank, .ready = ready,
-                   .send = send, .recv = recv};
+    /* Field by field: a compound literal would clear the 16 KiB of link
+     * arrays on every call, of which only n entries are used. */
+    c.r = r, c.op = op, c.k = k, c.ch = ch, c.n = r->ci.nranks, c.me = r->ci.rank, c.ready = ready;
+    c.send = send, c.recv = recv, c.isend = c.irecv = 0;
     emu_model_shape(r, op, &c.loops, &c.per_loop, &c.slice);
     c.last_send_data = c.last_recv_data = ready[c.me];
     for (int q = 0; q < c.n; q++) {
@@ -243,6 +247,167 @@ uint64_t emu_model_channel(const emu_rank *r, const emu_op *op, uint32_t k, int 
     for (int q = 0; q < c.n; q++)
         got[q] = ready[q];
     return ring_exact(&c, got, next, link_free);
+}
+
+/* ---- trees ---- */
+
+#define TREE_MAX EMU_MAX_NODES
+
+/* The tree of r's local rank index: member v (a node) is comm rank
+ * v * m + local; parent (v - 1) / 2, children 2v + 1 and 2v + 2. */
+typedef struct tree_ctx {
+    const emu_rank *r;
+    const emu_op *op;
+    uint32_t k;
+    int ch, m, local, members, me, loops;
+    size_t slice;
+    const uint64_t *ready;
+    uint64_t up_free[TREE_MAX], down_free[TREE_MAX][2]; /* each link's next free time */
+    uint64_t avail[TREE_MAX], down[TREE_MAX];           /* chunk l: reduced at v, broadcast to v */
+    uint64_t up_arrive[TREE_MAX];                       /* chunk l from v at its parent */
+    emu_step_t *out;                                    /* EMU_TREE_SLOTS x loops of this rank's legs */
+} tree_ctx;
+
+enum { TS_SEND_UP, TS_RECV_DOWN, TS_SEND_DOWN0, TS_RECV_UP0, TS_SEND_DOWN1, TS_RECV_UP1, EMU_TREE_SLOTS };
+
+static void tree_shape(const emu_rank *r, const emu_op *op, int *loops, size_t *slice)
+{
+    size_t per_ch = op->bytes / (size_t)op->nch + 1, chunk = (size_t)r->w->o->chunk_size;
+    long l = (long)((per_ch + chunk - 1) / chunk);
+    *loops = (int)(l < 1 ? 1 : l > EMU_MAX_STEPS ? EMU_MAX_STEPS : l);
+    *slice = per_ch / (size_t)*loops + 1;
+}
+
+static int tree_rank(const tree_ctx *t, int v)
+{
+    return v * t->m + t->local;
+}
+
+/* One chunk over one tree link a -> b: its step, and when it arrives. */
+static uint64_t tree_hop(tree_ctx *t, int a, int b, uint64_t data, uint64_t *link_free, int l, emu_step_t *from,
+                         emu_step_t *to)
+{
+    double gbps, lat;
+    int ra = tree_rank(t, a), rb = tree_rank(t, b);
+    link_of(t->r, ra, rb, &gbps, &lat);
+    uint64_t start = max2(max2(data, t->ready[rb]), *link_free);
+    if (stalled(t->r, t->k, t->ch, ra, l))
+        start = EMU_NEVER;
+    uint64_t done = sat_add(start, emu_model_us(t->r->w->o, (double)t->slice * t->op->nch / gbps / 1000.0));
+    uint64_t arrive = sat_add(done, emu_model_us(t->r->w->o, lat));
+    *link_free = start == EMU_NEVER ? EMU_NEVER : done;
+    if (from)
+        from[l] = (emu_step_t){l ? from[l - 1].data : t->ready[ra], data, start, arrive};
+    if (to)
+        to[l] = (emu_step_t){l ? to[l - 1].data : t->ready[rb], arrive, arrive, arrive};
+    return arrive;
+}
+
+static emu_step_t *tree_slot(tree_ctx *t, int v, int slot)
+{
+    return v == t->me ? t->out + (size_t)slot * (size_t)t->loops : NULL;
+}
+
+/* Chunk l: up from the leaves (children have higher indices), then down. */
+static void tree_chunk(tree_ctx *t, int l)
+{
+    for (int v = t->members - 1; v >= 0; v--) {
+        uint64_t a = t->ready[tree_rank(t, v)];
+        for (int c = 0; c < 2 && 2 * v + 1 + c < t->members; c++)
+            a = max2(a, t->up_arrive[2 * v + 1 + c]);
+        t->avail[v] = a;
+        if (v) {
+            int p = (v - 1) / 2, which = (v - 1) % 2;
+            emu_step_t *into = t->me == p ? tree_slot(t, p, which ? TS_RECV_UP1 : TS_RECV_UP0) : NULL;
+            t->up_arrive[v] = tree_hop(t, v, p, a, &t->up_free[v], l, tree_slot(t, v, TS_SEND_UP), into);
+        }
+    }
+    t->down[0] = t->avail[0];
+    for (int v = 0; v < t->members; v++)
+        for (int c = 0; c < 2 && 2 * v + 1 + c < t->members; c++) {
+            int child = 2 * v + 1 + c;
+            t->down[child] = tree_hop(t, v, child, t->down[v], &t->down_free[v][c], l,
+                                      tree_slot(t, v, c ? TS_SEND_DOWN1 : TS_SEND_DOWN0),
+                                      tree_slot(t, child, TS_RECV_DOWN));
+        }
+}
+
+static uint64_t tree_channel(const emu_rank *r, const emu_op *op, uint32_t k, int ch, const uint64_t *ready,
+                             emu_step_t *out)
+{
+    static __thread tree_ctx t;
+    int n = r->ci.nranks;
+    t.r = r, t.op = op, t.k = k, t.ch = ch, t.ready = ready, t.out = out;
+    t.m = r->w->o->ranks_per_node, t.local = r->ci.rank % t.m, t.me = r->ci.rank / t.m;
+    t.members = 0;
+    while (t.members < TREE_MAX && tree_rank(&t, t.members) < n)
+        t.members++;
+    tree_shape(r, op, &t.loops, &t.slice);
+    for (int v = 0; v < t.members; v++)
+        t.up_free[v] = t.down_free[v][0] = t.down_free[v][1] = 0;
+    for (int l = 0; l < t.loops; l++)
+        tree_chunk(&t, l);
+    uint64_t end = t.down[t.me];
+    for (int s = 0; s < EMU_TREE_SLOTS; s++) /* every leg of this rank done too */
+        end = s == TS_SEND_UP && !t.me ? end : max2(end, out[(size_t)(s + 1) * (size_t)t.loops - 1].done);
+    return end;
+}
+
+/* ---- either ---- */
+
+bool emu_model_same_channels(const emu_rank *r, uint32_t k)
+{
+    const emu_model *m = &r->w->o->model;
+    return m->stall_rank < 0 || m->stall_coll != (int)k;
+}
+
+static bool is_tree(const emu_rank *r)
+{
+    return strcmp(r->w->o->algo, "TREE") == 0;
+}
+
+size_t emu_model_cells(const emu_rank *r, const emu_op *op)
+{
+    int loops, per_loop;
+    size_t slice;
+    if (is_tree(r)) {
+        tree_shape(r, op, &loops, &slice);
+        return (size_t)EMU_TREE_SLOTS * (size_t)loops;
+    }
+    emu_model_shape(r, op, &loops, &per_loop, &slice);
+    return 2 * (size_t)loops * (size_t)per_loop;
+}
+
+uint64_t emu_model_channel(const emu_rank *r, const emu_op *op, uint32_t k, int ch, const uint64_t *ready,
+                           emu_step_t *steps)
+{
+    if (is_tree(r)) {
+        for (size_t i = 0; i < emu_model_cells(r, op); i++) /* legs a rank does not have stay unused */
+            steps[i] = (emu_step_t){0, 0, 0, 0};
+        return tree_channel(r, op, k, ch, ready, steps);
+    }
+    return ring_channel(r, op, k, ch, ready, steps, steps + emu_model_cells(r, op) / 2);
+}
+
+const emu_step_t *emu_model_leg(const emu_rank *r, const emu_op *op, const emu_step_t *steps, int peer, bool send)
+{
+    if (!is_tree(r))
+        return send ? steps : steps + emu_model_cells(r, op) / 2;
+    int loops, m = r->w->o->ranks_per_node, me = r->ci.rank / m, v = peer / m;
+    size_t slice;
+    tree_shape(r, op, &loops, &slice);
+    int slot = v == (me - 1) / 2 && me ? (send ? TS_SEND_UP : TS_RECV_DOWN)
+               : v == 2 * me + 1   ? (send ? TS_SEND_DOWN0 : TS_RECV_UP0)
+                                   : (send ? TS_SEND_DOWN1 : TS_RECV_UP1);
+    return steps + (size_t)slot * (size_t)loops;
+}
+
+int emu_model_tree_steps(const emu_rank *r, const emu_op *op)
+{
+    int loops;
+    size_t slice;
+    tree_shape(r, op, &loops, &slice);
+    return loops;
 }
 
 void emu_model_uniform(emu_step_t *t, int n, uint64_t t0, uint64_t t1)

@@ -2,8 +2,8 @@
  *
  * Every scenario is built from group_call(), which replays what NCCL does for
  * one ncclGroupStart/End (or one implicit group) on a set of communicators, in
- * the order the recorded real trace shows: GroupApi start, [GroupStartApiStop],
- * CollApi/P2pApi start+stop for every call, [GroupEndApiStart], then per
+ * the order the recorded real trace shows: GroupApi start, GroupStartApiStop,
+ * CollApi/P2pApi start+stop for every call, GroupEndApiStart, then per
  * communicator in reverse order KernelLaunch, Group > Coll/P2p (start all, stop
  * all), then GroupApi stop; the proxy thread then emits the children.
  */
@@ -55,10 +55,12 @@ static const char *op_dtype(const emu_opts *o, const op_desc *op)
     return op->dtype ? op->dtype : o->dtype;
 }
 
-/* What a rank called, as the ranks must agree on it (a mismatch differs). */
+/* What a rank called, as the ranks must agree on it (a mismatch differs);
+ * a send and its receive agree on count and datatype. */
 static uint64_t op_sig(const emu_opts *o, const op_desc *op)
 {
-    uint64_t h = emu_splitmix((uint64_t)op->func * 0x100000001b3ull ^ op_count(o, op));
+    uint64_t func = op->p2p ? EMU_F_COUNT : (uint64_t)op->func;
+    uint64_t h = emu_splitmix(func * 0x100000001b3ull ^ op_count(o, op));
     const char *d = op_dtype(o, op);
     for (; *d; d++)
         h = emu_splitmix(h ^ (uint64_t)(unsigned char)*d);
@@ -165,15 +167,23 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
     uint32_t idx[MAX_OPS];
     for (int j = 0; j < nops; j++)
         h[j] = start_op(r, &ops[j], api[j], g, mask, replayed, &idx[j], api_start);
+    emu_op posted[MAX_OPS];
     for (int j = 0; j < nops; j++) {
         const emu_opts *o = r->w->o;
-        emu_op op = {.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
-                     .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
-                     .is_send = ops[j].func == emu_func_index("Send"),
-                     .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
-                     .hang = hang, .func = ops[j].func, .enq_ns = emu_true_ns(), .sig = op_sig(o, &ops[j])};
-        emu_proxy_post(r, &op);
+        posted[j] = (emu_op){.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
+                             .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
+                             .is_send = ops[j].func == EMU_F_SEND,
+                             .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
+                             .hang = hang, .func = ops[j].func, .enq_ns = emu_true_ns(),
+                             .sig = op_sig(o, &ops[j]), .with_prev = j > 0 && ops[j].p2p && ops[j - 1].p2p};
     }
+    emu_proxy_post(r, posted, (size_t)nops);
+    for (int j = 0; j < nops; j++) /* what host_sync waits for */
+        if (!posted[j].p2p) {
+            r->host_colls++;
+            *r->host_last = posted[j];
+        }
+    r->host_last_p2p = posted[nops - 1].p2p;
     for (int j = 0; j < nops; j++) {
         emu_stop(r, ops[j].p2p ? NSC_T_P2P : NSC_T_COLL, h[j]);
         if (idx[j] != UINT32_MAX)
@@ -236,8 +246,9 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
     gev.d.group_api.depth = f.explicit_group ? 2 : 1;
     uint64_t api_start = emu_true_ns();
     void *ga = emu_start(r0, &gev);
-    if (f.explicit_group)
-        emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_START_API_STOP, 0, 0);
+    /* Implicit groups too: NCCL records both states at the outermost depth
+     * (the first task appended, the group's end), whatever that depth is. */
+    emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_START_API_STOP, 0, 0);
     void *api[MAX_OPS * 8];
     for (int i = 0; i < n; i++)
         for (int j = 0; j < nops; j++) {
@@ -245,8 +256,7 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
             emu_stop(rs[i], ops[j].p2p ? NSC_T_P2P_API : NSC_T_COLL_API, h);
             api[i * nops + j] = h;
         }
-    if (f.explicit_group)
-        emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_END_API_START, 0, 0);
+    emu_state(r0, NSC_T_GROUP_API, ga, NSC_S_GROUP_END_API_START, 0, 0);
     if (f.kill_mid) {
         for (int i = 0; i < n; i++)
             emu_proxy_drain(rs[i]); /* so every counted call is complete */
@@ -278,11 +288,18 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
 /* A training step's host waits for its GPU once per iteration (the loss,
  * the data loader): so a late rank stays as late as its delay instead of
  * the others' hosts running ever further ahead. Only with the model: without
- * it the device takes no time. */
+ * it the device takes no time. The host sleeps until its device's modelled
+ * end, which it computes from the wire (timeline.c) rather than waiting for
+ * its proxy thread to have made every event: a proxy behind the model then
+ * takes its work in batches instead of one collective per context switch. */
 static void host_sync(const emu_opts *o, emu_rank **rs, int n)
 {
-    for (int i = 0; emu_model_on(o) && i < n; i++)
-        emu_proxy_drain(rs[i]);
+    uint64_t until = 0;
+    for (int i = 0; emu_model_on(o) && i < n; i++) {
+        uint64_t end = emu_timeline_host_end(rs[i]);
+        until = end != EMU_NEVER && end > until ? end : until;
+    }
+    emu_sleep_until(until);
 }
 
 /* --mismatch: the rank's collective number K calls another count, datatype
@@ -297,7 +314,7 @@ static void mismatch(const emu_opts *o, const emu_rank *r, int it, op_desc *op)
     else if (strcmp(m->mismatch_what, "dtype") == 0)
         op->dtype = strcmp(o->dtype, "ncclFloat16") ? "ncclFloat16" : "ncclFloat32";
     else
-        op->func = emu_func_index(op->func == emu_func_index("AllGather") ? "AllReduce" : "AllGather");
+        op->func = op->func == EMU_F_ALLGATHER ? EMU_F_ALLREDUCE : EMU_F_ALLGATHER;
 }
 
 /* The straggler arrives late at every collective: it sleeps before issuing. */
@@ -361,9 +378,35 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
         host_sync(w->o, rs, n);
         for (int i = 0; i < n; i++) {
             int me = rs[i]->ci.rank, nr = rs[i]->ci.nranks;
-            op_desc ops[2] = {{.func = emu_func_index("Send"), .p2p = true, .peer = (me + 1) % nr},
-                              {.func = emu_func_index("Recv"), .p2p = true, .peer = (me + nr - 1) % nr}};
+            op_desc ops[2] = {{.func = EMU_F_SEND, .p2p = true, .peer = (me + 1) % nr},
+                              {.func = EMU_F_RECV, .p2p = true, .peer = (me + nr - 1) % nr}};
             group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true}, NULL, NULL);
+        }
+        sleep_us(w->o->pace_us);
+    }
+    return 0;
+}
+
+/* ncclAlltoAll as NCCL (2.28 on) runs it on the kernel path: one implicit
+ * group of a Send to and a Recv from every rank, itself included, each
+ * reported as its own P2pApi and P2p event ("Send", "Recv"); the func
+ * "AlltoAll" names only the copy-engine path. Its sends and receives meet
+ * on the wire, so it lasts until the last peer came. */
+static int sc_alltoall(emu_world *w, emu_rank **rs, int n)
+{
+    for (int it = 0; it < w->o->iters; it++) {
+        host_sync(w->o, rs, n);
+        straggle(w->o, rs, n);
+        for (int i = 0; i < n; i++) {
+            int nr = rs[i]->ci.nranks;
+            op_desc ops[MAX_OPS];
+            if (2 * nr > MAX_OPS)
+                emu_die("alltoall: at most %d ranks", MAX_OPS / 2);
+            for (int q = 0; q < nr; q++) {
+                ops[2 * q] = (op_desc){.func = EMU_F_SEND, .p2p = true, .peer = q};
+                ops[2 * q + 1] = (op_desc){.func = EMU_F_RECV, .p2p = true, .peer = q};
+            }
+            group_call(&rs[i], 1, ops, 2 * nr, (group_flags){0}, NULL, NULL);
         }
         sleep_us(w->o->pace_us);
     }
@@ -427,6 +470,8 @@ const emu_scenario emu_scenarios[] = {
     {"multigpu", "several GPUs per thread: one thread drives all ranks of a node in one ncclGroup", true, sc_coll},
     {"grouped", "grouped operations: --ops collectives per ncclGroup (one GroupApi, KernelLaunch, Group)", false, sc_grouped},
     {"p2p", "send to rank+1 and receive from rank-1 in one group per iteration", false, sc_p2p},
+    {"alltoall", "ncclAlltoAll: a Send to and a Recv from every rank in one implicit group (<= 32 ranks)", false,
+     sc_alltoall},
     {"ring", "coll with --algo RING (ProxyOp/ProxyStep between nodes)", false, sc_coll},
     {"tree", "coll with --algo TREE (ProxyOp/ProxyStep up and down a tree of nodes)", false, sc_coll},
     {"pxn", "coll whose ProxyOps are started by the next local rank's process (needs processes)", false, sc_coll},

@@ -113,7 +113,7 @@ Test(emu_time, ring_duration_follows_the_cost_model, .timeout = 60)
 Test(emu_time, slow_gpu_starts_late_and_delays_the_others, .timeout = 60)
 {
     nsc_json_doc s = run("--plugin empty --mask all --scenario ring --nodes 2 --ranks-per-node 1 --iters 5 "
-                         "--slow-gpu 1:3000");
+                         "--slow-gpu 1:20000");
     const nsc_json *ranks = ranks_of(&s);
     for (uint32_t i = 0; i < 5; i++) {
         coll_view v = coll_at(ranks, i);
@@ -172,6 +172,91 @@ Test(emu_time, hang_leaves_the_others_waiting_in_the_collective, .timeout = 60)
             cr_assert_neq(jnum(nsc_json_at(c, 2), "ready_ns"), 0, "it started");
             cr_assert_eq(jnum(nsc_json_at(c, 2), "end_ns"), 0, "and never ended");
         }
+    }
+    nsc_json_free(&s);
+}
+
+/* A send and its receive meet on the wire: with rank 0's GPU 20 ms late,
+ * rank 1's receive from it ends one transfer after rank 0's send started
+ * (not one transfer after its own start), and rank 1's send waits for rank
+ * 0's receive to be posted. 256 KiB over the 25 GB/s NIC: 4 us + 10.5 us. */
+Test(emu_time, recv_completes_after_the_matching_send, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario p2p --nodes 2 --ranks-per-node 1 --iters 4 "
+                         "--slow-gpu 0:20000");
+    const nsc_json *ranks = ranks_of(&s);
+    const nsc_json *c[2] = {0};
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk))
+        c[jnum(rk, "rank")] = nsc_json_get(rk, "collectives");
+    const uint64_t transfer = 14485;
+    for (uint32_t i = 0; i < 4; i++) {
+        const nsc_json *send0 = nsc_json_at(c[0], 2 * i), *recv0 = nsc_json_at(c[0], 2 * i + 1);
+        const nsc_json *send1 = nsc_json_at(c[1], 2 * i), *recv1 = nsc_json_at(c[1], 2 * i + 1);
+        cr_assert_str_eq(jstr(send0, "func"), "Send");
+        cr_assert_str_eq(jstr(recv1, "func"), "Recv");
+        uint64_t late = jnum(send0, "ready_ns");
+        cr_assert_geq(late, jnum(send1, "ready_ns") + 10000000, "iteration %u: rank 0's GPU is late", i);
+        cr_assert_geq(jnum(recv1, "end_ns"), late + transfer, "iteration %u: the receive ends after the send", i);
+        cr_assert_lt(jnum(recv1, "end_ns"), late + 2 * transfer, "iteration %u: one transfer after it", i);
+        cr_assert_geq(jnum(send1, "end_ns"), jnum(recv0, "ready_ns") + transfer, "the send waits for the receiver");
+    }
+    nsc_json_free(&s);
+}
+
+/* ncclAlltoAll as NCCL reports it: per iteration each of the 4 ranks makes a
+ * Send to and a Recv from every rank (itself included), P2pApi and P2p
+ * events; with rank 1's GPU 20 ms late, every other rank's receive from it
+ * ends after rank 1 started (it did not before the wire matched pairs). */
+Test(emu_time, alltoall_is_grouped_pairs_that_wait_for_the_late_rank, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario alltoall --nodes 2 --ranks-per-node 2 --iters 3 "
+                         "--slow-gpu 1:20000");
+    const nsc_json *ranks = ranks_of(&s);
+    const nsc_json *c[4] = {0};
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *calls = nsc_json_get(rk, "calls");
+        cr_assert_eq(summary_count(calls, "start", "P2p"), 3 * 8);
+        cr_assert_eq(summary_count(calls, "start", "P2pApi"), 3 * 8);
+        cr_assert_eq(summary_count(calls, "start", "Coll"), 0);
+        cr_assert_eq(jnum(rk, "open_events"), 0);
+        c[jnum(rk, "rank")] = nsc_json_get(rk, "collectives");
+    }
+    for (uint32_t it = 0; it < 3; it++) {
+        uint64_t late = jnum(nsc_json_at(c[1], 8 * it), "ready_ns");
+        for (int q = 0; q < 4; q++) {
+            const nsc_json *send = nsc_json_at(c[q], 8 * it + 2), *recv = nsc_json_at(c[q], 8 * it + 3);
+            cr_assert_str_eq(jstr(send, "func"), "Send");
+            cr_assert_str_eq(jstr(recv, "func"), "Recv");
+            if (q != 1)
+                cr_assert_gt(jnum(recv, "end_ns"), late, "iteration %u: rank %d's receive from rank 1", it, q);
+            if (q != 1)
+                cr_assert_lt(jnum(recv, "ready_ns") + 10000000, late, "rank %d's GPU is on time", q);
+        }
+    }
+    nsc_json_free(&s);
+}
+
+/* A tree along the tree: 4 nodes (0 the root, 1 and 2 its children, 3 a
+ * child of 1), 4 MiB in 2 channels of 17 chunks of 123 KiB, 9.9 us each on
+ * the 25 GB/s NIC (two channels share it) plus 4 us per hop. From the last
+ * start, the last rank to end needs at least its 17 chunks (168 us) and at
+ * most those and two hops up and two down (224 us). A leaf 20 ms late holds
+ * every rank: the root broadcasts nothing before it has the leaf's part. */
+Test(emu_time, tree_reduces_up_and_broadcasts_down, .timeout = 60)
+{
+    nsc_json_doc s = run("--plugin empty --mask all --scenario tree --nodes 4 --ranks-per-node 1 --iters 3 "
+                         "--count 1048576");
+    coll_view v = coll_at(ranks_of(&s), 2);
+    uint64_t d = most(v.end, v.n) - most(v.ready, v.n);
+    cr_assert(d >= 168000 && d <= 230000, "tree AllReduce %llu ns", (unsigned long long)d);
+    nsc_json_free(&s);
+    s = run("--plugin empty --mask all --scenario tree --nodes 4 --ranks-per-node 1 --iters 3 --count 1048576 "
+            "--slow-gpu 3:20000");
+    for (uint32_t i = 0; i < 3; i++) {
+        v = coll_at(ranks_of(&s), i);
+        cr_assert_lt(v.ready[0] + 10000000, v.ready[3], "collective %u: the leaf is late", i);
+        for (int r = 0; r < 3; r++)
+            cr_assert_gt(v.end[r], v.ready[3], "collective %u: rank %d waits for the leaf", i, r);
     }
     nsc_json_free(&s);
 }

@@ -13,12 +13,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "emu.h"
 
 #define EMU_SLACK_NS 20000
+#define EMU_HOST_SLEEP_NS 100000
 #define MAX_QPS 8
 
 enum { LEG_SEND, LEG_RECV, LEG_KCH };
@@ -38,16 +38,21 @@ typedef struct leg {
     int ch;
     uint64_t k1;          /* when the channel ends */
     emu_coll_rec *rec;
+    const emu_op *op;     /* whose leg (an op's legs are timed together) */
+    uint64_t due;         /* run_legs: its next action's time */
     bool over;
 } leg;
 
+/* The last time this thread read the clock: time only moves on, so an event
+ * due before it plus the slack is due now without reading the clock again
+ * (a proxy behind the model makes its events back to back). */
+static __thread uint64_t seen_ns;
+
 static void sleep_until(uint64_t t)
 {
-    if (t == 0 || t <= emu_true_ns() + EMU_SLACK_NS)
+    if (t == 0 || t <= seen_ns + EMU_SLACK_NS || t <= (seen_ns = emu_true_ns()) + EMU_SLACK_NS)
         return;
-    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
-        ;
+    emu_sleep_until(t);
 }
 
 /* The GPU timer `lag_ns` before the proxy's call, and its sample. The call
@@ -228,20 +233,26 @@ static void do_next(leg *l)
 
 /* Every leg's actions in time order (ties: leg order), each when due; a leg
  * whose next action never comes stays where it is, its events open. */
+static uint64_t due_of(const leg *l)
+{
+    return l->over ? EMU_NEVER : next_time(l);
+}
+
 static void run_legs(leg *legs, int n)
 {
+    for (int i = 0; i < n; i++)
+        legs[i].due = due_of(&legs[i]);
     for (;;) {
         int best = -1;
         uint64_t bt = EMU_NEVER;
-        for (int i = 0; i < n; i++) {
-            uint64_t t = legs[i].over ? EMU_NEVER : next_time(&legs[i]);
-            if (t < bt)
-                bt = t, best = i;
-        }
+        for (int i = 0; i < n; i++)
+            if (legs[i].due < bt)
+                bt = legs[i].due, best = i;
         if (best < 0)
             return;
         sleep_until(bt);
         do_next(&legs[best]);
+        legs[best].due = due_of(&legs[best]);
     }
 }
 
@@ -249,9 +260,7 @@ static void run_legs(leg *legs, int n)
 
 typedef struct op_plan {
     leg *legs;
-    emu_step_t *times;
-    int nlegs, cap_legs, nsteps_max;
-    size_t used;
+    int nlegs, cap_legs;
 } op_plan;
 
 static leg *add_leg(op_plan *p, emu_rank *r, int kind)
@@ -271,7 +280,7 @@ static void proxy_op_event(emu_ev *ev, const emu_rank *r, const emu_op *op, int 
 {
     *ev = (emu_ev){.type = NSC_T_PROXY_OP, .mask = op->mask, .parent = op->coll_h, .rank = r->ci.rank,
                    .comm_id = r->ci.comm_id, .comm_name = r->ci.name};
-    ev->d.proxy_op.pid = getpid();
+    ev->d.proxy_op.pid = (pid_t)r->acct->pid;
     ev->d.proxy_op.ch = (uint8_t)ch;
     ev->d.proxy_op.peer = peer;
     ev->d.proxy_op.nsteps = n;
@@ -309,7 +318,7 @@ static int leg_steps(const emu_rank *r, const emu_op *op, bool send, size_t *byt
         return (int)(n > 1024 ? 1024 : n);
     }
     if (strcmp(r->w->o->algo, "TREE") == 0)
-        return loops * per_loop;
+        return emu_model_tree_steps(r, op);
     emu_model_leg_steps(r, op, &nsend, &nrecv);
     return send ? nsend : nrecv;
 }
@@ -326,58 +335,136 @@ static void plan_legs(op_plan *p, emu_rank *r, const emu_op *op, void **kch, emu
             leg *l = add_leg(p, r, send[i] ? LEG_SEND : LEG_RECV);
             l->n = leg_steps(r, op, send[i], &l->bytes);
             l->ch = ch;
+            l->op = op;
             proxy_op_event(&l->ev, r, op, ch, peers[i], send[i], l->n);
-            p->nsteps_max = l->n > p->nsteps_max ? l->n : p->nsteps_max;
         }
         leg *k = add_leg(p, r, LEG_KCH);
         k->ev.mask = op->mask;
         k->kch = kch[ch];
         k->ch = ch;
+        k->op = op;
         k->rec = rec;
     }
 }
 
-/* Each peer's start of collective k (and whether all called the same). */
-static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t ready)
+/* One op of a run (ops that start together: one, or a group's p2p ops). */
+typedef struct op_state {
+    emu_op *op;
+    emu_coll_rec *rec;
+    uint32_t k;           /* the collective's number on the wire */
+    emu_wire_p2p mine;    /* a p2p op's entry on the wire */
+    void *kch[64];
+    emu_step_t *times;    /* its legs' steps, then a ring's send and receive */
+    size_t used;
+    uint64_t end;
+    bool never_ends;      /* no model and a hang, or too many channels */
+} op_state;
+
+/* Each rank's start of collective k into out[] (but `self`'s, which the
+ * caller knows), and whether all called the same. */
+static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *out, int self)
 {
     bool agree = true;
+    emu_wire_wait_all(r->w->wire, emu_wire_slot(r, 0), k, r->ci.nranks);
     for (int q = 0; q < r->ci.nranks; q++) {
         uint64_t sig = op->sig;
-        if (q == r->ci.rank)
-            r->peer_ready[q] = ready;
-        else if (emu_wire_read(r->w->wire, emu_wire_slot(r, q), k, &r->peer_ready[q], &sig))
-            r->peer_ready[q] = EMU_NEVER;
+        if (q != self && emu_wire_read(r->w->wire, emu_wire_slot(r, q), k, &out[q], &sig))
+            out[q] = EMU_NEVER;
         agree &= sig == op->sig;
     }
     return agree;
 }
 
-/* Times of every leg of channel ch; returns the channel's end. */
-static uint64_t time_channel(op_plan *p, emu_rank *r, const emu_op *op, uint32_t k, int ch, uint64_t ready,
-                             bool agree, emu_step_t *send, emu_step_t *recv)
+/* This rank's end of collective k given every rank's start. */
+static uint64_t schedule_end(emu_rank *r, const emu_op *op, uint32_t k, const uint64_t *ready, emu_step_t *steps)
 {
+    uint64_t end = ready[r->ci.rank];
+    int nch = emu_model_same_channels(r, k) ? 1 : op->nch;
+    for (int ch = 0; end != EMU_NEVER && ch < nch; ch++) {
+        uint64_t e = emu_model_channel(r, op, k, ch, ready, steps);
+        end = e > end ? e : end;
+    }
+    return end;
+}
+
+uint64_t emu_timeline_host_end(emu_rank *r)
+{
+    if (!r->host_colls)
+        return 0;
+    if (r->host_last_p2p || !r->w->wire) { /* p2p ends are the proxy's to meet */
+        emu_proxy_drain(r);
+        r->host_dev_free = 0;
+        return 0;
+    }
+    const emu_op *op = r->host_last;
+    uint32_t k = r->host_colls - 1;
+    emu_step_t *steps = malloc(emu_model_cells(r, op) * sizeof *steps);
+    if (!steps)
+        emu_die("out of memory");
+    /* First sleep until the earliest end: its own start at the earliest,
+     * every peer there long before. The schedule never shrinks when a start
+     * grows, so this is never past the end; when all started together (no
+     * fault) the peers' entries are there on waking, one wait, not two. Not
+     * for short collectives: their peers are seldom there sooner than the
+     * sleep's own wake-up, which would then be one wait more. */
+    for (int q = 0; q < r->ci.nranks; q++)
+        r->host_ready[q] = 0;
+    r->host_ready[r->ci.rank] = emu_model_ready(r, op, r->host_dev_free);
+    uint64_t soonest = schedule_end(r, op, k, r->host_ready, steps);
+    if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
+        emu_sleep_until(soonest);
+    uint64_t end = gather_ready(r, op, k, r->host_ready, -1) ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
+    free(steps);
+    r->host_dev_free = end;
+    return end;
+}
+
+/* A send and its receive move the data once both started (the receiver's
+ * buffer posted, the sender's data there): when, or EMU_NEVER if the peer
+ * never comes or called another count or datatype. */
+static uint64_t p2p_meet(emu_rank *r, const op_state *s, uint64_t ready)
+{
+    if (!r->w->wire)
+        return ready;
+    emu_wire_p2p peer = {.peer = r->ci.rank, .nth = s->mine.nth, .send = !s->op->is_send};
+    if (emu_wire_p2p_read(r->w->wire, emu_wire_slot(r, s->op->peer), &peer) || peer.sig != s->op->sig)
+        return EMU_NEVER;
+    return peer.ready > ready ? peer.ready : ready;
+}
+
+/* Times of s's legs on channel ch; returns the channel's end. `same`: the
+ * schedule in steps and its end are another channel's, the same as this one's. */
+static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint64_t ready, uint64_t meet,
+                             bool agree, emu_step_t *steps, const uint64_t *same)
+{
+    const emu_op *op = s->op;
     uint64_t end;
-    bool ring = !op->p2p && strcmp(r->w->o->algo, "TREE") != 0;
     if (op->p2p)
-        end = ready + emu_model_transfer(r, r->ci.rank, op->peer, op->bytes / (size_t)op->nch, op->nch);
+        end = meet == EMU_NEVER ? EMU_NEVER
+                                : meet + emu_model_transfer(r, op->is_send ? r->ci.rank : op->peer,
+                                                            op->is_send ? op->peer : r->ci.rank,
+                                                            op->bytes / (size_t)op->nch, op->nch);
     else if (!agree)
         end = EMU_NEVER;
+    else if (same)
+        end = *same;
     else
-        end = emu_model_channel(r, op, k, ch, r->peer_ready, send, recv);
+        end = emu_model_channel(r, op, s->k, ch, r->peer_ready, steps);
     for (int i = 0; i < p->nlegs; i++) {
         leg *l = &p->legs[i];
-        if (l->ch != ch)
+        if (l->op != op || l->ch != ch)
             continue;
         if (l->kind == LEG_KCH) {
             l->k1 = end;
             continue;
         }
-        l->t = &p->times[p->used];
-        p->used += (size_t)l->n;
-        if (ring && agree)
-            memcpy(l->t, l->kind == LEG_SEND ? send : recv, (size_t)l->n * sizeof *l->t);
+        l->t = &s->times[s->used];
+        s->used += (size_t)l->n;
+        if (!op->p2p && agree)
+            memcpy(l->t, emu_model_leg(r, op, steps, l->ev.d.proxy_op.peer, l->kind == LEG_SEND),
+                   (size_t)l->n * sizeof *l->t);
         else
-            emu_model_uniform(l->t, l->n, ready, end);
+            emu_model_uniform(l->t, l->n, op->p2p ? meet : ready, end);
     }
     return end;
 }
@@ -390,7 +477,7 @@ static void pxn_post(emu_rank *r, const emu_op *op, int ch, uint64_t t0, uint64_
     for (int i = 0; i < np; i++) {
         size_t bytes;
         int n = leg_steps(r, op, send[i], &bytes);
-        emu_pxn_msg m = {.kind = 0, .origin_pid = (uint32_t)getpid(), .rank = r->ci.rank,
+        emu_pxn_msg m = {.kind = 0, .origin_pid = r->acct->pid, .rank = r->ci.rank,
                          .nranks = r->ci.nranks, .comm_id = r->ci.comm_id, .origin_ctx = (uintptr_t)r->ctx,
                          .origin_coll = (uintptr_t)op->coll_h, .ch = ch, .peer = peers[i], .nsteps = n,
                          .is_send = send[i], .chunk = r->w->o->chunk_size, .coll_index = op->coll_index,
@@ -410,67 +497,125 @@ static void start_kernels(emu_rank *r, const emu_op *op, void **kch)
     }
 }
 
-/* One op on the device: start, tell the peers, time, play. */
-static void timeline_op(emu_rank *r, emu_op *op)
+/* Publish what the peers need of s: a collective's start and signature,
+ * or a p2p op's entry. */
+static void publish(emu_rank *r, op_state *s, uint64_t ready)
 {
-    bool model = emu_model_on(r->w->o), wired = model && !op->p2p && r->w->wire;
-    emu_coll_rec *rec = op->coll_index < r->acct->ncoll ? &r->colls[op->coll_index] : NULL;
-    uint32_t k = op->p2p ? 0 : r->wire_next++;
-    uint64_t ready = model ? emu_model_ready(r, op) : 0;
-    if (wired)
-        emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), k, ready, op->sig);
-    if (ready == EMU_NEVER)
-        return; /* the previous work never ended: this one never starts */
-    sleep_until(ready);
-    void *kch[64];
-    start_kernels(r, op, kch);
-    if (rec)
-        rec->ready_ns = ready ? ready : emu_true_ns();
-    if ((!model && op->hang) || op->nch > 64)
-        return; /* the peer never arrives: the channels never end */
-    bool pxn = emu_pxn_active(r->w);
+    emu_op *op = s->op;
+    if (!op->p2p) {
+        s->k = r->wire_next++;
+        if (r->w->wire)
+            emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), s->k, ready, op->sig, emu_wire_slot(r, 0),
+                             r->ci.nranks);
+        return;
+    }
+    uint32_t *nth = &r->p2p_nth[2 * op->peer + (op->is_send ? 1 : 0)];
+    s->mine = (emu_wire_p2p){.peer = op->peer, .nth = (*nth)++, .send = op->is_send, .ready = ready, .sig = op->sig};
+    if (r->w->wire)
+        emu_wire_p2p_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), &s->mine);
+}
+
+/* Time s once the peers told their starts; its legs' times go in s->times. */
+static uint64_t time_op(op_plan *p, emu_rank *r, op_state *s, uint64_t ready, bool pxn)
+{
+    const emu_op *op = s->op;
+    r->peer_ready[r->ci.rank] = ready;
+    bool agree = op->p2p || !r->w->wire || gather_ready(r, op, s->k, r->peer_ready, r->ci.rank);
+    uint64_t meet = op->p2p ? p2p_meet(r, s, ready) : ready;
+    size_t cells = 0;
+    for (int i = 0; i < p->nlegs; i++)
+        if (p->legs[i].op == op)
+            cells += (size_t)p->legs[i].n;
+    s->times = malloc((cells + emu_model_cells(r, op) + 1) * sizeof *s->times);
+    if (!s->times)
+        emu_die("out of memory");
+    uint64_t end = ready, first = 0;
+    bool alike = !op->p2p && emu_model_same_channels(r, s->k);
+    for (int ch = 0; ch < op->nch; ch++) {
+        uint64_t e = time_channel(p, r, s, ch, ready, meet, agree, s->times + cells, ch && alike ? &first : NULL);
+        first = ch ? first : e;
+        end = e > end ? e : end;
+        if (pxn)
+            pxn_post(r, op, ch, ready, e, ch == op->nch - 1);
+    }
+    return end;
+}
+
+/* The legs of a run's ops posted at its start: each first step waits there. */
+static void post_first_steps(op_plan *p, uint64_t ready, bool model)
+{
+    for (int i = 0; i < p->nlegs; i++) {
+        leg *l = &p->legs[i];
+        if (l->kind == LEG_KCH || !l->n)
+            continue;
+        emu_step_t first = {ready, ready, ready, ready};
+        l->t = model ? &first : NULL;
+        do_next(l);
+        l->t = NULL;
+    }
+}
+
+/* A run of ops on the device: one collective, or the p2p ops of one group,
+ * which NCCL's kernel runs together. They start when the device is free;
+ * each tells its peers, is timed, and all legs play together. */
+static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
+{
+    bool model = emu_model_on(r->w->o), pxn = emu_pxn_active(r->w);
+    op_state *st = calloc(n, sizeof *st);
+    if (!st)
+        emu_die("out of memory");
+    uint64_t ready = model ? emu_model_ready(r, &ops[0], r->dev_free) : 0;
+    for (size_t i = 0; i < n; i++) {
+        st[i].op = &ops[i];
+        st[i].rec = ops[i].coll_index < r->acct->ncoll ? &r->colls[ops[i].coll_index] : NULL;
+        if (model)
+            publish(r, &st[i], ready);
+    }
     op_plan p = {0};
-    plan_legs(&p, r, op, kch, rec, pxn);
-    for (int i = 0; i < p.nlegs; i++) /* posted at the start: the first step waits there */
-        if (p.legs[i].kind != LEG_KCH && p.legs[i].n && model) {
-            emu_step_t first = {ready, ready, ready, ready};
-            p.legs[i].t = &first;
-            do_next(&p.legs[i]);
-            p.legs[i].t = NULL;
-        } else if (p.legs[i].kind != LEG_KCH && p.legs[i].n)
-            do_next(&p.legs[i]);
-    bool agree = !wired || gather_ready(r, op, k, ready);
-    uint64_t end = model ? ready : 0;
-    if (model) {
-        int loops, per_loop;
-        size_t slice, cells = (size_t)p.nlegs * (size_t)p.nsteps_max;
-        emu_model_shape(r, op, &loops, &per_loop, &slice);
-        size_t ring = (size_t)loops * (size_t)per_loop;
-        p.times = malloc((cells + 2 * ring) * sizeof *p.times);
-        if (!p.times)
-            emu_die("out of memory");
-        for (int ch = 0; ch < op->nch; ch++) {
-            emu_step_t *send = p.times + cells, *recv = send + ring;
-            uint64_t e = time_channel(&p, r, op, k, ch, ready, agree, send, recv);
-            end = e > end ? e : end;
-            if (pxn)
-                pxn_post(r, op, ch, ready, e, ch == op->nch - 1);
+    if (ready != EMU_NEVER) { /* else the previous work never ended: these never start */
+        sleep_until(ready);
+        for (size_t i = 0; i < n; i++) {
+            start_kernels(r, st[i].op, st[i].kch);
+            if (st[i].rec)
+                st[i].rec->ready_ns = ready ? ready : emu_true_ns();
+            st[i].never_ends = (!model && ops[i].hang) || ops[i].nch > 64; /* the channels never end */
+            if (!st[i].never_ends)
+                plan_legs(&p, r, st[i].op, st[i].kch, st[i].rec, pxn);
         }
-    } else
-        for (int ch = 0; pxn && ch < op->nch; ch++)
-            pxn_post(r, op, ch, 0, 0, ch == op->nch - 1);
+        post_first_steps(&p, ready, model);
+    }
+    uint64_t end = 0;
+    bool timed = false; /* else the device stays where it was */
+    for (size_t i = 0; ready != EMU_NEVER && i < n; i++) {
+        if (st[i].never_ends)
+            continue;
+        if (model)
+            st[i].end = time_op(&p, r, &st[i], ready, pxn);
+        else
+            for (int ch = 0; pxn && ch < ops[i].nch; ch++)
+                pxn_post(r, &ops[i], ch, 0, 0, ch == ops[i].nch - 1);
+        end = st[i].end > end ? st[i].end : end;
+        timed = true;
+    }
     run_legs(p.legs, p.nlegs);
-    r->dev_free = end;
-    if (rec)
-        rec->end_ns = end == EMU_NEVER ? 0 : end ? end : emu_true_ns();
+    if (timed)
+        r->dev_free = end;
+    for (size_t i = 0; timed && i < n; i++)
+        if (!st[i].never_ends && st[i].rec)
+            st[i].rec->end_ns = st[i].end == EMU_NEVER ? 0 : st[i].end ? st[i].end : emu_true_ns();
+    for (size_t i = 0; i < n; i++)
+        free(st[i].times);
+    free(st);
     free(p.legs);
-    free(p.times);
 }
 
 void emu_timeline_batch(emu_rank *r, emu_op *ops, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        timeline_op(r, &ops[i]);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && ops[j].with_prev; j++)
+            ;
+        timeline_run(r, &ops[i], j - i);
+    }
 }
 
 void emu_timeline_foreign(emu_rank *r, const emu_leg_req *req, int n)

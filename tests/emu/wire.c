@@ -6,6 +6,10 @@
  * what it called (the signature a mismatch changes). A rank computes its
  * schedule from every peer's start (model.c), so it waits here, on a futex
  * of the peer's counter, until each peer published the same collective.
+ * Send/Recv pairs meet here too: each rank lists its recent p2p ops (peer,
+ * the how-many-th with that peer in that direction, start, signature), and
+ * each side of a pair waits for the other's entry, as NCCL's send waits for
+ * the receiver's buffer and the receive for the data.
  * A peer that exits or dies without publishing is marked gone (by its own
  * close, or by the launcher that reaped it): the wait ends, and that
  * collective never completes, as in NCCL. A bound (120 s without the peer)
@@ -34,11 +38,28 @@ typedef struct wire_pub {
     uint64_t k, ready, sig;
 } wire_pub;
 
+/* A rank publishes a group's p2p ops (at most 64, scenarios.c) before it
+ * waits for its partners, and the next group's only when each partner of
+ * this one published: two groups fit, so a partner's entry is still there
+ * when it reads it. */
+#define WIRE_P2P_RECENT 128
+
+typedef struct wire_p2p {
+    int32_t peer;
+    uint32_t nth_send; /* nth << 1 | send */
+    uint64_t ready, sig;
+} wire_p2p;
+
 typedef struct wire_slot {
     atomic_uint published; /* collectives published: the futex word */
     atomic_uint gone;
     atomic_uint waiters;   /* readers asleep on `published`: a publish wakes only them */
+    atomic_uint p2p_published, p2p_waiters; /* the same for p2p entries */
+    /* In the slot of a communicator's rank 0: how many of its ranks
+     * published collective k (cumulative over k, k + WIRE_RECENT, ...). */
+    atomic_uint arrived[WIRE_RECENT];
     wire_pub recent[WIRE_RECENT];
+    wire_p2p p2p[WIRE_P2P_RECENT];
 } wire_slot;
 
 struct emu_wire {
@@ -100,13 +121,35 @@ static void wake(atomic_uint *word)
     syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, uint64_t sig)
+/* Arrivals at k when all nranks came, counted over the uses of its counter. */
+static unsigned all_arrived(uint32_t k, int nranks)
+{
+    return (unsigned)nranks * (k / WIRE_RECENT + 1);
+}
+
+void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, uint64_t sig, uint32_t leader,
+                      int nranks)
 {
     wire_slot *s = &w->slots[slot];
     s->recent[k % WIRE_RECENT] = (wire_pub){k, ready, sig};
     atomic_store(&s->published, k + 1);
     if (atomic_load(&s->waiters)) /* a reader counted after this store finds k+1 itself */
         wake(&s->published);
+    atomic_uint *count = &w->slots[leader].arrived[k % WIRE_RECENT];
+    if (atomic_fetch_add(count, 1) + 1 == all_arrived(k, nranks))
+        wake(count);
+}
+
+void emu_wire_wait_all(emu_wire *w, uint32_t leader, uint32_t k, int nranks)
+{
+    atomic_uint *count = &w->slots[leader].arrived[k % WIRE_RECENT];
+    unsigned seen = atomic_load(count);
+    /* A rank gone, or one stuck that publishes ahead without reading, makes
+     * the count a poor guide: one bounded wait, then the reads decide. */
+    if (seen < all_arrived(k, nranks)) {
+        struct timespec left = {0, 50 * 1000 * 1000};
+        syscall(SYS_futex, count, FUTEX_WAIT, seen, &left, NULL, 0);
+    }
 }
 
 void emu_wire_gone(emu_wire *w, uint32_t slot)
@@ -114,6 +157,27 @@ void emu_wire_gone(emu_wire *w, uint32_t slot)
     wire_slot *s = &w->slots[slot];
     atomic_store(&s->gone, 1);
     wake(&s->published);
+    wake(&s->p2p_published);
+}
+
+/* Wait until `word` moves from `seen`: -1 if the rank is gone or the wait
+ * passed its deadline (set at the first wait). */
+static int wait_moved(wire_slot *s, atomic_uint *word, atomic_uint *waiters, unsigned seen, uint64_t *deadline)
+{
+    if (atomic_load(&s->gone))
+        return -1;
+    uint64_t t = emu_true_ns();
+    *deadline = *deadline ? *deadline : t + WIRE_WAIT_NS;
+    if (t >= *deadline)
+        return -1;
+    /* Short waits: `gone` is set with a wake, but a launcher's mark may
+     * race with the check above. */
+    struct timespec left = {0, 50 * 1000 * 1000};
+    atomic_fetch_add(waiters, 1);
+    if (atomic_load(word) == seen)
+        syscall(SYS_futex, word, FUTEX_WAIT, seen, &left, NULL, 0);
+    atomic_fetch_sub(waiters, 1);
+    return 0;
 }
 
 int emu_wire_read(emu_wire *w, uint32_t slot, uint32_t k, uint64_t *ready, uint64_t *sig)
@@ -128,18 +192,38 @@ int emu_wire_read(emu_wire *w, uint32_t slot, uint32_t k, uint64_t *ready, uint6
             *sig = p.sig;
             return 0;
         }
-        if (atomic_load(&s->gone))
+        if (wait_moved(s, &s->published, &s->waiters, now, &deadline))
             return -1;
-        uint64_t t = emu_true_ns();
-        deadline = deadline ? deadline : t + WIRE_WAIT_NS;
-        if (t >= deadline)
+    }
+}
+
+void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e)
+{
+    wire_slot *s = &w->slots[slot];
+    unsigned n = atomic_load(&s->p2p_published);
+    s->p2p[n % WIRE_P2P_RECENT] = (wire_p2p){e->peer, e->nth << 1 | (e->send ? 1u : 0u), e->ready, e->sig};
+    atomic_store(&s->p2p_published, n + 1);
+    if (atomic_load(&s->p2p_waiters))
+        wake(&s->p2p_published);
+}
+
+int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e)
+{
+    wire_slot *s = &w->slots[slot];
+    uint32_t key = e->nth << 1 | (e->send ? 1u : 0u);
+    uint64_t deadline = 0;
+    for (unsigned from = 0;;) {
+        unsigned now = atomic_load(&s->p2p_published);
+        from = now - from > WIRE_P2P_RECENT ? now - WIRE_P2P_RECENT : from;
+        for (; from < now; from++) {
+            const wire_p2p *p = &s->p2p[from % WIRE_P2P_RECENT];
+            if (p->peer == e->peer && p->nth_send == key) {
+                e->ready = p->ready;
+                e->sig = p->sig;
+                return 0;
+            }
+        }
+        if (wait_moved(s, &s->p2p_published, &s->p2p_waiters, now, &deadline))
             return -1;
-        /* Short waits: `gone` is set with a wake, but a launcher's mark may
-         * race with the check above. */
-        struct timespec left = {0, 50 * 1000 * 1000};
-        atomic_fetch_add(&s->waiters, 1);
-        if (atomic_load(&s->published) == now)
-            syscall(SYS_futex, &s->published, FUTEX_WAIT, now, &left, NULL, 0);
-        atomic_fetch_sub(&s->waiters, 1);
     }
 }
