@@ -37,6 +37,7 @@ typedef struct cl_rec {
 typedef struct cl_kernel {
     uint64_t parent, start, stop;  /* aligned CPU times */
     uint64_t pt_start, pt_stop;
+    int open;                      /* never stopped (flushed at finalize): no end */
 } cl_kernel;
 
 typedef struct cl_done {
@@ -126,7 +127,8 @@ static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *
             s->kern[s->nkern++] = (cl_kernel){ev->parent, q_align(s->c, qr, ev->start_ns, NULL),
                                               q_align(s->c, qr, ev->stop_ns, NULL),
                                               ev->d.kernel_ch.ptimer_start,
-                                              ev->d.kernel_ch.ptimer_stop};
+                                              ev->d.kernel_ch.ptimer_stop,
+                                              (ev->flags & NSC_EVF_OPEN) != 0};
             if (q_gpu_pair(s->c, qr, g, NULL, ev))
                 return NSC_QUERY_ESTORE;
         }
@@ -194,10 +196,10 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
         q_gpu_align(s->c, qr, g, NULL, k->pt_stop, &a1, &e);
         if (!x->has_kernel || a0 < x->kstart)
             x->kstart = a0;
-        if (!x->has_kernel || a1 > x->kend)
+        if (!k->open && (!x->nkch || a1 > x->kend))
             x->kend = a1;
         x->has_kernel = 1;
-        x->nkch++;
+        x->nkch += !k->open;
     }
     for (size_t i = 0; i < s->ndone; i++) {
         cl_rec *x = find_rec(recs, n, s->done[i].id);

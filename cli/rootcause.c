@@ -1,0 +1,697 @@
+/* rootcause.c: why a job is slow or stuck, and where (diagnose's causes).
+ *
+ * Owns three analyses of one communicator, each ending in problems with a
+ * cause class and a place (diagnose.h):
+ * - late ranks: at each collective the rank that arrived last (GPU side when
+ *   kernel times exist), its lateness against the others' median arrival
+ *   split into what its host did (enqueued late), what its GPU did (started
+ *   late after both the enqueue and its previous collective's end) and what
+ *   it inherited (its previous collective ended late: another cause);
+ * - links: per (sender rank -> receiver rank) the median time of a network
+ *   step from ProxyStepSendWait (peer ready, link free) to its end, against
+ *   the fastest link's; slow links grouped by host pair, or by host when
+ *   every link of one host is slow (its NIC);
+ * - a stuck collective: per rank and channel the last step it completed
+ *   sending and receiving; the rank that received more than it forwarded is
+ *   where the wait chain ends.
+ * The proxy events come from one pass over the communicator's timeline
+ * (ProxyOp, ProxyStep; a step whose ProxyOp was never stored, as in a live
+ * hang, is placed by its direction and the channels left).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diagnose.h"
+#include "grow.h"
+
+/* A rank is late when it arrived last at more than half of at least this many
+ * collectives (by chance a rank of n is last at 1/n of them), by at least
+ * RC_LATE_MIN_NS on average. */
+#define RC_LATE_MIN_COLLS 8
+#define RC_LATE_MIN_NS 200000ull
+/* A link is slow when its median step takes RC_SLOW_RATIO times the fastest
+ * link's and RC_SLOW_MIN_NS more; links with fewer steps are not judged. */
+#define RC_SLOW_RATIO 2.0
+#define RC_SLOW_MIN_NS 20000ull
+#define RC_LINK_MIN_STEPS 5
+#define RC_LINK_MAX_STEPS 100000
+#define RC_MAX_CHANNELS 64
+
+typedef struct rc_rank_late {
+    uint64_t prev_kend;
+    int has_prev;
+    uint64_t last, seen;                     /* collectives it arrived last at / took part in */
+    uint64_t host_ns, gpu_ns, prev_ns, cost_ns;  /* summed over its last arrivals */
+} rc_rank_late;
+
+struct nsc_rc_late {
+    int64_t nranks;
+    rc_rank_late *r;
+    uint64_t *scratch;
+    /* the first collective all ranks entered that never ended */
+    int stuck;
+    uint64_t stuck_seq, stuck_start;
+    char stuck_func[32];
+    uint32_t stuck_nch;
+    uint64_t *stuck_id;  /* per rank: its Coll event id */
+};
+
+nsc_rc_late *nsc_rc_late_new(int64_t nranks)
+{
+    if (nranks <= 0 || nranks > (1 << 20))
+        return NULL;
+    nsc_rc_late *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->nranks = nranks;
+    l->r = calloc((size_t)nranks, sizeof *l->r);
+    l->scratch = calloc((size_t)nranks, sizeof *l->scratch);
+    l->stuck_id = calloc((size_t)nranks, sizeof *l->stuck_id);
+    if (!l->r || !l->scratch || !l->stuck_id) {
+        nsc_rc_late_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void nsc_rc_late_free(nsc_rc_late *l)
+{
+    if (!l)
+        return;
+    free(l->r);
+    free(l->scratch);
+    free(l->stuck_id);
+    free(l);
+}
+
+static uint64_t num(const nsc_json *o, const char *key)
+{
+    uint64_t v = 0;
+    nsc_json_u64(nsc_json_get(o, key), &v);
+    return v;
+}
+
+static int has_num(const nsc_json *o, const char *key, uint64_t *v)
+{
+    return nsc_json_u64(nsc_json_get(o, key), v) == 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
+{
+    const nsc_json *ranks = nsc_json_get(coll, "ranks");
+    l->stuck = 1;
+    l->stuck_seq = num(coll, "seq");
+    l->stuck_start = num(coll, "start_ns");
+    l->stuck_nch = (uint32_t)num(coll, "nchannels");
+    const char *func = nsc_json_str(nsc_json_get(coll, "func"));
+    snprintf(l->stuck_func, sizeof l->stuck_func, "%s", func ? func : "?");
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        uint64_t rank = num(r, "rank");
+        if (rank < (uint64_t)l->nranks)
+            l->stuck_id[rank] = num(r, "id");
+    }
+}
+
+/* Split the last rank's lateness (against the others' median arrival) into
+ * host, GPU and inherited parts, and charge it the others' waits. */
+static void charge_last(nsc_rc_late *l, const nsc_json *coll, const nsc_json *last, int gpu)
+{
+    const nsc_json *ranks = nsc_json_get(coll, "ranks");
+    size_t n = 0;
+    uint64_t cost = 0;
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r))
+        if (r != last) {
+            l->scratch[n++] = num(r, "arrival_ns");
+            cost += num(r, "wait_ns");
+        }
+    if (!n)
+        return;
+    qsort(l->scratch, n, sizeof *l->scratch, cmp_u64);
+    uint64_t ref = l->scratch[n / 2], arrival = num(last, "arrival_ns"), enq = num(last, "enqueue_ns");
+    uint64_t rank = num(last, "rank");
+    if (arrival <= ref || rank >= (uint64_t)l->nranks)
+        return;
+    rc_rank_late *x = &l->r[rank];
+    /* From the others' arrival to its own: its device still ran its previous
+     * work (inherited), then waited for its host (host), then for nothing but
+     * itself (GPU). Without kernel times it is all the host's. */
+    uint64_t busy = gpu && x->has_prev ? x->prev_kend : 0;
+    uint64_t t0 = ref, t1 = busy > t0 ? (busy < arrival ? busy : arrival) : t0;
+    uint64_t t2 = gpu ? (enq > t1 ? (enq < arrival ? enq : arrival) : t1) : arrival;
+    x->last++;
+    x->cost_ns += cost;
+    x->prev_ns += t1 - t0;
+    x->host_ns += t2 - t1;
+    x->gpu_ns += arrival - t2;
+}
+
+void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
+{
+    const nsc_json *ranks = nsc_json_get(coll, "ranks"), *missing = nsc_json_get(coll, "missing_ranks");
+    const nsc_json *end = nsc_json_get(coll, "end_ns"), *mm = nsc_json_get(coll, "mismatch");
+    if (!ranks || (missing && missing->count) || (mm && mm->kind != NSC_JSON_NULL))
+        return;
+    if (!end || end->kind == NSC_JSON_NULL) {
+        if (!l->stuck)
+            keep_stuck(l, coll);
+        return;
+    }
+    const char *arrival = nsc_json_str(nsc_json_get(coll, "arrival"));
+    uint64_t last_rank = num(coll, "last_rank");
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r))
+        if (num(r, "rank") == last_rank)
+            charge_last(l, coll, r, arrival && strcmp(arrival, "gpu") == 0);
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        uint64_t rank = num(r, "rank"), kend;
+        if (rank >= (uint64_t)l->nranks)
+            continue;
+        l->r[rank].seen++;
+        if (has_num(r, "kernel_end_ns", &kend))
+            l->r[rank].prev_kend = kend, l->r[rank].has_prev = 1;
+    }
+}
+
+/* ---- the proxy pass -------------------------------------------------------- */
+
+typedef struct rc_op {
+    uint64_t id, parent;  /* id 0: an empty slot */
+    int32_t rank, peer;
+    uint8_t channel, is_send, open;
+} rc_op;
+
+typedef struct rc_link {
+    int32_t src, dst;
+    uint64_t *ns;
+    size_t n, cap;
+    uint64_t median;
+} rc_link;
+
+/* A stuck collective's progress on one rank, channel and direction. */
+typedef struct rc_prog {
+    int32_t done;  /* the last step completed, -1 none */
+    int32_t peer;  /* -1 unknown */
+    uint8_t seen, incomplete;
+} rc_prog;
+
+typedef struct rc_orphan {
+    int32_t rank, done;
+    uint64_t op;
+    uint8_t is_send;
+} rc_orphan;
+
+typedef struct rc_pass {
+    nsc_rc_late *l;
+    int64_t nranks;
+    char (*host)[64];
+    rc_op *ops;
+    size_t ops_cap, ops_n;
+    rc_link *links;
+    size_t nlinks, links_cap;
+    rc_prog *prog;      /* [rank][channel][is_send] */
+    int32_t *last_peer; /* [rank][channel][is_send]: from any ProxyOp */
+    rc_orphan *orph;
+    size_t norph, orph_cap;
+    int oom;
+} rc_pass;
+
+static size_t pidx(int64_t rank, unsigned ch, unsigned is_send)
+{
+    return ((size_t)rank * RC_MAX_CHANNELS + ch) * 2 + is_send;
+}
+
+static uint64_t op_hash(int32_t rank, uint64_t id)
+{
+    uint64_t h = id * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)rank * 0xc2b2ae3d27d4eb4full;
+    return h ^ (h >> 29);
+}
+
+static rc_op *op_find(rc_pass *p, int32_t rank, uint64_t id)
+{
+    if (!p->ops_cap)
+        return NULL;
+    for (size_t i = op_hash(rank, id) & (p->ops_cap - 1);; i = (i + 1) & (p->ops_cap - 1)) {
+        if (!p->ops[i].id)
+            return NULL;
+        if (p->ops[i].id == id && p->ops[i].rank == rank)
+            return &p->ops[i];
+    }
+}
+
+static int op_put(rc_pass *p, const rc_op *op)
+{
+    if (2 * (p->ops_n + 1) > p->ops_cap) {
+        size_t cap = p->ops_cap ? 2 * p->ops_cap : 1024;
+        rc_op *old = p->ops, *ops = calloc(cap, sizeof *ops);
+        if (!ops)
+            return -1;
+        size_t oldcap = p->ops_cap;
+        p->ops = ops, p->ops_cap = cap, p->ops_n = 0;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].id && op_put(p, &old[i]))
+                return -1;
+        free(old);
+    }
+    size_t i = op_hash(op->rank, op->id) & (p->ops_cap - 1);
+    while (p->ops[i].id && !(p->ops[i].id == op->id && p->ops[i].rank == op->rank))
+        i = (i + 1) & (p->ops_cap - 1);
+    p->ops_n += !p->ops[i].id;
+    p->ops[i] = *op;
+    return 0;
+}
+
+static int is_open(const nsc_json *ev)
+{
+    const nsc_json *fl = nsc_json_get(ev, "flags");
+    for (const nsc_json *x = nsc_json_first(fl); x; x = nsc_json_next(fl, x))
+        if (nsc_json_str(x) && strcmp(nsc_json_str(x), "open") == 0)
+            return 1;
+    return 0;
+}
+
+static void on_op(rc_pass *p, const nsc_json *ev, int32_t rank)
+{
+    rc_op op = {num(ev, "id"), num(ev, "parent"), rank, (int32_t)num(ev, "peer"),
+                (uint8_t)num(ev, "channel"), num(ev, "is_send") != 0, (uint8_t)is_open(ev)};
+    if (!op.id || op.channel >= RC_MAX_CHANNELS)
+        return;
+    if (op_put(p, &op))
+        p->oom = 1;
+    p->last_peer[pidx(rank, op.channel, op.is_send)] = op.peer;
+    const nsc_rc_late *l = p->l;
+    if (l->stuck && l->stuck_id[rank] && op.parent == l->stuck_id[rank]) {
+        rc_prog *g = &p->prog[pidx(rank, op.channel, op.is_send)];
+        g->seen = 1;
+        g->peer = op.peer;
+        g->incomplete |= op.open;
+    }
+}
+
+static rc_link *link_of(rc_pass *p, int32_t src, int32_t dst)
+{
+    for (size_t i = p->nlinks; i-- > 0;)
+        if (p->links[i].src == src && p->links[i].dst == dst)
+            return &p->links[i];
+    if (nsc_grow(&p->links, p->nlinks, &p->links_cap, sizeof *p->links, 16))
+        return NULL;
+    rc_link *k = &p->links[p->nlinks++];
+    memset(k, 0, sizeof *k);
+    k->src = src, k->dst = dst;
+    return k;
+}
+
+static void add_sample(rc_pass *p, const rc_op *op, const nsc_json *ev)
+{
+    const nsc_json *st = nsc_json_get(ev, "states");
+    uint64_t stop = num(ev, "stop_ns");
+    for (const nsc_json *s = nsc_json_first(st); s; s = nsc_json_next(st, s)) {
+        const char *name = nsc_json_str(nsc_json_get(s, "state"));
+        uint64_t ts = num(s, "ts_ns");
+        if (!name || strcmp(name, "ProxyStepSendWait") != 0 || stop < ts)
+            continue;
+        rc_link *k = link_of(p, op->rank, op->peer);
+        if (!k || (k->n < RC_LINK_MAX_STEPS && nsc_grow(&k->ns, k->n, &k->cap, sizeof *k->ns, 64))) {
+            p->oom = !k;
+            return;
+        }
+        if (k->n < RC_LINK_MAX_STEPS)
+            k->ns[k->n++] = stop - ts;
+        return;
+    }
+}
+
+/* Direction of a step from its states (its ProxyOp may be unknown). */
+static int step_is_send(const nsc_json *ev)
+{
+    const nsc_json *st = nsc_json_get(ev, "states");
+    const nsc_json *s = nsc_json_first(st);
+    const char *name = s ? nsc_json_str(nsc_json_get(s, "state")) : NULL;
+    return name && strncmp(name, "ProxyStepSend", 13) == 0;
+}
+
+static void add_orphan(rc_pass *p, int32_t rank, uint64_t op, int is_send, int32_t step, int open)
+{
+    for (size_t i = 0; i < p->norph; i++)
+        if (p->orph[i].rank == rank && p->orph[i].op == op) {
+            if (!open && step > p->orph[i].done)
+                p->orph[i].done = step;
+            return;
+        }
+    if (nsc_grow(&p->orph, p->norph, &p->orph_cap, sizeof *p->orph, 16)) {
+        p->oom = 1;
+        return;
+    }
+    p->orph[p->norph++] = (rc_orphan){rank, open ? -1 : step, op, (uint8_t)is_send};
+}
+
+static void on_step(rc_pass *p, const nsc_json *ev, int32_t rank)
+{
+    uint64_t parent = num(ev, "parent");
+    int32_t step = (int32_t)num(ev, "step");
+    int open = is_open(ev);
+    const rc_op *op = op_find(p, rank, parent);
+    if (op && op->is_send && !open)
+        add_sample(p, op, ev);
+    const nsc_rc_late *l = p->l;
+    if (!l->stuck || !l->stuck_id[rank])
+        return;
+    if (op && op->parent == l->stuck_id[rank]) {
+        rc_prog *g = &p->prog[pidx(rank, op->channel, op->is_send)];
+        if (!open && step > g->done)
+            g->done = step;
+    } else if (!op && num(ev, "start_ns") >= l->stuck_start) {
+        add_orphan(p, rank, parent, step_is_send(ev), step, open);
+    }
+}
+
+static int on_event(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    (void)line, (void)len;
+    rc_pass *p = arg;
+    const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
+    if (kind && strcmp(kind, "header") == 0) {
+        const nsc_json *ranks = nsc_json_get(v, "ranks");
+        for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+            const char *host = nsc_json_str(nsc_json_get(r, "host"));
+            uint64_t rank = num(r, "rank");
+            if (host && rank < (uint64_t)p->nranks)
+                snprintf(p->host[rank], sizeof p->host[rank], "%s", host);
+        }
+        return 0;
+    }
+    const char *type = nsc_json_str(nsc_json_get(v, "type"));
+    int64_t rank = -1;
+    if (!type || nsc_json_i64(nsc_json_get(v, "rank"), &rank) || rank < 0 || rank >= p->nranks)
+        return 0;
+    if (strcmp(type, "ProxyOp") == 0)
+        on_op(p, v, (int32_t)rank);
+    else if (strcmp(type, "ProxyStep") == 0)
+        on_step(p, v, (int32_t)rank);
+    return p->oom;
+}
+
+/* Orphan steps (their ProxyOp not stored: still open in a live job) go to
+ * the channels of their rank and direction that no stored ProxyOp covers, in
+ * the order the ProxyOps were created (NCCL posts channels in order). */
+static int by_rank_op(const void *a, const void *b)
+{
+    const rc_orphan *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->is_send != y->is_send)
+        return x->is_send < y->is_send ? -1 : 1;
+    return (x->op > y->op) - (x->op < y->op);
+}
+
+static void place_orphans(rc_pass *p)
+{
+    uint32_t nch = p->l->stuck_nch < RC_MAX_CHANNELS ? p->l->stuck_nch : RC_MAX_CHANNELS;
+    qsort(p->orph, p->norph, sizeof *p->orph, by_rank_op);
+    for (size_t i = 0; i < p->norph;) {
+        const rc_orphan *o = &p->orph[i];
+        uint32_t ch = 0;
+        size_t j = i;
+        for (; j < p->norph && p->orph[j].rank == o->rank && p->orph[j].is_send == o->is_send; j++) {
+            while (ch < nch && p->prog[pidx(o->rank, ch, o->is_send)].seen)
+                ch++;
+            if (ch == nch)
+                continue;
+            rc_prog *g = &p->prog[pidx(o->rank, ch, o->is_send)];
+            g->seen = g->incomplete = 1;
+            g->done = p->orph[j].done;
+            g->peer = p->last_peer[pidx(o->rank, ch, o->is_send)];
+        }
+        i = j;
+    }
+}
+
+/* ---- slow links and NICs ------------------------------------------------------ */
+
+static const char *host_of(const rc_pass *p, int32_t rank)
+{
+    return rank >= 0 && rank < p->nranks && p->host[rank][0] ? p->host[rank] : "?";
+}
+
+/* The links of a host and how many of them are slow. */
+static void host_links(const rc_pass *p, const char *h, uint64_t limit, size_t *all, size_t *slow)
+{
+    *all = *slow = 0;
+    for (size_t i = 0; i < p->nlinks; i++) {
+        const rc_link *k = &p->links[i];
+        if (k->n < RC_LINK_MIN_STEPS ||
+            (strcmp(host_of(p, k->src), h) != 0 && strcmp(host_of(p, k->dst), h) != 0))
+            continue;
+        (*all)++;
+        *slow += k->median >= limit;
+    }
+}
+
+/* The one host every slow link touches and whose links are all slow (its
+ * NIC), or NULL (none, or two: with two hosts both ends qualify). */
+static const char *slow_nic_host(const rc_pass *p, uint64_t limit, size_t nslow)
+{
+    const char *found = NULL;
+    for (int64_t r = 0; r < p->nranks; r++) {
+        const char *h = host_of(p, (int32_t)r);
+        size_t all, slow;
+        if (found && strcmp(found, h) == 0)
+            continue;
+        host_links(p, h, limit, &all, &slow);
+        if (all >= 2 && slow == all && slow == nslow) {
+            if (found)
+                return NULL;
+            found = h;
+        }
+    }
+    return found;
+}
+
+static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, const char *h, uint64_t limit,
+                       uint64_t ref)
+{
+    uint64_t worst = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < p->nlinks; i++)
+        if (p->links[i].n >= RC_LINK_MIN_STEPS && p->links[i].median >= limit) {
+            n++;
+            if (p->links[i].median > worst)
+                worst = p->links[i].median;
+        }
+    nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_nic", comm, 0, -1,
+                                  "slow NIC on %s: all %zu of its network links are slow, steps take up to "
+                                  "%.1f us against %.1f us on the other links (%.1fx)",
+                                  h, n, (double)worst / 1e3, (double)ref / 1e3, (double)worst / (double)ref);
+    if (!x)
+        return;
+    snprintf(x->hosts[0], sizeof x->hosts[0], "%s", h);
+    snprintf(x->figures, sizeof x->figures,
+             "\"step_ns\":%" PRIu64 ",\"reference_step_ns\":%" PRIu64 ",\"slow_links\":%zu", worst, ref, n);
+}
+
+/* One problem per host pair (direction kept) with a slow link. */
+static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, uint64_t limit, uint64_t ref)
+{
+    for (size_t i = 0; i < p->nlinks; i++) {
+        const rc_link *k = &p->links[i];
+        if (k->n < RC_LINK_MIN_STEPS || k->median < limit)
+            continue;
+        const char *a = host_of(p, k->src), *b = host_of(p, k->dst);
+        int dup = 0;
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = p->links[j].n >= RC_LINK_MIN_STEPS && p->links[j].median >= limit &&
+                  strcmp(host_of(p, p->links[j].src), a) == 0 && strcmp(host_of(p, p->links[j].dst), b) == 0;
+        if (dup)
+            continue;
+        nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_link", comm, 0, k->src,
+                                      "slow link %s -> %s (rank %d -> rank %d): a network step takes %.1f us "
+                                      "against %.1f us on the fastest link (%.1fx)",
+                                      a, b, k->src, k->dst, (double)k->median / 1e3, (double)ref / 1e3,
+                                      (double)k->median / (double)ref);
+        if (!x)
+            return;
+        x->peer = k->dst;
+        snprintf(x->hosts[0], sizeof x->hosts[0], "%s", a);
+        snprintf(x->hosts[1], sizeof x->hosts[1], "%s", b);
+        snprintf(x->figures, sizeof x->figures,
+                 "\"step_ns\":%" PRIu64 ",\"reference_step_ns\":%" PRIu64 ",\"steps\":%zu", k->median, ref, k->n);
+    }
+}
+
+static void check_links(nsc_findings *f, const char *comm, rc_pass *p)
+{
+    uint64_t ref = UINT64_MAX;
+    for (size_t i = 0; i < p->nlinks; i++) {
+        rc_link *k = &p->links[i];
+        if (k->n < RC_LINK_MIN_STEPS)
+            continue;
+        qsort(k->ns, k->n, sizeof *k->ns, cmp_u64);
+        k->median = k->ns[k->n / 2];
+        if (k->median < ref)
+            ref = k->median;
+    }
+    if (ref == UINT64_MAX || ref == 0)
+        return;
+    uint64_t limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
+    if (limit < ref + RC_SLOW_MIN_NS)
+        limit = ref + RC_SLOW_MIN_NS;
+    size_t nslow = 0;
+    for (size_t i = 0; i < p->nlinks; i++)
+        nslow += p->links[i].n >= RC_LINK_MIN_STEPS && p->links[i].median >= limit;
+    if (!nslow)
+        return;
+    const char *nic = slow_nic_host(p, limit, nslow);
+    if (nic)
+        report_nic(f, comm, p, nic, limit, ref);
+    else
+        report_links(f, comm, p, limit, ref);
+}
+
+/* ---- where a stuck collective stopped -------------------------------------- */
+
+/* On an incomplete channel, the rank that completed receiving at least as
+ * many steps as it completed sending holds data it never forwarded: every
+ * other rank forwards each step it receives (sent = received + 1). */
+static int32_t stall_on(const rc_pass *p, unsigned ch, int32_t *step)
+{
+    for (int64_t r = 0; r < p->nranks; r++) {
+        const rc_prog *s = &p->prog[pidx(r, ch, 1)], *v = &p->prog[pidx(r, ch, 0)];
+        if (s->seen && v->seen && s->incomplete && v->done >= s->done) {
+            *step = s->done + 1;
+            return (int32_t)r;
+        }
+    }
+    return -1;
+}
+
+static void check_stall(nsc_findings *f, const char *comm, const rc_pass *p)
+{
+    const nsc_rc_late *l = p->l;
+    uint32_t nch = l->stuck_nch < RC_MAX_CHANNELS ? l->stuck_nch : RC_MAX_CHANNELS;
+    int32_t culprit = -1, step = -1;
+    unsigned ch0 = 0, ch1 = 0;
+    for (unsigned ch = 0; ch < nch; ch++) {
+        int32_t s, r = stall_on(p, ch, &s);
+        if (r < 0)
+            continue;
+        if (culprit < 0)
+            culprit = r, step = s, ch0 = ch1 = ch;
+        else if (r == culprit && s == step && ch == ch1 + 1)
+            ch1 = ch;
+    }
+    if (culprit < 0)
+        return;
+    int32_t peer = p->prog[pidx(culprit, ch0, 1)].peer;
+    char chans[32];
+    if (ch0 == ch1)
+        snprintf(chans, sizeof chans, "channel %u", ch0);
+    else
+        snprintf(chans, sizeof chans, "channels %u-%u", ch0, ch1);
+    nsc_problem *x = nsc_diag_add(f, NSC_SEV_STALL, "stall", comm, l->stuck_seq, culprit,
+                                  "stall: rank %d (%s) stopped sending step %d to rank %d (%s) on %s of %s "
+                                  "seq %" PRIu64 "; the other %" PRId64 " ranks wait behind it",
+                                  culprit, host_of(p, culprit), step, peer, host_of(p, peer), chans,
+                                  l->stuck_func, l->stuck_seq, p->nranks - 1);
+    if (!x)
+        return;
+    x->peer = peer;
+    x->channel = ch0;
+    x->step = step;
+    snprintf(x->hosts[0], sizeof x->hosts[0], "%s", host_of(p, culprit));
+    snprintf(x->hosts[1], sizeof x->hosts[1], "%s", host_of(p, peer));
+    snprintf(x->figures, sizeof x->figures,
+             "\"channels\":[%u,%u],\"last_sent_step\":%d,\"last_received_step\":%d", ch0, ch1,
+             p->prog[pidx(culprit, ch0, 1)].done, p->prog[pidx(culprit, ch0, 0)].done);
+}
+
+/* ---- late ranks ------------------------------------------------------------ */
+
+static void check_late(nsc_findings *f, const char *comm, const rc_pass *p)
+{
+    const nsc_rc_late *l = p->l;
+    int64_t best = -1;
+    for (int64_t r = 0; r < l->nranks; r++)
+        if (l->r[r].last && (best < 0 || l->r[r].last > l->r[best].last))
+            best = r;
+    if (best < 0)
+        return;
+    const rc_rank_late *x = &l->r[best];
+    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns;
+    /* inherited lateness is the previous collective's cause, reported there */
+    if (x->last < RC_LATE_MIN_COLLS || 2 * x->last <= x->seen || x->prev_ns >= x->host_ns + x->gpu_ns ||
+        late / x->last < RC_LATE_MIN_NS)
+        return;
+    int gpu = x->gpu_ns > x->host_ns;
+    nsc_problem *q = nsc_diag_add(
+        f, NSC_SEV_LATE, gpu ? "gpu_late" : "host_late", comm, 0, best,
+        "%s: rank %" PRId64 " (%s) arrived last at %" PRIu64 " of %" PRIu64 " collectives, %.2f ms late on average "
+        "(%s); the others waited %.1f ms in all",
+        gpu ? "GPU late" : "host late", best, host_of(p, (int32_t)best), x->last, x->seen,
+        (double)late / (double)x->last / 1e6,
+        gpu ? "its GPU started after its enqueue and its previous work" : "its host enqueued after the others were ready",
+        (double)x->cost_ns / 1e6);
+    if (!q)
+        return;
+    snprintf(q->hosts[0], sizeof q->hosts[0], "%s", host_of(p, (int32_t)best));
+    snprintf(q->figures, sizeof q->figures,
+             "\"last_arrivals\":%" PRIu64 ",\"collectives\":%" PRIu64 ",\"host_late_ns\":%" PRIu64
+             ",\"gpu_late_ns\":%" PRIu64 ",\"inherited_ns\":%" PRIu64 ",\"cost_ns\":%" PRIu64,
+             x->last, x->seen, x->host_ns, x->gpu_ns, x->prev_ns, x->cost_ns);
+}
+
+/* ---- one communicator ------------------------------------------------------- */
+
+static void pass_free(rc_pass *p)
+{
+    for (size_t i = 0; i < p->nlinks; i++)
+        free(p->links[i].ns);
+    free(p->links);
+    free(p->ops);
+    free(p->prog);
+    free(p->last_peer);
+    free(p->orph);
+    free(p->host);
+}
+
+int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *qs)
+{
+    size_t cells = (size_t)l->nranks * RC_MAX_CHANNELS * 2;
+    rc_pass p = {.l = l, .nranks = l->nranks};
+    p.host = calloc((size_t)l->nranks, sizeof *p.host);
+    p.prog = malloc(cells * sizeof *p.prog);
+    p.last_peer = malloc(cells * sizeof *p.last_peer);
+    if (!p.host || !p.prog || !p.last_peer) {
+        pass_free(&p);
+        snprintf(f->c->err, sizeof f->c->err, "out of memory");
+        return NSC_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < cells; i++) {
+        p.prog[i] = (rc_prog){-1, -1, 0, 0};
+        p.last_peer[i] = -1;
+    }
+    char q[2048];
+    snprintf(q, sizeof q, "%s", qs);
+    int rc = nsc_qs_add(q, sizeof q, "comm", comm) || nsc_qs_add(q, sizeof q, "type", "proxyop,proxystep")
+                 ? NSC_EXIT_FAIL
+                 : nsc_cli_fetch_pages(f->c, "timeline", q, on_event, &p);
+    if (p.oom) {
+        snprintf(f->c->err, sizeof f->c->err, "out of memory");
+        rc = NSC_EXIT_FAIL;
+    }
+    if (rc == NSC_EXIT_OK) {
+        check_links(f, comm, &p);
+        if (l->stuck) {
+            place_orphans(&p);
+            check_stall(f, comm, &p);
+        }
+        check_late(f, comm, &p);
+    }
+    pass_free(&p);
+    return rc;
+}

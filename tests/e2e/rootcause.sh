@@ -1,0 +1,80 @@
+#!/bin/bash
+# rootcause.sh: does `ncclscope diagnose` name the cause and the place of each
+# emulator fault first (docs/cli.md "diagnose", issue 17)? Every run is the
+# full pipeline on loopback (ncclscope-emu with the real plugin, one agent per
+# simulated node, a fresh collector), a 4-node ring with one rank per node;
+# diagnose --json is checked against the emulator's ground truth
+# (rootcause_check.py).
+#
+#   rootcause.sh BIN_DIR PLUGIN ci          one run per fault and a clean run:
+#                                           all must be right (the CI test)
+#   rootcause.sh BIN_DIR PLUGIN score [N]   N runs (default 20) per fault, the
+#                                           place and seed varied by run; prints
+#                                           how many were right (docs/benchmarks.md)
+#
+# Faults: none, host_late, slow_gpu, slow_link, slow_nic, stall, mismatch,
+# hang, kill. Steps are 2 MiB so that a network step (84 us at the model's
+# 25 GB/s) is well above the emulator's 20 us event batching.
+set -eu
+bin=$1 plugin=$2 mode=$3 runs=${4:-20}
+nodes=4
+. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+
+# fault_args FAULT I: the emulator's arguments for run I of FAULT (the place
+# moves with I; a ring of 4 ranks, rank r on node r).
+fault_args() {
+    local i=$2 r=$(($2 % 4)) n=$((($2 + 1) % 4))
+    case $1 in
+    none) echo "--scenario ring" ;;
+    host_late) echo "--scenario ring --slow-rank $r --slow-us 4000" ;;
+    slow_gpu) echo "--scenario ring --slow-gpu $r:4000" ;;
+    slow_link) echo "--scenario ring --slow-link $r:$n:4" ;;
+    slow_nic) echo "--scenario ring --slow-nic $r:4" ;;
+    stall) echo "--scenario ring --stall $r:$((2 + i % 3)):$((i % 2)):$((i % 5))" ;;
+    mismatch) echo "--scenario ring --mismatch $r:$((1 + i % 4)):$(echo count dtype func | cut -d' ' -f$((1 + i % 3)))" ;;
+    hang) echo "--scenario hang --hang-rank $r --hang-after $((1 + i % 4)) --hang-ms 1500" ;;
+    kill) echo "--scenario kill --kill-rank $r --kill-after $((1 + i % 4)) --pace-us 20000" ;;
+    esac
+}
+
+# one FAULT I: run it, write $dir/verdict.I (rootcause_check's line); 0 if right.
+one() {
+    local fault=$1 i=$2 n
+    rm -rf "$dir/db" "$dir"/node*
+    start_collector 0 --hang-ms 300
+    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+    # shellcheck disable=SC2046
+    NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+        --nodes $nodes --ranks-per-node 1 --iters 12 --channels 2 --count 4194304 --chunk-size 2097152 \
+        --seed $((i + 1)) $(fault_args "$fault" "$i") --summary "$dir/emu.json" >"$dir/emu.log" 2>&1 || true
+    [ -s "$dir/emu.json" ] || die "$fault run $i: the emulator wrote no summary"
+    for n in $(seq 0 $((nodes - 1))); do
+        wait_until 20 metric_is $n 'ncclscope_agent_processes{state="alive"}' 0 || die "node $n: processes still alive"
+        wait_until 20 delivered $n || die "node $n did not deliver"
+    done
+    "$bin/ncclscope" --collector "http://127.0.0.1:$http" --json diagnose >"$dir/diag.json" || true
+    local rc=0
+    python3 "$here/rootcause_check.py" "$dir/emu.json" "$dir/diag.json" >"$dir/verdict" || rc=1
+    echo "$fault run $i: $(cat "$dir/verdict")"
+    for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
+    stop collector
+    return $rc
+}
+
+faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill"
+case $mode in
+ci)
+    for f in $faults; do one "$f" 1 || die "$f: $(cat "$dir/verdict")"; done
+    ;;
+score)
+    printf '%-10s %5s %5s\n' fault right runs >"$dir/table"
+    for f in $faults; do
+        right=0
+        for i in $(seq 0 $((runs - 1))); do one "$f" "$i" && right=$((right + 1)); done
+        printf '%-10s %5d %5d\n' "$f" $right "$runs" >>"$dir/table"
+    done
+    cat "$dir/table"
+    ;;
+*) die "unknown mode $mode" ;;
+esac
