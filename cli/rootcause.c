@@ -7,10 +7,10 @@
  *   split into what its host did (enqueued late), what its GPU did (started
  *   late after both the enqueue and its previous collective's end) and what
  *   it inherited (its previous collective ended late: another cause);
- * - links: per (sender rank -> receiver rank) the median time of a network
+ * - links: per (sender rank -> receiver rank) the typical time of a network
  *   step from ProxyStepSendWait (peer ready, link free) to its end, against
- *   the fastest link's; slow links grouped by host pair, or by host when
- *   every link of one host is slow (its NIC);
+ *   the lower median of all links'; slow links grouped by host pair, or by
+ *   host when every link of one host is slow (its NIC);
  * - a stuck collective: per rank and channel the last step it completed
  *   sending and receiving; the rank that received more than it forwarded is
  *   where the wait chain ends.
@@ -31,8 +31,9 @@
  * RC_LATE_MIN_NS on average. */
 #define RC_LATE_MIN_COLLS 8
 #define RC_LATE_MIN_NS 200000ull
-/* A link is slow when its median step takes RC_SLOW_RATIO times the fastest
- * link's and RC_SLOW_MIN_NS more; links with fewer steps are not judged. */
+/* A link is slow when its typical step takes RC_SLOW_RATIO times the
+ * reference (check_links) and RC_SLOW_MIN_NS more; links with fewer steps
+ * are not judged. */
 #define RC_SLOW_RATIO 2.0
 #define RC_SLOW_MIN_NS 20000ull
 #define RC_LINK_MIN_STEPS 5
@@ -191,7 +192,7 @@ typedef struct rc_link {
     int32_t src, dst;
     uint64_t *ns;
     size_t n, cap;
-    uint64_t median;
+    uint64_t typical;  /* its typical step (trimmed_mean) */
 } rc_link;
 
 /* A stuck collective's progress on one rank, channel and direction. */
@@ -449,7 +450,7 @@ static void host_links(const rc_pass *p, const char *h, uint64_t limit, size_t *
             (strcmp(host_of(p, k->src), h) != 0 && strcmp(host_of(p, k->dst), h) != 0))
             continue;
         (*all)++;
-        *slow += k->median >= limit;
+        *slow += k->typical >= limit;
     }
 }
 
@@ -479,10 +480,10 @@ static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, cons
     uint64_t worst = 0;
     size_t n = 0;
     for (size_t i = 0; i < p->nlinks; i++)
-        if (p->links[i].n >= RC_LINK_MIN_STEPS && p->links[i].median >= limit) {
+        if (p->links[i].n >= RC_LINK_MIN_STEPS && p->links[i].typical >= limit) {
             n++;
-            if (p->links[i].median > worst)
-                worst = p->links[i].median;
+            if (p->links[i].typical > worst)
+                worst = p->links[i].typical;
         }
     nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_nic", comm, 0, -1,
                                   "slow NIC on %s: all %zu of its network links are slow, steps take up to "
@@ -500,50 +501,71 @@ static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, ui
 {
     for (size_t i = 0; i < p->nlinks; i++) {
         const rc_link *k = &p->links[i];
-        if (k->n < RC_LINK_MIN_STEPS || k->median < limit)
+        if (k->n < RC_LINK_MIN_STEPS || k->typical < limit)
             continue;
         const char *a = host_of(p, k->src), *b = host_of(p, k->dst);
         int dup = 0;
         for (size_t j = 0; j < i && !dup; j++)
-            dup = p->links[j].n >= RC_LINK_MIN_STEPS && p->links[j].median >= limit &&
+            dup = p->links[j].n >= RC_LINK_MIN_STEPS && p->links[j].typical >= limit &&
                   strcmp(host_of(p, p->links[j].src), a) == 0 && strcmp(host_of(p, p->links[j].dst), b) == 0;
         if (dup)
             continue;
         nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_link", comm, 0, k->src,
                                       "slow link %s -> %s (rank %d -> rank %d): a network step takes %.1f us "
-                                      "against %.1f us on the fastest link (%.1fx)",
-                                      a, b, k->src, k->dst, (double)k->median / 1e3, (double)ref / 1e3,
-                                      (double)k->median / (double)ref);
+                                      "against %.1f us on the others (%.1fx)",
+                                      a, b, k->src, k->dst, (double)k->typical / 1e3, (double)ref / 1e3,
+                                      (double)k->typical / (double)ref);
         if (!x)
             return;
         x->peer = k->dst;
         snprintf(x->hosts[0], sizeof x->hosts[0], "%s", a);
         snprintf(x->hosts[1], sizeof x->hosts[1], "%s", b);
         snprintf(x->figures, sizeof x->figures,
-                 "\"step_ns\":%" PRIu64 ",\"reference_step_ns\":%" PRIu64 ",\"steps\":%zu", k->median, ref, k->n);
+                 "\"step_ns\":%" PRIu64 ",\"reference_step_ns\":%" PRIu64 ",\"steps\":%zu", k->typical, ref, k->n);
     }
 }
 
+/* A link's typical step: the mean of its steps without the fastest and the
+ * slowest tenth. Not the median: a proxy thread that falls behind makes
+ * some steps' events together and the next step absorbs their time, so the
+ * steps' times split in two groups around the true one while their sum
+ * stays right. */
+static uint64_t trimmed_mean(uint64_t *ns, size_t n)
+{
+    qsort(ns, n, sizeof *ns, cmp_u64);
+    size_t cut = n / 10;
+    double sum = 0;
+    for (size_t i = cut; i < n - cut; i++)
+        sum += (double)ns[i];
+    return (uint64_t)(sum / (double)(n - 2 * cut));
+}
+
+/* The reference is the lower median of the links' typical steps, not the
+ * fastest: one link that looks fast must not make the others look slow. */
 static void check_links(nsc_findings *f, const char *comm, rc_pass *p)
 {
-    uint64_t ref = UINT64_MAX;
+    uint64_t *meds = malloc((p->nlinks + 1) * sizeof *meds);
+    size_t n = 0;
+    if (!meds)
+        return;
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
         if (k->n < RC_LINK_MIN_STEPS)
             continue;
-        qsort(k->ns, k->n, sizeof *k->ns, cmp_u64);
-        k->median = k->ns[k->n / 2];
-        if (k->median < ref)
-            ref = k->median;
+        k->typical = trimmed_mean(k->ns, k->n);
+        meds[n++] = k->typical;
     }
-    if (ref == UINT64_MAX || ref == 0)
+    qsort(meds, n, sizeof *meds, cmp_u64);
+    uint64_t ref = n ? meds[(n - 1) / 2] : 0;
+    free(meds);
+    if (!ref)
         return;
     uint64_t limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
     if (limit < ref + RC_SLOW_MIN_NS)
         limit = ref + RC_SLOW_MIN_NS;
     size_t nslow = 0;
     for (size_t i = 0; i < p->nlinks; i++)
-        nslow += p->links[i].n >= RC_LINK_MIN_STEPS && p->links[i].median >= limit;
+        nslow += p->links[i].n >= RC_LINK_MIN_STEPS && p->links[i].typical >= limit;
     if (!nslow)
         return;
     const char *nic = slow_nic_host(p, limit, nslow);
@@ -570,14 +592,43 @@ static int32_t stall_on(const rc_pass *p, unsigned ch, int32_t *step)
     return -1;
 }
 
+/* With several ranks per node only the legs between nodes have proxy events.
+ * Following the ring across nodes every sender completed more steps than the
+ * sender into its node, except past the rank that stopped: the first sender
+ * after it completed fewer. That sender is named (the one that stopped, or
+ * one of the ranks before it on its node). */
+static int32_t stall_across_nodes(const rc_pass *p, unsigned ch, int32_t *step)
+{
+    for (int64_t r = 0; r < p->nranks; r++) {
+        const rc_prog *s = &p->prog[pidx(r, ch, 1)];
+        if (!s->seen || !s->incomplete)
+            continue;
+        const char *h = host_of(p, (int32_t)r);
+        for (int64_t u = 0; u < p->nranks; u++) {
+            const rc_prog *in = &p->prog[pidx(u, ch, 1)];
+            if (u == r || !in->seen || in->peer < 0 || strcmp(host_of(p, in->peer), h) != 0 ||
+                strcmp(host_of(p, (int32_t)u), h) == 0)
+                continue;
+            if (s->done < in->done) {
+                *step = s->done + 1;
+                return (int32_t)r;
+            }
+        }
+    }
+    return -1;
+}
+
 static void check_stall(nsc_findings *f, const char *comm, const rc_pass *p)
 {
     const nsc_rc_late *l = p->l;
     uint32_t nch = l->stuck_nch < RC_MAX_CHANNELS ? l->stuck_nch : RC_MAX_CHANNELS;
     int32_t culprit = -1, step = -1;
     unsigned ch0 = 0, ch1 = 0;
+    int node_only = 0;
     for (unsigned ch = 0; ch < nch; ch++) {
         int32_t s, r = stall_on(p, ch, &s);
+        if (r < 0 && (r = stall_across_nodes(p, ch, &s)) >= 0 && culprit < 0)
+            node_only = !p->prog[pidx(r, ch, 0)].seen;
         if (r < 0)
             continue;
         if (culprit < 0)
@@ -595,9 +646,12 @@ static void check_stall(nsc_findings *f, const char *comm, const rc_pass *p)
         snprintf(chans, sizeof chans, "channels %u-%u", ch0, ch1);
     nsc_problem *x = nsc_diag_add(f, NSC_SEV_STALL, "stall", comm, l->stuck_seq, culprit,
                                   "stall: rank %d (%s) stopped sending step %d to rank %d (%s) on %s of %s "
-                                  "seq %" PRIu64 "; the other %" PRId64 " ranks wait behind it",
+                                  "seq %" PRIu64 "%s%s%s; the other %" PRId64 " ranks wait behind it",
                                   culprit, host_of(p, culprit), step, peer, host_of(p, peer), chans,
-                                  l->stuck_func, l->stuck_seq, p->nranks - 1);
+                                  l->stuck_func, l->stuck_seq, node_only ? " (or a rank before it on " : "",
+                                  node_only ? host_of(p, culprit) : "",
+                                  node_only ? ", whose legs inside the node have no proxy events)" : "",
+                                  p->nranks - 1);
     if (!x)
         return;
     x->peer = peer;

@@ -65,7 +65,7 @@ one() {
 faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill"
 case $mode in
 ci)
-    for f in $faults; do one "$f" 1 || die "$f: $(cat "$dir/verdict")"; done
+    for f in $faults; do one "$f" 2 || die "$f: $(cat "$dir/verdict")"; done
     ;;
 score)
     printf '%-10s %5s %5s\n' fault right runs >"$dir/table"
