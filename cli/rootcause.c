@@ -28,9 +28,11 @@
 
 /* A rank is late when it arrived last at more than half of at least this many
  * collectives (by chance a rank of n is last at 1/n of them), by at least
- * RC_LATE_MIN_NS on average. */
+ * RC_LATE_MIN_NS on average of its own (host and GPU, beyond the others'
+ * usual gaps): above the noise of hosts that wake late on a loaded machine
+ * (the emulator's, 8 processes on 2 cores: up to about 0.5 ms). */
 #define RC_LATE_MIN_COLLS 8
-#define RC_LATE_MIN_NS 200000ull
+#define RC_LATE_MIN_NS 1000000ull
 /* A link is slow when its typical step takes RC_SLOW_RATIO times the
  * reference (check_links) and RC_SLOW_MIN_NS more; links with fewer steps
  * are not judged. */
@@ -50,7 +52,7 @@ typedef struct rc_rank_late {
 struct nsc_rc_late {
     int64_t nranks;
     rc_rank_late *r;
-    uint64_t *scratch;
+    uint64_t *scratch;  /* 3 x nranks: arrivals, host gaps, GPU gaps */
     /* the first collective all ranks entered that never ended */
     int stuck;
     uint64_t stuck_seq, stuck_start;
@@ -68,7 +70,7 @@ nsc_rc_late *nsc_rc_late_new(int64_t nranks)
         return NULL;
     l->nranks = nranks;
     l->r = calloc((size_t)nranks, sizeof *l->r);
-    l->scratch = calloc((size_t)nranks, sizeof *l->scratch);
+    l->scratch = calloc(3 * (size_t)nranks, sizeof *l->scratch);
     l->stuck_id = calloc((size_t)nranks, sizeof *l->stuck_id);
     if (!l->r || !l->scratch || !l->stuck_id) {
         nsc_rc_late_free(l);
@@ -121,44 +123,71 @@ static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
     }
 }
 
+/* A rank's gaps before a collective: its host's, from its device's previous
+ * end to its enqueue, and its GPU's, from both to its kernel start. 0 if
+ * its previous end is unknown. */
+static void gaps(const nsc_rc_late *l, const nsc_json *r, uint64_t *host, uint64_t *gpu)
+{
+    uint64_t rank = num(r, "rank"), enq = num(r, "enqueue_ns"), arrival = num(r, "arrival_ns");
+    *host = *gpu = 0;
+    if (rank >= (uint64_t)l->nranks || !l->r[rank].has_prev)
+        return;
+    uint64_t idle = l->r[rank].prev_kend, ready = enq > idle ? enq : idle;
+    *host = enq > idle ? enq - idle : 0;
+    *gpu = arrival > ready ? arrival - ready : 0;
+}
+
+static uint64_t median_of(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u64);
+    return n ? v[n / 2] : 0;
+}
+
 /* Split the last rank's lateness (against the others' median arrival) into
- * host, GPU and inherited parts, and charge it the others' waits. */
+ * what its host and its GPU took beyond what the others' took (their median
+ * gaps: every host needs some time to enqueue after a sync) and the rest,
+ * inherited from its previous collective's end; charge it the others' waits.
+ * Without kernel times it is all the host's. */
 static void charge_last(nsc_rc_late *l, const nsc_json *coll, const nsc_json *last, int gpu)
 {
     const nsc_json *ranks = nsc_json_get(coll, "ranks");
     size_t n = 0;
-    uint64_t cost = 0;
-    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r))
+    uint64_t cost = 0, *hg = l->scratch + l->nranks, *gg = l->scratch + 2 * l->nranks;
+    for (const nsc_json *r = nsc_json_first(ranks); r && n < (size_t)l->nranks; r = nsc_json_next(ranks, r))
         if (r != last) {
-            l->scratch[n++] = num(r, "arrival_ns");
+            l->scratch[n] = num(r, "arrival_ns");
+            gaps(l, r, &hg[n], &gg[n]);
             cost += num(r, "wait_ns");
+            n++;
         }
-    if (!n)
-        return;
-    qsort(l->scratch, n, sizeof *l->scratch, cmp_u64);
-    uint64_t ref = l->scratch[n / 2], arrival = num(last, "arrival_ns"), enq = num(last, "enqueue_ns");
-    uint64_t rank = num(last, "rank");
-    if (arrival <= ref || rank >= (uint64_t)l->nranks)
+    uint64_t rank = num(last, "rank"), arrival = num(last, "arrival_ns");
+    uint64_t ref = median_of(l->scratch, n);
+    if (!n || arrival <= ref || rank >= (uint64_t)l->nranks)
         return;
     rc_rank_late *x = &l->r[rank];
-    /* From the others' arrival to its own: its device still ran its previous
-     * work (inherited), then waited for its host (host), then for nothing but
-     * itself (GPU). Without kernel times it is all the host's. */
-    uint64_t busy = gpu && x->has_prev ? x->prev_kend : 0;
-    uint64_t t0 = ref, t1 = busy > t0 ? (busy < arrival ? busy : arrival) : t0;
-    uint64_t t2 = gpu ? (enq > t1 ? (enq < arrival ? enq : arrival) : t1) : arrival;
+    uint64_t late = arrival - ref, host = late, gpu_x = 0;
+    if (gpu) {
+        uint64_t h, g, mh = median_of(hg, n), mg = median_of(gg, n);
+        gaps(l, last, &h, &g);
+        gpu_x = g > mg ? g - mg : 0;
+        gpu_x = gpu_x < late ? gpu_x : late;
+        host = h > mh ? h - mh : 0;
+        host = host < late - gpu_x ? host : late - gpu_x;
+    }
     x->last++;
     x->cost_ns += cost;
-    x->prev_ns += t1 - t0;
-    x->host_ns += t2 - t1;
-    x->gpu_ns += arrival - t2;
+    x->gpu_ns += gpu_x;
+    x->host_ns += host;
+    x->prev_ns += late - gpu_x - host;
 }
 
 void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
 {
     const nsc_json *ranks = nsc_json_get(coll, "ranks"), *missing = nsc_json_get(coll, "missing_ranks");
     const nsc_json *end = nsc_json_get(coll, "end_ns"), *mm = nsc_json_get(coll, "mismatch");
-    if (!ranks || (missing && missing->count) || (mm && mm->kind != NSC_JSON_NULL))
+    /* a rank the store never saw is in no missing_ranks: ranks_seen tells */
+    if (!ranks || (missing && missing->count) || (mm && mm->kind != NSC_JSON_NULL) ||
+        num(coll, "ranks_seen") < num(coll, "nranks"))
         return;
     if (!end || end->kind == NSC_JSON_NULL) {
         if (!l->stuck)
@@ -676,10 +705,10 @@ static void check_late(nsc_findings *f, const char *comm, const rc_pass *p)
     if (best < 0)
         return;
     const rc_rank_late *x = &l->r[best];
-    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns;
+    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns, own = x->host_ns + x->gpu_ns;
     /* inherited lateness is the previous collective's cause, reported there */
-    if (x->last < RC_LATE_MIN_COLLS || 2 * x->last <= x->seen || x->prev_ns >= x->host_ns + x->gpu_ns ||
-        late / x->last < RC_LATE_MIN_NS)
+    if (x->last < RC_LATE_MIN_COLLS || 2 * x->last <= x->seen || x->prev_ns >= own ||
+        own / x->last < RC_LATE_MIN_NS)
         return;
     int gpu = x->gpu_ns > x->host_ns;
     nsc_problem *q = nsc_diag_add(
