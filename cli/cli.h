@@ -73,6 +73,7 @@ int nsc_verb_collectives(nsc_cli_ctx *c);
 int nsc_verb_topology(nsc_cli_ctx *c);
 int nsc_verb_stats(nsc_cli_ctx *c);
 int nsc_verb_diagnose(nsc_cli_ctx *c);
+int nsc_verb_links(nsc_cli_ctx *c);  /* rootcause.c */
 int nsc_verb_timeline(nsc_cli_ctx *c);
 int nsc_verb_export(nsc_cli_ctx *c);
 int nsc_verb_up(nsc_cli_ctx *c);

@@ -7,10 +7,11 @@
  *   split into what its host did (enqueued late), what its GPU did (started
  *   late after both the enqueue and its previous collective's end) and what
  *   it inherited (its previous collective ended late: another cause);
- * - links: per (sender rank -> receiver rank) the typical time of a network
- *   step from ProxyStepSendWait (peer ready, link free) to its end, against
- *   the lower median of all links'; slow links grouped by host pair, or by
- *   host when every link of one host is slow (its NIC);
+ * - links: per (sender rank -> receiver rank, channel) the typical time of
+ *   a network step from ProxyStepSendWait (peer ready, link free) to its
+ *   end, against the lower median of all links'; slow links grouped by host
+ *   pair, or by host when every link of one host is slow (its NIC); the
+ *   `links` verb prints them all;
  * - a stuck collective: per rank and channel the last step it completed
  *   sending and receiving; the rank that received more than it forwarded is
  *   where the wait chain ends.
@@ -219,6 +220,8 @@ typedef struct rc_op {
 
 typedef struct rc_link {
     int32_t src, dst;
+    uint8_t channel;
+    uint64_t bytes, busy_ns;  /* summed over its steps: its achieved bandwidth */
     uint64_t *ns;
     size_t n, cap;
     uint64_t typical;  /* its typical step (trimmed_mean) */
@@ -324,16 +327,16 @@ static void on_op(rc_pass *p, const nsc_json *ev, int32_t rank)
     }
 }
 
-static rc_link *link_of(rc_pass *p, int32_t src, int32_t dst)
+static rc_link *link_of(rc_pass *p, int32_t src, int32_t dst, uint8_t channel)
 {
     for (size_t i = p->nlinks; i-- > 0;)
-        if (p->links[i].src == src && p->links[i].dst == dst)
+        if (p->links[i].src == src && p->links[i].dst == dst && p->links[i].channel == channel)
             return &p->links[i];
     if (nsc_grow(&p->links, p->nlinks, &p->links_cap, sizeof *p->links, 16))
         return NULL;
     rc_link *k = &p->links[p->nlinks++];
     memset(k, 0, sizeof *k);
-    k->src = src, k->dst = dst;
+    k->src = src, k->dst = dst, k->channel = channel;
     return k;
 }
 
@@ -346,13 +349,15 @@ static void add_sample(rc_pass *p, const rc_op *op, const nsc_json *ev)
         uint64_t ts = num(s, "ts_ns");
         if (!name || strcmp(name, "ProxyStepSendWait") != 0 || stop < ts)
             continue;
-        rc_link *k = link_of(p, op->rank, op->peer);
+        rc_link *k = link_of(p, op->rank, op->peer, op->channel);
         if (!k || (k->n < RC_LINK_MAX_STEPS && nsc_grow(&k->ns, k->n, &k->cap, sizeof *k->ns, 64))) {
-            p->oom = !k;
+            p->oom = 1;
             return;
         }
         if (k->n < RC_LINK_MAX_STEPS)
             k->ns[k->n++] = stop - ts;
+        k->bytes += num(s, "arg");  /* the step's size */
+        k->busy_ns += stop - ts;
         return;
     }
 }
@@ -569,29 +574,37 @@ static uint64_t trimmed_mean(uint64_t *ns, size_t n)
     return (uint64_t)(sum / (double)(n - 2 * cut));
 }
 
-/* The reference is the lower median of the links' typical steps, not the
- * fastest: one link that looks fast must not make the others look slow. */
-static void check_links(nsc_findings *f, const char *comm, rc_pass *p)
+/* Every link's typical step; the reference is the lower median of those of
+ * the links with enough steps, not the fastest: one link that looks fast
+ * must not make the others look slow. Sets *limit (a slower link is slow);
+ * returns the reference, 0 if no link has enough steps. */
+static uint64_t link_reference(rc_pass *p, uint64_t *limit)
 {
     uint64_t *meds = malloc((p->nlinks + 1) * sizeof *meds);
     size_t n = 0;
     if (!meds)
-        return;
+        return 0;
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
-        if (k->n < RC_LINK_MIN_STEPS)
-            continue;
-        k->typical = trimmed_mean(k->ns, k->n);
-        meds[n++] = k->typical;
+        if (k->n)
+            k->typical = trimmed_mean(k->ns, k->n);
+        if (k->n >= RC_LINK_MIN_STEPS)
+            meds[n++] = k->typical;
     }
     qsort(meds, n, sizeof *meds, cmp_u64);
     uint64_t ref = n ? meds[(n - 1) / 2] : 0;
     free(meds);
+    *limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
+    if (*limit < ref + RC_SLOW_MIN_NS)
+        *limit = ref + RC_SLOW_MIN_NS;
+    return ref;
+}
+
+static void check_links(nsc_findings *f, const char *comm, rc_pass *p)
+{
+    uint64_t limit, ref = link_reference(p, &limit);
     if (!ref)
         return;
-    uint64_t limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
-    if (limit < ref + RC_SLOW_MIN_NS)
-        limit = ref + RC_SLOW_MIN_NS;
     size_t nslow = 0;
     for (size_t i = 0; i < p->nlinks; i++)
         nslow += p->links[i].n >= RC_LINK_MIN_STEPS && p->links[i].typical >= limit;
@@ -742,31 +755,42 @@ static void pass_free(rc_pass *p)
     free(p->host);
 }
 
-int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *qs)
+/* Set up the pass and run it over the communicator's proxy events. */
+static int pass_run(nsc_cli_ctx *c, rc_pass *p, nsc_rc_late *l, const char *comm, const char *qs)
 {
     size_t cells = (size_t)l->nranks * RC_MAX_CHANNELS * 2;
-    rc_pass p = {.l = l, .nranks = l->nranks};
-    p.host = calloc((size_t)l->nranks, sizeof *p.host);
-    p.prog = malloc(cells * sizeof *p.prog);
-    p.last_peer = malloc(cells * sizeof *p.last_peer);
-    if (!p.host || !p.prog || !p.last_peer) {
-        pass_free(&p);
-        snprintf(f->c->err, sizeof f->c->err, "out of memory");
+    memset(p, 0, sizeof *p);
+    p->l = l;
+    p->nranks = l->nranks;
+    p->host = calloc((size_t)l->nranks, sizeof *p->host);
+    p->prog = malloc(cells * sizeof *p->prog);
+    p->last_peer = malloc(cells * sizeof *p->last_peer);
+    if (!p->host || !p->prog || !p->last_peer) {
+        snprintf(c->err, sizeof c->err, "out of memory");
         return NSC_EXIT_FAIL;
     }
     for (size_t i = 0; i < cells; i++) {
-        p.prog[i] = (rc_prog){-1, -1, 0, 0};
-        p.last_peer[i] = -1;
+        p->prog[i] = (rc_prog){-1, -1, 0, 0};
+        p->last_peer[i] = -1;
     }
     char q[2048];
     snprintf(q, sizeof q, "%s", qs);
-    int rc = nsc_qs_add(q, sizeof q, "comm", comm) || nsc_qs_add(q, sizeof q, "type", "proxyop,proxystep")
-                 ? NSC_EXIT_FAIL
-                 : nsc_cli_fetch_pages(f->c, "timeline", q, on_event, &p);
-    if (p.oom) {
-        snprintf(f->c->err, sizeof f->c->err, "out of memory");
+    if (nsc_qs_add(q, sizeof q, "comm", comm) || nsc_qs_add(q, sizeof q, "type", "proxyop,proxystep")) {
+        snprintf(c->err, sizeof c->err, "query string too long");
+        return NSC_EXIT_FAIL;
+    }
+    int rc = nsc_cli_fetch_pages(c, "timeline", q, on_event, p);
+    if (p->oom) {
+        snprintf(c->err, sizeof c->err, "out of memory");
         rc = NSC_EXIT_FAIL;
     }
+    return rc;
+}
+
+int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *qs)
+{
+    rc_pass p;
+    int rc = pass_run(f->c, &p, l, comm, qs);
     if (rc == NSC_EXIT_OK) {
         check_links(f, comm, &p);
         if (l->stuck) {
@@ -776,5 +800,98 @@ int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *q
         check_late(f, comm, &p);
     }
     pass_free(&p);
+    return rc;
+}
+
+/* ---- the links verb --------------------------------------------------------- */
+
+static void print_links(const nsc_cli_ctx *c, const char *comm, const rc_pass *p, uint64_t ref, uint64_t limit)
+{
+    if (c->json)
+        printf("{\"comm\":\"%s\",\"reference_step_ns\":%" PRIu64 ",\"slow_step_ns\":%" PRIu64 ",\"links\":[",
+               comm, ref, limit);
+    else
+        printf("%-6s %-12s %-6s %-12s %3s %7s %10s %8s %6s %s\n", "FROM", "HOST", "TO", "HOST", "CH", "STEPS",
+               "STEP_US", "GB/S", "xREF", "STATE");
+    for (size_t i = 0; i < p->nlinks; i++) {
+        const rc_link *k = &p->links[i];
+        double gbps = k->busy_ns ? (double)k->bytes / (double)k->busy_ns : 0;
+        double ratio = ref ? (double)k->typical / (double)ref : 0;
+        const char *state = k->n < RC_LINK_MIN_STEPS ? "few steps" : k->typical >= limit ? "SLOW" : "ok";
+        if (c->json) {
+            printf("%s{\"from_rank\":%d,\"from_host\":", i ? "," : "", k->src);
+            nsc_json_write_str(stdout, host_of(p, k->src));
+            printf(",\"to_rank\":%d,\"to_host\":", k->dst);
+            nsc_json_write_str(stdout, host_of(p, k->dst));
+            printf(",\"channel\":%u,\"steps\":%zu,\"step_ns\":%" PRIu64 ",\"bytes\":%" PRIu64
+                   ",\"gbps\":%.3f,\"ratio\":%.2f,\"state\":\"%s\"}",
+                   k->channel, k->n, k->typical, k->bytes, gbps, ratio, state);
+        } else {
+            printf("%-6d %-12s %-6d %-12s %3u %7zu %10.1f %8.2f %6.2f %s\n", k->src, host_of(p, k->src), k->dst,
+                   host_of(p, k->dst), k->channel, k->n, (double)k->typical / 1e3, gbps, ratio, state);
+        }
+    }
+    if (c->json)
+        printf("]}\n");
+}
+
+static int by_link(const void *a, const void *b)
+{
+    const rc_link *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    return (x->channel > y->channel) - (x->channel < y->channel);
+}
+
+/* The communicator's id and size from comms (--comm: an id or a name). */
+static int find_comm(nsc_cli_ctx *c, const char *job_qs, const char *want, char *id, size_t cap, int64_t *nranks)
+{
+    nsc_doc d;
+    int rc = nsc_cli_fetch_doc(c, "comms", job_qs, &d);
+    const nsc_json *comms = rc == NSC_EXIT_OK ? nsc_json_get(nsc_json_root(&d.doc), "comms") : NULL;
+    int found = 0;
+    for (const nsc_json *m = nsc_json_first(comms); m && !found; m = nsc_json_next(comms, m)) {
+        const char *mid = nsc_json_str(nsc_json_get(m, "comm")), *name = nsc_json_str(nsc_json_get(m, "name"));
+        if (mid && (strcmp(mid, want) == 0 || (name && strcmp(name, want) == 0)) &&
+            nsc_json_i64(nsc_json_get(m, "nranks"), nranks) == 0) {
+            snprintf(id, cap, "%s", mid);
+            found = 1;
+        }
+    }
+    nsc_doc_free(&d);
+    if (rc == NSC_EXIT_OK && !found) {
+        snprintf(c->err, sizeof c->err, "no communicator %s", want);
+        rc = NSC_EXIT_FAIL;
+    }
+    return rc;
+}
+
+int nsc_verb_links(nsc_cli_ctx *c)
+{
+    const char *want = nsc_cli_get(c->args, "comm"), *job = nsc_cli_get(c->args, "job");
+    char job_qs[512] = "", id[64];
+    int64_t nranks = 0;
+    if (!want) {
+        snprintf(c->err, sizeof c->err, "links: --comm is required");
+        return NSC_EXIT_USAGE;
+    }
+    if (job && nsc_qs_add(job_qs, sizeof job_qs, "job", job) != 0)
+        return NSC_EXIT_USAGE;
+    int rc = find_comm(c, job_qs, want, id, sizeof id, &nranks);
+    nsc_rc_late *l = rc == NSC_EXIT_OK ? nsc_rc_late_new(nranks) : NULL;
+    if (rc == NSC_EXIT_OK && !l) {
+        snprintf(c->err, sizeof c->err, "out of memory");
+        rc = NSC_EXIT_FAIL;
+    }
+    rc_pass p = {0};
+    if (rc == NSC_EXIT_OK && (rc = pass_run(c, &p, l, id, job_qs)) == NSC_EXIT_OK) {
+        uint64_t limit, ref = link_reference(&p, &limit);
+        qsort(p.links, p.nlinks, sizeof *p.links, by_link);
+        print_links(c, id, &p, ref, limit);
+    }
+    pass_free(&p);
+    nsc_rc_late_free(l);
     return rc;
 }

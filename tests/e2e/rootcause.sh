@@ -7,7 +7,8 @@
 # (rootcause_check.py).
 #
 #   rootcause.sh BIN_DIR PLUGIN ci          one run per fault and a clean run:
-#                                           all must be right (the CI test)
+#                                           all must be right, and `links` must
+#                                           mark the slow link (the CI test)
 #   rootcause.sh BIN_DIR PLUGIN score [N]   N runs (default 20) per fault, the
 #                                           place and seed varied by run; prints
 #                                           how many were right (docs/benchmarks.md)
@@ -38,7 +39,19 @@ fault_args() {
     esac
 }
 
-# one FAULT I: run it, write $dir/verdict.I (rootcause_check's line); 0 if right.
+# links_check: `links` marks exactly the slow link's channels (both) SLOW.
+links_check() {
+    "$bin/ncclscope" --collector "http://127.0.0.1:$http" --json links --comm world >"$dir/links.json" ||
+        { echo "links failed" >>"$dir/verdict"; return 1; }
+    python3 -c 'import json,sys
+e=json.load(open(sys.argv[1])); d=json.load(open(sys.argv[2])); f=e["faults"][0]
+slow=sorted((k["from_host"], k["to_host"], k["channel"]) for k in d["links"] if k["state"] == "SLOW")
+want=[("node%d" % f["from_node"], "node%d" % f["to_node"], ch) for ch in (0, 1)]
+sys.exit(0 if slow == want and len(d["links"]) == 8 else "links: slow %s, want %s" % (slow, want))' \
+        "$dir/emu.json" "$dir/links.json" 2>>"$dir/verdict"
+}
+
+# one FAULT I: run it, write $dir/verdict (rootcause_check's line); 0 if right.
 one() {
     local fault=$1 i=$2 n
     rm -rf "$dir/db" "$dir"/node*
@@ -57,6 +70,7 @@ one() {
     local rc=0
     python3 "$here/rootcause_check.py" "$dir/emu.json" "$dir/diag.json" >"$dir/verdict" || rc=1
     echo "$fault run $i: $(cat "$dir/verdict")"
+    if [ "$fault" = slow_link ] && [ "$mode" = ci ]; then links_check || rc=1; fi
     for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
     stop collector
     return $rc
