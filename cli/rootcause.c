@@ -448,6 +448,8 @@ static int by_rank_op(const void *a, const void *b)
 static void place_orphans(rc_pass *p)
 {
     uint32_t nch = p->l->stuck_nch < RC_MAX_CHANNELS ? p->l->stuck_nch : RC_MAX_CHANNELS;
+    if (!p->norph)
+        return;
     qsort(p->orph, p->norph, sizeof *p->orph, by_rank_op);
     for (size_t i = 0; i < p->norph;) {
         const rc_orphan *o = &p->orph[i];
@@ -888,7 +890,8 @@ int nsc_verb_links(nsc_cli_ctx *c)
     rc_pass p = {0};
     if (rc == NSC_EXIT_OK && (rc = pass_run(c, &p, l, id, job_qs)) == NSC_EXIT_OK) {
         uint64_t limit, ref = link_reference(&p, &limit);
-        qsort(p.links, p.nlinks, sizeof *p.links, by_link);
+        if (p.nlinks)
+            qsort(p.links, p.nlinks, sizeof *p.links, by_link);
         print_links(c, id, &p, ref, limit);
     }
     pass_free(&p);
