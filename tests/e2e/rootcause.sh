@@ -7,8 +7,10 @@
 # (rootcause_check.py).
 #
 #   rootcause.sh BIN_DIR PLUGIN ci          one run per fault and a clean run:
-#                                           all must be right, and `links` must
-#                                           mark the slow link (the CI test)
+#                                           all must be right, `links` must
+#                                           mark the slow link, and a stall is
+#                                           placed while the job is alive (the
+#                                           CI test)
 #   rootcause.sh BIN_DIR PLUGIN score [N]   N runs (default 20) per fault, the
 #                                           place and seed varied by run; prints
 #                                           how many were right (docs/benchmarks.md)
@@ -76,10 +78,39 @@ one() {
     return $rc
 }
 
+# live_stall: a stall while the job is still alive (the hang scenario holds
+# every rank for 8 s after rank 0 stops at collective 6): the stalled
+# channel's ProxyOps are still open, so not stored; diagnose, polled during
+# the hold, must still place the stall (among its problems: rank 0's hang is
+# there too).
+live_stall() {
+    local n
+    rm -rf "$dir/db" "$dir"/node*
+    start_collector 0 --hang-ms 300
+    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+    NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+        --nodes $nodes --ranks-per-node 1 --iters 8 --channels 2 --count 4194304 --chunk-size 2097152 \
+        --scenario hang --hang-rank 0 --hang-after 6 --hang-ms 8000 --stall 1:3:1:2 \
+        --summary "$dir/emu.json" >"$dir/emu.log" 2>&1 &
+    local emu=$!
+    stalled() {
+        "$bin/ncclscope" --collector "http://127.0.0.1:$http" --json diagnose >"$dir/diag.json" 2>"$dir/diag.err"
+        grep -q '"kind":"stall"' "$dir/diag.json"
+    }
+    wait_until 7 stalled || die "live: no stall found while the job holds: $(cat "$dir/diag.json")"
+    wait $emu || die "live: the emulator failed"
+    python3 "$here/rootcause_check.py" "$dir/emu.json" "$dir/diag.json" stall >"$dir/verdict" ||
+        die "live: $(cat "$dir/verdict")"
+    echo "live stall: $(cat "$dir/verdict")"
+    for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
+    stop collector
+}
+
 faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill"
 case $mode in
 ci)
     for f in $faults; do one "$f" 2 || die "$f: $(cat "$dir/verdict")"; done
+    live_stall
     ;;
 score)
     printf '%-10s %5s %5s\n' fault right runs >"$dir/table"

@@ -2,10 +2,12 @@
 """rootcause_check.py: does `ncclscope diagnose --json` name the emulator's
 fault (its --summary ground truth) first, with the right cause and place?
 
-    rootcause_check.py EMU_SUMMARY DIAGNOSE_JSON
+    rootcause_check.py EMU_SUMMARY DIAGNOSE_JSON [KIND]
 
 Prints one line, "right: ..." or "wrong: ...", and exits 0 or 1. A run with
-no fault is right when diagnose found no problem. Hosts are the emulator's
+no fault is right when diagnose found no problem. With KIND, the emulator
+fault of that kind must be among diagnose's problems (not necessarily first:
+a run with two faults). Hosts are the emulator's
 node names (--host-prefix node, as the agents of tests/e2e/lib.sh are named).
 """
 import json
@@ -40,6 +42,15 @@ def main():
     diag = json.load(open(sys.argv[2]))
     faults = emu.get("faults", [])
     problems = diag["problems"]
+    if len(sys.argv) > 3:
+        faults = [f for f in faults if f["kind"] == sys.argv[3]]
+        kind, place = expected(faults[0])
+        for p in problems:
+            if p["kind"] == kind and {k: p.get(k) for k in place} == place:
+                print("right: %s %s among the problems" % (kind, place))
+                return 0
+        print("wrong: %s %s not among: %s" % (kind, place, [p["evidence"] for p in problems]))
+        return 1
     if not faults:
         if problems:
             print("wrong: no fault, diagnose says: %s" % diag["verdict"])
