@@ -1,19 +1,21 @@
 /* diagnose.c: `ncclscope diagnose`: what someone debugging a stuck or slow
- * job needs first.
+ * job needs first: the cause and the place.
  *
  * Reads the communicators (comms), per communicator the collectives matched
  * across ranks (collectives), and the live state (status), and looks for, most
- * severe first: collectives whose count or datatype differ across ranks at one
- * seq (mismatch); processes dead or silent while their ranks are behind the
- * others (dead); collectives some ranks never arrived at (missing); ranks
- * behind the others for longer than the collector's lag threshold (lagging);
- * collectives in flight that long (hung); ranks that never joined
- * (never_joined); collectives all ranks entered that never ended (in_flight);
- * a rank that arrived last most of the time (straggler); events the plugins
- * dropped (dropped). Problems are ordered by severity, then
- * communicator id, seq and rank, so the same store gives the same report.
- * Prints a one-line verdict naming the first problem's rank, then the
- * evidence; exits 1 when it found a problem. --json: one object.
+ * severe first: collectives whose count, datatype, root or function differ
+ * across ranks (mismatch); processes dead or silent while their ranks are
+ * behind the others (dead); collectives some ranks never arrived at
+ * (missing); ranks behind the others for longer than the collector's lag
+ * threshold (lagging); collectives in flight that long (hung); ranks that
+ * never joined (never_joined); collectives all ranks entered that never ended
+ * (in_flight); events the plugins dropped (dropped). rootcause.c adds, per
+ * communicator, where a stuck collective stopped (stall), slow links and NICs,
+ * and late ranks by cause (host_late, gpu_late). Problems are ordered by
+ * severity, then communicator id, seq and rank, so the same store gives the
+ * same report. Prints a one-line verdict naming the first problem's cause
+ * and place, then the evidence; exits 1 when it found a problem. --json: one
+ * object.
  */
 #include <inttypes.h>
 #include <stdarg.h>
