@@ -4,20 +4,23 @@
  * cause class and a place (diagnose.h):
  * - late ranks: at each collective the rank that arrived last (GPU side when
  *   kernel times exist), its lateness against the others' median arrival
- *   split into what its host did (enqueued late), what its GPU did (started
- *   late after both the enqueue and its previous collective's end) and what
- *   it inherited (its previous collective ended late: another cause);
+ *   split into what its host took (from its device's previous end to its
+ *   enqueue) and what its GPU took (from both to its kernel start), each
+ *   beyond the others' usual gaps, and the rest, inherited from its previous
+ *   collective's late end (another cause);
  * - links: per (sender rank -> receiver rank, channel) the typical time of
  *   a network step from ProxyStepSendWait (peer ready, link free) to its
  *   end, against the lower median of all links'; slow links grouped by host
  *   pair, or by host when every link of one host is slow (its NIC); the
  *   `links` verb prints them all;
  * - a stuck collective: per rank and channel the last step it completed
- *   sending and receiving; the rank that received more than it forwarded is
- *   where the wait chain ends.
- * The proxy events come from one pass over the communicator's timeline
+ *   sending and receiving; the rank that received at least as many steps as
+ *   it sent is where the wait chain ends (with ranks whose legs inside a node
+ *   have no proxy events: the first sender across nodes after it).
+ * The proxy events come from one pass over the communicator's whole timeline
  * (ProxyOp, ProxyStep; a step whose ProxyOp was never stored, as in a live
- * hang, is placed by its direction and the channels left).
+ * hang, is placed by its direction and the channels left). Memory: every
+ * ProxyOp seen (32 bytes) and up to RC_LINK_MAX_STEPS step times per link.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,10 +31,12 @@
 #include "grow.h"
 
 /* A rank is late when it arrived last at more than half of at least this many
- * collectives (by chance a rank of n is last at 1/n of them), by at least
- * RC_LATE_MIN_NS on average of its own (host and GPU, beyond the others'
- * usual gaps): above the noise of hosts that wake late on a loaded machine
- * (the emulator's, 8 processes on 2 cores: up to about 0.5 ms). */
+ * collectives (by chance a rank of n is last at 1/n of them), each time by
+ * at least RC_LATE_MIN_NS of its own (host and GPU, beyond the others' usual
+ * gaps, and no less than what it inherited): above the noise of hosts that
+ * wake late on a loaded machine (the emulator's, 8 processes on 2 cores: up
+ * to about 0.5 ms). Counted per collective, not averaged: one long pause of
+ * a loaded machine does not make a straggler. */
 #define RC_LATE_MIN_COLLS 8
 #define RC_LATE_MIN_NS 1000000ull
 /* A link is slow when its typical step takes RC_SLOW_RATIO times the
@@ -47,6 +52,7 @@ typedef struct rc_rank_late {
     uint64_t prev_kend;
     int has_prev;
     uint64_t last, seen;                     /* collectives it arrived last at / took part in */
+    uint64_t own_late;                       /* ... last by RC_LATE_MIN_NS or more of its own */
     uint64_t host_ns, gpu_ns, prev_ns, cost_ns;  /* summed over its last arrivals */
 } rc_rank_late;
 
@@ -176,6 +182,7 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll, const nsc_json *la
         host = host < late - gpu_x ? host : late - gpu_x;
     }
     x->last++;
+    x->own_late += gpu_x + host >= RC_LATE_MIN_NS && gpu_x + host >= late - gpu_x - host;
     x->cost_ns += cost;
     x->gpu_ns += gpu_x;
     x->host_ns += host;
@@ -743,22 +750,21 @@ static void check_late(nsc_findings *f, const char *comm, const rc_pass *p)
     const nsc_rc_late *l = p->l;
     int64_t best = -1;
     for (int64_t r = 0; r < l->nranks; r++)
-        if (l->r[r].last && (best < 0 || l->r[r].last > l->r[best].last))
+        if (l->r[r].own_late && (best < 0 || l->r[r].own_late > l->r[best].own_late))
             best = r;
     if (best < 0)
         return;
     const rc_rank_late *x = &l->r[best];
-    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns, own = x->host_ns + x->gpu_ns;
+    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns;
     /* inherited lateness is the previous collective's cause, reported there */
-    if (x->last < RC_LATE_MIN_COLLS || 2 * x->last <= x->seen || x->prev_ns >= own ||
-        own / x->last < RC_LATE_MIN_NS)
+    if (x->own_late < RC_LATE_MIN_COLLS || 2 * x->own_late <= x->seen)
         return;
     int gpu = x->gpu_ns > x->host_ns;
     nsc_problem *q = nsc_diag_add(
         f, NSC_SEV_LATE, gpu ? "gpu_late" : "host_late", comm, 0, best,
-        "%s: rank %" PRId64 " (%s) arrived last at %" PRIu64 " of %" PRIu64 " collectives, %.2f ms late on average "
-        "(%s); the others waited %.1f ms in all",
-        gpu ? "GPU late" : "host late", best, host_of(p, (int32_t)best), x->last, x->seen,
+        "%s: rank %" PRId64 " (%s) arrived last at %" PRIu64 " of %" PRIu64 " collectives (at %" PRIu64
+        " by 1 ms or more of its own), %.2f ms late on average (%s); the others waited %.1f ms in all",
+        gpu ? "GPU late" : "host late", best, host_of(p, (int32_t)best), x->last, x->seen, x->own_late,
         (double)late / (double)x->last / 1e6,
         gpu ? "its GPU started after its enqueue and its previous work" : "its host enqueued after the others were ready",
         (double)x->cost_ns / 1e6);
@@ -766,9 +772,10 @@ static void check_late(nsc_findings *f, const char *comm, const rc_pass *p)
         return;
     snprintf(q->hosts[0], sizeof q->hosts[0], "%s", host_of(p, (int32_t)best));
     snprintf(q->figures, sizeof q->figures,
-             "\"last_arrivals\":%" PRIu64 ",\"collectives\":%" PRIu64 ",\"host_late_ns\":%" PRIu64
-             ",\"gpu_late_ns\":%" PRIu64 ",\"inherited_ns\":%" PRIu64 ",\"cost_ns\":%" PRIu64,
-             x->last, x->seen, x->host_ns, x->gpu_ns, x->prev_ns, x->cost_ns);
+             "\"last_arrivals\":%" PRIu64 ",\"late_of_its_own\":%" PRIu64 ",\"collectives\":%" PRIu64
+             ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":%" PRIu64 ",\"inherited_ns\":%" PRIu64
+             ",\"cost_ns\":%" PRIu64,
+             x->last, x->own_late, x->seen, x->host_ns, x->gpu_ns, x->prev_ns, x->cost_ns);
 }
 
 /* ---- one communicator ------------------------------------------------------- */

@@ -8,7 +8,9 @@
 #
 #   rootcause.sh BIN_DIR PLUGIN ci          one run per fault and a clean run:
 #                                           all must be right, `links` must
-#                                           mark the slow link, and a stall is
+#                                           mark the slow link, a mismatch of
+#                                           functions is found in a window that
+#                                           starts mid-job, and a stall is
 #                                           placed while the job is alive (the
 #                                           CI test)
 #   rootcause.sh BIN_DIR PLUGIN score [N]   N runs (default 20) per fault, the
@@ -53,6 +55,22 @@ sys.exit(0 if slow == want and len(d["links"]) == 8 else "links: slow %s, want %
         "$dir/emu.json" "$dir/links.json" 2>>"$dir/verdict"
 }
 
+# window_check: a mismatch found across functions is found as well in a
+# window that starts mid-job (collectives --t0: after the first collective).
+window_check() {
+    local url="http://127.0.0.1:$http" t0
+    t0=$("$bin/ncclscope" --collector "$url" --json collectives --comm world --seq 1 |
+        python3 -c 'import json,sys; print([json.loads(l) for l in sys.stdin][1]["start_ns"])') ||
+        { echo "no seq 1" >>"$dir/verdict"; return 1; }
+    "$bin/ncclscope" --collector "$url" --json collectives --comm world --t0 "$t0" >"$dir/window.json" || return 1
+    python3 -c 'import json,sys
+f=json.load(open(sys.argv[1]))["faults"][0]
+rows=[json.loads(l) for l in open(sys.argv[2])]
+hit=[r for r in rows if r.get("mismatch_rank") == f["rank"] and r.get("mismatch_seq") == f["coll"]]
+sys.exit(0 if hit else "window: no mismatch of rank %d at seq %d" % (f["rank"], f["coll"]))' \
+        "$dir/emu.json" "$dir/window.json" 2>>"$dir/verdict"
+}
+
 # one FAULT I: run it, write $dir/verdict (rootcause_check's line); 0 if right.
 one() {
     local fault=$1 i=$2 n
@@ -73,6 +91,7 @@ one() {
     python3 "$here/rootcause_check.py" "$dir/emu.json" "$dir/diag.json" >"$dir/verdict" || rc=1
     echo "$fault run $i: $(cat "$dir/verdict")"
     if [ "$fault" = slow_link ] && [ "$mode" = ci ]; then links_check || rc=1; fi
+    if [ "$fault" = mismatch ] && [ "$mode" = ci ]; then window_check || rc=1; fi
     for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
     stop collector
     return $rc
