@@ -220,7 +220,7 @@ static int gather(cl_set *s)
         rc = scan_rank(s, r, c->comm.comm_id, c->ranks[r].rank, &g);
         if (!rc && s->nrecs > first)
             rc = scan_rank(s, r, NSC_STORE_PROC_COMM, (int32_t)c->ranks[r].info.proc_id, NULL);
-        if (!rc)
+        if (!rc && s->nrecs > first) /* nothing to join to (and recs may be NULL) */
             join_rank(s, r, first, &g);
         nsc_gpuclock_free(&g);
     }
