@@ -98,7 +98,7 @@ one() {
 }
 
 # live_stall: a stall while the job is still alive (the hang scenario holds
-# every rank for 8 s after rank 0 stops at collective 6): the stalled
+# every rank for 15 s after rank 0 stops at collective 6): the stalled
 # channel's ProxyOps are still open, so not stored; diagnose, polled during
 # the hold, must still place the stall (among its problems: rank 0's hang is
 # there too).
@@ -109,14 +109,14 @@ live_stall() {
     for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
     NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
         --nodes $nodes --ranks-per-node 1 --iters 8 --channels 2 --count 4194304 --chunk-size 2097152 \
-        --scenario hang --hang-rank 0 --hang-after 6 --hang-ms 8000 --stall 1:3:1:2 \
+        --scenario hang --hang-rank 0 --hang-after 6 --hang-ms 15000 --stall 1:3:1:2 \
         --summary "$dir/emu.json" >"$dir/emu.log" 2>&1 &
     local emu=$!
     stalled() {
         "$bin/ncclscope" --collector "http://127.0.0.1:$http" --json diagnose >"$dir/diag.json" 2>"$dir/diag.err"
         grep -q '"kind":"stall"' "$dir/diag.json"
     }
-    wait_until 7 stalled || die "live: no stall found while the job holds: $(cat "$dir/diag.json")"
+    wait_until 14 stalled || die "live: no stall found while the job holds: $(cat "$dir/diag.json" "$dir/diag.err"; tail -3 "$dir/emu.log")"
     wait $emu || die "live: the emulator failed"
     python3 "$here/rootcause_check.py" "$dir/emu.json" "$dir/diag.json" stall >"$dir/verdict" ||
         die "live: $(cat "$dir/verdict")"
