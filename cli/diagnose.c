@@ -231,6 +231,34 @@ static void check_status(findings *f, const nsc_json *status, const char *job)
     }
 }
 
+/* Problems with a rank but no host yet (mismatch, missing, dead, lagging,
+ * hung, never_joined seen later) get their rank's host from the live state's
+ * communicator ranks. */
+static void fill_hosts(findings *f, const nsc_json *status, const char *job)
+{
+    const nsc_json *jobs = nsc_json_get(status, "jobs");
+    for (const nsc_json *j = nsc_json_first(jobs); j; j = nsc_json_next(jobs, j)) {
+        const char *name = nsc_json_str(nsc_json_get(j, "job"));
+        if (!name || strcmp(name, job) != 0)
+            continue;
+        const nsc_json *comms = nsc_json_get(j, "comms");
+        for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
+            const char *id = nsc_json_str(nsc_json_get(c, "comm"));
+            const nsc_json *ranks = nsc_json_get(c, "ranks");
+            for (size_t i = 0; id && i < f->n; i++) {
+                problem *p = &f->p[i];
+                if (p->rank < 0 || p->hosts[0][0] || strcmp(p->comm, id) != 0)
+                    continue;
+                for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+                    const char *host = nsc_json_str(nsc_json_get(r, "host"));
+                    if (host && num(r, "rank") == (uint64_t)p->rank)
+                        snprintf(p->hosts[0], sizeof p->hosts[0], "%s", host);
+                }
+            }
+        }
+    }
+}
+
 static void write_place(const problem *p)
 {
     static const char *const keys[4] = {"rank", "peer", "channel", "step"};
@@ -302,8 +330,10 @@ int nsc_verb_diagnose(nsc_cli_ctx *c)
             rc = check_comm(f, m, job_qs);
     const char *name = job ? job : nsc_json_str(nsc_json_get(nsc_json_root(&d.doc), "job"));
     nsc_doc st = {0};
-    if (rc == NSC_EXIT_OK && (rc = nsc_cli_fetch_doc(c, "status", NULL, &st)) == NSC_EXIT_OK && name)
+    if (rc == NSC_EXIT_OK && (rc = nsc_cli_fetch_doc(c, "status", NULL, &st)) == NSC_EXIT_OK && name) {
         check_status(f, nsc_json_root(&st.doc), name);
+        fill_hosts(f, nsc_json_root(&st.doc), name);
+    }
     nsc_doc_free(&st);
     if (rc == NSC_EXIT_OK) {
         qsort(f->p, f->n, sizeof f->p[0], by_severity);

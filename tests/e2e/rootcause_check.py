@@ -37,6 +37,20 @@ def expected(fault):
     raise SystemExit("rootcause_check: unknown fault kind %s" % kind)
 
 
+def place_of(problem, keys):
+    """The problem's values of keys; host0: the first of its hosts."""
+    hosts = problem.get("hosts") or [None]
+    return {k: hosts[0] if k == "host0" else problem.get(k) for k in keys}
+
+
+def with_host(emu, place):
+    """A place with a rank also names the rank's host (the emulator's)."""
+    if "rank" in place and "hosts" not in place:
+        hosts = {r["rank"]: r["host"] for r in emu["ranks"]}
+        place = dict(place, host0=hosts[place["rank"]])
+    return place
+
+
 def main():
     emu = json.load(open(sys.argv[1]))
     diag = json.load(open(sys.argv[2]))
@@ -45,8 +59,9 @@ def main():
     if len(sys.argv) > 3:
         faults = [f for f in faults if f["kind"] == sys.argv[3]]
         kind, place = expected(faults[0])
+        place = with_host(emu, place)
         for p in problems:
-            if p["kind"] == kind and {k: p.get(k) for k in place} == place:
+            if p["kind"] == kind and place_of(p, place) == place:
                 print("right: %s %s among the problems" % (kind, place))
                 return 0
         print("wrong: %s %s not among: %s" % (kind, place, [p["evidence"] for p in problems]))
@@ -58,11 +73,12 @@ def main():
         print("right: no fault, no problem")
         return 0
     kind, place = expected(faults[0])
+    place = with_host(emu, place)
     if not problems:
         print("wrong: %s %s, diagnose found nothing" % (kind, place))
         return 1
     first = problems[0]
-    got = {k: first.get(k) for k in place}
+    got = place_of(first, place)
     if first["kind"] != kind or got != place:
         print("wrong: want %s %s, got %s %s: %s" % (kind, place, first["kind"], got, diag["verdict"]))
         return 1
