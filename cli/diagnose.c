@@ -1,19 +1,21 @@
 /* diagnose.c: `ncclscope diagnose`: what someone debugging a stuck or slow
- * job needs first.
+ * job needs first: the cause and the place.
  *
  * Reads the communicators (comms), per communicator the collectives matched
  * across ranks (collectives), and the live state (status), and looks for, most
- * severe first: collectives whose count or datatype differ across ranks at one
- * seq (mismatch); processes dead or silent while their ranks are behind the
- * others (dead); collectives some ranks never arrived at (missing); ranks
- * behind the others for longer than the collector's lag threshold (lagging);
- * collectives in flight that long (hung); ranks that never joined
- * (never_joined); collectives all ranks entered that never ended (in_flight);
- * a rank that arrived last most of the time (straggler); events the plugins
- * dropped (dropped). Problems are ordered by severity, then
- * communicator id, seq and rank, so the same store gives the same report.
- * Prints a one-line verdict naming the first problem's rank, then the
- * evidence; exits 1 when it found a problem. --json: one object.
+ * severe first: collectives whose count, datatype, root or function differ
+ * across ranks (mismatch); processes dead or silent while their ranks are
+ * behind the others (dead); collectives some ranks never arrived at
+ * (missing); ranks behind the others for longer than the collector's lag
+ * threshold (lagging); collectives in flight that long (hung); ranks that
+ * never joined (never_joined); collectives all ranks entered that never ended
+ * (in_flight); events the plugins dropped (dropped). rootcause.c adds, per
+ * communicator, where a stuck collective stopped (stall), slow links and NICs,
+ * and late ranks by cause (host_late, gpu_late). Problems are ordered by
+ * severity, then communicator id, seq and rank, so the same store gives the
+ * same report. Prints a one-line verdict naming the first problem's cause
+ * and place, then the evidence; exits 1 when it found a problem. --json: one
+ * object.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -21,57 +23,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "diagnose.h"
 
-#define MAX_PROBLEMS 64
+typedef nsc_problem problem;
+typedef nsc_findings findings;
 
-enum severity { SEV_DROPPED, SEV_STRAGGLER, SEV_IN_FLIGHT, SEV_NEVER_JOINED, SEV_HUNG, SEV_LAGGING, SEV_MISSING, SEV_DEAD,
-                SEV_MISMATCH };
-
-typedef struct problem {
-    int severity;
-    char kind[24];
-    char comm[24];
-    uint64_t seq;   /* position: the collective's seq (0 if none) */
-    int64_t rank;   /* the rank named (-1 if none) */
-    size_t order;   /* found in this order: the last tie-break */
-    char text[256];
-} problem;
-
-typedef struct findings {
-    nsc_cli_ctx *c;
-    const char *only;  /* --comm: an id or a name */
-    const char *comm;
-    problem p[MAX_PROBLEMS];
-    size_t n, dropped;
-    uint64_t collectives;
-} findings;
-
-/* A straggler arrives last at more than half of at least this many collectives
- * (by chance a rank of n is last at 1/n of them). */
-#define STRAGGLER_MIN_COLLS 8
-
-static void add(findings *f, int severity, const char *kind, const char *comm, uint64_t seq, int64_t rank,
-                const char *fmt, ...) __attribute__((format(printf, 7, 8)));
-
-static void add(findings *f, int severity, const char *kind, const char *comm, uint64_t seq, int64_t rank,
-                const char *fmt, ...)
+nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const char *comm, uint64_t seq,
+                          int64_t rank, const char *fmt, ...)
 {
-    if (f->n == MAX_PROBLEMS) {
+    char text[sizeof f->p[0].text];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; i < f->n; i++) /* one problem seen from two collectives (a mismatch) */
+        if (strcmp(f->p[i].text, text) == 0 && strcmp(f->p[i].kind, kind) == 0 && strcmp(f->p[i].comm, comm) == 0)
+            return NULL;
+    if (f->n == NSC_DIAG_MAX_PROBLEMS) {
         f->dropped++;
-        return;
+        return NULL;
     }
     problem *p = &f->p[f->n];
+    memset(p, 0, sizeof *p);
     p->order = f->n++;
     p->severity = severity;
     p->seq = seq;
     p->rank = rank;
+    p->peer = p->channel = p->step = -1;
     snprintf(p->kind, sizeof p->kind, "%s", kind);
     snprintf(p->comm, sizeof p->comm, "%s", comm);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->text, sizeof p->text, fmt, ap);
-    va_end(ap);
+    memcpy(p->text, text, sizeof text);
+    return p;
+}
+
+#define add(f, sev, ...) ((void)nsc_diag_add((f), (sev), __VA_ARGS__))
+
+static uint64_t num(const nsc_json *o, const char *key)
+{
+    uint64_t v = 0;
+    nsc_json_u64(nsc_json_get(o, key), &v);
+    return v;
+}
+
+static int64_t num_or(const nsc_json *o, const char *key, int64_t none)
+{
+    int64_t v;
+    return nsc_json_i64(nsc_json_get(o, key), &v) == 0 ? v : none;
 }
 
 static void rank_list(const nsc_json *arr, char *buf, size_t cap)
@@ -94,19 +91,22 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     uint64_t seq = 0;
     nsc_json_u64(nsc_json_get(v, "seq"), &seq);
     const char *mismatch = nsc_json_str(nsc_json_get(v, "mismatch"));
+    if (f->late)
+        nsc_rc_late_add(f->late, v);
     const nsc_json *missing = nsc_json_get(v, "missing_ranks");
     char ranks[128];
     if (mismatch)
-        add(f, SEV_MISMATCH, "mismatch", f->comm, seq, -1, "%s seq %" PRIu64 ": ranks disagree: %s", func ? func : "?", seq,
-            mismatch);
-    if (missing && missing->kind == NSC_JSON_ARRAY && missing->count > 0) {
+        add(f, NSC_SEV_MISMATCH, "mismatch", f->comm, num(v, "mismatch_seq"), num_or(v, "mismatch_rank", -1),
+            "mismatch: rank %" PRId64 " disagrees with the others at seq %" PRIu64 ": %s",
+            num_or(v, "mismatch_rank", -1), num(v, "mismatch_seq"), mismatch);
+    else if (missing && missing->kind == NSC_JSON_ARRAY && missing->count > 0) {
         rank_list(missing, ranks, sizeof ranks);
         int64_t first = -1;
         nsc_json_i64(nsc_json_first(missing), &first);
-        add(f, SEV_MISSING, "missing", f->comm, seq, first, "%s seq %" PRIu64 ": rank%s %s never arrived (hung or dead)",
+        add(f, NSC_SEV_MISSING, "missing", f->comm, seq, first, "%s seq %" PRIu64 ": rank%s %s never arrived (hung or dead)",
             func ? func : "?", seq, missing->count > 1 ? "s" : "", ranks);
     } else if (nsc_json_get(v, "end_ns") && nsc_json_get(v, "end_ns")->kind == NSC_JSON_NULL) {
-        add(f, SEV_IN_FLIGHT, "in_flight", f->comm, seq, -1, "%s seq %" PRIu64 ": all ranks arrived, never completed",
+        add(f, NSC_SEV_IN_FLIGHT, "in_flight", f->comm, seq, -1, "%s seq %" PRIu64 ": all ranks arrived, never completed",
             func ? func : "?", seq);
     }
     return 0;
@@ -127,25 +127,6 @@ static int64_t first_absent(const nsc_json *seen, int64_t nranks)
     return -1;
 }
 
-/* The stats query ranks the ranks by how often they arrived last; the first
- * is a straggler if that was more than half of its collectives. */
-static int check_straggler(findings *f, const char *comm, const char *q)
-{
-    nsc_doc d;
-    int rc = nsc_cli_fetch_doc(f->c, "stats", q, &d);
-    const nsc_json *top = rc == NSC_EXIT_OK ? nsc_json_first(nsc_json_get(nsc_json_root(&d.doc), "stragglers")) : NULL;
-    int64_t rank;
-    uint64_t last, n;
-    if (top && nsc_json_i64(nsc_json_get(top, "rank"), &rank) == 0 &&
-        nsc_json_u64(nsc_json_get(top, "last_arrivals"), &last) == 0 &&
-        nsc_json_u64(nsc_json_get(top, "collectives"), &n) == 0 && n >= STRAGGLER_MIN_COLLS && 2 * last > n)
-        add(f, SEV_STRAGGLER, "straggler", comm, 0, rank,
-            "rank %" PRId64 " arrived last at %" PRIu64 " of %" PRIu64 " collectives: the others wait for it", rank,
-            last, n);
-    nsc_doc_free(&d);
-    return rc;
-}
-
 static int check_comm(findings *f, const nsc_json *comm, const char *qs)
 {
     const char *id = nsc_json_str(nsc_json_get(comm, "comm"));
@@ -155,7 +136,7 @@ static int check_comm(findings *f, const nsc_json *comm, const char *qs)
     if (nsc_json_i64(nsc_json_get(comm, "nranks"), &nranks) == 0 &&
         nsc_json_i64(nsc_json_get(comm, "ranks_seen"), &seen) == 0 && seen < nranks) {
         int64_t first = first_absent(nsc_json_get(comm, "ranks"), nranks);
-        add(f, SEV_NEVER_JOINED, "never_joined", id, 0, first,
+        add(f, NSC_SEV_NEVER_JOINED, "never_joined", id, 0, first,
             "%" PRId64 " of %" PRId64 " ranks never joined, the first rank %" PRId64, nranks - seen, nranks, first);
     }
     char q[2048];
@@ -163,8 +144,13 @@ static int check_comm(findings *f, const nsc_json *comm, const char *qs)
     if (nsc_qs_add(q, sizeof q, "comm", id) != 0)
         return NSC_EXIT_FAIL;
     f->comm = id;
+    f->late = nsc_rc_late_new(nranks);
     int rc = nsc_cli_fetch_pages(f->c, "collectives", q, on_collective, f);
-    return rc == NSC_EXIT_OK ? check_straggler(f, id, q) : rc;
+    if (rc == NSC_EXIT_OK && f->late)
+        rc = nsc_rc_comm(f, f->late, id, qs);
+    nsc_rc_late_free(f->late);
+    f->late = NULL;
+    return rc;
 }
 
 /* Severity, then position (communicator, seq, rank), then the order found. */
@@ -181,12 +167,6 @@ static int by_severity(const void *a, const void *b)
     return c ? c : (x->order > y->order) - (x->order < y->order);
 }
 
-static uint64_t num(const nsc_json *o, const char *key)
-{
-    uint64_t v = 0;
-    nsc_json_u64(nsc_json_get(o, key), &v);
-    return v;
-}
 
 static int comm_wanted(const char *only, const nsc_json *comm)
 {
@@ -209,7 +189,7 @@ static void check_deaths(findings *f, const nsc_json *status, const nsc_json *co
         if (!state || strcmp(state, "alive") == 0 || strcmp(state, "finished") == 0 ||
             !nsc_status_rank_behind(comm, r, &func, &seq, &max))
             continue;
-        add(f, SEV_DEAD, "dead", id ? id : "?", seq, (int64_t)num(r, "rank"),
+        add(f, NSC_SEV_DEAD, "dead", id ? id : "?", seq, (int64_t)num(r, "rank"),
             "rank %" PRIu64 " (pid %" PRIu64 " on %s) is %s%s%s at %s seq %" PRIu64 ", the others reached %" PRIu64,
             num(r, "rank"), num(r, "pid"), host, state, reason ? ": " : "", reason ? reason : "", func, seq, max);
     }
@@ -231,12 +211,12 @@ static void check_status(findings *f, const nsc_json *status, const char *job)
             check_deaths(f, status, c);
             const nsc_json *lag = nsc_json_get(c, "lagging"), *hangs = nsc_json_get(c, "hangs");
             for (const nsc_json *l = nsc_json_first(lag); l; l = nsc_json_next(lag, l))
-                add(f, SEV_LAGGING, "lagging", id, num(l, "seq"), (int64_t)num(l, "rank"),
+                add(f, NSC_SEV_LAGGING, "lagging", id, num(l, "seq"), (int64_t)num(l, "rank"),
                     "rank %" PRIu64 " is at %s seq %" PRIu64 ", the others reached %" PRIu64 " (for %.1f s)",
                     num(l, "rank"), nsc_json_str(nsc_json_get(l, "func")), num(l, "seq"), num(l, "max_seq"),
                     (double)num(l, "for_ns") / 1e9);
             for (const nsc_json *h = nsc_json_first(hangs); h; h = nsc_json_next(hangs, h))
-                add(f, SEV_HUNG, "hung", id, num(h, "seq"), (int64_t)num(h, "rank"),
+                add(f, NSC_SEV_HUNG, "hung", id, num(h, "seq"), (int64_t)num(h, "rank"),
                     "rank %" PRIu64 ": %s seq %" PRIu64 " in flight for %.1f s", num(h, "rank"),
                     nsc_json_str(nsc_json_get(h, "func")), num(h, "seq"), (double)num(h, "for_ns") / 1e9);
         }
@@ -244,11 +224,57 @@ static void check_status(findings *f, const nsc_json *status, const char *job)
         for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
             const char *pj = nsc_json_str(nsc_json_get(p, "job"));
             if (pj && strcmp(pj, job) == 0 && (num(p, "events_dropped") || num(p, "states_dropped")))
-                add(f, SEV_DROPPED, "dropped", "-", 0, -1,
+                add(f, NSC_SEV_DROPPED, "dropped", "-", 0, -1,
                     "pid %" PRIu64 " on %s dropped %" PRIu64 " events and %" PRIu64 " states", num(p, "pid"),
                     nsc_json_str(nsc_json_get(p, "host")), num(p, "events_dropped"), num(p, "states_dropped"));
         }
     }
+}
+
+/* Problems with a rank but no host yet (mismatch, missing, dead, lagging,
+ * hung, never_joined seen later) get their rank's host from the live state's
+ * communicator ranks. */
+static void fill_hosts(findings *f, const nsc_json *status, const char *job)
+{
+    const nsc_json *jobs = nsc_json_get(status, "jobs");
+    for (const nsc_json *j = nsc_json_first(jobs); j; j = nsc_json_next(jobs, j)) {
+        const char *name = nsc_json_str(nsc_json_get(j, "job"));
+        if (!name || strcmp(name, job) != 0)
+            continue;
+        const nsc_json *comms = nsc_json_get(j, "comms");
+        for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
+            const char *id = nsc_json_str(nsc_json_get(c, "comm"));
+            const nsc_json *ranks = nsc_json_get(c, "ranks");
+            for (size_t i = 0; id && i < f->n; i++) {
+                problem *p = &f->p[i];
+                if (p->rank < 0 || p->hosts[0][0] || strcmp(p->comm, id) != 0)
+                    continue;
+                for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+                    const char *host = nsc_json_str(nsc_json_get(r, "host"));
+                    if (host && num(r, "rank") == (uint64_t)p->rank)
+                        snprintf(p->hosts[0], sizeof p->hosts[0], "%s", host);
+                }
+            }
+        }
+    }
+}
+
+static void write_place(const problem *p)
+{
+    static const char *const keys[4] = {"rank", "peer", "channel", "step"};
+    const int64_t v[4] = {p->rank, p->peer, p->channel, p->step};
+    for (int k = 0; k < 4; k++) {
+        if (v[k] >= 0)
+            printf(",\"%s\":%" PRId64, keys[k], v[k]);
+        else
+            printf(",\"%s\":null", keys[k]);
+    }
+    printf(",\"seq\":%" PRIu64 ",\"hosts\":[", p->seq);
+    for (int h = 0; h < 2 && p->hosts[h][0]; h++) {
+        printf(h ? "," : "");
+        nsc_json_write_str(stdout, p->hosts[h]);
+    }
+    printf("],\"figures\":{%s}", p->figures);
 }
 
 static void report(const findings *f, const char *verdict)
@@ -260,11 +286,7 @@ static void report(const findings *f, const char *verdict)
         for (size_t i = 0; i < f->n; i++) {
             printf("%s{\"kind\":\"%s\",\"comm\":", i ? "," : "", f->p[i].kind);
             nsc_json_write_str(stdout, f->p[i].comm);
-            if (f->p[i].rank >= 0)
-                printf(",\"rank\":%" PRId64, f->p[i].rank);
-            else
-                printf(",\"rank\":null");
-            printf(",\"seq\":%" PRIu64, f->p[i].seq);
+            write_place(&f->p[i]);
             printf(",\"evidence\":");
             nsc_json_write_str(stdout, f->p[i].text);
             printf("}");
@@ -308,8 +330,10 @@ int nsc_verb_diagnose(nsc_cli_ctx *c)
             rc = check_comm(f, m, job_qs);
     const char *name = job ? job : nsc_json_str(nsc_json_get(nsc_json_root(&d.doc), "job"));
     nsc_doc st = {0};
-    if (rc == NSC_EXIT_OK && (rc = nsc_cli_fetch_doc(c, "status", NULL, &st)) == NSC_EXIT_OK && name)
+    if (rc == NSC_EXIT_OK && (rc = nsc_cli_fetch_doc(c, "status", NULL, &st)) == NSC_EXIT_OK && name) {
         check_status(f, nsc_json_root(&st.doc), name);
+        fill_hosts(f, nsc_json_root(&st.doc), name);
+    }
     nsc_doc_free(&st);
     if (rc == NSC_EXIT_OK) {
         qsort(f->p, f->n, sizeof f->p[0], by_severity);

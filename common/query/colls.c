@@ -24,13 +24,20 @@ typedef struct cl_rec {
     int32_t rank, root;
     uint32_t r;                 /* index into c->ranks */
     uint8_t nchannels, flags, has_kernel, has_done;
+    uint32_t nkch;              /* its KernelCh stored: a channel that never ended has none */
     uint64_t enq, enq_end;      /* aligned */
     uint64_t kstart, kend, done;
+    uint64_t arrival;           /* kstart when every rank has kernel times, else enq */
+    size_t grp;                 /* its group (CL_NONE: outside the window) */
+    size_t pos;                 /* its place in its rank's records by enqueue time */
 } cl_rec;
+
+#define CL_NONE SIZE_MAX
 
 typedef struct cl_kernel {
     uint64_t parent, start, stop;  /* aligned CPU times */
     uint64_t pt_start, pt_stop;
+    int open;                      /* never stopped (flushed at finalize): no end */
 } cl_kernel;
 
 typedef struct cl_done {
@@ -39,10 +46,16 @@ typedef struct cl_done {
 
 typedef struct cl_group {
     size_t first, n;            /* records[first .. first+n) */
-    uint64_t start, end, skew, bytes;
-    int has_end;
+    uint64_t start, end, skew, bytes, last_arrival, dur;
+    int has_end, has_dur, gpu_arrival;
     int32_t last_rank;
-    double algbw, busbw;
+    double algbw, busbw, factor;
+    /* A mismatch: the rank that disagrees with the others and the seq the
+     * others called (which is not this group's seq when it called another
+     * function); what: its text, "" for none. */
+    int32_t odd_rank;
+    uint64_t odd_seq;
+    char what[160];
 } cl_group;
 
 typedef struct cl_set {
@@ -114,7 +127,8 @@ static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *
             s->kern[s->nkern++] = (cl_kernel){ev->parent, q_align(s->c, qr, ev->start_ns, NULL),
                                               q_align(s->c, qr, ev->stop_ns, NULL),
                                               ev->d.kernel_ch.ptimer_start,
-                                              ev->d.kernel_ch.ptimer_stop};
+                                              ev->d.kernel_ch.ptimer_stop,
+                                              (ev->flags & NSC_EVF_OPEN) != 0};
             if (q_gpu_pair(s->c, qr, g, NULL, ev))
                 return NSC_QUERY_ESTORE;
         }
@@ -182,9 +196,10 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
         q_gpu_align(s->c, qr, g, NULL, k->pt_stop, &a1, &e);
         if (!x->has_kernel || a0 < x->kstart)
             x->kstart = a0;
-        if (!x->has_kernel || a1 > x->kend)
+        if (!k->open && (!x->nkch || a1 > x->kend))
             x->kend = a1;
         x->has_kernel = 1;
+        x->nkch += !k->open;
     }
     for (size_t i = 0; i < s->ndone; i++) {
         cl_rec *x = find_rec(recs, n, s->done[i].id);
@@ -205,7 +220,7 @@ static int gather(cl_set *s)
         rc = scan_rank(s, r, c->comm.comm_id, c->ranks[r].rank, &g);
         if (!rc && s->nrecs > first)
             rc = scan_rank(s, r, NSC_STORE_PROC_COMM, (int32_t)c->ranks[r].info.proc_id, NULL);
-        if (!rc)
+        if (!rc && s->nrecs > first) /* nothing to join to (and recs may be NULL) */
             join_rank(s, r, first, &g);
         nsc_gpuclock_free(&g);
     }
@@ -224,35 +239,217 @@ static int by_coll(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* Every channel of the rank's kernel ended (one that hangs is never stored). */
+static int kernel_done(const cl_rec *x)
+{
+    return x->has_kernel && x->nkch >= x->nchannels;
+}
+
+/* Arrival: where the rank's kernel started when every rank has kernel times
+ * (its host may enqueue far ahead of its GPU), else its enqueue. The last
+ * arrival is what the others wait for. */
+static void derive_arrivals(cl_group *g, cl_rec *x)
+{
+    g->gpu_arrival = 1;
+    for (size_t i = 0; i < g->n; i++)
+        g->gpu_arrival &= x[i].has_kernel;
+    uint64_t first = UINT64_MAX;
+    g->start = UINT64_MAX;
+    g->last_arrival = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        x[i].arrival = g->gpu_arrival ? x[i].kstart : x[i].enq;
+        if (x[i].enq < g->start)
+            g->start = x[i].enq;
+        if (x[i].arrival < first)
+            first = x[i].arrival;
+        if (x[i].arrival >= g->last_arrival)
+            g->last_arrival = x[i].arrival, g->last_rank = x[i].rank;
+    }
+    g->skew = g->last_arrival - first;
+}
+
+/* Duration: the slowest rank's own kernel time (as nccl-tests and Inspector
+ * time a rank) when every rank has one, else first arrival to last end. */
 static void derive(cl_set *s, cl_group *g)
 {
     q_ctx *c = s->c;
-    const cl_rec *x = &s->recs[g->first];
-    g->start = UINT64_MAX;
-    uint64_t last_arrival = 0, kend = 0;
-    int has_kend = 0;
+    cl_rec *x = &s->recs[g->first];
+    derive_arrivals(g, x);
+    uint64_t kend = 0;
+    int has_kend = 0, all_done = 1;
     for (size_t i = 0; i < g->n; i++) {
         const cl_rec *y = &x[i];
-        if (y->enq < g->start)
-            g->start = y->enq;
-        if (y->enq >= last_arrival)
-            last_arrival = y->enq, g->last_rank = y->rank;
         if (y->has_done && (!g->has_end || y->done > g->end))
             g->end = y->done, g->has_end = 1;
-        if (y->has_kernel && (!has_kend || y->kend > kend))
+        if (kernel_done(y) && (!has_kend || y->kend > kend))
             kend = y->kend, has_kend = 1;
+        all_done &= kernel_done(y);
+        if (kernel_done(y) && y->kend - y->kstart >= g->dur)
+            g->dur = y->kend - y->kstart;
     }
-    if (!g->has_end && has_kend)
+    if (!g->has_end && has_kend && all_done)
         g->end = kend, g->has_end = 1;
-    g->skew = last_arrival - g->start;
+    g->has_dur = g->gpu_arrival ? g->has_end && all_done : g->has_end && g->end >= g->start;
+    if (!g->gpu_arrival && g->has_dur)
+        g->dur = g->end - g->start;
     nsc_busbw bw = nsc_busbw_rule(q_text(c, x->func), c->comm.nranks, x->count,
                                   nsc_dtype_size(q_text(c, x->datatype)));
     g->bytes = bw.bytes;
+    g->factor = bw.factor;
     g->algbw = g->busbw = NAN;
-    if (g->has_end && g->end > g->start && g->bytes) {
-        g->algbw = (double)g->bytes / (double)(g->end - g->start);
+    if (g->has_dur && g->dur && g->bytes) {
+        g->algbw = (double)g->bytes / (double)g->dur;
         g->busbw = g->algbw * bw.factor;
     }
+    g->odd_rank = -1;
+}
+
+/* What a rank called, one field at a time: count, datatype, root. */
+static int64_t field_of(const cl_rec *x, int f)
+{
+    return f == 0 ? (int64_t)x->count : f == 1 ? (int64_t)x->datatype : x->root;
+}
+
+/* The first rank whose count, datatype or root differs from what most ranks
+ * called (a majority vote per field), described against one of the others. */
+static void same_func_mismatch(cl_set *s, cl_group *g)
+{
+    static const char *const names[3] = {"count", "datatype", "root"};
+    const cl_rec *x = &s->recs[g->first];
+    for (int f = 0; f < 3; f++) {
+        size_t cand = 0, votes = 0;
+        for (size_t i = 0; i < g->n; i++) {
+            if (!votes)
+                cand = i, votes = 1;
+            else
+                votes += field_of(&x[i], f) == field_of(&x[cand], f) ? 1 : (size_t)-1;
+        }
+        for (size_t i = 0; i < g->n; i++) {
+            if (field_of(&x[i], f) == field_of(&x[cand], f))
+                continue;
+            if (f == 1)
+                snprintf(g->what, sizeof g->what, "datatype: rank %d %s, rank %d %s", x[cand].rank,
+                         q_text(s->c, x[cand].datatype), x[i].rank, q_text(s->c, x[i].datatype));
+            else
+                snprintf(g->what, sizeof g->what, "%s: rank %d %lld, rank %d %lld", names[f],
+                         x[cand].rank, (long long)field_of(&x[cand], f), x[i].rank,
+                         (long long)field_of(&x[i], f));
+            g->odd_rank = x[i].rank;
+            g->odd_seq = x[i].seq;
+            return;
+        }
+    }
+}
+
+/* ---- mismatches across functions ----------------------------------------
+ * NCCL numbers each function's calls separately, so a rank that calls another
+ * function is in another group; its counterpart is found by position: the
+ * nearest earlier record of one rank that shares a group with the other rank
+ * anchors both ranks' sequences (so a window that starts mid-job is fine). */
+
+typedef struct cl_ord {
+    uint32_t r;
+    uint64_t enq, id;
+    size_t rec;
+} cl_ord;
+
+static int by_rank_time(const void *a, const void *b)
+{
+    const cl_ord *x = a, *y = b;
+    if (x->r != y->r)
+        return x->r < y->r ? -1 : 1;
+    if (x->enq != y->enq)
+        return x->enq < y->enq ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+typedef struct cl_seqs {
+    size_t *rec;    /* record indices, by rank then enqueue time */
+    size_t *first;  /* rank index r's records: rec[first[r] .. first[r+1]) */
+} cl_seqs;
+
+static const cl_rec *rank_in_group(const cl_set *s, size_t grp, uint32_t r)
+{
+    const cl_group *g = &s->groups[grp];
+    size_t lo = g->first, hi = g->first + g->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->recs[mid].r < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->first + g->n && s->recs[lo].r == r ? &s->recs[lo] : NULL;
+}
+
+#define CL_ANCHOR_BACK 64
+
+/* Rank index m's record at the place of record p in p's rank's sequence. */
+static const cl_rec *counterpart(const cl_set *s, const cl_seqs *q, const cl_rec *p, uint32_t m)
+{
+    size_t target = p->pos;
+    for (size_t k = p->pos, back = 0; k-- > 0 && back < CL_ANCHOR_BACK; back++) {
+        const cl_rec *a = &s->recs[q->rec[q->first[p->r] + k]];
+        const cl_rec *z = a->grp == CL_NONE ? NULL : rank_in_group(s, a->grp, m);
+        if (z) {
+            target = z->pos + (p->pos - k);
+            break;
+        }
+    }
+    size_t n = q->first[m + 1] - q->first[m];
+    return target < n ? &s->recs[q->rec[q->first[m] + target]] : NULL;
+}
+
+static void set_func_mismatch(cl_set *s, cl_group *g, const cl_rec *p, const cl_rec *y)
+{
+    cl_group *h = &s->groups[y->grp];
+    int p_odd = g->n < h->n;  /* the rank in the smaller group is the odd one */
+    const cl_rec *odd = p_odd ? p : y, *other = p_odd ? y : p;
+    cl_group *both[2] = {g, h};
+    for (int i = 0; i < 2; i++) {
+        if (both[i]->what[0])
+            continue;
+        snprintf(both[i]->what, sizeof both[i]->what, "function: rank %d %s seq %llu, rank %d %s seq %llu",
+                 other->rank, q_text(s->c, other->func), (unsigned long long)other->seq, odd->rank,
+                 q_text(s->c, odd->func), (unsigned long long)odd->seq);
+        both[i]->odd_rank = odd->rank;
+        both[i]->odd_seq = other->seq;
+    }
+}
+
+static int cross_func_mismatch(cl_set *s)
+{
+    q_ctx *c = s->c;
+    cl_ord *ord = malloc((s->nrecs + 1) * sizeof *ord);
+    cl_seqs q = {malloc((s->nrecs + 1) * sizeof *q.rec), calloc(c->nranks + 2, sizeof *q.first)};
+    if (!ord || !q.rec || !q.first) {
+        free(ord), free(q.rec), free(q.first);
+        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    }
+    for (size_t i = 0; i < s->nrecs; i++)
+        ord[i] = (cl_ord){s->recs[i].r, s->recs[i].enq, s->recs[i].id, i};
+    qsort(ord, s->nrecs, sizeof *ord, by_rank_time);
+    for (size_t i = 0; i < s->nrecs; i++) {
+        q.rec[i] = ord[i].rec;
+        q.first[ord[i].r + 1]++;
+    }
+    for (size_t r = 0; r < c->nranks; r++)
+        q.first[r + 1] += q.first[r];
+    for (size_t i = 0; i < s->nrecs; i++)
+        s->recs[q.rec[i]].pos = i - q.first[s->recs[q.rec[i]].r];
+    for (size_t gi = 0; gi < s->ngroups; gi++) {
+        cl_group *g = &s->groups[gi];
+        const cl_rec *p = &s->recs[g->first];
+        for (uint32_t m = 0; m < c->nranks && g->n < c->nranks && !g->what[0]; m++) {
+            const cl_rec *y = rank_in_group(s, gi, m) ? NULL : counterpart(s, &q, p, m);
+            if (y && y->grp != CL_NONE && y->func != p->func)
+                set_func_mismatch(s, g, p, y);
+        }
+    }
+    free(ord);
+    free(q.rec);
+    free(q.first);
+    return 0;
 }
 
 static int match(cl_set *s)
@@ -269,13 +466,18 @@ static int match(cl_set *s)
         g->first = i;
         g->n = j - i;
         derive(s, g);
-        if (g->start >= s->c->q->t0 && g->start <= s->c->q->t1)
+        int kept = g->start >= s->c->q->t0 && g->start <= s->c->q->t1;
+        for (size_t k = i; k < j; k++)
+            s->recs[k].grp = kept ? s->ngroups : CL_NONE;
+        if (kept) {
+            same_func_mismatch(s, g);
             s->ngroups++;
-        else
+        } else {
             memset(g, 0, sizeof *g);
+        }
         i = j;
     }
-    return 0;
+    return cross_func_mismatch(s);
 }
 
 static int collect(cl_set *s)
@@ -309,31 +511,6 @@ static int by_start(const void *a, const void *b)
     return (rx->seq > ry->seq) - (rx->seq < ry->seq);
 }
 
-/* The first rank that disagrees with the lowest rank on count, datatype or root. */
-static void write_mismatch(q_ctx *c, const cl_rec *x, size_t n)
-{
-    q_out *o = c->out;
-    for (size_t i = 1; i < n; i++) {
-        const char *what = x[i].count != x[0].count       ? "count"
-                           : x[i].datatype != x[0].datatype ? "datatype"
-                           : x[i].root != x[0].root         ? "root"
-                                                            : NULL;
-        if (!what)
-            continue;
-        char line[256];
-        if (what[0] == 'd')
-            snprintf(line, sizeof line, "datatype: rank %d %s, rank %d %s", x[0].rank,
-                     q_text(c, x[0].datatype), x[i].rank, q_text(c, x[i].datatype));
-        else
-            snprintf(line, sizeof line, "%s: rank %d %lld, rank %d %lld", what, x[0].rank,
-                     what[0] == 'c' ? (long long)x[0].count : (long long)x[0].root, x[i].rank,
-                     what[0] == 'c' ? (long long)x[i].count : (long long)x[i].root);
-        q_str(o, line);
-        return;
-    }
-    q_lit(o, "null");
-}
-
 static void write_missing(q_ctx *c, const cl_rec *x, size_t n)
 {
     q_out *o = c->out;
@@ -350,6 +527,22 @@ static void write_missing(q_ctx *c, const cl_rec *x, size_t n)
         first = 0;
     }
     q_lit(o, "]");
+}
+
+/* A rank's own figures: its arrival, how long it waited for the last one,
+ * and its kernel time with the bandwidth that gives. */
+static void write_rank_figures(q_out *o, const cl_group *g, const cl_rec *x)
+{
+    int has_dur = kernel_done(x) && x->kend > x->kstart;
+    double algbw = has_dur && g->bytes ? (double)g->bytes / (double)(x->kend - x->kstart) : NAN;
+    q_lit(o, ",\"arrival_ns\":");
+    q_u64(o, x->arrival);
+    q_lit(o, ",\"wait_ns\":");
+    q_u64(o, g->last_arrival - x->arrival);
+    q_lit(o, ",\"duration_ns\":");
+    q_opt_u64(o, has_dur, x->kend - x->kstart);
+    q_lit(o, ",\"busbw_gbps\":");
+    q_num(o, algbw * g->factor);
 }
 
 static void write_group(q_ctx *c, const cl_set *s, const cl_group *g)
@@ -388,7 +581,10 @@ static void write_group(q_ctx *c, const cl_set *s, const cl_group *g)
     q_lit(o, ",\"end_ns\":");
     q_opt_u64(o, g->has_end, g->end);
     q_lit(o, ",\"duration_ns\":");
-    q_opt_u64(o, g->has_end && g->end >= g->start, g->end - g->start);
+    q_opt_u64(o, g->has_dur, g->dur);
+    q_cs(o, g->gpu_arrival ? ",\"arrival\":\"gpu\"" : ",\"arrival\":\"host\"");
+    q_lit(o, ",\"last_arrival_ns\":");
+    q_u64(o, g->last_arrival);
     q_lit(o, ",\"skew_ns\":");
     q_u64(o, g->skew);
     q_lit(o, ",\"last_rank\":");
@@ -398,7 +594,17 @@ static void write_group(q_ctx *c, const cl_set *s, const cl_group *g)
     q_lit(o, ",\"busbw_gbps\":");
     q_num(o, g->busbw);
     q_lit(o, ",\"mismatch\":");
-    write_mismatch(c, x, g->n);
+    if (g->what[0])
+        q_str(o, g->what);
+    else
+        q_lit(o, "null");
+    q_lit(o, ",\"mismatch_rank\":");
+    if (g->what[0])
+        q_i64(o, g->odd_rank);
+    else
+        q_lit(o, "null");
+    q_lit(o, ",\"mismatch_seq\":");
+    q_opt_u64(o, g->what[0] != 0, g->odd_seq);
     q_lit(o, ",\"ranks\":[");
     for (size_t i = 0; i < g->n; i++) {
         q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
@@ -412,9 +618,10 @@ static void write_group(q_ctx *c, const cl_set *s, const cl_group *g)
         q_lit(o, ",\"kernel_start_ns\":");
         q_opt_u64(o, x[i].has_kernel, x[i].kstart);
         q_lit(o, ",\"kernel_end_ns\":");
-        q_opt_u64(o, x[i].has_kernel, x[i].kend);
+        q_opt_u64(o, kernel_done(&x[i]), x[i].kend);
         q_lit(o, ",\"complete_ns\":");
         q_opt_u64(o, x[i].has_done, x[i].done);
+        write_rank_figures(o, g, &x[i]);
         q_lit(o, "}");
     }
     q_lit(o, "]}\n");
@@ -605,9 +812,9 @@ int q_stats(q_ctx *c)
     size_t n = 0;
     for (size_t i = 0; !rc && i < s.ngroups; i++) {
         const cl_group *g = &s.groups[i];
-        if (!g->has_end || g->end < g->start)
+        if (!g->has_dur)
             continue;
-        items[n++] = (st_item){s.recs[g->first].func, log2_bucket(g->bytes), g->end - g->start,
+        items[n++] = (st_item){s.recs[g->first].func, log2_bucket(g->bytes), g->dur,
                                g->algbw, g->busbw};
     }
     if (!rc) {

@@ -107,9 +107,15 @@ def truth(emu_path, d, mode):
         missing = sorted(set(present) - set(e))  # the query counts ranks it has seen
         if sorted(x["missing_ranks"]) != missing:
             fail(f"collective {x['func']} {x['seq']}: missing {x['missing_ranks']}, emitted by {sorted(e)}")
-        starts = sorted((col["start_ns"], rk) for rk, col in e.items())
-        # the last arriver, where the emulator's arrivals are apart by more than the clock error
-        if len(starts) > 1 and starts[-1][0] - starts[-2][0] > 200000:
+        # the last arriver, where the emulator's arrivals are apart by more than
+        # the error: the query's arrival is the GPU side (kernel start: the
+        # emulator's ready_ns) when every rank has kernel times, else the
+        # enqueue; the emulator makes GPU timestamps when its proxy thread
+        # runs, late by milliseconds on loaded cores (sanitizers, parallel
+        # tests): 3 ms (the straggler mode's rank is 5 ms late)
+        gpu = x["arrival"] == "gpu"
+        starts = sorted((col["ready_ns"] if gpu else col["start_ns"], rk) for rk, col in e.items())
+        if len(starts) > 1 and starts[-1][0] - starts[-2][0] > (3000000 if gpu else 200000):
             checked_last += 1
             if x["last_rank"] != starts[-1][1]:
                 fail(f"collective {x['func']} {x['seq']}: last_rank {x['last_rank']}, emulator: {starts[-1][1]}")

@@ -19,6 +19,7 @@
 #define QF_T0 2000000000000ull  /* aligned time of the first collective */
 #define QF_PERIOD 1000000ull    /* between collectives */
 #define QF_DONE 100000ull       /* completion after the first arrival */
+#define QF_KERNEL 47000ull      /* each KernelCh: 3 us to 50 us after its rank's enqueue */
 #define QF_EVENTS_PER_COLL (1 + 2 * QF_CHANNELS)
 
 /* Fill dir with the fixture job "jobA" (and an older job "old"). */

@@ -89,13 +89,15 @@ Test(query, collectives_matched_with_skew_last_rank_and_bandwidth)
         /* aligned across hosts: rank 2 is on h1 whose clock is off by 1 s */
         cr_assert_eq(u64(c, "skew_ns"), QF_SKEW + QF_LATE_RANK * 10);
         cr_assert_eq(u64(c, "start_ns"), qf_enqueue(0, seq));
-        cr_assert_eq(u64(c, "duration_ns"), QF_DONE);
+        /* every rank's own kernel time (KernelCh 3 us to 50 us after its enqueue) */
+        cr_assert_eq(u64(c, "duration_ns"), QF_KERNEL);
+        cr_assert_str_eq(str(c, "arrival"), "gpu");
         cr_assert_eq(u64(c, "bytes"), 4096);
         double algbw, busbw;
         cr_assert_eq(nsc_json_double(nsc_json_get(c, "algbw_gbps"), &algbw), 0);
         cr_assert_eq(nsc_json_double(nsc_json_get(c, "busbw_gbps"), &busbw), 0);
-        cr_assert_float_eq(algbw, 4096.0 / QF_DONE, 1e-3);
-        cr_assert_float_eq(busbw, 4096.0 / QF_DONE * 1.5, 1e-3);
+        cr_assert_float_eq(algbw, 4096.0 / QF_KERNEL, 1e-3);
+        cr_assert_float_eq(busbw, 4096.0 / QF_KERNEL * 1.5, 1e-3);
         const nsc_json *ranks = nsc_json_get(c, "ranks");
         for (int k = 0; k < QF_RANKS; k++) {
             const nsc_json *rk = nsc_json_at(ranks, (uint32_t)k);
@@ -103,6 +105,10 @@ Test(query, collectives_matched_with_skew_last_rank_and_bandwidth)
             cr_assert_eq(u64(rk, "complete_ns"), qf_enqueue(0, seq) + QF_DONE, "rank %d", k);
             cr_assert_eq(u64(rk, "kernel_start_ns"),
                          qf_enqueue(k, seq) + 3000);
+            /* arrival on the GPU side; each waits for the late rank's arrival */
+            cr_assert_eq(u64(rk, "arrival_ns"), qf_enqueue(k, seq) + 3000);
+            cr_assert_eq(u64(rk, "wait_ns"), qf_enqueue(QF_LATE_RANK, seq) - qf_enqueue(k, seq));
+            cr_assert_eq(u64(rk, "duration_ns"), QF_KERNEL);
         }
         const nsc_json *mm = nsc_json_get(c, "mismatch");
         if (seq == 3)
@@ -327,7 +333,7 @@ Test(query, stats_buckets_and_stragglers)
     const nsc_json *b = nsc_json_at(nsc_json_get(root, "buckets"), 0);
     cr_assert_eq(u64(b, "count"), QF_COLLS);
     cr_assert_eq(u64(b, "bytes_min"), 4096);
-    cr_assert_eq(u64(b, "latency_p99_ns"), QF_DONE);
+    cr_assert_eq(u64(b, "latency_p99_ns"), QF_KERNEL);
     const nsc_json *s = nsc_json_at(nsc_json_get(root, "stragglers"), 0);
     cr_assert_eq(u64(s, "rank"), QF_LATE_RANK);
     cr_assert_eq(u64(s, "last_arrivals"), QF_COLLS);

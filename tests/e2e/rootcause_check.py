@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""rootcause_check.py: does `ncclscope diagnose --json` name the emulator's
+fault (its --summary ground truth) first, with the right cause and place?
+
+    rootcause_check.py EMU_SUMMARY DIAGNOSE_JSON [KIND]
+
+Prints one line, "right: ..." or "wrong: ...", and exits 0 or 1. A run with
+no fault is right when diagnose found no problem. With KIND, the emulator
+fault of that kind must be among diagnose's problems (not necessarily first:
+a run with two faults). Hosts are the emulator's
+node names (--host-prefix node, as the agents of tests/e2e/lib.sh are named).
+"""
+import json
+import sys
+
+
+def expected(fault):
+    """(kind, the place fields that must match) for one emulator fault."""
+    kind = fault["kind"]
+    if kind == "host_late":
+        return "host_late", {"rank": fault["rank"]}
+    if kind == "slow_gpu":
+        return "gpu_late", {"rank": fault["rank"]}
+    if kind == "slow_link":
+        return "slow_link", {"hosts": ["node%d" % fault["from_node"], "node%d" % fault["to_node"]]}
+    if kind == "slow_nic":
+        return "slow_nic", {"hosts": ["node%d" % fault["node"]]}
+    if kind == "stall":
+        return "stall", {"rank": fault["rank"], "seq": fault["coll"], "channel": fault["channel"],
+                         "step": fault["step"]}
+    if kind == "mismatch":
+        return "mismatch", {"rank": fault["rank"], "seq": fault["coll"]}
+    if kind == "hang":
+        return "missing", {"rank": fault["rank"], "seq": fault["coll"]}
+    if kind == "kill":
+        return "dead", {"rank": fault["rank"]}
+    raise SystemExit("rootcause_check: unknown fault kind %s" % kind)
+
+
+def place_of(problem, keys):
+    """The problem's values of keys; host0: the first of its hosts."""
+    hosts = problem.get("hosts") or [None]
+    return {k: hosts[0] if k == "host0" else problem.get(k) for k in keys}
+
+
+def with_host(emu, place):
+    """A place with a rank also names the rank's host (the emulator's)."""
+    if "rank" in place and "hosts" not in place:
+        hosts = {r["rank"]: r["host"] for r in emu["ranks"]}
+        place = dict(place, host0=hosts[place["rank"]])
+    return place
+
+
+def main():
+    emu = json.load(open(sys.argv[1]))
+    diag = json.load(open(sys.argv[2]))
+    faults = emu.get("faults", [])
+    problems = diag["problems"]
+    if len(sys.argv) > 3:
+        faults = [f for f in faults if f["kind"] == sys.argv[3]]
+        kind, place = expected(faults[0])
+        place = with_host(emu, place)
+        for p in problems:
+            if p["kind"] == kind and place_of(p, place) == place:
+                print("right: %s %s among the problems" % (kind, place))
+                return 0
+        print("wrong: %s %s not among: %s" % (kind, place, [p["evidence"] for p in problems]))
+        return 1
+    if not faults:
+        if problems:
+            print("wrong: no fault, diagnose says: %s" % diag["verdict"])
+            return 1
+        print("right: no fault, no problem")
+        return 0
+    kind, place = expected(faults[0])
+    place = with_host(emu, place)
+    if not problems:
+        print("wrong: %s %s, diagnose found nothing" % (kind, place))
+        return 1
+    first = problems[0]
+    got = place_of(first, place)
+    if first["kind"] != kind or got != place:
+        print("wrong: want %s %s, got %s %s: %s" % (kind, place, first["kind"], got, diag["verdict"]))
+        return 1
+    print("right: %s %s" % (kind, place))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
