@@ -2,8 +2,9 @@
 # The main job, end to end on one machine: install what is missing, build,
 # start a collector and one agent per simulated node, run an emulated
 # 2-node x 4-rank NCCL job through the real profiler plugin (AllReduce with PXN
-# and one straggler, then a send/receive exchange), and show what ncclscope
-# saw: status, collectives, topology, stats, diagnose and a Perfetto trace.
+# and one straggler, a send/receive exchange, a ring AllReduce over one slow
+# link), and show what ncclscope saw: status, collectives, topology, stats,
+# links, diagnose (with the root causes) and a Perfetto trace.
 # Everything it starts listens on 127.0.0.1 and is stopped at the end.
 #
 #   scripts/demo.sh [OUT_DIR]     (default: a new /tmp/ncclscope-demo.XXXXXX)
@@ -56,12 +57,18 @@ emu() {
 emu --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000 \
   --summary "$out/allreduce.json"
 emu --scenario p2p --iters 10 --seed 7 --summary "$out/sendrecv.json"
+echo "== emulated job 'demo': a ring AllReduce over the same ranks, the link node0 -> node1 4x slow"
+# Every rank waits for the slow link, and the first to wait (node1's receiver)
+# looks like a straggler by arrival alone; the network step times (ProxyStep,
+# so the full event mask) say which link it is.
+NCCLSCOPE_EVENT_MASK=all emu --scenario ring --iters 12 --channels 2 --count 4194304 \
+  --chunk-size 2097152 --slow-link 0:1:4 --seed 3 --summary "$out/slowlink.json"
 
 # Everything the ranks emitted, then wait until the collector stored it all.
 want=$(python3 -c 'import json,sys
 t = [json.load(open(f))["totals"] for f in sys.argv[1:]]
 print(sum(sum(x["calls"]["start"].values()) + sum(x["foreign"]["start"].values()) for x in t))' \
-  "$out/allreduce.json" "$out/sendrecv.json" 2>/dev/null || echo 0)
+  "$out/allreduce.json" "$out/sendrecv.json" "$out/slowlink.json" 2>/dev/null || echo 0)
 for _ in $(seq 100); do
   got=$("$bin/ncclscope" status --json | python3 -c 'import json,sys
 print(json.load(sys.stdin)["events_total"])' 2>/dev/null || echo 0)
@@ -75,6 +82,7 @@ echo "emitted $want events, collector holds $got"
 comm_of() { python3 -c 'import json,sys; print(hex(json.load(open(sys.argv[1]))["ranks"][0]["comm_id"]))' "$1"; }
 allreduce=$(comm_of "$out/allreduce.json")
 sendrecv=$(comm_of "$out/sendrecv.json")
+slowlink=$(comm_of "$out/slowlink.json")
 show() { echo; echo "\$ ncclscope $*"; "$bin/ncclscope" "$@" || true; }
 show status
 show comms
@@ -82,6 +90,7 @@ show collectives --comm "$allreduce" --seq 30-37
 show topology --comm "$allreduce"
 show stats --comm "$allreduce"
 show timeline --comm "$sendrecv" --width 72
+show links --comm "$slowlink"
 show diagnose
 show export --comm "$allreduce" --format perfetto -o "$out/demo.pftrace"
 echo
