@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "busbw.h"
 #include "emu.h"
 
 typedef struct op_desc {
@@ -27,17 +28,12 @@ typedef struct group_flags {
     bool explicit_group, graph, hang, kill_mid;
 } group_flags;
 
-static const char *dtype_names[] = {"ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64",
-                                    "ncclUint64", "ncclFloat16", "ncclFloat32", "ncclFloat64",
-                                    "ncclBfloat16", NULL};
-static const int dtype_sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
-
+/* Element size from the project's one datatype table; a name it does not
+ * know (a replayed log's) is taken as 4 bytes, NCCL's most common. */
 static size_t dtype_size(const char *name)
 {
-    for (int i = 0; dtype_names[i]; i++)
-        if (strcmp(dtype_names[i], name) == 0)
-            return (size_t)dtype_sizes[i];
-    return 4;
+    unsigned size = nsc_dtype_size(name);
+    return size ? size : 4;
 }
 
 uint64_t emu_comm_hash(const emu_opts *o, int which)
