@@ -188,20 +188,31 @@ int nsc_store_agents(nsc_store_reader *rd, nsc_store_agent_fn fn, void *arg)
     return scan_meta(rd, "agent/", agent_rec, &cb);
 }
 
+/* The text of a key after its 5-byte prefix ("life/", "prog/") up to the NUL
+ * that ends it, copied into out: its length, or -1 (no NUL, or too long). */
+static long key_text(const MDB_val *k, char out[64])
+{
+    const uint8_t *key = k->mv_data;
+    const uint8_t *nul = memchr(key + 5, 0, k->mv_size - 5);
+    size_t n = nul ? (size_t)(nul - key - 5) : 0;
+    if (!nul || n >= 64)
+        return -1;
+    memcpy(out, key + 5, n);
+    return (long)n;
+}
+
 static int life_rec(void *arg, const MDB_val *k, const MDB_val *v)
 {
     const life_cb *cb = arg;
     nsc_store_life l;
     memset(&l, 0, sizeof l);
     const uint8_t *key = k->mv_data;
-    const uint8_t *nul = memchr(key + 5, 0, k->mv_size - 5);
-    size_t hl = nul ? (size_t)(nul - key - 5) : 0;
+    long hl = key_text(k, l.host);
     nsc_rbuf r = {v->mv_data, (const uint8_t *)v->mv_data + v->mv_size, 0};
     const uint8_t *head = nsc_rtake(&r, 18);
-    if (!nul || hl >= 64 || k->mv_size != 18 + hl || !head || take_text(&r, l.job) ||
+    if (hl < 0 || k->mv_size != 18 + (size_t)hl || !head || take_text(&r, l.job) ||
         take_text(&r, l.agent) || r.p != r.end)
         return NSC_STORE_ECORRUPT;
-    memcpy(l.host, key + 5, hl);
     l.pid = nsc_get_be32(key + 6 + hl);
     l.ref_ns = nsc_get_be64(key + 10 + hl);
     l.event = head[0];
@@ -223,12 +234,10 @@ static int progress_rec(void *arg, const MDB_val *k, const MDB_val *v)
     nsc_store_progress p;
     memset(&p, 0, sizeof p);
     const uint8_t *key = k->mv_data;
-    const uint8_t *nul = memchr(key + 5, 0, k->mv_size - 5);
-    size_t jl = nul ? (size_t)(nul - key - 5) : 0;
-    size_t fl = nul ? k->mv_size - 18 - jl : 0;
-    if (!nul || jl >= 64 || k->mv_size < 18 + jl || fl >= 64 || v->mv_size != 16)
+    long text = key_text(k, p.job);
+    size_t jl = (size_t)text, fl = k->mv_size - 18 - jl;
+    if (text < 0 || k->mv_size < 18 + jl || fl >= 64 || v->mv_size != 16)
         return NSC_STORE_ECORRUPT;
-    memcpy(p.job, key + 5, jl);
     p.comm_id = nsc_get_be64(key + 6 + jl);
     p.rank = (int32_t)(nsc_get_be32(key + 14 + jl) ^ 0x80000000u);
     memcpy(p.func, key + 18 + jl, fl);

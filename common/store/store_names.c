@@ -131,32 +131,32 @@ int nsc_store_str(nsc_store_reader *rd, uint32_t id, char *text, size_t cap)
     return 0;
 }
 
-int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, size_t *n)
+/* Decodes one record into a zeroed list entry: 0 or an error. */
+typedef int (*fill_fn)(const MDB_val *k, const MDB_val *v, void *entry);
+
+/* The records of db from key `from` (flen bytes) on while their keys are
+ * klen bytes long and start with from's first plen bytes, one entry of
+ * `size` bytes each into *out (malloc'd, NULL when none). */
+static int list_records(nsc_store_reader *rd, int db, const void *from, size_t flen, size_t plen,
+                        size_t klen, size_t size, fill_fn fill, void **out, size_t *n)
 {
-    MDB_cursor *cur;
-    uint8_t start[NSC_KEY_COMM_LEN];
-    nsc_key_comm(start, job, 0);
-    MDB_val k = nsc_st_mval(start, sizeof start), v;
-    nsc_store_comm *list = NULL;
+    MDB_val k = nsc_st_mval(from, flen), v;
+    uint8_t *list = NULL;
     size_t count = 0, cap = 0;
-    int rc = mdb_cursor_open(rd->txn, nsc_st_rdbi(rd, DB_COMMS), &cur);
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(rd->txn, nsc_st_rdbi(rd, db), &cur);
     if (rc)
         return rc;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != NSC_KEY_COMM_LEN || nsc_get_be32(k.mv_data) != job)
+        if (k.mv_size != klen || memcmp(k.mv_data, from, plen) != 0)
             break;
-        if (v.mv_size < 4 || v.mv_size > 4 + sizeof list->name) {
-            rc = NSC_STORE_ECORRUPT;
+        if ((rc = nsc_grow(&list, count, &cap, size, 8) ? NSC_STORE_ENOMEM : 0))
             break;
-        }
-        if ((rc = nsc_grow(&list, count, &cap, sizeof *list, 8) ? NSC_STORE_ENOMEM : 0))
+        memset(list + count * size, 0, size);
+        if ((rc = fill(&k, &v, list + count * size)))
             break;
-        nsc_store_comm *c = &list[count++];
-        memset(c, 0, sizeof *c);
-        c->comm_id = nsc_get_be64((const uint8_t *)k.mv_data + 4);
-        c->nranks = (int32_t)nsc_get_be32(v.mv_data);
-        memcpy(c->name, (const uint8_t *)v.mv_data + 4, v.mv_size - 4);
+        count++;
     }
     mdb_cursor_close(cur);
     if (rc != 0 && rc != MDB_NOTFOUND) {
@@ -166,6 +166,30 @@ int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, si
     *out = list;
     *n = count;
     return 0;
+}
+
+static int fill_comm(const MDB_val *k, const MDB_val *v, void *entry)
+{
+    nsc_store_comm *c = entry;
+    if (v->mv_size < 4 || v->mv_size > 4 + sizeof c->name)
+        return NSC_STORE_ECORRUPT;
+    c->comm_id = nsc_get_be64((const uint8_t *)k->mv_data + 4);
+    c->nranks = (int32_t)nsc_get_be32(v->mv_data);
+    memcpy(c->name, (const uint8_t *)v->mv_data + 4, v->mv_size - 4);
+    return 0;
+}
+
+/* Keys (job, comm): from (job, 0), while the job matches. */
+int nsc_store_comms(nsc_store_reader *rd, uint32_t job, nsc_store_comm **out, size_t *n)
+{
+    uint8_t start[NSC_KEY_COMM_LEN];
+    void *list;
+    nsc_key_comm(start, job, 0);
+    int rc = list_records(rd, DB_COMMS, start, sizeof start, 4, NSC_KEY_COMM_LEN, sizeof **out,
+                          fill_comm, &list, n);
+    if (!rc)
+        *out = list;
+    return rc;
 }
 
 static int decode_rank(const MDB_val *v, nsc_store_rank *out)
@@ -194,71 +218,43 @@ int nsc_store_rank_info(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32
     return decode_rank(&v, out);
 }
 
+static int fill_rank(const MDB_val *k, const MDB_val *v, void *entry)
+{
+    nsc_store_rank_entry *e = entry;
+    const uint8_t *bits = (const uint8_t *)k->mv_data + NSC_KEY_COMM_LEN;
+    e->rank = nsc_key_rank_from_bits(nsc_get_be32(bits));
+    return decode_rank(v, &e->info);
+}
+
 int nsc_store_comm_ranks(nsc_store_reader *rd, uint32_t job, uint64_t comm,
                          nsc_store_rank_entry **out, size_t *n)
 {
     uint8_t start[NSC_KEY_RANK_LEN];
+    void *list;
     nsc_key_rank(start, job, comm, INT32_MIN);
-    MDB_val k = nsc_st_mval(start, sizeof start), v;
-    nsc_store_rank_entry *list = NULL;
-    size_t count = 0, cap = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(rd->txn, nsc_st_rdbi(rd, DB_RANKS), &cur);
-    if (rc)
-        return rc;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != NSC_KEY_RANK_LEN || memcmp(k.mv_data, start, NSC_KEY_COMM_LEN) != 0)
-            break;
-        if ((rc = nsc_grow(&list, count, &cap, sizeof *list, 8) ? NSC_STORE_ENOMEM : 0))
-            break;
-        list[count].rank =
-            nsc_key_rank_from_bits(nsc_get_be32((const uint8_t *)k.mv_data + NSC_KEY_COMM_LEN));
-        if ((rc = decode_rank(&v, &list[count].info)))
-            break;
-        count++;
-    }
-    mdb_cursor_close(cur);
-    if (rc != 0 && rc != MDB_NOTFOUND) {
-        free(list);
-        return rc;
-    }
-    *out = list;
-    *n = count;
+    int rc = list_records(rd, DB_RANKS, start, sizeof start, NSC_KEY_COMM_LEN, NSC_KEY_RANK_LEN,
+                          sizeof **out, fill_rank, &list, n);
+    if (!rc)
+        *out = list;
+    return rc;
+}
+
+static int fill_job(const MDB_val *k, const MDB_val *v, void *entry)
+{
+    nsc_store_job *j = entry;
+    if (v->mv_size >= sizeof j->name)
+        return NSC_STORE_ECORRUPT;
+    j->id = nsc_get_be32((const uint8_t *)k->mv_data + 1);
+    memcpy(j->name, v->mv_data, v->mv_size);
     return 0;
 }
 
+/* Keys 'i' + id. */
 int nsc_store_jobs(nsc_store_reader *rd, nsc_store_job **out, size_t *n)
 {
-    uint8_t start[1] = {'i'};
-    MDB_val k = nsc_st_mval(start, 1), v;
-    nsc_store_job *list = NULL;
-    size_t count = 0, cap = 0;
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(rd->txn, nsc_st_rdbi(rd, DB_JOBS), &cur);
-    if (rc)
-        return rc;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != 5 || ((const uint8_t *)k.mv_data)[0] != 'i')
-            break;
-        if (v.mv_size >= sizeof list->name) {
-            rc = NSC_STORE_ECORRUPT;
-            break;
-        }
-        if ((rc = nsc_grow(&list, count, &cap, sizeof *list, 8) ? NSC_STORE_ENOMEM : 0))
-            break;
-        list[count].id = nsc_get_be32((const uint8_t *)k.mv_data + 1);
-        memcpy(list[count].name, v.mv_data, v.mv_size);
-        list[count].name[v.mv_size] = 0;
-        count++;
-    }
-    mdb_cursor_close(cur);
-    if (rc != 0 && rc != MDB_NOTFOUND) {
-        free(list);
-        return rc;
-    }
-    *out = list;
-    *n = count;
-    return 0;
+    void *list;
+    int rc = list_records(rd, DB_JOBS, "i", 1, 1, 5, sizeof **out, fill_job, &list, n);
+    if (!rc)
+        *out = list;
+    return rc;
 }
