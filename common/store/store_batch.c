@@ -60,11 +60,7 @@ int nsc_st_put_batch(nsc_store *st, const nsc_store_batch *b)
                            "next_job", &job);
     if (rc || (rc = nsc_st_proc_identity(st, job, p, &st->scratch.proc)))
         return rc;
-    if (++st->scratch.stamp == 0) {
-        memset(st->scratch.ctx_memo, 0, MEMO_SIZE * sizeof *st->scratch.ctx_memo);
-        memset(st->scratch.str_memo, 0, MEMO_SIZE * sizeof *st->scratch.str_memo);
-        st->scratch.stamp = 1;
-    }
+    nsc_st_group_begin(&st->scratch);
     for (size_t i = 0; !rc && i < b->nctxs; i++)
         rc = nsc_st_put_ctx(st, job, p, &b->ctxs[i]);
     for (size_t i = 0; !rc && i < b->nstrs; i++)

@@ -20,6 +20,17 @@
 #define ID_SLOTS_PER_EVENT 4
 #define ID_SLOTS_MIN 4096
 
+/* A new batch: the memos of the last one (another process's contexts and
+ * strings, or older definitions) no longer hold. */
+void nsc_st_group_begin(nsc_st_scratch *sc)
+{
+    if (++sc->stamp == 0) {
+        memset(sc->ctx_memo, 0, MEMO_SIZE * sizeof *sc->ctx_memo);
+        memset(sc->str_memo, 0, MEMO_SIZE * sizeof *sc->str_memo);
+        sc->stamp = 1;
+    }
+}
+
 static int group_for(nsc_st_scratch *sc, uint64_t comm, int32_t rank, uint32_t *g)
 {
     for (size_t i = 0; i < sc->ngroups; i++)

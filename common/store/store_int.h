@@ -167,10 +167,12 @@ int nsc_st_put_ctx(nsc_store *st, uint32_t job, const nsc_proc *p, const nsc_ctx
 int nsc_st_put_str(nsc_store *st, const nsc_str_def *s);
 
 /* store_group.c */
+void nsc_st_group_begin(nsc_st_scratch *sc);
 int nsc_st_group_records(nsc_store *st, const nsc_store_batch *b);
 nsc_str nsc_st_map_str(void *arg, nsc_str id);
 
-/* store_colls.c */
+/* store_colls.c: index the runs of a block just written; remove the entries
+ * of a block being deleted. */
 int nsc_st_index_block(nsc_store *st, const nsc_block_key *bk, const uint8_t *bkey,
                        const nsc_event *ev, size_t n);
 int nsc_st_unindex_block(nsc_store *st, const nsc_block_key *bk, const uint8_t *bkey,
