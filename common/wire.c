@@ -10,6 +10,16 @@
  * Every record is described by a layout: a table of (struct offset, field
  * kind). One table drives the encoder, the counting pass and the filling
  * pass, so the three can never disagree about the format.
+ *
+ * One file although it is the longest in common/, on purpose: the layout
+ * tables drive five walkers (the encoder, the decoder's two passes, the
+ * scanner and the splicer), and all five run on one field codec (load and
+ * store, the delta kinds, the msgpack writer and the bounded reader) that the
+ * compiler inlines into each walker's loop, the plugin's and the collector's
+ * hottest. Split into files, that shared core (most of this file) would move
+ * into a header of inline functions or become calls across files in those
+ * loops. The sections below (layouts, writer, encoder, reader, decoder,
+ * scanning, splicing, shared primitives) are its map.
  */
 #include "wire.h"
 #include "grow.h"

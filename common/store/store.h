@@ -18,6 +18,9 @@
  *
  * Errors: 0, a negative NSC_STORE_E* below, or an LMDB / errno code passed
  * through; nsc_store_strerror explains all of them.
+ *
+ * The implementation is one file per concern (store.c, store_*.c);
+ * store_int.h, private to them, says which file owns what.
  */
 #ifndef NCCLSCOPE_STORE_H
 #define NCCLSCOPE_STORE_H

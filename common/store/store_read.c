@@ -1,0 +1,188 @@
+/* store_read.c: readers.
+ *
+ * Owns the read transactions (which wait, or refuse, while the map grows)
+ * and reading events: the blocks of one (job, comm, rank) that may overlap
+ * a time window, and the scan of their events.
+ */
+#include "store_int.h"
+
+#include <stdlib.h>
+
+#include "bytes.h"
+
+static int read_begin(nsc_store *st, nsc_store_reader **out, int wait)
+{
+    nsc_store_reader *rd = calloc(1, sizeof *rd);
+    if (!rd)
+        return NSC_STORE_ENOMEM;
+    rd->st = st;
+    int rc;
+    for (;;) {
+        if (wait) {
+            pthread_rwlock_rdlock(&st->env.resize);
+        } else if (atomic_load(&st->env.grow_waiters) ||
+                   pthread_rwlock_tryrdlock(&st->env.resize)) {
+            free(rd);
+            return NSC_STORE_EBUSY;
+        }
+        rc = mdb_txn_begin(st->env.mdb, NULL, MDB_RDONLY, &rd->txn);
+        if (rc != MDB_MAP_RESIZED)
+            break;
+        /* Another process grew the map: adopt its size, with no reader open here. */
+        pthread_rwlock_unlock(&st->env.resize);
+        if ((rc = nsc_st_set_mapsize(st, 0))) {
+            free(rd);
+            return rc;
+        }
+    }
+    if (rc) {
+        pthread_rwlock_unlock(&st->env.resize);
+        free(rd);
+        return rc;
+    }
+    *out = rd;
+    return 0;
+}
+
+int nsc_store_read_begin(nsc_store *st, nsc_store_reader **out)
+{
+    return read_begin(st, out, 1);
+}
+
+int nsc_store_read_begin_nowait(nsc_store *st, nsc_store_reader **out)
+{
+    return read_begin(st, out, 0);
+}
+
+int nsc_store_grow_pending(nsc_store *st)
+{
+    return atomic_load_explicit(&st->env.grow_waiters, memory_order_relaxed) != 0;
+}
+
+void nsc_store_read_end(nsc_store_reader *rd)
+{
+    if (!rd)
+        return;
+    mdb_txn_abort(rd->txn);
+    pthread_rwlock_unlock(&rd->st->env.resize);
+    free(rd);
+}
+
+static int overlaps(const nsc_event *ev, uint64_t t0, uint64_t t1)
+{
+    uint64_t end = ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns;
+    return ev->start_ns <= t1 && end >= t0;
+}
+
+struct nsc_store_blocks {
+    MDB_cursor *cur;
+    uint8_t prefix[16];  /* (job, comm, rank) */
+    uint64_t t1;
+    MDB_val k, v;
+    int has;             /* k, v hold the next block */
+    nsc_block_dec *dec;
+};
+
+/* Move to the next block of the prefix that starts no later than t1. */
+static int blocks_step(nsc_store_blocks *it, MDB_cursor_op op)
+{
+    int rc = mdb_cursor_get(it->cur, &it->k, &it->v, op);
+    it->has = rc == 0 && it->k.mv_size == NSC_KEY_BLOCK_LEN &&
+              memcmp(it->k.mv_data, it->prefix, sizeof it->prefix) == 0 &&
+              nsc_get_be64((const uint8_t *)it->k.mv_data + 16) <= it->t1;
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
+                          uint64_t t0, uint64_t t1, nsc_store_blocks **out)
+{
+    nsc_store_stats s;
+    int rc = nsc_st_read_stats(rd->txn, rd->st->env.dbi, &s);
+    if (rc)
+        return rc;
+    nsc_store_blocks *it = calloc(1, sizeof *it);
+    if (!it)
+        return NSC_STORE_ENOMEM;
+    if (nsc_block_dec_new(&it->dec)) {
+        free(it);
+        return NSC_STORE_ENOMEM;
+    }
+    if ((rc = mdb_cursor_open(rd->txn, nsc_st_rdbi(rd, DB_BLOCKS), &it->cur))) {
+        nsc_block_dec_free(it->dec);
+        free(it);
+        return rc;
+    }
+    /* A block starting up to max_span before t0 may still reach into the window. */
+    nsc_block_key from = {job, comm, rank, t0 > s.max_span_ns ? t0 - s.max_span_ns : 0, 0};
+    uint8_t start[NSC_KEY_BLOCK_LEN];
+    nsc_key_block(start, &from);
+    memcpy(it->prefix, start, sizeof it->prefix);
+    it->t1 = t1;
+    it->k = nsc_st_mval(start, sizeof start);
+    if ((rc = blocks_step(it, MDB_SET_RANGE))) {
+        nsc_store_blocks_close(it);
+        return rc;
+    }
+    *out = it;
+    return 0;
+}
+
+int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key)
+{
+    if (!it->has)
+        return 1;
+    return nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ? NSC_STORE_ECORRUPT : 0;
+}
+
+int nsc_store_blocks_next(nsc_store_blocks *it, nsc_block_key *key, nsc_block *blk)
+{
+    return nsc_store_blocks_next_sel(it, NSC_MASK_ALL, NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS,
+                                     key, blk);
+}
+
+int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned parts,
+                              nsc_block_key *key, nsc_block *blk)
+{
+    if (!it->has)
+        return 1;
+    if (nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ||
+        nsc_block_decode_with(it->dec, it->v.mv_data, it->v.mv_size, types, parts, blk))
+        return NSC_STORE_ECORRUPT;
+    int rc = blocks_step(it, MDB_NEXT);
+    if (rc)
+        nsc_block_release(blk);
+    return rc;
+}
+
+void nsc_store_blocks_close(nsc_store_blocks *it)
+{
+    if (!it)
+        return;
+    mdb_cursor_close(it->cur);
+    nsc_block_dec_free(it->dec);
+    free(it);
+}
+
+int nsc_store_scan(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
+                   uint64_t t1, nsc_store_event_fn fn, void *arg)
+{
+    nsc_store_blocks *it;
+    int rc = nsc_store_blocks_open(rd, job, comm, rank, t0, t1, &it);
+    if (rc)
+        return rc;
+    nsc_block_key bk;
+    nsc_block blk;
+    int stop = 0;
+    while (!stop && (rc = nsc_store_blocks_next(it, &bk, &blk)) == 0) {
+        for (uint32_t i = 0; !stop && i < blk.hdr.nevents; i++)
+            if (overlaps(&blk.events[i], t0, t1))
+                stop = fn(arg, &bk, &blk, &blk.events[i]);
+        nsc_block_release(&blk);
+    }
+    nsc_store_blocks_close(it);
+    return stop ? stop : rc == 1 ? 0 : rc;
+}
+
+/* Collective k->func seq in the block entry v points at: the first Coll of
+ * that function from v's position on whose seqNumber is not below seq must
+ * be it (a run counts up by one), else the entry is corrupt. */
