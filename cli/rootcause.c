@@ -43,6 +43,9 @@
  * reference (check_links) and RC_SLOW_MIN_NS more; links with fewer steps
  * are not judged. */
 #define RC_SLOW_RATIO 2.0
+/* A slow link whose receiver forwards on that channel over a link at least
+ * RC_SLOW_RATIO times slower again is held up by it (its receiver frees
+ * buffers late), not slow itself: state RC_LINK_BEHIND. */
 #define RC_SLOW_MIN_NS 20000ull
 #define RC_LINK_MIN_STEPS 5
 #define RC_LINK_MAX_STEPS 100000
@@ -232,7 +235,10 @@ typedef struct rc_link {
     uint64_t *ns;
     size_t n, cap;
     uint64_t typical;  /* its typical step (trimmed_mean) */
+    uint8_t state;     /* RC_LINK_*, set by link_reference */
 } rc_link;
+
+enum { RC_LINK_FEW, RC_LINK_OK, RC_LINK_SLOW, RC_LINK_BEHIND };
 
 /* A stuck collective's progress on one rank, channel and direction. */
 typedef struct rc_prog {
@@ -484,7 +490,7 @@ static const char *host_of(const rc_pass *p, int32_t rank)
 }
 
 /* The links of a host and how many of them are slow. */
-static void host_links(const rc_pass *p, const char *h, uint64_t limit, size_t *all, size_t *slow)
+static void host_links(const rc_pass *p, const char *h, size_t *all, size_t *slow)
 {
     *all = *slow = 0;
     for (size_t i = 0; i < p->nlinks; i++) {
@@ -493,13 +499,13 @@ static void host_links(const rc_pass *p, const char *h, uint64_t limit, size_t *
             (strcmp(host_of(p, k->src), h) != 0 && strcmp(host_of(p, k->dst), h) != 0))
             continue;
         (*all)++;
-        *slow += k->typical >= limit;
+        *slow += k->state == RC_LINK_SLOW;
     }
 }
 
 /* The one host every slow link touches and whose links are all slow (its
  * NIC), or NULL (none, or two: with two hosts both ends qualify). */
-static const char *slow_nic_host(const rc_pass *p, uint64_t limit, size_t nslow)
+static const char *slow_nic_host(const rc_pass *p, size_t nslow)
 {
     const char *found = NULL;
     for (int64_t r = 0; r < p->nranks; r++) {
@@ -507,7 +513,7 @@ static const char *slow_nic_host(const rc_pass *p, uint64_t limit, size_t nslow)
         size_t all, slow;
         if (found && strcmp(found, h) == 0)
             continue;
-        host_links(p, h, limit, &all, &slow);
+        host_links(p, h, &all, &slow);
         if (all >= 2 && slow == all && slow == nslow) {
             if (found)
                 return NULL;
@@ -525,13 +531,12 @@ static uint64_t extra_ns(const rc_link *k, uint64_t ref)
     return k->typical > ref ? (k->typical - ref) * k->n : 0;
 }
 
-static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, const char *h, uint64_t limit,
-                       uint64_t ref)
+static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, const char *h, uint64_t ref)
 {
     uint64_t worst = 0, extra = 0;
     size_t n = 0;
     for (size_t i = 0; i < p->nlinks; i++)
-        if (p->links[i].n >= RC_LINK_MIN_STEPS && p->links[i].typical >= limit) {
+        if (p->links[i].state == RC_LINK_SLOW) {
             n++;
             if (extra_ns(&p->links[i], ref) > extra)
                 extra = extra_ns(&p->links[i], ref);
@@ -552,12 +557,12 @@ static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, cons
 }
 
 /* The largest extra time of the slow links from host a to host b. */
-static uint64_t pair_extra(const rc_pass *p, const char *a, const char *b, uint64_t limit, uint64_t ref)
+static uint64_t pair_extra(const rc_pass *p, const char *a, const char *b, uint64_t ref)
 {
     uint64_t extra = 0;
     for (size_t i = 0; i < p->nlinks; i++) {
         const rc_link *k = &p->links[i];
-        if (k->n >= RC_LINK_MIN_STEPS && k->typical >= limit && strcmp(host_of(p, k->src), a) == 0 &&
+        if (k->state == RC_LINK_SLOW && strcmp(host_of(p, k->src), a) == 0 &&
             strcmp(host_of(p, k->dst), b) == 0 && extra_ns(k, ref) > extra)
             extra = extra_ns(k, ref);
     }
@@ -565,20 +570,20 @@ static uint64_t pair_extra(const rc_pass *p, const char *a, const char *b, uint6
 }
 
 /* One problem per host pair (direction kept) with a slow link. */
-static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, uint64_t limit, uint64_t ref)
+static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, uint64_t ref)
 {
     for (size_t i = 0; i < p->nlinks; i++) {
         const rc_link *k = &p->links[i];
-        if (k->n < RC_LINK_MIN_STEPS || k->typical < limit)
+        if (k->state != RC_LINK_SLOW)
             continue;
         const char *a = host_of(p, k->src), *b = host_of(p, k->dst);
         int dup = 0;
         for (size_t j = 0; j < i && !dup; j++)
-            dup = p->links[j].n >= RC_LINK_MIN_STEPS && p->links[j].typical >= limit &&
+            dup = p->links[j].state == RC_LINK_SLOW &&
                   strcmp(host_of(p, p->links[j].src), a) == 0 && strcmp(host_of(p, p->links[j].dst), b) == 0;
         if (dup)
             continue;
-        uint64_t extra = pair_extra(p, a, b, limit, ref);
+        uint64_t extra = pair_extra(p, a, b, ref);
         nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_link", comm, 0, k->src,
                                       "slow link %s -> %s (rank %d -> rank %d): a network step takes %.1f us "
                                       "against %.1f us on the others (%.1fx), %.1f ms more on one channel",
@@ -611,6 +616,25 @@ static uint64_t trimmed_mean(uint64_t *ns, size_t n)
     return (uint64_t)(sum / (double)(n - 2 * cut));
 }
 
+/* Each link's state against the slow limit: slow, or behind a slower link
+ * its receiver forwards on (RC_SLOW_RATIO above). */
+static void classify_links(rc_pass *p, uint64_t limit)
+{
+    for (size_t i = 0; i < p->nlinks; i++) {
+        rc_link *k = &p->links[i];
+        k->state = k->n < RC_LINK_MIN_STEPS ? RC_LINK_FEW : k->typical >= limit ? RC_LINK_SLOW : RC_LINK_OK;
+    }
+    for (size_t i = 0; i < p->nlinks; i++) {
+        rc_link *k = &p->links[i];
+        for (size_t j = 0; j < p->nlinks && k->state == RC_LINK_SLOW; j++) {
+            const rc_link *next = &p->links[j];
+            if (next->src == k->dst && next->channel == k->channel && next->n >= RC_LINK_MIN_STEPS &&
+                (double)next->typical >= (double)k->typical * RC_SLOW_RATIO)
+                k->state = RC_LINK_BEHIND;
+        }
+    }
+}
+
 /* Every link's typical step; the reference is the lower median of those of
  * the links with enough steps, not the fastest: one link that looks fast
  * must not make the others look slow. Sets *limit (a slower link is slow);
@@ -634,6 +658,7 @@ static uint64_t link_reference(rc_pass *p, uint64_t *limit)
     *limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
     if (*limit < ref + RC_SLOW_MIN_NS)
         *limit = ref + RC_SLOW_MIN_NS;
+    classify_links(p, ref ? *limit : UINT64_MAX);
     return ref;
 }
 
@@ -644,14 +669,14 @@ static void check_links(nsc_findings *f, const char *comm, rc_pass *p)
         return;
     size_t nslow = 0;
     for (size_t i = 0; i < p->nlinks; i++)
-        nslow += p->links[i].n >= RC_LINK_MIN_STEPS && p->links[i].typical >= limit;
+        nslow += p->links[i].state == RC_LINK_SLOW;
     if (!nslow)
         return;
-    const char *nic = slow_nic_host(p, limit, nslow);
+    const char *nic = slow_nic_host(p, nslow);
     if (nic)
-        report_nic(f, comm, p, nic, limit, ref);
+        report_nic(f, comm, p, nic, ref);
     else
-        report_links(f, comm, p, limit, ref);
+        report_links(f, comm, p, ref);
 }
 
 /* ---- where a stuck collective stopped -------------------------------------- */
@@ -854,7 +879,8 @@ static void print_links(const nsc_cli_ctx *c, const char *comm, const rc_pass *p
         const rc_link *k = &p->links[i];
         double gbps = k->busy_ns ? (double)k->bytes / (double)k->busy_ns : 0;
         double ratio = ref ? (double)k->typical / (double)ref : 0;
-        const char *state = k->n < RC_LINK_MIN_STEPS ? "few steps" : k->typical >= limit ? "SLOW" : "ok";
+        static const char *const names[] = {"few steps", "ok", "SLOW", "behind"};
+        const char *state = names[k->state];
         if (c->json) {
             printf("%s{\"from_rank\":%d,\"from_host\":", i ? "," : "", k->src);
             nsc_json_write_str(stdout, host_of(p, k->src));

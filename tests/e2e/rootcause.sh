@@ -17,6 +17,7 @@
 #   rootcause.sh BIN_DIR PLUGIN score [N]   N runs (default 20) per fault, the
 #                                           place and seed varied by run; prints
 #                                           how many were right (docs/benchmarks.md)
+# ROOTCAUSE_FAULTS="slow_link none" limits score to those faults.
 #
 # Faults: none, host_late, slow_gpu, slow_link, slow_nic, stall, mismatch,
 # hang, kill. Steps are 2 MiB so that a network step (84 us at the model's
@@ -151,6 +152,7 @@ live_stall() {
 }
 
 faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill"
+[ "$mode" = score ] && faults=${ROOTCAUSE_FAULTS:-$faults}
 case $mode in
 ci)
     for f in $faults; do one "$f" 2 || die "$f: $(cat "$dir/verdict")"; done
