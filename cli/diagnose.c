@@ -195,13 +195,19 @@ static void check_deaths(findings *f, const nsc_json *status, const nsc_json *co
     }
 }
 
+/* Whether the status entry j is the job named `job`. */
+static int is_job(const nsc_json *j, const char *job)
+{
+    const char *name = nsc_json_str(nsc_json_get(j, "job"));
+    return name && strcmp(name, job) == 0;
+}
+
 /* What the live state knows: deaths, lag and hangs by time, drops. */
 static void check_status(findings *f, const nsc_json *status, const char *job)
 {
     const nsc_json *jobs = nsc_json_get(status, "jobs");
     for (const nsc_json *j = nsc_json_first(jobs); j; j = nsc_json_next(jobs, j)) {
-        const char *name = nsc_json_str(nsc_json_get(j, "job"));
-        if (!name || strcmp(name, job) != 0)
+        if (!is_job(j, job))
             continue;
         const nsc_json *comms = nsc_json_get(j, "comms");
         for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
@@ -238,8 +244,7 @@ static void fill_hosts(findings *f, const nsc_json *status, const char *job)
 {
     const nsc_json *jobs = nsc_json_get(status, "jobs");
     for (const nsc_json *j = nsc_json_first(jobs); j; j = nsc_json_next(jobs, j)) {
-        const char *name = nsc_json_str(nsc_json_get(j, "job"));
-        if (!name || strcmp(name, job) != 0)
+        if (!is_job(j, job))
             continue;
         const nsc_json *comms = nsc_json_get(j, "comms");
         for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
