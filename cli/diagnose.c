@@ -229,10 +229,15 @@ static void check_status(findings *f, const nsc_json *status, const char *job)
         const nsc_json *procs = nsc_json_get(status, "processes");
         for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
             const char *pj = nsc_json_str(nsc_json_get(p, "job"));
-            if (pj && strcmp(pj, job) == 0 && (num(p, "events_dropped") || num(p, "states_dropped")))
-                add(f, NSC_SEV_DROPPED, "dropped", "-", 0, -1,
-                    "pid %" PRIu64 " on %s dropped %" PRIu64 " events and %" PRIu64 " states", num(p, "pid"),
-                    nsc_json_str(nsc_json_get(p, "host")), num(p, "events_dropped"), num(p, "states_dropped"));
+            const char *host = nsc_json_str(nsc_json_get(p, "host"));
+            if (!pj || strcmp(pj, job) != 0 || !(num(p, "events_dropped") || num(p, "states_dropped")))
+                continue;
+            problem *d = nsc_diag_add(f, NSC_SEV_DROPPED, "dropped", "-", 0, -1,
+                                      "pid %" PRIu64 " on %s dropped %" PRIu64 " events and %" PRIu64 " states",
+                                      num(p, "pid"), host ? host : "?", num(p, "events_dropped"),
+                                      num(p, "states_dropped"));
+            if (d && host)
+                snprintf(d->hosts[0], sizeof d->hosts[0], "%s", host);
         }
     }
 }
