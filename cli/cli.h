@@ -5,6 +5,7 @@
  * its source for JSON. Each verb lives in the file of its concern:
  * report.c (comms, collectives, topology, stats), status.c (status, watch),
  * diagnose.c (diagnose), rootcause.c (its causes and places; links),
+ * hosts.c (hosts: diagnose per job, counted per host),
  * timeline.c (timeline, export), updown.c (up, down).
  */
 #ifndef NCCLSCOPE_CLI_H
@@ -73,6 +74,7 @@ int nsc_verb_collectives(nsc_cli_ctx *c);
 int nsc_verb_topology(nsc_cli_ctx *c);
 int nsc_verb_stats(nsc_cli_ctx *c);
 int nsc_verb_diagnose(nsc_cli_ctx *c);
+int nsc_verb_hosts(nsc_cli_ctx *c);
 int nsc_verb_links(nsc_cli_ctx *c);  /* rootcause.c */
 int nsc_verb_timeline(nsc_cli_ctx *c);
 int nsc_verb_export(nsc_cli_ctx *c);

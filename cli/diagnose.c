@@ -229,10 +229,15 @@ static void check_status(findings *f, const nsc_json *status, const char *job)
         const nsc_json *procs = nsc_json_get(status, "processes");
         for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
             const char *pj = nsc_json_str(nsc_json_get(p, "job"));
-            if (pj && strcmp(pj, job) == 0 && (num(p, "events_dropped") || num(p, "states_dropped")))
-                add(f, NSC_SEV_DROPPED, "dropped", "-", 0, -1,
-                    "pid %" PRIu64 " on %s dropped %" PRIu64 " events and %" PRIu64 " states", num(p, "pid"),
-                    nsc_json_str(nsc_json_get(p, "host")), num(p, "events_dropped"), num(p, "states_dropped"));
+            const char *host = nsc_json_str(nsc_json_get(p, "host"));
+            if (!pj || strcmp(pj, job) != 0 || !(num(p, "events_dropped") || num(p, "states_dropped")))
+                continue;
+            problem *d = nsc_diag_add(f, NSC_SEV_DROPPED, "dropped", "-", 0, -1,
+                                      "pid %" PRIu64 " on %s dropped %" PRIu64 " events and %" PRIu64 " states",
+                                      num(p, "pid"), host ? host : "?", num(p, "events_dropped"),
+                                      num(p, "states_dropped"));
+            if (d && host)
+                snprintf(d->hosts[0], sizeof d->hosts[0], "%s", host);
         }
     }
 }
@@ -306,42 +311,46 @@ static void report(const findings *f, const char *verdict)
         printf("  ... and %zu more\n", f->dropped);
 }
 
-int nsc_verb_diagnose(nsc_cli_ctx *c)
+int nsc_diag_find(nsc_cli_ctx *c, const char *job, nsc_findings *f)
 {
-    char qs[2048], job_qs[512] = "";
-    int rc = nsc_cli_query(c, qs, sizeof qs);
-    if (rc)
-        return rc;
-    const char *job = nsc_cli_get(c->args, "job");
+    char job_qs[512] = "";
     if (job && nsc_qs_add(job_qs, sizeof job_qs, "job", job) != 0)
         return NSC_EXIT_USAGE;
     nsc_doc d;
-    if ((rc = nsc_cli_fetch_doc(c, "comms", job_qs, &d)) != NSC_EXIT_OK) {
-        nsc_doc_free(&d);
-        return rc;
-    }
-    findings *f = calloc(1, sizeof *f);
-    if (!f) {
-        nsc_doc_free(&d);
-        snprintf(c->err, sizeof c->err, "out of memory");
-        return NSC_EXIT_FAIL;
-    }
-    f->c = c;
-    f->only = nsc_cli_get(c->args, "comm");
-    const nsc_json *comms = nsc_json_get(nsc_json_root(&d.doc), "comms");
+    int rc = nsc_cli_fetch_doc(c, "comms", job_qs, &d);
+    const nsc_json *comms = rc == NSC_EXIT_OK ? nsc_json_get(nsc_json_root(&d.doc), "comms") : NULL;
     for (const nsc_json *m = comms ? nsc_json_first(comms) : NULL; m && rc == NSC_EXIT_OK;
          m = nsc_json_next(comms, m))
         if (comm_wanted(f->only, m))
             rc = check_comm(f, m, job_qs);
-    const char *name = job ? job : nsc_json_str(nsc_json_get(nsc_json_root(&d.doc), "job"));
+    const char *name = job || rc != NSC_EXIT_OK ? job : nsc_json_str(nsc_json_get(nsc_json_root(&d.doc), "job"));
     nsc_doc st = {0};
     if (rc == NSC_EXIT_OK && (rc = nsc_cli_fetch_doc(c, "status", NULL, &st)) == NSC_EXIT_OK && name) {
         check_status(f, nsc_json_root(&st.doc), name);
         fill_hosts(f, nsc_json_root(&st.doc), name);
     }
     nsc_doc_free(&st);
-    if (rc == NSC_EXIT_OK) {
+    nsc_doc_free(&d);
+    if (rc == NSC_EXIT_OK)
         qsort(f->p, f->n, sizeof f->p[0], by_severity);
+    return rc;
+}
+
+int nsc_verb_diagnose(nsc_cli_ctx *c)
+{
+    char qs[2048];
+    int rc = nsc_cli_query(c, qs, sizeof qs);
+    if (rc)
+        return rc;
+    findings *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(c->err, sizeof c->err, "out of memory");
+        return NSC_EXIT_FAIL;
+    }
+    f->c = c;
+    f->only = nsc_cli_get(c->args, "comm");
+    rc = nsc_diag_find(c, nsc_cli_get(c->args, "job"), f);
+    if (rc == NSC_EXIT_OK) {
         char verdict[400];
         if (f->n == 0)
             snprintf(verdict, sizeof verdict, "OK: no problem found in %" PRIu64 " collectives",
@@ -352,6 +361,5 @@ int nsc_verb_diagnose(nsc_cli_ctx *c)
         rc = f->n ? NSC_EXIT_FAIL : NSC_EXIT_OK;
     }
     free(f);
-    nsc_doc_free(&d);
     return rc;
 }

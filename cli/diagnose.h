@@ -62,6 +62,11 @@ typedef struct nsc_findings {
 nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const char *comm, uint64_t seq,
                           int64_t rank, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
+/* Every problem of the job (NULL: the collector's only or latest one), most
+ * severe first; f->c set, f->only NULL or a communicator. Used by diagnose
+ * and by watch while a communicator is stuck. */
+int nsc_diag_find(nsc_cli_ctx *c, const char *job, nsc_findings *f);
+
 /* ---- rootcause.c ---------------------------------------------------------- */
 
 /* Per communicator: who arrived last at each collective and why, from the

@@ -7,16 +7,23 @@
  * errors: lagging ranks with their operation counts, hung collectives, dead
  * processes with host and pid, ranks never seen, dropped events. watch shows
  * per communicator progress, busBW and events/s from each live summary, with
- * the lagging and dead ranks of the status read alongside it. The walk over a
- * status document (nsc_status_*) is shared with diagnose.
+ * the lagging and dead ranks of the status read alongside it; while the
+ * summary counts lagging ranks or hung collectives, also each stuck
+ * communicator's first problem and stalls as diagnose places them
+ * (diagnose.h), analysed
+ * again at most every WATCH_DIAG_S seconds since it reads every collective
+ * and the proxy events. The walk over a status document (nsc_status_*) is
+ * shared with diagnose.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "diagnose.h"
 #include "table.h"
 
 static const char *str_or(const nsc_json *o, const char *key, const char *dflt)
@@ -375,11 +382,67 @@ int nsc_verb_status(nsc_cli_ctx *c)
 
 /* ---- watch ---- */
 
+/* The stall analysis reads the job's collectives and proxy events: not at
+ * every summary (about one a second), at most once in this many seconds. */
+#define WATCH_DIAG_S 5.0
+#define WATCH_STUCK_MAX 8
+
 typedef struct watching {
     nsc_cli_ctx *c;
     int tty;
     unsigned long long left;  /* summaries still to show; 0: no limit */
+    double diag_at;           /* monotonic seconds of the last analysis; 0: none */
+    size_t nstuck;            /* lines of the last analysis, shown until the next */
+    char stuck[WATCH_STUCK_MAX][400];
 } watching;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Each communicator's first problem (the list is most severe first), as
+ * diagnose's verdict names it, and its stalls when a worse problem comes
+ * first: where inside a collective the wait chain ends. */
+static void keep_stuck_lines(watching *w, const nsc_findings *f)
+{
+    w->nstuck = 0;
+    for (size_t i = 0; i < f->n && w->nstuck < WATCH_STUCK_MAX; i++) {
+        int first = 1;
+        for (size_t k = 0; k < i && first; k++)
+            first = strcmp(f->p[k].comm, f->p[i].comm) != 0;
+        if (first || strcmp(f->p[i].kind, "stall") == 0)
+            snprintf(w->stuck[w->nstuck++], sizeof w->stuck[0], "stuck: comm %s: %s", f->p[i].comm, f->p[i].text);
+    }
+}
+
+/* While the summary reports a stuck communicator, where diagnose places it. */
+static void update_stuck(watching *w, const nsc_json *sum)
+{
+    if (u64_of(sum, "lagging") + u64_of(sum, "hangs") == 0) {
+        w->nstuck = 0;
+        w->diag_at = 0;
+        return;
+    }
+    double now = mono_s();
+    if (w->diag_at > 0 && now - w->diag_at < WATCH_DIAG_S)
+        return;
+    w->diag_at = now;
+    nsc_findings *f = calloc(1, sizeof *f);
+    if (!f)
+        return;
+    f->c = w->c;
+    if (nsc_diag_find(w->c, nsc_cli_get(w->c->args, "job"), f) == NSC_EXIT_OK)
+        keep_stuck_lines(w, f);
+    else {
+        snprintf(w->stuck[0], sizeof w->stuck[0], "stuck: not analysed: %.300s", w->c->err);
+        w->nstuck = 1;
+    }
+    w->c->err[0] = 0;
+    free(f);
+}
 
 static void render_summary(nsc_cli_ctx *c, const nsc_json *sum, const nsc_json *status)
 {
@@ -420,6 +483,9 @@ static int on_event(void *arg, const char *event, const char *data)
         if (w->tty)
             fputs("\033[H\033[J", stdout);
         render_summary(w->c, nsc_json_root(&doc), have ? nsc_json_root(&st.doc) : NULL);
+        update_stuck(w, nsc_json_root(&doc));
+        for (size_t i = 0; i < w->nstuck; i++)
+            printf("%s\n", w->stuck[i]);
         if (!w->tty)
             putchar('\n');
         nsc_doc_free(&st);
@@ -431,10 +497,18 @@ static int on_event(void *arg, const char *event, const char *data)
 
 int nsc_verb_watch(nsc_cli_ctx *c)
 {
-    watching w = {c, isatty(STDOUT_FILENO), 0};
-    int rc = nsc_cli_u64_opt(c, "count", &w.left);
-    if (rc)
-        return rc;
-    rc = nsc_cli_fetch_sse(c, "live", NULL, on_event, &w);
-    return rc == NSC_EXIT_FAIL && w.left == 0 && !c->err[0] ? NSC_EXIT_OK : rc;
+    watching *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(c->err, sizeof c->err, "out of memory");
+        return NSC_EXIT_FAIL;
+    }
+    w->c = c;
+    w->tty = isatty(STDOUT_FILENO);
+    int rc = nsc_cli_u64_opt(c, "count", &w->left);
+    if (!rc)
+        rc = nsc_cli_fetch_sse(c, "live", NULL, on_event, w);
+    if (rc == NSC_EXIT_FAIL && w->left == 0 && !c->err[0])
+        rc = NSC_EXIT_OK;
+    free(w);
+    return rc;
 }

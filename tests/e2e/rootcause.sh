@@ -128,7 +128,8 @@ sys.exit("a slow link made a straggler: %s" % p if p else 0)' "$dir/diag.json" |
 # every rank for 15 s after rank 0 stops at collective 6): the stalled
 # channel's ProxyOps are still open, so not stored; diagnose, polled during
 # the hold, must still place the stall (among its problems: rank 0's hang is
-# there too).
+# there too); watch, piped and bounded by --count, must show the stalled
+# communicator's place as its "stuck:" line while the job holds.
 live_stall() {
     local n
     rm -rf "$dir/db" "$dir"/node*
@@ -144,6 +145,10 @@ live_stall() {
         grep -q '"kind":"stall"' "$dir/diag.json"
     }
     wait_until 14 stalled || die "live: no stall found while the job holds: $(cat "$dir/diag.json" "$dir/diag.err"; tail -3 "$dir/emu.log")"
+    "$bin/ncclscope" --collector "http://127.0.0.1:$http" watch --count 4 >"$dir/watch.out" 2>&1 ||
+        die "live: watch failed: $(cat "$dir/watch.out")"
+    grep -q '^stuck: comm [^:]*: stall: rank 1 (node1) stopped sending' "$dir/watch.out" ||
+        die "live: watch shows no stall line: $(cat "$dir/watch.out")"
     wait $emu || die "live: the emulator failed"
     python3 "$here/rootcause_check.py" "$dir/emu.json" "$dir/diag.json" stall >"$dir/verdict" ||
         die "live: $(cat "$dir/verdict")"
