@@ -195,50 +195,53 @@ static void check_deaths(findings *f, const nsc_json *status, const nsc_json *co
     }
 }
 
-/* Whether the status entry j is the job named `job`. */
-static int is_job(const nsc_json *j, const char *job)
+/* The live status's entry for the job named `job`, or NULL. */
+static const nsc_json *status_job(const nsc_json *status, const char *job)
 {
-    const char *name = nsc_json_str(nsc_json_get(j, "job"));
-    return name && strcmp(name, job) == 0;
+    const nsc_json *jobs = nsc_json_get(status, "jobs");
+    for (const nsc_json *j = nsc_json_first(jobs); j; j = nsc_json_next(jobs, j)) {
+        const char *name = nsc_json_str(nsc_json_get(j, "job"));
+        if (name && strcmp(name, job) == 0)
+            return j;
+    }
+    return NULL;
 }
 
 /* What the live state knows: deaths, lag and hangs by time, drops. */
 static void check_status(findings *f, const nsc_json *status, const char *job)
 {
-    const nsc_json *jobs = nsc_json_get(status, "jobs");
-    for (const nsc_json *j = nsc_json_first(jobs); j; j = nsc_json_next(jobs, j)) {
-        if (!is_job(j, job))
+    const nsc_json *j = status_job(status, job);
+    if (!j)
+        return;
+    const nsc_json *comms = nsc_json_get(j, "comms");
+    for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
+        const char *id = nsc_json_str(nsc_json_get(c, "comm"));
+        if (!id || !comm_wanted(f->only, c))
             continue;
-        const nsc_json *comms = nsc_json_get(j, "comms");
-        for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
-            const char *id = nsc_json_str(nsc_json_get(c, "comm"));
-            if (!id || !comm_wanted(f->only, c))
-                continue;
-            check_deaths(f, status, c);
-            const nsc_json *lag = nsc_json_get(c, "lagging"), *hangs = nsc_json_get(c, "hangs");
-            for (const nsc_json *l = nsc_json_first(lag); l; l = nsc_json_next(lag, l))
-                add(f, NSC_SEV_LAGGING, "lagging", id, num(l, "seq"), (int64_t)num(l, "rank"),
-                    "rank %" PRIu64 " is at %s seq %" PRIu64 ", the others reached %" PRIu64 " (for %.1f s)",
-                    num(l, "rank"), nsc_json_str(nsc_json_get(l, "func")), num(l, "seq"), num(l, "max_seq"),
-                    (double)num(l, "for_ns") / 1e9);
-            for (const nsc_json *h = nsc_json_first(hangs); h; h = nsc_json_next(hangs, h))
-                add(f, NSC_SEV_HUNG, "hung", id, num(h, "seq"), (int64_t)num(h, "rank"),
-                    "rank %" PRIu64 ": %s seq %" PRIu64 " in flight for %.1f s", num(h, "rank"),
-                    nsc_json_str(nsc_json_get(h, "func")), num(h, "seq"), (double)num(h, "for_ns") / 1e9);
-        }
-        const nsc_json *procs = nsc_json_get(status, "processes");
-        for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
-            const char *pj = nsc_json_str(nsc_json_get(p, "job"));
-            const char *host = nsc_json_str(nsc_json_get(p, "host"));
-            if (!pj || strcmp(pj, job) != 0 || !(num(p, "events_dropped") || num(p, "states_dropped")))
-                continue;
-            problem *d = nsc_diag_add(f, NSC_SEV_DROPPED, "dropped", "-", 0, -1,
-                                      "pid %" PRIu64 " on %s dropped %" PRIu64 " events and %" PRIu64 " states",
-                                      num(p, "pid"), host ? host : "?", num(p, "events_dropped"),
-                                      num(p, "states_dropped"));
-            if (d && host)
-                snprintf(d->hosts[0], sizeof d->hosts[0], "%s", host);
-        }
+        check_deaths(f, status, c);
+        const nsc_json *lag = nsc_json_get(c, "lagging"), *hangs = nsc_json_get(c, "hangs");
+        for (const nsc_json *l = nsc_json_first(lag); l; l = nsc_json_next(lag, l))
+            add(f, NSC_SEV_LAGGING, "lagging", id, num(l, "seq"), (int64_t)num(l, "rank"),
+                "rank %" PRIu64 " is at %s seq %" PRIu64 ", the others reached %" PRIu64 " (for %.1f s)",
+                num(l, "rank"), nsc_json_str(nsc_json_get(l, "func")), num(l, "seq"), num(l, "max_seq"),
+                (double)num(l, "for_ns") / 1e9);
+        for (const nsc_json *h = nsc_json_first(hangs); h; h = nsc_json_next(hangs, h))
+            add(f, NSC_SEV_HUNG, "hung", id, num(h, "seq"), (int64_t)num(h, "rank"),
+                "rank %" PRIu64 ": %s seq %" PRIu64 " in flight for %.1f s", num(h, "rank"),
+                nsc_json_str(nsc_json_get(h, "func")), num(h, "seq"), (double)num(h, "for_ns") / 1e9);
+    }
+    const nsc_json *procs = nsc_json_get(status, "processes");
+    for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
+        const char *pj = nsc_json_str(nsc_json_get(p, "job"));
+        const char *host = nsc_json_str(nsc_json_get(p, "host"));
+        if (!pj || strcmp(pj, job) != 0 || !(num(p, "events_dropped") || num(p, "states_dropped")))
+            continue;
+        problem *d = nsc_diag_add(f, NSC_SEV_DROPPED, "dropped", "-", 0, -1,
+                                  "pid %" PRIu64 " on %s dropped %" PRIu64 " events and %" PRIu64 " states",
+                                  num(p, "pid"), host ? host : "?", num(p, "events_dropped"),
+                                  num(p, "states_dropped"));
+        if (d && host)
+            snprintf(d->hosts[0], sizeof d->hosts[0], "%s", host);
     }
 }
 
@@ -247,23 +250,18 @@ static void check_status(findings *f, const nsc_json *status, const char *job)
  * communicator ranks. */
 static void fill_hosts(findings *f, const nsc_json *status, const char *job)
 {
-    const nsc_json *jobs = nsc_json_get(status, "jobs");
-    for (const nsc_json *j = nsc_json_first(jobs); j; j = nsc_json_next(jobs, j)) {
-        if (!is_job(j, job))
-            continue;
-        const nsc_json *comms = nsc_json_get(j, "comms");
-        for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
-            const char *id = nsc_json_str(nsc_json_get(c, "comm"));
-            const nsc_json *ranks = nsc_json_get(c, "ranks");
-            for (size_t i = 0; id && i < f->n; i++) {
-                problem *p = &f->p[i];
-                if (p->rank < 0 || p->hosts[0][0] || strcmp(p->comm, id) != 0)
-                    continue;
-                for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
-                    const char *host = nsc_json_str(nsc_json_get(r, "host"));
-                    if (host && num(r, "rank") == (uint64_t)p->rank)
-                        snprintf(p->hosts[0], sizeof p->hosts[0], "%s", host);
-                }
+    const nsc_json *comms = nsc_json_get(status_job(status, job), "comms");
+    for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
+        const char *id = nsc_json_str(nsc_json_get(c, "comm"));
+        const nsc_json *ranks = nsc_json_get(c, "ranks");
+        for (size_t i = 0; id && i < f->n; i++) {
+            problem *p = &f->p[i];
+            if (p->rank < 0 || p->hosts[0][0] || strcmp(p->comm, id) != 0)
+                continue;
+            for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+                const char *host = nsc_json_str(nsc_json_get(r, "host"));
+                if (host && num(r, "rank") == (uint64_t)p->rank)
+                    snprintf(p->hosts[0], sizeof p->hosts[0], "%s", host);
             }
         }
     }
@@ -311,7 +309,7 @@ static void report(const findings *f, const char *verdict)
         printf("  ... and %zu more\n", f->dropped);
 }
 
-int nsc_diag_find(nsc_cli_ctx *c, const char *job, nsc_findings *f)
+int nsc_diag_find(nsc_cli_ctx *c, const char *job, const nsc_json *status, nsc_findings *f)
 {
     char job_qs[512] = "";
     if (job && nsc_qs_add(job_qs, sizeof job_qs, "job", job) != 0)
@@ -325,9 +323,11 @@ int nsc_diag_find(nsc_cli_ctx *c, const char *job, nsc_findings *f)
             rc = check_comm(f, m, job_qs);
     const char *name = job || rc != NSC_EXIT_OK ? job : nsc_json_str(nsc_json_get(nsc_json_root(&d.doc), "job"));
     nsc_doc st = {0};
-    if (rc == NSC_EXIT_OK && (rc = nsc_cli_fetch_doc(c, "status", NULL, &st)) == NSC_EXIT_OK && name) {
-        check_status(f, nsc_json_root(&st.doc), name);
-        fill_hosts(f, nsc_json_root(&st.doc), name);
+    if (rc == NSC_EXIT_OK && !status && (rc = nsc_cli_fetch_doc(c, "status", NULL, &st)) == NSC_EXIT_OK)
+        status = nsc_json_root(&st.doc);
+    if (rc == NSC_EXIT_OK && name) {
+        check_status(f, status, name);
+        fill_hosts(f, status, name);
     }
     nsc_doc_free(&st);
     nsc_doc_free(&d);
@@ -349,7 +349,7 @@ int nsc_verb_diagnose(nsc_cli_ctx *c)
     }
     f->c = c;
     f->only = nsc_cli_get(c->args, "comm");
-    rc = nsc_diag_find(c, nsc_cli_get(c->args, "job"), f);
+    rc = nsc_diag_find(c, nsc_cli_get(c->args, "job"), NULL, f);
     if (rc == NSC_EXIT_OK) {
         char verdict[400];
         if (f->n == 0)
