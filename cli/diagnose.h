@@ -63,9 +63,11 @@ nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const
                           int64_t rank, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
 /* Every problem of the job (NULL: the collector's only or latest one), most
- * severe first; f->c set, f->only NULL or a communicator. Used by diagnose
- * and by watch while a communicator is stuck. */
-int nsc_diag_find(nsc_cli_ctx *c, const char *job, nsc_findings *f);
+ * severe first; f->c set, f->only NULL or a communicator. `status` is the
+ * collector's status document when the caller has it (hosts, for every
+ * job), else NULL and it is fetched. Used by diagnose, by watch while a
+ * communicator is stuck and by hosts. */
+int nsc_diag_find(nsc_cli_ctx *c, const char *job, const nsc_json *status, nsc_findings *f);
 
 /* ---- rootcause.c ---------------------------------------------------------- */
 

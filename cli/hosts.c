@@ -127,7 +127,7 @@ static int tally_jobs(nsc_cli_ctx *c, const nsc_json *status, tally *t, nsc_find
             continue;
         memset(f, 0, sizeof *f);
         f->c = c;
-        int rc = nsc_diag_find(c, name, f);
+        int rc = nsc_diag_find(c, name, status, f);
         if (rc != NSC_EXIT_OK)
             return rc;
         count_job(t, f);

@@ -434,7 +434,7 @@ static void update_stuck(watching *w, const nsc_json *sum)
     if (!f)
         return;
     f->c = w->c;
-    if (nsc_diag_find(w->c, nsc_cli_get(w->c->args, "job"), f) == NSC_EXIT_OK)
+    if (nsc_diag_find(w->c, nsc_cli_get(w->c->args, "job"), NULL, f) == NSC_EXIT_OK)
         keep_stuck_lines(w, f);
     else {
         snprintf(w->stuck[0], sizeof w->stuck[0], "stuck: not analysed: %.300s", w->c->err);
