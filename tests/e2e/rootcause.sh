@@ -73,17 +73,26 @@ sys.exit(0 if hit else "window: no mismatch of rank %d at seq %d" % (f["rank"], 
         "$dir/emu.json" "$dir/window.json" 2>>"$dir/verdict"
 }
 
-# run_job ARGS...: a fresh collector and agents, the job (the emulator's
-# base shape, then ARGS), every process ended and delivered, then diagnose
-# --json into $dir/diag.json.
-run_job() {
+# fresh_pipeline: an empty store, a collector and one agent per node.
+fresh_pipeline() {
     local n
     rm -rf "$dir/db" "$dir"/node*
     start_collector 0 --hang-ms 300
     for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+}
+# emu_job ARGS...: the emulator with the base shape, then ARGS; summary in
+# $dir/emu.json.
+emu_job() {
     NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
-        --nodes $nodes --ranks-per-node 1 --iters 12 --channels 2 --count 4194304 --chunk-size 2097152 \
-        "$@" --summary "$dir/emu.json" >"$dir/emu.log" 2>&1 || true
+        --nodes $nodes --ranks-per-node 1 --channels 2 --count 4194304 --chunk-size 2097152 \
+        "$@" --summary "$dir/emu.json"
+}
+# run_job ARGS...: a fresh pipeline, the job (12 collectives, then ARGS),
+# every process ended and delivered, then diagnose --json into $dir/diag.json.
+run_job() {
+    local n
+    fresh_pipeline
+    emu_job --iters 12 "$@" >"$dir/emu.log" 2>&1 || true
     [ -s "$dir/emu.json" ] || die "$*: the emulator wrote no summary"
     for n in $(seq 0 $((nodes - 1))); do
         wait_until 20 metric_is $n 'ncclscope_agent_processes{state="alive"}' 0 || die "node $n: processes still alive"
@@ -131,14 +140,9 @@ sys.exit("a slow link made a straggler: %s" % p if p else 0)' "$dir/diag.json" |
 # there too); watch, piped and bounded by --count, must show the stalled
 # communicator's place as its "stuck:" line while the job holds.
 live_stall() {
-    local n
-    rm -rf "$dir/db" "$dir"/node*
-    start_collector 0 --hang-ms 300
-    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
-    NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
-        --nodes $nodes --ranks-per-node 1 --iters 8 --channels 2 --count 4194304 --chunk-size 2097152 \
-        --scenario hang --hang-rank 0 --hang-after 6 --hang-ms 15000 --stall 1:3:1:2 \
-        --summary "$dir/emu.json" >"$dir/emu.log" 2>&1 &
+    fresh_pipeline
+    emu_job --iters 8 --scenario hang --hang-rank 0 --hang-after 6 --hang-ms 15000 --stall 1:3:1:2 \
+        >"$dir/emu.log" 2>&1 &
     local emu=$!
     stalled() {
         "$bin/ncclscope" --collector "http://127.0.0.1:$http" --json diagnose >"$dir/diag.json" 2>"$dir/diag.err"
