@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clocks.h"
+#include "diagapi.h"
 #include "jobmetrics.h"
 #include "json.h"
 #include "qstream.h"
@@ -71,10 +72,7 @@ static void send_body(struct evhttp_request *req, const char *type, const char *
         evbuffer_free(b);
 }
 
-/* JSON of the live state, written under its lock. */
-typedef int (*live_json_fn)(const nsc_live *l, uint64_t now, FILE *out);
-
-static char *live_json(nsc_collector *c, live_json_fn fn, size_t *len)
+char *nsc_http_live_json(nsc_collector *c, nsc_http_live_fn fn, size_t *len)
 {
     char *text = NULL;
     FILE *f = open_memstream(&text, len);
@@ -93,7 +91,7 @@ static char *live_json(nsc_collector *c, live_json_fn fn, size_t *len)
 static void status(nsc_http *h, struct evhttp_request *req)
 {
     size_t len;
-    char *text = live_json(h->c, nsc_live_status_json, &len);
+    char *text = nsc_http_live_json(h->c, nsc_live_status_json, &len);
     if (!text) {
         nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
         return;
@@ -209,7 +207,7 @@ static void live(nsc_http *h, struct evhttp_request *req)
 {
     sse_client *s = calloc(1, sizeof *s);
     size_t len;
-    char *json = live_json(h->c, nsc_live_summary_json, &len);
+    char *json = nsc_http_live_json(h->c, nsc_live_summary_json, &len);
     if (!s || !json) {
         free(s);
         free(json);
@@ -231,7 +229,7 @@ static void live(nsc_http *h, struct evhttp_request *req)
 static void sse_broadcast(nsc_http *h)
 {
     size_t len;
-    char *json = h->clients ? live_json(h->c, nsc_live_summary_json, &len) : NULL;
+    char *json = h->clients ? nsc_http_live_json(h->c, nsc_live_summary_json, &len) : NULL;
     for (sse_client *s = h->clients; json && s; s = s->next)
         sse_send(s->req, json, len);
     free(json);
@@ -288,6 +286,8 @@ static void route(struct evhttp_request *req, void *arg)
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
         if (strncmp(path, "/api/v1/", 8) == 0 && strcmp(path + 8, queries[i]) == 0)
             return query(h, req, queries[i], qs);
+    if (strncmp(path, "/api/v1/", 8) == 0 && nsc_diagapi_is(path + 8))
+        return nsc_diagapi_start(h->c, h->queries, req, path + 8, qs);
     nsc_http_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");
 }
 
