@@ -19,7 +19,6 @@ typedef struct diag_job {
     nsc_collector *c;
     char endpoint[16];
     char *job, *comm;        /* NULL when not given */
-    nsc_store_reader *rd;    /* the worker's, while it runs */
     int code;                /* the last failed query's NSC_QUERY_* */
 } diag_job;
 
@@ -53,7 +52,15 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
     diag_job *j = arg;
     if (strcmp(endpoint, "status") == 0)
         return live_status(j->c, fn, fn_arg, err, errcap);
-    int code, rc = nsc_diag_query_get(j->rd, endpoint, qs, fn, fn_arg, err, errcap, &code);
+    nsc_store_reader *rd;
+    int code, rc = nsc_store_read_begin(j->c->store, &rd);
+    if (rc) {
+        snprintf(err, errcap, "%s", nsc_store_strerror(rc));
+        j->code = NSC_QUERY_ESTORE;
+        return -1;
+    }
+    rc = nsc_diag_query_get(rd, endpoint, qs, fn, fn_arg, err, errcap, &code);
+    nsc_store_read_end(rd);
     if (rc == -1)
         j->code = code;
     return rc;
@@ -102,6 +109,7 @@ static int query_err(const diag_job *j, int rc)
 
 static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_arg, char *err, size_t errcap)
 {
+    (void)rd;  /* NULL: each query reads in a transaction of its own */
     diag_job *j = arg;
     nsc_diag_src s = {get, j, "the collector", ""};
     char *text = NULL;
@@ -111,14 +119,12 @@ static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_
         snprintf(err, errcap, "out of memory");
         return NSC_QUERY_ESTORE;
     }
-    j->rd = rd;
     j->code = 0;
     int rc = write_doc(j, &s, f);
     if (fclose(f) && rc == NSC_DIAG_OK) {
         snprintf(s.err, sizeof s.err, "out of memory");
         rc = NSC_DIAG_FAIL;
     }
-    j->rd = NULL;
     if (rc == NSC_DIAG_OK)
         rc = fn(fn_arg, text, len) ? NSC_QUERY_EWRITE : NSC_QUERY_OK;
     else {
@@ -181,6 +187,6 @@ void nsc_diagapi_start(nsc_collector *c, nsc_qstreams *qs, struct evhttp_request
         nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request", e < 0 ? "no such endpoint" : err);
         return;
     }
-    nsc_qjob job = {endpoints[e].name, "application/json", run, job_free, j};
+    nsc_qjob job = {endpoints[e].name, "application/json", 1, run, job_free, j};
     nsc_qstream_start_job(qs, req, &job);
 }

@@ -4,8 +4,9 @@
  *
  * Owns the endpoints' parameters (diagnose: job, comm; links: job, comm;
  * hosts: none; anything else is a 400) and the analysis's source inside
- * the collector: the query endpoints run on the worker's own store read
- * transaction, status is the live state's, written under its lock. Each
+ * the collector: each query it makes runs in-process in a store read
+ * transaction of its own (so the map may grow between them, as between the
+ * CLI's requests), status is the live state's, written under its lock. Each
  * runs in a query worker (qstream.h), so it never holds up ingest, the
  * HTTP thread or /healthz. Errors as the other queries': 404 for an unknown
  * job or communicator, 400 for bad parameters.

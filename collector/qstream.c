@@ -107,15 +107,16 @@ static int worker_write(void *arg, const void *data, size_t len)
 static void *worker(void *arg)
 {
     stream *s = arg;
-    nsc_store_reader *rd;
+    nsc_store_reader *rd = NULL;
     char err[256] = "";
-    int rc = nsc_store_read_begin(s->set->store, &rd);
+    int rc = s->job.own_reads ? 0 : nsc_store_read_begin(s->set->store, &rd);
     if (rc) {
         snprintf(err, sizeof err, "%s", nsc_store_strerror(rc));
         rc = NSC_QUERY_ESTORE;
     } else {
         rc = s->job.run(s->job.arg, rd, worker_write, s, err, sizeof err);
-        nsc_store_read_end(rd);
+        if (rd)
+            nsc_store_read_end(rd);
     }
     if (s->cutoff == CUT_GROW)
         snprintf(err, sizeof err, "the store's map must grow and the client reads too slowly");
@@ -333,7 +334,7 @@ static void query_free(void *arg) { nsc_query_free(arg); }
 
 void nsc_qstream_start(nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
 {
-    nsc_qjob job = {nsc_query_name(q), nsc_query_content_type(q), query_run, query_free, q};
+    nsc_qjob job = {nsc_query_name(q), nsc_query_content_type(q), 0, query_run, query_free, q};
     nsc_qstream_start_job(set, req, &job);
 }
 

@@ -38,10 +38,14 @@
 typedef struct nsc_qstreams nsc_qstreams;
 
 /* What a worker runs: run writes the result through fn (whose nonzero
- * return stops it) and returns 0 or an NSC_QUERY_* error with err set. */
+ * return stops it) and returns 0 or an NSC_QUERY_* error with err set. rd
+ * is a read transaction the worker holds for the whole run, or NULL when
+ * own_reads is set: a job of many queries reads each in a transaction of
+ * its own, so the map can grow between them. */
 typedef struct nsc_qjob {
     const char *name;          /* for the log */
     const char *content_type;
+    int own_reads;
     int (*run)(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_arg, char *err, size_t errcap);
     void (*free)(void *arg);   /* frees arg once the stream is done */
     void *arg;
