@@ -19,7 +19,6 @@ typedef struct diag_job {
     nsc_collector *c;
     char endpoint[16];
     char *job, *comm;        /* NULL when not given */
-    int code;                /* the last failed query's NSC_QUERY_* */
 } diag_job;
 
 static int endpoint_of(const char *name)
@@ -49,21 +48,30 @@ static int live_status(nsc_collector *c, nsc_diag_body_fn fn, void *arg, char *e
 static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
                size_t errcap)
 {
-    diag_job *j = arg;
+    nsc_diagapi_src *s = arg;
     if (strcmp(endpoint, "status") == 0)
-        return live_status(j->c, fn, fn_arg, err, errcap);
+        return live_status(s->c, fn, fn_arg, err, errcap);
     nsc_store_reader *rd;
-    int code, rc = nsc_store_read_begin(j->c->store, &rd);
+    int code, rc = nsc_store_read_begin(s->c->store, &rd);
     if (rc) {
         snprintf(err, errcap, "%s", nsc_store_strerror(rc));
-        j->code = NSC_QUERY_ESTORE;
+        s->code = NSC_QUERY_ESTORE;
         return -1;
     }
     rc = nsc_diag_query_get(rd, endpoint, qs, fn, fn_arg, err, errcap, &code);
     nsc_store_read_end(rd);
     if (rc == -1)
-        j->code = code;
+        s->code = code;
     return rc;
+}
+
+void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c)
+{
+    memset(s, 0, sizeof *s);
+    s->src.get = get;
+    s->src.arg = s;
+    s->src.name = "the collector";
+    s->c = c;
 }
 
 /* The analysis's document, written whole once it is done. */
@@ -100,10 +108,10 @@ static int write_doc(diag_job *j, nsc_diag_src *s, FILE *f)
 }
 
 /* An analysis's error as a query's: its query's, else by its kind. */
-static int query_err(const diag_job *j, int rc)
+static int query_err(const nsc_diagapi_src *s, int rc)
 {
-    if (j->code)
-        return j->code;
+    if (s->code)
+        return s->code;
     return rc == NSC_DIAG_USAGE ? NSC_QUERY_EPARAM : rc == NSC_DIAG_NOTFOUND ? NSC_QUERY_ENOTFOUND : NSC_QUERY_ESTORE;
 }
 
@@ -111,7 +119,9 @@ static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_
 {
     (void)rd;  /* NULL: each query reads in a transaction of its own */
     diag_job *j = arg;
-    nsc_diag_src s = {get, j, "the collector", ""};
+    nsc_diagapi_src ds;
+    nsc_diagapi_src_init(&ds, j->c);
+    nsc_diag_src *s = &ds.src;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -119,17 +129,16 @@ static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_
         snprintf(err, errcap, "out of memory");
         return NSC_QUERY_ESTORE;
     }
-    j->code = 0;
-    int rc = write_doc(j, &s, f);
+    int rc = write_doc(j, s, f);
     if (fclose(f) && rc == NSC_DIAG_OK) {
-        snprintf(s.err, sizeof s.err, "out of memory");
+        snprintf(s->err, sizeof s->err, "out of memory");
         rc = NSC_DIAG_FAIL;
     }
     if (rc == NSC_DIAG_OK)
         rc = fn(fn_arg, text, len) ? NSC_QUERY_EWRITE : NSC_QUERY_OK;
     else {
-        snprintf(err, errcap, "%s", s.err);
-        rc = query_err(j, rc);
+        snprintf(err, errcap, "%s", s->err);
+        rc = query_err(&ds, rc);
     }
     free(text);
     return rc;

@@ -17,7 +17,17 @@
 #include <event2/http.h>
 
 #include "collector.h"
+#include "diag.h"
 #include "qstream.h"
+
+/* The analysis's source inside the collector (queries in-process, status
+ * from the live state); code: the last failed query's NSC_QUERY_* (0 none). */
+typedef struct nsc_diagapi_src {
+    nsc_diag_src src;
+    nsc_collector *c;
+    int code;
+} nsc_diagapi_src;
+void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c);
 
 /* 1 if name is one of the analysis's endpoints ("diagnose", ...). */
 int nsc_diagapi_is(const char *name);

@@ -16,6 +16,7 @@
 #include "jobmetrics.h"
 #include "json.h"
 #include "qstream.h"
+#include "rcmetrics.h"
 #include "query.h"
 #include "secret.h"
 
@@ -35,6 +36,7 @@ struct nsc_http {
     char token[256];
     sse_client *clients;
     nsc_qstreams *queries;     /* running query responses */
+    nsc_rcmetrics *rcm;        /* root-cause metrics' thread */
     uint64_t last_tick_ns;
 };
 
@@ -162,6 +164,7 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     render_store(c, b);
     render_live(c, b);
     nsc_jobmetrics_render(c, b);
+    nsc_rcmetrics_render(h->rcm, b);
     nsc_qstreams_render(h->queries, b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", b);
@@ -399,6 +402,8 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
         release(h);
         return -1;
     }
+    if (nsc_rcmetrics_start(c, &h->rcm))
+        fprintf(stderr, "ncclscope-collector: cannot start the root-cause metrics' thread\n");
     *out = h;
     return 0;
 }
@@ -408,5 +413,6 @@ void nsc_http_join(nsc_http *h)
     if (!h)
         return;
     pthread_join(h->thread, NULL);
+    nsc_rcmetrics_join(h->rcm);
     release(h);
 }

@@ -157,6 +157,8 @@ void nsc_diag_links_write_json(const nsc_diag_links *l, FILE *out);
 enum { NSC_HOST_LATE, NSC_HOST_SLOW_LINK, NSC_HOST_SLOW_NIC, NSC_HOST_STALL, NSC_HOST_DEAD, NSC_HOST_DROPPED,
        NSC_HOST_OTHER, NSC_HOST_NCOLS };
 extern const char *const nsc_diag_host_cols[NSC_HOST_NCOLS];  /* "late", "slow_link", ... */
+/* The column a problem's kind counts in. */
+int nsc_diag_host_col(const char *kind);
 
 typedef struct nsc_diag_host {
     char host[64];
@@ -171,6 +173,13 @@ typedef struct nsc_diag_hosts {
 } nsc_diag_hosts;
 
 int nsc_diag_hosts_get(nsc_diag_src *s, nsc_diag_hosts *out);
+/* Tallying by hand: an empty table (NSC_DIAG_OK, or NSC_DIAG_FAIL out of
+ * memory), a host's count in a column (col -1: only listed, all zero), one
+ * job's problems, and the order above. */
+int nsc_diag_hosts_new(nsc_diag_hosts *t);
+void nsc_diag_hosts_add(nsc_diag_hosts *t, const char *host, int col);
+void nsc_diag_hosts_count(nsc_diag_hosts *t, const nsc_problem *p, size_t n);
+void nsc_diag_hosts_sort(nsc_diag_hosts *t);
 void nsc_diag_hosts_free(nsc_diag_hosts *t);
 /* hosts' document: {"jobs", "hosts": [{"host", "late", ..., "total"}]}. */
 void nsc_diag_hosts_write_json(const nsc_diag_hosts *t, FILE *out);

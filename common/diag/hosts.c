@@ -4,6 +4,7 @@
  * end of a slow link, a slow NIC, the rank that stalled, a dead process,
  * dropped events. Problems without a cause class of these (mismatch,
  * missing, lagging, ...) count as other. At most NSC_DIAG_HOSTS_MAX hosts.
+ * The collector's root-cause metrics (rcmetrics.c) tally with it too.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@
 const char *const nsc_diag_host_cols[NSC_HOST_NCOLS] = {"late", "slow_link", "slow_nic", "stall",
                                                         "dead", "dropped",   "other"};
 
-static int column_of(const char *kind)
+int nsc_diag_host_col(const char *kind)
 {
     static const struct { const char *kind; int col; } map[] = {
         {"host_late", NSC_HOST_LATE}, {"gpu_late", NSC_HOST_LATE}, {"slow_link", NSC_HOST_SLOW_LINK},
@@ -29,7 +30,7 @@ static int column_of(const char *kind)
     return NSC_HOST_OTHER;
 }
 
-static void count(nsc_diag_hosts *t, const char *host, int col)
+void nsc_diag_hosts_add(nsc_diag_hosts *t, const char *host, int col)
 {
     size_t i = 0;
     while (i < t->n && strcmp(t->h[i].host, host) != 0)
@@ -41,20 +42,21 @@ static void count(nsc_diag_hosts *t, const char *host, int col)
         snprintf(t->h[i].host, sizeof t->h[i].host, "%s", host);
         t->n++;
     }
+    if (col < 0)
+        return;
     t->h[i].n[col]++;
     t->h[i].total++;
 }
 
 /* A slow link counts at both its ends; every other cause at its place. */
-static void count_job(nsc_diag_hosts *t, const nsc_findings *f)
+void nsc_diag_hosts_count(nsc_diag_hosts *t, const nsc_problem *p, size_t n)
 {
-    for (size_t i = 0; i < f->n; i++) {
-        const nsc_problem *p = &f->p[i];
-        int col = column_of(p->kind);
+    for (size_t i = 0; i < n; i++) {
+        int col = nsc_diag_host_col(p[i].kind);
         int ends = col == NSC_HOST_SLOW_LINK ? 2 : 1;
         for (int e = 0; e < ends; e++)
-            if (p->hosts[e][0])
-                count(t, p->hosts[e], col);
+            if (p[i].hosts[e][0])
+                nsc_diag_hosts_add(t, p[i].hosts[e], col);
     }
 }
 
@@ -65,6 +67,15 @@ static int by_total(const void *a, const void *b)
     if (x->total != y->total)
         return x->total < y->total ? 1 : -1;
     return strcmp(x->host, y->host);
+}
+
+void nsc_diag_hosts_sort(nsc_diag_hosts *t) { qsort(t->h, t->n, sizeof t->h[0], by_total); }
+
+int nsc_diag_hosts_new(nsc_diag_hosts *t)
+{
+    memset(t, 0, sizeof *t);
+    t->h = calloc(NSC_DIAG_HOSTS_MAX, sizeof *t->h);
+    return t->h ? NSC_DIAG_OK : NSC_DIAG_FAIL;
 }
 
 /* diagnose's analysis of each job the status lists. */
@@ -80,7 +91,7 @@ static int tally_jobs(nsc_diag_src *s, const nsc_json *status, nsc_diag_hosts *t
         int rc = nsc_diag_find(name, status, f);
         if (rc != NSC_DIAG_OK)
             return rc;
-        count_job(t, f);
+        nsc_diag_hosts_count(t, f->p, f->n);
         t->jobs++;
     }
     return NSC_DIAG_OK;
@@ -88,16 +99,15 @@ static int tally_jobs(nsc_diag_src *s, const nsc_json *status, nsc_diag_hosts *t
 
 int nsc_diag_hosts_get(nsc_diag_src *s, nsc_diag_hosts *t)
 {
-    memset(t, 0, sizeof *t);
-    t->h = calloc(NSC_DIAG_HOSTS_MAX, sizeof *t->h);
+    int rc = nsc_diag_hosts_new(t);
     nsc_findings *f = calloc(1, sizeof *f);
     nsc_doc st = {0};
-    int rc = NSC_DIAG_FAIL;
-    if (!t->h || !f)
+    if (rc != NSC_DIAG_OK || !f) {
         snprintf(s->err, sizeof s->err, "out of memory");
-    else if ((rc = nsc_diag_fetch_doc(s, "status", "", &st)) == NSC_DIAG_OK &&
+        rc = NSC_DIAG_FAIL;
+    } else if ((rc = nsc_diag_fetch_doc(s, "status", "", &st)) == NSC_DIAG_OK &&
              (rc = tally_jobs(s, nsc_json_root(&st.doc), t, f)) == NSC_DIAG_OK)
-        qsort(t->h, t->n, sizeof t->h[0], by_total);
+        nsc_diag_hosts_sort(t);
     nsc_doc_free(&st);
     free(f);
     return rc;
