@@ -299,10 +299,35 @@ static void heartbeat(uint64_t now)
         batch_finish();
 }
 
+/* A communicator this process joined goes out as soon as the shipper sees
+ * it, in a batch of its own, not with its first event: a rank killed before
+ * its first batch would otherwise leave no trace, and diagnose could only
+ * say it never joined, not that its process died (its agent's liveness
+ * watch knows the process from this batch on). A v3 context, which knows
+ * its communicator only from its first Coll or P2p, waits for that. */
+static void announce(uint64_t now)
+{
+    int any = 0;
+    for (uint16_t i = 0; nsc_ctx_at(i); i++) {
+        const nsc_ctx_def *def;
+        uint32_t version = nsc_ctx_def_get(nsc_ctx_at(i), &def);
+        if (sh.ctx_sent[i] == version || def->rank < 0)
+            continue;
+        if (!sh.open && (backlog_full() || batch_begin(now, now, 0) != 0))
+            return;
+        if (enc_ctx(i) != 0)
+            break;  /* the batch is full: the rest next pass */
+        any = 1;
+    }
+    if (any)
+        batch_finish();
+}
+
 static void pass(uint64_t now)
 {
     if (now - sh.defs_reset >= DEFS_REPEAT_NS)
         reset_defs(now);
+    announce(now);
     send_backlog(now);
     size_t n = drain(now);
     if (sh.open && now - sh.open_since >= BATCH_MAX_AGE_NS)

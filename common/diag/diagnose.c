@@ -189,13 +189,20 @@ static void check_deaths(findings *f, const nsc_json *status, const nsc_json *co
         const nsc_json *p = host ? nsc_status_process(status, host, nsc_diag_num(r, "pid")) : NULL;
         const char *state = p ? nsc_json_str(nsc_json_get(p, "state")) : NULL;
         const char *func, *reason = p ? nsc_json_str(nsc_json_get(p, "reason")) : NULL;
-        uint64_t seq, max;
-        if (!state || strcmp(state, "alive") == 0 || strcmp(state, "finished") == 0 ||
-            !nsc_status_rank_behind(comm, r, &func, &seq, &max))
+        uint64_t seq = 0, max;
+        if (!state || strcmp(state, "alive") == 0 || strcmp(state, "finished") == 0)
             continue;
-        add(f, NSC_SEV_DEAD, "dead", id ? id : "?", seq, (int64_t)nsc_diag_num(r, "rank"),
-            "rank %" PRIu64 " (pid %" PRIu64 " on %s) is %s%s%s at %s seq %" PRIu64 ", the others reached %" PRIu64,
-            nsc_diag_num(r, "rank"), nsc_diag_num(r, "pid"), host, state, reason ? ": " : "", reason ? reason : "", func, seq, max);
+        if (nsc_status_rank_behind(comm, r, &func, &seq, &max))
+            add(f, NSC_SEV_DEAD, "dead", id ? id : "?", seq, (int64_t)nsc_diag_num(r, "rank"),
+                "rank %" PRIu64 " (pid %" PRIu64 " on %s) is %s%s%s at %s seq %" PRIu64 ", the others reached %" PRIu64,
+                nsc_diag_num(r, "rank"), nsc_diag_num(r, "pid"), host, state, reason ? ": " : "", reason ? reason : "",
+                func, seq, max);
+        else if (nsc_status_rank_unstarted(comm, r, &func, &max))
+            add(f, NSC_SEV_DEAD, "dead", id ? id : "?", 0, (int64_t)nsc_diag_num(r, "rank"),
+                "rank %" PRIu64 " (pid %" PRIu64 " on %s) is %s%s%s before its first collective, the others "
+                "reached %s seq %" PRIu64,
+                nsc_diag_num(r, "rank"), nsc_diag_num(r, "pid"), host, state, reason ? ": " : "", reason ? reason : "",
+                func, max);
     }
 }
 

@@ -43,6 +43,16 @@ int nsc_status_rank_behind(const nsc_json *comm, const nsc_json *rank, const cha
     return 0;
 }
 
+int nsc_status_rank_unstarted(const nsc_json *comm, const nsc_json *rank, const char **func, uint64_t *max)
+{
+    const nsc_json *colls = nsc_json_get(rank, "collectives"), *f = nsc_json_first(nsc_json_get(comm, "funcs"));
+    if (nsc_json_first(colls) || !f)
+        return 0;
+    *func = *text_of(f, "func") ? text_of(f, "func") : "?";
+    *max = nsc_diag_num(f, "max_seq");
+    return 1;
+}
+
 const nsc_json *nsc_status_job(const nsc_json *status, const char *job)
 {
     EACH(j, nsc_json_get(status, "jobs"))

@@ -13,6 +13,9 @@ const nsc_json *nsc_status_process(const nsc_json *status, const char *host, uin
  * (that function, its seq and the highest), else 0. */
 int nsc_status_rank_behind(const nsc_json *comm, const nsc_json *rank, const char **func, uint64_t *seq,
                            uint64_t *max);
+/* 1 if the rank has no collective while the communicator ran some: the
+ * first function the communicator ran and its highest seq, else 0. */
+int nsc_status_rank_unstarted(const nsc_json *comm, const nsc_json *rank, const char **func, uint64_t *max);
 /* The status's entry for the job named `job`, or NULL. */
 const nsc_json *nsc_status_job(const nsc_json *status, const char *job);
 

@@ -12,7 +12,8 @@
 #                                           functions is found in a window that
 #                                           starts mid-job, a slow link's
 #                                           receiver is not blamed, and a stall is
-#                                           placed while the job is alive (the
+#                                           placed while the job is alive, and
+#                                           a rank killed ~20 ms in is dead (the
 #                                           CI test)
 #   rootcause.sh BIN_DIR PLUGIN score [N]   N runs (default 20) per fault, the
 #                                           place and seed varied by run; prints
@@ -170,6 +171,9 @@ faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill"
 case $mode in
 ci)
     for f in $faults; do one "$f" 2 || die "$f: $(cat "$dir/verdict")"; done
+    # rank 0 killed inside the second collective, about 20 ms in: dead, not
+    # "never joined" (the plugin announces its communicator at once)
+    one kill 0 || die "early kill: $(cat "$dir/verdict")"
     receiver_not_blamed
     live_stall
     ;;
