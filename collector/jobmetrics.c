@@ -12,8 +12,7 @@ typedef struct comm_labels {
     char text[320];
 } comm_labels;
 
-/* A label value in the exposition format: backslash, quote and newline escaped. */
-static size_t escape(char *out, size_t room, const char *v)
+size_t nsc_metrics_escape(char *out, size_t room, const char *v)
 {
     size_t n = 0;
     for (; *v && n + 3 < room; v++) {
@@ -28,7 +27,7 @@ static size_t escape(char *out, size_t room, const char *v)
 static void labels_of(const nsc_live_comm_stat *s, comm_labels *l)
 {
     char job[2 * sizeof s->job];
-    escape(job, sizeof job, s->job);
+    nsc_metrics_escape(job, sizeof job, s->job);
     snprintf(l->text, sizeof l->text, "nccl_job=\"%s\",comm=\"0x%" PRIx64 "\"", job, s->id);
 }
 
@@ -73,7 +72,7 @@ static void render_info(const nsc_live_comm_stat *s, const comm_labels *l, size_
                            "# TYPE ncclscope_comm_info gauge\n");
     for (size_t i = 0; i < n; i++) {
         char name[2 * sizeof s[i].name];
-        escape(name, sizeof name, s[i].name);
+        nsc_metrics_escape(name, sizeof name, s[i].name);
         evbuffer_add_printf(b, "ncclscope_comm_info{%s,name=\"%s\"} 1\n", l[i].text, name);
     }
 }
@@ -85,7 +84,7 @@ static void render_collectives(const nsc_live_comm_stat *s, const comm_labels *l
     for (size_t i = 0; i < n; i++)
         for (int f = 0; f < s[i].nf; f++) {
             char fn[2 * sizeof s[i].f[f].name];
-            escape(fn, sizeof fn, s[i].f[f].name);
+            nsc_metrics_escape(fn, sizeof fn, s[i].f[f].name);
             evbuffer_add_printf(b, "ncclscope_comm_collectives_total{%s,func=\"%s\"} %" PRIu64 "\n", l[i].text, fn,
                                 s[i].f[f].collectives);
         }
@@ -114,7 +113,7 @@ static void render_durations(const nsc_live_comm_stat *s, const comm_labels *l, 
     for (size_t i = 0; i < n; i++)
         for (int f = 0; f < s[i].nf; f++) {
             char fn[2 * sizeof s[i].f[f].name], more[sizeof fn + 16];
-            escape(fn, sizeof fn, s[i].f[f].name);
+            nsc_metrics_escape(fn, sizeof fn, s[i].f[f].name);
             snprintf(more, sizeof more, ",func=\"%s\"", fn);
             render_hist(b, h, l[i].text, more, &s[i].f[f].duration);
         }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "diagapi.h"
+#include "jobmetrics.h"
 
 #define RCM_POLL_MS 100
 
@@ -155,14 +156,12 @@ static size_t tally_pairs(const nsc_rcmetrics *m, pair_count *pc, size_t cap)
     return n;
 }
 
-/* A label value in the exposition format: backslash, quote and newline escaped. */
+/* A label value, escaped (host names are at most 63 bytes). */
 static void label(FILE *f, const char *v)
 {
-    for (; *v; v++) {
-        if (*v == '\\' || *v == '"' || *v == '\n')
-            fputc('\\', f);
-        fputc(*v == '\n' ? 'n' : *v, f);
-    }
+    char buf[2 * 64 + 4];
+    nsc_metrics_escape(buf, sizeof buf, v);
+    fputs(buf, f);
 }
 
 static void write_hosts(FILE *f, const nsc_diag_hosts *t, size_t max)
