@@ -454,7 +454,8 @@ static int cross_func_mismatch(cl_set *s)
 
 static int match(cl_set *s)
 {
-    qsort(s->recs, s->nrecs, sizeof *s->recs, by_coll);
+    if (s->nrecs)  /* a communicator announced, no collective yet: recs is NULL */
+        qsort(s->recs, s->nrecs, sizeof *s->recs, by_coll);
     s->groups = calloc(s->nrecs ? s->nrecs : 1, sizeof *s->groups);
     if (!s->groups)
         return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");

@@ -117,7 +117,7 @@ sys.exit(0 if len(ranks) >= 3 and behind >= 0.8 * len(ranks) else 1)' $slow_rank
 
 case $mode in
 promql)
-    start_collector 0 --rootcause-interval-ms 200
+    start_collector 0 --rootcause-interval-ms 1000
     start_agent 0
     start_agent 1
     start_prometheus
@@ -189,7 +189,7 @@ hang)
     # the emulator's summary does not count (as e2e.sh hang)
     ;;
 dashboard)
-    start_collector 0 --rootcause-interval-ms 200
+    start_collector 0 --rootcause-interval-ms 1000
     start_agent 0
     start_agent 1
     NCCLSCOPE_FLUSH_MS=50 scenario=coll emulate --iters 3
