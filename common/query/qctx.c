@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "grow.h"
+
 int q_fail(q_ctx *c, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -108,10 +110,8 @@ static int find_doubt(q_ctx *c, q_host *h)
         int64_t jump = (int64_t)(after - before) - 1; /* the new offset minus the old */
         if (jump <= (int64_t)m->cfg.step_ns)
             continue;
-        q_doubt *d = realloc(h->doubt, (h->ndoubt + 1) * sizeof *d);
-        if (!d)
+        if (nsc_grow(&h->doubt, h->ndoubt, &h->doubt_cap, sizeof *h->doubt, 4))
             return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
-        h->doubt = d;
         uint64_t lo = last < start ? last : start;
         h->doubt[h->ndoubt++] = (q_doubt){lo > (uint64_t)jump ? lo - (uint64_t)jump : 0, start};
     }
@@ -125,11 +125,9 @@ static int host_index(q_ctx *c, const char *name, int *out)
             *out = (int)i;
             return 0;
         }
-    q_host *h = realloc(c->hosts, (c->nhosts + 1) * sizeof *h);
-    if (!h)
+    if (nsc_grow(&c->hosts, c->nhosts, &c->hosts_cap, sizeof *c->hosts, 4))
         return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
-    c->hosts = h;
-    h = &c->hosts[c->nhosts];
+    q_host *h = &c->hosts[c->nhosts];
     memset(h, 0, sizeof *h);
     snprintf(h->name, sizeof h->name, "%s", name);
     int rc = nsc_store_get_clock(c->rd, name, &h->model);

@@ -101,7 +101,7 @@ typedef struct q_host {
     int has_model;
     nsc_clock_model model;
     q_doubt *doubt;  /* one per backward step of the model, by time */
-    size_t ndoubt;
+    size_t ndoubt, doubt_cap;
 } q_host;
 
 typedef struct q_strc {
@@ -123,7 +123,7 @@ typedef struct q_ctx {
     q_rank *ranks;         /* its ranks that pass the rank filter, in rank order */
     size_t nranks;
     q_host *hosts;
-    size_t nhosts;
+    size_t nhosts, hosts_cap;
     q_strc *strs;          /* direct-mapped cache of the string dictionary */
 } q_ctx;
 
