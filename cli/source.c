@@ -10,6 +10,7 @@
 
 #include "json.h"
 #include "live.h"
+#include "mono.h"
 #include "query.h"
 #include "store.h"
 
@@ -135,9 +136,7 @@ static int relay_write(void *arg, const void *data, size_t len)
 static int store_live(nsc_src *s, nsc_store_reader *rd, int summary, nsc_http_body_fn fn, void *arg,
                       char *err, size_t errcap)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t now = nsc_mono_ns();
     nsc_live *l;
     int rc = nsc_live_from_store(rd, NULL, now, &l);
     if (rc != 0) {

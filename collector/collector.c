@@ -14,13 +14,6 @@
 #include "ingest.h"
 #include "writer.h"
 
-uint64_t nsc_coll_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int open_store(nsc_collector *c)
 {
     nsc_store_opts o = {.initial_map = (size_t)c->cfg.map_initial_mb << 20,

@@ -81,7 +81,7 @@ static char *live_json(nsc_collector *c, live_json_fn fn, size_t *len)
     if (!f)
         return NULL;
     pthread_mutex_lock(&c->live_mu);
-    int rc = fn(c->live, nsc_coll_now(), f);
+    int rc = fn(c->live, nsc_mono_ns(), f);
     pthread_mutex_unlock(&c->live_mu);
     if (fclose(f) || rc) {
         free(text);
@@ -129,7 +129,7 @@ static void render_live(nsc_collector *c, struct evbuffer *b)
 {
     nsc_live_counts n;
     pthread_mutex_lock(&c->live_mu);
-    nsc_live_counts_get(c->live, nsc_coll_now(), &n);
+    nsc_live_counts_get(c->live, nsc_mono_ns(), &n);
     pthread_mutex_unlock(&c->live_mu);
     evbuffer_add_printf(b, "# HELP ncclscope_collector_live_processes Processes by state\n"
                            "# TYPE ncclscope_collector_live_processes gauge\n"
@@ -301,7 +301,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         event_base_loopbreak(h->base);
         return;
     }
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now - h->last_tick_ns < c->cfg.live_interval_ms * 1000000ull)
         return;
     h->last_tick_ns = now;

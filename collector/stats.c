@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prom.h"
 #include "wire.h"
 
 static const char *const wire_names[14] = {
@@ -93,8 +94,7 @@ void nsc_stats_commit(nsc_stats *s, uint64_t ns, uint64_t batches)
 static void metric(struct evbuffer *b, const char *name, const char *type, const char *help,
                    atomic_uint_fast64_t *v)
 {
-    evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name, help, name, type,
-                        name, (uint64_t)atomic_load_explicit(v, memory_order_relaxed));
+    nsc_prom_u64(b, name, type, help, (uint64_t)atomic_load_explicit(v, memory_order_relaxed));
 }
 
 static void render_rejects(nsc_stats *s, struct evbuffer *b)

@@ -28,7 +28,7 @@ struct nsc_writer {
 /* 1 at most every 10 s per *next_ns: a message repeated per batch would flood the log. */
 static int log_due(uint64_t *next_ns)
 {
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now < *next_ns)
         return 0;
     *next_ns = now + 10000000000ull;
@@ -52,7 +52,7 @@ static int ensure_txn(nsc_writer *w)
 {
     if (w->txn_open)
         return 0;
-    int rc = nsc_store_begin(w->c->store, nsc_coll_now());
+    int rc = nsc_store_begin(w->c->store, nsc_mono_ns());
     if (rc)
         log_store("begin", rc);
     w->txn_open = rc == 0;
@@ -192,7 +192,7 @@ static int commit(nsc_writer *w)
     if (!w->txn_open)
         return 0;
     nsc_collector *c = w->c;
-    uint64_t t0 = nsc_coll_now();
+    uint64_t t0 = nsc_mono_ns();
     int rc = nsc_dedupe_put_dirty(w->dedupe, c->store);
     if (!rc) {
         pthread_mutex_lock(&c->live_mu);
@@ -211,7 +211,7 @@ static int commit(nsc_writer *w)
         rc = nsc_store_commit(c->store);
     w->txn_open = 0;
     if (rc == 0) {
-        nsc_stats_commit(&c->stats, nsc_coll_now() - t0, w->nheld);
+        nsc_stats_commit(&c->stats, nsc_mono_ns() - t0, w->nheld);
         for (size_t i = 0; i < w->nheld; i++)
             send_ack(w, w->held[i]);
     } else {
@@ -243,7 +243,7 @@ static void take_sample(nsc_writer *w, nsc_item *it)
 static void housekeeping(nsc_writer *w)
 {
     nsc_collector *c = w->c;
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now < w->next_persist_ns)
         return;
     if (ensure_txn(w) == 0)
