@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
+
 int q_flush(q_out *o)
 {
     if (!o->err && o->len && o->fn(o->arg, o->buf, o->len))
@@ -118,25 +120,6 @@ void q_opt_u64(q_out *o, int known, uint64_t v)
         q_lit(o, "null");
 }
 
-void q_str(q_out *o, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-    q_lit(o, "\"");
-    const char *run = s;
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch >= 0x20 && ch != '"' && ch != '\\')
-            continue;
-        q_raw(o, run, (size_t)(s - run));
-        run = s + 1;
-        char esc[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
-        if (ch == '"' || ch == '\\') {
-            esc[1] = (char)ch;
-            q_raw(o, esc, 2);
-        } else {
-            q_raw(o, esc, 6);
-        }
-    }
-    q_raw(o, run, (size_t)(s - run));
-    q_lit(o, "\"");
-}
+static void put_out(void *arg, const char *p, size_t n) { q_raw(arg, p, n); }
+
+void q_str(q_out *o, const char *s) { nsc_json_escape(s, put_out, o); }
