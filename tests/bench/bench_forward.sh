@@ -28,7 +28,7 @@
 # agent's says whether the end-to-end rate is bound by the two cores.
 # The NCCLSCOPE_* environment reaches the agent and the collector (e.g.
 # NCCLSCOPE_AGENT_MAX_INFLIGHT_MB=32 to try a knob).
-set -eu
+set -euo pipefail
 bin=$1 senders=${2:-4} batches=${3:-500} events=${4:-1000} runs=${5:-3} base=${6:-}
 total=$((senders * batches * events))
 dir=$(mktemp -d /tmp/nsc-fwd-bench-XXXXXX)

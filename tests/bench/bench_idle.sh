@@ -16,7 +16,7 @@
 # in clock ticks) from /proc, and prints per process: wake-ups/s and CPU
 # ms/s. The agent has no collector (it spools). Three runs of each; the
 # medians are printed last.
-set -eu
+set -euo pipefail
 bin=$(cd "$1" && pwd)
 shift
 plugins=("$@")

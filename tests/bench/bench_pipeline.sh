@@ -35,7 +35,7 @@
 # collector, and the load average at the start of each run.
 # The NCCLSCOPE_* environment reaches the plugin, the agent and the collector
 # (e.g. NCCLSCOPE_BUFFER_MB=128 for the plugin's buffers).
-set -eu
+set -euo pipefail
 bin=$1 ranks=${2:-4} iters=${3:-4000} runs=${4:-5} channels=${5:-4}
 nodes=2
 [ $((ranks % nodes)) = 0 ] || { echo "bench_pipeline.sh: RANKS must be a multiple of $nodes" >&2; exit 2; }

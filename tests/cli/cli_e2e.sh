@@ -15,7 +15,7 @@
 # All nodes' run directories are links to the one agent's, so one agent
 # serves the job. Every wait is bounded. NSC_KEEP=1 keeps the temp folder of
 # a failed run (logs, store, every verb's JSON) and says where.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d /tmp/nsc-cli-e2e-XXXXXX)

@@ -32,6 +32,7 @@
 #                 emulator's summary), while the others are still alive.
 # Ports: the collector's is picked by the kernel (port 0) or found free; agent
 # HTTP on port 0. Every wait is bounded. Shared helpers: lib.sh.
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 . "$(dirname "$0")/lib.sh"
 
@@ -62,7 +63,7 @@ collector_kill)
     finish
     ;;
 agent_kill)
-    port=$(free_port)
+    collector_port_for_later
     start_agent 0 --flush-ms 5 --flush-kb 2
     start_agent 1 --flush-ms 5 --flush-kb 2
     NCCLSCOPE_FLUSH_MS=2 emulate --iters 40 --pace-us 5000
@@ -87,7 +88,7 @@ agent_kill)
     finish
     ;;
 collector_late)
-    port=$(free_port)
+    collector_port_for_later
     start_agent 0
     start_agent 1
     emulate --iters 5

@@ -7,6 +7,7 @@
 # the calling child, and the store must hold exactly their events.
 #
 #   fork.sh BIN_DIR PLUGIN
+set -euo pipefail
 bin=$1 plugin=$2 mode=fork nodes=1
 . "$(dirname "$0")/lib.sh"
 

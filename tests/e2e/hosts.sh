@@ -7,7 +7,7 @@
 # class must be exactly those faults (a slow link counts at both ends).
 #
 #   hosts.sh BIN_DIR PLUGIN
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=ci
 nodes=4
 . "$(dirname "$0")/lib.sh"

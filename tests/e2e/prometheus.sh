@@ -34,7 +34,7 @@
 #            exported has its row in docs/collector.md; the Kubernetes
 #            kustomization (kubectl kustomize, when installed) carries the
 #            dashboard unchanged in its ConfigMap.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -70,11 +70,11 @@ scrape_configs:
   - job_name: ncclscope-agent
     static_configs: [{targets: ["$(cat "$dir/node0/agent.http")", "$(cat "$dir/node1/agent.http")"]}]
 YML
-    prom_port=$(free_port)
+    # Prometheus takes port 0 but writes no port file: its port from ss.
     prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/prom" \
-        --web.listen-address="127.0.0.1:$prom_port" --log.level=warn 2>>"$dir/prometheus.log" &
+        --web.listen-address=127.0.0.1:0 --log.level=warn 2>>"$dir/prometheus.log" &
     pids[prometheus]=$!
-    prom=http://127.0.0.1:$prom_port
+    prom=http://127.0.0.1:$(listen_port "${pids[prometheus]}") || die "prometheus is not listening"
     wait_until 60 curl -sf -m 2 "$prom/-/ready" -o /dev/null || die "prometheus did not become ready"
 }
 # promql EXPR: the values of the instant vector EXPR (one per line, sorted);

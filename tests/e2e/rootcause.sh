@@ -22,7 +22,7 @@
 # Faults: none, host_late, slow_gpu, slow_link, slow_nic, stall, mismatch,
 # hang, kill. Steps are 2 MiB so that a network step (84 us at the model's
 # 25 GB/s) is well above the emulator's 20 us event batching.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3 runs=${4:-20}
 nodes=4
 . "$(dirname "$0")/lib.sh"

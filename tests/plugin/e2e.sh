@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # e2e.sh: one end-to-end run: the emulator drives the plugin while the test
 # receiver listens on every simulated node's socket; then the emulator's
 # summary and the receiver's are compared (e2e_compare.c).
@@ -8,7 +8,7 @@
 # --late MS: the receiver starts MS after the emulator (an agent that comes up
 # late; implies --drops). --no-agent: no receiver at all; the run must still
 # finish, every rank exiting 0.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2
 shift 2
 drops="" late="" noagent=""
