@@ -87,11 +87,12 @@ collector_metric_above() { [ "$(collector_metric "$1")" -gt "$2" ] 2>/dev/null; 
 collector_metric_is() { [ "$(collector_metric "$1")" = "$2" ]; }
 # run_agent N ARGS...: node N's agent (pids[agentN]), rundir $dir/nodeN, HTTP
 # on port 0, written to $dir/nodeN/agent.http; nothing else implied.
+# $agent_bin, when set, is another build's agent (a benchmark's baseline).
 run_agent() {
     local n=$1
     shift
     rm -f "$dir/node$n/agent.http"
-    "$bin/ncclscope-agent" --rundir "$dir/node$n" --http 127.0.0.1:0 "$@" 2>>"$dir/agent$n.log" &
+    "${agent_bin:-$bin/ncclscope-agent}" --rundir "$dir/node$n" --http 127.0.0.1:0 "$@" 2>>"$dir/agent$n.log" &
     pids[agent$n]=$!
     for _ in $(seq 500); do [ -e "$dir/node$n/agent.http" ] && return 0; sleep 0.01; done
     die "agent $n did not start"
