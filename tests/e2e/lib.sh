@@ -11,8 +11,11 @@ nodes=${nodes:-2}
 dir=$(mktemp -d /tmp/nsc-e2e-XXXXXX)
 job=e2e-$$
 declare -A pids=()
+# A script's own last words (stopping what it started otherwise) go in a
+# function before_cleanup, run first.
 cleanup() {
     local rc=$?
+    if declare -F before_cleanup >/dev/null; then before_cleanup || true; fi
     for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     if [ $rc -ne 0 ] && [ "${NSC_KEEP:-0}" = 1 ]; then echo "${0##*/}${mode:+ ($mode)}: kept $dir" >&2; else rm -rf "$dir"; fi
@@ -24,7 +27,8 @@ die() {
         [ -e "$dir/node$n/agent.http" ] &&
             curl -s -m 2 "http://$(cat "$dir/node$n/agent.http")/metrics" | grep -E '^ncclscope_agent_(forward|spool|collector|events)' >&2 || true
     done
-    tail -n 20 "$dir"/*.log >&2 || true
+    local f
+    for f in "$dir"/*.log "$dir"/node*/*.log; do [ ! -e "$f" ] || tail -v -n 20 "$f" >&2; done
     exit 1
 }
 
