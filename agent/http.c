@@ -53,14 +53,23 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     }
 }
 
-static void metrics(struct evhttp_request *req, void *arg)
+/* A reply of `type` that render writes into a fresh buffer. */
+static void reply(struct evhttp_request *req, nsc_agent *a, void (*render)(nsc_agent *, struct evbuffer *),
+                  const char *type)
 {
-    nsc_agent *a = arg;
     struct evbuffer *b = evbuffer_new();
     if (!b) {
         evhttp_send_error(req, HTTP_INTERNAL, NULL);
         return;
     }
+    render(a, b);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", type);
+    evhttp_send_reply(req, HTTP_OK, "OK", b);
+    evbuffer_free(b);
+}
+
+static void render_metrics(nsc_agent *a, struct evbuffer *b)
+{
     nsc_reg_counts rc;
     nsc_pxn_stats px;
     nsc_spool_stats sp;
@@ -74,8 +83,7 @@ static void metrics(struct evhttp_request *req, void *arg)
     nsc_prom_u64(b, "ncclscope_agent_events_in_total", "counter", "Events in accepted batches", a->in.events);
     nsc_prom_u64(b, "ncclscope_agent_states_in_total", "counter", "States in accepted batches", a->in.states);
     nsc_prom_u64(b, "ncclscope_agent_completions_in_total", "counter", "Completions in accepted batches", a->in.completions);
-    evbuffer_add_printf(b, "# HELP ncclscope_agent_rejects_total Messages rejected, by reason\n"
-                           "# TYPE ncclscope_agent_rejects_total counter\n");
+    nsc_prom_head(b, "ncclscope_agent_rejects_total", "counter", "Messages rejected, by reason");
     for (unsigned i = 0; i < NSC_REJECT_COUNT; i++)
         if (nsc_ingest_reason(i))
             evbuffer_add_printf(b, "ncclscope_agent_rejects_total{reason=\"%s\"} %" PRIu64 "\n",
@@ -105,9 +113,11 @@ static void metrics(struct evhttp_request *req, void *arg)
     nsc_prom_u64(b, "ncclscope_agent_spool_errors_total", "counter", "Storage errors (batches refused for them)", sp.errors);
     forward_metrics(a, b);
     nsc_prom_u64(b, "ncclscope_agent_uptime_seconds", "gauge", "Seconds since start", (nsc_mono_ns() - a->start_ns) / 1000000000u);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
-    evhttp_send_reply(req, HTTP_OK, "OK", b);
-    evbuffer_free(b);
+}
+
+static void metrics(struct evhttp_request *req, void *arg)
+{
+    reply(req, arg, render_metrics, "text/plain; version=0.0.4");
 }
 
 /* "true", "false", or "null" without a collector. */
@@ -120,14 +130,8 @@ static const char *collector_connected(const nsc_agent *a)
     return f.connected ? "true" : "false";
 }
 
-static void healthz(struct evhttp_request *req, void *arg)
+static void render_health(nsc_agent *a, struct evbuffer *b)
 {
-    nsc_agent *a = arg;
-    struct evbuffer *b = evbuffer_new();
-    if (!b) {
-        evhttp_send_error(req, HTTP_INTERNAL, NULL);
-        return;
-    }
     nsc_reg_counts rc;
     nsc_spool_stats sp;
     nsc_reg_counts_get(a->reg, &rc);
@@ -138,10 +142,9 @@ static void healthz(struct evhttp_request *req, void *arg)
                            ",\"spool_refused_entries\":%" PRIu64 ",\"collector_connected\":%s}\n",
                         a->cfg.agent_id, a->cfg.host, nsc_mono_ns() - a->start_ns, rc.alive, rc.dead,
                         sp.entries, sp.bytes, sp.refused_entries, collector_connected(a));
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
-    evhttp_send_reply(req, HTTP_OK, "OK", b);
-    evbuffer_free(b);
 }
+
+static void healthz(struct evhttp_request *req, void *arg) { reply(req, arg, render_health, "application/json"); }
 
 /* Write "ADDR:PORT" of the bound socket to <rundir>/agent.http. */
 static int publish(nsc_agent *a, struct evhttp_bound_socket *bs, char err[256])
