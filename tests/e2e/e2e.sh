@@ -38,16 +38,12 @@ bin=$1 plugin=$2 mode=$3
 
 case $mode in
 pxn)
-    start_collector 0
-    start_agent 0
-    start_agent 1
+    start_all
     emulate --iters 5
     finish
     ;;
 collector_kill)
-    start_collector 0
-    start_agent 0
-    start_agent 1
+    start_all
     emulate --iters 60 --pace-us 40000 &
     emu=$!
     wait_until 20 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
@@ -122,9 +118,7 @@ sys.exit(0 if "node0" in hosts and "node1" not in hosts else 1)' "$status" ||
     finish
     ;;
 hang)
-    start_collector 0 --hang-ms 300
-    start_agent 0
-    start_agent 1
+    start_all --hang-ms 300
     scenario=hang emulate --iters 5 --hang-after 2 --hang-ms 4000 --pace-us 20000 &
     emu=$!
     wait_until 8 status_has '[x for j in s["jobs"] for c in j["comms"] for x in c["lagging"] + c["hangs"] if x["rank"] == 3]' ||
@@ -135,9 +129,7 @@ hang)
     wait $emu || die "emulator failed"
     ;;
 kill)
-    start_collector 0 --hang-ms 40000
-    start_agent 0
-    start_agent 1
+    start_all --hang-ms 40000
     scenario=kill emulate --iters 40 --kill-rank 1 --kill-after 2 --pace-us 100000 &
     emu=$!
     # The process of rank 1 (status ranks give its host and pid) is dead while

@@ -75,11 +75,6 @@ print(j["events_dropped"], sum(r["null_handles"] for r in e["ranks"]),
     [ "$nulls" -le "$dropped" ] || die "$nulls events refused at their start, only $dropped drops counted"
     if [ "$nulls" = 0 ]; then lost=(--lost-by-type "${by_type#-}"); else lost=(--lost $((dropped - nulls))); fi
 }
-start_all() {  # start_all COLLECTOR-ARGS...: the collector, then every agent
-    start_collector 0 "$@"
-    local n
-    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
-}
 
 case $mode in
 collector_stop)

@@ -27,8 +27,7 @@ run() {
     done
 }
 
-start_collector 0 --hang-ms 300
-for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+start_all --hang-ms 300
 run h-none --scenario ring
 run h-late --scenario ring --slow-rank 1 --slow-us 4000
 run h-nic --scenario ring --slow-nic 2:4

@@ -109,6 +109,12 @@ start_agent() {
     run_agent "$n" --host-name "node$n" --collector "tcp://127.0.0.1:$port" --reconnect-ms 20 \
         --reconnect-max-ms 200 "$@"
 }
+# start_all COLLECTOR-ARGS...: the collector on port 0, then every node's agent.
+start_all() {
+    start_collector 0 "$@"
+    local n
+    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+}
 metric() {  # metric N NAME
     curl -sf -m 5 "http://$(cat "$dir/node$1/agent.http")/metrics" | awk -v m="$2" '$1 == m { print $2 }'
 }

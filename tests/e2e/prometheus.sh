@@ -117,9 +117,7 @@ sys.exit(0 if len(ranks) >= 3 and behind >= 0.8 * len(ranks) else 1)' $slow_rank
 
 case $mode in
 promql)
-    start_collector 0
-    start_agent 0
-    start_agent 1
+    start_all
     start_prometheus
     straggler_job
     for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
@@ -168,9 +166,7 @@ promql)
     finish
     ;;
 hang)
-    start_collector 0 --hang-ms 300
-    start_agent 0
-    start_agent 1
+    start_all --hang-ms 300
     start_prometheus
     NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 5 --hang-after 2 --hang-ms 4000 --pace-us 20000 &
     emu=$!
@@ -186,9 +182,7 @@ hang)
     # the emulator's summary does not count (as e2e.sh hang)
     ;;
 dashboard)
-    start_collector 0
-    start_agent 0
-    start_agent 1
+    start_all
     NCCLSCOPE_FLUSH_MS=50 scenario=coll emulate --iters 3
     for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
     scrape_all

@@ -75,10 +75,8 @@ sys.exit(0 if hit else "window: no mismatch of rank %d at seq %d" % (f["rank"], 
 
 # fresh_pipeline: an empty store, a collector and one agent per node.
 fresh_pipeline() {
-    local n
     rm -rf "$dir/db" "$dir"/node*
-    start_collector 0 --hang-ms 300
-    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+    start_all --hang-ms 300
 }
 # emu_job ARGS...: the emulator with the base shape, then ARGS; summary in
 # $dir/emu.json.
