@@ -52,6 +52,8 @@ agents_serving() {
         curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/healthz" >/dev/null || die "agent $n: no /healthz"
     done
 }
+# issued_at_least K: the emulator's rank 0 has issued K iterations.
+issued_at_least() { [ "$(cat "$dir/progress" 2>/dev/null || echo 0)" -ge "$1" ]; }
 # sum_metric NAME: NAME summed over the agents.
 sum_metric() {
     local n s=0
@@ -168,9 +170,12 @@ agent_late)
     # sanitizers that can be most of the agents' absence). A 10 s budget for
     # the last finalize: agents that just arrived, busy with every rank's
     # backlog, may not take a rank's last batches within the default 1 s
-    NCCLSCOPE_FLUSH_MS=10000 NCCLSCOPE_THREADS=8 NCCLSCOPE_BUFFER_MB=1 scenario=ring emulate --iters 60 --pace-us 20000 --unsynced-init &
+    # The agents start once rank 0 has issued 40 of the 60 iterations (what
+    # the job reached, not a guessed delay: a loaded machine may spend
+    # seconds starting the ranks).
+    NCCLSCOPE_FLUSH_MS=10000 NCCLSCOPE_THREADS=8 NCCLSCOPE_BUFFER_MB=1 scenario=ring emulate --iters 60 --pace-us 20000 --unsynced-init --progress "$dir/progress" &
     emu=$!
-    sleep 0.5
+    wait_until 120 issued_at_least 40 || die "the job did not reach iteration 40"
     for n in 0 1; do start_agent $n; done
     wait $emu || die "emulator failed"
     for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
