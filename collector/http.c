@@ -11,12 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "clocks.h"
 #include "jobmetrics.h"
 #include "json.h"
 #include "qstream.h"
 #include "query.h"
-#include "secret.h"
+#include "ui.h"
 
 #define TIMER_MS 100
 
@@ -254,14 +255,6 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
 
 /* ---- routing ---- */
 
-static int authorized(const nsc_http *h, struct evhttp_request *req)
-{
-    if (!h->token[0])
-        return 1;
-    const char *a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-    return a && strncmp(a, "Bearer ", 7) == 0 && nsc_secret_equal(a + 7, h->token);
-}
-
 static void route(struct evhttp_request *req, void *arg)
 {
     nsc_http *h = arg;
@@ -275,7 +268,9 @@ static void route(struct evhttp_request *req, void *arg)
         return nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request", "malformed request target");
     if (strcmp(path, "/healthz") == 0)
         return send_body(req, "text/plain", "ok\n", 3);
-    if (!authorized(h, req)) {
+    if (nsc_ui_path(path))
+        return nsc_ui_serve(req, path, qs, h->token);
+    if (!nsc_auth_ok(req, h->token)) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
         return nsc_http_json_error(req, 401, "Unauthorized", "missing or wrong bearer token");
     }

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""browser.py: load web pages in headless Chromium and keep what a person saw.
+
+    browser.py OUTDIR NAME=URL[#WAIT] ...
+
+One Chromium (Debian's package), driven over --remote-debugging-pipe (the
+DevTools protocol, no extra library), loads each URL in turn and waits (up to
+LOAD_S) until the page says it is ready (<body data-state="ready">) and WAIT,
+a JavaScript expression, if one follows '#', is true. Then it writes
+OUTDIR/NAME.html (the DOM), OUTDIR/NAME.png (a screenshot) and
+OUTDIR/NAME.console (every console message, exception and browser log entry,
+one a line, 'error' ones first marked ERROR). Exit 0 when every page became
+ready with no error logged and its own count of errors (<html data-js-errors
+data-api-errors>, collector/ui/common.js) at 0; 1 otherwise, saying which and
+why; 2 when Chromium cannot be started.
+"""
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+LOAD_S = 60
+WIDTH, HEIGHT = 1400, 1000
+
+
+class Browser:
+    def __init__(self, exe, profile):
+        r_cmd, w_cmd = os.pipe()   # we write commands, Chromium reads fd 3
+        r_evt, w_evt = os.pipe()   # Chromium writes fd 4, we read
+        args = [exe, '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+                '--disable-background-networking', '--disable-component-update', '--disable-sync',
+                '--user-data-dir=' + profile, '--window-size=%d,%d' % (WIDTH, HEIGHT),
+                '--hide-scrollbars', '--remote-debugging-pipe', 'about:blank']
+
+        def fds():
+            os.dup2(r_cmd, 3)
+            os.dup2(w_evt, 4)
+        self.proc = subprocess.Popen(args, pass_fds=(3, 4), preexec_fn=fds, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=open(os.path.join(profile, 'stderr'), 'wb'))
+        os.close(r_cmd)
+        os.close(w_evt)
+        self.out, self.inp = os.fdopen(w_cmd, 'wb'), os.fdopen(r_evt, 'rb')
+        self.next_id, self.buf, self.events = 0, b'', []
+
+    def _read(self):
+        while b'\0' not in self.buf:
+            chunk = os.read(self.inp.fileno(), 1 << 20)
+            if not chunk:
+                raise RuntimeError('chromium closed the DevTools pipe')
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b'\0', 1)
+        return json.loads(msg)
+
+    def call(self, method, session=None, **params):
+        self.next_id += 1
+        msg = {'id': self.next_id, 'method': method, 'params': params}
+        if session:
+            msg['sessionId'] = session
+        self.out.write(json.dumps(msg).encode() + b'\0')
+        self.out.flush()
+        while True:
+            m = self._read()
+            if m.get('id') == self.next_id:
+                if 'error' in m:
+                    raise RuntimeError('%s: %s' % (method, m['error']))
+                return m.get('result', {})
+            if 'method' in m:
+                self.events.append(m)
+
+    def close(self):
+        try:
+            self.call('Browser.close')
+        except (RuntimeError, OSError):
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def log_lines(events):
+    """Console calls, exceptions and log entries as (is_error, text)."""
+    out = []
+    for e in events:
+        m, p = e['method'], e.get('params', {})
+        if m == 'Runtime.consoleAPICalled':
+            text = ' '.join(str(a.get('value', a.get('description', ''))) for a in p.get('args', []))
+            out.append((p.get('type') in ('error', 'assert'), 'console.%s: %s' % (p.get('type'), text)))
+        elif m == 'Runtime.exceptionThrown':
+            d = p.get('exceptionDetails', {})
+            text = d.get('exception', {}).get('description') or d.get('text', '')
+            out.append((True, 'uncaught: %s (%s:%s)' % (text, d.get('url', ''), d.get('lineNumber', ''))))
+        elif m == 'Log.entryAdded':
+            en = p.get('entry', {})
+            out.append((en.get('level') == 'error', 'log.%s: %s %s' % (en.get('level'), en.get('text', ''), en.get('url', ''))))
+    return out
+
+
+def load(b, session, url, wait, outdir, name):
+    b.events = []
+    b.call('Page.navigate', session, url=url)
+    cond = 'document.body && document.body.dataset.state === "ready"' + (' && (%s)' % wait if wait else '')
+    deadline = time.monotonic() + LOAD_S
+    ready = False
+    while time.monotonic() < deadline:
+        r = b.call('Runtime.evaluate', session, expression='!!(%s)' % cond, returnByValue=True)
+        if r.get('result', {}).get('value') is True:
+            ready = True
+            break
+        time.sleep(0.2)
+    dom = b.call('Runtime.evaluate', session, expression='document.documentElement.outerHTML', returnByValue=True)
+    with open(os.path.join(outdir, name + '.html'), 'w') as f:
+        f.write(dom.get('result', {}).get('value', ''))
+    shot = b.call('Page.captureScreenshot', session, format='png', captureBeyondViewport=True)
+    with open(os.path.join(outdir, name + '.png'), 'wb') as f:
+        f.write(base64.b64decode(shot['data']))
+    lines = log_lines(b.events)
+    with open(os.path.join(outdir, name + '.console'), 'w') as f:
+        for err, text in sorted(lines, key=lambda x: not x[0]):
+            f.write(('ERROR ' if err else '') + text + '\n')
+    problems = [] if ready else ['not ready after %d s (waited for: %s)' % (LOAD_S, cond)]
+    own = b.call('Runtime.evaluate', session, returnByValue=True,
+                 expression='[document.documentElement.dataset.jsErrors, document.documentElement.dataset.apiErrors]')
+    js, api = own.get('result', {}).get('value') or [None, None]
+    if js != '0' or api != '0':
+        problems.append('the page recorded errors: script %s, API %s' % (js, api))
+    problems += [t for err, t in lines if err]
+    return problems
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    outdir, pages = sys.argv[1], sys.argv[2:]
+    exe = shutil.which('chromium') or shutil.which('chromium-browser')
+    if not exe:
+        print('browser.py: chromium is not installed (Debian package chromium; scripts/deps.sh --test installs it)',
+              file=sys.stderr)
+        sys.exit(2)
+    os.makedirs(outdir, exist_ok=True)
+    profile = tempfile.mkdtemp(prefix='nsc-ui-chromium-')
+    b = Browser(exe, profile)
+    failed = 0
+    try:
+        target = next(t for t in b.call('Target.getTargets')['targetInfos'] if t['type'] == 'page')
+        session = b.call('Target.attachToTarget', targetId=target['targetId'], flatten=True)['sessionId']
+        for domain in ('Page', 'Runtime', 'Log'):
+            b.call(domain + '.enable', session)
+        for page in pages:
+            name, rest = page.split('=', 1)
+            url, _, wait = rest.partition('#')
+            problems = load(b, session, url, wait, outdir, name)
+            print('%s: %s' % (name, 'ok' if not problems else 'FAILED'))
+            for p in problems:
+                print('  ' + p)
+            failed += bool(problems)
+    except (RuntimeError, OSError, StopIteration) as e:
+        print('browser.py: %s' % e, file=sys.stderr)
+        sys.exit(2)
+    finally:
+        b.close()
+        shutil.rmtree(profile, ignore_errors=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == '__main__':
+    main()

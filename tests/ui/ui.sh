@@ -1,0 +1,136 @@
+#!/bin/bash
+# ui.sh: the web view as a person sees it, in headless Chromium (Debian's
+# package; scripts/deps.sh --test installs it), against real processes on
+# loopback (tests/e2e/lib.sh): ncclscope-emu (real plugin) -> one agent per
+# simulated node -> the collector, with a bearer token.
+#
+#   ui.sh BIN_DIR PLUGIN OUT_DIR
+#
+# The job: 4 ranks on 2 nodes, rank 1 a straggler (200 ms late at every
+# AllReduce), rank 3 stops after 5 collectives and the others hang in the
+# sixth (seq 5) for 45 s. While they hang:
+#   - HTTP: /ui/ without the token is a 401 page; ?token= sets the cookie,
+#     which then opens the API; a wrong token does not; every file has its
+#     Content-Type, the pages a Content-Security-Policy of this origin only;
+#   - Chromium logs in once with ?token= (then the cookie carries it) and
+#     loads the overview (waiting for 2 live summaries over SSE), the
+#     communicator page, the hang view and the timeline. Each must become
+#     ready with no console error, uncaught exception or failed load, and
+#     show: the lagging rank on the overview; rank 1's heat map row, and only
+#     it, marked straggler, its median wait under 50 ms and every other
+#     rank's over 100 ms; AllReduce seq 5 named hung with rank 3 missing;
+#     events of every rank on the timeline, in a whole window;
+#   - a page with an API error (an unknown communicator) is reported as
+#     failed, so the checks above can fail.
+# OUT_DIR keeps each page's DOM, console log and screenshot.
+set -eu
+bin=$1 plugin=$2 out=$3 mode=ui
+here=$(cd "$(dirname "$0")" && pwd)
+if ! command -v chromium >/dev/null; then
+    echo "ui.sh: FAILED: chromium is not installed (Debian package chromium; scripts/deps.sh --test installs it)" >&2
+    exit 1
+fi
+. "$here/../e2e/lib.sh"
+slow_rank=1 hang_rank=3 hang_after=5
+head -c 24 /dev/urandom | base64 >"$dir/token"
+token=$(cat "$dir/token")
+auth=(-H "Authorization: Bearer $token")
+enc_token=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$token")
+
+start_collector 0 --hang-ms 300 --live-interval-ms 200 --token-file "$dir/token"
+start_agent 0
+start_agent 1
+NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 8 --hang-rank $hang_rank --hang-after $hang_after \
+    --hang-ms 45000 --slow-rank $slow_rank --slow-us 200000 &
+emu=$!
+api() { curl -sf -m 10 "${auth[@]}" "http://127.0.0.1:$http/api/v1/$1"; }
+# the hang as the collector sees it: rank 3 lagging, collectives 0-4 matched
+# on every rank and seq 5 on all but rank 3
+hung() {
+    api status | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+sys.exit(0 if any(l["rank"] == 3 for j in s["jobs"] for c in j["comms"] for l in c["lagging"]) else 1)' &&
+        api "collectives?comm=world&func=AllReduce" | python3 -c 'import json, sys
+c = [json.loads(l) for l in sys.stdin if "\"collective\"" in l]
+seen = {x["seq"]: x["ranks_seen"] for x in c}
+sys.exit(0 if all(seen.get(s) == 4 for s in range(5)) and seen.get(5) == 3 else 1)'
+}
+wait_until 60 hung || die "the collector never saw the hang: $(api status)"
+comm=$(api comms | python3 -c 'import json, sys; print(json.load(sys.stdin)["comms"][0]["comm"])')
+u=http://127.0.0.1:$http/ui
+
+# ---- HTTP: token, cookie, types ----
+code() { curl -s -o /dev/null -m 10 -w '%{http_code} %{content_type}' "$@"; }
+[ "$(code "$u/")" = "401 text/html; charset=utf-8" ] || die "/ui/ without the token: $(code "$u/")"
+[ "$(code "$u/?token=wrong")" = "401 text/html; charset=utf-8" ] || die "/ui/ with a wrong token: $(code "$u/?token=wrong")"
+curl -s -m 10 -D "$dir/login.h" -o /dev/null "$u/?token=$enc_token"
+grep -qi '^Set-Cookie: ncclscope_token=[0-9a-f]*; Path=/; HttpOnly; SameSite=Strict' "$dir/login.h" || die "no cookie: $(cat "$dir/login.h")"
+grep -qi "^Content-Security-Policy: default-src 'self'" "$dir/login.h" || die "no CSP: $(cat "$dir/login.h")"
+cookie=$(sed -nE 's/^Set-Cookie: (ncclscope_token=[0-9a-f]*);.*/\1/ip' "$dir/login.h" | tr -d '\r')
+[ "$(code -H "Cookie: $cookie" "http://127.0.0.1:$http/api/v1/status")" = "200 application/json" ] ||
+    die "the cookie does not open the API"
+[ "$(code -H "Cookie: ${cookie}00" "http://127.0.0.1:$http/api/v1/status")" = "401 application/json" ] ||
+    die "a wrong cookie opens the API"
+for f in index.html:text/html comm.js:text/javascript ui.css:text/css; do
+    [ "$(code "${auth[@]}" "$u/${f%%:*}")" = "200 ${f#*:}; charset=utf-8" ] || die "$f: $(code "${auth[@]}" "$u/${f%%:*}")"
+done
+[ "$(code "${auth[@]}" "$u/nothing.js")" = "404 application/json" ] || die "an unknown file is not 404"
+echo "ok: token, cookie and content types"
+
+# ---- the pages in Chromium ----
+rm -rf "$out"
+python3 "$here/browser.py" "$out" "login=$u/?token=$enc_token" \
+    "overview=$u/#Number(document.getElementById('live').dataset.summaries || 0) >= 2" \
+    "comm=$u/comm.html?comm=$comm&job=$job" "hang=$u/hang.html?job=$job" \
+    "timeline=$u/timeline.html?comm=$comm&job=$job" || die "a page failed in Chromium (see $out)"
+python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" <<'PY' || die "the pages do not show the job (see $out)"
+import re, sys
+out, slow, hang, hseq = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+def page(name):
+    return open("%s/%s.html" % (out, name)).read()
+def attrs(html, ident):
+    """The attributes of the element with id ident."""
+    tag = re.search(r'<[a-z0-9]+ id="%s"[^>]*>' % ident, html)
+    return dict(re.findall(r'([a-z-]+)="([^"]*)"', tag.group(0))) if tag else {}
+fails = []
+def check(ok, what):
+    print(("ok: " if ok else "FAILED: ") + what)
+    if not ok:
+        fails.append(what)
+for name in ("overview", "comm", "hang", "timeline"):
+    h = page(name)
+    check('data-js-errors="0"' in h and 'data-api-errors="0"' in h and 'data-state="ready"' in h,
+          "%s: ready, no script or API error" % name)
+ov = page("overview")
+check(re.search(r'id="card-lagging"><div class="value">1<', ov) is not None, "overview: 1 lagging rank")
+check(re.search(r"lagging: rank %s at AllReduce seq %d of %s" % (hang, int(hseq) - 1, hseq), ov) is not None,
+      "overview: rank %s named lagging" % hang)
+cm = page("comm")
+rows = re.findall(r'<div class="hm-row( straggler)?" data-rank="(\d+)" data-median-ns="(\d*)"', cm)
+check(len(rows) == 4, "comm: a heat map row per rank (%d)" % len(rows))
+check([r for s, r, _ in rows if s] == [slow], "comm: only rank %s marked straggler (%s)" % (slow, [r for s, r, _ in rows if s]))
+med = {r: int(m) if m else None for _, r, m in rows}
+check(med.get(slow) is not None and med[slow] < 50e6, "comm: the straggler's median wait under 50 ms (%s)" % med.get(slow))
+check(all(m is not None and m > 100e6 for r, m in med.items() if r != slow), "comm: the others wait over 100 ms (%s)" % med)
+hm = attrs(cm, "heatmap")
+check(hm.get("data-ranks") == "4" and int(hm.get("data-collectives", 0)) == int(hseq) + 1,
+      "comm: every rank and collective in the heat map (%s)" % hm)
+hg = page("hang")
+check(re.search(r'<h2 class="hung-coll" data-func="AllReduce" data-seq="%s" [^>]*data-missing="%s">AllReduce seq %s is hung'
+                % (hseq, hang, hseq), hg) is not None, "hang: AllReduce seq %s named hung, rank %s missing" % (hseq, hang))
+check('data-hung="1"' in hg, "hang: exactly one hung collective")
+tl = attrs(page("timeline"), "timeline")
+check(int(tl.get("data-events", 0)) > 0 and tl.get("data-ranks") == "4" and int(tl.get("data-lanes", 0)) >= 16
+      and tl.get("data-more") == "0", "timeline: events in lanes of every rank, the whole window (%s)" % tl)
+sys.exit(1 if fails else 0)
+PY
+# a page that cannot show its communicator must be reported
+if python3 "$here/browser.py" "$dir/bad" "login=$u/?token=$enc_token" "bad=$u/comm.html?comm=0xdead&job=$job" \
+    >"$dir/bad.out" 2>&1; then
+    die "a page with an API error passed: $(cat "$dir/bad.out")"
+fi
+grep -q '^bad: FAILED' "$dir/bad.out" && grep -q 'data-api-errors="1"' "$dir/bad/bad.html" || die "the API error was not recorded: $(cat "$dir/bad.out")"
+echo "ok: a page with an API error is reported"
+wait $emu || die "emulator failed"
+# no store check: the hung collectives are flushed open at finalize, which
+# the emulator's summary does not count (as e2e.sh hang)
