@@ -124,8 +124,7 @@
     async function load() {
         const last = Math.max(1, Math.min(1000, Number(document.getElementById('last').value) || 60));
         const status = await NSC.api('status');
-        const sj = (status.jobs || []).find(j => j.job === job);
-        const sc = sj && sj.comms.find(c => c.comm === comm || c.name === comm);
+        const sc = NSC.statusComm(status, job, comm);
         const funcs = sc ? sc.funcs : [];
         const parts = await Promise.all(funcs.map(f => NSC.ndjson('collectives', {
             job, comm, func: f.func, seq: Math.max(0, f.max_seq - last + 1) + '-' + f.max_seq, limit: last})));

@@ -153,5 +153,11 @@ const NSC = (() => {
         document.body.setAttribute('data-state', 'ready');
     }
 
-    return {el, param, link, api, ndjson, fmtNs, fmtBytes, fmtNum, start, record};
+    /* A communicator's entry in a status document (by id or name), or null. */
+    function statusComm(status, job, comm) {
+        const j = (status.jobs || []).find(x => x.job === job);
+        return (j && j.comms.find(c => c.comm === comm || c.name === comm)) || null;
+    }
+
+    return {el, param, link, api, ndjson, fmtNs, fmtBytes, fmtNum, start, record, statusComm};
 })();

@@ -148,8 +148,7 @@
     /* Without a window: the span of the communicator's last collectives. */
     async function defaultWindow() {
         const status = await NSC.api('status');
-        const sj = (status.jobs || []).find(j => j.job === job);
-        const sc = sj && sj.comms.find(c => c.comm === comm || c.name === comm);
+        const sc = NSC.statusComm(status, job, comm);
         const parts = await Promise.all((sc ? sc.funcs : []).map(f => NSC.ndjson('collectives',
             {job, comm, func: f.func, seq: Math.max(0, f.max_seq - 2) + '-' + f.max_seq})));
         const colls = parts.flatMap(p => p.items);
