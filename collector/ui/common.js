@@ -131,7 +131,8 @@ const NSC = (() => {
     /* The top bar: the pages, with the job (and communicator) carried along. */
     function nav(active) {
         const job = param('job'), comm = param('comm');
-        const pages = [['index.html', 'Overview', {job}], ['hang.html', 'Hang', {job}]];
+        const pages = [['index.html', 'Overview', {job}], ['hang.html', 'Hang', {job}],
+                       ['links.html', 'Links & hosts', {job, comm}]];
         if (comm)
             pages.push(['comm.html', 'Communicator', {job, comm}], ['timeline.html', 'Timeline', {job, comm}]);
         const bar = el('nav', {class: 'top'}, el('span', {class: 'brand'}, 'ncclscope'),

@@ -3,7 +3,10 @@
  * never reached (the furthest seq of their function), named by function and
  * seq, with the ranks inside it and for how long, the ranks that never
  * arrived with host, pid and process state (live status), and each rank's
- * arrival as the store matched it (collectives). Read again every REFRESH_MS.
+ * arrival as the store matched it (collectives); above them, per job, the
+ * verdict and problems of diagnose's analysis (/api/v1/diagnose: the cause
+ * and the place, e.g. a stall's rank, channel and step). Read again every
+ * REFRESH_MS.
  */
 'use strict';
 
@@ -77,9 +80,26 @@
         return out;
     }
 
+    /* The analysis of diagnose (GET /api/v1/diagnose): its verdict and problems. */
+    async function diagnosis(job) {
+        const d = await NSC.api('diagnose', {job});
+        const ok = !d.problems.length;
+        return el('div', {class: 'diagnosis', 'data-job': job},
+                  el('p', {class: 'verdict ' + (ok ? 'ok-line' : 'bad'), 'data-kind': ok ? 'ok' : d.problems[0].kind},
+                     'diagnose, job ' + job + ': ' + d.verdict),
+                  ok ? '' : el('table', {class: 'grid'},
+                     el('thead', {}, el('tr', {}, ['kind', 'comm', 'seq', 'rank', 'hosts', 'evidence'].map(h => el('th', {}, h)))),
+                     el('tbody', {}, d.problems.map(p => el('tr', {'data-kind': p.kind},
+                        [p.kind, p.comm, p.seq, p.rank === null ? '-' : p.rank, p.hosts.join(', ') || '-', p.evidence]
+                            .map(v => el('td', {}, v)))))),
+                  d.problems_not_shown ? el('p', {class: 'note'}, d.problems_not_shown + ' more not shown') : '');
+    }
+
     async function draw() {
         const s = await NSC.api('status');
         const want = param('job');
+        const jobs = (s.jobs || []).filter(j => !want || j.job === want);
+        document.getElementById('diagnosis').replaceChildren(...await Promise.all(jobs.map(j => diagnosis(j.job))));
         const blocks = [];
         let hung = 0;
         for (const job of s.jobs || [])

@@ -19,7 +19,10 @@
 #     show: the lagging rank on the overview; rank 1's heat map row, and only
 #     it, marked straggler, its median wait under 50 ms and every other
 #     rank's over 100 ms; AllReduce seq 5 named hung with rank 3 missing;
-#     events of every rank on the timeline, in a whole window;
+#     events of every rank on the timeline, in a whole window; diagnose's
+#     verdict (/api/v1/diagnose) naming seq 5 and rank 3 on the hang view;
+#     the 4 inter-node links of the ring, none slow, and rank 3's host
+#     blamed in the hosts table;
 #   - a page with an API error (an unknown communicator) is reported as
 #     failed, so the checks above can fail.
 # OUT_DIR keeps each page's DOM, console log and screenshot.
@@ -82,7 +85,7 @@ rm -rf "$out"
 python3 "$here/browser.py" "$out" "login=$u/?token=$enc_token" \
     "overview=$u/#Number(document.getElementById('live').dataset.summaries || 0) >= 2" \
     "comm=$u/comm.html?comm=$comm&job=$job" "hang=$u/hang.html?job=$job" \
-    "timeline=$u/timeline.html?comm=$comm&job=$job" || die "a page failed in Chromium (see $out)"
+    "timeline=$u/timeline.html?comm=$comm&job=$job" "links=$u/links.html?comm=$comm&job=$job" || die "a page failed in Chromium (see $out)"
 python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" <<'PY' || die "the pages do not show the job (see $out)"
 import re, sys
 out, slow, hang, hseq = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
@@ -97,7 +100,7 @@ def check(ok, what):
     print(("ok: " if ok else "FAILED: ") + what)
     if not ok:
         fails.append(what)
-for name in ("overview", "comm", "hang", "timeline"):
+for name in ("overview", "comm", "hang", "timeline", "links"):
     h = page(name)
     check('data-js-errors="0"' in h and 'data-api-errors="0"' in h and 'data-state="ready"' in h,
           "%s: ready, no script or API error" % name)
@@ -119,6 +122,14 @@ hg = page("hang")
 check(re.search(r'<h2 class="hung-coll" data-func="AllReduce" data-seq="%s" [^>]*data-missing="%s">AllReduce seq %s is hung'
                 % (hseq, hang, hseq), hg) is not None, "hang: AllReduce seq %s named hung, rank %s missing" % (hseq, hang))
 check('data-hung="1"' in hg, "hang: exactly one hung collective")
+check(re.search(r'<p class="verdict bad" data-kind="missing">diagnose, job [^:]*: PROBLEM: comm [^:]*: AllReduce seq %s: rank %s never arrived'
+                % (hseq, hang), hg) is not None, "hang: diagnose's verdict names AllReduce seq %s and rank %s" % (hseq, hang))
+lk = page("links")
+# the ring 0-1-2-3 over two nodes crosses them at 1->2 and 3->0, on 2 channels
+check(attrs(lk, "links").get("data-links") == "4" and attrs(lk, "links").get("data-slow") == "0",
+      "links: 4 inter-node links, none slow (%s)" % attrs(lk, "links"))
+check(re.search(r'<tr class="bad" data-host="node%d">' % (int(hang) // 2), lk) is not None,
+      "links: the hung rank's host node%d blamed in hosts" % (int(hang) // 2))
 tl = attrs(page("timeline"), "timeline")
 check(int(tl.get("data-events", 0)) > 0 and tl.get("data-ranks") == "4" and int(tl.get("data-lanes", 0)) >= 16
       and tl.get("data-more") == "0", "timeline: events in lanes of every rank, the whole window (%s)" % tl)
