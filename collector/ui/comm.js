@@ -145,7 +145,7 @@
         job = comms.job;
         const c = comms.comms.find(x => x.comm === comm || x.name === comm);
         if (!c)
-            throw new Error('no communicator ' + comm + ' in job ' + job);
+            throw new NSC.ApiError('no communicator ' + comm + ' in job ' + job);
         nranks = c.nranks;
         const topo = await NSC.api('topology', {job, comm: c.comm});
         for (const r of topo.ranks)
@@ -153,7 +153,7 @@
         document.getElementById('title').textContent = 'Communicator ' + (c.name || c.comm) + ' (' + c.comm + '), ' +
             c.nranks + ' ranks on ' + c.nnodes + ' hosts';
         document.getElementById('metric').addEventListener('change', drawHeatmap);
-        document.getElementById('last').addEventListener('change', () => load().catch(e => NSC.record('api', e.message)));
+        document.getElementById('last').addEventListener('change', () => load().catch(NSC.fail));
         await load();
     });
 })();

@@ -70,13 +70,16 @@ const NSC = (() => {
     }
     const link = (page, p) => page + query(p);
 
+    /* What the collector refused or could not answer (not a script's fault). */
+    class ApiError extends Error {}
+
     async function fetchText(path, p) {
         const r = await fetch('/api/v1/' + path + query(p), {credentials: 'same-origin'});
         const text = await r.text();
         if (!r.ok) {
             let msg = text;
             try { msg = JSON.parse(text).error; } catch (e) { /* not JSON: keep the text */ }
-            throw new Error(path + ': ' + r.status + ' ' + msg);
+            throw new ApiError(path + ': ' + r.status + ' ' + msg);
         }
         return text;
     }
@@ -142,6 +145,9 @@ const NSC = (() => {
         document.body.prepend(bar);
     }
 
+    /* An error caught by a page: counted as the API's or the script's. */
+    const fail = e => record(e instanceof ApiError ? 'api' : 'js', e.message);
+
     /* Run the page's main function; an exception is shown, and the page is
      * marked ready either way so a test does not wait for nothing. */
     async function start(active, main) {
@@ -149,7 +155,7 @@ const NSC = (() => {
         try {
             await main();
         } catch (e) {
-            record(e instanceof SyntaxError || e instanceof TypeError ? 'js' : 'api', e.message);
+            fail(e);
         }
         document.body.setAttribute('data-state', 'ready');
     }
@@ -160,5 +166,5 @@ const NSC = (() => {
         return (j && j.comms.find(c => c.comm === comm || c.name === comm)) || null;
     }
 
-    return {el, param, link, api, ndjson, fmtNs, fmtBytes, fmtNum, start, record, statusComm};
+    return {el, param, link, api, ndjson, fmtNs, fmtBytes, fmtNum, start, fail, statusComm, ApiError};
 })();

@@ -115,6 +115,6 @@
 
     NSC.start('hang.html', async () => {
         await draw();
-        setInterval(() => draw().catch(e => NSC.record('api', e.message)), REFRESH_MS);
+        setInterval(() => draw().catch(NSC.fail), REFRESH_MS);
     });
 })();

@@ -132,7 +132,7 @@
         const counts = [m.hangs, m.lagging, m.processes_alive, m.processes_dead, m.agents_alive].join();
         if (counts !== lastCounts || Date.now() - statusAt > STATUS_EVERY_MS) {
             lastCounts = counts;
-            refresh().catch(e => NSC.record('api', e.message));
+            refresh().catch(NSC.fail);
         }
     }
 

@@ -118,7 +118,7 @@
     async function page() {
         const res = await NSC.ndjson('timeline', windowParams(cursor ? {cursor} : {}));
         if (!res.end)
-            throw new Error('the timeline stream was cut off; load again');
+            throw new NSC.ApiError('the timeline stream was cut off; load again');
         header = res.header;
         for (const r of res.items)
             place(NSCTrace.event(header, r));
@@ -198,11 +198,11 @@
             view = Object.assign({}, full);
             draw();
         });
-        document.getElementById('more').addEventListener('click', () => page().then(draw).catch(e => NSC.record('api', e.message)));
-        document.getElementById('download').addEventListener('click', () => download().catch(e => NSC.record('api', e.message)));
+        document.getElementById('more').addEventListener('click', () => page().then(draw).catch(NSC.fail));
+        document.getElementById('download').addEventListener('click', () => download().catch(NSC.fail));
         form.addEventListener('submit', e => {
             e.preventDefault();
-            load().catch(err => NSC.record('api', err.message));
+            load().catch(NSC.fail);
         });
         window.addEventListener('resize', draw);
     }
@@ -214,7 +214,7 @@
         do {
             const res = await NSC.ndjson('timeline', windowParams(Object.assign({limit: 100000}, next ? {cursor: next} : {})));
             if (!res.end)
-                throw new Error('the timeline stream was cut off; download again');
+                throw new NSC.ApiError('the timeline stream was cut off; download again');
             w.add(res.header, res.items);
             next = res.end.next_cursor;
         } while (next);
@@ -227,7 +227,7 @@
 
     NSC.start('timeline.html', async () => {
         if (!comm)
-            throw new Error('no communicator: open this page from the overview or a communicator page');
+            throw new NSC.ApiError('no communicator: open this page from the overview or a communicator page');
         if (!job)
             job = (await NSC.api('comms')).job;
         document.getElementById('title').textContent = 'Timeline of ' + comm + ' (job ' + job + ')';
