@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """browser.py: load web pages in headless Chromium and keep what a person saw.
 
-    browser.py OUTDIR NAME=URL[#WAIT] ...
+    browser.py OUTDIR NAME=URL[#WAIT][@CLICK] ...
 
 One Chromium (Debian's package), driven over --remote-debugging-pipe (the
 DevTools protocol, no extra library), loads each URL in turn and waits (up to
@@ -12,7 +12,9 @@ OUTDIR/NAME.console (every console message, exception and browser log entry,
 one a line, 'error' ones first marked ERROR). Exit 0 when every page became
 ready with no error logged and its own count of errors (<html data-js-errors
 data-api-errors>, collector/ui/common.js) at 0; 1 otherwise, saying which and
-why; 2 when Chromium cannot be started.
+why; 2 when Chromium cannot be started. With @CLICK, once ready the element
+of id CLICK is clicked (a person's click on a download button) and the file
+the browser then saves must land in OUTDIR/NAME.download/ within LOAD_S.
 """
 import base64
 import json
@@ -101,7 +103,22 @@ def log_lines(events):
     return out
 
 
-def load(b, session, url, wait, outdir, name):
+def download(b, session, ident, where):
+    """Click element ident; the file it downloads, complete, in where."""
+    os.makedirs(where, exist_ok=True)
+    b.call('Browser.setDownloadBehavior', behavior='allow', downloadPath=where)
+    b.call('Runtime.evaluate', session, expression='document.getElementById(%s).click()' % json.dumps(ident))
+    deadline = time.monotonic() + LOAD_S
+    while time.monotonic() < deadline:
+        done = [f for f in os.listdir(where) if not f.endswith('.crdownload')]
+        if done and not [f for f in os.listdir(where) if f.endswith('.crdownload')]:
+            return []
+        b.call('Runtime.evaluate', session, expression='0')  # takes the events that came meanwhile
+        time.sleep(0.2)
+    return ['clicking #%s downloaded nothing in %d s' % (ident, LOAD_S)]
+
+
+def load(b, session, url, wait, click, outdir, name):
     b.events = []
     b.call('Page.navigate', session, url=url)
     cond = 'document.body && document.body.dataset.state === "ready"' + (' && (%s)' % wait if wait else '')
@@ -119,6 +136,10 @@ def load(b, session, url, wait, outdir, name):
     shot = b.call('Page.captureScreenshot', session, format='png', captureBeyondViewport=True)
     with open(os.path.join(outdir, name + '.png'), 'wb') as f:
         f.write(base64.b64decode(shot['data']))
+    if ready and click:
+        problems_click = download(b, session, click, os.path.join(outdir, name + '.download'))
+    else:
+        problems_click = []
     lines = log_lines(b.events)
     with open(os.path.join(outdir, name + '.console'), 'w') as f:
         for err, text in sorted(lines, key=lambda x: not x[0]):
@@ -129,7 +150,7 @@ def load(b, session, url, wait, outdir, name):
     js, api = own.get('result', {}).get('value') or [None, None]
     if js != '0' or api != '0':
         problems.append('the page recorded errors: script %s, API %s' % (js, api))
-    problems += [t for err, t in lines if err]
+    problems += problems_click + [t for err, t in lines if err]
     return problems
 
 
@@ -153,8 +174,9 @@ def main():
             b.call(domain + '.enable', session)
         for page in pages:
             name, rest = page.split('=', 1)
+            rest, _, click = rest.rpartition('@') if '@' in rest else (rest, '', '')
             url, _, wait = rest.partition('#')
-            problems = load(b, session, url, wait, outdir, name)
+            problems = load(b, session, url, wait, click, outdir, name)
             print('%s: %s' % (name, 'ok' if not problems else 'FAILED'))
             for p in problems:
                 print('  ' + p)

@@ -23,6 +23,9 @@
 #     verdict (/api/v1/diagnose) naming seq 5 and rank 3 on the hang view;
 #     the 4 inter-node links of the ring, none slow, and rank 3's host
 #     blamed in the hosts table;
+#   - the timeline's Download button, clicked, saves a trace of the window:
+#     every event the page showed, each slice one that `ncclscope export
+#     --format chrome` writes for that window;
 #   - a page with an API error (an unknown communicator) is reported as
 #     failed, so the checks above can fail.
 # OUT_DIR keeps each page's DOM, console log and screenshot.
@@ -85,7 +88,7 @@ rm -rf "$out"
 python3 "$here/browser.py" "$out" "login=$u/?token=$enc_token" \
     "overview=$u/#Number(document.getElementById('live').dataset.summaries || 0) >= 2" \
     "comm=$u/comm.html?comm=$comm&job=$job" "hang=$u/hang.html?job=$job" \
-    "timeline=$u/timeline.html?comm=$comm&job=$job" "links=$u/links.html?comm=$comm&job=$job" || die "a page failed in Chromium (see $out)"
+    "timeline=$u/timeline.html?comm=$comm&job=$job@download" "links=$u/links.html?comm=$comm&job=$job" || die "a page failed in Chromium (see $out)"
 python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" <<'PY' || die "the pages do not show the job (see $out)"
 import re, sys
 out, slow, hang, hseq = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
@@ -135,6 +138,33 @@ check(int(tl.get("data-events", 0)) > 0 and tl.get("data-ranks") == "4" and int(
       and tl.get("data-more") == "0", "timeline: events in lanes of every rank, the whole window (%s)" % tl)
 sys.exit(1 if fails else 0)
 PY
+# The trace the Download button saved: the CLI's Chrome export of the same
+# window writes every one of its slices (same rank, lane, name, type, start
+# and duration), and it holds every event the page showed.
+view=$(python3 -c 'import re, sys; print(re.search(r"data-view=\"(\d+)-(\d+)\"", open(sys.argv[1]).read()).expand(r"\1 \2"))' \
+    "$out/timeline.html")
+"$bin/ncclscope" --collector "http://127.0.0.1:$http" --token-file "$dir/token" --job "$job" export --comm "$comm" \
+    --t0 "${view% *}" --t1 "${view#* }" --format chrome -o "$dir/cli.json" || die "ncclscope export failed"
+python3 - "$out"/timeline.download/* "$dir/cli.json" "$out/timeline.html" <<'PY' || die "the downloaded trace is not the window's"
+import json, re, sys
+def slices(path):
+    d = json.load(open(path))["traceEvents"]
+    lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in d if e.get("name") == "thread_name"}
+    procs = {e["pid"]: e["args"]["name"] for e in d if e.get("name") == "process_name"}
+    out = sorted((e["pid"], lanes[(e["pid"], e["tid"])], e["name"], e["cat"], e["ph"], e["ts"], e.get("dur"))
+                 for e in d if e["ph"] in ("X", "B"))
+    return out, procs
+ui, ui_procs = slices(sys.argv[1])
+cli, cli_procs = slices(sys.argv[2])
+shown = int(re.search(r'data-events="(\d+)"', open(sys.argv[3]).read()).group(1))
+missing = [s for s in ui if s not in set(cli)]
+print("download: %d slices (the page showed %d events), the CLI's export %d; not in the CLI's: %d"
+      % (len(ui), shown, len(cli), len(missing)))
+assert len(ui) == shown and shown > 0, "the download is not the window the page showed"
+assert not missing, "slices the CLI does not write: %s" % missing[:3]
+assert ui_procs == cli_procs and len(ui_procs) == 4, "process names differ: %s / %s" % (ui_procs, cli_procs)
+PY
+echo "ok: the downloaded trace is the window, as ncclscope export writes it"
 # a page that cannot show its communicator must be reported
 if python3 "$here/browser.py" "$dir/bad" "login=$u/?token=$enc_token" "bad=$u/comm.html?comm=0xdead&job=$job" \
     >"$dir/bad.out" 2>&1; then
