@@ -15,8 +15,6 @@ static const char *content_type(const char *name)
         {".html", "text/html; charset=utf-8"},
         {".css", "text/css; charset=utf-8"},
         {".js", "text/javascript; charset=utf-8"},
-        {".svg", "image/svg+xml"},
-        {".png", "image/png"},
     };
     const char *dot = strrchr(name, '.');
     for (size_t i = 0; dot && i < sizeof types / sizeof *types; i++)

@@ -55,7 +55,8 @@
     function drawHeatmap() {
         const metric = document.getElementById('metric').value;
         const vals = values(metric);
-        const max = Math.max(0, ...vals.flat().filter(v => v !== null));
+        /* a reduce, not a spread: 400 collectives x 1000 ranks is too many arguments */
+        const max = vals.reduce((m, col) => col.reduce((a, v) => (v !== null && v > a ? v : a), m), 0);
         const box = document.getElementById('heatmap');
         /* cells as wide as a few collectives allow, at least 4 px */
         const COL_W = Math.max(4, Math.min(36, Math.floor(900 / Math.max(1, colls.length))));

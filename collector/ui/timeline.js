@@ -135,9 +135,14 @@
         cursor = null;
         await page();
         const f = new FormData(form);
-        const starts = rows.flatMap(r => r.events.map(e => e.start));
-        const ends = rows.flatMap(r => r.events.map(e => (e.end === null ? e.start : e.end)));
-        full = {t0: Number(f.get('t0_ns')) || Math.min(...starts), t1: Number(f.get('t1_ns')) || Math.max(...ends)};
+        /* no spread into Math.min: a page may hold a million events */
+        let lo = Infinity, hi = -Infinity;
+        for (const r of rows)
+            for (const e of r.events) {
+                lo = Math.min(lo, e.start);
+                hi = Math.max(hi, e.end === null ? e.start : e.end);
+            }
+        full = {t0: Number(f.get('t0_ns')) || lo, t1: Number(f.get('t1_ns')) || hi};
         if (!(full.t1 > full.t0))
             full = {t0: 0, t1: 1};
         view = Object.assign({}, full);

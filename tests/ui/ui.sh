@@ -8,7 +8,7 @@
 #
 # The job: 4 ranks on 2 nodes, rank 1 a straggler (200 ms late at every
 # AllReduce), rank 3 stops after 5 collectives and the others hang in the
-# sixth (seq 5) for 45 s. While they hang:
+# sixth (seq 5) for 60 s (the most the emulator holds). While they hang:
 #   - HTTP: /ui/ without the token is a 401 page; ?token= sets the cookie,
 #     which then opens the API; a wrong token does not; every file has its
 #     Content-Type, the pages a Content-Security-Policy of this origin only;
@@ -47,7 +47,7 @@ start_collector 0 --hang-ms 300 --live-interval-ms 200 --token-file "$dir/token"
 start_agent 0
 start_agent 1
 NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 8 --hang-rank $hang_rank --hang-after $hang_after \
-    --hang-ms 45000 --slow-rank $slow_rank --slow-us 200000 &
+    --hang-ms 60000 --slow-rank $slow_rank --slow-us 200000 &
 emu=$!
 api() { curl -sf -m 10 "${auth[@]}" "http://127.0.0.1:$http/api/v1/$1"; }
 # the hang as the collector sees it: rank 3 lagging, collectives 0-4 matched
@@ -73,7 +73,7 @@ curl -s -m 10 -D "$dir/login.h" -o /dev/null "$u/?token=$enc_token"
 grep -qi '^Set-Cookie: ncclscope_token=[0-9a-f]*; Path=/; HttpOnly; SameSite=Strict' "$dir/login.h" || die "no cookie: $(cat "$dir/login.h")"
 grep -qi "^Content-Security-Policy: default-src 'self'" "$dir/login.h" || die "no CSP: $(cat "$dir/login.h")"
 cookie=$(sed -nE 's/^Set-Cookie: (ncclscope_token=[0-9a-f]*);.*/\1/ip' "$dir/login.h" | tr -d '\r')
-[ "$(code -H "Cookie: $cookie" "http://127.0.0.1:$http/api/v1/status")" = "200 application/json" ] ||
+[ "$(code -H "Cookie: theme=dark; $cookie" "http://127.0.0.1:$http/api/v1/status")" = "200 application/json" ] ||
     die "the cookie does not open the API"
 [ "$(code -H "Cookie: ${cookie}00" "http://127.0.0.1:$http/api/v1/status")" = "401 application/json" ] ||
     die "a wrong cookie opens the API"
