@@ -1,6 +1,7 @@
-/* comm.js: one communicator (comm.html?job=J&comm=C): its latest collectives
- * (the last ?last=N of each function, by the status's highest seq) as a heat
- * map of ranks x collectives coloured by each rank's wait, and as a table.
+/* comm.js: one communicator (comm.html?job=J&comm=C[&last=N]): its latest
+ * collectives (the last N, default 60, of each function by the status's
+ * highest seq) as a heat map of ranks x collectives coloured by each rank's
+ * wait, and as a table.
  *
  * The straggler: the rank that arrived last at more than half of the
  * complete collectives shown (at least 3), by a median margin (skew) of at
@@ -153,6 +154,8 @@
             hosts[r.rank] = r.host;
         document.getElementById('title').textContent = 'Communicator ' + (c.name || c.comm) + ' (' + c.comm + '), ' +
             c.nranks + ' ranks on ' + c.nnodes + ' hosts';
+        if (param('last'))
+            document.getElementById('last').value = param('last');
         document.getElementById('metric').addEventListener('change', drawHeatmap);
         document.getElementById('last').addEventListener('change', () => load().catch(NSC.fail));
         await load();

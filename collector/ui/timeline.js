@@ -1,18 +1,20 @@
 /* timeline.js: a window of one communicator's events (timeline.html?job=J&
- * comm=C&t0_ns=..&t1_ns=..): a row per rank and lane (event type, and
- * channel), overlapping events of a lane on rows beneath it; wheel zooms at
- * the pointer, dragging pans, a click shows the event's values. The window
- * is read a page (?limit=, default 20000 events) at a time through the
- * timeline query's cursor, so a large window costs what was asked for; Next
- * page adds the following one. Without t0_ns/t1_ns the window is that of
- * the communicator's last collectives. Download fetches every page of the
- * window and saves it as a Chrome JSON trace (trace.js).
+ * comm=C&t0_ns=..&t1_ns=.., and the form's other fields: rank, type, limit):
+ * a row per rank and lane (event type, and channel), overlapping events of a
+ * lane on rows beneath it; wheel zooms at the pointer, dragging pans, a click
+ * shows the event's values. The window is read a page (limit, default 20000
+ * events) at a time through the timeline query's cursor, so a large window
+ * costs what was asked for; Next page adds the following one. Without
+ * t0_ns/t1_ns the window is that of the communicator's last collectives.
+ * Download fetches every page of the window and saves it as a Chrome JSON
+ * trace (trace.js).
  */
 'use strict';
 
 (() => {
     const {el, param, fmtNs} = NSC;
     const ROW_H = 16, LABEL_W = 170, MAX_EVENTS = 1000000;
+    const FIELDS = ['t0_ns', 't1_ns', 'rank', 'type', 'limit'];  /* the form's, also taken from the address */
     const form = document.getElementById('window');
     const canvas = document.getElementById('lanes');
     let job = param('job');
@@ -23,7 +25,7 @@
     function windowParams(extra) {
         const f = new FormData(form);
         const p = {job, comm, format: 'compact', states: 0};
-        for (const k of ['t0_ns', 't1_ns', 'rank', 'type', 'limit'])
+        for (const k of FIELDS)
             p[k] = f.get(k).trim();
         return Object.assign(p, extra);
     }
@@ -146,7 +148,10 @@
         if (!(full.t1 > full.t0))
             full = {t0: 0, t1: 1};
         view = Object.assign({}, full);
-        history.replaceState(null, '', NSC.link('timeline.html', {job, comm, t0_ns: f.get('t0_ns'), t1_ns: f.get('t1_ns')}));
+        const p = {job, comm};
+        for (const k of FIELDS)
+            p[k] = f.get(k).trim();
+        history.replaceState(null, '', NSC.link('timeline.html', p));
         draw();
     }
 
@@ -236,8 +241,9 @@
         if (!job)
             job = (await NSC.api('comms')).job;
         document.getElementById('title').textContent = 'Timeline of ' + comm + ' (job ' + job + ')';
-        form.elements.t0_ns.value = param('t0_ns') || '';
-        form.elements.t1_ns.value = param('t1_ns') || '';
+        for (const k of FIELDS)
+            if (param(k))
+                form.elements[k].value = param(k);
         if (!param('t0_ns') && !param('t1_ns'))
             await defaultWindow();
         interact();

@@ -108,10 +108,12 @@ def download(b, session, ident, where):
     os.makedirs(where, exist_ok=True)
     b.call('Browser.setDownloadBehavior', behavior='allow', downloadPath=where)
     b.call('Runtime.evaluate', session, expression='document.getElementById(%s).click()' % json.dumps(ident))
-    deadline = time.monotonic() + LOAD_S
-    while time.monotonic() < deadline:
+    began = time.monotonic()
+    while time.monotonic() < began + LOAD_S:
         done = [f for f in os.listdir(where) if not f.endswith('.crdownload')]
         if done and not [f for f in os.listdir(where) if f.endswith('.crdownload')]:
+            print('  downloaded %s, %d bytes, in %.2f s' % (done[0], os.path.getsize(os.path.join(where, done[0])),
+                                                          time.monotonic() - began))
             return []
         b.call('Runtime.evaluate', session, expression='0')  # takes the events that came meanwhile
         time.sleep(0.2)
@@ -122,7 +124,8 @@ def load(b, session, url, wait, click, outdir, name):
     b.events = []
     b.call('Page.navigate', session, url=url)
     cond = 'document.body && document.body.dataset.state === "ready"' + (' && (%s)' % wait if wait else '')
-    deadline = time.monotonic() + LOAD_S
+    began = time.monotonic()
+    deadline = began + LOAD_S
     ready = False
     while time.monotonic() < deadline:
         r = b.call('Runtime.evaluate', session, expression='!!(%s)' % cond, returnByValue=True)
@@ -144,6 +147,7 @@ def load(b, session, url, wait, click, outdir, name):
     with open(os.path.join(outdir, name + '.console'), 'w') as f:
         for err, text in sorted(lines, key=lambda x: not x[0]):
             f.write(('ERROR ' if err else '') + text + '\n')
+    took = time.monotonic() - began
     problems = [] if ready else ['not ready after %d s (waited for: %s)' % (LOAD_S, cond)]
     own = b.call('Runtime.evaluate', session, returnByValue=True,
                  expression='[document.documentElement.dataset.jsErrors, document.documentElement.dataset.apiErrors]')
@@ -151,7 +155,7 @@ def load(b, session, url, wait, click, outdir, name):
     if js != '0' or api != '0':
         problems.append('the page recorded errors: script %s, API %s' % (js, api))
     problems += problems_click + [t for err, t in lines if err]
-    return problems
+    return problems, took
 
 
 def main():
@@ -176,8 +180,8 @@ def main():
             name, rest = page.split('=', 1)
             rest, _, click = rest.rpartition('@') if '@' in rest else (rest, '', '')
             url, _, wait = rest.partition('#')
-            problems = load(b, session, url, wait, click, outdir, name)
-            print('%s: %s' % (name, 'ok' if not problems else 'FAILED'))
+            problems, took = load(b, session, url, wait, click, outdir, name)
+            print('%s: %s (ready in %.2f s)' % (name, 'ok' if not problems else 'FAILED', took))
             for p in problems:
                 print('  ' + p)
             failed += bool(problems)
