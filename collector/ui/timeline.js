@@ -96,6 +96,7 @@
         box.setAttribute('data-ranks', new Set(rows.map(r => r.rank)).size);
         box.setAttribute('data-more', cursor ? '1' : '0');
         box.setAttribute('data-view', Math.round(view.t0) + '-' + Math.round(view.t1));
+        box.setAttribute('data-window', full.t0 + '-' + full.t1);
         document.getElementById('loaded').textContent = count + ' events in ' + laneIndex.size + ' lanes' +
             (cursor ? '; more remain in the window (Next page)' : '; the whole window') + '; shown ' +
             fmtNs(view.t1 - view.t0) + ' from t0_ns ' + Math.round(view.t0);

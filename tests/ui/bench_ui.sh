@@ -27,7 +27,8 @@ rows = [json.loads(l) for l in sys.stdin if l.startswith("[")]
 print(min(r[5] for r in rows), max(max(r[5], r[6] or 0) for r in rows), len(rows))')
 echo "job: $iters AllReduces, $events events in [$t0, $t1]"
 u=http://127.0.0.1:$http/ui
-python3 "$here/browser.py" "$dir/out" "timeline=$u/timeline.html?comm=$comm&job=$job&t0_ns=$t0&t1_ns=$t1&limit=100000@download" \
+python3 "$here/browser.py" "$dir/out" "timeline=$u/timeline.html?comm=$comm&job=$job&t0_ns=$t0&t1_ns=$t1&limit=100000" \
+    download:download \
     "comm=$u/comm.html?comm=$comm&job=$job&last=400"
 start=$(date +%s.%N)
 "$bin/ncclscope" --collector "http://127.0.0.1:$http" --job "$job" export --comm "$comm" --t0 "$t0" --t1 "$t1" \

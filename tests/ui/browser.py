@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
 """browser.py: load web pages in headless Chromium and keep what a person saw.
 
-    browser.py OUTDIR NAME=URL[#WAIT][@CLICK] ...
+    browser.py OUTDIR NAME=URL [wait:JS] [point:JS] [download:ID] ...
 
 One Chromium (Debian's package), driven over --remote-debugging-pipe (the
 DevTools protocol, no extra library), loads each URL in turn and waits (up to
-LOAD_S) until the page says it is ready (<body data-state="ready">) and WAIT,
-a JavaScript expression, if one follows '#', is true. Then it writes
-OUTDIR/NAME.html (the DOM), OUTDIR/NAME.png (a screenshot) and
+LOAD_S) until the page says it is ready (<body data-state="ready">) and the
+JavaScript expression of wait:, if given, is true. The options after a page
+are that page's:
+  point:JS     JS gives [x, y], a point of the viewport; the mouse clicks
+               there, then turns the wheel one notch towards the page (zoom
+               in), as a person would (trusted input events, not scripts);
+  download:ID  the element of id ID is clicked and the file the browser
+               saves must land in OUTDIR/NAME.download/ within LOAD_S.
+Then it writes OUTDIR/NAME.html (the DOM), OUTDIR/NAME.png (a screenshot) and
 OUTDIR/NAME.console (every console message, exception and browser log entry,
 one a line, 'error' ones first marked ERROR). Exit 0 when every page became
 ready with no error logged and its own count of errors (<html data-js-errors
 data-api-errors>, collector/ui/common.js) at 0; 1 otherwise, saying which and
-why; 2 when Chromium cannot be started. With @CLICK, once ready the element
-of id CLICK is clicked (a person's click on a download button) and the file
-the browser then saves must land in OUTDIR/NAME.download/ within LOAD_S.
+why; 2 when Chromium cannot be started.
 """
 import base64
 import json
@@ -104,10 +108,13 @@ def log_lines(events):
 
 
 def download(b, session, ident, where):
-    """Click element ident; the file it downloads, complete, in where."""
+    """Click (the mouse, at its middle) element ident; the file it downloads,
+    complete, in where."""
     os.makedirs(where, exist_ok=True)
     b.call('Browser.setDownloadBehavior', behavior='allow', downloadPath=where)
-    b.call('Runtime.evaluate', session, expression='document.getElementById(%s).click()' % json.dumps(ident))
+    js = ('(r => [r.left + r.width / 2, r.top + r.height / 2])(document.getElementById(%s).getBoundingClientRect())'
+          % json.dumps(ident))
+    click_at(b, session, *b.call('Runtime.evaluate', session, expression=js, returnByValue=True)['result']['value'])
     began = time.monotonic()
     while time.monotonic() < began + LOAD_S:
         done = [f for f in os.listdir(where) if not f.endswith('.crdownload')]
@@ -120,48 +127,82 @@ def download(b, session, ident, where):
     return ['clicking #%s downloaded nothing in %d s' % (ident, LOAD_S)]
 
 
-def load(b, session, url, wait, click, outdir, name):
-    b.events = []
-    b.call('Page.navigate', session, url=url)
-    cond = 'document.body && document.body.dataset.state === "ready"' + (' && (%s)' % wait if wait else '')
-    began = time.monotonic()
-    deadline = began + LOAD_S
-    ready = False
+def click_at(b, session, x, y):
+    for kind in ('mouseMoved', 'mousePressed', 'mouseReleased'):
+        b.call('Input.dispatchMouseEvent', session, type=kind, x=x, y=y, button='left', clickCount=1)
+
+
+def point(b, session, js):
+    """Click at the viewport point JS gives, then zoom in there with the wheel."""
+    r = b.call('Runtime.evaluate', session, expression=js, returnByValue=True).get('result', {}).get('value')
+    if not (isinstance(r, list) and len(r) == 2):
+        return ['point: %s gave %r, not [x, y]' % (js, r)]
+    click_at(b, session, *r)
+    b.call('Input.dispatchMouseEvent', session, type='mouseWheel', x=r[0], y=r[1], deltaX=0, deltaY=-120)
+    return []
+
+
+def wait_ready(b, session, cond):
+    deadline = time.monotonic() + LOAD_S
     while time.monotonic() < deadline:
         r = b.call('Runtime.evaluate', session, expression='!!(%s)' % cond, returnByValue=True)
         if r.get('result', {}).get('value') is True:
-            ready = True
-            break
+            return True
         time.sleep(0.2)
+    return False
+
+
+def load(b, session, url, opts, outdir, name):
+    """Load one page, act on it, keep what it shows; its problems and the
+    seconds until it was ready."""
+    b.events = []
+    began = time.monotonic()
+    b.call('Page.navigate', session, url=url)
+    cond = 'document.body && document.body.dataset.state === "ready"' + (' && (%s)' % opts['wait'] if 'wait' in opts else '')
+    ready = wait_ready(b, session, cond)
+    took = time.monotonic() - began
+    problems = [] if ready else ['not ready after %d s (waited for: %s)' % (LOAD_S, cond)]
+    if ready and 'point' in opts:
+        problems += point(b, session, opts['point'])
     dom = b.call('Runtime.evaluate', session, expression='document.documentElement.outerHTML', returnByValue=True)
     with open(os.path.join(outdir, name + '.html'), 'w') as f:
         f.write(dom.get('result', {}).get('value', ''))
     shot = b.call('Page.captureScreenshot', session, format='png', captureBeyondViewport=True)
     with open(os.path.join(outdir, name + '.png'), 'wb') as f:
         f.write(base64.b64decode(shot['data']))
-    if ready and click:
-        problems_click = download(b, session, click, os.path.join(outdir, name + '.download'))
-    else:
-        problems_click = []
-    lines = log_lines(b.events)
-    with open(os.path.join(outdir, name + '.console'), 'w') as f:
-        for err, text in sorted(lines, key=lambda x: not x[0]):
-            f.write(('ERROR ' if err else '') + text + '\n')
-    took = time.monotonic() - began
-    problems = [] if ready else ['not ready after %d s (waited for: %s)' % (LOAD_S, cond)]
+    if ready and 'download' in opts:
+        problems += download(b, session, opts['download'], os.path.join(outdir, name + '.download'))
     own = b.call('Runtime.evaluate', session, returnByValue=True,
                  expression='[document.documentElement.dataset.jsErrors, document.documentElement.dataset.apiErrors]')
     js, api = own.get('result', {}).get('value') or [None, None]
     if js != '0' or api != '0':
         problems.append('the page recorded errors: script %s, API %s' % (js, api))
-    problems += problems_click + [t for err, t in lines if err]
-    return problems, took
+    lines = log_lines(b.events)
+    with open(os.path.join(outdir, name + '.console'), 'w') as f:
+        for err, text in sorted(lines, key=lambda x: not x[0]):
+            f.write(('ERROR ' if err else '') + text + '\n')
+    return problems + [t for err, t in lines if err], took
+
+
+def parse_pages(args):
+    """[(name, url, {option: value})] from NAME=URL items and their options."""
+    pages = []
+    for a in args:
+        key, _, value = a.partition(':')
+        if key in ('wait', 'point', 'download') and pages:
+            pages[-1][2][key] = value
+        elif '=' in a:
+            name, url = a.split('=', 1)
+            pages.append((name, url, {}))
+        else:
+            sys.exit('browser.py: %r is neither NAME=URL nor an option of one' % a)
+    return pages
 
 
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    outdir, pages = sys.argv[1], sys.argv[2:]
+    outdir, pages = sys.argv[1], parse_pages(sys.argv[2:])
     exe = shutil.which('chromium') or shutil.which('chromium-browser')
     if not exe:
         print('browser.py: chromium is not installed (Debian package chromium; scripts/deps.sh --test installs it)',
@@ -176,11 +217,8 @@ def main():
         session = b.call('Target.attachToTarget', targetId=target['targetId'], flatten=True)['sessionId']
         for domain in ('Page', 'Runtime', 'Log'):
             b.call(domain + '.enable', session)
-        for page in pages:
-            name, rest = page.split('=', 1)
-            rest, _, click = rest.rpartition('@') if '@' in rest else (rest, '', '')
-            url, _, wait = rest.partition('#')
-            problems, took = load(b, session, url, wait, click, outdir, name)
+        for name, url, opts in pages:
+            problems, took = load(b, session, url, opts, outdir, name)
             print('%s: %s (ready in %.2f s)' % (name, 'ok' if not problems else 'FAILED', took))
             for p in problems:
                 print('  ' + p)

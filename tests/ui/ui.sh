@@ -19,7 +19,9 @@
 #     show: the lagging rank on the overview; rank 1's heat map row, and only
 #     it, marked straggler, its median wait under 50 ms and every other
 #     rank's over 100 ms; AllReduce seq 5 named hung with rank 3 missing;
-#     events of every rank on the timeline, in a whole window; diagnose's
+#     events of every rank on the timeline, in a whole window, a click on
+#     one (the mouse, where an event is drawn) giving its details and the
+#     wheel zooming to 0.8 of the window; diagnose's
 #     verdict (/api/v1/diagnose) naming seq 5 and rank 3 on the hang view;
 #     the 4 inter-node links of the ring, none slow, and rank 3's host
 #     blamed in the hosts table;
@@ -86,11 +88,19 @@ done
 echo "ok: token, cookie and content types"
 
 # ---- the pages in Chromium ----
+# where the timeline drew an event (5 px wide at least), in the viewport
+drawn='(() => { const c = document.getElementById("lanes"), r = c.getBoundingClientRect();
+    const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data, lit = (x, y) => d[(y * c.width + x) * 4 + 3] > 0;
+    for (let y = 8; y < c.height; y += 16)
+        for (let x = 172; x + 5 < c.width; x++)
+            if ([0, 1, 2, 3, 4].every(i => lit(x + i, y))) return [r.left + x + 2, r.top + y];
+    return null; })()'
 rm -rf "$out"
 python3 "$here/browser.py" "$out" "login=$u/?token=$enc_token" \
-    "overview=$u/#Number(document.getElementById('live').dataset.summaries || 0) >= 2" \
+    "overview=$u/" "wait:Number(document.getElementById('live').dataset.summaries || 0) >= 2" \
     "comm=$u/comm.html?comm=$comm&job=$job" "hang=$u/hang.html?job=$job" \
-    "timeline=$u/timeline.html?comm=$comm&job=$job@download" "links=$u/links.html?comm=$comm&job=$job" || die "a page failed in Chromium (see $out)"
+    "timeline=$u/timeline.html?comm=$comm&job=$job" "point:$drawn" download:download \
+    "links=$u/links.html?comm=$comm&job=$job" || die "a page failed in Chromium (see $out)"
 python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" <<'PY' || die "the pages do not show the job (see $out)"
 import re, sys
 out, slow, hang, hseq = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
@@ -135,15 +145,21 @@ check(attrs(lk, "links").get("data-links") == "4" and attrs(lk, "links").get("da
       "links: 4 inter-node links, none slow (%s)" % attrs(lk, "links"))
 check(re.search(r'<tr class="bad" data-host="node%d">' % (int(hang) // 2), lk) is not None,
       "links: the hung rank's host node%d blamed in hosts" % (int(hang) // 2))
+tlh = page("timeline")
+check(re.search(r'<div id="details" class="details"><h3>[^<]* \(\w+\), rank \d', tlh) is not None,
+      "timeline: a click on an event shows its details")
 tl = attrs(page("timeline"), "timeline")
 check(int(tl.get("data-events", 0)) > 0 and tl.get("data-ranks") == "4" and int(tl.get("data-lanes", 0)) >= 16
       and tl.get("data-more") == "0", "timeline: events in lanes of every rank, the whole window (%s)" % tl)
+span = lambda v: (lambda a, b: float(b) - float(a))(*v.split("-"))
+check(0.75 < span(tl["data-view"]) / span(tl["data-window"]) < 0.85, "timeline: one wheel notch shows 0.8 of the window (%s)"
+      % (span(tl["data-view"]) / span(tl["data-window"])))
 sys.exit(1 if fails else 0)
 PY
 # The trace the Download button saved: the CLI's Chrome export of the same
 # window writes every one of its slices (same rank, lane, name, type, start
 # and duration), and it holds every event the page showed.
-view=$(python3 -c 'import re, sys; print(re.search(r"data-view=\"(\d+)-(\d+)\"", open(sys.argv[1]).read()).expand(r"\1 \2"))' \
+view=$(python3 -c 'import re, sys; print(re.search(r"data-window=\"(\d+)-(\d+)\"", open(sys.argv[1]).read()).expand(r"\1 \2"))' \
     "$out/timeline.html")
 "$bin/ncclscope" --collector "http://127.0.0.1:$http" --token-file "$dir/token" --job "$job" export --comm "$comm" \
     --t0 "${view% *}" --t1 "${view#* }" --format chrome -o "$dir/cli.json" || die "ncclscope export failed"
