@@ -23,8 +23,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "diagnose.h"
+#include "diag.h"
 #include "mono.h"
+#include "statusdoc.h"
 #include "table.h"
 
 static const char *str_or(const nsc_json *o, const char *key, const char *dflt)
@@ -48,32 +49,6 @@ static double dbl_of(const nsc_json *o, const char *key)
 }
 
 #define EACH(it, arr) for (const nsc_json *it = nsc_json_first(arr); it; it = nsc_json_next(arr, it))
-
-const nsc_json *nsc_status_process(const nsc_json *status, const char *host, uint64_t pid)
-{
-    const nsc_json *procs = nsc_json_get(status, "processes");
-    EACH(p, procs)
-    if (u64_of(p, "pid") == pid && strcmp(str_or(p, "host", ""), host) == 0)
-        return p;
-    return NULL;
-}
-
-/* A rank is behind when one of its functions' last seq is below the
- * communicator's highest for that function. */
-int nsc_status_rank_behind(const nsc_json *comm, const nsc_json *rank, const char **func, uint64_t *seq,
-                           uint64_t *max)
-{
-    const nsc_json *funcs = nsc_json_get(comm, "funcs");
-    EACH(c, nsc_json_get(rank, "collectives"))
-    EACH(f, funcs)
-    if (strcmp(str_or(f, "func", ""), str_or(c, "func", "?")) == 0 && u64_of(c, "seq") < u64_of(f, "max_seq")) {
-        *func = str_or(c, "func", "?");
-        *seq = u64_of(c, "seq");
-        *max = u64_of(f, "max_seq");
-        return 1;
-    }
-    return 0;
-}
 
 const char *nsc_status_comm_state(const nsc_json *status, const nsc_json *comm)
 {
@@ -429,8 +404,10 @@ static void update_stuck(watching *w, const nsc_json *sum)
     nsc_findings *f = calloc(1, sizeof *f);
     if (!f)
         return;
-    f->c = w->c;
-    if (nsc_diag_find(w->c, nsc_cli_get(w->c->args, "job"), NULL, f) == NSC_EXIT_OK)
+    nsc_diag_src s;
+    f->src = &s;
+    if (nsc_cli_diag_src(w->c, &s) == NSC_EXIT_OK &&
+        nsc_cli_diag_rc(w->c, &s, nsc_diag_find(nsc_cli_get(w->c->args, "job"), NULL, f)) == NSC_EXIT_OK)
         keep_stuck_lines(w, f);
     else {
         snprintf(w->stuck[0], sizeof w->stuck[0], "stuck: not analysed: %.300s", w->c->err);

@@ -117,7 +117,7 @@ sys.exit(0 if len(ranks) >= 3 and behind >= 0.8 * len(ranks) else 1)' $slow_rank
 
 case $mode in
 promql)
-    start_all
+    start_all --rootcause-interval-ms 200
     start_prometheus
     straggler_job
     for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
@@ -143,6 +143,9 @@ promql)
     expect "$(last ncclscope_comm_collectives_in_flight)" 'v == 0'
     expect 'max_over_time(ncclscope_comm_lag_seconds[5m])' 'v >= 0.2 and v <= 5'
     check_straggler
+    # diagnose's analysis blames the straggler's host as late (root-cause metrics)
+    wait_until 20 promql_is "sum($(last 'ncclscope_host_causes{cause="late"}'))" 1 ||
+        die "root-cause metrics: late causes $(promql "sum($(last 'ncclscope_host_causes{cause="late"}'))"), expected 1"
     # every rank's arrival at every collective; a quarter of them 500 ms late
     expect "sum($(last ncclscope_comm_arrival_delay_seconds_count))" "v == $total"
     expect "histogram_quantile(0.9, sum by (le) ($(last ncclscope_comm_arrival_delay_seconds_bucket)))" 'v >= 0.2 and v <= 3'
@@ -182,9 +185,10 @@ hang)
     # the emulator's summary does not count (as e2e.sh hang)
     ;;
 dashboard)
-    start_all
+    start_all --rootcause-interval-ms 200
     NCCLSCOPE_FLUSH_MS=50 scenario=coll emulate --iters 3
     for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
+    wait_until 20 collector_metric_above ncclscope_collector_rootcause_jobs 0 || die "no root-cause pass saw the job"
     scrape_all
     out=$(python3 "$here/check_dashboard.py" names "$dashboard" "$dir"/metrics.*) || die "dashboard: $out"
     echo "$out"

@@ -13,8 +13,8 @@
  * reads a line differently (tests/fuzz/fuzz_flat.c checks both on arbitrary
  * input).
  */
-#ifndef NCCLSCOPE_CLI_FLAT_H
-#define NCCLSCOPE_CLI_FLAT_H
+#ifndef NCCLSCOPE_FLAT_H
+#define NCCLSCOPE_FLAT_H
 
 #include <stddef.h>
 #include <stdint.h>
