@@ -89,12 +89,12 @@ int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s)
     return rc;
 }
 
-int nsc_clocks_put_dirty(nsc_clocks *c, nsc_store *st)
+int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg)
 {
     for (size_t i = 0; i < c->n; i++) {
         if (!c->h[i].dirty)
             continue;
-        int rc = nsc_store_put_clock(st, c->h[i].host, &c->h[i].m);
+        int rc = put(arg, c->h[i].host, &c->h[i].m);
         if (rc)
             return rc;
         c->h[i].dirty = 0;

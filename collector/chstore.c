@@ -1,0 +1,262 @@
+/* chstore.c: ClickHouse over HTTP with libcurl (see chstore.h). */
+#include "chstore.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chrows.h"
+
+#define SQL_MAX 4096
+#define REPLY_MAX 512  /* kept of ClickHouse's answer, for the error message */
+
+struct nsc_chstore {
+    CURL *h;
+    char server[160];  /* http://HOST:PORT/ */
+    char db[64], cluster[64];
+    nsc_ch_buf bufs[NSC_CH_NTABLES];
+    char reply[REPLY_MAX];
+    size_t reply_len;
+};
+
+static size_t keep_reply(char *p, size_t size, size_t n, void *arg)
+{
+    nsc_chstore *ch = arg;
+    size_t len = size * n, take = REPLY_MAX - 1 - ch->reply_len;
+    if (take > len)
+        take = len;
+    memcpy(ch->reply + ch->reply_len, p, take);
+    ch->reply_len += take;
+    ch->reply[ch->reply_len] = 0;
+    return len;
+}
+
+/* POST body to url; 0 when ClickHouse answered 200. what names it in errors. */
+static int post(nsc_chstore *ch, const char *url, const void *body, size_t len, const char *what)
+{
+    long code = 0;
+    ch->reply_len = 0;
+    ch->reply[0] = 0;
+    curl_easy_setopt(ch->h, CURLOPT_URL, url);
+    curl_easy_setopt(ch->h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(ch->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    CURLcode rc = curl_easy_perform(ch->h);
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(ch->h, CURLINFO_RESPONSE_CODE, &code);
+    if (rc == CURLE_OK && code == 200)
+        return 0;
+    if (rc != CURLE_OK)
+        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: %s\n", what, curl_easy_strerror(rc));
+    else
+        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: HTTP %ld: %.300s\n", what, code, ch->reply);
+    return -1;
+}
+
+static int sql(nsc_chstore *ch, const char *server, const char *text)
+{
+    return post(ch, server, text, strlen(text), text);
+}
+
+/* Names go into SQL unquoted: letters, digits, '_' only. */
+static int plain_name(const char *s, size_t n)
+{
+    if (n == 0 || n >= 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/* clickhouse://HOST:PORT/DB[?cluster=NAME] */
+static int parse_url(nsc_chstore *ch, const char *url)
+{
+    const char *hp = url + strlen(NSC_CH_PREFIX), *slash = strchr(hp, '/');
+    if (strncmp(url, NSC_CH_PREFIX, strlen(NSC_CH_PREFIX)) || !slash || slash == hp ||
+        (size_t)(slash - hp) > sizeof ch->server - 10)
+        return -1;
+    snprintf(ch->server, sizeof ch->server, "http://%.*s/", (int)(slash - hp), hp);
+    const char *db = slash + 1, *q = strchr(db, '?');
+    size_t dbl = q ? (size_t)(q - db) : strlen(db);
+    if (!plain_name(db, dbl))
+        return -1;
+    memcpy(ch->db, db, dbl);
+    if (!q)
+        return 0;
+    const char *cl = q + 1;
+    if (strncmp(cl, "cluster=", 8) || !plain_name(cl + 8, strlen(cl + 8)))
+        return -1;
+    snprintf(ch->cluster, sizeof ch->cluster, "%s", cl + 8);
+    return 0;
+}
+
+static int create_database(nsc_chstore *ch, const char *server)
+{
+    char q[128];
+    snprintf(q, sizeof q, "CREATE DATABASE IF NOT EXISTS %s", ch->db);
+    return sql(ch, server, q);
+}
+
+static int create_local(nsc_chstore *ch, const char *server)
+{
+    char q[SQL_MAX];
+    if (create_database(ch, server))
+        return -1;
+    for (int t = 0; t < NSC_CH_NTABLES; t++) {
+        const nsc_ch_table_def *d = &nsc_ch_tables[t];
+        snprintf(q, sizeof q,
+                 "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s ORDER BY (%s)",
+                 ch->db, d->name, d->columns, d->version, d->partition[0] ? " PARTITION BY " : "", d->partition,
+                 d->order_by);
+        if (sql(ch, server, q))
+            return -1;
+    }
+    return 0;
+}
+
+static int create_distributed(nsc_chstore *ch)
+{
+    char q[SQL_MAX];
+    if (create_database(ch, ch->server))
+        return -1;
+    for (int t = 0; t < NSC_CH_NTABLES; t++) {
+        const nsc_ch_table_def *d = &nsc_ch_tables[t];
+        snprintf(q, sizeof q,
+                 "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)", ch->db,
+                 d->name, d->columns, ch->cluster, ch->db, d->name, d->shard_by);
+        if (sql(ch, ch->server, q))
+            return -1;
+    }
+    return 0;
+}
+
+/* The local tables on every shard (or on the store's server). */
+static int create_tables(nsc_chstore *ch, const char *shards)
+{
+    if (!shards[0])
+        return create_local(ch, ch->server);
+    for (const char *s = shards; *s;) {
+        size_t n = strcspn(s, ",");
+        char server[sizeof ch->server];
+        if (n == 0 || n > sizeof server - 10)
+            return -1;
+        snprintf(server, sizeof server, "http://%.*s/", (int)n, s);
+        if (create_local(ch, server))
+            return -1;
+        s += n + (s[n] == ',');
+    }
+    return 0;
+}
+
+int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out)
+{
+    nsc_chstore *ch = calloc(1, sizeof *ch);
+    if (!ch)
+        return -1;
+    if (parse_url(ch, url)) {
+        fprintf(stderr, "ncclscope-collector: store %s: not clickhouse://HOST:PORT/DB[?cluster=NAME]\n", url);
+        free(ch);
+        return -1;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) || !(ch->h = curl_easy_init())) {
+        fprintf(stderr, "ncclscope-collector: libcurl: cannot start\n");
+        free(ch);
+        return -1;
+    }
+    curl_easy_setopt(ch->h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(ch->h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(ch->h, CURLOPT_TIMEOUT, 120L);
+    curl_easy_setopt(ch->h, CURLOPT_WRITEFUNCTION, keep_reply);
+    curl_easy_setopt(ch->h, CURLOPT_WRITEDATA, ch);
+    if (create_tables(ch, shards) || (ch->cluster[0] && create_distributed(ch))) {
+        fprintf(stderr, "ncclscope-collector: store %s: cannot create the tables\n", url);
+        nsc_chstore_close(ch);
+        return -1;
+    }
+    *out = ch;
+    return 0;
+}
+
+void nsc_chstore_close(nsc_chstore *ch)
+{
+    if (!ch)
+        return;
+    for (int t = 0; t < NSC_CH_NTABLES; t++)
+        free(ch->bufs[t].p);
+    curl_easy_cleanup(ch->h);
+    curl_global_cleanup();
+    free(ch);
+}
+
+void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t section,
+                     const nsc_store_batch *b)
+{
+    nsc_ch_origin o = {agent, epoch, seq, section};
+    nsc_ch_rows_section(ch->bufs, &o, b);
+}
+
+void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
+                          const nsc_store_life *l)
+{
+    nsc_ch_origin o = {agent, epoch, seq, index};
+    nsc_ch_rows_life(&ch->bufs[NSC_CH_LIFECYCLE], &o, l);
+}
+
+int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_model *m)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    nsc_ch_rows_clock(&ch->bufs[NSC_CH_CLOCKS], host, m, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+    return ch->bufs[NSC_CH_CLOCKS].failed ? NSC_STORE_ENOMEM : 0;
+}
+
+int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
+{
+    nsc_chstore *ch = arg;
+    nsc_ch_rows_progress(&ch->bufs[NSC_CH_PROGRESS], p);
+    return ch->bufs[NSC_CH_PROGRESS].failed ? NSC_STORE_ENOMEM : 0;
+}
+
+size_t nsc_chstore_pending(const nsc_chstore *ch)
+{
+    size_t n = 0;
+    for (int t = 0; t < NSC_CH_NTABLES; t++)
+        n += ch->bufs[t].len;
+    return n;
+}
+
+static int insert(nsc_chstore *ch, int t)
+{
+    const nsc_ch_buf *b = &ch->bufs[t];
+    char q[256], url[sizeof ch->server + 512];
+    snprintf(q, sizeof q, "INSERT INTO %s.%s%s FORMAT RowBinary", ch->db, nsc_ch_tables[t].name,
+             ch->cluster[0] ? "" : "_local");
+    char *esc = curl_easy_escape(ch->h, q, 0);
+    if (!esc)
+        return -1;
+    snprintf(url, sizeof url, "%s?query=%s%s", ch->server, esc, ch->cluster[0] ? "&insert_distributed_sync=1" : "");
+    curl_free(esc);
+    return post(ch, url, b->p, b->len, q);
+}
+
+void nsc_chstore_discard(nsc_chstore *ch)
+{
+    for (int t = 0; t < NSC_CH_NTABLES; t++)
+        ch->bufs[t] = (nsc_ch_buf){.p = ch->bufs[t].p, .cap = ch->bufs[t].cap};
+}
+
+int nsc_chstore_flush(nsc_chstore *ch)
+{
+    int rc = 0;
+    for (int t = 0; !rc && t < NSC_CH_NTABLES; t++) {
+        const nsc_ch_buf *b = &ch->bufs[t];
+        if (b->failed)
+            fprintf(stderr, "ncclscope-collector: clickhouse %s: out of memory for the rows\n", nsc_ch_tables[t].name);
+        rc = b->failed ? -1 : b->len ? insert(ch, t) : 0;
+    }
+    nsc_chstore_discard(ch);
+    return rc;
+}
