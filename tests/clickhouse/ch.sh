@@ -11,6 +11,10 @@
 # collector_kill: kill -9 the collector mid-stream and restart it on the same
 #                 port: batches in flight are sent again, some of them
 #                 inserted already; every event is still there exactly once.
+# ch_kill:        kill -9 shard 1 mid-stream: the collector's inserts fail,
+#                 nothing is acknowledged, the agents keep their batches;
+#                 shard 1 restarted (same data, same ports): everything is
+#                 delivered, exactly once.
 # replay:         a batch inserted whose acknowledgement never reached its
 #                 agent, for every batch of the job: the collector holds the
 #                 whole job (no timed insert, credit for all of it), the
@@ -95,6 +99,22 @@ collector_kill)
     for n in 0 1; do
         wait_until 30 metric_above $n ncclscope_agent_collector_connects_total 1 || die "node $n did not reconnect"
     done
+    finish_ch
+    ;;
+ch_kill)
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_agent 0
+    start_agent 1
+    emulate --iters 60 --pace-us 40000 &
+    emu=$!
+    wait_until 30 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
+    kill -KILL "${pids[ch_shard1]}"
+    wait "${pids[ch_shard1]}" 2>/dev/null || true
+    unset "pids[ch_shard1]"
+    wait_until 30 collector_metric_above ncclscope_collector_commit_failures_total 0 ||
+        die "no insert failed while shard1 was down"
+    ch_start shard1
+    wait $emu || die "emulator failed"
     finish_ch
     ;;
 replay)

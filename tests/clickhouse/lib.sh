@@ -9,7 +9,9 @@
 #   ch_require          fail (or skip, 77, where no package provides it)
 #                       without clickhouse-server
 #   ch_start NAME [XML] start instance NAME, XML added to its config;
-#                       sets chhttp[NAME] and chtcp[NAME]
+#                       sets chhttp[NAME] and chtcp[NAME]. Started again
+#                       (after a kill) it keeps its data and its ports: the
+#                       cluster's configuration names them
 #   ch_cluster          shard0 and shard1, and front, whose remote_servers
 #                       define cluster "nsc" over the two shards
 #   ch_sql NAME QUERY   run QUERY on NAME, print the answer (TabSeparated)
@@ -47,8 +49,8 @@ ch_start() {
 <?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>$d/server.log</log><errorlog>$d/error.log</errorlog></logger>
-  <http_port>0</http_port>
-  <tcp_port>0</tcp_port>
+  <http_port>${chhttp[$1]:-0}</http_port>
+  <tcp_port>${chtcp[$1]:-0}</tcp_port>
   <listen_host>127.0.0.1</listen_host>
   <path>$d/data/</path>
   <tmp_path>$d/data/tmp/</tmp_path>
