@@ -2,6 +2,7 @@
 #include "chstore.h"
 
 #include <curl/curl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,23 @@
 
 #define SQL_MAX 4096
 #define REPLY_MAX 512  /* kept of ClickHouse's answer, for the error message */
+#define SERVER_MAX 160
+#define TARGETS_MAX 64
+
+/* Where rows are inserted: a shard's local tables, or (a cluster and no
+ * shards listed) the store server's Distributed tables. */
+typedef struct target {
+    char server[SERVER_MAX];  /* http://HOST:PORT/ */
+    int distributed;
+    nsc_ch_buf bufs[NSC_CH_NTABLES];
+} target;
 
 struct nsc_chstore {
     CURL *h;
-    char server[160];  /* http://HOST:PORT/ */
+    char server[SERVER_MAX];  /* the store's server (the URL's) */
     char db[64], cluster[64];
-    nsc_ch_buf bufs[NSC_CH_NTABLES];
+    target t[TARGETS_MAX];
+    size_t nt;
     char reply[REPLY_MAX];
     size_t reply_len;
 };
@@ -133,21 +145,33 @@ static int create_distributed(nsc_chstore *ch)
     return 0;
 }
 
-/* The local tables on every shard (or on the store's server). */
-static int create_tables(nsc_chstore *ch, const char *shards)
+/* The targets: every shard listed, else the store's server (its
+ * Distributed tables with a cluster, its local ones without). */
+static int parse_shards(nsc_chstore *ch, const char *shards)
 {
-    if (!shards[0])
-        return create_local(ch, ch->server);
     for (const char *s = shards; *s;) {
         size_t n = strcspn(s, ",");
-        char server[sizeof ch->server];
-        if (n == 0 || n > sizeof server - 10)
+        if (n == 0 || n > SERVER_MAX - 10 || ch->nt == TARGETS_MAX)
             return -1;
-        snprintf(server, sizeof server, "http://%.*s/", (int)n, s);
-        if (create_local(ch, server))
-            return -1;
+        snprintf(ch->t[ch->nt++].server, SERVER_MAX, "http://%.*s/", (int)n, s);
         s += n + (s[n] == ',');
     }
+    if (ch->nt == 0) {
+        snprintf(ch->t[0].server, SERVER_MAX, "%s", ch->server);
+        ch->t[0].distributed = ch->cluster[0] != 0;
+        ch->nt = 1;
+    }
+    return 0;
+}
+
+/* The local tables on every shard (or on the store's server). */
+static int create_tables(nsc_chstore *ch)
+{
+    if (ch->t[0].distributed)
+        return create_local(ch, ch->server);
+    for (size_t i = 0; i < ch->nt; i++)
+        if (create_local(ch, ch->t[i].server))
+            return -1;
     return 0;
 }
 
@@ -156,8 +180,9 @@ int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out)
     nsc_chstore *ch = calloc(1, sizeof *ch);
     if (!ch)
         return -1;
-    if (parse_url(ch, url)) {
-        fprintf(stderr, "ncclscope-collector: store %s: not clickhouse://HOST:PORT/DB[?cluster=NAME]\n", url);
+    if (parse_url(ch, url) || parse_shards(ch, shards)) {
+        fprintf(stderr, "ncclscope-collector: store %s: not clickhouse://HOST:PORT/DB[?cluster=NAME], "
+                        "or ch_shards not HOST:PORT,... (%d at most)\n", url, TARGETS_MAX);
         free(ch);
         return -1;
     }
@@ -171,7 +196,7 @@ int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out)
     curl_easy_setopt(ch->h, CURLOPT_TIMEOUT, 120L);
     curl_easy_setopt(ch->h, CURLOPT_WRITEFUNCTION, keep_reply);
     curl_easy_setopt(ch->h, CURLOPT_WRITEDATA, ch);
-    if (create_tables(ch, shards) || (ch->cluster[0] && create_distributed(ch))) {
+    if (create_tables(ch) || (ch->cluster[0] && create_distributed(ch))) {
         fprintf(stderr, "ncclscope-collector: store %s: cannot create the tables\n", url);
         nsc_chstore_close(ch);
         return -1;
@@ -184,79 +209,112 @@ void nsc_chstore_close(nsc_chstore *ch)
 {
     if (!ch)
         return;
-    for (int t = 0; t < NSC_CH_NTABLES; t++)
-        free(ch->bufs[t].p);
+    for (size_t i = 0; i < ch->nt; i++)
+        for (int t = 0; t < NSC_CH_NTABLES; t++)
+            free(ch->t[i].bufs[t].p);
     curl_easy_cleanup(ch->h);
     curl_global_cleanup();
     free(ch);
+}
+
+/* FNV-1a over the fields that decide a row's place, NUL-separated. */
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const uint8_t *)p)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t mix_text(uint64_t h, const char *s, size_t max)
+{
+    return mix(h, s, strnlen(s, max) + 1);
+}
+
+/* The buffers of the target a row of (job, host, pid) goes to. The place
+ * depends on the row's identity alone, so a batch sent again lands where
+ * its first copy is, and ReplacingMergeTree folds the two. */
+static nsc_ch_buf *bufs_of(nsc_chstore *ch, const char *job, const char *host, uint32_t pid)
+{
+    uint64_t h = mix_text(mix_text(0xcbf29ce484222325ull, job, 64), host, 64);
+    return ch->t[mix(h, &pid, sizeof pid) % ch->nt].bufs;
 }
 
 void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t section,
                      const nsc_store_batch *b)
 {
     nsc_ch_origin o = {agent, epoch, seq, section};
-    nsc_ch_rows_section(ch->bufs, &o, b);
+    nsc_ch_rows_section(bufs_of(ch, b->proc->job, b->proc->host, b->proc->pid), &o, b);
 }
 
 void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
                           const nsc_store_life *l)
 {
     nsc_ch_origin o = {agent, epoch, seq, index};
-    nsc_ch_rows_life(&ch->bufs[NSC_CH_LIFECYCLE], &o, l);
+    nsc_ch_rows_life(&bufs_of(ch, l->job, l->host, l->pid)[NSC_CH_LIFECYCLE], &o, l);
 }
 
 int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_model *m)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    nsc_ch_rows_clock(&ch->bufs[NSC_CH_CLOCKS], host, m, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-    return ch->bufs[NSC_CH_CLOCKS].failed ? NSC_STORE_ENOMEM : 0;
+    nsc_ch_buf *b = &bufs_of(ch, "", host, 0)[NSC_CH_CLOCKS];
+    nsc_ch_rows_clock(b, host, m, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+    return b->failed ? NSC_STORE_ENOMEM : 0;
 }
 
 int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
 {
     nsc_chstore *ch = arg;
-    nsc_ch_rows_progress(&ch->bufs[NSC_CH_PROGRESS], p);
-    return ch->bufs[NSC_CH_PROGRESS].failed ? NSC_STORE_ENOMEM : 0;
+    char comm[24];
+    snprintf(comm, sizeof comm, "%016" PRIx64, p->comm_id);
+    nsc_ch_buf *b = &bufs_of(ch, p->job, comm, 0)[NSC_CH_PROGRESS];
+    nsc_ch_rows_progress(b, p);
+    return b->failed ? NSC_STORE_ENOMEM : 0;
 }
 
 size_t nsc_chstore_pending(const nsc_chstore *ch)
 {
     size_t n = 0;
-    for (int t = 0; t < NSC_CH_NTABLES; t++)
-        n += ch->bufs[t].len;
+    for (size_t i = 0; i < ch->nt; i++)
+        for (int t = 0; t < NSC_CH_NTABLES; t++)
+            n += ch->t[i].bufs[t].len;
     return n;
 }
 
-static int insert(nsc_chstore *ch, int t)
+static int insert(nsc_chstore *ch, const target *tg, int t)
 {
-    const nsc_ch_buf *b = &ch->bufs[t];
-    char q[256], url[sizeof ch->server + 512];
+    const nsc_ch_buf *b = &tg->bufs[t];
+    char q[256], url[SERVER_MAX + 512];
     snprintf(q, sizeof q, "INSERT INTO %s.%s%s FORMAT RowBinary", ch->db, nsc_ch_tables[t].name,
-             ch->cluster[0] ? "" : "_local");
+             tg->distributed ? "" : "_local");
     char *esc = curl_easy_escape(ch->h, q, 0);
     if (!esc)
         return -1;
-    snprintf(url, sizeof url, "%s?query=%s%s", ch->server, esc, ch->cluster[0] ? "&insert_distributed_sync=1" : "");
+    snprintf(url, sizeof url, "%s?query=%s%s", tg->server, esc, tg->distributed ? "&insert_distributed_sync=1" : "");
     curl_free(esc);
     return post(ch, url, b->p, b->len, q);
 }
 
 void nsc_chstore_discard(nsc_chstore *ch)
 {
-    for (int t = 0; t < NSC_CH_NTABLES; t++)
-        ch->bufs[t] = (nsc_ch_buf){.p = ch->bufs[t].p, .cap = ch->bufs[t].cap};
+    for (size_t i = 0; i < ch->nt; i++)
+        for (int t = 0; t < NSC_CH_NTABLES; t++) {
+            nsc_ch_buf *b = &ch->t[i].bufs[t];
+            *b = (nsc_ch_buf){.p = b->p, .cap = b->cap};
+        }
 }
 
 int nsc_chstore_flush(nsc_chstore *ch)
 {
     int rc = 0;
-    for (int t = 0; !rc && t < NSC_CH_NTABLES; t++) {
-        const nsc_ch_buf *b = &ch->bufs[t];
-        if (b->failed)
-            fprintf(stderr, "ncclscope-collector: clickhouse %s: out of memory for the rows\n", nsc_ch_tables[t].name);
-        rc = b->failed ? -1 : b->len ? insert(ch, t) : 0;
-    }
+    for (size_t i = 0; !rc && i < ch->nt; i++)
+        for (int t = 0; !rc && t < NSC_CH_NTABLES; t++) {
+            const nsc_ch_buf *b = &ch->t[i].bufs[t];
+            if (b->failed)
+                fprintf(stderr, "ncclscope-collector: clickhouse %s: out of memory for the rows\n",
+                        nsc_ch_tables[t].name);
+            rc = b->failed ? -1 : b->len ? insert(ch, &ch->t[i], t) : 0;
+        }
     nsc_chstore_discard(ch);
     return rc;
 }
