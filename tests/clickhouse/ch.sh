@@ -76,6 +76,23 @@ finish_ch() {
     check_clickhouse
 }
 
+# paced_job: collector, agents and a 2.4 s job in the background ($emu),
+# once the first batches are acknowledged.
+paced_job() {
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_agent 0
+    start_agent 1
+    emulate --iters 60 --pace-us 40000 &
+    emu=$!
+    wait_until 30 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
+}
+
+kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
+    kill -KILL "${pids[$1]}"
+    wait "${pids[$1]}" 2>/dev/null || true
+    unset "pids[$1]"
+}
+
 case $mode in
 exact)
     start_collector 0 --store "$store" --ch-shards "$shards"
@@ -85,15 +102,8 @@ exact)
     finish_ch
     ;;
 collector_kill)
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    start_agent 0
-    start_agent 1
-    emulate --iters 60 --pace-us 40000 &
-    emu=$!
-    wait_until 30 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
-    kill -KILL "${pids[collector]}"
-    wait "${pids[collector]}" 2>/dev/null || true
-    unset "pids[collector]"
+    paced_job
+    kill9 collector
     start_collector "$port" --store "$store" --ch-shards "$shards"
     wait $emu || die "emulator failed"
     for n in 0 1; do
@@ -102,15 +112,8 @@ collector_kill)
     finish_ch
     ;;
 ch_kill)
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    start_agent 0
-    start_agent 1
-    emulate --iters 60 --pace-us 40000 &
-    emu=$!
-    wait_until 30 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
-    kill -KILL "${pids[ch_shard1]}"
-    wait "${pids[ch_shard1]}" 2>/dev/null || true
-    unset "pids[ch_shard1]"
+    paced_job
+    kill9 ch_shard1
     wait_until 30 collector_metric_above ncclscope_collector_commit_failures_total 0 ||
         die "no insert failed while shard1 was down"
     ch_start shard1
@@ -132,11 +135,8 @@ replay)
     stop collector
     [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" = "$emitted" ] ||
         die "the stopping collector did not insert the job"
-    for n in 0 1; do
-        kill -KILL "${pids[agent$n]}"
-        wait "${pids[agent$n]}" 2>/dev/null || true
-        unset "pids[agent$n]"
-    done
+    kill9 agent0
+    kill9 agent1
     start_collector 0 --store "$store" --ch-shards "$shards"
     start_agent 0
     start_agent 1
