@@ -15,11 +15,9 @@
 #define SERVER_MAX 160
 #define TARGETS_MAX 64
 
-/* Where rows are inserted: a shard's local tables, or (a cluster and no
- * shards listed) the store server's Distributed tables. */
+/* A server whose local tables get rows: a shard, or the store's server. */
 typedef struct target {
     char server[SERVER_MAX];  /* http://HOST:PORT/ */
-    int distributed;
     nsc_ch_buf bufs[NSC_CH_NTABLES];
 } target;
 
@@ -145,8 +143,8 @@ static int create_distributed(nsc_chstore *ch)
     return 0;
 }
 
-/* The targets: every shard listed, else the store's server (its
- * Distributed tables with a cluster, its local ones without). */
+/* The targets: every shard listed, else the store's server. A cluster
+ * needs its shards listed: the collector makes their tables and places rows. */
 static int parse_shards(nsc_chstore *ch, const char *shards)
 {
     for (const char *s = shards; *s;) {
@@ -156,19 +154,16 @@ static int parse_shards(nsc_chstore *ch, const char *shards)
         snprintf(ch->t[ch->nt++].server, SERVER_MAX, "http://%.*s/", (int)n, s);
         s += n + (s[n] == ',');
     }
-    if (ch->nt == 0) {
-        snprintf(ch->t[0].server, SERVER_MAX, "%s", ch->server);
-        ch->t[0].distributed = ch->cluster[0] != 0;
-        ch->nt = 1;
-    }
+    if (ch->nt == 0 && ch->cluster[0])
+        return -1;
+    if (ch->nt == 0)
+        snprintf(ch->t[ch->nt++].server, SERVER_MAX, "%s", ch->server);
     return 0;
 }
 
 /* The local tables on every shard (or on the store's server). */
 static int create_tables(nsc_chstore *ch)
 {
-    if (ch->t[0].distributed)
-        return create_local(ch, ch->server);
     for (size_t i = 0; i < ch->nt; i++)
         if (create_local(ch, ch->t[i].server))
             return -1;
@@ -182,7 +177,8 @@ int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out)
         return -1;
     if (parse_url(ch, url) || parse_shards(ch, shards)) {
         fprintf(stderr, "ncclscope-collector: store %s: not clickhouse://HOST:PORT/DB[?cluster=NAME], "
-                        "or ch_shards not HOST:PORT,... (%d at most)\n", url, TARGETS_MAX);
+                        "or ch_shards not HOST:PORT,... (%d at most; a cluster needs them)\n",
+                url, TARGETS_MAX);
         free(ch);
         return -1;
     }
@@ -285,12 +281,11 @@ static int insert(nsc_chstore *ch, const target *tg, int t)
 {
     const nsc_ch_buf *b = &tg->bufs[t];
     char q[256], url[SERVER_MAX + 512];
-    snprintf(q, sizeof q, "INSERT INTO %s.%s%s FORMAT RowBinary", ch->db, nsc_ch_tables[t].name,
-             tg->distributed ? "" : "_local");
+    snprintf(q, sizeof q, "INSERT INTO %s.%s_local FORMAT RowBinary", ch->db, nsc_ch_tables[t].name);
     char *esc = curl_easy_escape(ch->h, q, 0);
     if (!esc)
         return -1;
-    snprintf(url, sizeof url, "%s?query=%s%s", tg->server, esc, tg->distributed ? "&insert_distributed_sync=1" : "");
+    snprintf(url, sizeof url, "%s?query=%s", tg->server, esc);
     curl_free(esc);
     return post(ch, url, b->p, b->len, q);
 }

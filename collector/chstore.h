@@ -11,12 +11,13 @@
  * first, see chrows.h).
  *
  * URL: clickhouse://HOST:PORT/DB[?cluster=NAME], PORT the HTTP port (8123).
- * Without a cluster the rows go to DB.T_local. With one, the collector also
- * makes DB.T, a Distributed table over cluster NAME (defined in the server's
- * remote_servers), and inserts there synchronously (insert_distributed_sync),
- * so an acknowledged insert is on its shard. shards: comma separated
- * HOST:PORT HTTP addresses where the T_local tables are created (default: the
- * store's server itself).
+ * shards: comma separated HOST:PORT HTTP addresses of the shards. The
+ * collector creates DB.T_local on each and inserts there itself, placing a
+ * process's rows by a hash of (job, host, pid): the same batch always lands on
+ * the same shard. Without shards the store's server is the one shard. With a
+ * cluster (which needs shards) it also makes DB.T on the store's server, a
+ * Distributed table over cluster NAME (the server's remote_servers), for
+ * reading the whole cluster.
  */
 #ifndef NCCLSCOPE_COLLECTOR_CHSTORE_H
 #define NCCLSCOPE_COLLECTOR_CHSTORE_H
