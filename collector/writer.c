@@ -365,11 +365,13 @@ static long wait_ms(const nsc_writer *w)
     return now >= due ? 0 : (long)((due - now) / 1000000ull) + 1;
 }
 
-/* Insert now: the group is full, or (ClickHouse) enough rows wait. */
+/* Insert now: the group is full, or (ClickHouse) enough rows wait or the
+ * first held batch waited ch_flush_ms (a queue that never empties must not
+ * hold batches longer). */
 static int group_full(const nsc_writer *w)
 {
     return w->nheld >= w->c->cfg.group_max ||
-           (w->c->ch && nsc_chstore_pending(w->c->ch) >= (w->c->cfg.ch_flush_mb << 20));
+           (w->c->ch && (nsc_chstore_pending(w->c->ch) >= (w->c->cfg.ch_flush_mb << 20) || wait_ms(w) == 0));
 }
 
 /* A put failed: drop the open transaction and everything held (no ack). */

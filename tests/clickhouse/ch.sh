@@ -26,7 +26,8 @@
 #
 # Checked after the agents delivered everything and the collector stopped:
 # events per type equal the emulator's (nothing acknowledged lost, nothing
-# twice); the batches table's record totals equal the events, states and
+# twice); each rank's Coll events (function name, seqNumber) are the
+# emulator's collectives (coll_check.py: the columns hold the right fields); the batches table's record totals equal the events, states and
 # completions tables' rows; the two shards' rows add up to the Distributed
 # table's and each process's events are on one shard; each node's clock
 # model and each process's start are stored.
@@ -47,6 +48,11 @@ check_clickhouse() {
     ch_sql front "SELECT type, count() FROM nsc.events FINAL WHERE $j GROUP BY type FORMAT TabSeparated" \
         >"$dir/counts.tsv" || die "cannot count the events"
     "$bin/nsc-ch-check" "$dir/emu.json" "$dir/counts.tsv" || die "ClickHouse differs from what was emitted"
+    ch_sql front "SELECT host, pid, rank, seq, func FROM nsc.events FINAL WHERE $j AND type = 1 FORMAT TabSeparated" \
+        >"$dir/colls.tsv" && ch_sql front "SELECT host, pid, id, text FROM nsc.strings FINAL WHERE $j FORMAT TabSeparated" \
+        >"$dir/strings.tsv" || die "cannot read the collectives"
+    "$(dirname "$0")/coll_check.py" "$dir/emu.json" "$dir/colls.tsv" "$dir/strings.tsv" ||
+        die "ClickHouse's collectives differ from the emulator's"
     local want got
     want=$(one_value front "SELECT sum(events), sum(states), sum(completions) FROM nsc.batches FINAL WHERE $j")
     got=$(one_value front "SELECT (SELECT count() FROM nsc.events FINAL WHERE $j), (SELECT count() FROM nsc.states FINAL WHERE $j), (SELECT count() FROM nsc.completions FINAL WHERE $j)")
