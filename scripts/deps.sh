@@ -18,8 +18,9 @@ if [ "${1:-}" = --test ]; then
          podman buildah debootstrap python3-yaml slurm-wlm munge
          # a real Prometheus scraping the collector and agents (tests/e2e/prometheus.sh)
          prometheus
-         # real ClickHouse servers for the collector's ClickHouse store (tests/clickhouse/)
-         clickhouse-server clickhouse-client)
+         # real ClickHouse servers for the collector's ClickHouse store (tests/clickhouse/;
+         # ss finds the ports they bound)
+         clickhouse-server clickhouse-client iproute2)
 fi
 pkgs+=("$@")
 missing=()
