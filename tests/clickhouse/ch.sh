@@ -15,6 +15,8 @@
 #                 nothing is acknowledged, the agents keep their batches;
 #                 shard 1 restarted (same data, same ports): everything is
 #                 delivered, exactly once.
+# two_collectors: two collectors write the same cluster at once, node 0's
+#                 agent to one, node 1's to the other; the job is exact.
 # replay:         a batch inserted whose acknowledgement never reached its
 #                 agent, for every batch of the job: the collector holds the
 #                 whole job (no timed insert, credit for all of it), the
@@ -124,6 +126,20 @@ ch_kill)
         die "no insert failed while shard1 was down"
     ch_start shard1
     wait $emu || die "emulator failed"
+    finish_ch
+    ;;
+two_collectors)
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    pids[collector_a]=${pids[collector]} http_a=$http
+    unset "pids[collector]"
+    start_agent 0
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_agent 1
+    emulate --iters 20 --pace-us 20000
+    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+    collector_metric_above ncclscope_collector_batches_in_total 0 || die "collector b took no batch"
+    http=$http_a collector_metric_above ncclscope_collector_batches_in_total 0 || die "collector a took no batch"
+    stop collector_a
     finish_ch
     ;;
 replay)
