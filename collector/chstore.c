@@ -9,11 +9,13 @@
 #include <time.h>
 
 #include "chrows.h"
+#include "grow.h"
 
 #define SQL_MAX 4096
 #define REPLY_MAX 512  /* kept of ClickHouse's answer, for the error message */
 #define SERVER_MAX 160
 #define TARGETS_MAX 64
+#define LOG_EVERY_NS 10000000000ull  /* an insert retried every second must not flood the log */
 
 /* A server whose local tables get rows: a shard, or the store's server. */
 typedef struct target {
@@ -29,12 +31,23 @@ struct nsc_chstore {
     size_t nt;
     char reply[REPLY_MAX];
     size_t reply_len;
+    nsc_ch_buf answer;        /* a query's whole answer, while keep_answer */
+    int keep_answer;
+    uint64_t quiet_until_ns;  /* failures are logged once per LOG_EVERY_NS */
+    uint64_t unlogged;
 };
 
 static size_t keep_reply(char *p, size_t size, size_t n, void *arg)
 {
     nsc_chstore *ch = arg;
     size_t len = size * n, take = REPLY_MAX - 1 - ch->reply_len;
+    nsc_ch_buf *a = &ch->answer;
+    if (ch->keep_answer) {  /* a short count fails the transfer */
+        if (a->cap - a->len < len && nsc_grow(&a->p, a->len + len, &a->cap, 1, 1 << 16))
+            return 0;
+        memcpy(a->p + a->len, p, len);
+        a->len += len;
+    }
     if (take > len)
         take = len;
     memcpy(ch->reply + ch->reply_len, p, take);
@@ -57,10 +70,20 @@ static int post(nsc_chstore *ch, const char *url, const void *body, size_t len, 
         curl_easy_getinfo(ch->h, CURLINFO_RESPONSE_CODE, &code);
     if (rc == CURLE_OK && code == 200)
         return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (now < ch->quiet_until_ns) {
+        ch->unlogged++;
+        return -1;
+    }
     if (rc != CURLE_OK)
-        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: %s\n", what, curl_easy_strerror(rc));
+        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: %s", what, curl_easy_strerror(rc));
     else
-        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: HTTP %ld: %.300s\n", what, code, ch->reply);
+        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: HTTP %ld: %.300s", what, code, ch->reply);
+    fprintf(stderr, " (nothing acknowledged; %" PRIu64 " more failures not logged)\n", ch->unlogged);
+    ch->quiet_until_ns = now + LOG_EVERY_NS;
+    ch->unlogged = 0;
     return -1;
 }
 
@@ -208,6 +231,7 @@ void nsc_chstore_close(nsc_chstore *ch)
     for (size_t i = 0; i < ch->nt; i++)
         for (int t = 0; t < NSC_CH_NTABLES; t++)
             free(ch->t[i].bufs[t].p);
+    free(ch->answer.p);
     curl_easy_cleanup(ch->h);
     curl_global_cleanup();
     free(ch);
@@ -266,6 +290,64 @@ int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
     nsc_ch_buf *b = &bufs_of(ch, p->job, comm, 0)[NSC_CH_PROGRESS];
     nsc_ch_rows_progress(b, p);
     return b->failed ? NSC_STORE_ENOMEM : 0;
+}
+
+/* A RowBinary String at *p (before end): its bytes and length. */
+static const uint8_t *take_string(const uint8_t **p, const uint8_t *end, size_t *len)
+{
+    size_t n = 0;
+    for (int shift = 0;; shift += 7) {
+        if (*p == end || shift > 28)
+            return NULL;
+        uint8_t b = *(*p)++;
+        n |= (size_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    if ((size_t)(end - *p) < n)
+        return NULL;
+    const uint8_t *s = *p;
+    *p += n;
+    *len = n;
+    return s;
+}
+
+/* The answer's (host, model) rows to fn. */
+static int each_clock(const nsc_ch_buf *a, nsc_chstore_clock_fn fn, void *arg)
+{
+    const uint8_t *p = a->p, *end = a->p + a->len;
+    int rc = 0;
+    while (!rc && p != end) {
+        size_t hl, ml;
+        const uint8_t *h = take_string(&p, end, &hl), *m = h ? take_string(&p, end, &ml) : NULL;
+        nsc_clock_model model;
+        char host[64];
+        if (!m || hl >= sizeof host || nsc_clock_deserialize(&model, m, ml))
+            return -1;
+        memcpy(host, h, hl);
+        host[hl] = 0;
+        rc = fn(arg, host, &model);
+        nsc_clock_free(&model);
+    }
+    return rc;
+}
+
+int nsc_chstore_clocks(nsc_chstore *ch, nsc_chstore_clock_fn fn, void *arg)
+{
+    char q[256];
+    snprintf(q, sizeof q, "SELECT host, argMax(model, ref_ns) FROM %s.clocks_local GROUP BY host FORMAT RowBinary",
+             ch->db);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < ch->nt; i++) {
+        ch->answer.len = 0;
+        ch->keep_answer = 1;
+        rc = post(ch, ch->t[i].server, q, strlen(q), q);
+        ch->keep_answer = 0;
+        if (!rc && (rc = each_clock(&ch->answer, fn, arg)) == -1)
+            fprintf(stderr, "ncclscope-collector: clickhouse: %s: a stored clock model does not decode\n",
+                    ch->t[i].server);
+    }
+    return rc;
 }
 
 size_t nsc_chstore_pending(const nsc_chstore *ch)

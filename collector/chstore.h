@@ -49,6 +49,10 @@ int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_mod
 int nsc_chstore_put_progress(void *ch, const nsc_store_progress *p);
 /* Bytes of rows waiting for the next flush. */
 size_t nsc_chstore_pending(const nsc_chstore *ch);
+/* Each host's newest stored clock model to fn (arg passed on); 0, -1 when
+ * a query failed or an answer did not decode, or what fn returned. */
+typedef int (*nsc_chstore_clock_fn)(void *arg, const char *host, const nsc_clock_model *m);
+int nsc_chstore_clocks(nsc_chstore *ch, nsc_chstore_clock_fn fn, void *arg);
 /* Drop every waiting row (their batches are not acknowledged). */
 void nsc_chstore_discard(nsc_chstore *ch);
 /* Insert every waiting row; 0 when ClickHouse acknowledged all of them.

@@ -62,9 +62,9 @@ static host_clock *slot(nsc_clocks *c, const char *host, const nsc_clock_model *
     return h;
 }
 
-static int load_one(void *arg, const char *host, const nsc_clock_model *m)
+int nsc_clocks_adopt(void *clocks, const char *host, const nsc_clock_model *m)
 {
-    return slot(arg, host, m) ? 0 : NSC_STORE_ENOMEM;
+    return slot(clocks, host, m) ? 0 : NSC_STORE_ENOMEM;
 }
 
 int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
@@ -73,7 +73,7 @@ int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
     int rc = nsc_store_read_begin(st, &rd);
     if (rc)
         return rc;
-    rc = nsc_store_clocks(rd, load_one, c);
+    rc = nsc_store_clocks(rd, nsc_clocks_adopt, c);
     nsc_store_read_end(rd);
     return rc;
 }

@@ -19,6 +19,10 @@ nsc_clocks *nsc_clocks_new(void);
 void nsc_clocks_free(nsc_clocks *c);
 /* Load every stored model (replacing none that exists: call once, at start). */
 int nsc_clocks_load(nsc_clocks *c, nsc_store *st);
+/* Take a copy of host's stored model (arg: the nsc_clocks), unless the host
+ * has one: what nsc_clocks_load does per model, for other stores' loaders.
+ * 0 or NSC_STORE_ENOMEM. */
+int nsc_clocks_adopt(void *clocks, const char *host, const nsc_clock_model *m);
 /* Add a completed sample to its host's model; a nsc_clock_err on refusal. */
 int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s);
 /* Hand the models changed since the last call to put (the LMDB store's open

@@ -275,9 +275,7 @@ static int commit_ch(nsc_writer *w)
 {
     uint64_t t0 = nsc_coll_now();
     int rc = put_state(w, t0);
-    rc = nsc_chstore_flush(w->c->ch) || rc;
-    if (rc)
-        fprintf(stderr, "ncclscope-collector: clickhouse insert failed (nothing acknowledged)\n");
+    rc = nsc_chstore_flush(w->c->ch) || rc;  /* chstore logs what failed */
     acknowledge(w, rc, t0);
     return rc;
 }
@@ -432,7 +430,8 @@ int nsc_writer_start(nsc_collector *c, nsc_writer **out)
     int rc = (w->dedupe = nsc_dedupe_new()) ? nsc_dedupe_load(w->dedupe, c->store) : NSC_STORE_ENOMEM;
     if (rc)
         log_store("cannot load the committed batch sequences (not starting: batches could be stored twice)", rc);
-    if (rc || nsc_clocks_load(c->clocks, c->store) || !(w->pair = zmq_socket(c->zctx, ZMQ_PAIR)) ||
+    if (rc || (c->ch ? nsc_chstore_clocks(c->ch, nsc_clocks_adopt, c->clocks) : nsc_clocks_load(c->clocks, c->store)) ||
+        !(w->pair = zmq_socket(c->zctx, ZMQ_PAIR)) ||
         zmq_setsockopt(w->pair, ZMQ_LINGER, &linger, sizeof linger) ||
         zmq_setsockopt(w->pair, ZMQ_SNDHWM, &hwm, sizeof hwm) ||
         zmq_setsockopt(w->pair, ZMQ_RCVHWM, &hwm, sizeof hwm) ||

@@ -32,7 +32,8 @@
 # emulator's collectives (coll_check.py: the columns hold the right fields); the batches table's record totals equal the events, states and
 # completions tables' rows; the two shards' rows add up to the Distributed
 # table's and each process's events are on one shard; each node's clock
-# model and each process's start are stored.
+# model and each process's start are stored, and a collector started
+# afterwards loads the clock models.
 bin=$1 plugin=$2 mode=$3
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/lib.sh"
@@ -82,6 +83,15 @@ finish_ch() {
     for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
     stop collector
     check_clickhouse
+    # a collector started on the store with no agent has the nodes' clock
+    # models: it loaded them from ClickHouse
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    curl -sf -m 5 "http://127.0.0.1:$http/metrics" >"$dir/metrics" || die "no /metrics"
+    for n in $(seq 0 $((nodes - 1))); do
+        grep -q "^ncclscope_collector_clock_offset_seconds{host=\"node$n\"}" "$dir/metrics" ||
+            die "node$n's clock model was not loaded from ClickHouse"
+    done
+    stop collector
 }
 
 # paced_job: collector, agents and a 2.4 s job in the background ($emu),
