@@ -60,12 +60,18 @@ const nsc_ch_table_def nsc_ch_tables[NSC_CH_NTABLES] = {
                          "job, comm_id, rank, func", JOB_PART, "cityHash64(job, comm_id)", "seq"},
 };
 
+int nsc_ch_reserve(nsc_ch_buf *b, size_t n)
+{
+    /* nsc_grow doubles once per call: a large n may need several */
+    while (!b->failed && b->cap - b->len < n)
+        b->failed = nsc_grow(&b->p, b->cap, &b->cap, 1, 1 << 16) != 0;
+    return b->failed ? -1 : 0;
+}
+
 static uint8_t *room(nsc_ch_buf *b, size_t n)
 {
-    if (b->failed || (b->cap - b->len < n && nsc_grow(&b->p, b->len + n, &b->cap, 1, 1 << 16))) {
-        b->failed = 1;
+    if (nsc_ch_reserve(b, n))
         return NULL;
-    }
     uint8_t *at = b->p + b->len;
     b->len += n;
     return at;

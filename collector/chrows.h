@@ -53,6 +53,9 @@ typedef struct nsc_ch_buf {
     int failed;  /* out of memory once: the buffer must not be sent */
 } nsc_ch_buf;
 
+/* Room for n more bytes at b->p + b->len: 0, or -1 (out of memory, b->failed set). */
+int nsc_ch_reserve(nsc_ch_buf *b, size_t n);
+
 /* Where a batch's rows come from: the batch identity of every row. */
 typedef struct nsc_ch_origin {
     const char *agent;

@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "chrows.h"
-#include "grow.h"
 
 #define SQL_MAX 4096
 #define REPLY_MAX 512  /* kept of ClickHouse's answer, for the error message */
@@ -43,7 +42,7 @@ static size_t keep_reply(char *p, size_t size, size_t n, void *arg)
     size_t len = size * n, take = REPLY_MAX - 1 - ch->reply_len;
     nsc_ch_buf *a = &ch->answer;
     if (ch->keep_answer) {  /* a short count fails the transfer */
-        if (a->cap - a->len < len && nsc_grow(&a->p, a->len + len, &a->cap, 1, 1 << 16))
+        if (nsc_ch_reserve(a, len))
             return 0;
         memcpy(a->p + a->len, p, len);
         a->len += len;
@@ -339,7 +338,7 @@ int nsc_chstore_clocks(nsc_chstore *ch, nsc_chstore_clock_fn fn, void *arg)
              ch->db);
     int rc = 0;
     for (size_t i = 0; !rc && i < ch->nt; i++) {
-        ch->answer.len = 0;
+        ch->answer = (nsc_ch_buf){.p = ch->answer.p, .cap = ch->answer.cap};
         ch->keep_answer = 1;
         rc = post(ch, ch->t[i].server, q, strlen(q), q);
         ch->keep_answer = 0;
