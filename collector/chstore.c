@@ -314,6 +314,8 @@ static const uint8_t *take_string(const uint8_t **p, const uint8_t *end, size_t 
 /* The answer's (host, model) rows to fn. */
 static int each_clock(const nsc_ch_buf *a, nsc_chstore_clock_fn fn, void *arg)
 {
+    if (a->len == 0)  /* no model stored (and maybe no buffer yet) */
+        return 0;
     const uint8_t *p = a->p, *end = a->p + a->len;
     int rc = 0;
     while (!rc && p != end) {
