@@ -4,8 +4,7 @@
  * the output mode), the exit codes, and the helpers every verb uses to ask
  * its source for JSON. Each verb lives in the file of its concern:
  * report.c (comms, collectives, topology, stats), status.c (status, watch),
- * diagnose.c (diagnose), rootcause.c (its causes and places; links),
- * hosts.c (hosts: diagnose per job, counted per host),
+ * diagnose.c (diagnose, links, hosts: the analysis is common/diag/),
  * timeline.c (timeline, export), updown.c (up, down).
  */
 #ifndef NCCLSCOPE_CLI_H
@@ -15,6 +14,7 @@
 #include <stdint.h>
 
 #include "args.h"
+#include "diag.h"
 #include "source.h"
 #include "stream.h"
 
@@ -49,6 +49,10 @@ int nsc_cli_fetch_pages(nsc_cli_ctx *c, const char *endpoint, const char *qs, ns
                         void *arg);
 /* An nsc_ndjson_fn that prints each line unchanged (--json of paged results). */
 int nsc_cli_print_line(void *arg, const nsc_json *v, const char *line, size_t len);
+/* The verb's source as the analysis's (diag.h), and the exit code of an
+ * analysis's return (its error copied to c->err). */
+int nsc_cli_diag_src(nsc_cli_ctx *c, nsc_diag_src *d);
+int nsc_cli_diag_rc(nsc_cli_ctx *c, const nsc_diag_src *d, int rc);
 int nsc_cli_fetch_raw(nsc_cli_ctx *c, const char *endpoint, const char *qs);
 /* Server-sent events, no timeout; ends when the stream does or fn says stop
  * (a positive return that is not an error leaves c->err empty). */
@@ -56,11 +60,7 @@ int nsc_cli_fetch_sse(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_
 /* A number option: NSC_EXIT_OK (absent leaves *v), or NSC_EXIT_USAGE. */
 int nsc_cli_u64_opt(nsc_cli_ctx *c, const char *name, unsigned long long *v);
 
-/* Walking a /api/v1/status document (status.c; diagnose uses it too). */
-const nsc_json *nsc_status_process(const nsc_json *status, const char *host, uint64_t pid);
-/* 1 if one of the rank's functions is below the communicator's highest seq. */
-int nsc_status_rank_behind(const nsc_json *comm, const nsc_json *rank, const char **func, uint64_t *seq,
-                           uint64_t *max);
+/* Walking a /api/v1/status document (status.c; statusdoc.h has the rest). */
 /* "running" (a process alive), "finished" (all ranks seen, none behind or in
  * flight) or "incomplete". */
 const char *nsc_status_comm_state(const nsc_json *status, const nsc_json *comm);

@@ -58,8 +58,61 @@ static nsc_src *source(nsc_cli_ctx *c)
     return c->src;
 }
 
-/* A fetch whose body went to a reader: -1 is the source's error (c->err set),
- * nonzero is the reader's (its message in why). */
+static int src_get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
+                   size_t errcap)
+{
+    return nsc_src_get(arg, endpoint, qs, 0, fn, fn_arg, err, errcap);
+}
+
+int nsc_cli_diag_src(nsc_cli_ctx *c, nsc_diag_src *d)
+{
+    memset(d, 0, sizeof *d);
+    nsc_src *s = source(c);
+    if (!s)
+        return NSC_EXIT_FAIL;
+    d->get = src_get;
+    d->arg = s;
+    d->name = nsc_src_name(s);
+    return NSC_EXIT_OK;
+}
+
+int nsc_cli_diag_rc(nsc_cli_ctx *c, const nsc_diag_src *d, int rc)
+{
+    if (rc == NSC_DIAG_OK)
+        return NSC_EXIT_OK;
+    snprintf(c->err, sizeof c->err, "%s", d->err);
+    return rc == NSC_DIAG_USAGE ? NSC_EXIT_USAGE : NSC_EXIT_FAIL;
+}
+
+int nsc_cli_fetch_doc(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_doc *d)
+{
+    nsc_diag_src s;
+    memset(d, 0, sizeof *d);
+    if (nsc_cli_diag_src(c, &s) != NSC_EXIT_OK)
+        return NSC_EXIT_FAIL;
+    return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_doc(&s, endpoint, qs, d));
+}
+
+int nsc_cli_fetch_ndjson(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_ndjson_fn fn,
+                         void *arg)
+{
+    nsc_diag_src s;
+    if (nsc_cli_diag_src(c, &s) != NSC_EXIT_OK)
+        return NSC_EXIT_FAIL;
+    return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_ndjson(&s, endpoint, qs, fn, arg));
+}
+
+int nsc_cli_fetch_pages(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_ndjson_fn fn,
+                        void *arg)
+{
+    nsc_diag_src s;
+    if (nsc_cli_diag_src(c, &s) != NSC_EXIT_OK)
+        return NSC_EXIT_FAIL;
+    return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_pages(&s, endpoint, qs, nsc_cli_get(c->args, "limit"), fn, arg));
+}
+
+/* A fetch whose body went to stdout or a reader: -1 is the source's error
+ * (c->err set), nonzero is the reader's (its message in why). */
 static int fetched(nsc_cli_ctx *c, int rc, const char *why)
 {
     if (rc == 0)
@@ -67,96 +120,6 @@ static int fetched(nsc_cli_ctx *c, int rc, const char *why)
     if (rc != -1 && why && why[0])
         snprintf(c->err, sizeof c->err, "%s", why);
     return NSC_EXIT_FAIL;
-}
-
-int nsc_cli_fetch_doc(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_doc *d)
-{
-    memset(d, 0, sizeof *d);
-    nsc_src *s = source(c);
-    if (!s)
-        return NSC_EXIT_FAIL;
-    int rc = nsc_src_get(s, endpoint, qs, 0, nsc_doc_feed, d, c->err, sizeof c->err);
-    if (fetched(c, rc, d->err) != NSC_EXIT_OK)
-        return NSC_EXIT_FAIL;
-    if (nsc_doc_parse(d) != 0) {
-        snprintf(c->err, sizeof c->err, "%s from %s", d->err, nsc_src_name(s));
-        return NSC_EXIT_FAIL;
-    }
-    return NSC_EXIT_OK;
-}
-
-int nsc_cli_fetch_ndjson(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_ndjson_fn fn,
-                         void *arg)
-{
-    nsc_src *s = source(c);
-    if (!s)
-        return NSC_EXIT_FAIL;
-    nsc_ndjson r;
-    nsc_ndjson_init(&r, fn, arg);
-    int rc = nsc_src_get(s, endpoint, qs, 0, nsc_ndjson_feed, &r, c->err, sizeof c->err);
-    if (rc == 0 && nsc_ndjson_end(&r) != 0)
-        rc = 1;
-    rc = fetched(c, rc, r.err);
-    nsc_ndjson_free(&r);
-    return rc;
-}
-
-/* Paged NDJSON (timeline, collectives): header, records, and an end line
- * carrying next_cursor. Later pages' headers are dropped; a page without its
- * end line means the source's stream was cut, which is an error. */
-typedef struct pager {
-    nsc_ndjson_fn fn;
-    void *arg;
-    int pages, ended;
-    char cursor[512];
-} pager;
-
-static int page_line(void *arg, const nsc_json *v, const char *line, size_t len)
-{
-    pager *p = arg;
-    const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
-    if (kind && strcmp(kind, "end") == 0) {
-        p->ended = 1;
-        const char *next = nsc_json_str(nsc_json_get(v, "next_cursor"));
-        snprintf(p->cursor, sizeof p->cursor, "%s", next ? next : "");
-        if (next)
-            return 0;
-        return p->fn(p->arg, v, line, len);
-    }
-    if (kind && strcmp(kind, "header") == 0 && p->pages > 0)
-        return 0;
-    return p->fn(p->arg, v, line, len);
-}
-
-int nsc_cli_fetch_pages(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_ndjson_fn fn,
-                        void *arg)
-{
-    pager p = {.fn = fn, .arg = arg};
-    char q[3072];
-    int rc;
-    do {
-        snprintf(q, sizeof q, "%s", qs);
-        if (!nsc_cli_has(c->args, "limit") && nsc_qs_add(q, sizeof q, "limit", "1000000") != 0)
-            return NSC_EXIT_FAIL;
-        if (p.cursor[0] && nsc_qs_add(q, sizeof q, "cursor", p.cursor) != 0) {
-            snprintf(c->err, sizeof c->err, "cursor too long");
-            return NSC_EXIT_FAIL;
-        }
-        p.ended = 0;
-        p.cursor[0] = 0;
-        rc = nsc_cli_fetch_ndjson(c, endpoint, q, page_line, &p);
-        if (rc == NSC_EXIT_OK && !p.ended) {
-            snprintf(c->err, sizeof c->err, "%s from %s ended early (no end line): the source failed mid-way",
-                     endpoint, nsc_src_name(c->src));
-            rc = NSC_EXIT_FAIL;
-        }
-        p.pages++;
-    } while (rc == NSC_EXIT_OK && p.cursor[0] && !nsc_cli_has(c->args, "limit"));
-    /* On stderr, so that what a script reads stays the records alone. */
-    if (rc == NSC_EXIT_OK && p.cursor[0])
-        fprintf(stderr, "ncclscope: stopped at --limit %s: the window holds more (raise --limit or narrow --t0/--t1)\n",
-                nsc_cli_get(c->args, "limit"));
-    return rc;
 }
 
 static int to_stdout(void *arg, const char *data, size_t len)

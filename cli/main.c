@@ -86,7 +86,7 @@ static const verb verbs[] = {
      "find hangs, mismatches, missing, lagging and dead ranks (exit 1 if any)"},
     {"hosts", nsc_verb_hosts, no_opts, "",
      "per host, across the collector's jobs: how often diagnose placed a cause there"},
-    {"links", nsc_verb_links, comm_opts, "--comm ID",
+    {"links", nsc_verb_links, comm_opts, "[--comm ID]",
      "network links per (rank -> rank, channel): step time, bandwidth, slow ones"},
     {"export", nsc_verb_export, export_opts, "--comm ID -o FILE [--format perfetto|chrome]",
      "write a Perfetto (.pftrace) or Chrome JSON trace"},

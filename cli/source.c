@@ -8,8 +8,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "diag.h"
 #include "json.h"
 #include "live.h"
+#include "mono.h"
 #include "query.h"
 #include "store.h"
 
@@ -115,19 +117,6 @@ static void http_refusal(const nsc_src *s, const char *endpoint, int status, con
         snprintf(err, errcap, "collector at %s answered HTTP %d for %s", s->name, status, endpoint);
 }
 
-typedef struct relay {
-    nsc_http_body_fn fn;
-    void *arg;
-    int rc;  /* the body callback's nonzero return */
-} relay;
-
-static int relay_write(void *arg, const void *data, size_t len)
-{
-    relay *r = arg;
-    r->rc = r->fn(r->arg, data, len);
-    return r->rc;
-}
-
 /* status and live from a store: the live state rebuilt by nsc_live_from_store
  * at this moment, on the collector's clock (CLOCK_MONOTONIC: meaningful on
  * the collector's machine; elsewhere every process looks silent). live gives
@@ -135,9 +124,7 @@ static int relay_write(void *arg, const void *data, size_t len)
 static int store_live(nsc_src *s, nsc_store_reader *rd, int summary, nsc_http_body_fn fn, void *arg,
                       char *err, size_t errcap)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t now = nsc_mono_ns();
     nsc_live *l;
     int rc = nsc_live_from_store(rd, NULL, now, &l);
     if (rc != 0) {
@@ -170,48 +157,22 @@ static int store_live(nsc_src *s, nsc_store_reader *rd, int summary, nsc_http_bo
 static int store_get(nsc_src *s, const char *endpoint, const char *qs, nsc_http_body_fn fn,
                      void *arg, char *err, size_t errcap)
 {
-    nsc_query *q;
-    char why[512];
     int live = strcmp(endpoint, "live") == 0;
-    if (live || strcmp(endpoint, "status") == 0) {
-        nsc_store_reader *rd;
-        int rc = nsc_store_read_begin(s->store, &rd);
-        if (rc != 0) {
-            snprintf(err, errcap, "store: %s", nsc_store_strerror(rc));
-            return -1;
-        }
-        rc = store_live(s, rd, live, fn, arg, err, errcap);
-        nsc_store_read_end(rd);
-        return rc;
-    }
-    if (qs && qs[0] == '&')
-        qs++;
-    int rc = nsc_query_parse(endpoint, qs, &q, why, sizeof why);
-    if (rc == NSC_QUERY_EUNKNOWN) {
-        snprintf(err, errcap, "%s cannot be answered from a store, only by a collector", endpoint);
-        return -1;
-    }
-    if (rc != 0) {
-        snprintf(err, errcap, "%s", why);
-        return -1;
-    }
     nsc_store_reader *rd;
-    relay r = {fn, arg, 0};
-    rc = nsc_store_read_begin(s->store, &rd);
-    if (rc != 0)
-        snprintf(why, sizeof why, "store: %s", nsc_store_strerror(rc));
-    else {
-        rc = nsc_query_run(q, rd, relay_write, &r, why, sizeof why);
-        nsc_store_read_end(rd);
-    }
-    nsc_query_free(q);
-    if (rc == NSC_QUERY_EWRITE && r.rc)
-        return r.rc;
+    int code, rc = nsc_store_read_begin(s->store, &rd);
     if (rc != 0) {
-        snprintf(err, errcap, "%s", why);
+        snprintf(err, errcap, "store: %s", nsc_store_strerror(rc));
         return -1;
     }
-    return 0;
+    if (live || strcmp(endpoint, "status") == 0) {
+        rc = store_live(s, rd, live, fn, arg, err, errcap);
+    } else {
+        rc = nsc_diag_query_get(rd, endpoint, qs, fn, arg, err, errcap, &code);
+        if (code == NSC_QUERY_EUNKNOWN)
+            snprintf(err, errcap, "%s cannot be answered from a store, only by a collector", endpoint);
+    }
+    nsc_store_read_end(rd);
+    return rc;
 }
 
 int nsc_src_get(nsc_src *s, const char *endpoint, const char *qs, int stream, nsc_http_body_fn fn,
@@ -238,23 +199,4 @@ int nsc_src_get(nsc_src *s, const char *endpoint, const char *qs, int stream, ns
         return -1;
     }
     return rc;
-}
-
-int nsc_qs_add(char *qs, size_t cap, const char *name, const char *value)
-{
-    size_t n = strlen(qs);
-    int w = snprintf(qs + n, cap - n, "&%s=", name);
-    if (w < 0 || (size_t)w >= cap - n)
-        return -1;
-    n += (size_t)w;
-    for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
-        if (n + 4 > cap)
-            return -1;
-        if (isalnum(*p) || strchr("-_.~", *p))
-            qs[n++] = (char)*p;
-        else
-            n += (size_t)snprintf(qs + n, cap - n, "%%%02X", *p);
-    }
-    qs[n] = 0;
-    return 0;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "http.h"
+#include "qs.h"
 
 typedef struct nsc_src nsc_src;
 
@@ -36,8 +37,5 @@ const char *nsc_src_name(const nsc_src *s);
  * collector's own {"error": ...} message. stream: no timeout (watch). */
 int nsc_src_get(nsc_src *s, const char *endpoint, const char *qs, int stream, nsc_http_body_fn fn,
                 void *arg, char *err, size_t errcap);
-
-/* Append "&name=value" (URL-encoded) to a query string. -1 if it does not fit. */
-int nsc_qs_add(char *qs, size_t cap, const char *name, const char *value);
 
 #endif

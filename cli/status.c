@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "diagnose.h"
+#include "diag.h"
+#include "mono.h"
+#include "statusdoc.h"
 #include "table.h"
 
 static const char *str_or(const nsc_json *o, const char *key, const char *dflt)
@@ -47,32 +49,6 @@ static double dbl_of(const nsc_json *o, const char *key)
 }
 
 #define EACH(it, arr) for (const nsc_json *it = nsc_json_first(arr); it; it = nsc_json_next(arr, it))
-
-const nsc_json *nsc_status_process(const nsc_json *status, const char *host, uint64_t pid)
-{
-    const nsc_json *procs = nsc_json_get(status, "processes");
-    EACH(p, procs)
-    if (u64_of(p, "pid") == pid && strcmp(str_or(p, "host", ""), host) == 0)
-        return p;
-    return NULL;
-}
-
-/* A rank is behind when one of its functions' last seq is below the
- * communicator's highest for that function. */
-int nsc_status_rank_behind(const nsc_json *comm, const nsc_json *rank, const char **func, uint64_t *seq,
-                           uint64_t *max)
-{
-    const nsc_json *funcs = nsc_json_get(comm, "funcs");
-    EACH(c, nsc_json_get(rank, "collectives"))
-    EACH(f, funcs)
-    if (strcmp(str_or(f, "func", ""), str_or(c, "func", "?")) == 0 && u64_of(c, "seq") < u64_of(f, "max_seq")) {
-        *func = str_or(c, "func", "?");
-        *seq = u64_of(c, "seq");
-        *max = u64_of(f, "max_seq");
-        return 1;
-    }
-    return 0;
-}
 
 const char *nsc_status_comm_state(const nsc_json *status, const nsc_json *comm)
 {
@@ -396,12 +372,7 @@ typedef struct watching {
     char stuck[WATCH_STUCK_MAX][400];
 } watching;
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double mono_s(void) { return (double)nsc_mono_ns() / 1e9; }
 
 /* Each communicator's first problem (the list is most severe first), as
  * diagnose's verdict names it, and its stalls when a worse problem comes
@@ -433,8 +404,10 @@ static void update_stuck(watching *w, const nsc_json *sum)
     nsc_findings *f = calloc(1, sizeof *f);
     if (!f)
         return;
-    f->c = w->c;
-    if (nsc_diag_find(w->c, nsc_cli_get(w->c->args, "job"), NULL, f) == NSC_EXIT_OK)
+    nsc_diag_src s;
+    f->src = &s;
+    if (nsc_cli_diag_src(w->c, &s) == NSC_EXIT_OK &&
+        nsc_cli_diag_rc(w->c, &s, nsc_diag_find(nsc_cli_get(w->c->args, "job"), NULL, f)) == NSC_EXIT_OK)
         keep_stuck_lines(w, f);
     else {
         snprintf(w->stuck[0], sizeof w->stuck[0], "stuck: not analysed: %.300s", w->c->err);

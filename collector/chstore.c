@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "chrows.h"
+#include "mono.h"
 
 #define SQL_MAX 4096
 #define REPLY_MAX 512  /* kept of ClickHouse's answer, for the error message */
@@ -69,9 +70,7 @@ static int post(nsc_chstore *ch, const char *url, const void *body, size_t len, 
         curl_easy_getinfo(ch->h, CURLINFO_RESPONSE_CODE, &code);
     if (rc == CURLE_OK && code == 200)
         return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t now = nsc_mono_ns();
     if (now < ch->quiet_until_ns) {
         ch->unlogged++;
         return -1;

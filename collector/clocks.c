@@ -1,6 +1,7 @@
 /* clocks.c: per-host clock models (see clocks.h). */
 #include "clocks.h"
 #include "grow.h"
+#include "prom.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -108,7 +109,7 @@ void nsc_clocks_render(const nsc_clocks *c, struct evbuffer *b)
         {"ncclscope_collector_clock_offset_seconds", "Collector time minus host time at the host's last sample"},
         {"ncclscope_collector_clock_error_seconds", "Error bound of that offset"}};
     for (int k = 0; k < 2; k++) {
-        evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", fam[k][0], fam[k][1], fam[k][0]);
+        nsc_prom_head(b, fam[k][0], "gauge", fam[k][1]);
         for (size_t i = 0; i < c->n; i++) {
             uint64_t ref, err, at = c->h[i].m.last_t1;
             if (nsc_clock_host_to_ref(&c->h[i].m, at, &ref, &err) == 0)

@@ -15,13 +15,6 @@
 #include "ingest.h"
 #include "writer.h"
 
-uint64_t nsc_coll_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The LMDB store opens in ClickHouse mode too: the HTTP API's queries still
  * read it and find nothing there (docs/clickhouse.md, "Not done yet"). */
 static int open_store(nsc_collector *c)

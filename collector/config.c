@@ -34,6 +34,8 @@ static const nsc_opt opts[] = {
     MS("hang_ms", "NCCLSCOPE_HANG_MS", hang_ms, "10000", "lag/hang threshold: ranks behind (or a collective in flight) this long"),
     MS("live_interval_ms", "NCCLSCOPE_LIVE_INTERVAL_MS", live_interval_ms, "1000", "period of /api/v1/live summaries"),
     NUM("metrics_max_comms", "NCCLSCOPE_METRICS_MAX_COMMS", metrics_max_comms, "128", "communicators in /metrics at most, the most recently active (0..4096)"),
+    NUM("metrics_max_hosts", "NCCLSCOPE_METRICS_MAX_HOSTS", metrics_max_hosts, "256", "hosts (and host pairs) in the root-cause metrics at most, those with the most causes (0..4096)"),
+    MS("rootcause_interval_ms", "NCCLSCOPE_ROOTCAUSE_INTERVAL_MS", rootcause_interval_ms, "30000", "diagnose every job of the live state this often for the root-cause metrics (0: never)"),
 };
 
 static const nsc_cfg_spec spec = {
@@ -50,11 +52,11 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
 {
     if (cfg->credit == 0 || cfg->credit > 65536 || cfg->group_max == 0 || cfg->max_msg_mb == 0 ||
         cfg->max_msg_mb > 1024 || cfg->live_interval_ms == 0 || cfg->map_initial_mb == 0 ||
-        cfg->map_max_mb < cfg->map_initial_mb || cfg->metrics_max_comms > 4096 || cfg->ch_flush_mb == 0 ||
-        (strcmp(cfg->store, "lmdb") && strncmp(cfg->store, "clickhouse://", 13))) {
+        cfg->map_max_mb < cfg->map_initial_mb || cfg->metrics_max_comms > 4096 || cfg->metrics_max_hosts > 4096 ||
+        cfg->ch_flush_mb == 0 || (strcmp(cfg->store, "lmdb") && strncmp(cfg->store, "clickhouse://", 13))) {
         fprintf(err, "ncclscope-collector: credit (1..65536), group_max, max_msg_mb (1..1024), "
-                     "live_interval_ms, map_initial_mb (<= map_max_mb), metrics_max_comms (<= 4096), ch_flush_mb "
-                     "out of range, or store neither lmdb nor clickhouse://...\n");
+                     "live_interval_ms, map_initial_mb (<= map_max_mb), metrics_max_comms, metrics_max_hosts "
+                     "(<= 4096), ch_flush_mb out of range, or store neither lmdb nor clickhouse://...\n");
         return -1;
     }
     return 0;

@@ -32,6 +32,8 @@ typedef struct nsc_coll_cfg {
     uint64_t hang_ms;          /* a collective in flight this long while others moved on */
     uint64_t live_interval_ms; /* /api/v1/live summary period */
     uint64_t metrics_max_comms;  /* communicators in /metrics at most */
+    uint64_t metrics_max_hosts;  /* hosts (and host pairs) in the root-cause metrics at most */
+    uint64_t rootcause_interval_ms;  /* root-cause metrics' pass period; 0: none */
 } nsc_coll_cfg;
 
 /* Fill cfg from all sources. Returns 0, 1 when --help was printed (exit 0),

@@ -11,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "clocks.h"
+#include "diagapi.h"
 #include "jobmetrics.h"
 #include "json.h"
 #include "qstream.h"
+#include "rcmetrics.h"
 #include "query.h"
-#include "secret.h"
+#include "ui.h"
 
 #define TIMER_MS 100
 
@@ -34,6 +37,7 @@ struct nsc_http {
     char token[256];
     sse_client *clients;
     nsc_qstreams *queries;     /* running query responses */
+    nsc_rcmetrics *rcm;        /* root-cause metrics' thread */
     uint64_t last_tick_ns;
 };
 
@@ -71,17 +75,14 @@ static void send_body(struct evhttp_request *req, const char *type, const char *
         evbuffer_free(b);
 }
 
-/* JSON of the live state, written under its lock. */
-typedef int (*live_json_fn)(const nsc_live *l, uint64_t now, FILE *out);
-
-static char *live_json(nsc_collector *c, live_json_fn fn, size_t *len)
+char *nsc_http_live_json(nsc_collector *c, nsc_http_live_fn fn, size_t *len)
 {
     char *text = NULL;
     FILE *f = open_memstream(&text, len);
     if (!f)
         return NULL;
     pthread_mutex_lock(&c->live_mu);
-    int rc = fn(c->live, nsc_coll_now(), f);
+    int rc = fn(c->live, nsc_mono_ns(), f);
     pthread_mutex_unlock(&c->live_mu);
     if (fclose(f) || rc) {
         free(text);
@@ -93,7 +94,7 @@ static char *live_json(nsc_collector *c, live_json_fn fn, size_t *len)
 static void status(nsc_http *h, struct evhttp_request *req)
 {
     size_t len;
-    char *text = live_json(h->c, nsc_live_status_json, &len);
+    char *text = nsc_http_live_json(h->c, nsc_live_status_json, &len);
     if (!text) {
         nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
         return;
@@ -129,7 +130,7 @@ static void render_live(nsc_collector *c, struct evbuffer *b)
 {
     nsc_live_counts n;
     pthread_mutex_lock(&c->live_mu);
-    nsc_live_counts_get(c->live, nsc_coll_now(), &n);
+    nsc_live_counts_get(c->live, nsc_mono_ns(), &n);
     pthread_mutex_unlock(&c->live_mu);
     evbuffer_add_printf(b, "# HELP ncclscope_collector_live_processes Processes by state\n"
                            "# TYPE ncclscope_collector_live_processes gauge\n"
@@ -164,6 +165,7 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     render_store(c, b);
     render_live(c, b);
     nsc_jobmetrics_render(c, b);
+    nsc_rcmetrics_render(h->rcm, b);
     nsc_qstreams_render(h->queries, b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", b);
@@ -209,7 +211,7 @@ static void live(nsc_http *h, struct evhttp_request *req)
 {
     sse_client *s = calloc(1, sizeof *s);
     size_t len;
-    char *json = live_json(h->c, nsc_live_summary_json, &len);
+    char *json = nsc_http_live_json(h->c, nsc_live_summary_json, &len);
     if (!s || !json) {
         free(s);
         free(json);
@@ -231,7 +233,7 @@ static void live(nsc_http *h, struct evhttp_request *req)
 static void sse_broadcast(nsc_http *h)
 {
     size_t len;
-    char *json = h->clients ? live_json(h->c, nsc_live_summary_json, &len) : NULL;
+    char *json = h->clients ? nsc_http_live_json(h->c, nsc_live_summary_json, &len) : NULL;
     for (sse_client *s = h->clients; json && s; s = s->next)
         sse_send(s->req, json, len);
     free(json);
@@ -254,14 +256,6 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
 
 /* ---- routing ---- */
 
-static int authorized(const nsc_http *h, struct evhttp_request *req)
-{
-    if (!h->token[0])
-        return 1;
-    const char *a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-    return a && strncmp(a, "Bearer ", 7) == 0 && nsc_secret_equal(a + 7, h->token);
-}
-
 static void route(struct evhttp_request *req, void *arg)
 {
     nsc_http *h = arg;
@@ -275,7 +269,9 @@ static void route(struct evhttp_request *req, void *arg)
         return nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request", "malformed request target");
     if (strcmp(path, "/healthz") == 0)
         return send_body(req, "text/plain", "ok\n", 3);
-    if (!authorized(h, req)) {
+    if (nsc_ui_path(path))
+        return nsc_ui_serve(req, path, qs, h->token);
+    if (!nsc_auth_ok(req, h->token)) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
         return nsc_http_json_error(req, 401, "Unauthorized", "missing or wrong bearer token");
     }
@@ -288,6 +284,8 @@ static void route(struct evhttp_request *req, void *arg)
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
         if (strncmp(path, "/api/v1/", 8) == 0 && strcmp(path + 8, queries[i]) == 0)
             return query(h, req, queries[i], qs);
+    if (strncmp(path, "/api/v1/", 8) == 0 && nsc_diagapi_is(path + 8))
+        return nsc_diagapi_start(h->c, h->queries, req, path + 8, qs);
     nsc_http_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");
 }
 
@@ -301,7 +299,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         event_base_loopbreak(h->base);
         return;
     }
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now - h->last_tick_ns < c->cfg.live_interval_ms * 1000000ull)
         return;
     h->last_tick_ns = now;
@@ -399,6 +397,8 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
         release(h);
         return -1;
     }
+    if (nsc_rcmetrics_start(c, &h->rcm))
+        fprintf(stderr, "ncclscope-collector: cannot start the root-cause metrics' thread\n");
     *out = h;
     return 0;
 }
@@ -408,5 +408,6 @@ void nsc_http_join(nsc_http *h)
     if (!h)
         return;
     pthread_join(h->thread, NULL);
+    nsc_rcmetrics_join(h->rcm);
     release(h);
 }

@@ -20,7 +20,7 @@ typedef struct stream {
     nsc_qstreams *set;
     struct stream *next;
     struct evhttp_request *req;  /* ours until ended, even after the client left */
-    nsc_query *q;
+    nsc_qjob job;
     pthread_t thread;
     int wake_fd[2];              /* the worker's nudges to the HTTP thread */
     struct event *wake;
@@ -94,7 +94,7 @@ static int worker_write(void *arg, const void *data, size_t len)
             until.tv_nsec -= 1000000000L;
         }
         if (pthread_cond_timedwait(&s->drained, &s->mu, &until) == ETIMEDOUT)
-            s->cutoff = must_cut(s, nsc_coll_now());
+            s->cutoff = must_cut(s, nsc_mono_ns());
     }
     size_t before = evbuffer_get_length(s->pending);
     int rc = s->cancelled || s->cutoff || evbuffer_add(s->pending, data, len);
@@ -107,22 +107,23 @@ static int worker_write(void *arg, const void *data, size_t len)
 static void *worker(void *arg)
 {
     stream *s = arg;
-    nsc_store_reader *rd;
+    nsc_store_reader *rd = NULL;
     char err[256] = "";
-    int rc = nsc_store_read_begin(s->set->store, &rd);
+    int rc = s->job.own_reads ? 0 : nsc_store_read_begin(s->set->store, &rd);
     if (rc) {
         snprintf(err, sizeof err, "%s", nsc_store_strerror(rc));
         rc = NSC_QUERY_ESTORE;
     } else {
-        rc = nsc_query_run(s->q, rd, worker_write, s, err, sizeof err);
-        nsc_store_read_end(rd);
+        rc = s->job.run(s->job.arg, rd, worker_write, s, err, sizeof err);
+        if (rd)
+            nsc_store_read_end(rd);
     }
     if (s->cutoff == CUT_GROW)
         snprintf(err, sizeof err, "the store's map must grow and the client reads too slowly");
     else if (s->cutoff == CUT_STALL)
         snprintf(err, sizeof err, "the client took nothing for %d s", NSC_QSTREAM_STALL_MS / 1000);
     if (s->cutoff)
-        fprintf(stderr, "ncclscope-collector: %s stream cut off: %s\n", nsc_query_name(s->q), err);
+        fprintf(stderr, "ncclscope-collector: %s stream cut off: %s\n", s->job.name, err);
     pthread_mutex_lock(&s->mu);
     s->rc = rc;
     memcpy(s->err, err, sizeof err);
@@ -144,7 +145,8 @@ static void stream_free(stream *s)
         evbuffer_free(s->pending);
     pthread_cond_destroy(&s->drained);
     pthread_mutex_destroy(&s->mu);
-    nsc_query_free(s->q);
+    if (s->job.free)
+        s->job.free(s->job.arg);
     free(s);
 }
 
@@ -194,7 +196,7 @@ static void chunk_sent(struct evhttp_connection *conn, void *arg)
 static void start_reply(stream *s)
 {
     evhttp_add_header(evhttp_request_get_output_headers(s->req), "Content-Type",
-                      nsc_query_content_type(s->q));
+                      s->job.content_type);
     evhttp_send_reply_start(s->req, HTTP_OK, "OK");
     s->started = 1;
 }
@@ -208,7 +210,7 @@ static void reply_whole(stream *s)
         nsc_http_json_error(s->req, code, reason(code), s->err);
     } else {
         evhttp_add_header(evhttp_request_get_output_headers(s->req), "Content-Type",
-                          nsc_query_content_type(s->q));
+                          s->job.content_type);
         evhttp_send_reply(s->req, HTTP_OK, "OK", s->pending);
     }
 }
@@ -230,7 +232,7 @@ static void pump(stream *s)
         start_reply(s);
     if (!s->gone && s->started && !s->in_flight && n && (chunk = evbuffer_new()) &&
         evbuffer_add_buffer(chunk, s->pending) == 0) {
-        s->drained_ns = nsc_coll_now();
+        s->drained_ns = nsc_mono_ns();
         pthread_cond_signal(&s->drained);
     }
     pthread_mutex_unlock(&s->mu);
@@ -275,16 +277,16 @@ static void on_close(struct evhttp_connection *conn, void *arg)
     nudge(s);
 }
 
-static stream *stream_new(nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
+static stream *stream_new(nsc_qstreams *set, struct evhttp_request *req, const nsc_qjob *job)
 {
     stream *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->set = set;
     s->req = req;
-    s->q = q;
+    s->job = *job;
     s->wake_fd[0] = s->wake_fd[1] = -1;
-    s->drained_ns = nsc_coll_now();
+    s->drained_ns = nsc_mono_ns();
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -294,26 +296,26 @@ static stream *stream_new(nsc_qstreams *set, struct evhttp_request *req, nsc_que
     if (pipe2(s->wake_fd, O_NONBLOCK | O_CLOEXEC) || !(s->pending = evbuffer_new()) ||
         !(s->wake = event_new(set->base, s->wake_fd[0], EV_READ | EV_PERSIST, on_wake, s)) ||
         event_add(s->wake, NULL)) {
-        s->q = NULL;  /* the caller still owns it */
+        s->job.free = NULL;  /* the caller still owns its arg */
         stream_free(s);
         return NULL;
     }
     return s;
 }
 
-void nsc_qstream_start(nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
+void nsc_qstream_start_job(nsc_qstreams *set, struct evhttp_request *req, const nsc_qjob *job)
 {
     if (set->n >= NSC_QSTREAM_MAX) {
-        nsc_query_free(q);
+        job->free(job->arg);
         nsc_http_json_error(req, 503, "Service Unavailable", "too many queries running; try again");
         return;
     }
-    stream *s = stream_new(set, req, q);
+    stream *s = stream_new(set, req, job);
     if (!s || pthread_create(&s->thread, NULL, worker, s)) {
         if (s)
             stream_free(s);
         else
-            nsc_query_free(q);
+            job->free(job->arg);
         nsc_http_json_error(req, 500, "Internal Server Error", "cannot start the query");
         return;
     }
@@ -321,6 +323,19 @@ void nsc_qstream_start(nsc_qstreams *set, struct evhttp_request *req, nsc_query 
     s->next = set->list;
     set->list = s;
     set->n++;
+}
+
+static int query_run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_arg, char *err, size_t errcap)
+{
+    return nsc_query_run(arg, rd, fn, fn_arg, err, errcap);
+}
+
+static void query_free(void *arg) { nsc_query_free(arg); }
+
+void nsc_qstream_start(nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
+{
+    nsc_qjob job = {nsc_query_name(q), nsc_query_content_type(q), 0, query_run, query_free, q};
+    nsc_qstream_start_job(set, req, &job);
 }
 
 void nsc_qstreams_free(nsc_qstreams *set)

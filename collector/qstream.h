@@ -1,6 +1,7 @@
 /* qstream.h: query responses streamed to HTTP clients with bounded memory.
  *
- * Owns the running queries of /api/v1/{comms,timeline,...}: each runs in its
+ * Owns the running queries of /api/v1/{comms,timeline,...} and of the
+ * analysis (diagapi.h's diagnose, links, hosts): each runs in its
  * own worker thread on its own store read transaction and writes into a
  * buffer the HTTP thread drains. The worker waits while NSC_QSTREAM_HIGH bytes
  * wait in that buffer, and the HTTP thread hands the connection one chunk at
@@ -36,9 +37,25 @@
 
 typedef struct nsc_qstreams nsc_qstreams;
 
+/* What a worker runs: run writes the result through fn (whose nonzero
+ * return stops it) and returns 0 or an NSC_QUERY_* error with err set. rd
+ * is a read transaction the worker holds for the whole run, or NULL when
+ * own_reads is set: a job of many queries reads each in a transaction of
+ * its own, so the map can grow between them. */
+typedef struct nsc_qjob {
+    const char *name;          /* for the log */
+    const char *content_type;
+    int own_reads;
+    int (*run)(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_arg, char *err, size_t errcap);
+    void (*free)(void *arg);   /* frees arg once the stream is done */
+    void *arg;
+} nsc_qjob;
+
 nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st);
 /* Answer req with the result of q (taken: freed when done). */
 void nsc_qstream_start(nsc_qstreams *s, struct evhttp_request *req, nsc_query *q);
+/* Answer req with what job writes (job->arg taken: freed when done). */
+void nsc_qstream_start_job(nsc_qstreams *s, struct evhttp_request *req, const nsc_qjob *job);
 /* Append the streams' gauges and cut-off counters (Prometheus text). */
 void nsc_qstreams_render(nsc_qstreams *s, struct evbuffer *out);
 /* Stop every query (their clients get what was sent so far) and free. */

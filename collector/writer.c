@@ -30,7 +30,7 @@ struct nsc_writer {
 /* 1 at most every 10 s per *next_ns: a message repeated per batch would flood the log. */
 static int log_due(uint64_t *next_ns)
 {
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now < *next_ns)
         return 0;
     *next_ns = now + 10000000000ull;
@@ -56,10 +56,10 @@ static int ensure_txn(nsc_writer *w)
         return 0;
     if (w->c->ch) {  /* the "transaction" is the rows waiting for their insert */
         w->txn_open = 1;
-        w->txn_open_ns = nsc_coll_now();
+        w->txn_open_ns = nsc_mono_ns();
         return 0;
     }
-    int rc = nsc_store_begin(w->c->store, nsc_coll_now());
+    int rc = nsc_store_begin(w->c->store, nsc_mono_ns());
     if (rc)
         log_store("begin", rc);
     w->txn_open = rc == 0;
@@ -231,7 +231,7 @@ static void acknowledge(nsc_writer *w, int rc, uint64_t t0)
     nsc_collector *c = w->c;
     w->txn_open = 0;
     if (rc == 0) {
-        nsc_stats_commit(&c->stats, nsc_coll_now() - t0, w->nheld);
+        nsc_stats_commit(&c->stats, nsc_mono_ns() - t0, w->nheld);
         for (size_t i = 0; i < w->nheld; i++)
             send_ack(w, w->held[i]);
     } else {
@@ -273,7 +273,7 @@ static int put_state(nsc_writer *w, uint64_t t0)
 /* ClickHouse: one insert per table for everything waiting. */
 static int commit_ch(nsc_writer *w)
 {
-    uint64_t t0 = nsc_coll_now();
+    uint64_t t0 = nsc_mono_ns();
     int rc = put_state(w, t0);
     rc = nsc_chstore_flush(w->c->ch) || rc;  /* chstore logs what failed */
     acknowledge(w, rc, t0);
@@ -290,7 +290,7 @@ static int commit(nsc_writer *w)
     if (w->c->ch)
         return commit_ch(w);
     nsc_collector *c = w->c;
-    uint64_t t0 = nsc_coll_now();
+    uint64_t t0 = nsc_mono_ns();
     int rc = nsc_dedupe_put_dirty(w->dedupe, c->store);
     if (!rc)
         rc = put_state(w, t0);
@@ -326,7 +326,7 @@ static void take_sample(nsc_writer *w, nsc_item *it)
 static void housekeeping(nsc_writer *w)
 {
     nsc_collector *c = w->c;
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now < w->next_persist_ns)
         return;
     if (ensure_txn(w) == 0)
@@ -359,7 +359,7 @@ static long wait_ms(const nsc_writer *w)
         return 200;
     if (!w->c->ch)
         return 0;
-    uint64_t due = w->txn_open_ns + w->c->cfg.ch_flush_ms * 1000000ull, now = nsc_coll_now();
+    uint64_t due = w->txn_open_ns + w->c->cfg.ch_flush_ms * 1000000ull, now = nsc_mono_ns();
     return now >= due ? 0 : (long)((due - now) / 1000000ull) + 1;
 }
 

@@ -330,7 +330,7 @@ static void pass(uint64_t now)
  * counters-only batch in the reserved buffer. */
 static void drain_all(void)
 {
-    uint64_t now = nsc_now();
+    uint64_t now = nsc_mono_ns();
     while (drain(now) > 0)
         ;
     if (sh.open)
@@ -357,9 +357,9 @@ static int agent_bound(void)
  * is absent: don't hold NCCL up). */
 static void flush(uint64_t deadline)
 {
-    sh.last_progress = nsc_now();
+    sh.last_progress = nsc_mono_ns();
     int bound = deadline > sh.last_progress && agent_bound();
-    for (uint64_t now = sh.last_progress;; now = nsc_now()) {
+    for (uint64_t now = sh.last_progress;; now = nsc_mono_ns()) {
         send_backlog(now);
         if (sh.head == sh.tail || now >= deadline || (!bound && now - sh.last_progress >= STALL_NS))
             break;
@@ -371,11 +371,11 @@ static void *ship_main(void *arg)
 {
     (void)arg;
     while (!atomic_load_explicit(&sh.stop, memory_order_acquire))
-        pass(nsc_now());
-    uint64_t deadline = nsc_now() + sh.cfg.flush_ms * MS;
+        pass(nsc_mono_ns());
+    uint64_t deadline = nsc_mono_ns() + sh.cfg.flush_ms * MS;
     drain_all();
     flush(deadline);
-    uint64_t now = nsc_now();
+    uint64_t now = nsc_mono_ns();
     if (sh.head < sh.tail) {
         char why[80] = "agent unreachable";
         if (agent_bound())
@@ -446,7 +446,7 @@ int nsc_shipper_start(const nsc_config *cfg)
     }
     atomic_store(&sh.stop, 0);
     sh.idle_ns = IDLE_SLEEP_NS;
-    sh.last_begin = sh.defs_reset = nsc_now();
+    sh.last_begin = sh.defs_reset = nsc_mono_ns();
     /* Signals belong to the application's threads, never to ours. */
     sigset_t all, old;
     sigfillset(&all);

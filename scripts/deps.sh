@@ -3,7 +3,7 @@
 #   scripts/deps.sh          what the demo needs: build the programs and run them
 #   scripts/deps.sh --test   also what the test suite needs (Criterion and
 #                            msgpack-c, sanitizer and fuzz builds, protoc, the
-#                            deployment tests, Prometheus, ClickHouse)
+#                            deployment tests, Prometheus, Chromium, ClickHouse)
 #   scripts/deps.sh --arm64  the aarch64 cross build and qemu-user (scripts/aarch64.sh)
 set -euo pipefail
 [ "${1:-}" = --arm64 ] && exec "$(dirname "$0")/aarch64.sh" deps
@@ -18,6 +18,8 @@ if [ "${1:-}" = --test ]; then
          podman buildah debootstrap python3-yaml slurm-wlm munge
          # a real Prometheus scraping the collector and agents (tests/e2e/prometheus.sh)
          prometheus
+         # a real browser loading the web view (tests/ui/ui.sh)
+         chromium
          # real ClickHouse servers for the collector's ClickHouse store (tests/clickhouse/;
          # ss finds the ports they bound)
          clickhouse-server clickhouse-client iproute2)

@@ -4,10 +4,13 @@
 # and one agent per simulated node (a 4-node ring, rank r on node r) see five
 # jobs in turn: a clean one, a late host on node1, a slow NIC on node2, a slow
 # link node3 -> node0 and rank 0 killed on node0; the counts of each cause
-# class must be exactly those faults (a slow link counts at both ends).
+# class must be exactly those faults (a slow link counts at both ends). The
+# collector's /api/v1/{diagnose,links,hosts} must answer byte for byte what
+# the CLI's --json prints, for every job, and only with the bearer token;
+# the root-cause metrics of /metrics must count what hosts counts.
 #
 #   hosts.sh BIN_DIR PLUGIN
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=ci
 nodes=4
 . "$(dirname "$0")/lib.sh"
@@ -27,8 +30,9 @@ run() {
     done
 }
 
-start_collector 0 --hang-ms 300
-for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+echo "hosts-e2e-token" >"$dir/token"
+export NCCLSCOPE_TOKEN=hosts-e2e-token
+start_all --hang-ms 300 --token-file "$dir/token" --rootcause-interval-ms 200
 run h-none --scenario ring
 run h-late --scenario ring --slow-rank 1 --slow-us 4000
 run h-nic --scenario ring --slow-nic 2:4
@@ -46,3 +50,50 @@ sys.exit(0 if d["jobs"] == 5 and got == want else "jobs %d, causes %s, want %s" 
     "$dir/hosts.json" || die "hosts: $(cat "$dir/hosts.json")"
 grep -q '^node0 ' "$dir/hosts.txt" || die "hosts table: $(cat "$dir/hosts.txt")"
 cat "$dir/hosts.txt"
+
+# api_same PATH CLI-ARGS...: the endpoint's body equals the CLI's --json output.
+api_same() {
+    local path=$1
+    shift
+    curl -sf -m 60 -H "Authorization: Bearer $NCCLSCOPE_TOKEN" "http://127.0.0.1:$http/api/v1/$path" \
+        >"$dir/api.json" || die "GET $path failed"
+    "$bin/ncclscope" --collector "http://127.0.0.1:$http" --json "$@" >"$dir/cli.json" || [ "$1" = diagnose ] ||
+        die "ncclscope $* failed"
+    cmp -s "$dir/api.json" "$dir/cli.json" || die "$path differs from ncclscope $*: $(diff "$dir/api.json" "$dir/cli.json")"
+}
+for j in h-none h-late h-nic h-link h-kill; do
+    api_same "diagnose?job=$j" diagnose --job $j
+    api_same "links?job=$j" links --job $j
+    api_same "links?job=$j&comm=world" links --job $j --comm world
+done
+api_same "diagnose?job=h-link&comm=world" diagnose --job h-link --comm world
+grep -q '"kind":"slow_link"' "$dir/api.json" || die "the slow link's job: no slow_link in $(cat "$dir/api.json")"
+api_same hosts hosts
+code=$(curl -s -o /dev/null -w '%{http_code}' -m 10 "http://127.0.0.1:$http/api/v1/diagnose?job=h-kill")
+[ "$code" = 401 ] || die "diagnose without the token: HTTP $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -m 10 -H "Authorization: Bearer $NCCLSCOPE_TOKEN" \
+    "http://127.0.0.1:$http/api/v1/diagnose?job=nosuchjob")
+[ "$code" = 404 ] || die "diagnose of an unknown job: HTTP $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -m 10 -H "Authorization: Bearer $NCCLSCOPE_TOKEN" \
+    "http://127.0.0.1:$http/api/v1/hosts?job=h-kill")
+[ "$code" = 400 ] || die "hosts with a parameter it does not take: HTTP $code"
+echo "the API's diagnose, links and hosts equal the CLI's --json"
+
+# rc_metrics_match: ncclscope_host_causes and ncclscope_link_slow_jobs equal
+# what hosts counted, over the same five jobs.
+rc_metrics_match() {
+    curl -sf -m 10 -H "Authorization: Bearer $NCCLSCOPE_TOKEN" "http://127.0.0.1:$http/metrics" >"$dir/metrics.txt" &&
+        python3 -c 'import json,re,sys
+d=json.load(open(sys.argv[1])); m=open(sys.argv[2]).read()
+got={}; pairs={}
+for h, c, v in re.findall(r"^ncclscope_host_causes\{host=\"([^\"]*)\",cause=\"([^\"]*)\"\} (\d+)$", m, re.M):
+    got.setdefault(h, {})[c]=int(v)
+for a, b, v in re.findall(r"^ncclscope_link_slow_jobs\{src_host=\"([^\"]*)\",dst_host=\"([^\"]*)\"\} (\d+)$", m, re.M):
+    pairs[(a, b)]=int(v)
+want={h["host"]: {k: h[k] for k in ("late","slow_link","slow_nic","stall","dead","dropped","other")} for h in d["hosts"]}
+jobs=re.search(r"^ncclscope_collector_rootcause_jobs (\d+)$", m, re.M)
+ok=jobs and int(jobs.group(1)) == 5 and got == want and pairs.get(("node3", "node0")) == 1
+sys.exit(0 if ok else 1)' "$dir/hosts.json" "$dir/metrics.txt"
+}
+wait_until 30 rc_metrics_match || die "root-cause metrics: $(grep -E '^ncclscope_(host_causes|link_slow|collector_rootcause)' "$dir/metrics.txt")"
+echo "/metrics' root-cause families count what hosts counts"

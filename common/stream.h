@@ -11,8 +11,8 @@
  * its err set) or its callback's nonzero return, passed through. So an HTTP
  * transfer's -1 always means a transport error.
  */
-#ifndef NCCLSCOPE_CLI_STREAM_H
-#define NCCLSCOPE_CLI_STREAM_H
+#ifndef NCCLSCOPE_STREAM_H
+#define NCCLSCOPE_STREAM_H
 
 #include <stddef.h>
 #include <stdint.h>

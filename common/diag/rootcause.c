@@ -1,4 +1,5 @@
-/* rootcause.c: why a job is slow or stuck, and where (diagnose's causes).
+/* rootcause.c: why a job is slow or stuck, and where (diagnose's causes and
+ * the links document, diag.h).
  *
  * Owns three analyses of one communicator, each ending in problems with a
  * cause class and a place (diagnose.h):
@@ -12,7 +13,7 @@
  *   a network step from ProxyStepSendWait (peer ready, link free) to its
  *   end, against the lower median of all links'; slow links grouped by host
  *   pair, or by host when every link of one host is slow (its NIC); the
- *   `links` verb prints them all;
+ *   links document lists them all;
  * - a stuck collective: per rank and channel the last step it completed
  *   sending and receiving; the rank that received at least as many steps as
  *   it sent is where the wait chain ends (with ranks whose legs inside a node
@@ -27,8 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose.h"
+#include "dint.h"
 #include "grow.h"
+#include "qs.h"
 
 /* A rank is late when it arrived last at more than half of at least this many
  * collectives (by chance a rank of n is last at 1/n of them), each time by
@@ -45,7 +47,7 @@
 #define RC_SLOW_RATIO 2.0
 /* A slow link whose receiver forwards on that channel over a link at least
  * RC_SLOW_RATIO times slower again is held up by it (its receiver frees
- * buffers late), not slow itself: state RC_LINK_BEHIND. */
+ * buffers late), not slow itself: state NSC_LINK_BEHIND. */
 #define RC_SLOW_MIN_NS 20000ull
 #define RC_LINK_MIN_STEPS 5
 #define RC_LINK_MAX_STEPS 100000
@@ -99,13 +101,6 @@ void nsc_rc_late_free(nsc_rc_late *l)
     free(l);
 }
 
-static uint64_t num(const nsc_json *o, const char *key)
-{
-    uint64_t v = 0;
-    nsc_json_u64(nsc_json_get(o, key), &v);
-    return v;
-}
-
 static int has_num(const nsc_json *o, const char *key, uint64_t *v)
 {
     return nsc_json_u64(nsc_json_get(o, key), v) == 0;
@@ -121,15 +116,15 @@ static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
 {
     const nsc_json *ranks = nsc_json_get(coll, "ranks");
     l->stuck = 1;
-    l->stuck_seq = num(coll, "seq");
-    l->stuck_start = num(coll, "start_ns");
-    l->stuck_nch = (uint32_t)num(coll, "nchannels");
+    l->stuck_seq = nsc_diag_num(coll, "seq");
+    l->stuck_start = nsc_diag_num(coll, "start_ns");
+    l->stuck_nch = (uint32_t)nsc_diag_num(coll, "nchannels");
     const char *func = nsc_json_str(nsc_json_get(coll, "func"));
     snprintf(l->stuck_func, sizeof l->stuck_func, "%s", func ? func : "?");
     for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
-        uint64_t rank = num(r, "rank");
+        uint64_t rank = nsc_diag_num(r, "rank");
         if (rank < (uint64_t)l->nranks)
-            l->stuck_id[rank] = num(r, "id");
+            l->stuck_id[rank] = nsc_diag_num(r, "id");
     }
 }
 
@@ -138,7 +133,7 @@ static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
  * its previous end is unknown. */
 static void gaps(const nsc_rc_late *l, const nsc_json *r, uint64_t *host, uint64_t *gpu)
 {
-    uint64_t rank = num(r, "rank"), enq = num(r, "enqueue_ns"), arrival = num(r, "arrival_ns");
+    uint64_t rank = nsc_diag_num(r, "rank"), enq = nsc_diag_num(r, "enqueue_ns"), arrival = nsc_diag_num(r, "arrival_ns");
     *host = *gpu = 0;
     if (rank >= (uint64_t)l->nranks || !l->r[rank].has_prev)
         return;
@@ -165,12 +160,12 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll, const nsc_json *la
     uint64_t cost = 0, *hg = l->scratch + l->nranks, *gg = l->scratch + 2 * l->nranks;
     for (const nsc_json *r = nsc_json_first(ranks); r && n < (size_t)l->nranks; r = nsc_json_next(ranks, r))
         if (r != last) {
-            l->scratch[n] = num(r, "arrival_ns");
+            l->scratch[n] = nsc_diag_num(r, "arrival_ns");
             gaps(l, r, &hg[n], &gg[n]);
-            cost += num(r, "wait_ns");
+            cost += nsc_diag_num(r, "wait_ns");
             n++;
         }
-    uint64_t rank = num(last, "rank"), arrival = num(last, "arrival_ns");
+    uint64_t rank = nsc_diag_num(last, "rank"), arrival = nsc_diag_num(last, "arrival_ns");
     uint64_t ref = median_of(l->scratch, n);
     if (!n || arrival <= ref || rank >= (uint64_t)l->nranks)
         return;
@@ -198,7 +193,7 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
     const nsc_json *end = nsc_json_get(coll, "end_ns"), *mm = nsc_json_get(coll, "mismatch");
     /* a rank the store never saw is in no missing_ranks: ranks_seen tells */
     if (!ranks || (missing && missing->count) || (mm && mm->kind != NSC_JSON_NULL) ||
-        num(coll, "ranks_seen") < num(coll, "nranks"))
+        nsc_diag_num(coll, "ranks_seen") < nsc_diag_num(coll, "nranks"))
         return;
     if (!end || end->kind == NSC_JSON_NULL) {
         if (!l->stuck)
@@ -206,12 +201,12 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
         return;
     }
     const char *arrival = nsc_json_str(nsc_json_get(coll, "arrival"));
-    uint64_t last_rank = num(coll, "last_rank");
+    uint64_t last_rank = nsc_diag_num(coll, "last_rank");
     for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r))
-        if (num(r, "rank") == last_rank)
+        if (nsc_diag_num(r, "rank") == last_rank)
             charge_last(l, coll, r, arrival && strcmp(arrival, "gpu") == 0);
     for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
-        uint64_t rank = num(r, "rank"), kend;
+        uint64_t rank = nsc_diag_num(r, "rank"), kend;
         if (rank >= (uint64_t)l->nranks)
             continue;
         l->r[rank].seen++;
@@ -235,10 +230,8 @@ typedef struct rc_link {
     uint64_t *ns;
     size_t n, cap;
     uint64_t typical;  /* its typical step (trimmed_mean) */
-    uint8_t state;     /* RC_LINK_*, set by link_reference */
+    uint8_t state;     /* NSC_LINK_*, set by link_reference */
 } rc_link;
-
-enum { RC_LINK_FEW, RC_LINK_OK, RC_LINK_SLOW, RC_LINK_BEHIND };
 
 /* A stuck collective's progress on one rank, channel and direction. */
 typedef struct rc_prog {
@@ -324,8 +317,8 @@ static int is_open(const nsc_json *ev)
 
 static void on_op(rc_pass *p, const nsc_json *ev, int32_t rank)
 {
-    rc_op op = {num(ev, "id"), num(ev, "parent"), rank, (int32_t)num(ev, "peer"),
-                (uint8_t)num(ev, "channel"), num(ev, "is_send") != 0, (uint8_t)is_open(ev)};
+    rc_op op = {nsc_diag_num(ev, "id"), nsc_diag_num(ev, "parent"), rank, (int32_t)nsc_diag_num(ev, "peer"),
+                (uint8_t)nsc_diag_num(ev, "channel"), nsc_diag_num(ev, "is_send") != 0, (uint8_t)is_open(ev)};
     if (!op.id || op.channel >= RC_MAX_CHANNELS)
         return;
     if (op_put(p, &op))
@@ -356,10 +349,10 @@ static rc_link *link_of(rc_pass *p, int32_t src, int32_t dst, uint8_t channel)
 static void add_sample(rc_pass *p, const rc_op *op, const nsc_json *ev)
 {
     const nsc_json *st = nsc_json_get(ev, "states");
-    uint64_t stop = num(ev, "stop_ns");
+    uint64_t stop = nsc_diag_num(ev, "stop_ns");
     for (const nsc_json *s = nsc_json_first(st); s; s = nsc_json_next(st, s)) {
         const char *name = nsc_json_str(nsc_json_get(s, "state"));
-        uint64_t ts = num(s, "ts_ns");
+        uint64_t ts = nsc_diag_num(s, "ts_ns");
         if (!name || strcmp(name, "ProxyStepSendWait") != 0 || stop < ts)
             continue;
         rc_link *k = link_of(p, op->rank, op->peer, op->channel);
@@ -369,7 +362,7 @@ static void add_sample(rc_pass *p, const rc_op *op, const nsc_json *ev)
         }
         if (k->n < RC_LINK_MAX_STEPS)
             k->ns[k->n++] = stop - ts;
-        k->bytes += num(s, "arg");  /* the step's size */
+        k->bytes += nsc_diag_num(s, "arg");  /* the step's size */
         k->busy_ns += stop - ts;
         return;
     }
@@ -401,8 +394,8 @@ static void add_orphan(rc_pass *p, int32_t rank, uint64_t op, int is_send, int32
 
 static void on_step(rc_pass *p, const nsc_json *ev, int32_t rank)
 {
-    uint64_t parent = num(ev, "parent");
-    int32_t step = (int32_t)num(ev, "step");
+    uint64_t parent = nsc_diag_num(ev, "parent");
+    int32_t step = (int32_t)nsc_diag_num(ev, "step");
     int open = is_open(ev);
     const rc_op *op = op_find(p, rank, parent);
     if (op && op->is_send && !open)
@@ -414,7 +407,7 @@ static void on_step(rc_pass *p, const nsc_json *ev, int32_t rank)
         rc_prog *g = &p->prog[pidx(rank, op->channel, op->is_send)];
         if (!open && step > g->done)
             g->done = step;
-    } else if (!op && num(ev, "start_ns") >= l->stuck_start) {
+    } else if (!op && nsc_diag_num(ev, "start_ns") >= l->stuck_start) {
         add_orphan(p, rank, parent, step_is_send(ev), step, open);
     }
 }
@@ -428,7 +421,7 @@ static int on_event(void *arg, const nsc_json *v, const char *line, size_t len)
         const nsc_json *ranks = nsc_json_get(v, "ranks");
         for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
             const char *host = nsc_json_str(nsc_json_get(r, "host"));
-            uint64_t rank = num(r, "rank");
+            uint64_t rank = nsc_diag_num(r, "rank");
             if (host && rank < (uint64_t)p->nranks)
                 snprintf(p->host[rank], sizeof p->host[rank], "%s", host);
         }
@@ -499,7 +492,7 @@ static void host_links(const rc_pass *p, const char *h, size_t *all, size_t *slo
             (strcmp(host_of(p, k->src), h) != 0 && strcmp(host_of(p, k->dst), h) != 0))
             continue;
         (*all)++;
-        *slow += k->state == RC_LINK_SLOW;
+        *slow += k->state == NSC_LINK_SLOW;
     }
 }
 
@@ -536,7 +529,7 @@ static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, cons
     uint64_t worst = 0, extra = 0;
     size_t n = 0;
     for (size_t i = 0; i < p->nlinks; i++)
-        if (p->links[i].state == RC_LINK_SLOW) {
+        if (p->links[i].state == NSC_LINK_SLOW) {
             n++;
             if (extra_ns(&p->links[i], ref) > extra)
                 extra = extra_ns(&p->links[i], ref);
@@ -562,7 +555,7 @@ static uint64_t pair_extra(const rc_pass *p, const char *a, const char *b, uint6
     uint64_t extra = 0;
     for (size_t i = 0; i < p->nlinks; i++) {
         const rc_link *k = &p->links[i];
-        if (k->state == RC_LINK_SLOW && strcmp(host_of(p, k->src), a) == 0 &&
+        if (k->state == NSC_LINK_SLOW && strcmp(host_of(p, k->src), a) == 0 &&
             strcmp(host_of(p, k->dst), b) == 0 && extra_ns(k, ref) > extra)
             extra = extra_ns(k, ref);
     }
@@ -574,12 +567,12 @@ static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, ui
 {
     for (size_t i = 0; i < p->nlinks; i++) {
         const rc_link *k = &p->links[i];
-        if (k->state != RC_LINK_SLOW)
+        if (k->state != NSC_LINK_SLOW)
             continue;
         const char *a = host_of(p, k->src), *b = host_of(p, k->dst);
         int dup = 0;
         for (size_t j = 0; j < i && !dup; j++)
-            dup = p->links[j].state == RC_LINK_SLOW &&
+            dup = p->links[j].state == NSC_LINK_SLOW &&
                   strcmp(host_of(p, p->links[j].src), a) == 0 && strcmp(host_of(p, p->links[j].dst), b) == 0;
         if (dup)
             continue;
@@ -622,15 +615,15 @@ static void classify_links(rc_pass *p, uint64_t limit)
 {
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
-        k->state = k->n < RC_LINK_MIN_STEPS ? RC_LINK_FEW : k->typical >= limit ? RC_LINK_SLOW : RC_LINK_OK;
+        k->state = k->n < RC_LINK_MIN_STEPS ? NSC_LINK_FEW : k->typical >= limit ? NSC_LINK_SLOW : NSC_LINK_OK;
     }
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
-        for (size_t j = 0; j < p->nlinks && k->state == RC_LINK_SLOW; j++) {
+        for (size_t j = 0; j < p->nlinks && k->state == NSC_LINK_SLOW; j++) {
             const rc_link *next = &p->links[j];
             if (next->src == k->dst && next->channel == k->channel && next->n >= RC_LINK_MIN_STEPS &&
                 (double)next->typical >= (double)k->typical * RC_SLOW_RATIO)
-                k->state = RC_LINK_BEHIND;
+                k->state = NSC_LINK_BEHIND;
         }
     }
 }
@@ -669,7 +662,7 @@ static void check_links(nsc_findings *f, const char *comm, rc_pass *p)
         return;
     size_t nslow = 0;
     for (size_t i = 0; i < p->nlinks; i++)
-        nslow += p->links[i].state == RC_LINK_SLOW;
+        nslow += p->links[i].state == NSC_LINK_SLOW;
     if (!nslow)
         return;
     const char *nic = slow_nic_host(p, nslow);
@@ -818,7 +811,7 @@ static void pass_free(rc_pass *p)
 }
 
 /* Set up the pass and run it over the communicator's proxy events. */
-static int pass_run(nsc_cli_ctx *c, rc_pass *p, nsc_rc_late *l, const char *comm, const char *qs)
+static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *comm, const char *qs)
 {
     size_t cells = (size_t)l->nranks * RC_MAX_CHANNELS * 2;
     memset(p, 0, sizeof *p);
@@ -828,8 +821,8 @@ static int pass_run(nsc_cli_ctx *c, rc_pass *p, nsc_rc_late *l, const char *comm
     p->prog = malloc(cells * sizeof *p->prog);
     p->last_peer = malloc(cells * sizeof *p->last_peer);
     if (!p->host || !p->prog || !p->last_peer) {
-        snprintf(c->err, sizeof c->err, "out of memory");
-        return NSC_EXIT_FAIL;
+        snprintf(s->err, sizeof s->err, "out of memory");
+        return NSC_DIAG_FAIL;
     }
     for (size_t i = 0; i < cells; i++) {
         p->prog[i] = (rc_prog){-1, -1, 0, 0};
@@ -838,13 +831,13 @@ static int pass_run(nsc_cli_ctx *c, rc_pass *p, nsc_rc_late *l, const char *comm
     char q[2048];
     snprintf(q, sizeof q, "%s", qs);
     if (nsc_qs_add(q, sizeof q, "comm", comm) || nsc_qs_add(q, sizeof q, "type", "proxyop,proxystep")) {
-        snprintf(c->err, sizeof c->err, "query string too long");
-        return NSC_EXIT_FAIL;
+        snprintf(s->err, sizeof s->err, "query string too long");
+        return NSC_DIAG_FAIL;
     }
-    int rc = nsc_cli_fetch_pages(c, "timeline", q, on_event, p);
+    int rc = nsc_diag_fetch_pages(s, "timeline", q, NULL, on_event, p);
     if (p->oom) {
-        snprintf(c->err, sizeof c->err, "out of memory");
-        rc = NSC_EXIT_FAIL;
+        snprintf(s->err, sizeof s->err, "out of memory");
+        rc = NSC_DIAG_FAIL;
     }
     return rc;
 }
@@ -852,8 +845,8 @@ static int pass_run(nsc_cli_ctx *c, rc_pass *p, nsc_rc_late *l, const char *comm
 int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *qs)
 {
     rc_pass p;
-    int rc = pass_run(f->c, &p, l, comm, qs);
-    if (rc == NSC_EXIT_OK) {
+    int rc = pass_run(f->src, &p, l, comm, qs);
+    if (rc == NSC_DIAG_OK) {
         check_links(f, comm, &p);
         if (l->stuck) {
             place_orphans(&p);
@@ -865,37 +858,36 @@ int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *q
     return rc;
 }
 
-/* ---- the links verb --------------------------------------------------------- */
+/* ---- the links document ----------------------------------------------------- */
 
-static void print_links(const nsc_cli_ctx *c, const char *comm, const rc_pass *p, uint64_t ref, uint64_t limit)
+const char *const nsc_diag_link_state_names[4] = {"few steps", "ok", "SLOW", "behind"};
+
+double nsc_diag_link_gbps(const nsc_diag_link *k)
 {
-    if (c->json)
-        printf("{\"comm\":\"%s\",\"reference_step_ns\":%" PRIu64 ",\"slow_step_ns\":%" PRIu64 ",\"links\":[",
-               comm, ref, limit);
-    else
-        printf("%-6s %-12s %-6s %-12s %3s %7s %10s %8s %6s %s\n", "FROM", "HOST", "TO", "HOST", "CH", "STEPS",
-               "STEP_US", "GB/S", "xREF", "STATE");
-    for (size_t i = 0; i < p->nlinks; i++) {
-        const rc_link *k = &p->links[i];
-        double gbps = k->busy_ns ? (double)k->bytes / (double)k->busy_ns : 0;
-        double ratio = ref ? (double)k->typical / (double)ref : 0;
-        static const char *const names[] = {"few steps", "ok", "SLOW", "behind"};
-        const char *state = names[k->state];
-        if (c->json) {
-            printf("%s{\"from_rank\":%d,\"from_host\":", i ? "," : "", k->src);
-            nsc_json_write_str(stdout, host_of(p, k->src));
-            printf(",\"to_rank\":%d,\"to_host\":", k->dst);
-            nsc_json_write_str(stdout, host_of(p, k->dst));
-            printf(",\"channel\":%u,\"steps\":%zu,\"step_ns\":%" PRIu64 ",\"bytes\":%" PRIu64
-                   ",\"gbps\":%.3f,\"ratio\":%.2f,\"state\":\"%s\"}",
-                   k->channel, k->n, k->typical, k->bytes, gbps, ratio, state);
-        } else {
-            printf("%-6d %-12s %-6d %-12s %3u %7zu %10.1f %8.2f %6.2f %s\n", k->src, host_of(p, k->src), k->dst,
-                   host_of(p, k->dst), k->channel, k->n, (double)k->typical / 1e3, gbps, ratio, state);
-        }
+    return k->busy_ns ? (double)k->bytes / (double)k->busy_ns : 0;
+}
+
+double nsc_diag_link_ratio(const nsc_diag_links *l, const nsc_diag_link *k)
+{
+    return l->ref_ns ? (double)k->step_ns / (double)l->ref_ns : 0;
+}
+
+void nsc_diag_links_write_json(const nsc_diag_links *l, FILE *out)
+{
+    fprintf(out, "{\"comm\":\"%s\",\"reference_step_ns\":%" PRIu64 ",\"slow_step_ns\":%" PRIu64 ",\"links\":[",
+            l->comm, l->ref_ns, l->slow_ns);
+    for (size_t i = 0; i < l->n; i++) {
+        const nsc_diag_link *k = &l->link[i];
+        fprintf(out, "%s{\"from_rank\":%d,\"from_host\":", i ? "," : "", k->src);
+        nsc_json_write_str(out, k->src_host);
+        fprintf(out, ",\"to_rank\":%d,\"to_host\":", k->dst);
+        nsc_json_write_str(out, k->dst_host);
+        fprintf(out, ",\"channel\":%u,\"steps\":%zu,\"step_ns\":%" PRIu64 ",\"bytes\":%" PRIu64
+                     ",\"gbps\":%.3f,\"ratio\":%.2f,\"state\":\"%s\"}",
+                k->channel, k->steps, k->step_ns, k->bytes, nsc_diag_link_gbps(k), nsc_diag_link_ratio(l, k),
+                nsc_diag_link_state_names[k->state]);
     }
-    if (c->json)
-        printf("]}\n");
+    fputs("]}\n", out);
 }
 
 static int by_link(const void *a, const void *b)
@@ -908,54 +900,87 @@ static int by_link(const void *a, const void *b)
     return (x->channel > y->channel) - (x->channel < y->channel);
 }
 
-/* The communicator's id and size from comms (--comm: an id or a name). */
-static int find_comm(nsc_cli_ctx *c, const char *job_qs, const char *want, char *id, size_t cap, int64_t *nranks)
+/* The communicator's id and size from comms: `want` an id or a name, or
+ * NULL for the one with the most ranks (the first of them by id). */
+static int find_comm(nsc_diag_src *s, const char *job_qs, const char *want, char *id, size_t cap,
+                     int64_t *nranks)
 {
     nsc_doc d;
-    int rc = nsc_cli_fetch_doc(c, "comms", job_qs, &d);
-    const nsc_json *comms = rc == NSC_EXIT_OK ? nsc_json_get(nsc_json_root(&d.doc), "comms") : NULL;
+    int rc = nsc_diag_fetch_doc(s, "comms", job_qs, &d);
+    const nsc_json *comms = rc == NSC_DIAG_OK ? nsc_json_get(nsc_json_root(&d.doc), "comms") : NULL;
     int found = 0;
-    for (const nsc_json *m = nsc_json_first(comms); m && !found; m = nsc_json_next(comms, m)) {
+    for (const nsc_json *m = nsc_json_first(comms); m && !(found && want); m = nsc_json_next(comms, m)) {
         const char *mid = nsc_json_str(nsc_json_get(m, "comm")), *name = nsc_json_str(nsc_json_get(m, "name"));
-        if (mid && (strcmp(mid, want) == 0 || (name && strcmp(name, want) == 0)) &&
-            nsc_json_i64(nsc_json_get(m, "nranks"), nranks) == 0) {
+        int64_t n;
+        if (!mid || nsc_json_i64(nsc_json_get(m, "nranks"), &n) != 0)
+            continue;
+        int match = want ? strcmp(mid, want) == 0 || (name && strcmp(name, want) == 0)
+                         : !found || n > *nranks || (n == *nranks && strcmp(mid, id) < 0);
+        if (match) {
             snprintf(id, cap, "%s", mid);
+            *nranks = n;
             found = 1;
         }
     }
     nsc_doc_free(&d);
-    if (rc == NSC_EXIT_OK && !found) {
-        snprintf(c->err, sizeof c->err, "no communicator %s", want);
-        rc = NSC_EXIT_FAIL;
+    if (rc == NSC_DIAG_OK && !found) {
+        if (want)
+            snprintf(s->err, sizeof s->err, "no communicator %s", want);
+        else
+            snprintf(s->err, sizeof s->err, "the job has no communicator");
+        rc = NSC_DIAG_NOTFOUND;
     }
     return rc;
 }
 
-int nsc_verb_links(nsc_cli_ctx *c)
+/* The pass's links as the document's rows; the hosts move over. */
+static int keep_links(rc_pass *p, nsc_diag_links *out)
 {
-    const char *want = nsc_cli_get(c->args, "comm"), *job = nsc_cli_get(c->args, "job");
-    char job_qs[512] = "", id[64];
-    int64_t nranks = 0;
-    if (!want) {
-        snprintf(c->err, sizeof c->err, "links: --comm is required");
-        return NSC_EXIT_USAGE;
+    if (p->nlinks)
+        qsort(p->links, p->nlinks, sizeof *p->links, by_link);
+    out->link = calloc(p->nlinks + 1, sizeof *out->link);
+    if (!out->link)
+        return NSC_DIAG_FAIL;
+    for (size_t i = 0; i < p->nlinks; i++) {
+        const rc_link *k = &p->links[i];
+        out->link[i] = (nsc_diag_link){k->src, k->dst, k->channel, k->state, k->n, k->typical, k->bytes,
+                                       k->busy_ns, host_of(p, k->src), host_of(p, k->dst)};
     }
-    if (job && nsc_qs_add(job_qs, sizeof job_qs, "job", job) != 0)
-        return NSC_EXIT_USAGE;
-    int rc = find_comm(c, job_qs, want, id, sizeof id, &nranks);
-    nsc_rc_late *l = rc == NSC_EXIT_OK ? nsc_rc_late_new(nranks) : NULL;
-    if (rc == NSC_EXIT_OK && !l) {
-        snprintf(c->err, sizeof c->err, "out of memory");
-        rc = NSC_EXIT_FAIL;
+    out->n = p->nlinks;
+    out->host = p->host;
+    p->host = NULL;
+    return NSC_DIAG_OK;
+}
+
+int nsc_diag_links_get(nsc_diag_src *s, const char *job, const char *comm, nsc_diag_links *out)
+{
+    char job_qs[512] = "";
+    int64_t nranks = 0;
+    memset(out, 0, sizeof *out);
+    if (job && nsc_qs_add(job_qs, sizeof job_qs, "job", job) != 0) {
+        snprintf(s->err, sizeof s->err, "job name too long");
+        return NSC_DIAG_USAGE;
+    }
+    int rc = find_comm(s, job_qs, comm, out->comm, sizeof out->comm, &nranks);
+    nsc_rc_late *l = rc == NSC_DIAG_OK ? nsc_rc_late_new(nranks) : NULL;
+    if (rc == NSC_DIAG_OK && !l) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        rc = NSC_DIAG_FAIL;
     }
     rc_pass p = {0};
-    if (rc == NSC_EXIT_OK && (rc = pass_run(c, &p, l, id, job_qs)) == NSC_EXIT_OK) {
-        uint64_t limit, ref = link_reference(&p, &limit);
-        if (p.nlinks)
-            qsort(p.links, p.nlinks, sizeof *p.links, by_link);
-        print_links(c, id, &p, ref, limit);
+    if (rc == NSC_DIAG_OK && (rc = pass_run(s, &p, l, out->comm, job_qs)) == NSC_DIAG_OK) {
+        out->ref_ns = link_reference(&p, &out->slow_ns);
+        if ((rc = keep_links(&p, out)) != NSC_DIAG_OK)
+            snprintf(s->err, sizeof s->err, "out of memory");
     }
     pass_free(&p);
     nsc_rc_late_free(l);
     return rc;
+}
+
+void nsc_diag_links_free(nsc_diag_links *l)
+{
+    free(l->link);
+    free(l->host);
+    memset(l, 0, sizeof *l);
 }

@@ -13,8 +13,8 @@
  * reads a line differently (tests/fuzz/fuzz_flat.c checks both on arbitrary
  * input).
  */
-#ifndef NCCLSCOPE_CLI_FLAT_H
-#define NCCLSCOPE_CLI_FLAT_H
+#ifndef NCCLSCOPE_FLAT_H
+#define NCCLSCOPE_FLAT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -23,7 +23,8 @@
 
 typedef struct nsc_flat {
     nsc_json *nodes;
-    uint32_t nnodes, cap;
+    uint32_t nnodes;
+    size_t cap;
     char *text;  /* a copy of the line; strings end where their closing quote was */
     size_t text_cap;
 } nsc_flat;

@@ -1,0 +1,201 @@
+/* diagapi.c: the analysis's endpoints (see diagapi.h). */
+#include "diagapi.h"
+
+#include <event2/keyvalq_struct.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include "diag.h"
+#include "http.h"
+
+static const struct {
+    const char *name;
+    int job, comm;  /* the parameters it takes */
+} endpoints[] = {{"diagnose", 1, 1}, {"links", 1, 1}, {"hosts", 0, 0}};
+
+typedef struct diag_job {
+    nsc_collector *c;
+    char endpoint[16];
+    char *job, *comm;        /* NULL when not given */
+} diag_job;
+
+static int endpoint_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof endpoints / sizeof *endpoints; i++)
+        if (strcmp(endpoints[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int nsc_diagapi_is(const char *name) { return endpoint_of(name) >= 0; }
+
+/* The live state's status document. */
+static int live_status(nsc_collector *c, nsc_diag_body_fn fn, void *arg, char *err, size_t errcap)
+{
+    size_t len;
+    char *text = nsc_http_live_json(c, nsc_live_status_json, &len);
+    if (!text) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    int rc = fn(arg, text, len);
+    free(text);
+    return rc;
+}
+
+static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
+               size_t errcap)
+{
+    nsc_diagapi_src *s = arg;
+    if (strcmp(endpoint, "status") == 0)
+        return live_status(s->c, fn, fn_arg, err, errcap);
+    nsc_store_reader *rd;
+    int code, rc = nsc_store_read_begin(s->c->store, &rd);
+    if (rc) {
+        snprintf(err, errcap, "%s", nsc_store_strerror(rc));
+        s->code = NSC_QUERY_ESTORE;
+        return -1;
+    }
+    rc = nsc_diag_query_get(rd, endpoint, qs, fn, fn_arg, err, errcap, &code);
+    nsc_store_read_end(rd);
+    if (rc == -1)
+        s->code = code;
+    return rc;
+}
+
+void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c)
+{
+    memset(s, 0, sizeof *s);
+    s->src.get = get;
+    s->src.arg = s;
+    s->src.name = "the collector";
+    s->c = c;
+}
+
+/* The analysis's document, written whole once it is done. */
+static int write_doc(diag_job *j, nsc_diag_src *s, FILE *f)
+{
+    if (strcmp(j->endpoint, "links") == 0) {
+        nsc_diag_links l;
+        int rc = nsc_diag_links_get(s, j->job, j->comm, &l);
+        if (rc == NSC_DIAG_OK)
+            nsc_diag_links_write_json(&l, f);
+        nsc_diag_links_free(&l);
+        return rc;
+    }
+    if (strcmp(j->endpoint, "hosts") == 0) {
+        nsc_diag_hosts t;
+        int rc = nsc_diag_hosts_get(s, &t);
+        if (rc == NSC_DIAG_OK)
+            nsc_diag_hosts_write_json(&t, f);
+        nsc_diag_hosts_free(&t);
+        return rc;
+    }
+    nsc_findings *fd = calloc(1, sizeof *fd);
+    if (!fd) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        return NSC_DIAG_FAIL;
+    }
+    fd->src = s;
+    fd->only = j->comm;
+    int rc = nsc_diag_find(j->job, NULL, fd);
+    if (rc == NSC_DIAG_OK)
+        nsc_diag_write_json(fd, f);
+    free(fd);
+    return rc;
+}
+
+/* An analysis's error as a query's: its query's, else by its kind. */
+static int query_err(const nsc_diagapi_src *s, int rc)
+{
+    if (s->code)
+        return s->code;
+    return rc == NSC_DIAG_USAGE ? NSC_QUERY_EPARAM : rc == NSC_DIAG_NOTFOUND ? NSC_QUERY_ENOTFOUND : NSC_QUERY_ESTORE;
+}
+
+static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_arg, char *err, size_t errcap)
+{
+    (void)rd;  /* NULL: each query reads in a transaction of its own */
+    diag_job *j = arg;
+    nsc_diagapi_src ds;
+    nsc_diagapi_src_init(&ds, j->c);
+    nsc_diag_src *s = &ds.src;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        snprintf(err, errcap, "out of memory");
+        return NSC_QUERY_ESTORE;
+    }
+    int rc = write_doc(j, s, f);
+    if (fclose(f) && rc == NSC_DIAG_OK) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        rc = NSC_DIAG_FAIL;
+    }
+    if (rc == NSC_DIAG_OK)
+        rc = fn(fn_arg, text, len) ? NSC_QUERY_EWRITE : NSC_QUERY_OK;
+    else {
+        snprintf(err, errcap, "%s", s->err);
+        rc = query_err(&ds, rc);
+    }
+    free(text);
+    return rc;
+}
+
+static void job_free(void *arg)
+{
+    diag_job *j = arg;
+    free(j->job);
+    free(j->comm);
+    free(j);
+}
+
+/* The parameters, strictly: each known one at most once. */
+static int parse(diag_job *j, int e, const char *qstr, char *err, size_t errcap)
+{
+    struct evkeyvalq kv;
+    TAILQ_INIT(&kv);
+    if (qstr && evhttp_parse_query_str(qstr, &kv) != 0) {
+        snprintf(err, errcap, "malformed query string");
+        return -1;
+    }
+    int rc = 0;
+    for (struct evkeyval *p = kv.tqh_first; p && !rc; p = p->next.tqe_next) {
+        char **slot = strcmp(p->key, "job") == 0 && endpoints[e].job    ? &j->job
+                      : strcmp(p->key, "comm") == 0 && endpoints[e].comm ? &j->comm
+                                                                         : NULL;
+        if (!slot || *slot) {
+            snprintf(err, errcap, "%s parameter %.64s for %s", slot ? "repeated" : "unknown", p->key,
+                     endpoints[e].name);
+            rc = -1;
+        } else if (!(*slot = strdup(p->value))) {
+            snprintf(err, errcap, "out of memory");
+            rc = -1;
+        }
+    }
+    evhttp_clear_headers(&kv);
+    return rc;
+}
+
+void nsc_diagapi_start(nsc_collector *c, nsc_qstreams *qs, struct evhttp_request *req, const char *name,
+                       const char *qstr)
+{
+    int e = endpoint_of(name);
+    diag_job *j = calloc(1, sizeof *j);
+    char err[256];
+    if (!j) {
+        nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+        return;
+    }
+    j->c = c;
+    snprintf(j->endpoint, sizeof j->endpoint, "%s", name);
+    if (e < 0 || parse(j, e, qstr, err, sizeof err) != 0) {
+        job_free(j);
+        nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request", e < 0 ? "no such endpoint" : err);
+        return;
+    }
+    nsc_qjob job = {endpoints[e].name, "application/json", 1, run, job_free, j};
+    nsc_qstream_start_job(qs, req, &job);
+}

@@ -1,0 +1,38 @@
+/* diagapi.h: the collector's /api/v1/{diagnose,links,hosts}: the analysis
+ * of common/diag/ run in-process, so each answers exactly what
+ * `ncclscope diagnose --json`, `links --json` and `hosts --json` print.
+ *
+ * Owns the endpoints' parameters (diagnose: job, comm; links: job, comm;
+ * hosts: none; anything else is a 400) and the analysis's source inside
+ * the collector: each query it makes runs in-process in a store read
+ * transaction of its own (so the map may grow between them, as between the
+ * CLI's requests), status is the live state's, written under its lock. Each
+ * runs in a query worker (qstream.h), so it never holds up ingest, the
+ * HTTP thread or /healthz. Errors as the other queries': 404 for an unknown
+ * job or communicator, 400 for bad parameters.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_DIAGAPI_H
+#define NCCLSCOPE_COLLECTOR_DIAGAPI_H
+
+#include <event2/http.h>
+
+#include "collector.h"
+#include "diag.h"
+#include "qstream.h"
+
+/* The analysis's source inside the collector (queries in-process, status
+ * from the live state); code: the last failed query's NSC_QUERY_* (0 none). */
+typedef struct nsc_diagapi_src {
+    nsc_diag_src src;
+    nsc_collector *c;
+    int code;
+} nsc_diagapi_src;
+void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c);
+
+/* 1 if name is one of the analysis's endpoints ("diagnose", ...). */
+int nsc_diagapi_is(const char *name);
+/* Answer req for endpoint name with query string qs (may be NULL). */
+void nsc_diagapi_start(nsc_collector *c, nsc_qstreams *qs, struct evhttp_request *req, const char *name,
+                       const char *qstr);
+
+#endif

@@ -1,0 +1,322 @@
+/* rcmetrics.c: root-cause metrics (see rcmetrics.h). */
+#include "rcmetrics.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "diagapi.h"
+
+#define RCM_POLL_MS 100
+
+typedef struct job_result {
+    char name[128];
+    int done, seen;
+    nsc_problem *p;  /* its problems (places and kinds are what is used) */
+    size_t n;
+} job_result;
+
+typedef struct pair_count {
+    char src[64], dst[64];
+    uint64_t jobs;
+} pair_count;
+
+struct nsc_rcmetrics {
+    nsc_collector *c;
+    pthread_t thread;
+    pthread_mutex_t mu;  /* guards text */
+    char *text;          /* the families of the last pass */
+    job_result *jobs;    /* the thread's own */
+    size_t njobs, jobs_cap;
+};
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 1 while one of the job's processes is alive. */
+static int job_alive(const nsc_json *status, const char *job)
+{
+    const nsc_json *procs = nsc_json_get(status, "processes");
+    for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
+        const char *pj = nsc_json_str(nsc_json_get(p, "job")), *st = nsc_json_str(nsc_json_get(p, "state"));
+        if (pj && st && strcmp(pj, job) == 0 && strcmp(st, "alive") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static job_result *result_of(nsc_rcmetrics *m, const char *name)
+{
+    for (size_t i = 0; i < m->njobs; i++)
+        if (strcmp(m->jobs[i].name, name) == 0)
+            return &m->jobs[i];
+    if (m->njobs == m->jobs_cap) {
+        size_t cap = m->jobs_cap ? 2 * m->jobs_cap : 16;
+        job_result *j = realloc(m->jobs, cap * sizeof *j);
+        if (!j)
+            return NULL;
+        m->jobs = j, m->jobs_cap = cap;
+    }
+    job_result *r = &m->jobs[m->njobs++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    return r;
+}
+
+/* Analyse one job (unless done and kept); its problems replace the last. */
+static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, nsc_findings *f)
+{
+    job_result *r = result_of(m, name);
+    if (!r)
+        return;
+    r->seen = 1;
+    if (r->done)
+        return;
+    int alive = job_alive(status, name);
+    nsc_diagapi_src ds;
+    nsc_diagapi_src_init(&ds, m->c);
+    memset(f, 0, sizeof *f);
+    f->src = &ds.src;
+    if (nsc_diag_find(name, status, f) != NSC_DIAG_OK) {
+        fprintf(stderr, "ncclscope-collector: root-cause metrics: job %s: %s\n", name, ds.src.err);
+        return;
+    }
+    nsc_problem *p = malloc((f->n + 1) * sizeof *p);
+    if (!p)
+        return;
+    memcpy(p, f->p, f->n * sizeof *p);
+    free(r->p);
+    r->p = p, r->n = f->n, r->done = !alive;
+}
+
+/* Forget the jobs the live state no longer lists. */
+static void drop_unseen(nsc_rcmetrics *m)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->njobs; i++) {
+        if (m->jobs[i].seen) {
+            m->jobs[i].seen = 0;
+            m->jobs[k++] = m->jobs[i];
+        } else {
+            free(m->jobs[i].p);
+        }
+    }
+    m->njobs = k;
+}
+
+static void count_pair(pair_count *pc, size_t *n, size_t cap, const char *a, const char *b)
+{
+    size_t i = 0;
+    while (i < *n && !(strcmp(pc[i].src, a) == 0 && strcmp(pc[i].dst, b) == 0))
+        i++;
+    if (i == *n) {
+        if (*n == cap)
+            return;
+        memset(&pc[i], 0, sizeof pc[i]);
+        snprintf(pc[i].src, sizeof pc[i].src, "%s", a);
+        snprintf(pc[i].dst, sizeof pc[i].dst, "%s", b);
+        (*n)++;
+    }
+    pc[i].jobs++;
+}
+
+static int by_jobs(const void *a, const void *b)
+{
+    const pair_count *x = a, *y = b;
+    if (x->jobs != y->jobs)
+        return x->jobs < y->jobs ? 1 : -1;
+    int c = strcmp(x->src, y->src);
+    return c ? c : strcmp(x->dst, y->dst);
+}
+
+/* Per host pair, the jobs with a slow link from one to the other. */
+static size_t tally_pairs(const nsc_rcmetrics *m, pair_count *pc, size_t cap)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < m->njobs; j++)
+        for (size_t i = 0; i < m->jobs[j].n; i++) {
+            const nsc_problem *p = &m->jobs[j].p[i];
+            int dup = 0;
+            for (size_t k = 0; k < i && !dup; k++)
+                dup = strcmp(m->jobs[j].p[k].kind, "slow_link") == 0 &&
+                      strcmp(m->jobs[j].p[k].hosts[0], p->hosts[0]) == 0 &&
+                      strcmp(m->jobs[j].p[k].hosts[1], p->hosts[1]) == 0;
+            if (!dup && strcmp(p->kind, "slow_link") == 0 && p->hosts[0][0] && p->hosts[1][0])
+                count_pair(pc, &n, cap, p->hosts[0], p->hosts[1]);
+        }
+    qsort(pc, n, sizeof *pc, by_jobs);
+    return n;
+}
+
+/* A label value in the exposition format: backslash, quote and newline escaped. */
+static void label(FILE *f, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"' || *v == '\n')
+            fputc('\\', f);
+        fputc(*v == '\n' ? 'n' : *v, f);
+    }
+}
+
+static void write_hosts(FILE *f, const nsc_diag_hosts *t, size_t max)
+{
+    fputs("# HELP ncclscope_host_causes Problems diagnose placed at the host, by cause class, over the jobs the "
+          "live state holds\n# TYPE ncclscope_host_causes gauge\n", f);
+    for (size_t i = 0; i < t->n && i < max; i++)
+        for (int k = 0; k < NSC_HOST_NCOLS; k++) {
+            fputs("ncclscope_host_causes{host=\"", f);
+            label(f, t->h[i].host);
+            fprintf(f, "\",cause=\"%s\"} %" PRIu64 "\n", nsc_diag_host_cols[k], t->h[i].n[k]);
+        }
+}
+
+static void write_pairs(FILE *f, const pair_count *pc, size_t n, size_t max)
+{
+    fputs("# HELP ncclscope_link_slow_jobs Jobs in which diagnose found a slow link from src_host to dst_host\n"
+          "# TYPE ncclscope_link_slow_jobs gauge\n", f);
+    for (size_t i = 0; i < n && i < max; i++) {
+        fputs("ncclscope_link_slow_jobs{src_host=\"", f);
+        label(f, pc[i].src);
+        fputs("\",dst_host=\"", f);
+        label(f, pc[i].dst);
+        fprintf(f, "\"} %" PRIu64 "\n", pc[i].jobs);
+    }
+}
+
+/* Every host the status's processes name (so each has its zero series),
+ * then each job's problems. */
+static void tally_hosts(const nsc_rcmetrics *m, const nsc_json *status, nsc_diag_hosts *t)
+{
+    const nsc_json *procs = nsc_json_get(status, "processes");
+    for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
+        const char *host = nsc_json_str(nsc_json_get(p, "host"));
+        if (host)
+            nsc_diag_hosts_add(t, host, -1);
+    }
+    for (size_t j = 0; j < m->njobs; j++)
+        nsc_diag_hosts_count(t, m->jobs[j].p, m->jobs[j].n);
+    nsc_diag_hosts_sort(t);
+}
+
+static char *render(const nsc_rcmetrics *m, const nsc_json *status, double took_s)
+{
+    size_t max = m->c->cfg.metrics_max_hosts, len, npairs = 0;
+    char *text = NULL;
+    nsc_diag_hosts t;
+    pair_count *pc = calloc(max + 1, sizeof *pc);
+    FILE *f = pc && nsc_diag_hosts_new(&t) == NSC_DIAG_OK ? open_memstream(&text, &len) : NULL;
+    if (f) {
+        tally_hosts(m, status, &t);
+        npairs = tally_pairs(m, pc, max);
+        write_hosts(f, &t, max);
+        write_pairs(f, pc, npairs, max);
+        fprintf(f, "# HELP ncclscope_collector_metrics_hosts_omitted Hosts left out of ncclscope_host_causes "
+                   "(beyond metrics_max_hosts)\n# TYPE ncclscope_collector_metrics_hosts_omitted gauge\n"
+                   "ncclscope_collector_metrics_hosts_omitted %zu\n"
+                   "# HELP ncclscope_collector_rootcause_jobs Jobs whose diagnosis the root-cause metrics hold\n"
+                   "# TYPE ncclscope_collector_rootcause_jobs gauge\nncclscope_collector_rootcause_jobs %zu\n"
+                   "# HELP ncclscope_collector_rootcause_pass_seconds How long the last root-cause pass took\n"
+                   "# TYPE ncclscope_collector_rootcause_pass_seconds gauge\n"
+                   "ncclscope_collector_rootcause_pass_seconds %.3f\n",
+                t.n > max ? t.n - max : 0, m->njobs, took_s);
+        if (fclose(f)) {
+            free(text);
+            text = NULL;
+        }
+        nsc_diag_hosts_free(&t);
+    }
+    free(pc);
+    return text;
+}
+
+static void pass(nsc_rcmetrics *m, nsc_findings *f)
+{
+    double t0 = mono_s();
+    nsc_diagapi_src ds;
+    nsc_doc st;
+    nsc_diagapi_src_init(&ds, m->c);
+    if (nsc_diag_fetch_doc(&ds.src, "status", "", &st) != NSC_DIAG_OK)
+        return;
+    const nsc_json *status = nsc_json_root(&st.doc), *jobs = nsc_json_get(status, "jobs");
+    for (const nsc_json *j = nsc_json_first(jobs); j && !atomic_load(&m->c->stop); j = nsc_json_next(jobs, j)) {
+        const char *name = nsc_json_str(nsc_json_get(j, "job"));
+        if (name)
+            analyse(m, status, name, f);
+    }
+    drop_unseen(m);
+    char *text = render(m, status, mono_s() - t0);
+    nsc_doc_free(&st);
+    if (!text)
+        return;
+    pthread_mutex_lock(&m->mu);
+    free(m->text);
+    m->text = text;
+    pthread_mutex_unlock(&m->mu);
+}
+
+static void *run(void *arg)
+{
+    nsc_rcmetrics *m = arg;
+    nsc_findings *f = malloc(sizeof *f);
+    uint64_t waited = m->c->cfg.rootcause_interval_ms;  /* the first pass at once */
+    while (f && !atomic_load(&m->c->stop)) {
+        if (waited >= m->c->cfg.rootcause_interval_ms) {
+            pass(m, f);
+            waited = 0;
+        }
+        struct timespec ts = {0, RCM_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+        waited += RCM_POLL_MS;
+    }
+    free(f);
+    return NULL;
+}
+
+int nsc_rcmetrics_start(nsc_collector *c, nsc_rcmetrics **out)
+{
+    *out = NULL;
+    if (c->cfg.rootcause_interval_ms == 0)
+        return 0;
+    nsc_rcmetrics *m = calloc(1, sizeof *m);
+    if (!m)
+        return -1;
+    m->c = c;
+    pthread_mutex_init(&m->mu, NULL);
+    if (pthread_create(&m->thread, NULL, run, m)) {
+        pthread_mutex_destroy(&m->mu);
+        free(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}
+
+void nsc_rcmetrics_render(nsc_rcmetrics *m, struct evbuffer *b)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    if (m->text)
+        evbuffer_add(b, m->text, strlen(m->text));
+    pthread_mutex_unlock(&m->mu);
+}
+
+void nsc_rcmetrics_join(nsc_rcmetrics *m)
+{
+    if (!m)
+        return;
+    pthread_join(m->thread, NULL);
+    for (size_t i = 0; i < m->njobs; i++)
+        free(m->jobs[i].p);
+    free(m->jobs);
+    free(m->text);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}

@@ -1,0 +1,333 @@
+/* diagnose.c: the problems of a job (diag.h): what someone debugging a stuck
+ * or slow job needs first: the cause and the place.
+ *
+ * Reads the communicators (comms), per communicator the collectives matched
+ * across ranks (collectives), and the live state (status), and looks for, most
+ * severe first: collectives whose count, datatype, root or function differ
+ * across ranks (mismatch); processes dead or silent while their ranks are
+ * behind the others (dead); collectives some ranks never arrived at
+ * (missing); ranks behind the others for longer than the collector's lag
+ * threshold (lagging); collectives in flight that long (hung); ranks that
+ * never joined (never_joined); collectives all ranks entered that never ended
+ * (in_flight); events the plugins dropped (dropped). rootcause.c adds, per
+ * communicator, where a stuck collective stopped (stall), slow links and NICs,
+ * and late ranks by cause (host_late, gpu_late). Problems are ordered by
+ * severity, then communicator id, seq and rank, so the same store gives the
+ * same report. Its document has a one-line verdict naming the first
+ * problem's cause and place, then the problems with their evidence.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dint.h"
+#include "qs.h"
+#include "statusdoc.h"
+
+typedef nsc_problem problem;
+typedef nsc_findings findings;
+
+nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const char *comm, uint64_t seq,
+                          int64_t rank, const char *fmt, ...)
+{
+    char text[sizeof f->p[0].text];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; i < f->n; i++) /* one problem seen from two collectives (a mismatch) */
+        if (strcmp(f->p[i].text, text) == 0 && strcmp(f->p[i].kind, kind) == 0 && strcmp(f->p[i].comm, comm) == 0)
+            return NULL;
+    if (f->n == NSC_DIAG_MAX_PROBLEMS) {
+        f->dropped++;
+        return NULL;
+    }
+    problem *p = &f->p[f->n];
+    memset(p, 0, sizeof *p);
+    p->order = f->n++;
+    p->severity = severity;
+    p->seq = seq;
+    p->rank = rank;
+    p->peer = p->channel = p->step = -1;
+    snprintf(p->kind, sizeof p->kind, "%s", kind);
+    snprintf(p->comm, sizeof p->comm, "%s", comm);
+    memcpy(p->text, text, sizeof text);
+    return p;
+}
+
+#define add(f, sev, ...) ((void)nsc_diag_add((f), (sev), __VA_ARGS__))
+
+uint64_t nsc_diag_num(const nsc_json *o, const char *key)
+{
+    uint64_t v = 0;
+    nsc_json_u64(nsc_json_get(o, key), &v);
+    return v;
+}
+
+int64_t nsc_diag_num_or(const nsc_json *o, const char *key, int64_t none)
+{
+    int64_t v;
+    return nsc_json_i64(nsc_json_get(o, key), &v) == 0 ? v : none;
+}
+
+
+static void rank_list(const nsc_json *arr, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (const nsc_json *r = nsc_json_first(arr); r && n + 16 < cap; r = nsc_json_next(arr, r))
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", r->text);
+}
+
+static int on_collective(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    (void)line, (void)len;
+    findings *f = arg;
+    const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
+    if (!kind || strcmp(kind, "collective") != 0)
+        return 0;
+    f->collectives++;
+    const char *func = nsc_json_str(nsc_json_get(v, "func"));
+    uint64_t seq = 0;
+    nsc_json_u64(nsc_json_get(v, "seq"), &seq);
+    const char *mismatch = nsc_json_str(nsc_json_get(v, "mismatch"));
+    if (f->late)
+        nsc_rc_late_add(f->late, v);
+    const nsc_json *missing = nsc_json_get(v, "missing_ranks");
+    char ranks[128];
+    if (mismatch)
+        add(f, NSC_SEV_MISMATCH, "mismatch", f->comm, nsc_diag_num(v, "mismatch_seq"), nsc_diag_num_or(v, "mismatch_rank", -1),
+            "mismatch: rank %" PRId64 " disagrees with the others at seq %" PRIu64 ": %s",
+            nsc_diag_num_or(v, "mismatch_rank", -1), nsc_diag_num(v, "mismatch_seq"), mismatch);
+    else if (missing && missing->kind == NSC_JSON_ARRAY && missing->count > 0) {
+        rank_list(missing, ranks, sizeof ranks);
+        int64_t first = -1;
+        nsc_json_i64(nsc_json_first(missing), &first);
+        add(f, NSC_SEV_MISSING, "missing", f->comm, seq, first, "%s seq %" PRIu64 ": rank%s %s never arrived (hung or dead)",
+            func ? func : "?", seq, missing->count > 1 ? "s" : "", ranks);
+    } else if (nsc_json_get(v, "end_ns") && nsc_json_get(v, "end_ns")->kind == NSC_JSON_NULL) {
+        add(f, NSC_SEV_IN_FLIGHT, "in_flight", f->comm, seq, -1, "%s seq %" PRIu64 ": all ranks arrived, never completed",
+            func ? func : "?", seq);
+    }
+    return 0;
+}
+
+/* The lowest rank of [0, nranks) not in the array of ranks seen. */
+static int64_t first_absent(const nsc_json *seen, int64_t nranks)
+{
+    for (int64_t k = 0; k < nranks; k++) {
+        int found = 0;
+        for (const nsc_json *r = nsc_json_first(seen); r && !found; r = nsc_json_next(seen, r)) {
+            int64_t v;
+            found = nsc_json_i64(r, &v) == 0 && v == k;
+        }
+        if (!found)
+            return k;
+    }
+    return -1;
+}
+
+static int check_comm(findings *f, const nsc_json *comm, const char *qs)
+{
+    const char *id = nsc_json_str(nsc_json_get(comm, "comm"));
+    int64_t nranks = 0, seen = 0;
+    if (!id)
+        return NSC_DIAG_OK;
+    if (nsc_json_i64(nsc_json_get(comm, "nranks"), &nranks) == 0 &&
+        nsc_json_i64(nsc_json_get(comm, "ranks_seen"), &seen) == 0 && seen < nranks) {
+        int64_t first = first_absent(nsc_json_get(comm, "ranks"), nranks);
+        add(f, NSC_SEV_NEVER_JOINED, "never_joined", id, 0, first,
+            "%" PRId64 " of %" PRId64 " ranks never joined, the first rank %" PRId64, nranks - seen, nranks, first);
+    }
+    char q[2048];
+    snprintf(q, sizeof q, "%s", qs);
+    if (nsc_qs_add(q, sizeof q, "comm", id) != 0) {
+        snprintf(f->src->err, sizeof f->src->err, "query string too long");
+        return NSC_DIAG_FAIL;
+    }
+    f->comm = id;
+    f->late = nsc_rc_late_new(nranks);
+    int rc = nsc_diag_fetch_pages(f->src, "collectives", q, NULL, on_collective, f);
+    if (rc == NSC_DIAG_OK && f->late)
+        rc = nsc_rc_comm(f, f->late, id, qs);
+    nsc_rc_late_free(f->late);
+    f->late = NULL;
+    return rc;
+}
+
+/* Severity, then position (communicator, seq, rank), then the order found. */
+static int by_severity(const void *a, const void *b)
+{
+    const problem *x = a, *y = b;
+    int c = y->severity - x->severity;
+    if (!c)
+        c = strcmp(x->comm, y->comm);
+    if (!c)
+        c = (x->seq > y->seq) - (x->seq < y->seq);
+    if (!c)
+        c = (x->rank > y->rank) - (x->rank < y->rank);
+    return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+
+static int comm_wanted(const char *only, const nsc_json *comm)
+{
+    const char *id = nsc_json_str(nsc_json_get(comm, "comm"));
+    const char *name = nsc_json_str(nsc_json_get(comm, "name"));
+    return !only || (id && strcmp(only, id) == 0) || (name && strcmp(only, name) == 0);
+}
+
+/* Dead or silent processes whose ranks stopped behind the others. */
+static void check_deaths(findings *f, const nsc_json *status, const nsc_json *comm)
+{
+    const char *id = nsc_json_str(nsc_json_get(comm, "comm"));
+    const nsc_json *ranks = nsc_json_get(comm, "ranks");
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        const char *host = nsc_json_str(nsc_json_get(r, "host"));
+        const nsc_json *p = host ? nsc_status_process(status, host, nsc_diag_num(r, "pid")) : NULL;
+        const char *state = p ? nsc_json_str(nsc_json_get(p, "state")) : NULL;
+        const char *func, *reason = p ? nsc_json_str(nsc_json_get(p, "reason")) : NULL;
+        uint64_t seq, max;
+        if (!state || strcmp(state, "alive") == 0 || strcmp(state, "finished") == 0 ||
+            !nsc_status_rank_behind(comm, r, &func, &seq, &max))
+            continue;
+        add(f, NSC_SEV_DEAD, "dead", id ? id : "?", seq, (int64_t)nsc_diag_num(r, "rank"),
+            "rank %" PRIu64 " (pid %" PRIu64 " on %s) is %s%s%s at %s seq %" PRIu64 ", the others reached %" PRIu64,
+            nsc_diag_num(r, "rank"), nsc_diag_num(r, "pid"), host, state, reason ? ": " : "", reason ? reason : "", func, seq, max);
+    }
+}
+
+/* What the live state knows: deaths, lag and hangs by time, drops. */
+static void check_status(findings *f, const nsc_json *status, const char *job)
+{
+    const nsc_json *j = nsc_status_job(status, job);
+    if (!j)
+        return;
+    const nsc_json *comms = nsc_json_get(j, "comms");
+    for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
+        const char *id = nsc_json_str(nsc_json_get(c, "comm"));
+        if (!id || !comm_wanted(f->only, c))
+            continue;
+        check_deaths(f, status, c);
+        const nsc_json *lag = nsc_json_get(c, "lagging"), *hangs = nsc_json_get(c, "hangs");
+        for (const nsc_json *l = nsc_json_first(lag); l; l = nsc_json_next(lag, l))
+            add(f, NSC_SEV_LAGGING, "lagging", id, nsc_diag_num(l, "seq"), (int64_t)nsc_diag_num(l, "rank"),
+                "rank %" PRIu64 " is at %s seq %" PRIu64 ", the others reached %" PRIu64 " (for %.1f s)",
+                nsc_diag_num(l, "rank"), nsc_json_str(nsc_json_get(l, "func")), nsc_diag_num(l, "seq"), nsc_diag_num(l, "max_seq"),
+                (double)nsc_diag_num(l, "for_ns") / 1e9);
+        for (const nsc_json *h = nsc_json_first(hangs); h; h = nsc_json_next(hangs, h))
+            add(f, NSC_SEV_HUNG, "hung", id, nsc_diag_num(h, "seq"), (int64_t)nsc_diag_num(h, "rank"),
+                "rank %" PRIu64 ": %s seq %" PRIu64 " in flight for %.1f s", nsc_diag_num(h, "rank"),
+                nsc_json_str(nsc_json_get(h, "func")), nsc_diag_num(h, "seq"), (double)nsc_diag_num(h, "for_ns") / 1e9);
+    }
+    const nsc_json *procs = nsc_json_get(status, "processes");
+    for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
+        const char *pj = nsc_json_str(nsc_json_get(p, "job"));
+        const char *host = nsc_json_str(nsc_json_get(p, "host"));
+        if (!pj || strcmp(pj, job) != 0 || !(nsc_diag_num(p, "events_dropped") || nsc_diag_num(p, "states_dropped")))
+            continue;
+        problem *d = nsc_diag_add(f, NSC_SEV_DROPPED, "dropped", "-", 0, -1,
+                                  "pid %" PRIu64 " on %s dropped %" PRIu64 " events and %" PRIu64 " states",
+                                  nsc_diag_num(p, "pid"), host ? host : "?", nsc_diag_num(p, "events_dropped"),
+                                  nsc_diag_num(p, "states_dropped"));
+        if (d && host)
+            snprintf(d->hosts[0], sizeof d->hosts[0], "%s", host);
+    }
+}
+
+/* Problems with a rank but no host yet (mismatch, missing, dead, lagging,
+ * hung, never_joined seen later) get their rank's host from the live state's
+ * communicator ranks. */
+static void fill_hosts(findings *f, const nsc_json *status, const char *job)
+{
+    const nsc_json *comms = nsc_json_get(nsc_status_job(status, job), "comms");
+    for (const nsc_json *c = nsc_json_first(comms); c; c = nsc_json_next(comms, c)) {
+        const char *id = nsc_json_str(nsc_json_get(c, "comm"));
+        const nsc_json *ranks = nsc_json_get(c, "ranks");
+        for (size_t i = 0; id && i < f->n; i++) {
+            problem *p = &f->p[i];
+            if (p->rank < 0 || p->hosts[0][0] || strcmp(p->comm, id) != 0)
+                continue;
+            for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+                const char *host = nsc_json_str(nsc_json_get(r, "host"));
+                if (host && nsc_diag_num(r, "rank") == (uint64_t)p->rank)
+                    snprintf(p->hosts[0], sizeof p->hosts[0], "%s", host);
+            }
+        }
+    }
+}
+
+static void write_place(const problem *p, FILE *out)
+{
+    static const char *const keys[4] = {"rank", "peer", "channel", "step"};
+    const int64_t v[4] = {p->rank, p->peer, p->channel, p->step};
+    for (int k = 0; k < 4; k++) {
+        if (v[k] >= 0)
+            fprintf(out, ",\"%s\":%" PRId64, keys[k], v[k]);
+        else
+            fprintf(out, ",\"%s\":null", keys[k]);
+    }
+    fprintf(out, ",\"seq\":%" PRIu64 ",\"hosts\":[", p->seq);
+    for (int h = 0; h < 2 && p->hosts[h][0]; h++) {
+        fputs(h ? "," : "", out);
+        nsc_json_write_str(out, p->hosts[h]);
+    }
+    fprintf(out, "],\"figures\":{%s}", p->figures);
+}
+
+void nsc_diag_verdict(const nsc_findings *f, char *buf, size_t cap)
+{
+    if (f->n == 0)
+        snprintf(buf, cap, "OK: no problem found in %" PRIu64 " collectives", f->collectives);
+    else
+        snprintf(buf, cap, "PROBLEM: comm %s: %s", f->p[0].comm, f->p[0].text);
+}
+
+void nsc_diag_write_json(const nsc_findings *f, FILE *out)
+{
+    char verdict[400];
+    nsc_diag_verdict(f, verdict, sizeof verdict);
+    fputs("{\"verdict\":", out);
+    nsc_json_write_str(out, verdict);
+    fprintf(out, ",\"collectives_checked\":%" PRIu64 ",\"problems\":[", f->collectives);
+    for (size_t i = 0; i < f->n; i++) {
+        fprintf(out, "%s{\"kind\":\"%s\",\"comm\":", i ? "," : "", f->p[i].kind);
+        nsc_json_write_str(out, f->p[i].comm);
+        write_place(&f->p[i], out);
+        fputs(",\"evidence\":", out);
+        nsc_json_write_str(out, f->p[i].text);
+        fputs("}", out);
+    }
+    fprintf(out, "],\"problems_not_shown\":%zu}\n", f->dropped);
+}
+
+int nsc_diag_find(const char *job, const nsc_json *status, nsc_findings *f)
+{
+    char job_qs[512] = "";
+    if (job && nsc_qs_add(job_qs, sizeof job_qs, "job", job) != 0) {
+        snprintf(f->src->err, sizeof f->src->err, "job name too long");
+        return NSC_DIAG_USAGE;
+    }
+    nsc_doc d;
+    int rc = nsc_diag_fetch_doc(f->src, "comms", job_qs, &d);
+    const nsc_json *comms = rc == NSC_DIAG_OK ? nsc_json_get(nsc_json_root(&d.doc), "comms") : NULL;
+    for (const nsc_json *m = comms ? nsc_json_first(comms) : NULL; m && rc == NSC_DIAG_OK;
+         m = nsc_json_next(comms, m))
+        if (comm_wanted(f->only, m))
+            rc = check_comm(f, m, job_qs);
+    const char *name = job || rc != NSC_DIAG_OK ? job : nsc_json_str(nsc_json_get(nsc_json_root(&d.doc), "job"));
+    nsc_doc st = {0};
+    if (rc == NSC_DIAG_OK && !status && (rc = nsc_diag_fetch_doc(f->src, "status", "", &st)) == NSC_DIAG_OK)
+        status = nsc_json_root(&st.doc);
+    if (rc == NSC_DIAG_OK && name) {
+        check_status(f, status, name);
+        fill_hosts(f, status, name);
+    }
+    nsc_doc_free(&st);
+    nsc_doc_free(&d);
+    if (rc == NSC_DIAG_OK)
+        qsort(f->p, f->n, sizeof f->p[0], by_severity);
+    return rc;
+}
