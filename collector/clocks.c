@@ -63,9 +63,9 @@ static host_clock *slot(nsc_clocks *c, const char *host, const nsc_clock_model *
     return h;
 }
 
-static int load_one(void *arg, const char *host, const nsc_clock_model *m)
+int nsc_clocks_adopt(void *clocks, const char *host, const nsc_clock_model *m)
 {
-    return slot(arg, host, m) ? 0 : NSC_STORE_ENOMEM;
+    return slot(clocks, host, m) ? 0 : NSC_STORE_ENOMEM;
 }
 
 int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
@@ -74,7 +74,7 @@ int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
     int rc = nsc_store_read_begin(st, &rd);
     if (rc)
         return rc;
-    rc = nsc_store_clocks(rd, load_one, c);
+    rc = nsc_store_clocks(rd, nsc_clocks_adopt, c);
     nsc_store_read_end(rd);
     return rc;
 }
@@ -90,12 +90,12 @@ int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s)
     return rc;
 }
 
-int nsc_clocks_put_dirty(nsc_clocks *c, nsc_store *st)
+int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg)
 {
     for (size_t i = 0; i < c->n; i++) {
         if (!c->h[i].dirty)
             continue;
-        int rc = nsc_store_put_clock(st, c->h[i].host, &c->h[i].m);
+        int rc = put(arg, c->h[i].host, &c->h[i].m);
         if (rc)
             return rc;
         c->h[i].dirty = 0;
