@@ -256,13 +256,23 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
 
 /* ---- routing ---- */
 
+/* The endpoint's name when it answers from the stored events (the query
+ * layer or the root-cause analysis), else NULL. */
+static const char *stored_query(const char *name)
+{
+    static const char *const queries[] = {"comms", "timeline", "collectives", "topology", "stats"};
+    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
+        if (strcmp(name, queries[i]) == 0)
+            return queries[i];
+    return nsc_diagapi_is(name) ? name : NULL;
+}
+
 static void route(struct evhttp_request *req, void *arg)
 {
     nsc_http *h = arg;
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     const char *qs = uri ? evhttp_uri_get_query(uri) : NULL;
-    static const char *const queries[] = {"comms", "timeline", "collectives", "topology", "stats"};
     if (evhttp_request_get_command(req) != EVHTTP_REQ_GET)
         return nsc_http_json_error(req, 405, "Method Not Allowed", "only GET is served");
     if (!path)
@@ -281,11 +291,15 @@ static void route(struct evhttp_request *req, void *arg)
         return status(h, req);
     if (strcmp(path, "/api/v1/live") == 0)
         return live(h, req);
-    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
-        if (strncmp(path, "/api/v1/", 8) == 0 && strcmp(path + 8, queries[i]) == 0)
-            return query(h, req, queries[i], qs);
-    if (strncmp(path, "/api/v1/", 8) == 0 && nsc_diagapi_is(path + 8))
-        return nsc_diagapi_start(h->c, h->queries, req, path + 8, qs);
+    const char *q = strncmp(path, "/api/v1/", 8) == 0 ? stored_query(path + 8) : NULL;
+    if (q && h->c->ch)
+        return nsc_http_json_error(req, 501, "Not Implemented",
+                                   "this collector stores events in ClickHouse, and the query endpoints do not "
+                                   "read ClickHouse yet (docs/clickhouse.md); status, live and metrics are served");
+    if (q && nsc_diagapi_is(q))
+        return nsc_diagapi_start(h->c, h->queries, req, q, qs);
+    if (q)
+        return query(h, req, q, qs);
     nsc_http_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");
 }
 

@@ -117,6 +117,11 @@ exact)
     start_agent 0
     start_agent 1
     emulate --iters 20
+    # the query endpoints do not read ClickHouse yet: they say so rather than
+    # answer from the empty LMDB store; status is served from live state
+    code=$(curl -s -o "$dir/q.json" -w '%{http_code}' "http://127.0.0.1:$http/api/v1/collectives?job=$job")
+    [ "$code" = 501 ] && grep -q ClickHouse "$dir/q.json" || die "collectives in ClickHouse mode: HTTP $code $(cat "$dir/q.json")"
+    curl -sf "http://127.0.0.1:$http/api/v1/status" | grep -q "\"$job\"" || die "status does not list $job"
     finish_ch
     ;;
 collector_kill)
