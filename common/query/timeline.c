@@ -282,16 +282,58 @@ static inline void kv_opt(const tl_w *w, const char *key, size_t klen, int known
     if (put_key(w, key, klen))
         nsc_q_opt_u64(w->c->out, known, v);
 }
-static void kv_str(const tl_w *w, const char *key, size_t klen, uint32_t id)
-{
-    if (put_key(w, key, klen))
-        nsc_q_str(w->c->out, nsc_q_text(w->c, id));
-}
 #define KU(w, k, v) kv_u64((w), ",\"" k "\":", sizeof(k) + 3, (v))
 #define KI(w, k, v) kv_i64((w), ",\"" k "\":", sizeof(k) + 3, (v))
 #define KO(w, k, known, v) kv_opt((w), ",\"" k "\":", sizeof(k) + 3, (known), (v))
-#define KS(w, k, id) kv_str((w), ",\"" k "\":", sizeof(k) + 3, (id))
 
+/* The descriptor fields of each type, in JSON order, from event_fields.h. */
+typedef struct tl_field {
+    const char *key;  /* ,"name": */
+    uint8_t klen;
+    uint8_t val;      /* NSC_VAL_* */
+    uint8_t size;
+    uint16_t off;     /* in nsc_event */
+} tl_field;
+
+typedef struct tl_fields {
+    const tl_field *f;
+    uint8_t n;
+} tl_fields;
+
+#define JSON_ROW(a, kind, m, wire, store, json)                                               \
+    NSC_AT(json, 0, {",\"" #m "\":", sizeof(#m) + 3, NSC_VAL_##kind,                          \
+                     sizeof(((nsc_event *)0)->a.m), offsetof(nsc_event, a.m)})
+#define JSON_TYPE_FIELDS(type, s, list)                                                       \
+    enum { njson_##type = 0 list(NSC_ROW_JSON_COUNT, ~) };                                     \
+    _Static_assert(NSC_DENSE(0 list(NSC_ROW_JSON_BITS, ~), njson_##type),                     \
+                   #type ": JSON positions are 0..n-1, each once");                            \
+    static const tl_field type##_json[] = {list(JSON_ROW, d.s)};
+NSC_EVENT_TYPES(JSON_TYPE_FIELDS)
+#define JSON_TYPE(type, s, list) [type] = {type##_json, njson_##type},
+static const tl_fields json_fields[NSC_T_COUNT] = {NSC_EVENT_TYPES(JSON_TYPE)};
+
+static void write_field(const tl_w *w, const nsc_event *ev, const tl_field *f)
+{
+    if (!put_key(w, f->key, f->klen))
+        return;
+    const uint8_t *p = (const uint8_t *)ev + f->off;
+    uint64_t u = 0;
+    int64_t i = 0;
+    switch (f->size) {
+    case 1: { uint8_t v; memcpy(&v, p, 1); u = v; i = (int8_t)v; break; }
+    case 2: { uint16_t v; memcpy(&v, p, 2); u = v; i = (int16_t)v; break; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); u = v; i = (int32_t)v; break; }
+    default: { memcpy(&u, p, 8); i = (int64_t)u; break; }
+    }
+    if (f->val == NSC_VAL_SIGNED)
+        nsc_q_i64(w->c->out, i);
+    else if (f->val == NSC_VAL_STR)
+        nsc_q_str(w->c->out, nsc_q_text(w->c, (uint32_t)u));
+    else
+        nsc_q_u64(w->c->out, u);
+}
+
+/* KernelCh's times on the GPU line, after its descriptor fields. */
 static void write_gpu(const tl_w *w, const nsc_q_rank *r, const nsc_gpuclock *g, const nsc_event *ev)
 {
     uint64_t a0 = 0, a1 = 0, e0 = 0, e1 = 0;
@@ -300,9 +342,6 @@ static void write_gpu(const tl_w *w, const nsc_q_rank *r, const nsc_gpuclock *g,
         k0 = nsc_q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_start, &a0, &e0) == 0;
         k1 = nsc_q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_stop, &a1, &e1) == 0;
     }
-    KU(w, "channel", ev->d.kernel_ch.channel);
-    KU(w, "ptimer_start", ev->d.kernel_ch.ptimer_start);
-    KU(w, "ptimer_stop", ev->d.kernel_ch.ptimer_stop);
     KO(w, "gpu_start_ns", k0, a0);
     KO(w, "gpu_stop_ns", k1, a1);
     KO(w, "gpu_err_ns", k0 || k1, e0 > e1 ? e0 : e1);
@@ -315,89 +354,18 @@ static void write_completion(const tl_w *w, const nsc_q_rank *r, const nsc_block
     KO(w, "complete_ns", known, known ? nsc_q_align_in(w->c, r, w->sp, blk->completions[ci].ts_ns, NULL) : 0);
 }
 
-/* ci: the event's completion in blk (write_completion). */
+/* The type's descriptor fields, then what the timeline derives: ci is the
+ * event's completion in blk (write_completion). */
 static void write_fields(const tl_w *w, const nsc_q_rank *r, const nsc_gpuclock *g,
                          const nsc_block *blk, const nsc_event *ev, uint32_t ci)
 {
-    switch (ev->type) {
-    case NSC_T_COLL:
-        KU(w, "seq", ev->d.coll.seq);
-        KS(w, "func", ev->d.coll.func);
-        KS(w, "datatype", ev->d.coll.datatype);
-        KU(w, "count", ev->d.coll.count);
-        KI(w, "root", ev->d.coll.root);
-        KS(w, "algo", ev->d.coll.algo);
-        KS(w, "proto", ev->d.coll.proto);
-        KU(w, "nchannels", ev->d.coll.nchannels);
-        KU(w, "nwarps", ev->d.coll.nwarps);
-        KU(w, "user_tag", ev->d.coll.user_tag);
-        KU(w, "traffic_bytes", ev->d.coll.traffic_bytes);
+    const tl_fields *t = &json_fields[ev->type];
+    for (unsigned i = 0; i < t->n; i++)
+        write_field(w, ev, &t->f[i]);
+    if (ev->type == NSC_T_COLL || ev->type == NSC_T_P2P)
         write_completion(w, r, blk, ci);
-        break;
-    case NSC_T_P2P:
-        KS(w, "func", ev->d.p2p.func);
-        KS(w, "datatype", ev->d.p2p.datatype);
-        KU(w, "count", ev->d.p2p.count);
-        KI(w, "peer", ev->d.p2p.peer);
-        KU(w, "nchannels", ev->d.p2p.nchannels);
-        write_completion(w, r, blk, ci);
-        break;
-    case NSC_T_PROXY_OP:
-        KU(w, "channel", ev->d.proxy_op.channel);
-        KI(w, "peer", ev->d.proxy_op.peer);
-        KU(w, "is_send", ev->d.proxy_op.is_send);
-        KI(w, "nsteps", ev->d.proxy_op.nsteps);
-        KI(w, "chunk_size", ev->d.proxy_op.chunk_size);
-        break;
-    case NSC_T_PROXY_STEP:
-        KI(w, "step", ev->d.proxy_step.step);
-        break;
-    case NSC_T_KERNEL_CH:
+    else if (ev->type == NSC_T_KERNEL_CH)
         write_gpu(w, r, g, ev);
-        break;
-    case NSC_T_NET_PLUGIN:
-        KI(w, "plugin_id", ev->d.net_plugin.plugin_id);
-        KU(w, "data", ev->d.net_plugin.data);
-        break;
-    case NSC_T_GROUP_API:
-        KU(w, "depth", ev->d.group_api.depth);
-        break;
-    case NSC_T_COLL_API:
-    case NSC_T_P2P_API:
-        KS(w, "func", ev->d.coll_api.func);
-        KS(w, "datatype", ev->d.coll_api.datatype);
-        KU(w, "count", ev->d.coll_api.count);
-        KI(w, "root", ev->d.coll_api.root);
-        KU(w, "stream", ev->d.coll_api.stream);
-        break;
-    case NSC_T_KERNEL_LAUNCH:
-        KU(w, "stream", ev->d.kernel_launch.stream);
-        break;
-    case NSC_T_CE_COLL:
-        KU(w, "seq", ev->d.ce_coll.seq);
-        KS(w, "func", ev->d.ce_coll.func);
-        KS(w, "datatype", ev->d.ce_coll.datatype);
-        KU(w, "count", ev->d.ce_coll.count);
-        KI(w, "root", ev->d.ce_coll.root);
-        KS(w, "sync_strategy", ev->d.ce_coll.sync_strategy);
-        break;
-    case NSC_T_CE_SYNC:
-        KI(w, "nranks", ev->d.ce_sync.nranks);
-        KU(w, "is_complete", ev->d.ce_sync.is_complete);
-        break;
-    case NSC_T_CE_BATCH:
-        KU(w, "total_bytes", ev->d.ce_batch.total_bytes);
-        KI(w, "num_ops", ev->d.ce_batch.num_ops);
-        break;
-    case NSC_T_KERNEL_PHASE:
-        KU(w, "channel", ev->d.kernel_phase.channel);
-        KU(w, "phase_id", ev->d.kernel_phase.phase_id);
-        KS(w, "phase_name", ev->d.kernel_phase.phase_name);
-        KU(w, "ptimer", ev->d.kernel_phase.ptimer);
-        break;
-    default: /* Group: no descriptor fields */
-        break;
-    }
 }
 
 static const char *const flag_names[] = {"foreign", "graph", "open", "sym", "collnet", "nvls",
