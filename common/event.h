@@ -108,7 +108,7 @@ typedef struct nsc_event {
     uint64_t origin_ctx;     /* FOREIGN: raw context address in origin_pid */
     /* The type's descriptor fields: structs made from event_fields.h. */
     union {
-#define NSC_MEMBER(a, kind, m, wire, store, json) NSC_CTYPE_##kind m;
+#define NSC_MEMBER(a, kind, m, wire, store, json, nccl) NSC_CTYPE_##kind m;
 #define NSC_STRUCT(type, name, list) struct { list(NSC_MEMBER, ~) } name;
         NSC_EVENT_STRUCT_TYPES(NSC_STRUCT)
     } d;
@@ -117,7 +117,7 @@ typedef struct nsc_event {
 /* P2pApi's list names CollApi's members in CollApi's order (so the block
  * gives both the same columns): a struct made from it lays out alike. */
 struct nsc_p2p_api_shape { NSC_FIELDS_P2P_API(NSC_MEMBER, ~) };
-#define NSC_SAME_MEMBER(a, kind, m, wire, store, json)                                       \
+#define NSC_SAME_MEMBER(a, kind, m, wire, store, json, nccl)                                       \
     _Static_assert(offsetof(struct nsc_p2p_api_shape, m) ==                                 \
                        offsetof(nsc_event, d.coll_api.m) - offsetof(nsc_event, d),            \
                    "P2pApi's rows follow CollApi's: " #m);

@@ -23,8 +23,8 @@
 
 /* ---- columns ---------------------------------------------------------------
  *
- * A row is X(a, kind, member, wire, store, json); `a` is whatever the user
- * passes to the list (most pass the union member, d.<struct>).
+ * A row is X(a, kind, member, wire, store, json, nccl); `a` is whatever the
+ * user passes to the list (most pass the union member, d.<struct>).
  *
  * kind: the value and its C type, and on the wire its encoding (protocol.md,
  *   "How a field travels"): U8 U16 U32 U64 I32 I64; STR an interned string id
@@ -38,12 +38,20 @@
  *   The column is the row's place in its list (rows are in struct order).
  * json: NSC_J(n), the n-th key of the timeline's object after the common keys
  *   (the key is the member's name), or NSC_NOJSON. Positions 0..n-1, each once.
+ * nccl: NSC_NCCL(name), the member of the type's NCCL descriptor it is copied
+ *   from, alike in every profiler version that has the type (plugin/plugin.c
+ *   copies these); NSC_NCCL_BY_VERSION, copied by hand in plugin.c because the
+ *   versions differ (a later version, another name); NSC_NCCL_NONE, not from
+ *   the descriptor.
  */
 
 #define NSC_W(n) 1, n
 #define NSC_NOWIRE 0, 0
 #define NSC_J(n) 1, n
 #define NSC_NOJSON 0, 0
+#define NSC_NCCL(name) 1, name
+#define NSC_NCCL_BY_VERSION 0, _
+#define NSC_NCCL_NONE 0, _
 #define NSC_PREV 0xffffu
 #define NSC_REL(m) offsetof(nsc_event, m)
 
@@ -75,110 +83,124 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
 
 /* ---- the table ------------------------------------------------------------- */
 
-/*                   kind  member          wire         store   json */
-#define NSC_FIELDS_COLL(X, a)                                                                  \
-    X(a, U64, seq,            NSC_W(0),  NSC_PREV, NSC_J(0))                                   \
-    X(a, U64, count,          NSC_W(1),  NSC_PREV, NSC_J(3))                                   \
-    X(a, U64, user_tag,       NSC_W(11), NSC_PREV, NSC_J(9))   /* v7 */                        \
-    X(a, U64, traffic_bytes,  NSC_W(13), NSC_PREV, NSC_J(10))  /* v1 only: never set */        \
-    X(a, REF, parent_group,   NSC_W(9),  NSC_PREV, NSC_NOJSON) /* legacy Group's id (v5+) */   \
-    X(a, I32, root,           NSC_W(2),  NSC_PREV, NSC_J(4))                                   \
-    X(a, STR, func,           NSC_W(3),  NSC_PREV, NSC_J(1))                                   \
-    X(a, STR, datatype,       NSC_W(4),  NSC_PREV, NSC_J(2))                                   \
-    X(a, STR, algo,           NSC_W(5),  NSC_PREV, NSC_J(5))                                   \
-    X(a, STR, proto,          NSC_W(6),  NSC_PREV, NSC_J(6))                                   \
-    X(a, STR, kernel_variant, NSC_W(10), NSC_PREV, NSC_NOJSON) /* v7 */                        \
-    X(a, U8,  nchannels,      NSC_W(7),  NSC_PREV, NSC_J(7))                                   \
-    X(a, U8,  nwarps,         NSC_W(8),  NSC_PREV, NSC_J(8))                                   \
-    X(a, U8,  op,             NSC_W(12), NSC_PREV, NSC_NOJSON) /* v1 only: never set */
+/*   kind member           wire       store       json       NCCL's descriptor member */
+/* Coll. user_tag, kernel_variant: v7; parent_group: the legacy Group's id
+ * (v5+); nchannels: nMaxChannels in v3, nChannels from v4; op and
+ * traffic_bytes: v1 only (no version the plugin serves sets them). */
+#define NSC_FIELDS_COLL(X, a)                                                       \
+    X(a, U64, seq,            NSC_W(0),  NSC_PREV, NSC_J(0),   NSC_NCCL(seqNumber)) \
+    X(a, U64, count,          NSC_W(1),  NSC_PREV, NSC_J(3),   NSC_NCCL(count))     \
+    X(a, U64, user_tag,       NSC_W(11), NSC_PREV, NSC_J(9),   NSC_NCCL_BY_VERSION) \
+    X(a, U64, traffic_bytes,  NSC_W(13), NSC_PREV, NSC_J(10),  NSC_NCCL_NONE)       \
+    X(a, REF, parent_group,   NSC_W(9),  NSC_PREV, NSC_NOJSON, NSC_NCCL_BY_VERSION) \
+    X(a, I32, root,           NSC_W(2),  NSC_PREV, NSC_J(4),   NSC_NCCL(root))      \
+    X(a, STR, func,           NSC_W(3),  NSC_PREV, NSC_J(1),   NSC_NCCL(func))      \
+    X(a, STR, datatype,       NSC_W(4),  NSC_PREV, NSC_J(2),   NSC_NCCL(datatype))  \
+    X(a, STR, algo,           NSC_W(5),  NSC_PREV, NSC_J(5),   NSC_NCCL(algo))      \
+    X(a, STR, proto,          NSC_W(6),  NSC_PREV, NSC_J(6),   NSC_NCCL(proto))     \
+    X(a, STR, kernel_variant, NSC_W(10), NSC_PREV, NSC_NOJSON, NSC_NCCL_BY_VERSION) \
+    X(a, U8,  nchannels,      NSC_W(7),  NSC_PREV, NSC_J(7),   NSC_NCCL_BY_VERSION) \
+    X(a, U8,  nwarps,         NSC_W(8),  NSC_PREV, NSC_J(8),   NSC_NCCL(nWarps))    \
+    X(a, U8,  op,             NSC_W(12), NSC_PREV, NSC_NOJSON, NSC_NCCL_NONE)
 
-#define NSC_FIELDS_P2P(X, a)                                                                   \
-    X(a, U64, count,          NSC_W(0),  NSC_PREV, NSC_J(2))                                   \
-    X(a, U64, user_tag,       NSC_W(6),  NSC_PREV, NSC_NOJSON) /* v7 */                        \
-    X(a, REF, parent_group,   NSC_W(5),  NSC_PREV, NSC_NOJSON) /* legacy Group's id (v5+) */   \
-    X(a, I32, peer,           NSC_W(1),  NSC_PREV, NSC_J(3))                                   \
-    X(a, STR, func,           NSC_W(2),  NSC_PREV, NSC_J(0))                                   \
-    X(a, STR, datatype,       NSC_W(3),  NSC_PREV, NSC_J(1))                                   \
-    X(a, U8,  nchannels,      NSC_W(4),  NSC_PREV, NSC_J(4))   /* v4+ */
+/* P2p. nchannels: v4+; parent_group: v5+; user_tag: v7. */
+#define NSC_FIELDS_P2P(X, a)                                                     \
+    X(a, U64, count,        NSC_W(0), NSC_PREV, NSC_J(2),   NSC_NCCL(count))     \
+    X(a, U64, user_tag,     NSC_W(6), NSC_PREV, NSC_NOJSON, NSC_NCCL_BY_VERSION) \
+    X(a, REF, parent_group, NSC_W(5), NSC_PREV, NSC_NOJSON, NSC_NCCL_BY_VERSION) \
+    X(a, I32, peer,         NSC_W(1), NSC_PREV, NSC_J(3),   NSC_NCCL(peer))      \
+    X(a, STR, func,         NSC_W(2), NSC_PREV, NSC_J(0),   NSC_NCCL(func))      \
+    X(a, STR, datatype,     NSC_W(3), NSC_PREV, NSC_J(1),   NSC_NCCL(datatype))  \
+    X(a, U8,  nchannels,    NSC_W(4), NSC_PREV, NSC_J(4),   NSC_NCCL_BY_VERSION)
 
-#define NSC_FIELDS_PROXY_OP(X, a)                                                              \
-    X(a, I32, peer,           NSC_W(0),  NSC_PREV, NSC_J(1))                                   \
-    X(a, I32, nsteps,         NSC_W(2),  NSC_PREV, NSC_J(3))                                   \
-    X(a, I32, chunk_size,     NSC_W(3),  NSC_PREV, NSC_J(4))                                   \
-    X(a, PID, pid,            NSC_W(5),  NSC_PREV, NSC_NOJSON)                                 \
-    X(a, U8,  channel,        NSC_W(1),  NSC_PREV, NSC_J(0))                                   \
-    X(a, U8,  is_send,        NSC_W(4),  NSC_PREV, NSC_J(2))
+/* ProxyOp. */
+#define NSC_FIELDS_PROXY_OP(X, a)                                              \
+    X(a, I32, peer,       NSC_W(0), NSC_PREV, NSC_J(1),   NSC_NCCL(peer))      \
+    X(a, I32, nsteps,     NSC_W(2), NSC_PREV, NSC_J(3),   NSC_NCCL(nSteps))    \
+    X(a, I32, chunk_size, NSC_W(3), NSC_PREV, NSC_J(4),   NSC_NCCL(chunkSize)) \
+    X(a, PID, pid,        NSC_W(5), NSC_PREV, NSC_NOJSON, NSC_NCCL(pid))       \
+    X(a, U8,  channel,    NSC_W(1), NSC_PREV, NSC_J(0),   NSC_NCCL(channelId)) \
+    X(a, U8,  is_send,    NSC_W(4), NSC_PREV, NSC_J(2),   NSC_NCCL(isSend))
 
-#define NSC_FIELDS_PROXY_STEP(X, a)                                                            \
-    X(a, I32, step,           NSC_W(0),  NSC_PREV, NSC_J(0))
+/* ProxyStep. */
+#define NSC_FIELDS_PROXY_STEP(X, a)                               \
+    X(a, I32, step, NSC_W(0), NSC_PREV, NSC_J(0), NSC_NCCL(step))
 
-/* ptimer_start: GPU globaltimer ns at start (v4+), 0 unknown; ptimer_stop:
- * from KernelChStop's pTimer, 0 unknown; ptimer_stop_ns: the CPU time at
- * which ptimer_stop was observed. */
-#define NSC_FIELDS_KERNEL_CH(X, a)                                                             \
-    X(a, U64, ptimer_start,   NSC_W(1),  NSC_REL(start_ns),                 NSC_J(1))          \
-    X(a, U64, ptimer_stop,    NSC_W(2),  NSC_REL(d.kernel_ch.ptimer_start), NSC_J(2))          \
-    X(a, TIME, ptimer_stop_ns, NSC_W(3), NSC_REL(stop_ns),                  NSC_NOJSON)        \
-    X(a, U8,  channel,        NSC_W(0),  NSC_PREV,                          NSC_J(0))
+/* KernelCh. ptimer_start: the GPU globaltimer at start (v4+), 0 unknown;
+ * ptimer_stop: KernelChStop's pTimer, 0 unknown; ptimer_stop_ns: the CPU time
+ * at which ptimer_stop was seen (both set by the state, not the descriptor). */
+#define NSC_FIELDS_KERNEL_CH(X, a)                                                                           \
+    X(a, U64,  ptimer_start,   NSC_W(1), NSC_REL(start_ns),                 NSC_J(1),   NSC_NCCL_BY_VERSION) \
+    X(a, U64,  ptimer_stop,    NSC_W(2), NSC_REL(d.kernel_ch.ptimer_start), NSC_J(2),   NSC_NCCL_NONE)       \
+    X(a, TIME, ptimer_stop_ns, NSC_W(3), NSC_REL(stop_ns),                  NSC_NOJSON, NSC_NCCL_NONE)       \
+    X(a, U8,   channel,        NSC_W(0), NSC_PREV,                          NSC_J(0),   NSC_NCCL(channelId))
 
-#define NSC_FIELDS_NET_PLUGIN(X, a)                                                            \
-    X(a, I64, plugin_id,      NSC_W(0),  NSC_PREV, NSC_J(0))                                   \
-    X(a, U64, data,           NSC_W(1),  NSC_PREV, NSC_J(1))
+/* NetPlugin. */
+#define NSC_FIELDS_NET_PLUGIN(X, a)                                    \
+    X(a, I64, plugin_id, NSC_W(0), NSC_PREV, NSC_J(0), NSC_NCCL(id))   \
+    X(a, U64, data,      NSC_W(1), NSC_PREV, NSC_J(1), NSC_NCCL(data))
 
-#define NSC_FIELDS_GROUP_API(X, a)                                                             \
-    X(a, U32, depth,          NSC_W(0),  NSC_PREV, NSC_J(0))
+/* GroupApi. */
+#define NSC_FIELDS_GROUP_API(X, a)                                       \
+    X(a, U32, depth, NSC_W(0), NSC_PREV, NSC_J(0), NSC_NCCL(groupDepth))
 
-#define NSC_FIELDS_COLL_API(X, a)                                                              \
-    X(a, STR, func,           NSC_W(0),  NSC_PREV, NSC_J(0))                                   \
-    X(a, STR, datatype,       NSC_W(1),  NSC_PREV, NSC_J(1))                                   \
-    X(a, I32, root,           NSC_W(3),  NSC_PREV, NSC_J(3))                                   \
-    X(a, U64, count,          NSC_W(2),  NSC_PREV, NSC_J(2))                                   \
-    X(a, U64, stream,         NSC_W(4),  NSC_PREV, NSC_J(4))                                   \
-    X(a, U64, user_tag,       NSC_W(5),  NSC_PREV, NSC_NOJSON) /* v7 */
+/* CollApi. user_tag: v7. */
+#define NSC_FIELDS_COLL_API(X, a)                                            \
+    X(a, STR, func,     NSC_W(0), NSC_PREV, NSC_J(0),   NSC_NCCL(func))      \
+    X(a, STR, datatype, NSC_W(1), NSC_PREV, NSC_J(1),   NSC_NCCL(datatype))  \
+    X(a, I32, root,     NSC_W(3), NSC_PREV, NSC_J(3),   NSC_NCCL(root))      \
+    X(a, U64, count,    NSC_W(2), NSC_PREV, NSC_J(2),   NSC_NCCL(count))     \
+    X(a, U64, stream,   NSC_W(4), NSC_PREV, NSC_J(4),   NSC_NCCL(stream))    \
+    X(a, U64, user_tag, NSC_W(5), NSC_PREV, NSC_NOJSON, NSC_NCCL_BY_VERSION)
 
-/* P2pApi shares CollApi's struct (d.coll_api), row for row (checked below).
- * NCCL's P2pApi has no root: the plugin leaves it 0 and the wire skips it,
- * yet the block keeps its column and the timeline writes "root":0. Kept as
- * it was: changing either would change stored bytes or output. */
-#define NSC_FIELDS_P2P_API(X, a)                                                               \
-    X(a, STR, func,           NSC_W(0),  NSC_PREV, NSC_J(0))                                   \
-    X(a, STR, datatype,       NSC_W(1),  NSC_PREV, NSC_J(1))                                   \
-    X(a, I32, root,           NSC_NOWIRE, NSC_PREV, NSC_J(3))  /* always 0 */                  \
-    X(a, U64, count,          NSC_W(2),  NSC_PREV, NSC_J(2))                                   \
-    X(a, U64, stream,         NSC_W(3),  NSC_PREV, NSC_J(4))                                   \
-    X(a, U64, user_tag,       NSC_W(4),  NSC_PREV, NSC_NOJSON) /* v7 */
+/* P2pApi shares CollApi's struct (d.coll_api), row for row (checked in
+ * event.h). NCCL's P2pApi has no root: the plugin leaves it 0 and the wire
+ * skips it, yet the block keeps its column and the timeline writes "root":0.
+ * Kept as it was: changing either would change stored bytes or output. */
+#define NSC_FIELDS_P2P_API(X, a)                                               \
+    X(a, STR, func,     NSC_W(0),   NSC_PREV, NSC_J(0),   NSC_NCCL(func))      \
+    X(a, STR, datatype, NSC_W(1),   NSC_PREV, NSC_J(1),   NSC_NCCL(datatype))  \
+    X(a, I32, root,     NSC_NOWIRE, NSC_PREV, NSC_J(3),   NSC_NCCL_NONE)       \
+    X(a, U64, count,    NSC_W(2),   NSC_PREV, NSC_J(2),   NSC_NCCL(count))     \
+    X(a, U64, stream,   NSC_W(3),   NSC_PREV, NSC_J(4),   NSC_NCCL(stream))    \
+    X(a, U64, user_tag, NSC_W(4),   NSC_PREV, NSC_NOJSON, NSC_NCCL_BY_VERSION)
 
-#define NSC_FIELDS_KERNEL_LAUNCH(X, a)                                                         \
-    X(a, U64, stream,         NSC_W(0),  NSC_PREV, NSC_J(0))
+/* KernelLaunch. */
+#define NSC_FIELDS_KERNEL_LAUNCH(X, a)                                \
+    X(a, U64, stream, NSC_W(0), NSC_PREV, NSC_J(0), NSC_NCCL(stream))
 
-#define NSC_FIELDS_CE_COLL(X, a)                                                               \
-    X(a, U64, seq,            NSC_W(0),  NSC_PREV, NSC_J(0))                                   \
-    X(a, U64, count,          NSC_W(1),  NSC_PREV, NSC_J(3))                                   \
-    X(a, U64, stream,         NSC_W(10), NSC_PREV, NSC_NOJSON)                                 \
-    X(a, U64, user_tag,       NSC_W(11), NSC_PREV, NSC_NOJSON) /* v7 */                        \
-    X(a, I32, root,           NSC_W(2),  NSC_PREV, NSC_J(4))                                   \
-    X(a, U32, batch_size,     NSC_W(6),  NSC_PREV, NSC_NOJSON)                                 \
-    X(a, U32, num_batches,    NSC_W(7),  NSC_PREV, NSC_NOJSON)                                 \
-    X(a, U32, ce_seq,         NSC_W(8),  NSC_PREV, NSC_NOJSON)                                 \
-    X(a, STR, func,           NSC_W(3),  NSC_PREV, NSC_J(1))                                   \
-    X(a, STR, datatype,       NSC_W(4),  NSC_PREV, NSC_J(2))                                   \
-    X(a, STR, sync_strategy,  NSC_W(5),  NSC_PREV, NSC_J(5))                                   \
-    X(a, U8,  intra_batch_sync, NSC_W(9), NSC_PREV, NSC_NOJSON)
+/* CeColl (v6+). user_tag: v7. */
+#define NSC_FIELDS_CE_COLL(X, a)                                                           \
+    X(a, U64, seq,              NSC_W(0),  NSC_PREV, NSC_J(0),   NSC_NCCL(seqNumber))      \
+    X(a, U64, count,            NSC_W(1),  NSC_PREV, NSC_J(3),   NSC_NCCL(count))          \
+    X(a, U64, stream,           NSC_W(10), NSC_PREV, NSC_NOJSON, NSC_NCCL(stream))         \
+    X(a, U64, user_tag,         NSC_W(11), NSC_PREV, NSC_NOJSON, NSC_NCCL_BY_VERSION)      \
+    X(a, I32, root,             NSC_W(2),  NSC_PREV, NSC_J(4),   NSC_NCCL(root))           \
+    X(a, U32, batch_size,       NSC_W(6),  NSC_PREV, NSC_NOJSON, NSC_NCCL(batchSize))      \
+    X(a, U32, num_batches,      NSC_W(7),  NSC_PREV, NSC_NOJSON, NSC_NCCL(numBatches))     \
+    X(a, U32, ce_seq,           NSC_W(8),  NSC_PREV, NSC_NOJSON, NSC_NCCL(ceSeqNum))       \
+    X(a, STR, func,             NSC_W(3),  NSC_PREV, NSC_J(1),   NSC_NCCL(func))           \
+    X(a, STR, datatype,         NSC_W(4),  NSC_PREV, NSC_J(2),   NSC_NCCL(datatype))       \
+    X(a, STR, sync_strategy,    NSC_W(5),  NSC_PREV, NSC_J(5),   NSC_NCCL(syncStrategy))   \
+    X(a, U8,  intra_batch_sync, NSC_W(9),  NSC_PREV, NSC_NOJSON, NSC_NCCL(intraBatchSync))
 
-#define NSC_FIELDS_CE_SYNC(X, a)                                                               \
-    X(a, I32, nranks,         NSC_W(0),  NSC_PREV, NSC_J(0))                                   \
-    X(a, U8,  is_complete,    NSC_W(1),  NSC_PREV, NSC_J(1))
+/* CeSync (v6+). */
+#define NSC_FIELDS_CE_SYNC(X, a)                                               \
+    X(a, I32, nranks,      NSC_W(0), NSC_PREV, NSC_J(0), NSC_NCCL(nRanks))     \
+    X(a, U8,  is_complete, NSC_W(1), NSC_PREV, NSC_J(1), NSC_NCCL(isComplete))
 
-#define NSC_FIELDS_CE_BATCH(X, a)                                                              \
-    X(a, U64, total_bytes,    NSC_W(0),  NSC_PREV, NSC_J(0))                                   \
-    X(a, I32, num_ops,        NSC_W(1),  NSC_PREV, NSC_J(1))                                   \
-    X(a, U8,  use_intra_sync, NSC_W(2),  NSC_PREV, NSC_NOJSON)
+/* CeBatch (v6+). */
+#define NSC_FIELDS_CE_BATCH(X, a)                                                     \
+    X(a, U64, total_bytes,    NSC_W(0), NSC_PREV, NSC_J(0),   NSC_NCCL(totalBytes))   \
+    X(a, I32, num_ops,        NSC_W(1), NSC_PREV, NSC_J(1),   NSC_NCCL(numOps))       \
+    X(a, U8,  use_intra_sync, NSC_W(2), NSC_PREV, NSC_NOJSON, NSC_NCCL(useIntraSync))
 
-#define NSC_FIELDS_KERNEL_PHASE(X, a)                                                          \
-    X(a, U64, ptimer,         NSC_W(3),  NSC_REL(start_ns), NSC_J(3))                          \
-    X(a, STR, phase_name,     NSC_W(2),  NSC_PREV,          NSC_J(2))                          \
-    X(a, U8,  channel,        NSC_W(0),  NSC_PREV,          NSC_J(0))                          \
-    X(a, U8,  phase_id,       NSC_W(1),  NSC_PREV,          NSC_J(1))
+/* KernelPhase (v7). */
+#define NSC_FIELDS_KERNEL_PHASE(X, a)                                                 \
+    X(a, U64, ptimer,     NSC_W(3), NSC_REL(start_ns), NSC_J(3), NSC_NCCL(pTimer))    \
+    X(a, STR, phase_name, NSC_W(2), NSC_PREV,          NSC_J(2), NSC_NCCL(phaseName)) \
+    X(a, U8,  channel,    NSC_W(0), NSC_PREV,          NSC_J(0), NSC_NCCL(channelId)) \
+    X(a, U8,  phase_id,   NSC_W(1), NSC_PREV,          NSC_J(1), NSC_NCCL(phaseId))
 
 /* Every event type with descriptor fields: its nsc_type, the struct that
  * holds them (nsc_event.d.<struct>) and its list. Group and ProxyCtrl have
@@ -220,10 +242,10 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
 #define NSC_DENSE(bits, count) ((bits) == (1ull << (count)) - 1)
 
 /* Row consumers that count: every row, the rows on the wire, the rows in JSON. */
-#define NSC_ROW_COUNT(a, kind, m, wire, store, json) +1
-#define NSC_ROW_WIRE_COUNT(a, kind, m, wire, store, json) NSC_ONE(wire)
-#define NSC_ROW_WIRE_BITS(a, kind, m, wire, store, json) NSC_BIT(wire)
-#define NSC_ROW_JSON_COUNT(a, kind, m, wire, store, json) NSC_ONE(json)
-#define NSC_ROW_JSON_BITS(a, kind, m, wire, store, json) NSC_BIT(json)
+#define NSC_ROW_COUNT(a, kind, m, wire, store, json, nccl) +1
+#define NSC_ROW_WIRE_COUNT(a, kind, m, wire, store, json, nccl) NSC_ONE(wire)
+#define NSC_ROW_WIRE_BITS(a, kind, m, wire, store, json, nccl) NSC_BIT(wire)
+#define NSC_ROW_JSON_COUNT(a, kind, m, wire, store, json, nccl) NSC_ONE(json)
+#define NSC_ROW_JSON_BITS(a, kind, m, wire, store, json, nccl) NSC_BIT(json)
 
 #endif

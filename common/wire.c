@@ -72,7 +72,7 @@ static const field group_fields[] = {EV_COMMON, EV_ORIGIN};
 
 /* Each type's layout from event_fields.h: the common fields, the
  * descriptor fields at their wire positions, then the origin fields. */
-#define WIRE_ROW(a, kind, m, wire, store, json) NSC_AT(wire, EV_NCOMMON, EV(a.m, K_##kind))
+#define WIRE_ROW(a, kind, m, wire, store, json, nccl) NSC_AT(wire, EV_NCOMMON, EV(a.m, K_##kind))
 #define TYPE_FIELDS(type, s, list)                                                     \
     enum { nwire_##type = 0 list(NSC_ROW_WIRE_COUNT, ~) };                              \
     _Static_assert(NSC_DENSE(0 list(NSC_ROW_WIRE_BITS, ~), nwire_##type),              \

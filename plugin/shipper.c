@@ -152,13 +152,13 @@ static int enc_ctx(uint16_t index)
 
 /* The strings an event refers to: its STR fields (event_fields.h), in the
  * order of its struct. */
-#define STR_ROW(a, kind, m, wire, store, json)                                               \
+#define STR_ROW(a, kind, m, wire, store, json, nccl)                                               \
     if (NSC_VAL_##kind == NSC_VAL_STR)                                                        \
         out[n++] = (nsc_str)ev->a.m;
 #define STR_TYPE(type, s, list)                                                              \
     case type:                                                                               \
         list(STR_ROW, d.s) break;
-#define STR_COUNT(a, kind, m, wire, store, json) +(NSC_VAL_##kind == NSC_VAL_STR)
+#define STR_COUNT(a, kind, m, wire, store, json, nccl) +(NSC_VAL_##kind == NSC_VAL_STR)
 #define STR_FITS(type, s, list)                                                              \
     _Static_assert(0 list(STR_COUNT, ~) <= EVENT_STRS_MAX, #type ": more strings than room");
 #define EVENT_STRS_MAX 5

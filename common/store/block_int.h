@@ -61,7 +61,7 @@ typedef struct type_fields {
 
 #define STORE_FLAGS(kind)                                                                     \
     (NSC_VAL_##kind == NSC_VAL_SIGNED ? F_SIGNED : NSC_VAL_##kind == NSC_VAL_STR ? F_STR : 0)
-#define STORE_ROW(a, kind, m, wire, store, json)                                              \
+#define STORE_ROW(a, kind, m, wire, store, json, nccl)                                              \
     {offsetof(nsc_event, a.m), MEMBER_SIZE(nsc_event, a.m), STORE_FLAGS(kind), store},
 #define STORE_TYPE(type, s, list) [type] = {0 list(NSC_ROW_COUNT, ~), {list(STORE_ROW, d.s)}},
 #define STORE_FITS(type, s, list)                                                             \
