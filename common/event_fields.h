@@ -10,10 +10,10 @@
  * refers to (plugin/shipper.c); each user checks its counts and positions at
  * compile time. docs/protocol.md, "Event fields", says how to add a field.
  *
- * The common fields every event has (id, parent, times, tid, rank, ctx,
- * flags, origin_*) are not here: event.h declares them, and the wire and
- * block head lists (wire.c EV_COMMON/EV_ORIGIN, block_int.h common_fields)
- * are checked against it.
+ * The fields every event has are here too (NSC_FIELDS_HEAD, NSC_FIELDS_ORIGIN),
+ * but event.h declares them by hand, next to `type`, which is no field (the
+ * wire record's tag, the block's type column); it checks that the rows cover
+ * every byte before the payload.
  */
 #ifndef NCCLSCOPE_EVENT_FIELDS_H
 #define NCCLSCOPE_EVENT_FIELDS_H
@@ -30,7 +30,9 @@
  *   "How a field travels"): U8 U16 U32 U64 I32 I64; STR an interned string id
  *   (nsc_str, sent as u16); REF an event id, sent as nil or a delta from the
  *   record's id; TIME a host time, sent as a delta from base_ns; PID a pid,
- *   sent as a delta from the header's pid.
+ *   sent as a delta from the header's pid. The common fields also have ID, an
+ *   event id sent as a delta from the batch's previous one, and DUR, a time
+ *   sent as a delta from the record's last TIME.
  * wire: NSC_W(n), the n-th descriptor field of the record (record field 9 + n),
  *   or NSC_NOWIRE. Positions of a type are 0..n-1, each once.
  * store: the block column's base: NSC_PREV, the same field of the previous
@@ -69,6 +71,8 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
 #define NSC_CTYPE_REF uint64_t
 #define NSC_CTYPE_TIME uint64_t
 #define NSC_CTYPE_PID uint32_t
+#define NSC_CTYPE_ID uint64_t
+#define NSC_CTYPE_DUR uint64_t
 
 #define NSC_VAL_U8 NSC_VAL_UNSIGNED
 #define NSC_VAL_U16 NSC_VAL_UNSIGNED
@@ -80,10 +84,33 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
 #define NSC_VAL_REF NSC_VAL_UNSIGNED
 #define NSC_VAL_TIME NSC_VAL_UNSIGNED
 #define NSC_VAL_PID NSC_VAL_UNSIGNED
+#define NSC_VAL_ID NSC_VAL_UNSIGNED
+#define NSC_VAL_DUR NSC_VAL_UNSIGNED
 
 /* ---- the table ------------------------------------------------------------- */
 
 /*   kind member           wire       store       json       NCCL's descriptor member */
+/* The fields every event has. Wire: record fields 1..8 (required). Block: the
+ * common columns, these then the origin's. JSON: the timeline writes them
+ * itself (aligned times, flag names). Set by the plugin's begin and stop, not
+ * copied from a descriptor. */
+#define NSC_FIELDS_HEAD(X, a)                                                          \
+    X(a, ID,   id,       NSC_W(0), NSC_PREV,          NSC_NOJSON, NSC_NCCL_NONE)       \
+    X(a, REF,  parent,   NSC_W(1), NSC_PREV,          NSC_NOJSON, NSC_NCCL_NONE)       \
+    X(a, TIME, start_ns, NSC_W(2), NSC_PREV,          NSC_NOJSON, NSC_NCCL_NONE)       \
+    X(a, DUR,  stop_ns,  NSC_W(3), NSC_REL(start_ns), NSC_NOJSON, NSC_NCCL_NONE)       \
+    X(a, PID,  tid,      NSC_W(4), NSC_PREV,          NSC_NOJSON, NSC_NCCL_NONE)       \
+    X(a, I32,  rank,     NSC_W(6), NSC_PREV,          NSC_NOJSON, NSC_NCCL_NONE)       \
+    X(a, U16,  ctx,      NSC_W(5), NSC_PREV,          NSC_NOJSON, NSC_NCCL_NONE)       \
+    X(a, U8,   flags,    NSC_W(7), NSC_PREV,          NSC_NOJSON, NSC_NCCL_NONE)
+
+/* A PXN event's origin (NSC_EVF_FOREIGN), every type's last fields: on the wire
+ * after the descriptor fields (n: the n-th of them), optional like those. */
+#define NSC_FIELDS_ORIGIN(X, a)                                                        \
+    X(a, PID,  origin_pid,    NSC_W(0), NSC_PREV, NSC_NOJSON, NSC_NCCL_NONE)           \
+    X(a, U64,  origin_parent, NSC_W(1), NSC_PREV, NSC_NOJSON, NSC_NCCL_NONE)           \
+    X(a, U64,  origin_ctx,    NSC_W(2), NSC_PREV, NSC_NOJSON, NSC_NCCL_NONE)
+
 /* Coll. user_tag, kernel_variant: v7; parent_group: the legacy Group's id
  * (v5+); nchannels: nMaxChannels in v3, nChannels from v4; op and
  * traffic_bytes: v1 only (no version the plugin serves sets them). */
@@ -241,11 +268,13 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
 #define NSC_BIT_(has, n) | ((has) ? 1ull << (n) : 0ull)
 #define NSC_DENSE(bits, count) ((bits) == (1ull << (count)) - 1)
 
-/* Row consumers that count: every row, the rows on the wire, the rows in JSON. */
+/* Row consumers that count: every row, the rows on the wire, the rows in JSON;
+ * and one that adds up the members' sizes. */
 #define NSC_ROW_COUNT(a, kind, m, wire, store, json, nccl) +1
 #define NSC_ROW_WIRE_COUNT(a, kind, m, wire, store, json, nccl) NSC_ONE(wire)
 #define NSC_ROW_WIRE_BITS(a, kind, m, wire, store, json, nccl) NSC_BIT(wire)
 #define NSC_ROW_JSON_COUNT(a, kind, m, wire, store, json, nccl) NSC_ONE(json)
 #define NSC_ROW_JSON_BITS(a, kind, m, wire, store, json, nccl) NSC_BIT(json)
+#define NSC_ROW_SIZE(a, kind, m, wire, store, json, nccl) +sizeof(NSC_CTYPE_##kind)
 
 #endif

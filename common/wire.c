@@ -60,25 +60,29 @@ typedef struct layout {
     uint16_t size;  /* sizeof the struct the record decodes into */
 } layout;
 
+/* Event layouts from event_fields.h: the head's fields lead at their
+ * positions, the type's descriptor fields follow at theirs, the origin's
+ * come last. */
 #define EV(member, kind) {offsetof(nsc_event, member), kind}
-#define EV_COMMON                                                            \
-    EV(id, K_ID), EV(parent, K_REF), EV(start_ns, K_TIME), EV(stop_ns, K_DUR), \
-    EV(tid, K_PID), EV(ctx, K_U16), EV(rank, K_I32), EV(flags, K_U8)
-#define EV_NCOMMON 8
-#define EV_ORIGIN \
-    EV(origin_pid, K_PID), EV(origin_parent, K_U64), EV(origin_ctx, K_U64)
-
-static const field group_fields[] = {EV_COMMON, EV_ORIGIN};
-
-/* Each type's layout from event_fields.h: the common fields, the
- * descriptor fields at their wire positions, then the origin fields. */
+#define EV_NCOMMON (0 NSC_FIELDS_HEAD(NSC_ROW_WIRE_COUNT, ~))
+#define HEAD_ROW(a, kind, m, wire, store, json, nccl) NSC_AT(wire, 0, EV(m, K_##kind))
 #define WIRE_ROW(a, kind, m, wire, store, json, nccl) NSC_AT(wire, EV_NCOMMON, EV(a.m, K_##kind))
+#define ORIGIN_ROW(ndesc, kind, m, wire, store, json, nccl)                                  \
+    NSC_AT(wire, EV_NCOMMON + (ndesc), EV(m, K_##kind))
+_Static_assert(NSC_DENSE(0 NSC_FIELDS_HEAD(NSC_ROW_WIRE_BITS, ~), EV_NCOMMON),
+               "the head's wire positions are 0..n-1, each once");
+_Static_assert(NSC_DENSE(0 NSC_FIELDS_ORIGIN(NSC_ROW_WIRE_BITS, ~),
+                         0 NSC_FIELDS_ORIGIN(NSC_ROW_WIRE_COUNT, ~)),
+               "the origin's wire positions are 0..n-1, each once");
+
+static const field group_fields[] = {NSC_FIELDS_HEAD(HEAD_ROW, ~) NSC_FIELDS_ORIGIN(ORIGIN_ROW, 0)};
+
 #define TYPE_FIELDS(type, s, list)                                                     \
     enum { nwire_##type = 0 list(NSC_ROW_WIRE_COUNT, ~) };                              \
     _Static_assert(NSC_DENSE(0 list(NSC_ROW_WIRE_BITS, ~), nwire_##type),              \
                    #type ": wire positions are 0..n-1, each once");                     \
-    static const field type##_fields[] = {                                              \
-        EV_COMMON, list(WIRE_ROW, d.s)[EV_NCOMMON + nwire_##type] = EV_ORIGIN};
+    static const field type##_fields[] = {NSC_FIELDS_HEAD(HEAD_ROW, ~) list(WIRE_ROW, d.s) \
+                                              NSC_FIELDS_ORIGIN(ORIGIN_ROW, nwire_##type)};
 NSC_EVENT_TYPES(TYPE_FIELDS)
 
 #define F(type, member, kind) {offsetof(type, member), kind}

@@ -36,19 +36,21 @@ typedef struct field {
 } field;
 
 #define MEMBER_SIZE(T, m) ((uint8_t)sizeof(((T *)0)->m))
-#define EF(m, fl) {offsetof(nsc_event, m), MEMBER_SIZE(nsc_event, m), fl, NO_REL}
-#define EFR(m, fl, r) {offsetof(nsc_event, m), MEMBER_SIZE(nsc_event, m), fl, offsetof(nsc_event, r)}
+#define STORE_FLAGS(kind)                                                                     \
+    (NSC_VAL_##kind == NSC_VAL_SIGNED ? F_SIGNED : NSC_VAL_##kind == NSC_VAL_STR ? F_STR : 0)
+#define STORE_FIELD(path, kind, rel)                                                          \
+    {offsetof(nsc_event, path), MEMBER_SIZE(nsc_event, path), STORE_FLAGS(kind), rel},
+#define STORE_HEAD_ROW(a, kind, m, wire, store, json, nccl) STORE_FIELD(m, kind, store)
+#define STORE_ROW(a, kind, m, wire, store, json, nccl) STORE_FIELD(a.m, kind, store)
+_Static_assert(NSC_PREV == NO_REL, "event_fields.h's NSC_PREV is the block's NO_REL");
 
-#define NCOMMON 11
-static const field common_fields[NCOMMON] = {
-    EF(id, 0), EF(parent, 0), EF(start_ns, 0), EFR(stop_ns, 0, start_ns), EF(tid, 0),
-    EF(rank, F_SIGNED), EF(ctx, 0), EF(flags, 0), EF(origin_pid, 0), EF(origin_parent, 0),
-    EF(origin_ctx, 0)};
-
-/* The common fields and the type fill every byte before the payload union
- * (the decoder relies on it: it zeroes only the union). */
-_Static_assert(8 * 4 + 4 + 4 + 2 + 1 + 1 + 4 + 8 + 8 == offsetof(nsc_event, d),
-               "nsc_event has padding before its payload");
+/* Common columns: event_fields.h's head rows, then its origin rows. The
+ * decoder zeroes only the payload union: event.h checks that these and the
+ * type fill every byte before it. */
+#define NCOMMON (0 NSC_FIELDS_HEAD(NSC_ROW_COUNT, ~) NSC_FIELDS_ORIGIN(NSC_ROW_COUNT, ~))
+_Static_assert(NCOMMON == 11, "a common field more or less needs a new block version");
+static const field common_fields[NCOMMON] = {NSC_FIELDS_HEAD(STORE_HEAD_ROW, ~)
+                                                 NSC_FIELDS_ORIGIN(STORE_HEAD_ROW, ~)};
 
 /* Payload columns: a type's k-th row in event_fields.h is stored in slot k
  * (the rows are in struct order). Slots are numbered across types, so a
@@ -59,16 +61,10 @@ typedef struct type_fields {
     field f[NPAYLOAD];
 } type_fields;
 
-#define STORE_FLAGS(kind)                                                                     \
-    (NSC_VAL_##kind == NSC_VAL_SIGNED ? F_SIGNED : NSC_VAL_##kind == NSC_VAL_STR ? F_STR : 0)
-#define STORE_ROW(a, kind, m, wire, store, json, nccl)                                              \
-    {offsetof(nsc_event, a.m), MEMBER_SIZE(nsc_event, a.m), STORE_FLAGS(kind), store},
 #define STORE_TYPE(type, s, list) [type] = {0 list(NSC_ROW_COUNT, ~), {list(STORE_ROW, d.s)}},
 #define STORE_FITS(type, s, list)                                                             \
     _Static_assert(0 list(NSC_ROW_COUNT, ~) <= NPAYLOAD, #type ": more fields than slots");
 NSC_EVENT_TYPES(STORE_FITS)
-_Static_assert(NSC_PREV == NO_REL, "event_fields.h's NSC_PREV is the block's NO_REL");
-
 static const type_fields payload_fields[NSC_T_COUNT] = {NSC_EVENT_TYPES(STORE_TYPE)};
 
 #define NSTATE 5
