@@ -234,22 +234,15 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
  * none. Each type declares its struct, but P2pApi, which shares CollApi's
  * (the union's members keep their order: group_api is the first). */
 #define NSC_EVENT_STRUCT_TYPES(T)                                                              \
-    T(NSC_T_GROUP_API, group_api, NSC_FIELDS_GROUP_API)                                        \
-    T(NSC_T_COLL_API, coll_api, NSC_FIELDS_COLL_API)                                           \
-    T(NSC_T_KERNEL_LAUNCH, kernel_launch, NSC_FIELDS_KERNEL_LAUNCH)                            \
-    T(NSC_T_COLL, coll, NSC_FIELDS_COLL)                                                       \
-    T(NSC_T_P2P, p2p, NSC_FIELDS_P2P)                                                          \
-    T(NSC_T_PROXY_OP, proxy_op, NSC_FIELDS_PROXY_OP)                                           \
-    T(NSC_T_PROXY_STEP, proxy_step, NSC_FIELDS_PROXY_STEP)                                     \
-    T(NSC_T_KERNEL_CH, kernel_ch, NSC_FIELDS_KERNEL_CH)                                        \
-    T(NSC_T_NET_PLUGIN, net_plugin, NSC_FIELDS_NET_PLUGIN)                                     \
-    T(NSC_T_CE_COLL, ce_coll, NSC_FIELDS_CE_COLL)                                              \
-    T(NSC_T_CE_SYNC, ce_sync, NSC_FIELDS_CE_SYNC)                                              \
-    T(NSC_T_CE_BATCH, ce_batch, NSC_FIELDS_CE_BATCH)                                           \
-    T(NSC_T_KERNEL_PHASE, kernel_phase, NSC_FIELDS_KERNEL_PHASE)
-#define NSC_EVENT_TYPES(T)                                                                     \
-    NSC_EVENT_STRUCT_TYPES(T)                                                                  \
-    T(NSC_T_P2P_API, coll_api, NSC_FIELDS_P2P_API)
+    NSC_TYPE(T, GROUP_API, group_api) NSC_TYPE(T, COLL_API, coll_api)                          \
+    NSC_TYPE(T, KERNEL_LAUNCH, kernel_launch) NSC_TYPE(T, COLL, coll) NSC_TYPE(T, P2P, p2p)    \
+    NSC_TYPE(T, PROXY_OP, proxy_op) NSC_TYPE(T, PROXY_STEP, proxy_step)                        \
+    NSC_TYPE(T, KERNEL_CH, kernel_ch) NSC_TYPE(T, NET_PLUGIN, net_plugin)                      \
+    NSC_TYPE(T, CE_COLL, ce_coll) NSC_TYPE(T, CE_SYNC, ce_sync) NSC_TYPE(T, CE_BATCH, ce_batch) \
+    NSC_TYPE(T, KERNEL_PHASE, kernel_phase)
+#define NSC_EVENT_TYPES(T) NSC_EVENT_STRUCT_TYPES(T) T(NSC_T_P2P_API, coll_api, NSC_FIELDS_P2P_API)
+/* T(nsc_type, struct, list) for the type NSC_T_<name>, its list NSC_FIELDS_<name>. */
+#define NSC_TYPE(T, name, s) T(NSC_T_##name, s, NSC_FIELDS_##name)
 
 /* ---- helpers for the users -------------------------------------------------
  *

@@ -267,46 +267,36 @@ NSC_EXPORT(v4, "ncclscope", init_v4, start_v4, stop_event, state_v4, finalize);
 
 /* ---- v5, v6, v7 ------------------------------------------------------------------------ */
 
-static ncclResult_t init_v5(void **context, uint64_t commId, int *mask, const char *commName,
-                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
-{
-    return init_as(5, context, mask, commId, commName, nNodes, nranks, rank, logfn);
-}
-
-static ncclResult_t init_v6(void **context, uint64_t commId, int *mask, const char *commName,
-                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
-{
-    return init_as(6, context, mask, commId, commName, nNodes, nranks, rank, logfn);
-}
-
-static ncclResult_t init_v7(void **context, uint64_t commId, int *mask, const char *commName,
-                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
-{
-    return init_as(7, context, mask, commId, commName, nNodes, nranks, rank, logfn);
-}
-
-static ncclResult_t start_v5(void *context, void **eHandle, ncclProfilerEventDescr_v5_t *D)
-{
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-        PUT_V5_CASES(ev, D);
+/* v5, v6 and v7 share init's signature (the id first); their start differs
+ * in the descriptor's type and the event types it has. */
+#define INIT_V5_ON(V)                                                                        \
+    static ncclResult_t init_v##V(void **context, uint64_t commId, int *mask,               \
+                                  const char *commName, int nNodes, int nranks, int rank,   \
+                                  ncclDebugLogger_t logfn)                                  \
+    {                                                                                        \
+        return init_as(V, context, mask, commId, commName, nNodes, nranks, rank, logfn);    \
     }
-    return ncclSuccess;
-}
+INIT_V5_ON(5)
+INIT_V5_ON(6)
+INIT_V5_ON(7)
 
-static ncclResult_t start_v6(void *context, void **eHandle, ncclProfilerEventDescr_v6_t *D)
-{
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-        PUT_V5_CASES(ev, D);
-        PUT_CE_CASES(ev, D);
+#define START_V5_ON(V, CASES)                                                                \
+    static ncclResult_t start_v##V(void *context, void **eHandle,                            \
+                                   ncclProfilerEventDescr_v##V##_t *D)                       \
+    {                                                                                        \
+        nsc_event *ev = BEGIN(context, eHandle, D);                                          \
+        if (!ev)                                                                             \
+            return ncclSuccess;                                                              \
+        switch (ev->type) {                                                                  \
+            CASES(ev, D);                                                                    \
+        }                                                                                    \
+        return ncclSuccess;                                                                  \
     }
-    return ncclSuccess;
-}
+#define PUT_V6_CASES(ev, D)                                                                  \
+    PUT_V5_CASES(ev, D);                                                                     \
+    PUT_CE_CASES(ev, D)
+START_V5_ON(5, PUT_V5_CASES)
+START_V5_ON(6, PUT_V6_CASES)
 
 static ncclResult_t start_v7(void *context, void **eHandle, ncclProfilerEventDescr_v7_t *D)
 {
@@ -314,8 +304,7 @@ static ncclResult_t start_v7(void *context, void **eHandle, ncclProfilerEventDes
     if (!ev)
         return ncclSuccess;
     switch (ev->type) {
-        PUT_V5_CASES(ev, D);
-        PUT_CE_CASES(ev, D);
+        PUT_V6_CASES(ev, D);
     case NSC_T_KERNEL_PHASE:
         PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_PHASE, kernel_phase, kernelPhase);
         break;
