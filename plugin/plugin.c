@@ -91,6 +91,14 @@ static void learn_comm(const nsc_event *ev, uint64_t comm_hash, const char *name
         (ev)->d.p2p.nchannels = (D)->p2p.nChannels;                                          \
     } while (0)
 
+/* KernelCh from v4 on (with pTimer), and the child types. */
+#define PUT_KERNEL_CH_V4_CASES(ev, D)                                                        \
+    case NSC_T_KERNEL_CH:                                                                    \
+        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_CH, kernel_ch, kernelCh);                        \
+        (ev)->d.kernel_ch.ptimer_start = (D)->kernelCh.pTimer;                               \
+        break;                                                                               \
+        PUT_CHILD_CASES(ev, D)
+
 /* The v5 union members, shared by v5, v6 and v7 under the same names. */
 #define PUT_V5_CASES(ev, D)                                                                  \
     case NSC_T_GROUP_API:                                                                    \
@@ -116,11 +124,7 @@ static void learn_comm(const nsc_event *ev, uint64_t comm_hash, const char *name
         PUT_P2P_V4(ev, D);                                                                   \
         (ev)->d.p2p.parent_group = PTR((D)->p2p.parentGroup);                                \
         break;                                                                               \
-    case NSC_T_KERNEL_CH:                                                                    \
-        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_CH, kernel_ch, kernelCh);                        \
-        (ev)->d.kernel_ch.ptimer_start = (D)->kernelCh.pTimer;                               \
-        break;                                                                               \
-        PUT_CHILD_CASES(ev, D)
+        PUT_KERNEL_CH_V4_CASES(ev, D)
 
 /* v6 and v7 copy-engine events. */
 #define PUT_CE_CASES(ev, D)                                                                  \
@@ -188,6 +192,23 @@ static ncclResult_t finalize(void *context)
     return nsc_life_finalize(context);
 }
 
+/* One start per version: begin the event, copy the fields of its type from
+ * the descriptor (CASES), then what else that version adds (MORE). */
+#define START_ON(V, CASES, MORE)                                                             \
+    static ncclResult_t start_v##V(void *context, void **eHandle,                            \
+                                   ncclProfilerEventDescr_v##V##_t *D)                       \
+    {                                                                                        \
+        nsc_event *ev = BEGIN(context, eHandle, D);                                          \
+        if (!ev)                                                                             \
+            return ncclSuccess;                                                              \
+        switch (ev->type) {                                                                  \
+            CASES(ev, D);                                                                    \
+        }                                                                                    \
+        MORE(ev, D);                                                                         \
+        return ncclSuccess;                                                                  \
+    }
+#define NO_MORE(ev, D) (void)0
+
 /* ---- v3 ------------------------------------------------------------------------------ */
 
 static ncclResult_t init_v3(void **context, int *mask)
@@ -195,28 +216,22 @@ static ncclResult_t init_v3(void **context, int *mask)
     return init_as(3, context, mask, 0, NULL, -1, -1, -1, NULL);
 }
 
-static ncclResult_t start_v3(void *context, void **eHandle, ncclProfilerEventDescr_v3_t *D)
-{
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-    case NSC_T_COLL:
-        learn_comm(ev, D->coll.commHash, D->coll.name);
-        PUT_FIELDS(ev, D, NSC_FIELDS_COLL, coll, coll);
-        ev->d.coll.nchannels = D->coll.nMaxChannels;
-        break;
-    case NSC_T_P2P:
-        learn_comm(ev, D->p2p.commHash, D->p2p.name);
-        PUT_FIELDS(ev, D, NSC_FIELDS_P2P, p2p, p2p);
-        break;
-    case NSC_T_KERNEL_CH:
-        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_CH, kernel_ch, kernelCh);
-        break;
-        PUT_CHILD_CASES(ev, D);
-    }
-    return ncclSuccess;
-}
+/* v3's init has no communicator: Coll and P2p name it. */
+#define PUT_V3_CASES(ev, D)                                                                  \
+    case NSC_T_COLL:                                                                         \
+        learn_comm(ev, (D)->coll.commHash, (D)->coll.name);                                  \
+        PUT_FIELDS(ev, D, NSC_FIELDS_COLL, coll, coll);                                      \
+        (ev)->d.coll.nchannels = (D)->coll.nMaxChannels;                                     \
+        break;                                                                               \
+    case NSC_T_P2P:                                                                          \
+        learn_comm(ev, (D)->p2p.commHash, (D)->p2p.name);                                    \
+        PUT_FIELDS(ev, D, NSC_FIELDS_P2P, p2p, p2p);                                         \
+        break;                                                                               \
+    case NSC_T_KERNEL_CH:                                                                    \
+        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_CH, kernel_ch, kernelCh);                        \
+        break;                                                                               \
+        PUT_CHILD_CASES(ev, D)
+START_ON(3, PUT_V3_CASES, NO_MORE)
 
 static ncclResult_t state_v3(void *eHandle, ncclProfilerEventState_t state,
                              ncclProfilerEventStateArgs_v3_t *args)
@@ -235,26 +250,15 @@ static ncclResult_t init_v4(void **context, int *mask, const char *commName, uin
     return init_as(4, context, mask, commHash, commName, nNodes, nranks, rank, logfn);
 }
 
-static ncclResult_t start_v4(void *context, void **eHandle, ncclProfilerEventDescr_v4_t *D)
-{
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-    case NSC_T_COLL:
-        PUT_COLL_V4(ev, D);
-        break;
-    case NSC_T_P2P:
-        PUT_P2P_V4(ev, D);
-        break;
-    case NSC_T_KERNEL_CH:
-        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_CH, kernel_ch, kernelCh);
-        ev->d.kernel_ch.ptimer_start = D->kernelCh.pTimer;
-        break;
-        PUT_CHILD_CASES(ev, D);
-    }
-    return ncclSuccess;
-}
+#define PUT_V4_CASES(ev, D)                                                                  \
+    case NSC_T_COLL:                                                                         \
+        PUT_COLL_V4(ev, D);                                                                  \
+        break;                                                                               \
+    case NSC_T_P2P:                                                                          \
+        PUT_P2P_V4(ev, D);                                                                   \
+        break;                                                                               \
+        PUT_KERNEL_CH_V4_CASES(ev, D)
+START_ON(4, PUT_V4_CASES, NO_MORE)
 
 static ncclResult_t state_v4(void *eHandle, ncclProfilerEventState_t state,
                              ncclProfilerEventStateArgs_v4_t *args)
@@ -267,8 +271,7 @@ NSC_EXPORT(v4, "ncclscope", init_v4, start_v4, stop_event, state_v4, finalize);
 
 /* ---- v5, v6, v7 ------------------------------------------------------------------------ */
 
-/* v5, v6 and v7 share init's signature (the id first); their start differs
- * in the descriptor's type and the event types it has. */
+/* v5, v6 and v7 share init's signature (the id first). */
 #define INIT_V5_ON(V)                                                                        \
     static ncclResult_t init_v##V(void **context, uint64_t commId, int *mask,               \
                                   const char *commName, int nNodes, int nranks, int rank,   \
@@ -280,36 +283,18 @@ INIT_V5_ON(5)
 INIT_V5_ON(6)
 INIT_V5_ON(7)
 
-#define START_V5_ON(V, CASES)                                                                \
-    static ncclResult_t start_v##V(void *context, void **eHandle,                            \
-                                   ncclProfilerEventDescr_v##V##_t *D)                       \
-    {                                                                                        \
-        nsc_event *ev = BEGIN(context, eHandle, D);                                          \
-        if (!ev)                                                                             \
-            return ncclSuccess;                                                              \
-        switch (ev->type) {                                                                  \
-            CASES(ev, D);                                                                    \
-        }                                                                                    \
-        return ncclSuccess;                                                                  \
-    }
 #define PUT_V6_CASES(ev, D)                                                                  \
     PUT_V5_CASES(ev, D);                                                                     \
     PUT_CE_CASES(ev, D)
-START_V5_ON(5, PUT_V5_CASES)
-START_V5_ON(6, PUT_V6_CASES)
+#define PUT_V7_CASES(ev, D)                                                                  \
+    PUT_V6_CASES(ev, D);                                                                     \
+    case NSC_T_KERNEL_PHASE:                                                                 \
+        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_PHASE, kernel_phase, kernelPhase);               \
+        break
 
-static ncclResult_t start_v7(void *context, void **eHandle, ncclProfilerEventDescr_v7_t *D)
+/* v7's additions to the v5 members (userTag: not in every v7, abi.c). */
+static void put_v7_more(nsc_event *ev, const ncclProfilerEventDescr_v7_t *D)
 {
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-        PUT_V6_CASES(ev, D);
-    case NSC_T_KERNEL_PHASE:
-        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_PHASE, kernel_phase, kernelPhase);
-        break;
-    }
-    /* v7's additions to the v5 members (userTag: not in every v7, abi.c). */
     bool tag = nsc_abi_user_tag();
     if (ev->type == NSC_T_COLL) {
         ev->d.coll.kernel_variant = nsc_intern(D->coll.kernelVariant);
@@ -324,8 +309,11 @@ static ncclResult_t start_v7(void *context, void **eHandle, ncclProfilerEventDes
     } else if (ev->type == NSC_T_CE_COLL) {
         ev->d.ce_coll.user_tag = tag ? D->ceColl.userTag : 0;
     }
-    return ncclSuccess;
 }
+
+START_ON(5, PUT_V5_CASES, NO_MORE)
+START_ON(6, PUT_V6_CASES, NO_MORE)
+START_ON(7, PUT_V7_CASES, put_v7_more)
 
 NSC_EXPORT(v5, "ncclscope", init_v5, start_v5, stop_event, state_v4, finalize);
 NSC_EXPORT(v6, "ncclscope", init_v6, start_v6, stop_event, state_v4, finalize);
