@@ -117,7 +117,7 @@ typedef struct nsc_event {
 /* The head and origin rows are the members before the payload, type aside:
  * the same C types (no padding between them), so their sizes add up to it. */
 #define NSC_SAME_TYPE(a, kind, m, wire, store, json, nccl)                                   \
-    _Static_assert(sizeof(NSC_CTYPE_##kind) == sizeof(((nsc_event *)0)->m),                    \
+    _Static_assert(sizeof(NSC_CTYPE_##kind) == sizeof(((nsc_event *)0)->m),                  \
                    "event_fields.h's kind of " #m " is its type in nsc_event");
 NSC_FIELDS_HEAD(NSC_SAME_TYPE, ~)
 NSC_FIELDS_ORIGIN(NSC_SAME_TYPE, ~)
@@ -128,9 +128,9 @@ _Static_assert(0 NSC_FIELDS_HEAD(NSC_ROW_SIZE, ~) NSC_FIELDS_ORIGIN(NSC_ROW_SIZE
 /* P2pApi's list names CollApi's members in CollApi's order (so the block
  * gives both the same columns): a struct made from it lays out alike. */
 struct nsc_p2p_api_shape { NSC_FIELDS_P2P_API(NSC_MEMBER, ~) };
-#define NSC_SAME_MEMBER(a, kind, m, wire, store, json, nccl)                                       \
+#define NSC_SAME_MEMBER(a, kind, m, wire, store, json, nccl)                                \
     _Static_assert(offsetof(struct nsc_p2p_api_shape, m) ==                                 \
-                       offsetof(nsc_event, d.coll_api.m) - offsetof(nsc_event, d),            \
+                       offsetof(nsc_event, d.coll_api.m) - offsetof(nsc_event, d),          \
                    "P2pApi's rows follow CollApi's: " #m);
 NSC_FIELDS_P2P_API(NSC_SAME_MEMBER, ~)
 _Static_assert(0 NSC_FIELDS_P2P_API(NSC_ROW_COUNT, ~) == 0 NSC_FIELDS_COLL_API(NSC_ROW_COUNT, ~),

@@ -1,13 +1,14 @@
-/* event_fields.h: the one table of event descriptor fields.
+/* event_fields.h: the one table of event fields.
  *
- * Owns, for every field of every event type's descriptor: its kind (C type,
- * and whether it is signed or an interned string id), the nsc_event member
- * that holds it, where it travels in the type's wire record, what its block
- * column is stored relative to, and its place in the timeline's JSON object.
- * Generated from it: the payload structs of nsc_event (event.h), the wire
- * layouts (wire.c), the block's payload columns (store/block_int.h), the
- * timeline's field writer (query/timeline.c) and the list of strings an event
- * refers to (plugin/shipper.c); each user checks its counts and positions at
+ * Owns, for every field of every event type: its kind (C type, and whether it
+ * is signed or an interned string id), the nsc_event member that holds it,
+ * where it travels in the type's wire record, what its block column is stored
+ * relative to, its place in the timeline's JSON object and the member of
+ * NCCL's descriptor it is copied from. Made from it: the payload structs of
+ * nsc_event (event.h), the wire layouts (wire.c), the block's columns
+ * (store/block_int.h), the timeline's descriptor keys (query/timeline.c), the
+ * strings an event refers to (plugin/shipper.c) and the copies from NCCL's
+ * descriptors (plugin/plugin.c); each user checks its counts and positions at
  * compile time. docs/protocol.md, "Event fields", says how to add a field.
  *
  * The fields every event has are here too (NSC_FIELDS_HEAD, NSC_FIELDS_ORIGIN),
@@ -80,7 +81,6 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
 #define NSC_VAL_U64 NSC_VAL_UNSIGNED
 #define NSC_VAL_I32 NSC_VAL_SIGNED
 #define NSC_VAL_I64 NSC_VAL_SIGNED
-#define NSC_VAL_STR NSC_VAL_STR
 #define NSC_VAL_REF NSC_VAL_UNSIGNED
 #define NSC_VAL_TIME NSC_VAL_UNSIGNED
 #define NSC_VAL_PID NSC_VAL_UNSIGNED
@@ -89,7 +89,8 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
 
 /* ---- the table ------------------------------------------------------------- */
 
-/*   kind member           wire       store       json       NCCL's descriptor member */
+/* Columns: X(a, kind, member, wire, store, json, nccl), as above. */
+
 /* The fields every event has. Wire: record fields 1..8 (required). Block: the
  * common columns, these then the origin's. JSON: the timeline writes them
  * itself (aligned times, flag names). Set by the plugin's begin and stop, not
@@ -113,7 +114,9 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
 
 /* Coll. user_tag, kernel_variant: v7; parent_group: the legacy Group's id
  * (v5+); nchannels: nMaxChannels in v3, nChannels from v4; op and
- * traffic_bytes: v1 only (no version the plugin serves sets them). */
+ * traffic_bytes: v1 only (no version the plugin serves sets them, yet both
+ * travel and are stored, and the timeline writes traffic_bytes). Of the v7
+ * user tags only Coll's is in the timeline's JSON. */
 #define NSC_FIELDS_COLL(X, a)                                                       \
     X(a, U64, seq,            NSC_W(0),  NSC_PREV, NSC_J(0),   NSC_NCCL(seqNumber)) \
     X(a, U64, count,          NSC_W(1),  NSC_PREV, NSC_J(3),   NSC_NCCL(count))     \

@@ -152,7 +152,7 @@ static int enc_ctx(uint16_t index)
 
 /* The strings an event refers to: its STR fields (event_fields.h), in the
  * order of its struct. */
-#define STR_ROW(a, kind, m, wire, store, json, nccl)                                               \
+#define STR_ROW(a, kind, m, wire, store, json, nccl)                                          \
     if (NSC_VAL_##kind == NSC_VAL_STR)                                                        \
         out[n++] = (nsc_str)ev->a.m;
 #define STR_TYPE(type, s, list)                                                              \

@@ -300,7 +300,7 @@ typedef struct tl_fields {
     uint8_t n;
 } tl_fields;
 
-#define JSON_ROW(a, kind, m, wire, store, json, nccl)                                               \
+#define JSON_ROW(a, kind, m, wire, store, json, nccl)                                         \
     NSC_AT(json, 0, {",\"" #m "\":", sizeof(#m) + 3, NSC_VAL_##kind,                          \
                      sizeof(((nsc_event *)0)->a.m), offsetof(nsc_event, a.m)})
 #define JSON_TYPE_FIELDS(type, s, list)                                                       \
