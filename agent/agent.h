@@ -13,6 +13,7 @@
 #include "config.h"
 #include "curve.h"
 #include "forward.h"
+#include "mono.h"
 #include "out.h"
 #include "pxn.h"
 #include "registry.h"
@@ -46,7 +47,5 @@ typedef struct nsc_agent {
     int in_multipart;      /* skipping the later parts of a rejected message */
     uint64_t start_ns;
 } nsc_agent;
-
-uint64_t nsc_agent_now(void);  /* CLOCK_MONOTONIC ns, the plugins' clock */
 
 #endif

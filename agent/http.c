@@ -12,11 +12,7 @@
 #include <string.h>
 
 #include "ingest.h"
-
-static void counter(struct evbuffer *b, const char *name, const char *help, const char *type, uint64_t v)
-{
-    evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name, help, name, type, name, v);
-}
+#include "prom.h"
 
 /* The forwarder's and the clock's metrics (all zero without a collector). */
 static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
@@ -25,29 +21,29 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     memset(&f, 0, sizeof f);
     if (a->fwd)
         nsc_fwd_stats_get(a->fwd, &f);
-    counter(b, "ncclscope_agent_forward_batches_sent_total", "Batches sent to the collector (resends included)", "counter", f.batches_sent);
-    counter(b, "ncclscope_agent_forward_events_sent_total", "Events in batches sent (resends included)", "counter", f.events_sent);
-    counter(b, "ncclscope_agent_forward_bytes_sent_total", "Bytes of batches sent (resends included)", "counter", f.bytes_sent);
-    counter(b, "ncclscope_agent_forward_batches_acked_total", "Batches acknowledged and deleted from the spool", "counter", f.batches_acked);
-    counter(b, "ncclscope_agent_forward_events_acked_total", "Events in acknowledged batches", "counter", f.events_acked);
-    counter(b, "ncclscope_agent_forward_batches_resent_total", "Sends of batches sent before", "counter", f.batches_resent);
+    nsc_prom_u64(b, "ncclscope_agent_forward_batches_sent_total", "counter", "Batches sent to the collector (resends included)", f.batches_sent);
+    nsc_prom_u64(b, "ncclscope_agent_forward_events_sent_total", "counter", "Events in batches sent (resends included)", f.events_sent);
+    nsc_prom_u64(b, "ncclscope_agent_forward_bytes_sent_total", "counter", "Bytes of batches sent (resends included)", f.bytes_sent);
+    nsc_prom_u64(b, "ncclscope_agent_forward_batches_acked_total", "counter", "Batches acknowledged and deleted from the spool", f.batches_acked);
+    nsc_prom_u64(b, "ncclscope_agent_forward_events_acked_total", "counter", "Events in acknowledged batches", f.events_acked);
+    nsc_prom_u64(b, "ncclscope_agent_forward_batches_resent_total", "counter", "Sends of batches sent before", f.batches_resent);
     evbuffer_add_printf(b, "# HELP ncclscope_agent_forward_rewinds_total Restarts of sending from the oldest unacknowledged batch\n"
                            "# TYPE ncclscope_agent_forward_rewinds_total counter\n"
                            "ncclscope_agent_forward_rewinds_total{reason=\"connect\"} %" PRIu64 "\n"
                            "ncclscope_agent_forward_rewinds_total{reason=\"timeout\"} %" PRIu64 "\n",
                         f.rewinds_connect, f.rewinds_timeout);
-    counter(b, "ncclscope_agent_forward_acks_duplicate_total", "Acks of batches no longer in the spool", "counter", f.acks_duplicate);
-    counter(b, "ncclscope_agent_forward_bad_messages_total", "Messages from the collector that were malformed or not for this agent", "counter", f.bad_messages);
-    counter(b, "ncclscope_agent_forward_delete_errors_total", "Spool deletions that failed (the batches stay and are sent again)", "counter", f.delete_errors);
-    counter(b, "ncclscope_agent_forward_inflight", "Batches sent and not acknowledged", "gauge", f.inflight);
-    counter(b, "ncclscope_agent_forward_inflight_bytes", "Bytes of the batches sent and not acknowledged", "gauge", f.inflight_bytes);
-    counter(b, "ncclscope_agent_forward_credit", "Batches the collector allows in flight", "gauge", f.credit);
-    counter(b, "ncclscope_agent_collector_connected", "1 while a connection to the collector is up", "gauge", f.connected);
-    counter(b, "ncclscope_agent_collector_connects_total", "Connections to the collector made", "counter", f.connects);
-    counter(b, "ncclscope_agent_collector_disconnects_total", "Connections to the collector lost", "counter", f.disconnects);
-    counter(b, "ncclscope_agent_collector_handshake_failures_total", "Failed handshakes (CURVE keys, protocol)", "counter", f.handshake_failures);
-    counter(b, "ncclscope_agent_clock_probes_total", "Clock probes sent", "counter", f.probes_sent);
-    counter(b, "ncclscope_agent_clock_samples_total", "Clock samples completed and reported", "counter", f.samples);
+    nsc_prom_u64(b, "ncclscope_agent_forward_acks_duplicate_total", "counter", "Acks of batches no longer in the spool", f.acks_duplicate);
+    nsc_prom_u64(b, "ncclscope_agent_forward_bad_messages_total", "counter", "Messages from the collector that were malformed or not for this agent", f.bad_messages);
+    nsc_prom_u64(b, "ncclscope_agent_forward_delete_errors_total", "counter", "Spool deletions that failed (the batches stay and are sent again)", f.delete_errors);
+    nsc_prom_u64(b, "ncclscope_agent_forward_inflight", "gauge", "Batches sent and not acknowledged", f.inflight);
+    nsc_prom_u64(b, "ncclscope_agent_forward_inflight_bytes", "gauge", "Bytes of the batches sent and not acknowledged", f.inflight_bytes);
+    nsc_prom_u64(b, "ncclscope_agent_forward_credit", "gauge", "Batches the collector allows in flight", f.credit);
+    nsc_prom_u64(b, "ncclscope_agent_collector_connected", "gauge", "1 while a connection to the collector is up", f.connected);
+    nsc_prom_u64(b, "ncclscope_agent_collector_connects_total", "counter", "Connections to the collector made", f.connects);
+    nsc_prom_u64(b, "ncclscope_agent_collector_disconnects_total", "counter", "Connections to the collector lost", f.disconnects);
+    nsc_prom_u64(b, "ncclscope_agent_collector_handshake_failures_total", "counter", "Failed handshakes (CURVE keys, protocol)", f.handshake_failures);
+    nsc_prom_u64(b, "ncclscope_agent_clock_probes_total", "counter", "Clock probes sent", f.probes_sent);
+    nsc_prom_u64(b, "ncclscope_agent_clock_samples_total", "counter", "Clock samples completed and reported", f.samples);
     if (f.have_clock) {
         evbuffer_add_printf(b, "# HELP ncclscope_agent_clock_offset_seconds Collector clock minus agent clock (min-RTT recent sample)\n"
                                "# TYPE ncclscope_agent_clock_offset_seconds gauge\nncclscope_agent_clock_offset_seconds %.9f\n"
@@ -57,14 +53,23 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     }
 }
 
-static void metrics(struct evhttp_request *req, void *arg)
+/* A reply of `type` that render writes into a fresh buffer. */
+static void reply(struct evhttp_request *req, nsc_agent *a, void (*render)(nsc_agent *, struct evbuffer *),
+                  const char *type)
 {
-    nsc_agent *a = arg;
     struct evbuffer *b = evbuffer_new();
     if (!b) {
         evhttp_send_error(req, HTTP_INTERNAL, NULL);
         return;
     }
+    render(a, b);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", type);
+    evhttp_send_reply(req, HTTP_OK, "OK", b);
+    evbuffer_free(b);
+}
+
+static void render_metrics(nsc_agent *a, struct evbuffer *b)
+{
     nsc_reg_counts rc;
     nsc_pxn_stats px;
     nsc_spool_stats sp;
@@ -73,45 +78,46 @@ static void metrics(struct evhttp_request *req, void *arg)
     nsc_pxn_stats_get(a->pxn, &px);
     nsc_spool_stats_get(a->spool, &sp);
     nsc_out_stats_get(a->out, &os);
-    counter(b, "ncclscope_agent_messages_in_total", "Messages received on the ipc socket", "counter", a->in.messages);
-    counter(b, "ncclscope_agent_bytes_in_total", "Bytes received on the ipc socket", "counter", a->in.bytes);
-    counter(b, "ncclscope_agent_events_in_total", "Events in accepted batches", "counter", a->in.events);
-    counter(b, "ncclscope_agent_states_in_total", "States in accepted batches", "counter", a->in.states);
-    counter(b, "ncclscope_agent_completions_in_total", "Completions in accepted batches", "counter", a->in.completions);
-    evbuffer_add_printf(b, "# HELP ncclscope_agent_rejects_total Messages rejected, by reason\n"
-                           "# TYPE ncclscope_agent_rejects_total counter\n");
+    nsc_prom_u64(b, "ncclscope_agent_messages_in_total", "counter", "Messages received on the ipc socket", a->in.messages);
+    nsc_prom_u64(b, "ncclscope_agent_bytes_in_total", "counter", "Bytes received on the ipc socket", a->in.bytes);
+    nsc_prom_u64(b, "ncclscope_agent_events_in_total", "counter", "Events in accepted batches", a->in.events);
+    nsc_prom_u64(b, "ncclscope_agent_states_in_total", "counter", "States in accepted batches", a->in.states);
+    nsc_prom_u64(b, "ncclscope_agent_completions_in_total", "counter", "Completions in accepted batches", a->in.completions);
+    nsc_prom_head(b, "ncclscope_agent_rejects_total", "counter", "Messages rejected, by reason");
     for (unsigned i = 0; i < NSC_REJECT_COUNT; i++)
         if (nsc_ingest_reason(i))
             evbuffer_add_printf(b, "ncclscope_agent_rejects_total{reason=\"%s\"} %" PRIu64 "\n",
                                 nsc_ingest_reason(i), a->in.rejects[i]);
-    counter(b, "ncclscope_agent_definitions_dropped_total", "String/context definitions the registry could not keep", "counter", a->in.table_full);
-    counter(b, "ncclscope_agent_records_lost_total", "Records lost to allocation failures or reaped processes", "counter", a->in.nomem + a->in.lost);
-    counter(b, "ncclscope_agent_foreign_events_total", "PXN events handed to the resolver", "counter", a->in.foreign);
-    counter(b, "ncclscope_agent_pxn_resolved_total", "PXN events re-attached to their origin", "counter", px.resolved);
-    counter(b, "ncclscope_agent_pxn_unresolved_total", "PXN events forwarded flagged unresolved", "counter", px.unresolved);
-    counter(b, "ncclscope_agent_pxn_pending", "PXN events waiting for their origin", "gauge", px.pending);
-    counter(b, "ncclscope_agent_pxn_overflow_total", "PXN events not held because the queue was full", "counter", px.overflow);
+    nsc_prom_u64(b, "ncclscope_agent_definitions_dropped_total", "counter", "String/context definitions the registry could not keep", a->in.table_full);
+    nsc_prom_u64(b, "ncclscope_agent_records_lost_total", "counter", "Records lost to allocation failures or reaped processes", a->in.nomem + a->in.lost);
+    nsc_prom_u64(b, "ncclscope_agent_foreign_events_total", "counter", "PXN events handed to the resolver", a->in.foreign);
+    nsc_prom_u64(b, "ncclscope_agent_pxn_resolved_total", "counter", "PXN events re-attached to their origin", px.resolved);
+    nsc_prom_u64(b, "ncclscope_agent_pxn_unresolved_total", "counter", "PXN events forwarded flagged unresolved", px.unresolved);
+    nsc_prom_u64(b, "ncclscope_agent_pxn_pending", "gauge", "PXN events waiting for their origin", px.pending);
+    nsc_prom_u64(b, "ncclscope_agent_pxn_overflow_total", "counter", "PXN events not held because the queue was full", px.overflow);
     evbuffer_add_printf(b, "# HELP ncclscope_agent_processes Known processes by state\n"
                            "# TYPE ncclscope_agent_processes gauge\n"
                            "ncclscope_agent_processes{state=\"alive\"} %" PRIu64 "\n"
                            "ncclscope_agent_processes{state=\"dead\"} %" PRIu64 "\n", rc.alive, rc.dead);
-    counter(b, "ncclscope_agent_processes_started_total", "Processes seen for the first time", "counter", rc.started_total);
-    counter(b, "ncclscope_agent_processes_died_total", "Processes reported dead", "counter", rc.died_total);
-    counter(b, "ncclscope_agent_events_out_total", "Events written to the spool", "counter", os.events);
-    counter(b, "ncclscope_agent_spool_batches_total", "Batches written to the spool", "counter", os.batches);
-    counter(b, "ncclscope_agent_spool_entries", "Batches in the spool", "gauge", sp.entries);
-    counter(b, "ncclscope_agent_spool_bytes", "Bytes of batches in the spool", "gauge", sp.bytes);
-    counter(b, "ncclscope_agent_spool_cap_bytes", "Spool size cap", "gauge", sp.cap_bytes);
-    counter(b, "ncclscope_agent_spool_refused_entries_total", "Batches refused by the spool", "counter", sp.refused_entries);
-    counter(b, "ncclscope_agent_spool_refused_bytes_total", "Bytes of refused batches", "counter", sp.refused_bytes);
-    counter(b, "ncclscope_agent_spool_refused_events_total", "Events in refused batches", "counter", sp.refused_events);
-    counter(b, "ncclscope_agent_spool_refused_records_total", "Records in refused batches", "counter", sp.refused_records);
-    counter(b, "ncclscope_agent_spool_errors_total", "Storage errors (batches refused for them)", "counter", sp.errors);
+    nsc_prom_u64(b, "ncclscope_agent_processes_started_total", "counter", "Processes seen for the first time", rc.started_total);
+    nsc_prom_u64(b, "ncclscope_agent_processes_died_total", "counter", "Processes reported dead", rc.died_total);
+    nsc_prom_u64(b, "ncclscope_agent_events_out_total", "counter", "Events written to the spool", os.events);
+    nsc_prom_u64(b, "ncclscope_agent_spool_batches_total", "counter", "Batches written to the spool", os.batches);
+    nsc_prom_u64(b, "ncclscope_agent_spool_entries", "gauge", "Batches in the spool", sp.entries);
+    nsc_prom_u64(b, "ncclscope_agent_spool_bytes", "gauge", "Bytes of batches in the spool", sp.bytes);
+    nsc_prom_u64(b, "ncclscope_agent_spool_cap_bytes", "gauge", "Spool size cap", sp.cap_bytes);
+    nsc_prom_u64(b, "ncclscope_agent_spool_refused_entries_total", "counter", "Batches refused by the spool", sp.refused_entries);
+    nsc_prom_u64(b, "ncclscope_agent_spool_refused_bytes_total", "counter", "Bytes of refused batches", sp.refused_bytes);
+    nsc_prom_u64(b, "ncclscope_agent_spool_refused_events_total", "counter", "Events in refused batches", sp.refused_events);
+    nsc_prom_u64(b, "ncclscope_agent_spool_refused_records_total", "counter", "Records in refused batches", sp.refused_records);
+    nsc_prom_u64(b, "ncclscope_agent_spool_errors_total", "counter", "Storage errors (batches refused for them)", sp.errors);
     forward_metrics(a, b);
-    counter(b, "ncclscope_agent_uptime_seconds", "Seconds since start", "gauge", (nsc_agent_now() - a->start_ns) / 1000000000u);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
-    evhttp_send_reply(req, HTTP_OK, "OK", b);
-    evbuffer_free(b);
+    nsc_prom_u64(b, "ncclscope_agent_uptime_seconds", "gauge", "Seconds since start", (nsc_mono_ns() - a->start_ns) / 1000000000u);
+}
+
+static void metrics(struct evhttp_request *req, void *arg)
+{
+    reply(req, arg, render_metrics, "text/plain; version=0.0.4");
 }
 
 /* "true", "false", or "null" without a collector. */
@@ -124,14 +130,8 @@ static const char *collector_connected(const nsc_agent *a)
     return f.connected ? "true" : "false";
 }
 
-static void healthz(struct evhttp_request *req, void *arg)
+static void render_health(nsc_agent *a, struct evbuffer *b)
 {
-    nsc_agent *a = arg;
-    struct evbuffer *b = evbuffer_new();
-    if (!b) {
-        evhttp_send_error(req, HTTP_INTERNAL, NULL);
-        return;
-    }
     nsc_reg_counts rc;
     nsc_spool_stats sp;
     nsc_reg_counts_get(a->reg, &rc);
@@ -140,12 +140,11 @@ static void healthz(struct evhttp_request *req, void *arg)
                            ",\"processes_alive\":%" PRIu64 ",\"processes_dead\":%" PRIu64
                            ",\"spool_entries\":%" PRIu64 ",\"spool_bytes\":%" PRIu64
                            ",\"spool_refused_entries\":%" PRIu64 ",\"collector_connected\":%s}\n",
-                        a->cfg.agent_id, a->cfg.host, nsc_agent_now() - a->start_ns, rc.alive, rc.dead,
+                        a->cfg.agent_id, a->cfg.host, nsc_mono_ns() - a->start_ns, rc.alive, rc.dead,
                         sp.entries, sp.bytes, sp.refused_entries, collector_connected(a));
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
-    evhttp_send_reply(req, HTTP_OK, "OK", b);
-    evbuffer_free(b);
 }
+
+static void healthz(struct evhttp_request *req, void *arg) { reply(req, arg, render_health, "application/json"); }
 
 /* Write "ADDR:PORT" of the bound socket to <rundir>/agent.http. */
 static int publish(nsc_agent *a, struct evhttp_bound_socket *bs, char err[256])

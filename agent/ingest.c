@@ -133,7 +133,7 @@ unsigned nsc_ingest_drain(nsc_agent *a, unsigned max)
     unsigned n = 0;
     zmq_msg_t m;
     zmq_msg_init(&m);
-    uint64_t now = nsc_agent_now();
+    uint64_t now = nsc_mono_ns();
     for (; n < max; n++) {
         if (zmq_msg_recv(&m, a->pull, ZMQ_DONTWAIT) < 0)
             break;  /* EAGAIN: nothing more; EINTR: the loop checks for signals */

@@ -36,13 +36,6 @@ static void on_signal(int sig)
     stop_requested = 1;
 }
 
-uint64_t nsc_agent_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void on_death(void *arg, nsc_reg_proc *p)
 {
     nsc_agent *a = arg;
@@ -86,7 +79,7 @@ static int start_forward(nsc_agent *a, char err[256])
                       .max_inflight_bytes = a->cfg.max_inflight_mb << 20,
                       .ack_timeout_ns = a->cfg.ack_timeout_ms * MS, .probe_ns = a->cfg.probe_ms * MS,
                       .reconnect_ms = (int)a->cfg.reconnect_ms, .reconnect_max_ms = (int)a->cfg.reconnect_max_ms,
-                      .now = nsc_agent_now};
+                      .now = nsc_mono_ns};
     a->fwd = nsc_fwd_new(&fc, a->spool, err);
     return a->fwd ? 0 : -1;
 }
@@ -97,7 +90,7 @@ static int setup(nsc_agent *a)
     nsc_pxn_cfg pc = {.window_ns = a->cfg.pxn_window_ms * MS, .hold_ns = a->cfg.pxn_hold_ms * MS,
                       .recent_cap = (uint32_t)a->cfg.pxn_recent, .pending_cap = (uint32_t)a->cfg.pxn_pending};
     nsc_pxn_sink sink = nsc_ingest_pxn_sink(a);
-    a->start_ns = nsc_agent_now();
+    a->start_ns = nsc_mono_ns();
     if (mkdir(a->cfg.rundir, 0755) != 0 && errno != EEXIST) {
         snprintf(err, sizeof err, "rundir %.200s: %s", a->cfg.rundir, strerror(errno));
         goto fail;
@@ -144,14 +137,14 @@ static void wait_input(nsc_agent *a, int listen, long ms)
  * (what is left stays spooled for the next start). */
 static void drain_forward(nsc_agent *a)
 {
-    uint64_t end = nsc_agent_now() + a->cfg.drain_ms * MS;
+    uint64_t end = nsc_mono_ns() + a->cfg.drain_ms * MS;
     nsc_spool_stats sp;
     nsc_fwd_stats fs;
     for (;;) {
-        nsc_fwd_run(a->fwd, nsc_agent_now());
+        nsc_fwd_run(a->fwd, nsc_mono_ns());
         nsc_spool_stats_get(a->spool, &sp);
         nsc_fwd_stats_get(a->fwd, &fs);
-        if (sp.entries == 0 || !fs.connected || nsc_agent_now() >= end)
+        if (sp.entries == 0 || !fs.connected || nsc_mono_ns() >= end)
             return;
         wait_input(a, 0, 10);
     }
@@ -160,13 +153,13 @@ static void drain_forward(nsc_agent *a)
 static void loop(nsc_agent *a)
 {
     timers t = {0};
-    t.tick = t.check = t.flush = nsc_agent_now();
+    t.tick = t.check = t.flush = nsc_mono_ns();
     while (!stop_requested) {
         wait_input(a, 1, 10);
         nsc_ingest_drain(a, (unsigned)a->cfg.burst);
         if (a->base)
             event_base_loop(a->base, EVLOOP_NONBLOCK);
-        uint64_t now = nsc_agent_now();
+        uint64_t now = nsc_mono_ns();
         run_due(a, &t, now);
         if (a->fwd)
             nsc_fwd_run(a->fwd, now);
@@ -175,7 +168,7 @@ static void loop(nsc_agent *a)
     for (int i = 0; i < SHUTDOWN_BURSTS && nsc_ingest_drain(a, (unsigned)a->cfg.burst) > 0; i++)
         ;
     nsc_pxn_drain(a->pxn);
-    nsc_ingest_flush(a, nsc_agent_now());
+    nsc_ingest_flush(a, nsc_mono_ns());
     if (a->fwd)
         drain_forward(a);
 }

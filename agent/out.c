@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #define SECTION_START 4096
 
 typedef struct section {
@@ -17,13 +19,16 @@ struct nsc_out {
     char agent[64], host[64];
     nsc_spool *spool;
     section *sec;
-    uint32_t nsec, capsec;
+    uint32_t nsec;
+    size_t capsec;
     uint64_t gen;             /* changes at every flush: stale proc->out_slot */
     nsc_a2c_life *life;
     nsc_a2c_progress *progress;
-    uint32_t nlife, caplife, nprogress, capprogress;
+    uint32_t nlife, nprogress;
+    size_t caplife, capprogress;
     nsc_a2c_alias *alias;
-    uint32_t nalias, capalias;
+    uint32_t nalias;
+    size_t capalias;
     size_t waiting;
     nsc_out_stats st;
 };
@@ -61,27 +66,11 @@ void nsc_out_free(nsc_out *o)
     free(o);
 }
 
-/* Make room for one more element of an array. */
-static int reserve(void **arr, uint32_t *cap, uint32_t n, uint32_t more, size_t elem)
-{
-    if (n + more <= *cap)
-        return 0;
-    uint32_t c = *cap ? *cap : 16;
-    while (c < n + more)
-        c *= 2;
-    void *a = realloc(*arr, (size_t)c * elem);
-    if (!a)
-        return -1;
-    *arr = a;
-    *cap = c;
-    return 0;
-}
-
 static section *open_section(nsc_out *o, nsc_reg_proc *p, uint64_t base_ns)
 {
     if (p->out_gen == o->gen)
         return &o->sec[p->out_slot];
-    if (reserve((void **)&o->sec, &o->capsec, o->nsec, 1, sizeof *o->sec))
+    if (nsc_grow(&o->sec, o->nsec, &o->capsec, sizeof *o->sec, 16))
         return NULL;
     section *s = &o->sec[o->nsec];
     memset(s, 0, sizeof *s);
@@ -148,8 +137,9 @@ int nsc_out_splice(nsc_out *o, nsc_reg_proc *p, nsc_splice *sp, uint64_t base_ns
 
 int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_ns)
 {
-    if (reserve((void **)&o->life, &o->caplife, o->nlife, 1, sizeof *o->life) ||
-        reserve((void **)&o->progress, &o->capprogress, o->nprogress, p->nprogress, sizeof *o->progress)) {
+    if (nsc_grow(&o->life, o->nlife, &o->caplife, sizeof *o->life, 16) ||
+        nsc_grow_to(&o->progress, (size_t)o->nprogress + p->nprogress, &o->capprogress,
+                    sizeof *o->progress, 16)) {
         o->st.nomem++;
         return -1;
     }
@@ -172,7 +162,7 @@ int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_n
 
 int nsc_out_alias(nsc_out *o, const nsc_a2c_alias *a)
 {
-    if (reserve((void **)&o->alias, &o->capalias, o->nalias, 1, sizeof *o->alias)) {
+    if (nsc_grow(&o->alias, o->nalias, &o->capalias, sizeof *o->alias, 16)) {
         o->st.nomem++;
         return -1;
     }

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 #define NBUCKETS 4096u
 #define MAX_TABLE 65536u  /* ids are u16 */
 
@@ -18,7 +20,7 @@ struct nsc_registry {
     nsc_reg_counts counts;
     struct pollfd *pfds;     /* scratch for nsc_reg_check */
     nsc_reg_proc **pprocs;
-    size_t pcap;
+    size_t pfds_cap, pprocs_cap;
 };
 
 static uint32_t id_hash(const char *host, uint32_t pid)
@@ -131,23 +133,12 @@ nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t no
     return p;
 }
 
-/* Grow a table indexed by id so that id fits. */
-static int grow(void **tab, uint32_t *n, uint32_t id, size_t elem)
+/* Make entry `id` of a table indexed by id exist, the new entries zeroed. */
+static int grow(void *tabp, size_t *n, uint32_t id, size_t elem)
 {
-    if (id < *n)
-        return 0;
     if (id >= MAX_TABLE)
         return -1;
-    uint32_t m = *n ? *n : 16;
-    while (m <= id)
-        m *= 2;
-    void *t = realloc(*tab, (size_t)m * elem);
-    if (!t)
-        return -1;
-    memset((char *)t + (size_t)*n * elem, 0, (size_t)(m - *n) * elem);
-    *tab = t;
-    *n = m;
-    return 0;
+    return nsc_grow_zeroed(tabp, (size_t)id + 1, n, elem, 16);
 }
 
 const char *nsc_reg_str(const nsc_reg_proc *p, nsc_str s) { return s < p->nstrs ? p->strs[s] : ""; }
@@ -189,14 +180,14 @@ int nsc_reg_learn(nsc_registry *r, nsc_reg_proc *p, const nsc_scan *s)
     }
     for (size_t i = 0; i < b->nstrs; i++) {
         const nsc_str_def *s = &b->strs[i];
-        if (grow((void **)&p->strs, &p->nstrs, s->id, sizeof *p->strs) == 0)
+        if (grow(&p->strs, &p->nstrs, s->id, sizeof *p->strs) == 0)
             memcpy(p->strs[s->id], s->text, sizeof p->strs[0]);
         else
             rc = -1;
     }
     for (size_t i = 0; i < b->nctxs; i++) {
         const nsc_ctx_def *c = &b->ctxs[i];
-        if (c->index != 0xffff && grow((void **)&p->ctxs, &p->nctxs, c->index, sizeof *p->ctxs) == 0)
+        if (c->index != 0xffff && grow(&p->ctxs, &p->nctxs, c->index, sizeof *p->ctxs) == 0)
             p->ctxs[c->index] = (nsc_reg_ctx){*c, 1};
         else
             rc = -1;
@@ -231,18 +222,10 @@ void nsc_reg_check(nsc_registry *r, uint64_t now_ns, uint64_t silent_ns,
                    void (*died)(void *arg, nsc_reg_proc *p), void *arg)
 {
     size_t n = 0;
-    if (r->pcap < r->counts.alive) {
-        size_t cap = r->counts.alive * 2;
-        struct pollfd *f = realloc(r->pfds, cap * sizeof *f);
-        if (f)
-            r->pfds = f;
-        nsc_reg_proc **pp = realloc(r->pprocs, cap * sizeof *pp);
-        if (pp)
-            r->pprocs = pp;
-        if (!f || !pp)
-            return;  /* checked again at the next tick */
-        r->pcap = cap;
-    }
+    if (nsc_grow_to(&r->pfds, r->counts.alive, &r->pfds_cap, sizeof *r->pfds, 16) ||
+        nsc_grow_to(&r->pprocs, r->counts.alive, &r->pprocs_cap, sizeof *r->pprocs, 16))
+        return;  /* checked again at the next tick */
+    size_t room = r->pfds_cap < r->pprocs_cap ? r->pfds_cap : r->pprocs_cap;
     for (unsigned b = 0; b < NBUCKETS; b++)
         for (nsc_reg_proc *p = r->by_id[b]; p; p = p->next_by_id) {
             if (!p->alive)
@@ -251,7 +234,7 @@ void nsc_reg_check(nsc_registry *r, uint64_t now_ns, uint64_t silent_ns,
                 mark_dead(r, p, now_ns, NSC_A2C_REASON_EXITED, died, arg);
             else if (!p->finished && now_ns - p->last_ns > silent_ns)
                 mark_dead(r, p, now_ns, NSC_A2C_REASON_SILENT, died, arg);
-            else if (p->pidfd >= 0 && n < r->pcap) {
+            else if (p->pidfd >= 0 && n < room) {
                 r->pfds[n] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};
                 r->pprocs[n++] = p;
             }

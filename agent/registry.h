@@ -32,9 +32,9 @@ typedef struct nsc_reg_proc {
     uint8_t finished;         /* its plugin's final batch came: silence is expected */
     uint64_t death_ns;
     nsc_reg_ctx *ctxs;        /* indexed by context index */
-    uint32_t nctxs;
+    size_t nctxs;
     char (*strs)[64];         /* indexed by string id */
-    uint32_t nstrs;
+    size_t nstrs;
     nsc_a2c_progress progress[NSC_REG_PROGRESS_MAX];
     uint32_t nprogress;
     nsc_counters counters;

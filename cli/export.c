@@ -7,6 +7,7 @@
 
 #include "busbw.h"
 #include "fields.h"
+#include "grow.h"
 #include "pb.h"
 
 #define LANE_NAME 48
@@ -25,7 +26,8 @@ typedef struct lane {
     char name[LANE_NAME];
     uint64_t uuid;  /* process: its track; lane: unused (backings have their own) */
     backing *b;
-    uint32_t nb, cap;
+    uint32_t nb;
+    size_t cap;
 } lane;
 
 /* The members a record is read by (fields.h): names and their indexes. */
@@ -392,14 +394,8 @@ static backing *backing_for(nsc_export *x, lane *proc, lane *l, const slice *s)
     for (uint32_t i = 0; i < l->nb; i++)
         if (l->b[i].free_at <= s->start)
             return &l->b[i];
-    if (l->nb == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 2;
-        backing *b = realloc(l->b, cap * sizeof *b);
-        if (!b)
-            return NULL;
-        l->b = b;
-        l->cap = cap;
-    }
+    if (nsc_grow(&l->b, l->nb, &l->cap, sizeof *l->b, 2))
+        return NULL;
     backing *b = &l->b[l->nb++];
     b->uuid = x->next_uuid++;
     b->free_at = 0;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2 };
 
 /* Room for n more bytes; the buffer doubles when short. */
@@ -11,16 +13,10 @@ static int grow(nsc_pb *b, size_t n)
 {
     if (b->failed)
         return -1;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n)
-        cap *= 2;
-    uint8_t *d = realloc(b->data, cap);
-    if (!d) {
+    if (nsc_grow_to(&b->data, b->len + n, &b->cap, 1, 256)) {
         b->failed = 1;
         return -1;
     }
-    b->data = d;
-    b->cap = cap;
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "diag.h"
 #include "json.h"
 #include "live.h"
+#include "mono.h"
 #include "query.h"
 #include "store.h"
 
@@ -123,9 +124,7 @@ static void http_refusal(const nsc_src *s, const char *endpoint, int status, con
 static int store_live(nsc_src *s, nsc_store_reader *rd, int summary, nsc_http_body_fn fn, void *arg,
                       char *err, size_t errcap)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t now = nsc_mono_ns();
     nsc_live *l;
     int rc = nsc_live_from_store(rd, NULL, now, &l);
     if (rc != 0) {

@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "diag.h"
+#include "mono.h"
 #include "statusdoc.h"
 #include "table.h"
 
@@ -371,12 +372,7 @@ typedef struct watching {
     char stuck[WATCH_STUCK_MAX][400];
 } watching;
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double mono_s(void) { return (double)nsc_mono_ns() / 1e9; }
 
 /* Each communicator's first problem (the list is most severe first), as
  * diagnose's verdict names it, and its stalls when a worse problem comes

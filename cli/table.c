@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #define CELL 96
 
 struct nsc_table {
@@ -37,14 +39,8 @@ void nsc_json_cell(const nsc_json *v, char *buf, size_t cap)
 
 static char (*new_row(nsc_table *t))[CELL]
 {
-    if (t->rows == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        char (*c)[CELL] = realloc(t->cells, cap * t->ncols * CELL);
-        if (!c)
-            return NULL;
-        t->cells = c;
-        t->cap = cap;
-    }
+    if (nsc_grow(&t->cells, t->rows, &t->cap, t->ncols * CELL, 16))
+        return NULL;
     return t->cells + t->rows++ * t->ncols;
 }
 

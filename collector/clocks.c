@@ -1,6 +1,7 @@
 /* clocks.c: per-host clock models (see clocks.h). */
 #include "clocks.h"
 #include "grow.h"
+#include "prom.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -62,9 +63,9 @@ static host_clock *slot(nsc_clocks *c, const char *host, const nsc_clock_model *
     return h;
 }
 
-static int load_one(void *arg, const char *host, const nsc_clock_model *m)
+int nsc_clocks_adopt(void *clocks, const char *host, const nsc_clock_model *m)
 {
-    return slot(arg, host, m) ? 0 : NSC_STORE_ENOMEM;
+    return slot(clocks, host, m) ? 0 : NSC_STORE_ENOMEM;
 }
 
 int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
@@ -73,7 +74,7 @@ int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
     int rc = nsc_store_read_begin(st, &rd);
     if (rc)
         return rc;
-    rc = nsc_store_clocks(rd, load_one, c);
+    rc = nsc_store_clocks(rd, nsc_clocks_adopt, c);
     nsc_store_read_end(rd);
     return rc;
 }
@@ -89,12 +90,12 @@ int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s)
     return rc;
 }
 
-int nsc_clocks_put_dirty(nsc_clocks *c, nsc_store *st)
+int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg)
 {
     for (size_t i = 0; i < c->n; i++) {
         if (!c->h[i].dirty)
             continue;
-        int rc = nsc_store_put_clock(st, c->h[i].host, &c->h[i].m);
+        int rc = put(arg, c->h[i].host, &c->h[i].m);
         if (rc)
             return rc;
         c->h[i].dirty = 0;
@@ -108,7 +109,7 @@ void nsc_clocks_render(const nsc_clocks *c, struct evbuffer *b)
         {"ncclscope_collector_clock_offset_seconds", "Collector time minus host time at the host's last sample"},
         {"ncclscope_collector_clock_error_seconds", "Error bound of that offset"}};
     for (int k = 0; k < 2; k++) {
-        evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", fam[k][0], fam[k][1], fam[k][0]);
+        nsc_prom_head(b, fam[k][0], "gauge", fam[k][1]);
         for (size_t i = 0; i < c->n; i++) {
             uint64_t ref, err, at = c->h[i].m.last_t1;
             if (nsc_clock_host_to_ref(&c->h[i].m, at, &ref, &err) == 0)

@@ -1,8 +1,8 @@
 /* clocks.h: the host clock models the collector fits.
  *
  * Owns one nsc_clock_model per host, fed with the agents' completed probe
- * samples, loaded from the store at start and written back to it
- * periodically. The writer thread updates; the HTTP thread reads offsets for
+ * samples, loaded from the LMDB store at start and written back to the
+ * collector's store periodically. The writer thread updates; the HTTP thread reads offsets for
  * /metrics; the owner's mutex (nsc_collector.clock_mu) guards both.
  */
 #ifndef NCCLSCOPE_COLLECTOR_CLOCKS_H
@@ -19,10 +19,16 @@ nsc_clocks *nsc_clocks_new(void);
 void nsc_clocks_free(nsc_clocks *c);
 /* Load every stored model (replacing none that exists: call once, at start). */
 int nsc_clocks_load(nsc_clocks *c, nsc_store *st);
+/* Take a copy of host's stored model (arg: the nsc_clocks), unless the host
+ * has one: what nsc_clocks_load does per model, for other stores' loaders.
+ * 0 or NSC_STORE_ENOMEM. */
+int nsc_clocks_adopt(void *clocks, const char *host, const nsc_clock_model *m);
 /* Add a completed sample to its host's model; a nsc_clock_err on refusal. */
 int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s);
-/* Write the models changed since the last call into the open transaction. */
-int nsc_clocks_put_dirty(nsc_clocks *c, nsc_store *st);
+/* Hand the models changed since the last call to put (the LMDB store's open
+ * transaction, or the ClickHouse rows); a model stays changed when put fails. */
+typedef int (*nsc_clocks_put_fn)(void *arg, const char *host, const nsc_clock_model *m);
+int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg);
 /* Prometheus gauges: offset (ns, collector - host) and error bound per host. */
 void nsc_clocks_render(const nsc_clocks *c, struct evbuffer *out);
 

@@ -18,12 +18,14 @@
 
 #include "config.h"
 #include "live.h"
+#include "mono.h"
 #include "stats.h"
 #include "store.h"
 
 typedef struct nsc_collector {
     nsc_coll_cfg cfg;
     nsc_store *store;
+    struct nsc_chstore *ch;     /* --store clickhouse://: batches go there, not to store */
     nsc_stats stats;
     void *zctx;
     atomic_int stop;            /* set by the signal handler's pipe reader */
@@ -33,9 +35,6 @@ typedef struct nsc_collector {
     nsc_live *live;
     int zmq_port, http_port;    /* bound ports (after start) */
 } nsc_collector;
-
-/* The collector's clock (CLOCK_MONOTONIC, ns). */
-uint64_t nsc_coll_now(void);
 
 /* Open the store, start the threads, serve until SIGTERM or SIGINT, then
  * stop accepting, commit and acknowledge what is pending and close the

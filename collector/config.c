@@ -15,6 +15,10 @@ static const nsc_opt opts[] = {
     TXT("listen", "NCCLSCOPE_COLLECTOR_LISTEN", listen, "tcp://127.0.0.1:7760", "ZeroMQ endpoint the agents connect to (tcp://ADDR:PORT, port 0 picks one)"),
     TXT("http", "NCCLSCOPE_COLLECTOR_HTTP", http, "127.0.0.1:7761", "HTTP API address (ADDR:PORT, port 0 picks one, 'off')"),
     TXT("db", "NCCLSCOPE_DB", db, "/var/lib/ncclscope/db", "LMDB store directory (created if missing)"),
+    TXT("store", "NCCLSCOPE_STORE", store, "lmdb", "where batches go: lmdb (the db directory) or clickhouse://HOST:HTTP_PORT/DB[?cluster=NAME] (docs/clickhouse.md)"),
+    TXT("ch_shards", "NCCLSCOPE_CH_SHARDS", ch_shards, "", "clickhouse: HOST:HTTP_PORT,... of the shards whose local tables the collector creates (empty: the store's server)"),
+    MS("ch_flush_ms", "NCCLSCOPE_CH_FLUSH_MS", ch_flush_ms, "1000", "clickhouse: a batch waits at most this long for the insert that holds it"),
+    MB("ch_flush_mb", "NCCLSCOPE_CH_FLUSH_MB", ch_flush_mb, "64", "clickhouse: insert as soon as this many MiB of rows wait"),
     TXT("token_file", "NCCLSCOPE_TOKEN_FILE", token_file, "", "file holding the HTTP bearer token (empty: no token)"),
     TXT("curve_secret_file", "NCCLSCOPE_CURVE_SECRET_FILE", curve_secret_file, "", "CURVE server secret key file (ncclscope-agent --gen-keys makes one; empty: no CURVE)"),
     TXT("port_file", "NCCLSCOPE_COLLECTOR_PORT_FILE", port_file, "", "write the bound ports here ('zmq P' and 'http P' lines)"),
@@ -37,8 +41,8 @@ static const nsc_opt opts[] = {
 static const nsc_cfg_spec spec = {
     .prog = "ncclscope-collector",
     .about = "usage: ncclscope-collector [--config FILE] [--OPTION VALUE]...\n"
-             "The ncclscope collector: agents' batches into an LMDB store, live state and\n"
-             "the HTTP API.\n",
+             "The ncclscope collector: agents' batches into an LMDB store (or ClickHouse),\n"
+             "live state and the HTTP API.\n",
     .config_env = "NCCLSCOPE_COLLECTOR_CONFIG",
     .opts = opts,
     .nopts = sizeof opts / sizeof opts[0],
@@ -48,10 +52,11 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
 {
     if (cfg->credit == 0 || cfg->credit > 65536 || cfg->group_max == 0 || cfg->max_msg_mb == 0 ||
         cfg->max_msg_mb > 1024 || cfg->live_interval_ms == 0 || cfg->map_initial_mb == 0 ||
-        cfg->map_max_mb < cfg->map_initial_mb || cfg->metrics_max_comms > 4096 || cfg->metrics_max_hosts > 4096) {
+        cfg->map_max_mb < cfg->map_initial_mb || cfg->metrics_max_comms > 4096 || cfg->metrics_max_hosts > 4096 ||
+        cfg->ch_flush_mb == 0 || (strcmp(cfg->store, "lmdb") && strncmp(cfg->store, "clickhouse://", 13))) {
         fprintf(err, "ncclscope-collector: credit (1..65536), group_max, max_msg_mb (1..1024), "
                      "live_interval_ms, map_initial_mb (<= map_max_mb), metrics_max_comms, metrics_max_hosts "
-                     "(<= 4096) out of range\n");
+                     "(<= 4096), ch_flush_mb out of range, or store neither lmdb nor clickhouse://...\n");
         return -1;
     }
     return 0;

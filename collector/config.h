@@ -16,6 +16,9 @@ typedef struct nsc_coll_cfg {
     char listen[256];          /* ZeroMQ endpoint of the agents' ROUTER */
     char http[128];            /* ADDR:PORT; port 0 picks one; "off" disables */
     char db[PATH_MAX];         /* LMDB store directory */
+    char store[512];           /* "lmdb" or clickhouse://HOST:PORT/DB[?cluster=NAME] */
+    char ch_shards[1024];      /* HOST:PORT,... where the local tables are made */
+    uint64_t ch_flush_ms, ch_flush_mb;  /* an insert at least this often / this large */
     char token_file[PATH_MAX]; /* bearer token for HTTP; empty: none */
     char curve_secret_file[PATH_MAX];  /* CURVE server secret key; empty: plain */
     char port_file[PATH_MAX];  /* written with "zmq PORT\nhttp PORT\n" once bound */

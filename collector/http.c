@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "clocks.h"
 #include "diagapi.h"
 #include "jobmetrics.h"
@@ -18,7 +19,7 @@
 #include "qstream.h"
 #include "rcmetrics.h"
 #include "query.h"
-#include "secret.h"
+#include "ui.h"
 
 #define TIMER_MS 100
 
@@ -81,7 +82,7 @@ char *nsc_http_live_json(nsc_collector *c, nsc_http_live_fn fn, size_t *len)
     if (!f)
         return NULL;
     pthread_mutex_lock(&c->live_mu);
-    int rc = fn(c->live, nsc_coll_now(), f);
+    int rc = fn(c->live, nsc_mono_ns(), f);
     pthread_mutex_unlock(&c->live_mu);
     if (fclose(f) || rc) {
         free(text);
@@ -129,7 +130,7 @@ static void render_live(nsc_collector *c, struct evbuffer *b)
 {
     nsc_live_counts n;
     pthread_mutex_lock(&c->live_mu);
-    nsc_live_counts_get(c->live, nsc_coll_now(), &n);
+    nsc_live_counts_get(c->live, nsc_mono_ns(), &n);
     pthread_mutex_unlock(&c->live_mu);
     evbuffer_add_printf(b, "# HELP ncclscope_collector_live_processes Processes by state\n"
                            "# TYPE ncclscope_collector_live_processes gauge\n"
@@ -255,12 +256,15 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
 
 /* ---- routing ---- */
 
-static int authorized(const nsc_http *h, struct evhttp_request *req)
+/* The endpoint's name when it answers from the stored events (the query
+ * layer or the root-cause analysis), else NULL. */
+static const char *stored_query(const char *name)
 {
-    if (!h->token[0])
-        return 1;
-    const char *a = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-    return a && strncmp(a, "Bearer ", 7) == 0 && nsc_secret_equal(a + 7, h->token);
+    static const char *const queries[] = {"comms", "timeline", "collectives", "topology", "stats"};
+    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
+        if (strcmp(name, queries[i]) == 0)
+            return queries[i];
+    return nsc_diagapi_is(name) ? name : NULL;
 }
 
 static void route(struct evhttp_request *req, void *arg)
@@ -269,14 +273,15 @@ static void route(struct evhttp_request *req, void *arg)
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     const char *qs = uri ? evhttp_uri_get_query(uri) : NULL;
-    static const char *const queries[] = {"comms", "timeline", "collectives", "topology", "stats"};
     if (evhttp_request_get_command(req) != EVHTTP_REQ_GET)
         return nsc_http_json_error(req, 405, "Method Not Allowed", "only GET is served");
     if (!path)
         return nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request", "malformed request target");
     if (strcmp(path, "/healthz") == 0)
         return send_body(req, "text/plain", "ok\n", 3);
-    if (!authorized(h, req)) {
+    if (nsc_ui_path(path))
+        return nsc_ui_serve(req, path, qs, h->token);
+    if (!nsc_auth_ok(req, h->token)) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
         return nsc_http_json_error(req, 401, "Unauthorized", "missing or wrong bearer token");
     }
@@ -286,11 +291,15 @@ static void route(struct evhttp_request *req, void *arg)
         return status(h, req);
     if (strcmp(path, "/api/v1/live") == 0)
         return live(h, req);
-    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
-        if (strncmp(path, "/api/v1/", 8) == 0 && strcmp(path + 8, queries[i]) == 0)
-            return query(h, req, queries[i], qs);
-    if (strncmp(path, "/api/v1/", 8) == 0 && nsc_diagapi_is(path + 8))
-        return nsc_diagapi_start(h->c, h->queries, req, path + 8, qs);
+    const char *q = strncmp(path, "/api/v1/", 8) == 0 ? stored_query(path + 8) : NULL;
+    if (q && h->c->ch)
+        return nsc_http_json_error(req, 501, "Not Implemented",
+                                   "this collector stores events in ClickHouse, and the query endpoints do not "
+                                   "read ClickHouse yet (docs/clickhouse.md); status, live and metrics are served");
+    if (q && nsc_diagapi_is(q))
+        return nsc_diagapi_start(h->c, h->queries, req, q, qs);
+    if (q)
+        return query(h, req, q, qs);
     nsc_http_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");
 }
 
@@ -304,7 +313,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         event_base_loopbreak(h->base);
         return;
     }
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now - h->last_tick_ns < c->cfg.live_interval_ms * 1000000ull)
         return;
     h->last_tick_ns = now;

@@ -6,8 +6,9 @@
  * that disconnect are dropped) and the query endpoints
  * /api/v1/{comms,timeline,collectives,topology,stats}, which nsc_query runs
  * against a store read transaction in a worker thread (qstream.h streams the
- * result), and the analysis's /api/v1/{diagnose,links,hosts} (diagapi.h),
- * in such a worker too. Errors are JSON {"error": "..."}: 400 for
+ * result), the analysis's /api/v1/{diagnose,links,hosts} (diagapi.h), in
+ * such a worker too, and the web view under /ui/ (ui.h). Who may read:
+ * auth.h. Errors are JSON {"error": "..."}: 400 for
  * bad parameters, 401 without the bearer token (when one is configured), 404
  * for unknown paths, jobs or comms, 405 for methods other than GET.
  */

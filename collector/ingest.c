@@ -28,7 +28,7 @@ struct nsc_ingest {
 static void reject(nsc_ingest *in, const char *agent, unsigned reason)
 {
     nsc_stats_reject(&in->c->stats, agent, reason);
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now - in->log_ns < 1000000000ull && in->log_ns) {
         in->log_suppressed++;
         return;
@@ -58,7 +58,7 @@ static void answer_probe(nsc_ingest *in, const zmq_msg_t *id, nsc_a2c_probe *p, 
 {
     uint8_t buf[NSC_A2C_SMALL_MAX];
     p->t2 = t2;
-    p->t3 = nsc_coll_now();
+    p->t3 = nsc_mono_ns();
     size_t n = nsc_a2c_encode_probe(p, buf);
     if (zmq_send(in->router, zmq_msg_data((zmq_msg_t *)id), zmq_msg_size((zmq_msg_t *)id),
                  ZMQ_SNDMORE) >= 0 &&
@@ -168,7 +168,7 @@ static void drain_agents(nsc_ingest *in)
         zmq_msg_init(&body);
         rc = read_agent(in, &id, &body);
         if (rc == 0)
-            take_message(in, &id, &body, nsc_coll_now());
+            take_message(in, &id, &body, nsc_mono_ns());
         zmq_msg_close(&id);
         zmq_msg_close(&body);
     }
@@ -252,7 +252,7 @@ static void take_monitor_event(nsc_ingest *in)
     if (n != (int)sizeof head || !(event & HANDSHAKE_FAILED))
         return;
     atomic_fetch_add_explicit(&in->c->stats.handshake_failures, 1, memory_order_relaxed);
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (in->hs_log_ns && now - in->hs_log_ns < 1000000000ull) {
         in->hs_suppressed++;
         return;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "live.h"
+#include "prom.h"
 
 /* The labels identifying one communicator: nccl_job="...",comm="0x...". */
 typedef struct comm_labels {
@@ -133,7 +134,7 @@ void nsc_jobmetrics_render(nsc_collector *c, struct evbuffer *b)
     nsc_live_comm_stat *s;
     size_t n, omitted;
     pthread_mutex_lock(&c->live_mu);
-    int rc = nsc_live_comm_stats(c->live, nsc_coll_now(), c->cfg.metrics_max_comms, &s, &n, &omitted);
+    int rc = nsc_live_comm_stats(c->live, nsc_mono_ns(), c->cfg.metrics_max_comms, &s, &n, &omitted);
     pthread_mutex_unlock(&c->live_mu);
     comm_labels *l = n ? calloc(n, sizeof *l) : NULL;
     if (rc || (n && !l)) {
@@ -148,8 +149,7 @@ void nsc_jobmetrics_render(nsc_collector *c, struct evbuffer *b)
                            "ncclscope_collector_metrics_comms_omitted %zu\n", omitted);
     render_info(s, l, n, b);
     for (size_t k = 0; k < sizeof families / sizeof families[0]; k++) {
-        evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", families[k].name, families[k].help, families[k].name,
-                            families[k].type);
+        nsc_prom_head(b, families[k].name, families[k].type, families[k].help);
         for (size_t i = 0; i < n; i++)
             evbuffer_add_printf(b, "%s{%s} %.15g\n", families[k].name, l[i].text, families[k].value(&s[i]));
     }

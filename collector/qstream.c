@@ -94,7 +94,7 @@ static int worker_write(void *arg, const void *data, size_t len)
             until.tv_nsec -= 1000000000L;
         }
         if (pthread_cond_timedwait(&s->drained, &s->mu, &until) == ETIMEDOUT)
-            s->cutoff = must_cut(s, nsc_coll_now());
+            s->cutoff = must_cut(s, nsc_mono_ns());
     }
     size_t before = evbuffer_get_length(s->pending);
     int rc = s->cancelled || s->cutoff || evbuffer_add(s->pending, data, len);
@@ -232,7 +232,7 @@ static void pump(stream *s)
         start_reply(s);
     if (!s->gone && s->started && !s->in_flight && n && (chunk = evbuffer_new()) &&
         evbuffer_add_buffer(chunk, s->pending) == 0) {
-        s->drained_ns = nsc_coll_now();
+        s->drained_ns = nsc_mono_ns();
         pthread_cond_signal(&s->drained);
     }
     pthread_mutex_unlock(&s->mu);
@@ -286,7 +286,7 @@ static stream *stream_new(nsc_qstreams *set, struct evhttp_request *req, const n
     s->req = req;
     s->job = *job;
     s->wake_fd[0] = s->wake_fd[1] = -1;
-    s->drained_ns = nsc_coll_now();
+    s->drained_ns = nsc_mono_ns();
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);

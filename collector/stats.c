@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prom.h"
 #include "wire.h"
 
 static const char *const wire_names[14] = {
@@ -93,14 +94,12 @@ void nsc_stats_commit(nsc_stats *s, uint64_t ns, uint64_t batches)
 static void metric(struct evbuffer *b, const char *name, const char *type, const char *help,
                    atomic_uint_fast64_t *v)
 {
-    evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name, help, name, type,
-                        name, (uint64_t)atomic_load_explicit(v, memory_order_relaxed));
+    nsc_prom_u64(b, name, type, help, (uint64_t)atomic_load_explicit(v, memory_order_relaxed));
 }
 
 static void render_rejects(nsc_stats *s, struct evbuffer *b)
 {
-    evbuffer_add_printf(b, "# HELP ncclscope_collector_rejects_total Messages rejected, by agent and reason\n"
-                           "# TYPE ncclscope_collector_rejects_total counter\n");
+    nsc_prom_head(b, "ncclscope_collector_rejects_total", "counter", "Messages rejected, by agent and reason");
     pthread_mutex_lock(&s->mu);
     for (uint32_t i = 0; i < s->nagents; i++)
         for (unsigned r = 0; r < NSC_REJ_COUNT; r++)
@@ -113,7 +112,7 @@ static void render_rejects(nsc_stats *s, struct evbuffer *b)
 static void render_latency(nsc_stats *s, struct evbuffer *b)
 {
     const char *n = "ncclscope_collector_commit_seconds";
-    evbuffer_add_printf(b, "# HELP %s LMDB commit latency (one transaction, many batches)\n# TYPE %s histogram\n", n, n);
+    nsc_prom_head(b, n, "histogram", "LMDB commit latency (one transaction, many batches)");
     for (unsigned i = 0; i < NSC_LAT_BUCKETS; i++)
         evbuffer_add_printf(b, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", n, (double)lat_us[i] / 1e6,
                             (uint64_t)atomic_load(&s->commit_le[i]));

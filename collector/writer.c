@@ -7,6 +7,7 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "chstore.h"
 #include "clocks.h"
 #include "dedupe.h"
 #include "item.h"
@@ -20,6 +21,7 @@ struct nsc_writer {
     nsc_item **held;        /* items of the open transaction (acked after commit) */
     size_t nheld, held_cap;
     int txn_open;
+    uint64_t txn_open_ns;   /* clickhouse: when the first held batch came */
     uint64_t next_persist_ns;
     uint64_t next_gap_log_ns;  /* rate limit of the gap-table-full message */
     uint64_t next_reload_log_ns;  /* rate limit of the dedupe-reload message */
@@ -28,7 +30,7 @@ struct nsc_writer {
 /* 1 at most every 10 s per *next_ns: a message repeated per batch would flood the log. */
 static int log_due(uint64_t *next_ns)
 {
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now < *next_ns)
         return 0;
     *next_ns = now + 10000000000ull;
@@ -52,23 +54,34 @@ static int ensure_txn(nsc_writer *w)
 {
     if (w->txn_open)
         return 0;
-    int rc = nsc_store_begin(w->c->store, nsc_coll_now());
+    if (w->c->ch) {  /* the "transaction" is the rows waiting for their insert */
+        w->txn_open = 1;
+        w->txn_open_ns = nsc_mono_ns();
+        return 0;
+    }
+    int rc = nsc_store_begin(w->c->store, nsc_mono_ns());
     if (rc)
         log_store("begin", rc);
     w->txn_open = rc == 0;
     return rc;
 }
 
+/* The store's view of the batch's i-th lifecycle record. */
+static void life_of(const nsc_item *it, uint32_t i, nsc_store_life *sl)
+{
+    const nsc_a2c_life *l = &it->a2c.life[i];
+    *sl = (nsc_store_life){.pid = l->pid, .event = l->event, .reason = l->reason, .ts_ns = l->ts_ns,
+                           .ref_ns = it->recv_ns, .last_batch_seq = l->last_batch_seq};
+    snprintf(sl->host, sizeof sl->host, "%s", l->host);
+    snprintf(sl->job, sizeof sl->job, "%s", l->job);
+    snprintf(sl->agent, sizeof sl->agent, "%s", it->a2c.agent);
+}
+
 static int put_life(nsc_writer *w, const nsc_item *it)
 {
     for (uint32_t i = 0; i < it->a2c.nlife; i++) {
-        const nsc_a2c_life *l = &it->a2c.life[i];
-        nsc_store_life sl = {.pid = l->pid, .event = l->event, .reason = l->reason,
-                             .ts_ns = l->ts_ns, .ref_ns = it->recv_ns,
-                             .last_batch_seq = l->last_batch_seq};
-        snprintf(sl.host, sizeof sl.host, "%s", l->host);
-        snprintf(sl.job, sizeof sl.job, "%s", l->job);
-        snprintf(sl.agent, sizeof sl.agent, "%s", it->a2c.agent);
+        nsc_store_life sl;
+        life_of(it, i, &sl);
         int rc = nsc_store_put_life(w->c->store, &sl);
         if (rc)
             return rc;
@@ -125,6 +138,24 @@ static int reload_dedupe(nsc_writer *w)
     return rc;
 }
 
+/* A batch put and held: the live state and the counters learn it. */
+static void taken(nsc_writer *w, const nsc_item *it)
+{
+    nsc_stats *s = &w->c->stats;
+    uint64_t ev = 0, stt = 0, cp = 0;
+    for (uint32_t i = 0; i < it->a2c.nsections; i++) {
+        ev += it->sb[i].nevents;
+        stt += it->sb[i].nstates;
+        cp += it->sb[i].ncompletions;
+    }
+    feed_live(w->c, it);
+    atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->sections, it->a2c.nsections, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->events, ev, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->states, stt, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->completions, cp, memory_order_relaxed);
+}
+
 /* Put a batch unless it is committed already; either way it is held for its
  * ack. A batch refused for its gaps, or while the committed sequences are not
  * known, is freed here (no ack) and 0 returned. */
@@ -147,22 +178,31 @@ static int take_batch(nsc_writer *w, nsc_item *it)
         refuse_gap(w, it);
         return 0;
     }
-    uint64_t ev = 0, stt = 0, cp = 0;
-    for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++) {
+    for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++)
         rc = nsc_store_put(w->c->store, &it->sb[i]);
-        ev += it->sb[i].nevents;
-        stt += it->sb[i].nstates;
-        cp += it->sb[i].ncompletions;
-    }
     if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq) ||
         hold(w, it))
         return rc ? rc : NSC_STORE_ENOMEM;
-    feed_live(w->c, it);
-    atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->sections, it->a2c.nsections, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->events, ev, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->states, stt, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->completions, cp, memory_order_relaxed);
+    taken(w, it);
+    return 0;
+}
+
+/* ClickHouse: the batch's rows wait for the next insert; no dedupe here, a
+ * batch inserted twice folds into one (chrows.h), across collectors too. */
+static int take_batch_ch(nsc_writer *w, nsc_item *it)
+{
+    const nsc_a2c_batch *a = &it->a2c;
+    ensure_txn(w);
+    for (uint32_t i = 0; i < a->nsections; i++)
+        nsc_chstore_put(w->c->ch, a->agent, a->epoch, a->seq, i, &it->sb[i]);
+    for (uint32_t i = 0; i < a->nlife; i++) {
+        nsc_store_life sl;
+        life_of(it, i, &sl);
+        nsc_chstore_put_life(w->c->ch, a->agent, a->epoch, a->seq, i, &sl);
+    }
+    if (hold(w, it))
+        return NSC_STORE_ENOMEM;
+    taken(w, it);
     return 0;
 }
 
@@ -184,6 +224,62 @@ static void release_held(nsc_writer *w)
     w->nheld = 0;
 }
 
+/* After the store said rc about the open transaction: acknowledge its batches
+ * if rc is 0, else none (the agents send them again). */
+static void acknowledge(nsc_writer *w, int rc, uint64_t t0)
+{
+    nsc_collector *c = w->c;
+    w->txn_open = 0;
+    if (rc == 0) {
+        nsc_stats_commit(&c->stats, nsc_mono_ns() - t0, w->nheld);
+        for (size_t i = 0; i < w->nheld; i++)
+            send_ack(w, w->held[i]);
+    } else {
+        atomic_fetch_add_explicit(&c->stats.commit_failures, 1, memory_order_relaxed);
+    }
+    release_held(w);
+}
+
+static int put_clock(void *st, const char *host, const nsc_clock_model *m)
+{
+    return nsc_store_put_clock(st, host, m);
+}
+
+static int put_clock_ch(void *ch, const char *host, const nsc_clock_model *m)
+{
+    return nsc_chstore_put_clock(ch, host, m);
+}
+
+/* The rank progress always, the clock models when due, into the open
+ * transaction (LMDB) or the waiting rows (ClickHouse). */
+static int put_state(nsc_writer *w, uint64_t t0)
+{
+    nsc_collector *c = w->c;
+    int rc;
+    pthread_mutex_lock(&c->live_mu);
+    rc = nsc_live_take_progress(c->live, c->ch ? nsc_chstore_put_progress : put_progress,
+                                c->ch ? (void *)c->ch : (void *)c->store);
+    pthread_mutex_unlock(&c->live_mu);
+    if (!rc && t0 >= w->next_persist_ns) {
+        pthread_mutex_lock(&c->clock_mu);
+        rc = c->ch ? nsc_clocks_put_dirty(c->clocks, put_clock_ch, c->ch)
+                   : nsc_clocks_put_dirty(c->clocks, put_clock, c->store);
+        pthread_mutex_unlock(&c->clock_mu);
+        w->next_persist_ns = t0 + c->cfg.clock_persist_s * 1000000000ull;
+    }
+    return rc;
+}
+
+/* ClickHouse: one insert per table for everything waiting. */
+static int commit_ch(nsc_writer *w)
+{
+    uint64_t t0 = nsc_mono_ns();
+    int rc = put_state(w, t0);
+    rc = nsc_chstore_flush(w->c->ch) || rc;  /* chstore logs what failed */
+    acknowledge(w, rc, t0);
+    return rc;
+}
+
 /* Commit the open transaction; acknowledge its batches only if that worked.
  * On failure nothing is acknowledged (the agents send again) and the dedupe
  * state is reloaded from the store, which is what was really committed. */
@@ -191,35 +287,22 @@ static int commit(nsc_writer *w)
 {
     if (!w->txn_open)
         return 0;
+    if (w->c->ch)
+        return commit_ch(w);
     nsc_collector *c = w->c;
-    uint64_t t0 = nsc_coll_now();
+    uint64_t t0 = nsc_mono_ns();
     int rc = nsc_dedupe_put_dirty(w->dedupe, c->store);
-    if (!rc) {
-        pthread_mutex_lock(&c->live_mu);
-        rc = nsc_live_take_progress(c->live, put_progress, c->store);
-        pthread_mutex_unlock(&c->live_mu);
-    }
-    if (!rc && t0 >= w->next_persist_ns) {
-        pthread_mutex_lock(&c->clock_mu);
-        rc = nsc_clocks_put_dirty(c->clocks, c->store);
-        pthread_mutex_unlock(&c->clock_mu);
-        w->next_persist_ns = t0 + c->cfg.clock_persist_s * 1000000000ull;
-    }
+    if (!rc)
+        rc = put_state(w, t0);
     if (rc)
         nsc_store_abort(c->store);
     else
         rc = nsc_store_commit(c->store);
-    w->txn_open = 0;
-    if (rc == 0) {
-        nsc_stats_commit(&c->stats, nsc_coll_now() - t0, w->nheld);
-        for (size_t i = 0; i < w->nheld; i++)
-            send_ack(w, w->held[i]);
-    } else {
+    if (rc)
         log_store("commit (nothing acknowledged)", rc);
-        atomic_fetch_add_explicit(&c->stats.commit_failures, 1, memory_order_relaxed);
+    acknowledge(w, rc, t0);
+    if (rc)
         reload_dedupe(w);
-    }
-    release_held(w);
     return rc;
 }
 
@@ -243,7 +326,7 @@ static void take_sample(nsc_writer *w, nsc_item *it)
 static void housekeeping(nsc_writer *w)
 {
     nsc_collector *c = w->c;
-    uint64_t now = nsc_coll_now();
+    uint64_t now = nsc_mono_ns();
     if (now < w->next_persist_ns)
         return;
     if (ensure_txn(w) == 0)
@@ -267,12 +350,47 @@ static int receive(nsc_writer *w, nsc_item **it)
     return 0;
 }
 
+/* How long to wait for the next item: LMDB commits as soon as the queue is
+ * empty; ClickHouse gathers rows for larger inserts until ch_flush_ms after
+ * the first batch it holds. */
+static long wait_ms(const nsc_writer *w)
+{
+    if (!w->txn_open)
+        return 200;
+    if (!w->c->ch)
+        return 0;
+    uint64_t due = w->txn_open_ns + w->c->cfg.ch_flush_ms * 1000000ull, now = nsc_mono_ns();
+    return now >= due ? 0 : (long)((due - now) / 1000000ull) + 1;
+}
+
+/* Insert now: the group is full, or (ClickHouse) enough rows wait or the
+ * first held batch waited ch_flush_ms (a queue that never empties must not
+ * hold batches longer). */
+static int group_full(const nsc_writer *w)
+{
+    return w->nheld >= w->c->cfg.group_max ||
+           (w->c->ch && (nsc_chstore_pending(w->c->ch) >= (w->c->cfg.ch_flush_mb << 20) || wait_ms(w) == 0));
+}
+
+/* A put failed: drop the open transaction and everything held (no ack). */
+static void abort_txn(nsc_writer *w)
+{
+    w->txn_open = 0;
+    release_held(w);
+    if (w->c->ch) {
+        nsc_chstore_discard(w->c->ch);
+    } else {
+        nsc_store_abort(w->c->store);
+        reload_dedupe(w);
+    }
+}
+
 static void *run(void *arg)
 {
     nsc_writer *w = arg;
     zmq_pollitem_t pi = {w->pair, 0, ZMQ_POLLIN, 0};
     for (;;) {
-        int ready = zmq_poll(&pi, 1, w->txn_open ? 0 : 200);
+        int ready = zmq_poll(&pi, 1, wait_ms(w));
         if (ready <= 0) {
             if (w->txn_open)
                 commit(w);
@@ -287,13 +405,10 @@ static void *run(void *arg)
             break;
         if (it->kind == NSC_ITEM_SAMPLE) {
             take_sample(w, it);
-        } else if (take_batch(w, it)) {
+        } else if (w->c->ch ? take_batch_ch(w, it) : take_batch(w, it)) {
             nsc_item_free(it);  /* not held: no ack, the agent sends it again */
-            nsc_store_abort(w->c->store);
-            w->txn_open = 0;
-            release_held(w);
-            reload_dedupe(w);
-        } else if (w->nheld >= w->c->cfg.group_max) {
+            abort_txn(w);
+        } else if (group_full(w)) {
             commit(w);
         }
     }
@@ -315,7 +430,8 @@ int nsc_writer_start(nsc_collector *c, nsc_writer **out)
     int rc = (w->dedupe = nsc_dedupe_new()) ? nsc_dedupe_load(w->dedupe, c->store) : NSC_STORE_ENOMEM;
     if (rc)
         log_store("cannot load the committed batch sequences (not starting: batches could be stored twice)", rc);
-    if (rc || nsc_clocks_load(c->clocks, c->store) || !(w->pair = zmq_socket(c->zctx, ZMQ_PAIR)) ||
+    if (rc || (c->ch ? nsc_chstore_clocks(c->ch, nsc_clocks_adopt, c->clocks) : nsc_clocks_load(c->clocks, c->store)) ||
+        !(w->pair = zmq_socket(c->zctx, ZMQ_PAIR)) ||
         zmq_setsockopt(w->pair, ZMQ_LINGER, &linger, sizeof linger) ||
         zmq_setsockopt(w->pair, ZMQ_SNDHWM, &hwm, sizeof hwm) ||
         zmq_setsockopt(w->pair, ZMQ_RCVHWM, &hwm, sizeof hwm) ||

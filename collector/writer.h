@@ -9,6 +9,12 @@
  * samples feed the host models, written with a transaction every
  * clock_persist_s; retention runs on the same schedule. A NULL item means
  * stop: commit, acknowledge, answer "done" and exit.
+ *
+ * With a ClickHouse store (nsc_collector.ch) the same loop gathers the
+ * batches' rows instead of a transaction (chstore.h), with no dedupe (a batch
+ * inserted twice folds into one there), and inserts once ch_flush_ms passed
+ * since the first batch it holds, or ch_flush_mb of rows or group_max batches
+ * wait; the acknowledgements follow ClickHouse's, as they follow a commit.
  */
 #ifndef NCCLSCOPE_COLLECTOR_WRITER_H
 #define NCCLSCOPE_COLLECTOR_WRITER_H

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event_fields.h"
+
 /* Event types. The value is the bit index in NCCL's activation mask. */
 typedef enum nsc_type {
     NSC_T_GROUP = 0,
@@ -104,56 +106,39 @@ typedef struct nsc_event {
     uint32_t origin_pid;     /* FOREIGN: the process that owns parent/context */
     uint64_t origin_parent;  /* FOREIGN: raw parentObj address in origin_pid */
     uint64_t origin_ctx;     /* FOREIGN: raw context address in origin_pid */
+    /* The type's descriptor fields: structs made from event_fields.h. */
     union {
-        struct { uint32_t depth; } group_api;
-        struct {
-            nsc_str func, datatype;
-            int32_t root;
-            uint64_t count, stream, user_tag;
-        } coll_api;  /* also p2p_api (root unused) */
-        struct { uint64_t stream; } kernel_launch;
-        struct {
-            uint64_t seq, count, user_tag, traffic_bytes;
-            uint64_t parent_group;  /* raw legacy Group handle id (v5+), else 0 */
-            int32_t root;
-            nsc_str func, datatype, algo, proto, kernel_variant;
-            uint8_t nchannels, nwarps, op;
-        } coll;
-        struct {
-            uint64_t count, user_tag, parent_group;
-            int32_t peer;
-            nsc_str func, datatype;
-            uint8_t nchannels;
-        } p2p;
-        struct {
-            int32_t peer, nsteps, chunk_size;
-            uint32_t pid;
-            uint8_t channel, is_send;
-        } proxy_op;
-        struct { int32_t step; } proxy_step;
-        struct {
-            uint64_t ptimer_start;    /* GPU globaltimer ns at start (v4+), 0 unknown */
-            uint64_t ptimer_stop;     /* from KernelChStop's pTimer, 0 unknown */
-            uint64_t ptimer_stop_ns;  /* CPU time at which ptimer_stop was observed */
-            uint8_t channel;
-        } kernel_ch;
-        struct { int64_t plugin_id; uint64_t data; } net_plugin;
-        struct {
-            uint64_t seq, count, stream, user_tag;
-            int32_t root;
-            uint32_t batch_size, num_batches, ce_seq;
-            nsc_str func, datatype, sync_strategy;
-            uint8_t intra_batch_sync;
-        } ce_coll;
-        struct { int32_t nranks; uint8_t is_complete; } ce_sync;
-        struct { uint64_t total_bytes; int32_t num_ops; uint8_t use_intra_sync; } ce_batch;
-        struct {
-            uint64_t ptimer;
-            nsc_str phase_name;
-            uint8_t channel, phase_id;
-        } kernel_phase;
+#define NSC_MEMBER(a, kind, m, wire, store, json, nccl) NSC_CTYPE_##kind m;
+#define NSC_STRUCT(type, name, list) struct { list(NSC_MEMBER, ~) } name;
+        NSC_EVENT_STRUCT_TYPES(NSC_STRUCT)
     } d;
 } nsc_event;
+
+/* The head and origin rows are the members before the payload, type aside:
+ * the same C types (no padding between them), so their sizes add up to it. */
+#define NSC_SAME_TYPE(a, kind, m, wire, store, json, nccl)                                   \
+    _Static_assert(sizeof(NSC_CTYPE_##kind) == sizeof(((nsc_event *)0)->m),                  \
+                   "event_fields.h's kind of " #m " is its type in nsc_event");
+NSC_FIELDS_HEAD(NSC_SAME_TYPE, ~)
+NSC_FIELDS_ORIGIN(NSC_SAME_TYPE, ~)
+_Static_assert(0 NSC_FIELDS_HEAD(NSC_ROW_SIZE, ~) NSC_FIELDS_ORIGIN(NSC_ROW_SIZE, ~) +
+                       sizeof(uint8_t) == offsetof(nsc_event, d),
+               "a row of NSC_FIELDS_HEAD or NSC_FIELDS_ORIGIN for each member before d but type");
+
+/* P2pApi's list names CollApi's members in CollApi's order (so the block
+ * gives both the same columns): a struct made from it lays out alike. */
+struct nsc_p2p_api_shape { NSC_FIELDS_P2P_API(NSC_MEMBER, ~) };
+#define NSC_SAME_MEMBER(a, kind, m, wire, store, json, nccl)                                \
+    _Static_assert(offsetof(struct nsc_p2p_api_shape, m) ==                                 \
+                       offsetof(nsc_event, d.coll_api.m) - offsetof(nsc_event, d),          \
+                   "P2pApi's rows follow CollApi's: " #m);
+NSC_FIELDS_P2P_API(NSC_SAME_MEMBER, ~)
+_Static_assert(0 NSC_FIELDS_P2P_API(NSC_ROW_COUNT, ~) == 0 NSC_FIELDS_COLL_API(NSC_ROW_COUNT, ~),
+               "P2pApi has a row for each of CollApi's");
+#undef NSC_SAME_TYPE
+#undef NSC_SAME_MEMBER
+#undef NSC_STRUCT
+#undef NSC_MEMBER
 
 /* One recordEventState call. */
 typedef struct nsc_state_rec {

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #define NUMBER_MAX_LEN 64  /* json.c's limit on a number literal */
 
 /* Bytes a string may hold as they are: printable ASCII but quote and backslash. */
@@ -25,15 +27,9 @@ static int64_t add_node(nsc_flat *f, nsc_json_kind kind, int *nomem)
 {
     if (f->nnodes >= nsc_json_default_limits.max_nodes)
         return -1;
-    if (f->nnodes == f->cap) {
-        uint32_t cap = f->cap ? f->cap * 2 : 64;
-        nsc_json *n = realloc(f->nodes, (size_t)cap * sizeof *n);
-        if (!n) {
-            *nomem = 1;
-            return -1;
-        }
-        f->nodes = n;
-        f->cap = cap;
+    if (nsc_grow(&f->nodes, f->nnodes, &f->cap, sizeof *f->nodes, 64)) {
+        *nomem = 1;
+        return -1;
     }
     f->nodes[f->nnodes] = (nsc_json){.kind = kind, .span = 1};
     return f->nnodes++;
@@ -162,17 +158,7 @@ static char *container(nsc_flat *f, uint32_t i, char *p, const char *end, unsign
 
 static int grow_text(nsc_flat *f, size_t need)
 {
-    if (need <= f->text_cap)
-        return 0;
-    size_t cap = f->text_cap ? f->text_cap : 4096;
-    while (cap < need)
-        cap *= 2;
-    char *t = realloc(f->text, cap);
-    if (!t)
-        return -1;
-    f->text = t;
-    f->text_cap = cap;
-    return 0;
+    return nsc_grow_to(&f->text, need, &f->text_cap, 1, 4096);
 }
 
 int nsc_flat_scan(nsc_flat *f, const char *line, size_t len, const nsc_json **root)

@@ -23,7 +23,8 @@
 
 typedef struct nsc_flat {
     nsc_json *nodes;
-    uint32_t nnodes, cap;
+    uint32_t nnodes;
+    size_t cap;
     char *text;  /* a copy of the line; strings end where their closing quote was */
     size_t text_cap;
 } nsc_flat;

@@ -528,21 +528,28 @@ const char *nsc_json_str(const nsc_json *n)
     return n && n->kind == NSC_JSON_STRING ? n->text : NULL;
 }
 
-void nsc_json_write_str(FILE *f, const char *s)
+void nsc_json_escape(const char *s, nsc_json_put_fn put, void *arg)
 {
-    fputc('"', f);
+    static const char hex[] = "0123456789abcdef";
+    put(arg, "\"", 1);
+    const char *run = s;
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(arg, run, (size_t)(s - run));
+        run = s + 1;
+        char esc[6] = {'\\', (char)c, '0', '0', hex[c >> 4], hex[c & 15]};
+        if (c == '\n' || c == '\t')
+            esc[1] = c == '\n' ? 'n' : 't';
         else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+            esc[1] = 'u';
+        put(arg, esc, esc[1] == 'u' ? 6 : 2);
     }
-    fputc('"', f);
+    put(arg, run, (size_t)(s - run));
+    put(arg, "\"", 1);
 }
+
+static void put_file(void *arg, const char *p, size_t n) { fwrite(p, 1, n, arg); }
+
+void nsc_json_write_str(FILE *f, const char *s) { nsc_json_escape(s, put_file, f); }

@@ -84,7 +84,14 @@ int nsc_json_fixed(const nsc_json *n, unsigned decimals, uint64_t *out);
 /* The string value, or NULL if n is not a string. */
 const char *nsc_json_str(const nsc_json *n);
 
-/* Write s as a JSON string literal (quotes included), escaping what JSON needs. */
+/* The one JSON string escaper: s as a JSON string literal, quotes included,
+ * handed to put in pieces (runs that need no escape in one piece). Quote and
+ * backslash are escaped with a backslash, newline and tab as \n and \t,
+ * the other control characters as \u00XX; the rest passes unchanged. */
+typedef void (*nsc_json_put_fn)(void *arg, const char *p, size_t n);
+void nsc_json_escape(const char *s, nsc_json_put_fn put, void *arg);
+
+/* nsc_json_escape onto a stdio stream. */
 void nsc_json_write_str(FILE *f, const char *s);
 
 #endif

@@ -5,20 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 static int append(char **buf, size_t *len, size_t *cap, const char *p, size_t n, size_t max)
 {
     if (*len + n > max)
         return -1;
-    if (*len + n + 1 > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (c < *len + n + 1)
-            c *= 2;
-        char *b = realloc(*buf, c);
-        if (!b)
-            return -1;
-        *buf = b;
-        *cap = c;
-    }
+    if (nsc_grow_to(buf, *len + n + 1, cap, 1, 4096))
+        return -1;
     if (n)
         memcpy(*buf + *len, p, n);
     *len += n;

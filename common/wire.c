@@ -43,7 +43,8 @@ enum field_kind {
     K_DUR,   /* uint64 ns: zigzag delta from the record's last K_TIME */
     K_PID,   /* uint32 pid/tid: zigzag delta from the header's pid */
     K_TEXT,  /* char[64], NUL-terminated: a msgpack str of at most 63 bytes */
-    K_U64X16 /* uint64_t[NSC_T_COUNT]: an array of exactly 16 unsigned integers */
+    K_U64X16,/* uint64_t[NSC_T_COUNT]: an array of exactly 16 unsigned integers */
+    K_STR = K_U16  /* event_fields.h's interned string id */
 };
 
 typedef struct field {
@@ -59,62 +60,30 @@ typedef struct layout {
     uint16_t size;  /* sizeof the struct the record decodes into */
 } layout;
 
+/* Event layouts from event_fields.h: the head's fields lead at their
+ * positions, the type's descriptor fields follow at theirs, the origin's
+ * come last. */
 #define EV(member, kind) {offsetof(nsc_event, member), kind}
-#define EV_COMMON                                                            \
-    EV(id, K_ID), EV(parent, K_REF), EV(start_ns, K_TIME), EV(stop_ns, K_DUR), \
-    EV(tid, K_PID), EV(ctx, K_U16), EV(rank, K_I32), EV(flags, K_U8)
-#define EV_NCOMMON 8
-#define EV_ORIGIN \
-    EV(origin_pid, K_PID), EV(origin_parent, K_U64), EV(origin_ctx, K_U64)
+#define EV_NCOMMON (0 NSC_FIELDS_HEAD(NSC_ROW_WIRE_COUNT, ~))
+#define HEAD_ROW(a, kind, m, wire, store, json, nccl) NSC_AT(wire, 0, EV(m, K_##kind))
+#define WIRE_ROW(a, kind, m, wire, store, json, nccl) NSC_AT(wire, EV_NCOMMON, EV(a.m, K_##kind))
+#define ORIGIN_ROW(ndesc, kind, m, wire, store, json, nccl)                                  \
+    NSC_AT(wire, EV_NCOMMON + (ndesc), EV(m, K_##kind))
+_Static_assert(NSC_DENSE(0 NSC_FIELDS_HEAD(NSC_ROW_WIRE_BITS, ~), EV_NCOMMON),
+               "the head's wire positions are 0..n-1, each once");
+_Static_assert(NSC_DENSE(0 NSC_FIELDS_ORIGIN(NSC_ROW_WIRE_BITS, ~),
+                         0 NSC_FIELDS_ORIGIN(NSC_ROW_WIRE_COUNT, ~)),
+               "the origin's wire positions are 0..n-1, each once");
 
-static const field group_fields[] = {EV_COMMON, EV_ORIGIN};
-static const field coll_fields[] = {
-    EV_COMMON, EV(d.coll.seq, K_U64), EV(d.coll.count, K_U64), EV(d.coll.root, K_I32),
-    EV(d.coll.func, K_U16), EV(d.coll.datatype, K_U16), EV(d.coll.algo, K_U16),
-    EV(d.coll.proto, K_U16), EV(d.coll.nchannels, K_U8), EV(d.coll.nwarps, K_U8),
-    EV(d.coll.parent_group, K_REF), EV(d.coll.kernel_variant, K_U16),
-    EV(d.coll.user_tag, K_U64), EV(d.coll.op, K_U8), EV(d.coll.traffic_bytes, K_U64),
-    EV_ORIGIN};
-static const field p2p_fields[] = {
-    EV_COMMON, EV(d.p2p.count, K_U64), EV(d.p2p.peer, K_I32), EV(d.p2p.func, K_U16),
-    EV(d.p2p.datatype, K_U16), EV(d.p2p.nchannels, K_U8),
-    EV(d.p2p.parent_group, K_REF), EV(d.p2p.user_tag, K_U64), EV_ORIGIN};
-static const field proxy_op_fields[] = {
-    EV_COMMON, EV(d.proxy_op.peer, K_I32), EV(d.proxy_op.channel, K_U8),
-    EV(d.proxy_op.nsteps, K_I32), EV(d.proxy_op.chunk_size, K_I32),
-    EV(d.proxy_op.is_send, K_U8), EV(d.proxy_op.pid, K_PID), EV_ORIGIN};
-static const field proxy_step_fields[] = {EV_COMMON, EV(d.proxy_step.step, K_I32), EV_ORIGIN};
-static const field kernel_ch_fields[] = {
-    EV_COMMON, EV(d.kernel_ch.channel, K_U8), EV(d.kernel_ch.ptimer_start, K_U64),
-    EV(d.kernel_ch.ptimer_stop, K_U64), EV(d.kernel_ch.ptimer_stop_ns, K_TIME), EV_ORIGIN};
-static const field net_plugin_fields[] = {
-    EV_COMMON, EV(d.net_plugin.plugin_id, K_I64), EV(d.net_plugin.data, K_U64), EV_ORIGIN};
-static const field group_api_fields[] = {EV_COMMON, EV(d.group_api.depth, K_U32), EV_ORIGIN};
-static const field coll_api_fields[] = {
-    EV_COMMON, EV(d.coll_api.func, K_U16), EV(d.coll_api.datatype, K_U16),
-    EV(d.coll_api.count, K_U64), EV(d.coll_api.root, K_I32),
-    EV(d.coll_api.stream, K_U64), EV(d.coll_api.user_tag, K_U64), EV_ORIGIN};
-static const field p2p_api_fields[] = {  /* coll_api without root */
-    EV_COMMON, EV(d.coll_api.func, K_U16), EV(d.coll_api.datatype, K_U16),
-    EV(d.coll_api.count, K_U64), EV(d.coll_api.stream, K_U64),
-    EV(d.coll_api.user_tag, K_U64), EV_ORIGIN};
-static const field kernel_launch_fields[] = {
-    EV_COMMON, EV(d.kernel_launch.stream, K_U64), EV_ORIGIN};
-static const field ce_coll_fields[] = {
-    EV_COMMON, EV(d.ce_coll.seq, K_U64), EV(d.ce_coll.count, K_U64), EV(d.ce_coll.root, K_I32),
-    EV(d.ce_coll.func, K_U16), EV(d.ce_coll.datatype, K_U16),
-    EV(d.ce_coll.sync_strategy, K_U16), EV(d.ce_coll.batch_size, K_U32),
-    EV(d.ce_coll.num_batches, K_U32), EV(d.ce_coll.ce_seq, K_U32),
-    EV(d.ce_coll.intra_batch_sync, K_U8), EV(d.ce_coll.stream, K_U64),
-    EV(d.ce_coll.user_tag, K_U64), EV_ORIGIN};
-static const field ce_sync_fields[] = {
-    EV_COMMON, EV(d.ce_sync.nranks, K_I32), EV(d.ce_sync.is_complete, K_U8), EV_ORIGIN};
-static const field ce_batch_fields[] = {
-    EV_COMMON, EV(d.ce_batch.total_bytes, K_U64), EV(d.ce_batch.num_ops, K_I32),
-    EV(d.ce_batch.use_intra_sync, K_U8), EV_ORIGIN};
-static const field kernel_phase_fields[] = {
-    EV_COMMON, EV(d.kernel_phase.channel, K_U8), EV(d.kernel_phase.phase_id, K_U8),
-    EV(d.kernel_phase.phase_name, K_U16), EV(d.kernel_phase.ptimer, K_U64), EV_ORIGIN};
+static const field group_fields[] = {NSC_FIELDS_HEAD(HEAD_ROW, ~) NSC_FIELDS_ORIGIN(ORIGIN_ROW, 0)};
+
+#define TYPE_FIELDS(type, s, list)                                                     \
+    enum { nwire_##type = 0 list(NSC_ROW_WIRE_COUNT, ~) };                              \
+    _Static_assert(NSC_DENSE(0 list(NSC_ROW_WIRE_BITS, ~), nwire_##type),              \
+                   #type ": wire positions are 0..n-1, each once");                     \
+    static const field type##_fields[] = {NSC_FIELDS_HEAD(HEAD_ROW, ~) list(WIRE_ROW, d.s) \
+                                              NSC_FIELDS_ORIGIN(ORIGIN_ROW, nwire_##type)};
+NSC_EVENT_TYPES(TYPE_FIELDS)
 
 #define F(type, member, kind) {offsetof(type, member), kind}
 static const field state_fields[] = {
@@ -140,21 +109,9 @@ static const field counters_fields[] = {
 
 static const layout layouts[NSC_WIRE_TAG_COUNT] = {
     [NSC_T_GROUP] = EVENT_LAYOUT(group_fields),
-    [NSC_T_COLL] = EVENT_LAYOUT(coll_fields),
-    [NSC_T_P2P] = EVENT_LAYOUT(p2p_fields),
-    [NSC_T_PROXY_OP] = EVENT_LAYOUT(proxy_op_fields),
-    [NSC_T_PROXY_STEP] = EVENT_LAYOUT(proxy_step_fields),
     [NSC_T_PROXY_CTRL] = EVENT_LAYOUT(group_fields),
-    [NSC_T_KERNEL_CH] = EVENT_LAYOUT(kernel_ch_fields),
-    [NSC_T_NET_PLUGIN] = EVENT_LAYOUT(net_plugin_fields),
-    [NSC_T_GROUP_API] = EVENT_LAYOUT(group_api_fields),
-    [NSC_T_COLL_API] = EVENT_LAYOUT(coll_api_fields),
-    [NSC_T_P2P_API] = EVENT_LAYOUT(p2p_api_fields),
-    [NSC_T_KERNEL_LAUNCH] = EVENT_LAYOUT(kernel_launch_fields),
-    [NSC_T_CE_COLL] = EVENT_LAYOUT(ce_coll_fields),
-    [NSC_T_CE_SYNC] = EVENT_LAYOUT(ce_sync_fields),
-    [NSC_T_CE_BATCH] = EVENT_LAYOUT(ce_batch_fields),
-    [NSC_T_KERNEL_PHASE] = EVENT_LAYOUT(kernel_phase_fields),
+#define TYPE_LAYOUT(type, s, list) [type] = EVENT_LAYOUT(type##_fields),
+    NSC_EVENT_TYPES(TYPE_LAYOUT)
     [NSC_WIRE_TAG_STATE] = {state_fields, NFIELDS(state_fields), 4, sizeof(nsc_state_rec)},
     [NSC_WIRE_TAG_COMPLETION] = {completion_fields, NFIELDS(completion_fields), 2,
                                  sizeof(nsc_completion)},

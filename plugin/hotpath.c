@@ -97,7 +97,7 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
         return NULL;
     nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_now();
+    uint64_t now = nsc_mono_ns();
     uint64_t id;
     int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
     if (NSC_UNLIKELY(index < 0)) {
@@ -132,7 +132,7 @@ void nsc_event_stop(void *handle)
     if (!handle)
         return;
     nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_now();
+    uint64_t now = nsc_mono_ns();
     uint32_t index;
     nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
     if (NSC_UNLIKELY(!s)) {
@@ -154,7 +154,7 @@ void nsc_event_state(void *handle, int state, uint64_t arg)
     if (!handle)
         return;
     nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_now();
+    uint64_t now = nsc_mono_ns();
     uint32_t index;
     nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
     if (NSC_UNLIKELY(!s || (unsigned)state >= NSC_S_COUNT)) {

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "event.h"
+#include "mono.h"
 #include "nccl/profiler_common.h"
 
 #define NSC_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -312,12 +313,5 @@ ncclResult_t nsc_life_init(void **context, int *mask, uint64_t comm_id, const ch
                            int nnodes, int nranks, int rank, ncclDebugLogger_t logfn,
                            int api_version);
 ncclResult_t nsc_life_finalize(void *context);
-
-static inline uint64_t nsc_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 #endif

@@ -46,75 +46,75 @@ static void learn_comm(const nsc_event *ev, uint64_t comm_hash, const char *name
         nsc_ctx_learn_comm(c, comm_hash, name, ev->rank);
 }
 
-/* Members laid out alike in every version from v3 (D is the descriptor). */
-#define PUT_PROXY_OP(ev, D)                                                                  \
-    do {                                                                                     \
-        (ev)->d.proxy_op.pid = (uint32_t)(D)->proxyOp.pid;                                   \
-        (ev)->d.proxy_op.channel = (D)->proxyOp.channelId;                                   \
-        (ev)->d.proxy_op.peer = (D)->proxyOp.peer;                                           \
-        (ev)->d.proxy_op.nsteps = (D)->proxyOp.nSteps;                                       \
-        (ev)->d.proxy_op.chunk_size = (D)->proxyOp.chunkSize;                                \
-        (ev)->d.proxy_op.is_send = (uint8_t)(D)->proxyOp.isSend;                             \
-    } while (0)
+/* The fields event_fields.h marks NSC_NCCL(name): ev->d.<s>.<member> from
+ * (D)-><nccl>.<name>, for a type in any version that has it. Strings are
+ * interned (in struct order, so ids come out as they always did); pointers
+ * (stream, data, parentGroup) are kept as numbers. */
+#define PUT_FIELDS(ev, D, list, s, nccl) list(PUT_ROW, ((ev)->d.s, (D)->nccl))
+#define PUT_ROW(a, kind, m, wire, store, json, nccl) PUT_IF(nccl, a, kind, m)
+#define PUT_IF(...) PUT_IF_(__VA_ARGS__)
+#define PUT_IF_(has, name, a, kind, m) PUT_IF_##has(name, a, kind, m)
+#define PUT_IF_1(name, a, kind, m) PUT_DST a.m = FROM_##kind(PUT_SRC a.name);
+#define PUT_IF_0(name, a, kind, m)
+#define PUT_DST(dst, src) dst
+#define PUT_SRC(dst, src) src
+#define FROM_STR(x) nsc_intern(x)
+#define FROM_U64(x) PTR(x)
+#define FROM_U8(x) (x)
+#define FROM_U32(x) (x)
+#define FROM_I32(x) (x)
+#define FROM_I64(x) (x)
+#define FROM_PID(x) (x)
 
+/* Types laid out alike in every version from v3 (D is the descriptor). */
 #define PUT_CHILD_CASES(ev, D)                                                               \
     case NSC_T_PROXY_OP:                                                                     \
-        PUT_PROXY_OP(ev, D);                                                                 \
+        PUT_FIELDS(ev, D, NSC_FIELDS_PROXY_OP, proxy_op, proxyOp);                           \
         break;                                                                               \
     case NSC_T_PROXY_STEP:                                                                   \
-        (ev)->d.proxy_step.step = (D)->proxyStep.step;                                       \
+        PUT_FIELDS(ev, D, NSC_FIELDS_PROXY_STEP, proxy_step, proxyStep);                     \
         break;                                                                               \
     case NSC_T_NET_PLUGIN:                                                                   \
-        (ev)->d.net_plugin.plugin_id = (D)->netPlugin.id;                                    \
-        (ev)->d.net_plugin.data = PTR((D)->netPlugin.data);                                  \
+        PUT_FIELDS(ev, D, NSC_FIELDS_NET_PLUGIN, net_plugin, netPlugin);                     \
         break
 
 /* Coll and P2p from v4 on (v5+ add parentGroup, v7 more: see their callers). */
 #define PUT_COLL_V4(ev, D)                                                                   \
     do {                                                                                     \
-        (ev)->d.coll.seq = (D)->coll.seqNumber;                                              \
-        (ev)->d.coll.func = nsc_intern((D)->coll.func);                                      \
-        (ev)->d.coll.count = (D)->coll.count;                                                \
-        (ev)->d.coll.root = (D)->coll.root;                                                  \
-        (ev)->d.coll.datatype = nsc_intern((D)->coll.datatype);                              \
+        PUT_FIELDS(ev, D, NSC_FIELDS_COLL, coll, coll);                                      \
         (ev)->d.coll.nchannels = (D)->coll.nChannels;                                        \
-        (ev)->d.coll.nwarps = (D)->coll.nWarps;                                              \
-        (ev)->d.coll.algo = nsc_intern((D)->coll.algo);                                      \
-        (ev)->d.coll.proto = nsc_intern((D)->coll.proto);                                    \
     } while (0)
 
 #define PUT_P2P_V4(ev, D)                                                                    \
     do {                                                                                     \
-        (ev)->d.p2p.func = nsc_intern((D)->p2p.func);                                        \
-        (ev)->d.p2p.datatype = nsc_intern((D)->p2p.datatype);                                \
-        (ev)->d.p2p.count = (D)->p2p.count;                                                  \
-        (ev)->d.p2p.peer = (D)->p2p.peer;                                                    \
+        PUT_FIELDS(ev, D, NSC_FIELDS_P2P, p2p, p2p);                                         \
         (ev)->d.p2p.nchannels = (D)->p2p.nChannels;                                          \
     } while (0)
+
+/* KernelCh from v4 on (with pTimer), and the child types. */
+#define PUT_KERNEL_CH_V4_CASES(ev, D)                                                        \
+    case NSC_T_KERNEL_CH:                                                                    \
+        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_CH, kernel_ch, kernelCh);                        \
+        (ev)->d.kernel_ch.ptimer_start = (D)->kernelCh.pTimer;                               \
+        break;                                                                               \
+        PUT_CHILD_CASES(ev, D)
 
 /* The v5 union members, shared by v5, v6 and v7 under the same names. */
 #define PUT_V5_CASES(ev, D)                                                                  \
     case NSC_T_GROUP_API:                                                                    \
-        (ev)->d.group_api.depth = (uint32_t)(D)->groupApi.groupDepth;                        \
+        PUT_FIELDS(ev, D, NSC_FIELDS_GROUP_API, group_api, groupApi);                        \
         (ev)->flags |= (D)->groupApi.graphCaptured ? NSC_EVF_GRAPH : 0;                      \
         break;                                                                               \
     case NSC_T_COLL_API:                                                                     \
-        (ev)->d.coll_api.func = nsc_intern((D)->collApi.func);                               \
-        (ev)->d.coll_api.count = (D)->collApi.count;                                         \
-        (ev)->d.coll_api.datatype = nsc_intern((D)->collApi.datatype);                       \
-        (ev)->d.coll_api.root = (D)->collApi.root;                                           \
-        (ev)->d.coll_api.stream = PTR((D)->collApi.stream);                                  \
+        PUT_FIELDS(ev, D, NSC_FIELDS_COLL_API, coll_api, collApi);                           \
         (ev)->flags |= (D)->collApi.graphCaptured ? NSC_EVF_GRAPH : 0;                       \
         break;                                                                               \
     case NSC_T_P2P_API:                                                                      \
-        (ev)->d.coll_api.func = nsc_intern((D)->p2pApi.func);                                \
-        (ev)->d.coll_api.count = (D)->p2pApi.count;                                          \
-        (ev)->d.coll_api.datatype = nsc_intern((D)->p2pApi.datatype);                        \
-        (ev)->d.coll_api.stream = PTR((D)->p2pApi.stream);                                   \
+        PUT_FIELDS(ev, D, NSC_FIELDS_P2P_API, coll_api, p2pApi);                             \
         (ev)->flags |= (D)->p2pApi.graphCaptured ? NSC_EVF_GRAPH : 0;                        \
         break;                                                                               \
     case NSC_T_KERNEL_LAUNCH:                                                                \
-        (ev)->d.kernel_launch.stream = PTR((D)->kernelLaunch.stream);                        \
+        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_LAUNCH, kernel_launch, kernelLaunch);            \
         break;                                                                               \
     case NSC_T_COLL:                                                                         \
         PUT_COLL_V4(ev, D);                                                                  \
@@ -124,35 +124,18 @@ static void learn_comm(const nsc_event *ev, uint64_t comm_hash, const char *name
         PUT_P2P_V4(ev, D);                                                                   \
         (ev)->d.p2p.parent_group = PTR((D)->p2p.parentGroup);                                \
         break;                                                                               \
-    case NSC_T_KERNEL_CH:                                                                    \
-        (ev)->d.kernel_ch.channel = (D)->kernelCh.channelId;                                 \
-        (ev)->d.kernel_ch.ptimer_start = (D)->kernelCh.pTimer;                               \
-        break;                                                                               \
-        PUT_CHILD_CASES(ev, D)
+        PUT_KERNEL_CH_V4_CASES(ev, D)
 
 /* v6 and v7 copy-engine events. */
 #define PUT_CE_CASES(ev, D)                                                                  \
     case NSC_T_CE_COLL:                                                                      \
-        (ev)->d.ce_coll.seq = (D)->ceColl.seqNumber;                                         \
-        (ev)->d.ce_coll.func = nsc_intern((D)->ceColl.func);                                 \
-        (ev)->d.ce_coll.count = (D)->ceColl.count;                                           \
-        (ev)->d.ce_coll.root = (D)->ceColl.root;                                             \
-        (ev)->d.ce_coll.datatype = nsc_intern((D)->ceColl.datatype);                         \
-        (ev)->d.ce_coll.sync_strategy = nsc_intern((D)->ceColl.syncStrategy);                \
-        (ev)->d.ce_coll.intra_batch_sync = (D)->ceColl.intraBatchSync;                       \
-        (ev)->d.ce_coll.batch_size = (D)->ceColl.batchSize;                                  \
-        (ev)->d.ce_coll.num_batches = (D)->ceColl.numBatches;                                \
-        (ev)->d.ce_coll.ce_seq = (D)->ceColl.ceSeqNum;                                       \
-        (ev)->d.ce_coll.stream = PTR((D)->ceColl.stream);                                    \
+        PUT_FIELDS(ev, D, NSC_FIELDS_CE_COLL, ce_coll, ceColl);                              \
         break;                                                                               \
     case NSC_T_CE_SYNC:                                                                      \
-        (ev)->d.ce_sync.is_complete = (D)->ceCollSync.isComplete;                            \
-        (ev)->d.ce_sync.nranks = (D)->ceCollSync.nRanks;                                     \
+        PUT_FIELDS(ev, D, NSC_FIELDS_CE_SYNC, ce_sync, ceCollSync);                          \
         break;                                                                               \
     case NSC_T_CE_BATCH:                                                                     \
-        (ev)->d.ce_batch.num_ops = (D)->ceCollBatch.numOps;                                  \
-        (ev)->d.ce_batch.total_bytes = (D)->ceCollBatch.totalBytes;                          \
-        (ev)->d.ce_batch.use_intra_sync = (D)->ceCollBatch.useIntraSync;                     \
+        PUT_FIELDS(ev, D, NSC_FIELDS_CE_BATCH, ce_batch, ceCollBatch);                       \
         break
 
 /* Begin the event a descriptor describes; NULL when dropped or not an event. */
@@ -209,6 +192,23 @@ static ncclResult_t finalize(void *context)
     return nsc_life_finalize(context);
 }
 
+/* One start per version: begin the event, copy the fields of its type from
+ * the descriptor (CASES), then what else that version adds (MORE). */
+#define START_ON(V, CASES, MORE)                                                             \
+    static ncclResult_t start_v##V(void *context, void **eHandle,                            \
+                                   ncclProfilerEventDescr_v##V##_t *D)                       \
+    {                                                                                        \
+        nsc_event *ev = BEGIN(context, eHandle, D);                                          \
+        if (!ev)                                                                             \
+            return ncclSuccess;                                                              \
+        switch (ev->type) {                                                                  \
+            CASES(ev, D);                                                                    \
+        }                                                                                    \
+        MORE(ev, D);                                                                         \
+        return ncclSuccess;                                                                  \
+    }
+#define NO_MORE(ev, D) (void)0
+
 /* ---- v3 ------------------------------------------------------------------------------ */
 
 static ncclResult_t init_v3(void **context, int *mask)
@@ -216,38 +216,22 @@ static ncclResult_t init_v3(void **context, int *mask)
     return init_as(3, context, mask, 0, NULL, -1, -1, -1, NULL);
 }
 
-static ncclResult_t start_v3(void *context, void **eHandle, ncclProfilerEventDescr_v3_t *D)
-{
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-    case NSC_T_COLL:
-        learn_comm(ev, D->coll.commHash, D->coll.name);
-        ev->d.coll.seq = D->coll.seqNumber;
-        ev->d.coll.func = nsc_intern(D->coll.func);
-        ev->d.coll.count = D->coll.count;
-        ev->d.coll.root = D->coll.root;
-        ev->d.coll.datatype = nsc_intern(D->coll.datatype);
-        ev->d.coll.nchannels = D->coll.nMaxChannels;
-        ev->d.coll.nwarps = D->coll.nWarps;
-        ev->d.coll.algo = nsc_intern(D->coll.algo);
-        ev->d.coll.proto = nsc_intern(D->coll.proto);
-        break;
-    case NSC_T_P2P:
-        learn_comm(ev, D->p2p.commHash, D->p2p.name);
-        ev->d.p2p.func = nsc_intern(D->p2p.func);
-        ev->d.p2p.datatype = nsc_intern(D->p2p.datatype);
-        ev->d.p2p.count = D->p2p.count;
-        ev->d.p2p.peer = D->p2p.peer;
-        break;
-    case NSC_T_KERNEL_CH:
-        ev->d.kernel_ch.channel = D->kernelCh.channelId;
-        break;
-        PUT_CHILD_CASES(ev, D);
-    }
-    return ncclSuccess;
-}
+/* v3's init has no communicator: Coll and P2p name it. */
+#define PUT_V3_CASES(ev, D)                                                                  \
+    case NSC_T_COLL:                                                                         \
+        learn_comm(ev, (D)->coll.commHash, (D)->coll.name);                                  \
+        PUT_FIELDS(ev, D, NSC_FIELDS_COLL, coll, coll);                                      \
+        (ev)->d.coll.nchannels = (D)->coll.nMaxChannels;                                     \
+        break;                                                                               \
+    case NSC_T_P2P:                                                                          \
+        learn_comm(ev, (D)->p2p.commHash, (D)->p2p.name);                                    \
+        PUT_FIELDS(ev, D, NSC_FIELDS_P2P, p2p, p2p);                                         \
+        break;                                                                               \
+    case NSC_T_KERNEL_CH:                                                                    \
+        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_CH, kernel_ch, kernelCh);                        \
+        break;                                                                               \
+        PUT_CHILD_CASES(ev, D)
+START_ON(3, PUT_V3_CASES, NO_MORE)
 
 static ncclResult_t state_v3(void *eHandle, ncclProfilerEventState_t state,
                              ncclProfilerEventStateArgs_v3_t *args)
@@ -266,26 +250,15 @@ static ncclResult_t init_v4(void **context, int *mask, const char *commName, uin
     return init_as(4, context, mask, commHash, commName, nNodes, nranks, rank, logfn);
 }
 
-static ncclResult_t start_v4(void *context, void **eHandle, ncclProfilerEventDescr_v4_t *D)
-{
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-    case NSC_T_COLL:
-        PUT_COLL_V4(ev, D);
-        break;
-    case NSC_T_P2P:
-        PUT_P2P_V4(ev, D);
-        break;
-    case NSC_T_KERNEL_CH:
-        ev->d.kernel_ch.channel = D->kernelCh.channelId;
-        ev->d.kernel_ch.ptimer_start = D->kernelCh.pTimer;
-        break;
-        PUT_CHILD_CASES(ev, D);
-    }
-    return ncclSuccess;
-}
+#define PUT_V4_CASES(ev, D)                                                                  \
+    case NSC_T_COLL:                                                                         \
+        PUT_COLL_V4(ev, D);                                                                  \
+        break;                                                                               \
+    case NSC_T_P2P:                                                                          \
+        PUT_P2P_V4(ev, D);                                                                   \
+        break;                                                                               \
+        PUT_KERNEL_CH_V4_CASES(ev, D)
+START_ON(4, PUT_V4_CASES, NO_MORE)
 
 static ncclResult_t state_v4(void *eHandle, ncclProfilerEventState_t state,
                              ncclProfilerEventStateArgs_v4_t *args)
@@ -298,63 +271,30 @@ NSC_EXPORT(v4, "ncclscope", init_v4, start_v4, stop_event, state_v4, finalize);
 
 /* ---- v5, v6, v7 ------------------------------------------------------------------------ */
 
-static ncclResult_t init_v5(void **context, uint64_t commId, int *mask, const char *commName,
-                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
-{
-    return init_as(5, context, mask, commId, commName, nNodes, nranks, rank, logfn);
-}
-
-static ncclResult_t init_v6(void **context, uint64_t commId, int *mask, const char *commName,
-                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
-{
-    return init_as(6, context, mask, commId, commName, nNodes, nranks, rank, logfn);
-}
-
-static ncclResult_t init_v7(void **context, uint64_t commId, int *mask, const char *commName,
-                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
-{
-    return init_as(7, context, mask, commId, commName, nNodes, nranks, rank, logfn);
-}
-
-static ncclResult_t start_v5(void *context, void **eHandle, ncclProfilerEventDescr_v5_t *D)
-{
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-        PUT_V5_CASES(ev, D);
+/* v5, v6 and v7 share init's signature (the id first). */
+#define INIT_V5_ON(V)                                                                        \
+    static ncclResult_t init_v##V(void **context, uint64_t commId, int *mask,               \
+                                  const char *commName, int nNodes, int nranks, int rank,   \
+                                  ncclDebugLogger_t logfn)                                  \
+    {                                                                                        \
+        return init_as(V, context, mask, commId, commName, nNodes, nranks, rank, logfn);    \
     }
-    return ncclSuccess;
-}
+INIT_V5_ON(5)
+INIT_V5_ON(6)
+INIT_V5_ON(7)
 
-static ncclResult_t start_v6(void *context, void **eHandle, ncclProfilerEventDescr_v6_t *D)
-{
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-        PUT_V5_CASES(ev, D);
-        PUT_CE_CASES(ev, D);
-    }
-    return ncclSuccess;
-}
+#define PUT_V6_CASES(ev, D)                                                                  \
+    PUT_V5_CASES(ev, D);                                                                     \
+    PUT_CE_CASES(ev, D)
+#define PUT_V7_CASES(ev, D)                                                                  \
+    PUT_V6_CASES(ev, D);                                                                     \
+    case NSC_T_KERNEL_PHASE:                                                                 \
+        PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_PHASE, kernel_phase, kernelPhase);               \
+        break
 
-static ncclResult_t start_v7(void *context, void **eHandle, ncclProfilerEventDescr_v7_t *D)
+/* v7's additions to the v5 members (userTag: not in every v7, abi.c). */
+static void put_v7_more(nsc_event *ev, const ncclProfilerEventDescr_v7_t *D)
 {
-    nsc_event *ev = BEGIN(context, eHandle, D);
-    if (!ev)
-        return ncclSuccess;
-    switch (ev->type) {
-        PUT_V5_CASES(ev, D);
-        PUT_CE_CASES(ev, D);
-    case NSC_T_KERNEL_PHASE:
-        ev->d.kernel_phase.channel = D->kernelPhase.channelId;
-        ev->d.kernel_phase.phase_id = D->kernelPhase.phaseId;
-        ev->d.kernel_phase.phase_name = nsc_intern(D->kernelPhase.phaseName);
-        ev->d.kernel_phase.ptimer = D->kernelPhase.pTimer;
-        break;
-    }
-    /* v7's additions to the v5 members (userTag: not in every v7, abi.c). */
     bool tag = nsc_abi_user_tag();
     if (ev->type == NSC_T_COLL) {
         ev->d.coll.kernel_variant = nsc_intern(D->coll.kernelVariant);
@@ -369,8 +309,11 @@ static ncclResult_t start_v7(void *context, void **eHandle, ncclProfilerEventDes
     } else if (ev->type == NSC_T_CE_COLL) {
         ev->d.ce_coll.user_tag = tag ? D->ceColl.userTag : 0;
     }
-    return ncclSuccess;
 }
+
+START_ON(5, PUT_V5_CASES, NO_MORE)
+START_ON(6, PUT_V6_CASES, NO_MORE)
+START_ON(7, PUT_V7_CASES, put_v7_more)
 
 NSC_EXPORT(v5, "ncclscope", init_v5, start_v5, stop_event, state_v4, finalize);
 NSC_EXPORT(v6, "ncclscope", init_v6, start_v6, stop_event, state_v4, finalize);

@@ -150,42 +150,32 @@ static int enc_ctx(uint16_t index)
     return rc;
 }
 
-/* The strings an event refers to, by type. */
-static size_t event_strs(const nsc_event *ev, nsc_str out[5])
+/* The strings an event refers to: its STR fields (event_fields.h), in the
+ * order of its struct. */
+#define STR_ROW(a, kind, m, wire, store, json, nccl)                                          \
+    if (NSC_VAL_##kind == NSC_VAL_STR)                                                        \
+        out[n++] = (nsc_str)ev->a.m;
+#define STR_TYPE(type, s, list)                                                              \
+    case type:                                                                               \
+        list(STR_ROW, d.s) break;
+#define STR_COUNT(a, kind, m, wire, store, json, nccl) +(NSC_VAL_##kind == NSC_VAL_STR)
+#define STR_FITS(type, s, list)                                                              \
+    _Static_assert(0 list(STR_COUNT, ~) <= EVENT_STRS_MAX, #type ": more strings than room");
+#define EVENT_STRS_MAX 5
+NSC_EVENT_TYPES(STR_FITS)
+
+static size_t event_strs(const nsc_event *ev, nsc_str out[EVENT_STRS_MAX])
 {
     size_t n = 0;
     switch (ev->type) {
-    case NSC_T_COLL:
-        out[n++] = ev->d.coll.func;
-        out[n++] = ev->d.coll.datatype;
-        out[n++] = ev->d.coll.algo;
-        out[n++] = ev->d.coll.proto;
-        out[n++] = ev->d.coll.kernel_variant;
-        break;
-    case NSC_T_COLL_API:
-    case NSC_T_P2P_API:
-        out[n++] = ev->d.coll_api.func;
-        out[n++] = ev->d.coll_api.datatype;
-        break;
-    case NSC_T_P2P:
-        out[n++] = ev->d.p2p.func;
-        out[n++] = ev->d.p2p.datatype;
-        break;
-    case NSC_T_CE_COLL:
-        out[n++] = ev->d.ce_coll.func;
-        out[n++] = ev->d.ce_coll.datatype;
-        out[n++] = ev->d.ce_coll.sync_strategy;
-        break;
-    case NSC_T_KERNEL_PHASE:
-        out[n++] = ev->d.kernel_phase.phase_name;
-        break;
+        NSC_EVENT_TYPES(STR_TYPE)
     }
     return n;
 }
 
 static int enc_event(const nsc_event *ev)
 {
-    nsc_str strs[5];
+    nsc_str strs[EVENT_STRS_MAX];
     size_t n = event_strs(ev, strs);
     int rc = enc_ctx(ev->ctx);
     for (size_t i = 0; i < n && rc == 0; i++)
@@ -355,7 +345,7 @@ static void pass(uint64_t now)
  * counters-only batch in the reserved buffer. */
 static void drain_all(void)
 {
-    uint64_t now = nsc_now();
+    uint64_t now = nsc_mono_ns();
     while (drain(now) > 0)
         ;
     if (sh.open)
@@ -382,9 +372,9 @@ static int agent_bound(void)
  * is absent: don't hold NCCL up). */
 static void flush(uint64_t deadline)
 {
-    sh.last_progress = nsc_now();
+    sh.last_progress = nsc_mono_ns();
     int bound = deadline > sh.last_progress && agent_bound();
-    for (uint64_t now = sh.last_progress;; now = nsc_now()) {
+    for (uint64_t now = sh.last_progress;; now = nsc_mono_ns()) {
         send_backlog(now);
         if (sh.head == sh.tail || now >= deadline || (!bound && now - sh.last_progress >= STALL_NS))
             break;
@@ -396,11 +386,11 @@ static void *ship_main(void *arg)
 {
     (void)arg;
     while (!atomic_load_explicit(&sh.stop, memory_order_acquire))
-        pass(nsc_now());
-    uint64_t deadline = nsc_now() + sh.cfg.flush_ms * MS;
+        pass(nsc_mono_ns());
+    uint64_t deadline = nsc_mono_ns() + sh.cfg.flush_ms * MS;
     drain_all();
     flush(deadline);
-    uint64_t now = nsc_now();
+    uint64_t now = nsc_mono_ns();
     if (sh.head < sh.tail) {
         char why[80] = "agent unreachable";
         if (agent_bound())
@@ -471,7 +461,7 @@ int nsc_shipper_start(const nsc_config *cfg)
     }
     atomic_store(&sh.stop, 0);
     sh.idle_ns = IDLE_SLEEP_NS;
-    sh.last_begin = sh.defs_reset = nsc_now();
+    sh.last_begin = sh.defs_reset = nsc_mono_ns();
     /* Signals belong to the application's threads, never to ours. */
     sigset_t all, old;
     sigfillset(&all);

@@ -164,7 +164,7 @@ static uint32_t used_slots(void)
  * events of ctx are touched; NCCL sends none for it any more. */
 void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx)
 {
-    uint64_t now = nsc_now();
+    uint64_t now = nsc_mono_ns();
     uint32_t n = used_slots();
     for (uint32_t i = 0; i < n; i++) {
         nsc_slot *s = &nsc_g_pool.slots[i];

@@ -17,7 +17,7 @@ sysroot=$cache/sysroot
 host_pkgs=(gcc-aarch64-linux-gnu qemu-user)
 # What the build links against; their Depends are followed, minus the C++ and
 # compiler packages below (the cross compiler brings its own libgcc; no target is C++).
-dev_pkgs=(libc6-dev libzmq3-dev liblmdb-dev libevent-dev libzstd-dev libmsgpack-dev libcriterion-dev)
+dev_pkgs=(libc6-dev libzmq3-dev liblmdb-dev libevent-dev libzstd-dev libcurl4-openssl-dev libmsgpack-dev libcriterion-dev)
 not_needed='^(libstdc\+\+-[0-9]+-dev|libgcc-[0-9]+-dev|libboost|libmsgpack-cxx-dev|libicu-dev|icu-devtools|lib(a|hwa|l|t|ub)san[0-9]+)$'
 
 SUDO=""

@@ -81,9 +81,9 @@ typedef struct proc_st {
     int finished;  /* its plugin shut down cleanly (NSC_A2C_FINISHED) */
     uint64_t died_ns;
     ctx_map *ctx;
-    size_t nctx;
+    size_t nctx, ctx_cap;
     str_map *str;
-    size_t nstr;
+    size_t nstr, str_cap;
     nsc_counters counters; /* the latest the plugin sent: cumulative, so replaced */
     pending pend[PENDING]; /* a ring; completions come in the same or a later section */
     unsigned pend_next;
@@ -103,30 +103,17 @@ typedef struct dirty {
 struct nsc_live {
     nsc_live_cfg cfg;
     char (*jobs)[64];
-    size_t njobs;
+    size_t njobs, jobs_cap;
     comm_st *comms;
-    size_t ncomms;
+    size_t ncomms, comms_cap;
     proc_st *procs;
-    size_t nprocs;
+    size_t nprocs, procs_cap;
     agent_st *agents;
-    size_t nagents;
+    size_t nagents, agents_cap;
     dirty *dirty;
     size_t ndirty, dirty_cap;
     uint64_t tick_ns, events;
 };
-
-/* Grow *arr (elements of size sz) to hold n + 1 elements; capacity doubles at powers of two. */
-static int grow(void *arr, size_t n, size_t sz)
-{
-    void **p = arr;
-    if (n & (n - 1) || (n && n < 8))
-        return 0;
-    void *q = realloc(*p, (n ? 2 * n : 8) * sz);
-    if (!q)
-        return -1;
-    *p = q;
-    return 0;
-}
 
 nsc_live *nsc_live_new(const nsc_live_cfg *cfg)
 {
@@ -161,7 +148,7 @@ static long job_index(nsc_live *l, const char *job)
     for (size_t i = 0; i < l->njobs; i++)
         if (strcmp(l->jobs[i], job) == 0)
             return (long)i;
-    if (grow(&l->jobs, l->njobs, sizeof *l->jobs))
+    if (nsc_grow(&l->jobs, l->njobs, &l->jobs_cap, sizeof *l->jobs, 8))
         return -1;
     snprintf(l->jobs[l->njobs], sizeof *l->jobs, "%s", job);
     return (long)l->njobs++;
@@ -172,7 +159,7 @@ static long comm_index(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks)
     for (size_t i = 0; i < l->ncomms; i++)
         if (l->comms[i].job == job && l->comms[i].id == id)
             return (long)i;
-    if (grow(&l->comms, l->ncomms, sizeof *l->comms))
+    if (nsc_grow(&l->comms, l->ncomms, &l->comms_cap, sizeof *l->comms, 8))
         return -1;
     comm_st *c = &l->comms[l->ncomms];
     memset(c, 0, sizeof *c);
@@ -203,7 +190,7 @@ static long proc_index(nsc_live *l, const char *host, uint32_t pid)
     for (size_t i = 0; i < l->nprocs; i++)
         if (l->procs[i].pid == pid && strcmp(l->procs[i].host, host) == 0)
             return (long)i;
-    if (grow(&l->procs, l->nprocs, sizeof *l->procs))
+    if (nsc_grow(&l->procs, l->nprocs, &l->procs_cap, sizeof *l->procs, 8))
         return -1;
     proc_st *p = &l->procs[l->nprocs];
     memset(p, 0, sizeof *p);
@@ -218,7 +205,7 @@ int nsc_live_agent_seen(nsc_live *l, const char *agent, const char *host, uint64
     while (i < l->nagents && strcmp(l->agents[i].id, agent) != 0)
         i++;
     if (i == l->nagents) {
-        if (grow(&l->agents, l->nagents, sizeof *l->agents))
+        if (nsc_grow(&l->agents, l->nagents, &l->agents_cap, sizeof *l->agents, 8))
             return -1;
         memset(&l->agents[i], 0, sizeof *l->agents);
         snprintf(l->agents[i].id, sizeof l->agents[i].id, "%s", agent);
@@ -322,7 +309,7 @@ static int take_defs(proc_st *p, nsc_live *l, const nsc_batch *b)
     for (size_t i = 0; i < b->nctxs; i++) {
         const nsc_ctx_def *d = &b->ctxs[i];
         long ci = comm_index(l, (uint32_t)job, d->comm_id, d->nranks);
-        if (ci < 0 || (!ctx_of(p, d->index) && grow(&p->ctx, p->nctx, sizeof *p->ctx)))
+        if (ci < 0 || (!ctx_of(p, d->index) && nsc_grow(&p->ctx, p->nctx, &p->ctx_cap, sizeof *p->ctx, 8)))
             return -1;
         comm_st *c = &l->comms[ci];
         c->nranks = d->nranks;
@@ -345,7 +332,7 @@ static int take_defs(proc_st *p, nsc_live *l, const nsc_batch *b)
             if (p->str[k].id == b->strs[i].id)
                 s = &p->str[k];
         if (!s) {
-            if (grow(&p->str, p->nstr, sizeof *p->str))
+            if (nsc_grow(&p->str, p->nstr, &p->str_cap, sizeof *p->str, 8))
                 return -1;
             s = &p->str[p->nstr++];
         }

@@ -59,7 +59,7 @@ typedef struct cl_group {
 } cl_group;
 
 typedef struct cl_set {
-    q_ctx *c;
+    nsc_q_ctx *c;
     cl_rec *recs;
     size_t nrecs, cap;
     cl_group *groups;
@@ -75,14 +75,14 @@ static int want_coll(cl_set *s, const nsc_event *ev)
 {
     const nsc_query *q = s->c->q;
     return ev->d.coll.seq >= q->seq_lo && ev->d.coll.seq <= q->seq_hi &&
-           (!(q->has & QP_FUNC) || strcasecmp(q_text(s->c, ev->d.coll.func), q->func) == 0);
+           (!(q->has & QP_FUNC) || strcasecmp(nsc_q_text(s->c, ev->d.coll.func), q->func) == 0);
 }
 
 static int add_coll(cl_set *s, uint32_t r, const nsc_event *ev)
 {
     if (nsc_grow(&s->recs, s->nrecs, &s->cap, sizeof *s->recs, 256))
-        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
-    const q_rank *qr = &s->c->ranks[r];
+        return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+    const nsc_q_rank *qr = &s->c->ranks[r];
     cl_rec *x = &s->recs[s->nrecs++];
     memset(x, 0, sizeof *x);
     x->func = ev->d.coll.func;
@@ -97,25 +97,25 @@ static int add_coll(cl_set *s, uint32_t r, const nsc_event *ev)
     x->r = r;
     x->nchannels = ev->d.coll.nchannels;
     x->flags = ev->flags;
-    x->enq = q_align(s->c, qr, ev->start_ns, NULL);
-    x->enq_end = q_align(s->c, qr, ev->stop_ns, NULL);
+    x->enq = nsc_q_align(s->c, qr, ev->start_ns, NULL);
+    x->enq_end = nsc_q_align(s->c, qr, ev->stop_ns, NULL);
     return 0;
 }
 
-static int add_done(cl_set *s, const q_rank *qr, const nsc_block *blk)
+static int add_done(cl_set *s, const nsc_q_rank *qr, const nsc_block *blk)
 {
     for (uint32_t i = 0; i < blk->hdr.ncompletions; i++) {
         if (nsc_grow(&s->done, s->ndone, &s->dcap, sizeof *s->done, 256))
-            return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+            return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
         s->done[s->ndone++] =
-            (cl_done){blk->completions[i].id, q_align(s->c, qr, blk->completions[i].ts_ns, NULL)};
+            (cl_done){blk->completions[i].id, nsc_q_align(s->c, qr, blk->completions[i].ts_ns, NULL)};
     }
     return 0;
 }
 
 static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *g)
 {
-    const q_rank *qr = &s->c->ranks[r];
+    const nsc_q_rank *qr = &s->c->ranks[r];
     for (uint32_t i = 0; i < blk->hdr.nevents; i++) {
         const nsc_event *ev = &blk->events[i];
         if (ev->type == NSC_T_COLL && want_coll(s, ev)) {
@@ -123,13 +123,13 @@ static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *
                 return NSC_QUERY_ESTORE;
         } else if (ev->type == NSC_T_KERNEL_CH && ev->parent) {
             if (nsc_grow(&s->kern, s->nkern, &s->kcap, sizeof *s->kern, 256))
-                return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
-            s->kern[s->nkern++] = (cl_kernel){ev->parent, q_align(s->c, qr, ev->start_ns, NULL),
-                                              q_align(s->c, qr, ev->stop_ns, NULL),
+                return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+            s->kern[s->nkern++] = (cl_kernel){ev->parent, nsc_q_align(s->c, qr, ev->start_ns, NULL),
+                                              nsc_q_align(s->c, qr, ev->stop_ns, NULL),
                                               ev->d.kernel_ch.ptimer_start,
                                               ev->d.kernel_ch.ptimer_stop,
                                               (ev->flags & NSC_EVF_OPEN) != 0};
-            if (q_gpu_pair(s->c, qr, g, NULL, ev))
+            if (nsc_q_gpu_pair(s->c, qr, g, NULL, ev))
                 return NSC_QUERY_ESTORE;
         }
     }
@@ -139,15 +139,15 @@ static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *
 /* Every block of (comm, rank) in the rank's raw window through add. */
 static int scan_rank(cl_set *s, uint32_t r, uint64_t comm, int32_t key_rank, nsc_gpuclock *g)
 {
-    q_ctx *c = s->c;
+    nsc_q_ctx *c = s->c;
     uint64_t h0, h1;
-    q_raw_window(c, &c->ranks[r], c->q->t0, c->q->t1, &h0, &h1);
+    nsc_q_raw_window(c, &c->ranks[r], c->q->t0, c->q->t1, &h0, &h1);
     if (comm == NSC_STORE_PROC_COMM) /* completions come after their event */
         h1 = h1 < UINT64_MAX - 60000000000ull ? h1 + 60000000000ull : UINT64_MAX;
     nsc_store_blocks *it;
     int rc = nsc_store_blocks_open(c->rd, c->job, comm, key_rank, h0, h1, &it);
     if (rc)
-        return q_store_fail(c, rc);
+        return nsc_q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
     while ((rc = nsc_store_blocks_next(it, &key, &blk)) == 0) {
@@ -157,7 +157,7 @@ static int scan_rank(cl_set *s, uint32_t r, uint64_t comm, int32_t key_rank, nsc
             break;
     }
     nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc > 0 ? q_store_fail(c, rc) : rc;
+    return rc == 1 ? 0 : rc > 0 ? nsc_q_store_fail(c, rc) : rc;
 }
 
 static int by_id(const void *a, const void *b)
@@ -185,15 +185,15 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
     cl_rec *recs = s->recs + first;
     size_t n = s->nrecs - first;
     qsort(recs, n, sizeof *recs, by_id);
-    const q_rank *qr = &s->c->ranks[r];
+    const nsc_q_rank *qr = &s->c->ranks[r];
     for (size_t i = 0; i < s->nkern; i++) {
         const cl_kernel *k = &s->kern[i];
         cl_rec *x = find_rec(recs, n, k->parent);
         if (!x)
             continue;
         uint64_t a0 = k->start, a1 = k->stop, e;
-        q_gpu_align(s->c, qr, g, NULL, k->pt_start, &a0, &e);
-        q_gpu_align(s->c, qr, g, NULL, k->pt_stop, &a1, &e);
+        nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_start, &a0, &e);
+        nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_stop, &a1, &e);
         if (!x->has_kernel || a0 < x->kstart)
             x->kstart = a0;
         if (!k->open && (!x->nkch || a1 > x->kend))
@@ -210,7 +210,7 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
 
 static int gather(cl_set *s)
 {
-    q_ctx *c = s->c;
+    nsc_q_ctx *c = s->c;
     int rc = 0;
     for (uint32_t r = 0; !rc && r < c->nranks; r++) {
         nsc_gpuclock g;
@@ -272,7 +272,7 @@ static void derive_arrivals(cl_group *g, cl_rec *x)
  * time a rank) when every rank has one, else first arrival to last end. */
 static void derive(cl_set *s, cl_group *g)
 {
-    q_ctx *c = s->c;
+    nsc_q_ctx *c = s->c;
     cl_rec *x = &s->recs[g->first];
     derive_arrivals(g, x);
     uint64_t kend = 0;
@@ -292,8 +292,8 @@ static void derive(cl_set *s, cl_group *g)
     g->has_dur = g->gpu_arrival ? g->has_end && all_done : g->has_end && g->end >= g->start;
     if (!g->gpu_arrival && g->has_dur)
         g->dur = g->end - g->start;
-    nsc_busbw bw = nsc_busbw_rule(q_text(c, x->func), c->comm.nranks, x->count,
-                                  nsc_dtype_size(q_text(c, x->datatype)));
+    nsc_busbw bw = nsc_busbw_rule(nsc_q_text(c, x->func), c->comm.nranks, x->count,
+                                  nsc_dtype_size(nsc_q_text(c, x->datatype)));
     g->bytes = bw.bytes;
     g->factor = bw.factor;
     g->algbw = g->busbw = NAN;
@@ -329,7 +329,7 @@ static void same_func_mismatch(cl_set *s, cl_group *g)
                 continue;
             if (f == 1)
                 snprintf(g->what, sizeof g->what, "datatype: rank %d %s, rank %d %s", x[cand].rank,
-                         q_text(s->c, x[cand].datatype), x[i].rank, q_text(s->c, x[i].datatype));
+                         nsc_q_text(s->c, x[cand].datatype), x[i].rank, nsc_q_text(s->c, x[i].datatype));
             else
                 snprintf(g->what, sizeof g->what, "%s: rank %d %lld, rank %d %lld", names[f],
                          x[cand].rank, (long long)field_of(&x[cand], f), x[i].rank,
@@ -410,8 +410,8 @@ static void set_func_mismatch(cl_set *s, cl_group *g, const cl_rec *p, const cl_
         if (both[i]->what[0])
             continue;
         snprintf(both[i]->what, sizeof both[i]->what, "function: rank %d %s seq %llu, rank %d %s seq %llu",
-                 other->rank, q_text(s->c, other->func), (unsigned long long)other->seq, odd->rank,
-                 q_text(s->c, odd->func), (unsigned long long)odd->seq);
+                 other->rank, nsc_q_text(s->c, other->func), (unsigned long long)other->seq, odd->rank,
+                 nsc_q_text(s->c, odd->func), (unsigned long long)odd->seq);
         both[i]->odd_rank = odd->rank;
         both[i]->odd_seq = other->seq;
     }
@@ -419,12 +419,12 @@ static void set_func_mismatch(cl_set *s, cl_group *g, const cl_rec *p, const cl_
 
 static int cross_func_mismatch(cl_set *s)
 {
-    q_ctx *c = s->c;
+    nsc_q_ctx *c = s->c;
     cl_ord *ord = malloc((s->nrecs + 1) * sizeof *ord);
     cl_seqs q = {malloc((s->nrecs + 1) * sizeof *q.rec), calloc(c->nranks + 2, sizeof *q.first)};
     if (!ord || !q.rec || !q.first) {
         free(ord), free(q.rec), free(q.first);
-        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     }
     for (size_t i = 0; i < s->nrecs; i++)
         ord[i] = (cl_ord){s->recs[i].r, s->recs[i].enq, s->recs[i].id, i};
@@ -458,7 +458,7 @@ static int match(cl_set *s)
         qsort(s->recs, s->nrecs, sizeof *s->recs, by_coll);
     s->groups = calloc(s->nrecs ? s->nrecs : 1, sizeof *s->groups);
     if (!s->groups)
-        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     for (size_t i = 0; i < s->nrecs;) {
         size_t j = i + 1;
         while (j < s->nrecs && s->recs[j].func == s->recs[i].func && s->recs[j].seq == s->recs[i].seq)
@@ -512,10 +512,10 @@ static int by_start(const void *a, const void *b)
     return (rx->seq > ry->seq) - (rx->seq < ry->seq);
 }
 
-static void write_missing(q_ctx *c, const cl_rec *x, size_t n)
+static void write_missing(nsc_q_ctx *c, const cl_rec *x, size_t n)
 {
-    q_out *o = c->out;
-    q_lit(o, ",\"missing_ranks\":[");
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, ",\"missing_ranks\":[");
     int first = 1;
     for (size_t r = 0, i = 0; r < c->nranks; r++) {
         while (i < n && x[i].rank < c->ranks[r].rank)
@@ -523,109 +523,109 @@ static void write_missing(q_ctx *c, const cl_rec *x, size_t n)
         if (i < n && x[i].rank == c->ranks[r].rank)
             continue;
         if (!first)
-            q_lit(o, ",");
-        q_i64(o, c->ranks[r].rank);
+            nsc_q_lit(o, ",");
+        nsc_q_i64(o, c->ranks[r].rank);
         first = 0;
     }
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
 }
 
 /* A rank's own figures: its arrival, how long it waited for the last one,
  * and its kernel time with the bandwidth that gives. */
-static void write_rank_figures(q_out *o, const cl_group *g, const cl_rec *x)
+static void write_rank_figures(nsc_q_out *o, const cl_group *g, const cl_rec *x)
 {
     int has_dur = kernel_done(x) && x->kend > x->kstart;
     double algbw = has_dur && g->bytes ? (double)g->bytes / (double)(x->kend - x->kstart) : NAN;
-    q_lit(o, ",\"arrival_ns\":");
-    q_u64(o, x->arrival);
-    q_lit(o, ",\"wait_ns\":");
-    q_u64(o, g->last_arrival - x->arrival);
-    q_lit(o, ",\"duration_ns\":");
-    q_opt_u64(o, has_dur, x->kend - x->kstart);
-    q_lit(o, ",\"busbw_gbps\":");
-    q_num(o, algbw * g->factor);
+    nsc_q_lit(o, ",\"arrival_ns\":");
+    nsc_q_u64(o, x->arrival);
+    nsc_q_lit(o, ",\"wait_ns\":");
+    nsc_q_u64(o, g->last_arrival - x->arrival);
+    nsc_q_lit(o, ",\"duration_ns\":");
+    nsc_q_opt_u64(o, has_dur, x->kend - x->kstart);
+    nsc_q_lit(o, ",\"busbw_gbps\":");
+    nsc_q_num(o, algbw * g->factor);
 }
 
-static void write_group(q_ctx *c, const cl_set *s, const cl_group *g)
+static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
 {
-    q_out *o = c->out;
+    nsc_q_out *o = c->out;
     const cl_rec *x = &s->recs[g->first];
     int graph = 0;
     for (size_t i = 0; i < g->n; i++)
         graph |= (x[i].flags & NSC_EVF_GRAPH) != 0;
-    q_lit(o, "{\"kind\":\"collective\",\"comm\":");
-    q_hex(o, c->comm.comm_id);
-    q_lit(o, ",\"func\":");
-    q_str(o, q_text(c, x->func));
-    q_lit(o, ",\"seq\":");
-    q_u64(o, x->seq);
-    q_lit(o, ",\"nranks\":");
-    q_i64(o, c->comm.nranks);
-    q_lit(o, ",\"ranks_seen\":");
-    q_u64(o, g->n);
+    nsc_q_lit(o, "{\"kind\":\"collective\",\"comm\":");
+    nsc_q_hex(o, c->comm.comm_id);
+    nsc_q_lit(o, ",\"func\":");
+    nsc_q_str(o, nsc_q_text(c, x->func));
+    nsc_q_lit(o, ",\"seq\":");
+    nsc_q_u64(o, x->seq);
+    nsc_q_lit(o, ",\"nranks\":");
+    nsc_q_i64(o, c->comm.nranks);
+    nsc_q_lit(o, ",\"ranks_seen\":");
+    nsc_q_u64(o, g->n);
     write_missing(c, x, g->n);
-    q_lit(o, ",\"count\":");
-    q_u64(o, x->count);
-    q_lit(o, ",\"datatype\":");
-    q_str(o, q_text(c, x->datatype));
-    q_lit(o, ",\"bytes\":");
-    q_opt_u64(o, g->bytes != 0, g->bytes);
-    q_lit(o, ",\"algo\":");
-    q_str(o, q_text(c, x->algo));
-    q_lit(o, ",\"proto\":");
-    q_str(o, q_text(c, x->proto));
-    q_lit(o, ",\"nchannels\":");
-    q_u64(o, x->nchannels);
-    q_cs(o, graph ? ",\"graph_captured\":true" : ",\"graph_captured\":false");
-    q_lit(o, ",\"start_ns\":");
-    q_u64(o, g->start);
-    q_lit(o, ",\"end_ns\":");
-    q_opt_u64(o, g->has_end, g->end);
-    q_lit(o, ",\"duration_ns\":");
-    q_opt_u64(o, g->has_dur, g->dur);
-    q_cs(o, g->gpu_arrival ? ",\"arrival\":\"gpu\"" : ",\"arrival\":\"host\"");
-    q_lit(o, ",\"last_arrival_ns\":");
-    q_u64(o, g->last_arrival);
-    q_lit(o, ",\"skew_ns\":");
-    q_u64(o, g->skew);
-    q_lit(o, ",\"last_rank\":");
-    q_i64(o, g->last_rank);
-    q_lit(o, ",\"algbw_gbps\":");
-    q_num(o, g->algbw);
-    q_lit(o, ",\"busbw_gbps\":");
-    q_num(o, g->busbw);
-    q_lit(o, ",\"mismatch\":");
+    nsc_q_lit(o, ",\"count\":");
+    nsc_q_u64(o, x->count);
+    nsc_q_lit(o, ",\"datatype\":");
+    nsc_q_str(o, nsc_q_text(c, x->datatype));
+    nsc_q_lit(o, ",\"bytes\":");
+    nsc_q_opt_u64(o, g->bytes != 0, g->bytes);
+    nsc_q_lit(o, ",\"algo\":");
+    nsc_q_str(o, nsc_q_text(c, x->algo));
+    nsc_q_lit(o, ",\"proto\":");
+    nsc_q_str(o, nsc_q_text(c, x->proto));
+    nsc_q_lit(o, ",\"nchannels\":");
+    nsc_q_u64(o, x->nchannels);
+    nsc_q_cs(o, graph ? ",\"graph_captured\":true" : ",\"graph_captured\":false");
+    nsc_q_lit(o, ",\"start_ns\":");
+    nsc_q_u64(o, g->start);
+    nsc_q_lit(o, ",\"end_ns\":");
+    nsc_q_opt_u64(o, g->has_end, g->end);
+    nsc_q_lit(o, ",\"duration_ns\":");
+    nsc_q_opt_u64(o, g->has_dur, g->dur);
+    nsc_q_cs(o, g->gpu_arrival ? ",\"arrival\":\"gpu\"" : ",\"arrival\":\"host\"");
+    nsc_q_lit(o, ",\"last_arrival_ns\":");
+    nsc_q_u64(o, g->last_arrival);
+    nsc_q_lit(o, ",\"skew_ns\":");
+    nsc_q_u64(o, g->skew);
+    nsc_q_lit(o, ",\"last_rank\":");
+    nsc_q_i64(o, g->last_rank);
+    nsc_q_lit(o, ",\"algbw_gbps\":");
+    nsc_q_num(o, g->algbw);
+    nsc_q_lit(o, ",\"busbw_gbps\":");
+    nsc_q_num(o, g->busbw);
+    nsc_q_lit(o, ",\"mismatch\":");
     if (g->what[0])
-        q_str(o, g->what);
+        nsc_q_str(o, g->what);
     else
-        q_lit(o, "null");
-    q_lit(o, ",\"mismatch_rank\":");
+        nsc_q_lit(o, "null");
+    nsc_q_lit(o, ",\"mismatch_rank\":");
     if (g->what[0])
-        q_i64(o, g->odd_rank);
+        nsc_q_i64(o, g->odd_rank);
     else
-        q_lit(o, "null");
-    q_lit(o, ",\"mismatch_seq\":");
-    q_opt_u64(o, g->what[0] != 0, g->odd_seq);
-    q_lit(o, ",\"ranks\":[");
+        nsc_q_lit(o, "null");
+    nsc_q_lit(o, ",\"mismatch_seq\":");
+    nsc_q_opt_u64(o, g->what[0] != 0, g->odd_seq);
+    nsc_q_lit(o, ",\"ranks\":[");
     for (size_t i = 0; i < g->n; i++) {
-        q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
-        q_i64(o, x[i].rank);
-        q_lit(o, ",\"id\":");
-        q_u64(o, x[i].id);
-        q_lit(o, ",\"enqueue_ns\":");
-        q_u64(o, x[i].enq);
-        q_lit(o, ",\"enqueue_end_ns\":");
-        q_u64(o, x[i].enq_end);
-        q_lit(o, ",\"kernel_start_ns\":");
-        q_opt_u64(o, x[i].has_kernel, x[i].kstart);
-        q_lit(o, ",\"kernel_end_ns\":");
-        q_opt_u64(o, kernel_done(&x[i]), x[i].kend);
-        q_lit(o, ",\"complete_ns\":");
-        q_opt_u64(o, x[i].has_done, x[i].done);
+        nsc_q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
+        nsc_q_i64(o, x[i].rank);
+        nsc_q_lit(o, ",\"id\":");
+        nsc_q_u64(o, x[i].id);
+        nsc_q_lit(o, ",\"enqueue_ns\":");
+        nsc_q_u64(o, x[i].enq);
+        nsc_q_lit(o, ",\"enqueue_end_ns\":");
+        nsc_q_u64(o, x[i].enq_end);
+        nsc_q_lit(o, ",\"kernel_start_ns\":");
+        nsc_q_opt_u64(o, x[i].has_kernel, x[i].kstart);
+        nsc_q_lit(o, ",\"kernel_end_ns\":");
+        nsc_q_opt_u64(o, kernel_done(&x[i]), x[i].kend);
+        nsc_q_lit(o, ",\"complete_ns\":");
+        nsc_q_opt_u64(o, x[i].has_done, x[i].done);
         write_rank_figures(o, g, &x[i]);
-        q_lit(o, "}");
+        nsc_q_lit(o, "}");
     }
-    q_lit(o, "]}\n");
+    nsc_q_lit(o, "]}\n");
 }
 
 static int after_cursor(const nsc_query *q, const cl_group *g, const cl_rec *x)
@@ -639,7 +639,7 @@ static int after_cursor(const nsc_query *q, const cl_group *g, const cl_rec *x)
     return x->seq > q->cursor[2];
 }
 
-int q_collectives(q_ctx *c)
+int nsc_q_collectives(nsc_q_ctx *c)
 {
     cl_set s = {.c = c};
     int rc = collect(&s);
@@ -649,10 +649,10 @@ int q_collectives(q_ctx *c)
     }
     g_sort_recs = s.recs;
     qsort(s.groups, s.ngroups, sizeof *s.groups, by_start);
-    q_out *o = c->out;
-    q_lit(o, "{\"kind\":\"header\",");
-    q_write_comm_head(c);
-    q_lit(o, "}\n");
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, "{\"kind\":\"header\",");
+    nsc_q_write_comm_head(c);
+    nsc_q_lit(o, "}\n");
     uint64_t written = 0;
     const cl_group *last = NULL;
     int more = 0;
@@ -668,22 +668,22 @@ int q_collectives(q_ctx *c)
         last = g;
         written++;
     }
-    q_lit(o, "{\"kind\":\"end\",\"collectives\":");
-    q_u64(o, written);
-    q_lit(o, ",\"next_cursor\":");
+    nsc_q_lit(o, "{\"kind\":\"end\",\"collectives\":");
+    nsc_q_u64(o, written);
+    nsc_q_lit(o, ",\"next_cursor\":");
     if (more) {
         const cl_rec *x = &s.recs[last->first];
-        q_lit(o, "\"");
-        q_u64(o, last->start);
-        q_lit(o, ".");
-        q_u64(o, x->func);
-        q_lit(o, ".");
-        q_u64(o, x->seq);
-        q_lit(o, "\"");
+        nsc_q_lit(o, "\"");
+        nsc_q_u64(o, last->start);
+        nsc_q_lit(o, ".");
+        nsc_q_u64(o, x->func);
+        nsc_q_lit(o, ".");
+        nsc_q_u64(o, x->seq);
+        nsc_q_lit(o, "\"");
     } else {
-        q_lit(o, "null");
+        nsc_q_lit(o, "null");
     }
-    q_lit(o, "}\n");
+    nsc_q_lit(o, "}\n");
     cl_free(&s);
     return o->err;
 }
@@ -720,39 +720,39 @@ static size_t pct_index(size_t n, unsigned p)
     return k ? k - 1 : 0;
 }
 
-static void write_bucket(q_ctx *c, st_item *it, size_t n, double *scratch, int first)
+static void write_bucket(nsc_q_ctx *c, st_item *it, size_t n, double *scratch, int first)
 {
-    q_out *o = c->out;
-    q_cs(o, first ? "{\"func\":" : ",{\"func\":");
-    q_str(o, q_text(c, it->func));
-    q_lit(o, ",\"bytes_min\":");
-    q_u64(o, it->bucket == 64 ? 0 : 1ull << it->bucket);
-    q_lit(o, ",\"bytes_max\":");
-    q_u64(o, it->bucket == 64 ? 0 : it->bucket == 63 ? UINT64_MAX : (2ull << it->bucket) - 1);
-    q_lit(o, ",\"count\":");
-    q_u64(o, n);
+    nsc_q_out *o = c->out;
+    nsc_q_cs(o, first ? "{\"func\":" : ",{\"func\":");
+    nsc_q_str(o, nsc_q_text(c, it->func));
+    nsc_q_lit(o, ",\"bytes_min\":");
+    nsc_q_u64(o, it->bucket == 64 ? 0 : 1ull << it->bucket);
+    nsc_q_lit(o, ",\"bytes_max\":");
+    nsc_q_u64(o, it->bucket == 64 ? 0 : it->bucket == 63 ? UINT64_MAX : (2ull << it->bucket) - 1);
+    nsc_q_lit(o, ",\"count\":");
+    nsc_q_u64(o, n);
     static const unsigned ps[3] = {50, 90, 99};
     static const char *const lat[3] = {",\"latency_p50_ns\":", ",\"latency_p90_ns\":",
                                        ",\"latency_p99_ns\":"};
     for (int i = 0; i < 3; i++) {
-        q_raw(o, lat[i], strlen(lat[i]));
-        q_u64(o, it[pct_index(n, ps[i])].dur);
+        nsc_q_raw(o, lat[i], strlen(lat[i]));
+        nsc_q_u64(o, it[pct_index(n, ps[i])].dur);
     }
     for (int k = 0; k < 2; k++) {
         for (size_t i = 0; i < n; i++)
             scratch[i] = k ? it[i].busbw : it[i].algbw;
         qsort(scratch, n, sizeof *scratch, cmp_double);
         const char *key = k ? ",\"busbw_gbps_p50\":" : ",\"algbw_gbps_p50\":";
-        q_raw(o, key, strlen(key));
-        q_num(o, scratch[pct_index(n, 50)]);
+        nsc_q_raw(o, key, strlen(key));
+        nsc_q_num(o, scratch[pct_index(n, 50)]);
     }
-    q_lit(o, "}");
+    nsc_q_lit(o, "}");
 }
 
-static void write_stragglers(q_ctx *c, const cl_set *s)
+static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
 {
-    q_out *o = c->out;
-    q_lit(o, ",\"stragglers\":[");
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, ",\"stragglers\":[");
     uint64_t *last = calloc(c->nranks ? c->nranks : 1, sizeof *last);
     uint64_t *seen = calloc(c->nranks ? c->nranks : 1, sizeof *seen);
     if (last && seen) {
@@ -772,20 +772,20 @@ static void write_stragglers(q_ctx *c, const cl_set *s)
                     best = r;
             if (best == c->nranks)
                 break;
-            q_cs(o, first ? "{\"rank\":" : ",{\"rank\":");
-            q_i64(o, c->ranks[best].rank);
-            q_lit(o, ",\"last_arrivals\":");
-            q_u64(o, last[best]);
-            q_lit(o, ",\"collectives\":");
-            q_u64(o, seen[best]);
-            q_lit(o, "}");
+            nsc_q_cs(o, first ? "{\"rank\":" : ",{\"rank\":");
+            nsc_q_i64(o, c->ranks[best].rank);
+            nsc_q_lit(o, ",\"last_arrivals\":");
+            nsc_q_u64(o, last[best]);
+            nsc_q_lit(o, ",\"collectives\":");
+            nsc_q_u64(o, seen[best]);
+            nsc_q_lit(o, "}");
             last[best] = 0;
             first = 0;
         }
     }
     free(last);
     free(seen);
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
 }
 
 static unsigned log2_bucket(uint64_t bytes)
@@ -798,7 +798,7 @@ static unsigned log2_bucket(uint64_t bytes)
     return b;
 }
 
-int q_stats(q_ctx *c)
+int nsc_q_stats(nsc_q_ctx *c)
 {
     cl_set s = {.c = c};
     int rc = collect(&s);
@@ -808,7 +808,7 @@ int q_stats(q_ctx *c)
         items = malloc((s.ngroups + 1) * sizeof *items);
         scratch = malloc((s.ngroups + 1) * sizeof *scratch);
         if (!items || !scratch)
-            rc = q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+            rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     }
     size_t n = 0;
     for (size_t i = 0; !rc && i < s.ngroups; i++) {
@@ -820,12 +820,12 @@ int q_stats(q_ctx *c)
     }
     if (!rc) {
         qsort(items, n, sizeof *items, by_bucket);
-        q_out *o = c->out;
-        q_lit(o, "{");
-        q_write_comm_head(c);
-        q_lit(o, ",\"collectives\":");
-        q_u64(o, s.ngroups);
-        q_lit(o, ",\"buckets\":[");
+        nsc_q_out *o = c->out;
+        nsc_q_lit(o, "{");
+        nsc_q_write_comm_head(c);
+        nsc_q_lit(o, ",\"collectives\":");
+        nsc_q_u64(o, s.ngroups);
+        nsc_q_lit(o, ",\"buckets\":[");
         for (size_t i = 0; i < n;) {
             size_t j = i + 1;
             while (j < n && items[j].func == items[i].func && items[j].bucket == items[i].bucket)
@@ -833,9 +833,9 @@ int q_stats(q_ctx *c)
             write_bucket(c, items + i, j - i, scratch, i == 0);
             i = j;
         }
-        q_lit(o, "]");
+        nsc_q_lit(o, "]");
         write_stragglers(c, &s);
-        q_lit(o, "}\n");
+        nsc_q_lit(o, "}\n");
         rc = o->err;
     }
     free(items);

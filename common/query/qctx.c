@@ -8,7 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-int q_fail(q_ctx *c, int code, const char *fmt, ...)
+#include "grow.h"
+
+int nsc_q_fail(nsc_q_ctx *c, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -17,13 +19,13 @@ int q_fail(q_ctx *c, int code, const char *fmt, ...)
     return code;
 }
 
-int q_store_fail(q_ctx *c, int rc)
+int nsc_q_store_fail(nsc_q_ctx *c, int rc)
 {
-    return q_fail(c, NSC_QUERY_ESTORE, "store: %s", nsc_store_strerror(rc));
+    return nsc_q_fail(c, NSC_QUERY_ESTORE, "store: %s", nsc_store_strerror(rc));
 }
 
-int q_ctx_init(q_ctx *c, const nsc_query *q, nsc_store_reader *rd, q_out *out, char *err,
-               size_t errcap)
+int nsc_q_ctx_init(nsc_q_ctx *c, const nsc_query *q, nsc_store_reader *rd, nsc_q_out *out, char *err,
+                   size_t errcap)
 {
     memset(c, 0, sizeof *c);
     c->q = q;
@@ -33,13 +35,13 @@ int q_ctx_init(q_ctx *c, const nsc_query *q, nsc_store_reader *rd, q_out *out, c
     c->errcap = errcap;
     c->strs = calloc(Q_STRCACHE, sizeof *c->strs);
     if (!c->strs)
-        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     for (size_t i = 0; i < Q_STRCACHE; i++)
         c->strs[i].id = UINT32_MAX;
     return 0;
 }
 
-void q_ctx_free(q_ctx *c)
+void nsc_q_ctx_free(nsc_q_ctx *c)
 {
     for (size_t i = 0; i < c->nhosts; i++) {
         if (c->hosts[i].has_model)
@@ -51,13 +53,13 @@ void q_ctx_free(q_ctx *c)
     free(c->strs);
 }
 
-int q_resolve_job(q_ctx *c)
+int nsc_q_resolve_job(nsc_q_ctx *c)
 {
     nsc_store_job *jobs;
     size_t n;
     int rc = nsc_store_jobs(c->rd, &jobs, &n);
     if (rc)
-        return q_store_fail(c, rc);
+        return nsc_q_store_fail(c, rc);
     const nsc_store_job *pick = NULL;
     for (size_t i = 0; i < n; i++)
         if (!(c->q->has & QP_JOB) || strcmp(jobs[i].name, c->q->job) == 0)
@@ -70,8 +72,8 @@ int q_resolve_job(q_ctx *c)
     if (pick)
         return 0;
     if (c->q->has & QP_JOB)
-        return q_fail(c, NSC_QUERY_ENOTFOUND, "no job \"%s\" in the store", c->q->job);
-    return q_fail(c, NSC_QUERY_ENOTFOUND, "the store holds no job yet");
+        return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "no job \"%s\" in the store", c->q->job);
+    return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "the store holds no job yet");
 }
 
 /* comm parameter: "0x" + hex is an id, anything else a name. */
@@ -82,7 +84,7 @@ static int comm_matches(const nsc_query *q, const nsc_store_comm *cm)
     return strcmp(q->comm, cm->name) == 0;
 }
 
-int q_rank_selected(const nsc_query *q, int32_t rank)
+int nsc_q_rank_selected(const nsc_query *q, int32_t rank)
 {
     if (!(q->has & QP_RANK))
         return 1;
@@ -98,7 +100,7 @@ int q_rank_selected(const nsc_query *q, int32_t rank)
  * H is after the old segment's last inlier, so the range is within
  * [last inlier - J, start). Segments that follow without a step (a full
  * segment's successor) join within the step threshold and have none. */
-static int find_doubt(q_ctx *c, q_host *h)
+static int find_doubt(nsc_q_ctx *c, nsc_q_host *h)
 {
     const nsc_clock_model *m = &h->model;
     for (size_t i = 1; i < m->nsegs; i++) {
@@ -108,33 +110,29 @@ static int find_doubt(q_ctx *c, q_host *h)
         int64_t jump = (int64_t)(after - before) - 1; /* the new offset minus the old */
         if (jump <= (int64_t)m->cfg.step_ns)
             continue;
-        q_doubt *d = realloc(h->doubt, (h->ndoubt + 1) * sizeof *d);
-        if (!d)
-            return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
-        h->doubt = d;
+        if (nsc_grow(&h->doubt, h->ndoubt, &h->doubt_cap, sizeof *h->doubt, 4))
+            return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
         uint64_t lo = last < start ? last : start;
-        h->doubt[h->ndoubt++] = (q_doubt){lo > (uint64_t)jump ? lo - (uint64_t)jump : 0, start};
+        h->doubt[h->ndoubt++] = (nsc_q_doubt){lo > (uint64_t)jump ? lo - (uint64_t)jump : 0, start};
     }
     return 0;
 }
 
-static int host_index(q_ctx *c, const char *name, int *out)
+static int host_index(nsc_q_ctx *c, const char *name, int *out)
 {
     for (size_t i = 0; i < c->nhosts; i++)
         if (strcmp(c->hosts[i].name, name) == 0) {
             *out = (int)i;
             return 0;
         }
-    q_host *h = realloc(c->hosts, (c->nhosts + 1) * sizeof *h);
-    if (!h)
-        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
-    c->hosts = h;
-    h = &c->hosts[c->nhosts];
+    if (nsc_grow(&c->hosts, c->nhosts, &c->hosts_cap, sizeof *c->hosts, 4))
+        return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    nsc_q_host *h = &c->hosts[c->nhosts];
     memset(h, 0, sizeof *h);
     snprintf(h->name, sizeof h->name, "%s", name);
     int rc = nsc_store_get_clock(c->rd, name, &h->model);
     if (rc && rc != NSC_STORE_ENOTFOUND)
-        return q_store_fail(c, rc);
+        return nsc_q_store_fail(c, rc);
     h->has_model = rc == 0 && h->model.nsegs > 0;
     if (rc == 0 && !h->has_model)
         nsc_clock_free(&h->model);
@@ -142,22 +140,22 @@ static int host_index(q_ctx *c, const char *name, int *out)
     return h->has_model ? find_doubt(c, h) : 0;
 }
 
-static int load_ranks(q_ctx *c)
+static int load_ranks(nsc_q_ctx *c)
 {
     nsc_store_rank_entry *all;
     size_t n;
     int rc = nsc_store_comm_ranks(c->rd, c->job, c->comm.comm_id, &all, &n);
     if (rc)
-        return q_store_fail(c, rc);
+        return nsc_q_store_fail(c, rc);
     c->ranks = calloc(n ? n : 1, sizeof *c->ranks);
     if (!c->ranks) {
         free(all);
-        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     }
     for (size_t i = 0; !rc && i < n; i++) {
-        if (!q_rank_selected(c->q, all[i].rank))
+        if (!nsc_q_rank_selected(c->q, all[i].rank))
             continue;
-        q_rank *r = &c->ranks[c->nranks++];
+        nsc_q_rank *r = &c->ranks[c->nranks++];
         r->rank = all[i].rank;
         r->info = all[i].info;
         rc = host_index(c, r->info.host, &r->host);
@@ -166,32 +164,32 @@ static int load_ranks(q_ctx *c)
     return rc;
 }
 
-int q_resolve_comm(q_ctx *c)
+int nsc_q_resolve_comm(nsc_q_ctx *c)
 {
     nsc_store_comm *comms;
     size_t n;
     int rc = nsc_store_comms(c->rd, c->job, &comms, &n);
     if (rc)
-        return q_store_fail(c, rc);
+        return nsc_q_store_fail(c, rc);
     size_t hits = 0;
     for (size_t i = 0; i < n; i++)
         if (comm_matches(c->q, &comms[i]) && hits++ == 0)
             c->comm = comms[i];
     free(comms);
     if (hits == 0)
-        return q_fail(c, NSC_QUERY_ENOTFOUND, "no communicator %s in job \"%s\"", c->q->comm,
-                      c->job_name);
+        return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "no communicator %s in job \"%s\"", c->q->comm,
+                          c->job_name);
     if (hits > 1)
-        return q_fail(c, NSC_QUERY_EPARAM, "comm: the name \"%s\" names %zu communicators; use the id",
-                      c->q->comm, hits);
+        return nsc_q_fail(c, NSC_QUERY_EPARAM, "comm: the name \"%s\" names %zu communicators; use the id",
+                          c->q->comm, hits);
     return load_ranks(c);
 }
 
-const char *q_text(q_ctx *c, uint32_t id)
+const char *nsc_q_text(nsc_q_ctx *c, uint32_t id)
 {
     if (id == 0)
         return "";
-    q_strc *e = &c->strs[id % Q_STRCACHE];
+    nsc_q_strc *e = &c->strs[id % Q_STRCACHE];
     if (e->id != id) {
         if (nsc_store_str(c->rd, id, e->text, sizeof e->text))
             e->text[0] = 0;
@@ -200,9 +198,9 @@ const char *q_text(q_ctx *c, uint32_t id)
     return e->text;
 }
 
-uint64_t q_align(const q_ctx *c, const q_rank *r, uint64_t host_ns, uint64_t *err_ns)
+uint64_t nsc_q_align(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t host_ns, uint64_t *err_ns)
 {
-    const q_host *h = &c->hosts[r->host];
+    const nsc_q_host *h = &c->hosts[r->host];
     uint64_t ref = host_ns, err = 0;
     if (h->has_model && nsc_clock_host_to_ref(&h->model, host_ns, &ref, &err))
         ref = host_ns, err = 0;
@@ -211,64 +209,64 @@ uint64_t q_align(const q_ctx *c, const q_rank *r, uint64_t host_ns, uint64_t *er
     return ref;
 }
 
-uint64_t q_unalign(const q_ctx *c, const q_rank *r, uint64_t aligned_ns)
+uint64_t nsc_q_unalign(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t aligned_ns)
 {
     uint64_t h = aligned_ns;
     for (int i = 0; i < 2; i++) {
-        int64_t off = (int64_t)(q_align(c, r, h, NULL) - h);
+        int64_t off = (int64_t)(nsc_q_align(c, r, h, NULL) - h);
         h = off > 0 && (uint64_t)off > aligned_ns ? 0 : aligned_ns - (uint64_t)off;
     }
     return h;
 }
 
-void q_raw_window(const q_ctx *c, const q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
-                  uint64_t *h1)
+void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
+                      uint64_t *h1)
 {
     const uint64_t margin = 10000000; /* 10 ms: the inverse is approximate */
-    *h0 = t0 == 0 ? 0 : q_unalign(c, r, t0);
+    *h0 = t0 == 0 ? 0 : nsc_q_unalign(c, r, t0);
     *h0 = *h0 > margin ? *h0 - margin : 0;
-    *h1 = t1 == UINT64_MAX ? UINT64_MAX : q_unalign(c, r, t1);
+    *h1 = t1 == UINT64_MAX ? UINT64_MAX : nsc_q_unalign(c, r, t1);
     *h1 = *h1 < UINT64_MAX - margin ? *h1 + margin : UINT64_MAX;
 }
 
-void q_align_span(const q_ctx *c, const q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp)
+void nsc_q_align_span(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp)
 {
-    const q_host *h = &c->hosts[r->host];
+    const nsc_q_host *h = &c->hosts[r->host];
     if (h->has_model)
         nsc_clock_span_of(&h->model, h0, h1, sp);
     else /* identity */
         *sp = (nsc_clock_span){.h0 = 0, .h1 = UINT64_MAX, .exact = 1};
 }
 
-int q_gpu_pair(q_ctx *c, const q_rank *r, nsc_gpuclock *g, const nsc_clock_span *sp,
-               const nsc_event *ev)
+int nsc_q_gpu_pair(nsc_q_ctx *c, const nsc_q_rank *r, nsc_gpuclock *g, const nsc_clock_span *sp,
+                   const nsc_event *ev)
 {
     uint64_t ptimer = ev->d.kernel_ch.ptimer_stop, seen = ev->d.kernel_ch.ptimer_stop_ns;
     if (!ptimer || !seen)
         return 0;
-    const q_host *h = &c->hosts[r->host];
+    const nsc_q_host *h = &c->hosts[r->host];
     for (size_t i = 0; i < h->ndoubt; i++)
         if (seen >= h->doubt[i].lo && seen < h->doubt[i].hi)
             return 0;
-    uint64_t aligned = sp ? q_align_in(c, r, sp, seen, NULL) : q_align(c, r, seen, NULL);
+    uint64_t aligned = sp ? nsc_q_align_in(c, r, sp, seen, NULL) : nsc_q_align(c, r, seen, NULL);
     if (nsc_gpuclock_add(g, ptimer, aligned))
-        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     return 0;
 }
 
 /* The host model's bound at the host time that aligns to a: inside sp that
  * time is a - add; elsewhere the model is inverted. */
-static uint64_t host_err_at(const q_ctx *c, const q_rank *r, const nsc_clock_span *sp, uint64_t a)
+static uint64_t host_err_at(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_clock_span *sp, uint64_t a)
 {
     uint64_t err;
     if (sp && sp->exact && a - sp->add >= sp->h0 && a - sp->add <= sp->h1)
         return sp->err_ns;
-    q_align(c, r, q_unalign(c, r, a), &err);
+    nsc_q_align(c, r, nsc_q_unalign(c, r, a), &err);
     return err;
 }
 
-int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,
-                uint64_t ptimer, uint64_t *aligned, uint64_t *err_ns)
+int nsc_q_gpu_align(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,
+                    uint64_t ptimer, uint64_t *aligned, uint64_t *err_ns)
 {
     uint64_t gerr;
     if (ptimer == 0 || nsc_gpuclock_to_cpu(g, ptimer, aligned, &gerr))
@@ -277,15 +275,15 @@ int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const ns
     return 0;
 }
 
-void q_write_comm_head(q_ctx *c)
+void nsc_q_write_comm_head(nsc_q_ctx *c)
 {
-    q_out *o = c->out;
-    q_lit(o, "\"job\":");
-    q_str(o, c->job_name);
-    q_lit(o, ",\"comm\":");
-    q_hex(o, c->comm.comm_id);
-    q_lit(o, ",\"name\":");
-    q_str(o, c->comm.name);
-    q_lit(o, ",\"nranks\":");
-    q_i64(o, c->comm.nranks);
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, "\"job\":");
+    nsc_q_str(o, c->job_name);
+    nsc_q_lit(o, ",\"comm\":");
+    nsc_q_hex(o, c->comm.comm_id);
+    nsc_q_lit(o, ",\"name\":");
+    nsc_q_str(o, c->comm.name);
+    nsc_q_lit(o, ",\"nranks\":");
+    nsc_q_i64(o, c->comm.nranks);
 }

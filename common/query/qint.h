@@ -1,9 +1,9 @@
 /* qint.h: what the query endpoints share inside nsc_query.
  *
  * Owns the parsed parameters (struct nsc_query), the buffered JSON writer
- * (q_out) and the per-run context (q_ctx): the resolved job and communicator,
+ * (nsc_q_out) and the per-run context (nsc_q_ctx): the resolved job and communicator,
  * the ranks with their host clock models, and the string dictionary cache.
- * Endpoints are functions of a q_ctx; query.c parses and dispatches.
+ * Endpoints are functions of a nsc_q_ctx; query.c parses and dispatches.
  */
 #ifndef NCCLSCOPE_QINT_H
 #define NCCLSCOPE_QINT_H
@@ -15,7 +15,7 @@
 #include "gpuclock.h"
 #include "query.h"
 
-enum q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_NENDPOINTS };
+enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_NENDPOINTS };
 
 /* Which parameters were given (bits of nsc_query.has). */
 enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
@@ -24,15 +24,15 @@ enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T
 
 #define Q_MAX_RANGES 64
 
-typedef struct q_range {
+typedef struct nsc_q_range {
     int32_t lo, hi;
-} q_range;
+} nsc_q_range;
 
 struct nsc_query {
     int endpoint;
     unsigned has;
     char job[64], comm[64], func[64];
-    q_range ranks[Q_MAX_RANGES];
+    nsc_q_range ranks[Q_MAX_RANGES];
     size_t nranges;
     uint64_t t0, t1;          /* aligned, inclusive; defaults 0 and UINT64_MAX */
     uint64_t seq_lo, seq_hi;  /* defaults 0 and UINT64_MAX */
@@ -44,119 +44,119 @@ struct nsc_query {
 };
 
 /* Buffered output; the first failed write latches err. */
-typedef struct q_out {
+typedef struct nsc_q_out {
     nsc_query_write_fn fn;
     void *arg;
     int err;
     size_t len;
     char buf[1 << 16];
-} q_out;
+} nsc_q_out;
 
-void q_raw_slow(q_out *o, const char *s, size_t n);
+void nsc_q_raw_slow(nsc_q_out *o, const char *s, size_t n);
 /* The common case (it fits) inline: a timeline writes tens of pieces per event. */
-static inline void q_raw(q_out *o, const char *s, size_t n)
+static inline void nsc_q_raw(nsc_q_out *o, const char *s, size_t n)
 {
     if (n <= sizeof o->buf - o->len) {
         memcpy(o->buf + o->len, s, n);
         o->len += n;
     } else {
-        q_raw_slow(o, s, n);
+        nsc_q_raw_slow(o, s, n);
     }
 }
-/* q_lit: a string literal only (its size is taken); q_cs: any C string. */
-#define q_lit(o, s) q_raw((o), "" s, sizeof(s) - 1)
-void q_cs(q_out *o, const char *s);
-int q_flush(q_out *o);                    /* 0 or NSC_QUERY_EWRITE */
+/* nsc_q_lit: a string literal only (its size is taken); nsc_q_cs: any C string. */
+#define nsc_q_lit(o, s) nsc_q_raw((o), "" s, sizeof(s) - 1)
+void nsc_q_cs(nsc_q_out *o, const char *s);
+int nsc_q_flush(nsc_q_out *o);                    /* 0 or NSC_QUERY_EWRITE */
 /* v in decimal at p, which has room for 20 bytes; returns the length. */
-size_t q_fmt_u64(char *p, uint64_t v);
+size_t nsc_q_fmt_u64(char *p, uint64_t v);
 /* Inline, formatted in place: a timeline writes about twenty per event. */
-static inline void q_u64(q_out *o, uint64_t v)
+static inline void nsc_q_u64(nsc_q_out *o, uint64_t v)
 {
     if (sizeof o->buf - o->len < 20)
-        q_flush(o); /* after a failed write the output is discarded anyway */
-    o->len += q_fmt_u64(o->buf + o->len, v);
+        nsc_q_flush(o); /* after a failed write the output is discarded anyway */
+    o->len += nsc_q_fmt_u64(o->buf + o->len, v);
 }
-void q_i64(q_out *o, int64_t v);
-void q_hex(q_out *o, uint64_t v);         /* "0x..." with quotes */
-void q_str(q_out *o, const char *s);      /* a JSON string literal */
-void q_num(q_out *o, double v);           /* 3 decimals; null if not finite */
-void q_opt_u64(q_out *o, int known, uint64_t v); /* v or null */
+void nsc_q_i64(nsc_q_out *o, int64_t v);
+void nsc_q_hex(nsc_q_out *o, uint64_t v);         /* "0x..." with quotes */
+void nsc_q_str(nsc_q_out *o, const char *s);      /* a JSON string literal */
+void nsc_q_num(nsc_q_out *o, double v);           /* 3 decimals; null if not finite */
+void nsc_q_opt_u64(nsc_q_out *o, int known, uint64_t v); /* v or null */
 
 /* One rank of the selected communicator. */
-typedef struct q_rank {
+typedef struct nsc_q_rank {
     int32_t rank;
     nsc_store_rank info;
-    int host;  /* index into q_ctx.hosts */
-} q_rank;
+    int host;  /* index into nsc_q_ctx.hosts */
+} nsc_q_rank;
 
 /* Host times [lo, hi) that the model aligns early: after a backward step,
- * before the segment that follows it starts (q_gpu_pair skips them). */
-typedef struct q_doubt {
+ * before the segment that follows it starts (nsc_q_gpu_pair skips them). */
+typedef struct nsc_q_doubt {
     uint64_t lo, hi;
-} q_doubt;
+} nsc_q_doubt;
 
 /* A host and its clock model (identity when it has none). */
-typedef struct q_host {
+typedef struct nsc_q_host {
     char name[64];
     int has_model;
     nsc_clock_model model;
-    q_doubt *doubt;  /* one per backward step of the model, by time */
-    size_t ndoubt;
-} q_host;
+    nsc_q_doubt *doubt;  /* one per backward step of the model, by time */
+    size_t ndoubt, doubt_cap;
+} nsc_q_host;
 
-typedef struct q_strc {
+typedef struct nsc_q_strc {
     uint32_t id;
     char text[64];
-} q_strc;
+} nsc_q_strc;
 
 #define Q_STRCACHE 1024
 
-typedef struct q_ctx {
+typedef struct nsc_q_ctx {
     const nsc_query *q;
     nsc_store_reader *rd;
     char *err;
     size_t errcap;
-    q_out *out;
+    nsc_q_out *out;
     uint32_t job;
     char job_name[64];
     nsc_store_comm comm;   /* the selected communicator (when one is) */
-    q_rank *ranks;         /* its ranks that pass the rank filter, in rank order */
+    nsc_q_rank *ranks;         /* its ranks that pass the rank filter, in rank order */
     size_t nranks;
-    q_host *hosts;
-    size_t nhosts;
-    q_strc *strs;          /* direct-mapped cache of the string dictionary */
-} q_ctx;
+    nsc_q_host *hosts;
+    size_t nhosts, hosts_cap;
+    nsc_q_strc *strs;          /* direct-mapped cache of the string dictionary */
+} nsc_q_ctx;
 
-int q_ctx_init(q_ctx *c, const nsc_query *q, nsc_store_reader *rd, q_out *out, char *err,
-               size_t errcap);
-void q_ctx_free(q_ctx *c);
+int nsc_q_ctx_init(nsc_q_ctx *c, const nsc_query *q, nsc_store_reader *rd, nsc_q_out *out, char *err,
+                   size_t errcap);
+void nsc_q_ctx_free(nsc_q_ctx *c);
 /* Set err (printf-style) and return code. */
-int q_fail(q_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int q_store_fail(q_ctx *c, int rc);
+int nsc_q_fail(nsc_q_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int nsc_q_store_fail(nsc_q_ctx *c, int rc);
 /* Resolve q->job (or the default job) into c->job. */
-int q_resolve_job(q_ctx *c);
+int nsc_q_resolve_job(nsc_q_ctx *c);
 /* Resolve q->comm into c->comm and load its ranks (rank filter applied) with
  * their hosts' clock models. */
-int q_resolve_comm(q_ctx *c);
-int q_rank_selected(const nsc_query *q, int32_t rank);
+int nsc_q_resolve_comm(nsc_q_ctx *c);
+int nsc_q_rank_selected(const nsc_query *q, int32_t rank);
 /* Store-wide string id -> text ("" for 0 or unknown). */
-const char *q_text(q_ctx *c, uint32_t id);
+const char *nsc_q_text(nsc_q_ctx *c, uint32_t id);
 /* Host time of a rank's host -> aligned time; err_ns gets the bound (0 identity). */
-uint64_t q_align(const q_ctx *c, const q_rank *r, uint64_t host_ns, uint64_t *err_ns);
+uint64_t nsc_q_align(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t host_ns, uint64_t *err_ns);
 /* An approximate inverse, for positioning scans (callers widen by a margin). */
-uint64_t q_unalign(const q_ctx *c, const q_rank *r, uint64_t aligned_ns);
+uint64_t nsc_q_unalign(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t aligned_ns);
 /* The raw host window that covers aligned [t0, t1] on rank r, widened. */
-void q_raw_window(const q_ctx *c, const q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
-                  uint64_t *h1);
-/* q_align over a range of a rank's host times resolved once (a block's):
+void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
+                      uint64_t *h1);
+/* nsc_q_align over a range of a rank's host times resolved once (a block's):
  * times inside it convert with one addition when the model allows
- * (nsc_clock_span_of), the others as q_align does. Same results. */
-void q_align_span(const q_ctx *c, const q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp);
-static inline uint64_t q_align_in(const q_ctx *c, const q_rank *r, const nsc_clock_span *sp,
-                                  uint64_t host_ns, uint64_t *err_ns)
+ * (nsc_clock_span_of), the others as nsc_q_align does. Same results. */
+void nsc_q_align_span(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp);
+static inline uint64_t nsc_q_align_in(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_clock_span *sp,
+                                      uint64_t host_ns, uint64_t *err_ns)
 {
     if (!sp->exact || host_ns < sp->h0 || host_ns > sp->h1)
-        return q_align(c, r, host_ns, err_ns);
+        return nsc_q_align(c, r, host_ns, err_ns);
     if (err_ns)
         *err_ns = sp->err_ns;
     return host_ns + sp->add;
@@ -164,24 +164,24 @@ static inline uint64_t q_align_in(const q_ctx *c, const q_rank *r, const nsc_clo
 /* Rank r's GPU line is fitted against aligned time, not the host's raw
  * clock: the host model already follows the host's steps and drift, so the
  * line is not broken where the host clock steps (docs/collector.md, "GPU
- * pTimer"). q_gpu_pair adds a KernelCh's pair (ptimer_stop, its observed CPU
- * time aligned through sp, which may be NULL, as for q_align_in), unless
+ * pTimer"). nsc_q_gpu_pair adds a KernelCh's pair (ptimer_stop, its observed CPU
+ * time aligned through sp, which may be NULL, as for nsc_q_align_in), unless
  * that time is in one of the host's doubt ranges (an early pair would pull
  * the line's lower envelope down); 0 or NSC_QUERY_ESTORE. */
-int q_gpu_pair(q_ctx *c, const q_rank *r, nsc_gpuclock *g, const nsc_clock_span *sp,
-               const nsc_event *ev);
+int nsc_q_gpu_pair(nsc_q_ctx *c, const nsc_q_rank *r, nsc_gpuclock *g, const nsc_clock_span *sp,
+                   const nsc_event *ev);
 /* A GPU pTimer of rank r -> aligned time via the rank's line (g); err_ns: the
  * line's bound plus the host model's there. sp (may be NULL) as above. */
-int q_gpu_align(const q_ctx *c, const q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,
-                uint64_t ptimer, uint64_t *aligned, uint64_t *err_ns);
+int nsc_q_gpu_align(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,
+                    uint64_t ptimer, uint64_t *aligned, uint64_t *err_ns);
 
 /* The header fields every communicator-scoped result starts with. */
-void q_write_comm_head(q_ctx *c);
+void nsc_q_write_comm_head(nsc_q_ctx *c);
 
-int q_comms(q_ctx *c);
-int q_topology(q_ctx *c);
-int q_timeline(q_ctx *c);
-int q_collectives(q_ctx *c);
-int q_stats(q_ctx *c);
+int nsc_q_comms(nsc_q_ctx *c);
+int nsc_q_topology(nsc_q_ctx *c);
+int nsc_q_timeline(nsc_q_ctx *c);
+int nsc_q_collectives(nsc_q_ctx *c);
+int nsc_q_stats(nsc_q_ctx *c);
 
 #endif

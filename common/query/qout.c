@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-int q_flush(q_out *o)
+#include "json.h"
+
+int nsc_q_flush(nsc_q_out *o)
 {
     if (!o->err && o->len && o->fn(o->arg, o->buf, o->len))
         o->err = NSC_QUERY_EWRITE;
@@ -14,10 +16,10 @@ int q_flush(q_out *o)
     return o->err;
 }
 
-void q_raw_slow(q_out *o, const char *s, size_t n)
+void nsc_q_raw_slow(nsc_q_out *o, const char *s, size_t n)
 {
     while (n) {
-        if (o->len == sizeof o->buf && q_flush(o))
+        if (o->len == sizeof o->buf && nsc_q_flush(o))
             return;
         size_t room = sizeof o->buf - o->len, k = n < room ? n : room;
         memcpy(o->buf + o->len, s, k);
@@ -27,9 +29,9 @@ void q_raw_slow(q_out *o, const char *s, size_t n)
     }
 }
 
-void q_cs(q_out *o, const char *s)
+void nsc_q_cs(nsc_q_out *o, const char *s)
 {
-    q_raw(o, s, strlen(s));
+    nsc_q_raw(o, s, strlen(s));
 }
 
 /* Two digits per division. */
@@ -63,7 +65,7 @@ static char *put_pairs(char *end, uint32_t v, int n)
     return end;
 }
 
-size_t q_fmt_u64(char *p, uint64_t v)
+size_t nsc_q_fmt_u64(char *p, uint64_t v)
 {
     size_t n = ndigits(v);
     char *end = p + n;
@@ -82,61 +84,42 @@ size_t q_fmt_u64(char *p, uint64_t v)
     return n;
 }
 
-void q_i64(q_out *o, int64_t v)
+void nsc_q_i64(nsc_q_out *o, int64_t v)
 {
     if (v < 0) {
-        q_lit(o, "-");
-        q_u64(o, (uint64_t)0 - (uint64_t)v);
+        nsc_q_lit(o, "-");
+        nsc_q_u64(o, (uint64_t)0 - (uint64_t)v);
     } else {
-        q_u64(o, (uint64_t)v);
+        nsc_q_u64(o, (uint64_t)v);
     }
 }
 
-void q_hex(q_out *o, uint64_t v)
+void nsc_q_hex(nsc_q_out *o, uint64_t v)
 {
     char tmp[24]; /* quotes, 0x, 16 digits, NUL */
     int n = snprintf(tmp, sizeof tmp, "\"0x%llx\"", (unsigned long long)v);
-    q_raw(o, tmp, (size_t)n);
+    nsc_q_raw(o, tmp, (size_t)n);
 }
 
-void q_num(q_out *o, double v)
+void nsc_q_num(nsc_q_out *o, double v)
 {
     if (!isfinite(v)) {
-        q_lit(o, "null");
+        nsc_q_lit(o, "null");
         return;
     }
     char tmp[64];
     int n = snprintf(tmp, sizeof tmp, "%.3f", v);
-    q_raw(o, tmp, (size_t)n);
+    nsc_q_raw(o, tmp, (size_t)n);
 }
 
-void q_opt_u64(q_out *o, int known, uint64_t v)
+void nsc_q_opt_u64(nsc_q_out *o, int known, uint64_t v)
 {
     if (known)
-        q_u64(o, v);
+        nsc_q_u64(o, v);
     else
-        q_lit(o, "null");
+        nsc_q_lit(o, "null");
 }
 
-void q_str(q_out *o, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-    q_lit(o, "\"");
-    const char *run = s;
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch >= 0x20 && ch != '"' && ch != '\\')
-            continue;
-        q_raw(o, run, (size_t)(s - run));
-        run = s + 1;
-        char esc[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
-        if (ch == '"' || ch == '\\') {
-            esc[1] = (char)ch;
-            q_raw(o, esc, 2);
-        } else {
-            q_raw(o, esc, 6);
-        }
-    }
-    q_raw(o, run, (size_t)(s - run));
-    q_lit(o, "\"");
-}
+static void put_out(void *arg, const char *p, size_t n) { nsc_q_raw(arg, p, n); }
+
+void nsc_q_str(nsc_q_out *o, const char *s) { nsc_json_escape(s, put_out, o); }

@@ -18,23 +18,23 @@ typedef struct endpoint {
     unsigned allowed;   /* QP_* bits */
     unsigned required;
     uint64_t limit;     /* default page size; 0: not paged */
-    int (*run)(q_ctx *c);
+    int (*run)(nsc_q_ctx *c);
     const char *content_type;
 } endpoint;
 
 #define QP_COMMON (QP_JOB | QP_FORMAT)
 #define QP_WINDOW (QP_T0 | QP_T1)
 static const endpoint endpoints[Q_NENDPOINTS] = {
-    [Q_COMMS] = {"comms", QP_COMMON, 0, 0, q_comms, "application/json"},
+    [Q_COMMS] = {"comms", QP_COMMON, 0, 0, nsc_q_comms, "application/json"},
     [Q_TIMELINE] = {"timeline", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_TYPE | QP_LIMIT |
-                                    QP_CURSOR | QP_STATES, QP_COMM, 100000, q_timeline,
+                                    QP_CURSOR | QP_STATES, QP_COMM, 100000, nsc_q_timeline,
                     "application/x-ndjson"},
     [Q_COLLECTIVES] = {"collectives", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC |
                                           QP_SEQ | QP_LIMIT | QP_CURSOR, QP_COMM, 1000,
-                       q_collectives, "application/x-ndjson"},
-    [Q_TOPOLOGY] = {"topology", QP_COMMON | QP_COMM | QP_WINDOW, QP_COMM, 0, q_topology,
+                       nsc_q_collectives, "application/x-ndjson"},
+    [Q_TOPOLOGY] = {"topology", QP_COMMON | QP_COMM | QP_WINDOW, QP_COMM, 0, nsc_q_topology,
                     "application/json"},
-    [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC, QP_COMM, 0, q_stats,
+    [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC, QP_COMM, 0, nsc_q_stats,
                  "application/json"},
 };
 
@@ -142,7 +142,7 @@ static int parse_ranks(nsc_query *q, char *v, char *err, size_t cap)
             return perr(err, cap, "rank", "expected ranks like 0,2,4-7", tok);
         if (q->nranges == Q_MAX_RANGES)
             return perr(err, cap, "rank", "more than 64 ranges", NULL);
-        q->ranks[q->nranges++] = (q_range){(int32_t)lo, (int32_t)hi};
+        q->ranks[q->nranges++] = (nsc_q_range){(int32_t)lo, (int32_t)hi};
     }
     return 0;
 }
@@ -319,8 +319,8 @@ int nsc_query_parse(const char *name, const char *qs, nsc_query **out, char *err
 int nsc_query_run(const nsc_query *q, nsc_store_reader *rd, nsc_query_write_fn fn, void *arg,
                   char *err, size_t errcap)
 {
-    q_out *out = malloc(sizeof *out);
-    q_ctx c;
+    nsc_q_out *out = malloc(sizeof *out);
+    nsc_q_ctx c;
     if (!out) {
         snprintf(err, errcap, "out of memory");
         return NSC_QUERY_ESTORE;
@@ -329,18 +329,18 @@ int nsc_query_run(const nsc_query *q, nsc_store_reader *rd, nsc_query_write_fn f
     out->arg = arg;
     out->err = 0;
     out->len = 0;
-    int rc = q_ctx_init(&c, q, rd, out, err, errcap);
+    int rc = nsc_q_ctx_init(&c, q, rd, out, err, errcap);
     if (!rc)
-        rc = q_resolve_job(&c);
+        rc = nsc_q_resolve_job(&c);
     if (!rc && (endpoints[q->endpoint].required & QP_COMM))
-        rc = q_resolve_comm(&c);
+        rc = nsc_q_resolve_comm(&c);
     if (!rc)
         rc = endpoints[q->endpoint].run(&c);
     if (!rc)
-        rc = q_flush(out);
+        rc = nsc_q_flush(out);
     if (rc == NSC_QUERY_EWRITE)
         snprintf(err, errcap, "the output was closed");
-    q_ctx_free(&c);
+    nsc_q_ctx_free(&c);
     free(out);
     return rc;
 }

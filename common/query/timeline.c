@@ -45,7 +45,7 @@ typedef struct tl_rank {
 } tl_rank;
 
 typedef struct tl {
-    q_ctx *c;
+    nsc_q_ctx *c;
     tl_rank *ranks;
     tl_item *heap;
     size_t nheap, cap;
@@ -72,7 +72,7 @@ static int item_less(const tl_item *a, const tl_item *b)
 static int heap_push(tl *s, tl_item it)
 {
     if (nsc_grow(&s->heap, s->nheap, &s->cap, sizeof *s->heap, 64))
-        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     size_t i = s->nheap++;
     while (i && item_less(&it, &s->heap[(i - 1) / 2])) {
         s->heap[i] = s->heap[(i - 1) / 2];
@@ -148,7 +148,7 @@ static int sort_block(tl *s, tl_block *b)
         s->tmp = malloc(b->n * sizeof *s->tmp);
         s->kcap = s->keys && s->tmp ? b->n : 0;
         if (!s->kcap)
-            return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+            return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     }
     uint32_t (*count)[256] = s->count;
     memset(s->count, 0, sizeof s->count);
@@ -196,9 +196,9 @@ static int push_sentinel(tl *s, uint32_t r)
     if (rc == 1)
         return 0;
     if (rc)
-        return q_store_fail(s->c, rc);
-    const q_rank *qr = &s->c->ranks[r];
-    return heap_push(s, (tl_item){q_align(s->c, qr, key.start_ns, NULL), 0, qr->rank, 0, r, NULL});
+        return nsc_q_store_fail(s->c, rc);
+    const nsc_q_rank *qr = &s->c->ranks[r];
+    return heap_push(s, (tl_item){nsc_q_align(s->c, qr, key.start_ns, NULL), 0, qr->rank, 0, r, NULL});
 }
 
 /* The heap item of block b's next event; 0 when b has none left. */
@@ -207,8 +207,8 @@ static int head_of(const tl *s, const tl_block *b, uint32_t r, tl_item *it)
     if (b->pos == b->n)
         return 0;
     const nsc_event *ev = &b->blk.events[b->order[b->pos]];
-    const q_rank *qr = &s->c->ranks[r];
-    *it = (tl_item){q_align_in(s->c, qr, &b->span, ev->start_ns, NULL), 1, qr->rank, ev->id, r,
+    const nsc_q_rank *qr = &s->c->ranks[r];
+    *it = (tl_item){nsc_q_align_in(s->c, qr, &b->span, ev->start_ns, NULL), 1, qr->rank, ev->id, r,
                     (tl_block *)b};
     return 1;
 }
@@ -218,22 +218,22 @@ static int open_block(tl *s, uint32_t r)
 {
     tl_block *b = calloc(1, sizeof *b);
     if (!b)
-        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     nsc_block_key key;
     int rc = nsc_store_blocks_next_sel(s->ranks[r].it, s->c->q->types, s->parts, &key, &b->blk);
     if (rc) {
         free(b);
-        return rc == 1 ? 0 : q_store_fail(s->c, rc);
+        return rc == 1 ? 0 : nsc_q_store_fail(s->c, rc);
     }
     b->n = b->blk.hdr.nevents;
     b->order = malloc((3 * (size_t)b->n + 1) * sizeof *b->order);
     if (!b->order) {
         block_free(b);
-        return q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     }
     b->states_at = b->order + b->n;
     b->compl_at = b->states_at + b->n;
-    q_align_span(s->c, &s->c->ranks[r], b->blk.hdr.t_min, b->blk.hdr.t_max, &b->span);
+    nsc_q_align_span(s->c, &s->c->ranks[r], b->blk.hdr.t_min, b->blk.hdr.t_max, &b->span);
     index_block(b);
     if ((rc = sort_block(s, b))) {
         block_free(b);
@@ -253,215 +253,183 @@ static int open_block(tl *s, uint32_t r)
 enum { W_JSON, W_COMPACT, W_NAMES };
 
 typedef struct tl_w {
-    q_ctx *c;
+    nsc_q_ctx *c;
     int mode;
-    const nsc_clock_span *sp;  /* the clock over the event's block (q_align_in) */
+    const nsc_clock_span *sp;  /* the clock over the event's block (nsc_q_align_in) */
 } tl_w;
 
 /* key is ,"k": as a literal: JSON writes it, NAMES writes ,"k", COMPACT a comma. */
 static inline int put_key(const tl_w *w, const char *key, size_t klen)
 {
     if (w->mode == W_COMPACT)
-        q_lit(w->c->out, ",");
+        nsc_q_lit(w->c->out, ",");
     else
-        q_raw(w->c->out, key, w->mode == W_NAMES ? klen - 1 : klen);
+        nsc_q_raw(w->c->out, key, w->mode == W_NAMES ? klen - 1 : klen);
     return w->mode != W_NAMES;
 }
 static inline void kv_u64(const tl_w *w, const char *key, size_t klen, uint64_t v)
 {
     if (put_key(w, key, klen))
-        q_u64(w->c->out, v);
+        nsc_q_u64(w->c->out, v);
 }
 static inline void kv_i64(const tl_w *w, const char *key, size_t klen, int64_t v)
 {
     if (put_key(w, key, klen))
-        q_i64(w->c->out, v);
+        nsc_q_i64(w->c->out, v);
 }
 static inline void kv_opt(const tl_w *w, const char *key, size_t klen, int known, uint64_t v)
 {
     if (put_key(w, key, klen))
-        q_opt_u64(w->c->out, known, v);
-}
-static void kv_str(const tl_w *w, const char *key, size_t klen, uint32_t id)
-{
-    if (put_key(w, key, klen))
-        q_str(w->c->out, q_text(w->c, id));
+        nsc_q_opt_u64(w->c->out, known, v);
 }
 #define KU(w, k, v) kv_u64((w), ",\"" k "\":", sizeof(k) + 3, (v))
 #define KI(w, k, v) kv_i64((w), ",\"" k "\":", sizeof(k) + 3, (v))
 #define KO(w, k, known, v) kv_opt((w), ",\"" k "\":", sizeof(k) + 3, (known), (v))
-#define KS(w, k, id) kv_str((w), ",\"" k "\":", sizeof(k) + 3, (id))
 
-static void write_gpu(const tl_w *w, const q_rank *r, const nsc_gpuclock *g, const nsc_event *ev)
+/* The descriptor fields of each type, in JSON order, from event_fields.h. */
+typedef struct tl_field {
+    const char *key;  /* ,"name": */
+    uint8_t klen;
+    uint8_t val;      /* NSC_VAL_* */
+    uint8_t size;
+    uint16_t off;     /* in nsc_event */
+} tl_field;
+
+typedef struct tl_fields {
+    const tl_field *f;
+    uint8_t n;
+} tl_fields;
+
+#define JSON_ROW(a, kind, m, wire, store, json, nccl)                                         \
+    NSC_AT(json, 0, {",\"" #m "\":", sizeof(#m) + 3, NSC_VAL_##kind,                          \
+                     sizeof(((nsc_event *)0)->a.m), offsetof(nsc_event, a.m)})
+#define JSON_TYPE_FIELDS(type, s, list)                                                       \
+    enum { njson_##type = 0 list(NSC_ROW_JSON_COUNT, ~) };                                     \
+    _Static_assert(NSC_DENSE(0 list(NSC_ROW_JSON_BITS, ~), njson_##type),                     \
+                   #type ": JSON positions are 0..n-1, each once");                            \
+    static const tl_field type##_json[] = {list(JSON_ROW, d.s)};
+NSC_EVENT_TYPES(JSON_TYPE_FIELDS)
+#define JSON_TYPE(type, s, list) [type] = {type##_json, njson_##type},
+static const tl_fields json_fields[NSC_T_COUNT] = {NSC_EVENT_TYPES(JSON_TYPE)};
+
+static void write_field(const tl_w *w, const nsc_event *ev, const tl_field *f)
+{
+    if (!put_key(w, f->key, f->klen))
+        return;
+    const uint8_t *p = (const uint8_t *)ev + f->off;
+    uint64_t u = 0;
+    int64_t i = 0;
+    switch (f->size) {
+    case 1: { uint8_t v; memcpy(&v, p, 1); u = v; i = (int8_t)v; break; }
+    case 2: { uint16_t v; memcpy(&v, p, 2); u = v; i = (int16_t)v; break; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); u = v; i = (int32_t)v; break; }
+    default: { memcpy(&u, p, 8); i = (int64_t)u; break; }
+    }
+    if (f->val == NSC_VAL_SIGNED)
+        nsc_q_i64(w->c->out, i);
+    else if (f->val == NSC_VAL_STR)
+        nsc_q_str(w->c->out, nsc_q_text(w->c, (uint32_t)u));
+    else
+        nsc_q_u64(w->c->out, u);
+}
+
+/* KernelCh's times on the GPU line, after its descriptor fields. */
+static void write_gpu(const tl_w *w, const nsc_q_rank *r, const nsc_gpuclock *g, const nsc_event *ev)
 {
     uint64_t a0 = 0, a1 = 0, e0 = 0, e1 = 0;
     int k0 = 0, k1 = 0;
     if (w->mode != W_NAMES) {
-        k0 = q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_start, &a0, &e0) == 0;
-        k1 = q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_stop, &a1, &e1) == 0;
+        k0 = nsc_q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_start, &a0, &e0) == 0;
+        k1 = nsc_q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_stop, &a1, &e1) == 0;
     }
-    KU(w, "channel", ev->d.kernel_ch.channel);
-    KU(w, "ptimer_start", ev->d.kernel_ch.ptimer_start);
-    KU(w, "ptimer_stop", ev->d.kernel_ch.ptimer_stop);
     KO(w, "gpu_start_ns", k0, a0);
     KO(w, "gpu_stop_ns", k1, a1);
     KO(w, "gpu_err_ns", k0 || k1, e0 > e1 ? e0 : e1);
 }
 
 /* complete_ns of a Coll or P2p: completion ci of blk (UINT32_MAX: none). */
-static void write_completion(const tl_w *w, const q_rank *r, const nsc_block *blk, uint32_t ci)
+static void write_completion(const tl_w *w, const nsc_q_rank *r, const nsc_block *blk, uint32_t ci)
 {
     int known = ci != UINT32_MAX;
-    KO(w, "complete_ns", known, known ? q_align_in(w->c, r, w->sp, blk->completions[ci].ts_ns, NULL) : 0);
+    KO(w, "complete_ns", known, known ? nsc_q_align_in(w->c, r, w->sp, blk->completions[ci].ts_ns, NULL) : 0);
 }
 
-/* ci: the event's completion in blk (write_completion). */
-static void write_fields(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
+/* The type's descriptor fields, then what the timeline derives: ci is the
+ * event's completion in blk (write_completion). */
+static void write_fields(const tl_w *w, const nsc_q_rank *r, const nsc_gpuclock *g,
                          const nsc_block *blk, const nsc_event *ev, uint32_t ci)
 {
-    switch (ev->type) {
-    case NSC_T_COLL:
-        KU(w, "seq", ev->d.coll.seq);
-        KS(w, "func", ev->d.coll.func);
-        KS(w, "datatype", ev->d.coll.datatype);
-        KU(w, "count", ev->d.coll.count);
-        KI(w, "root", ev->d.coll.root);
-        KS(w, "algo", ev->d.coll.algo);
-        KS(w, "proto", ev->d.coll.proto);
-        KU(w, "nchannels", ev->d.coll.nchannels);
-        KU(w, "nwarps", ev->d.coll.nwarps);
-        KU(w, "user_tag", ev->d.coll.user_tag);
-        KU(w, "traffic_bytes", ev->d.coll.traffic_bytes);
+    const tl_fields *t = &json_fields[ev->type];
+    for (unsigned i = 0; i < t->n; i++)
+        write_field(w, ev, &t->f[i]);
+    if (ev->type == NSC_T_COLL || ev->type == NSC_T_P2P)
         write_completion(w, r, blk, ci);
-        break;
-    case NSC_T_P2P:
-        KS(w, "func", ev->d.p2p.func);
-        KS(w, "datatype", ev->d.p2p.datatype);
-        KU(w, "count", ev->d.p2p.count);
-        KI(w, "peer", ev->d.p2p.peer);
-        KU(w, "nchannels", ev->d.p2p.nchannels);
-        write_completion(w, r, blk, ci);
-        break;
-    case NSC_T_PROXY_OP:
-        KU(w, "channel", ev->d.proxy_op.channel);
-        KI(w, "peer", ev->d.proxy_op.peer);
-        KU(w, "is_send", ev->d.proxy_op.is_send);
-        KI(w, "nsteps", ev->d.proxy_op.nsteps);
-        KI(w, "chunk_size", ev->d.proxy_op.chunk_size);
-        break;
-    case NSC_T_PROXY_STEP:
-        KI(w, "step", ev->d.proxy_step.step);
-        break;
-    case NSC_T_KERNEL_CH:
+    else if (ev->type == NSC_T_KERNEL_CH)
         write_gpu(w, r, g, ev);
-        break;
-    case NSC_T_NET_PLUGIN:
-        KI(w, "plugin_id", ev->d.net_plugin.plugin_id);
-        KU(w, "data", ev->d.net_plugin.data);
-        break;
-    case NSC_T_GROUP_API:
-        KU(w, "depth", ev->d.group_api.depth);
-        break;
-    case NSC_T_COLL_API:
-    case NSC_T_P2P_API:
-        KS(w, "func", ev->d.coll_api.func);
-        KS(w, "datatype", ev->d.coll_api.datatype);
-        KU(w, "count", ev->d.coll_api.count);
-        KI(w, "root", ev->d.coll_api.root);
-        KU(w, "stream", ev->d.coll_api.stream);
-        break;
-    case NSC_T_KERNEL_LAUNCH:
-        KU(w, "stream", ev->d.kernel_launch.stream);
-        break;
-    case NSC_T_CE_COLL:
-        KU(w, "seq", ev->d.ce_coll.seq);
-        KS(w, "func", ev->d.ce_coll.func);
-        KS(w, "datatype", ev->d.ce_coll.datatype);
-        KU(w, "count", ev->d.ce_coll.count);
-        KI(w, "root", ev->d.ce_coll.root);
-        KS(w, "sync_strategy", ev->d.ce_coll.sync_strategy);
-        break;
-    case NSC_T_CE_SYNC:
-        KI(w, "nranks", ev->d.ce_sync.nranks);
-        KU(w, "is_complete", ev->d.ce_sync.is_complete);
-        break;
-    case NSC_T_CE_BATCH:
-        KU(w, "total_bytes", ev->d.ce_batch.total_bytes);
-        KI(w, "num_ops", ev->d.ce_batch.num_ops);
-        break;
-    case NSC_T_KERNEL_PHASE:
-        KU(w, "channel", ev->d.kernel_phase.channel);
-        KU(w, "phase_id", ev->d.kernel_phase.phase_id);
-        KS(w, "phase_name", ev->d.kernel_phase.phase_name);
-        KU(w, "ptimer", ev->d.kernel_phase.ptimer);
-        break;
-    default: /* Group: no descriptor fields */
-        break;
-    }
 }
 
 static const char *const flag_names[] = {"foreign", "graph", "open", "sym", "collnet", "nvls",
                                          "unresolved"};
 #define NFLAGS (sizeof flag_names / sizeof flag_names[0])
 
-static void write_flags(q_out *o, unsigned flags)
+static void write_flags(nsc_q_out *o, unsigned flags)
 {
-    q_lit(o, ",\"flags\":[");
+    nsc_q_lit(o, ",\"flags\":[");
     int first = 1;
     for (unsigned i = 0; i < NFLAGS; i++)
         if (flags & (1u << i)) {
             if (!first)
-                q_lit(o, ",");
-            q_str(o, flag_names[i]);
+                nsc_q_lit(o, ",");
+            nsc_q_str(o, flag_names[i]);
             first = 0;
         }
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
 }
 
 /* The event's states, from index first of blk (they are stored by (event id,
  * time)): JSON objects, or compact [state, ts_ns, arg] triples. */
-static void write_states(const tl_w *w, const q_rank *r, const nsc_block *blk, uint32_t first,
+static void write_states(const tl_w *w, const nsc_q_rank *r, const nsc_block *blk, uint32_t first,
                          uint64_t id)
 {
-    q_out *o = w->c->out;
-    q_cs(o, w->mode == W_JSON ? ",\"states\":[" : ",[");
+    nsc_q_out *o = w->c->out;
+    nsc_q_cs(o, w->mode == W_JSON ? ",\"states\":[" : ",[");
     for (size_t i = first; i < blk->hdr.nstates && blk->states[i].id == id; i++) {
         const nsc_state_rec *st = &blk->states[i];
-        uint64_t ts = q_align_in(w->c, r, w->sp, st->ts_ns, NULL);
+        uint64_t ts = nsc_q_align_in(w->c, r, w->sp, st->ts_ns, NULL);
         if (w->mode == W_COMPACT) {
-            q_cs(o, i == first ? "[" : ",[");
-            q_u64(o, st->state);
-            q_lit(o, ",");
-            q_u64(o, ts);
-            q_lit(o, ",");
-            q_u64(o, st->arg);
-            q_lit(o, "]");
+            nsc_q_cs(o, i == first ? "[" : ",[");
+            nsc_q_u64(o, st->state);
+            nsc_q_lit(o, ",");
+            nsc_q_u64(o, ts);
+            nsc_q_lit(o, ",");
+            nsc_q_u64(o, st->arg);
+            nsc_q_lit(o, "]");
             continue;
         }
-        q_cs(o, i == first ? "{\"state\":" : ",{\"state\":");
+        nsc_q_cs(o, i == first ? "{\"state\":" : ",{\"state\":");
         const char *name = nsc_state_name(st->state);
-        q_str(o, name ? name : "");
+        nsc_q_str(o, name ? name : "");
         KU(w, "ts_ns", ts);
         KU(w, "arg", st->arg);
-        q_lit(o, "}");
+        nsc_q_lit(o, "}");
     }
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
 }
 
 /* The event at position p of block b. */
-static void write_event(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
+static void write_event(const tl_w *w, const nsc_q_rank *r, const nsc_gpuclock *g,
                         const tl_block *b, uint32_t p, uint64_t start, uint64_t stop, uint64_t err)
 {
     const nsc_event *ev = &b->blk.events[p];
-    q_out *o = w->c->out;
+    nsc_q_out *o = w->c->out;
     if (w->mode == W_COMPACT) {
-        q_lit(o, "[");
-        q_u64(o, ev->type);
+        nsc_q_lit(o, "[");
+        nsc_q_u64(o, ev->type);
         KI(w, "rank", r->rank);
     } else {
         const char *type = nsc_type_name(ev->type);
-        q_lit(o, "{\"kind\":\"event\",\"type\":");
-        q_str(o, type ? type : "");
+        nsc_q_lit(o, "{\"kind\":\"event\",\"type\":");
+        nsc_q_str(o, type ? type : "");
         KI(w, "rank", r->rank);
         KU(w, "pid", r->info.pid);
     }
@@ -486,7 +454,7 @@ static void write_event(const tl_w *w, const q_rank *r, const nsc_gpuclock *g,
     write_fields(w, r, g, &b->blk, ev, b->compl_at[p]);
     if (w->c->q->states)
         write_states(w, r, &b->blk, b->states_at[p], ev->id);
-    q_cs(o, w->mode == W_COMPACT ? "]\n" : "}\n");
+    nsc_q_cs(o, w->mode == W_COMPACT ? "]\n" : "}\n");
 }
 
 /* ---- the run ---------------------------------------------------------------- */
@@ -505,13 +473,13 @@ static int after_cursor(const nsc_query *q, uint64_t t, int32_t rank, uint64_t i
 /* Emit the event at the top of the heap if it passes the window and cursor. */
 static int take_event(tl *s, const tl_item *top)
 {
-    q_ctx *c = s->c;
-    const q_rank *r = &c->ranks[top->r];
+    nsc_q_ctx *c = s->c;
+    const nsc_q_rank *r = &c->ranks[top->r];
     uint32_t p = top->b->order[top->b->pos];
     const nsc_event *ev = &top->b->blk.events[p];
     uint64_t err, start = top->t;
-    uint64_t stop = q_align_in(c, r, &top->b->span,
-                               ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns, &err);
+    uint64_t stop = nsc_q_align_in(c, r, &top->b->span,
+                                   ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns, &err);
     if (start > c->q->t1 || stop < c->q->t0 || !after_cursor(c->q, start, r->rank, ev->id))
         return 0;
     if (s->emitted == c->q->limit) {
@@ -556,14 +524,14 @@ static int merge(tl *s)
 /* The GPU line of each rank, fitted from its KernelCh (pTimer, aligned CPU)
  * pairs in the window: the whole window whatever the cursor, so a page's GPU
  * times are those of the unpaged read (docs/api.md, "Paging and memory"). */
-static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
+static int fit_gpu(nsc_q_ctx *c, tl_rank *tr, uint32_t r)
 {
     uint64_t h0, h1;
-    q_raw_window(c, &c->ranks[r], c->q->t0, c->q->t1, &h0, &h1);
+    nsc_q_raw_window(c, &c->ranks[r], c->q->t0, c->q->t1, &h0, &h1);
     nsc_store_blocks *it;
     int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, c->ranks[r].rank, h0, h1, &it);
     if (rc)
-        return q_store_fail(c, rc);
+        return nsc_q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
     /* KernelCh events alone, their times and payload: the others' values are
@@ -571,134 +539,134 @@ static int fit_gpu(q_ctx *c, tl_rank *tr, uint32_t r)
     while (!rc && (rc = nsc_store_blocks_next_sel(it, 1u << NSC_T_KERNEL_CH, NSC_BLOCK_TIMES_ONLY,
                                                   &key, &blk)) == 0) {
         nsc_clock_span sp;
-        q_align_span(c, &c->ranks[r], blk.hdr.t_min, blk.hdr.t_max, &sp);
+        nsc_q_align_span(c, &c->ranks[r], blk.hdr.t_min, blk.hdr.t_max, &sp);
         for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++)
-            rc = q_gpu_pair(c, &c->ranks[r], &tr->g, &sp, &blk.events[i]);
+            rc = nsc_q_gpu_pair(c, &c->ranks[r], &tr->g, &sp, &blk.events[i]);
         nsc_block_release(&blk);
     }
     nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc > 0 ? q_store_fail(c, rc) : rc;
+    return rc == 1 ? 0 : rc > 0 ? nsc_q_store_fail(c, rc) : rc;
 }
 
 /* Per requested type, the names of its compact event's values: the common
  * ones, its fields (those of its JSON object, in the same order), states. */
-static void write_columns(q_ctx *c)
+static void write_columns(nsc_q_ctx *c)
 {
-    q_out *o = c->out;
+    nsc_q_out *o = c->out;
     tl_w w = {c, W_NAMES, NULL};
-    q_lit(o, ",\"columns\":{");
+    nsc_q_lit(o, ",\"columns\":{");
     int first = 1;
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
         if (!(c->q->types >> t & 1))
             continue;
-        q_cs(o, first ? "\"" : ",\"");
-        q_u64(o, t);
-        q_lit(o, "\":[\"type\",\"rank\",\"tid\",\"id\",\"parent\",\"start_ns\",\"stop_ns\","
-                 "\"err_ns\",\"flags\",\"origin_pid\"");
+        nsc_q_cs(o, first ? "\"" : ",\"");
+        nsc_q_u64(o, t);
+        nsc_q_lit(o, "\":[\"type\",\"rank\",\"tid\",\"id\",\"parent\",\"start_ns\",\"stop_ns\","
+                     "\"err_ns\",\"flags\",\"origin_pid\"");
         nsc_event ev = {.type = (uint8_t)t};
         write_fields(&w, NULL, NULL, NULL, &ev, UINT32_MAX);
-        q_cs(o, c->q->states ? ",\"states\"]" : "]");
+        nsc_q_cs(o, c->q->states ? ",\"states\"]" : "]");
         first = 0;
     }
-    q_lit(o, "},\"types\":[");
+    nsc_q_lit(o, "},\"types\":[");
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
-        q_cs(o, t ? "," : "");
-        q_str(o, nsc_type_name(t) ? nsc_type_name(t) : "");
+        nsc_q_cs(o, t ? "," : "");
+        nsc_q_str(o, nsc_type_name(t) ? nsc_type_name(t) : "");
     }
-    q_lit(o, "],\"flag_bits\":[");
+    nsc_q_lit(o, "],\"flag_bits\":[");
     for (unsigned i = 0; i < NFLAGS; i++) {
-        q_cs(o, i ? "," : "");
-        q_str(o, flag_names[i]);
+        nsc_q_cs(o, i ? "," : "");
+        nsc_q_str(o, flag_names[i]);
     }
-    q_lit(o, "],\"states\":[");
+    nsc_q_lit(o, "],\"states\":[");
     for (unsigned i = 0; i < NSC_S_COUNT; i++) {
-        q_cs(o, i ? "," : "");
-        q_str(o, nsc_state_name(i) ? nsc_state_name(i) : "");
+        nsc_q_cs(o, i ? "," : "");
+        nsc_q_str(o, nsc_state_name(i) ? nsc_state_name(i) : "");
     }
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
 }
 
 static void write_header(tl *s)
 {
-    q_ctx *c = s->c;
-    q_out *o = c->out;
+    nsc_q_ctx *c = s->c;
+    nsc_q_out *o = c->out;
     tl_w w = {c, W_JSON, NULL};
-    q_lit(o, "{\"kind\":\"header\",");
-    q_write_comm_head(c);
-    q_lit(o, ",\"t0_ns\":");
-    q_opt_u64(o, c->q->has & QP_T0, c->q->t0);
-    q_lit(o, ",\"t1_ns\":");
-    q_opt_u64(o, c->q->has & QP_T1, c->q->t1);
-    q_lit(o, ",\"ranks\":[");
+    nsc_q_lit(o, "{\"kind\":\"header\",");
+    nsc_q_write_comm_head(c);
+    nsc_q_lit(o, ",\"t0_ns\":");
+    nsc_q_opt_u64(o, c->q->has & QP_T0, c->q->t0);
+    nsc_q_lit(o, ",\"t1_ns\":");
+    nsc_q_opt_u64(o, c->q->has & QP_T1, c->q->t1);
+    nsc_q_lit(o, ",\"ranks\":[");
     for (size_t i = 0; i < c->nranks; i++) {
-        const q_rank *r = &c->ranks[i];
-        const q_host *h = &c->hosts[r->host];
-        q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
-        q_i64(o, r->rank);
-        q_lit(o, ",\"host\":");
-        q_str(o, r->info.host);
+        const nsc_q_rank *r = &c->ranks[i];
+        const nsc_q_host *h = &c->hosts[r->host];
+        nsc_q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
+        nsc_q_i64(o, r->rank);
+        nsc_q_lit(o, ",\"host\":");
+        nsc_q_str(o, r->info.host);
         KU(&w, "pid", r->info.pid);
         KI(&w, "gpu", r->info.gpu);
         KI(&w, "local_rank", r->info.local_rank);
-        q_cs(o, h->has_model ? ",\"clock\":\"model\"" : ",\"clock\":\"identity\"");
-        q_cs(o, s->ranks[i].g.npairs ? ",\"gpu_clock\":\"fitted\"}" : ",\"gpu_clock\":\"none\"}");
+        nsc_q_cs(o, h->has_model ? ",\"clock\":\"model\"" : ",\"clock\":\"identity\"");
+        nsc_q_cs(o, s->ranks[i].g.npairs ? ",\"gpu_clock\":\"fitted\"}" : ",\"gpu_clock\":\"none\"}");
     }
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
     if (c->q->compact) {
-        q_cs(o, c->q->states ? ",\"format\":\"compact\",\"with_states\":true"
-                             : ",\"format\":\"compact\",\"with_states\":false");
+        nsc_q_cs(o, c->q->states ? ",\"format\":\"compact\",\"with_states\":true"
+                                 : ",\"format\":\"compact\",\"with_states\":false");
         write_columns(c);
     }
-    q_lit(o, "}\n");
+    nsc_q_lit(o, "}\n");
 }
 
 static int run(tl *s)
 {
-    q_ctx *c = s->c;
+    nsc_q_ctx *c = s->c;
     int rc = 0;
     for (uint32_t r = 0; !rc && r < c->nranks; r++) {
         tl_rank *tr = &s->ranks[r];
         uint64_t from = c->q->has & QP_CURSOR && c->q->cursor[0] > c->q->t0 ? c->q->cursor[0]
                                                                              : c->q->t0, h0, h1;
-        q_raw_window(c, &c->ranks[r], from, c->q->t1, &h0, &h1);
+        nsc_q_raw_window(c, &c->ranks[r], from, c->q->t1, &h0, &h1);
         if (c->q->types & (1u << NSC_T_KERNEL_CH))
             rc = fit_gpu(c, tr, r);
         if (!rc && (rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, c->ranks[r].rank,
                                                h0, h1, &tr->it)))
-            rc = q_store_fail(c, rc);
+            rc = nsc_q_store_fail(c, rc);
     }
     if (rc)
         return rc;
     write_header(s);
     if ((rc = merge(s)))
         return rc;
-    q_out *o = c->out;
-    q_lit(o, "{\"kind\":\"end\",\"events\":");
-    q_u64(o, s->emitted);
-    q_lit(o, ",\"next_cursor\":");
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, "{\"kind\":\"end\",\"events\":");
+    nsc_q_u64(o, s->emitted);
+    nsc_q_lit(o, ",\"next_cursor\":");
     if (s->more) {
-        q_lit(o, "\"");
-        q_u64(o, s->last[0]);
-        q_lit(o, ".");
-        q_u64(o, s->last[1]);
-        q_lit(o, ".");
-        q_u64(o, s->last[2]);
-        q_lit(o, "\"");
+        nsc_q_lit(o, "\"");
+        nsc_q_u64(o, s->last[0]);
+        nsc_q_lit(o, ".");
+        nsc_q_u64(o, s->last[1]);
+        nsc_q_lit(o, ".");
+        nsc_q_u64(o, s->last[2]);
+        nsc_q_lit(o, "\"");
     } else {
-        q_lit(o, "null");
+        nsc_q_lit(o, "null");
     }
-    q_lit(o, "}\n");
+    nsc_q_lit(o, "}\n");
     return o->err;
 }
 
-int q_timeline(q_ctx *c)
+int nsc_q_timeline(nsc_q_ctx *c)
 {
     /* Completions are written for Coll and P2p; states only when asked for. */
     unsigned parts = c->q->types & (1u << NSC_T_COLL | 1u << NSC_T_P2P) ? NSC_BLOCK_COMPLETIONS : 0;
     tl s = {.c = c, .parts = parts | (c->q->states ? NSC_BLOCK_STATES : 0)};
     s.ranks = calloc(c->nranks ? c->nranks : 1, sizeof *s.ranks);
     if (!s.ranks)
-        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     for (size_t r = 0; r < c->nranks; r++)
         nsc_gpuclock_init(&s.ranks[r].g);
     int rc = run(&s);

@@ -33,9 +33,9 @@ static int procs_in(const cm_info *a, const cm_info *b)
     return in == 0 ? 0 : in == a->n ? 2 : 1;
 }
 
-static void write_hosts(q_out *o, const cm_info *m, size_t *nhosts)
+static void write_hosts(nsc_q_out *o, const cm_info *m, size_t *nhosts)
 {
-    q_lit(o, ",\"hosts\":[");
+    nsc_q_lit(o, ",\"hosts\":[");
     *nhosts = 0;
     for (size_t i = 0; i < m->n; i++) {
         size_t k = 0;
@@ -43,44 +43,44 @@ static void write_hosts(q_out *o, const cm_info *m, size_t *nhosts)
             k++;
         if (k < i)
             continue;
-        q_cs(o, *nhosts ? "," : "");
-        q_str(o, m->ranks[i].info.host);
+        nsc_q_cs(o, *nhosts ? "," : "");
+        nsc_q_str(o, m->ranks[i].info.host);
         ++*nhosts;
     }
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
 }
 
-static void write_comm(q_ctx *c, const cm_info *all, size_t n, size_t i)
+static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i)
 {
-    q_out *o = c->out;
+    nsc_q_out *o = c->out;
     const cm_info *m = &all[i];
-    q_cs(o, i ? ",{\"comm\":" : "{\"comm\":");
-    q_hex(o, m->comm.comm_id);
-    q_lit(o, ",\"name\":");
-    q_str(o, m->comm.name);
-    q_lit(o, ",\"nranks\":");
-    q_i64(o, m->comm.nranks);
-    q_lit(o, ",\"ranks_seen\":");
-    q_u64(o, m->n);
-    q_lit(o, ",\"ranks\":[");
+    nsc_q_cs(o, i ? ",{\"comm\":" : "{\"comm\":");
+    nsc_q_hex(o, m->comm.comm_id);
+    nsc_q_lit(o, ",\"name\":");
+    nsc_q_str(o, m->comm.name);
+    nsc_q_lit(o, ",\"nranks\":");
+    nsc_q_i64(o, m->comm.nranks);
+    nsc_q_lit(o, ",\"ranks_seen\":");
+    nsc_q_u64(o, m->n);
+    nsc_q_lit(o, ",\"ranks\":[");
     size_t procs = 0;
     for (size_t k = 0; k < m->n; k++) {
-        q_cs(o, k ? "," : "");
-        q_i64(o, m->ranks[k].rank);
+        nsc_q_cs(o, k ? "," : "");
+        nsc_q_i64(o, m->ranks[k].rank);
         size_t j = 0;
         while (j < k && m->ranks[j].info.proc_id != m->ranks[k].info.proc_id)
             j++;
         procs += j == k;
     }
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
     size_t nhosts;
     write_hosts(o, m, &nhosts);
-    q_lit(o, ",\"nnodes\":");
-    q_u64(o, nhosts);
-    q_lit(o, ",\"procs\":");
-    q_u64(o, procs);
+    nsc_q_lit(o, ",\"nnodes\":");
+    nsc_q_u64(o, nhosts);
+    nsc_q_lit(o, ",\"procs\":");
+    nsc_q_u64(o, procs);
     for (int pass = 0; pass < 2; pass++) {
-        q_cs(o, pass ? ",\"shares_procs_with\":[" : ",\"split_of\":[");
+        nsc_q_cs(o, pass ? ",\"shares_procs_with\":[" : ",\"split_of\":[");
         int first = 1;
         for (size_t k = 0; k < n; k++) {
             if (k == i || !m->n)
@@ -89,38 +89,38 @@ static void write_comm(q_ctx *c, const cm_info *all, size_t n, size_t i)
             int hit = pass ? in > 0 : in == 2 && all[k].comm.nranks > m->comm.nranks;
             if (!hit)
                 continue;
-            q_cs(o, first ? "" : ",");
-            q_hex(o, all[k].comm.comm_id);
+            nsc_q_cs(o, first ? "" : ",");
+            nsc_q_hex(o, all[k].comm.comm_id);
             first = 0;
         }
-        q_lit(o, "]");
+        nsc_q_lit(o, "]");
     }
-    q_lit(o, "}");
+    nsc_q_lit(o, "}");
 }
 
-int q_comms(q_ctx *c)
+int nsc_q_comms(nsc_q_ctx *c)
 {
     nsc_store_comm *comms;
     size_t n;
     int rc = nsc_store_comms(c->rd, c->job, &comms, &n);
     if (rc)
-        return q_store_fail(c, rc);
+        return nsc_q_store_fail(c, rc);
     cm_info *all = calloc(n ? n : 1, sizeof *all);
     if (!all)
-        rc = q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+        rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     for (size_t i = 0; !rc && i < n; i++) {
         all[i].comm = comms[i];
         if ((rc = nsc_store_comm_ranks(c->rd, c->job, comms[i].comm_id, &all[i].ranks, &all[i].n)))
-            rc = q_store_fail(c, rc);
+            rc = nsc_q_store_fail(c, rc);
     }
     if (!rc) {
-        q_out *o = c->out;
-        q_lit(o, "{\"job\":");
-        q_str(o, c->job_name);
-        q_lit(o, ",\"comms\":[");
+        nsc_q_out *o = c->out;
+        nsc_q_lit(o, "{\"job\":");
+        nsc_q_str(o, c->job_name);
+        nsc_q_lit(o, ",\"comms\":[");
         for (size_t i = 0; i < n; i++)
             write_comm(c, all, n, i);
-        q_lit(o, "]}\n");
+        nsc_q_lit(o, "]}\n");
         rc = o->err;
     }
     for (size_t i = 0; all && i < n; i++)
@@ -142,26 +142,26 @@ typedef struct tp_set {
     size_t n, cap;
 } tp_set;
 
-static int add_peer(q_ctx *c, tp_set *s, tp_peer p)
+static int add_peer(nsc_q_ctx *c, tp_set *s, tp_peer p)
 {
     for (size_t i = 0; i < s->n; i++)
         if (s->v[i].channel == p.channel && s->v[i].rank == p.rank && s->v[i].peer == p.peer)
             return 0;
     if (nsc_grow(&s->v, s->n, &s->cap, sizeof *s->v, 64))
-        return q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+        return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     s->v[s->n++] = p;
     return 0;
 }
 
 /* Send peers of one rank from its first blocks in the window. */
-static int rank_peers(q_ctx *c, const q_rank *r, tp_set *s)
+static int rank_peers(nsc_q_ctx *c, const nsc_q_rank *r, tp_set *s)
 {
     uint64_t h0, h1;
-    q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
+    nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
     nsc_store_blocks *it;
     int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
     if (rc)
-        return q_store_fail(c, rc);
+        return nsc_q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
     for (int b = 0; b < TOPO_BLOCKS && (rc = nsc_store_blocks_next(it, &key, &blk)) == 0; b++) {
@@ -173,7 +173,7 @@ static int rank_peers(q_ctx *c, const q_rank *r, tp_set *s)
         nsc_block_release(&blk);
     }
     nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc > 0 ? q_store_fail(c, rc) : rc;
+    return rc == 1 ? 0 : rc > 0 ? nsc_q_store_fail(c, rc) : rc;
 }
 
 static int by_channel(const void *a, const void *b)
@@ -188,21 +188,21 @@ static int by_channel(const void *a, const void *b)
 
 /* The ring of one channel: follow each rank's only send peer from the lowest
  * rank. Written as null when a rank has several send peers (not a ring). */
-static void write_ring(q_ctx *c, const tp_peer *p, size_t n)
+static void write_ring(nsc_q_ctx *c, const tp_peer *p, size_t n)
 {
-    q_out *o = c->out;
+    nsc_q_out *o = c->out;
     for (size_t i = 1; i < n; i++)
         if (p[i].rank == p[i - 1].rank) {
-            q_lit(o, ",\"ring\":null,\"complete\":false");
+            nsc_q_lit(o, ",\"ring\":null,\"complete\":false");
             return;
         }
-    q_lit(o, ",\"ring\":[");
+    nsc_q_lit(o, ",\"ring\":[");
     int32_t at = p[0].rank;
     size_t len = 0;
     int complete = 0;
     while (len <= n) {
-        q_cs(o, len ? "," : "");
-        q_i64(o, at);
+        nsc_q_cs(o, len ? "," : "");
+        nsc_q_i64(o, at);
         len++;
         size_t k = 0;
         while (k < n && p[k].rank != at)
@@ -215,86 +215,86 @@ static void write_ring(q_ctx *c, const tp_peer *p, size_t n)
             break;
         }
     }
-    q_cs(o, complete ? "],\"complete\":true" : "],\"complete\":false");
+    nsc_q_cs(o, complete ? "],\"complete\":true" : "],\"complete\":false");
 }
 
-static void write_channels(q_ctx *c, tp_set *s)
+static void write_channels(nsc_q_ctx *c, tp_set *s)
 {
-    q_out *o = c->out;
+    nsc_q_out *o = c->out;
     if (s->n)  /* qsort wants an array even for none (UBSan) */
         qsort(s->v, s->n, sizeof *s->v, by_channel);
-    q_lit(o, ",\"channels\":[");
+    nsc_q_lit(o, ",\"channels\":[");
     for (size_t i = 0; i < s->n;) {
         size_t j = i;
         while (j < s->n && s->v[j].channel == s->v[i].channel)
             j++;
-        q_cs(o, i ? ",{\"channel\":" : "{\"channel\":");
-        q_u64(o, s->v[i].channel);
+        nsc_q_cs(o, i ? ",{\"channel\":" : "{\"channel\":");
+        nsc_q_u64(o, s->v[i].channel);
         write_ring(c, s->v + i, j - i);
-        q_lit(o, ",\"send_peers\":[");
+        nsc_q_lit(o, ",\"send_peers\":[");
         for (size_t k = i; k < j; k++) {
-            q_cs(o, k > i ? ",[" : "[");
-            q_i64(o, s->v[k].rank);
-            q_lit(o, ",");
-            q_i64(o, s->v[k].peer);
-            q_lit(o, "]");
+            nsc_q_cs(o, k > i ? ",[" : "[");
+            nsc_q_i64(o, s->v[k].rank);
+            nsc_q_lit(o, ",");
+            nsc_q_i64(o, s->v[k].peer);
+            nsc_q_lit(o, "]");
         }
-        q_lit(o, "]}");
+        nsc_q_lit(o, "]}");
         i = j;
     }
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
 }
 
-static void write_nodes(q_ctx *c)
+static void write_nodes(nsc_q_ctx *c)
 {
-    q_out *o = c->out;
-    q_lit(o, ",\"nodes\":[");
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, ",\"nodes\":[");
     for (size_t h = 0; h < c->nhosts; h++) {
-        q_cs(o, h ? ",{\"host\":" : "{\"host\":");
-        q_str(o, c->hosts[h].name);
-        q_cs(o, c->hosts[h].has_model ? ",\"clock\":\"model\",\"ranks\":["
+        nsc_q_cs(o, h ? ",{\"host\":" : "{\"host\":");
+        nsc_q_str(o, c->hosts[h].name);
+        nsc_q_cs(o, c->hosts[h].has_model ? ",\"clock\":\"model\",\"ranks\":["
                                        : ",\"clock\":\"identity\",\"ranks\":[");
         int first = 1;
         for (size_t r = 0; r < c->nranks; r++)
             if (c->ranks[r].host == (int)h) {
-                q_cs(o, first ? "" : ",");
-                q_i64(o, c->ranks[r].rank);
+                nsc_q_cs(o, first ? "" : ",");
+                nsc_q_i64(o, c->ranks[r].rank);
                 first = 0;
             }
-        q_lit(o, "]}");
+        nsc_q_lit(o, "]}");
     }
-    q_lit(o, "]");
+    nsc_q_lit(o, "]");
 }
 
-int q_topology(q_ctx *c)
+int nsc_q_topology(nsc_q_ctx *c)
 {
-    q_out *o = c->out;
+    nsc_q_out *o = c->out;
     tp_set peers = {0};
     int rc = 0;
     for (size_t r = 0; !rc && r < c->nranks; r++)
         rc = rank_peers(c, &c->ranks[r], &peers);
     if (!rc) {
-        q_lit(o, "{");
-        q_write_comm_head(c);
-        q_lit(o, ",\"ranks\":[");
+        nsc_q_lit(o, "{");
+        nsc_q_write_comm_head(c);
+        nsc_q_lit(o, ",\"ranks\":[");
         for (size_t i = 0; i < c->nranks; i++) {
-            const q_rank *r = &c->ranks[i];
-            q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
-            q_i64(o, r->rank);
-            q_lit(o, ",\"host\":");
-            q_str(o, r->info.host);
-            q_lit(o, ",\"pid\":");
-            q_u64(o, r->info.pid);
-            q_lit(o, ",\"gpu\":");
-            q_i64(o, r->info.gpu);
-            q_lit(o, ",\"local_rank\":");
-            q_i64(o, r->info.local_rank);
-            q_lit(o, "}");
+            const nsc_q_rank *r = &c->ranks[i];
+            nsc_q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
+            nsc_q_i64(o, r->rank);
+            nsc_q_lit(o, ",\"host\":");
+            nsc_q_str(o, r->info.host);
+            nsc_q_lit(o, ",\"pid\":");
+            nsc_q_u64(o, r->info.pid);
+            nsc_q_lit(o, ",\"gpu\":");
+            nsc_q_i64(o, r->info.gpu);
+            nsc_q_lit(o, ",\"local_rank\":");
+            nsc_q_i64(o, r->info.local_rank);
+            nsc_q_lit(o, "}");
         }
-        q_lit(o, "]");
+        nsc_q_lit(o, "]");
         write_nodes(c);
         write_channels(c, &peers);
-        q_lit(o, "}\n");
+        nsc_q_lit(o, "}\n");
         rc = o->err;
     }
     free(peers.v);

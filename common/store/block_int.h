@@ -36,66 +36,36 @@ typedef struct field {
 } field;
 
 #define MEMBER_SIZE(T, m) ((uint8_t)sizeof(((T *)0)->m))
-#define EF(m, fl) {offsetof(nsc_event, m), MEMBER_SIZE(nsc_event, m), fl, NO_REL}
-#define EFR(m, fl, r) {offsetof(nsc_event, m), MEMBER_SIZE(nsc_event, m), fl, offsetof(nsc_event, r)}
+#define STORE_FLAGS(kind)                                                                     \
+    (NSC_VAL_##kind == NSC_VAL_SIGNED ? F_SIGNED : NSC_VAL_##kind == NSC_VAL_STR ? F_STR : 0)
+#define STORE_FIELD(path, kind, rel)                                                          \
+    {offsetof(nsc_event, path), MEMBER_SIZE(nsc_event, path), STORE_FLAGS(kind), rel},
+#define STORE_HEAD_ROW(a, kind, m, wire, store, json, nccl) STORE_FIELD(m, kind, store)
+#define STORE_ROW(a, kind, m, wire, store, json, nccl) STORE_FIELD(a.m, kind, store)
+_Static_assert(NSC_PREV == NO_REL, "event_fields.h's NSC_PREV is the block's NO_REL");
 
-#define NCOMMON 11
-static const field common_fields[NCOMMON] = {
-    EF(id, 0), EF(parent, 0), EF(start_ns, 0), EFR(stop_ns, 0, start_ns), EF(tid, 0),
-    EF(rank, F_SIGNED), EF(ctx, 0), EF(flags, 0), EF(origin_pid, 0), EF(origin_parent, 0),
-    EF(origin_ctx, 0)};
+/* Common columns: event_fields.h's head rows, then its origin rows. The
+ * decoder zeroes only the payload union: event.h checks that these and the
+ * type fill every byte before it. */
+#define NCOMMON (0 NSC_FIELDS_HEAD(NSC_ROW_COUNT, ~) NSC_FIELDS_ORIGIN(NSC_ROW_COUNT, ~))
+_Static_assert(NCOMMON == 11, "a common field more or less needs a new block version");
+static const field common_fields[NCOMMON] = {NSC_FIELDS_HEAD(STORE_HEAD_ROW, ~)
+                                                 NSC_FIELDS_ORIGIN(STORE_HEAD_ROW, ~)};
 
-/* The common fields and the type fill every byte before the payload union
- * (the decoder relies on it: it zeroes only the union). */
-_Static_assert(8 * 4 + 4 + 4 + 2 + 1 + 1 + 4 + 8 + 8 == offsetof(nsc_event, d),
-               "nsc_event has padding before its payload");
-
+/* Payload columns: a type's k-th row in event_fields.h is stored in slot k
+ * (the rows are in struct order). Slots are numbered across types, so a
+ * type with more rows than NPAYLOAD needs a new block version. */
 #define NPAYLOAD 14
 typedef struct type_fields {
     uint8_t n;
     field f[NPAYLOAD];
 } type_fields;
 
-static const type_fields payload_fields[NSC_T_COUNT] = {
-    [NSC_T_COLL] = {14, {EF(d.coll.seq, 0), EF(d.coll.count, 0), EF(d.coll.user_tag, 0),
-                         EF(d.coll.traffic_bytes, 0), EF(d.coll.parent_group, 0),
-                         EF(d.coll.root, F_SIGNED), EF(d.coll.func, F_STR),
-                         EF(d.coll.datatype, F_STR), EF(d.coll.algo, F_STR),
-                         EF(d.coll.proto, F_STR), EF(d.coll.kernel_variant, F_STR),
-                         EF(d.coll.nchannels, 0), EF(d.coll.nwarps, 0), EF(d.coll.op, 0)}},
-    [NSC_T_P2P] = {7, {EF(d.p2p.count, 0), EF(d.p2p.user_tag, 0), EF(d.p2p.parent_group, 0),
-                       EF(d.p2p.peer, F_SIGNED), EF(d.p2p.func, F_STR),
-                       EF(d.p2p.datatype, F_STR), EF(d.p2p.nchannels, 0)}},
-    [NSC_T_PROXY_OP] = {6, {EF(d.proxy_op.peer, F_SIGNED), EF(d.proxy_op.nsteps, F_SIGNED),
-                            EF(d.proxy_op.chunk_size, F_SIGNED), EF(d.proxy_op.pid, 0),
-                            EF(d.proxy_op.channel, 0), EF(d.proxy_op.is_send, 0)}},
-    [NSC_T_PROXY_STEP] = {1, {EF(d.proxy_step.step, F_SIGNED)}},
-    [NSC_T_KERNEL_CH] = {4, {EFR(d.kernel_ch.ptimer_start, 0, start_ns),
-                             EFR(d.kernel_ch.ptimer_stop, 0, d.kernel_ch.ptimer_start),
-                             EFR(d.kernel_ch.ptimer_stop_ns, 0, stop_ns),
-                             EF(d.kernel_ch.channel, 0)}},
-    [NSC_T_NET_PLUGIN] = {2, {EF(d.net_plugin.plugin_id, F_SIGNED), EF(d.net_plugin.data, 0)}},
-    [NSC_T_GROUP_API] = {1, {EF(d.group_api.depth, 0)}},
-    [NSC_T_COLL_API] = {6, {EF(d.coll_api.func, F_STR), EF(d.coll_api.datatype, F_STR),
-                            EF(d.coll_api.root, F_SIGNED), EF(d.coll_api.count, 0),
-                            EF(d.coll_api.stream, 0), EF(d.coll_api.user_tag, 0)}},
-    [NSC_T_P2P_API] = {6, {EF(d.coll_api.func, F_STR), EF(d.coll_api.datatype, F_STR),
-                           EF(d.coll_api.root, F_SIGNED), EF(d.coll_api.count, 0),
-                           EF(d.coll_api.stream, 0), EF(d.coll_api.user_tag, 0)}},
-    [NSC_T_KERNEL_LAUNCH] = {1, {EF(d.kernel_launch.stream, 0)}},
-    [NSC_T_CE_COLL] = {12, {EF(d.ce_coll.seq, 0), EF(d.ce_coll.count, 0), EF(d.ce_coll.stream, 0),
-                            EF(d.ce_coll.user_tag, 0), EF(d.ce_coll.root, F_SIGNED),
-                            EF(d.ce_coll.batch_size, 0), EF(d.ce_coll.num_batches, 0),
-                            EF(d.ce_coll.ce_seq, 0), EF(d.ce_coll.func, F_STR),
-                            EF(d.ce_coll.datatype, F_STR), EF(d.ce_coll.sync_strategy, F_STR),
-                            EF(d.ce_coll.intra_batch_sync, 0)}},
-    [NSC_T_CE_SYNC] = {2, {EF(d.ce_sync.nranks, F_SIGNED), EF(d.ce_sync.is_complete, 0)}},
-    [NSC_T_CE_BATCH] = {3, {EF(d.ce_batch.total_bytes, 0), EF(d.ce_batch.num_ops, F_SIGNED),
-                            EF(d.ce_batch.use_intra_sync, 0)}},
-    [NSC_T_KERNEL_PHASE] = {4, {EFR(d.kernel_phase.ptimer, 0, start_ns),
-                                EF(d.kernel_phase.phase_name, F_STR),
-                                EF(d.kernel_phase.channel, 0), EF(d.kernel_phase.phase_id, 0)}},
-};
+#define STORE_TYPE(type, s, list) [type] = {0 list(NSC_ROW_COUNT, ~), {list(STORE_ROW, d.s)}},
+#define STORE_FITS(type, s, list)                                                             \
+    _Static_assert(0 list(NSC_ROW_COUNT, ~) <= NPAYLOAD, #type ": more fields than slots");
+NSC_EVENT_TYPES(STORE_FITS)
+static const type_fields payload_fields[NSC_T_COUNT] = {NSC_EVENT_TYPES(STORE_TYPE)};
 
 #define NSTATE 5
 static const field state_fields[NSTATE] = {

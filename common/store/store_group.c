@@ -153,14 +153,7 @@ static uint32_t id_group(const nsc_st_scratch *sc, uint64_t id)
 
 static int grow_u32(uint32_t **a, size_t *cap, size_t n)
 {
-    if (n <= *cap)
-        return 0;
-    uint32_t *g = realloc(*a, n * sizeof *g);
-    if (!g)
-        return NSC_STORE_ENOMEM;
-    *a = g;
-    *cap = n;
-    return 0;
+    return nsc_grow_to(a, n, cap, sizeof **a, 64) ? NSC_STORE_ENOMEM : 0;
 }
 
 /* The group of every state and completion: its event's, when the event is

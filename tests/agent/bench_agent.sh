@@ -7,29 +7,26 @@
 # nothing is dropped) into a fresh agent with its spool in a temp dir. Prints the
 # events/s until /metrics shows every event in, and the agent's resident memory
 # sampled every 20 ms (median and max) and its peak (VmHWM).
-set -eu
+set -euo pipefail
 bin=$1 batches=$2 events=$3
 shift 3
-dir=$(mktemp -d /tmp/nsc-agent-bench-XXXXXX)
-trap 'kill -KILL $apid 2>/dev/null || true; rm -rf "$dir"' EXIT
-"$bin/ncclscope-agent" --rundir "$dir" --http 127.0.0.1:0 --spool-max-mb 4096 "$@" 2>/dev/null &
-apid=$!
-for _ in $(seq 500); do [ -e "$dir/agent.http" ] && break; sleep 0.01; done
+. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
+run_agent 0 --spool-max-mb 4096 "$@"
+apid=${pids[agent0]}
 total=$((batches * events))
 (while kill -0 $apid 2>/dev/null; do awk '/VmRSS/ {print $2}' /proc/$apid/status; sleep 0.02; done >"$dir/rss") &
 t0=$(date +%s.%N)
-"$bin/nsc-agent-send" "ipc://$dir/agent.sock" "$batches" "$events" 64 0
+"$bin/nsc-agent-send" "ipc://$dir/node0/agent.sock" "$batches" "$events" 64 0
 got=0
 for _ in $(seq 3000); do
-    got=$(curl -sf "http://$(cat "$dir/agent.http")/metrics" | awk '$1 == "ncclscope_agent_events_in_total" {print $2}')
+    got=$(metric 0 ncclscope_agent_events_in_total)
     [ "$got" = "$total" ] && break
     sleep 0.01
 done
 t1=$(date +%s.%N)
 hwm=$(awk '/VmHWM/ {print $2}' /proc/$apid/status)
-kill -TERM $apid
-wait $apid
+stop agent0
 sort -n "$dir/rss" | awk -v n="$total" -v got="$got" -v t0="$t0" -v t1="$t1" -v hwm="$hwm" \
     '{ a[NR] = $1 } END { printf "events %d/%d in %.3f s: %.2f M events/s; RSS KiB median %d max %d (%d samples), VmHWM %d\n",
        got, n, t1 - t0, n / (t1 - t0) / 1e6, a[int(NR / 2) + 1], a[NR], NR, hwm }'
-du -sh "$dir/spool"
+du -sh "$dir/node0/spool"

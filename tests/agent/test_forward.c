@@ -14,17 +14,11 @@
 
 #include "a2c.h"
 #include "forward.h"
+#include "mono.h"
 
 static char dir[64], ep[64];
 static void *zctx, *router;
 static nsc_spool *spool;
-
-static uint64_t mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void bind_router(void)
 {
@@ -83,7 +77,7 @@ static nsc_fwd *new_fwd(uint32_t window, uint64_t ack_timeout_ms)
     char err[256];
     nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = window, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
                      .ack_timeout_ns = ack_timeout_ms * 1000000ull, .probe_ns = 0, .reconnect_ms = 20,
-                     .reconnect_max_ms = 100, .now = mono};
+                     .reconnect_max_ms = 100, .now = nsc_mono_ns};
     nsc_fwd *f = nsc_fwd_new(&c, spool, err);
     cr_assert_not_null(f, "%s", err);
     return f;
@@ -130,12 +124,12 @@ static void take(got *g)
  * `until` batches have arrived (0: the whole time). */
 static void pump(nsc_fwd *f, got *g, unsigned ms, unsigned until)
 {
-    uint64_t end = mono() + ms * 1000000ull;
-    while (mono() < end && (until == 0 || g->n < until)) {
+    uint64_t end = nsc_mono_ns() + ms * 1000000ull;
+    while (nsc_mono_ns() < end && (until == 0 || g->n < until)) {
         zmq_pollitem_t it[3] = {{nsc_fwd_socket(f), 0, ZMQ_POLLIN, 0}, {nsc_fwd_monitor(f), 0, ZMQ_POLLIN, 0},
                                 {router, 0, ZMQ_POLLIN, 0}};
         zmq_poll(it, 3, 5);
-        nsc_fwd_run(f, mono());
+        nsc_fwd_run(f, nsc_mono_ns());
         take(g);
     }
 }
@@ -315,11 +309,11 @@ Test(forward, probe_answer_becomes_a_sample)
     char err[256];
     nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = 4, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
                      .ack_timeout_ns = 60000000000ull, .probe_ns = 100000000ull, .reconnect_ms = 20,
-                     .reconnect_max_ms = 100, .now = mono};
+                     .reconnect_max_ms = 100, .now = nsc_mono_ns};
     nsc_fwd *f = nsc_fwd_new(&c, spool, err);
     cr_assert_not_null(f, "%s", err);
     got g = {0};
-    for (uint64_t end = mono() + 3000000000ull; g.nprobes < 3 && mono() < end;)
+    for (uint64_t end = nsc_mono_ns() + 3000000000ull; g.nprobes < 3 && nsc_mono_ns() < end;)
         pump(f, &g, 10, 0);
     cr_assert_geq(g.nprobes, 3, "the first probes come fast");
     const int64_t offset = 5000000000;  /* the collector's clock is 5 s ahead */
@@ -327,12 +321,12 @@ Test(forward, probe_answer_becomes_a_sample)
         nsc_a2c_probe p = g.probes[i];
         cr_assert_str_eq(p.host, "h1");
         cr_assert_eq(p.t4, 0);
-        p.t2 = mono() + offset;
+        p.t2 = nsc_mono_ns() + offset;
         p.t3 = p.t2 + 1000;
         uint8_t buf[NSC_A2C_SMALL_MAX];
         reply(&g, buf, nsc_a2c_encode_probe(&p, buf));
     }
-    for (uint64_t end = mono() + 3000000000ull; g.nsamples < 3 && mono() < end;)
+    for (uint64_t end = nsc_mono_ns() + 3000000000ull; g.nsamples < 3 && nsc_mono_ns() < end;)
         pump(f, &g, 10, 0);
     cr_assert_eq(g.nsamples, 3);
     for (unsigned i = 0; i < 3; i++) {
@@ -355,7 +349,7 @@ Test(forward, probe_answer_becomes_a_sample)
 static void answer(got *g, unsigned i)
 {
     nsc_a2c_probe p = g->probes[i];
-    p.t2 = mono() + 5000000000ull;
+    p.t2 = nsc_mono_ns() + 5000000000ull;
     p.t3 = p.t2 + 1000;
     uint8_t buf[NSC_A2C_SMALL_MAX];
     reply(g, buf, nsc_a2c_encode_probe(&p, buf));
@@ -368,11 +362,11 @@ Test(forward, scheduled_probe_answer_sends_one_follow_up)
     char err[256];
     nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = 4, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
                      .ack_timeout_ns = 60000000000ull, .probe_ns = 20000000000ull, .reconnect_ms = 20,
-                     .reconnect_max_ms = 100, .now = mono};
+                     .reconnect_max_ms = 100, .now = nsc_mono_ns};
     nsc_fwd *f = nsc_fwd_new(&c, spool, err);
     cr_assert_not_null(f, "%s", err);
     got g = {0};
-    for (uint64_t end = mono() + 3000000000ull; g.nprobes < 1 && mono() < end;)
+    for (uint64_t end = nsc_mono_ns() + 3000000000ull; g.nprobes < 1 && nsc_mono_ns() < end;)
         pump(f, &g, 10, 0);
     cr_assert_eq(g.nprobes, 1, "the first probe goes at once");
     answer(&g, 0);

@@ -10,17 +10,11 @@
 # The communicator asked about is the store's first one.
 set -euo pipefail
 bin=$1 store=$2 n=${3:-50}
-dir=$(mktemp -d /tmp/nsc-bench-api.XXXXXX)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$dir"; }
-trap cleanup EXIT
+. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
 
 mdb_copy "$store" "$dir/db" 2>/dev/null || { mkdir -p "$dir/db" && mdb_copy "$store" "$dir/db"; }
-"$bin/ncclscope-collector" --db "$dir/db" --listen tcp://127.0.0.1:0 --http 127.0.0.1:0 \
-  --port-file "$dir/ports" 2>"$dir/collector.log" &
-pid=$!
-for _ in $(seq 100); do grep -q http "$dir/ports" 2>/dev/null && break; sleep 0.1; done
-url=http://127.0.0.1:$(awk '$1 == "http" {print $2}' "$dir/ports")
+start_collector 0
+url=http://127.0.0.1:$http
 comm=$(curl -sf "$url/api/v1/comms" | python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])')
 
 measure() {  # measure NAME PATH

@@ -6,7 +6,7 @@
 # With BASE_BIN_DIR (another build, e.g. main's) its CLI runs each case too,
 # in turn with ours: a same-run baseline.
 # Usage: bench_cli_export.sh BIN_DIR [N] [BASE_BIN_DIR]
-set -eu
+set -euo pipefail
 n=${2:-1000000}
 clis="new:$1/ncclscope${3:+ base:$3/ncclscope}"
 tmp=$(mktemp -d)

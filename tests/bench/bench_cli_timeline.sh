@@ -10,18 +10,13 @@
 # RSS of REPS runs (default 3) per case. Not a ctest.
 set -euo pipefail
 bin=$1 base=${2:-} batches=${3:-33} reps=${4:-3}
-tmp=$(mktemp -d /tmp/nsc-bench-clitl.XXXXXX)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
+tmp=$dir
 
 mkdir "$tmp/db"
 "$bin/nsc-feed" --direct "$tmp/db" --agents 1 --procs 8 --colls 50 --batches "$batches" | grep '^events='
-"$bin/ncclscope-collector" --db "$tmp/db" --listen tcp://127.0.0.1:0 --http 127.0.0.1:0 \
-  --port-file "$tmp/ports" 2>"$tmp/collector.log" &
-pid=$!
-for _ in $(seq 100); do grep -q http "$tmp/ports" 2>/dev/null && break; sleep 0.1; done
-url=http://127.0.0.1:$(awk '$1 == "http" {print $2}' "$tmp/ports")
+start_collector 0
+url=http://127.0.0.1:$http
 echo "load before: $(cat /proc/loadavg)"
 
 run() {  # run LABEL COMMAND... : REPS timed runs, one line each

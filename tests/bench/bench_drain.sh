@@ -5,25 +5,28 @@
 # agent draining the spool into it; prints the CPU ticks (1 tick = 10 ms) of
 # each collector thread (main, ZeroMQ reaper and I/O, writer, ingest) and the
 # drain rate. With PERF_OUT, perf records the collector meanwhile. Not a ctest;
-# docs/benchmarks.md, "Collective index".
-set -u
+# docs/benchmarks.md, "Collector" (history: docs/benchmarks-history.md, "Collective index").
+set -euo pipefail
 bin=$1 perfout=${2:-}
-d=$(mktemp -d /tmp/drain-XXXX)
-"$bin/ncclscope-agent" --rundir $d --http 127.0.0.1:0 --spool-max-mb 4096 2>/dev/null & a=$!
-for _ in $(seq 500); do [ -e $d/agent.http ] && break; sleep 0.01; done
-for i in 1 2 3 4; do "$bin/nsc-agent-send" ipc://$d/agent.sock 500 1000 64 0 & done; wait %2 %3 %4 %5 2>/dev/null
-"$bin/nsc-bench-wait" "http://$(cat $d/agent.http)/metrics" ncclscope_agent_events_out_total=2000000 >/dev/null || exit 1
-kill -TERM $a; wait $a
-"$bin/ncclscope-collector" --listen tcp://127.0.0.1:0 --http off --db $d/db --port-file $d/ports 2>/dev/null & c=$!
-for _ in $(seq 500); do grep -q zmq $d/ports 2>/dev/null && break; sleep 0.01; done
-[ -n "$perfout" ] && { perf record -e cycles:u --call-graph dwarf,16384 -F 1000 -p $c -o $perfout 2>/dev/null & p=$!; sleep 0.3; }
-rm -f $d/agent.http
-"$bin/ncclscope-agent" --rundir $d --http 127.0.0.1:0 --spool-max-mb 4096 --collector tcp://127.0.0.1:$(awk '$1=="zmq"{print $2}' $d/ports) 2>/dev/null & a=$!
-for _ in $(seq 500); do [ -e $d/agent.http ] && break; sleep 0.01; done
+. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
+agent_metrics() { echo "http://$(cat "$dir/node0/agent.http")/metrics"; }
+run_agent 0 --spool-max-mb 4096
+for i in 1 2 3 4; do "$bin/nsc-agent-send" "ipc://$dir/node0/agent.sock" 500 1000 64 0 & pids[send$i]=$!; done
+for i in 1 2 3 4; do wait "${pids[send$i]}"; unset "pids[send$i]"; done
+"$bin/nsc-bench-wait" "$(agent_metrics)" ncclscope_agent_events_out_total=2000000 >/dev/null
+stop agent0
+start_collector 0
+c=${pids[collector]}
+if [ -n "$perfout" ]; then
+    perf record -e cycles:u --call-graph dwarf,16384 -F 1000 -p "$c" -o "$perfout" 2>/dev/null &
+    pids[perf]=$!
+    sleep 0.3
+fi
+run_agent 0 --spool-max-mb 4096 --collector "tcp://127.0.0.1:$port"
 t0=$(date +%s.%N)
-t1=$("$bin/nsc-bench-wait" "http://$(cat $d/agent.http)/metrics" ncclscope_agent_forward_events_acked_total=2000000) || exit 1
-for t in /proc/$c/task/*; do echo "$(cat $t/comm) $(awk '{sub(/.*\) /,""); print $12+$13}' $t/stat)"; done | tr '\n' ' '
-[ -n "$perfout" ] && { kill -INT $p; wait $p; }
-kill -TERM $a $c; wait
+t1=$("$bin/nsc-bench-wait" "$(agent_metrics)" ncclscope_agent_forward_events_acked_total=2000000)
+for t in /proc/$c/task/*; do echo "$(cat "$t/comm") $(awk '{sub(/.*\) /,""); print $12+$13}' "$t/stat")"; done | tr '\n' ' '
+if [ -n "$perfout" ]; then kill -INT "${pids[perf]}"; wait "${pids[perf]}"; unset "pids[perf]"; fi
+stop agent0
+stop collector
 echo "drain $(echo "2 / ($t1 - $t0)" | bc -l | cut -c1-5) Mev/s"
-rm -rf $d

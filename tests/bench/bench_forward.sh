@@ -28,35 +28,14 @@
 # agent's says whether the end-to-end rate is bound by the two cores.
 # The NCCLSCOPE_* environment reaches the agent and the collector (e.g.
 # NCCLSCOPE_AGENT_MAX_INFLIGHT_MB=32 to try a knob).
-set -eu
+set -euo pipefail
 bin=$1 senders=${2:-4} batches=${3:-500} events=${4:-1000} runs=${5:-3} base=${6:-}
 total=$((senders * batches * events))
-dir=$(mktemp -d /tmp/nsc-fwd-bench-XXXXXX)
-pids=()
-trap 'for p in "${pids[@]}"; do kill -KILL $p 2>/dev/null || true; done; rm -rf "$dir"' EXIT
+. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
+r=$dir/node0  # the agent's run dir, emptied after each run
 
 # CPU time (user + system, all threads) of a live process, ns per event.
 cpu_ns() { awk -v tck="$(getconf CLK_TCK)" -v n="$total" '{ sub(/.*\) /, ""); printf "%.0f", ($12 + $13) / tck * 1e9 / n }' /proc/$1/stat; }
-
-metric() { curl -sf "http://$(cat "$1/agent.http")/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
-
-start_collector() {  # start_collector RUNDIR: sets cpid and args
-    "$bin/ncclscope-collector" --listen tcp://127.0.0.1:0 --http off --db "$1/db" --port-file "$1/ports" 2>/dev/null &
-    cpid=$!
-    pids+=($cpid)
-    for _ in $(seq 500); do grep -q zmq "$1/ports" 2>/dev/null && break; sleep 0.01; done
-    args=(--collector "tcp://127.0.0.1:$(awk '$1 == "zmq" {print $2}' "$1/ports")")
-}
-
-start_agent() {  # start_agent RUNDIR AGENT [ARGS...]: sets apid
-    local r=$1 agent=$2
-    shift 2
-    rm -f "$r/agent.http"
-    "$agent" --rundir "$r" --http 127.0.0.1:0 --spool-max-mb 4096 "$@" 2>/dev/null &
-    apid=$!
-    pids+=($apid)
-    for _ in $(seq 500); do [ -e "$r/agent.http" ] && break; sleep 0.01; done
-}
 
 send_all() {  # send_all RUNDIR: the senders, their CPU time in RUNDIR/senders-cpu
     (for _ in $(seq "$senders"); do
@@ -66,49 +45,58 @@ send_all() {  # send_all RUNDIR: the senders, their CPU time in RUNDIR/senders-c
     times >"$1/senders-cpu")  # not in a pipe: its second line is this subshell's children, the senders
 }
 
-# wait_metric RUNDIR METRIC: until it reaches the total (60 s at most), the
-# agent's RSS sampled every 20 ms meanwhile (RUNDIR/rss); sets t1 (when it
-# did) and got. A waiting tool, not a curl loop: curl every 10 ms would take a
-# third of a core from what is measured.
-wait_metric() {
-    t1=$("$bin/nsc-bench-wait" --timeout-s 60 --rss "$apid:$1/rss" "http://$(cat "$1/agent.http")/metrics" "$2=$total") || true
-    got=$(metric "$1" "$2")
+# wait_total METRIC: until it reaches the total (60 s at most), the agent's
+# RSS sampled every 20 ms meanwhile ($r/rss); sets t1 (when it did) and got.
+# A waiting tool, not a curl loop: curl every 10 ms would take a third of a
+# core from what is measured.
+wait_total() {
+    t1=$("$bin/nsc-bench-wait" --timeout-s 60 --rss "$apid:$r/rss" "http://$(cat "$r/agent.http")/metrics" "$1=$total") || true
+    got=$(metric 0 "$1")
+}
+# bench_agent ARGS...: the agent under test (pids[agent0], apid) on $r.
+bench_agent() {
+    agent_bin=$agent run_agent 0 --spool-max-mb 4096 "$@"
+    apid=${pids[agent0]}
 }
 
 run() {  # run MODE N [AGENT]
-    local mode=$1 r="$dir/$1-$2" agent=${3:-$bin/ncclscope-agent} done_metric=ncclscope_agent_forward_events_acked_total
+    local mode=$1 agent=${3:-$bin/ncclscope-agent} done_metric=ncclscope_agent_forward_events_acked_total
     local kind=${mode#base-}
     args=()
     mkdir -p "$r"
     if [ "$kind" = drain ]; then  # fill the spool with no collector, then time the forward alone
-        start_agent "$r" "$agent"
+        bench_agent
         send_all "$r"
-        wait_metric "$r" ncclscope_agent_events_out_total
-        kill -TERM $apid
-        wait $apid
+        wait_total ncclscope_agent_events_out_total
+        stop agent0
     fi
-    [ "$kind" = spool ] && done_metric=ncclscope_agent_events_out_total || start_collector "$r"
-    start_agent "$r" "$agent" "${args[@]}"
+    if [ "$kind" = spool ]; then
+        done_metric=ncclscope_agent_events_out_total
+    else
+        start_collector 0
+        cpid=${pids[collector]}
+        args=(--collector "tcp://127.0.0.1:$port")
+    fi
+    bench_agent "${args[@]}"
     t0=$(date +%s.%N)
     [ "$kind" = drain ] || send_all "$r"
-    wait_metric "$r" $done_metric
+    wait_total $done_metric
     hwm=$(awk '/VmHWM/ {print $2}' /proc/$apid/status)
     cpu=$(cpu_ns "$apid")
     ccpu=0
     [ "$kind" = spool ] || ccpu=$(cpu_ns "$cpid")
     scpu=$(awk -v n="$total" '{ split($1, u, "m"); split($2, y, "m"); printf "%.0f", (u[1] * 60 + u[2] + y[1] * 60 + y[2]) * 1e9 / n }' <(sed -n 2p "$r/senders-cpu"))
-    refused=$(metric "$r" ncclscope_agent_spool_refused_events_total)
-    resent=$(metric "$r" ncclscope_agent_forward_batches_resent_total)
-    kill -TERM $apid
-    wait $apid
-    [ "$kind" = spool ] || { kill -TERM $cpid; wait $cpid || true; }
+    refused=$(metric 0 ncclscope_agent_spool_refused_events_total)
+    resent=$(metric 0 ncclscope_agent_forward_batches_resent_total)
+    stop agent0
+    [ "$kind" = spool ] || stop collector
     [ "$got" = "$total" ] && [ "$refused" = 0 ] || { echo "$mode: LOSS: $got/$total events, $refused refused" >&2; exit 1; }
     anon=$(sort -n -k2 "$r/rss" | awk '{ a[NR] = $2 } END { printf "%d %d", a[int(NR / 2) + 1], a[NR] }')
     sort -n "$r/rss" | awk -v mode="$mode" -v n="$total" -v t0="$t0" -v t1="$t1" -v hwm="$hwm" -v resent="$resent" -v anon="$anon" -v cpu="$cpu" -v ccpu="$ccpu" -v scpu="$scpu" \
         '{ a[NR] = $1 } END { printf "%s %.3f %d %d %d %s %s %s %s %s\n", mode, n / (t1 - t0) / 1e6, a[int(NR / 2) + 1], a[NR], hwm, resent, anon, cpu, ccpu, scpu }' \
         >>"$dir/results"
     tail -n 1 "$dir/results"
-    rm -rf "$r"
+    rm -rf "$r" "$dir/db"
 }
 
 echo "load $(cat /proc/loadavg)"

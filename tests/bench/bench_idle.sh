@@ -16,18 +16,12 @@
 # in clock ticks) from /proc, and prints per process: wake-ups/s and CPU
 # ms/s. The agent has no collector (it spools). Three runs of each; the
 # medians are printed last.
-set -eu
+set -euo pipefail
 bin=$(cd "$1" && pwd)
 shift
 plugins=("$@")
 [ ${#plugins[@]} -gt 0 ] || plugins=("$bin/../lib/libnccl-profiler-ncclscope.so")
-dir=$(mktemp -d /tmp/nsc-bench-idle.XXXXXX)
-agent=
-cleanup() {
-    [ -n "$agent" ] && kill "$agent" 2>/dev/null && wait "$agent" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
 tick_ms=$((1000 / $(getconf CLK_TCK)))
 
 # ship_stats: "WAKEUPS CPU_TICKS" summed over the shipper threads of the
@@ -46,14 +40,10 @@ ship_stats() {
 }
 
 run_one() {  # run_one PLUGIN CASE: prints "wakeups/s/proc cpu_ms/s/proc"
-    local plugin=$1 case=$2 rundir=$dir/run
-    rm -rf "$rundir" && mkdir -p "$rundir/node0"
-    if [ "$case" = agent ]; then
-        "$bin/ncclscope-agent" --rundir "$rundir/node0" --http 127.0.0.1:0 2>"$dir/agent.log" &
-        agent=$!
-        for _ in $(seq 100); do [ -S "$rundir/node0/agent.sock" ] && break; sleep 0.05; done
-    fi
-    NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$rundir" --scenario coll \
+    local plugin=$1 case=$2
+    rm -rf "$dir/node0" && mkdir -p "$dir/node0"
+    [ "$case" != agent ] || run_agent 0
+    NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario coll \
         --nodes 1 --ranks-per-node 4 --iters 1 --channels 1 --pace-us 6000000 >"$dir/emu.log" 2>&1 &
     local emu=$!
     sleep 2
@@ -62,7 +52,7 @@ run_one() {  # run_one PLUGIN CASE: prints "wakeups/s/proc cpu_ms/s/proc"
     sleep 3
     b=$(ship_stats)
     wait $emu
-    if [ -n "$agent" ]; then kill "$agent" && wait "$agent" 2>/dev/null || true; agent=; fi
+    [ "$case" != agent ] || stop agent0
     set -- $a $b
     awk -v w=$(($3 - $1)) -v c=$(($4 - $2)) -v t=$tick_ms 'BEGIN { printf "%.0f %.2f\n", w / 3 / 4, c * t / 3 / 4 }'
 }

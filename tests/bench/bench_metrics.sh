@@ -8,7 +8,7 @@
 # 2 ranks each opening COMMS communicators (default 128) with 3 AllReduce each;
 # then REQUESTS (default 50) sequential GETs of each endpoint with curl: the
 # median and p90 of curl's total time, and /metrics' size and series.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 comms=${3:-128} n=${4:-50} mode=bench nodes=1
 . "$(dirname "$0")/../e2e/lib.sh"
 start_collector 0

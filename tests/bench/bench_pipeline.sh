@@ -35,16 +35,13 @@
 # collector, and the load average at the start of each run.
 # The NCCLSCOPE_* environment reaches the plugin, the agent and the collector
 # (e.g. NCCLSCOPE_BUFFER_MB=128 for the plugin's buffers).
-set -eu
+set -euo pipefail
 bin=$1 ranks=${2:-4} iters=${3:-4000} runs=${4:-5} channels=${5:-4}
 nodes=2
 [ $((ranks % nodes)) = 0 ] || { echo "bench_pipeline.sh: RANKS must be a multiple of $nodes" >&2; exit 2; }
 lib=$(cd "$bin/../lib" && pwd)
-dir=$(mktemp -d /tmp/nsc-pipe-bench-XXXXXX)
-pids=()
-trap 'for p in "${pids[@]}"; do kill -KILL $p 2>/dev/null || true; done; rm -rf "$dir"' EXIT
-
-die() { echo "bench_pipeline.sh: $*" >&2; exit 1; }
+. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
+r=$dir  # the run's folder: the agent's node0 (the other nodes link to it), the store; emptied after each run
 
 # CPU time (user + system, all threads) of a live process, in ns.
 cpu_ns() { awk -v tck="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.0f", ($12 + $13) / tck * 1e9 }' /proc/$1/stat; }
@@ -61,45 +58,37 @@ scrape() {
     exec 3<&-
 }
 
-wait_file() { for _ in $(seq 500); do [ -s "$1" ] && return 0; sleep 0.01; done; die "no $1"; }
-
-start_collector() {  # start_collector RUN_DIR: sets cpid, chttp and the agent's collector args
-    "$bin/ncclscope-collector" --listen tcp://127.0.0.1:0 --http 127.0.0.1:0 --db "$1/db" \
-        --port-file "$1/ports" 2>"$1/collector.log" &
-    cpid=$!
-    pids+=($cpid)
-    for _ in $(seq 500); do [ "$(grep -c 'zmq\|http' "$1/ports" 2>/dev/null)" = 2 ] && break; sleep 0.01; done
-    chttp=127.0.0.1:$(awk '$1 == "http" {print $2}' "$1/ports")
-    args=(--collector "tcp://127.0.0.1:$(awk '$1 == "zmq" {print $2}' "$1/ports")")
+bench_collector() {  # the collector (cpid, chttp) and the agent's collector args
+    start_collector 0
+    cpid=${pids[collector]}
+    chttp=127.0.0.1:$http
+    args=(--collector "tcp://127.0.0.1:$port")
 }
 
-start_agent() {  # start_agent RUN_DIR: sets apid and ahttp
-    "$bin/ncclscope-agent" --rundir "$1/node0" --http 127.0.0.1:0 --spool-max-mb 4096 "${args[@]}" \
-        2>"$1/agent.log" &
-    apid=$!
-    pids+=($apid)
-    wait_file "$1/node0/agent.http"
-    ahttp=$(cat "$1/node0/agent.http")
+bench_agent() {  # the agent on node0 (apid, ahttp)
+    run_agent 0 --spool-max-mb 4096 "${args[@]}"
+    apid=${pids[agent0]}
+    ahttp=$(cat "$r/node0/agent.http")
 }
 
-emulate() {  # emulate RUN_DIR PLUGIN ARGS...: the job; its ranks' CPU time in RUN_DIR/emu-cpu
-    local r=$1 plugin=$2
-    shift 2
-    (NCCLSCOPE_JOB=${r##*/} NCCLSCOPE_EVENT_MASK=all LD_LIBRARY_PATH=$lib "$bin/ncclscope-emu" \
+emulate() {  # emulate PLUGIN ARGS...: the job $job; its ranks' CPU time in $r/emu-times
+    local plugin=$1
+    shift
+    (NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all LD_LIBRARY_PATH=$lib "$bin/ncclscope-emu" \
         --plugin "$plugin" --scenario ring --nodes $nodes --ranks-per-node $((ranks / nodes)) \
         --channels "$channels" --iters "$iters" --rundir-base "$r" --summary "$r/emu.json" --time-scale 0 "$@" \
         >"$r/emu.log" 2>&1 || die "the emulator failed: $(tail -n 5 "$r/emu.log")"
      times >"$r/emu-times")  # its second line: this subshell's children, the emulator and its ranks
 }
 
-# expected RUN_DIR: what the job emitted, from the emulator's summary: sets
+# expected: what the job emitted, from the emulator's summary: sets
 # events, states (stored ones), states_all (recordEventState calls) and procs.
 expected() {
     read -r events states states_all procs < <(python3 -c 'import json, sys
 s = json.load(open(sys.argv[1])); t = s["totals"]
 ev = sum(t["calls"]["start"].values()) + sum(t["foreign"]["start"].values())
 st = sum(t["states"].values())
-print(ev, st - t["states"].get("KernelChStop", 0), st, len(s["processes"]))' "$1/emu.json")
+print(ev, st - t["states"].get("KernelChStop", 0), st, len(s["processes"]))' "$r/emu.json")
 }
 
 # stored_all: the collector stored every event and state and acknowledged all.
@@ -125,10 +114,10 @@ wait_done() {  # wait_done CHECK: poll every 5 ms until CHECK holds; fails after
     return 1
 }
 
-# check_plugins RUN_DIR: the plugins' own counters, as the collector last got
+# check_plugins: the plugins' own counters, as the collector last got
 # them: nothing dropped, and as many emitted as the emulator counted.
 check_plugins() {
-    curl -sf "http://$chttp/api/v1/status" >"$1/status.json" || die "no status from the collector"
+    curl -sf "http://$chttp/api/v1/status" >"$r/status.json" || die "no status from the collector"
     python3 -c 'import json, sys
 s = json.load(open(sys.argv[1])); job = sys.argv[2]
 p = [x for x in s["processes"] if x["job"] == job]
@@ -136,22 +125,23 @@ got = (len(p), sum(x["events_emitted"] for x in p), sum(x["states_emitted"] for 
        sum(x["events_dropped"] for x in p), sum(x["states_dropped"] for x in p))
 want = tuple(int(v) for v in sys.argv[3:]) + (0, 0)
 sys.exit(0 if got == want else "plugins (processes, events and states emitted, dropped) %s, want %s" % (got, want))' \
-        "$1/status.json" "${1##*/}" "$procs" "$events" "$states_all" || die "LOSS in $1"
+        "$r/status.json" "$job" "$procs" "$events" "$states_all" || die "LOSS in $job"
 }
 
 run() {  # run MODE N: one line into $dir/results
-    local mode=$1 r="$dir/$1-$2" n
+    local mode=$1 n
     local load
+    job=$1-$2
     load=$(cut -d' ' -f1 /proc/loadavg)
     mkdir -p "$r/node0"
     for n in $(seq 1 $((nodes - 1))); do ln -s node0 "$r/node$n"; done
     args=()
     cpid='' apid='' comp=0 acpu=0 ccpu=0
-    [ "$mode" = forward ] && start_collector "$r"
-    [ "$mode" = empty ] || start_agent "$r"
+    [ "$mode" != forward ] || bench_collector
+    [ "$mode" = empty ] || bench_agent
     t0=$(date +%s%N)
-    if [ "$mode" = empty ]; then emulate "$r" empty --mask all; else emulate "$r" ncclscope; fi
-    expected "$r"
+    if [ "$mode" = empty ]; then emulate empty --mask all; else emulate ncclscope; fi
+    expected
     case $mode in
     forward) wait_done stored_all || die "LOSS: the collector stored ${m[ncclscope_collector_events_in_total]:-?} of $events events, ${m[ncclscope_collector_states_in_total]:-?} of $states states" ;;
     spool) wait_done spooled_all || die "LOSS: the agent took ${m[ncclscope_agent_events_in_total]:-?} of $events events, ${m[ncclscope_agent_states_in_total]:-?} of $states states" ;;
@@ -169,15 +159,16 @@ run() {  # run MODE N: one line into $dir/results
         scrape "$chttp"
         comp=${m[ncclscope_collector_completions_in_total]}
         [ "${m[ncclscope_collector_store_events]}" = "$events" ] || die "LOSS: the store holds ${m[ncclscope_collector_store_events]} of $events events"
-        check_plugins "$r"
+        check_plugins
     fi
-    for p in $apid $cpid; do kill -TERM $p; wait $p || die "pid $p exited with $?"; done
+    [ -z "$apid" ] || stop agent0
+    [ -z "$cpid" ] || stop collector
     ecpu=$(sed -n 2p "$r/emu-times" | awk '{ split($1, u, "m"); split($2, y, "m"); printf "%.0f", (u[1] * 60 + u[2] + y[1] * 60 + y[2]) * 1e9 }')
     awk -v mode="$mode" -v t="$((t1 - t0))" -v e="$events" -v s="$states" -v c="$comp" -v ecpu="$ecpu" \
         -v acpu="$acpu" -v ccpu="$ccpu" -v load="$load" 'BEGIN { n = e + s
         printf "%s %.3f %d %d %d %.0f %.0f %.0f %.0f %s %.3f\n", mode, n / t * 1e3, e, s, c, ecpu / n, acpu / n, ccpu / n,
             (ecpu + acpu + ccpu) / n, load, t / 1e9 }' | tee -a "$dir/results"
-    rm -rf "$r"
+    rm -rf "$r"/node* "$r/db" "$r"/emu* "$r/status.json"
 }
 
 echo "load $(cat /proc/loadavg)"

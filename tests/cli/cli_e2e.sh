@@ -15,23 +15,13 @@
 # All nodes' run directories are links to the one agent's, so one agent
 # serves the job. Every wait is bounded. NSC_KEEP=1 keeps the temp folder of
 # a failed run (logs, store, every verb's JSON) and says where.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d /tmp/nsc-cli-e2e-XXXXXX)
+. "$here/../e2e/lib.sh"
 job=cli-$$
 cli() { "$bin/ncclscope" "$@"; }
-cleanup() {
-    local rc=$?
-    cli down --run-dir "$dir/node0" --wait 5 >/dev/null 2>&1 || true
-    if [ $rc -ne 0 ] && [ "${NSC_KEEP:-0}" = 1 ]; then echo "cli_e2e.sh ($mode): kept $dir" >&2; else rm -rf "$dir"; fi
-}
-trap cleanup EXIT
-die() {
-    echo "cli_e2e.sh ($mode): $*" >&2
-    tail -n 20 "$dir"/node0/*.log "$dir/emu.log" >&2 || true
-    exit 1
-}
+before_cleanup() { cli down --run-dir "$dir/node0" --wait 5 >/dev/null 2>&1; }
 
 # Lag and death thresholds short enough for a test; the agent names its host
 # as the emulator names node 0.
@@ -59,16 +49,15 @@ NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plug
 # counts stopped events, so it does not apply to hung or killed ranks, whose
 # open events the store also holds).
 agent=$(cat "$dir/node0/agent.http")
-metric() { curl -sf "http://$agent/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 # Every process of the job seen and its end noticed (a killed one may never
 # have flushed anything), then nothing left to send.
 procs=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["processes"]))' "$dir/emu.json")
 [ "$mode" = kill ] && procs=$((procs - 1))
 delivered() {
-    [ "$(metric ncclscope_agent_processes_started_total)" -ge "$procs" ] &&
-        [ "$(metric 'ncclscope_agent_processes{state="alive"}')" = 0 ] &&
-        [ "$(metric ncclscope_agent_spool_entries)" = 0 ] && [ "$(metric ncclscope_agent_pxn_pending)" = 0 ] &&
-        [ "$(metric ncclscope_agent_forward_inflight)" = 0 ]
+    [ "$(metric 0 ncclscope_agent_processes_started_total)" -ge "$procs" ] &&
+        [ "$(metric 0 'ncclscope_agent_processes{state="alive"}')" = 0 ] &&
+        [ "$(metric 0 ncclscope_agent_spool_entries)" = 0 ] && [ "$(metric 0 ncclscope_agent_pxn_pending)" = 0 ] &&
+        [ "$(metric 0 ncclscope_agent_forward_inflight)" = 0 ]
 }
 # (three checks in a row: lifecycle records of exiting processes come later)
 quiet=0

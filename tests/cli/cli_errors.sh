@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # CLI errors: each prints one line starting with "ncclscope: " and exits with
 # the documented code (1 error, 2 usage). Usage: cli_errors.sh BIN_DIR
-set -u
-cli=$1/ncclscope
+set -euo pipefail
+bin=$1
+cli=$bin/ncclscope
 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-# A port nothing listens on: bind one, close it.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
+tmp=$dir
+closed_port  # a port that refuses connections: $closed
+port=$closed
 
 expect() {  # expect CODE PATTERN CMD...: exit code, one stderr line matching PATTERN
   local code=$1 pat=$2; shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  local rc=0
+  "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
   local lines; lines=$(wc -l <"$tmp/err")
   if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ] || ! grep -qE "^ncclscope: $pat" "$tmp/err"; then
     echo "FAIL: $* -> rc $rc (want $code), stderr:"; cat "$tmp/err"; fail=1
@@ -37,7 +38,7 @@ expect 1 "$tmp/bad.ndjson: bad JSON in line 2" \
   sh -c "printf '{\"kind\":\"header\"}\n{nope\n' >$tmp/bad.ndjson; exec $cli export --input $tmp/bad.ndjson -o $tmp/x.pftrace"
 
 # A server that answers 404 with the API's error body: the message is shown as is.
-python3 - "$tmp/port" <<'PY' &
+python3 - "$tmp/port" <<'PY' >/dev/null &
 import http.server, sys, socketserver
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -51,7 +52,7 @@ s.timeout = 10
 s.handle_request()
 PY
 srv=$!
-for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+wait_until 5 test -s "$tmp/port" || die "the 404 server did not start"
 expect 1 'no communicator 0x77 in job "local"' "$cli" --collector "http://127.0.0.1:$(cat "$tmp/port")" timeline --comm 0x77
 wait $srv
 

@@ -3,7 +3,7 @@
 # track per rank, lane tracks sharing a sibling_merge_key (behaviour 3), the
 # slices with their metadata and unmoved timestamps; Chrome JSON parses and
 # has the same slices. Usage: cli_export.sh BIN_DIR SRC_DIR
-set -eu
+set -euo pipefail
 cli=$1/ncclscope
 in=$2/timeline.ndjson
 tmp=$(mktemp -d)

@@ -30,6 +30,7 @@
 
 #include "a2c.h"
 #include "mix.h"
+#include "mono.h"
 #include "store.h"
 #include "storeutil.h"
 #include "wire.h"
@@ -58,12 +59,7 @@ typedef struct pool {
     uint64_t events_per_batch;
 } pool;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)nsc_mono_ns() * 1e-9; }
 
 static int encode_section(nsc_mix *m, const nsc_proc *proc, const nsc_ctx_def *ctx,
                           const nsc_str_def *strs, uint64_t seq, nsc_a2c_section *out,

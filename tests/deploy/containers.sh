@@ -8,7 +8,7 @@
 # The base image docker.io/library/debian:bookworm is debootstrapped (minbase) once
 # and cached as a tarball in $NCCLSCOPE_TEST_CACHE (default /var/cache/ncclscope-test);
 # podman keeps the imported image and the build stage's layers between runs.
-set -eu
+set -euo pipefail
 src=$(cd "$1" && pwd)
 . "$(dirname "$0")/lib.sh"
 [ "${NCCLSCOPE_TEST_CONTAINERS:-1}" = 0 ] && skip "container images: NCCLSCOPE_TEST_CONTAINERS=0"

@@ -2,7 +2,7 @@
 # docs.sh SRC_DIR BIN_DIR: docs/configuration.md names every environment variable the
 # agent's and the collector's --help list, with the same default (so the reference
 # cannot drift from the programs).
-set -eu
+set -euo pipefail
 src=$1 bin=$2
 . "$(dirname "$0")/lib.sh"
 doc=$src/docs/configuration.md

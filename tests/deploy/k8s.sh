@@ -1,7 +1,7 @@
 #!/bin/bash
 # k8s.sh SRC_DIR BIN_DIR: the Kubernetes manifests pass check_k8s.py, and the checker
 # catches each kind of mistake in a broken copy (so a pass means something).
-set -eu
+set -euo pipefail
 src=$1 bin=$2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"

@@ -1,5 +1,6 @@
 # lib.sh: helpers shared by the deployment tests (sourced, not run).
 # skip MESSAGE: ctest reports the test as skipped (SKIP_RETURN_CODE 77).
+set -euo pipefail
 skip() { echo "SKIPPED: $*"; exit 77; }
 fail() { echo "FAILED: $*" >&2; exit 1; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root ($1)"; }

@@ -6,7 +6,7 @@
 # - the agent's socket is mode 0660, its spool and the collector's store 0750/0640; --gen-keys writes the
 #   secret key 0600.
 # Real processes on 127.0.0.1 with kernel-picked ports, files in a temp dir.
-set -eu
+set -euo pipefail
 bin=$1
 . "$(dirname "$0")/lib.sh"
 dir=$(mktemp -d /tmp/nsc-sec-XXXXXX)

@@ -7,7 +7,7 @@
 # SLURM_JOB_ID, with every rank the emulator ran: `ncclscope --db DIR status --json`.
 # Needs root and slurm-wlm + munge (scripts/deps.sh --test); NCCLSCOPE_TEST_SLURM=0 skips it,
 # NSC_KEEP=1 keeps its temp dir (logs, store) for a look afterwards.
-set -eu
+set -euo pipefail
 src=$1 bin=$2 plugin=$3
 . "$(dirname "$0")/lib.sh"
 [ "${NCCLSCOPE_TEST_SLURM:-1}" = 0 ] && skip "Slurm: NCCLSCOPE_TEST_SLURM=0"
@@ -27,7 +27,11 @@ die() {
     for f in "$dir"/*.log "$dir"/job/*.log "$dir"/job.out; do [ -f "$f" ] && { echo "== $f"; tail -30 "$f"; }; done >&2
     fail "$*"
 }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# Slurm's daemons and clients all read their ports from slurm.conf before any
+# of them starts, and slurmctld/slurmd have no port-0 mode nor a port file: the
+# ports are the kernel's pick for a socket bound and closed here, and a start
+# that loses one to another process is retried with new ports (start_slurm).
+kernel_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 node=$(hostname -s)
 
 # munge with its own key and socket
@@ -39,11 +43,18 @@ munged -F --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.s
 daemons+=($!)
 
 mkdir -p "$dir/state" "$dir/spool"
-cat >"$dir/slurm.conf" <<CONF
+export SLURM_CONF=$dir/slurm.conf
+for _ in $(seq 50); do [ -S "$dir/munge/munge.sock" ] && break; sleep 0.1; done
+[ -S "$dir/munge/munge.sock" ] || die "munged did not start"
+# start_slurm: slurm.conf with new ports, slurmctld and slurmd; true once the
+# node is idle. A daemon that could not bind its port is stopped, false.
+start_slurm() {
+    local ctld slurmd f
+    cat >"$dir/slurm.conf" <<CONF
 ClusterName=nsctest
 SlurmctldHost=$node
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
+SlurmctldPort=$(kernel_port)
+SlurmdPort=$(kernel_port)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -67,14 +78,24 @@ JobCompType=jobcomp/none
 NodeName=$node CPUs=2 State=UNKNOWN
 PartitionName=test Nodes=$node Default=YES MaxTime=10 State=UP
 CONF
-export SLURM_CONF=$dir/slurm.conf
-for _ in $(seq 50); do [ -S "$dir/munge/munge.sock" ] && break; sleep 0.1; done
-[ -S "$dir/munge/munge.sock" ] || die "munged did not start"
-slurmctld -D -c -f "$SLURM_CONF" >>"$dir/daemons.log" 2>&1 &
-daemons+=($!)
-slurmd -D -f "$SLURM_CONF" >>"$dir/daemons.log" 2>&1 &
-daemons+=($!)
-for _ in $(seq 300); do [ "$(sinfo -h -o %T 2>/dev/null)" = idle ] && break; sleep 0.1; done
+    slurmctld -D -c -f "$SLURM_CONF" >>"$dir/daemons.log" 2>&1 &
+    ctld=$!
+    slurmd -D -f "$SLURM_CONF" >>"$dir/daemons.log" 2>&1 &
+    slurmd=$!
+    daemons+=("$ctld" "$slurmd")
+    for _ in $(seq 300); do
+        [ "$(sinfo -h -o %T 2>/dev/null)" = idle ] && return 0
+        grep -q "Address already in use" "$dir"/slurm*.log "$dir/daemons.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    kill -TERM "$ctld" "$slurmd" 2>/dev/null || true
+    wait "$ctld" "$slurmd" 2>/dev/null || true
+    for f in "$dir/slurmctld.log" "$dir/slurmd.log" "$dir/daemons.log"; do
+        [ ! -e "$f" ] || mv "$f" "$f.$ctld"  # kept for a look (NSC_KEEP), out of the next try's way
+    done
+    return 1
+}
+for try in 1 2 3; do start_slurm && break; echo "slurm: start $try failed, new ports" >&2; done
 [ "$(sinfo -h -o %T 2>/dev/null)" = idle ] || die "the node is not idle: $(sinfo 2>&1)"
 
 # The batch job: collector + agent through the helper, then 2 emulated ranks on

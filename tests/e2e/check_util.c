@@ -1,6 +1,7 @@
 /* check_util.c: summary loading and store opening for the e2e checkers. */
 #include "check_util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 int e2e_load_json(const char *who, const char *path, nsc_json_doc *doc)
@@ -19,6 +20,29 @@ int e2e_load_json(const char *who, const char *path, nsc_json_doc *doc)
         return -1;
     }
     return 0;
+}
+
+uint64_t e2e_count(const nsc_json *obj, const char *name)
+{
+    uint64_t v = 0;
+    if (obj)
+        nsc_json_u64(nsc_json_get(obj, name), &v);
+    return v;
+}
+
+void e2e_emitted_by_type(const nsc_json *emu, uint64_t out[NSC_T_COUNT])
+{
+    const nsc_json *rs = nsc_json_get(emu, "ranks");
+    const nsc_json *fs = nsc_json_get(nsc_json_get(nsc_json_get(emu, "totals"), "foreign"), "stop");
+    for (unsigned t = 0; t < NSC_T_COUNT; t++)
+        out[t] = e2e_count(fs, nsc_type_name(t));
+    for (const nsc_json *r = nsc_json_first(rs); r; r = nsc_json_next(rs, r)) {
+        bool profiled = false;
+        nsc_json_bool(nsc_json_get(r, "profiled"), &profiled);
+        const nsc_json *stops = nsc_json_get(nsc_json_get(r, "calls"), "stop");
+        for (unsigned t = 0; profiled && t < NSC_T_COUNT; t++)
+            out[t] += e2e_count(stops, nsc_type_name(t));
+    }
 }
 
 int e2e_store_open(const char *who, const char *dir, const char *job, e2e_store *s)

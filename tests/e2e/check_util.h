@@ -1,15 +1,23 @@
 /* check_util.h: what the end-to-end checkers share: the emulator's summary
- * read into a JSON tree, and a read-only store opened on one job. */
+ * read into a JSON tree and its emitted totals, and a read-only store opened
+ * on one job. */
 #ifndef NCCLSCOPE_E2E_CHECK_UTIL_H
 #define NCCLSCOPE_E2E_CHECK_UTIL_H
 
 #include <stdint.h>
 
+#include "event.h"
 #include "json.h"
 #include "store.h"
 
 /* Parse the JSON file at path; who prefixes the error message. 0 or -1. */
 int e2e_load_json(const char *who, const char *path, nsc_json_doc *doc);
+
+/* The unsigned number obj.name, 0 when absent. */
+uint64_t e2e_count(const nsc_json *obj, const char *name);
+/* Events the emulator's profiled ranks stopped, by type (their own and the
+ * PXN events they stopped for others). */
+void e2e_emitted_by_type(const nsc_json *emu, uint64_t out[NSC_T_COUNT]);
 
 typedef struct e2e_store {
     nsc_store *st;

@@ -26,7 +26,7 @@
 # Environment (the benchmark): CLOCK_ITERS (default 60 iterations, 0.1 s
 # apart), CLOCK_PROBE_MS (default 20), CLOCK_OUT (a file for the checker's
 # report lines).
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 nodes=3
 . "$(dirname "$0")/lib.sh"

@@ -32,21 +32,18 @@
 #                 emulator's summary), while the others are still alive.
 # Ports: the collector's is picked by the kernel (port 0) or found free; agent
 # HTTP on port 0. Every wait is bounded. Shared helpers: lib.sh.
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 . "$(dirname "$0")/lib.sh"
 
 case $mode in
 pxn)
-    start_collector 0
-    start_agent 0
-    start_agent 1
+    start_all
     emulate --iters 5
     finish
     ;;
 collector_kill)
-    start_collector 0
-    start_agent 0
-    start_agent 1
+    start_all
     emulate --iters 60 --pace-us 40000 &
     emu=$!
     wait_until 20 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
@@ -62,7 +59,7 @@ collector_kill)
     finish
     ;;
 agent_kill)
-    port=$(free_port)
+    collector_port_for_later
     start_agent 0 --flush-ms 5 --flush-kb 2
     start_agent 1 --flush-ms 5 --flush-kb 2
     NCCLSCOPE_FLUSH_MS=2 emulate --iters 40 --pace-us 5000
@@ -87,7 +84,7 @@ agent_kill)
     finish
     ;;
 collector_late)
-    port=$(free_port)
+    collector_port_for_later
     start_agent 0
     start_agent 1
     emulate --iters 5
@@ -121,9 +118,7 @@ sys.exit(0 if "node0" in hosts and "node1" not in hosts else 1)' "$status" ||
     finish
     ;;
 hang)
-    start_collector 0 --hang-ms 300
-    start_agent 0
-    start_agent 1
+    start_all --hang-ms 300
     scenario=hang emulate --iters 5 --hang-after 2 --hang-ms 4000 --pace-us 20000 &
     emu=$!
     wait_until 8 status_has '[x for j in s["jobs"] for c in j["comms"] for x in c["lagging"] + c["hangs"] if x["rank"] == 3]' ||
@@ -134,9 +129,7 @@ hang)
     wait $emu || die "emulator failed"
     ;;
 kill)
-    start_collector 0 --hang-ms 40000
-    start_agent 0
-    start_agent 1
+    start_all --hang-ms 40000
     scenario=kill emulate --iters 40 --kill-rank 1 --kill-after 2 --pace-us 100000 &
     emu=$!
     # The process of rank 1 (status ranks give its host and pid) is dead while

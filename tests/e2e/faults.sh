@@ -29,7 +29,7 @@
 #                 store exact.
 # comms100:       every rank inits 100 communicators: /api/v1/comms lists
 #                 100, each one's collectives are matched across its ranks.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 case $mode in ranks1000 | comms100) nodes=1 ;; esac
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +52,8 @@ agents_serving() {
         curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/healthz" >/dev/null || die "agent $n: no /healthz"
     done
 }
+# issued_at_least K: the emulator's rank 0 has issued K iterations.
+issued_at_least() { [ "$(cat "$dir/progress" 2>/dev/null || echo 0)" -ge "$1" ]; }
 # sum_metric NAME: NAME summed over the agents.
 sum_metric() {
     local n s=0
@@ -74,11 +76,6 @@ print(j["events_dropped"], sum(r["null_handles"] for r in e["ranks"]),
         "$dir/status.json" "$job" "$dir/emu.json")
     [ "$nulls" -le "$dropped" ] || die "$nulls events refused at their start, only $dropped drops counted"
     if [ "$nulls" = 0 ]; then lost=(--lost-by-type "${by_type#-}"); else lost=(--lost $((dropped - nulls))); fi
-}
-start_all() {  # start_all COLLECTOR-ARGS...: the collector, then every agent
-    start_collector 0 "$@"
-    local n
-    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
 }
 
 case $mode in
@@ -166,17 +163,19 @@ map_full)
         die "emitted != stored + dropped"
     ;;
 agent_late)
-    port=$(free_port)
-    start_collector "$port"
+    start_collector 0
     # 9 chunks of records a process, and a 0.5 MiB backlog: less than the
     # job emits while the agents are absent, so the plugins drop. Unsynced
     # init: each rank emits from its start, not after the slowest (under the
     # sanitizers that can be most of the agents' absence). A 10 s budget for
     # the last finalize: agents that just arrived, busy with every rank's
     # backlog, may not take a rank's last batches within the default 1 s
-    NCCLSCOPE_FLUSH_MS=10000 NCCLSCOPE_THREADS=8 NCCLSCOPE_BUFFER_MB=1 scenario=ring emulate --iters 60 --pace-us 20000 --unsynced-init &
+    # The agents start once rank 0 has issued 40 of the 60 iterations (what
+    # the job reached, not a guessed delay: a loaded machine may spend
+    # seconds starting the ranks).
+    NCCLSCOPE_FLUSH_MS=10000 NCCLSCOPE_THREADS=8 NCCLSCOPE_BUFFER_MB=1 scenario=ring emulate --iters 60 --pace-us 20000 --unsynced-init --progress "$dir/progress" &
     emu=$!
-    sleep 0.5
+    wait_until 120 issued_at_least 40 || die "the job did not reach iteration 40"
     for n in 0 1; do start_agent $n; done
     wait $emu || die "emulator failed"
     for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done

@@ -7,11 +7,11 @@
 # the calling child, and the store must hold exactly their events.
 #
 #   fork.sh BIN_DIR PLUGIN
+set -euo pipefail
 bin=$1 plugin=$2 mode=fork nodes=1
 . "$(dirname "$0")/lib.sh"
 
-start_collector 0
-start_agent 0
+start_all
 # A child that calls in allocates (its ZeroMQ context and threads). Under ASan
 # (clang 14's runtime takes no allocator lock around fork) that can wait
 # forever on a lock one of the parent's threads held at the fork; so the job

@@ -1,33 +1,65 @@
-# lib.sh: what the end-to-end scripts share (sourced by e2e.sh and faults.sh,
-# after they set bin, plugin and mode): a temporary folder $dir removed at exit
+# lib.sh: what the test and benchmark scripts share (sourced after they set
+# bin, and plugin and mode where they have them): a temporary folder $dir removed at exit
 # with every process the script started (pids), the collector and agents
-# started on free loopback ports, metrics and status read over HTTP, bounded
+# started on loopback port 0 (the bound port read from a port file), metrics
+# and status read over HTTP, bounded
 # waits, the emulated job, and finish: everything delivered, the store exact.
 # NSC_KEEP=1 keeps $dir (logs, store) after a failed run and says where.
 # $nodes (default 2) is the number of simulated nodes, one agent each.
-set -eu
+set -euo pipefail
 nodes=${nodes:-2}
 dir=$(mktemp -d /tmp/nsc-e2e-XXXXXX)
 job=e2e-$$
 declare -A pids=()
+# A script's own last words (stopping what it started otherwise) go in a
+# function before_cleanup, run first.
 cleanup() {
     local rc=$?
+    if declare -F before_cleanup >/dev/null; then before_cleanup || true; fi
     for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; done
-    if [ $rc -ne 0 ] && [ "${NSC_KEEP:-0}" = 1 ]; then echo "${0##*/} ($mode): kept $dir" >&2; else rm -rf "$dir"; fi
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    if [ $rc -ne 0 ] && [ "${NSC_KEEP:-0}" = 1 ]; then echo "${0##*/}${mode:+ ($mode)}: kept $dir" >&2; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
 die() {
-    echo "${0##*/} ($mode): $*" >&2
+    echo "${0##*/}${mode:+ ($mode)}: $*" >&2
     for n in $(seq 0 $((nodes - 1))); do
         [ -e "$dir/node$n/agent.http" ] &&
-            curl -s -m 2 "http://$(cat "$dir/node$n/agent.http")/metrics" | grep -E '^ncclscope_agent_(forward|spool|collector|events)' >&2
+            curl -s -m 2 "http://$(cat "$dir/node$n/agent.http")/metrics" | grep -E '^ncclscope_agent_(forward|spool|collector|events)' >&2 || true
     done
-    tail -n 20 "$dir"/*.log >&2 || true
+    local f
+    for f in "$dir"/*.log "$dir"/node*/*.log; do [ ! -e "$f" ] || tail -v -n 20 "$f" >&2; done
     exit 1
 }
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+# listen_port PID: the TCP port a process we started on port 0 listens on, for
+# servers that cannot write a port file (prometheus); waits 10 s at most.
+listen_port() {
+    local p
+    for _ in $(seq 200); do
+        p=$(ss -Hltnp | awk -v pid="pid=$1," 'index($0, pid) { sub(/.*:/, "", $4); print $4; exit }')
+        [ -n "$p" ] && { echo "$p"; return 0; }
+        sleep 0.05
+    done
+    return 1
+}
+# closed_port: $closed, a loopback port that refuses connections for as long
+# as the script runs: bound (port 0) by a process we start, never listened on.
+closed_port() {
+    python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0))
+with open(sys.argv[1] + ".tmp", "w") as f: f.write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(3600)' "$dir/closed.port" >/dev/null &
+    pids[closed_port]=$!
+    wait_until 10 test -s "$dir/closed.port" || die "no closed port"
+    closed=$(cat "$dir/closed.port")
+}
+# collector_port_for_later: a port for a collector started later (agents
+# first): a collector on port 0 tells it (port file) and stops; $port stays.
+collector_port_for_later() {
+    start_collector 0
+    stop collector
 }
 # start_collector PORT ARGS...: listen on tcp://127.0.0.1:PORT (0: any),
 # store $dir/db, HTTP on a port of its choice ($http).
@@ -57,19 +89,42 @@ status_has() {
 }
 collector_metric_above() { [ "$(collector_metric "$1")" -gt "$2" ] 2>/dev/null; }
 collector_metric_is() { [ "$(collector_metric "$1")" = "$2" ]; }
-# start_agent N ARGS...: node N's agent, rundir $dir/nodeN, host name nodeN.
-start_agent() {
+# run_agent N ARGS...: node N's agent (pids[agentN]), rundir $dir/nodeN, HTTP
+# on port 0, written to $dir/nodeN/agent.http; nothing else implied.
+# $agent_bin, when set, is another build's agent (a benchmark's baseline).
+run_agent() {
     local n=$1
     shift
     rm -f "$dir/node$n/agent.http"
-    "$bin/ncclscope-agent" --rundir "$dir/node$n" --http 127.0.0.1:0 --host-name "node$n" \
-        --collector "tcp://127.0.0.1:$port" --reconnect-ms 20 --reconnect-max-ms 200 "$@" 2>>"$dir/agent$n.log" &
+    "${agent_bin:-$bin/ncclscope-agent}" --rundir "$dir/node$n" --http 127.0.0.1:0 "$@" 2>>"$dir/agent$n.log" &
     pids[agent$n]=$!
     for _ in $(seq 500); do [ -e "$dir/node$n/agent.http" ] && return 0; sleep 0.01; done
     die "agent $n did not start"
 }
+# start_agent N ARGS...: run_agent as simulated node N (host name nodeN),
+# forwarding to the collector on $port, reconnecting fast.
+start_agent() {
+    local n=$1
+    shift
+    run_agent "$n" --host-name "node$n" --collector "tcp://127.0.0.1:$port" --reconnect-ms 20 \
+        --reconnect-max-ms 200 "$@"
+}
+# start_all COLLECTOR-ARGS...: the collector on port 0, then every node's agent.
+start_all() {
+    start_collector 0 "$@"
+    local n
+    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+}
 metric() {  # metric N NAME
     curl -sf -m 5 "http://$(cat "$dir/node$1/agent.http")/metrics" | awk -v m="$2" '$1 == m { print $2 }'
+}
+# wait_metric N NAME VALUE / wait_collector_metric NAME VALUE: until the
+# metric has VALUE (10 s at most), else die saying what it is.
+wait_metric() {
+    wait_until 10 metric_is "$@" || die "node $1: $2 is $(metric "$1" "$2" || true), expected $3"
+}
+wait_collector_metric() {
+    wait_until 10 collector_metric_is "$@" || die "collector: $1 is $(collector_metric "$1" || true), expected $2"
 }
 # wait_until SECONDS CMD...: poll CMD every 50 ms.
 wait_until() {

@@ -34,7 +34,7 @@
 #            exported has its row in docs/collector.md; the Kubernetes
 #            kustomization (kubectl kustomize, when installed) carries the
 #            dashboard unchanged in its ConfigMap.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -70,11 +70,11 @@ scrape_configs:
   - job_name: ncclscope-agent
     static_configs: [{targets: ["$(cat "$dir/node0/agent.http")", "$(cat "$dir/node1/agent.http")"]}]
 YML
-    prom_port=$(free_port)
+    # Prometheus takes port 0 but writes no port file: its port from ss.
     prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/prom" \
-        --web.listen-address="127.0.0.1:$prom_port" --log.level=warn 2>>"$dir/prometheus.log" &
+        --web.listen-address=127.0.0.1:0 --log.level=warn 2>>"$dir/prometheus.log" &
     pids[prometheus]=$!
-    prom=http://127.0.0.1:$prom_port
+    prom=http://127.0.0.1:$(listen_port "${pids[prometheus]}") || die "prometheus is not listening"
     wait_until 60 curl -sf -m 2 "$prom/-/ready" -o /dev/null || die "prometheus did not become ready"
 }
 # promql EXPR: the values of the instant vector EXPR (one per line, sorted);
@@ -117,9 +117,7 @@ sys.exit(0 if len(ranks) >= 3 and behind >= 0.8 * len(ranks) else 1)' $slow_rank
 
 case $mode in
 promql)
-    start_collector 0 --rootcause-interval-ms 1000
-    start_agent 0
-    start_agent 1
+    start_all --rootcause-interval-ms 1000
     start_prometheus
     straggler_job
     for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
@@ -171,9 +169,7 @@ promql)
     finish
     ;;
 hang)
-    start_collector 0 --hang-ms 300
-    start_agent 0
-    start_agent 1
+    start_all --hang-ms 300
     start_prometheus
     NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 5 --hang-after 2 --hang-ms 4000 --pace-us 20000 &
     emu=$!
@@ -189,9 +185,7 @@ hang)
     # the emulator's summary does not count (as e2e.sh hang)
     ;;
 dashboard)
-    start_collector 0 --rootcause-interval-ms 1000
-    start_agent 0
-    start_agent 1
+    start_all --rootcause-interval-ms 1000
     NCCLSCOPE_FLUSH_MS=50 scenario=coll emulate --iters 3
     for n in 0 1; do wait_until 20 delivered $n || die "node $n did not deliver"; done
     wait_until 20 collector_metric_above ncclscope_collector_rootcause_jobs 0 || die "no root-cause pass saw the job"

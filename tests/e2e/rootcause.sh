@@ -23,7 +23,7 @@
 # Faults: none, host_late, slow_gpu, slow_link, slow_nic, stall, mismatch,
 # hang, kill. Steps are 2 MiB so that a network step (84 us at the model's
 # 25 GB/s) is well above the emulator's 20 us event batching.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2 mode=$3 runs=${4:-20}
 nodes=4
 . "$(dirname "$0")/lib.sh"
@@ -76,10 +76,8 @@ sys.exit(0 if hit else "window: no mismatch of rank %d at seq %d" % (f["rank"], 
 
 # fresh_pipeline: an empty store, a collector and one agent per node.
 fresh_pipeline() {
-    local n
     rm -rf "$dir/db" "$dir"/node*
-    start_collector 0 --hang-ms 300
-    for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
+    start_all --hang-ms 300
 }
 # emu_job ARGS...: the emulator with the base shape, then ARGS; summary in
 # $dir/emu.json.

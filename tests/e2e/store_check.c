@@ -80,14 +80,6 @@ static int by_identity(const void *a, const void *b)
     return x->stop_ns < y->stop_ns ? -1 : x->stop_ns > y->stop_ns;
 }
 
-static uint64_t count(const nsc_json *obj, const char *name)
-{
-    uint64_t v = 0;
-    if (obj)
-        nsc_json_u64(nsc_json_get(obj, name), &v);
-    return v;
-}
-
 static int has_parent(const evlist *l, const nsc_event *child)
 {
     for (size_t i = 0; i < l->n; i++)
@@ -128,10 +120,10 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, ui
     }
     const nsc_json *stops = nsc_json_get(nsc_json_get(r, "calls"), "stop");
     for (unsigned t = 0; t < NSC_T_COUNT; t++)
-        if (t != NSC_T_PROXY_CTRL && (lossy ? own[t] > count(stops, nsc_type_name(t))
-                                            : own[t] != count(stops, nsc_type_name(t))))
+        if (t != NSC_T_PROXY_CTRL && (lossy ? own[t] > e2e_count(stops, nsc_type_name(t))
+                                            : own[t] != e2e_count(stops, nsc_type_name(t))))
             fail("comm %" PRIx64 " rank %d: %s emitted %" PRIu64 ", stored %" PRIu64, comm, (int)rank,
-                 nsc_type_name(t), count(stops, nsc_type_name(t)), own[t]);
+                 nsc_type_name(t), e2e_count(stops, nsc_type_name(t)), own[t]);
     if (l.n > 1)  /* a rank whose events were all dropped has none (l.ev NULL) */
         qsort(l.ev, l.n, sizeof *l.ev, by_identity);
     for (size_t i = 1; i < l.n; i++)
@@ -159,6 +151,7 @@ static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
 {
     uint64_t foreign[NSC_T_COUNT] = {0}, stored[NSC_T_COUNT] = {0}, emitted_type[NSC_T_COUNT] = {0};
     uint64_t emitted = 0, ranks = 0;
+    e2e_emitted_by_type(emu, emitted_type);
     const nsc_json *rs = nsc_json_get(emu, "ranks");
     for (const nsc_json *r = nsc_json_first(rs); r; r = nsc_json_next(rs, r)) {
         bool profiled = false;
@@ -167,17 +160,13 @@ static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
             continue;
         ranks++;
         check_rank(rd, job, r, foreign, stored);
-        const nsc_json *stops = nsc_json_get(nsc_json_get(r, "calls"), "stop");
-        for (unsigned t = 0; t < NSC_T_COUNT; t++)
-            emitted_type[t] += count(stops, nsc_type_name(t));
     }
     const nsc_json *fs = nsc_json_get(nsc_json_get(nsc_json_get(emu, "totals"), "foreign"), "stop");
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
-        emitted_type[t] += count(fs, nsc_type_name(t));
         emitted += emitted_type[t];
-        if (lossy ? foreign[t] > count(fs, nsc_type_name(t)) : foreign[t] != count(fs, nsc_type_name(t)))
+        if (lossy ? foreign[t] > e2e_count(fs, nsc_type_name(t)) : foreign[t] != e2e_count(fs, nsc_type_name(t)))
             fail("foreign %s: emitted %" PRIu64 ", stored on their ranks %" PRIu64, nsc_type_name(t),
-                 count(fs, nsc_type_name(t)), foreign[t]);
+                 e2e_count(fs, nsc_type_name(t)), foreign[t]);
     }
     nsc_store_stats st;
     int rc = nsc_store_stats_get(rd, &st);

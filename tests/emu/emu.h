@@ -65,6 +65,7 @@ typedef struct emu_opts {
     const char *func, *dtype, *algo, *proto;
     int chunk_size;
     int pace_us;
+    const char *progress; /* rank 0 writes its iterations issued here */
     int slow_rank, slow_us;  /* a straggler: this rank waits slow_us before each iteration */
     int hang_rank, hang_after, hang_ms;
     int kill_rank, kill_after, kill_delay_ms;

@@ -49,6 +49,7 @@ static void usage(FILE *f)
           "  --func F (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce; default AllReduce)\n"
           "  --algo RING|TREE (default RING)  --proto SIMPLE|LL|LL128 (default SIMPLE)\n"
           "  --chunk-size BYTES (default 131072)  --pace-us US between iterations (default 0)\n"
+          "  --progress FILE        rank 0 writes how many iterations it has issued to FILE\n"
           "  --slow-rank R --slow-us US   a straggler: rank R waits US (default 2000) before\n"
           "                         each iteration (coll, grouped, ring, tree, pxn, split)\n"
           "  --hang-rank R --hang-after K --hang-ms MS   (scenario hang)\n"
@@ -139,7 +140,7 @@ static void node_clock(emu_opts *o, const char *v)
 
 enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
        O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
-       O_PACE, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_UNSYNCED, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
+       O_PACE, O_PROGRESS, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_UNSYNCED, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
        O_TSCALE, O_LINK, O_NIC, O_LLAT, O_NLAT, O_COMPUTE, O_SGPU, O_SLINK, O_SNIC, O_STALL, O_MISMATCH,
        O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP };
 
@@ -217,6 +218,7 @@ static const struct option long_opts[] = {
     {"ops", 1, 0, O_OPS}, {"channels", 1, 0, O_CH}, {"count", 1, 0, O_COUNT},
     {"dtype", 1, 0, O_DTYPE}, {"func", 1, 0, O_FUNC}, {"algo", 1, 0, O_ALGO},
     {"proto", 1, 0, O_PROTO}, {"chunk-size", 1, 0, O_CHUNK}, {"pace-us", 1, 0, O_PACE},
+    {"progress", 1, 0, O_PROGRESS},
     {"slow-rank", 1, 0, O_SRANK}, {"slow-us", 1, 0, O_SUS},
     {"hang-rank", 1, 0, O_HRANK}, {"hang-after", 1, 0, O_HAFTER}, {"hang-ms", 1, 0, O_HMS},
     {"kill-rank", 1, 0, O_KRANK}, {"kill-after", 1, 0, O_KAFTER},
@@ -271,6 +273,7 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_PROTO: o->proto = one_of("--proto", v, protos); break;
     case O_CHUNK: o->chunk_size = (int)num("--chunk-size", v, 512, 1 << 26); break;
     case O_PACE: o->pace_us = (int)num("--pace-us", v, 0, 10000000); break;
+    case O_PROGRESS: o->progress = v; break;
     case O_SRANK: o->slow_rank = (int)num("--slow-rank", v, 0, EMU_MAX_RANKS - 1); break;
     case O_SUS: o->slow_us = (int)num("--slow-us", v, 0, 10000000); break;
     case O_HRANK: o->hang_rank = (int)num("--hang-rank", v, 0, EMU_MAX_RANKS - 1); break;

@@ -7,7 +7,10 @@
  * communicator in reverse order KernelLaunch, Group > Coll/P2p (start all, stop
  * all), then GroupApi stop; the proxy thread then emits the children.
  */
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -148,6 +151,22 @@ static void sleep_us(long us)
         return;
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     nanosleep(&ts, NULL);
+}
+
+/* After each iteration: the process of global rank 0 tells --progress FILE
+ * how many it has issued (written aside and renamed, so a reader never sees
+ * a partial number), then the --pace-us pause. Lets a test act mid-job at a
+ * point the job really reached instead of after a guessed delay. */
+static void iteration_done(const emu_opts *o, emu_rank **rs, int done)
+{
+    if (o->progress && rs[0]->global_rank == 0) {
+        char tmp[PATH_MAX];
+        snprintf(tmp, sizeof tmp, "%s.tmp", o->progress);
+        FILE *f = fopen(tmp, "w");
+        if (f == NULL || fprintf(f, "%d\n", done) < 0 || fclose(f) != 0 || rename(tmp, o->progress) != 0)
+            emu_die("--progress %s: %s", o->progress, strerror(errno));
+    }
+    sleep_us(o->pace_us);
 }
 
 /* What NCCL's hostStreamPlanTask does for one plan (after the kernel launch,
@@ -351,7 +370,7 @@ static int run_iterations(emu_world *w, emu_rank **rs, int n, int iters, bool ex
         group_call(rs, n, called, nops, f, NULL, NULL);
         if (hang_now)
             break;
-        sleep_us(o->pace_us);
+        iteration_done(o, rs, it + 1);
     }
     if (o->hang_rank >= 0)
         sleep_us(o->hang_ms * 1000L);
@@ -378,7 +397,7 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
                               {.func = EMU_F_RECV, .p2p = true, .peer = (me + nr - 1) % nr}};
             group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true}, NULL, NULL);
         }
-        sleep_us(w->o->pace_us);
+        iteration_done(w->o, rs, it + 1);
     }
     return 0;
 }
@@ -404,7 +423,7 @@ static int sc_alltoall(emu_world *w, emu_rank **rs, int n)
             }
             group_call(&rs[i], 1, ops, 2 * nr, (group_flags){0}, NULL, NULL);
         }
-        sleep_us(w->o->pace_us);
+        iteration_done(w->o, rs, it + 1);
     }
     return 0;
 }
@@ -425,7 +444,7 @@ static int sc_graph(emu_world *w, emu_rank **rs, int n)
         uint64_t launch = emu_true_ns();
         for (int i = 0; i < n; i++)
             plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, false);
-        sleep_us(w->o->pace_us);
+        iteration_done(w->o, rs, it + 1);
     }
     return 0;
 }

@@ -65,14 +65,21 @@ Test(emu_time, host_late_rank_gives_a_steady_skew, .timeout = 60)
     nsc_json_doc s = run("--plugin empty --mask all --scenario ring --nodes 2 --ranks-per-node 2 "
                          "--iters 30 --count 262144 --slow-rank 3 --slow-us 4000");
     const nsc_json *ranks = ranks_of(&s);
+    /* A loaded machine may wake a waiting host a few ms late, which shrinks
+     * or stretches one collective's skew; a skew that adds up (ranks that do
+     * not wait for each other) leaves the range for good and passes 40 ms. */
+    int steady = 0;
+    uint64_t worst = 0;
     for (uint32_t i = 1; i < 30; i++) {
         coll_view v = coll_at(ranks, i);
         uint64_t skew = spread(v.start, v.n);
-        cr_assert(skew > 2000000 && skew < 12000000, "collective %u: skew %llu ns for a 4 ms delay", i,
-                  (unsigned long long)skew);
+        steady += skew > 2000000 && skew < 12000000;
+        worst = skew > worst ? skew : worst;
         for (int r = 0; r < v.n; r++)
             cr_assert_geq(v.end[r], most(v.ready, v.n), "no rank ends before the last started");
     }
+    cr_assert_geq(steady, 26, "%d of 29 collectives have a skew of 2-12 ms for a 4 ms delay", steady);
+    cr_assert_lt(worst, 40000000, "a skew of %llu ns for a 4 ms delay", (unsigned long long)worst);
     const nsc_json *f = nsc_json_at(nsc_json_get(nsc_json_root(&s), "faults"), 0);
     cr_assert_str_eq(jstr(f, "kind"), "host_late");
     cr_assert_eq(jnum(f, "rank"), 3);

@@ -1,7 +1,7 @@
-#!/bin/sh
+#!/bin/bash
 # fuzz_flat_seeds.sh DIR: seed lines for fuzz_flat, as the timeline writes them
 # (events with states, a header), and nesting at and past the scanner's depth.
-set -e
+set -euo pipefail
 mkdir -p "$1"
 i=0
 for s in '{"kind":"header","job":"bench","comm":"0x1","nranks":8,"ranks":[{"rank":0,"host":"node-0"}]}' \

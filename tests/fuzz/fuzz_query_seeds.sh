@@ -1,6 +1,6 @@
-#!/bin/sh
+#!/bin/bash
 # fuzz_query_seeds.sh DIR: seed queries for fuzz_query (selector byte + query string).
-set -e
+set -euo pipefail
 mkdir -p "$1"
 i=0
 for s in '\001comm=0xabc&rank=0,2-5&t0_ns=1&t1_ns=99&type=coll,kernelch&limit=10&cursor=1.2.3' \

@@ -33,6 +33,7 @@
 #include <zmq.h>
 
 #include "../../plugin/nccl/profiler.h"
+#include "mono.h"
 #include "wire.h"
 
 static atomic_int stopping;
@@ -44,13 +45,6 @@ static double rate_per_thread, seconds;
 static _Atomic uint64_t recorded;
 static pid_t agent = -1;
 static long pause_ms;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static long rss_kb(void)
 {
@@ -130,12 +124,12 @@ static double thread_cpu_s(const char *name)
 static void *producer(void *arg)
 {
     (void)arg;
-    uint64_t t0 = now_ns(), total = (uint64_t)(rate_per_thread * seconds);
+    uint64_t t0 = nsc_mono_ns(), total = (uint64_t)(rate_per_thread * seconds);
     double ns_per_event = 1e9 / rate_per_thread;
     ncclProfilerEventDescr_v5_t d = {.type = ncclProfileKernelLaunch};
     for (uint64_t i = 0; i < total; i++) {
         if (i % 64 == 0)
-            while ((double)(now_ns() - t0) < (double)i * ns_per_event)
+            while ((double)(nsc_mono_ns() - t0) < (double)i * ns_per_event)
                 ;
         void *h;
         api->startEvent(ctx, &h, &d);
@@ -310,7 +304,7 @@ int main(int argc, char **argv)
         return 1;
     }
     long rss_init = rss_kb();
-    uint64_t t0 = now_ns();
+    uint64_t t0 = nsc_mono_ns();
     pthread_t pt[64];
     if (pause_ms)
         pthread_create(&pt_pause, NULL, pauser, NULL);
@@ -320,7 +314,7 @@ int main(int argc, char **argv)
         pthread_join(pt[i], NULL);
     if (pause_ms)
         pthread_join(pt_pause, NULL);
-    double elapsed = (double)(now_ns() - t0) * 1e-9;
+    double elapsed = (double)(nsc_mono_ns() - t0) * 1e-9;
     long rss_peak = rss_kb();
     double ship_cpu = thread_cpu_s("ncclscope-ship");
     api->finalize(ctx);

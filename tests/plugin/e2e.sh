@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # e2e.sh: one end-to-end run: the emulator drives the plugin while the test
 # receiver listens on every simulated node's socket; then the emulator's
 # summary and the receiver's are compared (e2e_compare.c).
@@ -8,7 +8,7 @@
 # --late MS: the receiver starts MS after the emulator (an agent that comes up
 # late; implies --drops). --no-agent: no receiver at all; the run must still
 # finish, every rank exiting 0.
-set -eu
+set -euo pipefail
 bin=$1 plugin=$2
 shift 2
 drops="" late="" noagent=""
@@ -22,21 +22,14 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     shift
 done
 shift
-dir=$(mktemp -d /tmp/nsc-e2e-XXXXXX)
-rpid=""
-cleanup() { [ -n "$rpid" ] && kill "$rpid" 2>/dev/null; rm -rf "$dir"; }
-trap cleanup EXIT
+. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
 
 eps=""
 for n in 0 1 2 3; do eps="$eps${eps:+,}ipc://$dir/node$n/agent.sock"; done
 start_receiver() {
     "$bin/ncclscope-test-receiver" "$eps" "$dir/recv.json" --ready "$dir/ready" &
-    rpid=$!
-    i=0
-    while [ ! -e "$dir/ready" ]; do
-        i=$((i + 1)); [ $i -gt 500 ] && { echo "e2e.sh: receiver not ready" >&2; exit 1; }
-        sleep 0.01
-    done
+    pids[receiver]=$!
+    wait_until 5 test -e "$dir/ready" || die "receiver not ready"
 }
 
 export NCCLSCOPE_EVENT_MASK=${NCCLSCOPE_EVENT_MASK:-all}
@@ -51,10 +44,7 @@ fi
 wait $epid
 # A rank failed if it exited non-zero or died of any signal but the kill
 # scenario's own SIGKILL (9).
-grep -Eq '"exit_code":[1-9]|"signal":([1-8]|[1-9][0-9])[,}]' "$dir/emu.json" &&
-    { echo "e2e.sh: a rank failed" >&2; exit 1; }
-[ -n "$noagent" ] && exit 0
-kill -TERM "$rpid"
-wait "$rpid"
-rpid=""
+! grep -Eq '"exit_code":[1-9]|"signal":([1-8]|[1-9][0-9])[,}]' "$dir/emu.json" || die "a rank failed"
+[ -z "$noagent" ] || exit 0
+stop receiver
 "$bin/nsc-e2e-compare" "$dir/emu.json" "$dir/recv.json" $drops

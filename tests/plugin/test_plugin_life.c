@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "mono.h"
 
 static void launches(const ncclProfiler_v5_t *p, void *ctx, int n)
 {
@@ -24,12 +25,7 @@ static void launches(const ncclProfiler_v5_t *p, void *ctx, int n)
     }
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return (double)nsc_mono_ns() * 1e-9; }
 
 /* No agent at all: nothing blocks; finalize gives up after the stall bound. */
 Test(life, no_agent_never_blocks)

@@ -7,7 +7,7 @@
 #  3. CMake configures without Criterion and msgpack-c (hidden from pkg-config):
 #     it says the tests are off, and the programs and the plugin are still
 #     targets, none of them linking either library.
-set -eu
+set -euo pipefail
 src=$(cd "$1" && pwd)
 self=tests/repo/alone.sh
 fail=0

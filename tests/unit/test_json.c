@@ -225,3 +225,32 @@ Test(json, size_and_node_limits)
     cr_assert_eq(nsc_json_parse("[1,2]", 5, &lim, &doc, &err), 0);
     nsc_json_free(&doc);
 }
+
+/* nsc_json_escape's pieces, gathered: one call per run, so a long plain run
+ * comes in one piece and the result equals the stdio writer's. */
+typedef struct pieces {
+    char text[256];
+    size_t len, calls;
+} pieces;
+
+static void gather(void *arg, const char *p, size_t n)
+{
+    pieces *g = arg;
+    cr_assert_lt(g->len + n, sizeof g->text);
+    memcpy(g->text + g->len, p, n);
+    g->len += n;
+    g->text[g->len] = 0;
+    g->calls++;
+}
+
+Test(json, escape_in_runs)
+{
+    pieces g = {.len = 0};
+    nsc_json_escape("plain text\ttab\x1f" "end\"", gather, &g);
+    cr_assert_str_eq(g.text, "\"plain text\\ttab\\u001fend\\\"\"");
+    /* quote, "plain text", \t, "tab", \u001f, "end", \", "", quote */
+    cr_assert_eq(g.calls, 9);
+    pieces e = {.len = 0};
+    nsc_json_escape("", gather, &e);
+    cr_assert_str_eq(e.text, "\"\"");
+}

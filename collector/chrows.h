@@ -1,0 +1,77 @@
+/* chrows.h: the ClickHouse tables' columns and their rows in RowBinary.
+ *
+ * Owns the one definition of every ClickHouse table the collector writes
+ * (name, columns with types, ordering key, partition, sharding key, engine
+ * version column) and the encoding of one record into a table's RowBinary
+ * buffer, in exactly the column order of that definition. chstore.c builds the
+ * DDL from nsc_ch_tables and posts the buffers; nothing here does I/O.
+ *
+ * Every row carries a deterministic identity taken from the batch that
+ * brought it (agent, epoch, batch_seq, section, index), the last columns of
+ * its ordering key: a batch inserted twice (the agent sent it again after a
+ * lost acknowledgement or a collector restart) gives identical keys, which
+ * ReplacingMergeTree folds into one row (at once for reads with FINAL).
+ */
+#ifndef NCCLSCOPE_COLLECTOR_CHROWS_H
+#define NCCLSCOPE_COLLECTOR_CHROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "store.h"
+
+typedef enum nsc_ch_table {
+    NSC_CH_EVENTS,
+    NSC_CH_STATES,
+    NSC_CH_COMPLETIONS,
+    NSC_CH_CONTEXTS,
+    NSC_CH_STRINGS,
+    NSC_CH_LIFECYCLE,
+    NSC_CH_BATCHES,
+    NSC_CH_CLOCKS,
+    NSC_CH_PROGRESS,
+    NSC_CH_NTABLES
+} nsc_ch_table;
+
+typedef struct nsc_ch_table_def {
+    const char *name;       /* local table: NAME_local; the cluster's: NAME */
+    const char *columns;    /* "name Type, ..." in RowBinary order */
+    const char *order_by;
+    const char *partition;  /* "" for none */
+    const char *shard_by;   /* Distributed sharding expression */
+    const char *version;    /* ReplacingMergeTree version column, "" for none */
+} nsc_ch_table_def;
+
+extern const nsc_ch_table_def nsc_ch_tables[NSC_CH_NTABLES];
+
+/* A growable byte buffer of RowBinary rows. */
+typedef struct nsc_ch_buf {
+    uint8_t *p;
+    size_t len, cap;
+    uint64_t rows;
+    int failed;  /* out of memory once: the buffer must not be sent */
+} nsc_ch_buf;
+
+/* Room for n more bytes at b->p + b->len: 0, or -1 (out of memory, b->failed set). */
+int nsc_ch_reserve(nsc_ch_buf *b, size_t n);
+
+/* Where a batch's rows come from: the batch identity of every row. */
+typedef struct nsc_ch_origin {
+    const char *agent;
+    uint64_t epoch, batch_seq;
+    uint32_t section;
+} nsc_ch_origin;
+
+/* One section's records into bufs[NSC_CH_*] (events, states, completions,
+ * contexts, strings and its batches row). */
+void nsc_ch_rows_section(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b);
+/* One lifecycle record; o->section is its index in the batch. */
+void nsc_ch_rows_life(nsc_ch_buf *buf, const nsc_ch_origin *o, const nsc_store_life *l);
+/* A host's clock model (serialized), versioned by the wall clock (ns) of the write. */
+void nsc_ch_rows_clock(nsc_ch_buf *buf, const char *host, const nsc_clock_model *m, uint64_t wall_ns);
+
+/* A rank's last collective of one function. */
+void nsc_ch_rows_progress(nsc_ch_buf *buf, const nsc_store_progress *p);
+
+#endif

@@ -1,0 +1,397 @@
+/* chstore.c: ClickHouse over HTTP with libcurl (see chstore.h). */
+#include "chstore.h"
+
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chrows.h"
+#include "mono.h"
+
+#define SQL_MAX 4096
+#define REPLY_MAX 512  /* kept of ClickHouse's answer, for the error message */
+#define SERVER_MAX 160
+#define TARGETS_MAX 64
+#define LOG_EVERY_NS 10000000000ull  /* an insert retried every second must not flood the log */
+
+/* A server whose local tables get rows: a shard, or the store's server. */
+typedef struct target {
+    char server[SERVER_MAX];  /* http://HOST:PORT/ */
+    nsc_ch_buf bufs[NSC_CH_NTABLES];
+} target;
+
+struct nsc_chstore {
+    CURL *h;
+    char server[SERVER_MAX];  /* the store's server (the URL's) */
+    char db[64], cluster[64];
+    target t[TARGETS_MAX];
+    size_t nt;
+    char reply[REPLY_MAX];
+    size_t reply_len;
+    nsc_ch_buf answer;        /* a query's whole answer, while keep_answer */
+    int keep_answer;
+    uint64_t quiet_until_ns;  /* failures are logged once per LOG_EVERY_NS */
+    uint64_t unlogged;
+};
+
+static size_t keep_reply(char *p, size_t size, size_t n, void *arg)
+{
+    nsc_chstore *ch = arg;
+    size_t len = size * n, take = REPLY_MAX - 1 - ch->reply_len;
+    nsc_ch_buf *a = &ch->answer;
+    if (ch->keep_answer) {  /* a short count fails the transfer */
+        if (nsc_ch_reserve(a, len))
+            return 0;
+        memcpy(a->p + a->len, p, len);
+        a->len += len;
+    }
+    if (take > len)
+        take = len;
+    memcpy(ch->reply + ch->reply_len, p, take);
+    ch->reply_len += take;
+    ch->reply[ch->reply_len] = 0;
+    return len;
+}
+
+/* POST body to url; 0 when ClickHouse answered 200. what names it in errors. */
+static int post(nsc_chstore *ch, const char *url, const void *body, size_t len, const char *what)
+{
+    long code = 0;
+    ch->reply_len = 0;
+    ch->reply[0] = 0;
+    curl_easy_setopt(ch->h, CURLOPT_URL, url);
+    curl_easy_setopt(ch->h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(ch->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    CURLcode rc = curl_easy_perform(ch->h);
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(ch->h, CURLINFO_RESPONSE_CODE, &code);
+    if (rc == CURLE_OK && code == 200)
+        return 0;
+    uint64_t now = nsc_mono_ns();
+    if (now < ch->quiet_until_ns) {
+        ch->unlogged++;
+        return -1;
+    }
+    if (rc != CURLE_OK)
+        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: %s", what, curl_easy_strerror(rc));
+    else
+        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: HTTP %ld: %.300s", what, code, ch->reply);
+    fprintf(stderr, " (nothing acknowledged; %" PRIu64 " more failures not logged)\n", ch->unlogged);
+    ch->quiet_until_ns = now + LOG_EVERY_NS;
+    ch->unlogged = 0;
+    return -1;
+}
+
+static int sql(nsc_chstore *ch, const char *server, const char *text)
+{
+    return post(ch, server, text, strlen(text), text);
+}
+
+/* Names go into SQL unquoted: letters, digits, '_' only. */
+static int plain_name(const char *s, size_t n)
+{
+    if (n == 0 || n >= 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/* clickhouse://HOST:PORT/DB[?cluster=NAME] */
+static int parse_url(nsc_chstore *ch, const char *url)
+{
+    const char *hp = url + strlen(NSC_CH_PREFIX), *slash = strchr(hp, '/');
+    if (strncmp(url, NSC_CH_PREFIX, strlen(NSC_CH_PREFIX)) || !slash || slash == hp ||
+        (size_t)(slash - hp) > sizeof ch->server - 10)
+        return -1;
+    snprintf(ch->server, sizeof ch->server, "http://%.*s/", (int)(slash - hp), hp);
+    const char *db = slash + 1, *q = strchr(db, '?');
+    size_t dbl = q ? (size_t)(q - db) : strlen(db);
+    if (!plain_name(db, dbl))
+        return -1;
+    memcpy(ch->db, db, dbl);
+    if (!q)
+        return 0;
+    const char *cl = q + 1;
+    if (strncmp(cl, "cluster=", 8) || !plain_name(cl + 8, strlen(cl + 8)))
+        return -1;
+    snprintf(ch->cluster, sizeof ch->cluster, "%s", cl + 8);
+    return 0;
+}
+
+static int create_database(nsc_chstore *ch, const char *server)
+{
+    char q[128];
+    snprintf(q, sizeof q, "CREATE DATABASE IF NOT EXISTS %s", ch->db);
+    return sql(ch, server, q);
+}
+
+static int create_local(nsc_chstore *ch, const char *server)
+{
+    char q[SQL_MAX];
+    if (create_database(ch, server))
+        return -1;
+    for (int t = 0; t < NSC_CH_NTABLES; t++) {
+        const nsc_ch_table_def *d = &nsc_ch_tables[t];
+        snprintf(q, sizeof q,
+                 "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s ORDER BY (%s)",
+                 ch->db, d->name, d->columns, d->version, d->partition[0] ? " PARTITION BY " : "", d->partition,
+                 d->order_by);
+        if (sql(ch, server, q))
+            return -1;
+    }
+    return 0;
+}
+
+static int create_distributed(nsc_chstore *ch)
+{
+    char q[SQL_MAX];
+    if (create_database(ch, ch->server))
+        return -1;
+    for (int t = 0; t < NSC_CH_NTABLES; t++) {
+        const nsc_ch_table_def *d = &nsc_ch_tables[t];
+        snprintf(q, sizeof q,
+                 "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)", ch->db,
+                 d->name, d->columns, ch->cluster, ch->db, d->name, d->shard_by);
+        if (sql(ch, ch->server, q))
+            return -1;
+    }
+    return 0;
+}
+
+/* The targets: every shard listed, else the store's server. A cluster
+ * needs its shards listed: the collector makes their tables and places rows. */
+static int parse_shards(nsc_chstore *ch, const char *shards)
+{
+    for (const char *s = shards; *s;) {
+        size_t n = strcspn(s, ",");
+        if (n == 0 || n > SERVER_MAX - 10 || ch->nt == TARGETS_MAX)
+            return -1;
+        snprintf(ch->t[ch->nt++].server, SERVER_MAX, "http://%.*s/", (int)n, s);
+        s += n + (s[n] == ',');
+    }
+    if (ch->nt == 0 && ch->cluster[0])
+        return -1;
+    if (ch->nt == 0)
+        snprintf(ch->t[ch->nt++].server, SERVER_MAX, "%s", ch->server);
+    return 0;
+}
+
+/* The local tables on every shard (or on the store's server). */
+static int create_tables(nsc_chstore *ch)
+{
+    for (size_t i = 0; i < ch->nt; i++)
+        if (create_local(ch, ch->t[i].server))
+            return -1;
+    return 0;
+}
+
+int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out)
+{
+    nsc_chstore *ch = calloc(1, sizeof *ch);
+    if (!ch)
+        return -1;
+    if (parse_url(ch, url) || parse_shards(ch, shards)) {
+        fprintf(stderr, "ncclscope-collector: store %s: not clickhouse://HOST:PORT/DB[?cluster=NAME], "
+                        "or ch_shards not HOST:PORT,... (%d at most; a cluster needs them)\n",
+                url, TARGETS_MAX);
+        free(ch);
+        return -1;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) || !(ch->h = curl_easy_init())) {
+        fprintf(stderr, "ncclscope-collector: libcurl: cannot start\n");
+        free(ch);
+        return -1;
+    }
+    curl_easy_setopt(ch->h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(ch->h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(ch->h, CURLOPT_TIMEOUT, 120L);
+    curl_easy_setopt(ch->h, CURLOPT_WRITEFUNCTION, keep_reply);
+    curl_easy_setopt(ch->h, CURLOPT_WRITEDATA, ch);
+    if (create_tables(ch) || (ch->cluster[0] && create_distributed(ch))) {
+        fprintf(stderr, "ncclscope-collector: store %s: cannot create the tables\n", url);
+        nsc_chstore_close(ch);
+        return -1;
+    }
+    *out = ch;
+    return 0;
+}
+
+void nsc_chstore_close(nsc_chstore *ch)
+{
+    if (!ch)
+        return;
+    for (size_t i = 0; i < ch->nt; i++)
+        for (int t = 0; t < NSC_CH_NTABLES; t++)
+            free(ch->t[i].bufs[t].p);
+    free(ch->answer.p);
+    curl_easy_cleanup(ch->h);
+    curl_global_cleanup();
+    free(ch);
+}
+
+/* FNV-1a over the fields that decide a row's place, NUL-separated. */
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const uint8_t *)p)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t mix_text(uint64_t h, const char *s, size_t max)
+{
+    return mix(h, s, strnlen(s, max) + 1);
+}
+
+/* The buffers of the target a row of (job, host, pid) goes to. The place
+ * depends on the row's identity alone, so a batch sent again lands where
+ * its first copy is, and ReplacingMergeTree folds the two. */
+static nsc_ch_buf *bufs_of(nsc_chstore *ch, const char *job, const char *host, uint32_t pid)
+{
+    uint64_t h = mix_text(mix_text(0xcbf29ce484222325ull, job, 64), host, 64);
+    return ch->t[mix(h, &pid, sizeof pid) % ch->nt].bufs;
+}
+
+void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t section,
+                     const nsc_store_batch *b)
+{
+    nsc_ch_origin o = {agent, epoch, seq, section};
+    nsc_ch_rows_section(bufs_of(ch, b->proc->job, b->proc->host, b->proc->pid), &o, b);
+}
+
+void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
+                          const nsc_store_life *l)
+{
+    nsc_ch_origin o = {agent, epoch, seq, index};
+    nsc_ch_rows_life(&bufs_of(ch, l->job, l->host, l->pid)[NSC_CH_LIFECYCLE], &o, l);
+}
+
+int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_model *m)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    nsc_ch_buf *b = &bufs_of(ch, "", host, 0)[NSC_CH_CLOCKS];
+    nsc_ch_rows_clock(b, host, m, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+    return b->failed ? NSC_STORE_ENOMEM : 0;
+}
+
+int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
+{
+    nsc_chstore *ch = arg;
+    char comm[24];
+    snprintf(comm, sizeof comm, "%016" PRIx64, p->comm_id);
+    nsc_ch_buf *b = &bufs_of(ch, p->job, comm, 0)[NSC_CH_PROGRESS];
+    nsc_ch_rows_progress(b, p);
+    return b->failed ? NSC_STORE_ENOMEM : 0;
+}
+
+/* A RowBinary String at *p (before end): its bytes and length. */
+static const uint8_t *take_string(const uint8_t **p, const uint8_t *end, size_t *len)
+{
+    size_t n = 0;
+    for (int shift = 0;; shift += 7) {
+        if (*p == end || shift > 28)
+            return NULL;
+        uint8_t b = *(*p)++;
+        n |= (size_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    if ((size_t)(end - *p) < n)
+        return NULL;
+    const uint8_t *s = *p;
+    *p += n;
+    *len = n;
+    return s;
+}
+
+/* The answer's (host, model) rows to fn. */
+static int each_clock(const nsc_ch_buf *a, nsc_chstore_clock_fn fn, void *arg)
+{
+    if (a->len == 0)  /* no model stored (and maybe no buffer yet) */
+        return 0;
+    const uint8_t *p = a->p, *end = a->p + a->len;
+    int rc = 0;
+    while (!rc && p != end) {
+        size_t hl, ml;
+        const uint8_t *h = take_string(&p, end, &hl), *m = h ? take_string(&p, end, &ml) : NULL;
+        nsc_clock_model model;
+        char host[64];
+        if (!m || hl >= sizeof host || nsc_clock_deserialize(&model, m, ml))
+            return -1;
+        memcpy(host, h, hl);
+        host[hl] = 0;
+        rc = fn(arg, host, &model);
+        nsc_clock_free(&model);
+    }
+    return rc;
+}
+
+int nsc_chstore_clocks(nsc_chstore *ch, nsc_chstore_clock_fn fn, void *arg)
+{
+    char q[256];
+    snprintf(q, sizeof q, "SELECT host, argMax(model, ref_ns) FROM %s.clocks_local GROUP BY host FORMAT RowBinary",
+             ch->db);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < ch->nt; i++) {
+        ch->answer = (nsc_ch_buf){.p = ch->answer.p, .cap = ch->answer.cap};
+        ch->keep_answer = 1;
+        rc = post(ch, ch->t[i].server, q, strlen(q), q);
+        ch->keep_answer = 0;
+        if (!rc && (rc = each_clock(&ch->answer, fn, arg)) == -1)
+            fprintf(stderr, "ncclscope-collector: clickhouse: %s: a stored clock model does not decode\n",
+                    ch->t[i].server);
+    }
+    return rc;
+}
+
+size_t nsc_chstore_pending(const nsc_chstore *ch)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ch->nt; i++)
+        for (int t = 0; t < NSC_CH_NTABLES; t++)
+            n += ch->t[i].bufs[t].len;
+    return n;
+}
+
+static int insert(nsc_chstore *ch, const target *tg, int t)
+{
+    const nsc_ch_buf *b = &tg->bufs[t];
+    char q[256], url[SERVER_MAX + 512];
+    snprintf(q, sizeof q, "INSERT INTO %s.%s_local FORMAT RowBinary", ch->db, nsc_ch_tables[t].name);
+    char *esc = curl_easy_escape(ch->h, q, 0);
+    if (!esc)
+        return -1;
+    snprintf(url, sizeof url, "%s?query=%s", tg->server, esc);
+    curl_free(esc);
+    return post(ch, url, b->p, b->len, q);
+}
+
+void nsc_chstore_discard(nsc_chstore *ch)
+{
+    for (size_t i = 0; i < ch->nt; i++)
+        for (int t = 0; t < NSC_CH_NTABLES; t++) {
+            nsc_ch_buf *b = &ch->t[i].bufs[t];
+            *b = (nsc_ch_buf){.p = b->p, .cap = b->cap};
+        }
+}
+
+int nsc_chstore_flush(nsc_chstore *ch)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < ch->nt; i++)
+        for (int t = 0; !rc && t < NSC_CH_NTABLES; t++) {
+            const nsc_ch_buf *b = &ch->t[i].bufs[t];
+            if (b->failed)
+                fprintf(stderr, "ncclscope-collector: clickhouse %s: out of memory for the rows\n",
+                        nsc_ch_tables[t].name);
+            rc = b->failed ? -1 : b->len ? insert(ch, &ch->t[i], t) : 0;
+        }
+    nsc_chstore_discard(ch);
+    return rc;
+}

@@ -1,0 +1,62 @@
+/* chstore.h: the collector's ClickHouse store (--store clickhouse://...).
+ *
+ * Owns the connection to ClickHouse's HTTP interface (libcurl, one kept-alive
+ * handle, used by the writer thread only), the creation of the tables of
+ * chrows.h at start, and the rows waiting for their insert. The writer puts
+ * batches (rows appended to one RowBinary buffer per table) and then flushes:
+ * one INSERT ... FORMAT RowBinary per table that has rows. nsc_chstore_flush
+ * returns 0 only when ClickHouse acknowledged every insert, so the writer may
+ * then acknowledge the batches it holds; after a failure the rows are dropped
+ * and the agents send those batches again (a repeated row folds into the
+ * first, see chrows.h).
+ *
+ * URL: clickhouse://HOST:PORT/DB[?cluster=NAME], PORT the HTTP port (8123).
+ * shards: comma separated HOST:PORT HTTP addresses of the shards. The
+ * collector creates DB.T_local on each and inserts there itself, placing a
+ * process's rows by a hash of (job, host, pid): the same batch always lands on
+ * the same shard. Without shards the store's server is the one shard. With a
+ * cluster (which needs shards) it also makes DB.T on the store's server, a
+ * Distributed table over cluster NAME (the server's remote_servers), for
+ * reading the whole cluster.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_CHSTORE_H
+#define NCCLSCOPE_COLLECTOR_CHSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "store.h"
+
+#define NSC_CH_PREFIX "clickhouse://"
+
+typedef struct nsc_chstore nsc_chstore;
+
+/* Parse url, create the database and the tables (IF NOT EXISTS). Returns 0,
+ * or -1 after printing why to stderr. */
+int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out);
+void nsc_chstore_close(nsc_chstore *ch);
+
+/* Rows of one section of batch (agent, epoch, seq). */
+void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t section,
+                     const nsc_store_batch *b);
+/* The index-th lifecycle record of batch (agent, epoch, seq). */
+void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
+                          const nsc_store_life *l);
+/* 0, or NSC_STORE_ENOMEM when the rows could not grow. */
+int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_model *m);
+/* A rank's progress (nsc_live_progress_fn); 0 or NSC_STORE_ENOMEM. */
+int nsc_chstore_put_progress(void *ch, const nsc_store_progress *p);
+/* Bytes of rows waiting for the next flush. */
+size_t nsc_chstore_pending(const nsc_chstore *ch);
+/* Each host's newest stored clock model to fn (arg passed on); 0, -1 when
+ * a query failed or an answer did not decode, or what fn returned. */
+typedef int (*nsc_chstore_clock_fn)(void *arg, const char *host, const nsc_clock_model *m);
+int nsc_chstore_clocks(nsc_chstore *ch, nsc_chstore_clock_fn fn, void *arg);
+/* Drop every waiting row (their batches are not acknowledged). */
+void nsc_chstore_discard(nsc_chstore *ch);
+/* Insert every waiting row; 0 when ClickHouse acknowledged all of them.
+ * The rows are gone afterwards either way. */
+int nsc_chstore_flush(nsc_chstore *ch);
+
+#endif

@@ -1,0 +1,163 @@
+/* comm.js: one communicator (comm.html?job=J&comm=C[&last=N]): its latest
+ * collectives (the last N, default 60, of each function by the status's
+ * highest seq) as a heat map of ranks x collectives coloured by each rank's
+ * wait, and as a table.
+ *
+ * The straggler: the rank that arrived last at more than half of the
+ * complete collectives shown (at least 3), by a median margin (skew) of at
+ * least a tenth of their median duration; its row is marked (class
+ * "straggler") and outlined. Colour scales run from 0 to the largest value
+ * shown.
+ */
+'use strict';
+
+(() => {
+    const {el, param, link, fmtNs, fmtBytes, fmtNum} = NSC;
+    const ROW_H = 18, MAX_COLS = 400;
+    const comm = param('comm');
+    let job = param('job');
+    let colls = [], nranks = 0, straggler = null, hosts = {};
+
+    const median = xs => {
+        const s = xs.filter(x => x !== null && x !== undefined).sort((a, b) => a - b);
+        return s.length ? s[Math.floor((s.length - 1) / 2)] : null;
+    };
+
+    function findStraggler() {
+        const complete = colls.filter(c => !c.missing_ranks.length && c.last_rank !== null && c.last_rank !== undefined);
+        const last = {};
+        for (const c of complete)
+            (last[c.last_rank] = last[c.last_rank] || []).push(c);
+        for (const [rank, cs] of Object.entries(last))
+            if (cs.length >= 3 && cs.length * 2 > complete.length &&
+                median(cs.map(c => c.skew_ns)) >= 0.1 * median(complete.map(c => c.duration_ns)))
+                return {rank: Number(rank), last: cs.length, of: complete.length};
+        return null;
+    }
+
+    /* Each rank's value at each collective: wait_ns, or arrival - first arrival. */
+    function values(metric) {
+        return colls.map(c => {
+            const v = new Array(nranks).fill(null);
+            const first = Math.min(...c.ranks.filter(r => r.arrival_ns !== null).map(r => r.arrival_ns));
+            for (const r of c.ranks)
+                if (r.arrival_ns !== null && r.rank < nranks)
+                    v[r.rank] = metric === 'wait' ? r.wait_ns : r.arrival_ns - first;
+            return v;
+        });
+    }
+
+    /* White (0) to dark red (max). */
+    function colour(v, max) {
+        const t = max > 0 ? Math.min(1, v / max) : 0;
+        return 'rgb(' + Math.round(255 - 75 * t) + ',' + Math.round(245 - 225 * t) + ',' + Math.round(240 - 220 * t) + ')';
+    }
+
+    function drawHeatmap() {
+        const metric = document.getElementById('metric').value;
+        const vals = values(metric);
+        /* a reduce, not a spread: 400 collectives x 1000 ranks is too many arguments */
+        const max = vals.reduce((m, col) => col.reduce((a, v) => (v !== null && v > a ? v : a), m), 0);
+        const box = document.getElementById('heatmap');
+        /* cells as wide as a few collectives allow, at least 4 px */
+        const COL_W = Math.max(4, Math.min(36, Math.floor(900 / Math.max(1, colls.length))));
+        const canvas = el('canvas', {width: Math.max(1, colls.length * COL_W), height: nranks * ROW_H});
+        const g = canvas.getContext('2d');
+        const labels = [];
+        for (let r = 0; r < nranks; r++) {
+            const rowVals = vals.map(v => v[r]);
+            const isStraggler = straggler && straggler.rank === r;
+            labels.push(el('div', {class: 'hm-row' + (isStraggler ? ' straggler' : ''), 'data-rank': r,
+                                   'data-median-ns': median(rowVals), title: 'median ' + fmtNs(median(rowVals))},
+                           'rank ' + r + (hosts[r] ? ' ' + hosts[r] : ''),
+                           isStraggler ? el('span', {class: 'tag bad'}, 'straggler') : ''));
+            rowVals.forEach((v, i) => {
+                g.fillStyle = v === null ? '#9aa0a6' : colour(v, max);
+                g.fillRect(i * COL_W, r * ROW_H, COL_W - 1, ROW_H - 1);
+            });
+        }
+        if (straggler) {
+            g.strokeStyle = '#1a56db';
+            g.lineWidth = 2;
+            g.strokeRect(1, straggler.rank * ROW_H + 1, canvas.width - 2, ROW_H - 2);
+        }
+        canvas.addEventListener('click', e => showCell(vals, metric, Math.floor(e.offsetX / COL_W), Math.floor(e.offsetY / ROW_H)));
+        box.setAttribute('data-ranks', nranks);
+        box.setAttribute('data-collectives', colls.length);
+        box.setAttribute('data-max-ns', max);
+        box.replaceChildren(el('div', {class: 'hm-labels'}, labels), el('div', {class: 'hm-cells'}, canvas),
+                            el('div', {class: 'legend'}, el('span', {class: 'swatch', style: 'background:' + colour(0, 1)}), '0 ',
+                               el('span', {class: 'swatch', style: 'background:' + colour(1, 1)}), fmtNs(max) + ' ',
+                               el('span', {class: 'swatch', style: 'background:#9aa0a6'}), 'not arrived'));
+    }
+
+    function windowOf(c) {
+        const end = c.end_ns || c.last_arrival_ns || c.start_ns;
+        const pad = Math.max(1000, Math.round((end - c.start_ns) * 0.1));
+        return {job, comm, t0_ns: c.start_ns - pad, t1_ns: end + pad};
+    }
+
+    function showCell(vals, metric, i, r) {
+        const c = colls[i];
+        if (!c || r >= nranks)
+            return;
+        const rk = c.ranks.find(x => x.rank === r);
+        document.getElementById('cell').replaceChildren(
+            el('b', {}, c.func + ' seq ' + c.seq + ', rank ' + r + ': '),
+            rk && rk.arrival_ns !== null ? metric + ' ' + fmtNs(vals[i][r]) + ', own duration ' + fmtNs(rk.duration_ns) +
+                ', busBW ' + fmtNum(rk.busbw_gbps, 3) + ' GB/s ' : 'not arrived ',
+            el('a', {href: link('timeline.html', windowOf(c))}, 'timeline of this collective'));
+    }
+
+    function drawTable() {
+        const heads = ['func', 'seq', 'bytes', 'algo', 'ranks', 'missing', 'duration', 'busBW GB/s', 'skew', 'last rank',
+                       'mismatch', ''];
+        const rows = colls.slice().reverse().map(c => el('tr', {
+            class: [c.missing_ranks.length ? 'missing' : '', c.end_ns === null ? 'open' : '', c.mismatch ? 'bad' : ''].join(' ').trim() || null,
+            'data-func': c.func, 'data-seq': c.seq},
+            [c.func, c.seq, fmtBytes(c.bytes), (c.algo || '-') + '/' + (c.proto || '-'), c.ranks_seen + ' / ' + c.nranks,
+             c.missing_ranks.join(',') || '-', c.end_ns === null ? 'in flight' : fmtNs(c.duration_ns), fmtNum(c.busbw_gbps, 3),
+             fmtNs(c.skew_ns), c.last_rank === null ? '-' : c.last_rank, c.mismatch || '-',
+             el('a', {href: link('timeline.html', windowOf(c))}, 'timeline')].map(v => el('td', {}, v))));
+        document.getElementById('collectives').replaceChildren(el('table', {class: 'grid'},
+            el('thead', {}, el('tr', {}, heads.map(h => el('th', {}, h)))), el('tbody', {}, rows)));
+    }
+
+    async function load() {
+        const last = Math.max(1, Math.min(1000, Number(document.getElementById('last').value) || 60));
+        const status = await NSC.api('status');
+        const sc = NSC.statusComm(status, job, comm);
+        const funcs = sc ? sc.funcs : [];
+        const parts = await Promise.all(funcs.map(f => NSC.ndjson('collectives', {
+            job, comm, func: f.func, seq: Math.max(0, f.max_seq - last + 1) + '-' + f.max_seq, limit: last})));
+        colls = parts.flatMap(p => p.items).sort((a, b) => a.start_ns - b.start_ns || a.seq - b.seq);
+        if (colls.length > MAX_COLS)
+            colls = colls.slice(colls.length - MAX_COLS);
+        straggler = findStraggler();
+        document.getElementById('summary').replaceChildren(
+            colls.length + ' collectives shown', sc ? ', ' + sc.ranks_seen + ' of ' + sc.nranks + ' ranks seen' : '',
+            straggler ? el('span', {class: 'tag bad', id: 'straggler'}, 'straggler: rank ' + straggler.rank + ', last at ' +
+                           straggler.last + ' of ' + straggler.of + ' complete collectives') : el('span', {class: 'tag ok'}, 'no straggler'));
+        drawHeatmap();
+        drawTable();
+    }
+
+    NSC.start('comm.html', async () => {
+        const comms = await NSC.api('comms', {job});
+        job = comms.job;
+        const c = comms.comms.find(x => x.comm === comm || x.name === comm);
+        if (!c)
+            throw new NSC.ApiError('no communicator ' + comm + ' in job ' + job);
+        nranks = c.nranks;
+        const topo = await NSC.api('topology', {job, comm: c.comm});
+        for (const r of topo.ranks)
+            hosts[r.rank] = r.host;
+        document.getElementById('title').textContent = 'Communicator ' + (c.name || c.comm) + ' (' + c.comm + '), ' +
+            c.nranks + ' ranks on ' + c.nnodes + ' hosts';
+        if (param('last'))
+            document.getElementById('last').value = param('last');
+        document.getElementById('metric').addEventListener('change', drawHeatmap);
+        document.getElementById('last').addEventListener('change', () => load().catch(NSC.fail));
+        await load();
+    });
+})();

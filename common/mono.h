@@ -1,0 +1,17 @@
+/* mono.h: the monotonic clock every component reads (CLOCK_MONOTONIC, ns).
+ * Inline so that the plugin's hot path pays one vDSO clock_gettime and
+ * nothing more; the plugins, the agent and the collector share this base. */
+#ifndef NSC_MONO_H
+#define NSC_MONO_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t nsc_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif

@@ -1,0 +1,187 @@
+#!/bin/bash
+# ch.sh: the collector's ClickHouse store end to end: two clickhouse-server
+# shards and a front instance holding the Distributed tables (lib.sh), the
+# collector with --store clickhouse://FRONT/nsc?cluster=nsc, one agent per
+# simulated node and ncclscope-emu (tests/e2e/lib.sh); then the job as
+# ClickHouse holds it is compared with the emulator's summary (nsc-ch-check).
+#
+#   ch.sh BIN_DIR PLUGIN MODE
+#
+# exact:          everything running; PXN scenario.
+# collector_kill: kill -9 the collector mid-stream and restart it on the same
+#                 port: batches in flight are sent again, some of them
+#                 inserted already; every event is still there exactly once.
+# ch_kill:        kill -9 shard 1 mid-stream: the collector's inserts fail,
+#                 nothing is acknowledged, the agents keep their batches;
+#                 shard 1 restarted (same data, same ports): everything is
+#                 delivered, exactly once.
+# two_collectors: two collectors write the same cluster at once, node 0's
+#                 agent to one, node 1's to the other; the job is exact.
+# replay:         a batch inserted whose acknowledgement never reached its
+#                 agent, for every batch of the job: the collector holds the
+#                 whole job (no timed insert, credit for all of it), the
+#                 agents are stopped (SIGSTOP), the collector stops (inserts,
+#                 acknowledges into the void), the agents are killed -9 and
+#                 restarted with a new collector: their spools send the job
+#                 again, every row is inserted twice (merges stopped, so
+#                 both copies stay) and read once.
+#
+# Checked after the agents delivered everything and the collector stopped:
+# events per type equal the emulator's (nothing acknowledged lost, nothing
+# twice); each rank's Coll events (function name, seqNumber) are the
+# emulator's collectives (coll_check.py: the columns hold the right fields); the batches table's record totals equal the events, states and
+# completions tables' rows; the two shards' rows add up to the Distributed
+# table's and each process's events are on one shard; each node's clock
+# model and each process's start are stored, and a collector started
+# afterwards loads the clock models.
+bin=$1 plugin=$2 mode=$3
+. "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
+ch_require
+
+ch_cluster
+store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
+shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
+
+# one_value NAME QUERY: the query's single answer on NAME.
+one_value() { ch_sql "$1" "$2" || die "query failed: $2"; }
+
+check_clickhouse() {
+    local j="job = '$job'"
+    ch_sql front "SELECT type, count() FROM nsc.events FINAL WHERE $j GROUP BY type FORMAT TabSeparated" \
+        >"$dir/counts.tsv" || die "cannot count the events"
+    "$bin/nsc-ch-check" "$dir/emu.json" "$dir/counts.tsv" || die "ClickHouse differs from what was emitted"
+    ch_sql front "SELECT host, pid, rank, seq, func FROM nsc.events FINAL WHERE $j AND type = 1 FORMAT TabSeparated" \
+        >"$dir/colls.tsv" && ch_sql front "SELECT host, pid, id, text FROM nsc.strings FINAL WHERE $j FORMAT TabSeparated" \
+        >"$dir/strings.tsv" || die "cannot read the collectives"
+    "$(dirname "$0")/coll_check.py" "$dir/emu.json" "$dir/colls.tsv" "$dir/strings.tsv" ||
+        die "ClickHouse's collectives differ from the emulator's"
+    local want got
+    want=$(one_value front "SELECT sum(events), sum(states), sum(completions) FROM nsc.batches FINAL WHERE $j")
+    got=$(one_value front "SELECT (SELECT count() FROM nsc.events FINAL WHERE $j), (SELECT count() FROM nsc.states FINAL WHERE $j), (SELECT count() FROM nsc.completions FINAL WHERE $j)")
+    [ "$want" = "$got" ] || die "batches say events/states/completions '$want', the tables hold '$got'"
+    local per_shard=0 split
+    for s in shard0 shard1; do
+        per_shard=$((per_shard + $(one_value $s "SELECT count() FROM nsc.events_local FINAL WHERE $j")))
+        one_value $s "SELECT DISTINCT host, pid FROM nsc.events_local WHERE $j" >>"$dir/procs.tsv"
+    done
+    [ "$per_shard" = "$(one_value front "SELECT count() FROM nsc.events FINAL WHERE $j")" ] ||
+        die "the shards' events ($per_shard) are not the Distributed table's"
+    split=$(sort "$dir/procs.tsv" | uniq -d)
+    [ -z "$split" ] || die "processes with events on both shards: $split"
+    [ "$(one_value front "SELECT uniqExact(host) FROM nsc.clocks FINAL")" = "$nodes" ] || die "not every node's clock model is stored"
+    [ "$(one_value front "SELECT uniqExact(host, pid) FROM nsc.lifecycle FINAL WHERE $j AND event = 1")" = \
+      "$(python3 -c 'import json,sys; print(len({(r["host"], r["pid"]) for r in json.load(open(sys.argv[1]))["ranks"]}))' "$dir/emu.json")" ] ||
+        die "not every process's start is stored"
+    echo "ch.sh ($mode): rows inserted $(one_value front "SELECT count() FROM nsc.events WHERE $j"), after folding $(one_value front "SELECT count() FROM nsc.events FINAL WHERE $j")"
+}
+
+# finish_ch: every agent delivers and stops, the collector stops cleanly.
+finish_ch() {
+    local n
+    for n in $(seq 0 $((nodes - 1))); do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+    for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
+    stop collector
+    check_clickhouse
+    # a collector started on the store with no agent has the nodes' clock
+    # models: it loaded them from ClickHouse
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    curl -sf -m 5 "http://127.0.0.1:$http/metrics" >"$dir/metrics" || die "no /metrics"
+    for n in $(seq 0 $((nodes - 1))); do
+        grep -q "^ncclscope_collector_clock_offset_seconds{host=\"node$n\"}" "$dir/metrics" ||
+            die "node$n's clock model was not loaded from ClickHouse"
+    done
+    stop collector
+}
+
+# paced_job: collector, agents and a 2.4 s job in the background ($emu),
+# once the first batches are acknowledged.
+paced_job() {
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_agent 0
+    start_agent 1
+    emulate --iters 60 --pace-us 40000 &
+    emu=$!
+    wait_until 30 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
+}
+
+kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
+    kill -KILL "${pids[$1]}"
+    wait "${pids[$1]}" 2>/dev/null || true
+    unset "pids[$1]"
+}
+
+case $mode in
+exact)
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_agent 0
+    start_agent 1
+    emulate --iters 20
+    # the query endpoints do not read ClickHouse yet: they say so rather than
+    # answer from the empty LMDB store; status is served from live state
+    code=$(curl -s -o "$dir/q.json" -w '%{http_code}' "http://127.0.0.1:$http/api/v1/collectives?job=$job")
+    [ "$code" = 501 ] && grep -q ClickHouse "$dir/q.json" || die "collectives in ClickHouse mode: HTTP $code $(cat "$dir/q.json")"
+    curl -sf "http://127.0.0.1:$http/api/v1/status" | grep -q "\"$job\"" || die "status does not list $job"
+    finish_ch
+    ;;
+collector_kill)
+    paced_job
+    kill9 collector
+    start_collector "$port" --store "$store" --ch-shards "$shards"
+    wait $emu || die "emulator failed"
+    for n in 0 1; do
+        wait_until 30 metric_above $n ncclscope_agent_collector_connects_total 1 || die "node $n did not reconnect"
+    done
+    finish_ch
+    ;;
+ch_kill)
+    paced_job
+    kill9 ch_shard1
+    wait_until 30 collector_metric_above ncclscope_collector_commit_failures_total 0 ||
+        die "no insert failed while shard1 was down"
+    ch_start shard1
+    wait $emu || die "emulator failed"
+    finish_ch
+    ;;
+two_collectors)
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    pids[collector_a]=${pids[collector]} http_a=$http
+    unset "pids[collector]"
+    start_agent 0
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_agent 1
+    emulate --iters 20 --pace-us 20000
+    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+    collector_metric_above ncclscope_collector_batches_in_total 0 || die "collector b took no batch"
+    http=$http_a collector_metric_above ncclscope_collector_batches_in_total 0 || die "collector a took no batch"
+    stop collector_a
+    finish_ch
+    ;;
+replay)
+    start_collector 0 --store "$store" --ch-shards "$shards" --ch-flush-ms 3600000 --group-max 1000000
+    # no background merge may fold the two copies before they are counted
+    for s in shard0 shard1; do ch_sql $s "SYSTEM STOP MERGES" || die "cannot stop merges on $s"; done
+    start_agent 0 --window 65536 --max-inflight 65536
+    start_agent 1 --window 65536 --max-inflight 65536
+    emulate --iters 20
+    emitted=$("$bin/nsc-ch-check" "$dir/emu.json" --emitted)
+    wait_until 60 collector_metric_is ncclscope_collector_events_in_total "$emitted" ||
+        die "the collector did not get the whole job ($(collector_metric ncclscope_collector_events_in_total) of $emitted)"
+    [ "$(collector_metric ncclscope_collector_acks_total)" = 0 ] || die "batches acknowledged before the stop"
+    kill -STOP "${pids[agent0]}" "${pids[agent1]}"
+    stop collector
+    [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" = "$emitted" ] ||
+        die "the stopping collector did not insert the job"
+    kill9 agent0
+    kill9 agent1
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_agent 0
+    start_agent 1
+    finish_ch
+    [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" = $((2 * emitted)) ] ||
+        die "the agents did not send the job again"
+    ;;
+*)
+    die "unknown mode $mode"
+    ;;
+esac

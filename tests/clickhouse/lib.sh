@@ -1,0 +1,84 @@
+# lib.sh: real clickhouse-server instances for the ClickHouse store's tests
+# (sourced after tests/e2e/lib.sh, which gives $dir, pids, die and waits).
+# Each instance runs from its own folder $dir/ch/NAME (config, data, logs) on
+# loopback, as the test's user, with both ports picked by the kernel (port 0):
+# ClickHouse writes no port file, so the ports are read back from the
+# listening sockets of its pid (ss), and the HTTP one is the port that answers
+# /ping; nothing is bound, closed and handed over, so no other process can
+# take a port in between.
+#   ch_require          fail (or skip, 77, where no package provides it)
+#                       without clickhouse-server
+#   ch_start NAME [XML] start instance NAME, XML added to its config;
+#                       sets chhttp[NAME] and chtcp[NAME]. Started again
+#                       (after a kill) it keeps its data and its ports: the
+#                       cluster's configuration names them
+#   ch_cluster          shard0 and shard1, and front, whose remote_servers
+#                       define cluster "nsc" over the two shards
+#   ch_sql NAME QUERY   run QUERY on NAME, print the answer (TabSeparated)
+declare -A chhttp=() chtcp=()
+
+ch_require() {
+    command -v clickhouse-server >/dev/null && return 0
+    if apt-cache show clickhouse-server >/dev/null 2>&1; then
+        echo "${0##*/}: clickhouse-server is not installed: run scripts/deps.sh --test" >&2
+        exit 1
+    fi
+    echo "${0##*/}: skipped: no clickhouse-server package for this system" >&2
+    exit 77
+}
+
+# ch_ports NAME PID: both listening ports of PID, the HTTP one first.
+ch_ports() {
+    local p ports
+    ports=$(ss -ltnpH 2>/dev/null | awk -v pid="pid=$2," 'index($0, pid) { n = split($4, a, ":"); print a[n] }')
+    [ "$(echo "$ports" | wc -w)" = 2 ] || return 1
+    for p in $ports; do
+        if [ "$(curl -s -m 2 "http://127.0.0.1:$p/ping")" = "Ok." ]; then
+            chhttp[$1]=$p
+        else
+            chtcp[$1]=$p
+        fi
+    done
+    [ -n "${chhttp[$1]:-}" ] && [ -n "${chtcp[$1]:-}" ]
+}
+
+ch_start() {
+    local name=$1 extra=${2:-} d=$dir/ch/$1
+    mkdir -p "$d/data"
+    cat >"$d/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$d/server.log</log><errorlog>$d/error.log</errorlog></logger>
+  <http_port>${chhttp[$1]:-0}</http_port>
+  <tcp_port>${chtcp[$1]:-0}</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>$d/data/</path>
+  <tmp_path>$d/data/tmp/</tmp_path>
+  <user_files_path>$d/data/user_files/</user_files_path>
+  <format_schema_path>$d/data/format_schemas/</format_schema_path>
+  <users_config>/etc/clickhouse-server/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>67108864</mark_cache_size>
+  <uncompressed_cache_size>67108864</uncompressed_cache_size>
+  $extra
+</yandex>
+XML
+    clickhouse-server --config-file="$d/config.xml" >"$d/stdout.log" 2>&1 &
+    pids[ch_$name]=$!
+    wait_until 60 ch_ports "$name" "${pids[ch_$name]}" ||
+        die "clickhouse-server $name did not start ($(tail -n 3 "$d/error.log" 2>/dev/null))"
+}
+
+ch_sql() {
+    curl -sS -m 60 --fail-with-body "http://127.0.0.1:${chhttp[$1]}/" --data-binary "$2"
+}
+
+ch_cluster() {
+    ch_start shard0
+    ch_start shard1
+    ch_start front "<remote_servers><nsc>
+      <shard><replica><host>127.0.0.1</host><port>${chtcp[shard0]}</port></replica></shard>
+      <shard><replica><host>127.0.0.1</host><port>${chtcp[shard1]}</port></replica></shard>
+    </nsc></remote_servers>"
+}

@@ -1,0 +1,200 @@
+#!/bin/bash
+# ui.sh: the web view as a person sees it, in headless Chromium (Debian's
+# package; scripts/deps.sh --test installs it), against real processes on
+# loopback (tests/e2e/lib.sh): ncclscope-emu (real plugin) -> one agent per
+# simulated node -> the collector, with a bearer token.
+#
+#   ui.sh BIN_DIR PLUGIN OUT_DIR
+#
+# The job: 4 ranks on 2 nodes, rank 1 a straggler (200 ms late at every
+# AllReduce), rank 3 stops after 5 collectives and the others hang in the
+# sixth (seq 5) for 60 s (the most the emulator holds). While they hang:
+#   - HTTP: /ui/ without the token is a 401 page; ?token= sets the cookie,
+#     which then opens the API; a wrong token does not; every file has its
+#     Content-Type, the pages a Content-Security-Policy of this origin only;
+#   - Chromium logs in once with ?token= (then the cookie carries it) and
+#     loads the overview (waiting for 2 live summaries over SSE), the
+#     communicator page, the hang view and the timeline. Each must become
+#     ready with no console error, uncaught exception or failed load, and
+#     show: the lagging rank on the overview; rank 1's heat map row, and only
+#     it, marked straggler, its median wait under 50 ms and every other
+#     rank's over 100 ms; AllReduce seq 5 named hung with rank 3 missing;
+#     events of every rank on the timeline, in a whole window, a click on
+#     one (the mouse, where an event is drawn) giving its details and the
+#     wheel zooming to 0.8 of the window; diagnose's
+#     verdict (/api/v1/diagnose) naming seq 5 and rank 3 on the hang view;
+#     the 4 inter-node links of the ring, none slow, and rank 3's host
+#     blamed in the hosts table;
+#   - the timeline's Download button, clicked, saves a trace of the window:
+#     every event the page showed, each slice (by rank, type and event id)
+#     on the lane, with the name, start and duration (within 1 ms: the clock
+#     models move on between the two reads) that `ncclscope export --format
+#     chrome` writes for that window;
+#   - a page with an API error (an unknown communicator) is reported as
+#     failed, so the checks above can fail.
+# OUT_DIR keeps each page's DOM, console log and screenshot.
+set -eu
+bin=$1 plugin=$2 out=$3 mode=ui
+here=$(cd "$(dirname "$0")" && pwd)
+if ! command -v chromium >/dev/null; then
+    echo "ui.sh: FAILED: chromium is not installed (Debian package chromium; scripts/deps.sh --test installs it)" >&2
+    exit 1
+fi
+. "$here/../e2e/lib.sh"
+slow_rank=1 hang_rank=3 hang_after=5
+head -c 24 /dev/urandom | base64 >"$dir/token"
+token=$(cat "$dir/token")
+auth=(-H "Authorization: Bearer $token")
+enc_token=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$token")
+
+start_collector 0 --hang-ms 300 --live-interval-ms 200 --token-file "$dir/token"
+start_agent 0
+start_agent 1
+NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 8 --hang-rank $hang_rank --hang-after $hang_after \
+    --hang-ms 60000 --slow-rank $slow_rank --slow-us 200000 &
+emu=$!
+api() { curl -sf -m 10 "${auth[@]}" "http://127.0.0.1:$http/api/v1/$1"; }
+# the hang as the collector sees it: rank 3 lagging, collectives 0-4 matched
+# on every rank and seq 5 on all but rank 3
+hung() {
+    api status | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+sys.exit(0 if any(l["rank"] == 3 for j in s["jobs"] for c in j["comms"] for l in c["lagging"]) else 1)' &&
+        api "collectives?comm=world&func=AllReduce" | python3 -c 'import json, sys
+c = [json.loads(l) for l in sys.stdin if "\"collective\"" in l]
+seen = {x["seq"]: x["ranks_seen"] for x in c}
+sys.exit(0 if all(seen.get(s) == 4 for s in range(5)) and seen.get(5) == 3 else 1)'
+}
+wait_until 60 hung || die "the collector never saw the hang: $(api status)"
+comm=$(api comms | python3 -c 'import json, sys; print(json.load(sys.stdin)["comms"][0]["comm"])')
+u=http://127.0.0.1:$http/ui
+
+# ---- HTTP: token, cookie, types ----
+code() { curl -s -o /dev/null -m 10 -w '%{http_code} %{content_type}' "$@"; }
+[ "$(code "$u/")" = "401 text/html; charset=utf-8" ] || die "/ui/ without the token: $(code "$u/")"
+[ "$(code "$u/?token=wrong")" = "401 text/html; charset=utf-8" ] || die "/ui/ with a wrong token: $(code "$u/?token=wrong")"
+curl -s -m 10 -D "$dir/login.h" -o /dev/null "$u/?token=$enc_token"
+grep -qi '^Set-Cookie: ncclscope_token=[0-9a-f]*; Path=/; HttpOnly; SameSite=Strict' "$dir/login.h" || die "no cookie: $(cat "$dir/login.h")"
+grep -qi "^Content-Security-Policy: default-src 'self'" "$dir/login.h" || die "no CSP: $(cat "$dir/login.h")"
+cookie=$(sed -nE 's/^Set-Cookie: (ncclscope_token=[0-9a-f]*);.*/\1/ip' "$dir/login.h" | tr -d '\r')
+[ "$(code -H "Cookie: theme=dark; $cookie" "http://127.0.0.1:$http/api/v1/status")" = "200 application/json" ] ||
+    die "the cookie does not open the API"
+[ "$(code -H "Cookie: ${cookie}00" "http://127.0.0.1:$http/api/v1/status")" = "401 application/json" ] ||
+    die "a wrong cookie opens the API"
+for f in index.html:text/html comm.js:text/javascript ui.css:text/css; do
+    [ "$(code "${auth[@]}" "$u/${f%%:*}")" = "200 ${f#*:}; charset=utf-8" ] || die "$f: $(code "${auth[@]}" "$u/${f%%:*}")"
+done
+[ "$(code "${auth[@]}" "$u/nothing.js")" = "404 application/json" ] || die "an unknown file is not 404"
+echo "ok: token, cookie and content types"
+
+# ---- the pages in Chromium ----
+# where the timeline drew an event (5 px wide at least), in the viewport
+drawn='(() => { const c = document.getElementById("lanes"), r = c.getBoundingClientRect();
+    const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data, lit = (x, y) => d[(y * c.width + x) * 4 + 3] > 0;
+    for (let y = 8; y < c.height; y += 16)
+        for (let x = 172; x + 5 < c.width; x++)
+            if ([0, 1, 2, 3, 4].every(i => lit(x + i, y))) return [r.left + x + 2, r.top + y];
+    return null; })()'
+rm -rf "$out"
+python3 "$here/browser.py" "$out" "login=$u/?token=$enc_token" \
+    "overview=$u/" "wait:Number(document.getElementById('live').dataset.summaries || 0) >= 2" \
+    "comm=$u/comm.html?comm=$comm&job=$job" "hang=$u/hang.html?job=$job" \
+    "timeline=$u/timeline.html?comm=$comm&job=$job" "point:$drawn" download:download \
+    "links=$u/links.html?comm=$comm&job=$job" || die "a page failed in Chromium (see $out)"
+python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" <<'PY' || die "the pages do not show the job (see $out)"
+import re, sys
+out, slow, hang, hseq = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+def page(name):
+    return open("%s/%s.html" % (out, name)).read()
+def attrs(html, ident):
+    """The attributes of the element with id ident."""
+    tag = re.search(r'<[a-z0-9]+ id="%s"[^>]*>' % ident, html)
+    return dict(re.findall(r'([a-z-]+)="([^"]*)"', tag.group(0))) if tag else {}
+fails = []
+def check(ok, what):
+    print(("ok: " if ok else "FAILED: ") + what)
+    if not ok:
+        fails.append(what)
+for name in ("overview", "comm", "hang", "timeline", "links"):
+    h = page(name)
+    check('data-js-errors="0"' in h and 'data-api-errors="0"' in h and 'data-state="ready"' in h,
+          "%s: ready, no script or API error" % name)
+ov = page("overview")
+check(re.search(r'id="card-lagging"><div class="value">1<', ov) is not None, "overview: 1 lagging rank")
+check(re.search(r"lagging: rank %s at AllReduce seq %d of %s" % (hang, int(hseq) - 1, hseq), ov) is not None,
+      "overview: rank %s named lagging" % hang)
+cm = page("comm")
+rows = re.findall(r'<div class="hm-row( straggler)?" data-rank="(\d+)" data-median-ns="(\d*)"', cm)
+check(len(rows) == 4, "comm: a heat map row per rank (%d)" % len(rows))
+check([r for s, r, _ in rows if s] == [slow], "comm: only rank %s marked straggler (%s)" % (slow, [r for s, r, _ in rows if s]))
+med = {r: int(m) if m else None for _, r, m in rows}
+check(med.get(slow) is not None and med[slow] < 50e6, "comm: the straggler's median wait under 50 ms (%s)" % med.get(slow))
+check(all(m is not None and m > 100e6 for r, m in med.items() if r != slow), "comm: the others wait over 100 ms (%s)" % med)
+hm = attrs(cm, "heatmap")
+check(hm.get("data-ranks") == "4" and int(hm.get("data-collectives", 0)) == int(hseq) + 1,
+      "comm: every rank and collective in the heat map (%s)" % hm)
+hg = page("hang")
+check(re.search(r'<h2 class="hung-coll" data-func="AllReduce" data-seq="%s" [^>]*data-missing="%s">AllReduce seq %s is hung'
+                % (hseq, hang, hseq), hg) is not None, "hang: AllReduce seq %s named hung, rank %s missing" % (hseq, hang))
+check('data-hung="1"' in hg, "hang: exactly one hung collective")
+check(re.search(r'<p class="verdict bad" data-kind="missing">diagnose, job [^:]*: PROBLEM: comm [^:]*: AllReduce seq %s: rank %s never arrived'
+                % (hseq, hang), hg) is not None, "hang: diagnose's verdict names AllReduce seq %s and rank %s" % (hseq, hang))
+lk = page("links")
+# the ring 0-1-2-3 over two nodes crosses them at 1->2 and 3->0, on 2 channels
+check(attrs(lk, "links").get("data-links") == "4" and attrs(lk, "links").get("data-slow") == "0",
+      "links: 4 inter-node links, none slow (%s)" % attrs(lk, "links"))
+check(re.search(r'<tr class="bad" data-host="node%d">' % (int(hang) // 2), lk) is not None,
+      "links: the hung rank's host node%d blamed in hosts" % (int(hang) // 2))
+tlh = page("timeline")
+check(re.search(r'<div id="details" class="details"><h3>[^<]* \(\w+\), rank \d', tlh) is not None,
+      "timeline: a click on an event shows its details")
+tl = attrs(page("timeline"), "timeline")
+check(int(tl.get("data-events", 0)) > 0 and tl.get("data-ranks") == "4" and int(tl.get("data-lanes", 0)) >= 16
+      and tl.get("data-more") == "0", "timeline: events in lanes of every rank, the whole window (%s)" % tl)
+span = lambda v: (lambda a, b: float(b) - float(a))(*v.split("-"))
+check(0.75 < span(tl["data-view"]) / span(tl["data-window"]) < 0.85, "timeline: one wheel notch shows 0.8 of the window (%s)"
+      % (span(tl["data-view"]) / span(tl["data-window"])))
+sys.exit(1 if fails else 0)
+PY
+# The trace the Download button saved: the CLI's Chrome export of the same
+# window writes every one of its slices (same rank, lane, name, type, start
+# and duration), and it holds every event the page showed.
+view=$(python3 -c 'import re, sys; print(re.search(r"data-window=\"(\d+)-(\d+)\"", open(sys.argv[1]).read()).expand(r"\1 \2"))' \
+    "$out/timeline.html")
+"$bin/ncclscope" --collector "http://127.0.0.1:$http" --token-file "$dir/token" --job "$job" export --comm "$comm" \
+    --t0 "${view% *}" --t1 "${view#* }" --format chrome -o "$dir/cli.json" || die "ncclscope export failed"
+python3 - "$out"/timeline.download/* "$dir/cli.json" "$out/timeline.html" <<'PY' || die "the downloaded trace is not the window's"
+import json, re, sys
+# Slices by (rank, type, event id). Times are compared within 1 ms, not
+# exactly: the CLI reads the window seconds later, and the host clock
+# models, refitted meanwhile, may move an aligned time by microseconds.
+def slices(path):
+    d = json.load(open(path))["traceEvents"]
+    lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in d if e.get("name") == "thread_name"}
+    procs = {e["pid"]: e["args"]["name"] for e in d if e.get("name") == "process_name"}
+    out = {(e["pid"], e["cat"], e["args"]["id"]): (lanes[(e["pid"], e["tid"])], e["name"], e["ph"], e["ts"], e.get("dur"))
+           for e in d if e["ph"] in ("X", "B")}
+    return out, procs
+ui, ui_procs = slices(sys.argv[1])
+cli, cli_procs = slices(sys.argv[2])
+shown = int(re.search(r'data-events="(\d+)"', open(sys.argv[3]).read()).group(1))
+bad = [(k, v, cli.get(k)) for k, v in ui.items()
+       if k not in cli or v[:3] != cli[k][:3] or abs(v[3] - cli[k][3]) > 1000 or abs((v[4] or 0) - (cli[k][4] or 0)) > 1000]
+moved = max([abs(v[3] - cli[k][3]) for k, v in ui.items() if k in cli] or [0])
+print("download: %d slices (the page showed %d events), the CLI's export %d; differing: %d; times moved by up to %.3f us"
+      % (len(ui), shown, len(cli), len(bad), moved))
+assert len(ui) == shown and shown > 0, "the download is not the window the page showed"
+assert not bad, "slices the CLI writes otherwise: %s" % bad[:3]
+assert ui_procs == cli_procs and len(ui_procs) == 4, "process names differ: %s / %s" % (ui_procs, cli_procs)
+PY
+echo "ok: the downloaded trace is the window, as ncclscope export writes it"
+# a page that cannot show its communicator must be reported
+if python3 "$here/browser.py" "$dir/bad" "login=$u/?token=$enc_token" "bad=$u/comm.html?comm=0xdead&job=$job" \
+    >"$dir/bad.out" 2>&1; then
+    die "a page with an API error passed: $(cat "$dir/bad.out")"
+fi
+grep -q '^bad: FAILED' "$dir/bad.out" && grep -q 'data-api-errors="1"' "$dir/bad/bad.html" || die "the API error was not recorded: $(cat "$dir/bad.out")"
+echo "ok: a page with an API error is reported"
+wait $emu || die "emulator failed"
+# no store check: the hung collectives are flushed open at finalize, which
+# the emulator's summary does not count (as e2e.sh hang)
