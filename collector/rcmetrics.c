@@ -8,8 +8,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <event2/buffer.h>
+
 #include "diagapi.h"
+#include "grow.h"
 #include "jobmetrics.h"
+#include "mono.h"
+#include "prom.h"
 
 #define RCM_POLL_MS 100
 
@@ -29,17 +34,10 @@ struct nsc_rcmetrics {
     nsc_collector *c;
     pthread_t thread;
     pthread_mutex_t mu;  /* guards text */
-    char *text;          /* the families of the last pass */
+    struct evbuffer *text;  /* the families of the last pass */
     job_result *jobs;    /* the thread's own */
     size_t njobs, jobs_cap;
 };
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* 1 while one of the job's processes is alive. */
 static int job_alive(const nsc_json *status, const char *job)
@@ -58,13 +56,8 @@ static job_result *result_of(nsc_rcmetrics *m, const char *name)
     for (size_t i = 0; i < m->njobs; i++)
         if (strcmp(m->jobs[i].name, name) == 0)
             return &m->jobs[i];
-    if (m->njobs == m->jobs_cap) {
-        size_t cap = m->jobs_cap ? 2 * m->jobs_cap : 16;
-        job_result *j = realloc(m->jobs, cap * sizeof *j);
-        if (!j)
-            return NULL;
-        m->jobs = j, m->jobs_cap = cap;
-    }
+    if (nsc_grow(&m->jobs, m->njobs, &m->jobs_cap, sizeof *m->jobs, 16))
+        return NULL;
     job_result *r = &m->jobs[m->njobs++];
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name);
@@ -157,35 +150,35 @@ static size_t tally_pairs(const nsc_rcmetrics *m, pair_count *pc, size_t cap)
 }
 
 /* A label value, escaped (host names are at most 63 bytes). */
-static void label(FILE *f, const char *v)
+static void label(struct evbuffer *b, const char *v)
 {
     char buf[2 * 64 + 4];
-    nsc_metrics_escape(buf, sizeof buf, v);
-    fputs(buf, f);
+    size_t n = nsc_metrics_escape(buf, sizeof buf, v);
+    evbuffer_add(b, buf, n);
 }
 
-static void write_hosts(FILE *f, const nsc_diag_hosts *t, size_t max)
+static void write_hosts(struct evbuffer *b, const nsc_diag_hosts *t, size_t max)
 {
-    fputs("# HELP ncclscope_host_causes Problems diagnose placed at the host, by cause class, over the jobs the "
-          "live state holds\n# TYPE ncclscope_host_causes gauge\n", f);
+    nsc_prom_head(b, "ncclscope_host_causes", "gauge",
+                  "Problems diagnose placed at the host, by cause class, over the jobs the live state holds");
     for (size_t i = 0; i < t->n && i < max; i++)
         for (int k = 0; k < NSC_HOST_NCOLS; k++) {
-            fputs("ncclscope_host_causes{host=\"", f);
-            label(f, t->h[i].host);
-            fprintf(f, "\",cause=\"%s\"} %" PRIu64 "\n", nsc_diag_host_cols[k], t->h[i].n[k]);
+            evbuffer_add_printf(b, "ncclscope_host_causes{host=\"");
+            label(b, t->h[i].host);
+            evbuffer_add_printf(b, "\",cause=\"%s\"} %" PRIu64 "\n", nsc_diag_host_cols[k], t->h[i].n[k]);
         }
 }
 
-static void write_pairs(FILE *f, const pair_count *pc, size_t n, size_t max)
+static void write_pairs(struct evbuffer *b, const pair_count *pc, size_t n, size_t max)
 {
-    fputs("# HELP ncclscope_link_slow_jobs Jobs in which diagnose found a slow link from src_host to dst_host\n"
-          "# TYPE ncclscope_link_slow_jobs gauge\n", f);
+    nsc_prom_head(b, "ncclscope_link_slow_jobs", "gauge",
+                  "Jobs in which diagnose found a slow link from src_host to dst_host");
     for (size_t i = 0; i < n && i < max; i++) {
-        fputs("ncclscope_link_slow_jobs{src_host=\"", f);
-        label(f, pc[i].src);
-        fputs("\",dst_host=\"", f);
-        label(f, pc[i].dst);
-        fprintf(f, "\"} %" PRIu64 "\n", pc[i].jobs);
+        evbuffer_add_printf(b, "ncclscope_link_slow_jobs{src_host=\"");
+        label(b, pc[i].src);
+        evbuffer_add_printf(b, "\",dst_host=\"");
+        label(b, pc[i].dst);
+        evbuffer_add_printf(b, "\"} %" PRIu64 "\n", pc[i].jobs);
     }
 }
 
@@ -204,40 +197,33 @@ static void tally_hosts(const nsc_rcmetrics *m, const nsc_json *status, nsc_diag
     nsc_diag_hosts_sort(t);
 }
 
-static char *render(const nsc_rcmetrics *m, const nsc_json *status, double took_s)
+static struct evbuffer *render(const nsc_rcmetrics *m, const nsc_json *status, double took_s)
 {
-    size_t max = m->c->cfg.metrics_max_hosts, len, npairs = 0;
-    char *text = NULL;
-    nsc_diag_hosts t;
+    size_t max = m->c->cfg.metrics_max_hosts;
+    nsc_diag_hosts t = {0};
     pair_count *pc = calloc(max + 1, sizeof *pc);
-    FILE *f = pc && nsc_diag_hosts_new(&t) == NSC_DIAG_OK ? open_memstream(&text, &len) : NULL;
-    if (f) {
+    int have = pc && nsc_diag_hosts_new(&t) == NSC_DIAG_OK;
+    struct evbuffer *b = have ? evbuffer_new() : NULL;
+    if (b) {
         tally_hosts(m, status, &t);
-        npairs = tally_pairs(m, pc, max);
-        write_hosts(f, &t, max);
-        write_pairs(f, pc, npairs, max);
-        fprintf(f, "# HELP ncclscope_collector_metrics_hosts_omitted Hosts left out of ncclscope_host_causes "
-                   "(beyond metrics_max_hosts)\n# TYPE ncclscope_collector_metrics_hosts_omitted gauge\n"
-                   "ncclscope_collector_metrics_hosts_omitted %zu\n"
-                   "# HELP ncclscope_collector_rootcause_jobs Jobs whose diagnosis the root-cause metrics hold\n"
-                   "# TYPE ncclscope_collector_rootcause_jobs gauge\nncclscope_collector_rootcause_jobs %zu\n"
-                   "# HELP ncclscope_collector_rootcause_pass_seconds How long the last root-cause pass took\n"
-                   "# TYPE ncclscope_collector_rootcause_pass_seconds gauge\n"
-                   "ncclscope_collector_rootcause_pass_seconds %.3f\n",
-                t.n > max ? t.n - max : 0, m->njobs, took_s);
-        if (fclose(f)) {
-            free(text);
-            text = NULL;
-        }
-        nsc_diag_hosts_free(&t);
+        write_hosts(b, &t, max);
+        write_pairs(b, pc, tally_pairs(m, pc, max), max);
+        nsc_prom_u64(b, "ncclscope_collector_metrics_hosts_omitted", "gauge",
+                     "Hosts left out of ncclscope_host_causes (beyond metrics_max_hosts)", t.n > max ? t.n - max : 0);
+        nsc_prom_u64(b, "ncclscope_collector_rootcause_jobs", "gauge",
+                     "Jobs whose diagnosis the root-cause metrics hold", m->njobs);
+        nsc_prom_head(b, "ncclscope_collector_rootcause_pass_seconds", "gauge",
+                      "How long the last root-cause pass took");
+        evbuffer_add_printf(b, "ncclscope_collector_rootcause_pass_seconds %.3f\n", took_s);
     }
+    nsc_diag_hosts_free(&t);
     free(pc);
-    return text;
+    return b;
 }
 
 static void pass(nsc_rcmetrics *m, nsc_findings *f)
 {
-    double t0 = mono_s();
+    uint64_t t0 = nsc_mono_ns();
     nsc_diagapi_src ds;
     nsc_doc st;
     nsc_diagapi_src_init(&ds, m->c);
@@ -250,12 +236,13 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
             analyse(m, status, name, f);
     }
     drop_unseen(m);
-    char *text = render(m, status, mono_s() - t0);
+    struct evbuffer *text = render(m, status, (double)(nsc_mono_ns() - t0) / 1e9);
     nsc_doc_free(&st);
     if (!text)
         return;
     pthread_mutex_lock(&m->mu);
-    free(m->text);
+    if (m->text)
+        evbuffer_free(m->text);
     m->text = text;
     pthread_mutex_unlock(&m->mu);
 }
@@ -303,7 +290,7 @@ void nsc_rcmetrics_render(nsc_rcmetrics *m, struct evbuffer *b)
         return;
     pthread_mutex_lock(&m->mu);
     if (m->text)
-        evbuffer_add(b, m->text, strlen(m->text));
+        evbuffer_add(b, evbuffer_pullup(m->text, -1), evbuffer_get_length(m->text));
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -315,7 +302,8 @@ void nsc_rcmetrics_join(nsc_rcmetrics *m)
     for (size_t i = 0; i < m->njobs; i++)
         free(m->jobs[i].p);
     free(m->jobs);
-    free(m->text);
+    if (m->text)
+        evbuffer_free(m->text);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
