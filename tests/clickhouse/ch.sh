@@ -43,10 +43,10 @@ ch_cluster
 store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
 shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
 
-# one_value NAME QUERY: the query's single answer on NAME.
 # status_lists JOB: the collector's live status names the job (fed once a
 # batch of it is committed, which in this mode waits for ClickHouse's insert).
 status_lists() { curl -sf "http://127.0.0.1:$http/api/v1/status" | grep -q "\"$1\""; }
+# one_value NAME QUERY: the query's single answer on NAME.
 one_value() { ch_sql "$1" "$2" || die "query failed: $2"; }
 
 check_clickhouse() {
