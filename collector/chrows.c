@@ -175,7 +175,7 @@ static void flatten(const nsc_event *e, flat *f)
     switch (e->type) {
     case NSC_T_PROXY_OP:
         *f = (flat){.peer = e->d.proxy_op.peer, .nsteps = e->d.proxy_op.nsteps,
-                    .chunk_size = e->d.proxy_op.chunk_size, .proxy_pid = e->d.proxy_op.pid,
+                    .chunk_size = e->d.proxy_op.chunk_size, .proxy_pid = e->d.proxy_op.op_pid,
                     .channel = e->d.proxy_op.channel, .is_send = e->d.proxy_op.is_send};
         break;
     case NSC_T_PROXY_STEP: f->step = e->d.proxy_step.step; break;
