@@ -60,7 +60,7 @@ enum {
     COLUMNS_ROOM = sizeof(LEAD ", " NSC_CH_ORIGIN_COLUMNS) NSC_FIELDS_HEAD(NAME_ROOM, _)
         NSC_FIELDS_ORIGIN(NAME_ROOM, _) NSC_EVENT_TYPES(TYPE_ROOM)
 };
-_Static_assert(sizeof fields / sizeof fields[0] <= UINT8_MAX, "a column's index is a uint8_t");
+_Static_assert(NFIELDS <= UINT8_MAX, "a column's index is a uint8_t");
 
 typedef struct column {
     const char *name;
