@@ -3,8 +3,10 @@
  * Owns the one definition of every ClickHouse table the collector writes
  * (name, columns with types, ordering key, partition, sharding key, engine
  * version column) and the encoding of one record into a table's RowBinary
- * buffer, in exactly the column order of that definition. chstore.c builds the
- * DDL from nsc_ch_tables and posts the buffers; nothing here does I/O.
+ * buffer, in exactly the column order of that definition. The events table's
+ * columns for the event's fields are made from common/event_fields.h
+ * (chevents.c). chstore.c builds the DDL from nsc_ch_def and posts the
+ * buffers; nothing here does I/O.
  *
  * Every row carries a deterministic identity taken from the batch that
  * brought it (agent, epoch, batch_seq, section, index), the last columns of
@@ -43,7 +45,13 @@ typedef struct nsc_ch_table_def {
     const char *version;    /* ReplacingMergeTree version column, "" for none */
 } nsc_ch_table_def;
 
-extern const nsc_ch_table_def nsc_ch_tables[NSC_CH_NTABLES];
+/* Table t's definition. */
+nsc_ch_table_def nsc_ch_def(nsc_ch_table t);
+
+/* The columns every table of a job's records starts with (the sending
+ * process), and those the batch's records end with (the batch identity). */
+#define NSC_CH_PROC_COLUMNS "job String, host String, pid UInt32"
+#define NSC_CH_ORIGIN_COLUMNS "agent String, epoch UInt64, batch_seq UInt64, section UInt32, idx UInt32"
 
 /* A growable byte buffer of RowBinary rows. */
 typedef struct nsc_ch_buf {
@@ -55,6 +63,8 @@ typedef struct nsc_ch_buf {
 
 /* Room for n more bytes at b->p + b->len: 0, or -1 (out of memory, b->failed set). */
 int nsc_ch_reserve(nsc_ch_buf *b, size_t n);
+/* The next n bytes of b, taken (b->len grows by n); NULL when out of memory. */
+uint8_t *nsc_ch_room(nsc_ch_buf *b, size_t n);
 
 /* Where a batch's rows come from: the batch identity of every row. */
 typedef struct nsc_ch_origin {

@@ -137,12 +137,12 @@ static int create_local(nsc_chstore *ch, const char *server)
     if (create_database(ch, server))
         return -1;
     for (int t = 0; t < NSC_CH_NTABLES; t++) {
-        const nsc_ch_table_def *d = &nsc_ch_tables[t];
-        snprintf(q, sizeof q,
-                 "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s ORDER BY (%s)",
-                 ch->db, d->name, d->columns, d->version, d->partition[0] ? " PARTITION BY " : "", d->partition,
-                 d->order_by);
-        if (sql(ch, server, q))
+        const nsc_ch_table_def d = nsc_ch_def(t);
+        int n = snprintf(q, sizeof q,
+                         "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s ORDER BY (%s)",
+                         ch->db, d.name, d.columns, d.version, d.partition[0] ? " PARTITION BY " : "", d.partition,
+                         d.order_by);
+        if (n >= (int)sizeof q || sql(ch, server, q))
             return -1;
     }
     return 0;
@@ -154,11 +154,11 @@ static int create_distributed(nsc_chstore *ch)
     if (create_database(ch, ch->server))
         return -1;
     for (int t = 0; t < NSC_CH_NTABLES; t++) {
-        const nsc_ch_table_def *d = &nsc_ch_tables[t];
-        snprintf(q, sizeof q,
-                 "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)", ch->db,
-                 d->name, d->columns, ch->cluster, ch->db, d->name, d->shard_by);
-        if (sql(ch, ch->server, q))
+        const nsc_ch_table_def d = nsc_ch_def(t);
+        int n = snprintf(q, sizeof q,
+                         "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)", ch->db,
+                         d.name, d.columns, ch->cluster, ch->db, d.name, d.shard_by);
+        if (n >= (int)sizeof q || sql(ch, ch->server, q))
             return -1;
     }
     return 0;
@@ -363,7 +363,7 @@ static int insert(nsc_chstore *ch, const target *tg, int t)
 {
     const nsc_ch_buf *b = &tg->bufs[t];
     char q[256], url[SERVER_MAX + 512];
-    snprintf(q, sizeof q, "INSERT INTO %s.%s_local FORMAT RowBinary", ch->db, nsc_ch_tables[t].name);
+    snprintf(q, sizeof q, "INSERT INTO %s.%s_local FORMAT RowBinary", ch->db, nsc_ch_def(t).name);
     char *esc = curl_easy_escape(ch->h, q, 0);
     if (!esc)
         return -1;
@@ -389,7 +389,7 @@ int nsc_chstore_flush(nsc_chstore *ch)
             const nsc_ch_buf *b = &ch->t[i].bufs[t];
             if (b->failed)
                 fprintf(stderr, "ncclscope-collector: clickhouse %s: out of memory for the rows\n",
-                        nsc_ch_tables[t].name);
+                        nsc_ch_def(t).name);
             rc = b->failed ? -1 : b->len ? insert(ch, &ch->t[i], t) : 0;
         }
     nsc_chstore_discard(ch);

@@ -143,12 +143,13 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
     X(a, STR, datatype,     NSC_W(3), NSC_PREV, NSC_J(1),   NSC_NCCL(datatype))  \
     X(a, U8,  nchannels,    NSC_W(4), NSC_PREV, NSC_J(4),   NSC_NCCL_BY_VERSION)
 
-/* ProxyOp. */
+/* ProxyOp. op_pid: NCCL's pid, the process whose op the proxy runs (named
+ * apart from the process that sends the record, the ClickHouse row's pid). */
 #define NSC_FIELDS_PROXY_OP(X, a)                                              \
     X(a, I32, peer,       NSC_W(0), NSC_PREV, NSC_J(1),   NSC_NCCL(peer))      \
     X(a, I32, nsteps,     NSC_W(2), NSC_PREV, NSC_J(3),   NSC_NCCL(nSteps))    \
     X(a, I32, chunk_size, NSC_W(3), NSC_PREV, NSC_J(4),   NSC_NCCL(chunkSize)) \
-    X(a, PID, pid,        NSC_W(5), NSC_PREV, NSC_NOJSON, NSC_NCCL(pid))       \
+    X(a, PID, op_pid,     NSC_W(5), NSC_PREV, NSC_NOJSON, NSC_NCCL(pid))       \
     X(a, U8,  channel,    NSC_W(1), NSC_PREV, NSC_J(0),   NSC_NCCL(channelId)) \
     X(a, U8,  is_send,    NSC_W(4), NSC_PREV, NSC_J(2),   NSC_NCCL(isSend))
 

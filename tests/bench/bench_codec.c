@@ -119,7 +119,7 @@ static void push_collective(stream *s, uint64_t seq)
             op->d.proxy_op.peer = send ? 6 : 4;
             op->d.proxy_op.nsteps = STEPS;
             op->d.proxy_op.chunk_size = 524288;
-            op->d.proxy_op.pid = s->pid;
+            op->d.proxy_op.op_pid = s->pid;
             op->d.proxy_op.channel = (uint8_t)ch;
             op->d.proxy_op.is_send = (uint8_t)send;
             uint64_t op_id = op->id;

@@ -82,7 +82,7 @@ static uint64_t proxy_op(nsc_mix *m, const nsc_event *coll, int ch, int is_send)
     op->d.proxy_op.peer = coll->rank + (is_send ? 1 : -1);
     op->d.proxy_op.nsteps = NSC_MIX_STEPS;
     op->d.proxy_op.chunk_size = 524288;
-    op->d.proxy_op.pid = 4242;
+    op->d.proxy_op.op_pid = 4242;
     op->d.proxy_op.channel = (uint8_t)ch;
     op->d.proxy_op.is_send = (uint8_t)is_send;
     new_state(m, op->id, t + span(m, 200, 2000), NSC_S_PROXY_OP_IN_PROGRESS, 0);

@@ -127,7 +127,7 @@ static void random_event(nsc_sim_rng *r, nsc_event *e, unsigned type)
         break;
     case NSC_T_PROXY_OP:
         e->d.proxy_op.peer = (int32_t)rnd(r), e->d.proxy_op.nsteps = (int32_t)rnd(r);
-        e->d.proxy_op.chunk_size = (int32_t)rnd(r), e->d.proxy_op.pid = (uint32_t)rnd(r);
+        e->d.proxy_op.chunk_size = (int32_t)rnd(r), e->d.proxy_op.op_pid = (uint32_t)rnd(r);
         e->d.proxy_op.channel = (uint8_t)rnd(r), e->d.proxy_op.is_send = (uint8_t)rnd(r);
         break;
     case NSC_T_PROXY_STEP: e->d.proxy_step.step = (int32_t)rnd(r); break;

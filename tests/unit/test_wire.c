@@ -59,7 +59,7 @@ static void assert_event_eq(const nsc_event *a, const nsc_event *b)
     EQ(d.p2p.count); EQ(d.p2p.user_tag); EQ(d.p2p.parent_group); EQ(d.p2p.peer);
     EQ(d.p2p.func); EQ(d.p2p.datatype); EQ(d.p2p.nchannels);
     EQ(d.proxy_op.peer); EQ(d.proxy_op.nsteps); EQ(d.proxy_op.chunk_size);
-    EQ(d.proxy_op.pid); EQ(d.proxy_op.channel); EQ(d.proxy_op.is_send);
+    EQ(d.proxy_op.op_pid); EQ(d.proxy_op.channel); EQ(d.proxy_op.is_send);
     EQ(d.proxy_step.step);
     EQ(d.kernel_ch.ptimer_start); EQ(d.kernel_ch.ptimer_stop); EQ(d.kernel_ch.ptimer_stop_ns);
     EQ(d.kernel_ch.channel);
@@ -259,7 +259,7 @@ Test(wire, deltas_round_trip_at_the_extremes)
     ev[1].origin_ctx = UINT64_MAX;
     sample_event(&ev[2], NSC_T_PROXY_OP, 1ull << 63, &h);
     ev[2].parent = 0;  /* absent */
-    ev[2].d.proxy_op.pid = 0;
+    ev[2].d.proxy_op.op_pid = 0;
     ev[2].rank = INT32_MIN;
     sample_event(&ev[3], NSC_T_GROUP, 7, &h);
     ev[3].parent = 7;  /* delta 0, distinct from absent */

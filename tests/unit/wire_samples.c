@@ -50,7 +50,7 @@ static void sample_descriptor(nsc_event *ev, uint64_t id, const nsc_batch_hdr *h
         ev->d.proxy_op.peer = -1;
         ev->d.proxy_op.nsteps = 8;
         ev->d.proxy_op.chunk_size = 524288;
-        ev->d.proxy_op.pid = h->proc.pid + 11;
+        ev->d.proxy_op.op_pid = h->proc.pid + 11;
         ev->d.proxy_op.channel = 31;
         ev->d.proxy_op.is_send = 1;
         break;
