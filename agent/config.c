@@ -40,7 +40,7 @@ static const nsc_opt opts[] = {
     MS("ack_timeout_ms", "NCCLSCOPE_AGENT_ACK_TIMEOUT_MS", ack_timeout_ms, "10000", "unacknowledged this long: re-send from the oldest"),
     MS("reconnect_ms", "NCCLSCOPE_AGENT_RECONNECT_MS", reconnect_ms, "100", "first reconnection delay (doubles)"),
     MS("reconnect_max_ms", "NCCLSCOPE_AGENT_RECONNECT_MAX_MS", reconnect_max_ms, "5000", "longest reconnection delay"),
-    MS("failover_ms", "NCCLSCOPE_AGENT_FAILOVER_MS", failover_ms, "5000", "several collectors: move to the next after this long unconnected, or silent with batches unacknowledged"),
+    MS("failover_ms", "NCCLSCOPE_AGENT_FAILOVER_MS", failover_ms, "5000", "several collectors: move to the next after this long unconnected, or silent after a batch or probe"),
     MS("probe_ms", "NCCLSCOPE_AGENT_PROBE_MS", probe_ms, "1000", "clock probe interval (the first 5 come 10x faster; 0: none)"),
     MS("drain_ms", "NCCLSCOPE_AGENT_DRAIN_MS", drain_ms, "2000", "on shutdown, wait this long at most for the spool to be acknowledged"),
 };
@@ -62,6 +62,29 @@ void nsc_agent_cfg_usage(FILE *out)
     nsc_cfg_usage(&spec, out);
 }
 
+/* The forwarding options: ranges, the collector list, CURVE's two files. */
+static int check_forwarding(const nsc_agent_cfg *cfg, FILE *err)
+{
+    if (cfg->window == 0 || cfg->max_inflight == 0 || cfg->max_inflight > 65536 || cfg->ack_timeout_ms == 0 ||
+        cfg->ack_timeout_ms > 3600000 || cfg->reconnect_ms == 0 || cfg->reconnect_max_ms > 3600000 ||
+        cfg->reconnect_ms > cfg->reconnect_max_ms || cfg->failover_ms == 0 || cfg->failover_ms > 3600000) {
+        fprintf(err, "ncclscope-agent: window, max_inflight (1..65536), ack_timeout_ms (1..3600000), "
+                     "reconnect_ms <= reconnect_max_ms (<= 3600000) and failover_ms (1..3600000) are out of range\n");
+        return -1;
+    }
+    nsc_endpoints eps;
+    char why[256];
+    if (cfg->collector[0] && nsc_endpoints_parse(cfg->collector, &eps, why) != 0) {
+        fprintf(err, "ncclscope-agent: %s\n", why);
+        return -1;
+    }
+    if (!cfg->collector_key[0] != !cfg->curve_key[0]) {
+        fprintf(err, "ncclscope-agent: CURVE needs both collector_key and curve_key\n");
+        return -1;
+    }
+    return 0;
+}
+
 int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -81,22 +104,5 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
         fprintf(err, "ncclscope-agent: max_batch_kb (1..1048576), burst, pxn_recent (1..2^30) and pxn_pending are out of range\n");
         return -1;
     }
-    if (cfg->window == 0 || cfg->max_inflight == 0 || cfg->max_inflight > 65536 || cfg->ack_timeout_ms == 0 ||
-        cfg->ack_timeout_ms > 3600000 || cfg->reconnect_ms == 0 || cfg->reconnect_max_ms > 3600000 ||
-        cfg->reconnect_ms > cfg->reconnect_max_ms || cfg->failover_ms == 0 || cfg->failover_ms > 3600000) {
-        fprintf(err, "ncclscope-agent: window, max_inflight (1..65536), ack_timeout_ms (1..3600000) and "
-                     "reconnect_ms <= reconnect_max_ms (<= 3600000) and failover_ms (1..3600000) are out of range\n");
-        return -1;
-    }
-    nsc_endpoints eps;
-    char why[256];
-    if (cfg->collector[0] && nsc_endpoints_parse(cfg->collector, &eps, why) != 0) {
-        fprintf(err, "ncclscope-agent: %s\n", why);
-        return -1;
-    }
-    if (!cfg->collector_key[0] != !cfg->curve_key[0]) {
-        fprintf(err, "ncclscope-agent: CURVE needs both collector_key and curve_key\n");
-        return -1;
-    }
-    return 0;
+    return check_forwarding(cfg, err);
 }

@@ -34,7 +34,8 @@ struct nsc_fwd {
     uint32_t cur;              /* the endpoint in use */
     unsigned links;            /* sockets opened so far: names their monitors */
     uint64_t down_since;       /* when the connection in use was last lost (or tried first) */
-    uint64_t heard_ns;         /* when the collector in use last sent anything */
+    int asked;                 /* a batch or probe went since the collector in use last spoke */
+    uint64_t asked_ns;         /* the first of them */
     void *zctx, *sock, *mon;   /* own context: its I/O thread never delays ingest */
     flight *ring;              /* batches sent since the last rewind, in sequence order */
     uint32_t head, n, cap, unacked;
@@ -255,7 +256,7 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p)
         f->st.bad_messages++;
         return;
     }
-    f->heard_ns = f->now;
+    f->asked = 0;
     p->kind = NSC_A2C_SAMPLE;
     uint8_t buf[NSC_A2C_SMALL_MAX];
     size_t len = nsc_a2c_encode_probe(p, buf);
@@ -274,7 +275,7 @@ static void take_message(nsc_fwd *f, const void *buf, size_t len)
     nsc_a2c_probe probe;
     int kind = nsc_a2c_kind(buf, len);
     if (kind == NSC_A2C_ACK && nsc_a2c_decode_ack(buf, len, &ack) == 0 && strcmp(ack.agent, f->agent) == 0) {
-        f->heard_ns = f->now;
+        f->asked = 0;
         take_ack(f, &ack);
     }
     else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 && strcmp(probe.agent, f->agent) == 0)
@@ -326,7 +327,7 @@ static void take_events(nsc_fwd *f)
         if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
             f->st.connected = 1;
             f->st.connects++;
-            f->heard_ns = f->now;
+            f->asked = 0;
             rewind_all(f, &f->st.rewinds_connect);
         } else if (ev == ZMQ_EVENT_DISCONNECTED) {
             f->st.disconnects += f->st.connected;
@@ -347,6 +348,14 @@ static int may_send(const nsc_fwd *f)
            (f->unacked == 0 || f->unacked_bytes < f->cfg.max_inflight_bytes);
 }
 
+/* Something that asks for an answer went to the collector. */
+static void asked(nsc_fwd *f)
+{
+    if (!f->asked)
+        f->asked_ns = f->now;
+    f->asked = 1;
+}
+
 static int send_one(void *arg, const nsc_spool_entry *e)
 {
     nsc_fwd *f = arg;
@@ -358,6 +367,7 @@ static int send_one(void *arg, const nsc_spool_entry *e)
     f->unacked++;
     f->unacked_bytes += e->len;
     f->next_send = e->seq + 1;
+    asked(f);
     f->st.batches_sent++;
     f->st.events_sent += e->tally.events;
     f->st.bytes_sent += e->len;
@@ -379,6 +389,7 @@ static int send_probe(nsc_fwd *f)
     if (zmq_send(f->sock, buf, len, ZMQ_DONTWAIT) != (int)len)
         return -1;
     f->probe_id++;
+    asked(f);
     f->st.probes_sent++;
     return 0;
 }
@@ -394,16 +405,13 @@ static void send_scheduled_probe(nsc_fwd *f)
 }
 
 /* Why the collector in use is dead (NULL: it is not, or it is the only one). */
-static const char *dead(nsc_fwd *f)
+static const char *dead(const nsc_fwd *f)
 {
     if (f->eps.n < 2)
         return NULL;
     if (!f->st.connected)
         return f->now - f->down_since >= f->cfg.failover_ns ? "no connection" : NULL;
-    if (f->n == 0)
-        return NULL;
-    uint64_t oldest = at(f, 0)->sent_ns, since = oldest > f->heard_ns ? oldest : f->heard_ns;
-    return f->now - since >= f->cfg.failover_ns ? "no acknowledgement or answer" : NULL;
+    return f->asked && f->now - f->asked_ns >= f->cfg.failover_ns ? "no acknowledgement or answer" : NULL;
 }
 
 /* Give the collector in use up for the next one round the list, with a
@@ -422,6 +430,7 @@ static void fail_over(nsc_fwd *f, const char *why)
     f->nrecent = f->at = 0;
     f->st.have_clock = 0;
     f->lead_id = f->scheduled = f->next_probe_ns = 0;  /* the new collector's clock needs the fast probes */
+    f->asked = 0;
     f->down_since = f->now;
     int rc = open_link(f, err);
     if (f->cfg.log)

@@ -14,8 +14,8 @@
  * With several endpoints (endpoints.h) it uses one at a time, the first at
  * start, and gives the current one up as dead when it had no connection to it
  * for failover_ns (refused, closed, or cut by unanswered ZMTP heartbeats), or
- * when, connected, batches wait for acknowledgement and nothing (ack, probe
- * answer) came from it for failover_ns. It then opens a fresh socket to the
+ * when, connected, nothing (ack, probe answer) came from it for failover_ns
+ * after a batch or a probe went to it. It then opens a fresh socket to the
  * next endpoint round the list and forgets the dead one's state: the credit
  * goes back to the first window, the clock samples (another collector's
  * clock) are dropped, and the connection's rewind sends every spooled batch

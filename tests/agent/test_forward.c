@@ -72,19 +72,21 @@ static void spool_sized(unsigned n, uint32_t pad)
 
 static void spool_batches(unsigned n) { spool_sized(n, 0); }
 
-/* A forwarder to the endpoints of list, which it gives up after failover_ms. */
-static nsc_fwd *new_fwd_to(const char *list, uint32_t window, uint64_t ack_timeout_ms, uint64_t failover_ms)
+/* A forwarder to the endpoints of list, which it gives up after failover_ms,
+ * probing every probe_ms (0: no probes). */
+static nsc_fwd *new_fwd_to(const char *list, uint32_t window, uint64_t ack_timeout_ms, uint64_t failover_ms,
+                           uint64_t probe_ms)
 {
     char err[256];
     nsc_fwd_cfg c = {.endpoint = list, .agent_id = "a1", .host = "h1", .window = window, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
-                     .ack_timeout_ns = ack_timeout_ms * 1000000ull, .probe_ns = 0, .reconnect_ms = 20,
+                     .ack_timeout_ns = ack_timeout_ms * 1000000ull, .probe_ns = probe_ms * 1000000ull, .reconnect_ms = 20,
                      .reconnect_max_ms = 100, .failover_ns = failover_ms * 1000000ull, .now = nsc_mono_ns};
     nsc_fwd *f = nsc_fwd_new(&c, spool, err);
     cr_assert_not_null(f, "%s", err);
     return f;
 }
 
-static nsc_fwd *new_fwd(uint32_t window, uint64_t ack_timeout_ms) { return new_fwd_to(ep, window, ack_timeout_ms, 0); }
+static nsc_fwd *new_fwd(uint32_t window, uint64_t ack_timeout_ms) { return new_fwd_to(ep, window, ack_timeout_ms, 0, 0); }
 
 /* What the collector side received. */
 typedef struct got {
@@ -415,7 +417,7 @@ Test(forward, dead_collector_fails_over_to_the_next)
     snprintf(list, sizeof list, "%s,%s", epa, ep);
     spool_batches(6);
     router = a;
-    nsc_fwd *f = new_fwd_to(list, 4, 60000, 300);
+    nsc_fwd *f = new_fwd_to(list, 4, 60000, 300, 0);
     got g = {0};
     pump(f, &g, 3000, 4);
     ack(&g, "a1", 0, 4);
@@ -456,11 +458,38 @@ Test(forward, dead_collector_fails_over_to_the_next)
     nsc_fwd_free(f);
 }
 
+/* Idle and connected, a collector that answers no probe is dead as well: the
+ * forwarder moves, no sooner than failover_ms, and drops the clock samples. */
+Test(forward, unanswered_probes_fail_over)
+{
+    char list[160], epa[64];
+    void *a = router;
+    strcpy(epa, ep);
+    ep[0] = 0;
+    bind_router();
+    void *b = router;
+    snprintf(list, sizeof list, "%s,%s", epa, ep);
+    router = a;
+    uint64_t start = nsc_mono_ns();
+    nsc_fwd *f = new_fwd_to(list, 4, 60000, 400, 50);
+    got g = {0};
+    while (stats(f).failovers == 0 && nsc_mono_ns() - start < 5000000000ull)
+        pump(f, &g, 10, 0);
+    cr_assert_eq(stats(f).failovers, 1);
+    cr_assert_geq(nsc_mono_ns() - start, 400000000ull, "moved before failover_ms had passed");
+    cr_assert_geq(g.nprobes, 1, "the first collector was probed");
+    cr_assert_eq(g.n, 0);
+    cr_assert_eq(stats(f).collector_index, 1);
+    cr_assert_eq(stats(f).have_clock, 0);
+    nsc_fwd_free(f);
+    zmq_close(b);
+}
+
 /* One endpoint is never given up, however long it is away. */
 Test(forward, single_collector_is_never_given_up)
 {
     spool_batches(2);
-    nsc_fwd *f = new_fwd_to(ep, 4, 60000, 1);
+    nsc_fwd *f = new_fwd_to(ep, 4, 60000, 1, 0);
     got g = {0};
     pump(f, &g, 3000, 2);
     zmq_close(router);
