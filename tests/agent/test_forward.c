@@ -403,18 +403,26 @@ Test(forward, bytes_in_flight_bounded)
     nsc_fwd_free(f);
 }
 
+/* A second collector: router becomes a new ROUTER on another port (*b), the
+ * first is returned in *a, and list holds "FIRST,SECOND"; ep is the second's. */
+static void two_collectors(void **a, void **b, char list[160], char first[64])
+{
+    *a = router;
+    strcpy(first, ep);
+    ep[0] = 0;
+    bind_router();
+    *b = router;
+    snprintf(list, 160, "%s,%s", first, ep);
+}
+
 /* Two collectors: the first goes silent with batches unacknowledged, the
  * forwarder moves to the second and sends them again there; the second goes
  * away, the forwarder moves round the list back to the first. */
 Test(forward, dead_collector_fails_over_to_the_next)
 {
     char list[160], epa[64];
-    void *a = router;
-    strcpy(epa, ep);
-    ep[0] = 0;
-    bind_router();
-    void *b = router;
-    snprintf(list, sizeof list, "%s,%s", epa, ep);
+    void *a, *b;
+    two_collectors(&a, &b, list, epa);
     spool_batches(6);
     router = a;
     nsc_fwd *f = new_fwd_to(list, 4, 60000, 300, 0);
@@ -463,12 +471,8 @@ Test(forward, dead_collector_fails_over_to_the_next)
 Test(forward, unanswered_probes_fail_over)
 {
     char list[160], epa[64];
-    void *a = router;
-    strcpy(epa, ep);
-    ep[0] = 0;
-    bind_router();
-    void *b = router;
-    snprintf(list, sizeof list, "%s,%s", epa, ep);
+    void *a, *b;
+    two_collectors(&a, &b, list, epa);
     router = a;
     uint64_t start = nsc_mono_ns();
     nsc_fwd *f = new_fwd_to(list, 4, 60000, 400, 50);
