@@ -1,5 +1,5 @@
 /* report.c: the verbs that show one query answer to a person: comms,
- * collectives, topology, stats.
+ * collectives, topology, stats, p2p.
  *
  * With --json the answer is printed unchanged. Otherwise it is rendered:
  * scalar members as "name: value" lines, arrays of objects as tables (the
@@ -134,3 +134,4 @@ int nsc_verb_collectives(nsc_cli_ctx *c)
 int nsc_verb_comms(nsc_cli_ctx *c) { return show(c, "comms"); }
 int nsc_verb_topology(nsc_cli_ctx *c) { return show(c, "topology"); }
 int nsc_verb_stats(nsc_cli_ctx *c) { return show(c, "stats"); }
+int nsc_verb_p2p(nsc_cli_ctx *c) { return show(c, "p2p"); }
