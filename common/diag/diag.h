@@ -70,6 +70,7 @@ enum nsc_diag_severity {
     NSC_SEV_LATE,        /* a rank late on its host or GPU: the others wait for it */
     NSC_SEV_SLOW_LINK,   /* a link or a NIC slower than the comparable ones */
     NSC_SEV_IN_FLIGHT,
+    NSC_SEV_P2P_UNMATCHED, /* a Recv whose Send never came, or a Send never received */
     NSC_SEV_NEVER_JOINED,
     NSC_SEV_HUNG,
     NSC_SEV_LAGGING,

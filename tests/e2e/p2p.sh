@@ -6,14 +6,46 @@
 # match every pair, with the directions the scenario has, each rank's Send
 # and Recv counts those the emulator's summary lists, no size mismatch, and
 # (p2p) each direction's wait that of the summary's true start times.
+# hang: the p2p scenario with rank 2 stopping after 3 of 6 iterations: rank
+# 3's last 3 Recvs from rank 2 and rank 1's last 3 Sends to it are left
+# over, and `diagnose` names both as p2p_unmatched at the first of them.
 #
-#   p2p.sh BIN_DIR PLUGIN p2p|alltoall
+#   p2p.sh BIN_DIR PLUGIN p2p|alltoall|hang
 set -euo pipefail
-bin=$1 plugin=$2 scenario=$3 mode=$3
+bin=$1 plugin=$2 mode=$3
 nodes=2
 . "$(dirname "$0")/lib.sh"
 
 start_all
+if [ "$mode" = hang ]; then
+    scenario=p2p emulate --iters 6 --hang-rank 2 --hang-after 3 --hang-ms 300
+    # Not finish: the emulator's summary undercounts the proxy and kernel
+    # events of a p2p op whose peer hung (the store has 2 more per rank
+    # beside the hung one), so the store is not compared with it here.
+    for n in $(seq 0 $((nodes - 1))); do wait_until 20 delivered $n || die "node $n did not deliver"; stop agent$n; done
+    stop collector
+    "$bin/ncclscope" --db "$dir/db" --job "$job" --json p2p --comm world >"$dir/p2p.json" || die "p2p failed"
+    "$bin/ncclscope" --db "$dir/db" --job "$job" --json diagnose >"$dir/diag.json" && die "diagnose found no problem"
+    python3 - "$dir/p2p.json" "$dir/diag.json" <<'PY' || die "hang: $(cat "$dir/p2p.json" "$dir/diag.json")"
+import json, sys
+got, diag = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+fail = []
+left = [(u["func"], u["rank"], u["peer"], u["nth"]) for u in got["unmatched"]]
+want = [("Send", 1, 2, n) for n in (3, 4, 5)] + [("Recv", 3, 2, n) for n in (3, 4, 5)]
+if left != want or got["matched"] != 18:
+    fail.append("unmatched %s, %d matched" % (left, got["matched"]))
+probs = [(p["kind"], p["rank"], p["peer"], p["figures"]["func"], p["figures"]["nth"], p["figures"]["unmatched"])
+         for p in diag["problems"]]
+if probs != [("p2p_unmatched", 1, 2, "Send", 3, 3), ("p2p_unmatched", 3, 2, "Recv", 3, 3)]:
+    fail.append("problems %s" % probs)
+if "hung in p2p" not in diag["verdict"]:
+    fail.append("verdict " + diag["verdict"])
+sys.exit("; ".join(fail) if fail else 0)
+PY
+    echo "p2p (hang): $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$dir/diag.json")"
+    exit 0
+fi
+scenario=$mode
 emulate --iters 6
 finish
 "$bin/ncclscope" --db "$dir/db" --job "$job" --json p2p --comm world >"$dir/p2p.json" || die "p2p failed"
