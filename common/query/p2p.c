@@ -13,6 +13,7 @@
 #include "busbw.h"
 #include "grow.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -55,30 +56,17 @@ static int add_op(nsc_q_ctx *c, pp_set *s, const nsc_q_rank *r, const nsc_event 
     return 0;
 }
 
-/* Every P2p event of rank r in the window. */
-static int scan_rank(nsc_q_ctx *c, const nsc_q_rank *r, pp_set *s)
+/* The P2p events of one block of rank r that start in the window. */
+static int add_block(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg)
 {
-    uint64_t h0, h1;
-    nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
-    nsc_store_blocks *it;
-    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
-    if (rc)
-        return nsc_q_store_fail(c, rc);
-    nsc_block_key key;
-    nsc_block blk;
-    while ((rc = nsc_store_blocks_next(it, &key, &blk)) == 0) {
-        for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++) {
-            const nsc_event *ev = &blk.events[i];
-            uint64_t t = ev->type == NSC_T_P2P ? nsc_q_align(c, r, ev->start_ns, NULL) : 0;
-            if (ev->type == NSC_T_P2P && t >= c->q->t0 && t <= c->q->t1)
-                rc = add_op(c, s, r, ev);
-        }
-        nsc_block_release(&blk);
-        if (rc)
-            break;
+    int rc = 0;
+    for (uint32_t i = 0; !rc && i < blk->hdr.nevents; i++) {
+        const nsc_event *ev = &blk->events[i];
+        uint64_t t = ev->type == NSC_T_P2P ? nsc_q_align(c, r, ev->start_ns, NULL) : 0;
+        if (ev->type == NSC_T_P2P && t >= c->q->t0 && t <= c->q->t1)
+            rc = add_op(c, arg, r, ev);
     }
-    nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc > 0 ? nsc_q_store_fail(c, rc) : rc;
+    return rc;
 }
 
 static int by_direction(const void *a, const void *b)
@@ -226,7 +214,7 @@ int nsc_q_p2p(nsc_q_ctx *c)
     pp_set s = {0};
     int rc = 0;
     for (size_t r = 0; !rc && r < c->nranks; r++)
-        rc = scan_rank(c, &c->ranks[r], &s);
+        rc = nsc_q_rank_blocks(c, &c->ranks[r], SIZE_MAX, add_block, &s);
     if (!rc) {
         if (s.n) /* qsort wants an array even for none (UBSan) */
             qsort(s.v, s.n, sizeof *s.v, by_direction);

@@ -148,6 +148,11 @@ uint64_t nsc_q_unalign(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t aligned
 /* The raw host window that covers aligned [t0, t1] on rank r, widened. */
 void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
                       uint64_t *h1);
+/* Each block of the selected communicator's rank r in the window's raw host
+ * range, the first max of them, through fn (nonzero stops: returned).
+ * Returns 0 or an NSC_QUERY_* error. */
+typedef int (*nsc_q_block_fn)(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg);
+int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg);
 /* nsc_q_align over a range of a rank's host times resolved once (a block's):
  * times inside it convert with one addition when the model allows
  * (nsc_clock_span_of), the others as nsc_q_align does. Same results. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "qfixture.h"
 #include "query.h"
 #include "storeutil.h"
 
@@ -68,18 +69,6 @@ static void fill(nsc_store *st)
     cr_assert_eq(nsc_store_commit(st), 0);
 }
 
-static int grow(void *arg, const void *data, size_t len)
-{
-    char **buf = arg;
-    size_t have = *buf ? strlen(*buf) : 0;
-    char *p = realloc(*buf, have + len + 1);
-    cr_assert(p);
-    memcpy(p + have, data, len);
-    p[have + len] = 0;
-    *buf = p;
-    return 0;
-}
-
 static int64_t num(const nsc_json *o, const char *key)
 {
     int64_t v;
@@ -107,17 +96,11 @@ Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
     cr_assert(dir);
     cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
     fill(st);
-    nsc_query *q;
-    char err[256], *out = NULL;
-    cr_assert_eq(nsc_query_parse("p2p", "comm=0x55", &q, err, sizeof err), 0, "%s", err);
-    nsc_store_reader *rd;
-    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
-    cr_assert_eq(nsc_query_run(q, rd, grow, &out, err, sizeof err), 0, "%s", err);
-    nsc_store_read_end(rd);
-    nsc_query_free(q);
+    qf_result res = qf_run(st, "p2p", "comm=0x55");
+    cr_assert_eq(res.rc, 0, "%s", res.err);
     nsc_json_doc d;
     nsc_json_error e;
-    cr_assert_eq(nsc_json_parse(out, strlen(out), NULL, &d, &e), 0, "%s: %s", e.msg, out);
+    cr_assert_eq(nsc_json_parse(res.text, res.len, NULL, &d, &e), 0, "%s: %s", e.msg, res.text);
     const nsc_json *o = nsc_json_root(&d);
     cr_assert_eq(num(o, "sends"), 6);
     cr_assert_eq(num(o, "recvs"), 6);
@@ -156,7 +139,7 @@ Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
     cr_assert_eq(num(send, "peer"), 0);
     cr_assert_eq(num(send, "bytes"), 256);
     nsc_json_free(&d);
-    free(out);
+    qf_result_free(&res);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }
