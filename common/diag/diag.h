@@ -150,6 +150,14 @@ double nsc_diag_link_ratio(const nsc_diag_links *l, const nsc_diag_link *k);
 /* links' document: {"comm", "reference_step_ns", "slow_step_ns", "links": [...]}. */
 void nsc_diag_links_write_json(const nsc_diag_links *l, FILE *out);
 
+/* ---- topology ------------------------------------------------------------------ */
+
+/* The topology document (job, comm: NULL for the defaults; window_qs "" or
+ * "&t0_ns=..&t1_ns=..") with "edges" added: per channel each (rank -> send
+ * peer) with "transport" (NET between hosts, intra within one) and "health"
+ * (ok, slow, behind from the links analysis, or unknown) and "ratio". */
+int nsc_diag_topology_write(nsc_diag_src *s, const char *job, const char *comm, const char *window_qs, FILE *out);
+
 /* ---- hosts ------------------------------------------------------------------- */
 
 /* Per host, across every job of the status: how often it was the place of a
