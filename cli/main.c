@@ -43,6 +43,7 @@ static const nsc_cli_opt coll_opts[] = {
     {"limit", "N", "at most N collectives"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt stats_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective"}, {NULL, NULL, NULL}};
+static const nsc_cli_opt p2p_opts[] = {COMM_OPT, WINDOW_OPTS, {NULL, NULL, NULL}};
 static const nsc_cli_opt export_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"rank", "R", "only these ranks (3, 0,2,4-7)"},
     {"type", "TYPES", "event types (default all)"},
@@ -82,6 +83,8 @@ static const verb verbs[] = {
      "ranks to hosts, pids and GPUs; rings per channel; split communicators"},
     {"stats", nsc_verb_stats, stats_opts, "[--comm ID]",
      "latency percentiles and bandwidth per function and size; stragglers"},
+    {"p2p", nsc_verb_p2p, p2p_opts, "[--comm ID]",
+     "Send/Recv matched per (rank -> peer): counts, unmatched, size mismatches, wait"},
     {"diagnose", nsc_verb_diagnose, comm_opts, "[--comm ID]",
      "find hangs, mismatches, missing, lagging and dead ranks (exit 1 if any)"},
     {"hosts", nsc_verb_hosts, no_opts, "",

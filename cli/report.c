@@ -1,5 +1,5 @@
 /* report.c: the verbs that show one query answer to a person: comms,
- * collectives, topology, stats.
+ * collectives, topology, stats, p2p.
  *
  * With --json the answer is printed unchanged. Otherwise it is rendered:
  * scalar members as "name: value" lines, arrays of objects as tables (the
@@ -132,5 +132,40 @@ int nsc_verb_collectives(nsc_cli_ctx *c)
 }
 
 int nsc_verb_comms(nsc_cli_ctx *c) { return show(c, "comms"); }
-int nsc_verb_topology(nsc_cli_ctx *c) { return show(c, "topology"); }
+/* topology: the query's document with its edges' transport and health
+ * (common/diag/topology.c), printed or rendered like the others. */
+int nsc_verb_topology(nsc_cli_ctx *c)
+{
+    nsc_diag_src s;
+    int rc = nsc_cli_diag_src(c, &s);
+    if (rc)
+        return rc;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        snprintf(c->err, sizeof c->err, "out of memory");
+        return NSC_EXIT_FAIL;
+    }
+    rc = nsc_cli_diag_rc(c, &s, nsc_diag_topology_write(&s, nsc_cli_get(c->args, "job"), nsc_cli_get(c->args, "comm"),
+                                                         "", f));
+    if (fclose(f) && rc == NSC_EXIT_OK) {
+        snprintf(c->err, sizeof c->err, "out of memory");
+        rc = NSC_EXIT_FAIL;
+    }
+    nsc_json_doc d;
+    nsc_json_error e;
+    if (rc == NSC_EXIT_OK && c->json) {
+        fwrite(text, 1, len, stdout);
+    } else if (rc == NSC_EXIT_OK && nsc_json_parse(text, len, NULL, &d, &e) == 0) {
+        render(nsc_json_root(&d), 0);
+        nsc_json_free(&d);
+    } else if (rc == NSC_EXIT_OK) {
+        snprintf(c->err, sizeof c->err, "topology: bad JSON at byte %zu: %s", e.offset, e.msg);
+        rc = NSC_EXIT_FAIL;
+    }
+    free(text);
+    return rc;
+}
 int nsc_verb_stats(nsc_cli_ctx *c) { return show(c, "stats"); }
+int nsc_verb_p2p(nsc_cli_ctx *c) { return show(c, "p2p"); }

@@ -9,16 +9,17 @@
 
 #include "diag.h"
 #include "http.h"
+#include "qs.h"
 
 static const struct {
     const char *name;
-    int job, comm;  /* the parameters it takes */
-} endpoints[] = {{"diagnose", 1, 1}, {"links", 1, 1}, {"hosts", 0, 0}};
+    int job, comm, window;  /* the parameters it takes (window: t0_ns, t1_ns) */
+} endpoints[] = {{"diagnose", 1, 1, 0}, {"links", 1, 1, 0}, {"hosts", 0, 0, 0}, {"topology", 1, 1, 1}};
 
 typedef struct diag_job {
     nsc_collector *c;
     char endpoint[16];
-    char *job, *comm;        /* NULL when not given */
+    char *job, *comm, *t0, *t1;  /* NULL when not given */
 } diag_job;
 
 static int endpoint_of(const char *name)
@@ -85,6 +86,15 @@ static int write_doc(diag_job *j, nsc_diag_src *s, FILE *f)
         nsc_diag_links_free(&l);
         return rc;
     }
+    if (strcmp(j->endpoint, "topology") == 0) {
+        char window[256] = "";
+        if ((j->t0 && nsc_qs_add(window, sizeof window, "t0_ns", j->t0) != 0) ||
+            (j->t1 && nsc_qs_add(window, sizeof window, "t1_ns", j->t1) != 0)) {
+            snprintf(s->err, sizeof s->err, "t0_ns, t1_ns: too long");
+            return NSC_DIAG_USAGE;
+        }
+        return nsc_diag_topology_write(s, j->job, j->comm, window, f);
+    }
     if (strcmp(j->endpoint, "hosts") == 0) {
         nsc_diag_hosts t;
         int rc = nsc_diag_hosts_get(s, &t);
@@ -149,6 +159,8 @@ static void job_free(void *arg)
     diag_job *j = arg;
     free(j->job);
     free(j->comm);
+    free(j->t0);
+    free(j->t1);
     free(j);
 }
 
@@ -163,9 +175,11 @@ static int parse(diag_job *j, int e, const char *qstr, char *err, size_t errcap)
     }
     int rc = 0;
     for (struct evkeyval *p = kv.tqh_first; p && !rc; p = p->next.tqe_next) {
-        char **slot = strcmp(p->key, "job") == 0 && endpoints[e].job    ? &j->job
-                      : strcmp(p->key, "comm") == 0 && endpoints[e].comm ? &j->comm
-                                                                         : NULL;
+        char **slot = strcmp(p->key, "job") == 0 && endpoints[e].job         ? &j->job
+                      : strcmp(p->key, "comm") == 0 && endpoints[e].comm      ? &j->comm
+                      : strcmp(p->key, "t0_ns") == 0 && endpoints[e].window ? &j->t0
+                      : strcmp(p->key, "t1_ns") == 0 && endpoints[e].window ? &j->t1
+                                                                            : NULL;
         if (!slot || *slot) {
             snprintf(err, errcap, "%s parameter %.64s for %s", slot ? "repeated" : "unknown", p->key,
                      endpoints[e].name);

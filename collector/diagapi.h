@@ -1,9 +1,11 @@
-/* diagapi.h: the collector's /api/v1/{diagnose,links,hosts}: the analysis
- * of common/diag/ run in-process, so each answers exactly what
- * `ncclscope diagnose --json`, `links --json` and `hosts --json` print.
+/* diagapi.h: the collector's /api/v1/{diagnose,links,hosts,topology}: the
+ * analysis of common/diag/ run in-process, so each answers exactly what
+ * `ncclscope diagnose --json`, `links --json`, `hosts --json` and
+ * `topology --json` print (topology: the query's document with its edges
+ * judged by the links analysis).
  *
  * Owns the endpoints' parameters (diagnose: job, comm; links: job, comm;
- * hosts: none; anything else is a 400) and the analysis's source inside
+ * hosts: none; topology: job, comm, t0_ns, t1_ns; anything else is a 400) and the analysis's source inside
  * the collector: each query it makes runs in-process in a store read
  * transaction of its own (so the map may grow between them, as between the
  * CLI's requests), status is the live state's, written under its lock. Each

@@ -260,7 +260,7 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
  * layer or the root-cause analysis), else NULL. */
 static const char *stored_query(const char *name)
 {
-    static const char *const queries[] = {"comms", "timeline", "collectives", "topology", "stats"};
+    static const char *const queries[] = {"comms", "timeline", "collectives", "topology", "stats", "p2p"};
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
         if (strcmp(name, queries[i]) == 0)
             return queries[i];

@@ -70,6 +70,7 @@ enum nsc_diag_severity {
     NSC_SEV_LATE,        /* a rank late on its host or GPU: the others wait for it */
     NSC_SEV_SLOW_LINK,   /* a link or a NIC slower than the comparable ones */
     NSC_SEV_IN_FLIGHT,
+    NSC_SEV_P2P_UNMATCHED, /* a Recv whose Send never came, or a Send never received */
     NSC_SEV_NEVER_JOINED,
     NSC_SEV_HUNG,
     NSC_SEV_LAGGING,
@@ -148,6 +149,14 @@ double nsc_diag_link_gbps(const nsc_diag_link *k);
 double nsc_diag_link_ratio(const nsc_diag_links *l, const nsc_diag_link *k);
 /* links' document: {"comm", "reference_step_ns", "slow_step_ns", "links": [...]}. */
 void nsc_diag_links_write_json(const nsc_diag_links *l, FILE *out);
+
+/* ---- topology ------------------------------------------------------------------ */
+
+/* The topology document (job, comm: NULL for the defaults; window_qs "" or
+ * "&t0_ns=..&t1_ns=..") with "edges" added: per channel each (rank -> send
+ * peer) with "transport" (NET between hosts, intra within one) and "health"
+ * (ok, slow, behind from the links analysis, or unknown) and "ratio". */
+int nsc_diag_topology_write(nsc_diag_src *s, const char *job, const char *comm, const char *window_qs, FILE *out);
 
 /* ---- hosts ------------------------------------------------------------------- */
 

@@ -9,7 +9,8 @@
  * (missing); ranks behind the others for longer than the collector's lag
  * threshold (lagging); collectives in flight that long (hung); ranks that
  * never joined (never_joined); collectives all ranks entered that never ended
- * (in_flight); events the plugins dropped (dropped). rootcause.c adds, per
+ * (in_flight); Send/Recv operations without their other side
+ * (p2p_unmatched, below never_joined); events the plugins dropped (dropped). rootcause.c adds, per
  * communicator, where a stuck collective stopped (stall), slow links and NICs,
  * and late ranks by cause (host_late, gpu_late). Problems are ordered by
  * severity, then communicator id, seq and rank, so the same store gives the
@@ -114,6 +115,46 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     return 0;
 }
 
+/* Send/Recv operations left without their other side (the p2p endpoint's
+ * unmatched list, by direction and side, in order): a Recv whose Send never
+ * came is a rank waiting on a peer that never sent, a hang in point-to-point
+ * traffic. One problem per rank, peer and side, at its first operation. */
+static int check_p2p(findings *f, const char *comm, const char *q)
+{
+    nsc_doc d;
+    int rc = nsc_diag_fetch_doc(f->src, "p2p", q, &d);
+    if (rc != NSC_DIAG_OK)
+        return rc;
+    const nsc_json *un = nsc_json_get(nsc_json_root(&d.doc), "unmatched");
+    for (const nsc_json *u = nsc_json_first(un), *next; u; u = next) {
+        const char *func = nsc_json_str(nsc_json_get(u, "func"));
+        int recv = func && strcmp(func, "Recv") == 0;
+        int64_t rank = nsc_diag_num_or(u, "rank", -1), peer = nsc_diag_num_or(u, "peer", -1);
+        uint64_t nth = nsc_diag_num(u, "nth"), more = 0;
+        for (next = nsc_json_next(un, u); next; next = nsc_json_next(un, next), more++) {
+            const char *nf = nsc_json_str(nsc_json_get(next, "func"));
+            if (!nf || !func || strcmp(nf, func) != 0 || nsc_diag_num_or(next, "rank", -1) != rank ||
+                nsc_diag_num_or(next, "peer", -1) != peer)
+                break;
+        }
+        problem *p = nsc_diag_add(f, NSC_SEV_P2P_UNMATCHED, "p2p_unmatched", comm, 0, rank,
+                                  recv ? "rank %" PRId64 " waits in Recv #%" PRIu64 " from rank %" PRId64
+                                         ": the matching Send never came (hung in p2p; %" PRIu64 " later Recvs too)"
+                                       : "rank %" PRId64 " Send #%" PRIu64 " to rank %" PRId64
+                                         " was never received (hung in p2p; %" PRIu64 " later Sends too)",
+                                  rank, nth, peer, more);
+        if (!p)
+            continue;
+        p->peer = peer;
+        snprintf(p->figures, sizeof p->figures,
+                 "\"func\":\"%s\",\"nth\":%" PRIu64 ",\"unmatched\":%" PRIu64 ",\"bytes\":%" PRIu64
+                 ",\"start_ns\":%" PRIu64, recv ? "Recv" : "Send", nth, more + 1, nsc_diag_num(u, "bytes"),
+                 nsc_diag_num(u, "start_ns"));
+    }
+    nsc_doc_free(&d);
+    return NSC_DIAG_OK;
+}
+
 /* The lowest rank of [0, nranks) not in the array of ranks seen. */
 static int64_t first_absent(const nsc_json *seen, int64_t nranks)
 {
@@ -150,6 +191,8 @@ static int check_comm(findings *f, const nsc_json *comm, const char *qs)
     f->comm = id;
     f->late = nsc_rc_late_new(nranks);
     int rc = nsc_diag_fetch_pages(f->src, "collectives", q, NULL, on_collective, f);
+    if (rc == NSC_DIAG_OK)
+        rc = check_p2p(f, id, q);
     if (rc == NSC_DIAG_OK && f->late)
         rc = nsc_rc_comm(f, f->late, id, qs);
     nsc_rc_late_free(f->late);

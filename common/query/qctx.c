@@ -229,6 +229,26 @@ void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint
     *h1 = *h1 < UINT64_MAX - margin ? *h1 + margin : UINT64_MAX;
 }
 
+int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg)
+{
+    uint64_t h0, h1;
+    nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
+    nsc_store_blocks *it;
+    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
+    if (rc)
+        return nsc_q_store_fail(c, rc);
+    nsc_block_key key;
+    nsc_block blk;
+    for (size_t b = 0; b < max && (rc = nsc_store_blocks_next(it, &key, &blk)) == 0; b++) {
+        rc = fn(c, r, &blk, arg);
+        nsc_block_release(&blk);
+        if (rc)
+            break;
+    }
+    nsc_store_blocks_close(it);
+    return rc == 1 ? 0 : rc > 0 ? nsc_q_store_fail(c, rc) : rc;
+}
+
 void nsc_q_align_span(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp)
 {
     const nsc_q_host *h = &c->hosts[r->host];

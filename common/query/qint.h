@@ -15,7 +15,7 @@
 #include "gpuclock.h"
 #include "query.h"
 
-enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_NENDPOINTS };
+enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_P2P, Q_NENDPOINTS };
 
 /* Which parameters were given (bits of nsc_query.has). */
 enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
@@ -148,6 +148,11 @@ uint64_t nsc_q_unalign(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t aligned
 /* The raw host window that covers aligned [t0, t1] on rank r, widened. */
 void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
                       uint64_t *h1);
+/* Each block of the selected communicator's rank r in the window's raw host
+ * range, the first max of them, through fn (nonzero stops: returned).
+ * Returns 0 or an NSC_QUERY_* error. */
+typedef int (*nsc_q_block_fn)(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg);
+int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg);
 /* nsc_q_align over a range of a rank's host times resolved once (a block's):
  * times inside it convert with one addition when the model allows
  * (nsc_clock_span_of), the others as nsc_q_align does. Same results. */
@@ -183,5 +188,6 @@ int nsc_q_topology(nsc_q_ctx *c);
 int nsc_q_timeline(nsc_q_ctx *c);
 int nsc_q_collectives(nsc_q_ctx *c);
 int nsc_q_stats(nsc_q_ctx *c);
+int nsc_q_p2p(nsc_q_ctx *c);
 
 #endif

@@ -36,6 +36,7 @@ static const endpoint endpoints[Q_NENDPOINTS] = {
                     "application/json"},
     [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC, QP_COMM, 0, nsc_q_stats,
                  "application/json"},
+    [Q_P2P] = {"p2p", QP_COMMON | QP_COMM | QP_WINDOW, QP_COMM, 0, nsc_q_p2p, "application/json"},
 };
 
 static const struct {

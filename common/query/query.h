@@ -1,10 +1,11 @@
 /* query.h: the read side of the store, shared by the collector's HTTP API and
  * the CLI's --db mode.
  *
- * Owns the query endpoints (comms, timeline, collectives, topology, stats):
- * their parameters (parsed from a URL query string, validated strictly), the
- * derived records computed from a store reader (collectives matched across
- * ranks, arrival skew, bandwidths, ring order, aligned times), and the JSON
+ * Owns the query endpoints (comms, timeline, collectives, topology, stats,
+ * p2p): their parameters (parsed from a URL query string, validated
+ * strictly), the derived records computed from a store reader (collectives
+ * matched across ranks, arrival skew, bandwidths, ring order, Send/Recv
+ * pairs, aligned times), and the JSON
  * they write. Results go out incrementally through a write callback, so the
  * memory of timeline does not grow with its result. The schema of every
  * endpoint is docs/api.md.
@@ -33,7 +34,7 @@ enum nsc_query_err {
 /* Parsed, validated parameters of one request. */
 typedef struct nsc_query nsc_query;
 
-/* name: "comms", "timeline", "collectives", "topology", "stats".
+/* name: "comms", "timeline", "collectives", "topology", "stats", "p2p".
  * qs: the URL query string without '?' ("job=1234&comm=0x1f&t0_ns=5"), or
  * NULL. Values are percent-decoded; '+' is a space. Parameters (docs/api.md):
  * job, comm, rank (list and ranges: "0,2,4-7"), t0_ns, t1_ns, func, seq

@@ -153,27 +153,16 @@ static int add_peer(nsc_q_ctx *c, tp_set *s, tp_peer p)
     return 0;
 }
 
-/* Send peers of one rank from its first blocks in the window. */
-static int rank_peers(nsc_q_ctx *c, const nsc_q_rank *r, tp_set *s)
+/* Send peers of one block of rank r (its first TOPO_BLOCKS are read). */
+static int block_peers(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg)
 {
-    uint64_t h0, h1;
-    nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
-    nsc_store_blocks *it;
-    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
-    if (rc)
-        return nsc_q_store_fail(c, rc);
-    nsc_block_key key;
-    nsc_block blk;
-    for (int b = 0; b < TOPO_BLOCKS && (rc = nsc_store_blocks_next(it, &key, &blk)) == 0; b++) {
-        for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++) {
-            const nsc_event *ev = &blk.events[i];
-            if (ev->type == NSC_T_PROXY_OP && ev->d.proxy_op.is_send)
-                rc = add_peer(c, s, (tp_peer){ev->d.proxy_op.channel, r->rank, ev->d.proxy_op.peer});
-        }
-        nsc_block_release(&blk);
+    int rc = 0;
+    for (uint32_t i = 0; !rc && i < blk->hdr.nevents; i++) {
+        const nsc_event *ev = &blk->events[i];
+        if (ev->type == NSC_T_PROXY_OP && ev->d.proxy_op.is_send)
+            rc = add_peer(c, arg, (tp_peer){ev->d.proxy_op.channel, r->rank, ev->d.proxy_op.peer});
     }
-    nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc > 0 ? nsc_q_store_fail(c, rc) : rc;
+    return rc;
 }
 
 static int by_channel(const void *a, const void *b)
@@ -272,7 +261,7 @@ int nsc_q_topology(nsc_q_ctx *c)
     tp_set peers = {0};
     int rc = 0;
     for (size_t r = 0; !rc && r < c->nranks; r++)
-        rc = rank_peers(c, &c->ranks[r], &peers);
+        rc = nsc_q_rank_blocks(c, &c->ranks[r], TOPO_BLOCKS, block_peers, &peers);
     if (!rc) {
         nsc_q_lit(o, "{");
         nsc_q_write_comm_head(c);

@@ -7,8 +7,9 @@
 # (rootcause_check.py).
 #
 #   rootcause.sh BIN_DIR PLUGIN ci          one run per fault and a clean run:
-#                                           all must be right, `links` must
-#                                           mark the slow link, a mismatch of
+#                                           all must be right, `links` and
+#                                           `topology` must mark the slow
+#                                           link, a mismatch of
 #                                           functions is found in a window that
 #                                           starts mid-job, a slow link's
 #                                           receiver is not blamed, and a stall is
@@ -56,6 +57,35 @@ slow=sorted((k["from_host"], k["to_host"], k["channel"]) for k in d["links"] if 
 want=[("node%d" % f["from_node"], "node%d" % f["to_node"], ch) for ch in (0, 1)]
 sys.exit(0 if slow == want and len(d["links"]) == 8 else "links: slow %s, want %s" % (slow, want))' \
         "$dir/emu.json" "$dir/links.json" 2>>"$dir/verdict"
+}
+
+# topology_check [slow]: `topology` gives each ring edge (its send peers,
+# from ProxyOps: the emulator, like NCCL, has them on network legs only) its
+# transport (NET exactly between two hosts, the ranks' hosts from the
+# document itself) and, with slow, its health: the slow link's edges (both
+# channels) slow, every other edge ok; the collector's /api/v1/topology is
+# the CLI's --json byte for byte.
+topology_check() {
+    local url="http://127.0.0.1:$http"
+    "$bin/ncclscope" --collector "$url" --json topology --comm world >"$dir/topo.json" ||
+        { echo "topology failed" >>"$dir/verdict"; return 1; }
+    curl -sf -m 60 "$url/api/v1/topology?comm=world" >"$dir/topo_api.json" &&
+        cmp -s "$dir/topo.json" "$dir/topo_api.json" ||
+        { echo "topology: the API differs from the CLI's --json" >>"$dir/verdict"; return 1; }
+    python3 -c 'import json,sys
+e=json.load(open(sys.argv[1])); d=json.load(open(sys.argv[2])); slow=sys.argv[3] == "slow"
+host={r["rank"]: r["host"] for r in d["ranks"]}
+edges=[(x["channel"], x["from"], x["to"]) for x in d["edges"]]
+want=[(c["channel"], a, b) for c in d["channels"] for a, b in c["send_peers"]]
+bad=[x for x in d["edges"] if x["transport"] != ("NET" if host[x["from"]] != host[x["to"]] else "intra")]
+ok=len(edges) >= 4 and {x["transport"] for x in d["edges"]} == {"NET"}
+if slow:
+    f=e["faults"][0]
+    link=lambda x: (host[x["from"]], host[x["to"]]) == ("node%d" % f["from_node"], "node%d" % f["to_node"])
+    bad+=[x for x in d["edges"] if x["health"] != ("slow" if link(x) else "ok") or not x["ratio"]]
+    ok=len(edges) == 8 and len([x for x in d["edges"] if x["health"] == "slow"]) == 2
+sys.exit(0 if ok and edges == want and not bad else "topology: edges %s, wrong %s" % (d["edges"], bad))' \
+        "$dir/emu.json" "$dir/topo.json" "${1:-}" 2>>"$dir/verdict"
 }
 
 # window_check: a mismatch found across functions is found as well in a
@@ -112,7 +142,7 @@ one() {
     run_job --seed $((i + 1)) $(fault_args "$fault" "$i")
     python3 "$here/rootcause_check.py" "$dir/emu.json" "$dir/diag.json" >"$dir/verdict" || rc=1
     echo "$fault run $i: $(cat "$dir/verdict")"
-    if [ "$fault" = slow_link ] && [ "$mode" = ci ]; then links_check || rc=1; fi
+    if [ "$fault" = slow_link ] && [ "$mode" = ci ]; then links_check || rc=1; topology_check slow || rc=1; fi
     if [ "$fault" = mismatch ] && [ "$mode" = ci ]; then window_check || rc=1; fi
     stop_all
     return $rc
@@ -129,6 +159,9 @@ p=[x for x in json.load(open(sys.argv[1]))["problems"] if x["kind"] in ("host_la
 sys.exit("a slow link made a straggler: %s" % p if p else 0)' "$dir/diag.json" ||
         die "receiver_not_blamed: $(cat "$dir/diag.json")"
     echo "slow link, small steps: no straggler blamed"
+    : >"$dir/verdict"
+    topology_check || die "receiver_not_blamed: $(cat "$dir/verdict")"
+    echo "topology: the ring's network edges between the two nodes are NET"
     stop_all
 }
 

@@ -387,9 +387,14 @@ static int sc_grouped(emu_world *w, emu_rank **rs, int n)
     return run_iterations(w, rs, n, w->o->iters, true);
 }
 
+/* --hang-rank stops that rank's sends and receives at iteration
+ * --hang-after: its neighbours' Recv from it and Send to it find no other
+ * side (until it exits, --hang-ms later). */
 static int sc_p2p(emu_world *w, emu_rank **rs, int n)
 {
     for (int it = 0; it < w->o->iters; it++) {
+        if (w->o->hang_rank >= 0 && it == w->o->hang_after && rs[0]->global_rank == w->o->hang_rank)
+            break;
         host_sync(w->o, rs, n);
         for (int i = 0; i < n; i++) {
             int me = rs[i]->ci.rank, nr = rs[i]->ci.nranks;
@@ -399,6 +404,8 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
         }
         iteration_done(w->o, rs, it + 1);
     }
+    if (w->o->hang_rank >= 0)
+        sleep_us(w->o->hang_ms * 1000L);
     return 0;
 }
 

@@ -10,7 +10,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const names[] = {"comms", "timeline", "collectives", "topology", "stats",
-                                        "nope"};
+                                        "p2p", "nope"};
     if (size == 0)
         return 0;
     const char *name = names[data[0] % (sizeof names / sizeof names[0])];

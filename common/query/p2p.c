@@ -1,0 +1,233 @@
+/* p2p.c: Send/Recv operations of one communicator matched into pairs.
+ *
+ * NCCL delivers the operations between two ranks in order: the n-th Send
+ * from rank a to peer b meets the n-th Recv on rank b from peer a. Every P2p
+ * event of the communicator in the window is keyed by its direction
+ * (from, to), with a Send keyed by its own rank and peer and a Recv by its
+ * peer and its own rank, and sorted by start time within its direction and
+ * side; the two sides then pair up by position. Counts start at the window:
+ * a window that cuts a pair's history shifts its matching (the default
+ * window is the whole job).
+ */
+#include "qint.h"
+#include "busbw.h"
+#include "grow.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define P2P_UNMATCHED_MAX 100  /* unmatched operations listed (all are counted) */
+
+typedef struct pp_op {
+    int32_t from, to;
+    uint8_t recv;       /* 0 Send, 1 Recv: a direction's sends sort first */
+    uint64_t start, id; /* aligned start */
+    uint64_t bytes;
+} pp_op;
+
+typedef struct pp_set {
+    pp_op *v;
+    size_t n, cap;
+} pp_set;
+
+/* Totals of one direction or of the communicator. */
+typedef struct pp_count {
+    uint64_t sends, recvs, matched, size_mismatches, bytes;
+    int64_t wait_sum, wait_max;
+} pp_count;
+
+static int add_op(nsc_q_ctx *c, pp_set *s, const nsc_q_rank *r, const nsc_event *ev)
+{
+    const char *func = nsc_q_text(c, ev->d.p2p.func);
+    int recv = strcasecmp(func, "Recv") == 0;
+    if (!recv && strcasecmp(func, "Send") != 0)
+        return 0;
+    if (nsc_grow(&s->v, s->n, &s->cap, sizeof *s->v, 256))
+        return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    pp_op *x = &s->v[s->n++];
+    x->from = recv ? ev->d.p2p.peer : r->rank;
+    x->to = recv ? r->rank : ev->d.p2p.peer;
+    x->recv = (uint8_t)recv;
+    x->start = nsc_q_align(c, r, ev->start_ns, NULL);
+    x->id = ev->id;
+    x->bytes = ev->d.p2p.count * nsc_dtype_size(nsc_q_text(c, ev->d.p2p.datatype));
+    return 0;
+}
+
+/* The P2p events of one block of rank r that start in the window. */
+static int add_block(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg)
+{
+    int rc = 0;
+    for (uint32_t i = 0; !rc && i < blk->hdr.nevents; i++) {
+        const nsc_event *ev = &blk->events[i];
+        uint64_t t = ev->type == NSC_T_P2P ? nsc_q_align(c, r, ev->start_ns, NULL) : 0;
+        if (ev->type == NSC_T_P2P && t >= c->q->t0 && t <= c->q->t1)
+            rc = add_op(c, arg, r, ev);
+    }
+    return rc;
+}
+
+static int by_direction(const void *a, const void *b)
+{
+    const pp_op *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    if (x->to != y->to)
+        return x->to < y->to ? -1 : 1;
+    if (x->recv != y->recv)
+        return x->recv < y->recv ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static void add_count(pp_count *t, const pp_count *p)
+{
+    if (p->matched && (!t->matched || p->wait_max > t->wait_max))
+        t->wait_max = p->wait_max;
+    t->sends += p->sends;
+    t->recvs += p->recvs;
+    t->matched += p->matched;
+    t->size_mismatches += p->size_mismatches;
+    t->bytes += p->bytes;
+    t->wait_sum += p->wait_sum;
+}
+
+static void write_count(nsc_q_out *o, const pp_count *p)
+{
+    nsc_q_lit(o, ",\"sends\":");
+    nsc_q_u64(o, p->sends);
+    nsc_q_lit(o, ",\"recvs\":");
+    nsc_q_u64(o, p->recvs);
+    nsc_q_lit(o, ",\"matched\":");
+    nsc_q_u64(o, p->matched);
+    nsc_q_lit(o, ",\"unmatched_sends\":");
+    nsc_q_u64(o, p->sends - p->matched);
+    nsc_q_lit(o, ",\"unmatched_recvs\":");
+    nsc_q_u64(o, p->recvs - p->matched);
+    nsc_q_lit(o, ",\"size_mismatches\":");
+    nsc_q_u64(o, p->size_mismatches);
+    nsc_q_lit(o, ",\"bytes\":");
+    nsc_q_u64(o, p->bytes);
+    nsc_q_lit(o, ",\"wait_ns_mean\":");
+    if (p->matched)
+        nsc_q_i64(o, p->wait_sum / (int64_t)p->matched);
+    else
+        nsc_q_lit(o, "null");
+    nsc_q_lit(o, ",\"wait_ns_max\":");
+    if (p->matched)
+        nsc_q_i64(o, p->wait_max);
+    else
+        nsc_q_lit(o, "null");
+}
+
+/* Match the direction v[0..n) (its sends, then its receives) by position. */
+static pp_count match_direction(const pp_op *v, size_t n)
+{
+    pp_count p = {0};
+    while (p.sends < n && !v[p.sends].recv)
+        p.sends++;
+    p.recvs = n - p.sends;
+    p.matched = p.sends < p.recvs ? p.sends : p.recvs;
+    for (size_t k = 0; k < p.matched; k++) {
+        const pp_op *snd = &v[k], *rcv = &v[p.sends + k];
+        int64_t wait = (int64_t)(rcv->start - snd->start);
+        if (k == 0 || wait > p.wait_max)
+            p.wait_max = wait;
+        p.wait_sum += wait;
+        p.size_mismatches += snd->bytes != rcv->bytes;
+        p.bytes += snd->bytes;
+    }
+    return p;
+}
+
+/* The end of the direction that starts at s->v[i]. */
+static size_t direction_end(const pp_set *s, size_t i)
+{
+    size_t j = i;
+    while (j < s->n && s->v[j].from == s->v[i].from && s->v[j].to == s->v[i].to)
+        j++;
+    return j;
+}
+
+static pp_count total_count(const pp_set *s)
+{
+    pp_count total = {0};
+    for (size_t i = 0, j; i < s->n; i = j) {
+        j = direction_end(s, i);
+        pp_count p = match_direction(s->v + i, j - i);
+        add_count(&total, &p);
+    }
+    return total;
+}
+
+static void write_pairs(nsc_q_out *o, const pp_set *s)
+{
+    nsc_q_lit(o, ",\"pairs\":[");
+    for (size_t i = 0, j; i < s->n; i = j) {
+        j = direction_end(s, i);
+        pp_count p = match_direction(s->v + i, j - i);
+        nsc_q_cs(o, i ? ",{\"from\":" : "{\"from\":");
+        nsc_q_i64(o, s->v[i].from);
+        nsc_q_lit(o, ",\"to\":");
+        nsc_q_i64(o, s->v[i].to);
+        write_count(o, &p);
+        nsc_q_lit(o, "}");
+    }
+    nsc_q_lit(o, "]");
+}
+
+/* The operations left over in each direction: a Send never received or a
+ * Recv whose Send never came; nth counts that side of the direction from 0. */
+static void write_unmatched(nsc_q_out *o, const pp_set *s)
+{
+    nsc_q_lit(o, ",\"unmatched\":[");
+    size_t listed = 0;
+    for (size_t i = 0, j; i < s->n; i = j) {
+        j = direction_end(s, i);
+        pp_count p = match_direction(s->v + i, j - i);
+        size_t first = p.sends > p.recvs ? i + p.matched : i + p.sends + p.matched;
+        size_t end = p.sends > p.recvs ? i + p.sends : j;
+        for (size_t k = first; k < end && listed < P2P_UNMATCHED_MAX; k++, listed++) {
+            const pp_op *x = &s->v[k];
+            nsc_q_cs(o, listed ? ",{\"func\":" : "{\"func\":");
+            nsc_q_cs(o, x->recv ? "\"Recv\",\"rank\":" : "\"Send\",\"rank\":");
+            nsc_q_i64(o, x->recv ? x->to : x->from);
+            nsc_q_lit(o, ",\"peer\":");
+            nsc_q_i64(o, x->recv ? x->from : x->to);
+            nsc_q_lit(o, ",\"nth\":");
+            nsc_q_u64(o, (uint64_t)(k - (x->recv ? i + p.sends : i)));
+            nsc_q_lit(o, ",\"start_ns\":");
+            nsc_q_u64(o, x->start);
+            nsc_q_lit(o, ",\"bytes\":");
+            nsc_q_u64(o, x->bytes);
+            nsc_q_lit(o, "}");
+        }
+    }
+    nsc_q_lit(o, "]");
+}
+
+int nsc_q_p2p(nsc_q_ctx *c)
+{
+    pp_set s = {0};
+    int rc = 0;
+    for (size_t r = 0; !rc && r < c->nranks; r++)
+        rc = nsc_q_rank_blocks(c, &c->ranks[r], SIZE_MAX, add_block, &s);
+    if (!rc) {
+        if (s.n) /* qsort wants an array even for none (UBSan) */
+            qsort(s.v, s.n, sizeof *s.v, by_direction);
+        nsc_q_out *o = c->out;
+        pp_count total = total_count(&s);
+        nsc_q_lit(o, "{");
+        nsc_q_write_comm_head(c);
+        write_count(o, &total);
+        write_pairs(o, &s);
+        write_unmatched(o, &s);
+        nsc_q_lit(o, "}\n");
+        rc = o->err;
+    }
+    free(s.v);
+    return rc;
+}

@@ -1,0 +1,145 @@
+/* test_p2p.c: the p2p endpoint on a store written through the real writer
+ * with known pairs: rank 0 sends 3 times to rank 1, which posts 4 Recvs
+ * from 0 (the 4th Send never came), stored out of start order; rank 1 sends
+ * twice to rank 2, whose second Recv is half the size; rank 2 sends once to
+ * rank 0, which never receives it. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "qfixture.h"
+#include "query.h"
+#include "storeutil.h"
+
+#define COMM 0x55ull
+#define RANKS 3
+#define T0 1000000000000ull
+
+enum { S_SEND = 1, S_RECV, S_FLOAT32, NSTRS = 3 };
+
+typedef struct op {
+    int rank, peer, recv;
+    uint64_t start, count;
+} op;
+
+static const op ops[] = {
+    {0, 1, 0, T0, 256},        {0, 1, 0, T0 + 1000, 256}, {0, 1, 0, T0 + 2000, 256},
+    /* rank 1's Recvs by id run backwards in time: matching goes by start */
+    {1, 0, 1, T0 + 3300, 256}, {1, 0, 1, T0 + 2300, 256}, {1, 0, 1, T0 + 1300, 256},
+    {1, 0, 1, T0 + 300, 256},  {1, 2, 0, T0 + 5000, 256}, {1, 2, 0, T0 + 6000, 256},
+    {2, 1, 1, T0 + 4900, 256}, {2, 1, 1, T0 + 5900, 128}, {2, 0, 0, T0 + 8000, 64},
+};
+#define NOPS (sizeof ops / sizeof *ops)
+
+static void fill(nsc_store *st)
+{
+    static const char *const text[NSTRS] = {"Send", "Recv", "ncclFloat32"};
+    nsc_str_def sd[NSTRS];
+    for (int i = 0; i < NSTRS; i++) {
+        memset(&sd[i], 0, sizeof sd[i]);
+        sd[i].id = (nsc_str)(i + 1);
+        snprintf(sd[i].text, sizeof sd[i].text, "%s", text[i]);
+    }
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    for (int r = 0; r < RANKS; r++) {
+        nsc_event ev[NOPS];
+        size_t n = 0;
+        for (size_t i = 0; i < NOPS; i++) {
+            if (ops[i].rank != r)
+                continue;
+            nsc_event *e = &ev[n++];
+            memset(e, 0, sizeof *e);
+            e->id = 10 + i;
+            e->start_ns = ops[i].start;
+            e->stop_ns = ops[i].start + 50;
+            e->rank = r;
+            e->type = NSC_T_P2P;
+            e->d.p2p.func = ops[i].recv ? S_RECV : S_SEND;
+            e->d.p2p.datatype = S_FLOAT32;
+            e->d.p2p.peer = ops[i].peer;
+            e->d.p2p.count = ops[i].count;
+        }
+        nsc_proc p = nsc_test_proc("pairs", "h", 600 + (uint32_t)r, r);
+        nsc_ctx_def ctx = nsc_test_ctx(0, COMM, r, RANKS);
+        nsc_store_batch b = {&p, &ctx, 1, sd, NSTRS, ev, n, NULL, 0, NULL, 0};
+        cr_assert_eq(nsc_store_put(st, &b), 0);
+    }
+    cr_assert_eq(nsc_store_commit(st), 0);
+}
+
+static int64_t num(const nsc_json *o, const char *key)
+{
+    int64_t v;
+    cr_assert_eq(nsc_json_i64(nsc_json_get(o, key), &v), 0, "no %s", key);
+    return v;
+}
+
+/* The pair object of direction from -> to. */
+static const nsc_json *pair(const nsc_json *root, int from, int to)
+{
+    const nsc_json *pairs = nsc_json_get(root, "pairs");
+    for (uint32_t i = 0; i < pairs->count; i++) {
+        const nsc_json *p = nsc_json_at(pairs, i);
+        if (num(p, "from") == from && num(p, "to") == to)
+            return p;
+    }
+    cr_assert_fail("no pair %d -> %d", from, to);
+    return NULL;
+}
+
+Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st;
+    cr_assert(dir);
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    fill(st);
+    qf_result res = qf_run(st, "p2p", "comm=0x55");
+    cr_assert_eq(res.rc, 0, "%s", res.err);
+    nsc_json_doc d;
+    nsc_json_error e;
+    cr_assert_eq(nsc_json_parse(res.text, res.len, NULL, &d, &e), 0, "%s: %s", e.msg, res.text);
+    const nsc_json *o = nsc_json_root(&d);
+    cr_assert_eq(num(o, "sends"), 6);
+    cr_assert_eq(num(o, "recvs"), 6);
+    cr_assert_eq(num(o, "matched"), 5);
+    cr_assert_eq(num(o, "unmatched_sends"), 1);
+    cr_assert_eq(num(o, "unmatched_recvs"), 1);
+    cr_assert_eq(num(o, "size_mismatches"), 1);
+    cr_assert_eq(nsc_json_get(o, "pairs")->count, 3);
+
+    const nsc_json *p = pair(o, 0, 1);
+    cr_assert_eq(num(p, "matched"), 3);
+    cr_assert_eq(num(p, "unmatched_recvs"), 1);
+    cr_assert_eq(num(p, "unmatched_sends"), 0);
+    cr_assert_eq(num(p, "wait_ns_mean"), 300);
+    cr_assert_eq(num(p, "wait_ns_max"), 300);
+    cr_assert_eq(num(p, "bytes"), 3 * 1024);
+    p = pair(o, 1, 2);
+    cr_assert_eq(num(p, "matched"), 2);
+    cr_assert_eq(num(p, "size_mismatches"), 1);
+    cr_assert_eq(num(p, "wait_ns_mean"), -100, "a Recv posted before its Send waits a negative time");
+    p = pair(o, 2, 0);
+    cr_assert_eq(num(p, "matched"), 0);
+    cr_assert_eq(num(p, "unmatched_sends"), 1);
+    cr_assert_eq(nsc_json_get(p, "wait_ns_mean")->kind, NSC_JSON_NULL);
+
+    const nsc_json *un = nsc_json_get(o, "unmatched");
+    cr_assert_eq(un->count, 2);
+    const nsc_json *recv = nsc_json_at(un, 0), *send = nsc_json_at(un, 1);
+    cr_assert_str_eq(nsc_json_str(nsc_json_get(recv, "func")), "Recv");
+    cr_assert_eq(num(recv, "rank"), 1);
+    cr_assert_eq(num(recv, "peer"), 0);
+    cr_assert_eq(num(recv, "nth"), 3);
+    cr_assert_eq(num(recv, "start_ns"), (int64_t)(T0 + 3300), "the last Recv in time is the one left over");
+    cr_assert_str_eq(nsc_json_str(nsc_json_get(send, "func")), "Send");
+    cr_assert_eq(num(send, "rank"), 2);
+    cr_assert_eq(num(send, "peer"), 0);
+    cr_assert_eq(num(send, "bytes"), 256);
+    nsc_json_free(&d);
+    qf_result_free(&res);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
