@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cfg.h"
+#include "endpoints.h"
 
 #define TXT(...) NSC_OPT_TXT(nsc_agent_cfg, __VA_ARGS__)
 #define NUM(...) NSC_OPT_NUM(nsc_agent_cfg, __VA_ARGS__)
@@ -30,7 +31,7 @@ static const nsc_opt opts[] = {
     KB("flush_kb", "NCCLSCOPE_AGENT_FLUSH_KB", flush_kb, "1024", "waiting data that makes a spool entry at once"),
     NUM("burst", "NCCLSCOPE_AGENT_BURST", burst, "256", "messages taken per loop iteration (fairness with HTTP and timers)"),
     NUM("queue", "NCCLSCOPE_AGENT_QUEUE", queue, "64", "messages queued per sending process (ZMQ_RCVHWM); beyond it the sender waits"),
-    TXT("collector", "NCCLSCOPE_COLLECTOR_ADDR", collector, "", "collector endpoint tcp://HOST:7760 (empty: spool only)"),
+    TXT("collector", "NCCLSCOPE_COLLECTOR_ADDR", collector, "", "collector endpoint tcp://HOST:7760, or several separated by commas (failover; empty: spool only)"),
     TXT("collector_key", "NCCLSCOPE_COLLECTOR_KEY", collector_key, "", "collector's CURVE public key file (enables CURVE)"),
     TXT("curve_key", "NCCLSCOPE_AGENT_CURVE_KEY", curve_key, "", "this agent's CURVE secret key file (--gen-keys makes one)"),
     NUM("window", "NCCLSCOPE_AGENT_WINDOW", window, "4", "batches in flight before the collector grants credit"),
@@ -39,6 +40,7 @@ static const nsc_opt opts[] = {
     MS("ack_timeout_ms", "NCCLSCOPE_AGENT_ACK_TIMEOUT_MS", ack_timeout_ms, "10000", "unacknowledged this long: re-send from the oldest"),
     MS("reconnect_ms", "NCCLSCOPE_AGENT_RECONNECT_MS", reconnect_ms, "100", "first reconnection delay (doubles)"),
     MS("reconnect_max_ms", "NCCLSCOPE_AGENT_RECONNECT_MAX_MS", reconnect_max_ms, "5000", "longest reconnection delay"),
+    MS("failover_ms", "NCCLSCOPE_AGENT_FAILOVER_MS", failover_ms, "5000", "several collectors: move to the next after this long unconnected, or silent after a batch or probe"),
     MS("probe_ms", "NCCLSCOPE_AGENT_PROBE_MS", probe_ms, "1000", "clock probe interval (the first 5 come 10x faster; 0: none)"),
     MS("drain_ms", "NCCLSCOPE_AGENT_DRAIN_MS", drain_ms, "2000", "on shutdown, wait this long at most for the spool to be acknowledged"),
 };
@@ -60,6 +62,29 @@ void nsc_agent_cfg_usage(FILE *out)
     nsc_cfg_usage(&spec, out);
 }
 
+/* The forwarding options: ranges, the collector list, CURVE's two files. */
+static int check_forwarding(const nsc_agent_cfg *cfg, FILE *err)
+{
+    if (cfg->window == 0 || cfg->max_inflight == 0 || cfg->max_inflight > 65536 || cfg->ack_timeout_ms == 0 ||
+        cfg->ack_timeout_ms > 3600000 || cfg->reconnect_ms == 0 || cfg->reconnect_max_ms > 3600000 ||
+        cfg->reconnect_ms > cfg->reconnect_max_ms || cfg->failover_ms == 0 || cfg->failover_ms > 3600000) {
+        fprintf(err, "ncclscope-agent: window, max_inflight (1..65536), ack_timeout_ms (1..3600000), "
+                     "reconnect_ms <= reconnect_max_ms (<= 3600000) and failover_ms (1..3600000) are out of range\n");
+        return -1;
+    }
+    nsc_endpoints eps;
+    char why[256];
+    if (cfg->collector[0] && nsc_endpoints_parse(cfg->collector, &eps, why) != 0) {
+        fprintf(err, "ncclscope-agent: %s\n", why);
+        return -1;
+    }
+    if (!cfg->collector_key[0] != !cfg->curve_key[0]) {
+        fprintf(err, "ncclscope-agent: CURVE needs both collector_key and curve_key\n");
+        return -1;
+    }
+    return 0;
+}
+
 int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -79,16 +104,5 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
         fprintf(err, "ncclscope-agent: max_batch_kb (1..1048576), burst, pxn_recent (1..2^30) and pxn_pending are out of range\n");
         return -1;
     }
-    if (cfg->window == 0 || cfg->max_inflight == 0 || cfg->max_inflight > 65536 || cfg->ack_timeout_ms == 0 ||
-        cfg->ack_timeout_ms > 3600000 || cfg->reconnect_ms == 0 || cfg->reconnect_max_ms > 3600000 ||
-        cfg->reconnect_ms > cfg->reconnect_max_ms) {
-        fprintf(err, "ncclscope-agent: window, max_inflight (1..65536), ack_timeout_ms (1..3600000) and "
-                     "reconnect_ms <= reconnect_max_ms (<= 3600000) are out of range\n");
-        return -1;
-    }
-    if (!cfg->collector_key[0] != !cfg->curve_key[0]) {
-        fprintf(err, "ncclscope-agent: CURVE needs both collector_key and curve_key\n");
-        return -1;
-    }
-    return 0;
+    return check_forwarding(cfg, err);
 }

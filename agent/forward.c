@@ -8,6 +8,7 @@
 #include <zmq.h>
 
 #include "a2c.h"
+#include "endpoints.h"
 
 #define MAX_ACKS_PER_RUN 4096
 #define CLOCK_SAMPLES 16     /* the offset reported is the min-RTT one of these */
@@ -29,6 +30,12 @@ struct nsc_fwd {
     nsc_fwd_cfg cfg;
     char agent[64], host[64];
     nsc_spool *spool;
+    nsc_endpoints eps;
+    uint32_t cur;              /* the endpoint in use */
+    unsigned links;            /* sockets opened so far: names their monitors */
+    uint64_t down_since;       /* when the connection in use was last lost (or tried first) */
+    int asked;                 /* a batch or probe went since the collector in use last spoke */
+    uint64_t asked_ns;         /* the first of them */
     void *zctx, *sock, *mon;   /* own context: its I/O thread never delays ingest */
     flight *ring;              /* batches sent since the last rewind, in sequence order */
     uint32_t head, n, cap, unacked;
@@ -46,7 +53,7 @@ struct nsc_fwd {
     nsc_fwd_stats st;
 };
 
-static int set_opts(nsc_fwd *f, char err[256])
+static int set_opts(const nsc_fwd *f, void *sock)
 {
     int one = 1, zero = 0, hb = HEARTBEAT_MS, hbt = (int)(f->cfg.ack_timeout_ns / 1000000u);
     int64_t maxmsg = NSC_A2C_SMALL_MAX;
@@ -60,30 +67,60 @@ static int set_opts(nsc_fwd *f, char err[256])
         {ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg},  /* the collector sends acks and probes only */
     };
     for (size_t i = 0; i < sizeof o / sizeof o[0]; i++)
-        if (zmq_setsockopt(f->sock, o[i].opt, o[i].v, o[i].len) != 0)
-            goto fail;
-    if (f->cfg.server_key && (zmq_setsockopt(f->sock, ZMQ_CURVE_SERVERKEY, f->cfg.server_key, NSC_CURVE_KEY_LEN) ||
-                              zmq_setsockopt(f->sock, ZMQ_CURVE_PUBLICKEY, f->cfg.client->public_key, NSC_CURVE_KEY_LEN) ||
-                              zmq_setsockopt(f->sock, ZMQ_CURVE_SECRETKEY, f->cfg.client->secret_key, NSC_CURVE_KEY_LEN)))
-        goto fail;
+        if (zmq_setsockopt(sock, o[i].opt, o[i].v, o[i].len) != 0)
+            return -1;
+    if (f->cfg.server_key && (zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, f->cfg.server_key, NSC_CURVE_KEY_LEN) ||
+                              zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, f->cfg.client->public_key, NSC_CURVE_KEY_LEN) ||
+                              zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, f->cfg.client->secret_key, NSC_CURVE_KEY_LEN)))
+        return -1;
     return 0;
-fail:
-    snprintf(err, 256, "collector socket: %s", zmq_strerror(errno));
-    return -1;
 }
 
-static int open_monitor(nsc_fwd *f, void *zctx, char err[256])
+/* Stop monitoring and close the link's sockets (either may be NULL). */
+static void close_link(void *sock, void *mon)
 {
-    char ep[64];
-    snprintf(ep, sizeof ep, "inproc://nsc-fwd-monitor-%p", (void *)f);
+    if (sock) {
+        zmq_socket_monitor(sock, NULL, 0);
+        zmq_close(sock);
+    }
+    if (mon) {
+        int zero = 0;
+        zmq_setsockopt(mon, ZMQ_LINGER, &zero, sizeof zero);
+        zmq_close(mon);
+    }
+}
+
+/* A fresh DEALER with its options and monitor in place of the current ones
+ * (kept if this fails), connected to endpoint cur. Each link's monitor has
+ * its own inproc name, so no event of an old link reaches a new one. Returns
+ * 0, or -1 with err; a failed connect leaves the new link unconnected. */
+static int open_link(nsc_fwd *f, char err[256])
+{
+    char ep[80];
+    snprintf(ep, sizeof ep, "inproc://nsc-fwd-monitor-%p-%u", (void *)f, ++f->links);
     int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                  ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
-    if (zmq_socket_monitor(f->sock, ep, events) != 0 || !(f->mon = zmq_socket(zctx, ZMQ_PAIR)) ||
-        zmq_connect(f->mon, ep) != 0) {
-        snprintf(err, 256, "collector socket monitor: %s", zmq_strerror(errno));
+    void *sock = zmq_socket(f->zctx, ZMQ_DEALER), *mon = NULL;
+    if (!sock || set_opts(f, sock) != 0 || zmq_socket_monitor(sock, ep, events) != 0 ||
+        !(mon = zmq_socket(f->zctx, ZMQ_PAIR)) || zmq_connect(mon, ep) != 0) {
+        snprintf(err, 256, "collector socket: %s", zmq_strerror(errno));
+        close_link(sock, mon);
+        return -1;
+    }
+    close_link(f->sock, f->mon);
+    f->sock = sock;
+    f->mon = mon;
+    if (zmq_connect(sock, f->eps.ep[f->cur]) != 0) {
+        snprintf(err, 256, "collector '%.160s': %s", f->eps.ep[f->cur], zmq_strerror(errno));
         return -1;
     }
     return 0;
+}
+
+/* Credit before the first ack: the window within the ring. */
+static uint64_t first_credit(const nsc_fwd *f)
+{
+    return f->cfg.window < f->cap ? (f->cfg.window ? f->cfg.window : 1) : f->cap;
 }
 
 nsc_fwd *nsc_fwd_new(const nsc_fwd_cfg *cfg, nsc_spool *spool, char err[256])
@@ -102,18 +139,18 @@ nsc_fwd *nsc_fwd_new(const nsc_fwd_cfg *cfg, nsc_spool *spool, char err[256])
     snprintf(f->host, sizeof f->host, "%s", cfg->host);
     f->cfg.agent_id = f->agent;
     f->cfg.host = f->host;
-    f->st.credit = cfg->window < cap ? (cfg->window ? cfg->window : 1) : cap;
-    if (!(f->zctx = zmq_ctx_new()) || !(f->sock = zmq_socket(f->zctx, ZMQ_DEALER))) {
+    f->st.credit = first_credit(f);
+    f->down_since = cfg->now();
+    if (nsc_endpoints_parse(cfg->endpoint, &f->eps, err) != 0) {
+        nsc_fwd_free(f);
+        return NULL;
+    }
+    if (!(f->zctx = zmq_ctx_new())) {
         snprintf(err, 256, "collector socket: %s", zmq_strerror(errno));
         nsc_fwd_free(f);
         return NULL;
     }
-    if (set_opts(f, err) || open_monitor(f, f->zctx, err)) {
-        nsc_fwd_free(f);
-        return NULL;
-    }
-    if (zmq_connect(f->sock, cfg->endpoint) != 0) {
-        snprintf(err, 256, "collector '%.160s': %s", cfg->endpoint, zmq_strerror(errno));
+    if (open_link(f, err) != 0) {
         nsc_fwd_free(f);
         return NULL;
     }
@@ -124,15 +161,7 @@ void nsc_fwd_free(nsc_fwd *f)
 {
     if (!f)
         return;
-    if (f->sock) {
-        zmq_socket_monitor(f->sock, NULL, 0);
-        zmq_close(f->sock);
-    }
-    if (f->mon) {
-        int zero = 0;
-        zmq_setsockopt(f->mon, ZMQ_LINGER, &zero, sizeof zero);
-        zmq_close(f->mon);
-    }
+    close_link(f->sock, f->mon);
     if (f->zctx)
         zmq_ctx_term(f->zctx);
     free(f->ring);
@@ -142,6 +171,7 @@ void nsc_fwd_free(nsc_fwd *f)
 
 void *nsc_fwd_socket(const nsc_fwd *f) { return f->sock; }
 void *nsc_fwd_monitor(const nsc_fwd *f) { return f->mon; }
+const char *nsc_fwd_endpoint(const nsc_fwd *f) { return f->eps.ep[f->cur]; }
 
 static flight *at(nsc_fwd *f, uint32_t i) { return &f->ring[(f->head + i) % f->cap]; }
 
@@ -226,6 +256,7 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p)
         f->st.bad_messages++;
         return;
     }
+    f->asked = 0;
     p->kind = NSC_A2C_SAMPLE;
     uint8_t buf[NSC_A2C_SMALL_MAX];
     size_t len = nsc_a2c_encode_probe(p, buf);
@@ -243,9 +274,10 @@ static void take_message(nsc_fwd *f, const void *buf, size_t len)
     nsc_a2c_ack ack;
     nsc_a2c_probe probe;
     int kind = nsc_a2c_kind(buf, len);
-    if (kind == NSC_A2C_ACK && nsc_a2c_decode_ack(buf, len, &ack) == 0 && strcmp(ack.agent, f->agent) == 0)
+    if (kind == NSC_A2C_ACK && nsc_a2c_decode_ack(buf, len, &ack) == 0 && strcmp(ack.agent, f->agent) == 0) {
+        f->asked = 0;
         take_ack(f, &ack);
-    else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 && strcmp(probe.agent, f->agent) == 0)
+    } else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 && strcmp(probe.agent, f->agent) == 0)
         take_answer(f, &probe);
     else
         f->st.bad_messages++;
@@ -294,9 +326,12 @@ static void take_events(nsc_fwd *f)
         if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
             f->st.connected = 1;
             f->st.connects++;
+            f->asked = 0;
             rewind_all(f, &f->st.rewinds_connect);
         } else if (ev == ZMQ_EVENT_DISCONNECTED) {
             f->st.disconnects += f->st.connected;
+            if (f->st.connected)
+                f->down_since = f->now;
             f->st.connected = 0;
         } else {
             f->st.handshake_failures++;
@@ -312,6 +347,14 @@ static int may_send(const nsc_fwd *f)
            (f->unacked == 0 || f->unacked_bytes < f->cfg.max_inflight_bytes);
 }
 
+/* Something that asks for an answer went to the collector. */
+static void asked(nsc_fwd *f)
+{
+    if (!f->asked)
+        f->asked_ns = f->now;
+    f->asked = 1;
+}
+
 static int send_one(void *arg, const nsc_spool_entry *e)
 {
     nsc_fwd *f = arg;
@@ -323,6 +366,7 @@ static int send_one(void *arg, const nsc_spool_entry *e)
     f->unacked++;
     f->unacked_bytes += e->len;
     f->next_send = e->seq + 1;
+    asked(f);
     f->st.batches_sent++;
     f->st.events_sent += e->tally.events;
     f->st.bytes_sent += e->len;
@@ -344,6 +388,7 @@ static int send_probe(nsc_fwd *f)
     if (zmq_send(f->sock, buf, len, ZMQ_DONTWAIT) != (int)len)
         return -1;
     f->probe_id++;
+    asked(f);
     f->st.probes_sent++;
     return 0;
 }
@@ -358,11 +403,49 @@ static void send_scheduled_probe(nsc_fwd *f)
     f->next_probe_ns = f->now + (f->scheduled < FAST_PROBES ? f->cfg.probe_ns / 10 : f->cfg.probe_ns);
 }
 
+/* Why the collector in use is dead (NULL: it is not, or it is the only one). */
+static const char *dead(const nsc_fwd *f)
+{
+    if (f->eps.n < 2)
+        return NULL;
+    if (!f->st.connected)
+        return f->now - f->down_since >= f->cfg.failover_ns ? "no connection" : NULL;
+    return f->asked && f->now - f->asked_ns >= f->cfg.failover_ns ? "no acknowledgement or answer" : NULL;
+}
+
+/* Give the collector in use up for the next one round the list, with a
+ * fresh socket and none of the dead one's state. */
+static void fail_over(nsc_fwd *f, const char *why)
+{
+    uint32_t from = f->cur;
+    char err[256] = "";
+    f->cur = (f->cur + 1) % f->eps.n;
+    f->st.collector_index = f->cur;
+    f->st.failovers++;
+    f->st.disconnects += f->st.connected;
+    f->st.connected = 0;
+    f->st.credit = first_credit(f);
+    rewind_all(f, &f->st.rewinds_failover);
+    f->nrecent = f->at = 0;
+    f->st.have_clock = 0;
+    f->lead_id = f->scheduled = f->next_probe_ns = 0;  /* the new collector's clock needs the fast probes */
+    f->asked = 0;
+    f->down_since = f->now;
+    int rc = open_link(f, err);
+    if (f->cfg.log)
+        fprintf(f->cfg.log, "ncclscope-agent: collector %s (%u of %u): %s for %.1f s; moving to %s (%u of %u)%s%s\n",
+                f->eps.ep[from], from + 1, f->eps.n, why, (double)f->cfg.failover_ns / 1e9, f->eps.ep[f->cur],
+                f->cur + 1, f->eps.n, rc ? ": " : "", err);
+}
+
 void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
 {
     f->now = now_ns;
     take_events(f);
     take_input(f);
+    const char *why = dead(f);
+    if (why)
+        fail_over(f, why);
     if (f->n && now_ns - at(f, 0)->sent_ns > f->cfg.ack_timeout_ns)
         rewind_all(f, &f->st.rewinds_timeout);
     if (f->st.connected && f->cfg.probe_ns && now_ns >= f->next_probe_ns)

@@ -10,11 +10,24 @@
  * again). Clock probes go out periodically; each answer becomes a sample sent
  * back to the collector, and the minimum-RTT sample of the recent ones is
  * kept for /metrics.
+ *
+ * With several endpoints (endpoints.h) it uses one at a time, the first at
+ * start, and gives the current one up as dead when it had no connection to it
+ * for failover_ns (refused, closed, or cut by unanswered ZMTP heartbeats), or
+ * when, connected, nothing (ack, probe answer) came from it for failover_ns
+ * after a batch or a probe went to it. It then opens a fresh socket to the
+ * next endpoint round the list and forgets the dead one's state: the credit
+ * goes back to the first window, the clock samples (another collector's
+ * clock) are dropped, and the connection's rewind sends every spooled batch
+ * again. A batch the dead collector stored but never acknowledged is then
+ * stored twice; the ClickHouse store folds repeated batch identities
+ * (docs/clickhouse.md). One endpoint is never given up.
  */
 #ifndef NCCLSCOPE_AGENT_FORWARD_H
 #define NCCLSCOPE_AGENT_FORWARD_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "curve.h"
 #include "spool.h"
@@ -22,7 +35,7 @@
 typedef struct nsc_fwd nsc_fwd;
 
 typedef struct nsc_fwd_cfg {
-    const char *endpoint;           /* tcp://HOST:PORT */
+    const char *endpoint;           /* tcp://HOST:PORT[,...]: the list (endpoints.h) */
     const char *agent_id, *host;
     const char *server_key;         /* collector's public key (Z85) or NULL: no CURVE */
     const nsc_curve_pair *client;   /* the agent's keypair when server_key is set */
@@ -32,6 +45,8 @@ typedef struct nsc_fwd_cfg {
     uint64_t ack_timeout_ns;
     uint64_t probe_ns;              /* probe interval (the first probes come 10x faster) */
     int reconnect_ms, reconnect_max_ms;
+    uint64_t failover_ns;           /* several endpoints: the current one is dead after this */
+    FILE *log;                      /* each move to another endpoint is told here; NULL: not */
     uint64_t (*now)(void);          /* CLOCK_MONOTONIC ns: probe times t1 and t4 */
 } nsc_fwd_cfg;
 
@@ -39,10 +54,11 @@ typedef struct nsc_fwd_stats {
     uint64_t batches_sent, events_sent, bytes_sent;  /* resends included */
     uint64_t batches_acked, events_acked;            /* deleted from the spool on ack */
     uint64_t batches_resent;                         /* sends of a batch sent before */
-    uint64_t rewinds_connect, rewinds_timeout;
+    uint64_t rewinds_connect, rewinds_timeout, rewinds_failover;
     uint64_t acks_duplicate;                         /* acks of batches no longer spooled */
     uint64_t bad_messages;                           /* undecodable or not for this agent */
     uint64_t connects, disconnects, handshake_failures;
+    uint64_t collector_index, failovers;             /* the endpoint in use (0: the first); moves */
     uint64_t inflight, inflight_bytes, credit, connected;
     uint64_t probes_sent, samples;
     uint64_t delete_errors;
@@ -51,14 +67,17 @@ typedef struct nsc_fwd_stats {
     uint64_t rtt_ns;
 } nsc_fwd_stats;
 
-/* Connect (the connection itself is made in the background) in a ZeroMQ
- * context of its own. Returns NULL with a message in err on a bad endpoint or
- * option. */
+/* Connect to the first endpoint (the connection itself is made in the
+ * background) in a ZeroMQ context of its own. Returns NULL with a message in
+ * err on a bad endpoint list or option. */
 nsc_fwd *nsc_fwd_new(const nsc_fwd_cfg *cfg, nsc_spool *spool, char err[256]);
 void nsc_fwd_free(nsc_fwd *f);
-/* The sockets to poll for input (the DEALER and its monitor). */
+/* The sockets to poll for input (the DEALER and its monitor); a move to
+ * another endpoint replaces them: ask again after each nsc_fwd_run. */
 void *nsc_fwd_socket(const nsc_fwd *f);
 void *nsc_fwd_monitor(const nsc_fwd *f);
+/* The endpoint in use. */
+const char *nsc_fwd_endpoint(const nsc_fwd *f);
 /* Take acks, answers and connection events, then send what the credit allows
  * and probes that are due. Never blocks. */
 void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns);

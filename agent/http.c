@@ -30,8 +30,9 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     evbuffer_add_printf(b, "# HELP ncclscope_agent_forward_rewinds_total Restarts of sending from the oldest unacknowledged batch\n"
                            "# TYPE ncclscope_agent_forward_rewinds_total counter\n"
                            "ncclscope_agent_forward_rewinds_total{reason=\"connect\"} %" PRIu64 "\n"
-                           "ncclscope_agent_forward_rewinds_total{reason=\"timeout\"} %" PRIu64 "\n",
-                        f.rewinds_connect, f.rewinds_timeout);
+                           "ncclscope_agent_forward_rewinds_total{reason=\"timeout\"} %" PRIu64 "\n"
+                           "ncclscope_agent_forward_rewinds_total{reason=\"failover\"} %" PRIu64 "\n",
+                        f.rewinds_connect, f.rewinds_timeout, f.rewinds_failover);
     nsc_prom_u64(b, "ncclscope_agent_forward_acks_duplicate_total", "counter", "Acks of batches no longer in the spool", f.acks_duplicate);
     nsc_prom_u64(b, "ncclscope_agent_forward_bad_messages_total", "counter", "Messages from the collector that were malformed or not for this agent", f.bad_messages);
     nsc_prom_u64(b, "ncclscope_agent_forward_delete_errors_total", "counter", "Spool deletions that failed (the batches stay and are sent again)", f.delete_errors);
@@ -41,6 +42,12 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_collector_connected", "gauge", "1 while a connection to the collector is up", f.connected);
     nsc_prom_u64(b, "ncclscope_agent_collector_connects_total", "counter", "Connections to the collector made", f.connects);
     nsc_prom_u64(b, "ncclscope_agent_collector_disconnects_total", "counter", "Connections to the collector lost", f.disconnects);
+    nsc_prom_u64(b, "ncclscope_agent_collector_index", "gauge", "Position of the collector in use in the collector list (0: the first)", f.collector_index);
+    nsc_prom_u64(b, "ncclscope_agent_collector_failovers_total", "counter", "Moves to the next collector of the list after the one in use died", f.failovers);
+    if (a->fwd)
+        evbuffer_add_printf(b, "# HELP ncclscope_agent_collector_info The collector endpoint in use\n"
+                               "# TYPE ncclscope_agent_collector_info gauge\nncclscope_agent_collector_info{endpoint=\"%s\"} 1\n",
+                            nsc_fwd_endpoint(a->fwd));
     nsc_prom_u64(b, "ncclscope_agent_collector_handshake_failures_total", "counter", "Failed handshakes (CURVE keys, protocol)", f.handshake_failures);
     nsc_prom_u64(b, "ncclscope_agent_clock_probes_total", "counter", "Clock probes sent", f.probes_sent);
     nsc_prom_u64(b, "ncclscope_agent_clock_samples_total", "counter", "Clock samples completed and reported", f.samples);

@@ -79,7 +79,7 @@ static int start_forward(nsc_agent *a, char err[256])
                       .max_inflight_bytes = a->cfg.max_inflight_mb << 20,
                       .ack_timeout_ns = a->cfg.ack_timeout_ms * MS, .probe_ns = a->cfg.probe_ms * MS,
                       .reconnect_ms = (int)a->cfg.reconnect_ms, .reconnect_max_ms = (int)a->cfg.reconnect_max_ms,
-                      .now = nsc_mono_ns};
+                      .failover_ns = a->cfg.failover_ms * MS, .log = stderr, .now = nsc_mono_ns};
     a->fwd = nsc_fwd_new(&fc, a->spool, err);
     return a->fwd ? 0 : -1;
 }

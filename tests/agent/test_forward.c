@@ -72,16 +72,21 @@ static void spool_sized(unsigned n, uint32_t pad)
 
 static void spool_batches(unsigned n) { spool_sized(n, 0); }
 
-static nsc_fwd *new_fwd(uint32_t window, uint64_t ack_timeout_ms)
+/* A forwarder to the endpoints of list, which it gives up after failover_ms,
+ * probing every probe_ms (0: no probes). */
+static nsc_fwd *new_fwd_to(const char *list, uint32_t window, uint64_t ack_timeout_ms, uint64_t failover_ms,
+                           uint64_t probe_ms)
 {
     char err[256];
-    nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = window, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
-                     .ack_timeout_ns = ack_timeout_ms * 1000000ull, .probe_ns = 0, .reconnect_ms = 20,
-                     .reconnect_max_ms = 100, .now = nsc_mono_ns};
+    nsc_fwd_cfg c = {.endpoint = list, .agent_id = "a1", .host = "h1", .window = window, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
+                     .ack_timeout_ns = ack_timeout_ms * 1000000ull, .probe_ns = probe_ms * 1000000ull, .reconnect_ms = 20,
+                     .reconnect_max_ms = 100, .failover_ns = failover_ms * 1000000ull, .now = nsc_mono_ns};
     nsc_fwd *f = nsc_fwd_new(&c, spool, err);
     cr_assert_not_null(f, "%s", err);
     return f;
 }
+
+static nsc_fwd *new_fwd(uint32_t window, uint64_t ack_timeout_ms) { return new_fwd_to(ep, window, ack_timeout_ms, 0, 0); }
 
 /* What the collector side received. */
 typedef struct got {
@@ -396,4 +401,118 @@ Test(forward, bytes_in_flight_bounded)
     pump(f, &g, 200, 0);
     cr_assert_eq(g.n, 4, "one ack, one more batch: got %u", g.n);
     nsc_fwd_free(f);
+}
+
+/* A second collector: router becomes a new ROUTER on another port (*b), the
+ * first is returned in *a, and list holds "FIRST,SECOND"; ep is the second's. */
+static void two_collectors(void **a, void **b, char list[160], char first[64])
+{
+    *a = router;
+    strcpy(first, ep);
+    ep[0] = 0;
+    bind_router();
+    *b = router;
+    snprintf(list, 160, "%s,%s", first, ep);
+}
+
+/* Two collectors: the first goes silent with batches unacknowledged, the
+ * forwarder moves to the second and sends them again there; the second goes
+ * away, the forwarder moves round the list back to the first. */
+Test(forward, dead_collector_fails_over_to_the_next)
+{
+    char list[160], epa[64];
+    void *a, *b;
+    two_collectors(&a, &b, list, epa);
+    spool_batches(6);
+    router = a;
+    nsc_fwd *f = new_fwd_to(list, 4, 60000, 300, 0);
+    got g = {0};
+    pump(f, &g, 3000, 4);
+    ack(&g, "a1", 0, 4);
+    pump(f, &g, 3000, 5);
+    cr_assert_eq(g.n, 5);
+    cr_assert_eq(stats(f).collector_index, 0);
+    cr_assert_str_eq(nsc_fwd_endpoint(f), epa);
+
+    router = b;
+    got gb = {0};
+    pump(f, &gb, 5000, 4);
+    cr_assert_eq(gb.n, 4, "the unacknowledged batches go to the next collector within the first window, got %u", gb.n);
+    for (unsigned i = 0; i < 4; i++)
+        cr_assert_eq(gb.seqs[i], i + 1, "from the oldest unacknowledged");
+    nsc_fwd_stats st = stats(f);
+    cr_assert_eq(st.failovers, 1);
+    cr_assert_eq(st.collector_index, 1);
+    cr_assert_str_eq(nsc_fwd_endpoint(f), ep);
+    for (uint64_t s = 1; s < 5; s++)
+        ack(&gb, "a1", s, 4);
+    pump(f, &gb, 3000, 5);
+    cr_assert_eq(gb.n, 5);
+    cr_assert_eq(gb.seqs[4], 5);
+    ack(&gb, "a1", 5, 4);
+    pump(f, &gb, 200, 0);
+    cr_assert_eq(spooled(), 0);
+
+    zmq_close(b);
+    router = a;
+    spool_batches(2);
+    got ga = {0};
+    pump(f, &ga, 5000, 2);
+    cr_assert_eq(ga.n, 2, "no connection to the second: back to the first, got %u", ga.n);
+    cr_assert_eq(ga.seqs[0], 6);
+    cr_assert_eq(stats(f).failovers, 2);
+    cr_assert_eq(stats(f).collector_index, 0);
+    cr_assert_geq(stats(f).rewinds_failover, 2);
+    nsc_fwd_free(f);
+}
+
+/* Idle and connected, a collector that answers no probe is dead as well: the
+ * forwarder moves, no sooner than failover_ms, and drops the clock samples. */
+Test(forward, unanswered_probes_fail_over)
+{
+    char list[160], epa[64];
+    void *a, *b;
+    two_collectors(&a, &b, list, epa);
+    router = a;
+    uint64_t start = nsc_mono_ns();
+    nsc_fwd *f = new_fwd_to(list, 4, 60000, 400, 50);
+    got g = {0};
+    while (stats(f).failovers == 0 && nsc_mono_ns() - start < 5000000000ull)
+        pump(f, &g, 10, 0);
+    cr_assert_eq(stats(f).failovers, 1);
+    cr_assert_geq(nsc_mono_ns() - start, 400000000ull, "moved before failover_ms had passed");
+    cr_assert_geq(g.nprobes, 1, "the first collector was probed");
+    cr_assert_eq(g.n, 0);
+    cr_assert_eq(stats(f).collector_index, 1);
+    cr_assert_eq(stats(f).have_clock, 0);
+    nsc_fwd_free(f);
+    zmq_close(b);
+}
+
+/* One endpoint is never given up, however long it is away. */
+Test(forward, single_collector_is_never_given_up)
+{
+    spool_batches(2);
+    nsc_fwd *f = new_fwd_to(ep, 4, 60000, 1, 0);
+    got g = {0};
+    pump(f, &g, 3000, 2);
+    zmq_close(router);
+    pump(f, &g, 200, 0);
+    bind_router();
+    got again = {0};
+    pump(f, &again, 5000, 2);
+    cr_assert_eq(again.n, 2);
+    cr_assert_eq(stats(f).failovers, 0);
+    cr_assert_eq(stats(f).collector_index, 0);
+    nsc_fwd_free(f);
+}
+
+Test(forward, bad_endpoint_list_refused)
+{
+    char err[256];
+    nsc_fwd_cfg c = {.endpoint = "tcp://127.0.0.1:1,,tcp://127.0.0.1:2", .agent_id = "a1", .host = "h1", .window = 1,
+                     .max_inflight = 1, .ack_timeout_ns = 1000000000ull, .reconnect_ms = 20, .reconnect_max_ms = 100,
+                     .now = nsc_mono_ns};
+    cr_assert_null(nsc_fwd_new(&c, spool, err));
+    cr_assert(strstr(err, "entry 2 is empty"), "%s", err);
 }

@@ -25,6 +25,18 @@
 #                 restarted with a new collector: their spools send the job
 #                 again, every row is inserted twice (merges stopped, so
 #                 both copies stay) and read once.
+# failover:       two collectors a and b on the cluster; the agents get both
+#                 (a listed first, --failover-ms 3000, probes every 200 ms:
+#                 their answers show a healthy collector alive while it
+#                 holds acks for its 1 s inserts) and use a; kill -9 of
+#                 a mid-stream: the agents move to b (metric, log) and send
+#                 it what a did not acknowledge; the job is exact, and b and
+#                 the agents serve.
+# failover_stop:  the same with a stopped (SIGSTOP) instead of killed: its
+#                 connections stay up but nothing is acknowledged, the agents
+#                 move to b; a, continued, inserts what it held and what
+#                 reached it while stopped, which b inserted too (merges
+#                 stopped: both copies are counted), and stops cleanly.
 #
 # Checked after the agents delivered everything and the collector stopped:
 # events per type equal the emulator's (nothing acknowledged lost, nothing
@@ -111,6 +123,48 @@ kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
     unset "pids[$1]"
 }
 
+# failover_job: collectors a (pids[collector_a]) and b (pids[collector]), the
+# agents given both, a first; a 4.8 s job in the background ($emu), once a
+# acknowledged batches of both nodes.
+failover_job() {
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    pids[collector_a]=${pids[collector]} port_a=$port
+    unset "pids[collector]"
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    local n
+    for n in 0 1; do
+        run_agent $n --host-name "node$n" --collector "tcp://127.0.0.1:$port_a, tcp://127.0.0.1:$port" \
+            --reconnect-ms 20 --reconnect-max-ms 200 --failover-ms 3000 --probe-ms 200
+    done
+    emulate --iters 120 --pace-us 40000 &
+    emu=$!
+    for n in 0 1; do
+        wait_until 30 metric_above $n ncclscope_agent_forward_batches_acked_total 2 || die "node $n: nothing acknowledged"
+        metric_is $n ncclscope_agent_collector_index 0 || die "node $n does not use the first collector"
+    done
+    collector_metric_is ncclscope_collector_batches_in_total 0 || die "collector b took batches while a served"
+}
+
+# failed_over: both agents use b, moved once and said so; the job ends; b
+# took batches; b and the agents serve.
+failed_over() {
+    local n
+    for n in 0 1; do
+        wait_until 30 metric_is $n ncclscope_agent_collector_index 1 || die "node $n did not move to collector b"
+        metric_is $n ncclscope_agent_collector_failovers_total 1 || die "node $n moved more than once"
+        grep -q "collector tcp://127.0.0.1:$port_a (1 of 2): .*; moving to tcp://127.0.0.1:$port (2 of 2)" "$dir/agent$n.log" ||
+            die "node $n did not log its move"
+    done
+    wait $emu || die "emulator failed"
+    for n in 0 1; do
+        wait_until 60 delivered $n || die "node $n did not deliver its spool to b"
+        curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/healthz" | grep -q '"collector_connected":true' ||
+            die "node $n's /healthz does not answer connected"
+    done
+    collector_metric_above ncclscope_collector_batches_in_total 0 || die "collector b took no batch"
+    status_has "'$job' in json.dumps(s)" || die "collector b's status does not list $job"
+}
+
 case $mode in
 exact)
     start_collector 0 --store "$store" --ch-shards "$shards"
@@ -180,6 +234,24 @@ replay)
     finish_ch
     [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" = $((2 * emitted)) ] ||
         die "the agents did not send the job again"
+    ;;
+failover)
+    failover_job
+    kill9 collector_a
+    failed_over
+    finish_ch
+    ;;
+failover_stop)
+    for s in shard0 shard1; do ch_sql $s "SYSTEM STOP MERGES" || die "cannot stop merges on $s"; done
+    failover_job
+    kill -STOP "${pids[collector_a]}"
+    failed_over
+    kill -CONT "${pids[collector_a]}"
+    stop collector_a
+    finish_ch
+    [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" -gt \
+      "$(one_value front "SELECT count() FROM nsc.events FINAL WHERE job = '$job'")" ] ||
+        die "no batch reached ClickHouse through both collectors"
     ;;
 *)
     die "unknown mode $mode"

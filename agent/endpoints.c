@@ -1,0 +1,102 @@
+/* endpoints.c: the collector endpoint list (see endpoints.h). */
+#include "endpoints.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Characters that end up in logs and Prometheus labels unquoted. */
+static int plain(const char *s)
+{
+    for (; *s; s++)
+        if (!isgraph((unsigned char)*s) || *s == '"' || *s == '\\' || *s == ',')
+            return 0;
+    return 1;
+}
+
+static int valid_host(const char *h, size_t len)
+{
+    if (len == 0)
+        return 0;
+    const char *extra = "-._";
+    if (h[0] == '[') {  /* [IPv6], maybe with %zone */
+        if (len < 3 || h[len - 1] != ']')
+            return 0;
+        h++, len -= 2, extra = ":.%-_";
+    }
+    for (size_t i = 0; i < len; i++)
+        if (!isalnum((unsigned char)h[i]) && !strchr(extra, h[i]))
+            return 0;
+    return 1;
+}
+
+/* tcp://HOST:PORT or ipc://PATH; why says what is wrong. */
+static int valid_endpoint(const char *ep, const char **why)
+{
+    *why = "is not tcp://HOST:PORT or ipc://PATH";
+    if (strncmp(ep, "ipc://", 6) == 0)
+        return ep[6] != 0;
+    if (strncmp(ep, "tcp://", 6) != 0)
+        return 0;
+    const char *hp = ep + 6, *colon = strrchr(hp, ':');
+    if (!colon || !valid_host(hp, (size_t)(colon - hp))) {
+        *why = "has no valid HOST in tcp://HOST:PORT";
+        return 0;
+    }
+    char *end = NULL;
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    *why = "has no PORT 1..65535 in tcp://HOST:PORT";
+    return isdigit((unsigned char)colon[1]) && *end == 0 && port >= 1 && port <= 65535;
+}
+
+/* Entry i of the list, spaces trimmed, into out->ep[out->n]. */
+static int take_entry(const char *s, size_t len, nsc_endpoints *out, char err[256])
+{
+    unsigned i = out->n + 1;
+    while (len && isspace((unsigned char)*s))
+        s++, len--;
+    while (len && isspace((unsigned char)s[len - 1]))
+        len--;
+    if (len == 0) {
+        snprintf(err, 256, "collector list: entry %u is empty (a comma too many?)", i);
+        return -1;
+    }
+    if (out->n == NSC_ENDPOINTS_MAX) {
+        snprintf(err, 256, "collector list: more than %d endpoints", NSC_ENDPOINTS_MAX);
+        return -1;
+    }
+    if (len >= NSC_ENDPOINT_LEN) {
+        snprintf(err, 256, "collector list: entry %u is longer than %d characters", i, NSC_ENDPOINT_LEN - 1);
+        return -1;
+    }
+    char *ep = out->ep[out->n];
+    memcpy(ep, s, len);
+    ep[len] = 0;
+    const char *why = "has spaces, quotes or backslashes";
+    if (!plain(ep) || !valid_endpoint(ep, &why)) {
+        snprintf(err, 256, "collector list: entry %u '%.120s' %s", i, ep, why);
+        return -1;
+    }
+    for (uint32_t j = 0; j < out->n; j++)
+        if (strcmp(out->ep[j], ep) == 0) {
+            snprintf(err, 256, "collector list: entry %u '%.120s' repeats entry %u", i, ep, j + 1);
+            return -1;
+        }
+    out->n++;
+    return 0;
+}
+
+int nsc_endpoints_parse(const char *list, nsc_endpoints *out, char err[256])
+{
+    out->n = 0;
+    for (const char *s = list;; ) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        if (take_entry(s, len, out, err) != 0)
+            return -1;
+        if (!comma)
+            return 0;
+        s = comma + 1;
+    }
+}

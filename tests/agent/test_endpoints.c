@@ -1,0 +1,79 @@
+/* Unit tests for the collector endpoint list (agent/endpoints.c): accepted
+ * forms, and a clear message naming the entry for every malformed list; the
+ * agent's configuration refuses such a list (exit 2). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "endpoints.h"
+
+static nsc_endpoints eps;
+static char err[256];
+
+Test(endpoints, accepted)
+{
+    cr_assert_eq(nsc_endpoints_parse("tcp://collector-a.example:7760", &eps, err), 0, "%s", err);
+    cr_assert_eq(eps.n, 1);
+    cr_assert_str_eq(eps.ep[0], "tcp://collector-a.example:7760");
+    cr_assert_eq(nsc_endpoints_parse(" tcp://10.0.0.1:7760 ,tcp://[fe80::1%eth0]:1,ipc:///run/c.sock", &eps, err), 0, "%s", err);
+    cr_assert_eq(eps.n, 3);
+    cr_assert_str_eq(eps.ep[0], "tcp://10.0.0.1:7760", "spaces around an entry are dropped");
+    cr_assert_str_eq(eps.ep[1], "tcp://[fe80::1%eth0]:1");
+    cr_assert_str_eq(eps.ep[2], "ipc:///run/c.sock");
+}
+
+/* list is refused with a message containing want. */
+static void refused(const char *list, const char *want)
+{
+    err[0] = 0;
+    cr_assert_eq(nsc_endpoints_parse(list, &eps, err), -1, "'%s' accepted", list);
+    cr_assert(strstr(err, want), "'%s': message '%s' lacks '%s'", list, err, want);
+}
+
+Test(endpoints, malformed)
+{
+    refused("", "entry 1 is empty");
+    refused("tcp://a:1,", "entry 2 is empty");
+    refused(",tcp://a:1", "entry 1 is empty");
+    refused("tcp://a:1, ,tcp://b:2", "entry 2 is empty");
+    refused("tcp://a:1,a:2", "entry 2 'a:2' is not tcp://HOST:PORT or ipc://PATH");
+    refused("http://a:1", "is not tcp://HOST:PORT");
+    refused("tcp://a", "no valid HOST");
+    refused("tcp://:7760", "no valid HOST");
+    refused("tcp://a b:7760", "spaces");
+    refused("tcp://a\"b:7760", "quotes");
+    refused("tcp://[::1:7760", "no valid HOST");
+    refused("tcp://a:", "no PORT");
+    refused("tcp://a:0", "no PORT");
+    refused("tcp://a:65536", "no PORT");
+    refused("tcp://a:+1", "no PORT");
+    refused("tcp://a:12x", "no PORT");
+    refused("tcp://*:7760", "no valid HOST");
+    refused("ipc://", "is not tcp://HOST:PORT or ipc://PATH");
+    refused("tcp://a:1,tcp://b:2,tcp://a:1", "entry 3 'tcp://a:1' repeats entry 1");
+    char many[1024] = "";
+    for (int i = 1; i <= NSC_ENDPOINTS_MAX + 1; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%stcp://h:%d", i > 1 ? "," : "", i);
+    refused(many, "more than 16 endpoints");
+    char longest[400] = "tcp://";
+    memset(longest + 6, 'h', 300);
+    strcpy(longest + 306, ":1");
+    refused(longest, "entry 1 is longer than 255 characters");
+}
+
+Test(endpoints, config_refuses_a_bad_list)
+{
+    nsc_agent_cfg c;
+    char *good[] = {"agent", "--collector", "tcp://a:1,tcp://b:2", "--failover-ms", "750"};
+    cr_assert_eq(nsc_agent_cfg_load(&c, 5, good, stderr), 0);
+    cr_assert_eq(c.failover_ms, 750);
+    char msg[512] = "";
+    FILE *err_out = fmemopen(msg, sizeof msg, "w");
+    char *bad[] = {"agent", "--collector", "tcp://a:1;tcp://b:2"};
+    cr_assert_eq(nsc_agent_cfg_load(&c, 3, bad, err_out), -1);
+    fclose(err_out);
+    cr_assert(strstr(msg, "ncclscope-agent: collector list: entry 1 'tcp://a:1;tcp://b:2' has no valid HOST"), "%s", msg);
+    char *zero[] = {"agent", "--failover-ms", "0"};
+    cr_assert_eq(nsc_agent_cfg_load(&c, 3, zero, stderr), -1);
+}
