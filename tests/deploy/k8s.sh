@@ -1,6 +1,9 @@
 #!/bin/bash
-# k8s.sh SRC_DIR BIN_DIR: the Kubernetes manifests pass check_k8s.py, and the checker
-# catches each kind of mistake in a broken copy (so a pass means something).
+# k8s.sh SRC_DIR BIN_DIR: the Kubernetes manifests (containers/k8s, and what the
+# distributed overlay containers/k8s-distributed builds) pass check_k8s.py, and the
+# checker catches each kind of mistake in a broken copy (so a pass means something).
+# Where kubectl is installed the checker's own build of the overlay must equal
+# `kubectl kustomize`'s.
 set -euo pipefail
 src=$1 bin=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,4 +40,42 @@ broken training-job.yaml 's/NCCLSCOPE_RUNDIR, value/NCCLSCOPE_RUN_DIR, value/' "
 broken namespace.yaml 's/name: ncclscope/name: [ncclscope/' "not YAML"
 broken secret.yaml '/namespace: ncclscope/d' "missing metadata.namespace"
 broken kustomization.yaml 's/agent.yaml/agents.yaml/' "resource agents.yaml does not exist"
-echo "k8s: the manifests pass; 16 broken copies were each refused for the right reason"
+
+# The distributed overlay, built from a copy of containers/ (it includes ../k8s and
+# ../grafana).
+over=(--render)
+if command -v kubectl >/dev/null; then
+    kubectl kustomize "$src/containers/k8s-distributed" >"$dir/kubectl.yaml" || fail "kubectl kustomize refuses the overlay"
+    over+=(--compare "$dir/kubectl.yaml")
+else
+    echo "k8s: kubectl not installed: the overlay's build is not compared with kustomize's"
+fi
+python3 "$here/check_k8s.py" "${over[@]}" "$src/containers/k8s-distributed" "$bin" "$src" ||
+    fail "the distributed overlay does not pass"
+overlay() {
+    rm -rf "$dir/c" && mkdir "$dir/c" && cp -r "$src/containers/"{k8s,k8s-distributed,grafana} "$dir/c/"
+    sed -i "$2" "$dir/c/k8s-distributed/$1"
+    cmp -s "$src/containers/k8s-distributed/$1" "$dir/c/k8s-distributed/$1" && fail "the edit '$2' changed nothing in $1"
+    local out
+    out=$(python3 "$here/check_k8s.py" --render "$dir/c/k8s-distributed" "$bin" "$src") &&
+        fail "a broken distributed $1 ('$2') passes"
+    grep -qF -- "$3" <<<"$out" || fail "broken distributed $1 ('$2'): expected '$3', got: $out"
+}
+shard1=ncclscope-clickhouse-1.ncclscope-clickhouse-hl.ncclscope.svc
+overlay collector-patch.yaml 's/"--ch-shards"/"--ch-shard"/' "has no flag --ch-shard"
+overlay collector-patch.yaml 's/?cluster=nsc"/?cluster=nsc2"/' "cluster nsc2 is not in any remote_servers"
+overlay collector-patch.yaml "s/$shard1:8123"/${shard1/-1./-2.}:8123"/" "names no StatefulSet pod"
+overlay collector-patch.yaml "s/$shard1:8123"/$shard1:9000"/" "is not the pod's http port"
+overlay collector-patch.yaml 's/replicas: 3/replicas: 4/' "not each of the 4 collector replicas once"
+overlay collector-patch.yaml '/"--store", /d' "replicas on LMDB stores"
+overlay clickhouse.yaml 's/replicas: 2/replicas: 3/' "3 ClickHouse pods, --ch-shards lists 2"
+overlay clickhouse.yaml "s/<host>$shard1</<host>${shard1/-1./-0.}</" "differ from --ch-shards"
+overlay clickhouse.yaml '0,/<port>9000</s//<port>9440</' "port 9440 is not the pod's native port"
+overlay clickhouse.yaml 's/remote_servers>/remote-servers>/g' "cluster nsc is not in any remote_servers"
+overlay clickhouse.yaml 's/<\/shard>$/<\/shard/' "is not XML"
+overlay clickhouse.yaml 's/{name: http, containerPort: 8123}/{name: http, containerPort: 8124}/' "is not a container port"
+overlay agent-patch.yaml 's/,tcp:\/\/ncclscope-collector-2[^"]*//' "not each of the 3 collector replicas once"
+overlay agent-patch.yaml 's/ncclscope-agent "$@"/ncclscope-agent/' 'must be /bin/sh -c ending in exec'
+overlay agent-patch.yaml 's/name: ncclscope-agent/name: ncclscope-agents/' "patch target DaemonSet ncclscope-agents"
+overlay kustomization.yaml 's/path: agent-patch.yaml/path: agent-patches.yaml/' "patch agent-patches.yaml does not exist"
+echo "k8s: the manifests and the distributed overlay pass; 16 + 16 broken copies were each refused for the right reason"
