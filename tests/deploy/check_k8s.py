@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""check_k8s.py MANIFEST_DIR BIN_DIR SRC_DIR: offline checks of the Kubernetes
-manifests in containers/k8s against Kubernetes' required fields, against each other
+"""check_k8s.py [--render [--compare FILE]] MANIFEST_DIR BIN_DIR SRC_DIR: offline
+checks of the Kubernetes manifests in containers/k8s (or, with --render, of what the
+kustomization in MANIFEST_DIR builds: containers/k8s-distributed; --compare FILE:
+that build must equal FILE, `kubectl kustomize`'s) against Kubernetes' required fields, against each other
 (selectors, ports, volumes, services, the shared run directory) and against the
 programs (every flag and NCCLSCOPE_* variable set must be one the program reads:
 `--help` of the agent and the collector, the plugin's sources; ports as in
-docs/architecture.md). Prints one line per problem and exits 1 if there is any."""
+docs/architecture.md; the distributed mode: collectors, ClickHouse shards and
+remote_servers, agents' collector list agree). Prints one line per problem and
+exits 1 if there is any."""
 import glob, os, re, subprocess, sys
 import yaml
+
+import kustomize_lite
+from check_distributed import check_distributed
 
 PORTS = {"ncclscope-collector": {"zmq": 7760, "http": 7761}, "ncclscope-agent": {"http": 7762}}
 REQUIRED = {  # kind -> dotted paths that must be present
@@ -16,6 +23,8 @@ REQUIRED = {  # kind -> dotted paths that must be present
     "DaemonSet": ["spec.selector.matchLabels", "spec.template.spec.containers"],
     "Job": ["spec.template.spec.containers", "spec.template.spec.restartPolicy"],
     "Secret": [],
+    "ConfigMap": ["data"],
+    "NetworkPolicy": ["spec.podSelector"],
     "Kustomization": ["resources"],
 }
 problems = []
@@ -136,11 +145,11 @@ def check_program(cw, c, image, opts, ports, services):
             if not m or int(m.group(1)) != ports.get(name):
                 bad(cw, f"{flag} {args[args.index(flag) + 1]} does not serve port {name}={ports.get(name)} on all addresses")
     addr = env_value(c, "NCCLSCOPE_COLLECTOR_ADDR")[0]
-    if addr is not None:
-        m = re.match(r"tcp://([a-z0-9-]+)\.([a-z0-9-]+)\.svc:(\d+)$", addr)
+    for entry in (addr or "").split(",") if addr is not None else []:
+        m = re.match(r"tcp://([a-z0-9.-]+)\.([a-z0-9-]+)\.svc:(\d+)$", entry)
         if not m or (m.group(1), m.group(2)) not in services or \
                 int(m.group(3)) not in services[(m.group(1), m.group(2))]:
-            bad(cw, f"NCCLSCOPE_COLLECTOR_ADDR {addr} names no Service port of these manifests")
+            bad(cw, f"NCCLSCOPE_COLLECTOR_ADDR entry {entry} names no Service port of these manifests")
 
 
 def check_training(cw, c, spec, volumes, plugin_names):
@@ -196,17 +205,43 @@ def check_service(where, doc, docs):
     bad(where, f"Service {get(doc, 'metadata.name')} selects no pod")
 
 
+def pod_names(docs):
+    """(pod.service, namespace) -> ports of each StatefulSet pod's stable DNS name."""
+    names = {}
+    for _, d in docs:
+        if d.get("kind") == "StatefulSet":
+            ports = {p.get("containerPort") for c in get(d, "spec.template.spec.containers") or []
+                     for p in c.get("ports", [])}
+            for i in range(get(d, "spec.replicas") or 1):
+                names[(f"{get(d, 'metadata.name')}-{i}.{get(d, 'spec.serviceName')}",
+                       get(d, "metadata.namespace"))] = ports
+    return names
+
+
 def main():
-    manifest_dir, bin_dir, src_dir = sys.argv[1:4]
+    args = sys.argv[1:]
+    render = args[0] == "--render"
+    compare = None
+    if render:
+        args = args[1:]
+        if args[0] == "--compare":
+            compare, args = args[1], args[2:]
+    manifest_dir, bin_dir, src_dir = args[:3]
     progs = {p: program_options(bin_dir, p) for p in PORTS}
     plugin_names = plugin_env(src_dir)
-    docs = load(manifest_dir)
+    if render:
+        docs = kustomize_lite.build(manifest_dir, bad)
+        if compare:
+            kustomize_lite.compare(docs, compare, bad)
+    else:
+        docs = load(manifest_dir)
     services = {}
     for where, doc in docs:
         check_basics(where, doc)
         if doc.get("kind") == "Service":
             key = (get(doc, "metadata.name"), get(doc, "metadata.namespace"))
             services[key] = {p.get("port") for p in get(doc, "spec.ports") or []}
+    services.update(pod_names(docs))
     pods = []
     names = {(d.get("kind"), get(d, "metadata.name")) for _, d in docs}
     for where, doc in docs:
@@ -216,7 +251,7 @@ def main():
         if kind in ("StatefulSet", "DaemonSet", "Job"):
             pods.append((where, check_pod(f"{where} {kind} {get(doc, 'metadata.name')}", doc, progs,
                                           plugin_names, services)))
-        if kind == "Kustomization":
+        if kind == "Kustomization" and not render:
             for r in doc["resources"]:
                 if not os.path.exists(os.path.join(manifest_dir, r)):
                     bad(where, f"resource {r} does not exist")
@@ -224,6 +259,7 @@ def main():
     for where, doc in docs:
         if doc.get("kind") == "Service":
             check_service(where, doc, docs)
+    check_distributed(docs, get, bad)
     for p in problems:
         print(p)
     print(f"check_k8s: {len(docs)} objects, {len(problems)} problems")
