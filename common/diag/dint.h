@@ -1,6 +1,6 @@
 /* dint.h: what the files of the analysis share (diag.h is what others see).
  * diagnose.c finds what the collectives and the live state say directly;
- * rootcause.c adds, per communicator, why a rank is late, which link is
+ * rootcause.c (with rc*.c, rcint.h) adds, per communicator, why a rank is late, which link is
  * slow and where a stuck collective stopped. */
 #ifndef NCCLSCOPE_DIAG_DINT_H
 #define NCCLSCOPE_DIAG_DINT_H

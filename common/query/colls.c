@@ -1,5 +1,5 @@
-/* colls.c: collectives matched across ranks by (comm, func, seqNumber), and
- * the statistics computed from them.
+/* colls.c: collectives matched across ranks by (comm, func, seqNumber), for
+ * the collectives and stats endpoints (colls_int.h).
  *
  * Per selected rank, one pass over its blocks in the window gathers its Coll
  * events, the KernelCh children (for kernel times, and the pTimer pairs the
@@ -8,7 +8,7 @@
  * their event. Then records are grouped by (func, seq). Memory grows with
  * the collectives in the window (narrow it with t0_ns/t1_ns or seq).
  */
-#include "qint.h"
+#include "colls_int.h"
 #include "busbw.h"
 #include "grow.h"
 
@@ -17,59 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-typedef struct cl_rec {
-    uint32_t func, datatype, algo, proto;
-    uint64_t seq, id, count;
-    int32_t rank, root;
-    uint32_t r;                 /* index into c->ranks */
-    uint8_t nchannels, flags, has_kernel, has_done;
-    uint32_t nkch;              /* its KernelCh stored: a channel that never ended has none */
-    uint64_t enq, enq_end;      /* aligned */
-    uint64_t kstart, kend, done;
-    uint64_t arrival;           /* kstart when every rank has kernel times, else enq */
-    size_t grp;                 /* its group (CL_NONE: outside the window) */
-    size_t pos;                 /* its place in its rank's records by enqueue time */
-} cl_rec;
-
-#define CL_NONE SIZE_MAX
-
-typedef struct cl_kernel {
-    uint64_t parent, start, stop;  /* aligned CPU times */
-    uint64_t pt_start, pt_stop;
-    int open;                      /* never stopped (flushed at finalize): no end */
-} cl_kernel;
-
-typedef struct cl_done {
-    uint64_t id, ts;
-} cl_done;
-
-typedef struct cl_group {
-    size_t first, n;            /* records[first .. first+n) */
-    uint64_t start, end, skew, bytes, last_arrival, dur;
-    int has_end, has_dur, gpu_arrival;
-    int32_t last_rank;
-    double algbw, busbw, factor;
-    /* A mismatch: the rank that disagrees with the others and the seq the
-     * others called (which is not this group's seq when it called another
-     * function); what: its text, "" for none. */
-    int32_t odd_rank;
-    uint64_t odd_seq;
-    char what[160];
-} cl_group;
-
-typedef struct cl_set {
-    nsc_q_ctx *c;
-    cl_rec *recs;
-    size_t nrecs, cap;
-    cl_group *groups;
-    size_t ngroups;
-    /* per-rank scratch */
-    cl_kernel *kern;
-    size_t nkern, kcap;
-    cl_done *done;
-    size_t ndone, dcap;
-} cl_set;
 
 static int want_coll(cl_set *s, const nsc_event *ev)
 {
@@ -240,7 +187,7 @@ static int by_coll(const void *a, const void *b)
 }
 
 /* Every channel of the rank's kernel ended (one that hangs is never stored). */
-static int kernel_done(const cl_rec *x)
+int nsc_q_cl_kernel_done(const cl_rec *x)
 {
     return x->has_kernel && x->nkch >= x->nchannels;
 }
@@ -281,10 +228,10 @@ static void derive(cl_set *s, cl_group *g)
         const cl_rec *y = &x[i];
         if (y->has_done && (!g->has_end || y->done > g->end))
             g->end = y->done, g->has_end = 1;
-        if (kernel_done(y) && (!has_kend || y->kend > kend))
+        if (nsc_q_cl_kernel_done(y) && (!has_kend || y->kend > kend))
             kend = y->kend, has_kend = 1;
-        all_done &= kernel_done(y);
-        if (kernel_done(y) && y->kend - y->kstart >= g->dur)
+        all_done &= nsc_q_cl_kernel_done(y);
+        if (nsc_q_cl_kernel_done(y) && y->kend - y->kstart >= g->dur)
             g->dur = y->kend - y->kstart;
     }
     if (!g->has_end && has_kend && all_done)
@@ -481,7 +428,7 @@ static int match(cl_set *s)
     return cross_func_mismatch(s);
 }
 
-static int collect(cl_set *s)
+int nsc_q_cl_collect(cl_set *s)
 {
     int rc = gather(s);
     free(s->kern);
@@ -491,355 +438,8 @@ static int collect(cl_set *s)
     return rc ? rc : match(s);
 }
 
-static void cl_free(cl_set *s)
+void nsc_q_cl_free(cl_set *s)
 {
     free(s->recs);
     free(s->groups);
-}
-
-/* ---- collectives ---------------------------------------------------------- */
-
-static const cl_rec *g_sort_recs;
-
-static int by_start(const void *a, const void *b)
-{
-    const cl_group *x = a, *y = b;
-    const cl_rec *rx = &g_sort_recs[x->first], *ry = &g_sort_recs[y->first];
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (rx->func != ry->func)
-        return rx->func < ry->func ? -1 : 1;
-    return (rx->seq > ry->seq) - (rx->seq < ry->seq);
-}
-
-static void write_missing(nsc_q_ctx *c, const cl_rec *x, size_t n)
-{
-    nsc_q_out *o = c->out;
-    nsc_q_lit(o, ",\"missing_ranks\":[");
-    int first = 1;
-    for (size_t r = 0, i = 0; r < c->nranks; r++) {
-        while (i < n && x[i].rank < c->ranks[r].rank)
-            i++;
-        if (i < n && x[i].rank == c->ranks[r].rank)
-            continue;
-        if (!first)
-            nsc_q_lit(o, ",");
-        nsc_q_i64(o, c->ranks[r].rank);
-        first = 0;
-    }
-    nsc_q_lit(o, "]");
-}
-
-/* A rank's own figures: its arrival, how long it waited for the last one,
- * and its kernel time with the bandwidth that gives. */
-static void write_rank_figures(nsc_q_out *o, const cl_group *g, const cl_rec *x)
-{
-    int has_dur = kernel_done(x) && x->kend > x->kstart;
-    double algbw = has_dur && g->bytes ? (double)g->bytes / (double)(x->kend - x->kstart) : NAN;
-    nsc_q_lit(o, ",\"arrival_ns\":");
-    nsc_q_u64(o, x->arrival);
-    nsc_q_lit(o, ",\"wait_ns\":");
-    nsc_q_u64(o, g->last_arrival - x->arrival);
-    nsc_q_lit(o, ",\"duration_ns\":");
-    nsc_q_opt_u64(o, has_dur, x->kend - x->kstart);
-    nsc_q_lit(o, ",\"busbw_gbps\":");
-    nsc_q_num(o, algbw * g->factor);
-}
-
-static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
-{
-    nsc_q_out *o = c->out;
-    const cl_rec *x = &s->recs[g->first];
-    int graph = 0;
-    for (size_t i = 0; i < g->n; i++)
-        graph |= (x[i].flags & NSC_EVF_GRAPH) != 0;
-    nsc_q_lit(o, "{\"kind\":\"collective\",\"comm\":");
-    nsc_q_hex(o, c->comm.comm_id);
-    nsc_q_lit(o, ",\"func\":");
-    nsc_q_str(o, nsc_q_text(c, x->func));
-    nsc_q_lit(o, ",\"seq\":");
-    nsc_q_u64(o, x->seq);
-    nsc_q_lit(o, ",\"nranks\":");
-    nsc_q_i64(o, c->comm.nranks);
-    nsc_q_lit(o, ",\"ranks_seen\":");
-    nsc_q_u64(o, g->n);
-    write_missing(c, x, g->n);
-    nsc_q_lit(o, ",\"count\":");
-    nsc_q_u64(o, x->count);
-    nsc_q_lit(o, ",\"datatype\":");
-    nsc_q_str(o, nsc_q_text(c, x->datatype));
-    nsc_q_lit(o, ",\"bytes\":");
-    nsc_q_opt_u64(o, g->bytes != 0, g->bytes);
-    nsc_q_lit(o, ",\"algo\":");
-    nsc_q_str(o, nsc_q_text(c, x->algo));
-    nsc_q_lit(o, ",\"proto\":");
-    nsc_q_str(o, nsc_q_text(c, x->proto));
-    nsc_q_lit(o, ",\"nchannels\":");
-    nsc_q_u64(o, x->nchannels);
-    nsc_q_cs(o, graph ? ",\"graph_captured\":true" : ",\"graph_captured\":false");
-    nsc_q_lit(o, ",\"start_ns\":");
-    nsc_q_u64(o, g->start);
-    nsc_q_lit(o, ",\"end_ns\":");
-    nsc_q_opt_u64(o, g->has_end, g->end);
-    nsc_q_lit(o, ",\"duration_ns\":");
-    nsc_q_opt_u64(o, g->has_dur, g->dur);
-    nsc_q_cs(o, g->gpu_arrival ? ",\"arrival\":\"gpu\"" : ",\"arrival\":\"host\"");
-    nsc_q_lit(o, ",\"last_arrival_ns\":");
-    nsc_q_u64(o, g->last_arrival);
-    nsc_q_lit(o, ",\"skew_ns\":");
-    nsc_q_u64(o, g->skew);
-    nsc_q_lit(o, ",\"last_rank\":");
-    nsc_q_i64(o, g->last_rank);
-    nsc_q_lit(o, ",\"algbw_gbps\":");
-    nsc_q_num(o, g->algbw);
-    nsc_q_lit(o, ",\"busbw_gbps\":");
-    nsc_q_num(o, g->busbw);
-    nsc_q_lit(o, ",\"mismatch\":");
-    if (g->what[0])
-        nsc_q_str(o, g->what);
-    else
-        nsc_q_lit(o, "null");
-    nsc_q_lit(o, ",\"mismatch_rank\":");
-    if (g->what[0])
-        nsc_q_i64(o, g->odd_rank);
-    else
-        nsc_q_lit(o, "null");
-    nsc_q_lit(o, ",\"mismatch_seq\":");
-    nsc_q_opt_u64(o, g->what[0] != 0, g->odd_seq);
-    nsc_q_lit(o, ",\"ranks\":[");
-    for (size_t i = 0; i < g->n; i++) {
-        nsc_q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
-        nsc_q_i64(o, x[i].rank);
-        nsc_q_lit(o, ",\"id\":");
-        nsc_q_u64(o, x[i].id);
-        nsc_q_lit(o, ",\"enqueue_ns\":");
-        nsc_q_u64(o, x[i].enq);
-        nsc_q_lit(o, ",\"enqueue_end_ns\":");
-        nsc_q_u64(o, x[i].enq_end);
-        nsc_q_lit(o, ",\"kernel_start_ns\":");
-        nsc_q_opt_u64(o, x[i].has_kernel, x[i].kstart);
-        nsc_q_lit(o, ",\"kernel_end_ns\":");
-        nsc_q_opt_u64(o, kernel_done(&x[i]), x[i].kend);
-        nsc_q_lit(o, ",\"complete_ns\":");
-        nsc_q_opt_u64(o, x[i].has_done, x[i].done);
-        write_rank_figures(o, g, &x[i]);
-        nsc_q_lit(o, "}");
-    }
-    nsc_q_lit(o, "]}\n");
-}
-
-static int after_cursor(const nsc_query *q, const cl_group *g, const cl_rec *x)
-{
-    if (!(q->has & QP_CURSOR))
-        return 1;
-    if (g->start != q->cursor[0])
-        return g->start > q->cursor[0];
-    if (x->func != q->cursor[1])
-        return x->func > q->cursor[1];
-    return x->seq > q->cursor[2];
-}
-
-int nsc_q_collectives(nsc_q_ctx *c)
-{
-    cl_set s = {.c = c};
-    int rc = collect(&s);
-    if (rc) {
-        cl_free(&s);
-        return rc;
-    }
-    g_sort_recs = s.recs;
-    qsort(s.groups, s.ngroups, sizeof *s.groups, by_start);
-    nsc_q_out *o = c->out;
-    nsc_q_lit(o, "{\"kind\":\"header\",");
-    nsc_q_write_comm_head(c);
-    nsc_q_lit(o, "}\n");
-    uint64_t written = 0;
-    const cl_group *last = NULL;
-    int more = 0;
-    for (size_t i = 0; i < s.ngroups && !o->err; i++) {
-        const cl_group *g = &s.groups[i];
-        if (!after_cursor(c->q, g, &s.recs[g->first]))
-            continue;
-        if (written == c->q->limit) {
-            more = 1;
-            break;
-        }
-        write_group(c, &s, g);
-        last = g;
-        written++;
-    }
-    nsc_q_lit(o, "{\"kind\":\"end\",\"collectives\":");
-    nsc_q_u64(o, written);
-    nsc_q_lit(o, ",\"next_cursor\":");
-    if (more) {
-        const cl_rec *x = &s.recs[last->first];
-        nsc_q_lit(o, "\"");
-        nsc_q_u64(o, last->start);
-        nsc_q_lit(o, ".");
-        nsc_q_u64(o, x->func);
-        nsc_q_lit(o, ".");
-        nsc_q_u64(o, x->seq);
-        nsc_q_lit(o, "\"");
-    } else {
-        nsc_q_lit(o, "null");
-    }
-    nsc_q_lit(o, "}\n");
-    cl_free(&s);
-    return o->err;
-}
-
-/* ---- stats ------------------------------------------------------------------ */
-
-typedef struct st_item {
-    uint32_t func;
-    unsigned bucket;  /* floor(log2(bytes)) */
-    uint64_t dur;
-    double algbw, busbw;
-} st_item;
-
-static int by_bucket(const void *a, const void *b)
-{
-    const st_item *x = a, *y = b;
-    if (x->func != y->func)
-        return x->func < y->func ? -1 : 1;
-    if (x->bucket != y->bucket)
-        return x->bucket < y->bucket ? -1 : 1;
-    return (x->dur > y->dur) - (x->dur < y->dur);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of a sorted array. */
-static size_t pct_index(size_t n, unsigned p)
-{
-    size_t k = (n * p + 99) / 100;
-    return k ? k - 1 : 0;
-}
-
-static void write_bucket(nsc_q_ctx *c, st_item *it, size_t n, double *scratch, int first)
-{
-    nsc_q_out *o = c->out;
-    nsc_q_cs(o, first ? "{\"func\":" : ",{\"func\":");
-    nsc_q_str(o, nsc_q_text(c, it->func));
-    nsc_q_lit(o, ",\"bytes_min\":");
-    nsc_q_u64(o, it->bucket == 64 ? 0 : 1ull << it->bucket);
-    nsc_q_lit(o, ",\"bytes_max\":");
-    nsc_q_u64(o, it->bucket == 64 ? 0 : it->bucket == 63 ? UINT64_MAX : (2ull << it->bucket) - 1);
-    nsc_q_lit(o, ",\"count\":");
-    nsc_q_u64(o, n);
-    static const unsigned ps[3] = {50, 90, 99};
-    static const char *const lat[3] = {",\"latency_p50_ns\":", ",\"latency_p90_ns\":",
-                                       ",\"latency_p99_ns\":"};
-    for (int i = 0; i < 3; i++) {
-        nsc_q_raw(o, lat[i], strlen(lat[i]));
-        nsc_q_u64(o, it[pct_index(n, ps[i])].dur);
-    }
-    for (int k = 0; k < 2; k++) {
-        for (size_t i = 0; i < n; i++)
-            scratch[i] = k ? it[i].busbw : it[i].algbw;
-        qsort(scratch, n, sizeof *scratch, cmp_double);
-        const char *key = k ? ",\"busbw_gbps_p50\":" : ",\"algbw_gbps_p50\":";
-        nsc_q_raw(o, key, strlen(key));
-        nsc_q_num(o, scratch[pct_index(n, 50)]);
-    }
-    nsc_q_lit(o, "}");
-}
-
-static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
-{
-    nsc_q_out *o = c->out;
-    nsc_q_lit(o, ",\"stragglers\":[");
-    uint64_t *last = calloc(c->nranks ? c->nranks : 1, sizeof *last);
-    uint64_t *seen = calloc(c->nranks ? c->nranks : 1, sizeof *seen);
-    if (last && seen) {
-        for (size_t i = 0; i < s->ngroups; i++) {
-            const cl_group *g = &s->groups[i];
-            for (size_t k = 0; k < g->n; k++) {
-                const cl_rec *x = &s->recs[g->first + k];
-                seen[x->r]++;
-                last[x->r] += g->n > 1 && x->rank == g->last_rank;
-            }
-        }
-        int first = 1;
-        for (;;) { /* ranks by last arrivals, most first (selection: few ranks) */
-            size_t best = c->nranks;
-            for (size_t r = 0; r < c->nranks; r++)
-                if (last[r] && (best == c->nranks || last[r] > last[best]))
-                    best = r;
-            if (best == c->nranks)
-                break;
-            nsc_q_cs(o, first ? "{\"rank\":" : ",{\"rank\":");
-            nsc_q_i64(o, c->ranks[best].rank);
-            nsc_q_lit(o, ",\"last_arrivals\":");
-            nsc_q_u64(o, last[best]);
-            nsc_q_lit(o, ",\"collectives\":");
-            nsc_q_u64(o, seen[best]);
-            nsc_q_lit(o, "}");
-            last[best] = 0;
-            first = 0;
-        }
-    }
-    free(last);
-    free(seen);
-    nsc_q_lit(o, "]");
-}
-
-static unsigned log2_bucket(uint64_t bytes)
-{
-    if (!bytes)
-        return 64;
-    unsigned b = 0;
-    while (bytes >>= 1)
-        b++;
-    return b;
-}
-
-int nsc_q_stats(nsc_q_ctx *c)
-{
-    cl_set s = {.c = c};
-    int rc = collect(&s);
-    st_item *items = NULL;
-    double *scratch = NULL;
-    if (!rc) {
-        items = malloc((s.ngroups + 1) * sizeof *items);
-        scratch = malloc((s.ngroups + 1) * sizeof *scratch);
-        if (!items || !scratch)
-            rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
-    }
-    size_t n = 0;
-    for (size_t i = 0; !rc && i < s.ngroups; i++) {
-        const cl_group *g = &s.groups[i];
-        if (!g->has_dur)
-            continue;
-        items[n++] = (st_item){s.recs[g->first].func, log2_bucket(g->bytes), g->dur,
-                               g->algbw, g->busbw};
-    }
-    if (!rc) {
-        qsort(items, n, sizeof *items, by_bucket);
-        nsc_q_out *o = c->out;
-        nsc_q_lit(o, "{");
-        nsc_q_write_comm_head(c);
-        nsc_q_lit(o, ",\"collectives\":");
-        nsc_q_u64(o, s.ngroups);
-        nsc_q_lit(o, ",\"buckets\":[");
-        for (size_t i = 0; i < n;) {
-            size_t j = i + 1;
-            while (j < n && items[j].func == items[i].func && items[j].bucket == items[i].bucket)
-                j++;
-            write_bucket(c, items + i, j - i, scratch, i == 0);
-            i = j;
-        }
-        nsc_q_lit(o, "]");
-        write_stragglers(c, &s);
-        nsc_q_lit(o, "}\n");
-        rc = o->err;
-    }
-    free(items);
-    free(scratch);
-    cl_free(&s);
-    return rc;
 }

@@ -1,0 +1,147 @@
+/* rcint.h: what the root-cause files share (common/diag/rc*.c and
+ * rootcause.c); nothing outside them includes it.
+ *
+ * Three analyses of one communicator, each ending in problems with a
+ * cause class and a place (diagnose.h):
+ * - late ranks: at each collective the rank that arrived last (GPU side when
+ *   kernel times exist), its lateness against the others' median arrival
+ *   split into what its host took (from its device's previous end to its
+ *   enqueue) and what its GPU took (from both to its kernel start), each
+ *   beyond the others' usual gaps, and the rest, inherited from its previous
+ *   collective's late end (another cause);
+ * - links: per (sender rank -> receiver rank, channel) the typical time of
+ *   a network step from ProxyStepSendWait (peer ready, link free) to its
+ *   end, against the lower median of all links'; slow links grouped by host
+ *   pair, or by host when every link of one host is slow (its NIC); the
+ *   links document lists them all;
+ * - a stuck collective: per rank and channel the last step it completed
+ *   sending and receiving; the rank that received at least as many steps as
+ *   it sent is where the wait chain ends (with ranks whose legs inside a node
+ *   have no proxy events: the first sender across nodes after it).
+ * The proxy events come from one pass over the communicator's whole timeline
+ * (ProxyOp, ProxyStep; a step whose ProxyOp was never stored, as in a live
+ * hang, is placed by its direction and the channels left). Memory: every
+ * ProxyOp seen (32 bytes) and up to RC_LINK_MAX_STEPS step times per link.
+ *
+ * Which file owns what:
+ *   rootcause.c  the proxy pass over a communicator's events, one
+ *                communicator's analysis, the links document
+ *   rclate.c     late ranks: who arrived last and why, from the collectives
+ *   rclinks.c    slow links and NICs, from the pass's step times
+ *   rcstall.c    where a stuck collective stopped, from the pass's progress
+ */
+#ifndef NCCLSCOPE_DIAG_RCINT_H
+#define NCCLSCOPE_DIAG_RCINT_H
+
+#include <stdint.h>
+
+#include "dint.h"
+
+/* A rank is late when it arrived last at more than half of at least this many
+ * collectives (by chance a rank of n is last at 1/n of them), each time by
+ * at least RC_LATE_MIN_NS of its own (host and GPU, beyond the others' usual
+ * gaps, and no less than what it inherited): above the noise of hosts that
+ * wake late on a loaded machine (the emulator's, 8 processes on 2 cores: up
+ * to about 0.5 ms). Counted per collective, not averaged: one long pause of
+ * a loaded machine does not make a straggler. */
+#define RC_LATE_MIN_COLLS 8
+#define RC_LATE_MIN_NS 1000000ull
+/* A link is slow when its typical step takes RC_SLOW_RATIO times the
+ * reference (nsc_rc_check_links) and RC_SLOW_MIN_NS more, and its steps took
+ * RC_SLOW_MIN_EXTRA_NS more than the reference's in all (extra_ns): a few
+ * steps of a loaded emulator, made late together, cost well under that (0.4
+ * to 0.7 ms seen in a killed rank's job, under the sanitizers), a 4x slow
+ * link over 12 collectives about 36 ms. Links with fewer steps are not
+ * judged. */
+#define RC_SLOW_RATIO 2.0
+#define RC_SLOW_MIN_EXTRA_NS 2000000ull
+/* A slow link whose receiver forwards on that channel over a link at least
+ * RC_SLOW_RATIO times slower again is held up by it (its receiver frees
+ * buffers late), not slow itself: state NSC_LINK_BEHIND. */
+#define RC_SLOW_MIN_NS 20000ull
+#define RC_LINK_MIN_STEPS 5
+#define RC_LINK_MAX_STEPS 100000
+#define RC_MAX_CHANNELS 64
+
+typedef struct rc_rank_late {
+    uint64_t prev_kend;
+    int has_prev;
+    uint64_t last, seen;                     /* collectives it arrived last at / took part in */
+    uint64_t own_late;                       /* ... last by RC_LATE_MIN_NS or more of its own */
+    uint64_t host_ns, gpu_ns, prev_ns, cost_ns;  /* summed over its last arrivals */
+} rc_rank_late;
+
+struct nsc_rc_late {
+    int64_t nranks;
+    rc_rank_late *r;
+    uint64_t *scratch;  /* 3 x nranks: arrivals, host gaps, GPU gaps */
+    /* the first collective all ranks entered that never ended */
+    int stuck;
+    uint64_t stuck_seq, stuck_start;
+    char stuck_func[32];
+    uint32_t stuck_nch;
+    uint64_t *stuck_id;  /* per rank: its Coll event id */
+};
+
+typedef struct rc_op {
+    uint64_t id, parent;  /* id 0: an empty slot */
+    int32_t rank, peer;
+    uint8_t channel, is_send, open;
+} rc_op;
+
+typedef struct rc_link {
+    int32_t src, dst;
+    uint8_t channel;
+    uint64_t bytes, busy_ns;  /* summed over its steps: its achieved bandwidth */
+    uint64_t *ns;
+    size_t n, cap;
+    uint64_t typical;  /* its typical step (trimmed_mean) */
+    uint8_t state;     /* NSC_LINK_*, set by nsc_rc_link_reference */
+} rc_link;
+
+/* A stuck collective's progress on one rank, channel and direction. */
+typedef struct rc_prog {
+    int32_t done;  /* the last step completed, -1 none */
+    int32_t peer;  /* -1 unknown */
+    uint8_t seen, incomplete;
+} rc_prog;
+
+typedef struct rc_orphan {
+    int32_t rank, done;
+    uint64_t op;
+    uint8_t is_send;
+} rc_orphan;
+
+typedef struct rc_pass {
+    nsc_rc_late *l;
+    int64_t nranks;
+    char (*host)[64];
+    rc_op *ops;
+    size_t ops_cap, ops_n;
+    rc_link *links;
+    size_t nlinks, links_cap;
+    rc_prog *prog;      /* [rank][channel][is_send] */
+    int32_t *last_peer; /* [rank][channel][is_send]: from any ProxyOp */
+    rc_orphan *orph;
+    size_t norph, orph_cap;
+    int oom;
+} rc_pass;
+
+/* The cell of a rank, channel and direction in the pass's per-channel arrays. */
+size_t nsc_rc_pidx(int64_t rank, unsigned ch, unsigned is_send);
+/* A rank's host, "?" if unknown. */
+const char *nsc_rc_host_of(const rc_pass *p, int32_t rank);
+/* qsort order of uint64_t values. */
+int nsc_rc_cmp_u64(const void *a, const void *b);
+
+/* Every link's typical step and state (rclinks.c); returns the reference,
+ * 0 if no link has enough steps; sets *limit. */
+uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit);
+/* The problems of each analysis, from a finished pass. */
+void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p);
+void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p);
+/* Orphan steps onto their channels, then where the stuck collective stopped. */
+void nsc_rc_place_orphans(rc_pass *p);
+void nsc_rc_check_stall(nsc_findings *f, const char *comm, const rc_pass *p);
+
+#endif

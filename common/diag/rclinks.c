@@ -1,0 +1,201 @@
+/* rclinks.c: slow links and NICs, from the proxy pass's step times
+ * (rcint.h): each link's typical step against the reference, the links'
+ * states, and one problem per slow host pair or slow NIC. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rcint.h"
+
+/* The links of a host and how many of them are slow. */
+static void host_links(const rc_pass *p, const char *h, size_t *all, size_t *slow)
+{
+    *all = *slow = 0;
+    for (size_t i = 0; i < p->nlinks; i++) {
+        const rc_link *k = &p->links[i];
+        if (k->n < RC_LINK_MIN_STEPS ||
+            (strcmp(nsc_rc_host_of(p, k->src), h) != 0 && strcmp(nsc_rc_host_of(p, k->dst), h) != 0))
+            continue;
+        (*all)++;
+        *slow += k->state == NSC_LINK_SLOW;
+    }
+}
+
+/* The one host every slow link touches and whose links are all slow (its
+ * NIC), or NULL (none, or two: with two hosts both ends qualify). */
+static const char *slow_nic_host(const rc_pass *p, size_t nslow)
+{
+    const char *found = NULL;
+    for (int64_t r = 0; r < p->nranks; r++) {
+        const char *h = nsc_rc_host_of(p, (int32_t)r);
+        size_t all, slow;
+        if (found && strcmp(found, h) == 0)
+            continue;
+        host_links(p, h, &all, &slow);
+        if (all >= 2 && slow == all && slow == nslow) {
+            if (found)
+                return NULL;
+            found = h;
+        }
+    }
+    return found;
+}
+
+/* What a slow link's steps took beyond the reference, summed: about what
+ * the ring behind it waited for it on that channel (channels run side by
+ * side, so problems give the largest of a place's channels). */
+static uint64_t extra_ns(const rc_link *k, uint64_t ref)
+{
+    return k->typical > ref ? (k->typical - ref) * k->n : 0;
+}
+
+static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, const char *h, uint64_t ref)
+{
+    uint64_t worst = 0, extra = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < p->nlinks; i++)
+        if (p->links[i].state == NSC_LINK_SLOW) {
+            n++;
+            if (extra_ns(&p->links[i], ref) > extra)
+                extra = extra_ns(&p->links[i], ref);
+            if (p->links[i].typical > worst)
+                worst = p->links[i].typical;
+        }
+    nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_nic", comm, 0, -1,
+                                  "slow NIC on %s: all %zu of its network links (per channel) are slow, steps take "
+                                  "up to %.1f us against %.1f us on the others (%.1fx), %.1f ms more on one channel",
+                                  h, n, (double)worst / 1e3, (double)ref / 1e3, (double)worst / (double)ref,
+                                  (double)extra / 1e6);
+    if (!x)
+        return;
+    snprintf(x->hosts[0], sizeof x->hosts[0], "%s", h);
+    snprintf(x->figures, sizeof x->figures,
+             "\"step_ns\":%" PRIu64 ",\"reference_step_ns\":%" PRIu64 ",\"slow_links\":%zu,\"extra_ns\":%" PRIu64,
+             worst, ref, n, extra);
+}
+
+/* The largest extra time of the slow links from host a to host b. */
+static uint64_t pair_extra(const rc_pass *p, const char *a, const char *b, uint64_t ref)
+{
+    uint64_t extra = 0;
+    for (size_t i = 0; i < p->nlinks; i++) {
+        const rc_link *k = &p->links[i];
+        if (k->state == NSC_LINK_SLOW && strcmp(nsc_rc_host_of(p, k->src), a) == 0 &&
+            strcmp(nsc_rc_host_of(p, k->dst), b) == 0 && extra_ns(k, ref) > extra)
+            extra = extra_ns(k, ref);
+    }
+    return extra;
+}
+
+/* One problem per host pair (direction kept) with a slow link. */
+static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, uint64_t ref)
+{
+    for (size_t i = 0; i < p->nlinks; i++) {
+        const rc_link *k = &p->links[i];
+        if (k->state != NSC_LINK_SLOW)
+            continue;
+        const char *a = nsc_rc_host_of(p, k->src), *b = nsc_rc_host_of(p, k->dst);
+        int dup = 0;
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = p->links[j].state == NSC_LINK_SLOW &&
+                  strcmp(nsc_rc_host_of(p, p->links[j].src), a) == 0 && strcmp(nsc_rc_host_of(p, p->links[j].dst), b) == 0;
+        if (dup)
+            continue;
+        uint64_t extra = pair_extra(p, a, b, ref);
+        nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_link", comm, 0, k->src,
+                                      "slow link %s -> %s (rank %d -> rank %d): a network step takes %.1f us "
+                                      "against %.1f us on the others (%.1fx), %.1f ms more on one channel",
+                                      a, b, k->src, k->dst, (double)k->typical / 1e3, (double)ref / 1e3,
+                                      (double)k->typical / (double)ref, (double)extra / 1e6);
+        if (!x)
+            return;
+        x->peer = k->dst;
+        x->channel = k->channel;
+        snprintf(x->hosts[0], sizeof x->hosts[0], "%s", a);
+        snprintf(x->hosts[1], sizeof x->hosts[1], "%s", b);
+        snprintf(x->figures, sizeof x->figures,
+                 "\"step_ns\":%" PRIu64 ",\"reference_step_ns\":%" PRIu64 ",\"steps\":%zu,\"extra_ns\":%" PRIu64,
+                 k->typical, ref, k->n, extra);
+    }
+}
+
+/* A link's typical step: the mean of its steps without the fastest and the
+ * slowest tenth. Not the median: a proxy thread that falls behind makes
+ * some steps' events together and the next step absorbs their time, so the
+ * steps' times split in two groups around the true one while their sum
+ * stays right. */
+static uint64_t trimmed_mean(uint64_t *ns, size_t n)
+{
+    qsort(ns, n, sizeof *ns, nsc_rc_cmp_u64);
+    size_t cut = n / 10;
+    double sum = 0;
+    for (size_t i = cut; i < n - cut; i++)
+        sum += (double)ns[i];
+    return (uint64_t)(sum / (double)(n - 2 * cut));
+}
+
+/* Each link's state against the slow limit and the reference: slow, or
+ * behind a slower link its receiver forwards on (RC_SLOW_RATIO above). */
+static void classify_links(rc_pass *p, uint64_t limit, uint64_t ref)
+{
+    for (size_t i = 0; i < p->nlinks; i++) {
+        rc_link *k = &p->links[i];
+        int slow = k->typical >= limit && extra_ns(k, ref) >= RC_SLOW_MIN_EXTRA_NS;
+        k->state = k->n < RC_LINK_MIN_STEPS ? NSC_LINK_FEW : slow ? NSC_LINK_SLOW : NSC_LINK_OK;
+    }
+    for (size_t i = 0; i < p->nlinks; i++) {
+        rc_link *k = &p->links[i];
+        for (size_t j = 0; j < p->nlinks && k->state == NSC_LINK_SLOW; j++) {
+            const rc_link *next = &p->links[j];
+            if (next->src == k->dst && next->channel == k->channel && next->n >= RC_LINK_MIN_STEPS &&
+                (double)next->typical >= (double)k->typical * RC_SLOW_RATIO)
+                k->state = NSC_LINK_BEHIND;
+        }
+    }
+}
+
+/* Every link's typical step; the reference is the lower median of those of
+ * the links with enough steps, not the fastest: one link that looks fast
+ * must not make the others look slow. Sets *limit (a slower link is slow);
+ * returns the reference, 0 if no link has enough steps. */
+uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
+{
+    uint64_t *meds = malloc((p->nlinks + 1) * sizeof *meds);
+    size_t n = 0;
+    if (!meds)
+        return 0;
+    for (size_t i = 0; i < p->nlinks; i++) {
+        rc_link *k = &p->links[i];
+        if (k->n)
+            k->typical = trimmed_mean(k->ns, k->n);
+        if (k->n >= RC_LINK_MIN_STEPS)
+            meds[n++] = k->typical;
+    }
+    qsort(meds, n, sizeof *meds, nsc_rc_cmp_u64);
+    uint64_t ref = n ? meds[(n - 1) / 2] : 0;
+    free(meds);
+    *limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
+    if (*limit < ref + RC_SLOW_MIN_NS)
+        *limit = ref + RC_SLOW_MIN_NS;
+    classify_links(p, ref ? *limit : UINT64_MAX, ref);
+    return ref;
+}
+
+void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p)
+{
+    uint64_t limit, ref = nsc_rc_link_reference(p, &limit);
+    if (!ref)
+        return;
+    size_t nslow = 0;
+    for (size_t i = 0; i < p->nlinks; i++)
+        nslow += p->links[i].state == NSC_LINK_SLOW;
+    if (!nslow)
+        return;
+    const char *nic = slow_nic_host(p, nslow);
+    if (nic)
+        report_nic(f, comm, p, nic, ref);
+    else
+        report_links(f, comm, p, ref);
+}
+

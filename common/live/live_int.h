@@ -1,0 +1,127 @@
+/* live_int.h: what the live state's own files share (common/live/live*.c);
+ * nothing outside them includes it.
+ *
+ * Owns the live state's tables: jobs, communicators (their ranks' progress
+ * per function, first-seen times, histograms), processes (their contexts,
+ * strings and Colls awaiting completion), agents, and the (comm, rank,
+ * function) cells changed since progress was last taken. Tables are small
+ * arrays searched linearly: a collector sees hundreds of processes and
+ * communicators, and the per-section work touches a process's few contexts
+ * and its Coll events.
+ *
+ * Which file owns what:
+ *   live.c       the tables: building them from sections, lifecycle records,
+ *                ticks and the store (persistence)
+ *   live_read.c  reading them: judgements (alive, lagging, hung), counts,
+ *                per-communicator metrics, the status and summary JSON
+ */
+#ifndef NCCLSCOPE_LIVE_INT_H
+#define NCCLSCOPE_LIVE_INT_H
+
+#include "live.h"
+
+#define SEEN_RING 256  /* first-seen times of the latest seqNumbers per (comm, func) */
+#define MAX_FUNCS NSC_LIVE_MAX_FUNCS
+#define PENDING 128    /* Colls per process awaiting their completion (oldest forgotten) */
+
+typedef struct prog {        /* one rank's last collective of one function */
+    uint64_t seq, coll_id;
+    uint64_t since_ns;       /* collector time it was seen */
+    int done;                /* completion seen */
+} prog;
+
+typedef struct rank_st {
+    int seen;
+    uint32_t proc;           /* index + 1 into processes; 0 unknown */
+    char host[64];
+    uint32_t pid;
+    prog p[MAX_FUNCS];       /* by the communicator's func index */
+    int has[MAX_FUNCS];
+} rank_st;
+
+typedef struct func_st {
+    char name[32];
+    uint64_t max_seq;
+    uint64_t ring_seq[SEEN_RING], ring_ns[SEEN_RING];  /* first time a seq was seen */
+    nsc_live_hist duration;
+} func_st;
+
+typedef struct comm_st {
+    uint32_t job;
+    uint64_t id;
+    int32_t nranks;
+    char name[64];
+    rank_st *ranks;
+    int32_t nalloc;
+    func_st f[MAX_FUNCS];
+    int nf;
+    uint64_t events, tick_events;
+    uint64_t last_ns;        /* collector time of its latest event */
+    nsc_live_hist arrival;
+    double rate, bw_sum, bw_avg;
+    uint64_t bw_n;
+} comm_st;
+
+typedef struct ctx_map {
+    uint16_t index;
+    uint32_t comm;           /* index into comms */
+    int32_t rank;
+} ctx_map;
+
+typedef struct pending {   /* a Coll whose completion has not come yet */
+    uint64_t id, start_ns, count;  /* its host start and element count */
+    uint32_t comm;
+    int32_t rank;
+    int func;
+    unsigned tsize;
+    int used;
+} pending;
+
+typedef struct str_map {
+    uint16_t id;
+    char text[32];
+} str_map;
+
+typedef struct proc_st {
+    char host[64], job[64], agent[64];
+    uint32_t pid;
+    uint64_t last_ns;
+    int died, reason;
+    int finished;  /* its plugin shut down cleanly (NSC_A2C_FINISHED) */
+    uint64_t died_ns;
+    ctx_map *ctx;
+    size_t nctx, ctx_cap;
+    str_map *str;
+    size_t nstr, str_cap;
+    nsc_counters counters; /* the latest the plugin sent: cumulative, so replaced */
+    pending pend[PENDING]; /* a ring; completions come in the same or a later section */
+    unsigned pend_next;
+} proc_st;
+
+typedef struct agent_st {
+    char id[64], host[64];
+    uint64_t last_ns;
+} agent_st;
+
+typedef struct dirty {
+    uint32_t comm;
+    int32_t rank;
+    int func;
+} dirty;
+
+struct nsc_live {
+    nsc_live_cfg cfg;
+    char (*jobs)[64];
+    size_t njobs, jobs_cap;
+    comm_st *comms;
+    size_t ncomms, comms_cap;
+    proc_st *procs;
+    size_t nprocs, procs_cap;
+    agent_st *agents;
+    size_t nagents, agents_cap;
+    dirty *dirty;
+    size_t ndirty, dirty_cap;
+    uint64_t tick_ns, events;
+};
+
+#endif

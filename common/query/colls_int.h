@@ -1,0 +1,81 @@
+/* colls_int.h: what the collectives' files share (common/query/colls*.c);
+ * nothing outside them includes it.
+ *
+ * Owns the matched collectives: each rank's Coll records (with kernel times
+ * and completions) and their groups by (func, seq) with the numbers derived
+ * from them and any mismatch.
+ *
+ * Which file owns what:
+ *   colls.c        gathering the records and matching them across ranks
+ *   colls_write.c  the collectives endpoint: one group per line
+ *   colls_stats.c  the stats endpoint: percentiles per (func, size) and
+ *                  the stragglers
+ */
+#ifndef NCCLSCOPE_QUERY_COLLS_INT_H
+#define NCCLSCOPE_QUERY_COLLS_INT_H
+
+#include <stdint.h>
+
+#include "qint.h"
+
+typedef struct cl_rec {
+    uint32_t func, datatype, algo, proto;
+    uint64_t seq, id, count;
+    int32_t rank, root;
+    uint32_t r;                 /* index into c->ranks */
+    uint8_t nchannels, flags, has_kernel, has_done;
+    uint32_t nkch;              /* its KernelCh stored: a channel that never ended has none */
+    uint64_t enq, enq_end;      /* aligned */
+    uint64_t kstart, kend, done;
+    uint64_t arrival;           /* kstart when every rank has kernel times, else enq */
+    size_t grp;                 /* its group (CL_NONE: outside the window) */
+    size_t pos;                 /* its place in its rank's records by enqueue time */
+} cl_rec;
+
+#define CL_NONE SIZE_MAX
+
+typedef struct cl_kernel {
+    uint64_t parent, start, stop;  /* aligned CPU times */
+    uint64_t pt_start, pt_stop;
+    int open;                      /* never stopped (flushed at finalize): no end */
+} cl_kernel;
+
+typedef struct cl_done {
+    uint64_t id, ts;
+} cl_done;
+
+typedef struct cl_group {
+    size_t first, n;            /* records[first .. first+n) */
+    uint64_t start, end, skew, bytes, last_arrival, dur;
+    int has_end, has_dur, gpu_arrival;
+    int32_t last_rank;
+    double algbw, busbw, factor;
+    /* A mismatch: the rank that disagrees with the others and the seq the
+     * others called (which is not this group's seq when it called another
+     * function); what: its text, "" for none. */
+    int32_t odd_rank;
+    uint64_t odd_seq;
+    char what[160];
+} cl_group;
+
+typedef struct cl_set {
+    nsc_q_ctx *c;
+    cl_rec *recs;
+    size_t nrecs, cap;
+    cl_group *groups;
+    size_t ngroups;
+    /* per-rank scratch */
+    cl_kernel *kern;
+    size_t nkern, kcap;
+    cl_done *done;
+    size_t ndone, dcap;
+} cl_set;
+
+/* Every channel of the record's kernel ended: its kernel times are known. */
+int nsc_q_cl_kernel_done(const cl_rec *x);
+/* The context's collectives in the window, gathered and matched; returns
+ * nonzero on failure (the context says why). Free with nsc_q_cl_free. */
+int nsc_q_cl_collect(cl_set *s);
+void nsc_q_cl_free(cl_set *s);
+
+#endif

@@ -1,0 +1,197 @@
+/* colls_write.c: the collectives endpoint (colls_int.h): each matched
+ * collective as one JSON line, ordered by start, paged by cursor. */
+#include "colls_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cl_rec *g_sort_recs;
+
+static int by_start(const void *a, const void *b)
+{
+    const cl_group *x = a, *y = b;
+    const cl_rec *rx = &g_sort_recs[x->first], *ry = &g_sort_recs[y->first];
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (rx->func != ry->func)
+        return rx->func < ry->func ? -1 : 1;
+    return (rx->seq > ry->seq) - (rx->seq < ry->seq);
+}
+
+static void write_missing(nsc_q_ctx *c, const cl_rec *x, size_t n)
+{
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, ",\"missing_ranks\":[");
+    int first = 1;
+    for (size_t r = 0, i = 0; r < c->nranks; r++) {
+        while (i < n && x[i].rank < c->ranks[r].rank)
+            i++;
+        if (i < n && x[i].rank == c->ranks[r].rank)
+            continue;
+        if (!first)
+            nsc_q_lit(o, ",");
+        nsc_q_i64(o, c->ranks[r].rank);
+        first = 0;
+    }
+    nsc_q_lit(o, "]");
+}
+
+/* A rank's own figures: its arrival, how long it waited for the last one,
+ * and its kernel time with the bandwidth that gives. */
+static void write_rank_figures(nsc_q_out *o, const cl_group *g, const cl_rec *x)
+{
+    int has_dur = nsc_q_cl_kernel_done(x) && x->kend > x->kstart;
+    double algbw = has_dur && g->bytes ? (double)g->bytes / (double)(x->kend - x->kstart) : NAN;
+    nsc_q_lit(o, ",\"arrival_ns\":");
+    nsc_q_u64(o, x->arrival);
+    nsc_q_lit(o, ",\"wait_ns\":");
+    nsc_q_u64(o, g->last_arrival - x->arrival);
+    nsc_q_lit(o, ",\"duration_ns\":");
+    nsc_q_opt_u64(o, has_dur, x->kend - x->kstart);
+    nsc_q_lit(o, ",\"busbw_gbps\":");
+    nsc_q_num(o, algbw * g->factor);
+}
+
+static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
+{
+    nsc_q_out *o = c->out;
+    const cl_rec *x = &s->recs[g->first];
+    int graph = 0;
+    for (size_t i = 0; i < g->n; i++)
+        graph |= (x[i].flags & NSC_EVF_GRAPH) != 0;
+    nsc_q_lit(o, "{\"kind\":\"collective\",\"comm\":");
+    nsc_q_hex(o, c->comm.comm_id);
+    nsc_q_lit(o, ",\"func\":");
+    nsc_q_str(o, nsc_q_text(c, x->func));
+    nsc_q_lit(o, ",\"seq\":");
+    nsc_q_u64(o, x->seq);
+    nsc_q_lit(o, ",\"nranks\":");
+    nsc_q_i64(o, c->comm.nranks);
+    nsc_q_lit(o, ",\"ranks_seen\":");
+    nsc_q_u64(o, g->n);
+    write_missing(c, x, g->n);
+    nsc_q_lit(o, ",\"count\":");
+    nsc_q_u64(o, x->count);
+    nsc_q_lit(o, ",\"datatype\":");
+    nsc_q_str(o, nsc_q_text(c, x->datatype));
+    nsc_q_lit(o, ",\"bytes\":");
+    nsc_q_opt_u64(o, g->bytes != 0, g->bytes);
+    nsc_q_lit(o, ",\"algo\":");
+    nsc_q_str(o, nsc_q_text(c, x->algo));
+    nsc_q_lit(o, ",\"proto\":");
+    nsc_q_str(o, nsc_q_text(c, x->proto));
+    nsc_q_lit(o, ",\"nchannels\":");
+    nsc_q_u64(o, x->nchannels);
+    nsc_q_cs(o, graph ? ",\"graph_captured\":true" : ",\"graph_captured\":false");
+    nsc_q_lit(o, ",\"start_ns\":");
+    nsc_q_u64(o, g->start);
+    nsc_q_lit(o, ",\"end_ns\":");
+    nsc_q_opt_u64(o, g->has_end, g->end);
+    nsc_q_lit(o, ",\"duration_ns\":");
+    nsc_q_opt_u64(o, g->has_dur, g->dur);
+    nsc_q_cs(o, g->gpu_arrival ? ",\"arrival\":\"gpu\"" : ",\"arrival\":\"host\"");
+    nsc_q_lit(o, ",\"last_arrival_ns\":");
+    nsc_q_u64(o, g->last_arrival);
+    nsc_q_lit(o, ",\"skew_ns\":");
+    nsc_q_u64(o, g->skew);
+    nsc_q_lit(o, ",\"last_rank\":");
+    nsc_q_i64(o, g->last_rank);
+    nsc_q_lit(o, ",\"algbw_gbps\":");
+    nsc_q_num(o, g->algbw);
+    nsc_q_lit(o, ",\"busbw_gbps\":");
+    nsc_q_num(o, g->busbw);
+    nsc_q_lit(o, ",\"mismatch\":");
+    if (g->what[0])
+        nsc_q_str(o, g->what);
+    else
+        nsc_q_lit(o, "null");
+    nsc_q_lit(o, ",\"mismatch_rank\":");
+    if (g->what[0])
+        nsc_q_i64(o, g->odd_rank);
+    else
+        nsc_q_lit(o, "null");
+    nsc_q_lit(o, ",\"mismatch_seq\":");
+    nsc_q_opt_u64(o, g->what[0] != 0, g->odd_seq);
+    nsc_q_lit(o, ",\"ranks\":[");
+    for (size_t i = 0; i < g->n; i++) {
+        nsc_q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
+        nsc_q_i64(o, x[i].rank);
+        nsc_q_lit(o, ",\"id\":");
+        nsc_q_u64(o, x[i].id);
+        nsc_q_lit(o, ",\"enqueue_ns\":");
+        nsc_q_u64(o, x[i].enq);
+        nsc_q_lit(o, ",\"enqueue_end_ns\":");
+        nsc_q_u64(o, x[i].enq_end);
+        nsc_q_lit(o, ",\"kernel_start_ns\":");
+        nsc_q_opt_u64(o, x[i].has_kernel, x[i].kstart);
+        nsc_q_lit(o, ",\"kernel_end_ns\":");
+        nsc_q_opt_u64(o, nsc_q_cl_kernel_done(&x[i]), x[i].kend);
+        nsc_q_lit(o, ",\"complete_ns\":");
+        nsc_q_opt_u64(o, x[i].has_done, x[i].done);
+        write_rank_figures(o, g, &x[i]);
+        nsc_q_lit(o, "}");
+    }
+    nsc_q_lit(o, "]}\n");
+}
+
+static int after_cursor(const nsc_query *q, const cl_group *g, const cl_rec *x)
+{
+    if (!(q->has & QP_CURSOR))
+        return 1;
+    if (g->start != q->cursor[0])
+        return g->start > q->cursor[0];
+    if (x->func != q->cursor[1])
+        return x->func > q->cursor[1];
+    return x->seq > q->cursor[2];
+}
+
+int nsc_q_collectives(nsc_q_ctx *c)
+{
+    cl_set s = {.c = c};
+    int rc = nsc_q_cl_collect(&s);
+    if (rc) {
+        nsc_q_cl_free(&s);
+        return rc;
+    }
+    g_sort_recs = s.recs;
+    qsort(s.groups, s.ngroups, sizeof *s.groups, by_start);
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, "{\"kind\":\"header\",");
+    nsc_q_write_comm_head(c);
+    nsc_q_lit(o, "}\n");
+    uint64_t written = 0;
+    const cl_group *last = NULL;
+    int more = 0;
+    for (size_t i = 0; i < s.ngroups && !o->err; i++) {
+        const cl_group *g = &s.groups[i];
+        if (!after_cursor(c->q, g, &s.recs[g->first]))
+            continue;
+        if (written == c->q->limit) {
+            more = 1;
+            break;
+        }
+        write_group(c, &s, g);
+        last = g;
+        written++;
+    }
+    nsc_q_lit(o, "{\"kind\":\"end\",\"collectives\":");
+    nsc_q_u64(o, written);
+    nsc_q_lit(o, ",\"next_cursor\":");
+    if (more) {
+        const cl_rec *x = &s.recs[last->first];
+        nsc_q_lit(o, "\"");
+        nsc_q_u64(o, last->start);
+        nsc_q_lit(o, ".");
+        nsc_q_u64(o, x->func);
+        nsc_q_lit(o, ".");
+        nsc_q_u64(o, x->seq);
+        nsc_q_lit(o, "\"");
+    } else {
+        nsc_q_lit(o, "null");
+    }
+    nsc_q_lit(o, "}\n");
+    nsc_q_cl_free(&s);
+    return o->err;
+}
