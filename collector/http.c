@@ -256,15 +256,15 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
 
 /* ---- routing ---- */
 
-/* The endpoint's name when it answers from the stored events (the query
- * layer or the root-cause analysis), else NULL. */
-static const char *stored_query(const char *name)
+/* The query layer's endpoint named NAME, else NULL (the analysis's
+ * endpoints, topology among them, are diagapi.c's). */
+static const char *query_endpoint(const char *name)
 {
-    static const char *const queries[] = {"comms", "timeline", "collectives", "topology", "stats", "p2p"};
+    static const char *const queries[] = {"comms", "timeline", "collectives", "stats", "p2p"};
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
         if (strcmp(name, queries[i]) == 0)
             return queries[i];
-    return nsc_diagapi_is(name) ? name : NULL;
+    return NULL;
 }
 
 static void route(struct evhttp_request *req, void *arg)
@@ -291,13 +291,15 @@ static void route(struct evhttp_request *req, void *arg)
         return status(h, req);
     if (strcmp(path, "/api/v1/live") == 0)
         return live(h, req);
-    const char *q = strncmp(path, "/api/v1/", 8) == 0 ? stored_query(path + 8) : NULL;
-    if (q && h->c->ch)
+    const char *name = strncmp(path, "/api/v1/", 8) == 0 ? path + 8 : NULL;
+    int diag = name && nsc_diagapi_is(name);
+    const char *q = name && !diag ? query_endpoint(name) : NULL;
+    if ((diag || q) && h->c->ch)
         return nsc_http_json_error(req, 501, "Not Implemented",
                                    "this collector stores events in ClickHouse, and the query endpoints do not "
                                    "read ClickHouse yet (docs/clickhouse.md); status, live and metrics are served");
-    if (q && nsc_diagapi_is(q))
-        return nsc_diagapi_start(h->c, h->queries, req, q, qs);
+    if (diag)
+        return nsc_diagapi_start(h->c, h->queries, req, name, qs);
     if (q)
         return query(h, req, q, qs);
     nsc_http_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");

@@ -55,9 +55,6 @@ ch_cluster
 store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
 shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
 
-# status_lists JOB: the collector's live status names the job (fed once a
-# batch of it is committed, which in this mode waits for ClickHouse's insert).
-status_lists() { curl -sf "http://127.0.0.1:$http/api/v1/status" | grep -q "\"$1\""; }
 # one_value NAME QUERY: the query's single answer on NAME.
 one_value() { ch_sql "$1" "$2" || die "query failed: $2"; }
 
@@ -178,7 +175,9 @@ exact)
     # answer from the empty LMDB store; status is served from live state
     code=$(curl -s -o "$dir/q.json" -w '%{http_code}' "http://127.0.0.1:$http/api/v1/collectives?job=$job")
     [ "$code" = 501 ] && grep -q ClickHouse "$dir/q.json" || die "collectives in ClickHouse mode: HTTP $code $(cat "$dir/q.json")"
-    wait_until 20 status_lists "$job" || die "status does not list $job"
+    # the live status is fed once a batch is committed, which in this mode
+    # waits for ClickHouse's insert
+    wait_until 20 status_has "[j for j in s['jobs'] if j['job'] == '$job']" || die "status does not list $job"
     finish_ch
     ;;
 collector_kill)
