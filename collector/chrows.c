@@ -61,9 +61,8 @@ nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
 
 int nsc_ch_reserve(nsc_ch_buf *b, size_t n)
 {
-    /* nsc_grow doubles once per call: a large n may need several */
-    while (!b->failed && b->cap - b->len < n)
-        b->failed = nsc_grow(&b->p, b->cap, &b->cap, 1, 1 << 16) != 0;
+    if (!b->failed && nsc_grow_to(&b->p, b->len + n, &b->cap, 1, 1 << 16))
+        b->failed = 1;
     return b->failed ? -1 : 0;
 }
 
