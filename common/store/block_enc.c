@@ -6,6 +6,7 @@
  * zstd (block.h; the format is block_int.h).
  */
 #include "block_int.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <zstd.h>
@@ -51,17 +52,7 @@ enum { K_EVENTS, K_STATES, K_COMPL };
 
 static int reserve(colbuf *c, size_t more)
 {
-    if (c->len + more <= c->cap)
-        return 0;
-    size_t cap = c->cap ? c->cap : 256;
-    while (cap < c->len + more)
-        cap *= 2;
-    uint8_t *p = realloc(c->p, cap);
-    if (!p)
-        return NSC_BLOCK_ENOMEM;
-    c->p = p;
-    c->cap = cap;
-    return 0;
+    return nsc_grow_to(&c->p, c->len + more, &c->cap, 1, 256) ? NSC_BLOCK_ENOMEM : 0;
 }
 
 /* Writes at o, returns the end. Most values are small deltas: one byte, taken
