@@ -28,10 +28,14 @@
 
 #include "emu.h"
 
-/* A rank publishes collective k+1 only after reading every peer's k; one
- * whose device is stuck publishes "never" without reading, and an entry it
- * overwrote reads as "never" too (its k tells). */
-#define WIRE_RECENT 8
+/* An entry is overwritten WIRE_RECENT collectives later. Its readers are
+ * done by then: a host publishes collective k (at enqueue, timeline.c) only
+ * after every peer's host published k-1, which a host does only while its
+ * proxy thread has finished all but the last 16 collectives (engine.c's
+ * bound on the host's lead); a proxy publishes k after reading every peer's
+ * k-1. One whose device is stuck publishes "never" without reading, and an
+ * entry it overwrote reads as "never" too (its k tells). */
+#define WIRE_RECENT 32
 #define WIRE_WAIT_NS (120ull * 1000000000ull)
 
 typedef struct wire_pub {
