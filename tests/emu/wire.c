@@ -29,12 +29,12 @@
 #include "emu.h"
 
 /* An entry is overwritten WIRE_RECENT collectives later. Its readers are
- * done by then: a host publishes collective k (at enqueue, timeline.c) only
- * after every peer's host published k-1, which a host does only while its
- * proxy thread has finished all but the last 16 collectives (engine.c's
- * bound on the host's lead); a proxy publishes k after reading every peer's
- * k-1. One whose device is stuck publishes "never" without reading, and an
- * entry it overwrote reads as "never" too (its k tells). */
+ * done by then: a rank publishes collective k (its host at enqueue,
+ * timeline.c, or its proxy) only after reading every peer's k-1, which the
+ * peer's proxy published after reading all before it, or the peer's host,
+ * whose proxy thread had then finished all but the last 16 (engine.c's bound
+ * on the host's lead). One whose device is stuck publishes "never" without
+ * reading, and an entry it overwrote reads as "never" too (its k tells). */
 #define WIRE_RECENT 32
 #define WIRE_WAIT_NS (120ull * 1000000000ull)
 
