@@ -18,6 +18,7 @@
 #include "mix.h"
 #include "sim.h"
 #include "storeutil.h"
+#include "order.h"
 
 #define RANKS 8
 #define COLLS_PER_BATCH 50
@@ -45,15 +46,9 @@ static double now_s(void)
     return clock_s(CLOCK_MONOTONIC);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, nsc_cmp_double);
     return v[n / 2];
 }
 

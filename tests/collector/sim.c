@@ -1,5 +1,6 @@
 /* sim.c: synthetic clocks and networks with known truth (see sim.h). */
 #include "sim.h"
+#include "order.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -87,15 +88,9 @@ uint64_t nsc_sim_ptimer(const nsc_sim_gpu *g, double t)
     return g->gpu0 + (uint64_t)llround(t * (1 + g->drift));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double nsc_sim_quantile(double *v, size_t n, double q)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, nsc_cmp_double);
     size_t i = (size_t)ceil(q * (double)n);
     return v[i ? i - 1 : 0];
 }

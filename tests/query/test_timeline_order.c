@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "order.h"
 #include "query.h"
 #include "storeutil.h"
 
@@ -72,11 +73,7 @@ static void fill(nsc_store *st)
 static int by_key(const void *x, const void *y)
 {
     const expect *a = x, *b = y;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
+    return NSC_ORDER(NSC_CMP(a->start, b->start), NSC_CMP(a->rank, b->rank), NSC_CMP(a->id, b->id));
 }
 
 static int grow(void *arg, const void *data, size_t len)
