@@ -192,17 +192,25 @@ Test(life, fork_after_dlclose)
  * tests fork while the parent's shipper has nothing to send: the receiver
  * has everything recorded so far, and the next heartbeat is a second away. */
 
+/* The parent of such a test: a receiver, the plugin with one communicator and
+ * 300 launches, all of them received. */
+static const ncclProfiler_v5_t *parent_before_fork(void **dl, void **ctx)
+{
+    h_env();
+    h_recv_start();
+    const ncclProfiler_v5_t *p = load_comm(dl, ctx);
+    h_launches(p, *ctx, 300);
+    cr_assert_eq(h_recv_wait_events(300), 0);
+    return p;
+}
+
 /* fork() in the middle of a run: the child starts a stream of its own (new
  * pid, its own counters, no inherited socket) and keeps profiling, also on the
  * communicator it inherited; the parent goes on undisturbed. */
 Test(life, fork_mid_run)
 {
-    h_env();
-    h_recv_start();
     void *dl, *ctx;
-    const ncclProfiler_v5_t *p = load_comm(&dl, &ctx);
-    h_launches(p, ctx, 300);
-    cr_assert_eq(h_recv_wait_events(300), 0);
+    const ncclProfiler_v5_t *p = parent_before_fork(&dl, &ctx);
     pid_t child = fork_calling_child(p, ctx);
     h_launches(p, ctx, 100);
     expect_exit(child, 0);
@@ -271,12 +279,8 @@ Test(life, idle_fork_children_stay_inert)
  * child finalizes the inherited communicator. */
 Test(life, fork_child_ships_only_its_own)
 {
-    h_env();
-    h_recv_start();
     void *dl, *ctx;
-    const ncclProfiler_v5_t *p = load_comm(&dl, &ctx);
-    h_launches(p, ctx, 300);
-    cr_assert_eq(h_recv_wait_events(300), 0);
+    const ncclProfiler_v5_t *p = parent_before_fork(&dl, &ctx);
     ncclProfilerEventDescr_v5_t d = {.type = ncclProfileColl, .rank = 0};
     void *open_coll;
     p->startEvent(ctx, &open_coll, &d);
