@@ -43,6 +43,13 @@ typedef ncclProfilerEventStateArgs_v1_t ncclProfilerEventStateArgs_v2_t;
 typedef NCCL_PROFILER_TABLE(NCCL_PROFILER_V1_INIT, ncclProfilerEventDescr_v2_t,
                             ncclProfilerEventStateArgs_v2_t) ncclProfiler_v2_t;
 
+/* NCCL_PROFILER_COLL_V2_LAUNCH_MEMBERS, the first at base (v2 104, v3 96). */
+#define NCCL_ABI_CHECK_V2_LAUNCH(T, base)           \
+    NCCL_ABI_AT(T, coll.nMaxChannels, (base));      \
+    NCCL_ABI_AT(T, coll.nWarps, (base) + 1);        \
+    NCCL_ABI_AT(T, coll.algo, (base) + 8);          \
+    NCCL_ABI_AT(T, coll.proto, (base) + 16)
+
 /* The name and commHash before the call members (24, 32) hold for v3 too. */
 #define NCCL_ABI_CHECK_V2_NAMES(T)      \
     NCCL_ABI_AT(T, coll.name, 24);      \
@@ -55,10 +62,7 @@ typedef NCCL_PROFILER_TABLE(NCCL_PROFILER_V1_INIT, ncclProfilerEventDescr_v2_t,
 NCCL_ABI_CHECK_HEAD(ncclProfilerEventDescr_v2_t);
 NCCL_ABI_CHECK_V2_NAMES(ncclProfilerEventDescr_v2_t);
 NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.trafficBytes, 96);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.nMaxChannels, 104);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.nWarps, 105);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.algo, 112);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.proto, 120);
+NCCL_ABI_CHECK_V2_LAUNCH(ncclProfilerEventDescr_v2_t, 104);
 NCCL_ABI_SIZE(ncclProfilerEventDescr_v2_t, 128);
 NCCL_ABI_SIZE(ncclProfiler_v2_t, 48);
 

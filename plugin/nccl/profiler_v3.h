@@ -29,10 +29,7 @@ typedef NCCL_PROFILER_TABLE(NCCL_PROFILER_V1_INIT, ncclProfilerEventDescr_v3_t,
 
 NCCL_ABI_CHECK_HEAD(ncclProfilerEventDescr_v3_t);
 NCCL_ABI_CHECK_V2_NAMES(ncclProfilerEventDescr_v3_t);
-NCCL_ABI_AT(ncclProfilerEventDescr_v3_t, coll.nMaxChannels, 96);
-NCCL_ABI_AT(ncclProfilerEventDescr_v3_t, coll.nWarps, 97);
-NCCL_ABI_AT(ncclProfilerEventDescr_v3_t, coll.algo, 104);
-NCCL_ABI_AT(ncclProfilerEventDescr_v3_t, coll.proto, 112);
+NCCL_ABI_CHECK_V2_LAUNCH(ncclProfilerEventDescr_v3_t, 96);
 NCCL_ABI_AT(ncclProfilerEventDescr_v3_t, kernelCh.channelId, 24);
 NCCL_ABI_CHECK_NET_PLUGIN(ncclProfilerEventDescr_v3_t);
 NCCL_ABI_SIZE(ncclProfilerEventDescr_v3_t, 120);
