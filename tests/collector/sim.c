@@ -29,6 +29,8 @@ double nsc_sim_exp(nsc_sim_rng *r, double mean)
     return -mean * log(1.0 - nsc_sim_uniform(r));
 }
 
+const nsc_sim_net nsc_sim_lan = {20000, 5000, 0.05, 200000, 5000000};
+
 nsc_sim_host nsc_sim_host_random(nsc_sim_rng *r)
 {
     nsc_sim_host h = {0};
@@ -86,6 +88,14 @@ int nsc_sim_feed(nsc_clock_model *m, const nsc_sim_host *h, const nsc_sim_net *n
 uint64_t nsc_sim_ptimer(const nsc_sim_gpu *g, double t)
 {
     return g->gpu0 + (uint64_t)llround(t * (1 + g->drift));
+}
+
+nsc_sim_gpu nsc_sim_gpu_random(nsc_sim_rng *r)
+{
+    nsc_sim_gpu g;
+    g.gpu0 = 1700000000000000000ull + nsc_sim_next(r) % 1000000000000ull;
+    g.drift = nsc_sim_range(r, -100e-6, 100e-6);
+    return g;
 }
 
 double nsc_sim_quantile(double *v, size_t n, double q)
