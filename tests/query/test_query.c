@@ -55,6 +55,12 @@ static size_t lines(const char *text, nsc_json_doc *out, size_t max)
     return n;
 }
 
+static void free_lines(nsc_json_doc *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        nsc_json_free(&d[i]);
+}
+
 #define MAXL 512
 
 Test(query, collectives_matched_with_skew_last_rank_and_bandwidth)
@@ -106,8 +112,7 @@ Test(query, collectives_matched_with_skew_last_rank_and_bandwidth)
     const nsc_json *e = nsc_json_root(&d[n - 1]);
     cr_assert_eq(qj_u64(e, "collectives"), QF_COLLS);
     cr_assert_eq(nsc_json_get(e, "next_cursor")->kind, NSC_JSON_NULL);
-    for (size_t i = 0; i < n; i++)
-        nsc_json_free(&d[i]);
+    free_lines(d, n);
     qf_result_free(&r);
 }
 
@@ -129,8 +134,7 @@ Test(query, collectives_filters_and_pages)
     cr_assert_eq(n2, 3);
     cr_assert_eq(qj_u64(nsc_json_root(&d2[1]), "seq"), 2);
     cr_assert_eq(nsc_json_get(nsc_json_root(&d2[2]), "next_cursor")->kind, NSC_JSON_NULL);
-    for (size_t i = 0; i < n; i++)
-        nsc_json_free(&d[i]);
+    free_lines(d, n);
     for (size_t i = 0; i < n2; i++)
         nsc_json_free(&d2[i]);
     qf_result_free(&r);
@@ -186,8 +190,7 @@ Test(query, timeline_is_aligned_ordered_and_pages_without_loss)
             break;
     }
     cr_assert_eq(seen, total);
-    for (size_t i = 0; i < n; i++)
-        nsc_json_free(&d[i]);
+    free_lines(d, n);
     qf_result_free(&r);
 }
 
@@ -255,8 +258,7 @@ Test(query, timeline_window_rank_and_type_filters)
     cr_assert_eq(n, 4, "%s", r.text);
     cr_assert_eq(qj_u64(nsc_json_root(&d[1]), "rank"), 3); /* rank 2 arrives last */
     cr_assert_eq(qj_u64(nsc_json_root(&d[2]), "rank"), 2);
-    for (size_t i = 0; i < n; i++)
-        nsc_json_free(&d[i]);
+    free_lines(d, n);
     qf_result_free(&r);
 }
 
