@@ -144,6 +144,11 @@ emulate() {
         --scenario "${scenario:-pxn}" --nodes "$nodes" --ranks-per-node 2 --summary "$dir/emu.json" "$@" >"$dir/emu.log" 2>&1 ||
         die "emulator failed"
 }
+kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
+    kill -KILL "${pids[$1]}"
+    wait "${pids[$1]}" 2>/dev/null || true
+    unset "pids[$1]"
+}
 stop() {  # stop NAME: SIGTERM, must exit 0
     kill -TERM "${pids[$1]}"
     wait "${pids[$1]}" || die "$1 exited with $?"
