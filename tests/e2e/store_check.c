@@ -29,6 +29,7 @@
 
 #include "check_util.h"
 #include "event.h"
+#include "order.h"
 #include "store.h"
 
 static int failures;
@@ -73,13 +74,8 @@ static int collect(void *arg, const nsc_block_key *key, const nsc_block *blk, co
 static int by_identity(const void *a, const void *b)
 {
     const nsc_event *x = a, *y = b;
-    if (x->type != y->type)
-        return x->type < y->type ? -1 : 1;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    return x->stop_ns < y->stop_ns ? -1 : x->stop_ns > y->stop_ns;
+    return NSC_ORDER(NSC_CMP(x->type, y->type), NSC_CMP(x->id, y->id), NSC_CMP(x->start_ns, y->start_ns),
+                     NSC_CMP(x->stop_ns, y->stop_ns));
 }
 
 static int has_parent(const evlist *l, const nsc_event *child)
