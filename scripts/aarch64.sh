@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+. scripts/lib.sh
 
 cache=${NCCLSCOPE_AARCH64_CACHE:-/var/cache/ncclscope-aarch64}
 sysroot=$cache/sysroot
@@ -138,13 +139,7 @@ stage() {
   echo "== aarch64: ctest under qemu-user"
   (cd "$dir" && QEMU_LD_PREFIX=$sysroot CRITERION_TEST_PATTERN=$qemu_left_out \
      ctest -V -j"$jobs" --timeout 300 -R "$stage_tests" >"$dir/ctest.log" 2>&1) || rc=$?
-  grep -E "Synthesis:" "$dir/ctest.log" || true
-  if [ $rc -ne 0 ]; then
-    grep -E "^[0-9]+: .*(FAIL|fail|Assertion|ERROR|error)" "$dir/ctest.log" | head -60 || true
-    echo "full log: $dir/ctest.log"
-  fi
-  grep -E "tests passed|tests failed" "$dir/ctest.log" | sed "s/^/aarch64: /"
-  return $rc
+  ctest_report "$dir" aarch64 "$rc"
 }
 
 case "${1:-}" in

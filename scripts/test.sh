@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+. scripts/lib.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
 scripts/deps.sh --test
@@ -19,13 +20,7 @@ run_suite() {  # run_suite BUILD_DIR (relative to the repo) LABEL CMAKE_ARGS...
   echo "== $label: ctest"
   local rc=0
   (cd "$dir" && ctest -V -j"$jobs" --timeout 600 >"$dir/ctest.log" 2>&1) || rc=$?
-  grep -E "Synthesis:" "$dir/ctest.log" || true
-  if [ $rc -ne 0 ]; then
-    grep -E "^[0-9]+: .*(FAIL|fail|Assertion|ERROR|error)" "$dir/ctest.log" | head -60 || true
-    echo "full log: $dir/ctest.log"
-  fi
-  grep -E "tests passed|tests failed" "$dir/ctest.log" | sed "s/^/$label: /"
-  return $rc
+  ctest_report "$dir" "$label" "$rc"
 }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

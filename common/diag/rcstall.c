@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rcint.h"
+#include "order.h"
 
 /* Orphan steps (their ProxyOp not stored: still open in a live job) go to
  * the channels of their rank and direction that no stored ProxyOp covers, in
@@ -14,11 +15,7 @@
 static int by_rank_op(const void *a, const void *b)
 {
     const rc_orphan *x = a, *y = b;
-    if (x->rank != y->rank)
-        return x->rank < y->rank ? -1 : 1;
-    if (x->is_send != y->is_send)
-        return x->is_send < y->is_send ? -1 : 1;
-    return (x->op > y->op) - (x->op < y->op);
+    return NSC_ORDER(NSC_CMP(x->rank, y->rank), NSC_CMP(x->is_send, y->is_send), NSC_CMP(x->op, y->op));
 }
 
 void nsc_rc_place_orphans(rc_pass *p)

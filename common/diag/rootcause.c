@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "order.h"
 #include "qs.h"
 #include "rcint.h"
 
@@ -296,11 +297,7 @@ void nsc_diag_links_write_json(const nsc_diag_links *l, FILE *out)
 static int by_link(const void *a, const void *b)
 {
     const rc_link *x = a, *y = b;
-    if (x->src != y->src)
-        return x->src < y->src ? -1 : 1;
-    if (x->dst != y->dst)
-        return x->dst < y->dst ? -1 : 1;
-    return (x->channel > y->channel) - (x->channel < y->channel);
+    return NSC_ORDER(NSC_CMP(x->src, y->src), NSC_CMP(x->dst, y->dst), NSC_CMP(x->channel, y->channel));
 }
 
 /* The communicator's id and size from comms: `want` an id or a name, or

@@ -11,6 +11,7 @@
 #include "colls_int.h"
 #include "busbw.h"
 #include "grow.h"
+#include "order.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -179,11 +180,7 @@ static int gather(cl_set *s)
 static int by_coll(const void *a, const void *b)
 {
     const cl_rec *x = a, *y = b;
-    if (x->func != y->func)
-        return x->func < y->func ? -1 : 1;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
+    return NSC_ORDER(NSC_CMP(x->func, y->func), NSC_CMP(x->seq, y->seq), NSC_CMP(x->rank, y->rank));
 }
 
 /* Every channel of the rank's kernel ended (one that hangs is never stored). */
@@ -303,11 +300,7 @@ typedef struct cl_ord {
 static int by_rank_time(const void *a, const void *b)
 {
     const cl_ord *x = a, *y = b;
-    if (x->r != y->r)
-        return x->r < y->r ? -1 : 1;
-    if (x->enq != y->enq)
-        return x->enq < y->enq ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    return NSC_ORDER(NSC_CMP(x->r, y->r), NSC_CMP(x->enq, y->enq), NSC_CMP(x->id, y->id));
 }
 
 typedef struct cl_seqs {

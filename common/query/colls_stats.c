@@ -2,6 +2,7 @@
  * percentiles of the matched collectives per (func, size bucket), and the
  * ranks that arrive last most often. */
 #include "colls_int.h"
+#include "order.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,17 +18,7 @@ typedef struct st_item {
 static int by_bucket(const void *a, const void *b)
 {
     const st_item *x = a, *y = b;
-    if (x->func != y->func)
-        return x->func < y->func ? -1 : 1;
-    if (x->bucket != y->bucket)
-        return x->bucket < y->bucket ? -1 : 1;
-    return (x->dur > y->dur) - (x->dur < y->dur);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    return NSC_ORDER(NSC_CMP(x->func, y->func), NSC_CMP(x->bucket, y->bucket), NSC_CMP(x->dur, y->dur));
 }
 
 /* Nearest-rank percentile of a sorted array. */
@@ -58,7 +49,7 @@ static void write_bucket(nsc_q_ctx *c, st_item *it, size_t n, double *scratch, i
     for (int k = 0; k < 2; k++) {
         for (size_t i = 0; i < n; i++)
             scratch[i] = k ? it[i].busbw : it[i].algbw;
-        qsort(scratch, n, sizeof *scratch, cmp_double);
+        qsort(scratch, n, sizeof *scratch, nsc_cmp_double);
         const char *key = k ? ",\"busbw_gbps_p50\":" : ",\"algbw_gbps_p50\":";
         nsc_q_raw(o, key, strlen(key));
         nsc_q_num(o, scratch[pct_index(n, 50)]);

@@ -1,6 +1,7 @@
 /* colls_write.c: the collectives endpoint (colls_int.h): each matched
  * collective as one JSON line, ordered by start, paged by cursor. */
 #include "colls_int.h"
+#include "order.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,11 +14,7 @@ static int by_start(const void *a, const void *b)
 {
     const cl_group *x = a, *y = b;
     const cl_rec *rx = &g_sort_recs[x->first], *ry = &g_sort_recs[y->first];
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (rx->func != ry->func)
-        return rx->func < ry->func ? -1 : 1;
-    return (rx->seq > ry->seq) - (rx->seq < ry->seq);
+    return NSC_ORDER(NSC_CMP(x->start, y->start), NSC_CMP(rx->func, ry->func), NSC_CMP(rx->seq, ry->seq));
 }
 
 static void write_missing(nsc_q_ctx *c, const cl_rec *x, size_t n)

@@ -12,6 +12,7 @@
 #include "qint.h"
 #include "busbw.h"
 #include "grow.h"
+#include "order.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -72,15 +73,8 @@ static int add_block(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, vo
 static int by_direction(const void *a, const void *b)
 {
     const pp_op *x = a, *y = b;
-    if (x->from != y->from)
-        return x->from < y->from ? -1 : 1;
-    if (x->to != y->to)
-        return x->to < y->to ? -1 : 1;
-    if (x->recv != y->recv)
-        return x->recv < y->recv ? -1 : 1;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    return NSC_ORDER(NSC_CMP(x->from, y->from), NSC_CMP(x->to, y->to), NSC_CMP(x->recv, y->recv),
+                     NSC_CMP(x->start, y->start), NSC_CMP(x->id, y->id));
 }
 
 static void add_count(pp_count *t, const pp_count *p)

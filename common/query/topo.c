@@ -2,6 +2,7 @@
  * communicator's placement and channel rings (topology). */
 #include "qint.h"
 #include "grow.h"
+#include "order.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -168,11 +169,7 @@ static int block_peers(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, 
 static int by_channel(const void *a, const void *b)
 {
     const tp_peer *x = a, *y = b;
-    if (x->channel != y->channel)
-        return x->channel < y->channel ? -1 : 1;
-    if (x->rank != y->rank)
-        return x->rank < y->rank ? -1 : 1;
-    return (x->peer > y->peer) - (x->peer < y->peer);
+    return NSC_ORDER(NSC_CMP(x->channel, y->channel), NSC_CMP(x->rank, y->rank), NSC_CMP(x->peer, y->peer));
 }
 
 /* The ring of one channel: follow each rank's only send peer from the lowest

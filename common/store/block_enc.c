@@ -7,6 +7,7 @@
  */
 #include "block_int.h"
 #include "grow.h"
+#include "order.h"
 
 #include <stdlib.h>
 #include <zstd.h>
@@ -259,11 +260,7 @@ typedef struct sort_key {
 static int cmp_keys(const void *a, const void *b)
 {
     const sort_key *x = a, *y = b;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
+    return NSC_ORDER(NSC_CMP(x->id, y->id), NSC_CMP(x->ts, y->ts), NSC_CMP(x->idx, y->idx));
 }
 
 /* The records of one id, in index order, into (time, index) order. */

@@ -7,6 +7,7 @@
 
 #include "bytes.h"
 #include "grow.h"
+#include "order.h"
 
 #define RTT_SLACK_NS 20000.0  /* candidates: round trip <= 2 * segment minimum + slack, */
 #define RTT_FEWEST 8          /* and at least the fastest this many points */
@@ -115,15 +116,9 @@ static int admits(const gate *g, const nsc_clock_seg *s, const nsc_clock_point *
     return !g->by || fabs(resid(s, p, g->by)) <= g->resid_cut;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, nsc_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -248,7 +243,7 @@ static double rtt_cut(const nsc_clock_model *m, uint64_t rtt_min)
 {
     for (size_t i = 0; i < m->npts; i++)
         m->work[i] = (double)m->pts[i].rtt_ns;
-    qsort(m->work, m->npts, sizeof *m->work, cmp_double);
+    qsort(m->work, m->npts, sizeof *m->work, nsc_cmp_double);
     double kth = m->work[m->npts < RTT_FEWEST ? m->npts - 1 : RTT_FEWEST - 1];
     return fmax(2.0 * (double)rtt_min + RTT_SLACK_NS, kth);
 }

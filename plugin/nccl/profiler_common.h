@@ -42,6 +42,48 @@ enum {
 typedef enum { ncclProfilerStateMax_ = 0x7fffffff } ncclProfilerEventState_t;
 _Static_assert(sizeof(ncclProfilerEventState_t) == 4, "state enum is 4 bytes");
 
+/* Member lists that several versions' descriptors share, written once here; each
+ * version's header puts them into its own structs and checks their offsets with
+ * the NCCL_ABI_CHECK_* macros below. */
+
+/* What every descriptor has before its union of per-event members: the event
+ * type (TYPE: a byte up to v4, 8 bytes from v5), the parent handle and the rank. */
+#define NCCL_PROFILER_DESCR_HEAD(TYPE) \
+    TYPE type;                         \
+    void *parentObj;                   \
+    int rank;
+
+/* A collective call as the application made it (Coll from v2, CeColl). */
+#define NCCL_PROFILER_CALL_MEMBERS \
+    uint64_t seqNumber;            \
+    const char *func;              \
+    const void *sendBuff;          \
+    void *recvBuff;                \
+    size_t count;                  \
+    int root;                      \
+    const char *datatype;
+
+/* A point-to-point call (P2p from v2). */
+#define NCCL_PROFILER_P2P_MEMBERS \
+    const char *func;             \
+    void *buff;                   \
+    const char *datatype;         \
+    size_t count;                 \
+    int peer;
+
+/* The table a plugin exports: the same six members in every version; only init's
+ * signature (given whole as INIT), the descriptor and the state arguments vary. */
+#define NCCL_PROFILER_TABLE(INIT, DESCR, STATE_ARGS)                                    \
+    struct {                                                                            \
+        const char *name;                                                               \
+        INIT;                                                                           \
+        ncclResult_t (*startEvent)(void *context, void **eHandle, DESCR *eDescr);       \
+        ncclResult_t (*stopEvent)(void *eHandle);                                       \
+        ncclResult_t (*recordEventState)(void *eHandle, ncclProfilerEventState_t eState, \
+                                         STATE_ARGS *eStateArgs);                       \
+        ncclResult_t (*finalize)(void *context);                                        \
+    }
+
 /* Descriptor members whose layout is the same in every version that has them. */
 typedef struct {
     pid_t pid;
@@ -100,6 +142,44 @@ typedef ncclResult_t (*ncclProfilerCallback_t)(void **eHandle, int type, void *p
 #define NCCL_ABI_AT(T, member, off) \
     _Static_assert(offsetof(T, member) == (off), #T "." #member " at " #off)
 #define NCCL_ABI_SIZE(T, size) _Static_assert(sizeof(T) == (size), "sizeof " #T " is " #size)
+
+/* Checks shared by the descriptors of several versions, for descriptor type T. */
+
+/* Every version: the parent at 8, the rank at 16, the union at 24 (ProxyOp and
+ * ProxyStep keep their layout throughout). */
+#define NCCL_ABI_CHECK_HEAD(T)               \
+    NCCL_ABI_AT(T, parentObj, 8);            \
+    NCCL_ABI_AT(T, rank, 16);                \
+    NCCL_ABI_AT(T, proxyOp.pid, 24);         \
+    NCCL_ABI_AT(T, proxyOp.channelId, 28);   \
+    NCCL_ABI_AT(T, proxyOp.peer, 32);        \
+    NCCL_ABI_AT(T, proxyOp.nSteps, 36);      \
+    NCCL_ABI_AT(T, proxyOp.chunkSize, 40);   \
+    NCCL_ABI_AT(T, proxyOp.isSend, 44);      \
+    NCCL_ABI_AT(T, proxyStep.step, 24)
+
+/* NCCL_PROFILER_CALL_MEMBERS in member m of T, the first at base. */
+#define NCCL_ABI_CHECK_CALL(T, m, base)        \
+    NCCL_ABI_AT(T, m.seqNumber, (base));       \
+    NCCL_ABI_AT(T, m.func, (base) + 8);        \
+    NCCL_ABI_AT(T, m.sendBuff, (base) + 16);   \
+    NCCL_ABI_AT(T, m.recvBuff, (base) + 24);   \
+    NCCL_ABI_AT(T, m.count, (base) + 32);      \
+    NCCL_ABI_AT(T, m.root, (base) + 40);       \
+    NCCL_ABI_AT(T, m.datatype, (base) + 48)
+
+/* NCCL_PROFILER_P2P_MEMBERS in member p2p of T, the first at base. */
+#define NCCL_ABI_CHECK_P2P(T, base)             \
+    NCCL_ABI_AT(T, p2p.func, (base));           \
+    NCCL_ABI_AT(T, p2p.buff, (base) + 8);       \
+    NCCL_ABI_AT(T, p2p.datatype, (base) + 16);  \
+    NCCL_ABI_AT(T, p2p.count, (base) + 24);     \
+    NCCL_ABI_AT(T, p2p.peer, (base) + 32)
+
+/* From v3: the net plugin's event. */
+#define NCCL_ABI_CHECK_NET_PLUGIN(T)  \
+    NCCL_ABI_AT(T, netPlugin.id, 24); \
+    NCCL_ABI_AT(T, netPlugin.data, 32)
 
 NCCL_ABI_AT(ncclProfilerNetIbDescr_v1_t, qp.device, 8);
 NCCL_ABI_AT(ncclProfilerNetIbDescr_v1_t, qp.wr_id, 16);

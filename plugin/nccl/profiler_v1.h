@@ -6,9 +6,7 @@
 #include "profiler_common.h"
 
 typedef struct {
-    uint8_t type;
-    void *parentObj;
-    int rank;
+    NCCL_PROFILER_DESCR_HEAD(uint8_t)
     union {
         struct {
             const char *name;
@@ -54,18 +52,13 @@ typedef union {
     } proxyCtrl;
 } ncclProfilerEventStateArgs_v1_t;
 
-typedef struct {
-    const char *name;
-    ncclResult_t (*init)(void **context, int *eActivationMask);
-    ncclResult_t (*startEvent)(void *context, void **eHandle, ncclProfilerEventDescr_v1_t *eDescr);
-    ncclResult_t (*stopEvent)(void *eHandle);
-    ncclResult_t (*recordEventState)(void *eHandle, ncclProfilerEventState_t eState,
-                                     ncclProfilerEventStateArgs_v1_t *eStateArgs);
-    ncclResult_t (*finalize)(void *context);
-} ncclProfiler_v1_t;
+/* init for v1, v2 and v3. */
+#define NCCL_PROFILER_V1_INIT ncclResult_t (*init)(void **context, int *eActivationMask)
 
-NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, parentObj, 8);
-NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, rank, 16);
+typedef NCCL_PROFILER_TABLE(NCCL_PROFILER_V1_INIT, ncclProfilerEventDescr_v1_t,
+                            ncclProfilerEventStateArgs_v1_t) ncclProfiler_v1_t;
+
+NCCL_ABI_CHECK_HEAD(ncclProfilerEventDescr_v1_t);
 NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, coll.name, 24);
 NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, coll.commHash, 32);
 NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, coll.seqNumber, 40);
@@ -83,13 +76,6 @@ NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, coll.algo, 106);
 NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, coll.proto, 107);
 NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, coll.isCollnet, 108);
 NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, coll.isNvls, 112);
-NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, proxyOp.pid, 24);
-NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, proxyOp.channelId, 28);
-NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, proxyOp.peer, 32);
-NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, proxyOp.nSteps, 36);
-NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, proxyOp.chunkSize, 40);
-NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, proxyOp.isSend, 44);
-NCCL_ABI_AT(ncclProfilerEventDescr_v1_t, proxyStep.step, 24);
 NCCL_ABI_SIZE(ncclProfilerEventDescr_v1_t, 120);
 NCCL_ABI_AT(ncclProfilerEventStateArgs_v1_t, proxyOp.steps, 8);
 NCCL_ABI_SIZE(ncclProfilerEventStateArgs_v1_t, 16);

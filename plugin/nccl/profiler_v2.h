@@ -5,36 +5,34 @@
 
 #include "profiler_v1.h"
 
+/* Coll of v2 and v3 is these with trafficBytes between them (v2 only). */
+#define NCCL_PROFILER_COLL_V2_CALL_MEMBERS \
+    const char *name;                      \
+    uint64_t commHash;                     \
+    NCCL_PROFILER_CALL_MEMBERS
+
+#define NCCL_PROFILER_COLL_V2_LAUNCH_MEMBERS \
+    uint8_t nMaxChannels;                    \
+    uint8_t nWarps;                          \
+    const char *algo;                        \
+    const char *proto;
+
+/* P2p of v2 and v3. */
 typedef struct {
-    uint8_t type;
-    void *parentObj;
-    int rank;
+    const char *name;
+    uint64_t commHash;
+    NCCL_PROFILER_P2P_MEMBERS
+} ncclProfilerP2pDescr_v2_t;
+
+typedef struct {
+    NCCL_PROFILER_DESCR_HEAD(uint8_t)
     union {
         struct {
-            const char *name;
-            uint64_t commHash;
-            uint64_t seqNumber;
-            const char *func;
-            const void *sendBuff;
-            void *recvBuff;
-            size_t count;
-            int root;
-            const char *datatype;
+            NCCL_PROFILER_COLL_V2_CALL_MEMBERS
             size_t trafficBytes;
-            uint8_t nMaxChannels;
-            uint8_t nWarps;
-            const char *algo;
-            const char *proto;
+            NCCL_PROFILER_COLL_V2_LAUNCH_MEMBERS
         } coll;
-        struct {
-            const char *name;
-            uint64_t commHash;
-            const char *func;
-            void *buff;
-            const char *datatype;
-            size_t count;
-            int peer;
-        } p2p;
+        ncclProfilerP2pDescr_v2_t p2p;
         ncclProfilerProxyOpDescr_t proxyOp;
         ncclProfilerProxyStepDescr_t proxyStep;
     };
@@ -42,35 +40,29 @@ typedef struct {
 
 typedef ncclProfilerEventStateArgs_v1_t ncclProfilerEventStateArgs_v2_t;
 
-typedef struct {
-    const char *name;
-    ncclResult_t (*init)(void **context, int *eActivationMask);
-    ncclResult_t (*startEvent)(void *context, void **eHandle, ncclProfilerEventDescr_v2_t *eDescr);
-    ncclResult_t (*stopEvent)(void *eHandle);
-    ncclResult_t (*recordEventState)(void *eHandle, ncclProfilerEventState_t eState,
-                                     ncclProfilerEventStateArgs_v2_t *eStateArgs);
-    ncclResult_t (*finalize)(void *context);
-} ncclProfiler_v2_t;
+typedef NCCL_PROFILER_TABLE(NCCL_PROFILER_V1_INIT, ncclProfilerEventDescr_v2_t,
+                            ncclProfilerEventStateArgs_v2_t) ncclProfiler_v2_t;
 
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.name, 24);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.commHash, 32);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.seqNumber, 40);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.func, 48);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.sendBuff, 56);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.recvBuff, 64);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.count, 72);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.root, 80);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.datatype, 88);
+/* NCCL_PROFILER_COLL_V2_LAUNCH_MEMBERS, the first at base (v2 104, v3 96). */
+#define NCCL_ABI_CHECK_V2_LAUNCH(T, base)           \
+    NCCL_ABI_AT(T, coll.nMaxChannels, (base));      \
+    NCCL_ABI_AT(T, coll.nWarps, (base) + 1);        \
+    NCCL_ABI_AT(T, coll.algo, (base) + 8);          \
+    NCCL_ABI_AT(T, coll.proto, (base) + 16)
+
+/* The name and commHash before the call members (24, 32) hold for v3 too. */
+#define NCCL_ABI_CHECK_V2_NAMES(T)      \
+    NCCL_ABI_AT(T, coll.name, 24);      \
+    NCCL_ABI_AT(T, coll.commHash, 32);  \
+    NCCL_ABI_AT(T, p2p.name, 24);       \
+    NCCL_ABI_AT(T, p2p.commHash, 32);   \
+    NCCL_ABI_CHECK_CALL(T, coll, 40);   \
+    NCCL_ABI_CHECK_P2P(T, 40)
+
+NCCL_ABI_CHECK_HEAD(ncclProfilerEventDescr_v2_t);
+NCCL_ABI_CHECK_V2_NAMES(ncclProfilerEventDescr_v2_t);
 NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.trafficBytes, 96);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.nMaxChannels, 104);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.nWarps, 105);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.algo, 112);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, coll.proto, 120);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, p2p.func, 40);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, p2p.buff, 48);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, p2p.datatype, 56);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, p2p.count, 64);
-NCCL_ABI_AT(ncclProfilerEventDescr_v2_t, p2p.peer, 72);
+NCCL_ABI_CHECK_V2_LAUNCH(ncclProfilerEventDescr_v2_t, 104);
 NCCL_ABI_SIZE(ncclProfilerEventDescr_v2_t, 128);
 NCCL_ABI_SIZE(ncclProfiler_v2_t, 48);
 

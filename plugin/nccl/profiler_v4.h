@@ -11,30 +11,22 @@ typedef struct {
     uint64_t pTimer;
 } ncclProfilerKernelChDescr_v4_t;
 
+/* Coll from v4 on (v5 and v7 add members at its end). */
+#define NCCL_PROFILER_COLL_V4_MEMBERS \
+    NCCL_PROFILER_CALL_MEMBERS        \
+    uint8_t nChannels;                \
+    uint8_t nWarps;                   \
+    const char *algo;                 \
+    const char *proto;
+
 typedef struct {
-    uint8_t type;
-    void *parentObj;
-    int rank;
+    NCCL_PROFILER_DESCR_HEAD(uint8_t)
     union {
         struct {
-            uint64_t seqNumber;
-            const char *func;
-            const void *sendBuff;
-            void *recvBuff;
-            size_t count;
-            int root;
-            const char *datatype;
-            uint8_t nChannels;
-            uint8_t nWarps;
-            const char *algo;
-            const char *proto;
+            NCCL_PROFILER_COLL_V4_MEMBERS
         } coll;
         struct {
-            const char *func;
-            void *buff;
-            const char *datatype;
-            size_t count;
-            int peer;
+            NCCL_PROFILER_P2P_MEMBERS
             uint8_t nChannels;
         } p2p;
         ncclProfilerProxyOpDescr_t proxyOp;
@@ -60,36 +52,28 @@ typedef union {
     } kernelCh;
 } ncclProfilerEventStateArgs_v4_t;
 
-typedef struct {
-    const char *name;
-    ncclResult_t (*init)(void **context, int *eActivationMask, const char *commName,
-                         uint64_t commHash, int nNodes, int nranks, int rank,
-                         ncclDebugLogger_t logfn);
-    ncclResult_t (*startEvent)(void *context, void **eHandle, ncclProfilerEventDescr_v4_t *eDescr);
-    ncclResult_t (*stopEvent)(void *eHandle);
-    ncclResult_t (*recordEventState)(void *eHandle, ncclProfilerEventState_t eState,
-                                     ncclProfilerEventStateArgs_v4_t *eStateArgs);
-    ncclResult_t (*finalize)(void *context);
-} ncclProfiler_v4_t;
+typedef NCCL_PROFILER_TABLE(ncclResult_t (*init)(void **context, int *eActivationMask,
+                                                 const char *commName, uint64_t commHash,
+                                                 int nNodes, int nranks, int rank,
+                                                 ncclDebugLogger_t logfn),
+                            ncclProfilerEventDescr_v4_t,
+                            ncclProfilerEventStateArgs_v4_t) ncclProfiler_v4_t;
 
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, parentObj, 8);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, rank, 16);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, coll.seqNumber, 24);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, coll.func, 32);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, coll.count, 56);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, coll.root, 64);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, coll.datatype, 72);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, coll.nChannels, 80);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, coll.nWarps, 81);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, coll.algo, 88);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, coll.proto, 96);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, p2p.count, 48);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, p2p.peer, 56);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, p2p.nChannels, 60);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, proxyOp.pid, 24);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, proxyOp.isSend, 44);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, kernelCh.pTimer, 32);
-NCCL_ABI_AT(ncclProfilerEventDescr_v4_t, netPlugin.data, 32);
+/* The members v4 to v7 share, at the same offsets. */
+#define NCCL_ABI_CHECK_V4(T)                   \
+    NCCL_ABI_CHECK_HEAD(T);                    \
+    NCCL_ABI_CHECK_CALL(T, coll, 24);          \
+    NCCL_ABI_AT(T, coll.nChannels, 80);        \
+    NCCL_ABI_AT(T, coll.nWarps, 81);           \
+    NCCL_ABI_AT(T, coll.algo, 88);             \
+    NCCL_ABI_AT(T, coll.proto, 96);            \
+    NCCL_ABI_CHECK_P2P(T, 24);                 \
+    NCCL_ABI_AT(T, p2p.nChannels, 60);         \
+    NCCL_ABI_AT(T, kernelCh.channelId, 24);    \
+    NCCL_ABI_AT(T, kernelCh.pTimer, 32);       \
+    NCCL_ABI_CHECK_NET_PLUGIN(T)
+
+NCCL_ABI_CHECK_V4(ncclProfilerEventDescr_v4_t);
 NCCL_ABI_SIZE(ncclProfilerEventDescr_v4_t, 104);
 NCCL_ABI_SIZE(ncclProfilerEventStateArgs_v4_t, 8);
 NCCL_ABI_SIZE(ncclProfiler_v4_t, 48);

@@ -7,54 +7,26 @@
 #include "profiler_v6.h"
 
 typedef struct {
-    uint64_t type;
-    void *parentObj;
-    int rank;
+    NCCL_PROFILER_DESCR_HEAD(uint64_t)
     union {
         ncclProfilerGroupApiDescr_v5_t groupApi;
         struct {
-            const char *func;
-            size_t count;
-            const char *datatype;
-            int root;
-            void *stream;
-            bool graphCaptured;
+            NCCL_PROFILER_COLL_API_V5_MEMBERS
             uint64_t userTag;
         } collApi;
         struct {
-            const char *func;
-            size_t count;
-            const char *datatype;
-            void *stream;
-            bool graphCaptured;
+            NCCL_PROFILER_P2P_API_V5_MEMBERS
             uint64_t userTag;
         } p2pApi;
         ncclProfilerKernelLaunchDescr_v5_t kernelLaunch;
         struct {
-            uint64_t seqNumber;
-            const char *func;
-            const void *sendBuff;
-            void *recvBuff;
-            size_t count;
-            int root;
-            const char *datatype;
-            uint8_t nChannels;
-            uint8_t nWarps;
-            const char *algo;
-            const char *proto;
-            void *parentGroup;
+            NCCL_PROFILER_COLL_V5_MEMBERS
             const char *kernelVariant;
             bool isSymColl;
             uint64_t userTag;
         } coll;
         struct {
-            const char *func;
-            void *buff;
-            const char *datatype;
-            size_t count;
-            int peer;
-            uint8_t nChannels;
-            void *parentGroup;
+            NCCL_PROFILER_P2P_V5_MEMBERS
             uint64_t userTag;
         } p2p;
         ncclProfilerProxyOpDescr_t proxyOp;
@@ -62,19 +34,7 @@ typedef struct {
         ncclProfilerKernelChDescr_v4_t kernelCh;
         ncclProfilerNetPluginDescr_t netPlugin;
         struct {
-            uint64_t seqNumber;
-            const char *func;
-            const void *sendBuff;
-            void *recvBuff;
-            size_t count;
-            int root;
-            const char *datatype;
-            const char *syncStrategy;
-            bool intraBatchSync;
-            uint32_t batchSize;
-            uint32_t numBatches;
-            uint32_t ceSeqNum;
-            void *stream;
+            NCCL_PROFILER_CE_COLL_V6_MEMBERS
             uint64_t userTag;
         } ceColl;
         ncclProfilerCeSyncDescr_v6_t ceCollSync;
@@ -90,27 +50,18 @@ typedef struct {
 
 typedef ncclProfilerEventStateArgs_v4_t ncclProfilerEventStateArgs_v7_t;
 
-typedef struct {
-    const char *name;
-    NCCL_PROFILER_V5_INIT;
-    ncclResult_t (*startEvent)(void *context, void **eHandle, ncclProfilerEventDescr_v7_t *eDescr);
-    ncclResult_t (*stopEvent)(void *eHandle);
-    ncclResult_t (*recordEventState)(void *eHandle, ncclProfilerEventState_t eState,
-                                     ncclProfilerEventStateArgs_v7_t *eStateArgs);
-    ncclResult_t (*finalize)(void *context);
-} ncclProfiler_v7_t;
+typedef NCCL_PROFILER_TABLE(NCCL_PROFILER_V5_INIT, ncclProfilerEventDescr_v7_t,
+                            ncclProfilerEventStateArgs_v7_t) ncclProfiler_v7_t;
 
-NCCL_ABI_CHECK_V5_COMMON(ncclProfilerEventDescr_v7_t);
+NCCL_ABI_CHECK_V5(ncclProfilerEventDescr_v7_t);
+NCCL_ABI_CHECK_CE_V6(ncclProfilerEventDescr_v7_t);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, collApi.userTag, 72);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, p2pApi.userTag, 64);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, p2p.userTag, 72);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, coll.kernelVariant, 112);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, coll.isSymColl, 120);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, coll.userTag, 128);
-NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, ceColl.syncStrategy, 80);
-NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, ceColl.stream, 104);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, ceColl.userTag, 112);
-NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, ceCollBatch.totalBytes, 32);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, kernelPhase.channelId, 24);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, kernelPhase.phaseId, 25);
 NCCL_ABI_AT(ncclProfilerEventDescr_v7_t, kernelPhase.phaseName, 32);

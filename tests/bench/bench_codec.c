@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "wire.h"
+#include "order.h"
 
 #define BATCH_BYTES (64 * 1024)
 #define SECTION_BYTES (1024 * 1024) /* the agent's default flush_kb */
@@ -317,15 +318,9 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, nsc_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -19,6 +19,7 @@
 #include "mix.h"
 #include "query.h"
 #include "storeutil.h"
+#include "order.h"
 
 #define RANKS 8
 #define COLLS_PER_BATCH 50
@@ -47,12 +48,6 @@ static span since(span t0)
 {
     span t = now();
     return (span){t.wall - t0.wall, t.cpu - t0.cpu};
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static int fill(nsc_store *st, uint64_t events)
@@ -161,9 +156,9 @@ int main(int argc, char **argv)
         }
     }
     for (int k = 0; k < 2; k++) {
-        qsort(scan[k], (size_t)reps, sizeof *scan[k], cmp_double);
+        qsort(scan[k], (size_t)reps, sizeof *scan[k], nsc_cmp_double);
         for (int v = 0; v < NVARIANTS; v++)
-            qsort(tl[v][k], (size_t)reps, sizeof *tl[v][k], cmp_double);
+            qsort(tl[v][k], (size_t)reps, sizeof *tl[v][k], nsc_cmp_double);
     }
     printf("events %llu, ranks %d, median of %d: wall ms (cpu ms)\n", (unsigned long long)nscan,
            RANKS, reps);

@@ -18,6 +18,7 @@
 #include "mix.h"
 #include "sim.h"
 #include "storeutil.h"
+#include "order.h"
 
 #define RANKS 8
 #define COLLS_PER_BATCH 50
@@ -45,15 +46,9 @@ static double now_s(void)
     return clock_s(CLOCK_MONOTONIC);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, nsc_cmp_double);
     return v[n / 2];
 }
 
@@ -160,16 +155,14 @@ static void bench_clocks(void)
     static double cpu[8 * 2000], gpu[8 * 2000];
     size_t n = 0;
     nsc_sim_rng r = {1};
-    nsc_sim_net lan = {20000, 5000, 0.05, 200000, 5000000};
     for (int host = 0; host < 8; host++) {
         nsc_sim_host h = nsc_sim_host_random(&r);
-        nsc_sim_gpu g = {1700000000000000000ull + nsc_sim_next(&r) % 1000000000000ull,
-                         nsc_sim_range(&r, -100e-6, 100e-6)};
+        nsc_sim_gpu g = nsc_sim_gpu_random(&r);
         nsc_clock_model m;
         nsc_gpuclock gc;
         nsc_clock_init(&m, NULL);
         nsc_gpuclock_init(&gc);
-        nsc_sim_feed(&m, &h, &lan, &r, 100e6, 120e9);
+        nsc_sim_feed(&m, &h, &nsc_sim_lan, &r, 100e6, 120e9);
         for (double t = 0; t < 120e9; t += 10e6)
             nsc_gpuclock_add(&gc, nsc_sim_ptimer(&g, t),
                              nsc_sim_host_time(&h, t + nsc_sim_range(&r, 0, 50000)));

@@ -53,7 +53,7 @@ kill9)
             --batches 100000 --timeout-ms 5000 --ack-log "$dir/acks" > /dev/null 2>&1 &
         FP=$!
         sleep 0.$((3 + r % 5))
-        kill -9 "${pids[collector]}"; wait "${pids[collector]}" 2>/dev/null || true; unset "pids[collector]"
+        kill9 collector
         kill "$FP" 2>/dev/null || true; wait "$FP" 2>/dev/null || true
         "$bin/nsc-feed" --check "$dir/db" --agents 3 --colls 20 --ack-log "$dir/acks" > "$dir/check" \
             || die "round $r: $(cat "$dir/check")"

@@ -1,5 +1,6 @@
 /* sim.c: synthetic clocks and networks with known truth (see sim.h). */
 #include "sim.h"
+#include "order.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@ double nsc_sim_exp(nsc_sim_rng *r, double mean)
 {
     return -mean * log(1.0 - nsc_sim_uniform(r));
 }
+
+const nsc_sim_net nsc_sim_lan = {20000, 5000, 0.05, 200000, 5000000};
 
 nsc_sim_host nsc_sim_host_random(nsc_sim_rng *r)
 {
@@ -87,15 +90,17 @@ uint64_t nsc_sim_ptimer(const nsc_sim_gpu *g, double t)
     return g->gpu0 + (uint64_t)llround(t * (1 + g->drift));
 }
 
-static int cmp_double(const void *a, const void *b)
+nsc_sim_gpu nsc_sim_gpu_random(nsc_sim_rng *r)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    nsc_sim_gpu g;
+    g.gpu0 = 1700000000000000000ull + nsc_sim_next(r) % 1000000000000ull;
+    g.drift = nsc_sim_range(r, -100e-6, 100e-6);
+    return g;
 }
 
 double nsc_sim_quantile(double *v, size_t n, double q)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, nsc_cmp_double);
     size_t i = (size_t)ceil(q * (double)n);
     return v[i ? i - 1 : 0];
 }

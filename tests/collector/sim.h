@@ -38,6 +38,10 @@ typedef struct nsc_sim_net {
     double outlier_min_ns, outlier_max_ns;
 } nsc_sim_net;
 
+/* The loopback-to-LAN network the clock tests and the benchmark use: 20 us
+ * floor, 5 us mean jitter, 5% spikes of 0.2 to 5 ms. */
+extern const nsc_sim_net nsc_sim_lan;
+
 /* A host with offset in [-1 s, 1 s] and drift in [-100, 100] ppm. */
 nsc_sim_host nsc_sim_host_random(nsc_sim_rng *r);
 uint64_t nsc_sim_host_time(const nsc_sim_host *h, double t);
@@ -56,6 +60,8 @@ typedef struct nsc_sim_gpu {
 } nsc_sim_gpu;
 
 uint64_t nsc_sim_ptimer(const nsc_sim_gpu *g, double t);
+/* A GPU timer at a random epoch and a drift in [-100, 100] ppm. */
+nsc_sim_gpu nsc_sim_gpu_random(nsc_sim_rng *r);
 
 /* The q-quantile (0..1) of v[0..n); sorts v. */
 double nsc_sim_quantile(double *v, size_t n, double q);

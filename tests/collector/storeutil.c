@@ -16,6 +16,20 @@ char *nsc_tmp_store_dir(void)
     return dir;
 }
 
+nsc_store *nsc_tmp_store_open(char **dir)
+{
+    nsc_store *st;
+    *dir = nsc_tmp_store_dir();
+    if (!*dir)
+        return NULL;
+    if (nsc_store_open(*dir, NULL, &st) != 0) {
+        nsc_tmp_store_remove(*dir);
+        *dir = NULL;
+        return NULL;
+    }
+    return st;
+}
+
 void nsc_tmp_store_remove(char *dir)
 {
     static const char *const files[] = {"data.mdb", "lock.mdb"};

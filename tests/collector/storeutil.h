@@ -11,6 +11,9 @@
 /* A fresh empty directory under /tmp (malloc'd path), and its removal. */
 char *nsc_tmp_store_dir(void);
 void nsc_tmp_store_remove(char *dir);
+/* A store with default options in a fresh directory (*dir): the store, or NULL
+ * with nothing left behind. */
+nsc_store *nsc_tmp_store_open(char **dir);
 
 /* Database db of the closed store at dir, opened directly in a write
  * transaction, to put what the store's own code never would. Each returns 0

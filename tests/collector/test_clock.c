@@ -13,7 +13,6 @@
 #define NS_PER_S 1e9
 #define QUERIES 2000
 
-static const nsc_sim_net lan = {20000, 5000, 0.05, 200000, 5000000};
 
 /* Alignment errors of random queries in [from, to) (reference ns elapsed),
  * skipping [skip_from, skip_to). Returns the p99; *covered gets the share of
@@ -45,7 +44,7 @@ Test(clock, cpu_p99_across_hosts)
         nsc_sim_host h = nsc_sim_host_random(&r);
         nsc_clock_model m;
         cr_assert_eq(nsc_clock_init(&m, NULL), 0);
-        cr_assert_eq(nsc_sim_feed(&m, &h, &lan, &r, 100e6, 120 * NS_PER_S), 0);
+        cr_assert_eq(nsc_sim_feed(&m, &h, &nsc_sim_lan, &r, 100e6, 120 * NS_PER_S), 0);
         double covered, p99 = p99_error(&m, &h, &r, 0.5e9, 119e9, 0, 0, &covered);
         cr_assert_leq(p99, 10000, "host %d drift %.1f ppm: p99 %.0f ns", host, h.drift * 1e6, p99);
         cr_assert_geq(covered, 0.99, "host %d: bound covers only %.3f", host, covered);
@@ -59,7 +58,7 @@ Test(clock, cpu_p99_across_hosts)
 Test(clock, outliers_rejected_by_fit)
 {
     nsc_sim_rng r = {2};
-    nsc_sim_net spiky = lan;
+    nsc_sim_net spiky = nsc_sim_lan;
     spiky.outlier_rate = 0.10;
     nsc_clock_cfg cfg;
     nsc_clock_cfg_default(&cfg);
@@ -85,7 +84,7 @@ static void build_stepped(nsc_clock_model *m, nsc_sim_host *h, int64_t step, uin
     h->step_ns = step;
     h->step_at = 60.05 * NS_PER_S;
     cr_assert_eq(nsc_clock_init(m, NULL), 0);
-    cr_assert_eq(nsc_sim_feed(m, h, &lan, &r, 100e6, 120 * NS_PER_S), 0);
+    cr_assert_eq(nsc_sim_feed(m, h, &nsc_sim_lan, &r, 100e6, 120 * NS_PER_S), 0);
 }
 
 Test(clock, step_starts_new_segment)
@@ -174,7 +173,7 @@ Test(clock, serialize_round_trip)
     build_stepped(&m, &h, 3000000, 30);
     nsc_clock_sample s;
     nsc_sim_rng r = {31};
-    nsc_sim_probe(&h, &lan, &r, 121 * NS_PER_S, &s);
+    nsc_sim_probe(&h, &nsc_sim_lan, &r, 121 * NS_PER_S, &s);
     cr_assert_eq(nsc_clock_add(&m, &s), 0, "leave an open window in the state");
     size_t len, len2;
     uint8_t *buf = serialize(&m, &len);
@@ -184,7 +183,7 @@ Test(clock, serialize_round_trip)
     cr_assert_eq(memcmp(buf, again, len), 0);
     /* Both continue identically. */
     for (double t = 122 * NS_PER_S; t < 200 * NS_PER_S; t += 100e6) {
-        nsc_sim_probe(&h, &lan, &r, t, &s);
+        nsc_sim_probe(&h, &nsc_sim_lan, &r, t, &s);
         cr_assert_eq(nsc_clock_add(&m, &s), 0);
         cr_assert_eq(nsc_clock_add(&back, &s), 0);
     }
@@ -297,7 +296,7 @@ Test(clock, legacy_models_read)
         build_stepped(&m, &h, 3000000, 50);
         nsc_sim_rng r = {51};
         nsc_clock_sample s;
-        nsc_sim_probe(&h, &lan, &r, 120.5 * NS_PER_S, &s);
+        nsc_sim_probe(&h, &nsc_sim_lan, &r, 120.5 * NS_PER_S, &s);
         size_t len;
         uint8_t *buf = legacy_image(&m, &s, version, &len);
         cr_assert_eq(nsc_clock_deserialize(&back, buf, len), 0, "version %u", version);
@@ -409,15 +408,14 @@ Test(gpuclock, p99_with_polling_lag)
     static double err[QUERIES], err_ref[QUERIES];
     for (int rank = 0; rank < 8; rank++) {
         nsc_sim_host h = nsc_sim_host_random(&r);
-        nsc_sim_gpu gpu = {1700000000000000000ull + nsc_sim_next(&r) % 1000000000000ull,
-                           nsc_sim_range(&r, -100e-6, 100e-6)};
+        nsc_sim_gpu gpu = nsc_sim_gpu_random(&r);
         nsc_gpuclock g;
         nsc_clock_model m;
         nsc_gpuclock_init(&g);
         feed_gpu(&g, &h, &gpu, &r, 60 * NS_PER_S);
         cr_assert_lt(g.nhull, 200, "only hull vertices are kept: %zu", g.nhull);
         cr_assert_eq(nsc_clock_init(&m, NULL), 0);
-        cr_assert_eq(nsc_sim_feed(&m, &h, &lan, &r, 100e6, 60 * NS_PER_S), 0);
+        cr_assert_eq(nsc_sim_feed(&m, &h, &nsc_sim_lan, &r, 100e6, 60 * NS_PER_S), 0);
         size_t within = 0;
         for (size_t i = 0; i < QUERIES; i++) {
             double t = nsc_sim_range(&r, 0.5e9, 59.5e9);

@@ -80,9 +80,9 @@ static int record(void *arg, const char *agent, uint64_t epoch, const nsc_store_
 /* What the store keeps is exactly the marked set, and a reload restores it. */
 Test(dedupe, store_round_trip_keeps_exact_ranges)
 {
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st;
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
     nsc_dedupe *d = full_table();
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 1), 0);
     cr_assert_eq(nsc_store_begin(st, 1), 0);
@@ -136,9 +136,9 @@ static int record_epoch(void *arg, const char *agent, uint64_t epoch, const nsc_
  * across a reload (epoch 0, the key of stores older than epochs, included). */
 Test(dedupe, epochs_are_separate_sequence_spaces)
 {
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st;
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
     nsc_dedupe *d = nsc_dedupe_new();
     for (uint64_t seq = 0; seq < 3; seq++) {
         cr_assert_eq(nsc_dedupe_mark(d, "a", 0, seq), 0);
@@ -184,9 +184,9 @@ static const char *const agents[] = {"a", "b", "c"};
  * disk (a value too short to hold its range count). */
 static char *store_with_broken_agent(void)
 {
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st;
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
     nsc_dedupe *d = nsc_dedupe_new();
     for (uint64_t seq = 0; seq < 10; seq++)
         for (int i = 0; i < 3; i++)

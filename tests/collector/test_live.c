@@ -296,9 +296,9 @@ static int put_prog(void *arg, const nsc_store_progress *p)
 Test(live, rebuilt_from_store)
 {
     nsc_live *l = scenario();
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st;
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
     cr_assert_eq(nsc_store_begin(st, T0), 0);
     nsc_proc procs[4];
     nsc_ctx_def ctxs[4];
@@ -351,9 +351,9 @@ static int count_life(void *arg, const nsc_store_life *l)
  * the state rebuilt from it is the live one (finished, not dead). */
 Test(live, lifecycle_of_one_message_rebuilt_in_order)
 {
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st;
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
     cr_assert_eq(nsc_store_begin(st, T0), 0);
     const uint8_t events[] = {NSC_A2C_STARTED, NSC_A2C_FINISHED, NSC_A2C_DIED};
     nsc_live *l = nsc_live_new(&(nsc_live_cfg){.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S});

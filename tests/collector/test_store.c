@@ -495,10 +495,9 @@ Test(store, clock_model_persists)
     nsc_store *st = open_store(dir, 64 << 10);
     nsc_sim_rng r = {3};
     nsc_sim_host h = nsc_sim_host_random(&r);
-    nsc_sim_net net = {20000, 5000, 0.05, 200000, 5000000};
     nsc_clock_model m, back;
     cr_assert_eq(nsc_clock_init(&m, NULL), 0);
-    cr_assert_eq(nsc_sim_feed(&m, &h, &net, &r, 100e6, 30e9), 0);
+    cr_assert_eq(nsc_sim_feed(&m, &h, &nsc_sim_lan, &r, 100e6, 30e9), 0);
     cr_assert_eq(nsc_store_begin(st, 1), 0);
     cr_assert_eq(nsc_store_put_clock(st, "node7", &m), 0);
     cr_assert_eq(nsc_store_commit(st), 0);

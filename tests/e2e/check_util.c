@@ -30,6 +30,21 @@ uint64_t e2e_count(const nsc_json *obj, const char *name)
     return v;
 }
 
+bool e2e_rank_killed(const nsc_json *emu, const nsc_json *r)
+{
+    uint64_t pid = e2e_count(r, "pid");
+    const nsc_json *procs = nsc_json_get(emu, "processes");
+    for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p))
+        if (e2e_count(p, "pid") == pid)
+            return e2e_count(p, "signal") != 0;
+    return false;
+}
+
+const nsc_json *e2e_rank_delivered(const nsc_json *emu, const nsc_json *r)
+{
+    return nsc_json_get(nsc_json_get(r, "calls"), e2e_rank_killed(emu, r) ? "stop" : "start");
+}
+
 void e2e_emitted_by_type(const nsc_json *emu, uint64_t out[NSC_T_COUNT])
 {
     const nsc_json *rs = nsc_json_get(emu, "ranks");
@@ -39,9 +54,9 @@ void e2e_emitted_by_type(const nsc_json *emu, uint64_t out[NSC_T_COUNT])
     for (const nsc_json *r = nsc_json_first(rs); r; r = nsc_json_next(rs, r)) {
         bool profiled = false;
         nsc_json_bool(nsc_json_get(r, "profiled"), &profiled);
-        const nsc_json *stops = nsc_json_get(nsc_json_get(r, "calls"), "stop");
+        const nsc_json *delivered = e2e_rank_delivered(emu, r);
         for (unsigned t = 0; profiled && t < NSC_T_COUNT; t++)
-            out[t] += e2e_count(stops, nsc_type_name(t));
+            out[t] += e2e_count(delivered, nsc_type_name(t));
     }
 }
 

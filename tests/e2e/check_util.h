@@ -4,6 +4,7 @@
 #ifndef NCCLSCOPE_E2E_CHECK_UTIL_H
 #define NCCLSCOPE_E2E_CHECK_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "event.h"
@@ -15,8 +16,14 @@ int e2e_load_json(const char *who, const char *path, nsc_json_doc *doc);
 
 /* The unsigned number obj.name, 0 when absent. */
 uint64_t e2e_count(const nsc_json *obj, const char *name);
-/* Events the emulator's profiled ranks stopped, by type (their own and the
- * PXN events they stopped for others). */
+/* Did rank r's process die of a signal (the summary's "processes")? */
+bool e2e_rank_killed(const nsc_json *emu, const nsc_json *r);
+/* The calls whose events rank r's plugin delivers, by type: a process that
+ * ran to its finalize delivers every event it started (those never stopped
+ * flagged NSC_EVF_OPEN), a killed one only those it stopped. */
+const nsc_json *e2e_rank_delivered(const nsc_json *emu, const nsc_json *r);
+/* Events the emulator's profiled ranks delivered, by type (their own, as
+ * e2e_rank_delivered says, and the PXN events they stopped for others). */
 void e2e_emitted_by_type(const nsc_json *emu, uint64_t out[NSC_T_COUNT]);
 
 typedef struct e2e_store {

@@ -40,6 +40,7 @@
 #include "query.h"
 #include "skew.h"
 #include "grow.h"
+#include "order.h"
 
 enum { K_CPU, K_GPU, K_WINDOW, K_COUNT };
 static const char *const kind_name[K_COUNT] = {"cpu", "gpu", "step_window"};
@@ -102,12 +103,6 @@ static int errs_add(errs *e, double v)
         return -1;
     e->v[e->n++] = v;
     return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* The q-quantile of v sorted (nearest rank). */
@@ -395,11 +390,11 @@ static void report(checker *c, const opts *o)
                     fail(c, "%s: no %s time measured", h->name, kind_name[k]);
                 continue;
             }
-            qsort(e->v, e->n, sizeof *e->v, cmp_double);
+            qsort(e->v, e->n, sizeof *e->v, nsc_cmp_double);
             double bias = quantile(e->v, e->n, 0.5);
             for (size_t i = 0; i < e->n; i++)
                 e->v[i] = fabs(e->v[i]);
-            qsort(e->v, e->n, sizeof *e->v, cmp_double);
+            qsort(e->v, e->n, sizeof *e->v, nsc_cmp_double);
             double p99 = quantile(e->v, e->n, 0.99), bound = k == K_CPU ? o->max_cpu_p99 : o->max_gpu_p99;
             printf("clock-check: host=%s kind=%s n=%zu p50_ns=%.0f p99_ns=%.0f max_ns=%.0f bias_ns=%.0f\n",
                    h->name, kind_name[k], e->n, quantile(e->v, e->n, 0.5), p99, e->v[e->n - 1], bias);

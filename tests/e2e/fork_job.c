@@ -21,19 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../plugin/nccl/profiler.h"
+#include "../plugin/launches.h"
 
 enum { MAX_IDLE = 64 };
-
-static void launches(const ncclProfiler_v5_t *p, void *ctx, int n)
-{
-    for (int i = 0; i < n; i++) {
-        ncclProfilerEventDescr_v5_t d = {.type = ncclProfileKernelLaunch};
-        void *h;
-        p->startEvent(ctx, &h, &d);
-        p->stopEvent(h);
-    }
-}
 
 static void idle_child(int i, int ms)
 {
@@ -49,7 +39,7 @@ static void calling_child(const ncclProfiler_v5_t *p)
     int mask;
     if (p->init(&ctx, 0xf0c4, &mask, "fork-child", 1, 1, 0, NULL) != ncclSuccess)
         _exit(3);
-    launches(p, ctx, 50);
+    h_launches(p, ctx, 50);
     p->finalize(ctx);
     exit(0); /* the communicator inherited from the parent is still live */
 }
@@ -120,7 +110,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "fork-job: cannot load or init %s: %s\n", argv[1], dlerror());
         return 1;
     }
-    launches(p, ctx, 100);
+    h_launches(p, ctx, 100);
     ncclProfilerEventDescr_v5_t d = {.type = ncclProfileColl, .rank = 0};
     p->startEvent(ctx, &coll, &d);
     if (wait_for(go_path) != 0)
@@ -136,7 +126,7 @@ int main(int argc, char **argv)
         failed |= idle[i] < 0 || reap(idle[i]);
     if (calling)
         failed |= caller < 0 || reap(caller);
-    launches(p, ctx, 100);
+    h_launches(p, ctx, 100);
     p->stopEvent(coll);
     p->finalize(ctx);
     dlclose(dl);

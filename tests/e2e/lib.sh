@@ -134,6 +134,13 @@ wait_until() {
     return 1
 }
 metric_is() { [ "$(metric "$1" "$2")" = "$3" ]; }
+# reconnected SECS: within SECS, every node's agent connected to the collector again.
+reconnected() {
+    local n
+    for n in $(seq 0 $((nodes - 1))); do
+        wait_until "$1" metric_above $n ncclscope_agent_collector_connects_total 1 || die "node $n did not reconnect"
+    done
+}
 metric_above() { [ "$(metric "$1" "$2")" -gt "$3" ] 2>/dev/null; }
 # delivered N: node N's agent has nothing left in the spool or in the PXN queue.
 delivered() { metric_is "$1" ncclscope_agent_spool_entries 0 && metric_is "$1" ncclscope_agent_pxn_pending 0 &&
@@ -143,6 +150,11 @@ emulate() {
     NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
         --scenario "${scenario:-pxn}" --nodes "$nodes" --ranks-per-node 2 --summary "$dir/emu.json" "$@" >"$dir/emu.log" 2>&1 ||
         die "emulator failed"
+}
+kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
+    kill -KILL "${pids[$1]}"
+    wait "${pids[$1]}" 2>/dev/null || true
+    unset "pids[$1]"
 }
 stop() {  # stop NAME: SIGTERM, must exit 0
     kill -TERM "${pids[$1]}"

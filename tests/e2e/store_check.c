@@ -4,8 +4,10 @@
  * stored (the LMDB store read with the nsc_store reader), after the whole
  * pipeline emulator -> plugin -> agents -> collector:
  *   - per (communicator, rank): the stored events that are the rank's own, by
- *     type, equal the stop calls the emulator made (ProxyCtrl aside: it has no
- *     communicator and goes to the process's own blocks);
+ *     type, equal the events its plugin delivers (ProxyCtrl aside: it has no
+ *     communicator and goes to the process's own blocks): a process that ran to
+ *     its finalize every event it started, those never stopped flagged open
+ *     (exactly the summary's open_events), a killed one those it stopped;
  *   - every stored PXN (foreign) event is resolved and has its parent among
  *     the events of the same communicator and rank, started no later;
  *     together they equal the foreign stop calls the emulator made, by type;
@@ -27,6 +29,7 @@
 
 #include "check_util.h"
 #include "event.h"
+#include "order.h"
 #include "store.h"
 
 static int failures;
@@ -71,13 +74,8 @@ static int collect(void *arg, const nsc_block_key *key, const nsc_block *blk, co
 static int by_identity(const void *a, const void *b)
 {
     const nsc_event *x = a, *y = b;
-    if (x->type != y->type)
-        return x->type < y->type ? -1 : 1;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    return x->stop_ns < y->stop_ns ? -1 : x->stop_ns > y->stop_ns;
+    return NSC_ORDER(NSC_CMP(x->type, y->type), NSC_CMP(x->id, y->id), NSC_CMP(x->start_ns, y->start_ns),
+                     NSC_CMP(x->stop_ns, y->stop_ns));
 }
 
 static int has_parent(const evlist *l, const nsc_event *child)
@@ -90,10 +88,10 @@ static int has_parent(const evlist *l, const nsc_event *child)
 
 /* One (communicator, rank): own events by type, foreign events checked.
  * Adds the foreign events found, by type, to foreign[], and all found to stored[]. */
-static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, uint64_t foreign[NSC_T_COUNT],
-                       uint64_t stored[NSC_T_COUNT])
+static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *emu, const nsc_json *r,
+                       uint64_t foreign[NSC_T_COUNT], uint64_t stored[NSC_T_COUNT])
 {
-    uint64_t comm = 0, own[NSC_T_COUNT] = {0};
+    uint64_t comm = 0, own[NSC_T_COUNT] = {0}, open = 0;
     int64_t rank = 0;
     nsc_json_u64(nsc_json_get(r, "comm_id"), &comm);
     nsc_json_i64(nsc_json_get(r, "rank"), &rank);
@@ -109,6 +107,7 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, ui
         stored[e->type]++;
         if (!(e->flags & NSC_EVF_FOREIGN)) {
             own[e->type]++;
+            open += (e->flags & NSC_EVF_OPEN) != 0;
             continue;
         }
         foreign[e->type]++;
@@ -118,12 +117,16 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *r, ui
             fail("comm %" PRIx64 " rank %d: foreign %s %" PRIx64 " has no parent %" PRIx64 " in its rank", comm,
                  (int)rank, nsc_type_name(e->type), e->id, e->parent);
     }
-    const nsc_json *stops = nsc_json_get(nsc_json_get(r, "calls"), "stop");
+    const nsc_json *delivered = e2e_rank_delivered(emu, r);
     for (unsigned t = 0; t < NSC_T_COUNT; t++)
-        if (t != NSC_T_PROXY_CTRL && (lossy ? own[t] > e2e_count(stops, nsc_type_name(t))
-                                            : own[t] != e2e_count(stops, nsc_type_name(t))))
+        if (t != NSC_T_PROXY_CTRL && (lossy ? own[t] > e2e_count(delivered, nsc_type_name(t))
+                                            : own[t] != e2e_count(delivered, nsc_type_name(t))))
             fail("comm %" PRIx64 " rank %d: %s emitted %" PRIu64 ", stored %" PRIu64, comm, (int)rank,
-                 nsc_type_name(t), e2e_count(stops, nsc_type_name(t)), own[t]);
+                 nsc_type_name(t), e2e_count(delivered, nsc_type_name(t)), own[t]);
+    uint64_t want_open = e2e_rank_killed(emu, r) ? 0 : e2e_count(r, "open_events");
+    if (lossy ? open > want_open : open != want_open)
+        fail("comm %" PRIx64 " rank %d: %" PRIu64 " events never stopped, %" PRIu64 " stored flagged open", comm,
+             (int)rank, want_open, open);
     if (l.n > 1)  /* a rank whose events were all dropped has none (l.ev NULL) */
         qsort(l.ev, l.n, sizeof *l.ev, by_identity);
     for (size_t i = 1; i < l.n; i++)
@@ -159,7 +162,7 @@ static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
         if (!profiled)
             continue;
         ranks++;
-        check_rank(rd, job, r, foreign, stored);
+        check_rank(rd, job, emu, r, foreign, stored);
     }
     const nsc_json *fs = nsc_json_get(nsc_json_get(nsc_json_get(emu, "totals"), "foreign"), "stop");
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {

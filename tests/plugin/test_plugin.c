@@ -15,6 +15,7 @@
 typedef struct v5_run {
     const ncclProfiler_v5_t *p;
     void *ctx;
+    void *dl;
 } v5_run;
 
 static void *start5(v5_run *r, uint64_t type, void *parent, ncclProfilerEventDescr_v5_t *d)
@@ -89,13 +90,24 @@ static void *one_allreduce(v5_run *r, uint64_t seq)
     return coll;
 }
 
-static void open_v5(v5_run *r, void **dl)
+/* A receiver, and the plugin loaded at v5 as rank 1 of 2 of "world". */
+static void open_v5(v5_run *r)
 {
-    r->p = h_load(5, dl);
+    h_env();
+    h_recv_start();
+    r->p = h_load(5, &r->dl);
     cr_assert_not_null(r->p, "%s", dlerror());
     int mask = 0;
     cr_assert_eq(r->p->init(&r->ctx, COMM_ID, &mask, "world", 1, 2, 1, h_logger), ncclSuccess);
     cr_assert_eq(mask, 0xffff);
+}
+
+/* Finalize, unload the plugin and stop the receiver: what it got. */
+static nsc_recv *close_v5(v5_run *r, nsc_recv_totals *t)
+{
+    r->p->finalize(r->ctx);
+    dlclose(r->dl);
+    return h_recv_stop(t);
 }
 
 static int is_seq(const nsc_event *ev, void *arg)
@@ -105,17 +117,12 @@ static int is_seq(const nsc_event *ev, void *arg)
 
 Test(plugin, v5_counts_links_completion_strings)
 {
-    h_env();
-    h_recv_start();
-    void *dl;
     v5_run r;
-    open_v5(&r, &dl);
+    open_v5(&r);
     for (uint64_t s = 0; s < 3; s++)
         one_allreduce(&r, s);
-    r.p->finalize(r.ctx);
-    dlclose(dl);
     nsc_recv_totals t;
-    nsc_recv *rc = h_recv_stop(&t);
+    nsc_recv *rc = close_v5(&r, &t);
 
     cr_assert_eq(t.bad_batches, 0);
     cr_assert_eq(t.events[NSC_T_GROUP_API], 3);
@@ -168,11 +175,8 @@ Test(plugin, v5_counts_links_completion_strings)
  * stop interleave; no children: no completion. */
 Test(plugin, completion_inference)
 {
-    h_env();
-    h_recv_start();
-    void *dl;
     v5_run r;
-    open_v5(&r, &dl);
+    open_v5(&r);
     ncclProfilerEventDescr_v5_t d = {0};
     d.coll.seqNumber = 1;
     void *a = start5(&r, ncclProfileColl, NULL, &d);
@@ -189,10 +193,8 @@ Test(plugin, completion_inference)
     d.proxyOp.pid = getpid();
     void *late = start5(&r, ncclProfileProxyOp, a, &d); /* after a's completion */
     r.p->stopEvent(late);
-    r.p->finalize(r.ctx);
-    dlclose(dl);
     nsc_recv_totals t;
-    nsc_recv *rc = h_recv_stop(&t);
+    nsc_recv *rc = close_v5(&r, &t);
     uint64_t s1 = 1, s2 = 2;
     const nsc_event *ea = nsc_recv_find(rc, NSC_T_COLL, is_seq, &s1);
     const nsc_event *eb = nsc_recv_find(rc, NSC_T_COLL, is_seq, &s2);
@@ -210,11 +212,8 @@ Test(plugin, completion_inference)
 
 Test(plugin, stale_and_garbage_handles_are_counted_not_followed)
 {
-    h_env();
-    h_recv_start();
-    void *dl;
     v5_run r;
-    open_v5(&r, &dl);
+    open_v5(&r);
     ncclProfilerEventDescr_v5_t d = {0};
     void *h = start5(&r, ncclProfileKernelLaunch, NULL, &d);
     r.p->stopEvent(h);
@@ -223,10 +222,8 @@ Test(plugin, stale_and_garbage_handles_are_counted_not_followed)
     r.p->stopEvent((void *)(uintptr_t)0xdeadbeef00000000ull); /* out of range */
     r.p->stopEvent((void *)((uintptr_t)h ^ (1ull << 30))); /* wrong generation */
     r.p->stopEvent(NULL);                                 /* NCCL passes NULL on */
-    r.p->finalize(r.ctx);
-    dlclose(dl);
     nsc_recv_totals t;
-    nsc_recv *rc = h_recv_stop(&t);
+    nsc_recv *rc = close_v5(&r, &t);
     cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], 1);
     cr_assert_eq(t.counters.bad_handles, 4);
     nsc_recv_free(rc);
@@ -238,11 +235,8 @@ Test(plugin, stale_and_garbage_handles_are_counted_not_followed)
  * live handle of ours as parent but another pid: still foreign, not linked. */
 Test(plugin, pxn_foreign_pointers_are_kept_never_followed)
 {
-    h_env();
-    h_recv_start();
-    void *dl;
     v5_run r;
-    open_v5(&r, &dl);
+    open_v5(&r);
     char *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     cr_assert_neq(page, MAP_FAILED);
     void *fctx = page + 128, *fparent = page + 256;
@@ -269,10 +263,8 @@ Test(plugin, pxn_foreign_pointers_are_kept_never_followed)
     d.proxyOp.pid = origin;
     void *op2 = start5(&r, ncclProfileProxyOp, coll, &d); /* our ctx, their pid */
     r.p->stopEvent(op2);
-    r.p->finalize(r.ctx);
-    dlclose(dl);
     nsc_recv_totals t;
-    nsc_recv *rc = h_recv_stop(&t);
+    nsc_recv *rc = close_v5(&r, &t);
     cr_assert_eq(t.foreign[NSC_T_PROXY_OP], 2);
     cr_assert_eq(t.foreign[NSC_T_PROXY_STEP], 1);
     cr_assert_eq(t.states[NSC_S_PROXY_STEP_RECV_WAIT], 1);
@@ -310,11 +302,8 @@ static void *worker(void *p)
 
 Test(plugin, threads_record_concurrently_and_exactly)
 {
-    h_env();
-    h_recv_start();
-    void *dl;
     v5_run r;
-    open_v5(&r, &dl);
+    open_v5(&r);
     enum { THREADS = 4, ITERS = 2000 };
     pthread_t th[THREADS];
     worker_arg w = {&r, ITERS};
@@ -322,10 +311,8 @@ Test(plugin, threads_record_concurrently_and_exactly)
         pthread_create(&th[i], NULL, worker, &w);
     for (int i = 0; i < THREADS; i++)
         pthread_join(th[i], NULL);
-    r.p->finalize(r.ctx);
-    dlclose(dl);
     nsc_recv_totals t;
-    nsc_recv *rc = h_recv_stop(&t);
+    nsc_recv *rc = close_v5(&r, &t);
     /* A tight loop outruns any shipper: whatever was dropped is counted. */
     uint64_t n = THREADS * ITERS;
     const nsc_counters *c = &t.counters;

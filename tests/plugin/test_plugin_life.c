@@ -13,16 +13,52 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "launches.h"
 #include "mono.h"
 
-static void launches(const ncclProfiler_v5_t *p, void *ctx, int n)
+/* The plugin loaded at v5 with one communicator ("x", id 1) initialised. */
+static const ncclProfiler_v5_t *load_comm(void **dl, void **ctx)
 {
-    for (int i = 0; i < n; i++) {
-        ncclProfilerEventDescr_v5_t d = {.type = ncclProfileKernelLaunch};
-        void *h;
-        p->startEvent(ctx, &h, &d);
-        p->stopEvent(h);
+    const ncclProfiler_v5_t *p = h_load(5, dl);
+    cr_assert_not_null(p, "%s", dlerror());
+    int mask;
+    cr_assert_eq(p->init(ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    return p;
+}
+
+/* Finalize ctx, unload the plugin and stop the receiver: what it got. */
+static nsc_recv *finish(const ncclProfiler_v5_t *p, void *dl, void *ctx, nsc_recv_totals *t)
+{
+    p->finalize(ctx);
+    dlclose(dl);
+    return h_recv_stop(t);
+}
+
+/* A forked child that calls in: 20 launches on the communicator it inherited,
+ * 30 on one it initialises ("y", id 2); it exits 0 if that init succeeded. */
+static pid_t fork_calling_child(const ncclProfiler_v5_t *p, void *ctx)
+{
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        void *ctx2;
+        int mask;
+        h_launches(p, ctx, 20);
+        int ok = p->init(&ctx2, 2, &mask, "y", 1, 1, 0, h_logger) == ncclSuccess;
+        h_launches(p, ctx2, 30);
+        p->finalize(ctx2);
+        p->finalize(ctx);
+        _exit(ok ? 0 : 1);
     }
+    return child;
+}
+
+static void expect_exit(pid_t child, int code)
+{
+    int status;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == code, "child %d: status 0x%x",
+              (int)child, status);
 }
 
 static double now_s(void) { return (double)nsc_mono_ns() * 1e-9; }
@@ -33,11 +69,9 @@ Test(life, no_agent_never_blocks)
     h_env();
     setenv("NCCLSCOPE_BUFFER_MB", "1", 1);
     void *dl, *ctx;
-    const ncclProfiler_v5_t *p = h_load(5, &dl);
-    int mask;
-    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    const ncclProfiler_v5_t *p = load_comm(&dl, &ctx);
     double t0 = now_s();
-    launches(p, ctx, 200000);
+    h_launches(p, ctx, 200000);
     p->finalize(ctx);
     dlclose(dl);
     cr_assert_lt(now_s() - t0, 10.0, "the job must not wait for an absent agent");
@@ -67,10 +101,8 @@ Test(life, slow_agent_gets_the_flush_budget)
     cr_assert_eq(bind(raw, (struct sockaddr *)&a, sizeof a), 0);
     cr_assert_eq(listen(raw, 1), 0);
     void *dl, *ctx;
-    const ncclProfiler_v5_t *p = h_load(5, &dl);
-    int mask;
-    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
-    launches(p, ctx, 1000);
+    const ncclProfiler_v5_t *p = load_comm(&dl, &ctx);
+    h_launches(p, ctx, 1000);
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, agent_catches_up, &raw), 0);
     p->finalize(ctx);
@@ -90,19 +122,15 @@ Test(life, late_agent_gets_exact_drop_counts)
     setenv("NCCLSCOPE_BUFFER_MB", "1", 1);
     setenv("NCCLSCOPE_THREADS", "1", 1);
     void *dl, *ctx;
-    const ncclProfiler_v5_t *p = h_load(5, &dl);
-    int mask;
-    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    const ncclProfiler_v5_t *p = load_comm(&dl, &ctx);
     enum { N = 200000 };
-    launches(p, ctx, N);
+    h_launches(p, ctx, N);
     usleep(100000);
     h_recv_start();
     usleep(500000); /* reconnect, backlog drains */
-    launches(p, ctx, 1000);
-    p->finalize(ctx);
-    dlclose(dl);
+    h_launches(p, ctx, 1000);
     nsc_recv_totals t;
-    nsc_recv *rc = h_recv_stop(&t);
+    nsc_recv *rc = finish(p, dl, ctx, &t);
     uint64_t got = t.events[NSC_T_KERNEL_LAUNCH];
     uint64_t dropped = t.counters.dropped[NSC_T_KERNEL_LAUNCH];
     cr_assert_eq(t.counters.emitted[NSC_T_KERNEL_LAUNCH], N + 1000);
@@ -127,7 +155,7 @@ Test(life, hundred_dlopen_dlclose_cycles)
         for (int k = 0; k < COMMS; k++)
             cr_assert_eq(p->init(&ctx[k], 100 + k, &mask, "c", 1, 2, k, h_logger), ncclSuccess);
         for (int k = 0; k < COMMS; k++)
-            launches(p, ctx[k], EVENTS);
+            h_launches(p, ctx[k], EVENTS);
         for (int k = 0; k < COMMS; k++)
             p->finalize(ctx[k]);
         cr_assert_eq(dlclose(dl), 0);
@@ -148,18 +176,14 @@ Test(life, fork_after_dlclose)
     h_env();
     setenv("NCCLSCOPE_FLUSH_MS", "0", 1);
     void *dl, *ctx;
-    const ncclProfiler_v5_t *p = h_load(5, &dl);
-    int mask;
-    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
-    launches(p, ctx, 10);
+    const ncclProfiler_v5_t *p = load_comm(&dl, &ctx);
+    h_launches(p, ctx, 10);
     p->finalize(ctx);
     cr_assert_eq(dlclose(dl), 0);
     pid_t child = fork();
     if (child == 0)
         _exit(7);
-    int status;
-    cr_assert_eq(waitpid(child, &status, 0), child);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+    expect_exit(child, 7);
 }
 
 /* A child that calls in allocates (its ZeroMQ context, threads). Under ASan
@@ -168,37 +192,30 @@ Test(life, fork_after_dlclose)
  * tests fork while the parent's shipper has nothing to send: the receiver
  * has everything recorded so far, and the next heartbeat is a second away. */
 
+/* The parent of such a test: a receiver, the plugin with one communicator and
+ * 300 launches, all of them received. */
+static const ncclProfiler_v5_t *parent_before_fork(void **dl, void **ctx)
+{
+    h_env();
+    h_recv_start();
+    const ncclProfiler_v5_t *p = load_comm(dl, ctx);
+    h_launches(p, *ctx, 300);
+    cr_assert_eq(h_recv_wait_events(300), 0);
+    return p;
+}
+
 /* fork() in the middle of a run: the child starts a stream of its own (new
  * pid, its own counters, no inherited socket) and keeps profiling, also on the
  * communicator it inherited; the parent goes on undisturbed. */
 Test(life, fork_mid_run)
 {
-    h_env();
-    h_recv_start();
     void *dl, *ctx;
-    const ncclProfiler_v5_t *p = h_load(5, &dl);
-    int mask;
-    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
-    launches(p, ctx, 300);
-    cr_assert_eq(h_recv_wait_events(300), 0);
-    pid_t child = fork();
-    if (child == 0) {
-        void *ctx2;
-        launches(p, ctx, 20);
-        int ok = p->init(&ctx2, 2, &mask, "y", 1, 1, 0, h_logger) == ncclSuccess;
-        launches(p, ctx2, 30);
-        p->finalize(ctx2);
-        p->finalize(ctx);
-        _exit(ok ? 0 : 1);
-    }
-    launches(p, ctx, 100);
-    int status;
-    cr_assert_eq(waitpid(child, &status, 0), child);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    p->finalize(ctx);
-    dlclose(dl);
+    const ncclProfiler_v5_t *p = parent_before_fork(&dl, &ctx);
+    pid_t child = fork_calling_child(p, ctx);
+    h_launches(p, ctx, 100);
+    expect_exit(child, 0);
     nsc_recv_totals t;
-    nsc_recv *rc = h_recv_stop(&t);
+    nsc_recv *rc = finish(p, dl, ctx, &t);
     cr_assert_eq(t.streams, 2);
     cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], 300 + 100 + 20 + 30);
     /* counters restart in the child: the sum over both streams is exact */
@@ -229,10 +246,8 @@ Test(life, idle_fork_children_stay_inert)
     setenv("NCCLSCOPE_HEARTBEAT_MS", "20", 1);
     h_recv_start();
     void *dl, *ctx;
-    const ncclProfiler_v5_t *p = h_load(5, &dl);
-    int mask;
-    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
-    launches(p, ctx, 100);
+    const ncclProfiler_v5_t *p = load_comm(&dl, &ctx);
+    h_launches(p, ctx, 100);
     enum { CHILDREN = 3 };
     pid_t kids[CHILDREN];
     for (int i = 0; i < CHILDREN; i++) {
@@ -243,17 +258,15 @@ Test(life, idle_fork_children_stay_inert)
             _exit(thread_count() == 1 ? 0 : 10 + thread_count());
         }
     }
-    launches(p, ctx, 50);
+    h_launches(p, ctx, 50);
     for (int i = 0; i < CHILDREN; i++) {
         int status;
         cr_assert_eq(waitpid(kids[i], &status, 0), kids[i]);
         cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                   "child %d: exit %d (10 + its thread count)", i, WEXITSTATUS(status));
     }
-    p->finalize(ctx);
-    dlclose(dl);
     nsc_recv_totals t;
-    nsc_recv *rc = h_recv_stop(&t);
+    nsc_recv *rc = finish(p, dl, ctx, &t);
     cr_assert_eq(t.streams, 1, "%llu streams: idle children were shipping",
                  (unsigned long long)t.streams);
     cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], 150);
@@ -266,38 +279,19 @@ Test(life, idle_fork_children_stay_inert)
  * child finalizes the inherited communicator. */
 Test(life, fork_child_ships_only_its_own)
 {
-    h_env();
-    h_recv_start();
     void *dl, *ctx;
-    const ncclProfiler_v5_t *p = h_load(5, &dl);
-    int mask;
-    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
-    launches(p, ctx, 300);
-    cr_assert_eq(h_recv_wait_events(300), 0);
+    const ncclProfiler_v5_t *p = parent_before_fork(&dl, &ctx);
     ncclProfilerEventDescr_v5_t d = {.type = ncclProfileColl, .rank = 0};
     void *open_coll;
     p->startEvent(ctx, &open_coll, &d);
     cr_assert_not_null(open_coll);
-    launches(p, ctx, 200);
-    pid_t child = fork();
-    if (child == 0) {
-        void *ctx2;
-        launches(p, ctx, 20);
-        int ok = p->init(&ctx2, 2, &mask, "y", 1, 1, 0, h_logger) == ncclSuccess;
-        launches(p, ctx2, 30);
-        p->finalize(ctx2);
-        p->finalize(ctx);
-        _exit(ok ? 0 : 1);
-    }
-    int status;
-    cr_assert_eq(waitpid(child, &status, 0), child);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    launches(p, ctx, 100);
+    h_launches(p, ctx, 200);
+    pid_t child = fork_calling_child(p, ctx);
+    expect_exit(child, 0);
+    h_launches(p, ctx, 100);
     p->stopEvent(open_coll);
-    p->finalize(ctx);
-    dlclose(dl);
     nsc_recv_totals t;
-    nsc_recv *rc = h_recv_stop(&t);
+    nsc_recv *rc = finish(p, dl, ctx, &t);
     enum { PARENT = 300 + 200 + 100, CHILD = 20 + 30 };
     cr_assert_eq(t.streams, 2);
     cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], PARENT + CHILD, "%llu KernelLaunch",

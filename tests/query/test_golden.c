@@ -125,10 +125,9 @@ Test(golden, timeline)
     nsc_ctx_def ctx = nsc_test_ctx(0, COMM, 0, 1);
     nsc_store_batch sb = {&b.hdr.proc, &ctx, 1, strs, sizeof ids / sizeof *ids, b.events, b.nevents,
                           b.states, b.nstates, b.completions, b.ncompletions};
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st;
-    cr_assert(dir);
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
     cr_assert_eq(nsc_store_begin(st, 1), 0);
     cr_assert_eq(nsc_store_put(st, &sb), 0);
     cr_assert_eq(nsc_store_commit(st), 0);

@@ -15,6 +15,7 @@
 
 #include "json.h"
 #include "qfixture.h"
+#include "qjson.h"
 #include "sim.h"
 #include "storeutil.h"
 
@@ -78,13 +79,6 @@ static char *timeline(nsc_store *st, const char *qs)
     return r.text;
 }
 
-static uint64_t num(const nsc_json *o, const char *key)
-{
-    uint64_t v;
-    cr_assert_eq(nsc_json_u64(nsc_json_get(o, key), &v), 0, "no %s", key);
-    return v;
-}
-
 /* |gpu_start_ns - truth| of every event outside the probe interval after the
  * step (where the model itself cannot know the offset); their p99 and how
  * many the event's gpu_err_ns covers. */
@@ -98,10 +92,10 @@ static void gpu_errors(const run *x, const char *out, double *p99, double *cover
         cr_assert_eq(nsc_json_parse(line, (size_t)(nl - line), NULL, &d, &e), 0, "%s", e.msg);
         const nsc_json *o = nsc_json_root(&d);
         if (strcmp(nsc_json_str(nsc_json_get(o, "kind")), "event") == 0) {
-            double t = x->t[num(o, "id") - 1];
+            double t = x->t[qj_u64(o, "id") - 1];
             if (t < STEP_AT_S * 1e9 || t > STEP_AT_S * 1e9 + 100e6) {
-                err[n] = fabs((double)(int64_t)(num(o, "gpu_start_ns") - nsc_sim_ref_time(&x->h, t)));
-                within += err[n++] <= (double)num(o, "gpu_err_ns");
+                err[n] = fabs((double)(int64_t)(qj_u64(o, "gpu_start_ns") - nsc_sim_ref_time(&x->h, t)));
+                within += err[n++] <= (double)qj_u64(o, "gpu_err_ns");
             }
         }
         nsc_json_free(&d);
@@ -116,10 +110,9 @@ static void with_store(int64_t step_ns, void (*check)(nsc_store *, const run *))
     static run x;
     x.h = (nsc_sim_host){2000000000000ull, 1000000000000ull, 80e-6, step_ns, STEP_AT_S * 1e9};
     x.gpu = (nsc_sim_gpu){1700000000000000000ull, -40e-6};
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st;
-    cr_assert(dir);
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
     cr_assert_eq(nsc_store_begin(st, 1), 0);
     put_events(st, &x, 7);
     put_model(st, &x, 8);

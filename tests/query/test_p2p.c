@@ -10,6 +10,7 @@
 
 #include "json.h"
 #include "qfixture.h"
+#include "qjson.h"
 #include "query.h"
 #include "storeutil.h"
 
@@ -69,20 +70,13 @@ static void fill(nsc_store *st)
     cr_assert_eq(nsc_store_commit(st), 0);
 }
 
-static int64_t num(const nsc_json *o, const char *key)
-{
-    int64_t v;
-    cr_assert_eq(nsc_json_i64(nsc_json_get(o, key), &v), 0, "no %s", key);
-    return v;
-}
-
 /* The pair object of direction from -> to. */
 static const nsc_json *pair(const nsc_json *root, int from, int to)
 {
     const nsc_json *pairs = nsc_json_get(root, "pairs");
     for (uint32_t i = 0; i < pairs->count; i++) {
         const nsc_json *p = nsc_json_at(pairs, i);
-        if (num(p, "from") == from && num(p, "to") == to)
+        if (qj_i64(p, "from") == from && qj_i64(p, "to") == to)
             return p;
     }
     cr_assert_fail("no pair %d -> %d", from, to);
@@ -91,10 +85,9 @@ static const nsc_json *pair(const nsc_json *root, int from, int to)
 
 Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
 {
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st;
-    cr_assert(dir);
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
     fill(st);
     qf_result res = qf_run(st, "p2p", "comm=0x55");
     cr_assert_eq(res.rc, 0, "%s", res.err);
@@ -102,42 +95,42 @@ Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
     nsc_json_error e;
     cr_assert_eq(nsc_json_parse(res.text, res.len, NULL, &d, &e), 0, "%s: %s", e.msg, res.text);
     const nsc_json *o = nsc_json_root(&d);
-    cr_assert_eq(num(o, "sends"), 6);
-    cr_assert_eq(num(o, "recvs"), 6);
-    cr_assert_eq(num(o, "matched"), 5);
-    cr_assert_eq(num(o, "unmatched_sends"), 1);
-    cr_assert_eq(num(o, "unmatched_recvs"), 1);
-    cr_assert_eq(num(o, "size_mismatches"), 1);
+    cr_assert_eq(qj_i64(o, "sends"), 6);
+    cr_assert_eq(qj_i64(o, "recvs"), 6);
+    cr_assert_eq(qj_i64(o, "matched"), 5);
+    cr_assert_eq(qj_i64(o, "unmatched_sends"), 1);
+    cr_assert_eq(qj_i64(o, "unmatched_recvs"), 1);
+    cr_assert_eq(qj_i64(o, "size_mismatches"), 1);
     cr_assert_eq(nsc_json_get(o, "pairs")->count, 3);
 
     const nsc_json *p = pair(o, 0, 1);
-    cr_assert_eq(num(p, "matched"), 3);
-    cr_assert_eq(num(p, "unmatched_recvs"), 1);
-    cr_assert_eq(num(p, "unmatched_sends"), 0);
-    cr_assert_eq(num(p, "wait_ns_mean"), 300);
-    cr_assert_eq(num(p, "wait_ns_max"), 300);
-    cr_assert_eq(num(p, "bytes"), 3 * 1024);
+    cr_assert_eq(qj_i64(p, "matched"), 3);
+    cr_assert_eq(qj_i64(p, "unmatched_recvs"), 1);
+    cr_assert_eq(qj_i64(p, "unmatched_sends"), 0);
+    cr_assert_eq(qj_i64(p, "wait_ns_mean"), 300);
+    cr_assert_eq(qj_i64(p, "wait_ns_max"), 300);
+    cr_assert_eq(qj_i64(p, "bytes"), 3 * 1024);
     p = pair(o, 1, 2);
-    cr_assert_eq(num(p, "matched"), 2);
-    cr_assert_eq(num(p, "size_mismatches"), 1);
-    cr_assert_eq(num(p, "wait_ns_mean"), -100, "a Recv posted before its Send waits a negative time");
+    cr_assert_eq(qj_i64(p, "matched"), 2);
+    cr_assert_eq(qj_i64(p, "size_mismatches"), 1);
+    cr_assert_eq(qj_i64(p, "wait_ns_mean"), -100, "a Recv posted before its Send waits a negative time");
     p = pair(o, 2, 0);
-    cr_assert_eq(num(p, "matched"), 0);
-    cr_assert_eq(num(p, "unmatched_sends"), 1);
+    cr_assert_eq(qj_i64(p, "matched"), 0);
+    cr_assert_eq(qj_i64(p, "unmatched_sends"), 1);
     cr_assert_eq(nsc_json_get(p, "wait_ns_mean")->kind, NSC_JSON_NULL);
 
     const nsc_json *un = nsc_json_get(o, "unmatched");
     cr_assert_eq(un->count, 2);
     const nsc_json *recv = nsc_json_at(un, 0), *send = nsc_json_at(un, 1);
     cr_assert_str_eq(nsc_json_str(nsc_json_get(recv, "func")), "Recv");
-    cr_assert_eq(num(recv, "rank"), 1);
-    cr_assert_eq(num(recv, "peer"), 0);
-    cr_assert_eq(num(recv, "nth"), 3);
-    cr_assert_eq(num(recv, "start_ns"), (int64_t)(T0 + 3300), "the last Recv in time is the one left over");
+    cr_assert_eq(qj_i64(recv, "rank"), 1);
+    cr_assert_eq(qj_i64(recv, "peer"), 0);
+    cr_assert_eq(qj_i64(recv, "nth"), 3);
+    cr_assert_eq(qj_i64(recv, "start_ns"), (int64_t)(T0 + 3300), "the last Recv in time is the one left over");
     cr_assert_str_eq(nsc_json_str(nsc_json_get(send, "func")), "Send");
-    cr_assert_eq(num(send, "rank"), 2);
-    cr_assert_eq(num(send, "peer"), 0);
-    cr_assert_eq(num(send, "bytes"), 256);
+    cr_assert_eq(qj_i64(send, "rank"), 2);
+    cr_assert_eq(qj_i64(send, "peer"), 0);
+    cr_assert_eq(qj_i64(send, "bytes"), 256);
     nsc_json_free(&d);
     qf_result_free(&res);
     nsc_store_close(st);

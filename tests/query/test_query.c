@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "qfixture.h"
+#include "qjson.h"
 #include "query.h"
 #include "storeutil.h"
 
@@ -54,18 +55,10 @@ static size_t lines(const char *text, nsc_json_doc *out, size_t max)
     return n;
 }
 
-static uint64_t u64(const nsc_json *o, const char *key)
+static void free_lines(nsc_json_doc *d, size_t n)
 {
-    uint64_t v;
-    cr_assert_eq(nsc_json_u64(nsc_json_get(o, key), &v), 0, "no %s", key);
-    return v;
-}
-
-static const char *str(const nsc_json *o, const char *key)
-{
-    const char *s = nsc_json_str(nsc_json_get(o, key));
-    cr_assert(s, "no string %s", key);
-    return s;
+    for (size_t i = 0; i < n; i++)
+        nsc_json_free(&d[i]);
 }
 
 #define MAXL 512
@@ -78,21 +71,21 @@ Test(query, collectives_matched_with_skew_last_rank_and_bandwidth)
     size_t n = lines(r.text, d, MAXL);
     cr_assert_eq(n, 2 + QF_COLLS);
     const nsc_json *h = nsc_json_root(&d[0]);
-    cr_assert_str_eq(str(h, "kind"), "header");
-    cr_assert_str_eq(str(h, "job"), "jobA"); /* the most recent job */
+    cr_assert_str_eq(qj_str(h, "kind"), "header");
+    cr_assert_str_eq(qj_str(h, "job"), "jobA"); /* the most recent job */
     for (uint64_t seq = 0; seq < QF_COLLS; seq++) {
         const nsc_json *c = nsc_json_root(&d[1 + seq]);
-        cr_assert_str_eq(str(c, "func"), "AllReduce");
-        cr_assert_eq(u64(c, "seq"), seq);
-        cr_assert_eq(u64(c, "ranks_seen"), QF_RANKS);
-        cr_assert_eq(u64(c, "last_rank"), QF_LATE_RANK);
+        cr_assert_str_eq(qj_str(c, "func"), "AllReduce");
+        cr_assert_eq(qj_u64(c, "seq"), seq);
+        cr_assert_eq(qj_u64(c, "ranks_seen"), QF_RANKS);
+        cr_assert_eq(qj_u64(c, "last_rank"), QF_LATE_RANK);
         /* aligned across hosts: rank 2 is on h1 whose clock is off by 1 s */
-        cr_assert_eq(u64(c, "skew_ns"), QF_SKEW + QF_LATE_RANK * 10);
-        cr_assert_eq(u64(c, "start_ns"), qf_enqueue(0, seq));
+        cr_assert_eq(qj_u64(c, "skew_ns"), QF_SKEW + QF_LATE_RANK * 10);
+        cr_assert_eq(qj_u64(c, "start_ns"), qf_enqueue(0, seq));
         /* every rank's own kernel time (KernelCh 3 us to 50 us after its enqueue) */
-        cr_assert_eq(u64(c, "duration_ns"), QF_KERNEL);
-        cr_assert_str_eq(str(c, "arrival"), "gpu");
-        cr_assert_eq(u64(c, "bytes"), 4096);
+        cr_assert_eq(qj_u64(c, "duration_ns"), QF_KERNEL);
+        cr_assert_str_eq(qj_str(c, "arrival"), "gpu");
+        cr_assert_eq(qj_u64(c, "bytes"), 4096);
         double algbw, busbw;
         cr_assert_eq(nsc_json_double(nsc_json_get(c, "algbw_gbps"), &algbw), 0);
         cr_assert_eq(nsc_json_double(nsc_json_get(c, "busbw_gbps"), &busbw), 0);
@@ -101,14 +94,14 @@ Test(query, collectives_matched_with_skew_last_rank_and_bandwidth)
         const nsc_json *ranks = nsc_json_get(c, "ranks");
         for (int k = 0; k < QF_RANKS; k++) {
             const nsc_json *rk = nsc_json_at(ranks, (uint32_t)k);
-            cr_assert_eq(u64(rk, "enqueue_ns"), qf_enqueue(k, seq));
-            cr_assert_eq(u64(rk, "complete_ns"), qf_enqueue(0, seq) + QF_DONE, "rank %d", k);
-            cr_assert_eq(u64(rk, "kernel_start_ns"),
+            cr_assert_eq(qj_u64(rk, "enqueue_ns"), qf_enqueue(k, seq));
+            cr_assert_eq(qj_u64(rk, "complete_ns"), qf_enqueue(0, seq) + QF_DONE, "rank %d", k);
+            cr_assert_eq(qj_u64(rk, "kernel_start_ns"),
                          qf_enqueue(k, seq) + 3000);
             /* arrival on the GPU side; each waits for the late rank's arrival */
-            cr_assert_eq(u64(rk, "arrival_ns"), qf_enqueue(k, seq) + 3000);
-            cr_assert_eq(u64(rk, "wait_ns"), qf_enqueue(QF_LATE_RANK, seq) - qf_enqueue(k, seq));
-            cr_assert_eq(u64(rk, "duration_ns"), QF_KERNEL);
+            cr_assert_eq(qj_u64(rk, "arrival_ns"), qf_enqueue(k, seq) + 3000);
+            cr_assert_eq(qj_u64(rk, "wait_ns"), qf_enqueue(QF_LATE_RANK, seq) - qf_enqueue(k, seq));
+            cr_assert_eq(qj_u64(rk, "duration_ns"), QF_KERNEL);
         }
         const nsc_json *mm = nsc_json_get(c, "mismatch");
         if (seq == 3)
@@ -117,10 +110,9 @@ Test(query, collectives_matched_with_skew_last_rank_and_bandwidth)
             cr_assert_eq(mm->kind, NSC_JSON_NULL);
     }
     const nsc_json *e = nsc_json_root(&d[n - 1]);
-    cr_assert_eq(u64(e, "collectives"), QF_COLLS);
+    cr_assert_eq(qj_u64(e, "collectives"), QF_COLLS);
     cr_assert_eq(nsc_json_get(e, "next_cursor")->kind, NSC_JSON_NULL);
-    for (size_t i = 0; i < n; i++)
-        nsc_json_free(&d[i]);
+    free_lines(d, n);
     qf_result_free(&r);
 }
 
@@ -131,19 +123,18 @@ Test(query, collectives_filters_and_pages)
     nsc_json_doc d[8];
     size_t n = lines(r.text, d, 8);
     cr_assert_eq(n, 3);
-    cr_assert_eq(u64(nsc_json_root(&d[1]), "seq"), 1);
+    cr_assert_eq(qj_u64(nsc_json_root(&d[1]), "seq"), 1);
     char qs[256];
     snprintf(qs, sizeof qs, "comm=world&seq=1-2&limit=1&cursor=%s",
-             str(nsc_json_root(&d[2]), "next_cursor"));
+             qj_str(nsc_json_root(&d[2]), "next_cursor"));
     qf_result r2 = qf_run(st, "collectives", qs);
     cr_assert_eq(r2.rc, 0, "%s", r2.err);
     nsc_json_doc d2[8];
     size_t n2 = lines(r2.text, d2, 8);
     cr_assert_eq(n2, 3);
-    cr_assert_eq(u64(nsc_json_root(&d2[1]), "seq"), 2);
+    cr_assert_eq(qj_u64(nsc_json_root(&d2[1]), "seq"), 2);
     cr_assert_eq(nsc_json_get(nsc_json_root(&d2[2]), "next_cursor")->kind, NSC_JSON_NULL);
-    for (size_t i = 0; i < n; i++)
-        nsc_json_free(&d[i]);
+    free_lines(d, n);
     for (size_t i = 0; i < n2; i++)
         nsc_json_free(&d2[i]);
     qf_result_free(&r);
@@ -159,22 +150,22 @@ Test(query, timeline_is_aligned_ordered_and_pages_without_loss)
     size_t total = QF_RANKS * QF_COLLS * QF_EVENTS_PER_COLL;
     cr_assert_eq(n, total + 2);
     const nsc_json *h = nsc_json_root(&d[0]);
-    cr_assert_str_eq(str(nsc_json_at(nsc_json_get(h, "ranks"), 0), "clock"), "identity");
-    cr_assert_str_eq(str(nsc_json_at(nsc_json_get(h, "ranks"), 2), "clock"), "model");
+    cr_assert_str_eq(qj_str(nsc_json_at(nsc_json_get(h, "ranks"), 0), "clock"), "identity");
+    cr_assert_str_eq(qj_str(nsc_json_at(nsc_json_get(h, "ranks"), 2), "clock"), "model");
     uint64_t prev = 0;
     for (size_t i = 1; i <= total; i++) {
         const nsc_json *e = nsc_json_root(&d[i]);
-        uint64_t t = u64(e, "start_ns");
+        uint64_t t = qj_u64(e, "start_ns");
         cr_assert_geq(t, prev, "line %zu out of order", i);
         prev = t;
-        if (strcmp(str(e, "type"), "Coll") == 0) {
-            uint64_t rank = u64(e, "rank"), seq = u64(e, "seq");
+        if (strcmp(qj_str(e, "type"), "Coll") == 0) {
+            uint64_t rank = qj_u64(e, "rank"), seq = qj_u64(e, "seq");
             cr_assert_eq(t, qf_enqueue((int)rank, seq));
-            cr_assert_str_eq(str(e, "datatype"),
+            cr_assert_str_eq(qj_str(e, "datatype"),
                              seq == 3 && rank == 3 ? "ncclFloat16" : "ncclFloat32");
         }
     }
-    cr_assert_eq(u64(nsc_json_root(&d[n - 1]), "events"), total);
+    cr_assert_eq(qj_u64(nsc_json_root(&d[n - 1]), "events"), total);
     /* pages of 7 give the same events in the same order */
     char qs[128] = "comm=world&limit=7";
     size_t seen = 0;
@@ -185,8 +176,8 @@ Test(query, timeline_is_aligned_ordered_and_pages_without_loss)
         size_t pn = lines(p.text, pd, 16);
         for (size_t i = 1; i + 1 < pn; i++, seen++) {
             const nsc_json *a = nsc_json_root(&pd[i]), *b = nsc_json_root(&d[1 + seen]);
-            cr_assert_eq(u64(a, "id"), u64(b, "id"));
-            cr_assert_eq(u64(a, "rank"), u64(b, "rank"));
+            cr_assert_eq(qj_u64(a, "id"), qj_u64(b, "id"));
+            cr_assert_eq(qj_u64(a, "rank"), qj_u64(b, "rank"));
         }
         const nsc_json *cur = nsc_json_get(nsc_json_root(&pd[pn - 1]), "next_cursor");
         int more = cur->kind == NSC_JSON_STRING;
@@ -199,8 +190,7 @@ Test(query, timeline_is_aligned_ordered_and_pages_without_loss)
             break;
     }
     cr_assert_eq(seen, total);
-    for (size_t i = 0; i < n; i++)
-        nsc_json_free(&d[i]);
+    free_lines(d, n);
     qf_result_free(&r);
 }
 
@@ -224,14 +214,14 @@ Test(query, timeline_compact_carries_the_json_values)
     size_t nj = lines(rj.text, dj, MAXL), nc = lines(rc.text, dc, MAXL);
     cr_assert_eq(nj, nc);
     const nsc_json *h = nsc_json_root(&dc[0]);
-    cr_assert_str_eq(str(h, "format"), "compact");
+    cr_assert_str_eq(qj_str(h, "format"), "compact");
     const nsc_json *cols = nsc_json_get(h, "columns"), *types = nsc_json_get(h, "types");
     for (size_t i = 1; i + 1 < nc; i++) {
         const nsc_json *a = nsc_json_root(&dc[i]), *e = nsc_json_root(&dj[i]);
         cr_assert_eq(a->kind, NSC_JSON_ARRAY, "line %zu", i);
         char type[8];
         snprintf(type, sizeof type, "%s", nsc_json_at(a, 0)->text);
-        cr_assert_str_eq(nsc_json_str(nsc_json_at(types, (uint32_t)atoi(type))), str(e, "type"));
+        cr_assert_str_eq(nsc_json_str(nsc_json_at(types, (uint32_t)atoi(type))), qj_str(e, "type"));
         const nsc_json *names = nsc_json_get(cols, type);
         cr_assert_eq(names->count, a->count, "line %zu", i);
         for (uint32_t k = 1; k < a->count; k++) {
@@ -266,10 +256,9 @@ Test(query, timeline_window_rank_and_type_filters)
     nsc_json_doc d[8];
     size_t n = lines(r.text, d, 8);
     cr_assert_eq(n, 4, "%s", r.text);
-    cr_assert_eq(u64(nsc_json_root(&d[1]), "rank"), 3); /* rank 2 arrives last */
-    cr_assert_eq(u64(nsc_json_root(&d[2]), "rank"), 2);
-    for (size_t i = 0; i < n; i++)
-        nsc_json_free(&d[i]);
+    cr_assert_eq(qj_u64(nsc_json_root(&d[1]), "rank"), 3); /* rank 2 arrives last */
+    cr_assert_eq(qj_u64(nsc_json_root(&d[2]), "rank"), 2);
+    free_lines(d, n);
     qf_result_free(&r);
 }
 
@@ -295,8 +284,8 @@ Test(query, topology_rings_from_send_peers)
     }
     const nsc_json *nodes = nsc_json_get(root, "nodes");
     cr_assert_eq(nodes->count, 2);
-    cr_assert_str_eq(str(nsc_json_at(nodes, 1), "host"), "h1");
-    cr_assert_eq(u64(nsc_json_at(nsc_json_get(root, "ranks"), 3), "pid"), 103);
+    cr_assert_str_eq(qj_str(nsc_json_at(nodes, 1), "host"), "h1");
+    cr_assert_eq(qj_u64(nsc_json_at(nsc_json_get(root, "ranks"), 3), "pid"), 103);
     nsc_json_free(&d);
     qf_result_free(&r);
 }
@@ -309,13 +298,13 @@ Test(query, comms_and_split_children)
     const nsc_json *comms = nsc_json_get(nsc_json_root(&d), "comms");
     cr_assert_eq(comms->count, 2);
     const nsc_json *world = nsc_json_at(comms, 0), *sub = nsc_json_at(comms, 1);
-    cr_assert_str_eq(str(world, "comm"), "0xabc123");
-    cr_assert_eq(u64(world, "nnodes"), 2);
-    cr_assert_eq(u64(world, "ranks_seen"), 4);
+    cr_assert_str_eq(qj_str(world, "comm"), "0xabc123");
+    cr_assert_eq(qj_u64(world, "nnodes"), 2);
+    cr_assert_eq(qj_u64(world, "ranks_seen"), 4);
     cr_assert_eq(nsc_json_get(world, "split_of")->count, 0);
-    cr_assert_str_eq(str(sub, "comm"), "0xfedcba9876543210", "an id of 16 hex digits");
+    cr_assert_str_eq(qj_str(sub, "comm"), "0xfedcba9876543210", "an id of 16 hex digits");
     cr_assert_str_eq(nsc_json_str(nsc_json_at(nsc_json_get(sub, "split_of"), 0)), "0xabc123");
-    cr_assert_eq(u64(sub, "nnodes"), 1);
+    cr_assert_eq(qj_u64(sub, "nnodes"), 1);
     nsc_json_free(&d);
     qf_result_free(&r);
     r = qf_run(st, "comms", "job=old");
@@ -331,12 +320,12 @@ Test(query, stats_buckets_and_stragglers)
     nsc_json_doc d = parse(r.text, r.len);
     const nsc_json *root = nsc_json_root(&d);
     const nsc_json *b = nsc_json_at(nsc_json_get(root, "buckets"), 0);
-    cr_assert_eq(u64(b, "count"), QF_COLLS);
-    cr_assert_eq(u64(b, "bytes_min"), 4096);
-    cr_assert_eq(u64(b, "latency_p99_ns"), QF_KERNEL);
+    cr_assert_eq(qj_u64(b, "count"), QF_COLLS);
+    cr_assert_eq(qj_u64(b, "bytes_min"), 4096);
+    cr_assert_eq(qj_u64(b, "latency_p99_ns"), QF_KERNEL);
     const nsc_json *s = nsc_json_at(nsc_json_get(root, "stragglers"), 0);
-    cr_assert_eq(u64(s, "rank"), QF_LATE_RANK);
-    cr_assert_eq(u64(s, "last_arrivals"), QF_COLLS);
+    cr_assert_eq(qj_u64(s, "rank"), QF_LATE_RANK);
+    cr_assert_eq(qj_u64(s, "last_arrivals"), QF_COLLS);
     cr_assert_eq(nsc_json_get(root, "stragglers")->count, 1);
     nsc_json_free(&d);
     qf_result_free(&r);

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "json.h"
+#include "qjson.h"
+#include "order.h"
 #include "query.h"
 #include "storeutil.h"
 
@@ -72,11 +74,7 @@ static void fill(nsc_store *st)
 static int by_key(const void *x, const void *y)
 {
     const expect *a = x, *b = y;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
+    return NSC_ORDER(NSC_CMP(a->start, b->start), NSC_CMP(a->rank, b->rank), NSC_CMP(a->id, b->id));
 }
 
 static int grow(void *arg, const void *data, size_t len)
@@ -91,19 +89,11 @@ static int grow(void *arg, const void *data, size_t len)
     return 0;
 }
 
-static uint64_t num(const nsc_json *o, const char *key)
-{
-    uint64_t v;
-    cr_assert_eq(nsc_json_u64(nsc_json_get(o, key), &v), 0, "no %s", key);
-    return v;
-}
-
 Test(timeline_order, merged_by_start_rank_id_with_states_and_completions)
 {
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st;
-    cr_assert(dir);
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
     fill(st);
     qsort(want, RANKS * PER_RANK, sizeof *want, by_key);
     nsc_query *q;
@@ -120,23 +110,23 @@ Test(timeline_order, merged_by_start_rank_id_with_states_and_completions)
         cr_assert_eq(nsc_json_parse(line, (size_t)(nl - line), NULL, &d, &e), 0, "%s", e.msg);
         const nsc_json *o = nsc_json_root(&d);
         if (strcmp(nsc_json_str(nsc_json_get(o, "kind")), "end") == 0) {
-            cr_assert_eq(num(o, "events"), RANKS * PER_RANK);
+            cr_assert_eq(qj_u64(o, "events"), RANKS * PER_RANK);
         } else {
             cr_assert_lt(n, RANKS * PER_RANK);
             const expect *x = &want[n++];
-            cr_assert_eq(num(o, "start_ns"), x->start, "line %zu", n);
-            cr_assert_eq(num(o, "rank"), (uint64_t)x->rank, "line %zu", n);
-            cr_assert_eq(num(o, "id"), x->id, "line %zu", n);
+            cr_assert_eq(qj_u64(o, "start_ns"), x->start, "line %zu", n);
+            cr_assert_eq(qj_u64(o, "rank"), (uint64_t)x->rank, "line %zu", n);
+            cr_assert_eq(qj_u64(o, "id"), x->id, "line %zu", n);
             const nsc_json *sts = nsc_json_get(o, "states");
             cr_assert_eq(sts->count, x->nstates, "line %zu: states", n);
             for (uint32_t s = 0; s < sts->count; s++)
-                cr_assert_eq(num(nsc_json_at(sts, s), "ts_ns"), x->start + 10 + s);
+                cr_assert_eq(qj_u64(nsc_json_at(sts, s), "ts_ns"), x->start + 10 + s);
             const nsc_json *c = nsc_json_get(o, "complete_ns");
             if (c) { /* Coll: the completion of every other one */
                 int has = (x->id - 10) / 2 % 8 == 0;
                 cr_assert_eq(c->kind == NSC_JSON_NUMBER, has, "line %zu", n);
                 if (has)
-                    cr_assert_eq(num(o, "complete_ns"), x->start + 777);
+                    cr_assert_eq(qj_u64(o, "complete_ns"), x->start + 777);
             }
         }
         nsc_json_free(&d);

@@ -12,6 +12,7 @@
 #include "diag.h"
 #include "json.h"
 #include "qfixture.h"
+#include "qjson.h"
 #include "storeutil.h"
 
 static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
@@ -19,13 +20,6 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
 {
     int code;
     return nsc_diag_query_get(arg, endpoint, qs, fn, fn_arg, err, errcap, &code);
-}
-
-static int64_t num(const nsc_json *o, const char *key)
-{
-    int64_t v;
-    cr_assert_eq(nsc_json_i64(nsc_json_get(o, key), &v), 0, "no %s", key);
-    return v;
 }
 
 Test(topo_edges, transport_by_host_and_unknown_health_without_steps)
@@ -61,10 +55,10 @@ Test(topo_edges, transport_by_host_and_unknown_health_without_steps)
     cr_assert_eq(edges->count, 8);
     for (uint32_t i = 0; i < edges->count; i++) {
         const nsc_json *x = nsc_json_at(edges, i);
-        int64_t from = num(x, "from"), to = num(x, "to");
+        int64_t from = qj_i64(x, "from"), to = qj_i64(x, "to");
         int same_host = (from < 2) == (to < 2);
-        cr_assert_eq(num(x, "channel"), i / 4);
-        cr_assert_eq(to, num(x, "channel") == 0 ? (from + 1) % 4 : (from + 3) % 4);
+        cr_assert_eq(qj_i64(x, "channel"), i / 4);
+        cr_assert_eq(to, qj_i64(x, "channel") == 0 ? (from + 1) % 4 : (from + 3) % 4);
         cr_assert_str_eq(nsc_json_str(nsc_json_get(x, "transport")), same_host ? "intra" : "NET", "%ld->%ld",
                          (long)from, (long)to);
         cr_assert_str_eq(nsc_json_str(nsc_json_get(x, "health")), "unknown");

@@ -1,0 +1,32 @@
+/* order.h: the three-way comparison of sort comparators, in one place.
+ *
+ * NSC_CMP(a, b) is -1, 0 or 1 as a is below, equal to or above b, for any
+ * arithmetic type. NSC_ORDER(k1, k2, ...) takes NSC_CMP results, most
+ * significant first, and is the first that is not 0: the order by k1, ties
+ * broken by k2, and so on. nsc_cmp_double orders doubles for qsort. */
+#ifndef NSC_ORDER_H
+#define NSC_ORDER_H
+
+#include <stddef.h>
+
+#define NSC_CMP(a, b) (((a) > (b)) - ((a) < (b)))
+
+static inline int nsc_order_first(const int *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (keys[i])
+            return keys[i];
+    return 0;
+}
+
+#define NSC_ORDER(...) \
+    nsc_order_first((const int[]){__VA_ARGS__}, sizeof((const int[]){__VA_ARGS__}) / sizeof(int))
+
+/* qsort comparator of doubles, ascending. */
+static inline int nsc_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return NSC_CMP(x, y);
+}
+
+#endif
