@@ -319,6 +319,7 @@ typedef struct emu_rank {
     struct emu_op *host_last;
     bool host_last_p2p;
     uint64_t *host_ready;
+    bool host_may_publish; /* the host knows where its device is free (host_sync) */
     uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent */
     /* Events of this rank that were given states and are not stopped yet, with
      * how many: so the summary can say which states belong to open events. An
@@ -373,6 +374,8 @@ typedef struct emu_op {
     uint64_t enq_ns;  /* true time the host enqueued it */
     uint64_t sig;     /* what the rank called (func, count, datatype; p2p: count,
                        * datatype): ranks (a send and its receive) must agree */
+    uint64_t pub_ready; /* the device start its host already published on the
+                         * wire (timeline.c); 0: the proxy publishes it */
     bool with_prev;   /* a p2p op of the same group as the previous op: they run together */
 } emu_op;
 
@@ -464,6 +467,12 @@ void emu_wire_gone(emu_wire *w, uint32_t slot);
  * yet or already past; EMU_NEVER: never): from the wire, the same schedule
  * the device computes, so the host need not wait for its proxy thread. */
 uint64_t emu_timeline_host_end(emu_rank *r);
+/* Sleep until true time t, unless t is less than the slack (20 us) ahead:
+ * the proxy's events and the host's wait for its device take the same slack. */
+void emu_timeline_sleep_until(uint64_t t);
+/* Publish the device start of the group's first op (a collective) from the
+ * host, when the host knows it, so the peers' proxies find it on the wire. */
+void emu_timeline_host_publish(emu_rank *r, emu_op *op);
 /* Run a batch the proxy took: each op in stream order, its events at their times. */
 void emu_timeline_batch(emu_rank *r, emu_op *ops, size_t n);
 /* One leg run for another process (PXN), its steps spread over [t0, t1]. */

@@ -209,6 +209,7 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     r->global_rank = global_rank;
     r->node = node;
     r->world_stride = 1;
+    r->host_may_publish = true; /* the device is free: nothing enqueued yet */
     r->stream = (void *)(uintptr_t)(0x5000000u + 0x1000u * (unsigned)global_rank);
     size_t nr = (size_t)(ci->nranks > 0 ? ci->nranks : 1);
     r->peer_ready = calloc(nr, sizeof *r->peer_ready);

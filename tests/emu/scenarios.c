@@ -192,6 +192,9 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
                              .hang = hang, .func = ops[j].func, .enq_ns = emu_true_ns(),
                              .sig = op_sig(o, &ops[j]), .with_prev = j > 0 && ops[j].p2p && ops[j - 1].p2p};
     }
+    if (emu_model_on(r->w->o))
+        emu_timeline_host_publish(r, &posted[0]);
+    r->host_may_publish = false; /* the next group's start depends on this one's end */
     emu_proxy_post(r, posted, (size_t)nops);
     for (int j = 0; j < nops; j++) /* what host_sync waits for */
         if (!posted[j].p2p) {
@@ -306,7 +309,11 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
  * it the device takes no time. The host sleeps until its device's modelled
  * end, which it computes from the wire (timeline.c) rather than waiting for
  * its proxy thread to have made every event: a proxy behind the model then
- * takes its work in batches instead of one collective per context switch. */
+ * takes its work in batches instead of one collective per context switch.
+ * An end less than the proxy's slack ahead is not slept for, as the proxy
+ * makes events that close together at once: the next collective's device
+ * start is the end all the same (emu_model_ready), only its API events are
+ * that much early. */
 static void host_sync(const emu_opts *o, emu_rank **rs, int n)
 {
     uint64_t until = 0;
@@ -314,7 +321,7 @@ static void host_sync(const emu_opts *o, emu_rank **rs, int n)
         uint64_t end = emu_timeline_host_end(rs[i]);
         until = end != EMU_NEVER && end > until ? end : until;
     }
-    emu_sleep_until(until);
+    emu_timeline_sleep_until(until);
 }
 
 /* --mismatch: the rank's collective number K calls another count, datatype

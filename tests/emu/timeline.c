@@ -48,7 +48,7 @@ typedef struct leg {
  * (a proxy behind the model makes its events back to back). */
 static __thread uint64_t seen_ns;
 
-static void sleep_until(uint64_t t)
+void emu_timeline_sleep_until(uint64_t t)
 {
     if (t == 0 || t <= seen_ns + EMU_SLACK_NS || t <= (seen_ns = emu_true_ns()) + EMU_SLACK_NS)
         return;
@@ -56,9 +56,9 @@ static void sleep_until(uint64_t t)
 }
 
 /* The GPU timer `lag_ns` before the proxy's call, and its sample. The call
- * is made at the modelled time (sleep_until), so this is that time give or
- * take the sleep's precision, and the plugin's CPU time of the event stays
- * the GPU time plus a fixed lag, as the clock checks assume. */
+ * is made at the modelled time (emu_timeline_sleep_until), so this is that
+ * time give or take the sleep's precision, and the plugin's CPU time of the
+ * event stays the GPU time plus a fixed lag, as the clock checks assume. */
 static uint64_t gpu_at(emu_rank *r, uint64_t lag_ns)
 {
     uint64_t t = emu_true_ns() - lag_ns;
@@ -250,7 +250,7 @@ static void run_legs(leg *legs, int n)
                 bt = legs[i].due, best = i;
         if (best < 0)
             return;
-        sleep_until(bt);
+        emu_timeline_sleep_until(bt);
         do_next(&legs[best]);
         legs[best].due = due_of(&legs[best]);
     }
@@ -393,7 +393,8 @@ uint64_t emu_timeline_host_end(emu_rank *r)
         return 0;
     if (r->host_last_p2p || !r->w->wire) { /* p2p ends are the proxy's to meet */
         emu_proxy_drain(r);
-        r->host_dev_free = 0;
+        r->host_dev_free = r->dev_free; /* the proxy is idle: its end is final */
+        r->host_may_publish = true;
         return 0;
     }
     const emu_op *op = r->host_last;
@@ -416,7 +417,23 @@ uint64_t emu_timeline_host_end(emu_rank *r)
     uint64_t end = gather_ready(r, op, k, r->host_ready, -1) ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
     free(steps);
     r->host_dev_free = end;
+    r->host_may_publish = true;
     return end;
+}
+
+/* The host knows its device's next start once host_sync computed where the
+ * device is free, and it has read every peer's previous collective then (the
+ * wire's rule for publishing the next). Published at enqueue, the starts are
+ * on the wire before the proxies need them: a proxy seldom waits for its peers,
+ * the hosts (which wait for their devices anyway) do. */
+void emu_timeline_host_publish(emu_rank *r, emu_op *op)
+{
+    if (!r->host_may_publish || !r->w->wire || op->p2p)
+        return;
+    r->host_may_publish = false;
+    op->pub_ready = emu_model_ready(r, op, r->host_dev_free);
+    emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), r->host_colls, op->pub_ready, op->sig,
+                     emu_wire_slot(r, 0), r->ci.nranks);
 }
 
 /* A send and its receive move the data once both started (the receiver's
@@ -504,7 +521,7 @@ static void publish(emu_rank *r, op_state *s, uint64_t ready)
     emu_op *op = s->op;
     if (!op->p2p) {
         s->k = r->wire_next++;
-        if (r->w->wire)
+        if (r->w->wire && !op->pub_ready)
             emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), s->k, ready, op->sig, emu_wire_slot(r, 0),
                              r->ci.nranks);
         return;
@@ -564,7 +581,7 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
     op_state *st = calloc(n, sizeof *st);
     if (!st)
         emu_die("out of memory");
-    uint64_t ready = model ? emu_model_ready(r, &ops[0], r->dev_free) : 0;
+    uint64_t ready = !model ? 0 : ops[0].pub_ready ? ops[0].pub_ready : emu_model_ready(r, &ops[0], r->dev_free);
     for (size_t i = 0; i < n; i++) {
         st[i].op = &ops[i];
         st[i].rec = ops[i].coll_index < r->acct->ncoll ? &r->colls[ops[i].coll_index] : NULL;
@@ -573,7 +590,7 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
     }
     op_plan p = {0};
     if (ready != EMU_NEVER) { /* else the previous work never ended: these never start */
-        sleep_until(ready);
+        emu_timeline_sleep_until(ready);
         for (size_t i = 0; i < n; i++) {
             start_kernels(r, st[i].op, st[i].kch);
             if (st[i].rec)

@@ -28,10 +28,14 @@
 
 #include "emu.h"
 
-/* A rank publishes collective k+1 only after reading every peer's k; one
- * whose device is stuck publishes "never" without reading, and an entry it
- * overwrote reads as "never" too (its k tells). */
-#define WIRE_RECENT 8
+/* An entry is overwritten WIRE_RECENT collectives later. Its readers are
+ * done by then: a rank publishes collective k (its host at enqueue,
+ * timeline.c, or its proxy) only after reading every peer's k-1, which the
+ * peer's proxy published after reading all before it, or the peer's host,
+ * whose proxy thread had then finished all but the last 16 (engine.c's bound
+ * on the host's lead). One whose device is stuck publishes "never" without
+ * reading, and an entry it overwrote reads as "never" too (its k tells). */
+#define WIRE_RECENT 32
 #define WIRE_WAIT_NS (120ull * 1000000000ull)
 
 typedef struct wire_pub {
