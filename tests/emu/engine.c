@@ -352,6 +352,11 @@ static void *proxy_main(void *arg)
         void *sleep_h = emu_start(r, &ev);
         emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_SLEEP, 0, 0);
         pthread_mutex_lock(&p->mu);
+        /* Idle only now that the sleep's calls are made: a drain (the kill
+         * fault's) must not end while a counted call is still in the plugin. */
+        p->busy = false;
+        p->running = 0;
+        pthread_cond_broadcast(&p->cv);
         while (p->head == p->tail && !p->quit)
             pthread_cond_wait(&p->cv, &p->mu);
         size_t n = p->tail - p->head;
@@ -371,14 +376,8 @@ static void *proxy_main(void *arg)
         else
             ctrl_event(r, NSC_S_PROXY_CTRL_APPEND, 0); /* woken to quit: nothing appended */
         free(batch);
-        pthread_mutex_lock(&p->mu);
-        p->busy = false;
-        p->running = 0;
-        bool done = n == 0;
-        pthread_cond_broadcast(&p->cv);
-        pthread_mutex_unlock(&p->mu);
-        if (done)
-            return NULL;
+        if (n == 0)
+            return NULL; /* quitting: emu_proxy_join drained before */
     }
 }
 
