@@ -528,7 +528,7 @@ const char *nsc_json_str(const nsc_json *n)
     return n && n->kind == NSC_JSON_STRING ? n->text : NULL;
 }
 
-void nsc_json_escape(const char *s, nsc_json_put_fn put, void *arg)
+void nsc_json_escape(const char *s, enum nsc_json_ctl ctl, nsc_json_put_fn put, void *arg)
 {
     static const char hex[] = "0123456789abcdef";
     put(arg, "\"", 1);
@@ -540,7 +540,7 @@ void nsc_json_escape(const char *s, nsc_json_put_fn put, void *arg)
         put(arg, run, (size_t)(s - run));
         run = s + 1;
         char esc[6] = {'\\', (char)c, '0', '0', hex[c >> 4], hex[c & 15]};
-        if (c == '\n' || c == '\t')
+        if (ctl == NSC_JSON_CTL_SHORT && (c == '\n' || c == '\t'))
             esc[1] = c == '\n' ? 'n' : 't';
         else if (c < 0x20)
             esc[1] = 'u';
@@ -552,4 +552,4 @@ void nsc_json_escape(const char *s, nsc_json_put_fn put, void *arg)
 
 static void put_file(void *arg, const char *p, size_t n) { fwrite(p, 1, n, arg); }
 
-void nsc_json_write_str(FILE *f, const char *s) { nsc_json_escape(s, put_file, f); }
+void nsc_json_write_str(FILE *f, const char *s) { nsc_json_escape(s, NSC_JSON_CTL_SHORT, put_file, f); }

@@ -86,10 +86,15 @@ const char *nsc_json_str(const nsc_json *n);
 
 /* The one JSON string escaper: s as a JSON string literal, quotes included,
  * handed to put in pieces (runs that need no escape in one piece). Quote and
- * backslash are escaped with a backslash, newline and tab as \n and \t,
- * the other control characters as \u00XX; the rest passes unchanged. */
+ * backslash are escaped with a backslash, control characters as \u00XX, but
+ * newline and tab as \n and \t where ctl is NSC_JSON_CTL_SHORT; the rest
+ * passes unchanged. Both spellings are kept so that every output keeps the
+ * bytes it always had: the stored-event queries (common/query) spell every
+ * control character \u00XX, the other writers (nsc_json_write_str) the short
+ * forms. */
+enum nsc_json_ctl { NSC_JSON_CTL_SHORT, NSC_JSON_CTL_UNICODE };
 typedef void (*nsc_json_put_fn)(void *arg, const char *p, size_t n);
-void nsc_json_escape(const char *s, nsc_json_put_fn put, void *arg);
+void nsc_json_escape(const char *s, enum nsc_json_ctl ctl, nsc_json_put_fn put, void *arg);
 
 /* nsc_json_escape onto a stdio stream. */
 void nsc_json_write_str(FILE *f, const char *s);

@@ -122,4 +122,4 @@ void nsc_q_opt_u64(nsc_q_out *o, int known, uint64_t v)
 
 static void put_out(void *arg, const char *p, size_t n) { nsc_q_raw(arg, p, n); }
 
-void nsc_q_str(nsc_q_out *o, const char *s) { nsc_json_escape(s, put_out, o); }
+void nsc_q_str(nsc_q_out *o, const char *s) { nsc_json_escape(s, NSC_JSON_CTL_UNICODE, put_out, o); }

@@ -246,11 +246,14 @@ static void gather(void *arg, const char *p, size_t n)
 Test(json, escape_in_runs)
 {
     pieces g = {.len = 0};
-    nsc_json_escape("plain text\ttab\x1f" "end\"", gather, &g);
+    nsc_json_escape("plain text\ttab\x1f" "end\"", NSC_JSON_CTL_SHORT, gather, &g);
     cr_assert_str_eq(g.text, "\"plain text\\ttab\\u001fend\\\"\"");
     /* quote, "plain text", \t, "tab", \u001f, "end", \", "", quote */
     cr_assert_eq(g.calls, 9);
     pieces e = {.len = 0};
-    nsc_json_escape("", gather, &e);
+    nsc_json_escape("", NSC_JSON_CTL_SHORT, gather, &e);
     cr_assert_str_eq(e.text, "\"\"");
+    pieces u = {.len = 0};
+    nsc_json_escape("a\nb\tc\\", NSC_JSON_CTL_UNICODE, gather, &u);
+    cr_assert_str_eq(u.text, "\"a\\u000ab\\u0009c\\\\\"");
 }
