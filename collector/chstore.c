@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chnative.h"
 #include "chrows.h"
 #include "mono.h"
 
@@ -31,6 +32,8 @@ struct nsc_chstore {
     size_t nt;
     char reply[REPLY_MAX];
     size_t reply_len;
+    nsc_ch_native *native;    /* turns a buffer's rows into the block posted */
+    nsc_ch_buf block;
     nsc_ch_buf answer;        /* a query's whole answer, while keep_answer */
     int keep_answer;
     uint64_t quiet_until_ns;  /* failures are logged once per LOG_EVERY_NS */
@@ -203,8 +206,9 @@ int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out)
         free(ch);
         return -1;
     }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) || !(ch->h = curl_easy_init())) {
+    if (!(ch->native = nsc_ch_native_new()) || curl_global_init(CURL_GLOBAL_DEFAULT) || !(ch->h = curl_easy_init())) {
         fprintf(stderr, "ncclscope-collector: libcurl: cannot start\n");
+        nsc_ch_native_free(ch->native);
         free(ch);
         return -1;
     }
@@ -230,6 +234,8 @@ void nsc_chstore_close(nsc_chstore *ch)
         for (int t = 0; t < NSC_CH_NTABLES; t++)
             free(ch->t[i].bufs[t].p);
     free(ch->answer.p);
+    free(ch->block.p);
+    nsc_ch_native_free(ch->native);
     curl_easy_cleanup(ch->h);
     curl_global_cleanup();
     free(ch);
@@ -290,26 +296,6 @@ int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
     return b->failed ? NSC_STORE_ENOMEM : 0;
 }
 
-/* A RowBinary String at *p (before end): its bytes and length. */
-static const uint8_t *take_string(const uint8_t **p, const uint8_t *end, size_t *len)
-{
-    size_t n = 0;
-    for (int shift = 0;; shift += 7) {
-        if (*p == end || shift > 28)
-            return NULL;
-        uint8_t b = *(*p)++;
-        n |= (size_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            break;
-    }
-    if ((size_t)(end - *p) < n)
-        return NULL;
-    const uint8_t *s = *p;
-    *p += n;
-    *len = n;
-    return s;
-}
-
 /* The answer's (host, model) rows to fn. */
 static int each_clock(const nsc_ch_buf *a, nsc_chstore_clock_fn fn, void *arg)
 {
@@ -319,7 +305,7 @@ static int each_clock(const nsc_ch_buf *a, nsc_chstore_clock_fn fn, void *arg)
     int rc = 0;
     while (!rc && p != end) {
         size_t hl, ml;
-        const uint8_t *h = take_string(&p, end, &hl), *m = h ? take_string(&p, end, &ml) : NULL;
+        const uint8_t *h = nsc_ch_take_string(&p, end, &hl), *m = h ? nsc_ch_take_string(&p, end, &ml) : NULL;
         nsc_clock_model model;
         char host[64];
         if (!m || hl >= sizeof host || nsc_clock_deserialize(&model, m, ml))
@@ -359,17 +345,23 @@ size_t nsc_chstore_pending(const nsc_chstore *ch)
     return n;
 }
 
+/* The rows of table t for target tg, as one Native block in key order (the
+ * server neither decodes rows nor sorts them). */
 static int insert(nsc_chstore *ch, const target *tg, int t)
 {
-    const nsc_ch_buf *b = &tg->bufs[t];
+    const nsc_ch_table_def d = nsc_ch_def(t);
     char q[256], url[SERVER_MAX + 512];
-    snprintf(q, sizeof q, "INSERT INTO %s.%s_local FORMAT RowBinary", ch->db, nsc_ch_def(t).name);
+    snprintf(q, sizeof q, "INSERT INTO %s.%s_local FORMAT Native", ch->db, d.name);
+    if (nsc_ch_native_block(ch->native, &d, &tg->bufs[t], &ch->block)) {
+        fprintf(stderr, "ncclscope-collector: clickhouse: %s: rows do not make a block (out of memory?)\n", q);
+        return -1;
+    }
     char *esc = curl_easy_escape(ch->h, q, 0);
     if (!esc)
         return -1;
     snprintf(url, sizeof url, "%s?query=%s", tg->server, esc);
     curl_free(esc);
-    return post(ch, url, b->p, b->len, q);
+    return post(ch, url, ch->block.p, ch->block.len, q);
 }
 
 void nsc_chstore_discard(nsc_chstore *ch)
