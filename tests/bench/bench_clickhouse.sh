@@ -66,7 +66,8 @@ settle() {
 }
 
 # feed "SHARD..." ARGS...: a collector with ARGS, nsc-feed into it; prints
-# "EV/S COLLECTOR-NS/EVENT CLICKHOUSE-NS/EVENT" (the servers of SHARD...).
+# "EV/S COLLECTOR-NS/EVENT CLICKHOUSE-NS/EVENT BUSIEST-THREAD-NS/EVENT" (the
+# servers of SHARD...; the collector's busiest thread bounds its rate).
 feed() {
     local shards=($1) s chp=()
     shift
@@ -83,12 +84,14 @@ feed() {
     "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$(awk '$1 == "zmq" { print $2 }' "$dir/ports")" $args \
         --window 64 --timeout-ms 600000 >"$dir/out" || die "nsc-feed failed"
     t=$(ticks $c)
+    top=$(for p in /proc/$c/task/*; do sed 's/.*) //' $p/stat | awk '{print $12 + $13}'; done | sort -n | tail -1)
     kill -TERM $c
     wait $c || die "collector exited with $?"
     [ ${#shards[@]} = 0 ] || settle "${shards[@]}"
     ch1=$(ticks "${chp[@]}")
-    awk -F= -v t="$t" -v ch=$((ch1 - ch0)) -v hz="$(getconf CLK_TCK)" '/^events_per_s=/ { r = $2 } /^events=/ { n = $2 }
-        END { printf "%.0f %.0f %.0f\n", r, t / hz * 1e9 / n, ch / hz * 1e9 / n }' "$dir/out"
+    awk -F= -v t="$t" -v ch=$((ch1 - ch0)) -v top="$top" -v hz="$(getconf CLK_TCK)" \
+        '/^events_per_s=/ { r = $2 } /^events=/ { n = $2 }
+        END { printf "%.0f %.0f %.0f %.0f\n", r, t / hz * 1e9 / n, ch / hz * 1e9 / n, top / hz * 1e9 / n }' "$dir/out"
 }
 
 # stored DB SHARD...: bytes per event on the shards, all tables and events alone.
@@ -108,8 +111,8 @@ stored() {
 
 for i in $(seq "$runs"); do
     rm -rf "$dir/db"
-    read -r lr lc _ < <(feed "")
-    echo "run $i: LMDB $lr events/s ($lc ns/event)"
+    read -r lr lc _ lt < <(feed "")
+    echo "run $i: LMDB $lr events/s ($lc ns/event, busiest thread $lt)"
     for n in $counts; do
         shards=() list=""
         for s in $(seq 0 $((n - 1))); do
@@ -119,10 +122,10 @@ for i in $(seq "$runs"); do
         for cbin in "$bin" ${NSC_CH_BASE_BIN:-}; do
             rm -rf "$dir/db"
             db=nsc_bench$((++k))
-            read -r cr cc cs < <(feed "${shards[*]}" --store "clickhouse://127.0.0.1:${chhttp[shard0]}/$db" \
+            read -r cr cc cs ct < <(feed "${shards[*]}" --store "clickhouse://127.0.0.1:${chhttp[shard0]}/$db" \
                 --ch-shards "$list" ${NSC_CH_ARGS:-})
             echo "run $i: $n shard(s)$([ "$cbin" = "$bin" ] || echo ", $cbin"): ClickHouse $cr events/s" \
-                 "($cc ns/event, clickhouse-servers $cs ns/event);" \
+                 "($cc ns/event, busiest thread $ct, clickhouse-servers $cs ns/event);" \
                  "$(stored $db "${shards[@]}") (load $(cut -d' ' -f1 /proc/loadavg))"
         done
         cbin=
