@@ -24,8 +24,11 @@ typedef struct target {
     char server[SERVER_MAX];  /* http://HOST:PORT/ */
     nsc_ch_buf bufs[NSC_CH_NTABLES];
     CURL *h;
-    nsc_ch_buf block;         /* the Native block being posted */
-    char what[256];           /* its INSERT, for errors */
+    /* Two Native blocks: one table's posted while the next one's is made. */
+    nsc_ch_buf block[2];
+    char what[2][256];        /* their INSERTs, for errors */
+    int ready[2];             /* the slot holds a block to post */
+    int slot;                 /* the one posted */
     char reply[REPLY_MAX];
     size_t reply_len;
     int posting;
@@ -275,7 +278,7 @@ void nsc_chstore_close(nsc_chstore *ch)
     for (size_t i = 0; i < ch->nt; i++) {
         for (int t = 0; t < NSC_CH_NTABLES; t++)
             free(ch->t[i].bufs[t].p);
-        free(ch->t[i].block.p);
+        free(ch->t[i].block[0].p), free(ch->t[i].block[1].p);
         curl_easy_cleanup(ch->t[i].h);
     }
     free(ch->answer.p);
@@ -390,32 +393,71 @@ size_t nsc_chstore_pending(const nsc_chstore *ch)
     return n;
 }
 
-/* Target tg's rows of table t as one Native block in key order (the server
- * neither decodes rows nor sorts them), its insert added to ch->multi. */
-static int start_insert(nsc_chstore *ch, target *tg, int t)
+/* Target tg's rows of table t, if any, as one Native block in key order
+ * (the server neither decodes rows nor sorts them) in its slot sl. */
+static int build_block(nsc_chstore *ch, target *tg, int t, int sl)
 {
     const nsc_ch_table_def d = nsc_ch_def(t);
-    char url[SERVER_MAX + 512];
-    snprintf(tg->what, sizeof tg->what, "INSERT INTO %s.%s_local FORMAT Native", ch->db, d.name);
-    if (tg->bufs[t].failed || nsc_ch_native_block(ch->native, &d, &tg->bufs[t], &tg->block)) {
-        fprintf(stderr, "ncclscope-collector: clickhouse: %s: rows do not make a block (out of memory?)\n", tg->what);
+    tg->ready[sl] = 0;
+    if (!tg->bufs[t].len && !tg->bufs[t].failed)
+        return 0;
+    snprintf(tg->what[sl], sizeof tg->what[sl], "INSERT INTO %s.%s_local FORMAT Native", ch->db, d.name);
+    if (tg->bufs[t].failed || nsc_ch_native_block(ch->native, &d, &tg->bufs[t], &tg->block[sl])) {
+        fprintf(stderr, "ncclscope-collector: clickhouse: %s: rows do not make a block (out of memory?)\n",
+                tg->what[sl]);
         return -1;
     }
-    char *esc = curl_easy_escape(tg->h, tg->what, 0);
-    if (!esc)
-        return -1;
-    snprintf(url, sizeof url, "%s?query=%s", tg->server, esc);
-    curl_free(esc);
-    tg->reply_len = 0;
-    tg->reply[0] = 0;
-    curl_easy_setopt(tg->h, CURLOPT_URL, url);
-    curl_easy_setopt(tg->h, CURLOPT_POSTFIELDS, tg->block.p);
-    curl_easy_setopt(tg->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)tg->block.len);
-    curl_easy_setopt(tg->h, CURLOPT_PRIVATE, tg);
-    if (curl_multi_add_handle(ch->multi, tg->h) != CURLM_OK)
-        return -1;
-    tg->posting = 1;
+    tg->ready[sl] = 1;
     return 0;
+}
+
+/* The blocks of slot sl, their inserts added to ch->multi. */
+static int post_blocks(nsc_chstore *ch, int sl)
+{
+    for (size_t i = 0; i < ch->nt; i++) {
+        target *tg = &ch->t[i];
+        char url[SERVER_MAX + 512];
+        if (!tg->ready[sl])
+            continue;
+        char *esc = curl_easy_escape(tg->h, tg->what[sl], 0);
+        if (!esc)
+            return -1;
+        snprintf(url, sizeof url, "%s?query=%s", tg->server, esc);
+        curl_free(esc);
+        tg->reply_len = 0;
+        tg->reply[0] = 0;
+        curl_easy_setopt(tg->h, CURLOPT_URL, url);
+        curl_easy_setopt(tg->h, CURLOPT_POSTFIELDS, tg->block[sl].p);
+        curl_easy_setopt(tg->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)tg->block[sl].len);
+        curl_easy_setopt(tg->h, CURLOPT_PRIVATE, tg);
+        if (curl_multi_add_handle(ch->multi, tg->h) != CURLM_OK)
+            return -1;
+        tg->posting = 1;
+        tg->slot = sl;
+    }
+    return 0;
+}
+
+/* Until every posted block is sent (or a transfer ended): the servers then
+ * write their parts while the writer makes the next table's blocks. */
+static int send_blocks(nsc_chstore *ch)
+{
+    for (;;) {
+        int running, sent = 1;
+        if (curl_multi_perform(ch->multi, &running) != CURLM_OK)
+            return -1;
+        for (size_t i = 0; i < ch->nt; i++) {
+            curl_off_t up = 0;
+            const target *tg = &ch->t[i];
+            if (tg->posting && curl_easy_getinfo(tg->h, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK &&
+                up < (curl_off_t)tg->block[tg->slot].len)
+                sent = 0;
+        }
+        if (sent || !running)
+            return 0;
+        if (curl_multi_poll(ch->multi, NULL, 0, 1000, NULL) != CURLM_OK)
+            return -1;
+    }
 }
 
 /* Run the inserts started until all ended: 0 when each answered 200. */
@@ -437,7 +479,7 @@ static int finish_inserts(nsc_chstore *ch)
         if (m->data.result == CURLE_OK)
             curl_easy_getinfo(tg->h, CURLINFO_RESPONSE_CODE, &code);
         if (m->data.result != CURLE_OK || code != 200)
-            rc = failed(ch, m->data.result, code, tg->reply, tg->what);
+            rc = failed(ch, m->data.result, code, tg->reply, tg->what[tg->slot]);
     }
     for (size_t i = 0; i < ch->nt; i++)
         if (ch->t[i].posting) {
@@ -456,16 +498,32 @@ void nsc_chstore_discard(nsc_chstore *ch)
         }
 }
 
-/* One table at a time, its inserts into every target at once: the shards
- * write their parts side by side. */
+/* The first table after t with rows on some target (NSC_CH_NTABLES: none). */
+static int next_table(const nsc_chstore *ch, int t)
+{
+    while (++t < NSC_CH_NTABLES)
+        for (size_t i = 0; i < ch->nt; i++)
+            if (ch->t[i].bufs[t].len || ch->t[i].bufs[t].failed)
+                return t;
+    return t;
+}
+
+/* One table at a time, its inserts into every target at once (the shards
+ * write their parts side by side); the next table's blocks are made while
+ * the servers write. */
 int nsc_chstore_flush(nsc_chstore *ch)
 {
-    int rc = 0;
-    for (int t = 0; !rc && t < NSC_CH_NTABLES; t++) {
-        for (size_t i = 0; !rc && i < ch->nt; i++)
-            rc = ch->t[i].bufs[t].len || ch->t[i].bufs[t].failed ? start_insert(ch, &ch->t[i], t) : 0;
+    int rc = 0, sl = 0, t = next_table(ch, -1);
+    for (size_t i = 0; t < NSC_CH_NTABLES && i < ch->nt; i++)
+        rc = build_block(ch, &ch->t[i], t, sl) || rc;
+    while (!rc && t < NSC_CH_NTABLES) {
+        int next = next_table(ch, t);
+        rc = post_blocks(ch, sl) || send_blocks(ch);
+        for (size_t i = 0; !rc && next < NSC_CH_NTABLES && i < ch->nt; i++)
+            rc = build_block(ch, &ch->t[i], next, !sl);
         rc = finish_inserts(ch) || rc;
+        t = next, sl = !sl;
     }
     nsc_chstore_discard(ch);
-    return rc;
+    return rc ? -1 : 0;
 }
