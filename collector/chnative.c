@@ -182,17 +182,28 @@ static int texts_room(nsc_ch_native *n)
     return 0;
 }
 
-/* The index of text (p, len), interned on first sight; -1 out of memory. */
-static int64_t intern(nsc_ch_native *n, const uint8_t *p, size_t len)
+/* Where text (p, len) is in the hash, or the empty slot it would take. */
+static size_t slot_of(const nsc_ch_native *n, const uint8_t *p, size_t len)
 {
-    if (texts_room(n))
-        return -1;
     size_t at = text_hash(p, len) & (n->nslots - 1);
     for (; n->slots[at]; at = (at + 1) & (n->nslots - 1)) {
         const text *t = &n->texts[n->slots[at] - 1];
         if (t->len == len && !memcmp(t->p, p, len))
-            return n->slots[at] - 1;
+            break;
     }
+    return at;
+}
+
+/* The index of text (p, len), interned on first sight; -1 out of memory
+ * (only a text not seen yet can fail). */
+static int64_t intern(nsc_ch_native *n, const uint8_t *p, size_t len)
+{
+    size_t at = n->nslots ? slot_of(n, p, len) : 0;
+    if (n->nslots && n->slots[at])
+        return n->slots[at] - 1;
+    if (texts_room(n))
+        return -1;
+    at = slot_of(n, p, len);  /* the hash may have grown */
     n->texts[n->ntexts] = (text){p, len};
     n->slots[at] = (uint32_t)++n->ntexts;
     return (int64_t)n->ntexts - 1;
@@ -298,7 +309,7 @@ static int rank_texts(nsc_ch_native *n)
     memcpy(sorted, n->texts, n->ntexts * sizeof *sorted);
     qsort(sorted, n->ntexts, sizeof *sorted, texts_cmp);
     for (size_t i = 0; i < n->ntexts; i++)
-        n->rank[intern(n, sorted[i].p, sorted[i].len)] = i;
+        n->rank[n->slots[slot_of(n, sorted[i].p, sorted[i].len)] - 1] = i;
     free(sorted);
     for (size_t r = 0; r < n->nrows; r++)
         for (size_t k = 0; k < n->nkeys; k++)
