@@ -88,8 +88,7 @@ static void u32(nsc_ch_buf *b, uint32_t v) { put_le(b, v, 4); }
 static void i32(nsc_ch_buf *b, int32_t v) { put_le(b, (uint32_t)v, 4); }
 static void u64(nsc_ch_buf *b, uint64_t v) { put_le(b, v, 8); }
 
-/* RowBinary String: LEB128 length, then the bytes. */
-static void leb128(nsc_ch_buf *b, size_t v)
+void nsc_ch_put_varint(nsc_ch_buf *b, size_t v)
 {
     do {
         u8(b, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
@@ -101,7 +100,7 @@ static void leb128(nsc_ch_buf *b, size_t v)
 static void str(nsc_ch_buf *b, const char *s, size_t max)
 {
     size_t n = strnlen(s, max);
-    leb128(b, n);
+    nsc_ch_put_varint(b, n);
     uint8_t *at = nsc_ch_room(b, n);
     if (at)
         memcpy(at, s, n);
@@ -112,6 +111,25 @@ static void proc_cols(nsc_ch_buf *b, const nsc_proc *p)
     str(b, p->job, sizeof p->job);
     str(b, p->host, sizeof p->host);
     u32(b, p->pid);
+}
+
+const uint8_t *nsc_ch_take_string(const uint8_t **p, const uint8_t *end, size_t *len)
+{
+    size_t n = 0;
+    for (int shift = 0;; shift += 7) {
+        if (*p == end || shift > 28)
+            return NULL;
+        uint8_t b = *(*p)++;
+        n |= (size_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    if ((size_t)(end - *p) < n)
+        return NULL;
+    const uint8_t *s = *p;
+    *p += n;
+    *len = n;
+    return s;
 }
 
 static void origin_cols(nsc_ch_buf *b, const nsc_ch_origin *o, uint32_t idx)
@@ -189,7 +207,7 @@ void nsc_ch_rows_clock(nsc_ch_buf *b, const char *host, const nsc_clock_model *m
     size_t n = nsc_clock_serialized_size(m);
     str(b, host, 64);
     u64(b, wall_ns);
-    leb128(b, n);
+    nsc_ch_put_varint(b, n);
     uint8_t *at = nsc_ch_room(b, n);
     if (at)
         nsc_clock_serialize(m, at);

@@ -66,6 +66,12 @@ int nsc_ch_reserve(nsc_ch_buf *b, size_t n);
 /* The next n bytes of b, taken (b->len grows by n); NULL when out of memory. */
 uint8_t *nsc_ch_room(nsc_ch_buf *b, size_t n);
 
+/* A RowBinary (and Native) String's length: LEB128. */
+void nsc_ch_put_varint(nsc_ch_buf *b, size_t v);
+/* A String at *p (before end): its bytes (NULL when cut short) and length;
+ * *p moves past it. */
+const uint8_t *nsc_ch_take_string(const uint8_t **p, const uint8_t *end, size_t *len);
+
 /* Where a batch's rows come from: the batch identity of every row. */
 typedef struct nsc_ch_origin {
     const char *agent;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chnative.h"
 #include "chrows.h"
 #include "mono.h"
 
@@ -17,10 +18,20 @@
 #define TARGETS_MAX 64
 #define LOG_EVERY_NS 10000000000ull  /* an insert retried every second must not flood the log */
 
-/* A server whose local tables get rows: a shard, or the store's server. */
+/* A server whose local tables get rows: a shard, or the store's server.
+ * Each has its own connection: one table's inserts run on all at once. */
 typedef struct target {
     char server[SERVER_MAX];  /* http://HOST:PORT/ */
     nsc_ch_buf bufs[NSC_CH_NTABLES];
+    CURL *h;
+    /* Two Native blocks: one table's posted while the next one's is made. */
+    nsc_ch_buf block[2];
+    char what[2][256];        /* their INSERTs, for errors */
+    int ready[2];             /* the slot holds a block to post */
+    int slot;                 /* the one posted */
+    char reply[REPLY_MAX];
+    size_t reply_len;
+    int posting;
 } target;
 
 struct nsc_chstore {
@@ -31,16 +42,29 @@ struct nsc_chstore {
     size_t nt;
     char reply[REPLY_MAX];
     size_t reply_len;
+    CURLM *multi;             /* the targets' inserts */
+    nsc_ch_native *native;    /* turns a buffer's rows into a block */
     nsc_ch_buf answer;        /* a query's whole answer, while keep_answer */
     int keep_answer;
     uint64_t quiet_until_ns;  /* failures are logged once per LOG_EVERY_NS */
     uint64_t unlogged;
 };
 
+/* The start of an answer, for the error message. */
+static void keep_text(char *reply, size_t *reply_len, const char *p, size_t len)
+{
+    size_t take = REPLY_MAX - 1 - *reply_len;
+    if (take > len)
+        take = len;
+    memcpy(reply + *reply_len, p, take);
+    *reply_len += take;
+    reply[*reply_len] = 0;
+}
+
 static size_t keep_reply(char *p, size_t size, size_t n, void *arg)
 {
     nsc_chstore *ch = arg;
-    size_t len = size * n, take = REPLY_MAX - 1 - ch->reply_len;
+    size_t len = size * n;
     nsc_ch_buf *a = &ch->answer;
     if (ch->keep_answer) {  /* a short count fails the transfer */
         if (nsc_ch_reserve(a, len))
@@ -48,12 +72,47 @@ static size_t keep_reply(char *p, size_t size, size_t n, void *arg)
         memcpy(a->p + a->len, p, len);
         a->len += len;
     }
-    if (take > len)
-        take = len;
-    memcpy(ch->reply + ch->reply_len, p, take);
-    ch->reply_len += take;
-    ch->reply[ch->reply_len] = 0;
+    keep_text(ch->reply, &ch->reply_len, p, len);
     return len;
+}
+
+static size_t keep_target_reply(char *p, size_t size, size_t n, void *arg)
+{
+    target *tg = arg;
+    keep_text(tg->reply, &tg->reply_len, p, size * n);
+    return size * n;
+}
+
+static CURL *new_handle(curl_write_callback fn, void *arg)
+{
+    CURL *h = curl_easy_init();
+    if (!h)
+        return NULL;
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, fn);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, arg);
+    return h;
+}
+
+/* A request that did not answer 200 (rc, or HTTP code and reply): -1,
+ * logged at most once per LOG_EVERY_NS. */
+static int failed(nsc_chstore *ch, CURLcode rc, long code, const char *reply, const char *what)
+{
+    uint64_t now = nsc_mono_ns();
+    if (now < ch->quiet_until_ns) {
+        ch->unlogged++;
+        return -1;
+    }
+    if (rc != CURLE_OK)
+        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: %s", what, curl_easy_strerror(rc));
+    else
+        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: HTTP %ld: %.300s", what, code, reply);
+    fprintf(stderr, " (nothing acknowledged; %" PRIu64 " more failures not logged)\n", ch->unlogged);
+    ch->quiet_until_ns = now + LOG_EVERY_NS;
+    ch->unlogged = 0;
+    return -1;
 }
 
 /* POST body to url; 0 when ClickHouse answered 200. what names it in errors. */
@@ -68,21 +127,7 @@ static int post(nsc_chstore *ch, const char *url, const void *body, size_t len, 
     CURLcode rc = curl_easy_perform(ch->h);
     if (rc == CURLE_OK)
         curl_easy_getinfo(ch->h, CURLINFO_RESPONSE_CODE, &code);
-    if (rc == CURLE_OK && code == 200)
-        return 0;
-    uint64_t now = nsc_mono_ns();
-    if (now < ch->quiet_until_ns) {
-        ch->unlogged++;
-        return -1;
-    }
-    if (rc != CURLE_OK)
-        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: %s", what, curl_easy_strerror(rc));
-    else
-        fprintf(stderr, "ncclscope-collector: clickhouse: %.200s: HTTP %ld: %.300s", what, code, ch->reply);
-    fprintf(stderr, " (nothing acknowledged; %" PRIu64 " more failures not logged)\n", ch->unlogged);
-    ch->quiet_until_ns = now + LOG_EVERY_NS;
-    ch->unlogged = 0;
-    return -1;
+    return rc == CURLE_OK && code == 200 ? 0 : failed(ch, rc, code, ch->reply, what);
 }
 
 static int sql(nsc_chstore *ch, const char *server, const char *text)
@@ -203,16 +248,20 @@ int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out)
         free(ch);
         return -1;
     }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) || !(ch->h = curl_easy_init())) {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
         fprintf(stderr, "ncclscope-collector: libcurl: cannot start\n");
         free(ch);
         return -1;
     }
-    curl_easy_setopt(ch->h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(ch->h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-    curl_easy_setopt(ch->h, CURLOPT_TIMEOUT, 120L);
-    curl_easy_setopt(ch->h, CURLOPT_WRITEFUNCTION, keep_reply);
-    curl_easy_setopt(ch->h, CURLOPT_WRITEDATA, ch);
+    int ok = (ch->native = nsc_ch_native_new()) && (ch->multi = curl_multi_init()) &&
+             (ch->h = new_handle(keep_reply, ch));
+    for (size_t i = 0; ok && i < ch->nt; i++)
+        ok = (ch->t[i].h = new_handle(keep_target_reply, &ch->t[i])) != NULL;
+    if (!ok) {
+        fprintf(stderr, "ncclscope-collector: libcurl: cannot start\n");
+        nsc_chstore_close(ch);
+        return -1;
+    }
     if (create_tables(ch) || (ch->cluster[0] && create_distributed(ch))) {
         fprintf(stderr, "ncclscope-collector: store %s: cannot create the tables\n", url);
         nsc_chstore_close(ch);
@@ -226,10 +275,15 @@ void nsc_chstore_close(nsc_chstore *ch)
 {
     if (!ch)
         return;
-    for (size_t i = 0; i < ch->nt; i++)
+    for (size_t i = 0; i < ch->nt; i++) {
         for (int t = 0; t < NSC_CH_NTABLES; t++)
             free(ch->t[i].bufs[t].p);
+        free(ch->t[i].block[0].p), free(ch->t[i].block[1].p);
+        curl_easy_cleanup(ch->t[i].h);
+    }
     free(ch->answer.p);
+    nsc_ch_native_free(ch->native);
+    curl_multi_cleanup(ch->multi);
     curl_easy_cleanup(ch->h);
     curl_global_cleanup();
     free(ch);
@@ -290,26 +344,6 @@ int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
     return b->failed ? NSC_STORE_ENOMEM : 0;
 }
 
-/* A RowBinary String at *p (before end): its bytes and length. */
-static const uint8_t *take_string(const uint8_t **p, const uint8_t *end, size_t *len)
-{
-    size_t n = 0;
-    for (int shift = 0;; shift += 7) {
-        if (*p == end || shift > 28)
-            return NULL;
-        uint8_t b = *(*p)++;
-        n |= (size_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            break;
-    }
-    if ((size_t)(end - *p) < n)
-        return NULL;
-    const uint8_t *s = *p;
-    *p += n;
-    *len = n;
-    return s;
-}
-
 /* The answer's (host, model) rows to fn. */
 static int each_clock(const nsc_ch_buf *a, nsc_chstore_clock_fn fn, void *arg)
 {
@@ -319,7 +353,7 @@ static int each_clock(const nsc_ch_buf *a, nsc_chstore_clock_fn fn, void *arg)
     int rc = 0;
     while (!rc && p != end) {
         size_t hl, ml;
-        const uint8_t *h = take_string(&p, end, &hl), *m = h ? take_string(&p, end, &ml) : NULL;
+        const uint8_t *h = nsc_ch_take_string(&p, end, &hl), *m = h ? nsc_ch_take_string(&p, end, &ml) : NULL;
         nsc_clock_model model;
         char host[64];
         if (!m || hl >= sizeof host || nsc_clock_deserialize(&model, m, ml))
@@ -359,17 +393,100 @@ size_t nsc_chstore_pending(const nsc_chstore *ch)
     return n;
 }
 
-static int insert(nsc_chstore *ch, const target *tg, int t)
+/* Target tg's rows of table t, if any, as one Native block in key order
+ * (the server neither decodes rows nor sorts them) in its slot sl. */
+static int build_block(nsc_chstore *ch, target *tg, int t, int sl)
 {
-    const nsc_ch_buf *b = &tg->bufs[t];
-    char q[256], url[SERVER_MAX + 512];
-    snprintf(q, sizeof q, "INSERT INTO %s.%s_local FORMAT RowBinary", ch->db, nsc_ch_def(t).name);
-    char *esc = curl_easy_escape(ch->h, q, 0);
-    if (!esc)
+    const nsc_ch_table_def d = nsc_ch_def(t);
+    tg->ready[sl] = 0;
+    if (!tg->bufs[t].len && !tg->bufs[t].failed)
+        return 0;
+    snprintf(tg->what[sl], sizeof tg->what[sl], "INSERT INTO %s.%s_local FORMAT Native", ch->db, d.name);
+    if (tg->bufs[t].failed || nsc_ch_native_block(ch->native, &d, &tg->bufs[t], &tg->block[sl])) {
+        fprintf(stderr, "ncclscope-collector: clickhouse: %s: rows do not make a block (out of memory?)\n",
+                tg->what[sl]);
         return -1;
-    snprintf(url, sizeof url, "%s?query=%s", tg->server, esc);
-    curl_free(esc);
-    return post(ch, url, b->p, b->len, q);
+    }
+    tg->ready[sl] = 1;
+    return 0;
+}
+
+/* The blocks of slot sl, their inserts added to ch->multi. */
+static int post_blocks(nsc_chstore *ch, int sl)
+{
+    for (size_t i = 0; i < ch->nt; i++) {
+        target *tg = &ch->t[i];
+        char url[SERVER_MAX + 512];
+        if (!tg->ready[sl])
+            continue;
+        char *esc = curl_easy_escape(tg->h, tg->what[sl], 0);
+        if (!esc)
+            return -1;
+        snprintf(url, sizeof url, "%s?query=%s", tg->server, esc);
+        curl_free(esc);
+        tg->reply_len = 0;
+        tg->reply[0] = 0;
+        curl_easy_setopt(tg->h, CURLOPT_URL, url);
+        curl_easy_setopt(tg->h, CURLOPT_POSTFIELDS, tg->block[sl].p);
+        curl_easy_setopt(tg->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)tg->block[sl].len);
+        curl_easy_setopt(tg->h, CURLOPT_PRIVATE, tg);
+        if (curl_multi_add_handle(ch->multi, tg->h) != CURLM_OK)
+            return -1;
+        tg->posting = 1;
+        tg->slot = sl;
+    }
+    return 0;
+}
+
+/* Until every posted block is sent (or a transfer ended): the servers then
+ * write their parts while the writer makes the next table's blocks. */
+static int send_blocks(nsc_chstore *ch)
+{
+    for (;;) {
+        int running, sent = 1;
+        if (curl_multi_perform(ch->multi, &running) != CURLM_OK)
+            return -1;
+        for (size_t i = 0; i < ch->nt; i++) {
+            curl_off_t up = 0;
+            const target *tg = &ch->t[i];
+            if (tg->posting && curl_easy_getinfo(tg->h, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK &&
+                up < (curl_off_t)tg->block[tg->slot].len)
+                sent = 0;
+        }
+        if (sent || !running)
+            return 0;
+        if (curl_multi_poll(ch->multi, NULL, 0, 1000, NULL) != CURLM_OK)
+            return -1;
+    }
+}
+
+/* Run the inserts started until all ended: 0 when each answered 200. */
+static int finish_inserts(nsc_chstore *ch)
+{
+    int running = 1, rc = 0, left;
+    while (running && !rc) {
+        rc = curl_multi_perform(ch->multi, &running) != CURLM_OK;
+        if (running && !rc)
+            rc = curl_multi_poll(ch->multi, NULL, 0, 1000, NULL) != CURLM_OK;
+    }
+    for (CURLMsg *m; (m = curl_multi_info_read(ch->multi, &left));) {
+        char *priv = NULL;
+        long code = 0;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &priv);
+        target *tg = (target *)priv;
+        if (m->msg != CURLMSG_DONE || !tg)
+            continue;
+        if (m->data.result == CURLE_OK)
+            curl_easy_getinfo(tg->h, CURLINFO_RESPONSE_CODE, &code);
+        if (m->data.result != CURLE_OK || code != 200)
+            rc = failed(ch, m->data.result, code, tg->reply, tg->what[tg->slot]);
+    }
+    for (size_t i = 0; i < ch->nt; i++)
+        if (ch->t[i].posting) {
+            curl_multi_remove_handle(ch->multi, ch->t[i].h);
+            ch->t[i].posting = 0;
+        }
+    return rc ? -1 : 0;
 }
 
 void nsc_chstore_discard(nsc_chstore *ch)
@@ -381,17 +498,32 @@ void nsc_chstore_discard(nsc_chstore *ch)
         }
 }
 
+/* The first table after t with rows on some target (NSC_CH_NTABLES: none). */
+static int next_table(const nsc_chstore *ch, int t)
+{
+    while (++t < NSC_CH_NTABLES)
+        for (size_t i = 0; i < ch->nt; i++)
+            if (ch->t[i].bufs[t].len || ch->t[i].bufs[t].failed)
+                return t;
+    return t;
+}
+
+/* One table at a time, its inserts into every target at once (the shards
+ * write their parts side by side); the next table's blocks are made while
+ * the servers write. */
 int nsc_chstore_flush(nsc_chstore *ch)
 {
-    int rc = 0;
-    for (size_t i = 0; !rc && i < ch->nt; i++)
-        for (int t = 0; !rc && t < NSC_CH_NTABLES; t++) {
-            const nsc_ch_buf *b = &ch->t[i].bufs[t];
-            if (b->failed)
-                fprintf(stderr, "ncclscope-collector: clickhouse %s: out of memory for the rows\n",
-                        nsc_ch_def(t).name);
-            rc = b->failed ? -1 : b->len ? insert(ch, &ch->t[i], t) : 0;
-        }
+    int rc = 0, sl = 0, t = next_table(ch, -1);
+    for (size_t i = 0; t < NSC_CH_NTABLES && i < ch->nt; i++)
+        rc = build_block(ch, &ch->t[i], t, sl) || rc;
+    while (!rc && t < NSC_CH_NTABLES) {
+        int next = next_table(ch, t);
+        rc = post_blocks(ch, sl) || send_blocks(ch);
+        for (size_t i = 0; !rc && next < NSC_CH_NTABLES && i < ch->nt; i++)
+            rc = build_block(ch, &ch->t[i], next, !sl);
+        rc = finish_inserts(ch) || rc;
+        t = next, sl = !sl;
+    }
     nsc_chstore_discard(ch);
-    return rc;
+    return rc ? -1 : 0;
 }
