@@ -56,7 +56,8 @@ Test(chrows, unterminated_texts)
     nsc_ch_origin o = {"a", 0, 0, 0};
     nsc_ch_rows_section(bufs, &o, &sb);
     cr_assert_eq(bufs[NSC_CH_STRINGS].p[0], 63);  /* job: 63 'z' then NUL */
-    cr_assert_eq(bufs[NSC_CH_STRINGS].p[bufs[NSC_CH_STRINGS].len - 65], 64);  /* text: all 64 */
+    /* text: all 64, then the batch identity ("a", 0, 0, 0, index 0) */
+    cr_assert_eq(bufs[NSC_CH_STRINGS].p[bufs[NSC_CH_STRINGS].len - 26 - 65], 64);
     cr_assert_eq(bufs[NSC_CH_STRINGS].rows, 1);
     cr_assert_eq(bufs[NSC_CH_BATCHES].rows, 1);
     cr_assert_eq(bufs[NSC_CH_EVENTS].len, 0);
