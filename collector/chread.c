@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "chevents.h"
 #include "chrows.h"
 #include "grow.h"
@@ -23,8 +24,7 @@
 typedef struct answer {
     uint8_t *map;
     size_t len;
-    const uint8_t *p, *end;  /* the next unread byte */
-    int bad;                 /* a value ran past the end */
+    nsc_rbuf r;  /* the next unread byte; bad once a value ran past the end */
 } answer;
 
 static size_t to_file(char *p, size_t size, size_t n, void *f)
@@ -109,8 +109,7 @@ static int fetch(const char *server, const char *sql, const char *what, const ch
         }
     }
     fclose(f);  /* the map keeps the file's pages */
-    a->p = a->map;
-    a->end = a->map ? a->map + a->len : NULL;
+    a->r = (nsc_rbuf){a->map, a->map ? a->map + a->len : NULL, 0};
     return rc;
 }
 
@@ -125,41 +124,31 @@ static void answer_free(answer *a)
 
 static uint64_t le(answer *a, size_t width)
 {
-    if (a->bad || (size_t)(a->end - a->p) < width) {
-        a->bad = 1;
-        return 0;
-    }
+    const uint8_t *p = nsc_rtake(&a->r, width);
     uint64_t v = 0;
-    for (size_t i = 0; i < width; i++)
-        v |= (uint64_t)a->p[i] << (8 * i);
-    a->p += width;
+    for (size_t i = 0; p && i < width; i++)
+        v |= (uint64_t)p[i] << (8 * i);
     return v;
 }
 
-/* A String: its bytes (in the map) and length. */
+/* A String (LEB128 length, bytes): its bytes (in the map) and length. */
 static const uint8_t *bytes(answer *a, size_t *len)
 {
     size_t n = 0;
-    for (int shift = 0; !a->bad; shift += 7) {
-        if (a->p == a->end || shift > 28) {
-            a->bad = 1;
+    const uint8_t *b;
+    for (int shift = 0; (b = nsc_rtake(&a->r, 1)); shift += 7) {
+        n |= (size_t)(*b & 0x7f) << shift;
+        if (!(*b & 0x80))
             break;
-        }
-        uint8_t b = *a->p++;
-        n |= (size_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            break;
+        if (shift > 28)
+            a->r.bad = 1;
     }
-    if (a->bad || (size_t)(a->end - a->p) < n) {
-        a->bad = 1;
-        *len = 0;
-        return NULL;
-    }
-    const uint8_t *s = a->p;
-    a->p += n;
-    *len = n;
-    return s;
+    *len = b ? n : 0;
+    return b ? nsc_rtake(&a->r, n) : NULL;
 }
+
+/* at the end of the answer, or past it */
+static int at_end(const answer *a) { return a->r.bad || a->r.p == a->r.end; }
 
 /* A String into a char[cap] as the batch had it: NUL-terminated where it
  * fits (the rows hold at most cap bytes, without the NUL). */
@@ -189,14 +178,14 @@ typedef struct rows {
 
 static void next_row(rows *r)
 {
-    r->more = r->a.p != r->a.end && !r->a.bad;
+    r->more = !at_end(&r->a);
     if (!r->more)
         return;
     r->at.agent = bytes(&r->a, &r->at.agent_len);
     r->at.epoch = le(&r->a, 8);
     r->at.batch_seq = le(&r->a, 8);
     r->at.section = (uint32_t)le(&r->a, 4);
-    r->more = !r->a.bad;
+    r->more = !r->a.r.bad;
 }
 
 static int ident_cmp(const ident *x, const ident *y)
@@ -289,9 +278,8 @@ static int take_record(chunk *c, int k, answer *a)
         return -1;
     memset(at, 0, kind_size[k]);
     if (k == K_EVENTS) {
-        size_t used = nsc_ch_event_read(a->p, (size_t)(a->end - a->p), at);
-        a->bad |= used == 0;
-        a->p += used;
+        size_t used = nsc_ch_event_read(a->r.p, a->r.bad ? 0 : (size_t)(a->r.end - a->r.p), at);
+        a->r.bad |= !nsc_rtake(&a->r, used ? used : SIZE_MAX);
     } else if (k == K_STATES) {
         nsc_state_rec *s = at;
         s->id = le(a, 8), s->ts_ns = le(a, 8), s->arg = le(a, 8), s->tid = (uint32_t)le(a, 4);
@@ -309,7 +297,7 @@ static int take_record(chunk *c, int k, answer *a)
         s->id = (nsc_str)le(a, 2);
         text(a, s->text, sizeof s->text);
     }
-    return a->bad ? -1 : 0;
+    return a->r.bad ? -1 : 0;
 }
 
 /* The records of kind k whose section is sec: rows of sections before it
@@ -412,7 +400,7 @@ static int merge(rows *anchor, rows r[K_N], const char *job, nsc_store *dst, cha
                 rc = NSC_QUERY_ESTORE;
             }
         next_row(anchor);
-        if (!rc && anchor->a.bad) {
+        if (!rc && anchor->a.r.bad) {
             snprintf(err, errcap, "clickhouse: the batches rows do not decode");
             rc = NSC_QUERY_ESTORE;
         }
@@ -451,7 +439,7 @@ static int read_source(const source *src, const char *job, nsc_store *dst, char 
 static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
 {
     int rc = nsc_store_begin(dst, nsc_mono_ns());
-    while (!rc && a->p != a->end) {
+    while (!rc && !at_end(a)) {
         char host[64];
         size_t n;
         text(a, host, sizeof host);
@@ -546,11 +534,11 @@ int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, si
         snprintf(sql, sizeof sql, "SELECT DISTINCT job FROM %s.batches%s LIMIT 2 FORMAT RowBinary", src[i].db,
                  src[i].suffix);
         rc = fetch(src[i].server, sql, "batches", tmpdir, &a, err, errcap);
-        while (!rc && a.p != a.end && !a.bad && found < 2) {
+        while (!rc && !at_end(&a) && found < 2) {
             char name[64];
             text(&a, name, sizeof name);
             name[sizeof name - 1] = 0;
-            if (!a.bad && strcmp(name, job) != 0)
+            if (!a.r.bad && strcmp(name, job) != 0)
                 found++, snprintf(job, cap, "%s", name);
         }
         answer_free(&a);
