@@ -124,11 +124,6 @@ paced_job() {
     wait_until 30 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
 }
 
-kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
-    kill -KILL "${pids[$1]}"
-    wait "${pids[$1]}" 2>/dev/null || true
-    unset "pids[$1]"
-}
 
 # failover_job: collectors a (pids[collector_a]) and b (pids[collector]), the
 # agents given both, a first; a 4.8 s job in the background ($emu), once a
@@ -243,28 +238,7 @@ every_query() {
 
 case $mode in
 diff)
-    # The job into ClickHouse through collector a, none of it acknowledged
-    # (as in replay); then the agents, killed, send their spools to an LMDB
-    # collector: both stores hold the same batches. No clock probes: each
-    # collector would fit its own models from its own samples.
-    start_collector 0 --store "$store" --ch-shards "$shards" --ch-flush-ms 3600000 --group-max 1000000
-    start_agent 0 --window 65536 --max-inflight 65536 --probe-ms 0
-    start_agent 1 --window 65536 --max-inflight 65536 --probe-ms 0
-    emulate --iters 24 --slow-rank 1 --slow-us 5000
-    emitted=$("$bin/nsc-ch-check" "$dir/emu.json" --emitted)
-    wait_until 60 collector_metric_is ncclscope_collector_events_in_total "$emitted" ||
-        die "the collector did not get the whole job ($(collector_metric ncclscope_collector_events_in_total) of $emitted)"
-    kill -STOP "${pids[agent0]}" "${pids[agent1]}"
-    stop collector
-    kill9 agent0
-    kill9 agent1
-    start_collector 0 --db "$dir/lmdb"
-    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
-    unset "pids[collector]"
-    start_agent 0 --probe-ms 0
-    start_agent 1 --probe-ms 0
-    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
-    for n in 0 1; do stop agent$n; done
+    ch_lmdb_job --iters 24 --slow-rank 1 --slow-us 5000
     # a collector on ClickHouse with no agent answers the queries
     start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
     every_query

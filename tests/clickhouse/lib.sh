@@ -15,6 +15,9 @@
 #   ch_cluster          shard0 and shard1, and front, whose remote_servers
 #                       define cluster "nsc" over the two shards
 #   ch_sql NAME QUERY   run QUERY on NAME, print the answer (TabSeparated)
+#   ch_lmdb_job EMULATE-ARGS...  one emulated job stored both in ClickHouse
+#                       and by an LMDB collector left running (below)
+#   kill9 NAME          SIGKILL a process of pids and reap it
 declare -A chhttp=() chtcp=()
 
 ch_require() {
@@ -81,4 +84,39 @@ ch_cluster() {
       <shard><replica><host>127.0.0.1</host><port>${chtcp[shard0]}</port></replica></shard>
       <shard><replica><host>127.0.0.1</host><port>${chtcp[shard1]}</port></replica></shard>
     </nsc></remote_servers>"
+}
+
+kill9() {
+    kill -KILL "${pids[$1]}"
+    wait "${pids[$1]}" 2>/dev/null || true
+    unset "pids[$1]"
+}
+
+# ch_lmdb_job EMULATE-ARGS...: the same batches of one emulated job in
+# ClickHouse ($store, $shards) and in an LMDB collector left running
+# (pids[collector_lmdb], HTTP port $http_lmdb, store $dir/lmdb): a collector
+# on ClickHouse takes the whole job acknowledging none of it and inserts it
+# as it stops; the agents, killed -9, start again with the LMDB collector and
+# their spools send it every batch again. No clock probes: each collector
+# would fit clock models of its own from its own samples.
+ch_lmdb_job() {
+    start_collector 0 --store "$store" --ch-shards "$shards" --ch-flush-ms 3600000 --group-max 1000000
+    start_agent 0 --window 65536 --max-inflight 65536 --probe-ms 0
+    start_agent 1 --window 65536 --max-inflight 65536 --probe-ms 0
+    emulate "$@"
+    local emitted n
+    emitted=$("$bin/nsc-ch-check" "$dir/emu.json" --emitted)
+    wait_until 600 collector_metric_is ncclscope_collector_events_in_total "$emitted" ||
+        die "the collector did not get the whole job ($(collector_metric ncclscope_collector_events_in_total) of $emitted)"
+    kill -STOP "${pids[agent0]}" "${pids[agent1]}"
+    stop collector
+    kill9 agent0
+    kill9 agent1
+    start_collector 0 --db "$dir/lmdb"
+    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
+    unset "pids[collector]"
+    start_agent 0 --probe-ms 0
+    start_agent 1 --probe-ms 0
+    for n in 0 1; do wait_until 600 delivered $n || die "node $n did not deliver its spool"; done
+    for n in 0 1; do stop agent$n; done
 }
