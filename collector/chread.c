@@ -56,6 +56,9 @@ static int post_to(const char *server, const char *sql, const char *what, FILE *
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, sql);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    /* a large answer may take long, a silent server must not hold the worker */
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)NSC_CHREAD_SILENT_S);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, to_file);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
     long code = 0;

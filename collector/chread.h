@@ -24,6 +24,9 @@
 #include "chstore.h"
 #include "store.h"
 
+/* A request to ClickHouse that gets no byte for this long fails. */
+#define NSC_CHREAD_SILENT_S 120
+
 /* Records (events, states, completions) per destination transaction. */
 #define NSC_CHREAD_CHUNK (128u * 1024u)
 

@@ -38,7 +38,7 @@
 #                 sets (ranks, time window, types, compact, limit and
 #                 cursor, func and seq, errors), answers byte for byte alike
 #                 from a collector on ClickHouse; again after that
-#                 collector is killed -9 mid-query and started again.
+#                 collector is killed -9 0.2 s into a query and started again.
 # failover_stop:  the same with a stopped (SIGSTOP) instead of killed: its
 #                 connections stay up but nothing is acknowledged, the agents
 #                 move to b; a, continued, inserts what it held and what
@@ -242,7 +242,7 @@ diff)
     # a collector on ClickHouse with no agent answers the queries
     start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
     every_query
-    # killed mid-query and started again: the same answers, nothing left behind
+    # killed 0.2 s into a query (done or not) and started again: the same answers, nothing left behind
     curl -s -m 60 -o /dev/null "http://127.0.0.1:$http/api/v1/timeline?job=$job&comm=$(from_lmdb comms.json "d['comms'][0]['comm']")" &
     sleep 0.2
     kill9 collector

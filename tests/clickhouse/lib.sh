@@ -100,14 +100,16 @@ kill9() {
 # their spools send it every batch again. No clock probes: each collector
 # would fit clock models of its own from its own samples.
 ch_lmdb_job() {
-    start_collector 0 --store "$store" --ch-shards "$shards" --ch-flush-ms 3600000 --group-max 1000000
-    start_agent 0 --window 65536 --max-inflight 65536 --probe-ms 0
-    start_agent 1 --window 65536 --max-inflight 65536 --probe-ms 0
+    start_collector 0 --store "$store" --ch-shards "$shards" --ch-flush-ms 3600000 --ch-flush-mb 65536 \
+        --group-max 1000000
+    start_agent 0 --window 65536 --max-inflight 65536 --max-inflight-mb 4096 --ack-timeout-ms 3600000 --probe-ms 0
+    start_agent 1 --window 65536 --max-inflight 65536 --max-inflight-mb 4096 --ack-timeout-ms 3600000 --probe-ms 0
     emulate "$@"
     local emitted n
     emitted=$("$bin/nsc-ch-check" "$dir/emu.json" --emitted)
     wait_until 600 collector_metric_is ncclscope_collector_events_in_total "$emitted" ||
         die "the collector did not get the whole job ($(collector_metric ncclscope_collector_events_in_total) of $emitted)"
+    [ "$(collector_metric ncclscope_collector_acks_total)" = 0 ] || die "batches acknowledged before the stop"
     kill -STOP "${pids[agent0]}" "${pids[agent1]}"
     stop collector
     kill9 agent0
@@ -117,6 +119,8 @@ ch_lmdb_job() {
     unset "pids[collector]"
     start_agent 0 --probe-ms 0
     start_agent 1 --probe-ms 0
+    wait_until 600 collector_metric_is ncclscope_collector_events_in_total "$emitted" ||
+        die "the LMDB collector did not get the whole job ($(collector_metric ncclscope_collector_events_in_total) of $emitted)"
     for n in 0 1; do wait_until 600 delivered $n || die "node $n did not deliver its spool"; done
     for n in 0 1; do stop agent$n; done
 }
