@@ -167,6 +167,15 @@ failed_over() {
     status_has "'$job' in json.dumps(s)" || die "collector b's status does not list $job"
 }
 
+# stop_merges: from here on no background merge folds the copies of a row on
+# either shard. STOP MERGES holds for the tables that exist: a collector makes
+# them first.
+stop_merges() {
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    stop collector
+    for s in shard0 shard1; do ch_sql $s "SYSTEM STOP MERGES" || die "cannot stop merges on $s"; done
+}
+
 # ask PATH?QUERY: collector $1's answer (HTTP port) into $dir/$2, its status printed.
 ask() { curl -s -m 120 -o "$dir/$2" -w '%{http_code}' "http://127.0.0.1:$1/api/v1/$3"; }
 
@@ -301,11 +310,7 @@ two_collectors)
     ;;
 replay)
     # no background merge may fold the two copies before they are counted
-    # (the tables made first, by a collector: STOP MERGES holds for the
-    # tables that exist)
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    stop collector
-    for s in shard0 shard1; do ch_sql $s "SYSTEM STOP MERGES" || die "cannot stop merges on $s"; done
+    stop_merges
     ch_unacked_job -- --iters 20
     [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" = "$emitted" ] ||
         die "the stopping collector did not insert the job"
@@ -325,7 +330,7 @@ failover)
     finish_ch
     ;;
 failover_stop)
-    for s in shard0 shard1; do ch_sql $s "SYSTEM STOP MERGES" || die "cannot stop merges on $s"; done
+    stop_merges
     failover_job
     kill -STOP "${pids[collector_a]}"
     failed_over
