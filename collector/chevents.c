@@ -149,3 +149,35 @@ void nsc_ch_event_values(nsc_ch_buf *b, const nsc_event *e)
     for (size_t i = ch.first[t]; i < ch.first[t] + ch.count[t]; i++)
         put_field(row + 1, e, &fields[i]);
 }
+
+static void get_field(const uint8_t *row, nsc_event *e, const field *f)
+{
+    const uint8_t *at = row + ch.cols[f->col].at;
+    uint64_t v = 0;
+    for (size_t i = 0; i < f->size; i++)
+        v |= (uint64_t)at[i] << (8 * i);
+    uint8_t *dst = (uint8_t *)e + f->offset;
+    uint8_t v8 = (uint8_t)v;
+    uint16_t v16 = (uint16_t)v;
+    uint32_t v32 = (uint32_t)v;
+    switch (f->size) {
+    case 1: memcpy(dst, &v8, 1); break;
+    case 2: memcpy(dst, &v16, 2); break;
+    case 4: memcpy(dst, &v32, 4); break;
+    default: memcpy(dst, &v, 8);
+    }
+}
+
+size_t nsc_ch_event_read(const uint8_t *p, size_t len, nsc_event *e)
+{
+    pthread_once(&ch.once, make_columns);
+    if (len < 1 + ch.width || p[0] >= NSC_T_COUNT)
+        return 0;
+    memset(e, 0, sizeof *e);
+    e->type = p[0];
+    for (size_t i = 0; i < NFIELDS && fields[i].type == ALL; i++)
+        get_field(p + 1, e, &fields[i]);
+    for (size_t i = ch.first[e->type]; i < ch.first[e->type] + ch.count[e->type]; i++)
+        get_field(p + 1, e, &fields[i]);
+    return 1 + ch.width;
+}

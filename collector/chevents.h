@@ -23,4 +23,9 @@ const char *nsc_ch_event_columns(void);
  * appended to b in RowBinary. */
 void nsc_ch_event_values(nsc_ch_buf *b, const nsc_event *e);
 
+/* The inverse, for reading rows back: the event whose values (as
+ * nsc_ch_event_values writes them) start at p, into *e. Returns the bytes
+ * they take, or 0 when fewer than that are left (len) or the type is unknown. */
+size_t nsc_ch_event_read(const uint8_t *p, size_t len, nsc_event *e);
+
 #endif

@@ -27,12 +27,14 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
                             NSC_CH_PROC_COLUMNS ", id UInt64, ts_ns UInt64, " ORIGIN,
                             "job, host, pid, id, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
     /* A process defines a context or string id once (docs/protocol.md), so
-     * the definition itself is its identity. */
+     * the definition itself is its identity. The batch identity rides along,
+     * outside the key (equal in every copy: one batch defines an id), so a
+     * read can give each definition back to the section that brought it. */
     [NSC_CH_CONTEXTS] = {"contexts",
                          NSC_CH_PROC_COLUMNS ", ctx UInt16, comm_id UInt64, nnodes Int32, "
-                         "nranks Int32, rank Int32, api_version Int32, name String",
+                         "nranks Int32, rank Int32, api_version Int32, name String, " ORIGIN,
                          "job, host, pid, ctx", JOB_PART, PROC_SHARD, ""},
-    [NSC_CH_STRINGS] = {"strings", NSC_CH_PROC_COLUMNS ", id UInt16, text String",
+    [NSC_CH_STRINGS] = {"strings", NSC_CH_PROC_COLUMNS ", id UInt16, text String, " ORIGIN,
                         "job, host, pid, id", JOB_PART, PROC_SHARD, ""},
     [NSC_CH_LIFECYCLE] = {"lifecycle",
                           NSC_CH_PROC_COLUMNS ", event UInt8, reason UInt8, ts_ns UInt64, "
@@ -40,7 +42,7 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
                           "job, host, pid, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
     [NSC_CH_BATCHES] = {"batches",
                         NSC_CH_PROC_COLUMNS ", events UInt32, states UInt32, "
-                        "completions UInt32, " ORIGIN,
+                        "completions UInt32, local_rank Int32, gpu Int32, " ORIGIN,
                         "job, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
     /* One row per write of a host's model: the newest (largest wall clock
      * time of the write, ref_ns) wins, also across collector restarts. */
@@ -149,7 +151,7 @@ static void event_row(nsc_ch_buf *b, const nsc_ch_origin *o, const nsc_proc *p, 
     origin_cols(b, o, idx);
 }
 
-static void defs_rows(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_store_batch *b)
+static void defs_rows(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
 {
     for (size_t i = 0; i < b->nctxs; i++) {
         const nsc_ctx_def *c = &b->ctxs[i];
@@ -158,14 +160,14 @@ static void defs_rows(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_store_batch *b)
         u16(t, c->index), u64(t, c->comm_id), i32(t, c->nnodes), i32(t, c->nranks), i32(t, c->rank);
         i32(t, c->api_version);
         str(t, c->name, sizeof c->name);
-        t->rows++;
+        origin_cols(t, o, (uint32_t)i);
     }
     for (size_t i = 0; i < b->nstrs; i++) {
         nsc_ch_buf *t = &bufs[NSC_CH_STRINGS];
         proc_cols(t, b->proc);
         u16(t, b->strs[i].id);
         str(t, b->strs[i].text, sizeof b->strs[i].text);
-        t->rows++;
+        origin_cols(t, o, (uint32_t)i);
     }
 }
 
@@ -186,10 +188,11 @@ void nsc_ch_rows_section(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o
         u64(t, b->completions[i].id), u64(t, b->completions[i].ts_ns);
         origin_cols(t, o, (uint32_t)i);
     }
-    defs_rows(bufs, b);
+    defs_rows(bufs, o, b);
     nsc_ch_buf *t = &bufs[NSC_CH_BATCHES];
     proc_cols(t, b->proc);
     u32(t, (uint32_t)b->nevents), u32(t, (uint32_t)b->nstates), u32(t, (uint32_t)b->ncompletions);
+    i32(t, b->proc->local_rank), i32(t, b->proc->gpu);
     origin_cols(t, o, 0);
 }
 

@@ -15,7 +15,7 @@
 #define SQL_MAX 4096
 #define REPLY_MAX 512  /* kept of ClickHouse's answer, for the error message */
 #define SERVER_MAX 160
-#define TARGETS_MAX 64
+#define TARGETS_MAX NSC_CHSTORE_SHARDS_MAX
 #define LOG_EVERY_NS 10000000000ull  /* an insert retried every second must not flood the log */
 
 /* A server whose local tables get rows: a shard, or the store's server.
@@ -382,6 +382,21 @@ int nsc_chstore_clocks(nsc_chstore *ch, nsc_chstore_clock_fn fn, void *arg)
                     ch->t[i].server);
     }
     return rc;
+}
+
+size_t nsc_chstore_sources(const nsc_chstore *ch, const char **servers, size_t max, const char **suffix,
+                           const char **db)
+{
+    *db = ch->db;
+    *suffix = ch->cluster[0] ? "" : "_local";
+    if (ch->cluster[0]) {
+        servers[0] = ch->server;
+        return max ? 1 : 0;
+    }
+    size_t n = 0;
+    for (; n < ch->nt && n < max; n++)
+        servers[n] = ch->t[n].server;
+    return n;
 }
 
 size_t nsc_chstore_pending(const nsc_chstore *ch)

@@ -31,6 +31,7 @@
 #include "store.h"
 
 #define NSC_CH_PREFIX "clickhouse://"
+#define NSC_CHSTORE_SHARDS_MAX 64
 
 typedef struct nsc_chstore nsc_chstore;
 
@@ -55,6 +56,13 @@ size_t nsc_chstore_pending(const nsc_chstore *ch);
  * a query failed or an answer did not decode, or what fn returned. */
 typedef int (*nsc_chstore_clock_fn)(void *arg, const char *host, const nsc_clock_model *m);
 int nsc_chstore_clocks(nsc_chstore *ch, nsc_chstore_clock_fn fn, void *arg);
+/* Where a read of the whole store goes (chread.h): with a cluster, the
+ * store's server and its Distributed tables (*suffix ""); else each shard's
+ * (or the store's server's) local tables ("_local"). Up to max servers
+ * ("http://HOST:PORT/") into servers; returns how many. What it gives never
+ * changes after open, so any thread may read it while the writer inserts. */
+size_t nsc_chstore_sources(const nsc_chstore *ch, const char **servers, size_t max, const char **suffix,
+                           const char **db);
 /* Drop every waiting row (their batches are not acknowledged). */
 void nsc_chstore_discard(nsc_chstore *ch);
 /* Insert every waiting row; 0 when ClickHouse acknowledged all of them.

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/queue.h>
 
+#include "chquery.h"
 #include "diag.h"
 #include "http.h"
 #include "qs.h"
@@ -52,8 +53,17 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
     nsc_diagapi_src *s = arg;
     if (strcmp(endpoint, "status") == 0)
         return live_status(s->c, fn, fn_arg, err, errcap);
+    nsc_store *st = s->c->store;
     nsc_store_reader *rd;
-    int code, rc = nsc_store_read_begin(s->c->store, &rd);
+    int code, rc;
+    if (s->scratch) {
+        if ((rc = nsc_chscratch_load_qs(s->scratch, qs, err, errcap))) {
+            s->code = rc;
+            return -1;
+        }
+        st = s->scratch->st;
+    }
+    rc = nsc_store_read_begin(st, &rd);
     if (rc) {
         snprintf(err, errcap, "%s", nsc_store_strerror(rc));
         s->code = NSC_QUERY_ESTORE;
@@ -132,14 +142,25 @@ static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_
     nsc_diagapi_src ds;
     nsc_diagapi_src_init(&ds, j->c);
     nsc_diag_src *s = &ds.src;
+    nsc_chscratch scratch;
+    if (j->c->ch) {
+        int rc = nsc_chscratch_open(&scratch, j->c, err, errcap);
+        if (rc)
+            return rc;
+        ds.scratch = &scratch;
+    }
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) {
         snprintf(err, errcap, "out of memory");
+        if (ds.scratch)
+            nsc_chscratch_close(ds.scratch);
         return NSC_QUERY_ESTORE;
     }
     int rc = write_doc(j, s, f);
+    if (ds.scratch)
+        nsc_chscratch_close(ds.scratch);
     if (fclose(f) && rc == NSC_DIAG_OK) {
         snprintf(s->err, sizeof s->err, "out of memory");
         rc = NSC_DIAG_FAIL;

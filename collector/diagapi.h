@@ -8,7 +8,8 @@
  * hosts: none; topology: job, comm, t0_ns, t1_ns; anything else is a 400) and the analysis's source inside
  * the collector: each query it makes runs in-process in a store read
  * transaction of its own (so the map may grow between them, as between the
- * CLI's requests), status is the live state's, written under its lock. Each
+ * CLI's requests; a collector storing into ClickHouse loads each job they
+ * name into the query's own store first, chquery.h), status is the live state's, written under its lock. Each
  * runs in a query worker (qstream.h), so it never holds up ingest, the
  * HTTP thread or /healthz. Errors as the other queries': 404 for an unknown
  * job or communicator, 400 for bad parameters.
@@ -27,6 +28,7 @@
 typedef struct nsc_diagapi_src {
     nsc_diag_src src;
     nsc_collector *c;
+    struct nsc_chscratch *scratch;  /* ClickHouse: the queries read this (chquery.h), else c->store */
     int code;
 } nsc_diagapi_src;
 void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "chquery.h"
 #include "clocks.h"
 #include "diagapi.h"
 #include "jobmetrics.h"
@@ -251,7 +252,10 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
         nsc_http_json_error(req, code, code == 404 ? "Not Found" : "Bad Request", err);
         return;
     }
-    nsc_qstream_start(h->queries, req, q);
+    if (h->c->ch)
+        nsc_chquery_start(h->c, h->queries, req, q, qs);
+    else
+        nsc_qstream_start(h->queries, req, q);
 }
 
 /* ---- routing ---- */
@@ -294,10 +298,6 @@ static void route(struct evhttp_request *req, void *arg)
     const char *name = strncmp(path, "/api/v1/", 8) == 0 ? path + 8 : NULL;
     int diag = name && nsc_diagapi_is(name);
     const char *q = name && !diag ? query_endpoint(name) : NULL;
-    if ((diag || q) && h->c->ch)
-        return nsc_http_json_error(req, 501, "Not Implemented",
-                                   "this collector stores events in ClickHouse, and the query endpoints do not "
-                                   "read ClickHouse yet (docs/clickhouse.md); status, live and metrics are served");
     if (diag)
         return nsc_diagapi_start(h->c, h->queries, req, name, qs);
     if (q)
@@ -400,6 +400,8 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
     if (!h)
         return -1;
     h->c = c;
+    if (c->ch)
+        nsc_chquery_sweep(c);
     struct timeval tv = {0, TIMER_MS * 1000};
     if (read_token(h, c->cfg.token_file) || !(h->base = event_base_new()) ||
         !(h->http = evhttp_new(h->base)) || bind_http(h, c->cfg.http) ||

@@ -32,6 +32,13 @@
 #                 a mid-stream: the agents move to b (metric, log) and send
 #                 it what a did not acknowledge; the job is exact, and b and
 #                 the agents serve.
+# diff:           the same job in an LMDB collector and in ClickHouse (its
+#                 batches sent to both: the agents' spools again, as in
+#                 replay): every query endpoint, with several parameter
+#                 sets (ranks, time window, types, compact, limit and
+#                 cursor, func and seq, errors), answers byte for byte alike
+#                 from a collector on ClickHouse; again after that
+#                 collector is killed -9 0.2 s into a query and started again.
 # failover_stop:  the same with a stopped (SIGSTOP) instead of killed: its
 #                 connections stay up but nothing is acknowledged, the agents
 #                 move to b; a, continued, inserts what it held and what
@@ -117,11 +124,6 @@ paced_job() {
     wait_until 30 metric_above 0 ncclscope_agent_forward_batches_acked_total 2 || die "nothing acknowledged"
 }
 
-kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
-    kill -KILL "${pids[$1]}"
-    wait "${pids[$1]}" 2>/dev/null || true
-    unset "pids[$1]"
-}
 
 # failover_job: collectors a (pids[collector_a]) and b (pids[collector]), the
 # agents given both, a first; a 4.8 s job in the background ($emu), once a
@@ -165,19 +167,112 @@ failed_over() {
     status_has "'$job' in json.dumps(s)" || die "collector b's status does not list $job"
 }
 
+# stop_merges: from here on no background merge folds the copies of a row on
+# either shard. STOP MERGES holds for the tables that exist: a collector makes
+# them first.
+stop_merges() {
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    stop collector
+    for s in shard0 shard1; do ch_sql $s "SYSTEM STOP MERGES" || die "cannot stop merges on $s"; done
+}
+
+# ask PATH?QUERY: collector $1's answer (HTTP port) into $dir/$2, its status printed.
+ask() { curl -s -m 120 -o "$dir/$2" -w '%{http_code}' "http://127.0.0.1:$1/api/v1/$3"; }
+
+# same CODE PATH?QUERY: the LMDB collector ($http_lmdb) and the ClickHouse
+# one ($http) answer with status CODE and the same bytes.
+same() {
+    local a b
+    a=$(ask "$http_lmdb" lmdb.out "$2") b=$(ask "$http" ch.out "$2")
+    [ "$a" = "$1" ] || die "$2: the LMDB collector answered $a, not $1: $(head -c 300 "$dir/lmdb.out")"
+    [ "$b" = "$a" ] && cmp -s "$dir/lmdb.out" "$dir/ch.out" ||
+        die "$2: ClickHouse answered $b and other bytes than LMDB ($a): $(cmp "$dir/lmdb.out" "$dir/ch.out" || true)
+ LMDB: $(head -c 400 "$dir/lmdb.out")
+ CH:   $(head -c 400 "$dir/ch.out")"
+    compared=$((compared + 1))
+}
+
+comms_name_job() { curl -sf -m 60 "http://127.0.0.1:$http/api/v1/comms?job=$job" | grep -q "\"job\":\"$job\""; }
+
+# from_lmdb FILE PYTHON: a value taken from the LMDB collector's answer FILE
+# (NDJSON lines as l, or JSON as d).
+from_lmdb() {
+    python3 -c 'import json,sys
+t = open(sys.argv[1]).read()
+l = [json.loads(x) for x in t.splitlines() if x.strip()]
+d = l[0] if len(l) == 1 else None
+print(eval(sys.argv[2]))' "$dir/$1" "$2"
+}
+
+# every_query: each endpoint with several parameter sets, the same from both.
+every_query() {
+    local j="job=$job" comm t0 t1 cur
+    compared=0
+    same 200 "comms?$j"
+    same 200 comms
+    cp "$dir/lmdb.out" "$dir/comms.json"
+    comm=$(from_lmdb comms.json "d['comms'][0]['comm']")
+    same 200 "timeline?$j&comm=$comm"
+    cp "$dir/lmdb.out" "$dir/timeline.ndjson"
+    [ "$(from_lmdb timeline.ndjson "l[-1]['events']")" -gt 1000 ] || die "the timeline is too short to compare"
+    t0=$(from_lmdb timeline.ndjson "sorted(e['start_ns'] for e in l if e['kind'] == 'event')[len(l) // 4]")
+    t1=$(from_lmdb timeline.ndjson "sorted(e['start_ns'] for e in l if e['kind'] == 'event')[len(l) // 2]")
+    same 200 "timeline?$j&comm=$comm&rank=1,3"
+    same 200 "timeline?$j&comm=$comm&t0_ns=$t0&t1_ns=$t1&type=coll,proxyop,kernelch"
+    same 200 "timeline?$j&comm=$comm&format=compact"
+    same 200 "timeline?$j&comm=$comm&format=compact&states=1&rank=0"
+    same 200 "timeline?$j&comm=$comm&limit=300"
+    cur=$(from_lmdb lmdb.out "l[-1]['next_cursor']")
+    same 200 "timeline?$j&comm=$comm&limit=300&cursor=$cur"
+    same 200 "collectives?$j&comm=$comm"
+    same 200 "collectives?$j&comm=$comm&func=AllReduce&seq=3-7"
+    same 200 "collectives?$j&comm=$comm&rank=0,2&t0_ns=$t0"
+    same 200 "collectives?$j&comm=$comm&limit=4"
+    cur=$(from_lmdb lmdb.out "l[-1]['next_cursor']")
+    same 200 "collectives?$j&comm=$comm&limit=4&cursor=$cur"
+    same 200 "stats?$j&comm=$comm"
+    same 200 "stats?$j&comm=$comm&rank=1&func=allreduce&t1_ns=$t1"
+    same 200 "p2p?$j&comm=$comm"
+    same 200 "topology?$j&comm=$comm"
+    same 200 "topology?$j&comm=$comm&t0_ns=$t0&t1_ns=$t1"
+    same 200 "diagnose?$j"
+    same 200 "links?$j"
+    # not hosts: it tallies the jobs of the collector's live status, which
+    # is per collector (this one never had an agent)
+    same 404 "timeline?job=no-such-job&comm=$comm"
+    same 404 "timeline?$j&comm=0x1"
+    same 400 "timeline?$j&comm=$comm&t0_ns=12x"
+    echo "ch.sh ($mode): $compared answers identical"
+}
+
 case $mode in
+diff)
+    ch_lmdb_job --iters 24 --slow-rank 1 --slow-us 5000
+    # a collector on ClickHouse with no agent answers the queries
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    every_query
+    # killed 0.2 s into a query (done or not) and started again: the same answers, nothing left behind
+    curl -s -m 60 -o /dev/null "http://127.0.0.1:$http/api/v1/timeline?job=$job&comm=$(from_lmdb comms.json "d['comms'][0]['comm']")" &
+    sleep 0.2
+    kill9 collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    [ -z "$(ls "$dir/chdb/tmp")" ] || die "the killed collector's query folders are still there: $(ls "$dir/chdb/tmp")"
+    every_query
+    [ -z "$(ls "$dir/chdb/tmp")" ] || die "queries left folders behind: $(ls "$dir/chdb/tmp")"
+    stop collector
+    stop collector_lmdb
+    ;;
 exact)
     start_collector 0 --store "$store" --ch-shards "$shards"
     start_agent 0
     start_agent 1
     emulate --iters 20
-    # the query endpoints do not read ClickHouse yet: they say so rather than
-    # answer from the empty LMDB store; status is served from live state
-    code=$(curl -s -o "$dir/q.json" -w '%{http_code}' "http://127.0.0.1:$http/api/v1/collectives?job=$job")
-    [ "$code" = 501 ] && grep -q ClickHouse "$dir/q.json" || die "collectives in ClickHouse mode: HTTP $code $(cat "$dir/q.json")"
     # the live status is fed once a batch is committed, which in this mode
     # waits for ClickHouse's insert
     wait_until 20 status_has "[j for j in s['jobs'] if j['job'] == '$job']" || die "status does not list $job"
+    # queries read ClickHouse (mode diff compares them with LMDB's), once
+    # the rows are inserted
+    wait_until 20 comms_name_job || die "comms in ClickHouse mode does not name $job"
     finish_ch
     ;;
 collector_kill)
@@ -214,18 +309,9 @@ two_collectors)
     finish_ch
     ;;
 replay)
-    start_collector 0 --store "$store" --ch-shards "$shards" --ch-flush-ms 3600000 --group-max 1000000
     # no background merge may fold the two copies before they are counted
-    for s in shard0 shard1; do ch_sql $s "SYSTEM STOP MERGES" || die "cannot stop merges on $s"; done
-    start_agent 0 --window 65536 --max-inflight 65536
-    start_agent 1 --window 65536 --max-inflight 65536
-    emulate --iters 20
-    emitted=$("$bin/nsc-ch-check" "$dir/emu.json" --emitted)
-    wait_until 60 collector_metric_is ncclscope_collector_events_in_total "$emitted" ||
-        die "the collector did not get the whole job ($(collector_metric ncclscope_collector_events_in_total) of $emitted)"
-    [ "$(collector_metric ncclscope_collector_acks_total)" = 0 ] || die "batches acknowledged before the stop"
-    kill -STOP "${pids[agent0]}" "${pids[agent1]}"
-    stop collector
+    stop_merges
+    ch_unacked_job -- --iters 20
     [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" = "$emitted" ] ||
         die "the stopping collector did not insert the job"
     kill9 agent0
@@ -244,7 +330,7 @@ failover)
     finish_ch
     ;;
 failover_stop)
-    for s in shard0 shard1; do ch_sql $s "SYSTEM STOP MERGES" || die "cannot stop merges on $s"; done
+    stop_merges
     failover_job
     kill -STOP "${pids[collector_a]}"
     failed_over

@@ -15,6 +15,11 @@
 #   ch_cluster          shard0 and shard1, and front, whose remote_servers
 #                       define cluster "nsc" over the two shards
 #   ch_sql NAME QUERY   run QUERY on NAME, print the answer (TabSeparated)
+#   ch_unacked_job AGENT-ARGS... -- EMULATE-ARGS...  a job in ClickHouse
+#                       whose agents got no acknowledgement (below)
+#   ch_lmdb_job EMULATE-ARGS...  one emulated job stored both in ClickHouse
+#                       and by an LMDB collector left running (below)
+#   kill9 NAME          SIGKILL a process of pids and reap it
 declare -A chhttp=() chtcp=()
 
 ch_require() {
@@ -81,4 +86,58 @@ ch_cluster() {
       <shard><replica><host>127.0.0.1</host><port>${chtcp[shard0]}</port></replica></shard>
       <shard><replica><host>127.0.0.1</host><port>${chtcp[shard1]}</port></replica></shard>
     </nsc></remote_servers>"
+}
+
+kill9() {
+    kill -KILL "${pids[$1]}"
+    wait "${pids[$1]}" 2>/dev/null || true
+    unset "pids[$1]"
+}
+
+# ch_unacked_job AGENT-ARGS... -- EMULATE-ARGS...: a collector on ClickHouse
+# ($store, $shards) takes the whole emulated job acknowledging none of it
+# (the agents, given AGENT-ARGS too, hold every batch in flight), then the
+# agents are stopped (SIGSTOP) and the collector stops, inserting the job and
+# acknowledging into the void; $emitted is the job's events. The caller ends
+# the stopped agents.
+ch_unacked_job() {
+    local agent_args=()
+    while [ "$1" != -- ]; do agent_args+=("$1"); shift; done
+    shift
+    start_collector 0 --store "$store" --ch-shards "$shards" --ch-flush-ms 3600000 --ch-flush-mb 65536 \
+        --group-max 1000000
+    local n
+    for n in 0 1; do
+        start_agent $n --window 65536 --max-inflight 65536 --max-inflight-mb 4096 --ack-timeout-ms 3600000 \
+            "${agent_args[@]}"
+    done
+    emulate "$@"
+    emitted=$("$bin/nsc-ch-check" "$dir/emu.json" --emitted)
+    wait_until 600 collector_metric_is ncclscope_collector_events_in_total "$emitted" ||
+        die "the collector did not get the whole job ($(collector_metric ncclscope_collector_events_in_total) of $emitted)"
+    [ "$(collector_metric ncclscope_collector_acks_total)" = 0 ] || die "batches acknowledged before the stop"
+    kill -STOP "${pids[agent0]}" "${pids[agent1]}"
+    stop collector
+}
+
+# ch_lmdb_job EMULATE-ARGS...: the same batches of one emulated job in
+# ClickHouse (ch_unacked_job) and in an LMDB collector left running
+# (pids[collector_lmdb], HTTP port $http_lmdb, store $dir/lmdb): the agents,
+# killed -9, start again with the LMDB collector and their spools send it
+# every batch again. No clock probes: each collector would fit clock models
+# of its own from its own samples.
+ch_lmdb_job() {
+    ch_unacked_job --probe-ms 0 -- "$@"
+    kill9 agent0
+    kill9 agent1
+    start_collector 0 --db "$dir/lmdb"
+    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
+    unset "pids[collector]"
+    start_agent 0 --probe-ms 0
+    start_agent 1 --probe-ms 0
+    wait_until 600 collector_metric_is ncclscope_collector_events_in_total "$emitted" ||
+        die "the LMDB collector did not get the whole job ($(collector_metric ncclscope_collector_events_in_total) of $emitted)"
+    local n
+    for n in 0 1; do wait_until 600 delivered $n || die "node $n did not deliver its spool"; done
+    for n in 0 1; do stop agent$n; done
 }

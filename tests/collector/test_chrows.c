@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chevents.h"
 #include "chrows.h"
 #include "event_fields.h"
 
@@ -56,7 +57,8 @@ Test(chrows, unterminated_texts)
     nsc_ch_origin o = {"a", 0, 0, 0};
     nsc_ch_rows_section(bufs, &o, &sb);
     cr_assert_eq(bufs[NSC_CH_STRINGS].p[0], 63);  /* job: 63 'z' then NUL */
-    cr_assert_eq(bufs[NSC_CH_STRINGS].p[bufs[NSC_CH_STRINGS].len - 65], 64);  /* text: all 64 */
+    /* text: all 64, then the batch identity ("a", 0, 0, 0, index 0) */
+    cr_assert_eq(bufs[NSC_CH_STRINGS].p[bufs[NSC_CH_STRINGS].len - 26 - 65], 64);
     cr_assert_eq(bufs[NSC_CH_STRINGS].rows, 1);
     cr_assert_eq(bufs[NSC_CH_BATCHES].rows, 1);
     cr_assert_eq(bufs[NSC_CH_EVENTS].len, 0);
@@ -182,8 +184,21 @@ static void round_trip(int t)
     cr_assert_eq(value_of(cols, n, "type"), t);
     cr_assert_eq(value_of(cols, n, "pid"), 77);
     cr_assert_eq(value_of(cols, n, "section"), 3);
-    for (int i = 0; i < NSC_CH_NTABLES; i++)
+    /* read back (after job "j", host "h", pid) and written again: the same bytes */
+    nsc_event back;
+    const nsc_ch_buf *row = &bufs[NSC_CH_EVENTS];
+    size_t used = nsc_ch_event_read(row->p + 8, row->len - 8, &back);
+    cr_assert_eq(used, row->len - 8 - 26, "type %d: the values take %zu bytes", t, used);
+    cr_assert_eq(nsc_ch_event_read(row->p + 8, used - 1, &back), 0);
+    nsc_store_batch again = {.proc = &proc, .events = &back, .nevents = 1};
+    nsc_ch_buf bufs2[NSC_CH_NTABLES] = {{0}};
+    nsc_ch_rows_section(bufs2, &o, &again);
+    cr_assert_eq(bufs2[NSC_CH_EVENTS].len, row->len);
+    cr_assert_eq(memcmp(bufs2[NSC_CH_EVENTS].p, row->p, row->len), 0, "type %d: read back differs", t);
+    for (int i = 0; i < NSC_CH_NTABLES; i++) {
         free(bufs[i].p);
+        free(bufs2[i].p);
+    }
 }
 
 Test(chrows, every_field_in_its_column)

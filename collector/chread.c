@@ -1,0 +1,554 @@
+/* chread.c: ClickHouse's rows back into sections of batches (see chread.h). */
+#include "chread.h"
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bytes.h"
+#include "chevents.h"
+#include "chrows.h"
+#include "grow.h"
+#include "mono.h"
+#include "query.h"
+
+#define SQL_MAX 8192
+#define IDENT "agent, epoch, batch_seq, section"
+
+/* ---- one answer: fetched into an unlinked file, read through a map ---- */
+
+typedef struct answer {
+    uint8_t *map;
+    size_t len;
+    nsc_rbuf r;  /* the next unread byte; bad once a value ran past the end */
+} answer;
+
+static size_t to_file(char *p, size_t size, size_t n, void *f)
+{
+    return fwrite(p, 1, size * n, f);
+}
+
+/* ClickHouse's error text (the answer of a failed request) into err. */
+static void error_text(FILE *f, const char *what, long code, char *err, size_t errcap)
+{
+    char text[240] = "";
+    size_t n = 0;
+    if (fflush(f) == 0 && fseek(f, 0, SEEK_SET) == 0)
+        n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    text[strcspn(text, "\r\n")] = 0;
+    snprintf(err, errcap, "clickhouse: %s: HTTP %ld: %s", what, code, text);
+}
+
+/* POST sql to server, its answer into f: 0, or NSC_QUERY_ESTORE. */
+static int post_to(const char *server, const char *sql, const char *what, FILE *f, char *err, size_t errcap)
+{
+    CURL *h = curl_easy_init();
+    if (!h) {
+        snprintf(err, errcap, "clickhouse: libcurl: cannot start");
+        return NSC_QUERY_ESTORE;
+    }
+    curl_easy_setopt(h, CURLOPT_URL, server);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, sql);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    /* a large answer may take long, a silent server must not hold the worker */
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)NSC_CHREAD_SILENT_S);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, to_file);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
+    long code = 0;
+    CURLcode rc = curl_easy_perform(h);
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    if (rc == CURLE_OK && code == 200 && fflush(f) == 0)
+        return 0;
+    if (rc != CURLE_OK)
+        snprintf(err, errcap, "clickhouse: %s: %s", what, curl_easy_strerror(rc));
+    else
+        error_text(f, what, code, err, errcap);
+    return NSC_QUERY_ESTORE;
+}
+
+/* A file of tmpdir that is gone once closed (unlinked at once). */
+static FILE *scratch_file(const char *tmpdir, char *err, size_t errcap)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/answer-XXXXXX", tmpdir);
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
+    if (fd >= 0)
+        unlink(path);
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        snprintf(err, errcap, "cannot make a file in %s", tmpdir);
+    }
+    return f;
+}
+
+/* The answer of sql on server, mapped. */
+static int fetch(const char *server, const char *sql, const char *what, const char *tmpdir, answer *a, char *err,
+                 size_t errcap)
+{
+    memset(a, 0, sizeof *a);
+    FILE *f = scratch_file(tmpdir, err, errcap);
+    if (!f)
+        return NSC_QUERY_ESTORE;
+    int rc = post_to(server, sql, what, f, err, errcap);
+    long len = rc ? 0 : ftell(f);
+    if (!rc && len > 0) {
+        a->len = (size_t)len;
+        a->map = mmap(NULL, a->len, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        if (a->map == MAP_FAILED) {
+            a->map = NULL;
+            snprintf(err, errcap, "cannot map the answer of %s", what);
+            rc = NSC_QUERY_ESTORE;
+        }
+    }
+    fclose(f);  /* the map keeps the file's pages */
+    a->r = (nsc_rbuf){a->map, a->map ? a->map + a->len : NULL, 0};
+    return rc;
+}
+
+static void answer_free(answer *a)
+{
+    if (a->map)
+        munmap(a->map, a->len);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- RowBinary values ---- */
+
+static uint64_t le(answer *a, size_t width)
+{
+    const uint8_t *p = nsc_rtake(&a->r, width);
+    uint64_t v = 0;
+    for (size_t i = 0; p && i < width; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* A String (LEB128 length, bytes): its bytes (in the map) and length. */
+static const uint8_t *bytes(answer *a, size_t *len)
+{
+    size_t n = 0;
+    const uint8_t *b;
+    for (int shift = 0; (b = nsc_rtake(&a->r, 1)); shift += 7) {
+        n |= (size_t)(*b & 0x7f) << shift;
+        if (!(*b & 0x80))
+            break;
+        if (shift > 28)
+            a->r.bad = 1;
+    }
+    *len = b ? n : 0;
+    return b ? nsc_rtake(&a->r, n) : NULL;
+}
+
+/* at the end of the answer, or past it */
+static int at_end(const answer *a) { return a->r.bad || a->r.p == a->r.end; }
+
+/* A String into a char[cap] as the batch had it: NUL-terminated where it
+ * fits (the rows hold at most cap bytes, without the NUL). */
+static void text(answer *a, char *out, size_t cap)
+{
+    size_t n;
+    const uint8_t *s = bytes(a, &n);
+    memset(out, 0, cap);
+    if (s)
+        memcpy(out, s, n < cap ? n : cap);
+}
+
+/* ---- the rows of one table, a section at a time ---- */
+
+typedef struct ident {
+    const uint8_t *agent;
+    size_t agent_len;
+    uint64_t epoch, batch_seq;
+    uint32_t section;
+} ident;
+
+typedef struct rows {
+    answer a;
+    ident at;  /* the next row's section */
+    int more;  /* a next row is there */
+} rows;
+
+static void next_row(rows *r)
+{
+    r->more = !at_end(&r->a);
+    if (!r->more)
+        return;
+    r->at.agent = bytes(&r->a, &r->at.agent_len);
+    r->at.epoch = le(&r->a, 8);
+    r->at.batch_seq = le(&r->a, 8);
+    r->at.section = (uint32_t)le(&r->a, 4);
+    r->more = !r->a.r.bad;
+}
+
+static int ident_cmp(const ident *x, const ident *y)
+{
+    size_t n = x->agent_len < y->agent_len ? x->agent_len : y->agent_len;
+    int c = n ? memcmp(x->agent, y->agent, n) : 0;
+    if (c || x->agent_len != y->agent_len)
+        return c ? c : x->agent_len < y->agent_len ? -1 : 1;
+    if (x->epoch != y->epoch)
+        return x->epoch < y->epoch ? -1 : 1;
+    if (x->batch_seq != y->batch_seq)
+        return x->batch_seq < y->batch_seq ? -1 : 1;
+    return x->section < y->section ? -1 : x->section > y->section;
+}
+
+/* ---- the sections of one transaction ---- */
+
+typedef struct section {
+    nsc_proc proc;
+    size_t first[5], count[5];  /* per kind (K_*), into the chunk's arrays */
+} section;
+
+enum { K_EVENTS, K_STATES, K_COMPL, K_CTXS, K_STRS, K_N };
+
+typedef struct chunk {
+    nsc_event *ev;
+    nsc_state_rec *st;
+    nsc_completion *cp;
+    nsc_ctx_def *cx;
+    nsc_str_def *sd;
+    size_t n[K_N], cap[K_N];
+    section *secs;
+    size_t nsecs, secs_cap;
+} chunk;
+
+static const size_t kind_size[K_N] = {sizeof(nsc_event), sizeof(nsc_state_rec), sizeof(nsc_completion),
+                                      sizeof(nsc_ctx_def), sizeof(nsc_str_def)};
+
+static void *kind_array(chunk *c, int k)
+{
+    void *arrays[K_N] = {&c->ev, &c->st, &c->cp, &c->cx, &c->sd};
+    return arrays[k];
+}
+
+/* Room for one more record of kind k: its slot, or NULL. */
+static void *slot(chunk *c, int k)
+{
+    void *arrp = kind_array(c, k);
+    if (nsc_grow(arrp, c->n[k], &c->cap[k], kind_size[k], 256))
+        return NULL;
+    uint8_t *base;
+    memcpy(&base, arrp, sizeof base);
+    return base + kind_size[k] * c->n[k]++;
+}
+
+static void chunk_free(chunk *c)
+{
+    free(c->ev), free(c->st), free(c->cp), free(c->cx), free(c->sd), free(c->secs);
+}
+
+/* Put the chunk's sections into dst in one transaction, and empty it. The
+ * arrays stay put until commit returns (it may replay the puts). */
+static int chunk_put(chunk *c, nsc_store *dst, char *err, size_t errcap)
+{
+    int rc = c->nsecs ? nsc_store_begin(dst, nsc_mono_ns()) : 0;
+    for (size_t i = 0; !rc && i < c->nsecs; i++) {
+        const section *s = &c->secs[i];
+        nsc_store_batch b = {&s->proc,
+                             c->cx + s->first[K_CTXS], s->count[K_CTXS],
+                             c->sd + s->first[K_STRS], s->count[K_STRS],
+                             c->ev + s->first[K_EVENTS], s->count[K_EVENTS],
+                             c->st + s->first[K_STATES], s->count[K_STATES],
+                             c->cp + s->first[K_COMPL], s->count[K_COMPL]};
+        rc = nsc_store_put(dst, &b);
+    }
+    if (c->nsecs)
+        rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
+    memset(c->n, 0, sizeof c->n);
+    c->nsecs = 0;
+    if (rc)
+        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
+    return rc ? NSC_QUERY_ESTORE : 0;
+}
+
+/* One record of kind k from its row's values into the chunk; 0 or -1. */
+static int take_record(chunk *c, int k, answer *a)
+{
+    void *at = slot(c, k);
+    if (!at)
+        return -1;
+    memset(at, 0, kind_size[k]);
+    if (k == K_EVENTS) {
+        size_t used = nsc_ch_event_read(a->r.p, a->r.bad ? 0 : (size_t)(a->r.end - a->r.p), at);
+        a->r.bad |= !nsc_rtake(&a->r, used ? used : SIZE_MAX);
+    } else if (k == K_STATES) {
+        nsc_state_rec *s = at;
+        s->id = le(a, 8), s->ts_ns = le(a, 8), s->arg = le(a, 8), s->tid = (uint32_t)le(a, 4);
+        s->state = (uint8_t)le(a, 1);
+    } else if (k == K_COMPL) {
+        nsc_completion *p = at;
+        p->id = le(a, 8), p->ts_ns = le(a, 8);
+    } else if (k == K_CTXS) {
+        nsc_ctx_def *x = at;
+        x->index = (uint16_t)le(a, 2), x->comm_id = le(a, 8), x->nnodes = (int32_t)le(a, 4);
+        x->nranks = (int32_t)le(a, 4), x->rank = (int32_t)le(a, 4), x->api_version = (int32_t)le(a, 4);
+        text(a, x->name, sizeof x->name);
+    } else {
+        nsc_str_def *s = at;
+        s->id = (nsc_str)le(a, 2);
+        text(a, s->text, sizeof s->text);
+    }
+    return a->r.bad ? -1 : 0;
+}
+
+/* The records of kind k whose section is sec: rows of sections before it
+ * (a section whose batches row is missing: an insert that failed part way,
+ * sent again under the same identity) are passed over. */
+static int take_section(chunk *c, section *s, int k, rows *r, const ident *sec)
+{
+    s->first[k] = c->n[k];
+    while (r->more && ident_cmp(&r->at, sec) < 0) {
+        int rc = take_record(c, k, &r->a);  /* parsed to reach the next row, then dropped */
+        c->n[k]--;
+        if (rc)
+            return -1;
+        next_row(r);
+    }
+    while (r->more && ident_cmp(&r->at, sec) == 0) {
+        if (take_record(c, k, &r->a))
+            return -1;
+        next_row(r);
+    }
+    s->count[k] = c->n[k] - s->first[k];
+    return 0;
+}
+
+/* ---- a job from one source ---- */
+
+typedef struct source {
+    const char *server, *suffix, *db;
+    const char *tmpdir;
+    char job[160];  /* the job as an SQL string literal */
+} source;
+
+/* The value columns of the events table: its columns from type on, before
+ * the batch identity (chevents.h), names only. */
+static void event_value_names(char *out, size_t cap)
+{
+    const char *cols = nsc_ch_event_columns();
+    const char *from = strstr(cols, "type UInt8"), *to = strstr(cols, ", " NSC_CH_ORIGIN_COLUMNS);
+    size_t n = 0;
+    out[0] = 0;
+    for (const char *p = from; p && p < to && n + 64 < cap;) {
+        size_t w = strcspn(p, " ");
+        n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? ", " : "", (int)w, p);
+        p = strstr(p, ", ");
+        p = p && p < to ? p + 2 : NULL;
+    }
+}
+
+static const struct {
+    const char *table, *columns;
+} kinds[K_N] = {{"events", NULL},
+                {"states", "id, ts_ns, arg, tid, state"},
+                {"completions", "id, ts_ns"},
+                {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name"},
+                {"strings", "id, text"}};
+
+static int fetch_table(const source *src, const char *table, const char *columns, const char *order, answer *a,
+                       char *err, size_t errcap)
+{
+    char sql[SQL_MAX];
+    int n = snprintf(sql, sizeof sql, "SELECT " IDENT ", %s FROM %s.%s%s FINAL WHERE job = %s ORDER BY %s FORMAT RowBinary",
+                     columns, src->db, table, src->suffix, src->job, order);
+    if (n >= (int)sizeof sql) {
+        snprintf(err, errcap, "clickhouse: the SELECT of %s is too long", table);
+        return NSC_QUERY_ESTORE;
+    }
+    return fetch(src->server, sql, table, src->tmpdir, a, err, errcap);
+}
+
+/* A batches row's process (after its identity). */
+static void take_proc(answer *a, const char *job, nsc_proc *p)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->job, sizeof p->job, "%s", job);
+    text(a, p->host, sizeof p->host);
+    p->pid = (uint32_t)le(a, 4);
+    p->local_rank = (int32_t)le(a, 4);
+    p->gpu = (int32_t)le(a, 4);
+}
+
+/* Merge the answers: one section per batches row, its records from the
+ * other tables; a chunk put whenever it holds NSC_CHREAD_CHUNK records. */
+static int merge(rows *anchor, rows r[K_N], const char *job, nsc_store *dst, char *err, size_t errcap)
+{
+    chunk c;
+    memset(&c, 0, sizeof c);
+    int rc = 0;
+    while (!rc && anchor->more) {
+        ident sec = anchor->at;
+        if (nsc_grow(&c.secs, c.nsecs, &c.secs_cap, sizeof *c.secs, 64)) {
+            snprintf(err, errcap, "out of memory");
+            rc = NSC_QUERY_ESTORE;
+            break;
+        }
+        section *s = &c.secs[c.nsecs++];
+        take_proc(&anchor->a, job, &s->proc);
+        for (int k = 0; k < K_N && !rc; k++)
+            if (take_section(&c, s, k, &r[k], &sec)) {
+                snprintf(err, errcap, "clickhouse: the %s rows do not decode", kinds[k].table);
+                rc = NSC_QUERY_ESTORE;
+            }
+        next_row(anchor);
+        if (!rc && anchor->a.r.bad) {
+            snprintf(err, errcap, "clickhouse: the batches rows do not decode");
+            rc = NSC_QUERY_ESTORE;
+        }
+        if (!rc && (!anchor->more || c.n[K_EVENTS] + c.n[K_STATES] + c.n[K_COMPL] >= NSC_CHREAD_CHUNK))
+            rc = chunk_put(&c, dst, err, errcap);
+    }
+    chunk_free(&c);
+    return rc;
+}
+
+static int read_source(const source *src, const char *job, nsc_store *dst, char *err, size_t errcap)
+{
+    rows anchor, r[K_N];
+    memset(&anchor, 0, sizeof anchor);
+    memset(r, 0, sizeof r);
+    char values[2048];
+    event_value_names(values, sizeof values);
+    int rc = fetch_table(src, "batches", "host, pid, local_rank, gpu", IDENT, &anchor.a, err, errcap);
+    for (int k = 0; !rc && k < K_N; k++)
+        rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, IDENT ", idx",
+                         &r[k].a, err, errcap);
+    if (!rc) {
+        next_row(&anchor);
+        for (int k = 0; k < K_N; k++)
+            next_row(&r[k]);
+        rc = merge(&anchor, r, job, dst, err, errcap);
+    }
+    answer_free(&anchor.a);
+    for (int k = 0; k < K_N; k++)
+        answer_free(&r[k].a);
+    return rc;
+}
+
+/* ---- clock models ---- */
+
+static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
+{
+    int rc = nsc_store_begin(dst, nsc_mono_ns());
+    while (!rc && !at_end(a)) {
+        char host[64];
+        size_t n;
+        text(a, host, sizeof host);
+        host[sizeof host - 1] = 0;
+        const uint8_t *m = bytes(a, &n);
+        nsc_clock_model model;
+        if (!m || nsc_clock_deserialize(&model, m, n)) {
+            snprintf(err, errcap, "clickhouse: a stored clock model does not decode");
+            nsc_store_abort(dst);
+            return NSC_QUERY_ESTORE;
+        }
+        rc = nsc_store_put_clock(dst, host, &model);
+        nsc_clock_free(&model);
+    }
+    rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
+    if (rc)
+        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
+    return rc ? NSC_QUERY_ESTORE : 0;
+}
+
+static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errcap)
+{
+    char sql[512];
+    answer a;
+    snprintf(sql, sizeof sql, "SELECT host, argMax(model, ref_ns) FROM %s.clocks%s GROUP BY host FORMAT RowBinary",
+             src->db, src->suffix);
+    int rc = fetch(src->server, sql, "clocks", src->tmpdir, &a, err, errcap);
+    if (!rc)
+        rc = put_clocks(&a, dst, err, errcap);
+    answer_free(&a);
+    return rc;
+}
+
+/* ---- entry points ---- */
+
+/* s as an SQL string literal: quoted, with ' and \ escaped. */
+static int literal(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[n++] = '\'';
+    for (; *s && n + 4 < cap; s++) {
+        if (*s == '\'' || *s == '\\')
+            out[n++] = '\\';
+        out[n++] = *s;
+    }
+    out[n++] = '\'';
+    out[n] = 0;
+    return *s ? -1 : 0;
+}
+
+/* The sources of ch: their count, each made for job. */
+static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir, source *out)
+{
+    const char *servers[NSC_CHSTORE_SHARDS_MAX], *suffix, *db;
+    size_t n = nsc_chstore_sources(ch, servers, NSC_CHSTORE_SHARDS_MAX, &suffix, &db);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (source){servers[i], suffix, db, tmpdir, ""};
+        if (job && literal(job, out[i].job, sizeof out[i].job))
+            return 0;
+    }
+    return n;
+}
+
+int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, nsc_store *dst, char *err,
+                   size_t errcap)
+{
+    source src[NSC_CHSTORE_SHARDS_MAX];
+    size_t n = sources(ch, job, tmpdir, src);
+    if (!n) {
+        snprintf(err, errcap, "job: too long");
+        return NSC_QUERY_EPARAM;
+    }
+    int rc = 0;
+    /* shard by shard: a process's rows are all on one shard */
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = read_source(&src[i], job, dst, err, errcap);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = read_clocks(&src[i], dst, err, errcap);
+    return rc;
+}
+
+int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, size_t cap, char *err,
+                        size_t errcap)
+{
+    source src[NSC_CHSTORE_SHARDS_MAX];
+    size_t n = sources(ch, NULL, tmpdir, src), found = 0;
+    int rc = 0;
+    job[0] = 0;
+    for (size_t i = 0; !rc && i < n && found < 2; i++) {
+        char sql[256];
+        answer a;
+        snprintf(sql, sizeof sql, "SELECT DISTINCT job FROM %s.batches%s LIMIT 2 FORMAT RowBinary", src[i].db,
+                 src[i].suffix);
+        rc = fetch(src[i].server, sql, "batches", tmpdir, &a, err, errcap);
+        while (!rc && !at_end(&a) && found < 2) {
+            char name[64];
+            text(&a, name, sizeof name);
+            name[sizeof name - 1] = 0;
+            if (!a.r.bad && strcmp(name, job) != 0)
+                found++, snprintf(job, cap, "%s", name);
+        }
+        answer_free(&a);
+    }
+    if (!rc && found > 1) {
+        snprintf(err, errcap, "ClickHouse holds several jobs: name one with job=");
+        rc = NSC_QUERY_EPARAM;
+    }
+    return rc;
+}

@@ -1,0 +1,45 @@
+/* chread.h: a job read back from ClickHouse into an LMDB store.
+ *
+ * Owns the read side of the ClickHouse store (docs/clickhouse.md, "Queries"):
+ * the SELECTs (with FINAL, so a batch inserted twice counts once) through
+ * the Distributed tables of a cluster, else from each shard's local tables;
+ * each answer streamed in RowBinary by libcurl into an unlinked file of the
+ * given folder (never held in memory), then merged by batch identity (agent,
+ * epoch, batch_seq, section: the batches table's row of each section is the
+ * anchor, the events, states, completions, contexts and strings tables give
+ * its records in their index order) back into the sections the agents sent,
+ * which are put into the destination store exactly as the LMDB collector
+ * puts them, a chunk of sections per transaction. Memory: one chunk of
+ * records (NSC_CHREAD_CHUNK); the answers take disk in the folder meanwhile.
+ *
+ * Every call makes its own libcurl handle: any thread may read while the
+ * writer thread inserts through chstore.h's. Errors are NSC_QUERY_* values
+ * (ESTORE: ClickHouse or the destination store failed), with err set.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_CHREAD_H
+#define NCCLSCOPE_COLLECTOR_CHREAD_H
+
+#include <stddef.h>
+
+#include "chstore.h"
+#include "store.h"
+
+/* A request to ClickHouse that gets no byte for this long fails. */
+#define NSC_CHREAD_SILENT_S 120
+
+/* Records (events, states, completions) per destination transaction. */
+#define NSC_CHREAD_CHUNK (128u * 1024u)
+
+/* Put every stored section of job, and every host's newest clock model,
+ * into dst (not in a transaction: this opens and commits its own). tmpdir
+ * holds the answers while they are merged. */
+int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, nsc_store *dst, char *err,
+                   size_t errcap);
+
+/* The job a query naming none means: the only job ClickHouse holds, into
+ * job (cap bytes); "" when it holds none (the query then answers as over an
+ * empty store). Several jobs: NSC_QUERY_EPARAM, the query must name one. */
+int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, size_t cap, char *err,
+                        size_t errcap);
+
+#endif
