@@ -135,13 +135,38 @@ static uint64_t trimmed_mean(uint64_t *ns, size_t n)
     return (uint64_t)(sum / (double)(n - 2 * cut));
 }
 
+/* Each run's typical step (RC_LINK_PARTS, rcint.h), before trimmed_mean
+ * sorts all the steps: each run is sorted within itself only. */
+static void part_typicals(rc_link *k)
+{
+    memset(k->part_typical, 0, sizeof k->part_typical);
+    if (k->n < RC_LINK_PARTS * RC_LINK_MIN_STEPS)
+        return;
+    for (size_t i = 0; i < RC_LINK_PARTS; i++) {
+        size_t lo = k->n * i / RC_LINK_PARTS, hi = k->n * (i + 1) / RC_LINK_PARTS;
+        k->part_typical[i] = trimmed_mean(k->ns + lo, hi - lo);
+    }
+}
+
+/* Slow in at least RC_LINK_PARTS_SLOW runs of its steps (or judged on the
+ * whole: too few steps to cut). */
+static int slow_throughout(const rc_link *k, uint64_t limit)
+{
+    if (k->n < RC_LINK_PARTS * RC_LINK_MIN_STEPS)
+        return 1;
+    int slow = 0;
+    for (size_t i = 0; i < RC_LINK_PARTS; i++)
+        slow += k->part_typical[i] >= limit;
+    return slow >= RC_LINK_PARTS_SLOW;
+}
+
 /* Each link's state against the slow limit and the reference: slow, or
  * behind a slower link its receiver forwards on (RC_SLOW_RATIO above). */
 static void classify_links(rc_pass *p, uint64_t limit, uint64_t ref)
 {
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
-        int slow = k->typical >= limit && extra_ns(k, ref) >= RC_SLOW_MIN_EXTRA_NS;
+        int slow = k->typical >= limit && extra_ns(k, ref) >= RC_SLOW_MIN_EXTRA_NS && slow_throughout(k, limit);
         k->state = k->n < RC_LINK_MIN_STEPS ? NSC_LINK_FEW : slow ? NSC_LINK_SLOW : NSC_LINK_OK;
     }
     for (size_t i = 0; i < p->nlinks; i++) {
@@ -167,6 +192,7 @@ uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
         return 0;
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
+        part_typicals(k);
         if (k->n)
             k->typical = trimmed_mean(k->ns, k->n);
         if (k->n >= RC_LINK_MIN_STEPS)
