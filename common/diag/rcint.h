@@ -61,7 +61,7 @@
 #define RC_SLOW_MIN_NS 20000ull
 /* A slow link is slow throughout: its steps, in the order the pass met them
  * (each sender's in time order), are cut into RC_LINK_PARTS runs, and at
- * least RC_LINK_PARTS_SLOW of them must be slow on their own. A proxy that a
+ * least RC_LINK_PARTS_SLOW of them must have a mean step at the slow limit. A proxy that a
  * loaded host did not run for some milliseconds makes one or two runs slow
  * (6 ms in one fault-free job under the sanitizers: 3.1x on the whole), a
  * slow link every run. Links with fewer than RC_LINK_PARTS x
@@ -105,7 +105,7 @@ typedef struct rc_link {
     uint64_t *ns;
     size_t n, cap;
     uint64_t typical;  /* its typical step (trimmed_mean) */
-    uint64_t part_typical[RC_LINK_PARTS];  /* the same per run of its steps (enough steps only) */
+    uint64_t part_typical[RC_LINK_PARTS];  /* the mean step of each run of its steps (enough steps only) */
     uint8_t state;     /* NSC_LINK_*, set by nsc_rc_link_reference */
 } rc_link;
 

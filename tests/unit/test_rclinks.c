@@ -75,3 +75,16 @@ Test(rclinks, a_link_slow_from_the_first_quarter_on_is_slow)
     cr_assert_eq(p.links[4].state, NSC_LINK_SLOW);
     ring_free(&p);
 }
+
+/* A late proxy reports a slow link's steps in bursts: three of four almost
+ * at once, the fourth with all their time. Slow in every run by its sum. */
+Test(rclinks, a_slow_link_reported_in_bursts_is_slow)
+{
+    rc_pass p = ring(20000);
+    for (size_t s = 0; s < STEPS; s++)
+        p.links[1].ns[s] = s % 4 == 3 ? 640000 : 1000;
+    uint64_t limit;
+    nsc_rc_link_reference(&p, &limit);
+    cr_assert_eq(p.links[1].state, NSC_LINK_SLOW);
+    ring_free(&p);
+}
