@@ -30,9 +30,8 @@ uint64_t e2e_count(const nsc_json *obj, const char *name)
     return v;
 }
 
-bool e2e_rank_killed(const nsc_json *emu, const nsc_json *r)
+bool e2e_pid_killed(const nsc_json *emu, uint64_t pid)
 {
-    uint64_t pid = e2e_count(r, "pid");
     const nsc_json *procs = nsc_json_get(emu, "processes");
     for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p))
         if (e2e_count(p, "pid") == pid)
@@ -42,7 +41,7 @@ bool e2e_rank_killed(const nsc_json *emu, const nsc_json *r)
 
 const nsc_json *e2e_rank_delivered(const nsc_json *emu, const nsc_json *r)
 {
-    return nsc_json_get(nsc_json_get(r, "calls"), e2e_rank_killed(emu, r) ? "stop" : "start");
+    return nsc_json_get(nsc_json_get(r, "calls"), e2e_pid_killed(emu, e2e_count(r, "pid")) ? "stop" : "start");
 }
 
 void e2e_emitted_by_type(const nsc_json *emu, uint64_t out[NSC_T_COUNT])

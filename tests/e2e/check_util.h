@@ -16,8 +16,8 @@ int e2e_load_json(const char *who, const char *path, nsc_json_doc *doc);
 
 /* The unsigned number obj.name, 0 when absent. */
 uint64_t e2e_count(const nsc_json *obj, const char *name);
-/* Did rank r's process die of a signal (the summary's "processes")? */
-bool e2e_rank_killed(const nsc_json *emu, const nsc_json *r);
+/* Did process pid die of a signal (the summary's "processes")? */
+bool e2e_pid_killed(const nsc_json *emu, uint64_t pid);
 /* The calls whose events rank r's plugin delivers, by type: a process that
  * ran to its finalize delivers every event it started (those never stopped
  * flagged NSC_EVF_OPEN), a killed one only those it stopped. */

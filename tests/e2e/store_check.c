@@ -123,7 +123,7 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *emu, 
                                             : own[t] != e2e_count(delivered, nsc_type_name(t))))
             fail("comm %" PRIx64 " rank %d: %s emitted %" PRIu64 ", stored %" PRIu64, comm, (int)rank,
                  nsc_type_name(t), e2e_count(delivered, nsc_type_name(t)), own[t]);
-    uint64_t want_open = e2e_rank_killed(emu, r) ? 0 : e2e_count(r, "open_events");
+    uint64_t want_open = e2e_pid_killed(emu, e2e_count(r, "pid")) ? 0 : e2e_count(r, "open_events");
     if (lossy ? open > want_open : open != want_open)
         fail("comm %" PRIx64 " rank %d: %" PRIu64 " events never stopped, %" PRIu64 " stored flagged open", comm,
              (int)rank, want_open, open);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "event.h"
 #include "json.h"
 
@@ -34,30 +35,6 @@ __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     failures++;
-}
-
-static int load(const char *path, nsc_json_doc *doc)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    static char buf[64 << 20];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    nsc_json_error err;
-    if (nsc_json_parse(buf, n, NULL, doc, &err) != 0) {
-        fprintf(stderr, "%s: %s at %zu\n", path, err.msg, err.offset);
-        return -1;
-    }
-    return 0;
-}
-
-static uint64_t count(const nsc_json *obj, const char *name)
-{
-    uint64_t v = 0;
-    if (obj)
-        nsc_json_u64(nsc_json_get(obj, name), &v);
-    return v;
 }
 
 static const nsc_json *find_rank(const nsc_json *ranks, uint64_t comm, int64_t rank)
@@ -77,21 +54,11 @@ static void compare_named(const nsc_json *want, const nsc_json *got, unsigned n,
                           const char *(*name)(unsigned), uint64_t comm, int rank, int drops)
 {
     for (unsigned i = 0; i < n; i++) {
-        uint64_t w = count(want, name(i)), g = count(got, name(i));
+        uint64_t w = e2e_count(want, name(i)), g = e2e_count(got, name(i));
         if (drops ? g > w : g != w)
             fail("%s: emitted %llu, received %llu (comm %llu rank %d)\n", name(i),
                  (unsigned long long)w, (unsigned long long)g, (unsigned long long)comm, rank);
     }
-}
-
-/* Did the process `pid` die of a signal (the emulator's "processes")? */
-static bool killed(const nsc_json *emu, uint64_t pid)
-{
-    const nsc_json *procs = nsc_json_get(emu, "processes");
-    for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p))
-        if (count(p, "pid") == pid)
-            return count(p, "signal") != 0;
-    return false;
 }
 
 /* What the plugin must have emitted in all, per type; and the states that may
@@ -103,21 +70,19 @@ static uint64_t sum_named(const nsc_json *obj, unsigned n, const char *(*name)(u
 {
     uint64_t s = 0;
     for (unsigned i = 0; i < n; i++)
-        s += count(obj, name(i));
+        s += e2e_count(obj, name(i));
     return s;
 }
 
-/* Events: a finalized rank delivers what it started (open ones flagged), a
- * killed rank what it stopped. */
-static void compare_events(const nsc_json *r, const nsc_json *g, bool dead, uint64_t comm,
+/* Events: what e2e_rank_delivered says, the open ones flagged. */
+static void compare_events(const nsc_json *emu, const nsc_json *r, const nsc_json *g, bool dead, uint64_t comm,
                            int rank, int drops)
 {
-    const nsc_json *calls = nsc_json_get(r, "calls");
-    const nsc_json *want = nsc_json_get(calls, dead ? "stop" : "start");
+    const nsc_json *want = e2e_rank_delivered(emu, r);
     for (unsigned t = 0; t < NSC_T_COUNT; t++)
-        want_emitted[t] += count(want, nsc_type_name(t));
+        want_emitted[t] += e2e_count(want, nsc_type_name(t));
     compare_named(want, nsc_json_get(g, "events"), NSC_T_COUNT, nsc_type_name, comm, rank, drops);
-    uint64_t open = dead ? 0 : count(r, "open_events"), got_open = count(g, "open_events");
+    uint64_t open = dead ? 0 : e2e_count(r, "open_events"), got_open = e2e_count(g, "open_events");
     if (drops ? got_open > open : got_open != open)
         fail("open events: %llu expected, %llu received flagged open (comm %llu rank %d)\n",
              (unsigned long long)open, (unsigned long long)got_open, (unsigned long long)comm,
@@ -136,7 +101,7 @@ static void compare_states(const nsc_json *r, const nsc_json *g, bool dead, uint
     }
     compare_named(want, got, NSC_S_COUNT, nsc_state_name, comm, rank, 1);
     uint64_t w = sum_named(want, NSC_S_COUNT, nsc_state_name);
-    uint64_t k = sum_named(got, NSC_S_COUNT, nsc_state_name), open = count(r, "open_states");
+    uint64_t k = sum_named(got, NSC_S_COUNT, nsc_state_name), open = e2e_count(r, "open_states");
     want_unmatched += open;
     if (!drops && k + open != w)
         fail("killed rank: %llu states, %llu matched + %llu of open events (comm %llu rank %d)\n",
@@ -157,13 +122,13 @@ static void compare_ranks(const nsc_json *emu, const nsc_json *recv, int drops)
         const nsc_json *starts = nsc_json_get(nsc_json_get(r, "calls"), "start");
         if (!profiled || !starts || !nsc_json_first(starts))
             continue;
-        bool dead = killed(emu, count(r, "pid"));
+        bool dead = e2e_pid_killed(emu, e2e_count(r, "pid"));
         const nsc_json *g = find_rank(got, comm, rank);
         if (!g) {
             fail("rank missing (comm %llu rank %d)\n", (unsigned long long)comm, (int)rank);
             continue;
         }
-        compare_events(r, g, dead, comm, (int)rank, drops);
+        compare_events(emu, r, g, dead, comm, (int)rank, drops);
         compare_states(r, g, dead, comm, (int)rank, drops);
     }
 }
@@ -186,25 +151,25 @@ static void compare_accounting(const nsc_json *emu, const nsc_json *recv, int dr
     uint64_t total_dropped = 0;
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
         const char *n = nsc_type_name(t);
-        expect_eq(n, count(events, n) + count(dropped, n), count(emitted, n));
-        expect_eq(n, count(emitted, n), want_emitted[t] + count(foreign, n));
-        total_dropped += count(dropped, n);
+        expect_eq(n, e2e_count(events, n) + e2e_count(dropped, n), e2e_count(emitted, n));
+        expect_eq(n, e2e_count(emitted, n), want_emitted[t] + e2e_count(foreign, n));
+        total_dropped += e2e_count(dropped, n);
     }
     uint64_t states = 0;
     const nsc_json *st = nsc_json_get(recv, "states");
     for (unsigned s = 0; s < NSC_S_COUNT; s++)
-        states += count(st, nsc_state_name(s));
-    expect_eq("states received + dropped vs emitted", states + count(c, "states_dropped"),
-              count(c, "states_emitted"));
+        states += e2e_count(st, nsc_state_name(s));
+    expect_eq("states received + dropped vs emitted", states + e2e_count(c, "states_dropped"),
+              e2e_count(c, "states_emitted"));
     const nsc_json *ce = nsc_json_get(c, "completions_emitted");
     const nsc_json *cd = nsc_json_get(c, "completions_dropped");
     expect_eq("completions received + dropped vs emitted",
-              count(recv, "completions") + sum_named(cd, NSC_T_COUNT, nsc_type_name),
+              e2e_count(recv, "completions") + sum_named(cd, NSC_T_COUNT, nsc_type_name),
               sum_named(ce, NSC_T_COUNT, nsc_type_name));
     if (!drops)
         expect_eq("dropped completions", sum_named(cd, NSC_T_COUNT, nsc_type_name), 0);
-    expect_eq("bad batches", count(recv, "bad_batches"), 0);
-    expect_eq("bad handles", count(c, "bad_handles"), 0);
+    expect_eq("bad batches", e2e_count(recv, "bad_batches"), 0);
+    expect_eq("bad handles", e2e_count(c, "bad_handles"), 0);
     if (drops)
         return;
     expect_eq("dropped events", total_dropped, 0);
@@ -212,10 +177,10 @@ static void compare_accounting(const nsc_json *emu, const nsc_json *recv, int dr
      * GroupApi, say): only the streams of processes that finalized must resolve. */
     const nsc_json *procs = nsc_json_get(recv, "processes");
     for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p))
-        if (!killed(emu, count(p, "pid")))
-            expect_eq("unresolved parent links", count(p, "links_unresolved"), 0);
+        if (!e2e_pid_killed(emu, e2e_count(p, "pid")))
+            expect_eq("unresolved parent links", e2e_count(p, "links_unresolved"), 0);
     expect_eq("states unmatched (those of killed ranks' open events)",
-              count(recv, "states_unmatched"), want_unmatched);
+              e2e_count(recv, "states_unmatched"), want_unmatched);
 }
 
 int main(int argc, char **argv)
@@ -226,7 +191,7 @@ int main(int argc, char **argv)
     }
     int drops = argc == 4;
     nsc_json_doc emu, recv;
-    if (load(argv[1], &emu) != 0 || load(argv[2], &recv) != 0)
+    if (e2e_load_json("nsc-e2e-compare", argv[1], &emu) != 0 || e2e_load_json("nsc-e2e-compare", argv[2], &recv) != 0)
         return 2;
     compare_ranks(nsc_json_root(&emu), nsc_json_root(&recv), drops);
     compare_accounting(nsc_json_root(&emu), nsc_json_root(&recv), drops);
