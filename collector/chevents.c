@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "event_fields.h"
 
 /* Names, checked at compile time: every name is a typedef of the C type its
@@ -119,17 +120,7 @@ const char *nsc_ch_event_columns(void)
  * width, which is the member's: its bits, whatever its sign. */
 static void put_field(uint8_t *row, const nsc_event *e, const field *f)
 {
-    const uint8_t *src = (const uint8_t *)e + f->offset;
-    uint64_t v = 0;
-    uint8_t v8;
-    uint16_t v16;
-    uint32_t v32;
-    switch (f->size) {
-    case 1: memcpy(&v8, src, 1), v = v8; break;
-    case 2: memcpy(&v16, src, 2), v = v16; break;
-    case 4: memcpy(&v32, src, 4), v = v32; break;
-    default: memcpy(&v, src, 8);
-    }
+    uint64_t v = nsc_load_uint((const uint8_t *)e + f->offset, f->size);
     uint8_t *at = row + ch.cols[f->col].at;
     for (size_t i = 0; i < f->size; i++)
         at[i] = (uint8_t)(v >> (8 * i));
@@ -156,16 +147,7 @@ static void get_field(const uint8_t *row, nsc_event *e, const field *f)
     uint64_t v = 0;
     for (size_t i = 0; i < f->size; i++)
         v |= (uint64_t)at[i] << (8 * i);
-    uint8_t *dst = (uint8_t *)e + f->offset;
-    uint8_t v8 = (uint8_t)v;
-    uint16_t v16 = (uint16_t)v;
-    uint32_t v32 = (uint32_t)v;
-    switch (f->size) {
-    case 1: memcpy(dst, &v8, 1); break;
-    case 2: memcpy(dst, &v16, 2); break;
-    case 4: memcpy(dst, &v32, 4); break;
-    default: memcpy(dst, &v, 8);
-    }
+    nsc_store_uint((uint8_t *)e + f->offset, f->size, v);
 }
 
 size_t nsc_ch_event_read(const uint8_t *p, size_t len, nsc_event *e)

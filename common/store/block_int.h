@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "block.h"
+#include "bytes.h"
 
 #define BLOCK_MAGIC 0x4e534201u /* "NSB", version 1 */
 #define BLOCK_MAGIC_MASK 0xffffff00u
@@ -93,28 +94,18 @@ enum {
 
 static inline uint64_t load(const void *rec, const field *f)
 {
-    const uint8_t *p = (const uint8_t *)rec + f->off;
+    uint64_t v = nsc_load_uint((const uint8_t *)rec + f->off, f->size);
+    if (!(f->flags & F_SIGNED))
+        return v;
     switch (f->size) {
-    case 1: { uint8_t v; memcpy(&v, p, 1); return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int8_t)v : v; }
-    case 2: { uint16_t v; memcpy(&v, p, 2); return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int16_t)v : v; }
-    case 4: { uint32_t v; memcpy(&v, p, 4); return f->flags & F_SIGNED ? (uint64_t)(int64_t)(int32_t)v : v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    case 1: return (uint64_t)(int64_t)(int8_t)v;
+    case 2: return (uint64_t)(int64_t)(int16_t)v;
+    case 4: return (uint64_t)(int64_t)(int32_t)v;
+    default: return v;
     }
 }
 
-static inline void store(void *rec, const field *f, uint64_t v)
-{
-    uint8_t *p = (uint8_t *)rec + f->off;
-    uint8_t b = (uint8_t)v;
-    uint16_t h = (uint16_t)v;
-    uint32_t w = (uint32_t)v;
-    switch (f->size) {
-    case 1: memcpy(p, &b, 1); break;
-    case 2: memcpy(p, &h, 2); break;
-    case 4: memcpy(p, &w, 4); break;
-    default: memcpy(p, &v, 8); break;
-    }
-}
+static inline void store(void *rec, const field *f, uint64_t v) { nsc_store_uint((uint8_t *)rec + f->off, f->size, v); }
 
 static inline uint64_t load_u64(const void *rec, uint16_t off)
 {

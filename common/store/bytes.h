@@ -1,4 +1,5 @@
-/* bytes.h: big-endian integers and a bounds-checked reader.
+/* bytes.h: big-endian integers, record members by size, and a bounds-checked
+ * reader.
  *
  * Owns the byte-level encoding every collector format shares: store keys (where
  * big-endian makes byte order equal numeric order), serialized clock models and
@@ -64,6 +65,37 @@ static inline double nsc_bits_double(uint64_t v)
     double d;
     memcpy(&d, &v, sizeof d);
     return d;
+}
+
+/* An unsigned member of 1, 2, 4 or 8 bytes at p, in the machine's order:
+ * the record fields that tables describe by offset and size (the block
+ * columns, the ClickHouse event columns). Loads zero-extend; stores keep
+ * the low bytes. */
+static inline uint64_t nsc_load_uint(const void *p, size_t size)
+{
+    uint8_t v8;
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
+    switch (size) {
+    case 1: memcpy(&v8, p, 1); return v8;
+    case 2: memcpy(&v16, p, 2); return v16;
+    case 4: memcpy(&v32, p, 4); return v32;
+    default: memcpy(&v64, p, 8); return v64;
+    }
+}
+
+static inline void nsc_store_uint(void *p, size_t size, uint64_t v)
+{
+    uint8_t v8 = (uint8_t)v;
+    uint16_t v16 = (uint16_t)v;
+    uint32_t v32 = (uint32_t)v;
+    switch (size) {
+    case 1: memcpy(p, &v8, 1); break;
+    case 2: memcpy(p, &v16, 2); break;
+    case 4: memcpy(p, &v32, 4); break;
+    default: memcpy(p, &v, 8); break;
+    }
 }
 
 /* Writer over a caller-sized buffer (sized exactly beforehand by the format). */
