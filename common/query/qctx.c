@@ -295,15 +295,20 @@ int nsc_q_gpu_align(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_gpuclock 
     return 0;
 }
 
+void nsc_q_write_comm(nsc_q_out *o, const nsc_store_comm *m)
+{
+    nsc_q_lit(o, "\"comm\":");
+    nsc_q_hex(o, m->comm_id);
+    nsc_q_lit(o, ",\"name\":");
+    nsc_q_str(o, m->name);
+    nsc_q_lit(o, ",\"nranks\":");
+    nsc_q_i64(o, m->nranks);
+}
+
 void nsc_q_write_comm_head(nsc_q_ctx *c)
 {
-    nsc_q_out *o = c->out;
-    nsc_q_lit(o, "\"job\":");
-    nsc_q_str(o, c->job_name);
-    nsc_q_lit(o, ",\"comm\":");
-    nsc_q_hex(o, c->comm.comm_id);
-    nsc_q_lit(o, ",\"name\":");
-    nsc_q_str(o, c->comm.name);
-    nsc_q_lit(o, ",\"nranks\":");
-    nsc_q_i64(o, c->comm.nranks);
+    nsc_q_lit(c->out, "\"job\":");
+    nsc_q_str(c->out, c->job_name);
+    nsc_q_lit(c->out, ",");
+    nsc_q_write_comm(c->out, &c->comm);
 }

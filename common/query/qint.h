@@ -180,7 +180,10 @@ int nsc_q_gpu_pair(nsc_q_ctx *c, const nsc_q_rank *r, nsc_gpuclock *g, const nsc
 int nsc_q_gpu_align(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,
                     uint64_t ptimer, uint64_t *aligned, uint64_t *err_ns);
 
-/* The header fields every communicator-scoped result starts with. */
+/* A communicator's "comm", "name" and "nranks" members (comms lists them). */
+void nsc_q_write_comm(nsc_q_out *o, const nsc_store_comm *m);
+/* The header fields every communicator-scoped result starts with: the job,
+ * then nsc_q_write_comm. */
 void nsc_q_write_comm_head(nsc_q_ctx *c);
 
 int nsc_q_comms(nsc_q_ctx *c);

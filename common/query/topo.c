@@ -55,12 +55,8 @@ static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i)
 {
     nsc_q_out *o = c->out;
     const cm_info *m = &all[i];
-    nsc_q_cs(o, i ? ",{\"comm\":" : "{\"comm\":");
-    nsc_q_hex(o, m->comm.comm_id);
-    nsc_q_lit(o, ",\"name\":");
-    nsc_q_str(o, m->comm.name);
-    nsc_q_lit(o, ",\"nranks\":");
-    nsc_q_i64(o, m->comm.nranks);
+    nsc_q_cs(o, i ? ",{" : "{");
+    nsc_q_write_comm(o, &m->comm);
     nsc_q_lit(o, ",\"ranks_seen\":");
     nsc_q_u64(o, m->n);
     nsc_q_lit(o, ",\"ranks\":[");
