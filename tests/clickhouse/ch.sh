@@ -44,6 +44,12 @@
 #                 move to b; a, continued, inserts what it held and what
 #                 reached it while stopped, which b inserted too (merges
 #                 stopped: both copies are counted), and stops cleanly.
+# secure:         every server also on HTTPS (a self-signed certificate)
+#                 with user nsc and a password: a collector with a wrong
+#                 password, or without the CA that signed the servers'
+#                 certificate, refuses to start and says why; with both
+#                 (ch_user, ch_password_file, ch_tls, ch_ca_file) it stores
+#                 the job over HTTPS and answers queries from it.
 #
 # Checked after the agents delivered everything and the collector stopped:
 # events per type equal the emulator's (nothing acknowledged lost, nothing
@@ -58,9 +64,26 @@ bin=$1 plugin=$2 mode=$3
 . "$(dirname "$0")/lib.sh"
 ch_require
 
+[ "$mode" != secure ] || ch_secure
 ch_cluster
 store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
 shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
+if [ "$mode" = secure ]; then
+    store="clickhouse://127.0.0.1:${chhttps[front]}/nsc?cluster=nsc"
+    shards="127.0.0.1:${chhttps[shard0]},127.0.0.1:${chhttps[shard1]}"
+fi
+
+# refused WHY COLLECTOR-ARGS...: a collector on the store with these
+# arguments exits non-zero at start and its error names WHY (a pattern).
+refused() {
+    local why=$1
+    shift
+    if timeout 60 "$bin/ncclscope-collector" --listen tcp://127.0.0.1:0 --http 127.0.0.1:0 --db "$dir/refused" \
+        --store "$store" --ch-shards "$shards" "$@" 2>"$dir/refused.log"; then
+        die "a collector started with $*"
+    fi
+    grep -q -- "$why" "$dir/refused.log" || die "a collector refused ($*) without saying $why: $(cat "$dir/refused.log")"
+}
 
 # one_value NAME QUERY: the query's single answer on NAME.
 one_value() { ch_sql "$1" "$2" || die "query failed: $2"; }
@@ -262,6 +285,14 @@ diff)
     stop collector
     stop collector_lmdb
     ;;
+secure)
+    echo wrong >"$dir/wrong"
+    refused "password" --ch-user nsc --ch-password-file "$dir/wrong" --ch-tls 1 --ch-ca-file "$ch_tls/server.crt"
+    refused "certificate" --ch-user nsc --ch-password-file "$ch_tls/password" --ch-tls 1
+    refused "ch_password_file needs ch_user" --ch-password-file "$ch_tls/password" --ch-tls 1
+    export NCCLSCOPE_CH_USER=nsc NCCLSCOPE_CH_PASSWORD_FILE=$ch_tls/password NCCLSCOPE_CH_TLS=1 \
+        NCCLSCOPE_CH_CA_FILE=$ch_tls/server.crt
+    ;&
 exact)
     start_collector 0 --store "$store" --ch-shards "$shards"
     start_agent 0
