@@ -551,3 +551,51 @@ int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, si
     }
     return rc;
 }
+
+/* One query's answer appended to out (text), -1 when it does not fit. */
+static int append_answer(const source *src, const char *sql, const char *what, char *out, size_t cap, size_t *len,
+                         char *err, size_t errcap)
+{
+    answer a;
+    int rc = fetch(src, sql, what, &a, err, errcap);
+    if (!rc && *len + a.len + 1 > cap) {
+        snprintf(err, errcap, "clickhouse: %s: the fingerprint is too long", what);
+        rc = NSC_QUERY_ESTORE;
+    }
+    if (!rc && a.len) {
+        memcpy(out + *len, a.map, a.len);
+        *len += a.len;
+        out[*len] = 0;
+    }
+    answer_free(&a);
+    return rc;
+}
+
+int nsc_chread_print(const nsc_chstore *ch, const char *job, const char *tmpdir, char *out, size_t cap, char *err,
+                     size_t errcap)
+{
+    source src[NSC_CHSTORE_SHARDS_MAX];
+    size_t n = sources(ch, job, tmpdir, src), len = 0;
+    if (!n) {
+        snprintf(err, errcap, "job: too long");
+        return NSC_QUERY_EPARAM;
+    }
+    int rc = 0;
+    out[0] = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        char sql[512];
+        snprintf(sql, sizeof sql,
+                 "SELECT count(), sum(events), sum(states), sum(completions) FROM %s.batches%s FINAL "
+                 "WHERE job = %s FORMAT TabSeparated",
+                 src[i].db, src[i].suffix, src[i].job);
+        rc = append_answer(&src[i], sql, "batches", out, cap, &len, err, errcap);
+        /* each host's newest model is what a load reads; merges do not change it */
+        snprintf(sql, sizeof sql,
+                 "SELECT count(), groupBitXor(cityHash64(host, newest)) FROM "
+                 "(SELECT host, max(ref_ns) AS newest FROM %s.clocks%s GROUP BY host) FORMAT TabSeparated",
+                 src[i].db, src[i].suffix);
+        if (!rc)
+            rc = append_answer(&src[i], sql, "clocks", out, cap, &len, err, errcap);
+    }
+    return rc;
+}

@@ -70,7 +70,10 @@ const nsc_chconn *nsc_chstore_conn(const nsc_chstore *ch);
 /* Drop every waiting row (their batches are not acknowledged). */
 void nsc_chstore_discard(nsc_chstore *ch);
 /* Insert every waiting row; 0 when ClickHouse acknowledged all of them.
- * The rows are gone afterwards either way. */
+ * The rows are gone afterwards either way. The tables go in nsc_ch_table
+ * order, each acknowledged by every shard before the next is posted, so a
+ * batches row is never visible before the records of its section (the
+ * query cache's fingerprint relies on it, chcache.h). */
 int nsc_chstore_flush(nsc_chstore *ch);
 
 #endif

@@ -22,6 +22,7 @@ typedef struct nsc_coll_cfg {
     char ch_password_file[PATH_MAX];  /* ch_user's password on its first line */
     uint64_t ch_tls;           /* 1: https to every ClickHouse server */
     char ch_ca_file[PATH_MAX]; /* CA certificates for ch_tls; empty: the system's */
+    uint64_t ch_query_cache;   /* jobs kept for queries between requests */
     uint64_t ch_flush_ms, ch_flush_mb;  /* an insert at least this often / this large */
     char token_file[PATH_MAX]; /* bearer token for HTTP; empty: none */
     char curve_secret_file[PATH_MAX];  /* CURVE server secret key; empty: plain */

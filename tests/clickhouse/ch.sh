@@ -281,8 +281,30 @@ diff)
     start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
     [ -z "$(ls "$dir/chdb/tmp")" ] || die "the killed collector's query folders are still there: $(ls "$dir/chdb/tmp")"
     every_query
-    [ -z "$(ls "$dir/chdb/tmp")" ] || die "queries left folders behind: $(ls "$dir/chdb/tmp")"
+    # the job was read from ClickHouse once and kept (with the empty store
+    # of the unknown job): every other query of it was a hit
+    [ "$(collector_metric ncclscope_collector_query_loads_total)" = 2 ] &&
+        collector_metric_above ncclscope_collector_query_cache_hits_total 20 ||
+        die "the query cache did not keep the job: $(collector_metric ncclscope_collector_query_loads_total) loads, $(collector_metric ncclscope_collector_query_cache_hits_total) hits"
+    [ "$(ls "$dir/chdb/tmp" | wc -l)" = 2 ] || die "not the 2 kept stores in chdb/tmp: $(ls "$dir/chdb/tmp")"
+    # the job changes in ClickHouse (node0's sections deleted): the next
+    # query reads it again and answers from what is there now
+    local_sections() { one_value front "SELECT count() FROM nsc.batches FINAL WHERE job = '$job'"; }
+    before=$(local_sections)
+    for n in shard0 shard1; do
+        ch_sql $n "ALTER TABLE nsc.batches_local DELETE WHERE job = '$job' AND host = 'node0'" || die "cannot delete on $n"
+    done
+    wait_until 60 eval '[ "$(local_sections)" -lt "$before" ]' || die "node0's sections were not deleted"
+    comm=$(from_lmdb comms.json "d['comms'][0]['comm']")
+    [ "$(ask "$http" ch.out "timeline?job=$job&comm=$comm")" = 200 ] || die "no timeline after the change: $(head -c 300 "$dir/ch.out")"
+    [ "$(collector_metric ncclscope_collector_query_loads_total)" = 3 ] ||
+        die "a changed job was not read again: $(collector_metric ncclscope_collector_query_loads_total) loads"
+    ask "$http_lmdb" lmdb.out "timeline?job=$job&comm=$comm" >/dev/null
+    ! cmp -s "$dir/lmdb.out" "$dir/ch.out" || die "the timeline did not change with the job"
+    grep -q '"host":"node1"' "$dir/ch.out" && ! grep -q '"host":"node0"' "$dir/ch.out" ||
+        die "the timeline read again is not node1's alone: $(head -c 300 "$dir/ch.out")"
     stop collector
+    [ -z "$(ls "$dir/chdb/tmp")" ] || die "a stopped collector left query stores behind: $(ls "$dir/chdb/tmp")"
     stop collector_lmdb
     ;;
 secure)
