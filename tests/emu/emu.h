@@ -285,7 +285,7 @@ typedef struct emu_proxy emu_proxy;
 typedef struct emu_world emu_world;
 
 typedef struct emu_open_set {
-    struct { void *h; uint32_t n; } e[32];
+    struct { void *h; uint32_t n; } e[32]; /* a hash table: engine.c */
 } emu_open_set;
 
 /* One rank of one communicator in this process. */
