@@ -320,6 +320,11 @@ typedef struct emu_rank {
     bool host_last_p2p;
     uint64_t *host_ready;
     bool host_may_publish; /* the host knows where its device is free (host_sync) */
+    /* The end of the collective the proxy timed last, for its host: the
+     * same schedule, so the host need not compute it again. proxy_timed is
+     * its wire number + 1, stored (release) after proxy_end. */
+    uint64_t proxy_end;
+    uint32_t proxy_timed;
     uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent */
     /* Events of this rank that were given states and are not stopped yet, with
      * how many: so the summary can say which states belong to open events. An

@@ -420,7 +420,11 @@ uint64_t emu_timeline_host_end(emu_rank *r)
     uint64_t soonest = schedule_end(r, op, k, r->host_ready, steps);
     if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
         emu_sleep_until(soonest);
-    uint64_t end = gather_ready(r, op, k, r->host_ready, -1) ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
+    uint64_t end;
+    if (__atomic_load_n(&r->proxy_timed, __ATOMIC_ACQUIRE) == k + 1)
+        end = r->proxy_end; /* the proxy read the same starts (the wire's rule holds) */
+    else
+        end = gather_ready(r, op, k, r->host_ready, -1) ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
     free(steps);
     r->host_dev_free = end;
     r->host_may_publish = true;
@@ -560,6 +564,10 @@ static uint64_t time_op(op_plan *p, emu_rank *r, op_state *s, uint64_t ready, bo
         end = e > end ? e : end;
         if (pxn)
             pxn_post(r, op, ch, ready, e, ch == op->nch - 1);
+    }
+    if (!op->p2p) {
+        r->proxy_end = end;
+        __atomic_store_n(&r->proxy_timed, s->k + 1, __ATOMIC_RELEASE);
     }
     return end;
 }
