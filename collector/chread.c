@@ -44,21 +44,24 @@ static void error_text(FILE *f, const char *what, long code, char *err, size_t e
     snprintf(err, errcap, "clickhouse: %s: HTTP %ld: %s", what, code, text);
 }
 
-/* POST sql to server, its answer into f: 0, or NSC_QUERY_ESTORE. */
-static int post_to(const char *server, const char *sql, const char *what, FILE *f, char *err, size_t errcap)
+int nsc_chread_post(const char *url, const void *body, size_t len, long max_s, const char *what, FILE *f,
+                    char *err, size_t errcap)
 {
     CURL *h = curl_easy_init();
     if (!h) {
         snprintf(err, errcap, "clickhouse: libcurl: cannot start");
         return NSC_QUERY_ESTORE;
     }
-    curl_easy_setopt(h, CURLOPT_URL, server);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, sql);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     /* a large answer may take long, a silent server must not hold the worker */
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)NSC_CHREAD_SILENT_S);
+    if (max_s > 0)
+        curl_easy_setopt(h, CURLOPT_TIMEOUT, max_s);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, to_file);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
     long code = 0;
@@ -100,7 +103,7 @@ static int fetch(const char *server, const char *sql, const char *what, const ch
     FILE *f = scratch_file(tmpdir, err, errcap);
     if (!f)
         return NSC_QUERY_ESTORE;
-    int rc = post_to(server, sql, what, f, err, errcap);
+    int rc = nsc_chread_post(server, sql, strlen(sql), 0, what, f, err, errcap);
     long len = rc ? 0 : ftell(f);
     if (!rc && len > 0) {
         a->len = (size_t)len;

@@ -18,6 +18,7 @@ static const nsc_opt opts[] = {
     TXT("store", "NCCLSCOPE_STORE", store, "lmdb", "where batches go: lmdb (the db directory) or clickhouse://HOST:HTTP_PORT/DB[?cluster=NAME] (docs/clickhouse.md)"),
     TXT("ch_shards", "NCCLSCOPE_CH_SHARDS", ch_shards, "", "clickhouse: HOST:HTTP_PORT,... of the shards whose local tables the collector creates (empty: the store's server)"),
     MS("ch_flush_ms", "NCCLSCOPE_CH_FLUSH_MS", ch_flush_ms, "1000", "clickhouse: a batch waits at most this long for the insert that holds it"),
+    TXT("collector_id", "NCCLSCOPE_COLLECTOR_ID", collector_id, "", "clickhouse: this collector's name among those sharing the store, for its live snapshot (empty: HOSTNAME:ZMQ_PORT)"),
     MB("ch_flush_mb", "NCCLSCOPE_CH_FLUSH_MB", ch_flush_mb, "128", "clickhouse: insert as soon as this many MiB of rows wait"),
     TXT("token_file", "NCCLSCOPE_TOKEN_FILE", token_file, "", "file holding the HTTP bearer token (empty: no token)"),
     TXT("curve_secret_file", "NCCLSCOPE_CURVE_SECRET_FILE", curve_secret_file, "", "CURVE server secret key file (ncclscope-agent --gen-keys makes one; empty: no CURVE)"),

@@ -18,6 +18,7 @@ typedef struct nsc_coll_cfg {
     char db[PATH_MAX];         /* LMDB store directory */
     char store[512];           /* "lmdb" or clickhouse://HOST:PORT/DB[?cluster=NAME] */
     char ch_shards[1024];      /* HOST:PORT,... where the local tables are made */
+    char collector_id[128];    /* its live snapshot's name in ClickHouse; empty: HOSTNAME:ZMQ_PORT */
     uint64_t ch_flush_ms, ch_flush_mb;  /* an insert at least this often / this large */
     char token_file[PATH_MAX]; /* bearer token for HTTP; empty: none */
     char curve_secret_file[PATH_MAX];  /* CURVE server secret key; empty: plain */
