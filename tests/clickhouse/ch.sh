@@ -31,7 +31,8 @@
 #                 holds acks for its 1 s inserts) and use a; kill -9 of
 #                 a mid-stream: the agents move to b (metric, log) and send
 #                 it what a did not acknowledge; the job is exact, and b and
-#                 the agents serve.
+#                 the agents serve; b and a new collector c answer the
+#                 live-state endpoints alike (live_same.py).
 # diff:           the same job in an LMDB collector and in ClickHouse (its
 #                 batches sent to both: the agents' spools again, as in
 #                 replay): every query endpoint, with several parameter
@@ -404,6 +405,15 @@ failover)
     failover_job
     kill9 collector_a
     failed_over
+    # the agents and processes are in a's last snapshot and in b's state:
+    # b and a new collector c (no agent) answer alike
+    pids[collector_b]=${pids[collector]} http_b=$http
+    unset "pids[collector]"
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    live_agree "$http_b" "$http" || die "b and c answer differently: $(cat "$dir/live_same.err")"
+    stop collector
+    pids[collector]=${pids[collector_b]} http=$http_b
+    unset "pids[collector_b]"
     finish_ch
     ;;
 failover_stop)
