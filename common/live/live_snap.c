@@ -17,7 +17,16 @@
 
 #define SNAP_MAGIC 0x4e53434cu  /* "NSCL" */
 #define SNAP_VERSION 1u
-#define RANKS_MAX (1 << 20)     /* as rank_of in live.c */
+#define RANKS_MAX (1 << 20)     /* ranks of a communicator, as nsc_live_rank in live.c */
+/* Rank slots (each communicator's nranks, or more) of one snapshot in all:
+ * a few bytes of input must not make the reader allocate gigabytes. */
+#define SLOTS_MAX (1 << 19)
+/* The fewest bytes each item takes, so a count cannot exceed its input. */
+#define HIST_BYTES ((NSC_LIVE_HIST_BOUNDS + 3) * 8)
+#define MIN_AGENT (1 + 1 + 8)
+#define MIN_PROC (3 + 4 + 8 + 3 + 8 + NSC_T_COUNT * 16 + 16)
+#define MIN_COMM (4 + 8 + 4 + 1 + 8 + 8 + HIST_BYTES + 8 + 8 + 4 + 1 + 4)
+#define MIN_RANK (4 + 4 + 1 + 4 + 4)
 
 typedef struct obuf {
     uint8_t *p;
@@ -319,7 +328,7 @@ static int get_rank(reader *rd, comm_st *c, size_t nprocs)
     return 0;
 }
 
-static int get_comm(reader *rd, comm_st *c, size_t njobs, size_t nprocs)
+static int get_comm(reader *rd, comm_st *c, size_t njobs, size_t nprocs, size_t *slots)
 {
     c->job = nsc_r32(&rd->r);
     c->id = nsc_r64(&rd->r);
@@ -336,10 +345,13 @@ static int get_comm(reader *rd, comm_st *c, size_t njobs, size_t nprocs)
     if (rd->r.bad || c->job >= njobs || c->nranks < 0 || c->nranks > RANKS_MAX || nalloc > RANKS_MAX ||
         c->nf > MAX_FUNCS)
         return bad(rd, "a communicator's job, ranks or functions are out of range");
+    *slots += nalloc > (uint32_t)c->nranks ? nalloc : (uint32_t)c->nranks;
+    if (*slots > SLOTS_MAX)
+        return bad(rd, "more ranks than a snapshot may hold");
     for (int f = 0; f < c->nf; f++)
         if (get_func(rd, &c->f[f]))
             return -1;
-    size_t seen = get_count(rd, 17);
+    size_t seen = get_count(rd, MIN_RANK);
     if (rd->why || seen > nalloc)
         return bad(rd, "a communicator has more ranks seen than ranks");
     if (nalloc && !(c->ranks = calloc(nalloc, sizeof *c->ranks)))
@@ -355,7 +367,8 @@ static int get_comm(reader *rd, comm_st *c, size_t njobs, size_t nprocs)
 static int get_tables(reader *rd, nsc_live *l)
 {
     l->events = nsc_r64(&rd->r);
-    size_t nj = get_count(rd, 1), na = get_count(rd, 10), np = get_count(rd, 50), nc = get_count(rd, 40);
+    size_t nj = get_count(rd, 1), na = get_count(rd, MIN_AGENT), np = get_count(rd, MIN_PROC),
+           nc = get_count(rd, MIN_COMM);
     if (rd->why || rd->r.bad)
         return bad(rd, "the header is cut short");
     if ((nj && !(l->jobs = calloc(nj, sizeof *l->jobs))) || (na && !(l->agents = calloc(na, sizeof *l->agents))) ||
@@ -379,8 +392,9 @@ static int get_all(reader *rd, nsc_live *l)
     }
     for (size_t i = 0; i < l->nprocs; i++)
         get_proc(rd, &l->procs[i]);
+    size_t slots = 0;
     for (size_t i = 0; i < l->ncomms && !rd->why; i++)
-        if (get_comm(rd, &l->comms[i], l->njobs, l->nprocs))
+        if (get_comm(rd, &l->comms[i], l->njobs, l->nprocs, &slots))
             return -1;
     if (rd->why || rd->r.bad)
         return bad(rd, "cut short");
