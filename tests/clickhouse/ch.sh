@@ -279,6 +279,32 @@ live_agree() {
     done
 }
 
+# live_agree_new: collector b (pids[collector], $http) and a new collector
+# c with no agent answer the live state alike; then c stops and b is
+# pids[collector] again.
+live_agree_new() {
+    local b_pid=${pids[collector]} b_http=$http
+    unset "pids[collector]"
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    live_agree "$b_http" "$http" || die "b and a new collector answer differently: $(cat "$dir/live_same.err")"
+    stop collector
+    pids[collector]=$b_pid http=$b_http
+}
+
+# two_collectors_job: collectors a (pids[collector_a], $http_a) and b, node
+# 0's agent sending to a and node 1's to b, a 20-iteration job delivered.
+two_collectors_job() {
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    pids[collector_a]=${pids[collector]} http_a=$http
+    unset "pids[collector]"
+    start_agent 0
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_agent 1
+    emulate --iters 20 --pace-us 20000
+    local n
+    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+}
+
 # live_whole: the status lists both agents alive, every process of the
 # emulator finished and every rank of its communicators.
 live_whole() {
@@ -339,14 +365,7 @@ ch_kill)
     finish_ch
     ;;
 two_collectors)
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    pids[collector_a]=${pids[collector]} http_a=$http
-    unset "pids[collector]"
-    start_agent 0
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    start_agent 1
-    emulate --iters 20 --pace-us 20000
-    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+    two_collectors_job
     collector_metric_above ncclscope_collector_batches_in_total 0 || die "collector b took no batch"
     http=$http_a collector_metric_above ncclscope_collector_batches_in_total 0 || die "collector a took no batch"
     stop collector_a
@@ -368,14 +387,7 @@ replay)
         die "the agents did not send the job again"
     ;;
 live_same)
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    pids[collector_a]=${pids[collector]} http_a=$http
-    unset "pids[collector]"
-    start_agent 0
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    start_agent 1
-    emulate --iters 20 --pace-us 20000
-    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+    two_collectors_job
     live_agree "$http_a" "$http" || die "collectors a and b answer differently: $(cat "$dir/live_same.err")"
     live_whole || die "b's status does not hold the whole job: $(head -c 600 "$dir/status.json")"
     http=$http_a live_whole || die "a's status does not hold the whole job: $(head -c 600 "$dir/status.json")"
@@ -392,13 +404,7 @@ live_same)
     live_whole || die "b lost the job beside a garbage row"
     # a dies: b and a new collector c (no agent) still answer alike
     kill9 collector_a
-    pids[collector_b]=${pids[collector]} http_b=$http
-    unset "pids[collector]"
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    live_agree "$http_b" "$http" || die "b and c answer differently: $(cat "$dir/live_same.err")"
-    stop collector
-    pids[collector]=${pids[collector_b]} http=$http_b
-    unset "pids[collector_b]"
+    live_agree_new
     finish_ch
     ;;
 failover)
@@ -407,13 +413,7 @@ failover)
     failed_over
     # the agents and processes are in a's last snapshot and in b's state:
     # b and a new collector c (no agent) answer alike
-    pids[collector_b]=${pids[collector]} http_b=$http
-    unset "pids[collector]"
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    live_agree "$http_b" "$http" || die "b and c answer differently: $(cat "$dir/live_same.err")"
-    stop collector
-    pids[collector]=${pids[collector_b]} http=$http_b
-    unset "pids[collector_b]"
+    live_agree_new
     finish_ch
     ;;
 failover_stop)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "live.h"
-#include "storeutil.h"
+#include "livefeed.h"
 
 #define S 1000000000ull
 #define T0 (100 * S)
@@ -22,24 +22,9 @@ static const nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * 
  * 4-rank AllReduce communicator, all completed but the last when open_last. */
 static void colls(nsc_live *l, const char *agent, int rank, uint64_t from, uint64_t to, int open_last, uint64_t now)
 {
-    nsc_event ev[32];
-    nsc_completion cp[32];
-    nsc_ctx_def ctx = nsc_test_ctx(0, 0x5eed, rank, 4);
-    nsc_str_def strs[2] = {{.id = 1, .text = "AllReduce"}, {.id = 2, .text = "ncclFloat32"}};
-    nsc_batch b;
-    memset(&b, 0, sizeof b);
-    memset(ev, 0, sizeof ev);
-    b.hdr.proc = nsc_test_proc("jobS", "hs", 100 + (uint32_t)rank, rank);
-    b.ctxs = &ctx, b.nctxs = 1, b.strs = strs, b.nstrs = 2, b.events = ev, b.completions = cp;
-    for (uint64_t s = from; s <= to; s++) {
-        nsc_event *e = &ev[b.nevents++];
-        *e = (nsc_event){.id = s + 1, .type = NSC_T_COLL, .rank = rank, .start_ns = s * 1000000ull};
-        e->d.coll.seq = s, e->d.coll.func = 1, e->d.coll.datatype = 2, e->d.coll.count = 1000;
-        if (s < to || !open_last)
-            cp[b.ncompletions++] = (nsc_completion){s + 1, e->start_ns + 500000};
-    }
-    cr_assert_eq(nsc_live_section(l, agent, &b, now), 0);
-    cr_assert_eq(nsc_live_agent_seen(l, agent, "hs", now), 0);
+    nsc_test_feed f = {.agent = agent, .job = "jobS", .host = "hs", .func = "AllReduce",
+                       .pid = 100 + (uint32_t)rank, .rank = rank, .nranks = 4, .comm = 0x5eed};
+    cr_assert_eq(nsc_test_feed_colls(l, &f, from, to, open_last, now), 0);
 }
 
 static void died(nsc_live *l, const char *agent, uint32_t pid, uint64_t now)
@@ -50,11 +35,8 @@ static void died(nsc_live *l, const char *agent, uint32_t pid, uint64_t now)
 
 static char *status_text(const nsc_live *l, uint64_t now)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    cr_assert_eq(nsc_live_status_json(l, now, f), 0);
-    fclose(f);
+    char *text = nsc_test_live_status(l, now, NULL);
+    cr_assert(text);
     return text;
 }
 

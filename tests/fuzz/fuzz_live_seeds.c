@@ -9,29 +9,17 @@
 #include <unistd.h>
 
 #include "live.h"
-#include "storeutil.h"
+#include "livefeed.h"
 
 #define S 1000000000ull
 
-/* Process 10+rank sends Colls [0, last] of a 2-rank AllGather, the last
- * one in flight. */
+/* Process 10+rank's Colls [0, last] of a 2-rank AllGather, the last one
+ * in flight. */
 static int colls(nsc_live *l, int rank, uint64_t last, uint64_t now)
 {
-    nsc_event ev[8];
-    nsc_completion cp[8];
-    nsc_ctx_def ctx = nsc_test_ctx(0, 0xf00d, rank, 2);
-    nsc_str_def strs[2] = {{.id = 1, .text = "AllGather"}, {.id = 2, .text = "ncclInt8"}};
-    nsc_batch b;
-    memset(&b, 0, sizeof b);
-    b.hdr.proc = nsc_test_proc("fuzz", "h", 10 + (uint32_t)rank, rank);
-    b.ctxs = &ctx, b.nctxs = 1, b.strs = strs, b.nstrs = 2, b.events = ev, b.completions = cp;
-    for (uint64_t s = 0; s <= last && s < 8; s++) {
-        ev[b.nevents++] = (nsc_event){.id = s + 1, .type = NSC_T_COLL, .rank = rank, .start_ns = s * 1000,
-                                      .d.coll = {.seq = s, .func = 1, .datatype = 2, .count = 64}};
-        if (s < last)
-            cp[b.ncompletions++] = (nsc_completion){s + 1, s * 1000 + 500};
-    }
-    return nsc_live_section(l, "agent", &b, now) || nsc_live_agent_seen(l, "agent", "h", now);
+    nsc_test_feed f = {.agent = "agent", .job = "fuzz", .host = "h", .func = "AllGather",
+                       .pid = 10 + (uint32_t)rank, .rank = rank, .nranks = 2, .comm = 0xf00d};
+    return nsc_test_feed_colls(l, &f, 0, last, 1, now);
 }
 
 static int write_seed(const char *dir, int n, const nsc_live *l)
