@@ -4,8 +4,9 @@
  * Layout (big-endian, bytes.h): magic, version, the writer's wall clock,
  * totals and table sizes, then jobs, agents, processes and communicators
  * with their functions and seen ranks. Times are stored as ages before the
- * snapshot's `now`; the reader places them at its own monotonic `now` minus
- * the wall-clock time since the snapshot was written. A process's contexts,
+ * snapshot's `now` (time 0, "never", as NEVER); the reader places them at
+ * its own monotonic `now` minus the wall-clock time since the snapshot was
+ * written. A process's contexts,
  * strings and pending Colls are not stored: they serve ingest, not reads.
  * The decoder checks every count, index and length against the input and
  * the live state's limits before it allocates. */
@@ -85,10 +86,12 @@ static void put_text(obuf *b, const char *s, size_t cap)
         memcpy(at, s, n);
 }
 
+#define NEVER UINT64_MAX  /* the age of time 0: not happened (a death, an event) */
+
 /* How long before now t was (0 for a time after it). */
 static void put_age(obuf *b, uint64_t now, uint64_t t)
 {
-    put64(b, now > t ? now - t : 0);
+    put64(b, t == 0 ? NEVER : now > t ? now - t : 0);
 }
 
 static void put_hist(obuf *b, const nsc_live_hist *h)
@@ -241,11 +244,11 @@ static void get_text(reader *rd, char *dst, size_t cap)
     dst[n] = 0;
 }
 
-/* An age into the reader's time base (0 if before its clock's start). */
+/* An age into the reader's time base (0 if before its clock's start, or never). */
 static uint64_t get_time(reader *rd)
 {
     uint64_t age = nsc_r64(&rd->r);
-    return age < rd->shift ? rd->shift - age : 0;
+    return age != NEVER && age < rd->shift ? rd->shift - age : 0;
 }
 
 static void get_hist(reader *rd, nsc_live_hist *h)

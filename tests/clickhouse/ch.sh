@@ -245,8 +245,10 @@ every_query() {
     same 200 "topology?$j&comm=$comm&t0_ns=$t0&t1_ns=$t1"
     same 200 "diagnose?$j"
     same 200 "links?$j"
-    # not hosts: it tallies the jobs of the collector's live status, which
-    # is per collector (this one never had an agent)
+    # not hosts: it tallies the jobs of the live status, which this
+    # collector (never an agent) holds only while the stopped collector's
+    # snapshot is younger than the heartbeat timeout (mode live_same
+    # compares hosts between collectors of one store)
     same 404 "timeline?job=no-such-job&comm=$comm"
     same 404 "timeline?$j&comm=0x1"
     same 400 "timeline?$j&comm=$comm&t0_ns=12x"
