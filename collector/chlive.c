@@ -145,6 +145,11 @@ static int take_row(nsc_chlive *cl, const uint8_t **p, const uint8_t *end, uint6
         log_failure(cl, what, why);
         return 0;
     }
+    /* A collector that missed its last writes is dead or cut off: the rates
+     * of its last interval are not current (a tick of a state just read
+     * closes an empty window: every rate 0). */
+    if (wall > at && wall - at > 2 * cl->c->cfg.live_interval_ms * 1000000ull)
+        nsc_live_tick(out->live, now);
     *got = 1;
     return 0;
 }

@@ -1,7 +1,8 @@
 /* test_live_snap.c: the live state's snapshot and merge (common/live):
  * a snapshot read back gives the same status, in the reader's time base;
- * snapshots cut short, with garbage or with bytes after their end are
- * refused with a reason; two collectors' halves of a job merge into what
+ * a snapshot keeps its rates until a tick; snapshots cut short, with
+ * garbage or with bytes after their end are refused with a reason; two
+ * collectors' halves of a job merge into what
  * one collector that saw it all reports; after an agent moved between
  * collectors the entry seen latest wins, in either merge order. */
 #include <criterion/criterion.h>
@@ -88,6 +89,37 @@ Test(live_snap, read_back_gives_the_same_status)
     nsc_live_free(back);
     free(snap);
     nsc_live_free(l);
+}
+
+static char *summary_text(const nsc_live *l, uint64_t now)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_eq(nsc_live_summary_json(l, now, f), 0);
+    fclose(f);
+    return text;
+}
+
+/* A snapshot keeps its writer's rates; a tick of the state read closes an
+ * empty window (what the collector does to a snapshot it finds stale). */
+Test(live_snap, rates_kept_and_cleared_by_a_tick)
+{
+    nsc_live *l = job(), *back;
+    uint8_t *snap;
+    size_t len;
+    const char *why;
+    snapshot(l, T0 + 4 * S, WALL, &snap, &len);
+    cr_assert_eq(nsc_live_from_snapshot(snap, len, &cfg, T0 + 4 * S, WALL, &back, &why), 0, "%s", why);
+    char *a = summary_text(l, T0 + 4 * S), *b = summary_text(back, T0 + 4 * S);
+    cr_assert(strstr(a, "\"events_per_s\":18.0,"), "36 events in the 2 s window: %s", a);
+    cr_assert_str_eq(b, a);
+    free(a), free(b), free(snap);
+    nsc_live_tick(back, T0 + 5 * S);
+    char *cleared = summary_text(back, T0 + 5 * S);
+    cr_assert(strstr(cleared, "\"events_per_s\":0.0,"), "%s", cleared);
+    free(cleared);
+    nsc_live_free(back), nsc_live_free(l);
 }
 
 static void refused(const uint8_t *p, size_t len, const char *reason)
