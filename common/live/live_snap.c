@@ -22,6 +22,9 @@
 /* Rank slots (each communicator's nranks, or more) of one snapshot in all:
  * a few bytes of input must not make the reader allocate gigabytes. */
 #define SLOTS_MAX (1 << 19)
+/* Communicators of one snapshot: each takes 66 KB in memory (its functions'
+ * rings of first-seen times) for 190 bytes of input at least. */
+#define COMMS_MAX 4096
 /* The fewest bytes each item takes, so a count cannot exceed its input. */
 #define HIST_BYTES ((NSC_LIVE_HIST_BOUNDS + 3) * 8)
 #define MIN_AGENT (1 + 1 + 8)
@@ -374,6 +377,8 @@ static int get_tables(reader *rd, nsc_live *l)
            nc = get_count(rd, MIN_COMM);
     if (rd->why || rd->r.bad)
         return bad(rd, "the header is cut short");
+    if (nc > COMMS_MAX)
+        return bad(rd, "more communicators than a snapshot may hold");
     if ((nj && !(l->jobs = calloc(nj, sizeof *l->jobs))) || (na && !(l->agents = calloc(na, sizeof *l->agents))) ||
         (np && !(l->procs = calloc(np, sizeof *l->procs))) || (nc && !(l->comms = calloc(nc, sizeof *l->comms))))
         return bad(rd, "out of memory");
