@@ -51,20 +51,23 @@ static void error_text(FILE *f, const char *what, long code, char *err, size_t e
     snprintf(err, errcap, "clickhouse: %s: HTTP %ld: %s", what, code, text);
 }
 
-/* POST sql to src's server, its answer into f: 0, or NSC_QUERY_ESTORE. */
-static int post_to(const source *src, const char *sql, const char *what, FILE *f, char *err, size_t errcap)
+int nsc_chread_post(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
+                    const char *what, FILE *f, char *err, size_t errcap)
 {
     CURL *h = curl_easy_init();
     if (!h) {
         snprintf(err, errcap, "clickhouse: libcurl: cannot start");
         return NSC_QUERY_ESTORE;
     }
-    nsc_chconn_apply(src->conn, h);
-    curl_easy_setopt(h, CURLOPT_URL, src->server);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, sql);
+    nsc_chconn_apply(conn, h);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     /* a large answer may take long, a silent server must not hold the worker */
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)NSC_CHREAD_SILENT_S);
+    if (max_s > 0)
+        curl_easy_setopt(h, CURLOPT_TIMEOUT, max_s);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, to_file);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
     long code = 0;
@@ -105,7 +108,7 @@ static int fetch(const source *src, const char *sql, const char *what, answer *a
     FILE *f = scratch_file(src->tmpdir, err, errcap);
     if (!f)
         return NSC_QUERY_ESTORE;
-    int rc = post_to(src, sql, what, f, err, errcap);
+    int rc = nsc_chread_post(src->conn, src->server, sql, strlen(sql), 0, what, f, err, errcap);
     long len = rc ? 0 : ftell(f);
     if (!rc && len > 0) {
         a->len = (size_t)len;

@@ -20,6 +20,7 @@
 #define NCCLSCOPE_COLLECTOR_CHREAD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "chstore.h"
 #include "store.h"
@@ -29,6 +30,14 @@
 
 /* Records (events, states, completions) per destination transaction. */
 #define NSC_CHREAD_CHUNK (128u * 1024u)
+
+/* POST body (len bytes) to url (a server's http://HOST:PORT/, with
+ * ?query=... where body is data), the answer into f: 0, or NSC_QUERY_ESTORE
+ * with err set, reaching the server as conn says. max_s > 0: the whole
+ * request fails after that many seconds.
+ * Its own handle: any thread may call it. */
+int nsc_chread_post(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
+                    const char *what, FILE *f, char *err, size_t errcap);
 
 /* Put every stored section of job, and every host's newest clock model,
  * into dst (not in a transaction: this opens and commits its own). tmpdir

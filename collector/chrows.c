@@ -51,6 +51,10 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     /* A rank's last collective per function: the highest seqNumber wins. */
     [NSC_CH_PROGRESS] = {"progress", "job String, comm_id UInt64, rank Int32, func String, seq UInt64, ref_ns UInt64",
                          "job, comm_id, rank, func", JOB_PART, "cityHash64(job, comm_id)", "seq"},
+    /* One row per write of a collector's live state (chlive.h): its newest
+     * write wins. Written to and read from the first source only. */
+    [NSC_CH_LIVE] = {"live", "collector String, wall_ns UInt64, snapshot String", "collector", "",
+                     "cityHash64(collector)", "wall_ns"},
 };
 
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
@@ -225,5 +229,16 @@ void nsc_ch_rows_progress(nsc_ch_buf *b, const nsc_store_progress *p)
     str(b, p->func, sizeof p->func);
     u64(b, p->seq);
     u64(b, p->ref_ns);
+    b->rows++;
+}
+
+void nsc_ch_rows_live(nsc_ch_buf *b, const char *collector, uint64_t wall_ns, const uint8_t *snap, size_t len)
+{
+    str(b, collector, 128);
+    u64(b, wall_ns);
+    nsc_ch_put_varint(b, len);
+    uint8_t *at = nsc_ch_room(b, len);
+    if (at)
+        memcpy(at, snap, len);
     b->rows++;
 }

@@ -33,6 +33,7 @@ typedef enum nsc_ch_table {
     NSC_CH_BATCHES,
     NSC_CH_CLOCKS,
     NSC_CH_PROGRESS,
+    NSC_CH_LIVE,
     NSC_CH_NTABLES
 } nsc_ch_table;
 
@@ -89,5 +90,9 @@ void nsc_ch_rows_clock(nsc_ch_buf *buf, const char *host, const nsc_clock_model 
 
 /* A rank's last collective of one function. */
 void nsc_ch_rows_progress(nsc_ch_buf *buf, const nsc_store_progress *p);
+
+/* A collector's live snapshot (nsc_live_snapshot), versioned by the wall
+ * clock (ns) of the write. */
+void nsc_ch_rows_live(nsc_ch_buf *buf, const char *collector, uint64_t wall_ns, const uint8_t *snap, size_t len);
 
 #endif

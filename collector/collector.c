@@ -9,6 +9,7 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "chlive.h"
 #include "chstore.h"
 #include "clocks.h"
 #include "http.h"
@@ -88,7 +89,7 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
         nsc_writer_stop_alone(&c);
         goto out;
     }
-    if (nsc_http_start(&c, &h) == 0 && write_ports(&c) == 0) {
+    if ((!c.ch || nsc_chlive_start(&c) == 0) && nsc_http_start(&c, &h) == 0 && write_ports(&c) == 0) {
         fprintf(stderr, "ncclscope-collector: listening on %s (port %d), http port %d, db %s, store %s\n",
                 c.cfg.listen, c.zmq_port, c.http_port, c.cfg.db, c.cfg.store);
         int sig;
@@ -98,6 +99,7 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     }
     atomic_store(&c.stop, 1);
     nsc_http_join(h);
+    nsc_chlive_stop(&c);
     nsc_ingest_join(in);
 out:
     if (w)

@@ -34,6 +34,7 @@ typedef struct nsc_collector {
     struct nsc_clocks *clocks;
     pthread_mutex_t live_mu;    /* guards live (writer feeds, HTTP reads) */
     nsc_live *live;
+    struct nsc_chlive *chlive;  /* with ch: the live state shared with the other collectors (chlive.h) */
     int zmq_port, http_port;    /* bound ports (after start) */
 } nsc_collector;
 

@@ -23,6 +23,7 @@ static const nsc_opt opts[] = {
     TXT("ch_ca_file", "NCCLSCOPE_CH_CA_FILE", ch_ca_file, "", "clickhouse: CA certificates (PEM) that verify the servers (empty: the system's)"),
     NUM("ch_query_cache", "NCCLSCOPE_CH_QUERY_CACHE", ch_query_cache, "4", "clickhouse: jobs kept between queries, read again only when changed (0..256; 0: every query reads its jobs)"),
     MS("ch_flush_ms", "NCCLSCOPE_CH_FLUSH_MS", ch_flush_ms, "1000", "clickhouse: a batch waits at most this long for the insert that holds it"),
+    TXT("collector_id", "NCCLSCOPE_COLLECTOR_ID", collector_id, "", "clickhouse: this collector's name among those sharing the store, for its live snapshot (empty: HOSTNAME:ZMQ_PORT)"),
     MB("ch_flush_mb", "NCCLSCOPE_CH_FLUSH_MB", ch_flush_mb, "128", "clickhouse: insert as soon as this many MiB of rows wait"),
     TXT("token_file", "NCCLSCOPE_TOKEN_FILE", token_file, "", "file holding the HTTP bearer token (empty: no token)"),
     TXT("curve_secret_file", "NCCLSCOPE_CURVE_SECRET_FILE", curve_secret_file, "", "CURVE server secret key file (ncclscope-agent --gen-keys makes one; empty: no CURVE)"),

@@ -13,6 +13,7 @@
 
 #include "auth.h"
 #include "chcache.h"
+#include "chlive.h"
 #include "chquery.h"
 #include "clocks.h"
 #include "diagapi.h"
@@ -77,15 +78,25 @@ static void send_body(struct evhttp_request *req, const char *type, const char *
         evbuffer_free(b);
 }
 
+typedef struct live_json {
+    nsc_http_live_fn fn;
+    FILE *f;
+} live_json;
+
+static int write_live_json(void *arg, const nsc_live *l, uint64_t now)
+{
+    live_json *j = arg;
+    return j->fn(l, now, j->f);
+}
+
 char *nsc_http_live_json(nsc_collector *c, nsc_http_live_fn fn, size_t *len)
 {
     char *text = NULL;
     FILE *f = open_memstream(&text, len);
     if (!f)
         return NULL;
-    pthread_mutex_lock(&c->live_mu);
-    int rc = fn(c->live, nsc_mono_ns(), f);
-    pthread_mutex_unlock(&c->live_mu);
+    live_json j = {fn, f};
+    int rc = nsc_chlive_read(c, write_live_json, &j);
     if (fclose(f) || rc) {
         free(text);
         return NULL;
@@ -128,12 +139,17 @@ static void render_store(nsc_collector *c, struct evbuffer *b)
                         s.events, s.live_bytes, s.map_bytes, s.events ? (double)s.live_bytes / (double)s.events : 0.0);
 }
 
+static int get_counts(void *arg, const nsc_live *l, uint64_t now)
+{
+    nsc_live_counts_get(l, now, arg);
+    return 0;
+}
+
 static void render_live(nsc_collector *c, struct evbuffer *b)
 {
     nsc_live_counts n;
-    pthread_mutex_lock(&c->live_mu);
-    nsc_live_counts_get(c->live, nsc_mono_ns(), &n);
-    pthread_mutex_unlock(&c->live_mu);
+    if (nsc_chlive_read(c, get_counts, &n))
+        return;
     evbuffer_add_printf(b, "# HELP ncclscope_collector_live_processes Processes by state\n"
                            "# TYPE ncclscope_collector_live_processes gauge\n"
                            "ncclscope_collector_live_processes{state=\"alive\"} %" PRIu64 "\n"
@@ -166,6 +182,7 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     pthread_mutex_unlock(&c->clock_mu);
     render_store(c, b);
     render_live(c, b);
+    nsc_chlive_render(c, b);
     nsc_jobmetrics_render(c, b);
     nsc_rcmetrics_render(h->rcm, b);
     nsc_qstreams_render(h->queries, b);

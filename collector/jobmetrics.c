@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "chlive.h"
 #include "live.h"
 #include "prom.h"
 
@@ -129,13 +130,23 @@ static void render_arrivals(const nsc_live_comm_stat *s, const comm_labels *l, s
         render_hist(b, h, l[i].text, "", &s[i].arrival);
 }
 
+typedef struct comm_stats {
+    size_t max, n, omitted;
+    nsc_live_comm_stat *s;
+} comm_stats;
+
+static int get_comm_stats(void *arg, const nsc_live *l, uint64_t now)
+{
+    comm_stats *cs = arg;
+    return nsc_live_comm_stats(l, now, cs->max, &cs->s, &cs->n, &cs->omitted);
+}
+
 void nsc_jobmetrics_render(nsc_collector *c, struct evbuffer *b)
 {
-    nsc_live_comm_stat *s;
-    size_t n, omitted;
-    pthread_mutex_lock(&c->live_mu);
-    int rc = nsc_live_comm_stats(c->live, nsc_mono_ns(), c->cfg.metrics_max_comms, &s, &n, &omitted);
-    pthread_mutex_unlock(&c->live_mu);
+    comm_stats cs = {.max = c->cfg.metrics_max_comms};
+    int rc = nsc_chlive_read(c, get_comm_stats, &cs);
+    nsc_live_comm_stat *s = cs.s;
+    size_t n = cs.n, omitted = cs.omitted;
     comm_labels *l = n ? calloc(n, sizeof *l) : NULL;
     if (rc || (n && !l)) {
         free(s);

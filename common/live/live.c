@@ -37,7 +37,7 @@ void nsc_live_free(nsc_live *l)
     free(l);
 }
 
-static long job_index(nsc_live *l, const char *job)
+long nsc_live_job(nsc_live *l, const char *job)
 {
     for (size_t i = 0; i < l->njobs; i++)
         if (strcmp(l->jobs[i], job) == 0)
@@ -48,7 +48,7 @@ static long job_index(nsc_live *l, const char *job)
     return (long)l->njobs++;
 }
 
-static long comm_index(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks)
+long nsc_live_comm(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks)
 {
     for (size_t i = 0; i < l->ncomms; i++)
         if (l->comms[i].job == job && l->comms[i].id == id)
@@ -63,7 +63,7 @@ static long comm_index(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks)
     return (long)l->ncomms++;
 }
 
-static rank_st *rank_of(comm_st *c, int32_t rank)
+rank_st *nsc_live_rank(comm_st *c, int32_t rank)
 {
     if (rank < 0 || rank >= (1 << 20))
         return NULL;
@@ -79,7 +79,7 @@ static rank_st *rank_of(comm_st *c, int32_t rank)
     return &c->ranks[rank];
 }
 
-static long proc_index(nsc_live *l, const char *host, uint32_t pid)
+long nsc_live_proc(nsc_live *l, const char *host, uint32_t pid)
 {
     for (size_t i = 0; i < l->nprocs; i++)
         if (l->procs[i].pid == pid && strcmp(l->procs[i].host, host) == 0)
@@ -110,7 +110,7 @@ int nsc_live_agent_seen(nsc_live *l, const char *agent, const char *host, uint64
     return 0;
 }
 
-static int func_index(comm_st *c, const char *name)
+int nsc_live_func(comm_st *c, const char *name)
 {
     for (int i = 0; i < c->nf; i++)
         if (strcmp(c->f[i].name, name) == 0)
@@ -166,8 +166,8 @@ static int advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uin
                    uint64_t now, rank_st **rout, int *fout)
 {
     comm_st *c = &l->comms[ci];
-    rank_st *r = rank_of(c, rank);
-    int f = func_index(c, func);
+    rank_st *r = nsc_live_rank(c, rank);
+    int f = nsc_live_func(c, func);
     *fout = f;
     if (!r || f < 0)
         return r ? 0 : -1;
@@ -197,18 +197,18 @@ static int advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uin
 
 static int take_defs(proc_st *p, nsc_live *l, const nsc_batch *b)
 {
-    long job = job_index(l, b->hdr.proc.job);
+    long job = nsc_live_job(l, b->hdr.proc.job);
     if (job < 0)
         return -1;
     for (size_t i = 0; i < b->nctxs; i++) {
         const nsc_ctx_def *d = &b->ctxs[i];
-        long ci = comm_index(l, (uint32_t)job, d->comm_id, d->nranks);
+        long ci = nsc_live_comm(l, (uint32_t)job, d->comm_id, d->nranks);
         if (ci < 0 || (!ctx_of(p, d->index) && nsc_grow(&p->ctx, p->nctx, &p->ctx_cap, sizeof *p->ctx, 8)))
             return -1;
         comm_st *c = &l->comms[ci];
         c->nranks = d->nranks;
         snprintf(c->name, sizeof c->name, "%s", d->name);
-        rank_st *r = rank_of(c, d->rank);
+        rank_st *r = nsc_live_rank(c, d->rank);
         if (!r)
             return -1;
         r->seen = 1;
@@ -285,7 +285,7 @@ static void take_completions(nsc_live *l, proc_st *p, const nsc_batch *b)
 
 int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_t now)
 {
-    long pi = proc_index(l, b->hdr.proc.host, b->hdr.proc.pid);
+    long pi = nsc_live_proc(l, b->hdr.proc.host, b->hdr.proc.pid);
     if (pi < 0)
         return -1;
     proc_st *p = &l->procs[pi];
@@ -333,7 +333,7 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
 int nsc_live_life(nsc_live *l, const char *agent, const char *host, const nsc_a2c_life *life,
                   uint64_t now)
 {
-    long pi = proc_index(l, host, life->pid);
+    long pi = nsc_live_proc(l, host, life->pid);
     if (pi < 0)
         return -1;
     proc_st *p = &l->procs[pi];
@@ -396,7 +396,7 @@ static int from_progress(void *arg, const nsc_store_progress *sp)
 {
     rebuild *rb = arg;
     nsc_live *l = rb->l;
-    long job = job_index(l, sp->job);
+    long job = nsc_live_job(l, sp->job);
     uint32_t jid;
     int32_t nranks = 0;
     nsc_store_comm *cs = NULL;
@@ -407,15 +407,15 @@ static int from_progress(void *arg, const nsc_store_progress *sp)
         for (size_t i = 0; i < n; i++)
             nranks = cs[i].comm_id == sp->comm_id ? cs[i].nranks : nranks;
     free(cs);
-    long ci = comm_index(l, (uint32_t)job, sp->comm_id, nranks);
+    long ci = nsc_live_comm(l, (uint32_t)job, sp->comm_id, nranks);
     rank_st *r = NULL;
     int f = -1;
     if (ci < 0 || advance(l, (uint32_t)ci, sp->rank, sp->func, sp->seq, sp->ref_ns, &r, &f))
         return -1;
     nsc_store_rank ri;
-    r = rank_of(&l->comms[ci], sp->rank);
+    r = nsc_live_rank(&l->comms[ci], sp->rank);
     if (r && nsc_store_rank_info(rb->rd, jid, sp->comm_id, sp->rank, &ri) == 0) {
-        long pi = proc_index(l, ri.host, ri.pid);
+        long pi = nsc_live_proc(l, ri.host, ri.pid);
         if (pi < 0)
             return -1;
         snprintf(l->procs[pi].job, sizeof l->procs[pi].job, "%s", sp->job);

@@ -109,4 +109,19 @@ int nsc_live_take_progress(nsc_live *l, nsc_live_progress_fn fn, void *arg);
 int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t now,
                         nsc_live **out);
 
+/* The state as a snapshot another collector can read (live_snap.c): *out
+ * (malloc'd, the caller frees it), *len bytes. now is the collector's clock,
+ * wall_ns the wall clock at the same moment. 0, or -1 (memory). */
+int nsc_live_snapshot(const nsc_live *l, uint64_t now, uint64_t wall_ns, uint8_t **out, size_t *len);
+/* A snapshot back into a state whose times are the reader's clock (now,
+ * wall_now_ns: the reader's monotonic and wall clocks at one moment). 0,
+ * or -1 with *why saying what is wrong (cut short, garbage, out of memory);
+ * *out is then NULL. Only reads of the state (status, summary, counts,
+ * metrics, merging) may use it: it has no contexts for sections. */
+int nsc_live_from_snapshot(const void *buf, size_t len, const nsc_live_cfg *cfg, uint64_t now,
+                           uint64_t wall_now_ns, nsc_live **out, const char **why);
+/* Merge from into into (live_merge.c has the rules). Both in one time base.
+ * 0, or -1 (memory; into is then partly merged). */
+int nsc_live_merge(nsc_live *into, const nsc_live *from);
+
 #endif

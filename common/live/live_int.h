@@ -14,6 +14,9 @@
  *                ticks and the store (persistence)
  *   live_read.c  reading them: judgements (alive, lagging, hung), counts,
  *                per-communicator metrics, the status and summary JSON
+ *   live_snap.c  the snapshot: the tables serialized, and decoded into
+ *                another collector's time base
+ *   live_merge.c one state merged into another (several collectors' views)
  */
 #ifndef NCCLSCOPE_LIVE_INT_H
 #define NCCLSCOPE_LIVE_INT_H
@@ -123,5 +126,14 @@ struct nsc_live {
     size_t ndirty, dirty_cap;
     uint64_t tick_ns, events;
 };
+
+/* Find-or-add of live.c's tables (live_merge.c adds with them too): an
+ * index, or -1 (memory); nsc_live_rank: NULL for a rank out of range or
+ * memory; nsc_live_func: -1 when MAX_FUNCS are taken. */
+long nsc_live_job(nsc_live *l, const char *job);
+long nsc_live_comm(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks);
+rank_st *nsc_live_rank(comm_st *c, int32_t rank);
+long nsc_live_proc(nsc_live *l, const char *host, uint32_t pid);
+int nsc_live_func(comm_st *c, const char *name);
 
 #endif

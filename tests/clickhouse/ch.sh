@@ -31,7 +31,8 @@
 #                 holds acks for its 1 s inserts) and use a; kill -9 of
 #                 a mid-stream: the agents move to b (metric, log) and send
 #                 it what a did not acknowledge; the job is exact, and b and
-#                 the agents serve.
+#                 the agents serve; b and a new collector c answer the
+#                 live-state endpoints alike (live_same.py).
 # diff:           the same job in an LMDB collector and in ClickHouse (its
 #                 batches sent to both: the agents' spools again, as in
 #                 replay): every query endpoint, with several parameter
@@ -50,6 +51,13 @@
 #                 certificate, refuses to start and says why; with both
 #                 (ch_user, ch_password_file, ch_tls, ch_ca_file) it stores
 #                 the job over HTTPS and answers queries from it.
+# live_same:      two collectors a and b, one agent each: once the job is
+#                 delivered, a and b answer status, live, hosts and the
+#                 live-state figures of /metrics alike (live_same.py, the
+#                 fields compared: docs/clickhouse.md); a garbage row in
+#                 the live table is left out and counted, the answers still
+#                 agree; after kill -9 of a, b and a new collector c with
+#                 no agent answer alike too.
 #
 # Checked after the agents delivered everything and the collector stopped:
 # events per type equal the emulator's (nothing acknowledged lost, nothing
@@ -260,12 +268,76 @@ every_query() {
     same 200 "topology?$j&comm=$comm&t0_ns=$t0&t1_ns=$t1"
     same 200 "diagnose?$j"
     same 200 "links?$j"
-    # not hosts: it tallies the jobs of the collector's live status, which
-    # is per collector (this one never had an agent)
+    # not hosts: it tallies the jobs of the live status, which this
+    # collector (never an agent) holds only while the stopped collector's
+    # snapshot is younger than the heartbeat timeout (mode live_same
+    # compares hosts between collectors of one store)
     same 404 "timeline?job=no-such-job&comm=$comm"
     same 404 "timeline?$j&comm=0x1"
     same 400 "timeline?$j&comm=$comm&t0_ns=12x"
     echo "ch.sh ($mode): $compared answers identical"
+}
+
+# live_answers NAME HTTP_PORT: a collector's live-state answers into $dir/live_NAME.
+live_answers() {
+    local d="$dir/live_$1" u="http://127.0.0.1:$2"
+    mkdir -p "$d"
+    curl -sf -m 10 "$u/api/v1/status" >"$d/status.json" && curl -sf -m 120 "$u/api/v1/hosts" >"$d/hosts.json" &&
+        curl -sf -m 10 "$u/metrics" >"$d/metrics.txt" || return 1
+    curl -s -N -m 1 "$u/api/v1/live" >"$d/live.sse" || true  # the first summary comes at once
+    grep -m1 '^data: ' "$d/live.sse" | cut -c7- >"$d/live.json"
+}
+
+# live_same HTTP_A HTTP_B: the two collectors' live-state answers agree.
+live_same() {
+    live_answers A "$1" && live_answers B "$2" &&
+        "$(dirname "$0")/live_same.py" "$dir/live_A" "$dir/live_B" 2>"$dir/live_same.err"
+}
+
+# live_agree HTTP_A HTTP_B: live_same within 30 s (a try takes a second or
+# more: the live stream is read for one, hosts runs the analysis).
+live_agree() {
+    local end=$((SECONDS + 30))
+    until live_same "$1" "$2"; do
+        [ $SECONDS -lt $end ] || return 1
+        sleep 0.5
+    done
+}
+
+# live_agree_new: collector b (pids[collector], $http) and a new collector
+# c with no agent answer the live state alike; then c stops and b is
+# pids[collector] again.
+live_agree_new() {
+    local b_pid=${pids[collector]} b_http=$http
+    unset "pids[collector]"
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    live_agree "$b_http" "$http" || die "b and a new collector answer differently: $(cat "$dir/live_same.err")"
+    stop collector
+    pids[collector]=$b_pid http=$b_http
+}
+
+# two_collectors_job: collectors a (pids[collector_a], $http_a) and b, node
+# 0's agent sending to a and node 1's to b, a 20-iteration job delivered.
+two_collectors_job() {
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    pids[collector_a]=${pids[collector]} http_a=$http
+    unset "pids[collector]"
+    start_agent 0
+    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_agent 1
+    emulate --iters 20 --pace-us 20000
+    local n
+    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+}
+
+# live_whole: the status lists both agents alive, every process of the
+# emulator finished and every rank of its communicators.
+live_whole() {
+    status_has "(len([a for a in s['agents'] if a['state'] == 'alive']) == $nodes and
+        sorted((p['host'], p['pid'], p['state']) for p in s['processes']) ==
+        sorted({(r['host'], r['pid'], 'finished') for r in json.load(open('$dir/emu.json'))['ranks'] if r['profiled']}) and
+        sum(len(c['ranks']) for j in s['jobs'] if j['job'] == '$job' for c in j['comms']) ==
+        len([r for r in json.load(open('$dir/emu.json'))['ranks'] if r['profiled']]))"
 }
 
 case $mode in
@@ -348,14 +420,7 @@ ch_kill)
     finish_ch
     ;;
 two_collectors)
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    pids[collector_a]=${pids[collector]} http_a=$http
-    unset "pids[collector]"
-    start_agent 0
-    start_collector 0 --store "$store" --ch-shards "$shards"
-    start_agent 1
-    emulate --iters 20 --pace-us 20000
-    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+    two_collectors_job
     collector_metric_above ncclscope_collector_batches_in_total 0 || die "collector b took no batch"
     http=$http_a collector_metric_above ncclscope_collector_batches_in_total 0 || die "collector a took no batch"
     stop collector_a
@@ -376,10 +441,34 @@ replay)
     [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" = $((2 * emitted)) ] ||
         die "the agents did not send the job again"
     ;;
+live_same)
+    two_collectors_job
+    live_agree "$http_a" "$http" || die "collectors a and b answer differently: $(cat "$dir/live_same.err")"
+    live_whole || die "b's status does not hold the whole job: $(head -c 600 "$dir/status.json")"
+    http=$http_a live_whole || die "a's status does not hold the whole job: $(head -c 600 "$dir/status.json")"
+    # a snapshot that does not decode: left out and counted, nothing else lost
+    ch_sql shard0 "INSERT INTO nsc.live_local VALUES ('garbage', toUInt64(now()) * 1000000000, 'these bytes are not a live snapshot')" ||
+        die "cannot insert the garbage row"
+    for h in "$http_a" "$http"; do
+        http=$h wait_until 30 collector_metric_above ncclscope_collector_live_snapshots_rejected_total 0 ||
+            die "collector on $h did not count the garbage snapshot"
+        http=$h collector_metric_is ncclscope_collector_live_peers 1 || die "collector on $h lost its peer"
+    done
+    grep -q "snapshot of garbage left out: not a live snapshot" "$dir/collector.log" || die "the garbage row was not logged"
+    live_agree "$http_a" "$http" || die "a and b differ beside a garbage row: $(cat "$dir/live_same.err")"
+    live_whole || die "b lost the job beside a garbage row"
+    # a dies: b and a new collector c (no agent) still answer alike
+    kill9 collector_a
+    live_agree_new
+    finish_ch
+    ;;
 failover)
     failover_job
     kill9 collector_a
     failed_over
+    # the agents and processes are in a's last snapshot and in b's state:
+    # b and a new collector c (no agent) answer alike
+    live_agree_new
     finish_ch
     ;;
 failover_stop)

@@ -10,6 +10,7 @@
 
 #include "json.h"
 #include "live.h"
+#include "livefeed.h"
 #include "storeutil.h"
 
 #define S 1000000000ull
@@ -126,11 +127,9 @@ Test(live, finished_is_not_dead)
 
 static nsc_json_doc status_doc(const nsc_live *l, uint64_t now)
 {
-    char *text = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    cr_assert_eq(nsc_live_status_json(l, now, f), 0);
-    fclose(f);
+    char *text = nsc_test_live_status(l, now, &len);
+    cr_assert(text);
     nsc_json_doc doc;
     nsc_json_error err;
     cr_assert_eq(nsc_json_parse(text, len, NULL, &doc, &err), 0, "%s at %zu: %s", err.msg, err.offset, text);

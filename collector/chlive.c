@@ -1,0 +1,346 @@
+/* chlive.c: the live state shared through ClickHouse (see chlive.h). */
+#include "chlive.h"
+
+#include <event2/buffer.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chread.h"
+#include "chrows.h"
+#include "chstore.h"
+
+#define REQUEST_MAX_S 5               /* a request that takes longer fails (and stop waits no longer) */
+#define LOG_EVERY_NS 10000000000ull   /* failures repeat every interval: log once per 10 s */
+#define ID_MAX 128
+
+typedef struct peer {
+    char id[ID_MAX];
+    uint64_t wall_ns;  /* when it wrote its snapshot (wall clock) */
+    nsc_live *live;    /* in this collector's time base */
+} peer;
+
+struct nsc_chlive {
+    nsc_collector *c;
+    nsc_live_cfg cfg;
+    char id[ID_MAX];
+    char server[256], table[160];  /* where the snapshots are: the first source's live table */
+    pthread_t thread;
+    pthread_mutex_t mu;            /* guards peers (the thread swaps them, readers merge them) */
+    peer *peers;
+    size_t npeers;
+    uint64_t quiet_until_ns;
+    _Atomic uint64_t written, write_failures, read_failures, rejected;
+};
+
+static uint64_t wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void log_failure(nsc_chlive *cl, const char *what, const char *why)
+{
+    uint64_t now = nsc_mono_ns();
+    if (now < cl->quiet_until_ns)
+        return;
+    fprintf(stderr, "ncclscope-collector: live state in clickhouse: %s: %s (logged once per 10 s)\n", what, why);
+    cl->quiet_until_ns = now + LOG_EVERY_NS;
+}
+
+/* POST body to url; the answer in *ans (malloc'd, *len bytes). 0 or -1 (logged). */
+static int request(nsc_chlive *cl, const char *url, const void *body, size_t len, const char *what, char **ans,
+                   size_t *anslen)
+{
+    char err[256];
+    *ans = NULL;
+    FILE *f = open_memstream(ans, anslen);
+    if (!f) {
+        log_failure(cl, what, "out of memory");
+        return -1;
+    }
+    int rc = nsc_chread_post(nsc_chstore_conn(cl->c->ch), url, body, len, REQUEST_MAX_S, what, f, err, sizeof err);
+    if (fclose(f) && !rc)
+        snprintf(err, sizeof err, "out of memory"), rc = -1;
+    if (rc) {
+        log_failure(cl, what, err);
+        free(*ans);
+        *ans = NULL;
+    }
+    return rc ? -1 : 0;
+}
+
+static void publish(nsc_chlive *cl)
+{
+    nsc_collector *c = cl->c;
+    uint8_t *snap = NULL;
+    size_t len = 0, anslen;
+    pthread_mutex_lock(&c->live_mu);
+    uint64_t now = nsc_mono_ns(), wall = wall_now();
+    int rc = nsc_live_snapshot(c->live, now, wall, &snap, &len);
+    pthread_mutex_unlock(&c->live_mu);
+    nsc_ch_buf row = {0};
+    char url[512], *ans = NULL;
+    if (!rc) {
+        nsc_ch_rows_live(&row, cl->id, wall, snap, len);
+        snprintf(url, sizeof url, "%s?query=INSERT%%20INTO%%20%s%%20FORMAT%%20RowBinary", cl->server, cl->table);
+        rc = row.failed || request(cl, url, row.p, row.len, "writing the snapshot", &ans, &anslen);
+    }
+    atomic_fetch_add(rc ? &cl->write_failures : &cl->written, 1);
+    free(ans);
+    free(row.p);
+    free(snap);
+}
+
+static void free_peers(peer *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        nsc_live_free(p[i].live);
+    free(p);
+}
+
+static uint64_t take_u64(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+    if (end - *p < 8) {
+        *p = NULL;
+        return 0;
+    }
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | (*p)[i];
+    *p += 8;
+    return v;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    return strcmp(((const peer *)a)->id, ((const peer *)b)->id);
+}
+
+/* One answer row (collector, wall_ns, snapshot) at *p: a peer into out
+ * (none for this collector, a stale or a rejected snapshot). -1: the answer
+ * does not parse. */
+static int take_row(nsc_chlive *cl, const uint8_t **p, const uint8_t *end, uint64_t now, uint64_t wall,
+                    peer *out, int *got)
+{
+    size_t idl, sl;
+    const uint8_t *id = nsc_ch_take_string(p, end, &idl), *snap;
+    uint64_t at = id ? take_u64(p, end) : 0;
+    if (!id || !*p || !(snap = nsc_ch_take_string(p, end, &sl)) || idl >= ID_MAX)
+        return -1;
+    *got = 0;
+    memcpy(out->id, id, idl);
+    out->id[idl] = 0;
+    out->wall_ns = at;
+    if (strcmp(out->id, cl->id) == 0 || (wall > at && wall - at > cl->cfg.heartbeat_timeout_ns))
+        return 0;
+    const char *why;
+    if (nsc_live_from_snapshot(snap, sl, &cl->cfg, now, wall, &out->live, &why)) {
+        atomic_fetch_add(&cl->rejected, 1);
+        char what[ID_MAX + 40];
+        snprintf(what, sizeof what, "snapshot of %s left out", out->id);
+        log_failure(cl, what, why);
+        return 0;
+    }
+    /* A collector that missed its last writes is dead or cut off: the rates
+     * of its last interval are not current (a tick of a state just read
+     * closes an empty window: every rate 0). */
+    if (wall > at && wall - at > 2 * cl->c->cfg.live_interval_ms * 1000000ull)
+        nsc_live_tick(out->live, now);
+    *got = 1;
+    return 0;
+}
+
+/* The peers of an answer; -1 when it does not parse. */
+static int parse_peers(nsc_chlive *cl, const uint8_t *p, const uint8_t *end, peer **out, size_t *n)
+{
+    uint64_t now = nsc_mono_ns(), wall = wall_now();
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    while (p != end) {
+        if (*n == cap) {
+            peer *np = realloc(*out, (cap = cap ? cap * 2 : 4) * sizeof *np);
+            if (!np)
+                return -1;
+            *out = np;
+        }
+        int got = 0;
+        if (take_row(cl, &p, end, now, wall, &(*out)[*n], &got))
+            return -1;
+        *n += (size_t)got;
+    }
+    if (*n)
+        qsort(*out, *n, sizeof **out, by_id);
+    return 0;
+}
+
+/* The peers kept when a read failed: those still within the timeout. */
+static void age_peers(nsc_chlive *cl)
+{
+    uint64_t wall = wall_now();
+    size_t k = 0;
+    pthread_mutex_lock(&cl->mu);
+    for (size_t i = 0; i < cl->npeers; i++)
+        if (wall > cl->peers[i].wall_ns && wall - cl->peers[i].wall_ns > cl->cfg.heartbeat_timeout_ns)
+            nsc_live_free(cl->peers[i].live);
+        else
+            cl->peers[k++] = cl->peers[i];
+    cl->npeers = k;
+    pthread_mutex_unlock(&cl->mu);
+}
+
+static void refresh(nsc_chlive *cl)
+{
+    char sql[512], *ans = NULL;
+    size_t len = 0, n = 0;
+    peer *got = NULL;
+    snprintf(sql, sizeof sql,
+             "SELECT collector, max(wall_ns), argMax(snapshot, wall_ns) FROM %s GROUP BY collector FORMAT RowBinary",
+             cl->table);
+    int rc = request(cl, cl->server, sql, strlen(sql), "reading the snapshots", &ans, &len);
+    if (!rc && parse_peers(cl, (const uint8_t *)ans, (const uint8_t *)ans + len, &got, &n)) {
+        log_failure(cl, "reading the snapshots", "the answer does not parse");
+        rc = -1;
+    }
+    free(ans);
+    if (rc) {
+        free_peers(got, n);
+        atomic_fetch_add(&cl->read_failures, 1);
+        age_peers(cl);
+        return;
+    }
+    pthread_mutex_lock(&cl->mu);
+    peer *old = cl->peers;
+    size_t nold = cl->npeers;
+    cl->peers = got, cl->npeers = n;
+    pthread_mutex_unlock(&cl->mu);
+    free_peers(old, nold);
+}
+
+static void *run(void *arg)
+{
+    nsc_chlive *cl = arg;
+    nsc_collector *c = cl->c;
+    uint64_t period = c->cfg.live_interval_ms * 1000000ull;
+    while (!atomic_load(&c->stop)) {
+        uint64_t t0 = nsc_mono_ns();
+        publish(cl);
+        refresh(cl);
+        while (!atomic_load(&c->stop) && nsc_mono_ns() - t0 < period)
+            usleep(20000);
+    }
+    return NULL;
+}
+
+static void default_id(const nsc_collector *c, char *id)
+{
+    char host[64] = "";
+    if (gethostname(host, sizeof host - 1))
+        snprintf(host, sizeof host, "collector");
+    snprintf(id, ID_MAX, "%s:%d", host, c->zmq_port);
+}
+
+int nsc_chlive_start(nsc_collector *c)
+{
+    nsc_chlive *cl = calloc(1, sizeof *cl);
+    if (!cl)
+        return -1;
+    cl->c = c;
+    cl->cfg = (nsc_live_cfg){c->cfg.heartbeat_timeout_ms * 1000000ull, c->cfg.hang_ms * 1000000ull};
+    if (c->cfg.collector_id[0])
+        snprintf(cl->id, sizeof cl->id, "%s", c->cfg.collector_id);
+    else
+        default_id(c, cl->id);
+    const char *server, *suffix, *db;
+    nsc_chstore_sources(c->ch, &server, 1, &suffix, &db);
+    snprintf(cl->server, sizeof cl->server, "%s", server);
+    snprintf(cl->table, sizeof cl->table, "%s.%s%s", db, nsc_ch_def(NSC_CH_LIVE).name, suffix);
+    pthread_mutex_init(&cl->mu, NULL);
+    if (pthread_create(&cl->thread, NULL, run, cl)) {
+        pthread_mutex_destroy(&cl->mu);
+        free(cl);
+        return -1;
+    }
+    c->chlive = cl;
+    fprintf(stderr, "ncclscope-collector: live state shared in clickhouse as collector '%s'\n", cl->id);
+    return 0;
+}
+
+void nsc_chlive_stop(nsc_collector *c)
+{
+    nsc_chlive *cl = c->chlive;
+    if (!cl)
+        return;
+    pthread_join(cl->thread, NULL);
+    c->chlive = NULL;
+    free_peers(cl->peers, cl->npeers);
+    pthread_mutex_destroy(&cl->mu);
+    free(cl);
+}
+
+/* The own state and the peers', merged in the order of their ids: the
+ * same states give the same view (its lists' order too) whoever merges. */
+static nsc_live *view(nsc_chlive *cl)
+{
+    nsc_live *v = nsc_live_new(&cl->cfg);
+    int rc = v ? 0 : -1, own = 0;
+    pthread_mutex_lock(&cl->mu);
+    pthread_mutex_lock(&cl->c->live_mu);
+    for (size_t i = 0; !rc && i <= cl->npeers; i++) {
+        if (!own && (i == cl->npeers || strcmp(cl->id, cl->peers[i].id) < 0)) {
+            own = 1;
+            rc = nsc_live_merge(v, cl->c->live);
+        }
+        if (!rc && i < cl->npeers)
+            rc = nsc_live_merge(v, cl->peers[i].live);
+    }
+    pthread_mutex_unlock(&cl->c->live_mu);
+    pthread_mutex_unlock(&cl->mu);
+    if (rc) {
+        nsc_live_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+int nsc_chlive_read(nsc_collector *c, nsc_chlive_fn fn, void *arg)
+{
+    if (!c->chlive) {
+        pthread_mutex_lock(&c->live_mu);
+        int rc = fn(arg, c->live, nsc_mono_ns());
+        pthread_mutex_unlock(&c->live_mu);
+        return rc;
+    }
+    nsc_live *v = view(c->chlive);
+    int rc = v ? fn(arg, v, nsc_mono_ns()) : -1;
+    nsc_live_free(v);
+    return rc;
+}
+
+void nsc_chlive_render(nsc_collector *c, struct evbuffer *b)
+{
+    nsc_chlive *cl = c->chlive;
+    if (!cl)
+        return;
+    pthread_mutex_lock(&cl->mu);
+    size_t peers = cl->npeers;
+    pthread_mutex_unlock(&cl->mu);
+    evbuffer_add_printf(b, "# HELP ncclscope_collector_live_snapshots_written_total Live snapshots written to clickhouse\n"
+                           "# TYPE ncclscope_collector_live_snapshots_written_total counter\n"
+                           "ncclscope_collector_live_snapshots_written_total %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_live_snapshot_failures_total Snapshot writes and reads that failed\n"
+                           "# TYPE ncclscope_collector_live_snapshot_failures_total counter\n"
+                           "ncclscope_collector_live_snapshot_failures_total{op=\"write\"} %" PRIu64 "\n"
+                           "ncclscope_collector_live_snapshot_failures_total{op=\"read\"} %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_live_snapshots_rejected_total Other collectors' snapshots that did not decode (left out)\n"
+                           "# TYPE ncclscope_collector_live_snapshots_rejected_total counter\n"
+                           "ncclscope_collector_live_snapshots_rejected_total %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_live_peers Other collectors whose live state is merged into this one's answers\n"
+                           "# TYPE ncclscope_collector_live_peers gauge\nncclscope_collector_live_peers %zu\n",
+                        atomic_load(&cl->written), atomic_load(&cl->write_failures), atomic_load(&cl->read_failures),
+                        atomic_load(&cl->rejected), peers);
+}
