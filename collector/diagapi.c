@@ -56,12 +56,12 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
     nsc_store *st = s->c->store;
     nsc_store_reader *rd;
     int code, rc;
-    if (s->jobs) {
-        if ((rc = nsc_chjobs_load_qs(s->jobs, qs, err, errcap))) {
+    if (s->c->chcache) {
+        if ((rc = nsc_chjobs_load_qs(&s->jobs, qs, err, errcap))) {
             s->code = rc;
             return -1;
         }
-        st = s->jobs->st;
+        st = s->jobs.st;
     }
     rc = nsc_store_read_begin(st, &rd);
     if (rc) {
@@ -83,6 +83,12 @@ void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c)
     s->src.arg = s;
     s->src.name = "the collector";
     s->c = c;
+    nsc_chjobs_init(&s->jobs, c);
+}
+
+void nsc_diagapi_src_release(nsc_diagapi_src *s)
+{
+    nsc_chjobs_release(&s->jobs);
 }
 
 /* The analysis's document, written whole once it is done. */
@@ -142,23 +148,16 @@ static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_
     nsc_diagapi_src ds;
     nsc_diagapi_src_init(&ds, j->c);
     nsc_diag_src *s = &ds.src;
-    nsc_chjobs jobs;
-    if (j->c->ch) {
-        nsc_chjobs_init(&jobs, j->c);
-        ds.jobs = &jobs;
-    }
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) {
         snprintf(err, errcap, "out of memory");
-        if (ds.jobs)
-            nsc_chjobs_release(ds.jobs);
+        nsc_diagapi_src_release(&ds);
         return NSC_QUERY_ESTORE;
     }
     int rc = write_doc(j, s, f);
-    if (ds.jobs)
-        nsc_chjobs_release(ds.jobs);
+    nsc_diagapi_src_release(&ds);
     if (fclose(f) && rc == NSC_DIAG_OK) {
         snprintf(s->err, sizeof s->err, "out of memory");
         rc = NSC_DIAG_FAIL;

@@ -19,19 +19,23 @@
 
 #include <event2/http.h>
 
+#include "chquery.h"
 #include "collector.h"
 #include "diag.h"
 #include "qstream.h"
 
 /* The analysis's source inside the collector (queries in-process, status
- * from the live state); code: the last failed query's NSC_QUERY_* (0 none). */
+ * from the live state); code: the last failed query's NSC_QUERY_* (0 none).
+ * With ClickHouse the queries read the jobs it holds (chquery.h) until
+ * nsc_diagapi_src_release; else c->store. */
 typedef struct nsc_diagapi_src {
     nsc_diag_src src;
     nsc_collector *c;
-    struct nsc_chjobs *jobs;  /* ClickHouse: the queries read its jobs (chquery.h), else c->store */
+    nsc_chjobs jobs;
     int code;
 } nsc_diagapi_src;
 void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c);
+void nsc_diagapi_src_release(nsc_diagapi_src *s);
 
 /* 1 if name is one of the analysis's endpoints ("diagnose", ...). */
 int nsc_diagapi_is(const char *name);

@@ -21,6 +21,7 @@
 typedef struct job_result {
     char name[128];
     int done, seen;
+    size_t procs;    /* the job's processes in the status it was analysed with */
     nsc_problem *p;  /* its problems (places and kinds are what is used) */
     size_t n;
 } job_result;
@@ -40,15 +41,18 @@ struct nsc_rcmetrics {
 };
 
 /* 1 while one of the job's processes is alive. */
-static int job_alive(const nsc_json *status, const char *job)
+/* The job's processes in the status; *alive: how many of them are alive. */
+static size_t job_procs(const nsc_json *status, const char *job, size_t *alive)
 {
     const nsc_json *procs = nsc_json_get(status, "processes");
+    size_t n = 0;
+    *alive = 0;
     for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
         const char *pj = nsc_json_str(nsc_json_get(p, "job")), *st = nsc_json_str(nsc_json_get(p, "state"));
-        if (pj && st && strcmp(pj, job) == 0 && strcmp(st, "alive") == 0)
-            return 1;
+        if (pj && strcmp(pj, job) == 0)
+            n++, *alive += st && strcmp(st, "alive") == 0;
     }
-    return 0;
+    return n;
 }
 
 static job_result *result_of(nsc_rcmetrics *m, const char *name)
@@ -64,21 +68,26 @@ static job_result *result_of(nsc_rcmetrics *m, const char *name)
     return r;
 }
 
-/* Analyse one job (unless done and kept); its problems replace the last. */
+/* Analyse one job (unless done and kept); its problems replace the last. A
+ * job is done once none of its processes is alive; it is analysed again if
+ * the status then lists more or fewer of them (another collector's share of
+ * it arrived, ClickHouse's live state from every collector). */
 static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, nsc_findings *f)
 {
     job_result *r = result_of(m, name);
     if (!r)
         return;
     r->seen = 1;
-    if (r->done)
+    size_t alive, procs = job_procs(status, name, &alive);
+    if (r->done && r->procs == procs)
         return;
-    int alive = job_alive(status, name);
     nsc_diagapi_src ds;
     nsc_diagapi_src_init(&ds, m->c);
     memset(f, 0, sizeof *f);
     f->src = &ds.src;
-    if (nsc_diag_find(name, status, f) != NSC_DIAG_OK) {
+    int rc = nsc_diag_find(name, status, f);
+    nsc_diagapi_src_release(&ds);  /* ClickHouse: the job stays in the query cache */
+    if (rc != NSC_DIAG_OK) {
         fprintf(stderr, "ncclscope-collector: root-cause metrics: job %s: %s\n", name, ds.src.err);
         return;
     }
@@ -87,7 +96,7 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
         return;
     memcpy(p, f->p, f->n * sizeof *p);
     free(r->p);
-    r->p = p, r->n = f->n, r->done = !alive;
+    r->p = p, r->n = f->n, r->done = !alive, r->procs = procs;
 }
 
 /* Forget the jobs the live state no longer lists. */
@@ -227,7 +236,9 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
     nsc_diagapi_src ds;
     nsc_doc st;
     nsc_diagapi_src_init(&ds, m->c);
-    if (nsc_diag_fetch_doc(&ds.src, "status", "", &st) != NSC_DIAG_OK)
+    int rc = nsc_diag_fetch_doc(&ds.src, "status", "", &st);
+    nsc_diagapi_src_release(&ds);
+    if (rc != NSC_DIAG_OK)
         return;
     const nsc_json *status = nsc_json_root(&st.doc), *jobs = nsc_json_get(status, "jobs");
     for (const nsc_json *j = nsc_json_first(jobs); j && !atomic_load(&m->c->stop); j = nsc_json_next(jobs, j)) {

@@ -325,9 +325,30 @@ two_collectors_job() {
     start_agent 0
     start_collector 0 --store "$store" --ch-shards "$shards"
     start_agent 1
-    emulate --iters 20 --pace-us 20000
+    # rank 1 late on the host: a fault for the root-cause metrics to place
+    emulate --iters 20 --pace-us 20000 --slow-rank 1 --slow-us 5000
     local n
     for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+}
+
+# rc_metrics_late: the collector's ncclscope_host_causes equal its hosts
+# answer, host by host and cause by cause (blameless hosts aside), and a
+# host has a late cause.
+rc_metrics_late() {
+    curl -sf -m 10 "http://127.0.0.1:$http/metrics" >"$dir/rc_metrics.txt" &&
+        curl -sf -m 60 "http://127.0.0.1:$http/api/v1/hosts" >"$dir/rc_hosts.json" &&
+        python3 -c 'import json, re, sys
+d = json.load(open(sys.argv[1])); m = open(sys.argv[2]).read()
+got = {}
+for h, c, v in re.findall(r"^ncclscope_host_causes\{host=\"([^\"]*)\",cause=\"([^\"]*)\"\} (\d+)$", m, re.M):
+    got.setdefault(h, {})[c] = int(v)
+want = {h["host"]: {k: h[k] for k in ("late", "slow_link", "slow_nic", "stall", "dead", "dropped", "other")} for h in d["hosts"]}
+got = {h: c for h, c in got.items() if any(c.values())}  # a blameless host has zeros
+want = {h: c for h, c in want.items() if any(c.values())}
+ok = got == want and any(c["late"] for c in got.values())
+if not ok:
+    print("metrics %s, hosts %s" % (got, want), file=sys.stderr)
+sys.exit(0 if ok else 1)' "$dir/rc_hosts.json" "$dir/rc_metrics.txt" 2>"$dir/rc.err"
 }
 
 # live_whole: the status lists both agents alive, every process of the
@@ -442,10 +463,19 @@ replay)
         die "the agents did not send the job again"
     ;;
 live_same)
+    export NCCLSCOPE_ROOTCAUSE_INTERVAL_MS=500
     two_collectors_job
     live_agree "$http_a" "$http" || die "collectors a and b answer differently: $(cat "$dir/live_same.err")"
     live_whole || die "b's status does not hold the whole job: $(head -c 600 "$dir/status.json")"
     http=$http_a live_whole || die "a's status does not hold the whole job: $(head -c 600 "$dir/status.json")"
+    # the root-cause metrics diagnose the job's events read from ClickHouse:
+    # on both collectors they count what hosts counts, the late rank's host
+    # among them
+    for h in "$http_a" "$http"; do
+        http=$h wait_until 30 rc_metrics_late ||
+            die "root-cause metrics of the collector on $h: $(cat "$dir/rc.err"); its diagnose:" \
+                "$(curl -s -m 60 "http://127.0.0.1:$h/api/v1/diagnose?job=$job" | head -c 1500)"
+    done
     # a snapshot that does not decode: left out and counted, nothing else lost
     ch_sql shard0 "INSERT INTO nsc.live_local VALUES ('garbage', toUInt64(now()) * 1000000000, 'these bytes are not a live snapshot')" ||
         die "cannot insert the garbage row"
