@@ -1,11 +1,10 @@
-/* chrows.c: table definitions and RowBinary rows (see chrows.h). */
+/* chrows.c: table definitions and their rows' values (see chrows.h). */
 #include "chrows.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "chevents.h"
-#include "grow.h"
 
 #define ORIGIN NSC_CH_ORIGIN_COLUMNS
 #define ORIGIN_KEY "agent, epoch, batch_seq, section, idx"
@@ -61,54 +60,19 @@ nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
     return d;
 }
 
-int nsc_ch_reserve(nsc_ch_buf *b, size_t n)
-{
-    if (!b->failed && nsc_grow_to(&b->p, b->len + n, &b->cap, 1, 1 << 16))
-        b->failed = 1;
-    return b->failed ? -1 : 0;
-}
-
-uint8_t *nsc_ch_room(nsc_ch_buf *b, size_t n)
-{
-    if (nsc_ch_reserve(b, n))
-        return NULL;
-    uint8_t *at = b->p + b->len;
-    b->len += n;
-    return at;
-}
-
-/* RowBinary: integers little-endian, fixed width. */
-static void put_le(nsc_ch_buf *b, uint64_t v, size_t width)
-{
-    uint8_t *at = nsc_ch_room(b, width);
-    for (size_t i = 0; at && i < width; i++)
-        at[i] = (uint8_t)(v >> (8 * i));
-}
-static void u8(nsc_ch_buf *b, uint8_t v) { put_le(b, v, 1); }
-static void u16(nsc_ch_buf *b, uint16_t v) { put_le(b, v, 2); }
-static void u32(nsc_ch_buf *b, uint32_t v) { put_le(b, v, 4); }
-static void i32(nsc_ch_buf *b, int32_t v) { put_le(b, (uint32_t)v, 4); }
-static void u64(nsc_ch_buf *b, uint64_t v) { put_le(b, v, 8); }
-
-void nsc_ch_put_varint(nsc_ch_buf *b, size_t v)
-{
-    do {
-        u8(b, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-        v >>= 7;
-    } while (v);
-}
+static void u8(nsc_ch_cols *t, uint8_t v) { nsc_ch_put_uint(t, v, 1); }
+static void u16(nsc_ch_cols *t, uint16_t v) { nsc_ch_put_uint(t, v, 2); }
+static void u32(nsc_ch_cols *t, uint32_t v) { nsc_ch_put_uint(t, v, 4); }
+static void i32(nsc_ch_cols *t, int32_t v) { nsc_ch_put_uint(t, (uint32_t)v, 4); }
+static void u64(nsc_ch_cols *t, uint64_t v) { nsc_ch_put_uint(t, v, 8); }
 
 /* max bounds a fixed char array that may lack its NUL. */
-static void str(nsc_ch_buf *b, const char *s, size_t max)
+static void str(nsc_ch_cols *t, const char *s, size_t max)
 {
-    size_t n = strnlen(s, max);
-    nsc_ch_put_varint(b, n);
-    uint8_t *at = nsc_ch_room(b, n);
-    if (at)
-        memcpy(at, s, n);
+    nsc_ch_put_text(t, s, strnlen(s, max));
 }
 
-static void proc_cols(nsc_ch_buf *b, const nsc_proc *p)
+static void proc_cols(nsc_ch_cols *b, const nsc_proc *p)
 {
     str(b, p->job, sizeof p->job);
     str(b, p->host, sizeof p->host);
@@ -134,28 +98,28 @@ const uint8_t *nsc_ch_take_string(const uint8_t **p, const uint8_t *end, size_t 
     return s;
 }
 
-static void origin_cols(nsc_ch_buf *b, const nsc_ch_origin *o, uint32_t idx)
+static void origin_cols(nsc_ch_cols *b, const nsc_ch_origin *o, uint32_t idx)
 {
     str(b, o->agent, 64);
     u64(b, o->epoch);
     u64(b, o->batch_seq);
     u32(b, o->section);
     u32(b, idx);
-    b->rows++;
+    nsc_ch_end_row(b);
 }
 
-static void event_row(nsc_ch_buf *b, const nsc_ch_origin *o, const nsc_proc *p, const nsc_event *e, uint32_t idx)
+static void event_row(nsc_ch_cols *b, const nsc_ch_origin *o, const nsc_proc *p, const nsc_event *e, uint32_t idx)
 {
     proc_cols(b, p);
     nsc_ch_event_values(b, e);
     origin_cols(b, o, idx);
 }
 
-static void defs_rows(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
+static void defs_rows(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
 {
     for (size_t i = 0; i < b->nctxs; i++) {
         const nsc_ctx_def *c = &b->ctxs[i];
-        nsc_ch_buf *t = &bufs[NSC_CH_CONTEXTS];
+        nsc_ch_cols *t = &tabs[NSC_CH_CONTEXTS];
         proc_cols(t, b->proc);
         u16(t, c->index), u64(t, c->comm_id), i32(t, c->nnodes), i32(t, c->nranks), i32(t, c->rank);
         i32(t, c->api_version);
@@ -163,7 +127,7 @@ static void defs_rows(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o, c
         origin_cols(t, o, (uint32_t)i);
     }
     for (size_t i = 0; i < b->nstrs; i++) {
-        nsc_ch_buf *t = &bufs[NSC_CH_STRINGS];
+        nsc_ch_cols *t = &tabs[NSC_CH_STRINGS];
         proc_cols(t, b->proc);
         u16(t, b->strs[i].id);
         str(t, b->strs[i].text, sizeof b->strs[i].text);
@@ -171,32 +135,32 @@ static void defs_rows(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o, c
     }
 }
 
-void nsc_ch_rows_section(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
+void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
 {
     for (size_t i = 0; i < b->nevents; i++)
-        event_row(&bufs[NSC_CH_EVENTS], o, b->proc, &b->events[i], (uint32_t)i);
+        event_row(&tabs[NSC_CH_EVENTS], o, b->proc, &b->events[i], (uint32_t)i);
     for (size_t i = 0; i < b->nstates; i++) {
         const nsc_state_rec *s = &b->states[i];
-        nsc_ch_buf *t = &bufs[NSC_CH_STATES];
+        nsc_ch_cols *t = &tabs[NSC_CH_STATES];
         proc_cols(t, b->proc);
         u64(t, s->id), u64(t, s->ts_ns), u64(t, s->arg), u32(t, s->tid), u8(t, s->state);
         origin_cols(t, o, (uint32_t)i);
     }
     for (size_t i = 0; i < b->ncompletions; i++) {
-        nsc_ch_buf *t = &bufs[NSC_CH_COMPLETIONS];
+        nsc_ch_cols *t = &tabs[NSC_CH_COMPLETIONS];
         proc_cols(t, b->proc);
         u64(t, b->completions[i].id), u64(t, b->completions[i].ts_ns);
         origin_cols(t, o, (uint32_t)i);
     }
-    defs_rows(bufs, o, b);
-    nsc_ch_buf *t = &bufs[NSC_CH_BATCHES];
+    defs_rows(tabs, o, b);
+    nsc_ch_cols *t = &tabs[NSC_CH_BATCHES];
     proc_cols(t, b->proc);
     u32(t, (uint32_t)b->nevents), u32(t, (uint32_t)b->nstates), u32(t, (uint32_t)b->ncompletions);
     i32(t, b->proc->local_rank), i32(t, b->proc->gpu);
     origin_cols(t, o, 0);
 }
 
-void nsc_ch_rows_life(nsc_ch_buf *b, const nsc_ch_origin *o, const nsc_store_life *l)
+void nsc_ch_rows_life(nsc_ch_cols *b, const nsc_ch_origin *o, const nsc_store_life *l)
 {
     str(b, l->job, sizeof l->job);
     str(b, l->host, sizeof l->host);
@@ -205,19 +169,24 @@ void nsc_ch_rows_life(nsc_ch_buf *b, const nsc_ch_origin *o, const nsc_store_lif
     origin_cols(b, o, o->section);
 }
 
-void nsc_ch_rows_clock(nsc_ch_buf *b, const char *host, const nsc_clock_model *m, uint64_t wall_ns)
+void nsc_ch_rows_clock(nsc_ch_cols *b, const char *host, const nsc_clock_model *m, uint64_t wall_ns)
 {
     size_t n = nsc_clock_serialized_size(m);
     str(b, host, 64);
     u64(b, wall_ns);
-    nsc_ch_put_varint(b, n);
-    uint8_t *at = nsc_ch_room(b, n);
-    if (at)
-        nsc_clock_serialize(m, at);
-    b->rows++;
+    uint8_t *model = malloc(n ? n : 1);
+    if (model) {
+        nsc_clock_serialize(m, model);
+        nsc_ch_put_text(b, model, n);
+    } else {
+        b->failed = 1;
+        nsc_ch_put_text(b, "", 0);
+    }
+    free(model);
+    nsc_ch_end_row(b);
 }
 
-void nsc_ch_rows_progress(nsc_ch_buf *b, const nsc_store_progress *p)
+void nsc_ch_rows_progress(nsc_ch_cols *b, const nsc_store_progress *p)
 {
     str(b, p->job, sizeof p->job);
     u64(b, p->comm_id);
@@ -225,5 +194,5 @@ void nsc_ch_rows_progress(nsc_ch_buf *b, const nsc_store_progress *p)
     str(b, p->func, sizeof p->func);
     u64(b, p->seq);
     u64(b, p->ref_ns);
-    b->rows++;
+    nsc_ch_end_row(b);
 }

@@ -22,7 +22,7 @@
  * Each has its own connection: one table's inserts run on all at once. */
 typedef struct target {
     char server[SERVER_MAX];  /* http://HOST:PORT/ */
-    nsc_ch_buf bufs[NSC_CH_NTABLES];
+    nsc_ch_cols tabs[NSC_CH_NTABLES];  /* the rows waiting, per table */
     CURL *h;
     /* Two Native blocks: one table's posted while the next one's is made. */
     nsc_ch_buf block[2];
@@ -277,7 +277,7 @@ void nsc_chstore_close(nsc_chstore *ch)
         return;
     for (size_t i = 0; i < ch->nt; i++) {
         for (int t = 0; t < NSC_CH_NTABLES; t++)
-            free(ch->t[i].bufs[t].p);
+            nsc_ch_cols_free(&ch->t[i].tabs[t]);
         free(ch->t[i].block[0].p), free(ch->t[i].block[1].p);
         curl_easy_cleanup(ch->t[i].h);
     }
@@ -302,34 +302,34 @@ static uint64_t mix_text(uint64_t h, const char *s, size_t max)
     return mix(h, s, strnlen(s, max) + 1);
 }
 
-/* The buffers of the target a row of (job, host, pid) goes to. The place
+/* The tables of the target a row of (job, host, pid) goes to. The place
  * depends on the row's identity alone, so a batch sent again lands where
  * its first copy is, and ReplacingMergeTree folds the two. */
-static nsc_ch_buf *bufs_of(nsc_chstore *ch, const char *job, const char *host, uint32_t pid)
+static nsc_ch_cols *tabs_of(nsc_chstore *ch, const char *job, const char *host, uint32_t pid)
 {
     uint64_t h = mix_text(mix_text(0xcbf29ce484222325ull, job, 64), host, 64);
-    return ch->t[mix(h, &pid, sizeof pid) % ch->nt].bufs;
+    return ch->t[mix(h, &pid, sizeof pid) % ch->nt].tabs;
 }
 
 void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t section,
                      const nsc_store_batch *b)
 {
     nsc_ch_origin o = {agent, epoch, seq, section};
-    nsc_ch_rows_section(bufs_of(ch, b->proc->job, b->proc->host, b->proc->pid), &o, b);
+    nsc_ch_rows_section(tabs_of(ch, b->proc->job, b->proc->host, b->proc->pid), &o, b);
 }
 
 void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
                           const nsc_store_life *l)
 {
     nsc_ch_origin o = {agent, epoch, seq, index};
-    nsc_ch_rows_life(&bufs_of(ch, l->job, l->host, l->pid)[NSC_CH_LIFECYCLE], &o, l);
+    nsc_ch_rows_life(&tabs_of(ch, l->job, l->host, l->pid)[NSC_CH_LIFECYCLE], &o, l);
 }
 
 int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_model *m)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    nsc_ch_buf *b = &bufs_of(ch, "", host, 0)[NSC_CH_CLOCKS];
+    nsc_ch_cols *b = &tabs_of(ch, "", host, 0)[NSC_CH_CLOCKS];
     nsc_ch_rows_clock(b, host, m, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
     return b->failed ? NSC_STORE_ENOMEM : 0;
 }
@@ -339,7 +339,7 @@ int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
     nsc_chstore *ch = arg;
     char comm[24];
     snprintf(comm, sizeof comm, "%016" PRIx64, p->comm_id);
-    nsc_ch_buf *b = &bufs_of(ch, p->job, comm, 0)[NSC_CH_PROGRESS];
+    nsc_ch_cols *b = &tabs_of(ch, p->job, comm, 0)[NSC_CH_PROGRESS];
     nsc_ch_rows_progress(b, p);
     return b->failed ? NSC_STORE_ENOMEM : 0;
 }
@@ -404,7 +404,7 @@ size_t nsc_chstore_pending(const nsc_chstore *ch)
     size_t n = 0;
     for (size_t i = 0; i < ch->nt; i++)
         for (int t = 0; t < NSC_CH_NTABLES; t++)
-            n += ch->t[i].bufs[t].len;
+            n += nsc_ch_cols_bytes(&ch->t[i].tabs[t]);
     return n;
 }
 
@@ -414,10 +414,10 @@ static int build_block(nsc_chstore *ch, target *tg, int t, int sl)
 {
     const nsc_ch_table_def d = nsc_ch_def(t);
     tg->ready[sl] = 0;
-    if (!tg->bufs[t].len && !tg->bufs[t].failed)
+    if (!tg->tabs[t].rows && !tg->tabs[t].failed)
         return 0;
     snprintf(tg->what[sl], sizeof tg->what[sl], "INSERT INTO %s.%s_local FORMAT Native", ch->db, d.name);
-    if (tg->bufs[t].failed || nsc_ch_native_block(ch->native, &d, &tg->bufs[t], &tg->block[sl])) {
+    if (nsc_ch_native_block(ch->native, &d, &tg->tabs[t], &tg->block[sl])) {
         fprintf(stderr, "ncclscope-collector: clickhouse: %s: rows do not make a block (out of memory?)\n",
                 tg->what[sl]);
         return -1;
@@ -507,10 +507,8 @@ static int finish_inserts(nsc_chstore *ch)
 void nsc_chstore_discard(nsc_chstore *ch)
 {
     for (size_t i = 0; i < ch->nt; i++)
-        for (int t = 0; t < NSC_CH_NTABLES; t++) {
-            nsc_ch_buf *b = &ch->t[i].bufs[t];
-            *b = (nsc_ch_buf){.p = b->p, .cap = b->cap};
-        }
+        for (int t = 0; t < NSC_CH_NTABLES; t++)
+            nsc_ch_cols_clear(&ch->t[i].tabs[t]);
 }
 
 /* The first table after t with rows on some target (NSC_CH_NTABLES: none). */
@@ -518,7 +516,7 @@ static int next_table(const nsc_chstore *ch, int t)
 {
     while (++t < NSC_CH_NTABLES)
         for (size_t i = 0; i < ch->nt; i++)
-            if (ch->t[i].bufs[t].len || ch->t[i].bufs[t].failed)
+            if (ch->t[i].tabs[t].rows || ch->t[i].tabs[t].failed)
                 return t;
     return t;
 }

@@ -3,10 +3,10 @@
  * Owns the connections to ClickHouse's HTTP interface (libcurl, kept-alive
  * handles, one for the queries and one per shard, used by the writer thread
  * only), the creation of the tables of chrows.h at start, and the rows
- * waiting for their insert. The writer puts batches (rows appended to one
- * RowBinary buffer per table and shard) and then flushes: per table that has
- * rows, its rows as one Native block in key order (chnative.h) posted to
- * every shard at once (INSERT ... FORMAT Native). nsc_chstore_flush
+ * waiting for their insert. The writer puts batches (rows appended per
+ * table and shard, column by column: chcols.h) and then flushes: per table
+ * that has rows, its rows as one Native block in key order (chnative.h)
+ * posted to every shard at once (INSERT ... FORMAT Native). nsc_chstore_flush
  * returns 0 only when ClickHouse acknowledged every insert, so the writer may
  * then acknowledge the batches it holds; after a failure the rows are dropped
  * and the agents send those batches again (a repeated row folds into the
