@@ -100,14 +100,22 @@ static int64_t intern(nsc_ch_cols *c, const void *s, size_t len)
     size_t at = c->nslots ? slot_of(c, s, len) : 0;
     if (c->nslots && c->slots[at])
         return c->slots[at] - 1;
-    if (len > UINT32_MAX || c->ntexts >= UINT32_MAX - 1 || texts_room(c) || nsc_ch_reserve(&c->bytes, len) ||
-        c->bytes.len > UINT32_MAX - len)
+    if (len > UINT32_MAX || c->ntexts >= UINT32_MAX - 1 || texts_room(c) ||
+        nsc_ch_reserve(&c->bytes, len + NSC_CH_TEXT_PAD) || c->bytes.len > UINT32_MAX - len)
         return -1;
     c->texts[c->ntexts] = (nsc_ch_text){(uint32_t)c->bytes.len, (uint32_t)len};
     memcpy(c->bytes.p + c->bytes.len, s, len);
     c->bytes.len += len;
     c->slots[slot_of(c, s, len)] = (uint32_t)++c->ntexts;
     return (int64_t)c->ntexts - 1;
+}
+
+uint32_t nsc_ch_text_id(nsc_ch_cols *c, const void *s, size_t len)
+{
+    int64_t id = intern(c, s, len);
+    if (id < 0)
+        c->failed = 1;
+    return id < 0 ? 0 : (uint32_t)id;
 }
 
 void nsc_ch_put_text(nsc_ch_cols *c, const void *s, size_t len)

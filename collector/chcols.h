@@ -25,6 +25,10 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "column values are the host's integers");
 
 #define NSC_CH_COLS_MAX 128
+/* Readable bytes past every text's start (its bytes and then slack): a
+ * short text may be copied as this many. Less than 128: its length is one
+ * LEB128 byte. */
+#define NSC_CH_TEXT_PAD 32
 
 /* A growable byte buffer. */
 typedef struct nsc_ch_buf {
@@ -77,6 +81,10 @@ static inline void nsc_ch_put_uint(nsc_ch_cols *c, uint64_t v, size_t width)
     c->next++;
 }
 
+/* The index of text (s, len) among c's texts, kept on first sight: put as
+ * a String column's value with nsc_ch_put_uint(c, id, 4). Out of memory:
+ * c->failed set (the rows are not sent). */
+uint32_t nsc_ch_text_id(nsc_ch_cols *c, const void *s, size_t len);
 /* The row's next value, a String of len bytes at s. */
 void nsc_ch_put_text(nsc_ch_cols *c, const void *s, size_t len);
 /* The row is complete: the next value starts a row. */

@@ -34,7 +34,8 @@ struct nsc_ch_native {
     entry *ent, *tmp;         /* the rows, sorted; merge scratch */
     int packed_all;           /* every key column is in the entries */
     size_t *runs;             /* starts of the runs already in order */
-    size_t ent_cap, tmp_cap, runs_cap;
+    uint64_t *scratch;        /* a key column's values */
+    size_t ent_cap, tmp_cap, runs_cap, scratch_cap;
     uint32_t *order;          /* the texts by their bytes */
     uint64_t *rank;           /* a text's place among all of them in order */
     size_t order_cap, rank_cap;
@@ -46,7 +47,7 @@ void nsc_ch_native_free(nsc_ch_native *n)
 {
     if (!n)
         return;
-    free(n->ent), free(n->tmp), free(n->runs), free(n->order), free(n->rank);
+    free(n->ent), free(n->tmp), free(n->runs), free(n->scratch), free(n->order), free(n->rank);
     free(n);
 }
 
@@ -220,47 +221,63 @@ static void pack(entry *e, uint64_t v, unsigned bits)
     e->lo = bits == 64 ? v : e->lo << bits | v;
 }
 
-/* How many leading key columns fit 128 bits as (value - min) of the bits
- * their range needs; bits[k] and low[k] of each. */
-static size_t packed_keys(nsc_ch_native *n, unsigned *bits, uint64_t *low)
+/* Every row's value of column c (as key_at) into out: the width's loop. */
+static void key_values(const nsc_ch_native *n, const column *c, uint64_t *out)
 {
-    size_t k, used = 0;
-    for (k = 0; k < n->nkeys; k++) {
-        const column *c = &n->cols[n->key_col[k]];
-        uint64_t lo = UINT64_MAX, hi = 0;
-        for (size_t r = 0; r < n->nrows; r++) {
-            uint64_t v = key_at(n, c, r);
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-        low[k] = lo;
-        bits[k] = hi <= lo ? 0 : 64 - (unsigned)__builtin_clzll(hi - lo);
-        if (used + bits[k] > 128)
-            break;
-        used += bits[k];
+    const uint8_t *p = n->rows->col[c - n->cols].p;
+    size_t m = n->nrows;
+    uint32_t v32;
+    uint16_t v16;
+    switch (c->width) {
+    case 0: for (size_t r = 0; r < m; r++) memcpy(&v32, p + 4 * r, 4), out[r] = n->rank[v32]; return;
+    case 1: for (size_t r = 0; r < m; r++) out[r] = p[r]; break;
+    case 2: for (size_t r = 0; r < m; r++) memcpy(&v16, p + 2 * r, 2), out[r] = v16; break;
+    case 4: for (size_t r = 0; r < m; r++) memcpy(&v32, p + 4 * r, 4), out[r] = v32; break;
+    default: memcpy(out, p, 8 * m);
     }
-    return k;
+    if (!c->is_signed)
+        return;
+    unsigned shift = 64 - 8u * c->width;
+    for (size_t r = 0; r < m; r++)
+        out[r] = (uint64_t)((int64_t)(out[r] << shift) >> shift) ^ (1ull << 63);
 }
 
-/* Each row's entry: its leading keys packed into 128 bits, so that most
- * compares are two integers in the entry itself. */
+/* Key column c's values less their least into the entries, in the bits
+ * their range needs, unless the entries have fewer than that left of 128:
+ * then -1. */
+static int pack_column(nsc_ch_native *n, const column *c, unsigned *used)
+{
+    uint64_t *v = n->scratch, lo = UINT64_MAX, hi = 0;
+    key_values(n, c, v);
+    for (size_t r = 0; r < n->nrows; r++) {
+        lo = v[r] < lo ? v[r] : lo;
+        hi = v[r] > hi ? v[r] : hi;
+    }
+    unsigned bits = hi <= lo ? 0 : 64 - (unsigned)__builtin_clzll(hi - lo);
+    if (*used + bits > 128)
+        return -1;
+    *used += bits;
+    for (size_t r = 0; bits && r < n->nrows; r++)
+        pack(&n->ent[r], v[r] - lo, bits);
+    return 0;
+}
+
+/* Each row's entry: as many leading key columns as fit packed into 128
+ * bits, so that most compares are two integers in the entry itself. */
 static int make_entries(nsc_ch_native *n)
 {
-    unsigned bits[KEYS_MAX];
-    uint64_t low[KEYS_MAX];
     if (nsc_grow_to(&n->ent, n->nrows, &n->ent_cap, sizeof *n->ent, 1024) ||
         nsc_grow_to(&n->tmp, n->nrows, &n->tmp_cap, sizeof *n->tmp, 1024) ||
+        nsc_grow_to(&n->scratch, n->nrows, &n->scratch_cap, sizeof *n->scratch, 1024) ||
         nsc_grow_to(&n->runs, n->nrows + 1, &n->runs_cap, sizeof *n->runs, 1024))
         return -1;
-    size_t packed = packed_keys(n, bits, low);
-    n->packed_all = packed == n->nkeys;
     for (size_t r = 0; r < n->nrows; r++)
         n->ent[r] = (entry){.row = (uint32_t)r};
-    for (size_t k = 0; k < packed; k++) {  /* a column at a time */
-        const column *c = &n->cols[n->key_col[k]];
-        for (size_t r = 0; bits[k] && r < n->nrows; r++)
-            pack(&n->ent[r], key_at(n, c, r) - low[k], bits[k]);
-    }
+    unsigned used = 0;
+    size_t k = 0;
+    while (k < n->nkeys && !pack_column(n, &n->cols[n->key_col[k]], &used))
+        k++;
+    n->packed_all = k == n->nkeys;
     return 0;
 }
 
@@ -334,26 +351,41 @@ static int block_layout(nsc_ch_native *n, nsc_ch_buf *out, size_t *at)
     return 0;
 }
 
+/* String column c's texts in the entries' order from src to o (before
+ * end). A short text is copied as a fixed NSC_CH_TEXT_PAD bytes (the texts
+ * are padded, see chcols.h), which the compiler inlines; the bytes past it
+ * are written over by the next one, and the last rows are copied exactly. */
+static void gather_texts(const nsc_ch_native *n, const uint8_t *src, uint8_t *o, const uint8_t *end)
+{
+    const entry *e = n->ent;
+    for (size_t r = 0; r < n->nrows; r++) {
+        uint32_t id;
+        size_t len;
+        memcpy(&id, src + 4 * (size_t)e[r].row, 4);
+        const uint8_t *t = nsc_ch_text_of(n->rows, id, &len);
+        if (len < NSC_CH_TEXT_PAD && end - o > NSC_CH_TEXT_PAD) {
+            *o = (uint8_t)len;
+            memcpy(o + 1, t, NSC_CH_TEXT_PAD);
+            o += 1 + len;
+            continue;
+        }
+        o = nsc_ch_varint_at(o, len);
+        memcpy(o, t, len);
+        o += len;
+    }
+}
+
 /* Column c's values in the entries' order from src to o. */
 static void gather_column(const nsc_ch_native *n, const column *c, const uint8_t *src, uint8_t *o)
 {
     const entry *e = n->ent;
     size_t m = n->nrows;
     switch (c->width) {  /* fixed sizes: copies the compiler inlines */
+    case 0: gather_texts(n, src, o, o + c->bytes); break;
     case 1: for (size_t r = 0; r < m; r++) o[r] = src[e[r].row]; break;
     case 2: for (size_t r = 0; r < m; r++) memcpy(o + 2 * r, src + 2 * (size_t)e[r].row, 2); break;
     case 4: for (size_t r = 0; r < m; r++) memcpy(o + 4 * r, src + 4 * (size_t)e[r].row, 4); break;
-    case 8: for (size_t r = 0; r < m; r++) memcpy(o + 8 * r, src + 8 * (size_t)e[r].row, 8); break;
-    default:
-        for (size_t r = 0; r < m; r++) {
-            uint32_t id;
-            size_t len;
-            memcpy(&id, src + 4 * (size_t)e[r].row, 4);
-            const uint8_t *t = nsc_ch_text_of(n->rows, id, &len);
-            o = nsc_ch_varint_at(o, len);
-            memcpy(o, t, len);
-            o += len;
-        }
+    default: for (size_t r = 0; r < m; r++) memcpy(o + 8 * r, src + 8 * (size_t)e[r].row, 8); break;
     }
 }
 
