@@ -8,6 +8,9 @@
 
 #define COLS_MAX NSC_CH_COLS_MAX
 #define KEYS_MAX 16
+#define DIGIT_BITS 11  /* of a packed key, per pass of the radix sort */
+#define DIGITS (1u << DIGIT_BITS)
+#define PASSES_MAX ((128 + DIGIT_BITS - 1) / DIGIT_BITS)
 
 typedef struct column {
     const char *name, *type;
@@ -33,6 +36,8 @@ struct nsc_ch_native {
     const nsc_ch_cols *rows;  /* the block's rows, while it is made */
     entry *ent, *tmp;         /* the rows, sorted; merge scratch */
     int packed_all;           /* every key column is in the entries */
+    unsigned used;            /* low bits of the entries' keys in use */
+    uint32_t count[PASSES_MAX][DIGITS];  /* the radix sort's counts */
     size_t *runs;             /* starts of the runs already in order */
     uint64_t *scratch;        /* a key column's values */
     size_t ent_cap, tmp_cap, runs_cap, scratch_cap;
@@ -278,6 +283,7 @@ static int make_entries(nsc_ch_native *n)
     while (k < n->nkeys && !pack_column(n, &n->cols[n->key_col[k]], &used))
         k++;
     n->packed_all = k == n->nkeys;
+    n->used = used;
     return 0;
 }
 
@@ -293,14 +299,57 @@ static void merge(const nsc_ch_native *n, const entry *src, entry *dst, size_t l
     memcpy(dst + o, src + j, (hi - j) * sizeof *dst);
 }
 
-/* n->ent: the rows in key order. A natural merge sort: the rows come in
- * runs already in order (a section's rows of one process), merged in pairs
- * until one is left; stable. */
+/* Bits [shift, shift + DIGIT_BITS) of e's packed key. */
+static inline uint32_t digit(const entry *e, unsigned shift)
+{
+    uint64_t v = shift >= 64                 ? e->hi >> (shift - 64)
+                 : shift > 64 - DIGIT_BITS ? e->lo >> shift | e->hi << (64 - shift)
+                                            : e->lo >> shift;
+    return (uint32_t)v & (DIGITS - 1);
+}
+
+/* n->ent in key order, every key column packed: a radix sort of the packed
+ * keys, DIGIT_BITS at a time from the lowest (stable); a digit every row
+ * shares costs no pass. The rows come in nearly as many runs as rows (a
+ * table's key starts with columns a section's rows share, then values in no
+ * order), so a merge of runs would take about log2(rows) passes. */
+static void radix_sort(nsc_ch_native *n)
+{
+    unsigned passes = n->nrows > 1 ? (n->used + DIGIT_BITS - 1) / DIGIT_BITS : 0;
+    entry *src = n->ent, *dst = n->tmp;
+    memset(n->count, 0, passes * sizeof n->count[0]);
+    for (size_t r = 0; r < n->nrows; r++)
+        for (unsigned p = 0; p < passes; p++)
+            n->count[p][digit(&src[r], p * DIGIT_BITS)]++;
+    for (unsigned p = 0; p < passes; p++) {
+        uint32_t *at = n->count[p], sum = 0;
+        if (at[digit(&src[0], p * DIGIT_BITS)] == n->nrows)
+            continue;
+        for (size_t d = 0; d < DIGITS; d++) {
+            uint32_t c = at[d];
+            at[d] = sum;
+            sum += c;
+        }
+        for (size_t r = 0; r < n->nrows; r++)
+            dst[at[digit(&src[r], p * DIGIT_BITS)]++] = src[r];
+        entry *t = src;
+        src = dst, dst = t;
+    }
+    if (src != n->ent)
+        memcpy(n->ent, src, n->nrows * sizeof *n->ent);
+}
+
+/* n->ent: the rows in key order. Keys wider than 128 bits: a natural merge
+ * sort, runs merged in pairs until one is left; stable. */
 static int sort_rows(nsc_ch_native *n)
 {
     size_t rows = n->nrows, nruns = 0;
     if (make_entries(n))
         return -1;
+    if (n->packed_all) {
+        radix_sort(n);
+        return 0;
+    }
     for (size_t r = 0; r < rows; r++)
         if (r == 0 || entry_cmp(n, &n->ent[r - 1], &n->ent[r]) > 0)
             n->runs[nruns++] = r;
