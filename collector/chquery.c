@@ -1,110 +1,65 @@
 /* chquery.c: queries answered from ClickHouse (see chquery.h). */
 #include "chquery.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <event2/keyvalq_struct.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "chcache.h"
 #include "chread.h"
 #include "grow.h"
 #include "http.h"
 
-#define PREFIX "query-"
-
-/* <db>/tmp, made if missing. */
-static int tmp_root(const nsc_collector *c, char *out, size_t cap)
-{
-    if ((size_t)snprintf(out, cap, "%s/tmp", c->cfg.db) >= cap)
-        return -1;
-    return mkdir(out, 0700) == 0 || errno == EEXIST ? 0 : -1;
-}
-
-/* Remove a folder of plain files (a query's store). */
-static void remove_dir(const char *path)
-{
-    DIR *d = opendir(path);
-    char file[PATH_MAX + 256];
-    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-            (size_t)snprintf(file, sizeof file, "%s/%s", path, e->d_name) < sizeof file)
-            unlink(file);
-    if (d)
-        closedir(d);
-    rmdir(path);
-}
-
-void nsc_chquery_sweep(nsc_collector *c)
-{
-    char root[PATH_MAX], path[PATH_MAX + 256];
-    DIR *d = tmp_root(c, root, sizeof root) ? NULL : opendir(root);
-    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d))
-        if (strncmp(e->d_name, PREFIX, strlen(PREFIX)) == 0 &&
-            (size_t)snprintf(path, sizeof path, "%s/%s", root, e->d_name) < sizeof path)
-            remove_dir(path);
-    if (d)
-        closedir(d);
-}
-
-int nsc_chscratch_open(nsc_chscratch *s, nsc_collector *c, char *err, size_t errcap)
+void nsc_chjobs_init(nsc_chjobs *s, nsc_collector *c)
 {
     memset(s, 0, sizeof *s);
     s->c = c;
-    char root[PATH_MAX];
-    nsc_store_opts o = {.zstd_level = -1};  /* read once, soon removed: not worth compressing */
-    if (tmp_root(c, root, sizeof root) ||
-        (size_t)snprintf(s->dir, sizeof s->dir, "%s/" PREFIX "XXXXXX", root) >= sizeof s->dir || !mkdtemp(s->dir)) {
-        snprintf(err, errcap, "cannot make a folder for the query under %s/tmp", c->cfg.db);
-        s->dir[0] = 0;
-        return NSC_QUERY_ESTORE;
-    }
-    int rc = nsc_store_open(s->dir, &o, &s->st);
-    if (rc) {
-        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
-        nsc_chscratch_close(s);
-        return NSC_QUERY_ESTORE;
-    }
-    return 0;
 }
 
-void nsc_chscratch_close(nsc_chscratch *s)
+void nsc_chjobs_release(nsc_chjobs *s)
 {
-    if (s->st)
-        nsc_store_close(s->st);
-    if (s->dir[0])
-        remove_dir(s->dir);
-    free(s->jobs);
-    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < s->nheld; i++)
+        nsc_chcache_let_go(s->c->chcache, s->held[i]);
+    free(s->held);
+    nsc_chjobs_init(s, s->c);
 }
 
-static int loaded(const nsc_chscratch *s, const char *job)
+/* Hold job (once per request) and make its store the current one. */
+static int hold(nsc_chjobs *s, const char *job, char *err, size_t errcap)
 {
-    for (size_t i = 0; i < s->njobs; i++)
-        if (strcmp(s->jobs[i], job) == 0)
-            return 1;
-    return 0;
-}
-
-static int load(nsc_chscratch *s, const char *job, char *err, size_t errcap)
-{
-    if (!job[0] || loaded(s, job))
-        return 0;
-    if (s->njobs == NSC_CHQUERY_JOBS_MAX || nsc_grow(&s->jobs, s->njobs, &s->jobs_cap, sizeof *s->jobs, 4)) {
+    for (size_t i = 0; i < s->nheld; i++)
+        if (strcmp(nsc_chcache_name(s->held[i]), job) == 0) {
+            s->st = nsc_chcache_store(s->held[i]);
+            return 0;
+        }
+    if (s->nheld == NSC_CHQUERY_JOBS_MAX || nsc_grow(&s->held, s->nheld, &s->held_cap, sizeof *s->held, 4)) {
         snprintf(err, errcap, "too many jobs in one query");
         return NSC_QUERY_ESTORE;
     }
-    int rc = nsc_chread_job(s->c->ch, job, s->dir, s->st, err, errcap);
+    int rc = nsc_chcache_hold(s->c->chcache, job, &s->held[s->nheld], err, errcap);
     if (!rc)
-        snprintf(s->jobs[s->njobs++], sizeof *s->jobs, "%s", job);
+        s->st = nsc_chcache_store(s->held[s->nheld++]);
     return rc;
 }
 
-int nsc_chscratch_load_qs(nsc_chscratch *s, const char *qs, char *err, size_t errcap)
+/* The only job ClickHouse holds ("" for none), asked once per request. */
+static int only_job(nsc_chjobs *s, char *err, size_t errcap)
+{
+    char tmp[PATH_MAX];
+    if (s->only_known)
+        return 0;
+    if (nsc_chcache_tmpdir(s->c->chcache, tmp, sizeof tmp)) {
+        snprintf(err, errcap, "cannot make %s/tmp", s->c->cfg.db);
+        return NSC_QUERY_ESTORE;
+    }
+    int rc = nsc_chread_only_job(s->c->ch, tmp, s->only, sizeof s->only, err, errcap);
+    s->only_known = rc == 0;
+    return rc;
+}
+
+int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap)
 {
     struct evkeyvalq kv;
     TAILQ_INIT(&kv);
@@ -115,15 +70,9 @@ int nsc_chscratch_load_qs(nsc_chscratch *s, const char *qs, char *err, size_t er
         return NSC_QUERY_EPARAM;
     }
     const char *named = evhttp_find_header(&kv, "job");
-    char job[64];
-    int rc = 0;
-    if (named) {
-        rc = load(s, named, err, errcap);
-    } else if (!s->default_loaded) {
-        rc = nsc_chread_only_job(s->c->ch, s->dir, job, sizeof job, err, errcap);
-        if (!rc && !(rc = load(s, job, err, errcap)))
-            s->default_loaded = 1;
-    }
+    int rc = named ? hold(s, named, err, errcap) : only_job(s, err, errcap);
+    if (!rc && !named)
+        rc = hold(s, s->only, err, errcap);
     evhttp_clear_headers(&kv);
     return rc;
 }
@@ -140,12 +89,11 @@ static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void 
 {
     (void)unused;  /* NULL: the query reads its own store */
     chquery_job *j = arg;
-    nsc_chscratch s;
+    nsc_chjobs s;
     nsc_store_reader *rd;
-    int rc = nsc_chscratch_open(&s, j->c, err, errcap);
-    if (rc)
-        return rc;
-    if (!(rc = nsc_chscratch_load_qs(&s, j->qs, err, errcap))) {
+    nsc_chjobs_init(&s, j->c);
+    int rc = nsc_chjobs_load_qs(&s, j->qs, err, errcap);
+    if (!rc) {
         int src = nsc_store_read_begin(s.st, &rd);
         if (src) {
             snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(src));
@@ -155,7 +103,7 @@ static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void 
             nsc_store_read_end(rd);
         }
     }
-    nsc_chscratch_close(&s);
+    nsc_chjobs_release(&s);
     return rc;
 }
 

@@ -27,6 +27,13 @@ typedef struct answer {
     nsc_rbuf r;  /* the next unread byte; bad once a value ran past the end */
 } answer;
 
+typedef struct source {
+    const nsc_chconn *conn;
+    const char *server, *suffix, *db;
+    const char *tmpdir;
+    char job[160];  /* the job as an SQL string literal */
+} source;
+
 static size_t to_file(char *p, size_t size, size_t n, void *f)
 {
     return fwrite(p, 1, size * n, f);
@@ -44,18 +51,17 @@ static void error_text(FILE *f, const char *what, long code, char *err, size_t e
     snprintf(err, errcap, "clickhouse: %s: HTTP %ld: %s", what, code, text);
 }
 
-/* POST sql to server, its answer into f: 0, or NSC_QUERY_ESTORE. */
-static int post_to(const char *server, const char *sql, const char *what, FILE *f, char *err, size_t errcap)
+/* POST sql to src's server, its answer into f: 0, or NSC_QUERY_ESTORE. */
+static int post_to(const source *src, const char *sql, const char *what, FILE *f, char *err, size_t errcap)
 {
     CURL *h = curl_easy_init();
     if (!h) {
         snprintf(err, errcap, "clickhouse: libcurl: cannot start");
         return NSC_QUERY_ESTORE;
     }
-    curl_easy_setopt(h, CURLOPT_URL, server);
+    nsc_chconn_apply(src->conn, h);
+    curl_easy_setopt(h, CURLOPT_URL, src->server);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, sql);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     /* a large answer may take long, a silent server must not hold the worker */
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)NSC_CHREAD_SILENT_S);
@@ -92,15 +98,14 @@ static FILE *scratch_file(const char *tmpdir, char *err, size_t errcap)
     return f;
 }
 
-/* The answer of sql on server, mapped. */
-static int fetch(const char *server, const char *sql, const char *what, const char *tmpdir, answer *a, char *err,
-                 size_t errcap)
+/* The answer of sql on src's server, mapped. */
+static int fetch(const source *src, const char *sql, const char *what, answer *a, char *err, size_t errcap)
 {
     memset(a, 0, sizeof *a);
-    FILE *f = scratch_file(tmpdir, err, errcap);
+    FILE *f = scratch_file(src->tmpdir, err, errcap);
     if (!f)
         return NSC_QUERY_ESTORE;
-    int rc = post_to(server, sql, what, f, err, errcap);
+    int rc = post_to(src, sql, what, f, err, errcap);
     long len = rc ? 0 : ftell(f);
     if (!rc && len > 0) {
         a->len = (size_t)len;
@@ -327,12 +332,6 @@ static int take_section(chunk *c, section *s, int k, rows *r, const ident *sec)
 
 /* ---- a job from one source ---- */
 
-typedef struct source {
-    const char *server, *suffix, *db;
-    const char *tmpdir;
-    char job[160];  /* the job as an SQL string literal */
-} source;
-
 /* The value columns of the events table: its columns from type on, before
  * the batch identity (chevents.h), names only. */
 static void event_value_names(char *out, size_t cap)
@@ -367,7 +366,7 @@ static int fetch_table(const source *src, const char *table, const char *columns
         snprintf(err, errcap, "clickhouse: the SELECT of %s is too long", table);
         return NSC_QUERY_ESTORE;
     }
-    return fetch(src->server, sql, table, src->tmpdir, a, err, errcap);
+    return fetch(src, sql, table, a, err, errcap);
 }
 
 /* A batches row's process (after its identity). */
@@ -469,7 +468,7 @@ static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errc
     answer a;
     snprintf(sql, sizeof sql, "SELECT host, argMax(model, ref_ns) FROM %s.clocks%s GROUP BY host FORMAT RowBinary",
              src->db, src->suffix);
-    int rc = fetch(src->server, sql, "clocks", src->tmpdir, &a, err, errcap);
+    int rc = fetch(src, sql, "clocks", &a, err, errcap);
     if (!rc)
         rc = put_clocks(&a, dst, err, errcap);
     answer_free(&a);
@@ -499,7 +498,7 @@ static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir
     const char *servers[NSC_CHSTORE_SHARDS_MAX], *suffix, *db;
     size_t n = nsc_chstore_sources(ch, servers, NSC_CHSTORE_SHARDS_MAX, &suffix, &db);
     for (size_t i = 0; i < n; i++) {
-        out[i] = (source){servers[i], suffix, db, tmpdir, ""};
+        out[i] = (source){nsc_chstore_conn(ch), servers[i], suffix, db, tmpdir, ""};
         if (job && literal(job, out[i].job, sizeof out[i].job))
             return 0;
     }
@@ -536,7 +535,7 @@ int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, si
         answer a;
         snprintf(sql, sizeof sql, "SELECT DISTINCT job FROM %s.batches%s LIMIT 2 FORMAT RowBinary", src[i].db,
                  src[i].suffix);
-        rc = fetch(src[i].server, sql, "batches", tmpdir, &a, err, errcap);
+        rc = fetch(&src[i], sql, "batches", &a, err, errcap);
         while (!rc && !at_end(&a) && found < 2) {
             char name[64];
             text(&a, name, sizeof name);
@@ -549,6 +548,54 @@ int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, si
     if (!rc && found > 1) {
         snprintf(err, errcap, "ClickHouse holds several jobs: name one with job=");
         rc = NSC_QUERY_EPARAM;
+    }
+    return rc;
+}
+
+/* One query's answer appended to out (text), -1 when it does not fit. */
+static int append_answer(const source *src, const char *sql, const char *what, char *out, size_t cap, size_t *len,
+                         char *err, size_t errcap)
+{
+    answer a;
+    int rc = fetch(src, sql, what, &a, err, errcap);
+    if (!rc && *len + a.len + 1 > cap) {
+        snprintf(err, errcap, "clickhouse: %s: the fingerprint is too long", what);
+        rc = NSC_QUERY_ESTORE;
+    }
+    if (!rc && a.len) {
+        memcpy(out + *len, a.map, a.len);
+        *len += a.len;
+        out[*len] = 0;
+    }
+    answer_free(&a);
+    return rc;
+}
+
+int nsc_chread_print(const nsc_chstore *ch, const char *job, const char *tmpdir, char *out, size_t cap, char *err,
+                     size_t errcap)
+{
+    source src[NSC_CHSTORE_SHARDS_MAX];
+    size_t n = sources(ch, job, tmpdir, src), len = 0;
+    if (!n) {
+        snprintf(err, errcap, "job: too long");
+        return NSC_QUERY_EPARAM;
+    }
+    int rc = 0;
+    out[0] = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        char sql[512];
+        snprintf(sql, sizeof sql,
+                 "SELECT count(), sum(events), sum(states), sum(completions) FROM %s.batches%s FINAL "
+                 "WHERE job = %s FORMAT TabSeparated",
+                 src[i].db, src[i].suffix, src[i].job);
+        rc = append_answer(&src[i], sql, "batches", out, cap, &len, err, errcap);
+        /* each host's newest model is what a load reads; merges do not change it */
+        snprintf(sql, sizeof sql,
+                 "SELECT count(), groupBitXor(cityHash64(host, newest)) FROM "
+                 "(SELECT host, max(ref_ns) AS newest FROM %s.clocks%s GROUP BY host) FORMAT TabSeparated",
+                 src[i].db, src[i].suffix);
+        if (!rc)
+            rc = append_answer(&src[i], sql, "clocks", out, cap, &len, err, errcap);
     }
     return rc;
 }

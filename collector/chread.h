@@ -42,4 +42,11 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, n
 int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, size_t cap, char *err,
                         size_t errcap);
 
+/* The fingerprint of job in ClickHouse: what its sections (the batches rows:
+ * their number and records) and the clock models (each host's newest
+ * write) are now, as text into out (cap bytes). The same text means a load
+ * now gives the same store. 0, or an NSC_QUERY_* error with err. */
+int nsc_chread_print(const nsc_chstore *ch, const char *job, const char *tmpdir, char *out, size_t cap, char *err,
+                     size_t errcap);
+
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chconn.h"
 #include "chnative.h"
 #include "chrows.h"
 #include "mono.h"
@@ -35,6 +36,7 @@ typedef struct target {
 } target;
 
 struct nsc_chstore {
+    nsc_chconn conn;
     CURL *h;
     char server[SERVER_MAX];  /* the store's server (the URL's) */
     char db[64], cluster[64];
@@ -83,13 +85,12 @@ static size_t keep_target_reply(char *p, size_t size, size_t n, void *arg)
     return size * n;
 }
 
-static CURL *new_handle(curl_write_callback fn, void *arg)
+static CURL *new_handle(const nsc_chconn *conn, curl_write_callback fn, void *arg)
 {
     CURL *h = curl_easy_init();
     if (!h)
         return NULL;
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    nsc_chconn_apply(conn, h);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, fn);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, arg);
@@ -152,9 +153,8 @@ static int parse_url(nsc_chstore *ch, const char *url)
 {
     const char *hp = url + strlen(NSC_CH_PREFIX), *slash = strchr(hp, '/');
     if (strncmp(url, NSC_CH_PREFIX, strlen(NSC_CH_PREFIX)) || !slash || slash == hp ||
-        (size_t)(slash - hp) > sizeof ch->server - 10)
+        nsc_chconn_server(&ch->conn, hp, (size_t)(slash - hp), ch->server, sizeof ch->server))
         return -1;
-    snprintf(ch->server, sizeof ch->server, "http://%.*s/", (int)(slash - hp), hp);
     const char *db = slash + 1, *q = strchr(db, '?');
     size_t dbl = q ? (size_t)(q - db) : strlen(db);
     if (!plain_name(db, dbl))
@@ -215,9 +215,8 @@ static int parse_shards(nsc_chstore *ch, const char *shards)
 {
     for (const char *s = shards; *s;) {
         size_t n = strcspn(s, ",");
-        if (n == 0 || n > SERVER_MAX - 10 || ch->nt == TARGETS_MAX)
+        if (n == 0 || ch->nt == TARGETS_MAX || nsc_chconn_server(&ch->conn, s, n, ch->t[ch->nt++].server, SERVER_MAX))
             return -1;
-        snprintf(ch->t[ch->nt++].server, SERVER_MAX, "http://%.*s/", (int)n, s);
         s += n + (s[n] == ',');
     }
     if (ch->nt == 0 && ch->cluster[0])
@@ -236,11 +235,12 @@ static int create_tables(nsc_chstore *ch)
     return 0;
 }
 
-int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out)
+int nsc_chstore_open(const char *url, const char *shards, const nsc_chconn *conn, nsc_chstore **out)
 {
     nsc_chstore *ch = calloc(1, sizeof *ch);
     if (!ch)
         return -1;
+    ch->conn = *conn;
     if (parse_url(ch, url) || parse_shards(ch, shards)) {
         fprintf(stderr, "ncclscope-collector: store %s: not clickhouse://HOST:PORT/DB[?cluster=NAME], "
                         "or ch_shards not HOST:PORT,... (%d at most; a cluster needs them)\n",
@@ -254,9 +254,9 @@ int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out)
         return -1;
     }
     int ok = (ch->native = nsc_ch_native_new()) && (ch->multi = curl_multi_init()) &&
-             (ch->h = new_handle(keep_reply, ch));
+             (ch->h = new_handle(&ch->conn, keep_reply, ch));
     for (size_t i = 0; ok && i < ch->nt; i++)
-        ok = (ch->t[i].h = new_handle(keep_target_reply, &ch->t[i])) != NULL;
+        ok = (ch->t[i].h = new_handle(&ch->conn, keep_target_reply, &ch->t[i])) != NULL;
     if (!ok) {
         fprintf(stderr, "ncclscope-collector: libcurl: cannot start\n");
         nsc_chstore_close(ch);
@@ -397,6 +397,11 @@ size_t nsc_chstore_sources(const nsc_chstore *ch, const char **servers, size_t m
     for (; n < ch->nt && n < max; n++)
         servers[n] = ch->t[n].server;
     return n;
+}
+
+const nsc_chconn *nsc_chstore_conn(const nsc_chstore *ch)
+{
+    return &ch->conn;
 }
 
 size_t nsc_chstore_pending(const nsc_chstore *ch)

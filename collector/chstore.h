@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chconn.h"
 #include "clock.h"
 #include "store.h"
 
@@ -35,9 +36,10 @@
 
 typedef struct nsc_chstore nsc_chstore;
 
-/* Parse url, create the database and the tables (IF NOT EXISTS). Returns 0,
- * or -1 after printing why to stderr. */
-int nsc_chstore_open(const char *url, const char *shards, nsc_chstore **out);
+/* Parse url, create the database and the tables (IF NOT EXISTS), reaching
+ * every server as conn says (copied). Returns 0, or -1 after printing why to
+ * stderr. */
+int nsc_chstore_open(const char *url, const char *shards, const nsc_chconn *conn, nsc_chstore **out);
 void nsc_chstore_close(nsc_chstore *ch);
 
 /* Rows of one section of batch (agent, epoch, seq). */
@@ -59,14 +61,19 @@ int nsc_chstore_clocks(nsc_chstore *ch, nsc_chstore_clock_fn fn, void *arg);
 /* Where a read of the whole store goes (chread.h): with a cluster, the
  * store's server and its Distributed tables (*suffix ""); else each shard's
  * (or the store's server's) local tables ("_local"). Up to max servers
- * ("http://HOST:PORT/") into servers; returns how many. What it gives never
+ * ("http://HOST:PORT/", or https) into servers; returns how many. What it gives never
  * changes after open, so any thread may read it while the writer inserts. */
 size_t nsc_chstore_sources(const nsc_chstore *ch, const char **servers, size_t max, const char **suffix,
                            const char **db);
+/* How the store reaches its servers, for other handles to them (chread.h). */
+const nsc_chconn *nsc_chstore_conn(const nsc_chstore *ch);
 /* Drop every waiting row (their batches are not acknowledged). */
 void nsc_chstore_discard(nsc_chstore *ch);
 /* Insert every waiting row; 0 when ClickHouse acknowledged all of them.
- * The rows are gone afterwards either way. */
+ * The rows are gone afterwards either way. The tables go in nsc_ch_table
+ * order, each acknowledged by every shard before the next is posted, so a
+ * batches row is never visible before the records of its section (the
+ * query cache's fingerprint relies on it, chcache.h). */
 int nsc_chstore_flush(nsc_chstore *ch);
 
 #endif

@@ -26,8 +26,12 @@ static int open_store(nsc_collector *c)
     int rc = nsc_store_open(c->cfg.db, &o, &c->store);
     if (rc)
         fprintf(stderr, "ncclscope-collector: db %s: %s\n", c->cfg.db, nsc_store_strerror(rc));
-    if (rc == 0 && strcmp(c->cfg.store, "lmdb"))
-        rc = nsc_chstore_open(c->cfg.store, c->cfg.ch_shards, &c->ch);
+    if (rc == 0 && strcmp(c->cfg.store, "lmdb")) {
+        nsc_chconn conn;
+        rc = nsc_chconn_init(&conn, c->cfg.ch_user, c->cfg.ch_password_file, (int)c->cfg.ch_tls, c->cfg.ch_ca_file);
+        if (rc == 0)
+            rc = nsc_chstore_open(c->cfg.store, c->cfg.ch_shards, &conn, &c->ch);
+    }
     return rc ? -1 : 0;
 }
 

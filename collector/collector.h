@@ -26,6 +26,7 @@ typedef struct nsc_collector {
     nsc_coll_cfg cfg;
     nsc_store *store;
     struct nsc_chstore *ch;     /* --store clickhouse://: batches go there, not to store */
+    struct nsc_chcache *chcache;  /* with ch: the jobs queries read, kept (made by the HTTP server) */
     nsc_stats stats;
     void *zctx;
     atomic_int stop;            /* set by the signal handler's pipe reader */

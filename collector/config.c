@@ -17,6 +17,11 @@ static const nsc_opt opts[] = {
     TXT("db", "NCCLSCOPE_DB", db, "/var/lib/ncclscope/db", "LMDB store directory (created if missing)"),
     TXT("store", "NCCLSCOPE_STORE", store, "lmdb", "where batches go: lmdb (the db directory) or clickhouse://HOST:HTTP_PORT/DB[?cluster=NAME] (docs/clickhouse.md)"),
     TXT("ch_shards", "NCCLSCOPE_CH_SHARDS", ch_shards, "", "clickhouse: HOST:HTTP_PORT,... of the shards whose local tables the collector creates (empty: the store's server)"),
+    TXT("ch_user", "NCCLSCOPE_CH_USER", ch_user, "", "clickhouse: user name (HTTP basic authentication; empty: the server's default user)"),
+    TXT("ch_password_file", "NCCLSCOPE_CH_PASSWORD_FILE", ch_password_file, "", "clickhouse: file whose first line is ch_user's password (empty: none)"),
+    NUM("ch_tls", "NCCLSCOPE_CH_TLS", ch_tls, "0", "clickhouse: 1 reaches every server by https (their HTTPS ports), verifying its certificate"),
+    TXT("ch_ca_file", "NCCLSCOPE_CH_CA_FILE", ch_ca_file, "", "clickhouse: CA certificates (PEM) that verify the servers (empty: the system's)"),
+    NUM("ch_query_cache", "NCCLSCOPE_CH_QUERY_CACHE", ch_query_cache, "4", "clickhouse: jobs kept between queries, read again only when changed (0..256; 0: every query reads its jobs)"),
     MS("ch_flush_ms", "NCCLSCOPE_CH_FLUSH_MS", ch_flush_ms, "1000", "clickhouse: a batch waits at most this long for the insert that holds it"),
     MB("ch_flush_mb", "NCCLSCOPE_CH_FLUSH_MB", ch_flush_mb, "128", "clickhouse: insert as soon as this many MiB of rows wait"),
     TXT("token_file", "NCCLSCOPE_TOKEN_FILE", token_file, "", "file holding the HTTP bearer token (empty: no token)"),
@@ -53,10 +58,10 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
     if (cfg->credit == 0 || cfg->credit > 65536 || cfg->group_max == 0 || cfg->max_msg_mb == 0 ||
         cfg->max_msg_mb > 1024 || cfg->live_interval_ms == 0 || cfg->map_initial_mb == 0 ||
         cfg->map_max_mb < cfg->map_initial_mb || cfg->metrics_max_comms > 4096 || cfg->metrics_max_hosts > 4096 ||
-        cfg->ch_flush_mb == 0 || (strcmp(cfg->store, "lmdb") && strncmp(cfg->store, "clickhouse://", 13))) {
+        cfg->ch_flush_mb == 0 || cfg->ch_tls > 1 || cfg->ch_query_cache > 256 || (strcmp(cfg->store, "lmdb") && strncmp(cfg->store, "clickhouse://", 13))) {
         fprintf(err, "ncclscope-collector: credit (1..65536), group_max, max_msg_mb (1..1024), "
                      "live_interval_ms, map_initial_mb (<= map_max_mb), metrics_max_comms, metrics_max_hosts "
-                     "(<= 4096), ch_flush_mb out of range, or store neither lmdb nor clickhouse://...\n");
+                     "(<= 4096), ch_flush_mb, ch_tls (0 or 1) or ch_query_cache (<= 256) out of range, or store neither lmdb nor clickhouse://...\n");
         return -1;
     }
     return 0;

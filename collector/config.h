@@ -18,6 +18,11 @@ typedef struct nsc_coll_cfg {
     char db[PATH_MAX];         /* LMDB store directory */
     char store[512];           /* "lmdb" or clickhouse://HOST:PORT/DB[?cluster=NAME] */
     char ch_shards[1024];      /* HOST:PORT,... where the local tables are made */
+    char ch_user[64];          /* ClickHouse user; empty: its default */
+    char ch_password_file[PATH_MAX];  /* ch_user's password on its first line */
+    uint64_t ch_tls;           /* 1: https to every ClickHouse server */
+    char ch_ca_file[PATH_MAX]; /* CA certificates for ch_tls; empty: the system's */
+    uint64_t ch_query_cache;   /* jobs kept for queries between requests */
     uint64_t ch_flush_ms, ch_flush_mb;  /* an insert at least this often / this large */
     char token_file[PATH_MAX]; /* bearer token for HTTP; empty: none */
     char curve_secret_file[PATH_MAX];  /* CURVE server secret key; empty: plain */

@@ -56,12 +56,12 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
     nsc_store *st = s->c->store;
     nsc_store_reader *rd;
     int code, rc;
-    if (s->scratch) {
-        if ((rc = nsc_chscratch_load_qs(s->scratch, qs, err, errcap))) {
+    if (s->jobs) {
+        if ((rc = nsc_chjobs_load_qs(s->jobs, qs, err, errcap))) {
             s->code = rc;
             return -1;
         }
-        st = s->scratch->st;
+        st = s->jobs->st;
     }
     rc = nsc_store_read_begin(st, &rd);
     if (rc) {
@@ -142,25 +142,23 @@ static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_
     nsc_diagapi_src ds;
     nsc_diagapi_src_init(&ds, j->c);
     nsc_diag_src *s = &ds.src;
-    nsc_chscratch scratch;
+    nsc_chjobs jobs;
     if (j->c->ch) {
-        int rc = nsc_chscratch_open(&scratch, j->c, err, errcap);
-        if (rc)
-            return rc;
-        ds.scratch = &scratch;
+        nsc_chjobs_init(&jobs, j->c);
+        ds.jobs = &jobs;
     }
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) {
         snprintf(err, errcap, "out of memory");
-        if (ds.scratch)
-            nsc_chscratch_close(ds.scratch);
+        if (ds.jobs)
+            nsc_chjobs_release(ds.jobs);
         return NSC_QUERY_ESTORE;
     }
     int rc = write_doc(j, s, f);
-    if (ds.scratch)
-        nsc_chscratch_close(ds.scratch);
+    if (ds.jobs)
+        nsc_chjobs_release(ds.jobs);
     if (fclose(f) && rc == NSC_DIAG_OK) {
         snprintf(s->err, sizeof s->err, "out of memory");
         rc = NSC_DIAG_FAIL;

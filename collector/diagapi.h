@@ -28,7 +28,7 @@
 typedef struct nsc_diagapi_src {
     nsc_diag_src src;
     nsc_collector *c;
-    struct nsc_chscratch *scratch;  /* ClickHouse: the queries read this (chquery.h), else c->store */
+    struct nsc_chjobs *jobs;  /* ClickHouse: the queries read its jobs (chquery.h), else c->store */
     int code;
 } nsc_diagapi_src;
 void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "chcache.h"
 #include "chquery.h"
 #include "clocks.h"
 #include "diagapi.h"
@@ -168,6 +169,8 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     nsc_jobmetrics_render(c, b);
     nsc_rcmetrics_render(h->rcm, b);
     nsc_qstreams_render(h->queries, b);
+    if (c->chcache)
+        nsc_chcache_render(c->chcache, b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);
@@ -382,6 +385,8 @@ static void release(nsc_http *h)
         evhttp_send_reply_end(req);
     }
     nsc_qstreams_free(h->queries);
+    nsc_chcache_free(h->c->chcache);  /* after the queries: none holds a job now */
+    h->c->chcache = NULL;
     if (h->timer)
         event_free(h->timer);
     if (h->http)
@@ -400,8 +405,10 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
     if (!h)
         return -1;
     h->c = c;
-    if (c->ch)
-        nsc_chquery_sweep(c);
+    if (c->ch && !(c->chcache = nsc_chcache_new(c, c->cfg.ch_query_cache))) {
+        free(h);
+        return -1;
+    }
     struct timeval tv = {0, TIMER_MS * 1000};
     if (read_token(h, c->cfg.token_file) || !(h->base = event_base_new()) ||
         !(h->http = evhttp_new(h->base)) || bind_http(h, c->cfg.http) ||

@@ -44,6 +44,12 @@
 #                 move to b; a, continued, inserts what it held and what
 #                 reached it while stopped, which b inserted too (merges
 #                 stopped: both copies are counted), and stops cleanly.
+# secure:         every server also on HTTPS (a self-signed certificate)
+#                 with user nsc and a password: a collector with a wrong
+#                 password, or without the CA that signed the servers'
+#                 certificate, refuses to start and says why; with both
+#                 (ch_user, ch_password_file, ch_tls, ch_ca_file) it stores
+#                 the job over HTTPS and answers queries from it.
 #
 # Checked after the agents delivered everything and the collector stopped:
 # events per type equal the emulator's (nothing acknowledged lost, nothing
@@ -58,9 +64,26 @@ bin=$1 plugin=$2 mode=$3
 . "$(dirname "$0")/lib.sh"
 ch_require
 
+[ "$mode" != secure ] || ch_secure
 ch_cluster
 store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
 shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
+if [ "$mode" = secure ]; then
+    store="clickhouse://127.0.0.1:${chhttps[front]}/nsc?cluster=nsc"
+    shards="127.0.0.1:${chhttps[shard0]},127.0.0.1:${chhttps[shard1]}"
+fi
+
+# refused WHY COLLECTOR-ARGS...: a collector on the store with these
+# arguments exits non-zero at start and its error names WHY (a pattern).
+refused() {
+    local why=$1
+    shift
+    if timeout 60 "$bin/ncclscope-collector" --listen tcp://127.0.0.1:0 --http 127.0.0.1:0 --db "$dir/refused" \
+        --store "$store" --ch-shards "$shards" "$@" 2>"$dir/refused.log"; then
+        die "a collector started with $*"
+    fi
+    grep -q -- "$why" "$dir/refused.log" || die "a collector refused ($*) without saying $why: $(cat "$dir/refused.log")"
+}
 
 # one_value NAME QUERY: the query's single answer on NAME.
 one_value() { ch_sql "$1" "$2" || die "query failed: $2"; }
@@ -258,10 +281,40 @@ diff)
     start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
     [ -z "$(ls "$dir/chdb/tmp")" ] || die "the killed collector's query folders are still there: $(ls "$dir/chdb/tmp")"
     every_query
-    [ -z "$(ls "$dir/chdb/tmp")" ] || die "queries left folders behind: $(ls "$dir/chdb/tmp")"
+    # the job was read from ClickHouse once and kept (with the empty store
+    # of the unknown job): every other query of it was a hit
+    [ "$(collector_metric ncclscope_collector_query_loads_total)" = 2 ] &&
+        collector_metric_above ncclscope_collector_query_cache_hits_total 20 ||
+        die "the query cache did not keep the job: $(collector_metric ncclscope_collector_query_loads_total) loads, $(collector_metric ncclscope_collector_query_cache_hits_total) hits"
+    [ "$(ls "$dir/chdb/tmp" | wc -l)" = 2 ] || die "not the 2 kept stores in chdb/tmp: $(ls "$dir/chdb/tmp")"
+    # the job changes in ClickHouse (node0's sections deleted): the next
+    # query reads it again and answers from what is there now
+    local_sections() { one_value front "SELECT count() FROM nsc.batches FINAL WHERE job = '$job'"; }
+    before=$(local_sections)
+    for n in shard0 shard1; do
+        ch_sql $n "ALTER TABLE nsc.batches_local DELETE WHERE job = '$job' AND host = 'node0'" || die "cannot delete on $n"
+    done
+    wait_until 60 eval '[ "$(local_sections)" -lt "$before" ]' || die "node0's sections were not deleted"
+    comm=$(from_lmdb comms.json "d['comms'][0]['comm']")
+    [ "$(ask "$http" ch.out "timeline?job=$job&comm=$comm")" = 200 ] || die "no timeline after the change: $(head -c 300 "$dir/ch.out")"
+    [ "$(collector_metric ncclscope_collector_query_loads_total)" = 3 ] ||
+        die "a changed job was not read again: $(collector_metric ncclscope_collector_query_loads_total) loads"
+    ask "$http_lmdb" lmdb.out "timeline?job=$job&comm=$comm" >/dev/null
+    ! cmp -s "$dir/lmdb.out" "$dir/ch.out" || die "the timeline did not change with the job"
+    grep -q '"host":"node1"' "$dir/ch.out" && ! grep -q '"host":"node0"' "$dir/ch.out" ||
+        die "the timeline read again is not node1's alone: $(head -c 300 "$dir/ch.out")"
     stop collector
+    [ -z "$(ls "$dir/chdb/tmp")" ] || die "a stopped collector left query stores behind: $(ls "$dir/chdb/tmp")"
     stop collector_lmdb
     ;;
+secure)
+    echo wrong >"$dir/wrong"
+    refused "password" --ch-user nsc --ch-password-file "$dir/wrong" --ch-tls 1 --ch-ca-file "$ch_tls/server.crt"
+    refused "certificate" --ch-user nsc --ch-password-file "$ch_tls/password" --ch-tls 1
+    refused "ch_password_file needs ch_user" --ch-password-file "$ch_tls/password" --ch-tls 1
+    export NCCLSCOPE_CH_USER=nsc NCCLSCOPE_CH_PASSWORD_FILE=$ch_tls/password NCCLSCOPE_CH_TLS=1 \
+        NCCLSCOPE_CH_CA_FILE=$ch_tls/server.crt
+    ;&
 exact)
     start_collector 0 --store "$store" --ch-shards "$shards"
     start_agent 0

@@ -9,7 +9,8 @@
 #   ch_require          fail (or skip, 77, where no package provides it)
 #                       without clickhouse-server
 #   ch_start NAME [XML] start instance NAME, XML added to its config;
-#                       sets chhttp[NAME] and chtcp[NAME]. Started again
+#                       sets chhttp[NAME] and chtcp[NAME] (and chhttps[NAME]
+#                       with ch_secure). Started again
 #                       (after a kill) it keeps its data and its ports: the
 #                       cluster's configuration names them
 #   ch_cluster          shard0 and shard1, and front, whose remote_servers
@@ -19,8 +20,14 @@
 #                       whose agents got no acknowledgement (below)
 #   ch_lmdb_job EMULATE-ARGS...  one emulated job stored both in ClickHouse
 #                       and by an LMDB collector left running (below)
+#   ch_secure           from now on instances also serve HTTPS (a
+#                       self-signed certificate for 127.0.0.1 in
+#                       $dir/ch/tls/server.crt) and know user nsc with the
+#                       password in $dir/ch/tls/password (default stays open
+#                       for the test's own queries)
 #   kill9 NAME          SIGKILL a process of pids and reap it
-declare -A chhttp=() chtcp=()
+declare -A chhttp=() chtcp=() chhttps=()
+ch_tls=
 
 ch_require() {
     command -v clickhouse-server >/dev/null && return 0
@@ -32,19 +39,42 @@ ch_require() {
     exit 77
 }
 
-# ch_ports NAME PID: both listening ports of PID, the HTTP one first.
+# ch_ports NAME PID: PID's listening ports, each told apart by what answers
+# /ping on it (plain HTTP, or HTTPS with ch_secure; else the native port).
 ch_ports() {
-    local p ports
+    local p ports want=$((${ch_tls:+1} + 2))
     ports=$(ss -ltnpH 2>/dev/null | awk -v pid="pid=$2," 'index($0, pid) { n = split($4, a, ":"); print a[n] }')
-    [ "$(echo "$ports" | wc -w)" = 2 ] || return 1
+    [ "$(echo "$ports" | wc -w)" = $want ] || return 1
     for p in $ports; do
         if [ "$(curl -s -m 2 "http://127.0.0.1:$p/ping")" = "Ok." ]; then
             chhttp[$1]=$p
+        elif [ -n "$ch_tls" ] && [ "$(curl -s -m 2 --cacert "$ch_tls/server.crt" "https://127.0.0.1:$p/ping")" = "Ok." ]; then
+            chhttps[$1]=$p
         else
             chtcp[$1]=$p
         fi
     done
-    [ -n "${chhttp[$1]:-}" ] && [ -n "${chtcp[$1]:-}" ]
+    [ -n "${chhttp[$1]:-}" ] && [ -n "${chtcp[$1]:-}" ] && { [ -z "$ch_tls" ] || [ -n "${chhttps[$1]:-}" ]; }
+}
+
+# ch_tls_xml NAME: the HTTPS port and certificate of NAME's config (ch_secure).
+ch_tls_xml() {
+    [ -n "$ch_tls" ] || return 0
+    echo "<https_port>${chhttps[$1]:-0}</https_port>
+  <openSSL><server><certificateFile>$ch_tls/server.crt</certificateFile>
+    <privateKeyFile>$ch_tls/server.key</privateKeyFile><verificationMode>none</verificationMode>
+    <loadDefaultCAFile>false</loadDefaultCAFile></server></openSSL>"
+}
+
+ch_secure() {
+    ch_tls=$dir/ch/tls
+    mkdir -p "$ch_tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+        -keyout "$ch_tls/server.key" -out "$ch_tls/server.crt" 2>"$ch_tls/openssl.log" ||
+        die "openssl cannot make a certificate: $(tail -n 2 "$ch_tls/openssl.log")"
+    head -c 18 /dev/urandom | base64 | tr '+/' 'xy' >"$ch_tls/password"
+    sed "s|<users>|<users><nsc><password>$(cat "$ch_tls/password")</password><networks><ip>::/0</ip></networks><profile>default</profile><quota>default</quota></nsc>|" \
+        /etc/clickhouse-server/users.xml >"$ch_tls/users.xml"
 }
 
 ch_start() {
@@ -61,7 +91,8 @@ ch_start() {
   <tmp_path>$d/data/tmp/</tmp_path>
   <user_files_path>$d/data/user_files/</user_files_path>
   <format_schema_path>$d/data/format_schemas/</format_schema_path>
-  <users_config>/etc/clickhouse-server/users.xml</users_config>
+  <users_config>${ch_tls:-/etc/clickhouse-server}/users.xml</users_config>
+  $(ch_tls_xml "$1")
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <mark_cache_size>67108864</mark_cache_size>

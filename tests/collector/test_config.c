@@ -114,6 +114,7 @@ Test(collector_config, rejects)
     rejected(3, (char *[]){"c", "--map-max-mb", "512K"}, "not a whole number of the key's unit");
     rejected(3, (char *[]){"c", "--map-max-mb", "99999999999T"}, "map_max_mb is too large");
     rejected(5, (char *[]){"c", "--map-initial-mb", "2048", "--map-max-mb", "1G"}, "out of range");
+    rejected(3, (char *[]){"c", "--ch-tls", "2"}, "ch_tls (0 or 1)");
     char longdb[5000];
     memset(longdb, 'x', sizeof longdb - 1);
     longdb[sizeof longdb - 1] = 0;

@@ -1,0 +1,48 @@
+/* chcache.h: jobs read back from ClickHouse, kept between queries.
+ *
+ * Owns the private LMDB stores that queries of a collector on ClickHouse
+ * read (chquery.h): one per job, made by chread.h in a folder of the db
+ * directory's tmp/, and kept after the query for the next ones while the
+ * job in ClickHouse is unchanged. Unchanged means the same fingerprint, a
+ * small query of the job's batches rows and of the clock models
+ * (nsc_chread_print): the writer inserts a flush's batches rows after its
+ * records, so every section the fingerprint counts is complete in the
+ * store loaded after it. A job that changed is loaded again into a new
+ * store; the old one goes when its last reader lets it go. At most
+ * ch_query_cache jobs are kept (the least recently used go first; 0: each
+ * query loads its own and nothing is kept). Thread-safe: query workers
+ * share it under one lock, and load outside it.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_CHCACHE_H
+#define NCCLSCOPE_COLLECTOR_CHCACHE_H
+
+#include <event2/buffer.h>
+#include <stddef.h>
+
+#include "store.h"
+
+struct nsc_collector;
+typedef struct nsc_chcache nsc_chcache;
+typedef struct nsc_chcache_job nsc_chcache_job;
+
+/* NULL when out of memory. */
+nsc_chcache *nsc_chcache_new(struct nsc_collector *c, size_t max_jobs);
+/* Every store closed and removed; no job may be held. */
+void nsc_chcache_free(nsc_chcache *cc);
+
+/* The store of job ("" : an empty store, for a query over no job), loaded
+ * from ClickHouse unless kept and unchanged; held until nsc_chcache_let_go.
+ * 0, or an NSC_QUERY_* error with err. */
+int nsc_chcache_hold(nsc_chcache *cc, const char *job, nsc_chcache_job **out, char *err, size_t errcap);
+nsc_store *nsc_chcache_store(const nsc_chcache_job *j);
+const char *nsc_chcache_name(const nsc_chcache_job *j);
+void nsc_chcache_let_go(nsc_chcache *cc, nsc_chcache_job *j);
+
+/* The folder of the stores, <db>/tmp (made if missing), for other scratch
+ * files of queries: 0, or -1 when it cannot be made. */
+int nsc_chcache_tmpdir(const nsc_chcache *cc, char *out, size_t cap);
+
+/* Prometheus text: loads, hits, jobs kept. */
+void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out);
+
+#endif
