@@ -8,6 +8,7 @@
 
 #define COLS_MAX NSC_CH_COLS_MAX
 #define KEYS_MAX 16
+#define CHUNK 1024  /* rows made or gathered at once, column by column: their entries stay in cache */
 #define DIGIT_BITS 11  /* of a packed key, per pass of the radix sort */
 #define DIGITS (1u << DIGIT_BITS)
 #define PASSES_MAX ((128 + DIGIT_BITS - 1) / DIGIT_BITS)
@@ -39,8 +40,8 @@ struct nsc_ch_native {
     unsigned used;            /* low bits of the entries' keys in use */
     uint32_t count[PASSES_MAX][DIGITS];  /* the radix sort's counts */
     size_t *runs;             /* starts of the runs already in order */
-    uint64_t *scratch;        /* a key column's values */
-    size_t ent_cap, tmp_cap, runs_cap, scratch_cap;
+    uint64_t scratch[CHUNK];  /* a key column's values of CHUNK rows */
+    size_t ent_cap, tmp_cap, runs_cap;
     uint32_t *order;          /* the texts by their bytes */
     uint64_t *rank;           /* a text's place among all of them in order */
     size_t order_cap, rank_cap;
@@ -52,7 +53,7 @@ void nsc_ch_native_free(nsc_ch_native *n)
 {
     if (!n)
         return;
-    free(n->ent), free(n->tmp), free(n->runs), free(n->scratch), free(n->order), free(n->rank);
+    free(n->ent), free(n->tmp), free(n->runs), free(n->order), free(n->rank);
     free(n);
 }
 
@@ -226,19 +227,20 @@ static void pack(entry *e, uint64_t v, unsigned bits)
     e->lo = bits == 64 ? v : e->lo << bits | v;
 }
 
-/* Every row's value of column c (as key_at) into out: the width's loop. */
-static void key_values(const nsc_ch_native *n, const column *c, uint64_t *out)
+/* Column c's values (as key_at) of m rows from r0 into n->scratch: the
+ * width's loop. */
+static void key_values(nsc_ch_native *n, const column *c, size_t r0, size_t m)
 {
     const uint8_t *p = n->rows->col[c - n->cols].p;
-    size_t m = n->nrows;
+    uint64_t *out = n->scratch;
     uint32_t v32;
     uint16_t v16;
     switch (c->width) {
-    case 0: for (size_t r = 0; r < m; r++) memcpy(&v32, p + 4 * r, 4), out[r] = n->rank[v32]; return;
-    case 1: for (size_t r = 0; r < m; r++) out[r] = p[r]; break;
-    case 2: for (size_t r = 0; r < m; r++) memcpy(&v16, p + 2 * r, 2), out[r] = v16; break;
-    case 4: for (size_t r = 0; r < m; r++) memcpy(&v32, p + 4 * r, 4), out[r] = v32; break;
-    default: memcpy(out, p, 8 * m);
+    case 0: for (size_t r = 0; r < m; r++) memcpy(&v32, p + 4 * (r0 + r), 4), out[r] = n->rank[v32]; return;
+    case 1: for (size_t r = 0; r < m; r++) out[r] = p[r0 + r]; break;
+    case 2: for (size_t r = 0; r < m; r++) memcpy(&v16, p + 2 * (r0 + r), 2), out[r] = v16; break;
+    case 4: for (size_t r = 0; r < m; r++) memcpy(&v32, p + 4 * (r0 + r), 4), out[r] = v32; break;
+    default: memcpy(out, p + 8 * r0, 8 * m);
     }
     if (!c->is_signed)
         return;
@@ -247,42 +249,54 @@ static void key_values(const nsc_ch_native *n, const column *c, uint64_t *out)
         out[r] = (uint64_t)((int64_t)(out[r] << shift) >> shift) ^ (1ull << 63);
 }
 
-/* Key column c's values less their least into the entries, in the bits
- * their range needs, unless the entries have fewer than that left of 128:
- * then -1. */
-static int pack_column(nsc_ch_native *n, const column *c, unsigned *used)
+/* The bits column c's range of values needs; its least in *low. */
+static unsigned key_bits(nsc_ch_native *n, const column *c, uint64_t *low)
 {
-    uint64_t *v = n->scratch, lo = UINT64_MAX, hi = 0;
-    key_values(n, c, v);
-    for (size_t r = 0; r < n->nrows; r++) {
-        lo = v[r] < lo ? v[r] : lo;
-        hi = v[r] > hi ? v[r] : hi;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t r0 = 0; r0 < n->nrows; r0 += CHUNK) {
+        size_t m = n->nrows - r0 < CHUNK ? n->nrows - r0 : CHUNK;
+        key_values(n, c, r0, m);
+        for (size_t r = 0; r < m; r++) {
+            lo = n->scratch[r] < lo ? n->scratch[r] : lo;
+            hi = n->scratch[r] > hi ? n->scratch[r] : hi;
+        }
     }
-    unsigned bits = hi <= lo ? 0 : 64 - (unsigned)__builtin_clzll(hi - lo);
-    if (*used + bits > 128)
-        return -1;
-    *used += bits;
-    for (size_t r = 0; bits && r < n->nrows; r++)
-        pack(&n->ent[r], v[r] - lo, bits);
-    return 0;
+    *low = lo;
+    return hi <= lo ? 0 : 64 - (unsigned)__builtin_clzll(hi - lo);
 }
 
 /* Each row's entry: as many leading key columns as fit packed into 128
- * bits, so that most compares are two integers in the entry itself. */
+ * bits (each as its value less the least, in the bits its range needs), so
+ * that most compares are two integers in the entry itself. */
 static int make_entries(nsc_ch_native *n)
 {
+    unsigned bits[KEYS_MAX], used = 0;
+    uint64_t low[KEYS_MAX];
+    size_t packed = 0;
     if (nsc_grow_to(&n->ent, n->nrows, &n->ent_cap, sizeof *n->ent, 1024) ||
         nsc_grow_to(&n->tmp, n->nrows, &n->tmp_cap, sizeof *n->tmp, 1024) ||
-        nsc_grow_to(&n->scratch, n->nrows, &n->scratch_cap, sizeof *n->scratch, 1024) ||
         nsc_grow_to(&n->runs, n->nrows + 1, &n->runs_cap, sizeof *n->runs, 1024))
         return -1;
-    for (size_t r = 0; r < n->nrows; r++)
-        n->ent[r] = (entry){.row = (uint32_t)r};
-    unsigned used = 0;
-    size_t k = 0;
-    while (k < n->nkeys && !pack_column(n, &n->cols[n->key_col[k]], &used))
-        k++;
-    n->packed_all = k == n->nkeys;
+    for (; packed < n->nkeys; packed++) {
+        bits[packed] = key_bits(n, &n->cols[n->key_col[packed]], &low[packed]);
+        if (used + bits[packed] > 128)
+            break;
+        used += bits[packed];
+    }
+    for (size_t r0 = 0; r0 < n->nrows; r0 += CHUNK) {
+        size_t m = n->nrows - r0 < CHUNK ? n->nrows - r0 : CHUNK;
+        entry *e = n->ent + r0;
+        for (size_t r = 0; r < m; r++)
+            e[r] = (entry){.row = (uint32_t)(r0 + r)};
+        for (size_t k = 0; k < packed; k++) {
+            if (!bits[k])
+                continue;
+            key_values(n, &n->cols[n->key_col[k]], r0, m);
+            for (size_t r = 0; r < m; r++)
+                pack(&e[r], n->scratch[r] - low[k], bits[k]);
+        }
+    }
+    n->packed_all = packed == n->nkeys;
     n->used = used;
     return 0;
 }
@@ -400,14 +414,16 @@ static int block_layout(nsc_ch_native *n, nsc_ch_buf *out, size_t *at)
     return 0;
 }
 
-/* String column c's texts in the entries' order from src to o (before
- * end). A short text is copied as a fixed NSC_CH_TEXT_PAD bytes (the texts
- * are padded, see chcols.h), which the compiler inlines; the bytes past it
- * are written over by the next one, and the last rows are copied exactly. */
-static void gather_texts(const nsc_ch_native *n, const uint8_t *src, uint8_t *o, const uint8_t *end)
+/* String column c's texts of m sorted rows from r0, in order, from src to
+ * o (before end); returns where they end. A short text is copied as a
+ * fixed NSC_CH_TEXT_PAD bytes (the texts are padded, see chcols.h), which
+ * the compiler inlines; the bytes past it are written over by the next
+ * one, and the last rows are copied exactly. */
+static uint8_t *gather_texts(const nsc_ch_native *n, const uint8_t *src, size_t r0, size_t m, uint8_t *o,
+                             const uint8_t *end)
 {
-    const entry *e = n->ent;
-    for (size_t r = 0; r < n->nrows; r++) {
+    const entry *e = n->ent + r0;
+    for (size_t r = 0; r < m; r++) {
         uint32_t id;
         size_t len;
         memcpy(&id, src + 4 * (size_t)e[r].row, 4);
@@ -422,19 +438,37 @@ static void gather_texts(const nsc_ch_native *n, const uint8_t *src, uint8_t *o,
         memcpy(o, t, len);
         o += len;
     }
+    return o;
 }
 
-/* Column c's values in the entries' order from src to o. */
-static void gather_column(const nsc_ch_native *n, const column *c, const uint8_t *src, uint8_t *o)
+/* Column c's values of m sorted rows from r0, in order, from src to o
+ * (before end); returns where they end. */
+static uint8_t *gather_column(const nsc_ch_native *n, const column *c, const uint8_t *src, size_t r0, size_t m,
+                              uint8_t *o, const uint8_t *end)
 {
-    const entry *e = n->ent;
-    size_t m = n->nrows;
+    const entry *e = n->ent + r0;
     switch (c->width) {  /* fixed sizes: copies the compiler inlines */
-    case 0: gather_texts(n, src, o, o + c->bytes); break;
+    case 0: return gather_texts(n, src, r0, m, o, end);
     case 1: for (size_t r = 0; r < m; r++) o[r] = src[e[r].row]; break;
     case 2: for (size_t r = 0; r < m; r++) memcpy(o + 2 * r, src + 2 * (size_t)e[r].row, 2); break;
     case 4: for (size_t r = 0; r < m; r++) memcpy(o + 4 * r, src + 4 * (size_t)e[r].row, 4); break;
     default: for (size_t r = 0; r < m; r++) memcpy(o + 8 * r, src + 8 * (size_t)e[r].row, 8); break;
+    }
+    return o + (size_t)c->width * m;
+}
+
+/* Every column's values in key order to their places (at[i]): CHUNK rows
+ * at a time, column by column, so the rows' entries stay in cache. */
+static void gather(const nsc_ch_native *n, nsc_ch_buf *out, size_t *at)
+{
+    uint8_t *o[COLS_MAX];
+    const uint8_t *end[COLS_MAX];
+    for (size_t i = 0; i < n->ncols; i++)
+        o[i] = out->p + at[i], end[i] = o[i] + n->cols[i].bytes;
+    for (size_t r0 = 0; r0 < n->nrows; r0 += CHUNK) {
+        size_t m = n->nrows - r0 < CHUNK ? n->nrows - r0 : CHUNK;
+        for (size_t i = 0; i < n->ncols; i++)
+            o[i] = gather_column(n, &n->cols[i], n->rows->col[i].p, r0, m, o[i], end[i]);
     }
 }
 
@@ -445,7 +479,6 @@ int nsc_ch_native_block(nsc_ch_native *n, const nsc_ch_table_def *d, const nsc_c
     if (parse_columns(n, d->columns) || parse_key(n, d->order_by) || check_rows(n, rows) || rank_texts(n) ||
         sort_rows(n) || block_layout(n, out, at))
         return -1;
-    for (size_t i = 0; i < n->ncols; i++)
-        gather_column(n, &n->cols[i], rows->col[i].p, out->p + at[i]);
+    gather(n, out, at);
     return 0;
 }
