@@ -21,8 +21,8 @@ if [ "${1:-}" = --test ]; then
          # a real browser loading the web view (tests/ui/ui.sh)
          chromium
          # real ClickHouse servers for the collector's ClickHouse store (tests/clickhouse/;
-         # ss finds the ports they bound)
-         clickhouse-server clickhouse-client iproute2)
+         # ss finds the ports they bound; openssl makes the HTTPS test's certificate)
+         clickhouse-server clickhouse-client iproute2 openssl)
 fi
 pkgs+=("$@")
 missing=()

@@ -285,7 +285,7 @@ typedef struct emu_proxy emu_proxy;
 typedef struct emu_world emu_world;
 
 typedef struct emu_open_set {
-    struct { void *h; uint32_t n; } e[32];
+    struct { void *h; uint32_t n; } e[32]; /* a hash table: engine.c */
 } emu_open_set;
 
 /* One rank of one communicator in this process. */
@@ -320,6 +320,11 @@ typedef struct emu_rank {
     bool host_last_p2p;
     uint64_t *host_ready;
     bool host_may_publish; /* the host knows where its device is free (host_sync) */
+    /* The end of the collective the proxy timed last, for its host: the
+     * same schedule, so the host need not compute it again. proxy_timed is
+     * its wire number + 1, stored (release) after proxy_end. */
+    uint64_t proxy_end;
+    uint32_t proxy_timed;
     uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent */
     /* Events of this rank that were given states and are not stopped yet, with
      * how many: so the summary can say which states belong to open events. An
@@ -467,7 +472,7 @@ void emu_wire_gone(emu_wire *w, uint32_t slot);
  * yet or already past; EMU_NEVER: never): from the wire, the same schedule
  * the device computes, so the host need not wait for its proxy thread. */
 uint64_t emu_timeline_host_end(emu_rank *r);
-/* Sleep until true time t, unless t is less than the slack (20 us) ahead:
+/* Sleep until true time t, unless t is less than the slack (50 us) ahead:
  * the proxy's events and the host's wait for its device take the same slack. */
 void emu_timeline_sleep_until(uint64_t t);
 /* Publish the device start of the group's first op (a collective) from the

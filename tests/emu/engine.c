@@ -122,37 +122,65 @@ static void open_set_done(emu_rank *r, const emu_open_set *s)
 
 /* States of own events not yet stopped: +1 per state, and at the stop the
  * event's states are taken back. acct->open_states is what a process that dies
- * leaves: states the plugin saw for events it will never see stopped. */
+ * leaves: states the plugin saw for events it will never see stopped. The
+ * set is a small hash table (linear probing, deletion by shifting back), as
+ * every state call looks its handle up. */
+#define OPEN_SET_SIZE 32 /* emu_open_set's entries: a power of two */
+
+static unsigned open_home(const void *h)
+{
+    uint64_t x = (uint64_t)(uintptr_t)h * 0x9e3779b97f4a7c15ull;
+    return (unsigned)(x >> 59); /* the top 5 bits: 0..31 */
+}
+
+/* Where h is, or the free entry where it would go (-1: neither, full). */
+static int open_find(const emu_open_set *s, const void *h)
+{
+    unsigned i = open_home(h);
+    for (int probe = 0; probe < OPEN_SET_SIZE; probe++, i = (i + 1) % OPEN_SET_SIZE)
+        if (s->e[i].h == h || !s->e[i].h)
+            return (int)i;
+    return -1;
+}
+
 static void open_state_add(emu_rank *r, void *h)
 {
     emu_open_set *s = open_set(r);
-    int free_at = -1;
-    for (int i = 0; i < 32; i++) {
-        if (s->e[i].h == h) {
-            s->e[i].n++;
-            free_at = -2;
-            break;
-        }
-        if (!s->e[i].h && free_at == -1)
-            free_at = i;
-    }
-    if (free_at == -1)
+    int i = open_find(s, h);
+    if (i < 0)
         emu_die("more than 32 open events with states on one rank");
-    if (free_at >= 0)
-        s->e[free_at].h = h, s->e[free_at].n = 1;
+    if (s->e[i].h)
+        s->e[i].n++;
+    else
+        s->e[i].h = h, s->e[i].n = 1;
     __atomic_fetch_add(&r->acct->open_states, 1, __ATOMIC_RELAXED);
     open_set_done(r, s);
+}
+
+/* Empty entry i, moving back the later entries of its run that may not
+ * stay behind a hole (their home is not between i and them). */
+static void open_remove(emu_open_set *s, unsigned i)
+{
+    s->e[i].h = NULL;
+    for (unsigned j = (i + 1) % OPEN_SET_SIZE; s->e[j].h; j = (j + 1) % OPEN_SET_SIZE) {
+        unsigned home = open_home(s->e[j].h);
+        bool stays = i < j ? i < home && home <= j : i < home || home <= j;
+        if (stays)
+            continue;
+        s->e[i] = s->e[j];
+        s->e[j].h = NULL;
+        i = j;
+    }
 }
 
 static void open_state_stop(emu_rank *r, void *h)
 {
     emu_open_set *s = open_set(r);
-    for (int i = 0; i < 32; i++)
-        if (s->e[i].h == h) {
-            __atomic_fetch_sub(&r->acct->open_states, s->e[i].n, __ATOMIC_RELAXED);
-            s->e[i].h = NULL;
-            break;
-        }
+    int i = open_find(s, h);
+    if (i >= 0 && s->e[i].h) {
+        __atomic_fetch_sub(&r->acct->open_states, s->e[i].n, __ATOMIC_RELAXED);
+        open_remove(s, (unsigned)i);
+    }
     open_set_done(r, s);
 }
 

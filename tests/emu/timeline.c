@@ -8,7 +8,7 @@
  * KernelCh stop) is made when its time comes, the legs of all channels
  * merged in time order, as NCCL's proxy progresses its ops round-robin. The
  * plugin reads the clock itself, so the thread sleeps until each time
- * (events closer than EMU_SLACK_NS are made together). Without the model
+ * (events closer than the kernel's timer slack are made together). Without the model
  * (--time-scale 0) every time is "now": the same calls, in leg order.
  */
 #include <stdlib.h>
@@ -17,7 +17,6 @@
 
 #include "emu.h"
 
-#define EMU_SLACK_NS 20000
 #define EMU_HOST_SLEEP_NS 100000
 #define MAX_QPS 8
 
@@ -47,6 +46,13 @@ typedef struct leg {
  * due before it plus the slack is due now without reading the clock again
  * (a proxy behind the model makes its events back to back). */
 static __thread uint64_t seen_ns;
+
+/* The kernel wakes a sleeping thread up to its timer slack after the time
+ * asked (it groups timers within it: 50 us unless the thread set another),
+ * and later still on a busy machine. So an event due less than that ahead is
+ * made now: a sleep would make it at least about as late as this makes it
+ * early, for a context switch more. */
+#define EMU_SLACK_NS 50000
 
 void emu_timeline_sleep_until(uint64_t t)
 {
@@ -414,7 +420,11 @@ uint64_t emu_timeline_host_end(emu_rank *r)
     uint64_t soonest = schedule_end(r, op, k, r->host_ready, steps);
     if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
         emu_sleep_until(soonest);
-    uint64_t end = gather_ready(r, op, k, r->host_ready, -1) ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
+    uint64_t end;
+    if (__atomic_load_n(&r->proxy_timed, __ATOMIC_ACQUIRE) == k + 1)
+        end = r->proxy_end; /* the proxy read the same starts (the wire's rule holds) */
+    else
+        end = gather_ready(r, op, k, r->host_ready, -1) ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
     free(steps);
     r->host_dev_free = end;
     r->host_may_publish = true;
@@ -554,6 +564,10 @@ static uint64_t time_op(op_plan *p, emu_rank *r, op_state *s, uint64_t ready, bo
         end = e > end ? e : end;
         if (pxn)
             pxn_post(r, op, ch, ready, e, ch == op->nch - 1);
+    }
+    if (!op->p2p) {
+        r->proxy_end = end;
+        __atomic_store_n(&r->proxy_timed, s->k + 1, __ATOMIC_RELEASE);
     }
     return end;
 }
