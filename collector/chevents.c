@@ -76,6 +76,7 @@ static struct {
     size_t ncols, width;        /* columns, bytes of a row's values after type */
     size_t first[NSC_T_COUNT];  /* a type's rows: fields[first .. first + count) */
     size_t count[NSC_T_COUNT];
+    int16_t src[NSC_T_COUNT][NFIELDS];  /* a type's field in each column, -1 none */
 } ch = {.once = PTHREAD_ONCE_INIT};
 
 static uint8_t column_of(const field *f)
@@ -108,6 +109,11 @@ static void make_columns(void)
         ch.count[f->type]++;
     }
     strcat(ch.text, ", " NSC_CH_ORIGIN_COLUMNS);
+    memset(ch.src, 0xff, sizeof ch.src);
+    for (size_t i = 0; i < NFIELDS; i++)
+        for (int t = 0; t < NSC_T_COUNT; t++)
+            if (fields[i].type == ALL || fields[i].type == t)
+                ch.src[t][fields[i].col] = (int16_t)i;
 }
 
 const char *nsc_ch_event_columns(void)
@@ -116,29 +122,17 @@ const char *nsc_ch_event_columns(void)
     return ch.text;
 }
 
-/* RowBinary integers are little-endian two's complement of the column's
- * width, which is the member's: its bits, whatever its sign. */
-static void put_field(uint8_t *row, const nsc_event *e, const field *f)
-{
-    uint64_t v = nsc_load_uint((const uint8_t *)e + f->offset, f->size);
-    uint8_t *at = row + ch.cols[f->col].at;
-    for (size_t i = 0; i < f->size; i++)
-        at[i] = (uint8_t)(v >> (8 * i));
-}
-
-void nsc_ch_event_values(nsc_ch_buf *b, const nsc_event *e)
+/* A column holds the member's bits in its width, whatever its sign; a
+ * column of another type's member holds 0. */
+void nsc_ch_event_values(nsc_ch_cols *t, const nsc_event *e)
 {
     pthread_once(&ch.once, make_columns);
-    uint8_t *row = nsc_ch_room(b, 1 + ch.width);
-    if (!row)
-        return;
-    row[0] = e->type;
-    memset(row + 1, 0, ch.width);
-    for (size_t i = 0; i < NFIELDS && fields[i].type == ALL; i++)
-        put_field(row + 1, e, &fields[i]);
-    size_t t = e->type < NSC_T_COUNT ? e->type : 0;
-    for (size_t i = ch.first[t]; i < ch.first[t] + ch.count[t]; i++)
-        put_field(row + 1, e, &fields[i]);
+    const int16_t *src = ch.src[e->type < NSC_T_COUNT ? e->type : 0];
+    nsc_ch_put_uint(t, e->type, 1);
+    for (size_t c = 0; c < ch.ncols; c++) {
+        const field *f = src[c] < 0 ? NULL : &fields[src[c]];
+        nsc_ch_put_uint(t, f ? nsc_load_uint((const uint8_t *)e + f->offset, f->size) : 0, ch.cols[c].size);
+    }
 }
 
 static void get_field(const uint8_t *row, nsc_event *e, const field *f)

@@ -15,16 +15,16 @@
 #include "chrows.h"
 #include "event.h"
 
-/* The events table's columns in RowBinary order: NSC_CH_PROC_COLUMNS, these
+/* The events table's columns in order: NSC_CH_PROC_COLUMNS, these
  * ("type UInt8, id UInt64, ..."), NSC_CH_ORIGIN_COLUMNS. */
 const char *nsc_ch_event_columns(void);
 
-/* e's values of the columns from type on, before the batch identity,
- * appended to b in RowBinary. */
-void nsc_ch_event_values(nsc_ch_buf *b, const nsc_event *e);
+/* e's values of the columns from type on, before the batch identity, put
+ * into the row of t. */
+void nsc_ch_event_values(nsc_ch_cols *t, const nsc_event *e);
 
-/* The inverse, for reading rows back: the event whose values (as
- * nsc_ch_event_values writes them) start at p, into *e. Returns the bytes
+/* The inverse, for reading RowBinary rows back: the event whose values (the
+ * columns of nsc_ch_event_values, little-endian, fixed width) start at p, into *e. Returns the bytes
  * they take, or 0 when fewer than that are left (len) or the type is unknown. */
 size_t nsc_ch_event_read(const uint8_t *p, size_t len, nsc_event *e);
 

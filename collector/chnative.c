@@ -1,4 +1,4 @@
-/* chnative.c: RowBinary rows to a sorted Native block (see chnative.h). */
+/* chnative.c: a table's columns to a sorted Native block (see chnative.h). */
 #include "chnative.h"
 
 #include <stdlib.h>
@@ -6,34 +6,25 @@
 
 #include "grow.h"
 
-/* A key value is read with memcpy into an integer. */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "RowBinary keys are read as host integers");
-
-#define COLS_MAX 128
+#define COLS_MAX NSC_CH_COLS_MAX
 #define KEYS_MAX 16
-#define PIECES_MAX 16
-#define CHUNK 64  /* rows gathered at once, column by column */
+#define CHUNK 1024  /* rows made or gathered at once, column by column: their entries stay in cache */
+#define DIGIT_BITS 11  /* of a packed key, per pass of the radix sort */
+#define DIGITS (1u << DIGIT_BITS)
+#define PASSES_MAX ((128 + DIGIT_BITS - 1) / DIGIT_BITS)
 
 typedef struct column {
     const char *name, *type;
     size_t name_len, type_len;
-    uint8_t width;  /* bytes of a value; 0 for a String */
+    uint8_t width;  /* bytes of a value; 0 for a String (its text's index, 4 bytes) */
     uint8_t is_signed;
     int key;        /* its place in the ordering key, -1 when not in it */
-    size_t bytes;   /* of its values in all rows */
-    uint8_t piece;  /* the row's piece that holds it */
-    uint32_t at;    /* where in that piece, for a fixed width value */
+    size_t bytes;   /* of its values in the block */
 } column;
 
-/* A distinct String of a key column, in the rows' buffer. */
-typedef struct text {
-    const uint8_t *p;
-    size_t len;
-} text;
-
 /* A row to sort: its leading key columns packed into one 128-bit number
- * (hi, lo), each as its value less the buffer's least, in as many bits as
- * the buffer's range of it needs. */
+ * (hi, lo), each as its value less the rows' least, in as many bits as
+ * the rows' range of it needs. */
 typedef struct entry {
     uint64_t hi, lo;
     uint32_t row;
@@ -42,24 +33,18 @@ typedef struct entry {
 struct nsc_ch_native {
     column cols[COLS_MAX];
     size_t ncols, nkeys, nrows;
-    /* A row is pieces: each String, and each run of fixed width columns
-     * (width the run's bytes), so a row is walked in a few steps. */
-    uint32_t piece_width[PIECES_MAX];  /* 0: a String */
-    size_t npieces;
-    size_t key_col[KEYS_MAX], text_col[COLS_MAX], ntext_cols;
-    int key_is_text[KEYS_MAX];
-    text last[KEYS_MAX];   /* a String key's last value and its index */
-    uint64_t last_id[KEYS_MAX];
-    size_t *offs;          /* each row's start in the buffer */
-    uint64_t *keys;        /* nkeys per row, compared as unsigned */
-    entry *ent, *tmp;      /* the rows, sorted; merge scratch */
-    int packed_all;        /* every key column is in the entries */
-    size_t *runs;          /* starts of the runs already in order */
-    size_t offs_cap, keys_cap, ent_cap, tmp_cap, runs_cap;
-    text *texts;           /* interned key Strings; the key holds the index */
-    uint32_t *slots;       /* hash of texts: index + 1, 0 empty */
-    uint64_t *rank;        /* a text's place among all of them in order */
-    size_t ntexts, texts_cap, nslots, rank_cap;
+    size_t key_col[KEYS_MAX];
+    const nsc_ch_cols *rows;  /* the block's rows, while it is made */
+    entry *ent, *tmp;         /* the rows, sorted; merge scratch */
+    int packed_all;           /* every key column is in the entries */
+    unsigned used;            /* low bits of the entries' keys in use */
+    uint32_t count[PASSES_MAX][DIGITS];  /* the radix sort's counts */
+    size_t *runs;             /* starts of the runs already in order */
+    uint64_t scratch[CHUNK];  /* a key column's values of CHUNK rows */
+    size_t ent_cap, tmp_cap, runs_cap;
+    uint32_t *order;          /* the texts by their bytes */
+    uint64_t *rank;           /* a text's place among all of them in order */
+    size_t order_cap, rank_cap;
 };
 
 nsc_ch_native *nsc_ch_native_new(void) { return calloc(1, sizeof(nsc_ch_native)); }
@@ -68,8 +53,7 @@ void nsc_ch_native_free(nsc_ch_native *n)
 {
     if (!n)
         return;
-    free(n->offs), free(n->keys), free(n->ent), free(n->tmp), free(n->runs);
-    free(n->texts), free(n->slots), free(n->rank);
+    free(n->ent), free(n->tmp), free(n->runs), free(n->order), free(n->rank);
     free(n);
 }
 
@@ -91,29 +75,10 @@ static int type_of(column *c)
     return 0;
 }
 
-/* Column c's piece: a String is one; a fixed width value joins the run
- * before it or starts one. */
-static int place(nsc_ch_native *n, column *c)
-{
-    if (c->width && n->npieces && n->piece_width[n->npieces - 1]) {
-        c->piece = (uint8_t)(n->npieces - 1);
-        c->at = n->piece_width[c->piece];
-        n->piece_width[c->piece] += c->width;
-        return 0;
-    }
-    if (n->npieces == PIECES_MAX)
-        return -1;
-    if (!c->width)
-        n->text_col[n->ntext_cols++] = (size_t)(c - n->cols);
-    c->piece = (uint8_t)n->npieces;
-    n->piece_width[n->npieces++] = c->width;
-    return 0;
-}
-
 /* "name Type, name Type, ..." into n->cols. */
 static int parse_columns(nsc_ch_native *n, const char *s)
 {
-    n->ncols = n->npieces = n->ntext_cols = 0;
+    n->ncols = 0;
     while (*s) {
         if (n->ncols == COLS_MAX)
             return -1;
@@ -123,7 +88,7 @@ static int parse_columns(nsc_ch_native *n, const char *s)
             return -1;
         c->type = s + c->name_len + 1;
         c->type_len = strcspn(c->type, ",");
-        if (type_of(c) || place(n, c))
+        if (type_of(c))
             return -1;
         s = c->type + c->type_len;
         s += strspn(s, ", ");
@@ -142,7 +107,6 @@ static int parse_key(nsc_ch_native *n, const char *s)
             c++;
         if (c == n->ncols || n->nkeys == KEYS_MAX || n->cols[c].key >= 0)
             return -1;
-        n->key_is_text[n->nkeys] = n->cols[c].width == 0;
         n->key_col[n->nkeys] = c;
         n->cols[c].key = (int)n->nkeys++;
         s += len;
@@ -151,75 +115,28 @@ static int parse_key(nsc_ch_native *n, const char *s)
     return 0;
 }
 
-static uint64_t text_hash(const uint8_t *p, size_t len)
+static size_t varint_size(size_t v)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
+    size_t n = 1;
+    while (v >>= 7)
+        n++;
+    return n;
 }
 
-/* Room for one more text, the hash at most half full. */
-static int texts_room(nsc_ch_native *n)
+/* Row r's value of column c as an unsigned whose order is the value's; a
+ * String's is its text's rank in ClickHouse's order. */
+static uint64_t key_at(const nsc_ch_native *n, const column *c, size_t r)
 {
-    if (nsc_grow(&n->texts, n->ntexts, &n->texts_cap, sizeof *n->texts, 64))
-        return -1;
-    if (2 * (n->ntexts + 1) <= n->nslots)
-        return 0;
-    size_t nslots = n->nslots ? 2 * n->nslots : 256;
-    uint32_t *slots = calloc(nslots, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (size_t i = 0; i < n->ntexts; i++) {
-        size_t at = text_hash(n->texts[i].p, n->texts[i].len) & (nslots - 1);
-        while (slots[at])
-            at = (at + 1) & (nslots - 1);
-        slots[at] = (uint32_t)i + 1;
-    }
-    free(n->slots);
-    n->slots = slots;
-    n->nslots = nslots;
-    return 0;
-}
-
-/* Where text (p, len) is in the hash, or the empty slot it would take. */
-static size_t slot_of(const nsc_ch_native *n, const uint8_t *p, size_t len)
-{
-    size_t at = text_hash(p, len) & (n->nslots - 1);
-    for (; n->slots[at]; at = (at + 1) & (n->nslots - 1)) {
-        const text *t = &n->texts[n->slots[at] - 1];
-        if (t->len == len && !memcmp(t->p, p, len))
-            break;
-    }
-    return at;
-}
-
-/* The index of text (p, len), interned on first sight; -1 out of memory
- * (only a text not seen yet can fail). */
-static int64_t intern(nsc_ch_native *n, const uint8_t *p, size_t len)
-{
-    size_t at = n->nslots ? slot_of(n, p, len) : 0;
-    if (n->nslots && n->slots[at])
-        return n->slots[at] - 1;
-    if (texts_room(n))
-        return -1;
-    at = slot_of(n, p, len);  /* the hash may have grown */
-    n->texts[n->ntexts] = (text){p, len};
-    n->slots[at] = (uint32_t)++n->ntexts;
-    return (int64_t)n->ntexts - 1;
-}
-
-/* A fixed width value as an unsigned whose order is the value's. */
-static uint64_t key_value(const column *c, const uint8_t *p)
-{
+    const uint8_t *p = n->rows->col[c - n->cols].p;
     uint64_t v = 0;
     uint32_t v32;
     uint16_t v16;
-    switch (c->width) {  /* RowBinary is little-endian, as the host */
-    case 1: v = *p; break;
-    case 2: memcpy(&v16, p, 2), v = v16; break;
-    case 4: memcpy(&v32, p, 4), v = v32; break;
-    default: memcpy(&v, p, 8);
+    switch (c->width) {
+    case 0: memcpy(&v32, p + 4 * r, 4); return n->rank[v32];
+    case 1: v = p[r]; break;
+    case 2: memcpy(&v16, p + 2 * r, 2), v = v16; break;
+    case 4: memcpy(&v32, p + 4 * r, 4), v = v32; break;
+    default: memcpy(&v, p + 8 * r, 8);
     }
     if (!c->is_signed)
         return v;
@@ -227,127 +144,68 @@ static uint64_t key_value(const column *c, const uint8_t *p)
     return (uint64_t)((int64_t)(v << shift) >> shift) ^ (1ull << 63);
 }
 
-/* A String at *p: most are shorter than 128 bytes, one length byte. */
-static inline const uint8_t *take_text(const uint8_t **p, const uint8_t *end, size_t *len)
+/* Each column holds a value per row; a String column's bytes in the block. */
+static int check_rows(nsc_ch_native *n, const nsc_ch_cols *rows)
 {
-    const uint8_t *q = *p;
-    if (q == end || *q >= 0x80)
-        return nsc_ch_take_string(p, end, len);
-    if ((size_t)(end - q - 1) < *q)
-        return NULL;
-    *len = *q;
-    *p = q + 1 + *q;
-    return q + 1;
-}
-
-/* Where each piece of the row at p starts, and in starts[npieces] where
- * the row ends; NULL when the row is cut short. */
-static const uint8_t *row_pieces(const nsc_ch_native *n, const uint8_t *p, const uint8_t *end, const uint8_t **starts)
-{
-    for (size_t k = 0; k < n->npieces; k++) {
-        size_t w = n->piece_width[k], len;
-        starts[k] = p;
-        if (w ? (size_t)(end - p) < w : !take_text(&p, end, &len))
-            return NULL;
-        p += w;
-    }
-    return starts[n->npieces] = p;
-}
-
-/* The index of String key k's value at p: the last row's, most often. */
-static int64_t text_key(nsc_ch_native *n, size_t k, const uint8_t *p, const uint8_t *end)
-{
-    size_t len;
-    const uint8_t *s = take_text(&p, end, &len);
-    text *last = &n->last[k];
-    if (last->p && last->len == len && !memcmp(last->p, s, len))
-        return (int64_t)n->last_id[k];
-    int64_t id = intern(n, s, len);
-    *last = (text){s, len};
-    n->last_id[k] = (uint64_t)id;
-    return id;
-}
-
-/* One row at *p: its keys, its Strings' byte counts; *p moves past it. */
-static int scan_row(nsc_ch_native *n, const uint8_t **p, const uint8_t *end, uint64_t *keys)
-{
-    const uint8_t *starts[PIECES_MAX + 1];
-    if (!(*p = row_pieces(n, *p, end, starts)))
+    if (rows->failed || rows->ncols != n->ncols || rows->next || rows->rows > UINT32_MAX)
         return -1;
-    for (size_t k = 0; k < n->nkeys; k++) {
-        const column *c = &n->cols[n->key_col[k]];
-        int64_t id = c->width ? 0 : text_key(n, k, starts[c->piece], end);
-        if (id < 0)
+    n->rows = rows;
+    n->nrows = rows->rows;
+    for (size_t i = 0; i < n->ncols; i++) {
+        column *c = &n->cols[i];
+        const nsc_ch_buf *b = &rows->col[i];
+        if (b->len != (c->width ? c->width : 4) * n->nrows)
             return -1;
-        keys[k] = c->width ? key_value(c, starts[c->piece] + c->at) : (uint64_t)id;
-    }
-    for (size_t t = 0; t < n->ntext_cols; t++) {
-        column *c = &n->cols[n->text_col[t]];
-        c->bytes += (size_t)(starts[c->piece + 1] - starts[c->piece]);
+        c->bytes = c->width * n->nrows;
+        for (size_t r = 0; !c->width && r < n->nrows; r++) {
+            uint32_t id;
+            memcpy(&id, b->p + 4 * r, 4);
+            if (id >= rows->ntexts)
+                return -1;
+            c->bytes += rows->texts[id].len + varint_size(rows->texts[id].len);
+        }
     }
     return 0;
 }
 
-static int texts_cmp(const void *a, const void *b)
+static _Thread_local const nsc_ch_cols *sorting;  /* the texts qsort compares */
+
+static int text_cmp(const void *a, const void *b)
 {
-    const text *x = a, *y = b;
-    int r = memcmp(x->p, y->p, x->len < y->len ? x->len : y->len);
-    return r ? r : (x->len > y->len) - (x->len < y->len);
+    size_t xl, yl;
+    const uint8_t *x = nsc_ch_text_of(sorting, *(const uint32_t *)a, &xl);
+    const uint8_t *y = nsc_ch_text_of(sorting, *(const uint32_t *)b, &yl);
+    int r = memcmp(x, y, xl < yl ? xl : yl);
+    return r ? r : (xl > yl) - (xl < yl);
 }
 
-/* Each String key's index replaced by its rank in ClickHouse's order of
- * Strings (bytes compared unsigned, a prefix first). */
+/* Each text's rank in ClickHouse's order of Strings (bytes compared
+ * unsigned, a prefix first). */
 static int rank_texts(nsc_ch_native *n)
 {
-    if (!n->ntexts)
+    size_t nt = n->rows->ntexts;
+    if (!nt)
         return 0;
-    if (nsc_grow_to(&n->rank, n->ntexts, &n->rank_cap, sizeof *n->rank, 64))
+    if (nsc_grow_to(&n->rank, nt, &n->rank_cap, sizeof *n->rank, 64) ||
+        nsc_grow_to(&n->order, nt, &n->order_cap, sizeof *n->order, 64))
         return -1;
-    text *sorted = malloc(n->ntexts * sizeof *sorted);
-    if (!sorted)
-        return -1;
-    memcpy(sorted, n->texts, n->ntexts * sizeof *sorted);
-    qsort(sorted, n->ntexts, sizeof *sorted, texts_cmp);
-    for (size_t i = 0; i < n->ntexts; i++)
-        n->rank[n->slots[slot_of(n, sorted[i].p, sorted[i].len)] - 1] = i;
-    free(sorted);
-    for (size_t r = 0; r < n->nrows; r++)
-        for (size_t k = 0; k < n->nkeys; k++)
-            if (n->key_is_text[k])
-                n->keys[r * n->nkeys + k] = n->rank[n->keys[r * n->nkeys + k]];
+    for (size_t i = 0; i < nt; i++)
+        n->order[i] = (uint32_t)i;
+    sorting = n->rows;
+    qsort(n->order, nt, sizeof *n->order, text_cmp);
+    for (size_t i = 0; i < nt; i++)
+        n->rank[n->order[i]] = i;
     return 0;
-}
-
-/* Every row's start and keys. */
-static int scan_rows(nsc_ch_native *n, const nsc_ch_buf *rows)
-{
-    const uint8_t *p = rows->p, *end = rows->p + rows->len;
-    n->nrows = n->ntexts = 0;
-    memset(n->last, 0, sizeof n->last);
-    if (n->nslots)
-        memset(n->slots, 0, n->nslots * sizeof *n->slots);
-    while (p != end) {
-        size_t r = n->nrows;
-        if (nsc_grow(&n->offs, r, &n->offs_cap, sizeof *n->offs, 1024) ||
-            nsc_grow_to(&n->keys, (r + 1) * n->nkeys, &n->keys_cap, sizeof *n->keys, 1024) || r == UINT32_MAX)
-            return -1;
-        n->offs[r] = (size_t)(p - rows->p);
-        if (scan_row(n, &p, end, n->keys + r * n->nkeys))
-            return -1;
-        n->nrows++;
-    }
-    for (size_t i = 0; i < n->ncols; i++)
-        if (n->cols[i].width)
-            n->cols[i].bytes = n->cols[i].width * n->nrows;
-    return n->nrows == rows->rows ? rank_texts(n) : -1;
 }
 
 static int row_cmp(const nsc_ch_native *n, uint32_t a, uint32_t b)
 {
-    const uint64_t *x = n->keys + (size_t)a * n->nkeys, *y = n->keys + (size_t)b * n->nkeys;
-    for (size_t k = 0; k < n->nkeys; k++)
-        if (x[k] != y[k])
-            return x[k] < y[k] ? -1 : 1;
+    for (size_t k = 0; k < n->nkeys; k++) {
+        const column *c = &n->cols[n->key_col[k]];
+        uint64_t x = key_at(n, c, a), y = key_at(n, c, b);
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
     return 0;
 }
 
@@ -369,48 +227,77 @@ static void pack(entry *e, uint64_t v, unsigned bits)
     e->lo = bits == 64 ? v : e->lo << bits | v;
 }
 
-/* How many leading key columns fit 128 bits as (value - min) of the bits
- * their range needs; bits[k] and low[k] of each. */
-static size_t packed_keys(nsc_ch_native *n, unsigned *bits, uint64_t *low)
+/* Column c's values (as key_at) of m rows from r0 into n->scratch: the
+ * width's loop. */
+static void key_values(nsc_ch_native *n, const column *c, size_t r0, size_t m)
 {
-    uint64_t high[KEYS_MAX] = {0};
-    size_t k, used = 0;
-    for (k = 0; k < n->nkeys; k++)
-        low[k] = UINT64_MAX;
-    for (size_t r = 0; r < n->nrows; r++)
-        for (k = 0; k < n->nkeys; k++) {
-            uint64_t v = n->keys[r * n->nkeys + k];
-            low[k] = v < low[k] ? v : low[k];
-            high[k] = v > high[k] ? v : high[k];
-        }
-    for (k = 0; k < n->nkeys; k++) {
-        bits[k] = high[k] == low[k] ? 0 : 64 - (unsigned)__builtin_clzll(high[k] - low[k]);
-        if (used + bits[k] > 128)
-            break;
-        used += bits[k];
+    const uint8_t *p = n->rows->col[c - n->cols].p;
+    uint64_t *out = n->scratch;
+    uint32_t v32;
+    uint16_t v16;
+    switch (c->width) {
+    case 0: for (size_t r = 0; r < m; r++) memcpy(&v32, p + 4 * (r0 + r), 4), out[r] = n->rank[v32]; return;
+    case 1: for (size_t r = 0; r < m; r++) out[r] = p[r0 + r]; break;
+    case 2: for (size_t r = 0; r < m; r++) memcpy(&v16, p + 2 * (r0 + r), 2), out[r] = v16; break;
+    case 4: for (size_t r = 0; r < m; r++) memcpy(&v32, p + 4 * (r0 + r), 4), out[r] = v32; break;
+    default: memcpy(out, p + 8 * r0, 8 * m);
     }
-    return k;
+    if (!c->is_signed)
+        return;
+    unsigned shift = 64 - 8u * c->width;
+    for (size_t r = 0; r < m; r++)
+        out[r] = (uint64_t)((int64_t)(out[r] << shift) >> shift) ^ (1ull << 63);
 }
 
-/* Each row's entry: its leading keys packed into 128 bits, so that most
- * compares are two integers in the entry itself. */
+/* The bits column c's range of values needs; its least in *low. */
+static unsigned key_bits(nsc_ch_native *n, const column *c, uint64_t *low)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t r0 = 0; r0 < n->nrows; r0 += CHUNK) {
+        size_t m = n->nrows - r0 < CHUNK ? n->nrows - r0 : CHUNK;
+        key_values(n, c, r0, m);
+        for (size_t r = 0; r < m; r++) {
+            lo = n->scratch[r] < lo ? n->scratch[r] : lo;
+            hi = n->scratch[r] > hi ? n->scratch[r] : hi;
+        }
+    }
+    *low = lo;
+    return hi <= lo ? 0 : 64 - (unsigned)__builtin_clzll(hi - lo);
+}
+
+/* Each row's entry: as many leading key columns as fit packed into 128
+ * bits (each as its value less the least, in the bits its range needs), so
+ * that most compares are two integers in the entry itself. */
 static int make_entries(nsc_ch_native *n)
 {
-    unsigned bits[KEYS_MAX];
+    unsigned bits[KEYS_MAX], used = 0;
     uint64_t low[KEYS_MAX];
+    size_t packed = 0;
     if (nsc_grow_to(&n->ent, n->nrows, &n->ent_cap, sizeof *n->ent, 1024) ||
         nsc_grow_to(&n->tmp, n->nrows, &n->tmp_cap, sizeof *n->tmp, 1024) ||
         nsc_grow_to(&n->runs, n->nrows + 1, &n->runs_cap, sizeof *n->runs, 1024))
         return -1;
-    size_t packed = packed_keys(n, bits, low);
-    n->packed_all = packed == n->nkeys;
-    for (size_t r = 0; r < n->nrows; r++) {
-        entry *e = &n->ent[r];
-        *e = (entry){.row = (uint32_t)r};
-        for (size_t k = 0; k < packed; k++)
-            if (bits[k])
-                pack(e, n->keys[r * n->nkeys + k] - low[k], bits[k]);
+    for (; packed < n->nkeys; packed++) {
+        bits[packed] = key_bits(n, &n->cols[n->key_col[packed]], &low[packed]);
+        if (used + bits[packed] > 128)
+            break;
+        used += bits[packed];
     }
+    for (size_t r0 = 0; r0 < n->nrows; r0 += CHUNK) {
+        size_t m = n->nrows - r0 < CHUNK ? n->nrows - r0 : CHUNK;
+        entry *e = n->ent + r0;
+        for (size_t r = 0; r < m; r++)
+            e[r] = (entry){.row = (uint32_t)(r0 + r)};
+        for (size_t k = 0; k < packed; k++) {
+            if (!bits[k])
+                continue;
+            key_values(n, &n->cols[n->key_col[k]], r0, m);
+            for (size_t r = 0; r < m; r++)
+                pack(&e[r], n->scratch[r] - low[k], bits[k]);
+        }
+    }
+    n->packed_all = packed == n->nkeys;
+    n->used = used;
     return 0;
 }
 
@@ -426,14 +313,57 @@ static void merge(const nsc_ch_native *n, const entry *src, entry *dst, size_t l
     memcpy(dst + o, src + j, (hi - j) * sizeof *dst);
 }
 
-/* n->ent: the rows in key order. A natural merge sort: the rows come in
- * runs already in order (a section's rows of one process), merged in pairs
- * until one is left; stable. */
+/* Bits [shift, shift + DIGIT_BITS) of e's packed key. */
+static inline uint32_t digit(const entry *e, unsigned shift)
+{
+    uint64_t v = shift >= 64                 ? e->hi >> (shift - 64)
+                 : shift > 64 - DIGIT_BITS ? e->lo >> shift | e->hi << (64 - shift)
+                                            : e->lo >> shift;
+    return (uint32_t)v & (DIGITS - 1);
+}
+
+/* n->ent in key order, every key column packed: a radix sort of the packed
+ * keys, DIGIT_BITS at a time from the lowest (stable); a digit every row
+ * shares costs no pass. The rows come in nearly as many runs as rows (a
+ * table's key starts with columns a section's rows share, then values in no
+ * order), so a merge of runs would take about log2(rows) passes. */
+static void radix_sort(nsc_ch_native *n)
+{
+    unsigned passes = n->nrows > 1 ? (n->used + DIGIT_BITS - 1) / DIGIT_BITS : 0;
+    entry *src = n->ent, *dst = n->tmp;
+    memset(n->count, 0, passes * sizeof n->count[0]);
+    for (size_t r = 0; r < n->nrows; r++)
+        for (unsigned p = 0; p < passes; p++)
+            n->count[p][digit(&src[r], p * DIGIT_BITS)]++;
+    for (unsigned p = 0; p < passes; p++) {
+        uint32_t *at = n->count[p], sum = 0;
+        if (at[digit(&src[0], p * DIGIT_BITS)] == n->nrows)
+            continue;
+        for (size_t d = 0; d < DIGITS; d++) {
+            uint32_t c = at[d];
+            at[d] = sum;
+            sum += c;
+        }
+        for (size_t r = 0; r < n->nrows; r++)
+            dst[at[digit(&src[r], p * DIGIT_BITS)]++] = src[r];
+        entry *t = src;
+        src = dst, dst = t;
+    }
+    if (src != n->ent)
+        memcpy(n->ent, src, n->nrows * sizeof *n->ent);
+}
+
+/* n->ent: the rows in key order. Keys wider than 128 bits: a natural merge
+ * sort, runs merged in pairs until one is left; stable. */
 static int sort_rows(nsc_ch_native *n)
 {
     size_t rows = n->nrows, nruns = 0;
     if (make_entries(n))
         return -1;
+    if (n->packed_all) {
+        radix_sort(n);
+        return 0;
+    }
     for (size_t r = 0; r < rows; r++)
         if (r == 0 || entry_cmp(n, &n->ent[r - 1], &n->ent[r]) > 0)
             n->runs[nruns++] = r;
@@ -484,51 +414,71 @@ static int block_layout(nsc_ch_native *n, nsc_ch_buf *out, size_t *at)
     return 0;
 }
 
-/* Column c's values of m rows (their pieces in starts) to *to. */
-static void gather_column(const column *c, const uint8_t *(*starts)[PIECES_MAX + 1], size_t m, uint8_t **to)
+/* String column c's texts of m sorted rows from r0, in order, from src to
+ * o (before end); returns where they end. A short text is copied as a
+ * fixed NSC_CH_TEXT_PAD bytes (the texts are padded, see chcols.h), which
+ * the compiler inlines; the bytes past it are written over by the next
+ * one, and the last rows are copied exactly. */
+static uint8_t *gather_texts(const nsc_ch_native *n, const uint8_t *src, size_t r0, size_t m, uint8_t *o,
+                             const uint8_t *end)
 {
-    uint8_t *o = *to;
-    size_t pc = c->piece;
-    switch (c->width) {  /* fixed sizes: copies the compiler inlines */
-    case 1: for (size_t r = 0; r < m; r++) o[r] = starts[r][pc][c->at]; break;
-    case 2: for (size_t r = 0; r < m; r++) memcpy(o + 2 * r, starts[r][pc] + c->at, 2); break;
-    case 4: for (size_t r = 0; r < m; r++) memcpy(o + 4 * r, starts[r][pc] + c->at, 4); break;
-    case 8: for (size_t r = 0; r < m; r++) memcpy(o + 8 * r, starts[r][pc] + c->at, 8); break;
-    default:
-        for (size_t r = 0; r < m; r++) {
-            size_t len = (size_t)(starts[r][pc + 1] - starts[r][pc]);
-            memcpy(o, starts[r][pc], len);
-            o += len;
+    const entry *e = n->ent + r0;
+    for (size_t r = 0; r < m; r++) {
+        uint32_t id;
+        size_t len;
+        memcpy(&id, src + 4 * (size_t)e[r].row, 4);
+        const uint8_t *t = nsc_ch_text_of(n->rows, id, &len);
+        if (len < NSC_CH_TEXT_PAD && end - o > NSC_CH_TEXT_PAD) {
+            *o = (uint8_t)len;
+            memcpy(o + 1, t, NSC_CH_TEXT_PAD);
+            o += 1 + len;
+            continue;
         }
-        *to = o;
-        return;
+        o = nsc_ch_varint_at(o, len);
+        memcpy(o, t, len);
+        o += len;
     }
-    *to = o + c->width * m;
+    return o;
 }
 
-/* The rows' values, in key order, to their columns' places: CHUNK rows at
- * a time, column by column, so each column is written in runs. */
-static void gather(nsc_ch_native *n, const nsc_ch_buf *rows, nsc_ch_buf *out, size_t *at)
+/* Column c's values of m sorted rows from r0, in order, from src to o
+ * (before end); returns where they end. */
+static uint8_t *gather_column(const nsc_ch_native *n, const column *c, const uint8_t *src, size_t r0, size_t m,
+                              uint8_t *o, const uint8_t *end)
 {
-    const uint8_t *end = rows->p + rows->len, *starts[CHUNK][PIECES_MAX + 1];
+    const entry *e = n->ent + r0;
+    switch (c->width) {  /* fixed sizes: copies the compiler inlines */
+    case 0: return gather_texts(n, src, r0, m, o, end);
+    case 1: for (size_t r = 0; r < m; r++) o[r] = src[e[r].row]; break;
+    case 2: for (size_t r = 0; r < m; r++) memcpy(o + 2 * r, src + 2 * (size_t)e[r].row, 2); break;
+    case 4: for (size_t r = 0; r < m; r++) memcpy(o + 4 * r, src + 4 * (size_t)e[r].row, 4); break;
+    default: for (size_t r = 0; r < m; r++) memcpy(o + 8 * r, src + 8 * (size_t)e[r].row, 8); break;
+    }
+    return o + (size_t)c->width * m;
+}
+
+/* Every column's values in key order to their places (at[i]): CHUNK rows
+ * at a time, column by column, so the rows' entries stay in cache. */
+static void gather(const nsc_ch_native *n, nsc_ch_buf *out, size_t *at)
+{
+    uint8_t *o[COLS_MAX];
+    const uint8_t *end[COLS_MAX];
+    for (size_t i = 0; i < n->ncols; i++)
+        o[i] = out->p + at[i], end[i] = o[i] + n->cols[i].bytes;
     for (size_t r0 = 0; r0 < n->nrows; r0 += CHUNK) {
         size_t m = n->nrows - r0 < CHUNK ? n->nrows - r0 : CHUNK;
-        for (size_t r = 0; r < m; r++)
-            row_pieces(n, rows->p + n->offs[n->ent[r0 + r].row], end, starts[r]);
-        for (size_t i = 0; i < n->ncols; i++) {
-            uint8_t *to = out->p + at[i];
-            gather_column(&n->cols[i], starts, m, &to);
-            at[i] = (size_t)(to - out->p);
-        }
+        for (size_t i = 0; i < n->ncols; i++)
+            o[i] = gather_column(n, &n->cols[i], n->rows->col[i].p, r0, m, o[i], end[i]);
     }
 }
 
-int nsc_ch_native_block(nsc_ch_native *n, const nsc_ch_table_def *d, const nsc_ch_buf *rows, nsc_ch_buf *out)
+int nsc_ch_native_block(nsc_ch_native *n, const nsc_ch_table_def *d, const nsc_ch_cols *rows, nsc_ch_buf *out)
 {
     size_t at[COLS_MAX];
-    if (parse_columns(n, d->columns) || parse_key(n, d->order_by) || scan_rows(n, rows) || sort_rows(n) ||
-        block_layout(n, out, at))
+    n->rows = rows;
+    if (parse_columns(n, d->columns) || parse_key(n, d->order_by) || check_rows(n, rows) || rank_texts(n) ||
+        sort_rows(n) || block_layout(n, out, at))
         return -1;
-    gather(n, rows, out, at);
+    gather(n, out, at);
     return 0;
 }

@@ -1,24 +1,23 @@
-/* chnative.h: a table's RowBinary rows as one ClickHouse Native block, in
+/* chnative.h: a table's rows (chcols.h) as one ClickHouse Native block, in
  * the order of the table's ordering key.
  *
  * Why: ClickHouse 18.16 spends most of an insert's CPU reading RowBinary a
  * value at a time and sorting the block by the ordering key. A Native block
  * is read a column at a time, and a block already in key order is not sorted
- * again (the server checks that first). chrows.c writes rows (RowBinary, one
- * buffer per table and shard); when the insert is posted they are turned
- * into a block here. The collector sorts with every key value made an
- * integer once per row (a String becomes its rank among the buffer's
- * distinct values), far cheaper than the server's column-by-column compare.
+ * again (the server checks that first). The collector sorts with every key
+ * value an integer (a String's is its text's rank among the rows' distinct
+ * texts), its leading key columns packed into 128 bits per row, far cheaper
+ * than the server's column-by-column compare; then it copies each column's
+ * values in that order into the block.
  *
  * Native as ClickHouse's HTTP interface takes it: the number of columns and
  * of rows (LEB128), then per column its name and type (Strings) and its
  * values, fixed width little-endian, a String as its LEB128 length and bytes.
- * A column's values are exactly its RowBinary bytes: columns are gathered
- * from the rows, not decoded and encoded again.
  */
 #ifndef NCCLSCOPE_COLLECTOR_CHNATIVE_H
 #define NCCLSCOPE_COLLECTOR_CHNATIVE_H
 
+#include "chcols.h"
 #include "chrows.h"
 
 /* Scratch memory of the conversion, kept from one insert to the next. */
@@ -27,10 +26,11 @@ typedef struct nsc_ch_native nsc_ch_native;
 nsc_ch_native *nsc_ch_native_new(void);
 void nsc_ch_native_free(nsc_ch_native *n);
 
-/* The rows of table d (RowBinary, in d->columns' order) as one Native block
- * in out (emptied first), sorted by d->order_by; rows equal in the key keep
- * their order. 0, or -1 when the rows do not parse by the columns, a column
- * type is not one of String, (U)Int8/16/32/64, or out of memory. */
-int nsc_ch_native_block(nsc_ch_native *n, const nsc_ch_table_def *d, const nsc_ch_buf *rows, nsc_ch_buf *out);
+/* The rows of table d (their columns in d->columns' order) as one Native
+ * block in out (emptied first), sorted by d->order_by; rows equal in the key
+ * keep their order. 0, or -1 when the rows do not fit the columns (another
+ * count, a value missing), a column type is not one of String,
+ * (U)Int8/16/32/64, or out of memory. */
+int nsc_ch_native_block(nsc_ch_native *n, const nsc_ch_table_def *d, const nsc_ch_cols *rows, nsc_ch_buf *out);
 
 #endif

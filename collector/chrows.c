@@ -1,11 +1,11 @@
-/* chrows.c: table definitions and RowBinary rows (see chrows.h). */
+/* chrows.c: table definitions and their rows' values (see chrows.h). */
 #include "chrows.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "chevents.h"
-#include "grow.h"
 
 #define ORIGIN NSC_CH_ORIGIN_COLUMNS
 #define ORIGIN_KEY "agent, epoch, batch_seq, section, idx"
@@ -65,58 +65,39 @@ nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
     return d;
 }
 
-int nsc_ch_reserve(nsc_ch_buf *b, size_t n)
-{
-    if (!b->failed && nsc_grow_to(&b->p, b->len + n, &b->cap, 1, 1 << 16))
-        b->failed = 1;
-    return b->failed ? -1 : 0;
-}
-
-uint8_t *nsc_ch_room(nsc_ch_buf *b, size_t n)
-{
-    if (nsc_ch_reserve(b, n))
-        return NULL;
-    uint8_t *at = b->p + b->len;
-    b->len += n;
-    return at;
-}
-
-/* RowBinary: integers little-endian, fixed width. */
-static void put_le(nsc_ch_buf *b, uint64_t v, size_t width)
-{
-    uint8_t *at = nsc_ch_room(b, width);
-    for (size_t i = 0; at && i < width; i++)
-        at[i] = (uint8_t)(v >> (8 * i));
-}
-static void u8(nsc_ch_buf *b, uint8_t v) { put_le(b, v, 1); }
-static void u16(nsc_ch_buf *b, uint16_t v) { put_le(b, v, 2); }
-static void u32(nsc_ch_buf *b, uint32_t v) { put_le(b, v, 4); }
-static void i32(nsc_ch_buf *b, int32_t v) { put_le(b, (uint32_t)v, 4); }
-static void u64(nsc_ch_buf *b, uint64_t v) { put_le(b, v, 8); }
-
-void nsc_ch_put_varint(nsc_ch_buf *b, size_t v)
-{
-    do {
-        u8(b, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-        v >>= 7;
-    } while (v);
-}
+static void u8(nsc_ch_cols *t, uint8_t v) { nsc_ch_put_uint(t, v, 1); }
+static void u16(nsc_ch_cols *t, uint16_t v) { nsc_ch_put_uint(t, v, 2); }
+static void u32(nsc_ch_cols *t, uint32_t v) { nsc_ch_put_uint(t, v, 4); }
+static void i32(nsc_ch_cols *t, int32_t v) { nsc_ch_put_uint(t, (uint32_t)v, 4); }
+static void u64(nsc_ch_cols *t, uint64_t v) { nsc_ch_put_uint(t, v, 8); }
 
 /* max bounds a fixed char array that may lack its NUL. */
-static void str(nsc_ch_buf *b, const char *s, size_t max)
+static void str(nsc_ch_cols *t, const char *s, size_t max)
 {
-    size_t n = strnlen(s, max);
-    nsc_ch_put_varint(b, n);
-    uint8_t *at = nsc_ch_room(b, n);
-    if (at)
-        memcpy(at, s, n);
+    nsc_ch_put_text(t, s, strnlen(s, max));
 }
 
-static void proc_cols(nsc_ch_buf *b, const nsc_proc *p)
+/* The Strings a job's row starts and ends with (job, host; agent), as
+ * their texts' indexes in t: looked up once per section, not per row. */
+typedef struct row_texts {
+    uint32_t job, host, agent;
+} row_texts;
+
+static uint32_t text_id(nsc_ch_cols *t, const char *s)
 {
-    str(b, p->job, sizeof p->job);
-    str(b, p->host, sizeof p->host);
-    u32(b, p->pid);
+    return nsc_ch_text_id(t, s, strnlen(s, 64));  /* job, host and agent: char[64] */
+}
+
+static row_texts texts_of(nsc_ch_cols *t, const char *job, const char *host, const char *agent)
+{
+    return (row_texts){text_id(t, job), text_id(t, host), text_id(t, agent)};
+}
+
+static void proc_cols(nsc_ch_cols *t, const row_texts *x, uint32_t pid)
+{
+    nsc_ch_put_uint(t, x->job, 4);
+    nsc_ch_put_uint(t, x->host, 4);
+    u32(t, pid);
 }
 
 const uint8_t *nsc_ch_take_string(const uint8_t **p, const uint8_t *end, size_t *len)
@@ -138,90 +119,115 @@ const uint8_t *nsc_ch_take_string(const uint8_t **p, const uint8_t *end, size_t 
     return s;
 }
 
-static void origin_cols(nsc_ch_buf *b, const nsc_ch_origin *o, uint32_t idx)
+static void origin_cols(nsc_ch_cols *b, const row_texts *x, const nsc_ch_origin *o, uint32_t idx)
 {
-    str(b, o->agent, 64);
+    nsc_ch_put_uint(b, x->agent, 4);
     u64(b, o->epoch);
     u64(b, o->batch_seq);
     u32(b, o->section);
     u32(b, idx);
-    b->rows++;
+    nsc_ch_end_row(b);
 }
 
-static void event_row(nsc_ch_buf *b, const nsc_ch_origin *o, const nsc_proc *p, const nsc_event *e, uint32_t idx)
-{
-    proc_cols(b, p);
-    nsc_ch_event_values(b, e);
-    origin_cols(b, o, idx);
-}
 
-static void defs_rows(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
+static void defs_rows(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
 {
+    nsc_ch_cols *t = &tabs[NSC_CH_CONTEXTS];
+    row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
     for (size_t i = 0; i < b->nctxs; i++) {
         const nsc_ctx_def *c = &b->ctxs[i];
-        nsc_ch_buf *t = &bufs[NSC_CH_CONTEXTS];
-        proc_cols(t, b->proc);
+        proc_cols(t, &x, b->proc->pid);
         u16(t, c->index), u64(t, c->comm_id), i32(t, c->nnodes), i32(t, c->nranks), i32(t, c->rank);
         i32(t, c->api_version);
         str(t, c->name, sizeof c->name);
-        origin_cols(t, o, (uint32_t)i);
+        origin_cols(t, &x, o, (uint32_t)i);
     }
+    t = &tabs[NSC_CH_STRINGS];
+    x = texts_of(t, b->proc->job, b->proc->host, o->agent);
     for (size_t i = 0; i < b->nstrs; i++) {
-        nsc_ch_buf *t = &bufs[NSC_CH_STRINGS];
-        proc_cols(t, b->proc);
+        proc_cols(t, &x, b->proc->pid);
         u16(t, b->strs[i].id);
         str(t, b->strs[i].text, sizeof b->strs[i].text);
-        origin_cols(t, o, (uint32_t)i);
+        origin_cols(t, &x, o, (uint32_t)i);
     }
 }
 
-void nsc_ch_rows_section(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
+static void event_rows(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
 {
-    for (size_t i = 0; i < b->nevents; i++)
-        event_row(&bufs[NSC_CH_EVENTS], o, b->proc, &b->events[i], (uint32_t)i);
+    row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
+    for (size_t i = 0; i < b->nevents; i++) {
+        proc_cols(t, &x, b->proc->pid);
+        nsc_ch_event_values(t, &b->events[i]);
+        origin_cols(t, &x, o, (uint32_t)i);
+    }
+}
+
+static void state_rows(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
+{
+    row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
     for (size_t i = 0; i < b->nstates; i++) {
         const nsc_state_rec *s = &b->states[i];
-        nsc_ch_buf *t = &bufs[NSC_CH_STATES];
-        proc_cols(t, b->proc);
+        proc_cols(t, &x, b->proc->pid);
         u64(t, s->id), u64(t, s->ts_ns), u64(t, s->arg), u32(t, s->tid), u8(t, s->state);
-        origin_cols(t, o, (uint32_t)i);
+        origin_cols(t, &x, o, (uint32_t)i);
     }
+}
+
+static void completion_rows(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
+{
+    row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
     for (size_t i = 0; i < b->ncompletions; i++) {
-        nsc_ch_buf *t = &bufs[NSC_CH_COMPLETIONS];
-        proc_cols(t, b->proc);
+        proc_cols(t, &x, b->proc->pid);
         u64(t, b->completions[i].id), u64(t, b->completions[i].ts_ns);
-        origin_cols(t, o, (uint32_t)i);
+        origin_cols(t, &x, o, (uint32_t)i);
     }
-    defs_rows(bufs, o, b);
-    nsc_ch_buf *t = &bufs[NSC_CH_BATCHES];
-    proc_cols(t, b->proc);
+}
+
+void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
+{
+    if (b->nevents)
+        event_rows(&tabs[NSC_CH_EVENTS], o, b);
+    if (b->nstates)
+        state_rows(&tabs[NSC_CH_STATES], o, b);
+    if (b->ncompletions)
+        completion_rows(&tabs[NSC_CH_COMPLETIONS], o, b);
+    if (b->nctxs || b->nstrs)
+        defs_rows(tabs, o, b);
+    nsc_ch_cols *t = &tabs[NSC_CH_BATCHES];
+    row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
+    proc_cols(t, &x, b->proc->pid);
     u32(t, (uint32_t)b->nevents), u32(t, (uint32_t)b->nstates), u32(t, (uint32_t)b->ncompletions);
     i32(t, b->proc->local_rank), i32(t, b->proc->gpu);
-    origin_cols(t, o, 0);
+    origin_cols(t, &x, o, 0);
 }
 
-void nsc_ch_rows_life(nsc_ch_buf *b, const nsc_ch_origin *o, const nsc_store_life *l)
+void nsc_ch_rows_life(nsc_ch_cols *b, const nsc_ch_origin *o, const nsc_store_life *l)
 {
-    str(b, l->job, sizeof l->job);
-    str(b, l->host, sizeof l->host);
-    u32(b, l->pid), u8(b, l->event), u8(b, l->reason), u64(b, l->ts_ns), u64(b, l->ref_ns);
+    row_texts x = texts_of(b, l->job, l->host, o->agent);
+    proc_cols(b, &x, l->pid);
+    u8(b, l->event), u8(b, l->reason), u64(b, l->ts_ns), u64(b, l->ref_ns);
     u64(b, l->last_batch_seq);
-    origin_cols(b, o, o->section);
+    origin_cols(b, &x, o, o->section);
 }
 
-void nsc_ch_rows_clock(nsc_ch_buf *b, const char *host, const nsc_clock_model *m, uint64_t wall_ns)
+void nsc_ch_rows_clock(nsc_ch_cols *b, const char *host, const nsc_clock_model *m, uint64_t wall_ns)
 {
     size_t n = nsc_clock_serialized_size(m);
     str(b, host, 64);
     u64(b, wall_ns);
-    nsc_ch_put_varint(b, n);
-    uint8_t *at = nsc_ch_room(b, n);
-    if (at)
-        nsc_clock_serialize(m, at);
-    b->rows++;
+    uint8_t *model = malloc(n ? n : 1);
+    if (model) {
+        nsc_clock_serialize(m, model);
+        nsc_ch_put_text(b, model, n);
+    } else {
+        b->failed = 1;
+        nsc_ch_put_text(b, "", 0);
+    }
+    free(model);
+    nsc_ch_end_row(b);
 }
 
-void nsc_ch_rows_progress(nsc_ch_buf *b, const nsc_store_progress *p)
+void nsc_ch_rows_progress(nsc_ch_cols *b, const nsc_store_progress *p)
 {
     str(b, p->job, sizeof p->job);
     u64(b, p->comm_id);
@@ -229,16 +235,24 @@ void nsc_ch_rows_progress(nsc_ch_buf *b, const nsc_store_progress *p)
     str(b, p->func, sizeof p->func);
     u64(b, p->seq);
     u64(b, p->ref_ns);
-    b->rows++;
+    nsc_ch_end_row(b);
+}
+
+/* A RowBinary String: its LEB128 length, then its bytes. */
+static void row_text(nsc_ch_buf *b, const void *s, size_t len)
+{
+    nsc_ch_put_varint(b, len);
+    uint8_t *at = nsc_ch_room(b, len);
+    if (at)
+        memcpy(at, s, len);
 }
 
 void nsc_ch_rows_live(nsc_ch_buf *b, const char *collector, uint64_t wall_ns, const uint8_t *snap, size_t len)
 {
-    str(b, collector, 128);
-    u64(b, wall_ns);
-    nsc_ch_put_varint(b, len);
-    uint8_t *at = nsc_ch_room(b, len);
+    row_text(b, collector, strnlen(collector, 128));
+    uint8_t *at = nsc_ch_room(b, 8);
     if (at)
-        memcpy(at, snap, len);
+        nsc_store_uint(at, 8, wall_ns);  /* host order, as every column (little-endian hosts) */
+    row_text(b, snap, len);
     b->rows++;
 }

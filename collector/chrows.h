@@ -1,12 +1,12 @@
-/* chrows.h: the ClickHouse tables' columns and their rows in RowBinary.
+/* chrows.h: the ClickHouse tables' columns and their rows.
  *
  * Owns the one definition of every ClickHouse table the collector writes
  * (name, columns with types, ordering key, partition, sharding key, engine
- * version column) and the encoding of one record into a table's RowBinary
- * buffer, in exactly the column order of that definition. The events table's
+ * version column) and the values of one record's row, put into the
+ * table's columns (chcols.h) in exactly the order of that definition. The events table's
  * columns for the event's fields are made from common/event_fields.h
  * (chevents.c). chstore.c builds the DDL from nsc_ch_def and posts the
- * buffers; nothing here does I/O.
+ * rows (chnative.h makes their blocks); nothing here does I/O.
  *
  * Every row carries a deterministic identity taken from the batch that
  * brought it (agent, epoch, batch_seq, section, index), the last columns of
@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chcols.h"
 #include "clock.h"
 #include "store.h"
 
@@ -39,7 +40,7 @@ typedef enum nsc_ch_table {
 
 typedef struct nsc_ch_table_def {
     const char *name;       /* local table: NAME_local; the cluster's: NAME */
-    const char *columns;    /* "name Type, ..." in RowBinary order */
+    const char *columns;    /* "name Type, ..." in the rows' order */
     const char *order_by;
     const char *partition;  /* "" for none */
     const char *shard_by;   /* Distributed sharding expression */
@@ -54,21 +55,6 @@ nsc_ch_table_def nsc_ch_def(nsc_ch_table t);
 #define NSC_CH_PROC_COLUMNS "job String, host String, pid UInt32"
 #define NSC_CH_ORIGIN_COLUMNS "agent String, epoch UInt64, batch_seq UInt64, section UInt32, idx UInt32"
 
-/* A growable byte buffer of RowBinary rows. */
-typedef struct nsc_ch_buf {
-    uint8_t *p;
-    size_t len, cap;
-    uint64_t rows;
-    int failed;  /* out of memory once: the buffer must not be sent */
-} nsc_ch_buf;
-
-/* Room for n more bytes at b->p + b->len: 0, or -1 (out of memory, b->failed set). */
-int nsc_ch_reserve(nsc_ch_buf *b, size_t n);
-/* The next n bytes of b, taken (b->len grows by n); NULL when out of memory. */
-uint8_t *nsc_ch_room(nsc_ch_buf *b, size_t n);
-
-/* A RowBinary (and Native) String's length: LEB128. */
-void nsc_ch_put_varint(nsc_ch_buf *b, size_t v);
 /* A String at *p (before end): its bytes (NULL when cut short) and length;
  * *p moves past it. */
 const uint8_t *nsc_ch_take_string(const uint8_t **p, const uint8_t *end, size_t *len);
@@ -80,16 +66,16 @@ typedef struct nsc_ch_origin {
     uint32_t section;
 } nsc_ch_origin;
 
-/* One section's records into bufs[NSC_CH_*] (events, states, completions,
+/* One section's records into tabs[NSC_CH_*] (events, states, completions,
  * contexts, strings and its batches row). */
-void nsc_ch_rows_section(nsc_ch_buf bufs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b);
+void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b);
 /* One lifecycle record; o->section is its index in the batch. */
-void nsc_ch_rows_life(nsc_ch_buf *buf, const nsc_ch_origin *o, const nsc_store_life *l);
+void nsc_ch_rows_life(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_life *l);
 /* A host's clock model (serialized), versioned by the wall clock (ns) of the write. */
-void nsc_ch_rows_clock(nsc_ch_buf *buf, const char *host, const nsc_clock_model *m, uint64_t wall_ns);
+void nsc_ch_rows_clock(nsc_ch_cols *t, const char *host, const nsc_clock_model *m, uint64_t wall_ns);
 
 /* A rank's last collective of one function. */
-void nsc_ch_rows_progress(nsc_ch_buf *buf, const nsc_store_progress *p);
+void nsc_ch_rows_progress(nsc_ch_cols *t, const nsc_store_progress *p);
 
 /* A collector's live snapshot (nsc_live_snapshot), versioned by the wall
  * clock (ns) of the write. */

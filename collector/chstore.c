@@ -2,11 +2,14 @@
 #include "chstore.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "chconn.h"
 #include "chnative.h"
@@ -23,7 +26,7 @@
  * Each has its own connection: one table's inserts run on all at once. */
 typedef struct target {
     char server[SERVER_MAX];  /* http://HOST:PORT/ */
-    nsc_ch_buf bufs[NSC_CH_NTABLES];
+    nsc_ch_cols tabs[2][NSC_CH_NTABLES];  /* the rows waiting, per table: two generations */
     CURL *h;
     /* Two Native blocks: one table's posted while the next one's is made. */
     nsc_ch_buf block[2];
@@ -50,7 +53,19 @@ struct nsc_chstore {
     int keep_answer;
     uint64_t quiet_until_ns;  /* failures are logged once per LOG_EVERY_NS */
     uint64_t unlogged;
+    /* Puts go to generation fill of the targets' tables while the inserter
+     * thread inserts the other one (chstore.h, nsc_chstore_insert_start). */
+    int fill, busy;           /* the writer's: busy while an insert is not waited for */
+    pthread_t inserter;
+    int has_inserter;
+    pthread_mutex_t mu;       /* the fields below, and the failure log's */
+    pthread_cond_t cv;
+    int order;                /* 1: insert generation `inserting`; -1: stop */
+    int inserting, rc;        /* the generation ordered; the last insert's result */
+    int wake[2];              /* a pipe: a byte when an insert ended */
 };
+
+static void *insert_loop(void *arg);
 
 /* The start of an answer, for the error message. */
 static void keep_text(char *reply, size_t *reply_len, const char *p, size_t len)
@@ -102,8 +117,10 @@ static CURL *new_handle(const nsc_chconn *conn, curl_write_callback fn, void *ar
 static int failed(nsc_chstore *ch, CURLcode rc, long code, const char *reply, const char *what)
 {
     uint64_t now = nsc_mono_ns();
+    pthread_mutex_lock(&ch->mu);  /* the writer's queries and the inserter's inserts */
     if (now < ch->quiet_until_ns) {
         ch->unlogged++;
+        pthread_mutex_unlock(&ch->mu);
         return -1;
     }
     if (rc != CURLE_OK)
@@ -113,6 +130,7 @@ static int failed(nsc_chstore *ch, CURLcode rc, long code, const char *reply, co
     fprintf(stderr, " (nothing acknowledged; %" PRIu64 " more failures not logged)\n", ch->unlogged);
     ch->quiet_until_ns = now + LOG_EVERY_NS;
     ch->unlogged = 0;
+    pthread_mutex_unlock(&ch->mu);
     return -1;
 }
 
@@ -241,6 +259,9 @@ int nsc_chstore_open(const char *url, const char *shards, const nsc_chconn *conn
     if (!ch)
         return -1;
     ch->conn = *conn;
+    ch->wake[0] = ch->wake[1] = -1;
+    pthread_mutex_init(&ch->mu, NULL);
+    pthread_cond_init(&ch->cv, NULL);
     if (parse_url(ch, url) || parse_shards(ch, shards)) {
         fprintf(stderr, "ncclscope-collector: store %s: not clickhouse://HOST:PORT/DB[?cluster=NAME], "
                         "or ch_shards not HOST:PORT,... (%d at most; a cluster needs them)\n",
@@ -267,6 +288,12 @@ int nsc_chstore_open(const char *url, const char *shards, const nsc_chconn *conn
         nsc_chstore_close(ch);
         return -1;
     }
+    if (pipe(ch->wake) || pthread_create(&ch->inserter, NULL, insert_loop, ch)) {
+        fprintf(stderr, "ncclscope-collector: clickhouse: cannot start the inserter thread\n");
+        nsc_chstore_close(ch);
+        return -1;
+    }
+    ch->has_inserter = 1;
     *out = ch;
     return 0;
 }
@@ -275,9 +302,21 @@ void nsc_chstore_close(nsc_chstore *ch)
 {
     if (!ch)
         return;
+    if (ch->has_inserter) {
+        pthread_mutex_lock(&ch->mu);
+        ch->order = -1;
+        pthread_cond_signal(&ch->cv);
+        pthread_mutex_unlock(&ch->mu);
+        pthread_join(ch->inserter, NULL);
+    }
+    for (int i = 0; i < 2; i++)
+        if (ch->wake[i] >= 0)
+            close(ch->wake[i]);
+    pthread_cond_destroy(&ch->cv);
+    pthread_mutex_destroy(&ch->mu);
     for (size_t i = 0; i < ch->nt; i++) {
         for (int t = 0; t < NSC_CH_NTABLES; t++)
-            free(ch->t[i].bufs[t].p);
+            nsc_ch_cols_free(&ch->t[i].tabs[0][t]), nsc_ch_cols_free(&ch->t[i].tabs[1][t]);
         free(ch->t[i].block[0].p), free(ch->t[i].block[1].p);
         curl_easy_cleanup(ch->t[i].h);
     }
@@ -302,34 +341,34 @@ static uint64_t mix_text(uint64_t h, const char *s, size_t max)
     return mix(h, s, strnlen(s, max) + 1);
 }
 
-/* The buffers of the target a row of (job, host, pid) goes to. The place
+/* The tables of the target a row of (job, host, pid) goes to. The place
  * depends on the row's identity alone, so a batch sent again lands where
  * its first copy is, and ReplacingMergeTree folds the two. */
-static nsc_ch_buf *bufs_of(nsc_chstore *ch, const char *job, const char *host, uint32_t pid)
+static nsc_ch_cols *tabs_of(nsc_chstore *ch, const char *job, const char *host, uint32_t pid)
 {
     uint64_t h = mix_text(mix_text(0xcbf29ce484222325ull, job, 64), host, 64);
-    return ch->t[mix(h, &pid, sizeof pid) % ch->nt].bufs;
+    return ch->t[mix(h, &pid, sizeof pid) % ch->nt].tabs[ch->fill];
 }
 
 void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t section,
                      const nsc_store_batch *b)
 {
     nsc_ch_origin o = {agent, epoch, seq, section};
-    nsc_ch_rows_section(bufs_of(ch, b->proc->job, b->proc->host, b->proc->pid), &o, b);
+    nsc_ch_rows_section(tabs_of(ch, b->proc->job, b->proc->host, b->proc->pid), &o, b);
 }
 
 void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
                           const nsc_store_life *l)
 {
     nsc_ch_origin o = {agent, epoch, seq, index};
-    nsc_ch_rows_life(&bufs_of(ch, l->job, l->host, l->pid)[NSC_CH_LIFECYCLE], &o, l);
+    nsc_ch_rows_life(&tabs_of(ch, l->job, l->host, l->pid)[NSC_CH_LIFECYCLE], &o, l);
 }
 
 int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_model *m)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    nsc_ch_buf *b = &bufs_of(ch, "", host, 0)[NSC_CH_CLOCKS];
+    nsc_ch_cols *b = &tabs_of(ch, "", host, 0)[NSC_CH_CLOCKS];
     nsc_ch_rows_clock(b, host, m, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
     return b->failed ? NSC_STORE_ENOMEM : 0;
 }
@@ -339,7 +378,7 @@ int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
     nsc_chstore *ch = arg;
     char comm[24];
     snprintf(comm, sizeof comm, "%016" PRIx64, p->comm_id);
-    nsc_ch_buf *b = &bufs_of(ch, p->job, comm, 0)[NSC_CH_PROGRESS];
+    nsc_ch_cols *b = &tabs_of(ch, p->job, comm, 0)[NSC_CH_PROGRESS];
     nsc_ch_rows_progress(b, p);
     return b->failed ? NSC_STORE_ENOMEM : 0;
 }
@@ -409,20 +448,21 @@ size_t nsc_chstore_pending(const nsc_chstore *ch)
     size_t n = 0;
     for (size_t i = 0; i < ch->nt; i++)
         for (int t = 0; t < NSC_CH_NTABLES; t++)
-            n += ch->t[i].bufs[t].len;
+            n += nsc_ch_cols_bytes(&ch->t[i].tabs[ch->fill][t]);
     return n;
 }
 
-/* Target tg's rows of table t, if any, as one Native block in key order
- * (the server neither decodes rows nor sorts them) in its slot sl. */
-static int build_block(nsc_chstore *ch, target *tg, int t, int sl)
+/* Target tg's rows of table t in generation g, if any, as one Native block
+ * in key order (the server neither decodes rows nor sorts them) in its slot sl. */
+static int build_block(nsc_chstore *ch, target *tg, int g, int t, int sl)
 {
     const nsc_ch_table_def d = nsc_ch_def(t);
     tg->ready[sl] = 0;
-    if (!tg->bufs[t].len && !tg->bufs[t].failed)
+    const nsc_ch_cols *rows = &tg->tabs[g][t];
+    if (!rows->rows && !rows->failed)
         return 0;
     snprintf(tg->what[sl], sizeof tg->what[sl], "INSERT INTO %s.%s_local FORMAT Native", ch->db, d.name);
-    if (tg->bufs[t].failed || nsc_ch_native_block(ch->native, &d, &tg->bufs[t], &tg->block[sl])) {
+    if (nsc_ch_native_block(ch->native, &d, rows, &tg->block[sl])) {
         fprintf(stderr, "ncclscope-collector: clickhouse: %s: rows do not make a block (out of memory?)\n",
                 tg->what[sl]);
         return -1;
@@ -509,41 +549,99 @@ static int finish_inserts(nsc_chstore *ch)
     return rc ? -1 : 0;
 }
 
-void nsc_chstore_discard(nsc_chstore *ch)
+static void clear_gen(nsc_chstore *ch, int g)
 {
     for (size_t i = 0; i < ch->nt; i++)
-        for (int t = 0; t < NSC_CH_NTABLES; t++) {
-            nsc_ch_buf *b = &ch->t[i].bufs[t];
-            *b = (nsc_ch_buf){.p = b->p, .cap = b->cap};
-        }
+        for (int t = 0; t < NSC_CH_NTABLES; t++)
+            nsc_ch_cols_clear(&ch->t[i].tabs[g][t]);
 }
 
-/* The first table after t with rows on some target (NSC_CH_NTABLES: none). */
-static int next_table(const nsc_chstore *ch, int t)
+void nsc_chstore_discard(nsc_chstore *ch)
+{
+    clear_gen(ch, ch->fill);
+}
+
+/* The first table after t with rows of generation g on some target
+ * (NSC_CH_NTABLES: none). */
+static int next_table(const nsc_chstore *ch, int g, int t)
 {
     while (++t < NSC_CH_NTABLES)
         for (size_t i = 0; i < ch->nt; i++)
-            if (ch->t[i].bufs[t].len || ch->t[i].bufs[t].failed)
+            if (ch->t[i].tabs[g][t].rows || ch->t[i].tabs[g][t].failed)
                 return t;
     return t;
 }
 
-/* One table at a time, its inserts into every target at once (the shards
- * write their parts side by side); the next table's blocks are made while
- * the servers write. */
-int nsc_chstore_flush(nsc_chstore *ch)
+/* Generation g's rows: one table at a time, its inserts into every target
+ * at once (the shards write their parts side by side); the next table's
+ * blocks are made while the servers write. */
+static int insert_gen(nsc_chstore *ch, int g)
 {
-    int rc = 0, sl = 0, t = next_table(ch, -1);
+    int rc = 0, sl = 0, t = next_table(ch, g, -1);
     for (size_t i = 0; t < NSC_CH_NTABLES && i < ch->nt; i++)
-        rc = build_block(ch, &ch->t[i], t, sl) || rc;
+        rc = build_block(ch, &ch->t[i], g, t, sl) || rc;
     while (!rc && t < NSC_CH_NTABLES) {
-        int next = next_table(ch, t);
+        int next = next_table(ch, g, t);
         rc = post_blocks(ch, sl) || send_blocks(ch);
         for (size_t i = 0; !rc && next < NSC_CH_NTABLES && i < ch->nt; i++)
-            rc = build_block(ch, &ch->t[i], next, !sl);
+            rc = build_block(ch, &ch->t[i], g, next, !sl);
         rc = finish_inserts(ch) || rc;
         t = next, sl = !sl;
     }
-    nsc_chstore_discard(ch);
+    clear_gen(ch, g);
     return rc ? -1 : 0;
+}
+
+/* The inserter thread: each generation ordered inserted, its result kept
+ * and a byte written to the wake pipe. */
+static void *insert_loop(void *arg)
+{
+    nsc_chstore *ch = arg;
+    pthread_mutex_lock(&ch->mu);
+    for (;;) {
+        while (!ch->order)
+            pthread_cond_wait(&ch->cv, &ch->mu);
+        if (ch->order < 0)
+            break;
+        ch->order = 0;
+        int g = ch->inserting;
+        pthread_mutex_unlock(&ch->mu);
+        int rc = insert_gen(ch, g);
+        pthread_mutex_lock(&ch->mu);
+        ch->rc = rc;
+        while (write(ch->wake[1], "", 1) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_mutex_unlock(&ch->mu);
+    return NULL;
+}
+
+void nsc_chstore_insert_start(nsc_chstore *ch)
+{
+    pthread_mutex_lock(&ch->mu);
+    ch->inserting = ch->fill;
+    ch->order = 1;
+    pthread_cond_signal(&ch->cv);
+    pthread_mutex_unlock(&ch->mu);
+    ch->fill = !ch->fill;
+    ch->busy = 1;
+}
+
+int nsc_chstore_insert_fd(const nsc_chstore *ch)
+{
+    return ch->wake[0];
+}
+
+int nsc_chstore_insert_wait(nsc_chstore *ch)
+{
+    char byte;
+    if (!ch->busy)
+        return 0;
+    while (read(ch->wake[0], &byte, 1) < 0 && errno == EINTR)
+        ;
+    ch->busy = 0;
+    pthread_mutex_lock(&ch->mu);
+    int rc = ch->rc;
+    pthread_mutex_unlock(&ch->mu);
+    return rc;
 }

@@ -1,16 +1,18 @@
 /* chstore.h: the collector's ClickHouse store (--store clickhouse://...).
  *
  * Owns the connections to ClickHouse's HTTP interface (libcurl, kept-alive
- * handles, one for the queries and one per shard, used by the writer thread
- * only), the creation of the tables of chrows.h at start, and the rows
- * waiting for their insert. The writer puts batches (rows appended to one
- * RowBinary buffer per table and shard) and then flushes: per table that has
- * rows, its rows as one Native block in key order (chnative.h) posted to
- * every shard at once (INSERT ... FORMAT Native). nsc_chstore_flush
- * returns 0 only when ClickHouse acknowledged every insert, so the writer may
- * then acknowledge the batches it holds; after a failure the rows are dropped
- * and the agents send those batches again (a repeated row folds into the
- * first, see chrows.h).
+ * handles: one for the queries, used by the writer thread only, and one per
+ * shard, used by the store's inserter thread only), the creation of the
+ * tables of chrows.h at start, and the rows waiting for their insert. The
+ * writer puts batches (rows appended per table and shard, column by column:
+ * chcols.h) and then starts their insert: per table that has rows, its rows
+ * as one Native block in key order (chnative.h) posted to every shard at
+ * once (INSERT ... FORMAT Native), on the inserter thread while the writer
+ * puts the next batches' rows (two generations of rows: one filling, one
+ * being inserted). nsc_chstore_insert_wait returns 0 only when ClickHouse
+ * acknowledged every insert, so the writer may then acknowledge the batches
+ * of those rows; after a failure the rows are dropped and the agents send
+ * those batches again (a repeated row folds into the first, see chrows.h).
  *
  * URL: clickhouse://HOST:PORT/DB[?cluster=NAME], PORT the HTTP port (8123).
  * shards: comma separated HOST:PORT HTTP addresses of the shards. The
@@ -52,7 +54,7 @@ void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, ui
 int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_model *m);
 /* A rank's progress (nsc_live_progress_fn); 0 or NSC_STORE_ENOMEM. */
 int nsc_chstore_put_progress(void *ch, const nsc_store_progress *p);
-/* Bytes of rows waiting for the next flush. */
+/* Bytes of rows waiting for the next insert. */
 size_t nsc_chstore_pending(const nsc_chstore *ch);
 /* Each host's newest stored clock model to fn (arg passed on); 0, -1 when
  * a query failed or an answer did not decode, or what fn returned. */
@@ -69,11 +71,19 @@ size_t nsc_chstore_sources(const nsc_chstore *ch, const char **servers, size_t m
 const nsc_chconn *nsc_chstore_conn(const nsc_chstore *ch);
 /* Drop every waiting row (their batches are not acknowledged). */
 void nsc_chstore_discard(nsc_chstore *ch);
-/* Insert every waiting row; 0 when ClickHouse acknowledged all of them.
- * The rows are gone afterwards either way. The tables go in nsc_ch_table
- * order, each acknowledged by every shard before the next is posted, so a
- * batches row is never visible before the records of its section (the
- * query cache's fingerprint relies on it, chcache.h). */
-int nsc_chstore_flush(nsc_chstore *ch);
+/* Insert every waiting row, on the store's inserter thread: the rows put
+ * from now on wait for the next insert. At most one insert runs at a time:
+ * call only when none is, or after nsc_chstore_insert_wait. The tables go
+ * in nsc_ch_table order, each acknowledged by every shard before the next is
+ * posted, and an insert starts after the previous one ended, so a batches
+ * row is never visible before the records of its section (the query
+ * cache's fingerprint relies on it, chcache.h). */
+void nsc_chstore_insert_start(nsc_chstore *ch);
+/* Readable (a byte) when the insert started has ended: for poll. */
+int nsc_chstore_insert_fd(const nsc_chstore *ch);
+/* Wait for the insert started, if any: 0 when ClickHouse acknowledged all
+ * of its rows (or none was started), else -1 (logged). Its rows are gone
+ * either way. */
+int nsc_chstore_insert_wait(nsc_chstore *ch);
 
 #endif

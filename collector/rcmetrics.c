@@ -22,6 +22,7 @@ typedef struct job_result {
     char name[128];
     int done, seen;
     size_t procs;    /* the job's processes in the status it was analysed with */
+    uint64_t quiet_ns;  /* since when none of them is alive (0: one is) */
     nsc_problem *p;  /* its problems (places and kinds are what is used) */
     size_t n;
 } job_result;
@@ -68,10 +69,20 @@ static job_result *result_of(nsc_rcmetrics *m, const char *name)
     return r;
 }
 
+/* How long after its last process stopped a job's events may still be on
+ * their way into the store: the live state learns a batch when it is taken,
+ * ClickHouse holds it until the insert (ch_flush_ms), and another
+ * collector's share of the live state comes a live interval later. */
+static uint64_t settle_ns(const nsc_collector *c)
+{
+    return ((c->ch ? c->cfg.ch_flush_ms : 0) + 2 * c->cfg.live_interval_ms) * 1000000ull;
+}
+
 /* Analyse one job (unless done and kept); its problems replace the last. A
- * job is done once none of its processes is alive; it is analysed again if
- * the status then lists more or fewer of them (another collector's share of
- * it arrived, ClickHouse's live state from every collector). */
+ * job is done once none of its processes has been alive for settle_ns; it is
+ * analysed again if the status then lists more or fewer of them (another
+ * collector's share of it arrived, ClickHouse's live state from every
+ * collector). */
 static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, nsc_findings *f)
 {
     job_result *r = result_of(m, name);
@@ -79,6 +90,8 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
         return;
     r->seen = 1;
     size_t alive, procs = job_procs(status, name, &alive);
+    uint64_t now = nsc_mono_ns();
+    r->quiet_ns = alive ? 0 : r->quiet_ns ? r->quiet_ns : now;
     if (r->done && r->procs == procs)
         return;
     nsc_diagapi_src ds;
@@ -96,7 +109,8 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
         return;
     memcpy(p, f->p, f->n * sizeof *p);
     free(r->p);
-    r->p = p, r->n = f->n, r->done = !alive, r->procs = procs;
+    r->p = p, r->n = f->n, r->procs = procs;
+    r->done = r->quiet_ns && now - r->quiet_ns >= settle_ns(m->c);
 }
 
 /* Forget the jobs the live state no longer lists. */

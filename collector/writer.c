@@ -20,6 +20,10 @@ struct nsc_writer {
     nsc_dedupe *dedupe;
     nsc_item **held;        /* items of the open transaction (acked after commit) */
     size_t nheld, held_cap;
+    nsc_item **inserting;   /* clickhouse: items of the insert in flight */
+    size_t ninserting, inserting_cap;
+    uint64_t insert_t0;     /* when that insert was started */
+    int insert_open;        /* one is in flight */
     int txn_open;
     uint64_t txn_open_ns;   /* clickhouse: when the first held batch came */
     uint64_t next_persist_ns;
@@ -217,27 +221,39 @@ static void send_ack(nsc_writer *w, const nsc_item *it)
         atomic_fetch_add_explicit(&w->c->stats.acks, 1, memory_order_relaxed);
 }
 
-static void release_held(nsc_writer *w)
+static void release(nsc_item **items, size_t *n)
 {
-    for (size_t i = 0; i < w->nheld; i++)
-        nsc_item_free(w->held[i]);
-    w->nheld = 0;
+    for (size_t i = 0; i < *n; i++)
+        nsc_item_free(items[i]);
+    *n = 0;
 }
 
-/* After the store said rc about the open transaction: acknowledge its batches
- * if rc is 0, else none (the agents send them again). */
-static void acknowledge(nsc_writer *w, int rc, uint64_t t0)
+static void release_held(nsc_writer *w)
+{
+    release(w->held, &w->nheld);
+}
+
+/* After the store said rc about the n items' rows (stored since t0):
+ * acknowledge their batches if rc is 0, else none (the agents send them
+ * again). */
+static void acknowledge_items(nsc_writer *w, nsc_item **items, size_t *n, int rc, uint64_t t0)
 {
     nsc_collector *c = w->c;
-    w->txn_open = 0;
     if (rc == 0) {
-        nsc_stats_commit(&c->stats, nsc_mono_ns() - t0, w->nheld);
-        for (size_t i = 0; i < w->nheld; i++)
-            send_ack(w, w->held[i]);
+        nsc_stats_commit(&c->stats, nsc_mono_ns() - t0, *n);
+        for (size_t i = 0; i < *n; i++)
+            send_ack(w, items[i]);
     } else {
         atomic_fetch_add_explicit(&c->stats.commit_failures, 1, memory_order_relaxed);
     }
-    release_held(w);
+    release(items, n);
+}
+
+/* The open transaction's batches, after the store said rc about it. */
+static void acknowledge(nsc_writer *w, int rc, uint64_t t0)
+{
+    w->txn_open = 0;
+    acknowledge_items(w, w->held, &w->nheld, rc, t0);
 }
 
 static int put_clock(void *st, const char *host, const nsc_clock_model *m)
@@ -270,14 +286,40 @@ static int put_state(nsc_writer *w, uint64_t t0)
     return rc;
 }
 
-/* ClickHouse: one insert per table for everything waiting. */
+/* ClickHouse: the insert in flight, if any, waited for; its batches
+ * acknowledged when ClickHouse took all of its rows (chstore logs what failed). */
+static void finish_insert(nsc_writer *w)
+{
+    if (!w->insert_open)
+        return;
+    w->insert_open = 0;
+    int rc = nsc_chstore_insert_wait(w->c->ch);
+    acknowledge_items(w, w->inserting, &w->ninserting, rc, w->insert_t0);
+}
+
+/* ClickHouse: everything waiting becomes the next insert, which runs while
+ * the writer takes the next batches; one insert at a time, so the previous
+ * one is waited for first. */
 static int commit_ch(nsc_writer *w)
 {
     uint64_t t0 = nsc_mono_ns();
     int rc = put_state(w, t0);
-    rc = nsc_chstore_flush(w->c->ch) || rc;  /* chstore logs what failed */
-    acknowledge(w, rc, t0);
-    return rc;
+    finish_insert(w);
+    if (rc) {  /* rows missing: none of these is inserted or acknowledged */
+        nsc_chstore_discard(w->c->ch);
+        acknowledge(w, rc, t0);
+        return rc;
+    }
+    nsc_item **held = w->held;
+    size_t cap = w->held_cap;
+    w->held = w->inserting, w->held_cap = w->inserting_cap;
+    w->inserting = held, w->inserting_cap = cap;
+    w->ninserting = w->nheld, w->nheld = 0;
+    w->insert_t0 = t0;
+    w->insert_open = 1;
+    w->txn_open = 0;
+    nsc_chstore_insert_start(w->c->ch);
+    return 0;
 }
 
 /* Commit the open transaction; acknowledge its batches only if that worked.
@@ -388,9 +430,15 @@ static void abort_txn(nsc_writer *w)
 static void *run(void *arg)
 {
     nsc_writer *w = arg;
-    zmq_pollitem_t pi = {w->pair, 0, ZMQ_POLLIN, 0};
+    int ch_fd = w->c->ch ? nsc_chstore_insert_fd(w->c->ch) : -1;
+    zmq_pollitem_t pi[2] = {{w->pair, 0, ZMQ_POLLIN, 0}, {NULL, ch_fd, ZMQ_POLLIN, 0}};
     for (;;) {
-        int ready = zmq_poll(&pi, 1, wait_ms(w));
+        int ready = zmq_poll(pi, ch_fd >= 0 ? 2 : 1, wait_ms(w));
+        if (ready > 0 && (pi[1].revents & ZMQ_POLLIN)) {
+            finish_insert(w);  /* the insert in flight ended */
+            if (!(pi[0].revents & ZMQ_POLLIN))
+                continue;
+        }
         if (ready <= 0) {
             if (w->txn_open)
                 commit(w);
@@ -416,6 +464,8 @@ static void *run(void *arg)
     w->next_persist_ns = 0;
     if (ensure_txn(w) == 0)
         commit(w);
+    if (w->c->ch)
+        finish_insert(w);
     zmq_send(w->pair, "done", 4, 0);
     return NULL;
 }
@@ -465,6 +515,6 @@ void nsc_writer_join(nsc_writer *w)
     pthread_join(w->thread, NULL);
     zmq_close(w->pair);
     nsc_dedupe_free(w->dedupe);
-    free(w->held);
+    free(w->held), free(w->inserting);
     free(w);
 }

@@ -12,9 +12,12 @@
  *
  * With a ClickHouse store (nsc_collector.ch) the same loop gathers the
  * batches' rows instead of a transaction (chstore.h), with no dedupe (a batch
- * inserted twice folds into one there), and inserts once ch_flush_ms passed
- * since the first batch it holds, or ch_flush_mb of rows or group_max batches
- * wait; the acknowledgements follow ClickHouse's, as they follow a commit.
+ * inserted twice folds into one there), and starts their insert once
+ * ch_flush_ms passed since the first batch it holds, or ch_flush_mb of rows
+ * or group_max batches wait. The insert runs on the store's inserter thread
+ * while the loop takes the next batches; one insert at a time (the next one
+ * waits for it). The acknowledgements follow ClickHouse's, as they follow a
+ * commit: the loop sends them when the insert's end wakes it.
  */
 #ifndef NCCLSCOPE_COLLECTOR_WRITER_H
 #define NCCLSCOPE_COLLECTOR_WRITER_H

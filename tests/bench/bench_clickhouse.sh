@@ -16,7 +16,8 @@
 # is two files per column. Prints per run the events/s
 # acknowledged, the collector's CPU ns/event, for ClickHouse the CPU ns/event
 # of the N servers from the feed's start until their merges are done (none
-# running for 1.5 s, at most 60 s after the collector stopped), and the bytes
+# running for 1.5 s, at most 60 s after the collector stopped; and the part
+# of it after the collector stopped: merges), and the bytes
 # stored per event (system.parts after OPTIMIZE ... FINAL: every table, and
 # the events table alone). Not a ctest; docs/benchmarks.md, "ClickHouse store".
 bin=$1 runs=${2:-3} batches=${3:-50} counts=${4:-2} mode=bench nodes=0
@@ -66,8 +67,10 @@ settle() {
 }
 
 # feed "SHARD..." ARGS...: a collector with ARGS, nsc-feed into it; prints
-# "EV/S COLLECTOR-NS/EVENT CLICKHOUSE-NS/EVENT BUSIEST-THREAD-NS/EVENT" (the
-# servers of SHARD...; the collector's busiest thread bounds its rate).
+# "EV/S COLLECTOR-NS/EVENT CLICKHOUSE-NS/EVENT BUSIEST-THREAD-NS/EVENT
+# CLICKHOUSE-AFTER-NS/EVENT" (the servers of SHARD..., the last their CPU
+# after the collector stopped: merges; the collector's busiest thread bounds
+# its rate).
 feed() {
     local shards=($1) s chp=()
     shift
@@ -79,7 +82,7 @@ feed() {
         --port-file "$dir/ports" "$@" 2>>"$dir/collector.log" &
     local c=$!
     wait_until 60 test -s "$dir/ports" || die "collector did not start"
-    local ch0 ch1 t
+    local ch0 ch1 chs t
     ch0=$(ticks "${chp[@]}")
     "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$(awk '$1 == "zmq" { print $2 }' "$dir/ports")" $args \
         --window 64 --timeout-ms 600000 >"$dir/out" || die "nsc-feed failed"
@@ -87,11 +90,13 @@ feed() {
     top=$(for p in /proc/$c/task/*; do sed 's/.*) //' $p/stat | awk '{print $12 + $13}'; done | sort -n | tail -1)
     kill -TERM $c
     wait $c || die "collector exited with $?"
+    chs=$(ticks "${chp[@]}")
     [ ${#shards[@]} = 0 ] || settle "${shards[@]}"
     ch1=$(ticks "${chp[@]}")
-    awk -F= -v t="$t" -v ch=$((ch1 - ch0)) -v top="$top" -v hz="$(getconf CLK_TCK)" \
+    awk -F= -v t="$t" -v ch=$((ch1 - ch0)) -v after=$((ch1 - chs)) -v top="$top" -v hz="$(getconf CLK_TCK)" \
         '/^events_per_s=/ { r = $2 } /^events=/ { n = $2 }
-        END { printf "%.0f %.0f %.0f %.0f\n", r, t / hz * 1e9 / n, ch / hz * 1e9 / n, top / hz * 1e9 / n }' "$dir/out"
+        END { printf "%.0f %.0f %.0f %.0f %.0f\n", r, t / hz * 1e9 / n, ch / hz * 1e9 / n, top / hz * 1e9 / n,
+              after / hz * 1e9 / n }' "$dir/out"
 }
 
 # stored DB SHARD...: bytes per event on the shards, all tables and events alone.
@@ -111,7 +116,7 @@ stored() {
 
 for i in $(seq "$runs"); do
     rm -rf "$dir/db"
-    read -r lr lc _ lt < <(feed "")
+    read -r lr lc _ lt _ < <(feed "")
     echo "run $i: LMDB $lr events/s ($lc ns/event, busiest thread $lt)"
     for n in $counts; do
         shards=() list=""
@@ -122,10 +127,10 @@ for i in $(seq "$runs"); do
         for cbin in "$bin" ${NSC_CH_BASE_BIN:-}; do
             rm -rf "$dir/db"
             db=nsc_bench$((++k))
-            read -r cr cc cs ct < <(feed "${shards[*]}" --store "clickhouse://127.0.0.1:${chhttp[shard0]}/$db" \
+            read -r cr cc cs ct ca < <(feed "${shards[*]}" --store "clickhouse://127.0.0.1:${chhttp[shard0]}/$db" \
                 --ch-shards "$list" ${NSC_CH_ARGS:-})
             echo "run $i: $n shard(s)$([ "$cbin" = "$bin" ] || echo ", $cbin"): ClickHouse $cr events/s" \
-                 "($cc ns/event, busiest thread $ct, clickhouse-servers $cs ns/event);" \
+                 "($cc ns/event, busiest thread $ct, clickhouse-servers $cs ns/event, $ca of it after the feed);" \
                  "$(stored $db "${shards[@]}") (load $(cut -d' ' -f1 /proc/loadavg))"
         done
         cbin=

@@ -1,10 +1,10 @@
-/* test_chnative.c: RowBinary rows to a sorted Native block
- * (collector/chnative.c). A small table's block is written out by hand
+/* test_chnative.c: a table's columns (collector/chcols.c) to a sorted
+ * Native block (collector/chnative.c). A small table's block is written out by hand
  * from ClickHouse's Native format (columns and rows as LEB128, per column
  * its name, its type and its values), in the order of the key: Strings by
  * their bytes, a prefix first; signed integers by value; rows equal in the
  * key in the order they came. Many rows in a scrambled order come out in
- * key order, none lost; rows cut short or an unknown type are refused. */
+ * key order, none lost; rows missing a value or an unknown type are refused. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,15 +21,20 @@ static void text(nsc_ch_buf *b, const char *s)
     put(b, &len, 1), put(b, s, len);
 }
 
-static void row(nsc_ch_buf *b, const char *job, int32_t n, uint64_t v, const char *s, uint8_t idx)
+static void row(nsc_ch_cols *c, const char *job, int32_t n, uint64_t v, const char *s, uint8_t idx)
 {
-    text(b, job), put(b, &n, 4), put(b, &v, 8), text(b, s), put(b, &idx, 1);  /* little-endian host */
-    b->rows++;
+    nsc_ch_put_text(c, job, strlen(job));
+    nsc_ch_put_uint(c, (uint32_t)n, 4);
+    nsc_ch_put_uint(c, v, 8);
+    nsc_ch_put_text(c, s, strlen(s));
+    nsc_ch_put_uint(c, idx, 1);
+    nsc_ch_end_row(c);
 }
 
 Test(chnative, small_block_by_hand)
 {
-    nsc_ch_buf rows = {0}, out = {0}, want = {0};
+    nsc_ch_cols rows = {0};
+    nsc_ch_buf out = {0}, want = {0};
     row(&rows, "b", -1, 1, "x", 0);
     row(&rows, "a", 5, 2, "yy", 1);
     row(&rows, "b", -2, 3, "", 2);
@@ -55,7 +60,8 @@ Test(chnative, small_block_by_hand)
     cr_assert_arr_eq(out.p, want.p, want.len);
     cr_assert_eq(out.rows, 5);
     nsc_ch_native_free(n);
-    free(rows.p), free(out.p), free(want.p);
+    nsc_ch_cols_free(&rows);
+    free(out.p), free(want.p);
 }
 
 /* 5000 rows of 40 jobs in a scrambled order, twice through one scratch. */
@@ -63,7 +69,8 @@ Test(chnative, many_rows_in_key_order)
 {
     nsc_ch_native *n = nsc_ch_native_new();
     for (int round = 0; round < 2; round++) {
-        nsc_ch_buf rows = {0}, out = {0};
+        nsc_ch_cols rows = {0};
+        nsc_ch_buf out = {0};
         uint64_t sum = 0;
         for (uint32_t i = 0; i < 5000; i++) {
             uint32_t k = (i * 7919u + (uint32_t)round) % 5000u;
@@ -94,7 +101,8 @@ Test(chnative, many_rows_in_key_order)
             sum -= v;
         }
         cr_assert_eq(sum, 0);
-        free(rows.p), free(out.p);
+        nsc_ch_cols_free(&rows);
+        free(out.p);
     }
     nsc_ch_native_free(n);
 }
@@ -102,20 +110,28 @@ Test(chnative, many_rows_in_key_order)
 Test(chnative, refuses_what_does_not_parse)
 {
     nsc_ch_native *n = nsc_ch_native_new();
-    nsc_ch_buf rows = {0}, out = {0};
+    nsc_ch_cols rows = {0}, short_row = {0};
+    nsc_ch_buf out = {0};
     row(&rows, "a", 1, 2, "s", 3);
-    rows.len--;  /* the last column cut short */
-    cr_assert_eq(nsc_ch_native_block(n, &small, &rows, &out), -1);
-    rows.len++;
+    row(&short_row, "a", 1, 2, "s", 3);
+    nsc_ch_put_text(&short_row, "b", 1);  /* a second row without its last four values */
+    nsc_ch_end_row(&short_row);
+    cr_assert_eq(nsc_ch_native_block(n, &small, &short_row, &out), -1);
     rows.rows = 2;  /* a row counted that is not there */
     cr_assert_eq(nsc_ch_native_block(n, &small, &rows, &out), -1);
     rows.rows = 1;
+    nsc_ch_put_uint(&rows, 1, 1);  /* a value of no row yet */
+    cr_assert_eq(nsc_ch_native_block(n, &small, &rows, &out), -1);
+    nsc_ch_end_row(&rows);
+    nsc_ch_cols_clear(&rows);
+    row(&rows, "a", 1, 2, "s", 3);
     nsc_ch_table_def odd = small;
     odd.columns = "job String, n Float64, v UInt64, s String, idx UInt8";
     cr_assert_eq(nsc_ch_native_block(n, &odd, &rows, &out), -1);
     cr_assert_eq(nsc_ch_native_block(n, &small, &rows, &out), 0);
     nsc_ch_native_free(n);
-    free(rows.p), free(out.p);
+    nsc_ch_cols_free(&rows), nsc_ch_cols_free(&short_row);
+    free(out.p);
 }
 
 /* Keys wider than 128 bits together: the last one decides ties of the
@@ -125,11 +141,11 @@ Test(chnative, keys_wider_than_packed)
     static const nsc_ch_table_def wide = {.name = "w", .columns = "a UInt64, b UInt64, c UInt8", .order_by = "a, b, c"};
     static const uint64_t in[][3] = {
         {UINT64_MAX, 0, 1}, {0, UINT64_MAX, 2}, {0, UINT64_MAX, 1}, {0, 0, 0}, {UINT64_MAX, UINT64_MAX, 0}};
-    nsc_ch_buf rows = {0}, out = {0};
+    nsc_ch_cols rows = {0};
+    nsc_ch_buf out = {0};
     for (size_t i = 0; i < 5; i++) {
-        uint8_t c = (uint8_t)in[i][2];
-        put(&rows, &in[i][0], 8), put(&rows, &in[i][1], 8), put(&rows, &c, 1);
-        rows.rows++;
+        nsc_ch_put_uint(&rows, in[i][0], 8), nsc_ch_put_uint(&rows, in[i][1], 8), nsc_ch_put_uint(&rows, in[i][2], 1);
+        nsc_ch_end_row(&rows);
     }
     nsc_ch_native *n = nsc_ch_native_new();
     cr_assert_eq(nsc_ch_native_block(n, &wide, &rows, &out), 0);
@@ -141,5 +157,6 @@ Test(chnative, keys_wider_than_packed)
     cr_assert(a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == UINT64_MAX && a[4] == UINT64_MAX);
     cr_assert(b[0] == 0 && b[1] == UINT64_MAX && b[2] == UINT64_MAX && b[3] == 0 && b[4] == UINT64_MAX);
     nsc_ch_native_free(n);
-    free(rows.p), free(out.p);
+    nsc_ch_cols_free(&rows);
+    free(out.p);
 }

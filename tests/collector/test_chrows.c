@@ -1,8 +1,10 @@
-/* test_chrows.c: the ClickHouse rows' RowBinary bytes (collector/chrows.c),
- * written out by hand from ClickHouse's format: integers little-endian and
- * fixed width, a String as its LEB128 length then its bytes (the tests'
- * texts are shorter than 128: one length byte); and a buffer
- * that must grow by more than one doubling at once. Every table definition
+/* test_chrows.c: the ClickHouse rows' values (collector/chrows.c), each
+ * table's row made a one-row Native block (collector/chnative.c) whose
+ * values, one per column, put end to end are the row in RowBinary, written
+ * out by hand from ClickHouse's format: integers little-endian and fixed
+ * width, a String as its LEB128 length then its bytes (the tests' texts are
+ * shorter than 128: one length byte); and a buffer that must grow by more
+ * than one doubling at once. Every table definition
  * ends its ordering key with the batch identity (or is keyed by a definition
  * or a version): what folds a batch inserted twice. An event of every type,
  * every field set to its own value, read back from its row through the
@@ -13,17 +15,64 @@
 #include <string.h>
 
 #include "chevents.h"
+#include "chnative.h"
 #include "chrows.h"
 #include "event_fields.h"
 
+/* One Native String at *p (short: one length byte), *p moved past it. */
+static size_t skip_text(const uint8_t **p)
+{
+    size_t len = **p;
+    *p += 1 + len;
+    return 1 + len;
+}
+
+/* The one row of table t in c as RowBinary, into *row (the values of its
+ * one-row block in column order; a String with its length byte). */
+static void row_of(nsc_ch_cols *c, nsc_ch_table t, nsc_ch_buf *row)
+{
+    nsc_ch_buf block = {0};
+    nsc_ch_native *n = nsc_ch_native_new();
+    const nsc_ch_table_def d = nsc_ch_def(t);
+    cr_assert_eq(c->rows, 1);
+    cr_assert_eq(nsc_ch_native_block(n, &d, c, &block), 0, "%s: no block", d.name);
+    const uint8_t *p = block.p, *end = block.p + block.len;
+    size_t ncols = *p;
+    p += 2;  /* the columns (fewer than 128), one row */
+    for (size_t i = 0; i < ncols; i++) {
+        skip_text(&p);
+        const uint8_t *type = p + 1;
+        size_t tl = skip_text(&p) - 1, w = 0;
+        if (tl == 6 && !memcmp(type, "String", 6))
+            w = 1 + *p;
+        else if (sscanf((const char *)type + (type[0] == 'I' ? 3 : 4), "%zu", &w) == 1)
+            w /= 8;
+        else
+            cr_assert_fail("type %.*s", (int)tl, (const char *)type);
+        memcpy(nsc_ch_room(row, w), p, w);
+        p += w;
+    }
+    cr_assert_eq(p, end);
+    nsc_ch_native_free(n);
+    free(block.p);
+}
+
+static void free_tabs(nsc_ch_cols *tabs)
+{
+    for (int t = 0; t < NSC_CH_NTABLES; t++)
+        nsc_ch_cols_free(&tabs[t]);
+}
+
 Test(chrows, life_row_bytes)
 {
+    nsc_ch_cols c = {0};
     nsc_ch_buf b = {0};
     nsc_store_life l = {.pid = 0x01020304, .event = 1, .reason = 0, .ts_ns = 5, .ref_ns = 6, .last_batch_seq = 7};
     strcpy(l.job, "j");
     strcpy(l.host, "hh");
     nsc_ch_origin o = {"ag", 9, 10, 2};
-    nsc_ch_rows_life(&b, &o, &l);
+    nsc_ch_rows_life(&c, &o, &l);
+    row_of(&c, NSC_CH_LIFECYCLE, &b);
     static const uint8_t want[] = {
         1, 'j', 2, 'h', 'h', 4, 3, 2, 1, 1, 0,  /* job, host, pid, event, reason */
         5, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0,
@@ -31,7 +80,7 @@ Test(chrows, life_row_bytes)
         2, 0, 0, 0, 2, 0, 0, 0};  /* section = idx = the record's index */
     cr_assert_eq(b.len, sizeof want);
     cr_assert_arr_eq(b.p, want, sizeof want);
-    cr_assert_eq(b.rows, 1);
+    nsc_ch_cols_free(&c);
     free(b.p);
 }
 
@@ -39,31 +88,34 @@ Test(chrows, life_row_bytes)
  * sent, its length in front. */
 Test(chrows, unterminated_texts)
 {
-    nsc_ch_buf b = {0};
+    nsc_ch_cols c = {0};
+    nsc_ch_buf b = {0}, strs = {0};
     nsc_store_progress p = {.comm_id = 1, .rank = -1, .seq = 2, .ref_ns = 3};
     memset(p.job, 'x', sizeof p.job);  /* no NUL: at most the array is taken */
     strcpy(p.func, "AllReduce");
-    nsc_ch_rows_progress(&b, &p);
+    nsc_ch_rows_progress(&c, &p);
+    row_of(&c, NSC_CH_PROGRESS, &b);
     cr_assert_eq(b.p[0], 64);
     cr_assert_eq(b.p[65 + 8], 0xff);  /* rank -1 after job and comm_id */
     cr_assert_eq(b.len, 1 + 64 + 8 + 4 + 1 + 9 + 8 + 8);
+    nsc_ch_cols_free(&c);
     free(b.p);
     nsc_str_def s = {.id = 3};
     memset(s.text, 'y', sizeof s.text);
     nsc_proc proc = {.pid = 1};
     memset(proc.job, 'z', 63);
     nsc_store_batch sb = {.proc = &proc, .strs = &s, .nstrs = 1};
-    nsc_ch_buf bufs[NSC_CH_NTABLES] = {{0}};
+    static nsc_ch_cols tabs[NSC_CH_NTABLES];
     nsc_ch_origin o = {"a", 0, 0, 0};
-    nsc_ch_rows_section(bufs, &o, &sb);
-    cr_assert_eq(bufs[NSC_CH_STRINGS].p[0], 63);  /* job: 63 'z' then NUL */
+    nsc_ch_rows_section(tabs, &o, &sb);
+    row_of(&tabs[NSC_CH_STRINGS], NSC_CH_STRINGS, &strs);
+    cr_assert_eq(strs.p[0], 63);  /* job: 63 'z' then NUL */
     /* text: all 64, then the batch identity ("a", 0, 0, 0, index 0) */
-    cr_assert_eq(bufs[NSC_CH_STRINGS].p[bufs[NSC_CH_STRINGS].len - 26 - 65], 64);
-    cr_assert_eq(bufs[NSC_CH_STRINGS].rows, 1);
-    cr_assert_eq(bufs[NSC_CH_BATCHES].rows, 1);
-    cr_assert_eq(bufs[NSC_CH_EVENTS].len, 0);
-    for (int t = 0; t < NSC_CH_NTABLES; t++)
-        free(bufs[t].p);
+    cr_assert_eq(strs.p[strs.len - 26 - 65], 64);
+    cr_assert_eq(tabs[NSC_CH_BATCHES].rows, 1);
+    cr_assert_eq(tabs[NSC_CH_EVENTS].rows, 0);
+    free_tabs(tabs);
+    free(strs.p);
 }
 
 Test(chrows, reserve_more_than_a_doubling)
@@ -166,12 +218,14 @@ static void round_trip(int t)
     nsc_proc proc = {.pid = 77};
     strcpy(proc.job, "j"), strcpy(proc.host, "h");
     nsc_store_batch sb = {.proc = &proc, .events = &e, .nevents = 1};
-    nsc_ch_buf bufs[NSC_CH_NTABLES] = {{0}};
+    static nsc_ch_cols tabs[NSC_CH_NTABLES], tabs2[NSC_CH_NTABLES];  /* emptied again by free_tabs */
     nsc_ch_origin o = {"a", 1, 2, 3};
-    nsc_ch_rows_section(bufs, &o, &sb);
+    nsc_ch_rows_section(tabs, &o, &sb);
+    nsc_ch_buf rowbuf = {0}, row2 = {0};
+    const nsc_ch_buf *row = &rowbuf;
+    row_of(&tabs[NSC_CH_EVENTS], NSC_CH_EVENTS, &rowbuf);
     column cols[128];
-    size_t n = read_row(nsc_ch_def(NSC_CH_EVENTS).columns, bufs[NSC_CH_EVENTS].p, bufs[NSC_CH_EVENTS].len, cols,
-                        128);
+    size_t n = read_row(nsc_ch_def(NSC_CH_EVENTS).columns, row->p, row->len, cols, 128);
     const char *set[128];
     size_t ncheck = 0;
     NSC_FIELDS_HEAD(CHECK, e) NSC_FIELDS_ORIGIN(CHECK, e)
@@ -186,19 +240,16 @@ static void round_trip(int t)
     cr_assert_eq(value_of(cols, n, "section"), 3);
     /* read back (after job "j", host "h", pid) and written again: the same bytes */
     nsc_event back;
-    const nsc_ch_buf *row = &bufs[NSC_CH_EVENTS];
     size_t used = nsc_ch_event_read(row->p + 8, row->len - 8, &back);
     cr_assert_eq(used, row->len - 8 - 26, "type %d: the values take %zu bytes", t, used);
     cr_assert_eq(nsc_ch_event_read(row->p + 8, used - 1, &back), 0);
     nsc_store_batch again = {.proc = &proc, .events = &back, .nevents = 1};
-    nsc_ch_buf bufs2[NSC_CH_NTABLES] = {{0}};
-    nsc_ch_rows_section(bufs2, &o, &again);
-    cr_assert_eq(bufs2[NSC_CH_EVENTS].len, row->len);
-    cr_assert_eq(memcmp(bufs2[NSC_CH_EVENTS].p, row->p, row->len), 0, "type %d: read back differs", t);
-    for (int i = 0; i < NSC_CH_NTABLES; i++) {
-        free(bufs[i].p);
-        free(bufs2[i].p);
-    }
+    nsc_ch_rows_section(tabs2, &o, &again);
+    row_of(&tabs2[NSC_CH_EVENTS], NSC_CH_EVENTS, &row2);
+    cr_assert_eq(row2.len, row->len);
+    cr_assert_eq(memcmp(row2.p, row->p, row->len), 0, "type %d: read back differs", t);
+    free_tabs(tabs), free_tabs(tabs2);
+    free(rowbuf.p), free(row2.p);
 }
 
 Test(chrows, every_field_in_its_column)
