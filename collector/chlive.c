@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "chread.h"
+#include "chretain.h"
 #include "chrows.h"
 #include "chstore.h"
 
@@ -221,15 +222,28 @@ static void refresh(nsc_chlive *cl)
     free_peers(old, nold);
 }
 
+/* Retention (chretain.h) when due: it too must not hold the writer or HTTP. */
+static void retain(nsc_chlive *cl, uint64_t now, uint64_t *due)
+{
+    uint64_t period = nsc_chretain_period_ns(cl->c);
+    char err[256];
+    if (!period || now < *due)
+        return;
+    *due = now + period;
+    if (nsc_chretain_pass(cl->c, wall_now(), err, sizeof err) < 0)
+        log_failure(cl, "retention", err);
+}
+
 static void *run(void *arg)
 {
     nsc_chlive *cl = arg;
     nsc_collector *c = cl->c;
-    uint64_t period = c->cfg.live_interval_ms * 1000000ull;
+    uint64_t period = c->cfg.live_interval_ms * 1000000ull, retain_due = 0;
     while (!atomic_load(&c->stop)) {
         uint64_t t0 = nsc_mono_ns();
         publish(cl);
         refresh(cl);
+        retain(cl, t0, &retain_due);
         while (!atomic_load(&c->stop) && nsc_mono_ns() - t0 < period)
             usleep(20000);
     }

@@ -480,8 +480,7 @@ static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errc
 
 /* ---- entry points ---- */
 
-/* s as an SQL string literal: quoted, with ' and \ escaped. */
-static int literal(const char *s, char *out, size_t cap)
+int nsc_chread_literal(const char *s, char *out, size_t cap)
 {
     size_t n = 0;
     out[n++] = '\'';
@@ -502,7 +501,7 @@ static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir
     size_t n = nsc_chstore_sources(ch, servers, NSC_CHSTORE_SHARDS_MAX, &suffix, &db);
     for (size_t i = 0; i < n; i++) {
         out[i] = (source){nsc_chstore_conn(ch), servers[i], suffix, db, tmpdir, ""};
-        if (job && literal(job, out[i].job, sizeof out[i].job))
+        if (job && nsc_chread_literal(job, out[i].job, sizeof out[i].job))
             return 0;
     }
     return n;

@@ -51,6 +51,10 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, n
 int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, size_t cap, char *err,
                         size_t errcap);
 
+/* s as an SQL string literal into out: quoted, ' and \ escaped. 0, or -1
+ * when it does not fit in cap bytes. */
+int nsc_chread_literal(const char *s, char *out, size_t cap);
+
 /* The fingerprint of job in ClickHouse: what its sections (the batches rows:
  * their number and records) and the clock models (each host's newest
  * write) are now, as text into out (cap bytes). The same text means a load

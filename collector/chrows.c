@@ -55,6 +55,10 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
      * write wins. Written to and read from the first source only. */
     [NSC_CH_LIVE] = {"live", "collector String, wall_ns UInt64, snapshot String", "collector", "",
                      "cityHash64(collector)", "wall_ns"},
+    /* When a job's rows were last inserted (wall clock): its newest wins.
+     * Retention (chretain.h) deletes a job no insert touched for
+     * retain_age_s. */
+    [NSC_CH_JOBS] = {"jobs", "job String, wall_ns UInt64", "job", "", "cityHash64(job)", "wall_ns"},
 };
 
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
@@ -236,6 +240,13 @@ void nsc_ch_rows_progress(nsc_ch_cols *b, const nsc_store_progress *p)
     u64(b, p->seq);
     u64(b, p->ref_ns);
     nsc_ch_end_row(b);
+}
+
+void nsc_ch_rows_job(nsc_ch_cols *t, const char *job, uint64_t wall_ns)
+{
+    str(t, job, 64);
+    u64(t, wall_ns);
+    nsc_ch_end_row(t);
 }
 
 /* A RowBinary String: its LEB128 length, then its bytes. */

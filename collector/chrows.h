@@ -35,6 +35,7 @@ typedef enum nsc_ch_table {
     NSC_CH_CLOCKS,
     NSC_CH_PROGRESS,
     NSC_CH_LIVE,
+    NSC_CH_JOBS,
     NSC_CH_NTABLES
 } nsc_ch_table;
 
@@ -76,6 +77,10 @@ void nsc_ch_rows_clock(nsc_ch_cols *t, const char *host, const nsc_clock_model *
 
 /* A rank's last collective of one function. */
 void nsc_ch_rows_progress(nsc_ch_cols *t, const nsc_store_progress *p);
+
+/* A job a flush inserts rows of, at wall_ns (ns): its newest insert, which
+ * retention reads (chretain.h). */
+void nsc_ch_rows_job(nsc_ch_cols *t, const char *job, uint64_t wall_ns);
 
 /* A collector's live snapshot (nsc_live_snapshot), versioned by the wall
  * clock (ns) of the write. */

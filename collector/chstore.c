@@ -56,6 +56,7 @@ struct nsc_chstore {
     /* Puts go to generation fill of the targets' tables while the inserter
      * thread inserts the other one (chstore.h, nsc_chstore_insert_start). */
     int fill, busy;           /* the writer's: busy while an insert is not waited for */
+    char job_noted[2][64];    /* per generation: the job whose jobs row it holds last */
     pthread_t inserter;
     int has_inserter;
     pthread_mutex_t mu;       /* the fields below, and the failure log's */
@@ -355,6 +356,14 @@ void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_
 {
     nsc_ch_origin o = {agent, epoch, seq, section};
     nsc_ch_rows_section(tabs_of(ch, b->proc->job, b->proc->host, b->proc->pid), &o, b);
+    char *noted = ch->job_noted[ch->fill];
+    if (strncmp(noted, b->proc->job, sizeof ch->job_noted[0]) != 0) {  /* once per job and insert, mostly */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        nsc_ch_rows_job(&tabs_of(ch, b->proc->job, "", 0)[NSC_CH_JOBS], b->proc->job,
+                        (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+        snprintf(noted, sizeof ch->job_noted[0], "%s", b->proc->job);
+    }
 }
 
 void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
@@ -432,6 +441,12 @@ size_t nsc_chstore_sources(const nsc_chstore *ch, const char **servers, size_t m
         servers[0] = ch->server;
         return max ? 1 : 0;
     }
+    return nsc_chstore_shards(ch, servers, max, db);
+}
+
+size_t nsc_chstore_shards(const nsc_chstore *ch, const char **servers, size_t max, const char **db)
+{
+    *db = ch->db;
     size_t n = 0;
     for (; n < ch->nt && n < max; n++)
         servers[n] = ch->t[n].server;
@@ -551,6 +566,7 @@ static int finish_inserts(nsc_chstore *ch)
 
 static void clear_gen(nsc_chstore *ch, int g)
 {
+    ch->job_noted[g][0] = 0;
     for (size_t i = 0; i < ch->nt; i++)
         for (int t = 0; t < NSC_CH_NTABLES; t++)
             nsc_ch_cols_clear(&ch->t[i].tabs[g][t]);

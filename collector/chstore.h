@@ -67,6 +67,10 @@ int nsc_chstore_clocks(nsc_chstore *ch, nsc_chstore_clock_fn fn, void *arg);
  * changes after open, so any thread may read it while the writer inserts. */
 size_t nsc_chstore_sources(const nsc_chstore *ch, const char **servers, size_t max, const char **suffix,
                            const char **db);
+/* The servers whose local tables the collector fills ("http://HOST:PORT/",
+ * or https), at most max, into servers; db: the database. Never changes
+ * after open. */
+size_t nsc_chstore_shards(const nsc_chstore *ch, const char **servers, size_t max, const char **db);
 /* How the store reaches its servers, for other handles to them (chread.h). */
 const nsc_chconn *nsc_chstore_conn(const nsc_chstore *ch);
 /* Drop every waiting row (their batches are not acknowledged). */

@@ -143,6 +143,7 @@ void nsc_stats_render(nsc_stats *s, struct evbuffer *b)
     metric(b, "ncclscope_collector_pxn_aliases_applied_total", "counter", "PXN proxy states moved to their origin event", &s->aliases_applied);
     metric(b, "ncclscope_collector_pxn_aliases_unplaced_total", "counter", "PXN aliases whose origin section was not in the batch", &s->aliases_unplaced);
     metric(b, "ncclscope_collector_retained_blocks_total", "counter", "Blocks deleted by retention", &s->retained_blocks);
+    metric(b, "ncclscope_collector_retained_jobs_total", "counter", "Jobs deleted from ClickHouse by retention", &s->retained_jobs);
     metric(b, "ncclscope_collector_queue_depth", "gauge", "Messages waiting for the writer", &s->queue_depth);
     render_latency(s, b);
     render_rejects(s, b);

@@ -40,7 +40,7 @@ typedef struct nsc_stats {
     atomic_uint_fast64_t send_failures;
     atomic_uint_fast64_t commit_ns_sum, commit_batches, aliases_applied, aliases_unplaced;
     atomic_uint_fast64_t commit_le[NSC_LAT_BUCKETS];  /* commits at or under bucket i */
-    atomic_uint_fast64_t retained_blocks, queue_depth;
+    atomic_uint_fast64_t retained_blocks, retained_jobs, queue_depth;
     pthread_mutex_t mu;  /* guards the rejects */
     uint64_t rejects[NSC_REJ_COUNT];
     nsc_agent_rejects *agents;  /* NSC_STATS_MAX_AGENTS; the last slot takes the rest */

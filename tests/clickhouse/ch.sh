@@ -58,6 +58,10 @@
 #                 the live table is left out and counted, the answers still
 #                 agree; after kill -9 of a, b and a new collector c with
 #                 no agent answer alike too.
+# retain:         retain_age_s 3: the job stored, then, no insert touching
+#                 it for 3 s, deleted from every table of both shards (the
+#                 collector's retention pass, ALTER TABLE ... DELETE),
+#                 counted and logged; a second job written meanwhile stays.
 #
 # Checked after the agents delivered everything and the collector stopped:
 # events per type equal the emulator's (nothing acknowledged lost, nothing
@@ -399,6 +403,28 @@ diff)
     stop collector
     [ -z "$(ls "$dir/chdb/tmp")" ] || die "a stopped collector left query stores behind: $(ls "$dir/chdb/tmp")"
     stop collector_lmdb
+    ;;
+retain)
+    start_collector 0 --store "$store" --ch-shards "$shards" --retain-age-s 3
+    start_agent 0
+    start_agent 1
+    emulate --iters 10
+    first=$job
+    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+    [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$first'")" -gt 0 ] || die "the job was not stored"
+    # a second job keeps being written while the first one ages
+    job=$first-later
+    emulate --iters 400 --pace-us 20000 &
+    emu=$!
+    rows_of() { one_value front "SELECT (SELECT count() FROM nsc.events WHERE job = '$1') + (SELECT count() FROM nsc.batches WHERE job = '$1') + (SELECT count() FROM nsc.states WHERE job = '$1') + (SELECT count() FROM nsc.contexts WHERE job = '$1') + (SELECT count() FROM nsc.jobs WHERE job = '$1')"; }
+    wait_until 60 eval '[ "$(rows_of "$job")" -gt 0 ]' || die "the second job was not stored"
+    wait_until 60 eval '[ "$(rows_of "$first")" = 0 ]' || die "the old job was not deleted: $(rows_of "$first") rows left"
+    collector_metric_above ncclscope_collector_retained_jobs_total 0 || die "retention did not count the job"
+    grep -q "retention: 1 job(s) not written for 3 s deleted: '$first'" "$dir/collector.log" || die "retention did not log the job"
+    [ "$(rows_of "$job")" -gt 0 ] || die "the job being written was deleted too"
+    wait $emu || die "emulator failed"
+    for n in 0 1; do stop agent$n; done
+    stop collector
     ;;
 secure)
     echo wrong >"$dir/wrong"

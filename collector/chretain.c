@@ -1,0 +1,152 @@
+/* chretain.c: old jobs deleted from ClickHouse (see chretain.h). */
+#include "chretain.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chread.h"
+#include "chrows.h"
+#include "chstore.h"
+
+#define REQUEST_MAX_S 60
+#define PERIOD_MAX_MS 600000ull  /* a pass at least every 10 minutes */
+#define LITERAL_MAX 140           /* a job name (63 bytes) quoted and escaped */
+#define SQL_MAX (NSC_CHRETAIN_JOBS_MAX * (LITERAL_MAX + 1) + 512)
+
+uint64_t nsc_chretain_period_ns(const nsc_collector *c)
+{
+    uint64_t ms = c->cfg.retain_age_s * 500;  /* half the age */
+    if (ms == 0)
+        return 0;
+    if (ms > PERIOD_MAX_MS)
+        ms = PERIOD_MAX_MS;
+    if (ms < c->cfg.live_interval_ms)
+        ms = c->cfg.live_interval_ms;
+    return ms * 1000000ull;
+}
+
+/* POST sql to server; its answer (NUL-terminated, malloc'd) into *ans when
+ * ans is not NULL. 0, or -1 with err. */
+static int run_sql(const nsc_collector *c, const char *server, const char *sql, char **ans, char *err,
+                   size_t errcap)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    int rc = nsc_chread_post(nsc_chstore_conn(c->ch), server, sql, strlen(sql), REQUEST_MAX_S, "retention", f, err,
+                             errcap);
+    if (fclose(f) && !rc) {
+        snprintf(err, errcap, "out of memory");
+        rc = -1;
+    }
+    if (!rc && ans)
+        *ans = text;
+    else
+        free(text);
+    return rc ? -1 : 0;
+}
+
+static int hex_digit(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+/* One line of hex(job) as its bytes into out; -1 when it is not that. */
+static int unhex(const char *line, size_t len, char *out, size_t cap)
+{
+    if (len % 2 || len / 2 >= cap)
+        return -1;
+    for (size_t i = 0; i < len; i += 2) {
+        int hi = hex_digit(line[i]), lo = hex_digit(line[i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[i / 2] = (char)(hi << 4 | lo);
+    }
+    out[len / 2] = 0;
+    return 0;
+}
+
+/* Append the jobs of an answer (hex, one per line) to list as SQL literals. */
+static void take_jobs(const char *ans, char *list, size_t cap, int *n)
+{
+    for (const char *p = ans; *p && *n < NSC_CHRETAIN_JOBS_MAX;) {
+        size_t len = strcspn(p, "\n");
+        char job[64], lit[LITERAL_MAX];
+        size_t used = strlen(list);
+        if (unhex(p, len, job, sizeof job) == 0 && job[0] && nsc_chread_literal(job, lit, sizeof lit) == 0 &&
+            !strstr(list, lit) && used + strlen(lit) + 2 < cap)
+            snprintf(list + used, cap - used, "%s%s", *n ? "," : "", lit), (*n)++;
+        p += len + (p[len] == '\n');
+    }
+}
+
+/* The jobs no insert touched since cutoff (wall clock, ns), from every
+ * source, into list; their number, or -1 with err. */
+static int old_jobs(nsc_collector *c, uint64_t cutoff, char *list, size_t cap, char *err, size_t errcap)
+{
+    const char *servers[NSC_CHSTORE_SHARDS_MAX], *suffix, *db;
+    size_t ns = nsc_chstore_sources(c->ch, servers, NSC_CHSTORE_SHARDS_MAX, &suffix, &db);
+    int n = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < ns; i++) {
+        char sql[512], *ans;
+        /* hex: a job name may hold any byte, TabSeparated would escape some */
+        snprintf(sql, sizeof sql,
+                 "SELECT hex(job) FROM %s.%s%s GROUP BY job HAVING max(wall_ns) < %" PRIu64
+                 " LIMIT %d FORMAT TabSeparated",
+                 db, nsc_ch_def(NSC_CH_JOBS).name, suffix, cutoff, NSC_CHRETAIN_JOBS_MAX);
+        if (run_sql(c, servers[i], sql, &ans, err, errcap))
+            return -1;
+        take_jobs(ans, list, cap, &n);
+        free(ans);
+    }
+    return n;
+}
+
+/* ALTER TABLE ... DELETE of the listed jobs in every table with a job
+ * column on every shard. */
+static int delete_jobs(nsc_collector *c, const char *list, char *err, size_t errcap)
+{
+    const char *servers[NSC_CHSTORE_SHARDS_MAX], *db;
+    size_t ns = nsc_chstore_shards(c->ch, servers, NSC_CHSTORE_SHARDS_MAX, &db);
+    char *sql = malloc(SQL_MAX);
+    int rc = sql ? 0 : -1;
+    for (size_t i = 0; !rc && i < ns; i++)
+        for (int t = 0; !rc && t < NSC_CH_NTABLES; t++) {
+            nsc_ch_table_def d = nsc_ch_def(t);
+            if (strncmp(d.columns, "job String", 10) != 0)
+                continue;
+            snprintf(sql, SQL_MAX, "ALTER TABLE %s.%s_local DELETE WHERE job IN (%s)", db, d.name, list);
+            rc = run_sql(c, servers[i], sql, NULL, err, errcap);
+        }
+    if (!sql)
+        snprintf(err, errcap, "out of memory");
+    free(sql);
+    return rc;
+}
+
+int nsc_chretain_pass(nsc_collector *c, uint64_t now_ns, char *err, size_t errcap)
+{
+    uint64_t age_ns = c->cfg.retain_age_s * 1000000000ull;
+    char *list = malloc(SQL_MAX);
+    if (!list) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    int n = now_ns > age_ns ? old_jobs(c, now_ns - age_ns, list, SQL_MAX, err, errcap) : 0;
+    if (n > 0 && delete_jobs(c, list, err, errcap))
+        n = -1;
+    if (n > 0) {
+        atomic_fetch_add_explicit(&c->stats.retained_jobs, (uint64_t)n, memory_order_relaxed);
+        fprintf(stderr, "ncclscope-collector: retention: %d job(s) not written for %" PRIu64 " s deleted: %.300s\n",
+                n, c->cfg.retain_age_s, list);
+    }
+    free(list);
+    return n;
+}
