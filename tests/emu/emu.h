@@ -472,7 +472,7 @@ void emu_wire_gone(emu_wire *w, uint32_t slot);
  * yet or already past; EMU_NEVER: never): from the wire, the same schedule
  * the device computes, so the host need not wait for its proxy thread. */
 uint64_t emu_timeline_host_end(emu_rank *r);
-/* Sleep until true time t, unless t is less than the slack (50 us) ahead:
+/* Sleep until true time t, unless t is less than the slack (20 us) ahead:
  * the proxy's events and the host's wait for its device take the same slack. */
 void emu_timeline_sleep_until(uint64_t t);
 /* Publish the device start of the group's first op (a collective) from the

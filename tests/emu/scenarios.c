@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -311,22 +310,12 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
  * end, which it computes from the wire (timeline.c) rather than waiting for
  * its proxy thread to have made every event: a proxy behind the model then
  * takes its work in batches instead of one collective per context switch.
- * An end less than the proxy's slack ahead (emu_timeline_sleep_until, 50
- * us) is not slept for: the next collective's device start is the end all
- * the same, only its API events are that much early. The host's own timer
- * slack is HOST_TIMER_SLACK_NS, not the kernel's 50 us: a stream
- * synchronisation returns as the GPU ends, and hosts that wake together
- * publish their next starts together, so their proxies seldom wait on the
- * wire for a peer's host still asleep. */
-#define HOST_TIMER_SLACK_NS 1000
-
+ * An end less than the proxy's slack ahead is not slept for, as the proxy
+ * makes events that close together at once: the next collective's device
+ * start is the end all the same (emu_model_ready), only its API events are
+ * that much early. */
 static void host_sync(const emu_opts *o, emu_rank **rs, int n)
 {
-    static __thread bool slack_set;
-    if (!slack_set && emu_model_on(o)) {
-        prctl(PR_SET_TIMERSLACK, HOST_TIMER_SLACK_NS, 0, 0, 0);
-        slack_set = true;
-    }
     uint64_t until = 0;
     for (int i = 0; emu_model_on(o) && i < n; i++) {
         uint64_t end = emu_timeline_host_end(rs[i]);

@@ -47,12 +47,13 @@ typedef struct leg {
  * (a proxy behind the model makes its events back to back). */
 static __thread uint64_t seen_ns;
 
-/* The kernel wakes a sleeping thread up to its timer slack after the time
- * asked (it groups timers within it: 50 us unless the thread set another),
- * and later still on a busy machine. So an event due less than that ahead is
- * made now: a sleep would make it at least about as late as this makes it
- * early, for a context switch more. */
-#define EMU_SLACK_NS 50000
+/* An event due less than this ahead is made now: a sleep for it would
+ * cost a context switch and wake up late by the kernel's timer slack (50
+ * us) anyway. Not more: a network step's events (its SendWait state to its
+ * end, what the links analysis measures) are often closer than 50 us, and
+ * making them early would shorten the step (with 50 us the demo's healthy
+ * links read 1 us a step instead of 18, docs/benchmarks-history.md). */
+#define EMU_SLACK_NS 20000
 
 void emu_timeline_sleep_until(uint64_t t)
 {
