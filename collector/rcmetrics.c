@@ -69,13 +69,12 @@ static job_result *result_of(nsc_rcmetrics *m, const char *name)
     return r;
 }
 
-/* How long after its last process stopped a job's events may still be on
- * their way into the store: the live state learns a batch when it is taken,
- * ClickHouse holds it until the insert (ch_flush_ms), and another
- * collector's share of the live state comes a live interval later. */
+/* How long after its last process stopped a job's share held by another
+ * collector may still be on its way: its live state comes a live interval
+ * later (the own live state learns a batch once it is stored). */
 static uint64_t settle_ns(const nsc_collector *c)
 {
-    return ((c->ch ? c->cfg.ch_flush_ms : 0) + 2 * c->cfg.live_interval_ms) * 1000000ull;
+    return 2 * c->cfg.live_interval_ms * 1000000ull;
 }
 
 /* Analyse one job (unless done and kept); its problems replace the last. A

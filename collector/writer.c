@@ -142,8 +142,8 @@ static int reload_dedupe(nsc_writer *w)
     return rc;
 }
 
-/* A batch put and held: the live state and the counters learn it. */
-static void taken(nsc_writer *w, const nsc_item *it)
+/* A batch put and held: the counters learn it. */
+static void count_taken(nsc_writer *w, const nsc_item *it)
 {
     nsc_stats *s = &w->c->stats;
     uint64_t ev = 0, stt = 0, cp = 0;
@@ -152,7 +152,6 @@ static void taken(nsc_writer *w, const nsc_item *it)
         stt += it->sb[i].nstates;
         cp += it->sb[i].ncompletions;
     }
-    feed_live(w->c, it);
     atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->sections, it->a2c.nsections, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->events, ev, memory_order_relaxed);
@@ -187,7 +186,8 @@ static int take_batch(nsc_writer *w, nsc_item *it)
     if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq) ||
         hold(w, it))
         return rc ? rc : NSC_STORE_ENOMEM;
-    taken(w, it);
+    count_taken(w, it);
+    feed_live(w->c, it);  /* LMDB: its commit follows within the group's few ms */
     return 0;
 }
 
@@ -206,7 +206,7 @@ static int take_batch_ch(nsc_writer *w, nsc_item *it)
     }
     if (hold(w, it))
         return NSC_STORE_ENOMEM;
-    taken(w, it);
+    count_taken(w, it);  /* the live state learns it once ClickHouse holds it */
     return 0;
 }
 
@@ -241,8 +241,11 @@ static void acknowledge_items(nsc_writer *w, nsc_item **items, size_t *n, int rc
     nsc_collector *c = w->c;
     if (rc == 0) {
         nsc_stats_commit(&c->stats, nsc_mono_ns() - t0, *n);
-        for (size_t i = 0; i < *n; i++)
+        for (size_t i = 0; i < *n; i++) {
+            if (c->ch)  /* a batch inserted: what the live state says is queryable */
+                feed_live(c, items[i]);
             send_ack(w, items[i]);
+        }
     } else {
         atomic_fetch_add_explicit(&c->stats.commit_failures, 1, memory_order_relaxed);
     }
@@ -464,8 +467,14 @@ static void *run(void *arg)
     w->next_persist_ns = 0;
     if (ensure_txn(w) == 0)
         commit(w);
-    if (w->c->ch)
+    if (w->c->ch) {
         finish_insert(w);
+        /* the live state learnt the last inserts' batches only now: their
+         * ranks' progress goes in one more insert */
+        if (ensure_txn(w) == 0)
+            commit(w);
+        finish_insert(w);
+    }
     zmq_send(w->pair, "done", 4, 0);
     return NULL;
 }
