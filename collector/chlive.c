@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "chread.h"
@@ -36,13 +35,6 @@ struct nsc_chlive {
     _Atomic uint64_t written, write_failures, read_failures, rejected;
 };
 
-static uint64_t wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void log_failure(nsc_chlive *cl, const char *what, const char *why)
 {
     uint64_t now = nsc_mono_ns();
@@ -57,20 +49,10 @@ static int request(nsc_chlive *cl, const char *url, const void *body, size_t len
                    size_t *anslen)
 {
     char err[256];
-    *ans = NULL;
-    FILE *f = open_memstream(ans, anslen);
-    if (!f) {
-        log_failure(cl, what, "out of memory");
-        return -1;
-    }
-    int rc = nsc_chread_post(nsc_chstore_conn(cl->c->ch), url, body, len, REQUEST_MAX_S, what, f, err, sizeof err);
-    if (fclose(f) && !rc)
-        snprintf(err, sizeof err, "out of memory"), rc = -1;
-    if (rc) {
+    int rc = nsc_chread_post_text(nsc_chstore_conn(cl->c->ch), url, body, len, REQUEST_MAX_S, what, ans, anslen,
+                                  err, sizeof err);
+    if (rc)
         log_failure(cl, what, err);
-        free(*ans);
-        *ans = NULL;
-    }
     return rc ? -1 : 0;
 }
 
@@ -80,7 +62,7 @@ static void publish(nsc_chlive *cl)
     uint8_t *snap = NULL;
     size_t len = 0, anslen;
     pthread_mutex_lock(&c->live_mu);
-    uint64_t now = nsc_mono_ns(), wall = wall_now();
+    uint64_t now = nsc_mono_ns(), wall = nsc_wall_ns();
     int rc = nsc_live_snapshot(c->live, now, wall, &snap, &len);
     pthread_mutex_unlock(&c->live_mu);
     nsc_ch_buf row = {0};
@@ -158,7 +140,7 @@ static int take_row(nsc_chlive *cl, const uint8_t **p, const uint8_t *end, uint6
 /* The peers of an answer; -1 when it does not parse. */
 static int parse_peers(nsc_chlive *cl, const uint8_t *p, const uint8_t *end, peer **out, size_t *n)
 {
-    uint64_t now = nsc_mono_ns(), wall = wall_now();
+    uint64_t now = nsc_mono_ns(), wall = nsc_wall_ns();
     size_t cap = 0;
     *out = NULL;
     *n = 0;
@@ -182,7 +164,7 @@ static int parse_peers(nsc_chlive *cl, const uint8_t *p, const uint8_t *end, pee
 /* The peers kept when a read failed: those still within the timeout. */
 static void age_peers(nsc_chlive *cl)
 {
-    uint64_t wall = wall_now();
+    uint64_t wall = nsc_wall_ns();
     size_t k = 0;
     pthread_mutex_lock(&cl->mu);
     for (size_t i = 0; i < cl->npeers; i++)
@@ -230,7 +212,7 @@ static void retain(nsc_chlive *cl, uint64_t now, uint64_t *due)
     if (!period || now < *due)
         return;
     *due = now + period;
-    if (nsc_chretain_pass(cl->c, wall_now(), err, sizeof err) < 0)
+    if (nsc_chretain_pass(cl->c, nsc_wall_ns(), err, sizeof err) < 0)
         log_failure(cl, "retention", err);
 }
 

@@ -480,6 +480,27 @@ static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errc
 
 /* ---- entry points ---- */
 
+int nsc_chread_post_text(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
+                         const char *what, char **ans, size_t *anslen, char *err, size_t errcap)
+{
+    *ans = NULL;
+    FILE *f = open_memstream(ans, anslen);
+    if (!f) {
+        snprintf(err, errcap, "out of memory");
+        return NSC_QUERY_ESTORE;
+    }
+    int rc = nsc_chread_post(conn, url, body, len, max_s, what, f, err, errcap);
+    if (fclose(f) && !rc) {
+        snprintf(err, errcap, "out of memory");
+        rc = NSC_QUERY_ESTORE;
+    }
+    if (rc) {
+        free(*ans);
+        *ans = NULL;
+    }
+    return rc;
+}
+
 int nsc_chread_literal(const char *s, char *out, size_t cap)
 {
     size_t n = 0;

@@ -51,6 +51,12 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, n
 int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, size_t cap, char *err,
                         size_t errcap);
 
+/* nsc_chread_post with the answer in memory: *ans (malloc'd, NUL-terminated,
+ * *anslen bytes without the NUL) on success, NULL otherwise. 0, or
+ * NSC_QUERY_ESTORE with err. For small answers only. */
+int nsc_chread_post_text(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
+                         const char *what, char **ans, size_t *anslen, char *err, size_t errcap);
+
 /* s as an SQL string literal into out: quoted, ' and \ escaped. 0, or -1
  * when it does not fit in cap bytes. */
 int nsc_chread_literal(const char *s, char *out, size_t cap);

@@ -32,19 +32,10 @@ uint64_t nsc_chretain_period_ns(const nsc_collector *c)
 static int run_sql(const nsc_collector *c, const char *server, const char *sql, char **ans, char *err,
                    size_t errcap)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) {
-        snprintf(err, errcap, "out of memory");
-        return -1;
-    }
-    int rc = nsc_chread_post(nsc_chstore_conn(c->ch), server, sql, strlen(sql), REQUEST_MAX_S, "retention", f, err,
-                             errcap);
-    if (fclose(f) && !rc) {
-        snprintf(err, errcap, "out of memory");
-        rc = -1;
-    }
+    char *text;
+    size_t len;
+    int rc = nsc_chread_post_text(nsc_chstore_conn(c->ch), server, sql, strlen(sql), REQUEST_MAX_S, "retention",
+                                  &text, &len, err, errcap);
     if (!rc && ans)
         *ans = text;
     else

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "chconn.h"
@@ -358,10 +357,7 @@ void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_
     nsc_ch_rows_section(tabs_of(ch, b->proc->job, b->proc->host, b->proc->pid), &o, b);
     char *noted = ch->job_noted[ch->fill];
     if (strncmp(noted, b->proc->job, sizeof ch->job_noted[0]) != 0) {  /* once per job and insert, mostly */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        nsc_ch_rows_job(&tabs_of(ch, b->proc->job, "", 0)[NSC_CH_JOBS], b->proc->job,
-                        (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+        nsc_ch_rows_job(&tabs_of(ch, b->proc->job, "", 0)[NSC_CH_JOBS], b->proc->job, nsc_wall_ns());
         snprintf(noted, sizeof ch->job_noted[0], "%s", b->proc->job);
     }
 }
@@ -375,10 +371,8 @@ void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, ui
 
 int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_model *m)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     nsc_ch_cols *b = &tabs_of(ch, "", host, 0)[NSC_CH_CLOCKS];
-    nsc_ch_rows_clock(b, host, m, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+    nsc_ch_rows_clock(b, host, m, nsc_wall_ns());
     return b->failed ? NSC_STORE_ENOMEM : 0;
 }
 

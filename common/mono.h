@@ -1,6 +1,8 @@
 /* mono.h: the monotonic clock every component reads (CLOCK_MONOTONIC, ns).
  * Inline so that the plugin's hot path pays one vDSO clock_gettime and
- * nothing more; the plugins, the agent and the collector share this base. */
+ * nothing more; the plugins, the agent and the collector share this base.
+ * Also the wall clock (ns), for what several machines must order: the
+ * ClickHouse store's row versions and ages. */
 #ifndef NSC_MONO_H
 #define NSC_MONO_H
 
@@ -11,6 +13,13 @@ static inline uint64_t nsc_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t nsc_wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
