@@ -306,8 +306,8 @@ static void finish_insert(nsc_writer *w)
 static int commit_ch(nsc_writer *w)
 {
     uint64_t t0 = nsc_mono_ns();
+    finish_insert(w);  /* first: the live state learns its batches, their progress rides along now */
     int rc = put_state(w, t0);
-    finish_insert(w);
     if (rc) {  /* rows missing: none of these is inserted or acknowledged */
         nsc_chstore_discard(w->c->ch);
         acknowledge(w, rc, t0);
