@@ -27,9 +27,12 @@
 #     blamed in the hosts table;
 #   - the timeline's Download button, clicked, saves a trace of the window:
 #     every event the page showed, each slice (by rank, type and event id)
-#     on the lane, with the name, start and duration (within 1 ms: the clock
-#     models move on between the two reads) that `ncclscope export --format
-#     chrome` writes for that window;
+#     on the lane, with the very name, start and duration that `ncclscope
+#     export --format chrome` writes for that window (the agents send no
+#     clock probes, so no host clock model is refitted between the two reads:
+#     a refit moves aligned times by microseconds, and the GPU clock line
+#     fitted through them, extrapolated over the window, by up to
+#     milliseconds);
 #   - a page with an API error (an unknown communicator) is reported as
 #     failed, so the checks above can fail.
 # OUT_DIR keeps each page's DOM, console log and screenshot.
@@ -48,8 +51,8 @@ auth=(-H "Authorization: Bearer $token")
 enc_token=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$token")
 
 start_collector 0 --hang-ms 300 --live-interval-ms 200 --token-file "$dir/token"
-start_agent 0
-start_agent 1
+start_agent 0 --probe-ms 0
+start_agent 1 --probe-ms 0
 NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 8 --hang-rank $hang_rank --hang-after $hang_after \
     --hang-ms 60000 --slow-rank $slow_rank --slow-us 200000 &
 emu=$!
@@ -165,9 +168,10 @@ view=$(python3 -c 'import re, sys; print(re.search(r"data-window=\"(\d+)-(\d+)\"
     --t0 "${view% *}" --t1 "${view#* }" --format chrome -o "$dir/cli.json" || die "ncclscope export failed"
 python3 - "$out"/timeline.download/* "$dir/cli.json" "$out/timeline.html" <<'PY' || die "the downloaded trace is not the window's"
 import json, re, sys
-# Slices by (rank, type, event id). Times are compared within 1 ms, not
-# exactly: the CLI reads the window seconds later, and the host clock
-# models, refitted meanwhile, may move an aligned time by microseconds.
+# Slices by (rank, type, event id), compared to the nanosecond (the two
+# writers may round microseconds differently): the CLI reads the window
+# seconds later, but from the same events and the same (absent) host clock
+# models.
 def slices(path):
     d = json.load(open(path))["traceEvents"]
     lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in d if e.get("name") == "thread_name"}
@@ -179,7 +183,7 @@ ui, ui_procs = slices(sys.argv[1])
 cli, cli_procs = slices(sys.argv[2])
 shown = int(re.search(r'data-events="(\d+)"', open(sys.argv[3]).read()).group(1))
 bad = [(k, v, cli.get(k)) for k, v in ui.items()
-       if k not in cli or v[:3] != cli[k][:3] or abs(v[3] - cli[k][3]) > 1000 or abs((v[4] or 0) - (cli[k][4] or 0)) > 1000]
+       if k not in cli or v[:3] != cli[k][:3] or abs(v[3] - cli[k][3]) > 0.001 or abs((v[4] or 0) - (cli[k][4] or 0)) > 0.001]
 moved = max([abs(v[3] - cli[k][3]) for k, v in ui.items() if k in cli] or [0])
 print("download: %d slices (the page showed %d events), the CLI's export %d; differing: %d; times moved by up to %.3f us"
       % (len(ui), shown, len(cli), len(bad), moved))
