@@ -31,6 +31,10 @@ struct nsc_chlive {
     pthread_mutex_t mu;            /* guards peers (the thread swaps them, readers merge them) */
     peer *peers;
     size_t npeers;
+    /* This collector's newest snapshot from before it started (a restart
+     * with the same id), read before its first write replaces it: part of
+     * its own state from then on. NULL: none. Set once, under mu. */
+    nsc_live *before;
     uint64_t quiet_until_ns;
     _Atomic uint64_t written, write_failures, read_failures, rejected;
 };
@@ -56,15 +60,37 @@ static int request(nsc_chlive *cl, const char *url, const void *body, size_t len
     return rc ? -1 : 0;
 }
 
-static void publish(nsc_chlive *cl)
+/* The own state into v: what it took before it started, then since. */
+static int merge_own(nsc_chlive *cl, nsc_live *v)
+{
+    return (cl->before ? nsc_live_merge(v, cl->before) : 0) || nsc_live_merge(v, cl->c->live) ? -1 : 0;
+}
+
+/* The own state's snapshot (with what it took before it started: a
+ * restarted collector keeps publishing that too). */
+static int own_snapshot(nsc_chlive *cl, uint64_t *wall, uint8_t **snap, size_t *len)
 {
     nsc_collector *c = cl->c;
+    nsc_live *v = NULL;
+    if (cl->before && !(v = nsc_live_new(&cl->cfg)))
+        return -1;
+    pthread_mutex_lock(&c->live_mu);
+    uint64_t now = nsc_mono_ns();
+    *wall = nsc_wall_ns();
+    int rc = v ? merge_own(cl, v) : 0;
+    if (!rc)
+        rc = nsc_live_snapshot(v ? v : c->live, now, *wall, snap, len);
+    pthread_mutex_unlock(&c->live_mu);
+    nsc_live_free(v);
+    return rc;
+}
+
+static void publish(nsc_chlive *cl)
+{
     uint8_t *snap = NULL;
     size_t len = 0, anslen;
-    pthread_mutex_lock(&c->live_mu);
-    uint64_t now = nsc_mono_ns(), wall = nsc_wall_ns();
-    int rc = nsc_live_snapshot(c->live, now, wall, &snap, &len);
-    pthread_mutex_unlock(&c->live_mu);
+    uint64_t wall;
+    int rc = own_snapshot(cl, &wall, &snap, &len);
     nsc_ch_buf row = {0};
     char url[512], *ans = NULL;
     if (!rc) {
@@ -104,9 +130,10 @@ static int by_id(const void *a, const void *b)
 }
 
 /* One answer row (collector, wall_ns, snapshot) at *p: a peer into out
- * (none for this collector, a stale or a rejected snapshot). -1: the answer
- * does not parse. */
-static int take_row(nsc_chlive *cl, const uint8_t **p, const uint8_t *end, uint64_t now, uint64_t wall,
+ * (none for this collector, a stale or a rejected snapshot; with own, this
+ * collector's own of any age and nothing else). -1: the answer does not
+ * parse. */
+static int take_row(nsc_chlive *cl, const uint8_t **p, const uint8_t *end, uint64_t now, uint64_t wall, int own,
                     peer *out, int *got)
 {
     size_t idl, sl;
@@ -118,7 +145,8 @@ static int take_row(nsc_chlive *cl, const uint8_t **p, const uint8_t *end, uint6
     memcpy(out->id, id, idl);
     out->id[idl] = 0;
     out->wall_ns = at;
-    if (strcmp(out->id, cl->id) == 0 || (wall > at && wall - at > cl->cfg.heartbeat_timeout_ns))
+    if ((strcmp(out->id, cl->id) == 0) != own ||
+        (!own && wall > at && wall - at > cl->cfg.heartbeat_timeout_ns))
         return 0;
     const char *why;
     if (nsc_live_from_snapshot(snap, sl, &cl->cfg, now, wall, &out->live, &why)) {
@@ -137,8 +165,9 @@ static int take_row(nsc_chlive *cl, const uint8_t **p, const uint8_t *end, uint6
     return 0;
 }
 
-/* The peers of an answer; -1 when it does not parse. */
-static int parse_peers(nsc_chlive *cl, const uint8_t *p, const uint8_t *end, peer **out, size_t *n)
+/* The peers of an answer (with own: this collector's row alone); -1 when
+ * it does not parse. */
+static int parse_peers(nsc_chlive *cl, const uint8_t *p, const uint8_t *end, int own, peer **out, size_t *n)
 {
     uint64_t now = nsc_mono_ns(), wall = nsc_wall_ns();
     size_t cap = 0;
@@ -152,7 +181,7 @@ static int parse_peers(nsc_chlive *cl, const uint8_t *p, const uint8_t *end, pee
             *out = np;
         }
         int got = 0;
-        if (take_row(cl, &p, end, now, wall, &(*out)[*n], &got))
+        if (take_row(cl, &p, end, now, wall, own, &(*out)[*n], &got))
             return -1;
         *n += (size_t)got;
     }
@@ -176,23 +205,38 @@ static void age_peers(nsc_chlive *cl)
     pthread_mutex_unlock(&cl->mu);
 }
 
-static void refresh(nsc_chlive *cl)
+/* The newest snapshot of every collector (own: of this one) into *got.
+ * 0, or -1 (logged and counted). */
+static int read_rows(nsc_chlive *cl, int own, peer **got, size_t *n)
 {
-    char sql[512], *ans = NULL;
-    size_t len = 0, n = 0;
-    peer *got = NULL;
+    char sql[768], lit[2 * ID_MAX + 3] = "", *ans = NULL;
+    size_t len = 0;
+    *got = NULL, *n = 0;
+    if (own && nsc_chread_literal(cl->id, lit, sizeof lit))
+        return -1;
     snprintf(sql, sizeof sql,
-             "SELECT collector, max(wall_ns), argMax(snapshot, wall_ns) FROM %s GROUP BY collector FORMAT RowBinary",
-             cl->table);
-    int rc = request(cl, cl->server, sql, strlen(sql), "reading the snapshots", &ans, &len);
-    if (!rc && parse_peers(cl, (const uint8_t *)ans, (const uint8_t *)ans + len, &got, &n)) {
-        log_failure(cl, "reading the snapshots", "the answer does not parse");
+             "SELECT collector, max(wall_ns), argMax(snapshot, wall_ns) FROM %s%s%s GROUP BY collector FORMAT RowBinary",
+             cl->table, own ? " WHERE collector = " : "", lit);
+    const char *what = own ? "reading its own last snapshot" : "reading the snapshots";
+    int rc = request(cl, cl->server, sql, strlen(sql), what, &ans, &len);
+    if (!rc && parse_peers(cl, (const uint8_t *)ans, (const uint8_t *)ans + len, own, got, n)) {
+        log_failure(cl, what, "the answer does not parse");
         rc = -1;
     }
     free(ans);
     if (rc) {
-        free_peers(got, n);
+        free_peers(*got, *n);
+        *got = NULL, *n = 0;
         atomic_fetch_add(&cl->read_failures, 1);
+    }
+    return rc;
+}
+
+static void refresh(nsc_chlive *cl)
+{
+    size_t n;
+    peer *got;
+    if (read_rows(cl, 0, &got, &n)) {
         age_peers(cl);
         return;
     }
@@ -202,6 +246,31 @@ static void refresh(nsc_chlive *cl)
     cl->peers = got, cl->npeers = n;
     pthread_mutex_unlock(&cl->mu);
     free_peers(old, nold);
+}
+
+/* Before its first write: this collector's own last snapshot, if it had
+ * one (a restart with the same collector_id), becomes cl->before. 0 when
+ * read (found or not), -1 when ClickHouse did not answer: the thread asks
+ * again next interval and writes nothing meanwhile, so the row survives. */
+static int resume(nsc_chlive *cl)
+{
+    size_t n;
+    peer *got;
+    if (read_rows(cl, 1, &got, &n))
+        return -1;
+    if (n) {
+        uint64_t wall = nsc_wall_ns();
+        /* its rates were those of the previous run's last interval */
+        nsc_live_tick(got[0].live, nsc_mono_ns());
+        pthread_mutex_lock(&cl->mu);
+        cl->before = got[0].live;
+        pthread_mutex_unlock(&cl->mu);
+        got[0].live = NULL;
+        fprintf(stderr, "ncclscope-collector: live state: collector '%s' resumed from its snapshot of %.1f s ago\n",
+                cl->id, wall > got[0].wall_ns ? (double)(wall - got[0].wall_ns) / 1e9 : 0.0);
+    }
+    free_peers(got, n);
+    return 0;
 }
 
 /* Retention (chretain.h) when due: it too must not hold the writer or HTTP. */
@@ -221,9 +290,11 @@ static void *run(void *arg)
     nsc_chlive *cl = arg;
     nsc_collector *c = cl->c;
     uint64_t period = c->cfg.live_interval_ms * 1000000ull, retain_due = 0;
+    int resumed = 0;
     while (!atomic_load(&c->stop)) {
         uint64_t t0 = nsc_mono_ns();
-        publish(cl);
+        if (resumed || (resumed = resume(cl) == 0))
+            publish(cl);
         refresh(cl);
         retain(cl, t0, &retain_due);
         while (!atomic_load(&c->stop) && nsc_mono_ns() - t0 < period)
@@ -274,6 +345,7 @@ void nsc_chlive_stop(nsc_collector *c)
     pthread_join(cl->thread, NULL);
     c->chlive = NULL;
     free_peers(cl->peers, cl->npeers);
+    nsc_live_free(cl->before);
     pthread_mutex_destroy(&cl->mu);
     free(cl);
 }
@@ -289,7 +361,7 @@ static nsc_live *view(nsc_chlive *cl)
     for (size_t i = 0; !rc && i <= cl->npeers; i++) {
         if (!own && (i == cl->npeers || strcmp(cl->id, cl->peers[i].id) < 0)) {
             own = 1;
-            rc = nsc_live_merge(v, cl->c->live);
+            rc = merge_own(cl, v);
         }
         if (!rc && i < cl->npeers)
             rc = nsc_live_merge(v, cl->peers[i].live);

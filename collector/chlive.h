@@ -10,7 +10,9 @@
  * A thread of its own, once per live interval, writes this collector's
  * snapshot (nsc_live_snapshot) as its row of the `live` table and reads the
  * other collectors' newest rows, written within the heartbeat timeout, into
- * memory. ClickHouse is never asked on the HTTP thread, the ingest path or
+ * memory. Before its first write it reads its own newest row back (a
+ * restart with the same collector_id): that state stays part of its own.
+ * ClickHouse is never asked on the HTTP thread, the ingest path or
  * the writer: a request merges what is in memory. A snapshot that does not
  * decode is left out, logged and counted; the others are kept.
  */

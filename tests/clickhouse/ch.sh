@@ -57,7 +57,11 @@
 #                 fields compared: docs/clickhouse.md); a garbage row in
 #                 the live table is left out and counted, the answers still
 #                 agree; after kill -9 of a, b and a new collector c with
-#                 no agent answer alike too.
+#                 no agent answer alike too; once a's snapshot is older
+#                 than the heartbeat timeout (4 s here) b no longer holds
+#                 node 0's part of the job; a started again with its
+#                 collector_id reads its last snapshot back: a and b hold
+#                 the whole job again and agree.
 # retain:         retain_age_s 3: the job stored, then, no insert touching
 #                 it for 3 s, deleted from every table of both shards (the
 #                 collector's retention pass, ALTER TABLE ... DELETE),
@@ -323,11 +327,11 @@ live_agree_new() {
 # two_collectors_job: collectors a (pids[collector_a], $http_a) and b, node
 # 0's agent sending to a and node 1's to b, a 20-iteration job delivered.
 two_collectors_job() {
-    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
     pids[collector_a]=${pids[collector]} http_a=$http
     unset "pids[collector]"
     start_agent 0
-    start_collector 0 --store "$store" --ch-shards "$shards"
+    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b
     start_agent 1
     # rank 1 late on the host: a fault for the root-cause metrics to place
     emulate --iters 20 --pace-us 20000 --slow-rank 1 --slow-us 5000
@@ -355,14 +359,18 @@ if not ok:
 sys.exit(0 if ok else 1)' "$dir/rc_hosts.json" "$dir/rc_metrics.txt" 2>"$dir/rc.err"
 }
 
-# live_whole: the status lists both agents alive, every process of the
-# emulator finished and every rank of its communicators.
-live_whole() {
-    status_has "(len([a for a in s['agents'] if a['state'] == 'alive']) == $nodes and
-        sorted((p['host'], p['pid'], p['state']) for p in s['processes']) ==
+# job_whole: the status lists every process of the emulator finished and
+# every rank of its communicators.
+job_whole() {
+    status_has "(sorted((p['host'], p['pid'], p['state']) for p in s['processes']) ==
         sorted({(r['host'], r['pid'], 'finished') for r in json.load(open('$dir/emu.json'))['ranks'] if r['profiled']}) and
         sum(len(c['ranks']) for j in s['jobs'] if j['job'] == '$job' for c in j['comms']) ==
         len([r for r in json.load(open('$dir/emu.json'))['ranks'] if r['profiled']]))"
+}
+
+# live_whole: job_whole, and both agents alive.
+live_whole() {
+    status_has "len([a for a in s['agents'] if a['state'] == 'alive']) == $nodes" && job_whole
 }
 
 case $mode in
@@ -489,7 +497,9 @@ replay)
         die "the agents did not send the job again"
     ;;
 live_same)
-    export NCCLSCOPE_ROOTCAUSE_INTERVAL_MS=500
+    # a dead collector's snapshot leaves the answers after 4 s (agents
+    # probe every second: they stay alive)
+    export NCCLSCOPE_ROOTCAUSE_INTERVAL_MS=500 NCCLSCOPE_HEARTBEAT_TIMEOUT_MS=4000
     two_collectors_job
     live_agree "$http_a" "$http" || die "collectors a and b answer differently: $(cat "$dir/live_same.err")"
     live_whole || die "b's status does not hold the whole job: $(head -c 600 "$dir/status.json")"
@@ -516,6 +526,21 @@ live_same)
     # a dies: b and a new collector c (no agent) still answer alike
     kill9 collector_a
     live_agree_new
+    # once a's snapshot is older than the heartbeat timeout b leaves it out,
+    # and with it node 0's processes and ranks, which only a had taken
+    wait_until 30 eval '! job_whole' || die "b kept a's snapshot past the heartbeat timeout"
+    # a started again as collector a reads its last snapshot back before
+    # its first write: a and b hold the whole job again, and agree
+    b_pid=${pids[collector]} b_http=$http
+    unset "pids[collector]"
+    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
+    pids[collector_a]=${pids[collector]} http_a=$http
+    pids[collector]=$b_pid http=$b_http
+    grep -q "collector 'a' resumed from its snapshot of" "$dir/collector.log" || die "a did not resume from its snapshot"
+    http=$http_a wait_until 30 job_whole || die "a restarted lost its part of the job: $(head -c 600 "$dir/status.json")"
+    wait_until 30 job_whole || die "b does not see a's part again: $(head -c 600 "$dir/status.json")"
+    live_agree "$http_a" "$http" || die "a restarted and b answer differently: $(cat "$dir/live_same.err")"
+    stop collector_a
     finish_ch
     ;;
 failover)
