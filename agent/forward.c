@@ -459,7 +459,7 @@ static void give_up(nsc_fwd *f, const char *why)
     f->down_since = f->asked_ns = f->now;
 }
 
-void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps)
+void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps, uint64_t now_ns)
 {
     char from[NSC_ENDPOINT_LEN] = "", err[256] = "";
     if (eps->n == 0)
@@ -474,7 +474,7 @@ void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps)
         f->st.collector_index = f->cur;
         return;
     }
-    f->now = f->cfg.now();
+    f->now = now_ns;
     uint32_t next = nsc_endpoints_spread(f->agent, f->eps.n);
     int rc;
     if (from[0]) {

@@ -89,8 +89,9 @@ const char *nsc_fwd_endpoint(const nsc_fwd *f);
  * collector still listed the forwarder stays, connection and state kept;
  * else (the first list, or the one in use gone) it opens a fresh link to the
  * address nsc_endpoints_spread picks for its agent id, a move like a
- * failover (counted, logged, everything unacknowledged sent again). */
-void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps);
+ * failover (counted, logged, everything unacknowledged sent again). now_ns:
+ * as nsc_fwd_run's, whose clock times the new link's connection. */
+void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps, uint64_t now_ns);
 /* Take acks, answers and connection events, then send what the credit allows
  * and probes that are due. Never blocks. */
 void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns);

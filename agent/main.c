@@ -159,7 +159,7 @@ static void wait_input(nsc_agent *a, int listen, long ms)
 static void run_forward(nsc_agent *a, uint64_t now)
 {
     if (a->res && nsc_resolver_take(a->res, &a->res_gen, &a->res_list))
-        nsc_fwd_set_endpoints(a->fwd, &a->res_list);
+        nsc_fwd_set_endpoints(a->fwd, &a->res_list, now);
     nsc_fwd_run(a->fwd, now);
 }
 

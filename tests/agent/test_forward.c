@@ -563,21 +563,21 @@ Test(forward, name_addresses_kept_or_moved)
     uint32_t first = nsc_endpoints_spread("a1", 2);
     void *used = first ? b : a, *other = first ? a : b;
     const char *used_ep = first ? epb : epa, *other_ep = first ? epa : epb;
-    nsc_fwd_set_endpoints(f, name_list(epa, epb, NULL));
+    nsc_fwd_set_endpoints(f, name_list(epa, epb, NULL), nsc_mono_ns());
     router = used;
     pump(f, &g, 3000, 3);
     cr_assert_eq(g.n, 3, "the picked address gets the spool, got %u", g.n);
     cr_assert_str_eq(nsc_fwd_endpoint(f), used_ep);
     cr_assert_eq(stats(f).failovers, 0);
 
-    nsc_fwd_set_endpoints(f, name_list("tcp://127.0.0.1:1", other_ep, used_ep));
+    nsc_fwd_set_endpoints(f, name_list("tcp://127.0.0.1:1", other_ep, used_ep), nsc_mono_ns());
     pump(f, &g, 300, 0);
     cr_assert_str_eq(nsc_fwd_endpoint(f), used_ep, "still listed: kept");
     cr_assert_eq(stats(f).collector_index, 2);
     cr_assert_eq(stats(f).connects, 1, "the connection was kept");
     cr_assert_eq(g.n, 3, "nothing sent again");
 
-    nsc_fwd_set_endpoints(f, name_list(other_ep, NULL, NULL));
+    nsc_fwd_set_endpoints(f, name_list(other_ep, NULL, NULL), nsc_mono_ns());
     router = other;
     got g2 = {0};
     pump(f, &g2, 3000, 3);
