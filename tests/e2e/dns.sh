@@ -122,7 +122,7 @@ kill | kill_clickhouse)
     metric_is 0 ncclscope_agent_collector_failovers_total 1 || die "node 0 moved more than once"
     grep -qF "collector $ep ($([ $first = a ] && echo 1 || echo 2) of 2): no connection for 3.0 s; moving to $other_ep" \
         "$dir/agent0.log" || die "node 0 did not log its move"
-    metric_above 0 ncclscope_agent_dns_resolutions_total "$resolved" ||
+    wait_until 10 metric_above 0 ncclscope_agent_dns_resolutions_total "$resolved" ||
         die "node 0 did not resolve the name again on its collector's death (the refresh is 30 s)"
     wait $emu || die "emulator failed"
     delivered_all
