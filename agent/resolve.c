@@ -206,10 +206,11 @@ nsc_resolver *nsc_resolver_new(const nsc_endpoints *eps, uint64_t refresh_ns, FI
     pthread_attr_t at;
     pthread_t t;
     int rc = pthread_attr_init(&at);
-    if (rc == 0 && (rc = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED)) == 0)
-        rc = pthread_create(&t, &at, run, r);
-    if (rc == 0)
+    if (rc == 0) {  /* detached: nobody ever waits for it (resolve.h) */
+        if ((rc = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED)) == 0)
+            rc = pthread_create(&t, &at, run, r);
         pthread_attr_destroy(&at);
+    }
     if (rc != 0) {
         snprintf(err, 256, "collector name resolver: %s", strerror(rc));
         pthread_mutex_lock(&r->mu);
