@@ -3,7 +3,8 @@
  * main.c owns it and runs the loop; ingest.c fills it from the socket,
  * forward.c sends the spool to the collector, http.c reads it for /healthz
  * and /metrics. One thread does everything, so
- * nothing here is locked.
+ * nothing here is locked (the name resolver's thread shares nothing of it:
+ * what it finds comes through nsc_resolver_take).
  */
 #ifndef NCCLSCOPE_AGENT_AGENT_H
 #define NCCLSCOPE_AGENT_AGENT_H
@@ -17,6 +18,7 @@
 #include "out.h"
 #include "pxn.h"
 #include "registry.h"
+#include "resolve.h"
 #include "spool.h"
 
 /* Why a message was rejected: index = -nsc_wire_err for decoder errors. */
@@ -38,6 +40,9 @@ typedef struct nsc_agent {
     nsc_out *out;
     nsc_spool *spool;
     nsc_fwd *fwd;          /* NULL: no collector configured (spool only) */
+    nsc_resolver *res;     /* a dns+tcp:// collector's name (its own thread); else NULL */
+    uint64_t res_gen;      /* of the last list taken from res */
+    nsc_endpoints res_list;
     nsc_curve_pair curve;  /* the agent's keys when CURVE is on */
     char collector_pub[NSC_CURVE_KEY_LEN + 1];
     struct event_base *base;

@@ -31,7 +31,7 @@ static const nsc_opt opts[] = {
     KB("flush_kb", "NCCLSCOPE_AGENT_FLUSH_KB", flush_kb, "1024", "waiting data that makes a spool entry at once"),
     NUM("burst", "NCCLSCOPE_AGENT_BURST", burst, "256", "messages taken per loop iteration (fairness with HTTP and timers)"),
     NUM("queue", "NCCLSCOPE_AGENT_QUEUE", queue, "64", "messages queued per sending process (ZMQ_RCVHWM); beyond it the sender waits"),
-    TXT("collector", "NCCLSCOPE_COLLECTOR_ADDR", collector, "", "collector endpoint tcp://HOST:7760, or several separated by commas (failover; empty: spool only)"),
+    TXT("collector", "NCCLSCOPE_COLLECTOR_ADDR", collector, "", "collector endpoint tcp://HOST:7760, several separated by commas (failover), or dns+tcp://NAME:7760 (all of NAME's addresses; empty: spool only)"),
     TXT("collector_key", "NCCLSCOPE_COLLECTOR_KEY", collector_key, "", "collector's CURVE public key file (enables CURVE)"),
     TXT("curve_key", "NCCLSCOPE_AGENT_CURVE_KEY", curve_key, "", "this agent's CURVE secret key file (--gen-keys makes one)"),
     NUM("window", "NCCLSCOPE_AGENT_WINDOW", window, "4", "batches in flight before the collector grants credit"),
@@ -41,6 +41,7 @@ static const nsc_opt opts[] = {
     MS("reconnect_ms", "NCCLSCOPE_AGENT_RECONNECT_MS", reconnect_ms, "100", "first reconnection delay (doubles)"),
     MS("reconnect_max_ms", "NCCLSCOPE_AGENT_RECONNECT_MAX_MS", reconnect_max_ms, "5000", "longest reconnection delay"),
     MS("failover_ms", "NCCLSCOPE_AGENT_FAILOVER_MS", failover_ms, "5000", "several collectors: move to the next after this long unconnected, or silent after a batch or probe"),
+    MS("dns_refresh_ms", "NCCLSCOPE_AGENT_DNS_REFRESH_MS", dns_refresh_ms, "30000", "dns+tcp://NAME: resolve NAME again this often (and when the collector in use dies)"),
     MS("probe_ms", "NCCLSCOPE_AGENT_PROBE_MS", probe_ms, "1000", "clock probe interval (the first 5 come 10x faster; 0: none)"),
     MS("drain_ms", "NCCLSCOPE_AGENT_DRAIN_MS", drain_ms, "2000", "on shutdown, wait this long at most for the spool to be acknowledged"),
 };
@@ -67,12 +68,14 @@ static int check_forwarding(const nsc_agent_cfg *cfg, FILE *err)
 {
     if (cfg->window == 0 || cfg->max_inflight == 0 || cfg->max_inflight > 65536 || cfg->ack_timeout_ms == 0 ||
         cfg->ack_timeout_ms > 3600000 || cfg->reconnect_ms == 0 || cfg->reconnect_max_ms > 3600000 ||
-        cfg->reconnect_ms > cfg->reconnect_max_ms || cfg->failover_ms == 0 || cfg->failover_ms > 3600000) {
+        cfg->reconnect_ms > cfg->reconnect_max_ms || cfg->failover_ms == 0 || cfg->failover_ms > 3600000 ||
+        cfg->dns_refresh_ms == 0 || cfg->dns_refresh_ms > 86400000) {
         fprintf(err, "ncclscope-agent: window, max_inflight (1..65536), ack_timeout_ms (1..3600000), "
-                     "reconnect_ms <= reconnect_max_ms (<= 3600000) and failover_ms (1..3600000) are out of range\n");
+                     "reconnect_ms <= reconnect_max_ms (<= 3600000), failover_ms (1..3600000) and dns_refresh_ms "
+                     "(1..86400000) are out of range\n");
         return -1;
     }
-    nsc_endpoints eps;
+    static nsc_endpoints eps;  /* 17 KiB: not on the stack */
     char why[256];
     if (cfg->collector[0] && nsc_endpoints_parse(cfg->collector, &eps, why) != 0) {
         fprintf(err, "ncclscope-agent: %s\n", why);

@@ -30,7 +30,7 @@ typedef struct nsc_agent_cfg {
     uint64_t flush_kb;         /* or when this much is waiting */
     uint64_t burst;            /* messages taken per loop iteration */
     uint64_t queue;            /* messages ZeroMQ queues per sender (ZMQ_RCVHWM) */
-    char collector[2048];      /* tcp://HOST:PORT[,...] (endpoints.h); empty: spool only, no forwarding */
+    char collector[2048];      /* tcp://HOST:PORT[,...] or dns+tcp://NAME:PORT (endpoints.h); empty: spool only */
     char collector_key[PATH_MAX];  /* collector's public key file: enables CURVE */
     char curve_key[PATH_MAX];  /* the agent's secret key file (with collector_key) */
     uint64_t window;           /* batches in flight before the collector's first credit */
@@ -39,6 +39,7 @@ typedef struct nsc_agent_cfg {
     uint64_t ack_timeout_ms;   /* oldest unacknowledged batch older than this: re-send */
     uint64_t reconnect_ms, reconnect_max_ms;
     uint64_t failover_ms;      /* several collectors: the current one is dead after this */
+    uint64_t dns_refresh_ms;   /* dns+tcp://: the name is resolved again this often */
     uint64_t probe_ms;         /* clock probe interval; 0: no probes */
     uint64_t drain_ms;         /* on shutdown, wait this long at most for acks */
 } nsc_agent_cfg;

@@ -50,10 +50,30 @@ static int valid_endpoint(const char *ep, const char **why)
     return isdigit((unsigned char)colon[1]) && *end == 0 && port >= 1 && port <= 65535;
 }
 
-/* Entry i of the list, spaces trimmed, into out->ep[out->n]. */
-static int take_entry(const char *s, size_t len, nsc_endpoints *out, char err[256])
+/* dns+tcp://NAME:PORT (NAME not an [IPv6] literal) into out's name and port. */
+static int take_dns(const char *ep, nsc_endpoints *out, const char **why)
 {
-    unsigned i = out->n + 1;
+    const char *hp = ep + strlen(NSC_ENDPOINTS_DNS), *colon = strrchr(hp, ':');
+    char tcp[NSC_ENDPOINT_LEN + 8];
+    snprintf(tcp, sizeof tcp, "tcp://%s", hp);
+    *why = "names an address, not a name: write tcp://[ADDRESS]:PORT";
+    if (hp[0] == '[')
+        return -1;
+    *why = "has no valid NAME in dns+tcp://NAME:PORT";
+    if (!colon || !valid_host(hp, (size_t)(colon - hp)))
+        return -1;
+    *why = "has no PORT 1..65535 in dns+tcp://NAME:PORT";
+    if (!valid_endpoint(tcp, &(const char *){NULL}))
+        return -1;
+    snprintf(out->dns_name, sizeof out->dns_name, "%.*s", (int)(colon - hp), hp);
+    snprintf(out->dns_port, sizeof out->dns_port, "%s", colon + 1);
+    return 0;
+}
+
+/* Entry i of the list, spaces trimmed, into out->ep[out->n] (a dns+tcp://
+ * entry: into out's name, and it must be the only entry). */
+static int take_entry(const char *s, size_t len, unsigned i, nsc_endpoints *out, char err[256])
+{
     while (len && isspace((unsigned char)*s))
         s++, len--;
     while (len && isspace((unsigned char)s[len - 1]))
@@ -74,6 +94,18 @@ static int take_entry(const char *s, size_t len, nsc_endpoints *out, char err[25
     memcpy(ep, s, len);
     ep[len] = 0;
     const char *why = "has spaces, quotes or backslashes";
+    int dns = strncmp(ep, NSC_ENDPOINTS_DNS, strlen(NSC_ENDPOINTS_DNS)) == 0;
+    if (dns || out->dns_name[0]) {
+        if (out->n || out->dns_name[0]) {
+            snprintf(err, 256, "collector list: entry %u: a " NSC_ENDPOINTS_DNS " entry must be the whole list", i);
+            return -1;
+        }
+        if (!plain(ep) || take_dns(ep, out, &why) != 0) {
+            snprintf(err, 256, "collector list: entry %u '%.120s' %s", i, ep, why);
+            return -1;
+        }
+        return 0;
+    }
     if (!plain(ep) || !valid_endpoint(ep, &why)) {
         snprintf(err, 256, "collector list: entry %u '%.120s' %s", i, ep, why);
         return -1;
@@ -90,13 +122,30 @@ static int take_entry(const char *s, size_t len, nsc_endpoints *out, char err[25
 int nsc_endpoints_parse(const char *list, nsc_endpoints *out, char err[256])
 {
     out->n = 0;
-    for (const char *s = list;; ) {
-        const char *comma = strchr(s, ',');
-        size_t len = comma ? (size_t)(comma - s) : strlen(s);
-        if (take_entry(s, len, out, err) != 0)
+    out->dns_name[0] = out->dns_port[0] = 0;
+    for (unsigned i = 1;; i++) {
+        const char *comma = strchr(list, ',');
+        size_t len = comma ? (size_t)(comma - list) : strlen(list);
+        if (take_entry(list, len, i, out, err) != 0)
             return -1;
         if (!comma)
             return 0;
-        s = comma + 1;
+        list = comma + 1;
     }
+}
+
+int32_t nsc_endpoints_find(const nsc_endpoints *eps, const char *ep)
+{
+    for (uint32_t i = 0; i < eps->n; i++)
+        if (strcmp(eps->ep[i], ep) == 0)
+            return (int32_t)i;
+    return -1;
+}
+
+uint32_t nsc_endpoints_spread(const char *id, uint32_t n)
+{
+    uint32_t h = 2166136261u;  /* FNV-1a: the same start for the same id on every build */
+    for (; *id; id++)
+        h = (h ^ (uint8_t)*id) * 16777619u;
+    return h % n;
 }

@@ -4,23 +4,37 @@
  * separated by commas (spaces around an entry are ignored), each
  * tcp://HOST:PORT (HOST a name, an IPv4 address or [IPv6], PORT 1..65535) or
  * ipc://PATH. The forwarder uses the first and moves to the next, in order and
- * round the list, when the one it uses dies (forward.h). A malformed list is
- * refused with a message naming the entry and what is wrong with it.
+ * round the list, when the one it uses dies (forward.h). Or, alone, one
+ * dns+tcp://NAME:PORT: the list is every address NAME resolves to (resolve.h
+ * fills it, sorted, in the background), each as tcp://ADDRESS:PORT. A
+ * malformed list is refused with a message naming the entry and what is wrong
+ * with it.
  */
 #ifndef NCCLSCOPE_AGENT_ENDPOINTS_H
 #define NCCLSCOPE_AGENT_ENDPOINTS_H
 
 #include <stdint.h>
 
-#define NSC_ENDPOINTS_MAX 16
-#define NSC_ENDPOINT_LEN 256   /* with the terminating NUL */
+#define NSC_ENDPOINTS_MAX 16       /* entries of a written list */
+#define NSC_ENDPOINTS_DNS_MAX 64   /* addresses of a dns+tcp:// name used */
+#define NSC_ENDPOINT_LEN 256       /* with the terminating NUL */
+#define NSC_ENDPOINTS_DNS "dns+tcp://"
 
 typedef struct nsc_endpoints {
-    char ep[NSC_ENDPOINTS_MAX][NSC_ENDPOINT_LEN];
+    char ep[NSC_ENDPOINTS_DNS_MAX][NSC_ENDPOINT_LEN];
     uint32_t n;
+    char dns_name[NSC_ENDPOINT_LEN];  /* empty: a written list; else the name, ep its addresses */
+    char dns_port[8];
 } nsc_endpoints;
 
-/* Parse list into out. Returns 0, or -1 with the reason in err. */
+/* Parse list into out. A dns+tcp:// entry leaves out->n 0 (its addresses are
+ * not known yet). Returns 0, or -1 with the reason in err. */
 int nsc_endpoints_parse(const char *list, nsc_endpoints *out, char err[256]);
+/* The position of ep in eps, or -1. */
+int32_t nsc_endpoints_find(const nsc_endpoints *eps, const char *ep);
+/* Where an agent named id starts in a list of n (> 0) addresses of a name:
+ * a hash of id, so agents given one name spread over its addresses and each
+ * always picks the same one of the same list. */
+uint32_t nsc_endpoints_spread(const char *id, uint32_t n);
 
 #endif

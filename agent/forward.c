@@ -92,8 +92,9 @@ static void close_link(void *sock, void *mon)
 
 /* A fresh DEALER with its options and monitor in place of the current ones
  * (kept if this fails), connected to endpoint cur. Each link's monitor has
- * its own inproc name, so no event of an old link reaches a new one. Returns
- * 0, or -1 with err; a failed connect leaves the new link unconnected. */
+ * its own inproc name, so no event of an old link reaches a new one (with no
+ * endpoint yet, a name not resolved, it stays unconnected). Returns 0, or -1
+ * with err; a failed connect leaves the new link unconnected. */
 static int open_link(nsc_fwd *f, char err[256])
 {
     char ep[80];
@@ -110,7 +111,7 @@ static int open_link(nsc_fwd *f, char err[256])
     close_link(f->sock, f->mon);
     f->sock = sock;
     f->mon = mon;
-    if (zmq_connect(sock, f->eps.ep[f->cur]) != 0) {
+    if (f->eps.n && zmq_connect(sock, f->eps.ep[f->cur]) != 0) {
         snprintf(err, 256, "collector '%.160s': %s", f->eps.ep[f->cur], zmq_strerror(errno));
         return -1;
     }
@@ -171,7 +172,7 @@ void nsc_fwd_free(nsc_fwd *f)
 
 void *nsc_fwd_socket(const nsc_fwd *f) { return f->sock; }
 void *nsc_fwd_monitor(const nsc_fwd *f) { return f->mon; }
-const char *nsc_fwd_endpoint(const nsc_fwd *f) { return f->eps.ep[f->cur]; }
+const char *nsc_fwd_endpoint(const nsc_fwd *f) { return f->eps.n ? f->eps.ep[f->cur] : f->cfg.endpoint; }
 
 static flight *at(nsc_fwd *f, uint32_t i) { return &f->ring[(f->head + i) % f->cap]; }
 
@@ -403,23 +404,21 @@ static void send_scheduled_probe(nsc_fwd *f)
     f->next_probe_ns = f->now + (f->scheduled < FAST_PROBES ? f->cfg.probe_ns / 10 : f->cfg.probe_ns);
 }
 
-/* Why the collector in use is dead (NULL: it is not, or it is the only one). */
+/* Why the collector in use is dead (NULL: it is not, or it is the only one
+ * and nobody is told). */
 static const char *dead(const nsc_fwd *f)
 {
-    if (f->eps.n < 2)
+    if (f->eps.n == 0 || (f->eps.n < 2 && !f->cfg.lost))
         return NULL;
     if (!f->st.connected)
         return f->now - f->down_since >= f->cfg.failover_ns ? "no connection" : NULL;
     return f->asked && f->now - f->asked_ns >= f->cfg.failover_ns ? "no acknowledgement or answer" : NULL;
 }
 
-/* Give the collector in use up for the next one round the list, with a
- * fresh socket and none of the dead one's state. */
-static void fail_over(nsc_fwd *f, const char *why)
+/* Use endpoint next with a fresh socket and none of the old one's state. */
+static int move_to(nsc_fwd *f, uint32_t next, char err[256])
 {
-    uint32_t from = f->cur;
-    char err[256] = "";
-    f->cur = (f->cur + 1) % f->eps.n;
+    f->cur = next;
     f->st.collector_index = f->cur;
     f->st.failovers++;
     f->st.disconnects += f->st.connected;
@@ -431,11 +430,65 @@ static void fail_over(nsc_fwd *f, const char *why)
     f->lead_id = f->scheduled = f->next_probe_ns = 0;  /* the new collector's clock needs the fast probes */
     f->asked = 0;
     f->down_since = f->now;
-    int rc = open_link(f, err);
+    return open_link(f, err);
+}
+
+/* Give the collector in use up for the next one round the list. */
+static void fail_over(nsc_fwd *f, const char *why)
+{
+    uint32_t from = f->cur;
+    char err[256] = "";
+    int rc = move_to(f, (f->cur + 1) % f->eps.n, err);
     if (f->cfg.log)
         fprintf(f->cfg.log, "ncclscope-agent: collector %s (%u of %u): %s for %.1f s; moving to %s (%u of %u)%s%s\n",
                 f->eps.ep[from], from + 1, f->eps.n, why, (double)f->cfg.failover_ns / 1e9, f->eps.ep[f->cur],
                 f->cur + 1, f->eps.n, rc ? ": " : "", err);
+}
+
+/* The collector in use is dead: tell cfg.lost (a name is resolved again),
+ * then move on, or with nowhere to go wait another failover_ns before
+ * telling again. */
+static void give_up(nsc_fwd *f, const char *why)
+{
+    if (f->cfg.lost)
+        f->cfg.lost(f->cfg.lost_arg);
+    if (f->eps.n >= 2) {
+        fail_over(f, why);
+        return;
+    }
+    f->down_since = f->asked_ns = f->now;
+}
+
+void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps, uint64_t now_ns)
+{
+    char from[NSC_ENDPOINT_LEN] = "", err[256] = "";
+    if (eps->n == 0)
+        return;
+    if (f->eps.n)
+        memcpy(from, f->eps.ep[f->cur], sizeof from);
+    int32_t keep = nsc_endpoints_find(eps, from);
+    f->eps.n = eps->n;
+    memcpy(f->eps.ep, eps->ep, sizeof eps->ep[0] * eps->n);
+    if (keep >= 0) {
+        f->cur = (uint32_t)keep;
+        f->st.collector_index = f->cur;
+        return;
+    }
+    f->now = now_ns;
+    uint32_t next = nsc_endpoints_spread(f->agent, f->eps.n);
+    int rc;
+    if (from[0]) {
+        rc = move_to(f, next, err);
+    } else {  /* the first list: nothing to give up */
+        f->cur = next;
+        f->st.collector_index = f->cur;
+        f->down_since = f->now;
+        rc = open_link(f, err);
+    }
+    if (f->cfg.log)
+        fprintf(f->cfg.log, "ncclscope-agent: collector %s%s; using %s (%u of %u)%s%s\n", from[0] ? from : f->cfg.endpoint,
+                from[0] ? " is no longer among the name's addresses" : " resolved", f->eps.ep[f->cur], f->cur + 1, f->eps.n,
+                rc ? ": " : "", err);
 }
 
 void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
@@ -445,7 +498,7 @@ void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
     take_input(f);
     const char *why = dead(f);
     if (why)
-        fail_over(f, why);
+        give_up(f, why);
     if (f->n && now_ns - at(f, 0)->sent_ns > f->cfg.ack_timeout_ns)
         rewind_all(f, &f->st.rewinds_timeout);
     if (f->st.connected && f->cfg.probe_ns && now_ns >= f->next_probe_ns)

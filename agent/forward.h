@@ -22,6 +22,10 @@
  * again. A batch the dead collector stored but never acknowledged is then
  * stored twice; the ClickHouse store folds repeated batch identities
  * (docs/clickhouse.md). One endpoint is never given up.
+ *
+ * With a dns+tcp:// name the list starts empty (no connection) and comes from
+ * nsc_fwd_set_endpoints, again whenever the name's addresses change; a dead
+ * collector is also told to cfg.lost, so that the name is resolved again.
  */
 #ifndef NCCLSCOPE_AGENT_FORWARD_H
 #define NCCLSCOPE_AGENT_FORWARD_H
@@ -30,6 +34,7 @@
 #include <stdio.h>
 
 #include "curve.h"
+#include "endpoints.h"
 #include "spool.h"
 
 typedef struct nsc_fwd nsc_fwd;
@@ -47,6 +52,8 @@ typedef struct nsc_fwd_cfg {
     int reconnect_ms, reconnect_max_ms;
     uint64_t failover_ns;           /* several endpoints: the current one is dead after this */
     FILE *log;                      /* each move to another endpoint is told here; NULL: not */
+    void (*lost)(void *arg);        /* the collector in use is dead (again every failover_ns while it is); NULL: nobody asks */
+    void *lost_arg;
     uint64_t (*now)(void);          /* CLOCK_MONOTONIC ns: probe times t1 and t4 */
 } nsc_fwd_cfg;
 
@@ -76,8 +83,15 @@ void nsc_fwd_free(nsc_fwd *f);
  * another endpoint replaces them: ask again after each nsc_fwd_run. */
 void *nsc_fwd_socket(const nsc_fwd *f);
 void *nsc_fwd_monitor(const nsc_fwd *f);
-/* The endpoint in use. */
+/* The endpoint in use (cfg.endpoint while a name has no address yet). */
 const char *nsc_fwd_endpoint(const nsc_fwd *f);
+/* A name's addresses, new or changed (an empty list is ignored): on a
+ * collector still listed the forwarder stays, connection and state kept;
+ * else (the first list, or the one in use gone) it opens a fresh link to the
+ * address nsc_endpoints_spread picks for its agent id, a move like a
+ * failover (counted, logged, everything unacknowledged sent again). now_ns:
+ * as nsc_fwd_run's, whose clock times the new link's connection. */
+void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps, uint64_t now_ns);
 /* Take acks, answers and connection events, then send what the credit allows
  * and probes that are due. Never blocks. */
 void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns);

@@ -43,11 +43,18 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_collector_connects_total", "counter", "Connections to the collector made", f.connects);
     nsc_prom_u64(b, "ncclscope_agent_collector_disconnects_total", "counter", "Connections to the collector lost", f.disconnects);
     nsc_prom_u64(b, "ncclscope_agent_collector_index", "gauge", "Position of the collector in use in the collector list (0: the first)", f.collector_index);
-    nsc_prom_u64(b, "ncclscope_agent_collector_failovers_total", "counter", "Moves to the next collector of the list after the one in use died", f.failovers);
+    nsc_prom_u64(b, "ncclscope_agent_collector_failovers_total", "counter", "Moves to another collector of the list after the one in use died or left the name's addresses", f.failovers);
     if (a->fwd)
         evbuffer_add_printf(b, "# HELP ncclscope_agent_collector_info The collector endpoint in use\n"
                                "# TYPE ncclscope_agent_collector_info gauge\nncclscope_agent_collector_info{endpoint=\"%s\"} 1\n",
                             nsc_fwd_endpoint(a->fwd));
+    if (a->res) {
+        nsc_resolver_stats r;
+        nsc_resolver_stats_get(a->res, &r);
+        nsc_prom_u64(b, "ncclscope_agent_dns_resolutions_total", "counter", "Resolutions of the collector name that gave addresses", r.resolutions);
+        nsc_prom_u64(b, "ncclscope_agent_dns_failures_total", "counter", "Resolutions of the collector name that failed (the last addresses stay)", r.failures);
+        nsc_prom_u64(b, "ncclscope_agent_dns_addresses", "gauge", "Collector addresses of the name, as last resolved", r.addresses);
+    }
     nsc_prom_u64(b, "ncclscope_agent_collector_handshake_failures_total", "counter", "Failed handshakes (CURVE keys, protocol)", f.handshake_failures);
     nsc_prom_u64(b, "ncclscope_agent_clock_probes_total", "counter", "Clock probes sent", f.probes_sent);
     nsc_prom_u64(b, "ncclscope_agent_clock_samples_total", "counter", "Clock samples completed and reported", f.samples);

@@ -3,7 +3,8 @@
  * One thread: wait up to 10 ms for the ipc socket or the collector, take a
  * bounded burst of messages, serve HTTP without blocking, then run what is
  * due: the PXN resolver's retries, liveness checks, reaping, spool flushes,
- * and the forwarder (acks, sends within the credit, probes). SIGTERM and
+ * and the forwarder (acks, sends within the credit, probes; a dns+tcp://
+ * collector's addresses come from the resolver's thread). SIGTERM and
  * SIGINT end the loop; what is still queued on the socket is taken, held
  * foreign events are given up (flagged), everything goes to the spool, the
  * forwarder gets up to drain_ms to have it acknowledged, exit 0.
@@ -65,10 +66,29 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
     }
 }
 
+/* The forwarder's collector died: its name may have other addresses now. */
+static void resolve_again(void *arg)
+{
+    nsc_resolver_kick(arg);
+}
+
+/* With a dns+tcp:// collector: its resolver thread. */
+static int start_resolver(nsc_agent *a, char err[256])
+{
+    if (nsc_endpoints_parse(a->cfg.collector, &a->res_list, err) != 0)
+        return -1;
+    if (!a->res_list.dns_name[0])
+        return 0;
+    a->res = nsc_resolver_new(&a->res_list, a->cfg.dns_refresh_ms * MS, stderr, err);
+    return a->res ? 0 : -1;
+}
+
 static int start_forward(nsc_agent *a, char err[256])
 {
     if (!a->cfg.collector[0])
         return 0;
+    if (start_resolver(a, err) != 0)
+        return -1;
     int curve = a->cfg.collector_key[0] != 0;
     if (curve && (nsc_curve_load_public(a->cfg.collector_key, a->collector_pub, err) != 0 ||
                   nsc_curve_load_secret(a->cfg.curve_key, &a->curve, err) != 0))
@@ -79,7 +99,8 @@ static int start_forward(nsc_agent *a, char err[256])
                       .max_inflight_bytes = a->cfg.max_inflight_mb << 20,
                       .ack_timeout_ns = a->cfg.ack_timeout_ms * MS, .probe_ns = a->cfg.probe_ms * MS,
                       .reconnect_ms = (int)a->cfg.reconnect_ms, .reconnect_max_ms = (int)a->cfg.reconnect_max_ms,
-                      .failover_ns = a->cfg.failover_ms * MS, .log = stderr, .now = nsc_mono_ns};
+                      .failover_ns = a->cfg.failover_ms * MS, .log = stderr, .now = nsc_mono_ns,
+                      .lost = a->res ? resolve_again : NULL, .lost_arg = a->res};
     a->fwd = nsc_fwd_new(&fc, a->spool, err);
     return a->fwd ? 0 : -1;
 }
@@ -113,6 +134,7 @@ fail:
 static void teardown(nsc_agent *a)
 {
     nsc_http_stop(a);
+    nsc_resolver_free(a->res);
     nsc_fwd_free(a->fwd);
     nsc_ingest_close(a);
     nsc_out_free(a->out);
@@ -133,6 +155,14 @@ static void wait_input(nsc_agent *a, int listen, long ms)
     zmq_poll(it, n, ms);
 }
 
+/* The forwarder gets a name's addresses when they change. */
+static void run_forward(nsc_agent *a, uint64_t now)
+{
+    if (a->res && nsc_resolver_take(a->res, &a->res_gen, &a->res_list))
+        nsc_fwd_set_endpoints(a->fwd, &a->res_list, now);
+    nsc_fwd_run(a->fwd, now);
+}
+
 /* After the last flush: give the collector drain_ms to acknowledge the spool
  * (what is left stays spooled for the next start). */
 static void drain_forward(nsc_agent *a)
@@ -141,7 +171,7 @@ static void drain_forward(nsc_agent *a)
     nsc_spool_stats sp;
     nsc_fwd_stats fs;
     for (;;) {
-        nsc_fwd_run(a->fwd, nsc_mono_ns());
+        run_forward(a, nsc_mono_ns());
         nsc_spool_stats_get(a->spool, &sp);
         nsc_fwd_stats_get(a->fwd, &fs);
         if (sp.entries == 0 || !fs.connected || nsc_mono_ns() >= end)
@@ -162,7 +192,7 @@ static void loop(nsc_agent *a)
         uint64_t now = nsc_mono_ns();
         run_due(a, &t, now);
         if (a->fwd)
-            nsc_fwd_run(a->fwd, now);
+            run_forward(a, now);
     }
     /* Take what is already queued, then give up on held foreign events. */
     for (int i = 0; i < SHUTDOWN_BURSTS && nsc_ingest_drain(a, (unsigned)a->cfg.burst) > 0; i++)

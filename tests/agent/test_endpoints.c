@@ -77,3 +77,57 @@ Test(endpoints, config_refuses_a_bad_list)
     char *zero[] = {"agent", "--failover-ms", "0"};
     cr_assert_eq(nsc_agent_cfg_load(&c, 3, zero, stderr), -1);
 }
+
+Test(endpoints, name_stands_for_its_addresses)
+{
+    cr_assert_eq(nsc_endpoints_parse(" dns+tcp://collectors.ncclscope.svc.cluster.local:7760 ", &eps, err), 0, "%s", err);
+    cr_assert_eq(eps.n, 0, "the addresses come from resolving the name");
+    cr_assert_str_eq(eps.dns_name, "collectors.ncclscope.svc.cluster.local");
+    cr_assert_str_eq(eps.dns_port, "7760");
+    cr_assert_eq(nsc_endpoints_parse("tcp://a:1", &eps, err), 0, "%s", err);
+    cr_assert_str_eq(eps.dns_name, "", "a written list has no name");
+    refused("dns+tcp://c:7760,tcp://a:1", "entry 2: a dns+tcp:// entry must be the whole list");
+    refused("tcp://a:1,dns+tcp://c:7760", "entry 2: a dns+tcp:// entry must be the whole list");
+    refused("dns+tcp://c:1,dns+tcp://d:1", "entry 2: a dns+tcp:// entry must be the whole list");
+    refused("dns+tcp://c", "entry 1 'dns+tcp://c' has no valid NAME in dns+tcp://NAME:PORT");
+    refused("dns+tcp://:7760", "has no valid NAME");
+    refused("dns+tcp://c*:7760", "has no valid NAME");
+    refused("dns+tcp://c:0", "has no PORT 1..65535 in dns+tcp://NAME:PORT");
+    refused("dns+tcp://c:7x", "has no PORT");
+    refused("dns+tcp://[::1]:7760", "names an address, not a name");
+    refused("dns+tcp://c d:7760", "spaces");
+    refused("dns://c:7760", "is not tcp://HOST:PORT or ipc://PATH");
+}
+
+Test(endpoints, find_and_spread)
+{
+    cr_assert_eq(nsc_endpoints_parse("tcp://a:1,tcp://b:1", &eps, err), 0, "%s", err);
+    cr_assert_eq(nsc_endpoints_find(&eps, "tcp://b:1"), 1);
+    cr_assert_eq(nsc_endpoints_find(&eps, "tcp://c:1"), -1);
+    cr_assert_eq(nsc_endpoints_find(&eps, ""), -1);
+    unsigned hits[4] = {0};
+    for (int i = 0; i < 400; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "gpu-node-%03d", i);
+        uint32_t s = nsc_endpoints_spread(id, 4);
+        cr_assert_lt(s, 4);
+        cr_assert_eq(nsc_endpoints_spread(id, 4), s, "one id, one start");
+        hits[s]++;
+    }
+    for (int i = 0; i < 4; i++)
+        cr_assert_geq(hits[i], 50, "400 nodes over 4 addresses: %u start at %d", hits[i], i);
+    cr_assert_eq(nsc_endpoints_spread("x", 1), 0);
+}
+
+Test(endpoints, config_checks_the_refresh)
+{
+    nsc_agent_cfg c;
+    char *good[] = {"agent", "--collector", "dns+tcp://collectors:7760", "--dns-refresh-ms", "1500"};
+    cr_assert_eq(nsc_agent_cfg_load(&c, 5, good, stderr), 0);
+    cr_assert_eq(c.dns_refresh_ms, 1500);
+    char *dflt[] = {"agent"};
+    cr_assert_eq(nsc_agent_cfg_load(&c, 1, dflt, stderr), 0);
+    cr_assert_eq(c.dns_refresh_ms, 30000);
+    char *zero[] = {"agent", "--dns-refresh-ms", "0"};
+    cr_assert_eq(nsc_agent_cfg_load(&c, 3, zero, stderr), -1);
+}

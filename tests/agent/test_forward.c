@@ -516,3 +516,90 @@ Test(forward, bad_endpoint_list_refused)
     cr_assert_null(nsc_fwd_new(&c, spool, err));
     cr_assert(strstr(err, "entry 2 is empty"), "%s", err);
 }
+
+static unsigned lost_calls;
+static void count_lost(void *arg)
+{
+    (void)arg;
+    lost_calls++;
+}
+
+/* The endpoints a name resolved to (nsc_fwd_set_endpoints), n of them. */
+static nsc_endpoints *name_list(const char *e0, const char *e1, const char *e2)
+{
+    static nsc_endpoints l;
+    const char *e[3] = {e0, e1, e2};
+    l.n = 0;
+    for (int i = 0; i < 3; i++)
+        if (e[i])
+            strcpy(l.ep[l.n++], e[i]);
+    return &l;
+}
+
+/* A dns+tcp:// name: nothing connects before its first list; the forwarder
+ * starts at the address its agent id picks; a changed list that still holds
+ * it keeps it (same connection); one without it moves to the picked one of the
+ * new list and sends everything unacknowledged there; a dead collector with
+ * no other address asks for the name again, every failover_ms. */
+Test(forward, name_addresses_kept_or_moved)
+{
+    char list[160], epa[64], epb[64], err[256];
+    void *a, *b;
+    two_collectors(&a, &b, list, epa);
+    strcpy(epb, ep);
+    spool_batches(3);
+    nsc_fwd_cfg c = {.endpoint = "dns+tcp://collectors.invalid:7760", .agent_id = "a1", .host = "h1", .window = 4,
+                     .max_inflight = 16, .max_inflight_bytes = 1 << 20, .ack_timeout_ns = 60000000000ull,
+                     .reconnect_ms = 20, .reconnect_max_ms = 100, .failover_ns = 2000000000ull, .now = nsc_mono_ns,
+                     .lost = count_lost};
+    nsc_fwd *f = nsc_fwd_new(&c, spool, err);
+    cr_assert_not_null(f, "%s", err);
+    got g = {0};
+    router = a;
+    pump(f, &g, 300, 0);
+    cr_assert_eq(stats(f).connects, 0, "no address, no connection");
+    cr_assert_str_eq(nsc_fwd_endpoint(f), "dns+tcp://collectors.invalid:7760");
+
+    uint32_t first = nsc_endpoints_spread("a1", 2);
+    void *used = first ? b : a, *other = first ? a : b;
+    const char *used_ep = first ? epb : epa, *other_ep = first ? epa : epb;
+    uint64_t t = nsc_mono_ns();  /* as the agent's loop: its clock read before the list came */
+    nsc_fwd_set_endpoints(f, name_list(epa, epb, NULL), t);
+    nsc_fwd_run(f, t);
+    cr_assert_eq(stats(f).failovers, 0, "a fresh link is not dead");
+    router = used;
+    pump(f, &g, 3000, 3);
+    cr_assert_eq(g.n, 3, "the picked address gets the spool, got %u", g.n);
+    cr_assert_str_eq(nsc_fwd_endpoint(f), used_ep);
+    cr_assert_eq(stats(f).failovers, 0);
+
+    nsc_fwd_set_endpoints(f, name_list("tcp://127.0.0.1:1", other_ep, used_ep), nsc_mono_ns());
+    pump(f, &g, 300, 0);
+    cr_assert_str_eq(nsc_fwd_endpoint(f), used_ep, "still listed: kept");
+    cr_assert_eq(stats(f).collector_index, 2);
+    cr_assert_eq(stats(f).connects, 1, "the connection was kept");
+    cr_assert_eq(g.n, 3, "nothing sent again");
+
+    nsc_fwd_set_endpoints(f, name_list(other_ep, NULL, NULL), nsc_mono_ns());
+    router = other;
+    got g2 = {0};
+    pump(f, &g2, 3000, 3);
+    cr_assert_eq(g2.n, 3, "gone from the list: the unacknowledged batches go to the other, got %u", g2.n);
+    cr_assert_eq(stats(f).failovers, 1);
+    cr_assert_str_eq(nsc_fwd_endpoint(f), other_ep);
+
+    for (uint64_t s = 0; s < 3; s++)
+        ack(&g2, "a1", s, 4);
+    pump(f, &g2, 200, 0);
+    cr_assert_eq(spooled(), 0);
+    lost_calls = 0;
+    zmq_close(other);
+    uint64_t start = nsc_mono_ns();
+    while (lost_calls < 2 && nsc_mono_ns() - start < 20000000000ull)
+        pump(f, &g2, 10, 0);
+    cr_assert_eq(lost_calls, 2, "a dead only address asks for the name again each failover_ms");
+    cr_assert_geq(nsc_mono_ns() - start, 4000000000ull, "asked sooner than failover_ms");
+    cr_assert_eq(stats(f).failovers, 1, "nowhere to move");
+    nsc_fwd_free(f);
+    router = used;
+}

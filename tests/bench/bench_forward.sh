@@ -28,6 +28,9 @@
 # agent's says whether the end-to-end rate is bound by the two cores.
 # The NCCLSCOPE_* environment reaches the agent and the collector (e.g.
 # NCCLSCOPE_AGENT_MAX_INFLIGHT_MB=32 to try a knob).
+# NSC_BENCH_DNS=1: the agent under test reaches the collector through
+# dns+tcp://127.0.0.1:PORT (its resolver thread and list hand-over), the
+# baseline through tcp://.
 set -euo pipefail
 bin=$1 senders=${2:-4} batches=${3:-500} events=${4:-1000} runs=${5:-3} base=${6:-}
 total=$((senders * batches * events))
@@ -76,6 +79,9 @@ run() {  # run MODE N [AGENT]
         start_collector 0
         cpid=${pids[collector]}
         args=(--collector "tcp://127.0.0.1:$port")
+        # NSC_BENCH_DNS=1: the agent under test (not BASE_AGENT) names the
+        # collector as dns+tcp://, the resolver thread's form (docs/agent.md).
+        [ "${NSC_BENCH_DNS:-0}" = 1 ] && [ "$mode" = "$kind" ] && args=(--collector "dns+tcp://127.0.0.1:$port")
     fi
     bench_agent "${args[@]}"
     t0=$(date +%s.%N)

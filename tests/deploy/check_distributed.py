@@ -79,8 +79,18 @@ def check_store(where, args, sets, defined, get, bad):
             bad(where, f"remote_servers {m.group(4)}: {h} port {p} is not the pod's native port")
 
 
+def check_headless_name(where, addr, docs, get, bad, collector):
+    """A dns+tcp:// entry names the collectors' headless Service: every ready replica's address."""
+    name = get(collector, "spec.serviceName")
+    m = re.match(r"dns\+tcp://([a-z0-9-]+)\.[a-z0-9-]+\.svc:\d+$", addr)
+    svc = next((d for _, d in docs if d.get("kind") == "Service" and get(d, "metadata.name") == name), {})
+    if not m or m.group(1) != name or get(svc, "spec.clusterIP") != "None":
+        bad(where, f"NCCLSCOPE_COLLECTOR_ADDR {addr} is not the collectors' headless Service {name} (clusterIP: None)")
+
+
 def check_agents(docs, get, bad, collector):
-    """The agents list every collector replica once; a wrapper keeps the agent's args."""
+    """The agents name the collectors' headless Service (dns+tcp://) or list every
+    collector replica once; a wrapper keeps the agent's args."""
     replicas = get(collector, "spec.replicas") or 1
     want = {f"{get(collector, 'metadata.name')}-{i}.{get(collector, 'spec.serviceName')}" for i in range(replicas)}
     for ds in workloads(docs, get, "DaemonSet"):
@@ -90,7 +100,9 @@ def check_agents(docs, get, bad, collector):
             if addr is None:
                 continue
             listed = [re.sub(r"^tcp://|\.[a-z0-9-]+\.svc:\d+$", "", e) for e in addr.split(",")]
-            if replicas > 1 and sorted(listed) != sorted(want):
+            if addr.startswith("dns+tcp://"):
+                check_headless_name(where, addr, docs, get, bad, collector)
+            elif replicas > 1 and sorted(listed) != sorted(want):
                 bad(where, f"NCCLSCOPE_COLLECTOR_ADDR lists {listed}, not each of the {replicas} collector replicas once")
             if replicas == 1 and len(listed) > 1:
                 bad(where, "several collectors listed for one collector replica")

@@ -146,7 +146,7 @@ def check_program(cw, c, image, opts, ports, services):
                 bad(cw, f"{flag} {args[args.index(flag) + 1]} does not serve port {name}={ports.get(name)} on all addresses")
     addr = env_value(c, "NCCLSCOPE_COLLECTOR_ADDR")[0]
     for entry in (addr or "").split(",") if addr is not None else []:
-        m = re.match(r"tcp://([a-z0-9.-]+)\.([a-z0-9-]+)\.svc:(\d+)$", entry)
+        m = re.match(r"(?:dns\+)?tcp://([a-z0-9.-]+)\.([a-z0-9-]+)\.svc:(\d+)$", entry)
         if not m or (m.group(1), m.group(2)) not in services or \
                 int(m.group(3)) not in services[(m.group(1), m.group(2))]:
             bad(cw, f"NCCLSCOPE_COLLECTOR_ADDR entry {entry} names no Service port of these manifests")

@@ -65,7 +65,6 @@ overlay|collector-patch.yaml|s/"--ch-shards"/"--ch-shard"/|has no flag --ch-shar
 overlay|collector-patch.yaml|s/?cluster=nsc"/?cluster=nsc2"/|cluster nsc2 is not in any remote_servers
 overlay|collector-patch.yaml|s/ncclscope-clickhouse-1.ncclscope-clickhouse-hl.ncclscope.svc:8123"/ncclscope-clickhouse-2.ncclscope-clickhouse-hl.ncclscope.svc:8123"/|names no StatefulSet pod
 overlay|collector-patch.yaml|s/ncclscope-clickhouse-1.ncclscope-clickhouse-hl.ncclscope.svc:8123"/ncclscope-clickhouse-1.ncclscope-clickhouse-hl.ncclscope.svc:9000"/|is not the pod's http port
-overlay|collector-patch.yaml|s/replicas: 3/replicas: 4/|not each of the 4 collector replicas once
 overlay|collector-patch.yaml|/"--store", /d|replicas on LMDB stores
 overlay|clickhouse.yaml|s/replicas: 2/replicas: 3/|3 ClickHouse pods, --ch-shards lists 2
 overlay|clickhouse.yaml|s/<host>ncclscope-clickhouse-1.ncclscope-clickhouse-hl.ncclscope.svc</<host>ncclscope-clickhouse-0.ncclscope-clickhouse-hl.ncclscope.svc</|differ from --ch-shards
@@ -73,8 +72,8 @@ overlay|clickhouse.yaml|0,/<port>9000</s//<port>9440</|port 9440 is not the pod'
 overlay|clickhouse.yaml|s/remote_servers>/remote-servers>/g|cluster nsc is not in any remote_servers
 overlay|clickhouse.yaml|s/<\/shard>$/<\/shard/|is not XML
 overlay|clickhouse.yaml|s/{name: http, containerPort: 8123}/{name: http, containerPort: 8124}/|is not a container port
-overlay|agent-patch.yaml|s/,tcp:\/\/ncclscope-collector-2[^"]*//|not each of the 3 collector replicas once
-overlay|agent-patch.yaml|s/ncclscope-agent "$@"/ncclscope-agent/|must be /bin/sh -c ending in exec
+overlay|agent-patch.yaml|s/dns+tcp:\/\/ncclscope-collector-hl/dns+tcp:\/\/ncclscope-collector/|is not the collectors' headless Service
+overlay|agent-patch.yaml|s/-hl.ncclscope.svc:7760/-hl.ncclscope.svc:7769/|names no Service port
 overlay|agent-patch.yaml|s/name: ncclscope-agent/name: ncclscope-agents/|patch target DaemonSet ncclscope-agents
 overlay|kustomization.yaml|s/path: agent-patch.yaml/path: agent-patches.yaml/|patch agent-patches.yaml does not exist
 EOF

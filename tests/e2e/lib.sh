@@ -25,7 +25,7 @@ die() {
     echo "${0##*/}${mode:+ ($mode)}: $*" >&2
     for n in $(seq 0 $((nodes - 1))); do
         [ -e "$dir/node$n/agent.http" ] &&
-            curl -s -m 2 "http://$(cat "$dir/node$n/agent.http")/metrics" | grep -E '^ncclscope_agent_(forward|spool|collector|events)' >&2 || true
+            curl -s -m 2 "http://$(cat "$dir/node$n/agent.http")/metrics" | grep -E '^ncclscope_agent_(forward|spool|collector|events|dns)' >&2 || true
     done
     local f
     for f in "$dir"/*.log "$dir"/node*/*.log; do [ ! -e "$f" ] || tail -v -n 20 "$f" >&2; done
@@ -61,13 +61,14 @@ collector_port_for_later() {
     start_collector 0
     stop collector
 }
-# start_collector PORT ARGS...: listen on tcp://127.0.0.1:PORT (0: any),
-# store $dir/db, HTTP on a port of its choice ($http).
+# start_collector PORT ARGS...: listen on tcp://$listen_host:PORT (0: any;
+# listen_host default 127.0.0.1), store $collector_db (default $dir/db),
+# HTTP on a port of its choice ($http).
 start_collector() {
     local p=$1
     shift
     rm -f "$dir/ports"
-    "$bin/ncclscope-collector" --listen "tcp://127.0.0.1:$p" --http 127.0.0.1:0 --db "$dir/db" \
+    "$bin/ncclscope-collector" --listen "tcp://${listen_host:-127.0.0.1}:$p" --http 127.0.0.1:0 --db "${collector_db:-$dir/db}" \
         --port-file "$dir/ports" "$@" 2>>"$dir/collector.log" &
     pids[collector]=$!
     for _ in $(seq 500); do
