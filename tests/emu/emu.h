@@ -214,6 +214,12 @@ void emu_state_args_build(int version, int state, uint64_t arg, int steps, emu_s
 uint64_t emu_true_ns(void); /* CLOCK_MONOTONIC, libc's own: never shimmed */
 /* Sleep until true time t (0 or past: no sleep). */
 void emu_sleep_until(uint64_t t);
+/* The clock floor (the shim's, when preloaded): is there one; raise this
+ * thread's to true time t (it never goes down, so the thread's stamps stay
+ * in order); the time the plugin reads on this thread now. */
+bool emu_clock_floor_on(void);
+void emu_clock_floor_raise(uint64_t t);
+uint64_t emu_clock_stamp_ns(void);
 typedef struct emu_gpu_clock {
     int64_t offset_ns;
     int64_t drift_ppb;
