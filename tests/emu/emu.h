@@ -478,9 +478,12 @@ void emu_wire_gone(emu_wire *w, uint32_t slot);
  * yet or already past; EMU_NEVER: never): from the wire, the same schedule
  * the device computes, so the host need not wait for its proxy thread. */
 uint64_t emu_timeline_host_end(emu_rank *r);
-/* Sleep until true time t, unless t is less than the slack (20 us) ahead:
- * the proxy's events and the host's wait for its device take the same slack. */
-void emu_timeline_sleep_until(uint64_t t);
+/* Wait for true time t (0: no model) before doing what is due then, on the
+ * proxy (an event) or the host (its device's end). With the clock floor:
+ * sleep only while t is more than the horizon (1 ms) ahead, then raise this
+ * thread's floor to t, so the plugin stamps what this thread makes next with
+ * t. Without it: sleep until t unless t is less than the slack (20 us) ahead. */
+void emu_timeline_wait(uint64_t t);
 /* Publish the device start of the group's first op (a collective) from the
  * host, when the host knows it, so the peers' proxies find it on the wire. */
 void emu_timeline_host_publish(emu_rank *r, emu_op *op);

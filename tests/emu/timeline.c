@@ -47,38 +47,38 @@ typedef struct leg {
 } leg;
 
 /* The last time this thread read the clock: time only moves on, so an event
- * due before it plus the slack is due now without reading the clock again
- * (a proxy behind the model makes its events back to back). */
+ * due before it plus the slack (or horizon) is due now without reading the
+ * clock again (a proxy behind the model makes its events back to back). */
 static __thread uint64_t seen_ns;
 
-/* An event due less than this ahead is made now: a sleep for it would
- * cost a context switch and wake up late by the kernel's timer slack (50
- * us) anyway. Not more: a network step's events (its SendWait state to its
- * end, what the links analysis measures) are often closer than 50 us, and
- * making them early would shorten the step (with 50 us the demo's healthy
- * links read 1 us a step instead of 18, docs/benchmarks-history.md). */
+/* Without the clock floor, an event due less than this ahead is made now: a
+ * sleep for it would cost a context switch and wake up late by the kernel's
+ * timer slack (50 us) anyway. Not more: a network step's events (its SendWait
+ * state to its end, what the links analysis measures) are often closer than
+ * 50 us, and making them early would shorten the step (with 50 us the demo's
+ * healthy links read 1 us a step instead of 18, docs/benchmarks-history.md). */
 #define EMU_SLACK_NS 20000
 
-void emu_timeline_sleep_until(uint64_t t)
+/* With the clock floor, what is due less than this ahead of real time is
+ * done now, stamped with its time: a 4 MiB collective's events (~300 us) in
+ * one go, a host's wait for a device end that close not at all. Further
+ * ahead, the thread sleeps until it is EMU_LEAD_NS ahead, which a wake-up on
+ * a loaded machine is seldom later than, so it is still done before its
+ * time. */
+#define EMU_HORIZON_NS 1000000
+#define EMU_LEAD_NS 500000
+
+static void sleep_with_slack(uint64_t t)
 {
     if (t == 0 || t <= seen_ns + EMU_SLACK_NS || t <= (seen_ns = emu_true_ns()) + EMU_SLACK_NS)
         return;
     emu_sleep_until(t);
 }
 
-/* With the clock floor, events less than this ahead of real time are made
- * now, stamped with their time: a 4 MiB collective's events (~300 us) are
- * made in one go. An event further ahead is slept for until it is
- * EMU_LEAD_NS ahead, which a wake-up on a loaded machine is seldom later
- * than, so the events are still made before their times. */
-#define EMU_HORIZON_NS 1000000
-#define EMU_LEAD_NS 500000
-
-/* Make the proxy's next event, due at true time t, now or when its time comes. */
-static void event_at(uint64_t t)
+void emu_timeline_wait(uint64_t t)
 {
     if (!emu_clock_floor_on()) {
-        emu_timeline_sleep_until(t);
+        sleep_with_slack(t);
         return;
     }
     if (t == 0)
@@ -91,7 +91,7 @@ static void event_at(uint64_t t)
 }
 
 /* The GPU timer `lag_ns` before the proxy's call, and its sample. The call
- * is stamped with the modelled time (event_at: exactly with the clock floor,
+ * is stamped with the modelled time (emu_timeline_wait: exactly with the clock floor,
  * else give or take the sleep's precision), and the plugin's CPU time of the
  * event stays the GPU time plus a fixed lag, as the clock checks assume. */
 static uint64_t gpu_at(emu_rank *r, uint64_t lag_ns)
@@ -285,7 +285,7 @@ static void run_legs(leg *legs, int n)
                 bt = legs[i].due, best = i;
         if (best < 0)
             return;
-        event_at(bt);
+        emu_timeline_wait(bt);
         do_next(&legs[best]);
         legs[best].due = due_of(&legs[best]);
     }
@@ -430,7 +430,7 @@ uint64_t emu_timeline_host_end(emu_rank *r)
         emu_proxy_drain(r);
         r->host_dev_free = r->dev_free; /* the proxy is idle: its end is final */
         r->host_may_publish = true;
-        return 0;
+        return r->dev_free; /* its events may have been made ahead of it (clock floor) */
     }
     const emu_op *op = r->host_last;
     uint32_t k = r->host_colls - 1;
@@ -633,7 +633,7 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
     }
     op_plan p = {0};
     if (ready != EMU_NEVER) { /* else the previous work never ended: these never start */
-        event_at(ready);
+        emu_timeline_wait(ready);
         for (size_t i = 0; i < n; i++) {
             start_kernels(r, st[i].op, st[i].kch);
             if (st[i].rec)
