@@ -75,6 +75,15 @@ static void sleep_with_slack(uint64_t t)
     emu_sleep_until(t);
 }
 
+/* With the clock floor: sleep only if t is beyond the horizon. */
+static void sleep_to_horizon(uint64_t t)
+{
+    if (t > seen_ns + EMU_HORIZON_NS && t > (seen_ns = emu_true_ns()) + EMU_HORIZON_NS) {
+        emu_sleep_until(t - EMU_LEAD_NS);
+        seen_ns = t - EMU_LEAD_NS;
+    }
+}
+
 void emu_timeline_wait(uint64_t t)
 {
     if (!emu_clock_floor_on()) {
@@ -83,10 +92,7 @@ void emu_timeline_wait(uint64_t t)
     }
     if (t == 0)
         return;
-    if (t > seen_ns + EMU_HORIZON_NS && t > (seen_ns = emu_true_ns()) + EMU_HORIZON_NS) {
-        emu_sleep_until(t - EMU_LEAD_NS);
-        seen_ns = t - EMU_LEAD_NS;
-    }
+    sleep_to_horizon(t);
     emu_clock_floor_raise(t);
 }
 
@@ -442,12 +448,15 @@ uint64_t emu_timeline_host_end(emu_rank *r)
      * grows, so this is never past the end; when all started together (no
      * fault) the peers' entries are there on waking, one wait, not two. Not
      * for short collectives: their peers are seldom there sooner than the
-     * sleep's own wake-up, which would then be one wait more. */
+     * sleep's own wake-up, which would then be one wait more. With the clock
+     * floor only to the horizon, as the host's own wait for the end. */
     for (int q = 0; q < r->ci.nranks; q++)
         r->host_ready[q] = 0;
     r->host_ready[r->ci.rank] = emu_model_ready(r, op, r->host_dev_free);
     uint64_t soonest = schedule_end(r, op, k, r->host_ready, steps);
-    if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
+    if (soonest != EMU_NEVER && emu_clock_floor_on())
+        sleep_to_horizon(soonest);
+    else if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
         emu_sleep_until(soonest);
     uint64_t end;
     if (__atomic_load_n(&r->proxy_timed, __ATOMIC_ACQUIRE) == k + 1)
