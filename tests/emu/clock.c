@@ -9,9 +9,10 @@
  * function of true time (skew.h); docs/emulator.md gives the formula so tests
  * can compute it.
  * A thread's clock floor: where the clock shim is preloaded (the launcher
- * does so with the time model on), the plugin's clock reads on a proxy thread
- * return at least the modelled time of the event it makes, so the emulator
- * can make events ahead of real time and still have them stamped exactly.
+ * does so with the time model on), the plugin's clock reads on a proxy (or
+ * host) thread return at least the modelled time of what it makes, so the
+ * emulator can make events ahead of real time and still have them stamped
+ * exactly.
  */
 #include <dlfcn.h>
 #include <gnu/lib-names.h>

@@ -14,12 +14,12 @@
  * plugin's hot path stays a plain clock_gettime.
  *
  * Also the emulator's clock floor: with the time model on, the launcher
- * preloads this library into every rank process, and the emulator makes a
- * device event ahead of real time with its thread's floor raised to the
- * event's modelled (true) time (emu_clockshim_floor): on that thread the
- * clocks then read as at max(real, floor), skewed as above, so the plugin
- * stamps the event with its modelled time. A thread that never sets a floor
- * (the host's, the plugin's own, an agent's) reads as before.
+ * preloads this library into every rank process, and the emulator makes an
+ * event ahead of real time with its thread's floor raised to the event's
+ * modelled (true) time (emu_clockshim_floor): on that thread the clocks then
+ * read as at max(real, floor), skewed as above, so the plugin stamps the
+ * event with its modelled time. A thread that never sets a floor (the
+ * plugin's own, an agent's) reads as before.
  */
 #include <dlfcn.h>
 #include <math.h>

@@ -5,7 +5,7 @@
  * of a node), each with its node's environment: NCCLSCOPE_RUNDIR,
  * NCCLSCOPE_HOSTNAME and LD_PRELOAD of libnsc-clockshim.so when the node's
  * clock is skewed (with the offset, drift and epoch) or the time model is on
- * (the proxies' clock floor). Workers write what they
+ * (the threads' clock floor). Workers write what they
  * emit into a shared accounting file per process; the launcher waits for all of
  * them (some may be killed) and writes the summary.
  */
@@ -70,8 +70,9 @@ static void set_env_fmt(const char *name, const char *fmt, ...)
 }
 
 /* The clock shim: a skewed node's clock, and with the time model the
- * proxies' clock floor (clock.c). Only a skewed node needs it: without it the
- * proxies make their events at their times instead of ahead. */
+ * threads' clock floor (clock.c). A skewed node must have it; for the floor
+ * alone, a missing library only means events made at their times instead of
+ * ahead of them. */
 static void preload_shim(bool needed)
 {
     char exe[512], shim[600];
