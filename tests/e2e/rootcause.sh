@@ -23,7 +23,8 @@
 #
 # Faults: none, host_late, slow_gpu, slow_link, slow_nic, stall, mismatch,
 # hang, kill. Steps are 2 MiB so that a network step (84 us at the model's
-# 25 GB/s) is well above the emulator's 20 us event batching.
+# 25 GB/s) is well above the 20 us event batching of an emulator without its
+# clock floor (with it, events carry their modelled times exactly).
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3 runs=${4:-20}
 nodes=4

@@ -8,6 +8,11 @@
  * A node's skewed clock and a GPU's globaltimer are the same exact integer
  * function of true time (skew.h); docs/emulator.md gives the formula so tests
  * can compute it.
+ * A thread's clock floor: where the clock shim is preloaded (the launcher
+ * does so with the time model on), the plugin's clock reads on a proxy (or
+ * host) thread return at least the modelled time of what it makes, so the
+ * emulator can make events ahead of real time and still have them stamped
+ * exactly.
  */
 #include <dlfcn.h>
 #include <gnu/lib-names.h>
@@ -40,6 +45,37 @@ uint64_t emu_true_ns(void)
     if (!libc_clock || libc_clock(CLOCK_MONOTONIC, &ts) != 0)
         syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+typedef void (*floor_fn)(uint64_t);
+
+static floor_fn shim_floor;
+static pthread_once_t shim_floor_once = PTHREAD_ONCE_INIT;
+static __thread uint64_t floor_ns;
+
+static void shim_floor_find(void)
+{
+    shim_floor = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_floor");
+}
+
+bool emu_clock_floor_on(void)
+{
+    pthread_once(&shim_floor_once, shim_floor_find);
+    return shim_floor != NULL;
+}
+
+void emu_clock_floor_raise(uint64_t t)
+{
+    if (t > floor_ns && emu_clock_floor_on()) {
+        floor_ns = t;
+        shim_floor(t);
+    }
+}
+
+uint64_t emu_clock_stamp_ns(void)
+{
+    uint64_t now = emu_true_ns();
+    return now > floor_ns ? now : floor_ns;
 }
 
 void emu_sleep_until(uint64_t t)

@@ -12,6 +12,14 @@
  * between clocks stay as they were (REALTIME through the skew function
  * itself would add its drift over the whole Unix epoch: days). Test-only: the
  * plugin's hot path stays a plain clock_gettime.
+ *
+ * Also the emulator's clock floor: with the time model on, the launcher
+ * preloads this library into every rank process, and the emulator makes an
+ * event ahead of real time with its thread's floor raised to the event's
+ * modelled (true) time (emu_clockshim_floor): on that thread the clocks then
+ * read as at max(real, floor), skewed as above, so the plugin stamps the
+ * event with its modelled time. A thread that never sets a floor (the
+ * plugin's own, an agent's) reads as before.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -25,6 +33,15 @@ typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
 
 static clock_gettime_fn real_clock_gettime;
 static emu_skew_fn skew;
+static int skewed; /* else only a floor moves the clocks */
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t floor_ns;
+
+/* The calling thread's clocks read as at true time max(real, t) from now on
+ * (0: real time again). Looked up by the emulator with dlsym. */
+__attribute__((visibility("default"))) void emu_clockshim_floor(uint64_t t)
+{
+    floor_ns = t;
+}
 
 static int64_t env_i64(const char *name)
 {
@@ -42,6 +59,7 @@ __attribute__((constructor)) static void shim_init(void)
     skew.epoch_ns = e ? strtoull(e, NULL, 10) : 0;
     skew.step_at_ns = env_i64("NCCLSCOPE_TEST_CLOCK_STEP_AT_NS");
     skew.step_ns = env_i64("NCCLSCOPE_TEST_CLOCK_STEP_NS");
+    skewed = skew.offset_ns || skew.drift_ppb || skew.step_ns;
 }
 
 static __int128 ns_of(const struct timespec *ts)
@@ -60,13 +78,14 @@ __attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct ti
     if (!real_clock_gettime)
         shim_init();
     int rc = real_clock_gettime(id, ts);
-    if (rc != 0 || (id != CLOCK_MONOTONIC && !follows_monotonic(id)))
+    if (rc != 0 || (!skewed && !floor_ns) || (id != CLOCK_MONOTONIC && !follows_monotonic(id)))
         return rc;
     struct timespec mono = *ts;
     if (id != CLOCK_MONOTONIC && real_clock_gettime(CLOCK_MONOTONIC, &mono) != 0)
         return rc;
     __int128 m = ns_of(&mono);
-    __int128 t = ns_of(ts) + (__int128)emu_skew_apply(&skew, (uint64_t)m) - m;
+    uint64_t at = (uint64_t)m < floor_ns ? floor_ns : (uint64_t)m;
+    __int128 t = ns_of(ts) + (__int128)emu_skew_apply(&skew, at) - m;
     if (t < 0)
         t = 0;
     ts->tv_sec = (time_t)(t / 1000000000);

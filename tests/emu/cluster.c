@@ -3,8 +3,9 @@
  * The launcher re-executes this program (/proc/self/exe, hidden --_worker) once
  * per rank (or once per node when ranks are threads or a thread drives all GPUs
  * of a node), each with its node's environment: NCCLSCOPE_RUNDIR,
- * NCCLSCOPE_HOSTNAME and, when the node's clock is skewed, LD_PRELOAD of
- * libnsc-clockshim.so with the offset, drift and epoch. Workers write what they
+ * NCCLSCOPE_HOSTNAME and LD_PRELOAD of libnsc-clockshim.so when the node's
+ * clock is skewed (with the offset, drift and epoch) or the time model is on
+ * (the threads' clock floor). Workers write what they
  * emit into a shared accounting file per process; the launcher waits for all of
  * them (some may be killed) and writes the summary.
  */
@@ -68,6 +69,22 @@ static void set_env_fmt(const char *name, const char *fmt, ...)
     setenv(name, v, 1);
 }
 
+/* The clock shim: a skewed node's clock, and with the time model the
+ * threads' clock floor (clock.c). A skewed node must have it; for the floor
+ * alone, a missing library only means events made at their times instead of
+ * ahead of them. */
+static void preload_shim(bool needed)
+{
+    char exe[512], shim[600];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    snprintf(shim, sizeof shim, "%s/../lib/libnsc-clockshim.so", dirname(exe));
+    if (!needed && access(shim, R_OK) != 0)
+        return;
+    const char *old = getenv("LD_PRELOAD");
+    set_env_fmt("LD_PRELOAD", "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
+}
+
 /* In the child, before exec: the node's identity and clock. */
 static void node_environment(const emu_opts *o, int node, uint64_t epoch)
 {
@@ -78,14 +95,11 @@ static void node_environment(const emu_opts *o, int node, uint64_t epoch)
     set_env_fmt("NCCLSCOPE_HOSTNAME", "%s%d", o->host_prefix, node);
     set_env_fmt("NCCLSCOPE_EMU_EPOCH_NS", "%llu", (unsigned long long)epoch);
     const emu_node_clock *c = &o->node_clock[node];
-    if (c->offset_ns == 0 && c->drift_ppm == 0 && c->step_ns == 0)
+    bool skewed = c->offset_ns != 0 || c->drift_ppm != 0 || c->step_ns != 0;
+    if (skewed || emu_model_on(o))
+        preload_shim(skewed);
+    if (!skewed)
         return;
-    char exe[512], shim[600];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
-    snprintf(shim, sizeof shim, "%s/../lib/libnsc-clockshim.so", dirname(exe));
-    const char *old = getenv("LD_PRELOAD");
-    set_env_fmt("LD_PRELOAD", "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
     set_env_fmt("NCCLSCOPE_TEST_CLOCK_OFFSET_NS", "%lld", (long long)c->offset_ns);
     set_env_fmt("NCCLSCOPE_TEST_CLOCK_DRIFT_PPM", "%.6f", c->drift_ppm);
     set_env_fmt("NCCLSCOPE_TEST_CLOCK_EPOCH_NS", "%llu", (unsigned long long)epoch);

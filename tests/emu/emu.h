@@ -214,6 +214,12 @@ void emu_state_args_build(int version, int state, uint64_t arg, int steps, emu_s
 uint64_t emu_true_ns(void); /* CLOCK_MONOTONIC, libc's own: never shimmed */
 /* Sleep until true time t (0 or past: no sleep). */
 void emu_sleep_until(uint64_t t);
+/* The clock floor (the shim's, when preloaded): is there one; raise this
+ * thread's to true time t (it never goes down, so the thread's stamps stay
+ * in order); the time the plugin reads on this thread now. */
+bool emu_clock_floor_on(void);
+void emu_clock_floor_raise(uint64_t t);
+uint64_t emu_clock_stamp_ns(void);
 typedef struct emu_gpu_clock {
     int64_t offset_ns;
     int64_t drift_ppb;
@@ -472,9 +478,12 @@ void emu_wire_gone(emu_wire *w, uint32_t slot);
  * yet or already past; EMU_NEVER: never): from the wire, the same schedule
  * the device computes, so the host need not wait for its proxy thread. */
 uint64_t emu_timeline_host_end(emu_rank *r);
-/* Sleep until true time t, unless t is less than the slack (20 us) ahead:
- * the proxy's events and the host's wait for its device take the same slack. */
-void emu_timeline_sleep_until(uint64_t t);
+/* Wait for true time t (0: no model) before doing what is due then, on the
+ * proxy (an event) or the host (its device's end). With the clock floor:
+ * sleep only while t is more than the horizon (1 ms) ahead, then raise this
+ * thread's floor to t, so the plugin stamps what this thread makes next with
+ * t. Without it: sleep until t unless t is less than the slack (20 us) ahead. */
+void emu_timeline_wait(uint64_t t);
 /* Publish the device start of the group's first op (a collective) from the
  * host, when the host knows it, so the peers' proxies find it on the wire. */
 void emu_timeline_host_publish(emu_rank *r, emu_op *op);

@@ -124,7 +124,7 @@ static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h
         ev.d.coll.user_tag = seq + 1;
     }
     *index = new_coll_rec(r, op->func, seq, api_start);
-    uint64_t t = emu_true_ns();
+    uint64_t t = emu_clock_stamp_ns();
     void *h = emu_start(r, &ev);
     if (*index != UINT32_MAX)
         r->colls[*index].start_ns = t;
@@ -189,7 +189,7 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
                              .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
                              .is_send = ops[j].func == EMU_F_SEND,
                              .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
-                             .hang = hang, .func = ops[j].func, .enq_ns = emu_true_ns(),
+                             .hang = hang, .func = ops[j].func, .enq_ns = emu_clock_stamp_ns(),
                              .sig = op_sig(o, &ops[j]), .with_prev = j > 0 && ops[j].p2p && ops[j - 1].p2p};
     }
     if (emu_model_on(r->w->o))
@@ -205,7 +205,7 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
     for (int j = 0; j < nops; j++) {
         emu_stop(r, ops[j].p2p ? NSC_T_P2P : NSC_T_COLL, h[j]);
         if (idx[j] != UINT32_MAX)
-            r->colls[idx[j]].stop_ns = emu_true_ns();
+            r->colls[idx[j]].stop_ns = emu_clock_stamp_ns();
     }
     emu_stop(r, NSC_T_GROUP, g);
 }
@@ -262,7 +262,7 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
     emu_ev gev = {.type = NSC_T_GROUP_API, .mask = mask};
     gev.d.group_api.graph = f.graph;
     gev.d.group_api.depth = f.explicit_group ? 2 : 1;
-    uint64_t api_start = emu_true_ns();
+    uint64_t api_start = emu_clock_stamp_ns();
     void *ga = emu_start(r0, &gev);
     /* Implicit groups too: NCCL records both states at the outermost depth
      * (the first task appended, the group's end), whatever that depth is. */
@@ -310,10 +310,13 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
  * end, which it computes from the wire (timeline.c) rather than waiting for
  * its proxy thread to have made every event: a proxy behind the model then
  * takes its work in batches instead of one collective per context switch.
- * An end less than the proxy's slack ahead is not slept for, as the proxy
- * makes events that close together at once: the next collective's device
- * start is the end all the same (emu_model_ready), only its API events are
- * that much early. */
+ * With the clock floor the host does not sleep for an end less than the
+ * horizon ahead: its thread's clock is raised to the end, so its next events
+ * (and the summary's times of them) read as if it had slept. Without it, an
+ * end less than the proxy's slack ahead is not slept for, as the proxy makes
+ * events that close together at once: the next collective's device start is
+ * the end all the same (emu_model_ready), only its API events are that much
+ * early. */
 static void host_sync(const emu_opts *o, emu_rank **rs, int n)
 {
     uint64_t until = 0;
@@ -321,7 +324,7 @@ static void host_sync(const emu_opts *o, emu_rank **rs, int n)
         uint64_t end = emu_timeline_host_end(rs[i]);
         until = end != EMU_NEVER && end > until ? end : until;
     }
-    emu_timeline_sleep_until(until);
+    emu_timeline_wait(until);
 }
 
 /* --mismatch: the rank's collective number K calls another count, datatype
@@ -455,7 +458,7 @@ static int sc_graph(emu_world *w, emu_rank **rs, int n)
     group_call(rs, n, ops, nops, (group_flags){.explicit_group = true, .graph = true}, api, &mask);
     for (int it = 0; it < w->o->iters; it++) {
         host_sync(w->o, rs, n);
-        uint64_t launch = emu_true_ns();
+        uint64_t launch = emu_clock_stamp_ns();
         for (int i = 0; i < n; i++)
             plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, false);
         iteration_done(w->o, rs, it + 1);

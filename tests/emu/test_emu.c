@@ -4,6 +4,9 @@
  * what the plugin received; PXN addresses fault; killed and hung ranks; init
  * failure and "none"; the clock shim. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -433,6 +436,55 @@ Test(emu, clock_shim_skews_the_plugin_clock_exactly_as_documented)
     cr_assert_eq(c, 2);
     jlines_free(&rec);
     nsc_json_free(&sum);
+}
+
+/* The clock floor (docs/emulator.md, "Events at their times"): on the thread
+ * that set it, the shim's clocks read as at the floor while it is ahead of
+ * real time (skewed like any reading), at real time once it is behind or 0;
+ * other threads never see it. The shim is opened here, not preloaded, and
+ * called through its own symbols. */
+typedef int (*shim_gettime_fn)(clockid_t, struct timespec *);
+
+static uint64_t read_ns(shim_gettime_fn f, clockid_t id)
+{
+    struct timespec ts;
+    cr_assert_eq(f(id, &ts), 0);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *read_on_another_thread(void *f)
+{
+    return (void *)(uintptr_t)read_ns((shim_gettime_fn)f, CLOCK_MONOTONIC);
+}
+
+Test(emu, clock_shim_floor_moves_only_its_threads_clocks)
+{
+    setenv("NCCLSCOPE_TEST_CLOCK_OFFSET_NS", "3000", 1); /* read by the shim's constructor */
+    void *h = dlopen(EMU_LIB_DIR "/libnsc-clockshim.so", RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h, "%s", dlerror());
+    shim_gettime_fn shim = (shim_gettime_fn)dlsym(h, "clock_gettime");
+    void (*set_floor)(uint64_t) = (void (*)(uint64_t))dlsym(h, "emu_clockshim_floor");
+    cr_assert(shim && set_floor);
+    uint64_t before = read_ns(clock_gettime, CLOCK_MONOTONIC);
+    uint64_t floor = before + 10000000000ull;
+    uint64_t wall = read_ns(clock_gettime, CLOCK_REALTIME);
+    set_floor(floor);
+    cr_assert_eq(read_ns(shim, CLOCK_MONOTONIC), floor + 3000, "the floor, skewed");
+    cr_assert_geq(read_ns(shim, CLOCK_REALTIME), wall + 10000000000ull, "the other clocks move with it");
+    pthread_t t;
+    void *other;
+    cr_assert_eq(pthread_create(&t, NULL, read_on_another_thread, (void *)shim), 0);
+    pthread_join(t, &other);
+    uint64_t after = read_ns(clock_gettime, CLOCK_MONOTONIC);
+    cr_assert((uint64_t)(uintptr_t)other >= before + 3000 && (uint64_t)(uintptr_t)other <= after + 3000,
+              "another thread reads real time");
+    set_floor(before); /* behind real time: real time */
+    uint64_t real = read_ns(shim, CLOCK_MONOTONIC);
+    cr_assert(real >= after + 3000 && real <= read_ns(clock_gettime, CLOCK_MONOTONIC) + 3000);
+    set_floor(0);
+    uint64_t unset = read_ns(shim, CLOCK_MONOTONIC);
+    cr_assert_leq(unset, read_ns(clock_gettime, CLOCK_MONOTONIC) + 3000, "no floor: real time");
+    dlclose(h);
 }
 
 /* ---- copy engine, mask per operation, graph replays ---- */

@@ -7,9 +7,13 @@
  * every event (ProxyOp, ProxyStep with its states, NetPlugin, KernelPhase,
  * KernelCh stop) is made when its time comes, the legs of all channels
  * merged in time order, as NCCL's proxy progresses its ops round-robin. The
- * plugin reads the clock itself, so the thread sleeps until each time
- * (events closer than the kernel's timer slack are made together). Without the model
- * (--time-scale 0) every time is "now": the same calls, in leg order.
+ * plugin reads the clock itself: with the clock shim's floor (clock.c) each
+ * event is made up to a horizon ahead of real time, the thread's clock
+ * raised to the event's time, so the plugin stamps it with exactly that
+ * time and the thread sleeps only for events beyond the horizon; without
+ * it the thread sleeps until each time (events closer than the kernel's
+ * timer slack are made together). Without the model (--time-scale 0) every
+ * time is "now": the same calls, in leg order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,32 +47,62 @@ typedef struct leg {
 } leg;
 
 /* The last time this thread read the clock: time only moves on, so an event
- * due before it plus the slack is due now without reading the clock again
- * (a proxy behind the model makes its events back to back). */
+ * due before it plus the slack (or horizon) is due now without reading the
+ * clock again (a proxy behind the model makes its events back to back). */
 static __thread uint64_t seen_ns;
 
-/* An event due less than this ahead is made now: a sleep for it would
- * cost a context switch and wake up late by the kernel's timer slack (50
- * us) anyway. Not more: a network step's events (its SendWait state to its
- * end, what the links analysis measures) are often closer than 50 us, and
- * making them early would shorten the step (with 50 us the demo's healthy
- * links read 1 us a step instead of 18, docs/benchmarks-history.md). */
+/* Without the clock floor, an event due less than this ahead is made now: a
+ * sleep for it would cost a context switch and wake up late by the kernel's
+ * timer slack (50 us) anyway. Not more: a network step's events (its SendWait
+ * state to its end, what the links analysis measures) are often closer than
+ * 50 us, and making them early would shorten the step (with 50 us the demo's
+ * healthy links read 1 us a step instead of 18, docs/benchmarks-history.md). */
 #define EMU_SLACK_NS 20000
 
-void emu_timeline_sleep_until(uint64_t t)
+/* With the clock floor, what is due less than this ahead of real time is
+ * done now, stamped with its time: a 4 MiB collective's events (~300 us) in
+ * one go, a host's wait for a device end that close not at all. Further
+ * ahead, the thread sleeps until it is EMU_LEAD_NS ahead, which a wake-up on
+ * a loaded machine is seldom later than, so it is still done before its
+ * time. */
+#define EMU_HORIZON_NS 1000000
+#define EMU_LEAD_NS 500000
+
+static void sleep_with_slack(uint64_t t)
 {
     if (t == 0 || t <= seen_ns + EMU_SLACK_NS || t <= (seen_ns = emu_true_ns()) + EMU_SLACK_NS)
         return;
     emu_sleep_until(t);
 }
 
+/* With the clock floor: sleep only if t is beyond the horizon. */
+static void sleep_to_horizon(uint64_t t)
+{
+    if (t > seen_ns + EMU_HORIZON_NS && t > (seen_ns = emu_true_ns()) + EMU_HORIZON_NS) {
+        emu_sleep_until(t - EMU_LEAD_NS);
+        seen_ns = t - EMU_LEAD_NS;
+    }
+}
+
+void emu_timeline_wait(uint64_t t)
+{
+    if (!emu_clock_floor_on()) {
+        sleep_with_slack(t);
+        return;
+    }
+    if (t == 0)
+        return;
+    sleep_to_horizon(t);
+    emu_clock_floor_raise(t);
+}
+
 /* The GPU timer `lag_ns` before the proxy's call, and its sample. The call
- * is made at the modelled time (emu_timeline_sleep_until), so this is that
- * time give or take the sleep's precision, and the plugin's CPU time of the
+ * is stamped with the modelled time (emu_timeline_wait: exactly with the clock floor,
+ * else give or take the sleep's precision), and the plugin's CPU time of the
  * event stays the GPU time plus a fixed lag, as the clock checks assume. */
 static uint64_t gpu_at(emu_rank *r, uint64_t lag_ns)
 {
-    uint64_t t = emu_true_ns() - lag_ns;
+    uint64_t t = emu_clock_stamp_ns() - lag_ns;
     uint64_t timer = emu_gpu_time(&r->acct->gpu, t);
     emu_acct *a = r->acct;
     if (a->nsamples < r->w->acct.sample_cap)
@@ -196,7 +230,7 @@ static void kch_finish(leg *l)
     emu_state(r, NSC_T_KERNEL_CH, l->kch, NSC_S_KERNEL_CH_STOP, gpu_at(r, 800), 0);
     emu_stop(r, NSC_T_KERNEL_CH, l->kch);
     if (l->rec)
-        l->rec->complete_ns = emu_true_ns();
+        l->rec->complete_ns = emu_clock_stamp_ns();
 }
 
 static int phases_of(const leg *l)
@@ -257,7 +291,7 @@ static void run_legs(leg *legs, int n)
                 bt = legs[i].due, best = i;
         if (best < 0)
             return;
-        emu_timeline_sleep_until(bt);
+        emu_timeline_wait(bt);
         do_next(&legs[best]);
         legs[best].due = due_of(&legs[best]);
     }
@@ -402,7 +436,7 @@ uint64_t emu_timeline_host_end(emu_rank *r)
         emu_proxy_drain(r);
         r->host_dev_free = r->dev_free; /* the proxy is idle: its end is final */
         r->host_may_publish = true;
-        return 0;
+        return r->dev_free; /* its events may have been made ahead of it (clock floor) */
     }
     const emu_op *op = r->host_last;
     uint32_t k = r->host_colls - 1;
@@ -414,12 +448,15 @@ uint64_t emu_timeline_host_end(emu_rank *r)
      * grows, so this is never past the end; when all started together (no
      * fault) the peers' entries are there on waking, one wait, not two. Not
      * for short collectives: their peers are seldom there sooner than the
-     * sleep's own wake-up, which would then be one wait more. */
+     * sleep's own wake-up, which would then be one wait more. With the clock
+     * floor only to the horizon, as the host's own wait for the end. */
     for (int q = 0; q < r->ci.nranks; q++)
         r->host_ready[q] = 0;
     r->host_ready[r->ci.rank] = emu_model_ready(r, op, r->host_dev_free);
     uint64_t soonest = schedule_end(r, op, k, r->host_ready, steps);
-    if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
+    if (soonest != EMU_NEVER && emu_clock_floor_on())
+        sleep_to_horizon(soonest);
+    else if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
         emu_sleep_until(soonest);
     uint64_t end;
     if (__atomic_load_n(&r->proxy_timed, __ATOMIC_ACQUIRE) == k + 1)
@@ -605,7 +642,7 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
     }
     op_plan p = {0};
     if (ready != EMU_NEVER) { /* else the previous work never ended: these never start */
-        emu_timeline_sleep_until(ready);
+        emu_timeline_wait(ready);
         for (size_t i = 0; i < n; i++) {
             start_kernels(r, st[i].op, st[i].kch);
             if (st[i].rec)
