@@ -53,6 +53,17 @@ void nsc_ch_put_uint_grow(nsc_ch_cols *c, uint64_t v, size_t width)
     b->len += width;
 }
 
+void nsc_ch_put_elem_grow(nsc_ch_cols *c, uint64_t v, size_t width)
+{
+    nsc_ch_buf *b = c->next < NSC_CH_COLS_MAX ? &c->elems[c->next] : NULL;
+    if (!b || nsc_grow_to(&b->p, b->len + 8, &b->cap, 1, COL_FIRST)) {
+        c->failed = 1;
+        return;
+    }
+    memcpy(b->p + b->len, &v, 8);
+    b->len += width;
+}
+
 static uint32_t text_hash(const uint8_t *p, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -148,14 +159,14 @@ size_t nsc_ch_cols_bytes(const nsc_ch_cols *c)
 {
     size_t n = c->bytes.len;
     for (size_t k = 0; k < c->ncols; k++)
-        n += c->col[k].len;
+        n += c->col[k].len + c->elems[k].len;
     return n;
 }
 
 void nsc_ch_cols_clear(nsc_ch_cols *c)
 {
     for (size_t k = 0; k < NSC_CH_COLS_MAX && (k < c->ncols || k < c->next); k++)
-        c->col[k].len = 0;
+        c->col[k].len = c->elems[k].len = 0;
     if (c->nslots)
         memset(c->slots, 0, c->nslots * sizeof *c->slots);
     memset(c->last, 0, sizeof c->last);
@@ -168,7 +179,7 @@ void nsc_ch_cols_clear(nsc_ch_cols *c)
 void nsc_ch_cols_free(nsc_ch_cols *c)
 {
     for (size_t k = 0; k < NSC_CH_COLS_MAX; k++)
-        free(c->col[k].p);
+        free(c->col[k].p), free(c->elems[k].p);
     free(c->bytes.p), free(c->texts), free(c->slots);
     *c = (nsc_ch_cols){0};
 }
