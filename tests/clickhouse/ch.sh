@@ -446,6 +446,13 @@ secure)
         NCCLSCOPE_CH_CA_FILE=$ch_tls/server.crt
     ;&
 exact)
+    if [ "$mode" = exact ]; then
+        # a database whose states table has the layout of before (a row per
+        # state): the collector refuses it at start and says why
+        ch_sql shard0 "CREATE DATABASE nsc_old" && ch_sql shard0 "CREATE TABLE nsc_old.states_local (job String, host String, pid UInt32, id UInt64, ts_ns UInt64, arg UInt64, tid UInt32, state UInt8, agent String, epoch UInt64, batch_seq UInt64, section UInt32, idx UInt32) ENGINE = ReplacingMergeTree() PARTITION BY cityHash64(job) % 16 ORDER BY (job, host, pid, id, ts_ns, agent, epoch, batch_seq, section, idx)" ||
+            die "cannot make the old states table"
+        store="clickhouse://127.0.0.1:${chhttp[front]}/nsc_old" refused "states_local on .* has the columns of another ncclscope version"
+    fi
     start_collector 0 --store "$store" --ch-shards "$shards"
     start_agent 0
     start_agent 1
