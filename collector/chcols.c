@@ -38,25 +38,9 @@ void nsc_ch_put_varint(nsc_ch_buf *b, size_t v)
         b->len = (size_t)(nsc_ch_varint_at(b->p + b->len, v) - b->p);
 }
 
-void nsc_ch_put_uint_grow(nsc_ch_cols *c, uint64_t v, size_t width)
+void nsc_ch_append_grow(nsc_ch_cols *c, nsc_ch_buf *b, uint64_t v, size_t width)
 {
-    if (c->next >= NSC_CH_COLS_MAX) {
-        c->failed = 1;
-        return;
-    }
-    nsc_ch_buf *b = &c->col[c->next++];
     if (nsc_grow_to(&b->p, b->len + 8, &b->cap, 1, COL_FIRST)) {
-        c->failed = 1;
-        return;
-    }
-    memcpy(b->p + b->len, &v, 8);
-    b->len += width;
-}
-
-void nsc_ch_put_elem_grow(nsc_ch_cols *c, uint64_t v, size_t width)
-{
-    nsc_ch_buf *b = c->next < NSC_CH_COLS_MAX ? &c->elems[c->next] : NULL;
-    if (!b || nsc_grow_to(&b->p, b->len + 8, &b->cap, 1, COL_FIRST)) {
         c->failed = 1;
         return;
     }

@@ -67,36 +67,38 @@ typedef struct nsc_ch_cols {
     int failed;               /* out of memory once: the rows must not be sent */
 } nsc_ch_cols;
 
-/* The slow path of nsc_ch_put_uint: the column grows. */
-void nsc_ch_put_uint_grow(nsc_ch_cols *c, uint64_t v, size_t width);
+/* The slow path of nsc_ch_append: b grows. */
+void nsc_ch_append_grow(nsc_ch_cols *c, nsc_ch_buf *b, uint64_t v, size_t width);
 
-/* The row's next value, an integer of width bytes (1, 2, 4 or 8). */
-static inline void nsc_ch_put_uint(nsc_ch_cols *c, uint64_t v, size_t width)
+/* v's width low bytes appended to b, a buffer of c (out of memory:
+ * c->failed set). */
+static inline void nsc_ch_append(nsc_ch_cols *c, nsc_ch_buf *b, uint64_t v, size_t width)
 {
-    nsc_ch_buf *b = c->next < NSC_CH_COLS_MAX ? &c->col[c->next] : NULL;
-    if (!b || b->cap - b->len < 8) {
-        nsc_ch_put_uint_grow(c, v, width);
+    if (b->cap - b->len < 8) {
+        nsc_ch_append_grow(c, b, v, width);
         return;
     }
     memcpy(b->p + b->len, &v, 8);  /* the bytes past width are overwritten next */
     b->len += width;
-    c->next++;
 }
 
-/* The slow path of nsc_ch_put_elem: the elements grow. */
-void nsc_ch_put_elem_grow(nsc_ch_cols *c, uint64_t v, size_t width);
+/* The row's next value, an integer of width bytes (1, 2, 4 or 8). */
+static inline void nsc_ch_put_uint(nsc_ch_cols *c, uint64_t v, size_t width)
+{
+    if (c->next < NSC_CH_COLS_MAX)
+        nsc_ch_append(c, &c->col[c->next++], v, width);
+    else
+        c->failed = 1;
+}
 
 /* The next element (width bytes) of the row's next value, an Array: its
  * elements are put one by one, then nsc_ch_end_array ends it. */
 static inline void nsc_ch_put_elem(nsc_ch_cols *c, uint64_t v, size_t width)
 {
-    nsc_ch_buf *b = c->next < NSC_CH_COLS_MAX ? &c->elems[c->next] : NULL;
-    if (!b || b->cap - b->len < 8) {
-        nsc_ch_put_elem_grow(c, v, width);
-        return;
-    }
-    memcpy(b->p + b->len, &v, 8);
-    b->len += width;
+    if (c->next < NSC_CH_COLS_MAX)
+        nsc_ch_append(c, &c->elems[c->next], v, width);
+    else
+        c->failed = 1;
 }
 
 /* The row's Array value holds the elements put since the last one ended. */
