@@ -38,13 +38,8 @@ void nsc_ch_put_varint(nsc_ch_buf *b, size_t v)
         b->len = (size_t)(nsc_ch_varint_at(b->p + b->len, v) - b->p);
 }
 
-void nsc_ch_put_uint_grow(nsc_ch_cols *c, uint64_t v, size_t width)
+void nsc_ch_append_grow(nsc_ch_cols *c, nsc_ch_buf *b, uint64_t v, size_t width)
 {
-    if (c->next >= NSC_CH_COLS_MAX) {
-        c->failed = 1;
-        return;
-    }
-    nsc_ch_buf *b = &c->col[c->next++];
     if (nsc_grow_to(&b->p, b->len + 8, &b->cap, 1, COL_FIRST)) {
         c->failed = 1;
         return;
@@ -148,14 +143,14 @@ size_t nsc_ch_cols_bytes(const nsc_ch_cols *c)
 {
     size_t n = c->bytes.len;
     for (size_t k = 0; k < c->ncols; k++)
-        n += c->col[k].len;
+        n += c->col[k].len + c->elems[k].len;
     return n;
 }
 
 void nsc_ch_cols_clear(nsc_ch_cols *c)
 {
     for (size_t k = 0; k < NSC_CH_COLS_MAX && (k < c->ncols || k < c->next); k++)
-        c->col[k].len = 0;
+        c->col[k].len = c->elems[k].len = 0;
     if (c->nslots)
         memset(c->slots, 0, c->nslots * sizeof *c->slots);
     memset(c->last, 0, sizeof c->last);
@@ -168,7 +163,7 @@ void nsc_ch_cols_clear(nsc_ch_cols *c)
 void nsc_ch_cols_free(nsc_ch_cols *c)
 {
     for (size_t k = 0; k < NSC_CH_COLS_MAX; k++)
-        free(c->col[k].p);
+        free(c->col[k].p), free(c->elems[k].p);
     free(c->bytes.p), free(c->texts), free(c->slots);
     *c = (nsc_ch_cols){0};
 }

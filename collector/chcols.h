@@ -4,7 +4,8 @@
  * column its values in the order the rows came, a fixed width value as its
  * little-endian bytes, a String as the uint32 index of its text among the
  * table's distinct texts (kept once each: most String columns hold a few
- * values, a batch's job, host and agent). chrows.c puts each row's values in
+ * values, a batch's job, host and agent), an Array (Array(UIntN)) as its
+ * elements end to end in a second buffer and each row's end in it. chrows.c puts each row's values in
  * its table's column order; chnative.c makes the insert's Native block
  * straight from the columns, sorted, with no row read back. Also the
  * growable byte buffer both use.
@@ -53,7 +54,8 @@ typedef struct nsc_ch_text {
 } nsc_ch_text;
 
 typedef struct nsc_ch_cols {
-    nsc_ch_buf col[NSC_CH_COLS_MAX];
+    nsc_ch_buf col[NSC_CH_COLS_MAX];  /* an Array column's: each row's end in elems (bytes, uint64) */
+    nsc_ch_buf elems[NSC_CH_COLS_MAX];  /* an Array column's elements, the rows' end to end */
     size_t next;              /* the column the row's next value goes to */
     size_t ncols;             /* columns of the widest row */
     uint64_t rows;
@@ -65,20 +67,44 @@ typedef struct nsc_ch_cols {
     int failed;               /* out of memory once: the rows must not be sent */
 } nsc_ch_cols;
 
-/* The slow path of nsc_ch_put_uint: the column grows. */
-void nsc_ch_put_uint_grow(nsc_ch_cols *c, uint64_t v, size_t width);
+/* The slow path of nsc_ch_append: b grows. */
+void nsc_ch_append_grow(nsc_ch_cols *c, nsc_ch_buf *b, uint64_t v, size_t width);
 
-/* The row's next value, an integer of width bytes (1, 2, 4 or 8). */
-static inline void nsc_ch_put_uint(nsc_ch_cols *c, uint64_t v, size_t width)
+/* v's width low bytes appended to b, a buffer of c (out of memory:
+ * c->failed set). */
+static inline void nsc_ch_append(nsc_ch_cols *c, nsc_ch_buf *b, uint64_t v, size_t width)
 {
-    nsc_ch_buf *b = c->next < NSC_CH_COLS_MAX ? &c->col[c->next] : NULL;
-    if (!b || b->cap - b->len < 8) {
-        nsc_ch_put_uint_grow(c, v, width);
+    if (b->cap - b->len < 8) {
+        nsc_ch_append_grow(c, b, v, width);
         return;
     }
     memcpy(b->p + b->len, &v, 8);  /* the bytes past width are overwritten next */
     b->len += width;
-    c->next++;
+}
+
+/* The row's next value, an integer of width bytes (1, 2, 4 or 8). */
+static inline void nsc_ch_put_uint(nsc_ch_cols *c, uint64_t v, size_t width)
+{
+    if (c->next < NSC_CH_COLS_MAX)
+        nsc_ch_append(c, &c->col[c->next++], v, width);
+    else
+        c->failed = 1;
+}
+
+/* The next element (width bytes) of the row's next value, an Array: its
+ * elements are put one by one, then nsc_ch_end_array ends it. */
+static inline void nsc_ch_put_elem(nsc_ch_cols *c, uint64_t v, size_t width)
+{
+    if (c->next < NSC_CH_COLS_MAX)
+        nsc_ch_append(c, &c->elems[c->next], v, width);
+    else
+        c->failed = 1;
+}
+
+/* The row's Array value holds the elements put since the last one ended. */
+static inline void nsc_ch_end_array(nsc_ch_cols *c)
+{
+    nsc_ch_put_uint(c, c->next < NSC_CH_COLS_MAX ? c->elems[c->next].len : 0, 8);
 }
 
 /* The index of text (s, len) among c's texts, kept on first sight: put as

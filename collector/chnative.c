@@ -18,6 +18,7 @@ typedef struct column {
     size_t name_len, type_len;
     uint8_t width;  /* bytes of a value; 0 for a String (its text's index, 4 bytes) */
     uint8_t is_signed;
+    uint8_t array;  /* Array(of width): a row's value is its elements' end (chcols.h) */
     int key;        /* its place in the ordering key, -1 when not in it */
     size_t bytes;   /* of its values in the block */
 } column;
@@ -57,13 +58,16 @@ void nsc_ch_native_free(nsc_ch_native *n)
     free(n);
 }
 
-/* "String", "UInt32", "Int64", ...: 0 when known. */
+/* "String", "UInt32", "Int64", "Array(UInt64)", ...: 0 when known. */
 static int type_of(column *c)
 {
     const char *t = c->type;
     size_t len = c->type_len;
+    c->array = len > 7 && !memcmp(t, "Array(", 6) && t[len - 1] == ')';
+    if (c->array)
+        t += 6, len -= 7;
     if (len == 6 && !memcmp(t, "String", 6))
-        return c->width = 0, 0;
+        return c->array ? -1 : (c->width = 0, 0);
     c->is_signed = t[0] == 'I';
     size_t skip = c->is_signed ? 3 : 4;
     if (len <= skip || memcmp(t, c->is_signed ? "Int" : "UInt", skip) != 0)
@@ -105,7 +109,7 @@ static int parse_key(nsc_ch_native *n, const char *s)
         size_t c = 0;
         while (c < n->ncols && (n->cols[c].name_len != len || memcmp(n->cols[c].name, s, len)))
             c++;
-        if (c == n->ncols || n->nkeys == KEYS_MAX || n->cols[c].key >= 0)
+        if (c == n->ncols || n->nkeys == KEYS_MAX || n->cols[c].key >= 0 || n->cols[c].array)
             return -1;
         n->key_col[n->nkeys] = c;
         n->cols[c].key = (int)n->nkeys++;
@@ -144,6 +148,23 @@ static uint64_t key_at(const nsc_ch_native *n, const column *c, size_t r)
     return (uint64_t)((int64_t)(v << shift) >> shift) ^ (1ull << 63);
 }
 
+/* An Array column's rows end in order, within its elements, on an
+ * element: its bytes in the block (the offsets, then the elements). */
+static int check_array(column *c, const nsc_ch_buf *ends, const nsc_ch_buf *elems, size_t nrows)
+{
+    uint64_t last = 0, end;
+    for (size_t r = 0; r < nrows; r++) {
+        memcpy(&end, ends->p + 8 * r, 8);
+        if (end < last || end % c->width)
+            return -1;
+        last = end;
+    }
+    if (last != elems->len)
+        return -1;
+    c->bytes = 8 * nrows + elems->len;
+    return 0;
+}
+
 /* Each column holds a value per row; a String column's bytes in the block. */
 static int check_rows(nsc_ch_native *n, const nsc_ch_cols *rows)
 {
@@ -154,8 +175,13 @@ static int check_rows(nsc_ch_native *n, const nsc_ch_cols *rows)
     for (size_t i = 0; i < n->ncols; i++) {
         column *c = &n->cols[i];
         const nsc_ch_buf *b = &rows->col[i];
-        if (b->len != (c->width ? c->width : 4) * n->nrows)
+        if (b->len != (c->array ? 8 : c->width ? c->width : 4) * n->nrows)
             return -1;
+        if (c->array) {
+            if (check_array(c, b, &rows->elems[i], n->nrows))
+                return -1;
+            continue;
+        }
         c->bytes = c->width * n->nrows;
         for (size_t r = 0; !c->width && r < n->nrows; r++) {
             uint32_t id;
@@ -457,8 +483,30 @@ static uint8_t *gather_column(const nsc_ch_native *n, const column *c, const uin
     return o + (size_t)c->width * m;
 }
 
+/* Array column i's rows in key order to o: Native's offsets (each row's
+ * end, counted in elements), then the elements. */
+static void gather_array(const nsc_ch_native *n, size_t i, uint8_t *o)
+{
+    const uint8_t *ends = n->rows->col[i].p, *elems = n->rows->elems[i].p;
+    uint8_t *v = o + 8 * n->nrows;
+    uint64_t total = 0;
+    for (size_t r = 0; r < n->nrows; r++) {
+        size_t row = n->ent[r].row;
+        uint64_t from = 0, to;
+        if (row)
+            memcpy(&from, ends + 8 * (row - 1), 8);
+        memcpy(&to, ends + 8 * row, 8);
+        if (to > from)  /* no elements yet: no buffer either */
+            memcpy(v, elems + from, to - from);
+        v += to - from;
+        total += (to - from) / n->cols[i].width;
+        memcpy(o + 8 * r, &total, 8);
+    }
+}
+
 /* Every column's values in key order to their places (at[i]): CHUNK rows
- * at a time, column by column, so the rows' entries stay in cache. */
+ * at a time, column by column, so the rows' entries stay in cache; an
+ * Array column whole. */
 static void gather(const nsc_ch_native *n, nsc_ch_buf *out, size_t *at)
 {
     uint8_t *o[COLS_MAX];
@@ -468,8 +516,12 @@ static void gather(const nsc_ch_native *n, nsc_ch_buf *out, size_t *at)
     for (size_t r0 = 0; r0 < n->nrows; r0 += CHUNK) {
         size_t m = n->nrows - r0 < CHUNK ? n->nrows - r0 : CHUNK;
         for (size_t i = 0; i < n->ncols; i++)
-            o[i] = gather_column(n, &n->cols[i], n->rows->col[i].p, r0, m, o[i], end[i]);
+            if (!n->cols[i].array)
+                o[i] = gather_column(n, &n->cols[i], n->rows->col[i].p, r0, m, o[i], end[i]);
     }
+    for (size_t i = 0; i < n->ncols; i++)
+        if (n->cols[i].array)
+            gather_array(n, i, out->p + at[i]);
 }
 
 int nsc_ch_native_block(nsc_ch_native *n, const nsc_ch_table_def *d, const nsc_ch_cols *rows, nsc_ch_buf *out)

@@ -12,7 +12,8 @@
  *
  * Native as ClickHouse's HTTP interface takes it: the number of columns and
  * of rows (LEB128), then per column its name and type (Strings) and its
- * values, fixed width little-endian, a String as its LEB128 length and bytes.
+ * values, fixed width little-endian, a String as its LEB128 length and bytes,
+ * an Array as each row's end among the elements (UInt64) then the elements.
  */
 #ifndef NCCLSCOPE_COLLECTOR_CHNATIVE_H
 #define NCCLSCOPE_COLLECTOR_CHNATIVE_H
@@ -30,7 +31,8 @@ void nsc_ch_native_free(nsc_ch_native *n);
  * block in out (emptied first), sorted by d->order_by; rows equal in the key
  * keep their order. 0, or -1 when the rows do not fit the columns (another
  * count, a value missing), a column type is not one of String,
- * (U)Int8/16/32/64, or out of memory. */
+ * (U)Int8/16/32/64 or an Array of those integers (not in the key), or out
+ * of memory. */
 int nsc_ch_native_block(nsc_ch_native *n, const nsc_ch_table_def *d, const nsc_ch_cols *rows, nsc_ch_buf *out);
 
 #endif

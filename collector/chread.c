@@ -351,20 +351,26 @@ static void event_value_names(char *out, size_t cap)
     }
 }
 
+/* Each kind's table and the columns of its records; a table with a row
+ * per section (its fields Arrays, chrows.h) gives a row per record through
+ * ARRAY JOIN, numbered in the section's order as idx. */
 static const struct {
-    const char *table, *columns;
-} kinds[K_N] = {{"events", NULL},
-                {"states", "id, ts_ns, arg, tid, state"},
-                {"completions", "id, ts_ns"},
-                {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name"},
-                {"strings", "id, text"}};
+    const char *table, *columns, *join;
+} kinds[K_N] = {{"events", NULL, ""},
+                {"states", "s_id, s_ts, s_arg, s_tid, s_state",
+                 " ARRAY JOIN id AS s_id, ts_ns AS s_ts, arg AS s_arg, tid AS s_tid, state AS s_state, "
+                 "arrayEnumerate(id) AS idx"},
+                {"completions", "c_id, c_ts", " ARRAY JOIN id AS c_id, ts_ns AS c_ts, arrayEnumerate(id) AS idx"},
+                {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name", ""},
+                {"strings", "id, text", ""}};
 
-static int fetch_table(const source *src, const char *table, const char *columns, const char *order, answer *a,
-                       char *err, size_t errcap)
+static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *order,
+                       answer *a, char *err, size_t errcap)
 {
     char sql[SQL_MAX];
-    int n = snprintf(sql, sizeof sql, "SELECT " IDENT ", %s FROM %s.%s%s FINAL WHERE job = %s ORDER BY %s FORMAT RowBinary",
-                     columns, src->db, table, src->suffix, src->job, order);
+    int n = snprintf(sql, sizeof sql,
+                     "SELECT " IDENT ", %s FROM %s.%s%s FINAL%s WHERE job = %s ORDER BY %s FORMAT RowBinary", columns,
+                     src->db, table, src->suffix, join, src->job, order);
     if (n >= (int)sizeof sql) {
         snprintf(err, errcap, "clickhouse: the SELECT of %s is too long", table);
         return NSC_QUERY_ESTORE;
@@ -423,10 +429,10 @@ static int read_source(const source *src, const char *job, nsc_store *dst, char 
     memset(r, 0, sizeof r);
     char values[2048];
     event_value_names(values, sizeof values);
-    int rc = fetch_table(src, "batches", "host, pid, local_rank, gpu", IDENT, &anchor.a, err, errcap);
+    int rc = fetch_table(src, "batches", "host, pid, local_rank, gpu", "", IDENT, &anchor.a, err, errcap);
     for (int k = 0; !rc && k < K_N; k++)
-        rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, IDENT ", idx",
-                         &r[k].a, err, errcap);
+        rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, kinds[k].join,
+                         IDENT ", idx", &r[k].a, err, errcap);
     if (!rc) {
         next_row(&anchor);
         for (int k = 0; k < K_N; k++)

@@ -1,6 +1,7 @@
 /* chrows.c: table definitions and their rows' values (see chrows.h). */
 #include "chrows.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +9,9 @@
 #include "chevents.h"
 
 #define ORIGIN NSC_CH_ORIGIN_COLUMNS
-#define ORIGIN_KEY "agent, epoch, batch_seq, section, idx"
+#define SECTION NSC_CH_SECTION_COLUMNS
+#define SECTION_KEY "agent, epoch, batch_seq, section"
+#define ORIGIN_KEY SECTION_KEY ", idx"
 #define JOB_PART "cityHash64(job) % 16"
 #define PROC_SHARD "cityHash64(job, host, pid)"
 
@@ -19,13 +22,15 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     /* columns: nsc_ch_event_columns() */
     [NSC_CH_EVENTS] = {"events", NULL,
                        "job, host, pid, ctx, start_ns, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
+    /* A section's states (completions): one row, a field's values in an
+     * Array in the section's order (chrows.h). */
     [NSC_CH_STATES] = {"states",
-                       NSC_CH_PROC_COLUMNS ", id UInt64, ts_ns UInt64, arg UInt64, tid UInt32, "
-                       "state UInt8, " ORIGIN,
-                       "job, host, pid, id, ts_ns, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
+                       NSC_CH_PROC_COLUMNS ", id Array(UInt64), ts_ns Array(UInt64), arg Array(UInt64), "
+                       "tid Array(UInt32), state Array(UInt8), " SECTION,
+                       "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
     [NSC_CH_COMPLETIONS] = {"completions",
-                            NSC_CH_PROC_COLUMNS ", id UInt64, ts_ns UInt64, " ORIGIN,
-                            "job, host, pid, id, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
+                            NSC_CH_PROC_COLUMNS ", id Array(UInt64), ts_ns Array(UInt64), " SECTION,
+                            "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
     /* A process defines a context or string id once (docs/protocol.md), so
      * the definition itself is its identity. The batch identity rides along,
      * outside the key (equal in every copy: one batch defines an id), so a
@@ -123,12 +128,17 @@ const uint8_t *nsc_ch_take_string(const uint8_t **p, const uint8_t *end, size_t 
     return s;
 }
 
-static void origin_cols(nsc_ch_cols *b, const row_texts *x, const nsc_ch_origin *o, uint32_t idx)
+static void section_cols(nsc_ch_cols *b, const row_texts *x, const nsc_ch_origin *o)
 {
     nsc_ch_put_uint(b, x->agent, 4);
     u64(b, o->epoch);
     u64(b, o->batch_seq);
     u32(b, o->section);
+}
+
+static void origin_cols(nsc_ch_cols *b, const row_texts *x, const nsc_ch_origin *o, uint32_t idx)
+{
+    section_cols(b, x, o);
     u32(b, idx);
     nsc_ch_end_row(b);
 }
@@ -166,25 +176,43 @@ static void event_rows(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_b
     }
 }
 
-static void state_rows(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
+/* The n records of size `size` at recs: their member at `offset` (width
+ * bytes), in order, as the row's next Array. */
+static void array_of(nsc_ch_cols *t, const void *recs, size_t n, size_t size, size_t offset, size_t width)
 {
-    row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
-    for (size_t i = 0; i < b->nstates; i++) {
-        const nsc_state_rec *s = &b->states[i];
-        proc_cols(t, &x, b->proc->pid);
-        u64(t, s->id), u64(t, s->ts_ns), u64(t, s->arg), u32(t, s->tid), u8(t, s->state);
-        origin_cols(t, &x, o, (uint32_t)i);
+    const uint8_t *p = (const uint8_t *)recs + offset;
+    for (size_t i = 0; i < n; i++, p += size) {
+        uint64_t v = 0;
+        memcpy(&v, p, width);  /* little-endian: the member's value */
+        nsc_ch_put_elem(t, v, width);
     }
+    nsc_ch_end_array(t);
 }
 
-static void completion_rows(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
+#define ARRAY_OF(t, recs, n, type, member) \
+    array_of(t, recs, n, sizeof(type), offsetof(type, member), sizeof(((type *)0)->member))
+
+static void state_row(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
 {
     row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
-    for (size_t i = 0; i < b->ncompletions; i++) {
-        proc_cols(t, &x, b->proc->pid);
-        u64(t, b->completions[i].id), u64(t, b->completions[i].ts_ns);
-        origin_cols(t, &x, o, (uint32_t)i);
-    }
+    proc_cols(t, &x, b->proc->pid);
+    ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, id);
+    ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, ts_ns);
+    ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, arg);
+    ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, tid);
+    ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, state);
+    section_cols(t, &x, o);
+    nsc_ch_end_row(t);
+}
+
+static void completion_row(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
+{
+    row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
+    proc_cols(t, &x, b->proc->pid);
+    ARRAY_OF(t, b->completions, b->ncompletions, nsc_completion, id);
+    ARRAY_OF(t, b->completions, b->ncompletions, nsc_completion, ts_ns);
+    section_cols(t, &x, o);
+    nsc_ch_end_row(t);
 }
 
 void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
@@ -192,9 +220,9 @@ void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *
     if (b->nevents)
         event_rows(&tabs[NSC_CH_EVENTS], o, b);
     if (b->nstates)
-        state_rows(&tabs[NSC_CH_STATES], o, b);
+        state_row(&tabs[NSC_CH_STATES], o, b);
     if (b->ncompletions)
-        completion_rows(&tabs[NSC_CH_COMPLETIONS], o, b);
+        completion_row(&tabs[NSC_CH_COMPLETIONS], o, b);
     if (b->nctxs || b->nstrs)
         defs_rows(tabs, o, b);
     nsc_ch_cols *t = &tabs[NSC_CH_BATCHES];

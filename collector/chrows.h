@@ -13,6 +13,9 @@
  * its ordering key: a batch inserted twice (the agent sent it again after a
  * lost acknowledgement or a collector restart) gives identical keys, which
  * ReplacingMergeTree folds into one row (at once for reads with FINAL).
+ * The states and completions of a section are one row, each field an
+ * Array of the section's records in order: a state row per event (2.5 in
+ * the benchmark's feed) cost the servers more than the event's own row.
  */
 #ifndef NCCLSCOPE_COLLECTOR_CHROWS_H
 #define NCCLSCOPE_COLLECTOR_CHROWS_H
@@ -54,7 +57,8 @@ nsc_ch_table_def nsc_ch_def(nsc_ch_table t);
 /* The columns every table of a job's records starts with (the sending
  * process), and those the batch's records end with (the batch identity). */
 #define NSC_CH_PROC_COLUMNS "job String, host String, pid UInt32"
-#define NSC_CH_ORIGIN_COLUMNS "agent String, epoch UInt64, batch_seq UInt64, section UInt32, idx UInt32"
+#define NSC_CH_SECTION_COLUMNS "agent String, epoch UInt64, batch_seq UInt64, section UInt32"
+#define NSC_CH_ORIGIN_COLUMNS NSC_CH_SECTION_COLUMNS ", idx UInt32"
 
 /* A String at *p (before end): its bytes (NULL when cut short) and length;
  * *p moves past it. */

@@ -194,6 +194,46 @@ static int create_database(nsc_chstore *ch, const char *server)
     return sql(ch, server, q);
 }
 
+/* The columns of table (NAME_local) on server as ClickHouse lists them,
+ * "name Type, ..." (definition order), into out; 0 or -1. */
+static int local_columns(nsc_chstore *ch, const char *server, const char *table, char *out, size_t cap)
+{
+    char q[256];
+    snprintf(q, sizeof q,
+             "SELECT name, type FROM system.columns WHERE database = '%s' AND table = '%s_local' FORMAT TabSeparated",
+             ch->db, table);
+    ch->answer = (nsc_ch_buf){.p = ch->answer.p, .cap = ch->answer.cap};
+    ch->keep_answer = 1;
+    int rc = post(ch, server, q, strlen(q), q);
+    ch->keep_answer = 0;
+    size_t n = 0;
+    for (size_t i = 0; !rc && i < ch->answer.len && n + 3 < cap; i++) {
+        char c = (char)ch->answer.p[i];
+        if (c == '\n' && i + 1 < ch->answer.len)
+            out[n++] = ',', out[n++] = ' ';
+        else if (c != '\n')
+            out[n++] = c == '\t' ? ' ' : c;
+    }
+    out[n] = 0;
+    return rc;
+}
+
+/* A table made by a collector of another layout (CREATE ... IF NOT EXISTS
+ * keeps it) would refuse every insert: say so at start instead. */
+static int same_layout(nsc_chstore *ch, const char *server, const nsc_ch_table_def *d)
+{
+    char have[SQL_MAX];
+    if (local_columns(ch, server, d->name, have, sizeof have))
+        return -1;
+    if (strcmp(have, d->columns) == 0)
+        return 0;
+    fprintf(stderr,
+            "ncclscope-collector: clickhouse: %s.%s_local on %s has the columns of another ncclscope version "
+            "(%.300s), not (%.300s): drop the database or give the collector a new one\n",
+            ch->db, d->name, server, have, d->columns);
+    return -1;
+}
+
 static int create_local(nsc_chstore *ch, const char *server)
 {
     char q[SQL_MAX];
@@ -205,7 +245,7 @@ static int create_local(nsc_chstore *ch, const char *server)
                          "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s ORDER BY (%s)",
                          ch->db, d.name, d.columns, d.version, d.partition[0] ? " PARTITION BY " : "", d.partition,
                          d.order_by);
-        if (n >= (int)sizeof q || sql(ch, server, q))
+        if (n >= (int)sizeof q || sql(ch, server, q) || same_layout(ch, server, &d))
             return -1;
     }
     return 0;

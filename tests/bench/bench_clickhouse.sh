@@ -2,7 +2,9 @@
 # bench_clickhouse.sh BIN_DIR [RUNS] [BATCHES] [SHARD_COUNTS]: the collector's
 # ingest into ClickHouse against LMDB, in the same run. nsc-feed (8 agents x 2
 # processes, 50 collectives of the realistic mix per section, BATCHES batches
-# per agent, default 50: 3.08 M events, 7.7 M states) sends to a collector
+# per agent, default 50: 3.08 M events, 7.7 M states; --distinct with a pool
+# of BATCHES: no section is sent twice and every agent has its own host, as
+# real agents, so no table holds copies that compress to nothing) sends to a collector
 # with a fresh LMDB store, then, for each count N in SHARD_COUNTS (default
 # "2"; "1 2 3" for the scaling per shard), to a collector with
 # --store clickhouse:// and --ch-shards over N local clickhouse-server shards
@@ -37,7 +39,7 @@ for s in $(seq 0 $((max - 1))); do
     ch_start shard$s
 done
 k=0
-args="--agents 8 --procs 2 --colls 50 --batches $batches --pool 16"
+args="--agents 8 --procs 2 --colls 50 --batches $batches --pool $batches --distinct"
 
 # ticks PID...: their CPU ticks (utime + stime) so far.
 ticks() {

@@ -70,8 +70,9 @@
 # Checked after the agents delivered everything and the collector stopped:
 # events per type equal the emulator's (nothing acknowledged lost, nothing
 # twice); each rank's Coll events (function name, seqNumber) are the
-# emulator's collectives (coll_check.py: the columns hold the right fields); the batches table's record totals equal the events, states and
-# completions tables' rows; the two shards' rows add up to the Distributed
+# emulator's collectives (coll_check.py: the columns and the `fields` elements
+# hold the right fields); the batches table's record totals equal the events
+# table's rows and the states and completions tables' Array elements; the two shards' rows add up to the Distributed
 # table's and each process's events are on one shard; each node's clock
 # model and each process's start are stored, and a collector started
 # afterwards loads the clock models.
@@ -104,19 +105,29 @@ refused() {
 # one_value NAME QUERY: the query's single answer on NAME.
 one_value() { ch_sql "$1" "$2" || die "query failed: $2"; }
 
+# coll_field NAME: NAME's place (from 1) in Coll's list of common/event_fields.h:
+# its element of the events table's `fields` Array.
+coll_field() {
+    awk -v m="$1" '/^#define NSC_FIELDS_COLL\(/ { on = 1; next }
+        on && /X\(a,/ { n++; split($0, f, ","); gsub(/ /, "", f[3]); if (f[3] == m) { print n; exit } }
+        on && !/\\$/ { exit }' "$(dirname "$0")/../../common/event_fields.h"
+}
+
 check_clickhouse() {
-    local j="job = '$job'"
+    local j="job = '$job'" seq func
+    seq=$(coll_field seq) func=$(coll_field func)
+    [ -n "$seq" ] && [ -n "$func" ] || die "no seq or func in NSC_FIELDS_COLL"
     ch_sql front "SELECT type, count() FROM nsc.events FINAL WHERE $j GROUP BY type FORMAT TabSeparated" \
         >"$dir/counts.tsv" || die "cannot count the events"
     "$bin/nsc-ch-check" "$dir/emu.json" "$dir/counts.tsv" || die "ClickHouse differs from what was emitted"
-    ch_sql front "SELECT host, pid, rank, seq, func FROM nsc.events FINAL WHERE $j AND type = 1 FORMAT TabSeparated" \
+    ch_sql front "SELECT host, pid, rank, fields[$seq], fields[$func] FROM nsc.events FINAL WHERE $j AND type = 1 FORMAT TabSeparated" \
         >"$dir/colls.tsv" && ch_sql front "SELECT host, pid, id, text FROM nsc.strings FINAL WHERE $j FORMAT TabSeparated" \
         >"$dir/strings.tsv" || die "cannot read the collectives"
     "$(dirname "$0")/coll_check.py" "$dir/emu.json" "$dir/colls.tsv" "$dir/strings.tsv" ||
         die "ClickHouse's collectives differ from the emulator's"
     local want got
     want=$(one_value front "SELECT sum(events), sum(states), sum(completions) FROM nsc.batches FINAL WHERE $j")
-    got=$(one_value front "SELECT (SELECT count() FROM nsc.events FINAL WHERE $j), (SELECT count() FROM nsc.states FINAL WHERE $j), (SELECT count() FROM nsc.completions FINAL WHERE $j)")
+    got=$(one_value front "SELECT (SELECT count() FROM nsc.events FINAL WHERE $j), (SELECT sum(length(id)) FROM nsc.states FINAL WHERE $j), (SELECT sum(length(id)) FROM nsc.completions FINAL WHERE $j)")
     [ "$want" = "$got" ] || die "batches say events/states/completions '$want', the tables hold '$got'"
     local per_shard=0 split
     for s in shard0 shard1; do
@@ -443,6 +454,13 @@ secure)
         NCCLSCOPE_CH_CA_FILE=$ch_tls/server.crt
     ;&
 exact)
+    if [ "$mode" = exact ]; then
+        # a database whose states table has the layout of before (a row per
+        # state): the collector refuses it at start and says why
+        ch_sql shard0 "CREATE DATABASE nsc_old" && ch_sql shard0 "CREATE TABLE nsc_old.states_local (job String, host String, pid UInt32, id UInt64, ts_ns UInt64, arg UInt64, tid UInt32, state UInt8, agent String, epoch UInt64, batch_seq UInt64, section UInt32, idx UInt32) ENGINE = ReplacingMergeTree() PARTITION BY cityHash64(job) % 16 ORDER BY (job, host, pid, id, ts_ns, agent, epoch, batch_seq, section, idx)" ||
+            die "cannot make the old states table"
+        store="clickhouse://127.0.0.1:${chhttp[front]}/nsc_old" refused "states_local on .* has the columns of another ncclscope version"
+    fi
     start_collector 0 --store "$store" --ch-shards "$shards"
     start_agent 0
     start_agent 1

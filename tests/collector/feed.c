@@ -7,7 +7,7 @@
  *
  *   nsc-feed --endpoint EP [--agents N] [--procs P] [--batches B] [--colls C]
  *            [--first S] [--resend K] [--garbage] [--window W] [--timeout-ms T]
- *            [--ack-log FILE] [--pool M] [--prefix NAME]
+ *            [--ack-log FILE] [--pool M] [--prefix NAME] [--distinct]
  *   nsc-feed --direct DB [--agents N] [--procs P] [--batches B] [--colls C]
  *   nsc-feed --check DB --agents N --prefix NAME --first S --batches B
  *            [--procs P] [--colls C] [--ack-log FILE]
@@ -20,6 +20,11 @@
  * only and exits 0 when each agent's committed sequences are exactly
  * [first, first+batches) (or cover every seq of the ack log), and the store's
  * event count is exactly that many batches' events: each batch stored once.
+ * --distinct (send mode): each agent its own sections (its own host name
+ * and collectives) instead of every agent the same pool: a store that
+ * sorts records across batches (ClickHouse's tables) then has no copies
+ * side by side to compress, as with real agents; with --pool at least
+ * --batches, no section repeats at all.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,7 +44,7 @@ typedef struct opts {
     const char *endpoint, *check, *ack_log, *prefix, *direct;
     unsigned agents, procs, colls, window, pool;
     uint64_t batches, first, resend, timeout_ms;
-    int garbage;
+    int garbage, distinct;
 } opts;
 
 typedef struct agent {
@@ -50,9 +55,11 @@ typedef struct agent {
     uint64_t inflight, credit;
     uint8_t *acked;       /* per seq of the current pass */
     uint64_t nacked;
+    unsigned group;       /* its sections in the pool (--distinct), else 0 */
 } agent;
 
-/* Pre-encoded sections: pool entries of procs sections each, reused across seqs. */
+/* Pre-encoded sections: pool entries of procs sections each, reused across
+ * seqs; one such group per agent with --distinct. */
 typedef struct pool {
     nsc_a2c_section *secs;  /* pool * procs */
     uint8_t **bufs;
@@ -85,20 +92,20 @@ static int encode_section(nsc_mix *m, const nsc_proc *proc, const nsc_ctx_def *c
     return rc;
 }
 
-static int build_pool(const opts *o, pool *p)
+static unsigned groups(const opts *o) { return o->distinct ? o->agents : 1; }
+
+/* Group g's sections: pool entries of procs sections. */
+static int build_group(const opts *o, pool *p, unsigned g)
 {
-    size_t n = (size_t)o->pool * o->procs;
     nsc_str_def strs[NSC_MIX_NSTRS];
     nsc_mix_strs(strs);
-    p->secs = calloc(n, sizeof *p->secs);
-    p->bufs = calloc(n, sizeof *p->bufs);
-    if (!p->secs || !p->bufs)
-        return -1;
+    char host[32];
+    snprintf(host, sizeof host, o->distinct ? "feedhost%u" : "feedhost", g);
     for (unsigned pr = 0; pr < o->procs; pr++) {
         nsc_mix m;
-        if (nsc_mix_init(&m, 7 + pr, o->colls))
+        if (nsc_mix_init(&m, 7 + pr + 100 * g, o->colls))
             return -1;
-        nsc_proc proc = nsc_test_proc("feed", "feedhost", 1000 + pr, (int)pr);
+        nsc_proc proc = nsc_test_proc("feed", host, 1000 + pr, (int)pr);
         nsc_ctx_def ctx = nsc_test_ctx(0, 0xfeed, (int)pr, (int)o->procs);
         for (unsigned k = 0; k < o->pool; k++) {
             nsc_mix_clear(&m);
@@ -106,8 +113,8 @@ static int build_pool(const opts *o, pool *p)
                 nsc_mix_collective(&m, 0, (int32_t)pr);
             if (pr == 0 && k == 0)
                 p->events_per_batch = m.nevents * o->procs;
-            if (encode_section(&m, &proc, &ctx, strs, k, &p->secs[k * o->procs + pr],
-                               &p->bufs[k * o->procs + pr]))
+            size_t at = ((size_t)g * o->pool + k) * o->procs + pr;
+            if (encode_section(&m, &proc, &ctx, strs, k, &p->secs[at], &p->bufs[at]))
                 return -1;
         }
         nsc_mix_free(&m);
@@ -115,9 +122,22 @@ static int build_pool(const opts *o, pool *p)
     return 0;
 }
 
+static int build_pool(const opts *o, pool *p)
+{
+    size_t n = (size_t)groups(o) * o->pool * o->procs;
+    p->secs = calloc(n, sizeof *p->secs);
+    p->bufs = calloc(n, sizeof *p->bufs);
+    if (!p->secs || !p->bufs)
+        return -1;
+    for (unsigned g = 0; g < groups(o); g++)
+        if (build_group(o, p, g))
+            return -1;
+    return 0;
+}
+
 static void free_pool(const opts *o, pool *p)
 {
-    for (size_t i = 0; p->bufs && i < (size_t)o->pool * o->procs; i++)
+    for (size_t i = 0; p->bufs && i < (size_t)groups(o) * o->pool * o->procs; i++)
         free(p->bufs[i]);
     free(p->bufs);
     free(p->secs);
@@ -126,7 +146,7 @@ static void free_pool(const opts *o, pool *p)
 static int send_batch(agent *a, const opts *o, const pool *p, uint64_t seq, uint8_t *buf)
 {
     nsc_a2c_batch b = {.seq = seq, .sent_ns = seq, .nsections = o->procs,
-                       .sections = &p->secs[(seq % o->pool) * o->procs]};
+                       .sections = &p->secs[((size_t)a->group * o->pool + seq % o->pool) * o->procs]};
     snprintf(b.agent, sizeof b.agent, "%s", a->id);
     snprintf(b.host, sizeof b.host, "%s", a->id);
     size_t n = nsc_a2c_encode_batch(&b, buf);
@@ -244,9 +264,10 @@ static int send_mode(const opts *o)
         fprintf(stderr, "nsc-feed: cannot build the workload\n");
         return 2;
     }
-    size_t cap = 1024;
-    for (unsigned i = 0; i < o->procs; i++)
-        cap += p.secs[i].len + 16;
+    size_t cap = 1024, most = 0;  /* a batch's bytes at most: its sections' */
+    for (size_t i = 0; i < (size_t)groups(o) * o->pool * o->procs; i++)
+        most = p.secs[i].len > most ? p.secs[i].len : most;
+    cap += (most + 16) * o->procs;
     void *ctx = zmq_ctx_new();
     uint8_t *buf = malloc(cap * 2);
     agent *ag = calloc(o->agents, sizeof *ag);
@@ -262,6 +283,7 @@ static int send_mode(const opts *o)
     }
     for (unsigned i = 0; i < o->agents; i++) {
         snprintf(ag[i].id, sizeof ag[i].id, "%s%u", o->prefix, i);
+        ag[i].group = o->distinct ? i : 0;
         ag[i].sock = dealer(ctx, o->endpoint);
         ag[i].end = o->first + o->batches;
         ag[i].acked = calloc(o->batches ? o->batches : 1, 1);
@@ -441,8 +463,8 @@ static int parse(opts *o, int argc, char **argv)
                 .timeout_ms = 30000, .prefix = "feed"};
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(k, "--garbage") == 0) {
-            o->garbage = 1;
+        if (strcmp(k, "--garbage") == 0 || strcmp(k, "--distinct") == 0) {
+            *(k[2] == 'g' ? &o->garbage : &o->distinct) = 1;
             continue;
         }
         if (!v)
@@ -465,6 +487,8 @@ static int parse(opts *o, int argc, char **argv)
         else if (strcmp(k, "--timeout-ms") == 0) o->timeout_ms = n;
         else return -1;
     }
+    if (o->distinct && !o->endpoint)
+        return -1;  /* check and direct modes know one pool */
     return (o->endpoint || o->check || o->direct) && o->agents && o->procs && o->colls && o->window && o->pool ? 0 : -1;
 }
 

@@ -3,8 +3,10 @@
  * from ClickHouse's Native format (columns and rows as LEB128, per column
  * its name, its type and its values), in the order of the key: Strings by
  * their bytes, a prefix first; signed integers by value; rows equal in the
- * key in the order they came. Many rows in a scrambled order come out in
- * key order, none lost; rows missing a value or an unknown type are refused. */
+ * key in the order they came. An Array column's rows (offsets, then the
+ * elements) follow the key's order. Many rows in a scrambled order come out
+ * in key order, none lost; rows missing a value, an unknown type or an
+ * Array in the key are refused. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +61,52 @@ Test(chnative, small_block_by_hand)
     cr_assert_eq(out.len, want.len);
     cr_assert_arr_eq(out.p, want.p, want.len);
     cr_assert_eq(out.rows, 5);
+    nsc_ch_native_free(n);
+    nsc_ch_cols_free(&rows);
+    free(out.p), free(want.p);
+}
+
+static const nsc_ch_table_def arrays = {
+    .name = "a", .columns = "k UInt32, a Array(UInt16), b Array(UInt64)", .order_by = "k"};
+
+static void array_row(nsc_ch_cols *c, uint32_t k, const uint16_t *a, size_t n)
+{
+    nsc_ch_put_uint(c, k, 4);
+    for (size_t i = 0; i < n; i++)
+        nsc_ch_put_elem(c, a[i], 2);
+    nsc_ch_end_array(c);
+    for (size_t i = 0; i < n; i++)
+        nsc_ch_put_elem(c, 100u + a[i], 8);
+    nsc_ch_end_array(c);
+    nsc_ch_end_row(c);
+}
+
+Test(chnative, array_block_by_hand)
+{
+    nsc_ch_cols rows = {0};
+    nsc_ch_buf out = {0}, want = {0};
+    uint16_t x[] = {1, 2, 3}, y[] = {7};
+    array_row(&rows, 9, x, 3);
+    array_row(&rows, 4, NULL, 0);
+    array_row(&rows, 5, y, 1);
+    nsc_ch_native *n = nsc_ch_native_new();
+    cr_assert_eq(nsc_ch_native_block(n, &arrays, &rows, &out), 0);
+    /* order: k 4 [], 5 [7], 9 [1,2,3]; offsets count elements to each row's end */
+    put(&want, "", 2);
+    text(&want, "k"), text(&want, "UInt32");
+    uint32_t ks[] = {4, 5, 9};
+    put(&want, ks, sizeof ks);
+    text(&want, "a"), text(&want, "Array(UInt16)");
+    uint64_t offsets[] = {0, 1, 4};
+    uint16_t as[] = {7, 1, 2, 3};
+    put(&want, offsets, sizeof offsets), put(&want, as, sizeof as);
+    text(&want, "b"), text(&want, "Array(UInt64)");
+    uint64_t bs[] = {107, 101, 102, 103};
+    put(&want, offsets, sizeof offsets), put(&want, bs, sizeof bs);
+    cr_assert_eq(out.len, want.len);
+    cr_assert_arr_eq(out.p, want.p, want.len);
+    const nsc_ch_table_def keyed = {.name = "a", .columns = arrays.columns, .order_by = "a"};
+    cr_assert_eq(nsc_ch_native_block(n, &keyed, &rows, &out), -1, "an Array in the key");
     nsc_ch_native_free(n);
     nsc_ch_cols_free(&rows);
     free(out.p), free(want.p);
