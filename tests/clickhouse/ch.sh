@@ -127,7 +127,7 @@ check_clickhouse() {
         die "ClickHouse's collectives differ from the emulator's"
     local want got
     want=$(one_value front "SELECT sum(events), sum(states), sum(completions) FROM nsc.batches FINAL WHERE $j")
-    got=$(one_value front "SELECT (SELECT count() FROM nsc.events FINAL WHERE $j), (SELECT sum(length(id)) FROM nsc.states FINAL WHERE $j), (SELECT sum(length(id)) FROM nsc.completions FINAL WHERE $j)")
+    got=$(one_value front "SELECT (SELECT count() FROM nsc.events FINAL WHERE $j), (SELECT sum(length(tid)) FROM nsc.states FINAL WHERE $j), (SELECT sum(length(id_off) + length(id_wide)) FROM nsc.completions FINAL WHERE $j)")
     [ "$want" = "$got" ] || die "batches say events/states/completions '$want', the tables hold '$got'"
     local per_shard=0 split
     for s in shard0 shard1; do
@@ -456,8 +456,9 @@ secure)
 exact)
     if [ "$mode" = exact ]; then
         # a database whose states table has the layout of before (a row per
-        # state): the collector refuses it at start and says why
-        ch_sql shard0 "CREATE DATABASE nsc_old" && ch_sql shard0 "CREATE TABLE nsc_old.states_local (job String, host String, pid UInt32, id UInt64, ts_ns UInt64, arg UInt64, tid UInt32, state UInt8, agent String, epoch UInt64, batch_seq UInt64, section UInt32, idx UInt32) ENGINE = ReplacingMergeTree() PARTITION BY cityHash64(job) % 16 ORDER BY (job, host, pid, id, ts_ns, agent, epoch, batch_seq, section, idx)" ||
+        # section, ids and times whole): the collector refuses it at start
+        # and says why
+        ch_sql shard0 "CREATE DATABASE nsc_old" && ch_sql shard0 "CREATE TABLE nsc_old.states_local (job String, host String, pid UInt32, id Array(UInt64), ts_ns Array(UInt64), arg Array(UInt64), tid Array(UInt32), state Array(UInt8), agent String, epoch UInt64, batch_seq UInt64, section UInt32) ENGINE = ReplacingMergeTree() PARTITION BY cityHash64(job) % 16 ORDER BY (job, host, pid, agent, epoch, batch_seq, section)" ||
             die "cannot make the old states table"
         store="clickhouse://127.0.0.1:${chhttp[front]}/nsc_old" refused "states_local on .* has the columns of another ncclscope version"
     fi

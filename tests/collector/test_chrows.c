@@ -177,14 +177,38 @@ Test(chrows, states_one_row_per_section)
     row_of(&tabs[NSC_CH_STATES], NSC_CH_STATES, &b);
     static const uint8_t want[] = {
         1, 'j', 1, 'h', 2, 1, 0, 0,                                           /* job, host, pid */
-        2, 1, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0,                    /* id */
-        2, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0,                    /* ts_ns */
-        2, 3, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0,                    /* arg */
+        1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0,                 /* id: base, offsets, none whole */
+        2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0,                 /* ts */
+        3, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0,                 /* arg */
         2, 4, 0, 0, 0, 9, 0, 0, 0, 2, 5, 10,                                  /* tid, state */
         1, 'a', 9, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0}; /* agent .. section */
     cr_assert_eq(b.len, sizeof want);
     cr_assert_arr_eq(b.p, want, sizeof want);
     cr_assert_eq(tabs[NSC_CH_COMPLETIONS].rows, 0);
+    free_tabs(tabs);
+    free(b.p);
+}
+
+/* A section whose ids lie further apart than 32 bits: the ids whole, no
+ * offsets; its times still as offsets from the smallest. */
+Test(chrows, completions_wide_where_offsets_do_not_fit)
+{
+    nsc_completion cp[2] = {{.id = 0x100000005ull, .ts_ns = 9}, {.id = 4, .ts_ns = 7}};
+    nsc_proc proc = {.pid = 3};
+    strcpy(proc.job, "j"), strcpy(proc.host, "h");
+    nsc_store_batch sb = {.proc = &proc, .completions = cp, .ncompletions = 2};
+    static nsc_ch_cols tabs[NSC_CH_NTABLES];
+    nsc_ch_origin o = {"a", 9, 10, 2};
+    nsc_ch_rows_section(tabs, &o, &sb);
+    nsc_ch_buf b = {0};
+    row_of(&tabs[NSC_CH_COMPLETIONS], NSC_CH_COMPLETIONS, &b);
+    static const uint8_t want[] = {
+        1, 'j', 1, 'h', 3, 0, 0, 0,                                                    /* job, host, pid */
+        4, 0, 0, 0, 0, 0, 0, 0, 0, 2, 5, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, /* id: whole */
+        7, 0, 0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0,                          /* ts: offsets */
+        1, 'a', 9, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0};          /* agent .. section */
+    cr_assert_eq(b.len, sizeof want);
+    cr_assert_arr_eq(b.p, want, sizeof want);
     free_tabs(tabs);
     free(b.p);
 }
