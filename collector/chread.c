@@ -358,13 +358,12 @@ static const struct {
     const char *table, *columns, *join;
 } kinds[K_N] = {{"events", NULL, ""},
                 {"states",
-                 NSC_CH_VALUE("id", "s_id") ", " NSC_CH_VALUE("ts", "s_ts") ", " NSC_CH_VALUE("arg", "s_arg")
+                 "s_id, " NSC_CH_VALUE("ts", "s_ts") ", " NSC_CH_VALUE("arg", "s_arg")
                  ", s_tid, s_state",
-                 " ARRAY JOIN " NSC_CH_ARRAY("id") " AS s_id, " NSC_CH_ARRAY("ts") " AS s_ts, " NSC_CH_ARRAY("arg")
+                 " ARRAY JOIN id AS s_id, " NSC_CH_ARRAY("ts") " AS s_ts, " NSC_CH_ARRAY("arg")
                  " AS s_arg, tid AS s_tid, state AS s_state, arrayEnumerate(tid) AS idx"},
-                {"completions", NSC_CH_VALUE("id", "c_id") ", " NSC_CH_VALUE("ts", "c_ts"),
-                 " ARRAY JOIN " NSC_CH_ARRAY("id") " AS c_id, " NSC_CH_ARRAY("ts") " AS c_ts, arrayEnumerate("
-                 NSC_CH_ARRAY("ts") ") AS idx"},
+                {"completions", "c_id, " NSC_CH_VALUE("ts", "c_ts"),
+                 " ARRAY JOIN id AS c_id, " NSC_CH_ARRAY("ts") " AS c_ts, arrayEnumerate(id) AS idx"},
                 {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name", ""},
                 {"strings", "id, text", ""}};
 

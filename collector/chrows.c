@@ -25,11 +25,11 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     /* A section's states (completions): one row, a field's values in an
      * Array in the section's order (chrows.h). */
     [NSC_CH_STATES] = {"states",
-                       NSC_CH_PROC_COLUMNS ", " NSC_CH_NARROW("id") ", " NSC_CH_NARROW("ts") ", "
-                       NSC_CH_NARROW("arg") ", tid Array(UInt32), state Array(UInt8), " SECTION,
+                       NSC_CH_PROC_COLUMNS ", id Array(UInt64), " NSC_CH_NARROW("ts") ", " NSC_CH_NARROW("arg")
+                       ", tid Array(UInt32), state Array(UInt8), " SECTION,
                        "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
     [NSC_CH_COMPLETIONS] = {"completions",
-                            NSC_CH_PROC_COLUMNS ", " NSC_CH_NARROW("id") ", " NSC_CH_NARROW("ts") ", " SECTION,
+                            NSC_CH_PROC_COLUMNS ", id Array(UInt64), " NSC_CH_NARROW("ts") ", " SECTION,
                             "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
     /* A process defines a context or string id once (docs/protocol.md), so
      * the definition itself is its identity. The batch identity rides along,
@@ -194,7 +194,7 @@ static void array_of(nsc_ch_cols *t, const void *recs, size_t n, size_t size, si
 
 /* The n records' 64-bit member at `offset` as the three columns of
  * NSC_CH_NARROW: the smallest value, each value's distance from it (4
- * bytes instead of 8: a section's ids and times lie close together), and
+ * bytes instead of 8: a section's times lie close together), and
  * only where a distance does not fit 32 bits, the values whole instead. */
 static void narrow_of(nsc_ch_cols *t, const void *recs, size_t n, size_t size, size_t offset)
 {
@@ -221,7 +221,7 @@ static void state_row(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_ba
 {
     row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
     proc_cols(t, &x, b->proc->pid);
-    NARROW_OF(t, b->states, b->nstates, nsc_state_rec, id);
+    ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, id);
     NARROW_OF(t, b->states, b->nstates, nsc_state_rec, ts_ns);
     NARROW_OF(t, b->states, b->nstates, nsc_state_rec, arg);
     ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, tid);
@@ -234,7 +234,7 @@ static void completion_row(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_sto
 {
     row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
     proc_cols(t, &x, b->proc->pid);
-    NARROW_OF(t, b->completions, b->ncompletions, nsc_completion, id);
+    ARRAY_OF(t, b->completions, b->ncompletions, nsc_completion, id);
     NARROW_OF(t, b->completions, b->ncompletions, nsc_completion, ts_ns);
     section_cols(t, &x, o);
     nsc_ch_end_row(t);

@@ -62,7 +62,8 @@ nsc_ch_table_def nsc_ch_def(nsc_ch_table t);
 
 /* A 64-bit field of a section's records (states, completions) as three
  * columns, 4 bytes a record where the section's values lie within 2^32 of
- * each other (ids, times): NAME_base, the smallest value; NAME_off, each
+ * each other (times, a state's arg; not event ids, whose high half is the
+ * plugin's slot): NAME_base, the smallest value; NAME_off, each
  * value's distance from it; NAME_wide, the values whole, only where some
  * distance does not fit (NAME_off then empty). Read back a value a row
  * (ARRAY JOIN) as NSC_CH_VALUE(NAME, AS) with NSC_CH_ARRAY(NAME) AS AS

@@ -177,8 +177,8 @@ Test(chrows, states_one_row_per_section)
     row_of(&tabs[NSC_CH_STATES], NSC_CH_STATES, &b);
     static const uint8_t want[] = {
         1, 'j', 1, 'h', 2, 1, 0, 0,                                           /* job, host, pid */
-        1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0,                 /* id: base, offsets, none whole */
-        2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0,                 /* ts */
+        2, 1, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0,                    /* id */
+        2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0,                 /* ts: base, offsets, none whole */
         3, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0,                 /* arg */
         2, 4, 0, 0, 0, 9, 0, 0, 0, 2, 5, 10,                                  /* tid, state */
         1, 'a', 9, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0}; /* agent .. section */
@@ -189,11 +189,11 @@ Test(chrows, states_one_row_per_section)
     free(b.p);
 }
 
-/* A section whose ids lie further apart than 32 bits: the ids whole, no
- * offsets; its times still as offsets from the smallest. */
+/* A section whose times lie further apart than 32 bits: the times whole,
+ * no offsets. */
 Test(chrows, completions_wide_where_offsets_do_not_fit)
 {
-    nsc_completion cp[2] = {{.id = 0x100000005ull, .ts_ns = 9}, {.id = 4, .ts_ns = 7}};
+    nsc_completion cp[2] = {{.id = 5, .ts_ns = 0x100000009ull}, {.id = 4, .ts_ns = 8}};
     nsc_proc proc = {.pid = 3};
     strcpy(proc.job, "j"), strcpy(proc.host, "h");
     nsc_store_batch sb = {.proc = &proc, .completions = cp, .ncompletions = 2};
@@ -204,8 +204,8 @@ Test(chrows, completions_wide_where_offsets_do_not_fit)
     row_of(&tabs[NSC_CH_COMPLETIONS], NSC_CH_COMPLETIONS, &b);
     static const uint8_t want[] = {
         1, 'j', 1, 'h', 3, 0, 0, 0,                                                    /* job, host, pid */
-        4, 0, 0, 0, 0, 0, 0, 0, 0, 2, 5, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, /* id: whole */
-        7, 0, 0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0,                          /* ts: offsets */
+        2, 5, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0,                             /* id */
+        8, 0, 0, 0, 0, 0, 0, 0, 0, 2, 9, 0, 0, 0, 1, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, /* ts: base, whole */
         1, 'a', 9, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0};          /* agent .. section */
     cr_assert_eq(b.len, sizeof want);
     cr_assert_arr_eq(b.p, want, sizeof want);
