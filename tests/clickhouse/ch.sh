@@ -576,7 +576,9 @@ live_same)
     start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
     pids[collector_a]=${pids[collector]} http_a=$http
     pids[collector]=$b_pid http=$b_http
-    grep -q "collector 'a' resumed from its snapshot of" "$dir/collector.log" || die "a did not resume from its snapshot"
+    # (the live-state thread reads it back after the collector is up)
+    wait_until 30 grep -q "collector 'a' resumed from its snapshot of" "$dir/collector.log" ||
+        die "a did not resume from its snapshot"
     http=$http_a wait_until 30 job_whole || die "a restarted lost its part of the job: $(head -c 600 "$dir/status.json")"
     wait_until 30 job_whole || die "b does not see a's part again: $(head -c 600 "$dir/status.json")"
     live_agree "$http_a" "$http" || die "a restarted and b answer differently: $(cat "$dir/live_same.err")"
