@@ -357,10 +357,13 @@ static void event_value_names(char *out, size_t cap)
 static const struct {
     const char *table, *columns, *join;
 } kinds[K_N] = {{"events", NULL, ""},
-                {"states", "s_id, s_ts, s_arg, s_tid, s_state",
-                 " ARRAY JOIN id AS s_id, ts_ns AS s_ts, arg AS s_arg, tid AS s_tid, state AS s_state, "
-                 "arrayEnumerate(id) AS idx"},
-                {"completions", "c_id, c_ts", " ARRAY JOIN id AS c_id, ts_ns AS c_ts, arrayEnumerate(id) AS idx"},
+                {"states",
+                 "s_id, " NSC_CH_VALUE("ts", "s_ts") ", " NSC_CH_VALUE("arg", "s_arg")
+                 ", s_tid, s_state",
+                 " ARRAY JOIN id AS s_id, " NSC_CH_ARRAY("ts") " AS s_ts, " NSC_CH_ARRAY("arg")
+                 " AS s_arg, tid AS s_tid, state AS s_state, arrayEnumerate(tid) AS idx"},
+                {"completions", "c_id, " NSC_CH_VALUE("ts", "c_ts"),
+                 " ARRAY JOIN id AS c_id, " NSC_CH_ARRAY("ts") " AS c_ts, arrayEnumerate(id) AS idx"},
                 {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name", ""},
                 {"strings", "id, text", ""}};
 

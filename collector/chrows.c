@@ -25,11 +25,11 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     /* A section's states (completions): one row, a field's values in an
      * Array in the section's order (chrows.h). */
     [NSC_CH_STATES] = {"states",
-                       NSC_CH_PROC_COLUMNS ", id Array(UInt64), ts_ns Array(UInt64), arg Array(UInt64), "
-                       "tid Array(UInt32), state Array(UInt8), " SECTION,
+                       NSC_CH_PROC_COLUMNS ", id Array(UInt64), " NSC_CH_NARROW("ts") ", " NSC_CH_NARROW("arg")
+                       ", tid Array(UInt32), state Array(UInt8), " SECTION,
                        "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
     [NSC_CH_COMPLETIONS] = {"completions",
-                            NSC_CH_PROC_COLUMNS ", id Array(UInt64), ts_ns Array(UInt64), " SECTION,
+                            NSC_CH_PROC_COLUMNS ", id Array(UInt64), " NSC_CH_NARROW("ts") ", " SECTION,
                             "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
     /* A process defines a context or string id once (docs/protocol.md), so
      * the definition itself is its identity. The batch identity rides along,
@@ -192,13 +192,38 @@ static void array_of(nsc_ch_cols *t, const void *recs, size_t n, size_t size, si
 #define ARRAY_OF(t, recs, n, type, member) \
     array_of(t, recs, n, sizeof(type), offsetof(type, member), sizeof(((type *)0)->member))
 
+/* The n records' 64-bit member at `offset` as the three columns of
+ * NSC_CH_NARROW: the smallest value, each value's distance from it (4
+ * bytes instead of 8: a section's times lie close together), and
+ * only where a distance does not fit 32 bits, the values whole instead. */
+static void narrow_of(nsc_ch_cols *t, const void *recs, size_t n, size_t size, size_t offset)
+{
+    const uint8_t *at = (const uint8_t *)recs + offset;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = nsc_load_uint(at + i * size, 8);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    int fits = hi - lo <= UINT32_MAX;
+    u64(t, lo);
+    for (size_t i = 0; fits && i < n; i++)
+        nsc_ch_put_elem(t, nsc_load_uint(at + i * size, 8) - lo, 4);
+    nsc_ch_end_array(t);
+    for (size_t i = 0; !fits && i < n; i++)
+        nsc_ch_put_elem(t, nsc_load_uint(at + i * size, 8), 8);
+    nsc_ch_end_array(t);
+}
+
+#define NARROW_OF(t, recs, n, type, member) narrow_of(t, recs, n, sizeof(type), offsetof(type, member))
+
 static void state_row(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
 {
     row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
     proc_cols(t, &x, b->proc->pid);
     ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, id);
-    ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, ts_ns);
-    ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, arg);
+    NARROW_OF(t, b->states, b->nstates, nsc_state_rec, ts_ns);
+    NARROW_OF(t, b->states, b->nstates, nsc_state_rec, arg);
     ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, tid);
     ARRAY_OF(t, b->states, b->nstates, nsc_state_rec, state);
     section_cols(t, &x, o);
@@ -210,7 +235,7 @@ static void completion_row(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_sto
     row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
     proc_cols(t, &x, b->proc->pid);
     ARRAY_OF(t, b->completions, b->ncompletions, nsc_completion, id);
-    ARRAY_OF(t, b->completions, b->ncompletions, nsc_completion, ts_ns);
+    NARROW_OF(t, b->completions, b->ncompletions, nsc_completion, ts_ns);
     section_cols(t, &x, o);
     nsc_ch_end_row(t);
 }

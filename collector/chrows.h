@@ -60,6 +60,19 @@ nsc_ch_table_def nsc_ch_def(nsc_ch_table t);
 #define NSC_CH_SECTION_COLUMNS "agent String, epoch UInt64, batch_seq UInt64, section UInt32"
 #define NSC_CH_ORIGIN_COLUMNS NSC_CH_SECTION_COLUMNS ", idx UInt32"
 
+/* A 64-bit field of a section's records (states, completions) as three
+ * columns, 4 bytes a record where the section's values lie within 2^32 of
+ * each other (times, a state's arg; not event ids, whose high half is the
+ * plugin's slot): NAME_base, the smallest value; NAME_off, each
+ * value's distance from it; NAME_wide, the values whole, only where some
+ * distance does not fit (NAME_off then empty). Read back a value a row
+ * (ARRAY JOIN) as NSC_CH_VALUE(NAME, AS) with NSC_CH_ARRAY(NAME) AS AS
+ * among the ARRAY JOIN's arrays (18.16 refuses a column of the row inside
+ * an ARRAY JOIN's lambda, so the base is added after). */
+#define NSC_CH_NARROW(name) name "_base UInt64, " name "_off Array(UInt32), " name "_wide Array(UInt64)"
+#define NSC_CH_ARRAY(name) "if(empty(" name "_wide), CAST(" name "_off AS Array(UInt64)), " name "_wide)"
+#define NSC_CH_VALUE(name, as) as " + if(empty(" name "_wide), " name "_base, 0)"
+
 /* A String at *p (before end): its bytes (NULL when cut short) and length;
  * *p moves past it. */
 const uint8_t *nsc_ch_take_string(const uint8_t **p, const uint8_t *end, size_t *len);

@@ -21,7 +21,7 @@
 # running for 1.5 s, at most 60 s after the collector stopped; and the part
 # of it after the collector stopped: merges), and the bytes
 # stored per event (system.parts after OPTIMIZE ... FINAL: every table, and
-# the events table alone). Not a ctest; docs/benchmarks.md, "ClickHouse store".
+# the events table alone, and all tables uncompressed). Not a ctest; docs/benchmarks.md, "ClickHouse store".
 bin=$1 runs=${2:-3} batches=${3:-50} counts=${4:-2} mode=bench nodes=0
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/../clickhouse/lib.sh"
@@ -101,9 +101,11 @@ feed() {
               after / hz * 1e9 / n }' "$dir/out"
 }
 
-# stored DB SHARD...: bytes per event on the shards, all tables and events alone.
+# stored DB SHARD...: bytes per event on the shards, all tables and events
+# alone, and all tables uncompressed (what the shards read, copy, compress
+# and write per event).
 stored() {
-    local db=$1 s t all=0 ev=0 n=0
+    local db=$1 s t all=0 ev=0 raw=0 n=0
     shift
     for s in "$@"; do
         for t in $(ch_sql $s "SELECT name FROM system.tables WHERE database = '$db'"); do
@@ -111,9 +113,10 @@ stored() {
         done
         all=$((all + $(ch_sql $s "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = '$db'")))
         ev=$((ev + $(ch_sql $s "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = '$db' AND table = 'events_local'")))
+        raw=$((raw + $(ch_sql $s "SELECT sum(data_uncompressed_bytes) FROM system.parts WHERE active AND database = '$db'")))
         n=$((n + $(ch_sql $s "SELECT count() FROM $db.events_local FINAL")))
     done
-    echo "$n events stored, $(echo "scale=1; $all / $n" | bc) B/event all tables, $(echo "scale=1; $ev / $n" | bc) B/event events table"
+    echo "$n events stored, $(echo "scale=1; $all / $n" | bc) B/event all tables, $(echo "scale=1; $ev / $n" | bc) B/event events table, $(echo "scale=1; $raw / $n" | bc) B/event uncompressed"
 }
 
 for i in $(seq "$runs"); do

@@ -127,7 +127,7 @@ check_clickhouse() {
         die "ClickHouse's collectives differ from the emulator's"
     local want got
     want=$(one_value front "SELECT sum(events), sum(states), sum(completions) FROM nsc.batches FINAL WHERE $j")
-    got=$(one_value front "SELECT (SELECT count() FROM nsc.events FINAL WHERE $j), (SELECT sum(length(id)) FROM nsc.states FINAL WHERE $j), (SELECT sum(length(id)) FROM nsc.completions FINAL WHERE $j)")
+    got=$(one_value front "SELECT (SELECT count() FROM nsc.events FINAL WHERE $j), (SELECT sum(length(tid)) FROM nsc.states FINAL WHERE $j), (SELECT sum(length(id)) FROM nsc.completions FINAL WHERE $j)")
     [ "$want" = "$got" ] || die "batches say events/states/completions '$want', the tables hold '$got'"
     local per_shard=0 split
     for s in shard0 shard1; do
@@ -403,6 +403,27 @@ diff)
         collector_metric_above ncclscope_collector_query_cache_hits_total 20 ||
         die "the query cache did not keep the job: $(collector_metric ncclscope_collector_query_loads_total) loads, $(collector_metric ncclscope_collector_query_cache_hits_total) hits"
     [ "$(ls "$dir/chdb/tmp" | wc -l)" = 2 ] || die "not the 2 kept stores in chdb/tmp: $(ls "$dir/chdb/tmp")"
+    # node0's states and completions rewritten with their times and args
+    # whole (chrows.h), as a collector writes a section whose values lie
+    # further apart than 32 bits: read afresh, the same answers
+    whole() { echo "$1_wide = arrayMap((x, b) -> b + x, $1_off, replicate($1_base, $1_off))"; }
+    rewrite() {  # TABLE SET: in order (one UPDATE may see the other's result)
+        ch_sql $n "ALTER TABLE nsc.$1_local UPDATE $2 WHERE job = '$job' AND host = 'node0'" || die "cannot rewrite $1 on $n"
+    }
+    for n in shard0 shard1; do
+        rewrite states "$(whole ts), $(whole arg)"
+        rewrite states "ts_off = emptyArrayUInt32(), arg_off = emptyArrayUInt32()"
+        rewrite completions "$(whole ts)"
+        rewrite completions "ts_off = emptyArrayUInt32()"
+    done
+    forms() { one_value front "SELECT countIf(notEmpty(ts_off)), countIf(notEmpty(ts_wide)) FROM nsc.$1 WHERE job = '$job' FORMAT CSV"; }
+    wait_until 60 eval '[ "$(forms states | grep -c "^[1-9][0-9]*,[1-9]")" = 1 ]' ||
+        die "the states are not half rewritten: $(forms states)"
+    wait_until 60 eval '[ "$(forms completions | grep -c "^[1-9][0-9]*,[1-9]")" = 1 ]' ||
+        die "the completions are not half rewritten: $(forms completions)"
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    every_query
     # the job changes in ClickHouse (node0's sections deleted): the next
     # query reads it again and answers from what is there now
     local_sections() { one_value front "SELECT count() FROM nsc.batches FINAL WHERE job = '$job'"; }
@@ -456,8 +477,9 @@ secure)
 exact)
     if [ "$mode" = exact ]; then
         # a database whose states table has the layout of before (a row per
-        # state): the collector refuses it at start and says why
-        ch_sql shard0 "CREATE DATABASE nsc_old" && ch_sql shard0 "CREATE TABLE nsc_old.states_local (job String, host String, pid UInt32, id UInt64, ts_ns UInt64, arg UInt64, tid UInt32, state UInt8, agent String, epoch UInt64, batch_seq UInt64, section UInt32, idx UInt32) ENGINE = ReplacingMergeTree() PARTITION BY cityHash64(job) % 16 ORDER BY (job, host, pid, id, ts_ns, agent, epoch, batch_seq, section, idx)" ||
+        # section, ids and times whole): the collector refuses it at start
+        # and says why
+        ch_sql shard0 "CREATE DATABASE nsc_old" && ch_sql shard0 "CREATE TABLE nsc_old.states_local (job String, host String, pid UInt32, id Array(UInt64), ts_ns Array(UInt64), arg Array(UInt64), tid Array(UInt32), state Array(UInt8), agent String, epoch UInt64, batch_seq UInt64, section UInt32) ENGINE = ReplacingMergeTree() PARTITION BY cityHash64(job) % 16 ORDER BY (job, host, pid, agent, epoch, batch_seq, section)" ||
             die "cannot make the old states table"
         store="clickhouse://127.0.0.1:${chhttp[front]}/nsc_old" refused "states_local on .* has the columns of another ncclscope version"
     fi
@@ -554,7 +576,9 @@ live_same)
     start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
     pids[collector_a]=${pids[collector]} http_a=$http
     pids[collector]=$b_pid http=$b_http
-    grep -q "collector 'a' resumed from its snapshot of" "$dir/collector.log" || die "a did not resume from its snapshot"
+    # (the live-state thread reads it back after the collector is up)
+    wait_until 30 grep -q "collector 'a' resumed from its snapshot of" "$dir/collector.log" ||
+        die "a did not resume from its snapshot"
     http=$http_a wait_until 30 job_whole || die "a restarted lost its part of the job: $(head -c 600 "$dir/status.json")"
     wait_until 30 job_whole || die "b does not see a's part again: $(head -c 600 "$dir/status.json")"
     live_agree "$http_a" "$http" || die "a restarted and b answer differently: $(cat "$dir/live_same.err")"

@@ -161,32 +161,54 @@ Test(chrows, every_key_folds_a_batch_sent_again)
     }
 }
 
+/* Section sb of process pid (job "j", host "h", identity a 9 10 2) as the
+ * row of table t (states or completions, the other without a row): want. */
+static void section_row_is(nsc_store_batch *sb, uint32_t pid, nsc_ch_table t, const uint8_t *want, size_t len)
+{
+    nsc_proc proc = {.pid = pid};
+    strcpy(proc.job, "j"), strcpy(proc.host, "h");
+    sb->proc = &proc;
+    static nsc_ch_cols tabs[NSC_CH_NTABLES];
+    nsc_ch_origin o = {"a", 9, 10, 2};
+    nsc_ch_rows_section(tabs, &o, sb);
+    nsc_ch_buf b = {0};
+    row_of(&tabs[t], t, &b);
+    cr_assert_eq(b.len, len);
+    cr_assert_arr_eq(b.p, want, len);
+    cr_assert_eq(tabs[t == NSC_CH_STATES ? NSC_CH_COMPLETIONS : NSC_CH_STATES].rows, 0);
+    free_tabs(tabs);
+    free(b.p);
+}
+
 /* A section's states: one row, each field an Array of the section's
- * values in order, then the section's identity (no record index). */
+ * values in order, times and args as offsets from the smallest, then the
+ * section's identity (no record index). */
 Test(chrows, states_one_row_per_section)
 {
     nsc_state_rec st[2] = {{.id = 1, .ts_ns = 2, .arg = 3, .tid = 4, .state = 5},
                            {.id = 6, .ts_ns = 7, .arg = 8, .tid = 9, .state = 10}};
-    nsc_proc proc = {.pid = 0x0102};
-    strcpy(proc.job, "j"), strcpy(proc.host, "h");
-    nsc_store_batch sb = {.proc = &proc, .states = st, .nstates = 2};
-    static nsc_ch_cols tabs[NSC_CH_NTABLES];
-    nsc_ch_origin o = {"a", 9, 10, 2};
-    nsc_ch_rows_section(tabs, &o, &sb);
-    nsc_ch_buf b = {0};
-    row_of(&tabs[NSC_CH_STATES], NSC_CH_STATES, &b);
     static const uint8_t want[] = {
         1, 'j', 1, 'h', 2, 1, 0, 0,                                           /* job, host, pid */
         2, 1, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0,                    /* id */
-        2, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0,                    /* ts_ns */
-        2, 3, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0,                    /* arg */
+        2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0,                 /* ts: base, offsets, none whole */
+        3, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0,                 /* arg */
         2, 4, 0, 0, 0, 9, 0, 0, 0, 2, 5, 10,                                  /* tid, state */
         1, 'a', 9, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0}; /* agent .. section */
-    cr_assert_eq(b.len, sizeof want);
-    cr_assert_arr_eq(b.p, want, sizeof want);
-    cr_assert_eq(tabs[NSC_CH_COMPLETIONS].rows, 0);
-    free_tabs(tabs);
-    free(b.p);
+    section_row_is(&(nsc_store_batch){.states = st, .nstates = 2}, 0x0102, NSC_CH_STATES, want, sizeof want);
+}
+
+/* A section whose times lie further apart than 32 bits: the times whole,
+ * no offsets. */
+Test(chrows, completions_wide_where_offsets_do_not_fit)
+{
+    nsc_completion cp[2] = {{.id = 5, .ts_ns = 0x100000009ull}, {.id = 4, .ts_ns = 8}};
+    static const uint8_t want[] = {
+        1, 'j', 1, 'h', 3, 0, 0, 0,                                                    /* job, host, pid */
+        2, 5, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0,                             /* id */
+        8, 0, 0, 0, 0, 0, 0, 0, 0, 2, 9, 0, 0, 0, 1, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, /* ts: base, whole */
+        1, 'a', 9, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0};          /* agent .. section */
+    section_row_is(&(nsc_store_batch){.completions = cp, .ncompletions = 2}, 3, NSC_CH_COMPLETIONS, want,
+                   sizeof want);
 }
 
 /* A row read back by the column list: the name and value of each column
