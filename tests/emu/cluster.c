@@ -70,9 +70,9 @@ static void set_env_fmt(const char *name, const char *fmt, ...)
 }
 
 /* The clock shim: a skewed node's clock, and with the time model the
- * threads' clock floor (clock.c). A skewed node must have it; for the floor
- * alone, a missing library only means events made at their times instead of
- * ahead of them. */
+ * threads' clock floor (clock.c). A skewed node must have it; the build makes
+ * it with the emulator. Missing, the floor falls back to clock.c's slack:
+ * events up to 20 us early, network steps measured short. */
 static void preload_shim(bool needed)
 {
     char exe[512], shim[600];
