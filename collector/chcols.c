@@ -32,6 +32,19 @@ uint8_t *nsc_ch_varint_at(uint8_t *o, size_t v)
     return o;
 }
 
+int nsc_ch_take_varint(const uint8_t **p, const uint8_t *end, size_t *v)
+{
+    *v = 0;
+    for (int shift = 0;; shift += 7) {
+        if (*p == end || shift > 28)
+            return -1;
+        uint8_t b = *(*p)++;
+        *v |= (size_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return 0;
+    }
+}
+
 void nsc_ch_put_varint(nsc_ch_buf *b, size_t v)
 {
     if (!nsc_ch_reserve(b, 10))

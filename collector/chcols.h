@@ -47,6 +47,9 @@ uint8_t *nsc_ch_room(nsc_ch_buf *b, size_t n);
 void nsc_ch_put_varint(nsc_ch_buf *b, size_t v);
 /* v in LEB128 at o (room for 10 bytes); returns where it ends. */
 uint8_t *nsc_ch_varint_at(uint8_t *o, size_t v);
+/* The inverse: a LEB128 length at *p (before end, 5 bytes at most) into *v,
+ * *p moved past it. 0, or -1 when cut short or too long. */
+int nsc_ch_take_varint(const uint8_t **p, const uint8_t *end, size_t *v);
 
 /* A distinct text: its bytes in the texts buffer. */
 typedef struct nsc_ch_text {

@@ -122,16 +122,13 @@ static void get_field(const uint8_t *p, size_t size, nsc_event *e, const field *
 size_t nsc_ch_event_read(const uint8_t *p, size_t len, nsc_event *e)
 {
     pthread_once(&ch.once, make_columns);
-    size_t at = 1 + ch.width, n = 0;
+    size_t at = 1 + ch.width, n;
     if (len < at || p[0] >= NSC_T_COUNT)
         return 0;
-    for (int shift = 0;; shift += 7) {  /* the Array's length: LEB128 */
-        if (at == len || shift > 28)
-            return 0;
-        n |= (size_t)(p[at] & 0x7f) << shift;
-        if (!(p[at++] & 0x80))
-            break;
-    }
+    const uint8_t *q = p + at;  /* the Array's length */
+    if (nsc_ch_take_varint(&q, p + len, &n))
+        return 0;
+    at = (size_t)(q - p);
     size_t own = ch.count[p[0]];
     if ((n != own && n != own + NORIGIN) || len - at < 8 * n)
         return 0;

@@ -145,17 +145,12 @@ static uint64_t le(answer *a, size_t width)
 /* A String (LEB128 length, bytes): its bytes (in the map) and length. */
 static const uint8_t *bytes(answer *a, size_t *len)
 {
-    size_t n = 0;
-    const uint8_t *b;
-    for (int shift = 0; (b = nsc_rtake(&a->r, 1)); shift += 7) {
-        n |= (size_t)(*b & 0x7f) << shift;
-        if (!(*b & 0x80))
-            break;
-        if (shift > 28)
-            a->r.bad = 1;
+    const uint8_t *s = a->r.bad ? NULL : nsc_ch_take_string(&a->r.p, a->r.end, len);
+    if (!s) {
+        a->r.bad = 1;
+        *len = 0;
     }
-    *len = b ? n : 0;
-    return b ? nsc_rtake(&a->r, n) : NULL;
+    return s;
 }
 
 /* at the end of the answer, or past it */

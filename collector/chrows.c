@@ -111,16 +111,8 @@ static void proc_cols(nsc_ch_cols *t, const row_texts *x, uint32_t pid)
 
 const uint8_t *nsc_ch_take_string(const uint8_t **p, const uint8_t *end, size_t *len)
 {
-    size_t n = 0;
-    for (int shift = 0;; shift += 7) {
-        if (*p == end || shift > 28)
-            return NULL;
-        uint8_t b = *(*p)++;
-        n |= (size_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            break;
-    }
-    if ((size_t)(end - *p) < n)
+    size_t n;
+    if (nsc_ch_take_varint(p, end, &n) || (size_t)(end - *p) < n)
         return NULL;
     const uint8_t *s = *p;
     *p += n;
@@ -181,11 +173,8 @@ static void event_rows(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_b
 static void array_of(nsc_ch_cols *t, const void *recs, size_t n, size_t size, size_t offset, size_t width)
 {
     const uint8_t *p = (const uint8_t *)recs + offset;
-    for (size_t i = 0; i < n; i++, p += size) {
-        uint64_t v = 0;
-        memcpy(&v, p, width);  /* little-endian: the member's value */
-        nsc_ch_put_elem(t, v, width);
-    }
+    for (size_t i = 0; i < n; i++, p += size)
+        nsc_ch_put_elem(t, nsc_load_uint(p, width), width);
     nsc_ch_end_array(t);
 }
 
