@@ -27,53 +27,38 @@ uint64_t nsc_chretain_period_ns(const nsc_collector *c)
     return ms * 1000000ull;
 }
 
-/* POST sql to server; its answer (NUL-terminated, malloc'd) into *ans when
- * ans is not NULL. 0, or -1 with err. */
-static int run_sql(const nsc_collector *c, const char *server, const char *sql, char **ans, char *err,
+/* POST sql to server; its answer (malloc'd, *len bytes) into *ans when ans
+ * is not NULL. 0, or -1 with err. */
+static int run_sql(const nsc_collector *c, const char *server, const char *sql, char **ans, size_t *len, char *err,
                    size_t errcap)
 {
     char *text;
-    size_t len;
+    size_t n;
     int rc = nsc_chread_post_text(nsc_chstore_conn(c->ch), server, sql, strlen(sql), REQUEST_MAX_S, "retention",
-                                  &text, &len, err, errcap);
+                                  &text, &n, err, errcap);
     if (!rc && ans)
-        *ans = text;
+        *ans = text, *len = n;
     else
         free(text);
     return rc ? -1 : 0;
 }
 
-static int hex_digit(char ch)
+/* Append the jobs of a RowBinary answer (a String a row) to list as SQL
+ * literals. */
+static void take_jobs(const char *ans, size_t len, char *list, size_t cap, int *n)
 {
-    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
-}
-
-/* One line of hex(job) as its bytes into out; -1 when it is not that. */
-static int unhex(const char *line, size_t len, char *out, size_t cap)
-{
-    if (len % 2 || len / 2 >= cap)
-        return -1;
-    for (size_t i = 0; i < len; i += 2) {
-        int hi = hex_digit(line[i]), lo = hex_digit(line[i + 1]);
-        if (hi < 0 || lo < 0)
-            return -1;
-        out[i / 2] = (char)(hi << 4 | lo);
-    }
-    out[len / 2] = 0;
-    return 0;
-}
-
-/* Append the jobs of an answer (hex, one per line) to list as SQL literals. */
-static void take_jobs(const char *ans, char *list, size_t cap, int *n)
-{
-    for (const char *p = ans; *p && *n < NSC_CHRETAIN_JOBS_MAX;) {
-        size_t len = strcspn(p, "\n");
+    const uint8_t *p = (const uint8_t *)ans, *end = p + len, *s;
+    size_t sl;
+    while (*n < NSC_CHRETAIN_JOBS_MAX && (s = nsc_ch_take_string(&p, end, &sl))) {
         char job[64], lit[LITERAL_MAX];
         size_t used = strlen(list);
-        if (unhex(p, len, job, sizeof job) == 0 && job[0] && nsc_chread_literal(job, lit, sizeof lit) == 0 &&
-            !strstr(list, lit) && used + strlen(lit) + 2 < cap)
+        if (sl >= sizeof job)
+            continue;
+        memcpy(job, s, sl);
+        job[sl] = 0;
+        if (job[0] && nsc_chread_literal(job, lit, sizeof lit) == 0 && !strstr(list, lit) &&
+            used + strlen(lit) + 2 < cap)
             snprintf(list + used, cap - used, "%s%s", *n ? "," : "", lit), (*n)++;
-        p += len + (p[len] == '\n');
     }
 }
 
@@ -87,14 +72,14 @@ static int old_jobs(nsc_collector *c, uint64_t cutoff, char *list, size_t cap, c
     list[0] = 0;
     for (size_t i = 0; i < ns; i++) {
         char sql[512], *ans;
-        /* hex: a job name may hold any byte, TabSeparated would escape some */
+        size_t len;
+        /* RowBinary: a job name may hold any byte */
         snprintf(sql, sizeof sql,
-                 "SELECT hex(job) FROM %s.%s%s GROUP BY job HAVING max(wall_ns) < %" PRIu64
-                 " LIMIT %d FORMAT TabSeparated",
+                 "SELECT job FROM %s.%s%s GROUP BY job HAVING max(wall_ns) < %" PRIu64 " LIMIT %d FORMAT RowBinary",
                  db, nsc_ch_def(NSC_CH_JOBS).name, suffix, cutoff, NSC_CHRETAIN_JOBS_MAX);
-        if (run_sql(c, servers[i], sql, &ans, err, errcap))
+        if (run_sql(c, servers[i], sql, &ans, &len, err, errcap))
             return -1;
-        take_jobs(ans, list, cap, &n);
+        take_jobs(ans, len, list, cap, &n);
         free(ans);
     }
     return n;
@@ -114,7 +99,7 @@ static int delete_jobs(nsc_collector *c, const char *list, char *err, size_t err
             if (strncmp(d.columns, "job String", 10) != 0)
                 continue;
             snprintf(sql, SQL_MAX, "ALTER TABLE %s.%s_local DELETE WHERE job IN (%s)", db, d.name, list);
-            rc = run_sql(c, servers[i], sql, NULL, err, errcap);
+            rc = run_sql(c, servers[i], sql, NULL, NULL, err, errcap);
         }
     if (!sql)
         snprintf(err, errcap, "out of memory");
