@@ -16,7 +16,9 @@
 # in /tmp: on a file system without a journal (this VM's root) ext4 scans
 # its recently deleted inodes at every file it creates, and a MergeTree part
 # is two files per column. Prints per run the events/s
-# acknowledged, the collector's CPU ns/event, for ClickHouse the CPU ns/event
+# acknowledged (and the middle rate: from a tenth of the batches acknowledged
+# to nine tenths, without the pipeline's fill and the last insert's wait for
+# ch_flush_ms; it needs a feed of many inserts, BATCHES 200), the collector's CPU ns/event, for ClickHouse the CPU ns/event
 # of the N servers from the feed's start until their merges are done (none
 # running for 1.5 s, at most 60 s after the collector stopped; and the part
 # of it after the collector stopped: merges), and the bytes
@@ -96,9 +98,9 @@ feed() {
     [ ${#shards[@]} = 0 ] || settle "${shards[@]}"
     ch1=$(ticks "${chp[@]}")
     awk -F= -v t="$t" -v ch=$((ch1 - ch0)) -v after=$((ch1 - chs)) -v top="$top" -v hz="$(getconf CLK_TCK)" \
-        '/^events_per_s=/ { r = $2 } /^events=/ { n = $2 }
-        END { printf "%.0f %.0f %.0f %.0f %.0f\n", r, t / hz * 1e9 / n, ch / hz * 1e9 / n, top / hz * 1e9 / n,
-              after / hz * 1e9 / n }' "$dir/out"
+        '/^events_per_s=/ { r = $2 } /^middle_events_per_s=/ { m = $2 } /^events=/ { n = $2 }
+        END { printf "%.0f %.0f %.0f %.0f %.0f %.0f\n", r, t / hz * 1e9 / n, ch / hz * 1e9 / n, top / hz * 1e9 / n,
+              after / hz * 1e9 / n, m }' "$dir/out"
 }
 
 # stored DB SHARD...: bytes per event on the shards, all tables and events
@@ -121,8 +123,8 @@ stored() {
 
 for i in $(seq "$runs"); do
     rm -rf "$dir/db"
-    read -r lr lc _ lt _ < <(feed "")
-    echo "run $i: LMDB $lr events/s ($lc ns/event, busiest thread $lt)"
+    read -r lr lc _ lt _ lm < <(feed "")
+    echo "run $i: LMDB $lr events/s (middle $lm; $lc ns/event, busiest thread $lt)"
     for n in $counts; do
         shards=() list=""
         for s in $(seq 0 $((n - 1))); do
@@ -132,10 +134,10 @@ for i in $(seq "$runs"); do
         for cbin in "$bin" ${NSC_CH_BASE_BIN:-}; do
             rm -rf "$dir/db"
             db=nsc_bench$((++k))
-            read -r cr cc cs ct ca < <(feed "${shards[*]}" --store "clickhouse://127.0.0.1:${chhttp[shard0]}/$db" \
+            read -r cr cc cs ct ca cm < <(feed "${shards[*]}" --store "clickhouse://127.0.0.1:${chhttp[shard0]}/$db" \
                 --ch-shards "$list" ${NSC_CH_ARGS:-})
             echo "run $i: $n shard(s)$([ "$cbin" = "$bin" ] || echo ", $cbin"): ClickHouse $cr events/s" \
-                 "($cc ns/event, busiest thread $ct, clickhouse-servers $cs ns/event, $ca of it after the feed);" \
+                 "(middle $cm; $cc ns/event, busiest thread $ct, clickhouse-servers $cs ns/event, $ca of it after the feed);" \
                  "$(stored $db "${shards[@]}") (load $(cut -d' ' -f1 /proc/loadavg))"
         done
         cbin=
