@@ -82,9 +82,14 @@ bin=$1 plugin=$2 mode=$3
 ch_require
 
 [ "$mode" != secure ] || ch_secure
-ch_cluster
-store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
-shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
+if [ "$mode" = current ]; then
+    chdb=$(ch_current) || exit $?
+    ch_start shard0
+else
+    ch_cluster
+    store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
+    shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
+fi
 if [ "$mode" = secure ]; then
     store="clickhouse://127.0.0.1:${chhttps[front]}/nsc?cluster=nsc"
     shards="127.0.0.1:${chhttps[shard0]},127.0.0.1:${chhttps[shard1]}"
@@ -605,6 +610,38 @@ failover_stop)
     [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" -gt \
       "$(one_value front "SELECT count() FROM nsc.events FINAL WHERE job = '$job'")" ] ||
         die "no batch reached ClickHouse through both collectors"
+    ;;
+current)
+    # every request the collector makes of 18.16, through a recording proxy
+    python3 "$(dirname "$0")/record.py" --upstream "http://127.0.0.1:${chhttp[shard0]}" --dir "$dir/record" \
+        --port-file "$dir/record.port" 2>"$dir/record.log" &
+    pids[record]=$!
+    wait_until 30 test -s "$dir/record.port" || die "the recording proxy did not start: $(cat "$dir/record.log")"
+    store="clickhouse://127.0.0.1:$(cat "$dir/record.port")/nsc" shards=""
+    start_collector 0 --store "$store"
+    start_agent 0
+    start_agent 1
+    emulate --iters 24 --slow-rank 1 --slow-us 5000
+    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver its spool"; done
+    for n in 0 1; do stop agent$n; done
+    comm=$(curl -sf -m 60 "http://127.0.0.1:$http/api/v1/comms?job=$job" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])') || die "no comms answer"
+    for q in "timeline?job=$job&comm=$comm" "timeline?job=$job&comm=$comm&format=compact&states=1" \
+             "collectives?job=$job&comm=$comm" "stats?job=$job&comm=$comm" "p2p?job=$job&comm=$comm" \
+             "topology?job=$job&comm=$comm" "diagnose?job=$job" "links?job=$job" "status" "hosts"; do
+        [ "$(curl -s -m 120 -o "$dir/answer" -w '%{http_code}' "http://127.0.0.1:$http/api/v1/$q")" = 200 ] ||
+            die "$q: $(head -c 300 "$dir/answer")"
+    done
+    # started again (its clock models and live state read back), with
+    # retention: the job, not written for a second, is deleted
+    stop collector
+    start_collector 0 --store "$store" --retain-age-s 1
+    wait_until 60 collector_metric_above ncclscope_collector_retained_jobs_total 0 || die "retention did not delete the job"
+    stop collector
+    stop record
+    "$bin/nsc-ch-replay" "$chdb" "$dir/record" "$dir/chdb" >"$dir/replay.out" 2>&1 ||
+        die "a current ClickHouse answers the collector otherwise: $(head -c 3000 "$dir/replay.out")"
+    echo "ch.sh ($mode): $(tail -n 1 "$dir/replay.out")"
     ;;
 *)
     die "unknown mode $mode"

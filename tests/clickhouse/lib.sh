@@ -8,6 +8,11 @@
 # take a port in between.
 #   ch_require          fail (or skip, 77, where no package provides it)
 #                       without clickhouse-server
+#   ch_current          print the path of a current ClickHouse release, as
+#                       chDB's libchdb.so ($NSC_CHDB_LIB, else where
+#                       scripts/deps.sh --test put it); fail where it is
+#                       missing but could be installed, skip (77) where
+#                       deps.sh found none for this machine
 #   ch_start NAME [XML] start instance NAME, XML added to its config;
 #                       sets chhttp[NAME] and chtcp[NAME] (and chhttps[NAME]
 #                       with ch_secure). Started again
@@ -27,6 +32,7 @@
 #                       for the test's own queries)
 #   kill9 NAME          SIGKILL a process of pids and reap it
 declare -A chhttp=() chtcp=() chhttps=()
+ch_current_dir=/var/cache/ncclscope/chdb-26.7.3  # scripts/deps.sh's CHDB_DIR
 ch_tls=
 
 ch_require() {
@@ -37,6 +43,17 @@ ch_require() {
     fi
     echo "${0##*/}: skipped: no clickhouse-server package for this system" >&2
     exit 77
+}
+
+ch_current() {
+    local lib=${NSC_CHDB_LIB:-$ch_current_dir/libchdb.so}
+    [ -r "$lib" ] && { echo "$lib"; return 0; }
+    if [ -z "${NSC_CHDB_LIB:-}" ] && [ -r "$ch_current_dir.unavailable" ]; then
+        echo "${0##*/}: skipped: no current ClickHouse release: $(cat "$ch_current_dir.unavailable")" >&2
+        return 77
+    fi
+    echo "${0##*/}: no current ClickHouse release at $lib: run scripts/deps.sh --test" >&2
+    return 1
 }
 
 # ch_ports NAME PID: PID's listening ports, each told apart by what answers
