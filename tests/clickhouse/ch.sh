@@ -66,6 +66,17 @@
 #                 it for 3 s, deleted from every table of both shards (the
 #                 collector's retention pass, ALTER TABLE ... DELETE),
 #                 counted and logged; a second job written meanwhile stays.
+# current:        a current ClickHouse release: a recording proxy
+#                 (record.py) in front of each of the three 18.16 servers
+#                 while a collector stores a job, answers every query
+#                 endpoint, starts again and deletes the job by retention;
+#                 then nsc-ch-replay makes every recorded request, in the
+#                 same order, of ClickHouse 26.7 (chDB's libchdb.so, which
+#                 scripts/deps.sh --test fetches), as a cluster of one local
+#                 shard: every statement runs, and every SELECT answers the
+#                 bytes 18.16 answered (those that 18.16's timing or its
+#                 shard split decided are run, not compared; the summary
+#                 counts them). Skips where deps.sh found no chDB build.
 #
 # Checked after the agents delivered everything and the collector stopped:
 # events per type equal the emulator's (nothing acknowledged lost, nothing
@@ -84,12 +95,10 @@ ch_require
 [ "$mode" != secure ] || ch_secure
 if [ "$mode" = current ]; then
     chdb=$(ch_current) || exit $?
-    ch_start shard0
-else
-    ch_cluster
-    store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
-    shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
 fi
+ch_cluster
+store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
+shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
 if [ "$mode" = secure ]; then
     store="clickhouse://127.0.0.1:${chhttps[front]}/nsc?cluster=nsc"
     shards="127.0.0.1:${chhttps[shard0]},127.0.0.1:${chhttps[shard1]}"
@@ -612,13 +621,16 @@ failover_stop)
         die "no batch reached ClickHouse through both collectors"
     ;;
 current)
-    # every request the collector makes of 18.16, through a recording proxy
-    python3 "$(dirname "$0")/record.py" --upstream "http://127.0.0.1:${chhttp[shard0]}" --dir "$dir/record" \
-        --port-file "$dir/record.port" 2>"$dir/record.log" &
+    # every request the collector makes of the 18.16 cluster, through a
+    # recording proxy in front of each server
+    python3 "$(dirname "$0")/record.py" --upstream "http://127.0.0.1:${chhttp[front]}" \
+        --upstream "http://127.0.0.1:${chhttp[shard0]}" --upstream "http://127.0.0.1:${chhttp[shard1]}" \
+        --dir "$dir/record" --port-file "$dir/record.port" 2>"$dir/record.log" &
     pids[record]=$!
     wait_until 30 test -s "$dir/record.port" || die "the recording proxy did not start: $(cat "$dir/record.log")"
-    store="clickhouse://127.0.0.1:$(cat "$dir/record.port")/nsc" shards=""
-    start_collector 0 --store "$store"
+    mapfile -t via <"$dir/record.port"
+    store="clickhouse://127.0.0.1:${via[0]}/nsc?cluster=nsc" shards="127.0.0.1:${via[1]},127.0.0.1:${via[2]}"
+    start_collector 0 --store "$store" --ch-shards "$shards"
     start_agent 0
     start_agent 1
     emulate --iters 24 --slow-rank 1 --slow-us 5000
@@ -635,11 +647,11 @@ current)
     # started again (its clock models and live state read back), with
     # retention: the job, not written for a second, is deleted
     stop collector
-    start_collector 0 --store "$store" --retain-age-s 1
+    start_collector 0 --store "$store" --ch-shards "$shards" --retain-age-s 1
     wait_until 60 collector_metric_above ncclscope_collector_retained_jobs_total 0 || die "retention did not delete the job"
     stop collector
     stop record
-    "$bin/nsc-ch-replay" "$chdb" "$dir/record" "$dir/chdb" >"$dir/replay.out" 2>&1 ||
+    "$bin/nsc-ch-replay" --cluster nsc "$chdb" "$dir/record" "$dir/chdb" >"$dir/replay.out" 2>&1 ||
         die "a current ClickHouse answers the collector otherwise: $(head -c 3000 "$dir/replay.out")"
     echo "ch.sh ($mode): $(tail -n 1 "$dir/replay.out")"
     ;;

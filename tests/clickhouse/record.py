@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """record.py: an HTTP proxy on loopback that writes down every request the
-collector makes of a ClickHouse server, and its answer, so that
+collector makes of ClickHouse servers, and their answers, so that
 nsc-ch-replay can make the same requests of another ClickHouse release.
 
-    record.py --upstream http://127.0.0.1:PORT --dir DIR --port-file FILE
+    record.py --upstream http://127.0.0.1:PORT [--upstream URL ...] --dir DIR --port-file FILE
 
-Listens on 127.0.0.1, port 0 (the kernel's pick, written to FILE once it
-listens), forwards each request to the upstream as it came (method, path
-and query, body) and answers with the upstream's status and body. Request
-N leaves three files in DIR: N.meta ("START END STATUS METHOD TARGET": two
-numbers from one counter, taken when the request arrived and when its answer
-was back, so a replay can tell which requests overlapped), N.body and
-N.answer. Stops on SIGTERM.
+Listens on 127.0.0.1 once per upstream, each on port 0 (the kernel's pick;
+FILE gets one port per line, in the upstreams' order, once all listen),
+forwards each request to its port's upstream as it came (method, path and
+query, body) and answers with the upstream's status and body. Request
+N leaves three files in DIR: N.meta ("START END STATUS UPSTREAM METHOD TARGET":
+two numbers from one counter, taken when the request arrived and when its
+answer was back, so a replay can tell which requests overlapped; UPSTREAM
+counts the --upstream options from 0), N.body and N.answer. Stops on SIGTERM.
 """
 import argparse
 import http.client
@@ -32,7 +33,7 @@ def tick():
         return counter[0]
 
 
-def handler(upstream, out):
+def handler(upstream, index, out):
     up = urllib.parse.urlsplit(upstream)
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -58,7 +59,7 @@ def handler(upstream, out):
             with open(base + ".answer", "wb") as f:
                 f.write(answer)
             with open(base + ".meta", "w") as f:  # last: a replay reads whole records only
-                f.write("%d %d %d %s %s\n" % (start, end, status, self.command, self.path))
+                f.write("%d %d %d %d %s %s\n" % (start, end, status, index, self.command, self.path))
             self.send_response(status)
             self.send_header("Content-Length", str(len(answer)))
             self.end_headers()
@@ -72,18 +73,25 @@ def handler(upstream, out):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--upstream", required=True)
+    p.add_argument("--upstream", required=True, action="append")
     p.add_argument("--dir", required=True)
     p.add_argument("--port-file", required=True)
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler(a.upstream, a.dir))
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler(u, i, a.dir))
+               for i, u in enumerate(a.upstream)]
+    threads = [threading.Thread(target=s.serve_forever) for s in servers]
+    for t in threads:
+        t.start()
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
     tmp = a.port_file + ".tmp"
     with open(tmp, "w") as f:
-        f.write("%d\n" % server.server_address[1])
+        f.write("".join("%d\n" % s.server_address[1] for s in servers))
     os.rename(tmp, a.port_file)
-    server.serve_forever()
+    done.wait()
+    for s in servers:
+        s.shutdown()
     return 0
 
 

@@ -2,7 +2,7 @@
  * release (recorded by record.py) made again of another: a current release
  * embedded as chDB's libchdb.so, loaded with dlopen.
  *
- *   nsc-ch-replay LIBCHDB RECORD_DIR WORK_DIR
+ *   nsc-ch-replay [--cluster NAME] LIBCHDB RECORD_DIR WORK_DIR
  *
  * Runs every recorded request in the order its answer came back, each in
  * the one chDB session (its data in WORK_DIR): an INSERT (its statement in
@@ -11,7 +11,14 @@
  * any other statement as sent.
  * A statement the recorded server took must run; a SELECT that overlapped no
  * write (record.py's counters) must answer the recorded bytes, or, with no
- * ORDER BY, the same bytes in another order (the same multiset). Prints one
+ * ORDER BY, the same bytes in another order (the same multiset). With
+ * --cluster, chDB knows cluster NAME as one shard, itself (a replica on
+ * its own tcp_port is read and written in process), so the Distributed
+ * tables the collector made on its front server work over the local tables
+ * that every shard's rows went to; a SELECT made of one shard of several
+ * (its own rows; chDB holds every shard's), or of a table written through a
+ * Distributed table (18.16 sends those rows to the shards later), is run but
+ * not compared. Prints one
  * line per difference and a summary; exits 0 when there is none, 1 on a
  * difference, 2 when libchdb or the record cannot be used.
  */
@@ -35,7 +42,7 @@ typedef struct chdb_api {
 
 typedef struct request {
     unsigned long start, end;
-    int status, write;
+    int status, write, upstream;
     char name[16];       /* its files' stem in the record */
     char *sql;           /* the statement */
     size_t sql_len;
@@ -132,7 +139,7 @@ static int load_request(const char *dir, const char *name, request *r)
     char *meta = read_all(dir, name, "meta", &len), method[16], target[8192], param[8192];
     if (!meta)
         return -1;
-    int ok = sscanf(meta, "%lu %lu %d %15s %8191s", &r->start, &r->end, &r->status, method, target) == 5;
+    int ok = sscanf(meta, "%lu %lu %d %d %15s %8191s", &r->start, &r->end, &r->status, &r->upstream, method, target) == 6;
     free(meta);
     char *body = ok ? read_all(dir, name, "body", &body_len) : NULL;
     r->answer = ok ? read_all(dir, name, "answer", &r->answer_len) : NULL;
@@ -173,6 +180,45 @@ static int overlapped(const request *all, size_t n, const request *r)
         if (all[i].write && all[i].start < r->end && all[i].end > r->start)
             return 1;
     return 0;
+}
+
+/* The first db.table after word in sql, as " db.table " in out; 0 if any. */
+static int table_after(const char *sql, const char *word, char *out, size_t cap)
+{
+    const char *p = strstr(sql, word);
+    if (!p)
+        return -1;
+    p += strlen(word);
+    snprintf(out, cap, " %.*s ", (int)strcspn(p, " \n("), p);
+    return strchr(out, '.') ? 0 : -1;
+}
+
+/* sql reads, after any FROM, a table of list (" db.table " each), or with
+ * list NULL a shard's own table (db.X_local). */
+static int reads_one_of(const char *sql, const char *list)
+{
+    char one[260];
+    for (const char *p = sql; (p = strstr(p, "FROM ")); p += 5) {
+        if (table_after(p, "FROM ", one, sizeof one))
+            continue;
+        size_t len = strlen(one);
+        if (list ? strstr(list, one) != NULL : len > 7 && strcmp(one + len - 7, "_local ") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Why a SELECT's answer cannot be held against the recorded one: NULL when
+ * it can. async lists the tables written through a Distributed table. */
+static const char *not_comparable(const request *all, size_t n, const request *r, int shards, const char *async)
+{
+    if (overlapped(all, n, r))
+        return "a write ran beside it";
+    if (shards > 1 && r->upstream > 0 && reads_one_of(r->sql, NULL))
+        return "one shard's rows";
+    if (reads_one_of(r->sql, async))
+        return "a table written through a Distributed table";
+    return NULL;
 }
 
 static void sorted_copy(const char *p, size_t n, char *out)
@@ -257,10 +303,34 @@ static void *run(const chdb_api *api, void *conn, const request *r, const char *
     return api->query_n(conn, sql, (size_t)n, "TabSeparated", 12);
 }
 
+/* WORK/cluster.xml: cluster NAME, one shard whose replica is chDB itself. */
+static int cluster_config(const char *work, const char *name, char *arg, size_t cap)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cluster.xml", work);
+    mkdir(work, 0700);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f,
+            "<clickhouse><tcp_port>9000</tcp_port><remote_servers><%s><shard><replica>"
+            "<host>127.0.0.1</host><port>9000</port></replica></shard></%s></remote_servers></clickhouse>\n",
+            name, name);
+    if (fclose(f))
+        return -1;
+    snprintf(arg, cap, "--config-file=%s", path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: nsc-ch-replay LIBCHDB RECORD_DIR WORK_DIR\n");
+    const char *cluster = NULL;
+    if (argc > 2 && strcmp(argv[1], "--cluster") == 0) {
+        cluster = argv[2];
+        argc -= 2, argv += 2;
+    }
+    if (argc != 4 || (cluster && strspn(cluster, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(cluster))) {
+        fprintf(stderr, "usage: nsc-ch-replay [--cluster NAME] LIBCHDB RECORD_DIR WORK_DIR (NAME: [a-z0-9_]+)\n");
         return 2;
     }
     chdb_api api;
@@ -270,10 +340,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "nsc-ch-replay: nothing to replay in %s, or no chDB\n", argv[2]);
         return 2;
     }
-    char path[4200];
+    char path[4200], config[4300];
     snprintf(path, sizeof path, "--path=%s", argv[3]);
-    char *cargv[] = {"clickhouse", path};
-    void **conn = api.connect(2, cargv);
+    if (cluster && cluster_config(argv[3], cluster, config, sizeof config)) {
+        fprintf(stderr, "nsc-ch-replay: cannot write %s/cluster.xml\n", argv[3]);
+        return 2;
+    }
+    char *cargv[] = {"clickhouse", path, config};
+    void **conn = api.connect(cluster ? 3 : 2, cargv);
     if (!conn || !*conn) {
         fprintf(stderr, "nsc-ch-replay: chDB did not open %s\n", argv[3]);
         return 2;
@@ -284,7 +358,20 @@ int main(int argc, char **argv)
         snprintf(version, sizeof version, "%.*s", (int)strcspn(api.buffer(v), "\n"), api.buffer(v));
     api.destroy(v);
 
-    size_t writes = 0, compared = 0, unordered_n = 0, skipped = 0, refused_both = 0, diffs = 0;
+    /* With a cluster the first upstream is the front: its INSERTs go
+     * through Distributed tables, the others are the shards. */
+    char async[4096] = "", one[260];
+    int shards = 0;
+    for (size_t i = 0; cluster && i < n; i++) {
+        if (all[i].upstream > shards)
+            shards = all[i].upstream;
+        if (all[i].upstream == 0 && all[i].data && table_after(all[i].sql, "INTO ", one, sizeof one) == 0 &&
+            !strstr(async, one) && strlen(async) + strlen(one) < sizeof async)
+            strcat(async, one);
+    }
+    size_t writes = 0, compared = 0, unordered_n = 0, skipped[3] = {0}, refused_both = 0, diffs = 0;
+    static const char *const why[3] = {"a write ran beside it", "one shard's rows",
+                                       "a table written through a Distributed table"};
     for (size_t i = 0; i < n; i++) {
         request *r = &all[i];
         void *res = run(&api, *conn, r, argv[3]);
@@ -294,6 +381,7 @@ int main(int argc, char **argv)
         }
         const char *err = api.error(res);
         int failed = err && *err;
+        const char *reason;
         const char *head = r->sql;
         int head_len = (int)strcspn(head, "\n");
         if (head_len > 300)
@@ -309,8 +397,9 @@ int main(int argc, char **argv)
             refused_both += failed && r->status != 200;
         } else if (r->write) {
             writes++;
-        } else if (overlapped(all, n, r)) {
-            skipped++;
+        } else if ((reason = not_comparable(all, n, r, shards, async))) {
+            for (int k = 0; k < 3; k++)
+                skipped[k] += strcmp(reason, why[k]) == 0;
         } else {
             int unordered;
             if (same_answer(r, api.buffer(res), api.length(res), &unordered)) {
@@ -325,8 +414,10 @@ int main(int argc, char **argv)
         api.destroy(res);
     }
     printf("nsc-ch-replay: %zu requests on ClickHouse %s: %zu writes taken, %zu SELECT answers the same (%zu "
-           "in another order), %zu not compared (a write ran beside them), %zu refused by both; %zu differences\n",
-           n, version, writes, compared, unordered_n, skipped, refused_both, diffs);
+           "in another order); run, not compared: %zu (%s), %zu (%s), %zu (%s); %zu refused by both; %zu "
+           "differences\n",
+           n, version, writes, compared, unordered_n, skipped[0], why[0], skipped[1], why[1], skipped[2], why[2],
+           refused_both, diffs);
     api.close(conn);
     for (size_t i = 0; i < n; i++) {
         free(all[i].sql);
