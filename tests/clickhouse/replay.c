@@ -182,7 +182,8 @@ static int overlapped(const request *all, size_t n, const request *r)
     return 0;
 }
 
-/* The first db.table after word in sql, as " db.table " in out; 0 if any. */
+/* The first db.table after word in sql, as " db.table " in out: 0, or -1
+ * when word or a db.table after it is missing. */
 static int table_after(const char *sql, const char *word, char *out, size_t cap)
 {
     const char *p = strstr(sql, word);
