@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Characters that end up in logs and Prometheus labels unquoted. */
@@ -142,10 +143,42 @@ int32_t nsc_endpoints_find(const nsc_endpoints *eps, const char *ep)
     return -1;
 }
 
-uint32_t nsc_endpoints_spread(const char *id, uint32_t n)
+/* FNV-1a, 64 bits, of s (up to its NUL or n bytes) continued from h. */
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;  /* FNV-1a: the same start for the same id on every build */
-    for (; *id; id++)
-        h = (h ^ (uint8_t)*id) * 16777619u;
-    return h % n;
+    for (size_t i = 0; i < n && s[i]; i++)
+        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* An address's weight for an agent: a hash of the agent id, a byte no id
+ * holds and n bytes of the address, its bits mixed at the end (FNV's low
+ * bits differ little between similar inputs). */
+static uint64_t weight(const char *id, const char *ep, size_t n)
+{
+    uint64_t h = fnv1a(14695981039346656037ull, id, SIZE_MAX);
+    h = (h ^ 0xff) * 1099511628211ull;
+    h = fnv1a(h, ep, n);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* The host part's weight first (a name's addresses share one port, so the
+ * pick does not change with it), then the whole address's (two addresses
+ * on one host). */
+uint32_t nsc_endpoints_pick(const char *id, const nsc_endpoints *eps)
+{
+    uint32_t best = 0;
+    uint64_t top[2] = {0, 0};
+    for (uint32_t i = 0; i < eps->n; i++) {
+        const char *ep = eps->ep[i], *host = strstr(ep, "://");
+        host = host ? host + 3 : ep;
+        const char *colon = strrchr(host, ':');
+        uint64_t w[2] = {weight(id, host, colon ? (size_t)(colon - host) : SIZE_MAX), weight(id, ep, SIZE_MAX)};
+        if (i == 0 || w[0] > top[0] || (w[0] == top[0] && w[1] > top[1]))
+            best = i, top[0] = w[0], top[1] = w[1];
+    }
+    return best;
 }

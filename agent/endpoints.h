@@ -32,9 +32,12 @@ typedef struct nsc_endpoints {
 int nsc_endpoints_parse(const char *list, nsc_endpoints *out, char err[256]);
 /* The position of ep in eps, or -1. */
 int32_t nsc_endpoints_find(const nsc_endpoints *eps, const char *ep);
-/* Where an agent named id starts in a list of n (> 0) addresses of a name:
- * a hash of id, so agents given one name spread over its addresses and each
- * always picks the same one of the same list. */
-uint32_t nsc_endpoints_spread(const char *id, uint32_t n);
+/* The address of a name's list (eps->n > 0) that an agent named id uses:
+ * the one of highest weight, a hash of (id, the address's host part)
+ * (rendezvous hashing). Agents given one name spread over its addresses,
+ * each always picks the same one of the same list, and an address added to
+ * the list becomes the pick of only the agents it now outweighs (about 1 in
+ * n+1): the others keep theirs. */
+uint32_t nsc_endpoints_pick(const char *id, const nsc_endpoints *eps);
 
 #endif

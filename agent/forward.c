@@ -415,12 +415,13 @@ static const char *dead(const nsc_fwd *f)
     return f->asked && f->now - f->asked_ns >= f->cfg.failover_ns ? "no acknowledgement or answer" : NULL;
 }
 
-/* Use endpoint next with a fresh socket and none of the old one's state. */
-static int move_to(nsc_fwd *f, uint32_t next, char err[256])
+/* Use endpoint next with a fresh socket and none of the old one's state;
+ * *moves counts it (a failover or a rebalance). */
+static int move_to(nsc_fwd *f, uint32_t next, uint64_t *moves, char err[256])
 {
     f->cur = next;
     f->st.collector_index = f->cur;
-    f->st.failovers++;
+    (*moves)++;
     f->st.disconnects += f->st.connected;
     f->st.connected = 0;
     f->st.credit = first_credit(f);
@@ -438,7 +439,7 @@ static void fail_over(nsc_fwd *f, const char *why)
 {
     uint32_t from = f->cur;
     char err[256] = "";
-    int rc = move_to(f, (f->cur + 1) % f->eps.n, err);
+    int rc = move_to(f, (f->cur + 1) % f->eps.n, &f->st.failovers, err);
     if (f->cfg.log)
         fprintf(f->cfg.log, "ncclscope-agent: collector %s (%u of %u): %s for %.1f s; moving to %s (%u of %u)%s%s\n",
                 f->eps.ep[from], from + 1, f->eps.n, why, (double)f->cfg.failover_ns / 1e9, f->eps.ep[f->cur],
@@ -466,29 +467,34 @@ void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps, uint64_t now_ns
         return;
     if (f->eps.n)
         memcpy(from, f->eps.ep[f->cur], sizeof from);
+    uint32_t pick = nsc_endpoints_pick(f->agent, eps);
+    int joined = nsc_endpoints_find(&f->eps, eps->ep[pick]) < 0;  /* the pick is new to this agent's list */
     int32_t keep = nsc_endpoints_find(eps, from);
     f->eps.n = eps->n;
     memcpy(f->eps.ep, eps->ep, sizeof eps->ep[0] * eps->n);
-    if (keep >= 0) {
+    if (keep >= 0 && (keep == (int32_t)pick || !joined)) {
         f->cur = (uint32_t)keep;
         f->st.collector_index = f->cur;
         return;
     }
     f->now = now_ns;
-    uint32_t next = nsc_endpoints_spread(f->agent, f->eps.n);
+    const char *why = " resolved";
     int rc;
-    if (from[0]) {
-        rc = move_to(f, next, err);
+    if (keep >= 0) {  /* still there, but an address that joined outweighs it */
+        why = " is still listed, but an address that joined outweighs it for this agent (a rebalance)";
+        rc = move_to(f, pick, &f->st.rebalances, err);
+    } else if (from[0]) {
+        why = " is no longer among the name's addresses";
+        rc = move_to(f, pick, &f->st.failovers, err);
     } else {  /* the first list: nothing to give up */
-        f->cur = next;
+        f->cur = pick;
         f->st.collector_index = f->cur;
         f->down_since = f->now;
         rc = open_link(f, err);
     }
     if (f->cfg.log)
         fprintf(f->cfg.log, "ncclscope-agent: collector %s%s; using %s (%u of %u)%s%s\n", from[0] ? from : f->cfg.endpoint,
-                from[0] ? " is no longer among the name's addresses" : " resolved", f->eps.ep[f->cur], f->cur + 1, f->eps.n,
-                rc ? ": " : "", err);
+                why, f->eps.ep[f->cur], f->cur + 1, f->eps.n, rc ? ": " : "", err);
 }
 
 void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)

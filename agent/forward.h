@@ -66,6 +66,7 @@ typedef struct nsc_fwd_stats {
     uint64_t bad_messages;                           /* undecodable or not for this agent */
     uint64_t connects, disconnects, handshake_failures;
     uint64_t collector_index, failovers;             /* the endpoint in use (0: the first); moves */
+    uint64_t rebalances;                             /* moves to a name's address that joined and outweighs */
     uint64_t inflight, inflight_bytes, credit, connected;
     uint64_t probes_sent, samples;
     uint64_t delete_errors;
@@ -85,12 +86,15 @@ void *nsc_fwd_socket(const nsc_fwd *f);
 void *nsc_fwd_monitor(const nsc_fwd *f);
 /* The endpoint in use (cfg.endpoint while a name has no address yet). */
 const char *nsc_fwd_endpoint(const nsc_fwd *f);
-/* A name's addresses, new or changed (an empty list is ignored): on a
- * collector still listed the forwarder stays, connection and state kept;
- * else (the first list, or the one in use gone) it opens a fresh link to the
- * address nsc_endpoints_spread picks for its agent id, a move like a
- * failover (counted, logged, everything unacknowledged sent again). now_ns:
- * as nsc_fwd_run's, whose clock times the new link's connection. */
+/* A name's addresses, new or changed (an empty list is ignored). The
+ * address nsc_endpoints_pick picks for the agent id is where the forwarder
+ * goes: at the first list, when the one in use is gone (a failover), and
+ * when the pick is an address that joined the list (a rebalance: a
+ * collector added, or back, takes its share of the agents). Each move opens
+ * a fresh link, is counted and logged, and sends everything unacknowledged
+ * again. Otherwise it stays on the collector in use, connection and state
+ * kept. now_ns: as nsc_fwd_run's, whose clock times the new link's
+ * connection. */
 void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps, uint64_t now_ns);
 /* Take acks, answers and connection events, then send what the credit allows
  * and probes that are due. Never blocks. */

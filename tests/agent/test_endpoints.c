@@ -99,24 +99,46 @@ Test(endpoints, name_stands_for_its_addresses)
     refused("dns://c:7760", "is not tcp://HOST:PORT or ipc://PATH");
 }
 
-Test(endpoints, find_and_spread)
+/* A list of the addresses tcp://10.0.0.K:7760 for K in 1..n. */
+static void numbered(nsc_endpoints *l, uint32_t n)
+{
+    l->n = n;
+    for (uint32_t k = 0; k < n; k++)
+        snprintf(l->ep[k], sizeof l->ep[k], "tcp://10.0.0.%u:7760", k + 1);
+}
+
+Test(endpoints, find_and_pick)
 {
     cr_assert_eq(nsc_endpoints_parse("tcp://a:1,tcp://b:1", &eps, err), 0, "%s", err);
     cr_assert_eq(nsc_endpoints_find(&eps, "tcp://b:1"), 1);
     cr_assert_eq(nsc_endpoints_find(&eps, "tcp://c:1"), -1);
     cr_assert_eq(nsc_endpoints_find(&eps, ""), -1);
-    unsigned hits[4] = {0};
+    nsc_endpoints four, five, other_port;
+    numbered(&four, 4);
+    numbered(&five, 5);
+    numbered(&other_port, 4);
+    for (uint32_t k = 0; k < 4; k++)
+        snprintf(other_port.ep[k], sizeof other_port.ep[k], "tcp://10.0.0.%u:9", k + 1);
+    unsigned hits[5] = {0}, moved = 0;
     for (int i = 0; i < 400; i++) {
         char id[32];
         snprintf(id, sizeof id, "gpu-node-%03d", i);
-        uint32_t s = nsc_endpoints_spread(id, 4);
+        uint32_t s = nsc_endpoints_pick(id, &four);
         cr_assert_lt(s, 4);
-        cr_assert_eq(nsc_endpoints_spread(id, 4), s, "one id, one start");
+        cr_assert_eq(nsc_endpoints_pick(id, &four), s, "one id, one pick");
+        cr_assert_eq(nsc_endpoints_pick(id, &other_port), s, "the port does not count");
         hits[s]++;
+        uint32_t t = nsc_endpoints_pick(id, &five);
+        cr_assert(t == s || t == 4, "%s: an added address takes agents, none move between the others (%u -> %u)",
+                  id, s, t);
+        moved += t == 4;
     }
     for (int i = 0; i < 4; i++)
-        cr_assert_geq(hits[i], 50, "400 nodes over 4 addresses: %u start at %d", hits[i], i);
-    cr_assert_eq(nsc_endpoints_spread("x", 1), 0);
+        cr_assert_geq(hits[i], 50, "400 nodes over 4 addresses: %u pick %d", hits[i], i);
+    cr_assert(moved >= 40 && moved <= 130, "a fifth address takes about 80 of 400 agents, took %u", moved);
+    nsc_endpoints one;
+    numbered(&one, 1);
+    cr_assert_eq(nsc_endpoints_pick("x", &one), 0);
 }
 
 Test(endpoints, config_checks_the_refresh)

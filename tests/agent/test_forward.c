@@ -536,6 +536,66 @@ static nsc_endpoints *name_list(const char *e0, const char *e1, const char *e2)
     return &l;
 }
 
+/* An agent id whose pick in the name list {x, y} is the one at want. */
+static void id_picking(const char *x, const char *y, uint32_t want, char id[16])
+{
+    for (int i = 0; i < 1000; i++) {
+        snprintf(id, 16, "r%d", i);
+        if (nsc_endpoints_pick(id, name_list(x, y, NULL)) == want)
+            return;
+    }
+    cr_assert_fail("no id picks %u of {%s, %s}", want, x, y);
+}
+
+/* An address that joins a name's list and outweighs the one in use for the
+ * agent takes it: a rebalance (counted apart from failovers; everything
+ * unacknowledged sent there, the old link closed). An agent whose pick is
+ * still the one in use stays, connection kept. */
+Test(forward, name_rebalance)
+{
+    char list[160], epa[64], epb[64], err[256], mover[16], stayer[16];
+    void *a, *b;
+    two_collectors(&a, &b, list, epa);
+    strcpy(epb, ep);
+    id_picking(epa, epb, 1, mover);
+    id_picking(epa, epb, 0, stayer);
+    spool_batches(3);
+    const char *ids[2] = {mover, stayer};
+    for (int k = 0; k < 2; k++) {
+        nsc_fwd_cfg c = {.endpoint = "dns+tcp://collectors.invalid:7760", .agent_id = ids[k], .host = "h1",
+                         .window = 4, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
+                         .ack_timeout_ns = 60000000000ull, .reconnect_ms = 20, .reconnect_max_ms = 100,
+                         .failover_ns = 2000000000ull, .now = nsc_mono_ns};
+        nsc_fwd *f = nsc_fwd_new(&c, spool, err);
+        cr_assert_not_null(f, "%s", err);
+        got g = {0}, g2 = {0};
+        router = a;
+        uint64_t t = nsc_mono_ns();
+        nsc_fwd_set_endpoints(f, name_list(epa, NULL, NULL), t);
+        nsc_fwd_run(f, t);
+        pump(f, &g, 3000, 3);
+        cr_assert_eq(g.n, 3, "%s: the only address gets the spool, got %u", ids[k], g.n);
+        nsc_fwd_set_endpoints(f, name_list(epa, epb, NULL), nsc_mono_ns());
+        router = k == 0 ? b : a;
+        pump(f, &g2, k == 0 ? 3000 : 300, k == 0 ? 3 : 0);
+        if (k == 0) {
+            cr_assert_eq(g2.n, 3, "b joined and outweighs a: the unacknowledged batches go to b, got %u", g2.n);
+            cr_assert_str_eq(nsc_fwd_endpoint(f), epb);
+            cr_assert_eq(stats(f).rebalances, 1);
+            cr_assert_eq(stats(f).failovers, 0, "a rebalance is not a failover");
+            cr_assert_eq(stats(f).collector_index, 1);
+        } else {
+            cr_assert_str_eq(nsc_fwd_endpoint(f), epa, "a still outweighs b: kept");
+            cr_assert_eq(g2.n, 0, "nothing sent again");
+            cr_assert_eq(stats(f).rebalances, 0);
+            cr_assert_eq(stats(f).connects, 1, "the connection was kept");
+        }
+        nsc_fwd_free(f);
+    }
+    router = a;
+    zmq_close(b);
+}
+
 /* A dns+tcp:// name: nothing connects before its first list; the forwarder
  * starts at the address its agent id picks; a changed list that still holds
  * it keeps it (same connection); one without it moves to the picked one of the
@@ -560,7 +620,7 @@ Test(forward, name_addresses_kept_or_moved)
     cr_assert_eq(stats(f).connects, 0, "no address, no connection");
     cr_assert_str_eq(nsc_fwd_endpoint(f), "dns+tcp://collectors.invalid:7760");
 
-    uint32_t first = nsc_endpoints_spread("a1", 2);
+    uint32_t first = nsc_endpoints_pick("a1", name_list(epa, epb, NULL));
     void *used = first ? b : a, *other = first ? a : b;
     const char *used_ep = first ? epb : epa, *other_ep = first ? epa : epb;
     uint64_t t = nsc_mono_ns();  /* as the agent's loop: its clock read before the list came */
@@ -573,9 +633,16 @@ Test(forward, name_addresses_kept_or_moved)
     cr_assert_str_eq(nsc_fwd_endpoint(f), used_ep);
     cr_assert_eq(stats(f).failovers, 0);
 
-    nsc_fwd_set_endpoints(f, name_list("tcp://127.0.0.1:1", other_ep, used_ep), nsc_mono_ns());
+    char extra[64];  /* a third address that joins and does not outweigh the one in use */
+    for (int port = 1; port < 1000; port++) {
+        snprintf(extra, sizeof extra, "tcp://127.0.0.1:%d", port);
+        if (nsc_endpoints_pick("a1", name_list(extra, other_ep, used_ep)) == 2)
+            break;
+    }
+    nsc_fwd_set_endpoints(f, name_list(extra, other_ep, used_ep), nsc_mono_ns());
     pump(f, &g, 300, 0);
-    cr_assert_str_eq(nsc_fwd_endpoint(f), used_ep, "still listed: kept");
+    cr_assert_str_eq(nsc_fwd_endpoint(f), used_ep, "still listed and still the pick: kept");
+    cr_assert_eq(stats(f).rebalances, 0);
     cr_assert_eq(stats(f).collector_index, 2);
     cr_assert_eq(stats(f).connects, 1, "the connection was kept");
     cr_assert_eq(g.n, 3, "nothing sent again");

@@ -11,8 +11,8 @@
 #   dns.sh BIN_DIR PLUGIN MODE
 #
 # kill:    the name stands for both (written b first: the agents sort), the
-#          agents start at the address their id picks (node0 and node1 pick
-#          different ones); kill -9 of node 0's collector mid-stream: node 0
+#          agents start at the address their id picks (agent ids node0-agent
+#          and node1-agent: they pick different ones); kill -9 of node 0's collector mid-stream: node 0
 #          resolves the name again and moves to the other (metric, log), node
 #          1 stays; every event spooled is acknowledged, nothing refused, the
 #          survivor stored batches. (Two LMDB stores cannot show exactly
@@ -24,8 +24,9 @@
 #          every one once (nsc-ch-check), whatever a stored unacknowledged.
 # refresh: the name does not resolve at start: the agents keep trying
 #          (failures counted, no connection); then it is a only: they
-#          connect, job 1 is delivered; a and b: both listed, nobody moves;
-#          b only: they move to b without a dying; then nothing: failures
+#          connect, job 1 is delivered; a and b: b outweighs a for node 0,
+#          which moves to b (a rebalance, counted apart), node 1 stays;
+#          b only: node 1 moves to b without a dying; then nothing: failures
 #          counted, the last list kept, still on b; job 2 is delivered. Job 1
 #          is exactly in a's store, job 2 exactly in b's.
 # Skips (77) where the namespace cannot be made (unshare -rm, mount --bind).
@@ -77,7 +78,7 @@ wait_on() { wait_until 30 on "$1" "$2" || die "node $1 is not on $2"; }
 start_agents() {
     local n
     for n in 0 1; do
-        run_agent $n --host-name "node$n" --collector "dns+tcp://$name:$port" --reconnect-ms 20 \
+        run_agent $n --host-name "node$n" --agent-id "node$n-agent" --collector "dns+tcp://$name:$port" --reconnect-ms 20 \
             --reconnect-max-ms 200 --failover-ms 3000 --probe-ms 200 "$@"
     done
 }
@@ -155,18 +156,23 @@ refresh)
     delivered_all
     printf '127.0.0.1 %s\n127.0.0.2 %s\n' "$name" "$name" >"$hosts"
     for n in 0 1; do wait_metric $n ncclscope_agent_dns_addresses 2; done
-    for n in 0 1; do
-        on $n "$(addr_a)" || die "node $n left a, still listed"
-        metric_is $n ncclscope_agent_collector_failovers_total 0 || die "node $n moved"
-        metric_is $n ncclscope_agent_collector_connects_total 1 || die "node $n reconnected"
-    done
+    # b joined: it outweighs a for node0-agent, which moves (a rebalance);
+    # a still outweighs b for node1-agent, which stays
+    wait_on 0 "$(addr_b)"
+    metric_is 0 ncclscope_agent_collector_rebalances_total 1 || die "node 0 did not count its rebalance"
+    metric_is 0 ncclscope_agent_collector_failovers_total 0 || die "node 0's rebalance counted as a failover"
+    grep -qF "collector $(addr_a) is still listed, but an address that joined outweighs it for this agent (a rebalance); using $(addr_b) (2 of 2)" \
+        "$dir/agent0.log" || die "node 0 did not log its rebalance"
+    on 1 "$(addr_a)" || die "node 1 left a, still its pick"
+    metric_is 1 ncclscope_agent_collector_rebalances_total 0 || die "node 1 rebalanced"
+    metric_is 1 ncclscope_agent_collector_connects_total 1 || die "node 1 reconnected"
     printf '127.0.0.2 %s\n' "$name" >"$hosts"
-    for n in 0 1; do
-        wait_on $n "$(addr_b)"
-        metric_is $n ncclscope_agent_collector_failovers_total 1 || die "node $n: not one move"
-        grep -qF "collector $(addr_a) is no longer among the name's addresses; using $(addr_b) (1 of 1)" "$dir/agent$n.log" ||
-            die "node $n did not log its move"
-    done
+    wait_on 1 "$(addr_b)"
+    metric_is 1 ncclscope_agent_collector_failovers_total 1 || die "node 1: not one move"
+    grep -qF "collector $(addr_a) is no longer among the name's addresses; using $(addr_b) (1 of 1)" "$dir/agent1.log" ||
+        die "node 1 did not log its move"
+    on 0 "$(addr_b)" || die "node 0 left b"
+    metric_is 0 ncclscope_agent_collector_failovers_total 0 || die "node 0 moved off b, still listed"
     failed=$(metric 0 ncclscope_agent_dns_failures_total)
     : >"$hosts"
     wait_until 30 metric_above 0 ncclscope_agent_dns_failures_total "$failed" || die "node 0: no failure counted"
