@@ -744,21 +744,48 @@ static inline int rd_record_head(cursor *c, uint32_t *nfields, uint64_t *tag, co
     return NSC_WIRE_OK;
 }
 
-/* Step over one field; integers and nil, nearly every field, inline. */
+/* The bytes of the value that byte b starts, for an integer or nil (nearly
+ * every field); 0 for any other type. */
+static inline size_t scalar_width(uint8_t b)
+{
+    return b < 0x80 || b >= 0xe0 || b == 0xc0 ? 1 : b >= 0xcc && b <= 0xd3 ? 1 + (1u << ((b - 0xcc) & 3)) : 0;
+}
+
+/* Step over one field; integers and nil inline. */
 static inline int skip_field(cursor *c)
 {
     if (left(c) < 1)
         return NSC_WIRE_TRUNCATED;
-    uint8_t b = *c->p;
-    size_t n = b < 0x80 || b >= 0xe0 || b == 0xc0 ? 1
-               : b >= 0xcc && b <= 0xd3           ? 1 + (1u << ((b - 0xcc) & 3))
-                                                  : 0;
+    size_t n = scalar_width(*c->p);
     if (n == 0)
         return skip_value(c, 4);  /* in the batch, records and record arrays */
     if (left(c) < n)
         return NSC_WIRE_TRUNCATED;
     c->p += n;
     return NSC_WIRE_OK;
+}
+
+/* Step over n fields as skip_field does, on a local pointer: the cursor's
+ * own, whose address the other types' path takes, would be stored and
+ * loaded again at every field. */
+static inline int skip_fields(cursor *c, uint32_t n)
+{
+    const uint8_t *p = c->p, *end = c->end;
+    int rc = NSC_WIRE_OK;
+    for (uint32_t f = 0; rc == NSC_WIRE_OK && f < n; f++) {
+        size_t w = p < end ? scalar_width(*p) : 1;
+        if (w == 0) {
+            c->p = p;
+            rc = skip_value(c, 4);
+            p = c->p;
+        } else if ((size_t)(end - p) < w) {
+            rc = NSC_WIRE_TRUNCATED;
+        } else {
+            p += w;
+        }
+    }
+    c->p = p;
+    return rc;
 }
 
 /* Pass one: count the records of each kind, stepping over their fields
@@ -770,8 +797,8 @@ static int count_records(cursor *c, uint32_t nrecords, size_t count[KIND_COUNT])
         uint64_t tag;
         const layout *L;
         int rc = rd_record_head(c, &n, &tag, &L);
-        for (uint32_t f = 0; rc == NSC_WIRE_OK && f < n; f++)
-            rc = skip_field(c);
+        if (rc == NSC_WIRE_OK)
+            rc = skip_fields(c, n);
         if (rc != NSC_WIRE_OK)
             return rc;
         count[tag_kind((unsigned)tag)]++;
