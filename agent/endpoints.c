@@ -1,10 +1,10 @@
 /* endpoints.c: the collector endpoint list (see endpoints.h). */
 #include "endpoints.h"
+#include "fnv.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 
 /* Characters that end up in logs and Prometheus labels unquoted. */
@@ -143,22 +143,14 @@ int32_t nsc_endpoints_find(const nsc_endpoints *eps, const char *ep)
     return -1;
 }
 
-/* FNV-1a, 64 bits, of s (up to its NUL or n bytes) continued from h. */
-static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n && s[i]; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
-}
-
-/* An address's weight for an agent: a hash of the agent id, a byte no id
- * holds and n bytes of the address, its bits mixed at the end (FNV's low
- * bits differ little between similar inputs). */
+/* An address's weight for an agent: FNV-1a of the agent id, a byte no id
+ * holds and the address's first n bytes, its bits mixed at the end (FNV's
+ * low bits differ little between similar inputs). */
 static uint64_t weight(const char *id, const char *ep, size_t n)
 {
-    uint64_t h = fnv1a(14695981039346656037ull, id, SIZE_MAX);
-    h = (h ^ 0xff) * 1099511628211ull;
-    h = fnv1a(h, ep, n);
+    uint64_t h = nsc_fnv1a(NSC_FNV1A_BASIS, id, strlen(id));
+    h = nsc_fnv1a(h, "\xff", 1);
+    h = nsc_fnv1a(h, ep, n);
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
@@ -176,7 +168,7 @@ uint32_t nsc_endpoints_pick(const char *id, const nsc_endpoints *eps)
         const char *ep = eps->ep[i], *host = strstr(ep, "://");
         host = host ? host + 3 : ep;
         const char *colon = strrchr(host, ':');
-        uint64_t w[2] = {weight(id, host, colon ? (size_t)(colon - host) : SIZE_MAX), weight(id, ep, SIZE_MAX)};
+        uint64_t w[2] = {weight(id, host, colon ? (size_t)(colon - host) : strlen(host)), weight(id, ep, strlen(ep))};
         if (i == 0 || w[0] > top[0] || (w[0] == top[0] && w[1] > top[1]))
             best = i, top[0] = w[0], top[1] = w[1];
     }

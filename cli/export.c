@@ -7,6 +7,7 @@
 
 #include "busbw.h"
 #include "fields.h"
+#include "fnv.h"
 #include "grow.h"
 #include "pb.h"
 
@@ -52,13 +53,10 @@ struct nsc_export {
 
 static uint64_t hash_lane(int32_t rank, const char *name)
 {
-    uint64_t h = 1469598103934665603ull ^ (uint32_t)rank;
-    h *= 1099511628211ull;
-    for (const char *p = name; *p; p++) {
-        h ^= (uint8_t)*p;
-        h *= 1099511628211ull;
-    }
-    return h;
+    /* its own start, not FNV's offset basis: the track ids of the traces
+     * written so far stay what they were */
+    uint64_t h = (1469598103934665603ull ^ (uint32_t)rank) * NSC_FNV1A_PRIME;
+    return nsc_fnv1a(h, name, strlen(name));
 }
 
 static int grow_table(nsc_export *x)

@@ -13,6 +13,7 @@
 #include "chconn.h"
 #include "chnative.h"
 #include "chrows.h"
+#include "fnv.h"
 #include "mono.h"
 
 #define SQL_MAX 4096
@@ -369,16 +370,9 @@ void nsc_chstore_close(nsc_chstore *ch)
 }
 
 /* FNV-1a over the fields that decide a row's place, NUL-separated. */
-static uint64_t mix(uint64_t h, const void *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ ((const uint8_t *)p)[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static uint64_t mix_text(uint64_t h, const char *s, size_t max)
 {
-    return mix(h, s, strnlen(s, max) + 1);
+    return nsc_fnv1a(h, s, strnlen(s, max) + 1);
 }
 
 /* The tables of the target a row of (job, host, pid) goes to. The place
@@ -386,8 +380,8 @@ static uint64_t mix_text(uint64_t h, const char *s, size_t max)
  * its first copy is, and ReplacingMergeTree folds the two. */
 static nsc_ch_cols *tabs_of(nsc_chstore *ch, const char *job, const char *host, uint32_t pid)
 {
-    uint64_t h = mix_text(mix_text(0xcbf29ce484222325ull, job, 64), host, 64);
-    return ch->t[mix(h, &pid, sizeof pid) % ch->nt].tabs[ch->fill];
+    uint64_t h = mix_text(mix_text(NSC_FNV1A_BASIS, job, 64), host, 64);
+    return ch->t[nsc_fnv1a(h, &pid, sizeof pid) % ch->nt].tabs[ch->fill];
 }
 
 void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t section,
