@@ -23,6 +23,7 @@
  * difference, 2 when libchdb or the record cannot be used.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,17 +210,22 @@ static int reads_one_of(const char *sql, const char *list)
     return 0;
 }
 
-/* Why a SELECT's answer cannot be held against the recorded one: NULL when
- * it can. async lists the tables written through a Distributed table. */
-static const char *not_comparable(const request *all, size_t n, const request *r, int shards, const char *async)
+/* Why a SELECT's answer cannot be held against the recorded one. */
+enum { NOT_OVERLAP, NOT_SHARD, NOT_ASYNC, NOT_N };
+static const char *const why_not[NOT_N] = {"a write ran beside it", "one shard's rows",
+                                           "a table written through a Distributed table"};
+
+/* The reason (NOT_*) r's answer is not compared, or -1 when it is. async
+ * lists the tables written through a Distributed table. */
+static int not_comparable(const request *all, size_t n, const request *r, int shards, const char *async)
 {
     if (overlapped(all, n, r))
-        return "a write ran beside it";
+        return NOT_OVERLAP;
     if (shards > 1 && r->upstream > 0 && reads_one_of(r->sql, NULL))
-        return "one shard's rows";
+        return NOT_SHARD;
     if (reads_one_of(r->sql, async))
-        return "a table written through a Distributed table";
-    return NULL;
+        return NOT_ASYNC;
+    return -1;
 }
 
 static void sorted_copy(const char *p, size_t n, char *out)
@@ -284,15 +290,14 @@ static size_t load_record(const char *dir, request **out)
     return n;
 }
 
-/* "INSERT INTO T FORMAT F" with rows as "INSERT INTO T FROM INFILE 'F' FORMAT F". */
+/* "INSERT INTO T FORMAT F" with rows as "INSERT INTO T FROM INFILE 'F' FORMAT F"
+ * (the rows written to WORK/rows/NAME first). */
 static void *run(const chdb_api *api, void *conn, const request *r, const char *work)
 {
     if (!r->data)
         return api->query_n(conn, r->sql, r->sql_len, "TabSeparated", 12);
     char path[4200], sql[8192 + 4400];
     const char *fmt = strstr(r->sql, " FORMAT ");
-    snprintf(path, sizeof path, "%s/rows", work);
-    mkdir(path, 0700);  /* made once, then there */
     snprintf(path, sizeof path, "%s/rows/%s", work, r->name);
     FILE *f = strchr(path, '\'') ? NULL : fopen(path, "wb");
     int ok = f && fwrite(r->data, 1, r->data_len, f) == r->data_len;
@@ -353,6 +358,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "nsc-ch-replay: chDB did not open %s\n", argv[3]);
         return 2;
     }
+    char rows[4200];
+    snprintf(rows, sizeof rows, "%s/rows", argv[3]);
+    if (mkdir(rows, 0700) && errno != EEXIST) {
+        fprintf(stderr, "nsc-ch-replay: cannot make %s: %s\n", rows, strerror(errno));
+        return 2;
+    }
     void *v = api.query_n(*conn, "SELECT version()", 16, "TabSeparated", 12);
     char version[64] = "?";
     if (!api.error(v) || !*api.error(v))
@@ -370,9 +381,7 @@ int main(int argc, char **argv)
             !strstr(async, one) && strlen(async) + strlen(one) < sizeof async)
             strcat(async, one);
     }
-    size_t writes = 0, compared = 0, unordered_n = 0, skipped[3] = {0}, refused_both = 0, diffs = 0;
-    static const char *const why[3] = {"a write ran beside it", "one shard's rows",
-                                       "a table written through a Distributed table"};
+    size_t writes = 0, compared = 0, unordered_n = 0, skipped[NOT_N] = {0}, refused_both = 0, diffs = 0;
     for (size_t i = 0; i < n; i++) {
         request *r = &all[i];
         void *res = run(&api, *conn, r, argv[3]);
@@ -382,7 +391,7 @@ int main(int argc, char **argv)
         }
         const char *err = api.error(res);
         int failed = err && *err;
-        const char *reason;
+        int reason;
         const char *head = r->sql;
         int head_len = (int)strcspn(head, "\n");
         if (head_len > 300)
@@ -398,9 +407,8 @@ int main(int argc, char **argv)
             refused_both += failed && r->status != 200;
         } else if (r->write) {
             writes++;
-        } else if ((reason = not_comparable(all, n, r, shards, async))) {
-            for (int k = 0; k < 3; k++)
-                skipped[k] += strcmp(reason, why[k]) == 0;
+        } else if ((reason = not_comparable(all, n, r, shards, async)) >= 0) {
+            skipped[reason]++;
         } else {
             int unordered;
             if (same_answer(r, api.buffer(res), api.length(res), &unordered)) {
@@ -417,8 +425,8 @@ int main(int argc, char **argv)
     printf("nsc-ch-replay: %zu requests on ClickHouse %s: %zu writes taken, %zu SELECT answers the same (%zu "
            "in another order); run, not compared: %zu (%s), %zu (%s), %zu (%s); %zu refused by both; %zu "
            "differences\n",
-           n, version, writes, compared, unordered_n, skipped[0], why[0], skipped[1], why[1], skipped[2], why[2],
-           refused_both, diffs);
+           n, version, writes, compared, unordered_n, skipped[NOT_OVERLAP], why_not[NOT_OVERLAP], skipped[NOT_SHARD],
+           why_not[NOT_SHARD], skipped[NOT_ASYNC], why_not[NOT_ASYNC], refused_both, diffs);
     api.close(conn);
     for (size_t i = 0; i < n; i++) {
         free(all[i].sql);
