@@ -44,8 +44,7 @@ fi
 # has only 18.16): chDB's build of ClickHouse 26.7 as one shared library,
 # from the npm registry. Where none can be had, the reason is written beside
 # it and that test skips.
-CHDB_PKG=@chdb/lib-linux-x64-gnu@26.7.3-stable.1
-CHDB_DIR=/var/cache/ncclscope/chdb-26.7.3
+. "$(dirname "$0")/chdb.env"
 chdb() {
   [ -r "$CHDB_DIR/libchdb.so" ] && return 0
   $SUDO mkdir -p "$CHDB_DIR"

@@ -32,7 +32,7 @@
 #                       for the test's own queries)
 #   kill9 NAME          SIGKILL a process of pids and reap it
 declare -A chhttp=() chtcp=() chhttps=()
-ch_current_dir=/var/cache/ncclscope/chdb-26.7.3  # scripts/deps.sh's CHDB_DIR
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/chdb.env"
 ch_tls=
 
 ch_require() {
@@ -46,10 +46,10 @@ ch_require() {
 }
 
 ch_current() {
-    local lib=${NSC_CHDB_LIB:-$ch_current_dir/libchdb.so}
+    local lib=${NSC_CHDB_LIB:-$CHDB_DIR/libchdb.so}
     [ -r "$lib" ] && { echo "$lib"; return 0; }
-    if [ -z "${NSC_CHDB_LIB:-}" ] && [ -r "$ch_current_dir.unavailable" ]; then
-        echo "${0##*/}: skipped: no current ClickHouse release: $(cat "$ch_current_dir.unavailable")" >&2
+    if [ -z "${NSC_CHDB_LIB:-}" ] && [ -r "$CHDB_DIR.unavailable" ]; then
+        echo "${0##*/}: skipped: no current ClickHouse release: $(cat "$CHDB_DIR.unavailable")" >&2
         return 77
     fi
     echo "${0##*/}: no current ClickHouse release at $lib: run scripts/deps.sh --test" >&2
