@@ -751,23 +751,9 @@ static inline size_t scalar_width(uint8_t b)
     return b < 0x80 || b >= 0xe0 || b == 0xc0 ? 1 : b >= 0xcc && b <= 0xd3 ? 1 + (1u << ((b - 0xcc) & 3)) : 0;
 }
 
-/* Step over one field; integers and nil inline. */
-static inline int skip_field(cursor *c)
-{
-    if (left(c) < 1)
-        return NSC_WIRE_TRUNCATED;
-    size_t n = scalar_width(*c->p);
-    if (n == 0)
-        return skip_value(c, 4);  /* in the batch, records and record arrays */
-    if (left(c) < n)
-        return NSC_WIRE_TRUNCATED;
-    c->p += n;
-    return NSC_WIRE_OK;
-}
-
-/* Step over n fields as skip_field does, on a local pointer: the cursor's
- * own, whose address the other types' path takes, would be stored and
- * loaded again at every field. */
+/* Step over n fields; integers and nil inline, on a local pointer: the
+ * cursor's own, whose address the other types' path takes, would be stored
+ * and loaded again at every field. */
 static inline int skip_fields(cursor *c, uint32_t n)
 {
     const uint8_t *p = c->p, *end = c->end;
@@ -776,7 +762,7 @@ static inline int skip_fields(cursor *c, uint32_t n)
         size_t w = p < end ? scalar_width(*p) : 1;
         if (w == 0) {
             c->p = p;
-            rc = skip_value(c, 4);
+            rc = skip_value(c, 4);  /* in the batch, records and record arrays */
             p = c->p;
         } else if ((size_t)(end - p) < w) {
             rc = NSC_WIRE_TRUNCATED;
@@ -787,6 +773,8 @@ static inline int skip_fields(cursor *c, uint32_t n)
     c->p = p;
     return rc;
 }
+
+static inline int skip_field(cursor *c) { return skip_fields(c, 1); }
 
 /* Pass one: count the records of each kind, stepping over their fields
  * without reading them (pass two reads and checks every value). */
