@@ -45,10 +45,12 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_collector_index", "gauge", "Position of the collector in use in the collector list (0: the first)", f.collector_index);
     nsc_prom_u64(b, "ncclscope_agent_collector_failovers_total", "counter", "Moves to another collector of the list after the one in use died or left the name's addresses", f.failovers);
     nsc_prom_u64(b, "ncclscope_agent_collector_rebalances_total", "counter", "Moves to an address that joined the name's and outweighs the collector in use for this agent", f.rebalances);
-    if (a->fwd)
-        evbuffer_add_printf(b, "# HELP ncclscope_agent_collector_info The collector endpoint in use\n"
-                               "# TYPE ncclscope_agent_collector_info gauge\nncclscope_agent_collector_info{endpoint=\"%s\"} 1\n",
-                            nsc_fwd_endpoint(a->fwd));
+    if (a->fwd) {
+        nsc_prom_head(b, "ncclscope_agent_collector_info", "gauge", "The collector endpoint in use");
+        evbuffer_add_printf(b, "ncclscope_agent_collector_info{endpoint=\"");
+        nsc_prom_label(b, nsc_fwd_endpoint(a->fwd));
+        evbuffer_add_printf(b, "\"} 1\n");
+    }
     if (a->res) {
         nsc_resolver_stats r;
         nsc_resolver_stats_get(a->res, &r);

@@ -9,6 +9,7 @@
 #include "chread.h"
 #include "chrows.h"
 #include "chstore.h"
+#include "logsafe.h"
 
 #define REQUEST_MAX_S 60
 #define PERIOD_MAX_MS 600000ull  /* a pass at least every 10 minutes */
@@ -120,8 +121,9 @@ int nsc_chretain_pass(nsc_collector *c, uint64_t now_ns, char *err, size_t errca
         n = -1;
     if (n > 0) {
         atomic_fetch_add_explicit(&c->stats.retained_jobs, (uint64_t)n, memory_order_relaxed);
-        fprintf(stderr, "ncclscope-collector: retention: %d job(s) not written for %" PRIu64 " s deleted: %.300s\n",
-                n, c->cfg.retain_age_s, list);
+        char jobs[300];
+        fprintf(stderr, "ncclscope-collector: retention: %d job(s) not written for %" PRIu64 " s deleted: %s\n",
+                n, c->cfg.retain_age_s, nsc_logsafe(jobs, sizeof jobs, list));
     }
     free(list);
     return n;

@@ -112,9 +112,11 @@ void nsc_clocks_render(const nsc_clocks *c, struct evbuffer *b)
         nsc_prom_head(b, fam[k][0], "gauge", fam[k][1]);
         for (size_t i = 0; i < c->n; i++) {
             uint64_t ref, err, at = c->h[i].m.last_t1;
-            if (nsc_clock_host_to_ref(&c->h[i].m, at, &ref, &err) == 0)
-                evbuffer_add_printf(b, "%s{host=\"%s\"} %.9f\n", fam[k][0], c->h[i].host,
-                                    k == 0 ? (double)(int64_t)(ref - at) / 1e9 : (double)err / 1e9);
+            if (nsc_clock_host_to_ref(&c->h[i].m, at, &ref, &err) != 0)
+                continue;
+            evbuffer_add_printf(b, "%s{host=\"", fam[k][0]);
+            nsc_prom_label(b, c->h[i].host);
+            evbuffer_add_printf(b, "\"} %.9f\n", k == 0 ? (double)(int64_t)(ref - at) / 1e9 : (double)err / 1e9);
         }
     }
 }

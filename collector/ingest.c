@@ -8,6 +8,7 @@
 
 #include "curve.h"
 #include "item.h"
+#include "logsafe.h"
 #include "writer.h"
 
 #define BURST 256  /* messages per loop turn before the acks get a turn */
@@ -33,8 +34,9 @@ static void reject(nsc_ingest *in, const char *agent, unsigned reason)
         in->log_suppressed++;
         return;
     }
+    char id[NSC_LOGSAFE_ID];
     fprintf(stderr, "ncclscope-collector: rejected a message from agent '%s': %s (%llu more not logged)\n",
-            agent, nsc_rej_name(reason), (unsigned long long)in->log_suppressed);
+            nsc_logsafe(id, sizeof id, agent), nsc_rej_name(reason), (unsigned long long)in->log_suppressed);
     in->log_ns = now;
     in->log_suppressed = 0;
 }

@@ -14,22 +14,10 @@ typedef struct comm_labels {
     char text[320];
 } comm_labels;
 
-size_t nsc_metrics_escape(char *out, size_t room, const char *v)
-{
-    size_t n = 0;
-    for (; *v && n + 3 < room; v++) {
-        if (*v == '\\' || *v == '"' || *v == '\n')
-            out[n++] = '\\';
-        out[n++] = *v == '\n' ? 'n' : *v;
-    }
-    out[n] = 0;
-    return n;
-}
-
 static void labels_of(const nsc_live_comm_stat *s, comm_labels *l)
 {
     char job[2 * sizeof s->job];
-    nsc_metrics_escape(job, sizeof job, s->job);
+    nsc_prom_escape(job, sizeof job, s->job);
     snprintf(l->text, sizeof l->text, "nccl_job=\"%s\",comm=\"0x%" PRIx64 "\"", job, s->id);
 }
 
@@ -74,7 +62,7 @@ static void render_info(const nsc_live_comm_stat *s, const comm_labels *l, size_
                            "# TYPE ncclscope_comm_info gauge\n");
     for (size_t i = 0; i < n; i++) {
         char name[2 * sizeof s[i].name];
-        nsc_metrics_escape(name, sizeof name, s[i].name);
+        nsc_prom_escape(name, sizeof name, s[i].name);
         evbuffer_add_printf(b, "ncclscope_comm_info{%s,name=\"%s\"} 1\n", l[i].text, name);
     }
 }
@@ -86,7 +74,7 @@ static void render_collectives(const nsc_live_comm_stat *s, const comm_labels *l
     for (size_t i = 0; i < n; i++)
         for (int f = 0; f < s[i].nf; f++) {
             char fn[2 * sizeof s[i].f[f].name];
-            nsc_metrics_escape(fn, sizeof fn, s[i].f[f].name);
+            nsc_prom_escape(fn, sizeof fn, s[i].f[f].name);
             evbuffer_add_printf(b, "ncclscope_comm_collectives_total{%s,func=\"%s\"} %" PRIu64 "\n", l[i].text, fn,
                                 s[i].f[f].collectives);
         }
@@ -115,7 +103,7 @@ static void render_durations(const nsc_live_comm_stat *s, const comm_labels *l, 
     for (size_t i = 0; i < n; i++)
         for (int f = 0; f < s[i].nf; f++) {
             char fn[2 * sizeof s[i].f[f].name], more[sizeof fn + 16];
-            nsc_metrics_escape(fn, sizeof fn, s[i].f[f].name);
+            nsc_prom_escape(fn, sizeof fn, s[i].f[f].name);
             snprintf(more, sizeof more, ",func=\"%s\"", fn);
             render_hist(b, h, l[i].text, more, &s[i].f[f].duration);
         }

@@ -18,10 +18,6 @@
 
 #include "collector.h"
 
-/* A label value in the exposition format (backslash, quote and newline
- * escaped) into out; its length. rcmetrics.c's labels use it too. */
-size_t nsc_metrics_escape(char *out, size_t room, const char *v);
-
 /* Append the families to b. The live lock is held only to copy the figures. */
 void nsc_jobmetrics_render(nsc_collector *c, struct evbuffer *b);
 

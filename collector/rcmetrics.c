@@ -13,6 +13,7 @@
 #include "diagapi.h"
 #include "grow.h"
 #include "jobmetrics.h"
+#include "logsafe.h"
 #include "mono.h"
 #include "prom.h"
 
@@ -100,7 +101,9 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     int rc = nsc_diag_find(name, status, f);
     nsc_diagapi_src_release(&ds);  /* ClickHouse: the job stays in the query cache */
     if (rc != NSC_DIAG_OK) {
-        fprintf(stderr, "ncclscope-collector: root-cause metrics: job %s: %s\n", name, ds.src.err);
+        char job[NSC_LOGSAFE_ID];
+        fprintf(stderr, "ncclscope-collector: root-cause metrics: job %s: %s\n", nsc_logsafe(job, sizeof job, name),
+                ds.src.err);
         return;
     }
     nsc_problem *p = malloc((f->n + 1) * sizeof *p);
@@ -171,14 +174,6 @@ static size_t tally_pairs(const nsc_rcmetrics *m, pair_count *pc, size_t cap)
     return n;
 }
 
-/* A label value, escaped (host names are at most 63 bytes). */
-static void label(struct evbuffer *b, const char *v)
-{
-    char buf[2 * 64 + 4];
-    size_t n = nsc_metrics_escape(buf, sizeof buf, v);
-    evbuffer_add(b, buf, n);
-}
-
 static void write_hosts(struct evbuffer *b, const nsc_diag_hosts *t, size_t max)
 {
     nsc_prom_head(b, "ncclscope_host_causes", "gauge",
@@ -186,7 +181,7 @@ static void write_hosts(struct evbuffer *b, const nsc_diag_hosts *t, size_t max)
     for (size_t i = 0; i < t->n && i < max; i++)
         for (int k = 0; k < NSC_HOST_NCOLS; k++) {
             evbuffer_add_printf(b, "ncclscope_host_causes{host=\"");
-            label(b, t->h[i].host);
+            nsc_prom_label(b, t->h[i].host);
             evbuffer_add_printf(b, "\",cause=\"%s\"} %" PRIu64 "\n", nsc_diag_host_cols[k], t->h[i].n[k]);
         }
 }
@@ -197,9 +192,9 @@ static void write_pairs(struct evbuffer *b, const pair_count *pc, size_t n, size
                   "Jobs in which diagnose found a slow link from src_host to dst_host");
     for (size_t i = 0; i < n && i < max; i++) {
         evbuffer_add_printf(b, "ncclscope_link_slow_jobs{src_host=\"");
-        label(b, pc[i].src);
+        nsc_prom_label(b, pc[i].src);
         evbuffer_add_printf(b, "\",dst_host=\"");
-        label(b, pc[i].dst);
+        nsc_prom_label(b, pc[i].dst);
         evbuffer_add_printf(b, "\"} %" PRIu64 "\n", pc[i].jobs);
     }
 }

@@ -103,9 +103,11 @@ static void render_rejects(nsc_stats *s, struct evbuffer *b)
     pthread_mutex_lock(&s->mu);
     for (uint32_t i = 0; i < s->nagents; i++)
         for (unsigned r = 0; r < NSC_REJ_COUNT; r++)
-            if (s->agents[i].n[r])
-                evbuffer_add_printf(b, "ncclscope_collector_rejects_total{agent=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
-                                    s->agents[i].agent, nsc_rej_name(r), s->agents[i].n[r]);
+            if (s->agents[i].n[r]) {
+                evbuffer_add_printf(b, "ncclscope_collector_rejects_total{agent=\"");
+                nsc_prom_label(b, s->agents[i].agent);
+                evbuffer_add_printf(b, "\",reason=\"%s\"} %" PRIu64 "\n", nsc_rej_name(r), s->agents[i].n[r]);
+            }
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -12,6 +12,7 @@
 #include "dedupe.h"
 #include "item.h"
 #include "grow.h"
+#include "logsafe.h"
 
 struct nsc_writer {
     nsc_collector *c;
@@ -119,11 +120,12 @@ static int put_progress(void *arg, const nsc_store_progress *p)
 static void refuse_gap(nsc_writer *w, nsc_item *it)
 {
     uint64_t n = atomic_fetch_add_explicit(&w->c->stats.gap_refusals, 1, memory_order_relaxed) + 1;
+    char id[NSC_LOGSAFE_ID];
     if (log_due(&w->next_gap_log_ns))
         fprintf(stderr,
                 "ncclscope-collector: agent %s: batch %" PRIu64 " refused, %d gaps in its "
                 "committed batches already (%" PRIu64 " refusals so far)\n",
-                it->a2c.agent, it->a2c.seq, NSC_DEDUPE_MAX_RANGES, n);
+                nsc_logsafe(id, sizeof id, it->a2c.agent), it->a2c.seq, NSC_DEDUPE_MAX_RANGES, n);
     nsc_item_free(it);
 }
 

@@ -73,6 +73,17 @@ garbage)
     for r in multipart kind a2c_empty a2c_truncated a2c_bad_type section_truncated; do
         grep -q "^ncclscope_collector_rejects_total{agent=\"[a-z]*\",reason=\"$r\"} [1-9]" <<<"$m" || die "reject $r not counted"
     done
+    # An agent id and a host name that try to forge a series stay label values:
+    # the scrape parses, no forged line, and the log has no forged line either.
+    ! grep -q '^ncclscope_injected_total' <<<"$m" || die "a peer forged a metric"
+    grep -q '^ncclscope_collector_rejects_total{agent="x\\"} 1\\nncclscope_injected_total 42\\n",reason="section_truncated"} 1$' <<<"$m" \
+        || die "the forged agent id's reject not counted under its escaped label"
+    grep -q '^ncclscope_collector_clock_offset_seconds{host="x\\"} 1\\nncclscope_injected_total 42\\n"}' <<<"$m" \
+        || die "the forged host's clock not exported under its escaped label"
+    if command -v promtool >/dev/null; then
+        promtool check metrics <<<"$m" > "$dir/promtool" 2>&1 || die "promtool: $(head -5 "$dir/promtool")"
+    fi
+    ! grep -q '^ncclscope_injected_total' "$dir/collector.log" || die "a peer forged a log line"
     c() { curl -s -o "$dir/body" -w '%{http_code}' -H "$A" "http://127.0.0.1:$http$1"; }
     [ "$(c '/api/v1/timeline?t0_ns=abc')" = 400 ] || die "bad parameter not 400"
     grep -q '"error"' "$dir/body" || die "no JSON error"

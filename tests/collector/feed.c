@@ -242,6 +242,8 @@ static int run_pass(agent *ag, const opts *o, const pool *p, uint64_t from, uint
     return got == want ? 0 : -1;
 }
 
+#define NSC_FEED_FORGED "x\"} 1\nncclscope_injected_total 42\n"
+
 /* Malformed messages of every kind, on socket s (then the run must still work). */
 static void send_garbage(void *s, const opts *o, const pool *p, uint8_t *buf)
 {
@@ -264,6 +266,14 @@ static void send_garbage(void *s, const opts *o, const pool *p, uint8_t *buf)
     b.nsections = 1;
     b.sections = &bad;
     zmq_send(s, buf, nsc_a2c_encode_batch(&b, buf), 0);
+    /* the same from an agent, and a clock sample of a host, whose names try
+     * to end their label and forge a metric and a log line of their own */
+    snprintf(b.agent, sizeof b.agent, "%s", NSC_FEED_FORGED);
+    zmq_send(s, buf, nsc_a2c_encode_batch(&b, buf), 0);
+    nsc_a2c_probe smp = {.kind = NSC_A2C_SAMPLE, .id = 1, .t1 = 1000, .t2 = 5000, .t3 = 5000, .t4 = 1100};
+    snprintf(smp.agent, sizeof smp.agent, "%s", NSC_FEED_FORGED);
+    snprintf(smp.host, sizeof smp.host, "%s", NSC_FEED_FORGED);
+    zmq_send(s, small, nsc_a2c_encode_probe(&smp, small), 0);
 }
 
 static void *dealer(void *ctx, const char *endpoint)
