@@ -83,13 +83,27 @@ static agent_seqs *get_or_add(nsc_dedupe *d, const char *id, uint64_t epoch)
     return a;
 }
 
+/* A range is [lo, hi) with hi == 0 standing for 2^64, the end of the sequence
+ * space: the last sequence, 2^64-1, is then the range {2^64-1, 0}, which is
+ * also how stores written before this rule hold it, so they keep their meaning.
+ * Every comparison with hi goes through these two. */
+static int ends_before(const nsc_store_seq_range *r, uint64_t seq)
+{
+    return r->hi != 0 && r->hi < seq;
+}
+
+static int ends_at(const nsc_store_seq_range *r, uint64_t seq)
+{
+    return r->hi != 0 && r->hi == seq;
+}
+
 /* First range whose hi >= seq (a range that holds seq or could grow up to it). */
 static size_t range_at(const agent_seqs *a, uint64_t seq)
 {
     size_t lo = 0, hi = a->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (a->r[mid].hi < seq)
+        if (ends_before(&a->r[mid], seq))
             lo = mid + 1;
         else
             hi = mid;
@@ -99,13 +113,19 @@ static size_t range_at(const agent_seqs *a, uint64_t seq)
 
 static int holds(const agent_seqs *a, size_t k, uint64_t seq)
 {
-    return k < a->n && a->r[k].lo <= seq && seq < a->r[k].hi;
+    return k < a->n && a->r[k].lo <= seq && !ends_before(&a->r[k], seq) && !ends_at(&a->r[k], seq);
+}
+
+/* 1 if seq is the sequence just below range k. */
+static int just_below(const agent_seqs *a, size_t k, uint64_t seq)
+{
+    return k < a->n && seq != UINT64_MAX && a->r[k].lo == seq + 1;
 }
 
 /* 1 if seq touches no range: marking it would add one. */
 static int opens_range(const agent_seqs *a, size_t k, uint64_t seq)
 {
-    return !(k < a->n && (a->r[k].lo <= seq + 1 && seq <= a->r[k].hi));
+    return !holds(a, k, seq) && !(k < a->n && ends_at(&a->r[k], seq)) && !just_below(a, k, seq);
 }
 
 int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
@@ -158,13 +178,13 @@ int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t s
     if (holds(a, k, seq))
         return 0;
     a->dirty = 1;
-    if (k < a->n && a->r[k].hi == seq) {
-        a->r[k].hi++;
-        if (k + 1 < a->n && a->r[k + 1].lo == a->r[k].hi) {
+    if (k < a->n && ends_at(&a->r[k], seq)) {
+        a->r[k].hi++;  /* 2^64-1 + 1 wraps to 0: the range now ends the space */
+        if (k + 1 < a->n && a->r[k].hi != 0 && a->r[k + 1].lo == a->r[k].hi) {
             a->r[k].hi = a->r[k + 1].hi;
             remove_range(a, k + 1);
         }
-    } else if (k < a->n && a->r[k].lo == seq + 1) {
+    } else if (just_below(a, k, seq)) {
         a->r[k].lo = seq;
     } else if (insert_range(a, k, seq)) {
         return -1;
@@ -196,6 +216,33 @@ size_t nsc_dedupe_agents(const nsc_dedupe *d)
     return d->n;
 }
 
+static int by_lo(const void *x, const void *y)
+{
+    const nsc_store_seq_range *a = x, *b = y;
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* Sorted, disjoint and not adjacent, whatever a store written by an older
+ * collector holds (one that wrapped at 2^64-1 could leave ranges out of order
+ * or overlapping): a range that touches the one before joins it. */
+static void normalize(agent_seqs *a)
+{
+    qsort(a->r, a->n, sizeof *a->r, by_lo);
+    size_t out = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->r[i].hi != 0 && a->r[i].hi <= a->r[i].lo)
+            continue;  /* empty: holds nothing */
+        nsc_store_seq_range *prev = out ? &a->r[out - 1] : NULL;
+        if (prev && (prev->hi == 0 || a->r[i].lo <= prev->hi)) {
+            if (prev->hi != 0 && (a->r[i].hi == 0 || a->r[i].hi > prev->hi))
+                prev->hi = a->r[i].hi;
+            continue;
+        }
+        a->r[out++] = a->r[i];
+    }
+    a->n = out;
+}
+
 static int load_agent(void *arg, const char *agent, uint64_t epoch, const nsc_store_seq_range *r, size_t n)
 {
     agent_seqs *a = get_or_add(arg, agent, epoch);
@@ -207,6 +254,7 @@ static int load_agent(void *arg, const char *agent, uint64_t epoch, const nsc_st
     memcpy(a->r, r, n * sizeof *r);
     a->cap = n ? n : 1;
     a->n = n;
+    normalize(a);
     return 0;
 }
 

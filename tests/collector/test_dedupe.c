@@ -3,6 +3,7 @@
  * still takes batches that fill or extend a range. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dedupe.h"
 #include "storeutil.h"
@@ -231,6 +232,193 @@ Test(dedupe, failed_load_takes_no_batch_until_a_load_works)
         cr_assert_eq(nsc_dedupe_room(d, a, 0, 10), 0, "%s", a);
         cr_assert_eq(nsc_dedupe_mark(d, a, 0, 10), 0, "%s", a);
     }
+    nsc_dedupe_free(d);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* ---- property: the set against a plain sorted list, over the whole range -- */
+
+static uint64_t rng(uint64_t *x)  /* xorshift64*: reproducible per seed */
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545f4914f6cdd1dull;
+}
+
+/* Sequences near both ends of the space, around 2^63, and anywhere. */
+static uint64_t pick_seq(uint64_t *x)
+{
+    uint64_t r = rng(x), near = r >> 58;  /* 0..63 */
+    switch (r % 4) {
+    case 0: return near;
+    case 1: return UINT64_MAX - near;
+    case 2: return (1ull << 63) - 32 + near;
+    default: return rng(x);
+    }
+}
+
+typedef struct model {
+    uint64_t *v;  /* marked sequences, sorted */
+    size_t n;
+} model;
+
+static int model_has(const model *m, uint64_t seq)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i] == seq)
+            return 1;
+    return 0;
+}
+
+static void model_add(model *m, uint64_t seq)
+{
+    size_t i = m->n;
+    while (i > 0 && m->v[i - 1] > seq) {
+        m->v[i] = m->v[i - 1];
+        i--;
+    }
+    m->v[i] = seq;
+    m->n++;
+}
+
+/* Runs of consecutive sequences in the model: what the store must hold,
+ * as [lo, hi) with hi 0 for a run that ends at 2^64-1. */
+static size_t model_runs(const model *m, nsc_store_seq_range *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (n && out[n - 1].hi == m->v[i] && m->v[i] != 0) {
+            out[n - 1].hi = m->v[i] + 1;
+            continue;
+        }
+        out[n++] = (nsc_store_seq_range){m->v[i], m->v[i] + 1};
+    }
+    return n;
+}
+
+typedef struct ranges {
+    nsc_store_seq_range *r;
+    size_t n;
+} ranges;
+
+static int copy_ranges(void *arg, const char *agent, uint64_t epoch, const nsc_store_seq_range *r, size_t n)
+{
+    (void)agent, (void)epoch;
+    ranges *out = arg;
+    out->r = malloc((n ? n : 1) * sizeof *r);
+    cr_assert_not_null(out->r);
+    memcpy(out->r, r, n * sizeof *r);
+    out->n = n;
+    return 0;
+}
+
+/* What the store holds is exactly the model's runs; a reload answers like the model. */
+static void check_store(nsc_store *st, nsc_dedupe *d, const model *m, uint64_t seed)
+{
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_dedupe_put_dirty(d, st), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    nsc_store_reader *rd;
+    ranges got = {0};
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_agents(rd, copy_ranges, &got), 0);
+    nsc_store_read_end(rd);
+    nsc_store_seq_range want[512];
+    size_t nwant = model_runs(m, want);
+    cr_assert_eq(got.n, nwant, "seed %llu: %zu ranges stored, %zu runs", (unsigned long long)seed, got.n, nwant);
+    for (size_t i = 0; i < nwant; i++)
+        cr_assert(got.r[i].lo == want[i].lo && got.r[i].hi == want[i].hi, "seed %llu: range %zu",
+                  (unsigned long long)seed, i);
+    free(got.r);
+    nsc_dedupe *e = nsc_dedupe_new();
+    cr_assert_eq(nsc_dedupe_load(e, st), 0);
+    for (size_t i = 0; i < m->n; i++)
+        cr_assert_eq(nsc_dedupe_has(e, "p", 1, m->v[i]), 1);
+    uint64_t x = seed | 1;
+    for (int i = 0; i < 200; i++) {
+        uint64_t seq = pick_seq(&x);
+        cr_assert_eq(nsc_dedupe_has(e, "p", 1, seq), model_has(m, seq));
+    }
+    nsc_dedupe_free(e);
+}
+
+/* Random marks (each sent up to three times, as replays are) anywhere in the
+ * 64-bit space: a sequence is held exactly when it was marked, 2^64-1 and 0
+ * included; a replay is always a duplicate; the stored ranges are the model's
+ * runs, and survive a reload. */
+Test(dedupe, property_whole_sequence_space)
+{
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        char *dir;
+        nsc_store *st = nsc_tmp_store_open(&dir);
+        cr_assert_not_null(st);
+        nsc_dedupe *d = nsc_dedupe_new();
+        model m = {malloc(512 * sizeof(uint64_t)), 0};
+        uint64_t x = seed * 0x9e3779b97f4a7c15ull;
+        for (int op = 0; op < 400 && m.n < 500; op++) {
+            uint64_t seq = pick_seq(&x);
+            int had = model_has(&m, seq);
+            cr_assert_eq(nsc_dedupe_has(d, "p", 1, seq), had, "seed %llu op %d: seq %llu",
+                         (unsigned long long)seed, op, (unsigned long long)seq);
+            for (int again = 0; again < 1 + (int)(rng(&x) % 3); again++) {
+                cr_assert_eq(nsc_dedupe_room(d, "p", 1, seq), 0);
+                cr_assert_eq(nsc_dedupe_mark(d, "p", 1, seq), 0);
+                cr_assert_eq(nsc_dedupe_has(d, "p", 1, seq), 1);
+            }
+            if (!had)
+                model_add(&m, seq);
+            if (op % 100 == 99)
+                check_store(st, d, &m, seed);
+        }
+        check_store(st, d, &m, seed);
+        free(m.v);
+        nsc_dedupe_free(d);
+        nsc_store_close(st);
+        nsc_tmp_store_remove(dir);
+    }
+}
+
+/* The case that was stored on every replay: seq 2^64-1, then 0..3, then both again. */
+Test(dedupe, last_sequence_is_a_duplicate_when_replayed)
+{
+    nsc_dedupe *d = nsc_dedupe_new();
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, UINT64_MAX), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, UINT64_MAX), 1);
+    for (uint64_t seq = 0; seq < 4; seq++) {
+        cr_assert_eq(nsc_dedupe_has(d, "a", 0, seq), 0);
+        cr_assert_eq(nsc_dedupe_mark(d, "a", 0, seq), 0);
+    }
+    for (uint64_t seq = 0; seq < 4; seq++)
+        cr_assert_eq(nsc_dedupe_has(d, "a", 0, seq), 1);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, UINT64_MAX), 1);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, UINT64_MAX - 1), 0);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, UINT64_MAX - 1), 0);  /* extends {2^64-1} downwards */
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 4), 0);
+    nsc_dedupe_free(d);
+}
+
+/* A store written by a collector that wrapped at 2^64-1 holds its ranges out of
+ * order and overlapping; loaded, they answer as their union. */
+Test(dedupe, wrapped_store_ranges_are_normalized)
+{
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+    static const nsc_store_seq_range old[] = {{0, 4}, {UINT64_MAX, 0}, {0, 2}, {9, 7}, {3, 6}};
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_store_put_agent_seqs(st, "a", 0, old, 5), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    nsc_dedupe *d = nsc_dedupe_new();
+    cr_assert_eq(nsc_dedupe_load(d, st), 0);
+    for (uint64_t seq = 0; seq < 6; seq++)
+        cr_assert_eq(nsc_dedupe_has(d, "a", 0, seq), 1, "seq %llu", (unsigned long long)seq);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 6), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 8), 0);  /* {9, 7} holds nothing */
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, UINT64_MAX), 1);
+    cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 6), 0);
+    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 6), 1);
     nsc_dedupe_free(d);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
