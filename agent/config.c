@@ -6,6 +6,7 @@
 
 #include "cfg.h"
 #include "endpoints.h"
+#include "rundir.h"
 
 #define TXT(...) NSC_OPT_TXT(nsc_agent_cfg, __VA_ARGS__)
 #define NUM(...) NSC_OPT_NUM(nsc_agent_cfg, __VA_ARGS__)
@@ -14,7 +15,7 @@
 #define MS(...) NSC_OPT_MS(nsc_agent_cfg, __VA_ARGS__)
 
 static const nsc_opt opts[] = {
-    TXT("rundir", "NCCLSCOPE_RUNDIR", rundir, "/tmp/ncclscope", "directory of agent.sock (the plugins' NCCLSCOPE_RUNDIR)"),
+    TXT("rundir", "NCCLSCOPE_RUNDIR", rundir, "", "directory of agent.sock (the plugins' NCCLSCOPE_RUNDIR); owned by this user, writable by no one else (default: /run/ncclscope as root, else $XDG_RUNTIME_DIR/ncclscope, else /tmp/ncclscope-UID)"),
     TXT("spool", "NCCLSCOPE_SPOOL", spool, "", "LMDB spool directory (default <rundir>/spool)"),
     MB("spool_max_mb", "NCCLSCOPE_SPOOL_MAX_MB", spool_max_mb, "1024", "spool size cap; entries beyond it are refused and counted"),
     TXT("http", "NCCLSCOPE_AGENT_HTTP", http, "127.0.0.1:7762", "/healthz and /metrics address (ADDR:PORT, port 0 picks one, 'off')"),
@@ -98,6 +99,10 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
         strcpy(cfg->host, "localhost");
     if (!cfg->agent_id[0])
         strcpy(cfg->agent_id, cfg->host);
+    if (!cfg->rundir[0] && nsc_rundir_default(cfg->rundir, sizeof cfg->rundir, geteuid()) != 0) {
+        fprintf(err, "ncclscope-agent: the default rundir is too long ($XDG_RUNTIME_DIR); set rundir\n");
+        return -1;
+    }
     if (!cfg->spool[0] && snprintf(cfg->spool, sizeof cfg->spool, "%s/spool", cfg->rundir) >= (int)sizeof cfg->spool) {
         fprintf(err, "ncclscope-agent: rundir too long\n");
         return -1;

@@ -23,6 +23,7 @@
 #include "agent.h"
 #include "http.h"
 #include "ingest.h"
+#include "rundir.h"
 
 #define MS 1000000ull
 #define TICK_NS (50 * MS)
@@ -105,17 +106,33 @@ static int start_forward(nsc_agent *a, char err[256])
     return a->fwd ? 0 : -1;
 }
 
+/* The directory at path, made with mode where it is missing, must be this
+ * user's alone: the agent (often root) writes files there that a link
+ * planted by another user would redirect. */
+static int private_dir(const char *what, const char *path, mode_t mode, char *err, size_t cap)
+{
+    char why[400];
+    if (mkdir(path, mode) != 0 && errno != EEXIST) {
+        snprintf(err, cap, "%s %.200s: %s", what, path, strerror(errno));
+        return -1;
+    }
+    if (nsc_rundir_private(path, geteuid(), why, sizeof why) != 0) {
+        snprintf(err, cap, "refusing %s %.400s", what, why);
+        return -1;
+    }
+    return 0;
+}
+
 static int setup(nsc_agent *a)
 {
-    char err[256];
+    char err[512];
     nsc_pxn_cfg pc = {.window_ns = a->cfg.pxn_window_ms * MS, .hold_ns = a->cfg.pxn_hold_ms * MS,
                       .recent_cap = (uint32_t)a->cfg.pxn_recent, .pending_cap = (uint32_t)a->cfg.pxn_pending};
     nsc_pxn_sink sink = nsc_ingest_pxn_sink(a);
     a->start_ns = nsc_mono_ns();
-    if (mkdir(a->cfg.rundir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, sizeof err, "rundir %.200s: %s", a->cfg.rundir, strerror(errno));
+    if (private_dir("rundir", a->cfg.rundir, 0755, err, sizeof err) != 0 ||
+        private_dir("spool", a->cfg.spool, 0750, err, sizeof err) != 0)
         goto fail;
-    }
     if (nsc_spool_open(&a->spool, a->cfg.spool, a->cfg.spool_max_mb << 20, err) != 0)
         goto fail;
     if (!(a->reg = nsc_reg_new()) || !(a->pxn = nsc_pxn_new(&pc, &sink)) ||

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "rundir.h"
 
 #define DIR_CAP 400   /* run directory */
 #define PATH_CAP 512  /* a file in it, or a program */
@@ -33,7 +34,10 @@ static void run_dir(nsc_cli_ctx *c, char *dir, size_t cap)
     const char *d = nsc_cli_get(c->args, "run-dir");
     if (!d)
         d = getenv("NCCLSCOPE_RUNDIR");
-    snprintf(dir, cap, "%s", d && *d ? d : "/tmp/ncclscope");
+    if (d && *d)
+        snprintf(dir, cap, "%s", d);
+    else if (nsc_rundir_default(dir, cap, geteuid()) != 0)
+        snprintf(dir, cap, "%s", NSC_RUNDIR_SYSTEM);
 }
 
 /* The program next to ours, else the first in PATH. */

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "rundir.h"
 
-#define DEFAULT_RUNDIR "/tmp/ncclscope"
 #define DEFAULT_BUFFER_MB 64
 #define DEFAULT_THREADS 32
 #define DEFAULT_HEARTBEAT_MS 1000
@@ -99,10 +99,13 @@ static void load_identity(nsc_proc *p)
 
 static int load_endpoint(nsc_config *cfg, char *err, size_t errlen)
 {
-    const char *ep = env("NCCLSCOPE_ENDPOINT");
-    const char *rundir = env("NCCLSCOPE_RUNDIR") ? env("NCCLSCOPE_RUNDIR") : DEFAULT_RUNDIR;
-    int n = ep ? snprintf(cfg->endpoint, sizeof cfg->endpoint, "%s", ep)
-               : snprintf(cfg->endpoint, sizeof cfg->endpoint, "ipc://%s/agent.sock", rundir);
+    const char *ep = env("NCCLSCOPE_ENDPOINT"), *rundir = env("NCCLSCOPE_RUNDIR");
+    char dflt[sizeof cfg->endpoint];
+    int n = -1;
+    if (ep)
+        n = snprintf(cfg->endpoint, sizeof cfg->endpoint, "%s", ep);
+    else if (rundir || nsc_rundir_plugin_default(dflt, sizeof dflt) == 0)
+        n = snprintf(cfg->endpoint, sizeof cfg->endpoint, "ipc://%s/agent.sock", rundir ? rundir : dflt);
     if (n < 0 || (size_t)n >= sizeof cfg->endpoint) {
         snprintf(err, errlen, "endpoint longer than %zu bytes", sizeof cfg->endpoint - 1);
         return -1;
