@@ -3,7 +3,7 @@
 
 static int plain(unsigned char c)
 {
-    return c >= 0x20 && c < 0x7f && c != '\\' && c != '\'' && c != '"';
+    return c >= 0x20 && c < 0x7f && c != '\\';
 }
 
 static size_t escaped_len(const unsigned char *s)

@@ -3,9 +3,9 @@
  *
  * A peer chooses these bytes, so printed as they are they could end the line
  * and forge the next one, or hide behind terminal control sequences. Here
- * printable ASCII stays as it is and every other byte, the backslash and the
- * quote included, is written as \xNN, so the line stays one line and the
- * original bytes can be read back from it. */
+ * printable ASCII stays as it is and every other byte, the backslash
+ * included, is written as \xNN, so the line stays one line and the original
+ * bytes can be read back from it. */
 #ifndef NSC_LOGSAFE_H
 #define NSC_LOGSAFE_H
 

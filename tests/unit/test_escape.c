@@ -59,8 +59,8 @@ Test(escape, log_fields)
     char out[NSC_LOGSAFE_ID];
     cr_assert_str_eq(nsc_logsafe(out, sizeof out, "node0-agent"), "node0-agent");
     cr_assert_str_eq(nsc_logsafe(out, sizeof out, FORGED),
-                     "x\\x22} 1\\x0ancclscope_injected_total 42\\x0a");
-    cr_assert_str_eq(nsc_logsafe(out, sizeof out, "a'b\\c\x1b\xc3\xa9"), "a\\x27b\\x5cc\\x1b\\xc3\\xa9");
+                     "x\"} 1\\x0ancclscope_injected_total 42\\x0a");
+    cr_assert_str_eq(nsc_logsafe(out, sizeof out, "a'b\\c\x1b\xc3\xa9"), "a'b\\x5cc\\x1b\\xc3\\xa9");
     cr_assert_eq(strchr(nsc_logsafe(out, sizeof out, FORGED), '\n'), NULL);
     char id[64];  /* every byte escaped still fits whole */
     memset(id, '\n', sizeof id - 1);
