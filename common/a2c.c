@@ -9,12 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_FIELDS 10
-#define BATCH_V1_FIELDS 9  /* no epoch */
+#include "crc32c.h"
+
+#define BATCH_FIELDS 11
+#define BATCH_V2_FIELDS 10 /* no CRC */
+#define BATCH_V1_FIELDS 9  /* no CRC, no epoch */
+#define CRC_BYTES 5        /* the CRC: always msgpack uint32, 0xce and 4 bytes big-endian */
+#define MP_UINT32 0xce
 #define LIFE_FIELDS 8
 #define PROGRESS_FIELDS 4
 #define ALIAS_FIELDS 4
 #define ACK_FIELDS 5
+#define REJECT_FIELDS 5
 #define PROBE_FIELDS 9
 #define UINT_MAX_BYTES 9
 #define TEXT_MAX_BYTES 65
@@ -31,7 +37,7 @@ static uint8_t *put_head(uint8_t *p, uint32_t nfields, unsigned kind, unsigned v
 
 size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b)
 {
-    size_t n = 5 * 5 + 2 * TEXT_MAX_BYTES + 5 * UINT_MAX_BYTES;
+    size_t n = 5 * 5 + 2 * TEXT_MAX_BYTES + 5 * UINT_MAX_BYTES + CRC_BYTES;
     for (uint32_t i = 0; i < b->nsections; i++)
         n += 5 + (size_t)b->sections[i].len;
     for (uint32_t i = 0; i < b->nlife; i++)
@@ -84,6 +90,10 @@ size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out)
         p = nsc_mp_put_uint(p, a->origin_pid);
         p = nsc_mp_put_uint(p, a->new_id);
     }
+    uint32_t crc = nsc_crc32c(0, out, (size_t)(p - out));
+    *p++ = MP_UINT32;
+    for (int shift = 24; shift >= 0; shift -= 8)
+        *p++ = (uint8_t)(crc >> shift);
     return (size_t)(p - out);
 }
 
@@ -92,6 +102,14 @@ size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX])
     uint8_t *p = put_head(out, ACK_FIELDS, NSC_A2C_ACK, NSC_A2C_VERSION, a->agent);
     p = nsc_mp_put_uint(p, a->seq);
     p = nsc_mp_put_uint(p, a->credit);
+    return (size_t)(p - out);
+}
+
+size_t nsc_a2c_encode_reject(const nsc_a2c_reject *r, uint8_t out[NSC_A2C_SMALL_MAX])
+{
+    uint8_t *p = put_head(out, REJECT_FIELDS, NSC_A2C_REJECT, NSC_A2C_VERSION, r->agent);
+    p = nsc_mp_put_uint(p, r->seq);
+    p = nsc_mp_put_text(p, r->reason);
     return (size_t)(p - out);
 }
 
@@ -185,9 +203,11 @@ static int rd_u8(nsc_mp_cursor *c, uint8_t *v)
     return NSC_WIRE_OK;
 }
 
-/* Sizes the fill pass needs; the count pass computes them. */
+/* Sizes the fill pass needs; the count pass computes them (and where a
+ * version 3 batch's CRC begins). */
 typedef struct tally {
     uint32_t nsections, nlife, nprogress, naliases;
+    const uint8_t *crc_at;
 } tally;
 
 /* Arrays to fill, or all NULL for the counting pass. */
@@ -244,15 +264,34 @@ static int rd_alias(nsc_mp_cursor *c, nsc_a2c_alias *a)
     return nsc_mp_rd_uint(c, UINT64_MAX, &a->new_id);
 }
 
+/* A batch's head, up to its seq; *version says which version it is. */
+static int rd_batch_head(nsc_mp_cursor *c, nsc_a2c_batch *b, uint32_t *version)
+{
+    static const uint32_t versions[] = {NSC_A2C_BATCH_VERSION, 2, 1},
+                          nfields[] = {BATCH_FIELDS, BATCH_V2_FIELDS, BATCH_V1_FIELDS};
+    TRY(rd_head(c, NSC_A2C_BATCH, versions, nfields, 3, version, b->agent));
+    b->epoch = 0;
+    if (*version >= 2)
+        TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->epoch));
+    return nsc_mp_rd_uint(c, UINT64_MAX, &b->seq);
+}
+
+/* The CRC that ends a version 3 batch: its position goes to t->crc_at. */
+static int rd_crc(nsc_mp_cursor *c, nsc_a2c_batch *b, tally *t)
+{
+    uint64_t crc;
+    t->crc_at = c->p;
+    if (c->p < c->end && *c->p != MP_UINT32)
+        return NSC_WIRE_BAD_TYPE;
+    TRY(nsc_mp_rd_uint(c, UINT32_MAX, &crc));
+    b->crc = (uint32_t)crc;
+    return NSC_WIRE_OK;
+}
+
 static int rd_batch(nsc_mp_cursor *c, nsc_a2c_batch *b, const fill *f, tally *t)
 {
-    static const uint32_t versions[] = {NSC_A2C_BATCH_VERSION, 1}, nfields[] = {BATCH_FIELDS, BATCH_V1_FIELDS};
     uint32_t n, version;
-    TRY(rd_head(c, NSC_A2C_BATCH, versions, nfields, 2, &version, b->agent));
-    b->epoch = 0;
-    if (version == NSC_A2C_BATCH_VERSION)
-        TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->epoch));
-    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->seq));
+    TRY(rd_batch_head(c, b, &version));
     TRY(nsc_mp_rd_text(c, b->host));
     TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->sent_ns));
     TRY(nsc_mp_rd_array(c, &n));
@@ -270,6 +309,9 @@ static int rd_batch(nsc_mp_cursor *c, nsc_a2c_batch *b, const fill *f, tally *t)
         nsc_a2c_alias scratch, *a = f->aliases ? &f->aliases[i] : &scratch;
         TRY(rd_alias(c, a));
     }
+    b->crc = 0;
+    if (version == NSC_A2C_BATCH_VERSION)
+        TRY(rd_crc(c, b, t));
     return c->p == c->end ? NSC_WIRE_OK : NSC_WIRE_TRAILING;
 }
 
@@ -285,6 +327,8 @@ int nsc_a2c_decode_batch(const void *buf, size_t len, const nsc_dec_limits *lim,
     TRY(check_len(len, lim));
     cursor_init(&c, buf, len, lim);
     TRY(rd_batch(&c, &b, &f, &t));
+    if (t.crc_at && nsc_crc32c(0, buf, (size_t)(t.crc_at - (const uint8_t *)buf)) != b.crc)
+        return NSC_WIRE_BAD_CHECKSUM;
     size_t sz = t.nsections * sizeof *f.sections + t.nlife * sizeof *f.life +
                 t.nprogress * sizeof *f.progress + t.naliases * sizeof *f.aliases;
     uint8_t *mem = calloc(1, sz ? sz : 1);
@@ -317,6 +361,42 @@ void nsc_a2c_batch_release(nsc_a2c_batch *b)
     memset(b, 0, sizeof *b);
 }
 
+int nsc_a2c_batch_name(const void *buf, size_t len, char agent[64], uint64_t *seq)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_batch b;
+    uint32_t version;
+    int rc = check_len(len, NULL);
+    cursor_init(&c, buf, len, NULL);
+    if (rc == NSC_WIRE_OK)
+        rc = rd_batch_head(&c, &b, &version);
+    strcpy(agent, rc == NSC_WIRE_OK ? b.agent : "unknown");
+    *seq = rc == NSC_WIRE_OK ? b.seq : 0;
+    return rc;
+}
+
+int nsc_a2c_batch_check(const void *buf, size_t len)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_batch b;
+    uint32_t version;
+    TRY(check_len(len, NULL));
+    cursor_init(&c, buf, len, NULL);
+    TRY(rd_batch_head(&c, &b, &version));
+    if (version != NSC_A2C_BATCH_VERSION) {
+        int rc = nsc_a2c_decode_batch(buf, len, NULL, &b);
+        nsc_a2c_batch_release(&b);
+        return rc;
+    }
+    if (len < CRC_BYTES)
+        return NSC_WIRE_TRUNCATED;
+    const uint8_t *crc = (const uint8_t *)buf + len - CRC_BYTES;
+    if (crc[0] != MP_UINT32)
+        return NSC_WIRE_BAD_CHECKSUM;
+    uint32_t want = (uint32_t)crc[1] << 24 | (uint32_t)crc[2] << 16 | (uint32_t)crc[3] << 8 | crc[4];
+    return nsc_crc32c(0, buf, len - CRC_BYTES) == want ? NSC_WIRE_OK : NSC_WIRE_BAD_CHECKSUM;
+}
+
 int nsc_a2c_kind(const void *buf, size_t len)
 {
     nsc_mp_cursor c;
@@ -326,7 +406,7 @@ int nsc_a2c_kind(const void *buf, size_t len)
     cursor_init(&c, buf, len, NULL);
     TRY(nsc_mp_rd_array(&c, &n));
     TRY(nsc_mp_rd_uint(&c, UINT32_MAX, &kind));
-    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_SAMPLE)
+    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_REJECT)
         return NSC_WIRE_BAD_RECORD;
     return (int)kind;
 }
@@ -344,6 +424,22 @@ int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out)
     if (c.p != c.end)
         return NSC_WIRE_TRAILING;
     *out = a;
+    return NSC_WIRE_OK;
+}
+
+int nsc_a2c_decode_reject(const void *buf, size_t len, nsc_a2c_reject *out)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_reject r;
+    memset(out, 0, sizeof *out);
+    TRY(check_len(len, NULL));
+    cursor_init(&c, buf, len, NULL);
+    TRY(rd_small_head(&c, REJECT_FIELDS, NSC_A2C_REJECT, r.agent));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &r.seq));
+    TRY(nsc_mp_rd_text(&c, r.reason));
+    if (c.p != c.end)
+        return NSC_WIRE_TRAILING;
+    *out = r;
     return NSC_WIRE_OK;
 }
 

@@ -3,7 +3,9 @@
  * Acts as N agents, each a real ZeroMQ DEALER: builds sections with the wire
  * encoder (the realistic mix of mix.h, P processes per agent, one section per
  * process) and a2c batches, sends them with a credit window, counts the acks
- * and can send everything again (duplicates) or send garbage first.
+ * and can send everything again (duplicates) or send garbage first (and
+ * print the collector's rejections of the batches it can name:
+ * garbage_rejected=REASON,...).
  *
  *   nsc-feed --endpoint EP [--agents N] [--procs P] [--batches B] [--colls C]
  *            [--first S] [--resend K] [--garbage] [--window W] [--timeout-ms T]
@@ -242,6 +244,27 @@ static int run_pass(agent *ag, const opts *o, const pool *p, uint64_t from, uint
     return got == want ? 0 : -1;
 }
 
+#define GARBAGE_NAMED 3  /* garbage batches whose head names them: each rejected */
+
+/* The collector's answers to the garbage batches it could name, printed. */
+static void take_rejections(void *s)
+{
+    int wait_ms = 10000;
+    zmq_setsockopt(s, ZMQ_RCVTIMEO, &wait_ms, sizeof wait_ms);
+    printf("garbage_rejected=");
+    for (int got = 0; got < GARBAGE_NAMED;) {
+        uint8_t small[NSC_A2C_SMALL_MAX];
+        nsc_a2c_reject r;
+        int n = zmq_recv(s, small, sizeof small, 0);
+        if (n < 0)
+            break;
+        if (n <= (int)sizeof small && nsc_a2c_decode_reject(small, (size_t)n, &r) == 0 && r.seq == 1 &&
+            strcmp(r.agent, "garbage") == 0)
+            printf("%s%s", got++ ? "," : "", r.reason);
+    }
+    printf("\n");
+}
+
 /* Malformed messages of every kind, on socket s (then the run must still work). */
 static void send_garbage(void *s, const opts *o, const pool *p, uint8_t *buf)
 {
@@ -264,6 +287,12 @@ static void send_garbage(void *s, const opts *o, const pool *p, uint8_t *buf)
     b.nsections = 1;
     b.sections = &bad;
     zmq_send(s, buf, nsc_a2c_encode_batch(&b, buf), 0);
+    /* a whole batch with one bit of a value changed: only its CRC tells */
+    b.sections = p->secs;
+    n = nsc_a2c_encode_batch(&b, buf);
+    buf[n / 2] ^= 1;
+    zmq_send(s, buf, n, 0);
+    take_rejections(s);
 }
 
 static void *dealer(void *ctx, const char *endpoint)
