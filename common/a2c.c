@@ -155,6 +155,14 @@ static int rd_fixed(nsc_mp_cursor *c, uint32_t n)
 
 #define TRY(x) do { int rc_ = (x); if (rc_ != NSC_WIRE_OK) return rc_; } while (0)
 
+/* A cursor over a whole message, with the default limits (not a batch's). */
+static int open_cursor(nsc_mp_cursor *c, const void *buf, size_t len)
+{
+    TRY(check_len(len, NULL));
+    cursor_init(c, buf, len, NULL);
+    return NSC_WIRE_OK;
+}
+
 /* [kind, version, agent, ...]: checks the kind, the version (one of
  * versions[0..nversions)) and that version's element count (nfields[i]), reads
  * the agent; *version says which version it is. */
@@ -179,13 +187,19 @@ static int rd_head(nsc_mp_cursor *c, unsigned kind, const uint32_t *versions, co
     return nsc_mp_rd_text(c, agent);
 }
 
-/* The head of an ack, probe or sample: version 1 only. */
-static int rd_small_head(nsc_mp_cursor *c, uint32_t nfields, unsigned kind, char agent[64])
+/* An ack, probe, sample or rejection: a cursor over buf past its head
+ * (version 1 only). */
+static int open_small(nsc_mp_cursor *c, const void *buf, size_t len, uint32_t nfields, unsigned kind,
+                      char agent[64])
 {
     static const uint32_t v1 = NSC_A2C_VERSION;
     uint32_t version;
+    TRY(open_cursor(c, buf, len));
     return rd_head(c, kind, &v1, &nfields, 1, &version, agent);
 }
+
+/* A small message ends with its last field. */
+static int at_end(const nsc_mp_cursor *c) { return c->p == c->end ? NSC_WIRE_OK : NSC_WIRE_TRAILING; }
 
 static int rd_u32(nsc_mp_cursor *c, uint32_t *v)
 {
@@ -366,8 +380,7 @@ int nsc_a2c_batch_name(const void *buf, size_t len, char agent[64], uint64_t *se
     nsc_mp_cursor c;
     nsc_a2c_batch b;
     uint32_t version;
-    int rc = check_len(len, NULL);
-    cursor_init(&c, buf, len, NULL);
+    int rc = open_cursor(&c, buf, len);
     if (rc == NSC_WIRE_OK)
         rc = rd_batch_head(&c, &b, &version);
     strcpy(agent, rc == NSC_WIRE_OK ? b.agent : "unknown");
@@ -380,8 +393,7 @@ int nsc_a2c_batch_check(const void *buf, size_t len)
     nsc_mp_cursor c;
     nsc_a2c_batch b;
     uint32_t version;
-    TRY(check_len(len, NULL));
-    cursor_init(&c, buf, len, NULL);
+    TRY(open_cursor(&c, buf, len));
     TRY(rd_batch_head(&c, &b, &version));
     if (version != NSC_A2C_BATCH_VERSION) {
         int rc = nsc_a2c_decode_batch(buf, len, NULL, &b);
@@ -402,8 +414,7 @@ int nsc_a2c_kind(const void *buf, size_t len)
     nsc_mp_cursor c;
     uint32_t n;
     uint64_t kind;
-    TRY(check_len(len, NULL));
-    cursor_init(&c, buf, len, NULL);
+    TRY(open_cursor(&c, buf, len));
     TRY(nsc_mp_rd_array(&c, &n));
     TRY(nsc_mp_rd_uint(&c, UINT32_MAX, &kind));
     if (kind < NSC_A2C_BATCH || kind > NSC_A2C_REJECT)
@@ -416,13 +427,10 @@ int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out)
     nsc_mp_cursor c;
     nsc_a2c_ack a;
     memset(out, 0, sizeof *out);
-    TRY(check_len(len, NULL));
-    cursor_init(&c, buf, len, NULL);
-    TRY(rd_small_head(&c, ACK_FIELDS, NSC_A2C_ACK, a.agent));
+    TRY(open_small(&c, buf, len, ACK_FIELDS, NSC_A2C_ACK, a.agent));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &a.seq));
     TRY(rd_u32(&c, &a.credit));
-    if (c.p != c.end)
-        return NSC_WIRE_TRAILING;
+    TRY(at_end(&c));
     *out = a;
     return NSC_WIRE_OK;
 }
@@ -432,13 +440,10 @@ int nsc_a2c_decode_reject(const void *buf, size_t len, nsc_a2c_reject *out)
     nsc_mp_cursor c;
     nsc_a2c_reject r;
     memset(out, 0, sizeof *out);
-    TRY(check_len(len, NULL));
-    cursor_init(&c, buf, len, NULL);
-    TRY(rd_small_head(&c, REJECT_FIELDS, NSC_A2C_REJECT, r.agent));
+    TRY(open_small(&c, buf, len, REJECT_FIELDS, NSC_A2C_REJECT, r.agent));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &r.seq));
     TRY(nsc_mp_rd_text(&c, r.reason));
-    if (c.p != c.end)
-        return NSC_WIRE_TRAILING;
+    TRY(at_end(&c));
     *out = r;
     return NSC_WIRE_OK;
 }
@@ -449,21 +454,18 @@ int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out)
     nsc_a2c_probe p;
     memset(&p, 0, sizeof p);
     memset(out, 0, sizeof *out);
-    TRY(check_len(len, NULL));
-    cursor_init(&c, buf, len, NULL);
     int kind = nsc_a2c_kind(buf, len);
     if (kind != NSC_A2C_PROBE && kind != NSC_A2C_SAMPLE)
         return kind < 0 ? kind : NSC_WIRE_BAD_RECORD;
     p.kind = (uint8_t)kind;
-    TRY(rd_small_head(&c, PROBE_FIELDS, p.kind, p.agent));
+    TRY(open_small(&c, buf, len, PROBE_FIELDS, p.kind, p.agent));
     TRY(nsc_mp_rd_text(&c, p.host));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.id));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t1));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t2));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t3));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t4));
-    if (c.p != c.end)
-        return NSC_WIRE_TRAILING;
+    TRY(at_end(&c));
     *out = p;
     return NSC_WIRE_OK;
 }
