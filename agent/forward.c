@@ -401,7 +401,9 @@ static int send_one(void *arg, const nsc_spool_entry *e)
     nsc_fwd *f = arg;
     if (!may_send(f))
         return 1;
-    if ((f->bad_err = nsc_a2c_batch_check(e->msg, e->len)) != NSC_WIRE_OK) {
+    if ((f->bad_err = nsc_a2c_batch_check(e->msg, e->len)) == NSC_WIRE_NOMEM)
+        return 1;  /* ours, not the batch's: checked again next run */
+    if (f->bad_err != NSC_WIRE_OK) {
         f->bad_seq = e->seq;
         return 2;
     }
