@@ -6,8 +6,9 @@ as a bad disk or a stray write would (faults.sh poisoned_spool).
 
 Finds every copy of AGENT's version 3 batches in the LMDB file (the live
 value and stale copies in freed pages; all copies of the chosen batch are
-changed, so the live one is), picks the batch SEQ (default: the middle one,
-well after the definitions at the start of a job) and changes in each copy:
+changed, so the live one is), picks the first batch from SEQ on (default: the
+middle one, well after the definitions at the start of a job) that has what
+is to be changed, and changes in each copy:
   framing: the batch's array header (11 elements become 10);
   value:   the lowest bit of a uint inside its first section's records (an
            event's field: the message still decodes; only its CRC tells).
@@ -64,6 +65,25 @@ def head(b, at, agent):
     return seq, i + 2 + k
 
 
+def change(b, at, sect, how):
+    """Change the copy of a batch at `at` (first section at sect): 1, or 0
+    when it has no such thing (a stale copy partly overwritten, no uint)."""
+    if how == "framing":
+        b[at] ^= 0x9b ^ 0x9a
+        return 1
+    try:
+        records = skip(b, sect + 1)  # the section is [header, records]
+        uints = []
+        skip(b, records, uints)
+    except (ValueError, IndexError):
+        return 0
+    if not uints:
+        return 0
+    off, width = uints[len(uints) // 2]
+    b[off + width] ^= 1
+    return 1
+
+
 def main():
     path, agent, how = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
     b = bytearray(open(path, "rb").read())
@@ -80,27 +100,13 @@ def main():
     if not copies:
         sys.exit("spool_flip: no batch of %s in %s" % (agent.decode(), path))
     seqs = sorted(copies)
-    seq = int(sys.argv[4]) if len(sys.argv) > 4 else seqs[len(seqs) // 2]
-    changed = 0
-    for at, sect in copies.get(seq, []):
-        if how == "framing":
-            b[at] ^= 0x9b ^ 0x9a
-            changed += 1
-            continue
-        try:
-            records = skip(b, sect + 1)  # the section is [header, records]
-            uints = []
-            skip(b, records, uints)
-        except (ValueError, IndexError):
-            continue
-        if uints:
-            off, width = uints[len(uints) // 2]
-            b[off + width] ^= 1
-            changed += 1
-    if not changed:
-        sys.exit("spool_flip: batch %d of %s has no %s to change" % (seq, agent.decode(), how))
-    open(path, "r+b").write(b)
-    print(seq)
+    first = int(sys.argv[4]) if len(sys.argv) > 4 else seqs[len(seqs) // 2]
+    for seq in (s for s in seqs if s >= first):
+        if sum(change(b, at, sect, how) for at, sect in copies[seq]):
+            open(path, "r+b").write(b)
+            print(seq)
+            return
+    sys.exit("spool_flip: no batch of %s from %d on has a %s to change" % (agent.decode(), first, how))
 
 
 main()
