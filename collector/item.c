@@ -31,6 +31,17 @@ void nsc_item_free(nsc_item *it)
     free(it);
 }
 
+/* The agent id of a message that failed to decode, when its frame gets that far. */
+static void peek_agent(const uint8_t *p, size_t len, char agent[64])
+{
+    nsc_mp_cursor c = {p, p + len, 64, 16};
+    uint32_t n;
+    uint64_t v;
+    if (nsc_mp_rd_array(&c, &n) || n < 3 || nsc_mp_rd_uint(&c, UINT64_MAX, &v) ||
+        nsc_mp_rd_uint(&c, UINT64_MAX, &v) || nsc_mp_rd_text(&c, agent))
+        strcpy(agent, "unknown");
+}
+
 static int section_of(const nsc_item *it, uint32_t pid)
 {
     for (uint32_t i = 0; i < it->a2c.nsections; i++)
@@ -158,8 +169,7 @@ nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, unsigned *r
     size_t len = zmq_msg_size(&it->body);
     int rc = nsc_a2c_decode_batch(p, len, lim, &it->a2c);
     if (rc) {
-        uint64_t seq;
-        nsc_a2c_batch_name(p, len, agent, &seq);
+        peek_agent(p, len, agent);
         *reason = NSC_REJ_A2C - rc;
         nsc_item_free(it);
         return NULL;

@@ -264,6 +264,8 @@ Test(a2c, batch_name_reads_the_head_only)
     cr_assert_eq(nsc_a2c_batch_name("\x9b\x01\x03\xa1" "a\x05", 6, agent, &seq), NSC_WIRE_TRUNCATED);
     cr_assert_str_eq(agent, "unknown");
     cr_assert_eq(nsc_a2c_batch_name("\x95\x02\x01\xa1" "a\x00\x00", 7, agent, &seq), NSC_WIRE_BAD_RECORD);
+    msg[2] = NSC_A2C_BATCH_VERSION + 1;  /* a newer agent's batch is not named: never rejected */
+    cr_assert_eq(nsc_a2c_batch_name(msg, n, agent, &seq), NSC_WIRE_BAD_VERSION);
 }
 
 Test(a2c, reject_round_trip_and_malformed)

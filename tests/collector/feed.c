@@ -279,6 +279,9 @@ static void send_garbage(void *s, const opts *o, const pool *p, uint8_t *buf)
     zmq_send(s, buf, 7, 0);                         /* truncated early */
     zmq_send(s, buf, 1, ZMQ_SNDMORE);               /* multipart */
     zmq_send(s, buf, n, 0);
+    buf[2] = NSC_A2C_BATCH_VERSION + 1;  /* a newer agent's: not answered, it waits for an upgrade */
+    zmq_send(s, buf, n, 0);
+    buf[2] = NSC_A2C_BATCH_VERSION;
     nsc_a2c_ack ack = {.agent = "garbage", .seq = 3, .credit = 1};
     uint8_t small[NSC_A2C_SMALL_MAX];
     zmq_send(s, small, nsc_a2c_encode_ack(&ack, small), 0);  /* an ack: wrong direction */
