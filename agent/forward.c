@@ -313,7 +313,8 @@ static void take_message(nsc_fwd *f, const void *buf, size_t len)
     if (kind == NSC_A2C_ACK && nsc_a2c_decode_ack(buf, len, &ack) == 0 && strcmp(ack.agent, f->agent) == 0) {
         f->asked = 0;
         take_ack(f, &ack);
-    } else if (kind == NSC_A2C_REJECT && nsc_a2c_decode_reject(buf, len, &rej) == 0 && strcmp(rej.agent, f->agent) == 0) {
+    } else if (kind == NSC_A2C_REJECT && nsc_a2c_decode_reject(buf, len, &rej) == 0 &&
+               strcmp(rej.agent, f->agent) == 0) {
         f->asked = 0;
         take_reject(f, &rej);
     } else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 && strcmp(probe.agent, f->agent) == 0)

@@ -67,7 +67,8 @@ typedef struct nsc_fwd_stats {
     uint64_t rewinds_connect, rewinds_timeout, rewinds_failover;
     uint64_t acks_duplicate;                         /* acks of batches no longer spooled */
     uint64_t bad_messages;                           /* undecodable or not for this agent */
-    uint64_t corrupt, rejected;                      /* batches quarantined: failed the check before a send; rejected by the collector */
+    uint64_t corrupt, rejected;                      /* batches quarantined: failed the check before a
+                                                      * send; rejected by the collector */
     uint64_t connects, disconnects, handshake_failures;
     uint64_t collector_index, failovers;             /* the endpoint in use (0: the first); moves */
     uint64_t rebalances;                             /* moves to a name's address that joined and outweighs */

@@ -290,8 +290,8 @@ int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block
         return nsc_q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
-    for (size_t b = 0; b < max && (rc = nsc_q_next_block(c, r, it, NSC_MASK_ALL, NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS,
-                                                         &key, &blk)) == 0; b++) {
+    const unsigned parts = NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS;
+    for (size_t b = 0; b < max && (rc = nsc_q_next_block(c, r, it, NSC_MASK_ALL, parts, &key, &blk)) == 0; b++) {
         rc = fn(c, r, &blk, arg);
         nsc_block_release(&blk);
         if (rc)
