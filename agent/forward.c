@@ -2,6 +2,7 @@
 #include "forward.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,8 @@ struct nsc_fwd {
     uint64_t next_send;        /* sending resumes at the first spooled seq >= this */
     uint64_t high_sent;        /* highest seq ever sent + 1: lower sends are resends */
     uint64_t now;              /* of the current run */
+    uint64_t bad_seq;          /* the batch send_one found corrupt */
+    int bad_err;               /* and why (nsc_wire_err) */
     uint64_t *acks;            /* acknowledged seqs waiting for deletion */
     size_t nacks;
     uint64_t probe_id, next_probe_ns;
@@ -202,11 +205,12 @@ static void delete_acked(nsc_fwd *f)
     f->nacks = 0;
 }
 
-static void take_ack(nsc_fwd *f, const nsc_a2c_ack *a)
+/* Batch seq is answered (acknowledged or rejected): it leaves the flight. */
+static void land(nsc_fwd *f, uint64_t seq)
 {
     for (uint32_t i = 0; i < f->n; i++) {
         flight *fl = at(f, i);
-        if (fl->seq == a->seq && !fl->acked) {
+        if (fl->seq == seq && !fl->acked) {
             fl->acked = 1;
             f->unacked--;
             f->unacked_bytes -= fl->bytes;
@@ -217,6 +221,11 @@ static void take_ack(nsc_fwd *f, const nsc_a2c_ack *a)
         f->head = (f->head + 1) % f->cap;
         f->n--;
     }
+}
+
+static void take_ack(nsc_fwd *f, const nsc_a2c_ack *a)
+{
+    land(f, a->seq);
     f->st.credit = a->credit == 0 ? 1 : a->credit < f->cap ? a->credit : f->cap;
     if (f->nacks == MAX_ACKS_PER_RUN)
         delete_acked(f);
@@ -270,14 +279,44 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p)
     }
 }
 
+/* Move batch seq to the spool's quarantine: it is never sent again, and what
+ * it held is counted there. Logged once (the batch leaves the spool). Returns
+ * 0, or -1 when the spool could not move it (it stays; tried again later). */
+static int quarantine(nsc_fwd *f, uint64_t seq, const char *why, const char *detail)
+{
+    size_t len = 0;
+    nsc_spool_tally t = {0, 0};
+    int rc = nsc_spool_quarantine(f->spool, seq, &len, &t);
+    if (rc == 0 && f->cfg.log)
+        fprintf(f->cfg.log,
+                "ncclscope-agent: spooled batch %" PRIu64 " (epoch %016" PRIx64 ", %zu bytes, %" PRIu64
+                " events, %" PRIu64 " records) %s (%s): moved to the spool's quarantine, not sent again\n",
+                seq, nsc_spool_epoch(f->spool), len, t.events, t.records, why, detail);
+    return rc < 0 ? -1 : 0;
+}
+
+/* The collector will never store batch r->seq: it leaves the flight like an
+ * acknowledged one, and the spool for its quarantine. */
+static void take_reject(nsc_fwd *f, const nsc_a2c_reject *r)
+{
+    land(f, r->seq);
+    f->st.rejected++;
+    quarantine(f, r->seq, "rejected by the collector", r->reason);
+}
+
 static void take_message(nsc_fwd *f, const void *buf, size_t len)
 {
     nsc_a2c_ack ack;
+    nsc_a2c_reject rej;
     nsc_a2c_probe probe;
     int kind = nsc_a2c_kind(buf, len);
     if (kind == NSC_A2C_ACK && nsc_a2c_decode_ack(buf, len, &ack) == 0 && strcmp(ack.agent, f->agent) == 0) {
         f->asked = 0;
         take_ack(f, &ack);
+    } else if (kind == NSC_A2C_REJECT && nsc_a2c_decode_reject(buf, len, &rej) == 0 &&
+               strcmp(rej.agent, f->agent) == 0) {
+        f->asked = 0;
+        take_reject(f, &rej);
     } else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 && strcmp(probe.agent, f->agent) == 0)
         take_answer(f, &probe);
     else
@@ -356,11 +395,19 @@ static void asked(nsc_fwd *f)
     f->asked = 1;
 }
 
+/* Send e if the window allows; 1: stop here, 2: stop, e is corrupt (a byte
+ * of it changed since it was spooled: its CRC does not match). */
 static int send_one(void *arg, const nsc_spool_entry *e)
 {
     nsc_fwd *f = arg;
     if (!may_send(f))
         return 1;
+    if ((f->bad_err = nsc_a2c_batch_check(e->msg, e->len)) == NSC_WIRE_NOMEM)
+        return 1;  /* ours, not the batch's: checked again next run */
+    if (f->bad_err != NSC_WIRE_OK) {
+        f->bad_seq = e->seq;
+        return 2;
+    }
     if (zmq_send(f->sock, e->msg, e->len, ZMQ_DONTWAIT) != (int)e->len)
         return 1;  /* no live connection or a full queue: try again next run */
     *at(f, f->n++) = (flight){e->seq, f->now, e->len, 0};
@@ -509,8 +556,11 @@ void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
         rewind_all(f, &f->st.rewinds_timeout);
     if (f->st.connected && f->cfg.probe_ns && now_ns >= f->next_probe_ns)
         send_scheduled_probe(f);
-    if (f->st.connected && may_send(f) && f->next_send < nsc_spool_next_seq(f->spool))
-        nsc_spool_foreach(f->spool, f->next_send, send_one, f);
+    /* a corrupt batch stops the pass; moved aside, the pass goes on after it */
+    while (f->st.connected && may_send(f) && f->next_send < nsc_spool_next_seq(f->spool) &&
+           nsc_spool_foreach(f->spool, f->next_send, send_one, f) == 2 &&
+           quarantine(f, f->bad_seq, "is corrupt", nsc_wire_strerror(f->bad_err)) == 0)
+        f->st.corrupt++;
     f->st.inflight = f->unacked;
     f->st.inflight_bytes = f->unacked_bytes;
 }

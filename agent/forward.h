@@ -7,7 +7,10 @@
  * (re)connection, or when the oldest unacknowledged batch waited longer than
  * the ack timeout, every batch still in the spool is sent again from the
  * start (the collector drops duplicates by sequence and acknowledges them
- * again). Clock probes go out periodically; each answer becomes a sample sent
+ * again). A batch is checked before each send (nsc_a2c_batch_check: its CRC);
+ * one that fails, or that the collector rejects (it will never store it), is
+ * moved to the spool's quarantine, logged once and counted, and the rest goes
+ * on. Clock probes go out periodically; each answer becomes a sample sent
  * back to the collector, and the minimum-RTT sample of the recent ones is
  * kept for /metrics.
  *
@@ -64,6 +67,8 @@ typedef struct nsc_fwd_stats {
     uint64_t rewinds_connect, rewinds_timeout, rewinds_failover;
     uint64_t acks_duplicate;                         /* acks of batches no longer spooled */
     uint64_t bad_messages;                           /* undecodable or not for this agent */
+    uint64_t corrupt, rejected;                      /* batches quarantined: failed the check before a
+                                                      * send; rejected by the collector */
     uint64_t connects, disconnects, handshake_failures;
     uint64_t collector_index, failovers;             /* the endpoint in use (0: the first); moves */
     uint64_t rebalances;                             /* moves to a name's address that joined and outweighs */

@@ -35,6 +35,11 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
                         f.rewinds_connect, f.rewinds_timeout, f.rewinds_failover);
     nsc_prom_u64(b, "ncclscope_agent_forward_acks_duplicate_total", "counter", "Acks of batches no longer in the spool", f.acks_duplicate);
     nsc_prom_u64(b, "ncclscope_agent_forward_bad_messages_total", "counter", "Messages from the collector that were malformed or not for this agent", f.bad_messages);
+    evbuffer_add_printf(b, "# HELP ncclscope_agent_forward_quarantined_total Spooled batches moved to the quarantine, never sent again\n"
+                           "# TYPE ncclscope_agent_forward_quarantined_total counter\n"
+                           "ncclscope_agent_forward_quarantined_total{reason=\"corrupt\"} %" PRIu64 "\n"
+                           "ncclscope_agent_forward_quarantined_total{reason=\"rejected\"} %" PRIu64 "\n",
+                        f.corrupt, f.rejected);
     nsc_prom_u64(b, "ncclscope_agent_forward_delete_errors_total", "counter", "Spool deletions that failed (the batches stay and are sent again)", f.delete_errors);
     nsc_prom_u64(b, "ncclscope_agent_forward_inflight", "gauge", "Batches sent and not acknowledged", f.inflight);
     nsc_prom_u64(b, "ncclscope_agent_forward_inflight_bytes", "gauge", "Bytes of the batches sent and not acknowledged", f.inflight_bytes);
@@ -127,6 +132,10 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_spool_refused_bytes_total", "counter", "Bytes of refused batches", sp.refused_bytes);
     nsc_prom_u64(b, "ncclscope_agent_spool_refused_events_total", "counter", "Events in refused batches", sp.refused_events);
     nsc_prom_u64(b, "ncclscope_agent_spool_refused_records_total", "counter", "Records in refused batches", sp.refused_records);
+    nsc_prom_u64(b, "ncclscope_agent_spool_quarantined_entries_total", "counter", "Batches in the spool's quarantine (corrupt or rejected)", sp.quarantined_entries);
+    nsc_prom_u64(b, "ncclscope_agent_spool_quarantined_bytes_total", "counter", "Bytes of quarantined batches", sp.quarantined_bytes);
+    nsc_prom_u64(b, "ncclscope_agent_spool_quarantined_events_total", "counter", "Events in quarantined batches (not delivered)", sp.quarantined_events);
+    nsc_prom_u64(b, "ncclscope_agent_spool_quarantined_records_total", "counter", "Records in quarantined batches", sp.quarantined_records);
     nsc_prom_u64(b, "ncclscope_agent_spool_errors_total", "counter", "Storage errors (batches refused for them)", sp.errors);
     forward_metrics(a, b);
     nsc_prom_u64(b, "ncclscope_agent_uptime_seconds", "gauge", "Seconds since start", (nsc_mono_ns() - a->start_ns) / 1000000000u);

@@ -13,7 +13,7 @@
 
 struct nsc_spool {
     MDB_env *env;
-    MDB_dbi batches, tally, meta;
+    MDB_dbi batches, tally, meta, quarantine;
     uint64_t epoch;
     nsc_spool_stats st;
 };
@@ -53,22 +53,47 @@ static int put_meta(nsc_spool *s, MDB_txn *txn, const nsc_spool_stats *st)
     return mdb_put(txn, s->meta, &k, &v, 0);
 }
 
-/* Recount what is stored and read the persisted counters. */
-static int load_state(nsc_spool *s, MDB_txn *txn)
+/* Count one stored batch (of the spool or the quarantine): seqs stay above it. */
+static void count_batch(nsc_spool *s, const MDB_val *k, size_t len, uint64_t *entries, uint64_t *bytes)
+{
+    (*entries)++;
+    *bytes += len;
+    if (k->mv_size == 8 && from_be64(k->mv_data) >= s->st.next_seq)
+        s->st.next_seq = from_be64(k->mv_data) + 1;
+}
+
+/* Recount the spool and the quarantine. */
+static int count_stored(nsc_spool *s, MDB_txn *txn)
 {
     MDB_cursor *cur;
     MDB_val k, v;
     int rc = mdb_cursor_open(txn, s->batches, &cur);
     if (rc)
         return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+        count_batch(s, &k, v.mv_size, &s->st.entries, &s->st.bytes);
+    mdb_cursor_close(cur);
+    if (rc != MDB_NOTFOUND || (rc = mdb_cursor_open(txn, s->quarantine, &cur)) != 0)
+        return rc;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        s->st.entries++;
-        s->st.bytes += v.mv_size;
-        if (k.mv_size == 8 && from_be64(k.mv_data) >= s->st.next_seq)
-            s->st.next_seq = from_be64(k.mv_data) + 1;
+        nsc_spool_tally t = {0, 0};
+        if (v.mv_size >= sizeof t)
+            memcpy(&t, v.mv_data, sizeof t);
+        count_batch(s, &k, v.mv_size - (v.mv_size >= sizeof t ? sizeof t : 0), &s->st.quarantined_entries,
+                    &s->st.quarantined_bytes);
+        s->st.quarantined_events += t.events;
+        s->st.quarantined_records += t.records;
     }
     mdb_cursor_close(cur);
-    if (rc != MDB_NOTFOUND)
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Recount what is stored and read the persisted counters. */
+static int load_state(nsc_spool *s, MDB_txn *txn)
+{
+    MDB_val k, v;
+    int rc = count_stored(s, txn);
+    if (rc)
         return rc;
     k = (MDB_val){sizeof META_KEY, (void *)META_KEY};
     rc = mdb_get(txn, s->meta, &k, &v);
@@ -134,12 +159,13 @@ int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char er
     }
     /* Room for the cap plus LMDB's page overhead: the cap, not the map, is the limit. */
     size_t map = (size_t)(cap_bytes + cap_bytes / 2 + (64u << 20));
-    if ((rc = mdb_env_create(&s->env)) == 0 && (rc = mdb_env_set_maxdbs(s->env, 3)) == 0 &&
+    if ((rc = mdb_env_create(&s->env)) == 0 && (rc = mdb_env_set_maxdbs(s->env, 4)) == 0 &&
         (rc = mdb_env_set_mapsize(s->env, map)) == 0 && (rc = mdb_env_open(s->env, dir, 0, 0640)) == 0 &&
         (rc = mdb_txn_begin(s->env, NULL, 0, &txn)) == 0 &&
         (rc = mdb_dbi_open(txn, "batches", MDB_CREATE, &s->batches)) == 0 &&
         (rc = mdb_dbi_open(txn, "tally", MDB_CREATE, &s->tally)) == 0 &&
-        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 && (rc = load_state(s, txn)) == 0 &&
+        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 &&
+        (rc = mdb_dbi_open(txn, "quarantine", MDB_CREATE, &s->quarantine)) == 0 && (rc = load_state(s, txn)) == 0 &&
         (rc = load_epoch(s, txn, s->st.next_seq != 0 || s->st.refused_entries != 0)) == 0) {
         rc = mdb_txn_commit(txn);
         txn = NULL;
@@ -264,6 +290,52 @@ int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const ns
     mdb_cursor_close(cur);
     mdb_txn_abort(txn);
     return ret;
+}
+
+/* In txn: batch k (value v) becomes quarantine k, its tally before it. */
+static int move_aside(nsc_spool *s, MDB_txn *txn, MDB_val *k, const MDB_val *v, const nsc_spool_tally *t)
+{
+    MDB_val q = {sizeof *t + v->mv_size, NULL};
+    int rc = mdb_put(txn, s->quarantine, k, &q, MDB_RESERVE);
+    if (rc)
+        return rc;
+    /* v is a clean page of "batches": writing "quarantine" leaves it in place */
+    memcpy(q.mv_data, t, sizeof *t);
+    memcpy((uint8_t *)q.mv_data + sizeof *t, v->mv_data, v->mv_size);
+    if ((rc = mdb_del(txn, s->batches, k, NULL)) == 0)
+        rc = mdb_del(txn, s->tally, k, NULL);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int nsc_spool_quarantine(nsc_spool *s, uint64_t seq, size_t *len, nsc_spool_tally *t)
+{
+    uint8_t key[8];
+    be64(key, seq);
+    MDB_val k = {8, key}, v;
+    MDB_txn *txn = NULL;
+    int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    if (rc == 0 && (rc = mdb_get(txn, s->batches, &k, &v)) == 0) {
+        *len = v.mv_size;
+        *t = get_tally(s, txn, &k);
+        rc = move_aside(s, txn, &k, &v, t);
+    }
+    if (rc == 0)
+        rc = mdb_txn_commit(txn);
+    else if (txn)
+        mdb_txn_abort(txn);
+    if (rc == MDB_NOTFOUND)
+        return 1;
+    if (rc) {
+        s->st.errors++;
+        return -1;
+    }
+    s->st.entries--;
+    s->st.bytes -= *len;
+    s->st.quarantined_entries++;
+    s->st.quarantined_bytes += *len;
+    s->st.quarantined_events += t->events;
+    s->st.quarantined_records += t->records;
+    return 0;
 }
 
 int nsc_spool_delete(nsc_spool *s, const uint64_t *seqs, size_t n, uint64_t *deleted, nsc_spool_tally *gone)

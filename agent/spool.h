@@ -1,8 +1,10 @@
 /* spool.h: the agent's durable spool of agent-to-collector batches.
  *
- * Owns an LMDB environment with three databases: "batches" (8-byte big-endian
+ * Owns an LMDB environment with four databases: "batches" (8-byte big-endian
  * agent sequence -> one encoded a2c batch), "tally" (same key -> what the batch
- * holds: events, records) and "meta" (next sequence, refusal counters). A
+ * holds: events, records), "meta" (next sequence, refusal counters) and
+ * "quarantine" (same key -> the tally, then the batch: batches that will never
+ * be delivered, moved aside for an operator to look at). A
  * spool's epoch (a random 64-bit number made when the spool is created, kept in
  * "meta") names this spool's sequence space: a spool deleted and created again
  * under the same agent id starts at sequence 0 in a new epoch. A
@@ -10,7 +12,8 @@
  * updates the accounting; a batch that would take the stored bytes over the cap
  * (or that LMDB cannot hold) is refused, takes no sequence number, and what it
  * held is added to the refusal counters exactly. The forwarder reads from here
- * in sequence order and deletes what the collector acknowledged.
+ * in sequence order and deletes what the collector acknowledged, or moves to
+ * the quarantine what is corrupt or what the collector rejected.
  */
 #ifndef NCCLSCOPE_AGENT_SPOOL_H
 #define NCCLSCOPE_AGENT_SPOOL_H
@@ -31,6 +34,8 @@ typedef struct nsc_spool_stats {
     uint64_t next_seq;
     uint64_t refused_entries, refused_bytes, refused_events, refused_records;
     uint64_t errors;           /* LMDB failures other than a full map (also refused) */
+    uint64_t quarantined_entries, quarantined_bytes;   /* in the quarantine (recounted at open) */
+    uint64_t quarantined_events, quarantined_records;
 } nsc_spool_stats;
 
 /* Open (creating) the spool in dir. Returns 0 or -1 with a message in err. */
@@ -56,6 +61,10 @@ typedef struct nsc_spool_entry {
  * An entry's pages are unmapped after its call (they stay in the page cache),
  * so reading the spool does not grow the agent's resident memory. */
 int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const nsc_spool_entry *e), void *arg);
+/* Move entry seq to the quarantine in one transaction (it leaves the
+ * spool's entries and bytes, and is no longer sent). Returns 0 with its size
+ * and tally in *len and *t, 1 if absent, -1 on an LMDB failure (it stays). */
+int nsc_spool_quarantine(nsc_spool *s, uint64_t seq, size_t *len, nsc_spool_tally *t);
 /* Delete the entries seqs[0..n) in one transaction; absent ones are skipped.
  * The number deleted and what they held are added to *deleted and *gone.
  * Returns 0 or -1 (nothing deleted). */

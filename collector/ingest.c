@@ -70,6 +70,20 @@ static void answer_probe(nsc_ingest *in, const zmq_msg_t *id, nsc_a2c_probe *p, 
         count_failure(&in->c->stats.send_failures);
 }
 
+/* Tell the agent that batch seq will never be stored, so that it stops
+ * sending it (an ack that never comes would have it sent again forever). */
+static void answer_reject(nsc_ingest *in, const zmq_msg_t *id, const char *agent, uint64_t seq, unsigned reason)
+{
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    nsc_a2c_reject r = {.seq = seq};
+    snprintf(r.agent, sizeof r.agent, "%s", agent);
+    snprintf(r.reason, sizeof r.reason, "%s", nsc_rej_name(reason));
+    size_t n = nsc_a2c_encode_reject(&r, buf);
+    if (zmq_send(in->router, zmq_msg_data((zmq_msg_t *)id), zmq_msg_size((zmq_msg_t *)id), ZMQ_SNDMORE) < 0 ||
+        zmq_send(in->router, buf, n, 0) < 0)
+        count_failure(&in->c->stats.send_failures);
+}
+
 static void take_sample(nsc_ingest *in, const nsc_a2c_probe *p, uint64_t t)
 {
     nsc_item *it = calloc(1, sizeof *it);
@@ -85,10 +99,14 @@ static void take_batch(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body, uint64_t 
 {
     unsigned reason;
     char agent[64];
-    uint64_t applied = 0, unplaced = 0;
+    uint64_t seq, applied = 0, unplaced = 0;
+    int named = nsc_a2c_batch_name(zmq_msg_data(body), zmq_msg_size(body), agent, &seq) == NSC_WIRE_OK;
     nsc_item *it = nsc_item_batch(body, &in->lim, &reason, agent, &applied, &unplaced);
     if (!it) {
         reject(in, agent, reason);
+        /* out of memory is ours, not the batch's: no answer, it comes again */
+        if (named && reason != NSC_REJ_A2C - NSC_WIRE_NOMEM && reason != NSC_REJ_SECTION - NSC_WIRE_NOMEM)
+            answer_reject(in, id, agent, seq, reason);
         return;
     }
     if (zmq_msg_size(id) > sizeof it->ident) {

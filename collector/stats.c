@@ -9,10 +9,10 @@
 #include "prom.h"
 #include "wire.h"
 
-static const char *const wire_names[14] = {
+static const char *const wire_names[NSC_WIRE_NERR] = {
     "ok",          "empty",       "too_large",  "truncated", "bad_type",
     "too_many",    "too_deep",    "bad_version", "trailing", "bad_record",
-    "bad_value",   "missing",     "nomem",      "full"};
+    "bad_value",   "missing",     "nomem",      "full",     "bad_checksum"};
 
 const char *nsc_rej_name(unsigned reason)
 {

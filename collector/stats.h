@@ -13,6 +13,8 @@
 
 #include <event2/buffer.h>
 
+#include "wire.h"
+
 /* Reject reasons: a few of the collector's own, then one per wire error of
  * the a2c frame and one per wire error of a section (nsc_wire_err). */
 enum {
@@ -20,8 +22,8 @@ enum {
     NSC_REJ_KIND,           /* a kind the collector does not accept (ack, unknown) */
     NSC_REJ_CLOCK,          /* a clock sample the host's model refused */
     NSC_REJ_A2C,            /* + -nsc_wire_err: the a2c message */
-    NSC_REJ_SECTION = NSC_REJ_A2C + 14,  /* + -nsc_wire_err: a section of a batch */
-    NSC_REJ_COUNT = NSC_REJ_SECTION + 14
+    NSC_REJ_SECTION = NSC_REJ_A2C + NSC_WIRE_NERR,  /* + -nsc_wire_err: a section of a batch */
+    NSC_REJ_COUNT = NSC_REJ_SECTION + NSC_WIRE_NERR
 };
 const char *nsc_rej_name(unsigned reason);  /* "a2c_truncated", ... */
 

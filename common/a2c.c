@@ -9,12 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_FIELDS 10
-#define BATCH_V1_FIELDS 9  /* no epoch */
+#include "crc32c.h"
+
+#define BATCH_FIELDS 11
+#define BATCH_V2_FIELDS 10 /* no CRC */
+#define BATCH_V1_FIELDS 9  /* no CRC, no epoch */
+#define CRC_BYTES 5        /* the CRC: always msgpack uint32, 0xce and 4 bytes big-endian */
+#define MP_UINT32 0xce
 #define LIFE_FIELDS 8
 #define PROGRESS_FIELDS 4
 #define ALIAS_FIELDS 4
 #define ACK_FIELDS 5
+#define REJECT_FIELDS 5
 #define PROBE_FIELDS 9
 #define UINT_MAX_BYTES 9
 #define TEXT_MAX_BYTES 65
@@ -31,7 +37,7 @@ static uint8_t *put_head(uint8_t *p, uint32_t nfields, unsigned kind, unsigned v
 
 size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b)
 {
-    size_t n = 5 * 5 + 2 * TEXT_MAX_BYTES + 5 * UINT_MAX_BYTES;
+    size_t n = 5 * 5 + 2 * TEXT_MAX_BYTES + 5 * UINT_MAX_BYTES + CRC_BYTES;
     for (uint32_t i = 0; i < b->nsections; i++)
         n += 5 + (size_t)b->sections[i].len;
     for (uint32_t i = 0; i < b->nlife; i++)
@@ -84,6 +90,10 @@ size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out)
         p = nsc_mp_put_uint(p, a->origin_pid);
         p = nsc_mp_put_uint(p, a->new_id);
     }
+    uint32_t crc = nsc_crc32c(0, out, (size_t)(p - out));
+    *p++ = MP_UINT32;
+    for (int shift = 24; shift >= 0; shift -= 8)
+        *p++ = (uint8_t)(crc >> shift);
     return (size_t)(p - out);
 }
 
@@ -92,6 +102,14 @@ size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX])
     uint8_t *p = put_head(out, ACK_FIELDS, NSC_A2C_ACK, NSC_A2C_VERSION, a->agent);
     p = nsc_mp_put_uint(p, a->seq);
     p = nsc_mp_put_uint(p, a->credit);
+    return (size_t)(p - out);
+}
+
+size_t nsc_a2c_encode_reject(const nsc_a2c_reject *r, uint8_t out[NSC_A2C_SMALL_MAX])
+{
+    uint8_t *p = put_head(out, REJECT_FIELDS, NSC_A2C_REJECT, NSC_A2C_VERSION, r->agent);
+    p = nsc_mp_put_uint(p, r->seq);
+    p = nsc_mp_put_text(p, r->reason);
     return (size_t)(p - out);
 }
 
@@ -137,6 +155,14 @@ static int rd_fixed(nsc_mp_cursor *c, uint32_t n)
 
 #define TRY(x) do { int rc_ = (x); if (rc_ != NSC_WIRE_OK) return rc_; } while (0)
 
+/* A cursor over a whole message, with the default limits (not a batch's). */
+static int open_cursor(nsc_mp_cursor *c, const void *buf, size_t len)
+{
+    TRY(check_len(len, NULL));
+    cursor_init(c, buf, len, NULL);
+    return NSC_WIRE_OK;
+}
+
 /* [kind, version, agent, ...]: checks the kind, the version (one of
  * versions[0..nversions)) and that version's element count (nfields[i]), reads
  * the agent; *version says which version it is. */
@@ -161,13 +187,19 @@ static int rd_head(nsc_mp_cursor *c, unsigned kind, const uint32_t *versions, co
     return nsc_mp_rd_text(c, agent);
 }
 
-/* The head of an ack, probe or sample: version 1 only. */
-static int rd_small_head(nsc_mp_cursor *c, uint32_t nfields, unsigned kind, char agent[64])
+/* An ack, probe, sample or rejection: a cursor over buf past its head
+ * (version 1 only). */
+static int open_small(nsc_mp_cursor *c, const void *buf, size_t len, uint32_t nfields, unsigned kind,
+                      char agent[64])
 {
     static const uint32_t v1 = NSC_A2C_VERSION;
     uint32_t version;
+    TRY(open_cursor(c, buf, len));
     return rd_head(c, kind, &v1, &nfields, 1, &version, agent);
 }
+
+/* A small message ends with its last field. */
+static int at_end(const nsc_mp_cursor *c) { return c->p == c->end ? NSC_WIRE_OK : NSC_WIRE_TRAILING; }
 
 static int rd_u32(nsc_mp_cursor *c, uint32_t *v)
 {
@@ -185,9 +217,11 @@ static int rd_u8(nsc_mp_cursor *c, uint8_t *v)
     return NSC_WIRE_OK;
 }
 
-/* Sizes the fill pass needs; the count pass computes them. */
+/* Sizes the fill pass needs; the count pass computes them (and where a
+ * version 3 batch's CRC begins). */
 typedef struct tally {
     uint32_t nsections, nlife, nprogress, naliases;
+    const uint8_t *crc_at;
 } tally;
 
 /* Arrays to fill, or all NULL for the counting pass. */
@@ -244,15 +278,34 @@ static int rd_alias(nsc_mp_cursor *c, nsc_a2c_alias *a)
     return nsc_mp_rd_uint(c, UINT64_MAX, &a->new_id);
 }
 
+/* A batch's head, up to its seq; *version says which version it is. */
+static int rd_batch_head(nsc_mp_cursor *c, nsc_a2c_batch *b, uint32_t *version)
+{
+    static const uint32_t versions[] = {NSC_A2C_BATCH_VERSION, 2, 1},
+                          nfields[] = {BATCH_FIELDS, BATCH_V2_FIELDS, BATCH_V1_FIELDS};
+    TRY(rd_head(c, NSC_A2C_BATCH, versions, nfields, 3, version, b->agent));
+    b->epoch = 0;
+    if (*version >= 2)
+        TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->epoch));
+    return nsc_mp_rd_uint(c, UINT64_MAX, &b->seq);
+}
+
+/* The CRC that ends a version 3 batch: its position goes to t->crc_at. */
+static int rd_crc(nsc_mp_cursor *c, nsc_a2c_batch *b, tally *t)
+{
+    uint64_t crc;
+    t->crc_at = c->p;
+    if (c->p < c->end && *c->p != MP_UINT32)
+        return NSC_WIRE_BAD_TYPE;
+    TRY(nsc_mp_rd_uint(c, UINT32_MAX, &crc));
+    b->crc = (uint32_t)crc;
+    return NSC_WIRE_OK;
+}
+
 static int rd_batch(nsc_mp_cursor *c, nsc_a2c_batch *b, const fill *f, tally *t)
 {
-    static const uint32_t versions[] = {NSC_A2C_BATCH_VERSION, 1}, nfields[] = {BATCH_FIELDS, BATCH_V1_FIELDS};
     uint32_t n, version;
-    TRY(rd_head(c, NSC_A2C_BATCH, versions, nfields, 2, &version, b->agent));
-    b->epoch = 0;
-    if (version == NSC_A2C_BATCH_VERSION)
-        TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->epoch));
-    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->seq));
+    TRY(rd_batch_head(c, b, &version));
     TRY(nsc_mp_rd_text(c, b->host));
     TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->sent_ns));
     TRY(nsc_mp_rd_array(c, &n));
@@ -270,6 +323,9 @@ static int rd_batch(nsc_mp_cursor *c, nsc_a2c_batch *b, const fill *f, tally *t)
         nsc_a2c_alias scratch, *a = f->aliases ? &f->aliases[i] : &scratch;
         TRY(rd_alias(c, a));
     }
+    b->crc = 0;
+    if (version == NSC_A2C_BATCH_VERSION)
+        TRY(rd_crc(c, b, t));
     return c->p == c->end ? NSC_WIRE_OK : NSC_WIRE_TRAILING;
 }
 
@@ -285,6 +341,8 @@ int nsc_a2c_decode_batch(const void *buf, size_t len, const nsc_dec_limits *lim,
     TRY(check_len(len, lim));
     cursor_init(&c, buf, len, lim);
     TRY(rd_batch(&c, &b, &f, &t));
+    if (t.crc_at && nsc_crc32c(0, buf, (size_t)(t.crc_at - (const uint8_t *)buf)) != b.crc)
+        return NSC_WIRE_BAD_CHECKSUM;
     size_t sz = t.nsections * sizeof *f.sections + t.nlife * sizeof *f.life +
                 t.nprogress * sizeof *f.progress + t.naliases * sizeof *f.aliases;
     uint8_t *mem = calloc(1, sz ? sz : 1);
@@ -317,16 +375,49 @@ void nsc_a2c_batch_release(nsc_a2c_batch *b)
     memset(b, 0, sizeof *b);
 }
 
+int nsc_a2c_batch_name(const void *buf, size_t len, char agent[64], uint64_t *seq)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_batch b;
+    uint32_t version;
+    int rc = open_cursor(&c, buf, len);
+    if (rc == NSC_WIRE_OK)
+        rc = rd_batch_head(&c, &b, &version);
+    strcpy(agent, rc == NSC_WIRE_OK ? b.agent : "unknown");
+    *seq = rc == NSC_WIRE_OK ? b.seq : 0;
+    return rc;
+}
+
+int nsc_a2c_batch_check(const void *buf, size_t len)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_batch b;
+    uint32_t version;
+    TRY(open_cursor(&c, buf, len));
+    TRY(rd_batch_head(&c, &b, &version));
+    if (version != NSC_A2C_BATCH_VERSION) {
+        int rc = nsc_a2c_decode_batch(buf, len, NULL, &b);
+        nsc_a2c_batch_release(&b);
+        return rc;
+    }
+    if (len < CRC_BYTES)
+        return NSC_WIRE_TRUNCATED;
+    const uint8_t *crc = (const uint8_t *)buf + len - CRC_BYTES;
+    if (crc[0] != MP_UINT32)
+        return NSC_WIRE_BAD_CHECKSUM;
+    uint32_t want = (uint32_t)crc[1] << 24 | (uint32_t)crc[2] << 16 | (uint32_t)crc[3] << 8 | crc[4];
+    return nsc_crc32c(0, buf, len - CRC_BYTES) == want ? NSC_WIRE_OK : NSC_WIRE_BAD_CHECKSUM;
+}
+
 int nsc_a2c_kind(const void *buf, size_t len)
 {
     nsc_mp_cursor c;
     uint32_t n;
     uint64_t kind;
-    TRY(check_len(len, NULL));
-    cursor_init(&c, buf, len, NULL);
+    TRY(open_cursor(&c, buf, len));
     TRY(nsc_mp_rd_array(&c, &n));
     TRY(nsc_mp_rd_uint(&c, UINT32_MAX, &kind));
-    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_SAMPLE)
+    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_REJECT)
         return NSC_WIRE_BAD_RECORD;
     return (int)kind;
 }
@@ -336,14 +427,24 @@ int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out)
     nsc_mp_cursor c;
     nsc_a2c_ack a;
     memset(out, 0, sizeof *out);
-    TRY(check_len(len, NULL));
-    cursor_init(&c, buf, len, NULL);
-    TRY(rd_small_head(&c, ACK_FIELDS, NSC_A2C_ACK, a.agent));
+    TRY(open_small(&c, buf, len, ACK_FIELDS, NSC_A2C_ACK, a.agent));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &a.seq));
     TRY(rd_u32(&c, &a.credit));
-    if (c.p != c.end)
-        return NSC_WIRE_TRAILING;
+    TRY(at_end(&c));
     *out = a;
+    return NSC_WIRE_OK;
+}
+
+int nsc_a2c_decode_reject(const void *buf, size_t len, nsc_a2c_reject *out)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_reject r;
+    memset(out, 0, sizeof *out);
+    TRY(open_small(&c, buf, len, REJECT_FIELDS, NSC_A2C_REJECT, r.agent));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &r.seq));
+    TRY(nsc_mp_rd_text(&c, r.reason));
+    TRY(at_end(&c));
+    *out = r;
     return NSC_WIRE_OK;
 }
 
@@ -353,21 +454,18 @@ int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out)
     nsc_a2c_probe p;
     memset(&p, 0, sizeof p);
     memset(out, 0, sizeof *out);
-    TRY(check_len(len, NULL));
-    cursor_init(&c, buf, len, NULL);
     int kind = nsc_a2c_kind(buf, len);
     if (kind != NSC_A2C_PROBE && kind != NSC_A2C_SAMPLE)
         return kind < 0 ? kind : NSC_WIRE_BAD_RECORD;
     p.kind = (uint8_t)kind;
-    TRY(rd_small_head(&c, PROBE_FIELDS, p.kind, p.agent));
+    TRY(open_small(&c, buf, len, PROBE_FIELDS, p.kind, p.agent));
     TRY(nsc_mp_rd_text(&c, p.host));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.id));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t1));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t2));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t3));
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t4));
-    if (c.p != c.end)
-        return NSC_WIRE_TRAILING;
+    TRY(at_end(&c));
     *out = p;
     return NSC_WIRE_OK;
 }

@@ -1,15 +1,16 @@
 /* a2c.h: the agent-to-collector message codec.
  *
- * Owns the byte format of the three messages between a node agent and the
+ * Owns the byte format of the messages between a node agent and the
  * collector (docs/protocol.md, "Agent to collector"): a batch (agent id and
  * sequence, host, one wire-format section per process, process lifecycle
- * records, PXN aliases), an acknowledgement and a clock probe. Sections are
+ * records, PXN aliases), an acknowledgement, a rejection and a clock probe. Sections are
  * complete plugin-format batches (wire.h) carried as msgpack bin, so events are
  * encoded by one codec only; this file frames them.
  *
  * Encoding writes into a caller buffer sized with the *_bound functions.
- * Decoding validates the whole message before its one allocation; sections
- * point into the caller's message and are validated by nsc_batch_decode.
+ * Decoding validates the whole message before its one allocation, a batch's
+ * CRC included; sections point into the caller's message and are validated by
+ * nsc_batch_decode.
  */
 #ifndef NCCLSCOPE_A2C_H
 #define NCCLSCOPE_A2C_H
@@ -19,16 +20,20 @@
 
 #include "wire.h"
 
-/* Acks, probes and samples are version 1. A batch is version 2: it carries the
- * agent's epoch; a version 1 batch (no epoch, from an older agent's spool)
- * still decodes, with epoch 0. */
+/* Acks, probes, samples and rejections are version 1. A batch is version 3:
+ * it carries the agent's epoch and ends with the CRC-32C of everything before
+ * that last element; version 2 (epoch, no CRC) and version 1 (neither, epoch
+ * 0) batches from an older agent's spool still decode, unchecked. */
 #define NSC_A2C_VERSION 1
-#define NSC_A2C_BATCH_VERSION 2
+#define NSC_A2C_BATCH_VERSION 3
 
 /* A probe goes agent -> collector -> agent; the agent then reports the
  * completed sample (all four times) to the collector, whose clock model for
  * the host needs t4, which only the agent knows. */
-enum { NSC_A2C_BATCH = 1, NSC_A2C_ACK = 2, NSC_A2C_PROBE = 3, NSC_A2C_SAMPLE = 4 };
+/* A rejection tells the agent that the collector will never store a batch
+ * (malformed, or its CRC does not match): unlike a missing ack ("not yet
+ * committed", sent again), it asks the agent to stop sending it. */
+enum { NSC_A2C_BATCH = 1, NSC_A2C_ACK = 2, NSC_A2C_PROBE = 3, NSC_A2C_SAMPLE = 4, NSC_A2C_REJECT = 5 };
 
 /* Lifecycle events and reasons. FINISHED: the process's plugin sent its
  * final batch (every communicator finalized), so its silence or exit from
@@ -79,6 +84,7 @@ typedef struct nsc_a2c_batch {
     uint64_t epoch;    /* the agent's spool identity: (agent, epoch, seq) names a batch */
     uint64_t seq;      /* per agent and epoch, from 0, dense */
     uint64_t sent_ns;
+    uint32_t crc;      /* version 3: the CRC-32C the message carries (checked); 0 before */
     uint32_t nsections, nlife, naliases;
     const nsc_a2c_section *sections;
     const nsc_a2c_life *life;
@@ -91,6 +97,12 @@ typedef struct nsc_a2c_ack {
     uint64_t seq;      /* the batch that was committed */
     uint32_t credit;   /* batches the agent may send beyond those acknowledged */
 } nsc_a2c_ack;
+
+typedef struct nsc_a2c_reject {
+    char agent[64];
+    uint64_t seq;      /* the batch the collector will not store */
+    char reason[64];   /* why, the collector's reject reason (a2c_bad_checksum, ...) */
+} nsc_a2c_reject;
 
 typedef struct nsc_a2c_probe {
     uint8_t kind;      /* NSC_A2C_PROBE or NSC_A2C_SAMPLE */
@@ -107,6 +119,7 @@ typedef struct nsc_a2c_probe {
 size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b);
 size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out);
 size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX]);
+size_t nsc_a2c_encode_reject(const nsc_a2c_reject *r, uint8_t out[NSC_A2C_SMALL_MAX]);
 /* Encodes a probe or a sample, by p->kind. */
 size_t nsc_a2c_encode_probe(const nsc_a2c_probe *p, uint8_t out[NSC_A2C_SMALL_MAX]);
 
@@ -117,7 +130,16 @@ int nsc_a2c_kind(const void *buf, size_t len);
 int nsc_a2c_decode_batch(const void *buf, size_t len, const nsc_dec_limits *lim,
                          nsc_a2c_batch *out);
 void nsc_a2c_batch_release(nsc_a2c_batch *b);
+/* The agent and seq of a batch whose head [kind, version, agent, (epoch,)
+ * seq] reads, whatever follows (a batch about to be rejected is named by
+ * them). Returns 0, or a negative nsc_wire_err with agent "unknown". */
+int nsc_a2c_batch_name(const void *buf, size_t len, char agent[64], uint64_t *seq);
+/* Whether a spooled batch is still what was encoded: a version 3 batch's CRC
+ * matches (no decode), an older one decodes. 0 or a negative nsc_wire_err
+ * (NSC_WIRE_BAD_CHECKSUM for a CRC that does not match). */
+int nsc_a2c_batch_check(const void *buf, size_t len);
 int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out);
+int nsc_a2c_decode_reject(const void *buf, size_t len, nsc_a2c_reject *out);
 /* Decodes either kind (out->kind says which). */
 int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out);
 

@@ -1329,6 +1329,7 @@ const char *nsc_wire_strerror(int err)
     case NSC_WIRE_MISSING: return "a required header field (v, seq or pid) is missing";
     case NSC_WIRE_NOMEM: return "out of memory while allocating the decoded batch";
     case NSC_WIRE_FULL: return "the record does not fit in the encoder's buffer";
+    case NSC_WIRE_BAD_CHECKSUM: return "the message's checksum does not match its bytes";
     default: return "unknown wire error";
     }
 }

@@ -36,8 +36,10 @@ typedef enum nsc_wire_err {
     NSC_WIRE_BAD_VALUE = -10, /* a value out of its range (state >= 32, ...) */
     NSC_WIRE_MISSING = -11,   /* a required header field is absent */
     NSC_WIRE_NOMEM = -12,     /* allocation failed (after validation) */
-    NSC_WIRE_FULL = -13       /* encoder: record does not fit; buffer unchanged */
+    NSC_WIRE_FULL = -13,      /* encoder: record does not fit; buffer unchanged */
+    NSC_WIRE_BAD_CHECKSUM = -14 /* the message's CRC does not match its bytes (a2c batch) */
 } nsc_wire_err;
+#define NSC_WIRE_NERR 15  /* codes, success included: 0 down to -(NSC_WIRE_NERR - 1) */
 
 /* Record tags: an event record's tag is its event type (0..15). */
 enum {

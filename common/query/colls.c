@@ -98,14 +98,15 @@ static int scan_rank(cl_set *s, uint32_t r, uint64_t comm, int32_t key_rank, nsc
         return nsc_q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
-    while ((rc = nsc_store_blocks_next(it, &key, &blk)) == 0) {
+    while ((rc = nsc_q_next_block(c, &c->ranks[r], it, NSC_MASK_ALL, NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS,
+                                  &key, &blk)) == 0) {
         rc = g ? add_block(s, r, &blk, g) : add_done(s, &c->ranks[r], &blk);
         nsc_block_release(&blk);
         if (rc)
             break;
     }
     nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc > 0 ? nsc_q_store_fail(c, rc) : rc;
+    return rc == 1 ? 0 : rc;
 }
 
 static int by_id(const void *a, const void *b)

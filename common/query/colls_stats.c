@@ -143,6 +143,7 @@ int nsc_q_stats(nsc_q_ctx *c)
         }
         nsc_q_lit(o, "]");
         write_stragglers(c, &s);
+        nsc_q_write_skipped(c);
         nsc_q_lit(o, "}\n");
         rc = o->err;
     }

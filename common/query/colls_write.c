@@ -188,6 +188,7 @@ int nsc_q_collectives(nsc_q_ctx *c)
     } else {
         nsc_q_lit(o, "null");
     }
+    nsc_q_write_skipped(c);
     nsc_q_lit(o, "}\n");
     nsc_q_cl_free(&s);
     return o->err;

@@ -219,6 +219,7 @@ int nsc_q_p2p(nsc_q_ctx *c)
         write_count(o, &total);
         write_pairs(o, &s);
         write_unmatched(o, &s);
+        nsc_q_write_skipped(c);
         nsc_q_lit(o, "}\n");
         rc = o->err;
     }

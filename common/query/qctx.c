@@ -51,6 +51,7 @@ void nsc_q_ctx_free(nsc_q_ctx *c)
     free(c->hosts);
     free(c->ranks);
     free(c->strs);
+    free(c->skipped);
 }
 
 int nsc_q_resolve_job(nsc_q_ctx *c)
@@ -229,6 +230,56 @@ void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint
     *h1 = *h1 < UINT64_MAX - margin ? *h1 + margin : UINT64_MAX;
 }
 
+/* Note damaged block k, once (a query may read a rank's blocks twice). */
+static int note_skipped(nsc_q_ctx *c, const nsc_block_key *k, const char *damage)
+{
+    for (size_t i = 0; i < c->nskipped; i++) {
+        const nsc_block_key *o = &c->skipped[i].key;
+        if (o->job == k->job && o->comm == k->comm && o->rank == k->rank && o->start_ns == k->start_ns &&
+            o->seq == k->seq)
+            return 0;
+    }
+    if (nsc_grow(&c->skipped, c->nskipped, &c->skipped_cap, sizeof *c->skipped, 4))
+        return -1;
+    c->skipped[c->nskipped++] = (nsc_q_skip){*k, damage};
+    return 0;
+}
+
+int nsc_q_next_block(nsc_q_ctx *c, const nsc_q_rank *r, nsc_store_blocks *it, uint32_t types, unsigned parts,
+                     nsc_block_key *key, nsc_block *blk)
+{
+    int rc;
+    while ((rc = nsc_store_blocks_next_sel(it, types, parts, key, blk)) == NSC_STORE_EBLOCK)
+        if (note_skipped(c, key, nsc_store_blocks_damage(it)))
+            return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    if (rc == 0 || rc == 1)
+        return rc;
+    return nsc_q_fail(c, NSC_QUERY_ESTORE, "store: reading the blocks of rank %d: %s", r->rank,
+                      nsc_store_strerror(rc));
+}
+
+void nsc_q_write_skipped(nsc_q_ctx *c)
+{
+    if (!c->nskipped)
+        return;
+    nsc_q_lit(c->out, ",\"skipped_blocks\":[");
+    for (size_t i = 0; i < c->nskipped; i++) {
+        const nsc_block_key *k = &c->skipped[i].key;
+        nsc_q_cs(c->out, i ? ",{\"comm\":" : "{\"comm\":");
+        nsc_q_hex(c->out, k->comm);
+        nsc_q_lit(c->out, ",\"rank\":");
+        nsc_q_i64(c->out, k->rank);
+        nsc_q_lit(c->out, ",\"start_ns\":");
+        nsc_q_u64(c->out, k->start_ns);
+        nsc_q_lit(c->out, ",\"seq\":");
+        nsc_q_u64(c->out, k->seq);
+        nsc_q_lit(c->out, ",\"error\":");
+        nsc_q_str(c->out, c->skipped[i].damage);
+        nsc_q_lit(c->out, "}");
+    }
+    nsc_q_lit(c->out, "]");
+}
+
 int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg)
 {
     uint64_t h0, h1;
@@ -239,14 +290,15 @@ int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block
         return nsc_q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
-    for (size_t b = 0; b < max && (rc = nsc_store_blocks_next(it, &key, &blk)) == 0; b++) {
+    const unsigned parts = NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS;
+    for (size_t b = 0; b < max && (rc = nsc_q_next_block(c, r, it, NSC_MASK_ALL, parts, &key, &blk)) == 0; b++) {
         rc = fn(c, r, &blk, arg);
         nsc_block_release(&blk);
         if (rc)
             break;
     }
     nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc > 0 ? nsc_q_store_fail(c, rc) : rc;
+    return rc == 1 ? 0 : rc;
 }
 
 void nsc_q_align_span(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp)

@@ -111,6 +111,12 @@ typedef struct nsc_q_strc {
 
 #define Q_STRCACHE 1024
 
+/* A damaged block a query stepped over, and what was wrong with it. */
+typedef struct nsc_q_skip {
+    nsc_block_key key;
+    const char *damage;  /* static text (nsc_store_blocks_damage) */
+} nsc_q_skip;
+
 typedef struct nsc_q_ctx {
     const nsc_query *q;
     nsc_store_reader *rd;
@@ -125,6 +131,8 @@ typedef struct nsc_q_ctx {
     nsc_q_host *hosts;
     size_t nhosts, hosts_cap;
     nsc_q_strc *strs;          /* direct-mapped cache of the string dictionary */
+    nsc_q_skip *skipped;       /* damaged blocks stepped over, each once */
+    size_t nskipped, skipped_cap;
 } nsc_q_ctx;
 
 int nsc_q_ctx_init(nsc_q_ctx *c, const nsc_query *q, nsc_store_reader *rd, nsc_q_out *out, char *err,
@@ -153,6 +161,15 @@ void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint
  * Returns 0 or an NSC_QUERY_* error. */
 typedef int (*nsc_q_block_fn)(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg);
 int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg);
+/* The next block of it (rank r's blocks), as nsc_store_blocks_next_sel: 0, 1
+ * at the end, or a query error with its message (the rank and the store's
+ * reason). A damaged block is stepped over and noted in c->skipped (the
+ * answer names it: nsc_q_write_skipped); the next one is read instead. */
+int nsc_q_next_block(nsc_q_ctx *c, const nsc_q_rank *r, nsc_store_blocks *it, uint32_t types, unsigned parts,
+                     nsc_block_key *key, nsc_block *blk);
+/* `,"skipped_blocks":[{"comm","rank","start_ns","seq","error"},...]` when a block
+ * was skipped (nothing otherwise): a result's last member. */
+void nsc_q_write_skipped(nsc_q_ctx *c);
 /* nsc_q_align over a range of a rank's host times resolved once (a block's):
  * times inside it convert with one addition when the model allows
  * (nsc_clock_span_of), the others as nsc_q_align does. Same results. */

@@ -220,10 +220,10 @@ static int open_block(tl *s, uint32_t r)
     if (!b)
         return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     nsc_block_key key;
-    int rc = nsc_store_blocks_next_sel(s->ranks[r].it, s->c->q->types, s->parts, &key, &b->blk);
+    int rc = nsc_q_next_block(s->c, &s->c->ranks[r], s->ranks[r].it, s->c->q->types, s->parts, &key, &b->blk);
     if (rc) {
         free(b);
-        return rc == 1 ? 0 : nsc_q_store_fail(s->c, rc);
+        return rc == 1 ? 0 : rc;
     }
     b->n = b->blk.hdr.nevents;
     b->order = malloc((3 * (size_t)b->n + 1) * sizeof *b->order);
@@ -536,8 +536,8 @@ static int fit_gpu(nsc_q_ctx *c, tl_rank *tr, uint32_t r)
     nsc_block blk;
     /* KernelCh events alone, their times and payload: the others' values are
      * skipped a run at a time, the other common columns not read. */
-    while (!rc && (rc = nsc_store_blocks_next_sel(it, 1u << NSC_T_KERNEL_CH, NSC_BLOCK_TIMES_ONLY,
-                                                  &key, &blk)) == 0) {
+    while (!rc && (rc = nsc_q_next_block(c, &c->ranks[r], it, 1u << NSC_T_KERNEL_CH, NSC_BLOCK_TIMES_ONLY,
+                                         &key, &blk)) == 0) {
         nsc_clock_span sp;
         nsc_q_align_span(c, &c->ranks[r], blk.hdr.t_min, blk.hdr.t_max, &sp);
         for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++)
@@ -545,7 +545,7 @@ static int fit_gpu(nsc_q_ctx *c, tl_rank *tr, uint32_t r)
         nsc_block_release(&blk);
     }
     nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc > 0 ? nsc_q_store_fail(c, rc) : rc;
+    return rc == 1 ? 0 : rc;
 }
 
 /* Per requested type, the names of its compact event's values: the common
@@ -655,6 +655,7 @@ static int run(tl *s)
     } else {
         nsc_q_lit(o, "null");
     }
+    nsc_q_write_skipped(c);
     nsc_q_lit(o, "}\n");
     return o->err;
 }

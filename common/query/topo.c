@@ -276,6 +276,7 @@ int nsc_q_topology(nsc_q_ctx *c)
         nsc_q_lit(o, "]");
         write_nodes(c);
         write_channels(c, &peers);
+        nsc_q_write_skipped(c);
         nsc_q_lit(o, "}\n");
         rc = o->err;
     }

@@ -24,12 +24,20 @@ static const char *const err_text[] = {
     "store holds another schema version (another ncclscope release wrote it; use a new directory)",
     "store call out of order or writing a read-only store", "not found",
     "stored value failed to decode", "store map cannot grow past its maximum",
-    "store busy: the map is being grown"};
+    "store busy: the map is being grown",
+    "a stored block is damaged (it does not decode)"};
 
 const char *nsc_store_strerror(int err)
 {
     if (err <= 0 && err > -(int)(sizeof err_text / sizeof *err_text))
         return err_text[-err];
+    /* LMDB names the symptom; say what it means for the reader */
+    if (err == MDB_CORRUPTED)
+        return "the store's file is damaged: a page is not of the type its parent says "
+               "(MDB_CORRUPTED; restore the store from a copy, or copy out what still reads)";
+    if (err == MDB_PAGE_NOTFOUND)
+        return "the store's file is damaged: a page points past the end of the data "
+               "(MDB_PAGE_NOTFOUND; restore the store from a copy, or copy out what still reads)";
     return mdb_strerror(err);
 }
 

@@ -41,7 +41,8 @@ enum nsc_store_err {
     NSC_STORE_ENOTFOUND = -4,
     NSC_STORE_ECORRUPT = -5,  /* a stored value failed to decode */
     NSC_STORE_EFULL = -6,     /* the map cannot grow further (max_map) */
-    NSC_STORE_EBUSY = -7      /* read_begin_nowait: the map is being grown */
+    NSC_STORE_EBUSY = -7,     /* read_begin_nowait: the map is being grown */
+    NSC_STORE_EBLOCK = -8     /* a stored block failed to decode: the iterator skipped it */
 };
 
 /* 2: the collective index holds runs of seqNumbers (docs/collector.md);
@@ -166,12 +167,16 @@ int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int
 /* The next block's key without decoding it: 0, 1 at the end, or an error. */
 int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key);
 /* Decode the next block (release it with nsc_block_release) and advance:
- * 0, 1 at the end, or an error. */
+ * 0, 1 at the end, or an error. NSC_STORE_EBLOCK: the block in *key is
+ * damaged (it does not decode; nothing to release) and was stepped over, so
+ * the next call reads the one after it: the damage stays that block's. */
 int nsc_store_blocks_next(nsc_store_blocks *it, nsc_block_key *key, nsc_block *blk);
 /* The same, decoding only the event types and parts asked for
  * (nsc_block_decode_sel). */
 int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned parts,
                               nsc_block_key *key, nsc_block *blk);
+/* What was wrong with the block the last NSC_STORE_EBLOCK stepped over. */
+const char *nsc_store_blocks_damage(const nsc_store_blocks *it);
 void nsc_store_blocks_close(nsc_store_blocks *it);
 
 /* Every event of (job, comm, rank) that overlaps [t0, t1] (raw host times),

@@ -80,6 +80,7 @@ struct nsc_store_blocks {
     uint64_t t1;
     MDB_val k, v;
     int has;             /* k, v hold the next block */
+    int damage;          /* the last damaged block's nsc_block_err; 1: its key */
     nsc_block_dec *dec;
 };
 
@@ -145,13 +146,23 @@ int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned par
 {
     if (!it->has)
         return 1;
-    if (nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ||
-        nsc_block_decode_with(it->dec, it->v.mv_data, it->v.mv_size, types, parts, blk))
-        return NSC_STORE_ECORRUPT;
+    memset(key, 0, sizeof *key);
+    int bad = nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ? 1 : 0;
+    if (!bad)
+        bad = nsc_block_decode_with(it->dec, it->v.mv_data, it->v.mv_size, types, parts, blk);
     int rc = blocks_step(it, MDB_NEXT);
+    if (bad) {  /* stepped over: the blocks after it still read */
+        it->damage = bad;
+        return rc ? rc : NSC_STORE_EBLOCK;
+    }
     if (rc)
         nsc_block_release(blk);
     return rc;
+}
+
+const char *nsc_store_blocks_damage(const nsc_store_blocks *it)
+{
+    return it->damage == 1 ? "its key is malformed" : nsc_block_strerror(it->damage);
 }
 
 void nsc_store_blocks_close(nsc_store_blocks *it)

@@ -1,6 +1,7 @@
 /* Unit tests for the agent-to-collector codec: round trips of a batch (with
- * wire sections that decode again), an ack and a probe, and the malformed
- * corpus, each case asserting its exact error. */
+ * wire sections that decode again), an ack, a rejection and a probe, the
+ * malformed corpus, each case asserting its exact error, and a batch's CRC:
+ * every changed byte is found, by the decoder and by nsc_a2c_batch_check. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -180,7 +181,14 @@ Test(a2c, malformed_corpus)
         {"not an array", "\x01", 1, NSC_WIRE_BAD_TYPE},
         {"wrong arity", "\x93\x01\x01\xa1" "a", 4, NSC_WIRE_BAD_RECORD},
         {"ack as batch", "\x95\x02\x01\xa1" "a\x00\x00", 7, NSC_WIRE_BAD_RECORD},
-        {"bad version", "\x99\x01\x03\xa1" "a\x00\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_VERSION},
+        {"bad version", "\x99\x01\x04\xa1" "a\x00\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_VERSION},
+        {"v3 without crc", "\x9a\x01\x03\xa1" "a\x05\x00\xa0\x00\x90\x90\x90", 12, NSC_WIRE_BAD_RECORD},
+        {"v3 crc not uint32", "\x9b\x01\x03\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\x00", 13, NSC_WIRE_BAD_TYPE},
+        {"v3 crc str", "\x9b\x01\x03\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\xa0", 13, NSC_WIRE_BAD_TYPE},
+        {"v3 crc wrong", "\x9b\x01\x03\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\xce\x00\x00\x00\x00", 17,
+         NSC_WIRE_BAD_CHECKSUM},
+        {"v3 crc trailing", "\x9b\x01\x03\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\xce\x00\x00\x00\x00\x00", 18,
+         NSC_WIRE_TRAILING},
         {"v2 without epoch", "\x99\x01\x02\xa1" "a\x00\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_RECORD},
         {"v1 with epoch", "\x9a\x01\x01\xa1" "a\x05\x00\xa0\x00\x90\x90\x90", 12, NSC_WIRE_BAD_RECORD},
         {"str for epoch", "\x9a\x01\x02\xa1" "a\xa0\x00\xa0\x00\x90\x90\x90", 12, NSC_WIRE_BAD_TYPE},
@@ -210,13 +218,84 @@ Test(a2c, malformed_corpus)
     cr_assert_eq(decode_rc(big, 69, NULL), NSC_WIRE_BAD_VALUE);
 }
 
+/* Every byte of a batch changed (framing or value, a bit or all of it): the
+ * decoder refuses it, and so does the agent's check before a send. */
+Test(a2c, every_changed_byte_is_refused)
+{
+    size_t n = make_batch();
+    nsc_a2c_batch d;
+    cr_assert_eq(nsc_a2c_batch_check(msg, n), 0);
+    cr_assert_eq(nsc_a2c_decode_batch(msg, n, NULL, &d), 0);
+    cr_assert_neq(d.crc, 0);
+    nsc_a2c_batch_release(&d);
+    for (size_t i = 0; i < n; i++) {
+        static const uint8_t masks[] = {0x01, 0x80, 0xff};
+        for (size_t m = 0; m < sizeof masks; m++) {
+            msg[i] ^= masks[m];
+            cr_assert_neq(decode_rc(msg, n, NULL), 0, "byte %zu ^ %#x decoded", i, masks[m]);
+            cr_assert_neq(nsc_a2c_batch_check(msg, n), 0, "byte %zu ^ %#x passed the check", i, masks[m]);
+            msg[i] ^= masks[m];
+        }
+    }
+    /* a flip inside a value (the sent_ns field) keeps the framing: only the CRC finds it */
+    size_t at = n - 5 - 4;  /* the last byte of the last alias's new_id */
+    msg[at] ^= 1;
+    cr_assert_eq(decode_rc(msg, n, NULL), NSC_WIRE_BAD_CHECKSUM);
+    cr_assert_eq(nsc_a2c_batch_check(msg, n), NSC_WIRE_BAD_CHECKSUM);
+    msg[at] ^= 1;
+    /* older batches carry no CRC: the check decodes them */
+    cr_assert_eq(nsc_a2c_batch_check("\x9a\x01\x02\xa1" "a\x09\x07\xa2" "h0\x05\x90\x90\x90", 14), 0);
+    cr_assert_eq(nsc_a2c_batch_check("\x9a\x01\x02\xa1" "a\x09\x07\xa2" "h0\x05\x90\x90\x91", 14),
+                 NSC_WIRE_TRUNCATED);
+}
+
+/* A batch about to be rejected is named by its head, whatever follows. */
+Test(a2c, batch_name_reads_the_head_only)
+{
+    size_t n = make_batch();
+    char agent[64];
+    uint64_t seq;
+    msg[n - 1] ^= 0xff;
+    cr_assert_eq(nsc_a2c_batch_name(msg, n, agent, &seq), 0);
+    cr_assert_str_eq(agent, "agent-a");
+    cr_assert_eq(seq, 1ull << 40);
+    cr_assert_eq(nsc_a2c_batch_name("\x99\x01\x01\xa1" "a\x07\xa2" "h0\x05\x90\x90\x91", 13, agent, &seq), 0);
+    cr_assert_eq(seq, 7);
+    cr_assert_eq(nsc_a2c_batch_name("\x9b\x01\x03\xa1" "a\x05", 6, agent, &seq), NSC_WIRE_TRUNCATED);
+    cr_assert_str_eq(agent, "unknown");
+    cr_assert_eq(nsc_a2c_batch_name("\x95\x02\x01\xa1" "a\x00\x00", 7, agent, &seq), NSC_WIRE_BAD_RECORD);
+    msg[2] = NSC_A2C_BATCH_VERSION + 1;  /* a newer agent's batch is not named: never rejected */
+    cr_assert_eq(nsc_a2c_batch_name(msg, n, agent, &seq), NSC_WIRE_BAD_VERSION);
+}
+
+Test(a2c, reject_round_trip_and_malformed)
+{
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    nsc_a2c_reject r = {.agent = "a23456789012345678901234567890123456789012345678901234567890123", .seq = UINT64_MAX,
+                        .reason = "r23456789012345678901234567890123456789012345678901234567890123"}, d;
+    size_t n = nsc_a2c_encode_reject(&r, buf);
+    cr_assert_leq(n, NSC_A2C_SMALL_MAX);
+    cr_assert_eq(nsc_a2c_kind(buf, n), NSC_A2C_REJECT);
+    cr_assert_eq(nsc_a2c_decode_reject(buf, n, &d), 0);
+    cr_assert(memcmp(&r, &d, sizeof r) == 0);
+    for (size_t i = 1; i < n; i++)
+        cr_assert_eq(nsc_a2c_decode_reject(buf, i, &d), NSC_WIRE_TRUNCATED, "prefix %zu", i);
+    nsc_a2c_ack ack;
+    cr_assert_eq(nsc_a2c_decode_ack(buf, n, &ack), NSC_WIRE_BAD_RECORD);
+    cr_assert_eq(nsc_a2c_decode_reject("\x95\x05\x01\xa1" "a\x00\x00", 7, &d), NSC_WIRE_BAD_TYPE);
+    cr_assert_eq(nsc_a2c_decode_reject("\x94\x05\x01\xa1" "a\x00", 6, &d), NSC_WIRE_BAD_RECORD);
+    cr_assert_eq(nsc_a2c_decode_reject("\x95\x05\x02\xa1" "a\x00\xa0", 7, &d), NSC_WIRE_BAD_VERSION);
+    cr_assert_eq(nsc_a2c_decode_reject("\x95\x05\x01\xa1" "a\x00\xa0\x00", 8, &d), NSC_WIRE_TRAILING);
+    cr_assert_eq(nsc_a2c_kind("\x91\x06", 2), NSC_WIRE_BAD_RECORD);
+}
+
 Test(a2c, limits)
 {
     size_t n = make_batch();
     nsc_dec_limits small = {.max_msg = n - 1};
     cr_assert_eq(decode_rc(msg, n, &small), NSC_WIRE_TOO_LARGE);
     nsc_dec_limits few = {.max_records = 1};
-    cr_assert_eq(decode_rc(msg, n, &few), NSC_WIRE_TOO_MANY);  /* the top array has 10 */
+    cr_assert_eq(decode_rc(msg, n, &few), NSC_WIRE_TOO_MANY);  /* the top array has 11 */
     cr_assert_eq(nsc_a2c_kind("\x91\x09", 2), NSC_WIRE_BAD_RECORD);
     cr_assert_eq(nsc_a2c_kind("", 0), NSC_WIRE_EMPTY);
 }

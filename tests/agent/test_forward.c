@@ -2,8 +2,9 @@
  * ROUTER socket on loopback that speaks the collector's side of the protocol
  * (docs/protocol.md): batches leave in sequence order within the credit, only
  * acknowledged ones leave the spool, a reconnection, an ack timeout and a
- * restart re-send what is unacknowledged, malformed input is counted, and a
- * probe answer becomes a sample. The full pipeline with the real collector is
+ * restart re-send what is unacknowledged, malformed input is counted, a
+ * corrupt or rejected batch goes to the quarantine once and is not sent again,
+ * and a probe answer becomes a sample. The full pipeline with the real collector is
  * tests/e2e. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 static char dir[64], ep[64];
 static void *zctx, *router;
 static nsc_spool *spool;
+static FILE *fwd_log;  /* what a forwarder logs, for the tests that read it */
 
 static void bind_router(void)
 {
@@ -37,6 +39,7 @@ static void setup(void)
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(nsc_spool_open(&spool, dir, 1 << 30, err), 0, "%s", err);
     zctx = zmq_ctx_new();
+    cr_assert_not_null(fwd_log = tmpfile());
     ep[0] = 0;
     bind_router();
 }
@@ -47,15 +50,17 @@ static void teardown(void)
     zmq_close(router);
     zmq_ctx_term(zctx);
     nsc_spool_close(spool);
+    fclose(fwd_log);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
 
 TestSuite(forward, .init = setup, .fini = teardown, .timeout = 60);
 
-/* Spool n batches with one opaque section of `pad` bytes (none if 0);
- * events in the tally: seq + 1. */
-static void spool_sized(unsigned n, uint32_t pad)
+/* Spool n batches with one opaque section of `pad` bytes (none if 0), byte
+ * `flip` of each changed (SIZE_MAX: none) after it was encoded; events in the
+ * tally: seq + 1. */
+static void spool_flipped(unsigned n, uint32_t pad, size_t flip)
 {
     static uint8_t filler[1 << 20], buf[(1 << 20) + 256];
     for (unsigned i = 0; i < n; i++) {
@@ -65,10 +70,14 @@ static void spool_sized(unsigned n, uint32_t pad)
         strcpy(b.agent, "a1");
         strcpy(b.host, "h1");
         size_t len = nsc_a2c_encode_batch(&b, buf);
+        if (flip < len)
+            buf[flip] ^= 0x10;
         nsc_spool_tally t = {b.seq + 1, b.seq + 1};
         cr_assert_eq(nsc_spool_put(spool, buf, len, &t), 0);
     }
 }
+
+static void spool_sized(unsigned n, uint32_t pad) { spool_flipped(n, pad, SIZE_MAX); }
 
 static void spool_batches(unsigned n) { spool_sized(n, 0); }
 
@@ -80,7 +89,7 @@ static nsc_fwd *new_fwd_to(const char *list, uint32_t window, uint64_t ack_timeo
     char err[256];
     nsc_fwd_cfg c = {.endpoint = list, .agent_id = "a1", .host = "h1", .window = window, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
                      .ack_timeout_ns = ack_timeout_ms * 1000000ull, .probe_ns = probe_ms * 1000000ull, .reconnect_ms = 20,
-                     .reconnect_max_ms = 100, .failover_ns = failover_ms * 1000000ull, .now = nsc_mono_ns};
+                     .reconnect_max_ms = 100, .failover_ns = failover_ms * 1000000ull, .log = fwd_log, .now = nsc_mono_ns};
     nsc_fwd *f = nsc_fwd_new(&c, spool, err);
     cr_assert_not_null(f, "%s", err);
     return f;
@@ -306,6 +315,96 @@ Test(forward, malformed_and_foreign_input_counted)
     cr_assert_eq(st.bad_messages, 4);
     cr_assert_eq(st.batches_acked, 1, "the valid ack still counts");
     cr_assert_eq(spooled(), 1);
+    nsc_fwd_free(f);
+}
+
+/* How many lines of the forwarder's log contain text. */
+static unsigned logged(const char *text)
+{
+    char line[512];
+    unsigned n = 0;
+    fflush(fwd_log);
+    rewind(fwd_log);
+    while (fgets(line, sizeof line, fwd_log))
+        n += strstr(line, text) != NULL;
+    return n;
+}
+
+static nsc_spool_stats spool_stats(void)
+{
+    nsc_spool_stats st;
+    nsc_spool_stats_get(spool, &st);
+    return st;
+}
+
+/* Batches 1 and 3 changed in the spool, one in a value (a byte of the section)
+ * and one in the framing (the array header): neither is sent; both are moved
+ * to the quarantine, logged once by seq, counted; the others are delivered,
+ * and an ack timeout later nothing is sent again. */
+Test(forward, corrupt_batch_quarantined_the_rest_delivered)
+{
+    spool_sized(1, 64);
+    spool_flipped(1, 64, 80);  /* inside the section's bytes */
+    spool_sized(1, 64);
+    spool_flipped(1, 64, 0);   /* the array header */
+    spool_sized(1, 64);
+    nsc_fwd *f = new_fwd(8, 300);
+    got g = {0};
+    pump(f, &g, 3000, 3);
+    pump(f, &g, 100, 0);
+    cr_assert_eq(g.n, 3, "got %u", g.n);
+    cr_assert_eq(g.seqs[0], 0);
+    cr_assert_eq(g.seqs[1], 2);
+    cr_assert_eq(g.seqs[2], 4);
+    for (unsigned i = 0; i < 3; i++)
+        ack(&g, "a1", g.seqs[i], 8);
+    pump(f, &g, 1000, 0);
+    cr_assert_eq(g.n, 3, "nothing sent again");
+    nsc_fwd_stats st = stats(f);
+    cr_assert_eq(st.corrupt, 2);
+    cr_assert_eq(st.batches_acked, 3);
+    nsc_spool_stats sp = spool_stats();
+    cr_assert_eq(sp.entries, 0);
+    cr_assert_eq(sp.quarantined_entries, 2);
+    cr_assert_eq(sp.quarantined_events, 2 + 4, "the tallies of seqs 1 and 3");
+    cr_assert_eq(logged("spooled batch 1 "), 1);
+    cr_assert_eq(logged("spooled batch 3 "), 1);
+    cr_assert_eq(logged("is corrupt ("), 2);
+    cr_assert_eq(logged("is corrupt (the message's checksum does not match its bytes)"), 1, "the flip in a value");
+    nsc_fwd_free(f);
+}
+
+/* A batch the collector rejects is not sent again at the next ack timeout
+ * (no ack will ever come): it goes to the quarantine, logged with the
+ * collector's reason. */
+Test(forward, rejected_batch_quarantined_not_resent)
+{
+    spool_batches(3);
+    nsc_fwd *f = new_fwd(8, 300);
+    got g = {0};
+    pump(f, &g, 3000, 3);
+    nsc_a2c_reject r = {.agent = "a1", .seq = 1, .reason = "section_bad_value"};
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    reply(&g, buf, nsc_a2c_encode_reject(&r, buf));
+    ack(&g, "a1", 0, 8);
+    ack(&g, "a1", 2, 8);
+    pump(f, &g, 1000, 0);
+    cr_assert_eq(g.n, 3, "sent again: %u sends", g.n);
+    nsc_fwd_stats st = stats(f);
+    cr_assert_eq(st.rejected, 1);
+    cr_assert_eq(st.rewinds_timeout, 0);
+    cr_assert_eq(st.inflight, 0);
+    nsc_spool_stats sp = spool_stats();
+    cr_assert_eq(sp.entries, 0);
+    cr_assert_eq(sp.quarantined_entries, 1);
+    cr_assert_eq(sp.quarantined_events, 2);
+    cr_assert_eq(logged("spooled batch 1 "), 1);
+    cr_assert_eq(logged("rejected by the collector (section_bad_value)"), 1);
+    /* the same rejection again (a batch sent twice): nothing more */
+    reply(&g, buf, nsc_a2c_encode_reject(&r, buf));
+    pump(f, &g, 200, 0);
+    cr_assert_eq(spool_stats().quarantined_entries, 1);
+    cr_assert_eq(logged("spooled batch 1 "), 1);
     nsc_fwd_free(f);
 }
 

@@ -1,6 +1,6 @@
 /* Unit tests for the spool: dense sequence numbers, exact accounting when the
  * cap refuses entries, persistence of both across a reopen, ordered reading,
- * the spool's epoch. */
+ * the quarantine, the spool's epoch. */
 #include <criterion/criterion.h>
 #include <lmdb.h>
 #include <stdio.h>
@@ -152,6 +152,60 @@ Test(spool, delete_acknowledged, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(st.entries, 0);
     cr_assert_eq(st.bytes, 0);
     cr_assert_eq(st.next_seq, 6, "an emptied spool keeps its next sequence");
+    nsc_spool_close(s);
+}
+
+/* A quarantined entry leaves the spool (not read, not counted in its entries
+ * and bytes, not deleted by an ack) for the quarantine, which counts it and
+ * what it held, across a reopen; its seq is never reused. */
+Test(spool, quarantine_moves_aside, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[100];
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    for (unsigned i = 0; i < 4; i++) {
+        memset(buf, (uint8_t)i, sizeof buf);
+        nsc_spool_tally t = {.events = 10 + i, .records = 2 * (10 + i)};
+        cr_assert_eq(nsc_spool_put(s, buf, sizeof buf - i, &t), 0);
+    }
+    size_t len = 0;
+    nsc_spool_tally t = {0, 0};
+    cr_assert_eq(nsc_spool_quarantine(s, 3, &len, &t), 0);
+    cr_assert_eq(len, 97);
+    cr_assert_eq(t.events, 13);
+    cr_assert_eq(t.records, 26);
+    cr_assert_eq(nsc_spool_quarantine(s, 1, &len, &t), 0);
+    cr_assert_eq(nsc_spool_quarantine(s, 1, &len, &t), 1, "gone already");
+    cr_assert_eq(nsc_spool_quarantine(s, 99, &len, &t), 1, "never stored");
+    uint64_t deleted = 0, acks[] = {1};
+    nsc_spool_tally gone = {0, 0};
+    cr_assert_eq(nsc_spool_delete(s, acks, 1, &deleted, &gone), 0);
+    cr_assert_eq(deleted, 0, "an ack does not reach the quarantine");
+    for (int reopen = 0; reopen < 2; reopen++) {
+        nsc_spool_stats st;
+        nsc_spool_stats_get(s, &st);
+        cr_assert_eq(st.entries, 2);
+        cr_assert_eq(st.bytes, 100 + 98);
+        cr_assert_eq(st.quarantined_entries, 2);
+        cr_assert_eq(st.quarantined_bytes, 99 + 97);
+        cr_assert_eq(st.quarantined_events, 11 + 13);
+        cr_assert_eq(st.quarantined_records, 22 + 26);
+        cr_assert_eq(st.next_seq, 4, "seq 3 is not reused");
+        seen sn = {.in_order = 1};
+        nsc_spool_foreach(s, 0, count, &sn);
+        cr_assert_eq(sn.n, 2);
+        cr_assert_eq(sn.first, 0);
+        cr_assert_eq(sn.last, 2);
+        nsc_spool_close(s);
+        cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    }
+    /* a spool holding only quarantined entries still starts after them */
+    uint64_t rest[] = {0, 2};
+    cr_assert_eq(nsc_spool_delete(s, rest, 2, &deleted, &gone), 0);
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_next_seq(s), 4);
     nsc_spool_close(s);
 }
 

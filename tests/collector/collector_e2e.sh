@@ -7,7 +7,9 @@
 #            batch exactly once; the next round restarts on the same store and
 #            sends every sequence from 0 again (duplicates across a restart).
 #   garbage: malformed messages of every kind and bad HTTP requests are
-#            rejected and counted; the collector keeps serving.
+#            rejected and counted (a batch with one bit of a value changed
+#            too: its CRC); each batch whose head names it is answered with
+#            a rejection; the collector keeps serving.
 #   stream:  a ~90 MB timeline read by a client limited to 40 MB/s streams
 #            out whole (chunked) while the collector's anonymous memory
 #            (RssAnon: the store's mmap aside) grows by less than 40 MiB; a
@@ -70,7 +72,7 @@ garbage)
     [ "$(code /metrics)" = 401 ] || die "metrics without token: $(code /metrics)"
     A="Authorization: Bearer secret"
     m=$(curl -s -H "$A" "http://127.0.0.1:$http/metrics")
-    for r in multipart kind a2c_empty a2c_truncated a2c_bad_type section_truncated; do
+    for r in multipart kind a2c_empty a2c_truncated a2c_bad_type section_truncated a2c_bad_checksum; do
         grep -q "^ncclscope_collector_rejects_total{agent=\"[a-z]*\",reason=\"$r\"} [1-9]" <<<"$m" || die "reject $r not counted"
     done
     # An agent id and a host name that try to forge a series stay label values:
@@ -84,6 +86,9 @@ garbage)
         promtool check metrics <<<"$m" > "$dir/promtool" 2>&1 || die "promtool: $(head -5 "$dir/promtool")"
     fi
     ! grep -q '^ncclscope_injected_total' "$dir/collector.log" || die "a peer forged a log line"
+    # each batch it could name was answered with a rejection, not left to time out
+    grep -qx 'garbage_rejected=a2c_truncated,section_truncated,a2c_bad_checksum' "$dir/out" ||
+        die "rejections: $(grep garbage_rejected "$dir/out")"
     c() { curl -s -o "$dir/body" -w '%{http_code}' -H "$A" "http://127.0.0.1:$http$1"; }
     [ "$(c '/api/v1/timeline?t0_ns=abc')" = 400 ] || die "bad parameter not 400"
     grep -q '"error"' "$dir/body" || die "no JSON error"

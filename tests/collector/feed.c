@@ -3,7 +3,9 @@
  * Acts as N agents, each a real ZeroMQ DEALER: builds sections with the wire
  * encoder (the realistic mix of mix.h, P processes per agent, one section per
  * process) and a2c batches, sends them with a credit window, counts the acks
- * and can send everything again (duplicates) or send garbage first.
+ * and can send everything again (duplicates) or send garbage first (and
+ * print the collector's rejections of the batches it can name:
+ * garbage_rejected=REASON,...).
  *
  *   nsc-feed --endpoint EP [--agents N] [--procs P] [--batches B] [--colls C]
  *            [--first S] [--resend K] [--garbage] [--window W] [--timeout-ms T]
@@ -244,6 +246,27 @@ static int run_pass(agent *ag, const opts *o, const pool *p, uint64_t from, uint
 
 #define NSC_FEED_FORGED "x\"} 1\nncclscope_injected_total 42\n"
 
+#define GARBAGE_NAMED 3  /* garbage batches whose head names them: each rejected */
+
+/* The collector's answers to the garbage batches it could name, printed. */
+static void take_rejections(void *s)
+{
+    int wait_ms = 10000;
+    zmq_setsockopt(s, ZMQ_RCVTIMEO, &wait_ms, sizeof wait_ms);
+    printf("garbage_rejected=");
+    for (int got = 0; got < GARBAGE_NAMED;) {
+        uint8_t small[NSC_A2C_SMALL_MAX];
+        nsc_a2c_reject r;
+        int n = zmq_recv(s, small, sizeof small, 0);
+        if (n < 0)
+            break;
+        if (n <= (int)sizeof small && nsc_a2c_decode_reject(small, (size_t)n, &r) == 0 && r.seq == 1 &&
+            strcmp(r.agent, "garbage") == 0)
+            printf("%s%s", got++ ? "," : "", r.reason);
+    }
+    printf("\n");
+}
+
 /* Malformed messages of every kind, on socket s (then the run must still work). */
 static void send_garbage(void *s, const opts *o, const pool *p, uint8_t *buf)
 {
@@ -258,6 +281,9 @@ static void send_garbage(void *s, const opts *o, const pool *p, uint8_t *buf)
     zmq_send(s, buf, 7, 0);                         /* truncated early */
     zmq_send(s, buf, 1, ZMQ_SNDMORE);               /* multipart */
     zmq_send(s, buf, n, 0);
+    buf[2] = NSC_A2C_BATCH_VERSION + 1;  /* a newer agent's: not answered, it waits for an upgrade */
+    zmq_send(s, buf, n, 0);
+    buf[2] = NSC_A2C_BATCH_VERSION;
     nsc_a2c_ack ack = {.agent = "garbage", .seq = 3, .credit = 1};
     uint8_t small[NSC_A2C_SMALL_MAX];
     zmq_send(s, small, nsc_a2c_encode_ack(&ack, small), 0);  /* an ack: wrong direction */
@@ -266,14 +292,21 @@ static void send_garbage(void *s, const opts *o, const pool *p, uint8_t *buf)
     b.nsections = 1;
     b.sections = &bad;
     zmq_send(s, buf, nsc_a2c_encode_batch(&b, buf), 0);
-    /* the same from an agent, and a clock sample of a host, whose names try
-     * to end their label and forge a metric and a log line of their own */
+    /* a whole batch with one bit of a value changed: only its CRC tells */
+    b.sections = p->secs;
+    n = nsc_a2c_encode_batch(&b, buf);
+    buf[n / 2] ^= 1;
+    zmq_send(s, buf, n, 0);
+    /* the cut-short batch again from an agent, and a clock sample of a host,
+     * whose names try to end their label and forge a metric and a log line */
+    b.sections = &bad;
     snprintf(b.agent, sizeof b.agent, "%s", NSC_FEED_FORGED);
     zmq_send(s, buf, nsc_a2c_encode_batch(&b, buf), 0);
     nsc_a2c_probe smp = {.kind = NSC_A2C_SAMPLE, .id = 1, .t1 = 1000, .t2 = 5000, .t3 = 5000, .t4 = 1100};
     snprintf(smp.agent, sizeof smp.agent, "%s", NSC_FEED_FORGED);
     snprintf(smp.host, sizeof smp.host, "%s", NSC_FEED_FORGED);
     zmq_send(s, small, nsc_a2c_encode_probe(&smp, small), 0);
+    take_rejections(s);
 }
 
 static void *dealer(void *ctx, const char *endpoint)

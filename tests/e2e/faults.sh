@@ -29,6 +29,13 @@
 #                 store exact.
 # comms100:       every rank inits 100 communicators: /api/v1/comms lists
 #                 100, each one's collectives are matched across its ranks.
+# poisoned_spool: a job spooled with no collector; then one byte of two of
+#                 node 0's spooled batches is changed in the spool file, one
+#                 in the framing and one inside a value (spool_flip.py):
+#                 the agent moves both to its quarantine, logs each once by
+#                 seq, counts them, delivers the rest and sends neither
+#                 again; the collector stores no corrupt value (emitted =
+#                 stored + quarantined + dropped).
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 case $mode in ranks1000 | comms100) nodes=1 ;; esac
@@ -222,6 +229,43 @@ for c in comms:
     assert m == [(0, 2, []), (1, 2, [])], (c["comm"], m)' "http://127.0.0.1:$http" "$job" ||
         die "the job should have 100 communicators of 2 ranks, each with its collectives matched"
     finish
+    ;;
+poisoned_spool)
+    collector_port_for_later
+    for n in 0 1; do start_agent $n --ack-timeout-ms 500 --drain-ms 0; done
+    # paced over about a second: each agent spools a few dozen batches
+    scenario=ring emulate --iters 50 --pace-us 20000
+    for n in 0 1; do stop agent$n; done
+    flip() { python3 "$(dirname "$0")/spool_flip.py" "$dir/node0/spool/data.mdb" node0 "$@"; }
+    framing=$(flip framing) || die "no batch to change"
+    value=$(flip value $((framing + 1))) || die "no value to change"
+    start_collector "$port"
+    for n in 0 1; do start_agent $n --ack-timeout-ms 500; done
+    for n in 0 1; do wait_until 30 delivered $n || die "node $n did not deliver"; done
+    [ "$(metric 0 'ncclscope_agent_forward_quarantined_total{reason="corrupt"}')" = 2 ] ||
+        die "quarantined: $(metric 0 'ncclscope_agent_forward_quarantined_total{reason="corrupt"}'), expected 2"
+    [ "$(metric 0 ncclscope_agent_spool_quarantined_entries_total)" = 2 ] || die "the spool's quarantine does not hold 2"
+    [ "$(metric 1 ncclscope_agent_spool_quarantined_entries_total)" = 0 ] || die "node 1 quarantined a batch"
+    for seq in "$framing" "$value"; do
+        [ "$(grep -c "spooled batch $seq .*is corrupt.*moved to the spool's quarantine" "$dir/agent0.log")" = 1 ] ||
+            die "batch $seq is not logged once"
+    done
+    grep -q "spooled batch $value .*checksum does not match" "$dir/agent0.log" || die "the changed value is not named a checksum mismatch"
+    # two ack timeouts later nothing more was sent: the quarantined batches are not resent
+    sent=$(metric 0 ncclscope_agent_forward_batches_sent_total)
+    sleep 1.2
+    [ "$(metric 0 ncclscope_agent_forward_batches_sent_total)" = "$sent" ] || die "node 0 still sends"
+    [ "$(collector_metric 'ncclscope_collector_rejects_total{agent="node0",reason="a2c_bad_checksum"}')" = "" ] ||
+        die "a corrupt batch reached the collector"
+    serving
+    plugin_lost
+    quarantined=$(metric 0 ncclscope_agent_spool_quarantined_events_total)
+    [ "$quarantined" -gt 0 ] || die "the quarantined batches held no events"
+    echo "poisoned_spool: batches $framing (framing) and $value (value) quarantined, $quarantined events" >&2
+    for n in 0 1; do stop agent$n; done
+    stop collector
+    "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" --lost $((quarantined + dropped - nulls)) ||
+        die "emitted != stored + quarantined + dropped"
     ;;
 *) die "unknown mode $mode" ;;
 esac

@@ -1,7 +1,8 @@
 /* fuzz_a2c.c: libFuzzer target for the agent-to-collector decoders (the
  * collector's ingest port reads these from the network). Whatever decodes
  * must survive a re-encode: the bound holds, and the copy decodes to the same
- * message; every section of a batch goes through the wire decoder too. */
+ * message; every section of a batch goes through the wire decoder too, and
+ * the agent's pre-send check agrees with the decoder on what decodes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@ static void check_batch(const uint8_t *data, size_t size)
     nsc_a2c_batch b, c;
     if (nsc_a2c_decode_batch(data, size, NULL, &b) != NSC_WIRE_OK)
         return;
+    if (nsc_a2c_batch_check(data, size) != NSC_WIRE_OK)
+        abort();
     for (uint32_t i = 0; i < b.nsections; i++) {
         nsc_batch wb;
         if (nsc_batch_decode(b.sections[i].data, b.sections[i].len, NULL, &wb) == NSC_WIRE_OK)
@@ -46,6 +49,15 @@ static void check_small(const uint8_t *data, size_t size, int kind)
             return;
         size_t n = nsc_a2c_encode_ack(&a, out);
         if (nsc_a2c_decode_ack(out, n, &b) != NSC_WIRE_OK || b.seq != a.seq || b.credit != a.credit)
+            abort();
+        return;
+    }
+    if (kind == NSC_A2C_REJECT) {
+        nsc_a2c_reject r, q;
+        if (nsc_a2c_decode_reject(data, size, &r) != NSC_WIRE_OK)
+            return;
+        size_t n = nsc_a2c_encode_reject(&r, out);
+        if (nsc_a2c_decode_reject(out, n, &q) != NSC_WIRE_OK || memcmp(&r, &q, sizeof r) != 0)
             abort();
         return;
     }

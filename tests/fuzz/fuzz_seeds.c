@@ -1,7 +1,7 @@
 /* fuzz_seeds.c: writes a fuzzer's seed corpus (valid messages) into a
  * directory, so no binary seeds live in the repository:
  *   fuzz_seeds wire DIR   plugin batches
- *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, probe and sample */
+ *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, rejection, probe and sample */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -81,6 +81,8 @@ static int a2c_seeds(const char *dir)
     int rc = write_seed(dir, "seed-batch", a2c_batch());
     nsc_a2c_ack ack = {.agent = "agent0", .seq = 12, .credit = 32};
     rc = rc ? rc : write_seed(dir, "seed-ack", nsc_a2c_encode_ack(&ack, buf));
+    nsc_a2c_reject rej = {.agent = "agent0", .seq = 12, .reason = "a2c_bad_checksum"};
+    rc = rc ? rc : write_seed(dir, "seed-reject", nsc_a2c_encode_reject(&rej, buf));
     nsc_a2c_probe pr = {.kind = NSC_A2C_PROBE, .agent = "agent0", .host = "node0", .id = 1, .t1 = 10};
     rc = rc ? rc : write_seed(dir, "seed-probe", nsc_a2c_encode_probe(&pr, buf));
     pr.kind = NSC_A2C_SAMPLE, pr.t2 = 20, pr.t3 = 21, pr.t4 = 30;

@@ -1023,10 +1023,10 @@ Test(wire, full_leaves_the_buffer_unchanged_and_the_batch_decodes)
 
 Test(wire, strerror_names_every_code)
 {
-    for (int err = NSC_WIRE_OK; err >= NSC_WIRE_FULL; err--) {
+    for (int err = NSC_WIRE_OK; err > -NSC_WIRE_NERR; err--) {
         const char *s = nsc_wire_strerror(err);
         cr_assert(s && *s && strcmp(s, nsc_wire_strerror(1)) != 0, "code %d", err);
-        for (int other = err - 1; other >= NSC_WIRE_FULL; other--)
+        for (int other = err - 1; other > -NSC_WIRE_NERR; other--)
             cr_assert_str_neq(s, nsc_wire_strerror(other));
     }
     cr_assert_str_eq(nsc_wire_strerror(-99), "unknown wire error");
