@@ -97,24 +97,26 @@ const NSC = (() => {
         showLoading();
     }
 
-    async function fetchText(path, p) {
+    /* GET /api/v1/<path>: its body as text or blob (as); throws with the
+     * API's error message. */
+    async function body(path, p, as) {
         busy(path, 1);
         try {
-            return await fetchOnce(path, p);
+            const r = await fetch('/api/v1/' + path + query(p), {credentials: 'same-origin'});
+            if (!r.ok) {
+                const text = await r.text();
+                let msg = text;
+                try { msg = JSON.parse(text).error; } catch (e) { /* not JSON: keep the text */ }
+                throw new ApiError(path + ': ' + r.status + ' ' + msg);
+            }
+            return await r[as]();
         } finally {
             busy(path, -1);
         }
     }
-    async function fetchOnce(path, p) {
-        const r = await fetch('/api/v1/' + path + query(p), {credentials: 'same-origin'});
-        const text = await r.text();
-        if (!r.ok) {
-            let msg = text;
-            try { msg = JSON.parse(text).error; } catch (e) { /* not JSON: keep the text */ }
-            throw new ApiError(path + ': ' + r.status + ' ' + msg);
-        }
-        return text;
-    }
+    const fetchText = (path, p) => body(path, p, 'text');
+    /* A binary answer (a Perfetto trace) as a Blob. */
+    const blob = (path, p) => body(path, p, 'blob');
     /* An answer's wall_offset_ns (UTC ns since the epoch = an answer's ns
      * time + wall_offset_ns) as a BigInt, read from the text: JSON numbers
      * are doubles, which cannot hold it to the nanosecond. null without it. */
@@ -258,6 +260,6 @@ const NSC = (() => {
         return new Map(comms.map(c => [c.comm, base(c) + (seen.get(base(c)) > 1 ? ' ' + c.comm.slice(0, 8) : '')]));
     }
 
-    return {el, param, link, api, ndjson, fmtNs, fmtBytes, fmtNum, fmtWall, parseDuration, start, fail,
+    return {el, param, link, api, ndjson, blob, fmtNs, fmtBytes, fmtNum, fmtWall, parseDuration, start, fail,
             lastCollectives, commNames, ApiError};
 })();

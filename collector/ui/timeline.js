@@ -13,8 +13,10 @@
  * other pages link to a place exactly. It is read a page (limit, default
  * 20000 events) at a time through the timeline query's cursor, so a large
  * window costs what was asked for; Next page adds the following one. Without
- * a window: that of the communicator's last collectives. Download fetches
- * every page of the window and saves it as a Chrome JSON trace (trace.js).
+ * a window: that of the communicator's last collectives. The Chrome JSON
+ * download fetches every page of the window and converts it here
+ * (trace.js); the Perfetto one is the collector's /api/v1/export, the
+ * writer of `ncclscope export`.
  *
  * Sends meet Recvs as /api/v1/p2p matches them (common/query/p2p.c): per
  * direction, the n-th Send of rank a to peer b and the n-th Recv of rank b
@@ -432,6 +434,7 @@
         });
         document.getElementById('more').addEventListener('click', () => page().then(draw).catch(NSC.fail));
         document.getElementById('download').addEventListener('click', () => download().catch(NSC.fail));
+        document.getElementById('perfetto').addEventListener('click', () => downloadPerfetto().catch(NSC.fail));
         form.addEventListener('submit', e => {
             e.preventDefault();
             const w = formWindow();
@@ -456,8 +459,20 @@
             w.add(res.header, res.items);
             next = res.end.next_cursor;
         } while (next);
-        const a = el('a', {href: URL.createObjectURL(w.blob()),
-                           download: 'ncclscope-' + (comm || 'comm') + '-' + (win.t0 !== null ? win.t0 : 'all') + '.json'});
+        save(w.blob(), '.json');
+    }
+
+    /* The window as `ncclscope export --format perfetto` writes it, written
+     * by the collector (/api/v1/export). */
+    async function downloadPerfetto() {
+        const f = new FormData(form);
+        save(await NSC.blob('export', {job, comm, t0_ns: win.t0, t1_ns: win.t1, rank: f.get('rank').trim(),
+                                       type: f.get('type').trim(), format: 'perfetto'}), '.pftrace');
+    }
+
+    function save(data, ext) {
+        const a = el('a', {href: URL.createObjectURL(data),
+                           download: 'ncclscope-' + (comm || 'comm') + '-' + (win.t0 !== null ? win.t0 : 'all') + ext});
         document.body.append(a);
         a.click();
         a.remove();
