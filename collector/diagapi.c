@@ -9,18 +9,22 @@
 
 #include "chquery.h"
 #include "diag.h"
+#include "export.h"
 #include "http.h"
 #include "qs.h"
 
+/* The parameters each takes (window: t0_ns, t1_ns; trace: rank, type and
+ * format, export's alone). */
 static const struct {
     const char *name;
-    int job, comm, window;  /* the parameters it takes (window: t0_ns, t1_ns) */
-} endpoints[] = {{"diagnose", 1, 1, 0}, {"links", 1, 1, 0}, {"hosts", 0, 0, 0}, {"topology", 1, 1, 1}};
+    int job, comm, window, trace;
+} endpoints[] = {{"diagnose", 1, 1, 0, 0}, {"links", 1, 1, 0, 0}, {"hosts", 0, 0, 0, 0}, {"topology", 1, 1, 1, 0},
+                 {"export", 1, 1, 1, 1}};
 
 typedef struct diag_job {
     nsc_collector *c;
     char endpoint[16];
-    char *job, *comm, *t0, *t1;  /* NULL when not given */
+    char *job, *comm, *t0, *t1, *rank, *type, *format;  /* NULL when not given */
 } diag_job;
 
 static int endpoint_of(const char *name)
@@ -91,9 +95,54 @@ void nsc_diagapi_src_release(nsc_diagapi_src *s)
     nsc_chjobs_release(&s->jobs);
 }
 
+static int export_line(void *arg, const nsc_json *rec, const char *line, size_t len)
+{
+    (void)line, (void)len;
+    return nsc_export_record(arg, rec) ? 1 : 0;
+}
+
+/* The window's timeline as `ncclscope export` writes it (common/export.h):
+ * every page of it, through the same writer. */
+static int export_trace(diag_job *j, nsc_diag_src *s, FILE *f)
+{
+    nsc_export_format fmt = NSC_EXPORT_PERFETTO;
+    if (j->format && strcmp(j->format, "chrome") == 0)
+        fmt = NSC_EXPORT_CHROME;
+    else if (j->format && strcmp(j->format, "perfetto") != 0) {
+        snprintf(s->err, sizeof s->err, "format: perfetto or chrome, not \"%.64s\"", j->format);
+        return NSC_DIAG_USAGE;
+    }
+    const char *names[] = {"job", "comm", "t0_ns", "t1_ns", "rank", "type"};
+    const char *values[] = {j->job, j->comm, j->t0, j->t1, j->rank, j->type};
+    char qs[2048] = "";
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (values[i] && nsc_qs_add(qs, sizeof qs, names[i], values[i]) != 0) {
+            snprintf(s->err, sizeof s->err, "%s: too long", names[i]);
+            return NSC_DIAG_USAGE;
+        }
+    if (nsc_qs_add(qs, sizeof qs, "states", "0") != 0) {
+        snprintf(s->err, sizeof s->err, "parameters too long");
+        return NSC_DIAG_USAGE;
+    }
+    nsc_export *x = nsc_export_new(f, fmt);
+    if (!x) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        return NSC_DIAG_FAIL;
+    }
+    int rc = nsc_diag_fetch_pages(s, "timeline", qs, NULL, export_line, x);
+    nsc_export_totals t;
+    if (nsc_export_finish(x, &t) != 0 && rc == NSC_DIAG_OK) {
+        snprintf(s->err, sizeof s->err, "writing the trace: out of memory");
+        rc = NSC_DIAG_FAIL;
+    }
+    return rc;
+}
+
 /* The analysis's document, written whole once it is done. */
 static int write_doc(diag_job *j, nsc_diag_src *s, FILE *f)
 {
+    if (strcmp(j->endpoint, "export") == 0)
+        return export_trace(j, s, f);
     if (strcmp(j->endpoint, "links") == 0) {
         nsc_diag_links l;
         int rc = nsc_diag_links_get(s, j->job, j->comm, &l);
@@ -179,6 +228,9 @@ static void job_free(void *arg)
     free(j->comm);
     free(j->t0);
     free(j->t1);
+    free(j->rank);
+    free(j->type);
+    free(j->format);
     free(j);
 }
 
@@ -197,6 +249,9 @@ static int parse(diag_job *j, int e, const char *qstr, char *err, size_t errcap)
                       : strcmp(p->key, "comm") == 0 && endpoints[e].comm      ? &j->comm
                       : strcmp(p->key, "t0_ns") == 0 && endpoints[e].window ? &j->t0
                       : strcmp(p->key, "t1_ns") == 0 && endpoints[e].window ? &j->t1
+                      : strcmp(p->key, "rank") == 0 && endpoints[e].trace   ? &j->rank
+                      : strcmp(p->key, "type") == 0 && endpoints[e].trace   ? &j->type
+                      : strcmp(p->key, "format") == 0 && endpoints[e].trace ? &j->format
                                                                             : NULL;
         if (!slot || *slot) {
             snprintf(err, errcap, "%s parameter %.64s for %s", slot ? "repeated" : "unknown", p->key,
@@ -228,6 +283,8 @@ void nsc_diagapi_start(nsc_collector *c, nsc_qstreams *qs, struct evhttp_request
         nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request", e < 0 ? "no such endpoint" : err);
         return;
     }
-    nsc_qjob job = {endpoints[e].name, "application/json", 1, run, job_free, j};
+    /* a Perfetto trace is protobuf bytes; everything else JSON */
+    int binary = strcmp(name, "export") == 0 && !(j->format && strcmp(j->format, "chrome") == 0);
+    nsc_qjob job = {endpoints[e].name, binary ? "application/octet-stream" : "application/json", 1, run, job_free, j};
     nsc_qstream_start_job(qs, req, &job);
 }

@@ -2,10 +2,13 @@
  * analysis of common/diag/ run in-process, so each answers exactly what
  * `ncclscope diagnose --json`, `links --json`, `hosts --json` and
  * `topology --json` print (topology: the query's document with its edges
- * judged by the links analysis).
+ * judged by the links analysis); and /api/v1/export, the window's trace as
+ * `ncclscope export` writes it (common/export.h), for the web view's
+ * download.
  *
  * Owns the endpoints' parameters (diagnose: job, comm; links: job, comm;
- * hosts: none; topology: job, comm, t0_ns, t1_ns; anything else is a 400) and the analysis's source inside
+ * hosts: none; topology: job, comm, t0_ns, t1_ns; export: job, comm, t0_ns,
+ * t1_ns, format; anything else is a 400) and the analysis's source inside
  * the collector: each query it makes runs in-process in a store read
  * transaction of its own (so the map may grow between them, as between the
  * CLI's requests; a collector storing into ClickHouse loads each job they

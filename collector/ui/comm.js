@@ -1,7 +1,10 @@
 /* comm.js: one communicator (comm.html?job=J&comm=C[&last=N]): its latest
  * collectives (the last N, default 60, of each function by the status's
  * highest seq) as a heat map of ranks x collectives coloured by each rank's
- * wait, and as a table.
+ * wait, and as a table. Above them, the verdicts of diagnose that concern
+ * it (/api/v1/diagnose?comm=C: slow link, stall, mismatch, missing ranks,
+ * ...), each linked to the timeline at its place: its ranks (and peer),
+ * opened into their lanes, over the collective at its seq.
  *
  * The straggler: the rank that arrived last at more than half of the
  * complete collectives shown (at least 3), by a median margin (skew) of at
@@ -94,7 +97,31 @@
     function windowOf(c) {
         const end = c.end_ns || c.last_arrival_ns || c.start_ns;
         const pad = Math.max(1000, Math.round((end - c.start_ns) * 0.1));
-        return {job, comm, t0_ns: c.start_ns - pad, t1_ns: end + pad};
+        return {job, comm, t0_ns: Math.max(0, c.start_ns - pad), t1_ns: end + pad};
+    }
+
+    /* Where a problem is on the timeline: its rank and peer, opened, over
+     * the collective at its seq (the first to start, whatever function). */
+    async function placeOf(p) {
+        const at = {job, comm, rank: [p.rank, p.peer].filter(r => r !== null && r !== undefined).join(',') || null,
+                    expand: 1};
+        if (p.seq === null || p.seq === undefined)
+            return at;
+        const res = await NSC.ndjson('collectives', {job, comm, seq: p.seq, limit: 1});
+        return res.items.length ? Object.assign(windowOf(res.items[0]), at) : at;
+    }
+
+    async function drawVerdicts(comm) {
+        const d = await NSC.api('diagnose', {job, comm});
+        const places = await Promise.all(d.problems.map(placeOf));
+        const box = document.getElementById('verdicts');
+        box.setAttribute('data-problems', d.problems.length);
+        box.replaceChildren(d.problems.length ? el('ul', {class: 'verdicts'}, d.problems.map((p, i) =>
+            el('li', {class: 'bad', 'data-kind': p.kind, 'data-rank': p.rank, 'data-peer': p.peer, 'data-seq': p.seq},
+               el('span', {class: 'tag bad'}, p.kind.replace(/_/g, ' ')), ' ', p.evidence, ' ',
+               el('a', {class: 'place', href: link('timeline.html', places[i])}, 'on the timeline'))))
+            : el('p', {class: 'ok-line', 'data-kind': 'ok'}, d.verdict),
+            d.problems_not_shown ? el('p', {class: 'note'}, d.problems_not_shown + ' more not shown') : '');
     }
 
     function showCell(vals, metric, i, r) {
@@ -125,12 +152,9 @@
 
     async function load() {
         const last = Math.max(1, Math.min(1000, Number(document.getElementById('last').value) || 60));
-        const status = await NSC.api('status');
-        const sc = NSC.statusComm(status, job, comm);
-        const funcs = sc ? sc.funcs : [];
-        const parts = await Promise.all(funcs.map(f => NSC.ndjson('collectives', {
-            job, comm, func: f.func, seq: Math.max(0, f.max_seq - last + 1) + '-' + f.max_seq, limit: last})));
-        colls = parts.flatMap(p => p.items).sort((a, b) => a.start_ns - b.start_ns || a.seq - b.seq);
+        const got = await NSC.lastCollectives(job, comm, last);
+        const sc = got.status;
+        colls = got.colls;
         if (colls.length > MAX_COLS)
             colls = colls.slice(colls.length - MAX_COLS);
         straggler = findStraggler();
@@ -149,15 +173,17 @@
         if (!c)
             throw new NSC.ApiError('no communicator ' + comm + ' in job ' + job);
         nranks = c.nranks;
-        const topo = await NSC.api('topology', {job, comm: c.comm});
-        for (const r of topo.ranks)
-            hosts[r.rank] = r.host;
-        document.getElementById('title').textContent = 'Communicator ' + (c.name || c.comm) + ' (' + c.comm + '), ' +
-            c.nranks + ' ranks on ' + c.nnodes + ' hosts';
+        document.getElementById('title').textContent = 'Communicator ' + NSC.commNames(comms.comms).get(c.comm) + ', job ' + job;
+        document.getElementById('id').textContent = 'id ' + c.comm;
         if (param('last'))
             document.getElementById('last').value = param('last');
         document.getElementById('metric').addEventListener('change', drawHeatmap);
         document.getElementById('last').addEventListener('change', () => load().catch(NSC.fail));
+        const verdicts = drawVerdicts(c.comm).catch(NSC.fail);
+        const topo = await NSC.api('topology', {job, comm: c.comm});
+        for (const r of topo.ranks)
+            hosts[r.rank] = r.host;
         await load();
+        await verdicts;
     });
 })();

@@ -63,7 +63,7 @@
         const m = res.items[0] || null;
         const missing = m ? m.missing_ranks : g.behind.map(l => l.rank);
         const longest = Math.max(0, ...g.inside.map(i => i.for_ns));
-        const where = (c.name || c.comm) + ' (' + c.comm + ', job ' + job + ')';
+        const where = c.label + ' (' + c.comm + ', job ' + job + ')';
         const out = [el('h2', {class: 'hung-coll', 'data-func': g.func, 'data-seq': g.seq, 'data-comm': c.comm,
                                'data-missing': missing.join(',')},
                         g.func + ' seq ' + g.seq + ' is hung on ' + where),
@@ -102,12 +102,15 @@
         document.getElementById('diagnosis').replaceChildren(...await Promise.all(jobs.map(j => diagnosis(j.job))));
         const blocks = [];
         let hung = 0;
-        for (const job of s.jobs || [])
+        for (const job of s.jobs || []) {
+            const names = NSC.commNames(job.comms);
             for (const c of job.comms)
                 for (const g of !want || job.job === want ? stuckColls(c) : []) {
                     hung++;
-                    blocks.push(el('div', {class: 'hang-comm'}, await stuckBlock(job.job, c, s.processes || [], g)));
+                    blocks.push(el('div', {class: 'hang-comm'},
+                                   await stuckBlock(job.job, Object.assign({label: names.get(c.comm)}, c), s.processes || [], g)));
                 }
+        }
         const box = document.getElementById('hangs');
         box.setAttribute('data-hung', hung);
         box.replaceChildren(...(blocks.length ? blocks : [el('p', {class: 'ok-line'}, 'No hung collective and no lagging rank.')]));

@@ -1,6 +1,6 @@
 /* trace.js: timeline events (compact format, docs/api.md) to a Chrome JSON
  * trace, which ui.perfetto.dev and chrome://tracing open. The mapping is that
- * of `ncclscope export --format chrome` (cli/export.h): a process per rank
+ * of `ncclscope export --format chrome` (common/export.h): a process per rank
  * (pid rank + 1, named by the header's rank, host, pid and GPU), a thread per
  * lane (event type, and channel where the event has one), overlapping slices
  * of a lane on further threads of the same name; a slice ends at complete_ns,

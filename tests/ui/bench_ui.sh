@@ -7,9 +7,10 @@
 # An emulated job (coll scenario, 4 ranks on 2 nodes, every event type, the
 # time model off) of ITERS AllReduces (default 2000) through the agents into
 # a collector; then browser.py loads the timeline of the whole job with a
-# page of 100,000 events and clicks Download (every page of the window),
-# and the communicator page with the last 400 collectives; then the CLI's
-# Chrome export of the same window, for comparison.
+# page of 100,000 events and clicks Download Chrome JSON (every page of the
+# window), loads it again and clicks Download Perfetto (the collector's
+# /api/v1/export), and the communicator page with the last 400 collectives;
+# then the CLI's Chrome export of the same window, for comparison.
 set -eu
 bin=$1 plugin=$2 iters=${3:-2000} mode=bench
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +30,7 @@ echo "job: $iters AllReduces, $events events in [$t0, $t1]"
 u=http://127.0.0.1:$http/ui
 python3 "$here/browser.py" "$dir/out" "timeline=$u/timeline.html?comm=$comm&job=$job&t0_ns=$t0&t1_ns=$t1&limit=100000" \
     download:download \
+    "perfetto=$u/timeline.html?comm=$comm&job=$job&t0_ns=$t0&t1_ns=$t1&limit=100000" download:perfetto \
     "comm=$u/comm.html?comm=$comm&job=$job&last=400"
 start=$(date +%s.%N)
 "$bin/ncclscope" --collector "http://127.0.0.1:$http" --job "$job" export --comm "$comm" --t0 "$t0" --t1 "$t1" \

@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
 """browser.py: load web pages in headless Chromium and keep what a person saw.
 
-    browser.py OUTDIR NAME=URL [wait:JS] [point:JS] [download:ID] ...
+    browser.py OUTDIR NAME=URL [loading:1] [wait:JS] [ACTION:ARG] ...
 
 One Chromium (Debian's package), driven over --remote-debugging-pipe (the
 DevTools protocol, no extra library), loads each URL in turn and waits (up to
 LOAD_S) until the page says it is ready (<body data-state="ready">) and the
 JavaScript expression of wait:, if given, is true. The options after a page
 are that page's:
+  loading:1    the page's API calls (/api/v1/) are held until its loading
+               sign (#loading, collector/ui/common.js) is shown and names
+               one, then let go: a page that leaves a person without a word
+               while it waits fails;
+and its actions, in the order given, once it is ready, as a person would do
+them (trusted input events, not scripts):
   point:JS     JS gives [x, y], a point of the viewport; the mouse clicks
                there, then turns the wheel one notch towards the page (zoom
-               in), as a person would (trusted input events, not scripts);
+               in);
+  click:JS     the mouse clicks at the point [x, y] that JS gives;
+  fill:ID=TEXT the text field of id or name ID is emptied and TEXT typed in;
+  await:JS     wait (up to LOAD_S) until JS is true;
   download:ID  the element of id ID is clicked and the file the browser
                saves must land in OUTDIR/NAME.download/ within LOAD_S.
 Then it writes OUTDIR/NAME.html (the DOM), OUTDIR/NAME.png (a screenshot) and
@@ -132,14 +141,54 @@ def click_at(b, session, x, y):
         b.call('Input.dispatchMouseEvent', session, type=kind, x=x, y=y, button='left', clickCount=1)
 
 
+def where(b, session, js):
+    """The viewport point [x, y] JS gives, or None."""
+    r = b.call('Runtime.evaluate', session, expression=js, returnByValue=True).get('result', {}).get('value')
+    return r if isinstance(r, list) and len(r) == 2 else None
+
+
 def point(b, session, js):
     """Click at the viewport point JS gives, then zoom in there with the wheel."""
-    r = b.call('Runtime.evaluate', session, expression=js, returnByValue=True).get('result', {}).get('value')
-    if not (isinstance(r, list) and len(r) == 2):
-        return ['point: %s gave %r, not [x, y]' % (js, r)]
+    r = where(b, session, js)
+    if not r:
+        return ['point: %s gave no [x, y]' % js]
     click_at(b, session, *r)
     b.call('Input.dispatchMouseEvent', session, type='mouseWheel', x=r[0], y=r[1], deltaX=0, deltaY=-120)
     return []
+
+
+def click(b, session, js):
+    r = where(b, session, js)
+    if not r:
+        return ['click: %s gave no [x, y]' % js]
+    click_at(b, session, *r)
+    return []
+
+
+def fill(b, session, arg):
+    """Empty the field named by arg's ID and type its TEXT there."""
+    ident, _, text = arg.partition('=')
+    js = ('(f => { if (!f) return false; f.focus(); f.select(); return true; })'
+          '(document.getElementById(%s) || document.querySelector("[name=" + %s + "]"))' % (json.dumps(ident), json.dumps(ident)))
+    if not b.call('Runtime.evaluate', session, expression=js, returnByValue=True).get('result', {}).get('value'):
+        return ['fill: no field %s' % ident]
+    b.call('Input.insertText', session, text=text)
+    return []
+
+
+def hold_until_loading(b, session):
+    """Hold the page's API calls until its loading sign shows; let them go."""
+    cond = ('(s => !!s && s.classList.contains("on") && getComputedStyle(s).visibility === "visible" && '
+            '/^loading \\w/.test(s.textContent))(document.getElementById("loading"))')
+    shown = wait_ready(b, session, cond)
+    b.call('Fetch.disable', session)
+    for e in b.events:
+        if e['method'] == 'Fetch.requestPaused':
+            try:
+                b.call('Fetch.continueRequest', session, requestId=e['params']['requestId'])
+            except RuntimeError:
+                pass  # let go when the domain was disabled
+    return [] if shown else ['no loading sign while its API calls were held (%d s)' % LOAD_S]
 
 
 def wait_ready(b, session, cond):
@@ -157,21 +206,29 @@ def load(b, session, url, opts, outdir, name):
     seconds until it was ready."""
     b.events = []
     began = time.monotonic()
+    problems = []
+    if opts.get('loading'):
+        b.call('Fetch.enable', session, patterns=[{'urlPattern': '*/api/v1/*', 'requestStage': 'Request'}])
     b.call('Page.navigate', session, url=url)
+    if opts.get('loading'):
+        problems += hold_until_loading(b, session)
     cond = 'document.body && document.body.dataset.state === "ready"' + (' && (%s)' % opts['wait'] if 'wait' in opts else '')
     ready = wait_ready(b, session, cond)
     took = time.monotonic() - began
-    problems = [] if ready else ['not ready after %d s (waited for: %s)' % (LOAD_S, cond)]
-    if ready and 'point' in opts:
-        problems += point(b, session, opts['point'])
+    problems += [] if ready else ['not ready after %d s (waited for: %s)' % (LOAD_S, cond)]
+    for act, arg in opts['actions'] if ready else []:
+        if act == 'download':
+            problems += download(b, session, arg, os.path.join(outdir, name + '.download'))
+        elif act == 'await':
+            problems += [] if wait_ready(b, session, arg) else ['not true after %d s: %s' % (LOAD_S, arg)]
+        else:
+            problems += {'point': point, 'click': click, 'fill': fill}[act](b, session, arg)
     dom = b.call('Runtime.evaluate', session, expression='document.documentElement.outerHTML', returnByValue=True)
     with open(os.path.join(outdir, name + '.html'), 'w') as f:
         f.write(dom.get('result', {}).get('value', ''))
     shot = b.call('Page.captureScreenshot', session, format='png', captureBeyondViewport=True)
     with open(os.path.join(outdir, name + '.png'), 'wb') as f:
         f.write(base64.b64decode(shot['data']))
-    if ready and 'download' in opts:
-        problems += download(b, session, opts['download'], os.path.join(outdir, name + '.download'))
     own = b.call('Runtime.evaluate', session, returnByValue=True,
                  expression='[document.documentElement.dataset.jsErrors, document.documentElement.dataset.apiErrors]')
     js, api = own.get('result', {}).get('value') or [None, None]
@@ -185,15 +242,18 @@ def load(b, session, url, opts, outdir, name):
 
 
 def parse_pages(args):
-    """[(name, url, {option: value})] from NAME=URL items and their options."""
+    """[(name, url, {option: value, 'actions': [(action, arg)]})] from
+    NAME=URL items and their options."""
     pages = []
     for a in args:
         key, _, value = a.partition(':')
-        if key in ('wait', 'point', 'download') and pages:
+        if key in ('wait', 'loading') and pages:
             pages[-1][2][key] = value
+        elif key in ('point', 'click', 'fill', 'await', 'download') and pages:
+            pages[-1][2]['actions'].append((key, value))
         elif '=' in a:
             name, url = a.split('=', 1)
-            pages.append((name, url, {}))
+            pages.append((name, url, {'actions': []}))
         else:
             sys.exit('browser.py: %r is neither NAME=URL nor an option of one' % a)
     return pages

@@ -53,6 +53,21 @@ enc_token=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.a
 start_collector 0 --hang-ms 300 --live-interval-ms 200 --token-file "$dir/token"
 start_agent 0 --probe-ms 0
 start_agent 1 --probe-ms 0
+# A second job first, to its end: a send/receive exchange, then a ring
+# AllReduce over a 4x slow link node0 -> node1; both communicators are called
+# "world", with the same ranks and hosts.
+two=$job-two
+run_two() {
+    local what=$1
+    shift
+    NCCLSCOPE_JOB=$two NCCLSCOPE_EVENT_MASK=all NCCLSCOPE_FLUSH_MS=50 "$bin/ncclscope-emu" --plugin "$plugin" \
+        --rundir-base "$dir" --nodes 2 --ranks-per-node 2 --summary "$dir/$what.json" --scenario "$@" \
+        >"$dir/$what.log" 2>&1 || die "the $what emulator failed: $(tail -5 "$dir/$what.log")"
+}
+run_two p2p p2p --iters 6 --seed 7
+run_two slowlink ring --iters 8 --channels 2 --count 4194304 --chunk-size 2097152 --slow-link 0:1:4 --seed 3
+comm_of() { python3 -c 'import json, sys; print(hex(json.load(open(sys.argv[1]))["ranks"][0]["comm_id"]))' "$dir/$1.json"; }
+p2p_comm=$(comm_of p2p) slow_comm=$(comm_of slowlink)
 NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 8 --hang-rank $hang_rank --hang-after $hang_after \
     --hang-ms 60000 --slow-rank $slow_rank --slow-us 200000 &
 emu=$!
@@ -89,24 +104,55 @@ for f in index.html:text/html comm.js:text/javascript ui.css:text/css; do
 done
 [ "$(code "${auth[@]}" "$u/nothing.js")" = "404 application/json" ] || die "an unknown file is not 404"
 echo "ok: token, cookie and content types"
+# the Perfetto download's endpoint refuses what it cannot write, saying why
+for bad in "format=svg:format: perfetto or chrome" "limit=5:unknown parameter limit for export"; do
+    body=$(curl -s -m 10 "${auth[@]}" -w ' %{http_code}' "http://127.0.0.1:$http/api/v1/export?job=$job&comm=$comm&${bad%%:*}")
+    [[ $body == *"${bad#*:}"*"400" ]] || die "export?${bad%%:*}: $body"
+done
+echo "ok: export refuses a bad format or parameter"
 
 # ---- the pages in Chromium ----
 # where the timeline drew an event (5 px wide at least), in the viewport
 drawn='(() => { const c = document.getElementById("lanes"), r = c.getBoundingClientRect();
     const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data, lit = (x, y) => d[(y * c.width + x) * 4 + 3] > 0;
     for (let y = 8; y < c.height; y += 16)
-        for (let x = 172; x + 5 < c.width; x++)
+        for (let x = 202; x + 5 < c.width; x++)
             if ([0, 1, 2, 3, 4].every(i => lit(x + i, y))) return [r.left + x + 2, r.top + y];
     return null; })()'
+# the middle of an element (CSS selector) in the viewport
+at() { echo "click:(r => [r.left + r.width / 2, r.top + r.height / 2])(document.querySelector('$1').getBoundingClientRect())"; }
+# the name of the first rank's row on the timeline
+rank0='click:(r => [r.left + 30, r.top + 8])(document.getElementById("lanes").getBoundingClientRect())'
+tl_is() { echo "await:document.getElementById('timeline').dataset.$1"; }
 rm -rf "$out"
 python3 "$here/browser.py" "$out" "login=$u/?token=$enc_token" \
-    "overview=$u/" "wait:Number(document.getElementById('live').dataset.summaries || 0) >= 2" \
-    "comm=$u/comm.html?comm=$comm&job=$job" "hang=$u/hang.html?job=$job" \
-    "timeline=$u/timeline.html?comm=$comm&job=$job" "point:$drawn" download:download \
-    "links=$u/links.html?comm=$comm&job=$job" || die "a page failed in Chromium (see $out)"
-python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" <<'PY' || die "the pages do not show the job (see $out)"
-import re, sys
-out, slow, hang, hseq = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    "overview=$u/" loading:1 "wait:Number(document.getElementById('live').dataset.summaries || 0) >= 2" \
+    "comm=$u/comm.html?comm=$comm&job=$job" loading:1 "hang=$u/hang.html?job=$job" loading:1 \
+    "timeline=$u/timeline.html?comm=$comm&job=$job" loading:1 "$(tl_is 'rows === "4"')" "$rank0" "$(tl_is 'open === "0"')" \
+        "point:$drawn" download:download \
+    "links=$u/links.html?comm=$comm&job=$job" loading:1 \
+    "slowcomm=$u/comm.html?comm=$slow_comm&job=$two" \
+    "arrows=$u/timeline.html?comm=$p2p_comm&job=$two" \
+    "perfetto=$u/timeline.html?comm=$comm&job=$job" download:perfetto \
+    "window=$u/timeline.html?comm=$comm&job=$job" "fill:span=2 ms" "$(at 'button[type=submit]')" \
+        "await:document.getElementById('timeline').dataset.window.split('-').reduce((a, b) => b - a) === 2e6" \
+    || die "a page failed in Chromium (see $out)"
+# where the slow link's verdict points: that timeline, loaded as a person
+# following the link would
+place=$(python3 -c 'import html, re, sys
+m = re.search(r"<li class=\"bad\" data-kind=\"slow_link\"[^>]*>.*?<a class=\"place\" href=\"([^\"]*)\"", open(sys.argv[1]).read())
+print(html.unescape(m.group(1)) if m else "")' "$out/slowcomm.html")
+[ -n "$place" ] || die "the communicator page shows no slow link verdict linked to the timeline (see $out/slowcomm.html)"
+python3 "$here/browser.py" "$out" "login=$u/?token=$enc_token" "place=$u/$place" || die "the verdict's timeline failed (see $out)"
+api "p2p?job=$two&comm=$p2p_comm&$(python3 -c 'import re, sys
+a, b = re.search(r"data-window=\"(\d+)-(\d+)\"", open(sys.argv[1]).read()).groups()
+print("t0_ns=%s&t1_ns=%s" % (a, b))' "$out/arrows.html")" >"$dir/p2p.json" || die "p2p failed"
+api "timeline?job=$job&comm=$comm&format=compact&states=0&limit=1" | head -1 >"$dir/tlhead.json" || die "timeline failed"
+api "diagnose?job=$two&comm=$slow_comm" >"$dir/diag2.json" || die "diagnose failed"
+python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" "$dir" "$p2p_comm" "$slow_comm" <<'PY' || die "the pages do not show the job (see $out)"
+import html, json, re, sys
+from datetime import datetime, timezone
+out, slow, hang, hseq, tmp, p2p_comm, slow_comm = sys.argv[1:8]
 def page(name):
     return open("%s/%s.html" % (out, name)).read()
 def attrs(html, ident):
@@ -157,6 +203,62 @@ check(int(tl.get("data-events", 0)) > 0 and tl.get("data-ranks") == "4" and int(
 span = lambda v: (lambda a, b: float(b) - float(a))(*v.split("-"))
 check(0.75 < span(tl["data-view"]) / span(tl["data-window"]) < 0.85, "timeline: one wheel notch shows 0.8 of the window (%s)"
       % (span(tl["data-view"]) / span(tl["data-window"])))
+# a row per rank until one is opened (the test waited for 4 rows before the
+# click on rank 0's name): then rank 0's label row and its lanes
+check(tl.get("data-open") == "0" and int(tl.get("data-rows", 0)) > 4 + 4, "timeline: rank 0 opened into its lanes (%s)" % tl)
+legend = re.findall(r'<span class="type" data-type="(\w+)" data-colour="#([0-9a-f]{6})">', tlh)
+rgb = [tuple(int(c[i:i + 2], 16) for i in (0, 2, 4)) for _, c in legend]
+gap = min([sum((a - b) ** 2 for a, b in zip(x, y)) ** 0.5 for i, x in enumerate(rgb) for y in rgb[i + 1:]] or [0])
+check(len(legend) >= 5 and len(set(rgb)) == len(legend) and gap >= 60,
+      "timeline: a legend with a distinct colour per event type (%d types, nearest two %.0f apart: %s)" % (len(legend), gap, legend))
+ax = attrs(tlh, "axis")
+ticks = ax.get("data-ticks", "").split("|")
+check(len(ticks) >= 3 and all(re.fullmatch(r"[+-]\d+(\.\d+)? (ns|us|ms|s)", x) for x in ticks),
+      "timeline: a time axis in human units (%s)" % ticks)
+head = json.load(open(tmp + "/tlhead.json"))
+w0 = int(tl["data-window"].split("-")[0])
+if "wall_offset_ns" in head:
+    wall = head["wall_offset_ns"] + w0
+    want = datetime.fromtimestamp(wall // 10**9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%06dZ" % (wall % 10**9 // 1000)
+    check(ax.get("data-wall") == want, "timeline: the window's start in UTC, %s (%s)" % (want, ax.get("data-wall")))
+else:
+    check(ax.get("data-wall") == "unknown" and "wall clock unknown" in tlh,
+          "timeline: without wall_offset_ns, 'wall clock unknown' (%s)" % ax.get("data-wall"))
+check(re.search(r'<button type="button" id="download"[^>]*>Download Chrome JSON trace \(\.json\)</button>', tlh) is not None,
+      "timeline: the Download button says it saves Chrome JSON")
+wn = attrs(page("window"), "timeline")
+check(span(wn.get("data-window", "0-0")) == 2e6, "timeline: a window typed in human units ('2 ms') is read (%s)" % wn)
+ar = attrs(page("arrows"), "timeline")
+p2p = json.load(open(tmp + "/p2p.json"))
+check(ar.get("data-more") == "0" and p2p["matched"] > 0 and ar.get("data-arrows") == str(p2p["matched"]),
+      "timeline: an arrow per Send -> Recv that /api/v1/p2p matches in the window (%s arrows, %s matched)"
+      % (ar.get("data-arrows"), p2p["matched"]))
+# both of the second job's communicators are "world", 4 ranks on node0 and
+# node1: the overview names them apart
+names = dict((c, html.unescape(n)) for c, n in re.findall(
+    r'<tr data-comm="[^"/]*-two/(0x[0-9a-f]+)"[^>]*><td class="name"><a [^>]*>([^<]*)</a>', ov))
+check(len(names) == 2 and len(set(names.values())) == 2 and all(n.startswith("world (4 ranks on node0, node1)")
+                                                                for n in names.values()),
+      "overview: two 'world' communicators with distinct names (%s)" % names)
+sc = page("slowcomm")
+diag = json.load(open(tmp + "/diag2.json"))
+slowp = [p for p in diag["problems"] if p["kind"] == "slow_link"]
+check(len(slowp) == 1, "the second job's ring has one slow link (%s)" % diag["verdict"])
+shown = [(k, dict(re.findall(r'([a-z-]+)="([^"]*)"', a)))
+         for k, a in re.findall(r'<li class="bad" data-kind="(\w+)"([^>]*)>', sc)]
+shown = [(k, a.get("data-rank", ""), a.get("data-peer", "")) for k, a in shown]
+check(shown and [k for k, _, _ in shown] == [p["kind"] for p in diag["problems"]] and slowp and
+      ("slow_link", str(slowp[0]["rank"]), str(slowp[0]["peer"])) in shown,
+      "communicator: diagnose's verdicts on it, the slow link with its ranks (%s)" % shown)
+pl = page("place")
+pa = attrs(pl, "timeline")
+m = re.search(r'data-kind="slow_link".*?<a class="place" href="([^"]*)"', sc)
+href = html.unescape(m.group(1)) if m else ""
+q = dict(re.findall(r"[?&]([a-z0-9_]+)=([^&]*)", href))
+pair = sorted([slowp[0]["rank"], slowp[0]["peer"]]) if slowp else []
+check(pa.get("data-open") == ",".join(map(str, pair)) and pa.get("data-ranks") == "2"
+      and pa.get("data-window") == "%s-%s" % (q.get("t0_ns"), q.get("t1_ns")) and int(pa.get("data-events", 0)) > 0,
+      "communicator: the slow link's timeline link opens its two ranks over the collective (%s, %s)" % (href, pa))
 sys.exit(1 if fails else 0)
 PY
 # The trace the Download button saved: the CLI's Chrome export of the same
@@ -192,6 +294,15 @@ assert not bad, "slices the CLI writes otherwise: %s" % bad[:3]
 assert ui_procs == cli_procs and len(ui_procs) == 4, "process names differ: %s / %s" % (ui_procs, cli_procs)
 PY
 echo "ok: the downloaded trace is the window, as ncclscope export writes it"
+# The Perfetto button saves the bytes `ncclscope export --format perfetto`
+# writes for the window (one writer, common/export.c).
+view=$(python3 -c 'import re, sys; print(re.search(r"data-window=\"(\d+)-(\d+)\"", open(sys.argv[1]).read()).expand(r"\1 \2"))' \
+    "$out/perfetto.html")
+"$bin/ncclscope" --collector "http://127.0.0.1:$http" --token-file "$dir/token" --job "$job" export --comm "$comm" \
+    --t0 "${view% *}" --t1 "${view#* }" --format perfetto -o "$dir/cli.pftrace" || die "ncclscope export failed"
+ls "$out"/perfetto.download/*.pftrace >/dev/null || die "the Perfetto button saved no .pftrace: $(ls "$out/perfetto.download")"
+cmp "$out"/perfetto.download/*.pftrace "$dir/cli.pftrace" || die "the Perfetto download differs from ncclscope export's"
+echo "ok: the Perfetto download is ncclscope export's trace of the window, $(stat -c %s "$dir/cli.pftrace") bytes"
 # a page that cannot show its communicator must be reported
 if python3 "$here/browser.py" "$dir/bad" "login=$u/?token=$enc_token" "bad=$u/comm.html?comm=0xdead&job=$job" \
     >"$dir/bad.out" 2>&1; then

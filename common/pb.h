@@ -6,8 +6,8 @@
  * no length has to be patched afterwards. Allocation failure is sticky: the
  * buffer remembers it and nsc_pb_ok() reports it once at the end.
  */
-#ifndef NCCLSCOPE_CLI_PB_H
-#define NCCLSCOPE_CLI_PB_H
+#ifndef NCCLSCOPE_PB_H
+#define NCCLSCOPE_PB_H
 
 #include <stddef.h>
 #include <stdint.h>

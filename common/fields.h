@@ -6,8 +6,8 @@
  * table of the wanted names. The first member of a name wins, as with
  * nsc_json_get.
  */
-#ifndef NCCLSCOPE_CLI_FIELDS_H
-#define NCCLSCOPE_CLI_FIELDS_H
+#ifndef NCCLSCOPE_FIELDS_H
+#define NCCLSCOPE_FIELDS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -17,9 +17,13 @@
  * with bytes (count x datatype size) and graph_captured (the "graph" flag,
  * which graph replays carry from their capture) added. The header record
  * names the process tracks (rank, host, pid, GPU).
+ *
+ * Two writers of records use it: `ncclscope export` (cli/timeline.c) and the
+ * collector's /api/v1/export (collector/diagapi.c), so the web view's
+ * download and the CLI's file are the same bytes.
  */
-#ifndef NCCLSCOPE_CLI_EXPORT_H
-#define NCCLSCOPE_CLI_EXPORT_H
+#ifndef NCCLSCOPE_EXPORT_H
+#define NCCLSCOPE_EXPORT_H
 
 #include <stdint.h>
 #include <stdio.h>
