@@ -133,6 +133,9 @@ void nsc_q_ctx_free(nsc_q_ctx *c);
 /* Set err (printf-style) and return code. */
 int nsc_q_fail(nsc_q_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int nsc_q_store_fail(nsc_q_ctx *c, int rc);
+/* Whether the comm parameter names cm; the error for one that names none. */
+int nsc_q_comm_matches(const nsc_query *q, const nsc_store_comm *cm);
+int nsc_q_comm_missing(nsc_q_ctx *c);
 /* Resolve q->job (or the default job) into c->job. */
 int nsc_q_resolve_job(nsc_q_ctx *c);
 /* Resolve q->comm into c->comm and load its ranks (rank filter applied) with

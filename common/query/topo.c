@@ -51,11 +51,12 @@ static void write_hosts(nsc_q_out *o, const cm_info *m, size_t *nhosts)
     nsc_q_lit(o, "]");
 }
 
-static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i)
+/* all[i], the nth communicator written (all[] for how they relate). */
+static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i, size_t nth)
 {
     nsc_q_out *o = c->out;
     const cm_info *m = &all[i];
-    nsc_q_cs(o, i ? ",{" : "{");
+    nsc_q_cs(o, nth ? ",{" : "{");
     nsc_q_write_comm(o, &m->comm);
     nsc_q_lit(o, ",\"ranks_seen\":");
     nsc_q_u64(o, m->n);
@@ -102,6 +103,13 @@ int nsc_q_comms(nsc_q_ctx *c)
     int rc = nsc_store_comms(c->rd, c->job, &comms, &n);
     if (rc)
         return nsc_q_store_fail(c, rc);
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++)
+        shown += !(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i]);
+    if (!shown && (c->q->has & QP_COMM)) {
+        free(comms);
+        return nsc_q_comm_missing(c);
+    }
     cm_info *all = calloc(n ? n : 1, sizeof *all);
     if (!all)
         rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
@@ -115,8 +123,9 @@ int nsc_q_comms(nsc_q_ctx *c)
         nsc_q_lit(o, "{\"job\":");
         nsc_q_str(o, c->job_name);
         nsc_q_lit(o, ",\"comms\":[");
-        for (size_t i = 0; i < n; i++)
-            write_comm(c, all, n, i);
+        for (size_t i = 0, nth = 0; i < n; i++)
+            if (!(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i]))
+                write_comm(c, all, n, i, nth++);
         nsc_q_lit(o, "]}\n");
         rc = o->err;
     }

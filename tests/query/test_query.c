@@ -335,11 +335,58 @@ Test(query, not_found)
 {
     qf_result r = qf_run(st, "timeline", "comm=0x1f");
     cr_assert_eq(r.rc, NSC_QUERY_ENOTFOUND);
-    cr_assert_str_eq(r.err, "no communicator 0x1f in job \"jobA\"");
+    cr_assert_str_eq(r.err, "no communicator 0x1f in any job");
     cr_assert_eq(nsc_query_http_status(r.rc), 404);
+    qf_result_free(&r);
+    r = qf_run(st, "timeline", "comm=0x99&job=jobA");
+    cr_assert_eq(r.rc, NSC_QUERY_ENOTFOUND);
+    cr_assert_str_eq(r.err, "no communicator 0x99 in job \"jobA\"");
     qf_result_free(&r);
     r = qf_run(st, "comms", "job=nope");
     cr_assert_eq(r.rc, NSC_QUERY_ENOTFOUND);
+    qf_result_free(&r);
+}
+
+/* A communicator id is looked up in every job, not only the latest. */
+Test(query, comm_of_an_older_job_is_found_without_job)
+{
+    qf_result r = qf_run(st, "topology", "comm=0x99");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.text, "\"job\":\"old\""), "%s", r.text);
+    qf_result_free(&r);
+}
+
+/* Without comm: the job's only communicator; with several, an error that
+ * says how many and where to see them. */
+Test(query, only_communicator_is_used_without_comm)
+{
+    qf_result r = qf_run(st, "topology", "job=old");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.text, "\"comm\":\"0x99\""), "%s", r.text);
+    qf_result_free(&r);
+    r = qf_run(st, "stats", "");
+    cr_assert_eq(r.rc, NSC_QUERY_EPARAM);
+    cr_assert_str_eq(r.err, "comm: required: job \"jobA\" has 2 communicators (see comms)");
+    qf_result_free(&r);
+}
+
+/* The same id in two jobs: the answer names both and asks for job. */
+Test(query, comm_in_two_jobs_asks_for_job)
+{
+    nsc_store_close(st);
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    nsc_proc twin = nsc_test_proc("twin", "h8", 8, 0);
+    nsc_ctx_def ctx = nsc_test_ctx(0, 0x99, 0, 1);
+    nsc_store_batch b = {&twin, &ctx, 1, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
+    cr_assert_eq(nsc_store_begin(st, 3), 0);
+    cr_assert_eq(nsc_store_put(st, &b), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    qf_result r = qf_run(st, "collectives", "comm=0x99");
+    cr_assert_eq(r.rc, NSC_QUERY_EPARAM);
+    cr_assert_str_eq(r.err, "comm: 0x99 is in 2 jobs (\"old\", \"twin\"); name one with job (--job)");
+    qf_result_free(&r);
+    r = qf_run(st, "collectives", "comm=0x99&job=twin");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
     qf_result_free(&r);
 }
 
@@ -349,7 +396,6 @@ Test(query, bad_parameters_get_one_line_errors)
         const char *name, *qs, *err;
     } cases[] = {
         {"nope", "", "no endpoint \"nope\""},
-        {"timeline", "", "comm: required by this endpoint"},
         {"timeline", "comm=0x", "comm: expected 0x and 1 to 16 hex digits, or a name: \"0x\""},
         {"timeline", "comm=0x12345678901234567", NULL},
         {"timeline", "comm=0xzz", NULL},
@@ -378,7 +424,6 @@ Test(query, bad_parameters_get_one_line_errors)
         {"collectives", "comm=a&states=1", "states: not a parameter of this endpoint"},
         {"collectives", "comm=a&seq=9-2", "seq: expected N or N-M with N <= M: \"9-2\""},
         {"collectives", "comm=a&seq=1--2", NULL},
-        {"comms", "comm=a", "comm: not a parameter of this endpoint"},
         {"comms", "job=", "job: expected 1 to 63 characters: \"\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
