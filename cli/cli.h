@@ -29,6 +29,7 @@ typedef struct nsc_cli_ctx {
     nsc_src_opts src_opts;
     nsc_src *src;        /* opened by nsc_cli_source() on first use */
     int json;            /* --json: the source's JSON, unchanged */
+    int raw;             /* --raw: exact integers, not units for people */
     char err[640];       /* why a verb failed: printed as "ncclscope: <err>" */
 } nsc_cli_ctx;
 

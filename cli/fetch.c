@@ -51,11 +51,11 @@ int nsc_cli_query(nsc_cli_ctx *c, char *qs, size_t cap)
     return NSC_EXIT_OK;
 }
 
-static nsc_src *source(nsc_cli_ctx *c)
+/* The source, opened on first use: NSC_EXIT_OK, or the exit code of why not. */
+static int source(nsc_cli_ctx *c)
 {
-    if (!c->src && nsc_src_open(&c->src_opts, &c->src, c->err, sizeof c->err) != 0)
-        return NULL;
-    return c->src;
+    int rc = c->src ? 0 : nsc_src_open(&c->src_opts, &c->src, c->err, sizeof c->err);
+    return rc == 0 ? NSC_EXIT_OK : rc == NSC_DIAG_USAGE ? NSC_EXIT_USAGE : NSC_EXIT_FAIL;
 }
 
 static int src_get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
@@ -67,12 +67,12 @@ static int src_get(void *arg, const char *endpoint, const char *qs, nsc_diag_bod
 int nsc_cli_diag_src(nsc_cli_ctx *c, nsc_diag_src *d)
 {
     memset(d, 0, sizeof *d);
-    nsc_src *s = source(c);
-    if (!s)
-        return NSC_EXIT_FAIL;
+    int rc = source(c);
+    if (rc)
+        return rc;
     d->get = src_get;
-    d->arg = s;
-    d->name = nsc_src_name(s);
+    d->arg = c->src;
+    d->name = nsc_src_name(c->src);
     return NSC_EXIT_OK;
 }
 
@@ -88,8 +88,9 @@ int nsc_cli_fetch_doc(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_
 {
     nsc_diag_src s;
     memset(d, 0, sizeof *d);
-    if (nsc_cli_diag_src(c, &s) != NSC_EXIT_OK)
-        return NSC_EXIT_FAIL;
+    int rc = nsc_cli_diag_src(c, &s);
+    if (rc)
+        return rc;
     return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_doc(&s, endpoint, qs, d));
 }
 
@@ -97,8 +98,9 @@ int nsc_cli_fetch_ndjson(nsc_cli_ctx *c, const char *endpoint, const char *qs, n
                          void *arg)
 {
     nsc_diag_src s;
-    if (nsc_cli_diag_src(c, &s) != NSC_EXIT_OK)
-        return NSC_EXIT_FAIL;
+    int rc = nsc_cli_diag_src(c, &s);
+    if (rc)
+        return rc;
     return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_ndjson(&s, endpoint, qs, fn, arg));
 }
 
@@ -106,18 +108,21 @@ int nsc_cli_fetch_pages(nsc_cli_ctx *c, const char *endpoint, const char *qs, ns
                         void *arg)
 {
     nsc_diag_src s;
-    if (nsc_cli_diag_src(c, &s) != NSC_EXIT_OK)
-        return NSC_EXIT_FAIL;
+    int rc = nsc_cli_diag_src(c, &s);
+    if (rc)
+        return rc;
     return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_pages(&s, endpoint, qs, nsc_cli_get(c->args, "limit"), fn, arg));
 }
 
-/* A fetch whose body went to stdout or a reader: -1 is the source's error
- * (c->err set), nonzero is the reader's (its message in why). */
+/* A fetch whose body went to stdout or a reader: negative is the source's
+ * error (c->err set), positive is the reader's (its message in why). */
 static int fetched(nsc_cli_ctx *c, int rc, const char *why)
 {
     if (rc == 0)
         return NSC_EXIT_OK;
-    if (rc != -1 && why && why[0])
+    if (rc == NSC_DIAG_USAGE)
+        return NSC_EXIT_USAGE;
+    if (rc > 0 && why && why[0])
         snprintf(c->err, sizeof c->err, "%s", why);
     return NSC_EXIT_FAIL;
 }
@@ -130,21 +135,21 @@ static int to_stdout(void *arg, const char *data, size_t len)
 
 int nsc_cli_fetch_raw(nsc_cli_ctx *c, const char *endpoint, const char *qs)
 {
-    nsc_src *s = source(c);
-    if (!s)
-        return NSC_EXIT_FAIL;
-    int rc = nsc_src_get(s, endpoint, qs, 0, to_stdout, NULL, c->err, sizeof c->err);
+    int rc = source(c);
+    if (rc)
+        return rc;
+    rc = nsc_src_get(c->src, endpoint, qs, 0, to_stdout, NULL, c->err, sizeof c->err);
     return fetched(c, rc, "writing to stdout failed");
 }
 
 int nsc_cli_fetch_sse(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_sse_fn fn, void *arg)
 {
-    nsc_src *s = source(c);
-    if (!s)
-        return NSC_EXIT_FAIL;
+    int rc = source(c);
+    if (rc)
+        return rc;
     nsc_sse r;
     nsc_sse_init(&r, fn, arg);
-    int rc = nsc_src_get(s, endpoint, qs, 1, nsc_sse_feed, &r, c->err, sizeof c->err);
+    rc = nsc_src_get(c->src, endpoint, qs, 1, nsc_sse_feed, &r, c->err, sizeof c->err);
     nsc_sse_free(&r);
     return fetched(c, rc, NULL);
 }

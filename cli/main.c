@@ -19,7 +19,9 @@ static const nsc_cli_opt global_opts[] = {
     {"timeout", "SECONDS", "longest wait for the collector (default 10)"},
     {"job", "NAME", "job to look at (default: the collector's only or latest job)"},
     {"json", NULL, "print the source's JSON unchanged, for scripts"},
+    {"raw", NULL, "exact integers (ns, bytes) instead of units for people (us, ms, MiB, GB/s)"},
     {"help", NULL, "show help (also: ncclscope help VERB)"},
+    {"version", NULL, "print the version"},
     {NULL, NULL, NULL}};
 
 #define COMM_OPT {"comm", "ID", "communicator (hex id \"0x...\" or name)"}
@@ -40,7 +42,9 @@ static const nsc_cli_opt timeline_opts[] = {
 static const nsc_cli_opt coll_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective (AllReduce, ...)"},
     {"rank", "R", "only these ranks"}, {"seq", "N", "only this sequence number (or N-M)"},
-    {"limit", "N", "at most N collectives"}, {NULL, NULL, NULL}};
+    {"limit", "N", "at most N collectives"},
+    {"sort", "FIELD", "order by a column (duration, skew, busbw, bytes, ...: largest first)"},
+    {"top", "N", "show only the first N rows (after --sort)"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt stats_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt p2p_opts[] = {COMM_OPT, WINDOW_OPTS, {NULL, NULL, NULL}};
@@ -161,6 +165,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "ncclscope: %s\n", err);
         return NSC_EXIT_USAGE;
     }
+    if (nsc_cli_has(&a, "version")) {
+        printf("ncclscope %s\n", NSC_VERSION);
+        return NSC_EXIT_OK;
+    }
     if (nsc_cli_has(&a, "help") || !a.verb || strcmp(a.verb, "help") == 0) {
         if (!a.verb && !nsc_cli_has(&a, "help")) {
             usage(stderr);
@@ -173,7 +181,7 @@ int main(int argc, char **argv)
                 a.pos[0], a.verb);
         return NSC_EXIT_USAGE;
     }
-    nsc_cli_ctx c = {.args = &a, .json = nsc_cli_has(&a, "json")};
+    nsc_cli_ctx c = {.args = &a, .json = nsc_cli_has(&a, "json"), .raw = nsc_cli_has(&a, "raw")};
     c.src_opts.collector = nsc_cli_get(&a, "collector");
     c.src_opts.db = nsc_cli_get(&a, "db");
     c.src_opts.token_file = nsc_cli_get(&a, "token-file");

@@ -18,15 +18,15 @@
 
 static int is_scalar(const nsc_json *v) { return v->kind != NSC_JSON_ARRAY && v->kind != NSC_JSON_OBJECT; }
 
-static void render_table(const nsc_json *arr)
+static void render_table(const nsc_json *arr, int raw)
 {
     const nsc_json *first = nsc_json_first(arr);
     nsc_col cols[MAX_COLS];
     size_t n = 0;
     for (const nsc_json *m = nsc_json_first(first); m && n < MAX_COLS; m = nsc_json_next(first, m))
         if (is_scalar(m))
-            cols[n++] = (nsc_col){m->key, m->key};
-    nsc_table *t = nsc_table_new(cols, n);
+            cols[n++] = (nsc_col){m->key, NULL};
+    nsc_table *t = nsc_table_new(cols, n, raw);
     if (!t)
         return;
     for (const nsc_json *e = first; e; e = nsc_json_next(arr, e))
@@ -36,7 +36,7 @@ static void render_table(const nsc_json *arr)
     nsc_table_free(t);
 }
 
-static void render(const nsc_json *v, int indent)
+static void render(const nsc_json *v, int indent, int raw)
 {
     char cell[128];
     if (v->kind == NSC_JSON_ARRAY) {
@@ -44,30 +44,30 @@ static void render(const nsc_json *v, int indent)
         if (!first)
             printf("%*s(none)\n", indent, "");
         else if (first->kind == NSC_JSON_OBJECT)
-            render_table(v);
+            render_table(v, raw);
         else {
             printf("%*s", indent, "");
             for (const nsc_json *e = first; e; e = nsc_json_next(v, e)) {
-                nsc_json_cell(e, cell, sizeof cell);
+                nsc_json_cell(e, raw, cell, sizeof cell);
                 printf("%s%s", cell, nsc_json_next(v, e) ? ", " : "\n");
             }
         }
         return;
     }
     if (v->kind != NSC_JSON_OBJECT) {
-        nsc_json_cell(v, cell, sizeof cell);
+        nsc_json_cell(v, raw, cell, sizeof cell);
         printf("%*s%s\n", indent, "", cell);
         return;
     }
     for (const nsc_json *m = nsc_json_first(v); m; m = nsc_json_next(v, m))
         if (is_scalar(m)) {
-            nsc_json_cell(m, cell, sizeof cell);
+            nsc_json_cell(m, raw, cell, sizeof cell);
             printf("%*s%s: %s\n", indent, "", m->key, cell);
         }
     for (const nsc_json *m = nsc_json_first(v); m; m = nsc_json_next(v, m))
         if (!is_scalar(m)) {
             printf("\n%*s%s:\n", indent, "", m->key);
-            render(m, indent + 2);
+            render(m, indent + 2, raw);
         }
 }
 
@@ -83,16 +83,15 @@ static int show(nsc_cli_ctx *c, const char *endpoint)
     nsc_doc d;
     rc = nsc_cli_fetch_doc(c, endpoint, qs, &d);
     if (rc == NSC_EXIT_OK)
-        render(nsc_json_root(&d.doc), 0);
+        render(nsc_json_root(&d.doc), 0, c->raw);
     nsc_doc_free(&d);
     return rc;
 }
 
 static const nsc_col coll_cols[] = {
-    {"seq", "SEQ"},          {"func", "FUNC"},          {"bytes", "BYTES"},
-    {"ranks_seen", "RANKS"}, {"duration_ns", "DURATION_NS"}, {"skew_ns", "SKEW_NS"},
-    {"last_rank", "LAST"},   {"busbw_gbps", "BUSBW_GBPS"}, {"algo", "ALGO"},
-    {"proto", "PROTO"},      {"graph_captured", "GRAPH"}, {"mismatch", "MISMATCH"}};
+    {"seq", NULL},        {"func", NULL},        {"bytes", NULL},         {"ranks_seen", "RANKS"},
+    {"duration_ns", NULL}, {"skew_ns", NULL},    {"last_rank", "LAST"},   {"busbw_gbps", NULL},
+    {"algo", NULL},       {"proto", NULL},       {"graph_captured", "GRAPH"}, {"mismatch", NULL}};
 
 static int coll_row(void *arg, const nsc_json *v, const char *line, size_t len)
 {
@@ -104,7 +103,9 @@ static int coll_row(void *arg, const nsc_json *v, const char *line, size_t len)
         const char *comm = nsc_json_str(nsc_json_get(v, "comm")), *name = nsc_json_str(nsc_json_get(v, "name"));
         uint64_t nranks = 0;
         nsc_json_u64(nsc_json_get(v, "nranks"), &nranks);
-        printf("comm %s (%s), %" PRIu64 " ranks\n", comm ? comm : "?", name ? name : "", nranks);
+        const char *job = nsc_json_str(nsc_json_get(v, "job"));
+        printf("job %s, comm %s (%s), %" PRIu64 " ranks\n", job ? job : "?", comm ? comm : "?", name ? name : "",
+               nranks);
     }
     return 0;
 }
@@ -115,17 +116,33 @@ int nsc_verb_collectives(nsc_cli_ctx *c)
     int rc = nsc_cli_query(c, qs, sizeof qs);
     if (rc)
         return rc;
+    unsigned long long top = 0;
+    const char *sort = nsc_cli_get(c->args, "sort");
+    if ((rc = nsc_cli_u64_opt(c, "top", &top)))
+        return rc;
+    if (c->json && (sort || top)) {
+        snprintf(c->err, sizeof c->err, "--sort and --top order the table; --json gives every record as is");
+        return NSC_EXIT_USAGE;
+    }
     if (c->json)
         return nsc_cli_fetch_raw(c, "collectives", qs);
-    nsc_table *t = nsc_table_new(coll_cols, sizeof coll_cols / sizeof coll_cols[0]);
+    nsc_table *t = nsc_table_new(coll_cols, sizeof coll_cols / sizeof coll_cols[0], c->raw);
     if (!t)
         return NSC_EXIT_FAIL;
+    char names[256];
+    if (nsc_table_order(t, sort, (size_t)top, names, sizeof names) != 0) {
+        snprintf(c->err, sizeof c->err, "--sort wants one of %s (got '%s')", names, sort);
+        nsc_table_free(t);
+        return NSC_EXIT_USAGE;
+    }
     rc = nsc_cli_fetch_pages(c, "collectives", qs, coll_row, t);
     if (rc == NSC_EXIT_OK) {
-        if (nsc_table_rows(t))
+        if (nsc_table_rows(t)) {
             nsc_table_print(t, stdout);
-        else
-            printf("no collectives matched\n");
+        } else {
+            snprintf(c->err, sizeof c->err, "no collectives matched");
+            rc = NSC_EXIT_FAIL;
+        }
     }
     nsc_table_free(t);
     return rc;
@@ -158,7 +175,7 @@ int nsc_verb_topology(nsc_cli_ctx *c)
     if (rc == NSC_EXIT_OK && c->json) {
         fwrite(text, 1, len, stdout);
     } else if (rc == NSC_EXIT_OK && nsc_json_parse(text, len, NULL, &d, &e) == 0) {
-        render(nsc_json_root(&d), 0);
+        render(nsc_json_root(&d), 0, c->raw);
         nsc_json_free(&d);
     } else if (rc == NSC_EXIT_OK) {
         snprintf(c->err, sizeof c->err, "topology: bad JSON at byte %zu: %s", e.offset, e.msg);

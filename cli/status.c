@@ -128,7 +128,7 @@ static void print_shapes(const nsc_json *status, const nsc_json *job)
     }
     static const nsc_col cols[] = {{"", "GROUP"}, {"", "COMMS"}, {"", "NRANKS"}, {"", "NODES"},
                                    {"", "RANKS/NODE"}, {"", "RUNNING"}, {"", "FINISHED"}, {"", "INCOMPLETE"}};
-    nsc_table *t = nsc_table_new(cols, 8);
+    nsc_table *t = nsc_table_new(cols, 8, 0);
     for (size_t i = 0; t && i < n; i++) {
         char v[8][24];
         const char *cells[8];
@@ -174,7 +174,7 @@ static void print_comms(const nsc_json *status, const nsc_json *job, const nsc_j
     static const nsc_col cols[] = {{"", "COMM"}, {"", "NAME"}, {"", "RANKS"}, {"", "STATE"},
                                    {"", "PROGRESS (min/max seq)"}, {"", "EVENTS"}, {"", "EVENTS/S"},
                                    {"", "BUSBW GB/S"}};
-    nsc_table *t = nsc_table_new(cols, 8);
+    nsc_table *t = nsc_table_new(cols, 8, 0);
     EACH(cm, nsc_json_get(job, "comms")) {
         char v[8][160];
         const char *cells[8];
@@ -326,7 +326,8 @@ static void print_job(const nsc_json *status, const nsc_json *job)
         printf("  none\n");
 }
 
-static void render_status(nsc_cli_ctx *c, const nsc_json *status)
+/* Returns how many jobs it showed. */
+static unsigned render_status(nsc_cli_ctx *c, const nsc_json *status)
 {
     printf("events: %" PRIu64 " received; agents:", u64_of(status, "events_total"));
     EACH(a, nsc_json_get(status, "agents"))
@@ -339,9 +340,9 @@ static void render_status(nsc_cli_ctx *c, const nsc_json *status)
         print_job(status, j);
         shown++;
     }
-    if (!shown)
-        printf("\nno job%s%s\n", nsc_cli_get(c->args, "job") ? " named " : " yet",
-               nsc_cli_get(c->args, "job") ? nsc_cli_get(c->args, "job") : "");
+    if (!shown && !nsc_cli_get(c->args, "job"))
+        printf("\nno job yet\n");
+    return shown;
 }
 
 int nsc_verb_status(nsc_cli_ctx *c)
@@ -350,8 +351,10 @@ int nsc_verb_status(nsc_cli_ctx *c)
         return nsc_cli_fetch_raw(c, "status", NULL);
     nsc_doc d;
     int rc = nsc_cli_fetch_doc(c, "status", NULL, &d);
-    if (rc == NSC_EXIT_OK)
-        render_status(c, nsc_json_root(&d.doc));
+    if (rc == NSC_EXIT_OK && !render_status(c, nsc_json_root(&d.doc)) && nsc_cli_get(c->args, "job")) {
+        snprintf(c->err, sizeof c->err, "no job \"%s\" (see ncclscope status)", nsc_cli_get(c->args, "job"));
+        rc = NSC_EXIT_FAIL;
+    }
     nsc_doc_free(&d);
     return rc;
 }

@@ -209,14 +209,6 @@ static int csv_record(void *arg, const nsc_json *rec, const char *line, size_t l
     return ferror(stdout) ? 1 : 0;
 }
 
-static int need_comm(nsc_cli_ctx *c)
-{
-    if (nsc_cli_has(c->args, "comm"))
-        return NSC_EXIT_OK;
-    snprintf(c->err, sizeof c->err, "%s needs --comm ID (see ncclscope comms)", c->args->verb);
-    return NSC_EXIT_USAGE;
-}
-
 /* The views below show no states: the source need not even decode them. */
 static int no_states(nsc_cli_ctx *c, char *qs, size_t cap)
 {
@@ -229,8 +221,8 @@ static int no_states(nsc_cli_ctx *c, char *qs, size_t cap)
 int nsc_verb_timeline(nsc_cli_ctx *c)
 {
     char qs[2048];
-    int rc = need_comm(c);
-    if (rc || (rc = nsc_cli_query(c, qs, sizeof qs)))
+    int rc = nsc_cli_query(c, qs, sizeof qs);
+    if (rc)
         return rc;
     if (c->json)
         return nsc_cli_fetch_pages(c, "timeline", qs, nsc_cli_print_line, NULL);
@@ -331,7 +323,7 @@ int nsc_verb_export(nsc_cli_ctx *c)
         snprintf(c->err, sizeof c->err, "export needs -o FILE ('-' for stdout)");
         return NSC_EXIT_USAGE;
     }
-    if (!input && ((rc = need_comm(c)) || (rc = nsc_cli_query(c, qs, sizeof qs)) ||
+    if (!input && ((rc = nsc_cli_query(c, qs, sizeof qs)) ||
                    (rc = no_states(c, qs, sizeof qs))))
         return rc;
     int to_stdout = strcmp(out, "-") == 0;

@@ -1,0 +1,111 @@
+#!/bin/bash
+# cli_contract.sh: the CLI's contract (docs/cli.md "Exit codes", "Choosing
+# the job and the communicator", "Units") on the real pipeline: a collector
+# and one agent per simulated node (2 nodes x 1 rank) see two jobs that share
+# a communicator id, as two runs of one script do:
+#   ja: a ring AllReduce (communicator X, network steps);
+#   jb: an AllReduce of 2 ranks on one node (communicator Y, as large as X
+#       and first by id, no network step), then the ring AllReduce again (X).
+# Checked, from the collector and from its store (--db):
+#   - X without --job is ambiguous: exit 2 naming both jobs; Y is found in jb;
+#   - the only communicator of ja is used without --comm; jb needs --comm;
+#   - links of jb without --comm is X's, the one with network steps;
+#   - every header names the job and the communicator;
+#   - bad values exit 2, nothing found or matched exits 1, each with one line;
+#   - tables read in units for people, --raw gives the exact integers;
+#   - collectives --sort FIELD --top N is the JSON's order and count.
+#
+#   cli_contract.sh BIN_DIR PLUGIN
+set -euo pipefail
+bin=$1 plugin=$2
+nodes=2
+. "$(dirname "$0")/../e2e/lib.sh"
+
+# run NAME ARGS...: job NAME to its end, every event delivered.
+run() {
+    local name=$1 n
+    shift
+    NCCLSCOPE_JOB=$name NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+        --nodes $nodes --ranks-per-node 1 --iters 6 --channels 2 --count 262144 "$@" \
+        --summary "$dir/emu-$name.json" >"$dir/emu.log" 2>&1 || die "$name: the emulator failed"
+    for n in $(seq 0 $((nodes - 1))); do
+        wait_until 20 metric_is $n 'ncclscope_agent_processes{state="alive"}' 0 || die "node $n: processes still alive"
+        wait_until 20 delivered $n || die "node $n did not deliver"
+    done
+}
+start_all
+run ja --scenario ring --seed 3
+run jb --scenario coll --seed 5 --nodes 1 --ranks-per-node 2
+run jb --scenario ring --seed 3
+for n in $(seq 0 $((nodes - 1))); do stop agent$n; done  # the clock models hold still
+
+fail=0
+cli() { "$bin/ncclscope" $src "$@"; }
+# expect CODE PATTERN ARGS...: the exit code, and one stderr line matching PATTERN.
+expect() {
+    local code=$1 pat=$2 rc=0
+    shift 2
+    cli "$@" >"$dir/out" 2>"$dir/err" || rc=$?
+    if [ "$rc" -ne "$code" ] || [ "$(wc -l <"$dir/err")" -ne 1 ] || ! grep -qE "^ncclscope: $pat" "$dir/err"; then
+        echo "FAIL ($src): ncclscope $* -> rc $rc (want $code), stderr: $(cat "$dir/err")"
+        fail=1
+    fi
+}
+# has PATTERN ARGS...: exit 0 and stdout has a line matching PATTERN.
+has() {
+    local pat=$1
+    shift
+    if ! cli "$@" >"$dir/out" 2>"$dir/err" || ! grep -qE "$pat" "$dir/out"; then
+        echo "FAIL ($src): ncclscope $*: no line like '$pat' in: $(head -5 "$dir/out") $(cat "$dir/err")"
+        fail=1
+    fi
+}
+
+contract() {
+    local x y
+    x=$(cli --json --job ja comms | python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])')
+    y=$(cli --json --job jb comms |
+        python3 -c 'import json,sys; print([c["comm"] for c in json.load(sys.stdin)["comms"] if c["comm"] != sys.argv[1]][0])' "$x")
+    # Which job: looked up in every job, ambiguity said, never a silent pick.
+    expect 2 "comm: $x is in 2 jobs \(\"ja\", \"jb\"\); name one with job \(--job\)" collectives --comm "$x"
+    has "^job jb, comm $y \(world\), 2 ranks$" collectives --comm "$y"
+    has "^job ja, comm $x \(world\), 2 ranks$" --job ja collectives --comm "$x"
+    has "^job ja, comm $x \(world\), 2 ranks$" --job ja collectives
+    has "^job: ja$" --job ja topology
+    has "^comm: $x$" --job ja stats
+    has "^comm: $x$" --job ja p2p
+    expect 2 "comm: required: job \"jb\" has 2 communicators \(see comms\)" --job jb stats
+    has "^job jb, comm $x$" --job jb links
+    has "^job jb: (OK|PROBLEM)" --job jb diagnose --comm "$y"
+    # Exit codes and what would be valid.
+    expect 2 "func: expected one of AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AlltoAll, Gather, Scatter: \"Bogus\"" \
+        --job ja collectives --func Bogus
+    expect 2 "seq: expected N or N-M with N <= M: \"abc\"" --job ja collectives --seq abc
+    expect 2 "limit: expected 1 to 1000000: \"0\"" --job ja collectives --limit 0
+    expect 2 "comm: expected 0x and 1 to 16 hex digits, or a name" --job ja collectives --comm 0xzz
+    expect 1 "rank: no such rank in communicator $x \(its ranks: 0-1\)" --job ja collectives --rank 99
+    expect 1 "no collectives matched" --job ja collectives --seq 999
+    expect 1 "no job \"nosuch\"" --job nosuch status
+    expect 1 "no job \"nosuch\" in the store" --job nosuch comms
+    # Units for people; --raw the exact integers; --sort and --top.
+    has "^[0-9]+ +AllReduce +1\.00 MiB +2 +[0-9.]+ (us|ms|s) " --job ja collectives
+    has "^SEQ +FUNC +BYTES +RANKS +DURATION_NS +SKEW_NS " --raw --job ja collectives
+    has "^[0-9]+ +AllReduce +1048576 +2 +[0-9]+ " --raw --job ja collectives
+    cli --json --job ja collectives >"$dir/colls.ndjson"
+    cli --raw --job ja collectives --sort duration --top 3 >"$dir/top.txt"
+    python3 - "$dir/colls.ndjson" "$dir/top.txt" <<'PY' || { echo "FAIL ($src): --sort duration --top 3"; fail=1; }
+import json, sys
+recs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("kind") == "collective"]
+want = [r["seq"] for r in sorted(recs, key=lambda r: -r["duration_ns"])[:3]]
+rows = [l.split() for l in open(sys.argv[2]).read().splitlines()[2:]]
+sys.exit(0 if len(recs) > 3 and [int(r[0]) for r in rows] == want else "rows %s, want seq %s" % (rows, want))
+PY
+}
+
+src="--collector http://127.0.0.1:$http"
+contract
+stop collector
+src="--db $dir/db"
+contract
+[ $fail = 0 ] || exit 1
+echo "cli_contract.sh: ok"
