@@ -100,12 +100,10 @@ static int coll_row(void *arg, const nsc_json *v, const char *line, size_t len)
     if (kind && strcmp(kind, "collective") == 0)
         return nsc_table_add_json(arg, v) ? NSC_EXIT_FAIL : 0;
     if (kind && strcmp(kind, "header") == 0) {
-        const char *comm = nsc_json_str(nsc_json_get(v, "comm")), *name = nsc_json_str(nsc_json_get(v, "name"));
         uint64_t nranks = 0;
         nsc_json_u64(nsc_json_get(v, "nranks"), &nranks);
-        const char *job = nsc_json_str(nsc_json_get(v, "job"));
-        printf("job %s, comm %s (%s), %" PRIu64 " ranks\n", job ? job : "?", comm ? comm : "?", name ? name : "",
-               nranks);
+        printf("job %s, comm %s (%s), %" PRIu64 " ranks\n", nsc_json_str_or(v, "job", "?"),
+               nsc_json_str_or(v, "comm", "?"), nsc_json_str_or(v, "name", ""), nranks);
     }
     return 0;
 }
@@ -149,8 +147,70 @@ int nsc_verb_collectives(nsc_cli_ctx *c)
 }
 
 int nsc_verb_comms(nsc_cli_ctx *c) { return show(c, "comms"); }
+/* An id the store may not know (-1): the number, or "unknown". */
+static const char *known(const nsc_json *v, char *buf, size_t cap)
+{
+    int64_t x;
+    if (!v || nsc_json_i64(v, &x) != 0 || x < 0)
+        return "unknown";
+    snprintf(buf, cap, "%" PRId64, x);
+    return buf;
+}
+
+/* One channel's ring in order, closed when complete; else the legs seen
+ * (ProxyOps trace the network legs only). */
+static void print_ring(const nsc_json *ch)
+{
+    const nsc_json *ring = nsc_json_get(ch, "ring"), *peers = nsc_json_get(ch, "send_peers");
+    int complete = nsc_json_get(ch, "complete") && nsc_json_get(ch, "complete")->kind == NSC_JSON_TRUE;
+    char buf[32];
+    printf("  channel %s: ", known(nsc_json_get(ch, "channel"), buf, sizeof buf));
+    if (complete) {
+        for (const nsc_json *r = nsc_json_first(ring); r; r = nsc_json_next(ring, r))
+            printf("%s -> ", known(r, buf, sizeof buf));
+        printf("%s (ring)\n", known(nsc_json_first(ring), buf, sizeof buf));
+        return;
+    }
+    for (const nsc_json *p = nsc_json_first(peers); p; p = nsc_json_next(peers, p)) {
+        printf("%s%s", p == nsc_json_first(peers) ? "" : ", ", known(nsc_json_at(p, 0), buf, sizeof buf));
+        printf(" -> %s", known(nsc_json_at(p, 1), buf, sizeof buf));
+    }
+    printf(" (legs seen: the network legs; legs within a node are not traced)\n");
+}
+
+/* The topology as people draw it: ranks per node with GPU and local rank,
+ * each channel's ring, and the edges with transport and health. */
+static void render_topology(const nsc_json *t, int raw)
+{
+    const nsc_json *ranks = nsc_json_get(t, "ranks"), *nodes = nsc_json_get(t, "nodes");
+    const nsc_json *channels = nsc_json_get(t, "channels"), *edges = nsc_json_get(t, "edges");
+    char a[32], b[32];
+    printf("job %s, comm %s (%s), %s ranks on %u nodes\n", nsc_json_str_or(t, "job", "?"),
+           nsc_json_str_or(t, "comm", "?"), nsc_json_str_or(t, "name", "?"),
+           known(nsc_json_get(t, "nranks"), a, sizeof a), nodes ? nodes->count : 0);
+    for (const nsc_json *n = nsc_json_first(nodes); n; n = nsc_json_next(nodes, n)) {
+        const nsc_json *in = nsc_json_get(n, "ranks");
+        printf("\n%s: %u ranks (clock: %s)\n", nsc_json_str_or(n, "host", "?"), in ? in->count : 0,
+               nsc_json_str_or(n, "clock", "?"));
+        for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+            if (strcmp(nsc_json_str_or(r, "host", "?"), nsc_json_str_or(n, "host", "?")) != 0)
+                continue;
+            printf("  rank %-4s GPU %-8s", known(nsc_json_get(r, "rank"), a, sizeof a), known(nsc_json_get(r, "gpu"), b, sizeof b));
+            printf(" local rank %-8s", known(nsc_json_get(r, "local_rank"), a, sizeof a));
+            printf(" pid %s\n", known(nsc_json_get(r, "pid"), b, sizeof b));
+        }
+    }
+    printf("\nchannels:\n");
+    if (!channels || !channels->count)
+        printf("  (no ProxyOp seen: no network legs, or the event mask left them out)\n");
+    for (const nsc_json *ch = nsc_json_first(channels); ch; ch = nsc_json_next(channels, ch))
+        print_ring(ch);
+    printf("\nedges:\n");
+    render(edges ? edges : channels, 0, raw);
+}
+
 /* topology: the query's document with its edges' transport and health
- * (common/diag/topology.c), printed or rendered like the others. */
+ * (common/diag/topology.c), as JSON or drawn for people. */
 int nsc_verb_topology(nsc_cli_ctx *c)
 {
     nsc_diag_src s;
@@ -175,7 +235,7 @@ int nsc_verb_topology(nsc_cli_ctx *c)
     if (rc == NSC_EXIT_OK && c->json) {
         fwrite(text, 1, len, stdout);
     } else if (rc == NSC_EXIT_OK && nsc_json_parse(text, len, NULL, &d, &e) == 0) {
-        render(nsc_json_root(&d), 0, c->raw);
+        render_topology(nsc_json_root(&d), c->raw);
         nsc_json_free(&d);
     } else if (rc == NSC_EXIT_OK) {
         snprintf(c->err, sizeof c->err, "topology: bad JSON at byte %zu: %s", e.offset, e.msg);

@@ -71,7 +71,13 @@ contract() {
     has "^job jb, comm $y \(world\), 2 ranks$" collectives --comm "$y"
     has "^job ja, comm $x \(world\), 2 ranks$" --job ja collectives --comm "$x"
     has "^job ja, comm $x \(world\), 2 ranks$" --job ja collectives
-    has "^job: ja$" --job ja topology
+    # Topology as people draw it: ranks per node, the ring in order, edges.
+    has "^job ja, comm $x \(world\), 2 ranks on 2 nodes$" --job ja topology
+    has "^node1: 1 ranks \(clock: (model|identity)\)$" --job ja topology
+    has "^  rank 1 +GPU ([0-9]+|unknown) +local rank ([0-9]+|unknown) +pid [0-9]+$" --job ja topology
+    has "^  channel 1: [01] -> [01] -> [01] \(ring\)$" --job ja topology
+    has "^1 +1 +0 +NET +(ok|slow|behind|unknown) " --job ja topology
+    if grep -q -- "-1" "$dir/out"; then echo "FAIL ($src): topology shows -1: $(cat "$dir/out")"; fail=1; fi
     has "^comm: $x$" --job ja stats
     has "^comm: $x$" --job ja p2p
     expect 2 "comm: required: job \"jb\" has 2 communicators \(see comms\)" --job jb stats
