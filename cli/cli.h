@@ -20,8 +20,8 @@
 
 enum {
     NSC_EXIT_OK = 0,
-    NSC_EXIT_FAIL = 1,   /* an error, or diagnose found a problem */
-    NSC_EXIT_USAGE = 2   /* bad command line */
+    NSC_EXIT_FAIL = 1,   /* not found, nothing matched, an error, or diagnose found a problem */
+    NSC_EXIT_USAGE = 2   /* a bad command line or value */
 };
 
 typedef struct nsc_cli_ctx {

@@ -1,7 +1,8 @@
 /* main.c: ncclscope, the command line: verbs, options, help, exit codes.
  *
- * `ncclscope [GLOBAL OPTIONS] VERB [OPTIONS]`. Exit codes: 0 ok, 1 an error
- * or (diagnose) a problem found, 2 a bad command line. Errors are one line on
+ * `ncclscope [GLOBAL OPTIONS] VERB [OPTIONS]`. Exit codes: 0 success, 1 not
+ * found, nothing matched, an error or (diagnose) a problem found, 2 a bad
+ * command line or value. Errors are one line on
  * stderr starting with "ncclscope: ". The verbs themselves and the fetch
  * helpers they share are in the files named in cli.h.
  */
@@ -24,7 +25,7 @@ static const nsc_cli_opt global_opts[] = {
     {"version", NULL, "print the version"},
     {NULL, NULL, NULL}};
 
-#define COMM_OPT {"comm", "ID", "communicator (hex id \"0x...\" or name)"}
+#define COMM_OPT {"comm", "ID", "communicator (hex id \"0x...\" or name; looked up in every job; default: the job's only one)"}
 #define WINDOW_OPTS {"t0", "NS", "window start, ns on the aligned time base"}, \
                     {"t1", "NS", "window end, ns on the aligned time base"}
 
@@ -56,7 +57,7 @@ static const nsc_cli_opt export_opts[] = {
     {"input", "FILE", "convert timeline NDJSON from FILE ('-': stdin) instead of fetching"},
     {NULL, NULL, NULL}};
 static const nsc_cli_opt up_opts[] = {
-    {"run-dir", "DIR", "pid files, logs and store (default $NCCLSCOPE_RUNDIR, then /tmp/ncclscope)"},
+    {"run-dir", "DIR", "pid files, logs and store (default $NCCLSCOPE_RUNDIR, then the agent's default)"},
     {"port", "PORT", "collector HTTP port on 127.0.0.1 (default 7761; 0: any free port)"},
     {"zmq-port", "PORT", "collector port the agent sends to (default 7760; 0: any)"},
     {"agent-port", "PORT", "agent /healthz and /metrics port (default 7762; 0: any)"},
@@ -79,9 +80,9 @@ static const verb verbs[] = {
      "job report: nodes, processes, GPUs, communicators by shape, errors"},
     {"watch", nsc_verb_watch, watch_opts, "", "live summary, refreshing (plain lines when piped)"},
     {"comms", nsc_verb_comms, no_opts, "", "communicators of the job"},
-    {"timeline", nsc_verb_timeline, timeline_opts, "--comm ID",
+    {"timeline", nsc_verb_timeline, timeline_opts, "[--comm ID]",
      "one aligned timeline across ranks (text lanes, --json, --csv)"},
-    {"collectives", nsc_verb_collectives, coll_opts, "--comm ID",
+    {"collectives", nsc_verb_collectives, coll_opts, "[--comm ID] [--sort FIELD] [--top N]",
      "collectives matched across ranks: duration, skew, last to arrive, busBW"},
     {"topology", nsc_verb_topology, comm_opts, "[--comm ID]",
      "ranks to hosts, pids and GPUs; rings per channel; split communicators"},
@@ -95,7 +96,7 @@ static const verb verbs[] = {
      "per host, across the collector's jobs: how often diagnose placed a cause there"},
     {"links", nsc_verb_links, comm_opts, "[--comm ID]",
      "network links per (rank -> rank, channel): step time, bandwidth, slow ones"},
-    {"export", nsc_verb_export, export_opts, "--comm ID -o FILE [--format perfetto|chrome]",
+    {"export", nsc_verb_export, export_opts, "[--comm ID] -o FILE [--format perfetto|chrome]",
      "write a Perfetto (.pftrace) or Chrome JSON trace"},
     {"up", nsc_verb_up, up_opts, "", "start a local collector and agent"},
     {"down", nsc_verb_down, down_opts, "", "stop what up started"},
@@ -126,7 +127,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-12s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(f, "\nglobal options:\n");
     nsc_cli_print_opts(f, global_opts);
-    fprintf(f, "\nexit codes: 0 ok, 1 error or problem found (diagnose), 2 bad command line.\n"
+    fprintf(f, "\nexit codes: 0 success, 1 not found, nothing matched, an error or (diagnose) a problem\n"
+               "found, 2 a bad command line or value.\n"
                "See 'ncclscope help VERB' and docs/cli.md.\n");
 }
 

@@ -4,6 +4,7 @@
 #include "grow.h"
 #include "order.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,39 @@ static int procs_in(const cm_info *a, const cm_info *b)
     return in == 0 ? 0 : in == a->n ? 2 : 1;
 }
 
+static size_t count_hosts(const cm_info *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        size_t k = 0;
+        while (k < i && strcmp(m->ranks[k].info.host, m->ranks[i].info.host) != 0)
+            k++;
+        n += k == i;
+    }
+    return n;
+}
+
+/* What tells all[i] apart from the job's others for a person: its name,
+ * size and hosts, and "#N" among those alike (in id order). */
+static void write_label(nsc_q_out *o, const cm_info *all, size_t n, size_t i)
+{
+    size_t alike = 0, nth = 0, hosts = count_hosts(&all[i]);
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(all[k].comm.name, all[i].comm.name) == 0 && all[k].comm.nranks == all[i].comm.nranks &&
+            count_hosts(&all[k]) == hosts) {
+            alike++;
+            nth += k <= i;
+        }
+    char label[128];
+    int len = snprintf(label, sizeof label, "%s%s%d rank%s on %zu host%s", all[i].comm.name,
+                       all[i].comm.name[0] ? " " : "", all[i].comm.nranks, all[i].comm.nranks == 1 ? "" : "s", hosts,
+                       hosts == 1 ? "" : "s");
+    if (alike > 1 && len > 0 && (size_t)len < sizeof label)
+        snprintf(label + len, sizeof label - (size_t)len, " #%zu", nth);
+    nsc_q_lit(o, ",\"label\":");
+    nsc_q_str(o, label);
+}
+
 static void write_hosts(nsc_q_out *o, const cm_info *m, size_t *nhosts)
 {
     nsc_q_lit(o, ",\"hosts\":[");
@@ -58,6 +92,7 @@ static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i, siz
     const cm_info *m = &all[i];
     nsc_q_cs(o, nth ? ",{" : "{");
     nsc_q_write_comm(o, &m->comm);
+    write_label(o, all, n, i);
     nsc_q_lit(o, ",\"ranks_seen\":");
     nsc_q_u64(o, m->n);
     nsc_q_lit(o, ",\"ranks\":[");

@@ -302,6 +302,7 @@ Test(query, comms_and_split_children)
     cr_assert_eq(qj_u64(world, "nnodes"), 2);
     cr_assert_eq(qj_u64(world, "ranks_seen"), 4);
     cr_assert_eq(nsc_json_get(world, "split_of")->count, 0);
+    cr_assert_str_eq(qj_str(world, "label"), "world 4 ranks on 2 hosts");
     cr_assert_str_eq(qj_str(sub, "comm"), "0xfedcba9876543210", "an id of 16 hex digits");
     cr_assert_str_eq(nsc_json_str(nsc_json_at(nsc_json_get(sub, "split_of"), 0)), "0xabc123");
     cr_assert_eq(qj_u64(sub, "nnodes"), 1);
@@ -387,6 +388,26 @@ Test(query, comm_in_two_jobs_asks_for_job)
     qf_result_free(&r);
     r = qf_run(st, "collectives", "comm=0x99&job=twin");
     cr_assert_eq(r.rc, 0, "%s", r.err);
+    qf_result_free(&r);
+}
+
+/* Communicators alike in name, size and hosts get labels that differ. */
+Test(query, comms_alike_get_distinct_labels)
+{
+    nsc_store_close(st);
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    nsc_proc p = nsc_test_proc("alike", "h7", 7, 0);
+    nsc_ctx_def ctx[2] = {nsc_test_ctx(0, 0x71, 0, 1), nsc_test_ctx(1, 0x72, 0, 1)};
+    snprintf(ctx[0].name, sizeof ctx[0].name, "world");
+    snprintf(ctx[1].name, sizeof ctx[1].name, "world");
+    nsc_store_batch b = {&p, ctx, 2, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
+    cr_assert_eq(nsc_store_begin(st, 3), 0);
+    cr_assert_eq(nsc_store_put(st, &b), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    qf_result r = qf_run(st, "comms", "job=alike");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.text, "\"label\":\"world 1 rank on 1 host #1\""), "%s", r.text);
+    cr_assert(strstr(r.text, "\"label\":\"world 1 rank on 1 host #2\""), "%s", r.text);
     qf_result_free(&r);
 }
 
