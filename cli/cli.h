@@ -17,6 +17,7 @@
 #include "diag.h"
 #include "source.h"
 #include "stream.h"
+#include "units.h"
 
 enum {
     NSC_EXIT_OK = 0,
@@ -29,7 +30,7 @@ typedef struct nsc_cli_ctx {
     nsc_src_opts src_opts;
     nsc_src *src;        /* opened by nsc_cli_source() on first use */
     int json;            /* --json: the source's JSON, unchanged */
-    int raw;             /* --raw: exact integers, not units for people */
+    nsc_units units;     /* --raw, and the wall clock of the answer being shown */
     char err[640];       /* why a verb failed: printed as "ncclscope: <err>" */
 } nsc_cli_ctx;
 

@@ -62,8 +62,8 @@ static void print_links(const nsc_diag_links *l, int raw)
             snprintf(step, sizeof step, "%" PRIu64, k->step_ns);
             snprintf(bw, sizeof bw, "%.3f", nsc_diag_link_gbps(k));
         } else {
-            nsc_fmt_unit(NSC_UNIT_NS, (double)k->step_ns, step, sizeof step);
-            nsc_fmt_unit(NSC_UNIT_GBPS, nsc_diag_link_gbps(k), bw, sizeof bw);
+            nsc_fmt_unit(&(nsc_units){0}, NSC_UNIT_NS, (double)k->step_ns, step, sizeof step);
+            nsc_fmt_unit(&(nsc_units){0}, NSC_UNIT_GBPS, nsc_diag_link_gbps(k), bw, sizeof bw);
         }
         printf("%-6d %-12s %-6d %-12s %3u %7zu %10s %10s %6.2f %s\n", k->src, k->src_host, k->dst, k->dst_host,
                k->channel, k->steps, step, bw, nsc_diag_link_ratio(l, k), nsc_diag_link_state_names[k->state]);
@@ -81,7 +81,7 @@ int nsc_verb_links(nsc_cli_ctx *c)
     if (rc == NSC_EXIT_OK && c->json)
         nsc_diag_links_write_json(&l, stdout);
     else if (rc == NSC_EXIT_OK)
-        print_links(&l, c->raw);
+        print_links(&l, c->units.raw);
     nsc_diag_links_free(&l);
     return rc;
 }
@@ -91,7 +91,8 @@ static void print_hosts(const nsc_diag_hosts *t)
     static const nsc_col cols[] = {{"", "HOST"},     {"", "LATE"},    {"", "SLOW LINK"}, {"", "SLOW NIC"},
                                    {"", "STALL"},    {"", "DEAD"},    {"", "DROPPED"},   {"", "OTHER"},
                                    {"", "TOTAL"}};
-    nsc_table *tb = nsc_table_new(cols, 9, 0);
+    static const nsc_units counts = {0};
+    nsc_table *tb = nsc_table_new(cols, 9, &counts);
     for (size_t i = 0; tb && i < t->n; i++) {
         char v[9][64];
         const char *cells[9];

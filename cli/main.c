@@ -26,8 +26,10 @@ static const nsc_cli_opt global_opts[] = {
     {NULL, NULL, NULL}};
 
 #define COMM_OPT {"comm", "ID", "communicator (hex id \"0x...\" or name; looked up in every job; default: the job's only one)"}
-#define WINDOW_OPTS {"t0", "NS", "window start, ns on the aligned time base"}, \
-                    {"t1", "NS", "window end, ns on the aligned time base"}
+#define WINDOW_OPTS {"t0", "TIME", "window start: on the collector's clock (ns, or 1216.5s) or UTC (2026-11-28T17:30:00Z)"}, \
+                    {"t1", "TIME", "window end, as --t0"}, \
+                    {"since", "AGO", "window start: this long before now (90s, 5m, 2h) or a UTC time"}, \
+                    {"until", "AGO", "window end: this long before now, or a UTC time"}
 
 static const nsc_cli_opt no_opts[] = {{NULL, NULL, NULL}};
 static const nsc_cli_opt watch_opts[] = {
@@ -183,7 +185,7 @@ int main(int argc, char **argv)
                 a.pos[0], a.verb);
         return NSC_EXIT_USAGE;
     }
-    nsc_cli_ctx c = {.args = &a, .json = nsc_cli_has(&a, "json"), .raw = nsc_cli_has(&a, "raw")};
+    nsc_cli_ctx c = {.args = &a, .json = nsc_cli_has(&a, "json"), .units.raw = nsc_cli_has(&a, "raw")};
     c.src_opts.collector = nsc_cli_get(&a, "collector");
     c.src_opts.db = nsc_cli_get(&a, "db");
     c.src_opts.token_file = nsc_cli_get(&a, "token-file");

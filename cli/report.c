@@ -18,7 +18,7 @@
 
 static int is_scalar(const nsc_json *v) { return v->kind != NSC_JSON_ARRAY && v->kind != NSC_JSON_OBJECT; }
 
-static void render_table(const nsc_json *arr, int raw)
+static void render_table(const nsc_json *arr, const nsc_units *u)
 {
     const nsc_json *first = nsc_json_first(arr);
     nsc_col cols[MAX_COLS];
@@ -26,7 +26,7 @@ static void render_table(const nsc_json *arr, int raw)
     for (const nsc_json *m = nsc_json_first(first); m && n < MAX_COLS; m = nsc_json_next(first, m))
         if (is_scalar(m))
             cols[n++] = (nsc_col){m->key, NULL};
-    nsc_table *t = nsc_table_new(cols, n, raw);
+    nsc_table *t = nsc_table_new(cols, n, u);
     if (!t)
         return;
     for (const nsc_json *e = first; e; e = nsc_json_next(arr, e))
@@ -36,7 +36,7 @@ static void render_table(const nsc_json *arr, int raw)
     nsc_table_free(t);
 }
 
-static void render(const nsc_json *v, int indent, int raw)
+static void render(const nsc_json *v, int indent, const nsc_units *u)
 {
     char cell[128];
     if (v->kind == NSC_JSON_ARRAY) {
@@ -44,30 +44,30 @@ static void render(const nsc_json *v, int indent, int raw)
         if (!first)
             printf("%*s(none)\n", indent, "");
         else if (first->kind == NSC_JSON_OBJECT)
-            render_table(v, raw);
+            render_table(v, u);
         else {
             printf("%*s", indent, "");
             for (const nsc_json *e = first; e; e = nsc_json_next(v, e)) {
-                nsc_json_cell(e, raw, cell, sizeof cell);
+                nsc_json_cell(e, u, cell, sizeof cell);
                 printf("%s%s", cell, nsc_json_next(v, e) ? ", " : "\n");
             }
         }
         return;
     }
     if (v->kind != NSC_JSON_OBJECT) {
-        nsc_json_cell(v, raw, cell, sizeof cell);
+        nsc_json_cell(v, u, cell, sizeof cell);
         printf("%*s%s\n", indent, "", cell);
         return;
     }
     for (const nsc_json *m = nsc_json_first(v); m; m = nsc_json_next(v, m))
         if (is_scalar(m)) {
-            nsc_json_cell(m, raw, cell, sizeof cell);
+            nsc_json_cell(m, u, cell, sizeof cell);
             printf("%*s%s: %s\n", indent, "", m->key, cell);
         }
     for (const nsc_json *m = nsc_json_first(v); m; m = nsc_json_next(v, m))
         if (!is_scalar(m)) {
             printf("\n%*s%s:\n", indent, "", m->key);
-            render(m, indent + 2, raw);
+            render(m, indent + 2, u);
         }
 }
 
@@ -82,8 +82,10 @@ static int show(nsc_cli_ctx *c, const char *endpoint)
         return nsc_cli_fetch_raw(c, endpoint, qs);
     nsc_doc d;
     rc = nsc_cli_fetch_doc(c, endpoint, qs, &d);
-    if (rc == NSC_EXIT_OK)
-        render(nsc_json_root(&d.doc), 0, c->raw);
+    if (rc == NSC_EXIT_OK) {
+        nsc_units_wall(&c->units, nsc_json_root(&d.doc));
+        render(nsc_json_root(&d.doc), 0, &c->units);
+    }
     nsc_doc_free(&d);
     return rc;
 }
@@ -91,17 +93,25 @@ static int show(nsc_cli_ctx *c, const char *endpoint)
 static const nsc_col coll_cols[] = {
     {"seq", NULL},        {"func", NULL},        {"bytes", NULL},         {"ranks_seen", "RANKS"},
     {"duration_ns", NULL}, {"skew_ns", NULL},    {"last_rank", "LAST"},   {"busbw_gbps", NULL},
-    {"algo", NULL},       {"proto", NULL},       {"graph_captured", "GRAPH"}, {"mismatch", NULL}};
+    {"algo", NULL},       {"proto", NULL},       {"graph_captured", "GRAPH"}, {"mismatch", NULL},
+    {"start_ns", NULL}};
+
+typedef struct coll_view {
+    nsc_cli_ctx *c;
+    nsc_table *t;
+} coll_view;
 
 static int coll_row(void *arg, const nsc_json *v, const char *line, size_t len)
 {
     (void)line, (void)len;
+    coll_view *cv = arg;
     const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
     if (kind && strcmp(kind, "collective") == 0)
-        return nsc_table_add_json(arg, v) ? NSC_EXIT_FAIL : 0;
+        return nsc_table_add_json(cv->t, v) ? NSC_EXIT_FAIL : 0;
     if (kind && strcmp(kind, "header") == 0) {
         uint64_t nranks = 0;
         nsc_json_u64(nsc_json_get(v, "nranks"), &nranks);
+        nsc_units_wall(&cv->c->units, v);
         printf("job %s, comm %s (%s), %" PRIu64 " ranks\n", nsc_json_str_or(v, "job", "?"),
                nsc_json_str_or(v, "comm", "?"), nsc_json_str_or(v, "name", ""), nranks);
     }
@@ -124,7 +134,7 @@ int nsc_verb_collectives(nsc_cli_ctx *c)
     }
     if (c->json)
         return nsc_cli_fetch_raw(c, "collectives", qs);
-    nsc_table *t = nsc_table_new(coll_cols, sizeof coll_cols / sizeof coll_cols[0], c->raw);
+    nsc_table *t = nsc_table_new(coll_cols, sizeof coll_cols / sizeof coll_cols[0], &c->units);
     if (!t)
         return NSC_EXIT_FAIL;
     char names[256];
@@ -133,7 +143,8 @@ int nsc_verb_collectives(nsc_cli_ctx *c)
         nsc_table_free(t);
         return NSC_EXIT_USAGE;
     }
-    rc = nsc_cli_fetch_pages(c, "collectives", qs, coll_row, t);
+    coll_view cv = {c, t};
+    rc = nsc_cli_fetch_pages(c, "collectives", qs, coll_row, &cv);
     if (rc == NSC_EXIT_OK) {
         if (nsc_table_rows(t)) {
             nsc_table_print(t, stdout);
@@ -180,7 +191,7 @@ static void print_ring(const nsc_json *ch)
 
 /* The topology as people draw it: ranks per node with GPU and local rank,
  * each channel's ring, and the edges with transport and health. */
-static void render_topology(const nsc_json *t, int raw)
+static void render_topology(const nsc_json *t, const nsc_units *u)
 {
     const nsc_json *ranks = nsc_json_get(t, "ranks"), *nodes = nsc_json_get(t, "nodes");
     const nsc_json *channels = nsc_json_get(t, "channels"), *edges = nsc_json_get(t, "edges");
@@ -206,7 +217,7 @@ static void render_topology(const nsc_json *t, int raw)
     for (const nsc_json *ch = nsc_json_first(channels); ch; ch = nsc_json_next(channels, ch))
         print_ring(ch);
     printf("\nedges:\n");
-    render(edges ? edges : channels, 0, raw);
+    render(edges ? edges : channels, 0, u);
 }
 
 /* topology: the query's document with its edges' transport and health
@@ -235,7 +246,7 @@ int nsc_verb_topology(nsc_cli_ctx *c)
     if (rc == NSC_EXIT_OK && c->json) {
         fwrite(text, 1, len, stdout);
     } else if (rc == NSC_EXIT_OK && nsc_json_parse(text, len, NULL, &d, &e) == 0) {
-        render_topology(nsc_json_root(&d), c->raw);
+        render_topology(nsc_json_root(&d), &c->units);
         nsc_json_free(&d);
     } else if (rc == NSC_EXIT_OK) {
         snprintf(c->err, sizeof c->err, "topology: bad JSON at byte %zu: %s", e.offset, e.msg);

@@ -128,7 +128,7 @@ static void print_shapes(const nsc_json *status, const nsc_json *job)
     }
     static const nsc_col cols[] = {{"", "GROUP"}, {"", "COMMS"}, {"", "NRANKS"}, {"", "NODES"},
                                    {"", "RANKS/NODE"}, {"", "RUNNING"}, {"", "FINISHED"}, {"", "INCOMPLETE"}};
-    nsc_table *t = nsc_table_new(cols, 8, 0);
+    nsc_table *t = nsc_table_new(cols, 8, &(nsc_units){0});
     for (size_t i = 0; t && i < n; i++) {
         char v[8][24];
         const char *cells[8];
@@ -174,7 +174,7 @@ static void print_comms(const nsc_json *status, const nsc_json *job, const nsc_j
     static const nsc_col cols[] = {{"", "COMM"}, {"", "NAME"}, {"", "RANKS"}, {"", "STATE"},
                                    {"", "PROGRESS (min/max seq)"}, {"", "EVENTS"}, {"", "EVENTS/S"},
                                    {"", "BUSBW GB/S"}};
-    nsc_table *t = nsc_table_new(cols, 8, 0);
+    nsc_table *t = nsc_table_new(cols, 8, &(nsc_units){0});
     EACH(cm, nsc_json_get(job, "comms")) {
         char v[8][160];
         const char *cells[8];

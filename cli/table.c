@@ -8,7 +8,6 @@
 #include <strings.h>
 
 #include "grow.h"
-#include "units.h"
 
 #define CELL 96
 
@@ -17,7 +16,7 @@ struct nsc_table {
     size_t ncols;
     char (*cells)[CELL];  /* rows * ncols */
     size_t rows, cap;
-    int raw;
+    const nsc_units *u;
     char (*head)[CELL];  /* ncols headers */
     int order;           /* the column rows are printed by; -1: as added */
     size_t top;          /* rows printed at most; 0: all */
@@ -34,7 +33,7 @@ static void header(const nsc_col *col, int raw, char *buf)
     }
     size_t n = strlen(col->key);
     nsc_unit u = nsc_unit_of(col->key, n);
-    if (!raw && u == NSC_UNIT_NS && n > 3 && strcmp(col->key + n - 3, "_ns") == 0)
+    if (!raw && (u == NSC_UNIT_NS || u == NSC_UNIT_INSTANT) && n > 3 && strcmp(col->key + n - 3, "_ns") == 0)
         n -= 3;
     else if (!raw && u == NSC_UNIT_GBPS && n > 5 && strcmp(col->key + n - 5, "_gbps") == 0)
         n -= 5;
@@ -44,7 +43,7 @@ static void header(const nsc_col *col, int raw, char *buf)
     buf[i] = 0;
 }
 
-nsc_table *nsc_table_new(const nsc_col *cols, size_t ncols, int raw)
+nsc_table *nsc_table_new(const nsc_col *cols, size_t ncols, const nsc_units *u)
 {
     nsc_table *t = calloc(1, sizeof *t);
     if (!t)
@@ -56,20 +55,20 @@ nsc_table *nsc_table_new(const nsc_col *cols, size_t ncols, int raw)
     }
     t->cols = cols;
     t->ncols = ncols;
-    t->raw = raw;
+    t->u = u;
     t->order = -1;
     for (size_t i = 0; i < ncols; i++)
-        header(&cols[i], raw, t->head[i]);
+        header(&cols[i], u->raw, t->head[i]);
     return t;
 }
 
-void nsc_json_cell(const nsc_json *v, int raw, char *buf, size_t cap)
+void nsc_json_cell(const nsc_json *v, const nsc_units *u, char *buf, size_t cap)
 {
-    nsc_unit u = v && v->kind == NSC_JSON_NUMBER && !raw ? nsc_unit_of(v->key, v->key_len) : NSC_UNIT_NONE;
+    nsc_unit unit = v && v->kind == NSC_JSON_NUMBER && !u->raw ? nsc_unit_of(v->key, v->key_len) : NSC_UNIT_NONE;
     if (!v || v->kind == NSC_JSON_NULL)
         snprintf(buf, cap, "-");
-    else if (u != NSC_UNIT_NONE)
-        nsc_fmt_unit(u, strtod(v->text, NULL), buf, cap);
+    else if (unit != NSC_UNIT_NONE)
+        nsc_fmt_unit(u, unit, strtod(v->text, NULL), buf, cap);
     else if (v->kind == NSC_JSON_STRING || v->kind == NSC_JSON_NUMBER)
         snprintf(buf, cap, "%s", v->text);
     else if (v->kind == NSC_JSON_TRUE || v->kind == NSC_JSON_FALSE)
@@ -121,7 +120,7 @@ int nsc_table_add_json(nsc_table *t, const nsc_json *obj)
     if (!row)
         return -1;
     for (size_t i = 0; i < t->ncols; i++)
-        nsc_json_cell(nsc_json_get(obj, t->cols[i].key), t->raw, row[i], CELL);
+        nsc_json_cell(nsc_json_get(obj, t->cols[i].key), t->u, row[i], CELL);
     return keep_num(t, t->order < 0 ? NULL : nsc_json_get(obj, t->cols[t->order].key));
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "json.h"
+#include "units.h"
 
 typedef struct nsc_col {
     const char *key;     /* JSON member */
@@ -20,8 +21,9 @@ typedef struct nsc_col {
 
 typedef struct nsc_table nsc_table;
 
-/* raw: numbers as the source sent them, else in units for people (units.h). */
-nsc_table *nsc_table_new(const nsc_col *cols, size_t ncols, int raw);
+/* Numbers in units for people, or as the source sent them (units.h); u is
+ * kept by reference (a header read later may set its wall clock). */
+nsc_table *nsc_table_new(const nsc_col *cols, size_t ncols, const nsc_units *u);
 /* A row from a JSON object: each column's member rendered as text. */
 int nsc_table_add_json(nsc_table *t, const nsc_json *obj);
 /* A row of given cells (ncols of them). */
@@ -36,7 +38,7 @@ void nsc_table_print(const nsc_table *t, FILE *f);
 void nsc_table_free(nsc_table *t);
 
 /* A JSON scalar as text ("-" for missing or null, nested values as "...");
- * a number in the unit its member name says, unless raw. */
-void nsc_json_cell(const nsc_json *v, int raw, char *buf, size_t cap);
+ * a number in the unit its member name says, unless u->raw. */
+void nsc_json_cell(const nsc_json *v, const nsc_units *u, char *buf, size_t cap);
 
 #endif

@@ -362,10 +362,23 @@ void nsc_q_write_comm(nsc_q_out *o, const nsc_store_comm *m)
     nsc_q_i64(o, m->nranks);
 }
 
+void nsc_q_write_wall(nsc_q_ctx *c)
+{
+    int64_t off;
+    int reset;
+    if (nsc_store_wall(c->rd, &off, &reset) != 0)
+        return;
+    nsc_q_lit(c->out, ",\"wall_offset_ns\":");
+    nsc_q_i64(c->out, off);
+    if (reset)
+        nsc_q_lit(c->out, ",\"wall_clock_reset\":true");
+}
+
 void nsc_q_write_comm_head(nsc_q_ctx *c)
 {
     nsc_q_lit(c->out, "\"job\":");
     nsc_q_str(c->out, c->job_name);
+    nsc_q_write_wall(c);
     nsc_q_lit(c->out, ",");
     nsc_q_write_comm(c->out, &c->comm);
 }

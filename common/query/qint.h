@@ -185,8 +185,11 @@ int nsc_q_gpu_align(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_gpuclock 
 
 /* A communicator's "comm", "name" and "nranks" members (comms lists them). */
 void nsc_q_write_comm(nsc_q_out *o, const nsc_store_comm *m);
+/* ,"wall_offset_ns" (and ,"wall_clock_reset":true) when the store knows the
+ * wall clock of its time base (nsc_store_wall); nothing when it does not. */
+void nsc_q_write_wall(nsc_q_ctx *c);
 /* The header fields every communicator-scoped result starts with: the job,
- * then nsc_q_write_comm. */
+ * its wall clock, then nsc_q_write_comm. */
 void nsc_q_write_comm_head(nsc_q_ctx *c);
 
 int nsc_q_comms(nsc_q_ctx *c);

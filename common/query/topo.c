@@ -157,6 +157,7 @@ int nsc_q_comms(nsc_q_ctx *c)
         nsc_q_out *o = c->out;
         nsc_q_lit(o, "{\"job\":");
         nsc_q_str(o, c->job_name);
+        nsc_q_write_wall(c);
         nsc_q_lit(o, ",\"comms\":[");
         for (size_t i = 0, nth = 0; i < n; i++)
             if (!(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i]))

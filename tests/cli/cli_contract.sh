@@ -13,7 +13,9 @@
 #   - every header names the job and the communicator;
 #   - bad values exit 2, nothing found or matched exits 1, each with one line;
 #   - tables read in units for people, --raw gives the exact integers;
-#   - collectives --sort FIELD --top N is the JSON's order and count.
+#   - collectives --sort FIELD --top N is the JSON's order and count;
+#   - UTC times beside the collector's clock, --since/--until, lanes of the
+#     ranks asked for only.
 #
 #   cli_contract.sh BIN_DIR PLUGIN
 set -euo pipefail
@@ -97,7 +99,24 @@ contract() {
     has "^[0-9]+ +AllReduce +1\.00 MiB +2 +[0-9.]+ (us|ms|s) " --job ja collectives
     has "^SEQ +FUNC +BYTES +RANKS +DURATION_NS +SKEW_NS " --raw --job ja collectives
     has "^[0-9]+ +AllReduce +1048576 +2 +[0-9]+ " --raw --job ja collectives
+    # Wall-clock time: the collector's offset in every answer with times, the
+    # same from its store; UTC beside the collector's clock; --since/--until.
     cli --json --job ja collectives >"$dir/colls.ndjson"
+    head -1 "$dir/colls.ndjson" | grep -qE '"wall_offset_ns":-?[0-9]+' ||
+        { echo "FAIL ($src): no wall_offset_ns in the collectives header"; fail=1; }
+    has " 20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z *$" --job ja collectives
+    has "^t0 20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-9:]{8}\.[0-9]{6}Z, [0-9.]+ (ns|us|ms|s) per column" --job ja timeline
+    has "^[0-9]+ +AllReduce " --job ja collectives --since 1h
+    has "^[0-9]+ +AllReduce " --job ja collectives --since 1h --until 0s
+    expect 1 "no collectives matched" --job ja collectives --until 1h
+    expect 2 "--since wants a length of time before now \(90s, 5m, 2h\) or a UTC time like 2026-11-28T17:30:00Z, got '5x'" \
+        --job ja collectives --since 5x
+    expect 2 "give --t0 or --since, and --t1 or --until, not both" --job ja collectives --since 1h --t0 5
+    # --rank draws the lanes asked for only.
+    cli --job ja timeline --rank 1 >"$dir/lanes.txt"
+    if ! grep -q "^rank    1 |" "$dir/lanes.txt" || grep -q "^rank    0 |" "$dir/lanes.txt"; then
+        echo "FAIL ($src): timeline --rank 1: $(cat "$dir/lanes.txt")"; fail=1
+    fi
     cli --raw --job ja collectives --sort duration --top 3 >"$dir/top.txt"
     python3 - "$dir/colls.ndjson" "$dir/top.txt" <<'PY' || { echo "FAIL ($src): --sort duration --top 3"; fail=1; }
 import json, sys

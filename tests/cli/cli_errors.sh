@@ -27,7 +27,8 @@ expect 1 "cannot reach collector at http://127.0.0.1:$port: Connection refused" 
   "$cli" --collector "http://127.0.0.1:$port" comms
 NCCLSCOPE_COLLECTOR="http://127.0.0.1:$port" expect 1 "cannot reach collector at http://127.0.0.1:$port" "$cli" status
 expect 2 "bad time range: --t0 5 is after --t1 3" "$cli" timeline --comm 0x1 --t0 5 --t1 3
-expect 2 "--t0 wants a non-negative number" "$cli" timeline --comm 0x1 --t0 abc
+expect 2 "--t0 wants a time on the collector's clock \(ns, or 1216.5s\) or a UTC time like 2026-11-28T17:30:00Z, got 'abc'" \
+  "$cli" timeline --comm 0x1 --t0 abc
 expect 2 "unknown command 'bogus'" "$cli" bogus
 expect 2 "unknown option --nope for comms" "$cli" comms --nope
 expect 2 "export needs -o FILE" "$cli" export --comm 0x1
@@ -37,7 +38,7 @@ expect 2 "collector URL must start with http://" "$cli" --collector notaurl comm
 expect 2 "--db $tmp/none: not a store directory \(want the collector's --store directory, which holds data.mdb\)" \
   "$cli" --db "$tmp/none" comms
 expect 2 "--db $tmp: not a store directory" "$cli" --db "$tmp" comms
-expect 2 "--sort wants one of seq, func, bytes, ranks, duration, skew, last, busbw, algo, proto, graph, mismatch \(got 'nope'\)" \
+expect 2 "--sort wants one of seq, func, bytes, ranks, duration, skew, last, busbw, algo, proto, graph, mismatch, start \(got 'nope'\)" \
   "$cli" collectives --comm 0x1 --sort nope
 expect 2 "--top wants a non-negative number, got 'x'" "$cli" collectives --top x
 expect 2 "--sort and --top order the table" "$cli" --json collectives --top 3

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "mono.h"
 #include "qfixture.h"
 #include "qjson.h"
 #include "query.h"
@@ -388,6 +389,39 @@ Test(query, comm_in_two_jobs_asks_for_job)
     qf_result_free(&r);
     r = qf_run(st, "collectives", "comm=0x99&job=twin");
     cr_assert_eq(r.rc, 0, "%s", r.err);
+    qf_result_free(&r);
+}
+
+/* The wall clock of the time base: none in a store that never recorded it;
+ * the collector's offset (CLOCK_REALTIME - its time) once it did, in every
+ * answer that carries times; a clock that went back (a reboot) flagged. */
+Test(query, wall_clock_offset_in_answers)
+{
+    qf_result r = qf_run(st, "comms", "");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert_null(strstr(r.text, "wall_offset_ns"), "%s", r.text);
+    qf_result_free(&r);
+    nsc_store_close(st);
+    nsc_store_opts o = {.wall_clock = 1};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    uint64_t mono = nsc_mono_ns(), wall = nsc_wall_ns();
+    cr_assert_eq(nsc_store_begin(st, mono), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    const char *const ends[] = {"comms", "collectives", "stats", "topology", "p2p"};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        r = qf_run(st, ends[i], i ? "comm=world" : "");
+        cr_assert_eq(r.rc, 0, "%s: %s", ends[i], r.err);
+        const char *at = strstr(r.text, "\"wall_offset_ns\":");
+        cr_assert(at, "%s: %s", ends[i], r.text);
+        long long off = strtoll(at + 17, NULL, 10);
+        cr_assert(llabs(off - (long long)(wall - mono)) < 1000000000ll, "%s: %lld", ends[i], off);
+        cr_assert_null(strstr(r.text, "wall_clock_reset"), "%s", r.text);
+        qf_result_free(&r);
+    }
+    cr_assert_eq(nsc_store_begin(st, 1000), 0); /* the collector's host rebooted */
+    cr_assert_eq(nsc_store_commit(st), 0);
+    r = qf_run(st, "comms", "");
+    cr_assert(strstr(r.text, "\"wall_clock_reset\":true"), "%s", r.text);
     qf_result_free(&r);
 }
 
