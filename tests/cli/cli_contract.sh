@@ -15,7 +15,8 @@
 #   - tables read in units for people, --raw gives the exact integers;
 #   - collectives --sort FIELD --top N is the JSON's order and count;
 #   - UTC times beside the collector's clock, --since/--until, lanes of the
-#     ranks asked for only.
+#     ranks asked for only;
+#   - status --db answers as the collector did (job jc: Send/Recv only).
 #
 #   cli_contract.sh BIN_DIR PLUGIN
 set -euo pipefail
@@ -39,6 +40,7 @@ start_all
 run ja --scenario ring --seed 3
 run jb --scenario coll --seed 5 --nodes 1 --ranks-per-node 2
 run jb --scenario ring --seed 3
+run jc --scenario p2p --seed 7  # a Send/Recv-only communicator
 for n in $(seq 0 $((nodes - 1))); do stop agent$n; done  # the clock models hold still
 
 fail=0
@@ -129,8 +131,18 @@ PY
 
 src="--collector http://127.0.0.1:$http"
 contract
+cli --json status >"$dir/status-http.json"
 stop collector
 src="--db $dir/db"
 contract
+# status --db answers as the collector did: every communicator, the
+# Send/Recv-only one too, with its name, ranks and progress.
+cli --json status >"$dir/status-db.json"
+python3 "$(dirname "$0")/cli_e2e_check.py" status "$dir/status-http.json" "$dir/status-db.json" ||
+    { echo "FAIL: status --db differs from the collector's"; fail=1; }
+python3 -c 'import json,sys
+s=json.load(open(sys.argv[1])); c=[c for j in s["jobs"] if j["job"] == "jc" for c in j["comms"]]
+sys.exit(0 if c and all(x["name"] for x in c) else "jc: %s" % c)' "$dir/status-db.json" ||
+    { echo "FAIL: status --db: the Send/Recv-only communicator, named"; fail=1; }
 [ $fail = 0 ] || exit 1
 echo "cli_contract.sh: ok"
