@@ -11,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include "cli.h"
 
 static const nsc_cli_opt global_opts[] = {
     {"collector", "URL", "collector HTTP API (default $NCCLSCOPE_COLLECTOR, then " NSC_DEFAULT_COLLECTOR ")"},
     {"db", "DIR", "read a store directory instead of asking a collector (read-only)"},
     {"token-file", "FILE", "bearer token for the collector (default $NCCLSCOPE_TOKEN)"},
+    {"ca-file", "FILE", "https: CA certificates (PEM) that verify the collector (default $NCCLSCOPE_CA_FILE, then the system's)"},
     {"timeout", "SECONDS", "longest wait for the collector (default 10)"},
     {"job", "NAME", "job to look at (default: the collector's only or latest job)"},
     {"json", NULL, "print the source's JSON unchanged, for scripts"},
@@ -161,7 +164,8 @@ static int help(const nsc_cli_args *a)
     return NSC_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* The command line, once libcurl is up (the collector is asked over HTTP). */
+static int run(int argc, char **argv)
 {
     nsc_cli_args a;
     char err[256];
@@ -189,6 +193,7 @@ int main(int argc, char **argv)
     c.src_opts.collector = nsc_cli_get(&a, "collector");
     c.src_opts.db = nsc_cli_get(&a, "db");
     c.src_opts.token_file = nsc_cli_get(&a, "token-file");
+    c.src_opts.ca_file = nsc_cli_get(&a, "ca-file");
     unsigned long long timeout = 10;
     int rc = nsc_cli_u64_opt(&c, "timeout", &timeout);
     c.src_opts.timeout_ms = (int)(timeout > 86400 ? 86400000 : timeout * 1000);
@@ -202,5 +207,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "ncclscope: writing output: %s\n", strerror(errno));
         rc = NSC_EXIT_FAIL;
     }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+        fprintf(stderr, "ncclscope: libcurl failed to start\n");
+        return NSC_EXIT_FAIL;
+    }
+    int rc = run(argc, argv);
+    curl_global_cleanup();
     return rc;
 }

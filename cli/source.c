@@ -22,6 +22,7 @@ struct nsc_src {
     char name[300];
     char token[512];
     int has_token;
+    const char *ca_file;
     int timeout_ms;
 };
 
@@ -89,6 +90,7 @@ int nsc_src_open(const nsc_src_opts *o, nsc_src **out, char *err, size_t errcap)
     if (!url || !*url)
         url = NSC_DEFAULT_COLLECTOR;
     snprintf(s->name, sizeof s->name, "%s", url);
+    s->ca_file = o->ca_file ? o->ca_file : getenv("NCCLSCOPE_CA_FILE");
     const char *env_token = getenv("NCCLSCOPE_TOKEN");
     int rc = nsc_http_parse_url(url, &s->url, err, errcap);
     if (rc == 0 && o->token_file) {
@@ -206,7 +208,8 @@ int nsc_src_get(nsc_src *s, const char *endpoint, const char *qs, int stream, ns
         snprintf(err, errcap, "query too long");
         return -1;
     }
-    nsc_http_req req = {&s->url, path, s->has_token ? s->token : NULL, stream ? 0 : s->timeout_ms};
+    nsc_http_req req = {&s->url, path, s->has_token ? s->token : NULL, stream ? 0 : s->timeout_ms,
+                        s->ca_file && *s->ca_file ? s->ca_file : NULL};
     int status = 0;
     char body[2048], why[256];
     int rc = nsc_http_get(&req, &status, fn, arg, body, sizeof body, why, sizeof why);

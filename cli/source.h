@@ -22,6 +22,7 @@ typedef struct nsc_src_opts {
     const char *collector;   /* URL; NULL: NCCLSCOPE_COLLECTOR, then the default */
     const char *db;          /* store directory; wins over collector */
     const char *token_file;  /* NULL: NCCLSCOPE_TOKEN (the token itself) */
+    const char *ca_file;     /* https: CA certificates (PEM); NULL: NCCLSCOPE_CA_FILE, then the system's */
     int timeout_ms;
 } nsc_src_opts;
 

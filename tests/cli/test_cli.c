@@ -55,7 +55,11 @@ Test(http, urls)
     cr_assert_str_eq(u.base, "/scope");
     cr_assert_eq(nsc_http_parse_url("http://collector", &u, err, sizeof err), 0);
     cr_assert_str_eq(u.port, "80");
-    cr_assert_eq(nsc_http_parse_url("https://x", &u, err, sizeof err), -1);
+    cr_assert_eq(u.tls, 0);
+    cr_assert_eq(nsc_http_parse_url("https://x", &u, err, sizeof err), 0);
+    cr_assert_eq(u.tls, 1);
+    cr_assert_str_eq(u.port, "443");
+    cr_assert_eq(nsc_http_parse_url("ftp://x", &u, err, sizeof err), -1);
     cr_assert_eq(nsc_http_parse_url("http://:80", &u, err, sizeof err), -1);
     cr_assert_eq(nsc_http_parse_url("http://h:7a", &u, err, sizeof err), -1);
     cr_assert_eq(nsc_http_parse_url("http://h:", &u, err, sizeof err), -1);
