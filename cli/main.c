@@ -26,6 +26,8 @@ static const nsc_cli_opt global_opts[] = {
     {"raw", NULL, "exact integers (ns, bytes) instead of units for people (us, ms, MiB, GB/s)"},
     {"help", NULL, "show help (also: ncclscope help VERB)"},
     {"version", NULL, "print the version"},
+    {"completion", "bash", "print the bash completion script (made from this help's tables)"},
+    {"man", NULL, "print the man page ncclscope(1) (made from this help's tables)"},
     {NULL, NULL, NULL}};
 
 #define COMM_OPT {"comm", "ID", "communicator (hex id \"0x...\" or name; looked up in every job; default: the job's only one)"}
@@ -148,6 +150,87 @@ static void verb_help(FILE *f, const verb *v)
     nsc_cli_print_opts(f, global_opts);
 }
 
+/* roff text: a backslash and a leading dot or quote escaped. */
+static void roff(FILE *f, const char *s)
+{
+    if (*s == '.' || *s == '\'')
+        fputs("\\&", f);
+    for (; *s; s++)
+        fputs(*s == '\\' ? "\\e" : *s == '-' ? "\\-" : (char[2]){*s, 0}, f);
+}
+
+static void man_opts(FILE *f, const nsc_cli_opt *opts)
+{
+    for (const nsc_cli_opt *o = opts; o->name; o++) {
+        fprintf(f, ".TP\n.B \\-\\-");
+        roff(f, o->name);
+        if (o->arg) {
+            fputs(" \\fI", f);
+            roff(f, o->arg);
+            fputs("\\fR", f);
+        }
+        fputc('\n', f);
+        roff(f, o->help);
+        fputc('\n', f);
+    }
+}
+
+/* ncclscope(1), from the tables --help prints. */
+static void man_page(FILE *f)
+{
+    fprintf(f, ".TH NCCLSCOPE 1 \"\" \"ncclscope %s\" \"User Commands\"\n.SH NAME\n"
+               "ncclscope \\- traces of NCCL collectives across every rank of a job\n.SH SYNOPSIS\n"
+               ".B ncclscope\n[\\fIGLOBAL OPTIONS\\fR] \\fIVERB\\fR [\\fIOPTIONS\\fR]\n.SH DESCRIPTION\n"
+               "Asks a collector (\\-\\-collector URL) or reads a store directory (\\-\\-db DIR).\n"
+               ".SH GLOBAL OPTIONS\n", NSC_VERSION);
+    man_opts(f, global_opts);
+    fputs(".SH VERBS\n", f);
+    for (size_t i = 0; i < NVERBS; i++) {
+        fprintf(f, ".SS %s ", verbs[i].name);
+        roff(f, verbs[i].usage);
+        fputc('\n', f);
+        roff(f, verbs[i].summary);
+        fputc('\n', f);
+        man_opts(f, verbs[i].opts);
+    }
+    fputs(".SH EXIT STATUS\n0 success; 1 not found, nothing matched, an error, or (diagnose) a problem found;\n"
+          "2 a bad command line or value.\n.SH SEE ALSO\ndocs/cli.md, docs/api.md\n", f);
+}
+
+static void words(FILE *f, const nsc_cli_opt *opts, int valued)
+{
+    for (const nsc_cli_opt *o = opts; o->name; o++)
+        if (!valued || o->arg)
+            fprintf(f, " --%s", o->name);
+}
+
+/* The bash completion script: verbs, each verb's options and the global
+ * ones, from the tables --help prints; an option's value completes as a file. */
+static void completion(FILE *f)
+{
+    fputs("# bash completion for ncclscope (ncclscope --completion bash)\n_ncclscope() {\n"
+          "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} verb= w opts=\n"
+          "    local valued=\"", f);
+    words(f, global_opts, 1);
+    for (size_t i = 0; i < NVERBS; i++)
+        words(f, verbs[i].opts, 1);
+    fputs(" \"\n    [[ $valued == *\" $prev \"* ]] && return 0\n    local verbs=\"", f);
+    for (size_t i = 0; i < NVERBS; i++)
+        fprintf(f, "%s%s", i ? " " : "", verbs[i].name);
+    fputs("\"\n    for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
+          "        [[ \" $verbs \" == *\" $w \"* ]] && { verb=$w; break; }\n    done\n    case $verb in\n", f);
+    for (size_t i = 0; i < NVERBS; i++) {
+        fprintf(f, "    %s) opts=\"", verbs[i].name);
+        words(f, verbs[i].opts, 0);
+        fputs("\" ;;\n", f);
+    }
+    fputs("    esac\n    if [[ $cur == -* ]]; then\n        COMPREPLY=($(compgen -W \"", f);
+    words(f, global_opts, 0);
+    fputs(" $opts\" -- \"$cur\"))\n    elif [[ -z $verb ]]; then\n"
+          "        COMPREPLY=($(compgen -W \"$verbs\" -- \"$cur\"))\n    fi\n}\n"
+          "complete -o default -F _ncclscope ncclscope\n", f);
+}
+
 static int help(const nsc_cli_args *a)
 {
     if (!a->verb || (strcmp(a->verb, "help") == 0 && a->npos == 0)) {
@@ -175,6 +258,18 @@ static int run(int argc, char **argv)
     }
     if (nsc_cli_has(&a, "version")) {
         printf("ncclscope %s\n", NSC_VERSION);
+        return NSC_EXIT_OK;
+    }
+    if (nsc_cli_has(&a, "man")) {
+        man_page(stdout);
+        return NSC_EXIT_OK;
+    }
+    if (nsc_cli_get(&a, "completion")) {
+        if (strcmp(nsc_cli_get(&a, "completion"), "bash") != 0) {
+            fprintf(stderr, "ncclscope: --completion wants bash, got '%s'\n", nsc_cli_get(&a, "completion"));
+            return NSC_EXIT_USAGE;
+        }
+        completion(stdout);
         return NSC_EXIT_OK;
     }
     if (nsc_cli_has(&a, "help") || !a.verb || strcmp(a.verb, "help") == 0) {

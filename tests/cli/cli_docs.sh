@@ -2,6 +2,10 @@
 # cli_docs.sh: the docs say what the binaries do.
 #  - every option `ncclscope --help` and `ncclscope help VERB` print is in
 #    docs/cli.md's tables, and every option in those tables is in the help;
+#  - so is it in the man page (`ncclscope --man`, which groff reads without
+#    a warning), and the bash completion (`ncclscope --completion bash`)
+#    completes verbs, each verb's options, and files after an option that
+#    takes a value;
 #  - every API endpoint the collector's router serves is in docs/api.md, and
 #    every endpoint docs/api.md names is served: the router's names are read
 #    from its sources (collector/http.c, the query and analysis tables), and
@@ -26,6 +30,22 @@ grep -E '^\|' "$src/docs/cli.md" | grep -oE -- '`--[a-z][a-z0-9-]*' | tr -d '`' 
 [ -s "$dir/help.flags" ] && [ -s "$dir/doc.flags" ] || die "no options found"
 for f in $(comm -23 "$dir/help.flags" "$dir/doc.flags"); do echo "FAIL: $f is in --help, not in docs/cli.md"; fail=1; done
 for f in $(comm -13 "$dir/help.flags" "$dir/doc.flags"); do echo "FAIL: $f is in docs/cli.md, not in --help"; fail=1; done
+
+# The man page and the completion, from the same tables.
+"$bin/ncclscope" --man >"$dir/ncclscope.1"
+sed 's/\\-/-/g' "$dir/ncclscope.1" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u >"$dir/man.flags"
+for f in $(comm -23 "$dir/help.flags" "$dir/man.flags"); do echo "FAIL: $f is in --help, not in the man page"; fail=1; done
+groff -man -ww -z "$dir/ncclscope.1" 2>"$dir/groff.err" && [ ! -s "$dir/groff.err" ] ||
+    { echo "FAIL: groff: $(cat "$dir/groff.err")"; fail=1; }
+"$bin/ncclscope" --completion bash >"$dir/ncclscope.bash"
+complete_words() {  # complete_words WORD...: what completing the last word offers
+    bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _ncclscope; echo "${COMPREPLY[*]}"' \
+        sh "$dir/ncclscope.bash" "$@"
+}
+[ "$(complete_words ncclscope col)" = collectives ] || { echo "FAIL: completion of 'col'"; fail=1; }
+[ "$(complete_words ncclscope --json collectives --so)" = --sort ] || { echo "FAIL: completion of 'collectives --so'"; fail=1; }
+[[ " $(complete_words ncclscope links --) " == *" --comm "* ]] || { echo "FAIL: completion of 'links --'"; fail=1; }
+[ -z "$(complete_words ncclscope --db '')" ] || { echo "FAIL: completion after --db offers words, not files"; fail=1; }
 
 # Endpoints: the router's, docs/api.md's, and what a collector serves.
 {
