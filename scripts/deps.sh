@@ -26,7 +26,7 @@ if [ "${1:-}" = --test ]; then
          # ss finds the ports they bound; openssl makes the HTTPS test's certificate)
          clickhouse-server clickhouse-client iproute2 openssl
          # the CLI's man page read by groff (tests/cli/cli_docs.sh)
-         groff)
+         groff-base)
 fi
 pkgs+=("$@")
 missing=()
