@@ -15,6 +15,7 @@
 
 #include "args.h"
 #include "diag.h"
+#include "paint.h"
 #include "source.h"
 #include "stream.h"
 #include "units.h"
@@ -31,6 +32,7 @@ typedef struct nsc_cli_ctx {
     nsc_src *src;        /* opened by nsc_cli_source() on first use */
     int json;            /* --json: the source's JSON, unchanged */
     nsc_units units;     /* --raw, and the wall clock of the answer being shown */
+    int color;           /* paint.h: a terminal, NO_COLOR unset */
     char err[640];       /* why a verb failed: printed as "ncclscope: <err>" */
 } nsc_cli_ctx;
 

@@ -37,7 +37,8 @@ int nsc_verb_diagnose(nsc_cli_ctx *c)
     } else if (rc == NSC_EXIT_OK) {
         char verdict[400];
         nsc_diag_verdict(f, verdict, sizeof verdict);
-        printf("job %s: %s\n", f->job, verdict);
+        printf("job %s: %s%s%s\n", f->job, nsc_paint_on(c->color, f->n ? NSC_PAINT_BAD : NSC_PAINT_GOOD), verdict,
+               nsc_paint_off(c->color));
         /* The verdict states the first problem; the others follow it. */
         for (size_t i = 1; i < f->n; i++)
             printf("  also [%s] comm %s: %s\n", f->p[i].kind, f->p[i].comm, f->p[i].text);
@@ -50,7 +51,7 @@ int nsc_verb_diagnose(nsc_cli_ctx *c)
     return rc;
 }
 
-static void print_links(const nsc_diag_links *l, int raw)
+static void print_links(const nsc_diag_links *l, int raw, int color)
 {
     printf("job %s, comm %s\n", l->job, l->comm);
     printf("%-6s %-12s %-6s %-12s %3s %7s %10s %10s %6s %s\n", "FROM", "HOST", "TO", "HOST", "CH", "STEPS",
@@ -65,8 +66,10 @@ static void print_links(const nsc_diag_links *l, int raw)
             nsc_fmt_unit(&(nsc_units){0}, NSC_UNIT_NS, (double)k->step_ns, step, sizeof step);
             nsc_fmt_unit(&(nsc_units){0}, NSC_UNIT_GBPS, nsc_diag_link_gbps(k), bw, sizeof bw);
         }
-        printf("%-6d %-12s %-6d %-12s %3u %7zu %10s %10s %6.2f %s\n", k->src, k->src_host, k->dst, k->dst_host,
-               k->channel, k->steps, step, bw, nsc_diag_link_ratio(l, k), nsc_diag_link_state_names[k->state]);
+        nsc_paint p = k->state == NSC_LINK_SLOW ? NSC_PAINT_BAD : k->state == NSC_LINK_OK ? NSC_PAINT_GOOD : NSC_PAINT_DOUBT;
+        printf("%-6d %-12s %-6d %-12s %3u %7zu %10s %10s %6.2f %s%s%s\n", k->src, k->src_host, k->dst, k->dst_host,
+               k->channel, k->steps, step, bw, nsc_diag_link_ratio(l, k), nsc_paint_on(color, p),
+               nsc_diag_link_state_names[k->state], nsc_paint_off(color));
     }
 }
 
@@ -81,7 +84,7 @@ int nsc_verb_links(nsc_cli_ctx *c)
     if (rc == NSC_EXIT_OK && c->json)
         nsc_diag_links_write_json(&l, stdout);
     else if (rc == NSC_EXIT_OK)
-        print_links(&l, c->units.raw);
+        print_links(&l, c->units.raw, c->color);
     nsc_diag_links_free(&l);
     return rc;
 }

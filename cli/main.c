@@ -284,7 +284,8 @@ static int run(int argc, char **argv)
                 a.pos[0], a.verb);
         return NSC_EXIT_USAGE;
     }
-    nsc_cli_ctx c = {.args = &a, .json = nsc_cli_has(&a, "json"), .units.raw = nsc_cli_has(&a, "raw")};
+    nsc_cli_ctx c = {.args = &a, .json = nsc_cli_has(&a, "json"), .units.raw = nsc_cli_has(&a, "raw"),
+                     .color = nsc_paint_wanted()};
     c.src_opts.collector = nsc_cli_get(&a, "collector");
     c.src_opts.db = nsc_cli_get(&a, "db");
     c.src_opts.token_file = nsc_cli_get(&a, "token-file");

@@ -16,7 +16,8 @@
 #   - collectives --sort FIELD --top N is the JSON's order and count;
 #   - UTC times beside the collector's clock, --since/--until, lanes of the
 #     ranks asked for only;
-#   - status --db answers as the collector did (job jc: Send/Recv only).
+#   - status --db answers as the collector did (job jc: Send/Recv only);
+#   - colour on a terminal only, NO_COLOR respected.
 #
 #   cli_contract.sh BIN_DIR PLUGIN
 set -euo pipefail
@@ -87,6 +88,13 @@ contract() {
     expect 2 "comm: required: job \"jb\" has 2 communicators \(see comms\)" --job jb stats
     has "^job jb, comm $x$" --job jb links
     has "^job jb: (OK|PROBLEM)" --job jb diagnose --comm "$y"
+    # Colour on a terminal (script(1) gives it one), never piped or with NO_COLOR.
+    local esc=$'\033['
+    script -qec "$bin/ncclscope $src --job jb links" /dev/null >"$dir/tty.txt" </dev/null || true
+    grep -qF "$esc" "$dir/tty.txt" || { echo "FAIL ($src): links on a terminal has no colour"; fail=1; }
+    NO_COLOR=1 script -qec "$bin/ncclscope $src --job jb links" /dev/null >"$dir/tty.txt" </dev/null || true
+    ! grep -qF "$esc" "$dir/tty.txt" || { echo "FAIL ($src): links with NO_COLOR has colour"; fail=1; }
+    cli --job jb links | grep -qF "$esc" && { echo "FAIL ($src): links piped has colour"; fail=1; }
     # Exit codes and what would be valid.
     expect 2 "func: expected one of AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AlltoAll, Gather, Scatter: \"Bogus\"" \
         --job ja collectives --func Bogus
