@@ -173,7 +173,7 @@ static void print_comms(const nsc_json *status, const nsc_json *job, const nsc_j
 {
     static const nsc_col cols[] = {{"", "COMM"}, {"", "NAME"}, {"", "RANKS"}, {"", "STATE"},
                                    {"", "PROGRESS (min/max seq)"}, {"", "EVENTS"}, {"", "EVENTS/S"},
-                                   {"", "BUSBW GB/S"}};
+                                   {"", "BUSBW"}};
     nsc_table *t = nsc_table_new(cols, 8, &(nsc_units){0});
     EACH(cm, nsc_json_get(job, "comms")) {
         char v[8][160];
@@ -191,7 +191,10 @@ static void print_comms(const nsc_json *status, const nsc_json *job, const nsc_j
         progress(cm, v[4], 160);
         snprintf(v[5], 160, "%" PRIu64, u64_of(cm, "events_total"));
         snprintf(v[6], 160, "%.1f", rate);
-        snprintf(v[7], 160, "%.2f", bw);
+        if (bw > 0)  /* none in the last window (a finished communicator): no figure, not 0 */
+            nsc_fmt_unit(&(nsc_units){0}, NSC_UNIT_GBPS, bw, v[7], 160);
+        else
+            snprintf(v[7], 160, "-");
         for (int k = 0; k < 8; k++)
             cells[k] = v[k];
         if (t)
@@ -287,6 +290,8 @@ static void print_drops_by_type(const nsc_json *job)
     printf(" states %" PRIu64 "\n", u64_of(job, "states_dropped"));
 }
 
+static int by_text(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
 static void print_job(const nsc_json *status, const nsc_json *job)
 {
     const char *name = str_or(job, "job", "?");
@@ -314,6 +319,8 @@ static void print_job(const nsc_json *status, const nsc_json *job)
            name, nhosts, nhosts == 1 ? "" : "s", procs, alive, finished, ranks, comms,
            u64_of(job, "events_dropped"));
     print_drops_by_type(job);
+    if (nhosts)
+        qsort(hosts, nhosts, sizeof *hosts, by_text);
     printf("nodes: ");
     for (size_t i = 0; i < nhosts; i++)
         printf("%s%s", i ? ", " : "", hosts[i]);

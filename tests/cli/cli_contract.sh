@@ -148,6 +148,9 @@ contract
 cli --json status >"$dir/status-db.json"
 python3 "$(dirname "$0")/cli_e2e_check.py" status "$dir/status-http.json" "$dir/status-db.json" ||
     { echo "FAIL: status --db differs from the collector's"; fail=1; }
+# No rate is stored: a finished communicator's bus bandwidth is no figure, not 0.
+has "^0x[0-9a-f]+ +world +2/2 +finished .* -  *$" --job ja status
+if grep -q " 0\.00 *$" "$dir/out"; then echo "FAIL: status --db shows BUSBW 0.00: $(cat "$dir/out")"; fail=1; fi
 python3 -c 'import json,sys
 s=json.load(open(sys.argv[1])); c=[c for j in s["jobs"] if j["job"] == "jc" for c in j["comms"]]
 sys.exit(0 if c and all(x["name"] for x in c) else "jc: %s" % c)' "$dir/status-db.json" ||
