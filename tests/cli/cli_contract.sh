@@ -26,17 +26,7 @@ nodes=2
 . "$(dirname "$0")/../e2e/lib.sh"
 
 # run NAME ARGS...: job NAME to its end, every event delivered.
-run() {
-    local name=$1 n
-    shift
-    NCCLSCOPE_JOB=$name NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
-        --nodes $nodes --ranks-per-node 1 --iters 6 --channels 2 --count 262144 "$@" \
-        --summary "$dir/emu-$name.json" >"$dir/emu.log" 2>&1 || die "$name: the emulator failed"
-    for n in $(seq 0 $((nodes - 1))); do
-        wait_until 20 metric_is $n 'ncclscope_agent_processes{state="alive"}' 0 || die "node $n: processes still alive"
-        wait_until 20 delivered $n || die "node $n did not deliver"
-    done
-}
+run() { run_to_end "$1" --ranks-per-node 1 --iters 6 --channels 2 --count 262144 "${@:2}"; }
 start_all
 run ja --scenario ring --seed 3
 run jb --scenario coll --seed 5 --nodes 1 --ranks-per-node 2

@@ -349,47 +349,54 @@ Test(query, not_found)
     qf_result_free(&r);
 }
 
+/* name?qs answers, and its answer holds needle. */
+static void expect_has(const char *name, const char *qs, const char *needle)
+{
+    qf_result r = qf_run(st, name, qs);
+    cr_assert_eq(r.rc, 0, "%s?%s: %s", name, qs, r.err);
+    cr_assert(strstr(r.text, needle), "%s?%s: no %s in %s", name, qs, needle, r.text);
+    qf_result_free(&r);
+}
+
 /* A communicator id is looked up in every job, not only the latest. */
 Test(query, comm_of_an_older_job_is_found_without_job)
 {
-    qf_result r = qf_run(st, "topology", "comm=0x99");
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_assert(strstr(r.text, "\"job\":\"old\""), "%s", r.text);
-    qf_result_free(&r);
+    expect_has("topology", "comm=0x99", "\"job\":\"old\"");
 }
 
 /* Without comm: the job's only communicator; with several, an error that
  * says how many and where to see them. */
 Test(query, only_communicator_is_used_without_comm)
 {
-    qf_result r = qf_run(st, "topology", "job=old");
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_assert(strstr(r.text, "\"comm\":\"0x99\""), "%s", r.text);
-    qf_result_free(&r);
-    r = qf_run(st, "stats", "");
+    expect_has("topology", "job=old", "\"comm\":\"0x99\"");
+    qf_result r = qf_run(st, "stats", "");
     cr_assert_eq(r.rc, NSC_QUERY_EPARAM);
     cr_assert_str_eq(r.err, "comm: required: job \"jobA\" has 2 communicators (see comms)");
     qf_result_free(&r);
 }
 
-/* The same id in two jobs: the answer names both and asks for job. */
-Test(query, comm_in_two_jobs_asks_for_job)
+/* The fixture reopened writable, with one more process and its communicators. */
+static void put_comms(const nsc_proc *p, const nsc_ctx_def *ctx, size_t n)
 {
     nsc_store_close(st);
     cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
-    nsc_proc twin = nsc_test_proc("twin", "h8", 8, 0);
-    nsc_ctx_def ctx = nsc_test_ctx(0, 0x99, 0, 1);
-    nsc_store_batch b = {&twin, &ctx, 1, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
+    nsc_store_batch b = {p, ctx, n, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
     cr_assert_eq(nsc_store_begin(st, 3), 0);
     cr_assert_eq(nsc_store_put(st, &b), 0);
     cr_assert_eq(nsc_store_commit(st), 0);
+}
+
+/* The same id in two jobs: the answer names both and asks for job. */
+Test(query, comm_in_two_jobs_asks_for_job)
+{
+    nsc_proc twin = nsc_test_proc("twin", "h8", 8, 0);
+    nsc_ctx_def ctx = nsc_test_ctx(0, 0x99, 0, 1);
+    put_comms(&twin, &ctx, 1);
     qf_result r = qf_run(st, "collectives", "comm=0x99");
     cr_assert_eq(r.rc, NSC_QUERY_EPARAM);
     cr_assert_str_eq(r.err, "comm: 0x99 is in 2 jobs (\"old\", \"twin\"); name one with job (--job)");
     qf_result_free(&r);
-    r = qf_run(st, "collectives", "comm=0x99&job=twin");
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    qf_result_free(&r);
+    expect_has("collectives", "comm=0x99&job=twin", "\"job\":\"twin\"");
 }
 
 /* The wall clock of the time base: none in a store that never recorded it;
@@ -420,29 +427,19 @@ Test(query, wall_clock_offset_in_answers)
     }
     cr_assert_eq(nsc_store_begin(st, 1000), 0); /* the collector's host rebooted */
     cr_assert_eq(nsc_store_commit(st), 0);
-    r = qf_run(st, "comms", "");
-    cr_assert(strstr(r.text, "\"wall_clock_reset\":true"), "%s", r.text);
-    qf_result_free(&r);
+    expect_has("comms", "", "\"wall_clock_reset\":true");
 }
 
 /* Communicators alike in name, size and hosts get labels that differ. */
 Test(query, comms_alike_get_distinct_labels)
 {
-    nsc_store_close(st);
-    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
     nsc_proc p = nsc_test_proc("alike", "h7", 7, 0);
     nsc_ctx_def ctx[2] = {nsc_test_ctx(0, 0x71, 0, 1), nsc_test_ctx(1, 0x72, 0, 1)};
     snprintf(ctx[0].name, sizeof ctx[0].name, "world");
     snprintf(ctx[1].name, sizeof ctx[1].name, "world");
-    nsc_store_batch b = {&p, ctx, 2, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
-    cr_assert_eq(nsc_store_begin(st, 3), 0);
-    cr_assert_eq(nsc_store_put(st, &b), 0);
-    cr_assert_eq(nsc_store_commit(st), 0);
-    qf_result r = qf_run(st, "comms", "job=alike");
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_assert(strstr(r.text, "\"label\":\"world 1 rank on 1 host #1\""), "%s", r.text);
-    cr_assert(strstr(r.text, "\"label\":\"world 1 rank on 1 host #2\""), "%s", r.text);
-    qf_result_free(&r);
+    put_comms(&p, ctx, 2);
+    expect_has("comms", "job=alike", "\"label\":\"world 1 rank on 1 host #1\"");
+    expect_has("comms", "job=alike", "\"label\":\"world 1 rank on 1 host #2\"");
 }
 
 Test(query, bad_parameters_get_one_line_errors)
