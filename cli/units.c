@@ -109,7 +109,7 @@ int nsc_parse_span(const char *s, uint64_t *ns)
         return -1;
     double x = strtod(s, &end);
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (strcmp(end, units[i].name) == 0 && x * units[i].ns < 1.8e19) {
+        if (strcmp(end, units[i].name) == 0 && x * units[i].ns < 9.2e18) {
             *ns = (uint64_t)llround(x * units[i].ns);
             return 0;
         }
@@ -134,8 +134,8 @@ int nsc_parse_utc(const char *s, int64_t *utc_ns)
     if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
         return -1;
     time_t t = timegm(&tm);
-    if (t == (time_t)-1)
-        return -1;
+    if (t == (time_t)-1 || t > INT64_MAX / 1000000000 - 1 || t < INT64_MIN / 1000000000 + 1)
+        return -1;  /* not a time in ns since the epoch (years 1678 to 2262) */
     *utc_ns = (int64_t)t * 1000000000 + frac;
     return 0;
 }
