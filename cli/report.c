@@ -60,7 +60,7 @@ static void render(const nsc_json *v, int indent, const nsc_units *u)
         return;
     }
     for (const nsc_json *m = nsc_json_first(v); m; m = nsc_json_next(v, m))
-        if (is_scalar(m)) {
+        if (is_scalar(m) && strcmp(m->key, "wall_offset_ns") != 0) {  /* shown as UTC times, not itself */
             nsc_json_cell(m, u, cell, sizeof cell);
             printf("%*s%s: %s\n", indent, "", m->key, cell);
         }

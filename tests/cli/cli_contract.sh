@@ -74,6 +74,7 @@ contract() {
     has "^1 +1 +0 +NET +(ok|slow|behind|unknown) " --job ja topology
     if grep -q -- "-1" "$dir/out"; then echo "FAIL ($src): topology shows -1: $(cat "$dir/out")"; fail=1; fi
     has "^comm: $x$" --job ja stats
+    if grep -q "wall_offset_ns" "$dir/out"; then echo "FAIL ($src): stats shows wall_offset_ns"; fail=1; fi
     has "^comm: $x$" --job ja p2p
     expect 2 "comm: required: job \"jb\" has 2 communicators \(see comms\)" --job jb stats
     has "^job jb, comm $x$" --job jb links
