@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int nsc_http_parse_url(const char *url, nsc_http_url *out, char *err, size_t errcap)
@@ -85,12 +86,25 @@ static void why(CURL *h, CURLcode rc, const char *detail, char *err, size_t errc
         snprintf(err, errcap, "%s", detail[0] ? detail : curl_easy_strerror(rc));
 }
 
+/* libcurl started on the first request only (a --db run, --help and
+ * --version never pay for TLS's start), and released at exit. */
+static int curl_started(void)
+{
+    static int state;  /* 0: not yet, 1: up, -1: failed */
+    if (state == 0) {
+        state = curl_global_init(CURL_GLOBAL_DEFAULT) == 0 ? 1 : -1;
+        if (state == 1)
+            atexit(curl_global_cleanup);
+    }
+    return state == 1;
+}
+
 int nsc_http_get(const nsc_http_req *req, int *status, nsc_http_body_fn fn, void *arg,
                  char *errbody, size_t errbody_cap, char *err, size_t errcap)
 {
     const nsc_http_url *u = req->url;
     char url[4096], auth[600], detail[CURL_ERROR_SIZE] = "";
-    CURL *h = curl_easy_init();
+    CURL *h = curl_started() ? curl_easy_init() : NULL;
     struct curl_slist *headers = NULL;
     if (!h) {
         snprintf(err, errcap, "out of memory");

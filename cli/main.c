@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "cli.h"
 
 static const nsc_cli_opt global_opts[] = {
@@ -247,8 +245,7 @@ static int help(const nsc_cli_args *a)
     return NSC_EXIT_OK;
 }
 
-/* The command line, once libcurl is up (the collector is asked over HTTP). */
-static int run(int argc, char **argv)
+int main(int argc, char **argv)
 {
     nsc_cli_args a;
     char err[256];
@@ -303,16 +300,5 @@ static int run(int argc, char **argv)
         fprintf(stderr, "ncclscope: writing output: %s\n", strerror(errno));
         rc = NSC_EXIT_FAIL;
     }
-    return rc;
-}
-
-int main(int argc, char **argv)
-{
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
-        fprintf(stderr, "ncclscope: libcurl failed to start\n");
-        return NSC_EXIT_FAIL;
-    }
-    int rc = run(argc, argv);
-    curl_global_cleanup();
     return rc;
 }
