@@ -15,13 +15,15 @@
 
 #include "args.h"
 #include "diag.h"
+#include "paint.h"
 #include "source.h"
 #include "stream.h"
+#include "units.h"
 
 enum {
     NSC_EXIT_OK = 0,
-    NSC_EXIT_FAIL = 1,   /* an error, or diagnose found a problem */
-    NSC_EXIT_USAGE = 2   /* bad command line */
+    NSC_EXIT_FAIL = 1,   /* not found, nothing matched, an error, or diagnose found a problem */
+    NSC_EXIT_USAGE = 2   /* a bad command line or value */
 };
 
 typedef struct nsc_cli_ctx {
@@ -29,6 +31,8 @@ typedef struct nsc_cli_ctx {
     nsc_src_opts src_opts;
     nsc_src *src;        /* opened by nsc_cli_source() on first use */
     int json;            /* --json: the source's JSON, unchanged */
+    nsc_units units;     /* --raw, and the wall clock of the answer being shown */
+    int color;           /* paint.h: a terminal, NO_COLOR unset */
     char err[640];       /* why a verb failed: printed as "ncclscope: <err>" */
 } nsc_cli_ctx;
 

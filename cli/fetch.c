@@ -1,10 +1,12 @@
 /* fetch.c: the verbs' way to their data: query strings and fetches (see cli.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "mono.h"
 
 int nsc_cli_u64_opt(nsc_cli_ctx *c, const char *name, unsigned long long *v)
 {
@@ -22,25 +24,107 @@ int nsc_cli_u64_opt(nsc_cli_ctx *c, const char *name, unsigned long long *v)
     return NSC_EXIT_OK;
 }
 
-/* API parameters a verb may pass on: option name -> parameter name. */
+/* API parameters a verb may pass on: option name -> parameter name (the
+ * window's bounds are the time options below). */
 static const struct {
     const char *opt, *param;
-} params[] = {{"job", "job"},   {"comm", "comm"}, {"rank", "rank"},   {"func", "func"},
-              {"seq", "seq"},   {"limit", "limit"}, {"t0", "t0_ns"}, {"t1", "t1_ns"},
-              {"type", "type"}};
+} params[] = {{"job", "job"},   {"comm", "comm"},   {"rank", "rank"}, {"func", "func"},
+              {"seq", "seq"},   {"limit", "limit"}, {"type", "type"}};
+
+/* The source's wall clock for the job and communicator asked about: its
+ * comms answer's wall_offset_ns. */
+static int wall_offset(nsc_cli_ctx *c, int64_t *off)
+{
+    char qs[512] = "";
+    const char *job = nsc_cli_get(c->args, "job"), *comm = nsc_cli_get(c->args, "comm");
+    if ((job && nsc_qs_add(qs, sizeof qs, "job", job)) || (comm && nsc_qs_add(qs, sizeof qs, "comm", comm))) {
+        snprintf(c->err, sizeof c->err, "query too long");
+        return NSC_EXIT_USAGE;
+    }
+    nsc_doc d;
+    int rc = nsc_cli_fetch_doc(c, "comms", qs, &d);
+    if (rc == NSC_EXIT_OK && nsc_json_i64(nsc_json_get(nsc_json_root(&d.doc), "wall_offset_ns"), off) != 0) {
+        snprintf(c->err, sizeof c->err,
+                 "%s does not know the wall clock of its times (a store of an older collector): "
+                 "give --t0/--t1 on the collector's clock",
+                 nsc_src_name(c->src));
+        rc = NSC_EXIT_FAIL;
+    }
+    nsc_doc_free(&d);
+    return rc;
+}
+
+/* One bound of the window, in ns on the collector's clock. --t0/--t1: a
+ * time on that clock (ns, or with a unit: "1216.28s") or a UTC time;
+ * --since/--until (ago): a length of time before now, or a UTC time. */
+static int time_opt(nsc_cli_ctx *c, const char *name, int ago, int *given, uint64_t *ns)
+{
+    const char *v = nsc_cli_get(c->args, name);
+    uint64_t span = 0;
+    int64_t utc = 0, off;
+    *given = v != NULL;
+    if (!v || (!ago && nsc_parse_span(v, ns) == 0))
+        return NSC_EXIT_OK;
+    int is_utc = nsc_parse_utc(v, &utc) == 0;
+    if (!is_utc && (!ago || nsc_parse_span(v, &span) != 0)) {
+        snprintf(c->err, sizeof c->err, "--%s wants %s or a UTC time like 2026-11-28T17:30:00Z, got '%s'", name,
+                 ago ? "a length of time before now (90s, 5m, 2h)" : "a time on the collector's clock (ns, or 1216.5s)",
+                 v);
+        return NSC_EXIT_USAGE;
+    }
+    int rc = wall_offset(c, &off);
+    if (rc)
+        return rc;
+    if (!is_utc)
+        utc = (int64_t)nsc_wall_ns() - (int64_t)span;
+    *ns = utc > off ? (uint64_t)(utc - off) : 0;
+    return NSC_EXIT_OK;
+}
+
+static int add_bound(nsc_cli_ctx *c, char *qs, size_t cap, const char *param, uint64_t ns)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%" PRIu64, ns);
+    if (nsc_qs_add(qs, cap, param, num) == 0)
+        return NSC_EXIT_OK;
+    snprintf(c->err, sizeof c->err, "query too long");
+    return NSC_EXIT_USAGE;
+}
+
+/* The window's bounds: one of --t0 and --since, one of --t1 and --until. */
+static int window(nsc_cli_ctx *c, char *qs, size_t cap)
+{
+    uint64_t t0 = 0, t1 = 0, since = 0, until = 0;
+    int has_t0, has_t1, has_since, has_until, rc;
+    if ((rc = time_opt(c, "t0", 0, &has_t0, &t0)) || (rc = time_opt(c, "t1", 0, &has_t1, &t1)) ||
+        (rc = time_opt(c, "since", 1, &has_since, &since)) || (rc = time_opt(c, "until", 1, &has_until, &until)))
+        return rc;
+    if ((has_t0 && has_since) || (has_t1 && has_until)) {
+        snprintf(c->err, sizeof c->err, "give --t0 or --since, and --t1 or --until, not both");
+        return NSC_EXIT_USAGE;
+    }
+    const char *from = has_since ? "since" : "t0", *to = has_until ? "until" : "t1";
+    t0 = has_since ? since : t0;
+    t1 = has_until ? until : t1;
+    has_t0 |= has_since;
+    has_t1 |= has_until;
+    if (has_t0 && has_t1 && t0 > t1) {
+        snprintf(c->err, sizeof c->err, "bad time range: --%s %s is after --%s %s", from, nsc_cli_get(c->args, from),
+                 to, nsc_cli_get(c->args, to));
+        return NSC_EXIT_USAGE;
+    }
+    if (has_t0 && (rc = add_bound(c, qs, cap, "t0_ns", t0)))
+        return rc;
+    return has_t1 ? add_bound(c, qs, cap, "t1_ns", t1) : NSC_EXIT_OK;
+}
 
 int nsc_cli_query(nsc_cli_ctx *c, char *qs, size_t cap)
 {
     qs[0] = 0;
-    unsigned long long t0 = 0, t1 = 0, n = 0;
-    int rc;
-    if ((rc = nsc_cli_u64_opt(c, "t0", &t0)) || (rc = nsc_cli_u64_opt(c, "t1", &t1)) ||
-        (rc = nsc_cli_u64_opt(c, "limit", &n)))
+    unsigned long long n = 0;
+    int rc = nsc_cli_u64_opt(c, "limit", &n);
+    if (rc)
         return rc;
-    if (nsc_cli_has(c->args, "t0") && nsc_cli_has(c->args, "t1") && t0 > t1) {
-        snprintf(c->err, sizeof c->err, "bad time range: --t0 %llu is after --t1 %llu", t0, t1);
-        return NSC_EXIT_USAGE;
-    }
     for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
         const char *v = nsc_cli_get(c->args, params[i].opt);
         if (v && nsc_qs_add(qs, cap, params[i].param, v) != 0) {
@@ -48,14 +132,14 @@ int nsc_cli_query(nsc_cli_ctx *c, char *qs, size_t cap)
             return NSC_EXIT_USAGE;
         }
     }
-    return NSC_EXIT_OK;
+    return window(c, qs, cap);
 }
 
-static nsc_src *source(nsc_cli_ctx *c)
+/* The source, opened on first use: NSC_EXIT_OK, or the exit code of why not. */
+static int source(nsc_cli_ctx *c)
 {
-    if (!c->src && nsc_src_open(&c->src_opts, &c->src, c->err, sizeof c->err) != 0)
-        return NULL;
-    return c->src;
+    int rc = c->src ? 0 : nsc_src_open(&c->src_opts, &c->src, c->err, sizeof c->err);
+    return rc == 0 ? NSC_EXIT_OK : rc == NSC_DIAG_USAGE ? NSC_EXIT_USAGE : NSC_EXIT_FAIL;
 }
 
 static int src_get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
@@ -67,12 +151,12 @@ static int src_get(void *arg, const char *endpoint, const char *qs, nsc_diag_bod
 int nsc_cli_diag_src(nsc_cli_ctx *c, nsc_diag_src *d)
 {
     memset(d, 0, sizeof *d);
-    nsc_src *s = source(c);
-    if (!s)
-        return NSC_EXIT_FAIL;
+    int rc = source(c);
+    if (rc)
+        return rc;
     d->get = src_get;
-    d->arg = s;
-    d->name = nsc_src_name(s);
+    d->arg = c->src;
+    d->name = nsc_src_name(c->src);
     return NSC_EXIT_OK;
 }
 
@@ -88,8 +172,9 @@ int nsc_cli_fetch_doc(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_
 {
     nsc_diag_src s;
     memset(d, 0, sizeof *d);
-    if (nsc_cli_diag_src(c, &s) != NSC_EXIT_OK)
-        return NSC_EXIT_FAIL;
+    int rc = nsc_cli_diag_src(c, &s);
+    if (rc)
+        return rc;
     return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_doc(&s, endpoint, qs, d));
 }
 
@@ -97,8 +182,9 @@ int nsc_cli_fetch_ndjson(nsc_cli_ctx *c, const char *endpoint, const char *qs, n
                          void *arg)
 {
     nsc_diag_src s;
-    if (nsc_cli_diag_src(c, &s) != NSC_EXIT_OK)
-        return NSC_EXIT_FAIL;
+    int rc = nsc_cli_diag_src(c, &s);
+    if (rc)
+        return rc;
     return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_ndjson(&s, endpoint, qs, fn, arg));
 }
 
@@ -106,18 +192,21 @@ int nsc_cli_fetch_pages(nsc_cli_ctx *c, const char *endpoint, const char *qs, ns
                         void *arg)
 {
     nsc_diag_src s;
-    if (nsc_cli_diag_src(c, &s) != NSC_EXIT_OK)
-        return NSC_EXIT_FAIL;
+    int rc = nsc_cli_diag_src(c, &s);
+    if (rc)
+        return rc;
     return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_pages(&s, endpoint, qs, nsc_cli_get(c->args, "limit"), fn, arg));
 }
 
-/* A fetch whose body went to stdout or a reader: -1 is the source's error
- * (c->err set), nonzero is the reader's (its message in why). */
+/* A fetch whose body went to stdout or a reader: negative is the source's
+ * error (c->err set), positive is the reader's (its message in why). */
 static int fetched(nsc_cli_ctx *c, int rc, const char *why)
 {
     if (rc == 0)
         return NSC_EXIT_OK;
-    if (rc != -1 && why && why[0])
+    if (rc == NSC_DIAG_USAGE)
+        return NSC_EXIT_USAGE;
+    if (rc > 0 && why && why[0])
         snprintf(c->err, sizeof c->err, "%s", why);
     return NSC_EXIT_FAIL;
 }
@@ -130,21 +219,21 @@ static int to_stdout(void *arg, const char *data, size_t len)
 
 int nsc_cli_fetch_raw(nsc_cli_ctx *c, const char *endpoint, const char *qs)
 {
-    nsc_src *s = source(c);
-    if (!s)
-        return NSC_EXIT_FAIL;
-    int rc = nsc_src_get(s, endpoint, qs, 0, to_stdout, NULL, c->err, sizeof c->err);
+    int rc = source(c);
+    if (rc)
+        return rc;
+    rc = nsc_src_get(c->src, endpoint, qs, 0, to_stdout, NULL, c->err, sizeof c->err);
     return fetched(c, rc, "writing to stdout failed");
 }
 
 int nsc_cli_fetch_sse(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_sse_fn fn, void *arg)
 {
-    nsc_src *s = source(c);
-    if (!s)
-        return NSC_EXIT_FAIL;
+    int rc = source(c);
+    if (rc)
+        return rc;
     nsc_sse r;
     nsc_sse_init(&r, fn, arg);
-    int rc = nsc_src_get(s, endpoint, qs, 1, nsc_sse_feed, &r, c->err, sizeof c->err);
+    rc = nsc_src_get(c->src, endpoint, qs, 1, nsc_sse_feed, &r, c->err, sizeof c->err);
     nsc_sse_free(&r);
     return fetched(c, rc, NULL);
 }

@@ -1,28 +1,20 @@
-/* http.c: a small blocking HTTP/1.1 client (see http.h). */
+/* http.c: a blocking HTTP(S) client on libcurl (see http.h). */
 #include "http.h"
 
-#include <errno.h>
-#include <netdb.h>
-#include <poll.h>
-#include <stdint.h>
+#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#define RBUF 65536
-#define MAX_HEADER 16384
 
 int nsc_http_parse_url(const char *url, nsc_http_url *out, char *err, size_t errcap)
 {
     memset(out, 0, sizeof *out);
-    if (strncmp(url, "http://", 7) != 0) {
-        snprintf(err, errcap, "collector URL must start with http:// (got '%s')", url);
+    out->tls = strncmp(url, "https://", 8) == 0;
+    if (!out->tls && strncmp(url, "http://", 7) != 0) {
+        snprintf(err, errcap, "collector URL must start with http:// or https:// (got '%s')", url);
         return -1;
     }
-    const char *h = url + 7, *slash = strchr(h, '/');
+    const char *h = url + (out->tls ? 8 : 7), *slash = strchr(h, '/');
     size_t hostport = slash ? (size_t)(slash - h) : strlen(h);
     const char *colon = memchr(h, ':', hostport);
     size_t hl = colon ? (size_t)(colon - h) : hostport;
@@ -35,7 +27,7 @@ int nsc_http_parse_url(const char *url, nsc_http_url *out, char *err, size_t err
     if (colon)
         memcpy(out->port, colon + 1, pl);
     else
-        strcpy(out->port, "80");
+        strcpy(out->port, out->tls ? "443" : "80");
     for (const char *p = out->port; *p; p++)
         if (*p < '0' || *p > '9') {
             snprintf(err, errcap, "bad port in collector URL '%s'", url);
@@ -54,275 +46,104 @@ int nsc_http_parse_url(const char *url, nsc_http_url *out, char *err, size_t err
     return 0;
 }
 
-static int dial(const nsc_http_url *u, int timeout_ms, char *err, size_t errcap)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
-    int rc = getaddrinfo(u->host, u->port, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errcap, "%s", gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1, last = ECONNREFUSED;
-    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-        if (fd < 0) {
-            last = errno;
-            continue;
-        }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-            break;
-        last = errno;
-        if (last == EINPROGRESS) {
-            struct pollfd p = {.fd = fd, .events = POLLOUT};
-            int n = poll(&p, 1, timeout_ms > 0 ? timeout_ms : -1);
-            socklen_t sl = sizeof last;
-            if (n == 0)
-                last = ETIMEDOUT;
-            else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &last, &sl) != 0)
-                last = errno;
-            if (last == 0)
-                break;
-        }
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd < 0)
-        snprintf(err, errcap, "%s", strerror(last));
-    return fd;
-}
-
-/* The connection's read side: a buffer over the socket. */
-typedef struct conn {
-    int fd, timeout_ms;
-    char buf[RBUF];
-    size_t off, len;
-    char *err;
-    size_t errcap;
-} conn;
-
-/* Read more into the buffer. 1: got bytes, 0: end of stream, -1: error. */
-static int fill(conn *c)
-{
-    if (c->off > 0) {
-        memmove(c->buf, c->buf + c->off, c->len - c->off);
-        c->len -= c->off;
-        c->off = 0;
-    }
-    if (c->len == sizeof c->buf) {
-        snprintf(c->err, c->errcap, "response line too long");
-        return -1;
-    }
-    for (;;) {
-        struct pollfd p = {.fd = c->fd, .events = POLLIN};
-        int n = poll(&p, 1, c->timeout_ms > 0 ? c->timeout_ms : -1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n == 0) {
-            snprintf(c->err, c->errcap, "timed out waiting for the collector");
-            return -1;
-        }
-        ssize_t r = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
-        if (r < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (r < 0) {
-            snprintf(c->err, c->errcap, "%s", strerror(errno));
-            return -1;
-        }
-        c->len += (size_t)r;
-        return r > 0;
-    }
-}
-
-/* One CRLF-terminated line (CR and LF removed), pointing into the buffer. */
-static int read_line(conn *c, char **line)
-{
-    for (;;) {
-        char *nl = memchr(c->buf + c->off, '\n', c->len - c->off);
-        if (nl) {
-            *line = c->buf + c->off;
-            c->off = (size_t)(nl - c->buf) + 1;
-            *nl = 0;
-            if (nl > *line && nl[-1] == '\r')
-                nl[-1] = 0;
-            return 0;
-        }
-        int r = fill(c);
-        if (r <= 0) {
-            if (r == 0)
-                snprintf(c->err, c->errcap, "connection closed in the response header");
-            return -1;
-        }
-    }
-}
-
-typedef struct sink {
-    int ok;  /* 2xx: to fn; else to errbody */
+typedef struct transfer {
+    CURL *h;
     nsc_http_body_fn fn;
     void *arg;
+    int rc;           /* the body callback's nonzero return */
     char *errbody;
-    size_t errcap, errlen;
-} sink;
+    size_t errlen, errcap;
+} transfer;
 
-static int deliver(sink *s, const char *data, size_t len)
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
-    if (s->ok)
-        return s->fn(s->arg, data, len);
-    if (s->errcap == 0)
-        return 0;
-    size_t room = s->errcap - 1 - s->errlen;
-    size_t n = len < room ? len : room;
-    memcpy(s->errbody + s->errlen, data, n);
-    s->errlen += n;
-    s->errbody[s->errlen] = 0;
-    return 0;
+    transfer *t = arg;
+    size_t len = size * n;
+    long status = 0;
+    curl_easy_getinfo(t->h, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300) {
+        t->rc = t->fn(t->arg, data, len);
+        return t->rc ? 0 : len;
+    }
+    size_t keep = t->errlen + 1 < t->errcap ? t->errcap - 1 - t->errlen : 0;
+    keep = keep < len ? keep : len;
+    memcpy(t->errbody + t->errlen, data, keep);
+    t->errlen += keep;
+    t->errbody[t->errlen] = 0;
+    return len;
 }
 
-/* Pass up to `want` body bytes (UINT64_MAX: until close) to the sink. */
-static int pass_bytes(conn *c, sink *s, uint64_t want, int until_close)
+/* curl's failure in the words of the system where it has them. */
+static void why(CURL *h, CURLcode rc, const char *detail, char *err, size_t errcap)
 {
-    while (want > 0) {
-        if (c->off == c->len) {
-            c->off = c->len = 0;
-            int r = fill(c);
-            if (r < 0)
-                return -1;
-            if (r == 0) {
-                if (until_close)
-                    return 0;
-                snprintf(c->err, c->errcap, "connection closed before the end of the body");
-                return -1;
-            }
-        }
-        size_t avail = c->len - c->off;
-        size_t n = want < avail ? (size_t)want : avail;
-        int rc = deliver(s, c->buf + c->off, n);
-        c->off += n;
-        want -= n;
-        if (rc)
-            return rc;
-    }
-    return 0;
+    long os = 0;
+    curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os);
+    if (rc == CURLE_COULDNT_CONNECT && os)
+        snprintf(err, errcap, "%s", strerror((int)os));
+    else if (rc == CURLE_OPERATION_TIMEDOUT)
+        snprintf(err, errcap, "timed out");
+    else
+        snprintf(err, errcap, "%s", detail[0] ? detail : curl_easy_strerror(rc));
 }
 
-static int pass_chunked(conn *c, sink *s)
+/* libcurl started on the first request only (a --db run, --help and
+ * --version never pay for TLS's start), and released at exit. */
+static int curl_started(void)
 {
-    for (;;) {
-        char *line, *end;
-        if (read_line(c, &line) != 0)
-            return -1;
-        errno = 0;
-        unsigned long long size = strtoull(line, &end, 16);
-        if (end == line || errno || (*end && *end != ';' && *end != ' ')) {
-            snprintf(c->err, c->errcap, "malformed chunk size in the response");
-            return -1;
-        }
-        if (size == 0)
-            return 0;  /* trailers are not read: Connection: close ends it */
-        int rc = pass_bytes(c, s, size, 0);
-        if (rc)
-            return rc;
-        if (read_line(c, &line) != 0)
-            return -1;
-        if (line[0]) {
-            snprintf(c->err, c->errcap, "malformed chunk in the response");
-            return -1;
-        }
+    static int state;  /* 0: not yet, 1: up, -1: failed */
+    if (state == 0) {
+        state = curl_global_init(CURL_GLOBAL_DEFAULT) == 0 ? 1 : -1;
+        if (state == 1)
+            atexit(curl_global_cleanup);
     }
-}
-
-static int send_all(int fd, const char *p, size_t n, int timeout_ms, char *err, size_t errcap)
-{
-    while (n > 0) {
-        struct pollfd pf = {.fd = fd, .events = POLLOUT};
-        if (poll(&pf, 1, timeout_ms > 0 ? timeout_ms : -1) == 0) {
-            snprintf(err, errcap, "timed out sending the request");
-            return -1;
-        }
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (w < 0) {
-            snprintf(err, errcap, "%s", strerror(errno));
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Status line and headers: framing of the body. */
-static int read_head(conn *c, int *status, int *chunked, uint64_t *length, int *has_length)
-{
-    char *line;
-    if (read_line(c, &line) != 0)
-        return -1;
-    if (sscanf(line, "HTTP/1.%*d %d", status) != 1) {
-        snprintf(c->err, c->errcap, "not an HTTP response");
-        return -1;
-    }
-    for (size_t total = 0;;) {
-        if (read_line(c, &line) != 0)
-            return -1;
-        if (!line[0])
-            return 0;
-        total += strlen(line);
-        if (total > MAX_HEADER) {
-            snprintf(c->err, c->errcap, "response header too large");
-            return -1;
-        }
-        if (strncasecmp(line, "Transfer-Encoding:", 18) == 0 && strcasestr(line + 18, "chunked"))
-            *chunked = 1;
-        else if (strncasecmp(line, "Content-Length:", 15) == 0) {
-            char *end;
-            *length = strtoull(line + 15, &end, 10);
-            *has_length = 1;
-        }
-    }
+    return state == 1;
 }
 
 int nsc_http_get(const nsc_http_req *req, int *status, nsc_http_body_fn fn, void *arg,
                  char *errbody, size_t errbody_cap, char *err, size_t errcap)
 {
-    if (errbody_cap)
-        errbody[0] = 0;
-    int fd = dial(req->url, req->timeout_ms, err, errcap);
-    if (fd < 0)
-        return -1;
-    conn *c = malloc(sizeof *c);
-    if (!c) {
-        close(fd);
+    const nsc_http_url *u = req->url;
+    char url[4096], auth[600], detail[CURL_ERROR_SIZE] = "";
+    CURL *h = curl_started() ? curl_easy_init() : NULL;
+    struct curl_slist *headers = NULL;
+    if (!h) {
         snprintf(err, errcap, "out of memory");
         return -1;
     }
-    c->fd = fd;
-    c->timeout_ms = req->timeout_ms;
-    c->off = c->len = 0;
-    c->err = err;
-    c->errcap = errcap;
-    char head[2048];
-    int n = snprintf(head, sizeof head,
-                     "GET %s%s HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: ncclscope\r\n"
-                     "Accept: */*\r\n%s%s%sConnection: close\r\n\r\n",
-                     req->url->base, req->path, req->url->host, req->url->port,
-                     req->token ? "Authorization: Bearer " : "", req->token ? req->token : "",
-                     req->token ? "\r\n" : "");
-    int rc = -1;
-    if (n < 0 || (size_t)n >= sizeof head)
-        snprintf(err, errcap, "request too long");
-    else if (send_all(fd, head, (size_t)n, req->timeout_ms, err, errcap) == 0) {
-        int chunked = 0, has_length = 0;
-        uint64_t length = 0;
-        if (read_head(c, status, &chunked, &length, &has_length) == 0) {
-            sink s = {*status >= 200 && *status < 300, fn, arg, errbody, errbody_cap, 0};
-            if (chunked)
-                rc = pass_chunked(c, &s);
-            else
-                rc = pass_bytes(c, &s, has_length ? length : UINT64_MAX, !has_length);
-        }
+    snprintf(url, sizeof url, "%s://%s%s%s:%s%s%s", u->tls ? "https" : "http", strchr(u->host, ':') ? "[" : "",
+             u->host, strchr(u->host, ':') ? "]" : "", u->port, u->base, req->path);
+    if (req->token) {
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", req->token);
+        headers = curl_slist_append(headers, auth);
     }
-    free(c);
-    close(fd);
-    return rc;
+    transfer t = {h, fn, arg, 0, errbody, 0, errbody_cap};
+    errbody[0] = 0;
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail);
+    if (req->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, req->ca_file);
+    if (req->timeout_ms > 0) {
+        /* Bounded per wait: the connection, and any stretch without a byte. */
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)req->timeout_ms);
+        curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)(req->timeout_ms + 999) / 1000);
+    }
+    CURLcode rc = curl_easy_perform(h);
+    long code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    *status = (int)code;
+    int out = 0;
+    if (rc == CURLE_WRITE_ERROR && t.rc)
+        out = t.rc;
+    else if (rc != CURLE_OK) {
+        why(h, rc, detail, err, errcap);
+        out = -1;
+    }
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(h);
+    return out;
 }

@@ -1,12 +1,13 @@
-/* http.h: a small blocking HTTP/1.1 client for the collector's API.
+/* http.h: a blocking HTTP(S) client for the collector's API, on libcurl.
  *
- * Owns one GET over a plain TCP socket: URL parsing (http://host[:port][/base]),
- * the request (Host, optional bearer token, Connection: close), the status line
- * and headers, and the body in any of HTTP's three framings (Content-Length,
- * chunked, until close), handed to the caller piece by piece as it arrives so
- * a large result is never held in memory. Every wait is bounded by a timeout
- * except while streaming an endless body (server-sent events), where the caller
- * asks for none.
+ * Owns one GET: URL parsing (http:// or https://host[:port][/base]), the
+ * request (optional bearer token; TLS verified against the system's CAs or a
+ * CA file, as the collector's ClickHouse client does, collector/chconn.c),
+ * the status, and the body handed to the caller piece by piece as it arrives
+ * so a large result is never held in memory. Every wait is bounded by a
+ * timeout except while streaming an endless body (server-sent events), where
+ * the caller asks for none. docs/security.md says how to put TLS in front of
+ * a collector.
  */
 #ifndef NCCLSCOPE_CLI_HTTP_H
 #define NCCLSCOPE_CLI_HTTP_H
@@ -14,12 +15,13 @@
 #include <stddef.h>
 
 typedef struct nsc_http_url {
+    int tls;         /* https:// */
     char host[256];
     char port[8];
     char base[256];  /* path prefix without trailing '/', may be "" */
 } nsc_http_url;
 
-/* Returns 0, or -1 with a reason in err. Only http:// is supported. */
+/* Returns 0, or -1 with a reason in err. */
 int nsc_http_parse_url(const char *url, nsc_http_url *out, char *err, size_t errcap);
 
 /* Body callback: nonzero stops the transfer (nsc_http_get returns it). */
@@ -30,13 +32,14 @@ typedef struct nsc_http_req {
     const char *path;        /* appended to url->base; includes the query string */
     const char *token;       /* bearer token or NULL */
     int timeout_ms;          /* per wait; <= 0: wait forever (streams) */
+    const char *ca_file;     /* CA certificates (PEM) for https; NULL: the system's */
 } nsc_http_req;
 
 /* GET. *status gets the HTTP status. A 2xx body goes to fn; any other body is
  * collected (up to errbody_cap-1 bytes, NUL-terminated) into errbody so the
  * caller can show the server's message. Returns 0 after the whole body, the
  * callback's nonzero value, or -1 with a one-line reason in err
- * ("connection refused", "timed out", "malformed chunk"). */
+ * ("Connection refused", "timed out", a certificate that does not verify). */
 int nsc_http_get(const nsc_http_req *req, int *status, nsc_http_body_fn fn, void *arg,
                  char *errbody, size_t errbody_cap, char *err, size_t errcap);
 

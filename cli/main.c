@@ -1,7 +1,8 @@
 /* main.c: ncclscope, the command line: verbs, options, help, exit codes.
  *
- * `ncclscope [GLOBAL OPTIONS] VERB [OPTIONS]`. Exit codes: 0 ok, 1 an error
- * or (diagnose) a problem found, 2 a bad command line. Errors are one line on
+ * `ncclscope [GLOBAL OPTIONS] VERB [OPTIONS]`. Exit codes: 0 success, 1 not
+ * found, nothing matched, an error or (diagnose) a problem found, 2 a bad
+ * command line or value. Errors are one line on
  * stderr starting with "ncclscope: ". The verbs themselves and the fetch
  * helpers they share are in the files named in cli.h.
  */
@@ -16,15 +17,22 @@ static const nsc_cli_opt global_opts[] = {
     {"collector", "URL", "collector HTTP API (default $NCCLSCOPE_COLLECTOR, then " NSC_DEFAULT_COLLECTOR ")"},
     {"db", "DIR", "read a store directory instead of asking a collector (read-only)"},
     {"token-file", "FILE", "bearer token for the collector (default $NCCLSCOPE_TOKEN)"},
+    {"ca-file", "FILE", "https: CA certificates (PEM) that verify the collector (default $NCCLSCOPE_CA_FILE, then the system's)"},
     {"timeout", "SECONDS", "longest wait for the collector (default 10)"},
     {"job", "NAME", "job to look at (default: the collector's only or latest job)"},
     {"json", NULL, "print the source's JSON unchanged, for scripts"},
+    {"raw", NULL, "exact integers (ns, bytes) instead of units for people (us, ms, MiB, GB/s)"},
     {"help", NULL, "show help (also: ncclscope help VERB)"},
+    {"version", NULL, "print the version"},
+    {"completion", "bash", "print the bash completion script (made from this help's tables)"},
+    {"man", NULL, "print the man page ncclscope(1) (made from this help's tables)"},
     {NULL, NULL, NULL}};
 
-#define COMM_OPT {"comm", "ID", "communicator (hex id \"0x...\" or name)"}
-#define WINDOW_OPTS {"t0", "NS", "window start, ns on the aligned time base"}, \
-                    {"t1", "NS", "window end, ns on the aligned time base"}
+#define COMM_OPT {"comm", "ID", "communicator (hex id \"0x...\" or name; looked up in every job; default: the job's only one)"}
+#define WINDOW_OPTS {"t0", "TIME", "window start: on the collector's clock (ns, or 1216.5s) or UTC (2026-11-28T17:30:00Z)"}, \
+                    {"t1", "TIME", "window end, as --t0"}, \
+                    {"since", "AGO", "window start: this long before now (90s, 5m, 2h) or a UTC time"}, \
+                    {"until", "AGO", "window end: this long before now, or a UTC time"}
 
 static const nsc_cli_opt no_opts[] = {{NULL, NULL, NULL}};
 static const nsc_cli_opt watch_opts[] = {
@@ -40,7 +48,9 @@ static const nsc_cli_opt timeline_opts[] = {
 static const nsc_cli_opt coll_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective (AllReduce, ...)"},
     {"rank", "R", "only these ranks"}, {"seq", "N", "only this sequence number (or N-M)"},
-    {"limit", "N", "at most N collectives"}, {NULL, NULL, NULL}};
+    {"limit", "N", "at most N collectives"},
+    {"sort", "FIELD", "order by a column (duration, skew, busbw, bytes, ...: largest first)"},
+    {"top", "N", "show only the first N rows (after --sort)"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt stats_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt p2p_opts[] = {COMM_OPT, WINDOW_OPTS, {NULL, NULL, NULL}};
@@ -52,7 +62,7 @@ static const nsc_cli_opt export_opts[] = {
     {"input", "FILE", "convert timeline NDJSON from FILE ('-': stdin) instead of fetching"},
     {NULL, NULL, NULL}};
 static const nsc_cli_opt up_opts[] = {
-    {"run-dir", "DIR", "pid files, logs and store (default $NCCLSCOPE_RUNDIR, then /tmp/ncclscope)"},
+    {"run-dir", "DIR", "pid files, logs and store (default $NCCLSCOPE_RUNDIR, then the agent's default)"},
     {"port", "PORT", "collector HTTP port on 127.0.0.1 (default 7761; 0: any free port)"},
     {"zmq-port", "PORT", "collector port the agent sends to (default 7760; 0: any)"},
     {"agent-port", "PORT", "agent /healthz and /metrics port (default 7762; 0: any)"},
@@ -75,9 +85,9 @@ static const verb verbs[] = {
      "job report: nodes, processes, GPUs, communicators by shape, errors"},
     {"watch", nsc_verb_watch, watch_opts, "", "live summary, refreshing (plain lines when piped)"},
     {"comms", nsc_verb_comms, no_opts, "", "communicators of the job"},
-    {"timeline", nsc_verb_timeline, timeline_opts, "--comm ID",
+    {"timeline", nsc_verb_timeline, timeline_opts, "[--comm ID]",
      "one aligned timeline across ranks (text lanes, --json, --csv)"},
-    {"collectives", nsc_verb_collectives, coll_opts, "--comm ID",
+    {"collectives", nsc_verb_collectives, coll_opts, "[--comm ID] [--sort FIELD] [--top N]",
      "collectives matched across ranks: duration, skew, last to arrive, busBW"},
     {"topology", nsc_verb_topology, comm_opts, "[--comm ID]",
      "ranks to hosts, pids and GPUs; rings per channel; split communicators"},
@@ -91,7 +101,7 @@ static const verb verbs[] = {
      "per host, across the collector's jobs: how often diagnose placed a cause there"},
     {"links", nsc_verb_links, comm_opts, "[--comm ID]",
      "network links per (rank -> rank, channel): step time, bandwidth, slow ones"},
-    {"export", nsc_verb_export, export_opts, "--comm ID -o FILE [--format perfetto|chrome]",
+    {"export", nsc_verb_export, export_opts, "[--comm ID] -o FILE [--format perfetto|chrome]",
      "write a Perfetto (.pftrace) or Chrome JSON trace"},
     {"up", nsc_verb_up, up_opts, "", "start a local collector and agent"},
     {"down", nsc_verb_down, down_opts, "", "stop what up started"},
@@ -122,7 +132,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-12s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(f, "\nglobal options:\n");
     nsc_cli_print_opts(f, global_opts);
-    fprintf(f, "\nexit codes: 0 ok, 1 error or problem found (diagnose), 2 bad command line.\n"
+    fprintf(f, "\nexit codes: 0 success, 1 not found, nothing matched, an error or (diagnose) a problem\n"
+               "found, 2 a bad command line or value.\n"
                "See 'ncclscope help VERB' and docs/cli.md.\n");
 }
 
@@ -135,6 +146,87 @@ static void verb_help(FILE *f, const verb *v)
     }
     fprintf(f, "\nglobal options:\n");
     nsc_cli_print_opts(f, global_opts);
+}
+
+/* roff text: a backslash and a leading dot or quote escaped. */
+static void roff(FILE *f, const char *s)
+{
+    if (*s == '.' || *s == '\'')
+        fputs("\\&", f);
+    for (; *s; s++)
+        fputs(*s == '\\' ? "\\e" : *s == '-' ? "\\-" : (char[2]){*s, 0}, f);
+}
+
+static void man_opts(FILE *f, const nsc_cli_opt *opts)
+{
+    for (const nsc_cli_opt *o = opts; o->name; o++) {
+        fprintf(f, ".TP\n.B \\-\\-");
+        roff(f, o->name);
+        if (o->arg) {
+            fputs(" \\fI", f);
+            roff(f, o->arg);
+            fputs("\\fR", f);
+        }
+        fputc('\n', f);
+        roff(f, o->help);
+        fputc('\n', f);
+    }
+}
+
+/* ncclscope(1), from the tables --help prints. */
+static void man_page(FILE *f)
+{
+    fprintf(f, ".TH NCCLSCOPE 1 \"\" \"ncclscope %s\" \"User Commands\"\n.SH NAME\n"
+               "ncclscope \\- traces of NCCL collectives across every rank of a job\n.SH SYNOPSIS\n"
+               ".B ncclscope\n[\\fIGLOBAL OPTIONS\\fR] \\fIVERB\\fR [\\fIOPTIONS\\fR]\n.SH DESCRIPTION\n"
+               "Asks a collector (\\-\\-collector URL) or reads a store directory (\\-\\-db DIR).\n"
+               ".SH GLOBAL OPTIONS\n", NSC_VERSION);
+    man_opts(f, global_opts);
+    fputs(".SH VERBS\n", f);
+    for (size_t i = 0; i < NVERBS; i++) {
+        fprintf(f, ".SS %s ", verbs[i].name);
+        roff(f, verbs[i].usage);
+        fputc('\n', f);
+        roff(f, verbs[i].summary);
+        fputc('\n', f);
+        man_opts(f, verbs[i].opts);
+    }
+    fputs(".SH EXIT STATUS\n0 success; 1 not found, nothing matched, an error, or (diagnose) a problem found;\n"
+          "2 a bad command line or value.\n.SH SEE ALSO\ndocs/cli.md, docs/api.md\n", f);
+}
+
+static void words(FILE *f, const nsc_cli_opt *opts, int valued)
+{
+    for (const nsc_cli_opt *o = opts; o->name; o++)
+        if (!valued || o->arg)
+            fprintf(f, " --%s", o->name);
+}
+
+/* The bash completion script: verbs, each verb's options and the global
+ * ones, from the tables --help prints; an option's value completes as a file. */
+static void completion(FILE *f)
+{
+    fputs("# bash completion for ncclscope (ncclscope --completion bash)\n_ncclscope() {\n"
+          "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} verb= w opts=\n"
+          "    local valued=\"", f);
+    words(f, global_opts, 1);
+    for (size_t i = 0; i < NVERBS; i++)
+        words(f, verbs[i].opts, 1);
+    fputs(" \"\n    [[ $valued == *\" $prev \"* ]] && return 0\n    local verbs=\"", f);
+    for (size_t i = 0; i < NVERBS; i++)
+        fprintf(f, "%s%s", i ? " " : "", verbs[i].name);
+    fputs("\"\n    for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
+          "        [[ \" $verbs \" == *\" $w \"* ]] && { verb=$w; break; }\n    done\n    case $verb in\n", f);
+    for (size_t i = 0; i < NVERBS; i++) {
+        fprintf(f, "    %s) opts=\"", verbs[i].name);
+        words(f, verbs[i].opts, 0);
+        fputs("\" ;;\n", f);
+    }
+    fputs("    esac\n    if [[ $cur == -* ]]; then\n        COMPREPLY=($(compgen -W \"", f);
+    words(f, global_opts, 0);
+    fputs(" $opts\" -- \"$cur\"))\n    elif [[ -z $verb ]]; then\n"
+          "        COMPREPLY=($(compgen -W \"$verbs\" -- \"$cur\"))\n    fi\n}\n"
+          "complete -o default -F _ncclscope ncclscope\n", f);
 }
 
 static int help(const nsc_cli_args *a)
@@ -161,6 +253,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "ncclscope: %s\n", err);
         return NSC_EXIT_USAGE;
     }
+    if (nsc_cli_has(&a, "version")) {
+        printf("ncclscope %s\n", NSC_VERSION);
+        return NSC_EXIT_OK;
+    }
+    if (nsc_cli_has(&a, "man")) {
+        man_page(stdout);
+        return NSC_EXIT_OK;
+    }
+    if (nsc_cli_get(&a, "completion")) {
+        if (strcmp(nsc_cli_get(&a, "completion"), "bash") != 0) {
+            fprintf(stderr, "ncclscope: --completion wants bash, got '%s'\n", nsc_cli_get(&a, "completion"));
+            return NSC_EXIT_USAGE;
+        }
+        completion(stdout);
+        return NSC_EXIT_OK;
+    }
     if (nsc_cli_has(&a, "help") || !a.verb || strcmp(a.verb, "help") == 0) {
         if (!a.verb && !nsc_cli_has(&a, "help")) {
             usage(stderr);
@@ -173,10 +281,12 @@ int main(int argc, char **argv)
                 a.pos[0], a.verb);
         return NSC_EXIT_USAGE;
     }
-    nsc_cli_ctx c = {.args = &a, .json = nsc_cli_has(&a, "json")};
+    nsc_cli_ctx c = {.args = &a, .json = nsc_cli_has(&a, "json"), .units.raw = nsc_cli_has(&a, "raw"),
+                     .color = nsc_paint_wanted()};
     c.src_opts.collector = nsc_cli_get(&a, "collector");
     c.src_opts.db = nsc_cli_get(&a, "db");
     c.src_opts.token_file = nsc_cli_get(&a, "token-file");
+    c.src_opts.ca_file = nsc_cli_get(&a, "ca-file");
     unsigned long long timeout = 10;
     int rc = nsc_cli_u64_opt(&c, "timeout", &timeout);
     c.src_opts.timeout_ms = (int)(timeout > 86400 ? 86400000 : timeout * 1000);

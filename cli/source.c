@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "diag.h"
@@ -21,6 +22,7 @@ struct nsc_src {
     char name[300];
     char token[512];
     int has_token;
+    const char *ca_file;
     int timeout_ms;
 };
 
@@ -43,6 +45,27 @@ static int read_token(const char *path, char *tok, size_t cap, char *err, size_t
     return 0;
 }
 
+/* --db names a store directory: one that holds the store's data.mdb. Any
+ * other path is a bad value, told apart from a store that fails to open. */
+static int open_store(const char *dir, nsc_store **st, char *err, size_t errcap)
+{
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || stat(path, &sb) != 0) {
+        snprintf(err, errcap, "--db %s: not a store directory (want the collector's --store directory, which holds data.mdb)",
+                 dir);
+        return NSC_DIAG_USAGE;
+    }
+    nsc_store_opts so = {.read_only = 1};
+    int rc = nsc_store_open(dir, &so, st);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot open store %s: %s", dir, nsc_store_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
 int nsc_src_open(const nsc_src_opts *o, nsc_src **out, char *err, size_t errcap)
 {
     nsc_src *s = calloc(1, sizeof *s);
@@ -53,12 +76,10 @@ int nsc_src_open(const nsc_src_opts *o, nsc_src **out, char *err, size_t errcap)
     s->timeout_ms = o->timeout_ms;
     if (o->db) {
         snprintf(s->name, sizeof s->name, "store %s", o->db);
-        nsc_store_opts so = {.read_only = 1};
-        int rc = nsc_store_open(o->db, &so, &s->store);
+        int rc = open_store(o->db, &s->store, err, errcap);
         if (rc != 0) {
-            snprintf(err, errcap, "cannot open store %s: %s", o->db, nsc_store_strerror(rc));
             free(s);
-            return -1;
+            return rc;
         }
         *out = s;
         return 0;
@@ -69,6 +90,7 @@ int nsc_src_open(const nsc_src_opts *o, nsc_src **out, char *err, size_t errcap)
     if (!url || !*url)
         url = NSC_DEFAULT_COLLECTOR;
     snprintf(s->name, sizeof s->name, "%s", url);
+    s->ca_file = o->ca_file ? o->ca_file : getenv("NCCLSCOPE_CA_FILE");
     const char *env_token = getenv("NCCLSCOPE_TOKEN");
     int rc = nsc_http_parse_url(url, &s->url, err, errcap);
     if (rc == 0 && o->token_file) {
@@ -80,7 +102,7 @@ int nsc_src_open(const nsc_src_opts *o, nsc_src **out, char *err, size_t errcap)
     }
     if (rc != 0) {
         free(s);
-        return -1;
+        return NSC_DIAG_USAGE;
     }
     *out = s;
     return 0;
@@ -186,7 +208,8 @@ int nsc_src_get(nsc_src *s, const char *endpoint, const char *qs, int stream, ns
         snprintf(err, errcap, "query too long");
         return -1;
     }
-    nsc_http_req req = {&s->url, path, s->has_token ? s->token : NULL, stream ? 0 : s->timeout_ms};
+    nsc_http_req req = {&s->url, path, s->has_token ? s->token : NULL, stream ? 0 : s->timeout_ms,
+                        s->ca_file && *s->ca_file ? s->ca_file : NULL};
     int status = 0;
     char body[2048], why[256];
     int rc = nsc_http_get(&req, &status, fn, arg, body, sizeof body, why, sizeof why);
@@ -196,7 +219,7 @@ int nsc_src_get(nsc_src *s, const char *endpoint, const char *qs, int stream, ns
     }
     if (status < 200 || status >= 300) {
         http_refusal(s, endpoint, status, body, err, errcap);
-        return -1;
+        return status == 400 ? NSC_DIAG_USAGE : -1;
     }
     return rc;
 }

@@ -4,7 +4,9 @@
  * token) and a store directory read in-process (--db DIR), behind one call:
  * "GET this endpoint with this query string and hand me the body". Both give
  * the same JSON bytes, so every verb renders from JSON in one code path.
- * Errors come back as one line fit to print after "ncclscope: ".
+ * Errors come back as one line fit to print after "ncclscope: ", and as
+ * NSC_DIAG_USAGE (-2) when an option's value is at fault (a bad URL, a path
+ * that is no store, a parameter the collector answered 400 to), else -1.
  */
 #ifndef NCCLSCOPE_CLI_SOURCE_H
 #define NCCLSCOPE_CLI_SOURCE_H
@@ -20,6 +22,7 @@ typedef struct nsc_src_opts {
     const char *collector;   /* URL; NULL: NCCLSCOPE_COLLECTOR, then the default */
     const char *db;          /* store directory; wins over collector */
     const char *token_file;  /* NULL: NCCLSCOPE_TOKEN (the token itself) */
+    const char *ca_file;     /* https: CA certificates (PEM); NULL: NCCLSCOPE_CA_FILE, then the system's */
     int timeout_ms;
 } nsc_src_opts;
 
@@ -32,7 +35,7 @@ const char *nsc_src_name(const nsc_src *s);
 
 /* GET /api/v1/<endpoint>?<qs> (qs may be NULL). The body goes to fn as it
  * arrives; fn returns nonzero to stop (that value is returned; the caller
- * knows why). -1: the request failed, err says why in one line, e.g.
+ * knows why). -2: a parameter refused (HTTP 400); -1: the request failed, err says why in one line, e.g.
  * "cannot reach collector at http://...: Connection refused" or the
  * collector's own {"error": ...} message. stream: no timeout (watch). */
 int nsc_src_get(nsc_src *s, const char *endpoint, const char *qs, int stream, nsc_http_body_fn fn,

@@ -128,7 +128,7 @@ static void print_shapes(const nsc_json *status, const nsc_json *job)
     }
     static const nsc_col cols[] = {{"", "GROUP"}, {"", "COMMS"}, {"", "NRANKS"}, {"", "NODES"},
                                    {"", "RANKS/NODE"}, {"", "RUNNING"}, {"", "FINISHED"}, {"", "INCOMPLETE"}};
-    nsc_table *t = nsc_table_new(cols, 8);
+    nsc_table *t = nsc_table_new(cols, 8, &(nsc_units){0});
     for (size_t i = 0; t && i < n; i++) {
         char v[8][24];
         const char *cells[8];
@@ -173,8 +173,8 @@ static void print_comms(const nsc_json *status, const nsc_json *job, const nsc_j
 {
     static const nsc_col cols[] = {{"", "COMM"}, {"", "NAME"}, {"", "RANKS"}, {"", "STATE"},
                                    {"", "PROGRESS (min/max seq)"}, {"", "EVENTS"}, {"", "EVENTS/S"},
-                                   {"", "BUSBW GB/S"}};
-    nsc_table *t = nsc_table_new(cols, 8);
+                                   {"", "BUSBW"}};
+    nsc_table *t = nsc_table_new(cols, 8, &(nsc_units){0});
     EACH(cm, nsc_json_get(job, "comms")) {
         char v[8][160];
         const char *cells[8];
@@ -191,7 +191,10 @@ static void print_comms(const nsc_json *status, const nsc_json *job, const nsc_j
         progress(cm, v[4], 160);
         snprintf(v[5], 160, "%" PRIu64, u64_of(cm, "events_total"));
         snprintf(v[6], 160, "%.1f", rate);
-        snprintf(v[7], 160, "%.2f", bw);
+        if (bw > 0)  /* none in the last window (a finished communicator): no figure, not 0 */
+            nsc_fmt_unit(&(nsc_units){0}, NSC_UNIT_GBPS, bw, v[7], 160);
+        else
+            snprintf(v[7], 160, "-");
         for (int k = 0; k < 8; k++)
             cells[k] = v[k];
         if (t)
@@ -287,6 +290,8 @@ static void print_drops_by_type(const nsc_json *job)
     printf(" states %" PRIu64 "\n", u64_of(job, "states_dropped"));
 }
 
+static int by_text(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
 static void print_job(const nsc_json *status, const nsc_json *job)
 {
     const char *name = str_or(job, "job", "?");
@@ -314,6 +319,8 @@ static void print_job(const nsc_json *status, const nsc_json *job)
            name, nhosts, nhosts == 1 ? "" : "s", procs, alive, finished, ranks, comms,
            u64_of(job, "events_dropped"));
     print_drops_by_type(job);
+    if (nhosts)
+        qsort(hosts, nhosts, sizeof *hosts, by_text);
     printf("nodes: ");
     for (size_t i = 0; i < nhosts; i++)
         printf("%s%s", i ? ", " : "", hosts[i]);
@@ -326,7 +333,8 @@ static void print_job(const nsc_json *status, const nsc_json *job)
         printf("  none\n");
 }
 
-static void render_status(nsc_cli_ctx *c, const nsc_json *status)
+/* Returns how many jobs it showed. */
+static unsigned render_status(nsc_cli_ctx *c, const nsc_json *status)
 {
     printf("events: %" PRIu64 " received; agents:", u64_of(status, "events_total"));
     EACH(a, nsc_json_get(status, "agents"))
@@ -339,9 +347,9 @@ static void render_status(nsc_cli_ctx *c, const nsc_json *status)
         print_job(status, j);
         shown++;
     }
-    if (!shown)
-        printf("\nno job%s%s\n", nsc_cli_get(c->args, "job") ? " named " : " yet",
-               nsc_cli_get(c->args, "job") ? nsc_cli_get(c->args, "job") : "");
+    if (!shown && !nsc_cli_get(c->args, "job"))
+        printf("\nno job yet\n");
+    return shown;
 }
 
 int nsc_verb_status(nsc_cli_ctx *c)
@@ -350,8 +358,10 @@ int nsc_verb_status(nsc_cli_ctx *c)
         return nsc_cli_fetch_raw(c, "status", NULL);
     nsc_doc d;
     int rc = nsc_cli_fetch_doc(c, "status", NULL, &d);
-    if (rc == NSC_EXIT_OK)
-        render_status(c, nsc_json_root(&d.doc));
+    if (rc == NSC_EXIT_OK && !render_status(c, nsc_json_root(&d.doc)) && nsc_cli_get(c->args, "job")) {
+        snprintf(c->err, sizeof c->err, "no job \"%s\" (see ncclscope status)", nsc_cli_get(c->args, "job"));
+        rc = NSC_EXIT_FAIL;
+    }
     nsc_doc_free(&d);
     return rc;
 }

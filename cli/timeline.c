@@ -39,8 +39,8 @@ typedef struct lanes {
     nsc_cli_ctx *c;
 } lanes;
 
-static const char *const lane_fields[] = {"type", "func", "rank", "start_ns", "complete_ns", "stop_ns"};
-enum { L_TYPE, L_FUNC, L_RANK, L_START, L_COMPLETE, L_STOP, NLANE_FIELDS };
+static const char *const lane_fields[] = {"type", "func", "rank", "start_ns", "complete_ns", "stop_ns", "kind"};
+enum { L_TYPE, L_FUNC, L_RANK, L_START, L_COMPLETE, L_STOP, L_KIND, NLANE_FIELDS };
 
 static char func_char(const char *func)
 {
@@ -99,6 +99,13 @@ static int lane_record(void *arg, const nsc_json *rec, const char *line, size_t 
     uint64_t s, e;
     const nsc_json *f[NLANE_FIELDS];
     nsc_fields_pick(&l->fields, rec, f);
+    const char *kind = nsc_json_str(f[L_KIND]);
+    if (kind && strcmp(kind, "header") == 0) {
+        nsc_units_wall(&l->c->units, rec);
+        printf("job %s, comm %s (%s)\n", nsc_json_str_or(rec, "job", "?"), nsc_json_str_or(rec, "comm", "?"),
+               nsc_json_str_or(rec, "name", ""));
+        return 0;
+    }
     const char *type = nsc_json_str(f[L_TYPE]);
     const char *func = nsc_json_str(f[L_FUNC]);
     if (!type || (strcmp(type, "Coll") != 0 && strcmp(type, "P2p") != 0) ||
@@ -142,8 +149,21 @@ static void print_lanes(const lanes *l)
         printf("no collectives in this window\n");
         return;
     }
-    printf("t0 %" PRIu64 " ns, %" PRIu64 " ns per column, %zu columns\n", l->lo, l->res, l->width);
+    char t0[48], res[32];
+    if (l->c->units.raw) {
+        snprintf(t0, sizeof t0, "%" PRIu64 " ns", l->lo);
+        snprintf(res, sizeof res, "%" PRIu64 " ns", l->res);
+    } else {
+        nsc_fmt_unit(&l->c->units, NSC_UNIT_INSTANT, (double)l->lo, t0, sizeof t0);
+        nsc_fmt_unit(&l->c->units, NSC_UNIT_NS, (double)l->res, res, sizeof res);
+    }
+    printf("t0 %s, %s per column, %zu columns\n", t0, res, l->width);
     for (size_t r = 0; r < l->nranks; r++) {
+        size_t used = 0;
+        while (used < l->width && !l->rows[r * l->width + used].ch)
+            used++;
+        if (used == l->width)
+            continue;  /* a rank with no operation here (not asked for, or idle) */
         printf("rank %4zu |", r);
         for (size_t i = 0; i < l->width; i++) {
             char ch = l->rows[r * l->width + i].ch;
@@ -209,14 +229,6 @@ static int csv_record(void *arg, const nsc_json *rec, const char *line, size_t l
     return ferror(stdout) ? 1 : 0;
 }
 
-static int need_comm(nsc_cli_ctx *c)
-{
-    if (nsc_cli_has(c->args, "comm"))
-        return NSC_EXIT_OK;
-    snprintf(c->err, sizeof c->err, "%s needs --comm ID (see ncclscope comms)", c->args->verb);
-    return NSC_EXIT_USAGE;
-}
-
 /* The views below show no states: the source need not even decode them. */
 static int no_states(nsc_cli_ctx *c, char *qs, size_t cap)
 {
@@ -229,8 +241,8 @@ static int no_states(nsc_cli_ctx *c, char *qs, size_t cap)
 int nsc_verb_timeline(nsc_cli_ctx *c)
 {
     char qs[2048];
-    int rc = need_comm(c);
-    if (rc || (rc = nsc_cli_query(c, qs, sizeof qs)))
+    int rc = nsc_cli_query(c, qs, sizeof qs);
+    if (rc)
         return rc;
     if (c->json)
         return nsc_cli_fetch_pages(c, "timeline", qs, nsc_cli_print_line, NULL);
@@ -331,7 +343,7 @@ int nsc_verb_export(nsc_cli_ctx *c)
         snprintf(c->err, sizeof c->err, "export needs -o FILE ('-' for stdout)");
         return NSC_EXIT_USAGE;
     }
-    if (!input && ((rc = need_comm(c)) || (rc = nsc_cli_query(c, qs, sizeof qs)) ||
+    if (!input && ((rc = nsc_cli_query(c, qs, sizeof qs)) ||
                    (rc = no_states(c, qs, sizeof qs))))
         return rc;
     int to_stdout = strcmp(out, "-") == 0;

@@ -171,7 +171,7 @@ static int wait_healthy(nsc_cli_ctx *c, const char *url_text, const char *dir, p
     nsc_http_url url;
     if (nsc_http_parse_url(url_text, &url, c->err, sizeof c->err) != 0)
         return -1;
-    nsc_http_req req = {&url, "/healthz", NULL, 1000};
+    nsc_http_req req = {&url, "/healthz", NULL, 1000, NULL};
     for (unsigned long long waited = 0; waited <= secs * 10; waited++) {
         int status = 0;
         char body[256], why[256];

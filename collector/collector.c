@@ -20,7 +20,8 @@
  * read it and find nothing there (docs/clickhouse.md, "Not done yet"). */
 static int open_store(nsc_collector *c)
 {
-    nsc_store_opts o = {.initial_map = (size_t)c->cfg.map_initial_mb << 20,
+    nsc_store_opts o = {.wall_clock = 1,
+                        .initial_map = (size_t)c->cfg.map_initial_mb << 20,
                         .max_map = (size_t)c->cfg.map_max_mb << 20,
                         .retain_bytes = c->cfg.retain_mb << 20,
                         .retain_age_ns = c->cfg.retain_age_s * 1000000000ull};

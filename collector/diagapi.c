@@ -75,7 +75,7 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
     }
     rc = nsc_diag_query_get(rd, endpoint, qs, fn, fn_arg, err, errcap, &code);
     nsc_store_read_end(rd);
-    if (rc == -1)
+    if (rc < 0)
         s->code = code;
     return rc;
 }

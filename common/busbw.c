@@ -39,7 +39,16 @@ static const struct {
 } funcs[] = {
     {"AllReduce", BW_ALLREDUCE}, {"AllGather", BW_SPREAD}, {"ReduceScatter", BW_SPREAD},
     {"AlltoAll", BW_SPREAD},     {"Gather", BW_SPREAD},    {"Scatter", BW_SPREAD},
+    {"Broadcast", BW_ONE},       {"Reduce", BW_ONE},
 };
+
+int nsc_func_known(const char *func)
+{
+    for (size_t i = 0; i < sizeof funcs / sizeof funcs[0]; i++)
+        if (strcasecmp(func, funcs[i].func) == 0)
+            return 1;
+    return 0;
+}
 
 nsc_busbw nsc_busbw_rule(const char *func, int32_t nranks, uint64_t count, unsigned size)
 {

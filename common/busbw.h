@@ -1,6 +1,7 @@
 /* busbw.h: what an NCCL operation moves, in nccl-tests' terms.
  *
- * Owns the project's one table of NCCL datatype sizes (by the names NCCL's
+ * Owns the project's one table of NCCL datatype sizes and of NCCL's
+ * collective function names (by the names NCCL's
  * profiler passes: "ncclFloat32", "ncclBfloat16", "ncclFloat8e4m3", ...) and
  * its one bus-bandwidth rule, used by the live state, the collectives query
  * and the CLI alike so that `status`, `watch` and `collectives` agree.
@@ -29,5 +30,10 @@ typedef struct nsc_busbw {
  * (n-1)/n for those five, 1 otherwise. A size of 0 (datatype unknown) gives
  * 0 bytes: callers report no bandwidth rather than a wrong one. */
 nsc_busbw nsc_busbw_rule(const char *func, int32_t nranks, uint64_t count, unsigned size);
+
+/* Whether `func` (any case) is a function NCCL's profiler names in a
+ * collective event; NSC_FUNC_NAMES lists them for messages. */
+int nsc_func_known(const char *func);
+#define NSC_FUNC_NAMES "AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AlltoAll, Gather, Scatter"
 
 #endif

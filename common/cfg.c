@@ -182,6 +182,10 @@ int nsc_cfg_load(const nsc_cfg_spec *spec, void *cfg, int argc, char **argv, FIL
             nsc_cfg_usage(spec, stdout);
             return 1;
         }
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("%s %s\n", spec->prog, NSC_VERSION);
+            return 1;
+        }
     }
     if (check_flags(spec, argc, argv, &file, err))
         return -1;
@@ -221,5 +225,5 @@ void nsc_cfg_usage(const nsc_cfg_spec *spec, FILE *out)
             spec->config_env ? "; env " : "", spec->config_env ? spec->config_env : "");
     if (spec->more_help)
         fputs(spec->more_help, out);
-    fputs("  --help                   this text\n", out);
+    fputs("  --help                   this text\n  --version                the version\n", out);
 }

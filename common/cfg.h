@@ -52,7 +52,7 @@ typedef struct nsc_cfg_spec {
 } nsc_cfg_spec;
 
 /* Fill the struct cfg (zeroed by the caller) from all sources. Returns 0, 1 when
- * --help was printed to stdout, or -1 after printing the problem to err. */
+ * --help or --version was printed to stdout, or -1 after printing the problem to err. */
 int nsc_cfg_load(const nsc_cfg_spec *spec, void *cfg, int argc, char **argv, FILE *err);
 void nsc_cfg_usage(const nsc_cfg_spec *spec, FILE *out);
 /* Parse val as option o into its field of cfg; src names the source in the

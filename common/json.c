@@ -528,6 +528,12 @@ const char *nsc_json_str(const nsc_json *n)
     return n && n->kind == NSC_JSON_STRING ? n->text : NULL;
 }
 
+const char *nsc_json_str_or(const nsc_json *obj, const char *key, const char *dflt)
+{
+    const char *s = nsc_json_str(nsc_json_get(obj, key));
+    return s ? s : dflt;
+}
+
 void nsc_json_escape(const char *s, enum nsc_json_ctl ctl, nsc_json_put_fn put, void *arg)
 {
     static const char hex[] = "0123456789abcdef";

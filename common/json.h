@@ -83,6 +83,8 @@ int nsc_json_bool(const nsc_json *n, bool *out);
 int nsc_json_fixed(const nsc_json *n, unsigned decimals, uint64_t *out);
 /* The string value, or NULL if n is not a string. */
 const char *nsc_json_str(const nsc_json *n);
+/* The string member key of obj, or dflt when it is missing or no string. */
+const char *nsc_json_str_or(const nsc_json *obj, const char *key, const char *dflt);
 
 /* The one JSON string escaper: s as a JSON string literal, quotes included,
  * handed to put in pieces (runs that need no escape in one piece). Quote and

@@ -24,7 +24,9 @@ if [ "${1:-}" = --test ]; then
          chromium
          # real ClickHouse servers for the collector's ClickHouse store (tests/clickhouse/;
          # ss finds the ports they bound; openssl makes the HTTPS test's certificate)
-         clickhouse-server clickhouse-client iproute2 openssl)
+         clickhouse-server clickhouse-client iproute2 openssl
+         # the CLI's man page read by groff (tests/cli/cli_docs.sh)
+         groff-base)
 fi
 pkgs+=("$@")
 missing=()

@@ -36,7 +36,8 @@ enum { NSC_DIAG_OK = 0, NSC_DIAG_FAIL = -1, NSC_DIAG_USAGE = -2, NSC_DIAG_NOTFOU
 /* Body bytes as they arrive; nonzero stops the transfer (and is returned). */
 typedef int (*nsc_diag_body_fn)(void *arg, const char *data, size_t len);
 /* GET /api/v1/<endpoint>?<qs> (qs "" or "&a=b..."): 0, the body callback's
- * nonzero return, or -1 with err set (one line). */
+ * nonzero return (positive), or with err set (one line) NSC_DIAG_USAGE when
+ * the source refused a parameter (HTTP 400) and -1 for any other failure. */
 typedef int (*nsc_diag_get_fn)(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn,
                                void *fn_arg, char *err, size_t errcap);
 
@@ -49,7 +50,8 @@ typedef struct nsc_diag_src {
 
 /* A whole document, NDJSON values one by one, or paged NDJSON (timeline,
  * collectives: every page until next_cursor is null, or only the first
- * `limit` records when limit is not NULL). 0 or NSC_DIAG_FAIL. */
+ * `limit` records when limit is not NULL). 0, NSC_DIAG_USAGE (a parameter
+ * the source refused) or NSC_DIAG_FAIL. */
 int nsc_diag_fetch_doc(nsc_diag_src *s, const char *endpoint, const char *qs, nsc_doc *d);
 int nsc_diag_fetch_ndjson(nsc_diag_src *s, const char *endpoint, const char *qs, nsc_ndjson_fn fn, void *arg);
 int nsc_diag_fetch_pages(nsc_diag_src *s, const char *endpoint, const char *qs, const char *limit,
@@ -98,6 +100,7 @@ typedef struct nsc_findings {
     nsc_diag_src *src;
     nsc_rc_late *late;  /* the communicator being checked */
     const char *only;  /* a communicator's id or name, or NULL for all */
+    char job[64];      /* the job looked at */
     const char *comm;
     nsc_problem p[NSC_DIAG_MAX_PROBLEMS];
     size_t n, dropped;
@@ -112,7 +115,7 @@ typedef struct nsc_findings {
 int nsc_diag_find(const char *job, const nsc_json *status, nsc_findings *f);
 /* "OK: no problem found in N collectives" or "PROBLEM: comm C: <first>". */
 void nsc_diag_verdict(const nsc_findings *f, char *buf, size_t cap);
-/* diagnose's document: {"verdict", "collectives_checked", "problems": [...],
+/* diagnose's document: {"job", "verdict", "collectives_checked", "problems": [...],
  * "problems_not_shown"}, one line. */
 void nsc_diag_write_json(const nsc_findings *f, FILE *out);
 
@@ -133,6 +136,7 @@ enum { NSC_LINK_FEW, NSC_LINK_OK, NSC_LINK_SLOW, NSC_LINK_BEHIND };
 extern const char *const nsc_diag_link_state_names[4];  /* "few steps", "ok", "SLOW", "behind" */
 
 typedef struct nsc_diag_links {
+    char job[64];
     char comm[64];
     uint64_t ref_ns, slow_ns;  /* the reference step and the slow limit */
     nsc_diag_link *link;       /* by sender, receiver, channel */
@@ -140,14 +144,15 @@ typedef struct nsc_diag_links {
     char (*host)[64];          /* per rank */
 } nsc_diag_links;
 
-/* The links of a communicator (comm: an id or a name; NULL: the job's one
- * with the most ranks). */
+/* The links of a communicator (comm: an id or a name, in job or when job is
+ * NULL in every job; NULL: the job's one with the most ranks among those
+ * with network steps, else with the most ranks). */
 int nsc_diag_links_get(nsc_diag_src *s, const char *job, const char *comm, nsc_diag_links *out);
 void nsc_diag_links_free(nsc_diag_links *l);
 /* The link's achieved bandwidth (GB/s) and its step against the reference. */
 double nsc_diag_link_gbps(const nsc_diag_link *k);
 double nsc_diag_link_ratio(const nsc_diag_links *l, const nsc_diag_link *k);
-/* links' document: {"comm", "reference_step_ns", "slow_step_ns", "links": [...]}. */
+/* links' document: {"job", "comm", "reference_step_ns", "slow_step_ns", "links": [...]}. */
 void nsc_diag_links_write_json(const nsc_diag_links *l, FILE *out);
 
 /* ---- topology ------------------------------------------------------------------ */

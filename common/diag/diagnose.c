@@ -339,7 +339,9 @@ void nsc_diag_write_json(const nsc_findings *f, FILE *out)
 {
     char verdict[400];
     nsc_diag_verdict(f, verdict, sizeof verdict);
-    fputs("{\"verdict\":", out);
+    fputs("{\"job\":", out);
+    nsc_json_write_str(out, f->job);
+    fputs(",\"verdict\":", out);
     nsc_json_write_str(out, verdict);
     fprintf(out, ",\"collectives_checked\":%" PRIu64 ",\"problems\":[", f->collectives);
     for (size_t i = 0; i < f->n; i++) {
@@ -360,14 +362,25 @@ int nsc_diag_find(const char *job, const nsc_json *status, nsc_findings *f)
         snprintf(f->src->err, sizeof f->src->err, "job name too long");
         return NSC_DIAG_USAGE;
     }
+    /* One communicator: the source finds its job (any job when none is named). */
+    char comms_qs[1024];
+    snprintf(comms_qs, sizeof comms_qs, "%s", job_qs);
+    if (f->only && nsc_qs_add(comms_qs, sizeof comms_qs, "comm", f->only) != 0) {
+        snprintf(f->src->err, sizeof f->src->err, "communicator too long");
+        return NSC_DIAG_USAGE;
+    }
     nsc_doc d;
-    int rc = nsc_diag_fetch_doc(f->src, "comms", job_qs, &d);
+    int rc = nsc_diag_fetch_doc(f->src, "comms", comms_qs, &d);
+    const char *name = job || rc != NSC_DIAG_OK ? job : nsc_json_str(nsc_json_get(nsc_json_root(&d.doc), "job"));
+    snprintf(f->job, sizeof f->job, "%s", name ? name : "");
+    if (!job && name && nsc_qs_add(job_qs, sizeof job_qs, "job", name) != 0) {
+        snprintf(f->src->err, sizeof f->src->err, "job name too long");
+        rc = NSC_DIAG_USAGE;
+    }
     const nsc_json *comms = rc == NSC_DIAG_OK ? nsc_json_get(nsc_json_root(&d.doc), "comms") : NULL;
     for (const nsc_json *m = comms ? nsc_json_first(comms) : NULL; m && rc == NSC_DIAG_OK;
          m = nsc_json_next(comms, m))
-        if (comm_wanted(f->only, m))
-            rc = check_comm(f, m, job_qs);
-    const char *name = job || rc != NSC_DIAG_OK ? job : nsc_json_str(nsc_json_get(nsc_json_root(&d.doc), "job"));
+        rc = check_comm(f, m, job_qs);
     nsc_doc st = {0};
     if (rc == NSC_DIAG_OK && !status && (rc = nsc_diag_fetch_doc(f->src, "status", "", &st)) == NSC_DIAG_OK)
         status = nsc_json_root(&st.doc);

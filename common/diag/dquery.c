@@ -33,5 +33,5 @@ int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *q
     *code = rc;
     if (rc == NSC_QUERY_EWRITE && r.rc)
         return r.rc;
-    return rc ? -1 : 0;
+    return rc == NSC_QUERY_EPARAM ? NSC_DIAG_USAGE : rc ? -1 : 0;
 }

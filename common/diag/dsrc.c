@@ -6,12 +6,12 @@
 #include "diag.h"
 #include "qs.h"
 
-/* A fetch whose body went to a reader: -1 is the source's error (s->err set),
- * nonzero is the reader's (its message in why). */
+/* A fetch whose body went to a reader: negative is the source's error
+ * (s->err set), positive is the reader's (its message in why). */
 static int fetched(nsc_diag_src *s, int rc, const char *why)
 {
-    if (rc == 0)
-        return NSC_DIAG_OK;
+    if (rc == 0 || rc == NSC_DIAG_USAGE)
+        return rc;
     if (rc != -1 && why && why[0])
         snprintf(s->err, sizeof s->err, "%s", why);
     return NSC_DIAG_FAIL;
@@ -21,8 +21,8 @@ int nsc_diag_fetch_doc(nsc_diag_src *s, const char *endpoint, const char *qs, ns
 {
     memset(d, 0, sizeof *d);
     int rc = s->get(s->arg, endpoint, qs, nsc_doc_feed, d, s->err, sizeof s->err);
-    if (fetched(s, rc, d->err) != NSC_DIAG_OK)
-        return NSC_DIAG_FAIL;
+    if ((rc = fetched(s, rc, d->err)) != NSC_DIAG_OK)
+        return rc;
     if (nsc_doc_parse(d) != 0) {
         snprintf(s->err, sizeof s->err, "%s from %s", d->err, s->name);
         return NSC_DIAG_FAIL;

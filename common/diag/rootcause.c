@@ -278,7 +278,9 @@ double nsc_diag_link_ratio(const nsc_diag_links *l, const nsc_diag_link *k)
 
 void nsc_diag_links_write_json(const nsc_diag_links *l, FILE *out)
 {
-    fprintf(out, "{\"comm\":\"%s\",\"reference_step_ns\":%" PRIu64 ",\"slow_step_ns\":%" PRIu64 ",\"links\":[",
+    fputs("{\"job\":", out);
+    nsc_json_write_str(out, l->job);
+    fprintf(out, ",\"comm\":\"%s\",\"reference_step_ns\":%" PRIu64 ",\"slow_step_ns\":%" PRIu64 ",\"links\":[",
             l->comm, l->ref_ns, l->slow_ns);
     for (size_t i = 0; i < l->n; i++) {
         const nsc_diag_link *k = &l->link[i];
@@ -300,36 +302,58 @@ static int by_link(const void *a, const void *b)
     return NSC_ORDER(NSC_CMP(x->src, y->src), NSC_CMP(x->dst, y->dst), NSC_CMP(x->channel, y->channel));
 }
 
-/* The communicator's id and size from comms: `want` an id or a name, or
- * NULL for the one with the most ranks (the first of them by id). */
-static int find_comm(nsc_diag_src *s, const char *job_qs, const char *want, char *id, size_t cap,
+typedef struct rc_cand {
+    const char *id;
+    int64_t nranks;
+} rc_cand;
+
+/* Most ranks first, then by id. */
+static int by_size(const void *a, const void *b)
+{
+    const rc_cand *x = a, *y = b;
+    int c = NSC_CMP(y->nranks, x->nranks);
+    return c ? c : strcmp(x->id, y->id);
+}
+
+/* The communicator's job, id (into out) and size from comms: `want` an id
+ * or a name (the answer names its job, looked up in every job when job_qs
+ * names none), or NULL for the nth of the job's by size (NSC_DIAG_NOTFOUND
+ * past the last). */
+static int find_comm(nsc_diag_src *s, const char *job_qs, const char *want, size_t nth, nsc_diag_links *out,
                      int64_t *nranks)
 {
+    char q[1024];
+    snprintf(q, sizeof q, "%s", job_qs);
+    if (want && nsc_qs_add(q, sizeof q, "comm", want) != 0) {
+        snprintf(s->err, sizeof s->err, "communicator too long");
+        return NSC_DIAG_USAGE;
+    }
     nsc_doc d;
-    int rc = nsc_diag_fetch_doc(s, "comms", job_qs, &d);
-    const nsc_json *comms = rc == NSC_DIAG_OK ? nsc_json_get(nsc_json_root(&d.doc), "comms") : NULL;
-    int found = 0;
-    for (const nsc_json *m = nsc_json_first(comms); m && !(found && want); m = nsc_json_next(comms, m)) {
-        const char *mid = nsc_json_str(nsc_json_get(m, "comm")), *name = nsc_json_str(nsc_json_get(m, "name"));
-        int64_t n;
-        if (!mid || nsc_json_i64(nsc_json_get(m, "nranks"), &n) != 0)
-            continue;
-        int match = want ? strcmp(mid, want) == 0 || (name && strcmp(name, want) == 0)
-                         : !found || n > *nranks || (n == *nranks && strcmp(mid, id) < 0);
-        if (match) {
-            snprintf(id, cap, "%s", mid);
-            *nranks = n;
-            found = 1;
-        }
-    }
-    nsc_doc_free(&d);
-    if (rc == NSC_DIAG_OK && !found) {
-        if (want)
-            snprintf(s->err, sizeof s->err, "no communicator %s", want);
-        else
-            snprintf(s->err, sizeof s->err, "the job has no communicator");
+    int rc = nsc_diag_fetch_doc(s, "comms", q, &d);
+    const nsc_json *root = rc == NSC_DIAG_OK ? nsc_json_root(&d.doc) : NULL, *comms = nsc_json_get(root, "comms");
+    rc_cand *v = rc == NSC_DIAG_OK ? calloc(comms ? comms->count + 1u : 1u, sizeof *v) : NULL;
+    size_t n = 0;
+    for (const nsc_json *m = nsc_json_first(comms); v && m; m = nsc_json_next(comms, m))
+        if ((v[n].id = nsc_json_str(nsc_json_get(m, "comm"))) && nsc_json_i64(nsc_json_get(m, "nranks"), &v[n].nranks) == 0)
+            n++;
+    if (rc == NSC_DIAG_OK && !v) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        rc = NSC_DIAG_FAIL;
+    } else if (rc == NSC_DIAG_OK && want && n > 1) {
+        snprintf(s->err, sizeof s->err, "the name \"%s\" names %zu communicators; use the id", want, n);
+        rc = NSC_DIAG_USAGE;
+    } else if (rc == NSC_DIAG_OK && nth >= n) {
+        snprintf(s->err, sizeof s->err, "the job has no communicator");
         rc = NSC_DIAG_NOTFOUND;
+    } else if (rc == NSC_DIAG_OK) {
+        qsort(v, n, sizeof *v, by_size);
+        snprintf(out->comm, sizeof out->comm, "%s", v[nth].id);
+        const char *job = nsc_json_str(nsc_json_get(root, "job"));
+        snprintf(out->job, sizeof out->job, "%s", job ? job : "");
+        *nranks = v[nth].nranks;
     }
+    free(v);
+    nsc_doc_free(&d);
     return rc;
 }
 
@@ -352,29 +376,56 @@ static int keep_links(rc_pass *p, nsc_diag_links *out)
     return NSC_DIAG_OK;
 }
 
-int nsc_diag_links_get(nsc_diag_src *s, const char *job, const char *comm, nsc_diag_links *out)
+/* The links of one communicator (find_comm's want and nth). */
+static int links_of(nsc_diag_src *s, const char *job_qs, const char *want, size_t nth, nsc_diag_links *out)
 {
-    char job_qs[512] = "";
     int64_t nranks = 0;
     memset(out, 0, sizeof *out);
-    if (job && nsc_qs_add(job_qs, sizeof job_qs, "job", job) != 0) {
-        snprintf(s->err, sizeof s->err, "job name too long");
-        return NSC_DIAG_USAGE;
-    }
-    int rc = find_comm(s, job_qs, comm, out->comm, sizeof out->comm, &nranks);
+    int rc = find_comm(s, job_qs, want, nth, out, &nranks);
     nsc_rc_late *l = rc == NSC_DIAG_OK ? nsc_rc_late_new(nranks) : NULL;
     if (rc == NSC_DIAG_OK && !l) {
         snprintf(s->err, sizeof s->err, "out of memory");
         rc = NSC_DIAG_FAIL;
     }
+    char q[512] = "";
+    if (rc == NSC_DIAG_OK && nsc_qs_add(q, sizeof q, "job", out->job) != 0) {
+        snprintf(s->err, sizeof s->err, "job name too long");
+        rc = NSC_DIAG_FAIL;
+    }
     rc_pass p = {0};
-    if (rc == NSC_DIAG_OK && (rc = pass_run(s, &p, l, out->comm, job_qs)) == NSC_DIAG_OK) {
+    if (rc == NSC_DIAG_OK && (rc = pass_run(s, &p, l, out->comm, q)) == NSC_DIAG_OK) {
         out->ref_ns = nsc_rc_link_reference(&p, &out->slow_ns);
         if ((rc = keep_links(&p, out)) != NSC_DIAG_OK)
             snprintf(s->err, sizeof s->err, "out of memory");
     }
     pass_free(&p);
     nsc_rc_late_free(l);
+    return rc;
+}
+
+int nsc_diag_links_get(nsc_diag_src *s, const char *job, const char *comm, nsc_diag_links *out)
+{
+    char job_qs[512] = "";
+    if (job && nsc_qs_add(job_qs, sizeof job_qs, "job", job) != 0) {
+        memset(out, 0, sizeof *out);
+        snprintf(s->err, sizeof s->err, "job name too long");
+        return NSC_DIAG_USAGE;
+    }
+    int rc = links_of(s, job_qs, comm, 0, out);
+    /* None named: the largest communicator with network steps, as a
+     * communicator within one node has no links to show. */
+    for (size_t nth = 1; !comm && rc == NSC_DIAG_OK && out->n == 0; nth++) {
+        nsc_diag_links next;
+        int more = links_of(s, job_qs, NULL, nth, &next);
+        if (more == NSC_DIAG_OK && next.n) {
+            nsc_diag_links_free(out);
+            *out = next;
+        } else {
+            nsc_diag_links_free(&next);
+            if (more != NSC_DIAG_OK)
+                break;
+        }
+    }
     return rc;
 }
 

@@ -392,39 +392,71 @@ typedef struct rebuild {
     nsc_store_reader *rd;
 } rebuild;
 
+/* One stored communicator as the collector knew it from its definitions:
+ * its name, size and ranks with their processes, whether or not it ran a
+ * collective (a Send/Recv-only one has no progress record). */
+static int from_comm(rebuild *rb, uint32_t job, uint32_t jid, const nsc_store_comm *sc)
+{
+    nsc_live *l = rb->l;
+    long ci = nsc_live_comm(l, job, sc->comm_id, sc->nranks);
+    if (ci < 0)
+        return -1;
+    comm_st *c = &l->comms[ci];
+    snprintf(c->name, sizeof c->name, "%s", sc->name);
+    nsc_store_rank_entry *re;
+    size_t n;
+    int rc = nsc_store_comm_ranks(rb->rd, jid, sc->comm_id, &re, &n);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rank_st *r = nsc_live_rank(c, re[i].rank);
+        long pi = r ? nsc_live_proc(l, re[i].info.host, re[i].info.pid) : -1;
+        if (pi < 0) {
+            rc = -1;
+            break;
+        }
+        snprintf(l->procs[pi].job, sizeof l->procs[pi].job, "%s", l->jobs[job]);
+        r->seen = 1;
+        r->proc = (uint32_t)pi + 1;
+        r->pid = re[i].info.pid;
+        snprintf(r->host, sizeof r->host, "%s", re[i].info.host);
+    }
+    free(re);
+    return rc;
+}
+
+static int from_comms(rebuild *rb)
+{
+    nsc_store_job *jobs;
+    size_t nj;
+    int rc = nsc_store_jobs(rb->rd, &jobs, &nj);
+    if (rc)
+        return rc;
+    for (size_t j = 0; !rc && j < nj; j++) {
+        long job = nsc_live_job(rb->l, jobs[j].name);
+        nsc_store_comm *cs = NULL;
+        size_t n = 0;
+        rc = job < 0 ? -1 : nsc_store_comms(rb->rd, jobs[j].id, &cs, &n);
+        for (size_t i = 0; !rc && i < n; i++)
+            rc = from_comm(rb, (uint32_t)job, jobs[j].id, &cs[i]);
+        free(cs);
+    }
+    free(jobs);
+    return rc;
+}
+
+/* A rank's last collective (its communicator came from from_comms). */
 static int from_progress(void *arg, const nsc_store_progress *sp)
 {
     rebuild *rb = arg;
     nsc_live *l = rb->l;
     long job = nsc_live_job(l, sp->job);
-    uint32_t jid;
-    int32_t nranks = 0;
-    nsc_store_comm *cs = NULL;
-    size_t n = 0;
-    if (job < 0)
-        return -1;
-    if (nsc_store_job_id(rb->rd, sp->job, &jid) == 0 && nsc_store_comms(rb->rd, jid, &cs, &n) == 0)
-        for (size_t i = 0; i < n; i++)
-            nranks = cs[i].comm_id == sp->comm_id ? cs[i].nranks : nranks;
-    free(cs);
-    long ci = nsc_live_comm(l, (uint32_t)job, sp->comm_id, nranks);
+    long ci = job < 0 ? -1 : nsc_live_comm(l, (uint32_t)job, sp->comm_id, 0);
     rank_st *r = NULL;
     int f = -1;
     if (ci < 0 || advance(l, (uint32_t)ci, sp->rank, sp->func, sp->seq, sp->ref_ns, &r, &f))
         return -1;
-    nsc_store_rank ri;
     r = nsc_live_rank(&l->comms[ci], sp->rank);
-    if (r && nsc_store_rank_info(rb->rd, jid, sp->comm_id, sp->rank, &ri) == 0) {
-        long pi = nsc_live_proc(l, ri.host, ri.pid);
-        if (pi < 0)
-            return -1;
-        snprintf(l->procs[pi].job, sizeof l->procs[pi].job, "%s", sp->job);
-        if (l->procs[pi].last_ns < sp->ref_ns)
-            l->procs[pi].last_ns = sp->ref_ns;
-        r->proc = (uint32_t)pi + 1;
-        r->pid = ri.pid;
-        snprintf(r->host, sizeof r->host, "%s", ri.host);
-    }
+    if (r && r->proc && l->procs[r->proc - 1].last_ns < sp->ref_ns)
+        l->procs[r->proc - 1].last_ns = sp->ref_ns;
     return 0;
 }
 
@@ -445,7 +477,9 @@ int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t 
     if (!l)
         return NSC_STORE_ENOMEM;
     rebuild rb = {l, rd};
-    int rc = nsc_store_progresses(rd, from_progress, &rb);
+    int rc = from_comms(&rb);
+    if (!rc)
+        rc = nsc_store_progresses(rd, from_progress, &rb);
     if (!rc)
         rc = nsc_store_lives(rd, from_life, &rb);
     l->ndirty = 0;

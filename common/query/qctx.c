@@ -54,6 +54,60 @@ void nsc_q_ctx_free(nsc_q_ctx *c)
     free(c->skipped);
 }
 
+/* comm parameter: "0x" + hex is an id, anything else a name. */
+int nsc_q_comm_matches(const nsc_query *q, const nsc_store_comm *cm)
+{
+    if (strncasecmp(q->comm, "0x", 2) == 0)
+        return strtoull(q->comm + 2, NULL, 16) == cm->comm_id;
+    return strcmp(q->comm, cm->name) == 0;
+}
+
+/* The communicators of job that the comm parameter names: how many, the
+ * first in *first (when first is not NULL), and how many the job has. */
+static int comm_hits(nsc_q_ctx *c, uint32_t job, nsc_store_comm *first, size_t *hits, size_t *total)
+{
+    nsc_store_comm *comms;
+    size_t n;
+    int rc = nsc_store_comms(c->rd, job, &comms, &n);
+    if (rc)
+        return nsc_q_store_fail(c, rc);
+    *hits = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((!(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i])) && (*hits)++ == 0 && first)
+            *first = comms[i];
+    *total = n;
+    free(comms);
+    return 0;
+}
+
+/* Without a job parameter a communicator is looked up in every job: the
+ * emulator (and a rerun of one script) gives the same id to the
+ * communicators of different jobs, so more than one job is an error that
+ * names them, never a silent pick. None: the latest job (whose lookup then
+ * fails with "in any job"). */
+static int job_of_comm(nsc_q_ctx *c, const nsc_store_job *jobs, size_t n, const nsc_store_job **pick)
+{
+    char names[192] = "";
+    size_t found = 0, used = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t hits, total;
+        int rc = comm_hits(c, jobs[i].id, NULL, &hits, &total);
+        if (rc)
+            return rc;
+        if (!hits)
+            continue;
+        if (found++ == 0)
+            *pick = &jobs[i];
+        if (used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s\"%s\"", used ? ", " : "",
+                                     jobs[i].name);
+    }
+    if (found > 1)
+        return nsc_q_fail(c, NSC_QUERY_EPARAM, "comm: %s is in %zu jobs (%s); name one with job (--job)",
+                          c->q->comm, found, names);
+    return 0;
+}
+
 int nsc_q_resolve_job(nsc_q_ctx *c)
 {
     nsc_store_job *jobs;
@@ -65,24 +119,18 @@ int nsc_q_resolve_job(nsc_q_ctx *c)
     for (size_t i = 0; i < n; i++)
         if (!(c->q->has & QP_JOB) || strcmp(jobs[i].name, c->q->job) == 0)
             pick = &jobs[i]; /* without a name: the last created */
+    if (!(c->q->has & QP_JOB) && (c->q->has & QP_COMM))
+        rc = job_of_comm(c, jobs, n, &pick);
     if (pick) {
         c->job = pick->id;
         memcpy(c->job_name, pick->name, sizeof c->job_name);
     }
     free(jobs);
-    if (pick)
-        return 0;
+    if (pick || rc)
+        return rc;
     if (c->q->has & QP_JOB)
         return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "no job \"%s\" in the store", c->q->job);
     return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "the store holds no job yet");
-}
-
-/* comm parameter: "0x" + hex is an id, anything else a name. */
-static int comm_matches(const nsc_query *q, const nsc_store_comm *cm)
-{
-    if (strncasecmp(q->comm, "0x", 2) == 0)
-        return strtoull(q->comm + 2, NULL, 16) == cm->comm_id;
-    return strcmp(q->comm, cm->name) == 0;
 }
 
 int nsc_q_rank_selected(const nsc_query *q, int32_t rank)
@@ -162,24 +210,33 @@ static int load_ranks(nsc_q_ctx *c)
         rc = host_index(c, r->info.host, &r->host);
     }
     free(all);
+    if (!rc && (c->q->has & QP_RANK) && c->nranks == 0)
+        return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "rank: no such rank in communicator 0x%llx (its ranks: 0-%d)",
+                          (unsigned long long)c->comm.comm_id, c->comm.nranks - 1);
     return rc;
 }
 
+int nsc_q_comm_missing(nsc_q_ctx *c)
+{
+    if (c->q->has & QP_JOB)
+        return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "no communicator %s in job \"%s\"", c->q->comm, c->job_name);
+    return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "no communicator %s in any job", c->q->comm);
+}
+
+/* Without a comm parameter the job's only communicator is meant. */
 int nsc_q_resolve_comm(nsc_q_ctx *c)
 {
-    nsc_store_comm *comms;
-    size_t n;
-    int rc = nsc_store_comms(c->rd, c->job, &comms, &n);
+    size_t hits, total;
+    int rc = comm_hits(c, c->job, &c->comm, &hits, &total);
     if (rc)
-        return nsc_q_store_fail(c, rc);
-    size_t hits = 0;
-    for (size_t i = 0; i < n; i++)
-        if (comm_matches(c->q, &comms[i]) && hits++ == 0)
-            c->comm = comms[i];
-    free(comms);
+        return rc;
+    if (!(c->q->has & QP_COMM) && total == 0)
+        return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "job \"%s\" has no communicator", c->job_name);
+    if (!(c->q->has & QP_COMM) && total > 1)
+        return nsc_q_fail(c, NSC_QUERY_EPARAM, "comm: required: job \"%s\" has %zu communicators (see comms)",
+                          c->job_name, total);
     if (hits == 0)
-        return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "no communicator %s in job \"%s\"", c->q->comm,
-                          c->job_name);
+        return nsc_q_comm_missing(c);
     if (hits > 1)
         return nsc_q_fail(c, NSC_QUERY_EPARAM, "comm: the name \"%s\" names %zu communicators; use the id",
                           c->q->comm, hits);
@@ -357,10 +414,23 @@ void nsc_q_write_comm(nsc_q_out *o, const nsc_store_comm *m)
     nsc_q_i64(o, m->nranks);
 }
 
+void nsc_q_write_wall(nsc_q_ctx *c)
+{
+    int64_t off;
+    int reset;
+    if (nsc_store_wall(c->rd, &off, &reset) != 0)
+        return;
+    nsc_q_lit(c->out, ",\"wall_offset_ns\":");
+    nsc_q_i64(c->out, off);
+    if (reset)
+        nsc_q_lit(c->out, ",\"wall_clock_reset\":true");
+}
+
 void nsc_q_write_comm_head(nsc_q_ctx *c)
 {
     nsc_q_lit(c->out, "\"job\":");
     nsc_q_str(c->out, c->job_name);
+    nsc_q_write_wall(c);
     nsc_q_lit(c->out, ",");
     nsc_q_write_comm(c->out, &c->comm);
 }

@@ -141,6 +141,9 @@ void nsc_q_ctx_free(nsc_q_ctx *c);
 /* Set err (printf-style) and return code. */
 int nsc_q_fail(nsc_q_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int nsc_q_store_fail(nsc_q_ctx *c, int rc);
+/* Whether the comm parameter names cm; the error for one that names none. */
+int nsc_q_comm_matches(const nsc_query *q, const nsc_store_comm *cm);
+int nsc_q_comm_missing(nsc_q_ctx *c);
 /* Resolve q->job (or the default job) into c->job. */
 int nsc_q_resolve_job(nsc_q_ctx *c);
 /* Resolve q->comm into c->comm and load its ranks (rank filter applied) with
@@ -199,8 +202,11 @@ int nsc_q_gpu_align(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_gpuclock 
 
 /* A communicator's "comm", "name" and "nranks" members (comms lists them). */
 void nsc_q_write_comm(nsc_q_out *o, const nsc_store_comm *m);
+/* ,"wall_offset_ns" (and ,"wall_clock_reset":true) when the store knows the
+ * wall clock of its time base (nsc_store_wall); nothing when it does not. */
+void nsc_q_write_wall(nsc_q_ctx *c);
 /* The header fields every communicator-scoped result starts with: the job,
- * then nsc_q_write_comm. */
+ * its wall clock, then nsc_q_write_comm. */
 void nsc_q_write_comm_head(nsc_q_ctx *c);
 
 int nsc_q_comms(nsc_q_ctx *c);

@@ -10,13 +10,15 @@
 #include <string.h>
 #include <strings.h>
 
+#include "busbw.h"
+
 #define MAX_QS 4096
 #define MAX_LIMIT 1000000u
 
 typedef struct endpoint {
     const char *name;
     unsigned allowed;   /* QP_* bits */
-    unsigned required;
+    unsigned required;  /* QP_COMM: runs on one communicator (the only one, when not named) */
     uint64_t limit;     /* default page size; 0: not paged */
     int (*run)(nsc_q_ctx *c);
     const char *content_type;
@@ -25,7 +27,7 @@ typedef struct endpoint {
 #define QP_COMMON (QP_JOB | QP_FORMAT)
 #define QP_WINDOW (QP_T0 | QP_T1)
 static const endpoint endpoints[Q_NENDPOINTS] = {
-    [Q_COMMS] = {"comms", QP_COMMON, 0, 0, nsc_q_comms, "application/json"},
+    [Q_COMMS] = {"comms", QP_COMMON | QP_COMM, 0, 0, nsc_q_comms, "application/json"},
     [Q_TIMELINE] = {"timeline", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_TYPE | QP_LIMIT |
                                     QP_CURSOR | QP_STATES, QP_COMM, 100000, nsc_q_timeline,
                     "application/x-ndjson"},
@@ -208,6 +210,8 @@ static int parse_value(nsc_query *q, unsigned bit, char *v, char *err, size_t ca
         *(bit == QP_T0 ? &q->t0 : &q->t1) = x;
         return 0;
     case QP_FUNC:
+        if (!nsc_func_known(v))
+            return perr(err, cap, "func", "expected one of " NSC_FUNC_NAMES, v);
         return parse_name(q->func, sizeof q->func, "func", v, err, cap);
     case QP_SEQ:
         if (parse_span(v, UINT64_MAX, &x, &y))
@@ -278,8 +282,6 @@ static int parse_all(nsc_query *q, const endpoint *ep, const char *qs, char *err
             return rc;
         p += n + (amp != NULL);
     }
-    if ((ep->required & QP_COMM) && !(q->has & QP_COMM))
-        return perr(err, cap, "comm", "required by this endpoint", NULL);
     if (q->t0 > q->t1)
         return perr(err, cap, "t0_ns", "after t1_ns", NULL);
     return 0;

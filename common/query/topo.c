@@ -4,6 +4,7 @@
 #include "grow.h"
 #include "order.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,39 @@ static int procs_in(const cm_info *a, const cm_info *b)
     return in == 0 ? 0 : in == a->n ? 2 : 1;
 }
 
+static size_t count_hosts(const cm_info *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        size_t k = 0;
+        while (k < i && strcmp(m->ranks[k].info.host, m->ranks[i].info.host) != 0)
+            k++;
+        n += k == i;
+    }
+    return n;
+}
+
+/* What tells all[i] apart from the job's others for a person: its name,
+ * size and hosts, and "#N" among those alike (in id order). */
+static void write_label(nsc_q_out *o, const cm_info *all, size_t n, size_t i)
+{
+    size_t alike = 0, nth = 0, hosts = count_hosts(&all[i]);
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(all[k].comm.name, all[i].comm.name) == 0 && all[k].comm.nranks == all[i].comm.nranks &&
+            count_hosts(&all[k]) == hosts) {
+            alike++;
+            nth += k <= i;
+        }
+    char label[128];
+    int len = snprintf(label, sizeof label, "%s%s%d rank%s on %zu host%s", all[i].comm.name,
+                       all[i].comm.name[0] ? " " : "", all[i].comm.nranks, all[i].comm.nranks == 1 ? "" : "s", hosts,
+                       hosts == 1 ? "" : "s");
+    if (alike > 1 && len > 0 && (size_t)len < sizeof label)
+        snprintf(label + len, sizeof label - (size_t)len, " #%zu", nth);
+    nsc_q_lit(o, ",\"label\":");
+    nsc_q_str(o, label);
+}
+
 static void write_hosts(nsc_q_out *o, const cm_info *m, size_t *nhosts)
 {
     nsc_q_lit(o, ",\"hosts\":[");
@@ -51,12 +85,14 @@ static void write_hosts(nsc_q_out *o, const cm_info *m, size_t *nhosts)
     nsc_q_lit(o, "]");
 }
 
-static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i)
+/* all[i], the nth communicator written (all[] for how they relate). */
+static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i, size_t nth)
 {
     nsc_q_out *o = c->out;
     const cm_info *m = &all[i];
-    nsc_q_cs(o, i ? ",{" : "{");
+    nsc_q_cs(o, nth ? ",{" : "{");
     nsc_q_write_comm(o, &m->comm);
+    write_label(o, all, n, i);
     nsc_q_lit(o, ",\"ranks_seen\":");
     nsc_q_u64(o, m->n);
     nsc_q_lit(o, ",\"ranks\":[");
@@ -102,6 +138,13 @@ int nsc_q_comms(nsc_q_ctx *c)
     int rc = nsc_store_comms(c->rd, c->job, &comms, &n);
     if (rc)
         return nsc_q_store_fail(c, rc);
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++)
+        shown += !(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i]);
+    if (!shown && (c->q->has & QP_COMM)) {
+        free(comms);
+        return nsc_q_comm_missing(c);
+    }
     cm_info *all = calloc(n ? n : 1, sizeof *all);
     if (!all)
         rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
@@ -114,9 +157,11 @@ int nsc_q_comms(nsc_q_ctx *c)
         nsc_q_out *o = c->out;
         nsc_q_lit(o, "{\"job\":");
         nsc_q_str(o, c->job_name);
+        nsc_q_write_wall(c);
         nsc_q_lit(o, ",\"comms\":[");
-        for (size_t i = 0; i < n; i++)
-            write_comm(c, all, n, i);
+        for (size_t i = 0, nth = 0; i < n; i++)
+            if (!(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i]))
+                write_comm(c, all, n, i, nth++);
         nsc_q_lit(o, "]}\n");
         rc = o->err;
     }

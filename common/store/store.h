@@ -62,6 +62,7 @@ typedef struct nsc_store_opts {
     int zstd_level;          /* 0: default 3; -1: store blocks uncompressed */
     uint64_t retain_bytes;   /* retention by size of live pages; 0: none */
     uint64_t retain_age_ns;  /* retention by age of commit; 0: none */
+    int wall_clock;          /* the collector: record the wall clock of its time base (nsc_store_wall) */
 } nsc_store_opts;
 
 typedef struct nsc_store nsc_store;
@@ -198,6 +199,17 @@ int nsc_store_find_coll(nsc_store_reader *rd, uint32_t job, uint64_t comm, const
                         uint64_t seq, nsc_store_coll_hit *hits, size_t max, size_t *n);
 
 int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model *m);
+
+/* The wall clock of the collector's time base, which aligned times are on:
+ * UTC ns since the epoch = collector time + *offset_ns. With the wall_clock
+ * option each begin records CLOCK_REALTIME - now_ns when it moved by more
+ * than NSC_STORE_WALL_SLACK_NS since the last record (a collector start, an
+ * NTP step); the latest record is returned. *reset: the collector's clock
+ * went back between two records (its host rebooted), so times stored before
+ * that are on another base and their wall time is not known. ENOTFOUND: no
+ * record (a store of an older collector). */
+#define NSC_STORE_WALL_SLACK_NS 10000000ll
+int nsc_store_wall(nsc_store_reader *rd, int64_t *offset_ns, int *reset);
 
 /* ---- collector bookkeeping (meta records, written in the open transaction) ----
  * So that what the collector promised survives with the batches it stored:

@@ -82,6 +82,8 @@ typedef struct nsc_st_writer {
     int txn_rc;               /* first failure in the open transaction */
     uint64_t now_ns;
     uint64_t life_ns;         /* key time of the last lifecycle record put */
+    int64_t wall_ns;          /* the wall-clock offset last recorded, when wall_set */
+    int wall_set;
     op *ops;
     size_t nops, ops_cap;
     nsc_store_stats committed, pending;
@@ -140,6 +142,9 @@ static inline size_t nsc_st_text_len(const char *s, size_t cap)
 {
     return strnlen(s, cap);
 }
+
+/* store_meta.c: the wall-clock record of begin (nsc_store_wall). */
+int nsc_st_record_wall(nsc_store *st, uint64_t now_ns);
 
 /* store.c */
 int nsc_st_put(nsc_store *st, int db, const void *k, size_t klen, const void *v, size_t vlen);

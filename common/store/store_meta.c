@@ -1,8 +1,9 @@
 /* store_meta.c: the meta records beside the events.
  *
  * Owns the records the collector keeps in the meta database with its
- * batches: the host clock models, the committed batch sequences of each
- * agent, the process lifecycle records and each rank's last collective;
+ * batches: the host clock models, the wall clock of the collector's time
+ * base, the committed batch sequences of each agent, the process lifecycle
+ * records and each rank's last collective;
  * their encodings, writing them in the open transaction and reading them.
  */
 #include "store_int.h"
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 
 #include "bytes.h"
+#include "mono.h"
 
 /* ---- host clock models (key "clock/" HOST) ------------------------------ */
 
@@ -150,6 +152,61 @@ static int scan_meta(nsc_store_reader *rd, const char *prefix, meta_fn fn, void 
     }
     mdb_cursor_close(cur);
     return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* ---- wall clock (key "wall/" + be64 UTC ns: value be64 collector time,
+ * be64 offset): in the order they were written, unless the wall clock
+ * itself stepped back ------------------------------------------------------ */
+
+int nsc_st_record_wall(nsc_store *st, uint64_t now_ns)
+{
+    uint64_t wall = nsc_wall_ns();
+    int64_t off = (int64_t)(wall - now_ns);
+    if (st->w.wall_set && llabs(off - st->w.wall_ns) <= NSC_STORE_WALL_SLACK_NS)
+        return 0;
+    uint8_t key[5 + 8], val[16];
+    memcpy(key, "wall/", 5);
+    nsc_put_be64(key + 5, wall);
+    nsc_put_be64(val, now_ns);
+    nsc_put_be64(val + 8, (uint64_t)off);
+    int rc = nsc_st_push_meta(st, key, sizeof key, val, sizeof val);
+    if (rc == 0) {
+        st->w.wall_ns = off;
+        st->w.wall_set = 1;
+    }
+    return rc;
+}
+
+typedef struct wall_scan {
+    uint64_t last_ref;
+    int64_t off;
+    int found, reset;
+} wall_scan;
+
+static int wall_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    wall_scan *w = arg;
+    if (k->mv_size != 13 || v->mv_size != 16)
+        return NSC_STORE_ECORRUPT;
+    uint64_t ref = nsc_get_be64(v->mv_data);
+    w->reset |= w->found && ref < w->last_ref;
+    w->last_ref = ref;
+    w->off = (int64_t)nsc_get_be64((const uint8_t *)v->mv_data + 8);
+    w->found = 1;
+    return 0;
+}
+
+int nsc_store_wall(nsc_store_reader *rd, int64_t *offset_ns, int *reset)
+{
+    wall_scan w = {0};
+    int rc = scan_meta(rd, "wall/", wall_rec, &w);
+    if (rc)
+        return rc;
+    if (!w.found)
+        return NSC_STORE_ENOTFOUND;
+    *offset_ns = w.off;
+    *reset = w.reset;
+    return 0;
 }
 
 typedef struct agent_cb { nsc_store_agent_fn fn; void *arg; } agent_cb;

@@ -58,7 +58,8 @@ int nsc_store_begin(nsc_store *st, uint64_t now_ns)
         return NSC_STORE_ESTATE;
     st->w.now_ns = now_ns;
     clear_ops(st);
-    return nsc_st_open_txn(st);
+    int rc = nsc_st_open_txn(st);
+    return rc || !st->env.opts.wall_clock ? rc : nsc_st_record_wall(st, now_ns);
 }
 
 int nsc_store_put(nsc_store *st, const nsc_store_batch *b)
@@ -90,6 +91,7 @@ void nsc_store_abort(nsc_store *st)
     if (st->w.txn)
         mdb_txn_abort(st->w.txn);
     st->w.txn = NULL;
+    st->w.wall_set = 0;  /* its record, if any, went with the transaction */
     clear_ops(st);
 }
 

@@ -26,11 +26,12 @@ def fail(msg):
 
 
 def stored_status(st):
-    """What a store holds of the status: communicators, ranks, progress."""
+    """What a store holds of the status: communicators (a Send/Recv-only one
+    too, with its name), ranks, progress."""
     out = []
     for j in st["jobs"]:
         for c in j["comms"]:
-            out.append((j["job"], c["comm"], c["nranks"], c["ranks_seen"],
+            out.append((j["job"], c["comm"], c["name"], c["nranks"], c["ranks_seen"],
                         sorted((f["func"], f["max_seq"]) for f in c["funcs"]),
                         sorted((r["rank"], r["host"], r["pid"], tuple(sorted((x["func"], x["seq"]) for x in r["collectives"])))
                                for r in c["ranks"])))
@@ -176,4 +177,9 @@ def truth(emu_path, d, mode):
 if __name__ == "__main__":
     if sys.argv[1] == "same":
         sys.exit(0 if same(sys.argv[2], sys.argv[3]) else 1)
+    if sys.argv[1] == "status":  # status FILE FILE: the stored part of two status documents
+        a, b = (stored_status(json.load(open(f))) for f in sys.argv[2:4])
+        if a != b:
+            print(f"cli_e2e_check: status differs:\n{a}\n{b}", file=sys.stderr)
+        sys.exit(0 if a == b else 1)
     truth(sys.argv[2], sys.argv[3], sys.argv[4])

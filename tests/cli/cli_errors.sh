@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CLI errors: each prints one line starting with "ncclscope: " and exits with
-# the documented code (1 error, 2 usage). Usage: cli_errors.sh BIN_DIR
+# the documented code (2 a bad command line or value, 1 an error or nothing
+# found). Usage: cli_errors.sh BIN_DIR
 set -euo pipefail
 bin=$1
 cli=$bin/ncclscope
@@ -26,34 +27,53 @@ expect 1 "cannot reach collector at http://127.0.0.1:$port: Connection refused" 
   "$cli" --collector "http://127.0.0.1:$port" comms
 NCCLSCOPE_COLLECTOR="http://127.0.0.1:$port" expect 1 "cannot reach collector at http://127.0.0.1:$port" "$cli" status
 expect 2 "bad time range: --t0 5 is after --t1 3" "$cli" timeline --comm 0x1 --t0 5 --t1 3
-expect 2 "--t0 wants a non-negative number" "$cli" timeline --comm 0x1 --t0 abc
+expect 2 "--t0 wants a time on the collector's clock \(ns, or 1216.5s\) or a UTC time like 2026-11-28T17:30:00Z, got 'abc'" \
+  "$cli" timeline --comm 0x1 --t0 abc
 expect 2 "unknown command 'bogus'" "$cli" bogus
 expect 2 "unknown option --nope for comms" "$cli" comms --nope
-expect 2 "timeline needs --comm" "$cli" timeline
 expect 2 "export needs -o FILE" "$cli" export --comm 0x1
 expect 2 "--format wants perfetto or chrome" "$cli" export --format svg -o x --comm 0x1
-expect 1 "collector URL must start with http://" "$cli" --collector ftp://x comms
-expect 1 "cannot open store $tmp/none" "$cli" --db "$tmp/none" comms
+expect 2 "collector URL must start with http://" "$cli" --collector ftp://x comms
+expect 2 "collector URL must start with http://" "$cli" --collector notaurl comms
+expect 2 "--db $tmp/none: not a store directory \(want the collector's --store directory, which holds data.mdb\)" \
+  "$cli" --db "$tmp/none" comms
+expect 2 "--db $tmp: not a store directory" "$cli" --db "$tmp" comms
+expect 2 "--sort wants one of seq, func, bytes, ranks, duration, skew, last, busbw, algo, proto, graph, mismatch, start \(got 'nope'\)" \
+  "$cli" collectives --comm 0x1 --sort nope
+expect 2 "--top wants a non-negative number, got 'x'" "$cli" collectives --top x
+expect 2 "--sort and --top order the table" "$cli" --json collectives --top 3
+
+# --version: every program, one line on stdout with the one version string.
+for prog in ncclscope ncclscope-agent ncclscope-collector ncclscope-emu; do
+  out=$("$bin/$prog" --version) || { echo "FAIL: $prog --version exits $?"; fail=1; }
+  if [[ "$out" =~ ^$prog\ [0-9]+\.[0-9]+\.[0-9]+$ ]]; then echo "ok: $out"; else echo "FAIL: $prog --version: '$out'"; fail=1; fi
+done
 expect 1 "$tmp/bad.ndjson: bad JSON in line 2" \
   sh -c "printf '{\"kind\":\"header\"}\n{nope\n' >$tmp/bad.ndjson; exec $cli export --input $tmp/bad.ndjson -o $tmp/x.pftrace"
 
-# A server that answers 404 with the API's error body: the message is shown as is.
+# A server that answers with the API's error bodies: 404 for what is not
+# there (exit 1), 400 for a bad value (exit 2); the message is shown as is.
 python3 - "$tmp/port" <<'PY' >/dev/null &
 import http.server, sys, socketserver
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        body = b'{"error": "no communicator 0x77 in job \\"local\\""}'
-        self.send_response(404); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        if "comm=0xzz" in self.path:
+            code, body = 400, b'{"error": "comm: expected 0x and 1 to 16 hex digits, or a name: \\"0xzz\\""}'
+        else:
+            code, body = 404, b'{"error": "no communicator 0x77 in job \\"local\\""}'
+        self.send_response(code); self.send_header("Content-Length", str(len(body))); self.end_headers()
         self.wfile.write(body)
     def log_message(self, *a): pass
 s = socketserver.TCPServer(("127.0.0.1", 0), H)
 open(sys.argv[1], "w").write(str(s.server_address[1]))
 s.timeout = 10
 s.handle_request()
+s.handle_request()
 PY
 srv=$!
-wait_until 5 test -s "$tmp/port" || die "the 404 server did not start"
+wait_until 5 test -s "$tmp/port" || die "the test server did not start"
 expect 1 'no communicator 0x77 in job "local"' "$cli" --collector "http://127.0.0.1:$(cat "$tmp/port")" timeline --comm 0x77
+expect 2 'comm: expected 0x and 1 to 16 hex digits' "$cli" --collector "http://127.0.0.1:$(cat "$tmp/port")" collectives --comm 0xzz
 wait $srv
 
 [ $fail -eq 0 ] && echo "cli_errors: all passed"

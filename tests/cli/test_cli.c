@@ -10,6 +10,7 @@
 #include "http.h"
 #include "pb.h"
 #include "stream.h"
+#include "units.h"
 
 static const nsc_cli_opt global[] = {{"json", NULL, ""}, {"collector", "URL", ""}, {"help", NULL, ""}, {NULL, NULL, NULL}};
 static const nsc_cli_opt verb[] = {{"comm", "ID", ""}, {"output", "FILE", ""}, {NULL, NULL, NULL}};
@@ -55,7 +56,11 @@ Test(http, urls)
     cr_assert_str_eq(u.base, "/scope");
     cr_assert_eq(nsc_http_parse_url("http://collector", &u, err, sizeof err), 0);
     cr_assert_str_eq(u.port, "80");
-    cr_assert_eq(nsc_http_parse_url("https://x", &u, err, sizeof err), -1);
+    cr_assert_eq(u.tls, 0);
+    cr_assert_eq(nsc_http_parse_url("https://x", &u, err, sizeof err), 0);
+    cr_assert_eq(u.tls, 1);
+    cr_assert_str_eq(u.port, "443");
+    cr_assert_eq(nsc_http_parse_url("ftp://x", &u, err, sizeof err), -1);
     cr_assert_eq(nsc_http_parse_url("http://:80", &u, err, sizeof err), -1);
     cr_assert_eq(nsc_http_parse_url("http://h:7a", &u, err, sizeof err), -1);
     cr_assert_eq(nsc_http_parse_url("http://h:", &u, err, sizeof err), -1);
@@ -279,4 +284,60 @@ Test(pb, varints_and_nesting)
     cr_assert_arr_eq(b.data, want, sizeof want);
     nsc_pb_free(&b);
     nsc_pb_free(&sub);
+}
+
+/* Units for people: a member's unit from its name, three significant digits,
+ * instants as UTC when the wall clock is known. */
+Test(units, formats)
+{
+    static const nsc_units plain = {0}, wall = {0, 1, 1795887000000000000ll - 1000000000000ll};
+    char b[64];
+    cr_assert_eq(nsc_unit_of("duration_ns", 11), NSC_UNIT_NS);
+    cr_assert_eq(nsc_unit_of("wait_ns_max", 11), NSC_UNIT_NS);
+    cr_assert_eq(nsc_unit_of("start_ns", 8), NSC_UNIT_INSTANT);
+    cr_assert_eq(nsc_unit_of("bytes_max", 9), NSC_UNIT_BYTES);
+    cr_assert_eq(nsc_unit_of("busbw_gbps", 10), NSC_UNIT_GBPS);
+    cr_assert_eq(nsc_unit_of("seq", 3), NSC_UNIT_NONE);
+    static const struct {
+        nsc_unit u;
+        double v;
+        const char *want;
+    } cases[] = {{NSC_UNIT_NS, 812, "812 ns"},        {NSC_UNIT_NS, 4694384, "4.69 ms"},
+                 {NSC_UNIT_NS, 75700, "75.7 us"},     {NSC_UNIT_NS, 1.5e9, "1.50 s"},
+                 {NSC_UNIT_BYTES, 512, "512 B"},      {NSC_UNIT_BYTES, 4194304, "4.00 MiB"},
+                 {NSC_UNIT_BYTES, 1536, "1.50 KiB"},  {NSC_UNIT_GBPS, 12.34, "12.3 GB/s"},
+                 {NSC_UNIT_INSTANT, 1216282087127.0, "1216.282087 s"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nsc_fmt_unit(&plain, cases[i].u, cases[i].v, b, sizeof b);
+        cr_assert_str_eq(b, cases[i].want, "%g", cases[i].v);
+    }
+    nsc_fmt_unit(&wall, NSC_UNIT_INSTANT, 1000000000000.0 + 123456000, b, sizeof b);
+    cr_assert_str_eq(b, "2026-11-28T17:30:00.123456Z");
+}
+
+/* Times a person types: what parses, and what is refused. */
+Test(units, parse_times)
+{
+    uint64_t ns;
+    int64_t utc;
+    cr_assert_eq(nsc_parse_span("5m", &ns), 0);
+    cr_assert_eq(ns, 300000000000ull);
+    cr_assert_eq(nsc_parse_span("250ms", &ns), 0);
+    cr_assert_eq(ns, 250000000ull);
+    cr_assert_eq(nsc_parse_span("1216282087127", &ns), 0);
+    cr_assert_eq(ns, 1216282087127ull);
+    cr_assert_eq(nsc_parse_span("1216.5s", &ns), 0);
+    cr_assert_eq(ns, 1216500000000ull);
+    static const char *const bad_spans[] = {"", "5x", "-5", "m", "1e400", "5 m", "nan", "9999999999d"};
+    for (size_t i = 0; i < sizeof bad_spans / sizeof bad_spans[0]; i++)
+        cr_assert_eq(nsc_parse_span(bad_spans[i], &ns), -1, "%s", bad_spans[i]);
+    cr_assert_eq(nsc_parse_utc("2026-11-28T17:30:00Z", &utc), 0);
+    cr_assert_eq(utc, 1795887000000000000ll);
+    cr_assert_eq(nsc_parse_utc("2026-11-28T17:30:00.25+00:00", &utc), 0);
+    cr_assert_eq(utc, 1795887000250000000ll);
+    static const char *const bad_utc[] = {"", "2026-11-28", "2026-11-28T17:30:00", "2026-11-28T17:30:00+01:00",
+                                          "2026-13-01T00:00:00Z", "2026-11-28T17:30:00Zjunk", "9999-01-01T00:00:00Z",
+                                          "5m"};
+    for (size_t i = 0; i < sizeof bad_utc / sizeof bad_utc[0]; i++)
+        cr_assert_eq(nsc_parse_utc(bad_utc[i], &utc), -1, "%s", bad_utc[i]);
 }

@@ -18,16 +18,7 @@ nodes=4
 # run NAME ARGS...: job NAME (the emulator's base shape, then ARGS) to its
 # end, every event delivered.
 run() {
-    local name=$1 n
-    shift
-    NCCLSCOPE_JOB=$name NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
-        --nodes $nodes --ranks-per-node 1 --iters 12 --channels 2 --count 4194304 --chunk-size 2097152 \
-        --seed 1 "$@" --summary "$dir/emu-$name.json" >"$dir/emu.log" 2>&1 || true
-    [ -s "$dir/emu-$name.json" ] || die "$name: the emulator wrote no summary"
-    for n in $(seq 0 $((nodes - 1))); do
-        wait_until 20 metric_is $n 'ncclscope_agent_processes{state="alive"}' 0 || die "node $n: processes still alive"
-        wait_until 20 delivered $n || die "node $n did not deliver"
-    done
+    run_to_end "$1" --ranks-per-node 1 --iters 12 --channels 2 --count 4194304 --chunk-size 2097152 --seed 1 "${@:2}"
 }
 
 # Root-cause passes every 3 s: often enough for the check at the end, rarely

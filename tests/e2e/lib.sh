@@ -152,6 +152,20 @@ emulate() {
         --scenario "${scenario:-pxn}" --nodes "$nodes" --ranks-per-node 2 --summary "$dir/emu.json" "$@" >"$dir/emu.log" 2>&1 ||
         die "emulator failed"
 }
+# run_to_end NAME ARGS...: job NAME through the emulator (every event type
+# on, $nodes nodes, then ARGS; summary in $dir/emu-NAME.json) to its end:
+# every process ended and every node's agent delivered.
+run_to_end() {
+    local name=$1 n
+    shift
+    NCCLSCOPE_JOB=$name NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+        --nodes "$nodes" "$@" --summary "$dir/emu-$name.json" >"$dir/emu.log" 2>&1 || true
+    [ -s "$dir/emu-$name.json" ] || die "$name: the emulator wrote no summary"
+    for n in $(seq 0 $((nodes - 1))); do
+        wait_until 20 metric_is $n 'ncclscope_agent_processes{state="alive"}' 0 || die "node $n: processes still alive"
+        wait_until 20 delivered $n || die "node $n did not deliver"
+    done
+}
 kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
     kill -KILL "${pids[$1]}"
     wait "${pids[$1]}" 2>/dev/null || true

@@ -83,6 +83,9 @@ static void usage(FILE *f)
           "Benchmark:\n"
           "  --bench                tight start/state/stop loop, prints ns per call\n"
           "  --threads N (default 1)  --bench-iters N (default 2000000)  --reps N (default 7)\n"
+          "Other:\n"
+          "  --help                 this text\n"
+          "  --version              print the version\n"
           "Scenarios:\n",
           f);
     for (int i = 0; i < emu_nscenarios; i++)
@@ -142,7 +145,7 @@ enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NCLOCK, O_R
        O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
        O_PACE, O_PROGRESS, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_UNSYNCED, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
        O_TSCALE, O_LINK, O_NIC, O_LLAT, O_NLAT, O_COMPUTE, O_SGPU, O_SLINK, O_SNIC, O_STALL, O_MISMATCH,
-       O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP };
+       O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP, O_VERSION };
 
 static const char *one_of(const char *opt, const char *v, const char *const *allowed);
 
@@ -231,7 +234,8 @@ static const struct option long_opts[] = {
     {"stall", 1, 0, O_STALL}, {"mismatch", 1, 0, O_MISMATCH},
     {"summary", 1, 0, O_SUMMARY}, {"replay", 1, 0, O_REPLAY}, {"speed", 1, 0, O_SPEED},
     {"bench", 0, 0, O_BENCH}, {"threads", 1, 0, O_THREADS}, {"bench-iters", 1, 0, O_BITERS},
-    {"reps", 1, 0, O_REPS}, {"_worker", 1, 0, O_WORKER}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
+    {"reps", 1, 0, O_REPS}, {"_worker", 1, 0, O_WORKER}, {"help", 0, 0, O_HELP},
+    {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
 
 static const char *const funcs[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", NULL};
 static const char *const algos[] = {"RING", "TREE", NULL};
@@ -303,6 +307,7 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_REPS: o->bench_reps = (int)num("--reps", v, 1, 1000); break;
     case O_WORKER: o->worker = v; break;
     case O_HELP: usage(stdout); exit(0);
+    case O_VERSION: printf("ncclscope-emu %s\n", NSC_VERSION); exit(0);
     default: usage(stderr); exit(2);
     }
 }

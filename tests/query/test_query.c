@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "mono.h"
 #include "qfixture.h"
 #include "qjson.h"
 #include "query.h"
@@ -302,6 +303,7 @@ Test(query, comms_and_split_children)
     cr_assert_eq(qj_u64(world, "nnodes"), 2);
     cr_assert_eq(qj_u64(world, "ranks_seen"), 4);
     cr_assert_eq(nsc_json_get(world, "split_of")->count, 0);
+    cr_assert_str_eq(qj_str(world, "label"), "world 4 ranks on 2 hosts");
     cr_assert_str_eq(qj_str(sub, "comm"), "0xfedcba9876543210", "an id of 16 hex digits");
     cr_assert_str_eq(nsc_json_str(nsc_json_at(nsc_json_get(sub, "split_of"), 0)), "0xabc123");
     cr_assert_eq(qj_u64(sub, "nnodes"), 1);
@@ -335,12 +337,109 @@ Test(query, not_found)
 {
     qf_result r = qf_run(st, "timeline", "comm=0x1f");
     cr_assert_eq(r.rc, NSC_QUERY_ENOTFOUND);
-    cr_assert_str_eq(r.err, "no communicator 0x1f in job \"jobA\"");
+    cr_assert_str_eq(r.err, "no communicator 0x1f in any job");
     cr_assert_eq(nsc_query_http_status(r.rc), 404);
+    qf_result_free(&r);
+    r = qf_run(st, "timeline", "comm=0x99&job=jobA");
+    cr_assert_eq(r.rc, NSC_QUERY_ENOTFOUND);
+    cr_assert_str_eq(r.err, "no communicator 0x99 in job \"jobA\"");
     qf_result_free(&r);
     r = qf_run(st, "comms", "job=nope");
     cr_assert_eq(r.rc, NSC_QUERY_ENOTFOUND);
     qf_result_free(&r);
+}
+
+/* name?qs answers, and its answer holds needle. */
+static void expect_has(const char *name, const char *qs, const char *needle)
+{
+    qf_result r = qf_run(st, name, qs);
+    cr_assert_eq(r.rc, 0, "%s?%s: %s", name, qs, r.err);
+    cr_assert(strstr(r.text, needle), "%s?%s: no %s in %s", name, qs, needle, r.text);
+    qf_result_free(&r);
+}
+
+/* A communicator id is looked up in every job, not only the latest. */
+Test(query, comm_of_an_older_job_is_found_without_job)
+{
+    expect_has("topology", "comm=0x99", "\"job\":\"old\"");
+}
+
+/* Without comm: the job's only communicator; with several, an error that
+ * says how many and where to see them. */
+Test(query, only_communicator_is_used_without_comm)
+{
+    expect_has("topology", "job=old", "\"comm\":\"0x99\"");
+    qf_result r = qf_run(st, "stats", "");
+    cr_assert_eq(r.rc, NSC_QUERY_EPARAM);
+    cr_assert_str_eq(r.err, "comm: required: job \"jobA\" has 2 communicators (see comms)");
+    qf_result_free(&r);
+}
+
+/* The fixture reopened writable, with one more process and its communicators. */
+static void put_comms(const nsc_proc *p, const nsc_ctx_def *ctx, size_t n)
+{
+    nsc_store_close(st);
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    nsc_store_batch b = {p, ctx, n, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
+    cr_assert_eq(nsc_store_begin(st, 3), 0);
+    cr_assert_eq(nsc_store_put(st, &b), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+}
+
+/* The same id in two jobs: the answer names both and asks for job. */
+Test(query, comm_in_two_jobs_asks_for_job)
+{
+    nsc_proc twin = nsc_test_proc("twin", "h8", 8, 0);
+    nsc_ctx_def ctx = nsc_test_ctx(0, 0x99, 0, 1);
+    put_comms(&twin, &ctx, 1);
+    qf_result r = qf_run(st, "collectives", "comm=0x99");
+    cr_assert_eq(r.rc, NSC_QUERY_EPARAM);
+    cr_assert_str_eq(r.err, "comm: 0x99 is in 2 jobs (\"old\", \"twin\"); name one with job (--job)");
+    qf_result_free(&r);
+    expect_has("collectives", "comm=0x99&job=twin", "\"job\":\"twin\"");
+}
+
+/* The wall clock of the time base: none in a store that never recorded it;
+ * the collector's offset (CLOCK_REALTIME - its time) once it did, in every
+ * answer that carries times; a clock that went back (a reboot) flagged. */
+Test(query, wall_clock_offset_in_answers)
+{
+    qf_result r = qf_run(st, "comms", "");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert_null(strstr(r.text, "wall_offset_ns"), "%s", r.text);
+    qf_result_free(&r);
+    nsc_store_close(st);
+    nsc_store_opts o = {.wall_clock = 1};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    uint64_t mono = nsc_mono_ns(), wall = nsc_wall_ns();
+    cr_assert_eq(nsc_store_begin(st, mono), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    const char *const ends[] = {"comms", "collectives", "stats", "topology", "p2p"};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        r = qf_run(st, ends[i], i ? "comm=world" : "");
+        cr_assert_eq(r.rc, 0, "%s: %s", ends[i], r.err);
+        const char *at = strstr(r.text, "\"wall_offset_ns\":");
+        cr_assert(at, "%s: %s", ends[i], r.text);
+        long long off = strtoll(at + 17, NULL, 10);
+        cr_assert(llabs(off - (long long)(wall - mono)) < 1000000000ll, "%s: %lld", ends[i], off);
+        cr_assert_null(strstr(r.text, "wall_clock_reset"), "%s", r.text);
+        qf_result_free(&r);
+    }
+    cr_assert_eq(nsc_store_begin(st, 1000), 0); /* the collector's host rebooted */
+    cr_assert_eq(nsc_store_commit(st), 0);
+    expect_has("comms", "", "\"wall_clock_reset\":true");
+}
+
+/* Communicators alike in name, size and hosts get labels that differ. */
+Test(query, comms_alike_get_distinct_labels)
+{
+    nsc_proc p = nsc_test_proc("alike", "h7", 7, 0);
+    nsc_ctx_def ctx[2] = {nsc_test_ctx(0, 0x71, 0, 1), nsc_test_ctx(1, 0x72, 0, 1)};
+    snprintf(ctx[0].name, sizeof ctx[0].name, "world");
+    snprintf(ctx[1].name, sizeof ctx[1].name, "world");
+    put_comms(&p, ctx, 2);
+    expect_has("comms", "job=alike", "\"label\":\"world 1 rank on 1 host #1\"");
+    expect_has("comms", "job=alike", "\"label\":\"world 1 rank on 1 host #2\"");
 }
 
 Test(query, bad_parameters_get_one_line_errors)
@@ -349,7 +448,6 @@ Test(query, bad_parameters_get_one_line_errors)
         const char *name, *qs, *err;
     } cases[] = {
         {"nope", "", "no endpoint \"nope\""},
-        {"timeline", "", "comm: required by this endpoint"},
         {"timeline", "comm=0x", "comm: expected 0x and 1 to 16 hex digits, or a name: \"0x\""},
         {"timeline", "comm=0x12345678901234567", NULL},
         {"timeline", "comm=0xzz", NULL},
@@ -378,7 +476,6 @@ Test(query, bad_parameters_get_one_line_errors)
         {"collectives", "comm=a&states=1", "states: not a parameter of this endpoint"},
         {"collectives", "comm=a&seq=9-2", "seq: expected N or N-M with N <= M: \"9-2\""},
         {"collectives", "comm=a&seq=1--2", NULL},
-        {"comms", "comm=a", "comm: not a parameter of this endpoint"},
         {"comms", "job=", "job: expected 1 to 63 characters: \"\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
