@@ -78,7 +78,7 @@ hung() {
     api status | python3 -c 'import json, sys
 s = json.load(sys.stdin)
 sys.exit(0 if any(l["rank"] == 3 for j in s["jobs"] for c in j["comms"] for l in c["lagging"]) else 1)' &&
-        api "collectives?comm=world&func=AllReduce" | python3 -c 'import json, sys
+        api "collectives?job=$job&comm=world&func=AllReduce" | python3 -c 'import json, sys
 c = [json.loads(l) for l in sys.stdin if "\"collective\"" in l]
 seen = {x["seq"]: x["ranks_seen"] for x in c}
 sys.exit(0 if all(seen.get(s) == 4 for s in range(5)) and seen.get(5) == 3 else 1)'
