@@ -30,11 +30,15 @@ typedef struct nsc_ingest_stats {
     uint64_t rejects[NSC_REJECT_COUNT];
     uint64_t table_full;                /* definitions the registry could not keep */
     uint64_t nomem, lost;               /* records lost to allocation failures */
+    uint64_t duplicates;                /* plugin batches dropped: stored before */
+    uint64_t out_of_order;              /* plugin batches dropped after a gap (resend asked) */
+    uint64_t acks_sent;                 /* acknowledgements published to the plugins */
 } nsc_ingest_stats;
 
 typedef struct nsc_agent {
     nsc_agent_cfg cfg;
     void *zctx, *pull;
+    void *ackpub;          /* acknowledgements to the plugins (acks.c) */
     nsc_registry *reg;
     nsc_pxn *pxn;
     nsc_out *out;
@@ -50,7 +54,7 @@ typedef struct nsc_agent {
     nsc_ingest_stats in;
     nsc_scan scan;         /* the batch being routed; its arrays are reused */
     int in_multipart;      /* skipping the later parts of a rejected message */
-    uint64_t start_ns;
+    uint64_t start_ns;     /* also this agent process's instance id in acknowledgements */
 } nsc_agent;
 
 #endif

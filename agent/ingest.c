@@ -1,6 +1,8 @@
 /* ingest.c: socket, decoding, rejects, and routing of batches (see ingest.h). */
 #include "ingest.h"
 
+#include "acks.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -27,7 +29,13 @@ int nsc_ingest_open(nsc_agent *a, char err[256])
      * foreign events; every other event is only checked, then spliced. */
     a->scan.keep_types = 1u << NSC_T_COLL | 1u << NSC_T_P2P;
     a->scan.keep_flags = NSC_EVF_FOREIGN;
-    if (!(a->zctx = zmq_ctx_new()) || !(a->pull = zmq_socket(a->zctx, ZMQ_PULL)) ||
+    if (!(a->zctx = zmq_ctx_new())) {
+        snprintf(err, 256, "zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    if (nsc_acks_open(a, err) != 0)
+        return -1;
+    if (!(a->pull = zmq_socket(a->zctx, ZMQ_PULL)) ||
         zmq_setsockopt(a->pull, ZMQ_MAXMSGSIZE, &zmax, sizeof zmax) != 0 ||
         zmq_setsockopt(a->pull, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
         zmq_setsockopt(a->pull, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_bind(a->pull, ep) != 0) {
@@ -45,6 +53,7 @@ void nsc_ingest_close(nsc_agent *a)
 {
     if (a->pull)
         zmq_close(a->pull);
+    nsc_acks_close(a);
     if (a->zctx)
         zmq_ctx_term(a->zctx);
     a->pull = a->zctx = NULL;
@@ -97,6 +106,7 @@ void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_scan 
     if ((news & NSC_REG_FINISHED) && nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
         a->in.nomem++;
     route_records(a, p, msg, len, s, now_ns);
+    nsc_acks_took(a, p, &b->hdr);
     a->in.events += s->nevents;
     a->in.states += s->nstates;
     a->in.completions += s->ncompletions;
@@ -119,6 +129,8 @@ static void take(nsc_agent *a, zmq_msg_t *m, uint64_t now_ns)
         a->in.rejects[-rc < NSC_REJECT_COUNT ? -rc : NSC_WIRE_OK]++;
         return;
     }
+    if (!nsc_acks_admit(a, &a->scan.b.hdr))
+        return;
     nsc_ingest_route(a, zmq_msg_data(m), len, &a->scan, now_ns);
 }
 

@@ -21,6 +21,7 @@
 #include <zmq.h>
 
 #include "agent.h"
+#include "acks.h"
 #include "http.h"
 #include "ingest.h"
 
@@ -119,7 +120,7 @@ static int setup(nsc_agent *a)
     if (nsc_spool_open(&a->spool, a->cfg.spool, a->cfg.spool_max_mb << 20, err) != 0)
         goto fail;
     if (!(a->reg = nsc_reg_new()) || !(a->pxn = nsc_pxn_new(&pc, &sink)) ||
-        !(a->out = nsc_out_new(a->cfg.agent_id, a->cfg.host, a->spool))) {
+        !(a->out = nsc_out_new(a->cfg.agent_id, a->cfg.host, a->spool, nsc_acks_stored, a))) {
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }

@@ -27,6 +27,7 @@ typedef struct nsc_reg_proc {
     uint64_t key;             /* unique per incarnation, from 1 */
     nsc_proc id;              /* pid, host, job, local rank, GPU (latest header) */
     uint64_t first_ns, last_ns, last_seq, batches, events;
+    uint64_t stream, next_seq;  /* its plugin's stream id and the seq expected next (0, 0: none) */
     int pidfd;                /* -1: use kill(pid, 0) */
     uint8_t alive, reason;    /* reason: NSC_A2C_REASON_* once dead */
     uint8_t finished;         /* its plugin's final batch came: silence is expected */

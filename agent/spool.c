@@ -13,7 +13,7 @@
 
 struct nsc_spool {
     MDB_env *env;
-    MDB_dbi batches, tally, meta;
+    MDB_dbi batches, tally, meta, streams;
     uint64_t epoch;
     nsc_spool_stats st;
 };
@@ -51,6 +51,21 @@ static int put_meta(nsc_spool *s, MDB_txn *txn, const nsc_spool_stats *st)
     meta_from(&m, st);
     MDB_val k = {sizeof META_KEY, (void *)META_KEY}, v = {sizeof m, &m};
     return mdb_put(txn, s->meta, &k, &v, 0);
+}
+
+/* The plugin streams' progress, in the transaction that stores (or counts)
+ * the records it vouches for. */
+static int put_marks(nsc_spool *s, MDB_txn *txn, const nsc_spool_mark *m, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        uint8_t key[8], val[8];
+        be64(key, m[i].stream);
+        be64(val, m[i].next);
+        MDB_val k = {8, key}, v = {8, val};
+        rc = mdb_put(txn, s->streams, &k, &v, 0);
+    }
+    return rc;
 }
 
 /* Recount what is stored and read the persisted counters. */
@@ -134,12 +149,13 @@ int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char er
     }
     /* Room for the cap plus LMDB's page overhead: the cap, not the map, is the limit. */
     size_t map = (size_t)(cap_bytes + cap_bytes / 2 + (64u << 20));
-    if ((rc = mdb_env_create(&s->env)) == 0 && (rc = mdb_env_set_maxdbs(s->env, 3)) == 0 &&
+    if ((rc = mdb_env_create(&s->env)) == 0 && (rc = mdb_env_set_maxdbs(s->env, 4)) == 0 &&
         (rc = mdb_env_set_mapsize(s->env, map)) == 0 && (rc = mdb_env_open(s->env, dir, 0, 0640)) == 0 &&
         (rc = mdb_txn_begin(s->env, NULL, 0, &txn)) == 0 &&
         (rc = mdb_dbi_open(txn, "batches", MDB_CREATE, &s->batches)) == 0 &&
         (rc = mdb_dbi_open(txn, "tally", MDB_CREATE, &s->tally)) == 0 &&
-        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 && (rc = load_state(s, txn)) == 0 &&
+        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 &&
+        (rc = mdb_dbi_open(txn, "streams", MDB_CREATE, &s->streams)) == 0 && (rc = load_state(s, txn)) == 0 &&
         (rc = load_epoch(s, txn, s->st.next_seq != 0 || s->st.refused_entries != 0)) == 0) {
         rc = mdb_txn_commit(txn);
         txn = NULL;
@@ -171,9 +187,11 @@ uint64_t nsc_spool_epoch(const nsc_spool *s) { return s->epoch; }
 
 void nsc_spool_stats_get(const nsc_spool *s, nsc_spool_stats *st) { *st = s->st; }
 
-/* Count a refusal; persisting it is best effort (a full map may refuse that too,
- * and the counters in memory stay exact for /metrics). */
-static void refuse(nsc_spool *s, size_t len, const nsc_spool_tally *t, int error)
+/* Count a refusal; persisting it (and the streams' progress: what was refused
+ * is counted, not to be sent again) is best effort (a full map may refuse that
+ * too, and the counters in memory stay exact for /metrics). */
+static void refuse(nsc_spool *s, size_t len, const nsc_spool_tally *t, int error, const nsc_spool_mark *marks,
+                   size_t nmarks)
 {
     s->st.refused_entries++;
     s->st.refused_bytes += len;
@@ -182,17 +200,18 @@ static void refuse(nsc_spool *s, size_t len, const nsc_spool_tally *t, int error
     s->st.errors += error != 0;
     MDB_txn *txn;
     if (mdb_txn_begin(s->env, NULL, 0, &txn) == 0) {
-        if (put_meta(s, txn, &s->st) == 0)
+        if (put_meta(s, txn, &s->st) == 0 && put_marks(s, txn, marks, nmarks) == 0)
             mdb_txn_commit(txn);
         else
             mdb_txn_abort(txn);
     }
 }
 
-int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tally *t)
+int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tally *t, const nsc_spool_mark *marks,
+                  size_t nmarks)
 {
     if (s->st.bytes + len > s->st.cap_bytes) {
-        refuse(s, len, t, 0);
+        refuse(s, len, t, 0, marks, nmarks);
         return 1;
     }
     nsc_spool_stats next = s->st;
@@ -210,14 +229,46 @@ int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tal
             rc = mdb_put(txn, s->tally, &k, &tv, 0);
         if (rc == 0)
             rc = put_meta(s, txn, &next);
+        if (rc == 0)
+            rc = put_marks(s, txn, marks, nmarks);
         rc = rc ? (mdb_txn_abort(txn), rc) : mdb_txn_commit(txn);
     }
     if (rc) {
-        refuse(s, len, t, rc != MDB_MAP_FULL);
+        refuse(s, len, t, rc != MDB_MAP_FULL, marks, nmarks);
         return 1;
     }
     s->st = next;
     return 0;
+}
+
+uint64_t nsc_spool_stream_next(nsc_spool *s, uint64_t stream)
+{
+    MDB_txn *txn;
+    uint8_t key[8];
+    be64(key, stream);
+    MDB_val k = {8, key}, v;
+    uint64_t next = 0;
+    if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn) != 0)
+        return 0;
+    if (mdb_get(txn, s->streams, &k, &v) == 0 && v.mv_size == 8)
+        next = from_be64(v.mv_data);
+    mdb_txn_abort(txn);
+    return next;
+}
+
+void nsc_spool_stream_forget(nsc_spool *s, uint64_t stream)
+{
+    MDB_txn *txn;
+    uint8_t key[8];
+    be64(key, stream);
+    MDB_val k = {8, key};
+    if (mdb_txn_begin(s->env, NULL, 0, &txn) != 0)
+        return;
+    int rc = mdb_del(txn, s->streams, &k, NULL);
+    if (rc == 0)
+        mdb_txn_commit(txn);
+    else
+        mdb_txn_abort(txn);
 }
 
 /* The tally stored beside batch k (zero if absent: a spool older than the tally). */

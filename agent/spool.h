@@ -1,8 +1,11 @@
 /* spool.h: the agent's durable spool of agent-to-collector batches.
  *
- * Owns an LMDB environment with three databases: "batches" (8-byte big-endian
+ * Owns an LMDB environment with four databases: "batches" (8-byte big-endian
  * agent sequence -> one encoded a2c batch), "tally" (same key -> what the batch
- * holds: events, records) and "meta" (next sequence, refusal counters). A
+ * holds: events, records), "meta" (next sequence, refusal counters) and
+ * "streams" (a plugin's stream id -> the seq of its first batch not yet
+ * stored or counted, written in the transaction that stores or counts the
+ * batch before it: what the agent acknowledges to the plugin). A
  * spool's epoch (a random 64-bit number made when the spool is created, kept in
  * "meta") names this spool's sequence space: a spool deleted and created again
  * under the same agent id starts at sequence 0 in a new epoch. A
@@ -40,8 +43,20 @@ uint64_t nsc_spool_next_seq(const nsc_spool *s);
 /* The spool's epoch: random and non-zero for a spool this agent created; 0 for
  * one an agent without epochs created (its batches went out without one). */
 uint64_t nsc_spool_epoch(const nsc_spool *s);
-/* Store msg under nsc_spool_next_seq(). Returns 0 (stored) or 1 (refused, counted). */
-int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tally *t);
+/* A plugin stream's progress: every batch before `next` is in the spool (or
+ * was counted as refused). */
+typedef struct nsc_spool_mark {
+    uint64_t stream, next;
+} nsc_spool_mark;
+
+/* Store msg under nsc_spool_next_seq() and the streams' marks with it.
+ * Returns 0 (stored) or 1 (refused, counted; the marks are kept too). */
+int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tally *t, const nsc_spool_mark *marks,
+                  size_t nmarks);
+/* A stream's persisted `next` (0: unknown). */
+uint64_t nsc_spool_stream_next(nsc_spool *s, uint64_t stream);
+/* Drop a stream's mark (its process is gone). */
+void nsc_spool_stream_forget(nsc_spool *s, uint64_t stream);
 void nsc_spool_stats_get(const nsc_spool *s, nsc_spool_stats *st);
 /* One stored batch, valid during the callback only. */
 typedef struct nsc_spool_entry {

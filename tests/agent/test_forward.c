@@ -66,7 +66,7 @@ static void spool_sized(unsigned n, uint32_t pad)
         strcpy(b.host, "h1");
         size_t len = nsc_a2c_encode_batch(&b, buf);
         nsc_spool_tally t = {b.seq + 1, b.seq + 1};
-        cr_assert_eq(nsc_spool_put(spool, buf, len, &t), 0);
+        cr_assert_eq(nsc_spool_put(spool, buf, len, &t, NULL, 0), 0);
     }
 }
 

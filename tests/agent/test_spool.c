@@ -57,7 +57,7 @@ Test(spool, cap_accounting_is_exact, .init = make_dir, .fini = remove_dir)
     for (unsigned i = 0; i < 25; i++) {
         memset(buf, (uint8_t)nsc_spool_next_seq(s), sizeof buf);
         nsc_spool_tally t = {.events = i, .records = 2 * i};
-        int rc = nsc_spool_put(s, buf, i == 12 ? 400 : sizeof buf, &t);
+        int rc = nsc_spool_put(s, buf, i == 12 ? 400 : sizeof buf, &t, NULL, 0);
         cr_assert(rc == 0 || rc == 1);
         if (rc == 0)
             stored++;
@@ -123,10 +123,10 @@ Test(spool, delete_acknowledged, .init = make_dir, .fini = remove_dir)
     for (unsigned i = 0; i < 5; i++) {
         memset(buf, (uint8_t)i, sizeof buf);
         nsc_spool_tally t = {.events = 10 + i, .records = 2 * (10 + i)};
-        cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 0);
+        cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
     }
     nsc_spool_tally t = {1, 2};
-    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 1, "the cap is reached");
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 1, "the cap is reached");
     uint64_t deleted = 0, acks[] = {3, 1, 99, 3};
     nsc_spool_tally gone = {0, 0};
     cr_assert_eq(nsc_spool_delete(s, acks, 4, &deleted, &gone), 0);
@@ -142,7 +142,7 @@ Test(spool, delete_acknowledged, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(sn.n, 3);
     cr_assert_eq(sn.events, 10 + 12 + 14);
     memset(buf, 5, sizeof buf);
-    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 0, "deleting made room");
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0, "deleting made room");
     uint64_t rest[] = {0, 2, 4, 5};
     cr_assert_eq(nsc_spool_delete(s, rest, 4, &deleted, &gone), 0);
     cr_assert_eq(deleted, 6);
@@ -197,7 +197,7 @@ Test(spool, epoch, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
     uint64_t e = nsc_spool_epoch(s);
     cr_assert_neq(e, 0);
-    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 0);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
     uint64_t seq = 0, deleted = 0;
     nsc_spool_tally gone = {0, 0};
     cr_assert_eq(nsc_spool_delete(s, &seq, 1, &deleted, &gone), 0);

@@ -29,6 +29,12 @@
 #                 store exact.
 # comms100:       every rank inits 100 communicators: /api/v1/comms lists
 #                 100, each one's collectives are matched across its ranks.
+# agent_kills:    2 nodes x 4 ranks, a paced ring job at full event mask; the
+#                 node agents are killed -9 ($kills times in all, each once it
+#                 has taken batches again) and restarted while the job runs:
+#                 what a killed agent held is sent again to its successor or
+#                 counted by the plugins; emitted = stored + counted, by type,
+#                 nothing twice.
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 case $mode in ranks1000 | comms100) nodes=1 ;; esac
@@ -222,6 +228,28 @@ for c in comms:
     assert m == [(0, 2, []), (1, 2, [])], (c["comm"], m)' "http://127.0.0.1:$http" "$job" ||
         die "the job should have 100 communicators of 2 ranks, each with its collectives matched"
     finish
+    ;;
+agent_kills)
+    kills=${NSC_AGENT_KILLS:-20}
+    start_all
+    # about 10 s of paced iterations: the kills end long before the job does
+    scenario=ring emulate --ranks-per-node 4 --iters 200 --pace-us 50000 --progress "$dir/progress" &
+    emu=$!
+    wait_until 60 issued_at_least 5 || die "the job did not start"
+    for k in $(seq "$kills"); do
+        n=$((k % 2))
+        # the agent took batches (it holds some in memory or in its queue)
+        wait_until 20 metric_above $n ncclscope_agent_messages_in_total 20 || die "node $n took nothing before kill $k"
+        kill9 agent$n
+        start_agent $n
+    done
+    issued=$(cat "$dir/progress")
+    [ "$issued" -lt 200 ] || die "the job ended before the last kill: the kills hit no running job"
+    wait $emu || die "emulator failed"
+    serving
+    plugin_lost
+    echo "agent_kills: $kills kills by iteration $issued of 200; the plugins counted $dropped events dropped (${by_type#-})" >&2
+    finish "${lost[@]}"
     ;;
 *) die "unknown mode $mode" ;;
 esac

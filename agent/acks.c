@@ -1,0 +1,79 @@
+/* acks.c: acknowledgements to the plugins and the order of their streams (see acks.h). */
+#include "acks.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zmq.h>
+
+int nsc_acks_open(nsc_agent *a, char err[256])
+{
+    char path[PATH_MAX + 16], ep[PATH_MAX + 32];
+    int linger = 0;
+    snprintf(path, sizeof path, "%s/agent.sock.ack", a->cfg.rundir);
+    snprintf(ep, sizeof ep, "ipc://%s", path);
+    if (!(a->ackpub = zmq_socket(a->zctx, ZMQ_PUB)) ||
+        zmq_setsockopt(a->ackpub, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_bind(a->ackpub, ep) != 0) {
+        snprintf(err, 256, "%.200s: %s", ep, zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    if (chmod(path, 0660) != 0) {
+        snprintf(err, 256, "chmod %.200s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void nsc_acks_close(nsc_agent *a)
+{
+    if (a->ackpub)
+        zmq_close(a->ackpub);
+    a->ackpub = NULL;
+}
+
+/* PUB never blocks: a message for a plugin whose queue is full is dropped,
+ * and the next acknowledgement of its stream says the same and more. */
+static void publish(nsc_agent *a, uint64_t stream, uint64_t next, uint8_t kind)
+{
+    uint8_t msg[NSC_ACK_LEN];
+    nsc_ack_encode(&(nsc_ack){.stream = stream, .next = next, .instance = a->start_ns, .kind = kind}, msg);
+    if (zmq_send(a->ackpub, msg, sizeof msg, ZMQ_DONTWAIT) == (int)sizeof msg)
+        a->in.acks_sent++;
+}
+
+int nsc_acks_admit(nsc_agent *a, const nsc_batch_hdr *h)
+{
+    if (!h->stream)
+        return 1;
+    nsc_reg_proc *p = nsc_reg_find(a->reg, h->proc.host, h->proc.pid);
+    uint64_t next = p && p->stream == h->stream ? p->next_seq : nsc_spool_stream_next(a->spool, h->stream);
+    if (next < h->acked)
+        next = h->acked;  /* acknowledged by an agent before, or counted as dropped */
+    if (h->seq == next)
+        return 1;
+    if (h->seq < next) {
+        a->in.duplicates++;
+        return 0;
+    }
+    a->in.out_of_order++;
+    publish(a, h->stream, next, NSC_ACK_RESEND);
+    return 0;
+}
+
+void nsc_acks_took(nsc_agent *a, nsc_reg_proc *p, const nsc_batch_hdr *h)
+{
+    if (!h->stream)
+        return;
+    p->stream = h->stream;
+    p->next_seq = h->seq + 1;
+    if (nsc_out_mark(a->out, p, h->base_ns) != 0)
+        a->in.nomem++;
+}
+
+void nsc_acks_stored(void *agent, const nsc_spool_mark *marks, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        publish(agent, marks[i].stream, marks[i].next, NSC_ACK_STORED);
+}
