@@ -45,6 +45,15 @@ static void on_death(void *arg, nsc_reg_proc *p)
         a->in.nomem++;
 }
 
+/* A process that exited sends no more batches: its stream's mark goes. One
+ * only silent may come back and resend: its mark stays. */
+static void on_reap(void *arg, nsc_reg_proc *p)
+{
+    nsc_agent *a = arg;
+    if (p->stream && p->reason == NSC_A2C_REASON_EXITED)
+        nsc_spool_stream_forget(a->spool, p->stream);
+}
+
 typedef struct timers {
     uint64_t tick, check, flush;
 } timers;
@@ -58,7 +67,7 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
     if (now - t->check >= CHECK_NS) {
         t->check = now;
         nsc_reg_check(a->reg, now, a->cfg.heartbeat_timeout_ms * MS, on_death, a);
-        nsc_reg_reap(a->reg, now, a->cfg.linger_ms * MS);
+        nsc_reg_reap(a->reg, now, a->cfg.linger_ms * MS, on_reap, a);
     }
     size_t waiting = nsc_out_waiting(a->out);
     if (waiting >= a->cfg.flush_kb * 1024 || (waiting && now - t->flush >= a->cfg.flush_ms * MS)) {

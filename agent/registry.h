@@ -74,8 +74,9 @@ const char *nsc_reg_str(const nsc_reg_proc *p, nsc_str s);
 /* Check liveness; call died(arg, p) once for each process found dead now. */
 void nsc_reg_check(nsc_registry *r, uint64_t now_ns, uint64_t silent_ns,
                    void (*died)(void *arg, nsc_reg_proc *p), void *arg);
-/* Free dead entries older than linger_ns. */
-void nsc_reg_reap(nsc_registry *r, uint64_t now_ns, uint64_t linger_ns);
+/* Free dead entries older than linger_ns, calling gone(arg, p) before each. */
+void nsc_reg_reap(nsc_registry *r, uint64_t now_ns, uint64_t linger_ns, void (*gone)(void *arg, nsc_reg_proc *p),
+                  void *arg);
 void nsc_reg_counts_get(const nsc_registry *r, nsc_reg_counts *c);
 
 #endif

@@ -218,3 +218,28 @@ Test(spool, epoch, .init = make_dir, .fini = remove_dir)
     uint64_t a = epoch_of_new_spool("x"), b = epoch_of_new_spool("x");
     cr_assert(a != 0 && b != 0 && a != b && a != e, "every new spool has its own epoch");
 }
+
+/* A plugin stream's mark is stored with the batch that holds its records, and
+ * with a refusal too (what was refused is counted, not to be sent again); it
+ * survives a reopen (the agent's kill) and is gone once forgotten. */
+Test(spool, stream_marks_persist, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[1000] = {0};
+    nsc_spool_tally t = {1, 1};
+    nsc_spool_mark a = {0xa, 5}, b = {0xb, 9}, both[] = {{0xa, 7}, {0xb, 12}};
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xa), 0, "an unknown stream");
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, &a, 1), 0);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, &b, 1), 0);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, both, 2), 1, "over the cap: refused");
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xa), 7);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xb), 12);
+    nsc_spool_stream_forget(s, 0xa);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xa), 0);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xb), 12);
+    nsc_spool_close(s);
+}
