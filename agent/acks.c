@@ -1,29 +1,20 @@
 /* acks.c: acknowledgements to the plugins and the order of their streams (see acks.h). */
 #include "acks.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <zmq.h>
+
+#include "ingest.h"
 
 int nsc_acks_open(nsc_agent *a, char err[256])
 {
-    char path[PATH_MAX + 16], ep[PATH_MAX + 32];
     int linger = 0;
-    snprintf(path, sizeof path, "%s/agent.sock.ack", a->cfg.rundir);
-    snprintf(ep, sizeof ep, "ipc://%s", path);
-    if (!(a->ackpub = zmq_socket(a->zctx, ZMQ_PUB)) ||
-        zmq_setsockopt(a->ackpub, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_bind(a->ackpub, ep) != 0) {
-        snprintf(err, 256, "%.200s: %s", ep, zmq_strerror(zmq_errno()));
+    if ((a->ackpub = zmq_socket(a->zctx, ZMQ_PUB)) &&
+        zmq_setsockopt(a->ackpub, ZMQ_LINGER, &linger, sizeof linger) != 0) {
+        snprintf(err, 256, "agent.sock.ack: %s", zmq_strerror(zmq_errno()));
         return -1;
     }
-    if (chmod(path, 0660) != 0) {
-        snprintf(err, 256, "chmod %.200s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return nsc_ingest_bind(a, a->ackpub, "agent.sock.ack", err);
 }
 
 void nsc_acks_close(nsc_agent *a)

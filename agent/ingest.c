@@ -18,11 +18,24 @@ static const char *const reasons[NSC_REJECT_COUNT] = {
 
 const char *nsc_ingest_reason(unsigned idx) { return idx < NSC_REJECT_COUNT ? reasons[idx] : NULL; }
 
-int nsc_ingest_open(nsc_agent *a, char err[256])
+int nsc_ingest_bind(nsc_agent *a, void *sock, const char *name, char err[256])
 {
     char path[PATH_MAX + 16], ep[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/agent.sock", a->cfg.rundir);
+    snprintf(path, sizeof path, "%s/%s", a->cfg.rundir, name);
     snprintf(ep, sizeof ep, "ipc://%s", path);
+    if (!sock || zmq_bind(sock, ep) != 0) {
+        snprintf(err, 256, "%.200s: %s", ep, zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    if (chmod(path, 0660) != 0) {
+        snprintf(err, 256, "chmod %.200s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int nsc_ingest_open(nsc_agent *a, char err[256])
+{
     int64_t zmax = (int64_t)(a->cfg.max_batch_kb * 1024 * 2);
     int linger = 0, hwm = a->cfg.queue > INT_MAX ? INT_MAX : (int)a->cfg.queue;
     /* Decoded: the PXN candidates (and the Coll events' progress) and the
@@ -35,18 +48,14 @@ int nsc_ingest_open(nsc_agent *a, char err[256])
     }
     if (nsc_acks_open(a, err) != 0)
         return -1;
-    if (!(a->pull = zmq_socket(a->zctx, ZMQ_PULL)) ||
-        zmq_setsockopt(a->pull, ZMQ_MAXMSGSIZE, &zmax, sizeof zmax) != 0 ||
-        zmq_setsockopt(a->pull, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
-        zmq_setsockopt(a->pull, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_bind(a->pull, ep) != 0) {
-        snprintf(err, 256, "%.200s: %s", ep, zmq_strerror(zmq_errno()));
+    if ((a->pull = zmq_socket(a->zctx, ZMQ_PULL)) &&
+        (zmq_setsockopt(a->pull, ZMQ_MAXMSGSIZE, &zmax, sizeof zmax) != 0 ||
+         zmq_setsockopt(a->pull, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
+         zmq_setsockopt(a->pull, ZMQ_LINGER, &linger, sizeof linger) != 0)) {
+        snprintf(err, 256, "agent.sock: %s", zmq_strerror(zmq_errno()));
         return -1;
     }
-    if (chmod(path, 0660) != 0) {
-        snprintf(err, 256, "chmod %.200s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return nsc_ingest_bind(a, a->pull, "agent.sock", err);
 }
 
 void nsc_ingest_close(nsc_agent *a)
