@@ -45,7 +45,12 @@ int nsc_acks_admit(nsc_agent *a, const nsc_batch_hdr *h)
     if (h->seq == next)
         return 1;
     if (h->seq < next) {
+        /* Sent again for want of an acknowledgement (one published before
+         * the plugin's SUB connected is lost): repeat it if stored. */
         a->in.duplicates++;
+        uint64_t stored = nsc_spool_stream_next(a->spool, h->stream);
+        if (stored > h->seq)
+            publish(a, h->stream, stored, NSC_ACK_STORED);
         return 0;
     }
     a->in.out_of_order++;

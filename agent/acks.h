@@ -8,7 +8,8 @@
  * spool keeps the marks across a kill). An earlier one was stored already
  * and is dropped; a later one follows a gap (a killed predecessor lost what
  * came between) and is dropped with a RESEND request for the gap. After each
- * flush the marks it stored are acknowledged (STORED). The agent process's
+ * flush the marks it stored are acknowledged (STORED), and again to a plugin
+ * that sends a stored batch again (it missed the acknowledgement). The agent process's
  * start time names it in a RESEND, so a plugin resends once per agent.
  */
 #ifndef NCCLSCOPE_AGENT_ACKS_H

@@ -54,6 +54,7 @@ typedef struct nsc_agent {
     nsc_ingest_stats in;
     nsc_scan scan;         /* the batch being routed; its arrays are reused */
     int in_multipart;      /* skipping the later parts of a rejected message */
+    int final_waits;       /* a plugin's final batch was taken: flush after this burst */
     uint64_t start_ns;     /* also this agent process's instance id in acknowledgements */
 } nsc_agent;
 

@@ -141,6 +141,7 @@ static void take(nsc_agent *a, zmq_msg_t *m, uint64_t now_ns)
     if (!nsc_acks_admit(a, &a->scan.b.hdr))
         return;
     nsc_ingest_route(a, zmq_msg_data(m), len, &a->scan, now_ns);
+    a->final_waits |= a->scan.b.hdr.final && a->scan.b.hdr.stream;
 }
 
 void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns)
@@ -164,6 +165,11 @@ unsigned nsc_ingest_drain(nsc_agent *a, unsigned max)
         if (nsc_out_waiting(a->out) >= a->cfg.flush_kb * 1024)
             nsc_ingest_flush(a, now);
     }
+    /* An exiting process waits for the acknowledgement of its final batch:
+     * stored now, not at the next flush_ms. */
+    if (a->final_waits)
+        nsc_ingest_flush(a, now);
+    a->final_waits = 0;
     zmq_msg_close(&m);
     return n;
 }

@@ -49,6 +49,7 @@
 #define STALL_NS 200000000ull
 #define SNDHWM 8
 #define ACK_PROBE_NS 50000000ull
+#define ACK_RETRY_NS 200000000ull
 #define MS 1000000ull
 
 static struct {
@@ -444,17 +445,32 @@ static int agent_bound(void)
 /* Send what the backlog holds until all of it is acknowledged (or sent, to
  * an agent that does not acknowledge), the deadline passes, or the agent
  * accepted nothing for STALL_NS and is not bound to the endpoint (it is
- * absent: don't hold NCCL up). */
+ * absent: don't hold NCCL up). With everything sent, the wait for the
+ * acknowledgements sleeps on their socket: a thousand ranks exiting at once
+ * must not take the agent's CPU by polling. An acknowledgement published
+ * before this process's SUB was connected is lost, and no later batch will
+ * bring another: after ACK_RETRY_NS without one, what waits for it is sent
+ * again (the agent answers a batch it stored with its mark). */
 static void flush(uint64_t deadline)
 {
     sh.last_progress = nsc_mono_ns();
     int bound = deadline > sh.last_progress && agent_bound();
+    uint64_t acked = sh.acked, acked_at = sh.last_progress;
     for (uint64_t now = sh.last_progress;; now = nsc_mono_ns()) {
         take_acks(now);
+        if (sh.acked != acked || sh.head != sh.tail)
+            acked = sh.acked, acked_at = now;
+        else if (now - acked_at >= ACK_RETRY_NS)
+            sh.head = sh.acked, acked_at = now;
         send_backlog(now);
         if (sh.acked == sh.tail || now >= deadline || (!bound && now - sh.last_progress >= STALL_NS))
             break;
-        nap(IDLE_SLEEP_NS);
+        zmq_pollitem_t it = {sh.ack, 0, ZMQ_POLLIN, 0};
+        uint64_t wait = deadline - now < ACK_RETRY_NS ? deadline - now : ACK_RETRY_NS;
+        if (sh.head == sh.tail && sh.ack)
+            zmq_poll(&it, 1, (long)(wait / MS) + 1);
+        else
+            nap(IDLE_SLEEP_NS);
     }
 }
 
