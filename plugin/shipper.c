@@ -449,8 +449,9 @@ static int agent_bound(void)
  * acknowledgements sleeps on their socket: a thousand ranks exiting at once
  * must not take the agent's CPU by polling. An acknowledgement published
  * before this process's SUB was connected is lost, and no later batch will
- * bring another: after ACK_RETRY_NS without one, what waits for it is sent
- * again (the agent answers a batch it stored with its mark). */
+ * bring another: after ACK_RETRY_NS without one, the last batch is sent
+ * again (the agent answers a batch it stored with its mark, which covers the
+ * ones before it; one it lacks, with a resend request). */
 static void flush(uint64_t deadline)
 {
     sh.last_progress = nsc_mono_ns();
@@ -461,7 +462,7 @@ static void flush(uint64_t deadline)
         if (sh.acked != acked || sh.head != sh.tail)
             acked = sh.acked, acked_at = now;
         else if (now - acked_at >= ACK_RETRY_NS)
-            sh.head = sh.acked, acked_at = now;
+            sh.head = sh.tail - 1, acked_at = now;
         send_backlog(now);
         if (sh.acked == sh.tail || now >= deadline || (!bound && now - sh.last_progress >= STALL_NS))
             break;
