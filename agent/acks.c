@@ -41,7 +41,7 @@ int nsc_acks_admit(nsc_agent *a, const nsc_batch_hdr *h)
     nsc_reg_proc *p = nsc_reg_find(a->reg, h->proc.host, h->proc.pid);
     uint64_t next = p && p->stream == h->stream ? p->next_seq : nsc_spool_stream_next(a->spool, h->stream);
     if (next < h->acked)
-        next = h->acked;  /* acknowledged by an agent before, or counted as dropped */
+        next = h->acked;  /* acknowledged as stored by an agent before (another spool) */
     if (h->seq == next)
         return 1;
     if (h->seq < next) {

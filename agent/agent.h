@@ -1,6 +1,7 @@
 /* agent.h: the state of one ncclscope-agent, shared by its parts.
  *
  * main.c owns it and runs the loop; ingest.c fills it from the socket,
+ * acks.c keeps the plugins' streams in order and acknowledges them,
  * forward.c sends the spool to the collector, http.c reads it for /healthz
  * and /metrics. One thread does everything, so
  * nothing here is locked (the name resolver's thread shares nothing of it:

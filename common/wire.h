@@ -64,7 +64,7 @@ typedef struct nsc_batch_hdr {
     uint64_t stream;   /* random, non-zero: names this sequence of batches
                         * (0: a sender that takes no acknowledgements) */
     uint64_t acked;    /* every batch before this seq was acknowledged as
-                        * stored, or counted as dropped by the sender */
+                        * stored by an agent (none is sent again) */
     uint64_t base_ns;  /* event times are encoded relative to this */
     uint64_t sent_ns;  /* when the batch was encoded (host monotonic) */
     nsc_proc proc;
