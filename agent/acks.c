@@ -2,6 +2,7 @@
 #include "acks.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <zmq.h>
 
 #include "ingest.h"
@@ -22,6 +23,38 @@ void nsc_acks_close(nsc_agent *a)
     if (a->ackpub)
         zmq_close(a->ackpub);
     a->ackpub = NULL;
+    free(a->unheard);
+    a->unheard = NULL;
+    a->nunheard = 0;
+}
+
+int nsc_acks_unheard_load(nsc_agent *a, char err[256])
+{
+    if (nsc_spool_streams(a->spool, &a->unheard, &a->nunheard) != 0) {
+        snprintf(err, 256, "spool %.200s: cannot read the stream marks", a->cfg.spool);
+        return -1;
+    }
+    return 0;
+}
+
+/* A stream this agent process had not heard yet sent a batch. */
+static void heard(nsc_agent *a, uint64_t stream)
+{
+    for (size_t i = 0; i < a->nunheard; i++)
+        if (a->unheard[i] == stream) {
+            a->unheard[i] = a->unheard[--a->nunheard];
+            return;
+        }
+}
+
+void nsc_acks_unheard_forget(nsc_agent *a)
+{
+    for (size_t i = 0; i < a->nunheard; i++)
+        nsc_spool_stream_forget(a->spool, a->unheard[i]);
+    a->in.streams_forgotten += a->nunheard;
+    free(a->unheard);
+    a->unheard = NULL;
+    a->nunheard = 0;
 }
 
 /* PUB never blocks: a message for a plugin whose queue is full is dropped,
@@ -39,7 +72,10 @@ int nsc_acks_admit(nsc_agent *a, const nsc_batch_hdr *h)
     if (!h->stream)
         return 1;
     nsc_reg_proc *p = nsc_reg_find(a->reg, h->proc.host, h->proc.pid);
-    uint64_t next = p && p->stream == h->stream ? p->next_seq : nsc_spool_stream_next(a->spool, h->stream);
+    int known = p && p->stream == h->stream;
+    if (!known)
+        heard(a, h->stream);
+    uint64_t next = known ? p->next_seq : nsc_spool_stream_next(a->spool, h->stream);
     if (next < h->acked)
         next = h->acked;  /* acknowledged as stored by an agent before (another spool) */
     if (h->seq == next)

@@ -11,6 +11,9 @@
  * flush the marks it stored are acknowledged (STORED), and again to a plugin
  * that sends a stored batch again (it missed the acknowledgement). The agent process's
  * start time names it in a RESEND, so a plugin resends once per agent.
+ * A mark found in the spool at start whose stream is not heard within
+ * linger_ms (its process ended while no agent ran) is deleted, as a
+ * reaped process's is.
  */
 #ifndef NCCLSCOPE_AGENT_ACKS_H
 #define NCCLSCOPE_AGENT_ACKS_H
@@ -26,5 +29,9 @@ int nsc_acks_admit(nsc_agent *a, const nsc_batch_hdr *h);
 void nsc_acks_took(nsc_agent *a, nsc_reg_proc *p, const nsc_batch_hdr *h);
 /* nsc_out_stored_fn: acknowledge the marks a flush stored or counted. */
 void nsc_acks_stored(void *agent, const nsc_spool_mark *marks, size_t n);
+/* At start: the streams the spool has marks of are unheard. 0 or -1. */
+int nsc_acks_unheard_load(nsc_agent *a, char err[256]);
+/* linger_ms after the start: delete the marks of the streams still unheard. */
+void nsc_acks_unheard_forget(nsc_agent *a);
 
 #endif

@@ -2,6 +2,7 @@
  *
  * main.c owns it and runs the loop; ingest.c fills it from the socket,
  * acks.c keeps the plugins' streams in order and acknowledges them,
+ * held.c keeps the PXN resolver's held events in the spool,
  * forward.c sends the spool to the collector, http.c reads it for /healthz
  * and /metrics. One thread does everything, so
  * nothing here is locked (the name resolver's thread shares nothing of it:
@@ -34,6 +35,7 @@ typedef struct nsc_ingest_stats {
     uint64_t duplicates;                /* plugin batches dropped: stored before */
     uint64_t out_of_order;              /* plugin batches dropped after a gap (resend asked) */
     uint64_t acks_sent;                 /* acknowledgements published to the plugins */
+    uint64_t streams_forgotten;         /* marks of streams not heard within linger_ms of the start */
 } nsc_ingest_stats;
 
 typedef struct nsc_agent {
@@ -56,6 +58,8 @@ typedef struct nsc_agent {
     nsc_scan scan;         /* the batch being routed; its arrays are reused */
     int in_multipart;      /* skipping the later parts of a rejected message */
     int final_waits;       /* a plugin's final batch was taken: flush after this burst */
+    uint64_t *unheard;     /* streams marked in the spool at start, not heard since (acks.c) */
+    size_t nunheard;
     uint64_t start_ns;     /* also this agent process's instance id in acknowledgements */
 } nsc_agent;
 

@@ -2,6 +2,7 @@
 #include "ingest.h"
 
 #include "acks.h"
+#include "held.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -146,8 +147,14 @@ static void take(nsc_agent *a, zmq_msg_t *m, uint64_t now_ns)
 
 void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns)
 {
+    nsc_held_save sv;
+    if (nsc_held_stage(a, &sv) != 0) {
+        a->in.nomem++;
+        return;
+    }
     if (nsc_out_flush(a->out, now_ns) < 0)
         a->in.nomem++;
+    nsc_held_done(a, &sv);
 }
 
 unsigned nsc_ingest_drain(nsc_agent *a, unsigned max)

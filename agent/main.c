@@ -2,7 +2,8 @@
  *
  * One thread: wait up to 10 ms for the ipc socket or the collector, take a
  * bounded burst of messages, serve HTTP without blocking, then run what is
- * due: the PXN resolver's retries, liveness checks, reaping, spool flushes,
+ * due: the PXN resolver's retries, liveness checks, reaping (and, linger_ms
+ * after the start, the marks of streams not heard since), spool flushes,
  * and the forwarder (acks, sends within the credit, probes; a dns+tcp://
  * collector's addresses come from the resolver's thread). SIGTERM and
  * SIGINT end the loop; what is still queued on the socket is taken, held
@@ -22,6 +23,7 @@
 
 #include "agent.h"
 #include "acks.h"
+#include "held.h"
 #include "http.h"
 #include "ingest.h"
 
@@ -56,6 +58,7 @@ static void on_reap(void *arg, nsc_reg_proc *p)
 
 typedef struct timers {
     uint64_t tick, check, flush;
+    int unheard_due;  /* the start's unheard streams are still to be forgotten */
 } timers;
 
 static void run_due(nsc_agent *a, timers *t, uint64_t now)
@@ -68,6 +71,10 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
         t->check = now;
         nsc_reg_check(a->reg, now, a->cfg.heartbeat_timeout_ms * MS, on_death, a);
         nsc_reg_reap(a->reg, now, a->cfg.linger_ms * MS, on_reap, a);
+        if (t->unheard_due && now - a->start_ns >= a->cfg.linger_ms * MS) {
+            t->unheard_due = 0;
+            nsc_acks_unheard_forget(a);
+        }
     }
     size_t waiting = nsc_out_waiting(a->out);
     if (waiting >= a->cfg.flush_kb * 1024 || (waiting && now - t->flush >= a->cfg.flush_ms * MS)) {
@@ -133,7 +140,9 @@ static int setup(nsc_agent *a)
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
-    if (nsc_ingest_open(a, err) != 0 || start_forward(a, err) != 0 || nsc_http_start(a, err) != 0)
+    /* What a killed predecessor held: taken back before anything new comes. */
+    if (nsc_ingest_open(a, err) != 0 || nsc_held_load(a, err) != 0 || nsc_acks_unheard_load(a, err) != 0 ||
+        start_forward(a, err) != 0 || nsc_http_start(a, err) != 0)
         goto fail;
     return 0;
 fail:
@@ -192,7 +201,7 @@ static void drain_forward(nsc_agent *a)
 
 static void loop(nsc_agent *a)
 {
-    timers t = {0};
+    timers t = {.unheard_due = 1};
     t.tick = t.check = t.flush = nsc_mono_ns();
     while (!stop_requested) {
         wait_input(a, 1, 10);

@@ -48,7 +48,9 @@ typedef struct table {
 
 typedef struct held {
     uint64_t proxy_key, since_ns;
+    uint64_t hid;    /* names it in the spool */
     uint32_t proxy_pid;
+    uint8_t saved;   /* the spool has it */
     nsc_event ev;
 } held;
 
@@ -58,7 +60,9 @@ struct nsc_pxn {
     table cand, moved;
     held *q;
     uint32_t nq;
-    uint64_t next_id;
+    uint64_t *gone;  /* hids of saved events no longer held, since the last save */
+    uint32_t ngone;  /* each saved event goes once: at most pending_cap */
+    uint64_t next_id, next_hid;
     nsc_pxn_stats st;
 };
 
@@ -158,7 +162,8 @@ nsc_pxn *nsc_pxn_new(const nsc_pxn_cfg *cfg, const nsc_pxn_sink *sink)
     x->cfg = *cfg;
     x->sink = *sink;
     x->q = calloc(cfg->pending_cap ? cfg->pending_cap : 1, sizeof *x->q);
-    if (!x->q || cfg->recent_cap == 0 || table_init(&x->cand, cfg->recent_cap, 0) ||
+    x->gone = calloc(cfg->pending_cap ? cfg->pending_cap : 1, sizeof *x->gone);
+    if (!x->q || !x->gone || cfg->recent_cap == 0 || table_init(&x->cand, cfg->recent_cap, 0) ||
         table_init(&x->moved, cfg->recent_cap, 1)) {
         nsc_pxn_free(x);
         return NULL;
@@ -173,6 +178,7 @@ void nsc_pxn_free(nsc_pxn *x)
     table_free(&x->cand);
     table_free(&x->moved);
     free(x->q);
+    free(x->gone);
     free(x);
 }
 
@@ -234,6 +240,13 @@ static int try_resolve(nsc_pxn *x, const held *h)
     return 1;
 }
 
+/* h leaves the queue: the spool forgets it with the next save. */
+static void leave(nsc_pxn *x, const held *h)
+{
+    if (h->saved)
+        x->gone[x->ngone++] = h->hid;
+}
+
 static void give_up(nsc_pxn *x, const held *h)
 {
     nsc_event out = h->ev;
@@ -242,17 +255,38 @@ static void give_up(nsc_pxn *x, const held *h)
     x->sink.emit(x->sink.arg, h->proxy_key, &out, NULL);
 }
 
-void nsc_pxn_submit(nsc_pxn *x, uint64_t proxy_key, uint32_t proxy_pid, const nsc_event *ev, uint64_t now_ns)
+/* Resolve h now, or queue it (a full queue gives it up, counted). */
+static void hold(nsc_pxn *x, const held *h)
 {
-    held h = {.proxy_key = proxy_key, .since_ns = now_ns, .proxy_pid = proxy_pid, .ev = *ev};
-    if (try_resolve(x, &h))
-        return;
-    if (x->nq == x->cfg.pending_cap) {
-        x->st.overflow++;
-        give_up(x, &h);
+    if (try_resolve(x, h)) {
+        leave(x, h);
         return;
     }
-    x->q[x->nq++] = h;
+    if (x->nq == x->cfg.pending_cap) {
+        x->st.overflow++;
+        leave(x, h);
+        give_up(x, h);
+        return;
+    }
+    x->q[x->nq++] = *h;
+}
+
+void nsc_pxn_submit(nsc_pxn *x, uint64_t proxy_key, uint32_t proxy_pid, const nsc_event *ev, uint64_t now_ns)
+{
+    hold(x, &(held){.proxy_key = proxy_key, .since_ns = now_ns, .hid = ++x->next_hid, .proxy_pid = proxy_pid,
+                    .ev = *ev});
+}
+
+int nsc_pxn_restore(nsc_pxn *x, uint64_t hid, uint64_t proxy_key, uint32_t proxy_pid, const nsc_event *ev,
+                    uint64_t now_ns)
+{
+    if (x->ngone >= (x->cfg.pending_cap ? x->cfg.pending_cap : 1))
+        return -1;  /* it might go too: no room to say so */
+    if (hid > x->next_hid)
+        x->next_hid = hid;
+    hold(x, &(held){.proxy_key = proxy_key, .since_ns = now_ns, .hid = hid, .proxy_pid = proxy_pid, .saved = 1,
+                    .ev = *ev});
+    return 0;
 }
 
 /* One pass over the held events; returns how many resolved. */
@@ -262,9 +296,11 @@ static uint32_t retry(nsc_pxn *x, uint64_t now_ns, int expire)
     for (uint32_t i = 0; i < x->nq; i++) {
         const held *h = &x->q[i];
         if (try_resolve(x, h)) {
+            leave(x, h);
             done++;
         } else if (expire && now_ns - h->since_ns >= x->cfg.hold_ns) {
             x->st.expired++;
+            leave(x, h);
             give_up(x, h);
         } else {
             x->q[kept++] = *h;
@@ -287,9 +323,31 @@ void nsc_pxn_drain(nsc_pxn *x)
 {
     while (x->nq && retry(x, 0, 0) > 0)
         ;
-    for (uint32_t i = 0; i < x->nq; i++)
+    for (uint32_t i = 0; i < x->nq; i++) {
+        leave(x, &x->q[i]);
         give_up(x, &x->q[i]);
+    }
     x->nq = 0;
+}
+
+void nsc_pxn_unsaved(const nsc_pxn *x, nsc_pxn_held_fn *fn, void *arg)
+{
+    for (uint32_t i = 0; i < x->nq; i++)
+        if (!x->q[i].saved)
+            fn(arg, x->q[i].hid, x->q[i].proxy_key, &x->q[i].ev);
+}
+
+const uint64_t *nsc_pxn_gone(const nsc_pxn *x, size_t *n)
+{
+    *n = x->ngone;
+    return x->gone;
+}
+
+void nsc_pxn_saved(nsc_pxn *x)
+{
+    for (uint32_t i = 0; i < x->nq; i++)
+        x->q[i].saved = 1;
+    x->ngone = 0;
 }
 
 void nsc_pxn_stats_get(const nsc_pxn *x, nsc_pxn_stats *st)

@@ -19,10 +19,16 @@
  * Processes are named by the registry's unique keys; memory is bounded by
  * recent_cap (candidates and moved events, oldest forgotten) and pending_cap
  * (an event that finds the queue full is emitted unresolved at once).
+ *
+ * The held events outlive the agent process (held.c keeps them in the
+ * spool): each has an id, and the resolver tells what changed since the
+ * last save: the events held and not saved yet, the saved ones gone
+ * (resolved or given up: emitted into the batch that save stores).
  */
 #ifndef NCCLSCOPE_AGENT_PXN_H
 #define NCCLSCOPE_AGENT_PXN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "a2c.h"
@@ -61,5 +67,18 @@ void nsc_pxn_tick(nsc_pxn *x, uint64_t now_ns);
 /* Retry once more, then emit everything still held as unresolved (shutdown). */
 void nsc_pxn_drain(nsc_pxn *x);
 void nsc_pxn_stats_get(const nsc_pxn *x, nsc_pxn_stats *st);
+
+/* Hold again an event a previous agent process saved as hid (resolved now,
+ * queued as saved, or given up when the queue is full). Returns 0, or -1
+ * when nsc_pxn_gone is full: save, then call again. */
+int nsc_pxn_restore(nsc_pxn *x, uint64_t hid, uint64_t proxy_key, uint32_t proxy_pid, const nsc_event *ev,
+                    uint64_t now_ns);
+typedef void nsc_pxn_held_fn(void *arg, uint64_t hid, uint64_t proxy_key, const nsc_event *ev);
+/* Call fn for every held event not saved yet. */
+void nsc_pxn_unsaved(const nsc_pxn *x, nsc_pxn_held_fn *fn, void *arg);
+/* The ids of saved events no longer held (at most pending_cap). */
+const uint64_t *nsc_pxn_gone(const nsc_pxn *x, size_t *n);
+/* What nsc_pxn_unsaved and nsc_pxn_gone listed is now in the spool. */
+void nsc_pxn_saved(nsc_pxn *x);
 
 #endif

@@ -11,10 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 struct nsc_spool {
     MDB_env *env;
-    MDB_dbi batches, tally, meta, streams;
+    MDB_dbi batches, tally, meta, streams, held;
     uint64_t epoch;
+    nsc_spool_held_change *stage;  /* what the next put writes beside its batch */
     nsc_spool_stats st;
 };
 
@@ -22,6 +25,9 @@ struct nsc_spool {
 typedef struct meta_rec {
     uint64_t next_seq, refused_entries, refused_bytes, refused_events, refused_records, errors;
 } meta_rec;
+
+static int held_put(nsc_spool *s, MDB_txn *txn);
+static void held_written(nsc_spool *s);
 
 static const char META_KEY[] = "accounting", EPOCH_KEY[] = "epoch";
 
@@ -149,13 +155,14 @@ int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char er
     }
     /* Room for the cap plus LMDB's page overhead: the cap, not the map, is the limit. */
     size_t map = (size_t)(cap_bytes + cap_bytes / 2 + (64u << 20));
-    if ((rc = mdb_env_create(&s->env)) == 0 && (rc = mdb_env_set_maxdbs(s->env, 4)) == 0 &&
+    if ((rc = mdb_env_create(&s->env)) == 0 && (rc = mdb_env_set_maxdbs(s->env, 8)) == 0 &&
         (rc = mdb_env_set_mapsize(s->env, map)) == 0 && (rc = mdb_env_open(s->env, dir, 0, 0640)) == 0 &&
         (rc = mdb_txn_begin(s->env, NULL, 0, &txn)) == 0 &&
         (rc = mdb_dbi_open(txn, "batches", MDB_CREATE, &s->batches)) == 0 &&
         (rc = mdb_dbi_open(txn, "tally", MDB_CREATE, &s->tally)) == 0 &&
         (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 &&
-        (rc = mdb_dbi_open(txn, "streams", MDB_CREATE, &s->streams)) == 0 && (rc = load_state(s, txn)) == 0 &&
+        (rc = mdb_dbi_open(txn, "streams", MDB_CREATE, &s->streams)) == 0 &&
+        (rc = mdb_dbi_open(txn, "held", MDB_CREATE, &s->held)) == 0 && (rc = load_state(s, txn)) == 0 &&
         (rc = load_epoch(s, txn, s->st.next_seq != 0 || s->st.refused_entries != 0)) == 0) {
         rc = mdb_txn_commit(txn);
         txn = NULL;
@@ -200,8 +207,9 @@ static void refuse(nsc_spool *s, size_t len, const nsc_spool_tally *t, int error
     s->st.errors += error != 0;
     MDB_txn *txn;
     if (mdb_txn_begin(s->env, NULL, 0, &txn) == 0) {
-        if (put_meta(s, txn, &s->st) == 0 && put_marks(s, txn, marks, nmarks) == 0)
-            mdb_txn_commit(txn);
+        if (put_meta(s, txn, &s->st) == 0 && put_marks(s, txn, marks, nmarks) == 0 &&
+            held_put(s, txn) == 0 && mdb_txn_commit(txn) == 0)
+            held_written(s);
         else
             mdb_txn_abort(txn);
     }
@@ -231,12 +239,15 @@ int nsc_spool_put(nsc_spool *s, const void *msg, size_t len, const nsc_spool_tal
             rc = put_meta(s, txn, &next);
         if (rc == 0)
             rc = put_marks(s, txn, marks, nmarks);
+        if (rc == 0)
+            rc = held_put(s, txn);
         rc = rc ? (mdb_txn_abort(txn), rc) : mdb_txn_commit(txn);
     }
     if (rc) {
         refuse(s, len, t, rc != MDB_MAP_FULL, marks, nmarks);
         return 1;
     }
+    held_written(s);
     s->st = next;
     return 0;
 }
@@ -357,4 +368,126 @@ int nsc_spool_delete(nsc_spool *s, const uint64_t *seqs, size_t n, uint64_t *del
     gone->events += sum.events;
     gone->records += sum.records;
     return 0;
+}
+
+/* ---- held PXN events and the streams' marks ------------------------------ */
+
+void nsc_spool_held_stage(nsc_spool *s, nsc_spool_held_change *c)
+{
+    if (c)
+        c->written = 0;
+    s->stage = c;
+}
+
+/* The staged changes, in the transaction that stores (or counts) the batch
+ * holding the events resolved and the marks of the batches the new ones came in. */
+static int held_put(nsc_spool *s, MDB_txn *txn)
+{
+    const nsc_spool_held_change *c = s->stage;
+    int rc = 0;
+    for (size_t i = 0; c && i < c->nadd && rc == 0; i++) {
+        uint8_t key[8];
+        be64(key, c->add[i].id);
+        MDB_val k = {8, key}, v = {sizeof c->add[i], (void *)&c->add[i]};
+        rc = mdb_put(txn, s->held, &k, &v, 0);
+    }
+    for (size_t i = 0; c && i < c->ndel && rc == 0; i++) {
+        uint8_t key[8];
+        be64(key, c->del[i]);
+        MDB_val k = {8, key};
+        rc = mdb_del(txn, s->held, &k, NULL);
+        rc = rc == MDB_NOTFOUND ? 0 : rc;
+    }
+    return rc;
+}
+
+static void held_written(nsc_spool *s)
+{
+    if (s->stage)
+        s->stage->written = 1;
+}
+
+/* Call fn(arg, key, value) for each entry of dbi; stops early when fn returns
+ * non-zero and returns that value (-1 if the spool cannot be read). */
+static int each(nsc_spool *s, MDB_dbi dbi, int (*fn)(void *arg, const MDB_val *k, const MDB_val *v), void *arg)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int ret = 0;
+    if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn))
+        return -1;
+    if (mdb_cursor_open(txn, dbi, &cur)) {
+        mdb_txn_abort(txn);
+        return -1;
+    }
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && ret == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+        ret = fn(arg, &k, &v);
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return ret;
+}
+
+typedef struct held_visit {
+    int (*fn)(void *arg, const nsc_spool_held *h);
+    void *arg;
+} held_visit;
+
+static int visit_held(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const held_visit *hv = arg;
+    nsc_spool_held h;
+    if (k->mv_size != 8 || v->mv_size != sizeof h)
+        return 0;  /* not written by this build: never a guess at its layout */
+    memcpy(&h, v->mv_data, sizeof h);
+    return hv->fn(hv->arg, &h);
+}
+
+int nsc_spool_held_foreach(nsc_spool *s, int (*fn)(void *arg, const nsc_spool_held *h), void *arg)
+{
+    held_visit hv = {fn, arg};
+    return each(s, s->held, visit_held, &hv);
+}
+
+typedef struct stream_list {
+    uint64_t *ids;
+    size_t n, cap;
+} stream_list;
+
+static int visit_stream(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    (void)v;
+    stream_list *l = arg;
+    if (k->mv_size != 8)
+        return 0;
+    if (nsc_grow(&l->ids, l->n, &l->cap, sizeof *l->ids, 64))
+        return -1;
+    l->ids[l->n++] = from_be64(k->mv_data);
+    return 0;
+}
+
+int nsc_spool_streams(nsc_spool *s, uint64_t **ids, size_t *n)
+{
+    stream_list l = {NULL, 0, 0};
+    if (each(s, s->streams, visit_stream, &l) != 0) {
+        free(l.ids);
+        return -1;
+    }
+    *ids = l.ids;
+    *n = l.n;
+    return 0;
+}
+
+uint64_t nsc_spool_streams_count(nsc_spool *s)
+{
+    MDB_txn *txn;
+    MDB_stat st;
+    uint64_t n = 0;
+    if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn) != 0)
+        return 0;
+    if (mdb_stat(txn, s->streams, &st) == 0)
+        n = st.ms_entries;
+    mdb_txn_abort(txn);
+    return n;
 }

@@ -1,11 +1,12 @@
 /* spool.h: the agent's durable spool of agent-to-collector batches.
  *
- * Owns an LMDB environment with four databases: "batches" (8-byte big-endian
+ * Owns an LMDB environment with five databases: "batches" (8-byte big-endian
  * agent sequence -> one encoded a2c batch), "tally" (same key -> what the batch
  * holds: events, records), "meta" (next sequence, refusal counters) and
  * "streams" (a plugin's stream id -> the seq of its first batch not yet
  * stored or counted, written in the transaction that stores or counts the
- * batch before it: what the agent acknowledges to the plugin). A
+ * batch before it: what the agent acknowledges to the plugin) and "held"
+ * (the foreign events the PXN resolver holds, see below). A
  * spool's epoch (a random 64-bit number made when the spool is created, kept in
  * "meta") names this spool's sequence space: a spool deleted and created again
  * under the same agent id starts at sequence 0 in a new epoch. A
@@ -20,6 +21,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "event.h"
 
 typedef struct nsc_spool nsc_spool;
 
@@ -75,5 +78,35 @@ int nsc_spool_foreach(nsc_spool *s, uint64_t from, int (*fn)(void *arg, const ns
  * The number deleted and what they held are added to *deleted and *gone.
  * Returns 0 or -1 (nothing deleted). */
 int nsc_spool_delete(nsc_spool *s, const uint64_t *seqs, size_t n, uint64_t *deleted, nsc_spool_tally *gone);
+
+/* ---- what a killed agent's successor must know -------------------------
+ * A foreign event the PXN resolver holds was taken from a batch whose mark
+ * is acknowledged: the plugin no longer has it. So it is kept here, written
+ * in the transaction that stores the mark of the batch it came in, and
+ * deleted in the one that stores it (resolved or flagged) or counts it. */
+typedef struct nsc_spool_held {
+    uint64_t id;     /* the resolver's, unique in this spool */
+    nsc_proc proxy;  /* the process that sent it */
+    nsc_event ev;
+} nsc_spool_held;
+
+/* The held events' changes the next nsc_spool_put writes in its transaction
+ * (whether it stores or refuses the batch); written says whether it did. */
+typedef struct nsc_spool_held_change {
+    const nsc_spool_held *add;
+    size_t nadd;
+    const uint64_t *del;  /* ids; absent ones are skipped */
+    size_t ndel;
+    int written;
+} nsc_spool_held_change;
+
+/* Stage c for the next nsc_spool_put (NULL: nothing); c must live until it. */
+void nsc_spool_held_stage(nsc_spool *s, nsc_spool_held_change *c);
+/* Call fn for every held event, in id order; stops early when fn returns
+ * non-zero and returns that value (-1 if the spool cannot be read). */
+int nsc_spool_held_foreach(nsc_spool *s, int (*fn)(void *arg, const nsc_spool_held *h), void *arg);
+/* Every stream that has a mark (*ids malloc'd, the caller frees). 0 or -1. */
+int nsc_spool_streams(nsc_spool *s, uint64_t **ids, size_t *n);
+uint64_t nsc_spool_streams_count(nsc_spool *s);
 
 #endif

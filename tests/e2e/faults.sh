@@ -35,6 +35,11 @@
 #                 what a killed agent held is sent again to its successor or
 #                 counted by the plugins; emitted = stored + counted, by type,
 #                 nothing twice.
+# agent_kills_pxn: the same with the PXN scenario: the foreign events an
+#                 agent held when it was killed are held again by its
+#                 successor (the spool keeps them), none lost; those whose
+#                 origin only a killed agent saw are stored flagged
+#                 unresolved, and counted with the foreign events stored.
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 case $mode in ranks1000 | comms100) nodes=1 ;; esac
@@ -229,11 +234,13 @@ for c in comms:
         die "the job should have 100 communicators of 2 ranks, each with its collectives matched"
     finish
     ;;
-agent_kills)
+agent_kills | agent_kills_pxn)
     kills=${NSC_AGENT_KILLS:-20}
+    scenario=ring unresolved=()
+    [ "$mode" = agent_kills ] || scenario=pxn unresolved=(--unresolved)
     start_all
     # about 10 s of paced iterations: the kills end long before the job does
-    scenario=ring emulate --ranks-per-node 4 --iters 200 --pace-us 50000 --progress "$dir/progress" &
+    emulate --ranks-per-node 4 --iters 200 --pace-us 50000 --progress "$dir/progress" &
     emu=$!
     wait_until 60 issued_at_least 5 || die "the job did not start"
     for k in $(seq "$kills"); do
@@ -248,8 +255,8 @@ agent_kills)
     wait $emu || die "emulator failed"
     serving
     plugin_lost
-    echo "agent_kills: $kills kills by iteration $issued of 200; the plugins counted $dropped events dropped (${by_type#-})" >&2
-    finish "${lost[@]}"
+    echo "$mode: $kills kills by iteration $issued of 200; the plugins counted $dropped events dropped (${by_type#-})" >&2
+    finish "${lost[@]}" "${unresolved[@]}"
     ;;
 *) die "unknown mode $mode" ;;
 esac
