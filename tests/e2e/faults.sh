@@ -40,6 +40,9 @@
 #                 successor (the spool keeps them), none lost; those whose
 #                 origin only a killed agent saw are stored flagged
 #                 unresolved, and counted with the foreign events stored.
+# agent_unheard:  the agents are killed -9 mid-job and restarted after it
+#                 ended: the stream marks of the processes that ended while
+#                 no agent ran are deleted linger_ms after the start.
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 case $mode in ranks1000 | comms100) nodes=1 ;; esac
@@ -257,6 +260,22 @@ agent_kills | agent_kills_pxn)
     plugin_lost
     echo "$mode: $kills kills by iteration $issued of 200; the plugins counted $dropped events dropped (${by_type#-})" >&2
     finish "${lost[@]}" "${unresolved[@]}"
+    ;;
+agent_unheard)
+    start_all
+    scenario=ring emulate --iters 40 --pace-us 50000 --progress "$dir/progress" &
+    emu=$!
+    for n in 0 1; do wait_until 60 metric_above $n ncclscope_agent_spool_streams 1 || die "node $n: no stream marks"; done
+    for n in 0 1; do kill9 agent$n; done
+    wait $emu || die "emulator failed"
+    for n in 0 1; do start_agent $n --linger-ms 1000; done
+    for n in 0 1; do
+        wait_metric $n ncclscope_agent_streams_forgotten_total 2
+        wait_metric $n ncclscope_agent_spool_streams 0
+    done
+    serving
+    for n in 0 1; do stop agent$n; done
+    stop collector
     ;;
 *) die "unknown mode $mode" ;;
 esac
