@@ -222,3 +222,76 @@ Test(pxn, index_matches_brute_force)
     cr_assert_gt(st.pending, 100);
     nsc_pxn_free(x);
 }
+
+typedef struct unsaved {
+    uint64_t hid[8];
+    unsigned n;
+} unsaved;
+
+static void note_unsaved(void *arg, uint64_t hid, uint64_t proxy_key, const nsc_event *ev)
+{
+    unsaved *u = arg;
+    cr_assert_lt(u->n, 8);
+    cr_assert_eq(proxy_key, 200);
+    cr_assert(ev->flags & NSC_EVF_FOREIGN);
+    u->hid[u->n++] = hid;
+}
+
+/* What a save must write: the events held since the last one, then the
+ * saved ones that left (resolved or given up); a restored event is saved
+ * already, keeps its id, and later ids do not reuse it. */
+Test(pxn, saves_what_changed_and_restores)
+{
+    nsc_pxn *x = make(2);
+    nsc_event a = foreign_op(1, 1000 * MS, 100, 0x1), b = foreign_op(2, 1000 * MS, 300, 0x2);
+    nsc_pxn_submit(x, 200, 200, &a, 0);
+    nsc_pxn_submit(x, 200, 200, &b, 0);
+    unsaved u = {0};
+    size_t ngone;
+    nsc_pxn_unsaved(x, note_unsaved, &u);
+    cr_assert_eq(u.n, 2);
+    nsc_pxn_gone(x, &ngone);
+    cr_assert_eq(ngone, 0);
+    nsc_pxn_saved(x);
+    u.n = 0;
+    nsc_pxn_unsaved(x, note_unsaved, &u);
+    cr_assert_eq(u.n, 0, "saved: nothing to write again");
+    /* a's origin arrives: a resolves and leaves. */
+    known[nknown++] = 100;
+    nsc_event c = coll(0x1, 1000 * MS - 1, 1, 0);
+    nsc_pxn_note(x, 100, &c);
+    nsc_pxn_tick(x, 1 * MS);
+    cr_assert_eq(nout, 1);
+    const uint64_t *gone = nsc_pxn_gone(x, &ngone);
+    cr_assert_eq(ngone, 1);
+    cr_assert_eq(gone[0], 1, "a's id");
+    nsc_pxn_saved(x);
+    nsc_pxn_free(x);
+
+    /* The next agent process: b comes back as saved, the queue of 2 then
+     * full, so a third restored event is given up; its id must go. */
+    x = make(2);
+    nsc_event d = foreign_op(4, 1000 * MS, 300, 0x4), e = foreign_op(5, 1000 * MS, 300, 0x5);
+    cr_assert_eq(nsc_pxn_restore(x, 2, 200, 200, &b, 0), 0);
+    cr_assert_eq(nsc_pxn_restore(x, 7, 200, 200, &d, 0), 0);
+    cr_assert_eq(nsc_pxn_restore(x, 8, 200, 200, &e, 0), 0);
+    cr_assert_eq(nout, 1);
+    cr_assert(out[0].ev.flags & NSC_EVF_UNRESOLVED);
+    gone = nsc_pxn_gone(x, &ngone);
+    cr_assert_eq(ngone, 1);
+    cr_assert_eq(gone[0], 8);
+    cr_assert_eq(nsc_pxn_restore(x, 9, 200, 200, &e, 0), 0, "gone has room for 2");
+    cr_assert_eq(nsc_pxn_restore(x, 10, 200, 200, &e, 0), -1, "gone is full: save first");
+    u.n = 0;
+    nsc_pxn_unsaved(x, note_unsaved, &u);
+    cr_assert_eq(u.n, 0, "restored events are saved");
+    nsc_pxn_saved(x);
+    nsc_pxn_drain(x);
+    nsc_event f = foreign_op(6, 1000 * MS, 300, 0x6);
+    nsc_pxn_submit(x, 200, 200, &f, 0);
+    u.n = 0;
+    nsc_pxn_unsaved(x, note_unsaved, &u);
+    cr_assert_eq(u.n, 1);
+    cr_assert_eq(u.hid[0], 10, "after the ids restored");
+    nsc_pxn_free(x);
+}

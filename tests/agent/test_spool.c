@@ -243,3 +243,84 @@ Test(spool, stream_marks_persist, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(nsc_spool_stream_next(s, 0xb), 12);
     nsc_spool_close(s);
 }
+
+typedef struct held_seen {
+    uint64_t ids[8];
+    uint32_t pids[8];
+    unsigned n;
+} held_seen;
+
+static int note_held(void *arg, const nsc_spool_held *h)
+{
+    held_seen *s = arg;
+    cr_assert_lt(s->n, 8);
+    cr_assert_eq(h->ev.id, h->id * 10, "the event saved with its id");
+    s->pids[s->n] = h->proxy.pid;
+    s->ids[s->n++] = h->id;
+    return 0;
+}
+
+static nsc_spool_held held_rec(uint64_t id)
+{
+    nsc_spool_held h;
+    memset(&h, 0, sizeof h);
+    h.id = id;
+    h.proxy.pid = 4000 + (uint32_t)id;
+    snprintf(h.proxy.host, sizeof h.proxy.host, "node0");
+    h.ev = (nsc_event){.id = id * 10, .type = NSC_T_PROXY_OP, .flags = NSC_EVF_FOREIGN};
+    return h;
+}
+
+/* Held PXN events go in and out with the put that stores (or refuses) its
+ * batch, and nothing without one: a put that never ran leaves them out. */
+Test(spool, held_events_commit_with_the_batch, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[1000] = {0};
+    nsc_spool_tally t = {1, 1};
+    nsc_spool_held add[] = {held_rec(1), held_rec(2), held_rec(3)}, late = held_rec(4);
+    uint64_t del[] = {2, 99};  /* 99 was never saved: skipped */
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    nsc_spool_held_change c = {.add = add, .nadd = 3};
+    nsc_spool_held_stage(s, &c);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
+    cr_assert_eq(c.written, 1);
+    nsc_spool_held_change d = {.add = &late, .nadd = 1, .del = del, .ndel = 2};
+    nsc_spool_held_stage(s, &d);
+    cr_assert_eq(nsc_spool_put(s, buf, 2000, &t, NULL, 0), 1, "over the cap: refused");
+    cr_assert_eq(d.written, 1, "the refusal counts the batch, and writes the held events' changes");
+    nsc_spool_held_stage(s, NULL);
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    held_seen seen = {0};
+    cr_assert_eq(nsc_spool_held_foreach(s, note_held, &seen), 0);
+    cr_assert_eq(seen.n, 3);
+    cr_assert_eq(seen.ids[0], 1);
+    cr_assert_eq(seen.ids[1], 3);
+    cr_assert_eq(seen.ids[2], 4);
+    cr_assert_eq(seen.pids[2], 4004, "with its proxy's identity");
+    nsc_spool_close(s);
+}
+
+Test(spool, streams_listed_and_counted, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[100] = {0};
+    nsc_spool_tally t = {1, 1};
+    nsc_spool_mark m[] = {{0xb, 3}, {0xa, 5}};
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_streams_count(s), 0);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, m, 2), 0);
+    uint64_t *ids;
+    size_t n;
+    cr_assert_eq(nsc_spool_streams(s, &ids, &n), 0);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(ids[0], 0xa);
+    cr_assert_eq(ids[1], 0xb);
+    free(ids);
+    nsc_spool_stream_forget(s, 0xa);
+    cr_assert_eq(nsc_spool_streams_count(s), 1);
+    nsc_spool_close(s);
+}
