@@ -45,6 +45,7 @@ int nsc_held_stage(nsc_agent *a, nsc_held_save *sv)
     sv->c.add = l.v;
     sv->c.nadd = l.n;
     sv->c.del = nsc_pxn_gone(a->pxn, &sv->c.ndel);
+    sv->c.last_id = nsc_pxn_last_id(a->pxn);
     nsc_spool_held_stage(a->spool, &sv->c);
     return 0;
 }
@@ -79,6 +80,7 @@ static int load_one(void *arg, const nsc_spool_held *h)
 
 int nsc_held_load(nsc_agent *a, char err[256])
 {
+    nsc_pxn_set_last_id(a->pxn, nsc_spool_pxn_last_id(a->spool));
     if (nsc_spool_held_foreach(a->spool, load_one, a) != 0) {
         snprintf(err, 256, "spool %.200s: cannot take back the held PXN events", a->cfg.spool);
         return -1;

@@ -62,7 +62,7 @@ struct nsc_pxn {
     uint32_t nq;
     uint64_t *gone;  /* hids of saved events no longer held, since the last save */
     uint32_t ngone;  /* each saved event goes once: at most pending_cap */
-    uint64_t next_id, next_hid;
+    uint64_t last_id, last_hid;  /* the last new id and hid given */
     nsc_pxn_stats st;
 };
 
@@ -224,7 +224,7 @@ static int try_resolve(nsc_pxn *x, const held *h)
         ctx = c->ctx;
     }
     nsc_event out = *ev;
-    out.id = NSC_PXN_NEW_ID_BIT | ++x->next_id;
+    out.id = NSC_PXN_NEW_ID_BIT | ++x->last_id;
     out.parent = parent;
     out.rank = rank;
     out.ctx = ctx;
@@ -273,7 +273,7 @@ static void hold(nsc_pxn *x, const held *h)
 
 void nsc_pxn_submit(nsc_pxn *x, uint64_t proxy_key, uint32_t proxy_pid, const nsc_event *ev, uint64_t now_ns)
 {
-    hold(x, &(held){.proxy_key = proxy_key, .since_ns = now_ns, .hid = ++x->next_hid, .proxy_pid = proxy_pid,
+    hold(x, &(held){.proxy_key = proxy_key, .since_ns = now_ns, .hid = ++x->last_hid, .proxy_pid = proxy_pid,
                     .ev = *ev});
 }
 
@@ -282,8 +282,8 @@ int nsc_pxn_restore(nsc_pxn *x, uint64_t hid, uint64_t proxy_key, uint32_t proxy
 {
     if (x->ngone >= (x->cfg.pending_cap ? x->cfg.pending_cap : 1))
         return -1;  /* it might go too: no room to say so */
-    if (hid > x->next_hid)
-        x->next_hid = hid;
+    if (hid > x->last_hid)
+        x->last_hid = hid;
     hold(x, &(held){.proxy_key = proxy_key, .since_ns = now_ns, .hid = hid, .proxy_pid = proxy_pid, .saved = 1,
                     .ev = *ev});
     return 0;
@@ -342,6 +342,10 @@ const uint64_t *nsc_pxn_gone(const nsc_pxn *x, size_t *n)
     *n = x->ngone;
     return x->gone;
 }
+
+uint64_t nsc_pxn_last_id(const nsc_pxn *x) { return x->last_id; }
+
+void nsc_pxn_set_last_id(nsc_pxn *x, uint64_t id) { x->last_id = id; }
 
 void nsc_pxn_saved(nsc_pxn *x)
 {

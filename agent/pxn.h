@@ -80,5 +80,9 @@ void nsc_pxn_unsaved(const nsc_pxn *x, nsc_pxn_held_fn *fn, void *arg);
 const uint64_t *nsc_pxn_gone(const nsc_pxn *x, size_t *n);
 /* What nsc_pxn_unsaved and nsc_pxn_gone listed is now in the spool. */
 void nsc_pxn_saved(nsc_pxn *x);
+/* The last new id given to a re-attached event (0: none), saved with the
+ * held events; a successor goes on from it, so no id is given twice. */
+uint64_t nsc_pxn_last_id(const nsc_pxn *x);
+void nsc_pxn_set_last_id(nsc_pxn *x, uint64_t id);
 
 #endif

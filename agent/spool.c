@@ -29,7 +29,7 @@ typedef struct meta_rec {
 static int held_put(nsc_spool *s, MDB_txn *txn);
 static void held_written(nsc_spool *s);
 
-static const char META_KEY[] = "accounting", EPOCH_KEY[] = "epoch";
+static const char META_KEY[] = "accounting", EPOCH_KEY[] = "epoch", PXN_ID_KEY[] = "pxn_last_id";
 
 static void be64(uint8_t k[8], uint64_t v)
 {
@@ -398,7 +398,24 @@ static int held_put(nsc_spool *s, MDB_txn *txn)
         rc = mdb_del(txn, s->held, &k, NULL);
         rc = rc == MDB_NOTFOUND ? 0 : rc;
     }
+    if (c && c->last_id && rc == 0) {
+        MDB_val k = {sizeof PXN_ID_KEY, (void *)PXN_ID_KEY}, v = {sizeof c->last_id, (void *)&c->last_id};
+        rc = mdb_put(txn, s->meta, &k, &v, 0);
+    }
     return rc;
+}
+
+uint64_t nsc_spool_pxn_last_id(nsc_spool *s)
+{
+    MDB_txn *txn;
+    MDB_val k = {sizeof PXN_ID_KEY, (void *)PXN_ID_KEY}, v;
+    uint64_t id = 0;
+    if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn) != 0)
+        return 0;
+    if (mdb_get(txn, s->meta, &k, &v) == 0 && v.mv_size == sizeof id)
+        memcpy(&id, v.mv_data, sizeof id);
+    mdb_txn_abort(txn);
+    return id;
 }
 
 static void held_written(nsc_spool *s)

@@ -97,6 +97,7 @@ typedef struct nsc_spool_held_change {
     size_t nadd;
     const uint64_t *del;  /* ids; absent ones are skipped */
     size_t ndel;
+    uint64_t last_id;     /* the resolver's last re-attached event id (0: none given) */
     int written;
 } nsc_spool_held_change;
 
@@ -105,6 +106,9 @@ void nsc_spool_held_stage(nsc_spool *s, nsc_spool_held_change *c);
 /* Call fn for every held event, in id order; stops early when fn returns
  * non-zero and returns that value (-1 if the spool cannot be read). */
 int nsc_spool_held_foreach(nsc_spool *s, int (*fn)(void *arg, const nsc_spool_held *h), void *arg);
+/* The last re-attached event id a put wrote (0: none): a successor goes on
+ * from there, so an id is never given twice in one spool's life. */
+uint64_t nsc_spool_pxn_last_id(nsc_spool *s);
 /* Every stream that has a mark (*ids malloc'd, the caller frees). 0 or -1. */
 int nsc_spool_streams(nsc_spool *s, uint64_t **ids, size_t *n);
 uint64_t nsc_spool_streams_count(nsc_spool *s);

@@ -271,8 +271,8 @@ static nsc_spool_held held_rec(uint64_t id)
     return h;
 }
 
-/* Held PXN events go in and out with the put that stores (or refuses) its
- * batch, and nothing without one: a put that never ran leaves them out. */
+/* Held PXN events (and the resolver's last id) go in and out with the put
+ * that stores (or refuses) its batch. */
 Test(spool, held_events_commit_with_the_batch, .init = make_dir, .fini = remove_dir)
 {
     nsc_spool *s;
@@ -286,7 +286,8 @@ Test(spool, held_events_commit_with_the_batch, .init = make_dir, .fini = remove_
     nsc_spool_held_stage(s, &c);
     cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
     cr_assert_eq(c.written, 1);
-    nsc_spool_held_change d = {.add = &late, .nadd = 1, .del = del, .ndel = 2};
+    cr_assert_eq(nsc_spool_pxn_last_id(s), 0, "no re-attached id given yet");
+    nsc_spool_held_change d = {.add = &late, .nadd = 1, .del = del, .ndel = 2, .last_id = 42};
     nsc_spool_held_stage(s, &d);
     cr_assert_eq(nsc_spool_put(s, buf, 2000, &t, NULL, 0), 1, "over the cap: refused");
     cr_assert_eq(d.written, 1, "the refusal counts the batch, and writes the held events' changes");
@@ -300,6 +301,7 @@ Test(spool, held_events_commit_with_the_batch, .init = make_dir, .fini = remove_
     cr_assert_eq(seen.ids[1], 3);
     cr_assert_eq(seen.ids[2], 4);
     cr_assert_eq(seen.pids[2], 4004, "with its proxy's identity");
+    cr_assert_eq(nsc_spool_pxn_last_id(s), 42, "the resolver's last id, for its successor");
     nsc_spool_close(s);
 }
 
