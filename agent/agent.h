@@ -60,6 +60,9 @@ typedef struct nsc_agent {
     int final_waits;       /* a plugin's final batch was taken: flush after this burst */
     uint64_t *unheard;     /* streams marked in the spool at start, not heard since (acks.c) */
     size_t nunheard;
+    uint64_t cands_saved, moved_saved;  /* the resolver's entries before these are in the spool (held.c) */
+    nsc_spool_cand *cands; /* a predecessor's, of processes not heard since the start (held.c) */
+    size_t ncands, capcands;
     uint64_t start_ns;     /* also this agent process's instance id in acknowledgements */
 } nsc_agent;
 

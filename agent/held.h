@@ -7,6 +7,11 @@
  * resolved or given up, which that flush's batch holds), and a starting
  * agent holds again what its predecessor saved. Emitted = stored + counted
  * then holds through kill -9, PXN events included (docs/agent.md).
+ * What the resolver remembers (parent candidates, moved events: the newest
+ * pxn_recent of each) is saved with them, so that an origin or a foreign
+ * parent only the predecessor saw still re-attaches:
+ * a starting agent gives each process its own back when it first hears from
+ * it (its registry key is new), and forgets the rest linger_ms after the start.
  */
 #ifndef NCCLSCOPE_AGENT_HELD_H
 #define NCCLSCOPE_AGENT_HELD_H
@@ -15,7 +20,9 @@
 
 typedef struct nsc_held_save {
     nsc_spool_held_change c;
-    nsc_spool_held *add;  /* owned until nsc_held_done */
+    nsc_spool_held *add;   /* owned until nsc_held_done */
+    nsc_spool_cand *cand;  /* owned until nsc_held_done */
+    uint64_t cands_next, moved_next;  /* the resolver's next sequences once saved */
 } nsc_held_save;
 
 /* Stage the held set's changes for the next spool put. 0, or -1 without
@@ -27,5 +34,9 @@ void nsc_held_done(nsc_agent *a, nsc_held_save *sv);
 /* At start: hold again every event the spool keeps, each in its proxy
  * process's registry entry (made, and reported started, if new). */
 int nsc_held_load(nsc_agent *a, char err[256]);
+/* p is heard for the first time since the start: its candidates back. */
+void nsc_held_heard(nsc_agent *a, const nsc_reg_proc *p);
+/* linger_ms after the start: the candidates of processes not heard go. */
+void nsc_held_forget(nsc_agent *a);
 
 #endif

@@ -109,8 +109,11 @@ void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_scan 
         a->in.nomem++;
         return;
     }
-    if ((news & NSC_REG_STARTED) && nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
-        a->in.nomem++;
+    if (news & NSC_REG_STARTED) {
+        if (nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
+            a->in.nomem++;
+        nsc_held_heard(a, p);
+    }
     if (nsc_reg_learn(a->reg, p, s) != 0)
         a->in.table_full++;
     if ((news & NSC_REG_FINISHED) && nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)

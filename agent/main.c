@@ -3,7 +3,8 @@
  * One thread: wait up to 10 ms for the ipc socket or the collector, take a
  * bounded burst of messages, serve HTTP without blocking, then run what is
  * due: the PXN resolver's retries, liveness checks, reaping (and, linger_ms
- * after the start, the marks of streams not heard since), spool flushes,
+ * after the start, the marks and candidates of streams and processes not
+ * heard since), spool flushes,
  * and the forwarder (acks, sends within the credit, probes; a dns+tcp://
  * collector's addresses come from the resolver's thread). SIGTERM and
  * SIGINT end the loop; what is still queued on the socket is taken, held
@@ -74,6 +75,7 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
         if (t->unheard_due && now - a->start_ns >= a->cfg.linger_ms * MS) {
             t->unheard_due = 0;
             nsc_acks_unheard_forget(a);
+            nsc_held_forget(a);
         }
     }
     size_t waiting = nsc_out_waiting(a->out);
@@ -157,6 +159,7 @@ static void teardown(nsc_agent *a)
     nsc_fwd_free(a->fwd);
     nsc_ingest_close(a);
     nsc_out_free(a->out);
+    nsc_held_forget(a);
     nsc_pxn_free(a->pxn);
     nsc_reg_free(a->reg);
     nsc_spool_close(a->spool);

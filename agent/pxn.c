@@ -194,6 +194,15 @@ void nsc_pxn_note(nsc_pxn *x, uint64_t key, const nsc_event *ev)
     e->ctx = ev->ctx;
 }
 
+/* A moved entry; origin_key 0: looked up by origin_pid when a child meets it. */
+static void put_moved(nsc_pxn *x, uint64_t proxy_key, const nsc_event *ev, uint64_t origin_key,
+                      uint32_t origin_pid, uint64_t new_id)
+{
+    entry *m = table_put(&x->moved);
+    *m = (entry){.proc = proxy_key, .id = ev->id, .start_ns = ev->start_ns, .rank = ev->rank, .ctx = ev->ctx};
+    x->moved.d[m - x->moved.e] = (dest){.origin_key = origin_key, .new_id = new_id, .origin_pid = origin_pid};
+}
+
 /* Try to resolve one foreign event; returns 1 when it was emitted resolved. */
 static int try_resolve(nsc_pxn *x, const held *h)
 {
@@ -207,7 +216,9 @@ static int try_resolve(nsc_pxn *x, const held *h)
         if (!m)
             return 0;
         const dest *d = &x->moved.d[m - x->moved.e];
-        origin_key = d->origin_key;
+        origin_key = d->origin_key ? d->origin_key : x->sink.origin(x->sink.arg, h->proxy_key, d->origin_pid);
+        if (!origin_key)
+            return 0;  /* a predecessor's, its origin not heard yet */
         origin_pid = d->origin_pid;
         parent = d->new_id;
         rank = m->rank;
@@ -230,9 +241,8 @@ static int try_resolve(nsc_pxn *x, const held *h)
     out.ctx = ctx;
     out.flags = (uint8_t)((ev->flags | NSC_EVF_FOREIGN) & ~NSC_EVF_UNRESOLVED);
     out.origin_pid = h->proxy_pid;
-    entry *m = table_put(&x->moved);
-    *m = (entry){.proc = h->proxy_key, .id = ev->id, .start_ns = ev->start_ns, .rank = rank, .ctx = ctx};
-    x->moved.d[m - x->moved.e] = (dest){.origin_key = origin_key, .new_id = out.id, .origin_pid = origin_pid};
+    put_moved(x, h->proxy_key, &(nsc_event){.id = ev->id, .start_ns = ev->start_ns, .rank = rank, .ctx = ctx},
+              origin_key, origin_pid, out.id);
     nsc_a2c_alias a = {.proxy_pid = h->proxy_pid, .proxy_id = ev->id, .origin_pid = origin_pid,
                        .new_id = out.id};
     x->st.resolved++;
@@ -346,6 +356,32 @@ const uint64_t *nsc_pxn_gone(const nsc_pxn *x, size_t *n)
 uint64_t nsc_pxn_last_id(const nsc_pxn *x) { return x->last_id; }
 
 void nsc_pxn_set_last_id(nsc_pxn *x, uint64_t id) { x->last_id = id; }
+
+static uint64_t entries_since(const table *t, uint64_t from, nsc_pxn_entry_fn *fn, void *arg)
+{
+    for (uint64_t seq = from > oldest_alive(t) ? from : oldest_alive(t); seq < t->added; seq++) {
+        const entry *e = &t->e[seq % t->cap];
+        const dest *d = t->d ? &t->d[seq % t->cap] : NULL;
+        nsc_event ev = {.id = e->id, .start_ns = e->start_ns, .rank = e->rank, .ctx = e->ctx, .type = NSC_T_COLL};
+        fn(arg, e->proc, &ev, d ? d->origin_pid : 0, d ? d->new_id : 0);
+    }
+    return t->added;
+}
+
+uint64_t nsc_pxn_candidates(const nsc_pxn *x, uint64_t from, nsc_pxn_entry_fn *fn, void *arg)
+{
+    return entries_since(&x->cand, from, fn, arg);
+}
+
+uint64_t nsc_pxn_moved_since(const nsc_pxn *x, uint64_t from, nsc_pxn_entry_fn *fn, void *arg)
+{
+    return entries_since(&x->moved, from, fn, arg);
+}
+
+void nsc_pxn_moved(nsc_pxn *x, uint64_t proxy_key, const nsc_event *ev, uint32_t origin_pid, uint64_t new_id)
+{
+    put_moved(x, proxy_key, ev, 0, origin_pid, new_id);
+}
 
 void nsc_pxn_saved(nsc_pxn *x)
 {

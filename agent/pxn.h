@@ -84,5 +84,19 @@ void nsc_pxn_saved(nsc_pxn *x);
  * held events; a successor goes on from it, so no id is given twice. */
 uint64_t nsc_pxn_last_id(const nsc_pxn *x);
 void nsc_pxn_set_last_id(nsc_pxn *x, uint64_t id);
+/* What the resolver remembers, for a successor: the candidates (key: the
+ * process, ev: the Coll/P2p's id, start, rank, context) and the moved events
+ * (key: the proxy process, ev: the proxy's id, start, and the rank and
+ * context given; origin_pid and new_id where it went; both 0 for a
+ * candidate). Each entry of either table has a sequence number, from 0.
+ * Call fn for each entry still remembered put at or after from; returns the
+ * sequence of the next entry. A successor puts them back with nsc_pxn_note
+ * and nsc_pxn_moved. */
+typedef void nsc_pxn_entry_fn(void *arg, uint64_t key, const nsc_event *ev, uint32_t origin_pid, uint64_t new_id);
+uint64_t nsc_pxn_candidates(const nsc_pxn *x, uint64_t from, nsc_pxn_entry_fn *fn, void *arg);
+uint64_t nsc_pxn_moved_since(const nsc_pxn *x, uint64_t from, nsc_pxn_entry_fn *fn, void *arg);
+/* A moved event a predecessor re-attached: its children re-attach the same
+ * way (the origin is looked up by origin_pid when one is met). */
+void nsc_pxn_moved(nsc_pxn *x, uint64_t proxy_key, const nsc_event *ev, uint32_t origin_pid, uint64_t new_id);
 
 #endif

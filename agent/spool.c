@@ -15,9 +15,11 @@
 
 struct nsc_spool {
     MDB_env *env;
-    MDB_dbi batches, tally, meta, streams, held;
+    MDB_dbi batches, tally, meta, streams, held, cands;
     uint64_t epoch;
     nsc_spool_held_change *stage;  /* what the next put writes beside its batch */
+    uint64_t cand_end, cand_staged;  /* candidates ever kept; the same after the staged put */
+    int cand_known;                  /* cand_end read from the database */
     nsc_spool_stats st;
 };
 
@@ -162,7 +164,8 @@ int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char er
         (rc = mdb_dbi_open(txn, "tally", MDB_CREATE, &s->tally)) == 0 &&
         (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) == 0 &&
         (rc = mdb_dbi_open(txn, "streams", MDB_CREATE, &s->streams)) == 0 &&
-        (rc = mdb_dbi_open(txn, "held", MDB_CREATE, &s->held)) == 0 && (rc = load_state(s, txn)) == 0 &&
+        (rc = mdb_dbi_open(txn, "held", MDB_CREATE, &s->held)) == 0 &&
+        (rc = mdb_dbi_open(txn, "cands", MDB_CREATE, &s->cands)) == 0 && (rc = load_state(s, txn)) == 0 &&
         (rc = load_epoch(s, txn, s->st.next_seq != 0 || s->st.refused_entries != 0)) == 0) {
         rc = mdb_txn_commit(txn);
         txn = NULL;
@@ -381,6 +384,42 @@ void nsc_spool_held_stage(nsc_spool *s, nsc_spool_held_change *c)
 
 /* The staged changes, in the transaction that stores (or counts) the batch
  * holding the events resolved and the marks of the batches the new ones came in. */
+/* How many candidates a chunk value holds (0: not a chunk of this build). */
+static uint64_t chunk_len(const MDB_val *k, const MDB_val *v)
+{
+    return k->mv_size == 8 && v->mv_size % sizeof(nsc_spool_cand) == 0 ? v->mv_size / sizeof(nsc_spool_cand) : 0;
+}
+
+/* The chunk of c's candidates after the last one kept, and the chunks that
+ * fall out of the newest cand_keep deleted (the resolver forgot them too). */
+static int cands_put(nsc_spool *s, MDB_txn *txn, const nsc_spool_held_change *c)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, s->cands, &cur);
+    if (rc)
+        return rc;
+    if (!s->cand_known) {
+        rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+        s->cand_end = rc == 0 ? from_be64(k.mv_data) + chunk_len(&k, &v) : 0;
+        s->cand_known = rc == 0 || rc == MDB_NOTFOUND;
+    }
+    uint8_t key[8];
+    be64(key, s->cand_end);
+    s->cand_staged = s->cand_end + c->ncand;
+    k = (MDB_val){8, key};
+    v = (MDB_val){c->ncand * sizeof *c->cand, (void *)c->cand};
+    rc = s->cand_known ? mdb_put(txn, s->cands, &k, &v, 0) : MDB_CORRUPTED;
+    for (int more = rc == 0 && mdb_cursor_get(cur, &k, &v, MDB_FIRST) == 0; more && rc == 0;
+         more = mdb_cursor_get(cur, &k, &v, MDB_NEXT) == 0) {
+        if (from_be64(k.mv_data) + chunk_len(&k, &v) + c->cand_keep > s->cand_staged)
+            break;
+        rc = mdb_cursor_del(cur, 0);
+    }
+    mdb_cursor_close(cur);
+    return rc;
+}
+
 static int held_put(nsc_spool *s, MDB_txn *txn)
 {
     const nsc_spool_held_change *c = s->stage;
@@ -402,7 +441,7 @@ static int held_put(nsc_spool *s, MDB_txn *txn)
         MDB_val k = {sizeof PXN_ID_KEY, (void *)PXN_ID_KEY}, v = {sizeof c->last_id, (void *)&c->last_id};
         rc = mdb_put(txn, s->meta, &k, &v, 0);
     }
-    return rc;
+    return rc ? rc : c && c->ncand ? cands_put(s, txn, c) : 0;
 }
 
 uint64_t nsc_spool_pxn_last_id(nsc_spool *s)
@@ -420,8 +459,11 @@ uint64_t nsc_spool_pxn_last_id(nsc_spool *s)
 
 static void held_written(nsc_spool *s)
 {
-    if (s->stage)
-        s->stage->written = 1;
+    if (!s->stage)
+        return;
+    s->stage->written = 1;
+    if (s->stage->ncand)
+        s->cand_end = s->cand_staged;
 }
 
 /* Call fn(arg, key, value) for each entry of dbi; stops early when fn returns
@@ -507,4 +549,35 @@ uint64_t nsc_spool_streams_count(nsc_spool *s)
         n = st.ms_entries;
     mdb_txn_abort(txn);
     return n;
+}
+
+uint64_t nsc_spool_host_hash(const char *host)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *p = host; *p; p++)
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    return h;
+}
+
+typedef struct cand_visit {
+    int (*fn)(void *arg, const nsc_spool_cand *c);
+    void *arg;
+} cand_visit;
+
+static int visit_cands(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const cand_visit *cv = arg;
+    int rc = 0;
+    for (uint64_t i = 0, n = chunk_len(k, v); i < n && rc == 0; i++) {
+        nsc_spool_cand c;
+        memcpy(&c, (const uint8_t *)v->mv_data + i * sizeof c, sizeof c);
+        rc = cv->fn(cv->arg, &c);
+    }
+    return rc;
+}
+
+int nsc_spool_cands_foreach(nsc_spool *s, int (*fn)(void *arg, const nsc_spool_cand *c), void *arg)
+{
+    cand_visit cv = {fn, arg};
+    return each(s, s->cands, visit_cands, &cv);
 }

@@ -1,12 +1,13 @@
 /* spool.h: the agent's durable spool of agent-to-collector batches.
  *
- * Owns an LMDB environment with five databases: "batches" (8-byte big-endian
+ * Owns an LMDB environment with six databases: "batches" (8-byte big-endian
  * agent sequence -> one encoded a2c batch), "tally" (same key -> what the batch
  * holds: events, records), "meta" (next sequence, refusal counters) and
  * "streams" (a plugin's stream id -> the seq of its first batch not yet
  * stored or counted, written in the transaction that stores or counts the
- * batch before it: what the agent acknowledges to the plugin) and "held"
- * (the foreign events the PXN resolver holds, see below). A
+ * batch before it: what the agent acknowledges to the plugin), "held"
+ * (the foreign events the PXN resolver holds, see below) and "cands" (what
+ * it remembers, newest first kept, chunks keyed by the sequence of their first). A
  * spool's epoch (a random 64-bit number made when the spool is created, kept in
  * "meta") names this spool's sequence space: a spool deleted and created again
  * under the same agent id starts at sequence 0 in a new epoch. A
@@ -98,8 +99,27 @@ typedef struct nsc_spool_held_change {
     const uint64_t *del;  /* ids; absent ones are skipped */
     size_t ndel;
     uint64_t last_id;     /* the resolver's last re-attached event id (0: none given) */
+    const struct nsc_spool_cand *cand;  /* what the resolver remembered since */
+    size_t ncand;
+    uint64_t cand_keep;   /* how many of the newest the spool keeps */
     int written;
 } nsc_spool_held_change;
+
+/* What the PXN resolver remembers (pxn.h, nsc_pxn_candidates): a parent
+ * candidate (new_id 0) or a moved event, what a successor needs to
+ * re-attach a foreign event whose origin (or foreign parent) only its
+ * predecessor saw. The process is named by pid and host
+ * (nsc_spool_host_hash): its registry key dies with the agent. */
+typedef struct nsc_spool_cand {
+    uint64_t id, start_ns, host, new_id;
+    uint32_t pid, origin_pid;
+    int32_t rank;
+    uint16_t ctx;
+} nsc_spool_cand;
+
+uint64_t nsc_spool_host_hash(const char *host);
+/* Call fn for every candidate kept, oldest first (0, or -1 unreadable). */
+int nsc_spool_cands_foreach(nsc_spool *s, int (*fn)(void *arg, const nsc_spool_cand *c), void *arg);
 
 /* Stage c for the next nsc_spool_put (NULL: nothing); c must live until it. */
 void nsc_spool_held_stage(nsc_spool *s, nsc_spool_held_change *c);

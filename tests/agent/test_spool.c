@@ -326,3 +326,43 @@ Test(spool, streams_listed_and_counted, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(nsc_spool_streams_count(s), 1);
     nsc_spool_close(s);
 }
+
+static int note_cand(void *arg, const nsc_spool_cand *c)
+{
+    uint64_t *ids = arg;
+    cr_assert_lt(ids[0], 16);
+    ids[1 + ids[0]++] = c->id;
+    return 0;
+}
+
+/* The resolver's memory goes in chunks with each put; the chunks older than
+ * the newest cand_keep go, the rest is read in order after a reopen. */
+Test(spool, candidates_kept_newest, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[100] = {0};
+    nsc_spool_tally t = {1, 1};
+    nsc_spool_cand c[4];
+    memset(c, 0, sizeof c);
+    for (unsigned i = 0; i < 4; i++)
+        c[i] = (nsc_spool_cand){.id = i + 1, .host = nsc_spool_host_hash("node0"), .pid = 7};
+    cr_assert_neq(nsc_spool_host_hash("node0"), nsc_spool_host_hash("node1"));
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    nsc_spool_held_change a = {.cand = c, .ncand = 2, .cand_keep = 3}, b = {.cand = c + 2, .ncand = 2, .cand_keep = 2};
+    nsc_spool_held_stage(s, &a);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    nsc_spool_held_stage(s, &b);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
+    nsc_spool_held_stage(s, NULL);
+    uint64_t ids[17] = {0};
+    cr_assert_eq(nsc_spool_cands_foreach(s, note_cand, ids), 0);
+    /* 1 and 2 were one chunk, both older than the newest 2: it went (a
+     * chunk goes whole, once none of it is among the newest). */
+    cr_assert_eq(ids[0], 2);
+    cr_assert_eq(ids[1], 3);
+    cr_assert_eq(ids[2], 4);
+    nsc_spool_close(s);
+}

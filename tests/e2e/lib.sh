@@ -163,15 +163,14 @@ stop() {  # stop NAME: SIGTERM, must exit 0
     unset "pids[$1]"
 }
 # finish [STORE-CHECK-ARGS...]: every agent delivers, refused nothing and
-# resolved every PXN event (unless the store check is given --unresolved);
-# all stop cleanly; the store holds every event emitted exactly once.
+# resolved every PXN event; all stop cleanly; the store holds every event
+# emitted exactly once.
 finish() {
     local n
     for n in $(seq 0 $((nodes - 1))); do wait_until 20 delivered $n || die "node $n did not deliver its spool"; done
     for n in $(seq 0 $((nodes - 1))); do
         [ "$(metric $n ncclscope_agent_spool_refused_entries_total)" = 0 ] || die "node $n refused batches"
-        [[ " $* " == *" --unresolved "* ]] || [ "$(metric $n ncclscope_agent_pxn_unresolved_total)" = 0 ] ||
-            die "node $n: unresolved PXN events"
+        [ "$(metric $n ncclscope_agent_pxn_unresolved_total)" = 0 ] || die "node $n: unresolved PXN events"
         stop agent$n
     done
     stop collector

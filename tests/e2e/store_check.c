@@ -1,4 +1,4 @@
-/* store_check.c: nsc-e2e-store-check EMU.json DB JOB [--lost N | --lost-by-type T=N,...] [--unresolved]
+/* store_check.c: nsc-e2e-store-check EMU.json DB JOB [--lost N | --lost-by-type T=N,...]
  *
  * Compares what the emulator emitted (its --summary) with what the collector
  * stored (the LMDB store read with the nsc_store reader), after the whole
@@ -19,10 +19,6 @@
  * plus N equals everything emitted; still nothing twice. With --lost-by-type
  * (e.g. Coll=2,ProxyStep=40; empty: none), the same, and for each type the
  * store's events of that type plus its losses equal those emitted.
- * With --unresolved (an agent killed with the origin of a PXN event it
- * never saw), foreign events the agents flagged unresolved may also be in
- * their proxy processes' own blocks: they count with the foreign events
- * stored (by type, nothing twice); a resolved one there is a mismatch.
  * Prints each mismatch; exit 0 when there is none, 1 otherwise, 2 on bad use.
  */
 #include <inttypes.h>
@@ -42,7 +38,6 @@ static bool lossy;     /* --lost given */
 static uint64_t lost;  /* events counted as refused or dropped */
 static bool by_type;   /* --lost-by-type given */
 static uint64_t lost_type[NSC_T_COUNT];
-static bool unresolved_ok;  /* --unresolved given */
 
 __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 {
@@ -160,57 +155,6 @@ static void check_types(uint64_t stored[NSC_T_COUNT], const uint64_t emitted[NSC
                  emitted[t], stored[t], lost_type[t]);
 }
 
-/* The store's process id of rank r of the summary (0: unknown). */
-static uint32_t proc_of(nsc_store_reader *rd, uint32_t job, const nsc_json *r)
-{
-    nsc_store_rank ri;
-    return nsc_store_rank_info(rd, job, e2e_count(r, "comm_id"), (int32_t)e2e_count(r, "rank"), &ri) == 0
-               ? ri.proc_id
-               : 0;
-}
-
-/* Each rank's process's own blocks (once a process): the foreign events
- * flagged unresolved, added by type to foreign[] and stored[]; returns how
- * many. */
-static uint64_t check_unresolved(nsc_store_reader *rd, uint32_t job, const nsc_json *emu,
-                                 uint64_t foreign[NSC_T_COUNT], uint64_t stored[NSC_T_COUNT])
-{
-    const nsc_json *rs = nsc_json_get(emu, "ranks");
-    uint64_t n = 0;
-    for (const nsc_json *r = nsc_json_first(rs); r; r = nsc_json_next(rs, r)) {
-        uint32_t proc = proc_of(rd, job, r);
-        bool first = proc != 0;
-        for (const nsc_json *q = nsc_json_first(rs); first && q != r; q = nsc_json_next(rs, q))
-            first = proc_of(rd, job, q) != proc;
-        evlist l = {0}, u = {0};
-        int rc = first ? nsc_store_scan(rd, job, NSC_STORE_PROC_COMM, (int32_t)proc, 0, UINT64_MAX, collect, &l) : 0;
-        if (rc)
-            fail("process %" PRIu32 ": scan: %s", proc, nsc_store_strerror(rc));
-        for (size_t i = 0; i < l.n; i++) {
-            const nsc_event *e = &l.ev[i];
-            if (!(e->flags & NSC_EVF_FOREIGN))
-                continue;
-            if (!(e->flags & NSC_EVF_UNRESOLVED))
-                fail("process %" PRIu32 ": resolved foreign %s %" PRIx64 " in its own blocks", proc,
-                     nsc_type_name(e->type), e->id);
-            foreign[e->type]++;
-            stored[e->type]++;
-            n++;
-            if (collect(&u, NULL, NULL, e) != 0)
-                fail("out of memory");
-        }
-        if (u.n > 1)
-            qsort(u.ev, u.n, sizeof *u.ev, by_identity);
-        for (size_t i = 1; i < u.n; i++)
-            if (by_identity(&u.ev[i - 1], &u.ev[i]) == 0)
-                fail("process %" PRIu32 ": unresolved %s %" PRIx64 " stored twice", proc,
-                     nsc_type_name(u.ev[i].type), u.ev[i].id);
-        free(l.ev);
-        free(u.ev);
-    }
-    return n;
-}
-
 static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
 {
     uint64_t foreign[NSC_T_COUNT] = {0}, stored[NSC_T_COUNT] = {0}, emitted_type[NSC_T_COUNT] = {0};
@@ -225,7 +169,6 @@ static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
         ranks++;
         check_rank(rd, job, emu, r, foreign, stored);
     }
-    uint64_t unresolved = unresolved_ok ? check_unresolved(rd, job, emu, foreign, stored) : 0;
     const nsc_json *fs = nsc_json_get(nsc_json_get(nsc_json_get(emu, "totals"), "foreign"), "stop");
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
         emitted += emitted_type[t];
@@ -244,8 +187,8 @@ static void check(nsc_store_reader *rd, uint32_t job, const nsc_json *emu)
         check_types(stored, emitted_type, st.events);
     if (ranks == 0 || emitted == 0)
         fail("the summary has no profiled rank or no event");
-    printf("store-check: %" PRIu64 " ranks, %" PRIu64 " events emitted, %" PRIu64 " stored (%" PRIu64
-           " PXN unresolved), %" PRIu64 " counted lost\n", ranks, emitted, st.events, unresolved, lost);
+    printf("store-check: %" PRIu64 " ranks, %" PRIu64 " events emitted, %" PRIu64 " stored, %" PRIu64
+           " counted lost\n", ranks, emitted, st.events, lost);
 }
 
 /* "Type=N,Type=N" (empty: nothing lost) into lost_type[] and lost. */
@@ -286,12 +229,8 @@ static int parse_args(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc > 4 && strcmp(argv[argc - 1], "--unresolved") == 0) {
-        unresolved_ok = true;
-        argc--;
-    }
     if (parse_args(argc, argv) != 0) {
-        fprintf(stderr, "usage: nsc-e2e-store-check EMU.json DB JOB [--lost N | --lost-by-type T=N,...] [--unresolved]\n");
+        fprintf(stderr, "usage: nsc-e2e-store-check EMU.json DB JOB [--lost N | --lost-by-type T=N,...]\n");
         return 2;
     }
     nsc_json_doc emu;
