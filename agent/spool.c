@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fnv.h"
 #include "grow.h"
 
 struct nsc_spool {
@@ -551,13 +552,7 @@ uint64_t nsc_spool_streams_count(nsc_spool *s)
     return n;
 }
 
-uint64_t nsc_spool_host_hash(const char *host)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const char *p = host; *p; p++)
-        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-    return h;
-}
+uint64_t nsc_spool_host_hash(const char *host) { return nsc_fnv1a(NSC_FNV1A_BASIS, host, strlen(host)); }
 
 typedef struct cand_visit {
     int (*fn)(void *arg, const nsc_spool_cand *c);
