@@ -63,6 +63,7 @@ typedef struct nsc_agent {
     uint64_t cands_saved, moved_saved;  /* the resolver's entries before these are in the spool (held.c) */
     nsc_spool_cand *cands; /* a predecessor's, of processes not heard since the start (held.c) */
     size_t ncands, capcands;
+    int pxn_before;        /* a predecessor saw PXN traffic (it saved what the resolver knew) */
     uint64_t start_ns;     /* also this agent process's instance id in acknowledgements */
 } nsc_agent;
 

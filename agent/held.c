@@ -67,8 +67,15 @@ int nsc_held_stage(nsc_agent *a, nsc_held_save *sv)
     cands cl = {.a = a};
     memset(sv, 0, sizeof *sv);
     nsc_pxn_unsaved(a->pxn, add_one, &l);
-    sv->cands_next = nsc_pxn_candidates(a->pxn, a->cands_saved, cand_one, &cl);
-    sv->moved_next = nsc_pxn_moved_since(a->pxn, a->moved_saved, cand_one, &cl);
+    /* Without PXN traffic no foreign event needs them: a job without it
+     * pays nothing (the first save after one comes has them all). */
+    if (a->in.foreign || a->pxn_before) {
+        sv->cands_next = nsc_pxn_candidates(a->pxn, a->cands_saved, cand_one, &cl);
+        sv->moved_next = nsc_pxn_moved_since(a->pxn, a->moved_saved, cand_one, &cl);
+    } else {
+        sv->cands_next = a->cands_saved;
+        sv->moved_next = a->moved_saved;
+    }
     if (l.nomem || cl.nomem) {
         free(l.v);
         free(cl.v);
@@ -162,6 +169,7 @@ int nsc_held_load(nsc_agent *a, char err[256])
         return -1;
     }
     sort_cands(a);
+    a->pxn_before = a->ncands > 0;
     if (nsc_spool_held_foreach(a->spool, load_one, a) != 0) {
         snprintf(err, 256, "spool %.200s: cannot take back the held PXN events", a->cfg.spool);
         return -1;
