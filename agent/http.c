@@ -115,6 +115,7 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_pxn_unresolved_total", "counter", "PXN events forwarded flagged unresolved", px.unresolved);
     nsc_prom_u64(b, "ncclscope_agent_pxn_pending", "gauge", "PXN events waiting for their origin", px.pending);
     nsc_prom_u64(b, "ncclscope_agent_pxn_overflow_total", "counter", "PXN events not held because the queue was full", px.overflow);
+    nsc_prom_u64(b, "ncclscope_agent_pxn_restored_total", "counter", "PXN events a killed predecessor held, taken back from the spool", px.restored);
     evbuffer_add_printf(b, "# HELP ncclscope_agent_processes Known processes by state\n"
                            "# TYPE ncclscope_agent_processes gauge\n"
                            "ncclscope_agent_processes{state=\"alive\"} %" PRIu64 "\n"

@@ -294,6 +294,7 @@ int nsc_pxn_restore(nsc_pxn *x, uint64_t hid, uint64_t proxy_key, uint32_t proxy
         return -1;  /* it might go too: no room to say so */
     if (hid > x->last_hid)
         x->last_hid = hid;
+    x->st.restored++;
     hold(x, &(held){.proxy_key = proxy_key, .since_ns = now_ns, .hid = hid, .proxy_pid = proxy_pid, .saved = 1,
                     .ev = *ev});
     return 0;

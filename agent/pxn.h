@@ -51,6 +51,7 @@ typedef struct nsc_pxn_sink {
 
 typedef struct nsc_pxn_stats {
     uint64_t resolved, unresolved, pending, overflow, expired;
+    uint64_t restored;  /* held again after a predecessor saved them */
 } nsc_pxn_stats;
 
 typedef struct nsc_pxn nsc_pxn;

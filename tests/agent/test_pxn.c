@@ -282,6 +282,10 @@ Test(pxn, saves_what_changed_and_restores)
     cr_assert_eq(gone[0], 8);
     cr_assert_eq(nsc_pxn_restore(x, 9, 200, 200, &e, 0), 0, "gone has room for 2");
     cr_assert_eq(nsc_pxn_restore(x, 10, 200, 200, &e, 0), -1, "gone is full: save first");
+    nsc_pxn_stats st;
+    nsc_pxn_stats_get(x, &st);
+    cr_assert_eq(st.restored, 4, "the refused one is not");
+    cr_assert_eq(st.overflow, 2);
     u.n = 0;
     nsc_pxn_unsaved(x, note_unsaved, &u);
     cr_assert_eq(u.n, 0, "restored events are saved");
