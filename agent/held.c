@@ -1,4 +1,4 @@
-/* held.c: the PXN resolver's held events in the spool (see held.h). */
+/* held.c: what the PXN resolver holds and knows, kept in the spool across a kill (see held.h). */
 #include "held.h"
 
 #include <stdio.h>

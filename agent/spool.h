@@ -2,12 +2,14 @@
  *
  * Owns an LMDB environment with six databases: "batches" (8-byte big-endian
  * agent sequence -> one encoded a2c batch), "tally" (same key -> what the batch
- * holds: events, records), "meta" (next sequence, refusal counters) and
+ * holds: events, records), "meta" (next sequence, refusal counters, the
+ * PXN resolver's last new id),
  * "streams" (a plugin's stream id -> the seq of its first batch not yet
  * stored or counted, written in the transaction that stores or counts the
  * batch before it: what the agent acknowledges to the plugin), "held"
  * (the foreign events the PXN resolver holds, see below) and "cands" (what
- * it remembers, newest first kept, chunks keyed by the sequence of their first). A
+ * it remembers: chunks keyed by the sequence of their first entry, those
+ * wholly older than the newest the caller keeps deleted). A
  * spool's epoch (a random 64-bit number made when the spool is created, kept in
  * "meta") names this spool's sequence space: a spool deleted and created again
  * under the same agent id starts at sequence 0 in a new epoch. A
@@ -91,20 +93,6 @@ typedef struct nsc_spool_held {
     nsc_event ev;
 } nsc_spool_held;
 
-/* The held events' changes the next nsc_spool_put writes in its transaction
- * (whether it stores or refuses the batch); written says whether it did. */
-typedef struct nsc_spool_held_change {
-    const nsc_spool_held *add;
-    size_t nadd;
-    const uint64_t *del;  /* ids; absent ones are skipped */
-    size_t ndel;
-    uint64_t last_id;     /* the resolver's last re-attached event id (0: none given) */
-    const struct nsc_spool_cand *cand;  /* what the resolver remembered since */
-    size_t ncand;
-    uint64_t cand_keep;   /* how many of the newest the spool keeps */
-    int written;
-} nsc_spool_held_change;
-
 /* What the PXN resolver remembers (pxn.h, nsc_pxn_candidates): a parent
  * candidate (new_id 0) or a moved event, what a successor needs to
  * re-attach a foreign event whose origin (or foreign parent) only its
@@ -116,6 +104,20 @@ typedef struct nsc_spool_cand {
     int32_t rank;
     uint16_t ctx;
 } nsc_spool_cand;
+
+/* The held events' changes the next nsc_spool_put writes in its transaction
+ * (whether it stores or refuses the batch); written says whether it did. */
+typedef struct nsc_spool_held_change {
+    const nsc_spool_held *add;
+    size_t nadd;
+    const uint64_t *del;  /* ids; absent ones are skipped */
+    size_t ndel;
+    uint64_t last_id;     /* the resolver's last re-attached event id (0: none given) */
+    const nsc_spool_cand *cand;  /* what the resolver remembered since */
+    size_t ncand;
+    uint64_t cand_keep;   /* how many of the newest the spool keeps */
+    int written;
+} nsc_spool_held_change;
 
 uint64_t nsc_spool_host_hash(const char *host);
 /* Call fn for every candidate kept, oldest first (0, or -1 unreadable). */
