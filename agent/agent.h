@@ -1,6 +1,8 @@
 /* agent.h: the state of one ncclscope-agent, shared by its parts.
  *
  * main.c owns it and runs the loop; ingest.c fills it from the socket,
+ * acks.c keeps the plugins' streams in order and acknowledges them,
+ * held.c keeps the PXN resolver's held events in the spool,
  * forward.c sends the spool to the collector, http.c reads it for /healthz
  * and /metrics. One thread does everything, so
  * nothing here is locked (the name resolver's thread shares nothing of it:
@@ -30,11 +32,16 @@ typedef struct nsc_ingest_stats {
     uint64_t rejects[NSC_REJECT_COUNT];
     uint64_t table_full;                /* definitions the registry could not keep */
     uint64_t nomem, lost;               /* records lost to allocation failures */
+    uint64_t duplicates;                /* plugin batches dropped: stored before */
+    uint64_t out_of_order;              /* plugin batches dropped after a gap (resend asked) */
+    uint64_t acks_sent;                 /* acknowledgements published to the plugins */
+    uint64_t streams_forgotten;         /* marks of streams not heard within linger_ms of the start */
 } nsc_ingest_stats;
 
 typedef struct nsc_agent {
     nsc_agent_cfg cfg;
     void *zctx, *pull;
+    void *ackpub;          /* acknowledgements to the plugins (acks.c) */
     nsc_registry *reg;
     nsc_pxn *pxn;
     nsc_out *out;
@@ -50,7 +57,14 @@ typedef struct nsc_agent {
     nsc_ingest_stats in;
     nsc_scan scan;         /* the batch being routed; its arrays are reused */
     int in_multipart;      /* skipping the later parts of a rejected message */
-    uint64_t start_ns;
+    int final_waits;       /* a plugin's final batch was taken: flush after this burst */
+    uint64_t *unheard;     /* streams marked in the spool at start, not heard since (acks.c) */
+    size_t nunheard;
+    uint64_t cands_saved, moved_saved;  /* the resolver's entries before these are in the spool (held.c) */
+    nsc_spool_cand *cands; /* a predecessor's, of processes not heard since the start (held.c) */
+    size_t ncands, capcands;
+    int pxn_before;        /* a predecessor saw PXN traffic (it saved what the resolver knew) */
+    uint64_t start_ns;     /* also this agent process's instance id in acknowledgements */
 } nsc_agent;
 
 #endif

@@ -110,6 +110,11 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
         if (nsc_ingest_reason(i))
             evbuffer_add_printf(b, "ncclscope_agent_rejects_total{reason=\"%s\"} %" PRIu64 "\n",
                                 nsc_ingest_reason(i), a->in.rejects[i]);
+    nsc_prom_u64(b, "ncclscope_agent_batches_duplicate_total", "counter", "Plugin batches dropped as stored before (resent after a restart)", a->in.duplicates);
+    nsc_prom_u64(b, "ncclscope_agent_batches_out_of_order_total", "counter", "Plugin batches dropped after a gap in their stream (a resend asked)", a->in.out_of_order);
+    nsc_prom_u64(b, "ncclscope_agent_acks_sent_total", "counter", "Acknowledgements and resend requests published to the plugins", a->in.acks_sent);
+    nsc_prom_u64(b, "ncclscope_agent_spool_streams", "gauge", "Plugin streams with a mark in the spool", nsc_spool_streams_count(a->spool));
+    nsc_prom_u64(b, "ncclscope_agent_streams_forgotten_total", "counter", "Marks of streams not heard within linger_ms of the start, deleted", a->in.streams_forgotten);
     nsc_prom_u64(b, "ncclscope_agent_definitions_dropped_total", "counter", "String/context definitions the registry could not keep", a->in.table_full);
     nsc_prom_u64(b, "ncclscope_agent_records_lost_total", "counter", "Records lost to allocation failures or reaped processes", a->in.nomem + a->in.lost);
     nsc_prom_u64(b, "ncclscope_agent_foreign_events_total", "counter", "PXN events handed to the resolver", a->in.foreign);
@@ -117,6 +122,7 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_pxn_unresolved_total", "counter", "PXN events forwarded flagged unresolved", px.unresolved);
     nsc_prom_u64(b, "ncclscope_agent_pxn_pending", "gauge", "PXN events waiting for their origin", px.pending);
     nsc_prom_u64(b, "ncclscope_agent_pxn_overflow_total", "counter", "PXN events not held because the queue was full", px.overflow);
+    nsc_prom_u64(b, "ncclscope_agent_pxn_restored_total", "counter", "PXN events a killed predecessor held, taken back from the spool", px.restored);
     evbuffer_add_printf(b, "# HELP ncclscope_agent_processes Known processes by state\n"
                            "# TYPE ncclscope_agent_processes gauge\n"
                            "ncclscope_agent_processes{state=\"alive\"} %" PRIu64 "\n"

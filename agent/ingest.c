@@ -1,6 +1,9 @@
 /* ingest.c: socket, decoding, rejects, and routing of batches (see ingest.h). */
 #include "ingest.h"
 
+#include "acks.h"
+#include "held.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,21 +19,12 @@ static const char *const reasons[NSC_REJECT_COUNT] = {
 
 const char *nsc_ingest_reason(unsigned idx) { return idx < NSC_REJECT_COUNT ? reasons[idx] : NULL; }
 
-int nsc_ingest_open(nsc_agent *a, char err[256])
+int nsc_ingest_bind(nsc_agent *a, void *sock, const char *name, char err[256])
 {
     char path[PATH_MAX + 16], ep[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/agent.sock", a->cfg.rundir);
+    snprintf(path, sizeof path, "%s/%s", a->cfg.rundir, name);
     snprintf(ep, sizeof ep, "ipc://%s", path);
-    int64_t zmax = (int64_t)(a->cfg.max_batch_kb * 1024 * 2);
-    int linger = 0, hwm = a->cfg.queue > INT_MAX ? INT_MAX : (int)a->cfg.queue;
-    /* Decoded: the PXN candidates (and the Coll events' progress) and the
-     * foreign events; every other event is only checked, then spliced. */
-    a->scan.keep_types = 1u << NSC_T_COLL | 1u << NSC_T_P2P;
-    a->scan.keep_flags = NSC_EVF_FOREIGN;
-    if (!(a->zctx = zmq_ctx_new()) || !(a->pull = zmq_socket(a->zctx, ZMQ_PULL)) ||
-        zmq_setsockopt(a->pull, ZMQ_MAXMSGSIZE, &zmax, sizeof zmax) != 0 ||
-        zmq_setsockopt(a->pull, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
-        zmq_setsockopt(a->pull, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_bind(a->pull, ep) != 0) {
+    if (!sock || zmq_bind(sock, ep) != 0) {
         snprintf(err, 256, "%.200s: %s", ep, zmq_strerror(zmq_errno()));
         return -1;
     }
@@ -41,10 +35,35 @@ int nsc_ingest_open(nsc_agent *a, char err[256])
     return 0;
 }
 
+int nsc_ingest_open(nsc_agent *a, char err[256])
+{
+    int64_t zmax = (int64_t)(a->cfg.max_batch_kb * 1024 * 2);
+    int linger = 0, hwm = a->cfg.queue > INT_MAX ? INT_MAX : (int)a->cfg.queue;
+    /* Decoded: the PXN candidates (and the Coll events' progress) and the
+     * foreign events; every other event is only checked, then spliced. */
+    a->scan.keep_types = 1u << NSC_T_COLL | 1u << NSC_T_P2P;
+    a->scan.keep_flags = NSC_EVF_FOREIGN;
+    if (!(a->zctx = zmq_ctx_new())) {
+        snprintf(err, 256, "zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    if (nsc_acks_open(a, err) != 0)
+        return -1;
+    if ((a->pull = zmq_socket(a->zctx, ZMQ_PULL)) &&
+        (zmq_setsockopt(a->pull, ZMQ_MAXMSGSIZE, &zmax, sizeof zmax) != 0 ||
+         zmq_setsockopt(a->pull, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
+         zmq_setsockopt(a->pull, ZMQ_LINGER, &linger, sizeof linger) != 0)) {
+        snprintf(err, 256, "agent.sock: %s", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    return nsc_ingest_bind(a, a->pull, "agent.sock", err);
+}
+
 void nsc_ingest_close(nsc_agent *a)
 {
     if (a->pull)
         zmq_close(a->pull);
+    nsc_acks_close(a);
     if (a->zctx)
         zmq_ctx_term(a->zctx);
     a->pull = a->zctx = NULL;
@@ -90,13 +109,17 @@ void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_scan 
         a->in.nomem++;
         return;
     }
-    if ((news & NSC_REG_STARTED) && nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
-        a->in.nomem++;
+    if (news & NSC_REG_STARTED) {
+        if (nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
+            a->in.nomem++;
+        nsc_held_heard(a, p);
+    }
     if (nsc_reg_learn(a->reg, p, s) != 0)
         a->in.table_full++;
     if ((news & NSC_REG_FINISHED) && nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
         a->in.nomem++;
     route_records(a, p, msg, len, s, now_ns);
+    nsc_acks_took(a, p, &b->hdr);
     a->in.events += s->nevents;
     a->in.states += s->nstates;
     a->in.completions += s->ncompletions;
@@ -119,13 +142,22 @@ static void take(nsc_agent *a, zmq_msg_t *m, uint64_t now_ns)
         a->in.rejects[-rc < NSC_REJECT_COUNT ? -rc : NSC_WIRE_OK]++;
         return;
     }
+    if (!nsc_acks_admit(a, &a->scan.b.hdr))
+        return;
     nsc_ingest_route(a, zmq_msg_data(m), len, &a->scan, now_ns);
+    a->final_waits |= a->scan.b.hdr.final && a->scan.b.hdr.stream;
 }
 
 void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns)
 {
+    nsc_held_save sv;
+    if (nsc_held_stage(a, &sv) != 0) {
+        a->in.nomem++;
+        return;
+    }
     if (nsc_out_flush(a->out, now_ns) < 0)
         a->in.nomem++;
+    nsc_held_done(a, &sv);
 }
 
 unsigned nsc_ingest_drain(nsc_agent *a, unsigned max)
@@ -143,6 +175,11 @@ unsigned nsc_ingest_drain(nsc_agent *a, unsigned max)
         if (nsc_out_waiting(a->out) >= a->cfg.flush_kb * 1024)
             nsc_ingest_flush(a, now);
     }
+    /* An exiting process waits for the acknowledgement of its final batch:
+     * stored now, not at the next flush_ms. */
+    if (a->final_waits)
+        nsc_ingest_flush(a, now);
+    a->final_waits = 0;
     zmq_msg_close(&m);
     return n;
 }

@@ -2,7 +2,9 @@
  *
  * One thread: wait up to 10 ms for the ipc socket or the collector, take a
  * bounded burst of messages, serve HTTP without blocking, then run what is
- * due: the PXN resolver's retries, liveness checks, reaping, spool flushes,
+ * due: the PXN resolver's retries, liveness checks, reaping (and, linger_ms
+ * after the start, the marks and candidates of streams and processes not
+ * heard since), spool flushes,
  * and the forwarder (acks, sends within the credit, probes; a dns+tcp://
  * collector's addresses come from the resolver's thread). SIGTERM and
  * SIGINT end the loop; what is still queued on the socket is taken, held
@@ -21,6 +23,8 @@
 #include <zmq.h>
 
 #include "agent.h"
+#include "acks.h"
+#include "held.h"
 #include "http.h"
 #include "ingest.h"
 #include "rundir.h"
@@ -45,8 +49,18 @@ static void on_death(void *arg, nsc_reg_proc *p)
         a->in.nomem++;
 }
 
+/* A process that exited sends no more batches: its stream's mark goes. One
+ * only silent may come back and resend: its mark stays. */
+static void on_reap(void *arg, nsc_reg_proc *p)
+{
+    nsc_agent *a = arg;
+    if (p->stream && p->reason == NSC_A2C_REASON_EXITED)
+        nsc_spool_stream_forget(a->spool, p->stream);
+}
+
 typedef struct timers {
     uint64_t tick, check, flush;
+    int unheard_due;  /* the start's unheard streams are still to be forgotten */
 } timers;
 
 static void run_due(nsc_agent *a, timers *t, uint64_t now)
@@ -58,7 +72,12 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
     if (now - t->check >= CHECK_NS) {
         t->check = now;
         nsc_reg_check(a->reg, now, a->cfg.heartbeat_timeout_ms * MS, on_death, a);
-        nsc_reg_reap(a->reg, now, a->cfg.linger_ms * MS);
+        nsc_reg_reap(a->reg, now, a->cfg.linger_ms * MS, on_reap, a);
+        if (t->unheard_due && now - a->start_ns >= a->cfg.linger_ms * MS) {
+            t->unheard_due = 0;
+            nsc_acks_unheard_forget(a);
+            nsc_held_forget(a);
+        }
     }
     size_t waiting = nsc_out_waiting(a->out);
     if (waiting >= a->cfg.flush_kb * 1024 || (waiting && now - t->flush >= a->cfg.flush_ms * MS)) {
@@ -136,11 +155,13 @@ static int setup(nsc_agent *a)
     if (nsc_spool_open(&a->spool, a->cfg.spool, a->cfg.spool_max_mb << 20, err) != 0)
         goto fail;
     if (!(a->reg = nsc_reg_new()) || !(a->pxn = nsc_pxn_new(&pc, &sink)) ||
-        !(a->out = nsc_out_new(a->cfg.agent_id, a->cfg.host, a->spool))) {
+        !(a->out = nsc_out_new(a->cfg.agent_id, a->cfg.host, a->spool, nsc_acks_stored, a))) {
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
-    if (nsc_ingest_open(a, err) != 0 || start_forward(a, err) != 0 || nsc_http_start(a, err) != 0)
+    /* What a killed predecessor held: taken back before anything new comes. */
+    if (nsc_ingest_open(a, err) != 0 || nsc_held_load(a, err) != 0 || nsc_acks_unheard_load(a, err) != 0 ||
+        start_forward(a, err) != 0 || nsc_http_start(a, err) != 0)
         goto fail;
     return 0;
 fail:
@@ -155,6 +176,7 @@ static void teardown(nsc_agent *a)
     nsc_fwd_free(a->fwd);
     nsc_ingest_close(a);
     nsc_out_free(a->out);
+    nsc_held_forget(a);
     nsc_pxn_free(a->pxn);
     nsc_reg_free(a->reg);
     nsc_spool_close(a->spool);
@@ -199,7 +221,7 @@ static void drain_forward(nsc_agent *a)
 
 static void loop(nsc_agent *a)
 {
-    timers t = {0};
+    timers t = {.unheard_due = 1};
     t.tick = t.check = t.flush = nsc_mono_ns();
     while (!stop_requested) {
         wait_input(a, 1, 10);

@@ -13,11 +13,14 @@ typedef struct section {
     nsc_enc enc;
     uint8_t *buf;
     uint64_t events, records;
+    nsc_spool_mark mark;  /* the process's plugin stream, taken up to mark.next (0: none) */
 } section;
 
 struct nsc_out {
     char agent[64], host[64];
     nsc_spool *spool;
+    nsc_out_stored_fn *stored;
+    void *stored_arg;
     section *sec;
     uint32_t nsec;
     size_t capsec;
@@ -33,7 +36,8 @@ struct nsc_out {
     nsc_out_stats st;
 };
 
-nsc_out *nsc_out_new(const char *agent_id, const char *host, nsc_spool *spool)
+nsc_out *nsc_out_new(const char *agent_id, const char *host, nsc_spool *spool, nsc_out_stored_fn *stored,
+                     void *stored_arg)
 {
     nsc_out *o = calloc(1, sizeof *o);
     if (!o)
@@ -41,6 +45,8 @@ nsc_out *nsc_out_new(const char *agent_id, const char *host, nsc_spool *spool)
     snprintf(o->agent, sizeof o->agent, "%s", agent_id);
     snprintf(o->host, sizeof o->host, "%s", host);
     o->spool = spool;
+    o->stored = stored;
+    o->stored_arg = stored_arg;
     o->gen = 1;
     return o;
 }
@@ -135,6 +141,17 @@ int nsc_out_splice(nsc_out *o, nsc_reg_proc *p, nsc_splice *sp, uint64_t base_ns
     return nsc_out_add(o, p, OUT_SPLICE, sp, base_ns);
 }
 
+int nsc_out_mark(nsc_out *o, nsc_reg_proc *p, uint64_t base_ns)
+{
+    section *s = open_section(o, p, base_ns);
+    if (!s) {
+        o->st.nomem++;
+        return -1;
+    }
+    s->mark = (nsc_spool_mark){p->stream, p->next_seq};
+    return 0;
+}
+
 int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_ns)
 {
     if (nsc_grow(&o->life, o->nlife, &o->caplife, sizeof *o->life, 16) ||
@@ -181,14 +198,21 @@ int nsc_out_flush(nsc_out *o, uint64_t now_ns)
     if (o->nsec == 0 && o->nlife == 0 && o->nalias == 0)
         return 0;
     nsc_a2c_section *secs = calloc(o->nsec ? o->nsec : 1, sizeof *secs);
-    if (!secs)
+    nsc_spool_mark *marks = calloc(o->nsec ? o->nsec : 1, sizeof *marks);
+    if (!secs || !marks) {
+        free(secs);
+        free(marks);
         return -1;
+    }
     nsc_spool_tally t = {0, o->nlife + o->nalias};
+    size_t nmarks = 0;
     for (uint32_t i = 0; i < o->nsec; i++) {
         secs[i].len = (uint32_t)nsc_enc_finish(&o->sec[i].enc);
         secs[i].data = o->sec[i].buf;
         t.events += o->sec[i].events;
         t.records += o->sec[i].records;
+        if (o->sec[i].mark.stream)
+            marks[nmarks++] = o->sec[i].mark;
     }
     for (uint32_t i = 0, at = 0; i < o->nlife; at += o->life[i].nprogress, i++)
         o->life[i].progress = o->life[i].nprogress ? o->progress + at : NULL;
@@ -200,18 +224,22 @@ int nsc_out_flush(nsc_out *o, uint64_t now_ns)
     uint8_t *msg = malloc(nsc_a2c_batch_bound(&b));
     if (!msg) {
         free(secs);
+        free(marks);
         return -1;
     }
     size_t len = nsc_a2c_encode_batch(&b, msg);
-    int rc = nsc_spool_put(o->spool, msg, len, &t);
+    int rc = nsc_spool_put(o->spool, msg, len, &t, marks, nmarks);
     if (rc == 0) {
         o->st.batches++;
         o->st.events += t.events;
         o->st.records += t.records;
         o->st.bytes += len;
     }
+    if (o->stored && nmarks)
+        o->stored(o->stored_arg, marks, nmarks);
     free(msg);
     free(secs);
+    free(marks);
     reset(o);
     return rc;
 }

@@ -4,7 +4,9 @@
  * that has something to say (an nsc_enc over a growing buffer, header = that
  * process's identity), the lifecycle records and PXN aliases since the last
  * flush. A flush encodes them as one a2c batch with the spool's next sequence
- * number and stores it (or has it refused and counted by the spool).
+ * number and stores it (or has it refused and counted by the spool), with
+ * the marks of the plugin streams whose batches it holds, and then reports
+ * those marks (for the acknowledgements to the plugins).
  */
 #ifndef NCCLSCOPE_AGENT_OUT_H
 #define NCCLSCOPE_AGENT_OUT_H
@@ -23,7 +25,11 @@ typedef struct nsc_out_stats {
     uint64_t nomem;                            /* records lost to a failed allocation */
 } nsc_out_stats;
 
-nsc_out *nsc_out_new(const char *agent_id, const char *host, nsc_spool *spool);
+/* After a flush stored or counted what waited: the streams it took. */
+typedef void nsc_out_stored_fn(void *arg, const nsc_spool_mark *marks, size_t n);
+
+nsc_out *nsc_out_new(const char *agent_id, const char *host, nsc_spool *spool, nsc_out_stored_fn *stored,
+                     void *stored_arg);
 void nsc_out_free(nsc_out *o);
 /* Append one record to p's section. tag: an event type, or NSC_WIRE_TAG_*.
  * base_ns is the section's time base if this opens it. Returns 0 or -1 (no memory, counted). */
@@ -31,6 +37,9 @@ int nsc_out_add(nsc_out *o, nsc_reg_proc *p, unsigned tag, const void *rec, uint
 /* Append the next record sp reads (see nsc_splice_copy), the same as
  * nsc_out_add of its decoded form without decoding and encoding it. */
 int nsc_out_splice(nsc_out *o, nsc_reg_proc *p, nsc_splice *sp, uint64_t base_ns);
+/* p's plugin stream has been taken up to p->next_seq: its mark goes with
+ * p's section into the next flush. Returns 0 or -1 (no memory, counted). */
+int nsc_out_mark(nsc_out *o, nsc_reg_proc *p, uint64_t base_ns);
 /* A lifecycle record for p (its progress is copied now). */
 int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_ns);
 int nsc_out_alias(nsc_out *o, const nsc_a2c_alias *a);

@@ -48,7 +48,9 @@ typedef struct table {
 
 typedef struct held {
     uint64_t proxy_key, since_ns;
+    uint64_t hid;    /* names it in the spool */
     uint32_t proxy_pid;
+    uint8_t saved;   /* the spool has it */
     nsc_event ev;
 } held;
 
@@ -58,7 +60,9 @@ struct nsc_pxn {
     table cand, moved;
     held *q;
     uint32_t nq;
-    uint64_t next_id;
+    uint64_t *gone;  /* hids of saved events no longer held, since the last save */
+    uint32_t ngone;  /* each saved event goes once: at most pending_cap */
+    uint64_t last_id, last_hid;  /* the last new id and hid given */
     nsc_pxn_stats st;
 };
 
@@ -158,7 +162,8 @@ nsc_pxn *nsc_pxn_new(const nsc_pxn_cfg *cfg, const nsc_pxn_sink *sink)
     x->cfg = *cfg;
     x->sink = *sink;
     x->q = calloc(cfg->pending_cap ? cfg->pending_cap : 1, sizeof *x->q);
-    if (!x->q || cfg->recent_cap == 0 || table_init(&x->cand, cfg->recent_cap, 0) ||
+    x->gone = calloc(cfg->pending_cap ? cfg->pending_cap : 1, sizeof *x->gone);
+    if (!x->q || !x->gone || cfg->recent_cap == 0 || table_init(&x->cand, cfg->recent_cap, 0) ||
         table_init(&x->moved, cfg->recent_cap, 1)) {
         nsc_pxn_free(x);
         return NULL;
@@ -173,6 +178,7 @@ void nsc_pxn_free(nsc_pxn *x)
     table_free(&x->cand);
     table_free(&x->moved);
     free(x->q);
+    free(x->gone);
     free(x);
 }
 
@@ -188,6 +194,15 @@ void nsc_pxn_note(nsc_pxn *x, uint64_t key, const nsc_event *ev)
     e->ctx = ev->ctx;
 }
 
+/* A moved entry; origin_key 0: looked up by origin_pid when a child meets it. */
+static void put_moved(nsc_pxn *x, uint64_t proxy_key, const nsc_event *ev, uint64_t origin_key,
+                      uint32_t origin_pid, uint64_t new_id)
+{
+    entry *m = table_put(&x->moved);
+    *m = (entry){.proc = proxy_key, .id = ev->id, .start_ns = ev->start_ns, .rank = ev->rank, .ctx = ev->ctx};
+    x->moved.d[m - x->moved.e] = (dest){.origin_key = origin_key, .new_id = new_id, .origin_pid = origin_pid};
+}
+
 /* Try to resolve one foreign event; returns 1 when it was emitted resolved. */
 static int try_resolve(nsc_pxn *x, const held *h)
 {
@@ -201,7 +216,9 @@ static int try_resolve(nsc_pxn *x, const held *h)
         if (!m)
             return 0;
         const dest *d = &x->moved.d[m - x->moved.e];
-        origin_key = d->origin_key;
+        origin_key = d->origin_key ? d->origin_key : x->sink.origin(x->sink.arg, h->proxy_key, d->origin_pid);
+        if (!origin_key)
+            return 0;  /* a predecessor's, its origin not heard yet */
         origin_pid = d->origin_pid;
         parent = d->new_id;
         rank = m->rank;
@@ -218,20 +235,26 @@ static int try_resolve(nsc_pxn *x, const held *h)
         ctx = c->ctx;
     }
     nsc_event out = *ev;
-    out.id = NSC_PXN_NEW_ID_BIT | ++x->next_id;
+    out.id = NSC_PXN_NEW_ID_BIT | ++x->last_id;
     out.parent = parent;
     out.rank = rank;
     out.ctx = ctx;
     out.flags = (uint8_t)((ev->flags | NSC_EVF_FOREIGN) & ~NSC_EVF_UNRESOLVED);
     out.origin_pid = h->proxy_pid;
-    entry *m = table_put(&x->moved);
-    *m = (entry){.proc = h->proxy_key, .id = ev->id, .start_ns = ev->start_ns, .rank = rank, .ctx = ctx};
-    x->moved.d[m - x->moved.e] = (dest){.origin_key = origin_key, .new_id = out.id, .origin_pid = origin_pid};
+    put_moved(x, h->proxy_key, &(nsc_event){.id = ev->id, .start_ns = ev->start_ns, .rank = rank, .ctx = ctx},
+              origin_key, origin_pid, out.id);
     nsc_a2c_alias a = {.proxy_pid = h->proxy_pid, .proxy_id = ev->id, .origin_pid = origin_pid,
                        .new_id = out.id};
     x->st.resolved++;
     x->sink.emit(x->sink.arg, origin_key, &out, &a);
     return 1;
+}
+
+/* h leaves the queue: the spool forgets it with the next save. */
+static void leave(nsc_pxn *x, const held *h)
+{
+    if (h->saved)
+        x->gone[x->ngone++] = h->hid;
 }
 
 static void give_up(nsc_pxn *x, const held *h)
@@ -242,17 +265,39 @@ static void give_up(nsc_pxn *x, const held *h)
     x->sink.emit(x->sink.arg, h->proxy_key, &out, NULL);
 }
 
-void nsc_pxn_submit(nsc_pxn *x, uint64_t proxy_key, uint32_t proxy_pid, const nsc_event *ev, uint64_t now_ns)
+/* Resolve h now, or queue it (a full queue gives it up, counted). */
+static void hold(nsc_pxn *x, const held *h)
 {
-    held h = {.proxy_key = proxy_key, .since_ns = now_ns, .proxy_pid = proxy_pid, .ev = *ev};
-    if (try_resolve(x, &h))
-        return;
-    if (x->nq == x->cfg.pending_cap) {
-        x->st.overflow++;
-        give_up(x, &h);
+    if (try_resolve(x, h)) {
+        leave(x, h);
         return;
     }
-    x->q[x->nq++] = h;
+    if (x->nq == x->cfg.pending_cap) {
+        x->st.overflow++;
+        leave(x, h);
+        give_up(x, h);
+        return;
+    }
+    x->q[x->nq++] = *h;
+}
+
+void nsc_pxn_submit(nsc_pxn *x, uint64_t proxy_key, uint32_t proxy_pid, const nsc_event *ev, uint64_t now_ns)
+{
+    hold(x, &(held){.proxy_key = proxy_key, .since_ns = now_ns, .hid = ++x->last_hid, .proxy_pid = proxy_pid,
+                    .ev = *ev});
+}
+
+int nsc_pxn_restore(nsc_pxn *x, uint64_t hid, uint64_t proxy_key, uint32_t proxy_pid, const nsc_event *ev,
+                    uint64_t now_ns)
+{
+    if (x->ngone >= (x->cfg.pending_cap ? x->cfg.pending_cap : 1))
+        return -1;  /* it might go too: no room to say so */
+    if (hid > x->last_hid)
+        x->last_hid = hid;
+    x->st.restored++;
+    hold(x, &(held){.proxy_key = proxy_key, .since_ns = now_ns, .hid = hid, .proxy_pid = proxy_pid, .saved = 1,
+                    .ev = *ev});
+    return 0;
 }
 
 /* One pass over the held events; returns how many resolved. */
@@ -262,9 +307,11 @@ static uint32_t retry(nsc_pxn *x, uint64_t now_ns, int expire)
     for (uint32_t i = 0; i < x->nq; i++) {
         const held *h = &x->q[i];
         if (try_resolve(x, h)) {
+            leave(x, h);
             done++;
         } else if (expire && now_ns - h->since_ns >= x->cfg.hold_ns) {
             x->st.expired++;
+            leave(x, h);
             give_up(x, h);
         } else {
             x->q[kept++] = *h;
@@ -287,9 +334,61 @@ void nsc_pxn_drain(nsc_pxn *x)
 {
     while (x->nq && retry(x, 0, 0) > 0)
         ;
-    for (uint32_t i = 0; i < x->nq; i++)
+    for (uint32_t i = 0; i < x->nq; i++) {
+        leave(x, &x->q[i]);
         give_up(x, &x->q[i]);
+    }
     x->nq = 0;
+}
+
+void nsc_pxn_unsaved(const nsc_pxn *x, nsc_pxn_held_fn *fn, void *arg)
+{
+    for (uint32_t i = 0; i < x->nq; i++)
+        if (!x->q[i].saved)
+            fn(arg, x->q[i].hid, x->q[i].proxy_key, &x->q[i].ev);
+}
+
+const uint64_t *nsc_pxn_gone(const nsc_pxn *x, size_t *n)
+{
+    *n = x->ngone;
+    return x->gone;
+}
+
+uint64_t nsc_pxn_last_id(const nsc_pxn *x) { return x->last_id; }
+
+void nsc_pxn_set_last_id(nsc_pxn *x, uint64_t id) { x->last_id = id; }
+
+static uint64_t entries_since(const table *t, uint64_t from, nsc_pxn_entry_fn *fn, void *arg)
+{
+    for (uint64_t seq = from > oldest_alive(t) ? from : oldest_alive(t); seq < t->added; seq++) {
+        const entry *e = &t->e[seq % t->cap];
+        const dest *d = t->d ? &t->d[seq % t->cap] : NULL;
+        nsc_event ev = {.id = e->id, .start_ns = e->start_ns, .rank = e->rank, .ctx = e->ctx, .type = NSC_T_COLL};
+        fn(arg, e->proc, &ev, d ? d->origin_pid : 0, d ? d->new_id : 0);
+    }
+    return t->added;
+}
+
+uint64_t nsc_pxn_candidates(const nsc_pxn *x, uint64_t from, nsc_pxn_entry_fn *fn, void *arg)
+{
+    return entries_since(&x->cand, from, fn, arg);
+}
+
+uint64_t nsc_pxn_moved_since(const nsc_pxn *x, uint64_t from, nsc_pxn_entry_fn *fn, void *arg)
+{
+    return entries_since(&x->moved, from, fn, arg);
+}
+
+void nsc_pxn_moved(nsc_pxn *x, uint64_t proxy_key, const nsc_event *ev, uint32_t origin_pid, uint64_t new_id)
+{
+    put_moved(x, proxy_key, ev, 0, origin_pid, new_id);
+}
+
+void nsc_pxn_saved(nsc_pxn *x)
+{
+    for (uint32_t i = 0; i < x->nq; i++)
+        x->q[i].saved = 1;
+    x->ngone = 0;
 }
 
 void nsc_pxn_stats_get(const nsc_pxn *x, nsc_pxn_stats *st)

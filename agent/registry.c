@@ -255,7 +255,8 @@ static void unlink_key(nsc_registry *r, nsc_reg_proc *p)
         }
 }
 
-void nsc_reg_reap(nsc_registry *r, uint64_t now_ns, uint64_t linger_ns)
+void nsc_reg_reap(nsc_registry *r, uint64_t now_ns, uint64_t linger_ns, void (*gone)(void *arg, nsc_reg_proc *p),
+                  void *arg)
 {
     for (unsigned b = 0; b < NBUCKETS; b++)
         for (nsc_reg_proc **q = &r->by_id[b]; *q;) {
@@ -267,6 +268,7 @@ void nsc_reg_reap(nsc_registry *r, uint64_t now_ns, uint64_t linger_ns)
             *q = p->next_by_id;
             unlink_key(r, p);
             r->counts.dead--;
+            gone(arg, p);
             proc_free(p);
         }
 }

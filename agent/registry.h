@@ -27,6 +27,7 @@ typedef struct nsc_reg_proc {
     uint64_t key;             /* unique per incarnation, from 1 */
     nsc_proc id;              /* pid, host, job, local rank, GPU (latest header) */
     uint64_t first_ns, last_ns, last_seq, batches, events;
+    uint64_t stream, next_seq;  /* its plugin's stream id and the seq expected next (0, 0: none) */
     int pidfd;                /* -1: use kill(pid, 0) */
     uint8_t alive, reason;    /* reason: NSC_A2C_REASON_* once dead */
     uint8_t finished;         /* its plugin's final batch came: silence is expected */
@@ -73,8 +74,9 @@ const char *nsc_reg_str(const nsc_reg_proc *p, nsc_str s);
 /* Check liveness; call died(arg, p) once for each process found dead now. */
 void nsc_reg_check(nsc_registry *r, uint64_t now_ns, uint64_t silent_ns,
                    void (*died)(void *arg, nsc_reg_proc *p), void *arg);
-/* Free dead entries older than linger_ns. */
-void nsc_reg_reap(nsc_registry *r, uint64_t now_ns, uint64_t linger_ns);
+/* Free dead entries older than linger_ns, calling gone(arg, p) before each. */
+void nsc_reg_reap(nsc_registry *r, uint64_t now_ns, uint64_t linger_ns, void (*gone)(void *arg, nsc_reg_proc *p),
+                  void *arg);
 void nsc_reg_counts_get(const nsc_registry *r, nsc_reg_counts *c);
 
 #endif

@@ -50,6 +50,7 @@ enum field_kind {
     K_PID,   /* uint32 pid/tid: zigzag delta from the header's pid */
     K_TEXT,  /* char[64], NUL-terminated: a msgpack str of at most 63 bytes */
     K_U64X16,/* uint64_t[NSC_T_COUNT]: an array of exactly 16 unsigned integers */
+    K_FIX64, /* uint64 always sent as 9 bytes (0xcf), so it can be rewritten in place */
     K_STR = K_U16  /* event_fields.h's interned string id */
 };
 
@@ -127,7 +128,9 @@ static const layout layouts[NSC_WIRE_TAG_COUNT] = {
                                sizeof(nsc_counters)},
 };
 
-/* Header keys after "v" (which is always first), in the order they are sent. */
+/* Header keys after "v" (which is always first), in the order they are sent.
+ * "acked" comes right after "v" at a fixed width: nsc_wire_set_acked rewrites
+ * it in a batch encoded earlier. */
 typedef struct hdr_key {
     const char *name;
     field f;
@@ -135,11 +138,11 @@ typedef struct hdr_key {
 
 #define H(name, member, kind) {name, F(nsc_batch_hdr, member, kind)}
 static const hdr_key hdr_keys[] = {
-    H("seq", seq, K_U64), H("base_ns", base_ns, K_U64), H("sent_ns", sent_ns, K_U64),
+    H("acked", acked, K_FIX64), H("stream", stream, K_U64), H("seq", seq, K_U64), H("base_ns", base_ns, K_U64), H("sent_ns", sent_ns, K_U64),
     H("pid", proc.pid, K_U32), H("job", proc.job, K_TEXT), H("host", proc.host, K_TEXT),
     H("local_rank", proc.local_rank, K_I32), H("gpu", proc.gpu, K_I32), H("final", final, K_U8)};
 #define NHDR_KEYS (sizeof hdr_keys / sizeof hdr_keys[0])
-enum { HDR_SEQ = 0, HDR_PID = 3 };  /* required keys besides "v" */
+enum { HDR_SEQ = 2, HDR_PID = 5 };  /* required keys besides "v" */
 
 #define TEXT_MAX 63  /* char[64] minus its NUL */
 
@@ -268,6 +271,7 @@ static inline uint8_t *put_field(uint8_t *p, const uint8_t *rec, const field *f,
         return put_uint(p, zigzag(v - d->base_ns));
     case K_DUR: return put_uint(p, zigzag(v - d->cur_time));
     case K_PID: return put_uint(p, zigzag((uint64_t)((int64_t)v - (int64_t)d->pid)));
+    case K_FIX64: *p = 0xcf; return put_be(p + 1, v, 8);
     default: return put_uint(p, v);
     }
 }
@@ -1310,6 +1314,36 @@ void nsc_batch_release(nsc_batch *b)
 {
     free(b->mem);
     memset(b, 0, sizeof *b);
+}
+
+/* ---- acknowledgements and the resend's header -------------------------------- */
+
+/* Where nsc_enc_begin writes the value of "acked": after the heads of the
+ * batch array and the header map, "v" and its fixint value, the key "acked"
+ * and the 0xcf that opens its 8 bytes. */
+_Static_assert(NSC_WIRE_VERSION < 0x80, "the version is one byte");
+#define ACKED_AT (1 + 1 + 2 + 1 + 6 + 1)
+
+void nsc_wire_set_acked(void *batch, uint64_t acked)
+{
+    put_be((uint8_t *)batch + ACKED_AT, acked, 8);
+}
+
+void nsc_ack_encode(const nsc_ack *a, uint8_t out[NSC_ACK_LEN])
+{
+    put_be(put_be(put_be(out, a->stream, 8), a->next, 8), a->instance, 8)[0] = a->kind;
+}
+
+int nsc_ack_decode(const void *buf, size_t len, nsc_ack *out)
+{
+    const uint8_t *p = buf;
+    if (len != NSC_ACK_LEN)
+        return len < NSC_ACK_LEN ? NSC_WIRE_TRUNCATED : NSC_WIRE_TRAILING;
+    nsc_ack a = {get_be(p, 8), get_be(p + 8, 8), get_be(p + 16, 8), p[24]};
+    if (a.stream == 0 || a.kind > NSC_ACK_RESEND)
+        return NSC_WIRE_BAD_VALUE;
+    *out = a;
+    return NSC_WIRE_OK;
 }
 
 const char *nsc_wire_strerror(int err)

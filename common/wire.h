@@ -63,6 +63,10 @@ const char *nsc_wire_strerror(int err);
 typedef struct nsc_batch_hdr {
     uint32_t version;  /* NSC_WIRE_VERSION when encoding */
     uint64_t seq;      /* per-process batch sequence, from 0 */
+    uint64_t stream;   /* random, non-zero: names this sequence of batches
+                        * (0: a sender that takes no acknowledgements) */
+    uint64_t acked;    /* every batch before this seq was acknowledged as
+                        * stored by an agent (none is sent again) */
     uint64_t base_ns;  /* event times are encoded relative to this */
     uint64_t sent_ns;  /* when the batch was encoded (host monotonic) */
     nsc_proc proc;
@@ -70,6 +74,26 @@ typedef struct nsc_batch_hdr {
                         * communicator finalized), so the process's silence and
                         * exit that follow are a clean end, not a failure */
 } nsc_batch_hdr;
+
+/* Rewrite the "acked" header field of a batch nsc_enc_begin wrote (a resend
+ * says what was acknowledged since it was encoded). */
+void nsc_wire_set_acked(void *batch, uint64_t acked);
+
+/* Acknowledgements, agent to plugin (docs/protocol.md): NSC_ACK_LEN bytes,
+ * stream (8 bytes big-endian, first: the subscription prefix), next (8),
+ * instance (8, the agent process's random id), kind (1). STORED: every batch
+ * of the stream before `next` is in the agent's spool. RESEND: a batch after
+ * `next` was dropped out of order; send again from `next`. */
+#define NSC_ACK_LEN 25
+enum { NSC_ACK_STORED = 0, NSC_ACK_RESEND = 1 };
+typedef struct nsc_ack {
+    uint64_t stream, next, instance;
+    uint8_t kind;
+} nsc_ack;
+void nsc_ack_encode(const nsc_ack *a, uint8_t out[NSC_ACK_LEN]);
+/* Returns 0, or TRUNCATED / TRAILING for another length, BAD_VALUE for an
+ * unknown kind or stream 0. */
+int nsc_ack_decode(const void *buf, size_t len, nsc_ack *out);
 
 /* Encoder over a caller-owned buffer. */
 typedef struct nsc_enc {

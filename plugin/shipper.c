@@ -1,6 +1,7 @@
 /* shipper.c: the one background thread per process that drains the threads'
  * record queues, encodes batches with the common codec and sends them to the
- * node agent over ZeroMQ PUSH, never blocking.
+ * node agent over ZeroMQ PUSH, never blocking, and keeps each one until the
+ * agent acknowledges it as stored.
  *
  * Batches are encoded straight into a bounded backlog (NCCLSCOPE_BUFFER_MB/2,
  * less what ZeroMQ's send queue may hold) and leave it in order when
@@ -12,7 +13,17 @@
  * back. Definitions (strings, contexts) precede the first record that needs
  * them in the stream; batches are never discarded, so a definition cannot be
  * lost to a drop. They are repeated after a send gap and every DEFS_REPEAT_NS,
- * for an agent that restarted. Only this thread touches the socket.
+ * for an agent that restarted. Only this thread touches the sockets.
+ *
+ * Acknowledgements (docs/protocol.md) come on a SUB socket from the agent's
+ * <endpoint>.ack, filtered by this stream's random id. An agent killed with
+ * batches in ZeroMQ's queues or in its memory loses them; the restarted one
+ * finds the gap in the stream and asks for a resend from the first batch it
+ * lacks, and the backlog still holds every batch from the oldest
+ * unacknowledged one. The backlog filling with unacknowledged batches is the
+ * case above: NCCL's threads drop and count, so nothing goes uncounted. An
+ * agent without the ack endpoint (older) takes batches as before: released
+ * once sent.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <zmq.h>
 
@@ -36,20 +48,28 @@
 #define DEFS_REPEAT_NS 10000000000ull
 #define STALL_NS 200000000ull
 #define SNDHWM 8
+#define ACK_PROBE_NS 50000000ull
+#define ACK_RETRY_NS 200000000ull
 #define MS 1000000ull
 
 static struct {
     nsc_config cfg;
     void *zctx;
     void *sock;
+    void *ack;      /* SUB on the agent's ack endpoint; NULL: none (not ipc) */
     pthread_t thread;
     int running;
     _Atomic int stop;
-    /* backlog: a ring of BATCH_CAP buffers; [head, tail) are finished batches,
-     * the one at tail is being encoded while `open` */
+    /* backlog: a ring of BATCH_CAP buffers, indexed by batch seq; [acked,
+     * head) were sent and wait for their acknowledgement, [head, tail) wait
+     * to be sent; the one at tail is being encoded while `open` */
     uint8_t *mem;
     uint32_t *lens;
-    uint64_t nbatches, head, tail;
+    uint64_t nbatches, acked, head, tail;
+    uint64_t stream;            /* this stream's id, random and non-zero */
+    int acks;                   /* the agent acknowledges (its ack endpoint was seen) */
+    uint64_t acks_probed;       /* when its endpoint was last looked for */
+    uint64_t resend_instance, resend_next;  /* the last resend done */
     nsc_enc enc;
     int open;
     uint64_t open_since, last_begin;
@@ -73,15 +93,16 @@ static void reset_defs(uint64_t now)
 static int backlog_full(void)
 {
     /* one buffer stays free for the last counters of a final stop */
-    return sh.tail - sh.head + 1 >= sh.nbatches;
+    return sh.tail - sh.acked + 1 >= sh.nbatches;
 }
 
 static int batch_begin(uint64_t now, uint64_t base_ns, int final)
 {
-    if (sh.tail - sh.head >= sh.nbatches)
+    if (sh.tail - sh.acked >= sh.nbatches)
         return -1;
-    nsc_batch_hdr hdr = {.version = NSC_WIRE_VERSION, .seq = sh.seq, .base_ns = base_ns,
-                         .sent_ns = now, .proc = sh.cfg.proc, .final = (uint8_t)final};
+    nsc_batch_hdr hdr = {.version = NSC_WIRE_VERSION, .seq = sh.seq, .stream = sh.stream,
+                         .base_ns = base_ns, .sent_ns = now, .proc = sh.cfg.proc,
+                         .final = (uint8_t)final};
     hdr.proc.pid = nsc_g_pid;
     uint8_t *buf = sh.mem + (sh.tail % sh.nbatches) * BATCH_CAP;
     if (nsc_enc_begin(&sh.enc, buf, BATCH_CAP, &hdr) != 0 ||
@@ -103,13 +124,32 @@ static void batch_finish(void)
     sh.open = 0;
 }
 
+/* Does the agent acknowledge? Its ack endpoint's socket file exists (it binds
+ * it before the batch endpoint). Once seen, for the life of the process: a
+ * batch released unacknowledged could be lost uncounted. */
+static void probe_acks(uint64_t now)
+{
+    if (sh.acks || !sh.ack || now - sh.acks_probed < ACK_PROBE_NS)
+        return;
+    sh.acks_probed = now;
+    char path[sizeof sh.cfg.endpoint + 8];
+    struct stat st;
+    snprintf(path, sizeof path, "%.*s.ack", (int)(sizeof sh.cfg.endpoint - 1),
+             sh.cfg.endpoint + strlen("ipc://"));
+    sh.acks = stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 static void send_backlog(uint64_t now)
 {
+    if (sh.head < sh.tail)
+        probe_acks(now);
     while (sh.head < sh.tail && sh.sock) {
-        const uint8_t *buf = sh.mem + (sh.head % sh.nbatches) * BATCH_CAP;
+        uint8_t *buf = sh.mem + (sh.head % sh.nbatches) * BATCH_CAP;
+        nsc_wire_set_acked(buf, sh.acked);
         if (zmq_send(sh.sock, buf, sh.lens[sh.head % sh.nbatches], ZMQ_DONTWAIT) < 0) {
             if (!sh.failing_since)
                 sh.failing_since = now;
+            sh.acks_probed = 0;  /* an agent coming back may be a newer one */
             return;
         }
         if (sh.failing_since && now - sh.failing_since >= GAP_NS)
@@ -117,7 +157,41 @@ static void send_backlog(uint64_t now)
         sh.failing_since = 0;
         sh.last_ok = sh.last_progress = now;
         sh.head++;
+        if (!sh.acks)
+            sh.acked = sh.head;
     }
+}
+
+/* One acknowledgement: STORED releases what the agent has in its spool; a
+ * RESEND (the agent lacks `next`: a predecessor was killed holding it) sends
+ * again from there, once per agent instance and point, as the batches
+ * already on their way after the gap bring the same request again. */
+static void take_ack(const nsc_ack *a, uint64_t now)
+{
+    if (a->stream != sh.stream)
+        return;
+    if (a->kind == NSC_ACK_STORED) {
+        if (a->next > sh.acked)
+            sh.acked = a->next < sh.tail ? a->next : sh.tail;
+        if (sh.head < sh.acked)
+            sh.head = sh.acked;
+        return;
+    }
+    if (a->next < sh.acked || a->next >= sh.head ||
+        (a->instance == sh.resend_instance && a->next == sh.resend_next))
+        return;
+    sh.resend_instance = a->instance;
+    sh.resend_next = sh.head = a->next;
+    reset_defs(now);  /* the new agent knows no definition sent before `next` */
+}
+
+static void take_acks(uint64_t now)
+{
+    uint8_t buf[NSC_ACK_LEN + 1];
+    nsc_ack a;
+    for (int n; sh.ack && (n = zmq_recv(sh.ack, buf, sizeof buf, ZMQ_DONTWAIT)) >= 0;)
+        if (nsc_ack_decode(buf, (size_t)n, &a) == NSC_WIRE_OK)
+            take_ack(&a, now);
 }
 
 /* ---- encoding ---------------------------------------------------------------- */
@@ -318,6 +392,7 @@ static void pass(uint64_t now)
     if (now - sh.defs_reset >= DEFS_REPEAT_NS)
         reset_defs(now);
     announce(now);
+    take_acks(now);
     send_backlog(now);
     size_t n = drain(now);
     if (sh.open && now - sh.open_since >= BATCH_MAX_AGE_NS)
@@ -367,18 +442,36 @@ static int agent_bound(void)
            S_ISSOCK(st.st_mode);
 }
 
-/* Send what the backlog holds until it is empty, the deadline passes, or the
- * agent accepted nothing for STALL_NS and is not bound to the endpoint (it
- * is absent: don't hold NCCL up). */
+/* Send what the backlog holds until all of it is acknowledged (or sent, to
+ * an agent that does not acknowledge), the deadline passes, or the agent
+ * accepted nothing for STALL_NS and is not bound to the endpoint (it is
+ * absent: don't hold NCCL up). With everything sent, the wait for the
+ * acknowledgements sleeps on their socket: a thousand ranks exiting at once
+ * must not take the agent's CPU by polling. An acknowledgement published
+ * before this process's SUB was connected is lost, and no later batch will
+ * bring another: after ACK_RETRY_NS without one, the last batch is sent
+ * again (the agent answers a batch it stored with its mark, which covers the
+ * ones before it; one it lacks, with a resend request). */
 static void flush(uint64_t deadline)
 {
     sh.last_progress = nsc_mono_ns();
     int bound = deadline > sh.last_progress && agent_bound();
+    uint64_t acked = sh.acked, acked_at = sh.last_progress;
     for (uint64_t now = sh.last_progress;; now = nsc_mono_ns()) {
+        take_acks(now);
+        if (sh.acked != acked || sh.head != sh.tail)
+            acked = sh.acked, acked_at = now;
+        else if (now - acked_at >= ACK_RETRY_NS)
+            sh.head = sh.tail - 1, acked_at = now;
         send_backlog(now);
-        if (sh.head == sh.tail || now >= deadline || (!bound && now - sh.last_progress >= STALL_NS))
+        if (sh.acked == sh.tail || now >= deadline || (!bound && now - sh.last_progress >= STALL_NS))
             break;
-        nap(IDLE_SLEEP_NS);
+        zmq_pollitem_t it = {sh.ack, 0, ZMQ_POLLIN, 0};
+        uint64_t wait = deadline - now < ACK_RETRY_NS ? deadline - now : ACK_RETRY_NS;
+        if (sh.head == sh.tail && sh.ack)
+            zmq_poll(&it, 1, (long)(wait / MS) + 1);
+        else
+            nap(IDLE_SLEEP_NS);
     }
 }
 
@@ -391,18 +484,43 @@ static void *ship_main(void *arg)
     drain_all();
     flush(deadline);
     uint64_t now = nsc_mono_ns();
-    if (sh.head < sh.tail) {
+    if (sh.acked < sh.tail) {
         char why[80] = "agent unreachable";
         if (agent_bound())
-            snprintf(why, sizeof why, "agent too slow: not taken within NCCLSCOPE_FLUSH_MS=%u", sh.cfg.flush_ms);
+            snprintf(why, sizeof why, "agent too slow: not %s within NCCLSCOPE_FLUSH_MS=%u",
+                     sh.head < sh.tail ? "taken" : "acknowledged", sh.cfg.flush_ms);
         nsc_log(NSC_LOG_WARN, "ncclscope: %llu batches not delivered to %s (%s)",
-                (unsigned long long)(sh.tail - sh.head), sh.cfg.endpoint, why);
+                (unsigned long long)(sh.tail - sh.acked), sh.cfg.endpoint, why);
     }
     int linger = (int)(deadline > now ? (deadline - now) / MS : 0);
     zmq_setsockopt(sh.sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(sh.sock);
     sh.sock = NULL;
+    if (sh.ack)
+        zmq_close(sh.ack);
+    sh.ack = NULL;
     return NULL;
+}
+
+/* The SUB for acknowledgements on <endpoint>.ack (ipc only: an agent), its
+ * subscription this stream's id. Without it the shipper releases batches once
+ * sent, as to an agent that does not acknowledge. */
+static void open_acks(void)
+{
+    char ep[sizeof sh.cfg.endpoint + 8];
+    uint8_t topic[8];
+    int linger = 0;
+    if (strncmp(sh.cfg.endpoint, "ipc://", strlen("ipc://")) != 0 ||
+        !(sh.ack = zmq_socket(sh.zctx, ZMQ_SUB)))
+        return;
+    for (int i = 0; i < 8; i++)
+        topic[i] = (uint8_t)(sh.stream >> (56 - 8 * i));
+    snprintf(ep, sizeof ep, "%s.ack", sh.cfg.endpoint);
+    if (zmq_setsockopt(sh.ack, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+        zmq_setsockopt(sh.ack, ZMQ_SUBSCRIBE, topic, sizeof topic) != 0 || zmq_connect(sh.ack, ep) != 0) {
+        zmq_close(sh.ack);
+        sh.ack = NULL;
+    }
 }
 
 static int open_socket(void)
@@ -420,7 +538,18 @@ static int open_socket(void)
         sh.sock = NULL;
         return -1;
     }
+    open_acks();
     return 0;
+}
+
+/* A stream id: random, never 0 (0 says "no acknowledgements"). Without
+ * getrandom, the time and pid: unique enough among one agent's processes. */
+static uint64_t new_stream(void)
+{
+    uint64_t id = 0;
+    if (getrandom(&id, sizeof id, GRND_NONBLOCK) != (ssize_t)sizeof id)
+        id = nsc_mono_ns() * 0x9e3779b97f4a7c15ull ^ nsc_g_pid;
+    return id ? id : 1;
 }
 
 static int backlog_alloc(uint64_t bytes)
@@ -449,6 +578,8 @@ int nsc_shipper_start(const nsc_config *cfg)
     sh.cfg = *cfg;
     if (backlog_alloc(cfg->buffer_bytes) != 0)
         return -1;
+    if (!sh.stream)
+        sh.stream = new_stream();
     sh.zctx = zmq_ctx_new();
     if (!sh.zctx)
         return -1;
@@ -471,6 +602,9 @@ int nsc_shipper_start(const nsc_config *cfg)
     if (rc != 0) {
         zmq_close(sh.sock);
         sh.sock = NULL;
+        if (sh.ack)
+            zmq_close(sh.ack);
+        sh.ack = NULL;
         zmq_ctx_term(sh.zctx);
         sh.zctx = NULL;
         return -1;
@@ -503,15 +637,17 @@ int nsc_shipper_running(void)
 void nsc_shipper_forget(void)
 {
     sh.zctx = NULL;
-    sh.sock = NULL;
+    sh.sock = sh.ack = NULL;
     sh.running = 0;
 }
 
 void nsc_shipper_reset_stream(void)
 {
-    sh.head = sh.tail = 0;
+    sh.acked = sh.head = sh.tail = 0;
     sh.open = 0;
     sh.seq = 0;
+    sh.stream = 0;  /* a new one at start: the parent's acknowledgements are not ours */
+    sh.acks = 0;
     sh.failing_since = 0;
     reset_defs(0);
 }

@@ -73,7 +73,7 @@ static void spool_flipped(unsigned n, uint32_t pad, size_t flip)
         if (flip < len)
             buf[flip] ^= 0x10;
         nsc_spool_tally t = {b.seq + 1, b.seq + 1};
-        cr_assert_eq(nsc_spool_put(spool, buf, len, &t), 0);
+        cr_assert_eq(nsc_spool_put(spool, buf, len, &t, NULL, 0), 0);
     }
 }
 

@@ -222,3 +222,151 @@ Test(pxn, index_matches_brute_force)
     cr_assert_gt(st.pending, 100);
     nsc_pxn_free(x);
 }
+
+typedef struct unsaved {
+    uint64_t hid[8];
+    unsigned n;
+} unsaved;
+
+static void note_unsaved(void *arg, uint64_t hid, uint64_t proxy_key, const nsc_event *ev)
+{
+    unsaved *u = arg;
+    cr_assert_lt(u->n, 8);
+    cr_assert_eq(proxy_key, 200);
+    cr_assert(ev->flags & NSC_EVF_FOREIGN);
+    u->hid[u->n++] = hid;
+}
+
+/* What a save must write: the events held since the last one, then the
+ * saved ones that left (resolved or given up); a restored event is saved
+ * already, keeps its id, and later ids do not reuse it. */
+Test(pxn, saves_what_changed_and_restores)
+{
+    nsc_pxn *x = make(2);
+    nsc_event a = foreign_op(1, 1000 * MS, 100, 0x1), b = foreign_op(2, 1000 * MS, 300, 0x2);
+    nsc_pxn_submit(x, 200, 200, &a, 0);
+    nsc_pxn_submit(x, 200, 200, &b, 0);
+    unsaved u = {0};
+    size_t ngone;
+    nsc_pxn_unsaved(x, note_unsaved, &u);
+    cr_assert_eq(u.n, 2);
+    nsc_pxn_gone(x, &ngone);
+    cr_assert_eq(ngone, 0);
+    nsc_pxn_saved(x);
+    u.n = 0;
+    nsc_pxn_unsaved(x, note_unsaved, &u);
+    cr_assert_eq(u.n, 0, "saved: nothing to write again");
+    /* a's origin arrives: a resolves and leaves. */
+    known[nknown++] = 100;
+    nsc_event c = coll(0x1, 1000 * MS - 1, 1, 0);
+    nsc_pxn_note(x, 100, &c);
+    nsc_pxn_tick(x, 1 * MS);
+    cr_assert_eq(nout, 1);
+    const uint64_t *gone = nsc_pxn_gone(x, &ngone);
+    cr_assert_eq(ngone, 1);
+    cr_assert_eq(gone[0], 1, "a's id");
+    nsc_pxn_saved(x);
+    nsc_pxn_free(x);
+
+    /* The next agent process: b comes back as saved, the queue of 2 then
+     * full, so a third restored event is given up; its id must go. */
+    x = make(2);
+    nsc_event d = foreign_op(4, 1000 * MS, 300, 0x4), e = foreign_op(5, 1000 * MS, 300, 0x5);
+    cr_assert_eq(nsc_pxn_restore(x, 2, 200, 200, &b, 0), 0);
+    cr_assert_eq(nsc_pxn_restore(x, 7, 200, 200, &d, 0), 0);
+    cr_assert_eq(nsc_pxn_restore(x, 8, 200, 200, &e, 0), 0);
+    cr_assert_eq(nout, 1);
+    cr_assert(out[0].ev.flags & NSC_EVF_UNRESOLVED);
+    gone = nsc_pxn_gone(x, &ngone);
+    cr_assert_eq(ngone, 1);
+    cr_assert_eq(gone[0], 8);
+    cr_assert_eq(nsc_pxn_restore(x, 9, 200, 200, &e, 0), 0, "gone has room for 2");
+    cr_assert_eq(nsc_pxn_restore(x, 10, 200, 200, &e, 0), -1, "gone is full: save first");
+    nsc_pxn_stats st;
+    nsc_pxn_stats_get(x, &st);
+    cr_assert_eq(st.restored, 4, "the refused one is not");
+    cr_assert_eq(st.overflow, 2);
+    u.n = 0;
+    nsc_pxn_unsaved(x, note_unsaved, &u);
+    cr_assert_eq(u.n, 0, "restored events are saved");
+    nsc_pxn_saved(x);
+    nsc_pxn_drain(x);
+    nsc_event f = foreign_op(6, 1000 * MS, 300, 0x6);
+    nsc_pxn_submit(x, 200, 200, &f, 0);
+    u.n = 0;
+    nsc_pxn_unsaved(x, note_unsaved, &u);
+    cr_assert_eq(u.n, 1);
+    cr_assert_eq(u.hid[0], 10, "after the ids restored");
+    nsc_pxn_free(x);
+}
+
+typedef struct remembered {
+    uint64_t key[8], id[8], new_id[8];
+    uint32_t origin_pid[8];
+    int32_t rank[8];
+    unsigned n;
+} remembered;
+
+static void note_entry(void *arg, uint64_t key, const nsc_event *ev, uint32_t origin_pid, uint64_t new_id)
+{
+    remembered *r = arg;
+    cr_assert_lt(r->n, 8);
+    r->key[r->n] = key;
+    r->id[r->n] = ev->id;
+    r->rank[r->n] = ev->rank;
+    r->origin_pid[r->n] = origin_pid;
+    r->new_id[r->n++] = new_id;
+}
+
+/* What a successor needs of a predecessor's memory: the candidates and the
+ * moved events since a sequence; given back, a foreign event whose origin
+ * and a child whose foreign parent only the predecessor saw re-attach as
+ * they would have there, under the predecessor's ids. */
+Test(pxn, successor_resolves_with_what_was_remembered)
+{
+    nsc_pxn *x = make(8);
+    known[nknown++] = 100;
+    nsc_event c = coll(0x7, 1000 * MS, 3, 5), op = foreign_op(20, 1001 * MS, 100, 0x7);
+    nsc_pxn_note(x, 100, &c);
+    remembered cands = {0}, moved = {0};
+    cr_assert_eq(nsc_pxn_candidates(x, 0, note_entry, &cands), 1);
+    cr_assert_eq(nsc_pxn_candidates(x, 1, note_entry, &cands), 1, "nothing new since 1");
+    cr_assert_eq(cands.n, 1);
+    cr_assert_eq(cands.key[0], 100);
+    cr_assert_eq(cands.id[0], 0x7);
+    cr_assert_eq(cands.rank[0], 5);
+    cr_assert_eq(cands.new_id[0], 0, "a candidate");
+    nsc_pxn_submit(x, 200, 200, &op, 0);
+    cr_assert_eq(nout, 1);
+    uint64_t given = out[0].ev.id;
+    cr_assert_eq(nsc_pxn_moved_since(x, 0, note_entry, &moved), 1);
+    cr_assert_eq(moved.key[0], 200);
+    cr_assert_eq(moved.id[0], 20, "the proxy's id");
+    cr_assert_eq(moved.origin_pid[0], 100);
+    cr_assert_eq(moved.new_id[0], given);
+    nsc_pxn_free(x);
+
+    /* The successor: processes under new keys (the origin's is 100 again,
+     * as the test's registry names them by pid). */
+    x = make(8);
+    nsc_event back = coll(cands.id[0], 1000 * MS, 3, cands.rank[0]),
+              moved_op = {.id = moved.id[0], .start_ns = 1001 * MS, .rank = 5, .ctx = 3};
+    nsc_pxn_note(x, 100, &back);
+    nsc_pxn_moved(x, 200, &moved_op, moved.origin_pid[0], moved.new_id[0]);
+    nsc_event step = {.id = 21, .parent = 20, .start_ns = 1002 * MS, .type = NSC_T_PROXY_STEP,
+                      .flags = NSC_EVF_FOREIGN, .origin_pid = 100, .ctx = NSC_CTX_NONE};
+    nsc_event op2 = foreign_op(30, 1003 * MS, 100, 0x7);
+    nsc_pxn_submit(x, 200, 200, &step, 0);
+    cr_assert_eq(nout, 0, "the origin is not heard yet: the child waits");
+    known[nknown++] = 100;
+    nsc_pxn_tick(x, 10 * MS);
+    cr_assert_eq(nout, 1);
+    cr_assert_eq(out[0].section, 100);
+    cr_assert_eq(out[0].ev.parent, given, "under the id the predecessor gave its parent");
+    cr_assert_eq(out[0].ev.rank, 5);
+    nsc_pxn_submit(x, 200, 200, &op2, 10 * MS);
+    cr_assert_eq(nout, 2);
+    cr_assert_eq(out[1].ev.parent, 0x7, "the predecessor's candidate");
+    cr_assert_eq(out[1].ev.ctx, 3);
+    nsc_pxn_free(x);
+}

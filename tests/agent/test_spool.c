@@ -57,7 +57,7 @@ Test(spool, cap_accounting_is_exact, .init = make_dir, .fini = remove_dir)
     for (unsigned i = 0; i < 25; i++) {
         memset(buf, (uint8_t)nsc_spool_next_seq(s), sizeof buf);
         nsc_spool_tally t = {.events = i, .records = 2 * i};
-        int rc = nsc_spool_put(s, buf, i == 12 ? 400 : sizeof buf, &t);
+        int rc = nsc_spool_put(s, buf, i == 12 ? 400 : sizeof buf, &t, NULL, 0);
         cr_assert(rc == 0 || rc == 1);
         if (rc == 0)
             stored++;
@@ -123,10 +123,10 @@ Test(spool, delete_acknowledged, .init = make_dir, .fini = remove_dir)
     for (unsigned i = 0; i < 5; i++) {
         memset(buf, (uint8_t)i, sizeof buf);
         nsc_spool_tally t = {.events = 10 + i, .records = 2 * (10 + i)};
-        cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 0);
+        cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
     }
     nsc_spool_tally t = {1, 2};
-    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 1, "the cap is reached");
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 1, "the cap is reached");
     uint64_t deleted = 0, acks[] = {3, 1, 99, 3};
     nsc_spool_tally gone = {0, 0};
     cr_assert_eq(nsc_spool_delete(s, acks, 4, &deleted, &gone), 0);
@@ -142,7 +142,7 @@ Test(spool, delete_acknowledged, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(sn.n, 3);
     cr_assert_eq(sn.events, 10 + 12 + 14);
     memset(buf, 5, sizeof buf);
-    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 0, "deleting made room");
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0, "deleting made room");
     uint64_t rest[] = {0, 2, 4, 5};
     cr_assert_eq(nsc_spool_delete(s, rest, 4, &deleted, &gone), 0);
     cr_assert_eq(deleted, 6);
@@ -167,7 +167,7 @@ Test(spool, quarantine_moves_aside, .init = make_dir, .fini = remove_dir)
     for (unsigned i = 0; i < 4; i++) {
         memset(buf, (uint8_t)i, sizeof buf);
         nsc_spool_tally t = {.events = 10 + i, .records = 2 * (10 + i)};
-        cr_assert_eq(nsc_spool_put(s, buf, sizeof buf - i, &t), 0);
+        cr_assert_eq(nsc_spool_put(s, buf, sizeof buf - i, &t, NULL, 0), 0);
     }
     size_t len = 0;
     nsc_spool_tally t = {0, 0};
@@ -251,7 +251,7 @@ Test(spool, epoch, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
     uint64_t e = nsc_spool_epoch(s);
     cr_assert_neq(e, 0);
-    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t), 0);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
     uint64_t seq = 0, deleted = 0;
     nsc_spool_tally gone = {0, 0};
     cr_assert_eq(nsc_spool_delete(s, &seq, 1, &deleted, &gone), 0);
@@ -271,4 +271,152 @@ Test(spool, epoch, .init = make_dir, .fini = remove_dir)
 
     uint64_t a = epoch_of_new_spool("x"), b = epoch_of_new_spool("x");
     cr_assert(a != 0 && b != 0 && a != b && a != e, "every new spool has its own epoch");
+}
+
+/* A plugin stream's mark is stored with the batch that holds its records, and
+ * with a refusal too (what was refused is counted, not to be sent again); it
+ * survives a reopen (the agent's kill) and is gone once forgotten. */
+Test(spool, stream_marks_persist, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[1000] = {0};
+    nsc_spool_tally t = {1, 1};
+    nsc_spool_mark a = {0xa, 5}, b = {0xb, 9}, both[] = {{0xa, 7}, {0xb, 12}};
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xa), 0, "an unknown stream");
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, &a, 1), 0);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, &b, 1), 0);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, both, 2), 1, "over the cap: refused");
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xa), 7);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xb), 12);
+    nsc_spool_stream_forget(s, 0xa);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xa), 0);
+    cr_assert_eq(nsc_spool_stream_next(s, 0xb), 12);
+    nsc_spool_close(s);
+}
+
+typedef struct held_seen {
+    uint64_t ids[8];
+    uint32_t pids[8];
+    unsigned n;
+} held_seen;
+
+static int note_held(void *arg, const nsc_spool_held *h)
+{
+    held_seen *s = arg;
+    cr_assert_lt(s->n, 8);
+    cr_assert_eq(h->ev.id, h->id * 10, "the event saved with its id");
+    s->pids[s->n] = h->proxy.pid;
+    s->ids[s->n++] = h->id;
+    return 0;
+}
+
+static nsc_spool_held held_rec(uint64_t id)
+{
+    nsc_spool_held h;
+    memset(&h, 0, sizeof h);
+    h.id = id;
+    h.proxy.pid = 4000 + (uint32_t)id;
+    snprintf(h.proxy.host, sizeof h.proxy.host, "node0");
+    h.ev = (nsc_event){.id = id * 10, .type = NSC_T_PROXY_OP, .flags = NSC_EVF_FOREIGN};
+    return h;
+}
+
+/* Held PXN events (and the resolver's last id) go in and out with the put
+ * that stores (or refuses) its batch. */
+Test(spool, held_events_commit_with_the_batch, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[1000] = {0};
+    nsc_spool_tally t = {1, 1};
+    nsc_spool_held add[] = {held_rec(1), held_rec(2), held_rec(3)}, late = held_rec(4);
+    uint64_t del[] = {2, 99};  /* 99 was never saved: skipped */
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    nsc_spool_held_change c = {.add = add, .nadd = 3};
+    nsc_spool_held_stage(s, &c);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
+    cr_assert_eq(c.written, 1);
+    cr_assert_eq(nsc_spool_pxn_last_id(s), 0, "no re-attached id given yet");
+    nsc_spool_held_change d = {.add = &late, .nadd = 1, .del = del, .ndel = 2, .last_id = 42};
+    nsc_spool_held_stage(s, &d);
+    cr_assert_eq(nsc_spool_put(s, buf, 2000, &t, NULL, 0), 1, "over the cap: refused");
+    cr_assert_eq(d.written, 1, "the refusal counts the batch, and writes the held events' changes");
+    nsc_spool_held_stage(s, NULL);
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    held_seen seen = {0};
+    cr_assert_eq(nsc_spool_held_foreach(s, note_held, &seen), 0);
+    cr_assert_eq(seen.n, 3);
+    cr_assert_eq(seen.ids[0], 1);
+    cr_assert_eq(seen.ids[1], 3);
+    cr_assert_eq(seen.ids[2], 4);
+    cr_assert_eq(seen.pids[2], 4004, "with its proxy's identity");
+    cr_assert_eq(nsc_spool_pxn_last_id(s), 42, "the resolver's last id, for its successor");
+    nsc_spool_close(s);
+}
+
+Test(spool, streams_listed_and_counted, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[100] = {0};
+    nsc_spool_tally t = {1, 1};
+    nsc_spool_mark m[] = {{0xb, 3}, {0xa, 5}};
+    cr_assert_eq(nsc_spool_open(&s, dir, 2500, err), 0, "%s", err);
+    cr_assert_eq(nsc_spool_streams_count(s), 0);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, m, 2), 0);
+    uint64_t *ids;
+    size_t n;
+    cr_assert_eq(nsc_spool_streams(s, &ids, &n), 0);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(ids[0], 0xa);
+    cr_assert_eq(ids[1], 0xb);
+    free(ids);
+    nsc_spool_stream_forget(s, 0xa);
+    cr_assert_eq(nsc_spool_streams_count(s), 1);
+    nsc_spool_close(s);
+}
+
+static int note_cand(void *arg, const nsc_spool_cand *c)
+{
+    uint64_t *ids = arg;
+    cr_assert_lt(ids[0], 16);
+    ids[1 + ids[0]++] = c->id;
+    return 0;
+}
+
+/* The resolver's memory goes in chunks with each put; the chunks older than
+ * the newest cand_keep go, the rest is read in order after a reopen. */
+Test(spool, candidates_kept_newest, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[100] = {0};
+    nsc_spool_tally t = {1, 1};
+    nsc_spool_cand c[4];
+    memset(c, 0, sizeof c);
+    for (unsigned i = 0; i < 4; i++)
+        c[i] = (nsc_spool_cand){.id = i + 1, .host = nsc_spool_host_hash("node0"), .pid = 7};
+    cr_assert_neq(nsc_spool_host_hash("node0"), nsc_spool_host_hash("node1"));
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    nsc_spool_held_change a = {.cand = c, .ncand = 2, .cand_keep = 3}, b = {.cand = c + 2, .ncand = 2, .cand_keep = 2};
+    nsc_spool_held_stage(s, &a);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    nsc_spool_held_stage(s, &b);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
+    nsc_spool_held_stage(s, NULL);
+    uint64_t ids[17] = {0};
+    cr_assert_eq(nsc_spool_cands_foreach(s, note_cand, ids), 0);
+    /* 1 and 2 were one chunk, both older than the newest 2: it went (a
+     * chunk goes whole, once none of it is among the newest). */
+    cr_assert_eq(ids[0], 2);
+    cr_assert_eq(ids[1], 3);
+    cr_assert_eq(ids[2], 4);
+    nsc_spool_close(s);
 }

@@ -36,6 +36,19 @@
 #                 seq, counts them, delivers the rest and sends neither
 #                 again; the collector stores no corrupt value (emitted =
 #                 stored + quarantined + dropped).
+# agent_kills:    2 nodes x 4 ranks, a paced ring job at full event mask; the
+#                 node agents are killed -9 ($kills times in all, each once it
+#                 has taken batches again) and restarted while the job runs:
+#                 what a killed agent held is sent again to its successor or
+#                 counted by the plugins; emitted = stored + counted, by type,
+#                 nothing twice.
+# agent_kills_pxn: the same with the PXN scenario: the foreign events an
+#                 agent held when it was killed, and what it knew of their
+#                 origins, are its successor's (the spool keeps them): every
+#                 foreign event is stored re-attached, none lost.
+# agent_unheard:  the agents are killed -9 mid-job and restarted after it
+#                 ended: the stream marks of the processes that ended while
+#                 no agent ran are deleted linger_ms after the start.
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 case $mode in ranks1000 | comms100) nodes=1 ;; esac
@@ -266,6 +279,49 @@ poisoned_spool)
     stop collector
     "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/db" "$job" --lost $((quarantined + dropped - nulls)) ||
         die "emitted != stored + quarantined + dropped"
+    ;;
+agent_kills | agent_kills_pxn)
+    kills=${NSC_AGENT_KILLS:-20}
+    scenario=ring agent_args=()
+    # PXN: a foreign event waits up to 10 s for its origin (a loaded machine
+    # may take seconds to bring a restarted agent every process's batches)
+    [ "$mode" = agent_kills ] || scenario=pxn agent_args=(--pxn-hold-ms 10000)
+    start_collector 0
+    for n in 0 1; do start_agent $n "${agent_args[@]}"; done
+    # about 10 s of paced iterations: the kills end long before the job does
+    emulate --ranks-per-node 4 --iters 200 --pace-us 50000 --progress "$dir/progress" &
+    emu=$!
+    wait_until 60 issued_at_least 5 || die "the job did not start"
+    for k in $(seq "$kills"); do
+        n=$((k % 2))
+        # the agent took batches (it holds some in memory or in its queue)
+        wait_until 20 metric_above $n ncclscope_agent_messages_in_total 20 || die "node $n took nothing before kill $k"
+        kill9 agent$n
+        start_agent $n "${agent_args[@]}"
+    done
+    issued=$(cat "$dir/progress")
+    [ "$issued" -lt 200 ] || die "the job ended before the last kill: the kills hit no running job"
+    wait $emu || die "emulator failed"
+    serving
+    plugin_lost
+    echo "$mode: $kills kills by iteration $issued of 200; the plugins counted $dropped events dropped (${by_type#-})" >&2
+    finish "${lost[@]}"
+    ;;
+agent_unheard)
+    start_all
+    scenario=ring emulate --iters 40 --pace-us 50000 --progress "$dir/progress" &
+    emu=$!
+    for n in 0 1; do wait_until 60 metric_above $n ncclscope_agent_spool_streams 1 || die "node $n: no stream marks"; done
+    for n in 0 1; do kill9 agent$n; done
+    wait $emu || die "emulator failed"
+    for n in 0 1; do start_agent $n --linger-ms 1000; done
+    for n in 0 1; do
+        wait_metric $n ncclscope_agent_streams_forgotten_total 2
+        wait_metric $n ncclscope_agent_spool_streams 0
+    done
+    serving
+    for n in 0 1; do stop agent$n; done
+    stop collector
     ;;
 *) die "unknown mode $mode" ;;
 esac

@@ -11,7 +11,8 @@
  *   - every stored PXN (foreign) event is resolved and has its parent among
  *     the events of the same communicator and rank, started no later;
  *     together they equal the foreign stop calls the emulator made, by type;
- *   - no event is stored twice (same type, id, start and stop in one rank);
+ *   - no event is stored twice (same type, id, start and stop in one rank),
+ *     and no id the agents gave a re-attached PXN event is given twice;
  *   - the store's event total equals everything emitted.
  * With --lost N (N events that the pipeline counted as refused or dropped),
  * per rank and type at most what was emitted is stored, and the store's total
@@ -132,6 +133,10 @@ static void check_rank(nsc_store_reader *rd, uint32_t job, const nsc_json *emu, 
     for (size_t i = 1; i < l.n; i++)
         if (by_identity(&l.ev[i - 1], &l.ev[i]) == 0)
             fail("comm %" PRIx64 " rank %d: %s %" PRIx64 " stored twice", comm, (int)rank,
+                 nsc_type_name(l.ev[i].type), l.ev[i].id);
+        else if ((l.ev[i].flags & NSC_EVF_FOREIGN) && l.ev[i - 1].type == l.ev[i].type &&
+                 l.ev[i - 1].id == l.ev[i].id)
+            fail("comm %" PRIx64 " rank %d: re-attached %s id %" PRIx64 " given twice", comm, (int)rank,
                  nsc_type_name(l.ev[i].type), l.ev[i].id);
     free(l.ev);
 }

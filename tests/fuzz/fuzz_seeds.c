@@ -49,6 +49,9 @@ static size_t small_batch(unsigned variant)
 static int wire_seeds(const char *dir)
 {
     int rc = write_seed(dir, "seed-all-records", sample_batch(buf, sizeof buf));
+    nsc_ack_encode(&(nsc_ack){.stream = 1, .next = 2, .instance = 3, .kind = NSC_ACK_RESEND}, buf);
+    if (rc == 0)
+        rc = write_seed(dir, "seed-ack", NSC_ACK_LEN);
     for (unsigned v = 0; v < 6 && rc == 0; v++) {
         char name[32];
         snprintf(name, sizeof name, "seed-small-%u", v);

@@ -5,6 +5,8 @@
  * a batch that decodes to the same values (the codec loses nothing it kept).
  * The scanner (nsc_batch_scan, the agent's reader) must return what the
  * decoder returns for every input and keep exactly what it is asked to.
+ * The same input as an acknowledgement (nsc_ack_decode, the plugin's reader)
+ * is rejected, or re-encodes to the same bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,7 +48,8 @@ static int reencode(const nsc_batch *b, uint8_t *buf, size_t cap, size_t *len)
 static int same_batch(const nsc_batch *a, const nsc_batch *b)
 {
     const nsc_batch_hdr *x = &a->hdr, *y = &b->hdr;
-    return x->version == y->version && x->seq == y->seq && x->base_ns == y->base_ns &&
+    return x->version == y->version && x->seq == y->seq && x->stream == y->stream &&
+           x->acked == y->acked && x->base_ns == y->base_ns &&
            x->sent_ns == y->sent_ns && x->proc.pid == y->proc.pid &&
            x->proc.local_rank == y->proc.local_rank && x->proc.gpu == y->proc.gpu &&
            strcmp(x->proc.job, y->proc.job) == 0 && strcmp(x->proc.host, y->proc.host) == 0 &&
@@ -63,6 +66,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static nsc_scan scan;  /* reused, as the agent reuses its scan */
     uint32_t keep_types = size ? (uint32_t)data[size - 1] * 0x0101u : 0;  /* varies with the input */
     if (scan_check(data, size, keep_types, size ? data[0] : 0, &scan))
+        abort();
+    nsc_ack ack;
+    uint8_t ack_bytes[NSC_ACK_LEN];
+    if (nsc_ack_decode(data, size, &ack) == NSC_WIRE_OK &&
+        (nsc_ack_encode(&ack, ack_bytes), memcmp(ack_bytes, data, size) != 0))
         abort();
     nsc_batch first, second;
     if (nsc_batch_decode(data, size, NULL, &first) != NSC_WIRE_OK)

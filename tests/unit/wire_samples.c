@@ -9,6 +9,8 @@ void sample_hdr(nsc_batch_hdr *h)
     memset(h, 0, sizeof *h);
     h->version = NSC_WIRE_VERSION;
     h->seq = 123456789012ull;
+    h->stream = 0x8badf00ddeadbeefull;
+    h->acked = 123456789000ull;
     h->base_ns = 10000000000000ull;
     h->sent_ns = h->base_ns + 5000000;
     h->proc.pid = 4000000;
