@@ -14,17 +14,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "mono.h"
 #include "prom.h"
 
-/* What is logged at most once a second each (the rest counted in the line). */
-enum { NOTE_CLIENT, NOTE_TOTAL, NOTE_REJECT, NOTE_TIMEOUT, NOTE_CUT, NOTES };
+/* What is logged at most once a second each (the rest counted in the line);
+ * refusals by their reason (nsc_hguard_reject) from NOTE_REJECT on. */
+enum { NOTE_CLIENT, NOTE_TOTAL, NOTE_TIMEOUT, NOTE_CUT, NOTE_REJECT, NOTES = NOTE_REJECT + NSC_HGUARD_REJECTS };
+
+/* A client address and its admitted connections. */
+typedef struct client {
+    uint64_t n;
+} client;
 
 typedef struct hconn {
     nsc_hguard *g;
+    client *cl;                    /* NULL until admitted */
     struct hconn *prev, *next;     /* in accept order: the oldest first */
     struct bufferevent *bev;
     struct evhttp_connection *conn;  /* NULL until admitted */
@@ -122,6 +131,8 @@ static void release(hconn *hc)
     *(hc->prev ? &hc->prev->next : &g->head) = hc->next;
     *(hc->next ? &hc->next->prev : &g->tail) = hc->prev;
     g->n--;
+    if (hc->cl && --hc->cl->n == 0)
+        free(hc->cl);
     if (hc->out_cb)
         evbuffer_remove_cb_entry(bufferevent_get_output(hc->bev), hc->out_cb);
     event_free(hc->timer);
@@ -151,7 +162,11 @@ static hconn *find(nsc_hguard *g, struct evhttp_connection *conn)
 
 size_t nsc_hguard_pending(struct evhttp_connection *conn)
 {
-    return evbuffer_get_length(bufferevent_get_output(evhttp_connection_get_bufferevent(conn)));
+    struct bufferevent *bev = evhttp_connection_get_bufferevent(conn);
+    int queued = 0;  /* the kernel's part: sent or not, not acknowledged */
+    if (ioctl(bufferevent_getfd(bev), SIOCOUTQ, &queued) || queued < 0)
+        queued = 0;
+    return evbuffer_get_length(bufferevent_get_output(bev)) + (size_t)queued;
 }
 
 /* Output written or added. A reply that begins while no handler holds the
@@ -177,34 +192,56 @@ static void output_changed(struct evbuffer *b, const struct evbuffer_cb_info *in
     if (why < 0)
         return;
     g->rejects[why]++;
-    note(g, NOTE_REJECT, "%.3s to %s: %s", line + 9, hc->peer, text[why]);
+    note(g, NOTE_REJECT + why, "%.3s to %s: %s", line + 9, hc->peer, text[why]);
 }
 
 /* Close the connection; its close callback releases hc. While a handler
- * holds a request, only from libevent's side: a socket shut down reads as
- * the client's close, which detaches the request for its owner to end. */
+ * holds a request, only from libevent's side: a socket shut down for reading
+ * reads as the client's close, which detaches the request for its owner to
+ * end. (Not for writing: a write would then raise SIGPIPE.) */
 static void drop(hconn *hc)
 {
     if (hc->busy)
-        shutdown(bufferevent_getfd(hc->bev), SHUT_RDWR);
+        shutdown(bufferevent_getfd(hc->bev), SHUT_RD);
     else
         evhttp_connection_free(hc->conn);
 }
 
-static hconn *oldest_idle(nsc_hguard *g, const hconn *but)
+/* The idle connection to close for room: of the client with the most
+ * connections (a flood from one address displaces its own), the longest
+ * idle of those. */
+static hconn *victim(nsc_hguard *g, const hconn *but)
 {
+    hconn *v = NULL;
     for (hconn *hc = g->head; hc; hc = hc->next)
-        if (hc != but && hc->conn && !hc->busy)
-            return hc;
-    return NULL;
+        if (hc != but && hc->cl && !hc->busy && (!v || hc->cl->n > v->cl->n))
+            v = hc;
+    return v;
 }
 
-static uint64_t from_client(const nsc_hguard *g, const hconn *hc)
+/* hc's client: shared with its other connections, else a new one. */
+static client *client_of(nsc_hguard *g, const hconn *hc)
 {
-    uint64_t n = 0;
-    for (const hconn *o = g->head; o; o = o->next)
-        n += o != hc && o->conn && strcmp(o->peer, hc->peer) == 0;
-    return n;
+    for (hconn *o = g->head; o; o = o->next)
+        if (o != hc && o->cl && strcmp(o->peer, hc->peer) == 0)
+            return o->cl;
+    return calloc(1, sizeof(client));
+}
+
+/* One connection too many: close an idle one (victim), else (new, when not
+ * NULL, is then closed) stop accepting until one closes. */
+static void make_room(nsc_hguard *g, hconn *new)
+{
+    hconn *idle = victim(g, new);
+    if (!idle && !new) {
+        g->full = 1;
+        evconnlistener_disable(g->lev);
+        return;
+    }
+    g->refused_total++;
+    note(g, NOTE_TOTAL, "%" PRIu64 " connections, the limit: closing %s, from %s", g->cap,
+         idle ? "an idle one of the client with the most" : "the new one", idle ? idle->peer : new->peer);
+    drop(idle ? idle : new);
 }
 
 /* Take on a connection accepted in this loop iteration: nothing ran on it
@@ -226,7 +263,7 @@ static void admit(hconn *hc)
                   hc->peer, sizeof hc->peer);
     hc->out_cb = evbuffer_add_cb(bufferevent_get_output(hc->bev), output_changed, hc);
     evhttp_connection_set_closecb(hc->conn, closed, hc);
-    if (from_client(g, hc) >= g->cfg.max_conns_per_client) {
+    if (!(hc->cl = client_of(g, hc)) || ++hc->cl->n > g->cfg.max_conns_per_client) {
         g->refused_client++;
         note(g, NOTE_CLIENT, "%s has http_max_conns_per_client (%" PRIu64 ") connections: closing its new one",
              hc->peer, g->cfg.max_conns_per_client);
@@ -234,13 +271,8 @@ static void admit(hconn *hc)
         return;
     }
     arm(hc, g->cfg.header_timeout_ms);
-    if (g->n <= g->cap)
-        return;
-    hconn *idle = oldest_idle(g, hc);
-    g->refused_total++;
-    note(g, NOTE_TOTAL, "%" PRIu64 " connections, the limit: closing the %s one, from %s", g->cap,
-         idle ? "longest idle" : "new", idle ? idle->peer : hc->peer);
-    drop(idle ? idle : hc);
+    if (g->n > g->cap)
+        make_room(g, hc);
 }
 
 void nsc_hguard_cut(nsc_hguard *g, struct evhttp_connection *conn, enum nsc_hguard_cut why)
@@ -277,7 +309,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 
 /* evhttp's hook for each new connection's bufferevent: the connection
  * begins. Admission waits for the loop (the fd and the connection come once
- * this returns); a full house stops the accept loop here. */
+ * this returns); a full house makes room here, or stops the accept loop. */
 static struct bufferevent *new_bev(struct event_base *base, void *arg)
 {
     nsc_hguard *g = arg;
@@ -295,10 +327,8 @@ static struct bufferevent *new_bev(struct event_base *base, void *arg)
     hc->prev = g->tail;
     *(g->tail ? &g->tail->next : &g->head) = hc;
     g->tail = hc;
-    if (++g->n > g->cap && !g->full) {
-        g->full = 1;
-        evconnlistener_disable(g->lev);
-    }
+    if (++g->n > g->cap && !g->full)
+        make_room(g, NULL);  /* another connection's, so the accept loop goes on */
     event_active(hc->timer, EV_TIMEOUT, 1);
     return hc->bev;
 }
@@ -353,6 +383,10 @@ nsc_hguard *nsc_hguard_new(struct event_base *base, struct evhttp *http, struct 
     g->prog = prog;
     g->cap = capacity(cfg, prog);
     g->lev = evhttp_bound_socket_get_listener(bs);
+    /* evhttp listens with a backlog of 128: a burst of connections beyond it
+     * has the kernel drop SYNs, and every client then waits a second to retry,
+     * /healthz's too. The kernel caps this at net.core.somaxconn. */
+    listen(evhttp_bound_socket_get_fd(bs), SOMAXCONN);
     evhttp_set_max_body_size(http, (ev_ssize_t)(cfg->max_body_kb << 10));
     evhttp_set_max_headers_size(http, (ev_ssize_t)(cfg->max_headers_kb << 10));
     evhttp_set_bevcb(http, new_bev, g);

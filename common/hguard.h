@@ -57,7 +57,7 @@ typedef struct nsc_hguard_cfg {
                "an HTTP client that takes nothing of its reply this long is cut off"),                         \
     NSC_OPT_NUM(T, "http_max_conns", ENV "_HTTP_MAX_CONNS", field.max_conns, "512",                           \
                 "HTTP connections at once (also at most RLIMIT_NOFILE - http_fd_reserve); "                    \
-                "beyond it the longest idle one is closed"),                                                   \
+                "beyond it an idle one of the client with the most is closed"),                                                   \
     NSC_OPT_NUM(T, "http_max_conns_per_client", ENV "_HTTP_MAX_CONNS_PER_CLIENT", field.max_conns_per_client, \
                 "32", "HTTP connections at once from one client address"),                                     \
     NSC_OPT_NUM(T, "http_fd_reserve", ENV "_HTTP_FD_RESERVE", field.fd_reserve, "256",                        \
@@ -93,7 +93,8 @@ enum nsc_hguard_cut { NSC_HGUARD_STALLED, NSC_HGUARD_OVERFULL, NSC_HGUARD_CUTS }
  * from the event loop soon after, the request detached as on a client's
  * close. For a reply whose data waits in the connection's output. */
 void nsc_hguard_cut(nsc_hguard *g, struct evhttp_connection *conn, enum nsc_hguard_cut why);
-/* Bytes of conn's reply waiting to be written. */
+/* Bytes of conn's reply its client has not taken: waiting to be written and
+ * in the kernel's send queue. */
 size_t nsc_hguard_pending(struct evhttp_connection *conn);
 
 /* Append the guard's gauges and counters, named PREFIX_http_... */
