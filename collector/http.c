@@ -20,6 +20,7 @@
 #include "hguard.h"
 #include "jobmetrics.h"
 #include "json.h"
+#include "prom.h"
 #include "qstream.h"
 #include "rcmetrics.h"
 #include "query.h"
@@ -190,6 +191,10 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     nsc_rcmetrics_render(h->rcm, b);
     nsc_qstreams_render(h->queries, b);
     nsc_hguard_render(h->guard, "ncclscope_collector", b);
+    uint64_t sse = 0;
+    for (const sse_client *s = h->clients; s; s = s->next)
+        sse++;
+    nsc_prom_u64(b, "ncclscope_collector_live_clients", "gauge", "/api/v1/live clients connected", sse);
     if (c->chcache)
         nsc_chcache_render(c->chcache, b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");

@@ -32,8 +32,8 @@
 #            (EMFILE): HTTP stops accepting for http_accept_backoff_ms, one
 #            log line each time, no spin; it serves again afterwards.
 #   sse:     20 /api/v1/live clients that never read are cut off once their
-#            unsent output passes http_sse_buffer_kb, and their connections
-#            freed.
+#            unsent output passes http_sse_buffer_kb, their connections freed
+#            and their entries dropped (ncclscope_collector_live_clients 0).
 #   neverread: 8 timeline clients that never read hold every query slot; the
 #            guard cuts them after http_write_timeout_ms, which frees the
 #            slots: other queries are answered again (not 503).
@@ -269,6 +269,7 @@ sse)
     wait_until 60 collector_metric_is 'ncclscope_collector_http_cutoffs_total{reason="overfull"}' 20 ||
         die "never-reading live clients not cut off: $(collector_metric 'ncclscope_collector_http_cutoffs_total{reason="overfull"}')"
     wait_until 10 collector_metric_is ncclscope_collector_http_connections 1 || die "their connections were not freed"
+    [ "$(collector_metric ncclscope_collector_live_clients)" = 0 ] || die "live clients kept: $(collector_metric ncclscope_collector_live_clients)"
     health_ok
     grep -q "cutting 127.0.0.1 off: its reply's unsent output is over the limit" "$dir/collector.log" || die "not logged"
     timeout 1.5 curl -s -N "http://127.0.0.1:$http/api/v1/live" > "$dir/sse" || true
