@@ -214,6 +214,7 @@ bigreq)
     [ "$(collector_metric "$m{reason=\"head_too_large\"}")" = 2 ] || die "header and URL not counted"
     grep -q "413 to 127.0.0.1: body over http_max_body_kb" "$dir/collector.log" || die "body: peer not logged"
     grep -q "400 to 127.0.0.1: request line (URL) and headers over" "$dir/collector.log" || die "head: peer not logged"
+    stop collector
     ;;
 slowloris)
     start --http-header-timeout-ms 1000 --http-max-conns-per-client 1000
@@ -224,6 +225,7 @@ slowloris)
     health_ok
     [ "$(collector_metric ncclscope_collector_http_header_timeouts_total)" -ge 300 ] || die "timeouts not counted"
     grep -q "127.0.0.1 sent no whole request within http_header_timeout_ms" "$dir/collector.log" || die "peer not logged"
+    stop collector
     ;;
 idlefds)
     ulimit -Sn 1024  # the collector's; hflood.py raises its own
@@ -246,6 +248,7 @@ idlefds)
     [ "$r" = "open=100 closed=68" ] || die "per-client limit: $r"
     [ "$(collector_metric 'ncclscope_collector_http_refused_total{limit="per_client"}')" = 68 ] || die "not counted"
     grep -q "127.0.0.1 has http_max_conns_per_client (32) connections" "$dir/collector.log" || die "peer not logged"
+    stop collector
     ;;
 backoff)
     ulimit -Sn 64
@@ -259,6 +262,7 @@ backoff)
     [ "$lines" = "$errors" ] && [ "$lines" -le 20 ] || die "$lines log lines for $errors back-offs"
     ! grep -q "Error from accept() call" "$dir/collector.log" || die "libevent's accept() error spun"
     wait_until 10 curl -sf -o /dev/null "http://127.0.0.1:$http/healthz" || die "not serving after the back-off"
+    stop collector
     ;;
 sse)
     start --http-sse-buffer-kb 4 --http-write-timeout-ms 600000 --live-interval-ms 100
@@ -274,6 +278,7 @@ sse)
     grep -q "cutting 127.0.0.1 off: its reply's unsent output is over the limit" "$dir/collector.log" || die "not logged"
     timeout 1.5 curl -s -N "http://127.0.0.1:$http/api/v1/live" > "$dir/sse" || true
     grep -q '^event: summary' "$dir/sse" || die "a reading live client gets nothing"
+    stop collector
     ;;
 neverread)
     "$bin/nsc-feed" --direct "$dir/db" --agents 1 --procs 4 --batches 48 > "$dir/out" || die "nsc-feed --direct"
@@ -287,6 +292,7 @@ neverread)
     health_ok
     [ "$(collector_metric 'ncclscope_collector_http_cutoffs_total{reason="stalled"}')" -ge 8 ] || die "cut-offs not counted"
     grep -q "cutting 127.0.0.1 off: it took nothing of its reply" "$dir/collector.log" || die "not logged"
+    stop collector
     ;;
 *)
     echo "usage: $0 BIN ingest|kill9|garbage|stream|slowgrow|bigreq|slowloris|idlefds|backoff|sse|neverread"; exit 2 ;;
