@@ -198,22 +198,10 @@ slowgrow)
     ;;
 bigreq)
     start
-    health_watch "127.0.0.1:$http" 4
-    for kind in body header url; do
-        mib=64; [ $kind = body ] && mib=1024
-        r=$(timeout 30 "$hflood" big $kind "127.0.0.1:$http" $mib) || die "$kind: no reply within 30 s"
-        echo "$mib MiB $kind: $r"
-        case $r in reply=413* | reply=400* | reply=closed*) ;; *) die "$mib MiB $kind: $r" ;; esac
-    done
-    health_ok
-    hwm=$(vm "${pids[collector]}" VmHWM) rss=$(vm "${pids[collector]}" VmRSS)
-    echo "collector: peak RSS $hwm kB, RSS $rss kB after"
-    [ "$hwm" -lt $(( $(vm "${pids[collector]}" VmRSS) + 32768 )) ] || die "peak RSS $hwm kB: a request was buffered"
+    big_requests collector "${pids[collector]}" "127.0.0.1:$http" "$dir/collector.log"
     m=ncclscope_collector_http_rejects_total
     [ "$(collector_metric "$m{reason=\"body_too_large\"}")" = 1 ] || die "body not counted"
     [ "$(collector_metric "$m{reason=\"head_too_large\"}")" = 2 ] || die "header and URL not counted"
-    grep -q "413 to 127.0.0.1: body over http_max_body_kb" "$dir/collector.log" || die "body: peer not logged"
-    grep -q "400 to 127.0.0.1: request line (URL) and headers over" "$dir/collector.log" || die "head: peer not logged"
     stop collector
     ;;
 slowloris)

@@ -168,6 +168,26 @@ health_ok() {
 }
 # vm PID FIELD: a /proc/PID/status figure in kB (VmHWM: peak RSS, VmRSS).
 vm() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+# big_requests NAME PID ADDR:PORT LOG: a 1 GiB body, a 64 MiB header and a
+# 64 MiB URL to a daemon's HTTP port, each refused (413, 400 or closed) before
+# it is buffered (peak RSS within 32 MiB of RSS after) with the peer in LOG;
+# /healthz answered within 100 ms throughout.
+big_requests() {
+    local name=$1 pid=$2 a=$3 log=$4 kind mib r hwm rss
+    health_watch "$a" 4
+    for kind in body header url; do
+        mib=64; [ $kind = body ] && mib=1024
+        r=$(timeout 30 "$hflood" big $kind "$a" $mib) || die "$kind: no reply within 30 s"
+        echo "$mib MiB $kind: $r"
+        case $r in reply=413* | reply=400* | reply=closed*) ;; *) die "$mib MiB $kind: $r" ;; esac
+    done
+    health_ok
+    hwm=$(vm "$pid" VmHWM) rss=$(vm "$pid" VmRSS)
+    echo "$name: peak RSS $hwm kB, RSS $rss kB after"
+    [ "$hwm" -lt $((rss + 32768)) ] || die "peak RSS $hwm kB: a request was buffered"
+    grep -q "413 to 127.0.0.1: body over http_max_body_kb" "$log" || die "body: peer not logged"
+    grep -q "400 to 127.0.0.1: request line (URL) and headers over" "$log" || die "head: peer not logged"
+}
 kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
     kill -KILL "${pids[$1]}"
     wait "${pids[$1]}" 2>/dev/null || true
