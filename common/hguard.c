@@ -93,7 +93,8 @@ int nsc_hguard_cfg_check(const nsc_hguard_cfg *c, const char *prog, FILE *err)
     return 0;
 }
 
-/* One log line of kind, or a count of those it stands for next time. */
+/* One log line of kind (written whole, other threads log too), or a count of
+ * those it stands for next time. */
 static void note(nsc_hguard *g, int kind, const char *fmt, ...)
 {
     uint64_t now = nsc_mono_ns();
@@ -101,23 +102,26 @@ static void note(nsc_hguard *g, int kind, const char *fmt, ...)
         g->note_more[kind]++;
         return;
     }
+    char text[256];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: http: ", g->prog);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     if (g->note_more[kind])
-        fprintf(stderr, " (and %" PRIu64 " more like it since the last such line)", g->note_more[kind]);
-    fputc('\n', stderr);
+        fprintf(stderr, "%s: http: %s (and %" PRIu64 " more like it since the last such line)\n", g->prog, text,
+                g->note_more[kind]);
+    else
+        fprintf(stderr, "%s: http: %s\n", g->prog, text);
     g->note_ns[kind] = now;
     g->note_more[kind] = 0;
 }
 
-static void arm(hconn *hc, uint64_t ms)
+static void add_ms(struct event *ev, uint64_t ms)
 {
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    evtimer_add(hc->timer, &tv);
+    evtimer_add(ev, &tv);
 }
+
 
 static void listen_again(nsc_hguard *g)
 {
@@ -270,7 +274,7 @@ static void admit(hconn *hc)
         drop(hc);
         return;
     }
-    arm(hc, g->cfg.header_timeout_ms);
+    add_ms(hc->timer, g->cfg.header_timeout_ms);
     if (g->n > g->cap)
         make_room(g, hc);
 }
@@ -304,7 +308,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     uint64_t idle_ms = (nsc_mono_ns() - hc->progress_ns) / 1000000u;
     if (nsc_hguard_pending(hc->conn) && idle_ms >= g->cfg.write_timeout_ms)
         return nsc_hguard_cut(g, hc->conn, NSC_HGUARD_STALLED);
-    arm(hc, g->cfg.write_timeout_ms - (idle_ms < g->cfg.write_timeout_ms ? idle_ms : 0));
+    add_ms(hc->timer, g->cfg.write_timeout_ms - (idle_ms < g->cfg.write_timeout_ms ? idle_ms : 0));
 }
 
 /* evhttp's hook for each new connection's bufferevent: the connection
@@ -354,8 +358,7 @@ static void accept_failed(struct evconnlistener *lev, void *arg)
     evconnlistener_disable(g->lev);
     fprintf(stderr, "%s: http: accept(): %s; not accepting for %" PRIu64 " ms (%" PRIu64 " connections open)\n",
             g->prog, strerror(err), g->cfg.accept_backoff_ms, g->n);
-    struct timeval tv = {(time_t)(g->cfg.accept_backoff_ms / 1000), (suseconds_t)(g->cfg.accept_backoff_ms % 1000) * 1000};
-    evtimer_add(g->resume, &tv);
+    add_ms(g->resume, g->cfg.accept_backoff_ms);
 }
 
 /* max_conns, within RLIMIT_NOFILE less the reserve (at least one). */
@@ -423,7 +426,7 @@ static void reply_done(struct evhttp_request *req, void *arg)
     (void)req;
     hconn *hc = arg;
     hc->busy = 0;
-    arm(hc, hc->g->cfg.header_timeout_ms);  /* for the next request on it */
+    add_ms(hc->timer, hc->g->cfg.header_timeout_ms);  /* for the next request on it */
 }
 
 void nsc_hguard_busy(nsc_hguard *g, struct evhttp_request *req)
@@ -434,7 +437,7 @@ void nsc_hguard_busy(nsc_hguard *g, struct evhttp_request *req)
     hc->busy = 1;
     hc->progress_ns = nsc_mono_ns();
     evhttp_request_set_on_complete_cb(req, reply_done, hc);
-    arm(hc, g->cfg.write_timeout_ms);
+    add_ms(hc->timer, g->cfg.write_timeout_ms);
 }
 
 void nsc_hguard_on_close(nsc_hguard *g, struct evhttp_connection *conn,

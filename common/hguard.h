@@ -91,7 +91,7 @@ enum nsc_hguard_reject { NSC_HGUARD_BODY, NSC_HGUARD_HEAD, NSC_HGUARD_MALFORMED,
 enum nsc_hguard_cut { NSC_HGUARD_STALLED, NSC_HGUARD_OVERFULL, NSC_HGUARD_CUTS };
 /* Cut conn's reply off, logged and counted (why): its close callback runs
  * from the event loop soon after, the request detached as on a client's
- * close. For a reply whose data waits in the connection's output. */
+ * close. */
 void nsc_hguard_cut(nsc_hguard *g, struct evhttp_connection *conn, enum nsc_hguard_cut why);
 /* Bytes of conn's reply its client has not taken: waiting to be written and
  * in the kernel's send queue. */
