@@ -3,7 +3,7 @@
 # temp dir (tests/e2e/lib.sh): agents, the emulator with the real plugin, a
 # garbage sender.
 #
-#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|idlefds
+#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds
 #
 # pxn: two simulated nodes, one agent each, emulator --scenario pxn; every
 #   foreign event must be re-attached to the right rank and parent (check.c).
@@ -17,6 +17,8 @@
 #   HTTP port are refused before they are buffered (peak RSS grows by less
 #   than 32 MiB), counted by reason, the peer logged; /healthz, polled from
 #   another client, answers within 100 ms throughout.
+# slowloris (issue 29): 300 connections trickling their headers are closed by
+#   http_header_timeout_ms, counted, the peer logged; /healthz as in bigreq.
 # idlefds (issue 29): with RLIMIT_NOFILE 1024, 1100 idle HTTP connections are
 #   held to the limit while a new plugin connects on the ipc socket and every
 #   event it sends arrives; /healthz as in bigreq.
@@ -98,6 +100,12 @@ bigreq)
     big_requests agent "${pids[agent0]}" "$(cat "$dir/node0/agent.http")" "$dir/agent0.log"
     [ "$(metric 0 'ncclscope_agent_http_rejects_total{reason="body_too_large"}')" = 1 ] || die "body not counted"
     [ "$(metric 0 'ncclscope_agent_http_rejects_total{reason="head_too_large"}')" = 2 ] || die "header and URL not counted"
+    stop agent0
+    ;;
+slowloris)
+    run_agent 0 --http-header-timeout-ms 1000 --http-max-conns-per-client 1000
+    slowloris "$(cat "$dir/node0/agent.http")" "$dir/agent0.log"
+    [ "$(metric 0 ncclscope_agent_http_header_timeouts_total)" -ge 300 ] || die "timeouts not counted"
     stop agent0
     ;;
 idlefds)

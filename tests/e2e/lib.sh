@@ -168,6 +168,19 @@ health_ok() {
 }
 # vm PID FIELD: a /proc/PID/status figure in kB (VmHWM: peak RSS, VmRSS).
 vm() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+# slowloris ADDR:PORT LOG: 300 connections from 127.0.0.1 trickling a
+# request's headers (the daemon started with --http-header-timeout-ms 1000
+# --http-max-conns-per-client 1000) are all closed by the request deadline,
+# the peer in LOG; /healthz answered within 100 ms throughout.
+slowloris() {
+    local r
+    health_watch "$1" 4
+    r=$("$hflood" hold "$1" 300 20 --trickle)  # ends once all are closed
+    echo "slowloris: $r"
+    [ "$r" = "open=300 closed=300" ] || die "slowloris connections left open: $r"
+    health_ok
+    grep -q "127.0.0.1 sent no whole request within http_header_timeout_ms" "$2" || die "peer not logged"
+}
 # big_requests NAME PID ADDR:PORT LOG: a 1 GiB body, a 64 MiB header and a
 # 64 MiB URL to a daemon's HTTP port, each refused (413, 400 or closed) before
 # it is buffered (peak RSS within 32 MiB of RSS after) with the peer in LOG;
