@@ -54,6 +54,7 @@ typedef struct nsc_agent {
     char collector_pub[NSC_CURVE_KEY_LEN + 1];
     struct event_base *base;
     struct evhttp *http;
+    nsc_hguard *hguard;    /* HTTP limits (hguard.h) */
     nsc_ingest_stats in;
     nsc_scan scan;         /* the batch being routed; its arrays are reused */
     int in_multipart;      /* skipping the later parts of a rejected message */

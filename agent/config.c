@@ -45,6 +45,7 @@ static const nsc_opt opts[] = {
     MS("dns_refresh_ms", "NCCLSCOPE_AGENT_DNS_REFRESH_MS", dns_refresh_ms, "30000", "dns+tcp://NAME: resolve NAME again this often (and when the collector in use dies)"),
     MS("probe_ms", "NCCLSCOPE_AGENT_PROBE_MS", probe_ms, "1000", "clock probe interval (the first 5 come 10x faster; 0: none)"),
     MS("drain_ms", "NCCLSCOPE_AGENT_DRAIN_MS", drain_ms, "2000", "on shutdown, wait this long at most for the spool to be acknowledged"),
+    NSC_HGUARD_OPTS(nsc_agent_cfg, hg, "NCCLSCOPE_AGENT"),
 };
 #define NOPTS (sizeof opts / sizeof opts[0])
 
@@ -112,5 +113,5 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
         fprintf(err, "ncclscope-agent: max_batch_kb (1..1048576), burst, pxn_recent (1..2^30) and pxn_pending are out of range\n");
         return -1;
     }
-    return check_forwarding(cfg, err);
+    return check_forwarding(cfg, err) ? -1 : nsc_hguard_cfg_check(&cfg->hg, "ncclscope-agent", err);
 }

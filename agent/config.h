@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hguard.h"
+
 typedef struct nsc_agent_cfg {
     char rundir[PATH_MAX];     /* socket: <rundir>/agent.sock */
     char spool[PATH_MAX];      /* empty: <rundir>/spool */
@@ -42,6 +44,7 @@ typedef struct nsc_agent_cfg {
     uint64_t dns_refresh_ms;   /* dns+tcp://: the name is resolved again this often */
     uint64_t probe_ms;         /* clock probe interval; 0: no probes */
     uint64_t drain_ms;         /* on shutdown, wait this long at most for acks */
+    nsc_hguard_cfg hg;         /* HTTP limits (hguard.h) */
 } nsc_agent_cfg;
 
 /* Fill cfg from all sources. Returns 0, 1 when --help was printed (exit 0),

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hguard.h"
 #include "ingest.h"
 #include "prom.h"
 
@@ -144,12 +145,31 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_spool_quarantined_records_total", "counter", "Records in quarantined batches", sp.quarantined_records);
     nsc_prom_u64(b, "ncclscope_agent_spool_errors_total", "counter", "Storage errors (batches refused for them)", sp.errors);
     forward_metrics(a, b);
+    nsc_hguard_render(a->hguard, "ncclscope_agent", b);
     nsc_prom_u64(b, "ncclscope_agent_uptime_seconds", "gauge", "Seconds since start", (nsc_mono_ns() - a->start_ns) / 1000000000u);
 }
 
 static void metrics(struct evhttp_request *req, void *arg)
 {
     reply(req, arg, render_metrics, "text/plain; version=0.0.4");
+}
+
+static void healthz(struct evhttp_request *req, void *arg);
+
+/* Every request: the guard learns it arrived whole, then its route. */
+static void route(struct evhttp_request *req, void *arg)
+{
+    nsc_agent *a = arg;
+    const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+    nsc_hguard_busy(a->hguard, req);
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_GET)
+        evhttp_send_error(req, HTTP_BADMETHOD, NULL);
+    else if (path && strcmp(path, "/metrics") == 0)
+        metrics(req, a);
+    else if (path && strcmp(path, "/healthz") == 0)
+        healthz(req, a);
+    else
+        evhttp_send_error(req, HTTP_NOTFOUND, NULL);
 }
 
 /* "true", "false", or "null" without a collector. */
@@ -216,18 +236,19 @@ int nsc_http_start(nsc_agent *a, char err[256])
     *colon = 0;
     struct evhttp_bound_socket *bs;
     if (!(a->base = event_base_new()) || !(a->http = evhttp_new(a->base)) ||
-        !(bs = evhttp_bind_socket_with_handle(a->http, addr, (uint16_t)port))) {
+        !(bs = evhttp_bind_socket_with_handle(a->http, addr, (uint16_t)port)) ||
+        !(a->hguard = nsc_hguard_new(a->base, a->http, bs, &a->cfg.hg, "ncclscope-agent"))) {
         snprintf(err, 256, "http: cannot listen on %s", a->cfg.http);
         return -1;
     }
-    evhttp_set_allowed_methods(a->http, EVHTTP_REQ_GET);
-    evhttp_set_cb(a->http, "/metrics", metrics, a);
-    evhttp_set_cb(a->http, "/healthz", healthz, a);
+    evhttp_set_gencb(a->http, route, a);
     return publish(a, bs, err);
 }
 
 void nsc_http_stop(nsc_agent *a)
 {
+    nsc_hguard_free(a->hguard);  /* before the connections go: it owns their close callbacks */
+    a->hguard = NULL;
     if (a->http)
         evhttp_free(a->http);
     if (a->base)

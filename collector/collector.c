@@ -73,6 +73,7 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);  /* threads inherit it; main waits for them */
+    signal(SIGPIPE, SIG_IGN);  /* an HTTP client gone mid-reply is a write error, not our end */
     c.cfg = *cfg;
     if (nsc_stats_init(&c.stats))
         return 1;

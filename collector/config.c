@@ -7,6 +7,7 @@
 
 #define TXT(...) NSC_OPT_TXT(nsc_coll_cfg, __VA_ARGS__)
 #define NUM(...) NSC_OPT_NUM(nsc_coll_cfg, __VA_ARGS__)
+#define KB(...) NSC_OPT_KB(nsc_coll_cfg, __VA_ARGS__)
 #define MB(...) NSC_OPT_MB(nsc_coll_cfg, __VA_ARGS__)
 #define MS(...) NSC_OPT_MS(nsc_coll_cfg, __VA_ARGS__)
 #define SEC(...) NSC_OPT_S(nsc_coll_cfg, __VA_ARGS__)
@@ -42,6 +43,9 @@ static const nsc_opt opts[] = {
     NUM("metrics_max_comms", "NCCLSCOPE_METRICS_MAX_COMMS", metrics_max_comms, "128", "communicators in /metrics at most, the most recently active (0..4096)"),
     NUM("metrics_max_hosts", "NCCLSCOPE_METRICS_MAX_HOSTS", metrics_max_hosts, "256", "hosts (and host pairs) in the root-cause metrics at most, those with the most causes (0..4096)"),
     MS("rootcause_interval_ms", "NCCLSCOPE_ROOTCAUSE_INTERVAL_MS", rootcause_interval_ms, "30000", "diagnose every job of the live state this often for the root-cause metrics (0: never)"),
+    /* HTTP limits (issue 29) */
+    NSC_HGUARD_OPTS(nsc_coll_cfg, hg, "NCCLSCOPE_COLLECTOR"),
+    KB("http_sse_buffer_kb", "NCCLSCOPE_COLLECTOR_HTTP_SSE_BUFFER_KB", http_sse_buffer_kb, "1024", "a /api/v1/live client with more unsent output than this is cut off"),
 };
 
 static const nsc_cfg_spec spec = {
@@ -65,7 +69,11 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
                      "(<= 4096), ch_flush_mb, ch_tls (0 or 1) or ch_query_cache (<= 256) out of range, or store neither lmdb nor clickhouse://...\n");
         return -1;
     }
-    return 0;
+    if (cfg->http_sse_buffer_kb == 0) {
+        fprintf(err, "ncclscope-collector: http_sse_buffer_kb must be at least 1\n");
+        return -1;
+    }
+    return nsc_hguard_cfg_check(&cfg->hg, "ncclscope-collector", err);
 }
 
 int nsc_coll_cfg_load(nsc_coll_cfg *cfg, int argc, char **argv, FILE *err)

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hguard.h"
+
 typedef struct nsc_coll_cfg {
     char listen[256];          /* ZeroMQ endpoint of the agents' ROUTER */
     char http[128];            /* ADDR:PORT; port 0 picks one; "off" disables */
@@ -40,6 +42,8 @@ typedef struct nsc_coll_cfg {
     uint64_t metrics_max_comms;  /* communicators in /metrics at most */
     uint64_t metrics_max_hosts;  /* hosts (and host pairs) in the root-cause metrics at most */
     uint64_t rootcause_interval_ms;  /* root-cause metrics' pass period; 0: none */
+    nsc_hguard_cfg hg;         /* HTTP limits (hguard.h) */
+    uint64_t http_sse_buffer_kb;  /* a /api/v1/live client's unsent output at most */
 } nsc_coll_cfg;
 
 /* Fill cfg from all sources. Returns 0, 1 when --help was printed (exit 0),

@@ -17,8 +17,10 @@
 #include "chquery.h"
 #include "clocks.h"
 #include "diagapi.h"
+#include "hguard.h"
 #include "jobmetrics.h"
 #include "json.h"
+#include "prom.h"
 #include "qstream.h"
 #include "rcmetrics.h"
 #include "query.h"
@@ -27,6 +29,7 @@
 #define TIMER_MS 100
 
 typedef struct sse_client {
+    nsc_http *h;
     struct evhttp_request *req;
     struct sse_client *next;
 } sse_client;
@@ -35,6 +38,7 @@ struct nsc_http {
     nsc_collector *c;
     struct event_base *base;
     struct evhttp *http;
+    nsc_hguard *guard;         /* what clients may make it hold */
     struct event *timer;
     pthread_t thread;
     char token[256];
@@ -186,6 +190,11 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     nsc_jobmetrics_render(c, b);
     nsc_rcmetrics_render(h->rcm, b);
     nsc_qstreams_render(h->queries, b);
+    nsc_hguard_render(h->guard, "ncclscope_collector", b);
+    uint64_t sse = 0;
+    for (const sse_client *s = h->clients; s; s = s->next)
+        sse++;
+    nsc_prom_u64(b, "ncclscope_collector_live_clients", "gauge", "/api/v1/live clients connected", sse);
     if (c->chcache)
         nsc_chcache_render(c->chcache, b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
@@ -206,18 +215,27 @@ static void sse_drop(nsc_http *h, struct evhttp_request *req)
         }
 }
 
+/* The client left or was cut off: its unended reply was detached from the
+ * connection and is ours to free. */
 static void sse_closed(struct evhttp_connection *conn, void *arg)
 {
-    nsc_http *h = arg;
-    for (sse_client *s = h->clients; s; s = s->next)
-        if (evhttp_request_get_connection(s->req) == conn) {
-            sse_drop(h, s->req);
-            return;
-        }
+    (void)conn;
+    sse_client *s = arg;
+    struct evhttp_request *req = s->req;
+    sse_drop(s->h, req);
+    if (!evhttp_request_get_connection(req))
+        evhttp_send_reply_end(req);
 }
 
-static void sse_send(struct evhttp_request *req, const char *json, size_t len)
+/* One summary to the client, unless what it has not taken yet is over
+ * http_sse_buffer_kb: then it is cut off (it never reads, or too slowly). */
+static void sse_send(nsc_http *h, struct evhttp_request *req, const char *json, size_t len)
 {
+    struct evhttp_connection *conn = evhttp_request_get_connection(req);
+    if (nsc_hguard_pending(conn) > (h->c->cfg.http_sse_buffer_kb << 10)) {
+        nsc_hguard_cut(h->guard, conn, NSC_HGUARD_OVERFULL);
+        return;
+    }
     struct evbuffer *b = evbuffer_new();
     if (!b)
         return;
@@ -243,11 +261,12 @@ static void live(nsc_http *h, struct evhttp_request *req)
     evhttp_add_header(hd, "Content-Type", "text/event-stream");
     evhttp_add_header(hd, "Cache-Control", "no-cache");
     evhttp_send_reply_start(req, HTTP_OK, "OK");
-    evhttp_connection_set_closecb(evhttp_request_get_connection(req), sse_closed, h);
+    nsc_hguard_on_close(h->guard, evhttp_request_get_connection(req), sse_closed, s);
+    s->h = h;
     s->req = req;
     s->next = h->clients;
     h->clients = s;
-    sse_send(req, json, len);
+    sse_send(h, req, json, len);
     free(json);
 }
 
@@ -256,7 +275,7 @@ static void sse_broadcast(nsc_http *h)
     size_t len;
     char *json = h->clients ? nsc_http_live_json(h->c, nsc_live_summary_json, &len) : NULL;
     for (sse_client *s = h->clients; json && s; s = s->next)
-        sse_send(s->req, json, len);
+        sse_send(h, s->req, json, len);
     free(json);
 }
 
@@ -297,6 +316,7 @@ static void route(struct evhttp_request *req, void *arg)
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     const char *qs = uri ? evhttp_uri_get_query(uri) : NULL;
+    nsc_hguard_busy(h->guard, req);
     if (evhttp_request_get_command(req) != EVHTTP_REQ_GET)
         return nsc_http_json_error(req, 405, "Method Not Allowed", "only GET is served");
     if (!path)
@@ -372,6 +392,7 @@ static int read_token(nsc_http *h, const char *path)
     return 0;
 }
 
+/* Bind addr and guard the server (hguard.h). */
 static int bind_http(nsc_http *h, const char *addr)
 {
     char host[128];
@@ -391,7 +412,8 @@ static int bind_http(nsc_http *h, const char *addr)
     }
     h->c->http_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                                      : ((struct sockaddr_in *)&ss)->sin_port);
-    return 0;
+    h->guard = nsc_hguard_new(h->base, h->http, bs, &h->c->cfg.hg, "ncclscope-collector");
+    return h->guard ? 0 : -1;
 }
 
 static void release(nsc_http *h)
@@ -404,6 +426,7 @@ static void release(nsc_http *h)
     nsc_qstreams_free(h->queries);
     nsc_chcache_free(h->c->chcache);  /* after the queries: none holds a job now */
     h->c->chcache = NULL;
+    nsc_hguard_free(h->guard);  /* before the connections go: it owns their close callbacks */
     if (h->timer)
         event_free(h->timer);
     if (h->http)
@@ -429,7 +452,7 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
     struct timeval tv = {0, TIMER_MS * 1000};
     if (read_token(h, c->cfg.token_file) || !(h->base = event_base_new()) ||
         !(h->http = evhttp_new(h->base)) || bind_http(h, c->cfg.http) ||
-        !(h->queries = nsc_qstreams_new(h->base, c->store)) ||
+        !(h->queries = nsc_qstreams_new(h->base, c->store, h->guard, c->cfg.hg.write_timeout_ms)) ||
         !(h->timer = event_new(h->base, -1, EV_PERSIST, on_timer, h)) || event_add(h->timer, &tv)) {
         release(h);
         return -1;

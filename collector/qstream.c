@@ -38,17 +38,21 @@ typedef struct stream {
 struct nsc_qstreams {
     struct event_base *base;
     nsc_store *store;
+    nsc_hguard *guard;         /* owns the connections' close callbacks */
+    uint64_t stall_ms;         /* a client that takes nothing this long is cut off */
     stream *list;
     unsigned n;
     atomic_uint_fast64_t cut_grow, cut_stall;  /* slow clients cut off, by reason */
 };
 
-nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st)
+nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st, nsc_hguard *guard, uint64_t stall_ms)
 {
     nsc_qstreams *s = calloc(1, sizeof *s);
     if (s) {
         s->base = base;
         s->store = st;
+        s->guard = guard;
+        s->stall_ms = stall_ms;
     }
     return s;
 }
@@ -74,7 +78,7 @@ static int must_cut(stream *s, uint64_t now)
         atomic_fetch_add(&s->set->cut_grow, 1);
         return CUT_GROW;
     }
-    if (now - s->drained_ns >= (uint64_t)NSC_QSTREAM_STALL_MS * 1000000u) {
+    if (now - s->drained_ns >= s->set->stall_ms * 1000000u) {
         atomic_fetch_add(&s->set->cut_stall, 1);
         return CUT_STALL;
     }
@@ -121,7 +125,7 @@ static void *worker(void *arg)
     if (s->cutoff == CUT_GROW)
         snprintf(err, sizeof err, "the store's map must grow and the client reads too slowly");
     else if (s->cutoff == CUT_STALL)
-        snprintf(err, sizeof err, "the client took nothing for %d s", NSC_QSTREAM_STALL_MS / 1000);
+        snprintf(err, sizeof err, "the client took nothing for %" PRIu64 " ms", s->set->stall_ms);
     if (s->cutoff)
         fprintf(stderr, "ncclscope-collector: %s stream cut off: %s\n", s->job.name, err);
     pthread_mutex_lock(&s->mu);
@@ -172,7 +176,7 @@ static const char *reason(int code)
 static void let_go(stream *s)
 {
     if (!s->gone)
-        evhttp_connection_set_closecb(evhttp_request_get_connection(s->req), NULL, NULL);
+        nsc_hguard_on_close(s->set->guard, evhttp_request_get_connection(s->req), NULL, NULL);
 }
 
 /* End the reply; a detached request (client gone) is freed by this. */
@@ -319,7 +323,7 @@ void nsc_qstream_start_job(nsc_qstreams *set, struct evhttp_request *req, const 
         nsc_http_json_error(req, 500, "Internal Server Error", "cannot start the query");
         return;
     }
-    evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_close, s);
+    nsc_hguard_on_close(set->guard, evhttp_request_get_connection(req), on_close, s);
     s->next = set->list;
     set->list = s;
     set->n++;

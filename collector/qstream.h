@@ -18,7 +18,9 @@
  * So a worker never waits on its client unboundedly: blocked on a full
  * buffer, it looks every NSC_QSTREAM_POLL_MS and cuts the stream off (logged,
  * counted, the reply ends without its final line) as soon as the map must
- * grow, or once the client has taken nothing for NSC_QSTREAM_STALL_MS.
+ * grow, or once the client has taken nothing for the stall time
+ * (http_write_timeout_ms; the HTTP guard, hguard.h, cuts a connection whose
+ * client stops reading after it too, which frees the stream's slot).
  */
 #ifndef NCCLSCOPE_COLLECTOR_QSTREAM_H
 #define NCCLSCOPE_COLLECTOR_QSTREAM_H
@@ -26,6 +28,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "hguard.h"
 #include "query.h"
 #include "store.h"
 
@@ -33,7 +36,6 @@
 #define NSC_QSTREAM_CHUNK (64u << 10)
 #define NSC_QSTREAM_MAX 8
 #define NSC_QSTREAM_POLL_MS 50
-#define NSC_QSTREAM_STALL_MS 30000
 
 typedef struct nsc_qstreams nsc_qstreams;
 
@@ -51,7 +53,9 @@ typedef struct nsc_qjob {
     void *arg;
 } nsc_qjob;
 
-nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st);
+/* guard: the HTTP server's (close callbacks go through it); stall_ms: the
+ * cut-off time of a client that takes nothing. */
+nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st, nsc_hguard *guard, uint64_t stall_ms);
 /* Answer req with the result of q (taken: freed when done). */
 void nsc_qstream_start(nsc_qstreams *s, struct evhttp_request *req, nsc_query *q);
 /* Answer req with what job writes (job->arg taken: freed when done). */

@@ -3,7 +3,7 @@
 # temp dir (tests/e2e/lib.sh): agents, the emulator with the real plugin, a
 # garbage sender.
 #
-#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch
+#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds
 #
 # pxn: two simulated nodes, one agent each, emulator --scenario pxn; every
 #   foreign event must be re-attached to the right rank and parent (check.c).
@@ -13,6 +13,15 @@
 # epoch: one agent id, a real collector: a copy of a spool replayed (same epoch)
 #   is stored once; the spool deleted and made anew (new epoch, sequences from
 #   0 again) is stored in full, not dropped as duplicates.
+# bigreq (issue 29): a 1 GiB body, a 64 MiB header and a 64 MiB URL to the
+#   HTTP port are refused before they are buffered (peak RSS grows by less
+#   than 32 MiB), counted by reason, the peer logged; /healthz, polled from
+#   another client, answers within 100 ms throughout.
+# slowloris (issue 29): 300 connections trickling their headers are closed by
+#   http_header_timeout_ms, counted, the peer logged; /healthz as in bigreq.
+# idlefds (issue 29): with RLIMIT_NOFILE 1024, 1100 idle HTTP connections are
+#   held to the limit while a new plugin connects on the ipc socket and every
+#   event it sends arrives; /healthz as in bigreq.
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 . "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
@@ -85,6 +94,35 @@ epoch)
     sleep 0.2
     [ "$(collector_metric ncclscope_collector_store_events)" = 4000 ] || die "stored events changed after the last ack"
     stop collector
+    ;;
+bigreq)
+    run_agent 0
+    big_requests agent "${pids[agent0]}" "$(cat "$dir/node0/agent.http")" "$dir/agent0.log"
+    [ "$(metric 0 'ncclscope_agent_http_rejects_total{reason="body_too_large"}')" = 1 ] || die "body not counted"
+    [ "$(metric 0 'ncclscope_agent_http_rejects_total{reason="head_too_large"}')" = 2 ] || die "header and URL not counted"
+    stop agent0
+    ;;
+slowloris)
+    run_agent 0 --http-header-timeout-ms 1000 --http-max-conns-per-client 1000
+    slowloris "$(cat "$dir/node0/agent.http")" "$dir/agent0.log"
+    [ "$(metric 0 ncclscope_agent_http_header_timeouts_total)" -ge 300 ] || die "timeouts not counted"
+    stop agent0
+    ;;
+idlefds)
+    ulimit -Sn 1024  # the agent's; hflood.py raises its own
+    run_agent 0 --http-max-conns-per-client 5000
+    a=$(cat "$dir/node0/agent.http")
+    health_watch "$a" 6
+    "$hflood" hold "$a" 1100 6 > "$dir/hold" &
+    pids[hold]=$!
+    wait_until 10 metric_above 0 'ncclscope_agent_http_refused_total{limit="total"}' 500 ||
+        die "1100 idle connections were not held to the limit"
+    "$bin/nsc-agent-send" "ipc://$dir/node0/agent.sock" 20 100 64 0 || die "a new plugin could not send"
+    wait_metric 0 ncclscope_agent_events_in_total 2000
+    wait "${pids[hold]}"; unset "pids[hold]"
+    health_ok
+    echo "idle flood: $(cat "$dir/hold"), limit $(metric 0 ncclscope_agent_http_connections_max)"
+    stop agent0
     ;;
 *) die "unknown mode $mode" ;;
 esac

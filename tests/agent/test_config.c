@@ -78,3 +78,15 @@ Test(config, rejects)
     char *absent[] = {"agent", "--config", "/nonexistent/agent.conf"};
     cr_assert_eq(load(&c, 3, absent), -1);
 }
+
+/* The HTTP limits are the agent's too (common/hguard.h), checked alike. */
+Test(config, http_limits)
+{
+    nsc_agent_cfg c;
+    char *defaults[] = {"agent"};
+    cr_assert_eq(load(&c, 1, defaults), 0);
+    cr_assert_eq(c.hg.max_conns_per_client, 32);
+    cr_assert_eq(c.hg.write_timeout_ms, 30000);
+    char *bad[] = {"agent", "--http-accept-backoff-ms", "0"};
+    cr_assert_eq(load(&c, 3, bad), -1);
+}

@@ -19,6 +19,26 @@
 #            grow: /healthz answers within 2 s throughout, every batch is
 #            acknowledged, the slow stream is cut off (logged and counted),
 #            and SIGTERM with a slow client attached ends within 10 s.
+# Issue 29's HTTP probes (tests/e2e/hflood.py clients from 127.0.0.1; /healthz
+# polled from 127.0.0.2 answers within 100 ms throughout each):
+#   bigreq:  a 1 GiB body, a 64 MiB header and a 64 MiB URL are refused
+#            (413/400 or closed) before they are buffered: peak RSS grows by
+#            less than 32 MiB; counted by reason, the peer logged.
+#   slowloris: 300 connections trickling their headers are closed by the
+#            request deadline (http_header_timeout_ms), counted and logged.
+#   idlefds: with RLIMIT_NOFILE 1024, 1100 idle connections: HTTP keeps to
+#            its limit (idle ones of the client with the most closed) and a new agent connects and
+#            has every batch acknowledged; 100 idle ones from one client
+#            stop at http_max_conns_per_client.
+#   backoff: with RLIMIT_NOFILE 64 and no descriptor reserve, accept() fails
+#            (EMFILE): HTTP stops accepting for http_accept_backoff_ms, one
+#            log line each time, no spin; it serves again afterwards.
+#   sse:     20 /api/v1/live clients that never read are cut off once their
+#            unsent output passes http_sse_buffer_kb, their connections freed
+#            and their entries dropped (ncclscope_collector_live_clients 0).
+#   neverread: 8 timeline clients that never read hold every query slot; the
+#            guard cuts them after http_write_timeout_ms, which frees the
+#            slots: other queries are answered again (not 503).
 # Ports are picked by the kernel (port 0) and read from --port-file (tests/e2e/lib.sh).
 set -euo pipefail
 bin=$1 mode=$2
@@ -192,7 +212,88 @@ slowgrow)
     kill "${pids[slow]}" 2>/dev/null || true
     "$bin/nsc-feed" --check "$dir/db" --agents 2 --procs 4 --colls 50 --batches 400 || die "store check"
     ;;
+bigreq)
+    start
+    big_requests collector "${pids[collector]}" "127.0.0.1:$http" "$dir/collector.log"
+    m=ncclscope_collector_http_rejects_total
+    [ "$(collector_metric "$m{reason=\"body_too_large\"}")" = 1 ] || die "body not counted"
+    [ "$(collector_metric "$m{reason=\"head_too_large\"}")" = 2 ] || die "header and URL not counted"
+    stop collector
+    ;;
+slowloris)
+    start --http-header-timeout-ms 1000 --http-max-conns-per-client 1000
+    slowloris "127.0.0.1:$http" "$dir/collector.log"
+    [ "$(collector_metric ncclscope_collector_http_header_timeouts_total)" -ge 300 ] || die "timeouts not counted"
+    stop collector
+    ;;
+idlefds)
+    ulimit -Sn 1024  # the collector's; hflood.py raises its own
+    start --http-max-conns-per-client 5000
+    health_watch "127.0.0.1:$http" 6
+    "$hflood" hold "127.0.0.1:$http" 1100 6 > "$dir/hold" &
+    pids[hold]=$!
+    wait_until 10 collector_metric_above 'ncclscope_collector_http_refused_total{limit="total"}' 500 ||
+        die "1100 idle connections were not held to the limit"
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --batches 20 --timeout-ms 20000 > "$dir/out" ||
+        die "a new agent could not deliver while HTTP was flooded: $(cat "$dir/out")"
+    wait "${pids[hold]}"; unset "pids[hold]"
+    health_ok
+    echo "idle flood: $(cat "$dir/hold"), limit $(collector_metric ncclscope_collector_http_connections_max)"
+    grep -q "connections, the limit: closing an idle one of the client with the most, from 127.0.0.1" "$dir/collector.log" || die "not logged"
+    stop collector
+    start  # the default per-client limit, 32
+    r=$("$hflood" hold "127.0.0.1:$http" 100 2)
+    echo "100 idle from one client: $r"
+    [ "$r" = "open=100 closed=68" ] || die "per-client limit: $r"
+    [ "$(collector_metric 'ncclscope_collector_http_refused_total{limit="per_client"}')" = 68 ] || die "not counted"
+    grep -q "127.0.0.1 has http_max_conns_per_client (32) connections" "$dir/collector.log" || die "peer not logged"
+    stop collector
+    ;;
+backoff)
+    ulimit -Sn 64
+    start --http-fd-reserve 0 --http-max-conns-per-client 1000 --http-header-timeout-ms 1000 --http-accept-backoff-ms 500
+    r=$("$hflood" hold "127.0.0.1:$http" 200 3)
+    echo "200 connections with 64 descriptors: $r"
+    errors=$(collector_metric ncclscope_collector_http_accept_errors_total)
+    lines=$(grep -c "http: accept(): Too many open files; not accepting for 500 ms" "$dir/collector.log" || true)
+    echo "accept() failures: $errors, logged $lines times"
+    [ "$errors" -ge 1 ] || die "accept() never failed: the scenario was not reproduced"
+    [ "$lines" = "$errors" ] && [ "$lines" -le 20 ] || die "$lines log lines for $errors back-offs"
+    ! grep -q "Error from accept() call" "$dir/collector.log" || die "libevent's accept() error spun"
+    wait_until 10 curl -sf -o /dev/null "http://127.0.0.1:$http/healthz" || die "not serving after the back-off"
+    stop collector
+    ;;
+sse)
+    start --http-sse-buffer-kb 4 --http-write-timeout-ms 600000 --live-interval-ms 100
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --batches 10 > /dev/null || die "feed"
+    health_watch "127.0.0.1:$http" 4
+    "$hflood" hold "127.0.0.1:$http" 20 90 --request /api/v1/live > /dev/null &
+    pids[hold]=$!
+    wait_until 60 collector_metric_is 'ncclscope_collector_http_cutoffs_total{reason="overfull"}' 20 ||
+        die "never-reading live clients not cut off: $(collector_metric 'ncclscope_collector_http_cutoffs_total{reason="overfull"}')"
+    wait_until 10 collector_metric_is ncclscope_collector_http_connections 1 || die "their connections were not freed"
+    [ "$(collector_metric ncclscope_collector_live_clients)" = 0 ] || die "live clients kept: $(collector_metric ncclscope_collector_live_clients)"
+    health_ok
+    grep -q "cutting 127.0.0.1 off: its reply's unsent output is over the limit" "$dir/collector.log" || die "not logged"
+    timeout 1.5 curl -s -N "http://127.0.0.1:$http/api/v1/live" > "$dir/sse" || true
+    grep -q '^event: summary' "$dir/sse" || die "a reading live client gets nothing"
+    stop collector
+    ;;
+neverread)
+    "$bin/nsc-feed" --direct "$dir/db" --agents 1 --procs 4 --batches 48 > "$dir/out" || die "nsc-feed --direct"
+    start --http-write-timeout-ms 2000
+    health_watch "127.0.0.1:$http" 6
+    "$hflood" hold "127.0.0.1:$http" 8 90 --request "/api/v1/timeline?job=feed&comm=0xfeed&limit=1000000" > /dev/null &
+    pids[hold]=$!
+    wait_until 10 collector_metric_is ncclscope_collector_query_streams 8 || die "the 8 streams did not start"
+    wait_until 30 collector_metric_is ncclscope_collector_query_streams 0 || die "the never-read streams kept their slots"
+    [ "$(code /api/v1/comms)" = 200 ] || die "queries still refused after the cut-off"
+    health_ok
+    [ "$(collector_metric 'ncclscope_collector_http_cutoffs_total{reason="stalled"}')" -ge 8 ] || die "cut-offs not counted"
+    grep -q "cutting 127.0.0.1 off: it took nothing of its reply" "$dir/collector.log" || die "not logged"
+    stop collector
+    ;;
 *)
-    echo "usage: $0 BIN ingest|kill9|garbage|stream|slowgrow"; exit 2 ;;
+    echo "usage: $0 BIN ingest|kill9|garbage|stream|slowgrow|bigreq|slowloris|idlefds|backoff|sse|neverread"; exit 2 ;;
 esac
 echo "collector_e2e $mode: ok"

@@ -137,3 +137,32 @@ Test(collector_config, rejects)
     rejected(1, (char *[]){"c"}, "config /nonexistent/env.conf");
     unsetenv("NCCLSCOPE_COLLECTOR_CONFIG");
 }
+
+/* The HTTP limits (common/hguard.h): defaults, units, and out-of-range values
+ * refused with their names. */
+Test(collector_config, http_limits)
+{
+    nsc_coll_cfg c;
+    clear_env();
+    char *defaults[] = {"collector"};
+    cr_assert_eq(load(&c, 1, defaults), 0);
+    cr_assert_eq(c.hg.max_body_kb, 64);
+    cr_assert_eq(c.hg.max_headers_kb, 64);
+    cr_assert_eq(c.hg.header_timeout_ms, 10000);
+    cr_assert_eq(c.hg.write_timeout_ms, 30000);
+    cr_assert_eq(c.hg.max_conns, 512);
+    cr_assert_eq(c.hg.max_conns_per_client, 32);
+    cr_assert_eq(c.hg.fd_reserve, 256);
+    cr_assert_eq(c.hg.accept_backoff_ms, 1000);
+    cr_assert_eq(c.http_sse_buffer_kb, 1024);
+    char *units[] = {"collector", "--http-max-body-kb", "1M", "--http-header-timeout-ms", "2s"};
+    cr_assert_eq(load(&c, 5, units), 0);
+    cr_assert_eq(c.hg.max_body_kb, 1024);
+    cr_assert_eq(c.hg.header_timeout_ms, 2000);
+    char *zero[] = {"collector", "--http-max-conns", "0"};
+    cr_assert_eq(load(&c, 3, zero), -1);
+    cr_assert(strstr(errtext, "http_max_conns"), "%s", errtext);
+    char *sse[] = {"collector", "--http-sse-buffer-kb", "0"};
+    cr_assert_eq(load(&c, 3, sse), -1);
+    cr_assert(strstr(errtext, "http_sse_buffer_kb"), "%s", errtext);
+}

@@ -166,6 +166,55 @@ run_to_end() {
         wait_until 20 delivered $n || die "node $n did not deliver"
     done
 }
+# Hostile HTTP clients (hflood.py). health_watch ADDR:PORT SECS: /healthz
+# polled in the background from 127.0.0.2, a client other than the flood's
+# 127.0.0.1; health_ok: every poll answered, each within 100 ms (issue 29).
+hflood="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/hflood.py"
+health_watch() {
+    "$hflood" health "$1" "$2" "$dir/health" --src 127.0.0.2 &
+    pids[health]=$!
+}
+health_ok() {
+    wait "${pids[health]}" || die "/healthz failed or took 1 s (slowest: $(cat "$dir/health" 2>/dev/null) s)"
+    unset "pids[health]"
+    echo "/healthz: slowest answer $(cat "$dir/health") s"
+    awk '{ exit !($1 < 0.1) }' "$dir/health" || die "/healthz took $(cat "$dir/health") s (bound: 0.1 s)"
+}
+# vm PID FIELD: a /proc/PID/status figure in kB (VmHWM: peak RSS, VmRSS).
+vm() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+# slowloris ADDR:PORT LOG: 300 connections from 127.0.0.1 trickling a
+# request's headers (the daemon started with --http-header-timeout-ms 1000
+# --http-max-conns-per-client 1000) are all closed by the request deadline,
+# the peer in LOG; /healthz answered within 100 ms throughout.
+slowloris() {
+    local r
+    health_watch "$1" 4
+    r=$("$hflood" hold "$1" 300 20 --trickle)  # ends once all are closed
+    echo "slowloris: $r"
+    [ "$r" = "open=300 closed=300" ] || die "slowloris connections left open: $r"
+    health_ok
+    grep -q "127.0.0.1 sent no whole request within http_header_timeout_ms" "$2" || die "peer not logged"
+}
+# big_requests NAME PID ADDR:PORT LOG: a 1 GiB body, a 64 MiB header and a
+# 64 MiB URL to a daemon's HTTP port, each refused (413, 400 or closed) before
+# it is buffered (peak RSS within 32 MiB of RSS after) with the peer in LOG;
+# /healthz answered within 100 ms throughout.
+big_requests() {
+    local name=$1 pid=$2 a=$3 log=$4 kind mib r hwm rss
+    health_watch "$a" 4
+    for kind in body header url; do
+        mib=64; [ $kind = body ] && mib=1024
+        r=$(timeout 30 "$hflood" big $kind "$a" $mib) || die "$kind: no reply within 30 s"
+        echo "$mib MiB $kind: $r"
+        case $r in reply=413* | reply=400* | reply=closed*) ;; *) die "$mib MiB $kind: $r" ;; esac
+    done
+    health_ok
+    hwm=$(vm "$pid" VmHWM) rss=$(vm "$pid" VmRSS)
+    echo "$name: peak RSS $hwm kB, RSS $rss kB after"
+    [ "$hwm" -lt $((rss + 32768)) ] || die "peak RSS $hwm kB: a request was buffered"
+    grep -q "413 to 127.0.0.1: body over http_max_body_kb" "$log" || die "body: peer not logged"
+    grep -q "400 to 127.0.0.1: request line (URL) and headers over" "$log" || die "head: peer not logged"
+}
 kill9() {  # kill9 NAME: SIGKILL a process of pids and reap it
     kill -KILL "${pids[$1]}"
     wait "${pids[$1]}" 2>/dev/null || true
