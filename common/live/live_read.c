@@ -55,6 +55,9 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
     memset(out, 0, sizeof *out);
     out->events = l->events;
     out->comms = l->ncomms;
+    out->jobs = l->njobs;
+    out->evicted_jobs = l->evicted_jobs;
+    memcpy(out->refused, l->refused, sizeof out->refused);
     for (size_t i = 0; i < l->nprocs; i++)
         l->procs[i].finished ? out->procs_finished++
         : proc_alive(l, &l->procs[i], now) ? out->procs_alive++ : out->procs_dead++;
