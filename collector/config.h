@@ -40,6 +40,12 @@ typedef struct nsc_coll_cfg {
     uint64_t metrics_max_comms;  /* communicators in /metrics at most */
     uint64_t metrics_max_hosts;  /* hosts (and host pairs) in the root-cause metrics at most */
     uint64_t rootcause_interval_ms;  /* root-cause metrics' pass period; 0: none */
+    /* What a peer can make the collector hold (docs/configuration.md, "Limits") */
+    uint64_t max_ranks;        /* ranks a communicator may claim */
+    uint64_t max_jobs, max_comms_per_job, max_procs_per_job, max_procs_per_agent;  /* live state */
+    uint64_t max_hosts;        /* hosts with a clock model */
+    uint64_t max_agents;       /* senders with batches in the collector at once */
+    uint64_t live_evict_s;     /* an ended job leaves the live state this long after; 0: never */
 } nsc_coll_cfg;
 
 /* Fill cfg from all sources. Returns 0, 1 when --help was printed (exit 0),
