@@ -34,8 +34,8 @@
  * reads the collector's counters): nranks, a batch whose context claims
  * 1,000,000 ranks; comms, a batch with N communicator definitions; procs,
  * N processes of job "hostile" (256 sections a batch, within the credit);
- * hosts, N clock samples, each of another host; credit, N batches sent at
- * once, ignoring the credit.
+ * hosts, N clock samples, each of another host; credit, N batches of 256
+ * sections sent at once, ignoring the credit.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -536,9 +536,21 @@ static int hostile_send(void *s, uint64_t seq, const nsc_a2c_section *secs, uint
     return 0;
 }
 
+/* Sections of processes [from, from + per) of n (each rank of one n-rank
+ * communicator) into secs, encoded in sec; how many. */
+static uint32_t hostile_procs(nsc_a2c_section *secs, uint8_t *sec, size_t from, size_t per, size_t n)
+{
+    size_t one = NSC_WIRE_REC_MAX * (NSC_MIX_NSTRS + 4);
+    uint32_t k = 0;
+    for (size_t p = from; k < per && p < n; k++, p++)
+        secs[k] = (nsc_a2c_section){sec + k * one,
+                                    (uint32_t)hostile_section((uint32_t)p + 1, 0xc0, 1, (int)p, (int)n, sec + k * one, one)};
+    return k;
+}
+
 static int hostile_mode(const opts *o)
 {
-    size_t n = o->count, per = 256, cap = NSC_WIRE_REC_MAX * (n + per + 2);
+    size_t n = o->count, per = 256, cap = NSC_WIRE_REC_MAX * (n + (NSC_MIX_NSTRS + 4) * per + 2);
     uint8_t *sec = malloc(cap), *buf = malloc(2 * cap);
     nsc_a2c_section *secs = calloc(per, sizeof *secs);
     void *ctx = zmq_ctx_new(), *s = dealer(ctx, o->endpoint);
@@ -551,12 +563,8 @@ static int hostile_mode(const opts *o)
         secs[0] = (nsc_a2c_section){sec, (uint32_t)hostile_section(1, 0x1000, n, 0, 8, sec, cap)};
         rc = hostile_send(s, sent++, secs, 1, buf, &unacked, &acked, o);
     } else if (!rc && strcmp(o->hostile, "procs") == 0) {
-        size_t one = NSC_WIRE_REC_MAX * (NSC_MIX_NSTRS + 4);
-        for (size_t p = 0; !rc && p < n; sent++) {
-            uint32_t k = 0;
-            for (; k < per && p < n; k++, p++)
-                secs[k] = (nsc_a2c_section){sec + k * one, (uint32_t)hostile_section(
-                                                               (uint32_t)p + 1, 0xc0, 1, (int)p, (int)n, sec + k * one, one)};
+        for (size_t p = 0; !rc && p < n; p += per, sent++) {
+            uint32_t k = hostile_procs(secs, sec, p, per, n);
             rc = hostile_send(s, sent, secs, k, buf, &unacked, &acked, o);
         }
     } else if (!rc && strcmp(o->hostile, "hosts") == 0) {
@@ -570,9 +578,9 @@ static int hostile_mode(const opts *o)
     } else if (!rc && strcmp(o->hostile, "credit") == 0) {
         opts all = *o;
         all.window = UINT32_MAX;  /* never waits for an ack while sending */
-        secs[0] = (nsc_a2c_section){sec, (uint32_t)hostile_section(1, 0xc4, 1, 0, 1, sec, cap)};
+        uint32_t k = hostile_procs(secs, sec, 0, per, per);
         for (; !rc && sent < n; sent++)
-            rc = hostile_send(s, sent, secs, 1, buf, &unacked, &acked, &all);
+            rc = hostile_send(s, sent, secs, k, buf, &unacked, &acked, &all);
     } else {
         rc = -1;
     }
