@@ -10,20 +10,21 @@
 
 typedef struct host_clock {
     char host[64];
+    char agent[64];  /* whose sample made it ("" for a model loaded from the store) */
     nsc_clock_model m;
     int dirty;
 } host_clock;
 
 struct nsc_clocks {
     host_clock *h;
-    size_t n, cap, max;
+    size_t n, cap, max, max_per_agent;
 };
 
-nsc_clocks *nsc_clocks_new(size_t max_hosts)
+nsc_clocks *nsc_clocks_new(size_t max_hosts, size_t max_per_agent)
 {
     nsc_clocks *c = calloc(1, sizeof *c);
     if (c)
-        c->max = max_hosts;
+        c->max = max_hosts, c->max_per_agent = max_per_agent;
     return c;
 }
 
@@ -93,10 +94,18 @@ int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
 int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s)
 {
     host_clock *h = find(c, s->host);
-    if (!h && c->n >= c->max)
-        return NSC_CLOCKS_EFULL;
-    if (!h && !(h = add(c, s->host, NULL)))
-        return NSC_CLOCK_ENOMEM;
+    if (!h) {
+        size_t of_agent = 0;
+        for (size_t i = 0; i < c->n; i++)
+            of_agent += strcmp(c->h[i].agent, s->agent) == 0;
+        if (c->n >= c->max)
+            return NSC_CLOCKS_EFULL;
+        if (of_agent >= c->max_per_agent)
+            return NSC_CLOCKS_EAGENT;
+        if (!(h = add(c, s->host, NULL)))
+            return NSC_CLOCK_ENOMEM;
+        snprintf(h->agent, sizeof h->agent, "%s", s->agent);
+    }
     nsc_clock_sample cs = {s->t1, s->t2, s->t3, s->t4};
     int rc = nsc_clock_add(&h->m, &cs);
     h->dirty |= rc == 0;

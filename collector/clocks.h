@@ -15,9 +15,10 @@
 
 typedef struct nsc_clocks nsc_clocks;
 
-/* At most max_hosts hosts: a sample of another host is refused, and a
- * store holding more loads only the first max_hosts. */
-nsc_clocks *nsc_clocks_new(size_t max_hosts);
+/* At most max_hosts hosts, and max_per_agent of them made by one agent's
+ * samples (one agent cannot take every slot): a sample of another host is
+ * refused; a store holding more loads only the first max_hosts. */
+nsc_clocks *nsc_clocks_new(size_t max_hosts, size_t max_per_agent);
 void nsc_clocks_free(nsc_clocks *c);
 /* Load every stored model (replacing none that exists: call once, at start). */
 int nsc_clocks_load(nsc_clocks *c, nsc_store *st);
@@ -26,8 +27,10 @@ int nsc_clocks_load(nsc_clocks *c, nsc_store *st);
  * 0 or NSC_STORE_ENOMEM. */
 int nsc_clocks_adopt(void *clocks, const char *host, const nsc_clock_model *m);
 /* Add a completed sample to its host's model; a nsc_clock_err on refusal,
- * NSC_CLOCKS_EFULL for a new host beyond max_hosts. */
+ * NSC_CLOCKS_EFULL for a new host beyond max_hosts, NSC_CLOCKS_EAGENT beyond
+ * the agent's max_per_agent. */
 #define NSC_CLOCKS_EFULL (-100)
+#define NSC_CLOCKS_EAGENT (-101)
 int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s);
 /* Hand the models changed since the last call to put (the LMDB store's open
  * transaction, or the ClickHouse rows); a model stays changed when put fails. */

@@ -110,7 +110,7 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     nsc_ingest *in = NULL;
     nsc_http *h = NULL;
     int rc = 1;
-    if (!(c.clocks = nsc_clocks_new(cfg->max_hosts)) || open_store(&c) || load_live(&c, &lc) ||
+    if (!(c.clocks = nsc_clocks_new(cfg->max_hosts, cfg->max_hosts_per_agent)) || open_store(&c) || load_live(&c, &lc) ||
         !(c.zctx = zmq_ctx_new()) || nsc_writer_start(&c, &w))
         goto out;
     if (nsc_ingest_start(&c, &in)) {

@@ -394,11 +394,13 @@ static void take_sample(nsc_writer *w, nsc_item *it)
     pthread_mutex_lock(&c->live_mu);
     nsc_live_agent_seen(c->live, it->sample.agent, it->sample.host, it->recv_ns);
     pthread_mutex_unlock(&c->live_mu);
-    if (rc == NSC_CLOCKS_EFULL)
+    int hosts = rc == NSC_CLOCKS_EFULL || rc == NSC_CLOCKS_EAGENT;
+    if (hosts)
         log_peer(&w->next_hosts_log_ns, it->sample.agent, it->sample.host,
-                 "clock sample refused: max_hosts hosts have clock models");
+                 rc == NSC_CLOCKS_EFULL ? "clock sample refused: max_hosts hosts have clock models"
+                                        : "clock sample refused: the agent's samples made max_hosts_per_agent models");
     if (rc)
-        nsc_stats_reject(&c->stats, it->sample.agent, rc == NSC_CLOCKS_EFULL ? NSC_REJ_HOSTS : NSC_REJ_CLOCK);
+        nsc_stats_reject(&c->stats, it->sample.agent, hosts ? NSC_REJ_HOSTS : NSC_REJ_CLOCK);
     else
         atomic_fetch_add_explicit(&c->stats.samples, 1, memory_order_relaxed);
     nsc_item_free(it);

@@ -9,9 +9,11 @@
 #   comms:   one batch of 5,000 communicator definitions is stored and
 #            acknowledged; the live state tracks max_comms_per_job (1000) of
 #            them, counts 4,000 refused and names the agent in the log.
-#   hosts:   50,000 clock samples, each of another host: max_hosts (100)
-#            models kept, the rest refused (reason "hosts"); /metrics has
-#            100 hosts, and again after a restart (what is stored is bounded).
+#   hosts:   50,000 clock samples, each of another host: with
+#            max_hosts_per_agent 16 (the default) 16 models kept, the rest
+#            refused (reason "hosts", logged); with max_hosts 100 (and 1000
+#            per agent) 100 kept, the rest refused; /metrics has 100 hosts,
+#            and again after a restart (what is stored is bounded).
 #   credit:  2,000 batches sent at once, ignoring the credit: what is
 #            beyond the agent's credit in the collector is refused (reason
 #            "credit", not acknowledged: an agent keeps and resends it), and
@@ -57,14 +59,20 @@ comms)
     grep -q 'agent "hostile": a batch reached max_comms_per_job' "$dir/collector.log" || die "the agent is not named in the log"
     ;;
 hosts)
-    start_collector 0 --max-hosts 100 --clock-persist-s 1
+    start_collector 0
+    hostile hosts --count 50000
+    wait_until 60 rejects_is hosts 49984 || die "hosts refused: $(rejects hosts), want 49984 (16 per agent)"
+    grep -q 'agent "hostile", host "host[0-9]*": clock sample refused: the agent' "$dir/collector.log" || die "not logged"
+    stop collector
+    rm -rf "$dir/db"
+    start_collector 0 --max-hosts 100 --max-hosts-per-agent 1000 --clock-persist-s 1
     hostile hosts --count 50000
     wait_until 60 rejects_is hosts 49900 || die "hosts refused: $(rejects hosts), want 49900"
     [ "$(curl -sf "http://127.0.0.1:$http/metrics" | grep -c '^ncclscope_collector_clock_offset_seconds{')" = 100 ] ||
         die "/metrics does not have 100 hosts"
     grep -q 'agent "hostile", host "host[0-9]*": clock sample refused' "$dir/collector.log" || die "not logged"
     stop collector
-    start_collector 0 --max-hosts 100
+    start_collector 0 --max-hosts 100 --max-hosts-per-agent 1000
     [ "$(curl -sf "http://127.0.0.1:$http/metrics" | grep -c '^ncclscope_collector_clock_offset_seconds{')" = 100 ] ||
         die "after a restart /metrics does not have 100 hosts"
     ;;
