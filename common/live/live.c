@@ -608,31 +608,41 @@ typedef struct rebuild {
     nsc_store_reader *rd;
 } rebuild;
 
+/* The communicator's nranks as the store has it (0 if unknown). */
+static int32_t stored_nranks(nsc_store_reader *rd, uint32_t jid, uint64_t comm_id)
+{
+    nsc_store_comm *cs = NULL;
+    size_t n = 0;
+    int32_t nranks = 0;
+    if (nsc_store_comms(rd, jid, &cs, &n) == 0)
+        for (size_t i = 0; i < n; i++)
+            nranks = cs[i].comm_id == comm_id ? cs[i].nranks : nranks;
+    free(cs);
+    return nranks;
+}
+
 static int from_progress(void *arg, const nsc_store_progress *sp)
 {
     rebuild *rb = arg;
     nsc_live *l = rb->l;
     long job, ci;
-    uint32_t jid;
-    int32_t nranks = 0;
-    nsc_store_comm *cs = NULL;
-    size_t n = 0;
+    uint32_t jid = 0;
+    size_t ncomms = l->ncomms;
     int rc = admit_job(l, sp->job, &job);
     if (rc)
         return rc < 0 ? -1 : 0;  /* a job over the limit is not rebuilt */
-    if (nsc_store_job_id(rb->rd, sp->job, &jid) == 0 && nsc_store_comms(rb->rd, jid, &cs, &n) == 0)
-        for (size_t i = 0; i < n; i++)
-            nranks = cs[i].comm_id == sp->comm_id ? cs[i].nranks : nranks;
-    free(cs);
-    if ((rc = admit_comm(l, (uint32_t)job, sp->comm_id, nranks, &ci)))
+    int known = nsc_store_job_id(rb->rd, sp->job, &jid) == 0;
+    if ((rc = admit_comm(l, (uint32_t)job, sp->comm_id, 0, &ci)))
         return rc < 0 ? -1 : 0;
+    if (known && l->ncomms > ncomms)  /* read once per communicator, not per rank */
+        l->comms[ci].nranks = stored_nranks(rb->rd, jid, sp->comm_id);
     rank_st *r = NULL;
     int f = -1;
     if (advance(l, (uint32_t)ci, sp->rank, sp->func, sp->seq, sp->ref_ns, &r, &f))
         return -1;
     nsc_store_rank ri;
     r = nsc_live_rank(&l->comms[ci], sp->rank);
-    if (r && nsc_store_rank_info(rb->rd, jid, sp->comm_id, sp->rank, &ri) == 0) {
+    if (r && known && nsc_store_rank_info(rb->rd, jid, sp->comm_id, sp->rank, &ri) == 0) {
         long pi = nsc_live_proc(l, ri.host, ri.pid);
         if (pi < 0)
             return -1;
