@@ -317,7 +317,7 @@ int nsc_chlive_start(nsc_collector *c)
     if (!cl)
         return -1;
     cl->c = c;
-    cl->cfg = (nsc_live_cfg){c->cfg.heartbeat_timeout_ms * 1000000ull, c->cfg.hang_ms * 1000000ull};
+    cl->cfg = nsc_collector_live_cfg(&c->cfg);
     if (c->cfg.collector_id[0])
         snprintf(cl->id, sizeof cl->id, "%s", c->cfg.collector_id);
     else

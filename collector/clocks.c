@@ -10,18 +10,22 @@
 
 typedef struct host_clock {
     char host[64];
+    char agent[64];  /* whose sample made it ("" for a model loaded from the store) */
     nsc_clock_model m;
     int dirty;
 } host_clock;
 
 struct nsc_clocks {
     host_clock *h;
-    size_t n, cap;
+    size_t n, cap, max, max_per_agent;
 };
 
-nsc_clocks *nsc_clocks_new(void)
+nsc_clocks *nsc_clocks_new(size_t max_hosts, size_t max_per_agent)
 {
-    return calloc(1, sizeof(nsc_clocks));
+    nsc_clocks *c = calloc(1, sizeof *c);
+    if (c)
+        c->max = max_hosts, c->max_per_agent = max_per_agent;
+    return c;
 }
 
 void nsc_clocks_free(nsc_clocks *c)
@@ -34,12 +38,17 @@ void nsc_clocks_free(nsc_clocks *c)
     free(c);
 }
 
-/* The host's slot, created with an empty model (or a copy of *from). */
-static host_clock *slot(nsc_clocks *c, const char *host, const nsc_clock_model *from)
+static host_clock *find(nsc_clocks *c, const char *host)
 {
     for (size_t i = 0; i < c->n; i++)
         if (strcmp(c->h[i].host, host) == 0)
             return &c->h[i];
+    return NULL;
+}
+
+/* A new host's slot (c->n < c->max), with an empty model or a copy of *from. */
+static host_clock *add(nsc_clocks *c, const char *host, const nsc_clock_model *from)
+{
     if (nsc_grow(&c->h, c->n, &c->cap, sizeof *c->h, 16))
         return NULL;
     host_clock *h = &c->h[c->n];
@@ -65,7 +74,10 @@ static host_clock *slot(nsc_clocks *c, const char *host, const nsc_clock_model *
 
 int nsc_clocks_adopt(void *clocks, const char *host, const nsc_clock_model *m)
 {
-    return slot(clocks, host, m) ? 0 : NSC_STORE_ENOMEM;
+    nsc_clocks *c = clocks;
+    if (find(c, host) || c->n >= c->max)  /* beyond max_hosts: left in the store */
+        return 0;
+    return add(c, host, m) ? 0 : NSC_STORE_ENOMEM;
 }
 
 int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
@@ -81,9 +93,19 @@ int nsc_clocks_load(nsc_clocks *c, nsc_store *st)
 
 int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s)
 {
-    host_clock *h = slot(c, s->host, NULL);
-    if (!h)
-        return NSC_CLOCK_ENOMEM;
+    host_clock *h = find(c, s->host);
+    if (!h) {
+        size_t of_agent = 0;
+        for (size_t i = 0; i < c->n; i++)
+            of_agent += strcmp(c->h[i].agent, s->agent) == 0;
+        if (c->n >= c->max)
+            return NSC_CLOCKS_EFULL;
+        if (of_agent >= c->max_per_agent)
+            return NSC_CLOCKS_EAGENT;
+        if (!(h = add(c, s->host, NULL)))
+            return NSC_CLOCK_ENOMEM;
+        snprintf(h->agent, sizeof h->agent, "%s", s->agent);
+    }
     nsc_clock_sample cs = {s->t1, s->t2, s->t3, s->t4};
     int rc = nsc_clock_add(&h->m, &cs);
     h->dirty |= rc == 0;

@@ -37,6 +37,34 @@ static int open_store(nsc_collector *c)
     return rc ? -1 : 0;
 }
 
+nsc_live_cfg nsc_collector_live_cfg(const nsc_coll_cfg *cfg)
+{
+    return (nsc_live_cfg){.heartbeat_timeout_ns = cfg->heartbeat_timeout_ms * 1000000ull,
+                          .lag_ns = cfg->hang_ms * 1000000ull,
+                          .evict_ns = cfg->live_evict_s * 1000000000ull,
+                          .max_jobs = (uint32_t)cfg->max_jobs,
+                          .max_comms_per_job = (uint32_t)cfg->max_comms_per_job,
+                          .max_procs_per_job = (uint32_t)cfg->max_procs_per_job,
+                          .max_procs_per_agent = (uint32_t)cfg->max_procs_per_agent};
+}
+
+/* The live state as the store left it (LMDB): after a restart status says
+ * what `ncclscope --db DIR status` says. ClickHouse's starts empty. */
+static int load_live(nsc_collector *c, const nsc_live_cfg *lc)
+{
+    if (c->ch)
+        return (c->live = nsc_live_new(lc)) ? 0 : -1;
+    nsc_store_reader *rd;
+    int rc = nsc_store_read_begin(c->store, &rd);
+    if (!rc) {
+        rc = nsc_live_from_store(rd, lc, nsc_mono_ns(), &c->live);
+        nsc_store_read_end(rd);
+    }
+    if (rc)
+        fprintf(stderr, "ncclscope-collector: live state from %s: %s\n", c->cfg.db, nsc_store_strerror(rc));
+    return rc ? -1 : 0;
+}
+
 static int write_ports(const nsc_collector *c)
 {
     if (!c->cfg.port_file[0])
@@ -79,13 +107,13 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
         return 1;
     pthread_mutex_init(&c.clock_mu, NULL);
     pthread_mutex_init(&c.live_mu, NULL);
-    nsc_live_cfg lc = {cfg->heartbeat_timeout_ms * 1000000ull, cfg->hang_ms * 1000000ull};
+    nsc_live_cfg lc = nsc_collector_live_cfg(cfg);
     nsc_writer *w = NULL;
     nsc_ingest *in = NULL;
     nsc_http *h = NULL;
     int rc = 1;
-    if (!(c.clocks = nsc_clocks_new()) || !(c.live = nsc_live_new(&lc)) || open_store(&c) || !(c.zctx = zmq_ctx_new()) ||
-        nsc_writer_start(&c, &w))
+    if (!(c.clocks = nsc_clocks_new(cfg->max_hosts, cfg->max_hosts_per_agent)) || open_store(&c) || load_live(&c, &lc) ||
+        !(c.zctx = zmq_ctx_new()) || nsc_writer_start(&c, &w))
         goto out;
     if (nsc_ingest_start(&c, &in)) {
         nsc_writer_stop_alone(&c);

@@ -38,6 +38,9 @@ typedef struct nsc_collector {
     int zmq_port, http_port;    /* bound ports (after start) */
 } nsc_collector;
 
+/* The live state's settings from the collector's (times, limits). */
+nsc_live_cfg nsc_collector_live_cfg(const nsc_coll_cfg *cfg);
+
 /* Open the store, start the threads, serve until SIGTERM or SIGINT, then
  * stop accepting, commit and acknowledge what is pending and close the
  * store. Returns the process exit status (0, or 1 when starting failed). */

@@ -43,9 +43,19 @@ static const nsc_opt opts[] = {
     NUM("metrics_max_comms", "NCCLSCOPE_METRICS_MAX_COMMS", metrics_max_comms, "128", "communicators in /metrics at most, the most recently active (0..4096)"),
     NUM("metrics_max_hosts", "NCCLSCOPE_METRICS_MAX_HOSTS", metrics_max_hosts, "256", "hosts (and host pairs) in the root-cause metrics at most, those with the most causes (0..4096)"),
     MS("rootcause_interval_ms", "NCCLSCOPE_ROOTCAUSE_INTERVAL_MS", rootcause_interval_ms, "30000", "diagnose every job of the live state this often for the root-cause metrics (0: never)"),
-    /* HTTP limits (issue 29) */
+    /* HTTP limits */
     NSC_HGUARD_OPTS(nsc_coll_cfg, hg, "NCCLSCOPE_COLLECTOR"),
     KB("http_sse_buffer_kb", "NCCLSCOPE_COLLECTOR_HTTP_SSE_BUFFER_KB", http_sse_buffer_kb, "1024", "a /api/v1/live client with more unsent output than this is cut off"),
+    /* limits on what a peer can make the collector hold (each hit is counted and logged) */
+    NUM("max_ranks", "NCCLSCOPE_MAX_RANKS", max_ranks, "65536", "ranks a communicator may claim; a batch with a context beyond it is rejected (1..1048576)"),
+    NUM("max_jobs", "NCCLSCOPE_MAX_JOBS", max_jobs, "1024", "jobs the live state tracks at once; batches of others are stored, not tracked"),
+    NUM("max_comms_per_job", "NCCLSCOPE_MAX_COMMS_PER_JOB", max_comms_per_job, "16384", "communicators the live state tracks per job"),
+    NUM("max_procs_per_job", "NCCLSCOPE_MAX_PROCS_PER_JOB", max_procs_per_job, "16384", "processes the live state tracks per job"),
+    NUM("max_procs_per_agent", "NCCLSCOPE_MAX_PROCS_PER_AGENT", max_procs_per_agent, "4096", "processes the live state tracks per agent"),
+    NUM("max_hosts", "NCCLSCOPE_MAX_HOSTS", max_hosts, "4096", "hosts with a clock model (kept and stored); samples of others are refused"),
+    NUM("max_hosts_per_agent", "NCCLSCOPE_MAX_HOSTS_PER_AGENT", max_hosts_per_agent, "16", "hosts one agent's clock samples may give a model (an agent probes for its own host)"),
+    NUM("max_agents", "NCCLSCOPE_MAX_AGENTS", max_agents, "1024", "agents (routing ids) with batches in the collector at once; with credit, bounds the writer's queue"),
+    SEC("live_evict_s", "NCCLSCOPE_LIVE_EVICT_S", live_evict_s, "3600", "a job whose processes all ended this long ago leaves the live state (its records stay in the store; 0: never)"),
 };
 
 static const nsc_cfg_spec spec = {
@@ -67,6 +77,19 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
         fprintf(err, "ncclscope-collector: credit (1..65536), group_max, max_msg_mb (1..1024), "
                      "live_interval_ms, map_initial_mb (<= map_max_mb), metrics_max_comms, metrics_max_hosts "
                      "(<= 4096), ch_flush_mb, ch_tls (0 or 1) or ch_query_cache (<= 256) out of range, or store neither lmdb nor clickhouse://...\n");
+        return -1;
+    }
+    const uint64_t *lim[] = {&cfg->max_jobs, &cfg->max_comms_per_job, &cfg->max_procs_per_job,
+                             &cfg->max_procs_per_agent, &cfg->max_hosts, &cfg->max_hosts_per_agent,
+                             &cfg->max_agents};
+    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)
+        if (*lim[i] == 0 || *lim[i] > UINT32_MAX) {
+            fprintf(err, "ncclscope-collector: max_jobs, max_comms_per_job, max_procs_per_job, "
+                         "max_procs_per_agent, max_hosts, max_hosts_per_agent and max_agents: 1..4294967295\n");
+            return -1;
+        }
+    if (cfg->max_ranks == 0 || cfg->max_ranks > (1u << 20)) {
+        fprintf(err, "ncclscope-collector: max_ranks out of range (1..1048576)\n");
         return -1;
     }
     if (cfg->http_sse_buffer_kb == 0) {

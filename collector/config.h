@@ -44,6 +44,12 @@ typedef struct nsc_coll_cfg {
     uint64_t rootcause_interval_ms;  /* root-cause metrics' pass period; 0: none */
     nsc_hguard_cfg hg;         /* HTTP limits (hguard.h) */
     uint64_t http_sse_buffer_kb;  /* a /api/v1/live client's unsent output at most */
+    /* What a peer can make the collector hold (docs/configuration.md, "Limits") */
+    uint64_t max_ranks;        /* ranks a communicator may claim */
+    uint64_t max_jobs, max_comms_per_job, max_procs_per_job, max_procs_per_agent;  /* live state */
+    uint64_t max_hosts, max_hosts_per_agent;  /* hosts with a clock model: all, one agent's */
+    uint64_t max_agents;       /* senders with batches in the collector at once */
+    uint64_t live_evict_s;     /* an ended job leaves the live state this long after; 0: never */
 } nsc_coll_cfg;
 
 /* Fill cfg from all sources. Returns 0, 1 when --help was printed (exit 0),

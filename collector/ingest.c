@@ -17,11 +17,22 @@
     (ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | \
      ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
 
+/* One sender's batches inside the collector: from decoding until the
+ * writer releases them (acknowledged or not). The ingest thread assigns
+ * slots; a slot at zero is free for another routing id. */
+typedef struct peer {
+    uint8_t ident[256];
+    size_t len;
+    atomic_uint_fast64_t inflight;
+} peer;
+
 struct nsc_ingest {
     nsc_collector *c;
     void *router, *pair, *monitor;
     pthread_t thread;
     nsc_dec_limits lim;
+    peer *peers;      /* cfg.max_agents */
+    size_t npeers;    /* slots ever used */
     uint64_t log_ns, log_suppressed;
     uint64_t hs_log_ns, hs_suppressed;  /* rate limit of handshake failure messages */
 };
@@ -95,13 +106,49 @@ static void take_sample(nsc_ingest *in, const nsc_a2c_probe *p, uint64_t t)
     to_writer(in, it);
 }
 
+/* The routing id's in-flight count, a free slot taken for a new one; NULL
+ * when max_agents senders have batches in flight. */
+static atomic_uint_fast64_t *peer_of(nsc_ingest *in, const uint8_t *ident, size_t len)
+{
+    peer *free_slot = NULL;
+    for (size_t i = 0; i < in->npeers; i++) {
+        peer *p = &in->peers[i];
+        if (p->len == len && memcmp(p->ident, ident, len) == 0)
+            return &p->inflight;
+        if (!free_slot && atomic_load_explicit(&p->inflight, memory_order_relaxed) == 0)
+            free_slot = p;
+    }
+    if (!free_slot && in->npeers < in->c->cfg.max_agents)
+        free_slot = &in->peers[in->npeers++];
+    if (!free_slot)
+        return NULL;
+    memcpy(free_slot->ident, ident, len);
+    free_slot->len = len;
+    return &free_slot->inflight;
+}
+
+/* The batch counts against its sender's credit: 0, or -1 when the sender
+ * has credit batches in the collector already (it ignored the credit, or
+ * resent before they were released): refused, not acknowledged, so a
+ * well-behaved agent sends it again later. */
+static int take_credit(nsc_ingest *in, nsc_item *it)
+{
+    atomic_uint_fast64_t *n = peer_of(in, it->ident, it->ident_len);
+    if (!n || atomic_load_explicit(n, memory_order_relaxed) >= in->c->cfg.credit)
+        return -1;
+    atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+    it->inflight = n;
+    return 0;
+}
+
 static void take_batch(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body, uint64_t t)
 {
     unsigned reason;
     char agent[64];
     uint64_t seq, applied = 0, unplaced = 0;
     int named = nsc_a2c_batch_name(zmq_msg_data(body), zmq_msg_size(body), agent, &seq) == NSC_WIRE_OK;
-    nsc_item *it = nsc_item_batch(body, &in->lim, &reason, agent, &applied, &unplaced);
+    nsc_item *it = nsc_item_batch(body, &in->lim, (int32_t)in->c->cfg.max_ranks, &reason, agent, &applied,
+                                  &unplaced);
     if (!it) {
         reject(in, agent, reason);
         /* out of memory is ours, not the batch's: no answer, it comes again */
@@ -116,6 +163,11 @@ static void take_batch(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body, uint64_t 
     }
     it->ident_len = zmq_msg_size(id);
     memcpy(it->ident, zmq_msg_data(id), it->ident_len);
+    if (take_credit(in, it)) {
+        reject(in, agent, NSC_REJ_CREDIT);
+        nsc_item_free(it);
+        return;
+    }
     it->recv_ns = t;
     atomic_fetch_add_explicit(&in->c->stats.aliases_applied, applied, memory_order_relaxed);
     atomic_fetch_add_explicit(&in->c->stats.aliases_unplaced, unplaced, memory_order_relaxed);
@@ -375,6 +427,10 @@ int nsc_ingest_start(nsc_collector *c, nsc_ingest **out)
     if (!in)
         return -1;
     in->c = c;
+    if (!(in->peers = calloc(c->cfg.max_agents, sizeof *in->peers))) {
+        free(in);
+        return -1;
+    }
     in->lim.max_msg = (size_t)c->cfg.max_msg_mb << 20;
     int64_t maxmsg = (int64_t)in->lim.max_msg;
     int linger = 2000, hwm = 0;
@@ -389,6 +445,7 @@ int nsc_ingest_start(nsc_collector *c, nsc_ingest **out)
         (c->zmq_port = bound_port(in->router)) < 0 || pthread_create(&in->thread, NULL, run, in)) {
         fprintf(stderr, "ncclscope-collector: listen %s: %s\n", c->cfg.listen, zmq_strerror(zmq_errno()));
         close_sockets(in);
+        free(in->peers);
         free(in);
         return -1;
     }
@@ -400,5 +457,6 @@ void nsc_ingest_join(nsc_ingest *in)
 {
     pthread_join(in->thread, NULL);
     close_sockets(in);
+    free(in->peers);
     free(in);
 }

@@ -15,10 +15,18 @@
 
 #include "stats.h"
 
+void nsc_item_release_credit(nsc_item *it)
+{
+    if (it->inflight)
+        atomic_fetch_sub_explicit(it->inflight, 1, memory_order_relaxed);
+    it->inflight = NULL;
+}
+
 void nsc_item_free(nsc_item *it)
 {
     if (!it)
         return;
+    nsc_item_release_credit(it);
     if (it->kind == NSC_ITEM_BATCH) {
         for (uint32_t i = 0; it->secs && i < it->a2c.nsections; i++)
             nsc_batch_release(&it->secs[i]);
@@ -153,7 +161,20 @@ static void store_view(nsc_item *it)
     }
 }
 
-nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, unsigned *reason,
+/* Every context of every section claims 1..max_ranks ranks and a rank
+ * among them: what the live state and the queries size by is bounded. */
+static int ranks_in_range(const nsc_item *it, int32_t max_ranks)
+{
+    for (uint32_t i = 0; i < it->a2c.nsections; i++)
+        for (size_t k = 0; k < it->secs[i].nctxs; k++) {
+            const nsc_ctx_def *d = &it->secs[i].ctxs[k];
+            if (d->nranks < 1 || d->nranks > max_ranks || d->rank < 0 || d->rank >= d->nranks)
+                return 0;
+        }
+    return 1;
+}
+
+nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, int32_t max_ranks, unsigned *reason,
                          char agent[64], uint64_t *aliases_applied, uint64_t *aliases_unplaced)
 {
     nsc_item *it = calloc(1, sizeof *it);
@@ -189,8 +210,8 @@ nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, unsigned *r
         if (it->a2c.naliases && apply_aliases(it, aliases_applied, aliases_unplaced))
             rc = NSC_WIRE_NOMEM;
     }
-    if (rc) {
-        *reason = NSC_REJ_SECTION - rc;
+    if (rc || !ranks_in_range(it, max_ranks)) {
+        *reason = rc ? NSC_REJ_SECTION - rc : NSC_REJ_RANKS;
         nsc_item_free(it);
         return NULL;
     }

@@ -8,6 +8,7 @@
 #ifndef NCCLSCOPE_COLLECTOR_ITEM_H
 #define NCCLSCOPE_COLLECTOR_ITEM_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <zmq.h>
 
@@ -21,6 +22,8 @@ typedef struct nsc_item {
     nsc_item_kind kind;
     uint8_t ident[256];       /* ZeroMQ routing id of the agent's DEALER */
     size_t ident_len;
+    atomic_uint_fast64_t *inflight;  /* its sender's batches in the collector (ingest.c), or NULL */
+    int stored;               /* put (not a duplicate): counted and fed live after the commit */
     uint64_t recv_ns;         /* collector time the message arrived */
     zmq_msg_t body;           /* the batch message: sections point into it */
     nsc_a2c_batch a2c;
@@ -32,10 +35,15 @@ typedef struct nsc_item {
 
 /* Decode a batch message into a fresh item, which takes body over (body is
  * left empty either way). Returns the item, or NULL with *reason set
- * (NSC_REJ_*); *agent gets the agent id, "unknown" when the frame could not
- * be read that far. */
-nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, unsigned *reason,
+ * (NSC_REJ_*: NSC_REJ_RANKS for a context claiming more than max_ranks
+ * ranks or a rank outside them); *agent gets the agent id, "unknown" when
+ * the frame could not be read that far. */
+nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, int32_t max_ranks, unsigned *reason,
                          char agent[64], uint64_t *aliases_applied, uint64_t *aliases_unplaced);
+/* The item no longer counts against its sender's credit (before its ack
+ * leaves: the sender may send the next batch at once). */
+void nsc_item_release_credit(nsc_item *it);
+/* Release the item, and its credit if still held. */
 void nsc_item_free(nsc_item *it);
 
 #endif

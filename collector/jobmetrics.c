@@ -129,8 +129,26 @@ static int get_comm_stats(void *arg, const nsc_live *l, uint64_t now)
     return nsc_live_comm_stats(l, now, cs->max, &cs->s, &cs->n, &cs->omitted);
 }
 
+/* This collector's live state: the jobs it holds and evicted, and what
+ * its limits refused (docs/configuration.md, "Limits"). */
+static void render_live_bounds(nsc_collector *c, struct evbuffer *b)
+{
+    nsc_live_counts cn;
+    pthread_mutex_lock(&c->live_mu);
+    nsc_live_counts_get(c->live, nsc_mono_ns(), &cn);
+    pthread_mutex_unlock(&c->live_mu);
+    nsc_prom_u64(b, "ncclscope_collector_live_jobs", "gauge", "Jobs in the live state", cn.jobs);
+    nsc_prom_u64(b, "ncclscope_collector_live_evicted_jobs_total", "counter",
+                 "Jobs evicted from the live state live_evict_s after they ended", cn.evicted_jobs);
+    const char *r = "ncclscope_collector_live_refused_total";
+    nsc_prom_head(b, r, "counter", "Jobs, communicators and processes not tracked live (stored) because a limit was reached, by limit");
+    for (int i = 0; i < NSC_LIVE_LIMITS; i++)
+        evbuffer_add_printf(b, "%s{limit=\"max_%s\"} %" PRIu64 "\n", r, nsc_live_limit_name(i), cn.refused[i]);
+}
+
 void nsc_jobmetrics_render(nsc_collector *c, struct evbuffer *b)
 {
+    render_live_bounds(c, b);
     comm_stats cs = {.max = c->cfg.metrics_max_comms};
     int rc = nsc_chlive_read(c, get_comm_stats, &cs);
     nsc_live_comm_stat *s = cs.s;

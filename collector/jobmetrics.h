@@ -9,6 +9,8 @@
  * is on ncclscope_comm_info only. At most cfg.metrics_max_comms
  * communicators, the most recently active, are exported, so the series are
  * bounded; the rest are counted in ncclscope_collector_metrics_comms_omitted.
+ * Also the live state's own bounds: jobs held and evicted, and what its
+ * limits refused.
  */
 #ifndef NCCLSCOPE_COLLECTOR_JOBMETRICS_H
 #define NCCLSCOPE_COLLECTOR_JOBMETRICS_H

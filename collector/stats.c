@@ -17,7 +17,7 @@ static const char *const wire_names[NSC_WIRE_NERR] = {
 const char *nsc_rej_name(unsigned reason)
 {
     static char names[NSC_REJ_COUNT][32];
-    static const char *const own[NSC_REJ_A2C] = {"multipart", "kind", "clock"};
+    static const char *const own[NSC_REJ_A2C] = {"multipart", "kind", "clock", "ranks", "credit", "hosts"};
     if (reason >= NSC_REJ_COUNT)
         return "unknown";
     if (reason < NSC_REJ_A2C)

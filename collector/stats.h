@@ -21,6 +21,9 @@ enum {
     NSC_REJ_MULTIPART = 0,  /* a ZeroMQ message of several parts */
     NSC_REJ_KIND,           /* a kind the collector does not accept (ack, unknown) */
     NSC_REJ_CLOCK,          /* a clock sample the host's model refused */
+    NSC_REJ_RANKS,          /* a context beyond max_ranks, or a rank outside its nranks */
+    NSC_REJ_CREDIT,         /* a batch beyond the agent's credit (not acknowledged: sent again) */
+    NSC_REJ_HOSTS,          /* a clock sample of a new host beyond max_hosts */
     NSC_REJ_A2C,            /* + -nsc_wire_err: the a2c message */
     NSC_REJ_SECTION = NSC_REJ_A2C + NSC_WIRE_NERR,  /* + -nsc_wire_err: a section of a batch */
     NSC_REJ_COUNT = NSC_REJ_SECTION + NSC_WIRE_NERR

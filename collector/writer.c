@@ -12,6 +12,7 @@
 #include "dedupe.h"
 #include "item.h"
 #include "grow.h"
+#include "json.h"
 #include "logsafe.h"
 
 struct nsc_writer {
@@ -30,6 +31,8 @@ struct nsc_writer {
     uint64_t next_persist_ns;
     uint64_t next_gap_log_ns;  /* rate limit of the gap-table-full message */
     uint64_t next_reload_log_ns;  /* rate limit of the dedupe-reload message */
+    uint64_t next_limit_log_ns;   /* rate limit of the live state's refusals */
+    uint64_t next_hosts_log_ns;   /* rate limit of the clock hosts' refusals */
 };
 
 /* 1 at most every 10 s per *next_ns: a message repeated per batch would flood the log. */
@@ -94,19 +97,45 @@ static int put_life(nsc_writer *w, const nsc_item *it)
     return 0;
 }
 
-/* The live state learns what a stored batch says. */
-static void feed_live(nsc_collector *c, const nsc_item *it)
+/* One line about what an agent (and a host, or NULL) made the collector
+ * refuse, both escaped; at most one every 10 s per *next_ns. */
+static void log_peer(uint64_t *next_ns, const char *agent, const char *host, const char *what)
 {
-    int rc;
+    if (!log_due(next_ns))
+        return;
+    flockfile(stderr);
+    fputs("ncclscope-collector: agent ", stderr);
+    nsc_json_write_str(stderr, agent);
+    if (host) {
+        fputs(", host ", stderr);
+        nsc_json_write_str(stderr, host);
+    }
+    fprintf(stderr, ": %s\n", what);
+    funlockfile(stderr);
+}
+
+/* The live state learns what a committed batch says (a batch counted once:
+ * only after its commit, and a duplicate never). */
+static void feed_live(nsc_writer *w, const nsc_item *it)
+{
+    nsc_collector *c = w->c;
+    int rc, refused = 0;
     pthread_mutex_lock(&c->live_mu);
     rc = nsc_live_agent_seen(c->live, it->a2c.agent, it->a2c.host, it->recv_ns);
-    for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++)
-        rc = nsc_live_section(c->live, it->a2c.agent, &it->secs[i], it->recv_ns);
-    for (uint32_t i = 0; !rc && i < it->a2c.nlife; i++)
-        rc = nsc_live_life(c->live, it->a2c.agent, it->a2c.life[i].host, &it->a2c.life[i], it->recv_ns);
+    for (uint32_t i = 0; rc >= 0 && i < it->a2c.nsections; i++)
+        refused = (rc = nsc_live_section(c->live, it->a2c.agent, &it->secs[i], it->recv_ns)) > 0 ? rc : refused;
+    for (uint32_t i = 0; rc >= 0 && i < it->a2c.nlife; i++)
+        refused = (rc = nsc_live_life(c->live, it->a2c.agent, it->a2c.life[i].host, &it->a2c.life[i], it->recv_ns)) > 0
+                      ? rc : refused;
     pthread_mutex_unlock(&c->live_mu);
-    if (rc)
+    if (rc < 0)
         fprintf(stderr, "ncclscope-collector: live state: out of memory\n");
+    else if (refused) {
+        char what[160];
+        snprintf(what, sizeof what, "a batch reached max_%s: stored, what is beyond the limit not tracked live",
+                 nsc_live_limit_name(refused - 1));
+        log_peer(&w->next_limit_log_ns, it->a2c.agent, NULL, what);
+    }
 }
 
 static int put_progress(void *arg, const nsc_store_progress *p)
@@ -144,7 +173,7 @@ static int reload_dedupe(nsc_writer *w)
     return rc;
 }
 
-/* A batch put and held: the counters learn it. */
+/* A batch committed: the counters learn it. */
 static void count_taken(nsc_writer *w, const nsc_item *it)
 {
     nsc_stats *s = &w->c->stats;
@@ -188,8 +217,7 @@ static int take_batch(nsc_writer *w, nsc_item *it)
     if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq) ||
         hold(w, it))
         return rc ? rc : NSC_STORE_ENOMEM;
-    count_taken(w, it);
-    feed_live(w->c, it);  /* LMDB: its commit follows within the group's few ms */
+    it->stored = 1;
     return 0;
 }
 
@@ -208,12 +236,13 @@ static int take_batch_ch(nsc_writer *w, nsc_item *it)
     }
     if (hold(w, it))
         return NSC_STORE_ENOMEM;
-    count_taken(w, it);  /* the live state learns it once ClickHouse holds it */
+    it->stored = 1;
     return 0;
 }
 
-static void send_ack(nsc_writer *w, const nsc_item *it)
+static void send_ack(nsc_writer *w, nsc_item *it)
 {
+    nsc_item_release_credit(it);
     nsc_a2c_ack ack = {.seq = it->a2c.seq, .credit = (uint32_t)w->c->cfg.credit};
     uint8_t buf[NSC_A2C_SMALL_MAX];
     snprintf(ack.agent, sizeof ack.agent, "%s", it->a2c.agent);
@@ -244,8 +273,10 @@ static void acknowledge_items(nsc_writer *w, nsc_item **items, size_t *n, int rc
     if (rc == 0) {
         nsc_stats_commit(&c->stats, nsc_mono_ns() - t0, *n);
         for (size_t i = 0; i < *n; i++) {
-            if (c->ch)  /* a batch inserted: what the live state says is queryable */
-                feed_live(c, items[i]);
+            if (items[i]->stored) {  /* the counters and the live state say what is queryable */
+                count_taken(w, items[i]);
+                feed_live(w, items[i]);
+            }
             send_ack(w, items[i]);
         }
     } else {
@@ -272,7 +303,8 @@ static int put_clock_ch(void *ch, const char *host, const nsc_clock_model *m)
 }
 
 /* The rank progress always, the clock models when due, into the open
- * transaction (LMDB) or the waiting rows (ClickHouse). */
+ * transaction (LMDB) or the waiting rows (ClickHouse); ended jobs evicted
+ * from the live state on the same schedule. */
 static int put_state(nsc_writer *w, uint64_t t0)
 {
     nsc_collector *c = w->c;
@@ -280,6 +312,8 @@ static int put_state(nsc_writer *w, uint64_t t0)
     pthread_mutex_lock(&c->live_mu);
     rc = nsc_live_take_progress(c->live, c->ch ? nsc_chstore_put_progress : put_progress,
                                 c->ch ? (void *)c->ch : (void *)c->store);
+    if (!rc && t0 >= w->next_persist_ns)  /* after their progress was taken */
+        nsc_live_evict(c->live, t0);
     pthread_mutex_unlock(&c->live_mu);
     if (!rc && t0 >= w->next_persist_ns) {
         pthread_mutex_lock(&c->clock_mu);
@@ -362,8 +396,13 @@ static void take_sample(nsc_writer *w, nsc_item *it)
     pthread_mutex_lock(&c->live_mu);
     nsc_live_agent_seen(c->live, it->sample.agent, it->sample.host, it->recv_ns);
     pthread_mutex_unlock(&c->live_mu);
+    int hosts = rc == NSC_CLOCKS_EFULL || rc == NSC_CLOCKS_EAGENT;
+    if (hosts)
+        log_peer(&w->next_hosts_log_ns, it->sample.agent, it->sample.host,
+                 rc == NSC_CLOCKS_EFULL ? "clock sample refused: max_hosts hosts have clock models"
+                                        : "clock sample refused: the agent's samples made max_hosts_per_agent models");
     if (rc)
-        nsc_stats_reject(&c->stats, it->sample.agent, NSC_REJ_CLOCK);
+        nsc_stats_reject(&c->stats, it->sample.agent, hosts ? NSC_REJ_HOSTS : NSC_REJ_CLOCK);
     else
         atomic_fetch_add_explicit(&c->stats.samples, 1, memory_order_relaxed);
     nsc_item_free(it);
@@ -469,14 +508,12 @@ static void *run(void *arg)
     w->next_persist_ns = 0;
     if (ensure_txn(w) == 0)
         commit(w);
-    if (w->c->ch) {
-        finish_insert(w);
-        /* the live state learnt the last inserts' batches only now: their
-         * ranks' progress goes in one more insert */
-        if (ensure_txn(w) == 0)
-            commit(w);
-        finish_insert(w);
-    }
+    finish_insert(w);
+    /* the live state learnt the last batches at their commit (insert): their
+     * ranks' progress goes in one more */
+    if (ensure_txn(w) == 0)
+        commit(w);
+    finish_insert(w);
     zmq_send(w->pair, "done", 4, 0);
     return NULL;
 }

@@ -16,7 +16,31 @@ nsc_live *nsc_live_new(const nsc_live_cfg *cfg)
         return NULL;
     l->cfg.heartbeat_timeout_ns = cfg && cfg->heartbeat_timeout_ns ? cfg->heartbeat_timeout_ns : 15000000000ull;
     l->cfg.lag_ns = cfg && cfg->lag_ns ? cfg->lag_ns : 10000000000ull;
+    l->cfg.evict_ns = cfg ? cfg->evict_ns : 0;
+    l->cfg.max_jobs = cfg && cfg->max_jobs ? cfg->max_jobs : 1024;
+    l->cfg.max_comms_per_job = cfg && cfg->max_comms_per_job ? cfg->max_comms_per_job : 16384;
+    l->cfg.max_procs_per_job = cfg && cfg->max_procs_per_job ? cfg->max_procs_per_job : 16384;
+    l->cfg.max_procs_per_agent = cfg && cfg->max_procs_per_agent ? cfg->max_procs_per_agent : 4096;
     return l;
+}
+
+const char *nsc_live_limit_name(int lim)
+{
+    static const char *const names[NSC_LIVE_LIMITS] = {"jobs", "comms_per_job", "procs_per_job",
+                                                        "procs_per_agent"};
+    return lim >= 0 && lim < NSC_LIVE_LIMITS ? names[lim] : "unknown";
+}
+
+static void free_comm(comm_st *c)
+{
+    free(c->ranks);
+    free(c->f);
+}
+
+static void free_proc(proc_st *p)
+{
+    free(p->ctx);
+    free(p->str);
 }
 
 void nsc_live_free(nsc_live *l)
@@ -24,11 +48,9 @@ void nsc_live_free(nsc_live *l)
     if (!l)
         return;
     for (size_t i = 0; i < l->ncomms; i++)
-        free(l->comms[i].ranks);
-    for (size_t i = 0; i < l->nprocs; i++) {
-        free(l->procs[i].ctx);
-        free(l->procs[i].str);
-    }
+        free_comm(&l->comms[i]);
+    for (size_t i = 0; i < l->nprocs; i++)
+        free_proc(&l->procs[i]);
     free(l->jobs);
     free(l->comms);
     free(l->procs);
@@ -63,12 +85,15 @@ long nsc_live_comm(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks)
     return (long)l->ncomms++;
 }
 
+/* Ranks are allocated as they are seen (doubling, up to nranks): a claimed
+ * nranks costs nothing until its ranks report. */
 rank_st *nsc_live_rank(comm_st *c, int32_t rank)
 {
     if (rank < 0 || rank >= (1 << 20))
         return NULL;
     if (rank >= c->nalloc) {
-        int32_t n = c->nranks > rank ? c->nranks : rank + 1;
+        int32_t n = c->nalloc * 2 < c->nranks ? c->nalloc * 2 : c->nranks;
+        n = n > rank ? n : rank + 1;
         rank_st *r = realloc(c->ranks, (size_t)n * sizeof *r);
         if (!r)
             return NULL;
@@ -115,8 +140,9 @@ int nsc_live_func(comm_st *c, const char *name)
     for (int i = 0; i < c->nf; i++)
         if (strcmp(c->f[i].name, name) == 0)
             return i;
-    if (c->nf == MAX_FUNCS)
+    if (c->nf == MAX_FUNCS || nsc_grow(&c->f, (size_t)c->nf, &c->fcap, sizeof *c->f, 2))
         return -1;
+    memset(&c->f[c->nf], 0, sizeof *c->f);
     snprintf(c->f[c->nf].name, sizeof c->f[c->nf].name, "%.31s", name);
     return c->nf++;
 }
@@ -195,15 +221,83 @@ static int advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uin
     return 0;
 }
 
-static int take_defs(proc_st *p, nsc_live *l, const nsc_batch *b)
+/* A limit hit: counted, and 1 + lim for the caller to say who hit it. */
+static int refuse(nsc_live *l, int lim)
 {
-    long job = nsc_live_job(l, b->hdr.proc.job);
-    if (job < 0)
+    l->refused[lim]++;
+    return 1 + lim;
+}
+
+/* The job's index, added within max_jobs: 0, -1 (memory) or a refusal. */
+static int admit_job(nsc_live *l, const char *job, long *out)
+{
+    for (size_t i = 0; i < l->njobs; i++)
+        if (strcmp(l->jobs[i], job) == 0) {
+            *out = (long)i;
+            return 0;
+        }
+    if (l->njobs >= l->cfg.max_jobs)
+        return refuse(l, NSC_LIVE_LIM_JOBS);
+    return (*out = nsc_live_job(l, job)) < 0 ? -1 : 0;
+}
+
+/* The communicator's index, added within max_comms_per_job. */
+static int admit_comm(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks, long *out)
+{
+    size_t of_job = 0;
+    for (size_t i = 0; i < l->ncomms; i++) {
+        if (l->comms[i].job == job && l->comms[i].id == id) {
+            *out = (long)i;
+            return 0;
+        }
+        of_job += l->comms[i].job == job;
+    }
+    if (of_job >= l->cfg.max_comms_per_job)
+        return refuse(l, NSC_LIVE_LIM_COMMS_PER_JOB);
+    return (*out = nsc_live_comm(l, job, id, nranks)) < 0 ? -1 : 0;
+}
+
+/* The process's index, added within the per-job and per-agent limits (the
+ * count only for a new one: finding is the per-section path). */
+static int admit_proc(nsc_live *l, const char *host, uint32_t pid, const char *job, const char *agent,
+                      long *out)
+{
+    for (size_t i = 0; i < l->nprocs; i++)
+        if (l->procs[i].pid == pid && strcmp(l->procs[i].host, host) == 0) {
+            *out = (long)i;
+            return 0;
+        }
+    size_t of_job = 0, of_agent = 0;
+    for (size_t i = 0; i < l->nprocs; i++) {
+        of_job += strcmp(l->procs[i].job, job) == 0;
+        of_agent += strcmp(l->procs[i].agent, agent) == 0;
+    }
+    if (of_job >= l->cfg.max_procs_per_job)
+        return refuse(l, NSC_LIVE_LIM_PROCS_PER_JOB);
+    if (of_agent >= l->cfg.max_procs_per_agent)
+        return refuse(l, NSC_LIVE_LIM_PROCS_PER_AGENT);
+    if ((*out = nsc_live_proc(l, host, pid)) < 0)
         return -1;
+    snprintf(l->procs[*out].job, sizeof l->procs[*out].job, "%s", job);
+    snprintf(l->procs[*out].agent, sizeof l->procs[*out].agent, "%s", agent);
+    return 0;
+}
+
+/* The section's contexts and strings. A communicator over its job's limit
+ * is left out (its events are not tracked): the first refusal is returned
+ * after the other definitions are taken. */
+static int take_defs(proc_st *p, nsc_live *l, uint32_t job, const nsc_batch *b)
+{
+    int refused = 0;
     for (size_t i = 0; i < b->nctxs; i++) {
         const nsc_ctx_def *d = &b->ctxs[i];
-        long ci = nsc_live_comm(l, (uint32_t)job, d->comm_id, d->nranks);
-        if (ci < 0 || (!ctx_of(p, d->index) && nsc_grow(&p->ctx, p->nctx, &p->ctx_cap, sizeof *p->ctx, 8)))
+        long ci;
+        int rc = admit_comm(l, job, d->comm_id, d->nranks, &ci);
+        if (rc > 0) {
+            refused = refused ? refused : rc;
+            continue;
+        }
+        if (rc || (!ctx_of(p, d->index) && nsc_grow(&p->ctx, p->nctx, &p->ctx_cap, sizeof *p->ctx, 8)))
             return -1;
         comm_st *c = &l->comms[ci];
         c->nranks = d->nranks;
@@ -233,7 +327,7 @@ static int take_defs(proc_st *p, nsc_live *l, const nsc_batch *b)
         s->id = b->strs[i].id;
         snprintf(s->text, sizeof s->text, "%.31s", b->strs[i].text);
     }
-    return 0;
+    return refused;
 }
 
 /* Remember a Coll until its completion, overwriting the oldest. */
@@ -285,23 +379,26 @@ static void take_completions(nsc_live *l, proc_st *p, const nsc_batch *b)
 
 int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_t now)
 {
-    long pi = nsc_live_proc(l, b->hdr.proc.host, b->hdr.proc.pid);
-    if (pi < 0)
-        return -1;
+    long job, pi;
+    l->events += b->nevents;  /* stored, tracked or not */
+    int refused = admit_job(l, b->hdr.proc.job, &job);
+    if (!refused)
+        refused = admit_proc(l, b->hdr.proc.host, b->hdr.proc.pid, b->hdr.proc.job, agent, &pi);
+    if (refused)
+        return refused;
     proc_st *p = &l->procs[pi];
     snprintf(p->job, sizeof p->job, "%s", b->hdr.proc.job);
     snprintf(p->agent, sizeof p->agent, "%s", agent);
     p->last_ns = now;
     if (b->has_counters)
         p->counters = b->counters;
-    if (take_defs(p, l, b))
+    if ((refused = take_defs(p, l, (uint32_t)job, b)) < 0)
         return -1;
     /* Datatype names are looked up when the id changes: looking one up per
      * Coll cost more than the rest of the section. */
     uint16_t dt = 0;
     unsigned dt_size = 0;
     int has_dt = 0;
-    l->events += b->nevents;
     const ctx_map *last = NULL;
     for (size_t i = 0; i < b->nevents; i++) {
         const nsc_event *ev = &b->events[i];
@@ -327,15 +424,18 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
             r->p[f].coll_id = ev->id;
     }
     take_completions(l, p, b);
-    return 0;
+    return refused;
 }
 
 int nsc_live_life(nsc_live *l, const char *agent, const char *host, const nsc_a2c_life *life,
                   uint64_t now)
 {
-    long pi = nsc_live_proc(l, host, life->pid);
-    if (pi < 0)
-        return -1;
+    long job, pi;
+    int refused = admit_job(l, life->job, &job);
+    if (!refused)
+        refused = admit_proc(l, host, life->pid, life->job, agent, &pi);
+    if (refused)
+        return refused;
     proc_st *p = &l->procs[pi];
     snprintf(p->job, sizeof p->job, "%s", life->job);
     snprintf(p->agent, sizeof p->agent, "%s", agent);
@@ -365,6 +465,122 @@ void nsc_live_tick(nsc_live *l, uint64_t now)
         c->bw_n = 0;
     }
     l->tick_ns = now;
+}
+
+/* ---- eviction ---- */
+
+/* When the job last showed life (its processes, deaths and events), and
+ * whether one of its processes may still run: alive as status judges it. */
+static uint64_t job_last_ns(const nsc_live *l, uint32_t job, uint64_t now, int *running)
+{
+    uint64_t last = 0;
+    *running = 0;
+    for (size_t i = 0; i < l->nprocs; i++) {
+        const proc_st *p = &l->procs[i];
+        if (strcmp(p->job, l->jobs[job]) != 0)
+            continue;
+        last = p->last_ns > last ? p->last_ns : last;
+        last = p->died_ns > last ? p->died_ns : last;
+        *running |= !p->finished && !p->died && now - p->last_ns <= l->cfg.heartbeat_timeout_ns;
+    }
+    for (size_t i = 0; i < l->ncomms; i++)
+        if (l->comms[i].job == job && l->comms[i].last_ns > last)
+            last = l->comms[i].last_ns;
+    return last;
+}
+
+/* Keep the elements whose keep[i] is set, in order; keep[i] becomes the
+ * element's new index + 1 (0: dropped, after free_one released it). */
+static size_t compact(void *arr, size_t n, size_t elem, uint32_t *keep, void (*free_one)(void *))
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *e = (char *)arr + i * elem;
+        if (!keep[i]) {
+            if (free_one)
+                free_one(e);
+            continue;
+        }
+        if (k != i)
+            memcpy((char *)arr + k * elem, e, elem);
+        keep[i] = (uint32_t)++k;
+    }
+    return k;
+}
+
+static void free_comm_v(void *c) { free_comm(c); }
+static void free_proc_v(void *p) { free_proc(p); }
+
+/* Drop the jobs not kept (keep_job per job), their communicators and
+ * processes, and renumber what refers to the rest. */
+static void drop_jobs(nsc_live *l, uint32_t *keep_job, uint32_t *keep_comm, uint32_t *keep_proc)
+{
+    for (size_t i = 0; i < l->ncomms; i++)
+        keep_comm[i] = keep_job[l->comms[i].job];
+    for (size_t i = 0; i < l->nprocs; i++) {
+        keep_proc[i] = 1;
+        for (size_t j = 0; j < l->njobs; j++)
+            if (!keep_job[j] && strcmp(l->procs[i].job, l->jobs[j]) == 0)
+                keep_proc[i] = 0;
+    }
+    l->njobs = compact(l->jobs, l->njobs, sizeof *l->jobs, keep_job, NULL);
+    size_t ncomms = compact(l->comms, l->ncomms, sizeof *l->comms, keep_comm, free_comm_v);
+    size_t nprocs = compact(l->procs, l->nprocs, sizeof *l->procs, keep_proc, free_proc_v);
+    for (size_t i = 0; i < ncomms; i++) {
+        comm_st *c = &l->comms[i];
+        c->job = keep_job[c->job] - 1;
+        for (int32_t k = 0; k < c->nalloc; k++)
+            c->ranks[k].proc = c->ranks[k].proc ? keep_proc[c->ranks[k].proc - 1] : 0;
+    }
+    for (size_t i = 0; i < nprocs; i++) {  /* contexts in a dropped one (a job renamed) go too */
+        proc_st *p = &l->procs[i];
+        size_t nc = 0;
+        for (size_t k = 0; k < p->nctx; k++)
+            if (keep_comm[p->ctx[k].comm]) {
+                p->ctx[nc] = p->ctx[k];
+                p->ctx[nc++].comm = keep_comm[p->ctx[k].comm] - 1;
+            }
+        p->nctx = nc;
+        for (unsigned k = 0; k < PENDING; k++) {
+            p->pend[k].used = p->pend[k].used && keep_comm[p->pend[k].comm];
+            p->pend[k].comm = p->pend[k].used ? keep_comm[p->pend[k].comm] - 1 : 0;
+        }
+    }
+    size_t nd = 0;
+    for (size_t i = 0; i < l->ndirty; i++)
+        if (keep_comm[l->dirty[i].comm]) {
+            l->dirty[nd] = l->dirty[i];
+            l->dirty[nd++].comm = keep_comm[l->dirty[i].comm] - 1;
+        }
+    l->ndirty = nd, l->ncomms = ncomms, l->nprocs = nprocs;
+}
+
+size_t nsc_live_evict(nsc_live *l, uint64_t now)
+{
+    if (!l->cfg.evict_ns || !l->njobs)
+        return 0;
+    size_t evicted = 0;
+    uint32_t *keep_job = calloc(l->njobs, sizeof *keep_job);
+    uint32_t *keep_comm = calloc(l->ncomms + 1, sizeof *keep_comm);
+    uint32_t *keep_proc = calloc(l->nprocs + 1, sizeof *keep_proc);
+    if (keep_job && keep_comm && keep_proc) {  /* out of memory: nothing evicted, tried again later */
+        for (size_t j = 0; j < l->njobs; j++) {
+            int running;
+            uint64_t last = job_last_ns(l, (uint32_t)j, now, &running);
+            keep_job[j] = running || now < last + l->cfg.evict_ns;
+            evicted += !keep_job[j];
+        }
+        if (evicted)
+            drop_jobs(l, keep_job, keep_comm, keep_proc);
+    }
+    free(keep_job), free(keep_comm), free(keep_proc);
+    size_t na = 0;
+    for (size_t i = 0; i < l->nagents; i++)
+        if (now < l->agents[i].last_ns + l->cfg.evict_ns + l->cfg.heartbeat_timeout_ns)
+            l->agents[na++] = l->agents[i];
+    l->nagents = na;
+    l->evicted_jobs += evicted;
+    return evicted;
 }
 
 /* ---- persistence ---- */
@@ -398,14 +614,15 @@ typedef struct rebuild {
 static int from_comm(rebuild *rb, uint32_t job, uint32_t jid, const nsc_store_comm *sc)
 {
     nsc_live *l = rb->l;
-    long ci = nsc_live_comm(l, job, sc->comm_id, sc->nranks);
-    if (ci < 0)
-        return -1;
+    long ci;
+    int rc = admit_comm(l, job, sc->comm_id, sc->nranks, &ci);
+    if (rc)
+        return rc < 0 ? -1 : 0;  /* over the limit: not rebuilt */
     comm_st *c = &l->comms[ci];
     snprintf(c->name, sizeof c->name, "%s", sc->name);
     nsc_store_rank_entry *re;
     size_t n;
-    int rc = nsc_store_comm_ranks(rb->rd, jid, sc->comm_id, &re, &n);
+    rc = nsc_store_comm_ranks(rb->rd, jid, sc->comm_id, &re, &n);
     for (size_t i = 0; !rc && i < n; i++) {
         rank_st *r = nsc_live_rank(c, re[i].rank);
         long pi = r ? nsc_live_proc(l, re[i].info.host, re[i].info.pid) : -1;
@@ -431,10 +648,14 @@ static int from_comms(rebuild *rb)
     if (rc)
         return rc;
     for (size_t j = 0; !rc && j < nj; j++) {
-        long job = nsc_live_job(rb->l, jobs[j].name);
+        long job;
         nsc_store_comm *cs = NULL;
         size_t n = 0;
-        rc = job < 0 ? -1 : nsc_store_comms(rb->rd, jobs[j].id, &cs, &n);
+        int admitted = admit_job(rb->l, jobs[j].name, &job);
+        if (admitted)  /* over the limit: not rebuilt */
+            rc = admitted < 0 ? -1 : 0;
+        else
+            rc = nsc_store_comms(rb->rd, jobs[j].id, &cs, &n);
         for (size_t i = 0; !rc && i < n; i++)
             rc = from_comm(rb, (uint32_t)job, jobs[j].id, &cs[i]);
         free(cs);
@@ -448,11 +669,13 @@ static int from_progress(void *arg, const nsc_store_progress *sp)
 {
     rebuild *rb = arg;
     nsc_live *l = rb->l;
-    long job = nsc_live_job(l, sp->job);
-    long ci = job < 0 ? -1 : nsc_live_comm(l, (uint32_t)job, sp->comm_id, 0);
+    long job, ci;
+    int rc = admit_job(l, sp->job, &job);
+    if (rc || (rc = admit_comm(l, (uint32_t)job, sp->comm_id, 0, &ci)))
+        return rc < 0 ? -1 : 0;  /* over a limit: not rebuilt */
     rank_st *r = NULL;
     int f = -1;
-    if (ci < 0 || advance(l, (uint32_t)ci, sp->rank, sp->func, sp->seq, sp->ref_ns, &r, &f))
+    if (advance(l, (uint32_t)ci, sp->rank, sp->func, sp->seq, sp->ref_ns, &r, &f))
         return -1;
     r = nsc_live_rank(&l->comms[ci], sp->rank);
     if (r && r->proc && l->procs[r->proc - 1].last_ns < sp->ref_ns)
@@ -466,7 +689,7 @@ static int from_life(void *arg, const nsc_store_life *sl)
     nsc_a2c_life life = {.event = sl->event, .reason = sl->reason, .pid = sl->pid,
                          .ts_ns = sl->ts_ns, .last_batch_seq = sl->last_batch_seq};
     snprintf(life.job, sizeof life.job, "%s", sl->job);
-    return nsc_live_life(rb->l, sl->agent, sl->host, &life, sl->ref_ns) ||
+    return nsc_live_life(rb->l, sl->agent, sl->host, &life, sl->ref_ns) < 0 ||
            nsc_live_agent_seen(rb->l, sl->agent, sl->host, sl->ref_ns);
 }
 
@@ -477,7 +700,11 @@ int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t 
     if (!l)
         return NSC_STORE_ENOMEM;
     rebuild rb = {l, rd};
-    int rc = from_comms(&rb);
+    nsc_store_stats st;
+    int rc = nsc_store_stats_get(rd, &st);
+    l->events = st.events;
+    if (!rc)
+        rc = from_comms(&rb);
     if (!rc)
         rc = nsc_store_progresses(rd, from_progress, &rb);
     if (!rc)
@@ -493,6 +720,7 @@ int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t 
         return rc;
     }
     l->tick_ns = now;
+    nsc_live_evict(l, now);
     *out = l;
     return 0;
 }

@@ -28,7 +28,25 @@
 typedef struct nsc_live_cfg {
     uint64_t heartbeat_timeout_ns;  /* silent this long: dead; default 15 s */
     uint64_t lag_ns;                /* behind (or in flight) this long: lagging / hung; 10 s */
+    uint64_t evict_ns;              /* a job ended this long ago is evicted; 0: never */
+    uint32_t max_jobs;              /* jobs at most; default 1024 */
+    uint32_t max_comms_per_job;     /* communicators per job; 16384 */
+    uint32_t max_procs_per_job;     /* processes per job; 16384 */
+    uint32_t max_procs_per_agent;   /* processes per agent (all its jobs); 4096 */
 } nsc_live_cfg;
+
+/* What a peer can make the state hold is bounded: a job, communicator or
+ * process beyond its limit is not tracked (its events are still counted and
+ * the caller still stores them), and the refusal is counted by limit. */
+enum nsc_live_limit {
+    NSC_LIVE_LIM_JOBS,
+    NSC_LIVE_LIM_COMMS_PER_JOB,
+    NSC_LIVE_LIM_PROCS_PER_JOB,
+    NSC_LIVE_LIM_PROCS_PER_AGENT,
+    NSC_LIVE_LIMITS
+};
+/* The limit's setting name without "max_": "jobs", "comms_per_job", ... */
+const char *nsc_live_limit_name(int lim);
 
 typedef struct nsc_live nsc_live;
 
@@ -36,15 +54,24 @@ typedef struct nsc_live nsc_live;
 nsc_live *nsc_live_new(const nsc_live_cfg *cfg);
 void nsc_live_free(nsc_live *l);
 
-/* One decoded section an agent sent (its records and counters). 0 or -1 (memory). */
+/* One decoded section an agent sent (its records and counters). 0, -1
+ * (memory), or 1 + the nsc_live_limit that left (part of) it untracked. */
 int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_t now);
-/* A lifecycle record from an agent about a process on host. */
+/* A lifecycle record from an agent about a process on host; returns as
+ * nsc_live_section does. */
 int nsc_live_life(nsc_live *l, const char *agent, const char *host, const nsc_a2c_life *life,
                   uint64_t now);
 /* Any message from the agent (batch, sample): it is alive. */
 int nsc_live_agent_seen(nsc_live *l, const char *agent, const char *host, uint64_t now);
 /* Close the rate window: events/s and bus bandwidth over the time since the last tick. */
 void nsc_live_tick(nsc_live *l, uint64_t now);
+/* Evict the jobs that ended (each process died, finished or went silent
+ * past the heartbeat timeout) more than evict_ns before now, with their
+ * communicators and processes, and the agents silent that long. Their
+ * records stay in the store, from which nsc_live_from_store (the CLI's
+ * --db status) still shows each evicted job's last state. Returns the jobs
+ * evicted; none when evict_ns is 0. */
+size_t nsc_live_evict(nsc_live *l, uint64_t now);
 
 /* The /api/v1/status object and one /api/v1/live summary, as JSON. */
 int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *out);
@@ -54,6 +81,7 @@ int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *out);
 typedef struct nsc_live_counts {
     uint64_t events, procs_alive, procs_dead, procs_finished, agents_alive, agents_dead, comms, hangs,
         lagging;
+    uint64_t jobs, evicted_jobs, refused[NSC_LIVE_LIMITS];
 } nsc_live_counts;
 void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *c);
 
@@ -104,8 +132,10 @@ typedef int (*nsc_live_progress_fn)(void *arg, const nsc_store_progress *p);
 int nsc_live_take_progress(nsc_live *l, nsc_live_progress_fn fn, void *arg);
 
 /* Rebuild from a store: communicators and their ranks, each rank's last
- * collective (progress records), lifecycle records. Processes with no death
- * record count as alive when seen within the heartbeat timeout of now. */
+ * collective (progress records), lifecycle records, and the events the store
+ * committed (events_total; a communicator's own count starts again at 0).
+ * Processes with no death record count as alive when seen within the
+ * heartbeat timeout of now. The limits apply; cfg's evict_ns too. */
 int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t now,
                         nsc_live **out);
 

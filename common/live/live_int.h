@@ -54,10 +54,11 @@ typedef struct comm_st {
     uint64_t id;
     int32_t nranks;
     char name[64];
-    rank_st *ranks;
+    rank_st *ranks;          /* grown to the highest rank seen, not to nranks */
     int32_t nalloc;
-    func_st f[MAX_FUNCS];
+    func_st *f;              /* grown as functions are seen (MAX_FUNCS at most) */
     int nf;
+    size_t fcap;
     uint64_t events, tick_events;
     uint64_t last_ns;        /* collector time of its latest event */
     nsc_live_hist arrival;
@@ -125,11 +126,13 @@ struct nsc_live {
     dirty *dirty;
     size_t ndirty, dirty_cap;
     uint64_t tick_ns, events;
+    uint64_t evicted_jobs, refused[NSC_LIVE_LIMITS];
 };
 
 /* Find-or-add of live.c's tables (live_merge.c adds with them too): an
  * index, or -1 (memory); nsc_live_rank: NULL for a rank out of range or
- * memory; nsc_live_func: -1 when MAX_FUNCS are taken. */
+ * memory; nsc_live_func: -1 when MAX_FUNCS are taken or memory. None of
+ * them applies the limits (a merge holds what the collectors held). */
 long nsc_live_job(nsc_live *l, const char *job);
 long nsc_live_comm(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks);
 rank_st *nsc_live_rank(comm_st *c, int32_t rank);

@@ -35,19 +35,36 @@ static int lagging(const nsc_live *l, const comm_st *c, const rank_st *r, int f,
     return *for_ns > l->cfg.lag_ns;
 }
 
+/* Per function of a communicator, the furthest collective any rank reached
+ * and how many ranks completed it: what hung compares a rank against, made
+ * once per communicator (one pass over its ranks, not one per rank). */
+typedef struct front {
+    uint64_t seq[MAX_FUNCS];
+    uint32_t done[MAX_FUNCS];
+} front;
+
+static void front_of(const comm_st *c, front *fr)
+{
+    memset(fr, 0, sizeof *fr);
+    for (int32_t k = 0; k < c->nalloc; k++)
+        for (int f = 0; f < c->nf; f++) {
+            const rank_st *r = &c->ranks[k];
+            if (!r->has[f] || r->p[f].seq < fr->seq[f])
+                continue;
+            if (r->p[f].seq > fr->seq[f])
+                fr->seq[f] = r->p[f].seq, fr->done[f] = 0;
+            fr->done[f] += (uint32_t)r->p[f].done;
+        }
+}
+
 /* Hung: its last collective is in flight past lag_ns while another rank
- * completed it or went past it. */
-static int hung(const nsc_live *l, const comm_st *c, const rank_st *r, int f, uint64_t now)
+ * completed it or went past it (the front is further, or some rank there
+ * completed it: not this one, which has not). */
+static int hung(const nsc_live *l, const front *fr, const rank_st *r, int f, uint64_t now)
 {
     if (!r->has[f] || r->p[f].done || now - r->p[f].since_ns <= l->cfg.lag_ns)
         return 0;
-    for (int32_t k = 0; k < c->nalloc; k++) {
-        const rank_st *o = &c->ranks[k];
-        if (o != r && o->has[f] &&
-            (o->p[f].seq > r->p[f].seq || (o->p[f].seq == r->p[f].seq && o->p[f].done)))
-            return 1;
-    }
-    return 0;
+    return r->p[f].seq < fr->seq[f] || fr->done[f] > 0;
 }
 
 void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
@@ -55,6 +72,9 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
     memset(out, 0, sizeof *out);
     out->events = l->events;
     out->comms = l->ncomms;
+    out->jobs = l->njobs;
+    out->evicted_jobs = l->evicted_jobs;
+    memcpy(out->refused, l->refused, sizeof out->refused);
     for (size_t i = 0; i < l->nprocs; i++)
         l->procs[i].finished ? out->procs_finished++
         : proc_alive(l, &l->procs[i], now) ? out->procs_alive++ : out->procs_dead++;
@@ -62,11 +82,13 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
         now - l->agents[i].last_ns <= l->cfg.heartbeat_timeout_ns ? out->agents_alive++ : out->agents_dead++;
     for (size_t i = 0; i < l->ncomms; i++) {
         const comm_st *c = &l->comms[i];
+        front fr;
+        front_of(c, &fr);
         for (int32_t k = 0; k < c->nalloc; k++)
             for (int f = 0; f < c->nf; f++) {
                 uint64_t d;
                 out->lagging += (uint64_t)lagging(l, c, &c->ranks[k], f, now, &d);
-                out->hangs += (uint64_t)hung(l, c, &c->ranks[k], f, now);
+                out->hangs += (uint64_t)hung(l, &fr, &c->ranks[k], f, now);
             }
     }
 }
@@ -77,13 +99,15 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
 static void comm_judged(const nsc_live *l, const comm_st *c, uint64_t now, nsc_live_comm_stat *o)
 {
     o->lag_rank = -1;
+    front fr;
+    front_of(c, &fr);
     for (int32_t k = 0; k < c->nalloc; k++) {
         const rank_st *r = &c->ranks[k];
         o->ranks_seen += r->seen;
         for (int f = 0; f < c->nf; f++) {
             uint64_t d = 0;
             o->lagging += (uint32_t)lagging(l, c, r, f, now, &d);
-            o->hung += (uint32_t)hung(l, c, r, f, now);
+            o->hung += (uint32_t)hung(l, &fr, r, f, now);
             if (d && (double)d / 1e9 > o->lag_s) {
                 o->lag_s = (double)d / 1e9;
                 o->lag_rank = k;
@@ -235,7 +259,8 @@ static void json_agents(const nsc_live *l, uint64_t now, FILE *o)
     fputs("]", o);
 }
 
-static void json_rank(const nsc_live *l, const comm_st *c, int32_t k, uint64_t now, FILE *o, int first)
+static void json_rank(const nsc_live *l, const comm_st *c, const front *fr, int32_t k, uint64_t now, FILE *o,
+                      int first)
 {
     const rank_st *r = &c->ranks[k];
     const proc_st *p = r->proc ? &l->procs[r->proc - 1] : NULL;
@@ -252,7 +277,7 @@ static void json_rank(const nsc_live *l, const comm_st *c, int32_t k, uint64_t n
         fprintf(o, "%s{\"func\":\"%s\",\"seq\":%" PRIu64 ",\"in_flight\":%s,\"for_ns\":%" PRIu64
                    ",\"lagging\":%s,\"hung\":%s}",
                 n++ ? "," : "", c->f[f].name, r->p[f].seq, r->p[f].done ? "false" : "true",
-                now - r->p[f].since_ns, lg ? "true" : "false", hung(l, c, r, f, now) ? "true" : "false");
+                now - r->p[f].since_ns, lg ? "true" : "false", hung(l, fr, r, f, now) ? "true" : "false");
     }
     fputs("]}", o);
 }
@@ -260,6 +285,8 @@ static void json_rank(const nsc_live *l, const comm_st *c, int32_t k, uint64_t n
 static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o)
 {
     int32_t seen = 0;
+    front fr;
+    front_of(c, &fr);
     for (int32_t k = 0; k < c->nalloc; k++)
         seen += c->ranks[k].seen;
     fprintf(o, "{\"comm\":\"0x%" PRIx64 "\",\"name\":", c->id);
@@ -282,14 +309,14 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o
     n = 0;
     for (int32_t k = 0; k < c->nalloc; k++)
         for (int f = 0; f < c->nf; f++)
-            if (hung(l, c, &c->ranks[k], f, now))
+            if (hung(l, &fr, &c->ranks[k], f, now))
                 fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"for_ns\":%" PRIu64 "}",
                         n++ ? "," : "", k, c->f[f].name, c->ranks[k].p[f].seq, now - c->ranks[k].p[f].since_ns);
     fputs("],\"ranks\":[", o);
     n = 0;
     for (int32_t k = 0; k < c->nalloc; k++)
         if (c->ranks[k].seen)
-            json_rank(l, c, k, now, o, n++ == 0);
+            json_rank(l, c, &fr, k, now, o, n++ == 0);
     fputs("]}", o);
 }
 

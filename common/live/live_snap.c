@@ -354,6 +354,9 @@ static int get_comm(reader *rd, comm_st *c, size_t njobs, size_t nprocs, size_t 
     *slots += nalloc > (uint32_t)c->nranks ? nalloc : (uint32_t)c->nranks;
     if (*slots > SLOTS_MAX)
         return bad(rd, "more ranks than a snapshot may hold");
+    if (c->nf && !(c->f = calloc((size_t)c->nf, sizeof *c->f)))
+        return bad(rd, "out of memory");
+    c->fcap = (size_t)c->nf;
     for (int f = 0; f < c->nf; f++)
         if (get_func(rd, &c->f[f]))
             return -1;

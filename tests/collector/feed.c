@@ -28,6 +28,16 @@
  * sorts records across batches (ClickHouse's tables) then has no copies
  * side by side to compress, as with real agents; with --pool at least
  * --batches, no section repeats at all.
+ *
+ *   nsc-feed --endpoint EP --hostile MODE [--count N] [--timeout-ms T]
+ *
+ * Hostile mode is one agent ("hostile") making the collector hold what a
+ * peer can claim, then printing sent=, acked= and exiting 0 (the script
+ * reads the collector's counters): nranks, a batch whose context claims
+ * 1,000,000 ranks; comms, a batch with N communicator definitions; procs,
+ * N processes of job "hostile" (256 sections a batch, within the credit);
+ * hosts, N clock samples, each of another host; credit, N batches of 256
+ * sections sent at once, ignoring the credit.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,7 +54,8 @@
 #include "wire.h"
 
 typedef struct opts {
-    const char *endpoint, *check, *ack_log, *prefix, *direct;
+    const char *endpoint, *check, *ack_log, *prefix, *direct, *hostile;
+    uint64_t count;
     unsigned agents, procs, colls, window, pool;
     uint64_t batches, first, resend, timeout_ms;
     int garbage, distinct;
@@ -526,10 +537,115 @@ static int direct_mode(const opts *o)
     return 0;
 }
 
+/* ---- hostile mode ---- */
+
+/* A section of process pid of job "hostile": n context definitions (comm
+ * ids comm0.., ranks as given) and one AllReduce on the first (the rank's
+ * progress, which the store keeps). */
+static size_t hostile_section(uint32_t pid, uint64_t comm0, size_t n, int rank, int nranks, uint8_t *buf,
+                              size_t cap)
+{
+    nsc_batch_hdr h = {.version = NSC_WIRE_VERSION, .proc = nsc_test_proc("hostile", "hostilehost", pid, 0)};
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_mix_strs(strs);
+    nsc_event ev = {.id = 1, .type = NSC_T_COLL, .rank = rank, .start_ns = 1000, .stop_ns = 2000,
+                    .d.coll = {.func = NSC_MIX_STR_ALLREDUCE, .datatype = NSC_MIX_STR_FLOAT, .count = 1}};
+    nsc_enc e;
+    int rc = nsc_enc_begin(&e, buf, cap, &h);
+    for (size_t i = 0; !rc && i < n; i++) {
+        nsc_ctx_def d = nsc_test_ctx((uint16_t)i, comm0 + i, rank, nranks);
+        rc = nsc_enc_ctx(&e, &d);
+    }
+    for (int i = 0; !rc && i < NSC_MIX_NSTRS; i++)
+        rc = nsc_enc_str(&e, &strs[i]);
+    return rc || nsc_enc_event(&e, &ev) ? 0 : nsc_enc_finish(&e);
+}
+
+/* Send batch seq of the sections, then read acks while credit are unacked. */
+static int hostile_send(void *s, uint64_t seq, const nsc_a2c_section *secs, uint32_t n, uint8_t *buf,
+                        uint64_t *unacked, uint64_t *acked, const opts *o)
+{
+    nsc_a2c_batch b = {.agent = "hostile", .host = "hostilehost", .seq = seq, .nsections = n, .sections = secs};
+    size_t len = nsc_a2c_encode_batch(&b, buf);
+    if (zmq_send(s, buf, len, 0) != (int)len)
+        return -1;
+    double deadline = now_s() + (double)o->timeout_ms / 1000;
+    for ((*unacked)++; *unacked >= o->window && now_s() < deadline;) {
+        zmq_pollitem_t pi = {s, 0, ZMQ_POLLIN, 0};
+        uint8_t ack[NSC_A2C_SMALL_MAX];
+        if (zmq_poll(&pi, 1, 50) == 1 && zmq_recv(s, ack, sizeof ack, 0) >= 0)
+            (*unacked)--, (*acked)++;
+    }
+    return 0;
+}
+
+/* Sections of processes [from, from + per) of n (each rank of one n-rank
+ * communicator) into secs, encoded in sec; how many. */
+static uint32_t hostile_procs(nsc_a2c_section *secs, uint8_t *sec, size_t from, size_t per, size_t n)
+{
+    size_t one = NSC_WIRE_REC_MAX * (NSC_MIX_NSTRS + 4);
+    uint32_t k = 0;
+    for (size_t p = from; k < per && p < n; k++, p++)
+        secs[k] = (nsc_a2c_section){sec + k * one,
+                                    (uint32_t)hostile_section((uint32_t)p + 1, 0xc0, 1, (int)p, (int)n, sec + k * one, one)};
+    return k;
+}
+
+static int hostile_mode(const opts *o)
+{
+    size_t n = o->count, per = 256, cap = NSC_WIRE_REC_MAX * (n + (NSC_MIX_NSTRS + 4) * per + 2);
+    uint8_t *sec = malloc(cap), *buf = malloc(2 * cap);
+    nsc_a2c_section *secs = calloc(per, sizeof *secs);
+    void *ctx = zmq_ctx_new(), *s = dealer(ctx, o->endpoint);
+    uint64_t sent = 0, unacked = 0, acked = 0;
+    int rc = sec && buf && secs ? 0 : -1;
+    if (!rc && strcmp(o->hostile, "nranks") == 0) {
+        secs[0] = (nsc_a2c_section){sec, (uint32_t)hostile_section(1, 0xbad, 1, 0, 1000000, sec, cap)};
+        rc = hostile_send(s, sent++, secs, 1, buf, &unacked, &acked, o);
+    } else if (!rc && strcmp(o->hostile, "comms") == 0) {
+        secs[0] = (nsc_a2c_section){sec, (uint32_t)hostile_section(1, 0x1000, n, 0, 8, sec, cap)};
+        rc = hostile_send(s, sent++, secs, 1, buf, &unacked, &acked, o);
+    } else if (!rc && strcmp(o->hostile, "procs") == 0) {
+        for (size_t p = 0; !rc && p < n; p += per, sent++) {
+            uint32_t k = hostile_procs(secs, sec, p, per, n);
+            rc = hostile_send(s, sent, secs, k, buf, &unacked, &acked, o);
+        }
+    } else if (!rc && strcmp(o->hostile, "hosts") == 0) {
+        for (; !rc && sent < n; sent++) {
+            nsc_a2c_probe pr = {.kind = NSC_A2C_SAMPLE, .agent = "hostile", .id = sent,
+                                .t1 = 1000, .t2 = 1500, .t3 = 1600, .t4 = 2000};
+            snprintf(pr.host, sizeof pr.host, "host%llu", (unsigned long long)sent);
+            size_t len = nsc_a2c_encode_probe(&pr, buf);
+            rc = zmq_send(s, buf, len, 0) == (int)len ? 0 : -1;
+        }
+    } else if (!rc && strcmp(o->hostile, "credit") == 0) {
+        opts all = *o;
+        all.window = UINT32_MAX;  /* never waits for an ack while sending */
+        uint32_t k = hostile_procs(secs, sec, 0, per, per);
+        for (; !rc && sent < n; sent++)
+            rc = hostile_send(s, sent, secs, k, buf, &unacked, &acked, &all);
+    } else {
+        rc = -1;
+    }
+    /* what is still unacknowledged gets the timeout to be */
+    for (double deadline = now_s() + (double)o->timeout_ms / 1000; !rc && unacked && now_s() < deadline;) {
+        zmq_pollitem_t pi = {s, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&pi, 1, 50) == 1 && zmq_recv(s, buf, NSC_A2C_SMALL_MAX, 0) >= 0)
+            unacked--, acked++;
+    }
+    printf("sent=%llu\nacked=%llu\n", (unsigned long long)sent, (unsigned long long)acked);
+    int linger = 2000;  /* what was sent leaves before the socket closes */
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    free(sec), free(buf), free(secs);
+    return rc ? 2 : 0;
+}
+
 static int parse(opts *o, int argc, char **argv)
 {
     *o = (opts){.agents = 4, .procs = 2, .colls = 10, .window = 32, .pool = 16, .batches = 100,
-                .timeout_ms = 30000, .prefix = "feed"};
+                .timeout_ms = 30000, .prefix = "feed", .count = 1};
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(k, "--garbage") == 0 || strcmp(k, "--distinct") == 0) {
@@ -554,6 +670,8 @@ static int parse(opts *o, int argc, char **argv)
         else if (strcmp(k, "--first") == 0) o->first = n;
         else if (strcmp(k, "--resend") == 0) o->resend = n;
         else if (strcmp(k, "--timeout-ms") == 0) o->timeout_ms = n;
+        else if (strcmp(k, "--hostile") == 0) o->hostile = v;
+        else if (strcmp(k, "--count") == 0) o->count = n;
         else return -1;
     }
     if (o->distinct && !o->endpoint)
@@ -568,5 +686,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: nsc-feed --endpoint EP | --check DB | --direct DB [options] (see tests/collector/feed.c)\n");
         return 2;
     }
-    return o.check ? check_mode(&o) : o.direct ? direct_mode(&o) : send_mode(&o);
+    return o.check ? check_mode(&o) : o.direct ? direct_mode(&o) : o.hostile ? hostile_mode(&o) : send_mode(&o);
 }
