@@ -32,7 +32,7 @@
  *   nsc-feed --endpoint EP --hostile MODE [--count N] [--timeout-ms T]
  *
  * Hostile mode is one agent ("hostile") making the collector hold what a
- * peer can claim, then printing sent=, acked= and exiting 0 (the script
+ * peer can claim, then printing sent=, acked=, rejected= (answers of each kind) and exiting 0 (the script
  * reads the collector's counters): nranks, a batch whose context claims
  * 1,000,000 ranks; comms, a batch with N communicator definitions; procs,
  * N processes of job "hostile" (256 sections a batch, within the credit);
@@ -562,20 +562,35 @@ static size_t hostile_section(uint32_t pid, uint64_t comm0, size_t n, int rank, 
 }
 
 /* Send batch seq of the sections, then read acks while credit are unacked. */
-static int hostile_send(void *s, uint64_t seq, const nsc_a2c_section *secs, uint32_t n, uint8_t *buf,
-                        uint64_t *unacked, uint64_t *acked, const opts *o)
+/* What the collector answered a hostile sender: acks and rejections. */
+typedef struct replies {
+    uint64_t unanswered, acked, rejected;
+} replies;
+
+/* One answer, if one comes within wait_ms. */
+static void take_reply(void *s, int wait_ms, replies *r)
+{
+    zmq_pollitem_t pi = {s, 0, ZMQ_POLLIN, 0};
+    uint8_t msg[NSC_A2C_SMALL_MAX];
+    int n = zmq_poll(&pi, 1, wait_ms) == 1 ? zmq_recv(s, msg, sizeof msg, 0) : -1;
+    if (n < 0)
+        return;
+    int kind = nsc_a2c_kind(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg);
+    r->unanswered--;
+    r->acked += kind == NSC_A2C_ACK;
+    r->rejected += kind == NSC_A2C_REJECT;
+}
+
+static int hostile_send(void *s, uint64_t seq, const nsc_a2c_section *secs, uint32_t n, uint8_t *buf, replies *r,
+                        const opts *o)
 {
     nsc_a2c_batch b = {.agent = "hostile", .host = "hostilehost", .seq = seq, .nsections = n, .sections = secs};
     size_t len = nsc_a2c_encode_batch(&b, buf);
     if (zmq_send(s, buf, len, 0) != (int)len)
         return -1;
     double deadline = now_s() + (double)o->timeout_ms / 1000;
-    for ((*unacked)++; *unacked >= o->window && now_s() < deadline;) {
-        zmq_pollitem_t pi = {s, 0, ZMQ_POLLIN, 0};
-        uint8_t ack[NSC_A2C_SMALL_MAX];
-        if (zmq_poll(&pi, 1, 50) == 1 && zmq_recv(s, ack, sizeof ack, 0) >= 0)
-            (*unacked)--, (*acked)++;
-    }
+    for (r->unanswered++; r->unanswered >= o->window && now_s() < deadline;)
+        take_reply(s, 50, r);
     return 0;
 }
 
@@ -597,18 +612,19 @@ static int hostile_mode(const opts *o)
     uint8_t *sec = malloc(cap), *buf = malloc(2 * cap);
     nsc_a2c_section *secs = calloc(per, sizeof *secs);
     void *ctx = zmq_ctx_new(), *s = dealer(ctx, o->endpoint);
-    uint64_t sent = 0, unacked = 0, acked = 0;
+    uint64_t sent = 0;
+    replies r = {0, 0, 0};
     int rc = sec && buf && secs ? 0 : -1;
     if (!rc && strcmp(o->hostile, "nranks") == 0) {
         secs[0] = (nsc_a2c_section){sec, (uint32_t)hostile_section(1, 0xbad, 1, 0, 1000000, sec, cap)};
-        rc = hostile_send(s, sent++, secs, 1, buf, &unacked, &acked, o);
+        rc = hostile_send(s, sent++, secs, 1, buf, &r, o);
     } else if (!rc && strcmp(o->hostile, "comms") == 0) {
         secs[0] = (nsc_a2c_section){sec, (uint32_t)hostile_section(1, 0x1000, n, 0, 8, sec, cap)};
-        rc = hostile_send(s, sent++, secs, 1, buf, &unacked, &acked, o);
+        rc = hostile_send(s, sent++, secs, 1, buf, &r, o);
     } else if (!rc && strcmp(o->hostile, "procs") == 0) {
         for (size_t p = 0; !rc && p < n; p += per, sent++) {
             uint32_t k = hostile_procs(secs, sec, p, per, n);
-            rc = hostile_send(s, sent, secs, k, buf, &unacked, &acked, o);
+            rc = hostile_send(s, sent, secs, k, buf, &r, o);
         }
     } else if (!rc && strcmp(o->hostile, "hosts") == 0) {
         for (; !rc && sent < n; sent++) {
@@ -623,17 +639,15 @@ static int hostile_mode(const opts *o)
         all.window = UINT32_MAX;  /* never waits for an ack while sending */
         uint32_t k = hostile_procs(secs, sec, 0, per, per);
         for (; !rc && sent < n; sent++)
-            rc = hostile_send(s, sent, secs, k, buf, &unacked, &acked, &all);
+            rc = hostile_send(s, sent, secs, k, buf, &r, &all);
     } else {
         rc = -1;
     }
     /* what is still unacknowledged gets the timeout to be */
-    for (double deadline = now_s() + (double)o->timeout_ms / 1000; !rc && unacked && now_s() < deadline;) {
-        zmq_pollitem_t pi = {s, 0, ZMQ_POLLIN, 0};
-        if (zmq_poll(&pi, 1, 50) == 1 && zmq_recv(s, buf, NSC_A2C_SMALL_MAX, 0) >= 0)
-            unacked--, acked++;
-    }
-    printf("sent=%llu\nacked=%llu\n", (unsigned long long)sent, (unsigned long long)acked);
+    for (double deadline = now_s() + (double)o->timeout_ms / 1000; !rc && r.unanswered && now_s() < deadline;)
+        take_reply(s, 50, &r);
+    printf("sent=%llu\nacked=%llu\nrejected=%llu\n", (unsigned long long)sent, (unsigned long long)r.acked,
+           (unsigned long long)r.rejected);
     int linger = 2000;  /* what was sent leaves before the socket closes */
     zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(s);

@@ -47,6 +47,8 @@ nranks)
     hostile nranks --timeout-ms 2000
     wait_until 10 rejects_is ranks 1 || die "the claim was not rejected as ranks: $(rejects ranks)"
     [ "$(out acked)" = 0 ] || die "the batch was acknowledged"
+    # answered with a rejection: a real agent moves it to its quarantine, never resends it
+    [ "$(out rejected)" = 1 ] || die "the batch was not answered with a rejection"
     grep -q 'agent .hostile.*ranks' "$dir/collector.log" || die "the agent is not named in the log"
     [ "$(rss_kb)" -lt 102400 ] || die "RSS $(rss_kb) kB after the claim"
     ;;
