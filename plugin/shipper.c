@@ -70,6 +70,7 @@ static struct {
     int acks;                   /* the agent acknowledges (its ack endpoint was seen) */
     uint64_t acks_probed;       /* when its endpoint was last looked for */
     uint64_t resend_instance, resend_next;  /* the last resend done */
+    uint64_t ack_last, ack_since;  /* acked as last seen, and since when it has not moved */
     nsc_enc enc;
     int open;
     uint64_t open_since, last_begin;
@@ -183,6 +184,23 @@ static void take_ack(const nsc_ack *a, uint64_t now)
     sh.resend_instance = a->instance;
     sh.resend_next = sh.head = a->next;
     reset_defs(now);  /* the new agent knows no definition sent before `next` */
+}
+
+/* An acknowledgement published before this process's SUB was connected is
+ * lost, and no later batch may bring another (a backlog full of batches
+ * waiting for it sends none): once everything is sent and acked has not
+ * moved for ACK_RETRY_NS, the last batch goes again (the agent answers a
+ * batch it stored with its mark, which covers the ones before it; one it
+ * lacks, with a resend request). */
+static void retry_acks(uint64_t now)
+{
+    if (sh.acked != sh.ack_last || sh.head != sh.tail || sh.acked == sh.tail) {
+        sh.ack_last = sh.acked;
+        sh.ack_since = now;
+    } else if (now - sh.ack_since >= ACK_RETRY_NS) {
+        sh.head = sh.tail - 1;
+        sh.ack_since = now;
+    }
 }
 
 static void take_acks(uint64_t now)
@@ -357,7 +375,9 @@ static void nap(long ns)
 
 static void heartbeat(uint64_t now)
 {
-    if (sh.open || sh.head != sh.tail || now - sh.last_begin < sh.cfg.heartbeat_ms * MS)
+    /* not into the buffer kept for the final counters, even when every batch
+     * is sent and waits for its acknowledgement */
+    if (sh.open || sh.head != sh.tail || backlog_full() || now - sh.last_begin < sh.cfg.heartbeat_ms * MS)
         return;
     if (batch_begin(now, now, 0) == 0)
         batch_finish();
@@ -393,6 +413,7 @@ static void pass(uint64_t now)
         reset_defs(now);
     announce(now);
     take_acks(now);
+    retry_acks(now);
     send_backlog(now);
     size_t n = drain(now);
     if (sh.open && now - sh.open_since >= BATCH_MAX_AGE_NS)
@@ -447,22 +468,15 @@ static int agent_bound(void)
  * accepted nothing for STALL_NS and is not bound to the endpoint (it is
  * absent: don't hold NCCL up). With everything sent, the wait for the
  * acknowledgements sleeps on their socket: a thousand ranks exiting at once
- * must not take the agent's CPU by polling. An acknowledgement published
- * before this process's SUB was connected is lost, and no later batch will
- * bring another: after ACK_RETRY_NS without one, the last batch is sent
- * again (the agent answers a batch it stored with its mark, which covers the
- * ones before it; one it lacks, with a resend request). */
+ * must not take the agent's CPU by polling; a lost acknowledgement is asked
+ * again (retry_acks). */
 static void flush(uint64_t deadline)
 {
     sh.last_progress = nsc_mono_ns();
     int bound = deadline > sh.last_progress && agent_bound();
-    uint64_t acked = sh.acked, acked_at = sh.last_progress;
     for (uint64_t now = sh.last_progress;; now = nsc_mono_ns()) {
         take_acks(now);
-        if (sh.acked != acked || sh.head != sh.tail)
-            acked = sh.acked, acked_at = now;
-        else if (now - acked_at >= ACK_RETRY_NS)
-            sh.head = sh.tail - 1, acked_at = now;
+        retry_acks(now);
         send_backlog(now);
         if (sh.acked == sh.tail || now >= deadline || (!bound && now - sh.last_progress >= STALL_NS))
             break;

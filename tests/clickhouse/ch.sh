@@ -259,7 +259,10 @@ same() {
     compared=$((compared + 1))
 }
 
-comms_name_job() { curl -sf -m 60 "http://127.0.0.1:$http/api/v1/comms?job=$job" | grep -q "\"job\":\"$job\""; }
+comms_name_job() {  # the answer read whole first (grep -q ending early would fail curl with SIGPIPE)
+    local a
+    a=$(curl -sf -m 60 "http://127.0.0.1:$http/api/v1/comms?job=$job") && grep -q "\"job\":\"$job\"" <<<"$a"
+}
 
 # from_lmdb FILE PYTHON: a value taken from the LMDB collector's answer FILE
 # (NDJSON lines as l, or JSON as d).

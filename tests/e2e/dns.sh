@@ -73,7 +73,12 @@ start_collectors() {
 addr_a() { echo "tcp://127.0.0.1:$port"; }
 addr_b() { echo "tcp://127.0.0.2:$port"; }
 # on N ENDPOINT: node N's agent uses ENDPOINT.
-on() { curl -sf -m 5 "http://$(cat "$dir/node$1/agent.http")/metrics" | grep -qF "ncclscope_agent_collector_info{endpoint=\"$2\"} 1"; }
+# (the answer read whole first: grep -q ending early would fail curl, and the pipeline, with SIGPIPE)
+on() {
+    local m
+    m=$(curl -sf -m 5 "http://$(cat "$dir/node$1/agent.http")/metrics") &&
+        grep -qF "ncclscope_agent_collector_info{endpoint=\"$2\"} 1" <<<"$m"
+}
 wait_on() { wait_until 30 on "$1" "$2" || die "node $1 is not on $2"; }
 start_agents() {
     local n
