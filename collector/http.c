@@ -27,6 +27,10 @@
 #include "ui.h"
 
 #define TIMER_MS 100
+/* A status answer is served again for this long: however many clients ask,
+ * the live state is rendered (under its lock, on this thread, which also
+ * answers /healthz) at most ten times a second. */
+#define STATUS_FRESH_NS 100000000ull
 
 typedef struct sse_client {
     nsc_http *h;
@@ -46,6 +50,9 @@ struct nsc_http {
     nsc_qstreams *queries;     /* running query responses */
     nsc_rcmetrics *rcm;        /* root-cause metrics' thread */
     uint64_t last_tick_ns;
+    char *status_text;         /* the last status answer, rendered at status_ns */
+    size_t status_len;
+    uint64_t status_ns;
 };
 
 void nsc_http_json_error(struct evhttp_request *req, int code, const char *reason, const char *msg)
@@ -110,14 +117,20 @@ char *nsc_http_live_json(nsc_collector *c, nsc_http_live_fn fn, size_t *len)
 
 static void status(nsc_http *h, struct evhttp_request *req)
 {
-    size_t len;
-    char *text = nsc_http_live_json(h->c, nsc_live_status_json, &len);
-    if (!text) {
-        nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
-        return;
+    uint64_t now = nsc_mono_ns();
+    if (!h->status_text || now - h->status_ns >= STATUS_FRESH_NS) {
+        size_t len;
+        char *text = nsc_http_live_json(h->c, nsc_live_status_json, &len);
+        if (!text) {
+            nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+            return;
+        }
+        free(h->status_text);
+        h->status_text = text;
+        h->status_len = len;
+        h->status_ns = now;
     }
-    send_body(req, "application/json", text, len);
-    free(text);
+    send_body(req, "application/json", h->status_text, h->status_len);
 }
 
 static void render_store(nsc_collector *c, struct evbuffer *b)
@@ -433,6 +446,7 @@ static void release(nsc_http *h)
         evhttp_free(h->http);
     if (h->base)
         event_base_free(h->base);
+    free(h->status_text);
     free(h);
 }
 
