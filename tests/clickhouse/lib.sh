@@ -152,8 +152,9 @@ ch_unacked_job() {
     local agent_args=()
     while [ "$1" != -- ]; do agent_args+=("$1"); shift; done
     shift
+    # a credit as large as the agents' window: the collector enforces credit
     start_collector 0 --store "$store" --ch-shards "$shards" --ch-flush-ms 3600000 --ch-flush-mb 65536 \
-        --group-max 1000000
+        --group-max 1000000 --credit 65536
     local n
     for n in 0 1; do
         start_agent $n --window 65536 --max-inflight 65536 --max-inflight-mb 4096 --ack-timeout-ms 3600000 \
@@ -161,8 +162,21 @@ ch_unacked_job() {
     done
     emulate "$@"
     emitted=$("$bin/nsc-ch-check" "$dir/emu.json" --emitted)
-    wait_until 600 collector_metric_is ncclscope_collector_events_in_total "$emitted" ||
-        die "the collector did not get the whole job ($(collector_metric ncclscope_collector_events_in_total) of $emitted)"
+    # the collector counts what it stored, nothing here yet: every event sent
+    # by the agents, and each batch they sent taken by the collector (its
+    # messages less the clock probes and samples)
+    sent_whole() {
+        local events=0 batches=0 n
+        for n in 0 1; do
+            events=$((events + $(metric $n ncclscope_agent_forward_events_sent_total)))
+            batches=$((batches + $(metric $n ncclscope_agent_forward_batches_sent_total)))
+        done
+        local taken=$(($(collector_metric ncclscope_collector_messages_in_total) -
+            $(collector_metric ncclscope_collector_probes_total) - $(collector_metric ncclscope_collector_samples_total)))
+        [ "$events" = "$emitted" ] && [ "$taken" = "$batches" ]
+    }
+    wait_until 600 sent_whole ||
+        die "the collector did not get the whole job ($(metric 0 ncclscope_agent_forward_events_sent_total) + $(metric 1 ncclscope_agent_forward_events_sent_total) events sent of $emitted)"
     [ "$(collector_metric ncclscope_collector_acks_total)" = 0 ] || die "batches acknowledged before the stop"
     kill -STOP "${pids[agent0]}" "${pids[agent1]}"
     stop collector
