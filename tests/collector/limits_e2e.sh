@@ -18,10 +18,10 @@
 #            beyond the agent's credit in the collector is refused (reason
 #            "credit", not acknowledged: an agent keeps and resends it), and
 #            acked + refused = sent.
-#   evict:   50,000 processes of one agent at the default limits: 4,096
-#            tracked (max_procs_per_agent), the rest refused; /healthz answers
-#            within 100 ms while 16 clients read /api/v1/status; once the
-#            processes are silent past the heartbeat and live_evict_s, the job is evicted (live
+#   evict:   50,000 processes (limits 1000 per job and per agent): 1000
+#            tracked, the rest refused; /healthz answers within 100 ms while
+#            16 clients read /api/v1/status; once the processes are silent
+#            past the heartbeat and live_evict_s, the job is evicted (live
 #            jobs 0) and `ncclscope --db DIR status` still shows its state.
 #   counts:  commits fail (map full): status's events_total is the store's
 #            committed events throughout; the same after a restart and from
@@ -88,14 +88,13 @@ credit)
     [ "$(collector_metric ncclscope_collector_queue_depth)" = 0 ] || die "the writer's queue is not empty"
     ;;
 evict)
-    start_collector 0 --heartbeat-timeout-ms 2000 \
+    start_collector 0 --max-procs-per-job 1000 --max-procs-per-agent 1000 --heartbeat-timeout-ms 2000 \
         --live-evict-s 2 --clock-persist-s 1
     hostile procs --count 50000 --timeout-ms 60000
     [ "$(out acked)" = "$(out sent)" ] || die "not every batch was acknowledged: $(cat "$dir/out")"
-    # the defaults: 4096 processes an agent (this one agent), the rest refused
-    refused=$(collector_metric 'ncclscope_collector_live_refused_total{limit="max_procs_per_agent"}')
-    [ "$refused" = 45904 ] || die "refused $refused processes, want 45904"
-    status_has 'len(s["processes"]) == 4096' || die "status does not hold 4096 processes"
+    # the live state learns a batch after its acknowledgement: wait for the last
+    wait_collector_metric 'ncclscope_collector_live_refused_total{limit="max_procs_per_job"}' 49000
+    wait_until 10 status_has 'len(s["processes"]) == 1000' || die "status does not hold 1000 processes"
     # /healthz while 16 clients read the status (the live state at its limits)
     for i in $(seq 16); do
         ( for _ in $(seq 10); do curl -sf -m 10 -o /dev/null "http://127.0.0.1:$http/api/v1/status"; done ) &
