@@ -274,4 +274,54 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
 #define NSC_ROW_JSON_BITS(a, kind, m, wire, store, json, nccl) NSC_BIT(json)
 #define NSC_ROW_SIZE(a, kind, m, wire, store, json, nccl) +sizeof(NSC_CTYPE_##kind)
 
+/* ---- the ledger (ledger.h) ---------------------------------------------------
+ *
+ * One record per (job, communicator, seq, rank), built by the agent from the
+ * events above. A row is X(a, kind, member, doc): kinds as above (TIME: the
+ * host's CLOCK_MONOTONIC ns, 0 unknown), doc the text docs/protocol.md gives
+ * the field ("The ledger"); the codec writes the rows in this order. */
+#define NSC_FIELDS_LEDGER(X, a)                                                                   \
+    X(a, U64,  comm_id,      "the communicator (NCCL commHash)")                                   \
+    X(a, U64,  seq,          "NCCL's seqNumber of the collective in the communicator")             \
+    X(a, I32,  rank,         "the rank in the communicator")                                       \
+    X(a, U32,  flags,        "NSC_LEDGER_* flags: in-flight, graph, copy engine, PXN, p2p, no GPU or network detail") \
+    X(a, STR,  func,         "the function (AllReduce, ...)")                                      \
+    X(a, STR,  datatype,     "the datatype (ncclFloat32, ...)")                                    \
+    X(a, STR,  algo,         "the algorithm (Ring, Tree, ...)")                                    \
+    X(a, STR,  proto,        "the protocol (Simple, LL, LL128)")                                   \
+    X(a, U64,  count,        "elements, as NCCL counts them")                                      \
+    X(a, U64,  bytes,        "bytes this rank moves, by the bus-bandwidth rule (busbw.h)")          \
+    X(a, I32,  root,         "the root rank (Broadcast, Reduce), else -1")                          \
+    X(a, I32,  peer,         "the peer (Send/Recv), else -1")                                      \
+    X(a, U8,   nchannels,    "channels NCCL gave the collective")                                  \
+    X(a, U64,  user_tag,     "the v7 user tag, 0 none")                                            \
+    X(a, TIME, api_ns,       "the application's API call (CollApi start)")                         \
+    X(a, TIME, enqueue_ns,   "NCCL enqueued the collective (Coll start)")                          \
+    X(a, TIME, launch_ns,    "the kernel was launched (KernelLaunch start)")                       \
+    X(a, TIME, done_ns,      "the host saw the rank's part complete (its completion)")             \
+    X(a, TIME, gpu_start_ns, "the first channel's kernel start, on the host's clock")              \
+    X(a, TIME, gpu_end_ns,   "the last channel's kernel end, on the host's clock")                 \
+    X(a, U32,  gpu_spread_ns, "last minus first channel's kernel end")                              \
+    X(a, U32,  gpu_err_ns,   "the GPU-to-host conversion's error bound")                            \
+    X(a, U8,   nchannels_done, "channels whose kernel ended")                                     \
+    X(a, U32,  dropped,      "events or states of this collective known lost")
+
+/* One network edge (peer, channel, direction) of a record: its ProxyOps and
+ * ProxySteps folded. Wait times are per NSC_LEDGER_WAIT_* class. */
+#define NSC_FIELDS_LEDGER_EDGE(X, a)                                                              \
+    X(a, I32,  peer,         "the peer rank")                                                      \
+    X(a, U8,   channel,      "the channel")                                                        \
+    X(a, U8,   is_send,      "1 send, 0 receive")                                                  \
+    X(a, U8,   last_state,   "in-flight: the state of the last step seen (nsc_state)")             \
+    X(a, I32,  last_step,    "in-flight: the last step seen, -1 none")                             \
+    X(a, U32,  steps,        "steps completed")                                                    \
+    X(a, U64,  bytes,        "bytes moved")                                                        \
+    X(a, U64,  step_sum_ns,  "sum of the steps' durations")                                        \
+    X(a, U32,  step_max_ns,  "the longest step")                                                   \
+    X(a, U64,  wait_gpu_ns,  "time in GPU wait")                                                   \
+    X(a, U64,  wait_peer_ns, "time in peer wait")                                                  \
+    X(a, U64,  wait_send_ns, "time in send wait")                                                  \
+    X(a, U64,  wait_recv_ns, "time in receive wait")                                               \
+    X(a, U64,  wait_flush_ns, "time in flush wait")
+
 #endif
