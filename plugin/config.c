@@ -137,6 +137,12 @@ int nsc_config_load(nsc_config *cfg, char *err, size_t errlen)
     cfg->flush_ms = (uint32_t)flush;
     if (load_endpoint(cfg, err, errlen))
         return -1;
+    const char *chain = env("NCCLSCOPE_CHAIN");
+    if (chain && strlen(chain) >= sizeof cfg->chain) {
+        snprintf(err, errlen, "NCCLSCOPE_CHAIN longer than %zu bytes", sizeof cfg->chain - 1);
+        return -1;
+    }
+    copy_str(cfg->chain, sizeof cfg->chain, chain);
     load_identity(&cfg->proc);
     return 0;
 }

@@ -91,17 +91,29 @@ static int is_foreign(const nsc_pctx *c, const nsc_start *st)
     return p && (p->ev.flags & NSC_EVF_FOREIGN);
 }
 
+/* A parent only the chained plugin asked for is, to us, no parent: what NCCL
+ * passes when that type is not in the mask. */
+static uint64_t unless_quiet(uint64_t parent)
+{
+    if (NSC_LIKELY(!nsc_chain_active()) || !parent)
+        return parent;
+    const nsc_slot *p = nsc_slot_lookup_parent(parent);
+    return p && p->quiet ? 0 : parent;
+}
+
 nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
 {
     *handle = NULL;
     if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
         return NULL;
+    int quiet = NSC_UNLIKELY(nsc_chain_active()) && !(nsc_g_mask >> st->type & 1);
     nsc_tbuf *tb = nsc_tbuf_self();
     uint64_t now = nsc_mono_ns();
     uint64_t id;
     int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
     if (NSC_UNLIKELY(index < 0)) {
-        count_drop(tb, st->type);
+        if (!quiet)
+            count_drop(tb, st->type);
         return NULL;
     }
     nsc_slot *s = &nsc_g_pool.slots[index];
@@ -112,18 +124,23 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     ev->tid = tb->tid;
     ev->rank = st->rank;
     ev->type = (uint8_t)st->type;
+    *handle = (void *)(uintptr_t)id;
+    if (NSC_UNLIKELY(quiet)) {
+        /* Kept only to pair the chained plugin's handle: nothing to record. */
+        s->quiet = 1;
+        return NULL;
+    }
     nsc_pctx *c = nsc_ctx_lookup(context);
     if (NSC_UNLIKELY(is_foreign(c, st))) {
         mark_foreign(ev, context, st);
     } else {
         ev->ctx = c->index;
-        ev->parent = st->parent;
+        ev->parent = unless_quiet(st->parent);
         uint32_t parent_index;
-        if ((st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH) && st->parent &&
-            nsc_slot_attach(st->parent, &parent_index) == 0)
+        if ((st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH) && ev->parent &&
+            nsc_slot_attach(ev->parent, &parent_index) == 0)
             s->parent_slot = parent_index + 1;
     }
-    *handle = (void *)(uintptr_t)id;
     return ev;
 }
 
@@ -140,7 +157,8 @@ void nsc_event_stop(void *handle)
         return;
     }
     s->ev.stop_ns = now;
-    nsc_event_emit(tb, &s->ev);
+    if (NSC_LIKELY(!s->quiet))
+        nsc_event_emit(tb, &s->ev);
     if (s->parent_slot)
         nsc_slot_detach(tb, s->parent_slot - 1, now);
     if (s->ev.type == NSC_T_COLL || s->ev.type == NSC_T_P2P)
@@ -161,6 +179,8 @@ void nsc_event_state(void *handle, int state, uint64_t arg)
         count_bad_handle(tb);
         return;
     }
+    if (NSC_UNLIKELY(s->quiet))
+        return;
     if (!tb) {
         nsc_count_shared(&nsc_g_pool.shared.states_emitted);
         nsc_count_shared(&nsc_g_pool.shared.states_dropped);

@@ -4,7 +4,8 @@
  * descriptors, hotpath.c records events, slots.c owns handles, tbuf.c the
  * per-thread record rings, intern.c strings, ctxreg.c communicator contexts,
  * shipper.c the background sender, config.c the environment, life.c the
- * init/finalize/fork/unload life cycle. Every symbol here is hidden
+ * init/finalize/fork/unload life cycle, chain.c the other profiler plugin
+ * NCCLSCOPE_CHAIN names. Every symbol here is hidden
  * (-fvisibility=hidden); only the ncclProfiler_vN structs leave the library.
  */
 #ifndef NCCLSCOPE_PLUGIN_INTERNAL_H
@@ -31,6 +32,7 @@ typedef struct nsc_config {
     uint32_t max_threads;     /* NCCLSCOPE_THREADS */
     uint32_t heartbeat_ms;    /* NCCLSCOPE_HEARTBEAT_MS */
     uint32_t flush_ms;        /* NCCLSCOPE_FLUSH_MS */
+    char chain[512];          /* NCCLSCOPE_CHAIN: another profiler plugin ("" none) */
     nsc_proc proc;            /* host, job, local rank, gpu (pid filled by life.c) */
 } nsc_config;
 
@@ -193,7 +195,8 @@ typedef struct nsc_slot {
     _Atomic uint64_t word;
     _Atomic uint64_t last_child_ns; /* latest child stop (parents only) */
     uint32_t parent_slot;           /* child attached to this slot + 1; 0: none */
-    uint32_t pad;
+    uint32_t quiet;                 /* only the chained plugin asked for it: not recorded */
+    _Atomic uintptr_t chained;      /* the chained plugin's handle of this event, or 0 */
     nsc_event ev;                   /* filled at start, completed at stop */
 } nsc_slot;
 
@@ -253,6 +256,8 @@ const char *nsc_intern_text(nsc_str id);
  * def_version (1 or 2, the one to read) is stored with release. */
 typedef struct nsc_pctx {
     uint16_t index;
+    void *chain_ctx;              /* the chained plugin's context; valid if chain_ok */
+    int chain_ok;                 /* its init succeeded for this communicator */
     _Atomic uint32_t learned;     /* v3: claimed by the one thread that fills defs[1] */
     uint32_t finalized;           /* under the life lock */
     _Atomic uint32_t def_version;
@@ -286,6 +291,30 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st);
 void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev);
 void nsc_event_stop(void *handle);
 void nsc_event_state(void *handle, int state, uint64_t arg);
+
+/* ---- chain.c: the other profiler plugin (NCCLSCOPE_CHAIN) ----------------- */
+
+/* Set once the chained plugin is loaded; read first on every call. */
+extern _Atomic int nsc_g_chain_on;
+/* Our own activation mask (cfg.mask), for events NCCL sends for the other. */
+extern uint32_t nsc_g_mask;
+
+static inline int nsc_chain_active(void)
+{
+    return atomic_load_explicit(&nsc_g_chain_on, memory_order_relaxed);
+}
+/* Load the plugin at path as NCCL would serving api; errors are logged once. */
+void nsc_chain_load(const char *path, int api);
+void nsc_chain_unload(void);
+/* Its init for our context c; *mask becomes the union of both masks. */
+void nsc_chain_init(nsc_pctx *c, int *mask, uint64_t comm_id, const char *name, int nnodes,
+                    int nranks, int rank, ncclDebugLogger_t logfn);
+void nsc_chain_finalize(nsc_pctx *c);
+/* Forward a start whose descriptor is of version api (our handle already
+ * made); stop and state of the event behind our handle. */
+void nsc_chain_start(int api, void *context, void *handle, const void *descr);
+void nsc_chain_stop(void *handle);
+void nsc_chain_state(void *handle, int state, const void *args, size_t args_size);
 
 /* ---- shipper.c ----------------------------------------------------------- */
 

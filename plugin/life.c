@@ -98,7 +98,7 @@ void nsc_life_adopt(void)
     pthread_mutex_unlock(&lock);
 }
 
-static int load(void)
+static int load(int api)
 {
     char err[256];
     if (nsc_config_load(&cfg, err, sizeof err) != 0) {
@@ -114,6 +114,9 @@ static int load(void)
     if (!atfork_done && pthread_atfork(fork_prepare, fork_parent, fork_child) == 0)
         atfork_done = 1;
     loaded = 1;
+    nsc_g_mask = cfg.mask;
+    if (cfg.chain[0])
+        nsc_chain_load(cfg.chain, api);
     nsc_log(NSC_LOG_INFO, "ncclscope: mask 0x%x, endpoint %s, buffer %llu MiB, %u threads",
             cfg.mask, cfg.endpoint, (unsigned long long)(cfg.buffer_bytes >> 20),
             cfg.max_threads);
@@ -129,7 +132,7 @@ ncclResult_t nsc_life_init(void **context, int *mask, uint64_t comm_id, const ch
     ncclResult_t rc = ncclInternalError;
     nsc_pctx *c = NULL;
     adopt_locked();
-    if (!loaded && load() != 0)
+    if (!loaded && load(api_version) != 0)
         goto out;
     if (ncomms == 0 && nsc_shipper_start(&cfg) != 0) {
         nsc_log(NSC_LOG_WARN, "ncclscope: cannot start the shipper; profiling disabled");
@@ -146,6 +149,8 @@ ncclResult_t nsc_life_init(void **context, int *mask, uint64_t comm_id, const ch
     *context = c;
     if (mask)
         *mask = (int)cfg.mask;
+    if (nsc_chain_active())
+        nsc_chain_init(c, mask, comm_id, name, nnodes, nranks, rank, logfn);
     rc = ncclSuccess;
 out:
     pthread_mutex_unlock(&lock);
@@ -162,6 +167,7 @@ ncclResult_t nsc_life_finalize(void *context)
          * open ones are the parent's, and it has no shipper to stop. */
         if (!atomic_load_explicit(&nsc_g_forked, memory_order_relaxed))
             nsc_slot_flush_ctx(nsc_tbuf_self(), c->index);
+        nsc_chain_finalize(c);
         if (--ncomms == 0) {
             nsc_shipper_stop();
             nsc_pool_reset(0);
@@ -181,6 +187,7 @@ __attribute__((destructor)) static void unload(void)
         nsc_tbuf_key_delete();
         nsc_pool_destroy();
         nsc_shipper_release();
+        nsc_chain_unload();
         loaded = 0;
     }
     pthread_mutex_unlock(&lock);

@@ -183,6 +183,8 @@ static uint64_t state_arg_v3(int state, const ncclProfilerEventStateArgs_v3_t *a
 
 static ncclResult_t stop_event(void *eHandle)
 {
+    if (NSC_UNLIKELY(nsc_chain_active()))
+        nsc_chain_stop(eHandle);
     nsc_event_stop(eHandle);
     return ncclSuccess;
 }
@@ -192,13 +194,16 @@ static ncclResult_t finalize(void *context)
     return nsc_life_finalize(context);
 }
 
-/* One start per version: begin the event, copy the fields of its type from
- * the descriptor (CASES), then what else that version adds (MORE). */
+/* One start per version: begin the event, hand the descriptor to the chained
+ * plugin, copy the fields of its type from the descriptor (CASES), then what
+ * else that version adds (MORE). */
 #define START_ON(V, CASES, MORE)                                                             \
     static ncclResult_t start_v##V(void *context, void **eHandle,                            \
                                    ncclProfilerEventDescr_v##V##_t *D)                       \
     {                                                                                        \
         nsc_event *ev = BEGIN(context, eHandle, D);                                          \
+        if (NSC_UNLIKELY(nsc_chain_active()))                                                \
+            nsc_chain_start(V, context, *eHandle, D);                                        \
         if (!ev)                                                                             \
             return ncclSuccess;                                                              \
         switch (ev->type) {                                                                  \
@@ -236,6 +241,8 @@ START_ON(3, PUT_V3_CASES, NO_MORE)
 static ncclResult_t state_v3(void *eHandle, ncclProfilerEventState_t state,
                              ncclProfilerEventStateArgs_v3_t *args)
 {
+    if (NSC_UNLIKELY(nsc_chain_active()))
+        nsc_chain_state(eHandle, (int)state, args, sizeof *args);
     nsc_event_state(eHandle, (int)state, state_arg_v3((int)state, args));
     return ncclSuccess;
 }
@@ -263,6 +270,8 @@ START_ON(4, PUT_V4_CASES, NO_MORE)
 static ncclResult_t state_v4(void *eHandle, ncclProfilerEventState_t state,
                              ncclProfilerEventStateArgs_v4_t *args)
 {
+    if (NSC_UNLIKELY(nsc_chain_active()))
+        nsc_chain_state(eHandle, (int)state, args, sizeof *args);
     nsc_event_state(eHandle, (int)state, state_arg_v4((int)state, args));
     return ncclSuccess;
 }

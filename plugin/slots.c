@@ -40,6 +40,8 @@ int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
             uint32_t index = tb->index * NSC_SLOTS_PER_THREAD + i;
             atomic_store_explicit(&s->last_child_ns, 0, memory_order_relaxed);
             s->parent_slot = 0;
+            s->quiet = 0;
+            atomic_store_explicit(&s->chained, 0, memory_order_relaxed);
             *id = nsc_slot_id(index, nw);
             return index;
         }
@@ -172,8 +174,9 @@ void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx)
         if (!(w & NSC_W_LIVE) || s->ev.ctx != ctx || word_allocatable(w))
             continue;
         nsc_event ev = s->ev;
+        uint32_t quiet = s->quiet;
         if (!atomic_compare_exchange_strong(&s->word, &w, w & ~(uint64_t)0xffffffffu) ||
-            (w & NSC_W_STOPPED))
+            (w & NSC_W_STOPPED) || quiet)
             continue;
         ev.stop_ns = now;
         ev.flags |= NSC_EVF_OPEN;

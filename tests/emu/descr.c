@@ -8,24 +8,7 @@
 #include <string.h>
 
 #include "emu.h"
-
-static const char *const func_enum[] = {"Broadcast", "Reduce",  "AllGather", "ReduceScatter",
-                                        "AllReduce", "SendRecv", "Send",     "Recv"};
-static const char *const dtype_enum[] = {"ncclInt8",   "ncclUint8",   "ncclInt32",   "ncclUint32",
-                                         "ncclInt64",  "ncclUint64",  "ncclFloat16", "ncclFloat32",
-                                         "ncclFloat64", "ncclBfloat16"};
-static const char *const algo_enum[] = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN",
-                                        "NVLS", "NVLS_TREE"};
-static const char *const proto_enum[] = {"LL", "LL128", "SIMPLE"};
-
-static uint8_t enum_of(const char *const *names, size_t n, const char *s)
-{
-    for (size_t i = 0; i < n; i++)
-        if (s && strcmp(names[i], s) == 0)
-            return (uint8_t)i;
-    return 0;
-}
-#define ENUM_OF(table, s) enum_of(table, sizeof table / sizeof table[0], s)
+#include "ncclenum.h"
 
 bool emu_version_has_type(int version, unsigned type)
 {
@@ -68,26 +51,26 @@ static void build_v1(const emu_ev *ev, ncclProfilerEventDescr_v1_t *d)
         d->coll.name = ev->comm_name;
         d->coll.commHash = ev->comm_id;
         d->coll.seqNumber = ev->d.coll.seq;
-        d->coll.func = ENUM_OF(func_enum, ev->d.coll.func);
+        d->coll.func = nsc_nccl_enum(NSC_NCCL_FUNC, ev->d.coll.func);
         d->coll.sendBuff = ev->d.coll.send;
         d->coll.recvBuff = ev->d.coll.recv;
         d->coll.count = ev->d.coll.count;
         d->coll.root = ev->d.coll.root;
-        d->coll.datatype = ENUM_OF(dtype_enum, ev->d.coll.dtype);
+        d->coll.datatype = nsc_nccl_enum(NSC_NCCL_DTYPE, ev->d.coll.dtype);
         d->coll.op = 0; /* ncclSum */
         d->coll.trafficBytes = ev->d.coll.traffic;
         d->coll.nMaxChannels = ev->d.coll.nch;
         d->coll.nWarps = ev->d.coll.nwarps;
-        d->coll.algo = ENUM_OF(algo_enum, algo);
-        d->coll.proto = ENUM_OF(proto_enum, ev->d.coll.proto);
+        d->coll.algo = nsc_nccl_enum(NSC_NCCL_ALGO, algo);
+        d->coll.proto = nsc_nccl_enum(NSC_NCCL_PROTO, ev->d.coll.proto);
         d->coll.isCollnet = algo && strncmp(algo, "COLLNET", 7) == 0;
         d->coll.isNvls = algo && strncmp(algo, "NVLS", 4) == 0;
     } else if (ev->type == NSC_T_P2P) {
         d->p2p.name = ev->comm_name;
         d->p2p.commHash = ev->comm_id;
-        d->p2p.func = ENUM_OF(func_enum, ev->d.p2p.func);
+        d->p2p.func = nsc_nccl_enum(NSC_NCCL_FUNC, ev->d.p2p.func);
         d->p2p.buff = ev->d.p2p.buff;
-        d->p2p.datatype = ENUM_OF(dtype_enum, ev->d.p2p.dtype);
+        d->p2p.datatype = nsc_nccl_enum(NSC_NCCL_DTYPE, ev->d.p2p.dtype);
         d->p2p.count = ev->d.p2p.count;
         d->p2p.peer = ev->d.p2p.peer;
     } else
