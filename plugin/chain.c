@@ -345,18 +345,16 @@ static void *their_handle(void *ours)
 {
     uint32_t index;
     nsc_slot *s = ours ? nsc_slot_lookup(PTR(ours), &index) : NULL;
-    return s ? (void *)atomic_load_explicit(&s->chained, memory_order_relaxed) : NULL;
+    return s ? (void *)atomic_load_explicit(&s->chained, memory_order_acquire) : NULL;
 }
 
-/* A parent as the other knows it: its handle of our event (NULL where it did
- * not ask for that type, as NCCL passes); not ours (PXN: another process's
- * handle), passed on as NCCL gave it. */
+/* A parent as the other knows it: its handle of our event, stopped or not
+ * (NULL where it did not ask for that type, as NCCL passes then). A parent we
+ * cannot pair (another process's under PXN, or a reused slot) is NULL too:
+ * the other never sees a handle it did not make. */
 static void *their_parent(void *ours)
 {
-    if (!ours)
-        return NULL;
-    const nsc_slot *p = nsc_slot_lookup_parent(PTR(ours));
-    return p ? (void *)atomic_load_explicit(&p->chained, memory_order_relaxed) : ours;
+    return ours ? (void *)nsc_slot_chained(PTR(ours)) : NULL;
 }
 
 void nsc_chain_start(int from, void *context, void *handle, const void *descr)
@@ -387,7 +385,7 @@ void nsc_chain_start(int from, void *context, void *handle, const void *descr)
     CALL(rc, startEvent, ctx, &h, (void *)&d)
     if (NSC_UNLIKELY(rc != ncclSuccess))
         failed("startEvent", rc);
-    atomic_store_explicit(&s->chained, (uintptr_t)h, memory_order_relaxed);
+    atomic_store_explicit(&s->chained, (uintptr_t)h, memory_order_release);
 }
 
 void nsc_chain_stop(void *handle)

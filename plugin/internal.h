@@ -211,6 +211,9 @@ int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id);
  * else NULL. Never touches memory outside the slot table. */
 nsc_slot *nsc_slot_lookup(uint64_t id, uint32_t *index);
 void nsc_slot_free(nsc_slot *s);
+/* The chained plugin's handle of event id, also after its stop; 0 when the
+ * slot was reused, the id is not ours, or the other has no such event. */
+uintptr_t nsc_slot_chained(uint64_t id);
 /* Parent bookkeeping for completion inference. */
 int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index);
 void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now);

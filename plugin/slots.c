@@ -41,7 +41,7 @@ int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
             atomic_store_explicit(&s->last_child_ns, 0, memory_order_relaxed);
             s->parent_slot = 0;
             s->quiet = 0;
-            atomic_store_explicit(&s->chained, 0, memory_order_relaxed);
+            atomic_store_explicit(&s->chained, 0, memory_order_release);
             *id = nsc_slot_id(index, nw);
             return index;
         }
@@ -77,6 +77,22 @@ nsc_slot *nsc_slot_lookup_parent(uint64_t id)
     uint32_t index;
     uint64_t w;
     return slot_of(id, &index, &w);
+}
+
+/* A stopped event's slot keeps its generation, and the chained handle, until
+ * it is reused; a reuse changes the generation before it writes the handle
+ * (release), so a handle read between two matching generations is the event's. */
+uintptr_t nsc_slot_chained(uint64_t id)
+{
+    uint64_t index = id & ((1u << NSC_SLOT_BITS) - 1);
+    if (index >= nsc_g_pool.nslots || (id >> 52) != 0)
+        return 0;
+    nsc_slot *s = &nsc_g_pool.slots[index];
+    uint32_t gen = (uint32_t)(id >> NSC_SLOT_BITS);
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    uintptr_t h = atomic_load_explicit(&s->chained, memory_order_acquire);
+    uint64_t again = atomic_load_explicit(&s->word, memory_order_relaxed);
+    return GEN(w) == gen && GEN(again) == gen ? h : 0;
 }
 
 void nsc_slot_free(nsc_slot *s)

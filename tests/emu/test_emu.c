@@ -107,7 +107,8 @@ Test(emu, replay_real_log_reproduces_calls_and_parents, .timeout = 30)
 
 /* ---- every version's descriptors read back; record == summary ---- */
 
-static void check_coll_fields(int v, const nsc_json *r, uint64_t comm_id)
+/* v: the record plugin's version; api: NCCL's (above v when chained). */
+static void check_coll_fields(int api, int v, const nsc_json *r, uint64_t comm_id)
 {
     cr_assert_eq(jnum(r, "seqNumber") < 2, 1);
     cr_assert_eq(jnum(r, "count"), 4096);
@@ -117,7 +118,7 @@ static void check_coll_fields(int v, const nsc_json *r, uint64_t comm_id)
         cr_assert_eq(jnum(r, "datatype"), 7, "ncclFloat32");
         cr_assert_eq(jnum(r, "algo"), 1, "RING");
         cr_assert_eq(jnum(r, "proto"), 2, "SIMPLE");
-        cr_assert_eq(jnum(r, "trafficBytes"), 4096 * 4);
+        cr_assert_eq(jnum(r, "trafficBytes"), api <= 2 ? 4096 * 4 : 0, "v3 dropped trafficBytes");
     } else {
         cr_assert_str_eq(jstr(r, "func"), "AllReduce");
         cr_assert_str_eq(jstr(r, "datatype"), "ncclFloat32");
@@ -147,14 +148,17 @@ static bool version_has(int v, int t)
     return t < NSC_T_KERNEL_CH;
 }
 
-static void check_version(int v)
+/* NCCL of version api drives the record plugin of version v: directly
+ * (api == v), or through ncclscope chaining it (env names it). */
+static void check_version_as(int api, int v, const char *env)
 {
     const char *dir = tmpdir_new();
-    char args[256];
+    char args[512];
     snprintf(args, sizeof args,
              "--api %d --scenario ring --nodes 2 --ranks-per-node 1 --iters 2 --count 4096 --channels 2 "
-             "--kernel-phases --net-qps 2", v);
-    cr_assert_eq(run_emu(dir, NULL, args), 0, "v%d", v);
+             "--kernel-phases --net-qps 2%s%s", api, env ? " --plugin " EMU_LIB_DIR : "",
+             env ? "/libnccl-profiler-ncclscope.so" : "");
+    cr_assert_eq(run_emu(dir, env, args), 0, "v%d through v%d", v, api);
     nsc_json_doc sum = summary_read(dir);
     const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
     cr_assert_eq(ranks->count, 2);
@@ -165,7 +169,7 @@ static void check_version(int v)
         jlines_read_file(path, &rec);
         uint64_t starts[NSC_T_COUNT] = {0}, stops = 0, states = 0, handles[MAXH], types[MAXH];
         size_t nh = 0;
-        cr_assert_eq(jnum(rk, "api_version"), (uint64_t)v);
+        cr_assert_eq(jnum(rk, "api_version"), (uint64_t)api);
         for (size_t i = 0; i < rec.n; i++) {
             const nsc_json *r = nsc_json_root(&rec.docs[i]);
             const char *call = jstr(r, "call");
@@ -196,7 +200,7 @@ static void check_version(int v)
                 if (handles[j] == parent)
                     ptype = (int)types[j];
             if (t == NSC_T_COLL) {
-                check_coll_fields(v, r, jnum(rk, "comm_id"));
+                check_coll_fields(api, v, r, jnum(rk, "comm_id"));
                 cr_assert_eq(ptype, v >= 5 ? NSC_T_COLL_API : NSC_T_GROUP, "v%d Coll parent", v);
                 if (v >= 5) {
                     uint64_t pg = jhex(r, "parentGroup");
@@ -243,6 +247,10 @@ static void check_version(int v)
         const nsc_json *calls = nsc_json_get(rk, "calls");
         uint64_t sum_stops = 0, sum_states = 0;
         for (int t = 0; t < NSC_T_COUNT; t++) {
+            if (!version_has(v, t)) {
+                cr_assert_eq(starts[t], 0);
+                continue;
+            }
             cr_assert_eq(summary_count(calls, "start", nsc_type_name((unsigned)t)), starts[t], "v%d %s",
                          v, nsc_type_name((unsigned)t));
             sum_stops += summary_count(calls, "stop", nsc_type_name((unsigned)t));
@@ -260,6 +268,11 @@ static void check_version(int v)
     nsc_json_free(&sum);
 }
 
+static void check_version(int v)
+{
+    check_version_as(v, v, NULL);
+}
+
 Test(emu, every_version_reads_back_v1) { check_version(1); }
 Test(emu, every_version_reads_back_v2) { check_version(2); }
 Test(emu, every_version_reads_back_v3) { check_version(3); }
@@ -267,6 +280,29 @@ Test(emu, every_version_reads_back_v4) { check_version(4); }
 Test(emu, every_version_reads_back_v5) { check_version(5); }
 Test(emu, every_version_reads_back_v6) { check_version(6); }
 Test(emu, every_version_reads_back_v7) { check_version(7); }
+
+/* ncclscope served at version api chains the record plugin exporting
+ * v1..v<api> (NCCLSCOPE_CHAIN): the record plugin gets, at its own version,
+ * every event NCCL made of the types that version has, parents and fields
+ * converted, as if NCCL drove it alone. ncclscope's own mask (the default)
+ * lacks ProxyStep, NetPlugin and KernelPhase: those it keeps only for the
+ * pairing. */
+static void check_chain(int api)
+{
+    for (int v = 1; v <= api; v++) {
+        char env[512];
+        snprintf(env, sizeof env,
+                 "NCCLSCOPE_FLUSH_MS=0 NCCLSCOPE_CHAIN=%s/libnccl-profiler-record%s%.0d.so",
+                 EMU_LIB_DIR, v < 7 ? "-v" : "", v < 7 ? v : 0);
+        check_version_as(api, v, env);
+    }
+}
+
+Test(emu, chain_from_v3_to_every_older_version, .timeout = 60) { check_chain(3); }
+Test(emu, chain_from_v4_to_every_older_version, .timeout = 60) { check_chain(4); }
+Test(emu, chain_from_v5_to_every_older_version, .timeout = 60) { check_chain(5); }
+Test(emu, chain_from_v6_to_every_older_version, .timeout = 60) { check_chain(6); }
+Test(emu, chain_from_v7_to_every_older_version, .timeout = 60) { check_chain(7); }
 
 /* ---- PXN ---- */
 

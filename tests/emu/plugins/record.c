@@ -6,6 +6,8 @@
  * Environment: NCCLSCOPE_TEST_RECORD_FILE (required; "%p" becomes the pid),
  * NCCLSCOPE_TEST_RECORD_MASK (mask it sets in init, default all),
  * NCCLSCOPE_TEST_RECORD_FAIL_INIT=1 (init fails, to test unloading),
+ * NCCLSCOPE_TEST_RECORD_FAIL_CALLS=1 (startEvent, stopEvent and
+ * recordEventState record the call, then return ncclInternalError),
  * NCCLSCOPE_TEST_RECORD_MASK_AT=TYPE:MASK (at the process's first start of an
  * event of TYPE it writes MASK into NCCL's activation mask: a profiler that
  * changes the mask in the middle of an operation).
@@ -38,6 +40,7 @@ static int *nccl_mask;          /* NCCL's activation mask, as init got it */
 static int mask_at_type = -1;   /* NCCLSCOPE_TEST_RECORD_MASK_AT */
 static uint32_t mask_at_value;
 static int mask_switched;
+static ncclResult_t calls_rc;   /* NCCLSCOPE_TEST_RECORD_FAIL_CALLS */
 
 typedef struct line {
     char buf[2048];
@@ -140,6 +143,8 @@ static ncclResult_t init_common(int v, void **ctx, int *mask, line *l)
         }
         return ncclInternalError;
     }
+    const char *fail_calls = getenv("NCCLSCOPE_TEST_RECORD_FAIL_CALLS");
+    calls_rc = fail_calls && strcmp(fail_calls, "1") == 0 ? ncclInternalError : ncclSuccess;
     const char *m = getenv("NCCLSCOPE_TEST_RECORD_MASK");
     uint32_t want = NSC_MASK_ALL;
     if (m && nsc_mask_parse(m, &want))
@@ -395,7 +400,7 @@ static void switch_mask(uint64_t type_bit)
         PUT_HEADER(&l, d, ctx, *h);                                                           \
         BODY;                                                                                 \
         emit(&l);                                                                             \
-        return ncclSuccess;                                                                   \
+        return calls_rc;                                                                      \
     }
 REC_START(1, fields_v1(&l, d))
 REC_START(2, PUT_V23(&l, d); if (d->type == ncclProfileColl) put(&l, ",\"trafficBytes\":%zu", d->coll.trafficBytes))
@@ -411,7 +416,7 @@ static ncclResult_t stop_event(void *h)
     begin(&l, "stop", 0);
     put(&l, ",\"handle\":\"%p\"", h);
     emit(&l);
-    return ncclSuccess;
+    return calls_rc;
 }
 
 static void state_head(line *l, int v, void *h, ncclProfilerEventState_t s)
@@ -430,7 +435,7 @@ static ncclResult_t state_v1(void *h, ncclProfilerEventState_t s, ncclProfilerEv
     else if (a)
         put(&l, ",\"transSize\":%zu,\"steps\":%d", a->proxyOp.transSize, a->proxyOp.steps);
     emit(&l);
-    return ncclSuccess;
+    return calls_rc;
 }
 
 static ncclResult_t state_v4(void *h, ncclProfilerEventState_t s, ncclProfilerEventStateArgs_v4_t *a)
@@ -448,7 +453,7 @@ static ncclResult_t state_v4(void *h, ncclProfilerEventState_t s, ncclProfilerEv
     else
         put(&l, ",\"transSize\":%zu", a->proxyStep.transSize);
     emit(&l);
-    return ncclSuccess;
+    return calls_rc;
 }
 
 static ncclResult_t finalize(void *ctx)
