@@ -91,9 +91,7 @@ static int is_foreign(const nsc_pctx *c, const nsc_start *st)
     return p && (p->ev.flags & NSC_EVF_FOREIGN);
 }
 
-/* A parent only the chained plugin asked for is, to us, no parent: what NCCL
- * passes when that type is not in the mask. */
-static uint64_t unless_quiet(uint64_t parent)
+uint64_t nsc_event_parent(uint64_t parent)
 {
     if (NSC_LIKELY(!nsc_chain_active()) || !parent)
         return parent;
@@ -135,7 +133,7 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
         mark_foreign(ev, context, st);
     } else {
         ev->ctx = c->index;
-        ev->parent = unless_quiet(st->parent);
+        ev->parent = nsc_event_parent(st->parent);
         uint32_t parent_index;
         if ((st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH) && ev->parent &&
             nsc_slot_attach(ev->parent, &parent_index) == 0)

@@ -290,6 +290,9 @@ typedef struct nsc_start {
 /* Begin an event: returns the slot's event to fill (or NULL when dropped),
  * writing the handle into *handle. */
 nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st);
+/* A parent handle as we record it: 0 for an event only the chained plugin
+ * asked for (NCCL passes NULL for a type not in the mask). */
+uint64_t nsc_event_parent(uint64_t parent);
 /* Append a finished event to tb's ring (counted as emitted, or dropped). */
 void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev);
 void nsc_event_stop(void *handle);

@@ -118,11 +118,11 @@ static void learn_comm(const nsc_event *ev, uint64_t comm_hash, const char *name
         break;                                                                               \
     case NSC_T_COLL:                                                                         \
         PUT_COLL_V4(ev, D);                                                                  \
-        (ev)->d.coll.parent_group = PTR((D)->coll.parentGroup);                              \
+        (ev)->d.coll.parent_group = nsc_event_parent(PTR((D)->coll.parentGroup));            \
         break;                                                                               \
     case NSC_T_P2P:                                                                          \
         PUT_P2P_V4(ev, D);                                                                   \
-        (ev)->d.p2p.parent_group = PTR((D)->p2p.parentGroup);                                \
+        (ev)->d.p2p.parent_group = nsc_event_parent(PTR((D)->p2p.parentGroup));              \
         break;                                                                               \
         PUT_KERNEL_CH_V4_CASES(ev, D)
 
