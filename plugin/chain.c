@@ -174,6 +174,7 @@ void nsc_chain_finalize(nsc_pctx *c)
 #define AT_PARENT offsetof(ncclProfilerEventDescr_v7_t, parentObj)
 #define AT_RANK offsetof(ncclProfilerEventDescr_v7_t, rank)
 #define AT_UNION offsetof(ncclProfilerEventDescr_v7_t, proxyOp)
+#define AT_PROXY_PID offsetof(ncclProfilerEventDescr_v7_t, proxyOp.pid)
 /* From v5, a Coll's and a P2p's Group. */
 #define AT_COLL_GROUP offsetof(ncclProfilerEventDescr_v5_t, coll.parentGroup)
 #define AT_P2P_GROUP offsetof(ncclProfilerEventDescr_v5_t, p2p.parentGroup)
@@ -350,8 +351,8 @@ static void *their_handle(void *ours)
 
 /* A parent as the other knows it: its handle of our event, stopped or not
  * (NULL where it did not ask for that type, as NCCL passes then). A parent we
- * cannot pair (another process's under PXN, or a reused slot) is NULL too:
- * the other never sees a handle it did not make. */
+ * cannot pair (a reused slot) is NULL too: the other never sees a handle it
+ * did not make. */
 static void *their_parent(void *ours)
 {
     return ours ? (void *)nsc_slot_chained(PTR(ours)) : NULL;
@@ -367,15 +368,20 @@ void nsc_chain_start(int from, void *context, void *handle, const void *descr)
     uint32_t want = (uint32_t)__atomic_load_n(&their_mask, __ATOMIC_RELAXED);
     if (!(want & version_types(version) & (1u << t)))
         return;
-    /* A foreign (PXN) context goes on untouched: the other cannot read it
-     * either, and tells it from its own as it would under NCCL. */
-    const nsc_pctx *c = nsc_ctx_lookup(context);
+    /* A PXN ProxyOp comes with another process's context and parent: the
+     * context goes on untouched (the other cannot read it either, and tells
+     * it from its own as under NCCL; with load addresses not randomised it may
+     * equal one of ours), the parent cannot be paired. */
+    pid_t pid;
+    memcpy(&pid, (const char *)descr + AT_PROXY_PID, sizeof pid);
+    int foreign = t == NSC_T_PROXY_OP && (uint32_t)pid != nsc_g_pid;
+    const nsc_pctx *c = foreign ? NULL : nsc_ctx_lookup(context);
     if (c && !c->chain_ok)
         return;
     void *ctx = c ? c->chain_ctx : context;
     any_descr d;
     convert(from, descr, t, c, &d);
-    d.v1.parentObj = their_parent(d.v1.parentObj);
+    d.v1.parentObj = foreign ? NULL : their_parent(d.v1.parentObj);
     if (version >= 5 && t == NSC_T_COLL)
         d.v5.coll.parentGroup = their_parent(d.v5.coll.parentGroup);
     else if (version >= 5 && t == NSC_T_P2P)

@@ -344,6 +344,52 @@ Test(emu, pxn_foreign_addresses_fault_in_the_proxy_process, .timeout = 30)
     nsc_json_free(&sum);
 }
 
+/* Through ncclscope (NCCLSCOPE_CHAIN): the proxy process's record plugin gets
+ * each foreign ProxyOp with the foreign context as NCCL passed it and no
+ * parent (another process's handle cannot be paired), and its ProxySteps
+ * under its own handle of that ProxyOp. */
+Test(emu, chain_pxn_keeps_the_foreign_context_and_pairs_the_steps, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, "NCCLSCOPE_FLUSH_MS=0 NCCLSCOPE_CHAIN=" EMU_LIB_DIR "/libnccl-profiler-record.so",
+                         "--scenario pxn --nodes 2 --ranks-per-node 2 --iters 2 --plugin " EMU_LIB_DIR
+                         "/libnccl-profiler-ncclscope.so"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    uint64_t want = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk))
+        want += summary_count(nsc_json_get(rk, "foreign"), "start", "ProxyOp");
+    cr_assert_gt(want, 0);
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    uint64_t ops[MAXH];
+    size_t foreign = 0, steps = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        if (strcmp(jstr(r, "call"), "start") != 0)
+            continue;
+        if (strcmp(jstr(r, "type"), "ProxyStep") == 0) {
+            for (size_t j = 0; j < foreign; j++)
+                steps += ops[j] == jhex(r, "parent");
+            continue;
+        }
+        if (strcmp(jstr(r, "type"), "ProxyOp") != 0 || jnum(r, "pid_field") == jnum(r, "pid"))
+            continue;
+        for (size_t j = 0; j < rec.n; j++) {
+            const nsc_json *q = nsc_json_root(&rec.docs[j]);
+            if (strcmp(jstr(q, "call"), "init") == 0 && jnum(q, "pid") == jnum(r, "pid"))
+                cr_assert_neq(jhex(q, "ctx"), jhex(r, "ctx"), "a context of another process");
+        }
+        cr_assert_eq(jhex(r, "parent"), 0);
+        cr_assert_lt(foreign, MAXH);
+        ops[foreign++] = jhex(r, "handle");
+    }
+    cr_assert_eq(foreign, want);
+    cr_assert_gt(steps, 0, "steps under the record plugin's own foreign ProxyOp");
+    jlines_free(&rec);
+    nsc_json_free(&sum);
+}
+
 /* ---- faults ---- */
 
 Test(emu, killed_rank_reports_exactly_what_it_emitted, .timeout = 30)

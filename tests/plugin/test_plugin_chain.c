@@ -10,7 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include "harness.h"
+#include "launches.h"
 #include "json.h"
 
 static int warnings;
@@ -32,8 +35,9 @@ static void logger(int level, unsigned long flags, const char *file, int line, c
 
 static char rec_file[128];
 
-/* The receiver, ncclscope's mask, the chained record plugin and its file. */
-static const ncclProfiler_v7_t *setup(const char *ours, const char *theirs, void **dl)
+/* The receiver, ncclscope's mask, the chained record plugin and its file;
+ * ncclscope's table of that version. */
+static const void *setup_v(int version, const char *ours, const char *theirs, void **dl)
 {
     h_env();
     setenv("NCCLSCOPE_EVENT_MASK", ours, 1);
@@ -43,9 +47,34 @@ static const ncclProfiler_v7_t *setup(const char *ours, const char *theirs, void
     unlink(rec_file);
     setenv("NCCLSCOPE_TEST_RECORD_FILE", rec_file, 1);
     h_recv_start();
-    const ncclProfiler_v7_t *p = h_load(7, dl);
+    const void *p = h_load(version, dl);
     cr_assert_not_null(p);
     return p;
+}
+
+static const ncclProfiler_v7_t *setup(const char *ours, const char *theirs, void **dl)
+{
+    return setup_v(7, ours, theirs, dl);
+}
+
+/* Lines of call kind `call` from process pid. */
+static size_t rec_count(const char *call, pid_t pid)
+{
+    FILE *f = fopen(rec_file, "r");
+    cr_assert_not_null(f);
+    char buf[4096], want[64];
+    snprintf(want, sizeof want, "{\"call\":\"%s\",", call);
+    size_t n = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        nsc_json_doc d;
+        nsc_json_error err;
+        cr_assert_eq(nsc_json_parse(buf, strlen(buf), NULL, &d, &err), 0);
+        const nsc_json *p = nsc_json_get(nsc_json_root(&d), "pid");
+        n += strncmp(buf, want, strlen(want)) == 0 && p && atol(p->text) == (long)pid;
+        nsc_json_free(&d);
+    }
+    fclose(f);
+    return n;
 }
 
 /* The record plugin's lines of call kind `call`, in order. */
@@ -230,4 +259,45 @@ Test(plugin_chain, a_missing_library_is_not_chained)
 Test(plugin_chain, ncclscope_does_not_chain_itself)
 {
     check_not_chained(NSC_PLUGIN_PATH, "that is ncclscope itself");
+}
+
+/* fork() in the middle of a run: a child that calls in profiles with both
+ * plugins (the chained one's context and handles inherited with ours), the
+ * parent goes on undisturbed. Forked while ncclscope's shipper is idle (see
+ * test_plugin_life.c). */
+Test(plugin_chain, fork_child_calls_both_plugins)
+{
+    void *dl, *ctx;
+    const ncclProfiler_v5_t *p = setup_v(5, "kernellaunch", "kernellaunch", &dl);
+    int mask = 0;
+    cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, logger), ncclSuccess);
+    h_launches(p, ctx, 300);
+    cr_assert_eq(h_recv_wait_events(300), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        void *ctx2;
+        h_launches(p, ctx, 20);
+        int ok = p->init(&ctx2, 2, &mask, "y", 1, 1, 0, logger) == ncclSuccess;
+        h_launches(p, ctx2, 30);
+        p->finalize(ctx2);
+        p->finalize(ctx);
+        _exit(ok ? 0 : 1);
+    }
+    h_launches(p, ctx, 100);
+    int status;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status 0x%x", status);
+    p->finalize(ctx);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv_free(h_recv_stop(&t));
+    cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], 300 + 100 + 20 + 30);
+    cr_assert_eq(rec_count("start", getpid()), 400);
+    cr_assert_eq(rec_count("stop", getpid()), 400);
+    cr_assert_eq(rec_count("start", child), 50);
+    cr_assert_eq(rec_count("init", child), 1);
+    cr_assert_eq(rec_count("finalize", child), 2);
+    cr_assert_eq(warnings, 0);
+    unlink(rec_file);
 }
