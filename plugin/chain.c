@@ -35,6 +35,7 @@ static const void *table;  /* its ncclProfiler_v<version> */
 static int version;
 static const char *name;
 static int their_mask;     /* what it wrote in init (or later: it may, as into NCCL's) */
+static int mask_seeded;    /* their_mask has NCCL's initial value */
 static _Atomic int warned;
 
 typedef union {
@@ -130,14 +131,21 @@ void nsc_chain_unload(void)
     lib = NULL;
     table = NULL;
     their_mask = 0;
+    mask_seeded = 0;
     atomic_store(&warned, 0);
 }
 
 /* ---- init and finalize -------------------------------------------------------------------- */
 
-void nsc_chain_init(nsc_pctx *c, int *mask, uint64_t comm_id, const char *comm_name, int nnodes,
-                    int nranks, int rank, ncclDebugLogger_t logfn)
+void nsc_chain_init(nsc_pctx *c, int *mask, int nccl_mask, uint64_t comm_id,
+                    const char *comm_name, int nnodes, int nranks, int rank,
+                    ncclDebugLogger_t logfn)
 {
+    /* NCCL's mask is one per process: the other sees it as NCCL left it
+     * (NCCL_PROFILE_EVENT_MASK), then as it wrote it itself. */
+    if (!mask_seeded)
+        their_mask = nccl_mask;
+    mask_seeded = 1;
     void *ctx = NULL;
     ncclResult_t rc;
     switch (version) {

@@ -312,9 +312,10 @@ static inline int nsc_chain_active(void)
 /* Load the plugin at path as NCCL would serving api; errors are logged once. */
 void nsc_chain_load(const char *path, int api);
 void nsc_chain_unload(void);
-/* Its init for our context c; *mask becomes the union of both masks. */
-void nsc_chain_init(nsc_pctx *c, int *mask, uint64_t comm_id, const char *name, int nnodes,
-                    int nranks, int rank, ncclDebugLogger_t logfn);
+/* Its init for our context c; *mask becomes the union of both masks. The
+ * other's mask starts as NCCL's was before our first init (nccl_mask). */
+void nsc_chain_init(nsc_pctx *c, int *mask, int nccl_mask, uint64_t comm_id, const char *name,
+                    int nnodes, int nranks, int rank, ncclDebugLogger_t logfn);
 void nsc_chain_finalize(nsc_pctx *c);
 /* Forward a start whose descriptor is of version api (our handle already
  * made); stop and state of the event behind our handle. */

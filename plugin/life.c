@@ -147,10 +147,11 @@ ncclResult_t nsc_life_init(void **context, int *mask, uint64_t comm_id, const ch
     }
     ncomms++;
     *context = c;
+    int nccl_mask = mask ? *mask : 0;
     if (mask)
         *mask = (int)cfg.mask;
     if (nsc_chain_active())
-        nsc_chain_init(c, mask, comm_id, name, nnodes, nranks, rank, logfn);
+        nsc_chain_init(c, mask, nccl_mask, comm_id, name, nnodes, nranks, rank, logfn);
     rc = ncclSuccess;
 out:
     pthread_mutex_unlock(&lock);

@@ -122,7 +122,7 @@ Test(plugin_chain, masks_unite_and_each_plugin_gets_only_its_types)
 {
     void *dl, *ctx, *group, *coll, *op, *step;
     const ncclProfiler_v7_t *p = setup("coll,proxyop", "group,coll,proxystep", &dl);
-    int mask = 0;
+    int mask = ncclProfileKernelCh; /* NCCL's initial mask (NCCL_PROFILE_EVENT_MASK) */
     cr_assert_eq(p->init(&ctx, 7, &mask, "world", 1, 2, 1, logger), ncclSuccess);
     cr_assert_eq(mask, ncclProfileGroup | ncclProfileColl | ncclProfileProxyOp |
                            ncclProfileProxyStep, "NCCL sees the union");
@@ -149,6 +149,10 @@ Test(plugin_chain, masks_unite_and_each_plugin_gets_only_its_types)
     cr_assert_eq(t.links, t.links_resolved);
     nsc_recv_free(r);
 
+    nsc_json_doc in[1];
+    cr_assert_eq(rec_lines("init", in, 1), 1);
+    cr_assert_str_eq(field(&in[0], "mask_in"), "64", "the other sees NCCL's initial mask");
+    nsc_json_free(&in[0]);
     nsc_json_doc st[8];
     size_t n = rec_lines("start", st, 8);
     cr_assert_eq(n, 3, "the record plugin gets Group, Coll and ProxyStep");
