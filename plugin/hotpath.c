@@ -91,6 +91,16 @@ static int is_foreign(const nsc_pctx *c, const nsc_start *st)
     return p && (p->ev.flags & NSC_EVF_FOREIGN);
 }
 
+/* NCCL up to the fix of NVIDIA/nccl#2300 gives the API events of every rank
+ * rank 0 (it never sets their descriptor's rank): the communicator's rank,
+ * known from init, is the event's. v3's init knows no rank (-1): kept as 0. */
+static int32_t comm_rank(const nsc_pctx *c)
+{
+    const nsc_ctx_def *def;
+    nsc_ctx_def_get(c, &def);
+    return def->rank > 0 ? def->rank : 0;
+}
+
 uint64_t nsc_event_parent(uint64_t parent)
 {
     if (NSC_LIKELY(!nsc_chain_active()) || !parent)
@@ -133,6 +143,9 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
         mark_foreign(ev, context, st);
     } else {
         ev->ctx = c->index;
+        if (NSC_UNLIKELY(ev->rank == 0) && st->type >= NSC_T_GROUP_API &&
+            st->type <= NSC_T_KERNEL_LAUNCH)
+            ev->rank = comm_rank(c);
         ev->parent = nsc_event_parent(st->parent);
         uint32_t parent_index;
         if ((st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH) && ev->parent &&

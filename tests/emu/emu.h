@@ -86,6 +86,7 @@ typedef struct emu_opts {
     bool bench;
     int bench_threads, bench_reps;
     long bench_iters;
+    uint32_t quirks;      /* --nccl-quirk: EMU_Q_* */
     const char *worker;   /* hidden: "NODE,FIRST,COUNT,WFD,RFD,STARTFILE,ACCTFILE" */
 } emu_opts;
 
@@ -103,6 +104,23 @@ extern int emu_mask;
 /* The mask now: NCCL samples it once per operation (at GroupApi start) and
  * every event of that operation, down to its proxy children, uses that value. */
 uint32_t emu_mask_now(void);
+
+/* ---- quirks.c: --nccl-quirk ---- */
+
+enum { EMU_Q_API_RANK0 = 1u << 0, EMU_Q_ZERO_GPU_TIMER = 1u << 1, EMU_Q_NULL_PARENT = 1u << 2 };
+
+typedef struct emu_quirk {
+    const char *name;
+    uint32_t bit;
+    const char *help;
+} emu_quirk;
+
+extern const emu_quirk emu_quirk_table[];
+extern const int emu_nquirks;
+/* The quirks on in this process (set from the options, as emu_mask). */
+extern uint32_t emu_quirks;
+/* NAME's bit, 0 if no quirk has that name. */
+uint32_t emu_quirk_bit(const char *name);
 
 /* Load (or take another reference on) the plugin following NCCL's rules:
  * returns 0 and sets *pl, 1 if profiling is disabled or nothing was found, -1
@@ -209,6 +227,10 @@ bool emu_version_has_type(int version, unsigned type);
 int emu_descr_build(int version, const emu_ev *ev, emu_descr *out);
 /* State args: `arg` is transSize/appendedProxyOps/pTimer; `steps` for v1-v3 ProxyOp. */
 void emu_state_args_build(int version, int state, uint64_t arg, int steps, emu_state_args *out);
+/* The quirks on (quirks.c) applied to a built descriptor of ev; a KernelChStop's
+ * pTimer on channel ch as the quirks make it. */
+void emu_quirks_descr(int version, const emu_ev *ev, emu_descr *d);
+uint64_t emu_quirk_kch_stop(int ch, uint64_t ptimer);
 
 /* ---- clock.c ---- */
 uint64_t emu_true_ns(void); /* CLOCK_MONOTONIC, libc's own: never shimmed */

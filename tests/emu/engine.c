@@ -75,6 +75,7 @@ static void *start_in(emu_rank *r, void *ctx, emu_ev *ev, uint64_t (*calls)[NSC_
         return NULL;
     emu_descr d;
     emu_descr_build(v, ev, &d);
+    emu_quirks_descr(v, ev, &d);
     void *h = NULL;
     emu_plugin_start(&r->w->pl, ctx, &h, &d);
     count(&calls[EMU_CALL_START][ev->type]);

@@ -28,6 +28,8 @@ static void usage(FILE *f)
           "                         libnccl-profiler.so; none: no profiling)\n"
           "  --api N                use ncclProfiler_vN (1..7); default: the newest exported\n"
           "  --mask M               initial activation mask before init (number, all, or names)\n"
+          "  --nccl-quirk NAME      make one of real NCCL's known profiler bugs (repeatable),\n"
+          "                         see below\n"
           "Cluster:\n"
           "  --scenario NAME        what to emit (default coll), see below\n"
           "  --nodes N              simulated nodes (default 1, at most 64)\n"
@@ -90,6 +92,9 @@ static void usage(FILE *f)
           f);
     for (int i = 0; i < emu_nscenarios; i++)
         fprintf(f, "  %-10s %s\n", emu_scenarios[i].name, emu_scenarios[i].help);
+    fputs("NCCL quirks (docs/nccl-abi.md, \"Known NCCL bugs\"):\n", f);
+    for (int i = 0; i < emu_nquirks; i++)
+        fprintf(f, "  %-15s %s\n", emu_quirk_table[i].name, emu_quirk_table[i].help);
 }
 
 static long num(const char *opt, const char *v, long lo, long hi)
@@ -141,7 +146,7 @@ static void node_clock(emu_opts *o, const char *v)
     o->node_clock[node] = (emu_node_clock){off, ppm, at_ms * 1000000, step};
 }
 
-enum { O_API = 256, O_MASK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
+enum { O_API = 256, O_MASK, O_QUIRK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
        O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
        O_PACE, O_PROGRESS, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_UNSYNCED, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
        O_TSCALE, O_LINK, O_NIC, O_LLAT, O_NLAT, O_COMPUTE, O_SGPU, O_SLINK, O_SNIC, O_STALL, O_MISMATCH,
@@ -213,7 +218,7 @@ static const char *one_of(const char *opt, const char *v, const char *const *all
 
 
 static const struct option long_opts[] = {
-    {"plugin", 1, 0, O_PLUGIN}, {"api", 1, 0, O_API}, {"mask", 1, 0, O_MASK},
+    {"plugin", 1, 0, O_PLUGIN}, {"api", 1, 0, O_API}, {"mask", 1, 0, O_MASK}, {"nccl-quirk", 1, 0, O_QUIRK},
     {"scenario", 1, 0, O_SCEN}, {"nodes", 1, 0, O_NODES}, {"ranks-per-node", 1, 0, O_RPN},
     {"ranks-as", 1, 0, O_AS}, {"comms", 1, 0, O_COMMS}, {"node-clock", 1, 0, O_NCLOCK}, {"rundir-base", 1, 0, O_RUNDIR},
     {"host-prefix", 1, 0, O_HOSTP}, {"gpu-spread-ns", 1, 0, O_SPREAD},
@@ -250,6 +255,11 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_PLUGIN: o->plugin = v; break;
     case O_API: o->api = (int)num("--api", v, 1, EMU_MAX_VERSION); break;
     case O_MASK: o->mask = v; break;
+    case O_QUIRK:
+        if (!emu_quirk_bit(v))
+            emu_die("--nccl-quirk: unknown quirk '%s' (see --help)", v);
+        o->quirks |= emu_quirk_bit(v);
+        break;
     case O_SCEN:
         if (!emu_scenario_find(v))
             emu_die("--scenario: unknown scenario '%s' (see --help)", v);
@@ -353,6 +363,7 @@ static void finish_options(emu_opts *o)
     for (int n = o->nodes; n < EMU_MAX_NODES; n++)
         if (o->node_clock[n].offset_ns || o->node_clock[n].drift_ppm || o->node_clock[n].step_ns)
             emu_die("--node-clock: node %d does not exist", n);
+    emu_quirks = o->quirks;
     if (o->mask) {
         uint32_t m;
         if (nsc_mask_parse(o->mask, &m))

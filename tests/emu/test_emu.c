@@ -390,6 +390,59 @@ Test(emu, chain_pxn_keeps_the_foreign_context_and_pairs_the_steps, .timeout = 30
     nsc_json_free(&sum);
 }
 
+/* ---- NCCL quirks (--nccl-quirk) ---- */
+
+/* Every quirk at once, as the plugin receives them: API events of rank 1 with
+ * rank 0, KernelCh timers 0 on channel 1 (start and KernelChStop), ProxyOp and
+ * KernelCh without a parent; channel 0's timers untouched. */
+Test(emu, nccl_quirks_reach_the_plugin_as_nccl_makes_them, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--api 7 --scenario ring --nodes 2 --ranks-per-node 1 --iters 2 "
+                         "--channels 2 --nccl-quirk api-rank0 --nccl-quirk zero-gpu-timer "
+                         "--nccl-quirk null-parent"), 0);
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    uint64_t zero_ch[MAXH];
+    size_t nzero = 0, api = 0, kch0 = 0, children = 0, stops = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        if (strcmp(jstr(r, "call"), "start") != 0)
+            continue;
+        int t = nsc_type_from_name(jstr(r, "type"));
+        if (t >= NSC_T_GROUP_API && t <= NSC_T_KERNEL_LAUNCH) {
+            cr_assert_eq(jnum(r, "rank"), 0, "%s", jstr(r, "type"));
+            api++;
+        } else if (t == NSC_T_PROXY_OP || t == NSC_T_KERNEL_CH) {
+            cr_assert_eq(jhex(r, "parent"), 0);
+            children++;
+        }
+        if (t == NSC_T_KERNEL_CH && jnum(r, "channelId") > 0) {
+            cr_assert_eq(jnum(r, "pTimer"), 0);
+            cr_assert_lt(nzero, MAXH);
+            zero_ch[nzero++] = jhex(r, "handle");
+        } else if (t == NSC_T_KERNEL_CH) {
+            cr_assert_neq(jnum(r, "pTimer"), 0);
+            kch0++;
+        }
+    }
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        if (strcmp(jstr(r, "call"), "state") != 0 || jnum(r, "state") != NSC_S_KERNEL_CH_STOP)
+            continue;
+        for (size_t j = 0; j < nzero; j++)
+            if (zero_ch[j] == jhex(r, "handle")) {
+                cr_assert_eq(jnum(r, "pTimer"), 0);
+                stops++;
+            }
+    }
+    cr_assert_gt(api, 0);
+    cr_assert_gt(children, 0);
+    cr_assert_eq(nzero, kch0, "as many channel-1 as channel-0 kernels");
+    cr_assert_eq(stops, nzero);
+    jlines_free(&rec);
+}
+
 /* ---- faults ---- */
 
 Test(emu, killed_rank_reports_exactly_what_it_emitted, .timeout = 30)

@@ -227,7 +227,8 @@ static void kch_finish(leg *l)
                   gpu_at(r, 1000), 0);
         emu_stop(r, NSC_T_KERNEL_PHASE, h);
     }
-    emu_state(r, NSC_T_KERNEL_CH, l->kch, NSC_S_KERNEL_CH_STOP, gpu_at(r, 800), 0);
+    emu_state(r, NSC_T_KERNEL_CH, l->kch, NSC_S_KERNEL_CH_STOP,
+              emu_quirk_kch_stop(l->ch, gpu_at(r, 800)), 0);
     emu_stop(r, NSC_T_KERNEL_CH, l->kch);
     if (l->rec)
         l->rec->complete_ns = emu_clock_stamp_ns();
