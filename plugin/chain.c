@@ -38,16 +38,6 @@ static int their_mask;     /* what it wrote in init (or later: it may, as into N
 static int mask_seeded;    /* their_mask has NCCL's initial value */
 static _Atomic int warned;
 
-typedef union {
-    ncclProfilerEventDescr_v1_t v1;
-    ncclProfilerEventDescr_v2_t v2;
-    ncclProfilerEventDescr_v3_t v3;
-    ncclProfilerEventDescr_v4_t v4;
-    ncclProfilerEventDescr_v5_t v5;
-    ncclProfilerEventDescr_v6_t v6;
-    ncclProfilerEventDescr_v7_t v7;
-} any_descr;
-
 /* Types each API version defines (the bits of NCCL's mask). */
 static uint32_t version_types(int v)
 {
@@ -209,7 +199,7 @@ static const uint8_t sizes[8][NSC_T_COUNT] = {
 /* v4..v7 down to v4..v7: the head, then the shorter union member. From v5 a
  * Coll's or P2p's parent is its API event and the Group is parentGroup; v4's
  * parent is the Group. */
-static void down_v4(int from, const void *src, int t, int to, any_descr *out)
+static void down_v4(int from, const void *src, int t, int to, nsc_any_descr *out)
 {
     memset(out, 0, AT_UNION + sizes[to][t]);
     if (to == 4)
@@ -226,6 +216,15 @@ static void down_v4(int from, const void *src, int t, int to, any_descr *out)
         memcpy(&out->v4.parentObj, (const char *)src + AT_P2P_GROUP, sizeof(void *));
 }
 
+/* A zeroed descriptor d with s's type, parent and rank (v1..v4: a byte type). */
+#define COPY_HEAD(d, s)                                                                      \
+    do {                                                                                     \
+        memset((d), 0, sizeof *(d));                                                         \
+        (d)->type = (s)->type;                                                               \
+        (d)->parentObj = (s)->parentObj;                                                     \
+        (d)->rank = (s)->rank;                                                               \
+    } while (0)
+
 /* v4 to v3: Coll and P2p name their communicator (ours, from init). */
 static void down_v3(const ncclProfilerEventDescr_v4_t *s, int t, const nsc_pctx *c,
                     ncclProfilerEventDescr_v3_t *d)
@@ -233,10 +232,7 @@ static void down_v3(const ncclProfilerEventDescr_v4_t *s, int t, const nsc_pctx 
     const nsc_ctx_def *def = NULL;
     if (c)
         nsc_ctx_def_get(c, &def);
-    memset(d, 0, sizeof *d);
-    d->type = s->type;
-    d->parentObj = s->parentObj;
-    d->rank = s->rank;
+    COPY_HEAD(d, s);
     if (t == NSC_T_COLL) {
         d->coll.name = def ? def->name : NULL;
         d->coll.commHash = def ? def->comm_id : 0;
@@ -265,12 +261,10 @@ static void down_v3(const ncclProfilerEventDescr_v4_t *s, int t, const nsc_pctx 
 /* v3 to v2: trafficBytes (unknown since v3) is 0; the launch members move. */
 static void down_v2(const ncclProfilerEventDescr_v3_t *s, int t, ncclProfilerEventDescr_v2_t *d)
 {
-    memset(d, 0, sizeof *d);
-    d->type = s->type;
-    d->parentObj = s->parentObj;
-    d->rank = s->rank;
+    COPY_HEAD(d, s);
     if (t == NSC_T_COLL) {
-        memcpy(&d->coll, &s->coll, offsetof(ncclProfilerEventDescr_v3_t, coll.nMaxChannels) - AT_UNION);
+        memcpy(&d->coll, &s->coll,
+               offsetof(ncclProfilerEventDescr_v3_t, coll.nMaxChannels) - AT_UNION);
         d->coll.nMaxChannels = s->coll.nMaxChannels;
         d->coll.nWarps = s->coll.nWarps;
         d->coll.algo = s->coll.algo;
@@ -287,10 +281,7 @@ static void down_v2(const ncclProfilerEventDescr_v3_t *s, int t, ncclProfilerEve
 /* v2 to v1: func, datatype, algo and proto as NCCL's enums. */
 static void down_v1(const ncclProfilerEventDescr_v2_t *s, int t, ncclProfilerEventDescr_v1_t *d)
 {
-    memset(d, 0, sizeof *d);
-    d->type = s->type;
-    d->parentObj = s->parentObj;
-    d->rank = s->rank;
+    COPY_HEAD(d, s);
     if (t == NSC_T_COLL) {
         d->coll.name = s->coll.name;
         d->coll.commHash = s->coll.commHash;
@@ -325,7 +316,7 @@ static void down_v1(const ncclProfilerEventDescr_v2_t *s, int t, ncclProfilerEve
 
 /* The descriptor of version `from` as the other's version has it; parents
  * still ours. */
-static void convert(int from, const void *src, int t, const nsc_pctx *c, any_descr *out)
+static void convert(int from, const void *src, int t, const nsc_pctx *c, nsc_any_descr *out)
 {
     if (version >= 4) {
         down_v4(from, src, t, version, out);
@@ -333,7 +324,7 @@ static void convert(int from, const void *src, int t, const nsc_pctx *c, any_des
     }
     ncclProfilerEventDescr_v3_t v3;
     if (from >= 4) {
-        any_descr v4;
+        nsc_any_descr v4;
         down_v4(from, src, t, 4, &v4);
         down_v3(&v4.v4, t, c, version == 3 ? &out->v3 : &v3);
     } else {
@@ -387,7 +378,7 @@ void nsc_chain_start(int from, void *context, void *handle, const void *descr)
     if (c && !c->chain_ok)
         return;
     void *ctx = c ? c->chain_ctx : context;
-    any_descr d;
+    nsc_any_descr d;
     convert(from, descr, t, c, &d);
     d.v1.parentObj = foreign ? NULL : their_parent(d.v1.parentObj);
     if (version >= 5 && t == NSC_T_COLL)

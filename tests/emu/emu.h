@@ -206,15 +206,7 @@ typedef struct emu_ev {
 } emu_ev;
 
 /* Largest descriptor of any version (v7: 136 bytes). */
-typedef union emu_descr {
-    ncclProfilerEventDescr_v1_t v1;
-    ncclProfilerEventDescr_v2_t v2;
-    ncclProfilerEventDescr_v3_t v3;
-    ncclProfilerEventDescr_v4_t v4;
-    ncclProfilerEventDescr_v5_t v5;
-    ncclProfilerEventDescr_v6_t v6;
-    ncclProfilerEventDescr_v7_t v7;
-} emu_descr;
+typedef nsc_any_descr emu_descr;
 
 typedef union emu_state_args {
     ncclProfilerEventStateArgs_v1_t v1;

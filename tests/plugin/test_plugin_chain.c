@@ -57,28 +57,9 @@ static const ncclProfiler_v7_t *setup(const char *ours, const char *theirs, void
     return setup_v(7, ours, theirs, dl);
 }
 
-/* Lines of call kind `call` from process pid. */
-static size_t rec_count(const char *call, pid_t pid)
-{
-    FILE *f = fopen(rec_file, "r");
-    cr_assert_not_null(f);
-    char buf[4096], want[64];
-    snprintf(want, sizeof want, "{\"call\":\"%s\",", call);
-    size_t n = 0;
-    while (fgets(buf, sizeof buf, f)) {
-        nsc_json_doc d;
-        nsc_json_error err;
-        cr_assert_eq(nsc_json_parse(buf, strlen(buf), NULL, &d, &err), 0);
-        const nsc_json *p = nsc_json_get(nsc_json_root(&d), "pid");
-        n += strncmp(buf, want, strlen(want)) == 0 && p && atol(p->text) == (long)pid;
-        nsc_json_free(&d);
-    }
-    fclose(f);
-    return n;
-}
-
-/* The record plugin's lines of call kind `call`, in order. */
-static size_t rec_lines(const char *call, nsc_json_doc *out, size_t cap)
+/* The record plugin's lines of call kind `call` (from process pid; 0: any),
+ * in order: how many, the first cap of them parsed into out. */
+static size_t rec_scan(const char *call, pid_t pid, nsc_json_doc *out, size_t cap)
 {
     FILE *f = fopen(rec_file, "r");
     if (!f)
@@ -90,13 +71,26 @@ static size_t rec_lines(const char *call, nsc_json_doc *out, size_t cap)
         nsc_json_error err;
         cr_assert_eq(nsc_json_parse(buf, strlen(buf), NULL, &d, &err), 0);
         const nsc_json *c = nsc_json_get(nsc_json_root(&d), "call");
-        if (n < cap && c && strcmp(c->text, call) == 0)
-            out[n++] = d;
+        const nsc_json *p = nsc_json_get(nsc_json_root(&d), "pid");
+        int match = c && strcmp(c->text, call) == 0 && (!pid || atol(p->text) == (long)pid);
+        if (match && n < cap)
+            out[n] = d;
         else
             nsc_json_free(&d);
+        n += match;
     }
     fclose(f);
     return n;
+}
+
+static size_t rec_lines(const char *call, nsc_json_doc *out, size_t cap)
+{
+    return rec_scan(call, 0, out, cap);
+}
+
+static size_t rec_count(const char *call, pid_t pid)
+{
+    return rec_scan(call, pid, NULL, 0);
 }
 
 static const char *field(const nsc_json_doc *d, const char *key)
@@ -160,7 +154,8 @@ Test(plugin_chain, masks_unite_and_each_plugin_gets_only_its_types)
     cr_assert_str_eq(field(&st[1], "type"), "Coll");
     cr_assert_str_eq(field(&st[1], "parentGroup"), field(&st[0], "handle"), "its own Group handle");
     cr_assert_str_eq(field(&st[2], "type"), "ProxyStep");
-    cr_assert_str_eq(field(&st[2], "parent"), "(nil)", "its ProxyOp parent: one it did not ask for");
+    cr_assert_str_eq(field(&st[2], "parent"), "(nil)",
+                     "its ProxyOp parent: one it did not ask for");
     for (size_t i = 0; i < n; i++)
         nsc_json_free(&st[i]);
     nsc_json_doc sp[8];
@@ -184,7 +179,8 @@ Test(plugin_chain, failing_init_leaves_ncclscope_profiling)
     setenv("NCCLSCOPE_TEST_RECORD_FAIL_INIT", "1", 1);
     for (int i = 0; i < 2; i++) {
         int mask = 0;
-        cr_assert_eq(p->init(&ctx[i], 7 + (uint64_t)i, &mask, "world", 1, 2, 1, logger), ncclSuccess);
+        cr_assert_eq(p->init(&ctx[i], 7 + (uint64_t)i, &mask, "world", 1, 2, 1, logger),
+                     ncclSuccess);
         cr_assert_eq(mask, ncclProfileColl, "only ours");
         start(p, ctx[i], &h, ncclProfileColl, NULL, NULL);
         p->stopEvent(h);
@@ -219,13 +215,7 @@ Test(plugin_chain, failing_calls_are_forwarded_and_logged_once)
     nsc_recv_totals t;
     nsc_recv_free(h_recv_stop(&t));
     cr_assert_eq(t.events[NSC_T_COLL], 100);
-    nsc_json_doc d[128];
-    size_t starts = rec_lines("start", d, 128);
-    for (size_t i = 0; i < starts; i++)
-        nsc_json_free(&d[i]);
-    size_t stops = rec_lines("stop", d, 128);
-    for (size_t i = 0; i < stops; i++)
-        nsc_json_free(&d[i]);
+    size_t starts = rec_count("start", getpid()), stops = rec_count("stop", getpid());
     cr_assert_eq(starts, 100);
     cr_assert_eq(stops, 100, "a failed start's handle is still stopped");
     cr_assert_eq(warnings, 1);
@@ -277,17 +267,8 @@ Test(plugin_chain, fork_child_calls_both_plugins)
     cr_assert_eq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, logger), ncclSuccess);
     h_launches(p, ctx, 300);
     cr_assert_eq(h_recv_wait_events(300), 0);
-    pid_t child = fork();
+    pid_t child = h_fork_calling_child(p, ctx, logger);
     cr_assert_geq(child, 0);
-    if (child == 0) {
-        void *ctx2;
-        h_launches(p, ctx, 20);
-        int ok = p->init(&ctx2, 2, &mask, "y", 1, 1, 0, logger) == ncclSuccess;
-        h_launches(p, ctx2, 30);
-        p->finalize(ctx2);
-        p->finalize(ctx);
-        _exit(ok ? 0 : 1);
-    }
     h_launches(p, ctx, 100);
     int status;
     cr_assert_eq(waitpid(child, &status, 0), child);

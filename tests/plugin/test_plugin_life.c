@@ -34,22 +34,10 @@ static nsc_recv *finish(const ncclProfiler_v5_t *p, void *dl, void *ctx, nsc_rec
     return h_recv_stop(t);
 }
 
-/* A forked child that calls in: 20 launches on the communicator it inherited,
- * 30 on one it initialises ("y", id 2); it exits 0 if that init succeeded. */
 static pid_t fork_calling_child(const ncclProfiler_v5_t *p, void *ctx)
 {
-    pid_t child = fork();
+    pid_t child = h_fork_calling_child(p, ctx, h_logger);
     cr_assert_geq(child, 0);
-    if (child == 0) {
-        void *ctx2;
-        int mask;
-        h_launches(p, ctx, 20);
-        int ok = p->init(&ctx2, 2, &mask, "y", 1, 1, 0, h_logger) == ncclSuccess;
-        h_launches(p, ctx2, 30);
-        p->finalize(ctx2);
-        p->finalize(ctx);
-        _exit(ok ? 0 : 1);
-    }
     return child;
 }
 
