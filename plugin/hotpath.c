@@ -134,8 +134,10 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     ev->type = (uint8_t)st->type;
     *handle = (void *)(uintptr_t)id;
     if (NSC_UNLIKELY(quiet)) {
-        /* Kept only to pair the chained plugin's handle: nothing to record. */
+        /* Kept only to pair the chained plugin's handle: nothing to record
+         * (the parent for slots.c's abandoned steps). */
         s->quiet = 1;
+        ev->parent = st->parent;
         return NULL;
     }
     nsc_pctx *c = nsc_ctx_lookup(context);

@@ -24,6 +24,18 @@ static int word_allocatable(uint64_t w)
     return !(w & NSC_W_LIVE) || ((w & NSC_W_STOPPED) && !(w & NSC_W_REFS));
 }
 
+/* A ProxyStep that NCCL never stopped (NVIDIA/nccl#1658: start and stop
+ * counts differ) would hold its slot until finalize; once its ProxyOp has
+ * stopped, nothing stops it any more. Such a slot may be taken again, its
+ * event emitted as open. NCCL starts and stops a step on its proxy thread,
+ * the only one that allocates in that thread's range. */
+static int abandoned_step(const nsc_slot *s, uint64_t w)
+{
+    uint32_t parent;
+    return (w & NSC_W_LIVE) && !(w & NSC_W_STOPPED) && s->ev.type == NSC_T_PROXY_STEP &&
+           s->ev.parent && !nsc_slot_lookup(s->ev.parent, &parent);
+}
+
 int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
 {
     nsc_slot *base = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD;
@@ -31,12 +43,20 @@ int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
         uint32_t i = tb->cursor++ & (NSC_SLOTS_PER_THREAD - 1);
         nsc_slot *s = &base[i];
         uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
-        if (!word_allocatable(w))
+        int abandoned = !word_allocatable(w) && abandoned_step(s, w);
+        if (!word_allocatable(w) && !abandoned)
             continue;
+        nsc_event ev = s->ev;
+        uint32_t quiet = s->quiet;
         uint32_t gen = GEN(w) + 1;
         uint64_t nw = ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
         if (atomic_compare_exchange_strong_explicit(&s->word, &w, nw, memory_order_acquire,
                                                     memory_order_relaxed)) {
+            if (NSC_UNLIKELY(abandoned) && !quiet) {
+                ev.stop_ns = nsc_mono_ns();
+                ev.flags |= NSC_EVF_OPEN;
+                nsc_event_emit(tb, &ev);
+            }
             uint32_t index = tb->index * NSC_SLOTS_PER_THREAD + i;
             atomic_store_explicit(&s->last_child_ns, 0, memory_order_relaxed);
             s->parent_slot = 0;

@@ -107,7 +107,12 @@ uint32_t emu_mask_now(void);
 
 /* ---- quirks.c: --nccl-quirk ---- */
 
-enum { EMU_Q_API_RANK0 = 1u << 0, EMU_Q_ZERO_GPU_TIMER = 1u << 1, EMU_Q_NULL_PARENT = 1u << 2 };
+enum {
+    EMU_Q_API_RANK0 = 1u << 0,
+    EMU_Q_ZERO_GPU_TIMER = 1u << 1,
+    EMU_Q_NULL_PARENT = 1u << 2,
+    EMU_Q_UNPAIRED_STEPS = 1u << 3
+};
 
 typedef struct emu_quirk {
     const char *name;
@@ -223,6 +228,8 @@ void emu_state_args_build(int version, int state, uint64_t arg, int steps, emu_s
  * pTimer on channel ch as the quirks make it. */
 void emu_quirks_descr(int version, const emu_ev *ev, emu_descr *d);
 uint64_t emu_quirk_kch_stop(int ch, uint64_t ptimer);
+/* Whether step (of nsteps in its ProxyOp) gets its stopEvent. */
+bool emu_quirk_step_stops(int step, int nsteps);
 
 /* ---- clock.c ---- */
 uint64_t emu_true_ns(void); /* CLOCK_MONOTONIC, libc's own: never shimmed */
@@ -381,6 +388,9 @@ void *emu_start_foreign(emu_rank *r, void *foreign_ctx, emu_ev *ev);
 /* The same calls, counted as foreign (PXN) or own. */
 void *emu_start_on(emu_rank *r, void *ctx, emu_ev *ev, bool foreign);
 void emu_stop_on(emu_rank *r, unsigned type, void *h, bool foreign);
+/* An event NCCL never stops (--nccl-quirk): no longer tracked as open, its
+ * states still counted as open ones (what a killed process leaves). */
+void emu_abandon_on(emu_rank *r, void *h, bool foreign);
 void emu_state_on(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps, bool foreign);
 
 /* A collective or p2p as the proxy thread sees it. */

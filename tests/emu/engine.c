@@ -174,15 +174,23 @@ static void open_remove(emu_open_set *s, unsigned i)
     }
 }
 
-static void open_state_stop(emu_rank *r, void *h)
+/* h leaves the open set; stopped: its states are no longer open ones. */
+static void open_state_end(emu_rank *r, void *h, bool stopped)
 {
     emu_open_set *s = open_set(r);
     int i = open_find(s, h);
     if (i >= 0 && s->e[i].h) {
-        __atomic_fetch_sub(&r->acct->open_states, s->e[i].n, __ATOMIC_RELAXED);
+        if (stopped)
+            __atomic_fetch_sub(&r->acct->open_states, s->e[i].n, __ATOMIC_RELAXED);
         open_remove(s, (unsigned)i);
     }
     open_set_done(r, s);
+}
+
+void emu_abandon_on(emu_rank *r, void *h, bool foreign)
+{
+    if (h && !foreign)
+        open_state_end(r, h, false);
 }
 
 static void stop_in(emu_rank *r, unsigned type, void *h, uint64_t (*calls)[NSC_T_COUNT])
@@ -192,7 +200,7 @@ static void stop_in(emu_rank *r, unsigned type, void *h, uint64_t (*calls)[NSC_T
     emu_plugin_stop(&r->w->pl, h);
     count(&calls[EMU_CALL_STOP][type]);
     if (calls == r->acct->calls)
-        open_state_stop(r, h);
+        open_state_end(r, h, true);
 }
 
 void emu_stop(emu_rank *r, unsigned type, void *h)

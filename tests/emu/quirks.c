@@ -14,6 +14,8 @@ const emu_quirk emu_quirk_table[] = {
      "KernelCh's pTimer, at its start and in KernelChStop, is 0 on channels above 0"},
     {"null-parent", EMU_Q_NULL_PARENT,
      "ProxyOp and KernelCh start with a NULL parent (as after a parent the plugin dropped)"},
+    {"unpaired-steps", EMU_Q_UNPAIRED_STEPS,
+     "the last ProxyStep of every ProxyOp is never stopped (NVIDIA/nccl#1658)"},
 };
 const int emu_nquirks = (int)(sizeof emu_quirk_table / sizeof emu_quirk_table[0]);
 
@@ -48,4 +50,9 @@ void emu_quirks_descr(int version, const emu_ev *ev, emu_descr *d)
 uint64_t emu_quirk_kch_stop(int ch, uint64_t ptimer)
 {
     return on(EMU_Q_ZERO_GPU_TIMER) && ch > 0 ? 0 : ptimer;
+}
+
+bool emu_quirk_step_stops(int step, int nsteps)
+{
+    return !on(EMU_Q_UNPAIRED_STEPS) || step + 1 < nsteps;
 }

@@ -394,17 +394,19 @@ Test(emu, chain_pxn_keeps_the_foreign_context_and_pairs_the_steps, .timeout = 30
 
 /* Every quirk at once, as the plugin receives them: API events of rank 1 with
  * rank 0, KernelCh timers 0 on channel 1 (start and KernelChStop), ProxyOp and
- * KernelCh without a parent; channel 0's timers untouched. */
+ * KernelCh without a parent, each ProxyOp's last step never stopped; channel
+ * 0's timers untouched. */
 Test(emu, nccl_quirks_reach_the_plugin_as_nccl_makes_them, .timeout = 30)
 {
     const char *dir = tmpdir_new();
     cr_assert_eq(run_emu(dir, NULL, "--api 7 --scenario ring --nodes 2 --ranks-per-node 1 --iters 2 "
                          "--channels 2 --nccl-quirk api-rank0 --nccl-quirk zero-gpu-timer "
-                         "--nccl-quirk null-parent"), 0);
+                         "--nccl-quirk null-parent --nccl-quirk unpaired-steps"), 0);
     jlines rec = {0};
     jlines_read_dir(dir, &rec);
     uint64_t zero_ch[MAXH];
-    size_t nzero = 0, api = 0, kch0 = 0, children = 0, stops = 0;
+    size_t nzero = 0, api = 0, kch0 = 0, children = 0, stops = 0, ops = 0, steps = 0;
+    uint64_t step_h[MAXH];
     for (size_t i = 0; i < rec.n; i++) {
         const nsc_json *r = nsc_json_root(&rec.docs[i]);
         if (strcmp(jstr(r, "call"), "start") != 0)
@@ -417,6 +419,11 @@ Test(emu, nccl_quirks_reach_the_plugin_as_nccl_makes_them, .timeout = 30)
             cr_assert_eq(jhex(r, "parent"), 0);
             children++;
         }
+        ops += t == NSC_T_PROXY_OP;
+        if (t == NSC_T_PROXY_STEP) {
+            cr_assert_lt(steps, MAXH);
+            step_h[steps++] = jhex(r, "handle");
+        }
         if (t == NSC_T_KERNEL_CH && jnum(r, "channelId") > 0) {
             cr_assert_eq(jnum(r, "pTimer"), 0);
             cr_assert_lt(nzero, MAXH);
@@ -426,8 +433,12 @@ Test(emu, nccl_quirks_reach_the_plugin_as_nccl_makes_them, .timeout = 30)
             kch0++;
         }
     }
+    size_t step_stops = 0;
     for (size_t i = 0; i < rec.n; i++) {
         const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        if (strcmp(jstr(r, "call"), "stop") == 0)
+            for (size_t j = 0; j < steps; j++)
+                step_stops += step_h[j] == jhex(r, "handle");
         if (strcmp(jstr(r, "call"), "state") != 0 || jnum(r, "state") != NSC_S_KERNEL_CH_STOP)
             continue;
         for (size_t j = 0; j < nzero; j++)
@@ -440,6 +451,8 @@ Test(emu, nccl_quirks_reach_the_plugin_as_nccl_makes_them, .timeout = 30)
     cr_assert_gt(children, 0);
     cr_assert_eq(nzero, kch0, "as many channel-1 as channel-0 kernels");
     cr_assert_eq(stops, nzero);
+    cr_assert_gt(ops, 0);
+    cr_assert_eq(steps - step_stops, ops, "every ProxyOp's last step never stopped");
     jlines_free(&rec);
 }
 

@@ -155,6 +155,14 @@ static void step_state(leg *l, int state)
     emu_state_on(l->r, NSC_T_PROXY_STEP, l->step_h, state, l->bytes, 0, l->foreign);
 }
 
+static void step_stop(leg *l)
+{
+    if (emu_quirk_step_stops(l->step, l->n))
+        emu_stop_on(l->r, NSC_T_PROXY_STEP, l->step_h, l->foreign);
+    else
+        emu_abandon_on(l->r, l->step_h, l->foreign);
+}
+
 /* v1-v3 report the op's progress as ProxyOp states at its end. */
 static void op_finish(leg *l)
 {
@@ -194,7 +202,10 @@ static void send_phase(leg *l)
             step_state(l, NSC_S_PROXY_STEP_SEND_PEER_WAIT);
         break;
     case 2: step_state(l, NSC_S_PROXY_STEP_SEND_WAIT); net_plugin_start(l); break;
-    default: net_plugin_stop(l); emu_stop_on(l->r, NSC_T_PROXY_STEP, l->step_h, l->foreign); break;
+    default:
+        net_plugin_stop(l);
+        step_stop(l);
+        break;
     }
 }
 
@@ -207,7 +218,7 @@ static void recv_phase(leg *l)
         step_state(l, NSC_S_PROXY_STEP_RECV_FLUSH_WAIT);
         step_state(l, NSC_S_PROXY_STEP_RECV_GPU_WAIT);
         break;
-    default: emu_stop_on(l->r, NSC_T_PROXY_STEP, l->step_h, l->foreign); break;
+    default: step_stop(l); break;
     }
 }
 
