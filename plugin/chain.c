@@ -94,15 +94,20 @@ void nsc_chain_load(const char *path, int api)
                 dlerror());
         return;
     }
-    for (int v = api < 7 ? api : 7; v >= 1 && !table; v--) {
+    int newest = api < 7 ? api : 7;
+    for (int v = newest; v >= 1 && !table; v--) {
         char sym[32];
         snprintf(sym, sizeof sym, "ncclProfiler_v%d", v);
         table = dlsym(lib, sym);
         version = v;
     }
+    if (!table)
+        nsc_log(NSC_LOG_WARN, "ncclscope: NCCLSCOPE_CHAIN=%s: no ncclProfiler_v1..v%d in it; "
+                "nothing chained", path, newest);
+    else if (is_ours(table))
+        nsc_log(NSC_LOG_WARN, "ncclscope: NCCLSCOPE_CHAIN=%s: that is ncclscope itself; "
+                "nothing chained", path);
     if (!table || is_ours(table)) {
-        nsc_log(NSC_LOG_WARN, "ncclscope: NCCLSCOPE_CHAIN=%s: %s; nothing chained", path,
-                table ? "that is ncclscope itself" : "no ncclProfiler_v1..v%d in it");
         nsc_chain_unload();
         return;
     }
