@@ -286,3 +286,41 @@ Test(plugin_chain, fork_child_calls_both_plugins)
     cr_assert_eq(warnings, 0);
     unlink(rec_file);
 }
+
+/* dlopen, two communicators, events, finalize, dlclose: 20 times. Each
+ * unload of ncclscope unloads the chained plugin too (nothing of it stays
+ * mapped to be called), and each load chains it again. */
+Test(plugin_chain, dlclose_unloads_the_chained_plugin)
+{
+    enum { CYCLES = 20, EVENTS = 50 };
+    void *first;
+    setup_v(5, "kernellaunch", "kernellaunch", &first);
+    cr_assert_eq(dlclose(first), 0);
+    for (int c = 0; c < CYCLES; c++) {
+        void *dl, *ctx[2];
+        const ncclProfiler_v5_t *p = h_load(5, &dl);
+        cr_assert_not_null(p);
+        int mask = 0;
+        for (int k = 0; k < 2; k++) {
+            cr_assert_eq(p->init(&ctx[k], 10 + (uint64_t)k, &mask, "c", 1, 2, k, logger),
+                         ncclSuccess);
+            h_launches(p, ctx[k], EVENTS);
+        }
+        void *chained = dlopen(NSC_RECORD_PATH, RTLD_NOW | RTLD_NOLOAD);
+        cr_assert_not_null(chained, "chained");
+        dlclose(chained); /* the probe's own reference */
+        for (int k = 0; k < 2; k++)
+            p->finalize(ctx[k]);
+        cr_assert_eq(dlclose(dl), 0);
+        cr_assert_null(dlopen(NSC_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD), "cycle %d: ours unloaded",
+                       c);
+        cr_assert_null(dlopen(NSC_RECORD_PATH, RTLD_NOW | RTLD_NOLOAD), "cycle %d: unloaded", c);
+    }
+    nsc_recv_totals t;
+    nsc_recv_free(h_recv_stop(&t));
+    cr_assert_eq(t.events[NSC_T_KERNEL_LAUNCH], CYCLES * 2 * EVENTS);
+    cr_assert_eq(rec_count("start", getpid()), CYCLES * 2 * EVENTS);
+    cr_assert_eq(rec_count("finalize", getpid()), CYCLES * 2);
+    cr_assert_eq(warnings, 0);
+    unlink(rec_file);
+}
