@@ -15,7 +15,7 @@
  * The other plugin never stops ours: an init error leaves that communicator
  * unchained, a call's error is logged once and the calls go on. Loading and
  * init run under life.c's lock; the forwarding adds no lock, allocation or
- * syscall to the hot path.
+ * syscall to the hot path (but for that one warning, on the first error).
  */
 #include <dlfcn.h>
 #include <stdio.h>
