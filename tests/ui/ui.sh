@@ -186,7 +186,7 @@ hg = page("hang")
 check(re.search(r'<h2 class="hung-coll" data-func="AllReduce" data-seq="%s" [^>]*data-missing="%s">AllReduce seq %s is hung'
                 % (hseq, hang, hseq), hg) is not None, "hang: AllReduce seq %s named hung, rank %s missing" % (hseq, hang))
 check('data-hung="1"' in hg, "hang: exactly one hung collective")
-check(re.search(r'<p class="verdict bad" data-kind="missing">diagnose, job [^:]*: PROBLEM: comm [^:]*: AllReduce seq %s: rank %s never arrived'
+check(re.search(r'<p class="verdict bad" data-kind="missing">diagnose, job [^:]*: PROBLEM: comm [^:]*: AllReduce seq %s: rank %s has not arrived \(process alive\)'
                 % (hseq, hang), hg) is not None, "hang: diagnose's verdict names AllReduce seq %s and rank %s" % (hseq, hang))
 lk = page("links")
 # the ring 0-1-2-3 over two nodes crosses them at 1->2 and 3->0, on 2 channels
