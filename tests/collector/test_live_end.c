@@ -317,3 +317,49 @@ Test(live_end, verdict_survives_a_snapshot)
     nsc_live_free(back);
     nsc_live_free(l);
 }
+
+typedef struct seen_prog {
+    int n;
+    uint8_t done;
+} seen_prog;
+
+static int take_prog(void *arg, const nsc_store_progress *p)
+{
+    seen_prog *s = arg;
+    s->n++;
+    s->done = p->done;
+    return 0;
+}
+
+/* Progress records as the store reads them back: the done flag of this
+ * version, an older store's 16-byte record (done), a flag out of range and
+ * a record cut short (corrupt). */
+Test(live_end, progress_record_decoding)
+{
+    static const uint8_t key[] = "prog/j\0\0\0\0\0\0\0\0\x01\x80\0\0\0AllReduce";
+    uint8_t val[17] = {0};
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+    nsc_store_close(st);
+    const struct {
+        size_t len;
+        uint8_t flag;
+        int rc, done;
+    } cases[] = {{17, 0, 0, 0}, {17, 1, 0, 1}, {16, 0, 0, 1}, {17, 2, NSC_STORE_ECORRUPT, 0},
+                 {15, 0, NSC_STORE_ECORRUPT, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        val[16] = cases[i].flag;
+        cr_assert_eq(nsc_raw_put(dir, "meta", key, sizeof key - 1, val, cases[i].len, 0), 0);
+        cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+        nsc_store_reader *rd;
+        seen_prog seen = {0};
+        cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+        cr_assert_eq(nsc_store_progresses(rd, take_prog, &seen), cases[i].rc, "case %zu", i);
+        nsc_store_read_end(rd);
+        nsc_store_close(st);
+        if (!cases[i].rc)
+            cr_assert_eq(seen.done, cases[i].done, "case %zu", i);
+    }
+    nsc_tmp_store_remove(dir);
+}
