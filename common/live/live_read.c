@@ -134,15 +134,13 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
 
 /* ---- metrics ---- */
 
-/* Lag, lagging, hangs and in-flight of one communicator. */
+/* Lag, lagging, hangs and in-flight of one communicator of a running job. */
 static void comm_judged(const nsc_live *l, const comm_st *c, uint64_t now, nsc_live_comm_stat *o)
 {
-    o->lag_rank = -1;
     front fr;
     front_of(c, &fr);
     for (int32_t k = 0; k < c->nalloc; k++) {
         const rank_st *r = &c->ranks[k];
-        o->ranks_seen += r->seen;
         for (int f = 0; f < c->nf; f++) {
             uint64_t d = 0;
             o->lagging += (uint32_t)lagging(l, c, r, f, now, &d);
@@ -171,11 +169,10 @@ static void comm_stat(const nsc_live *l, const comm_st *c, uint64_t now, uint64_
     o->events = c->events;
     o->bus_bw = c->bw_avg * 1e9;  /* bytes per ns */
     o->arrival = c->arrival;
-    if (ended) {
-        o->lag_rank = -1;
-        for (int32_t k = 0; k < c->nalloc; k++)
-            o->ranks_seen += c->ranks[k].seen;
-    } else
+    o->lag_rank = -1;
+    for (int32_t k = 0; k < c->nalloc; k++)
+        o->ranks_seen += c->ranks[k].seen;
+    if (!ended)
         comm_judged(l, c, now, o);
     o->nf = c->nf;
     for (int f = 0; f < c->nf; f++) {
