@@ -5,8 +5,7 @@
  * arrived with host, pid and process state (live status), and each rank's
  * arrival as the store matched it (collectives); above them, per job, the
  * verdict and problems of diagnose's analysis (/api/v1/diagnose: the cause
- * and the place, e.g. a stall's rank, channel and step); and each ended
- * job's verdict (the status's: where it stopped). Read again every
+ * and the place, e.g. a stall's rank, channel and step). Read again every
  * REFRESH_MS.
  */
 'use strict';
@@ -112,13 +111,9 @@
                                    await stuckBlock(job.job, Object.assign({label: names.get(c.comm)}, c), s.processes || [], g)));
                 }
         }
-        /* Ended jobs: no rank lags or hangs any more; where each stopped. */
-        const ended = jobs.filter(j => j.verdict_comm).map(j => el('p', {class: 'verdict bad', 'data-ended': j.job},
-                                                                   'job ' + j.job + ' ' + j.verdict));
         const box = document.getElementById('hangs');
         box.setAttribute('data-hung', hung);
-        box.replaceChildren(...ended, ...(blocks.length || ended.length ? blocks
-                                          : [el('p', {class: 'ok-line'}, 'No hung collective and no lagging rank.')]));
+        box.replaceChildren(...(blocks.length ? blocks : [el('p', {class: 'ok-line'}, 'No hung collective and no lagging rank.')]));
     }
 
     NSC.start('hang.html', async () => {
