@@ -112,6 +112,21 @@ static void comm_stat(const nsc_live *l, uint64_t now, nsc_live_comm_stat *out)
     free(s);
 }
 
+/* The live summary at now holds text. */
+static int summary_has(const nsc_live *l, uint64_t now, const char *text)
+{
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&doc, &len);
+    cr_assert_not_null(f);
+    int rc = nsc_live_summary_json(l, now, f);
+    cr_assert_eq(fclose(f) || rc, 0);
+    int has = strstr(doc, text) != NULL;
+    cr_assert(has, "%s", doc);
+    free(doc);
+    return has;
+}
+
 #define RANK3_VERDICT "ended hung at AllReduce seq 5: rank 3 never arrived (process alive until 12:04:31 UTC)"
 
 Test(live_end, lag_stops_gauges_return_to_zero_verdict_stays)
@@ -139,6 +154,7 @@ Test(live_end, lag_stops_gauges_return_to_zero_verdict_stays)
         nsc_live_counts_get(l, T0 + t * S, &c);
         cr_assert_eq(c.lagging + c.hangs, 0, "an ended job counts no lagging or hung rank");
         cr_assert_eq(c.jobs_ended, 1);
+        cr_assert(summary_has(l, T0 + t * S, "\"hangs\":0,\"lagging\":0,\"jobs_ended\":1,"));
         comm_stat(l, T0 + t * S, &st);
         cr_assert_eq(st.lag_s, 0.0, "the lag gauge returns to 0");
         cr_assert_eq(st.lag_rank, -1);
