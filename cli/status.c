@@ -232,11 +232,17 @@ static void missing_ranks(const nsc_json *comm, char *buf, size_t cap)
     }
 }
 
-/* The errors section; returns how many lines it printed. */
+/* The errors section; returns how many lines it printed. An ended job's
+ * verdict comes first when it names a stuck collective; its ranks are then
+ * neither lagging nor hung (docs/api.md). */
 static unsigned print_errors(const nsc_json *status, const nsc_json *job)
 {
     unsigned n = 0;
     char buf[512];
+    if (nsc_json_str(nsc_json_get(job, "verdict_comm"))) {
+        printf("  ended    comm %s: %s\n", str_or(job, "verdict_comm", "?"), str_or(job, "verdict", "?"));
+        n++;
+    }
     EACH(cm, nsc_json_get(job, "comms")) {
         const char *id = str_or(cm, "comm", "?");
         EACH(l, nsc_json_get(cm, "lagging")) {
@@ -314,9 +320,9 @@ static void print_job(const nsc_json *status, const nsc_json *job)
         comms++;
         ranks += u64_of(cm, "ranks_seen");
     }
-    printf("job %s: %zu node%s, %" PRIu64 " processes (%" PRIu64 " alive, %" PRIu64 " finished), %" PRIu64
+    printf("job %s (%s): %zu node%s, %" PRIu64 " processes (%" PRIu64 " alive, %" PRIu64 " finished), %" PRIu64
            " ranks (GPUs) in %" PRIu64 " communicators, %" PRIu64 " events dropped\n",
-           name, nhosts, nhosts == 1 ? "" : "s", procs, alive, finished, ranks, comms,
+           name, str_or(job, "state", "running"), nhosts, nhosts == 1 ? "" : "s", procs, alive, finished, ranks, comms,
            u64_of(job, "events_dropped"));
     print_drops_by_type(job);
     if (nhosts)
@@ -438,7 +444,7 @@ static void render_summary(nsc_cli_ctx *c, const nsc_json *sum, const nsc_json *
         return;
     EACH(j, nsc_json_get(status, "jobs"))
     if (nsc_status_job_wanted(c, j)) {
-        printf("job %s:\n", str_or(j, "job", "?"));
+        printf("job %s (%s):\n", str_or(j, "job", "?"), str_or(j, "state", "running"));
         print_comms(status, j, nsc_json_get(sum, "comms"));
         print_errors(status, j);
     }

@@ -52,16 +52,18 @@ nsc_live_cfg nsc_collector_live_cfg(const nsc_coll_cfg *cfg)
  * what `ncclscope --db DIR status` says. ClickHouse's starts empty. */
 static int load_live(nsc_collector *c, const nsc_live_cfg *lc)
 {
-    if (c->ch)
-        return (c->live = nsc_live_new(lc)) ? 0 : -1;
+    int rc = 0;
     nsc_store_reader *rd;
-    int rc = nsc_store_read_begin(c->store, &rd);
-    if (!rc) {
+    if (c->ch)
+        rc = (c->live = nsc_live_new(lc)) ? 0 : NSC_STORE_ENOMEM;
+    else if (!(rc = nsc_store_read_begin(c->store, &rd))) {
         rc = nsc_live_from_store(rd, lc, nsc_mono_ns(), &c->live);
         nsc_store_read_end(rd);
     }
     if (rc)
         fprintf(stderr, "ncclscope-collector: live state from %s: %s\n", c->cfg.db, nsc_store_strerror(rc));
+    else  /* the times an ended job's verdict names */
+        nsc_live_set_wall(c->live, (int64_t)(nsc_wall_ns() - nsc_mono_ns()));
     return rc ? -1 : 0;
 }
 

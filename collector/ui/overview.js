@@ -73,6 +73,9 @@
         const items = [];
         for (const job of s.jobs || []) {
             const names = NSC.commNames(job.comms);
+            if (job.verdict_comm)  /* an ended job: no rank of it lags or hangs any more, its verdict stays */
+                items.push(el('li', {class: 'bad', 'data-ended': job.job}, 'job ' + job.job + ' ' + job.verdict +
+                              ' on ' + names.get(job.verdict_comm) + ' ', el('a', {href: link('hang.html', {job: job.job})}, 'details')));
             for (const c of job.comms) {
                 const where = names.get(c.comm) + ' (job ' + job.job + ')';
                 for (const h of c.hangs)

@@ -102,6 +102,7 @@ typedef struct nsc_findings {
     const char *only;  /* a communicator's id or name, or NULL for all */
     char job[64];      /* the job looked at */
     const char *comm;
+    const nsc_json *status;  /* the live state's document, while nsc_diag_find runs */
     nsc_problem p[NSC_DIAG_MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;

@@ -6,7 +6,7 @@
  * severe first: collectives whose count, datatype, root or function differ
  * across ranks (mismatch); processes dead or silent while their ranks are
  * behind the others (dead); collectives some ranks never arrived at
- * (missing); ranks behind the others for longer than the collector's lag
+ * (missing, with what the live state knows of each one's process); ranks behind the others for longer than the collector's lag
  * threshold (lagging); collectives in flight that long (hung); ranks that
  * never joined (never_joined); collectives all ranks entered that never ended
  * (in_flight); Send/Recv operations without their other side
@@ -74,12 +74,27 @@ int64_t nsc_diag_num_or(const nsc_json *o, const char *key, int64_t none)
 }
 
 
-static void rank_list(const nsc_json *arr, char *buf, size_t cap)
+#define MISSING_NAMED 4  /* ranks a missing collective names; the rest counted */
+
+/* The ranks missing from a collective, each with what the live state knows
+ * of its process: alive (it has not arrived yet), or ended or dead (it never
+ * arrived), never a guess between them. */
+static void missing_text(const findings *f, const nsc_json *missing, char *buf, size_t cap)
 {
-    size_t n = 0;
+    size_t n = 0, k = 0;
     buf[0] = 0;
-    for (const nsc_json *r = nsc_json_first(arr); r && n + 16 < cap; r = nsc_json_next(arr, r))
-        n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", r->text);
+    for (const nsc_json *r = nsc_json_first(missing); r; r = nsc_json_next(missing, r), k++) {
+        int64_t rank = -1;
+        nsc_json_i64(r, &rank);
+        const char *life = f->status ? nsc_status_rank_process(f->status, f->job, f->comm, rank) : "unknown";
+        int w = k < MISSING_NAMED ? snprintf(buf + n, cap - n, "%srank %" PRId64 " %s (process %s)", k ? "; " : "",
+                                             rank, strcmp(life, "alive") == 0 ? "has not arrived" : "never arrived",
+                                             life)
+                                  : 0;
+        n += w > 0 && (size_t)w < cap - n ? (size_t)w : 0;
+    }
+    if (k > MISSING_NAMED)
+        snprintf(buf + n, cap - n, "; %zu more ranks", k - MISSING_NAMED);
 }
 
 static int on_collective(void *arg, const nsc_json *v, const char *line, size_t len)
@@ -97,17 +112,17 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     if (f->late)
         nsc_rc_late_add(f->late, v);
     const nsc_json *missing = nsc_json_get(v, "missing_ranks");
-    char ranks[128];
+    char ranks[sizeof f->p[0].text];
     if (mismatch)
         add(f, NSC_SEV_MISMATCH, "mismatch", f->comm, nsc_diag_num(v, "mismatch_seq"), nsc_diag_num_or(v, "mismatch_rank", -1),
             "mismatch: rank %" PRId64 " disagrees with the others at seq %" PRIu64 ": %s",
             nsc_diag_num_or(v, "mismatch_rank", -1), nsc_diag_num(v, "mismatch_seq"), mismatch);
     else if (missing && missing->kind == NSC_JSON_ARRAY && missing->count > 0) {
-        rank_list(missing, ranks, sizeof ranks);
+        missing_text(f, missing, ranks, sizeof ranks);
         int64_t first = -1;
         nsc_json_i64(nsc_json_first(missing), &first);
-        add(f, NSC_SEV_MISSING, "missing", f->comm, seq, first, "%s seq %" PRIu64 ": rank%s %s never arrived (hung or dead)",
-            func ? func : "?", seq, missing->count > 1 ? "s" : "", ranks);
+        add(f, NSC_SEV_MISSING, "missing", f->comm, seq, first, "%s seq %" PRIu64 ": %.250s", func ? func : "?", seq,
+            ranks);
     } else if (nsc_json_get(v, "end_ns") && nsc_json_get(v, "end_ns")->kind == NSC_JSON_NULL) {
         add(f, NSC_SEV_IN_FLIGHT, "in_flight", f->comm, seq, -1, "%s seq %" PRIu64 ": all ranks arrived, never completed",
             func ? func : "?", seq);
@@ -377,17 +392,20 @@ int nsc_diag_find(const char *job, const nsc_json *status, nsc_findings *f)
         snprintf(f->src->err, sizeof f->src->err, "job name too long");
         rc = NSC_DIAG_USAGE;
     }
+    /* The live state first: what a missing rank's process is says what it means. */
+    nsc_doc st = {0};
+    if (rc == NSC_DIAG_OK && !status && (rc = nsc_diag_fetch_doc(f->src, "status", "", &st)) == NSC_DIAG_OK)
+        status = nsc_json_root(&st.doc);
+    f->status = status;
     const nsc_json *comms = rc == NSC_DIAG_OK ? nsc_json_get(nsc_json_root(&d.doc), "comms") : NULL;
     for (const nsc_json *m = comms ? nsc_json_first(comms) : NULL; m && rc == NSC_DIAG_OK;
          m = nsc_json_next(comms, m))
         rc = check_comm(f, m, job_qs);
-    nsc_doc st = {0};
-    if (rc == NSC_DIAG_OK && !status && (rc = nsc_diag_fetch_doc(f->src, "status", "", &st)) == NSC_DIAG_OK)
-        status = nsc_json_root(&st.doc);
     if (rc == NSC_DIAG_OK && name) {
         check_status(f, status, name);
         fill_hosts(f, status, name);
     }
+    f->status = NULL;
     nsc_doc_free(&st);
     nsc_doc_free(&d);
     if (rc == NSC_DIAG_OK)

@@ -60,3 +60,13 @@ const nsc_json *nsc_status_job(const nsc_json *status, const char *job)
         return j;
     return NULL;
 }
+
+const char *nsc_status_rank_process(const nsc_json *status, const char *job, const char *comm, int64_t rank)
+{
+    EACH(c, nsc_json_get(nsc_status_job(status, job), "comms"))
+    if (strcmp(text_of(c, "comm"), comm) == 0)
+        EACH(r, nsc_json_get(c, "ranks"))
+        if (nsc_diag_num_or(r, "rank", -1) == rank && *text_of(r, "process"))
+            return text_of(r, "process");
+    return "unknown";
+}

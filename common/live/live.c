@@ -24,6 +24,12 @@ nsc_live *nsc_live_new(const nsc_live_cfg *cfg)
     return l;
 }
 
+void nsc_live_set_wall(nsc_live *l, int64_t offset_ns)
+{
+    l->wall_offset_ns = offset_ns;
+    l->wall_known = 1;
+}
+
 const char *nsc_live_limit_name(int lim)
 {
     static const char *const names[NSC_LIVE_LIMITS] = {"jobs", "comms_per_job", "procs_per_job",
@@ -350,31 +356,38 @@ static pending *pending_take(proc_st *p, uint64_t id)
 }
 
 /* The completion at ts_ns of the Coll q: a duration, a bandwidth sample
- * (none for an unknown datatype), and done if it is its rank's latest. */
-static void complete(nsc_live *l, const pending *q, uint64_t ts_ns)
+ * (none for an unknown datatype), and done if it is its rank's latest (a
+ * change the store keeps: a job that ends hung keeps its verdict). 0, or -1
+ * (memory). */
+static int complete(nsc_live *l, const pending *q, uint64_t ts_ns)
 {
     comm_st *c = &l->comms[q->comm];
     rank_st *r = q->rank < c->nalloc ? &c->ranks[q->rank] : NULL;
-    if (r && r->has[q->func] && r->p[q->func].coll_id == q->id)
+    if (r && r->has[q->func] && r->p[q->func].coll_id == q->id && !r->p[q->func].done) {
         r->p[q->func].done = 1;
+        if (mark_dirty(l, q->comm, q->rank, q->func))
+            return -1;
+    }
     if (ts_ns <= q->start_ns)
-        return;
+        return 0;
     func_st *fs = &c->f[q->func];
     observe(&fs->duration, (double)(ts_ns - q->start_ns) / 1e9);
     if (!q->tsize)
-        return;
+        return 0;
     nsc_busbw bw = nsc_busbw_rule(fs->name, c->nranks, q->count, q->tsize);
     c->bw_sum += (double)bw.bytes / (double)(ts_ns - q->start_ns) * bw.factor;
     c->bw_n++;
+    return 0;
 }
 
-static void take_completions(nsc_live *l, proc_st *p, const nsc_batch *b)
+static int take_completions(nsc_live *l, proc_st *p, const nsc_batch *b)
 {
     for (size_t i = 0; i < b->ncompletions; i++) {
         const pending *q = pending_take(p, b->completions[i].id);
-        if (q)
-            complete(l, q, b->completions[i].ts_ns);
+        if (q && complete(l, q, b->completions[i].ts_ns))
+            return -1;
     }
+    return 0;
 }
 
 int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_t now)
@@ -423,8 +436,7 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
         if (r)
             r->p[f].coll_id = ev->id;
     }
-    take_completions(l, p, b);
-    return refused;
+    return take_completions(l, p, b) ? -1 : refused;
 }
 
 int nsc_live_life(nsc_live *l, const char *agent, const char *host, const nsc_a2c_life *life,
@@ -441,10 +453,11 @@ int nsc_live_life(nsc_live *l, const char *agent, const char *host, const nsc_a2
     snprintf(p->agent, sizeof p->agent, "%s", agent);
     if (life->event == NSC_A2C_FINISHED) {
         p->finished = 1;
+        p->finished_ns = now;
         return 0;
     }
     if (life->event == NSC_A2C_STARTED)
-        p->finished = 0;
+        p->finished = 0, p->finished_ns = 0;
     p->died = life->event == NSC_A2C_DIED;
     p->reason = life->reason;
     p->died_ns = p->died ? now : 0;
@@ -481,7 +494,7 @@ static uint64_t job_last_ns(const nsc_live *l, uint32_t job, uint64_t now, int *
             continue;
         last = p->last_ns > last ? p->last_ns : last;
         last = p->died_ns > last ? p->died_ns : last;
-        *running |= !p->finished && !p->died && now - p->last_ns <= l->cfg.heartbeat_timeout_ns;
+        *running |= nsc_live_proc_alive(l, p, now);
     }
     for (size_t i = 0; i < l->ncomms; i++)
         if (l->comms[i].job == job && l->comms[i].last_ns > last)
@@ -593,7 +606,8 @@ int nsc_live_take_progress(nsc_live *l, nsc_live_progress_fn fn, void *arg)
         const dirty *d = &l->dirty[i];
         const comm_st *c = &l->comms[d->comm];
         const prog *p = &c->ranks[d->rank].p[d->func];
-        nsc_store_progress sp = {.comm_id = c->id, .rank = d->rank, .seq = p->seq, .ref_ns = p->since_ns};
+        nsc_store_progress sp = {.comm_id = c->id, .rank = d->rank, .seq = p->seq, .ref_ns = p->since_ns,
+                                 .done = (uint8_t)p->done};
         snprintf(sp.job, sizeof sp.job, "%s", l->jobs[c->job]);
         snprintf(sp.func, sizeof sp.func, "%s", c->f[d->func].name);
         rc = fn(arg, &sp);
@@ -677,6 +691,8 @@ static int from_progress(void *arg, const nsc_store_progress *sp)
     int f = -1;
     if (advance(l, (uint32_t)ci, sp->rank, sp->func, sp->seq, sp->ref_ns, &r, &f))
         return -1;
+    if (r)
+        r->p[f].done = sp->done;
     r = nsc_live_rank(&l->comms[ci], sp->rank);
     if (r && r->proc && l->procs[r->proc - 1].last_ns < sp->ref_ns)
         l->procs[r->proc - 1].last_ns = sp->ref_ns;
@@ -691,6 +707,22 @@ static int from_life(void *arg, const nsc_store_life *sl)
     snprintf(life.job, sizeof life.job, "%s", sl->job);
     return nsc_live_life(rb->l, sl->agent, sl->host, &life, sl->ref_ns) < 0 ||
            nsc_live_agent_seen(rb->l, sl->agent, sl->host, sl->ref_ns);
+}
+
+/* A stored collective in flight is trusted only where the job ended: in a
+ * running job its completion may come after the restart, unmatched (the Coll
+ * it completes is forgotten), so every collective there counts as done. */
+static int trust_done(nsc_live *l, uint64_t now)
+{
+    uint64_t *end = nsc_live_job_ends(l, now);
+    if (!end)
+        return -1;
+    for (size_t i = 0; i < l->ncomms; i++)
+        for (int32_t k = 0; !end[l->comms[i].job] && k < l->comms[i].nalloc; k++)
+            for (int f = 0; f < MAX_FUNCS; f++)
+                l->comms[i].ranks[k].p[f].done = 1;
+    free(end);
+    return 0;
 }
 
 int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t now,
@@ -710,11 +742,12 @@ int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t 
     if (!rc)
         rc = nsc_store_lives(rd, from_life, &rb);
     l->ndirty = 0;
-    /* A stored in-flight state is unknown: count every stored collective as done. */
-    for (size_t i = 0; i < l->ncomms; i++)
-        for (int32_t k = 0; k < l->comms[i].nalloc; k++)
-            for (int f = 0; f < MAX_FUNCS; f++)
-                l->comms[i].ranks[k].p[f].done = 1;
+    int64_t wall;
+    int reset;
+    if (!rc && nsc_store_wall(rd, &wall, &reset) == 0)
+        nsc_live_set_wall(l, wall);
+    if (!rc && trust_done(l, now))
+        rc = NSC_STORE_ENOMEM;
     if (rc) {
         nsc_live_free(l);
         return rc;

@@ -53,6 +53,10 @@ typedef struct nsc_live nsc_live;
 /* cfg NULL or zero fields: defaults. NULL on allocation failure. */
 nsc_live *nsc_live_new(const nsc_live_cfg *cfg);
 void nsc_live_free(nsc_live *l);
+/* The wall clock of the state's time base (UTC ns = time + offset_ns), for
+ * the times an ended job's verdict names; unknown until set (the rebuild
+ * from a store sets the store's, nsc_store_wall). */
+void nsc_live_set_wall(nsc_live *l, int64_t offset_ns);
 
 /* One decoded section an agent sent (its records and counters). 0, -1
  * (memory), or 1 + the nsc_live_limit that left (part of) it untracked. */
@@ -73,6 +77,14 @@ void nsc_live_tick(nsc_live *l, uint64_t now);
  * evicted; none when evict_ns is 0. */
 size_t nsc_live_evict(nsc_live *l, uint64_t now);
 
+/* A job has ended when none of its processes is alive (each finished, died
+ * or went silent); its judgements are then made at the moment its last
+ * process stopped, so its lag stops growing, and it has a verdict that
+ * says where it stopped ("ended hung at AllReduce seq 5: rank 3 never
+ * arrived (process alive until 12:04:31 UTC)"), in the status document. Its
+ * communicators count no lagging or hung rank (/metrics, the counts): the
+ * gauges of an ended job return to 0. */
+
 /* The /api/v1/status object and one /api/v1/live summary, as JSON. */
 int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *out);
 int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *out);
@@ -81,7 +93,7 @@ int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *out);
 typedef struct nsc_live_counts {
     uint64_t events, procs_alive, procs_dead, procs_finished, agents_alive, agents_dead, comms, hangs,
         lagging;
-    uint64_t jobs, evicted_jobs, refused[NSC_LIVE_LIMITS];
+    uint64_t jobs, jobs_ended, evicted_jobs, refused[NSC_LIVE_LIMITS];
 } nsc_live_counts;
 void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *c);
 

@@ -92,7 +92,7 @@ typedef struct proc_st {
     uint64_t last_ns;
     int died, reason;
     int finished;  /* its plugin shut down cleanly (NSC_A2C_FINISHED) */
-    uint64_t died_ns;
+    uint64_t died_ns, finished_ns;
     ctx_map *ctx;
     size_t nctx, ctx_cap;
     str_map *str;
@@ -127,6 +127,8 @@ struct nsc_live {
     size_t ndirty, dirty_cap;
     uint64_t tick_ns, events;
     uint64_t evicted_jobs, refused[NSC_LIVE_LIMITS];
+    int64_t wall_offset_ns;  /* UTC = collector time + this, when wall_known */
+    int wall_known;
 };
 
 /* Find-or-add of live.c's tables (live_merge.c adds with them too): an
@@ -138,5 +140,15 @@ long nsc_live_comm(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks);
 rank_st *nsc_live_rank(comm_st *c, int32_t rank);
 long nsc_live_proc(nsc_live *l, const char *host, uint32_t pid);
 int nsc_live_func(comm_st *c, const char *name);
+
+/* The definitions status, watch, diagnose, the web view and /metrics share
+ * (live_read.c; docs/api.md, "Alive, dead, lagging, hung, ended"). */
+/* Alive: neither finished nor dead, and heard within the heartbeat timeout. */
+int nsc_live_proc_alive(const nsc_live *l, const proc_st *p, uint64_t now);
+/* When a process that is not alive stopped: finished, died or last heard. */
+uint64_t nsc_live_proc_end(const proc_st *p);
+/* Per job (by index), when its last process stopped, or 0 while one of them
+ * is alive (or none is known): malloc'd, NULL when out of memory. */
+uint64_t *nsc_live_job_ends(const nsc_live *l, uint64_t now);
 
 #endif

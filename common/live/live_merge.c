@@ -47,6 +47,7 @@ static int merge_proc(nsc_live *d, const proc_st *s)
         p->died = 1, p->reason = s->reason, p->died_ns = s->died_ns;
     }
     p->finished = finished;
+    p->finished_ns = s->finished_ns > p->finished_ns ? s->finished_ns : p->finished_ns;
     return 0;
 }
 
@@ -147,5 +148,7 @@ int nsc_live_merge(nsc_live *into, const nsc_live *from)
         if (merge_comm(into, from, &from->comms[i]))
             return -1;
     into->events += from->events;
+    if (!into->wall_known && from->wall_known)  /* one time base: one wall clock */
+        nsc_live_set_wall(into, from->wall_offset_ns);
     return 0;
 }

@@ -1,18 +1,50 @@
-/* live_read.c: reading the live state (live.h, live_int.h): whether a
- * process is alive and a rank lagging or hung, the counts, each
- * communicator's metrics, and the status and summary JSON documents. */
+/* live_read.c: reading the live state (live.h, live_int.h): the one
+ * definition of a process alive or dead, a rank lagging or hung and a job
+ * ended (docs/api.md), the counts, each communicator's metrics, and the
+ * status and summary JSON documents. Every view (status, watch, diagnose,
+ * the web view, /metrics) reads these judgements, never its own. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "json.h"
 #include "live_int.h"
 
 /* ---- judgements ---- */
 
-static int proc_alive(const nsc_live *l, const proc_st *p, uint64_t now)
+int nsc_live_proc_alive(const nsc_live *l, const proc_st *p, uint64_t now)
 {
-    return !p->died && now - p->last_ns <= l->cfg.heartbeat_timeout_ns;
+    return !p->finished && !p->died && now - p->last_ns <= l->cfg.heartbeat_timeout_ns;
+}
+
+uint64_t nsc_live_proc_end(const proc_st *p)
+{
+    return p->finished && p->finished_ns ? p->finished_ns : p->died ? p->died_ns : p->last_ns;
+}
+
+#define ALIVE UINT64_MAX  /* a job's end while one of its processes is alive */
+
+uint64_t *nsc_live_job_ends(const nsc_live *l, uint64_t now)
+{
+    uint64_t *end = calloc(l->njobs ? l->njobs : 1, sizeof *end);
+    if (!end)
+        return NULL;
+    size_t j = 0;
+    for (size_t i = 0; i < l->nprocs; i++) {
+        const proc_st *p = &l->procs[i];
+        if (j >= l->njobs || strcmp(l->jobs[j], p->job) != 0)  /* a job's processes mostly come together */
+            for (j = 0; j < l->njobs && strcmp(l->jobs[j], p->job) != 0; j++)
+                ;
+        if (j == l->njobs || end[j] == ALIVE)
+            continue;
+        uint64_t e = nsc_live_proc_alive(l, p, now) ? ALIVE : nsc_live_proc_end(p);
+        end[j] = e == ALIVE ? ALIVE : e > now ? now : e > end[j] ? e : end[j];
+    }
+    for (j = 0; j < l->njobs; j++)
+        end[j] = end[j] == ALIVE ? 0 : end[j];
+    return end;
 }
 
 /* When some rank first went past seq (collector time), or 0 if unknown. */
@@ -31,7 +63,7 @@ static int lagging(const nsc_live *l, const comm_st *c, const rank_st *r, int f,
     uint64_t since = passed_at(&c->f[f], r->p[f].seq);
     if (since < r->p[f].since_ns)
         since = r->p[f].since_ns;
-    *for_ns = now - since;
+    *for_ns = now > since ? now - since : 0;
     return *for_ns > l->cfg.lag_ns;
 }
 
@@ -62,7 +94,7 @@ static void front_of(const comm_st *c, front *fr)
  * completed it: not this one, which has not). */
 static int hung(const nsc_live *l, const front *fr, const rank_st *r, int f, uint64_t now)
 {
-    if (!r->has[f] || r->p[f].done || now - r->p[f].since_ns <= l->cfg.lag_ns)
+    if (!r->has[f] || r->p[f].done || now <= r->p[f].since_ns || now - r->p[f].since_ns <= l->cfg.lag_ns)
         return 0;
     return r->p[f].seq < fr->seq[f] || fr->done[f] > 0;
 }
@@ -77,11 +109,17 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
     memcpy(out->refused, l->refused, sizeof out->refused);
     for (size_t i = 0; i < l->nprocs; i++)
         l->procs[i].finished ? out->procs_finished++
-        : proc_alive(l, &l->procs[i], now) ? out->procs_alive++ : out->procs_dead++;
+        : nsc_live_proc_alive(l, &l->procs[i], now) ? out->procs_alive++ : out->procs_dead++;
     for (size_t i = 0; i < l->nagents; i++)
         now - l->agents[i].last_ns <= l->cfg.heartbeat_timeout_ns ? out->agents_alive++ : out->agents_dead++;
+    /* Out of memory: every job judged as running, as before jobs could end. */
+    uint64_t *ends = nsc_live_job_ends(l, now);
+    for (size_t j = 0; ends && j < l->njobs; j++)
+        out->jobs_ended += ends[j] != 0;
     for (size_t i = 0; i < l->ncomms; i++) {
         const comm_st *c = &l->comms[i];
+        if (ends && ends[c->job])
+            continue;
         front fr;
         front_of(c, &fr);
         for (int32_t k = 0; k < c->nalloc; k++)
@@ -91,19 +129,18 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
                 out->hangs += (uint64_t)hung(l, &fr, &c->ranks[k], f, now);
             }
     }
+    free(ends);
 }
 
 /* ---- metrics ---- */
 
-/* Lag, lagging, hangs and in-flight of one communicator. */
+/* Lag, lagging, hangs and in-flight of one communicator of a running job. */
 static void comm_judged(const nsc_live *l, const comm_st *c, uint64_t now, nsc_live_comm_stat *o)
 {
-    o->lag_rank = -1;
     front fr;
     front_of(c, &fr);
     for (int32_t k = 0; k < c->nalloc; k++) {
         const rank_st *r = &c->ranks[k];
-        o->ranks_seen += r->seen;
         for (int f = 0; f < c->nf; f++) {
             uint64_t d = 0;
             o->lagging += (uint32_t)lagging(l, c, r, f, now, &d);
@@ -121,7 +158,8 @@ static void comm_judged(const nsc_live *l, const comm_st *c, uint64_t now, nsc_l
     }
 }
 
-static void comm_stat(const nsc_live *l, const comm_st *c, uint64_t now, nsc_live_comm_stat *o)
+/* ended: its job's end, 0 while it runs (its lag and hangs then stay 0). */
+static void comm_stat(const nsc_live *l, const comm_st *c, uint64_t now, uint64_t ended, nsc_live_comm_stat *o)
 {
     memset(o, 0, sizeof *o);
     snprintf(o->job, sizeof o->job, "%s", l->jobs[c->job]);
@@ -131,7 +169,11 @@ static void comm_stat(const nsc_live *l, const comm_st *c, uint64_t now, nsc_liv
     o->events = c->events;
     o->bus_bw = c->bw_avg * 1e9;  /* bytes per ns */
     o->arrival = c->arrival;
-    comm_judged(l, c, now, o);
+    o->lag_rank = -1;
+    for (int32_t k = 0; k < c->nalloc; k++)
+        o->ranks_seen += c->ranks[k].seen;
+    if (!ended)
+        comm_judged(l, c, now, o);
     o->nf = c->nf;
     for (int f = 0; f < c->nf; f++) {
         const func_st *fs = &c->f[f];
@@ -163,9 +205,11 @@ int nsc_live_comm_stats(const nsc_live *l, uint64_t now, size_t max, nsc_live_co
     if (!want)
         return 0;
     recent *order = malloc(l->ncomms * sizeof *order);
+    uint64_t *ends = nsc_live_job_ends(l, now);
     *out = malloc(want * sizeof **out);
-    if (!order || !*out) {
+    if (!order || !ends || !*out) {
         free(order);
+        free(ends);
         free(*out);
         *out = NULL;
         return -1;
@@ -173,9 +217,12 @@ int nsc_live_comm_stats(const nsc_live *l, uint64_t now, size_t max, nsc_live_co
     for (size_t i = 0; i < l->ncomms; i++)
         order[i] = (recent){l->comms[i].last_ns, i};
     qsort(order, l->ncomms, sizeof *order, most_recent_first);
-    for (; *n < want; (*n)++)
-        comm_stat(l, &l->comms[order[*n].index], now, &(*out)[*n]);
+    for (; *n < want; (*n)++) {
+        const comm_st *c = &l->comms[order[*n].index];
+        comm_stat(l, c, now, ends[c->job], &(*out)[*n]);
+    }
     free(order);
+    free(ends);
     return 0;
 }
 
@@ -188,7 +235,132 @@ static const char *reason_name(int reason)
 
 static const char *proc_state(const nsc_live *l, const proc_st *p, uint64_t now)
 {
-    return p->finished ? "finished" : p->died ? "dead" : proc_alive(l, p, now) ? "alive" : "silent";
+    return p->finished ? "finished" : p->died ? "dead" : nsc_live_proc_alive(l, p, now) ? "alive" : "silent";
+}
+
+/* A time of the state's clock as people read it ("12:04:31 UTC"), or on
+ * the collector's clock where the wall clock is unknown. */
+static void fmt_at(const nsc_live *l, uint64_t t, char *buf, size_t cap)
+{
+    struct tm tm;
+    time_t sec = (time_t)(((int64_t)t + l->wall_offset_ns) / 1000000000);
+    if (l->wall_known && gmtime_r(&sec, &tm) && strftime(buf, cap, "%H:%M:%S UTC", &tm))
+        return;
+    snprintf(buf, cap, "%.3f s on the collector's clock", (double)t / 1e9);
+}
+
+/* What is known of a rank's process, said once for every view: "alive",
+ * "alive until T" (its plugin finished), "dead since T (exited)", "silent
+ * since T" (not heard for the heartbeat timeout, no death record yet). */
+static void proc_life(const nsc_live *l, const proc_st *p, uint64_t now, char *buf, size_t cap)
+{
+    char at[48];
+    if (!p) {
+        snprintf(buf, cap, "unknown");
+        return;
+    }
+    if (nsc_live_proc_alive(l, p, now)) {
+        snprintf(buf, cap, "alive");
+        return;
+    }
+    fmt_at(l, nsc_live_proc_end(p), at, sizeof at);
+    if (p->finished)
+        snprintf(buf, cap, "alive until %s", at);
+    else if (p->died)
+        snprintf(buf, cap, "dead since %s (%s)", at, reason_name(p->reason));
+    else
+        snprintf(buf, cap, "silent since %s", at);
+}
+
+static const proc_st *proc_of(const nsc_live *l, const rank_st *r)
+{
+    return r->proc ? &l->procs[r->proc - 1] : NULL;
+}
+
+/* ---- an ended job's verdict ---- */
+
+#define VERDICT_RANKS 4  /* ranks named in a verdict; the rest counted */
+
+typedef struct verdict {
+    char text[640];
+    size_t len, ranks;
+    const comm_st *comm;
+} verdict;
+
+static void say(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(verdict *v, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = v->len < sizeof v->text ? vsnprintf(v->text + v->len, sizeof v->text - v->len, fmt, ap) : 0;
+    va_end(ap);
+    v->len += w > 0 ? (size_t)w : 0;
+    v->len = v->len < sizeof v->text ? v->len : sizeof v->text - 1;
+}
+
+/* One stuck rank of the verdict (the first opens it with the place); its
+ * process as it is known now. */
+static void say_rank(verdict *v, const nsc_live *l, const comm_st *c, int f, uint64_t seq, int32_t k,
+                     const char *what, uint64_t now)
+{
+    char life[96];
+    if (v->ranks++ == 0) {
+        v->comm = c;
+        say(v, "ended hung at %s seq %" PRIu64 ": ", c->f[f].name, seq);
+    }
+    if (v->ranks > VERDICT_RANKS)
+        return;
+    proc_life(l, proc_of(l, &c->ranks[k]), now, life, sizeof life);
+    say(v, "%srank %d %s (process %s)", v->ranks > 1 ? "; " : "", k, what, life);
+}
+
+/* Where an ended communicator stopped, at its end `at`: the ranks lagging
+ * (never arrived at the collective the others are in), else the ranks hung
+ * in it; nothing when no rank is stuck. */
+static void stuck_in(verdict *v, const nsc_live *l, const comm_st *c, uint64_t at, uint64_t now)
+{
+    front fr;
+    front_of(c, &fr);
+    for (int f = 0; f < c->nf && !v->ranks; f++)
+        for (int behind = 1; behind >= 0 && !v->ranks; behind--)
+            for (int32_t k = 0; k < c->nalloc; k++) {
+                uint64_t d;
+                if (behind ? lagging(l, c, &c->ranks[k], f, at, &d) : hung(l, &fr, &c->ranks[k], f, at))
+                    say_rank(v, l, c, f, fr.seq[f], k, behind ? "never arrived" : "never completed it", now);
+            }
+}
+
+/* A collective left in flight where no rank was stuck long enough to be
+ * lagging or hung (the job stopped inside it). */
+static void in_flight_at_end(verdict *v, const comm_st *c)
+{
+    for (int f = 0; f < c->nf && !v->ranks; f++)
+        for (int32_t k = 0; k < c->nalloc; k++) {
+            const rank_st *r = &c->ranks[k];
+            if (!r->has[f] || r->p[f].done)
+                continue;
+            if (v->ranks++ == 0) {
+                v->comm = c;
+                say(v, "ended inside %s seq %" PRIu64 ", not completed on rank", c->f[f].name, r->p[f].seq);
+            }
+            if (v->ranks <= VERDICT_RANKS)
+                say(v, "%s %d", v->ranks > 1 ? "," : "", k);
+        }
+}
+
+static void job_verdict(const nsc_live *l, uint32_t job, uint64_t at, uint64_t now, verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    for (size_t i = 0; i < l->ncomms && !v->ranks; i++)
+        if (l->comms[i].job == job)
+            stuck_in(v, l, &l->comms[i], at, now);
+    for (size_t i = 0; i < l->ncomms && !v->ranks; i++)
+        if (l->comms[i].job == job)
+            in_flight_at_end(v, &l->comms[i]);
+    if (v->ranks > VERDICT_RANKS)
+        say(v, "; %zu more rank%s", v->ranks - VERDICT_RANKS, v->ranks - VERDICT_RANKS > 1 ? "s" : "");
+    if (!v->ranks)
+        say(v, "ended: every collective completed");
 }
 
 static uint64_t per_type_sum(const uint64_t v[NSC_T_COUNT])
@@ -259,30 +431,38 @@ static void json_agents(const nsc_live *l, uint64_t now, FILE *o)
     fputs("]", o);
 }
 
-static void json_rank(const nsc_live *l, const comm_st *c, const front *fr, int32_t k, uint64_t now, FILE *o,
-                      int first)
+/* A rank: its process now, its collectives at `at` (its job's clock, now
+ * while it runs), judged lagging or hung only while its job runs (ended 0). */
+static void json_rank(const nsc_live *l, const comm_st *c, const front *fr, int32_t k, uint64_t now,
+                      uint64_t ended, FILE *o, int first)
 {
     const rank_st *r = &c->ranks[k];
-    const proc_st *p = r->proc ? &l->procs[r->proc - 1] : NULL;
+    const proc_st *p = proc_of(l, r);
+    uint64_t at = ended ? ended : now;
+    char life[96];
+    proc_life(l, p, now, life, sizeof life);
     fprintf(o, "%s{\"rank\":%d,\"host\":", first ? "" : ",", k);
     nsc_json_write_str(o, r->host);
-    fprintf(o, ",\"pid\":%" PRIu32 ",\"state\":\"%s\",\"collectives\":[", r->pid,
-            p ? proc_state(l, p, now) : "unknown");
+    fprintf(o, ",\"pid\":%" PRIu32 ",\"state\":\"%s\",\"process\":", r->pid, p ? proc_state(l, p, now) : "unknown");
+    nsc_json_write_str(o, life);
+    fputs(",\"collectives\":[", o);
     int n = 0;
     for (int f = 0; f < c->nf; f++) {
         if (!r->has[f])
             continue;
         uint64_t lag = 0;
-        int lg = lagging(l, c, r, f, now, &lag);
+        int lg = !ended && lagging(l, c, r, f, at, &lag), hg = !ended && hung(l, fr, r, f, at);
         fprintf(o, "%s{\"func\":\"%s\",\"seq\":%" PRIu64 ",\"in_flight\":%s,\"for_ns\":%" PRIu64
                    ",\"lagging\":%s,\"hung\":%s}",
                 n++ ? "," : "", c->f[f].name, r->p[f].seq, r->p[f].done ? "false" : "true",
-                now - r->p[f].since_ns, lg ? "true" : "false", hung(l, fr, r, f, now) ? "true" : "false");
+                at > r->p[f].since_ns ? at - r->p[f].since_ns : 0, lg ? "true" : "false", hg ? "true" : "false");
     }
     fputs("]}", o);
 }
 
-static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o)
+/* A communicator at `now`, or at its job's end (ended, nonzero): an ended
+ * job's ranks are neither lagging nor hung, its verdict says where it stopped. */
+static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, uint64_t ended, FILE *o)
 {
     int32_t seen = 0;
     front fr;
@@ -298,7 +478,7 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o
         fprintf(o, "%s{\"func\":\"%s\",\"max_seq\":%" PRIu64 "}", f ? "," : "", c->f[f].name, c->f[f].max_seq);
     fputs("],\"lagging\":[", o);
     int n = 0;
-    for (int32_t k = 0; k < c->nalloc; k++)
+    for (int32_t k = 0; !ended && k < c->nalloc; k++)
         for (int f = 0; f < c->nf; f++) {
             uint64_t lag;
             if (lagging(l, c, &c->ranks[k], f, now, &lag))
@@ -307,7 +487,7 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o
         }
     fputs("],\"hangs\":[", o);
     n = 0;
-    for (int32_t k = 0; k < c->nalloc; k++)
+    for (int32_t k = 0; !ended && k < c->nalloc; k++)
         for (int f = 0; f < c->nf; f++)
             if (hung(l, &fr, &c->ranks[k], f, now))
                 fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"for_ns\":%" PRIu64 "}",
@@ -316,14 +496,34 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o
     n = 0;
     for (int32_t k = 0; k < c->nalloc; k++)
         if (c->ranks[k].seen)
-            json_rank(l, c, &fr, k, now, o, n++ == 0);
+            json_rank(l, c, &fr, k, now, ended, o, n++ == 0);
     fputs("]}", o);
+}
+
+/* A job's state: running, or ended with its end and verdict. */
+static void json_job_state(const nsc_live *l, uint32_t job, uint64_t now, uint64_t ended, FILE *o)
+{
+    if (!ended) {
+        fputs(",\"state\":\"running\",\"ended_ns\":null,\"verdict\":null,\"verdict_comm\":null", o);
+        return;
+    }
+    verdict v;
+    job_verdict(l, job, ended, now, &v);
+    fprintf(o, ",\"state\":\"ended\",\"ended_ns\":%" PRIu64 ",\"verdict\":", ended);
+    nsc_json_write_str(o, v.text);
+    if (v.comm)
+        fprintf(o, ",\"verdict_comm\":\"0x%" PRIx64 "\"", v.comm->id);
+    else
+        fputs(",\"verdict_comm\":null", o);
 }
 
 int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
 {
     nsc_live_counts cn;
     nsc_live_counts_get(l, now, &cn);
+    uint64_t *ends = nsc_live_job_ends(l, now);
+    if (!ends)
+        return -1;
     fprintf(o, "{\"now_ns\":%" PRIu64 ",\"events_total\":%" PRIu64 ",\"hangs\":%" PRIu64
                ",\"lagging\":%" PRIu64 ",",
             now, l->events, cn.hangs, cn.lagging);
@@ -335,17 +535,19 @@ int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
         fprintf(o, "%s{\"job\":", j ? "," : "");
         nsc_json_write_str(o, l->jobs[j]);
         json_job_drops(l, l->jobs[j], o);
+        json_job_state(l, (uint32_t)j, now, ends[j], o);
         fputs(",\"comms\":[", o);
         int n = 0;
         for (size_t i = 0; i < l->ncomms; i++)
             if (l->comms[i].job == j) {
                 if (n++)
                     fputc(',', o);
-                json_comm(l, &l->comms[i], now, o);
+                json_comm(l, &l->comms[i], now, ends[j], o);
             }
         fputs("]}", o);
     }
     fputs("]}\n", o);
+    free(ends);
     return ferror(o) ? -1 : 0;
 }
 
@@ -359,10 +561,10 @@ int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *o)
     fprintf(o, "{\"now_ns\":%" PRIu64 ",\"events_total\":%" PRIu64 ",\"events_per_s\":%.1f"
                ",\"processes_alive\":%" PRIu64 ",\"processes_dead\":%" PRIu64
                ",\"processes_finished\":%" PRIu64 ",\"agents_alive\":%" PRIu64
-               ",\"agents_dead\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"lagging\":%" PRIu64 ",\"comms\":[",
+               ",\"agents_dead\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"lagging\":%" PRIu64
+               ",\"jobs_ended\":%" PRIu64 ",\"comms\":[",
             now, l->events, rate, cn.procs_alive, cn.procs_dead, cn.procs_finished, cn.agents_alive,
-            cn.agents_dead,
-            cn.hangs, cn.lagging);
+            cn.agents_dead, cn.hangs, cn.lagging, cn.jobs_ended);
     for (size_t i = 0; i < l->ncomms; i++) {
         const comm_st *c = &l->comms[i];
         fprintf(o, "%s{\"job\":", i ? "," : "");

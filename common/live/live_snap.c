@@ -17,7 +17,7 @@
 #include "live_int.h"
 
 #define SNAP_MAGIC 0x4e53434cu  /* "NSCL" */
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u  /* 2: a process's finish time */
 #define RANKS_MAX (1 << 20)     /* ranks of a communicator, as nsc_live_rank in live.c */
 /* Rank slots (each communicator's nranks, or more) of one snapshot in all:
  * a few bytes of input must not make the reader allocate gigabytes. */
@@ -28,7 +28,7 @@
 /* The fewest bytes each item takes, so a count cannot exceed its input. */
 #define HIST_BYTES ((NSC_LIVE_HIST_BOUNDS + 3) * 8)
 #define MIN_AGENT (1 + 1 + 8)
-#define MIN_PROC (3 + 4 + 8 + 3 + 8 + NSC_T_COUNT * 16 + 16)
+#define MIN_PROC (3 + 4 + 8 + 3 + 8 + 8 + NSC_T_COUNT * 16 + 16)
 #define MIN_COMM (4 + 8 + 4 + 1 + 8 + 8 + HIST_BYTES + 8 + 8 + 4 + 1 + 4)
 #define MIN_RANK (4 + 4 + 1 + 4 + 4)
 
@@ -116,6 +116,7 @@ static void put_proc(obuf *b, const proc_st *p, uint64_t now)
     put8(b, (uint8_t)p->reason);
     put8(b, (uint8_t)p->finished);
     put_age(b, now, p->died_ns);
+    put_age(b, now, p->finished_ns);
     for (int t = 0; t < NSC_T_COUNT; t++) {
         put64(b, p->counters.emitted[t]);
         put64(b, p->counters.dropped[t]);
@@ -284,6 +285,7 @@ static void get_proc(reader *rd, proc_st *p)
     p->reason = get8(rd);
     p->finished = get8(rd) != 0;
     p->died_ns = get_time(rd);
+    p->finished_ns = get_time(rd);
     for (int t = 0; t < NSC_T_COUNT; t++) {
         p->counters.emitted[t] = nsc_r64(&rd->r);
         p->counters.dropped[t] = nsc_r64(&rd->r);

@@ -244,6 +244,7 @@ typedef struct nsc_store_progress {
     int32_t rank;
     uint64_t seq;      /* Coll seqNumber */
     uint64_t ref_ns;   /* collector time of the last change */
+    uint8_t done;      /* its completion came (stores older than this flag: 1) */
 } nsc_store_progress;
 int nsc_store_put_progress(nsc_store *st, const nsc_store_progress *p);
 

@@ -119,7 +119,7 @@ int nsc_store_put_life(nsc_store *st, const nsc_store_life *l)
 
 int nsc_store_put_progress(nsc_store *st, const nsc_store_progress *p)
 {
-    uint8_t key[5 + 64 + 12 + 64], val[16];
+    uint8_t key[5 + 64 + 12 + 64], val[17];
     size_t jl = nsc_st_text_len(p->job, 63), fl = nsc_st_text_len(p->func, 63);
     memcpy(key, "prog/", 5);
     memcpy(key + 5, p->job, jl);
@@ -129,6 +129,7 @@ int nsc_store_put_progress(nsc_store *st, const nsc_store_progress *p)
     memcpy(key + 18 + jl, p->func, fl);
     nsc_put_be64(val, p->seq);
     nsc_put_be64(val + 8, p->ref_ns);
+    val[16] = p->done;
     return nsc_st_push_meta(st, key, 18 + jl + fl, val, sizeof val);
 }
 
@@ -293,13 +294,16 @@ static int progress_rec(void *arg, const MDB_val *k, const MDB_val *v)
     const uint8_t *key = k->mv_data;
     long text = key_text(k, p.job);
     size_t jl = (size_t)text, fl = k->mv_size - 18 - jl;
-    if (text < 0 || k->mv_size < 18 + jl || fl >= 64 || v->mv_size != 16)
+    /* 16 bytes: a store from before the done flag, whose collectives count as done. */
+    if (text < 0 || k->mv_size < 18 + jl || fl >= 64 || (v->mv_size != 16 && v->mv_size != 17) ||
+        (v->mv_size == 17 && ((const uint8_t *)v->mv_data)[16] > 1))
         return NSC_STORE_ECORRUPT;
     p.comm_id = nsc_get_be64(key + 6 + jl);
     p.rank = (int32_t)(nsc_get_be32(key + 14 + jl) ^ 0x80000000u);
     memcpy(p.func, key + 18 + jl, fl);
     p.seq = nsc_get_be64(v->mv_data);
     p.ref_ns = nsc_get_be64((const uint8_t *)v->mv_data + 8);
+    p.done = v->mv_size == 16 || ((const uint8_t *)v->mv_data)[16];
     return cb->fn(cb->arg, &p);
 }
 

@@ -46,3 +46,14 @@ char *nsc_test_live_status(const nsc_live *l, uint64_t now, size_t *len)
         *len = n;
     return text;
 }
+
+int nsc_test_live_status_doc(const nsc_live *l, uint64_t now, nsc_json_doc *doc, const char **why)
+{
+    size_t len = 0;
+    char *text = nsc_test_live_status(l, now, &len);
+    nsc_json_error err;
+    int rc = text ? nsc_json_parse(text, len, NULL, doc, &err) : -1;
+    *why = !text ? "no status" : rc ? err.msg : NULL;
+    free(text);
+    return rc ? -1 : 0;
+}

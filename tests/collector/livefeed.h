@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "json.h"
 #include "live.h"
 
 /* Who sends and what: process pid on host (job), as rank of an nranks
@@ -24,5 +25,8 @@ int nsc_test_feed_colls(nsc_live *l, const nsc_test_feed *f, uint64_t from, uint
 
 /* The status document at now (malloc'd text, *len bytes if len), or NULL. */
 char *nsc_test_live_status(const nsc_live *l, uint64_t now, size_t *len);
+/* The same, parsed into *doc (the caller frees it): 0, or -1 with *why
+ * saying what failed. */
+int nsc_test_live_status_doc(const nsc_live *l, uint64_t now, nsc_json_doc *doc, const char **why);
 
 #endif

@@ -219,7 +219,7 @@ Test(live_snap, after_a_move_the_latest_wins_either_way)
         cr_assert(strstr(text[order], "{\"host\":\"hs\",\"pid\":100,\"job\":\"jobS\",\"agent\":\"agentB\",\"state\":\"alive\","
                                       "\"reason\":null,\"last_seen_ns\":105000000000"),
                   "%s", text[order]);
-        cr_assert(strstr(text[order], "{\"rank\":0,\"host\":\"hs\",\"pid\":100,\"state\":\"alive\",\"collectives\":"
+        cr_assert(strstr(text[order], "{\"rank\":0,\"host\":\"hs\",\"pid\":100,\"state\":\"alive\",\"process\":\"alive\",\"collectives\":"
                                       "[{\"func\":\"AllReduce\",\"seq\":9,\"in_flight\":true"),
                   "%s", text[order]);
         cr_assert(strstr(text[order], "\"max_seq\":9"), "%s", text[order]);

@@ -16,7 +16,8 @@
 #     loads the overview (waiting for 2 live summaries over SSE), the
 #     communicator page, the hang view and the timeline. Each must become
 #     ready with no console error, uncaught exception or failed load, and
-#     show: the lagging rank on the overview; rank 1's heat map row, and only
+#     show: the lagging rank on the overview, and the verdict of a job
+#     that ended hung before (rank 3 never arrived at AllReduce seq 2); rank 1's heat map row, and only
 #     it, marked straggler, its median wait under 50 ms and every other
 #     rank's over 100 ms; AllReduce seq 5 named hung with rank 3 missing;
 #     events of every rank on the timeline, in a whole window, a click on
@@ -60,7 +61,7 @@ two=$job-two
 run_two() {
     local what=$1
     shift
-    NCCLSCOPE_JOB=$two NCCLSCOPE_EVENT_MASK=all NCCLSCOPE_FLUSH_MS=50 "$bin/ncclscope-emu" --plugin "$plugin" \
+    NCCLSCOPE_JOB=${run_job:-$two} NCCLSCOPE_EVENT_MASK=all NCCLSCOPE_FLUSH_MS=50 "$bin/ncclscope-emu" --plugin "$plugin" \
         --rundir-base "$dir" --nodes 2 --ranks-per-node 2 --summary "$dir/$what.json" --scenario "$@" \
         >"$dir/$what.log" 2>&1 || die "the $what emulator failed: $(tail -5 "$dir/$what.log")"
 }
@@ -68,6 +69,10 @@ run_two p2p p2p --iters 6 --seed 7
 run_two slowlink ring --iters 8 --channels 2 --count 4194304 --chunk-size 2097152 --slow-link 0:1:4 --seed 3
 comm_of() { python3 -c 'import json, sys; print(hex(json.load(open(sys.argv[1]))["ranks"][0]["comm_id"]))' "$dir/$1.json"; }
 p2p_comm=$(comm_of p2p) slow_comm=$(comm_of slowlink)
+# A third job ends hung: rank 3 stops after 2 AllReduces, the others wait 1 s
+# in the third, then every process exits.
+ended=$job-ended
+run_job=$ended run_two ended hang --iters 4 --hang-rank 3 --hang-after 2 --hang-ms 1000
 NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 8 --hang-rank $hang_rank --hang-after $hang_after \
     --hang-ms 60000 --slow-rank $slow_rank --slow-us 200000 &
 emu=$!
@@ -149,10 +154,10 @@ a, b = re.search(r"data-window=\"(\d+)-(\d+)\"", open(sys.argv[1]).read()).group
 print("t0_ns=%s&t1_ns=%s" % (a, b))' "$out/arrows.html")" >"$dir/p2p.json" || die "p2p failed"
 api "timeline?job=$job&comm=$comm&format=compact&states=0&limit=1" | head -1 >"$dir/tlhead.json" || die "timeline failed"
 api "diagnose?job=$two&comm=$slow_comm" >"$dir/diag2.json" || die "diagnose failed"
-python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" "$dir" "$p2p_comm" "$slow_comm" <<'PY' || die "the pages do not show the job (see $out)"
+python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" "$dir" "$p2p_comm" "$slow_comm" "$ended" <<'PY' || die "the pages do not show the job (see $out)"
 import html, json, re, sys
 from datetime import datetime, timezone
-out, slow, hang, hseq, tmp, p2p_comm, slow_comm = sys.argv[1:8]
+out, slow, hang, hseq, tmp, p2p_comm, slow_comm, ended = sys.argv[1:9]
 def page(name):
     return open("%s/%s.html" % (out, name)).read()
 def attrs(html, ident):
@@ -172,6 +177,9 @@ ov = page("overview")
 check(re.search(r'id="card-lagging"><div class="value">1<', ov) is not None, "overview: 1 lagging rank")
 check(re.search(r"lagging: rank %s at AllReduce seq %d of %s" % (hang, int(hseq) - 1, hseq), ov) is not None,
       "overview: rank %s named lagging" % hang)
+check(re.search(r'<li class="bad" data-ended="%s">job %s ended hung at AllReduce seq 2: rank 3 never arrived '
+                r'\(process alive until \d\d:\d\d:\d\d UTC\) on ' % (ended, ended), ov) is not None,
+      "overview: the ended job's verdict")
 cm = page("comm")
 rows = re.findall(r'<div class="hm-row( straggler)?" data-rank="(\d+)" data-median-ns="(\d*)"', cm)
 check(len(rows) == 4, "comm: a heat map row per rank (%d)" % len(rows))
@@ -186,7 +194,7 @@ hg = page("hang")
 check(re.search(r'<h2 class="hung-coll" data-func="AllReduce" data-seq="%s" [^>]*data-missing="%s">AllReduce seq %s is hung'
                 % (hseq, hang, hseq), hg) is not None, "hang: AllReduce seq %s named hung, rank %s missing" % (hseq, hang))
 check('data-hung="1"' in hg, "hang: exactly one hung collective")
-check(re.search(r'<p class="verdict bad" data-kind="missing">diagnose, job [^:]*: PROBLEM: comm [^:]*: AllReduce seq %s: rank %s never arrived'
+check(re.search(r'<p class="verdict bad" data-kind="missing">diagnose, job [^:]*: PROBLEM: comm [^:]*: AllReduce seq %s: rank %s has not arrived \(process alive\)'
                 % (hseq, hang), hg) is not None, "hang: diagnose's verdict names AllReduce seq %s and rank %s" % (hseq, hang))
 lk = page("links")
 # the ring 0-1-2-3 over two nodes crosses them at 1->2 and 3->0, on 2 channels
