@@ -13,7 +13,8 @@
  * back. Definitions (strings, contexts) precede the first record that needs
  * them in the stream; batches are never discarded, so a definition cannot be
  * lost to a drop. They are repeated after a send gap and every DEFS_REPEAT_NS,
- * for an agent that restarted. Only this thread touches the sockets.
+ * for an agent that restarted. Only this thread touches the sockets. A state
+ * waits (hold.c) for its event and goes in the event's batch.
  *
  * Acknowledgements (docs/protocol.md) come on a SUB socket from the agent's
  * <endpoint>.ack, filtered by this stream's random id. An agent killed with
