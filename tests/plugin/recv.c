@@ -153,8 +153,10 @@ static int by_u64(const void *a, const void *b)
 /* States whose event is not in their batch: no receiver can join them. */
 static void count_apart(nsc_recv *r, const nsc_batch *b)
 {
-    if (!b->nstates)
+    if (!b->nevents) {
+        r->states_apart += b->nstates;
         return;
+    }
     if (b->nevents > r->ids_cap) {
         r->ids_cap = b->nevents;
         r->ids = realloc(r->ids, r->ids_cap * sizeof *r->ids);
