@@ -405,10 +405,10 @@ void nsc_recv_json(const nsc_recv *r, const nsc_recv_totals *t, FILE *out)
     json_named(out, t->states, NSC_S_COUNT, nsc_state_name);
     fprintf(out,
             ",\"completions\":%llu,\"open_events\":%llu,\"links\":%llu,\"links_resolved\":%llu,"
-            "\"states_unmatched\":%llu,\"counters\":{\"emitted\":",
+            "\"states_unmatched\":%llu,\"states_apart\":%llu,\"counters\":{\"emitted\":",
             (unsigned long long)t->completions, (unsigned long long)t->open_events,
             (unsigned long long)t->links, (unsigned long long)t->links_resolved,
-            (unsigned long long)t->states_unmatched);
+            (unsigned long long)t->states_unmatched, (unsigned long long)t->states_apart);
     json_named(out, t->counters.emitted, NSC_T_COUNT, nsc_type_name);
     fputs(",\"dropped\":", out);
     json_named(out, t->counters.dropped, NSC_T_COUNT, nsc_type_name);
