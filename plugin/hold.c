@@ -150,7 +150,7 @@ void nsc_hold_pop(uint64_t id)
 
 uint64_t nsc_hold_first(uint64_t id)
 {
-    const idx *e = h.ring ? find(id) : NULL;
+    const idx *e = h.head < h.tail ? find(id) : NULL;
     return e ? e->first + 1 : 0;
 }
 
