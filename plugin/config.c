@@ -13,6 +13,7 @@
 #define DEFAULT_THREADS 32
 #define DEFAULT_HEARTBEAT_MS 1000
 #define DEFAULT_FLUSH_MS 1000
+#define DEFAULT_STATE_HOLD_MS 1000
 
 static const char *env(const char *name)
 {
@@ -123,18 +124,20 @@ int nsc_config_load(nsc_config *cfg, char *err, size_t errlen)
                  mask);
         return -1;
     }
-    uint64_t mb, threads, hb, flush;
+    uint64_t mb, threads, hb, flush, hold;
     if (env_uint("NCCLSCOPE_BUFFER_MB", 1, 1 << 16, DEFAULT_BUFFER_MB, &mb, err, errlen) ||
         env_uint("NCCLSCOPE_THREADS", 1, NSC_MAX_THREADS, DEFAULT_THREADS, &threads, err,
                  errlen) ||
         env_uint("NCCLSCOPE_HEARTBEAT_MS", 10, 3600000, DEFAULT_HEARTBEAT_MS, &hb, err,
                  errlen) ||
-        env_uint("NCCLSCOPE_FLUSH_MS", 0, 600000, DEFAULT_FLUSH_MS, &flush, err, errlen))
+        env_uint("NCCLSCOPE_FLUSH_MS", 0, 600000, DEFAULT_FLUSH_MS, &flush, err, errlen) ||
+        env_uint("NCCLSCOPE_STATE_HOLD_MS", 0, 600000, DEFAULT_STATE_HOLD_MS, &hold, err, errlen))
         return -1;
     cfg->buffer_bytes = mb << 20;
     cfg->max_threads = (uint32_t)threads;
     cfg->heartbeat_ms = (uint32_t)hb;
     cfg->flush_ms = (uint32_t)flush;
+    cfg->state_hold_ms = (uint32_t)hold;
     if (load_endpoint(cfg, err, errlen))
         return -1;
     const char *chain = env("NCCLSCOPE_CHAIN");

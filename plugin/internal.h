@@ -33,6 +33,7 @@ typedef struct nsc_config {
     uint32_t heartbeat_ms;    /* NCCLSCOPE_HEARTBEAT_MS */
     uint32_t flush_ms;        /* NCCLSCOPE_FLUSH_MS */
     char chain[512];          /* NCCLSCOPE_CHAIN: another profiler plugin ("" none) */
+    uint32_t state_hold_ms;   /* NCCLSCOPE_STATE_HOLD_MS */
     nsc_proc proc;            /* host, job, local rank, gpu (pid filled by life.c) */
 } nsc_config;
 
@@ -338,6 +339,22 @@ void nsc_shipper_forget(void);
  * definitions are not ours. */
 void nsc_shipper_reset_stream(void);
 void nsc_shipper_release(void); /* unload: free the backlog */
+
+/* ---- hold.c -------------------------------------------------------------- */
+
+/* The shipper's held states (shipper thread only). A walk over an id's
+ * states: for (it = nsc_hold_first(id); it; ) st = nsc_hold_at(it, &it). */
+int nsc_hold_init(uint32_t cap);
+void nsc_hold_release(void);
+void nsc_hold_reset(void);            /* forget every held state */
+size_t nsc_hold_count(void);
+int nsc_hold_full(void);
+void nsc_hold_put(const nsc_state_rec *st, uint64_t now); /* not when full */
+const nsc_state_rec *nsc_hold_oldest(uint64_t *held_ns);  /* NULL: none */
+void nsc_hold_pop(uint64_t id);                           /* id's first leaves */
+uint64_t nsc_hold_first(uint64_t id);                     /* 0: none held */
+const nsc_state_rec *nsc_hold_at(uint64_t it, uint64_t *next);
+void nsc_hold_drop(uint64_t id);                          /* id's states shipped */
 
 /* ---- life.c -------------------------------------------------------------- */
 

@@ -13,7 +13,8 @@
  * back. Definitions (strings, contexts) precede the first record that needs
  * them in the stream; batches are never discarded, so a definition cannot be
  * lost to a drop. They are repeated after a send gap and every DEFS_REPEAT_NS,
- * for an agent that restarted. Only this thread touches the sockets.
+ * for an agent that restarted. Only this thread touches the sockets. A state
+ * waits (hold.c) for its event and goes in the event's batch.
  *
  * Acknowledgements (docs/protocol.md) come on a SUB socket from the agent's
  * <endpoint>.ack, filtered by this stream's random id. An agent killed with
@@ -51,6 +52,7 @@
 #define ACK_PROBE_NS 50000000ull
 #define ACK_RETRY_NS 200000000ull
 #define MS 1000000ull
+#define HOLD_CAP 4096u /* states held for their events (hold.c) */
 
 static struct {
     nsc_config cfg;
@@ -265,13 +267,29 @@ static size_t event_strs(const nsc_event *ev, nsc_str out[EVENT_STRS_MAX])
     return n;
 }
 
-static int enc_event(const nsc_event *ev)
+/* The definitions an event needs, before it in the stream. */
+static int enc_defs(const nsc_event *ev)
 {
     nsc_str strs[EVENT_STRS_MAX];
     size_t n = event_strs(ev, strs);
     int rc = enc_ctx(ev->ctx);
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = enc_str(strs[i]);
+    return rc;
+}
+
+static int enc_event(const nsc_event *ev)
+{
+    int rc = enc_defs(ev);
+    return rc ? rc : nsc_enc_event(&sh.enc, ev);
+}
+
+/* The states held for ev, then ev. */
+static int enc_group(const nsc_event *ev)
+{
+    int rc = 0;
+    for (uint64_t it = nsc_hold_first(ev->id); it && rc == 0;)
+        rc = nsc_enc_state(&sh.enc, nsc_hold_at(it, &it));
     return rc ? rc : nsc_enc_event(&sh.enc, ev);
 }
 
@@ -298,7 +316,7 @@ static uint64_t rec_time(const nsc_rec *r)
 
 /* Encode one record, opening and finishing batches as needed. Returns 0, or
  * -1 when the backlog has no room (the record stays in its queue). */
-static int ship_record(const nsc_rec *r, uint64_t now)
+static int ship_now(const nsc_rec *r, uint64_t now)
 {
     for (;;) {
         if (!sh.open && (backlog_full() || batch_begin(now, rec_time(r), 0) != 0))
@@ -312,6 +330,73 @@ static int ship_record(const nsc_rec *r, uint64_t now)
         if (backlog_full())
             return -1;
     }
+}
+
+/* The oldest held state goes alone: its event did not come in time. */
+static int release_oldest(uint64_t now)
+{
+    uint64_t held_ns;
+    nsc_rec r = {.kind = NSC_REC_STATE, .u.st = *nsc_hold_oldest(&held_ns)};
+    if (ship_now(&r, now) != 0)
+        return -1;
+    nsc_hold_pop(r.u.st.id);
+    return 0;
+}
+
+/* Every state held state_hold_ms or longer (all of them: every one). */
+static int release_held(uint64_t now, int all)
+{
+    uint64_t held_ns;
+    while (nsc_hold_oldest(&held_ns) && (all || now - held_ns >= sh.cfg.state_hold_ms * MS))
+        if (release_oldest(now) != 0)
+            return -1;
+    return 0;
+}
+
+/* An event with the states held for it, in one batch. Its definitions may
+ * close the batch before (they stay there, ahead of it). A group larger
+ * than an empty batch goes apart, the states first. */
+static int ship_group(const nsc_event *ev, uint64_t now)
+{
+    for (;;) {
+        int fresh = !sh.open;
+        if (fresh && (backlog_full() || batch_begin(now, ev->start_ns, 0) != 0))
+            return -1;
+        if (enc_defs(ev) == 0) {
+            nsc_enc mark = sh.enc;
+            if (enc_group(ev) == 0) {
+                nsc_hold_drop(ev->id);
+                return 0;
+            }
+            sh.enc = mark;
+            if (fresh)
+                break;
+        }
+        batch_finish();
+        if (backlog_full())
+            return -1;
+    }
+    for (uint64_t it, next; (it = nsc_hold_first(ev->id)); nsc_hold_pop(ev->id)) {
+        nsc_rec r = {.kind = NSC_REC_STATE, .u.st = *nsc_hold_at(it, &next)};
+        if (ship_now(&r, now) != 0)
+            return -1;
+    }
+    nsc_rec r = {.kind = NSC_REC_EVENT, .u.ev = *ev};
+    return ship_now(&r, now);
+}
+
+/* A state waits (hold.c) for its event, which it then travels with. */
+static int ship_record(const nsc_rec *r, uint64_t now)
+{
+    if (r->kind == NSC_REC_STATE && sh.cfg.state_hold_ms) {
+        if (nsc_hold_full() && release_oldest(now) != 0)
+            return -1;
+        nsc_hold_put(&r->u.st, now);
+        return 0;
+    }
+    if (r->kind == NSC_REC_EVENT && nsc_hold_first(r->u.ev.id))
+        return ship_group(&r->u.ev, now);
+    return ship_now(r, now);
 }
 
 /* An orphan's state is read before its head: what its owner published before
@@ -363,6 +448,9 @@ static void count_leftovers(void)
             }
         }
     }
+    uint64_t held_ns;
+    for (const nsc_state_rec *st; (st = nsc_hold_oldest(&held_ns)); nsc_hold_pop(st->id))
+        nsc_count_shared(&c->states_dropped);
 }
 
 /* ---- the thread ------------------------------------------------------------------- */
@@ -416,6 +504,7 @@ static void pass(uint64_t now)
     retry_acks(now);
     send_backlog(now);
     size_t n = drain(now);
+    release_held(now, 0);
     if (sh.open && now - sh.open_since >= BATCH_MAX_AGE_NS)
         batch_finish();
     heartbeat(now);
@@ -444,6 +533,7 @@ static void drain_all(void)
     uint64_t now = nsc_mono_ns();
     while (drain(now) > 0)
         ;
+    release_held(now, 1);
     if (sh.open)
         batch_finish();
     count_leftovers();
@@ -578,7 +668,7 @@ static int backlog_alloc(uint64_t bytes)
         sh.nbatches = MIN_BACKLOG;
     sh.mem = malloc(sh.nbatches * BATCH_CAP);
     sh.lens = calloc(sh.nbatches, sizeof *sh.lens);
-    if (!sh.mem || !sh.lens) {
+    if (!sh.mem || !sh.lens || nsc_hold_init(HOLD_CAP) != 0) {
         nsc_shipper_release();
         return -1;
     }
@@ -664,10 +754,12 @@ void nsc_shipper_reset_stream(void)
     sh.acks = 0;
     sh.failing_since = 0;
     reset_defs(0);
+    nsc_hold_reset();
 }
 
 void nsc_shipper_release(void)
 {
+    nsc_hold_release();
     free(sh.mem);
     free(sh.lens);
     sh.mem = NULL;

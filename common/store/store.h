@@ -102,6 +102,7 @@ typedef struct nsc_store_stats {
     uint64_t block_bytes;     /* stored block values */
     uint64_t unknown_ctx;     /* events whose context was never defined */
     uint64_t unknown_str;     /* string ids never defined (stored as 0) */
+    uint64_t unattached_states; /* states whose event was not in their batch (never joined) */
     uint64_t next_block_seq;
     uint64_t max_span_ns;     /* longest block (t_max - t_min): how far back a scan looks */
     uint64_t live_bytes;      /* pages in use by all databases (not persisted) */

@@ -141,14 +141,27 @@ static int index_ids(nsc_st_scratch *sc, const nsc_store_batch *b)
     return 0;
 }
 
+/* NO_GROUP: the id's event is not in the batch. */
 static uint32_t id_group(const nsc_st_scratch *sc, uint64_t id)
 {
     for (size_t s = id_slot(sc, id);; s = (s + 1) & (sc->id_cap - 1)) {
-        if (sc->id_groups[s] == NO_GROUP)
-            return 0;
-        if (sc->id_keys[s] == id)
+        if (sc->id_groups[s] == NO_GROUP || sc->id_keys[s] == id)
             return sc->id_groups[s];
     }
+}
+
+/* A state's group is its event's. One whose event is not in the batch can
+ * never be joined to it (queries join states within their event's block)
+ * and goes, counted, to the process group. A completion comes after its
+ * event by nature: it goes there too, where queries look for it. */
+static uint32_t group_of(const nsc_st_scratch *sc, uint64_t id, uint64_t *unattached)
+{
+    uint32_t g = id_group(sc, id);
+    if (g != NO_GROUP)
+        return g;
+    if (unattached)
+        ++*unattached;
+    return 0;
 }
 
 static int grow_u32(uint32_t **a, size_t *cap, size_t n)
@@ -156,16 +169,15 @@ static int grow_u32(uint32_t **a, size_t *cap, size_t n)
     return nsc_grow_to(a, n, cap, sizeof **a, 64) ? NSC_STORE_ENOMEM : 0;
 }
 
-/* The group of every state and completion: its event's, when the event is
- * in the batch, else the process group. */
-static int group_others(nsc_st_scratch *sc, const nsc_store_batch *b)
+/* The group of every state and completion (group_of). */
+static int group_others(nsc_st_scratch *sc, const nsc_store_batch *b, uint64_t *unattached)
 {
     if (grow_u32(&sc->rec_group, &sc->rec_cap, b->nstates + b->ncompletions))
         return NSC_STORE_ENOMEM;
     for (size_t i = 0; i < b->nstates; i++)
-        sc->rec_group[i] = id_group(sc, b->states[i].id);
+        sc->rec_group[i] = group_of(sc, b->states[i].id, unattached);
     for (size_t i = 0; i < b->ncompletions; i++)
-        sc->rec_group[b->nstates + i] = id_group(sc, b->completions[i].id);
+        sc->rec_group[b->nstates + i] = group_of(sc, b->completions[i].id, NULL);
     return 0;
 }
 
@@ -236,7 +248,7 @@ int nsc_st_group_records(nsc_store *st, const nsc_store_batch *b)
     if (!rc)
         rc = index_ids(sc, b);
     if (!rc)
-        rc = group_others(sc, b);
+        rc = group_others(sc, b, &st->w.pending.unattached_states);
     if (!rc)
         rc = order_kind(sc, K_EVENTS, b->events, sizeof *b->events, b->nevents, sc->ev_group);
     if (!rc)

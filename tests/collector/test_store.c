@@ -5,6 +5,7 @@
  * models beside the data, readers beside the writer, and crash consistency
  * under kill -9 (NSC_CRASH_ROUNDS rounds, default 5; 20 for the full run). */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <lmdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -236,6 +237,47 @@ static void read_blocks(nsc_store *st, uint64_t comm, int32_t rank, stored *out)
     }
     nsc_store_blocks_close(it);
     nsc_store_read_end(rd);
+}
+
+/* A state whose event is not in its batch is stored in the process's group,
+ * where no query joins it to the event: each one is counted, exactly, and
+ * the count survives a reopen. Here a ProxyStep's first two states come a
+ * batch before the step (the split issue 30 found), its last one with it;
+ * a second step has all its states with it. */
+Test(store, unattached_states_counted)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    nsc_proc p = nsc_test_proc("job1", "node0", 100, 0);
+    nsc_ctx_def ctx = nsc_test_ctx(0, COMM_A, 0, 2);
+    nsc_event steps[2] = {{.id = 7, .start_ns = 1000, .stop_ns = 1900, .ctx = 0, .type = NSC_T_PROXY_STEP},
+                          {.id = 8, .start_ns = 2000, .stop_ns = 2900, .ctx = 0, .type = NSC_T_PROXY_STEP}};
+    nsc_state_rec early[2] = {{7, 1100, 0, 1, NSC_S_PROXY_STEP_SEND_GPU_WAIT},
+                              {7, 1200, 0, 1, NSC_S_PROXY_STEP_SEND_PEER_WAIT}};
+    nsc_state_rec with[4] = {{7, 1300, 4096, 1, NSC_S_PROXY_STEP_SEND_WAIT},
+                             {8, 2100, 0, 1, NSC_S_PROXY_STEP_SEND_GPU_WAIT},
+                             {8, 2200, 0, 1, NSC_S_PROXY_STEP_SEND_PEER_WAIT},
+                             {8, 2300, 4096, 1, NSC_S_PROXY_STEP_SEND_WAIT}};
+    nsc_store_batch first = {&p, &ctx, 1, NULL, 0, NULL, 0, early, 2, NULL, 0};
+    nsc_store_batch second = {&p, &ctx, 1, NULL, 0, steps, 2, with, 4, NULL, 0};
+    commit_batch(st, 1, &first);
+    commit_batch(st, 2, &second);
+
+    nsc_store_stats s = stats_of(st);
+    cr_assert_eq(s.states, 6);
+    cr_assert_eq(s.unattached_states, 2, "unattached: %" PRIu64, s.unattached_states);
+    static stored rank, proc;
+    read_blocks(st, COMM_A, 0, &rank);
+    read_blocks(st, NSC_STORE_PROC_COMM, 0, &proc);
+    cr_assert_eq(rank.nev, 2);
+    cr_assert_eq(rank.nst, 4, "the states that came with their step are beside it");
+    cr_assert_eq(proc.nst, 2, "the early ones are in the process's group");
+
+    nsc_store_close(st);
+    st = open_store(dir, 0);
+    cr_assert_eq(stats_of(st).unattached_states, 2);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
 }
 
 /* Two ranks' collectives interleaved in one batch, a state whose event is in

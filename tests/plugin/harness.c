@@ -14,7 +14,7 @@ static void *zctx, *sock;
 static pthread_t thread;
 static atomic_int stopping;
 static nsc_recv *rcv;
-static _Atomic uint64_t decoded; /* events, published by the receiver thread */
+static _Atomic uint64_t decoded, decoded_states; /* published by the receiver thread */
 
 const char *h_env(void)
 {
@@ -33,6 +33,7 @@ static int receive(int flags)
     if (n >= 0) {
         nsc_recv_batch(rcv, zmq_msg_data(&msg), zmq_msg_size(&msg));
         atomic_store(&decoded, nsc_recv_nevents(rcv));
+        atomic_store(&decoded_states, nsc_recv_nstates(rcv));
     }
     zmq_msg_close(&msg);
     return n;
@@ -57,6 +58,7 @@ void h_recv_start(void)
 {
     rcv = nsc_recv_new();
     atomic_store(&decoded, 0);
+    atomic_store(&decoded_states, 0);
     zctx = zmq_ctx_new();
     sock = zmq_socket(zctx, ZMQ_PULL);
     int timeout = 50;
@@ -67,15 +69,19 @@ void h_recv_start(void)
     pthread_create(&thread, NULL, recv_main, NULL);
 }
 
-int h_recv_wait_events(uint64_t n)
+static int wait_for(_Atomic uint64_t *count, uint64_t n)
 {
     for (int ms = 0; ms < 30000; ms++) {
-        if (atomic_load(&decoded) >= n)
+        if (atomic_load(count) >= n)
             return 0;
         usleep(1000);
     }
     return -1;
 }
+
+int h_recv_wait_events(uint64_t n) { return wait_for(&decoded, n); }
+
+int h_recv_wait_states(uint64_t n) { return wait_for(&decoded_states, n); }
 
 nsc_recv *h_recv_stop(nsc_recv_totals *t)
 {

@@ -52,7 +52,9 @@ struct nsc_recv {
     VEC(rec_ref) states;
     VEC(rec_ref) completions;
     VEC(nsc_recv_rank) ranks;
-    uint64_t batches, bad_batches;
+    uint64_t batches, bad_batches, states_apart;
+    uint64_t *ids;  /* scratch: a batch's event ids, sorted */
+    size_t ids_cap;
     size_t *index; /* hash of (stream, id) -> events position + 1 */
     size_t index_cap;
 };
@@ -77,6 +79,7 @@ void nsc_recv_free(nsc_recv *r)
     free(r->completions.v);
     free(r->ranks.v);
     free(r->index);
+    free(r->ids);
     free(r);
 }
 
@@ -141,6 +144,32 @@ static void take_counters(stream *s, const nsc_counters *c)
         s->counters = *c;
 }
 
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* States whose event is not in their batch: no receiver can join them. */
+static void count_apart(nsc_recv *r, const nsc_batch *b)
+{
+    if (!b->nevents) {
+        r->states_apart += b->nstates;
+        return;
+    }
+    if (b->nevents > r->ids_cap) {
+        r->ids_cap = b->nevents;
+        r->ids = realloc(r->ids, r->ids_cap * sizeof *r->ids);
+        if (!r->ids)
+            abort();
+    }
+    for (size_t i = 0; i < b->nevents; i++)
+        r->ids[i] = b->events[i].id;
+    qsort(r->ids, b->nevents, sizeof *r->ids, by_u64);
+    for (size_t i = 0; i < b->nstates; i++)
+        r->states_apart += !bsearch(&b->states[i].id, r->ids, b->nevents, sizeof *r->ids, by_u64);
+}
+
 int nsc_recv_batch(nsc_recv *r, const void *buf, size_t len)
 {
     nsc_batch b;
@@ -155,6 +184,7 @@ int nsc_recv_batch(nsc_recv *r, const void *buf, size_t len)
     add_defs(s, &b);
     if (b.has_counters)
         take_counters(s, &b.counters);
+    count_apart(r, &b);
     for (size_t i = 0; i < b.nevents; i++)
         VEC_PUSH(r->events, ((rec_ev){.ev = b.events[i], .stream = si}));
     for (size_t i = 0; i < b.nstates; i++)
@@ -170,6 +200,11 @@ int nsc_recv_batch(nsc_recv *r, const void *buf, size_t len)
 size_t nsc_recv_nevents(const nsc_recv *r)
 {
     return r->events.n;
+}
+
+size_t nsc_recv_nstates(const nsc_recv *r)
+{
+    return r->states.n;
 }
 
 /* ---- resolution ------------------------------------------------------------ */
@@ -263,6 +298,7 @@ void nsc_recv_finish(nsc_recv *r, nsc_recv_totals *t)
     build_index(r);
     t->batches = r->batches;
     t->bad_batches = r->bad_batches;
+    t->states_apart = r->states_apart;
     t->streams = r->streams.n;
     for (size_t i = 0; i < r->events.n; i++)
         count_event(r, &r->events.v[i], t);
@@ -369,10 +405,10 @@ void nsc_recv_json(const nsc_recv *r, const nsc_recv_totals *t, FILE *out)
     json_named(out, t->states, NSC_S_COUNT, nsc_state_name);
     fprintf(out,
             ",\"completions\":%llu,\"open_events\":%llu,\"links\":%llu,\"links_resolved\":%llu,"
-            "\"states_unmatched\":%llu,\"counters\":{\"emitted\":",
+            "\"states_unmatched\":%llu,\"states_apart\":%llu,\"counters\":{\"emitted\":",
             (unsigned long long)t->completions, (unsigned long long)t->open_events,
             (unsigned long long)t->links, (unsigned long long)t->links_resolved,
-            (unsigned long long)t->states_unmatched);
+            (unsigned long long)t->states_unmatched, (unsigned long long)t->states_apart);
     json_named(out, t->counters.emitted, NSC_T_COUNT, nsc_type_name);
     fputs(",\"dropped\":", out);
     json_named(out, t->counters.dropped, NSC_T_COUNT, nsc_type_name);

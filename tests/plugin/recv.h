@@ -32,6 +32,7 @@ typedef struct nsc_recv_totals {
     uint64_t completions, open_events;
     uint64_t links, links_resolved;  /* events with a parent; parent found */
     uint64_t states_unmatched;       /* state of an event that never arrived */
+    uint64_t states_apart;           /* state not in the batch of its event */
     nsc_counters counters;           /* sum of every stream's latest counters */
 } nsc_recv_totals;
 
@@ -39,8 +40,9 @@ nsc_recv *nsc_recv_new(void);
 void nsc_recv_free(nsc_recv *r);
 /* Returns 0, or the decoder's error (counted as a bad batch). */
 int nsc_recv_batch(nsc_recv *r, const void *buf, size_t len);
-/* Events decoded so far (any time, from the decoding thread). */
+/* Events and states decoded so far (any time, from the decoding thread). */
 size_t nsc_recv_nevents(const nsc_recv *r);
+size_t nsc_recv_nstates(const nsc_recv *r);
 /* Resolve links and aggregate; call before the queries below. */
 void nsc_recv_finish(nsc_recv *r, nsc_recv_totals *t);
 size_t nsc_recv_nranks(const nsc_recv *r);

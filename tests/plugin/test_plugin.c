@@ -210,6 +210,49 @@ Test(plugin, completion_inference)
     nsc_recv_free(rc);
 }
 
+/* A state travels in its event's batch (issue 30): here a batch goes out
+ * between a ProxyCtrl's first state and its stop, carrying another event. */
+Test(plugin, states_travel_with_their_event)
+{
+    v5_run r;
+    open_v5(&r);
+    ncclProfilerEventDescr_v5_t d = {0};
+    void *ctrl = start5(&r, ncclProfileProxyCtrl, NULL, &d);
+    state5(&r, ctrl, 14 /* ProxyCtrlActive */, 0);
+    void *other = start5(&r, ncclProfileProxyCtrl, NULL, &d);
+    r.p->stopEvent(other);
+    cr_assert_eq(h_recv_wait_events(1), 0, "the other event never came");
+    state5(&r, ctrl, 15 /* ProxyCtrlSleep */, 0);
+    r.p->stopEvent(ctrl);
+    nsc_recv_totals t;
+    nsc_recv *rv = close_v5(&r, &t);
+    cr_assert_eq(t.states[14] + t.states[15], 2);
+    cr_assert_eq(t.states_apart, 0, "%llu states in a batch without their event",
+                 (unsigned long long)t.states_apart);
+    cr_assert_eq(t.states_unmatched, 0);
+    nsc_recv_free(rv);
+}
+
+/* The hold is bounded: a state whose event stays open (a stuck step) goes
+ * out alone after NCCLSCOPE_STATE_HOLD_MS, while the event is still open. */
+Test(plugin, held_state_of_open_event_ships_after_hold)
+{
+    setenv("NCCLSCOPE_STATE_HOLD_MS", "20", 1);
+    v5_run r;
+    open_v5(&r);
+    ncclProfilerEventDescr_v5_t d = {0};
+    void *ctrl = start5(&r, ncclProfileProxyCtrl, NULL, &d);
+    state5(&r, ctrl, 14 /* ProxyCtrlActive */, 0);
+    cr_assert_eq(h_recv_wait_states(1), 0, "the state of the open event never came");
+    r.p->stopEvent(ctrl);
+    nsc_recv_totals t;
+    nsc_recv *rv = close_v5(&r, &t);
+    cr_assert_eq(t.states[14], 1);
+    cr_assert_eq(t.states_apart, 1, "shipped alone");
+    cr_assert_eq(t.counters.states_dropped, 0);
+    nsc_recv_free(rv);
+}
+
 Test(plugin, stale_and_garbage_handles_are_counted_not_followed)
 {
     v5_run r;
