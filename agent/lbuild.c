@@ -186,6 +186,7 @@ static void open_coll_from(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, const nsc
     r->enqueue_ns = ev->start_ns;
     r->root = r->peer = -1;
     r->rank = ev->rank;
+    r->ctx = ev->ctx;  /* comm_id stays 0 where this agent never saw the context defined */
     if (ev->ctx < p->nctxs && p->ctxs[ev->ctx].defined) {
         r->comm_id = p->ctxs[ev->ctx].def.comm_id;
         r->rank = p->ctxs[ev->ctx].def.rank;
