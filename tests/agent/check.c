@@ -9,6 +9,9 @@
  *   nsc-agent-check ledger EMU.json SPOOL... one completed ledger record per
  *       (communicator, seq, rank) the emulator completed, none for another,
  *       with its func, count, times and GPU bounds (the emulator's truths)
+ *   nsc-agent-check ledger-kill EMU.json MAX SPOOL... the same after agent
+ *       kills: never two records of one, at most MAX collectives and ranks
+ *       without one (those open at a kill)
  *
  * Exit 0 when every check holds, 1 with a message for the first that fails.
  */
@@ -42,17 +45,26 @@ typedef struct life {
     nsc_a2c_progress prog[64];
 } life;
 
-/* A completed ledger record with its func's text. */
+/* A completed ledger record of process pid. */
 typedef struct lrec {
     nsc_ledger_rec r;
     uint32_t pid;
-    char func[64];
 } lrec;
+
+/* A string a process defined, in a section or a ledger batch. */
+typedef struct strent {
+    uint32_t pid;
+    nsc_str_def def;
+} strent;
 
 static rec *recs;
 static size_t nrecs, caprecs;
 static lrec *lrecs;
 static size_t nlrecs, caplrecs, ninflight;
+static strent *strents;
+static size_t nstrents, capstrents;
+static uint64_t max_missing, missing;  /* ledger-kill: records allowed to be missing, found missing */
+static int kills;  /* ledger-kill: a restarted agent's GPU line starts again from one pair, whose bound is no bound */
 static ctxent ctxs[4096];
 static size_t nctxs;
 static life lifes[1024];
@@ -78,6 +90,27 @@ static const ctxent *find_ctx(uint32_t pid, uint16_t index)
     return NULL;
 }
 
+static void take_strs(uint32_t pid, const nsc_str_def *defs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (nstrents == capstrents) {
+            capstrents = capstrents ? 2 * capstrents : 256;
+            if (!(strents = realloc(strents, capstrents * sizeof *strents)))
+                fail("out of memory");
+        }
+        strents[nstrents++] = (strent){pid, defs[i]};
+    }
+}
+
+/* The text of process pid's string id s ("" when it defined none). */
+static const char *str_of(uint32_t pid, nsc_str s)
+{
+    for (size_t i = nstrents; i-- > 0;)
+        if (strents[i].pid == pid && strents[i].def.id == s)
+            return strents[i].def.text;
+    return "";
+}
+
 static void take_section(const nsc_a2c_section *s)
 {
     nsc_batch b;
@@ -85,6 +118,7 @@ static void take_section(const nsc_a2c_section *s)
     if (rc)
         fail("a section does not decode: %s", nsc_wire_strerror(rc));
     uint32_t pid = b.hdr.proc.pid;
+    take_strs(pid, b.strs, b.nstrs);
     for (size_t i = 0; i < b.nctxs; i++) {
         if (nctxs == sizeof ctxs / sizeof ctxs[0])
             fail("too many contexts");
@@ -108,6 +142,7 @@ static void take_ledger(const nsc_a2c_section *s)
     int rc = nsc_ledger_decode(s->data, s->len, NULL, &b);
     if (rc)
         fail("a ledger batch does not decode: %s", nsc_wire_strerror(rc));
+    take_strs(b.pid, b.strs, b.nstrs);
     for (uint32_t i = 0; i < b.nrecs; i++) {
         if (b.recs[i].flags & NSC_LEDGER_INFLIGHT) {
             ninflight++;
@@ -123,9 +158,9 @@ static void take_ledger(const nsc_a2c_section *s)
         l->r = b.recs[i];
         l->r.edges = NULL;
         l->pid = b.pid;
-        for (uint32_t k = 0; k < b.nstrs; k++)
-            if (b.strs[k].id == b.recs[i].func)
-                memcpy(l->func, b.strs[k].text, sizeof l->func);
+        const ctxent *c = l->r.comm_id ? NULL : find_ctx(b.pid, l->r.ctx);
+        if (c)  /* an agent restarted after the process defined its context */
+            l->r.comm_id = c->comm, l->r.rank = c->rank;
     }
     nsc_ledger_release(&b);
 }
@@ -366,12 +401,17 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
                 fail("comm %" PRIx64 " seq %" PRIu64 " rank %" PRIu64 ": never completed, %u records", comm, seq, rank, n);
             continue;
         }
+        if (n == 0 && missing < max_missing) {
+            missing++;
+            continue;
+        }
         if (n != 1)
             fail("comm %" PRIx64 " seq %" PRIu64 " rank %" PRIu64 ": %u completed records", comm, seq, rank, n);
         const nsc_ledger_rec *r = &l->r;
-        if (strcmp(l->func, func) != 0 || (count && r->count != count))
+        const char *lfunc = str_of(l->pid, r->func);
+        if (strcmp(lfunc, func) != 0 || (count && r->count != count))
             fail("seq %" PRIu64 " rank %" PRIu64 ": %s count %" PRIu64 ", emulator %s count %" PRIu64, seq, rank,
-                 l->func, r->count, func, count);
+                 lfunc, r->count, func, count);
         /* The emulator stamps before and after each call the plugin reads its
          * clock in: the group began, then the CollApi; the Coll's start call;
          * the device's end, then the last KernelCh's stop call. */
@@ -384,8 +424,8 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
                  seq, rank, r->api_ns, r->enqueue_ns, r->done_ns, api, start, stop, end, done);
         /* GPU times: each is a pTimer the emulator gave, converted; its true
          * time is in kernel_samples, within gpu_err_ns of it. */
-        if ((r->flags & NSC_LEDGER_NO_GPU) || nearest(rk, r->gpu_start_ns) > r->gpu_err_ns ||
-            nearest(rk, r->gpu_end_ns) > r->gpu_err_ns || r->gpu_end_ns < r->gpu_start_ns)
+        if (!kills && ((r->flags & NSC_LEDGER_NO_GPU) || nearest(rk, r->gpu_start_ns) > r->gpu_err_ns ||
+                       nearest(rk, r->gpu_end_ns) > r->gpu_err_ns || r->gpu_end_ns < r->gpu_start_ns))
             fail("seq %" PRIu64 " rank %" PRIu64 ": GPU %" PRIu64 "..%" PRIu64 " +- %u: no GPU timer's truth that near",
                  seq, rank, r->gpu_start_ns, r->gpu_end_ns, r->gpu_err_ns);
         if (r->gpu_err_ns > *worst_err)
@@ -406,8 +446,8 @@ static int check_ledger(const char *emu)
         checked += check_rank_ledger(r, count, &worst);
     if (checked == 0 || checked != nlrecs)
         fail("%zu completed ledger records, the emulator completed %" PRIu64, nlrecs, checked);
-    printf("ledger: %" PRIu64 " records, one per completed collective and rank, %zu in flight; worst gpu_err %" PRIu64
-           " ns\n", checked, ninflight, worst);
+    printf("ledger: %" PRIu64 " records, one per completed collective and rank (%" PRIu64
+           " missing), %zu in flight; worst gpu_err %" PRIu64 " ns\n", checked, missing, ninflight, worst);
     nsc_json_free(&doc);
     return 0;
 }
@@ -426,10 +466,16 @@ int main(int argc, char **argv)
         load_spools(argc - 3, argv + 3);
         return check_ledger(argv[2]);
     }
+    if (argc >= 5 && strcmp(argv[1], "ledger-kill") == 0) {
+        max_missing = strtoull(argv[3], NULL, 10);
+        kills = 1;
+        load_spools(argc - 4, argv + 4);
+        return check_ledger(argv[2]);
+    }
     if (argc >= 5 && strcmp(argv[1], "count") == 0) {
         load_spools(argc - 4, argv + 4);
         return check_count(argv[2], argv[3]);
     }
-    fprintf(stderr, "usage: nsc-agent-check pxn|kill|ledger EMU.json SPOOL... | count PID EVENTS SPOOL...\n");
+    fprintf(stderr, "usage: nsc-agent-check pxn|kill|ledger EMU.json SPOOL... | ledger-kill EMU.json MAX SPOOL... | count PID EVENTS SPOOL...\n");
     return 2;
 }
