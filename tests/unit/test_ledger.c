@@ -255,12 +255,8 @@ Test(ledger, protocol_md_lists_every_field)
 {
     static const char *recs_rows[] = {NSC_FIELDS_LEDGER(DOC_ROW, _)};
     static const char *edge_rows[] = {NSC_FIELDS_LEDGER_EDGE(DOC_ROW, _)};
-    FILE *f = fopen(NSC_PROTOCOL_MD, "r");
-    cr_assert(f, "%s", NSC_PROTOCOL_MD);
-    static char doc[1 << 20];
-    size_t len = fread(doc, 1, sizeof doc - 1, f);
-    fclose(f);
-    doc[len] = 0;
+    const char *doc = sample_doc(NSC_PROTOCOL_MD);
+    cr_assert(doc, "%s", NSC_PROTOCOL_MD);
     const char *ledger = strstr(doc, "## The ledger");
     cr_assert(ledger, "docs/protocol.md has no section \"The ledger\"");
     const char *edge = strstr(ledger, "Edge fields");
