@@ -22,7 +22,8 @@ static void collect(void *arg, nsc_reg_proc *p, const nsc_ledger_rec *r)
     cr_assert_lt(nrecs, 16);
     cr_assert_leq(r->nedges, 8);
     recs[nrecs] = *r;
-    memcpy(edges[nrecs], r->edges, r->nedges * sizeof *r->edges);
+    if (r->nedges)
+        memcpy(edges[nrecs], r->edges, r->nedges * sizeof *r->edges);
     recs[nrecs].edges = edges[nrecs];
     nrecs++;
 }
