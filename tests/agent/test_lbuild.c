@@ -255,6 +255,30 @@ Test(lbuild, children_before_their_coll)
     teardown(lb);
 }
 
+/* Send/Recv: seq is the rank's own count per (communicator, peer, func). */
+Test(lbuild, p2p_counts_its_own_seq)
+{
+    nsc_lbuild *lb = setup(16);
+    for (uint64_t i = 0; i < 3; i++) {
+        nsc_event ev = {.id = 10 + i, .start_ns = T0 + i, .type = NSC_T_P2P, .rank = 3};
+        ev.d.p2p.peer = i == 2 ? 1 : 2;
+        ev.d.p2p.func = 1, ev.d.p2p.datatype = 2, ev.d.p2p.count = 256;
+        feed(lb, proc_a, ev);
+        complete(lb, proc_a, 10 + i, T0 + 100 + i);
+    }
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        cr_assert(recs[i].flags & NSC_LEDGER_P2P);
+        cr_assert_eq(recs[i].root, -1);
+    }
+    cr_assert_eq(recs[0].seq, 0);
+    cr_assert_eq(recs[1].seq, 1);
+    cr_assert_eq(recs[2].seq, 0, "another peer counts apart");
+    cr_assert_eq(recs[2].peer, 1);
+    teardown(lb);
+}
+
 Test(lbuild, orphans_are_counted_by_reason)
 {
     nsc_lbuild *lb = setup(2);
