@@ -1,7 +1,8 @@
 /* fuzz_seeds.c: writes a fuzzer's seed corpus (valid messages) into a
  * directory, so no binary seeds live in the repository:
  *   fuzz_seeds wire DIR   plugin batches
- *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, rejection, probe and sample */
+ *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, rejection, probe and sample
+ *   fuzz_seeds ledger DIR ledger batches */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,7 +61,8 @@ static int wire_seeds(const char *dir)
     return rc;
 }
 
-/* An a2c batch of two small plugin batches, a death with progress, an alias. */
+/* An a2c batch of two small plugin batches, a death with progress, an alias
+ * and a ledger batch. */
 static size_t a2c_batch(void)
 {
     static uint8_t sect[2][4096];
@@ -70,12 +72,18 @@ static size_t a2c_batch(void)
         memcpy(sect[i], buf, n);
         secs[i] = (nsc_a2c_section){sect[i], (uint32_t)n};
     }
+    static uint8_t ledger[4096];
+    nsc_ledger_batch lb = sample_ledger();
+    if (nsc_ledger_bound(&lb) > sizeof ledger)
+        return 0;
+    nsc_a2c_section ledgers = {ledger, (uint32_t)nsc_ledger_encode(&lb, ledger)};
     nsc_a2c_progress prog = {.comm_id = 0xabc, .seq = 7, .rank = 1, .func = "AllReduce"};
     nsc_a2c_life life = {.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 42, .ts_ns = 9,
                          .last_batch_seq = 3, .job = "job", .host = "node0", .nprogress = 1, .progress = &prog};
     nsc_a2c_alias alias = {.proxy_pid = 43, .origin_pid = 42, .proxy_id = 5, .new_id = 1ull << 63};
     nsc_a2c_batch b = {.agent = "agent0", .host = "node0", .epoch = 0x5eed, .seq = 12, .sent_ns = 100, .nsections = 2,
-                       .nlife = 1, .naliases = 1, .sections = secs, .life = &life, .aliases = &alias};
+                       .nlife = 1, .naliases = 1, .sections = secs, .life = &life, .aliases = &alias,
+                       .nledgers = 1, .ledgers = &ledgers};
     return nsc_a2c_batch_bound(&b) <= sizeof buf ? nsc_a2c_encode_batch(&b, buf) : 0;
 }
 
@@ -92,16 +100,35 @@ static int a2c_seeds(const char *dir)
     return rc ? rc : write_seed(dir, "seed-sample", nsc_a2c_encode_probe(&pr, buf));
 }
 
+/* The sample batch, and its records one by one. */
+static int ledger_seeds(const char *dir)
+{
+    nsc_ledger_batch b = sample_ledger();
+    int rc = nsc_ledger_bound(&b) <= sizeof buf ? write_seed(dir, "seed-ledger", nsc_ledger_encode(&b, buf)) : -1;
+    const nsc_ledger_rec *recs = b.recs;
+    for (uint32_t i = 0; i < 3 && rc == 0; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "seed-ledger-%u", i);
+        b.recs = recs + i;
+        b.nrecs = 1;
+        rc = write_seed(dir, name, nsc_ledger_encode(&b, buf));
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "wire") != 0 && strcmp(argv[1], "a2c") != 0)) {
-        fprintf(stderr, "usage: fuzz_seeds wire|a2c CORPUS_DIR\n");
+    if (argc != 3 || (strcmp(argv[1], "wire") != 0 && strcmp(argv[1], "a2c") != 0 &&
+                      strcmp(argv[1], "ledger") != 0)) {
+        fprintf(stderr, "usage: fuzz_seeds wire|a2c|ledger CORPUS_DIR\n");
         return 2;
     }
     if (mkdir(argv[2], 0755) != 0 && errno != EEXIST) {
         perror(argv[2]);
         return 1;
     }
-    int rc = strcmp(argv[1], "wire") == 0 ? wire_seeds(argv[2]) : a2c_seeds(argv[2]);
+    int rc = strcmp(argv[1], "wire") == 0 ? wire_seeds(argv[2])
+             : strcmp(argv[1], "a2c") == 0 ? a2c_seeds(argv[2])
+                                           : ledger_seeds(argv[2]);
     return rc == 0 ? 0 : 1;
 }
