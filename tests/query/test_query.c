@@ -325,9 +325,15 @@ Test(query, stats_buckets_and_stragglers)
     cr_assert_eq(qj_u64(b, "count"), QF_COLLS);
     cr_assert_eq(qj_u64(b, "bytes_min"), 4096);
     cr_assert_eq(qj_u64(b, "latency_p99_ns"), QF_KERNEL);
+    /* seq 3's datatype mismatch makes it no complete collective: not counted */
+    cr_assert_eq(qj_u64(root, "counted"), QF_COLLS - 1);
+    const nsc_json *st = nsc_json_get(root, "straggler");
+    cr_assert_eq(qj_u64(st, "rank"), QF_LATE_RANK);
+    cr_assert_eq(qj_u64(st, "last_arrivals"), QF_COLLS - 1);
+    cr_assert_eq(qj_u64(st, "of"), QF_COLLS - 1);
     const nsc_json *s = nsc_json_at(nsc_json_get(root, "stragglers"), 0);
     cr_assert_eq(qj_u64(s, "rank"), QF_LATE_RANK);
-    cr_assert_eq(qj_u64(s, "last_arrivals"), QF_COLLS);
+    cr_assert_eq(qj_u64(s, "last_arrivals"), QF_COLLS - 1);
     cr_assert_eq(nsc_json_get(root, "stragglers")->count, 1);
     nsc_json_free(&d);
     qf_result_free(&r);
