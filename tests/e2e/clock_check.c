@@ -17,6 +17,13 @@
  * start and stop; gpu: KernelCh pTimers) and the median signed error (bias),
  * and checks the bounds it is given.
  *
+ * Each GPU time also carries the query layer's own bound: a KernelCh's
+ * gpu_err_ns in the timeline, and each rank's kernel_start_err_ns and
+ * kernel_end_err_ns in the collectives (after causality narrowed them:
+ * docs/api.md, "Figures"), whose truth is its KernelChs' earliest start and
+ * latest stop. It prints how many bounds hold the truth and the median and
+ * largest bound; --check-bounds fails when one does not.
+ *
  * A host whose clock steps (@AT_MS:STEP_NS) has a window after the step in
  * which alignment cannot be right: until the agent's first probe after the
  * step (--step-window-ns), plus, for a backward step, the host times that
@@ -63,6 +70,21 @@ typedef struct gpu_truth {
     emu_skew_fn k;
 } gpu_truth;
 
+/* A rank's collective (its Coll id) and the truth of its kernel times. */
+typedef struct coll_truth {
+    int64_t rank;
+    uint64_t id, start, stop;
+} coll_truth;
+
+/* GPU-time bounds: each one's size, and how many missed the truth. */
+typedef struct bounds {
+    errs size;
+    uint64_t outside;
+} bounds;
+
+enum { B_TIMELINE, B_COLLS, B_COUNT };
+static const char *const bound_name[B_COUNT] = {"timeline", "collectives"};
+
 typedef struct rank_host {
     int64_t rank;
     host *h;
@@ -77,13 +99,16 @@ typedef struct checker {
     size_t nranks;
     uint64_t comm;
     uint64_t window_ns;
+    coll_truth *colls;  /* of the communicator being read */
+    size_t ncolls, colls_cap;
+    bounds b[B_COUNT];
     int failures;
 } checker;
 
 typedef struct opts {
     double max_cpu_p99, max_gpu_p99;  /* ns; < 0: not checked */
     uint64_t window_ns;
-    int expect_step;
+    int expect_step, check_bounds;
 } opts;
 
 __attribute__((format(printf, 2, 3))) static void fail(checker *c, const char *fmt, ...)
@@ -204,15 +229,53 @@ static void cpu_time(checker *c, host *h, const nsc_json *ev, const char *raw_ke
         measure(c, h, K_CPU, t[0], aligned);
 }
 
-static void gpu_time(checker *c, host *h, const gpu_truth *g, const nsc_json *ev, const char *pt_key,
-                     const char *key)
+/* Whether [aligned - err, aligned + err] holds truth, counted in b. */
+static void bound_of(checker *c, int b, uint64_t truth, uint64_t aligned, uint64_t err)
 {
-    uint64_t ptimer, aligned;
+    if (errs_add(&c->b[b].size, (double)err))
+        fail(c, "out of memory");
+    c->b[b].outside += (aligned > truth ? aligned - truth : truth - aligned) > err;
+}
+
+/* The true time of a KernelCh's GPU time (0 when it has none). */
+static uint64_t gpu_time(checker *c, host *h, const gpu_truth *g, const nsc_json *ev, const char *pt_key,
+                         const char *key)
+{
+    uint64_t ptimer, aligned, err;
     if (nsc_json_u64(nsc_json_get(ev, pt_key), &ptimer) || ptimer == 0 ||
         nsc_json_u64(nsc_json_get(ev, key), &aligned))
-        return;
-    __int128 t = emu_skew_line_invert(&g->k, ptimer);
-    measure(c, h, K_GPU, (uint64_t)t, aligned);
+        return 0;
+    uint64_t t = (uint64_t)emu_skew_line_invert(&g->k, ptimer);
+    measure(c, h, K_GPU, t, aligned);
+    if (nsc_json_u64(nsc_json_get(ev, "gpu_err_ns"), &err) == 0)
+        bound_of(c, B_TIMELINE, t, aligned, err);
+    return t;
+}
+
+static coll_truth *coll_of(checker *c, int64_t rank, uint64_t id)
+{
+    for (size_t i = c->ncolls; i-- > 0;)  /* a KernelCh follows its Coll: search from the end */
+        if (c->colls[i].rank == rank && c->colls[i].id == id)
+            return &c->colls[i];
+    return NULL;
+}
+
+/* The truth of a Coll's kernel: its KernelChs' earliest start, latest stop. */
+static void kernel_truth(checker *c, int64_t rank, uint64_t parent, uint64_t t0, uint64_t t1)
+{
+    coll_truth *x = coll_of(c, rank, parent);
+    if (!x) {
+        if (nsc_grow(&c->colls, c->ncolls, &c->colls_cap, sizeof *c->colls, 1024)) {
+            fail(c, "out of memory");
+            return;
+        }
+        x = &c->colls[c->ncolls++];
+        *x = (coll_truth){rank, parent, 0, 0};
+    }
+    if (t0 && (!x->start || t0 < x->start))
+        x->start = t0;
+    if (t1 > x->stop)
+        x->stop = t1;
 }
 
 static host *rank_host_of(const checker *c, int64_t rank)
@@ -241,8 +304,29 @@ static void take_event(checker *c, const nsc_json *ev)
         fail(c, "comm %" PRIx64 " rank %" PRId64 ": no GPU clock in the summary", c->comm, rank);
         return;
     }
-    gpu_time(c, h, g, ev, "ptimer_start", "gpu_start_ns");
-    gpu_time(c, h, g, ev, "ptimer_stop", "gpu_stop_ns");
+    uint64_t t0 = gpu_time(c, h, g, ev, "ptimer_start", "gpu_start_ns");
+    uint64_t t1 = gpu_time(c, h, g, ev, "ptimer_stop", "gpu_stop_ns");
+    uint64_t parent;
+    if (nsc_json_u64(nsc_json_get(ev, "parent"), &parent) == 0 && parent)
+        kernel_truth(c, rank, parent, t0, t1);
+}
+
+/* A collective's kernel times against the truth of its KernelChs. */
+static void take_coll(checker *c, const nsc_json *coll)
+{
+    const nsc_json *ranks = nsc_json_get(coll, "ranks");
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        uint64_t id, v, err;
+        const coll_truth *x = nsc_json_u64(nsc_json_get(r, "id"), &id) ? NULL : coll_of(c, jint(r, "rank"), id);
+        if (!x)
+            continue;
+        if (x->start && nsc_json_u64(nsc_json_get(r, "kernel_start_ns"), &v) == 0 &&
+            nsc_json_u64(nsc_json_get(r, "kernel_start_err_ns"), &err) == 0)
+            bound_of(c, B_COLLS, x->start, v, err);
+        if (x->stop && nsc_json_u64(nsc_json_get(r, "kernel_end_ns"), &v) == 0 &&
+            nsc_json_u64(nsc_json_get(r, "kernel_end_err_ns"), &err) == 0)
+            bound_of(c, B_COLLS, x->stop, v, err);
+    }
 }
 
 static void take_header(checker *c, const nsc_json *hd)
@@ -314,6 +398,8 @@ static void take_page(checker *c, const text *t, char *cursor, size_t cap)
             take_header(c, root);
         else if (kind && strcmp(kind, "event") == 0)
             take_event(c, root);
+        else if (kind && strcmp(kind, "collective") == 0)
+            take_coll(c, root);
         else if (kind && strcmp(kind, "end") == 0 && next)
             snprintf(cursor, cap, "%s", next);
         nsc_json_free(&d);
@@ -321,29 +407,38 @@ static void take_page(checker *c, const text *t, char *cursor, size_t cap)
     }
 }
 
-static void read_comm(checker *c, e2e_store *s, const char *job, uint64_t comm)
+/* Every page of an endpoint's answer (timeline, collectives) for comm. */
+static void read_pages(checker *c, e2e_store *s, const char *endpoint, const char *job, uint64_t comm,
+                       const char *more)
 {
     char qs[512], cursor[128] = "", err[256];
-    c->comm = comm;
     do {
-        int n = snprintf(qs, sizeof qs, "job=%s&comm=0x%016" PRIx64 "&states=0&limit=100000%s%s", job,
-                         comm, cursor[0] ? "&cursor=" : "", cursor);
+        int n = snprintf(qs, sizeof qs, "job=%s&comm=0x%016" PRIx64 "%s&limit=100000%s%s", job, comm, more,
+                         cursor[0] ? "&cursor=" : "", cursor);
         nsc_query *q;
-        if (n >= (int)sizeof qs || nsc_query_parse("timeline", qs, &q, err, sizeof err)) {
-            fail(c, "timeline query %s: %s", qs, err);
+        if (n >= (int)sizeof qs || nsc_query_parse(endpoint, qs, &q, err, sizeof err)) {
+            fail(c, "%s query %s: %s", endpoint, qs, err);
             return;
         }
         text t = {0};
         int rc = nsc_query_run(q, s->rd, append, &t, err, sizeof err);
         nsc_query_free(q);
         if (rc)
-            fail(c, "timeline of comm %" PRIx64 ": %s", comm, err);
+            fail(c, "%s of comm %" PRIx64 ": %s", endpoint, comm, err);
         else
             take_page(c, &t, cursor, sizeof cursor);
         free(t.p);
         if (rc)
             return;
     } while (cursor[0]);
+}
+
+static void read_comm(checker *c, e2e_store *s, const char *job, uint64_t comm)
+{
+    c->comm = comm;
+    c->ncolls = 0;
+    read_pages(c, s, "timeline", job, comm, "&states=0");
+    read_pages(c, s, "collectives", job, comm, "");
 }
 
 /* ---- results ---- */
@@ -405,6 +500,20 @@ static void report(checker *c, const opts *o)
             printf("clock-check: host=%s ambiguous=%" PRIu64 " (read twice by a backward step)\n", h->name,
                    h->ambiguous);
     }
+    for (int b = 0; b < B_COUNT; b++) {
+        errs *e = &c->b[b].size;
+        if (!e->n) {
+            if (o->check_bounds)
+                fail(c, "no GPU time with a bound in the %s", bound_name[b]);
+            continue;
+        }
+        qsort(e->v, e->n, sizeof *e->v, nsc_cmp_double);
+        printf("clock-check: bounds=%s n=%zu outside=%" PRIu64 " p50_ns=%.0f max_ns=%.0f\n", bound_name[b], e->n,
+               c->b[b].outside, quantile(e->v, e->n, 0.5), e->v[e->n - 1]);
+        if (o->check_bounds && c->b[b].outside)
+            fail(c, "%s: %" PRIu64 " of %zu GPU times' bounds do not hold the truth", bound_name[b],
+                 c->b[b].outside, e->n);
+    }
 }
 
 static void checker_free(checker *c)
@@ -415,6 +524,9 @@ static void checker_free(checker *c)
     free(c->hosts);
     free(c->gpus);
     free(c->ranks);
+    free(c->colls);
+    for (int b = 0; b < B_COUNT; b++)
+        free(c->b[b].size.v);
 }
 
 static int run(checker *c, const opts *o, const nsc_json *emu, const char *db, const char *job)
@@ -451,7 +563,8 @@ static void usage(FILE *f)
           "  --max-gpu-p99-ns N   fail if a host's GPU-time p99 error is above N\n"
           "  --step-window-ns N   after a clock step, times within N (plus a backward step's\n"
           "                       size) are reported apart (default 1000000000)\n"
-          "  --expect-step        a stepping host's model must have a segment starting there\n",
+          "  --expect-step        a stepping host's model must have a segment starting there\n"
+          "  --check-bounds       every GPU time's own bound (timeline, collectives) must hold its truth\n",
           f);
 }
 
@@ -459,8 +572,9 @@ static int parse_opts(int argc, char **argv, opts *o)
 {
     static const struct option lo[] = {{"max-cpu-p99-ns", 1, 0, 'c'}, {"max-gpu-p99-ns", 1, 0, 'g'},
                                        {"step-window-ns", 1, 0, 'w'}, {"expect-step", 0, 0, 's'},
+                                       {"check-bounds", 0, 0, 'b'},
                                        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    *o = (opts){-1, -1, 1000000000ull, 0};
+    *o = (opts){-1, -1, 1000000000ull, 0, 0};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         char *end = NULL;
@@ -474,6 +588,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'g': o->max_gpu_p99 = v; break;
         case 'w': o->window_ns = (uint64_t)v; break;
         case 's': o->expect_step = 1; break;
+        case 'b': o->check_bounds = 1; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return 2;
         }
