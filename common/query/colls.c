@@ -44,7 +44,7 @@ static int add_coll(cl_set *s, uint32_t r, const nsc_event *ev)
     x->r = r;
     x->nchannels = ev->d.coll.nchannels;
     x->flags = ev->flags;
-    x->enq = nsc_q_align(s->c, qr, ev->start_ns, NULL);
+    x->enq = nsc_q_align(s->c, qr, ev->start_ns, &x->enq_err);
     x->enq_end = nsc_q_align(s->c, qr, ev->stop_ns, NULL);
     return 0;
 }
@@ -196,8 +196,7 @@ static void derive(cl_set *s, cl_group *g)
     cl_rec *x = &s->recs[g->first];
     nsc_busbw bw = nsc_busbw_rule(nsc_q_text(c, x->func), c->comm.nranks, x->count,
                                   nsc_dtype_size(nsc_q_text(c, x->datatype)));
-    g->all_ranks = c->comm.nranks > 0 && g->n >= (size_t)c->comm.nranks;
-    nsc_fig_group(g, x, nsc_q_text(c, x->func), g->all_ranks, bw);
+    nsc_fig_group(g, x, nsc_q_text(c, x->func), c->comm.nranks > 0 && g->n >= (size_t)c->comm.nranks, bw);
     g->odd_rank = -1;
 }
 

@@ -27,6 +27,7 @@ typedef struct cl_rec {
     uint8_t nchannels, flags, has_kernel, has_done;
     uint32_t nkch;              /* its KernelCh stored: a channel that never ended has none */
     uint64_t enq, enq_end;      /* aligned */
+    uint64_t enq_err;           /* enq's bound (the host's clock model) */
     uint64_t kstart, kend, done;
     uint64_t kstart_err, kend_err;  /* their bounds (figures.c narrows them) */
     uint64_t arrival;           /* kstart when every rank has kernel times, else enq */

@@ -20,10 +20,7 @@ static const char U_SKEW[] = "skew larger than duration beyond the bounds";
 static const char U_DUR[] = "duration within its error bound";
 static const char U_MOVE[] = "data-moving time within its error bound";
 
-/* Functions whose every rank needs every other rank's data before it can
- * finish (AllReduce, AllGather, ReduceScatter, AlltoAll): a Broadcast's or
- * Reduce's rank may finish before a rank it does not depend on starts. */
-static int needs_all(const char *func)
+int nsc_fig_needs_all(const char *func)
 {
     static const char *const all[] = {"AllReduce", "AllGather", "ReduceScatter", "AlltoAll"};
     for (size_t i = 0; func && i < sizeof all / sizeof all[0]; i++)
@@ -32,14 +29,22 @@ static int needs_all(const char *func)
     return 0;
 }
 
+/* [v - e, v + e] within [lo, hi] into [*a, *b]; whether anything is left. */
+static int within(uint64_t v, uint64_t e, uint64_t lo, uint64_t hi, uint64_t *a, uint64_t *b)
+{
+    *a = v > e ? v - e : 0;
+    *b = v < UINT64_MAX - e ? v + e : UINT64_MAX;
+    *a = *a > lo ? *a : lo;
+    *b = *b < hi ? *b : hi;
+    return *a <= *b;
+}
+
 /* Narrow [*v - *e, *v + *e] to [lo, hi]; -1 (and no change) when nothing
  * is left. */
 static int clip(uint64_t *v, uint64_t *e, uint64_t lo, uint64_t hi)
 {
-    uint64_t a = *v > *e ? *v - *e : 0, b = *v < UINT64_MAX - *e ? *v + *e : UINT64_MAX;
-    a = a > lo ? a : lo;
-    b = b < hi ? b : hi;
-    if (a > b)
+    uint64_t a, b;
+    if (!within(*v, *e, lo, hi, &a, &b))
         return -1;
     *v = a + (b - a) / 2;
     *e = (b - a + 1) / 2;
@@ -52,16 +57,21 @@ static void mark(cl_rec *x, const char *why)
         x->uncertain = why;
 }
 
-/* The kernel starts after its enqueue: both are the same host's times. */
+/* The kernel starts after its enqueue: not before the earliest time the
+ * enqueue can have been. */
 static void after_enqueue(cl_rec *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (x[i].has_kernel && clip(&x[i].kstart, &x[i].kstart_err, x[i].enq, UINT64_MAX))
+    for (size_t i = 0; i < n; i++) {
+        uint64_t lo = x[i].enq > x[i].enq_err ? x[i].enq - x[i].enq_err : 0;
+        if (x[i].has_kernel && clip(&x[i].kstart, &x[i].kstart_err, lo, UINT64_MAX))
             mark(&x[i], U_ENQ);
+    }
 }
 
 /* No kernel ends before every kernel started: each start is at most the
- * earliest possible end, each end at least the latest possible start. */
+ * earliest possible end, each end at least the latest possible start. A
+ * collective whose times break the rule somewhere narrows none of them (the
+ * rule's inputs are wrong): its breaking ranks are marked. */
 static void after_last_start(cl_rec *x, size_t n)
 {
     uint64_t lo_start = 0, hi_end = UINT64_MAX;
@@ -71,11 +81,17 @@ static void after_last_start(cl_rec *x, size_t n)
         if (nsc_q_cl_kernel_done(&x[i]) && x[i].kend + x[i].kend_err < hi_end)
             hi_end = x[i].kend + x[i].kend_err;
     }
+    int broken = 0;
     for (size_t i = 0; i < n; i++) {
-        if (clip(&x[i].kstart, &x[i].kstart_err, 0, hi_end))
-            mark(&x[i], U_RING);
-        if (nsc_q_cl_kernel_done(&x[i]) && clip(&x[i].kend, &x[i].kend_err, lo_start, UINT64_MAX))
-            mark(&x[i], U_RING);
+        uint64_t a, b;
+        if (!within(x[i].kstart, x[i].kstart_err, 0, hi_end, &a, &b) ||
+            (nsc_q_cl_kernel_done(&x[i]) && !within(x[i].kend, x[i].kend_err, lo_start, UINT64_MAX, &a, &b)))
+            mark(&x[i], U_RING), broken = 1;
+    }
+    for (size_t i = 0; i < n && !broken; i++) {
+        clip(&x[i].kstart, &x[i].kstart_err, 0, hi_end);
+        if (nsc_q_cl_kernel_done(&x[i]))
+            clip(&x[i].kend, &x[i].kend_err, lo_start, UINT64_MAX);
     }
 }
 
@@ -128,10 +144,11 @@ static void duration(cl_group *g, const cl_rec *x)
 
 void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw)
 {
+    g->all_ranks = all_ranks;
     g->gpu_arrival = 1;
     for (size_t i = 0; i < g->n; i++)
         g->gpu_arrival &= x[i].has_kernel;
-    int ring = g->gpu_arrival && all_ranks && g->n > 1 && needs_all(func);
+    int ring = g->gpu_arrival && all_ranks && g->n > 1 && nsc_fig_needs_all(func);
     after_enqueue(x, g->n);
     if (ring)
         after_last_start(x, g->n);
@@ -172,7 +189,7 @@ void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out)
 
 int nsc_fig_last_counts(const cl_group *g)
 {
-    return g->n > 1 && g->has_dur && !g->what[0] && !g->uncertain && g->skew > g->skew_err;
+    return g->n > 1 && g->all_ranks && g->has_dur && !g->what[0] && g->skew > g->skew_err;
 }
 
 int64_t nsc_fig_straggler(const uint64_t *last, size_t n, uint64_t counted)

@@ -19,6 +19,12 @@
 #include "busbw.h"
 #include "colls_int.h"
 
+/* Whether every rank of `func` (any case) needs every other rank's data
+ * before it can finish: AllReduce, AllGather, ReduceScatter, AlltoAll (a
+ * Broadcast's or Reduce's rank may finish before a rank it does not depend
+ * on starts). */
+int nsc_fig_needs_all(const char *func);
+
 /* A rank's own figures at a collective. */
 typedef struct nsc_fig_rank {
     uint64_t wait_ns;           /* last arrival - its arrival */
@@ -36,8 +42,10 @@ typedef struct nsc_fig_rank {
 void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw);
 /* The rank's own figures at the group. */
 void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out);
-/* Whether the group's last rank is known beyond the bounds of the arrivals,
- * in a complete collective: what the straggler counts. */
+/* What the straggler counts: a complete collective (every rank, ended, no
+ * mismatch) whose last rank is known beyond the bounds of the arrivals
+ * (skew > its bound). A figure uncertain for another reason (a kernel's end)
+ * leaves who came last known. */
 int nsc_fig_last_counts(const cl_group *g);
 
 /* The straggler among n ranks: the one last at more than half of the

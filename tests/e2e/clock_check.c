@@ -22,7 +22,13 @@
  * kernel_end_err_ns in the collectives (after causality narrowed them:
  * docs/api.md, "Figures"), whose truth is its KernelChs' earliest start and
  * latest stop. It prints how many bounds hold the truth and the median and
- * largest bound; --check-bounds fails when one does not.
+ * largest bound; --check-bounds fails when one does not. Counted apart: a
+ * rank whose figures the collectives mark uncertain (its times break
+ * causality beyond their bounds: not shown as facts), and a collective whose
+ * truth itself breaks the causality the bounds are narrowed with (the
+ * emulator stamps a kernel's start when its thread runs, which a loaded
+ * machine can delay past another rank's end, or its enqueue's stamp past
+ * the kernel's).
  *
  * A host whose clock steps (@AT_MS:STEP_NS) has a window after the step in
  * which alignment cannot be right: until the agent's first probe after the
@@ -44,6 +50,7 @@
 
 #include "check_util.h"
 #include "clock.h"
+#include "figures.h"
 #include "query.h"
 #include "skew.h"
 #include "grow.h"
@@ -70,16 +77,20 @@ typedef struct gpu_truth {
     emu_skew_fn k;
 } gpu_truth;
 
-/* A rank's collective (its Coll id) and the truth of its kernel times. */
+/* A rank's collective (its Coll id) and the truth of its enqueue and
+ * kernel times (0: not seen). */
 typedef struct coll_truth {
     int64_t rank;
-    uint64_t id, start, stop;
+    uint64_t id, enq, start, stop;
 } coll_truth;
 
-/* GPU-time bounds: each one's size, and how many missed the truth. */
+/* GPU-time bounds: each one's size, and how many missed the truth, by
+ * what the time is (enum below). */
+enum { T_FACT, T_UNCERTAIN, T_ACAUSAL, T_COUNT };
+static const char *const truth_name[T_COUNT] = {"outside", "outside_uncertain", "outside_acausal_truth"};
 typedef struct bounds {
     errs size;
-    uint64_t outside;
+    uint64_t outside[T_COUNT];
 } bounds;
 
 enum { B_TIMELINE, B_COLLS, B_COUNT };
@@ -214,12 +225,13 @@ static void measure(checker *c, host *h, int kind, uint64_t truth, uint64_t alig
         fail(c, "out of memory");
 }
 
-static void cpu_time(checker *c, host *h, const nsc_json *ev, const char *raw_key, const char *key)
+/* The true time of an event's host time (0 when it has none or it is ambiguous). */
+static uint64_t cpu_time(checker *c, host *h, const nsc_json *ev, const char *raw_key, const char *key)
 {
     uint64_t raw, aligned, t[2];
     if (nsc_json_u64(nsc_json_get(ev, raw_key), &raw) || raw == 0 ||
         nsc_json_u64(nsc_json_get(ev, key), &aligned))
-        return;
+        return 0;
     int n = emu_skew_invert(&h->k, raw, t);
     if (n == 0)
         fail(c, "%s: raw time %" PRIu64 " is one its clock never reads", h->name, raw);
@@ -227,14 +239,15 @@ static void cpu_time(checker *c, host *h, const nsc_json *ev, const char *raw_ke
         h->ambiguous++;
     else
         measure(c, h, K_CPU, t[0], aligned);
+    return n == 1 ? t[0] : 0;
 }
 
 /* Whether [aligned - err, aligned + err] holds truth, counted in b. */
-static void bound_of(checker *c, int b, uint64_t truth, uint64_t aligned, uint64_t err)
+static void bound_of(checker *c, int b, uint64_t truth, uint64_t aligned, uint64_t err, int what)
 {
     if (errs_add(&c->b[b].size, (double)err))
         fail(c, "out of memory");
-    c->b[b].outside += (aligned > truth ? aligned - truth : truth - aligned) > err;
+    c->b[b].outside[what] += (aligned > truth ? aligned - truth : truth - aligned) > err;
 }
 
 /* The true time of a KernelCh's GPU time (0 when it has none). */
@@ -248,7 +261,7 @@ static uint64_t gpu_time(checker *c, host *h, const gpu_truth *g, const nsc_json
     uint64_t t = (uint64_t)emu_skew_line_invert(&g->k, ptimer);
     measure(c, h, K_GPU, t, aligned);
     if (nsc_json_u64(nsc_json_get(ev, "gpu_err_ns"), &err) == 0)
-        bound_of(c, B_TIMELINE, t, aligned, err);
+        bound_of(c, B_TIMELINE, t, aligned, err, T_FACT);
     return t;
 }
 
@@ -260,18 +273,26 @@ static coll_truth *coll_of(checker *c, int64_t rank, uint64_t id)
     return NULL;
 }
 
+static coll_truth *coll_at(checker *c, int64_t rank, uint64_t id)
+{
+    coll_truth *x = coll_of(c, rank, id);
+    if (x)
+        return x;
+    if (nsc_grow(&c->colls, c->ncolls, &c->colls_cap, sizeof *c->colls, 1024)) {
+        fail(c, "out of memory");
+        return NULL;
+    }
+    x = &c->colls[c->ncolls++];
+    *x = (coll_truth){rank, id, 0, 0, 0};
+    return x;
+}
+
 /* The truth of a Coll's kernel: its KernelChs' earliest start, latest stop. */
 static void kernel_truth(checker *c, int64_t rank, uint64_t parent, uint64_t t0, uint64_t t1)
 {
-    coll_truth *x = coll_of(c, rank, parent);
-    if (!x) {
-        if (nsc_grow(&c->colls, c->ncolls, &c->colls_cap, sizeof *c->colls, 1024)) {
-            fail(c, "out of memory");
-            return;
-        }
-        x = &c->colls[c->ncolls++];
-        *x = (coll_truth){rank, parent, 0, 0};
-    }
+    coll_truth *x = coll_at(c, rank, parent);
+    if (!x)
+        return;
     if (t0 && (!x->start || t0 < x->start))
         x->start = t0;
     if (t1 > x->stop)
@@ -294,9 +315,14 @@ static void take_event(checker *c, const nsc_json *ev)
         fail(c, "comm %" PRIx64 ": an event of rank %" PRId64 ", which the header did not name", c->comm, rank);
         return;
     }
-    cpu_time(c, h, ev, "raw_start_ns", "start_ns");
+    uint64_t enq = cpu_time(c, h, ev, "raw_start_ns", "start_ns"), id;
     cpu_time(c, h, ev, "raw_stop_ns", "stop_ns");
     const char *type = nsc_json_str(nsc_json_get(ev, "type"));
+    if (type && strcmp(type, "Coll") == 0 && nsc_json_u64(nsc_json_get(ev, "id"), &id) == 0) {
+        coll_truth *x = coll_at(c, rank, id);
+        if (x)
+            x->enq = enq;
+    }
     if (!type || strcmp(type, "KernelCh") != 0)
         return;
     const gpu_truth *g = gpu_of(c, rank);
@@ -311,21 +337,51 @@ static void take_event(checker *c, const nsc_json *ev)
         kernel_truth(c, rank, parent, t0, t1);
 }
 
+static const coll_truth *truth_of(checker *c, const nsc_json *r)
+{
+    uint64_t id;
+    return nsc_json_u64(nsc_json_get(r, "id"), &id) ? NULL : coll_of(c, jint(r, "rank"), id);
+}
+
+/* Whether the collective's truth keeps the causality its figures are
+ * narrowed with (figures.h): each kernel starts after its enqueue and, where
+ * every rank's data is needed, no kernel ends before every kernel started. */
+static int truth_causal(checker *c, const nsc_json *coll)
+{
+    const nsc_json *ranks = nsc_json_get(coll, "ranks");
+    uint64_t last_start = 0, first_stop = UINT64_MAX;
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        const coll_truth *x = truth_of(c, r);
+        if (!x || !x->start)
+            continue;
+        if (x->enq && x->start < x->enq)
+            return 0;
+        last_start = x->start > last_start ? x->start : last_start;
+        if (x->stop && x->stop < first_stop)
+            first_stop = x->stop;
+    }
+    return !nsc_fig_needs_all(nsc_json_str(nsc_json_get(coll, "func"))) ||
+           jint(coll, "ranks_seen") < jint(coll, "nranks") || first_stop >= last_start;
+}
+
 /* A collective's kernel times against the truth of its KernelChs. */
 static void take_coll(checker *c, const nsc_json *coll)
 {
     const nsc_json *ranks = nsc_json_get(coll, "ranks");
+    int causal = truth_causal(c, coll);
     for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
-        uint64_t id, v, err;
-        const coll_truth *x = nsc_json_u64(nsc_json_get(r, "id"), &id) ? NULL : coll_of(c, jint(r, "rank"), id);
+        uint64_t v, err;
+        const coll_truth *x = truth_of(c, r);
         if (!x)
             continue;
+        const nsc_json *u = nsc_json_get(r, "uncertain");
+        int unc = u && u->kind == NSC_JSON_TRUE ? T_UNCERTAIN : causal ? T_FACT : T_ACAUSAL;
         if (x->start && nsc_json_u64(nsc_json_get(r, "kernel_start_ns"), &v) == 0 &&
             nsc_json_u64(nsc_json_get(r, "kernel_start_err_ns"), &err) == 0)
-            bound_of(c, B_COLLS, x->start, v, err);
+            bound_of(c, B_COLLS, x->start, v, err, unc);
         if (x->stop && nsc_json_u64(nsc_json_get(r, "kernel_end_ns"), &v) == 0 &&
             nsc_json_u64(nsc_json_get(r, "kernel_end_err_ns"), &err) == 0)
-            bound_of(c, B_COLLS, x->stop, v, err);
+            bound_of(c, B_COLLS, x->stop, v, err, unc);
     }
 }
 
@@ -508,11 +564,13 @@ static void report(checker *c, const opts *o)
             continue;
         }
         qsort(e->v, e->n, sizeof *e->v, nsc_cmp_double);
-        printf("clock-check: bounds=%s n=%zu outside=%" PRIu64 " p50_ns=%.0f max_ns=%.0f\n", bound_name[b], e->n,
-               c->b[b].outside, quantile(e->v, e->n, 0.5), e->v[e->n - 1]);
-        if (o->check_bounds && c->b[b].outside)
+        printf("clock-check: bounds=%s n=%zu", bound_name[b], e->n);
+        for (int t = 0; t < T_COUNT; t++)
+            printf(" %s=%" PRIu64, truth_name[t], c->b[b].outside[t]);
+        printf(" p50_ns=%.0f max_ns=%.0f\n", quantile(e->v, e->n, 0.5), e->v[e->n - 1]);
+        if (o->check_bounds && c->b[b].outside[T_FACT])
             fail(c, "%s: %" PRIu64 " of %zu GPU times' bounds do not hold the truth", bound_name[b],
-                 c->b[b].outside, e->n);
+                 c->b[b].outside[T_FACT], e->n);
     }
 }
 

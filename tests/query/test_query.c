@@ -339,6 +339,20 @@ Test(query, stats_buckets_and_stragglers)
     qf_result_free(&r);
 }
 
+/* The web view asks for the straggler of the seqs it shows. */
+Test(query, stats_of_a_seq_range)
+{
+    qf_result r = qf_run(st, "stats", "comm=world&seq=1-2");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    nsc_json_doc d = parse(r.text, r.len);
+    const nsc_json *root = nsc_json_root(&d);
+    cr_assert_eq(qj_u64(root, "collectives"), 2);
+    cr_assert_eq(qj_u64(root, "counted"), 2);
+    cr_assert_eq(nsc_json_get(root, "straggler")->kind, NSC_JSON_NULL, "2 collectives are too few");
+    nsc_json_free(&d);
+    qf_result_free(&r);
+}
+
 Test(query, not_found)
 {
     qf_result r = qf_run(st, "timeline", "comm=0x1f");

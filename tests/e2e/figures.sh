@@ -1,0 +1,60 @@
+#!/bin/bash
+# figures.sh: the figures of a collective (docs/api.md, "Figures") agree
+# across every view and are possible. The full pipeline on loopback
+# (ncclscope-emu with the real plugin, one agent per simulated node, a
+# collector) runs the demo's jobs, 2 nodes x 4 ranks: an AllReduce with PXN
+# and rank 5 late by 4 ms ("strag"), and a ring AllReduce over a 4x slow link
+# node0 -> node1 with rank 5 late too ("slowlink"). Once delivered, the
+# agents stop (no probe refits a clock model between two reads), and each job
+# is read through the API (collectives, stats, the web view's stats,
+# diagnose, status, /metrics) and the CLI (--json and text):
+# figures_check.py compares them. Then, the collector stopped,
+# nsc-e2e-clock-check --check-bounds: every GPU time's bound, in the timeline
+# and in the collectives, holds the emulator's truth; it prints the median
+# bound.
+#
+#   figures.sh BIN_DIR PLUGIN
+set -euo pipefail
+bin=$1 plugin=$2
+nodes=2
+. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+
+start_all
+run_to_end strag --ranks-per-node 4 --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000
+run_to_end slowlink --ranks-per-node 4 --scenario ring --iters 12 --channels 2 --count 4194304 \
+    --chunk-size 2097152 --slow-link 0:1:4 --slow-rank 5 --slow-us 4000 --seed 3
+for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
+
+url=http://127.0.0.1:$http
+cli() { "$bin/ncclscope" --collector "$url" "$@"; }
+get() { curl -sf -m 30 "$url/api/v1/$1"; }
+# views JOB STRAGGLER: every view of JOB's communicator into $dir/JOB, checked.
+views() {
+    local job=$1 out=$dir/$1 comm seqs
+    mkdir -p "$out"
+    comm=$(get "comms?job=$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])')
+    get "collectives?job=$job&comm=$comm&limit=100000" >"$out/collectives.ndjson"
+    get "stats?job=$job&comm=$comm" >"$out/stats.json"
+    # the communicator page's stats: the seqs of the collectives it shows
+    seqs=$(python3 -c 'import json,sys
+s=[c["seq"] for c in map(json.loads, open(sys.argv[1])) if c["kind"] == "collective"][-60:]
+print("%d-%d" % (min(s), max(s)))' "$out/collectives.ndjson")
+    get "stats?job=$job&comm=$comm&seq=$seqs" >"$out/stats_web.json"
+    get "diagnose?job=$job&comm=$comm" >"$out/diagnose.json"
+    get status >"$out/status.json"
+    curl -sf -m 30 "$url/metrics" >"$out/metrics.txt"
+    cli --json collectives --job "$job" --comm "$comm" --limit 100000 >"$out/cli_collectives.ndjson"
+    cli --json stats --job "$job" --comm "$comm" >"$out/cli_stats.json"
+    cli --raw collectives --job "$job" --comm "$comm" --limit 100000 >"$out/cli_collectives.txt"
+    cli --raw stats --job "$job" --comm "$comm" >"$out/cli_stats.txt"
+    python3 "$here/figures_check.py" "$out" "$job" "$2" || die "$job: the views disagree or show an impossible figure"
+}
+views strag 5
+views slowlink -1
+stop collector
+for job in strag slowlink; do
+    "$bin/nsc-e2e-clock-check" --check-bounds "$dir/emu-$job.json" "$dir/db" "$job" | grep bounds= ||
+        die "$job: a GPU time's bound misses the truth"
+done
+echo "figures.sh: ok"
