@@ -33,7 +33,7 @@
             return null;
         const seqs = colls.map(c => c.seq);
         const st = await NSC.api('stats', {job, comm, seq: Math.min(...seqs) + '-' + Math.max(...seqs)});
-        return st.straggler ? {rank: st.straggler.rank, last: st.straggler.last_arrivals, of: st.straggler.of} : null;
+        return st.straggler ? {rank: st.straggler.rank, own: st.straggler.late_of_its_own, of: st.straggler.collectives} : null;
     }
 
     /* A time with its bound: "1.2 ms ± 40 us". */
@@ -163,8 +163,8 @@
         straggler = await findStraggler();
         document.getElementById('summary').replaceChildren(
             colls.length + ' collectives shown', sc ? ', ' + sc.ranks_seen + ' of ' + sc.nranks + ' ranks seen' : '',
-            straggler ? el('span', {class: 'tag bad', id: 'straggler'}, 'straggler: rank ' + straggler.rank + ', last at ' +
-                           straggler.last + ' of ' + straggler.of + ' complete collectives') : el('span', {class: 'tag ok'}, 'no straggler'));
+            straggler ? el('span', {class: 'tag bad', id: 'straggler'}, 'straggler: rank ' + straggler.rank + ', late of its own at ' +
+                           straggler.own + ' of ' + straggler.of + ' complete collectives') : el('span', {class: 'tag ok'}, 'no straggler'));
         drawHeatmap();
         drawTable();
     }

@@ -154,6 +154,12 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
         if (x && (!x->has_done || s->done[i].ts > x->done))
             x->done = s->done[i].ts, x->has_done = 1;
     }
+    /* a process numbers its events in the order it starts them */
+    for (size_t i = 1; i < n; i++) {
+        const cl_rec *p = &recs[i - 1];
+        recs[i].has_prev = p->has_prev || nsc_q_cl_kernel_done(p);
+        recs[i].prev_end = nsc_q_cl_kernel_done(p) ? p->kend : p->prev_end;
+    }
 }
 
 static int gather(cl_set *s)
@@ -189,14 +195,16 @@ int nsc_q_cl_kernel_done(const cl_rec *x)
     return x->has_kernel && x->nkch >= x->nchannels;
 }
 
-/* The group's figures (figures.c) under the operation's bandwidth model. */
-static void derive(cl_set *s, cl_group *g)
+/* The group's figures (figures.c) under the operation's bandwidth model;
+ * scratch: 3 x g->n. */
+static void derive(cl_set *s, cl_group *g, uint64_t *scratch)
 {
     nsc_q_ctx *c = s->c;
     cl_rec *x = &s->recs[g->first];
     nsc_busbw bw = nsc_busbw_rule(nsc_q_text(c, x->func), c->comm.nranks, x->count,
                                   nsc_dtype_size(nsc_q_text(c, x->datatype)));
-    nsc_fig_group(g, x, nsc_q_text(c, x->func), c->comm.nranks > 0 && g->n >= (size_t)c->comm.nranks, bw);
+    nsc_fig_group(g, x, nsc_q_text(c, x->func), c->comm.nranks > 0 && g->n >= (size_t)c->comm.nranks, bw,
+                  scratch);
     g->odd_rank = -1;
 }
 
@@ -349,8 +357,11 @@ static int match(cl_set *s)
     if (s->nrecs)  /* a communicator announced, no collective yet: recs is NULL */
         qsort(s->recs, s->nrecs, sizeof *s->recs, by_coll);
     s->groups = calloc(s->nrecs ? s->nrecs : 1, sizeof *s->groups);
-    if (!s->groups)
+    uint64_t *scratch = malloc((3 * s->nrecs + 1) * sizeof *scratch);
+    if (!s->groups || !scratch) {
+        free(scratch);
         return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+    }
     for (size_t i = 0; i < s->nrecs;) {
         size_t j = i + 1;
         while (j < s->nrecs && s->recs[j].func == s->recs[i].func && s->recs[j].seq == s->recs[i].seq)
@@ -358,7 +369,7 @@ static int match(cl_set *s)
         cl_group *g = &s->groups[s->ngroups];
         g->first = i;
         g->n = j - i;
-        derive(s, g);
+        derive(s, g, scratch);
         int kept = g->start >= s->c->q->t0 && g->start <= s->c->q->t1;
         for (size_t k = i; k < j; k++)
             s->recs[k].grp = kept ? s->ngroups : CL_NONE;
@@ -370,6 +381,7 @@ static int match(cl_set *s)
         }
         i = j;
     }
+    free(scratch);
     return cross_func_mismatch(s);
 }
 

@@ -57,30 +57,31 @@ static void write_bucket(nsc_q_ctx *c, st_item *it, size_t n, double *scratch, i
     nsc_q_lit(o, "}");
 }
 
-/* The straggler (figures.c), then every rank that was last at a counted
+/* The straggler (figures.c), then every rank that was last at a complete
  * collective, most often first. */
 static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
 {
     nsc_q_out *o = c->out;
-    uint64_t *last = calloc(c->nranks ? c->nranks : 1, sizeof *last);
-    uint64_t *seen = calloc(c->nranks ? c->nranks : 1, sizeof *seen);
-    uint64_t counted = 0;
+    size_t n = c->nranks ? c->nranks : 1;
+    uint64_t *last = calloc(n, sizeof *last), *own = calloc(n, sizeof *own), *seen = calloc(n, sizeof *seen);
+    uint64_t complete = 0;
     int64_t st = -1;
-    if (last && seen) {
+    if (last && own && seen) {
         for (size_t i = 0; i < s->ngroups; i++) {
             const cl_group *g = &s->groups[i];
-            int counts = nsc_fig_last_counts(g);
-            counted += (uint64_t)counts;
-            for (size_t k = 0; k < g->n; k++) {
+            int counts = nsc_fig_complete(g);
+            complete += (uint64_t)counts;
+            for (size_t k = 0; counts && k < g->n; k++) {
                 const cl_rec *x = &s->recs[g->first + k];
                 seen[x->r]++;
-                last[x->r] += counts && x->rank == g->last_rank;
+                last[x->r] += x->rank == g->last_rank;
+                own[x->r] += x->rank == g->last_rank && g->late_own;
             }
         }
-        st = nsc_fig_straggler(last, c->nranks, counted);
+        st = nsc_fig_straggler(own, seen, c->nranks);
     }
-    nsc_q_lit(o, ",\"counted\":");
-    nsc_q_u64(o, counted);
+    nsc_q_lit(o, ",\"complete\":");
+    nsc_q_u64(o, complete);
     nsc_q_lit(o, ",\"straggler\":");
     if (st < 0) {
         nsc_q_lit(o, "null");
@@ -89,13 +90,15 @@ static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
         nsc_q_i64(o, c->ranks[st].rank);
         nsc_q_lit(o, ",\"last_arrivals\":");
         nsc_q_u64(o, last[st]);
-        nsc_q_lit(o, ",\"of\":");
-        nsc_q_u64(o, counted);
+        nsc_q_lit(o, ",\"late_of_its_own\":");
+        nsc_q_u64(o, own[st]);
+        nsc_q_lit(o, ",\"collectives\":");
+        nsc_q_u64(o, seen[st]);
         nsc_q_lit(o, "}");
     }
     nsc_q_lit(o, ",\"stragglers\":[");
     int first = 1;
-    for (; last && seen;) { /* ranks by last arrivals, most first (selection: few ranks) */
+    for (; last && own && seen;) { /* ranks by last arrivals, most first (selection: few ranks) */
         size_t best = c->nranks;
         for (size_t r = 0; r < c->nranks; r++)
             if (last[r] && (best == c->nranks || last[r] > last[best]))
@@ -106,6 +109,8 @@ static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
         nsc_q_i64(o, c->ranks[best].rank);
         nsc_q_lit(o, ",\"last_arrivals\":");
         nsc_q_u64(o, last[best]);
+        nsc_q_lit(o, ",\"late_of_its_own\":");
+        nsc_q_u64(o, own[best]);
         nsc_q_lit(o, ",\"collectives\":");
         nsc_q_u64(o, seen[best]);
         nsc_q_lit(o, "}");
@@ -113,6 +118,7 @@ static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
         first = 0;
     }
     free(last);
+    free(own);
     free(seen);
     nsc_q_lit(o, "]");
 }

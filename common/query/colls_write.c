@@ -111,6 +111,13 @@ static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
     nsc_q_u64(o, g->skew_err);
     nsc_q_lit(o, ",\"last_rank\":");
     nsc_q_i64(o, g->last_rank);
+    nsc_q_lit(o, ",\"late_ns\":");
+    nsc_q_u64(o, g->late);
+    nsc_q_lit(o, ",\"late_host_ns\":");
+    nsc_q_u64(o, g->late_host);
+    nsc_q_lit(o, ",\"late_gpu_ns\":");
+    nsc_q_u64(o, g->late_gpu);
+    nsc_q_cs(o, g->late_own ? ",\"late_of_its_own\":true" : ",\"late_of_its_own\":false");
     nsc_q_lit(o, ",\"algbw_gbps\":");
     nsc_q_num(o, g->algbw);
     nsc_q_lit(o, ",\"busbw_gbps\":");

@@ -12,7 +12,10 @@
 #include "figures.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <strings.h>
+
+#include "order.h"
 
 static const char U_ENQ[] = "kernel start before its enqueue beyond the bound";
 static const char U_RING[] = "a kernel ends before the last rank's kernel starts, beyond the bounds";
@@ -142,7 +145,60 @@ static void duration(cl_group *g, const cl_rec *x)
         g->dur = g->end - g->start, g->dur_err = 0;
 }
 
-void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw)
+static uint64_t median_of(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, nsc_cmp_u64);
+    return n ? v[n / 2] : 0;
+}
+
+/* A rank's gaps before a collective: its host's, from its previous kernel
+ * end to its enqueue, and its GPU's, from both to its arrival; 0 without a
+ * previous end. */
+static void gaps(const cl_rec *x, uint64_t *host, uint64_t *gpu)
+{
+    *host = *gpu = 0;
+    if (!x->has_prev)
+        return;
+    uint64_t ready = x->enq > x->prev_end ? x->enq : x->prev_end;
+    *host = x->enq > x->prev_end ? x->enq - x->prev_end : 0;
+    *gpu = x->arrival > ready ? x->arrival - ready : 0;
+}
+
+/* The last rank's lateness against the others' median arrival, split into
+ * what its host and its GPU took beyond the others' median gaps and the
+ * rest, inherited (figures.h). */
+static void lateness(cl_group *g, const cl_rec *x, uint64_t *scratch)
+{
+    uint64_t *arr = scratch, *hg = scratch + g->n, *gg = scratch + 2 * g->n;
+    const cl_rec *last = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        if (!last && x[i].rank == g->last_rank) {
+            last = &x[i];
+            continue;
+        }
+        arr[n] = x[i].arrival;
+        gaps(&x[i], &hg[n], &gg[n]);
+        n++;
+    }
+    uint64_t ref = median_of(arr, n);
+    if (!last || !n || last->arrival <= ref)
+        return;
+    g->late = last->arrival - ref;
+    g->late_host = g->late;
+    if (g->gpu_arrival) {
+        uint64_t h, gp, mh = median_of(hg, n), mg = median_of(gg, n);
+        gaps(last, &h, &gp);
+        g->late_gpu = gp > mg ? gp - mg : 0;
+        g->late_gpu = g->late_gpu < g->late ? g->late_gpu : g->late;
+        g->late_host = h > mh ? h - mh : 0;
+        g->late_host = g->late_host < g->late - g->late_gpu ? g->late_host : g->late - g->late_gpu;
+    }
+    uint64_t own = g->late_host + g->late_gpu;
+    g->late_own = own >= NSC_FIG_LATE_MIN_NS && own >= g->late - own && g->skew > g->skew_err;
+}
+
+void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw, uint64_t *scratch)
 {
     g->all_ranks = all_ranks;
     g->gpu_arrival = 1;
@@ -154,6 +210,7 @@ void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_
         after_last_start(x, g->n);
     arrivals(g, x);
     duration(g, x);
+    lateness(g, x, scratch);
     for (size_t i = 0; i < g->n && !g->uncertain; i++)
         g->uncertain = x[i].uncertain;
     if (!g->uncertain && ring && g->has_dur && g->skew > g->dur + g->skew_err + g->dur_err)
@@ -187,15 +244,16 @@ void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out)
         out->uncertain = U_MOVE;
 }
 
-int nsc_fig_last_counts(const cl_group *g)
+int nsc_fig_complete(const cl_group *g)
 {
-    return g->n > 1 && g->all_ranks && g->has_dur && !g->what[0] && g->skew > g->skew_err;
+    return g->n > 1 && g->all_ranks && g->has_end && !g->what[0];
 }
 
-int64_t nsc_fig_straggler(const uint64_t *last, size_t n, uint64_t counted)
+int64_t nsc_fig_straggler(const uint64_t *own, const uint64_t *seen, size_t n)
 {
+    size_t best = n;
     for (size_t r = 0; r < n; r++)
-        if (last[r] >= NSC_FIG_STRAGGLER_MIN && 2 * last[r] > counted)
-            return (int64_t)r;
-    return -1;
+        if (own[r] && (best == n || own[r] > own[best]))
+            best = r;
+    return best < n && own[best] >= NSC_FIG_STRAGGLER_MIN && 2 * own[best] > seen[best] ? (int64_t)best : -1;
 }

@@ -38,20 +38,31 @@ typedef struct nsc_fig_rank {
 /* The group's figures from its records x[0 .. g->n) (sorted by rank), which
  * it may tighten (kernel times and their bounds) by causality: func is the
  * collective's function name, all_ranks whether every rank of the
- * communicator is among them, bw the operation's bandwidth model. */
-void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw);
+ * communicator is among them, bw the operation's bandwidth model; scratch
+ * has room for 3 x g->n values. */
+void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw, uint64_t *scratch);
 /* The rank's own figures at the group. */
 void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out);
-/* What the straggler counts: a complete collective (every rank, ended, no
- * mismatch) whose last rank is known beyond the bounds of the arrivals
- * (skew > its bound). A figure uncertain for another reason (a kernel's end)
- * leaves who came last known. */
-int nsc_fig_last_counts(const cl_group *g);
+/* A complete collective: every rank seen, ended, no mismatch. What the
+ * straggler is counted over. */
+int nsc_fig_complete(const cl_group *g);
 
-/* The straggler among n ranks: the one last at more than half of the
- * `counted` collectives (nsc_fig_last_counts), and at NSC_FIG_STRAGGLER_MIN
- * at least; -1 when none is. last[r]: how many rank index r was last at. */
-#define NSC_FIG_STRAGGLER_MIN 3
-int64_t nsc_fig_straggler(const uint64_t *last, size_t n, uint64_t counted);
+/* The last rank is late of its own at a collective (g->late_own) when it
+ * arrived after the others' median arrival, by more than the arrivals'
+ * bounds, and its host and GPU took NSC_FIG_LATE_MIN_NS or more of that
+ * beyond the others' usual gaps (host: previous kernel end to enqueue; GPU:
+ * from both to kernel start), and no less than it inherited from its
+ * previous collective's end: a slow link that made that collective end late
+ * on it does not make it late. Without GPU arrival it is all the host's. 1 ms
+ * is above the host wake-up noise of the emulator on a loaded 2-core machine
+ * (up to about 0.5 ms). */
+#define NSC_FIG_LATE_MIN_NS 1000000ull
+/* The straggler among n ranks: the one late of its own most often, at more
+ * than half of the complete collectives it was in and at
+ * NSC_FIG_STRAGGLER_MIN at least (counted per collective: one long pause of
+ * a loaded machine does not make a straggler); -1 when none is. own[r],
+ * seen[r]: rank index r's counts. */
+#define NSC_FIG_STRAGGLER_MIN 8
+int64_t nsc_fig_straggler(const uint64_t *own, const uint64_t *seen, size_t n);
 
 #endif

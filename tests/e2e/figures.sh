@@ -3,8 +3,9 @@
 # across every view and are possible. The full pipeline on loopback
 # (ncclscope-emu with the real plugin, one agent per simulated node, a
 # collector) runs the demo's jobs, 2 nodes x 4 ranks: an AllReduce with PXN
-# and rank 5 late by 4 ms ("strag"), and a ring AllReduce over a 4x slow link
-# node0 -> node1 with rank 5 late too ("slowlink"). Once delivered, the
+# and rank 5 late by 4 ms ("strag"), a ring AllReduce over a 4x slow link
+# node0 -> node1 ("link": its receiver arrives last, a straggler of no view),
+# and the same with rank 5 late too ("slowlink"). Once delivered, the
 # agents stop (no probe refits a clock model between two reads), and each job
 # is read through the API (collectives, stats, the web view's stats,
 # diagnose, status, /metrics) and the CLI (--json and text):
@@ -22,8 +23,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 start_all
 run_to_end strag --ranks-per-node 4 --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000
-run_to_end slowlink --ranks-per-node 4 --scenario ring --iters 12 --channels 2 --count 4194304 \
-    --chunk-size 2097152 --slow-link 0:1:4 --slow-rank 5 --slow-us 4000 --seed 3
+ring=(--ranks-per-node 4 --scenario ring --iters 12 --channels 2 --count 4194304 --chunk-size 2097152
+      --slow-link 0:1:4 --seed 3)
+run_to_end link "${ring[@]}"
+run_to_end slowlink "${ring[@]}" --slow-rank 5 --slow-us 4000
 for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
 
 url=http://127.0.0.1:$http
@@ -51,9 +54,10 @@ print("%d-%d" % (min(s), max(s)))' "$out/collectives.ndjson")
     python3 "$here/figures_check.py" "$out" "$job" "$2" || die "$job: the views disagree or show an impossible figure"
 }
 views strag 5
-views slowlink -1
+views link none
+views slowlink any
 stop collector
-for job in strag slowlink; do
+for job in strag link slowlink; do
     "$bin/nsc-e2e-clock-check" --check-bounds "$dir/emu-$job.json" "$dir/db" "$job" | grep bounds= ||
         die "$job: a GPU time's bound misses the truth"
 done

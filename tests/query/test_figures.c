@@ -2,8 +2,9 @@
  * hand-made per-rank records: the demo's impossible figures (a kernel that
  * starts before its enqueue, a ring AllReduce rank whose kernel ends before
  * another rank's starts, skew above duration, a busBW over a window shorter
- * than its bound) come out corrected within their bounds or marked uncertain,
- * and the straggler is the rank last at more than half of what counted.
+ * than its bound) come out corrected within their bounds or marked uncertain;
+ * a last rank is late of its own or by inheritance; the straggler is the rank
+ * late of its own at more than half of its collectives.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -28,7 +29,9 @@ static cl_rec rec(int32_t r, uint64_t enq, uint64_t ks, uint64_t ke, uint64_t er
 static cl_group group_of(cl_rec *x, size_t n, const char *func)
 {
     cl_group g = {.n = n};
-    nsc_fig_group(&g, x, func, 1, ar4);
+    uint64_t scratch[3 * 8];
+    cr_assert_leq(n, 8);
+    nsc_fig_group(&g, x, func, 1, ar4, scratch);
     return g;
 }
 
@@ -139,23 +142,71 @@ Test(figures, rank_busbw_over_a_window_within_its_bound_is_uncertain)
     cr_assert_null(g.uncertain, "the collective's own duration is well beyond its bound");
 }
 
-Test(figures, last_counts_only_beyond_the_bounds)
+/* Four ranks whose previous collective ended at prev[r], enqueued at
+ * enq[r], their kernels starting at start[r] and all ending at T0 + 5 ms. */
+static cl_group late_group(cl_rec *x, const uint64_t *prev, const uint64_t *enq, const uint64_t *start)
 {
-    cl_rec x[2] = {rec(0, E, T0, T0 + 1000 * US, 20 * US), rec(1, E, T0 + 30 * US, T0 + 1000 * US, 20 * US)};
-    cl_group g = group_of(x, 2, "AllReduce");
-    cr_assert_eq(g.skew, 30 * US);
-    cr_assert_eq(g.skew_err, 40 * US);
-    cr_assert_not(nsc_fig_last_counts(&g), "who came last is within the bounds");
-    cl_rec y[2] = {rec(0, E, T0, T0 + 1000 * US, 20 * US), rec(1, E, T0 + 300 * US, T0 + 1000 * US, 20 * US)};
-    cl_group h = group_of(y, 2, "AllReduce");
-    cr_assert(nsc_fig_last_counts(&h));
+    for (int r = 0; r < 4; r++) {
+        x[r] = rec(r, enq[r], start[r], T0 + 5000 * US, 1 * US);
+        x[r].prev_end = prev[r];
+        x[r].has_prev = 1;
+    }
+    return group_of(x, 4, "AllReduce");
 }
 
-Test(figures, straggler_last_at_more_than_half)
+/* Rank 3's host enqueued 2 ms after the others were ready: its own. */
+Test(figures, late_of_its_own)
 {
-    uint64_t last[4] = {0, 2, 0, 7};
-    cr_assert_eq(nsc_fig_straggler(last, 4, 12), 3);
-    cr_assert_eq(nsc_fig_straggler(last, 4, 14), -1, "7 of 14 is not more than half");
-    uint64_t few[2] = {2, 0};
-    cr_assert_eq(nsc_fig_straggler(few, 2, 2), -1, "fewer than NSC_FIG_STRAGGLER_MIN");
+    cl_rec x[4];
+    const uint64_t prev[4] = {T0 - 1000 * US, T0 - 1000 * US, T0 - 1000 * US, T0 - 1000 * US};
+    const uint64_t enq[4] = {T0 - 900 * US, T0 - 900 * US, T0 - 900 * US, T0 + 2000 * US};
+    const uint64_t start[4] = {T0, T0, T0, T0 + 2100 * US};
+    cl_group g = late_group(x, prev, enq, start);
+    cr_assert_eq(g.last_rank, 3);
+    cr_assert_eq(g.late, 2100 * US);
+    cr_assert_eq(g.late_host, 2100 * US, "its host's gap beyond the others', up to its lateness");
+    cr_assert_eq(g.late_gpu, 0);
+    cr_assert(g.late_own);
+}
+
+/* Rank 3's previous collective ended late (a slow link into it): it
+ * enqueued and started at once after, so its lateness is inherited. */
+Test(figures, late_by_inheritance_is_not_its_own)
+{
+    cl_rec x[4];
+    const uint64_t prev[4] = {T0 - 1000 * US, T0 - 1000 * US, T0 - 1000 * US, T0 + 2000 * US};
+    const uint64_t enq[4] = {T0 - 900 * US, T0 - 900 * US, T0 - 900 * US, T0 + 2050 * US};
+    const uint64_t start[4] = {T0, T0, T0, T0 + 2100 * US};
+    cl_group g = late_group(x, prev, enq, start);
+    cr_assert_eq(g.last_rank, 3);
+    cr_assert_eq(g.late, 2100 * US);
+    cr_assert_eq(g.late_host + g.late_gpu, 0);
+    cr_assert_not(g.late_own);
+}
+
+/* Who came last within the arrivals' bounds is not known: not its own. */
+Test(figures, late_within_the_bounds_is_not_counted)
+{
+    cl_rec x[4];
+    const uint64_t prev[4] = {T0 - 1000 * US, T0 - 1000 * US, T0 - 1000 * US, T0 - 1000 * US};
+    const uint64_t enq[4] = {T0 - 900 * US, T0 - 900 * US, T0 - 900 * US, T0 + 2000 * US};
+    const uint64_t start[4] = {T0, T0, T0, T0 + 2100 * US};
+    for (int r = 0; r < 4; r++) {
+        x[r] = rec(r, enq[r], start[r], T0 + 9000 * US, 2000 * US);
+        x[r].prev_end = prev[r];
+        x[r].has_prev = 1;
+    }
+    cl_group g = group_of(x, 4, "AllReduce");
+    cr_assert_leq(g.skew, g.skew_err);
+    cr_assert_not(g.late_own);
+}
+
+Test(figures, straggler_late_of_its_own_at_more_than_half)
+{
+    uint64_t own[4] = {0, 2, 0, 9}, seen[4] = {12, 12, 12, 12};
+    cr_assert_eq(nsc_fig_straggler(own, seen, 4), 3);
+    uint64_t seen18[4] = {18, 18, 18, 18};
+    cr_assert_eq(nsc_fig_straggler(own, seen18, 4), -1, "9 of 18 is not more than half");
+    uint64_t few[2] = {7, 0}, seen_few[2] = {7, 7};
+    cr_assert_eq(nsc_fig_straggler(few, seen_few, 2), -1, "fewer than NSC_FIG_STRAGGLER_MIN");
 }
