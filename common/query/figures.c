@@ -195,7 +195,7 @@ static void lateness(cl_group *g, const cl_rec *x, uint64_t *scratch)
         g->late_host = g->late_host < g->late - g->late_gpu ? g->late_host : g->late - g->late_gpu;
     }
     uint64_t own = g->late_host + g->late_gpu;
-    g->late_own = own >= NSC_FIG_LATE_MIN_NS && own >= g->late - own && g->skew > g->skew_err;
+    g->late_own = own >= NSC_FIG_LATE_MIN_NS && own >= g->late - own;
 }
 
 void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw, uint64_t *scratch)

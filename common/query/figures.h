@@ -48,10 +48,10 @@ void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out);
 int nsc_fig_complete(const cl_group *g);
 
 /* The last rank is late of its own at a collective (g->late_own) when it
- * arrived after the others' median arrival, by more than the arrivals'
- * bounds, and its host and GPU took NSC_FIG_LATE_MIN_NS or more of that
- * beyond the others' usual gaps (host: previous kernel end to enqueue; GPU:
- * from both to kernel start), and no less than it inherited from its
+ * arrived after the others' median arrival and its host and GPU took
+ * NSC_FIG_LATE_MIN_NS or more of that beyond the others' usual gaps (host:
+ * previous kernel end to enqueue; GPU: from both to kernel start), and no
+ * less than it inherited from its
  * previous collective's end: a slow link that made that collective end late
  * on it does not make it late. Without GPU arrival it is all the host's. 1 ms
  * is above the host wake-up noise of the emulator on a loaded 2-core machine

@@ -7,8 +7,11 @@ DIR holds, for the job's communicator: the API's collectives.ndjson,
 stats.json, stats_web.json (the stats the web view's communicator page asks
 for: the seqs it shows), diagnose.json, status.json and metrics.txt; the
 CLI's cli_collectives.ndjson and cli_stats.json (--json) and
-cli_collectives.txt and cli_stats.txt (--raw text). STRAGGLER: the rank the
-emulator made late, "none" for a job with no late rank (a slow link makes its
+cli_collectives.txt and cli_stats.txt (--raw text). STRAGGLER: RANK:NS, the
+rank the emulator made late and by how much (checked where the job's median
+GPU bound is under half of that: a loaded machine, the sanitizers', can
+delay the emulator's GPU stamps by milliseconds, and then who came last is
+not known), "none" for a job with no late rank (a slow link makes its
 receiver arrive last, not late of its own), or "any" when it is not known in
 advance.
 
@@ -134,8 +137,6 @@ def main():
     for p in diag["problems"]:
         if p["kind"] in ("host_late", "gpu_late") and p["rank"] != s_api:
             fail("diagnose names rank %s late, the straggler is %s" % (p["rank"], s_api))
-    if want != "any" and s_api != (None if want == "none" else int(want)):
-        fail("straggler %s, the emulator's: %s" % (s_api, want))
 
     # hung collectives: status (the Overview's count, the Hang page's list), /metrics, collectives
     status = json.load(open(os.path.join(d, "status.json")))
@@ -158,8 +159,18 @@ def main():
         uncertain += c["uncertain"]
     errs = [r[e] for c in api.values() for r in c["ranks"] for e in ("kernel_start_err_ns", "kernel_end_err_ns")
             if r[e] is not None]
+    bound = statistics.median(errs) if errs else 0
+    if want == "none" and s_api is not None:
+        fail("straggler %s in a job with no late rank" % s_api)
+    elif ":" in want:
+        rank, late = map(int, want.split(":"))
+        if 2 * bound >= late:
+            print("figures-check: job %s: the straggler not checked against the emulator: median bound %.1f us"
+                  % (job, bound / 1e3))
+        elif s_api != rank:
+            fail("straggler %s, the emulator made rank %d late" % (s_api, rank))
     print("figures-check: job %s: %d collectives, %d uncertain, straggler %s, median GPU bound %.1f us"
-          % (job, len(api), uncertain, s_api, statistics.median(errs) / 1e3 if errs else -1))
+          % (job, len(api), uncertain, s_api, bound / 1e3))
     return 1 if bad else 0
 
 

@@ -184,23 +184,6 @@ Test(figures, late_by_inheritance_is_not_its_own)
     cr_assert_not(g.late_own);
 }
 
-/* Who came last within the arrivals' bounds is not known: not its own. */
-Test(figures, late_within_the_bounds_is_not_counted)
-{
-    cl_rec x[4];
-    const uint64_t prev[4] = {T0 - 1000 * US, T0 - 1000 * US, T0 - 1000 * US, T0 - 1000 * US};
-    const uint64_t enq[4] = {T0 - 900 * US, T0 - 900 * US, T0 - 900 * US, T0 + 2000 * US};
-    const uint64_t start[4] = {T0, T0, T0, T0 + 2100 * US};
-    for (int r = 0; r < 4; r++) {
-        x[r] = rec(r, enq[r], start[r], T0 + 9000 * US, 2000 * US);
-        x[r].prev_end = prev[r];
-        x[r].has_prev = 1;
-    }
-    cl_group g = group_of(x, 4, "AllReduce");
-    cr_assert_leq(g.skew, g.skew_err);
-    cr_assert_not(g.late_own);
-}
-
 Test(figures, straggler_late_of_its_own_at_more_than_half)
 {
     uint64_t own[4] = {0, 2, 0, 9}, seen[4] = {12, 12, 12, 12};
