@@ -5,9 +5,10 @@
  * truth lies in [t - err, t + err]. Causality narrows that interval: a
  * kernel starts after its enqueue on the same host, and where every rank's
  * data is needed no rank's kernel ends before the last rank's kernel
- * started. A time whose interval the rule narrows moves to the middle of
- * what is left; one whose interval the rule empties is left as measured and
- * its figures are marked uncertain with the rule it breaks.
+ * started. A time whose interval a rule narrows stays where it was if the
+ * rule allows it, else moves to the nearest time the rule allows; one whose
+ * interval the rule empties is left as measured and its figures are marked
+ * uncertain with the rule it breaks.
  */
 #include "figures.h"
 
@@ -42,16 +43,29 @@ static int within(uint64_t v, uint64_t e, uint64_t lo, uint64_t hi, uint64_t *a,
     return *a <= *b;
 }
 
-/* Narrow [*v - *e, *v + *e] to [lo, hi]; -1 (and no change) when nothing
- * is left. */
-static int clip(uint64_t *v, uint64_t *e, uint64_t lo, uint64_t hi)
+/* Narrow [*v - *e, *v + *e] to [lo, hi] and put the estimate at the
+ * possible time nearest `at`; the bound reaches the farther end of what is
+ * left. -1 (and no change) when nothing is left. */
+static int place(uint64_t *v, uint64_t *e, uint64_t lo, uint64_t hi, uint64_t at)
 {
     uint64_t a, b;
     if (!within(*v, *e, lo, hi, &a, &b))
         return -1;
-    *v = a + (b - a) / 2;
-    *e = (b - a + 1) / 2;
+    *v = at < a ? a : at > b ? b : at;
+    *e = *v - a > b - *v ? *v - a : b - *v;
     return 0;
+}
+
+/* place() where the estimate stays if it is possible (it is still the
+ * likeliest time), else moves to the nearest possible time. */
+static int clip(uint64_t *v, uint64_t *e, uint64_t lo, uint64_t hi)
+{
+    return place(v, e, lo, hi, *v);
+}
+
+static uint64_t enq_lo(const cl_rec *x)
+{
+    return x->enq > x->enq_err ? x->enq - x->enq_err : 0;
 }
 
 static void mark(cl_rec *x, const char *why)
@@ -64,37 +78,42 @@ static void mark(cl_rec *x, const char *why)
  * enqueue can have been. */
 static void after_enqueue(cl_rec *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t lo = x[i].enq > x[i].enq_err ? x[i].enq - x[i].enq_err : 0;
-        if (x[i].has_kernel && clip(&x[i].kstart, &x[i].kstart_err, lo, UINT64_MAX))
+    for (size_t i = 0; i < n; i++)
+        if (x[i].has_kernel && clip(&x[i].kstart, &x[i].kstart_err, enq_lo(&x[i]), UINT64_MAX))
             mark(&x[i], U_ENQ);
-    }
 }
 
 /* No kernel ends before every kernel started: each start is at most the
- * earliest possible end, each end at least the latest possible start. A
- * collective whose times break the rule somewhere narrows none of them (the
- * rule's inputs are wrong): its breaking ranks are marked. */
+ * earliest possible end, each end at least the latest possible start, and
+ * where the estimates themselves break the rule (the first end before the
+ * last start) the starts after and the ends before their middle meet there.
+ * A collective whose times break the rule beyond their bounds narrows none
+ * of them (the rule's inputs are wrong): its breaking ranks are marked. */
 static void after_last_start(cl_rec *x, size_t n)
 {
-    uint64_t lo_start = 0, hi_end = UINT64_MAX;
+    uint64_t lo_start = 0, hi_end = UINT64_MAX, last = 0, first = UINT64_MAX;
     for (size_t i = 0; i < n; i++) {
         uint64_t lo = x[i].kstart > x[i].kstart_err ? x[i].kstart - x[i].kstart_err : 0;
         lo_start = lo > lo_start ? lo : lo_start;
+        last = x[i].kstart > last ? x[i].kstart : last;
         if (nsc_q_cl_kernel_done(&x[i]) && x[i].kend + x[i].kend_err < hi_end)
             hi_end = x[i].kend + x[i].kend_err;
+        if (nsc_q_cl_kernel_done(&x[i]) && x[i].kend < first)
+            first = x[i].kend;
     }
+    uint64_t meet = first < last ? first + (last - first) / 2 : 0;
     int broken = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t a, b;
-        if (!within(x[i].kstart, x[i].kstart_err, 0, hi_end, &a, &b) ||
+        if (!within(x[i].kstart, x[i].kstart_err, enq_lo(&x[i]), hi_end, &a, &b) ||
             (nsc_q_cl_kernel_done(&x[i]) && !within(x[i].kend, x[i].kend_err, lo_start, UINT64_MAX, &a, &b)))
             mark(&x[i], U_RING), broken = 1;
     }
     for (size_t i = 0; i < n && !broken; i++) {
-        clip(&x[i].kstart, &x[i].kstart_err, 0, hi_end);
+        place(&x[i].kstart, &x[i].kstart_err, enq_lo(&x[i]), hi_end,
+              meet && x[i].kstart > meet ? meet : x[i].kstart);
         if (nsc_q_cl_kernel_done(&x[i]))
-            clip(&x[i].kend, &x[i].kend_err, lo_start, UINT64_MAX);
+            place(&x[i].kend, &x[i].kend_err, lo_start, UINT64_MAX, meet && x[i].kend < meet ? meet : x[i].kend);
     }
 }
 

@@ -39,10 +39,15 @@ Test(figures, kernel_start_before_enqueue_within_bound_is_moved_after_it)
 {
     cl_rec x[1] = {rec(0, T0, T0 - 30 * US, T0 + 500 * US, 50 * US)};
     cl_group g = group_of(x, 1, "AllReduce");
-    /* the truth is in [enq, ks + err]: its middle, half its width */
-    cr_assert_geq(x[0].kstart, x[0].enq);
-    cr_assert_eq(x[0].kstart, T0 + 10 * US);
-    cr_assert_eq(x[0].kstart_err, 10 * US);
+    /* the truth is in [enq, ks + err]: the nearest possible time, the
+     * bound to the other end */
+    cr_assert_eq(x[0].kstart, T0);
+    cr_assert_eq(x[0].kstart_err, 20 * US);
+    /* a possible estimate stays, its bound to the farther end */
+    cl_rec y[1] = {rec(0, T0, T0 + 30 * US, T0 + 500 * US, 50 * US)};
+    group_of(y, 1, "AllReduce");
+    cr_assert_eq(y[0].kstart, T0 + 30 * US);
+    cr_assert_eq(y[0].kstart_err, 50 * US);
     cr_assert_null(g.uncertain);
 }
 
