@@ -143,6 +143,8 @@ static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
         nsc_q_u64(o, x[i].id);
         nsc_q_lit(o, ",\"enqueue_ns\":");
         nsc_q_u64(o, x[i].enq);
+        nsc_q_lit(o, ",\"enqueue_err_ns\":");
+        nsc_q_u64(o, x[i].enq_err);
         nsc_q_lit(o, ",\"enqueue_end_ns\":");
         nsc_q_u64(o, x[i].enq_end);
         nsc_q_lit(o, ",\"kernel_start_ns\":");

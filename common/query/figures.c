@@ -86,7 +86,8 @@ static void after_enqueue(cl_rec *x, size_t n)
 /* No kernel ends before every kernel started: each start is at most the
  * earliest possible end, each end at least the latest possible start, and
  * where the estimates themselves break the rule (the first end before the
- * last start) the starts after and the ends before their middle meet there.
+ * last start) the starts after and the ends before their middle (or the
+ * nearest time every start and end can be) meet there.
  * A collective whose times break the rule beyond their bounds narrows none
  * of them (the rule's inputs are wrong): its breaking ranks are marked. */
 static void after_last_start(cl_rec *x, size_t n)
@@ -102,6 +103,8 @@ static void after_last_start(cl_rec *x, size_t n)
             first = x[i].kend;
     }
     uint64_t meet = first < last ? first + (last - first) / 2 : 0;
+    if (meet) /* where every start and end can be */
+        meet = meet < lo_start ? lo_start : meet > hi_end ? hi_end : meet;
     int broken = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t a, b;
