@@ -57,6 +57,22 @@ static void write_bucket(nsc_q_ctx *c, st_item *it, size_t n, double *scratch, i
     nsc_q_lit(o, "}");
 }
 
+/* A rank's counts over the complete collectives: last at, late of its own
+ * at, taken part in. */
+static void write_rank_counts(nsc_q_ctx *c, int32_t rank, uint64_t last, uint64_t own, uint64_t seen)
+{
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, "{\"rank\":");
+    nsc_q_i64(o, rank);
+    nsc_q_lit(o, ",\"last_arrivals\":");
+    nsc_q_u64(o, last);
+    nsc_q_lit(o, ",\"late_of_its_own\":");
+    nsc_q_u64(o, own);
+    nsc_q_lit(o, ",\"collectives\":");
+    nsc_q_u64(o, seen);
+    nsc_q_lit(o, "}");
+}
+
 /* The straggler (figures.c), then every rank that was last at a complete
  * collective, most often first. */
 static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
@@ -86,15 +102,7 @@ static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
     if (st < 0) {
         nsc_q_lit(o, "null");
     } else {
-        nsc_q_lit(o, "{\"rank\":");
-        nsc_q_i64(o, c->ranks[st].rank);
-        nsc_q_lit(o, ",\"last_arrivals\":");
-        nsc_q_u64(o, last[st]);
-        nsc_q_lit(o, ",\"late_of_its_own\":");
-        nsc_q_u64(o, own[st]);
-        nsc_q_lit(o, ",\"collectives\":");
-        nsc_q_u64(o, seen[st]);
-        nsc_q_lit(o, "}");
+        write_rank_counts(c, c->ranks[st].rank, last[st], own[st], seen[st]);
     }
     nsc_q_lit(o, ",\"stragglers\":[");
     int first = 1;
@@ -105,15 +113,9 @@ static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
                 best = r;
         if (best == c->nranks)
             break;
-        nsc_q_cs(o, first ? "{\"rank\":" : ",{\"rank\":");
-        nsc_q_i64(o, c->ranks[best].rank);
-        nsc_q_lit(o, ",\"last_arrivals\":");
-        nsc_q_u64(o, last[best]);
-        nsc_q_lit(o, ",\"late_of_its_own\":");
-        nsc_q_u64(o, own[best]);
-        nsc_q_lit(o, ",\"collectives\":");
-        nsc_q_u64(o, seen[best]);
-        nsc_q_lit(o, "}");
+        if (!first)
+            nsc_q_lit(o, ",");
+        write_rank_counts(c, c->ranks[best].rank, last[best], own[best], seen[best]);
         last[best] = 0;
         first = 0;
     }
