@@ -52,7 +52,8 @@ static const nsc_cli_opt coll_opts[] = {
     {"sort", "FIELD", "order by a column (duration, skew, busbw, bytes, ...: largest first)"},
     {"top", "N", "show only the first N rows (after --sort)"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt stats_opts[] = {
-    COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective"}, {NULL, NULL, NULL}};
+    COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective"},
+    {"seq", "N", "only this sequence number (or N-M)"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt p2p_opts[] = {COMM_OPT, WINDOW_OPTS, {NULL, NULL, NULL}};
 static const nsc_cli_opt export_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"rank", "R", "only these ranks (3, 0,2,4-7)"},

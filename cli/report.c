@@ -93,6 +93,7 @@ static int show(nsc_cli_ctx *c, const char *endpoint)
 static const nsc_col coll_cols[] = {
     {"seq", NULL},        {"func", NULL},        {"bytes", NULL},         {"ranks_seen", "RANKS"},
     {"duration_ns", NULL}, {"skew_ns", NULL},    {"last_rank", "LAST"},   {"busbw_gbps", NULL},
+    {"duration_err_ns", NULL}, {"skew_err_ns", NULL}, {"uncertain", NULL},
     {"algo", NULL},       {"proto", NULL},       {"graph_captured", "GRAPH"}, {"mismatch", NULL},
     {"start_ns", NULL}};
 

@@ -6,10 +6,11 @@
  * ...), each linked to the timeline at its place: its ranks (and peer),
  * opened into their lanes, over the collective at its seq.
  *
- * The straggler: the rank that arrived last at more than half of the
- * complete collectives shown (at least 3), by a median margin (skew) of at
- * least a tenth of their median duration; its row is marked (class
- * "straggler") and outlined. Colour scales run from 0 to the largest value
+ * The straggler is the stats endpoint's over the seqs shown (one
+ * definition: docs/api.md, "Figures"); its row is marked (class
+ * "straggler") and outlined. A figure the API marks uncertain is greyed
+ * (class "uncertain") with its reason as its title, and durations and skews
+ * carry their error bounds. Colour scales run from 0 to the largest value
  * shown.
  */
 'use strict';
@@ -26,17 +27,17 @@
         return s.length ? s[Math.floor((s.length - 1) / 2)] : null;
     };
 
-    function findStraggler() {
-        const complete = colls.filter(c => !c.missing_ranks.length && c.last_rank !== null && c.last_rank !== undefined);
-        const last = {};
-        for (const c of complete)
-            (last[c.last_rank] = last[c.last_rank] || []).push(c);
-        for (const [rank, cs] of Object.entries(last))
-            if (cs.length >= 3 && cs.length * 2 > complete.length &&
-                median(cs.map(c => c.skew_ns)) >= 0.1 * median(complete.map(c => c.duration_ns)))
-                return {rank: Number(rank), last: cs.length, of: complete.length};
-        return null;
+    /* The straggler of the collectives shown, as the stats endpoint defines it. */
+    async function findStraggler() {
+        if (!colls.length)
+            return null;
+        const seqs = colls.map(c => c.seq);
+        const st = await NSC.api('stats', {job, comm, seq: Math.min(...seqs) + '-' + Math.max(...seqs)});
+        return st.straggler ? {rank: st.straggler.rank, own: st.straggler.late_of_its_own, of: st.straggler.collectives} : null;
     }
+
+    /* A time with its bound: "1.2 ms ± 40 us". */
+    const withErr = (ns, err) => fmtNs(ns) + (err ? ' \u00b1 ' + fmtNs(err) : '');
 
     /* Each rank's value at each collective: wait_ns, or arrival - first arrival. */
     function values(metric) {
@@ -131,8 +132,9 @@
         const rk = c.ranks.find(x => x.rank === r);
         document.getElementById('cell').replaceChildren(
             el('b', {}, c.func + ' seq ' + c.seq + ', rank ' + r + ': '),
-            rk && rk.arrival_ns !== null ? metric + ' ' + fmtNs(vals[i][r]) + ', own duration ' + fmtNs(rk.duration_ns) +
-                ', busBW ' + fmtNum(rk.busbw_gbps, 3) + ' GB/s ' : 'not arrived ',
+            rk && rk.arrival_ns !== null ? metric + ' ' + fmtNs(vals[i][r]) + ', own duration ' +
+                withErr(rk.duration_ns, rk.duration_err_ns) + ', busBW ' + fmtNum(rk.busbw_gbps, 3) + ' GB/s ' +
+                (rk.uncertain ? '(uncertain: ' + rk.uncertain_reason + ') ' : '') : 'not arrived ',
             el('a', {href: link('timeline.html', windowOf(c))}, 'timeline of this collective'));
     }
 
@@ -140,11 +142,12 @@
         const heads = ['func', 'seq', 'bytes', 'algo', 'ranks', 'missing', 'duration', 'busBW GB/s', 'skew', 'last rank',
                        'mismatch', ''];
         const rows = colls.slice().reverse().map(c => el('tr', {
-            class: [c.missing_ranks.length ? 'missing' : '', c.end_ns === null ? 'open' : '', c.mismatch ? 'bad' : ''].join(' ').trim() || null,
-            'data-func': c.func, 'data-seq': c.seq},
+            class: [c.missing_ranks.length ? 'missing' : '', c.end_ns === null ? 'open' : '', c.mismatch ? 'bad' : '',
+                    c.uncertain ? 'uncertain' : ''].join(' ').trim() || null,
+            title: c.uncertain ? 'uncertain: ' + c.uncertain_reason : null, 'data-func': c.func, 'data-seq': c.seq},
             [c.func, c.seq, fmtBytes(c.bytes), (c.algo || '-') + '/' + (c.proto || '-'), c.ranks_seen + ' / ' + c.nranks,
-             c.missing_ranks.join(',') || '-', c.end_ns === null ? 'in flight' : fmtNs(c.duration_ns), fmtNum(c.busbw_gbps, 3),
-             fmtNs(c.skew_ns), c.last_rank === null ? '-' : c.last_rank, c.mismatch || '-',
+             c.missing_ranks.join(',') || '-', c.end_ns === null ? 'in flight' : withErr(c.duration_ns, c.duration_err_ns),
+             fmtNum(c.busbw_gbps, 3), withErr(c.skew_ns, c.skew_err_ns), c.last_rank === null ? '-' : c.last_rank, c.mismatch || '-',
              el('a', {href: link('timeline.html', windowOf(c))}, 'timeline')].map(v => el('td', {}, v))));
         document.getElementById('collectives').replaceChildren(el('table', {class: 'grid'},
             el('thead', {}, el('tr', {}, heads.map(h => el('th', {}, h)))), el('tbody', {}, rows)));
@@ -157,11 +160,11 @@
         colls = got.colls;
         if (colls.length > MAX_COLS)
             colls = colls.slice(colls.length - MAX_COLS);
-        straggler = findStraggler();
+        straggler = await findStraggler();
         document.getElementById('summary').replaceChildren(
             colls.length + ' collectives shown', sc ? ', ' + sc.ranks_seen + ' of ' + sc.nranks + ' ranks seen' : '',
-            straggler ? el('span', {class: 'tag bad', id: 'straggler'}, 'straggler: rank ' + straggler.rank + ', last at ' +
-                           straggler.last + ' of ' + straggler.of + ' complete collectives') : el('span', {class: 'tag ok'}, 'no straggler'));
+            straggler ? el('span', {class: 'tag bad', id: 'straggler'}, 'straggler: rank ' + straggler.rank + ', late of its own at ' +
+                           straggler.own + ' of ' + straggler.of + ' complete collectives') : el('span', {class: 'tag ok'}, 'no straggler'));
         drawHeatmap();
         drawTable();
     }

@@ -3,7 +3,8 @@
  * never reached (the furthest seq of their function), named by function and
  * seq, with the ranks inside it and for how long, the ranks that never
  * arrived with host, pid and process state (live status), and each rank's
- * arrival as the store matched it (collectives); above them, per job, the
+ * arrival as the store matched it (collectives: its kernel start with its
+ * bound, greyed when uncertain); above them, per job, the
  * verdict and problems of diagnose's analysis (/api/v1/diagnose: the cause
  * and the place, e.g. a stall's rank, channel and step). Read again every
  * REFRESH_MS.
@@ -51,9 +52,11 @@
                   el('tbody', {}, [...Array(m.nranks).keys()].map(rank => {
                       const r = m.ranks.find(x => x.rank === rank);
                       const state = !r ? 'never arrived' : r.kernel_end_ns === null ? 'inside, not ended' : 'ended';
-                      return el('tr', {class: !r ? 'missing' : null},
+                      return el('tr', {class: !r ? 'missing' : r.uncertain ? 'uncertain' : null,
+                                       title: r && r.uncertain ? 'uncertain: ' + r.uncertain_reason : null},
                                 [rank, r ? '+' + fmtNs(r.enqueue_ns - m.start_ns) : '-',
-                                 r && r.kernel_start_ns !== null ? '+' + fmtNs(r.kernel_start_ns - m.start_ns) : '-', state]
+                                 r && r.kernel_start_ns !== null ? '+' + fmtNs(r.kernel_start_ns - m.start_ns) +
+                                     (r.kernel_start_err_ns ? ' \u00b1 ' + fmtNs(r.kernel_start_err_ns) : '') : '-', state]
                                     .map(v => el('td', {}, v)));
                   })));
     }

@@ -37,15 +37,9 @@
 
 #include "dint.h"
 
-/* A rank is late when it arrived last at more than half of at least this many
- * collectives (by chance a rank of n is last at 1/n of them), each time by
- * at least RC_LATE_MIN_NS of its own (host and GPU, beyond the others' usual
- * gaps, and no less than what it inherited): above the noise of hosts that
- * wake late on a loaded machine (the emulator's, 8 processes on 2 cores: up
- * to about 0.5 ms). Counted per collective, not averaged: one long pause of
- * a loaded machine does not make a straggler. */
-#define RC_LATE_MIN_COLLS 8
-#define RC_LATE_MIN_NS 1000000ull
+/* A rank is late when it is the straggler (common/query/figures.h): the
+ * collectives endpoint says at each collective how late its last rank was
+ * and whether of its own. */
 /* A link is slow when its typical step takes RC_SLOW_RATIO times the
  * reference (nsc_rc_check_links) and RC_SLOW_MIN_NS more, and its steps took
  * RC_SLOW_MIN_EXTRA_NS more than the reference's in all (extra_ns): a few
@@ -73,17 +67,15 @@
 #define RC_MAX_CHANNELS 64
 
 typedef struct rc_rank_late {
-    uint64_t prev_kend;
-    int has_prev;
     uint64_t last, seen;                     /* collectives it arrived last at / took part in */
-    uint64_t own_late;                       /* ... last by RC_LATE_MIN_NS or more of its own */
+    uint64_t own_late;                       /* ... last and late of its own */
     uint64_t host_ns, gpu_ns, prev_ns, cost_ns;  /* summed over its last arrivals */
 } rc_rank_late;
 
 struct nsc_rc_late {
     int64_t nranks;
     rc_rank_late *r;
-    uint64_t *scratch;  /* 3 x nranks: arrivals, host gaps, GPU gaps */
+    uint64_t *scratch;  /* 2 x nranks: own_late and seen, for the straggler rule */
     /* the first collective all ranks entered that never ended */
     int stuck;
     uint64_t stuck_seq, stuck_start;
@@ -142,7 +134,6 @@ size_t nsc_rc_pidx(int64_t rank, unsigned ch, unsigned is_send);
 /* A rank's host, "?" if unknown. */
 const char *nsc_rc_host_of(const rc_pass *p, int32_t rank);
 /* qsort order of uint64_t values. */
-int nsc_rc_cmp_u64(const void *a, const void *b);
 
 /* Every link's typical step and state (rclinks.c); returns the reference,
  * 0 if no link has enough steps; sets *limit. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "figures.h"
 #include "rcint.h"
 
 nsc_rc_late *nsc_rc_late_new(int64_t nranks)
@@ -18,7 +19,7 @@ nsc_rc_late *nsc_rc_late_new(int64_t nranks)
         return NULL;
     l->nranks = nranks;
     l->r = calloc((size_t)nranks, sizeof *l->r);
-    l->scratch = calloc(3 * (size_t)nranks, sizeof *l->scratch);
+    l->scratch = calloc(2 * (size_t)nranks, sizeof *l->scratch);
     l->stuck_id = calloc((size_t)nranks, sizeof *l->stuck_id);
     if (!l->r || !l->scratch || !l->stuck_id) {
         nsc_rc_late_free(l);
@@ -37,17 +38,6 @@ void nsc_rc_late_free(nsc_rc_late *l)
     free(l);
 }
 
-static int has_num(const nsc_json *o, const char *key, uint64_t *v)
-{
-    return nsc_json_u64(nsc_json_get(o, key), v) == 0;
-}
-
-int nsc_rc_cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
 {
     const nsc_json *ranks = nsc_json_get(coll, "ranks");
@@ -64,63 +54,24 @@ static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
     }
 }
 
-/* A rank's gaps before a collective: its host's, from its device's previous
- * end to its enqueue, and its GPU's, from both to its kernel start. 0 if
- * its previous end is unknown. */
-static void gaps(const nsc_rc_late *l, const nsc_json *r, uint64_t *host, uint64_t *gpu)
+/* Charge the last rank the collective's lateness as the collectives
+ * endpoint splits it (docs/api.md, "Figures"), and the others' waits. */
+static void charge_last(nsc_rc_late *l, const nsc_json *coll)
 {
-    uint64_t rank = nsc_diag_num(r, "rank"), enq = nsc_diag_num(r, "enqueue_ns"), arrival = nsc_diag_num(r, "arrival_ns");
-    *host = *gpu = 0;
-    if (rank >= (uint64_t)l->nranks || !l->r[rank].has_prev)
+    uint64_t rank = nsc_diag_num(coll, "last_rank"), late = nsc_diag_num(coll, "late_ns");
+    if (!late || rank >= (uint64_t)l->nranks)
         return;
-    uint64_t idle = l->r[rank].prev_kend, ready = enq > idle ? enq : idle;
-    *host = enq > idle ? enq - idle : 0;
-    *gpu = arrival > ready ? arrival - ready : 0;
-}
-
-static uint64_t median_of(uint64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, nsc_rc_cmp_u64);
-    return n ? v[n / 2] : 0;
-}
-
-/* Split the last rank's lateness (against the others' median arrival) into
- * what its host and its GPU took beyond what the others' took (their median
- * gaps: every host needs some time to enqueue after a sync) and the rest,
- * inherited from its previous collective's end; charge it the others' waits.
- * Without kernel times it is all the host's. */
-static void charge_last(nsc_rc_late *l, const nsc_json *coll, const nsc_json *last, int gpu)
-{
-    const nsc_json *ranks = nsc_json_get(coll, "ranks");
-    size_t n = 0;
-    uint64_t cost = 0, *hg = l->scratch + l->nranks, *gg = l->scratch + 2 * l->nranks;
-    for (const nsc_json *r = nsc_json_first(ranks); r && n < (size_t)l->nranks; r = nsc_json_next(ranks, r))
-        if (r != last) {
-            l->scratch[n] = nsc_diag_num(r, "arrival_ns");
-            gaps(l, r, &hg[n], &gg[n]);
-            cost += nsc_diag_num(r, "wait_ns");
-            n++;
-        }
-    uint64_t rank = nsc_diag_num(last, "rank"), arrival = nsc_diag_num(last, "arrival_ns");
-    uint64_t ref = median_of(l->scratch, n);
-    if (!n || arrival <= ref || rank >= (uint64_t)l->nranks)
-        return;
+    const nsc_json *ranks = nsc_json_get(coll, "ranks"), *own = nsc_json_get(coll, "late_of_its_own");
+    uint64_t cost = 0, host = nsc_diag_num(coll, "late_host_ns"), gpu = nsc_diag_num(coll, "late_gpu_ns");
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r))
+        cost += nsc_diag_num(r, "wait_ns");
     rc_rank_late *x = &l->r[rank];
-    uint64_t late = arrival - ref, host = late, gpu_x = 0;
-    if (gpu) {
-        uint64_t h, g, mh = median_of(hg, n), mg = median_of(gg, n);
-        gaps(l, last, &h, &g);
-        gpu_x = g > mg ? g - mg : 0;
-        gpu_x = gpu_x < late ? gpu_x : late;
-        host = h > mh ? h - mh : 0;
-        host = host < late - gpu_x ? host : late - gpu_x;
-    }
     x->last++;
-    x->own_late += gpu_x + host >= RC_LATE_MIN_NS && gpu_x + host >= late - gpu_x - host;
+    x->own_late += own && own->kind == NSC_JSON_TRUE;
     x->cost_ns += cost;
-    x->gpu_ns += gpu_x;
+    x->gpu_ns += gpu;
     x->host_ns += host;
-    x->prev_ns += late - gpu_x - host;
+    x->prev_ns += late - gpu - host;
 }
 
 void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
@@ -136,18 +87,11 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
             keep_stuck(l, coll);
         return;
     }
-    const char *arrival = nsc_json_str(nsc_json_get(coll, "arrival"));
-    uint64_t last_rank = nsc_diag_num(coll, "last_rank");
-    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r))
-        if (nsc_diag_num(r, "rank") == last_rank)
-            charge_last(l, coll, r, arrival && strcmp(arrival, "gpu") == 0);
+    charge_last(l, coll);
     for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
-        uint64_t rank = nsc_diag_num(r, "rank"), kend;
-        if (rank >= (uint64_t)l->nranks)
-            continue;
-        l->r[rank].seen++;
-        if (has_num(r, "kernel_end_ns", &kend))
-            l->r[rank].prev_kend = kend, l->r[rank].has_prev = 1;
+        uint64_t rank = nsc_diag_num(r, "rank");
+        if (rank < (uint64_t)l->nranks)
+            l->r[rank].seen++;
     }
 }
 
@@ -156,17 +100,14 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
 void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
 {
     const nsc_rc_late *l = p->l;
-    int64_t best = -1;
+    uint64_t *own = l->scratch, *seen = l->scratch + l->nranks;
     for (int64_t r = 0; r < l->nranks; r++)
-        if (l->r[r].own_late && (best < 0 || l->r[r].own_late > l->r[best].own_late))
-            best = r;
+        own[r] = l->r[r].own_late, seen[r] = l->r[r].seen;
+    int64_t best = nsc_fig_straggler(own, seen, (size_t)l->nranks);
     if (best < 0)
         return;
     const rc_rank_late *x = &l->r[best];
     uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns;
-    /* inherited lateness is the previous collective's cause, reported there */
-    if (x->own_late < RC_LATE_MIN_COLLS || 2 * x->own_late <= x->seen)
-        return;
     int gpu = x->gpu_ns > x->host_ns;
     nsc_problem *q = nsc_diag_add(
         f, NSC_SEV_LATE, gpu ? "gpu_late" : "host_late", comm, 0, best,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "order.h"
 #include "rcint.h"
 
 /* The links of a host and how many of them are slow. */
@@ -127,7 +128,7 @@ static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, ui
  * stays right. */
 static uint64_t trimmed_mean(uint64_t *ns, size_t n)
 {
-    qsort(ns, n, sizeof *ns, nsc_rc_cmp_u64);
+    qsort(ns, n, sizeof *ns, nsc_cmp_u64);
     size_t cut = n / 10;
     double sum = 0;
     for (size_t i = cut; i < n - cut; i++)
@@ -203,7 +204,7 @@ uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
         if (k->n >= RC_LINK_MIN_STEPS)
             meds[n++] = k->typical;
     }
-    qsort(meds, n, sizeof *meds, nsc_rc_cmp_u64);
+    qsort(meds, n, sizeof *meds, nsc_cmp_u64);
     uint64_t ref = n ? meds[(n - 1) / 2] : 0;
     free(meds);
     *limit = (uint64_t)((double)ref * RC_SLOW_RATIO);

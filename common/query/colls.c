@@ -9,11 +9,10 @@
  * the collectives in the window (narrow it with t0_ns/t1_ns or seq).
  */
 #include "colls_int.h"
-#include "busbw.h"
+#include "figures.h"
 #include "grow.h"
 #include "order.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +44,7 @@ static int add_coll(cl_set *s, uint32_t r, const nsc_event *ev)
     x->r = r;
     x->nchannels = ev->d.coll.nchannels;
     x->flags = ev->flags;
-    x->enq = nsc_q_align(s->c, qr, ev->start_ns, NULL);
+    x->enq = nsc_q_align(s->c, qr, ev->start_ns, &x->enq_err);
     x->enq_end = nsc_q_align(s->c, qr, ev->stop_ns, NULL);
     return 0;
 }
@@ -140,13 +139,13 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
         cl_rec *x = find_rec(recs, n, k->parent);
         if (!x)
             continue;
-        uint64_t a0 = k->start, a1 = k->stop, e;
-        nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_start, &a0, &e);
-        nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_stop, &a1, &e);
+        uint64_t a0 = k->start, a1 = k->stop, e0 = 0, e1 = 0;
+        nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_start, &a0, &e0);
+        nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_stop, &a1, &e1);
         if (!x->has_kernel || a0 < x->kstart)
-            x->kstart = a0;
+            x->kstart = a0, x->kstart_err = e0;
         if (!k->open && (!x->nkch || a1 > x->kend))
-            x->kend = a1;
+            x->kend = a1, x->kend_err = e1;
         x->has_kernel = 1;
         x->nkch += !k->open;
     }
@@ -154,6 +153,12 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
         cl_rec *x = find_rec(recs, n, s->done[i].id);
         if (x && (!x->has_done || s->done[i].ts > x->done))
             x->done = s->done[i].ts, x->has_done = 1;
+    }
+    /* a process numbers its events in the order it starts them */
+    for (size_t i = 1; i < n; i++) {
+        const cl_rec *p = &recs[i - 1];
+        recs[i].has_prev = p->has_prev || nsc_q_cl_kernel_done(p);
+        recs[i].prev_end = nsc_q_cl_kernel_done(p) ? p->kend : p->prev_end;
     }
 }
 
@@ -190,62 +195,16 @@ int nsc_q_cl_kernel_done(const cl_rec *x)
     return x->has_kernel && x->nkch >= x->nchannels;
 }
 
-/* Arrival: where the rank's kernel started when every rank has kernel times
- * (its host may enqueue far ahead of its GPU), else its enqueue. The last
- * arrival is what the others wait for. */
-static void derive_arrivals(cl_group *g, cl_rec *x)
-{
-    g->gpu_arrival = 1;
-    for (size_t i = 0; i < g->n; i++)
-        g->gpu_arrival &= x[i].has_kernel;
-    uint64_t first = UINT64_MAX;
-    g->start = UINT64_MAX;
-    g->last_arrival = 0;
-    for (size_t i = 0; i < g->n; i++) {
-        x[i].arrival = g->gpu_arrival ? x[i].kstart : x[i].enq;
-        if (x[i].enq < g->start)
-            g->start = x[i].enq;
-        if (x[i].arrival < first)
-            first = x[i].arrival;
-        if (x[i].arrival >= g->last_arrival)
-            g->last_arrival = x[i].arrival, g->last_rank = x[i].rank;
-    }
-    g->skew = g->last_arrival - first;
-}
-
-/* Duration: the slowest rank's own kernel time (as nccl-tests and Inspector
- * time a rank) when every rank has one, else first arrival to last end. */
-static void derive(cl_set *s, cl_group *g)
+/* The group's figures (figures.c) under the operation's bandwidth model;
+ * scratch: 3 x g->n. */
+static void derive(cl_set *s, cl_group *g, uint64_t *scratch)
 {
     nsc_q_ctx *c = s->c;
     cl_rec *x = &s->recs[g->first];
-    derive_arrivals(g, x);
-    uint64_t kend = 0;
-    int has_kend = 0, all_done = 1;
-    for (size_t i = 0; i < g->n; i++) {
-        const cl_rec *y = &x[i];
-        if (y->has_done && (!g->has_end || y->done > g->end))
-            g->end = y->done, g->has_end = 1;
-        if (nsc_q_cl_kernel_done(y) && (!has_kend || y->kend > kend))
-            kend = y->kend, has_kend = 1;
-        all_done &= nsc_q_cl_kernel_done(y);
-        if (nsc_q_cl_kernel_done(y) && y->kend - y->kstart >= g->dur)
-            g->dur = y->kend - y->kstart;
-    }
-    if (!g->has_end && has_kend && all_done)
-        g->end = kend, g->has_end = 1;
-    g->has_dur = g->gpu_arrival ? g->has_end && all_done : g->has_end && g->end >= g->start;
-    if (!g->gpu_arrival && g->has_dur)
-        g->dur = g->end - g->start;
     nsc_busbw bw = nsc_busbw_rule(nsc_q_text(c, x->func), c->comm.nranks, x->count,
                                   nsc_dtype_size(nsc_q_text(c, x->datatype)));
-    g->bytes = bw.bytes;
-    g->factor = bw.factor;
-    g->algbw = g->busbw = NAN;
-    if (g->has_dur && g->dur && g->bytes) {
-        g->algbw = (double)g->bytes / (double)g->dur;
-        g->busbw = g->algbw * bw.factor;
-    }
+    nsc_fig_group(g, x, nsc_q_text(c, x->func), c->comm.nranks > 0 && g->n >= (size_t)c->comm.nranks, bw,
+                  scratch);
     g->odd_rank = -1;
 }
 
@@ -398,8 +357,11 @@ static int match(cl_set *s)
     if (s->nrecs)  /* a communicator announced, no collective yet: recs is NULL */
         qsort(s->recs, s->nrecs, sizeof *s->recs, by_coll);
     s->groups = calloc(s->nrecs ? s->nrecs : 1, sizeof *s->groups);
-    if (!s->groups)
+    uint64_t *scratch = malloc((3 * s->nrecs + 1) * sizeof *scratch);
+    if (!s->groups || !scratch) {
+        free(scratch);
         return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+    }
     for (size_t i = 0; i < s->nrecs;) {
         size_t j = i + 1;
         while (j < s->nrecs && s->recs[j].func == s->recs[i].func && s->recs[j].seq == s->recs[i].seq)
@@ -407,7 +369,7 @@ static int match(cl_set *s)
         cl_group *g = &s->groups[s->ngroups];
         g->first = i;
         g->n = j - i;
-        derive(s, g);
+        derive(s, g, scratch);
         int kept = g->start >= s->c->q->t0 && g->start <= s->c->q->t1;
         for (size_t k = i; k < j; k++)
             s->recs[k].grp = kept ? s->ngroups : CL_NONE;
@@ -419,6 +381,7 @@ static int match(cl_set *s)
         }
         i = j;
     }
+    free(scratch);
     return cross_func_mismatch(s);
 }
 

@@ -7,6 +7,7 @@
  *
  * Which file owns what:
  *   colls.c        gathering the records and matching them across ranks
+ *   figures.c      each figure's one definition over a group's records
  *   colls_write.c  the collectives endpoint: one group per line
  *   colls_stats.c  the stats endpoint: percentiles per (func, size) and
  *                  the stragglers
@@ -26,8 +27,13 @@ typedef struct cl_rec {
     uint8_t nchannels, flags, has_kernel, has_done;
     uint32_t nkch;              /* its KernelCh stored: a channel that never ended has none */
     uint64_t enq, enq_end;      /* aligned */
+    uint64_t enq_err;           /* enq's bound (the host's clock model) */
     uint64_t kstart, kend, done;
+    uint64_t prev_end;          /* its previous collective's kernel end (has_prev) */
+    uint8_t has_prev;
+    uint64_t kstart_err, kend_err;  /* their bounds (figures.c narrows them) */
     uint64_t arrival;           /* kstart when every rank has kernel times, else enq */
+    const char *uncertain;      /* the causality its times break beyond their bounds; NULL: none */
     size_t grp;                 /* its group (CL_NONE: outside the window) */
     size_t pos;                 /* its place in its rank's records by enqueue time */
 } cl_rec;
@@ -47,7 +53,13 @@ typedef struct cl_done {
 typedef struct cl_group {
     size_t first, n;            /* records[first .. first+n) */
     uint64_t start, end, skew, bytes, last_arrival, dur;
-    int has_end, has_dur, gpu_arrival;
+    uint64_t last_err, skew_err, dur_err;  /* bounds of last_arrival, skew, dur */
+    int has_end, has_dur, gpu_arrival, all_ranks;
+    const char *uncertain;      /* why its figures are uncertain (figures.c); NULL: they are not */
+    /* The last rank's lateness (figures.c): against the others' median
+     * arrival, its host's and GPU's own parts, and whether it is its own. */
+    uint64_t late, late_host, late_gpu;
+    int late_own;
     int32_t last_rank;
     double algbw, busbw, factor;
     /* A mismatch: the rank that disagrees with the others and the seq the

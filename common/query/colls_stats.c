@@ -1,7 +1,7 @@
 /* colls_stats.c: the stats endpoint (colls_int.h): duration and bandwidth
  * percentiles of the matched collectives per (func, size bucket), and the
  * ranks that arrive last most often. */
-#include "colls_int.h"
+#include "figures.h"
 #include "order.h"
 
 #include <stdio.h>
@@ -57,41 +57,70 @@ static void write_bucket(nsc_q_ctx *c, st_item *it, size_t n, double *scratch, i
     nsc_q_lit(o, "}");
 }
 
+/* A rank's counts over the complete collectives: last at, late of its own
+ * at, taken part in. */
+static void write_rank_counts(nsc_q_ctx *c, int32_t rank, uint64_t last, uint64_t own, uint64_t seen)
+{
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, "{\"rank\":");
+    nsc_q_i64(o, rank);
+    nsc_q_lit(o, ",\"last_arrivals\":");
+    nsc_q_u64(o, last);
+    nsc_q_lit(o, ",\"late_of_its_own\":");
+    nsc_q_u64(o, own);
+    nsc_q_lit(o, ",\"collectives\":");
+    nsc_q_u64(o, seen);
+    nsc_q_lit(o, "}");
+}
+
+/* The straggler (figures.c), then every rank that was last at a complete
+ * collective, most often first. */
 static void write_stragglers(nsc_q_ctx *c, const cl_set *s)
 {
     nsc_q_out *o = c->out;
-    nsc_q_lit(o, ",\"stragglers\":[");
-    uint64_t *last = calloc(c->nranks ? c->nranks : 1, sizeof *last);
-    uint64_t *seen = calloc(c->nranks ? c->nranks : 1, sizeof *seen);
-    if (last && seen) {
+    size_t n = c->nranks ? c->nranks : 1;
+    uint64_t *last = calloc(n, sizeof *last), *own = calloc(n, sizeof *own), *seen = calloc(n, sizeof *seen);
+    uint64_t complete = 0;
+    int64_t st = -1;
+    if (last && own && seen) {
         for (size_t i = 0; i < s->ngroups; i++) {
             const cl_group *g = &s->groups[i];
-            for (size_t k = 0; k < g->n; k++) {
+            int counts = nsc_fig_complete(g);
+            complete += (uint64_t)counts;
+            for (size_t k = 0; counts && k < g->n; k++) {
                 const cl_rec *x = &s->recs[g->first + k];
                 seen[x->r]++;
-                last[x->r] += g->n > 1 && x->rank == g->last_rank;
+                last[x->r] += x->rank == g->last_rank;
+                own[x->r] += x->rank == g->last_rank && g->late_own;
             }
         }
-        int first = 1;
-        for (;;) { /* ranks by last arrivals, most first (selection: few ranks) */
-            size_t best = c->nranks;
-            for (size_t r = 0; r < c->nranks; r++)
-                if (last[r] && (best == c->nranks || last[r] > last[best]))
-                    best = r;
-            if (best == c->nranks)
-                break;
-            nsc_q_cs(o, first ? "{\"rank\":" : ",{\"rank\":");
-            nsc_q_i64(o, c->ranks[best].rank);
-            nsc_q_lit(o, ",\"last_arrivals\":");
-            nsc_q_u64(o, last[best]);
-            nsc_q_lit(o, ",\"collectives\":");
-            nsc_q_u64(o, seen[best]);
-            nsc_q_lit(o, "}");
-            last[best] = 0;
-            first = 0;
-        }
+        st = nsc_fig_straggler(own, seen, c->nranks);
+    }
+    nsc_q_lit(o, ",\"complete\":");
+    nsc_q_u64(o, complete);
+    nsc_q_lit(o, ",\"straggler\":");
+    if (st < 0) {
+        nsc_q_lit(o, "null");
+    } else {
+        write_rank_counts(c, c->ranks[st].rank, last[st], own[st], seen[st]);
+    }
+    nsc_q_lit(o, ",\"stragglers\":[");
+    int first = 1;
+    for (; last && own && seen;) { /* ranks by last arrivals, most first (selection: few ranks) */
+        size_t best = c->nranks;
+        for (size_t r = 0; r < c->nranks; r++)
+            if (last[r] && (best == c->nranks || last[r] > last[best]))
+                best = r;
+        if (best == c->nranks)
+            break;
+        if (!first)
+            nsc_q_lit(o, ",");
+        write_rank_counts(c, c->ranks[best].rank, last[best], own[best], seen[best]);
+        last[best] = 0;
+        first = 0;
     }
     free(last);
+    free(own);
     free(seen);
     nsc_q_lit(o, "]");
 }

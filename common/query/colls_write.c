@@ -1,9 +1,8 @@
 /* colls_write.c: the collectives endpoint (colls_int.h): each matched
  * collective as one JSON line, ordered by start, paged by cursor. */
-#include "colls_int.h"
+#include "figures.h"
 #include "order.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,20 +34,33 @@ static void write_missing(nsc_q_ctx *c, const cl_rec *x, size_t n)
     nsc_q_lit(o, "]");
 }
 
-/* A rank's own figures: its arrival, how long it waited for the last one,
- * and its kernel time with the bandwidth that gives. */
+/* "uncertain" and its reason (docs/api.md, "Figures"). */
+static void write_uncertain(nsc_q_out *o, const char *why)
+{
+    nsc_q_cs(o, why ? ",\"uncertain\":true,\"uncertain_reason\":" : ",\"uncertain\":false,\"uncertain_reason\":null");
+    if (why)
+        nsc_q_str(o, why);
+}
+
+/* A rank's own figures (figures.c): its arrival, how long it waited for the
+ * last one, its kernel time and the busBW from when its data could move. */
 static void write_rank_figures(nsc_q_out *o, const cl_group *g, const cl_rec *x)
 {
-    int has_dur = nsc_q_cl_kernel_done(x) && x->kend > x->kstart;
-    double algbw = has_dur && g->bytes ? (double)g->bytes / (double)(x->kend - x->kstart) : NAN;
+    nsc_fig_rank f;
+    nsc_fig_rank_of(g, x, &f);
     nsc_q_lit(o, ",\"arrival_ns\":");
     nsc_q_u64(o, x->arrival);
     nsc_q_lit(o, ",\"wait_ns\":");
-    nsc_q_u64(o, g->last_arrival - x->arrival);
+    nsc_q_u64(o, f.wait_ns);
     nsc_q_lit(o, ",\"duration_ns\":");
-    nsc_q_opt_u64(o, has_dur, x->kend - x->kstart);
+    nsc_q_opt_u64(o, f.has_own, f.own_ns);
+    nsc_q_lit(o, ",\"duration_err_ns\":");
+    nsc_q_opt_u64(o, f.has_own, f.own_err_ns);
+    nsc_q_lit(o, ",\"moving_ns\":");
+    nsc_q_opt_u64(o, f.move_ns != 0, f.move_ns);
     nsc_q_lit(o, ",\"busbw_gbps\":");
-    nsc_q_num(o, algbw * g->factor);
+    nsc_q_num(o, f.busbw);
+    write_uncertain(o, f.uncertain);
 }
 
 static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
@@ -88,17 +100,29 @@ static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
     nsc_q_opt_u64(o, g->has_end, g->end);
     nsc_q_lit(o, ",\"duration_ns\":");
     nsc_q_opt_u64(o, g->has_dur, g->dur);
+    nsc_q_lit(o, ",\"duration_err_ns\":");
+    nsc_q_opt_u64(o, g->has_dur, g->dur_err);
     nsc_q_cs(o, g->gpu_arrival ? ",\"arrival\":\"gpu\"" : ",\"arrival\":\"host\"");
     nsc_q_lit(o, ",\"last_arrival_ns\":");
     nsc_q_u64(o, g->last_arrival);
     nsc_q_lit(o, ",\"skew_ns\":");
     nsc_q_u64(o, g->skew);
+    nsc_q_lit(o, ",\"skew_err_ns\":");
+    nsc_q_u64(o, g->skew_err);
     nsc_q_lit(o, ",\"last_rank\":");
     nsc_q_i64(o, g->last_rank);
+    nsc_q_lit(o, ",\"late_ns\":");
+    nsc_q_u64(o, g->late);
+    nsc_q_lit(o, ",\"late_host_ns\":");
+    nsc_q_u64(o, g->late_host);
+    nsc_q_lit(o, ",\"late_gpu_ns\":");
+    nsc_q_u64(o, g->late_gpu);
+    nsc_q_cs(o, g->late_own ? ",\"late_of_its_own\":true" : ",\"late_of_its_own\":false");
     nsc_q_lit(o, ",\"algbw_gbps\":");
     nsc_q_num(o, g->algbw);
     nsc_q_lit(o, ",\"busbw_gbps\":");
     nsc_q_num(o, g->busbw);
+    write_uncertain(o, g->uncertain);
     nsc_q_lit(o, ",\"mismatch\":");
     if (g->what[0])
         nsc_q_str(o, g->what);
@@ -119,12 +143,18 @@ static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
         nsc_q_u64(o, x[i].id);
         nsc_q_lit(o, ",\"enqueue_ns\":");
         nsc_q_u64(o, x[i].enq);
+        nsc_q_lit(o, ",\"enqueue_err_ns\":");
+        nsc_q_u64(o, x[i].enq_err);
         nsc_q_lit(o, ",\"enqueue_end_ns\":");
         nsc_q_u64(o, x[i].enq_end);
         nsc_q_lit(o, ",\"kernel_start_ns\":");
         nsc_q_opt_u64(o, x[i].has_kernel, x[i].kstart);
+        nsc_q_lit(o, ",\"kernel_start_err_ns\":");
+        nsc_q_opt_u64(o, x[i].has_kernel, x[i].kstart_err);
         nsc_q_lit(o, ",\"kernel_end_ns\":");
         nsc_q_opt_u64(o, nsc_q_cl_kernel_done(&x[i]), x[i].kend);
+        nsc_q_lit(o, ",\"kernel_end_err_ns\":");
+        nsc_q_opt_u64(o, nsc_q_cl_kernel_done(&x[i]), x[i].kend_err);
         nsc_q_lit(o, ",\"complete_ns\":");
         nsc_q_opt_u64(o, x[i].has_done, x[i].done);
         write_rank_figures(o, g, &x[i]);

@@ -36,7 +36,7 @@ static const endpoint endpoints[Q_NENDPOINTS] = {
                        nsc_q_collectives, "application/x-ndjson"},
     [Q_TOPOLOGY] = {"topology", QP_COMMON | QP_COMM | QP_WINDOW, QP_COMM, 0, nsc_q_topology,
                     "application/json"},
-    [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC, QP_COMM, 0, nsc_q_stats,
+    [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC | QP_SEQ, QP_COMM, 0, nsc_q_stats,
                  "application/json"},
     [Q_P2P] = {"p2p", QP_COMMON | QP_COMM | QP_WINDOW, QP_COMM, 0, nsc_q_p2p, "application/json"},
 };

@@ -17,6 +17,19 @@
  * start and stop; gpu: KernelCh pTimers) and the median signed error (bias),
  * and checks the bounds it is given.
  *
+ * Each GPU time also carries the query layer's own bound: a KernelCh's
+ * gpu_err_ns in the timeline, and each rank's kernel_start_err_ns and
+ * kernel_end_err_ns in the collectives (after causality narrowed them:
+ * docs/api.md, "Figures"), whose truth is its KernelChs' earliest start and
+ * latest stop. It prints how many bounds hold the truth and the median and
+ * largest bound; --check-bounds fails when one does not. Counted apart: a
+ * rank whose figures the collectives mark uncertain (its times break
+ * causality beyond their bounds: not shown as facts), and a collective whose
+ * truth itself breaks the causality the bounds are narrowed with (the
+ * emulator stamps a kernel's start when its thread runs, which a loaded
+ * machine can delay past another rank's end, or its enqueue's stamp past
+ * the kernel's).
+ *
  * A host whose clock steps (@AT_MS:STEP_NS) has a window after the step in
  * which alignment cannot be right: until the agent's first probe after the
  * step (--step-window-ns), plus, for a backward step, the host times that
@@ -37,6 +50,7 @@
 
 #include "check_util.h"
 #include "clock.h"
+#include "figures.h"
 #include "query.h"
 #include "skew.h"
 #include "grow.h"
@@ -63,6 +77,25 @@ typedef struct gpu_truth {
     emu_skew_fn k;
 } gpu_truth;
 
+/* A rank's collective (its Coll id) and the truth of its enqueue and
+ * kernel times (0: not seen). */
+typedef struct coll_truth {
+    int64_t rank;
+    uint64_t id, enq, start, stop;
+} coll_truth;
+
+/* GPU-time bounds: each one's size, and how many missed the truth, by
+ * what the time is (enum below). */
+enum { T_FACT, T_UNCERTAIN, T_ACAUSAL, T_COUNT };
+static const char *const truth_name[T_COUNT] = {"outside", "outside_uncertain", "outside_acausal_truth"};
+typedef struct bounds {
+    errs size;
+    uint64_t outside[T_COUNT];
+} bounds;
+
+enum { B_TIMELINE, B_COLLS, B_COUNT };
+static const char *const bound_name[B_COUNT] = {"timeline", "collectives"};
+
 typedef struct rank_host {
     int64_t rank;
     host *h;
@@ -77,13 +110,16 @@ typedef struct checker {
     size_t nranks;
     uint64_t comm;
     uint64_t window_ns;
+    coll_truth *colls;  /* of the communicator being read */
+    size_t ncolls, colls_cap;
+    bounds b[B_COUNT];
     int failures;
 } checker;
 
 typedef struct opts {
     double max_cpu_p99, max_gpu_p99;  /* ns; < 0: not checked */
     uint64_t window_ns;
-    int expect_step;
+    int expect_step, check_bounds;
 } opts;
 
 __attribute__((format(printf, 2, 3))) static void fail(checker *c, const char *fmt, ...)
@@ -189,12 +225,13 @@ static void measure(checker *c, host *h, int kind, uint64_t truth, uint64_t alig
         fail(c, "out of memory");
 }
 
-static void cpu_time(checker *c, host *h, const nsc_json *ev, const char *raw_key, const char *key)
+/* The true time of an event's host time (0 when it has none or it is ambiguous). */
+static uint64_t cpu_time(checker *c, host *h, const nsc_json *ev, const char *raw_key, const char *key)
 {
     uint64_t raw, aligned, t[2];
     if (nsc_json_u64(nsc_json_get(ev, raw_key), &raw) || raw == 0 ||
         nsc_json_u64(nsc_json_get(ev, key), &aligned))
-        return;
+        return 0;
     int n = emu_skew_invert(&h->k, raw, t);
     if (n == 0)
         fail(c, "%s: raw time %" PRIu64 " is one its clock never reads", h->name, raw);
@@ -202,17 +239,64 @@ static void cpu_time(checker *c, host *h, const nsc_json *ev, const char *raw_ke
         h->ambiguous++;
     else
         measure(c, h, K_CPU, t[0], aligned);
+    return n == 1 ? t[0] : 0;
 }
 
-static void gpu_time(checker *c, host *h, const gpu_truth *g, const nsc_json *ev, const char *pt_key,
-                     const char *key)
+/* Whether [aligned - err, aligned + err] holds truth, counted in b. */
+static void bound_of(checker *c, int b, uint64_t truth, uint64_t aligned, uint64_t err, int what)
 {
-    uint64_t ptimer, aligned;
+    if (errs_add(&c->b[b].size, (double)err))
+        fail(c, "out of memory");
+    c->b[b].outside[what] += (aligned > truth ? aligned - truth : truth - aligned) > err;
+}
+
+/* The true time of a KernelCh's GPU time (0 when it has none). */
+static uint64_t gpu_time(checker *c, host *h, const gpu_truth *g, const nsc_json *ev, const char *pt_key,
+                         const char *key)
+{
+    uint64_t ptimer, aligned, err;
     if (nsc_json_u64(nsc_json_get(ev, pt_key), &ptimer) || ptimer == 0 ||
         nsc_json_u64(nsc_json_get(ev, key), &aligned))
+        return 0;
+    uint64_t t = (uint64_t)emu_skew_line_invert(&g->k, ptimer);
+    measure(c, h, K_GPU, t, aligned);
+    if (nsc_json_u64(nsc_json_get(ev, "gpu_err_ns"), &err) == 0)
+        bound_of(c, B_TIMELINE, t, aligned, err, T_FACT);
+    return t;
+}
+
+static coll_truth *coll_of(checker *c, int64_t rank, uint64_t id)
+{
+    for (size_t i = c->ncolls; i-- > 0;)  /* a KernelCh follows its Coll: search from the end */
+        if (c->colls[i].rank == rank && c->colls[i].id == id)
+            return &c->colls[i];
+    return NULL;
+}
+
+static coll_truth *coll_at(checker *c, int64_t rank, uint64_t id)
+{
+    coll_truth *x = coll_of(c, rank, id);
+    if (x)
+        return x;
+    if (nsc_grow(&c->colls, c->ncolls, &c->colls_cap, sizeof *c->colls, 1024)) {
+        fail(c, "out of memory");
+        return NULL;
+    }
+    x = &c->colls[c->ncolls++];
+    *x = (coll_truth){rank, id, 0, 0, 0};
+    return x;
+}
+
+/* The truth of a Coll's kernel: its KernelChs' earliest start, latest stop. */
+static void kernel_truth(checker *c, int64_t rank, uint64_t parent, uint64_t t0, uint64_t t1)
+{
+    coll_truth *x = coll_at(c, rank, parent);
+    if (!x)
         return;
-    __int128 t = emu_skew_line_invert(&g->k, ptimer);
-    measure(c, h, K_GPU, (uint64_t)t, aligned);
+    if (t0 && (!x->start || t0 < x->start))
+        x->start = t0;
+    if (t1 > x->stop)
+        x->stop = t1;
 }
 
 static host *rank_host_of(const checker *c, int64_t rank)
@@ -231,9 +315,14 @@ static void take_event(checker *c, const nsc_json *ev)
         fail(c, "comm %" PRIx64 ": an event of rank %" PRId64 ", which the header did not name", c->comm, rank);
         return;
     }
-    cpu_time(c, h, ev, "raw_start_ns", "start_ns");
+    uint64_t enq = cpu_time(c, h, ev, "raw_start_ns", "start_ns"), id;
     cpu_time(c, h, ev, "raw_stop_ns", "stop_ns");
     const char *type = nsc_json_str(nsc_json_get(ev, "type"));
+    if (type && strcmp(type, "Coll") == 0 && nsc_json_u64(nsc_json_get(ev, "id"), &id) == 0) {
+        coll_truth *x = coll_at(c, rank, id);
+        if (x)
+            x->enq = enq;
+    }
     if (!type || strcmp(type, "KernelCh") != 0)
         return;
     const gpu_truth *g = gpu_of(c, rank);
@@ -241,8 +330,59 @@ static void take_event(checker *c, const nsc_json *ev)
         fail(c, "comm %" PRIx64 " rank %" PRId64 ": no GPU clock in the summary", c->comm, rank);
         return;
     }
-    gpu_time(c, h, g, ev, "ptimer_start", "gpu_start_ns");
-    gpu_time(c, h, g, ev, "ptimer_stop", "gpu_stop_ns");
+    uint64_t t0 = gpu_time(c, h, g, ev, "ptimer_start", "gpu_start_ns");
+    uint64_t t1 = gpu_time(c, h, g, ev, "ptimer_stop", "gpu_stop_ns");
+    uint64_t parent;
+    if (nsc_json_u64(nsc_json_get(ev, "parent"), &parent) == 0 && parent)
+        kernel_truth(c, rank, parent, t0, t1);
+}
+
+static const coll_truth *truth_of(checker *c, const nsc_json *r)
+{
+    uint64_t id;
+    return nsc_json_u64(nsc_json_get(r, "id"), &id) ? NULL : coll_of(c, jint(r, "rank"), id);
+}
+
+/* Whether the collective's truth keeps the causality its figures are
+ * narrowed with (figures.h): each kernel starts after its enqueue and, where
+ * every rank's data is needed, no kernel ends before every kernel started. */
+static int truth_causal(checker *c, const nsc_json *coll)
+{
+    const nsc_json *ranks = nsc_json_get(coll, "ranks");
+    uint64_t last_start = 0, first_stop = UINT64_MAX;
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        const coll_truth *x = truth_of(c, r);
+        if (!x || !x->start)
+            continue;
+        if (x->enq && x->start < x->enq)
+            return 0;
+        last_start = x->start > last_start ? x->start : last_start;
+        if (x->stop && x->stop < first_stop)
+            first_stop = x->stop;
+    }
+    return !nsc_fig_needs_all(nsc_json_str(nsc_json_get(coll, "func"))) ||
+           jint(coll, "ranks_seen") < jint(coll, "nranks") || first_stop >= last_start;
+}
+
+/* A collective's kernel times against the truth of its KernelChs. */
+static void take_coll(checker *c, const nsc_json *coll)
+{
+    const nsc_json *ranks = nsc_json_get(coll, "ranks");
+    int causal = truth_causal(c, coll);
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        uint64_t v, err;
+        const coll_truth *x = truth_of(c, r);
+        if (!x)
+            continue;
+        const nsc_json *u = nsc_json_get(r, "uncertain");
+        int unc = u && u->kind == NSC_JSON_TRUE ? T_UNCERTAIN : causal ? T_FACT : T_ACAUSAL;
+        if (x->start && nsc_json_u64(nsc_json_get(r, "kernel_start_ns"), &v) == 0 &&
+            nsc_json_u64(nsc_json_get(r, "kernel_start_err_ns"), &err) == 0)
+            bound_of(c, B_COLLS, x->start, v, err, unc);
+        if (x->stop && nsc_json_u64(nsc_json_get(r, "kernel_end_ns"), &v) == 0 &&
+            nsc_json_u64(nsc_json_get(r, "kernel_end_err_ns"), &err) == 0)
+            bound_of(c, B_COLLS, x->stop, v, err, unc);
+    }
 }
 
 static void take_header(checker *c, const nsc_json *hd)
@@ -314,6 +454,8 @@ static void take_page(checker *c, const text *t, char *cursor, size_t cap)
             take_header(c, root);
         else if (kind && strcmp(kind, "event") == 0)
             take_event(c, root);
+        else if (kind && strcmp(kind, "collective") == 0)
+            take_coll(c, root);
         else if (kind && strcmp(kind, "end") == 0 && next)
             snprintf(cursor, cap, "%s", next);
         nsc_json_free(&d);
@@ -321,29 +463,38 @@ static void take_page(checker *c, const text *t, char *cursor, size_t cap)
     }
 }
 
-static void read_comm(checker *c, e2e_store *s, const char *job, uint64_t comm)
+/* Every page of an endpoint's answer (timeline, collectives) for comm. */
+static void read_pages(checker *c, e2e_store *s, const char *endpoint, const char *job, uint64_t comm,
+                       const char *more)
 {
     char qs[512], cursor[128] = "", err[256];
-    c->comm = comm;
     do {
-        int n = snprintf(qs, sizeof qs, "job=%s&comm=0x%016" PRIx64 "&states=0&limit=100000%s%s", job,
-                         comm, cursor[0] ? "&cursor=" : "", cursor);
+        int n = snprintf(qs, sizeof qs, "job=%s&comm=0x%016" PRIx64 "%s&limit=100000%s%s", job, comm, more,
+                         cursor[0] ? "&cursor=" : "", cursor);
         nsc_query *q;
-        if (n >= (int)sizeof qs || nsc_query_parse("timeline", qs, &q, err, sizeof err)) {
-            fail(c, "timeline query %s: %s", qs, err);
+        if (n >= (int)sizeof qs || nsc_query_parse(endpoint, qs, &q, err, sizeof err)) {
+            fail(c, "%s query %s: %s", endpoint, qs, err);
             return;
         }
         text t = {0};
         int rc = nsc_query_run(q, s->rd, append, &t, err, sizeof err);
         nsc_query_free(q);
         if (rc)
-            fail(c, "timeline of comm %" PRIx64 ": %s", comm, err);
+            fail(c, "%s of comm %" PRIx64 ": %s", endpoint, comm, err);
         else
             take_page(c, &t, cursor, sizeof cursor);
         free(t.p);
         if (rc)
             return;
     } while (cursor[0]);
+}
+
+static void read_comm(checker *c, e2e_store *s, const char *job, uint64_t comm)
+{
+    c->comm = comm;
+    c->ncolls = 0;
+    read_pages(c, s, "timeline", job, comm, "&states=0");
+    read_pages(c, s, "collectives", job, comm, "");
 }
 
 /* ---- results ---- */
@@ -405,6 +556,22 @@ static void report(checker *c, const opts *o)
             printf("clock-check: host=%s ambiguous=%" PRIu64 " (read twice by a backward step)\n", h->name,
                    h->ambiguous);
     }
+    for (int b = 0; b < B_COUNT; b++) {
+        errs *e = &c->b[b].size;
+        if (!e->n) {
+            if (o->check_bounds)
+                fail(c, "no GPU time with a bound in the %s", bound_name[b]);
+            continue;
+        }
+        qsort(e->v, e->n, sizeof *e->v, nsc_cmp_double);
+        printf("clock-check: bounds=%s n=%zu", bound_name[b], e->n);
+        for (int t = 0; t < T_COUNT; t++)
+            printf(" %s=%" PRIu64, truth_name[t], c->b[b].outside[t]);
+        printf(" p50_ns=%.0f max_ns=%.0f\n", quantile(e->v, e->n, 0.5), e->v[e->n - 1]);
+        if (o->check_bounds && c->b[b].outside[T_FACT])
+            fail(c, "%s: %" PRIu64 " of %zu GPU times' bounds do not hold the truth", bound_name[b],
+                 c->b[b].outside[T_FACT], e->n);
+    }
 }
 
 static void checker_free(checker *c)
@@ -415,6 +582,9 @@ static void checker_free(checker *c)
     free(c->hosts);
     free(c->gpus);
     free(c->ranks);
+    free(c->colls);
+    for (int b = 0; b < B_COUNT; b++)
+        free(c->b[b].size.v);
 }
 
 static int run(checker *c, const opts *o, const nsc_json *emu, const char *db, const char *job)
@@ -451,7 +621,8 @@ static void usage(FILE *f)
           "  --max-gpu-p99-ns N   fail if a host's GPU-time p99 error is above N\n"
           "  --step-window-ns N   after a clock step, times within N (plus a backward step's\n"
           "                       size) are reported apart (default 1000000000)\n"
-          "  --expect-step        a stepping host's model must have a segment starting there\n",
+          "  --expect-step        a stepping host's model must have a segment starting there\n"
+          "  --check-bounds       every GPU time's own bound (timeline, collectives) must hold its truth\n",
           f);
 }
 
@@ -459,8 +630,9 @@ static int parse_opts(int argc, char **argv, opts *o)
 {
     static const struct option lo[] = {{"max-cpu-p99-ns", 1, 0, 'c'}, {"max-gpu-p99-ns", 1, 0, 'g'},
                                        {"step-window-ns", 1, 0, 'w'}, {"expect-step", 0, 0, 's'},
+                                       {"check-bounds", 0, 0, 'b'},
                                        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    *o = (opts){-1, -1, 1000000000ull, 0};
+    *o = (opts){-1, -1, 1000000000ull, 0, 0};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         char *end = NULL;
@@ -474,6 +646,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'g': o->max_gpu_p99 = v; break;
         case 'w': o->window_ns = (uint64_t)v; break;
         case 's': o->expect_step = 1; break;
+        case 'b': o->check_bounds = 1; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return 2;
         }

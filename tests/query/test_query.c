@@ -325,9 +325,28 @@ Test(query, stats_buckets_and_stragglers)
     cr_assert_eq(qj_u64(b, "count"), QF_COLLS);
     cr_assert_eq(qj_u64(b, "bytes_min"), 4096);
     cr_assert_eq(qj_u64(b, "latency_p99_ns"), QF_KERNEL);
+    /* seq 3's datatype mismatch makes it no complete collective: not counted */
+    cr_assert_eq(qj_u64(root, "complete"), QF_COLLS - 1);
+    /* 5 us late is not 1 ms of its own, and 3 collectives are too few */
+    cr_assert_eq(nsc_json_get(root, "straggler")->kind, NSC_JSON_NULL);
     const nsc_json *s = nsc_json_at(nsc_json_get(root, "stragglers"), 0);
     cr_assert_eq(qj_u64(s, "rank"), QF_LATE_RANK);
-    cr_assert_eq(qj_u64(s, "last_arrivals"), QF_COLLS);
+    cr_assert_eq(qj_u64(s, "last_arrivals"), QF_COLLS - 1);
+    cr_assert_eq(qj_u64(s, "late_of_its_own"), 0);
+    cr_assert_eq(nsc_json_get(root, "stragglers")->count, 1);
+    nsc_json_free(&d);
+    qf_result_free(&r);
+}
+
+/* The web view asks for the straggler of the seqs it shows. */
+Test(query, stats_of_a_seq_range)
+{
+    qf_result r = qf_run(st, "stats", "comm=world&seq=1-2");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    nsc_json_doc d = parse(r.text, r.len);
+    const nsc_json *root = nsc_json_root(&d);
+    cr_assert_eq(qj_u64(root, "collectives"), 2);
+    cr_assert_eq(qj_u64(root, "complete"), 2);
     cr_assert_eq(nsc_json_get(root, "stragglers")->count, 1);
     nsc_json_free(&d);
     qf_result_free(&r);

@@ -7,8 +7,9 @@
 #   ui.sh BIN_DIR PLUGIN OUT_DIR
 #
 # The job: 4 ranks on 2 nodes, rank 1 a straggler (200 ms late at every
-# AllReduce), rank 3 stops after 5 collectives and the others hang in the
-# sixth (seq 5) for 60 s (the most the emulator holds). While they hang:
+# AllReduce: a straggler needs 8 collectives, docs/api.md "Figures"), rank 3
+# stops after 10 collectives and the others hang in the eleventh (seq 10) for
+# 60 s (the most the emulator holds). While they hang:
 #   - HTTP: /ui/ without the token is a 401 page; ?token= sets the cookie,
 #     which then opens the API; a wrong token does not; every file has its
 #     Content-Type, the pages a Content-Security-Policy of this origin only;
@@ -19,11 +20,11 @@
 #     show: the lagging rank on the overview, and the verdict of a job
 #     that ended hung before (rank 3 never arrived at AllReduce seq 2); rank 1's heat map row, and only
 #     it, marked straggler, its median wait under 50 ms and every other
-#     rank's over 100 ms; AllReduce seq 5 named hung with rank 3 missing;
+#     rank's over 100 ms; AllReduce seq 10 named hung with rank 3 missing;
 #     events of every rank on the timeline, in a whole window, a click on
 #     one (the mouse, where an event is drawn) giving its details and the
 #     wheel zooming to 0.8 of the window; diagnose's
-#     verdict (/api/v1/diagnose) naming seq 5 and rank 3 on the hang view;
+#     verdict (/api/v1/diagnose) naming seq 10 and rank 3 on the hang view;
 #     the 4 inter-node links of the ring, none slow, and rank 3's host
 #     blamed in the hosts table;
 #   - the timeline's Download button, clicked, saves a trace of the window:
@@ -45,7 +46,7 @@ if ! command -v chromium >/dev/null; then
     exit 1
 fi
 . "$here/../e2e/lib.sh"
-slow_rank=1 hang_rank=3 hang_after=5
+slow_rank=1 hang_rank=3 hang_after=10
 head -c 24 /dev/urandom | base64 >"$dir/token"
 token=$(cat "$dir/token")
 auth=(-H "Authorization: Bearer $token")
@@ -73,12 +74,12 @@ p2p_comm=$(comm_of p2p) slow_comm=$(comm_of slowlink)
 # in the third, then every process exits.
 ended=$job-ended
 run_job=$ended run_two ended hang --iters 4 --hang-rank 3 --hang-after 2 --hang-ms 1000
-NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 8 --hang-rank $hang_rank --hang-after $hang_after \
+NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 12 --hang-rank $hang_rank --hang-after $hang_after \
     --hang-ms 60000 --slow-rank $slow_rank --slow-us 200000 &
 emu=$!
 api() { curl -sf -m 10 "${auth[@]}" "http://127.0.0.1:$http/api/v1/$1"; }
-# the hang as the collector sees it: rank 3 lagging, collectives 0-4 matched
-# on every rank and seq 5 on all but rank 3
+# the hang as the collector sees it: rank 3 lagging, the collectives before
+# seq hang_after matched on every rank and that seq on all but rank 3
 hung() {
     api status | python3 -c 'import json, sys
 s = json.load(sys.stdin)
@@ -86,7 +87,8 @@ sys.exit(0 if any(l["rank"] == 3 for j in s["jobs"] for c in j["comms"] for l in
         api "collectives?job=$job&comm=world&func=AllReduce" | python3 -c 'import json, sys
 c = [json.loads(l) for l in sys.stdin if "\"collective\"" in l]
 seen = {x["seq"]: x["ranks_seen"] for x in c}
-sys.exit(0 if all(seen.get(s) == 4 for s in range(5)) and seen.get(5) == 3 else 1)'
+n = int(sys.argv[1])
+sys.exit(0 if all(seen.get(s) == 4 for s in range(n)) and seen.get(n) == 3 else 1)' "$hang_after"
 }
 wait_until 60 hung || die "the collector never saw the hang: $(api status)"
 comm=$(api comms | python3 -c 'import json, sys; print(json.load(sys.stdin)["comms"][0]["comm"])')

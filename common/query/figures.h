@@ -1,0 +1,68 @@
+/* figures.h: the one definition of each figure a user reads about a
+ * collective (docs/api.md, "Figures"), over the per-rank records of one
+ * matched collective (cl_rec, colls_int.h), whatever filled them: the raw
+ * events today, the ledger's records tomorrow.
+ *
+ * Owns: arrival, wait, skew, duration, per-collective and per-rank busBW,
+ * the straggler, each time's error bound after the collective's causality
+ * tightened it, and the reason a figure is uncertain (it still contradicts
+ * causality beyond its bound, or its bound is as large as the figure). Every
+ * endpoint that shows one of these figures, and through them every view,
+ * takes it from here.
+ */
+#ifndef NCCLSCOPE_QUERY_FIGURES_H
+#define NCCLSCOPE_QUERY_FIGURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "busbw.h"
+#include "colls_int.h"
+
+/* Whether every rank of `func` (any case) needs every other rank's data
+ * before it can finish: AllReduce, AllGather, ReduceScatter, AlltoAll (a
+ * Broadcast's or Reduce's rank may finish before a rank it does not depend
+ * on starts). */
+int nsc_fig_needs_all(const char *func);
+
+/* A rank's own figures at a collective. */
+typedef struct nsc_fig_rank {
+    uint64_t wait_ns;           /* last arrival - its arrival */
+    int has_own;                /* its kernel ended: own_ns is known */
+    uint64_t own_ns, own_err_ns;  /* its kernel time, and its bound */
+    uint64_t move_ns;           /* kernel end - max(its start, last arrival): when its data could move */
+    double busbw;               /* bytes x factor / move_ns; NaN when unknown */
+    const char *uncertain;      /* why a figure of it is uncertain; NULL: none */
+} nsc_fig_rank;
+
+/* The group's figures from its records x[0 .. g->n) (sorted by rank), which
+ * it may tighten (kernel times and their bounds) by causality: func is the
+ * collective's function name, all_ranks whether every rank of the
+ * communicator is among them, bw the operation's bandwidth model; scratch
+ * has room for 3 x g->n values. */
+void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw, uint64_t *scratch);
+/* The rank's own figures at the group. */
+void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out);
+/* A complete collective: every rank seen, ended, no mismatch. What the
+ * straggler is counted over. */
+int nsc_fig_complete(const cl_group *g);
+
+/* The last rank is late of its own at a collective (g->late_own) when it
+ * arrived after the others' median arrival and its host and GPU took
+ * NSC_FIG_LATE_MIN_NS or more of that beyond the others' usual gaps (host:
+ * previous kernel end to enqueue; GPU: from both to kernel start), and no
+ * less than it inherited from its
+ * previous collective's end: a slow link that made that collective end late
+ * on it does not make it late. Without GPU arrival it is all the host's. 1 ms
+ * is above the host wake-up noise of the emulator on a loaded 2-core machine
+ * (up to about 0.5 ms). */
+#define NSC_FIG_LATE_MIN_NS 1000000ull
+/* The straggler among n ranks: the one late of its own most often, at more
+ * than half of the complete collectives it was in and at
+ * NSC_FIG_STRAGGLER_MIN at least (counted per collective: one long pause of
+ * a loaded machine does not make a straggler); -1 when none is. own[r],
+ * seen[r]: rank index r's counts. */
+#define NSC_FIG_STRAGGLER_MIN 8
+int64_t nsc_fig_straggler(const uint64_t *own, const uint64_t *seen, size_t n);
+
+#endif

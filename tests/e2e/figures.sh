@@ -1,0 +1,70 @@
+#!/bin/bash
+# figures.sh: the figures of a collective (docs/api.md, "Figures") agree
+# across every view and are possible. The full pipeline on loopback
+# (ncclscope-emu with the real plugin, one agent per simulated node, a
+# collector) runs the demo's jobs, 2 nodes x 4 ranks: an AllReduce with PXN
+# and rank 5 late by 4 ms ("strag"), a ring AllReduce over a 4x slow link
+# node0 -> node1 ("link": its receiver arrives last, a straggler of no view),
+# and the same with rank 5 late too ("slowlink"). Once delivered, the
+# agents stop, and each job is read through the API (collectives, stats, the
+# web view's stats, diagnose, status, /metrics) and the CLI (--json and
+# text): figures_check.py compares them. The collector stores its clock
+# models now and then, and a read between two stores sees other aligned
+# times: a job is read again, three times at most, until one reading agrees. Then, the collector stopped,
+# nsc-e2e-clock-check --check-bounds: every GPU time's bound, in the timeline
+# and in the collectives, holds the emulator's truth; it prints the median
+# bound.
+#
+#   figures.sh BIN_DIR PLUGIN
+set -euo pipefail
+bin=$1 plugin=$2
+nodes=2
+. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+
+start_all
+run_to_end strag --ranks-per-node 4 --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000
+ring=(--ranks-per-node 4 --scenario ring --iters 12 --channels 2 --count 4194304 --chunk-size 2097152
+      --slow-link 0:1:4 --seed 3)
+run_to_end link "${ring[@]}"
+run_to_end slowlink "${ring[@]}" --slow-rank 5 --slow-us 4000
+for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
+
+url=http://127.0.0.1:$http
+cli() { "$bin/ncclscope" --collector "$url" "$@"; }
+get() { curl -sf -m 30 "$url/api/v1/$1"; }
+# read JOB STRAGGLER: every view of JOB's communicator into $dir/JOB, checked.
+read_views() {
+    local job=$1 out=$dir/$1 comm seqs
+    mkdir -p "$out"
+    comm=$(get "comms?job=$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])')
+    get "collectives?job=$job&comm=$comm&limit=100000" >"$out/collectives.ndjson"
+    get "stats?job=$job&comm=$comm" >"$out/stats.json"
+    # the communicator page's stats: the seqs of the collectives it shows
+    seqs=$(python3 -c 'import json,sys
+s=[c["seq"] for c in map(json.loads, open(sys.argv[1])) if c["kind"] == "collective"][-60:]
+print("%d-%d" % (min(s), max(s)))' "$out/collectives.ndjson")
+    get "stats?job=$job&comm=$comm&seq=$seqs" >"$out/stats_web.json"
+    get "diagnose?job=$job&comm=$comm" >"$out/diagnose.json"
+    get status >"$out/status.json"
+    curl -sf -m 30 "$url/metrics" >"$out/metrics.txt"
+    cli --json collectives --job "$job" --comm "$comm" --limit 100000 >"$out/cli_collectives.ndjson"
+    cli --json stats --job "$job" --comm "$comm" >"$out/cli_stats.json"
+    cli --raw collectives --job "$job" --comm "$comm" --limit 100000 >"$out/cli_collectives.txt"
+    cli --raw stats --job "$job" --comm "$comm" >"$out/cli_stats.txt"
+    python3 "$here/figures_check.py" "$out" "$job" "$2"
+}
+views() {
+    local i
+    for i in 1 2 3; do read_views "$@" && return 0; done
+    die "$1: the views disagree or show an impossible figure"
+}
+views strag 5:4000000
+views link none
+views slowlink any
+stop collector
+for job in strag link slowlink; do
+    "$bin/nsc-e2e-clock-check" --check-bounds "$dir/emu-$job.json" "$dir/db" "$job" | grep bounds= ||
+        die "$job: a GPU time's bound misses the truth"
+done
+echo "figures.sh: ok"
