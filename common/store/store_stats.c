@@ -8,7 +8,7 @@
 
 #include "bytes.h"
 
-#define NSTATS 9
+#define NSTATS 11
 
 uint64_t nsc_st_live_bytes(MDB_txn *txn, const MDB_dbi *dbi)
 {
@@ -35,7 +35,8 @@ int nsc_st_read_stats(MDB_txn *txn, const MDB_dbi *dbi, nsc_store_stats *s)
         return NSC_STORE_ECORRUPT;
     uint64_t *f[NSTATS] = {&s->events,      &s->states,      &s->completions,
                            &s->blocks,      &s->block_bytes, &s->unknown_ctx,
-                           &s->unknown_str, &s->next_block_seq, &s->max_span_ns};
+                           &s->unknown_str, &s->next_block_seq, &s->max_span_ns,
+                           &s->ledger_records, &s->ledger_bytes};
     for (int i = 0; i < NSTATS; i++)
         *f[i] = nsc_get_be64((const uint8_t *)val.mv_data + 8 * i);
     return 0;
@@ -46,7 +47,8 @@ int nsc_st_write_stats(nsc_store *st)
     const nsc_store_stats *s = &st->w.pending;
     const uint64_t f[NSTATS] = {s->events,      s->states,      s->completions,
                                 s->blocks,      s->block_bytes, s->unknown_ctx,
-                                s->unknown_str, s->next_block_seq, s->max_span_ns};
+                                s->unknown_str, s->next_block_seq, s->max_span_ns,
+                                s->ledger_records, s->ledger_bytes};
     uint8_t buf[NSTATS * 8];
     for (int i = 0; i < NSTATS; i++)
         nsc_put_be64(buf + 8 * i, f[i]);

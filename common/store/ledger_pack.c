@@ -1,0 +1,267 @@
+/* ledger_pack.c: the ledger database's values (format in ledger_pack.h).
+ *
+ * A value: u8 version, varint record count, then per record a bitmap of its
+ * fields whose difference is not 0 (fields in NSC_FIELDS_LEDGER order, bit i
+ * of byte i / 8), those differences as zigzag varints, the edge count, and
+ * per edge the same for NSC_FIELDS_LEDGER_EDGE against the edge at the same
+ * index of the record before (a zeroed one when it had fewer).
+ */
+#include "ledger_pack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "grow.h"
+#include "store.h"
+
+#define VERSION 1
+
+/* Field positions, and per position whether it is a time. */
+#define LP_POS(a, kind, m, ...) LP_##a##_##m,
+enum { NSC_FIELDS_LEDGER(LP_POS, R) NF };
+enum { NSC_FIELDS_LEDGER_EDGE(LP_POS, E) NFE };
+#undef LP_POS
+#define NBITS(n) (((n) + 7) / 8)
+
+#define LP_IS_TIME_U8 0
+#define LP_IS_TIME_U32 0
+#define LP_IS_TIME_U64 0
+#define LP_IS_TIME_I32 0
+#define LP_IS_TIME_STR 0
+#define LP_IS_TIME_TIME 1
+#define LP_TIME(a, kind, m, ...) LP_IS_TIME_##kind,
+static const uint8_t is_time[NF] = {NSC_FIELDS_LEDGER(LP_TIME, _)};
+#undef LP_TIME
+
+/* Signed kinds widen with their sign, so a small negative difference stays small. */
+#define LP_WIDE_I32(x) (uint64_t)(int64_t)(x)
+#define LP_WIDE_U8(x) (uint64_t)(x)
+#define LP_WIDE_U32(x) (uint64_t)(x)
+#define LP_WIDE_U64(x) (uint64_t)(x)
+#define LP_WIDE_STR(x) (uint64_t)(x)
+#define LP_WIDE_TIME(x) (uint64_t)(x)
+#define LP_GET(a, kind, m, ...) v[i++] = LP_WIDE_##kind((a)->m);
+#define LP_SET(a, kind, m, ...) (a)->m = (NSC_CTYPE_##kind)v[i++];
+
+static void rec_values(const nsc_ledger_rec *r, uint64_t v[NF])
+{
+    int i = 0;
+    NSC_FIELDS_LEDGER(LP_GET, r)
+}
+
+static void rec_assign(nsc_ledger_rec *r, const uint64_t v[NF])
+{
+    int i = 0;
+    NSC_FIELDS_LEDGER(LP_SET, r)
+}
+
+static void edge_values(const nsc_ledger_edge *e, uint64_t v[NFE])
+{
+    int i = 0;
+    NSC_FIELDS_LEDGER_EDGE(LP_GET, e)
+}
+
+static void edge_assign(nsc_ledger_edge *e, const uint64_t v[NFE])
+{
+    int i = 0;
+    NSC_FIELDS_LEDGER_EDGE(LP_SET, e)
+}
+
+/* What field i of a record is predicted to be from the record before: a time
+ * keeps its distance to the API call (an unknown time stays unknown). */
+static uint64_t predict(const uint64_t prev[NF], const uint64_t cur[NF], int i)
+{
+    if (!is_time[i] || i == LP_R_api_ns || prev[i] == 0)
+        return prev[i];
+    return prev[i] + (cur[LP_R_api_ns] - prev[LP_R_api_ns]);
+}
+
+/* The record the first one of a value is told against. */
+static void first_prev(const nsc_ledger_key *k, uint64_t prev[NF])
+{
+    nsc_ledger_rec r;
+    memset(&r, 0, sizeof r);
+    r.comm_id = k->comm;
+    r.rank = k->rank;
+    r.seq = k->chunk * NSC_LEDGER_CHUNK;
+    r.root = r.peer = -1;
+    rec_values(&r, prev);
+}
+
+int nsc_lpack_cmp(const nsc_ledger_rec *a, const nsc_ledger_rec *b)
+{
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    if (a->func != b->func)
+        return a->func < b->func ? -1 : 1;
+    return a->peer < b->peer ? -1 : a->peer > b->peer;
+}
+
+size_t nsc_lpack_bound(const nsc_ledger_rec *const *recs, size_t n)
+{
+    size_t len = 1 + 10;
+    for (size_t i = 0; i < n; i++)
+        len += NBITS(NF) + 10 * NF + 10 + recs[i]->nedges * (NBITS(NFE) + 10 * NFE);
+    return len;
+}
+
+/* Bitmap of the nonzero deltas, then the deltas. */
+static uint8_t *put_deltas(uint8_t *o, const uint64_t *d, int nf)
+{
+    uint8_t *bits = o;
+    memset(bits, 0, NBITS(nf));
+    o += NBITS(nf);
+    for (int i = 0; i < nf; i++)
+        if (d[i]) {
+            bits[i / 8] |= (uint8_t)(1u << (i % 8));
+            o = nsc_put_varint(o, d[i]);
+        }
+    return o;
+}
+
+static uint8_t *put_edges(uint8_t *o, const nsc_ledger_rec *r, const nsc_ledger_rec *prev)
+{
+    o = nsc_put_varint(o, r->nedges);
+    for (uint32_t j = 0; j < r->nedges; j++) {
+        uint64_t cur[NFE], base[NFE] = {0}, d[NFE];
+        edge_values(&r->edges[j], cur);
+        if (prev && j < prev->nedges)
+            edge_values(&prev->edges[j], base);
+        for (int i = 0; i < NFE; i++)
+            d[i] = nsc_zigzag(cur[i] - base[i]);
+        o = put_deltas(o, d, NFE);
+    }
+    return o;
+}
+
+size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n,
+                        uint8_t *out)
+{
+    uint64_t prev[NF], cur[NF], d[NF];
+    uint8_t *o = out;
+    *o++ = VERSION;
+    o = nsc_put_varint(o, n);
+    first_prev(k, prev);
+    for (size_t j = 0; j < n; j++) {
+        rec_values(recs[j], cur);
+        for (int i = 0; i < NF; i++)
+            d[i] = nsc_zigzag(cur[i] - predict(prev, cur, i));
+        o = put_deltas(o, d, NF);
+        o = put_edges(o, recs[j], j ? recs[j - 1] : NULL);
+        memcpy(prev, cur, sizeof prev);
+    }
+    return (size_t)(o - out);
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+/* Read a bitmap and its deltas into d (zero where the bit is clear). */
+static void take_deltas(nsc_rbuf *r, uint64_t *d, int nf)
+{
+    const uint8_t *bits = nsc_rtake(r, NBITS(nf));
+    for (int i = 0; i < nf; i++)
+        d[i] = bits && (bits[i / 8] >> (i % 8) & 1) ? nsc_unzigzag(nsc_rvarint(r)) : 0;
+    /* bits past the last field would be read by no one: a damaged value */
+    if (bits && nf % 8 && bits[nf / 8] >> (nf % 8))
+        r->bad = 1;
+}
+
+static int room(nsc_lpack *l, size_t recs, size_t edges)
+{
+    if (nsc_grow_to(&l->recs, l->n + recs, &l->cap, sizeof *l->recs, 64) ||
+        nsc_grow_to(&l->edges, l->nedges + edges, &l->edges_cap, sizeof *l->edges, 64))
+        return NSC_STORE_ENOMEM;
+    return 0;
+}
+
+/* The edges of record r (at the end of l's edges), told against prev's. */
+static int take_edges(nsc_rbuf *r, nsc_lpack *l, nsc_ledger_rec *rec, const nsc_ledger_rec *prev,
+                      size_t prev_first)
+{
+    uint64_t n = nsc_rvarint(r);
+    /* each edge takes its bitmap at least: a count the value cannot hold is damage */
+    if (r->bad || n > NSC_LPACK_MAX_EDGES || n * NBITS(NFE) > (size_t)(r->end - r->p))
+        return NSC_STORE_ECORRUPT;
+    if (room(l, 0, n))
+        return NSC_STORE_ENOMEM;
+    rec->nedges = (uint32_t)n;
+    for (uint32_t j = 0; j < n; j++) {
+        uint64_t base[NFE] = {0}, d[NFE];
+        if (prev && j < prev->nedges)
+            edge_values(&l->edges[prev_first + j], base);
+        take_deltas(r, d, NFE);
+        for (int i = 0; i < NFE; i++)
+            base[i] += d[i];
+        edge_assign(&l->edges[l->nedges++], base);
+    }
+    return r->bad ? NSC_STORE_ECORRUPT : 0;
+}
+
+static int take_rec(nsc_rbuf *r, const nsc_ledger_key *k, nsc_lpack *l, uint64_t prev[NF],
+                    int first)
+{
+    uint64_t d[NF], cur[NF];
+    take_deltas(r, d, NF);
+    for (int i = 0; i < NF; i++)  /* in field order: the API call before the times told from it */
+        cur[i] = predict(prev, cur, i) + d[i];
+    nsc_ledger_rec *rec = &l->recs[l->n];
+    memset(rec, 0, sizeof *rec);
+    rec_assign(rec, cur);
+    const nsc_ledger_rec *before = first ? NULL : &l->recs[l->n - 1];
+    size_t before_first = before ? l->nedges - before->nedges : 0;
+    if (r->bad || rec->comm_id != k->comm || rec->rank != k->rank ||
+        rec->seq / NSC_LEDGER_CHUNK != k->chunk || (before && nsc_lpack_cmp(before, rec) >= 0))
+        return NSC_STORE_ECORRUPT;
+    int rc = take_edges(r, l, rec, before, before_first);
+    if (rc)
+        return rc;
+    l->n++;
+    memcpy(prev, cur, NF * sizeof *prev);
+    return 0;
+}
+
+/* Edges were appended in record order: point each record at its own. */
+static void link_edges(nsc_lpack *l)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        l->recs[i].edges = l->recs[i].nedges ? &l->edges[at] : NULL;
+        at += l->recs[i].nedges;
+    }
+}
+
+int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_lpack *out)
+{
+    nsc_rbuf r = {val, (const uint8_t *)val + len, 0};
+    const uint8_t *v = nsc_rtake(&r, 1);
+    uint64_t n = nsc_rvarint(&r), prev[NF];
+    size_t n0 = out->n, e0 = out->nedges;
+    /* a record takes its bitmap at least */
+    if (!v || *v != VERSION || r.bad || n > (size_t)(r.end - r.p) / NBITS(NF))
+        return NSC_STORE_ECORRUPT;
+    int rc = room(out, n, 0);
+    first_prev(k, prev);
+    for (uint64_t i = 0; !rc && i < n; i++)
+        rc = take_rec(&r, k, out, prev, i == 0);
+    if (!rc && r.p != r.end)
+        rc = NSC_STORE_ECORRUPT;
+    if (rc) {
+        out->n = n0;
+        out->nedges = e0;
+    }
+    link_edges(out);
+    return rc;
+}
+
+void nsc_lpack_clear(nsc_lpack *l)
+{
+    l->n = l->nedges = 0;
+}
+
+void nsc_lpack_free(nsc_lpack *l)
+{
+    free(l->recs);
+    free(l->edges);
+    memset(l, 0, sizeof *l);
+}
