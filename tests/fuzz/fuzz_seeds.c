@@ -1,7 +1,8 @@
 /* fuzz_seeds.c: writes a fuzzer's seed corpus (valid messages) into a
  * directory, so no binary seeds live in the repository:
  *   fuzz_seeds wire DIR   plugin batches
- *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, rejection, probe and sample */
+ *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, rejection, probe and sample
+ *   fuzz_seeds ledger DIR ledger batches */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,16 +93,35 @@ static int a2c_seeds(const char *dir)
     return rc ? rc : write_seed(dir, "seed-sample", nsc_a2c_encode_probe(&pr, buf));
 }
 
+/* The sample batch, and its records one by one. */
+static int ledger_seeds(const char *dir)
+{
+    nsc_ledger_batch b = sample_ledger();
+    int rc = nsc_ledger_bound(&b) <= sizeof buf ? write_seed(dir, "seed-ledger", nsc_ledger_encode(&b, buf)) : -1;
+    const nsc_ledger_rec *recs = b.recs;
+    for (uint32_t i = 0; i < 3 && rc == 0; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "seed-ledger-%u", i);
+        b.recs = recs + i;
+        b.nrecs = 1;
+        rc = write_seed(dir, name, nsc_ledger_encode(&b, buf));
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "wire") != 0 && strcmp(argv[1], "a2c") != 0)) {
-        fprintf(stderr, "usage: fuzz_seeds wire|a2c CORPUS_DIR\n");
+    if (argc != 3 || (strcmp(argv[1], "wire") != 0 && strcmp(argv[1], "a2c") != 0 &&
+                      strcmp(argv[1], "ledger") != 0)) {
+        fprintf(stderr, "usage: fuzz_seeds wire|a2c|ledger CORPUS_DIR\n");
         return 2;
     }
     if (mkdir(argv[2], 0755) != 0 && errno != EEXIST) {
         perror(argv[2]);
         return 1;
     }
-    int rc = strcmp(argv[1], "wire") == 0 ? wire_seeds(argv[2]) : a2c_seeds(argv[2]);
+    int rc = strcmp(argv[1], "wire") == 0 ? wire_seeds(argv[2])
+             : strcmp(argv[1], "a2c") == 0 ? a2c_seeds(argv[2])
+                                           : ledger_seeds(argv[2]);
     return rc == 0 ? 0 : 1;
 }

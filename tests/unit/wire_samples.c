@@ -217,3 +217,35 @@ size_t sample_batch(void *buf, size_t cap)
         rc = nsc_enc_counters(&e, &cn);
     return rc == 0 ? nsc_enc_finish(&e) : 0;
 }
+
+static const nsc_str_def ledger_strs[] = {{1, "AllReduce"}, {2, "ncclFloat32"}, {3, "Ring"}, {4, "Simple"}};
+
+static nsc_ledger_edge ledger_edges[3][2];
+static nsc_ledger_rec ledger_recs[3];
+
+/* Three AllReduces of one communicator, the last in flight: the shape the
+ * agent sends most. */
+nsc_ledger_batch sample_ledger(void)
+{
+    for (int i = 0; i < 3; i++) {
+        uint64_t t = 5000000000ull + (uint64_t)i * 2000000;
+        ledger_recs[i] = (nsc_ledger_rec){
+            .comm_id = 0x5f65f7aca7835f1ull, .seq = 10 + (uint64_t)i, .rank = 3, .flags = 0,
+            .func = 1, .datatype = 2, .algo = 3, .proto = 4, .count = 1 << 20, .bytes = 7340032,
+            .root = -1, .peer = -1, .nchannels = 2, .api_ns = t - 1500, .enqueue_ns = t,
+            .launch_ns = t + 9000, .done_ns = t + 1300000, .gpu_start_ns = t + 21000,
+            .gpu_end_ns = t + 1290000, .gpu_spread_ns = 800, .gpu_err_ns = 3000,
+            .nchannels_done = 2, .nedges = 2, .edges = ledger_edges[i]};
+        for (int e = 0; e < 2; e++)
+            ledger_edges[i][e] = (nsc_ledger_edge){.peer = e ? 2 : 4, .channel = (uint8_t)e, .is_send = (uint8_t)!e,
+                                            .last_step = -1, .steps = 16, .bytes = 3670016,
+                                            .step_sum_ns = 900000 + (uint64_t)e, .step_max_ns = 70000,
+                                            .wait_recv_ns = e ? 400000u : 0, .wait_send_ns = 12345};
+    }
+    ledger_recs[2].flags = NSC_LEDGER_INFLIGHT;
+    ledger_recs[2].done_ns = ledger_recs[2].gpu_end_ns = 0;
+    ledger_recs[2].nchannels_done = 0;
+    ledger_edges[2][1].last_step = 9;
+    ledger_edges[2][1].last_state = NSC_S_PROXY_STEP_RECV_WAIT;
+    return (nsc_ledger_batch){.pid = 4242, .nstrs = 4, .nrecs = 3, .strs = ledger_strs, .recs = ledger_recs};
+}

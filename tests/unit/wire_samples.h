@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "ledger.h"
 #include "wire.h"
 
 void sample_hdr(nsc_batch_hdr *h);
@@ -25,5 +26,9 @@ void sample_counters(nsc_counters *c);
  * each type (and a foreign copy), every state, completions and counters.
  * Returns its length, or 0 if cap is too small. */
 size_t sample_batch(void *buf, size_t cap);
+
+/* A ledger batch of three AllReduces of one communicator with two edges each,
+ * the last in flight; its records live in static storage. */
+nsc_ledger_batch sample_ledger(void);
 
 #endif
