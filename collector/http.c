@@ -316,7 +316,7 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
  * endpoints, topology among them, are diagapi.c's). */
 static const char *query_endpoint(const char *name)
 {
-    static const char *const queries[] = {"comms", "timeline", "collectives", "stats", "p2p"};
+    static const char *const queries[] = {"comms", "timeline", "collectives", "stats", "p2p", "ledger"};
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
         if (strcmp(name, queries[i]) == 0)
             return queries[i];

@@ -15,7 +15,7 @@
 #include "gpuclock.h"
 #include "query.h"
 
-enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_P2P, Q_NENDPOINTS };
+enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_P2P, Q_LEDGER, Q_NENDPOINTS };
 
 /* Which parameters were given (bits of nsc_query.has). */
 enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
@@ -215,5 +215,6 @@ int nsc_q_timeline(nsc_q_ctx *c);
 int nsc_q_collectives(nsc_q_ctx *c);
 int nsc_q_stats(nsc_q_ctx *c);
 int nsc_q_p2p(nsc_q_ctx *c);
+int nsc_q_ledger(nsc_q_ctx *c);
 
 #endif

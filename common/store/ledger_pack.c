@@ -193,7 +193,9 @@ static int take_edges(nsc_rbuf *r, nsc_lpack *l, nsc_ledger_rec *rec, const nsc_
         take_deltas(r, d, NFE);
         for (int i = 0; i < NFE; i++)
             base[i] += d[i];
-        edge_assign(&l->edges[l->nedges++], base);
+        nsc_ledger_edge *e = &l->edges[l->nedges++];
+        memset(e, 0, sizeof *e);  /* padding too: decoded records compare whole */
+        edge_assign(e, base);
     }
     return r->bad ? NSC_STORE_ECORRUPT : 0;
 }

@@ -92,7 +92,8 @@ static int sort_records(nsc_store *st, nsc_store_ledger *l, size_t *n)
         else
             l->counts.rejected++;
     }
-    qsort(sc->lsorted, k, sizeof *sc->lsorted, key_cmp);
+    if (k > 1)
+        qsort(sc->lsorted, k, sizeof *sc->lsorted, key_cmp);
     *n = k;
     return 0;
 }
@@ -243,7 +244,8 @@ static int emit_chunk(window *w, nsc_store_ledger_fn fn, void *arg)
     for (size_t i = 0; i < w->recs.n; i++)
         if (w->recs.recs[i].seq >= w->q->seq_lo && w->recs.recs[i].seq <= w->q->seq_hi)
             w->order[n++] = &w->recs.recs[i];
-    qsort(w->order, n, sizeof *w->order, window_cmp);
+    if (n > 1)
+        qsort(w->order, n, sizeof *w->order, window_cmp);
     int rc = 0;
     for (size_t i = 0; !rc && i < n; i++)
         rc = fn(arg, w->order[i]);
