@@ -11,8 +11,9 @@
 
 #include "crc32c.h"
 
-#define BATCH_FIELDS 11
-#define BATCH_V2_FIELDS 10 /* no CRC */
+#define BATCH_FIELDS 12
+#define BATCH_V3_FIELDS 11 /* no ledgers */
+#define BATCH_V2_FIELDS 10 /* no ledgers, no CRC */
 #define BATCH_V1_FIELDS 9  /* no CRC, no epoch */
 #define CRC_BYTES 5        /* the CRC: always msgpack uint32, 0xce and 4 bytes big-endian */
 #define MP_UINT32 0xce
@@ -40,6 +41,8 @@ size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b)
     size_t n = 5 * 5 + 2 * TEXT_MAX_BYTES + 5 * UINT_MAX_BYTES + CRC_BYTES;
     for (uint32_t i = 0; i < b->nsections; i++)
         n += 5 + (size_t)b->sections[i].len;
+    for (uint32_t i = 0; i < b->nledgers; i++)
+        n += 5 + (size_t)b->ledgers[i].len;
     for (uint32_t i = 0; i < b->nlife; i++)
         n += 10 + 4 * UINT_MAX_BYTES + 2 * TEXT_MAX_BYTES +
              (size_t)b->life[i].nprogress * (1 + 3 * UINT_MAX_BYTES + TEXT_MAX_BYTES);
@@ -68,6 +71,14 @@ static uint8_t *put_life(uint8_t *p, const nsc_a2c_life *l)
     return p;
 }
 
+static uint8_t *put_bins(uint8_t *p, const nsc_a2c_section *s, uint32_t n)
+{
+    p = nsc_mp_put_array(p, n);
+    for (uint32_t i = 0; i < n; i++)
+        p = nsc_mp_put_bin(p, s[i].data, s[i].len);
+    return p;
+}
+
 size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out)
 {
     uint8_t *p = put_head(out, BATCH_FIELDS, NSC_A2C_BATCH, NSC_A2C_BATCH_VERSION, b->agent);
@@ -75,9 +86,7 @@ size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out)
     p = nsc_mp_put_uint(p, b->seq);
     p = nsc_mp_put_text(p, b->host);
     p = nsc_mp_put_uint(p, b->sent_ns);
-    p = nsc_mp_put_array(p, b->nsections);
-    for (uint32_t i = 0; i < b->nsections; i++)
-        p = nsc_mp_put_bin(p, b->sections[i].data, b->sections[i].len);
+    p = put_bins(p, b->sections, b->nsections);
     p = nsc_mp_put_array(p, b->nlife);
     for (uint32_t i = 0; i < b->nlife; i++)
         p = put_life(p, &b->life[i]);
@@ -90,6 +99,7 @@ size_t nsc_a2c_encode_batch(const nsc_a2c_batch *b, uint8_t *out)
         p = nsc_mp_put_uint(p, a->origin_pid);
         p = nsc_mp_put_uint(p, a->new_id);
     }
+    p = put_bins(p, b->ledgers, b->nledgers);
     uint32_t crc = nsc_crc32c(0, out, (size_t)(p - out));
     *p++ = MP_UINT32;
     for (int shift = 24; shift >= 0; shift -= 8)
@@ -220,13 +230,13 @@ static int rd_u8(nsc_mp_cursor *c, uint8_t *v)
 /* Sizes the fill pass needs; the count pass computes them (and where a
  * version 3 batch's CRC begins). */
 typedef struct tally {
-    uint32_t nsections, nlife, nprogress, naliases;
+    uint32_t nsections, nlife, nprogress, naliases, nledgers;
     const uint8_t *crc_at;
 } tally;
 
 /* Arrays to fill, or all NULL for the counting pass. */
 typedef struct fill {
-    nsc_a2c_section *sections;
+    nsc_a2c_section *sections, *ledgers;
     nsc_a2c_life *life;
     nsc_a2c_progress *progress;
     nsc_a2c_alias *aliases;
@@ -281,16 +291,28 @@ static int rd_alias(nsc_mp_cursor *c, nsc_a2c_alias *a)
 /* A batch's head, up to its seq; *version says which version it is. */
 static int rd_batch_head(nsc_mp_cursor *c, nsc_a2c_batch *b, uint32_t *version)
 {
-    static const uint32_t versions[] = {NSC_A2C_BATCH_VERSION, 2, 1},
-                          nfields[] = {BATCH_FIELDS, BATCH_V2_FIELDS, BATCH_V1_FIELDS};
-    TRY(rd_head(c, NSC_A2C_BATCH, versions, nfields, 3, version, b->agent));
+    static const uint32_t versions[] = {NSC_A2C_BATCH_VERSION, 3, 2, 1},
+                          nfields[] = {BATCH_FIELDS, BATCH_V3_FIELDS, BATCH_V2_FIELDS, BATCH_V1_FIELDS};
+    TRY(rd_head(c, NSC_A2C_BATCH, versions, nfields, 4, version, b->agent));
     b->epoch = 0;
     if (*version >= 2)
         TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->epoch));
     return nsc_mp_rd_uint(c, UINT64_MAX, &b->seq);
 }
 
-/* The CRC that ends a version 3 batch: its position goes to t->crc_at. */
+/* An array of bins (sections, ledgers) into s, or counted only. */
+static int rd_bins(nsc_mp_cursor *c, nsc_a2c_section *s, uint32_t *count)
+{
+    uint32_t n;
+    TRY(nsc_mp_rd_array(c, &n));
+    for (uint32_t i = 0; i < n; i++, (*count)++) {
+        nsc_a2c_section scratch, *to = s ? &s[i] : &scratch;
+        TRY(nsc_mp_rd_bin(c, &to->data, &to->len));
+    }
+    return NSC_WIRE_OK;
+}
+
+/* The CRC that ends a version 3 or 4 batch: its position goes to t->crc_at. */
 static int rd_crc(nsc_mp_cursor *c, nsc_a2c_batch *b, tally *t)
 {
     uint64_t crc;
@@ -308,11 +330,7 @@ static int rd_batch(nsc_mp_cursor *c, nsc_a2c_batch *b, const fill *f, tally *t)
     TRY(rd_batch_head(c, b, &version));
     TRY(nsc_mp_rd_text(c, b->host));
     TRY(nsc_mp_rd_uint(c, UINT64_MAX, &b->sent_ns));
-    TRY(nsc_mp_rd_array(c, &n));
-    for (uint32_t i = 0; i < n; i++, t->nsections++) {
-        nsc_a2c_section scratch, *s = f->sections ? &f->sections[i] : &scratch;
-        TRY(nsc_mp_rd_bin(c, &s->data, &s->len));
-    }
+    TRY(rd_bins(c, f->sections, &t->nsections));
     TRY(nsc_mp_rd_array(c, &n));
     for (uint32_t i = 0; i < n; i++, t->nlife++) {
         nsc_a2c_life scratch, *l = f->life ? &f->life[i] : &scratch;
@@ -323,8 +341,10 @@ static int rd_batch(nsc_mp_cursor *c, nsc_a2c_batch *b, const fill *f, tally *t)
         nsc_a2c_alias scratch, *a = f->aliases ? &f->aliases[i] : &scratch;
         TRY(rd_alias(c, a));
     }
+    if (version >= 4)
+        TRY(rd_bins(c, f->ledgers, &t->nledgers));
     b->crc = 0;
-    if (version == NSC_A2C_BATCH_VERSION)
+    if (version >= 3)
         TRY(rd_crc(c, b, t));
     return c->p == c->end ? NSC_WIRE_OK : NSC_WIRE_TRAILING;
 }
@@ -343,7 +363,7 @@ int nsc_a2c_decode_batch(const void *buf, size_t len, const nsc_dec_limits *lim,
     TRY(rd_batch(&c, &b, &f, &t));
     if (t.crc_at && nsc_crc32c(0, buf, (size_t)(t.crc_at - (const uint8_t *)buf)) != b.crc)
         return NSC_WIRE_BAD_CHECKSUM;
-    size_t sz = t.nsections * sizeof *f.sections + t.nlife * sizeof *f.life +
+    size_t sz = (t.nsections + t.nledgers) * sizeof *f.sections + t.nlife * sizeof *f.life +
                 t.nprogress * sizeof *f.progress + t.naliases * sizeof *f.aliases;
     uint8_t *mem = calloc(1, sz ? sz : 1);
     if (!mem)
@@ -352,6 +372,7 @@ int nsc_a2c_decode_batch(const void *buf, size_t len, const nsc_dec_limits *lim,
     f.progress = (nsc_a2c_progress *)(f.life + t.nlife);
     f.aliases = (nsc_a2c_alias *)(f.progress + t.nprogress);
     f.sections = (nsc_a2c_section *)(f.aliases + t.naliases);
+    f.ledgers = f.sections + t.nsections;
     cursor_init(&c, buf, len, lim);
     memset(&t, 0, sizeof t);
     if (rd_batch(&c, &b, &f, &t) != NSC_WIRE_OK) {
@@ -361,6 +382,8 @@ int nsc_a2c_decode_batch(const void *buf, size_t len, const nsc_dec_limits *lim,
     b.sections = f.sections;
     b.life = f.life;
     b.aliases = f.aliases;
+    b.ledgers = f.ledgers;
+    b.nledgers = t.nledgers;
     b.nsections = t.nsections;
     b.nlife = t.nlife;
     b.naliases = t.naliases;
@@ -395,7 +418,7 @@ int nsc_a2c_batch_check(const void *buf, size_t len)
     uint32_t version;
     TRY(open_cursor(&c, buf, len));
     TRY(rd_batch_head(&c, &b, &version));
-    if (version != NSC_A2C_BATCH_VERSION) {
+    if (version < 3) {
         int rc = nsc_a2c_decode_batch(buf, len, NULL, &b);
         nsc_a2c_batch_release(&b);
         return rc;

@@ -3,7 +3,7 @@
  * Owns the byte format of the messages between a node agent and the
  * collector (docs/protocol.md, "Agent to collector"): a batch (agent id and
  * sequence, host, one wire-format section per process, process lifecycle
- * records, PXN aliases), an acknowledgement, a rejection and a clock probe. Sections are
+ * records, PXN aliases, one ledger batch per process), an acknowledgement, a rejection and a clock probe. Sections are
  * complete plugin-format batches (wire.h) carried as msgpack bin, so events are
  * encoded by one codec only; this file frames them.
  *
@@ -20,12 +20,13 @@
 
 #include "wire.h"
 
-/* Acks, probes, samples and rejections are version 1. A batch is version 3:
- * it carries the agent's epoch and ends with the CRC-32C of everything before
- * that last element; version 2 (epoch, no CRC) and version 1 (neither, epoch
- * 0) batches from an older agent's spool still decode, unchecked. */
+/* Acks, probes, samples and rejections are version 1. A batch is version 4:
+ * it carries the agent's epoch, the ledger records (ledger.h) and ends with
+ * the CRC-32C of everything before that last element. Version 3 (no
+ * ledgers) from an older agent's spool still decodes, checked; version 2
+ * (epoch, no CRC) and version 1 (neither, epoch 0), unchecked. */
 #define NSC_A2C_VERSION 1
-#define NSC_A2C_BATCH_VERSION 3
+#define NSC_A2C_BATCH_VERSION 4
 
 /* A probe goes agent -> collector -> agent; the agent then reports the
  * completed sample (all four times) to the collector, whose clock model for
@@ -84,9 +85,10 @@ typedef struct nsc_a2c_batch {
     uint64_t epoch;    /* the agent's spool identity: (agent, epoch, seq) names a batch */
     uint64_t seq;      /* per agent and epoch, from 0, dense */
     uint64_t sent_ns;
-    uint32_t crc;      /* version 3: the CRC-32C the message carries (checked); 0 before */
-    uint32_t nsections, nlife, naliases;
+    uint32_t crc;      /* version 3 on: the CRC-32C the message carries (checked); 0 before */
+    uint32_t nsections, nlife, naliases, nledgers;
     const nsc_a2c_section *sections;
+    const nsc_a2c_section *ledgers; /* one ledger batch (ledger.h) per process: version 4 */
     const nsc_a2c_life *life;
     const nsc_a2c_alias *aliases;
     void *mem;         /* decoder's allocation */
@@ -134,7 +136,7 @@ void nsc_a2c_batch_release(nsc_a2c_batch *b);
  * seq] reads, whatever follows (a batch about to be rejected is named by
  * them). Returns 0, or a negative nsc_wire_err with agent "unknown". */
 int nsc_a2c_batch_name(const void *buf, size_t len, char agent[64], uint64_t *seq);
-/* Whether a spooled batch is still what was encoded: a version 3 batch's CRC
+/* Whether a spooled batch is still what was encoded: a version 3 or 4 batch's CRC
  * matches (no decode), an older one decodes. 0 or a negative nsc_wire_err
  * (NSC_WIRE_BAD_CHECKSUM for a CRC that does not match). */
 int nsc_a2c_batch_check(const void *buf, size_t len);

@@ -1,13 +1,15 @@
 /* Unit tests for the agent-to-collector codec: round trips of a batch (with
- * wire sections that decode again), an ack, a rejection and a probe, the
+ * wire sections and ledger batches that decode again), an ack, a rejection and a probe, the
  * malformed corpus, each case asserting its exact error, and a batch's CRC:
  * every changed byte is found, by the decoder and by nsc_a2c_batch_check. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "a2c.h"
+#include "crc32c.h"
+#include "wire_samples.h"
 
-static uint8_t sect_buf[2][1024], msg[1 << 16];
+static uint8_t sect_buf[2][1024], ledger_buf[2][4096], msg[1 << 16];
 
 /* A small valid wire batch for process pid with one Coll event. */
 static uint32_t make_section(uint8_t *buf, uint32_t pid, uint64_t id)
@@ -26,14 +28,27 @@ static const nsc_a2c_progress progress[2] = {
     {.comm_id = 17, .seq = 0, .rank = -1, .func = "Send"},
 };
 
-/* A batch with two sections, two life records and one alias. */
+/* The sample ledger batch of process pid, with its first n records. */
+static nsc_a2c_section make_ledger(uint8_t *buf, uint32_t pid, uint32_t n)
+{
+    nsc_ledger_batch b = sample_ledger();
+    b.pid = pid;
+    b.nrecs = n;
+    cr_assert_leq(nsc_ledger_bound(&b), sizeof ledger_buf[0]);
+    return (nsc_a2c_section){buf, (uint32_t)nsc_ledger_encode(&b, buf)};
+}
+
+/* A batch with two sections, three life records, one alias and two ledger
+ * batches. */
 static size_t make_batch(void)
 {
-    static nsc_a2c_section secs[2];
+    static nsc_a2c_section secs[2], ledgers[2];
     static nsc_a2c_life life[3];
     static nsc_a2c_alias alias = {.proxy_pid = 11, .origin_pid = 10, .proxy_id = 5, .new_id = (1ull << 63) | 9};
     secs[0] = (nsc_a2c_section){sect_buf[0], make_section(sect_buf[0], 10, 100)};
     secs[1] = (nsc_a2c_section){sect_buf[1], make_section(sect_buf[1], 11, 200)};
+    ledgers[0] = make_ledger(ledger_buf[0], 10, 3);
+    ledgers[1] = make_ledger(ledger_buf[1], 11, 1);
     life[0] = (nsc_a2c_life){.event = NSC_A2C_STARTED, .pid = 10, .ts_ns = 123, .job = "job1"};
     life[1] = (nsc_a2c_life){.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 11,
                              .ts_ns = UINT64_MAX, .last_batch_seq = 99, .job = "job1", .host = "gpu-17",
@@ -41,7 +56,7 @@ static size_t make_batch(void)
     life[2] = (nsc_a2c_life){.event = NSC_A2C_FINISHED, .pid = 10, .ts_ns = 7, .job = "job1"};
     nsc_a2c_batch b = {.agent = "agent-a", .host = "node0", .epoch = UINT64_MAX - 1, .seq = 1ull << 40, .sent_ns = 5,
                        .nsections = 2, .nlife = 3, .naliases = 1, .sections = secs, .life = life,
-                       .aliases = &alias};
+                       .aliases = &alias, .nledgers = 2, .ledgers = ledgers};
     size_t bound = nsc_a2c_batch_bound(&b);
     cr_assert_leq(bound, sizeof msg);
     size_t n = nsc_a2c_encode_batch(&b, msg);
@@ -85,6 +100,15 @@ Test(a2c, batch_round_trip)
     cr_assert_eq(d.naliases, 1);
     cr_assert_eq(d.aliases[0].new_id, (1ull << 63) | 9);
     cr_assert_eq(d.aliases[0].proxy_pid, 11);
+    cr_assert_eq(d.nledgers, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        nsc_ledger_batch lb;
+        cr_assert_eq(nsc_ledger_decode(d.ledgers[i].data, d.ledgers[i].len, NULL, &lb), 0);
+        cr_assert_eq(lb.pid, 10 + i);
+        cr_assert_eq(lb.nrecs, i ? 1 : 3);
+        cr_assert_eq(lb.recs[0].seq, 10);
+        nsc_ledger_release(&lb);
+    }
     nsc_a2c_batch_release(&d);
 }
 
@@ -93,7 +117,7 @@ Test(a2c, empty_batch_round_trip)
     nsc_a2c_batch b = {.agent = "a", .seq = 0}, d;
     size_t n = nsc_a2c_encode_batch(&b, msg);
     cr_assert_eq(nsc_a2c_decode_batch(msg, n, NULL, &d), 0);
-    cr_assert_eq(d.nsections + d.nlife + d.naliases, 0);
+    cr_assert_eq(d.nsections + d.nlife + d.naliases + d.nledgers, 0);
     nsc_a2c_batch_release(&d);
 }
 
@@ -114,6 +138,29 @@ Test(a2c, version_1_batch_is_epoch_0)
     cr_assert_eq(d.epoch, 9);
     cr_assert_eq(d.seq, 7);
     nsc_a2c_batch_release(&d);
+}
+
+/* A batch from an agent before the ledger: version 3, CRC, no ledgers. */
+Test(a2c, version_3_batch_still_decodes)
+{
+    static const uint8_t head[] = "\x9b\x01\x03\xa1" "a\x09\x07\xa2" "h0\x05\x90\x90\x90";
+    uint8_t v3[sizeof head + 4];
+    memcpy(v3, head, sizeof head - 1);
+    uint32_t crc = nsc_crc32c(0, v3, sizeof head - 1);
+    uint8_t *p = v3 + sizeof head - 1;
+    *p++ = 0xce;
+    for (int shift = 24; shift >= 0; shift -= 8)
+        *p++ = (uint8_t)(crc >> shift);
+    nsc_a2c_batch d;
+    cr_assert_eq(nsc_a2c_decode_batch(v3, sizeof v3, NULL, &d), 0);
+    cr_assert_eq(d.epoch, 9);
+    cr_assert_eq(d.seq, 7);
+    cr_assert_eq(d.crc, crc);
+    cr_assert_eq(d.nledgers, 0);
+    nsc_a2c_batch_release(&d);
+    cr_assert_eq(nsc_a2c_batch_check(v3, sizeof v3), 0);
+    v3[6] ^= 1;
+    cr_assert_eq(nsc_a2c_batch_check(v3, sizeof v3), NSC_WIRE_BAD_CHECKSUM);
 }
 
 Test(a2c, ack_and_probe_round_trip)
@@ -181,7 +228,17 @@ Test(a2c, malformed_corpus)
         {"not an array", "\x01", 1, NSC_WIRE_BAD_TYPE},
         {"wrong arity", "\x93\x01\x01\xa1" "a", 4, NSC_WIRE_BAD_RECORD},
         {"ack as batch", "\x95\x02\x01\xa1" "a\x00\x00", 7, NSC_WIRE_BAD_RECORD},
-        {"bad version", "\x99\x01\x04\xa1" "a\x00\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_VERSION},
+        {"bad version", "\x99\x01\x05\xa1" "a\x00\xa0\x00\x90\x90\x90", 11, NSC_WIRE_BAD_VERSION},
+        {"v4 without ledgers", "\x9b\x01\x04\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\xce\x00\x00\x00\x00", 17,
+         NSC_WIRE_BAD_RECORD},
+        {"v4 crc for ledgers", "\x9c\x01\x04\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\xce\x00\x00\x00\x00", 17,
+         NSC_WIRE_BAD_TYPE},
+        {"v4 str ledger", "\x9c\x01\x04\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\x91\xa1x\xce\x00\x00\x00\x00", 20,
+         NSC_WIRE_BAD_TYPE},
+        {"v4 huge ledger count", "\x9c\x01\x04\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\xdd\xff\xff\xff\xff", 17,
+         NSC_WIRE_TOO_MANY},
+        {"v4 ledger longer than message", "\x9c\x01\x04\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\x91\xc4\x09", 15,
+         NSC_WIRE_TRUNCATED},
         {"v3 without crc", "\x9a\x01\x03\xa1" "a\x05\x00\xa0\x00\x90\x90\x90", 12, NSC_WIRE_BAD_RECORD},
         {"v3 crc not uint32", "\x9b\x01\x03\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\x00", 13, NSC_WIRE_BAD_TYPE},
         {"v3 crc str", "\x9b\x01\x03\xa1" "a\x05\x00\xa0\x00\x90\x90\x90\xa0", 13, NSC_WIRE_BAD_TYPE},
@@ -237,8 +294,8 @@ Test(a2c, every_changed_byte_is_refused)
             msg[i] ^= masks[m];
         }
     }
-    /* a flip inside a value (the sent_ns field) keeps the framing: only the CRC finds it */
-    size_t at = n - 5 - 4;  /* the last byte of the last alias's new_id */
+    /* a flip inside a value keeps the framing: only the CRC finds it */
+    size_t at = n - 5 - 1;  /* the last byte of the last ledger batch */
     msg[at] ^= 1;
     cr_assert_eq(decode_rc(msg, n, NULL), NSC_WIRE_BAD_CHECKSUM);
     cr_assert_eq(nsc_a2c_batch_check(msg, n), NSC_WIRE_BAD_CHECKSUM);
@@ -295,7 +352,7 @@ Test(a2c, limits)
     nsc_dec_limits small = {.max_msg = n - 1};
     cr_assert_eq(decode_rc(msg, n, &small), NSC_WIRE_TOO_LARGE);
     nsc_dec_limits few = {.max_records = 1};
-    cr_assert_eq(decode_rc(msg, n, &few), NSC_WIRE_TOO_MANY);  /* the top array has 11 */
+    cr_assert_eq(decode_rc(msg, n, &few), NSC_WIRE_TOO_MANY);  /* the top array has 12 */
     cr_assert_eq(nsc_a2c_kind("\x91\x09", 2), NSC_WIRE_BAD_RECORD);
     cr_assert_eq(nsc_a2c_kind("", 0), NSC_WIRE_EMPTY);
 }

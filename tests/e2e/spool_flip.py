@@ -4,12 +4,12 @@ as a bad disk or a stray write would (faults.sh poisoned_spool).
 
     spool_flip.py DATA.MDB AGENT framing|value [SEQ]
 
-Finds every copy of AGENT's version 3 batches in the LMDB file (the live
+Finds every copy of AGENT's version 4 batches in the LMDB file (the live
 value and stale copies in freed pages; all copies of the chosen batch are
 changed, so the live one is), picks the first batch from SEQ on (default: the
 middle one, well after the definitions at the start of a job) that has what
 is to be changed, and changes in each copy:
-  framing: the batch's array header (11 elements become 10);
+  framing: the batch's array header (12 elements become 11);
   value:   the lowest bit of a uint inside its first section's records (an
            event's field: the message still decodes; only its CRC tells).
 Prints the seq it changed. Exit 1 when no batch or no such value is found.
@@ -69,7 +69,7 @@ def change(b, at, sect, how):
     """Change the copy of a batch at `at` (first section at sect): 1, or 0
     when it has no such thing (a stale copy partly overwritten, no uint)."""
     if how == "framing":
-        b[at] ^= 0x9b ^ 0x9a
+        b[at] ^= 0x9c ^ 0x9b
         return 1
     try:
         records = skip(b, sect + 1)  # the section is [header, records]
@@ -87,7 +87,7 @@ def change(b, at, sect, how):
 def main():
     path, agent, how = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
     b = bytearray(open(path, "rb").read())
-    prefix = b"\x9b\x01\x03" + bytes([0xa0 | len(agent)]) + agent
+    prefix = b"\x9c\x01\x04" + bytes([0xa0 | len(agent)]) + agent
     copies = {}
     at = b.find(prefix)
     while at >= 0:

@@ -1,13 +1,15 @@
 /* fuzz_a2c.c: libFuzzer target for the agent-to-collector decoders (the
  * collector's ingest port reads these from the network). Whatever decodes
  * must survive a re-encode: the bound holds, and the copy decodes to the same
- * message; every section of a batch goes through the wire decoder too, and
+ * message; every section of a batch goes through the wire decoder too, every
+ * ledger batch through the ledger decoder, and
  * the agent's pre-send check agrees with the decoder on what decodes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "a2c.h"
+#include "ledger.h"
 
 static void check_batch(const uint8_t *data, size_t size)
 {
@@ -21,6 +23,11 @@ static void check_batch(const uint8_t *data, size_t size)
         if (nsc_batch_decode(b.sections[i].data, b.sections[i].len, NULL, &wb) == NSC_WIRE_OK)
             nsc_batch_release(&wb);
     }
+    for (uint32_t i = 0; i < b.nledgers; i++) {
+        nsc_ledger_batch lb;
+        if (nsc_ledger_decode(b.ledgers[i].data, b.ledgers[i].len, NULL, &lb) == NSC_WIRE_OK)
+            nsc_ledger_release(&lb);
+    }
     size_t bound = nsc_a2c_batch_bound(&b);
     uint8_t *out = malloc(bound);
     if (!out)
@@ -29,11 +36,16 @@ static void check_batch(const uint8_t *data, size_t size)
     if (n > bound || nsc_a2c_decode_batch(out, n, NULL, &c) != NSC_WIRE_OK)
         abort();
     if (c.epoch != b.epoch || c.seq != b.seq || c.nsections != b.nsections || c.nlife != b.nlife || c.naliases != b.naliases ||
+        c.nledgers != b.nledgers ||
         strcmp(c.agent, b.agent) != 0 || strcmp(c.host, b.host) != 0)
         abort();
     for (uint32_t i = 0; i < b.nsections; i++)
         if (c.sections[i].len != b.sections[i].len ||
             memcmp(c.sections[i].data, b.sections[i].data, b.sections[i].len) != 0)
+            abort();
+    for (uint32_t i = 0; i < b.nledgers; i++)
+        if (c.ledgers[i].len != b.ledgers[i].len ||
+            memcmp(c.ledgers[i].data, b.ledgers[i].data, b.ledgers[i].len) != 0)
             abort();
     nsc_a2c_batch_release(&c);
     nsc_a2c_batch_release(&b);

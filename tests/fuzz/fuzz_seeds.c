@@ -61,7 +61,8 @@ static int wire_seeds(const char *dir)
     return rc;
 }
 
-/* An a2c batch of two small plugin batches, a death with progress, an alias. */
+/* An a2c batch of two small plugin batches, a death with progress, an alias
+ * and a ledger batch. */
 static size_t a2c_batch(void)
 {
     static uint8_t sect[2][4096];
@@ -71,12 +72,18 @@ static size_t a2c_batch(void)
         memcpy(sect[i], buf, n);
         secs[i] = (nsc_a2c_section){sect[i], (uint32_t)n};
     }
+    static uint8_t ledger[4096];
+    nsc_ledger_batch lb = sample_ledger();
+    if (nsc_ledger_bound(&lb) > sizeof ledger)
+        return 0;
+    nsc_a2c_section ledgers = {ledger, (uint32_t)nsc_ledger_encode(&lb, ledger)};
     nsc_a2c_progress prog = {.comm_id = 0xabc, .seq = 7, .rank = 1, .func = "AllReduce"};
     nsc_a2c_life life = {.event = NSC_A2C_DIED, .reason = NSC_A2C_REASON_EXITED, .pid = 42, .ts_ns = 9,
                          .last_batch_seq = 3, .job = "job", .host = "node0", .nprogress = 1, .progress = &prog};
     nsc_a2c_alias alias = {.proxy_pid = 43, .origin_pid = 42, .proxy_id = 5, .new_id = 1ull << 63};
     nsc_a2c_batch b = {.agent = "agent0", .host = "node0", .epoch = 0x5eed, .seq = 12, .sent_ns = 100, .nsections = 2,
-                       .nlife = 1, .naliases = 1, .sections = secs, .life = &life, .aliases = &alias};
+                       .nlife = 1, .naliases = 1, .sections = secs, .life = &life, .aliases = &alias,
+                       .nledgers = 1, .ledgers = &ledgers};
     return nsc_a2c_batch_bound(&b) <= sizeof buf ? nsc_a2c_encode_batch(&b, buf) : 0;
 }
 
