@@ -188,6 +188,18 @@ static void count_taken(nsc_writer *w, const nsc_item *it)
     atomic_fetch_add_explicit(&s->events, ev, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->states, stt, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->completions, cp, memory_order_relaxed);
+    nsc_store_ledger_counts lc = {0, 0, 0, it->ledger_unplaced};
+    for (uint32_t i = 0; i < it->nsl; i++) {
+        lc.stored += it->sl[i].counts.stored;
+        lc.replaced += it->sl[i].counts.replaced;
+        lc.stale += it->sl[i].counts.stale;
+        lc.rejected += it->sl[i].counts.rejected;
+    }
+    atomic_fetch_add_explicit(&s->ledger_stored, lc.stored, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->ledger_replaced, lc.replaced, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->ledger_stale, lc.stale, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->ledger_rejected, lc.rejected, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->ledger_bad_batches, it->ledger_bad, memory_order_relaxed);
 }
 
 /* Put a batch unless it is committed already; either way it is held for its
@@ -214,6 +226,8 @@ static int take_batch(nsc_writer *w, nsc_item *it)
     }
     for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++)
         rc = nsc_store_put(w->c->store, &it->sb[i]);
+    for (uint32_t i = 0; !rc && i < it->nsl; i++)  /* in the batch's transaction: stored exactly once with it */
+        rc = nsc_store_put_ledger(w->c->store, &it->sl[i]);
     if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq) ||
         hold(w, it))
         return rc ? rc : NSC_STORE_ENOMEM;
