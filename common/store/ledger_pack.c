@@ -1,10 +1,13 @@
 /* ledger_pack.c: the ledger database's values (format in ledger_pack.h).
  *
- * A value: u8 version, varint record count, then per record a bitmap of its
- * fields whose difference is not 0 (fields in NSC_FIELDS_LEDGER order, bit i
- * of byte i / 8), those differences as zigzag varints, the edge count, and
- * per edge the same for NSC_FIELDS_LEDGER_EDGE against the edge at the same
- * index of the record before (a zeroed one when it had fewer).
+ * A value: u8 version, varint record count, then per record the bitmap of
+ * its fields whose difference is not 0 (bit i: field i of NSC_FIELDS_LEDGER)
+ * as a varint of its XOR with the record before's (a run of alike records:
+ * one byte), those differences as zigzag varints, the edge count, and per
+ * edge a bitmap (bit i of byte i / 8) and the differences of
+ * NSC_FIELDS_LEDGER_EDGE against the edge at the same index of the record
+ * before (a zeroed one when it had fewer). The API call is predicted one
+ * interval (the record before's own) after the record before's.
  */
 #include "ledger_pack.h"
 
@@ -23,6 +26,14 @@ enum { NSC_FIELDS_LEDGER(LP_POS, R) NF };
 enum { NSC_FIELDS_LEDGER_EDGE(LP_POS, E) NFE };
 #undef LP_POS
 #define NBITS(n) (((n) + 7) / 8)
+_Static_assert(NF <= 32, "a record's bitmap is a uint32");
+
+/* What the next record is told against. */
+typedef struct chain {
+    uint64_t prev[NF];
+    uint64_t interval;  /* the record before's API call minus the one before it */
+    uint32_t bits;      /* the record before's bitmap */
+} chain;
 
 #define LP_IS_TIME_U8 0
 #define LP_IS_TIME_U32 0
@@ -68,17 +79,27 @@ static void edge_assign(nsc_ledger_edge *e, const uint64_t v[NFE])
     NSC_FIELDS_LEDGER_EDGE(LP_SET, e)
 }
 
-/* What field i of a record is predicted to be from the record before: a time
- * keeps its distance to the API call (an unknown time stays unknown). */
-static uint64_t predict(const uint64_t prev[NF], const uint64_t cur[NF], int i)
+/* What field i of a record is predicted to be from the chain: the API call
+ * one interval on, another time at its distance to the API call (an unknown
+ * time stays unknown), anything else as before. */
+static uint64_t predict(const chain *ch, const uint64_t cur[NF], int i)
 {
-    if (!is_time[i] || i == LP_R_api_ns || prev[i] == 0)
-        return prev[i];
-    return prev[i] + (cur[LP_R_api_ns] - prev[LP_R_api_ns]);
+    if (i == LP_R_api_ns)
+        return ch->prev[i] ? ch->prev[i] + ch->interval : 0;
+    if (!is_time[i] || ch->prev[i] == 0)
+        return ch->prev[i];
+    return ch->prev[i] + (cur[LP_R_api_ns] - ch->prev[LP_R_api_ns]);
 }
 
-/* The record the first one of a value is told against. */
-static void first_prev(const nsc_ledger_key *k, uint64_t prev[NF])
+static void chain_next(chain *ch, const uint64_t cur[NF], uint32_t bits)
+{
+    ch->interval = ch->prev[LP_R_api_ns] && cur[LP_R_api_ns] ? cur[LP_R_api_ns] - ch->prev[LP_R_api_ns] : 0;
+    memcpy(ch->prev, cur, sizeof ch->prev);
+    ch->bits = bits;
+}
+
+/* The chain the first record of a value is told against. */
+static void chain_start(const nsc_ledger_key *k, chain *ch)
 {
     nsc_ledger_rec r;
     memset(&r, 0, sizeof r);
@@ -86,7 +107,9 @@ static void first_prev(const nsc_ledger_key *k, uint64_t prev[NF])
     r.rank = k->rank;
     r.seq = k->chunk * NSC_LEDGER_CHUNK;
     r.root = r.peer = -1;
-    rec_values(&r, prev);
+    rec_values(&r, ch->prev);
+    ch->interval = 0;
+    ch->bits = 0;
 }
 
 int nsc_lpack_cmp(const nsc_ledger_rec *a, const nsc_ledger_rec *b)
@@ -102,7 +125,7 @@ size_t nsc_lpack_bound(const nsc_ledger_rec *const *recs, size_t n)
 {
     size_t len = 1 + 10;
     for (size_t i = 0; i < n; i++)
-        len += NBITS(NF) + 10 * NF + 10 + recs[i]->nedges * (NBITS(NFE) + 10 * NFE);
+        len += 5 + 10 * NF + 10 + recs[i]->nedges * (NBITS(NFE) + 10 * NFE);
     return len;
 }
 
@@ -138,18 +161,25 @@ static uint8_t *put_edges(uint8_t *o, const nsc_ledger_rec *r, const nsc_ledger_
 size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n,
                         uint8_t *out)
 {
-    uint64_t prev[NF], cur[NF], d[NF];
+    chain ch;
+    uint64_t cur[NF], d[NF];
     uint8_t *o = out;
     *o++ = VERSION;
     o = nsc_put_varint(o, n);
-    first_prev(k, prev);
+    chain_start(k, &ch);
     for (size_t j = 0; j < n; j++) {
+        uint32_t bits = 0;
         rec_values(recs[j], cur);
+        for (int i = 0; i < NF; i++) {
+            d[i] = nsc_zigzag(cur[i] - predict(&ch, cur, i));
+            bits |= (uint32_t)(d[i] != 0) << i;
+        }
+        o = nsc_put_varint(o, bits ^ ch.bits);
         for (int i = 0; i < NF; i++)
-            d[i] = nsc_zigzag(cur[i] - predict(prev, cur, i));
-        o = put_deltas(o, d, NF);
+            if (d[i])
+                o = nsc_put_varint(o, d[i]);
         o = put_edges(o, recs[j], j ? recs[j - 1] : NULL);
-        memcpy(prev, cur, sizeof prev);
+        chain_next(&ch, cur, bits);
     }
     return (size_t)(o - out);
 }
@@ -200,13 +230,14 @@ static int take_edges(nsc_rbuf *r, nsc_lpack *l, nsc_ledger_rec *rec, const nsc_
     return r->bad ? NSC_STORE_ECORRUPT : 0;
 }
 
-static int take_rec(nsc_rbuf *r, const nsc_ledger_key *k, nsc_lpack *l, uint64_t prev[NF],
-                    int first)
+static int take_rec(nsc_rbuf *r, const nsc_ledger_key *k, nsc_lpack *l, chain *ch, int first)
 {
-    uint64_t d[NF], cur[NF];
-    take_deltas(r, d, NF);
+    uint64_t cur[NF], x = nsc_rvarint(r);
+    uint32_t bits = (uint32_t)x ^ ch->bits;
+    if (x >> NF)  /* bits past the last field would be read by no one: a damaged value */
+        return NSC_STORE_ECORRUPT;
     for (int i = 0; i < NF; i++)  /* in field order: the API call before the times told from it */
-        cur[i] = predict(prev, cur, i) + d[i];
+        cur[i] = predict(ch, cur, i) + (bits >> i & 1 ? nsc_unzigzag(nsc_rvarint(r)) : 0);
     nsc_ledger_rec *rec = &l->recs[l->n];
     memset(rec, 0, sizeof *rec);
     rec_assign(rec, cur);
@@ -219,7 +250,7 @@ static int take_rec(nsc_rbuf *r, const nsc_ledger_key *k, nsc_lpack *l, uint64_t
     if (rc)
         return rc;
     l->n++;
-    memcpy(prev, cur, NF * sizeof *prev);
+    chain_next(ch, cur, bits);
     return 0;
 }
 
@@ -237,15 +268,16 @@ int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_l
 {
     nsc_rbuf r = {val, (const uint8_t *)val + len, 0};
     const uint8_t *v = nsc_rtake(&r, 1);
-    uint64_t n = nsc_rvarint(&r), prev[NF];
+    uint64_t n = nsc_rvarint(&r);
     size_t n0 = out->n, e0 = out->nedges;
-    /* a record takes its bitmap at least */
-    if (!v || *v != VERSION || r.bad || n > (size_t)(r.end - r.p) / NBITS(NF))
+    chain ch;
+    /* a record takes two bytes at least: its bitmap and its edge count */
+    if (!v || *v != VERSION || r.bad || n > (size_t)(r.end - r.p) / 2)
         return NSC_STORE_ECORRUPT;
     int rc = room(out, n, 0);
-    first_prev(k, prev);
+    chain_start(k, &ch);
     for (uint64_t i = 0; !rc && i < n; i++)
-        rc = take_rec(&r, k, out, prev, i == 0);
+        rc = take_rec(&r, k, out, &ch, i == 0);
     if (!rc && r.p != r.end)
         rc = NSC_STORE_ECORRUPT;
     if (rc) {
