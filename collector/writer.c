@@ -243,6 +243,11 @@ static int take_batch_ch(nsc_writer *w, nsc_item *it)
     ensure_txn(w);
     for (uint32_t i = 0; i < a->nsections; i++)
         nsc_chstore_put(w->c->ch, a->agent, a->epoch, a->seq, i, &it->sb[i]);
+    for (uint32_t i = 0; i < it->nsl; i++) {
+        uint32_t k = (uint32_t)(it->sl[i].batch - it->ledgers);  /* its place among the batch's ledgers */
+        nsc_chstore_put_ledger(w->c->ch, a->agent, a->epoch, a->seq, k, it->sl[i].proc, a->ledgers[k].data,
+                               a->ledgers[k].len);
+    }
     for (uint32_t i = 0; i < a->nlife; i++) {
         nsc_store_life sl;
         life_of(it, i, &sl);

@@ -37,7 +37,8 @@
 #                 batches sent to both: the agents' spools again, as in
 #                 replay): every query endpoint, with several parameter
 #                 sets (ranks, time window, types, compact, limit and
-#                 cursor, func and seq, errors), answers byte for byte alike
+#                 cursor, func and seq, errors; the ledger's seq and rank
+#                 windows and pages), answers byte for byte alike
 #                 from a collector on ClickHouse; again after that
 #                 collector is killed -9 0.2 s into a query and started again.
 # failover_stop:  the same with a stopped (SIGSTOP) instead of killed: its
@@ -305,6 +306,12 @@ every_query() {
     same 200 "p2p?$j&comm=$comm"
     same 200 "topology?$j&comm=$comm"
     same 200 "topology?$j&comm=$comm&t0_ns=$t0&t1_ns=$t1"
+    same 200 "ledger?$j&comm=$comm"
+    same 200 "ledger?$j&comm=$comm&seq=3-7&rank=1,3"
+    same 200 "ledger?$j&comm=$comm&limit=5"
+    cur=$(from_lmdb lmdb.out "l[-1]['next_cursor'] or ''")
+    same 200 "ledger?$j&comm=$comm&limit=5${cur:+&cursor=$cur}"
+    same 400 "ledger?$j&comm=$comm&seq=7-3"
     same 200 "diagnose?$j"
     same 200 "links?$j"
     # not hosts: it tallies the jobs of the live status, which this
