@@ -2,7 +2,8 @@
  *
  * main.c owns it and runs the loop; ingest.c fills it from the socket,
  * acks.c keeps the plugins' streams in order and acknowledges them,
- * held.c keeps the PXN resolver's held events in the spool,
+ * held.c keeps the PXN resolver's held events in the spool, lbuild.c
+ * builds the ledger records,
  * forward.c sends the spool to the collector, http.c reads it for /healthz
  * and /metrics. One thread does everything, so
  * nothing here is locked (the name resolver's thread shares nothing of it:
@@ -16,6 +17,7 @@
 #include "config.h"
 #include "curve.h"
 #include "forward.h"
+#include "lbuild.h"
 #include "mono.h"
 #include "out.h"
 #include "pxn.h"
@@ -44,6 +46,7 @@ typedef struct nsc_agent {
     void *ackpub;          /* acknowledgements to the plugins (acks.c) */
     nsc_registry *reg;
     nsc_pxn *pxn;
+    nsc_lbuild *lb;        /* the ledger builder */
     nsc_out *out;
     nsc_spool *spool;
     nsc_fwd *fwd;          /* NULL: no collector configured (spool only) */

@@ -28,6 +28,8 @@ static const nsc_opt opts[] = {
     NUM("pxn_pending", "NCCLSCOPE_PXN_PENDING", pxn_pending, "65536", "foreign events held at most while waiting"),
     MS("heartbeat_timeout_ms", "NCCLSCOPE_HEARTBEAT_TIMEOUT_MS", heartbeat_timeout_ms, "10000", "a silent process is reported dead after this"),
     MS("linger_ms", "NCCLSCOPE_LINGER_MS", linger_ms, "30000", "a dead process's tables are kept this long; so is the spool's mark of a stream unheard since the start"),
+    MS("hang_ms", "NCCLSCOPE_HANG_MS", hang_ms, "10000", "a collective not completed this long gets an in-flight ledger record, again while it changes (the collector's hang_ms)"),
+    NUM("ledger_max_open", "NCCLSCOPE_LEDGER_MAX_OPEN", ledger_max_open, "1024", "open collectives kept per process by the ledger builder (1..1048576); the oldest is dropped, counted"),
     MS("flush_ms", "NCCLSCOPE_AGENT_FLUSH_MS", flush_ms, "50", "longest wait before waiting data becomes a spool entry"),
     KB("flush_kb", "NCCLSCOPE_AGENT_FLUSH_KB", flush_kb, "1024", "waiting data that makes a spool entry at once"),
     NUM("burst", "NCCLSCOPE_AGENT_BURST", burst, "256", "messages taken per loop iteration (fairness with HTTP and timers)"),
@@ -111,6 +113,10 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
     if (cfg->max_batch_kb == 0 || cfg->max_batch_kb > (1u << 20) || cfg->burst == 0 || cfg->pxn_recent == 0 ||
         cfg->pxn_recent > (1u << 30) || cfg->pxn_pending > (1u << 30)) {
         fprintf(err, "ncclscope-agent: max_batch_kb (1..1048576), burst, pxn_recent (1..2^30) and pxn_pending are out of range\n");
+        return -1;
+    }
+    if (cfg->ledger_max_open == 0 || cfg->ledger_max_open > (1u << 20) || cfg->hang_ms == 0) {
+        fprintf(err, "ncclscope-agent: ledger_max_open (1..1048576) and hang_ms (> 0) are out of range\n");
         return -1;
     }
     return check_forwarding(cfg, err) ? -1 : nsc_hguard_cfg_check(&cfg->hg, "ncclscope-agent", err);

@@ -28,6 +28,8 @@ typedef struct nsc_agent_cfg {
     uint64_t pxn_pending;      /* foreign events held at most */
     uint64_t heartbeat_timeout_ms;
     uint64_t linger_ms;        /* a dead process's tables are kept this long */
+    uint64_t hang_ms;          /* a collective open this long gets an in-flight ledger record */
+    uint64_t ledger_max_open;  /* open collectives per process the ledger builder keeps */
     uint64_t flush_ms;         /* spool entry at least this often when data is waiting */
     uint64_t flush_kb;         /* or when this much is waiting */
     uint64_t burst;            /* messages taken per loop iteration */

@@ -91,6 +91,24 @@ static void reply(struct evhttp_request *req, nsc_agent *a, void (*render)(nsc_a
     evbuffer_free(b);
 }
 
+static void render_ledger(nsc_agent *a, struct evbuffer *b, const nsc_out_stats *os)
+{
+    nsc_lbuild_stats ls;
+    nsc_lbuild_stats_get(a->lb, &ls);
+    evbuffer_add_printf(b, "# HELP ncclscope_agent_ledger_records_total Ledger records built, completed or in flight\n"
+                           "# TYPE ncclscope_agent_ledger_records_total counter\n"
+                           "ncclscope_agent_ledger_records_total{kind=\"completed\"} %" PRIu64 "\n"
+                           "ncclscope_agent_ledger_records_total{kind=\"inflight\"} %" PRIu64 "\n",
+                        ls.records, ls.inflight);
+    nsc_prom_u64(b, "ncclscope_agent_ledger_open", "gauge", "Collectives open in the ledger builder", ls.open);
+    nsc_prom_u64(b, "ncclscope_agent_ledger_spooled_total", "counter", "Ledger records written to the spool", os->ledger_records);
+    nsc_prom_u64(b, "ncclscope_agent_ledger_bytes_total", "counter", "Bytes of the ledger batches written to the spool", os->ledger_bytes);
+    nsc_prom_head(b, "ncclscope_agent_ledger_unattached_total", "counter", "Events, states or collectives the ledger could not attach, by reason");
+    for (unsigned i = 0; i < NSC_LB_NREASONS; i++)
+        evbuffer_add_printf(b, "ncclscope_agent_ledger_unattached_total{reason=\"%s\"} %" PRIu64 "\n",
+                            nsc_lbuild_reason(i), ls.unattached[i]);
+}
+
 static void render_metrics(nsc_agent *a, struct evbuffer *b)
 {
     nsc_reg_counts rc;
@@ -123,6 +141,7 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_pxn_unresolved_total", "counter", "PXN events forwarded flagged unresolved", px.unresolved);
     nsc_prom_u64(b, "ncclscope_agent_pxn_pending", "gauge", "PXN events waiting for their origin", px.pending);
     nsc_prom_u64(b, "ncclscope_agent_pxn_overflow_total", "counter", "PXN events not held because the queue was full", px.overflow);
+    render_ledger(a, b, &os);
     nsc_prom_u64(b, "ncclscope_agent_pxn_restored_total", "counter", "PXN events a killed predecessor held, taken back from the spool", px.restored);
     evbuffer_add_printf(b, "# HELP ncclscope_agent_processes Known processes by state\n"
                            "# TYPE ncclscope_agent_processes gauge\n"

@@ -39,10 +39,14 @@ int nsc_ingest_open(nsc_agent *a, char err[256])
 {
     int64_t zmax = (int64_t)(a->cfg.max_batch_kb * 1024 * 2);
     int linger = 0, hwm = a->cfg.queue > INT_MAX ? INT_MAX : (int)a->cfg.queue;
-    /* Decoded: the PXN candidates (and the Coll events' progress) and the
-     * foreign events; every other event is only checked, then spliced. */
-    a->scan.keep_types = 1u << NSC_T_COLL | 1u << NSC_T_P2P;
+    /* Decoded: the PXN candidates (and the Coll events' progress), the
+     * foreign events, and what the ledger builder folds (with every state
+     * and completion); every other event is only checked, then spliced. */
+    a->scan.keep_types = 1u << NSC_T_COLL | 1u << NSC_T_P2P | 1u << NSC_T_CE_COLL | 1u << NSC_T_COLL_API |
+                         1u << NSC_T_KERNEL_LAUNCH | 1u << NSC_T_KERNEL_CH | 1u << NSC_T_PROXY_OP |
+                         1u << NSC_T_PROXY_STEP;
     a->scan.keep_flags = NSC_EVF_FOREIGN;
+    a->scan.keep_states = 1;
     if (!(a->zctx = zmq_ctx_new())) {
         snprintf(err, 256, "zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
         return -1;
@@ -100,6 +104,27 @@ static void route_records(nsc_agent *a, nsc_reg_proc *p, const void *msg, size_t
     }
 }
 
+/* The batch's records into the ledger builder. Its records come in the order
+ * the plugin's threads' rings were drained, not in time: what opens a
+ * collective goes first, then the states, then the steps, whose ProxyOp comes
+ * after them, then the rest, then the completions. Foreign events come
+ * re-attached, through the PXN resolver. */
+static void feed_ledger(nsc_agent *a, nsc_reg_proc *p, const nsc_batch *b, uint64_t now_ns)
+{
+    static const uint32_t passes[] = {
+        1u << NSC_T_COLL | 1u << NSC_T_CE_COLL | 1u << NSC_T_COLL_API | 1u << NSC_T_KERNEL_LAUNCH,
+        1u << NSC_T_PROXY_STEP, 1u << NSC_T_PROXY_OP | 1u << NSC_T_KERNEL_CH};
+    for (size_t i = 0; i < b->nstates; i++)
+        nsc_lbuild_state(a->lb, p, &b->states[i]);
+    for (unsigned k = 0; k < sizeof passes / sizeof passes[0]; k++)
+        for (size_t i = 0; i < b->nevents; i++)
+            if (passes[k] >> b->events[i].type & 1 && !(b->events[i].flags & NSC_EVF_FOREIGN))
+                nsc_lbuild_event(a->lb, p, &b->events[i], now_ns);
+    for (size_t i = 0; i < b->ncompletions; i++)
+        nsc_lbuild_completion(a->lb, p, &b->completions[i]);
+    nsc_lbuild_batch_end(a->lb, p);
+}
+
 void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_scan *s, uint64_t now_ns)
 {
     const nsc_batch *b = &s->b;
@@ -119,6 +144,7 @@ void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_scan 
     if ((news & NSC_REG_FINISHED) && nsc_out_life(a->out, p, NSC_A2C_FINISHED, now_ns) != 0)
         a->in.nomem++;
     route_records(a, p, msg, len, s, now_ns);
+    feed_ledger(a, p, b, now_ns);
     nsc_acks_took(a, p, &b->hdr);
     a->in.events += s->nevents;
     a->in.states += s->nstates;
@@ -206,6 +232,23 @@ static void emit(void *arg, uint64_t section_key, const nsc_event *ev, const nsc
         a->in.nomem++;
     if (alias && nsc_out_alias(a->out, alias) != 0)
         a->in.nomem++;
+    nsc_reg_proc *proxy = alias ? nsc_reg_find(a->reg, p->id.host, alias->proxy_pid) : NULL;
+    if (proxy)
+        nsc_lbuild_alias(a->lb, proxy, p, alias);
+    nsc_lbuild_event(a->lb, p, ev, nsc_mono_ns());
+}
+
+/* The builder's records go into the open batch, beside the events. */
+static void emit_ledger(void *arg, nsc_reg_proc *p, const nsc_ledger_rec *r)
+{
+    nsc_agent *a = arg;
+    if (nsc_out_ledger(a->out, p, r) != 0)
+        a->in.nomem++;
+}
+
+nsc_lbuild *nsc_ingest_lbuild_new(nsc_agent *a)
+{
+    return nsc_lbuild_new(a->cfg.hang_ms * 1000000ull, (uint32_t)a->cfg.ledger_max_open, emit_ledger, a);
 }
 
 nsc_pxn_sink nsc_ingest_pxn_sink(nsc_agent *a) { return (nsc_pxn_sink){a, origin_of, emit}; }

@@ -28,6 +28,8 @@ void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns);
 void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_scan *s, uint64_t now_ns);
 /* Metric label of a reject reason index, or NULL for an unused index. */
 const char *nsc_ingest_reason(unsigned idx);
+/* The ledger builder, its records going into a's output. */
+nsc_lbuild *nsc_ingest_lbuild_new(nsc_agent *a);
 /* The PXN sink the resolver reports to (routes into a's registry and output). */
 nsc_pxn_sink nsc_ingest_pxn_sink(nsc_agent *a);
 

@@ -56,6 +56,7 @@ static void on_reap(void *arg, nsc_reg_proc *p)
     nsc_agent *a = arg;
     if (p->stream && p->reason == NSC_A2C_REASON_EXITED)
         nsc_spool_stream_forget(a->spool, p->stream);
+    nsc_lbuild_forget(a->lb, p);
 }
 
 typedef struct timers {
@@ -68,6 +69,7 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
     if (now - t->tick >= TICK_NS) {
         t->tick = now;
         nsc_pxn_tick(a->pxn, now);
+        nsc_lbuild_tick(a->lb, a->reg, now);
     }
     if (now - t->check >= CHECK_NS) {
         t->check = now;
@@ -155,7 +157,8 @@ static int setup(nsc_agent *a)
     if (nsc_spool_open(&a->spool, a->cfg.spool, a->cfg.spool_max_mb << 20, err) != 0)
         goto fail;
     if (!(a->reg = nsc_reg_new()) || !(a->pxn = nsc_pxn_new(&pc, &sink)) ||
-        !(a->out = nsc_out_new(a->cfg.agent_id, a->cfg.host, a->spool, nsc_acks_stored, a))) {
+        !(a->out = nsc_out_new(a->cfg.agent_id, a->cfg.host, a->spool, nsc_acks_stored, a)) ||
+        !(a->lb = nsc_ingest_lbuild_new(a))) {
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
@@ -175,6 +178,7 @@ static void teardown(nsc_agent *a)
     nsc_resolver_free(a->res);
     nsc_fwd_free(a->fwd);
     nsc_ingest_close(a);
+    nsc_lbuild_free(a->lb);
     nsc_out_free(a->out);
     nsc_held_forget(a);
     nsc_pxn_free(a->pxn);

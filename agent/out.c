@@ -16,6 +16,17 @@ typedef struct section {
     nsc_spool_mark mark;  /* the process's plugin stream, taken up to mark.next (0: none) */
 } section;
 
+/* One process's ledger records since the last flush; a record's edges
+ * follow its predecessors' in edges (pointers are set at flush). */
+typedef struct ledger_sec {
+    uint64_t key;
+    uint32_t pid;
+    nsc_ledger_rec *recs;
+    nsc_ledger_edge *edges;
+    nsc_str_def *strs;
+    size_t nrecs, caprecs, nedges, capedges, nstrs, capstrs;
+} ledger_sec;
+
 struct nsc_out {
     char agent[64], host[64];
     nsc_spool *spool;
@@ -32,6 +43,9 @@ struct nsc_out {
     nsc_a2c_alias *alias;
     uint32_t nalias;
     size_t capalias;
+    ledger_sec *led;
+    uint32_t nled;
+    size_t capled;
     size_t waiting;
     nsc_out_stats st;
 };
@@ -55,7 +69,12 @@ static void reset(nsc_out *o)
 {
     for (uint32_t i = 0; i < o->nsec; i++)
         free(o->sec[i].buf);
-    o->nsec = o->nlife = o->nprogress = o->nalias = 0;
+    for (uint32_t i = 0; i < o->nled; i++) {
+        free(o->led[i].recs);
+        free(o->led[i].edges);
+        free(o->led[i].strs);
+    }
+    o->nsec = o->nlife = o->nprogress = o->nalias = o->nled = 0;
     o->waiting = 0;
     o->gen++;
 }
@@ -69,6 +88,7 @@ void nsc_out_free(nsc_out *o)
     free(o->life);
     free(o->progress);
     free(o->alias);
+    free(o->led);
     free(o);
 }
 
@@ -188,20 +208,101 @@ int nsc_out_alias(nsc_out *o, const nsc_a2c_alias *a)
     return 0;
 }
 
+static ledger_sec *ledger_sec_of(nsc_out *o, const nsc_reg_proc *p)
+{
+    for (uint32_t i = 0; i < o->nled; i++)
+        if (o->led[i].key == p->key)
+            return &o->led[i];
+    if (nsc_grow(&o->led, o->nled, &o->capled, sizeof *o->led, 8))
+        return NULL;
+    ledger_sec *l = &o->led[o->nled++];
+    memset(l, 0, sizeof *l);
+    l->key = p->key;
+    l->pid = p->id.pid;
+    return l;
+}
+
+/* The text of string id s of p in l's strings, once. */
+static int ledger_str(ledger_sec *l, const nsc_reg_proc *p, nsc_str s)
+{
+    if (s == 0)
+        return 0;
+    for (size_t i = 0; i < l->nstrs; i++)
+        if (l->strs[i].id == s)
+            return 0;
+    if (nsc_grow(&l->strs, l->nstrs, &l->capstrs, sizeof *l->strs, 8))
+        return -1;
+    nsc_str_def *d = &l->strs[l->nstrs++];
+    d->id = s;
+    snprintf(d->text, sizeof d->text, "%s", nsc_reg_str(p, s));
+    return 0;
+}
+
+int nsc_out_ledger(nsc_out *o, const nsc_reg_proc *p, const nsc_ledger_rec *r)
+{
+    ledger_sec *l = ledger_sec_of(o, p);
+    if (!l || nsc_grow(&l->recs, l->nrecs, &l->caprecs, sizeof *l->recs, 16) ||
+        nsc_grow_to(&l->edges, l->nedges + r->nedges, &l->capedges, sizeof *l->edges, 16) ||
+        ledger_str(l, p, r->func) || ledger_str(l, p, r->datatype) || ledger_str(l, p, r->algo) ||
+        ledger_str(l, p, r->proto)) {
+        o->st.nomem++;
+        return -1;
+    }
+    l->recs[l->nrecs] = *r;
+    l->recs[l->nrecs++].edges = NULL;
+    if (r->nedges)
+        memcpy(l->edges + l->nedges, r->edges, r->nedges * sizeof *r->edges);
+    l->nedges += r->nedges;
+    o->waiting += 64 + 32 * (size_t)r->nedges;
+    return 0;
+}
+
 size_t nsc_out_waiting(const nsc_out *o)
 {
-    return o->nsec || o->nlife || o->nalias ? o->waiting + 1 : 0;
+    return o->nsec || o->nlife || o->nalias || o->nled ? o->waiting + 1 : 0;
+}
+
+/* Each process's ledger records encoded into one buffer: ledgers[i] points
+ * into *buf (the caller frees it). 0, or -1 without memory. */
+static int encode_ledgers(nsc_out *o, nsc_a2c_section *ledgers, uint8_t **buf)
+{
+    size_t cap = 0, at = 0;
+    nsc_ledger_batch *lb = calloc(o->nled ? o->nled : 1, sizeof *lb);
+    if (!lb)
+        return -1;
+    for (uint32_t i = 0; i < o->nled; i++) {
+        ledger_sec *l = &o->led[i];
+        for (size_t j = 0, e = 0; j < l->nrecs; e += l->recs[j++].nedges)
+            l->recs[j].edges = l->recs[j].nedges ? l->edges + e : NULL;
+        lb[i] = (nsc_ledger_batch){.pid = l->pid, .nstrs = (uint32_t)l->nstrs, .nrecs = (uint32_t)l->nrecs,
+                                   .strs = l->strs, .recs = l->recs};
+        cap += nsc_ledger_bound(&lb[i]);
+    }
+    *buf = malloc(cap ? cap : 1);
+    for (uint32_t i = 0; *buf && i < o->nled; i++) {
+        size_t n = nsc_ledger_encode(&lb[i], *buf + at);
+        ledgers[i] = (nsc_a2c_section){*buf + at, (uint32_t)n};
+        at += n;
+        o->st.ledger_records += lb[i].nrecs;
+        o->st.ledger_bytes += n;
+    }
+    free(lb);
+    return *buf ? 0 : -1;
 }
 
 int nsc_out_flush(nsc_out *o, uint64_t now_ns)
 {
-    if (o->nsec == 0 && o->nlife == 0 && o->nalias == 0)
+    if (o->nsec == 0 && o->nlife == 0 && o->nalias == 0 && o->nled == 0)
         return 0;
     nsc_a2c_section *secs = calloc(o->nsec ? o->nsec : 1, sizeof *secs);
+    nsc_a2c_section *ledgers = calloc(o->nled ? o->nled : 1, sizeof *ledgers);
     nsc_spool_mark *marks = calloc(o->nsec ? o->nsec : 1, sizeof *marks);
-    if (!secs || !marks) {
+    uint8_t *ledger_buf = NULL;
+    if (!secs || !ledgers || !marks || encode_ledgers(o, ledgers, &ledger_buf) != 0) {
         free(secs);
+        free(ledgers);
         free(marks);
+        free(ledger_buf);
         return -1;
     }
     nsc_spool_tally t = {0, o->nlife + o->nalias};
@@ -218,13 +319,15 @@ int nsc_out_flush(nsc_out *o, uint64_t now_ns)
         o->life[i].progress = o->life[i].nprogress ? o->progress + at : NULL;
     nsc_a2c_batch b = {.epoch = nsc_spool_epoch(o->spool), .seq = nsc_spool_next_seq(o->spool), .sent_ns = now_ns, .nsections = o->nsec,
                        .nlife = o->nlife, .naliases = o->nalias, .sections = secs, .life = o->life,
-                       .aliases = o->alias};
+                       .aliases = o->alias, .nledgers = o->nled, .ledgers = ledgers};
     memcpy(b.agent, o->agent, sizeof b.agent);
     memcpy(b.host, o->host, sizeof b.host);
     uint8_t *msg = malloc(nsc_a2c_batch_bound(&b));
     if (!msg) {
         free(secs);
+        free(ledgers);
         free(marks);
+        free(ledger_buf);
         return -1;
     }
     size_t len = nsc_a2c_encode_batch(&b, msg);
@@ -239,7 +342,9 @@ int nsc_out_flush(nsc_out *o, uint64_t now_ns)
         o->stored(o->stored_arg, marks, nmarks);
     free(msg);
     free(secs);
+    free(ledgers);
     free(marks);
+    free(ledger_buf);
     reset(o);
     return rc;
 }

@@ -2,8 +2,8 @@
  *
  * Owns the open agent-to-collector batch: one wire-format section per process
  * that has something to say (an nsc_enc over a growing buffer, header = that
- * process's identity), the lifecycle records and PXN aliases since the last
- * flush. A flush encodes them as one a2c batch with the spool's next sequence
+ * process's identity), the lifecycle records, PXN aliases and ledger records
+ * (one ledger batch per process, common/ledger.h) since the last flush. A flush encodes them as one a2c batch with the spool's next sequence
  * number and stores it (or has it refused and counted by the spool), with
  * the marks of the plugin streams whose batches it holds, and then reports
  * those marks (for the acknowledgements to the plugins).
@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "a2c.h"
+#include "ledger.h"
 #include "registry.h"
 #include "spool.h"
 
@@ -23,6 +24,7 @@ typedef struct nsc_out nsc_out;
 typedef struct nsc_out_stats {
     uint64_t batches, events, records, bytes;  /* handed to the spool */
     uint64_t nomem;                            /* records lost to a failed allocation */
+    uint64_t ledger_records, ledger_bytes;     /* ledger records handed to the spool, their batches' bytes */
 } nsc_out_stats;
 
 /* After a flush stored or counted what waited: the streams it took. */
@@ -43,6 +45,8 @@ int nsc_out_mark(nsc_out *o, nsc_reg_proc *p, uint64_t base_ns);
 /* A lifecycle record for p (its progress is copied now). */
 int nsc_out_life(nsc_out *o, const nsc_reg_proc *p, uint8_t event, uint64_t ts_ns);
 int nsc_out_alias(nsc_out *o, const nsc_a2c_alias *a);
+/* A ledger record of p (its edges and the texts of its strings are copied). */
+int nsc_out_ledger(nsc_out *o, const nsc_reg_proc *p, const nsc_ledger_rec *r);
 /* About how many bytes wait to be flushed (0: nothing). */
 size_t nsc_out_waiting(const nsc_out *o);
 /* Store what waits as one spool entry (nothing if nothing waits).

@@ -1034,8 +1034,18 @@ static uint8_t *keep_slot(nsc_scan *s, unsigned tag, const uint8_t *rec, uint32_
     case KIND_COUNTERS:
         b->has_counters = 1;
         return (uint8_t *)&b->counters;
+    case KIND_STATE:
+        if (!s->keep_states ||
+            (*rc = grow_array(&b->states, &s->cap_states, b->nstates, sizeof *b->states)) != NSC_WIRE_OK)
+            return NULL;
+        return (uint8_t *)&b->states[b->nstates++];
+    case KIND_COMPLETION:
+        if (!s->keep_states || (*rc = grow_array(&b->completions, &s->cap_completions, b->ncompletions,
+                                                 sizeof *b->completions)) != NSC_WIRE_OK)
+            return NULL;
+        return (uint8_t *)&b->completions[b->ncompletions++];
     default:
-        return NULL;  /* states and completions are counted only */
+        return NULL;
     }
 }
 
@@ -1100,7 +1110,7 @@ static void scan_empty(nsc_scan *s)
     nsc_batch *b = &s->b;
     memset(&b->hdr, 0, sizeof b->hdr);
     memset(&b->counters, 0, sizeof b->counters);
-    b->nevents = b->nstrs = b->nctxs = 0;
+    b->nevents = b->nstrs = b->nctxs = b->nstates = b->ncompletions = 0;
     b->has_counters = 0;
     s->nevents = s->nstates = s->ncompletions = 0;
 }
@@ -1134,6 +1144,8 @@ void nsc_scan_free(nsc_scan *s)
     free(s->b.events);
     free(s->b.strs);
     free(s->b.ctxs);
+    free(s->b.states);
+    free(s->b.completions);
     free(s->event_at);
     memset(s, 0, sizeof *s);
 }

@@ -165,11 +165,12 @@ void nsc_batch_release(nsc_batch *b);
 typedef struct nsc_scan {
     uint32_t keep_types;  /* in: 1 << type for the event types to decode */
     uint8_t keep_flags;   /* in: also decode the events with one of these flags */
-    nsc_batch b;          /* out: header, strs, ctxs, counters and the kept events
-                           * (b.states, b.completions: none) */
+    uint8_t keep_states;  /* in: also decode every state and completion */
+    nsc_batch b;          /* out: header, strs, ctxs, counters and the kept events,
+                           * states and completions */
     uint32_t *event_at;   /* out: the record number of b.events[i] in the batch */
     size_t nevents, nstates, ncompletions;  /* out: the batch's records of each kind */
-    size_t cap_events, cap_strs, cap_ctxs;  /* room in the arrays */
+    size_t cap_events, cap_strs, cap_ctxs, cap_states, cap_completions;  /* room in the arrays */
 } nsc_scan;
 
 /* Scan buf[0..len) into s (keep_* set by the caller). Returns 0, or the

@@ -65,6 +65,11 @@ static const char *compare(const void *msg, size_t len, const nsc_batch *d, cons
         return "the contexts differ";
     if (b->has_counters != d->has_counters || memcmp(&b->counters, &d->counters, sizeof d->counters) != 0)
         return "the counters differ";
+    size_t nstates = s->keep_states ? d->nstates : 0, ncompletions = s->keep_states ? d->ncompletions : 0;
+    if (b->nstates != nstates || !SAME(b->states, d->states, nstates))
+        return "the kept states differ";
+    if (b->ncompletions != ncompletions || !SAME(b->completions, d->completions, ncompletions))
+        return "the kept completions differ";
     return compare_events(msg, len, d, s);
 }
 

@@ -11,8 +11,9 @@
 /* Scan and decode msg[0..len) and compare: the same result code and, for an
  * accepted message, the same header, record counts, definitions and
  * counters, and exactly the events the keep settings select, equal to their
- * decoded form and at their record numbers. s is reused (its keep_* are
- * set here). Returns NULL when they agree, else what differs. */
+ * decoded form and at their record numbers, and the states and completions
+ * when s->keep_states. s is reused (keep_types and keep_flags are set
+ * here, keep_states by the caller). Returns NULL when they agree, else what differs. */
 const char *scan_check(const void *msg, size_t len, uint32_t keep_types, uint8_t keep_flags, nsc_scan *s);
 
 #endif

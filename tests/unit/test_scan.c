@@ -37,6 +37,20 @@ Test(scan, sample_batch_under_every_keep_setting)
     nsc_scan_free(&s);
 }
 
+/* The ledger builder reads every state and completion. */
+Test(scan, states_and_completions_kept_on_request)
+{
+    size_t len = sample_batch(msg, CAP);
+    nsc_scan s = {.keep_states = 1};
+    agrees(msg, len, AGENT_TYPES, NSC_EVF_FOREIGN, &s, "states", 0);
+    cr_assert_eq(s.b.nstates, NSC_S_COUNT);
+    cr_assert_gt(s.b.ncompletions, 0);
+    s.keep_states = 0;
+    agrees(msg, len, AGENT_TYPES, NSC_EVF_FOREIGN, &s, "no states", 0);
+    cr_assert_eq(s.b.nstates + s.b.ncompletions, 0);
+    nsc_scan_free(&s);
+}
+
 Test(scan, every_prefix_agrees)
 {
     size_t len = sample_batch(msg, CAP);

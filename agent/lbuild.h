@@ -1,0 +1,76 @@
+/* lbuild.h: the agent's ledger builder (named apart from common/ledger.h,
+ * the record it builds).
+ *
+ * Owns the collectives of the node's processes that are still open: fed
+ * every event, ProxyStep state and completion the agent routes (ingest.c)
+ * and the PXN events the resolver re-attaches, it folds each rank's part of a
+ * collective into one ledger record (common/ledger.h) and hands it to the
+ * output when the rank's part completed, or, for one not completed after
+ * hang_ms, as an in-flight record, again whenever it changed, until the
+ * completed one replaces it.
+ *
+ * Keys, per process: the Coll (CeColl) event id; a KernelCh's and a
+ * ProxyOp's parent is that id, a ProxyStep's parent its ProxyOp's id (a
+ * ProxyOp stops after its steps, so the steps wait folded under that id),
+ * a ProxyStep state's id the step's id (states come before their step stops).
+ * GPU times are converted to the host's clock with a per-process GPU line
+ * (store/gpuclock.h) fed by every KernelCh's (pTimer, host time) pair.
+ *
+ * Memory is bounded: at most max_open collectives, max_open ProxyOps of folded
+ * steps and 4 x max_open steps of states per process; the oldest is dropped
+ * past that. Nothing is guessed: whatever cannot be attached is counted by
+ * reason (docs/agent.md, "The ledger").
+ */
+#ifndef NCCLSCOPE_AGENT_LBUILD_H
+#define NCCLSCOPE_AGENT_LBUILD_H
+
+#include <stdint.h>
+
+#include "ledger.h"
+#include "registry.h"
+
+typedef struct nsc_lbuild nsc_lbuild;
+
+/* Why something was not attached to a record. */
+enum {
+    NSC_LB_NO_COLL = 0,     /* a KernelCh or ProxyOp whose collective is not open */
+    NSC_LB_NO_OP = 1,       /* ProxySteps whose ProxyOp never came (dropped with it) */
+    NSC_LB_NO_STEP = 2,     /* ProxyStep states whose step never came (dropped) */
+    NSC_LB_NO_OPEN = 3,     /* a completion of a collective not open */
+    NSC_LB_OVERFLOW = 4,    /* an open collective dropped: max_open reached */
+    NSC_LB_GONE = 5,        /* an open collective of a process the agent forgot */
+    NSC_LB_NOMEM = 6,       /* lost to a failed allocation */
+    NSC_LB_NREASONS = 7
+};
+
+typedef struct nsc_lbuild_stats {
+    uint64_t records;       /* completed records emitted */
+    uint64_t inflight;      /* in-flight records emitted */
+    uint64_t open;          /* collectives open now */
+    uint64_t unattached[NSC_LB_NREASONS];
+} nsc_lbuild_stats;
+
+/* A record for process p; edges and strings live until the call returns. */
+typedef void nsc_lbuild_emit_fn(void *arg, nsc_reg_proc *p, const nsc_ledger_rec *r);
+
+nsc_lbuild *nsc_lbuild_new(uint64_t hang_ns, uint32_t max_open, nsc_lbuild_emit_fn *emit, void *arg);
+void nsc_lbuild_free(nsc_lbuild *lb);
+/* An event of p (now_ns: the agent's clock, for hang_ms). */
+void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint64_t now_ns);
+void nsc_lbuild_state(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_state_rec *s);
+void nsc_lbuild_completion(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_completion *c);
+/* A PXN ProxyStep proxy_pid's process sent as proxy_id is now origin's
+ * new_id: its states, which stay keyed by proxy_id, go with it. */
+void nsc_lbuild_alias(nsc_lbuild *lb, nsc_reg_proc *proxy, nsc_reg_proc *origin, const nsc_a2c_alias *a);
+/* The end of p's batch: the collectives it completed are emitted. */
+void nsc_lbuild_batch_end(nsc_lbuild *lb, nsc_reg_proc *p);
+/* In-flight records of the collectives open for hang_ns that changed since
+ * their last one (the processes found in reg). */
+void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns);
+/* p is gone: its open collectives are dropped (counted). */
+void nsc_lbuild_forget(nsc_lbuild *lb, const nsc_reg_proc *p);
+void nsc_lbuild_stats_get(const nsc_lbuild *lb, nsc_lbuild_stats *st);
+/* Metric label of a reason. */
+const char *nsc_lbuild_reason(unsigned reason);
+
+#endif

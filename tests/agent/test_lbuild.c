@@ -1,0 +1,288 @@
+/* test_lbuild.c: the agent's ledger builder (agent/lbuild.c) fed decoded
+ * events as ingest feeds them: a ring AllReduce on 2 channels, a PXN step,
+ * a graph-captured and a copy-engine collective, a step without states,
+ * orphans of every kind counted by reason, the bound on open collectives,
+ * and an in-flight record re-emitted while it changes, then replaced. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "lbuild.h"
+
+#define MS 1000000ull
+#define T0 (1000 * MS)
+
+static nsc_ledger_rec recs[16];
+static nsc_ledger_edge edges[16][8];
+static unsigned nrecs;
+
+static void collect(void *arg, nsc_reg_proc *p, const nsc_ledger_rec *r)
+{
+    (void)arg;
+    (void)p;
+    cr_assert_lt(nrecs, 16);
+    cr_assert_leq(r->nedges, 8);
+    recs[nrecs] = *r;
+    memcpy(edges[nrecs], r->edges, r->nedges * sizeof *r->edges);
+    recs[nrecs].edges = edges[nrecs];
+    nrecs++;
+}
+
+static nsc_registry *reg;
+static nsc_reg_proc *proc_a, *proc_b;
+
+/* Process pid with communicator context 0 (comm 0xc0ffee, rank 3 of 4) and
+ * the strings 1 AllReduce, 2 ncclFloat32, 3 Ring, 4 Simple. */
+static nsc_reg_proc *make_proc(uint32_t pid)
+{
+    static nsc_str_def strs[] = {{1, "AllReduce"}, {2, "ncclFloat32"}, {3, "Ring"}, {4, "Simple"}};
+    nsc_ctx_def ctx = {.comm_id = 0xc0ffee, .index = 0, .nnodes = 2, .nranks = 4, .rank = 3};
+    nsc_batch_hdr h = {.proc = {.pid = pid, .host = "h1", .job = "j"}};
+    unsigned news;
+    nsc_reg_proc *p = nsc_reg_get(reg, &h, 1, &news);
+    cr_assert_not_null(p);
+    nsc_scan s = {.b = {.strs = strs, .nstrs = 4, .ctxs = &ctx, .nctxs = 1}};
+    cr_assert_eq(nsc_reg_learn(reg, p, &s), 0);
+    return p;
+}
+
+static nsc_lbuild *setup(uint32_t max_open)
+{
+    nrecs = 0;
+    reg = nsc_reg_new();
+    proc_a = make_proc(100);
+    proc_b = make_proc(101);
+    nsc_lbuild *lb = nsc_lbuild_new(10 * MS, max_open, collect, NULL);
+    cr_assert_not_null(lb);
+    return lb;
+}
+
+static void teardown(nsc_lbuild *lb)
+{
+    nsc_lbuild_free(lb);
+    nsc_reg_free(reg);
+}
+
+static nsc_event coll(uint64_t id, uint64_t seq, uint64_t t)
+{
+    nsc_event ev = {.id = id, .parent = id - 1, .start_ns = t, .stop_ns = t + 1000, .type = NSC_T_COLL, .rank = 3};
+    ev.d.coll.seq = seq;
+    ev.d.coll.count = 1 << 20;
+    ev.d.coll.func = 1, ev.d.coll.datatype = 2, ev.d.coll.algo = 3, ev.d.coll.proto = 4;
+    ev.d.coll.nchannels = 2;
+    ev.d.coll.root = -1;
+    return ev;
+}
+
+static nsc_event api(uint64_t id, uint64_t t)
+{
+    return (nsc_event){.id = id, .parent = 1, .start_ns = t, .stop_ns = t + 3000, .type = NSC_T_COLL_API};
+}
+
+/* A channel's kernel: GPU timer = host time + 5 s, seen 2 us after it stopped. */
+static nsc_event kernel(uint64_t id, uint64_t parent, uint8_t ch, uint64_t gstart, uint64_t gstop)
+{
+    nsc_event ev = {.id = id, .parent = parent, .start_ns = gstart, .stop_ns = gstop + 2000, .type = NSC_T_KERNEL_CH};
+    ev.d.kernel_ch.channel = ch;
+    ev.d.kernel_ch.ptimer_start = gstart + 5000 * MS;
+    ev.d.kernel_ch.ptimer_stop = gstop + 5000 * MS;
+    ev.d.kernel_ch.ptimer_stop_ns = gstop + 2000;
+    return ev;
+}
+
+static nsc_event op(uint64_t id, uint64_t parent, int32_t peer, uint8_t ch, uint8_t is_send, int32_t nsteps)
+{
+    nsc_event ev = {.id = id, .parent = parent, .start_ns = T0, .stop_ns = T0 + 100000, .type = NSC_T_PROXY_OP};
+    ev.d.proxy_op.peer = peer, ev.d.proxy_op.channel = ch, ev.d.proxy_op.is_send = is_send;
+    ev.d.proxy_op.nsteps = nsteps;
+    return ev;
+}
+
+static nsc_event step(uint64_t id, uint64_t parent, int32_t n, uint64_t start, uint64_t stop)
+{
+    nsc_event ev = {.id = id, .parent = parent, .start_ns = start, .stop_ns = stop, .type = NSC_T_PROXY_STEP};
+    ev.d.proxy_step.step = n;
+    return ev;
+}
+
+static void state(nsc_lbuild *lb, nsc_reg_proc *p, uint64_t id, unsigned st, uint64_t ts, uint64_t arg)
+{
+    nsc_state_rec s = {.id = id, .ts_ns = ts, .arg = arg, .state = (uint8_t)st};
+    nsc_lbuild_state(lb, p, &s);
+}
+
+static void feed(nsc_lbuild *lb, nsc_reg_proc *p, nsc_event ev) { nsc_lbuild_event(lb, p, &ev, T0); }
+
+static void complete(nsc_lbuild *lb, nsc_reg_proc *p, uint64_t id, uint64_t ts)
+{
+    nsc_completion c = {.id = id, .ts_ns = ts};
+    nsc_lbuild_completion(lb, p, &c);
+}
+
+static const nsc_ledger_edge *edge(const nsc_ledger_rec *r, int32_t peer, uint8_t ch, uint8_t is_send)
+{
+    for (uint32_t i = 0; i < r->nedges; i++)
+        if (r->edges[i].peer == peer && r->edges[i].channel == ch && r->edges[i].is_send == is_send)
+            return &r->edges[i];
+    cr_assert_fail("no edge peer %d channel %u send %u", peer, ch, is_send);
+    return NULL;
+}
+
+static uint64_t unattached(nsc_lbuild *lb, unsigned reason)
+{
+    nsc_lbuild_stats st;
+    nsc_lbuild_stats_get(lb, &st);
+    return st.unattached[reason];
+}
+
+Test(lbuild, ring_allreduce_on_two_channels)
+{
+    nsc_lbuild *lb = setup(16);
+    /* step 21 of the send op on channel 0: GPU wait 1 us, send wait 4 us, moved 65536 bytes */
+    state(lb, proc_a, 21, NSC_S_PROXY_STEP_SEND_GPU_WAIT, T0 + 10000, 0);
+    state(lb, proc_a, 21, NSC_S_PROXY_STEP_SEND_WAIT, T0 + 11000, 65536);
+    feed(lb, proc_a, coll(10, 5, T0));
+    feed(lb, proc_a, api(9, T0 - 2000));
+    feed(lb, proc_a, step(21, 20, 0, T0 + 10000, T0 + 15000));
+    feed(lb, proc_a, step(22, 20, 1, T0 + 15000, T0 + 17000));
+    feed(lb, proc_a, op(20, 10, 0, 0, 1, 2));
+    feed(lb, proc_a, op(30, 10, 2, 0, 0, 2));
+    feed(lb, proc_a, op(40, 10, 0, 1, 1, 2));
+    feed(lb, proc_a, op(50, 10, 2, 1, 0, 2));
+    feed(lb, proc_a, kernel(60, 10, 0, T0 + 5000, T0 + 900000));
+    feed(lb, proc_a, kernel(61, 10, 1, T0 + 6000, T0 + 901000));
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 0, "not completed yet");
+    complete(lb, proc_a, 10, T0 + 950000);
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 1);
+    const nsc_ledger_rec *r = &recs[0];
+    cr_assert_eq(r->comm_id, 0xc0ffee);
+    cr_assert_eq(r->seq, 5);
+    cr_assert_eq(r->rank, 3);
+    cr_assert_eq(r->func, 1);
+    cr_assert_eq(r->count, 1 << 20);
+    cr_assert_eq(r->bytes, 4u << 20, "count x 4 bytes, AllReduce's rule");
+    cr_assert_eq(r->enqueue_ns, T0);
+    cr_assert_eq(r->api_ns, T0 - 2000);
+    cr_assert_eq(r->done_ns, T0 + 950000);
+    cr_assert_eq(r->nchannels_done, 2);
+    cr_assert_eq(r->flags & (NSC_LEDGER_INFLIGHT | NSC_LEDGER_NO_GPU | NSC_LEDGER_NO_NET), 0);
+    /* the GPU line sits at most the 2 us polling delay above the truth */
+    cr_assert_geq(r->gpu_start_ns + 2000, T0 + 5000);
+    cr_assert_leq(r->gpu_start_ns, T0 + 5000 + 2000);
+    cr_assert_geq(r->gpu_end_ns + 2000, T0 + 901000);
+    cr_assert_eq(r->gpu_spread_ns, 1000);
+    cr_assert_eq(r->nedges, 4);
+    const nsc_ledger_edge *e = edge(r, 0, 0, 1);
+    cr_assert_eq(e->steps, 2);
+    cr_assert_eq(e->bytes, 65536);
+    cr_assert_eq(e->step_sum_ns, 7000);
+    cr_assert_eq(e->step_max_ns, 5000);
+    cr_assert_eq(e->wait_gpu_ns, 1000);
+    cr_assert_eq(e->wait_send_ns, 4000, "the last state lasts until the step stops");
+    cr_assert_eq(e->last_step, 1);
+    cr_assert_eq(edge(r, 2, 1, 0)->steps, 2, "steps counted from the ProxyOp without ProxySteps");
+    for (unsigned i = 0; i < NSC_LB_NREASONS; i++)
+        cr_assert_eq(unattached(lb, i), 0, "reason %s", nsc_lbuild_reason(i));
+    teardown(lb);
+}
+
+Test(lbuild, pxn_step_keeps_its_states_through_the_alias)
+{
+    nsc_lbuild *lb = setup(16);
+    feed(lb, proc_a, coll(10, 1, T0));
+    /* proc_b's proxy ran the step as its id 77; re-attached as proc_a's 1<<63|1 */
+    state(lb, proc_b, 77, NSC_S_PROXY_STEP_RECV_WAIT, T0 + 1000, 4096);
+    nsc_a2c_alias al = {.proxy_pid = 101, .origin_pid = 100, .proxy_id = 77, .new_id = 1ull << 63 | 1};
+    nsc_lbuild_alias(lb, proc_b, proc_a, &al);
+    nsc_event s = step(1ull << 63 | 1, 1ull << 63 | 2, 0, T0 + 1000, T0 + 9000);
+    s.flags = NSC_EVF_FOREIGN;
+    feed(lb, proc_a, s);
+    nsc_event o = op(1ull << 63 | 2, 10, 1, 0, 0, 1);
+    o.flags = NSC_EVF_FOREIGN;
+    feed(lb, proc_a, o);
+    complete(lb, proc_a, 10, T0 + 10000);
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 1);
+    cr_assert(recs[0].flags & NSC_LEDGER_PXN);
+    cr_assert_eq(edge(&recs[0], 1, 0, 0)->wait_recv_ns, 8000);
+    cr_assert_eq(edge(&recs[0], 1, 0, 0)->bytes, 4096);
+    cr_assert_eq(unattached(lb, NSC_LB_NO_STEP), 0);
+    teardown(lb);
+}
+
+Test(lbuild, graph_and_copy_engine_collectives)
+{
+    nsc_lbuild *lb = setup(16);
+    nsc_event g = coll(10, 1, T0);
+    g.flags = NSC_EVF_GRAPH;
+    feed(lb, proc_a, g);
+    nsc_event ce = {.id = 20, .start_ns = T0, .type = NSC_T_CE_COLL};
+    ce.d.ce_coll.seq = 2, ce.d.ce_coll.count = 256, ce.d.ce_coll.func = 1, ce.d.ce_coll.datatype = 2;
+    feed(lb, proc_a, ce);
+    complete(lb, proc_a, 10, T0 + 100);
+    complete(lb, proc_a, 20, T0 + 200);
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 2);
+    cr_assert(recs[0].flags & NSC_LEDGER_GRAPH);
+    cr_assert(recs[0].flags & NSC_LEDGER_NO_GPU, "no KernelCh: no GPU times");
+    cr_assert(recs[1].flags & NSC_LEDGER_CE);
+    cr_assert_eq(recs[1].seq, 2);
+    cr_assert_eq(recs[1].bytes, 1024);
+    teardown(lb);
+}
+
+Test(lbuild, orphans_are_counted_by_reason)
+{
+    nsc_lbuild *lb = setup(2);
+    feed(lb, proc_a, kernel(60, 99, 0, T0, T0 + 10));   /* no such collective */
+    feed(lb, proc_a, op(61, 99, 1, 0, 1, 4));
+    cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 2);
+    complete(lb, proc_a, 99, T0);
+    cr_assert_eq(unattached(lb, NSC_LB_NO_OPEN), 1);
+    for (uint64_t i = 0; i < 9; i++)  /* states of 9 steps that never stop: room for 8 */
+        state(lb, proc_a, 100 + i, NSC_S_PROXY_STEP_RECV_WAIT, T0, 0);
+    cr_assert_eq(unattached(lb, NSC_LB_NO_STEP), 1);
+    for (uint64_t i = 0; i < 3; i++)  /* steps of 3 ProxyOps that never stop: room for 2 */
+        feed(lb, proc_a, step(200 + i, 300 + i, 0, T0, T0 + 1));
+    cr_assert_eq(unattached(lb, NSC_LB_NO_OP), 1);
+    for (uint64_t i = 0; i < 3; i++)  /* 3 collectives open: room for 2 */
+        feed(lb, proc_a, coll(10 + i, i, T0));
+    cr_assert_eq(unattached(lb, NSC_LB_OVERFLOW), 1);
+    nsc_lbuild_stats st;
+    nsc_lbuild_stats_get(lb, &st);
+    cr_assert_eq(st.open, 2);
+    nsc_lbuild_forget(lb, proc_a);
+    cr_assert_eq(unattached(lb, NSC_LB_GONE), 2);
+    nsc_lbuild_stats_get(lb, &st);
+    cr_assert_eq(st.open, 0);
+    cr_assert_eq(nrecs, 0);
+    teardown(lb);
+}
+
+Test(lbuild, in_flight_then_completed)
+{
+    nsc_lbuild *lb = setup(16);
+    feed(lb, proc_a, coll(10, 7, T0));
+    nsc_lbuild_tick(lb, reg, T0 + 5 * MS);
+    cr_assert_eq(nrecs, 0, "before hang_ms");
+    nsc_lbuild_tick(lb, reg, T0 + 11 * MS);
+    cr_assert_eq(nrecs, 1);
+    cr_assert(recs[0].flags & NSC_LEDGER_INFLIGHT);
+    nsc_lbuild_tick(lb, reg, T0 + 12 * MS);
+    cr_assert_eq(nrecs, 1, "unchanged: not again");
+    feed(lb, proc_a, step(21, 20, 3, T0, T0 + 10));
+    feed(lb, proc_a, op(20, 10, 0, 0, 1, 4));
+    nsc_lbuild_tick(lb, reg, T0 + 13 * MS);
+    cr_assert_eq(nrecs, 2);
+    cr_assert(recs[1].flags & NSC_LEDGER_INFLIGHT);
+    cr_assert_eq(edge(&recs[1], 0, 0, 1)->last_step, 3);
+    complete(lb, proc_a, 10, T0 + 14 * MS);
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 3);
+    cr_assert_eq(recs[2].flags & NSC_LEDGER_INFLIGHT, 0);
+    cr_assert_eq(recs[2].seq, 7);
+    nsc_lbuild_tick(lb, reg, T0 + 30 * MS);
+    cr_assert_eq(nrecs, 3, "completed: no more in-flight records");
+    teardown(lb);
+}
