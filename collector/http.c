@@ -152,8 +152,13 @@ static void render_store(nsc_collector *c, struct evbuffer *b)
                            "# HELP ncclscope_collector_store_map_bytes LMDB map size\n"
                            "# TYPE ncclscope_collector_store_map_bytes gauge\nncclscope_collector_store_map_bytes %" PRIu64 "\n"
                            "# HELP ncclscope_collector_store_bytes_per_event Pages in use per stored event\n"
-                           "# TYPE ncclscope_collector_store_bytes_per_event gauge\nncclscope_collector_store_bytes_per_event %.2f\n",
-                        s.events, s.live_bytes, s.map_bytes, s.events ? (double)s.live_bytes / (double)s.events : 0.0);
+                           "# TYPE ncclscope_collector_store_bytes_per_event gauge\nncclscope_collector_store_bytes_per_event %.2f\n"
+                           "# HELP ncclscope_collector_store_ledger_records Ledger records in the store\n"
+                           "# TYPE ncclscope_collector_store_ledger_records gauge\nncclscope_collector_store_ledger_records %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_store_ledger_bytes Pages in use by the ledger database\n"
+                           "# TYPE ncclscope_collector_store_ledger_bytes gauge\nncclscope_collector_store_ledger_bytes %" PRIu64 "\n",
+                        s.events, s.live_bytes, s.map_bytes, s.events ? (double)s.live_bytes / (double)s.events : 0.0,
+                        s.ledger_records, s.ledger_live_bytes);
 }
 
 static int get_counts(void *arg, const nsc_live *l, uint64_t now)

@@ -127,6 +127,7 @@ typedef struct nsc_store_stats {
     uint64_t max_span_ns;     /* longest block (t_max - t_min): how far back a scan looks */
     uint64_t ledger_records;  /* ledger records stored */
     uint64_t ledger_bytes;    /* their stored values */
+    uint64_t ledger_live_bytes; /* pages in use by the ledger database (not persisted) */
     uint64_t live_bytes;      /* pages in use by all databases (not persisted) */
     uint64_t map_bytes;       /* current map size (not persisted) */
 } nsc_store_stats;

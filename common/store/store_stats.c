@@ -10,15 +10,19 @@
 
 #define NSTATS 11
 
+static uint64_t db_bytes(MDB_txn *txn, MDB_dbi dbi)
+{
+    MDB_stat s;
+    if (mdb_stat(txn, dbi, &s) != 0)
+        return 0;
+    return (uint64_t)(s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages) * s.ms_psize;
+}
+
 uint64_t nsc_st_live_bytes(MDB_txn *txn, const MDB_dbi *dbi)
 {
     uint64_t total = 0;
-    for (int i = 0; i < NDBS; i++) {
-        MDB_stat s;
-        if (mdb_stat(txn, dbi[i], &s) == 0)
-            total += (uint64_t)(s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages) *
-                     s.ms_psize;
-    }
+    for (int i = 0; i < NDBS; i++)
+        total += db_bytes(txn, dbi[i]);
     return total;
 }
 
@@ -62,6 +66,7 @@ int nsc_store_stats_get(nsc_store_reader *rd, nsc_store_stats *s)
         return rc;
     MDB_envinfo info;
     s->live_bytes = nsc_st_live_bytes(rd->txn, rd->st->env.dbi);
+    s->ledger_live_bytes = db_bytes(rd->txn, rd->st->env.dbi[DB_LEDGER]);
     rc = mdb_env_info(rd->st->env.mdb, &info);
     s->map_bytes = rc ? 0 : info.me_mapsize;
     return rc;
