@@ -6,7 +6,8 @@
  * one byte), those differences as zigzag varints, the edge count, and per
  * edge a bitmap (bit i of byte i / 8) and the differences of
  * NSC_FIELDS_LEDGER_EDGE against the edge at the same index of the record
- * before (a zeroed one when it had fewer). The API call is predicted one
+ * before (a zeroed one when it had fewer). Values are told in `order`
+ * (below): each time from the one before it in the record, the first one
  * interval (the record before's own) after the record before's.
  */
 #include "ledger_pack.h"
@@ -41,9 +42,25 @@ typedef struct chain {
 #define LP_IS_TIME_I32 0
 #define LP_IS_TIME_STR 0
 #define LP_IS_TIME_TIME 1
-#define LP_TIME(a, kind, m, ...) LP_IS_TIME_##kind,
-static const uint8_t is_time[NF] = {NSC_FIELDS_LEDGER(LP_TIME, _)};
-#undef LP_TIME
+#define LP_NTIME(a, kind, m, ...) +LP_IS_TIME_##kind
+enum { NTIMES = 0 NSC_FIELDS_LEDGER(LP_NTIME, _) };
+#undef LP_NTIME
+
+/* The order fields are told in: the others as listed, then the times in a
+ * collective's life (API call, enqueue, launch, kernel start, kernel end,
+ * completion), each told from the one before it, so a record pays for the
+ * jitter of each step rather than of its distance to the API call. */
+#define LP_NONTIME_U8(m) LP_R_##m,
+#define LP_NONTIME_U32(m) LP_R_##m,
+#define LP_NONTIME_U64(m) LP_R_##m,
+#define LP_NONTIME_I32(m) LP_R_##m,
+#define LP_NONTIME_STR(m) LP_R_##m,
+#define LP_NONTIME_TIME(m)
+#define LP_NONTIME(a, kind, m, ...) LP_NONTIME_##kind(m)
+static const uint8_t order[] = {NSC_FIELDS_LEDGER(LP_NONTIME, _) LP_R_api_ns, LP_R_enqueue_ns, LP_R_launch_ns,
+                                LP_R_gpu_start_ns, LP_R_gpu_end_ns, LP_R_done_ns};
+#undef LP_NONTIME
+_Static_assert(sizeof order == NF && NTIMES == 6, "every field told once, the times in their order");
 
 /* Signed kinds widen with their sign, so a small negative difference stays small. */
 #define LP_WIDE_I32(x) (uint64_t)(int64_t)(x)
@@ -79,16 +96,19 @@ static void edge_assign(nsc_ledger_edge *e, const uint64_t v[NFE])
     NSC_FIELDS_LEDGER_EDGE(LP_SET, e)
 }
 
-/* What field i of a record is predicted to be from the chain: the API call
- * one interval on, another time at its distance to the API call (an unknown
- * time stays unknown), anything else as before. */
-static uint64_t predict(const chain *ch, const uint64_t cur[NF], int i)
+/* What the field at place k of `order` is predicted to be from the chain:
+ * a time at its distance to the latest earlier time of the record known in
+ * both (the first, or one with none known: one interval on, the record
+ * before's own; an unknown time stays unknown), anything else as before. */
+static uint64_t predict(const chain *ch, const uint64_t cur[NF], size_t k)
 {
-    if (i == LP_R_api_ns)
-        return ch->prev[i] ? ch->prev[i] + ch->interval : 0;
-    if (!is_time[i] || ch->prev[i] == 0)
+    int i = order[k];
+    if (k < NF - NTIMES || ch->prev[i] == 0)
         return ch->prev[i];
-    return ch->prev[i] + (cur[LP_R_api_ns] - ch->prev[LP_R_api_ns]);
+    for (size_t j = k; j-- > NF - NTIMES;)
+        if (cur[order[j]] && ch->prev[order[j]])
+            return ch->prev[i] + (cur[order[j]] - ch->prev[order[j]]);
+    return ch->prev[i] + ch->interval;
 }
 
 static void chain_next(chain *ch, const uint64_t cur[NF], uint32_t bits)
@@ -170,14 +190,15 @@ size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *re
     for (size_t j = 0; j < n; j++) {
         uint32_t bits = 0;
         rec_values(recs[j], cur);
-        for (int i = 0; i < NF; i++) {
-            d[i] = nsc_zigzag(cur[i] - predict(&ch, cur, i));
+        for (size_t k = 0; k < NF; k++) {
+            int i = order[k];
+            d[i] = nsc_zigzag(cur[i] - predict(&ch, cur, k));
             bits |= (uint32_t)(d[i] != 0) << i;
         }
         o = nsc_put_varint(o, bits ^ ch.bits);
-        for (int i = 0; i < NF; i++)
-            if (d[i])
-                o = nsc_put_varint(o, d[i]);
+        for (size_t k = 0; k < NF; k++)
+            if (d[order[k]])
+                o = nsc_put_varint(o, d[order[k]]);
         o = put_edges(o, recs[j], j ? recs[j - 1] : NULL);
         chain_next(&ch, cur, bits);
     }
@@ -236,8 +257,8 @@ static int take_rec(nsc_rbuf *r, const nsc_ledger_key *k, nsc_lpack *l, chain *c
     uint32_t bits = (uint32_t)x ^ ch->bits;
     if (x >> NF)  /* bits past the last field would be read by no one: a damaged value */
         return NSC_STORE_ECORRUPT;
-    for (int i = 0; i < NF; i++)  /* in field order: the API call before the times told from it */
-        cur[i] = predict(ch, cur, i) + (bits >> i & 1 ? nsc_unzigzag(nsc_rvarint(r)) : 0);
+    for (size_t k = 0; k < NF; k++)  /* in `order`: a time after those it is told from */
+        cur[order[k]] = predict(ch, cur, k) + (bits >> order[k] & 1 ? nsc_unzigzag(nsc_rvarint(r)) : 0);
     nsc_ledger_rec *rec = &l->recs[l->n];
     memset(rec, 0, sizeof *rec);
     rec_assign(rec, cur);
