@@ -22,7 +22,8 @@ static void collect(void *arg, nsc_reg_proc *p, const nsc_ledger_rec *r)
     cr_assert_lt(nrecs, 16);
     cr_assert_leq(r->nedges, 8);
     recs[nrecs] = *r;
-    memcpy(edges[nrecs], r->edges, r->nedges * sizeof *r->edges);
+    if (r->nedges)
+        memcpy(edges[nrecs], r->edges, r->nedges * sizeof *r->edges);
     recs[nrecs].edges = edges[nrecs];
     nrecs++;
 }
@@ -51,7 +52,7 @@ static nsc_lbuild *setup(uint32_t max_open)
     reg = nsc_reg_new();
     proc_a = make_proc(100);
     proc_b = make_proc(101);
-    nsc_lbuild *lb = nsc_lbuild_new(10 * MS, max_open, collect, NULL);
+    nsc_lbuild *lb = nsc_lbuild_new(10 * MS, 20 * MS, max_open, collect, NULL);
     cr_assert_not_null(lb);
     return lb;
 }
@@ -203,7 +204,18 @@ Test(lbuild, pxn_step_keeps_its_states_through_the_alias)
     feed(lb, proc_a, o);
     complete(lb, proc_a, 10, T0 + 10000);
     nsc_lbuild_batch_end(lb, proc_a);
+    nsc_lbuild_tick(lb, reg, T0 + 100 * MS);
+    cr_assert_eq(nrecs, 0, "a PXN process's record waits for its proxies' ProxyOps");
+    nsc_event late = op(1ull << 63 | 3, 10, 2, 1, 1, 1);
+    late.flags = NSC_EVF_FOREIGN;
+    feed(lb, proc_a, late);
+    nsc_lbuild_tick(lb, reg, T0 + 110 * MS);
+    cr_assert_eq(nrecs, 0);
+    nsc_lbuild_tick(lb, reg, T0 + 120 * MS);
     cr_assert_eq(nrecs, 1);
+    cr_assert_eq(recs[0].nedges, 2, "the ProxyOp that came while it waited is in");
+    feed(lb, proc_a, late);
+    cr_assert_eq(unattached(lb, NSC_LB_LATE), 1, "one after it was written is counted");
     cr_assert(recs[0].flags & NSC_LEDGER_PXN);
     cr_assert_eq(edge(&recs[0], 1, 0, 0)->wait_recv_ns, 8000);
     cr_assert_eq(edge(&recs[0], 1, 0, 0)->bytes, 4096);
@@ -232,22 +244,68 @@ Test(lbuild, graph_and_copy_engine_collectives)
     teardown(lb);
 }
 
+/* A Coll is written when its enqueue ends: its children and completion may
+ * come first, even a batch earlier. */
+Test(lbuild, children_before_their_coll)
+{
+    nsc_lbuild *lb = setup(16);
+    feed(lb, proc_a, kernel(60, 10, 0, T0 + 5000, T0 + 9000));
+    feed(lb, proc_a, op(20, 10, 0, 0, 1, 3));
+    complete(lb, proc_a, 10, T0 + 10000);
+    nsc_lbuild_batch_end(lb, proc_a);
+    nsc_lbuild_tick(lb, reg, T0 + 60 * MS);
+    cr_assert_eq(nrecs, 0, "nothing without its Coll");
+    feed(lb, proc_a, coll(10, 4, T0));
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 1);
+    cr_assert_eq(recs[0].seq, 4);
+    cr_assert_eq(recs[0].nchannels_done, 1);
+    cr_assert_eq(edge(&recs[0], 0, 0, 1)->steps, 3);
+    cr_assert_eq(recs[0].done_ns, T0 + 10000);
+    cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 0);
+    teardown(lb);
+}
+
+/* Send/Recv: seq is the rank's own count per (communicator, peer, func). */
+Test(lbuild, p2p_counts_its_own_seq)
+{
+    nsc_lbuild *lb = setup(16);
+    for (uint64_t i = 0; i < 3; i++) {
+        nsc_event ev = {.id = 10 + i, .start_ns = T0 + i, .type = NSC_T_P2P, .rank = 3};
+        ev.d.p2p.peer = i == 2 ? 1 : 2;
+        ev.d.p2p.func = 1, ev.d.p2p.datatype = 2, ev.d.p2p.count = 256;
+        feed(lb, proc_a, ev);
+        complete(lb, proc_a, 10 + i, T0 + 100 + i);
+    }
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        cr_assert(recs[i].flags & NSC_LEDGER_P2P);
+        cr_assert_eq(recs[i].root, -1);
+    }
+    cr_assert_eq(recs[0].seq, 0);
+    cr_assert_eq(recs[1].seq, 1);
+    cr_assert_eq(recs[2].seq, 0, "another peer counts apart");
+    cr_assert_eq(recs[2].peer, 1);
+    teardown(lb);
+}
+
 Test(lbuild, orphans_are_counted_by_reason)
 {
     nsc_lbuild *lb = setup(2);
-    feed(lb, proc_a, kernel(60, 99, 0, T0, T0 + 10));   /* no such collective */
+    feed(lb, proc_a, kernel(60, 99, 0, T0, T0 + 10));   /* a collective whose Coll never comes */
     feed(lb, proc_a, op(61, 99, 1, 0, 1, 4));
-    cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 2);
-    complete(lb, proc_a, 99, T0);
-    cr_assert_eq(unattached(lb, NSC_LB_NO_OPEN), 1);
+    complete(lb, proc_a, 98, T0);                       /* and another */
     for (uint64_t i = 0; i < 9; i++)  /* states of 9 steps that never stop: room for 8 */
         state(lb, proc_a, 100 + i, NSC_S_PROXY_STEP_RECV_WAIT, T0, 0);
     cr_assert_eq(unattached(lb, NSC_LB_NO_STEP), 1);
     for (uint64_t i = 0; i < 3; i++)  /* steps of 3 ProxyOps that never stop: room for 2 */
         feed(lb, proc_a, step(200 + i, 300 + i, 0, T0, T0 + 1));
     cr_assert_eq(unattached(lb, NSC_LB_NO_OP), 1);
+    cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 0, "not yet: the Coll may come");
     for (uint64_t i = 0; i < 3; i++)  /* 3 collectives open: room for 2 */
         feed(lb, proc_a, coll(10 + i, i, T0));
+    cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 2, "the two without their Coll went first");
     cr_assert_eq(unattached(lb, NSC_LB_OVERFLOW), 1);
     nsc_lbuild_stats st;
     nsc_lbuild_stats_get(lb, &st);
