@@ -11,10 +11,13 @@
 #   event mask MASK (default: the plugin's): one completed ledger record per
 #   collective and rank, with the emulator's truths (check.c); nothing is
 #   left unattached.
-# ledger_kill: the ledger job, paced, while each agent is killed -9 three
-#   times and restarted: the same checks as ledger, so no record is lost or
-#   written twice and nothing is left unattached; each restarted agent takes
-#   back the open state of its node's two ranks from the spool.
+# ledger_kill: the ledger job, rank 1 late by 50 ms each iteration (the
+#   others' collectives open meanwhile), while each agent is killed -9 three
+#   times and restarted: the same checks as ledger but GPU bounds (check.c's
+#   ledger-paced), so no record is lost or written twice and nothing is left
+#   unattached; the last agent of each node takes back the open state of its
+#   node's two ranks from the spool. Before the state was saved, some
+#   collectives open at a kill never closed.
 # garbage: a sender floods bad messages beside a well-behaved stream; each
 #   reject is counted by reason in /metrics and every good event arrives.
 # kill: a rank SIGKILLs itself; the agent reports it dead with its last progress.
@@ -158,7 +161,7 @@ ledger_kill)
     run_agent 0
     run_agent 1
     "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario ring --nodes 2 --ranks-per-node 2 \
-        --iters 60 --pace-us 20000 --summary "$dir/emu.json" &
+        --iters 30 --slow-rank 1 --slow-us 50000 --summary "$dir/emu.json" &
     emu=$!
     for k in 1 2 3 4 5 6; do
         n=$((k % 2))
@@ -175,7 +178,7 @@ ledger_kill)
         ledger_attached $n
         stop agent$n
     done
-    "$bin/nsc-agent-check" ledger "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
+    "$bin/nsc-agent-check" ledger-paced "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
     ;;
 *) die "unknown mode $mode" ;;
 esac
