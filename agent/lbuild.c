@@ -34,6 +34,7 @@ typedef struct open_coll {
     uint64_t pstart, pstop_min, pstop_max;  /* pTimers of its channels (0: none) */
     uint64_t ripe_ns;        /* agent clock: a tick saw it done (PXN processes wait from then) */
     uint8_t known, done, changed;  /* known: its Coll came; changed: since its last in-flight record */
+    uint8_t net;             /* a collective of a communicator spanning nodes: it has network legs */
     nsc_ledger_rec rec;
     nsc_ledger_edge *edges;
     size_t capedges;
@@ -62,6 +63,7 @@ typedef struct lproc {
     uint64_t host;            /* nsc_spool_host_hash of its host, with pid its name in the spool */
     uint32_t pid;
     uint8_t pxn;              /* it received re-attached PXN events: records wait for them */
+    uint8_t own_net;          /* a record of it waited ledger_pxn_wait_ms for network legs and none came */
     uint8_t dirty;            /* changed since its state was last saved */
     uint64_t closed[CLOSED_RING];  /* the ids of the latest records written, round robin */
     unsigned closed_next;
@@ -287,6 +289,7 @@ static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, 
         r->proto = ev->d.coll.proto, r->nchannels = ev->d.coll.nchannels, r->user_tag = ev->d.coll.user_tag;
     }
     int32_t nranks = ev->ctx < p->nctxs ? p->ctxs[ev->ctx].def.nranks : 1;
+    c->net = ev->type == NSC_T_COLL && ev->ctx < p->nctxs && p->ctxs[ev->ctx].def.nnodes > 1;
     r->bytes = nsc_busbw_rule(nsc_reg_str(p, r->func), nranks, r->count,
                               nsc_dtype_size(nsc_reg_str(p, r->datatype))).bytes;
 }
@@ -638,20 +641,28 @@ static void close_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, size_t i)
     coll_drop(lb, lp, i);
 }
 
+/* Whether c's record waits for ProxyOps that come re-attached (PXN): those
+ * of a process known to get them; or, on a communicator spanning nodes, the
+ * network legs of a collective without one of its own (its proxy, another
+ * process, may send them a whole batch later), until a record of the process
+ * waited in vain (no legs on this node's rings, or ProxyOps off). */
+static int waits(const lproc *lp, const open_coll *c)
+{
+    return lp->pxn || (c->net && c->rec.nedges == 0 && !lp->own_net);
+}
+
 void nsc_lbuild_batch_end(nsc_lbuild *lb, nsc_reg_proc *p)
 {
     lproc *lp = proc_of(lb, p, 0);
-    if (!lp || lp->pxn)
-        return;
-    for (size_t i = 0; i < lp->ncolls;) {
-        if (lp->colls[i].done && lp->colls[i].known)
+    for (size_t i = 0; lp && i < lp->ncolls;) {
+        if (lp->colls[i].done && lp->colls[i].known && !waits(lp, &lp->colls[i]))
             close_coll(lb, p, lp, i);
         else
             i++;
     }
 }
 
-/* A PXN process's completed collective, pxn_wait_ns after a tick saw it. */
+/* A completed collective that waits (waits()), pxn_wait_ns after a tick saw it. */
 static int ripe(const nsc_lbuild *lb, open_coll *c, uint64_t now_ns)
 {
     if (!c->ripe_ns)
@@ -666,7 +677,8 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
         nsc_reg_proc *p = nsc_reg_by_key(reg, lp->key);
         for (size_t j = 0; p && j < lp->ncolls;) {
             open_coll *c = &lp->colls[j];
-            if (c->known && c->done && ripe(lb, c, now_ns)) {
+            if (c->known && c->done && (!waits(lp, c) || ripe(lb, c, now_ns))) {
+                lp->own_net |= waits(lp, c) && !lp->pxn;
                 close_coll(lb, p, lp, j);
                 continue;
             }
@@ -704,7 +716,7 @@ typedef struct saved_hdr {
     uint16_t sz_hdr, sz_coll, sz_edge, sz_op, sz_step, sz_p2p;
     uint32_t ncolls, nedges, nops, nsteps, np2p, gpu_len;
     uint32_t closed_next, api_next, launch_next;
-    uint8_t pxn;
+    uint8_t pxn, own_net;
     uint64_t closed[CLOSED_RING];
     api_start api[API_RING], launch[API_RING];
 } saved_hdr;
@@ -740,7 +752,7 @@ static uint8_t *save_proc(const lproc *lp, size_t *len)
     for (size_t i = 0; i < lp->ncolls; i++)
         h.nedges += lp->colls[i].rec.nedges;
     h.closed_next = lp->closed_next, h.api_next = lp->api_next, h.launch_next = lp->launch_next;
-    h.pxn = lp->pxn;
+    h.pxn = lp->pxn, h.own_net = lp->own_net;
     memcpy(h.closed, lp->closed, sizeof h.closed);
     memcpy(h.api, lp->api, sizeof h.api);
     memcpy(h.launch, lp->launch, sizeof h.launch);
@@ -848,7 +860,7 @@ int nsc_lbuild_restore(nsc_lbuild *lb, const nsc_reg_proc *p, const void *buf, s
     lproc *lp = proc_of(lb, p, 1);
     if (!lp)
         return -1;
-    lp->pxn = h.pxn;
+    lp->pxn = h.pxn, lp->own_net = h.own_net;
     lp->closed_next = h.closed_next, lp->api_next = h.api_next, lp->launch_next = h.launch_next;
     memcpy(lp->closed, h.closed, sizeof lp->closed);
     memcpy(lp->api, h.api, sizeof lp->api);

@@ -55,9 +55,12 @@ pxn)
     for n in 0 1; do wait_metric $n ncclscope_agent_pxn_pending 0; done
     for n in 0 1; do
         [ "$(metric $n ncclscope_agent_pxn_unresolved_total)" = 0 ] || die "node $n: unresolved PXN events"
+        wait_metric $n ncclscope_agent_ledger_open 0
+        ledger_attached $n
         stop agent$n
     done
     "$bin/nsc-agent-check" pxn "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
+    "$bin/nsc-agent-check" ledger-pxn "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
     ;;
 garbage)
     run_agent 0 --max-batch-kb 64

@@ -9,6 +9,8 @@
  *   nsc-agent-check ledger EMU.json SPOOL... one completed ledger record per
  *       (communicator, seq, rank) the emulator completed, none for another,
  *       with its func, count, times and GPU bounds (the emulator's truths)
+ *   nsc-agent-check ledger-pxn EMU.json SPOOL... the same for the pxn
+ *       scenario, each record with the PXN flag and its network edges
  *   nsc-agent-check ledger-paced EMU.json SPOOL... the same but the GPU
  *       bounds: the first record of a job whose collectives are far apart
  *       (paced, or a rank late) is written from a GPU line of one collective's
@@ -65,6 +67,7 @@ static size_t nlrecs, caplrecs, ninflight;
 static strent *strents;
 static size_t nstrents, capstrents;
 static int paced;  /* ledger-paced: GPU bounds not checked (see the usage above) */
+static int pxn;    /* ledger-pxn: every record has its network legs, re-attached */
 static ctxent ctxs[4096];
 static size_t nctxs;
 static life lifes[1024];
@@ -424,6 +427,9 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
                        nearest(rk, r->gpu_end_ns) > r->gpu_err_ns || r->gpu_end_ns < r->gpu_start_ns))
             fail("seq %" PRIu64 " rank %" PRIu64 ": GPU %" PRIu64 "..%" PRIu64 " +- %u: no GPU timer's truth that near",
                  seq, rank, r->gpu_start_ns, r->gpu_end_ns, r->gpu_err_ns);
+        if (pxn && (!(r->flags & NSC_LEDGER_PXN) || r->nedges == 0))
+            fail("seq %" PRIu64 " rank %" PRIu64 ": flags %#x, %u edges: not its PXN network legs", seq, rank,
+                 r->flags, r->nedges);
         if (r->gpu_err_ns > *worst_err)
             *worst_err = r->gpu_err_ns;
         checked++;
@@ -462,8 +468,9 @@ int main(int argc, char **argv)
         load_spools(argc - 3, argv + 3);
         return check_ledger(argv[2]);
     }
-    if (argc >= 4 && strcmp(argv[1], "ledger-paced") == 0) {
-        paced = 1;
+    if (argc >= 4 && (strcmp(argv[1], "ledger-paced") == 0 || strcmp(argv[1], "ledger-pxn") == 0)) {
+        paced = strcmp(argv[1], "ledger-paced") == 0;
+        pxn = !paced;
         load_spools(argc - 3, argv + 3);
         return check_ledger(argv[2]);
     }
@@ -471,6 +478,6 @@ int main(int argc, char **argv)
         load_spools(argc - 4, argv + 4);
         return check_count(argv[2], argv[3]);
     }
-    fprintf(stderr, "usage: nsc-agent-check pxn|kill|ledger|ledger-paced EMU.json SPOOL... | count PID EVENTS SPOOL...\n");
+    fprintf(stderr, "usage: nsc-agent-check pxn|kill|ledger|ledger-pxn|ledger-paced EMU.json SPOOL... | count PID EVENTS SPOOL...\n");
     return 2;
 }

@@ -235,12 +235,52 @@ Test(lbuild, graph_and_copy_engine_collectives)
     complete(lb, proc_a, 10, T0 + 100);
     complete(lb, proc_a, 20, T0 + 200);
     nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 1, "the Coll waits for its network legs (2 nodes), the copy engine has none");
+    cr_assert(recs[0].flags & NSC_LEDGER_CE);
+    cr_assert_eq(recs[0].seq, 2);
+    cr_assert_eq(recs[0].bytes, 1024);
+    nsc_lbuild_tick(lb, reg, T0);
+    nsc_lbuild_tick(lb, reg, T0 + 20 * MS);
     cr_assert_eq(nrecs, 2);
-    cr_assert(recs[0].flags & NSC_LEDGER_GRAPH);
-    cr_assert(recs[0].flags & NSC_LEDGER_NO_GPU, "no KernelCh: no GPU times");
-    cr_assert(recs[1].flags & NSC_LEDGER_CE);
-    cr_assert_eq(recs[1].seq, 2);
-    cr_assert_eq(recs[1].bytes, 1024);
+    cr_assert(recs[1].flags & NSC_LEDGER_GRAPH);
+    cr_assert(recs[1].flags & NSC_LEDGER_NO_GPU, "no KernelCh: no GPU times");
+    teardown(lb);
+}
+
+/* A collective of a communicator spanning nodes without network legs of its
+ * own waits ledger_pxn_wait_ms for re-attached ones (PXN: its proxy's batch
+ * may come later); a process whose record waited in vain no longer waits. */
+Test(lbuild, network_legs_wait_for_pxn)
+{
+    nsc_lbuild *lb = setup(16);
+    feed(lb, proc_a, coll(10, 1, T0));
+    complete(lb, proc_a, 10, T0 + 100);
+    nsc_lbuild_batch_end(lb, proc_a);
+    nsc_lbuild_tick(lb, reg, T0);
+    cr_assert_eq(nrecs, 0, "waits for its PXN legs");
+    nsc_event o = op(1ull << 63 | 5, 10, 2, 0, 1, 4);
+    o.flags = NSC_EVF_FOREIGN;
+    nsc_lbuild_event(lb, proc_a, &o, T0 + MS);
+    nsc_lbuild_tick(lb, reg, T0 + 19 * MS);
+    cr_assert_eq(nrecs, 0, "until ledger_pxn_wait_ms after a tick saw it complete");
+    nsc_lbuild_tick(lb, reg, T0 + 20 * MS);
+    cr_assert_eq(nrecs, 1);
+    cr_assert(recs[0].flags & NSC_LEDGER_PXN);
+    cr_assert_eq(edge(&recs[0], 2, 0, 1)->steps, 4);
+    cr_assert_eq(unattached(lb, NSC_LB_LATE), 0);
+
+    /* proc_b: no legs come; after that its records do not wait */
+    feed(lb, proc_b, coll(10, 1, T0));
+    complete(lb, proc_b, 10, T0 + 100);
+    nsc_lbuild_batch_end(lb, proc_b);
+    nsc_lbuild_tick(lb, reg, T0 + 30 * MS);
+    nsc_lbuild_tick(lb, reg, T0 + 50 * MS);
+    cr_assert_eq(nrecs, 2);
+    cr_assert(recs[1].flags & NSC_LEDGER_NO_NET);
+    feed(lb, proc_b, coll(11, 2, T0));
+    complete(lb, proc_b, 11, T0 + 200);
+    nsc_lbuild_batch_end(lb, proc_b);
+    cr_assert_eq(nrecs, 3, "learned: its network legs are not re-attached");
     teardown(lb);
 }
 
