@@ -30,7 +30,7 @@ static const nsc_opt opts[] = {
     MS("linger_ms", "NCCLSCOPE_LINGER_MS", linger_ms, "30000", "a dead process's tables are kept this long; so is the spool's mark of a stream unheard since the start"),
     MS("hang_ms", "NCCLSCOPE_HANG_MS", hang_ms, "10000", "a collective not completed this long gets an in-flight ledger record, again while it changes (the collector's hang_ms)"),
     NUM("ledger_max_open", "NCCLSCOPE_LEDGER_MAX_OPEN", ledger_max_open, "1024", "open collectives kept per process by the ledger builder (1..1048576); the oldest is dropped, counted"),
-    MS("ledger_pxn_wait_ms", "NCCLSCOPE_LEDGER_PXN_WAIT_MS", ledger_pxn_wait_ms, "1000", "a completed collective of a process with PXN traffic waits this long for the ProxyOps its proxies ran before its ledger record is written"),
+    MS("ledger_pxn_wait_ms", "NCCLSCOPE_LEDGER_PXN_WAIT_MS", ledger_pxn_wait_ms, "1000", "a completed collective that waits for network legs another process ran (PXN: its process has PXN traffic, or it has no network leg of its own on a communicator spanning nodes) waits this long before its ledger record is written"),
     MS("flush_ms", "NCCLSCOPE_AGENT_FLUSH_MS", flush_ms, "50", "longest wait before waiting data becomes a spool entry"),
     KB("flush_kb", "NCCLSCOPE_AGENT_FLUSH_KB", flush_kb, "1024", "waiting data that makes a spool entry at once"),
     NUM("burst", "NCCLSCOPE_AGENT_BURST", burst, "256", "messages taken per loop iteration (fairness with HTTP and timers)"),

@@ -78,6 +78,7 @@ int nsc_verb_collectives(nsc_cli_ctx *c);
 int nsc_verb_topology(nsc_cli_ctx *c);
 int nsc_verb_stats(nsc_cli_ctx *c);
 int nsc_verb_p2p(nsc_cli_ctx *c);
+int nsc_verb_ledger(nsc_cli_ctx *c);
 int nsc_verb_diagnose(nsc_cli_ctx *c);
 int nsc_verb_hosts(nsc_cli_ctx *c);
 int nsc_verb_links(nsc_cli_ctx *c);  /* rootcause.c */

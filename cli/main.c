@@ -54,6 +54,11 @@ static const nsc_cli_opt coll_opts[] = {
 static const nsc_cli_opt stats_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective"},
     {"seq", "N", "only this sequence number (or N-M)"}, {NULL, NULL, NULL}};
+static const nsc_cli_opt ledger_opts[] = {
+    COMM_OPT, {"rank", "R", "only these ranks (3, 0,2,4-7)"}, {"seq", "N", "only this sequence number (or N-M)"},
+    {"limit", "N", "at most N records, the first in (seq, rank) order"},
+    {"sort", "FIELD", "order by a column (gpu_bound, dropped, bytes, ...: largest first)"},
+    {"top", "N", "show only the first N rows (after --sort)"}, {NULL, NULL, NULL}};
 static const nsc_cli_opt p2p_opts[] = {COMM_OPT, WINDOW_OPTS, {NULL, NULL, NULL}};
 static const nsc_cli_opt export_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"rank", "R", "only these ranks (3, 0,2,4-7)"},
@@ -96,6 +101,8 @@ static const verb verbs[] = {
      "latency percentiles and bandwidth per function and size; stragglers"},
     {"p2p", nsc_verb_p2p, p2p_opts, "[--comm ID]",
      "Send/Recv matched per (rank -> peer): counts, unmatched, size mismatches, wait"},
+    {"ledger", nsc_verb_ledger, ledger_opts, "[--comm ID] [--seq N-M] [--rank R]",
+     "the collective ledger: one record per seq and rank, times aligned with their error bound"},
     {"diagnose", nsc_verb_diagnose, comm_opts, "[--comm ID]",
      "find hangs, mismatches, missing, lagging and dead ranks (exit 1 if any)"},
     {"hosts", nsc_verb_hosts, no_opts, "",

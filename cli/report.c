@@ -1,10 +1,10 @@
 /* report.c: the verbs that show one query answer to a person: comms,
- * collectives, topology, stats, p2p.
+ * collectives, topology, stats, p2p, ledger.
  *
  * With --json the answer is printed unchanged. Otherwise it is rendered:
  * scalar members as "name: value" lines, arrays of objects as tables (the
  * columns are the members of the first element), nested objects as sections.
- * collectives is paged NDJSON: one table row per collective record.
+ * collectives and ledger are paged NDJSON: one table row per record.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -97,29 +97,38 @@ static const nsc_col coll_cols[] = {
     {"algo", NULL},       {"proto", NULL},       {"graph_captured", "GRAPH"}, {"mismatch", NULL},
     {"start_ns", NULL}};
 
-typedef struct coll_view {
+static const nsc_col ledger_cols[] = {
+    {"seq", NULL},          {"rank", NULL},         {"func", NULL},          {"state", NULL},
+    {"bytes", NULL},        {"enqueue_ns", NULL},   {"gpu_start_ns", NULL},  {"gpu_end_ns", NULL},
+    {"done_ns", NULL},      {"gpu_bound_ns", "GPU_BOUND"}, {"dropped", NULL}};
+
+typedef struct page_view {
     nsc_cli_ctx *c;
     nsc_table *t;
-} coll_view;
+    const char *kind;  /* the records that are rows */
+} page_view;
 
-static int coll_row(void *arg, const nsc_json *v, const char *line, size_t len)
+static int page_row(void *arg, const nsc_json *v, const char *line, size_t len)
 {
     (void)line, (void)len;
-    coll_view *cv = arg;
+    page_view *pv = arg;
     const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
-    if (kind && strcmp(kind, "collective") == 0)
-        return nsc_table_add_json(cv->t, v) ? NSC_EXIT_FAIL : 0;
+    if (kind && strcmp(kind, pv->kind) == 0)
+        return nsc_table_add_json(pv->t, v) ? NSC_EXIT_FAIL : 0;
     if (kind && strcmp(kind, "header") == 0) {
         uint64_t nranks = 0;
         nsc_json_u64(nsc_json_get(v, "nranks"), &nranks);
-        nsc_units_wall(&cv->c->units, v);
+        nsc_units_wall(&pv->c->units, v);
         printf("job %s, comm %s (%s), %" PRIu64 " ranks\n", nsc_json_str_or(v, "job", "?"),
                nsc_json_str_or(v, "comm", "?"), nsc_json_str_or(v, "name", ""), nranks);
     }
     return 0;
 }
 
-int nsc_verb_collectives(nsc_cli_ctx *c)
+/* A paged endpoint's records of one kind (what, for people) as a table,
+ * ordered by --sort and cut at --top, or (--json) its answer as is. */
+static int show_pages(nsc_cli_ctx *c, const char *endpoint, const char *kind, const char *what, const nsc_col *cols,
+                      size_t ncols)
 {
     char qs[2048];
     int rc = nsc_cli_query(c, qs, sizeof qs);
@@ -134,8 +143,8 @@ int nsc_verb_collectives(nsc_cli_ctx *c)
         return NSC_EXIT_USAGE;
     }
     if (c->json)
-        return nsc_cli_fetch_raw(c, "collectives", qs);
-    nsc_table *t = nsc_table_new(coll_cols, sizeof coll_cols / sizeof coll_cols[0], &c->units);
+        return nsc_cli_fetch_raw(c, endpoint, qs);
+    nsc_table *t = nsc_table_new(cols, ncols, &c->units);
     if (!t)
         return NSC_EXIT_FAIL;
     char names[256];
@@ -144,18 +153,28 @@ int nsc_verb_collectives(nsc_cli_ctx *c)
         nsc_table_free(t);
         return NSC_EXIT_USAGE;
     }
-    coll_view cv = {c, t};
-    rc = nsc_cli_fetch_pages(c, "collectives", qs, coll_row, &cv);
+    page_view pv = {c, t, kind};
+    rc = nsc_cli_fetch_pages(c, endpoint, qs, page_row, &pv);
     if (rc == NSC_EXIT_OK) {
         if (nsc_table_rows(t)) {
             nsc_table_print(t, stdout);
         } else {
-            snprintf(c->err, sizeof c->err, "no collectives matched");
+            snprintf(c->err, sizeof c->err, "no %s matched", what);
             rc = NSC_EXIT_FAIL;
         }
     }
     nsc_table_free(t);
     return rc;
+}
+
+int nsc_verb_collectives(nsc_cli_ctx *c)
+{
+    return show_pages(c, "collectives", "collective", "collectives", coll_cols, sizeof coll_cols / sizeof coll_cols[0]);
+}
+
+int nsc_verb_ledger(nsc_cli_ctx *c)
+{
+    return show_pages(c, "ledger", "record", "ledger records", ledger_cols, sizeof ledger_cols / sizeof ledger_cols[0]);
 }
 
 int nsc_verb_comms(nsc_cli_ctx *c) { return show(c, "comms"); }

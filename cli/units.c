@@ -26,7 +26,7 @@ static int ends(const char *key, size_t len, const char *tail)
 nsc_unit nsc_unit_of(const char *key, size_t len)
 {
     static const char *const instants[] = {"start_ns", "stop_ns", "end_ns", "complete_ns", "arrival_ns",
-                                           "enqueue_ns", "t0_ns", "t1_ns"};
+                                           "enqueue_ns", "t0_ns", "t1_ns", "api_ns", "launch_ns", "done_ns"};
     if (!key)
         return NSC_UNIT_NONE;
     for (size_t i = 0; i < sizeof instants / sizeof instants[0]; i++)

@@ -259,12 +259,11 @@ static int chunk_put(chunk *c, nsc_store *dst, char *err, size_t errcap)
     int rc = c->nsecs ? nsc_store_begin(dst, nsc_mono_ns()) : 0;
     for (size_t i = 0; !rc && i < c->nsecs; i++) {
         const section *s = &c->secs[i];
-        nsc_store_batch b = {&s->proc,
-                             c->cx + s->first[K_CTXS], s->count[K_CTXS],
-                             c->sd + s->first[K_STRS], s->count[K_STRS],
-                             c->ev + s->first[K_EVENTS], s->count[K_EVENTS],
-                             c->st + s->first[K_STATES], s->count[K_STATES],
-                             c->cp + s->first[K_COMPL], s->count[K_COMPL]};
+        /* a kind no section of the chunk has is a NULL array: no offset into it */
+#define AT(arr, k) (s->count[k] ? (arr) + s->first[k] : NULL), s->count[k]
+        nsc_store_batch b = {&s->proc, AT(c->cx, K_CTXS), AT(c->sd, K_STRS), AT(c->ev, K_EVENTS),
+                             AT(c->st, K_STATES), AT(c->cp, K_COMPL)};
+#undef AT
         rc = nsc_store_put(dst, &b);
     }
     if (c->nsecs)
@@ -443,6 +442,54 @@ static int read_source(const source *src, const char *job, nsc_store *dst, char 
     return rc;
 }
 
+/* ---- ledger ---- */
+
+/* The ledger rows (after their identity: host, pid, data) into dst, each
+ * batch decoded and put as the LMDB collector puts it, and committed (its
+ * decoded records end with it). */
+static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size_t errcap)
+{
+    nsc_proc p = {.local_rank = -1, .gpu = -1};
+    snprintf(p.job, sizeof p.job, "%s", job);
+    int rc = 0;
+    for (next_row(r); !rc && r->more; next_row(r)) {
+        nsc_ledger_batch b;
+        size_t n;
+        text(&r->a, p.host, sizeof p.host);
+        p.pid = (uint32_t)le(&r->a, 4);
+        const uint8_t *data = bytes(&r->a, &n);
+        if (!data || nsc_ledger_decode(data, n, NULL, &b)) {
+            snprintf(err, errcap, "clickhouse: a stored ledger batch does not decode");
+            return NSC_QUERY_ESTORE;
+        }
+        nsc_store_ledger l = {&p, &b, {0}};
+        if (!(rc = nsc_store_begin(dst, nsc_mono_ns())) && !(rc = nsc_store_put_ledger(dst, &l)))
+            rc = nsc_store_commit(dst);
+        else
+            nsc_store_abort(dst);
+        nsc_ledger_release(&b);
+    }
+    if (!rc && r->a.r.bad) {
+        snprintf(err, errcap, "clickhouse: the ledger rows do not decode");
+        return NSC_QUERY_ESTORE;
+    }
+    if (rc)
+        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
+    return rc ? NSC_QUERY_ESTORE : 0;
+}
+
+/* Every ledger batch of the job on src, in the order its agents sent them. */
+static int read_ledger(const source *src, const char *job, nsc_store *dst, char *err, size_t errcap)
+{
+    rows r;
+    memset(&r, 0, sizeof r);
+    int rc = fetch_table(src, "ledger", "host, pid, data", "", IDENT, &r.a, err, errcap);
+    if (!rc)
+        rc = put_ledgers(&r, job, dst, err, errcap);
+    answer_free(&r.a);
+    return rc;
+}
+
 /* ---- clock models ---- */
 
 static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
@@ -545,6 +592,8 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, n
     /* shard by shard: a process's rows are all on one shard */
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_source(&src[i], job, dst, err, errcap);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = read_ledger(&src[i], job, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_clocks(&src[i], dst, err, errcap);
     return rc;

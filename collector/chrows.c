@@ -64,6 +64,11 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
      * Retention (chretain.h) deletes a job no insert touched for
      * retain_age_s. */
     [NSC_CH_JOBS] = {"jobs", "job String, wall_ns UInt64", "job", "", "cityHash64(job)", "wall_ns"},
+    /* A process's ledger batch of an agent batch, as it travelled (the ledger
+     * codec's bytes): read back in the agents' order, a later record
+     * replaces an earlier in-flight one as in the LMDB store. */
+    [NSC_CH_LEDGER] = {"ledger", NSC_CH_PROC_COLUMNS ", data String, " ORIGIN, "job, host, pid, " ORIGIN_KEY,
+                       JOB_PART, PROC_SHARD, ""},
 };
 
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
@@ -254,6 +259,14 @@ void nsc_ch_rows_life(nsc_ch_cols *b, const nsc_ch_origin *o, const nsc_store_li
     u8(b, l->event), u8(b, l->reason), u64(b, l->ts_ns), u64(b, l->ref_ns);
     u64(b, l->last_batch_seq);
     origin_cols(b, &x, o, o->section);
+}
+
+void nsc_ch_rows_ledger(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_proc *p, const void *data, size_t len)
+{
+    row_texts x = texts_of(t, p->job, p->host, o->agent);
+    proc_cols(t, &x, p->pid);
+    nsc_ch_put_text(t, data, len);
+    origin_cols(t, &x, o, 0);
 }
 
 void nsc_ch_rows_clock(nsc_ch_cols *b, const char *host, const nsc_clock_model *m, uint64_t wall_ns)

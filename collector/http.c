@@ -154,9 +154,13 @@ static void render_store(nsc_collector *c, struct evbuffer *b)
                            "# HELP ncclscope_collector_store_bytes_per_event Pages in use per stored event\n"
                            "# TYPE ncclscope_collector_store_bytes_per_event gauge\nncclscope_collector_store_bytes_per_event %.2f\n"
                            "# HELP ncclscope_collector_store_unattached_states_total States stored without their event (never joined to it)\n"
-                           "# TYPE ncclscope_collector_store_unattached_states_total counter\nncclscope_collector_store_unattached_states_total %" PRIu64 "\n",
+                           "# TYPE ncclscope_collector_store_unattached_states_total counter\nncclscope_collector_store_unattached_states_total %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_store_ledger_records Ledger records in the store\n"
+                           "# TYPE ncclscope_collector_store_ledger_records gauge\nncclscope_collector_store_ledger_records %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_store_ledger_bytes Pages in use by the ledger database\n"
+                           "# TYPE ncclscope_collector_store_ledger_bytes gauge\nncclscope_collector_store_ledger_bytes %" PRIu64 "\n",
                         s.events, s.live_bytes, s.map_bytes, s.events ? (double)s.live_bytes / (double)s.events : 0.0,
-                        s.unattached_states);
+                        s.unattached_states, s.ledger_records, s.ledger_live_bytes);
 }
 
 static int get_counts(void *arg, const nsc_live *l, uint64_t now)
@@ -322,7 +326,7 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
  * endpoints, topology among them, are diagapi.c's). */
 static const char *query_endpoint(const char *name)
 {
-    static const char *const queries[] = {"comms", "timeline", "collectives", "stats", "p2p"};
+    static const char *const queries[] = {"comms", "timeline", "collectives", "stats", "p2p", "ledger"};
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
         if (strcmp(name, queries[i]) == 0)
             return queries[i];

@@ -30,12 +30,17 @@ void nsc_item_free(nsc_item *it)
     if (it->kind == NSC_ITEM_BATCH) {
         for (uint32_t i = 0; it->secs && i < it->a2c.nsections; i++)
             nsc_batch_release(&it->secs[i]);
+        for (uint32_t i = 0; it->ledgers && i < it->a2c.nledgers; i++)
+            nsc_ledger_release(&it->ledgers[i]);
         nsc_a2c_batch_release(&it->a2c);
         zmq_msg_close(&it->body);
     }
     free(it->secs);
     free(it->sb);
     free(it->moved);
+    free(it->ledgers);
+    free(it->sl);
+    free(it->lproc);
     free(it);
 }
 
@@ -161,6 +166,31 @@ static void store_view(nsc_item *it)
     }
 }
 
+/* The ledger batches decoded, and placed where their process has a section. */
+static int take_ledgers(nsc_item *it, const nsc_dec_limits *lim)
+{
+    uint32_t n = it->a2c.nledgers;
+    it->ledgers = calloc(n ? n : 1, sizeof *it->ledgers);
+    it->sl = calloc(n ? n : 1, sizeof *it->sl);
+    it->lproc = calloc(n ? n : 1, sizeof *it->lproc);
+    if (!it->ledgers || !it->sl || !it->lproc)
+        return NSC_WIRE_NOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        nsc_ledger_batch *b = &it->ledgers[i];
+        if (nsc_ledger_decode(it->a2c.ledgers[i].data, it->a2c.ledgers[i].len, lim, b)) {
+            memset(b, 0, sizeof *b);
+            it->ledger_bad++;
+            continue;
+        }
+        int s = section_of(it, b->pid);
+        it->sl[it->nsl] = (nsc_store_ledger){s < 0 ? NULL : &it->lproc[it->nsl], b, {0}};
+        if (s >= 0)
+            it->lproc[it->nsl] = it->secs[s].hdr.proc;
+        it->nsl++;
+    }
+    return 0;
+}
+
 /* Every context of every section claims 1..max_ranks ranks and a rank
  * among them: what the live state and the queries size by is bounded. */
 static int ranks_in_range(const nsc_item *it, int32_t max_ranks)
@@ -207,7 +237,7 @@ nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, int32_t max
     }
     if (!rc) {
         store_view(it);
-        if (it->a2c.naliases && apply_aliases(it, aliases_applied, aliases_unplaced))
+        if ((it->a2c.naliases && apply_aliases(it, aliases_applied, aliases_unplaced)) || take_ledgers(it, lim))
             rc = NSC_WIRE_NOMEM;
     }
     if (rc || !ranks_in_range(it, max_ranks)) {

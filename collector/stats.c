@@ -144,7 +144,12 @@ void nsc_stats_render(nsc_stats *s, struct evbuffer *b)
     metric(b, "ncclscope_collector_unknown_refusals_total", "counter", "Batches refused (not stored, not acknowledged) while the committed batch sequences could not be loaded", &s->unknown_refusals);
     metric(b, "ncclscope_collector_pxn_aliases_applied_total", "counter", "PXN proxy states moved to their origin event", &s->aliases_applied);
     metric(b, "ncclscope_collector_pxn_aliases_unplaced_total", "counter", "PXN aliases whose origin section was not in the batch", &s->aliases_unplaced);
-    metric(b, "ncclscope_collector_retained_blocks_total", "counter", "Blocks deleted by retention", &s->retained_blocks);
+    metric(b, "ncclscope_collector_ledger_records_stored_total", "counter", "Ledger records new to the store", &s->ledger_stored);
+    metric(b, "ncclscope_collector_ledger_records_replaced_total", "counter", "Ledger records that replaced a stored one of their key (an in-flight record by a later one)", &s->ledger_replaced);
+    metric(b, "ncclscope_collector_ledger_records_stale_total", "counter", "In-flight ledger records not stored: their collective is stored completed", &s->ledger_stale);
+    metric(b, "ncclscope_collector_ledger_records_rejected_total", "counter", "Ledger records refused: malformed, or of a process with no section in the batch", &s->ledger_rejected);
+    metric(b, "ncclscope_collector_ledger_batches_rejected_total", "counter", "Ledger batches that did not decode (the rest of their agent batch stored)", &s->ledger_bad_batches);
+    metric(b, "ncclscope_collector_retained_blocks_total", "counter", "Blocks and ledger values deleted by retention", &s->retained_blocks);
     metric(b, "ncclscope_collector_retained_jobs_total", "counter", "Jobs deleted from ClickHouse by retention", &s->retained_jobs);
     metric(b, "ncclscope_collector_queue_depth", "gauge", "Messages waiting for the writer", &s->queue_depth);
     render_latency(s, b);

@@ -15,7 +15,7 @@
 #include "gpuclock.h"
 #include "query.h"
 
-enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_P2P, Q_NENDPOINTS };
+enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_P2P, Q_LEDGER, Q_NENDPOINTS };
 
 /* Which parameters were given (bits of nsc_query.has). */
 enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
@@ -81,6 +81,8 @@ void nsc_q_hex(nsc_q_out *o, uint64_t v);         /* "0x..." with quotes */
 void nsc_q_str(nsc_q_out *o, const char *s);      /* a JSON string literal */
 void nsc_q_num(nsc_q_out *o, double v);           /* 3 decimals; null if not finite */
 void nsc_q_opt_u64(nsc_q_out *o, int known, uint64_t v); /* v or null */
+/* ,"next_cursor": "a.b.c" (what parse_cursor reads) when more, else null. */
+void nsc_q_next_cursor(nsc_q_out *o, int more, uint64_t a, uint64_t b, uint64_t c);
 
 /* One rank of the selected communicator. */
 typedef struct nsc_q_rank {
@@ -215,5 +217,6 @@ int nsc_q_timeline(nsc_q_ctx *c);
 int nsc_q_collectives(nsc_q_ctx *c);
 int nsc_q_stats(nsc_q_ctx *c);
 int nsc_q_p2p(nsc_q_ctx *c);
+int nsc_q_ledger(nsc_q_ctx *c);
 
 #endif

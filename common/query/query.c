@@ -39,6 +39,8 @@ static const endpoint endpoints[Q_NENDPOINTS] = {
     [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC | QP_SEQ, QP_COMM, 0, nsc_q_stats,
                  "application/json"},
     [Q_P2P] = {"p2p", QP_COMMON | QP_COMM | QP_WINDOW, QP_COMM, 0, nsc_q_p2p, "application/json"},
+    [Q_LEDGER] = {"ledger", QP_COMMON | QP_COMM | QP_RANK | QP_SEQ | QP_LIMIT | QP_CURSOR, QP_COMM, 1000,
+                  nsc_q_ledger, "application/x-ndjson"},
 };
 
 static const struct {

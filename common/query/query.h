@@ -2,7 +2,7 @@
  * the CLI's --db mode.
  *
  * Owns the query endpoints (comms, timeline, collectives, topology, stats,
- * p2p): their parameters (parsed from a URL query string, validated
+ * p2p, ledger): their parameters (parsed from a URL query string, validated
  * strictly), the derived records computed from a store reader (collectives
  * matched across ranks, arrival skew, bandwidths, ring order, Send/Recv
  * pairs, aligned times), and the JSON
@@ -34,7 +34,8 @@ enum nsc_query_err {
 /* Parsed, validated parameters of one request. */
 typedef struct nsc_query nsc_query;
 
-/* name: "comms", "timeline", "collectives", "topology", "stats", "p2p".
+/* name: "comms", "timeline", "collectives", "topology", "stats", "p2p",
+ * "ledger".
  * qs: the URL query string without '?' ("job=1234&comm=0x1f&t0_ns=5"), or
  * NULL. Values are percent-decoded; '+' is a space. Parameters (docs/api.md):
  * job, comm, rank (list and ranges: "0,2,4-7"), t0_ns, t1_ns, func, seq
@@ -51,7 +52,7 @@ typedef int (*nsc_query_write_fn)(void *arg, const void *data, size_t len);
 int nsc_query_run(const nsc_query *q, nsc_store_reader *rd, nsc_query_write_fn fn, void *arg,
                   char *err, size_t errcap);
 
-/* "application/json" or "application/x-ndjson" (timeline, collectives). */
+/* "application/json" or "application/x-ndjson" (timeline, collectives, ledger). */
 const char *nsc_query_content_type(const nsc_query *q);
 /* The endpoint name q was parsed for. */
 const char *nsc_query_name(const nsc_query *q);

@@ -139,7 +139,7 @@ static int decode_common_column(const ev_cols *d, colrd *c, const field *f)
         if (get_varint(c, &z))
             return NSC_BLOCK_ETRUNC;
         uint64_t base = f->rel == NO_REL ? prev[t] : load_u64(ev, f->rel);
-        prev[t] = put_field(ev, f, base + unzigzag(z));
+        prev[t] = put_field(ev, f, base + nsc_unzigzag(z));
         ev++;
     }
     return c->p == c->end ? 0 : NSC_BLOCK_ETRAILING;
@@ -187,7 +187,7 @@ static int decode_payload(const ev_cols *d, colrd *slots)
             if (get_varint(&slots[j], &z))
                 return NSC_BLOCK_ETRUNC;
             uint64_t base = f->rel == NO_REL ? prev[t][j] : load_u64(ev, f->rel);
-            prev[t][j] = put_field(ev, f, base + unzigzag(z));
+            prev[t][j] = put_field(ev, f, base + nsc_unzigzag(z));
         }
         ev++;
     }
@@ -207,7 +207,7 @@ static int decode_plain_column(colrd *c, void *recs, size_t size, uint32_t n, co
         uint64_t z;
         if (get_varint(c, &z))
             return NSC_BLOCK_ETRUNC;
-        prev = put_field(rec, f, prev + unzigzag(z));
+        prev = put_field(rec, f, prev + nsc_unzigzag(z));
     }
     return c->p == c->end ? 0 : NSC_BLOCK_ETRAILING;
 }

@@ -56,23 +56,6 @@ static int reserve(colbuf *c, size_t more)
     return nsc_grow_to(&c->p, c->len + more, &c->cap, 1, 256) ? NSC_BLOCK_ENOMEM : 0;
 }
 
-/* Writes at o, returns the end. Most values are small deltas: one byte, taken
- * without the loop. The write pointer stays local so that byte stores (which
- * may alias anything) do not force a colbuf's fields to be reloaded. */
-static inline uint8_t *put_varint(uint8_t *o, uint64_t v)
-{
-    if (v < 0x80) {
-        *o = (uint8_t)v;
-        return o + 1;
-    }
-    do {
-        *o++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    } while (v >= 0x80);
-    *o++ = (uint8_t)v;
-    return o;
-}
-
 /* Encoding runs column by column, like decoding: the loop body is the same
  * for a whole column and each column is reserved once. c must have room for
  * ten bytes per record. */
@@ -93,7 +76,7 @@ static void encode_event_column(colbuf *c, const nsc_event *ev, uint32_t n,
         if (!f)
             continue;
         uint64_t v = load(&ev[i], f);
-        o = put_varint(o, zigzag(v - (f->rel == NO_REL ? prev[t] : load_u64(&ev[i], f->rel))));
+        o = nsc_put_varint(o, nsc_zigzag(v - (f->rel == NO_REL ? prev[t] : load_u64(&ev[i], f->rel))));
         prev[t] = v;
     }
     c->len = (size_t)(o - c->p);
@@ -110,7 +93,7 @@ static void encode_plain_column(colbuf *c, const uint8_t *rec, size_t size, uint
     uint8_t *o = c->p + c->len;
     for (uint32_t i = 0; i < n; i++, rec += size) {
         uint64_t v = load(rec, f);
-        o = put_varint(o, zigzag(v - prev));
+        o = nsc_put_varint(o, nsc_zigzag(v - prev));
         prev = v;
     }
     c->len = (size_t)(o - c->p);
@@ -446,7 +429,7 @@ static int build_raw(nsc_block_enc *e)
         return NSC_BLOCK_ENOMEM;
     uint8_t *o = e->raw.p;
     for (int i = 0; i < NCOLS; i++)
-        o = put_varint(o, e->col[i].len);
+        o = nsc_put_varint(o, e->col[i].len);
     e->raw.len = (size_t)(o - e->raw.p);
     for (int i = 0; i < NCOLS; i++)
         if (e->col[i].len) {

@@ -114,16 +114,6 @@ static inline uint64_t load_u64(const void *rec, uint16_t off)
     return v;
 }
 
-static inline uint64_t zigzag(uint64_t d)
-{
-    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-}
-
-static inline uint64_t unzigzag(uint64_t z)
-{
-    return (z >> 1) ^ (0 - (z & 1));
-}
-
 /* block.c */
 void nsc_blk_write_hdr(uint8_t *p, uint32_t codec, uint32_t raw_len, const nsc_block_hdr *h);
 

@@ -1,9 +1,9 @@
-/* bytes.h: big-endian integers, record members by size, and a bounds-checked
- * reader.
+/* bytes.h: big-endian integers, record members by size, zigzag varints, and
+ * a bounds-checked reader.
  *
  * Owns the byte-level encoding every collector format shares: store keys (where
- * big-endian makes byte order equal numeric order), serialized clock models and
- * block headers. The reader never reads past its end: it latches a failure that
+ * big-endian makes byte order equal numeric order), serialized clock models,
+ * block headers and the delta-coded columns of blocks and ledger values. The reader never reads past its end: it latches a failure that
  * the decoder checks once, so decoders stay short and cannot overrun.
  */
 #ifndef NCCLSCOPE_BYTES_H
@@ -98,6 +98,36 @@ static inline void nsc_store_uint(void *p, size_t size, uint64_t v)
     }
 }
 
+/* Signed differences as small unsigned numbers (0, -1, 1, -2 -> 0, 1, 2, 3),
+ * so that a varint of a small difference of either sign is short. */
+static inline uint64_t nsc_zigzag(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static inline uint64_t nsc_unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* LEB128 varint at o (at most 10 bytes); returns the end. Most values are
+ * small deltas: one byte, taken without the loop. The write pointer stays
+ * local so that byte stores (which may alias anything) do not force the
+ * caller's fields to be reloaded. */
+static inline uint8_t *nsc_put_varint(uint8_t *o, uint64_t v)
+{
+    if (v < 0x80) {
+        *o = (uint8_t)v;
+        return o + 1;
+    }
+    do {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    } while (v >= 0x80);
+    *o++ = (uint8_t)v;
+    return o;
+}
+
 /* Writer over a caller-sized buffer (sized exactly beforehand by the format). */
 typedef struct nsc_wbuf {
     uint8_t *p;
@@ -134,6 +164,21 @@ static inline uint64_t nsc_r64(nsc_rbuf *r)
 {
     const uint8_t *p = nsc_rtake(r, 8);
     return p ? nsc_get_be64(p) : 0;
+}
+
+/* A varint (nsc_put_varint); more than 10 bytes, or past the end, is bad. */
+static inline uint64_t nsc_rvarint(nsc_rbuf *r)
+{
+    uint64_t x = 0;
+    for (int shift = 0; !r->bad && shift < 70; shift += 7) {
+        const uint8_t *b = nsc_rtake(r, 1);
+        if (b)
+            x |= (uint64_t)(*b & 0x7f) << shift;
+        if (b && !(*b & 0x80))
+            return x;
+    }
+    r->bad = 1;
+    return 0;
 }
 
 static inline double nsc_rdbl(nsc_rbuf *r)

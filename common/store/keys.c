@@ -77,6 +77,26 @@ int nsc_coll_val_parse(const void *val, size_t len, nsc_coll_val *v)
     return 0;
 }
 
+void nsc_key_ledger(uint8_t out[NSC_KEY_LEDGER_LEN], const nsc_ledger_key *k)
+{
+    nsc_put_be32(out, k->job);
+    nsc_put_be64(out + 4, k->comm);
+    nsc_put_be64(out + 12, k->chunk);
+    nsc_put_be32(out + 20, nsc_key_rank_bits(k->rank));
+}
+
+int nsc_key_ledger_parse(const void *key, size_t len, nsc_ledger_key *k)
+{
+    const uint8_t *p = key;
+    if (len != NSC_KEY_LEDGER_LEN)
+        return -1;
+    k->job = nsc_get_be32(p);
+    k->comm = nsc_get_be64(p + 4);
+    k->chunk = nsc_get_be64(p + 12);
+    k->rank = nsc_key_rank_from_bits(nsc_get_be32(p + 20));
+    return 0;
+}
+
 void nsc_key_age(uint8_t out[NSC_KEY_AGE_LEN], uint64_t commit_ns, uint32_t seq)
 {
     nsc_put_be64(out, commit_ns);

@@ -44,7 +44,22 @@ typedef struct nsc_coll_val {
     uint64_t seq_first;                /* the lowest seqNumber the entry answers for */
 } nsc_coll_val;
 
-/* age: (commit time on the collector's clock, block seq) -> block key */
+/* ledger: (job, comm, seq / NSC_LEDGER_CHUNK, rank) -> the rank's records of
+ * those seqs, packed (ledger_pack.h). A walk of one chunk's keys meets its
+ * ranks in order, and the chunks follow in seq order, so a window of seqs
+ * and ranks is a few seeks. */
+#define NSC_KEY_LEDGER_LEN 24
+#define NSC_KEY_LEDGER_PREFIX 20  /* (job, comm, chunk): one chunk's ranks */
+#define NSC_LEDGER_CHUNK 32
+typedef struct nsc_ledger_key {
+    uint32_t job;
+    uint64_t comm;
+    uint64_t chunk;  /* seq / NSC_LEDGER_CHUNK */
+    int32_t rank;
+} nsc_ledger_key;
+
+/* age: (commit time on the collector's clock, block seq) -> the key of the
+ * block or ledger value first written then (told apart by their lengths) */
 #define NSC_KEY_AGE_LEN 12
 
 /* comms: (job, comm); ranks: (job, comm, rank) */
@@ -57,6 +72,8 @@ void nsc_key_coll(uint8_t out[NSC_KEY_COLL_LEN], const nsc_coll_key *k);
 int nsc_key_coll_parse(const void *key, size_t len, nsc_coll_key *k);
 void nsc_coll_val_put(uint8_t out[NSC_COLL_VAL_LEN], const nsc_coll_val *v);
 int nsc_coll_val_parse(const void *val, size_t len, nsc_coll_val *v); /* 0 or -1 */
+void nsc_key_ledger(uint8_t out[NSC_KEY_LEDGER_LEN], const nsc_ledger_key *k);
+int nsc_key_ledger_parse(const void *key, size_t len, nsc_ledger_key *k); /* 0 or -1 */
 void nsc_key_age(uint8_t out[NSC_KEY_AGE_LEN], uint64_t commit_ns, uint32_t seq);
 void nsc_key_comm(uint8_t out[NSC_KEY_COMM_LEN], uint32_t job, uint64_t comm);
 void nsc_key_rank(uint8_t out[NSC_KEY_RANK_LEN], uint32_t job, uint64_t comm, int32_t rank);

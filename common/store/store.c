@@ -17,7 +17,7 @@
 #define DEFAULT_MAX_MAP (1ull << 40)
 
 static const char *const db_names[NDBS] = {"meta",  "jobs",   "procs", "strs", "comms",
-                                            "ranks", "blocks", "colls", "age"};
+                                            "ranks", "blocks", "colls", "age", "ledger"};
 
 static const char *const err_text[] = {
     "ok", "out of memory",
@@ -214,6 +214,11 @@ static void free_scratch(nsc_st_scratch *sc)
     free(sc->id_count);
     free(sc->cursor);
     free(sc->runs);
+    free(sc->lrecs);
+    free(sc->lsorted);
+    free(sc->lmerged);
+    nsc_lpack_free(&sc->lstored);
+    free(sc->lval);
 }
 
 void nsc_store_close(nsc_store *st)

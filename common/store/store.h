@@ -32,6 +32,7 @@
 #include "clock.h"
 #include "event.h"
 #include "keys.h"
+#include "ledger.h"
 
 enum nsc_store_err {
     NSC_STORE_OK = 0,
@@ -45,9 +46,9 @@ enum nsc_store_err {
     NSC_STORE_EBLOCK = -8     /* a stored block failed to decode: the iterator skipped it */
 };
 
-/* 2: the collective index holds runs of seqNumbers (docs/collector.md);
- * a store of another version is refused (ESCHEMA), not migrated. */
-#define NSC_STORE_SCHEMA 2
+/* 3: the ledger database (docs/collector.md); a store of another version is
+ * refused (ESCHEMA), not migrated. */
+#define NSC_STORE_SCHEMA 3
 /* Records whose communicator context is unknown or none (ProxyCtrl), and
  * states/completions whose event is not in the same batch, go to the
  * process's own blocks: comm NSC_STORE_PROC_COMM, rank = the process id. */
@@ -92,7 +93,27 @@ int nsc_store_put_clock(nsc_store *st, const char *host, const nsc_clock_model *
 int nsc_store_commit(nsc_store *st);
 void nsc_store_abort(nsc_store *st);
 
-/* Delete the oldest blocks (by commit time) beyond the age and size limits,
+/* What putting one process's ledger records did: records new to the store,
+ * records that replaced a stored one of the same key (an in-flight record
+ * by a later one), in-flight records refused because their collective is
+ * stored completed already, and malformed records (a negative rank, unknown
+ * flags, a string the batch does not define, too many edges), which are
+ * skipped while the others are stored. */
+typedef struct nsc_store_ledger_counts {
+    uint64_t stored, replaced, stale, rejected;
+} nsc_store_ledger_counts;
+
+/* A process's ledger records to put; proc, batch and the struct itself must
+ * stay valid until commit returns (like a batch), and counts is set again
+ * when the transaction is replayed, so it is exact once commit returned 0. */
+typedef struct nsc_store_ledger {
+    const nsc_proc *proc;
+    const nsc_ledger_batch *batch;
+    nsc_store_ledger_counts counts;
+} nsc_store_ledger;
+int nsc_store_put_ledger(nsc_store *st, nsc_store_ledger *l);
+
+/* Delete the oldest blocks and ledger values (by commit time) beyond the age and size limits,
  * with their index entries, in one durable transaction. */
 int nsc_store_retain(nsc_store *st, uint64_t now_ns, uint64_t *deleted_blocks);
 
@@ -105,6 +126,9 @@ typedef struct nsc_store_stats {
     uint64_t unattached_states; /* states whose event was not in their batch (never joined) */
     uint64_t next_block_seq;
     uint64_t max_span_ns;     /* longest block (t_max - t_min): how far back a scan looks */
+    uint64_t ledger_records;  /* ledger records stored */
+    uint64_t ledger_bytes;    /* their stored values */
+    uint64_t ledger_live_bytes; /* pages in use by the ledger database (not persisted) */
     uint64_t live_bytes;      /* pages in use by all databases (not persisted) */
     uint64_t map_bytes;       /* current map size (not persisted) */
 } nsc_store_stats;
@@ -187,6 +211,20 @@ typedef int (*nsc_store_event_fn)(void *arg, const nsc_block_key *key, const nsc
                                   const nsc_event *ev);
 int nsc_store_scan(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
                    uint64_t t1, nsc_store_event_fn fn, void *arg);
+
+/* A job's ledger records of one communicator with seq in [seq_lo, seq_hi]
+ * and rank in [rank_lo, rank_hi], in (seq, rank, func, peer) order; string
+ * fields hold store-wide string ids (nsc_store_str). fn returns nonzero to
+ * stop (returned); the record is valid during the call. */
+typedef struct nsc_store_ledger_q {
+    uint32_t job;
+    uint64_t comm;
+    uint64_t seq_lo, seq_hi;
+    int32_t rank_lo, rank_hi;
+} nsc_store_ledger_q;
+typedef int (*nsc_store_ledger_fn)(void *arg, const nsc_ledger_rec *r);
+int nsc_store_ledger_read(nsc_store_reader *rd, const nsc_store_ledger_q *q, nsc_store_ledger_fn fn,
+                          void *arg);
 
 /* One rank's record of a collective. */
 typedef struct nsc_store_coll_hit {

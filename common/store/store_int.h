@@ -16,7 +16,8 @@
  *   store_group.c   a batch's records grouped and ordered by (comm, rank)
  *   store_names.c   names and identities: jobs, processes, strings, comms, ranks
  *   store_colls.c   the collective index: its runs, writes and lookups
- *   store_retain.c  retention: deleting the oldest blocks
+ *   store_retain.c  retention: deleting the oldest blocks and ledger values
+ *   store_ledger.c  the ledger: upserting records, deleting values, reading
  *   store_stats.c   the totals record and live size
  *   store_read.c    readers: transactions, block iteration, scans
  *   store_meta.c    meta records: clock models, agents, lifecycle, progress
@@ -29,20 +30,22 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "ledger_pack.h"
 #include "store.h"
 
-enum { DB_META, DB_JOBS, DB_PROCS, DB_STRS, DB_COMMS, DB_RANKS, DB_BLOCKS, DB_COLLS, DB_AGE, NDBS };
+enum { DB_META, DB_JOBS, DB_PROCS, DB_STRS, DB_COMMS, DB_RANKS, DB_BLOCKS, DB_COLLS, DB_AGE, DB_LEDGER, NDBS };
 
 #define MEMO_SIZE 65536 /* every u16 context index and string id */
 
 enum { K_EVENTS, K_STATES, K_COMPL };
 
-typedef enum op_kind { OP_BATCH, OP_META } op_kind;
+typedef enum op_kind { OP_BATCH, OP_META, OP_LEDGER } op_kind;
 
 /* What the open transaction did, kept to replay it after the map grew. */
 typedef struct op {
     op_kind kind;
     const nsc_store_batch *batch;
+    nsc_store_ledger *ledger;
     uint8_t *key;
     size_t klen;
     uint8_t *val;
@@ -114,6 +117,15 @@ typedef struct nsc_st_scratch {
     size_t by_id_cap, id_count_cap, cursor_cap;
     coll_run *runs;           /* a block's runs of collectives */
     size_t runs_cap;
+    nsc_ledger_rec *lrecs;    /* a ledger batch's valid records, strings mapped, */
+    size_t lrecs_cap;
+    const nsc_ledger_rec **lsorted;  /* in key order; */
+    size_t lsorted_cap;
+    const nsc_ledger_rec **lmerged;  /* one value's records after the upsert */
+    size_t lmerged_cap;
+    nsc_lpack lstored;        /* the value's records before it */
+    uint8_t *lval;            /* its new value */
+    size_t lval_cap;
 } nsc_st_scratch;
 
 struct nsc_store {
@@ -164,6 +176,10 @@ int nsc_st_push_meta(nsc_store *st, const void *key, size_t klen, const void *va
 /* store_batch.c */
 int nsc_st_put_batch(nsc_store *st, const nsc_store_batch *b);
 
+/* store_ledger.c */
+int nsc_st_put_ledger(nsc_store *st, nsc_store_ledger *l);
+int nsc_st_delete_ledger(nsc_store *st, const MDB_val *key);
+
 /* store_names.c */
 int nsc_st_intern(nsc_store *st, int db, const void *name, size_t len, const char *counter,
                   uint32_t *id);
@@ -174,6 +190,7 @@ int nsc_st_put_str(nsc_store *st, const nsc_str_def *s);
 /* store_group.c */
 void nsc_st_group_begin(nsc_st_scratch *sc);
 int nsc_st_group_records(nsc_store *st, const nsc_store_batch *b);
+nsc_str nsc_st_proc_str(nsc_store *st, nsc_str id);
 nsc_str nsc_st_map_str(void *arg, nsc_str id);
 
 /* store_colls.c: index the runs of a block just written; remove the entries

@@ -1,8 +1,9 @@
 /* store_retain.c: retention.
  *
- * Owns deleting the oldest blocks (by commit time, database `age`) beyond
- * the age and size limits, with their collective index entries and their
- * share of the totals, in one durable transaction of its own.
+ * Owns deleting the oldest blocks and ledger values (by commit time,
+ * database `age`) beyond the age and size limits, with their collective
+ * index entries and their share of the totals, in one durable transaction
+ * of its own.
  */
 #include "store_int.h"
 
@@ -53,7 +54,8 @@ static int retain_txn(nsc_store *st, uint64_t now_ns, uint64_t *deleted)
     while ((rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST)) == 0) {
         if (k.mv_size != NSC_KEY_AGE_LEN || !over_limits(st, nsc_get_be64(k.mv_data), now_ns))
             break;
-        if ((rc = delete_block(st, &v)) || (rc = mdb_cursor_del(cur, 0)))
+        rc = v.mv_size == NSC_KEY_LEDGER_LEN ? nsc_st_delete_ledger(st, &v) : delete_block(st, &v);
+        if (rc || (rc = mdb_cursor_del(cur, 0)))
             break;
         ++*deleted;
     }

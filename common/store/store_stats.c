@@ -8,18 +8,22 @@
 
 #include "bytes.h"
 
-#define NSTATS 10
-#define NSTATS_V1 9  /* before unattached_states: read as 0 */
+#define NSTATS 12
+#define NSTATS_V1 9  /* before unattached_states and the ledger's: read as 0 */
+
+static uint64_t db_bytes(MDB_txn *txn, MDB_dbi dbi)
+{
+    MDB_stat s;
+    if (mdb_stat(txn, dbi, &s) != 0)
+        return 0;
+    return (uint64_t)(s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages) * s.ms_psize;
+}
 
 uint64_t nsc_st_live_bytes(MDB_txn *txn, const MDB_dbi *dbi)
 {
     uint64_t total = 0;
-    for (int i = 0; i < NDBS; i++) {
-        MDB_stat s;
-        if (mdb_stat(txn, dbi[i], &s) == 0)
-            total += (uint64_t)(s.ms_branch_pages + s.ms_leaf_pages + s.ms_overflow_pages) *
-                     s.ms_psize;
-    }
+    for (int i = 0; i < NDBS; i++)
+        total += db_bytes(txn, dbi[i]);
     return total;
 }
 
@@ -32,12 +36,12 @@ int nsc_st_read_stats(MDB_txn *txn, const MDB_dbi *dbi, nsc_store_stats *s)
         return 0;
     if (rc)
         return rc;
-    if (val.mv_size != NSTATS * 8 && val.mv_size != NSTATS_V1 * 8)
+    if (val.mv_size % 8 || val.mv_size < NSTATS_V1 * 8 || val.mv_size > NSTATS * 8)
         return NSC_STORE_ECORRUPT;
     uint64_t *f[NSTATS] = {&s->events,      &s->states,      &s->completions,
                            &s->blocks,      &s->block_bytes, &s->unknown_ctx,
                            &s->unknown_str, &s->next_block_seq, &s->max_span_ns,
-                           &s->unattached_states};
+                           &s->unattached_states, &s->ledger_records, &s->ledger_bytes};
     for (size_t i = 0; i < val.mv_size / 8; i++)
         *f[i] = nsc_get_be64((const uint8_t *)val.mv_data + 8 * i);
     return 0;
@@ -49,7 +53,7 @@ int nsc_st_write_stats(nsc_store *st)
     const uint64_t f[NSTATS] = {s->events,      s->states,      s->completions,
                                 s->blocks,      s->block_bytes, s->unknown_ctx,
                                 s->unknown_str, s->next_block_seq, s->max_span_ns,
-                                s->unattached_states};
+                                s->unattached_states, s->ledger_records, s->ledger_bytes};
     uint8_t buf[NSTATS * 8];
     for (int i = 0; i < NSTATS; i++)
         nsc_put_be64(buf + 8 * i, f[i]);
@@ -63,6 +67,7 @@ int nsc_store_stats_get(nsc_store_reader *rd, nsc_store_stats *s)
         return rc;
     MDB_envinfo info;
     s->live_bytes = nsc_st_live_bytes(rd->txn, rd->st->env.dbi);
+    s->ledger_live_bytes = db_bytes(rd->txn, rd->st->env.dbi[DB_LEDGER]);
     rc = mdb_env_info(rd->st->env.mdb, &info);
     s->map_bytes = rc ? 0 : info.me_mapsize;
     return rc;

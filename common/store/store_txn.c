@@ -22,7 +22,9 @@ static int run_op(nsc_store *st, const op *o)
 {
     if (st->w.txn_rc)
         return st->w.txn_rc == MDB_MAP_FULL ? 0 : st->w.txn_rc;
-    int rc = o->kind == OP_BATCH ? nsc_st_put_batch(st, o->batch) : put_meta_op(st, o);
+    int rc = o->kind == OP_BATCH    ? nsc_st_put_batch(st, o->batch)
+             : o->kind == OP_LEDGER ? nsc_st_put_ledger(st, o->ledger)
+                                    : put_meta_op(st, o);
     if (rc)
         st->w.txn_rc = rc;
     return rc == MDB_MAP_FULL ? 0 : rc;
@@ -66,7 +68,14 @@ int nsc_store_put(nsc_store *st, const nsc_store_batch *b)
 {
     if (!st->w.txn)
         return NSC_STORE_ESTATE;
-    return push_op(st, (op){OP_BATCH, b, NULL, 0, NULL, 0});
+    return push_op(st, (op){OP_BATCH, b, NULL, NULL, 0, NULL, 0});
+}
+
+int nsc_store_put_ledger(nsc_store *st, nsc_store_ledger *l)
+{
+    if (!st->w.txn)
+        return NSC_STORE_ESTATE;
+    return push_op(st, (op){OP_LEDGER, NULL, l, NULL, 0, NULL, 0});
 }
 
 /* A meta record written in the open transaction (and replayed with it);
@@ -75,7 +84,7 @@ int nsc_st_push_meta(nsc_store *st, const void *key, size_t klen, const void *va
 {
     if (!st->w.txn)
         return NSC_STORE_ESTATE;
-    op o = {OP_META, NULL, malloc(klen), klen, malloc(vlen ? vlen : 1), vlen};
+    op o = {OP_META, NULL, NULL, malloc(klen), klen, malloc(vlen ? vlen : 1), vlen};
     if (!o.key || !o.val) {
         free(o.key);
         free(o.val);

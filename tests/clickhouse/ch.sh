@@ -37,7 +37,8 @@
 #                 batches sent to both: the agents' spools again, as in
 #                 replay): every query endpoint, with several parameter
 #                 sets (ranks, time window, types, compact, limit and
-#                 cursor, func and seq, errors), answers byte for byte alike
+#                 cursor, func and seq, errors; the ledger's seq and rank
+#                 windows and pages), answers byte for byte alike
 #                 from a collector on ClickHouse; again after that
 #                 collector is killed -9 0.2 s into a query and started again.
 # failover_stop:  the same with a stopped (SIGSTOP) instead of killed: its
@@ -66,6 +67,10 @@
 #                 it for 3 s, deleted from every table of both shards (the
 #                 collector's retention pass, ALTER TABLE ... DELETE),
 #                 counted and logged; a second job written meanwhile stays.
+# ledger:         the same batches with ledger records (nsc-feed --ledger,
+#                 sent twice: a batch inserted twice) into an LMDB collector
+#                 and a collector on ClickHouse: /api/v1/ledger answers byte
+#                 for byte alike (windows of seqs and ranks, pages).
 # current:        a current ClickHouse release: a recording proxy
 #                 (record.py) in front of each of the three 18.16 servers
 #                 while a collector stores a job, answers every query
@@ -305,6 +310,12 @@ every_query() {
     same 200 "p2p?$j&comm=$comm"
     same 200 "topology?$j&comm=$comm"
     same 200 "topology?$j&comm=$comm&t0_ns=$t0&t1_ns=$t1"
+    same 200 "ledger?$j&comm=$comm"
+    same 200 "ledger?$j&comm=$comm&seq=3-7&rank=1,3"
+    same 200 "ledger?$j&comm=$comm&limit=5"
+    cur=$(from_lmdb lmdb.out "l[-1]['next_cursor'] or ''")
+    same 200 "ledger?$j&comm=$comm&limit=5${cur:+&cursor=$cur}"
+    same 400 "ledger?$j&comm=$comm&seq=7-3"
     same 200 "diagnose?$j"
     same 200 "links?$j"
     # not hosts: it tallies the jobs of the live status, which this
@@ -462,6 +473,28 @@ diff)
         die "the timeline read again is not node1's alone: $(head -c 300 "$dir/ch.out")"
     stop collector
     [ -z "$(ls "$dir/chdb/tmp")" ] || die "a stopped collector left query stores behind: $(ls "$dir/chdb/tmp")"
+    stop collector_lmdb
+    ;;
+ledger)
+    feed() { "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --batches 12 --ledger 16 \
+        --resend 4 --timeout-ms 60000 > "$dir/feed.out" || die "not every batch was acknowledged: $(cat "$dir/feed.out")"; }
+    start_collector 0 --db "$dir/lmdb"
+    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
+    unset "pids[collector]"
+    feed
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    feed
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    j="job=feed&comm=0xfeed" compared=0
+    same 200 "ledger?$j"
+    [ "$(grep -c '"kind":"record"' "$dir/lmdb.out")" = 1000 ] || die "not a full page of ledger records: $(tail -1 "$dir/lmdb.out")"
+    same 200 "ledger?$j&seq=5-40&rank=0,2-3"
+    same 200 "ledger?$j&limit=7"
+    cur=$(from_lmdb lmdb.out "l[-1]['next_cursor']")
+    same 200 "ledger?$j&limit=7&cursor=$cur"
+    echo "ch.sh ($mode): $compared answers identical"
+    stop collector
     stop collector_lmdb
     ;;
 retain)

@@ -19,6 +19,16 @@
 #            grow: /healthz answers within 2 s throughout, every batch is
 #            acknowledged, the slow stream is cut off (logged and counted),
 #            and SIGTERM with a slow client attached ends within 10 s.
+#   ledger:  2 agents x 30 batches, each with 16 ledger records per process,
+#            10 sent again: every record stored exactly once (metrics and
+#            the store), none replaced; /api/v1/ledger answers a window of
+#            seqs and ranks in (seq, rank) order and pages it by cursor, a
+#            bad parameter gets a 400 with its error; ncclscope ledger reads
+#            the same records from the collector and from the store (--db).
+#            Then ledger records that come without their process's section
+#            (in-flight records of a process that stopped sending events):
+#            placed by what the agent's earlier batches said, and, from
+#            agents the collector never heard, refused and counted.
 # Issue 29's HTTP probes (tests/e2e/hflood.py clients from 127.0.0.1; /healthz
 # polled from 127.0.0.2 answers within 100 ms throughout each):
 #   bigreq:  a 1 GiB body, a 64 MiB header and a 64 MiB URL are refused
@@ -63,6 +73,55 @@ ingest)
     [ "$(collector_metric ncclscope_collector_duplicates_total)" = 600 ] || die "after restart: duplicates_total $(collector_metric ncclscope_collector_duplicates_total), want 600"
     stop collector
     "$bin/nsc-feed" --check "$dir/db" --agents 4 --batches 150 || die "store check after restart"
+    ;;
+ledger)
+    start
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --batches 30 --ledger 16 --resend 10 \
+        --timeout-ms 30000 > "$dir/out" || die "not every batch was acknowledged: $(cat "$dir/out")"
+    wait_collector_metric ncclscope_collector_ledger_records_stored_total 3840
+    collector_metric_is ncclscope_collector_ledger_records_replaced_total 0 || die "ledger records replaced"
+    collector_metric_is ncclscope_collector_ledger_records_rejected_total 0 || die "ledger records rejected"
+    L="http://127.0.0.1:$http/api/v1/ledger?job=feed&comm=0xfeed"
+    curl -sf "$L&seq=14-17&rank=1-2" > "$dir/window" || die "ledger window"
+    python3 - "$dir/window" <<'PY' || die "ledger window: $(head -c 600 "$dir/window")"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+recs = [l for l in lines if l["kind"] == "record"]
+want = [(s, r) for s in range(14, 18) for r in (1, 2)]
+assert lines[0]["kind"] == "header" and lines[0]["comm"] == "0xfeed", lines[0]
+assert [(x["seq"], x["rank"]) for x in recs] == want, [(x["seq"], x["rank"]) for x in recs]
+assert all(x["state"] == "completed" and x["func"] == "AllReduce" and x["gpu_bound_ns"] >= x["gpu_err_ns"]
+           and x["enqueue_ns"] < x["gpu_start_ns"] < x["gpu_end_ns"] for x in recs), recs[0]
+assert lines[-1] == {"kind": "end", "records": 8, "next_cursor": None}, lines[-1]
+PY
+    # paged by 3: the pages together are the window
+    : > "$dir/pages"
+    cursor=
+    for _ in $(seq 10); do
+        curl -sf "$L&seq=14-17&rank=1-2&limit=3${cursor:+&cursor=$cursor}" > "$dir/page" || die "ledger page"
+        grep '"kind":"record"' "$dir/page" >> "$dir/pages" || true
+        cursor=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["next_cursor"] or "")' "$dir/page")
+        [ -n "$cursor" ] || break
+    done
+    diff <(grep '"kind":"record"' "$dir/window") "$dir/pages" > /dev/null || die "ledger pages differ from the window"
+    [ "$(code "/api/v1/ledger?job=feed&comm=0xfeed&seq=9-2")" = 400 ] || die "a bad seq window not refused"
+    curl -s "$L&rank=x" | grep -q '"error":"rank: expected ranks' || die "a bad rank without its error"
+    "$bin/ncclscope" --collector "http://127.0.0.1:$http" --raw ledger --comm 0xfeed --seq 14-17 --rank 1-2 > "$dir/cli" \
+        || die "ncclscope ledger"
+    [ "$(grep -c AllReduce "$dir/cli")" = 8 ] || die "ncclscope ledger: $(cat "$dir/cli")"
+    stop collector
+    "$bin/nsc-feed" --check "$dir/db" --agents 2 --procs 4 --batches 30 --ledger 16 || die "store check"
+    "$bin/ncclscope" --db "$dir/db" --raw ledger --comm 0xfeed --seq 14-17 --rank 1-2 > "$dir/cli_db" || die "ledger --db"
+    diff "$dir/cli" "$dir/cli_db" || die "ledger from the store differs from the collector's"
+    start
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --first 30 --batches 10 --ledger 16 \
+        --ledger-alone 5 --timeout-ms 30000 > "$dir/out" || die "not every batch was acknowledged: $(cat "$dir/out")"
+    wait_collector_metric ncclscope_collector_ledger_records_stored_total 1280
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 1 --procs 4 --prefix stranger --batches 3 --ledger 16 \
+        --ledger-alone 3 --timeout-ms 30000 > "$dir/out" || die "not every batch was acknowledged: $(cat "$dir/out")"
+    wait_collector_metric ncclscope_collector_ledger_records_rejected_total 192
+    collector_metric_is ncclscope_collector_store_ledger_records $((3840 + 1280)) ||
+        die "the store holds $(collector_metric ncclscope_collector_store_ledger_records) ledger records"
     ;;
 kill9)
     : > "$dir/acks"

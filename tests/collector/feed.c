@@ -9,10 +9,11 @@
  *
  *   nsc-feed --endpoint EP [--agents N] [--procs P] [--batches B] [--colls C]
  *            [--first S] [--resend K] [--garbage] [--window W] [--timeout-ms T]
- *            [--ack-log FILE] [--pool M] [--prefix NAME] [--distinct]
- *   nsc-feed --direct DB [--agents N] [--procs P] [--batches B] [--colls C]
+ *            [--ack-log FILE] [--pool M] [--prefix NAME] [--distinct] [--ledger L]
+ *            [--ledger-alone K]
+ *   nsc-feed --direct DB [--agents N] [--procs P] [--batches B] [--colls C] [--ledger L]
  *   nsc-feed --check DB --agents N --prefix NAME --first S --batches B
- *            [--procs P] [--colls C] [--ack-log FILE]
+ *            [--procs P] [--colls C] [--ack-log FILE] [--ledger L]
  *
  * Direct mode is the benchmark's baseline: the same pre-encoded sections
  * decoded and put into a store with no network and no collector, 64 batches
@@ -28,6 +29,15 @@
  * sorts records across batches (ClickHouse's tables) then has no copies
  * side by side to compress, as with real agents; with --pool at least
  * --batches, no section repeats at all.
+ *
+ * --ledger L: each batch also carries L ledger records per process
+ * (nsc_mix_ledger; agent i's seqs start at i << 32, so no two agents' records
+ * share a key), and check mode wants exactly that many ledger records
+ * stored. Direct mode with --ledger puts the ledger records alone, as a
+ * collector with on-demand detail gets them, and prints
+ * ledger_records_per_s and ledger_bytes_per_record. --ledger-alone K: the
+ * last K batches of each agent carry their ledger records without the
+ * sections (a process's in-flight records after its events stopped).
  *
  *   nsc-feed --endpoint EP --hostile MODE [--count N] [--timeout-ms T]
  *
@@ -58,6 +68,7 @@ typedef struct opts {
     uint64_t count;
     unsigned agents, procs, colls, window, pool;
     uint64_t batches, first, resend, timeout_ms;
+    unsigned ledger, ledger_alone;
     int garbage, distinct;
 } opts;
 
@@ -70,6 +81,7 @@ typedef struct agent {
     uint8_t *acked;       /* per seq of the current pass */
     uint64_t nacked;
     unsigned group;       /* its sections in the pool (--distinct), else 0 */
+    unsigned index;
 } agent;
 
 /* Pre-encoded sections: pool entries of procs sections each, reused across
@@ -157,13 +169,63 @@ static void free_pool(const opts *o, pool *p)
     free(p->secs);
 }
 
+/* --ledger: the ledger batch of agent a's process pr in its batch seq. */
+static nsc_ledger_batch ledger_of(const opts *o, unsigned a, unsigned pr, uint64_t seq, nsc_ledger_rec *recs,
+                                  const nsc_str_def *strs)
+{
+    for (unsigned i = 0; i < o->ledger; i++)
+        nsc_mix_ledger(&recs[i], 0xfeed, ((uint64_t)a << 32) + seq * o->ledger + i, (int32_t)pr);
+    return (nsc_ledger_batch){.pid = 1000 + pr, .nstrs = NSC_MIX_NSTRS, .nrecs = o->ledger, .strs = strs,
+                              .recs = recs};
+}
+
+/* The bytes a batch's ledgers take at most. */
+static size_t ledger_cap(const opts *o)
+{
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_ledger_rec *recs = calloc(o->ledger ? o->ledger : 1, sizeof *recs);
+    nsc_mix_strs(strs);
+    nsc_ledger_batch b = ledger_of(o, 0, 0, 0, recs, strs);
+    size_t n = o->ledger ? (nsc_ledger_bound(&b) + 16) * o->procs : 0;
+    free(recs);
+    return n;
+}
+
+/* --ledger: the ledger sections of agent a's batch seq, encoded into out. */
+static int encode_ledgers(const opts *o, unsigned a, uint64_t seq, nsc_a2c_section *secs, uint8_t *out)
+{
+    nsc_str_def strs[NSC_MIX_NSTRS];
+    nsc_ledger_rec *recs = calloc(o->ledger, sizeof *recs);
+    if (!recs)
+        return -1;
+    nsc_mix_strs(strs);
+    for (unsigned pr = 0; pr < o->procs; pr++) {
+        nsc_ledger_batch b = ledger_of(o, a, pr, seq, recs, strs);
+        secs[pr] = (nsc_a2c_section){out, (uint32_t)nsc_ledger_encode(&b, out)};
+        out += secs[pr].len;
+    }
+    free(recs);
+    return 0;
+}
+
 static int send_batch(agent *a, const opts *o, const pool *p, uint64_t seq, uint8_t *buf)
 {
+    nsc_a2c_section *lsecs = o->ledger ? calloc(o->procs, sizeof *lsecs) : NULL;
+    uint8_t *lbuf = o->ledger ? malloc(ledger_cap(o)) : NULL;
     nsc_a2c_batch b = {.seq = seq, .sent_ns = seq, .nsections = o->procs,
                        .sections = &p->secs[((size_t)a->group * o->pool + seq % o->pool) * o->procs]};
+    if (o->ledger && (!lsecs || !lbuf || encode_ledgers(o, a->index, seq, lsecs, lbuf))) {
+        free(lsecs), free(lbuf);
+        return -1;
+    }
+    b.nledgers = o->ledger ? o->procs : 0;
+    b.ledgers = lsecs;
+    if (seq + o->ledger_alone >= o->first + o->batches)
+        b.nsections = 0;
     snprintf(b.agent, sizeof b.agent, "%s", a->id);
     snprintf(b.host, sizeof b.host, "%s", a->id);
     size_t n = nsc_a2c_encode_batch(&b, buf);
+    free(lsecs), free(lbuf);
     return zmq_send(a->sock, buf, n, 0) == (int)n ? 0 : -1;
 }
 
@@ -343,7 +405,7 @@ static int send_mode(const opts *o)
     size_t cap = 1024, most = 0;  /* a batch's bytes at most: its sections' */
     for (size_t i = 0; i < (size_t)groups(o) * o->pool * o->procs; i++)
         most = p.secs[i].len > most ? p.secs[i].len : most;
-    cap += (most + 16) * o->procs;
+    cap += (most + 16) * o->procs + ledger_cap(o);
     void *ctx = zmq_ctx_new();
     uint8_t *buf = malloc(cap * 2);
     agent *ag = calloc(o->agents, sizeof *ag);
@@ -360,6 +422,7 @@ static int send_mode(const opts *o)
     for (unsigned i = 0; i < o->agents; i++) {
         snprintf(ag[i].id, sizeof ag[i].id, "%s%u", o->prefix, i);
         ag[i].group = o->distinct ? i : 0;
+        ag[i].index = i;
         ag[i].sock = dealer(ctx, o->endpoint);
         ag[i].end = o->first + o->batches;
         ag[i].acked = calloc(o->batches ? o->batches : 1, 1);
@@ -474,8 +537,14 @@ static int check_store(const opts *o, check_ctx *c_, const pool *pp)
     rc = nsc_store_stats_get(rd, &s) || nsc_store_agents(rd, check_agent, &c);
     nsc_store_read_end(rd);
     nsc_store_close(st);
-    printf("committed_batches=%llu\nstored_events=%llu\n", (unsigned long long)c.batches,
-           (unsigned long long)s.events);
+    printf("committed_batches=%llu\nstored_events=%llu\nstored_ledger_records=%llu\n",
+           (unsigned long long)c.batches, (unsigned long long)s.events, (unsigned long long)s.ledger_records);
+    if (!rc && s.ledger_records != c.batches * o->procs * o->ledger) {
+        fprintf(stderr, "nsc-feed: store holds %llu ledger records, %llu batches committed make %llu\n",
+                (unsigned long long)s.ledger_records, (unsigned long long)c.batches,
+                (unsigned long long)(c.batches * o->procs * o->ledger));
+        return 1;
+    }
     if (rc || c.bad || s.events != c.batches * p.events_per_batch) {
         fprintf(stderr, "nsc-feed: store holds %llu events, %llu batches committed make %llu\n",
                 (unsigned long long)s.events, (unsigned long long)c.batches,
@@ -535,6 +604,63 @@ static int direct_mode(const opts *o)
     free(sb);
     free_pool(o, &p);
     return 0;
+}
+
+/* Direct mode with --ledger: the ledger records alone, pre-encoded, then
+ * decoded and put 64 batches a commit; bytes per record from the store's
+ * live pages. */
+static int direct_ledger(const opts *o)
+{
+    enum { GROUP = 64 };
+    nsc_store *st;
+    nsc_store_opts so = {.initial_map = 1u << 30};
+    size_t per = ledger_cap(o), nb = (size_t)o->agents * o->batches;
+    uint8_t *bufs = malloc(nb * per);
+    nsc_a2c_section *secs = calloc(nb * o->procs, sizeof *secs);
+    nsc_ledger_batch *lb = calloc((size_t)GROUP * o->procs, sizeof *lb);
+    nsc_store_ledger *sl = calloc((size_t)GROUP * o->procs, sizeof *sl);
+    nsc_proc *procs = calloc(o->procs, sizeof *procs);
+    if (!bufs || !secs || !lb || !sl || !procs || nsc_store_open(o->direct, &so, &st))
+        return 2;
+    for (unsigned pr = 0; pr < o->procs; pr++)
+        procs[pr] = nsc_test_proc("feed", "feedhost", 1000 + pr, (int)pr);
+    for (size_t i = 0; i < nb; i++)
+        if (encode_ledgers(o, (unsigned)(i % o->agents), i / o->agents, &secs[i * o->procs], bufs + i * per))
+            return 2;
+    double t0 = now_s();
+    for (size_t done = 0; done < nb;) {
+        size_t n = 0;
+        if (nsc_store_begin(st, done))
+            return 1;
+        for (size_t g = 0; g < GROUP && done < nb; g++, done++)
+            for (unsigned k = 0; k < o->procs; k++, n++) {
+                const nsc_a2c_section *sec = &secs[done * o->procs + k];
+                if (nsc_ledger_decode(sec->data, sec->len, NULL, &lb[n]))
+                    return 1;
+                sl[n] = (nsc_store_ledger){&procs[k], &lb[n], {0}};
+                if (nsc_store_put_ledger(st, &sl[n]))
+                    return 1;
+            }
+        if (nsc_store_commit(st))
+            return 1;
+        for (size_t i = 0; i < n; i++)
+            nsc_ledger_release(&lb[i]);
+    }
+    double dt = now_s() - t0;
+    nsc_store_reader *rd;
+    nsc_store_stats s = {0};
+    if (nsc_store_read_begin(st, &rd) == 0) {
+        nsc_store_stats_get(rd, &s);
+        nsc_store_read_end(rd);
+    }
+    uint64_t recs = (uint64_t)nb * o->procs * o->ledger;
+    printf("ledger_records=%llu\nstored_ledger_records=%llu\nseconds=%.3f\nledger_records_per_s=%.0f\n"
+           "ledger_value_bytes_per_record=%.1f\nledger_bytes_per_record=%.1f\n",
+           (unsigned long long)recs, (unsigned long long)s.ledger_records, dt, (double)recs / dt,
+           (double)s.ledger_bytes / (double)recs, (double)s.live_bytes / (double)recs);
+    nsc_store_close(st);
+    free(bufs), free(secs), free(lb), free(sl), free(procs);
+    return s.ledger_records == recs ? 0 : 1;
 }
 
 /* ---- hostile mode ---- */
@@ -686,6 +812,8 @@ static int parse(opts *o, int argc, char **argv)
         else if (strcmp(k, "--timeout-ms") == 0) o->timeout_ms = n;
         else if (strcmp(k, "--hostile") == 0) o->hostile = v;
         else if (strcmp(k, "--count") == 0) o->count = n;
+        else if (strcmp(k, "--ledger") == 0) o->ledger = (unsigned)n;
+        else if (strcmp(k, "--ledger-alone") == 0) o->ledger_alone = (unsigned)n;
         else return -1;
     }
     if (o->distinct && !o->endpoint)
@@ -700,5 +828,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: nsc-feed --endpoint EP | --check DB | --direct DB [options] (see tests/collector/feed.c)\n");
         return 2;
     }
-    return o.check ? check_mode(&o) : o.direct ? direct_mode(&o) : o.hostile ? hostile_mode(&o) : send_mode(&o);
+    return o.check ? check_mode(&o) : o.direct && o.ledger ? direct_ledger(&o) : o.direct ? direct_mode(&o)
+           : o.hostile ? hostile_mode(&o) : send_mode(&o);
 }

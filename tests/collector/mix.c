@@ -161,3 +161,17 @@ void nsc_mix_strs(nsc_str_def out[NSC_MIX_NSTRS])
         snprintf(out[i].text, sizeof out[i].text, "%s", text[i]);
     }
 }
+
+void nsc_mix_ledger(nsc_ledger_rec *out, uint64_t comm, uint64_t seq, int32_t rank)
+{
+    uint64_t h = (seq * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)rank * 0xc2b2ae3d27d4eb4full);
+    uint64_t jit = (h ^ (h >> 31)) % 4000, t = 1000000000ull + seq * 1100000ull + (uint64_t)rank * 900 + jit;
+    *out = (nsc_ledger_rec){.comm_id = comm, .seq = seq, .rank = rank, .flags = NSC_LEDGER_NO_NET,
+                            .func = NSC_MIX_STR_ALLREDUCE, .datatype = NSC_MIX_STR_FLOAT,
+                            .algo = NSC_MIX_STR_RING, .proto = NSC_MIX_STR_SIMPLE, .count = 1 << 20,
+                            .bytes = 4 << 20, .root = -1, .peer = -1, .nchannels = NSC_MIX_CHANNELS,
+                            .api_ns = t, .enqueue_ns = t + 700 + jit / 8, .launch_ns = t + 4200 + jit / 4,
+                            .done_ns = t + 520000 + jit, .gpu_start_ns = t + 9000 + jit / 2,
+                            .gpu_end_ns = t + 505000 + jit, .gpu_spread_ns = 1500 + (uint32_t)(jit / 16),
+                            .gpu_err_ns = 1800, .nchannels_done = NSC_MIX_CHANNELS};
+}

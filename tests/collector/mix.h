@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "ledger.h"
 #include "sim.h"
 
 #define NSC_MIX_CHANNELS 4
@@ -42,5 +43,9 @@ void nsc_mix_clear(nsc_mix *m);
 /* Append one collective of (ctx, rank); -1 when the arrays are full. */
 int nsc_mix_collective(nsc_mix *m, uint16_t ctx, int32_t rank);
 void nsc_mix_strs(nsc_str_def out[NSC_MIX_NSTRS]);
+/* A completed ledger record of the mix's AllReduce at today's default mask
+ * (no network detail): a collective every ~1.1 ms of the rank's, its times
+ * jittered by a few microseconds as a function of (seq, rank). */
+void nsc_mix_ledger(nsc_ledger_rec *out, uint64_t comm, uint64_t seq, int32_t rank);
 
 #endif

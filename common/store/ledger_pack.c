@@ -1,0 +1,316 @@
+/* ledger_pack.c: the ledger database's values (format in ledger_pack.h).
+ *
+ * A value: u8 version, varint record count, then per record the bitmap of
+ * its fields whose difference is not 0 (bit i: field i of NSC_FIELDS_LEDGER)
+ * as a varint of its XOR with the record before's (a run of alike records:
+ * one byte), those differences as zigzag varints, the edge count, and per
+ * edge a bitmap (bit i of byte i / 8) and the differences of
+ * NSC_FIELDS_LEDGER_EDGE against the edge at the same index of the record
+ * before (a zeroed one when it had fewer). Values are told in `order`
+ * (below): each time from the one before it in the record, the first one
+ * interval (the record before's own) after the record before's.
+ */
+#include "ledger_pack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "grow.h"
+#include "store.h"
+
+#define VERSION 1
+
+/* Field positions, and per position whether it is a time. */
+#define LP_POS(a, kind, m, ...) LP_##a##_##m,
+enum { NSC_FIELDS_LEDGER(LP_POS, R) NF };
+enum { NSC_FIELDS_LEDGER_EDGE(LP_POS, E) NFE };
+#undef LP_POS
+#define NBITS(n) (((n) + 7) / 8)
+_Static_assert(NF <= 32, "a record's bitmap is a uint32");
+
+/* What the next record is told against. */
+typedef struct chain {
+    uint64_t prev[NF];
+    uint64_t interval;  /* the record before's API call minus the one before it */
+    uint32_t bits;      /* the record before's bitmap */
+} chain;
+
+#define LP_IS_TIME_U8 0
+#define LP_IS_TIME_U16 0
+#define LP_IS_TIME_U32 0
+#define LP_IS_TIME_U64 0
+#define LP_IS_TIME_I32 0
+#define LP_IS_TIME_STR 0
+#define LP_IS_TIME_TIME 1
+#define LP_NTIME(a, kind, m, ...) +LP_IS_TIME_##kind
+enum { NTIMES = 0 NSC_FIELDS_LEDGER(LP_NTIME, _) };
+#undef LP_NTIME
+
+/* The order fields are told in: the others as listed, then the times in a
+ * collective's life (API call, enqueue, launch, kernel start, kernel end,
+ * completion), each told from the one before it, so a record pays for the
+ * jitter of each step rather than of its distance to the API call. */
+#define LP_NONTIME_U8(m) LP_R_##m,
+#define LP_NONTIME_U16(m) LP_R_##m,
+#define LP_NONTIME_U32(m) LP_R_##m,
+#define LP_NONTIME_U64(m) LP_R_##m,
+#define LP_NONTIME_I32(m) LP_R_##m,
+#define LP_NONTIME_STR(m) LP_R_##m,
+#define LP_NONTIME_TIME(m)
+#define LP_NONTIME(a, kind, m, ...) LP_NONTIME_##kind(m)
+static const uint8_t order[] = {NSC_FIELDS_LEDGER(LP_NONTIME, _) LP_R_api_ns, LP_R_enqueue_ns, LP_R_launch_ns,
+                                LP_R_gpu_start_ns, LP_R_gpu_end_ns, LP_R_done_ns};
+#undef LP_NONTIME
+_Static_assert(sizeof order == NF && NTIMES == 6, "every field told once, the times in their order");
+
+/* Signed kinds widen with their sign, so a small negative difference stays small. */
+#define LP_WIDE_I32(x) (uint64_t)(int64_t)(x)
+#define LP_WIDE_U8(x) (uint64_t)(x)
+#define LP_WIDE_U16(x) (uint64_t)(x)
+#define LP_WIDE_U32(x) (uint64_t)(x)
+#define LP_WIDE_U64(x) (uint64_t)(x)
+#define LP_WIDE_STR(x) (uint64_t)(x)
+#define LP_WIDE_TIME(x) (uint64_t)(x)
+#define LP_GET(a, kind, m, ...) v[i++] = LP_WIDE_##kind((a)->m);
+#define LP_SET(a, kind, m, ...) (a)->m = (NSC_CTYPE_##kind)v[i++];
+/* name_values: a record's (an edge's) fields as uint64s, in list order;
+ * name_assign: back. */
+#define LP_CONVERT(name, type, LIST, n)                                                           \
+    static void name##_values(const type *x, uint64_t v[n])                                       \
+    {                                                                                             \
+        int i = 0;                                                                                \
+        LIST(LP_GET, x)                                                                           \
+    }                                                                                             \
+    static void name##_assign(type *x, const uint64_t v[n])                                       \
+    {                                                                                             \
+        int i = 0;                                                                                \
+        LIST(LP_SET, x)                                                                           \
+    }
+LP_CONVERT(rec, nsc_ledger_rec, NSC_FIELDS_LEDGER, NF)
+LP_CONVERT(edge, nsc_ledger_edge, NSC_FIELDS_LEDGER_EDGE, NFE)
+
+/* What the field at place k of `order` is predicted to be from the chain:
+ * a time at its distance to the latest earlier time of the record known in
+ * both (the first, or one with none known: one interval on, the record
+ * before's own; an unknown time stays unknown), anything else as before. */
+static uint64_t predict(const chain *ch, const uint64_t cur[NF], size_t k)
+{
+    int i = order[k];
+    if (k < NF - NTIMES || ch->prev[i] == 0)
+        return ch->prev[i];
+    for (size_t j = k; j-- > NF - NTIMES;)
+        if (cur[order[j]] && ch->prev[order[j]])
+            return ch->prev[i] + (cur[order[j]] - ch->prev[order[j]]);
+    return ch->prev[i] + ch->interval;
+}
+
+static void chain_next(chain *ch, const uint64_t cur[NF], uint32_t bits)
+{
+    ch->interval = ch->prev[LP_R_api_ns] && cur[LP_R_api_ns] ? cur[LP_R_api_ns] - ch->prev[LP_R_api_ns] : 0;
+    memcpy(ch->prev, cur, sizeof ch->prev);
+    ch->bits = bits;
+}
+
+/* The chain the first record of a value is told against. */
+static void chain_start(const nsc_ledger_key *k, chain *ch)
+{
+    nsc_ledger_rec r;
+    memset(&r, 0, sizeof r);
+    r.comm_id = k->comm;
+    r.rank = k->rank;
+    r.seq = k->chunk * NSC_LEDGER_CHUNK;
+    r.root = r.peer = -1;
+    rec_values(&r, ch->prev);
+    ch->interval = 0;
+    ch->bits = 0;
+}
+
+int nsc_lpack_cmp(const nsc_ledger_rec *a, const nsc_ledger_rec *b)
+{
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    if (a->func != b->func)
+        return a->func < b->func ? -1 : 1;
+    return a->peer < b->peer ? -1 : a->peer > b->peer;
+}
+
+size_t nsc_lpack_bound(const nsc_ledger_rec *const *recs, size_t n)
+{
+    size_t len = 1 + 10;
+    for (size_t i = 0; i < n; i++)
+        len += 5 + 10 * NF + 10 + recs[i]->nedges * (NBITS(NFE) + 10 * NFE);
+    return len;
+}
+
+/* Bitmap of the nonzero deltas, then the deltas. */
+static uint8_t *put_deltas(uint8_t *o, const uint64_t *d, int nf)
+{
+    uint8_t *bits = o;
+    memset(bits, 0, NBITS(nf));
+    o += NBITS(nf);
+    for (int i = 0; i < nf; i++)
+        if (d[i]) {
+            bits[i / 8] |= (uint8_t)(1u << (i % 8));
+            o = nsc_put_varint(o, d[i]);
+        }
+    return o;
+}
+
+static uint8_t *put_edges(uint8_t *o, const nsc_ledger_rec *r, const nsc_ledger_rec *prev)
+{
+    o = nsc_put_varint(o, r->nedges);
+    for (uint32_t j = 0; j < r->nedges; j++) {
+        uint64_t cur[NFE], base[NFE] = {0}, d[NFE];
+        edge_values(&r->edges[j], cur);
+        if (prev && j < prev->nedges)
+            edge_values(&prev->edges[j], base);
+        for (int i = 0; i < NFE; i++)
+            d[i] = nsc_zigzag(cur[i] - base[i]);
+        o = put_deltas(o, d, NFE);
+    }
+    return o;
+}
+
+size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n,
+                        uint8_t *out)
+{
+    chain ch;
+    uint64_t cur[NF], d[NF];
+    uint8_t *o = out;
+    *o++ = VERSION;
+    o = nsc_put_varint(o, n);
+    chain_start(k, &ch);
+    for (size_t j = 0; j < n; j++) {
+        uint32_t bits = 0;
+        rec_values(recs[j], cur);
+        for (size_t k = 0; k < NF; k++) {
+            int i = order[k];
+            d[i] = nsc_zigzag(cur[i] - predict(&ch, cur, k));
+            bits |= (uint32_t)(d[i] != 0) << i;
+        }
+        o = nsc_put_varint(o, bits ^ ch.bits);
+        for (size_t k = 0; k < NF; k++)
+            if (d[order[k]])
+                o = nsc_put_varint(o, d[order[k]]);
+        o = put_edges(o, recs[j], j ? recs[j - 1] : NULL);
+        chain_next(&ch, cur, bits);
+    }
+    return (size_t)(o - out);
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+/* Read a bitmap and its deltas into d (zero where the bit is clear). */
+static void take_deltas(nsc_rbuf *r, uint64_t *d, int nf)
+{
+    const uint8_t *bits = nsc_rtake(r, NBITS(nf));
+    for (int i = 0; i < nf; i++)
+        d[i] = bits && (bits[i / 8] >> (i % 8) & 1) ? nsc_unzigzag(nsc_rvarint(r)) : 0;
+    /* bits past the last field would be read by no one: a damaged value */
+    if (bits && nf % 8 && bits[nf / 8] >> (nf % 8))
+        r->bad = 1;
+}
+
+static int room(nsc_lpack *l, size_t recs, size_t edges)
+{
+    if (nsc_grow_to(&l->recs, l->n + recs, &l->cap, sizeof *l->recs, 64) ||
+        nsc_grow_to(&l->edges, l->nedges + edges, &l->edges_cap, sizeof *l->edges, 64))
+        return NSC_STORE_ENOMEM;
+    return 0;
+}
+
+/* The edges of record r (at the end of l's edges), told against prev's. */
+static int take_edges(nsc_rbuf *r, nsc_lpack *l, nsc_ledger_rec *rec, const nsc_ledger_rec *prev,
+                      size_t prev_first)
+{
+    uint64_t n = nsc_rvarint(r);
+    /* each edge takes its bitmap at least: a count the value cannot hold is damage */
+    if (r->bad || n > NSC_LPACK_MAX_EDGES || n * NBITS(NFE) > (size_t)(r->end - r->p))
+        return NSC_STORE_ECORRUPT;
+    if (room(l, 0, n))
+        return NSC_STORE_ENOMEM;
+    rec->nedges = (uint32_t)n;
+    for (uint32_t j = 0; j < n; j++) {
+        uint64_t base[NFE] = {0}, d[NFE];
+        if (prev && j < prev->nedges)
+            edge_values(&l->edges[prev_first + j], base);
+        take_deltas(r, d, NFE);
+        for (int i = 0; i < NFE; i++)
+            base[i] += d[i];
+        nsc_ledger_edge *e = &l->edges[l->nedges++];
+        memset(e, 0, sizeof *e);  /* padding too: decoded records compare whole */
+        edge_assign(e, base);
+    }
+    return r->bad ? NSC_STORE_ECORRUPT : 0;
+}
+
+static int take_rec(nsc_rbuf *r, const nsc_ledger_key *k, nsc_lpack *l, chain *ch, int first)
+{
+    uint64_t cur[NF], x = nsc_rvarint(r);
+    uint32_t bits = (uint32_t)x ^ ch->bits;
+    if (x >> NF)  /* bits past the last field would be read by no one: a damaged value */
+        return NSC_STORE_ECORRUPT;
+    for (size_t k = 0; k < NF; k++)  /* in `order`: a time after those it is told from */
+        cur[order[k]] = predict(ch, cur, k) + (bits >> order[k] & 1 ? nsc_unzigzag(nsc_rvarint(r)) : 0);
+    nsc_ledger_rec *rec = &l->recs[l->n];
+    memset(rec, 0, sizeof *rec);
+    rec_assign(rec, cur);
+    const nsc_ledger_rec *before = first ? NULL : &l->recs[l->n - 1];
+    size_t before_first = before ? l->nedges - before->nedges : 0;
+    if (r->bad || rec->comm_id != k->comm || rec->rank != k->rank ||
+        rec->seq / NSC_LEDGER_CHUNK != k->chunk || (before && nsc_lpack_cmp(before, rec) >= 0))
+        return NSC_STORE_ECORRUPT;
+    int rc = take_edges(r, l, rec, before, before_first);
+    if (rc)
+        return rc;
+    l->n++;
+    chain_next(ch, cur, bits);
+    return 0;
+}
+
+/* Edges were appended in record order: point each record at its own. */
+static void link_edges(nsc_lpack *l)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        l->recs[i].edges = l->recs[i].nedges ? &l->edges[at] : NULL;
+        at += l->recs[i].nedges;
+    }
+}
+
+int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_lpack *out)
+{
+    nsc_rbuf r = {val, (const uint8_t *)val + len, 0};
+    const uint8_t *v = nsc_rtake(&r, 1);
+    uint64_t n = nsc_rvarint(&r);
+    size_t n0 = out->n, e0 = out->nedges;
+    chain ch;
+    /* a record takes two bytes at least: its bitmap and its edge count */
+    if (!v || *v != VERSION || r.bad || n > (size_t)(r.end - r.p) / 2)
+        return NSC_STORE_ECORRUPT;
+    int rc = room(out, n, 0);
+    chain_start(k, &ch);
+    for (uint64_t i = 0; !rc && i < n; i++)
+        rc = take_rec(&r, k, out, &ch, i == 0);
+    if (!rc && r.p != r.end)
+        rc = NSC_STORE_ECORRUPT;
+    if (rc) {
+        out->n = n0;
+        out->nedges = e0;
+    }
+    link_edges(out);
+    return rc;
+}
+
+void nsc_lpack_clear(nsc_lpack *l)
+{
+    l->n = l->nedges = 0;
+}
+
+void nsc_lpack_free(nsc_lpack *l)
+{
+    free(l->recs);
+    free(l->edges);
+    memset(l, 0, sizeof *l);
+}

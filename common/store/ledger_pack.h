@@ -1,0 +1,52 @@
+/* ledger_pack.h: the values of the store's ledger database.
+ *
+ * Owns the byte format of one value: the ledger records (ledger.h) of one
+ * rank whose seqs fall in one chunk of NSC_LEDGER_CHUNK (keys.h), in
+ * (seq, func, peer) order, each field a zigzag varint of its difference to
+ * the same field of the record before (docs/collector.md, "Ledger"). Times
+ * are predicted from the record before shifted by its API call's distance,
+ * so a regular collective costs a few bytes per time. String fields hold
+ * store-wide string ids.
+ *
+ * Decoding checks everything a damaged value could get wrong (lengths,
+ * order, seqs outside the chunk) and fails with NSC_STORE_ECORRUPT, never
+ * reading past the value.
+ */
+#ifndef NCCLSCOPE_LEDGER_PACK_H
+#define NCCLSCOPE_LEDGER_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keys.h"
+#include "ledger.h"
+
+/* Most edges one record may have: every (peer, channel, direction) of a
+ * rank, with room for NCCL's 64 channels and a few peers each. */
+#define NSC_LPACK_MAX_EDGES 4096
+
+/* Decoded records; each record's edges point into edges (owned here). */
+typedef struct nsc_lpack {
+    nsc_ledger_rec *recs;
+    size_t n, cap;
+    nsc_ledger_edge *edges;
+    size_t nedges, edges_cap;
+} nsc_lpack;
+
+/* Upper bound of the encoded size of n records. */
+size_t nsc_lpack_bound(const nsc_ledger_rec *const *recs, size_t n);
+/* Encode n records of k's rank and chunk, sorted and unique by
+ * (seq, func, peer); returns the length written to out. */
+size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n,
+                        uint8_t *out);
+/* Append the records of a value to out: 0, NSC_STORE_ECORRUPT or
+ * NSC_STORE_ENOMEM (out keeps what it held before the call). */
+int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_lpack *out);
+void nsc_lpack_clear(nsc_lpack *l);
+void nsc_lpack_free(nsc_lpack *l);
+
+/* The order of records within a value (and of a rank's records of one seq):
+ * negative, 0 (the same record, one replaces the other) or positive. */
+int nsc_lpack_cmp(const nsc_ledger_rec *a, const nsc_ledger_rec *b);
+
+#endif

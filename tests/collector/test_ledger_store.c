@@ -1,0 +1,333 @@
+/* The store's ledger: the value format's round trip and its refusal of
+ * damaged values, the upsert rule (in-flight replaced, completed kept),
+ * window reads in (seq, rank) order, retention, malformed records refused
+ * and counted beside good ones, and exact counts when a transaction is
+ * replayed after the map grew. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger_pack.h"
+#include "storeutil.h"
+
+#define COMM 0x5f65f7aca7835f1ull
+
+static const nsc_str_def strs[] = {{1, "AllReduce"}, {2, "ncclFloat32"}, {3, "Ring"}, {4, "Simple"}};
+
+/* A completed record of (seq, rank) with plausible times and e edges. */
+static nsc_ledger_rec rec(uint64_t seq, int32_t rank, nsc_ledger_edge *edges, uint32_t e)
+{
+    uint64_t t = 1000000000ull + seq * 1250000ull + (uint64_t)rank * 777;
+    nsc_ledger_rec r = {.comm_id = COMM, .seq = seq, .rank = rank, .func = 1, .datatype = 2,
+                        .algo = 3, .proto = 4, .count = 1 << 20, .bytes = 4 << 20, .root = -1,
+                        .peer = -1, .nchannels = 2, .api_ns = t, .enqueue_ns = t + 900,
+                        .launch_ns = t + 5100 + seq % 7, .done_ns = t + 81000 + seq * 3 % 500,
+                        .gpu_start_ns = t + 9000, .gpu_end_ns = t + 79000 - seq % 11,
+                        .gpu_spread_ns = 1200, .gpu_err_ns = 1800, .nchannels_done = 2};
+    for (uint32_t i = 0; i < e; i++)
+        edges[i] = (nsc_ledger_edge){.peer = (rank + 1) % 8, .channel = (uint8_t)i, .is_send = 1,
+                                     .last_step = -1, .steps = 8, .bytes = 1 << 19,
+                                     .step_sum_ns = 60000 + seq, .step_max_ns = 9000,
+                                     .wait_recv_ns = 3000 + i};
+    r.nedges = e;
+    r.edges = e ? edges : NULL;
+    return r;
+}
+
+static nsc_ledger_batch batch_of(nsc_ledger_rec *recs, uint32_t n)
+{
+    return (nsc_ledger_batch){.pid = 42, .nstrs = 4, .nrecs = n, .strs = strs, .recs = recs};
+}
+
+/* Field by field: the structs have padding. */
+#define EQ_FIELD(a, kind, m, ...) cr_assert_eq((a)->m, b->m, "seq %lu rank %d: " #m, (unsigned long)a->seq, a->rank);
+#define EQ_EDGE_FIELD(a, kind, m, ...) cr_assert_eq(ea->m, eb->m, "edge " #m);
+
+static void eq_rec(const nsc_ledger_rec *a, const nsc_ledger_rec *b)
+{
+    NSC_FIELDS_LEDGER(EQ_FIELD, a)
+    cr_assert_eq(a->nedges, b->nedges);
+    for (uint32_t i = 0; i < a->nedges; i++) {
+        const nsc_ledger_edge *ea = &a->edges[i], *eb = &b->edges[i];
+        NSC_FIELDS_LEDGER_EDGE(EQ_EDGE_FIELD, _)
+    }
+}
+
+/* ---- the value format ---------------------------------------------------- */
+
+Test(ledger_pack, round_trip_and_compact)
+{
+    nsc_ledger_edge edges[32][4];
+    nsc_ledger_rec recs[32];
+    const nsc_ledger_rec *p[32];
+    for (int i = 0; i < 32; i++) {
+        recs[i] = rec(64 + (uint64_t)i, 3, edges[i], (uint32_t)(i % 5 == 4 ? 0 : i % 4));
+        p[i] = &recs[i];
+    }
+    recs[7].flags = NSC_LEDGER_INFLIGHT;
+    recs[7].done_ns = 0;
+    recs[9].api_ns = 0;
+    nsc_ledger_key k = {1, COMM, 2, 3};
+    uint8_t *buf = malloc(nsc_lpack_bound(p, 32));
+    size_t len = nsc_lpack_encode(&k, p, 32, buf);
+    nsc_lpack l = {0};
+    cr_assert_eq(nsc_lpack_decode(&k, buf, len, &l), 0);
+    cr_assert_eq(l.n, 32);
+    for (int i = 0; i < 32; i++)
+        eq_rec(&l.recs[i], &recs[i]);
+    /* without edges, a regular collective costs a few bytes a time */
+    nsc_ledger_rec plain[32];
+    for (int i = 0; i < 32; i++)
+        plain[i] = rec(64 + (uint64_t)i, 3, NULL, 0), p[i] = &plain[i];
+    len = nsc_lpack_encode(&k, p, 32, buf);
+    cr_expect_leq(len / 32, 24, "%zu bytes a record", len / 32);
+    nsc_lpack_free(&l);
+    free(buf);
+}
+
+Test(ledger_pack, damaged_values_refused)
+{
+    nsc_ledger_edge edges[8][3];
+    nsc_ledger_rec recs[8];
+    const nsc_ledger_rec *p[8];
+    for (int i = 0; i < 8; i++)
+        recs[i] = rec(32 + (uint64_t)i, 0, edges[i], 3), p[i] = &recs[i];
+    nsc_ledger_key k = {1, COMM, 1, 0};
+    uint8_t buf[4096], bad[4096];
+    size_t len = nsc_lpack_encode(&k, p, 8, buf);
+    nsc_lpack l = {0};
+    for (size_t cut = 0; cut < len; cut++)
+        cr_assert_neq(nsc_lpack_decode(&k, buf, cut, &l), 0, "cut at %zu", cut);
+    cr_assert_eq(l.n, 0);
+    /* records out of order, or one seq twice */
+    const nsc_ledger_rec *twice[2] = {p[3], p[3]}, *backwards[2] = {p[4], p[3]};
+    size_t tl = nsc_lpack_encode(&k, twice, 2, bad);
+    cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT);
+    tl = nsc_lpack_encode(&k, backwards, 2, bad);
+    cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT);
+    /* a seq beyond the chunk */
+    nsc_ledger_rec far = *p[0];
+    far.seq += NSC_LEDGER_CHUNK;
+    const nsc_ledger_rec *fp = &far;
+    tl = nsc_lpack_encode(&k, &fp, 1, bad);
+    cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT);
+    memcpy(bad, buf, len);
+    bad[0] = 99;
+    cr_assert_eq(nsc_lpack_decode(&k, bad, len, &l), NSC_STORE_ECORRUPT);
+    /* any byte changed: refused, or decoded to records of the key's chunk */
+    for (size_t i = 1; i < len; i++) {
+        memcpy(bad, buf, len);
+        bad[i] ^= 0x5a;
+        nsc_lpack_clear(&l);
+        if (nsc_lpack_decode(&k, bad, len, &l) == 0)
+            for (size_t j = 0; j < l.n; j++)
+                cr_assert_eq(l.recs[j].seq / NSC_LEDGER_CHUNK, 1);
+    }
+    nsc_lpack_free(&l);
+}
+
+/* ---- the store ----------------------------------------------------------- */
+
+static nsc_proc proc;
+
+static nsc_store_ledger_counts put_commit(nsc_store *st, uint64_t now, nsc_ledger_rec *recs, uint32_t n)
+{
+    nsc_ledger_batch b = batch_of(recs, n);
+    nsc_store_ledger l = {&proc, &b, {0}};
+    cr_assert_eq(nsc_store_begin(st, now), 0);
+    int rc = nsc_store_put_ledger(st, &l);
+    cr_assert_eq(rc, 0, "put: %s", nsc_store_strerror(rc));
+    rc = nsc_store_commit(st);
+    cr_assert_eq(rc, 0, "commit: %s", nsc_store_strerror(rc));
+    return l.counts;
+}
+
+typedef struct got {
+    nsc_ledger_rec recs[4096];
+    size_t n;
+} got;
+
+static int collect(void *arg, const nsc_ledger_rec *r)
+{
+    got *g = arg;
+    cr_assert_lt(g->n, 4096);
+    g->recs[g->n] = *r;
+    g->recs[g->n++].edges = NULL;
+    return 0;
+}
+
+static got *read_window(nsc_store *st, uint64_t seq_lo, uint64_t seq_hi, int32_t rank_lo, int32_t rank_hi)
+{
+    static got g;
+    nsc_store_reader *rd;
+    uint32_t job;
+    g.n = 0;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_job_id(rd, "job", &job), 0);
+    nsc_store_ledger_q q = {job, COMM, seq_lo, seq_hi, rank_lo, rank_hi};
+    cr_assert_eq(nsc_store_ledger_read(rd, &q, collect, &g), 0);
+    nsc_store_read_end(rd);
+    return &g;
+}
+
+static char *dir;
+static nsc_store *st;
+
+static void setup(void)
+{
+    proc = nsc_test_proc("job", "node0", 42, 0);
+    st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+}
+
+static void teardown(void)
+{
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+Test(ledger_store, upsert_rules, .init = setup, .fini = teardown)
+{
+    nsc_ledger_rec r[2] = {rec(5, 1, NULL, 0), rec(6, 1, NULL, 0)};
+    r[0].flags = NSC_LEDGER_INFLIGHT;
+    r[0].done_ns = 0;
+    nsc_store_ledger_counts c = put_commit(st, 10, r, 2);
+    cr_assert_eq(c.stored, 2);
+    cr_assert_eq(c.replaced + c.stale + c.rejected, 0);
+    /* a later in-flight snapshot replaces the earlier one */
+    r[0].dropped = 3;
+    c = put_commit(st, 11, r, 1);
+    cr_assert_eq(c.replaced, 1);
+    cr_assert_eq(read_window(st, 5, 5, 1, 1)->recs[0].dropped, 3);
+    /* the completed record replaces it */
+    nsc_ledger_rec done = rec(5, 1, NULL, 0);
+    c = put_commit(st, 12, &done, 1);
+    cr_assert_eq(c.replaced, 1);
+    /* an in-flight record that comes later never replaces a completed one */
+    c = put_commit(st, 13, r, 1);
+    cr_assert_eq(c.stale, 1);
+    cr_assert_eq(c.stored + c.replaced, 0);
+    got *g = read_window(st, 0, 100, 0, 100);
+    cr_assert_eq(g->n, 2);
+    eq_rec(&g->recs[0], &done);
+    /* in one batch too: completed then in-flight keeps the completed */
+    nsc_ledger_rec both[2] = {rec(9, 1, NULL, 0), rec(9, 1, NULL, 0)};
+    both[1].flags = NSC_LEDGER_INFLIGHT;
+    c = put_commit(st, 14, both, 2);
+    cr_assert_eq(c.stored, 1);
+    cr_assert_eq(c.stale, 1);
+    g = read_window(st, 9, 9, 1, 1);
+    cr_assert_eq(g->n, 1);
+    cr_assert_eq(g->recs[0].flags, 0);
+    cr_assert_eq(nsc_test_stats(st).ledger_records, 3);
+}
+
+Test(ledger_store, window_in_seq_rank_order, .init = setup, .fini = teardown)
+{
+    static nsc_ledger_edge edges[8 * 100][2];
+    static nsc_ledger_rec r[8 * 100];
+    uint32_t n = 0;
+    /* ranks put in reverse, seqs across chunk boundaries */
+    for (int rank = 7; rank >= 0; rank--)
+        for (uint64_t seq = 0; seq < 100; seq++, n++)
+            r[n] = rec(seq, rank, edges[n], (uint32_t)(seq % 3));
+    nsc_store_ledger_counts c = put_commit(st, 1, r, n);
+    cr_assert_eq(c.stored, 800);
+    got *g = read_window(st, 30, 70, 2, 5);
+    cr_assert_eq(g->n, 41 * 4);
+    for (size_t i = 0; i < g->n; i++) {
+        cr_assert_eq(g->recs[i].seq, 30 + i / 4);
+        cr_assert_eq(g->recs[i].rank, 2 + (int)(i % 4));
+        cr_assert_eq(g->recs[i].nedges, g->recs[i].seq % 3);
+    }
+    cr_assert_eq(read_window(st, 99, UINT64_MAX, INT32_MIN, INT32_MAX)->n, 8);
+    cr_assert_eq(read_window(st, 100, 1000, 0, 7)->n, 0);
+    cr_assert_eq(read_window(st, 0, 99, 8, 9)->n, 0);
+    nsc_store_stats s = nsc_test_stats(st);
+    cr_assert_eq(s.ledger_records, 800);
+    cr_assert_gt(s.ledger_bytes, 0);
+}
+
+Test(ledger_store, malformed_records_counted_rest_stored, .init = setup, .fini = teardown)
+{
+    nsc_ledger_rec r[5] = {rec(1, 0, NULL, 0), rec(2, 0, NULL, 0), rec(3, 0, NULL, 0), rec(4, 0, NULL, 0),
+                           rec(5, 0, NULL, 0)};
+    r[1].rank = -2;
+    r[2].func = 9; /* a string the process never defined */
+    r[3].flags = 1u << 20;
+    nsc_store_ledger_counts c = put_commit(st, 1, r, 5);
+    cr_assert_eq(c.rejected, 3);
+    cr_assert_eq(c.stored, 2);
+    got *g = read_window(st, 0, 10, -10, 10);
+    cr_assert_eq(g->n, 2);
+    cr_assert_eq(g->recs[0].seq, 1);
+    cr_assert_eq(g->recs[1].seq, 5);
+}
+
+/* An agent started after the process defined its contexts and strings
+ * sends comm_id 0 with the context index, and string ids it does not
+ * define: the process's own definitions (from its event batches) name them. */
+Test(ledger_store, resolved_through_the_process_definitions, .init = setup, .fini = teardown)
+{
+    nsc_ctx_def ctx = nsc_test_ctx(7, COMM, 3, 8);
+    nsc_store_batch events = {.proc = &proc, .ctxs = &ctx, .nctxs = 1, .strs = strs, .nstrs = 4};
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_store_put(st, &events), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    nsc_ledger_rec r[2] = {rec(40, -1, NULL, 0), rec(41, -1, NULL, 0)};
+    r[0].comm_id = r[1].comm_id = 0;
+    r[0].ctx = 7;
+    r[1].ctx = 8; /* never defined */
+    nsc_ledger_batch b = {.pid = 42, .nrecs = 2, .recs = r};  /* no strings of its own */
+    nsc_store_ledger l = {&proc, &b, {0}};
+    cr_assert_eq(nsc_store_begin(st, 2), 0);
+    cr_assert_eq(nsc_store_put_ledger(st, &l), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    cr_assert_eq(l.counts.stored, 1);
+    cr_assert_eq(l.counts.rejected, 1);
+    got *g = read_window(st, 0, 100, 0, 100);
+    cr_assert_eq(g->n, 1);
+    cr_assert_eq(g->recs[0].rank, 3);
+    cr_assert_eq(g->recs[0].comm_id, COMM);
+    nsc_store_reader *rd;
+    char text[64];
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_str(rd, g->recs[0].func, text, sizeof text), 0);
+    nsc_store_read_end(rd);
+    cr_assert_str_eq(text, "AllReduce");
+}
+
+Test(ledger_store, retention_by_age, .init = setup, .fini = teardown)
+{
+    nsc_store_close(st);
+    nsc_store_opts o = {.retain_age_ns = 1000};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    nsc_ledger_rec old[2] = {rec(1, 0, NULL, 0), rec(40, 0, NULL, 0)}, young = rec(80, 0, NULL, 0);
+    put_commit(st, 100, old, 2);
+    put_commit(st, 5000, &young, 1);
+    /* a later record in an old chunk does not make the chunk young */
+    nsc_ledger_rec late = rec(2, 0, NULL, 0);
+    put_commit(st, 5000, &late, 1);
+    uint64_t deleted;
+    cr_assert_eq(nsc_store_retain(st, 5500, &deleted), 0);
+    cr_assert_eq(deleted, 2);
+    got *g = read_window(st, 0, 1000, 0, 0);
+    cr_assert_eq(g->n, 1);
+    cr_assert_eq(g->recs[0].seq, 80);
+    cr_assert_eq(nsc_test_stats(st).ledger_records, 1);
+}
+
+Test(ledger_store, counts_exact_when_replayed, .init = setup, .fini = teardown)
+{
+    nsc_store_close(st);
+    nsc_store_opts o = {.initial_map = 64 << 10};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    static nsc_ledger_edge edges[4000][4];
+    static nsc_ledger_rec r[4000];
+    for (uint32_t i = 0; i < 4000; i++)
+        r[i] = rec(i / 8, (int32_t)(i % 8), edges[i], 4);
+    nsc_store_ledger_counts c = put_commit(st, 1, r, 4000);
+    cr_assert_eq(c.stored, 4000);
+    cr_assert_eq(c.replaced, 0);
+    cr_assert_eq(nsc_test_stats(st).ledger_records, 4000);
+}
