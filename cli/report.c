@@ -196,12 +196,17 @@ static void render_topology(const nsc_json *t, const nsc_units *u)
     const nsc_json *ranks = nsc_json_get(t, "ranks"), *nodes = nsc_json_get(t, "nodes");
     const nsc_json *channels = nsc_json_get(t, "channels"), *edges = nsc_json_get(t, "edges");
     char a[32], b[32];
-    printf("job %s, comm %s (%s), %s ranks on %u nodes\n", nsc_json_str_or(t, "job", "?"),
-           nsc_json_str_or(t, "comm", "?"), nsc_json_str_or(t, "name", "?"),
-           known(nsc_json_get(t, "nranks"), a, sizeof a), nodes ? nodes->count : 0);
+    const nsc_json *nranks = nsc_json_get(t, "nranks");
+    int64_t nr = 0;
+    nsc_json_i64(nranks, &nr);
+    unsigned nnodes = nodes ? nodes->count : 0;
+    printf("job %s, comm %s (%s), %s %s on %u %s\n", nsc_json_str_or(t, "job", "?"), nsc_json_str_or(t, "comm", "?"),
+           nsc_json_str_or(t, "name", "?"), known(nranks, a, sizeof a),
+           nsc_noun((uint64_t)nr, "rank", "ranks"), nnodes, nsc_noun(nnodes, "node", "nodes"));
     for (const nsc_json *n = nsc_json_first(nodes); n; n = nsc_json_next(nodes, n)) {
         const nsc_json *in = nsc_json_get(n, "ranks");
-        printf("\n%s: %u ranks (clock: %s)\n", nsc_json_str_or(n, "host", "?"), in ? in->count : 0,
+        unsigned nin = in ? in->count : 0;
+        printf("\n%s: %u %s (clock: %s)\n", nsc_json_str_or(n, "host", "?"), nin, nsc_noun(nin, "rank", "ranks"),
                nsc_json_str_or(n, "clock", "?"));
         for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
             if (strcmp(nsc_json_str_or(r, "host", "?"), nsc_json_str_or(n, "host", "?")) != 0)

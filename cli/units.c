@@ -89,6 +89,8 @@ void nsc_fmt_unit(const nsc_units *u, nsc_unit unit, double v, char *buf, size_t
         snprintf(buf, cap, "%g", v);
 }
 
+const char *nsc_noun(uint64_t n, const char *one, const char *many) { return n == 1 ? one : many; }
+
 void nsc_units_wall(nsc_units *u, const nsc_json *answer)
 {
     int64_t off;

@@ -68,7 +68,7 @@ contract() {
     has "^job ja, comm $x \(world\), 2 ranks$" --job ja collectives
     # Topology as people draw it: ranks per node, the ring in order, edges.
     has "^job ja, comm $x \(world\), 2 ranks on 2 nodes$" --job ja topology
-    has "^node1: 1 ranks \(clock: (model|identity)\)$" --job ja topology
+    has "^node1: 1 rank \(clock: (model|identity)\)$" --job ja topology
     has "^  rank 1 +GPU ([0-9]+|unknown) +local rank ([0-9]+|unknown) +pid [0-9]+$" --job ja topology
     has "^  channel 1: [01] -> [01] -> [01] \(ring\)$" --job ja topology
     has "^1 +1 +0 +NET +(ok|slow|behind|unknown) " --job ja topology

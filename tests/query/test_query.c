@@ -496,3 +496,16 @@ Test(query, bad_parameters_get_one_line_errors)
     cr_assert_str_eq(nsc_query_name(q), "timeline");
     nsc_query_free(q);
 }
+
+/* Hosts are listed by name, not by the order their ranks came in: rank 0
+ * on "hz", rank 1 on "ha". */
+Test(query, hosts_and_nodes_by_name)
+{
+    nsc_proc pz = nsc_test_proc("sorted", "hz", 21, 0), pa = nsc_test_proc("sorted", "ha", 22, 0);
+    nsc_ctx_def cz = nsc_test_ctx(0, 0x55, 0, 2), ca = nsc_test_ctx(0, 0x55, 1, 2);
+    put_comms(&pz, &cz, 1);
+    put_comms(&pa, &ca, 1);
+    expect_has("comms", "job=sorted", "\"hosts\":[\"ha\",\"hz\"]");
+    expect_has("topology", "job=sorted", "\"nodes\":[{\"host\":\"ha\",\"clock\":\"identity\",\"ranks\":[1]},"
+                                         "{\"host\":\"hz\"");
+}
