@@ -482,6 +482,45 @@ static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errc
     return rc;
 }
 
+/* ---- the wall clock ---- */
+
+static int put_wall(answer *a, nsc_store *dst, char *err, size_t errcap)
+{
+    int rc = nsc_store_begin(dst, nsc_mono_ns());
+    while (!rc && !at_end(a)) {
+        nsc_store_wall_rec r;
+        r.utc_ns = le(a, 8);
+        r.ref_ns = le(a, 8);
+        r.offset_ns = (int64_t)le(a, 8);
+        if (!a->r.bad)
+            rc = nsc_store_put_wall(dst, &r);
+    }
+    if (!rc && a->r.bad) {
+        snprintf(err, errcap, "clickhouse: a stored wall clock record does not decode");
+        nsc_store_abort(dst);
+        return NSC_QUERY_ESTORE;
+    }
+    rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
+    if (rc)
+        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
+    return rc ? NSC_QUERY_ESTORE : 0;
+}
+
+/* Every record of the collectors' wall clock (docs/api.md, "Wall-clock
+ * time"), into dst as the LMDB store keeps them. */
+static int read_wall(const source *src, nsc_store *dst, char *err, size_t errcap)
+{
+    char sql[512];
+    answer a;
+    snprintf(sql, sizeof sql, "SELECT utc_ns, ref_ns, offset_ns FROM %s.%s%s FORMAT RowBinary", src->db,
+             nsc_ch_def(NSC_CH_WALL).name, src->suffix);
+    int rc = fetch(src, sql, "wall", &a, err, errcap);
+    if (!rc)
+        rc = put_wall(&a, dst, err, errcap);
+    answer_free(&a);
+    return rc;
+}
+
 /* ---- entry points ---- */
 
 int nsc_chread_post_text(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
@@ -546,7 +585,8 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, n
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_source(&src[i], job, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
-        rc = read_clocks(&src[i], dst, err, errcap);
+        if (!(rc = read_clocks(&src[i], dst, err, errcap)))
+            rc = read_wall(&src[i], dst, err, errcap);
     return rc;
 }
 
@@ -623,6 +663,11 @@ int nsc_chread_print(const nsc_chstore *ch, const char *job, const char *tmpdir,
                  src[i].db, src[i].suffix);
         if (!rc)
             rc = append_answer(&src[i], sql, "clocks", out, cap, &len, err, errcap);
+        /* a new wall record (an NTP step, a collector start) changes the answers' times */
+        snprintf(sql, sizeof sql, "SELECT count(), max(utc_ns) FROM %s.%s%s FORMAT TabSeparated", src[i].db,
+                 nsc_ch_def(NSC_CH_WALL).name, src[i].suffix);
+        if (!rc)
+            rc = append_answer(&src[i], sql, "wall", out, cap, &len, err, errcap);
     }
     return rc;
 }

@@ -39,6 +39,7 @@ typedef enum nsc_ch_table {
     NSC_CH_PROGRESS,
     NSC_CH_LIVE,
     NSC_CH_JOBS,
+    NSC_CH_WALL,
     NSC_CH_NTABLES
 } nsc_ch_table;
 
@@ -91,6 +92,9 @@ void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *
 void nsc_ch_rows_life(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_life *l);
 /* A host's clock model (serialized), versioned by the wall clock (ns) of the write. */
 void nsc_ch_rows_clock(nsc_ch_cols *t, const char *host, const nsc_clock_model *m, uint64_t wall_ns);
+
+/* A record of the wall clock of the collector's time base (nsc_store_wall_due). */
+void nsc_ch_rows_wall(nsc_ch_cols *t, const nsc_store_wall_rec *r);
 
 /* A rank's last collective of one function. */
 void nsc_ch_rows_progress(nsc_ch_cols *t, const nsc_store_progress *p);

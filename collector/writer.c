@@ -322,6 +322,8 @@ static int put_state(nsc_writer *w, uint64_t t0)
         pthread_mutex_unlock(&c->clock_mu);
         w->next_persist_ns = t0 + c->cfg.clock_persist_s * 1000000000ull;
     }
+    if (!rc && c->ch)  /* the LMDB store's begin records it there */
+        rc = nsc_chstore_put_wall(c->ch, t0);
     return rc;
 }
 
