@@ -663,8 +663,9 @@ int nsc_chread_print(const nsc_chstore *ch, const char *job, const char *tmpdir,
                  src[i].db, src[i].suffix);
         if (!rc)
             rc = append_answer(&src[i], sql, "clocks", out, cap, &len, err, errcap);
-        /* a new wall record (an NTP step, a collector start) changes the answers' times */
-        snprintf(sql, sizeof sql, "SELECT count(), max(utc_ns) FROM %s.%s%s FORMAT TabSeparated", src[i].db,
+        /* the latest wall clock is the answers' (a collector's start records
+         * the same one again, an NTP step or a reboot another) */
+        snprintf(sql, sizeof sql, "SELECT argMax(offset_ns, utc_ns) FROM %s.%s%s FORMAT TabSeparated", src[i].db,
                  nsc_ch_def(NSC_CH_WALL).name, src[i].suffix);
         if (!rc)
             rc = append_answer(&src[i], sql, "wall", out, cap, &len, err, errcap);

@@ -426,6 +426,12 @@ int nsc_chstore_put_wall(nsc_chstore *ch, uint64_t now_ns)
     return 0;
 }
 
+int nsc_chstore_wall_kept(const nsc_chstore *ch, int64_t *offset_ns)
+{
+    *offset_ns = ch->wall_ns;
+    return ch->wall_set ? 0 : -1;
+}
+
 int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
 {
     nsc_chstore *ch = arg;

@@ -49,11 +49,17 @@ nsc_live_cfg nsc_collector_live_cfg(const nsc_coll_cfg *cfg)
 }
 
 /* The live state as the store left it (LMDB): after a restart status says
- * what `ncclscope --db DIR status` says. ClickHouse's starts empty. */
+ * what `ncclscope --db DIR status` says. ClickHouse's starts empty, with
+ * the wall clock this collector records at its first commit (writer.c). */
 static int load_live(nsc_collector *c, const nsc_live_cfg *lc)
 {
-    if (c->ch)
-        return (c->live = nsc_live_new(lc)) ? 0 : -1;
+    if (c->ch) {
+        nsc_store_wall_rec now;
+        nsc_store_wall_due(0, 0, nsc_mono_ns(), &now);
+        if ((c->live = nsc_live_new(lc)))
+            nsc_live_set_wall(c->live, now.offset_ns);
+        return c->live ? 0 : -1;
+    }
     nsc_store_reader *rd;
     int rc = nsc_store_read_begin(c->store, &rd);
     if (!rc) {

@@ -721,6 +721,20 @@ int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t 
     }
     l->tick_ns = now;
     nsc_live_evict(l, now);
+    int reset;
+    l->has_wall = nsc_store_wall(rd, &l->wall_ns, &reset) == 0;
     *out = l;
     return 0;
+}
+
+void nsc_live_set_wall(nsc_live *l, int64_t off)
+{
+    l->wall_ns = off;
+    l->has_wall = 1;
+}
+
+int nsc_live_wall(const nsc_live *l, int64_t *off)
+{
+    *off = l->wall_ns;
+    return l->has_wall ? 0 : -1;
 }

@@ -73,6 +73,14 @@ void nsc_live_tick(nsc_live *l, uint64_t now);
  * evicted; none when evict_ns is 0. */
 size_t nsc_live_evict(nsc_live *l, uint64_t now);
 
+/* The wall clock of the collector's time base (UTC ns since the epoch =
+ * its time + off, as the store records it: nsc_store_wall), from which the
+ * status writes its *_utc members; null there until it is set.
+ * nsc_live_from_store sets the store's. */
+void nsc_live_set_wall(nsc_live *l, int64_t off);
+/* l's wall clock into *off: 0, or -1 when it is not known. */
+int nsc_live_wall(const nsc_live *l, int64_t *off);
+
 /* The /api/v1/status object and one /api/v1/live summary, as JSON. */
 int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *out);
 int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *out);

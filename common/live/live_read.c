@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "live_int.h"
+#include "utc.h"
 
 /* ---- judgements ---- */
 
@@ -219,6 +220,19 @@ static void json_job_drops(const nsc_live *l, const char *job, FILE *o)
     fputc('}', o);
 }
 
+/* ,"<key>":"<UTC ISO-8601>" of time t (common/utc.h), or null while the wall
+ * clock is not known. */
+static void json_utc(const nsc_live *l, const char *key, uint64_t t, FILE *o)
+{
+    char utc[NSC_UTC_MAX];
+    if (!l->has_wall) {
+        fprintf(o, ",\"%s\":null", key);
+        return;
+    }
+    nsc_utc_iso((int64_t)t + l->wall_ns, utc, sizeof utc);
+    fprintf(o, ",\"%s\":\"%s\"", key, utc);
+}
+
 static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
 {
     fputs("\"processes\":[", o);
@@ -236,10 +250,11 @@ static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
         else
             fputs("null", o);
         const nsc_counters *c = &p->counters;
-        fprintf(o, ",\"last_seen_ns\":%" PRIu64 ",\"events_emitted\":%" PRIu64 ",\"events_dropped\":%" PRIu64
-                   ",\"states_emitted\":%" PRIu64 ",\"states_dropped\":%" PRIu64 "}",
-                p->last_ns, per_type_sum(c->emitted), per_type_sum(c->dropped), c->states_emitted,
-                c->states_dropped);
+        fprintf(o, ",\"last_seen_ns\":%" PRIu64, p->last_ns);
+        json_utc(l, "last_seen_utc", p->last_ns, o);
+        fprintf(o, ",\"events_emitted\":%" PRIu64 ",\"events_dropped\":%" PRIu64 ",\"states_emitted\":%" PRIu64
+                   ",\"states_dropped\":%" PRIu64 "}",
+                per_type_sum(c->emitted), per_type_sum(c->dropped), c->states_emitted, c->states_dropped);
     }
     fputs("]", o);
 }
@@ -253,8 +268,10 @@ static void json_agents(const nsc_live *l, uint64_t now, FILE *o)
         nsc_json_write_str(o, a->id);
         fputs(",\"host\":", o);
         nsc_json_write_str(o, a->host);
-        fprintf(o, ",\"state\":\"%s\",\"last_seen_ns\":%" PRIu64 "}",
+        fprintf(o, ",\"state\":\"%s\",\"last_seen_ns\":%" PRIu64,
                 now - a->last_ns <= l->cfg.heartbeat_timeout_ns ? "alive" : "dead", a->last_ns);
+        json_utc(l, "last_seen_utc", a->last_ns, o);
+        fputc('}', o);
     }
     fputs("]", o);
 }
@@ -301,17 +318,23 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o
     for (int32_t k = 0; k < c->nalloc; k++)
         for (int f = 0; f < c->nf; f++) {
             uint64_t lag;
-            if (lagging(l, c, &c->ranks[k], f, now, &lag))
-                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"max_seq\":%" PRIu64 ",\"for_ns\":%" PRIu64 "}",
+            if (lagging(l, c, &c->ranks[k], f, now, &lag)) {
+                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"max_seq\":%" PRIu64 ",\"for_ns\":%" PRIu64,
                         n++ ? "," : "", k, c->f[f].name, c->ranks[k].p[f].seq, c->f[f].max_seq, lag);
+                json_utc(l, "since_utc", now - lag, o);
+                fputc('}', o);
+            }
         }
     fputs("],\"hangs\":[", o);
     n = 0;
     for (int32_t k = 0; k < c->nalloc; k++)
         for (int f = 0; f < c->nf; f++)
-            if (hung(l, &fr, &c->ranks[k], f, now))
-                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"for_ns\":%" PRIu64 "}",
+            if (hung(l, &fr, &c->ranks[k], f, now)) {
+                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"for_ns\":%" PRIu64,
                         n++ ? "," : "", k, c->f[f].name, c->ranks[k].p[f].seq, now - c->ranks[k].p[f].since_ns);
+                json_utc(l, "since_utc", c->ranks[k].p[f].since_ns, o);
+                fputc('}', o);
+            }
     fputs("],\"ranks\":[", o);
     n = 0;
     for (int32_t k = 0; k < c->nalloc; k++)
@@ -324,9 +347,12 @@ int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
 {
     nsc_live_counts cn;
     nsc_live_counts_get(l, now, &cn);
-    fprintf(o, "{\"now_ns\":%" PRIu64 ",\"events_total\":%" PRIu64 ",\"hangs\":%" PRIu64
-               ",\"lagging\":%" PRIu64 ",",
-            now, l->events, cn.hangs, cn.lagging);
+    fprintf(o, "{\"now_ns\":%" PRIu64, now);
+    json_utc(l, "now_utc", now, o);
+    if (l->has_wall)
+        fprintf(o, ",\"wall_offset_ns\":%" PRId64, l->wall_ns);
+    fprintf(o, ",\"events_total\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"lagging\":%" PRIu64 ",", l->events,
+            cn.hangs, cn.lagging);
     json_agents(l, now, o);
     fputc(',', o);
     json_procs(l, now, o);

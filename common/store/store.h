@@ -224,6 +224,9 @@ typedef struct nsc_store_wall_rec {
  * from *last), else 0. The LMDB store's begin and the ClickHouse writer
  * (collector/chstore.c) decide alike. */
 int nsc_store_wall_due(int64_t last, int last_set, uint64_t now_ns, nsc_store_wall_rec *r);
+/* The offset st's begin recorded last (the wall_clock option): 0, or -1
+ * when none yet. */
+int nsc_store_wall_kept(const nsc_store *st, int64_t *offset_ns);
 /* A wall record in the open transaction (a query's store loaded from
  * ClickHouse gets the collectors' records this way). */
 int nsc_store_put_wall(nsc_store *st, const nsc_store_wall_rec *r);

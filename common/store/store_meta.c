@@ -187,6 +187,12 @@ int nsc_store_put_wall(nsc_store *st, const nsc_store_wall_rec *r)
     return nsc_st_push_meta(st, key, sizeof key, val, sizeof val);
 }
 
+int nsc_store_wall_kept(const nsc_store *st, int64_t *offset_ns)
+{
+    *offset_ns = st->w.wall_ns;
+    return st->w.wall_set ? 0 : -1;
+}
+
 int nsc_st_record_wall(nsc_store *st, uint64_t now_ns)
 {
     nsc_store_wall_rec r;

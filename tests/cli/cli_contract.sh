@@ -128,15 +128,32 @@ sys.exit(0 if len(recs) > 3 and [int(r[0]) for r in rows] == want else "rows %s,
 PY
 }
 
+# utc_of FILE: the status's instants in UTC are its wall clock's, made as
+# the API makes every *_utc (docs/api.md "Wall-clock time").
+utc_of() {
+    python3 - "$1" <<'PY' || { echo "FAIL: $1: the status's UTC times"; fail=1; }
+import json, sys
+from datetime import datetime, timezone
+s = json.load(open(sys.argv[1]))
+off = s["wall_offset_ns"]
+iso = lambda ns: datetime.fromtimestamp((ns + off) // 10**9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + \
+    ".%06dZ" % ((ns + off) % 10**9 // 1000)
+pairs = [(s["now_ns"], s["now_utc"])] + [(x["last_seen_ns"], x["last_seen_utc"]) for x in s["processes"] + s["agents"]]
+bad = [(a, b) for a, b in pairs if iso(a) != b]
+sys.exit("%d instants, wrong: %s" % (len(pairs), bad[:3]) if bad or len(pairs) < 3 else 0)
+PY
+}
 src="--collector http://127.0.0.1:$http"
 contract
 cli --json status >"$dir/status-http.json"
+utc_of "$dir/status-http.json"
 stop collector
 src="--db $dir/db"
 contract
 # status --db answers as the collector did: every communicator, the
 # Send/Recv-only one too, with its name, ranks and progress.
 cli --json status >"$dir/status-db.json"
+utc_of "$dir/status-db.json"
 python3 "$(dirname "$0")/cli_e2e_check.py" status "$dir/status-http.json" "$dir/status-db.json" ||
     { echo "FAIL: status --db differs from the collector's"; fail=1; }
 # No rate is stored: a finished communicator's bus bandwidth is no figure, not 0.
