@@ -168,8 +168,9 @@ static const char *known(const nsc_json *v, char *buf, size_t cap)
     return buf;
 }
 
-/* One channel's ring in order, closed when complete; else the legs seen
- * (ProxyOps trace the network legs only). */
+/* One channel's ring in order, closed when complete; else the legs seen,
+ * saying that the ring's order within a node is not known (ProxyOps trace
+ * the network legs only). */
 static void print_ring(const nsc_json *ch)
 {
     const nsc_json *ring = nsc_json_get(ch, "ring"), *peers = nsc_json_get(ch, "send_peers");
@@ -186,7 +187,7 @@ static void print_ring(const nsc_json *ch)
         printf("%s%s", p == nsc_json_first(peers) ? "" : ", ", known(nsc_json_at(p, 0), buf, sizeof buf));
         printf(" -> %s", known(nsc_json_at(p, 1), buf, sizeof buf));
     }
-    printf(" (legs seen: the network legs; legs within a node are not traced)\n");
+    printf(" (network legs only: the ring within each node is unknown, ProxyOps trace only the network legs)\n");
 }
 
 /* The topology as people draw it: ranks per node with GPU and local rank,
@@ -218,7 +219,8 @@ static void render_topology(const nsc_json *t, const nsc_units *u)
     }
     printf("\nchannels:\n");
     if (!channels || !channels->count)
-        printf("  (no ProxyOp seen: no network legs, or the event mask left them out)\n");
+        printf("  rings unknown: no ProxyOp seen (within a node NCCL's proxy traces no leg; or the event mask left "
+               "ProxyOps out)\n");
     for (const nsc_json *ch = nsc_json_first(channels); ch; ch = nsc_json_next(channels, ch))
         print_ring(ch);
     printf("\nedges:\n");

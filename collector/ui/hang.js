@@ -103,12 +103,11 @@
         const blocks = [];
         let hung = 0;
         for (const job of s.jobs || []) {
-            const names = NSC.commNames(job.comms);
             for (const c of job.comms)
                 for (const g of !want || job.job === want ? stuckColls(c) : []) {
                     hung++;
                     blocks.push(el('div', {class: 'hang-comm'},
-                                   await stuckBlock(job.job, Object.assign({label: names.get(c.comm)}, c), s.processes || [], g)));
+                                   await stuckBlock(job.job, c, s.processes || [], g)));
                 }
         }
         const box = document.getElementById('hangs');

@@ -39,10 +39,10 @@
             return el('span', {class: 'tag warn'}, c.lagging.length + ' lagging');
         return el('span', {class: 'tag ok'}, c.ranks_seen < c.nranks ? 'joining' : 'ok');
     }
-    function commRow(job, names, c) {
+    function commRow(job, c) {
         const p = {job: job.job, comm: c.comm};
         return el('tr', {'data-comm': job.job + '/' + c.comm, class: c.hangs.length ? 'hung' : null},
-                  el('td', {class: 'name'}, el('a', {href: link('comm.html', p)}, names.get(c.comm))),
+                  el('td', {class: 'name'}, el('a', {href: link('comm.html', p)}, c.label)),
                   el('td', {class: 'mono'}, c.comm),
                   el('td', {class: 'num'}, c.ranks_seen + ' / ' + c.nranks),
                   el('td', {class: 'num rate'}, fmtNum(c.events_per_s, 3)),
@@ -58,13 +58,12 @@
         if (!(s.jobs || []).length)
             box.append(el('p', {class: 'empty'}, 'No job yet: no profiler event reached this collector.'));
         for (const job of s.jobs || []) {
-            const names = NSC.commNames(job.comms);
             const drops = job.events_dropped ? ' (' + job.events_dropped + ' events dropped by the plugins)' : '';
             box.append(el('h2', {}, 'Job ' + job.job, el('span', {class: 'note'}, drops)),
                        el('table', {class: 'grid'},
                           el('thead', {}, el('tr', {}, ['communicator', 'id', 'ranks', 'events/s', 'busBW GB/s',
                                                         'progress (max seq)', 'state', ''].map(h => el('th', {}, h)))),
-                          el('tbody', {}, job.comms.map(c => commRow(job, names, c)))));
+                          el('tbody', {}, job.comms.map(c => commRow(job, c)))));
         }
     }
 
@@ -72,9 +71,8 @@
     function drawProblems(s) {
         const items = [];
         for (const job of s.jobs || []) {
-            const names = NSC.commNames(job.comms);
             for (const c of job.comms) {
-                const where = names.get(c.comm) + ' (job ' + job.job + ')';
+                const where = c.label + ' (job ' + job.job + ')';
                 for (const h of c.hangs)
                     items.push(el('li', {class: 'bad'}, 'hung: rank ' + h.rank + ' in ' + h.func + ' seq ' + h.seq +
                                   ' for ' + fmtNs(h.for_ns) + ' on ' + where + ' ',

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "json.h"
+#include "commlabel.h"
 #include "live_int.h"
+#include "order.h"
 #include "utc.h"
 
 /* ---- judgements ---- */
@@ -299,7 +301,25 @@ static void json_rank(const nsc_live *l, const comm_st *c, const front *fr, int3
     fputs("]}", o);
 }
 
-static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o)
+/* Distinct hosts of c's ranks seen (sorted, then counted): -1 memory. */
+static long comm_hosts(const comm_st *c)
+{
+    const char **h = malloc((c->nalloc > 0 ? (size_t)c->nalloc : 1) * sizeof *h);
+    if (!h)
+        return -1;
+    size_t n = 0, d = 0;
+    for (int32_t k = 0; k < c->nalloc; k++)
+        if (c->ranks[k].seen)
+            h[n++] = c->ranks[k].host;
+    if (n)
+        qsort(h, n, sizeof *h, nsc_cmp_str);
+    for (size_t i = 0; i < n; i++)
+        d += i == 0 || strcmp(h[i - 1], h[i]) != 0;
+    free(h);
+    return (long)d;
+}
+
+static void json_comm(const nsc_live *l, const comm_st *c, const char *label, uint64_t now, FILE *o)
 {
     int32_t seen = 0;
     front fr;
@@ -308,6 +328,8 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, FILE *o
         seen += c->ranks[k].seen;
     fprintf(o, "{\"comm\":\"0x%" PRIx64 "\",\"name\":", c->id);
     nsc_json_write_str(o, c->name);
+    fputs(",\"label\":", o);
+    nsc_json_write_str(o, label);
     fprintf(o, ",\"nranks\":%d,\"ranks_seen\":%d,\"events_total\":%" PRIu64
                ",\"events_per_s\":%.1f,\"bus_bw_gbps\":%.3f,\"funcs\":[",
             c->nranks, seen, c->events, c->rate, c->bw_avg);
@@ -357,22 +379,36 @@ int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
     fputc(',', o);
     json_procs(l, now, o);
     fputs(",\"jobs\":[", o);
-    for (size_t j = 0; j < l->njobs; j++) {
+    /* per job, its communicators' labels (commlabel.h) */
+    nsc_comm_look *look = malloc((l->ncomms ? l->ncomms : 1) * sizeof *look);
+    const comm_st **of = malloc((l->ncomms ? l->ncomms : 1) * sizeof *of);
+    int rc = look && of ? 0 : -1;
+    for (size_t j = 0; !rc && j < l->njobs; j++) {
         fprintf(o, "%s{\"job\":", j ? "," : "");
         nsc_json_write_str(o, l->jobs[j]);
         json_job_drops(l, l->jobs[j], o);
         fputs(",\"comms\":[", o);
-        int n = 0;
-        for (size_t i = 0; i < l->ncomms; i++)
+        size_t n = 0;
+        for (size_t i = 0; !rc && i < l->ncomms; i++)
             if (l->comms[i].job == j) {
-                if (n++)
-                    fputc(',', o);
-                json_comm(l, &l->comms[i], now, o);
+                long hosts = comm_hosts(&l->comms[i]);
+                of[n] = &l->comms[i];
+                look[n++] = (nsc_comm_look){l->comms[i].id, l->comms[i].name, l->comms[i].nranks, (size_t)hosts};
+                rc = hosts < 0 ? -1 : 0;
             }
+        for (size_t i = 0; !rc && i < n; i++) {
+            char label[NSC_COMM_LABEL_MAX];
+            nsc_comm_label(look, n, i, label, sizeof label);
+            if (i)
+                fputc(',', o);
+            json_comm(l, of[i], label, now, o);
+        }
         fputs("]}", o);
     }
+    free(look);
+    free(of);
     fputs("]}\n", o);
-    return ferror(o) ? -1 : 0;
+    return rc || ferror(o) ? -1 : 0;
 }
 
 int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *o)

@@ -3,6 +3,7 @@
 #include "qint.h"
 #include "grow.h"
 #include "order.h"
+#include "commlabel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,23 +48,11 @@ static size_t count_hosts(const cm_info *m)
     return n;
 }
 
-/* What tells all[i] apart from the job's others for a person: its name,
- * size and hosts, and "#N" among those alike (in id order). */
-static void write_label(nsc_q_out *o, const cm_info *all, size_t n, size_t i)
+/* The label of look[i] among the job's communicators (commlabel.h). */
+static void write_label(nsc_q_out *o, const nsc_comm_look *look, size_t n, size_t i)
 {
-    size_t alike = 0, nth = 0, hosts = count_hosts(&all[i]);
-    for (size_t k = 0; k < n; k++)
-        if (strcmp(all[k].comm.name, all[i].comm.name) == 0 && all[k].comm.nranks == all[i].comm.nranks &&
-            count_hosts(&all[k]) == hosts) {
-            alike++;
-            nth += k <= i;
-        }
-    char label[128];
-    int len = snprintf(label, sizeof label, "%s%s%d rank%s on %zu host%s", all[i].comm.name,
-                       all[i].comm.name[0] ? " " : "", all[i].comm.nranks, all[i].comm.nranks == 1 ? "" : "s", hosts,
-                       hosts == 1 ? "" : "s");
-    if (alike > 1 && len > 0 && (size_t)len < sizeof label)
-        snprintf(label + len, sizeof label - (size_t)len, " #%zu", nth);
+    char label[NSC_COMM_LABEL_MAX];
+    nsc_comm_label(look, n, i, label, sizeof label);
     nsc_q_lit(o, ",\"label\":");
     nsc_q_str(o, label);
 }
@@ -96,13 +85,13 @@ static int write_hosts(nsc_q_out *o, const cm_info *m, size_t *nhosts)
 
 /* all[i], the nth communicator written (all[] for how they relate); -1 out
  * of memory. */
-static int write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i, size_t nth)
+static int write_comm(nsc_q_ctx *c, const cm_info *all, const nsc_comm_look *look, size_t n, size_t i, size_t nth)
 {
     nsc_q_out *o = c->out;
     const cm_info *m = &all[i];
     nsc_q_cs(o, nth ? ",{" : "{");
     nsc_q_write_comm(o, &m->comm);
-    write_label(o, all, n, i);
+    write_label(o, look, n, i);
     nsc_q_lit(o, ",\"ranks_seen\":");
     nsc_q_u64(o, m->n);
     nsc_q_lit(o, ",\"ranks\":[");
@@ -158,12 +147,15 @@ int nsc_q_comms(nsc_q_ctx *c)
         return nsc_q_comm_missing(c);
     }
     cm_info *all = calloc(n ? n : 1, sizeof *all);
-    if (!all)
+    nsc_comm_look *look = malloc((n ? n : 1) * sizeof *look);
+    if (!all || !look)
         rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     for (size_t i = 0; !rc && i < n; i++) {
         all[i].comm = comms[i];
         if ((rc = nsc_store_comm_ranks(c->rd, c->job, comms[i].comm_id, &all[i].ranks, &all[i].n)))
             rc = nsc_q_store_fail(c, rc);
+        else
+            look[i] = (nsc_comm_look){comms[i].comm_id, all[i].comm.name, comms[i].nranks, count_hosts(&all[i])};
     }
     if (!rc) {
         nsc_q_out *o = c->out;
@@ -172,7 +164,7 @@ int nsc_q_comms(nsc_q_ctx *c)
         nsc_q_write_wall(c);
         nsc_q_lit(o, ",\"comms\":[");
         for (size_t i = 0, nth = 0; !rc && i < n; i++)
-            if ((!(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i])) && write_comm(c, all, n, i, nth++))
+            if ((!(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i])) && write_comm(c, all, look, n, i, nth++))
                 rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
         nsc_q_lit(o, "]}\n");
         rc = rc ? rc : o->err;
@@ -180,6 +172,7 @@ int nsc_q_comms(nsc_q_ctx *c)
     for (size_t i = 0; all && i < n; i++)
         free(all[i].ranks);
     free(all);
+    free(look);
     free(comms);
     return rc;
 }

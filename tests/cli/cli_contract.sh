@@ -72,6 +72,8 @@ contract() {
     has "^  rank 1 +GPU ([0-9]+|unknown) +local rank ([0-9]+|unknown) +pid [0-9]+$" --job ja topology
     has "^  channel 1: [01] -> [01] -> [01] \(ring\)$" --job ja topology
     has "^1 +1 +0 +NET +(ok|slow|behind|unknown) " --job ja topology
+    # Rings within a node cannot be drawn: said so, not left blank.
+    has "^  rings unknown: no ProxyOp seen \(within a node NCCL's proxy traces no leg" --job jb topology --comm "$y"
     if grep -q -- "-1" "$dir/out"; then echo "FAIL ($src): topology shows -1: $(cat "$dir/out")"; fail=1; fi
     has "^comm: $x$" --job ja stats
     if grep -q "wall_offset_ns" "$dir/out"; then echo "FAIL ($src): stats shows wall_offset_ns"; fail=1; fi
