@@ -94,12 +94,14 @@
         return el('table', {class: 'grid'}, el('thead', {}, el('tr', {}, heads.map(h => el('th', {}, h)))),
                   el('tbody', {}, rows.map(r => el('tr', {class: r.state}, cells(r).map(c => el('td', {}, c))))));
     }
+    /* Hosts by name, as every table lists them (then pid, agent). */
+    const byHost = key => (a, b) => a.host.localeCompare(b.host) || (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0);
     function drawTables(s) {
         const now = s.now_ns;
-        document.getElementById('processes').replaceChildren(table(s.processes || [],
+        document.getElementById('processes').replaceChildren(table((s.processes || []).slice().sort(byHost('pid')),
             ['host', 'pid', 'job', 'state', 'last seen', 'events', 'dropped'],
             p => [p.host, p.pid, p.job, p.state, fmtNs(now - p.last_seen_ns) + ' ago', p.events_emitted, p.events_dropped]));
-        document.getElementById('agents').replaceChildren(table(s.agents || [],
+        document.getElementById('agents').replaceChildren(table((s.agents || []).slice().sort(byHost('agent')),
             ['agent', 'host', 'state', 'last seen'],
             a => [a.agent, a.host, a.state, fmtNs(now - a.last_seen_ns) + ' ago']));
     }

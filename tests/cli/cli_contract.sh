@@ -115,6 +115,18 @@ contract() {
     expect 2 "--since wants a length of time before now \(90s, 5m, 2h\) or a UTC time like 2026-11-28T17:30:00Z, got '5x'" \
         --job ja collectives --since 5x
     expect 2 "give --t0 or --since, and --t1 or --until, not both" --job ja collectives --since 1h --t0 5
+    # A Chrome trace's metadata: the job, the communicator and the window,
+    # in UTC as the API gives it.
+    cli --job ja export --comm "$x" --since 1h --format chrome -o "$dir/trace.json" 2>/dev/null
+    python3 - "$dir/trace.json" "$x" <<'PY' || { echo "FAIL ($src): export's metadata"; fail=1; }
+import json, sys
+from datetime import datetime, timezone
+m = json.load(open(sys.argv[1]))["metadata"]
+w = m["t0_ns"] + m["wall_offset_ns"]
+want = datetime.fromtimestamp(w // 10**9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%06dZ" % (w % 10**9 // 1000)
+sys.exit(0 if m["job"] == "ja" and m["comm"] == sys.argv[2] and m["t0_utc"] == want and m["t1_utc"] is None
+         else "metadata %s, t0_utc wanted %s" % (m, want))
+PY
     # --rank draws the lanes asked for only.
     cli --job ja timeline --rank 1 >"$dir/lanes.txt"
     if ! grep -q "^rank    1 |" "$dir/lanes.txt" || grep -q "^rank    0 |" "$dir/lanes.txt"; then

@@ -175,6 +175,14 @@ ov = page("overview")
 check(re.search(r'id="card-lagging"><div class="value">1<', ov) is not None, "overview: 1 lagging rank")
 check(re.search(r"lagging: rank %s at AllReduce seq %d of %s" % (hang, int(hseq) - 1, hseq), ov) is not None,
       "overview: rank %s named lagging" % hang)
+# the processes (two jobs' on both nodes, which the status lists as they
+# came) and the agents by host
+for table in ("processes", "agents"):
+    part = ov[ov.index('id="%s"' % table):]
+    part = part[:part.index("</table>")]
+    col = 0 if table == "processes" else 1
+    hosts = [re.findall(r"<td>([^<]*)</td>", r)[col] for r in re.findall(r"<tr[^>]*>(.*?)</tr>", part) if "<td>" in r]
+    check(len(hosts) >= 2 and len(set(hosts)) == 2 and hosts == sorted(hosts), "overview: %s by host (%s)" % (table, hosts))
 cm = page("comm")
 rows = re.findall(r'<div class="hm-row( straggler)?" data-rank="(\d+)" data-median-ns="(\d*)"', cm)
 check(len(rows) == 4, "comm: a heat map row per rank (%d)" % len(rows))
