@@ -75,7 +75,8 @@
                         el('a', {href: link('timeline.html', {job, comm: c.comm})}, 'timeline'))];
         if (g.behind.length)
             out.push(el('p', {}, 'waiting for:'), el('ul', {class: 'problems'}, g.behind.map(l =>
-                rankLine(c, procs, l.rank, 'its last ' + l.func + ' is seq ' + l.seq + ', behind for ' + fmtNs(l.for_ns)))));
+                rankLine(c, procs, l.rank, 'its last ' + l.func + ' is seq ' + l.seq + ', behind for ' + fmtNs(l.for_ns) +
+                                   (l.since_utc ? ' (since ' + l.since_utc + ')' : '')))));
         out.push(m ? arrivals(m) : el('p', {class: 'note'}, 'not matched in the store yet'));
         return out;
     }
