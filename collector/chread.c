@@ -443,7 +443,17 @@ static int read_source(const source *src, const char *job, nsc_store *dst, char 
     return rc;
 }
 
-/* ---- clock models ---- */
+/* ---- clock models and the wall clock ---- */
+
+/* dst's open transaction committed, or aborted after rc: 0, or
+ * NSC_QUERY_ESTORE with err set. */
+static int end_load(nsc_store *dst, int rc, char *err, size_t errcap)
+{
+    rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
+    if (rc)
+        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
+    return rc ? NSC_QUERY_ESTORE : 0;
+}
 
 static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
 {
@@ -463,27 +473,11 @@ static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
         rc = nsc_store_put_clock(dst, host, &model);
         nsc_clock_free(&model);
     }
-    rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
-    if (rc)
-        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
-    return rc ? NSC_QUERY_ESTORE : 0;
+    return end_load(dst, rc, err, errcap);
 }
 
-static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errcap)
-{
-    char sql[512];
-    answer a;
-    snprintf(sql, sizeof sql, "SELECT host, argMax(model, ref_ns) FROM %s.clocks%s GROUP BY host FORMAT RowBinary",
-             src->db, src->suffix);
-    int rc = fetch(src, sql, "clocks", &a, err, errcap);
-    if (!rc)
-        rc = put_clocks(&a, dst, err, errcap);
-    answer_free(&a);
-    return rc;
-}
-
-/* ---- the wall clock ---- */
-
+/* The collectors' wall clock records (docs/api.md, "Wall-clock time"), as
+ * the LMDB store keeps them. */
 static int put_wall(answer *a, nsc_store *dst, char *err, size_t errcap)
 {
     int rc = nsc_store_begin(dst, nsc_mono_ns());
@@ -500,25 +494,31 @@ static int put_wall(answer *a, nsc_store *dst, char *err, size_t errcap)
         nsc_store_abort(dst);
         return NSC_QUERY_ESTORE;
     }
-    rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
-    if (rc)
-        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
-    return rc ? NSC_QUERY_ESTORE : 0;
+    return end_load(dst, rc, err, errcap);
 }
 
-/* Every record of the collectors' wall clock (docs/api.md, "Wall-clock
- * time"), into dst as the LMDB store keeps them. */
-static int read_wall(const source *src, nsc_store *dst, char *err, size_t errcap)
+/* The answer of sql (what: its name in errors) put into dst by put. */
+static int load_answer(const source *src, const char *sql, const char *what,
+                       int (*put)(answer *, nsc_store *, char *, size_t), nsc_store *dst, char *err, size_t errcap)
 {
-    char sql[512];
     answer a;
-    snprintf(sql, sizeof sql, "SELECT utc_ns, ref_ns, offset_ns FROM %s.%s%s FORMAT RowBinary", src->db,
-             nsc_ch_def(NSC_CH_WALL).name, src->suffix);
-    int rc = fetch(src, sql, "wall", &a, err, errcap);
+    int rc = fetch(src, sql, what, &a, err, errcap);
     if (!rc)
-        rc = put_wall(&a, dst, err, errcap);
+        rc = put(&a, dst, err, errcap);
     answer_free(&a);
     return rc;
+}
+
+/* Every host's newest clock model, then every wall clock record. */
+static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errcap)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT host, argMax(model, ref_ns) FROM %s.clocks%s GROUP BY host FORMAT RowBinary",
+             src->db, src->suffix);
+    int rc = load_answer(src, sql, "clocks", put_clocks, dst, err, errcap);
+    snprintf(sql, sizeof sql, "SELECT utc_ns, ref_ns, offset_ns FROM %s.%s%s FORMAT RowBinary", src->db,
+             nsc_ch_def(NSC_CH_WALL).name, src->suffix);
+    return rc ? rc : load_answer(src, sql, "wall", put_wall, dst, err, errcap);
 }
 
 /* ---- entry points ---- */
@@ -585,8 +585,7 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, n
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_source(&src[i], job, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
-        if (!(rc = read_clocks(&src[i], dst, err, errcap)))
-            rc = read_wall(&src[i], dst, err, errcap);
+        rc = read_clocks(&src[i], dst, err, errcap);
     return rc;
 }
 
