@@ -65,8 +65,10 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
      * retain_age_s. */
     [NSC_CH_JOBS] = {"jobs", "job String, wall_ns UInt64", "job", "", "cityHash64(job)", "wall_ns"},
     /* The wall clock of the collectors' time base, as the LMDB store keeps it
-     * (nsc_store_wall): one row per record, read back whole into a query's store. */
-    [NSC_CH_WALL] = {"wall", "utc_ns UInt64, ref_ns UInt64, offset_ns Int64", "utc_ns", "", "cityHash64(utc_ns)", ""},
+     * (nsc_store_wall): one row per record (a record inserted twice folds:
+     * same key, same version), read back whole into a query's store. */
+    [NSC_CH_WALL] = {"wall", "utc_ns UInt64, ref_ns UInt64, offset_ns Int64", "utc_ns", "", "cityHash64(utc_ns)",
+                     "ref_ns"},
 };
 
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
