@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
 #include "commlabel.h"
+#include "json.h"
 #include "live_int.h"
 #include "order.h"
 #include "utc.h"
