@@ -39,6 +39,8 @@
             return el('span', {class: 'tag warn'}, c.lagging.length + ' lagging');
         return el('span', {class: 'tag ok'}, c.ranks_seen < c.nranks ? 'joining' : 'ok');
     }
+    /* None in the last window (a finished communicator): no figure, not 0. */
+    const fmtBw = gbps => gbps > 0 ? fmtNum(gbps, 3) : '-';
     function commRow(job, c) {
         const p = {job: job.job, comm: c.comm};
         return el('tr', {'data-comm': job.job + '/' + c.comm, class: c.hangs.length ? 'hung' : null},
@@ -46,7 +48,7 @@
                   el('td', {class: 'mono'}, c.comm),
                   el('td', {class: 'num'}, c.ranks_seen + ' / ' + c.nranks),
                   el('td', {class: 'num rate'}, fmtNum(c.events_per_s, 3)),
-                  el('td', {class: 'num bw'}, fmtNum(c.bus_bw_gbps, 3)),
+                  el('td', {class: 'num bw'}, fmtBw(c.bus_bw_gbps)),
                   el('td', {}, (c.funcs || []).map(f => f.func + ' ' + f.max_seq).join(', ')),
                   el('td', {}, commState(c)),
                   el('td', {}, el('a', {href: link('timeline.html', p)}, 'timeline'), ' ',
@@ -129,7 +131,7 @@
             const row = document.querySelector('tr[data-comm="' + CSS.escape(c.job + '/' + c.comm) + '"]');
             if (row) {
                 row.querySelector('.rate').textContent = fmtNum(c.events_per_s, 3);
-                row.querySelector('.bw').textContent = fmtNum(c.bus_bw_gbps, 3);
+                row.querySelector('.bw').textContent = fmtBw(c.bus_bw_gbps);
             }
         }
         const counts = [m.hangs, m.lagging, m.processes_alive, m.processes_dead, m.agents_alive].join();

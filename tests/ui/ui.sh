@@ -263,6 +263,8 @@ names = dict((c, html.unescape(n)) for c, n in re.findall(
 labels = {c["comm"]: c["label"] for c in json.load(open(tmp + "/comms2.json"))["comms"]}
 check(len(names) == 2 and len(set(names.values())) == 2 and names == labels,
       "overview: two 'world' communicators named by the API's distinct labels (%s, API %s)" % (names, labels))
+bws = re.findall(r'<tr data-comm="[^"/]*-two/0x[0-9a-f]+"[^>]*>.*?<td class="num bw">([^<]*)</td>', ov)
+check(bws == ["-", "-"], "overview: a finished communicator's busBW is no figure, not 0 (%s)" % bws)
 label1 = {c["comm"]: c["label"] for c in json.load(open(tmp + "/comms1.json"))["comms"]}
 title = lambda name: html.unescape((re.search(r'<h1 id="title"[^>]*>([^<]*)</h1>', page(name)) or re.search("()", "")).group(1))
 check(title("comm").startswith("Communicator %s, job " % label1.get(comm_id)),
