@@ -49,21 +49,25 @@ nsc_live_cfg nsc_collector_live_cfg(const nsc_coll_cfg *cfg)
 }
 
 /* The live state as the store left it (LMDB): after a restart status says
- * what `ncclscope --db DIR status` says. ClickHouse's starts empty. */
+ * what `ncclscope --db DIR status` says. ClickHouse's starts empty, with
+ * the wall clock this collector records at its first commit (writer.c). */
 static int load_live(nsc_collector *c, const nsc_live_cfg *lc)
 {
-    int rc = 0;
+    if (c->ch) {
+        nsc_store_wall_rec now;
+        nsc_store_wall_due(0, 0, nsc_mono_ns(), &now);
+        if ((c->live = nsc_live_new(lc)))
+            nsc_live_set_wall(c->live, now.offset_ns);
+        return c->live ? 0 : -1;
+    }
     nsc_store_reader *rd;
-    if (c->ch)
-        rc = (c->live = nsc_live_new(lc)) ? 0 : NSC_STORE_ENOMEM;
-    else if (!(rc = nsc_store_read_begin(c->store, &rd))) {
+    int rc = nsc_store_read_begin(c->store, &rd);
+    if (!rc) {
         rc = nsc_live_from_store(rd, lc, nsc_mono_ns(), &c->live);
         nsc_store_read_end(rd);
     }
     if (rc)
         fprintf(stderr, "ncclscope-collector: live state from %s: %s\n", c->cfg.db, nsc_store_strerror(rc));
-    else  /* the times an ended job's verdict names */
-        nsc_live_set_wall(c->live, (int64_t)(nsc_wall_ns() - nsc_mono_ns()));
     return rc ? -1 : 0;
 }
 

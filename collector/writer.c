@@ -355,14 +355,20 @@ static int put_clock_ch(void *ch, const char *host, const nsc_clock_model *m)
 
 /* The rank progress always, the clock models when due, into the open
  * transaction (LMDB) or the waiting rows (ClickHouse); ended jobs evicted
- * from the live state on the same schedule. */
+ * from the live state on the same schedule. The live state's wall clock is
+ * the one recorded with them (the LMDB store's begin records it there). */
 static int put_state(nsc_writer *w, uint64_t t0)
 {
     nsc_collector *c = w->c;
-    int rc;
+    int64_t off;
+    int rc = c->ch ? nsc_chstore_put_wall(c->ch, t0) : 0;
+    int wall = !rc && (c->ch ? nsc_chstore_wall_kept(c->ch, &off) : nsc_store_wall_kept(c->store, &off)) == 0;
     pthread_mutex_lock(&c->live_mu);
-    rc = nsc_live_take_progress(c->live, c->ch ? nsc_chstore_put_progress : put_progress,
-                                c->ch ? (void *)c->ch : (void *)c->store);
+    if (wall)
+        nsc_live_set_wall(c->live, off);
+    if (!rc)
+        rc = nsc_live_take_progress(c->live, c->ch ? nsc_chstore_put_progress : put_progress,
+                                    c->ch ? (void *)c->ch : (void *)c->store);
     if (!rc && t0 >= w->next_persist_ns)  /* after their progress was taken */
         nsc_live_evict(c->live, t0);
     pthread_mutex_unlock(&c->live_mu);

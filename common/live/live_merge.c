@@ -148,7 +148,7 @@ int nsc_live_merge(nsc_live *into, const nsc_live *from)
         if (merge_comm(into, from, &from->comms[i]))
             return -1;
     into->events += from->events;
-    if (!into->wall_known && from->wall_known)  /* one time base: one wall clock */
-        nsc_live_set_wall(into, from->wall_offset_ns);
+    if (!into->has_wall && from->has_wall)  /* one time base: one wall clock */
+        nsc_live_set_wall(into, from->wall_ns);
     return 0;
 }

@@ -9,8 +9,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "commlabel.h"
 #include "json.h"
 #include "live_int.h"
+#include "order.h"
+#include "utc.h"
 
 /* ---- judgements ---- */
 
@@ -243,8 +246,8 @@ static const char *proc_state(const nsc_live *l, const proc_st *p, uint64_t now)
 static void fmt_at(const nsc_live *l, uint64_t t, char *buf, size_t cap)
 {
     struct tm tm;
-    time_t sec = (time_t)(((int64_t)t + l->wall_offset_ns) / 1000000000);
-    if (l->wall_known && gmtime_r(&sec, &tm) && strftime(buf, cap, "%H:%M:%S UTC", &tm))
+    time_t sec = (time_t)(((int64_t)t + l->wall_ns) / 1000000000);
+    if (l->has_wall && gmtime_r(&sec, &tm) && strftime(buf, cap, "%H:%M:%S UTC", &tm))
         return;
     snprintf(buf, cap, "%.3f s on the collector's clock", (double)t / 1e9);
 }
@@ -391,6 +394,19 @@ static void json_job_drops(const nsc_live *l, const char *job, FILE *o)
     fputc('}', o);
 }
 
+/* ,"<key>":"<UTC ISO-8601>" of time t (common/utc.h), or null while the wall
+ * clock is not known. */
+static void json_utc(const nsc_live *l, const char *key, uint64_t t, FILE *o)
+{
+    char utc[NSC_UTC_MAX];
+    if (!l->has_wall) {
+        fprintf(o, ",\"%s\":null", key);
+        return;
+    }
+    nsc_utc_iso((int64_t)t + l->wall_ns, utc, sizeof utc);
+    fprintf(o, ",\"%s\":\"%s\"", key, utc);
+}
+
 static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
 {
     fputs("\"processes\":[", o);
@@ -408,10 +424,11 @@ static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
         else
             fputs("null", o);
         const nsc_counters *c = &p->counters;
-        fprintf(o, ",\"last_seen_ns\":%" PRIu64 ",\"events_emitted\":%" PRIu64 ",\"events_dropped\":%" PRIu64
-                   ",\"states_emitted\":%" PRIu64 ",\"states_dropped\":%" PRIu64 "}",
-                p->last_ns, per_type_sum(c->emitted), per_type_sum(c->dropped), c->states_emitted,
-                c->states_dropped);
+        fprintf(o, ",\"last_seen_ns\":%" PRIu64, p->last_ns);
+        json_utc(l, "last_seen_utc", p->last_ns, o);
+        fprintf(o, ",\"events_emitted\":%" PRIu64 ",\"events_dropped\":%" PRIu64 ",\"states_emitted\":%" PRIu64
+                   ",\"states_dropped\":%" PRIu64 "}",
+                per_type_sum(c->emitted), per_type_sum(c->dropped), c->states_emitted, c->states_dropped);
     }
     fputs("]", o);
 }
@@ -425,8 +442,10 @@ static void json_agents(const nsc_live *l, uint64_t now, FILE *o)
         nsc_json_write_str(o, a->id);
         fputs(",\"host\":", o);
         nsc_json_write_str(o, a->host);
-        fprintf(o, ",\"state\":\"%s\",\"last_seen_ns\":%" PRIu64 "}",
+        fprintf(o, ",\"state\":\"%s\",\"last_seen_ns\":%" PRIu64,
                 now - a->last_ns <= l->cfg.heartbeat_timeout_ns ? "alive" : "dead", a->last_ns);
+        json_utc(l, "last_seen_utc", a->last_ns, o);
+        fputc('}', o);
     }
     fputs("]", o);
 }
@@ -460,9 +479,28 @@ static void json_rank(const nsc_live *l, const comm_st *c, const front *fr, int3
     fputs("]}", o);
 }
 
+/* Distinct hosts of c's ranks seen (sorted, then counted): -1 memory. */
+static long comm_hosts(const comm_st *c)
+{
+    const char **h = malloc((c->nalloc > 0 ? (size_t)c->nalloc : 1) * sizeof *h);
+    if (!h)
+        return -1;
+    size_t n = 0, d = 0;
+    for (int32_t k = 0; k < c->nalloc; k++)
+        if (c->ranks[k].seen)
+            h[n++] = c->ranks[k].host;
+    if (n)
+        qsort(h, n, sizeof *h, nsc_cmp_str);
+    for (size_t i = 0; i < n; i++)
+        d += i == 0 || strcmp(h[i - 1], h[i]) != 0;
+    free(h);
+    return (long)d;
+}
+
 /* A communicator at `now`, or at its job's end (ended, nonzero): an ended
  * job's ranks are neither lagging nor hung, its verdict says where it stopped. */
-static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, uint64_t ended, FILE *o)
+static void json_comm(const nsc_live *l, const comm_st *c, const char *label, uint64_t now, uint64_t ended,
+                      FILE *o)
 {
     int32_t seen = 0;
     front fr;
@@ -471,6 +509,8 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, uint64_
         seen += c->ranks[k].seen;
     fprintf(o, "{\"comm\":\"0x%" PRIx64 "\",\"name\":", c->id);
     nsc_json_write_str(o, c->name);
+    fputs(",\"label\":", o);
+    nsc_json_write_str(o, label);
     fprintf(o, ",\"nranks\":%d,\"ranks_seen\":%d,\"events_total\":%" PRIu64
                ",\"events_per_s\":%.1f,\"bus_bw_gbps\":%.3f,\"funcs\":[",
             c->nranks, seen, c->events, c->rate, c->bw_avg);
@@ -481,17 +521,23 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, uint64_
     for (int32_t k = 0; !ended && k < c->nalloc; k++)
         for (int f = 0; f < c->nf; f++) {
             uint64_t lag;
-            if (lagging(l, c, &c->ranks[k], f, now, &lag))
-                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"max_seq\":%" PRIu64 ",\"for_ns\":%" PRIu64 "}",
+            if (lagging(l, c, &c->ranks[k], f, now, &lag)) {
+                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"max_seq\":%" PRIu64 ",\"for_ns\":%" PRIu64,
                         n++ ? "," : "", k, c->f[f].name, c->ranks[k].p[f].seq, c->f[f].max_seq, lag);
+                json_utc(l, "since_utc", now - lag, o);
+                fputc('}', o);
+            }
         }
     fputs("],\"hangs\":[", o);
     n = 0;
     for (int32_t k = 0; !ended && k < c->nalloc; k++)
         for (int f = 0; f < c->nf; f++)
-            if (hung(l, &fr, &c->ranks[k], f, now))
-                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"for_ns\":%" PRIu64 "}",
+            if (hung(l, &fr, &c->ranks[k], f, now)) {
+                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"for_ns\":%" PRIu64,
                         n++ ? "," : "", k, c->f[f].name, c->ranks[k].p[f].seq, now - c->ranks[k].p[f].since_ns);
+                json_utc(l, "since_utc", c->ranks[k].p[f].since_ns, o);
+                fputc('}', o);
+            }
     fputs("],\"ranks\":[", o);
     n = 0;
     for (int32_t k = 0; k < c->nalloc; k++)
@@ -524,31 +570,48 @@ int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
     uint64_t *ends = nsc_live_job_ends(l, now);
     if (!ends)
         return -1;
-    fprintf(o, "{\"now_ns\":%" PRIu64 ",\"events_total\":%" PRIu64 ",\"hangs\":%" PRIu64
-               ",\"lagging\":%" PRIu64 ",",
-            now, l->events, cn.hangs, cn.lagging);
+    fprintf(o, "{\"now_ns\":%" PRIu64, now);
+    json_utc(l, "now_utc", now, o);
+    if (l->has_wall)
+        fprintf(o, ",\"wall_offset_ns\":%" PRId64, l->wall_ns);
+    fprintf(o, ",\"events_total\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"lagging\":%" PRIu64 ",", l->events,
+            cn.hangs, cn.lagging);
     json_agents(l, now, o);
     fputc(',', o);
     json_procs(l, now, o);
     fputs(",\"jobs\":[", o);
-    for (size_t j = 0; j < l->njobs; j++) {
+    /* per job, its communicators' labels (commlabel.h) */
+    nsc_comm_look *look = malloc((l->ncomms ? l->ncomms : 1) * sizeof *look);
+    const comm_st **of = malloc((l->ncomms ? l->ncomms : 1) * sizeof *of);
+    int rc = look && of ? 0 : -1;
+    for (size_t j = 0; !rc && j < l->njobs; j++) {
         fprintf(o, "%s{\"job\":", j ? "," : "");
         nsc_json_write_str(o, l->jobs[j]);
         json_job_drops(l, l->jobs[j], o);
         json_job_state(l, (uint32_t)j, now, ends[j], o);
         fputs(",\"comms\":[", o);
-        int n = 0;
-        for (size_t i = 0; i < l->ncomms; i++)
+        size_t n = 0;
+        for (size_t i = 0; !rc && i < l->ncomms; i++)
             if (l->comms[i].job == j) {
-                if (n++)
-                    fputc(',', o);
-                json_comm(l, &l->comms[i], now, ends[j], o);
+                long hosts = comm_hosts(&l->comms[i]);
+                of[n] = &l->comms[i];
+                look[n++] = (nsc_comm_look){l->comms[i].id, l->comms[i].name, l->comms[i].nranks, (size_t)hosts};
+                rc = hosts < 0 ? -1 : 0;
             }
+        for (size_t i = 0; !rc && i < n; i++) {
+            char label[NSC_COMM_LABEL_MAX];
+            nsc_comm_label(look, n, i, label, sizeof label);
+            if (i)
+                fputc(',', o);
+            json_comm(l, of[i], label, now, ends[j], o);
+        }
         fputs("]}", o);
     }
+    free(look);
+    free(of);
     fputs("]}\n", o);
     free(ends);
-    return ferror(o) ? -1 : 0;
+    return rc || ferror(o) ? -1 : 0;
 }
 
 int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *o)

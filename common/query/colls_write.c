@@ -98,6 +98,8 @@ static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
     nsc_q_u64(o, g->start);
     nsc_q_lit(o, ",\"end_ns\":");
     nsc_q_opt_u64(o, g->has_end, g->end);
+    nsc_q_write_utc(c, "start_utc", 1, g->start);
+    nsc_q_write_utc(c, "end_utc", g->has_end, g->end);
     nsc_q_lit(o, ",\"duration_ns\":");
     nsc_q_opt_u64(o, g->has_dur, g->dur);
     nsc_q_lit(o, ",\"duration_err_ns\":");

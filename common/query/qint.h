@@ -135,6 +135,8 @@ typedef struct nsc_q_ctx {
     nsc_q_strc *strs;          /* direct-mapped cache of the string dictionary */
     nsc_q_skip *skipped;       /* damaged blocks stepped over, each once */
     size_t nskipped, skipped_cap;
+    int has_wall, wall_reset;  /* the store's wall clock (nsc_store_wall), read at init */
+    int64_t wall_ns;
 } nsc_q_ctx;
 
 int nsc_q_ctx_init(nsc_q_ctx *c, const nsc_query *q, nsc_store_reader *rd, nsc_q_out *out, char *err,
@@ -207,6 +209,10 @@ void nsc_q_write_comm(nsc_q_out *o, const nsc_store_comm *m);
 /* ,"wall_offset_ns" (and ,"wall_clock_reset":true) when the store knows the
  * wall clock of its time base (nsc_store_wall); nothing when it does not. */
 void nsc_q_write_wall(nsc_q_ctx *c);
+/* ,"<key>":"<UTC ISO-8601>" of aligned time t_ns, from the store's wall
+ * clock (common/utc.h): the one place an answer's *_utc is made; null when
+ * the time (known == 0) or the wall clock is unknown. */
+void nsc_q_write_utc(nsc_q_ctx *c, const char *key, int known, uint64_t t_ns);
 /* The header fields every communicator-scoped result starts with: the job,
  * its wall clock, then nsc_q_write_comm. */
 void nsc_q_write_comm_head(nsc_q_ctx *c);

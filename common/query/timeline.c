@@ -597,6 +597,8 @@ static void write_header(tl *s)
     nsc_q_opt_u64(o, c->q->has & QP_T0, c->q->t0);
     nsc_q_lit(o, ",\"t1_ns\":");
     nsc_q_opt_u64(o, c->q->has & QP_T1, c->q->t1);
+    nsc_q_write_utc(c, "t0_utc", c->q->has & QP_T0, c->q->t0);
+    nsc_q_write_utc(c, "t1_utc", c->q->has & QP_T1, c->q->t1);
     nsc_q_lit(o, ",\"ranks\":[");
     for (size_t i = 0; i < c->nranks; i++) {
         const nsc_q_rank *r = &c->ranks[i];
