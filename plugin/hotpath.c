@@ -6,10 +6,16 @@
  * stop the finished event is copied into the thread's queue for the shipper.
  * Every event and state NCCL hands us is counted as emitted, and as dropped
  * when it cannot be kept, so the receiver can account for every one.
+ *
+ * The self-cost guard lives here too: a sampled call's own time and every
+ * Coll's time are counted (the shipper compares them), and a start of a type
+ * the guard sheds is counted and dropped at once.
  */
 #include <string.h>
 
 #include "internal.h"
+
+_Atomic uint32_t nsc_g_shed;
 
 static void count_drop(nsc_tbuf *tb, int type)
 {
@@ -109,14 +115,30 @@ uint64_t nsc_event_parent(uint64_t parent)
     return p && p->quiet ? 0 : parent;
 }
 
-nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
+/* A type the guard sheds is counted and not recorded; its slot is kept only
+ * when the chained plugin needs the handle. Returns 1 to record it quietly. */
+static int shed(nsc_tbuf *tb)
+{
+    if (tb)
+        nsc_count(&tb->c.shed_events);
+    else
+        nsc_count_shared(&nsc_g_pool.shared.shed_events);
+    return 1;
+}
+
+static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle,
+                        const nsc_start *st)
 {
     *handle = NULL;
     if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
         return NULL;
     int quiet = NSC_UNLIKELY(nsc_chain_active()) && !(nsc_g_mask >> st->type & 1);
-    nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_mono_ns();
+    if (NSC_UNLIKELY(atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1) &&
+        !quiet) {
+        quiet = shed(tb);
+        if (!nsc_chain_active())
+            return NULL;
+    }
     uint64_t id;
     int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
     if (NSC_UNLIKELY(index < 0)) {
@@ -157,12 +179,18 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     return ev;
 }
 
-void nsc_event_stop(void *handle)
+nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
 {
-    if (!handle)
-        return;
     nsc_tbuf *tb = nsc_tbuf_self();
     uint64_t now = nsc_mono_ns();
+    nsc_event *ev = begin(tb, now, context, handle, st);
+    if (NSC_LIKELY(tb != NULL))
+        nsc_cost_sample(tb, now);
+    return ev;
+}
+
+static void stop(nsc_tbuf *tb, uint64_t now, void *handle)
+{
     uint32_t index;
     nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
     if (NSC_UNLIKELY(!s)) {
@@ -170,6 +198,8 @@ void nsc_event_stop(void *handle)
         return;
     }
     s->ev.stop_ns = now;
+    if (s->ev.type == NSC_T_COLL && tb)
+        nsc_count_add(&tb->c.coll_ns, now - s->ev.start_ns);
     if (NSC_LIKELY(!s->quiet))
         nsc_event_emit(tb, &s->ev);
     if (s->parent_slot)
@@ -180,12 +210,19 @@ void nsc_event_stop(void *handle)
         nsc_slot_free(s);
 }
 
-void nsc_event_state(void *handle, int state, uint64_t arg)
+void nsc_event_stop(void *handle)
 {
     if (!handle)
         return;
     nsc_tbuf *tb = nsc_tbuf_self();
     uint64_t now = nsc_mono_ns();
+    stop(tb, now, handle);
+    if (NSC_LIKELY(tb != NULL))
+        nsc_cost_sample(tb, now);
+}
+
+static void record_state(nsc_tbuf *tb, uint64_t now, void *handle, int state, uint64_t arg)
+{
     uint32_t index;
     nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
     if (NSC_UNLIKELY(!s || (unsigned)state >= NSC_S_COUNT)) {
@@ -218,4 +255,15 @@ void nsc_event_state(void *handle, int state, uint64_t arg)
     r->u.st.tid = tb->tid;
     r->u.st.state = (uint8_t)state;
     nsc_tbuf_commit(tb);
+}
+
+void nsc_event_state(void *handle, int state, uint64_t arg)
+{
+    if (!handle)
+        return;
+    nsc_tbuf *tb = nsc_tbuf_self();
+    uint64_t now = nsc_mono_ns();
+    record_state(tb, now, handle, state, arg);
+    if (NSC_LIKELY(tb != NULL))
+        nsc_cost_sample(tb, now);
 }

@@ -33,6 +33,7 @@ typedef struct nsc_config {
     uint32_t heartbeat_ms;    /* NCCLSCOPE_HEARTBEAT_MS */
     uint32_t flush_ms;        /* NCCLSCOPE_FLUSH_MS */
     char chain[512];          /* NCCLSCOPE_CHAIN: another profiler plugin ("" none) */
+    uint32_t budget_ppm;      /* NCCLSCOPE_BUDGET_PCT in millionths; 0: no guard */
     nsc_proc proc;            /* host, job, local rank, gpu (pid filled by life.c) */
 } nsc_config;
 
@@ -73,6 +74,7 @@ typedef struct nsc_tcounters {
     _Atomic uint64_t states_emitted, states_dropped, bad_handles;
     _Atomic uint64_t completions_emitted[NSC_T_COUNT];
     _Atomic uint64_t completions_dropped[NSC_T_COUNT];
+    _Atomic uint64_t cost_ns, coll_ns, shed_events; /* the self-cost guard's */
 } nsc_tcounters;
 
 enum { NSC_TB_FREE = 0, NSC_TB_OWNED = 1, NSC_TB_ORPHAN = 2 };
@@ -95,6 +97,7 @@ typedef struct nsc_tbuf {
     uint32_t index;          /* position in the pool: its slots are index*S.. */
     uint32_t tid;            /* owner's kernel thread id, cached at claim */
     uint32_t cursor;         /* next slot to try (owner only) */
+    uint32_t calls;          /* calls so far, for the cost sampler (owner only) */
     nsc_rec *wpos, *wend;    /* room left in wchunk (owner only) */
     uint32_t wchunk;         /* NSC_CHUNK_NONE until the first record */
     nsc_tcounters c;
@@ -157,6 +160,11 @@ void nsc_tbuf_recycle(nsc_tbuf *tb);
 static inline void nsc_count(_Atomic uint64_t *c)
 {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+static inline void nsc_count_add(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
                           memory_order_relaxed);
 }
 /* Counting for a thread without a buffer: shared, so a real atomic add. */
@@ -297,6 +305,20 @@ uint64_t nsc_event_parent(uint64_t parent);
 void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev);
 void nsc_event_stop(void *handle);
 void nsc_event_state(void *handle, int state, uint64_t arg);
+
+/* The self-cost guard: the types shed now (1 << type), set by the shipper
+ * from the cost it measures (common/shed.c), read on every start. */
+extern _Atomic uint32_t nsc_g_shed;
+
+/* One call in NSC_COST_EVERY is timed from its first clock read (since) to
+ * its end, and counted NSC_COST_EVERY times: the cost of the others is
+ * estimated without a clock read of their own. */
+#define NSC_COST_EVERY 64u
+static inline void nsc_cost_sample(nsc_tbuf *tb, uint64_t since)
+{
+    if (NSC_UNLIKELY((++tb->calls & (NSC_COST_EVERY - 1)) == 0))
+        nsc_count_add(&tb->c.cost_ns, (nsc_mono_ns() - since) * NSC_COST_EVERY);
+}
 
 /* ---- chain.c: the other profiler plugin (NCCLSCOPE_CHAIN) ----------------- */
 
