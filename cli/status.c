@@ -296,6 +296,24 @@ static void print_drops_by_type(const nsc_json *job)
     printf(" states %" PRIu64 "\n", u64_of(job, "states_dropped"));
 }
 
+/* The self-cost guard's line: what the profiler costs the job and, while it
+ * sheds, which event types are missing and why. */
+static void print_cost(const nsc_json *job)
+{
+    double pct;
+    if (nsc_json_double(nsc_json_get(job, "profiler_cost_pct"), &pct) != 0)
+        return;
+    printf("profiler cost %.1f %% of collective time", pct);
+    const nsc_json *shed = nsc_json_get(job, "shed");
+    if (nsc_json_first(shed)) {
+        printf("; over its budget, not recording:");
+        EACH(t, shed)
+            printf(" %s", nsc_json_str(t) ? nsc_json_str(t) : "?");
+        printf(" (%" PRIu64 " events)", u64_of(job, "shed_events"));
+    }
+    printf("\n");
+}
+
 static int by_text(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 static void print_job(const nsc_json *status, const nsc_json *job)
@@ -325,6 +343,7 @@ static void print_job(const nsc_json *status, const nsc_json *job)
            name, str_or(job, "state", "running"), nhosts, nhosts == 1 ? "" : "s", procs, alive, finished, ranks, comms,
            u64_of(job, "events_dropped"));
     print_drops_by_type(job);
+    print_cost(job);
     if (nhosts)
         qsort(hosts, nhosts, sizeof *hosts, by_text);
     printf("nodes: ");

@@ -115,15 +115,16 @@ uint64_t nsc_event_parent(uint64_t parent)
     return p && p->quiet ? 0 : parent;
 }
 
-/* A type the guard sheds is counted and not recorded; its slot is kept only
- * when the chained plugin needs the handle. Returns 1 to record it quietly. */
-static int shed(nsc_tbuf *tb)
+/* A type the guard sheds is counted and not recorded. ProxyOp and KernelCh
+ * keep a quiet slot all the same: attached to their Coll or P2p, they still
+ * say when it completed (slots.c), which the guard's collective time and the
+ * live views need. Others keep one only for the chained plugin's handle. */
+static void count_shed(nsc_tbuf *tb)
 {
     if (tb)
         nsc_count(&tb->c.shed_events);
     else
         nsc_count_shared(&nsc_g_pool.shared.shed_events);
-    return 1;
 }
 
 static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle,
@@ -133,16 +134,19 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
     if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
         return NULL;
     int quiet = NSC_UNLIKELY(nsc_chain_active()) && !(nsc_g_mask >> st->type & 1);
+    int shedding = 0;
     if (NSC_UNLIKELY(atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1) &&
         !quiet) {
-        quiet = shed(tb);
-        if (!nsc_chain_active())
+        count_shed(tb);
+        shedding = st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH;
+        if (!shedding && !nsc_chain_active())
             return NULL;
+        quiet = !shedding;
     }
     uint64_t id;
     int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
     if (NSC_UNLIKELY(index < 0)) {
-        if (!quiet)
+        if (!quiet && !shedding)
             count_drop(tb, st->type);
         return NULL;
     }
@@ -176,7 +180,8 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
             nsc_slot_attach(ev->parent, &parent_index) == 0)
             s->parent_slot = parent_index + 1;
     }
-    return ev;
+    s->quiet = (uint32_t)shedding;
+    return shedding ? NULL : ev;
 }
 
 nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
