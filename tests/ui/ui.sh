@@ -17,7 +17,8 @@
 #     communicator page, the hang view and the timeline. Each must become
 #     ready with no console error, uncaught exception or failed load, and
 #     show: the lagging rank on the overview, and the verdict of a job
-#     that ended hung before (rank 3 never arrived at AllReduce seq 2); rank 1's heat map row, and only
+#     that ended hung before (rank 3 never arrived at AllReduce seq 2), the
+#     profiler's cost of each job (the self-cost guard); rank 1's heat map row, and only
 #     it, marked straggler, its median wait under 50 ms and every other
 #     rank's over 100 ms; AllReduce seq 5 named hung with rank 3 missing;
 #     events of every rank on the timeline, in a whole window, a click on
@@ -180,6 +181,8 @@ check(re.search(r"lagging: rank %s at AllReduce seq %d of %s" % (hang, int(hseq)
 check(re.search(r'<li class="bad" data-ended="%s">job %s ended hung at AllReduce seq 2: rank 3 never arrived '
                 r'\(process alive until \d\d:\d\d:\d\d UTC\) on ' % (ended, ended), ov) is not None,
       "overview: the ended job's verdict")
+check(re.search(r'<span class="note cost" data-shed=""> profiler cost [0-9.]+ % of collective time</span>', ov) is not None,
+      "overview: the profiler's cost of each job")
 cm = page("comm")
 rows = re.findall(r'<div class="hm-row( straggler)?" data-rank="(\d+)" data-median-ns="(\d*)"', cm)
 check(len(rows) == 4, "comm: a heat map row per rank (%d)" % len(rows))
