@@ -158,6 +158,7 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
     ev->tid = tb->tid;
     ev->rank = st->rank;
     ev->type = (uint8_t)st->type;
+    atomic_store_explicit(&s->coll_until, 0, memory_order_relaxed);
     *handle = (void *)(uintptr_t)id;
     if (NSC_UNLIKELY(quiet)) {
         /* Kept only to pair the chained plugin's handle: nothing to record
@@ -203,8 +204,8 @@ static void stop(nsc_tbuf *tb, uint64_t now, void *handle)
         return;
     }
     s->ev.stop_ns = now;
-    if (s->ev.type == NSC_T_COLL && tb)
-        nsc_count_add(&tb->c.coll_ns, now - s->ev.start_ns);
+    if (s->ev.type == NSC_T_COLL)
+        nsc_slot_coll_extend(tb, s, now);
     if (NSC_LIKELY(!s->quiet))
         nsc_event_emit(tb, &s->ev);
     if (s->parent_slot)

@@ -205,6 +205,7 @@ typedef struct nsc_slot {
     uint32_t parent_slot;           /* child attached to this slot + 1; 0: none */
     uint32_t quiet;                 /* only the chained plugin asked for it: not recorded */
     _Atomic uintptr_t chained;      /* the chained plugin's handle of this event, or 0 */
+    _Atomic uint64_t coll_until;    /* Coll: counted as collective time up to here */
     nsc_event ev;                   /* filled at start, completed at stop */
 } nsc_slot;
 
@@ -222,6 +223,10 @@ void nsc_slot_free(nsc_slot *s);
 /* The chained plugin's handle of event id, also after its stop; 0 when the
  * slot was reused, the id is not ours, or the other has no such event. */
 uintptr_t nsc_slot_chained(uint64_t id);
+/* The self-cost guard's collective time: a Coll lasts from its start to its
+ * stop or its last child's stop, whichever is later; each of those extends
+ * it to t (any thread; the caller holds the slot). */
+void nsc_slot_coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t);
 /* Parent bookkeeping for completion inference. */
 int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index);
 void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now);

@@ -158,17 +158,21 @@ static void emit_completion(nsc_tbuf *tb, uint8_t type, uint64_t id, uint64_t ts
     nsc_count(&tb->c.completions_emitted[type]);
 }
 
-/* The self-cost guard's collective time: a Coll's stop counted its enqueue
- * (hotpath.c); its completion adds the rest, up to its last child's stop. */
-static void count_coll_rest(nsc_tbuf *tb, uint8_t type, uint64_t stop_ns, uint64_t last)
+void nsc_slot_coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t)
 {
-    if (type != NSC_T_COLL || last <= stop_ns)
+    uint64_t prev = atomic_load_explicit(&s->coll_until, memory_order_relaxed);
+    do {
+        if (prev >= t)
+            return;
+    } while (!atomic_compare_exchange_weak_explicit(&s->coll_until, &prev, t, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    uint64_t from = prev > s->ev.start_ns ? prev : s->ev.start_ns;
+    if (t <= from)
         return;
     if (tb)
-        nsc_count_add(&tb->c.coll_ns, last - stop_ns);
+        nsc_count_add(&tb->c.coll_ns, t - from);
     else
-        atomic_fetch_add_explicit(&nsc_g_pool.shared.coll_ns, last - stop_ns,
-                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&nsc_g_pool.shared.coll_ns, t - from, memory_order_relaxed);
 }
 
 void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
@@ -177,21 +181,18 @@ void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
     uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
     uint64_t nw, last;
     uint8_t type = s->ev.type; /* our reference keeps the slot ours until the CAS */
-    uint64_t stopped_ns;
+    if (type == NSC_T_COLL)
+        nsc_slot_coll_extend(tb, s, now);
     do {
         if (!(w & NSC_W_LIVE) || !(w & NSC_W_REFS))
             return;
-        /* written before the parent's stop was published with the flag */
-        stopped_ns = w & NSC_W_STOPPED ? s->ev.stop_ns : 0;
         /* Read the latest child stop before our decrement can free the slot. */
         last = nsc_atomic_max(&s->last_child_ns, now);
         nw = w - 1;
     } while (!atomic_compare_exchange_weak_explicit(&s->word, &w, nw, memory_order_acq_rel,
                                                     memory_order_acquire));
-    if (!(nw & NSC_W_REFS) && (nw & NSC_W_STOPPED)) {
+    if (!(nw & NSC_W_REFS) && (nw & NSC_W_STOPPED))
         emit_completion(tb, type, nsc_slot_id(parent_index, nw), last);
-        count_coll_rest(tb, type, stopped_ns, last);
-    }
 }
 
 void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index)
@@ -204,10 +205,8 @@ void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index)
     } while (!atomic_compare_exchange_weak_explicit(&s->word, &w, nw, memory_order_acq_rel,
                                                     memory_order_acquire));
     /* Every child already stopped before the enqueue returned. */
-    if (!(nw & NSC_W_REFS) && (nw & NSC_W_HAD_CHILD)) {
+    if (!(nw & NSC_W_REFS) && (nw & NSC_W_HAD_CHILD))
         emit_completion(tb, s->ev.type, nsc_slot_id(index, nw), last);
-        count_coll_rest(tb, s->ev.type, s->ev.stop_ns, last);
-    }
 }
 
 /* Only the ranges of threads that ever held a buffer can hold an event: the
