@@ -127,22 +127,11 @@ static void count_shed(nsc_tbuf *tb)
         nsc_count_shared(&nsc_g_pool.shared.shed_events);
 }
 
+/* quiet: a slot only for the chained plugin's handle; shedding: a quiet slot
+ * for a shed ProxyOp or KernelCh (see count_shed). */
 static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle,
-                        const nsc_start *st)
+                        const nsc_start *st, int quiet, int shedding)
 {
-    *handle = NULL;
-    if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
-        return NULL;
-    int quiet = NSC_UNLIKELY(nsc_chain_active()) && !(nsc_g_mask >> st->type & 1);
-    int shedding = 0;
-    if (NSC_UNLIKELY(atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1) &&
-        !quiet) {
-        count_shed(tb);
-        shedding = st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH;
-        if (!shedding && !nsc_chain_active())
-            return NULL;
-        quiet = !shedding;
-    }
     uint64_t id;
     int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
     if (NSC_UNLIKELY(index < 0)) {
@@ -187,9 +176,23 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
 
 nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
 {
+    *handle = NULL;
+    if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
+        return NULL;
     nsc_tbuf *tb = nsc_tbuf_self();
+    int quiet = NSC_UNLIKELY(nsc_chain_active()) && !(nsc_g_mask >> st->type & 1);
+    int shedding = 0;
+    if (NSC_UNLIKELY(atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1) &&
+        !quiet) {
+        count_shed(tb);
+        shedding = st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH;
+        /* before the clock read: a shed start costs a few ns, not a sample */
+        if (!shedding && !nsc_chain_active())
+            return NULL;
+        quiet = !shedding;
+    }
     uint64_t now = nsc_mono_ns();
-    nsc_event *ev = begin(tb, now, context, handle, st);
+    nsc_event *ev = begin(tb, now, context, handle, st, quiet, shedding);
     if (NSC_LIKELY(tb != NULL))
         nsc_cost_sample(tb, now);
     return ev;

@@ -317,12 +317,18 @@ extern _Atomic uint32_t nsc_g_shed;
 
 /* One call in NSC_COST_EVERY is timed from its first clock read (since) to
  * its end, and counted NSC_COST_EVERY times: the cost of the others is
- * estimated without a clock read of their own. */
+ * estimated without a clock read of their own. The clock is the wall's: a
+ * sample longer than NSC_COST_SAMPLE_MAX_NS was the thread descheduled, not
+ * the plugin's work, and would count 64 times over; it is left out. */
 #define NSC_COST_EVERY 64u
+#define NSC_COST_SAMPLE_MAX_NS 10000u
 static inline void nsc_cost_sample(nsc_tbuf *tb, uint64_t since)
 {
-    if (NSC_UNLIKELY((++tb->calls & (NSC_COST_EVERY - 1)) == 0))
-        nsc_count_add(&tb->c.cost_ns, (nsc_mono_ns() - since) * NSC_COST_EVERY);
+    if (NSC_UNLIKELY((++tb->calls & (NSC_COST_EVERY - 1)) == 0)) {
+        uint64_t ns = nsc_mono_ns() - since;
+        if (ns <= NSC_COST_SAMPLE_MAX_NS)
+            nsc_count_add(&tb->c.cost_ns, ns * NSC_COST_EVERY);
+    }
 }
 
 /* ---- chain.c: the other profiler plugin (NCCLSCOPE_CHAIN) ----------------- */
