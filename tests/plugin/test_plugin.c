@@ -404,16 +404,3 @@ Test(plugin, guard_sheds_in_order_and_accounts_for_every_start)
     cr_assert_eq(t.completions, n + 1, "every Coll completed, shed children or not");
     nsc_recv_free(rc);
 }
-
-/* A budget that is not a percentage refuses to profile rather than guess. */
-Test(plugin, guard_refuses_a_bad_budget)
-{
-    h_env();
-    setenv("NCCLSCOPE_BUDGET_PCT", "1%", 1);
-    void *dl, *ctx = NULL;
-    const ncclProfiler_v5_t *p = h_load(5, &dl);
-    cr_assert_not_null(p, "%s", dlerror());
-    int mask = 0;
-    cr_assert_neq(p->init(&ctx, COMM_ID, &mask, "world", 1, 2, 1, h_logger), ncclSuccess);
-    dlclose(dl);
-}
