@@ -19,7 +19,7 @@ nodes=2
 
 start_all
 scenario=ring
-NCCLSCOPE_BUDGET_PCT=1 NCCLSCOPE_HEARTBEAT_MS=10 emulate --iters 300 --count 65536 --func AllReduce
+NCCLSCOPE_BUDGET_PCT=1 NCCLSCOPE_HEARTBEAT_MS=10 emulate --iters 1000 --count 65536 --func AllReduce
 for n in 0 1; do
     wait_until 20 metric_is $n 'ncclscope_agent_processes{state="alive"}' 0 || die "node $n: processes still alive"
     wait_until 20 delivered $n || die "node $n did not deliver"
