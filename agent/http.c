@@ -76,6 +76,50 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     }
 }
 
+/* The self-cost guard's per-process families (docs/plugin.md), for the
+ * processes the registry knows, as their plugins last counted: a family's samples must follow
+ * its head, so there is one pass over the processes per family. */
+enum { COST_SECONDS, COLL_SECONDS, SHED_EVENTS, SHED_MASK };
+typedef struct proc_family {
+    struct evbuffer *b;
+    const char *name;
+    int which;
+} proc_family;
+
+static void proc_sample(void *arg, const nsc_reg_proc *p)
+{
+    const proc_family *f = arg;
+    const nsc_counters *c = &p->counters;
+    evbuffer_add_printf(f->b, "%s{job=\"", f->name);
+    nsc_prom_label(f->b, p->id.job);
+    evbuffer_add_printf(f->b, "\",pid=\"%" PRIu32 "\"} ", p->id.pid);
+    if (f->which == COST_SECONDS || f->which == COLL_SECONDS)
+        evbuffer_add_printf(f->b, "%.9f\n", (double)(f->which == COST_SECONDS ? c->cost_ns : c->coll_ns) / 1e9);
+    else
+        evbuffer_add_printf(f->b, "%" PRIu64 "\n", f->which == SHED_EVENTS ? c->shed_events : c->shed_mask);
+}
+
+static void guard_metrics(const nsc_agent *a, struct evbuffer *b)
+{
+    static const struct {
+        const char *name, *type, *help;
+    } fam[] = {
+        [COST_SECONDS] = {"ncclscope_agent_process_profiler_cost_seconds_total", "counter",
+                          "The plugin's own time on NCCL's threads (sampled estimate), per process"},
+        [COLL_SECONDS] = {"ncclscope_agent_process_collective_seconds_total", "counter",
+                          "Time of the process's collectives (Coll events), against which the cost is judged"},
+        [SHED_EVENTS] = {"ncclscope_agent_process_shed_events_total", "counter",
+                         "Events the self-cost guard did not record (NCCLSCOPE_BUDGET_PCT)"},
+        [SHED_MASK] = {"ncclscope_agent_process_shed_types", "gauge",
+                       "Event types the self-cost guard sheds now, as a mask of 1 << type"},
+    };
+    for (int i = 0; i < (int)(sizeof fam / sizeof fam[0]); i++) {
+        proc_family f = {b, fam[i].name, i};
+        nsc_prom_head(b, fam[i].name, fam[i].type, fam[i].help);
+        nsc_reg_each(a->reg, proc_sample, &f);
+    }
+}
+
 /* A reply of `type` that render writes into a fresh buffer. */
 static void reply(struct evhttp_request *req, nsc_agent *a, void (*render)(nsc_agent *, struct evbuffer *),
                   const char *type)
@@ -164,6 +208,7 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_spool_quarantined_records_total", "counter", "Records in quarantined batches", sp.quarantined_records);
     nsc_prom_u64(b, "ncclscope_agent_spool_errors_total", "counter", "Storage errors (batches refused for them)", sp.errors);
     forward_metrics(a, b);
+    guard_metrics(a, b);
     nsc_hguard_render(a->hguard, "ncclscope_agent", b);
     nsc_prom_u64(b, "ncclscope_agent_uptime_seconds", "gauge", "Seconds since start", (nsc_mono_ns() - a->start_ns) / 1000000000u);
 }

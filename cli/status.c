@@ -303,6 +303,24 @@ static void print_drops_by_type(const nsc_json *job)
     printf(" states %" PRIu64 "\n", u64_of(job, "states_dropped"));
 }
 
+/* The self-cost guard's line: what the profiler costs the job and, while it
+ * sheds, which event types are missing and why. */
+static void print_cost(const nsc_json *job)
+{
+    double pct;
+    if (nsc_json_double(nsc_json_get(job, "profiler_cost_pct"), &pct) != 0)
+        return;
+    printf("profiler cost %.1f %% of collective time", pct);
+    const nsc_json *shed = nsc_json_get(job, "shed");
+    if (nsc_json_first(shed)) {
+        printf("; over its budget, not recording:");
+        EACH(t, shed)
+            printf(" %s", nsc_json_str(t) ? nsc_json_str(t) : "?");
+        printf(" (%" PRIu64 " events)", u64_of(job, "shed_events"));
+    }
+    printf("\n");
+}
+
 static void print_job(const nsc_units *u, const nsc_json *status, const nsc_json *job)
 {
     const char *name = str_or(job, "job", "?");
@@ -332,6 +350,7 @@ static void print_job(const nsc_units *u, const nsc_json *status, const nsc_json
            nsc_noun(procs, "process", "processes"), alive, finished, ranks, nsc_noun(ranks, "rank (GPU)", "ranks (GPUs)"), comms,
            nsc_noun(comms, "communicator", "communicators"), dropped, nsc_noun(dropped, "event", "events"));
     print_drops_by_type(job);
+    print_cost(job);
     if (nhosts)
         qsort(hosts, nhosts, sizeof *hosts, nsc_cmp_str);
     printf("nodes: ");

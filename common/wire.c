@@ -109,7 +109,9 @@ static const field counters_fields[] = {
     F(nsc_counters, emitted, K_U64X16), F(nsc_counters, dropped, K_U64X16),
     F(nsc_counters, states_emitted, K_U64), F(nsc_counters, states_dropped, K_U64),
     F(nsc_counters, bad_handles, K_U64), F(nsc_counters, completions_emitted, K_U64X16),
-    F(nsc_counters, completions_dropped, K_U64X16)};
+    F(nsc_counters, completions_dropped, K_U64X16), F(nsc_counters, cost_ns, K_U64),
+    F(nsc_counters, coll_ns, K_U64), F(nsc_counters, shed_mask, K_U64),
+    F(nsc_counters, shed_changes, K_U64), F(nsc_counters, shed_events, K_U64)};
 
 #define NFIELDS(a) ((uint8_t)(sizeof(a) / sizeof((a)[0])))
 #define EVENT_LAYOUT(a) {a, NFIELDS(a), EV_NCOMMON, sizeof(nsc_event)}

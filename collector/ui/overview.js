@@ -54,6 +54,16 @@
                   el('td', {}, el('a', {href: link('timeline.html', p)}, 'timeline'), ' ',
                      c.hangs.length || c.lagging.length ? el('a', {href: link('hang.html', {job: job.job})}, 'hang') : ''));
     }
+    /* The self-cost guard's word: what the profiler costs, and while it is
+     * over its budget (NCCLSCOPE_BUDGET_PCT), which detail it does not record. */
+    function costNote(job) {
+        if (job.profiler_cost_pct === null || job.profiler_cost_pct === undefined)
+            return '';
+        let text = ' profiler cost ' + job.profiler_cost_pct.toFixed(1) + ' % of collective time';
+        if ((job.shed || []).length)
+            text += '; over its budget, not recording ' + job.shed.join(', ') + ' (' + job.shed_events + ' events)';
+        return el('span', {class: 'note cost', 'data-shed': (job.shed || []).join(',')}, text);
+    }
     function drawJobs(s) {
         const box = document.getElementById('jobs');
         box.replaceChildren();
@@ -61,7 +71,7 @@
             box.append(el('p', {class: 'empty'}, 'No job yet: no profiler event reached this collector.'));
         for (const job of s.jobs || []) {
             const drops = job.events_dropped ? ' (' + job.events_dropped + ' events dropped by the plugins)' : '';
-            box.append(el('h2', {}, 'Job ' + job.job, el('span', {class: 'note'}, drops)),
+            box.append(el('h2', {}, 'Job ' + job.job, el('span', {class: 'note'}, drops), costNote(job)),
                        el('table', {class: 'grid'},
                           el('thead', {}, el('tr', {}, ['communicator', 'id', 'ranks', 'events/s', 'busBW GB/s',
                                                         'progress (max seq)', 'state', ''].map(h => el('th', {}, h)))),

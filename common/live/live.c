@@ -397,8 +397,11 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
     snprintf(p->job, sizeof p->job, "%s", b->hdr.proc.job);
     snprintf(p->agent, sizeof p->agent, "%s", agent);
     p->last_ns = now;
-    if (b->has_counters)
+    if (b->has_counters) {
+        if (b->counters.shed_mask != p->counters.shed_mask)
+            p->shed_ns = now;
         p->counters = b->counters;
+    }
     if ((refused = take_defs(p, l, (uint32_t)job, b)) < 0)
         return -1;
     /* Datatype names are looked up when the id changes: looking one up per

@@ -98,6 +98,7 @@ typedef struct proc_st {
     str_map *str;
     size_t nstr, str_cap;
     nsc_counters counters; /* the latest the plugin sent: cumulative, so replaced */
+    uint64_t shed_ns;      /* when its self-cost guard's shed types last changed */
     pending pend[PENDING]; /* a ring; completions come in the same or a later section */
     unsigned pend_next;
 } proc_st;

@@ -40,6 +40,7 @@ static int merge_proc(nsc_live *d, const proc_st *s)
         snprintf(p->agent, sizeof p->agent, "%s", s->agent);
         p->last_ns = s->last_ns;
         p->counters = s->counters;
+        p->shed_ns = s->shed_ns;
         if (s->died || (size_t)i == before) {
             p->died = s->died, p->reason = s->reason, p->died_ns = s->died_ns;
         }

@@ -407,6 +407,43 @@ static void json_utc(const nsc_live *l, const char *key, uint64_t t, FILE *o)
     fprintf(o, ",\"%s\":\"%s\"", key, utc);
 }
 
+/* Event types of a mask, by name: ["ProxyStep","NetPlugin"]. */
+static void json_type_names(uint64_t mask, FILE *o)
+{
+    fputc('[', o);
+    int n = 0;
+    for (unsigned t = 0; t < NSC_T_COUNT; t++)
+        if (mask >> t & 1)
+            fprintf(o, "%s\"%s\"", n++ ? "," : "", nsc_type_name(t));
+    fputc(']', o);
+}
+
+/* The self-cost guard's word on a job: the plugins' measured cost as a share
+ * of their collectives' time (null before any collective), and the types any
+ * of its processes sheds now, so a view can say why that detail is missing. */
+static void json_job_cost(const nsc_live *l, const char *job, FILE *o)
+{
+    uint64_t cost = 0, coll = 0, shed = 0, shed_events = 0, since = 0;
+    for (size_t i = 0; i < l->nprocs; i++) {
+        const proc_st *p = &l->procs[i];
+        if (strcmp(p->job, job) != 0)
+            continue;
+        cost += p->counters.cost_ns;
+        coll += p->counters.coll_ns;
+        shed |= p->counters.shed_mask;
+        shed_events += p->counters.shed_events;
+        if (p->counters.shed_mask && p->shed_ns > since)
+            since = p->shed_ns;
+    }
+    if (coll)
+        fprintf(o, ",\"profiler_cost_pct\":%.3f", 100.0 * (double)cost / (double)coll);
+    else
+        fputs(",\"profiler_cost_pct\":null", o);
+    fputs(",\"shed\":", o);
+    json_type_names(shed, o);
+    fprintf(o, ",\"shed_events\":%" PRIu64 ",\"shed_since_ns\":%" PRIu64, shed_events, since);
+}
+
 static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
 {
     fputs("\"processes\":[", o);
@@ -427,8 +464,13 @@ static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
         fprintf(o, ",\"last_seen_ns\":%" PRIu64, p->last_ns);
         json_utc(l, "last_seen_utc", p->last_ns, o);
         fprintf(o, ",\"events_emitted\":%" PRIu64 ",\"events_dropped\":%" PRIu64 ",\"states_emitted\":%" PRIu64
-                   ",\"states_dropped\":%" PRIu64 "}",
+                   ",\"states_dropped\":%" PRIu64,
                 per_type_sum(c->emitted), per_type_sum(c->dropped), c->states_emitted, c->states_dropped);
+        fprintf(o, ",\"profiler_cost_ns\":%" PRIu64 ",\"collective_ns\":%" PRIu64 ",\"shed\":", c->cost_ns,
+                c->coll_ns);
+        json_type_names(c->shed_mask, o);
+        fprintf(o, ",\"shed_events\":%" PRIu64 ",\"shed_changes\":%" PRIu64 ",\"shed_since_ns\":%" PRIu64 "}",
+                c->shed_events, c->shed_changes, c->shed_mask ? p->shed_ns : 0);
     }
     fputs("]", o);
 }
@@ -588,6 +630,7 @@ int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
         fprintf(o, "%s{\"job\":", j ? "," : "");
         nsc_json_write_str(o, l->jobs[j]);
         json_job_drops(l, l->jobs[j], o);
+        json_job_cost(l, l->jobs[j], o);
         json_job_state(l, (uint32_t)j, now, ends[j], o);
         fputs(",\"comms\":[", o);
         size_t n = 0;

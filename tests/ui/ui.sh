@@ -18,7 +18,8 @@
 #     communicator page, the hang view and the timeline. Each must become
 #     ready with no console error, uncaught exception or failed load, and
 #     show: the lagging rank on the overview, and the verdict of a job
-#     that ended hung before (rank 3 never arrived at AllReduce seq 2); rank 1's heat map row, and only
+#     that ended hung before (rank 3 never arrived at AllReduce seq 2), the
+#     profiler's cost of each job (the self-cost guard); rank 1's heat map row, and only
 #     it, marked straggler, its median wait under 50 ms and every other
 #     rank's over 100 ms; AllReduce seq 10 named hung with rank 3 missing;
 #     events of every rank on the timeline, in a whole window, a click on
@@ -193,6 +194,8 @@ for table in ("processes", "agents"):
     col = 0 if table == "processes" else 1
     hosts = [re.findall(r"<td>([^<]*)</td>", r)[col] for r in re.findall(r"<tr[^>]*>(.*?)</tr>", part) if "<td>" in r]
     check(len(hosts) >= 2 and len(set(hosts)) == 2 and hosts == sorted(hosts), "overview: %s by host (%s)" % (table, hosts))
+check(re.search(r'<span class="note cost" data-shed=""> profiler cost [0-9.]+ % of collective time</span>', ov) is not None,
+      "overview: the profiler's cost of each job")
 cm = page("comm")
 rows = re.findall(r'<div class="hm-row( straggler)?" data-rank="(\d+)" data-median-ns="(\d*)"', cm)
 check(len(rows) == 4, "comm: a heat map row per rank (%d)" % len(rows))
