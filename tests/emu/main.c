@@ -53,7 +53,7 @@ static void usage(FILE *f)
           "  --chunk-size BYTES (default 131072)  --pace-us US between iterations (default 0)\n"
           "  --progress FILE        rank 0 writes how many iterations it has issued to FILE\n"
           "  --slow-rank R --slow-us US   a straggler: rank R waits US (default 2000) before\n"
-          "                         each iteration (coll, grouped, ring, tree, pxn, split)\n"
+          "                         each iteration (coll, grouped, ring, tree, pxn, split, train)\n"
           "  --hang-rank R --hang-after K --hang-ms MS   (scenario hang)\n"
           "  --kill-rank R --kill-after K [--kill-delay-ms MS]  (scenario kill; MS: quiet\n"
           "                         time before the SIGKILL, default 0)\n"
