@@ -268,6 +268,7 @@ typedef struct emu_coll_rec {
     int32_t children_open; /* KernelCh/ProxyOp started, not yet stopped */
     uint32_t faults;       /* EMU_FAULT_* whose origin this rank's part of it is */
     int32_t step;          /* the iteration (train: step) it belongs to */
+    uint64_t jitter_ns;    /* the host's jitter before its group (--jitter-us) */
 } emu_coll_rec;
 
 typedef struct emu_sample {

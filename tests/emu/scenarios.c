@@ -29,7 +29,8 @@ typedef struct op_desc {
 
 typedef struct group_flags {
     bool explicit_group, graph, hang, kill_mid;
-    int step; /* the iteration (train: step) the group belongs to */
+    int step;          /* the iteration (train: step) the group belongs to */
+    uint64_t jitter_ns; /* the host's jitter before it (--jitter-us) */
 } group_flags;
 
 /* Element size from the project's one datatype table; a name it does not
@@ -72,14 +73,14 @@ static void *fake_ptr(const emu_rank *r, unsigned what)
     return (void *)(uintptr_t)(0x7f0000000000ull + ((uint64_t)r->global_rank << 32) + ((uint64_t)what << 24));
 }
 
-static uint32_t new_coll_rec(emu_rank *r, const op_desc *op, uint64_t seq, uint64_t api_start, int step)
+static uint32_t new_coll_rec(emu_rank *r, const op_desc *op, uint64_t seq, uint64_t api_start, const group_flags *f)
 {
     emu_acct *a = r->acct;
     if (a->ncoll >= r->w->acct.coll_cap)
         return UINT32_MAX;
     emu_coll_rec *c = &r->colls[a->ncoll];
-    *c = (emu_coll_rec){.seq = seq, .func = op->func, .api_start_ns = api_start, .step = step,
-                        .faults = emu_fault_origins(r, op->p2p ? op->peer : -1, step)};
+    *c = (emu_coll_rec){.seq = seq, .func = op->func, .api_start_ns = api_start, .step = f->step,
+                        .jitter_ns = f->jitter_ns, .faults = emu_fault_origins(r, op->p2p ? op->peer : -1, f->step)};
     return a->ncoll++;
 }
 
@@ -88,7 +89,7 @@ static uint32_t new_coll_rec(emu_rank *r, const op_desc *op, uint64_t seq, uint6
  * would count it (profiler loaded, a Group or API handle, KernelCh in the
  * operation's mask), else every replay repeats the captured number. */
 static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h, uint32_t mask,
-                      bool replayed, uint32_t *index, uint64_t api_start, int step)
+                      bool replayed, uint32_t *index, uint64_t api_start, const group_flags *f)
 {
     const emu_opts *o = r->w->o;
     emu_ev ev = {.type = op->p2p ? NSC_T_P2P : NSC_T_COLL, .mask = mask};
@@ -125,7 +126,7 @@ static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h
         ev.d.coll.parent_group = group_h;
         ev.d.coll.user_tag = seq + 1;
     }
-    *index = new_coll_rec(r, op, seq, api_start, step);
+    *index = new_coll_rec(r, op, seq, api_start, f);
     uint64_t t = emu_clock_stamp_ns();
     void *h = emu_start(r, &ev);
     if (*index != UINT32_MAX)
@@ -183,7 +184,7 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
     void *h[MAX_OPS];
     uint32_t idx[MAX_OPS];
     for (int j = 0; j < nops; j++)
-        h[j] = start_op(r, &ops[j], api[j], g, mask, replayed, &idx[j], api_start, f.step);
+        h[j] = start_op(r, &ops[j], api[j], g, mask, replayed, &idx[j], api_start, &f);
     emu_op posted[MAX_OPS];
     for (int j = 0; j < nops; j++) {
         const emu_opts *o = r->w->o;
@@ -567,11 +568,13 @@ static void train_call(trainer *tr, int kind, const op_desc *ops, int nops, bool
     if (tr->last && tr->last != r)
         host_sync(tr->o, &tr->last, 1);
     tr->last = r;
+    group_flags f = {.explicit_group = explicit_group, .step = tr->step};
     if (tr->o->jitter_us && emu_model_on(tr->o)) {
         uint64_t x = emu_splitmix(tr->o->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)r->global_rank << 40) ^ tr->draws++);
-        emu_timeline_wait(emu_clock_stamp_ns() + emu_model_us(tr->o, (double)(x % ((uint64_t)tr->o->jitter_us + 1))));
+        f.jitter_ns = emu_model_us(tr->o, (double)(x % ((uint64_t)tr->o->jitter_us + 1)));
+        emu_timeline_wait(emu_clock_stamp_ns() + f.jitter_ns);
     }
-    group_call(&r, 1, ops, nops, (group_flags){.explicit_group = explicit_group, .step = tr->step}, NULL, NULL);
+    group_call(&r, 1, ops, nops, f, NULL, NULL);
 }
 
 /* Forward or backward of one microbatch on this stage: its layer's two

@@ -235,3 +235,44 @@ Test(emu_train, sizes_that_do_not_fit_the_job_are_refused)
     rc = run_emu(dir, NULL, "--scenario train --nodes 2 --ranks-per-node 2 --tp 4 --pp 1 --dp 1 2>/dev/null");
     cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "a tensor-parallel group across nodes");
 }
+
+/* Every rank's jitter draws, in the order of its collectives, over the
+ * summary's rank entries (the same order in every run: the launcher's
+ * processes, each one's communicators as it opened them). */
+static size_t jitters(const char *dir, uint64_t *out, size_t cap)
+{
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    size_t n = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *cs = nsc_json_get(rk, "collectives");
+        for (const nsc_json *c = nsc_json_first(cs); c && n < cap; c = nsc_json_next(cs, c))
+            out[n++] = jnum(c, "jitter_ns") << 8 | jnum(rk, "nranks");
+    }
+    nsc_json_free(&sum);
+    return n;
+}
+
+/* The jitter is seeded: the same seed draws the same, another seed other
+ * draws; each in [0, --jitter-us]. */
+Test(emu_train, jitter_is_per_rank_seeded_and_bounded, .timeout = 60)
+{
+    static uint64_t a[4096], b[4096], c[4096];
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 2 --jitter-us 50 --seed 7"), 0);
+    size_t na = jitters(dir, a, 4096);
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 2 --jitter-us 50 --seed 7"), 0);
+    size_t nb = jitters(dir, b, 4096);
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 2 --jitter-us 50 --seed 8"), 0);
+    size_t nc = jitters(dir, c, 4096);
+    cr_assert(na > 100 && na == nb && na == nc, "%zu, %zu, %zu collectives", na, nb, nc);
+    size_t same = 0, nonzero = 0;
+    for (size_t i = 0; i < na; i++) {
+        cr_assert_leq(a[i] >> 8, 50000);
+        nonzero += a[i] >> 8 != 0;
+        same += a[i] == c[i];
+    }
+    cr_assert_arr_eq(a, b, na * sizeof *a, "the same seed draws the same jitter");
+    cr_assert_gt(nonzero, na / 2);
+    cr_assert_lt(same, na / 4, "another seed draws other jitter (%zu of %zu alike)", same, na);
+}
