@@ -185,42 +185,34 @@ static int hit_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Every accounted collective some fault's origin took part in. */
-static fault_hit *collect_hits(const emu_proc_result *procs, int nprocs, size_t *n)
+typedef struct fault_hits {
+    fault_hit *h;
+    size_t n, cap;
+} fault_hits;
+
+/* Slot a's collectives that some fault's origin took part in. */
+static void add_hits(fault_hits *hs, const emu_acct_file *af, emu_acct *a)
 {
-    fault_hit *h = NULL;
-    size_t cap = 0;
-    *n = 0;
-    for (int p = 0; p < nprocs; p++) {
-        emu_acct_file af;
-        if (emu_acct_map(procs[p].acct_path, &af))
+    const emu_coll_rec *c = emu_acct_colls(af, a);
+    for (uint32_t j = 0; j < a->ncoll; j++) {
+        if (!c[j].faults)
             continue;
-        for (uint32_t i = 0; i < af.nslots; i++) {
-            emu_acct *a = emu_acct_slot(&af, i);
-            const emu_coll_rec *c = emu_acct_colls(&af, a);
-            for (uint32_t j = 0; a->used && j < a->ncoll; j++) {
-                if (!c[j].faults)
-                    continue;
-                if (*n == cap && !(h = realloc(h, (cap = cap ? 2 * cap : 256) * sizeof *h)))
-                    emu_die("out of memory");
-                h[(*n)++] = (fault_hit){a->comm_id, c[j].seq, c[j].api_start_ns, c[j].func, c[j].step, c[j].faults};
-            }
-        }
-        emu_acct_unmap(&af);
+        if (hs->n == hs->cap && !(hs->h = realloc(hs->h, (hs->cap = hs->cap ? 2 * hs->cap : 256) * sizeof *hs->h)))
+            emu_die("out of memory");
+        hs->h[hs->n++] = (fault_hit){a->comm_id, c[j].seq, c[j].api_start_ns, c[j].func, c[j].step, c[j].faults};
     }
-    if (*n)
-        qsort(h, *n, sizeof *h, hit_cmp);
-    return h;
 }
 
 /* Per fault acting by iteration: its onset (the first collective its
  * origin took part in while it acted: communicator, seq, step, time) and
  * every such collective once, in the order they began. */
-static void write_fault_hits(FILE *f, const emu_proc_result *procs, int nprocs)
+static void write_fault_hits(FILE *f, fault_hits *hs)
 {
     static const char *const kinds[] = {"host_late", "slow_gpu", "slow_link", "slow_nic"};
-    size_t n;
-    fault_hit *h = collect_hits(procs, nprocs, &n);
+    size_t n = hs->n;
+    fault_hit *h = hs->h;
+    if (n)
+        qsort(h, n, sizeof *h, hit_cmp);
     fputs(",\n \"fault_truth\":[", f);
     const char *sep = "";
     for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
@@ -246,7 +238,6 @@ static void write_fault_hits(FILE *f, const emu_proc_result *procs, int nprocs)
             fputs("]}", f), sep = ",";
     }
     fputc(']', f);
-    free(h);
 }
 
 static void write_header(FILE *f, const emu_opts *o, uint64_t epoch)
@@ -290,6 +281,7 @@ int emu_summary_write(const emu_opts *o, const char *path, const emu_proc_result
     uint64_t total[3][NSC_T_COUNT] = {{0}}, foreign[3][NSC_T_COUNT] = {{0}}, states[NSC_S_COUNT] = {0};
     int inits = 0;
     bool first = true;
+    fault_hits hits = {0};
     for (int p = 0; p < nprocs; p++) {
         emu_acct_file af;
         if (emu_acct_map(procs[p].acct_path, &af))
@@ -305,6 +297,7 @@ int emu_summary_write(const emu_opts *o, const char *path, const emu_proc_result
             for (int s = 0; s < NSC_S_COUNT; s++)
                 states[s] += a->states[s];
             inits += a->profiled;
+            add_hits(&hits, &af, a);
         }
         emu_acct_unmap(&af);
     }
@@ -315,7 +308,8 @@ int emu_summary_write(const emu_opts *o, const char *path, const emu_proc_result
     fputs(",\"states\":", f);
     write_states(f, states);
     fprintf(f, ",\"profiled_ranks\":%d}", inits);
-    write_fault_hits(f, procs, nprocs);
+    write_fault_hits(f, &hits);
+    free(hits.h);
     fputs("}\n", f);
     int rc = ferror(f) ? -1 : 0;
     if (f != stdout)
