@@ -474,10 +474,10 @@ uint64_t emu_model_transfer(const emu_rank *r, const emu_op *op, int a, int b, s
 enum { EMU_FAULT_HOST_LATE = 1, EMU_FAULT_SLOW_GPU = 2, EMU_FAULT_SLOW_LINK = 4, EMU_FAULT_SLOW_NIC = 8 };
 /* Do they act in iteration (train: step) `step` (--fault-from, --fault-every)? */
 bool emu_fault_on(const emu_opts *o, int step);
-/* The faults acting in `step` whose origin is r's part of an op with comm
- * rank peer (-1: a collective, every member): its host or GPU, or the link
- * or NIC its transfers cross. */
-uint32_t emu_fault_origins(const emu_rank *r, int peer, int step);
+/* The faults acting in `step` whose origin is r's part of an op: its host
+ * or GPU, or a link or NIC its own transfers cross (a collective's legs to
+ * other nodes; a p2p op's, to or from comm rank peer, -1 for a collective). */
+uint32_t emu_fault_origins(const emu_rank *r, int peer, bool send, int step);
 /* Spread n steps evenly over [t0, t1] (legs the ring does not time: tree, PXN, p2p). */
 void emu_model_uniform(emu_step_t *t, int n, uint64_t t0, uint64_t t1);
 

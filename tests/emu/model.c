@@ -65,7 +65,7 @@ static uint32_t link_faults(const emu_model *m, int na, int nb)
     return f;
 }
 
-uint32_t emu_fault_origins(const emu_rank *r, int peer, int step)
+uint32_t emu_fault_origins(const emu_rank *r, int peer, bool send, int step)
 {
     const emu_opts *o = r->w->o;
     const emu_model *m = &o->model;
@@ -73,8 +73,17 @@ uint32_t emu_fault_origins(const emu_rank *r, int peer, int step)
         return 0;
     int me = global_of(r, r->ci.rank), node = emu_node_of(r, r->ci.rank);
     uint32_t f = (me == o->slow_rank ? EMU_FAULT_HOST_LATE : 0) | (me == m->slow_gpu_rank ? EMU_FAULT_SLOW_GPU : 0);
-    for (int q = peer < 0 ? 0 : peer; q < (peer < 0 ? r->ci.nranks : peer + 1); q++)
-        f |= link_faults(m, node, emu_node_of(r, q)) | link_faults(m, emu_node_of(r, q), node);
+    int sends[3], recvs[3], ns = 0, nr = 0;
+    if (peer < 0)
+        emu_net_peers(r, strcmp(o->algo, "TREE") == 0, sends, &ns, recvs, &nr);
+    else if (send)
+        sends[ns++] = peer;
+    else
+        recvs[nr++] = peer;
+    for (int i = 0; i < ns; i++)
+        f |= link_faults(m, node, emu_node_of(r, sends[i]));
+    for (int i = 0; i < nr; i++)
+        f |= link_faults(m, emu_node_of(r, recvs[i]), node);
     return f;
 }
 

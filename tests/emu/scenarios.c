@@ -80,7 +80,7 @@ static uint32_t new_coll_rec(emu_rank *r, const op_desc *op, uint64_t seq, uint6
         return UINT32_MAX;
     emu_coll_rec *c = &r->colls[a->ncoll];
     *c = (emu_coll_rec){.seq = seq, .func = op->func, .api_start_ns = api_start, .step = f->step,
-                        .jitter_ns = f->jitter_ns, .faults = emu_fault_origins(r, op->p2p ? op->peer : -1, f->step)};
+                        .jitter_ns = f->jitter_ns, .faults = emu_fault_origins(r, op->p2p ? op->peer : -1, op->func == EMU_F_SEND, f->step)};
     return a->ncoll++;
 }
 

@@ -276,3 +276,26 @@ Test(emu_train, jitter_is_per_rank_seeded_and_bounded, .timeout = 60)
     cr_assert_gt(nonzero, na / 2);
     cr_assert_lt(same, na / 4, "another seed draws other jitter (%zu of %zu alike)", same, na);
 }
+
+/* A slow link node0 -> node1 in steps 1 and 3: its truth lists only the
+ * pipeline p2p that crosses it that way (activations forward from stage 0
+ * on node 0 to stage 1 on node 1), not the gradients coming back. */
+Test(emu_train, a_slow_link_touches_only_what_crosses_it, .timeout = 60)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 4 --slow-link 0:1:3 --fault-from 1 --fault-every 2"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *truth = nsc_json_get(nsc_json_root(&sum), "fault_truth");
+    cr_assert_eq(truth->count, 1);
+    const nsc_json *hit = nsc_json_at(truth, 0);
+    cr_assert_str_eq(jstr(hit, "kind"), "slow_link");
+    cr_assert_eq(jnum(nsc_json_get(hit, "onset"), "step"), 1);
+    const nsc_json *colls = nsc_json_get(hit, "collectives");
+    /* 4 pipelines x 3 microbatches x 2 steps, a Send and its Recv each */
+    cr_assert_eq(colls->count, 4 * 3 * 2 * 2);
+    for (const nsc_json *c = nsc_json_first(colls); c; c = nsc_json_next(colls, c)) {
+        cr_assert(jnum(c, "step") == 1 || jnum(c, "step") == 3);
+        cr_assert(strcmp(jstr(c, "func"), "Send") == 0 || strcmp(jstr(c, "func"), "Recv") == 0);
+    }
+    nsc_json_free(&sum);
+}
