@@ -414,7 +414,7 @@ typedef struct emu_op {
     bool hang;        /* never completes */
     int func;         /* emu_func_names index */
     int root;
-    uint64_t enq_ns;  /* true time the host enqueued it */
+    uint64_t enq_ns;  /* true time the host enqueued it; EMU_NEVER: behind work that never ends */
     uint64_t sig;     /* what the rank called (func, count, datatype; p2p: count,
                        * datatype): ranks (a send and its receive) must agree */
     uint64_t pub_ready; /* the device start its host already published on the

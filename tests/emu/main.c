@@ -344,6 +344,8 @@ static void parse_one(emu_opts *o, int c, const char *v)
  * as frameworks place them (their AllReduces need NVLink). */
 static void train_sizes(emu_opts *o, int nranks)
 {
+    if (o->kill_rank >= 0)
+        emu_die("train: --kill-rank is not modelled (the kill scenario is)");
     if (!o->dp)
         o->dp = nranks / (o->tp * o->pp);
     if (o->tp * o->pp * o->dp != nranks)

@@ -117,7 +117,7 @@ uint64_t emu_model_transfer(const emu_rank *r, const emu_op *op, int a, int b, s
 uint64_t emu_model_ready(const emu_rank *r, const emu_op *op, uint64_t dev_free)
 {
     const emu_model *m = &r->w->o->model;
-    if (dev_free == EMU_NEVER)
+    if (dev_free == EMU_NEVER || op->enq_ns == EMU_NEVER)
         return EMU_NEVER;
     bool slow = global_of(r, r->ci.rank) == m->slow_gpu_rank && emu_fault_on(r->w->o, op->step);
     double us = m->compute_us + (slow ? m->slow_gpu_us : 0);

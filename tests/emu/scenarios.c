@@ -31,6 +31,7 @@ typedef struct group_flags {
     bool explicit_group, graph, hang, kill_mid;
     int step;          /* the iteration (train: step) the group belongs to */
     uint64_t jitter_ns; /* the host's jitter before it (--jitter-us) */
+    bool stuck;         /* its stream holds work that never ends: it never starts */
 } group_flags;
 
 /* Element size from the project's one datatype table; a name it does not
@@ -192,7 +193,7 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
                              .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
                              .is_send = ops[j].func == EMU_F_SEND,
                              .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
-                             .hang = f.hang, .func = ops[j].func, .enq_ns = emu_clock_stamp_ns(),
+                             .hang = f.hang, .func = ops[j].func, .enq_ns = f.stuck ? EMU_NEVER : emu_clock_stamp_ns(),
                              .sig = op_sig(o, &ops[j]), .with_prev = j > 0 && ops[j].p2p && ops[j - 1].p2p,
                              .step = f.step};
     }
@@ -508,11 +509,13 @@ enum { TRAIN_TP, TRAIN_PP, TRAIN_DP, TRAIN_GROUPS };
 static const char *const train_names[TRAIN_GROUPS] = {"tp", "pp", "dp"};
 
 /* One rank of the job: its three communicators, split off the world one;
- * the communicator its stream ran last; its jitter draws so far. */
+ * the communicator its stream ran last, and whether that never ended; its
+ * jitter draws so far. */
 typedef struct trainer {
     const emu_opts *o;
     emu_rank c[TRAIN_GROUPS];
     emu_rank *last;
+    bool stuck;
     uint64_t draws;
     int step;
 } trainer;
@@ -559,16 +562,21 @@ static int train_split(emu_world *w, emu_rank *world, trainer *tr)
 
 /* One group on communicator `kind`. The rank's communicators share its
  * stream, so the device starts it after whatever another communicator ran
- * last: the host waits for that end (host_sync), then for its jitter. */
+ * last: the host waits for that end (as host_sync), then for its jitter.
+ * Once that never ends (a stall, a hang, a mismatch), nothing later on the
+ * stream starts, whichever communicator it is on. */
 static void train_call(trainer *tr, int kind, const op_desc *ops, int nops, bool explicit_group)
 {
     emu_rank *r = &tr->c[kind];
     if (r->ci.nranks < 2)
         return; /* a group of one: frameworks skip its collectives */
-    if (tr->last && tr->last != r)
-        host_sync(tr->o, &tr->last, 1);
+    if (tr->last && tr->last != r && emu_model_on(tr->o) && !tr->stuck) {
+        uint64_t end = emu_timeline_host_end(tr->last);
+        tr->stuck = end == EMU_NEVER;
+        emu_timeline_wait(tr->stuck ? 0 : end);
+    }
     tr->last = r;
-    group_flags f = {.explicit_group = explicit_group, .step = tr->step};
+    group_flags f = {.explicit_group = explicit_group, .step = tr->step, .stuck = tr->stuck};
     if (tr->o->jitter_us && emu_model_on(tr->o)) {
         uint64_t x = emu_splitmix(tr->o->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)r->global_rank << 40) ^ tr->draws++);
         f.jitter_ns = emu_model_us(tr->o, (double)(x % ((uint64_t)tr->o->jitter_us + 1)));

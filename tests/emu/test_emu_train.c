@@ -299,3 +299,25 @@ Test(emu_train, a_slow_link_touches_only_what_crosses_it, .timeout = 60)
     }
     nsc_json_free(&sum);
 }
+
+/* Rank 5 stops sending in its 5th tensor-parallel AllReduce: its stream
+ * never gets past it, so nothing later on any of its communicators starts,
+ * its peers wait for it, and the whole job stops: every rank of every
+ * group has an op that never ends. */
+Test(emu_train, a_stall_holds_the_rank_s_stream_then_the_job, .timeout = 60)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 3 --stall 5:4:0:1"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    unsigned held = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *cs = nsc_json_get(rk, "collectives");
+        bool never = false;
+        for (const nsc_json *c = nsc_json_first(cs); c; c = nsc_json_next(cs, c))
+            never |= jnum(c, "end_ns") == 0;
+        held += never;
+    }
+    cr_assert_eq(held, 24, "%u of the 24 tp, pp and dp rank entries hold an op that never ends", held);
+    nsc_json_free(&sum);
+}

@@ -442,7 +442,7 @@ static uint64_t schedule_end(emu_rank *r, const emu_op *op, uint32_t k, const ui
 
 uint64_t emu_timeline_host_end(emu_rank *r)
 {
-    if (!r->host_colls)
+    if (!r->host_colls && !r->host_last_p2p) /* nothing enqueued yet */
         return 0;
     if (r->host_last_p2p || !r->w->wire) { /* p2p ends are the proxy's to meet */
         emu_proxy_drain(r);
