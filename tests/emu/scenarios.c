@@ -547,7 +547,10 @@ static int train_split(emu_world *w, emu_rank *world, trainer *tr)
             nodes += node != last_node;
             last_node = node;
         }
-        emu_comm_info ci = {.comm_id = emu_comm_hash(o, 1024 + kind * EMU_MAX_RANKS + id),
+        /* NCCL derives the child's id from the parent's hash, how many
+         * splits the parent made before and the color. */
+        uint64_t split = emu_splitmix((uint64_t)(kind + 1) << 32 | (uint64_t)id);
+        emu_comm_info ci = {.comm_id = emu_splitmix(world->ci.comm_id ^ split),
                             .name = train_names[kind], .nnodes = nodes, .nranks = size, .rank = me};
         emu_rank *r = &tr->c[kind];
         if (emu_rank_open(w, r, &ci, world->global_rank, world->node))
