@@ -95,11 +95,9 @@ static void render_ledger(nsc_agent *a, struct evbuffer *b, const nsc_out_stats 
 {
     nsc_lbuild_stats ls;
     nsc_lbuild_stats_get(a->lb, &ls);
-    evbuffer_add_printf(b, "# HELP ncclscope_agent_ledger_records_total Ledger records built, completed or in flight\n"
-                           "# TYPE ncclscope_agent_ledger_records_total counter\n"
-                           "ncclscope_agent_ledger_records_total{kind=\"completed\"} %" PRIu64 "\n"
-                           "ncclscope_agent_ledger_records_total{kind=\"inflight\"} %" PRIu64 "\n",
-                        ls.records, ls.inflight);
+    nsc_prom_head(b, "ncclscope_agent_ledger_records_total", "counter", "Ledger records built, completed or in flight");
+    evbuffer_add_printf(b, "ncclscope_agent_ledger_records_total{kind=\"completed\"} %" PRIu64 "\n"
+                           "ncclscope_agent_ledger_records_total{kind=\"inflight\"} %" PRIu64 "\n", ls.records, ls.inflight);
     nsc_prom_u64(b, "ncclscope_agent_ledger_open", "gauge", "Collectives open in the ledger builder", ls.open);
     nsc_prom_u64(b, "ncclscope_agent_ledger_spooled_total", "counter", "Ledger records written to the spool", os->ledger_records);
     nsc_prom_u64(b, "ncclscope_agent_ledger_bytes_total", "counter", "Bytes of the ledger batches written to the spool", os->ledger_bytes);

@@ -106,14 +106,15 @@ static void route_records(nsc_agent *a, nsc_reg_proc *p, const void *msg, size_t
 
 /* The batch's records into the ledger builder. Its records come in the order
  * the plugin's threads' rings were drained, not in time: what opens a
- * collective goes first, then the states, then the steps, whose ProxyOp comes
- * after them, then the rest, then the completions. Foreign events come
- * re-attached, through the PXN resolver. */
+ * collective goes first, then the states, then the collectives' children
+ * (in their order: a ProxyOp stops after its steps, on the same thread),
+ * then the completions. Foreign events come re-attached, through the PXN
+ * resolver. */
 static void feed_ledger(nsc_agent *a, nsc_reg_proc *p, const nsc_batch *b, uint64_t now_ns)
 {
     static const uint32_t passes[] = {
         1u << NSC_T_COLL | 1u << NSC_T_CE_COLL | 1u << NSC_T_COLL_API | 1u << NSC_T_KERNEL_LAUNCH,
-        1u << NSC_T_PROXY_STEP, 1u << NSC_T_PROXY_OP | 1u << NSC_T_KERNEL_CH};
+        1u << NSC_T_PROXY_STEP | 1u << NSC_T_PROXY_OP | 1u << NSC_T_KERNEL_CH};
     for (size_t i = 0; i < b->nstates; i++)
         nsc_lbuild_state(a->lb, p, &b->states[i]);
     for (unsigned k = 0; k < sizeof passes / sizeof passes[0]; k++)

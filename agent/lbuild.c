@@ -30,7 +30,7 @@ typedef struct open_coll {
     uint64_t seen_ns;        /* agent clock: for hang_ms */
     uint64_t api_parent;     /* the Coll's parent (its CollApi, v5+) */
     uint64_t pstart, pstop_min, pstop_max;  /* pTimers of its channels (0: none) */
-    uint8_t done, changed;   /* changed: since its last in-flight record */
+    uint8_t known, done, changed;  /* known: its Coll came; changed: since its last in-flight record */
     nsc_ledger_rec rec;
     nsc_ledger_edge *edges;
     size_t capedges;
@@ -50,7 +50,7 @@ typedef struct lproc {
     size_t ncolls, capcolls;
     op_acc *ops;
     size_t nops, capops;
-    step_acc *steps;
+    step_acc *steps;          /* open addressing by step id (0: free), capsteps a power of 2 */
     size_t nsteps, capsteps;
     api_start api[API_RING], launch[API_RING];  /* the latest ones, round robin */
     unsigned api_next, launch_next;
@@ -68,7 +68,7 @@ struct nsc_lbuild {
 
 static const char *const reasons[NSC_LB_NREASONS] = {
     [NSC_LB_NO_COLL] = "no_collective", [NSC_LB_NO_OP] = "no_proxy_op", [NSC_LB_NO_STEP] = "no_proxy_step",
-    [NSC_LB_NO_OPEN] = "completion_not_open", [NSC_LB_OVERFLOW] = "max_open", [NSC_LB_GONE] = "process_gone",
+    [NSC_LB_OVERFLOW] = "max_open", [NSC_LB_GONE] = "process_gone",
     [NSC_LB_NOMEM] = "nomem",
 };
 
@@ -138,6 +138,12 @@ static void remove_at(void *arr, size_t *n, size_t i, size_t elem)
     (*n)--;
 }
 
+/* A collective dropped unfinished counts by what was known of it. */
+static unsigned drop_reason(const open_coll *c, unsigned known_reason)
+{
+    return c->known ? known_reason : NSC_LB_NO_COLL;
+}
+
 static void coll_drop(nsc_lbuild *lb, lproc *lp, size_t i)
 {
     free(lp->colls[i].edges);
@@ -165,32 +171,43 @@ static size_t steps_max(const nsc_lbuild *lb) { return 4 * (size_t)lb->max_open;
 
 /* ---- identity: Coll, CeColl, CollApi ------------------------------------- */
 
-static void open_coll_from(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, const nsc_event *ev, uint64_t now_ns)
+/* The collective of id, opened by whichever of its records comes first. */
+static open_coll *coll_get(nsc_lbuild *lb, lproc *lp, uint64_t id)
 {
+    open_coll *c = coll_of(lp, id);
+    if (c)
+        return c;
     if (lp->ncolls >= lb->max_open) {
-        lb->st.unattached[NSC_LB_OVERFLOW]++;
+        lb->st.unattached[drop_reason(&lp->colls[0], NSC_LB_OVERFLOW)]++;
         coll_drop(lb, lp, 0);
     }
     if (nsc_grow(&lp->colls, lp->ncolls, &lp->capcolls, sizeof *lp->colls, 8)) {
         lb->st.unattached[NSC_LB_NOMEM]++;
-        return;
+        return NULL;
     }
-    open_coll *c = &lp->colls[lp->ncolls++];
+    c = &lp->colls[lp->ncolls++];
     lb->st.open++;
     memset(c, 0, sizeof *c);
-    c->id = ev->id;
+    c->id = id;
+    return c;
+}
+
+/* Its Coll (CeColl) names the collective; hang_ms counts from now on. */
+static void name_coll(nsc_reg_proc *p, open_coll *c, const nsc_event *ev, uint64_t now_ns)
+{
+    c->known = c->changed = 1;
     c->seen_ns = now_ns;
     c->api_parent = ev->parent;
-    c->changed = 1;
     nsc_ledger_rec *r = &c->rec;
     r->enqueue_ns = ev->start_ns;
     r->root = r->peer = -1;
     r->rank = ev->rank;
+    r->ctx = ev->ctx;  /* comm_id stays 0 where this agent never saw the context defined */
     if (ev->ctx < p->nctxs && p->ctxs[ev->ctx].defined) {
         r->comm_id = p->ctxs[ev->ctx].def.comm_id;
         r->rank = p->ctxs[ev->ctx].def.rank;
     }
-    r->flags = ev->flags & NSC_EVF_GRAPH ? NSC_LEDGER_GRAPH : 0;
+    r->flags |= ev->flags & NSC_EVF_GRAPH ? NSC_LEDGER_GRAPH : 0;
     if (ev->type == NSC_T_CE_COLL) {
         r->flags |= NSC_LEDGER_CE;
         r->seq = ev->d.ce_coll.seq, r->count = ev->d.ce_coll.count, r->root = ev->d.ce_coll.root;
@@ -301,12 +318,83 @@ static void proxy_op(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *e
         remove_at(lp->ops, &lp->nops, (size_t)(acc - lp->ops), sizeof *lp->ops);
 }
 
+/* ---- steps of states, by id: a batch's states come before its steps, so
+ * thousands may wait at once --------------------------------------------- */
+
+static size_t step_home(const lproc *lp, uint64_t id)
+{
+    return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (lp->capsteps - 1);
+}
+
 static step_acc *step_of(lproc *lp, uint64_t step_id)
 {
-    for (size_t i = lp->nsteps; i-- > 0;)
+    for (size_t i = lp->capsteps ? step_home(lp, step_id) : 0; lp->capsteps && lp->steps[i].step_id;
+         i = (i + 1) & (lp->capsteps - 1))
         if (lp->steps[i].step_id == step_id)
             return &lp->steps[i];
     return NULL;
+}
+
+/* Free s's slot, moving back the entries after it that probed past it. */
+static void step_del(lproc *lp, step_acc *s)
+{
+    size_t mask = lp->capsteps - 1, hole = (size_t)(s - lp->steps);
+    for (size_t i = (hole + 1) & mask; lp->steps[i].step_id; i = (i + 1) & mask) {
+        size_t home = step_home(lp, lp->steps[i].step_id);
+        if (((i - home) & mask) >= ((i - hole) & mask)) {
+            lp->steps[hole] = lp->steps[i];
+            hole = i;
+        }
+    }
+    lp->steps[hole].step_id = 0;
+    lp->nsteps--;
+}
+
+/* Twice the room, the entries placed again. */
+static int step_grow(lproc *lp)
+{
+    size_t cap = lp->capsteps ? 2 * lp->capsteps : 64;
+    step_acc *old = lp->steps, *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    size_t oldcap = lp->capsteps;
+    lp->steps = slots, lp->capsteps = cap, lp->nsteps = 0;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].step_id) {
+            size_t j = step_home(lp, old[i].step_id);
+            while (slots[j].step_id)
+                j = (j + 1) & (cap - 1);
+            slots[j] = old[i];
+            lp->nsteps++;
+        }
+    free(old);
+    return 0;
+}
+
+/* A free slot for id: past max entries one goes (counted: its step never
+ * came). NULL without memory (counted). */
+static step_acc *step_add(nsc_lbuild *lb, lproc *lp, uint64_t id)
+{
+    size_t max = steps_max(lb);
+    if (lp->nsteps >= max) {
+        step_acc *victim = &lp->steps[step_home(lp, id)];
+        while (!victim->step_id)
+            victim = &lp->steps[(size_t)(victim - lp->steps + 1) & (lp->capsteps - 1)];
+        lb->st.unattached[NSC_LB_NO_STEP]++;
+        step_del(lp, victim);
+    }
+    if ((lp->nsteps + 1) * 2 > lp->capsteps && step_grow(lp)) {
+        lb->st.unattached[NSC_LB_NOMEM]++;
+        return NULL;
+    }
+    size_t i = step_home(lp, id);
+    while (lp->steps[i].step_id)
+        i = (i + 1) & (lp->capsteps - 1);
+    step_acc *s = &lp->steps[i];
+    memset(s, 0, sizeof *s);
+    s->step_id = id;
+    lp->nsteps++;
+    return s;
 }
 
 static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
@@ -338,7 +426,7 @@ static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
         one.wait_send_ns = s->wait[NSC_LEDGER_WAIT_SEND];
         one.wait_recv_ns = s->wait[NSC_LEDGER_WAIT_RECV];
         one.wait_flush_ns = s->wait[NSC_LEDGER_WAIT_FLUSH];
-        remove_at(lp->steps, &lp->nsteps, (size_t)(s - lp->steps), sizeof *lp->steps);
+        step_del(lp, s);
     }
     fold_edge(&acc->e, &one);
     acc->nsteps++;
@@ -355,13 +443,8 @@ void nsc_lbuild_state(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_state_rec *st)
         return;
     step_acc *s = step_of(lp, st->id);
     if (!s) {
-        if (lp->nsteps >= steps_max(lb))
-            lb->st.unattached[NSC_LB_NO_STEP]++;
-        if (make_room(lb, &lp->steps, &lp->nsteps, &lp->capsteps, sizeof *lp->steps, steps_max(lb)))
+        if (!(s = step_add(lb, lp, st->id)))
             return;
-        s = &lp->steps[lp->nsteps++];
-        memset(s, 0, sizeof *s);
-        s->step_id = st->id;
     } else {
         int was = nsc_ledger_wait_of(s->state);
         if (was >= 0 && st->ts_ns > s->at_ns)
@@ -380,10 +463,12 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
         return;
     switch (ev->type) {
     case NSC_T_COLL:
-    case NSC_T_CE_COLL:
-        if (!coll_of(lp, ev->id))
-            open_coll_from(lb, p, lp, ev, now_ns);
+    case NSC_T_CE_COLL: {
+        open_coll *c = coll_get(lb, lp, ev->id);
+        if (c && !c->known)
+            name_coll(p, c, ev, now_ns);
         return;
+    }
     case NSC_T_COLL_API:
         lp->api[lp->api_next++ % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
         return;
@@ -397,11 +482,9 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
     case NSC_T_PROXY_OP: break;
     default: return;
     }
-    open_coll *c = coll_of(lp, ev->parent);
-    if (!c) {
-        lb->st.unattached[NSC_LB_NO_COLL]++;
+    open_coll *c = coll_get(lb, lp, ev->parent);
+    if (!c)
         return;
-    }
     if (ev->type == NSC_T_KERNEL_CH)
         kernel_ch(lb, lp, c, ev);
     else
@@ -416,24 +499,21 @@ void nsc_lbuild_alias(nsc_lbuild *lb, nsc_reg_proc *proxy, nsc_reg_proc *origin,
     if (!s)
         return;
     step_acc moved = *s;
-    remove_at(from->steps, &from->nsteps, (size_t)(s - from->steps), sizeof *from->steps);
+    step_del(from, s);
     lproc *to = proc_of(lb, origin->key, 1);
-    if (to && to->nsteps >= steps_max(lb))
-        lb->st.unattached[NSC_LB_NO_STEP]++;
-    if (!to || make_room(lb, &to->steps, &to->nsteps, &to->capsteps, sizeof *to->steps, steps_max(lb)))
+    step_acc *t = to ? step_add(lb, to, a->new_id) : NULL;
+    if (!t)
         return;
     moved.step_id = a->new_id;
-    to->steps[to->nsteps++] = moved;
+    *t = moved;
 }
 
 void nsc_lbuild_completion(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_completion *cm)
 {
     lproc *lp = proc_of(lb, p->key, 1);
-    open_coll *c = lp ? coll_of(lp, cm->id) : NULL;
-    if (!c) {
-        lb->st.unattached[NSC_LB_NO_OPEN] += lp != NULL;
+    open_coll *c = lp ? coll_get(lb, lp, cm->id) : NULL;
+    if (!c)
         return;
-    }
     c->done = 1;
     c->rec.done_ns = cm->ts_ns;
 }
@@ -483,7 +563,7 @@ void nsc_lbuild_batch_end(nsc_lbuild *lb, nsc_reg_proc *p)
     if (!lp)
         return;
     for (size_t i = 0; i < lp->ncolls;) {
-        if (!lp->colls[i].done) {
+        if (!lp->colls[i].done || !lp->colls[i].known) {
             i++;
             continue;
         }
@@ -499,7 +579,7 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
         nsc_reg_proc *p = nsc_reg_by_key(reg, lp->key);
         for (size_t j = 0; p && j < lp->ncolls; j++) {
             open_coll *c = &lp->colls[j];
-            if (c->done || !c->changed || now_ns - c->seen_ns < lb->hang_ns)
+            if (!c->known || c->done || !c->changed || now_ns - c->seen_ns < lb->hang_ns)
                 continue;
             emit(lb, p, lp, c, 1);
             c->changed = 0;
@@ -512,7 +592,8 @@ void nsc_lbuild_forget(nsc_lbuild *lb, const nsc_reg_proc *p)
     lproc *lp = proc_of(lb, p->key, 0);
     if (!lp)
         return;
-    lb->st.unattached[NSC_LB_GONE] += lp->ncolls;
+    for (size_t i = 0; i < lp->ncolls; i++)
+        lb->st.unattached[drop_reason(&lp->colls[i], NSC_LB_GONE)]++;
     lb->st.open -= lp->ncolls;
     proc_free(lp);
     *lp = lb->procs[--lb->nprocs];

@@ -10,7 +10,9 @@
  * completed one replaces it.
  *
  * Keys, per process: the Coll (CeColl) event id; a KernelCh's and a
- * ProxyOp's parent is that id, a ProxyStep's parent its ProxyOp's id (a
+ * ProxyOp's parent is that id (they, and the completion, may come before the
+ * Coll, which is written when its enqueue ends: the first of them opens the
+ * collective, the Coll names it), a ProxyStep's parent its ProxyOp's id (a
  * ProxyOp stops after its steps, so the steps wait folded under that id),
  * a ProxyStep state's id the step's id (states come before their step stops).
  * GPU times are converted to the host's clock with a per-process GPU line
@@ -33,14 +35,13 @@ typedef struct nsc_lbuild nsc_lbuild;
 
 /* Why something was not attached to a record. */
 enum {
-    NSC_LB_NO_COLL = 0,     /* a KernelCh or ProxyOp whose collective is not open */
+    NSC_LB_NO_COLL = 0,     /* children or a completion whose Coll never came (dropped) */
     NSC_LB_NO_OP = 1,       /* ProxySteps whose ProxyOp never came (dropped with it) */
     NSC_LB_NO_STEP = 2,     /* ProxyStep states whose step never came (dropped) */
-    NSC_LB_NO_OPEN = 3,     /* a completion of a collective not open */
-    NSC_LB_OVERFLOW = 4,    /* an open collective dropped: max_open reached */
-    NSC_LB_GONE = 5,        /* an open collective of a process the agent forgot */
-    NSC_LB_NOMEM = 6,       /* lost to a failed allocation */
-    NSC_LB_NREASONS = 7
+    NSC_LB_OVERFLOW = 3,    /* an open collective dropped: max_open reached */
+    NSC_LB_GONE = 4,        /* an open collective of a process the agent forgot */
+    NSC_LB_NOMEM = 5,       /* lost to a failed allocation */
+    NSC_LB_NREASONS = 6
 };
 
 typedef struct nsc_lbuild_stats {

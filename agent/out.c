@@ -222,10 +222,11 @@ static ledger_sec *ledger_sec_of(nsc_out *o, const nsc_reg_proc *p)
     return l;
 }
 
-/* The text of string id s of p in l's strings, once. */
+/* The text of string id s of p in l's strings, once; an id whose text this
+ * agent never saw (defined before it started) is the process's (protocol.md). */
 static int ledger_str(ledger_sec *l, const nsc_reg_proc *p, nsc_str s)
 {
-    if (s == 0)
+    if (s == 0 || !nsc_reg_str(p, s)[0])
         return 0;
     for (size_t i = 0; i < l->nstrs; i++)
         if (l->strs[i].id == s)

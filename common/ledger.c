@@ -30,6 +30,7 @@
 /* How a field's value is coded. */
 enum { C_UINT, C_INT, C_STR, C_TIME };
 #define C_OF_U8 C_UINT
+#define C_OF_U16 C_UINT
 #define C_OF_U32 C_UINT
 #define C_OF_U64 C_UINT
 #define C_OF_I32 C_INT
@@ -184,7 +185,7 @@ size_t nsc_ledger_encode(const nsc_ledger_batch *b, uint8_t *out)
 #define TRY(x) do { int rc_ = (x); if (rc_ != NSC_WIRE_OK) return rc_; } while (0)
 
 /* What the decoder carries from record to record; the string ids a batch
- * defines, so a record naming another is rejected. */
+ * defines, so that none is defined twice. */
 typedef struct walk {
     nsc_ledger_rec prev;
     nsc_ledger_edge eprev;
@@ -218,7 +219,7 @@ static int rd_str_def(nsc_mp_cursor *c, walk *w, nsc_str_def *s)
 
 /* The fields of an array of `n` elements whose first is `present` and
  * `extra` more follow the fields; *cur starts as a copy of prev. */
-static int rd_fields(nsc_mp_cursor *c, const walk *w, const field *tab, unsigned nf, uint32_t n,
+static int rd_fields(nsc_mp_cursor *c, const field *tab, unsigned nf, uint32_t n,
                      unsigned extra, void *cur, uint64_t *tcur)
 {
     uint64_t bits;
@@ -239,8 +240,6 @@ static int rd_fields(nsc_mp_cursor *c, const walk *w, const field *tab, unsigned
         if (tab[i].code == C_TIME && v)
             *tcur = v;
         TRY(store(cur, &tab[i], v));
-        if (tab[i].code == C_STR && v && !(w->defined[v / 64] & 1ull << (v % 64)))
-            return NSC_WIRE_BAD_VALUE;
     }
     return NSC_WIRE_OK;
 }
@@ -249,7 +248,7 @@ static int rd_edge(nsc_mp_cursor *c, walk *w, const fill *f)
 {
     uint32_t n;
     TRY(nsc_mp_rd_array(c, &n));
-    TRY(rd_fields(c, w, edge_fields, NEDGE_FIELDS, n, 0, &w->eprev, &w->tcur));
+    TRY(rd_fields(c, edge_fields, NEDGE_FIELDS, n, 0, &w->eprev, &w->tcur));
     if (f->edges)
         f->edges[w->nedges] = w->eprev;
     w->nedges++;
@@ -261,7 +260,7 @@ static int rd_rec(nsc_mp_cursor *c, walk *w, const fill *f)
     uint32_t n, nedges;
     nsc_ledger_rec *r = &w->prev;
     TRY(nsc_mp_rd_array(c, &n));
-    TRY(rd_fields(c, w, rec_fields, NREC_FIELDS, n, 1, r, &w->tcur));
+    TRY(rd_fields(c, rec_fields, NREC_FIELDS, n, 1, r, &w->tcur));
     TRY(nsc_mp_rd_array(c, &nedges));
     r->nedges = nedges;
     r->edges = f->edges ? f->edges + w->nedges : NULL;

@@ -3,10 +3,19 @@
 # temp dir (tests/e2e/lib.sh): agents, the emulator with the real plugin, a
 # garbage sender.
 #
-#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds
+#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds|ledger [MASK]|ledger_kill
 #
 # pxn: two simulated nodes, one agent each, emulator --scenario pxn; every
 #   foreign event must be re-attached to the right rank and parent (check.c).
+# ledger [MASK]: a 2-node ring job (a node agent each, spool only) at the
+#   event mask MASK (default: the plugin's): one completed ledger record per
+#   collective and rank, with the emulator's truths (check.c); nothing is
+#   left unattached.
+# ledger_kill: the ledger job, paced, while each agent is killed -9 three
+#   times and restarted: no record is written twice; the collectives open
+#   at a kill lose their record (the builder's open state is in memory only,
+#   and the plugin does not send again what a spooled batch held), at most
+#   one per rank and kill: those are counted, not guessed (docs/agent.md).
 # garbage: a sender floods bad messages beside a well-behaved stream; each
 #   reject is counted by reason in /metrics and every good event arrives.
 # kill: a rank SIGKILLs itself; the agent reports it dead with its last progress.
@@ -123,6 +132,42 @@ idlefds)
     health_ok
     echo "idle flood: $(cat "$dir/hold"), limit $(metric 0 ncclscope_agent_http_connections_max)"
     stop agent0
+    ;;
+ledger)
+    run_agent 0
+    run_agent 1
+    ${4:+env NCCLSCOPE_EVENT_MASK=$4} "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+        --scenario ring --nodes 2 --ranks-per-node 2 --iters 20 --summary "$dir/emu.json" || die "emulator failed"
+    for n in 0 1; do
+        wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
+        wait_metric $n ncclscope_agent_ledger_open 0
+        for r in no_collective no_proxy_op no_proxy_step max_open process_gone nomem; do
+            [ "$(metric $n "ncclscope_agent_ledger_unattached_total{reason=\"$r\"}")" = 0 ] ||
+                die "node $n: ledger unattached $r: $(metric $n "ncclscope_agent_ledger_unattached_total{reason=\"$r\"}")"
+        done
+        stop agent$n
+    done
+    "$bin/nsc-agent-check" ledger "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
+    ;;
+ledger_kill)
+    run_agent 0
+    run_agent 1
+    "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario ring --nodes 2 --ranks-per-node 2 \
+        --iters 60 --pace-us 20000 --summary "$dir/emu.json" &
+    emu=$!
+    for k in 1 2 3 4 5 6; do
+        n=$((k % 2))
+        wait_until 20 metric_above $n ncclscope_agent_ledger_spooled_total 2 || die "node $n: no record before kill $k"
+        kill9 agent$n
+        run_agent $n
+    done
+    wait $emu || die "emulator failed"
+    for n in 0 1; do
+        wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
+        stop agent$n
+    done
+    # 3 kills per node, 2 ranks per node, one collective open per rank at a time
+    "$bin/nsc-agent-check" ledger-kill "$dir/emu.json" 12 "$dir/node0/spool" "$dir/node1/spool"
     ;;
 *) die "unknown mode $mode" ;;
 esac

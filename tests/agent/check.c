@@ -6,6 +6,12 @@
  *   nsc-agent-check kill EMU.json SPOOL...  every process started and died; the
  *       killed one died of exit with last progress = its last Coll received
  *   nsc-agent-check count PID EVENTS SPOOL... process PID has exactly EVENTS events
+ *   nsc-agent-check ledger EMU.json SPOOL... one completed ledger record per
+ *       (communicator, seq, rank) the emulator completed, none for another,
+ *       with its func, count, times and GPU bounds (the emulator's truths)
+ *   nsc-agent-check ledger-kill EMU.json MAX SPOOL... the same after agent
+ *       kills: never two records of one, at most MAX collectives and ranks
+ *       without one (those open at a kill)
  *
  * Exit 0 when every check holds, 1 with a message for the first that fails.
  */
@@ -17,6 +23,7 @@
 
 #include "a2c.h"
 #include "json.h"
+#include "ledger.h"
 #include "spool.h"
 
 typedef struct rec {
@@ -38,8 +45,26 @@ typedef struct life {
     nsc_a2c_progress prog[64];
 } life;
 
+/* A completed ledger record of process pid. */
+typedef struct lrec {
+    nsc_ledger_rec r;
+    uint32_t pid;
+} lrec;
+
+/* A string a process defined, in a section or a ledger batch. */
+typedef struct strent {
+    uint32_t pid;
+    nsc_str_def def;
+} strent;
+
 static rec *recs;
 static size_t nrecs, caprecs;
+static lrec *lrecs;
+static size_t nlrecs, caplrecs, ninflight;
+static strent *strents;
+static size_t nstrents, capstrents;
+static uint64_t max_missing, missing;  /* ledger-kill: records allowed to be missing, found missing */
+static int kills;  /* ledger-kill: a restarted agent's GPU line starts again from one pair, whose bound is no bound */
 static ctxent ctxs[4096];
 static size_t nctxs;
 static life lifes[1024];
@@ -65,6 +90,27 @@ static const ctxent *find_ctx(uint32_t pid, uint16_t index)
     return NULL;
 }
 
+static void take_strs(uint32_t pid, const nsc_str_def *defs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (nstrents == capstrents) {
+            capstrents = capstrents ? 2 * capstrents : 256;
+            if (!(strents = realloc(strents, capstrents * sizeof *strents)))
+                fail("out of memory");
+        }
+        strents[nstrents++] = (strent){pid, defs[i]};
+    }
+}
+
+/* The text of process pid's string id s ("" when it defined none). */
+static const char *str_of(uint32_t pid, nsc_str s)
+{
+    for (size_t i = nstrents; i-- > 0;)
+        if (strents[i].pid == pid && strents[i].def.id == s)
+            return strents[i].def.text;
+    return "";
+}
+
 static void take_section(const nsc_a2c_section *s)
 {
     nsc_batch b;
@@ -72,6 +118,7 @@ static void take_section(const nsc_a2c_section *s)
     if (rc)
         fail("a section does not decode: %s", nsc_wire_strerror(rc));
     uint32_t pid = b.hdr.proc.pid;
+    take_strs(pid, b.strs, b.nstrs);
     for (size_t i = 0; i < b.nctxs; i++) {
         if (nctxs == sizeof ctxs / sizeof ctxs[0])
             fail("too many contexts");
@@ -89,6 +136,35 @@ static void take_section(const nsc_a2c_section *s)
     nsc_batch_release(&b);
 }
 
+static void take_ledger(const nsc_a2c_section *s)
+{
+    nsc_ledger_batch b;
+    int rc = nsc_ledger_decode(s->data, s->len, NULL, &b);
+    if (rc)
+        fail("a ledger batch does not decode: %s", nsc_wire_strerror(rc));
+    take_strs(b.pid, b.strs, b.nstrs);
+    for (uint32_t i = 0; i < b.nrecs; i++) {
+        if (b.recs[i].flags & NSC_LEDGER_INFLIGHT) {
+            ninflight++;
+            continue;
+        }
+        if (nlrecs == caplrecs) {
+            caplrecs = caplrecs ? 2 * caplrecs : 1024;
+            if (!(lrecs = realloc(lrecs, caplrecs * sizeof *lrecs)))
+                fail("out of memory");
+        }
+        lrec *l = &lrecs[nlrecs++];
+        memset(l, 0, sizeof *l);
+        l->r = b.recs[i];
+        l->r.edges = NULL;
+        l->pid = b.pid;
+        const ctxent *c = l->r.comm_id ? NULL : find_ctx(b.pid, l->r.ctx);
+        if (c)  /* an agent restarted after the process defined its context */
+            l->r.comm_id = c->comm, l->r.rank = c->rank;
+    }
+    nsc_ledger_release(&b);
+}
+
 static int take_entry(void *arg, const nsc_spool_entry *e)
 {
     uint64_t *expect = arg, seq = e->seq;
@@ -101,6 +177,8 @@ static int take_entry(void *arg, const nsc_spool_entry *e)
     (*expect)++;
     for (uint32_t i = 0; i < b.nsections; i++)
         take_section(&b.sections[i]);
+    for (uint32_t i = 0; i < b.nledgers; i++)
+        take_ledger(&b.ledgers[i]);
     for (uint32_t i = 0; i < b.nlife; i++) {
         if (nlifes == sizeof lifes / sizeof lifes[0] || b.life[i].nprogress > 64)
             fail("too many lifecycle records");
@@ -270,6 +348,110 @@ static int check_count(const char *pid_s, const char *events_s)
     return 0;
 }
 
+static const lrec *find_lrec(uint64_t comm, uint64_t seq, int32_t rank, unsigned *n)
+{
+    const lrec *found = NULL;
+    *n = 0;
+    for (size_t i = 0; i < nlrecs; i++)
+        if (lrecs[i].r.comm_id == comm && lrecs[i].r.seq == seq && lrecs[i].r.rank == rank) {
+            found = &lrecs[i];
+            (*n)++;
+        }
+    return found;
+}
+
+static uint64_t u64_of(const nsc_json *o, const char *key)
+{
+    uint64_t v = 0;
+    if (nsc_json_u64(nsc_json_get(o, key), &v))
+        fail("summary: no %s", key);
+    return v;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+/* The distance from t to the nearest true time of a GPU timer value the
+ * emulator gave the rank. */
+static uint64_t nearest(const nsc_json *rk, uint64_t t)
+{
+    const nsc_json *ks = nsc_json_get(rk, "kernel_samples");
+    uint64_t best = UINT64_MAX, v;
+    for (const nsc_json *k = ks ? nsc_json_first(ks) : NULL; k; k = nsc_json_next(ks, k)) {
+        const nsc_json *tru = nsc_json_next(k, nsc_json_first(k));
+        if (tru && nsc_json_u64(tru, &v) == 0 && absdiff(v, t) < best)
+            best = absdiff(v, t);
+    }
+    return best;
+}
+
+/* One rank's collectives against its records: one each, the truths hold. */
+static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *worst_err)
+{
+    uint64_t comm = u64_of(rk, "comm_id"), rank = u64_of(rk, "rank"), checked = 0;
+    const nsc_json *colls = nsc_json_get(rk, "collectives");
+    for (const nsc_json *c = colls ? nsc_json_first(colls) : NULL; c; c = nsc_json_next(colls, c)) {
+        const char *func = nsc_json_str(nsc_json_get(c, "func"));
+        uint64_t seq = u64_of(c, "seq"), done = u64_of(c, "complete_ns");
+        if (!func || strcmp(func, "Send") == 0 || strcmp(func, "Recv") == 0)
+            continue;  /* p2p ops are not in the ledger yet */
+        unsigned n;
+        const lrec *l = find_lrec(comm, seq, (int32_t)rank, &n);
+        if (done == 0) {
+            if (n)
+                fail("comm %" PRIx64 " seq %" PRIu64 " rank %" PRIu64 ": never completed, %u records", comm, seq, rank, n);
+            continue;
+        }
+        if (n == 0 && missing < max_missing) {
+            missing++;
+            continue;
+        }
+        if (n != 1)
+            fail("comm %" PRIx64 " seq %" PRIu64 " rank %" PRIu64 ": %u completed records", comm, seq, rank, n);
+        const nsc_ledger_rec *r = &l->r;
+        const char *lfunc = str_of(l->pid, r->func);
+        if (strcmp(lfunc, func) != 0 || (count && r->count != count))
+            fail("seq %" PRIu64 " rank %" PRIu64 ": %s count %" PRIu64 ", emulator %s count %" PRIu64, seq, rank,
+                 lfunc, r->count, func, count);
+        /* The emulator stamps before and after each call the plugin reads its
+         * clock in: the group began, then the CollApi; the Coll's start call;
+         * the device's end, then the last KernelCh's stop call. */
+        uint64_t api = u64_of(c, "api_start_ns"), start = u64_of(c, "start_ns"), stop = u64_of(c, "stop_ns");
+        uint64_t end = u64_of(c, "end_ns");
+        if (r->api_ns < api || r->api_ns > start || r->enqueue_ns < start || r->enqueue_ns > stop ||
+            r->done_ns < end || r->done_ns > done)
+            fail("seq %" PRIu64 " rank %" PRIu64 ": api/enqueue/done %" PRIu64 "/%" PRIu64 "/%" PRIu64
+                 ", emulator group %" PRIu64 ", Coll %" PRIu64 "..%" PRIu64 ", end %" PRIu64 "..%" PRIu64,
+                 seq, rank, r->api_ns, r->enqueue_ns, r->done_ns, api, start, stop, end, done);
+        /* GPU times: each is a pTimer the emulator gave, converted; its true
+         * time is in kernel_samples, within gpu_err_ns of it. */
+        if (!kills && ((r->flags & NSC_LEDGER_NO_GPU) || nearest(rk, r->gpu_start_ns) > r->gpu_err_ns ||
+                       nearest(rk, r->gpu_end_ns) > r->gpu_err_ns || r->gpu_end_ns < r->gpu_start_ns))
+            fail("seq %" PRIu64 " rank %" PRIu64 ": GPU %" PRIu64 "..%" PRIu64 " +- %u: no GPU timer's truth that near",
+                 seq, rank, r->gpu_start_ns, r->gpu_end_ns, r->gpu_err_ns);
+        if (r->gpu_err_ns > *worst_err)
+            *worst_err = r->gpu_err_ns;
+        checked++;
+    }
+    return checked;
+}
+
+static int check_ledger(const char *emu)
+{
+    nsc_json_doc doc;
+    load_json(emu, &doc);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&doc), "ranks");
+    uint64_t count = 0, checked = 0, worst = 0;
+    nsc_json_u64(nsc_json_get(nsc_json_root(&doc), "count"), &count);
+    for (const nsc_json *r = ranks ? nsc_json_first(ranks) : NULL; r; r = nsc_json_next(ranks, r))
+        checked += check_rank_ledger(r, count, &worst);
+    if (checked == 0 || checked != nlrecs)
+        fail("%zu completed ledger records, the emulator completed %" PRIu64, nlrecs, checked);
+    printf("ledger: %" PRIu64 " records, one per completed collective and rank (%" PRIu64
+           " missing), %zu in flight; worst gpu_err %" PRIu64 " ns\n", checked, missing, ninflight, worst);
+    nsc_json_free(&doc);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "pxn") == 0) {
@@ -280,10 +462,20 @@ int main(int argc, char **argv)
         load_spools(argc - 3, argv + 3);
         return check_kill(argv[2]);
     }
+    if (argc >= 4 && strcmp(argv[1], "ledger") == 0) {
+        load_spools(argc - 3, argv + 3);
+        return check_ledger(argv[2]);
+    }
+    if (argc >= 5 && strcmp(argv[1], "ledger-kill") == 0) {
+        max_missing = strtoull(argv[3], NULL, 10);
+        kills = 1;
+        load_spools(argc - 4, argv + 4);
+        return check_ledger(argv[2]);
+    }
     if (argc >= 5 && strcmp(argv[1], "count") == 0) {
         load_spools(argc - 4, argv + 4);
         return check_count(argv[2], argv[3]);
     }
-    fprintf(stderr, "usage: nsc-agent-check pxn|kill EMU.json SPOOL... | count PID EVENTS SPOOL...\n");
+    fprintf(stderr, "usage: nsc-agent-check pxn|kill|ledger EMU.json SPOOL... | ledger-kill EMU.json MAX SPOOL... | count PID EVENTS SPOOL...\n");
     return 2;
 }

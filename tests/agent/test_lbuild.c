@@ -232,22 +232,44 @@ Test(lbuild, graph_and_copy_engine_collectives)
     teardown(lb);
 }
 
+/* A Coll is written when its enqueue ends: its children and completion may
+ * come first, even a batch earlier. */
+Test(lbuild, children_before_their_coll)
+{
+    nsc_lbuild *lb = setup(16);
+    feed(lb, proc_a, kernel(60, 10, 0, T0 + 5000, T0 + 9000));
+    feed(lb, proc_a, op(20, 10, 0, 0, 1, 3));
+    complete(lb, proc_a, 10, T0 + 10000);
+    nsc_lbuild_batch_end(lb, proc_a);
+    nsc_lbuild_tick(lb, reg, T0 + 60 * MS);
+    cr_assert_eq(nrecs, 0, "nothing without its Coll");
+    feed(lb, proc_a, coll(10, 4, T0));
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 1);
+    cr_assert_eq(recs[0].seq, 4);
+    cr_assert_eq(recs[0].nchannels_done, 1);
+    cr_assert_eq(edge(&recs[0], 0, 0, 1)->steps, 3);
+    cr_assert_eq(recs[0].done_ns, T0 + 10000);
+    cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 0);
+    teardown(lb);
+}
+
 Test(lbuild, orphans_are_counted_by_reason)
 {
     nsc_lbuild *lb = setup(2);
-    feed(lb, proc_a, kernel(60, 99, 0, T0, T0 + 10));   /* no such collective */
+    feed(lb, proc_a, kernel(60, 99, 0, T0, T0 + 10));   /* a collective whose Coll never comes */
     feed(lb, proc_a, op(61, 99, 1, 0, 1, 4));
-    cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 2);
-    complete(lb, proc_a, 99, T0);
-    cr_assert_eq(unattached(lb, NSC_LB_NO_OPEN), 1);
+    complete(lb, proc_a, 98, T0);                       /* and another */
     for (uint64_t i = 0; i < 9; i++)  /* states of 9 steps that never stop: room for 8 */
         state(lb, proc_a, 100 + i, NSC_S_PROXY_STEP_RECV_WAIT, T0, 0);
     cr_assert_eq(unattached(lb, NSC_LB_NO_STEP), 1);
     for (uint64_t i = 0; i < 3; i++)  /* steps of 3 ProxyOps that never stop: room for 2 */
         feed(lb, proc_a, step(200 + i, 300 + i, 0, T0, T0 + 1));
     cr_assert_eq(unattached(lb, NSC_LB_NO_OP), 1);
+    cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 0, "not yet: the Coll may come");
     for (uint64_t i = 0; i < 3; i++)  /* 3 collectives open: room for 2 */
         feed(lb, proc_a, coll(10 + i, i, T0));
+    cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 2, "the two without their Coll went first");
     cr_assert_eq(unattached(lb, NSC_LB_OVERFLOW), 1);
     nsc_lbuild_stats st;
     nsc_lbuild_stats_get(lb, &st);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "event.h"
+#include "wire_samples.h"
 
 typedef struct wire_field {
     int pos;
@@ -62,12 +63,8 @@ static void doc_row(unsigned type, char *out, size_t len)
 
 Test(event_fields, protocol_md_lists_every_types_wire_fields)
 {
-    FILE *f = fopen(NSC_PROTOCOL_MD, "r");
-    cr_assert(f, "%s", NSC_PROTOCOL_MD);
-    static char doc[1 << 20];
-    size_t len = fread(doc, 1, sizeof doc - 1, f);
-    fclose(f);
-    doc[len] = 0;
+    const char *doc = sample_doc(NSC_PROTOCOL_MD);
+    cr_assert(doc, "%s", NSC_PROTOCOL_MD);
     unsigned rows = 0;
     for (unsigned t = 0; t < NSC_T_COUNT; t++) {
         size_t n;

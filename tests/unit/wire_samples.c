@@ -218,6 +218,18 @@ size_t sample_batch(void *buf, size_t cap)
     return rc == 0 ? nsc_enc_finish(&e) : 0;
 }
 
+const char *sample_doc(const char *path)
+{
+    static char doc[1 << 20];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t len = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[len] = 0;
+    return doc;
+}
+
 static const nsc_str_def ledger_strs[] = {{1, "AllReduce"}, {2, "ncclFloat32"}, {3, "Ring"}, {4, "Simple"}};
 
 static nsc_ledger_edge ledger_edges[3][2];

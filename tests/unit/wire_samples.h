@@ -27,6 +27,10 @@ void sample_counters(nsc_counters *c);
  * Returns its length, or 0 if cap is too small. */
 size_t sample_batch(void *buf, size_t cap);
 
+/* The text of the file at path, NUL-terminated, in a static buffer of 1 MiB
+ * (the docs the tests check against the code); NULL if it cannot be read. */
+const char *sample_doc(const char *path);
+
 /* A ledger batch of three AllReduces of one communicator with two edges each,
  * the last in flight; its records live in static storage. */
 nsc_ledger_batch sample_ledger(void);
