@@ -113,7 +113,7 @@ static void route_records(nsc_agent *a, nsc_reg_proc *p, const void *msg, size_t
 static void feed_ledger(nsc_agent *a, nsc_reg_proc *p, const nsc_batch *b, uint64_t now_ns)
 {
     static const uint32_t passes[] = {
-        1u << NSC_T_COLL | 1u << NSC_T_CE_COLL | 1u << NSC_T_COLL_API | 1u << NSC_T_KERNEL_LAUNCH,
+        1u << NSC_T_COLL | 1u << NSC_T_P2P | 1u << NSC_T_CE_COLL | 1u << NSC_T_COLL_API | 1u << NSC_T_KERNEL_LAUNCH,
         1u << NSC_T_PROXY_STEP | 1u << NSC_T_PROXY_OP | 1u << NSC_T_KERNEL_CH};
     for (size_t i = 0; i < b->nstates; i++)
         nsc_lbuild_state(a->lb, p, &b->states[i]);

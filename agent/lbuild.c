@@ -43,8 +43,19 @@ typedef struct api_start {
 } api_start;
 #define API_RING 64
 
+/* The next seq of a Send/Recv: the rank's own count per (communicator,
+ * peer, func), as the emulator and the collector count them. */
+typedef struct p2p_count {
+    uint16_t ctx;
+    nsc_str func;
+    int32_t peer;
+    uint64_t next;
+} p2p_count;
+
 typedef struct lproc {
     uint64_t key;
+    p2p_count *p2p;
+    size_t np2p, capp2p;
     nsc_gpuclock gpu;
     open_coll *colls;
     size_t ncolls, capcolls;
@@ -93,6 +104,7 @@ static void proc_free(lproc *lp)
     free(lp->colls);
     free(lp->ops);
     free(lp->steps);
+    free(lp->p2p);
     nsc_gpuclock_free(&lp->gpu);
 }
 
@@ -192,8 +204,25 @@ static open_coll *coll_get(nsc_lbuild *lb, lproc *lp, uint64_t id)
     return c;
 }
 
-/* Its Coll (CeColl) names the collective; hang_ms counts from now on. */
-static void name_coll(nsc_reg_proc *p, open_coll *c, const nsc_event *ev, uint64_t now_ns)
+/* The seq of a Send/Recv, or UINT64_MAX without memory (counted). */
+static uint64_t p2p_seq(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
+{
+    for (size_t i = 0; i < lp->np2p; i++) {
+        p2p_count *k = &lp->p2p[i];
+        if (k->ctx == ev->ctx && k->func == ev->d.p2p.func && k->peer == ev->d.p2p.peer)
+            return k->next++;
+    }
+    if (nsc_grow(&lp->p2p, lp->np2p, &lp->capp2p, sizeof *lp->p2p, 8)) {
+        lb->st.unattached[NSC_LB_NOMEM]++;
+        return UINT64_MAX;
+    }
+    lp->p2p[lp->np2p++] = (p2p_count){ev->ctx, ev->d.p2p.func, ev->d.p2p.peer, 1};
+    return 0;
+}
+
+/* Its Coll (CeColl, P2p) names the collective; hang_ms counts from now on. */
+static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, const nsc_event *ev,
+                      uint64_t now_ns)
 {
     c->known = c->changed = 1;
     c->seen_ns = now_ns;
@@ -208,7 +237,12 @@ static void name_coll(nsc_reg_proc *p, open_coll *c, const nsc_event *ev, uint64
         r->rank = p->ctxs[ev->ctx].def.rank;
     }
     r->flags |= ev->flags & NSC_EVF_GRAPH ? NSC_LEDGER_GRAPH : 0;
-    if (ev->type == NSC_T_CE_COLL) {
+    if (ev->type == NSC_T_P2P) {
+        r->flags |= NSC_LEDGER_P2P;
+        r->seq = p2p_seq(lb, lp, ev), r->peer = ev->d.p2p.peer, r->count = ev->d.p2p.count;
+        r->func = ev->d.p2p.func, r->datatype = ev->d.p2p.datatype, r->nchannels = ev->d.p2p.nchannels;
+        r->user_tag = ev->d.p2p.user_tag;
+    } else if (ev->type == NSC_T_CE_COLL) {
         r->flags |= NSC_LEDGER_CE;
         r->seq = ev->d.ce_coll.seq, r->count = ev->d.ce_coll.count, r->root = ev->d.ce_coll.root;
         r->func = ev->d.ce_coll.func, r->datatype = ev->d.ce_coll.datatype;
@@ -463,10 +497,11 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
         return;
     switch (ev->type) {
     case NSC_T_COLL:
-    case NSC_T_CE_COLL: {
+    case NSC_T_CE_COLL:
+    case NSC_T_P2P: {
         open_coll *c = coll_get(lb, lp, ev->id);
         if (c && !c->known)
-            name_coll(p, c, ev, now_ns);
+            name_coll(lb, p, lp, c, ev, now_ns);
         return;
     }
     case NSC_T_COLL_API:

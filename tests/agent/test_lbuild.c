@@ -22,7 +22,8 @@ static void collect(void *arg, nsc_reg_proc *p, const nsc_ledger_rec *r)
     cr_assert_lt(nrecs, 16);
     cr_assert_leq(r->nedges, 8);
     recs[nrecs] = *r;
-    memcpy(edges[nrecs], r->edges, r->nedges * sizeof *r->edges);
+    if (r->nedges)
+        memcpy(edges[nrecs], r->edges, r->nedges * sizeof *r->edges);
     recs[nrecs].edges = edges[nrecs];
     nrecs++;
 }
@@ -251,6 +252,30 @@ Test(lbuild, children_before_their_coll)
     cr_assert_eq(edge(&recs[0], 0, 0, 1)->steps, 3);
     cr_assert_eq(recs[0].done_ns, T0 + 10000);
     cr_assert_eq(unattached(lb, NSC_LB_NO_COLL), 0);
+    teardown(lb);
+}
+
+/* Send/Recv: seq is the rank's own count per (communicator, peer, func). */
+Test(lbuild, p2p_counts_its_own_seq)
+{
+    nsc_lbuild *lb = setup(16);
+    for (uint64_t i = 0; i < 3; i++) {
+        nsc_event ev = {.id = 10 + i, .start_ns = T0 + i, .type = NSC_T_P2P, .rank = 3};
+        ev.d.p2p.peer = i == 2 ? 1 : 2;
+        ev.d.p2p.func = 1, ev.d.p2p.datatype = 2, ev.d.p2p.count = 256;
+        feed(lb, proc_a, ev);
+        complete(lb, proc_a, 10 + i, T0 + 100 + i);
+    }
+    nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        cr_assert(recs[i].flags & NSC_LEDGER_P2P);
+        cr_assert_eq(recs[i].root, -1);
+    }
+    cr_assert_eq(recs[0].seq, 0);
+    cr_assert_eq(recs[1].seq, 1);
+    cr_assert_eq(recs[2].seq, 0, "another peer counts apart");
+    cr_assert_eq(recs[2].peer, 1);
     teardown(lb);
 }
 
