@@ -37,6 +37,7 @@ typedef struct chain {
 } chain;
 
 #define LP_IS_TIME_U8 0
+#define LP_IS_TIME_U16 0
 #define LP_IS_TIME_U32 0
 #define LP_IS_TIME_U64 0
 #define LP_IS_TIME_I32 0
@@ -51,6 +52,7 @@ enum { NTIMES = 0 NSC_FIELDS_LEDGER(LP_NTIME, _) };
  * completion), each told from the one before it, so a record pays for the
  * jitter of each step rather than of its distance to the API call. */
 #define LP_NONTIME_U8(m) LP_R_##m,
+#define LP_NONTIME_U16(m) LP_R_##m,
 #define LP_NONTIME_U32(m) LP_R_##m,
 #define LP_NONTIME_U64(m) LP_R_##m,
 #define LP_NONTIME_I32(m) LP_R_##m,
@@ -65,6 +67,7 @@ _Static_assert(sizeof order == NF && NTIMES == 6, "every field told once, the ti
 /* Signed kinds widen with their sign, so a small negative difference stays small. */
 #define LP_WIDE_I32(x) (uint64_t)(int64_t)(x)
 #define LP_WIDE_U8(x) (uint64_t)(x)
+#define LP_WIDE_U16(x) (uint64_t)(x)
 #define LP_WIDE_U32(x) (uint64_t)(x)
 #define LP_WIDE_U64(x) (uint64_t)(x)
 #define LP_WIDE_STR(x) (uint64_t)(x)
