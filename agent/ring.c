@@ -261,17 +261,22 @@ int nsc_ring_scan(nsc_ring *r, const nsc_ring_query *q, uint64_t *at, size_t max
     }
     size_t sent = 0;
     uint32_t seen = 0;
+    uint64_t last_seq = 0;
     int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-    for (; rc == 0 && seen < max_seen && sent < max_bytes; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seen++) {
-        nsc_ring_meta m;
+    for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seen++) {
+        nsc_ring_meta m = {0};
+        if (v.mv_size >= HDR)
+            memcpy(&m, v.mv_data, HDR);
+        /* the bounds end a call between batches only: a batch's pieces of a
+         * window come in one call (a receiver names them by batch) */
+        if ((seen >= max_seen || sent >= max_bytes) && (sent == 0 || m.seq != last_seq))
+            break;
         *at = nsc_get_be64(k.mv_data) + 1;
-        if (v.mv_size < HDR)
-            continue;
-        memcpy(&m, v.mv_data, HDR);
-        if (!matches(q, &m))
+        if (v.mv_size < HDR || !matches(q, &m))
             continue;
         fn(arg, &m, (const uint8_t *)v.mv_data + HDR, (uint32_t)(v.mv_size - HDR));
         sent += v.mv_size;
+        last_seq = m.seq;
     }
     mdb_cursor_close(cur);
     mdb_txn_abort(txn);

@@ -71,7 +71,8 @@ typedef struct nsc_ring_query {
 typedef void nsc_ring_fn(void *arg, const nsc_ring_meta *m, const uint8_t *data, uint32_t len);
 
 /* Visit the matching pieces numbered *at and on, until about max_bytes of
- * them or max_seen pieces looked at; *at moves past the last looked at.
+ * them or max_seen pieces looked at, and never between two matching pieces
+ * of one batch seq; *at moves past the last looked at.
  * Returns 0 when no piece is left to look at, 1 when some are, -1 when
  * the ring cannot be read. */
 int nsc_ring_scan(nsc_ring *r, const nsc_ring_query *q, uint64_t *at, size_t max_bytes, uint32_t max_seen,

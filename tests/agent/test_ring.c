@@ -1,7 +1,8 @@
 /* Unit tests for the agent's detail ring on a real LMDB in a temp dir:
  * bounded by bytes and by age with every drop counted, a piece larger than
  * the ring refused, the window filters (job, pids, types, time), a scan's
- * bounded work resumed where it stopped, and a reopened ring empty. */
+ * bounded work resumed where it stopped and never splitting one batch's
+ * pieces, and a reopened ring empty. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,5 +207,31 @@ Test(ring, reopened_ring_is_empty)
     cr_assert_eq(st.pieces, 0);
     nsc_ring_query q = {.job = "job1", .to_ns = UINT64_MAX};
     cr_assert_eq(scan_all(r, &q).n, 0);
+    nsc_ring_close(r);
+}
+
+/* Three batches of four pieces each: a scan bounded to one piece still
+ * hands over a batch's matching pieces in one call. */
+Test(ring, scan_keeps_a_batch_whole)
+{
+    nsc_ring *r = open_ring(1 << 20, 0);
+    nsc_ring_piece p[12];
+    for (uint64_t i = 0; i < 12; i++) {
+        p[i] = piece(i, 100);
+        p[i].m.seq = i / 4;
+    }
+    p[5].m.pid = 999;  /* not asked for: the batch is whole without it */
+    cr_assert_eq(nsc_ring_put(r, p, 12, 0), 12);
+    uint32_t pids[] = {100, 101, 102, 103};
+    nsc_ring_query q = {.job = "job1", .to_ns = UINT64_MAX, .pids = pids, .npids = 4};
+    seen s = {0};
+    uint64_t at = 0;
+    cr_assert_eq(nsc_ring_scan(r, &q, &at, 1, 1, take, &s), 1);
+    cr_assert_eq(s.n, 4);
+    cr_assert_eq(nsc_ring_scan(r, &q, &at, 1, 1, take, &s), 1);
+    cr_assert_eq(s.n, 7);
+    cr_assert_eq(s.seqs[6], 1);
+    cr_assert_eq(nsc_ring_scan(r, &q, &at, 1, 1, take, &s), 0);
+    cr_assert_eq(s.n, 11);
     nsc_ring_close(r);
 }
