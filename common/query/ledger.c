@@ -52,17 +52,16 @@ typedef struct run {
     pos at, last;  /* the record read last, and the one written last */
 } run;
 
+static int rank_cmp(const void *key, const void *elem)
+{
+    int32_t a = *(const int32_t *)key, b = ((const nsc_q_rank *)elem)->rank;
+    return (a > b) - (a < b);
+}
+
+/* The selected rank of that number (c->ranks is in rank order), or NULL. */
 static const nsc_q_rank *rank_of(const nsc_q_ctx *c, int32_t rank)
 {
-    size_t lo = 0, hi = c->nranks;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (c->ranks[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < c->nranks && c->ranks[lo].rank == rank ? &c->ranks[lo] : NULL;
+    return c->nranks ? bsearch(&rank, c->ranks, c->nranks, sizeof *c->ranks, rank_cmp) : NULL;
 }
 
 /* One value by its kind; times aligned when the rank's host is known. */

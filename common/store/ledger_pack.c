@@ -74,30 +74,21 @@ _Static_assert(sizeof order == NF && NTIMES == 6, "every field told once, the ti
 #define LP_WIDE_TIME(x) (uint64_t)(x)
 #define LP_GET(a, kind, m, ...) v[i++] = LP_WIDE_##kind((a)->m);
 #define LP_SET(a, kind, m, ...) (a)->m = (NSC_CTYPE_##kind)v[i++];
-
-static void rec_values(const nsc_ledger_rec *r, uint64_t v[NF])
-{
-    int i = 0;
-    NSC_FIELDS_LEDGER(LP_GET, r)
-}
-
-static void rec_assign(nsc_ledger_rec *r, const uint64_t v[NF])
-{
-    int i = 0;
-    NSC_FIELDS_LEDGER(LP_SET, r)
-}
-
-static void edge_values(const nsc_ledger_edge *e, uint64_t v[NFE])
-{
-    int i = 0;
-    NSC_FIELDS_LEDGER_EDGE(LP_GET, e)
-}
-
-static void edge_assign(nsc_ledger_edge *e, const uint64_t v[NFE])
-{
-    int i = 0;
-    NSC_FIELDS_LEDGER_EDGE(LP_SET, e)
-}
+/* name_values: a record's (an edge's) fields as uint64s, in list order;
+ * name_assign: back. */
+#define LP_CONVERT(name, type, LIST, n)                                                           \
+    static void name##_values(const type *x, uint64_t v[n])                                       \
+    {                                                                                             \
+        int i = 0;                                                                                \
+        LIST(LP_GET, x)                                                                           \
+    }                                                                                             \
+    static void name##_assign(type *x, const uint64_t v[n])                                       \
+    {                                                                                             \
+        int i = 0;                                                                                \
+        LIST(LP_SET, x)                                                                           \
+    }
+LP_CONVERT(rec, nsc_ledger_rec, NSC_FIELDS_LEDGER, NF)
+LP_CONVERT(edge, nsc_ledger_edge, NSC_FIELDS_LEDGER_EDGE, NFE)
 
 /* What the field at place k of `order` is predicted to be from the chain:
  * a time at its distance to the latest earlier time of the record known in

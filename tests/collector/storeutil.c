@@ -114,3 +114,16 @@ nsc_store_batch nsc_mix_batch(const nsc_mix *m, const nsc_proc *proc, const nsc_
                          m->states, m->nstates, m->completions, m->ncompletions};
     return b;
 }
+
+nsc_store_stats nsc_test_stats(nsc_store *st)
+{
+    nsc_store_reader *rd;
+    nsc_store_stats s;
+    if (nsc_store_read_begin(st, &rd))
+        abort();
+    int rc = nsc_store_stats_get(rd, &s);
+    nsc_store_read_end(rd);
+    if (rc)
+        abort();
+    return s;
+}

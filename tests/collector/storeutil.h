@@ -28,6 +28,9 @@ int nsc_raw_close(nsc_raw_db *r);
 /* Put a record (del: delete it) straight into db of the closed store at dir. */
 int nsc_raw_put(const char *dir, const char *db, const void *k, size_t kl, const void *v, size_t vl, int del);
 
+/* The store's totals (a reader of their own); aborts when they cannot be read. */
+nsc_store_stats nsc_test_stats(nsc_store *st);
+
 nsc_proc nsc_test_proc(const char *job, const char *host, uint32_t pid, int gpu);
 nsc_ctx_def nsc_test_ctx(uint16_t index, uint64_t comm, int rank, int nranks);
 

@@ -170,16 +170,6 @@ static got *read_window(nsc_store *st, uint64_t seq_lo, uint64_t seq_hi, int32_t
     return &g;
 }
 
-static nsc_store_stats stats_of(nsc_store *st)
-{
-    nsc_store_reader *rd;
-    nsc_store_stats s;
-    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
-    cr_assert_eq(nsc_store_stats_get(rd, &s), 0);
-    nsc_store_read_end(rd);
-    return s;
-}
-
 static char *dir;
 static nsc_store *st;
 
@@ -229,7 +219,7 @@ Test(ledger_store, upsert_rules, .init = setup, .fini = teardown)
     g = read_window(st, 9, 9, 1, 1);
     cr_assert_eq(g->n, 1);
     cr_assert_eq(g->recs[0].flags, 0);
-    cr_assert_eq(stats_of(st).ledger_records, 3);
+    cr_assert_eq(nsc_test_stats(st).ledger_records, 3);
 }
 
 Test(ledger_store, window_in_seq_rank_order, .init = setup, .fini = teardown)
@@ -253,7 +243,7 @@ Test(ledger_store, window_in_seq_rank_order, .init = setup, .fini = teardown)
     cr_assert_eq(read_window(st, 99, UINT64_MAX, INT32_MIN, INT32_MAX)->n, 8);
     cr_assert_eq(read_window(st, 100, 1000, 0, 7)->n, 0);
     cr_assert_eq(read_window(st, 0, 99, 8, 9)->n, 0);
-    nsc_store_stats s = stats_of(st);
+    nsc_store_stats s = nsc_test_stats(st);
     cr_assert_eq(s.ledger_records, 800);
     cr_assert_gt(s.ledger_bytes, 0);
 }
@@ -291,7 +281,7 @@ Test(ledger_store, retention_by_age, .init = setup, .fini = teardown)
     got *g = read_window(st, 0, 1000, 0, 0);
     cr_assert_eq(g->n, 1);
     cr_assert_eq(g->recs[0].seq, 80);
-    cr_assert_eq(stats_of(st).ledger_records, 1);
+    cr_assert_eq(nsc_test_stats(st).ledger_records, 1);
 }
 
 Test(ledger_store, counts_exact_when_replayed, .init = setup, .fini = teardown)
@@ -306,5 +296,5 @@ Test(ledger_store, counts_exact_when_replayed, .init = setup, .fini = teardown)
     nsc_store_ledger_counts c = put_commit(st, 1, r, 4000);
     cr_assert_eq(c.stored, 4000);
     cr_assert_eq(c.replaced, 0);
-    cr_assert_eq(stats_of(st).ledger_records, 4000);
+    cr_assert_eq(nsc_test_stats(st).ledger_records, 4000);
 }

@@ -47,16 +47,6 @@ static void commit_batch(nsc_store *st, uint64_t now, const nsc_store_batch *b)
     cr_assert_eq(rc, 0, "commit: %s", nsc_store_strerror(rc));
 }
 
-static nsc_store_stats stats_of(nsc_store *st)
-{
-    nsc_store_reader *rd;
-    nsc_store_stats s;
-    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
-    cr_assert_eq(nsc_store_stats_get(rd, &s), 0);
-    nsc_store_read_end(rd);
-    return s;
-}
-
 typedef struct collected {
     size_t n;
     uint64_t min_id, max_id;
@@ -388,7 +378,7 @@ Test(store, map_grows_from_64k)
         commit_batch(st, (uint64_t)batch, &b);
         total += m.nevents;
     }
-    nsc_store_stats s = stats_of(st);
+    nsc_store_stats s = nsc_test_stats(st);
     cr_assert_geq(s.map_bytes, 1 << 20, "map grew from 64 KiB to %llu", (unsigned long long)s.map_bytes);
     cr_assert_eq(s.events, total);
     cr_assert_eq(scan_all(st, job_id(st, "grow"), COMM_A, 0, 0, UINT64_MAX).n, total);
@@ -396,7 +386,7 @@ Test(store, map_grows_from_64k)
     nsc_store_close(st);
     /* Reopening with a tiny map adopts the file's size. */
     st = open_store(dir, 64 << 10);
-    cr_assert_eq(stats_of(st).events, total);
+    cr_assert_eq(nsc_test_stats(st).events, total);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }
@@ -448,7 +438,7 @@ Test(store, retention_by_age_deletes_oldest_with_index)
     char *dir = nsc_tmp_store_dir();
     nsc_store *st = open_with(dir, 0, 4500000000ull);
     put_numbered(st, 0, 10);
-    nsc_store_stats before = stats_of(st);
+    nsc_store_stats before = nsc_test_stats(st);
     uint64_t deleted;
     cr_assert_eq(nsc_store_retain(st, 10000000000ull, &deleted), 0);
     cr_assert_eq(deleted, 6, "commits at 0..5 s are older than 10 s - 4.5 s");
@@ -456,7 +446,7 @@ Test(store, retention_by_age_deletes_oldest_with_index)
     present_batches(st, 10, present);
     for (int i = 0; i < 10; i++)
         cr_assert_eq(present[i], i >= 6, "batch %d", i);
-    nsc_store_stats after = stats_of(st);
+    nsc_store_stats after = nsc_test_stats(st);
     cr_assert_eq(after.events, before.events * 4 / 10);
     cr_assert_eq(after.blocks, 4);
     cr_assert_eq(scan_all(st, job_id(st, "ret"), COMM_B, 0, 0, UINT64_MAX).n, after.events);
@@ -471,7 +461,7 @@ Test(store, retention_by_size_deletes_oldest_first)
     char *dir = nsc_tmp_store_dir();
     nsc_store *st = open_store(dir, 0);
     put_numbered(st, 0, 40);
-    uint64_t live = stats_of(st).live_bytes;
+    uint64_t live = nsc_test_stats(st).live_bytes;
     nsc_store_close(st);
     nsc_store_opts o = {0};
     o.retain_bytes = live / 2;
@@ -480,7 +470,7 @@ Test(store, retention_by_size_deletes_oldest_first)
     cr_assert_eq(nsc_store_retain(st, 0, &deleted), 0);
     cr_assert_gt(deleted, 0);
     cr_assert_lt(deleted, 40);
-    cr_assert_leq(stats_of(st).live_bytes, live / 2);
+    cr_assert_leq(nsc_test_stats(st).live_bytes, live / 2);
     int present[40];
     present_batches(st, 40, present);
     for (int i = 0; i < 40; i++)
@@ -532,14 +522,14 @@ Test(store, reader_snapshot_beside_writer)
     cr_assert_eq(nsc_store_stats_get(old, &s), 0);
     cr_assert_eq(s.blocks, 1, "the open reader keeps its snapshot");
     nsc_store_read_end(old);
-    cr_assert_eq(stats_of(st).blocks, 3);
+    cr_assert_eq(nsc_test_stats(st).blocks, 3);
     cr_assert_eq(nsc_store_put(st, NULL), NSC_STORE_ESTATE, "put without begin");
     nsc_store_close(st);
 
     nsc_store_opts ro = {0};
     ro.read_only = 1;
     cr_assert_eq(nsc_store_open(dir, &ro, &st), 0);
-    cr_assert_eq(stats_of(st).blocks, 3);
+    cr_assert_eq(nsc_test_stats(st).blocks, 3);
     cr_assert_eq(nsc_store_begin(st, 0), NSC_STORE_ESTATE, "read-only");
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
@@ -912,7 +902,7 @@ Test(store, kill9_keeps_every_acknowledged_batch, .timeout = 240)
                       acked, have - 1);
         for (int k = have; k < acked + 2; k++)
             cr_assert_eq(present[k], 0);
-        nsc_store_stats s = stats_of(st);
+        nsc_store_stats s = nsc_test_stats(st);
         cr_assert_eq(s.blocks, (uint64_t)have, "one block per batch");
         cr_assert_eq(scan_all(st, job_id(st, "ret"), COMM_B, 0, 0, UINT64_MAX).n, s.events);
         nsc_store_close(st);
