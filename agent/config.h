@@ -30,6 +30,7 @@ typedef struct nsc_agent_cfg {
     uint64_t linger_ms;        /* a dead process's tables are kept this long */
     uint64_t hang_ms;          /* a collective open this long gets an in-flight ledger record */
     uint64_t ledger_max_open;  /* open collectives per process the ledger builder keeps */
+    uint64_t ledger_pxn_wait_ms;  /* a PXN process's completed record waits this long for re-attached ProxyOps */
     char detail[16];           /* "all" or "on-demand" */
     int on_demand;             /* detail is "on-demand" */
     uint64_t detail_ring_mb;   /* the detail ring's size (on-demand) */

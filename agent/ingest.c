@@ -249,7 +249,8 @@ static void emit_ledger(void *arg, nsc_reg_proc *p, const nsc_ledger_rec *r)
 
 nsc_lbuild *nsc_ingest_lbuild_new(nsc_agent *a)
 {
-    return nsc_lbuild_new(a->cfg.hang_ms * 1000000ull, (uint32_t)a->cfg.ledger_max_open, emit_ledger, a);
+    return nsc_lbuild_new(a->cfg.hang_ms * 1000000ull, a->cfg.ledger_pxn_wait_ms * 1000000ull,
+                          (uint32_t)a->cfg.ledger_max_open, emit_ledger, a);
 }
 
 nsc_pxn_sink nsc_ingest_pxn_sink(nsc_agent *a) { return (nsc_pxn_sink){a, origin_of, emit}; }

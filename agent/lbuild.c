@@ -30,6 +30,7 @@ typedef struct open_coll {
     uint64_t seen_ns;        /* agent clock: for hang_ms */
     uint64_t api_parent;     /* the Coll's parent (its CollApi, v5+) */
     uint64_t pstart, pstop_min, pstop_max;  /* pTimers of its channels (0: none) */
+    uint64_t ripe_ns;        /* agent clock: a tick saw it done (PXN processes wait from then) */
     uint8_t known, done, changed;  /* known: its Coll came; changed: since its last in-flight record */
     nsc_ledger_rec rec;
     nsc_ledger_edge *edges;
@@ -52,8 +53,13 @@ typedef struct p2p_count {
     uint64_t next;
 } p2p_count;
 
+#define CLOSED_RING 256
+
 typedef struct lproc {
     uint64_t key;
+    uint8_t pxn;              /* it received re-attached PXN events: records wait for them */
+    uint64_t closed[CLOSED_RING];  /* the ids of the latest records written, round robin */
+    unsigned closed_next;
     p2p_count *p2p;
     size_t np2p, capp2p;
     nsc_gpuclock gpu;
@@ -68,7 +74,7 @@ typedef struct lproc {
 } lproc;
 
 struct nsc_lbuild {
-    uint64_t hang_ns;
+    uint64_t hang_ns, pxn_wait_ns;
     uint32_t max_open;
     nsc_lbuild_emit_fn *emit;
     void *arg;
@@ -80,17 +86,19 @@ struct nsc_lbuild {
 static const char *const reasons[NSC_LB_NREASONS] = {
     [NSC_LB_NO_COLL] = "no_collective", [NSC_LB_NO_OP] = "no_proxy_op", [NSC_LB_NO_STEP] = "no_proxy_step",
     [NSC_LB_OVERFLOW] = "max_open", [NSC_LB_GONE] = "process_gone",
-    [NSC_LB_NOMEM] = "nomem",
+    [NSC_LB_NOMEM] = "nomem", [NSC_LB_LATE] = "late",
 };
 
 const char *nsc_lbuild_reason(unsigned r) { return r < NSC_LB_NREASONS ? reasons[r] : NULL; }
 
-nsc_lbuild *nsc_lbuild_new(uint64_t hang_ns, uint32_t max_open, nsc_lbuild_emit_fn *emit, void *arg)
+nsc_lbuild *nsc_lbuild_new(uint64_t hang_ns, uint64_t pxn_wait_ns, uint32_t max_open, nsc_lbuild_emit_fn *emit,
+                           void *arg)
 {
     nsc_lbuild *lb = calloc(1, sizeof *lb);
     if (!lb)
         return NULL;
     lb->hang_ns = hang_ns;
+    lb->pxn_wait_ns = pxn_wait_ns;
     lb->max_open = max_open ? max_open : 1;
     lb->emit = emit;
     lb->arg = arg;
@@ -189,6 +197,11 @@ static open_coll *coll_get(nsc_lbuild *lb, lproc *lp, uint64_t id)
     open_coll *c = coll_of(lp, id);
     if (c)
         return c;
+    for (unsigned i = 0; i < CLOSED_RING; i++)
+        if (lp->closed[i] == id) {
+            lb->st.unattached[NSC_LB_LATE]++;
+            return NULL;
+        }
     if (lp->ncolls >= lb->max_open) {
         lb->st.unattached[drop_reason(&lp->colls[0], NSC_LB_OVERFLOW)]++;
         coll_drop(lb, lp, 0);
@@ -495,6 +508,7 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
     lproc *lp = proc_of(lb, p->key, 1);
     if (!lp)
         return;
+    lp->pxn |= (ev->flags & NSC_EVF_FOREIGN) != 0;
     switch (ev->type) {
     case NSC_T_COLL:
     case NSC_T_CE_COLL:
@@ -592,19 +606,34 @@ static void emit(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, int i
         lb->st.records++;
 }
 
+/* Write c's record and forget it; its id is remembered to count what
+ * still comes for it. */
+static void close_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, size_t i)
+{
+    emit(lb, p, lp, &lp->colls[i], 0);
+    lp->closed[lp->closed_next++ % CLOSED_RING] = lp->colls[i].id;
+    coll_drop(lb, lp, i);
+}
+
 void nsc_lbuild_batch_end(nsc_lbuild *lb, nsc_reg_proc *p)
 {
     lproc *lp = proc_of(lb, p->key, 0);
-    if (!lp)
+    if (!lp || lp->pxn)
         return;
     for (size_t i = 0; i < lp->ncolls;) {
-        if (!lp->colls[i].done || !lp->colls[i].known) {
+        if (lp->colls[i].done && lp->colls[i].known)
+            close_coll(lb, p, lp, i);
+        else
             i++;
-            continue;
-        }
-        emit(lb, p, lp, &lp->colls[i], 0);
-        coll_drop(lb, lp, i);
     }
+}
+
+/* A PXN process's completed collective, pxn_wait_ns after a tick saw it. */
+static int ripe(const nsc_lbuild *lb, open_coll *c, uint64_t now_ns)
+{
+    if (!c->ripe_ns)
+        c->ripe_ns = now_ns;
+    return now_ns - c->ripe_ns >= lb->pxn_wait_ns;
 }
 
 void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
@@ -612,12 +641,17 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
     for (size_t i = 0; i < lb->nprocs; i++) {
         lproc *lp = &lb->procs[i];
         nsc_reg_proc *p = nsc_reg_by_key(reg, lp->key);
-        for (size_t j = 0; p && j < lp->ncolls; j++) {
+        for (size_t j = 0; p && j < lp->ncolls;) {
             open_coll *c = &lp->colls[j];
-            if (!c->known || c->done || !c->changed || now_ns - c->seen_ns < lb->hang_ns)
+            if (c->known && c->done && ripe(lb, c, now_ns)) {
+                close_coll(lb, p, lp, j);
                 continue;
-            emit(lb, p, lp, c, 1);
-            c->changed = 0;
+            }
+            if (c->known && !c->done && c->changed && now_ns - c->seen_ns >= lb->hang_ns) {
+                emit(lb, p, lp, c, 1);
+                c->changed = 0;
+            }
+            j++;
         }
     }
 }

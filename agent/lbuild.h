@@ -41,7 +41,8 @@ enum {
     NSC_LB_OVERFLOW = 3,    /* an open collective dropped: max_open reached */
     NSC_LB_GONE = 4,        /* an open collective of a process the agent forgot */
     NSC_LB_NOMEM = 5,       /* lost to a failed allocation */
-    NSC_LB_NREASONS = 6
+    NSC_LB_LATE = 6,        /* a child or completion of a collective already written */
+    NSC_LB_NREASONS = 7
 };
 
 typedef struct nsc_lbuild_stats {
@@ -54,7 +55,10 @@ typedef struct nsc_lbuild_stats {
 /* A record for process p; edges and strings live until the call returns. */
 typedef void nsc_lbuild_emit_fn(void *arg, nsc_reg_proc *p, const nsc_ledger_rec *r);
 
-nsc_lbuild *nsc_lbuild_new(uint64_t hang_ns, uint32_t max_open, nsc_lbuild_emit_fn *emit, void *arg);
+/* pxn_wait_ns: how long a completed collective of a process that receives
+ * re-attached PXN events waits for them before its record is written. */
+nsc_lbuild *nsc_lbuild_new(uint64_t hang_ns, uint64_t pxn_wait_ns, uint32_t max_open, nsc_lbuild_emit_fn *emit,
+                           void *arg);
 void nsc_lbuild_free(nsc_lbuild *lb);
 /* An event of p (now_ns: the agent's clock, for hang_ms). */
 void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint64_t now_ns);
@@ -63,10 +67,12 @@ void nsc_lbuild_completion(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_completion
 /* A PXN ProxyStep proxy_pid's process sent as proxy_id is now origin's
  * new_id: its states, which stay keyed by proxy_id, go with it. */
 void nsc_lbuild_alias(nsc_lbuild *lb, nsc_reg_proc *proxy, nsc_reg_proc *origin, const nsc_a2c_alias *a);
-/* The end of p's batch: the collectives it completed are emitted. */
+/* The end of p's batch: the collectives it completed are emitted (those of
+ * a process with PXN events at a tick pxn_wait_ns later). */
 void nsc_lbuild_batch_end(nsc_lbuild *lb, nsc_reg_proc *p);
 /* In-flight records of the collectives open for hang_ns that changed since
- * their last one (the processes found in reg). */
+ * their last one, and the completed ones that waited pxn_wait_ns (the
+ * processes found in reg). */
 void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns);
 /* p is gone: its open collectives are dropped (counted). */
 void nsc_lbuild_forget(nsc_lbuild *lb, const nsc_reg_proc *p);

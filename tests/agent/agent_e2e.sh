@@ -160,7 +160,7 @@ ledger)
     for n in 0 1; do
         wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
         wait_metric $n ncclscope_agent_ledger_open 0
-        for r in no_collective no_proxy_op no_proxy_step max_open process_gone nomem; do
+        for r in no_collective no_proxy_op no_proxy_step max_open process_gone nomem late; do
             [ "$(metric $n "ncclscope_agent_ledger_unattached_total{reason=\"$r\"}")" = 0 ] ||
                 die "node $n: ledger unattached $r: $(metric $n "ncclscope_agent_ledger_unattached_total{reason=\"$r\"}")"
         done

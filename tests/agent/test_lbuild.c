@@ -52,7 +52,7 @@ static nsc_lbuild *setup(uint32_t max_open)
     reg = nsc_reg_new();
     proc_a = make_proc(100);
     proc_b = make_proc(101);
-    nsc_lbuild *lb = nsc_lbuild_new(10 * MS, max_open, collect, NULL);
+    nsc_lbuild *lb = nsc_lbuild_new(10 * MS, 20 * MS, max_open, collect, NULL);
     cr_assert_not_null(lb);
     return lb;
 }
@@ -204,7 +204,18 @@ Test(lbuild, pxn_step_keeps_its_states_through_the_alias)
     feed(lb, proc_a, o);
     complete(lb, proc_a, 10, T0 + 10000);
     nsc_lbuild_batch_end(lb, proc_a);
+    nsc_lbuild_tick(lb, reg, T0 + 100 * MS);
+    cr_assert_eq(nrecs, 0, "a PXN process's record waits for its proxies' ProxyOps");
+    nsc_event late = op(1ull << 63 | 3, 10, 2, 1, 1, 1);
+    late.flags = NSC_EVF_FOREIGN;
+    feed(lb, proc_a, late);
+    nsc_lbuild_tick(lb, reg, T0 + 110 * MS);
+    cr_assert_eq(nrecs, 0);
+    nsc_lbuild_tick(lb, reg, T0 + 120 * MS);
     cr_assert_eq(nrecs, 1);
+    cr_assert_eq(recs[0].nedges, 2, "the ProxyOp that came while it waited is in");
+    feed(lb, proc_a, late);
+    cr_assert_eq(unattached(lb, NSC_LB_LATE), 1, "one after it was written is counted");
     cr_assert(recs[0].flags & NSC_LEDGER_PXN);
     cr_assert_eq(edge(&recs[0], 1, 0, 0)->wait_recv_ns, 8000);
     cr_assert_eq(edge(&recs[0], 1, 0, 0)->bytes, 4096);
