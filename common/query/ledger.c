@@ -18,6 +18,7 @@ enum { NSC_FIELDS_LEDGER(QL_POS, _) QL_NF };
 
 enum { K_UNS, K_SIGNED, K_STRING, K_TIME };
 #define QL_KIND_U8 K_UNS
+#define QL_KIND_U16 K_UNS
 #define QL_KIND_U32 K_UNS
 #define QL_KIND_U64 K_UNS
 #define QL_KIND_I32 K_SIGNED
