@@ -807,10 +807,42 @@ static void pump_answers(nsc_fwd *f, got *g, unsigned lasts)
     cr_assert_eq(g->lasts, lasts);
 }
 
-static void fetch(const got *g, const nsc_a2c_fetch *q)
+/* Fetch q from a forwarder whose fetches ring answers (NULL: no ring);
+ * what came back. The spool holds a batch: the collector side learns the
+ * agent's routing id from it. */
+static got ask(nsc_ring *ring, const nsc_a2c_fetch *q)
 {
     uint8_t buf[NSC_A2C_FETCH_MAX];
-    reply(g, buf, nsc_a2c_encode_fetch(q, buf));
+    cr_assert_not_null(fwd_fetch = nsc_fetch_new(ring, "a1", "h1", 5, 64 << 10));
+    nsc_fwd *f = new_fwd(4, 60000);
+    got g = {0};
+    pump(f, &g, 3000, 1);
+    reply(&g, buf, nsc_a2c_encode_fetch(q, buf));
+    pump_answers(f, &g, 1);
+    nsc_fetch_stats fs;
+    nsc_fetch_stats_get(fwd_fetch, &fs);
+    cr_assert_eq(fs.answered, 1);
+    cr_assert_eq(fs.queued, 0);
+    nsc_fwd_free(f);
+    nsc_fetch_free(fwd_fetch);
+    fwd_fetch = NULL;
+    return g;
+}
+
+/* 40 raw sections of len bytes of job1 into ring at now_ns, received in
+ * [1000 i, 1000 i + 999], from pids 1 .. npids in turn; each section's
+ * bytes are its pid. */
+static void fill_ring(nsc_ring *ring, uint32_t len, uint32_t npids, uint64_t now_ns)
+{
+    static uint8_t body[2][20 << 10];
+    memset(body[0], 1, sizeof body[0]);
+    memset(body[1], 2, sizeof body[1]);
+    for (uint64_t i = 0; i < 40; i++) {
+        nsc_ring_piece p = {.m = {.seq = i, .from_ns = 1000 * i, .to_ns = 1000 * i + 999,
+                                  .pid = (uint32_t)(1 + i % npids), .job = "job1"},
+                            .data = body[i % npids], .len = len};
+        nsc_ring_put(ring, &p, 1, now_ns);
+    }
 }
 
 /* 40 raw sections of 20 KiB, pids 1 and 2 in turn, received in [1000 i,
@@ -824,23 +856,10 @@ Test(forward, detail_fetch_answered_in_bounded_chunks)
     nsc_ring *ring;
     snprintf(rdir, sizeof rdir, "%s/detail", dir);
     cr_assert_eq(nsc_ring_open(&ring, rdir, 64 << 20, 0, err), 0, "%s", err);
-    static uint8_t body[2][20 << 10];
-    memset(body[0], 1, sizeof body[0]);
-    memset(body[1], 2, sizeof body[1]);
-    for (uint64_t i = 0; i < 40; i++) {
-        nsc_ring_piece p = {.m = {.seq = i, .from_ns = 1000 * i, .to_ns = 1000 * i + 999, .pid = (uint32_t)(1 + i % 2),
-                                  .job = "job1"},
-                            .data = body[i % 2], .len = sizeof body[0]};
-        cr_assert_eq(nsc_ring_put(ring, &p, 1, 0), 1);
-    }
-    cr_assert_not_null(fwd_fetch = nsc_fetch_new(ring, "a1", "h1", 5, 64 << 10));
+    fill_ring(ring, 20 << 10, 2, 0);
     spool_batches(1);
-    nsc_fwd *f = new_fwd(4, 60000);
-    got g = {0};
-    pump(f, &g, 3000, 1);
     nsc_a2c_fetch q = {.agent = "a1", .id = 7, .job = "job1", .to_ns = UINT64_MAX, .npids = 1, .pids = {1}};
-    fetch(&g, &q);
-    pump_answers(f, &g, 1);
+    got g = ask(ring, &q);
     cr_assert_eq(g.chunk_id, 7);
     cr_assert_eq(g.pieces, 20);
     cr_assert_eq(g.other_pid, 0);
@@ -852,42 +871,18 @@ Test(forward, detail_fetch_answered_in_bounded_chunks)
      * window before them gets nothing, and what is held */
     nsc_ring_close(ring);
     cr_assert_eq(nsc_ring_open(&ring, rdir, 64 << 20, 10000, err), 0, "%s", err);
-    for (uint64_t i = 0; i < 40; i++) {
-        nsc_ring_piece p = {.m = {.seq = i, .from_ns = 1000 * i, .to_ns = 1000 * i + 999, .pid = 1, .job = "job1"},
-                            .data = body[0], .len = 16};
-        nsc_ring_put(ring, &p, 1, 39999);
-    }
-    nsc_fwd_free(f);
-    nsc_fetch_free(fwd_fetch);
-    cr_assert_not_null(fwd_fetch = nsc_fetch_new(ring, "a1", "h1", 5, 64 << 10));
-    f = new_fwd(4, 60000);
-    g = (got){0};
-    pump(f, &g, 3000, 1);
+    fill_ring(ring, 16, 1, 39999);
     q = (nsc_a2c_fetch){.agent = "a1", .id = 8, .job = "job1", .from_ns = 100, .to_ns = 20000};
-    fetch(&g, &q);
-    pump_answers(f, &g, 1);
+    g = ask(ring, &q);
     cr_assert_eq(g.chunk_id, 8);
     cr_assert_eq(g.pieces, 0);
     cr_assert_eq(g.held_from, 29000);
     cr_assert_eq(g.held_to, 39999);
-    nsc_fwd_free(f);
-    nsc_fetch_free(fwd_fetch);
     nsc_ring_close(ring);
     /* no ring (detail = all): one empty last chunk, nothing held */
-    cr_assert_not_null(fwd_fetch = nsc_fetch_new(NULL, "a1", "h1", 5, 64 << 10));
-    f = new_fwd(4, 60000);
-    g = (got){0};
-    pump(f, &g, 3000, 1);
-    fetch(&g, &q);
-    pump_answers(f, &g, 1);
+    g = ask(NULL, &q);
     cr_assert_eq(g.chunks, 1);
     cr_assert_eq(g.pieces, 0);
     cr_assert_eq(g.held_from, 0);
     cr_assert_eq(g.held_to, 0);
-    nsc_fetch_stats fs;
-    nsc_fetch_stats_get(fwd_fetch, &fs);
-    cr_assert_eq(fs.answered, 1);
-    cr_assert_eq(fs.queued, 0);
-    nsc_fwd_free(f);
-    nsc_fetch_free(fwd_fetch);
 }
