@@ -3,7 +3,7 @@
  * main.c owns it and runs the loop; ingest.c fills it from the socket,
  * acks.c keeps the plugins' streams in order and acknowledges them,
  * held.c keeps the PXN resolver's held events in the spool, lbuild.c
- * builds the ledger records,
+ * builds the ledger records and lsave.c keeps its open ones in the spool,
  * forward.c sends the spool to the collector, http.c reads it for /healthz
  * and /metrics. One thread does everything, so
  * nothing here is locked (the name resolver's thread shares nothing of it:
@@ -38,6 +38,8 @@ typedef struct nsc_ingest_stats {
     uint64_t out_of_order;              /* plugin batches dropped after a gap (resend asked) */
     uint64_t acks_sent;                 /* acknowledgements published to the plugins */
     uint64_t streams_forgotten;         /* marks of streams not heard within linger_ms of the start */
+    uint64_t ledger_restored;           /* processes whose ledger state a predecessor saved, taken back */
+    uint64_t ledger_refused;            /* saved ledger states not taken back (another layout, or no memory) */
 } nsc_ingest_stats;
 
 typedef struct nsc_agent {
@@ -70,6 +72,10 @@ typedef struct nsc_agent {
     nsc_spool_cand *cands; /* a predecessor's, of processes not heard since the start (held.c) */
     size_t ncands, capcands;
     int pxn_before;        /* a predecessor saw PXN traffic (it saved what the resolver knew) */
+    nsc_spool_lsave *lsaves, *lpred;  /* the ledger states staged; a predecessor's, of processes not heard (lsave.c) */
+    size_t nlsaves, caplsaves, nlpred, caplpred;
+    nsc_lbuild_gone *lgone; /* a predecessor's states to delete at the next save (lsave.c) */
+    size_t nlgone, caplgone;
     uint64_t start_ns;     /* also this agent process's instance id in acknowledgements */
 } nsc_agent;
 

@@ -7,6 +7,7 @@
 
 #include "grow.h"
 #include "ingest.h"
+#include "lsave.h"
 
 typedef struct adds {
     nsc_agent *a;
@@ -121,6 +122,7 @@ static int load_one(void *arg, const nsc_spool_held *h)
         if (nsc_out_life(a->out, p, NSC_A2C_STARTED, now) != 0)
             a->in.nomem++;
         nsc_held_heard(a, p);
+        nsc_lsave_heard(a, p);
     }
     if (nsc_pxn_restore(a->pxn, h->id, p->key, p->id.pid, &h->ev, now) == 0)
         return 0;

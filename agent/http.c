@@ -158,6 +158,8 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_acks_sent_total", "counter", "Acknowledgements and resend requests published to the plugins", a->in.acks_sent);
     nsc_prom_u64(b, "ncclscope_agent_spool_streams", "gauge", "Plugin streams with a mark in the spool", nsc_spool_streams_count(a->spool));
     nsc_prom_u64(b, "ncclscope_agent_streams_forgotten_total", "counter", "Marks of streams not heard within linger_ms of the start, deleted", a->in.streams_forgotten);
+    nsc_prom_u64(b, "ncclscope_agent_ledger_restored_total", "counter", "Processes whose open ledger collectives a killed predecessor saved, taken back", a->in.ledger_restored);
+    nsc_prom_u64(b, "ncclscope_agent_ledger_restore_refused_total", "counter", "Saved ledger states not taken back (another build's layout, or no memory)", a->in.ledger_refused);
     nsc_prom_u64(b, "ncclscope_agent_definitions_dropped_total", "counter", "String/context definitions the registry could not keep", a->in.table_full);
     nsc_prom_u64(b, "ncclscope_agent_records_lost_total", "counter", "Records lost to allocation failures or reaped processes", a->in.nomem + a->in.lost);
     nsc_prom_u64(b, "ncclscope_agent_foreign_events_total", "counter", "PXN events handed to the resolver", a->in.foreign);

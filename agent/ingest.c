@@ -3,6 +3,7 @@
 
 #include "acks.h"
 #include "held.h"
+#include "lsave.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -139,6 +140,7 @@ void nsc_ingest_route(nsc_agent *a, const void *msg, size_t len, const nsc_scan 
         if (nsc_out_life(a->out, p, NSC_A2C_STARTED, now_ns) != 0)
             a->in.nomem++;
         nsc_held_heard(a, p);
+        nsc_lsave_heard(a, p);
     }
     if (nsc_reg_learn(a->reg, p, s) != 0)
         a->in.table_full++;
@@ -182,8 +184,14 @@ void nsc_ingest_flush(nsc_agent *a, uint64_t now_ns)
         a->in.nomem++;
         return;
     }
+    if (nsc_lsave_stage(a, &sv.c) != 0) {
+        a->in.nomem++;
+        nsc_held_done(a, &sv);
+        return;
+    }
     if (nsc_out_flush(a->out, now_ns) < 0)
         a->in.nomem++;
+    nsc_lsave_done(a, &sv.c);
     nsc_held_done(a, &sv);
 }
 

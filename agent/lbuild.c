@@ -1,12 +1,14 @@
 /* lbuild.c: the agent's ledger builder (see lbuild.h). */
 #include "lbuild.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "busbw.h"
 #include "gpuclock.h"
 #include "grow.h"
+#include "spool.h"
 
 /* ProxySteps folded under their ProxyOp's id, before the ProxyOp stops. */
 typedef struct op_acc {
@@ -32,6 +34,7 @@ typedef struct open_coll {
     uint64_t pstart, pstop_min, pstop_max;  /* pTimers of its channels (0: none) */
     uint64_t ripe_ns;        /* agent clock: a tick saw it done (PXN processes wait from then) */
     uint8_t known, done, changed;  /* known: its Coll came; changed: since its last in-flight record */
+    uint8_t net;             /* a collective of a communicator spanning nodes: it has network legs */
     nsc_ledger_rec rec;
     nsc_ledger_edge *edges;
     size_t capedges;
@@ -57,7 +60,11 @@ typedef struct p2p_count {
 
 typedef struct lproc {
     uint64_t key;
+    uint64_t host;            /* nsc_spool_host_hash of its host, with pid its name in the spool */
+    uint32_t pid;
     uint8_t pxn;              /* it received re-attached PXN events: records wait for them */
+    uint8_t own_net;          /* a record of it waited ledger_pxn_wait_ms for network legs and none came */
+    uint8_t dirty;            /* changed since its state was last saved */
     uint64_t closed[CLOSED_RING];  /* the ids of the latest records written, round robin */
     unsigned closed_next;
     p2p_count *p2p;
@@ -80,6 +87,8 @@ struct nsc_lbuild {
     void *arg;
     lproc *procs;
     size_t nprocs, capprocs;
+    nsc_lbuild_gone *gone;    /* processes forgotten since the last save */
+    size_t ngone, capgone;
     nsc_lbuild_stats st;
 };
 
@@ -116,6 +125,13 @@ static void proc_free(lproc *lp)
     nsc_gpuclock_free(&lp->gpu);
 }
 
+static void proc_remove(nsc_lbuild *lb, lproc *lp)
+{
+    lb->st.open -= lp->ncolls;
+    proc_free(lp);
+    *lp = lb->procs[--lb->nprocs];
+}
+
 void nsc_lbuild_free(nsc_lbuild *lb)
 {
     if (!lb)
@@ -123,21 +139,28 @@ void nsc_lbuild_free(nsc_lbuild *lb)
     for (size_t i = 0; i < lb->nprocs; i++)
         proc_free(&lb->procs[i]);
     free(lb->procs);
+    free(lb->gone);
     free(lb);
 }
 
-static lproc *proc_of(nsc_lbuild *lb, uint64_t key, int create)
+/* p's state; one made (and marked changed: the caller feeds it) when create. */
+static lproc *proc_of(nsc_lbuild *lb, const nsc_reg_proc *p, int create)
 {
     for (size_t i = 0; i < lb->nprocs; i++)
-        if (lb->procs[i].key == key)
+        if (lb->procs[i].key == p->key) {
+            lb->procs[i].dirty |= (uint8_t)create;
             return &lb->procs[i];
+        }
     if (!create || nsc_grow(&lb->procs, lb->nprocs, &lb->capprocs, sizeof *lb->procs, 8)) {
         lb->st.unattached[NSC_LB_NOMEM] += create;
         return NULL;
     }
     lproc *lp = &lb->procs[lb->nprocs++];
     memset(lp, 0, sizeof *lp);
-    lp->key = key;
+    lp->key = p->key;
+    lp->host = nsc_spool_host_hash(p->id.host);
+    lp->pid = p->id.pid;
+    lp->dirty = 1;
     nsc_gpuclock_init(&lp->gpu);
     return lp;
 }
@@ -266,6 +289,7 @@ static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, 
         r->proto = ev->d.coll.proto, r->nchannels = ev->d.coll.nchannels, r->user_tag = ev->d.coll.user_tag;
     }
     int32_t nranks = ev->ctx < p->nctxs ? p->ctxs[ev->ctx].def.nranks : 1;
+    c->net = ev->type == NSC_T_COLL && ev->ctx < p->nctxs && p->ctxs[ev->ctx].def.nnodes > 1;
     r->bytes = nsc_busbw_rule(nsc_reg_str(p, r->func), nranks, r->count,
                               nsc_dtype_size(nsc_reg_str(p, r->datatype))).bytes;
 }
@@ -485,7 +509,7 @@ void nsc_lbuild_state(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_state_rec *st)
     int w = nsc_ledger_wait_of(st->state);
     if (w < 0)
         return;  /* only a ProxyStep's states are folded */
-    lproc *lp = proc_of(lb, p->key, 1);
+    lproc *lp = proc_of(lb, p, 1);
     if (!lp)
         return;
     step_acc *s = step_of(lp, st->id);
@@ -505,7 +529,7 @@ void nsc_lbuild_state(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_state_rec *st)
 
 void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint64_t now_ns)
 {
-    lproc *lp = proc_of(lb, p->key, 1);
+    lproc *lp = proc_of(lb, p, 1);
     if (!lp)
         return;
     lp->pxn |= (ev->flags & NSC_EVF_FOREIGN) != 0;
@@ -543,13 +567,14 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
 
 void nsc_lbuild_alias(nsc_lbuild *lb, nsc_reg_proc *proxy, nsc_reg_proc *origin, const nsc_a2c_alias *a)
 {
-    lproc *from = proc_of(lb, proxy->key, 0);
+    lproc *from = proc_of(lb, proxy, 0);
     step_acc *s = from ? step_of(from, a->proxy_id) : NULL;
     if (!s)
         return;
     step_acc moved = *s;
     step_del(from, s);
-    lproc *to = proc_of(lb, origin->key, 1);
+    from->dirty = 1;
+    lproc *to = proc_of(lb, origin, 1);
     step_acc *t = to ? step_add(lb, to, a->new_id) : NULL;
     if (!t)
         return;
@@ -559,7 +584,7 @@ void nsc_lbuild_alias(nsc_lbuild *lb, nsc_reg_proc *proxy, nsc_reg_proc *origin,
 
 void nsc_lbuild_completion(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_completion *cm)
 {
-    lproc *lp = proc_of(lb, p->key, 1);
+    lproc *lp = proc_of(lb, p, 1);
     open_coll *c = lp ? coll_get(lb, lp, cm->id) : NULL;
     if (!c)
         return;
@@ -612,23 +637,32 @@ static void close_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, size_t i)
 {
     emit(lb, p, lp, &lp->colls[i], 0);
     lp->closed[lp->closed_next++ % CLOSED_RING] = lp->colls[i].id;
+    lp->dirty = 1;
     coll_drop(lb, lp, i);
+}
+
+/* Whether c's record waits for ProxyOps that come re-attached (PXN): those
+ * of a process known to get them; or, on a communicator spanning nodes, the
+ * network legs of a collective without one of its own (its proxy, another
+ * process, may send them a whole batch later), until a record of the process
+ * waited in vain (no legs on this node's rings, or ProxyOps off). */
+static int waits(const lproc *lp, const open_coll *c)
+{
+    return lp->pxn || (c->net && c->rec.nedges == 0 && !lp->own_net);
 }
 
 void nsc_lbuild_batch_end(nsc_lbuild *lb, nsc_reg_proc *p)
 {
-    lproc *lp = proc_of(lb, p->key, 0);
-    if (!lp || lp->pxn)
-        return;
-    for (size_t i = 0; i < lp->ncolls;) {
-        if (lp->colls[i].done && lp->colls[i].known)
+    lproc *lp = proc_of(lb, p, 0);
+    for (size_t i = 0; lp && i < lp->ncolls;) {
+        if (lp->colls[i].done && lp->colls[i].known && !waits(lp, &lp->colls[i]))
             close_coll(lb, p, lp, i);
         else
             i++;
     }
 }
 
-/* A PXN process's completed collective, pxn_wait_ns after a tick saw it. */
+/* A completed collective that waits (waits()), pxn_wait_ns after a tick saw it. */
 static int ripe(const nsc_lbuild *lb, open_coll *c, uint64_t now_ns)
 {
     if (!c->ripe_ns)
@@ -643,7 +677,8 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
         nsc_reg_proc *p = nsc_reg_by_key(reg, lp->key);
         for (size_t j = 0; p && j < lp->ncolls;) {
             open_coll *c = &lp->colls[j];
-            if (c->known && c->done && ripe(lb, c, now_ns)) {
+            if (c->known && c->done && (!waits(lp, c) || ripe(lb, c, now_ns))) {
+                lp->own_net |= waits(lp, c) && !lp->pxn;
                 close_coll(lb, p, lp, j);
                 continue;
             }
@@ -658,14 +693,180 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
 
 void nsc_lbuild_forget(nsc_lbuild *lb, const nsc_reg_proc *p)
 {
-    lproc *lp = proc_of(lb, p->key, 0);
+    lproc *lp = proc_of(lb, p, 0);
     if (!lp)
         return;
     for (size_t i = 0; i < lp->ncolls; i++)
         lb->st.unattached[drop_reason(&lp->colls[i], NSC_LB_GONE)]++;
-    lb->st.open -= lp->ncolls;
-    proc_free(lp);
-    *lp = lb->procs[--lb->nprocs];
+    /* Its saved state goes at the next save (without memory it stays, and
+     * a successor drops it when the process is not heard in linger_ms). */
+    if (nsc_grow(&lb->gone, lb->ngone, &lb->capgone, sizeof *lb->gone, 8) == 0)
+        lb->gone[lb->ngone++] = (nsc_lbuild_gone){lp->host, lp->pid};
+    proc_remove(lb, lp);
 }
 
 void nsc_lbuild_stats_get(const nsc_lbuild *lb, nsc_lbuild_stats *st) { *st = lb->st; }
+
+/* ---- across a kill ----------------------------------------------------------
+ * A process's state saved: this header, then its collectives (each followed
+ * by its edges), ProxyOps, steps, Send/Recv counts and GPU line. The structs
+ * go as they are in memory, pointers cleared: the spool is this host's, and
+ * one of another build's layout (other sizes) is refused, never guessed at. */
+typedef struct saved_hdr {
+    uint16_t sz_hdr, sz_coll, sz_edge, sz_op, sz_step, sz_p2p;
+    uint32_t ncolls, nedges, nops, nsteps, np2p, gpu_len;
+    uint32_t closed_next, api_next, launch_next;
+    uint8_t pxn, own_net;
+    uint64_t closed[CLOSED_RING];
+    api_start api[API_RING], launch[API_RING];
+} saved_hdr;
+
+static void layout(saved_hdr *h)
+{
+    h->sz_hdr = sizeof(saved_hdr), h->sz_coll = sizeof(open_coll), h->sz_edge = sizeof(nsc_ledger_edge);
+    h->sz_op = sizeof(op_acc), h->sz_step = sizeof(step_acc), h->sz_p2p = sizeof(p2p_count);
+}
+
+static size_t saved_len(const saved_hdr *h)
+{
+    return sizeof *h + (size_t)h->ncolls * sizeof(open_coll) + (size_t)h->nedges * sizeof(nsc_ledger_edge) +
+           (size_t)h->nops * sizeof(op_acc) + (size_t)h->nsteps * sizeof(step_acc) +
+           (size_t)h->np2p * sizeof(p2p_count) + h->gpu_len;
+}
+
+static uint8_t *put(uint8_t *at, const void *v, size_t len)
+{
+    if (len)
+        memcpy(at, v, len);
+    return at + len;
+}
+
+/* lp's state as bytes (malloc'd), or NULL without memory. */
+static uint8_t *save_proc(const lproc *lp, size_t *len)
+{
+    saved_hdr h;
+    memset(&h, 0, sizeof h);  /* padding too: it goes to disk */
+    layout(&h);
+    h.ncolls = (uint32_t)lp->ncolls, h.nops = (uint32_t)lp->nops, h.nsteps = (uint32_t)lp->nsteps;
+    h.np2p = (uint32_t)lp->np2p, h.gpu_len = (uint32_t)nsc_gpuclock_serialized_size(&lp->gpu);
+    for (size_t i = 0; i < lp->ncolls; i++)
+        h.nedges += lp->colls[i].rec.nedges;
+    h.closed_next = lp->closed_next, h.api_next = lp->api_next, h.launch_next = lp->launch_next;
+    h.pxn = lp->pxn, h.own_net = lp->own_net;
+    memcpy(h.closed, lp->closed, sizeof h.closed);
+    memcpy(h.api, lp->api, sizeof h.api);
+    memcpy(h.launch, lp->launch, sizeof h.launch);
+    uint8_t *buf = malloc(*len = saved_len(&h)), *at = buf;
+    if (!buf)
+        return NULL;
+    at = put(at, &h, sizeof h);
+    for (size_t i = 0; i < lp->ncolls; i++) {
+        open_coll c = lp->colls[i];
+        c.edges = NULL, c.capedges = 0, c.rec.edges = NULL;
+        at = put(at, &c, sizeof c);
+        at = put(at, lp->colls[i].edges, c.rec.nedges * sizeof *c.edges);
+    }
+    at = put(at, lp->ops, lp->nops * sizeof *lp->ops);
+    for (size_t i = 0; i < lp->capsteps; i++)
+        if (lp->steps[i].step_id)
+            at = put(at, &lp->steps[i], sizeof lp->steps[i]);
+    at = put(at, lp->p2p, lp->np2p * sizeof *lp->p2p);
+    nsc_gpuclock_serialize(&lp->gpu, at);
+    return buf;
+}
+
+int nsc_lbuild_save(nsc_lbuild *lb, nsc_lbuild_save_fn *fn, void *arg)
+{
+    for (size_t i = 0; i < lb->nprocs; i++) {
+        const lproc *lp = &lb->procs[i];
+        size_t len;
+        uint8_t *buf = lp->dirty ? save_proc(lp, &len) : NULL;
+        if (lp->dirty && (!buf || fn(arg, lp->host, lp->pid, buf, len) != 0))
+            return -1;
+    }
+    for (size_t i = 0; i < lb->ngone; i++)
+        if (fn(arg, lb->gone[i].host, lb->gone[i].pid, NULL, 0) != 0)
+            return -1;
+    return 0;
+}
+
+void nsc_lbuild_saved(nsc_lbuild *lb)
+{
+    for (size_t i = 0; i < lb->nprocs; i++)
+        lb->procs[i].dirty = 0;
+    lb->ngone = 0;
+}
+
+/* Take len bytes at *at into to. */
+static void take(void *to, const uint8_t **at, size_t len)
+{
+    if (len)
+        memcpy(to, *at, len);
+    *at += len;
+}
+
+/* The saved collectives into lp, each with its edges; 0 or -1. */
+static int restore_colls(nsc_lbuild *lb, lproc *lp, const saved_hdr *h, const uint8_t **at)
+{
+    uint64_t nedges = 0;
+    for (uint32_t i = 0; i < h->ncolls; i++) {
+        open_coll *c = &lp->colls[lp->ncolls];
+        take(c, at, sizeof *c);
+        c->edges = NULL, c->capedges = 0;
+        nedges += c->rec.nedges;
+        if (nedges > h->nedges || (c->rec.nedges && !(c->edges = malloc(c->rec.nedges * sizeof *c->edges))))
+            return -1;
+        c->capedges = c->rec.nedges;
+        take(c->edges, at, c->rec.nedges * sizeof *c->edges);
+        lp->ncolls++;
+        lb->st.open++;
+    }
+    return nedges == h->nedges ? 0 : -1;
+}
+
+static int restore_proc(nsc_lbuild *lb, lproc *lp, const saved_hdr *h, const uint8_t *at)
+{
+    if (nsc_grow_to(&lp->colls, h->ncolls, &lp->capcolls, sizeof *lp->colls, 8) ||
+        nsc_grow_to(&lp->ops, h->nops, &lp->capops, sizeof *lp->ops, 8) ||
+        nsc_grow_to(&lp->p2p, h->np2p, &lp->capp2p, sizeof *lp->p2p, 8) || restore_colls(lb, lp, h, &at))
+        return -1;
+    take(lp->ops, &at, h->nops * sizeof *lp->ops);
+    lp->nops = h->nops;
+    for (uint32_t i = 0; i < h->nsteps; i++) {
+        step_acc s;
+        take(&s, &at, sizeof s);
+        step_acc *t = s.step_id && !step_of(lp, s.step_id) ? step_add(lb, lp, s.step_id) : NULL;
+        if (!t)
+            return -1;
+        *t = s;
+    }
+    take(lp->p2p, &at, h->np2p * sizeof *lp->p2p);
+    lp->np2p = h->np2p;
+    nsc_gpuclock_free(&lp->gpu);
+    return nsc_gpuclock_deserialize(&lp->gpu, at, h->gpu_len) == NSC_GPUCLOCK_OK ? 0 : -1;
+}
+
+int nsc_lbuild_restore(nsc_lbuild *lb, const nsc_reg_proc *p, const void *buf, size_t len)
+{
+    saved_hdr h, want;
+    memset(&want, 0, sizeof want);
+    layout(&want);
+    if (len < sizeof h)
+        return -1;
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(&h, &want, offsetof(saved_hdr, ncolls)) != 0 || h.ncolls > lb->max_open ||
+        h.nops > lb->max_open || h.nsteps > steps_max(lb) || saved_len(&h) != len || proc_of(lb, p, 0))
+        return -1;
+    lproc *lp = proc_of(lb, p, 1);
+    if (!lp)
+        return -1;
+    lp->pxn = h.pxn, lp->own_net = h.own_net;
+    lp->closed_next = h.closed_next, lp->api_next = h.api_next, lp->launch_next = h.launch_next;
+    memcpy(lp->closed, h.closed, sizeof lp->closed);
+    memcpy(lp->api, h.api, sizeof lp->api);
+    memcpy(lp->launch, h.launch, sizeof lp->launch);
+    if (restore_proc(lb, lp, &h, (const uint8_t *)buf + sizeof h) == 0)
+        return 0;
+    proc_remove(lb, lp);
+    return -1;
+}

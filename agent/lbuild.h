@@ -26,6 +26,7 @@
 #ifndef NCCLSCOPE_AGENT_LBUILD_H
 #define NCCLSCOPE_AGENT_LBUILD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ledger.h"
@@ -77,6 +78,27 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns);
 /* p is gone: its open collectives are dropped (counted). */
 void nsc_lbuild_forget(nsc_lbuild *lb, const nsc_reg_proc *p);
 void nsc_lbuild_stats_get(const nsc_lbuild *lb, nsc_lbuild_stats *st);
+/* ---- across a kill: agent/lsave.c keeps each process's open state in the
+ * spool, in the transaction that stores the marks of the batches it folded,
+ * so a successor goes on where the killed agent stopped. A process is named
+ * by its host's nsc_spool_host_hash and pid: its registry key dies with the
+ * agent. */
+typedef struct nsc_lbuild_gone {
+    uint64_t host;
+    uint32_t pid;
+} nsc_lbuild_gone;
+
+/* A process's state as bytes (buf malloc'd, fn owns it), or, buf NULL, the
+ * end of a process forgotten. 0, or -1 to stop. */
+typedef int nsc_lbuild_save_fn(void *arg, uint64_t host, uint32_t pid, void *buf, size_t len);
+/* fn for each process changed and each forgotten since the last
+ * nsc_lbuild_saved. 0, or -1 without memory or when fn stopped. */
+int nsc_lbuild_save(nsc_lbuild *lb, nsc_lbuild_save_fn *fn, void *arg);
+/* What the last nsc_lbuild_save gave is in the spool. */
+void nsc_lbuild_saved(nsc_lbuild *lb);
+/* p's state as a predecessor saved it, before anything of p is fed: 0, or -1
+ * when buf is not a state this build wrote, or without memory (nothing kept). */
+int nsc_lbuild_restore(nsc_lbuild *lb, const nsc_reg_proc *p, const void *buf, size_t len);
 /* Metric label of a reason. */
 const char *nsc_lbuild_reason(unsigned reason);
 

@@ -25,6 +25,7 @@
 #include "agent.h"
 #include "acks.h"
 #include "held.h"
+#include "lsave.h"
 #include "http.h"
 #include "ingest.h"
 #include "rundir.h"
@@ -80,6 +81,7 @@ static void run_due(nsc_agent *a, timers *t, uint64_t now)
             t->unheard_due = 0;
             nsc_acks_unheard_forget(a);
             nsc_held_forget(a);
+            nsc_lsave_forget(a);
         }
     }
     size_t waiting = nsc_out_waiting(a->out);
@@ -186,7 +188,8 @@ static int setup(nsc_agent *a)
     if (a->ring)
         nsc_out_set_ring(a->out, a->ring);
     /* What a killed predecessor held: taken back before anything new comes. */
-    if (nsc_ingest_open(a, err) != 0 || nsc_held_load(a, err) != 0 || nsc_acks_unheard_load(a, err) != 0 ||
+    if (nsc_ingest_open(a, err) != 0 || nsc_lsave_load(a, err) != 0 || nsc_held_load(a, err) != 0 ||
+        nsc_acks_unheard_load(a, err) != 0 ||
         start_forward(a, err) != 0 || nsc_http_start(a, err) != 0)
         goto fail;
     return 0;
@@ -204,6 +207,7 @@ static void teardown(nsc_agent *a)
     nsc_lbuild_free(a->lb);
     nsc_out_free(a->out);
     nsc_held_forget(a);
+    nsc_lsave_free(a);
     nsc_pxn_free(a->pxn);
     nsc_reg_free(a->reg);
     nsc_fetch_free(a->fetch);

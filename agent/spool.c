@@ -16,7 +16,7 @@
 
 struct nsc_spool {
     MDB_env *env;
-    MDB_dbi batches, tally, meta, quarantine, streams, held, cands;
+    MDB_dbi batches, tally, meta, quarantine, streams, held, cands, lsave;
     uint64_t epoch;
     nsc_spool_held_change *stage;  /* what the next put writes beside its batch */
     uint64_t cand_end, cand_staged;  /* candidates ever kept; the same after the staged put */
@@ -192,7 +192,8 @@ int nsc_spool_open(nsc_spool **out, const char *dir, uint64_t cap_bytes, char er
         (rc = mdb_dbi_open(txn, "quarantine", MDB_CREATE, &s->quarantine)) == 0 &&
         (rc = mdb_dbi_open(txn, "streams", MDB_CREATE, &s->streams)) == 0 &&
         (rc = mdb_dbi_open(txn, "held", MDB_CREATE, &s->held)) == 0 &&
-        (rc = mdb_dbi_open(txn, "cands", MDB_CREATE, &s->cands)) == 0 && (rc = load_state(s, txn)) == 0 &&
+        (rc = mdb_dbi_open(txn, "cands", MDB_CREATE, &s->cands)) == 0 &&
+        (rc = mdb_dbi_open(txn, "lsave", MDB_CREATE, &s->lsave)) == 0 && (rc = load_state(s, txn)) == 0 &&
         (rc = load_epoch(s, txn, s->st.next_seq != 0 || s->st.refused_entries != 0)) == 0) {
         rc = mdb_txn_commit(txn);
         txn = NULL;
@@ -493,6 +494,27 @@ static int cands_put(nsc_spool *s, MDB_txn *txn, const nsc_spool_held_change *c)
     return rc;
 }
 
+/* A ledger state's key: host hash, then pid. */
+static MDB_val lsave_key(uint8_t key[12], uint64_t host, uint32_t pid)
+{
+    be64(key, host);
+    for (int i = 0; i < 4; i++)
+        key[8 + i] = (uint8_t)(pid >> (24 - 8 * i));
+    return (MDB_val){12, key};
+}
+
+static int lsave_put(nsc_spool *s, MDB_txn *txn, const nsc_spool_held_change *c)
+{
+    int rc = 0;
+    for (size_t i = 0; i < c->nlsave && rc == 0; i++) {
+        uint8_t key[12];
+        MDB_val k = lsave_key(key, c->lsave[i].host, c->lsave[i].pid), v = {c->lsave[i].len, (void *)c->lsave[i].data};
+        rc = v.mv_size ? mdb_put(txn, s->lsave, &k, &v, 0) : mdb_del(txn, s->lsave, &k, NULL);
+        rc = rc == MDB_NOTFOUND ? 0 : rc;
+    }
+    return rc;
+}
+
 static int held_put(nsc_spool *s, MDB_txn *txn)
 {
     const nsc_spool_held_change *c = s->stage;
@@ -514,6 +536,8 @@ static int held_put(nsc_spool *s, MDB_txn *txn)
         MDB_val k = {sizeof PXN_ID_KEY, (void *)PXN_ID_KEY}, v = {sizeof c->last_id, (void *)&c->last_id};
         rc = mdb_put(txn, s->meta, &k, &v, 0);
     }
+    if (c && rc == 0)
+        rc = lsave_put(s, txn, c);
     return rc ? rc : c && c->ncand ? cands_put(s, txn, c) : 0;
 }
 
@@ -647,4 +671,26 @@ int nsc_spool_cands_foreach(nsc_spool *s, int (*fn)(void *arg, const nsc_spool_c
 {
     cand_visit cv = {fn, arg};
     return each(s, s->cands, visit_cands, &cv);
+}
+
+typedef struct lsave_visit {
+    int (*fn)(void *arg, const nsc_spool_lsave *l);
+    void *arg;
+} lsave_visit;
+
+static int visit_lsave(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    const lsave_visit *lv = arg;
+    if (k->mv_size != 12)
+        return 0;
+    const uint8_t *key = k->mv_data;
+    nsc_spool_lsave l = {from_be64(key), (uint32_t)key[8] << 24 | (uint32_t)key[9] << 16 | (uint32_t)key[10] << 8 | key[11],
+                         v->mv_data, v->mv_size};
+    return lv->fn(lv->arg, &l);
+}
+
+int nsc_spool_lsave_foreach(nsc_spool *s, int (*fn)(void *arg, const nsc_spool_lsave *l), void *arg)
+{
+    lsave_visit lv = {fn, arg};
+    return each(s, s->lsave, visit_lsave, &lv);
 }

@@ -113,6 +113,19 @@ typedef struct nsc_spool_cand {
     uint16_t ctx;
 } nsc_spool_cand;
 
+/* The ledger builder's open state of one process (agent/lsave.h), named by
+ * host hash and pid; len 0: the process is gone, its state deleted. */
+typedef struct nsc_spool_lsave {
+    uint64_t host;
+    uint32_t pid;
+    const void *data;
+    size_t len;
+} nsc_spool_lsave;
+
+/* Call fn for every saved ledger state (data lives until fn returns); stops
+ * early when fn returns non-zero and returns that value (-1 unreadable). */
+int nsc_spool_lsave_foreach(nsc_spool *s, int (*fn)(void *arg, const nsc_spool_lsave *l), void *arg);
+
 /* The held events' changes the next nsc_spool_put writes in its transaction
  * (whether it stores or refuses the batch); written says whether it did. */
 typedef struct nsc_spool_held_change {
@@ -124,6 +137,8 @@ typedef struct nsc_spool_held_change {
     const nsc_spool_cand *cand;  /* what the resolver remembered since */
     size_t ncand;
     uint64_t cand_keep;   /* how many of the newest the spool keeps */
+    const nsc_spool_lsave *lsave;  /* the ledger builder's states that changed */
+    size_t nlsave;
     int written;
 } nsc_spool_held_change;
 

@@ -259,12 +259,11 @@ static int chunk_put(chunk *c, nsc_store *dst, char *err, size_t errcap)
     int rc = c->nsecs ? nsc_store_begin(dst, nsc_mono_ns()) : 0;
     for (size_t i = 0; !rc && i < c->nsecs; i++) {
         const section *s = &c->secs[i];
-        nsc_store_batch b = {&s->proc,
-                             c->cx + s->first[K_CTXS], s->count[K_CTXS],
-                             c->sd + s->first[K_STRS], s->count[K_STRS],
-                             c->ev + s->first[K_EVENTS], s->count[K_EVENTS],
-                             c->st + s->first[K_STATES], s->count[K_STATES],
-                             c->cp + s->first[K_COMPL], s->count[K_COMPL]};
+        /* a kind no section of the chunk has is a NULL array: no offset into it */
+#define AT(arr, k) (s->count[k] ? (arr) + s->first[k] : NULL), s->count[k]
+        nsc_store_batch b = {&s->proc, AT(c->cx, K_CTXS), AT(c->sd, K_STRS), AT(c->ev, K_EVENTS),
+                             AT(c->st, K_STATES), AT(c->cp, K_COMPL)};
+#undef AT
         rc = nsc_store_put(dst, &b);
     }
     if (c->nsecs)

@@ -40,6 +40,7 @@ void nsc_item_free(nsc_item *it)
     free(it->moved);
     free(it->ledgers);
     free(it->sl);
+    free(it->lproc);
     free(it);
 }
 
@@ -165,13 +166,14 @@ static void store_view(nsc_item *it)
     }
 }
 
-/* The ledger batches decoded and placed with their process's identity. */
+/* The ledger batches decoded, and placed where their process has a section. */
 static int take_ledgers(nsc_item *it, const nsc_dec_limits *lim)
 {
     uint32_t n = it->a2c.nledgers;
     it->ledgers = calloc(n ? n : 1, sizeof *it->ledgers);
     it->sl = calloc(n ? n : 1, sizeof *it->sl);
-    if (!it->ledgers || !it->sl)
+    it->lproc = calloc(n ? n : 1, sizeof *it->lproc);
+    if (!it->ledgers || !it->sl || !it->lproc)
         return NSC_WIRE_NOMEM;
     for (uint32_t i = 0; i < n; i++) {
         nsc_ledger_batch *b = &it->ledgers[i];
@@ -181,10 +183,10 @@ static int take_ledgers(nsc_item *it, const nsc_dec_limits *lim)
             continue;
         }
         int s = section_of(it, b->pid);
-        if (s < 0)
-            it->ledger_unplaced += b->nrecs;
-        else
-            it->sl[it->nsl++] = (nsc_store_ledger){&it->secs[s].hdr.proc, b, {0}};
+        it->sl[it->nsl] = (nsc_store_ledger){s < 0 ? NULL : &it->lproc[it->nsl], b, {0}};
+        if (s >= 0)
+            it->lproc[it->nsl] = it->secs[s].hdr.proc;
+        it->nsl++;
     }
     return 0;
 }

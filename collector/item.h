@@ -31,17 +31,19 @@ typedef struct nsc_item {
     nsc_store_batch *sb;      /* the store's view of each section */
     nsc_state_rec *moved;     /* states rewritten by PXN aliases (one array) */
     nsc_ledger_batch *ledgers;   /* a2c.nledgers, decoded; those that did not decode are empty */
-    nsc_store_ledger *sl;     /* the store's view of the placed ones (nsl of them) */
+    nsc_store_ledger *sl;     /* the store's view of those that decoded (nsl of them); */
+    nsc_proc *lproc;          /* their processes (sl[i].proc is &lproc[i] once placed, else NULL) */
     uint32_t nsl;
     uint32_t ledger_bad;      /* ledger batches that did not decode */
-    uint64_t ledger_unplaced; /* records of a process with no section in the batch */
+    uint64_t ledger_unplaced; /* records of a process the writer could not place */
     nsc_a2c_probe sample;
 } nsc_item;
 
 /* Decode a batch message into a fresh item, which takes body over (body is
- * left empty either way). A ledger batch that does not decode, or whose
- * process has no section in the batch (its job unknown), is counted and
- * skipped: the rest of the batch is stored. Returns the item, or NULL with *reason set
+ * left empty either way). A ledger batch that does not decode is counted
+ * and skipped: the rest of the batch is stored. One whose process has a
+ * section in the batch is placed with that process; the writer places the
+ * others (procmap.h). Returns the item, or NULL with *reason set
  * (NSC_REJ_*: NSC_REJ_RANKS for a context claiming more than max_ranks
  * ranks or a rank outside them); *agent gets the agent id, "unknown" when
  * the frame could not be read that far. */

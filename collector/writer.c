@@ -14,12 +14,14 @@
 #include "grow.h"
 #include "json.h"
 #include "logsafe.h"
+#include "procmap.h"
 
 struct nsc_writer {
     nsc_collector *c;
     void *pair;
     pthread_t thread;
     nsc_dedupe *dedupe;
+    nsc_procmap *procs;     /* the processes of the batches taken: places ledger-only batches */
     nsc_item **held;        /* items of the open transaction (acked after commit) */
     size_t nheld, held_cap;
     nsc_item **inserting;   /* clickhouse: items of the insert in flight */
@@ -202,6 +204,31 @@ static void count_taken(nsc_writer *w, const nsc_item *it)
     atomic_fetch_add_explicit(&s->ledger_bad_batches, it->ledger_bad, memory_order_relaxed);
 }
 
+/* The processes of the batch learnt; its ledger batches whose process has
+ * no section in it placed with what the agent's earlier batches said, or
+ * counted (ledger_unplaced) and left out. */
+static void place_ledgers(nsc_writer *w, nsc_item *it)
+{
+    const nsc_a2c_batch *a = &it->a2c;
+    for (uint32_t i = 0; i < a->nsections; i++)
+        nsc_procmap_put(w->procs, a->agent, &it->secs[i].hdr.proc);
+    for (uint32_t i = 0; i < a->nlife; i++) {
+        nsc_proc p = {.pid = a->life[i].pid, .local_rank = -1, .gpu = -1};
+        snprintf(p.job, sizeof p.job, "%s", a->life[i].job);
+        snprintf(p.host, sizeof p.host, "%s", a->life[i].host);
+        nsc_proc known;
+        if (nsc_procmap_get(w->procs, a->agent, p.pid, &known) != 0)  /* a section's says more */
+            nsc_procmap_put(w->procs, a->agent, &p);
+    }
+    for (uint32_t i = 0; i < it->nsl; i++) {
+        nsc_store_ledger *l = &it->sl[i];
+        if (!l->proc && nsc_procmap_get(w->procs, a->agent, l->batch->pid, &it->lproc[i]) == 0)
+            l->proc = &it->lproc[i];
+        if (!l->proc)
+            it->ledger_unplaced += l->batch->nrecs;
+    }
+}
+
 /* Put a batch unless it is committed already; either way it is held for its
  * ack. A batch refused for its gaps, or while the committed sequences are not
  * known, is freed here (no ack) and 0 returned. */
@@ -226,8 +253,10 @@ static int take_batch(nsc_writer *w, nsc_item *it)
     }
     for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++)
         rc = nsc_store_put(w->c->store, &it->sb[i]);
+    place_ledgers(w, it);
     for (uint32_t i = 0; !rc && i < it->nsl; i++)  /* in the batch's transaction: stored exactly once with it */
-        rc = nsc_store_put_ledger(w->c->store, &it->sl[i]);
+        if (it->sl[i].proc)
+            rc = nsc_store_put_ledger(w->c->store, &it->sl[i]);
     if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq) ||
         hold(w, it))
         return rc ? rc : NSC_STORE_ENOMEM;
@@ -243,8 +272,11 @@ static int take_batch_ch(nsc_writer *w, nsc_item *it)
     ensure_txn(w);
     for (uint32_t i = 0; i < a->nsections; i++)
         nsc_chstore_put(w->c->ch, a->agent, a->epoch, a->seq, i, &it->sb[i]);
+    place_ledgers(w, it);
     for (uint32_t i = 0; i < it->nsl; i++) {
         uint32_t k = (uint32_t)(it->sl[i].batch - it->ledgers);  /* its place among the batch's ledgers */
+        if (!it->sl[i].proc)
+            continue;
         nsc_chstore_put_ledger(w->c->ch, a->agent, a->epoch, a->seq, k, it->sl[i].proc, a->ledgers[k].data,
                                a->ledgers[k].len);
     }
@@ -544,7 +576,8 @@ int nsc_writer_start(nsc_collector *c, nsc_writer **out)
         return -1;
     w->c = c;
     int linger = 0, hwm = 0;  /* unbounded: the agents' credit bounds the queue */
-    int rc = (w->dedupe = nsc_dedupe_new()) ? nsc_dedupe_load(w->dedupe, c->store) : NSC_STORE_ENOMEM;
+    int rc = (w->dedupe = nsc_dedupe_new()) && (w->procs = nsc_procmap_new()) ? nsc_dedupe_load(w->dedupe, c->store)
+                                                                               : NSC_STORE_ENOMEM;
     if (rc)
         log_store("cannot load the committed batch sequences (not starting: batches could be stored twice)", rc);
     if (rc || (c->ch ? nsc_chstore_clocks(c->ch, nsc_clocks_adopt, c->clocks) : nsc_clocks_load(c->clocks, c->store)) ||
@@ -558,6 +591,7 @@ int nsc_writer_start(nsc_collector *c, nsc_writer **out)
         if (w->pair)
             zmq_close(w->pair);
         nsc_dedupe_free(w->dedupe);
+        nsc_procmap_free(w->procs);
         free(w);
         return -1;
     }
@@ -582,6 +616,7 @@ void nsc_writer_join(nsc_writer *w)
     pthread_join(w->thread, NULL);
     zmq_close(w->pair);
     nsc_dedupe_free(w->dedupe);
+    nsc_procmap_free(w->procs);
     free(w->held), free(w->inserting);
     free(w);
 }

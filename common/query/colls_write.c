@@ -175,19 +175,8 @@ int nsc_q_collectives(nsc_q_ctx *c)
     }
     nsc_q_lit(o, "{\"kind\":\"end\",\"collectives\":");
     nsc_q_u64(o, written);
-    nsc_q_lit(o, ",\"next_cursor\":");
-    if (more) {
-        const cl_rec *x = &s.recs[last->first];
-        nsc_q_lit(o, "\"");
-        nsc_q_u64(o, last->start);
-        nsc_q_lit(o, ".");
-        nsc_q_u64(o, x->func);
-        nsc_q_lit(o, ".");
-        nsc_q_u64(o, x->seq);
-        nsc_q_lit(o, "\"");
-    } else {
-        nsc_q_lit(o, "null");
-    }
+    const cl_rec *x = more ? &s.recs[last->first] : NULL;
+    nsc_q_next_cursor(o, more, more ? last->start : 0, x ? x->func : 0, x ? x->seq : 0);
     nsc_q_write_skipped(c);
     nsc_q_lit(o, "}\n");
     nsc_q_cl_free(&s);

@@ -197,18 +197,7 @@ int nsc_q_ledger(nsc_q_ctx *c)
         return o->err ? o->err : nsc_q_store_fail(c, rc);
     nsc_q_lit(o, "{\"kind\":\"end\",\"records\":");
     nsc_q_u64(o, u.written);
-    nsc_q_lit(o, ",\"next_cursor\":");
-    if (u.more) {
-        nsc_q_lit(o, "\"");
-        nsc_q_u64(o, u.last.seq);
-        nsc_q_lit(o, ".");
-        nsc_q_u64(o, u.last.rank);
-        nsc_q_lit(o, ".");
-        nsc_q_u64(o, u.last.idx);
-        nsc_q_lit(o, "\"");
-    } else {
-        nsc_q_lit(o, "null");
-    }
+    nsc_q_next_cursor(o, u.more, u.last.seq, u.last.rank, u.last.idx);
     nsc_q_lit(o, "}\n");
     return o->err;
 }

@@ -81,6 +81,8 @@ void nsc_q_hex(nsc_q_out *o, uint64_t v);         /* "0x..." with quotes */
 void nsc_q_str(nsc_q_out *o, const char *s);      /* a JSON string literal */
 void nsc_q_num(nsc_q_out *o, double v);           /* 3 decimals; null if not finite */
 void nsc_q_opt_u64(nsc_q_out *o, int known, uint64_t v); /* v or null */
+/* ,"next_cursor": "a.b.c" (what parse_cursor reads) when more, else null. */
+void nsc_q_next_cursor(nsc_q_out *o, int more, uint64_t a, uint64_t b, uint64_t c);
 
 /* One rank of the selected communicator. */
 typedef struct nsc_q_rank {

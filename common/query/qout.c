@@ -123,3 +123,19 @@ void nsc_q_opt_u64(nsc_q_out *o, int known, uint64_t v)
 static void put_out(void *arg, const char *p, size_t n) { nsc_q_raw(arg, p, n); }
 
 void nsc_q_str(nsc_q_out *o, const char *s) { nsc_json_escape(s, NSC_JSON_CTL_UNICODE, put_out, o); }
+
+void nsc_q_next_cursor(nsc_q_out *o, int more, uint64_t a, uint64_t b, uint64_t c)
+{
+    nsc_q_lit(o, ",\"next_cursor\":");
+    if (!more) {
+        nsc_q_lit(o, "null");
+        return;
+    }
+    nsc_q_lit(o, "\"");
+    nsc_q_u64(o, a);
+    nsc_q_lit(o, ".");
+    nsc_q_u64(o, b);
+    nsc_q_lit(o, ".");
+    nsc_q_u64(o, c);
+    nsc_q_lit(o, "\"");
+}

@@ -643,18 +643,7 @@ static int run(tl *s)
     nsc_q_out *o = c->out;
     nsc_q_lit(o, "{\"kind\":\"end\",\"events\":");
     nsc_q_u64(o, s->emitted);
-    nsc_q_lit(o, ",\"next_cursor\":");
-    if (s->more) {
-        nsc_q_lit(o, "\"");
-        nsc_q_u64(o, s->last[0]);
-        nsc_q_lit(o, ".");
-        nsc_q_u64(o, s->last[1]);
-        nsc_q_lit(o, ".");
-        nsc_q_u64(o, s->last[2]);
-        nsc_q_lit(o, "\"");
-    } else {
-        nsc_q_lit(o, "null");
-    }
+    nsc_q_next_cursor(o, s->more, s->last[0], s->last[1], s->last[2]);
     nsc_q_write_skipped(c);
     nsc_q_lit(o, "}\n");
     return o->err;

@@ -74,11 +74,10 @@ static int ctx_group(nsc_store *st, uint16_t ctx, uint32_t *g)
     return 0;
 }
 
-/* Process-local string id -> store-wide id (0 when never defined). Ids past
- * the 16-bit field are stored as 0 too; both are counted. */
-nsc_str nsc_st_map_str(void *arg, nsc_str id)
+/* Process-local string id -> store-wide id of the process being put (0:
+ * never defined, or past the 16-bit field), memoized for its batch. */
+nsc_str nsc_st_proc_str(nsc_store *st, nsc_str id)
 {
-    nsc_store *st = arg;
     memo *m = &st->scratch.str_memo[id];
     if (id == 0 || st->w.txn_rc)
         return 0;
@@ -93,9 +92,18 @@ nsc_str nsc_st_map_str(void *arg, nsc_str id)
         m->stamp = st->scratch.stamp;
         m->value = gid <= UINT16_MAX ? gid : 0;
     }
-    if (m->value == 0)
-        st->w.pending.unknown_str++;
     return (nsc_str)m->value;
+}
+
+/* nsc_st_proc_str for the blocks: an id never defined, or past the 16-bit
+ * field, is stored as 0 and counted. */
+nsc_str nsc_st_map_str(void *arg, nsc_str id)
+{
+    nsc_store *st = arg;
+    nsc_str g = nsc_st_proc_str(st, id);
+    if (id != 0 && g == 0)
+        st->w.pending.unknown_str++;
+    return g;
 }
 
 static size_t id_slot(const nsc_st_scratch *sc, uint64_t id)

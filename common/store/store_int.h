@@ -190,6 +190,7 @@ int nsc_st_put_str(nsc_store *st, const nsc_str_def *s);
 /* store_group.c */
 void nsc_st_group_begin(nsc_st_scratch *sc);
 int nsc_st_group_records(nsc_store *st, const nsc_store_batch *b);
+nsc_str nsc_st_proc_str(nsc_store *st, nsc_str id);
 nsc_str nsc_st_map_str(void *arg, nsc_str id);
 
 /* store_colls.c: index the runs of a block just written; remove the entries

@@ -4,9 +4,12 @@
  * seqs read, merged with the batch's records by the upsert rule, written
  * back; a value new to the store gets its age entry, so retention takes it
  * like a block), deleting a value for retention, and reading a window of
- * seqs and ranks. The upsert rule: a later record of the same (comm, seq,
- * rank, func, peer) replaces the stored one, except that an in-flight record
- * never replaces a completed one.
+ * seqs and ranks. A record's strings are the process's own ids, and one
+ * whose comm_id is 0 names its communicator by the process's context index
+ * (its agent never saw the definitions): both resolve through the
+ * process's definitions, stored with its batches. The upsert rule: a later
+ * record of the same (comm, seq, rank, func, peer) replaces the stored one,
+ * except that an in-flight record never replaces a completed one.
  */
 #include "store_int.h"
 
@@ -17,47 +20,57 @@
 
 /* ---- writer ------------------------------------------------------------ */
 
-/* The batch's strings, by their id in the batch, as store-wide ids in the
- * scratch's string memo (valid for this put only). */
-static int map_strings(nsc_store *st, const nsc_ledger_batch *b)
+/* The batch's process and its string definitions (the process's own ids,
+ * as in its wire batches: put like a batch's, so the memo resolves every id
+ * the process ever defined). */
+static int put_identity(nsc_store *st, uint32_t job, const nsc_store_ledger *l)
 {
-    nsc_st_scratch *sc = &st->scratch;
-    nsc_st_group_begin(sc);
-    for (uint32_t i = 0; i < b->nstrs; i++) {
-        const nsc_str_def *s = &b->strs[i];
-        uint32_t gid;
-        int rc = nsc_st_intern(st, DB_STRS, s->text, nsc_st_text_len(s->text, sizeof s->text),
-                               "next_str", &gid);
-        if (rc)
-            return rc;
-        if (gid > UINT16_MAX)  /* beyond what a record holds, as in blocks */
-            st->w.pending.unknown_str++;
-        sc->str_memo[s->id] = (memo){sc->stamp, gid <= UINT16_MAX ? gid : 0};
-    }
-    return 0;
+    int rc = nsc_st_proc_identity(st, job, l->proc, &st->scratch.proc);
+    nsc_st_group_begin(&st->scratch);
+    for (uint32_t i = 0; !rc && i < l->batch->nstrs; i++)
+        rc = nsc_st_put_str(st, &l->batch->strs[i]);
+    return rc;
 }
 
-/* A string field: its store-wide id, or -1 where the batch does not define it. */
-static long map_str(const nsc_st_scratch *sc, nsc_str id)
+/* A string field: its store-wide id, or -1 where the process never defined it. */
+static long map_str(nsc_store *st, nsc_str id)
 {
-    if (id == 0)
-        return 0;
-    return sc->str_memo[id].stamp == sc->stamp ? (long)sc->str_memo[id].value : -1;
+    nsc_str g = nsc_st_proc_str(st, id);
+    return id && !g ? -1 : (long)g;
+}
+
+/* comm_id 0 (its agent never saw the context defined): the communicator and
+ * rank of the process's context ctx. 0, or -1 where it is not known. */
+static int resolve_ctx(nsc_store *st, nsc_ledger_rec *r)
+{
+    uint8_t ckey[7] = {'c'};
+    nsc_put_be32(ckey + 1, st->scratch.proc);
+    nsc_put_be16(ckey + 5, r->ctx);
+    MDB_val k = nsc_st_mval(ckey, sizeof ckey), v;
+    int rc = mdb_get(st->w.txn, st->env.dbi[DB_PROCS], &k, &v);
+    if (rc && rc != MDB_NOTFOUND)
+        st->w.txn_rc = rc;
+    if (rc || v.mv_size != 16)
+        return -1;
+    r->comm_id = nsc_get_be64(v.mv_data);
+    r->rank = (int32_t)nsc_get_be32((const uint8_t *)v.mv_data + 8);
+    return 0;
 }
 
 #define KNOWN_FLAGS                                                                               \
     (NSC_LEDGER_INFLIGHT | NSC_LEDGER_GRAPH | NSC_LEDGER_CE | NSC_LEDGER_PXN | NSC_LEDGER_P2P |  \
      NSC_LEDGER_NO_GPU | NSC_LEDGER_NO_NET)
 
-/* The record with its strings mapped, or 0 when it is malformed. */
-static int map_record(const nsc_st_scratch *sc, const nsc_ledger_rec *in, nsc_ledger_rec *out)
+/* The record with its communicator and strings resolved, or 0 when it is
+ * malformed or names what the process never defined. */
+static int map_record(nsc_store *st, const nsc_ledger_rec *in, nsc_ledger_rec *out)
 {
-    long func = map_str(sc, in->func), dt = map_str(sc, in->datatype), algo = map_str(sc, in->algo),
-         proto = map_str(sc, in->proto);
-    if (in->rank < 0 || (in->flags & ~(uint32_t)KNOWN_FLAGS) || func < 0 || dt < 0 || algo < 0 ||
-        proto < 0 || in->nedges > NSC_LPACK_MAX_EDGES || (in->nedges && !in->edges))
-        return 0;
     *out = *in;
+    long func = map_str(st, in->func), dt = map_str(st, in->datatype), algo = map_str(st, in->algo),
+         proto = map_str(st, in->proto);
+    if ((in->comm_id == 0 && resolve_ctx(st, out)) || out->rank < 0 || (in->flags & ~(uint32_t)KNOWN_FLAGS) ||
+        func < 0 || dt < 0 || algo < 0 || proto < 0 || in->nedges > NSC_LPACK_MAX_EDGES || (in->nedges && !in->edges))
+        return 0;
     out->func = (nsc_str)func;
     out->datatype = (nsc_str)dt;
     out->algo = (nsc_str)algo;
@@ -87,7 +100,7 @@ static int sort_records(nsc_store *st, nsc_store_ledger *l, size_t *n)
         return NSC_STORE_ENOMEM;
     size_t k = 0;
     for (uint32_t i = 0; i < b->nrecs; i++) {
-        if (map_record(sc, &b->recs[i], &sc->lrecs[k]))
+        if (map_record(st, &b->recs[i], &sc->lrecs[k]))
             sc->lsorted[k] = &sc->lrecs[k], k++;
         else
             l->counts.rejected++;
@@ -185,7 +198,7 @@ int nsc_st_put_ledger(nsc_store *st, nsc_store_ledger *l)
     size_t n;
     int rc = nsc_st_intern(st, DB_JOBS, p->job, nsc_st_text_len(p->job, sizeof p->job), "next_job",
                            &job);
-    if (rc || (rc = map_strings(st, l->batch)) || (rc = sort_records(st, l, &n)))
+    if (rc || (rc = put_identity(st, job, l)) || (rc = sort_records(st, l, &n)) || (rc = st->w.txn_rc))
         return rc;
     const nsc_ledger_rec **r = st->scratch.lsorted;
     for (size_t i = 0, j; !rc && i < n; i = j) {

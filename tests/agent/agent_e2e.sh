@@ -11,14 +11,16 @@
 #   event mask MASK (default: the plugin's): one completed ledger record per
 #   collective and rank, with the emulator's truths (check.c); nothing is
 #   left unattached.
-# ledger_kill: the ledger job, paced, while each agent is killed -9 three
-#   times and restarted: no record is written twice; the collectives open
-#   at a kill lose their record (the builder's open state is in memory only,
-#   and the plugin does not send again what a spooled batch held), at most
-#   one per rank and kill: those are counted, not guessed (docs/agent.md).
+# ledger_kill: the ledger job, rank 1 late by 50 ms each iteration (the
+#   others' collectives open meanwhile), while each agent is killed -9 three
+#   times and restarted: the same checks as ledger but GPU bounds (check.c's
+#   ledger-paced), so no record is lost or written twice and nothing is left
+#   unattached; the last agent of each node takes back the open state of its
+#   node's two ranks from the spool. Before the state was saved, some
+#   collectives open at a kill never closed.
 # ondemand: the ledger job with detail = on-demand: the same ledger records
-#   are spooled, and every raw event, state and completion received goes to
-#   the detail ring, none to the spool.
+#   are spooled, nothing left unattached, and every raw event, state and
+#   completion received goes to the detail ring, none to the spool.
 # ondemand_ring: the ring job at the full mask into a 1 MiB ring: it stays
 #   within its size, the oldest sections are dropped and counted, and every
 #   section kept is either held or counted dropped; every raw record
@@ -42,6 +44,15 @@ set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 . "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
 
+# Nothing of node $1's job was left unattached to a ledger record.
+ledger_attached() {
+    local r v
+    for r in no_collective no_proxy_op no_proxy_step max_open process_gone nomem late; do
+        v=$(metric "$1" "ncclscope_agent_ledger_unattached_total{reason=\"$r\"}")
+        [ "$v" = 0 ] || die "node $1: ledger unattached $r: $v"
+    done
+}
+
 # Every raw record node $1 received went to its detail ring, none to the
 # spool, and none was lost on the way.
 raw_all_in_ring() {
@@ -63,9 +74,12 @@ pxn)
     for n in 0 1; do wait_metric $n ncclscope_agent_pxn_pending 0; done
     for n in 0 1; do
         [ "$(metric $n ncclscope_agent_pxn_unresolved_total)" = 0 ] || die "node $n: unresolved PXN events"
+        wait_metric $n ncclscope_agent_ledger_open 0
+        ledger_attached $n
         stop agent$n
     done
     "$bin/nsc-agent-check" pxn "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
+    "$bin/nsc-agent-check" ledger-pxn "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
     ;;
 garbage)
     run_agent 0 --max-batch-kb 64
@@ -160,10 +174,7 @@ ledger)
     for n in 0 1; do
         wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
         wait_metric $n ncclscope_agent_ledger_open 0
-        for r in no_collective no_proxy_op no_proxy_step max_open process_gone nomem late; do
-            [ "$(metric $n "ncclscope_agent_ledger_unattached_total{reason=\"$r\"}")" = 0 ] ||
-                die "node $n: ledger unattached $r: $(metric $n "ncclscope_agent_ledger_unattached_total{reason=\"$r\"}")"
-        done
+        ledger_attached $n
         stop agent$n
     done
     "$bin/nsc-agent-check" ledger "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
@@ -176,6 +187,7 @@ ondemand)
     for n in 0 1; do
         wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
         wait_metric $n ncclscope_agent_ledger_open 0
+        ledger_attached $n
         raw_all_in_ring $n
         [ "$(metric $n ncclscope_agent_detail_ring_dropped_total)" = 0 ] || die "node $n: ring dropped sections"
         stop agent$n
@@ -201,7 +213,7 @@ ledger_kill)
     run_agent 0
     run_agent 1
     "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario ring --nodes 2 --ranks-per-node 2 \
-        --iters 60 --pace-us 20000 --summary "$dir/emu.json" &
+        --iters 30 --slow-rank 1 --slow-us 50000 --summary "$dir/emu.json" &
     emu=$!
     for k in 1 2 3 4 5 6; do
         n=$((k % 2))
@@ -212,10 +224,13 @@ ledger_kill)
     wait $emu || die "emulator failed"
     for n in 0 1; do
         wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
+        wait_metric $n ncclscope_agent_ledger_open 0
+        [ "$(metric $n ncclscope_agent_ledger_restored_total)" = 2 ] ||
+            die "node $n: $(metric $n ncclscope_agent_ledger_restored_total) ledger states taken back, not 2"
+        ledger_attached $n
         stop agent$n
     done
-    # 3 kills per node, 2 ranks per node, one collective open per rank at a time
-    "$bin/nsc-agent-check" ledger-kill "$dir/emu.json" 12 "$dir/node0/spool" "$dir/node1/spool"
+    "$bin/nsc-agent-check" ledger-paced "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
     ;;
 *) die "unknown mode $mode" ;;
 esac

@@ -235,12 +235,52 @@ Test(lbuild, graph_and_copy_engine_collectives)
     complete(lb, proc_a, 10, T0 + 100);
     complete(lb, proc_a, 20, T0 + 200);
     nsc_lbuild_batch_end(lb, proc_a);
+    cr_assert_eq(nrecs, 1, "the Coll waits for its network legs (2 nodes), the copy engine has none");
+    cr_assert(recs[0].flags & NSC_LEDGER_CE);
+    cr_assert_eq(recs[0].seq, 2);
+    cr_assert_eq(recs[0].bytes, 1024);
+    nsc_lbuild_tick(lb, reg, T0);
+    nsc_lbuild_tick(lb, reg, T0 + 20 * MS);
     cr_assert_eq(nrecs, 2);
-    cr_assert(recs[0].flags & NSC_LEDGER_GRAPH);
-    cr_assert(recs[0].flags & NSC_LEDGER_NO_GPU, "no KernelCh: no GPU times");
-    cr_assert(recs[1].flags & NSC_LEDGER_CE);
-    cr_assert_eq(recs[1].seq, 2);
-    cr_assert_eq(recs[1].bytes, 1024);
+    cr_assert(recs[1].flags & NSC_LEDGER_GRAPH);
+    cr_assert(recs[1].flags & NSC_LEDGER_NO_GPU, "no KernelCh: no GPU times");
+    teardown(lb);
+}
+
+/* A collective of a communicator spanning nodes without network legs of its
+ * own waits ledger_pxn_wait_ms for re-attached ones (PXN: its proxy's batch
+ * may come later); a process whose record waited in vain no longer waits. */
+Test(lbuild, network_legs_wait_for_pxn)
+{
+    nsc_lbuild *lb = setup(16);
+    feed(lb, proc_a, coll(10, 1, T0));
+    complete(lb, proc_a, 10, T0 + 100);
+    nsc_lbuild_batch_end(lb, proc_a);
+    nsc_lbuild_tick(lb, reg, T0);
+    cr_assert_eq(nrecs, 0, "waits for its PXN legs");
+    nsc_event o = op(1ull << 63 | 5, 10, 2, 0, 1, 4);
+    o.flags = NSC_EVF_FOREIGN;
+    nsc_lbuild_event(lb, proc_a, &o, T0 + MS);
+    nsc_lbuild_tick(lb, reg, T0 + 19 * MS);
+    cr_assert_eq(nrecs, 0, "until ledger_pxn_wait_ms after a tick saw it complete");
+    nsc_lbuild_tick(lb, reg, T0 + 20 * MS);
+    cr_assert_eq(nrecs, 1);
+    cr_assert(recs[0].flags & NSC_LEDGER_PXN);
+    cr_assert_eq(edge(&recs[0], 2, 0, 1)->steps, 4);
+    cr_assert_eq(unattached(lb, NSC_LB_LATE), 0);
+
+    /* proc_b: no legs come; after that its records do not wait */
+    feed(lb, proc_b, coll(10, 1, T0));
+    complete(lb, proc_b, 10, T0 + 100);
+    nsc_lbuild_batch_end(lb, proc_b);
+    nsc_lbuild_tick(lb, reg, T0 + 30 * MS);
+    nsc_lbuild_tick(lb, reg, T0 + 50 * MS);
+    cr_assert_eq(nrecs, 2);
+    cr_assert(recs[1].flags & NSC_LEDGER_NO_NET);
+    feed(lb, proc_b, coll(11, 2, T0));
+    complete(lb, proc_b, 11, T0 + 200);
+    nsc_lbuild_batch_end(lb, proc_b);
+    cr_assert_eq(nrecs, 3, "learned: its network legs are not re-attached");
     teardown(lb);
 }
 
@@ -342,5 +382,130 @@ Test(lbuild, in_flight_then_completed)
     cr_assert_eq(recs[2].seq, 7);
     nsc_lbuild_tick(lb, reg, T0 + 30 * MS);
     cr_assert_eq(nrecs, 3, "completed: no more in-flight records");
+    teardown(lb);
+}
+
+/* ---- across a kill ---------------------------------------------------------- */
+
+typedef struct saved {
+    uint64_t host;
+    uint32_t pid;
+    void *buf;
+    size_t len;
+} saved;
+
+static saved saves[4];
+static unsigned nsaves;
+
+static int keep(void *arg, uint64_t host, uint32_t pid, void *buf, size_t len)
+{
+    (void)arg;
+    cr_assert_lt(nsaves, 4);
+    saves[nsaves++] = (saved){host, pid, buf, len};
+    return 0;
+}
+
+static void saves_free(void)
+{
+    for (unsigned i = 0; i < nsaves; i++)
+        free(saves[i].buf);
+    nsaves = 0;
+}
+
+/* A ring collective's first part: what a killed agent folded and stored. */
+static void ring_begin(nsc_lbuild *lb, nsc_reg_proc *p)
+{
+    state(lb, p, 21, NSC_S_PROXY_STEP_SEND_GPU_WAIT, T0 + 10000, 0);
+    feed(lb, p, coll(10, 5, T0));
+    feed(lb, p, api(9, T0 - 2000));
+    feed(lb, p, kernel(60, 10, 0, T0 + 5000, T0 + 900000));
+    nsc_lbuild_batch_end(lb, p);
+}
+
+/* The rest, sent again to the successor. */
+static void ring_end(nsc_lbuild *lb, nsc_reg_proc *p)
+{
+    state(lb, p, 21, NSC_S_PROXY_STEP_SEND_WAIT, T0 + 11000, 65536);
+    feed(lb, p, step(21, 20, 0, T0 + 10000, T0 + 15000));
+    feed(lb, p, op(20, 10, 0, 0, 1, 1));
+    feed(lb, p, kernel(61, 10, 1, T0 + 6000, T0 + 901000));
+    complete(lb, p, 10, T0 + 950000);
+    nsc_lbuild_batch_end(lb, p);
+}
+
+Test(lbuild, a_successor_goes_on_from_the_saved_state)
+{
+    nsc_lbuild *lb = setup(16);
+    ring_begin(lb, proc_a);
+    ring_end(lb, proc_a);
+    cr_assert_eq(nrecs, 1);
+    nsc_ledger_rec whole = recs[0];
+    nsc_ledger_edge whole_edge = edges[0][0];
+    teardown(lb);
+
+    lb = setup(16);
+    ring_begin(lb, proc_a);
+    cr_assert_eq(nsc_lbuild_save(lb, keep, NULL), 0);
+    cr_assert_eq(nsaves, 1, "only the process that changed");
+    cr_assert_eq(saves[0].pid, 100);
+    nsc_lbuild_saved(lb);
+    cr_assert_eq(nsc_lbuild_save(lb, keep, NULL), 0);
+    cr_assert_eq(nsaves, 1, "nothing changed since");
+    teardown(lb);
+
+    /* The successor's registry gives the process a new key. */
+    lb = setup(16);
+    cr_assert_eq(nsc_lbuild_restore(lb, proc_b, saves[0].buf, saves[0].len), 0);
+    cr_assert_eq(nsc_lbuild_restore(lb, proc_b, saves[0].buf, saves[0].len), -1, "only before anything is fed");
+    ring_end(lb, proc_b);
+    cr_assert_eq(nrecs, 1);
+    cr_assert_eq(recs[0].seq, whole.seq);
+    cr_assert_eq(recs[0].api_ns, whole.api_ns);
+    cr_assert_eq(recs[0].done_ns, whole.done_ns);
+    cr_assert_eq(recs[0].gpu_start_ns, whole.gpu_start_ns);
+    cr_assert_eq(recs[0].gpu_end_ns, whole.gpu_end_ns);
+    cr_assert_eq(recs[0].nchannels_done, 2);
+    cr_assert_eq(recs[0].nedges, 1);
+    cr_assert_eq(memcmp(&edges[0][0], &whole_edge, sizeof whole_edge), 0, "the step's states across the kill");
+    for (unsigned i = 0; i < NSC_LB_NREASONS; i++)
+        cr_assert_eq(unattached(lb, i), 0, "reason %s", nsc_lbuild_reason(i));
+    /* Gone, its saved state is deleted at the next save. */
+    nsc_lbuild_saved(lb);
+    nsc_lbuild_forget(lb, proc_b);
+    saves_free();
+    cr_assert_eq(nsc_lbuild_save(lb, keep, NULL), 0);
+    cr_assert_eq(nsaves, 1);
+    cr_assert_eq(saves[0].pid, 101);
+    cr_assert_null(saves[0].buf);
+    teardown(lb);
+}
+
+Test(lbuild, a_malformed_saved_state_is_refused)
+{
+    nsc_lbuild *lb = setup(16);
+    ring_begin(lb, proc_a);
+    cr_assert_eq(nsc_lbuild_save(lb, keep, NULL), 0);
+    teardown(lb);
+    lb = setup(16);
+    uint8_t *bad = malloc(saves[0].len + 1);
+    memcpy(bad, saves[0].buf, saves[0].len);
+    cr_assert_eq(nsc_lbuild_restore(lb, proc_a, bad, saves[0].len - 1), -1, "truncated");
+    cr_assert_eq(nsc_lbuild_restore(lb, proc_a, bad, saves[0].len + 1), -1, "trailing");
+    cr_assert_eq(nsc_lbuild_restore(lb, proc_a, bad, 3), -1, "shorter than its header");
+    bad[2]++;
+    cr_assert_eq(nsc_lbuild_restore(lb, proc_a, bad, saves[0].len), -1, "another layout");
+    nsc_lbuild_stats st;
+    nsc_lbuild_stats_get(lb, &st);
+    cr_assert_eq(st.open, 0, "nothing kept");
+    free(bad);
+    saves_free();
+    /* max_open smaller than what was saved */
+    nsc_lbuild *small = nsc_lbuild_new(10 * MS, 20 * MS, 1, collect, NULL);
+    ring_begin(lb, proc_a);
+    feed(lb, proc_a, coll(70, 6, T0));
+    cr_assert_eq(nsc_lbuild_save(lb, keep, NULL), 0);
+    cr_assert_eq(nsc_lbuild_restore(small, proc_b, saves[0].buf, saves[0].len), -1, "two open, one allowed");
+    nsc_lbuild_free(small);
+    saves_free();
     teardown(lb);
 }

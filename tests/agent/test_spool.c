@@ -420,3 +420,54 @@ Test(spool, candidates_kept_newest, .init = make_dir, .fini = remove_dir)
     cr_assert_eq(ids[2], 4);
     nsc_spool_close(s);
 }
+
+typedef struct lsave_seen {
+    uint32_t pids[4];
+    size_t lens[4];
+    char first[4];
+    unsigned n;
+} lsave_seen;
+
+static int note_lsave(void *arg, const nsc_spool_lsave *l)
+{
+    lsave_seen *s = arg;
+    cr_assert_lt(s->n, 4);
+    cr_assert_eq(l->host, 0x1122334455667788ull, "named by its host hash");
+    s->pids[s->n] = l->pid;
+    s->lens[s->n] = l->len;
+    s->first[s->n++] = *(const char *)l->data;
+    return 0;
+}
+
+/* The ledger builder's states go in with the put that stores its batch, are
+ * replaced by a later one, and deleted by a zero length. */
+Test(spool, ledger_states_commit_with_the_batch, .init = make_dir, .fini = remove_dir)
+{
+    nsc_spool *s;
+    char err[128];
+    uint8_t buf[100] = {0};
+    nsc_spool_tally t = {1, 1};
+    const uint64_t host = 0x1122334455667788ull;
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    nsc_spool_lsave first[] = {{host, 7, "aaa", 3}, {host, 8, "bbbb", 4}, {host, 9, "c", 1}};
+    nsc_spool_held_change c = {.lsave = first, .nlsave = 3};
+    nsc_spool_held_stage(s, &c);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
+    cr_assert_eq(c.written, 1);
+    nsc_spool_lsave next[] = {{host, 7, "zz", 2}, {host, 9, NULL, 0}, {host, 10, NULL, 0}};
+    nsc_spool_held_change d = {.lsave = next, .nlsave = 3};
+    nsc_spool_held_stage(s, &d);
+    cr_assert_eq(nsc_spool_put(s, buf, sizeof buf, &t, NULL, 0), 0);
+    nsc_spool_held_stage(s, NULL);
+    nsc_spool_close(s);
+    cr_assert_eq(nsc_spool_open(&s, dir, 1 << 20, err), 0, "%s", err);
+    lsave_seen seen = {0};
+    cr_assert_eq(nsc_spool_lsave_foreach(s, note_lsave, &seen), 0);
+    cr_assert_eq(seen.n, 2, "9 deleted; 10 was never saved");
+    cr_assert_eq(seen.pids[0], 7);
+    cr_assert_eq(seen.lens[0], 2, "replaced");
+    cr_assert_eq(seen.first[0], 'z');
+    cr_assert_eq(seen.pids[1], 8);
+    cr_assert_eq(seen.lens[1], 4);
+    nsc_spool_close(s);
+}

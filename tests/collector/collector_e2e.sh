@@ -25,6 +25,10 @@
 #            seqs and ranks in (seq, rank) order and pages it by cursor, a
 #            bad parameter gets a 400 with its error; ncclscope ledger reads
 #            the same records from the collector and from the store (--db).
+#            Then ledger records that come without their process's section
+#            (in-flight records of a process that stopped sending events):
+#            placed by what the agent's earlier batches said, and, from
+#            agents the collector never heard, refused and counted.
 # Issue 29's HTTP probes (tests/e2e/hflood.py clients from 127.0.0.1; /healthz
 # polled from 127.0.0.2 answers within 100 ms throughout each):
 #   bigreq:  a 1 GiB body, a 64 MiB header and a 64 MiB URL are refused
@@ -109,6 +113,15 @@ PY
     "$bin/nsc-feed" --check "$dir/db" --agents 2 --procs 4 --batches 30 --ledger 16 || die "store check"
     "$bin/ncclscope" --db "$dir/db" --raw ledger --comm 0xfeed --seq 14-17 --rank 1-2 > "$dir/cli_db" || die "ledger --db"
     diff "$dir/cli" "$dir/cli_db" || die "ledger from the store differs from the collector's"
+    start
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --first 30 --batches 10 --ledger 16 \
+        --ledger-alone 5 --timeout-ms 30000 > "$dir/out" || die "not every batch was acknowledged: $(cat "$dir/out")"
+    wait_collector_metric ncclscope_collector_ledger_records_stored_total 1280
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 1 --procs 4 --prefix stranger --batches 3 --ledger 16 \
+        --ledger-alone 3 --timeout-ms 30000 > "$dir/out" || die "not every batch was acknowledged: $(cat "$dir/out")"
+    wait_collector_metric ncclscope_collector_ledger_records_rejected_total 192
+    collector_metric_is ncclscope_collector_store_ledger_records $((3840 + 1280)) ||
+        die "the store holds $(collector_metric ncclscope_collector_store_ledger_records) ledger records"
     ;;
 kill9)
     : > "$dir/acks"

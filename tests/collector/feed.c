@@ -10,6 +10,7 @@
  *   nsc-feed --endpoint EP [--agents N] [--procs P] [--batches B] [--colls C]
  *            [--first S] [--resend K] [--garbage] [--window W] [--timeout-ms T]
  *            [--ack-log FILE] [--pool M] [--prefix NAME] [--distinct] [--ledger L]
+ *            [--ledger-alone K]
  *   nsc-feed --direct DB [--agents N] [--procs P] [--batches B] [--colls C] [--ledger L]
  *   nsc-feed --check DB --agents N --prefix NAME --first S --batches B
  *            [--procs P] [--colls C] [--ack-log FILE] [--ledger L]
@@ -34,7 +35,9 @@
  * share a key), and check mode wants exactly that many ledger records
  * stored. Direct mode with --ledger puts the ledger records alone, as a
  * collector with on-demand detail gets them, and prints
- * ledger_records_per_s and ledger_bytes_per_record.
+ * ledger_records_per_s and ledger_bytes_per_record. --ledger-alone K: the
+ * last K batches of each agent carry their ledger records without the
+ * sections (a process's in-flight records after its events stopped).
  *
  *   nsc-feed --endpoint EP --hostile MODE [--count N] [--timeout-ms T]
  *
@@ -65,7 +68,7 @@ typedef struct opts {
     uint64_t count;
     unsigned agents, procs, colls, window, pool;
     uint64_t batches, first, resend, timeout_ms;
-    unsigned ledger;
+    unsigned ledger, ledger_alone;
     int garbage, distinct;
 } opts;
 
@@ -217,6 +220,8 @@ static int send_batch(agent *a, const opts *o, const pool *p, uint64_t seq, uint
     }
     b.nledgers = o->ledger ? o->procs : 0;
     b.ledgers = lsecs;
+    if (seq + o->ledger_alone >= o->first + o->batches)
+        b.nsections = 0;
     snprintf(b.agent, sizeof b.agent, "%s", a->id);
     snprintf(b.host, sizeof b.host, "%s", a->id);
     size_t n = nsc_a2c_encode_batch(&b, buf);
@@ -808,6 +813,7 @@ static int parse(opts *o, int argc, char **argv)
         else if (strcmp(k, "--hostile") == 0) o->hostile = v;
         else if (strcmp(k, "--count") == 0) o->count = n;
         else if (strcmp(k, "--ledger") == 0) o->ledger = (unsigned)n;
+        else if (strcmp(k, "--ledger-alone") == 0) o->ledger_alone = (unsigned)n;
         else return -1;
     }
     if (o->distinct && !o->endpoint)

@@ -1,7 +1,8 @@
 /* test_item_ledger.c: an agent batch's ledger batches at the collector's
- * decoding (nsc_item_batch): one that does not decode, and one of a process
- * with no section in the batch (its job unknown), are counted and skipped
- * while the batch's sections and its other ledger batches are kept. */
+ * decoding (nsc_item_batch): one that does not decode is counted and
+ * skipped while the batch's sections and its other ledger batches are kept;
+ * one whose process has a section in the batch is placed with it, one of
+ * another process is left for the writer to place (procmap.h). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ static size_t ledger(uint32_t pid, uint32_t n, uint8_t *buf)
     return nsc_ledger_encode(&b, buf);
 }
 
-Test(item_ledger, undecodable_and_unplaced_counted_rest_kept)
+Test(item_ledger, undecodable_counted_rest_kept_and_placed)
 {
     static uint8_t sec[4096], good[4096], orphan[4096], msg[1 << 16];
     static const uint8_t junk[] = {0x94, 0xc1, 0xff, 0x00};
@@ -55,11 +56,12 @@ Test(item_ledger, undecodable_and_unplaced_counted_rest_kept)
     cr_assert_not_null(it, "batch refused: reason %u", reason);
     cr_assert_eq(it->a2c.nsections, 1);
     cr_assert_eq(it->ledger_bad, 1);
-    cr_assert_eq(it->ledger_unplaced, 3);
-    cr_assert_eq(it->nsl, 1);
+    cr_assert_eq(it->nsl, 2);
     cr_assert_eq(it->sl[0].batch->nrecs, 5);
     cr_assert_eq(it->sl[0].proc->pid, 100);
     cr_assert_str_eq(it->sl[0].proc->job, "job");
+    cr_assert_eq(it->sl[1].batch->nrecs, 3);
+    cr_assert_null(it->sl[1].proc);
     nsc_item_free(it);
     zmq_msg_close(&body);
 }

@@ -253,7 +253,7 @@ Test(ledger_store, malformed_records_counted_rest_stored, .init = setup, .fini =
     nsc_ledger_rec r[5] = {rec(1, 0, NULL, 0), rec(2, 0, NULL, 0), rec(3, 0, NULL, 0), rec(4, 0, NULL, 0),
                            rec(5, 0, NULL, 0)};
     r[1].rank = -2;
-    r[2].func = 9; /* no such string in the batch */
+    r[2].func = 9; /* a string the process never defined */
     r[3].flags = 1u << 20;
     nsc_store_ledger_counts c = put_commit(st, 1, r, 5);
     cr_assert_eq(c.rejected, 3);
@@ -262,6 +262,39 @@ Test(ledger_store, malformed_records_counted_rest_stored, .init = setup, .fini =
     cr_assert_eq(g->n, 2);
     cr_assert_eq(g->recs[0].seq, 1);
     cr_assert_eq(g->recs[1].seq, 5);
+}
+
+/* An agent started after the process defined its contexts and strings
+ * sends comm_id 0 with the context index, and string ids it does not
+ * define: the process's own definitions (from its event batches) name them. */
+Test(ledger_store, resolved_through_the_process_definitions, .init = setup, .fini = teardown)
+{
+    nsc_ctx_def ctx = nsc_test_ctx(7, COMM, 3, 8);
+    nsc_store_batch events = {.proc = &proc, .ctxs = &ctx, .nctxs = 1, .strs = strs, .nstrs = 4};
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_store_put(st, &events), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    nsc_ledger_rec r[2] = {rec(40, -1, NULL, 0), rec(41, -1, NULL, 0)};
+    r[0].comm_id = r[1].comm_id = 0;
+    r[0].ctx = 7;
+    r[1].ctx = 8; /* never defined */
+    nsc_ledger_batch b = {.pid = 42, .nrecs = 2, .recs = r};  /* no strings of its own */
+    nsc_store_ledger l = {&proc, &b, {0}};
+    cr_assert_eq(nsc_store_begin(st, 2), 0);
+    cr_assert_eq(nsc_store_put_ledger(st, &l), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    cr_assert_eq(l.counts.stored, 1);
+    cr_assert_eq(l.counts.rejected, 1);
+    got *g = read_window(st, 0, 100, 0, 100);
+    cr_assert_eq(g->n, 1);
+    cr_assert_eq(g->recs[0].rank, 3);
+    cr_assert_eq(g->recs[0].comm_id, COMM);
+    nsc_store_reader *rd;
+    char text[64];
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_str(rd, g->recs[0].func, text, sizeof text), 0);
+    nsc_store_read_end(rd);
+    cr_assert_str_eq(text, "AllReduce");
 }
 
 Test(ledger_store, retention_by_age, .init = setup, .fini = teardown)

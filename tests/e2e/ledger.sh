@@ -20,8 +20,9 @@ nodes=2
 start_all
 emulate --iters 20
 spooled=0
+settled() { metric_is "$1" ncclscope_agent_ledger_open 0 && delivered "$1"; }  # records held for PXN proxies too
 for n in 0 1; do
-    wait_until 20 delivered $n || die "node $n did not deliver its spool"
+    wait_until 20 settled $n || die "node $n did not deliver its spool and ledger"
     spooled=$((spooled + $(metric $n ncclscope_agent_ledger_spooled_total)))
 done
 [ "$spooled" -gt 0 ] || die "the agents built no ledger record"
