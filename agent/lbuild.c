@@ -691,6 +691,20 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
     }
 }
 
+void nsc_lbuild_finish(nsc_lbuild *lb, nsc_registry *reg)
+{
+    for (size_t i = 0; i < lb->nprocs; i++) {
+        lproc *lp = &lb->procs[i];
+        nsc_reg_proc *p = nsc_reg_by_key(reg, lp->key);
+        for (size_t j = 0; p && j < lp->ncolls;) {
+            if (lp->colls[j].known && lp->colls[j].done)
+                close_coll(lb, p, lp, j);
+            else
+                j++;
+        }
+    }
+}
+
 void nsc_lbuild_forget(nsc_lbuild *lb, const nsc_reg_proc *p)
 {
     lproc *lp = proc_of(lb, p, 0);

@@ -67,14 +67,15 @@ raw_all_in_ring() {
 
 case $mode in
 pxn)
-    run_agent 0
-    run_agent 1
+    # Records wait for PXN legs far longer than the job: the agents' stop writes them.
+    run_agent 0 --ledger-pxn-wait-ms 600000
+    run_agent 1 --ledger-pxn-wait-ms 600000
     NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
         --scenario pxn --nodes 2 --ranks-per-node 2 --iters 3 --summary "$dir/emu.json" || die "emulator failed"
     for n in 0 1; do wait_metric $n ncclscope_agent_pxn_pending 0; done
     for n in 0 1; do
         [ "$(metric $n ncclscope_agent_pxn_unresolved_total)" = 0 ] || die "node $n: unresolved PXN events"
-        wait_metric $n ncclscope_agent_ledger_open 0
+        [ "$(metric $n ncclscope_agent_ledger_open)" = 6 ] || die "node $n: $(metric $n ncclscope_agent_ledger_open) open, not 6"
         ledger_attached $n
         stop agent$n
     done
