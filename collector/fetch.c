@@ -7,14 +7,17 @@
 #include <zmq.h>
 
 #include "fnv.h"
+#include "json.h"
 
 #define ASKED 16   /* fetches waiting to be sent */
 #define RECENT 64  /* fetches whose job a chunk is told by */
 
 typedef struct agent {
-    char name[64];
+    char name[64], host[64];
     uint8_t ident[256];
     size_t len;
+    int answered;                  /* a chunk came: held_* say what its ring held */
+    uint64_t held_from, held_to;
 } agent;
 
 typedef struct asked {
@@ -23,7 +26,7 @@ typedef struct asked {
 } asked;
 
 struct nsc_cfetch {
-    pthread_mutex_t mu;      /* guards q, nq and next_id (the HTTP thread asks) */
+    pthread_mutex_t mu;      /* guards q, nq, next_id and the agents (the HTTP thread asks and reads) */
     asked q[ASKED];
     unsigned nq;
     uint64_t next_id;
@@ -71,22 +74,50 @@ uint64_t nsc_cfetch_ask(nsc_cfetch *f, const char *job, uint64_t from_ns, uint64
     return id;
 }
 
-void nsc_cfetch_agent(nsc_cfetch *f, const char *name, const uint8_t *ident, size_t len)
+/* The agent named name, added if new (NULL: max_agents known already). */
+static agent *agent_of(nsc_cfetch *f, const char *name)
 {
     size_t i = 0;
     while (i < f->nagents && strcmp(f->agents[i].name, name) != 0)
         i++;
     if (i == f->nagents && f->nagents == f->max_agents)
-        return;  /* as many as max_agents: the collector takes no more senders anyway */
-    agent *a = &f->agents[i];
+        return NULL;  /* as many as max_agents: the collector takes no more senders anyway */
     if (i == f->nagents++)
-        memcpy(a->name, name, sizeof a->name);
-    if (len > sizeof a->ident)
-        len = sizeof a->ident;
-    memcpy(a->ident, ident, len);
-    a->len = len;
+        memcpy(f->agents[i].name, name, sizeof f->agents[i].name);
+    return &f->agents[i];
 }
 
+void nsc_cfetch_agent(nsc_cfetch *f, const char *name, const uint8_t *ident, size_t len)
+{
+    pthread_mutex_lock(&f->mu);
+    agent *a = agent_of(f, name);
+    if (a) {
+        a->len = len < sizeof a->ident ? len : sizeof a->ident;
+        memcpy(a->ident, ident, a->len);
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+int nsc_cfetch_held_json(nsc_cfetch *f, FILE *out)
+{
+    int rc = fputs("[", out) < 0;
+    pthread_mutex_lock(&f->mu);
+    for (size_t i = 0, n = 0; i < f->nagents && !rc; i++) {
+        const agent *a = &f->agents[i];
+        if (!a->answered)
+            continue;
+        fputs(n++ ? ",{\"agent\":" : "{\"agent\":", out);
+        nsc_json_write_str(out, a->name);
+        fputs(",\"host\":", out);
+        nsc_json_write_str(out, a->host);
+        rc = fprintf(out, ",\"from_ns\":%llu,\"to_ns\":%llu}", (unsigned long long)a->held_from,
+                     (unsigned long long)a->held_to) < 0;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return rc || fputs("]", out) < 0 ? -1 : 0;
+}
+
+/* The ROUTER is the ingest thread's; the agents' table is read under mu. */
 static void send_one(const nsc_cfetch *f, void *router, const asked *q, unsigned *sent)
 {
     for (size_t i = 0; i < f->nagents; i++) {
@@ -111,7 +142,9 @@ unsigned nsc_cfetch_send(nsc_cfetch *f, void *router)
     f->nq = 0;
     pthread_mutex_unlock(&f->mu);
     for (unsigned i = 0; i < n; i++) {
+        pthread_mutex_lock(&f->mu);
         send_one(f, router, &q[i], &sent);
+        pthread_mutex_unlock(&f->mu);
         f->recent[f->nrecent++ % RECENT] = q[i];
     }
     return sent;
@@ -169,6 +202,15 @@ int nsc_cfetch_take(nsc_cfetch *f, const void *buf, size_t len, const nsc_dec_li
     if (rc != NSC_WIRE_OK)
         return rc;
     const char *job = job_of(f, d.id);
+    pthread_mutex_lock(&f->mu);
+    agent *a = agent_of(f, d.agent);
+    if (a) {
+        a->answered = 1;
+        memcpy(a->host, d.host, sizeof a->host);
+        a->held_from = d.held_from_ns;
+        a->held_to = d.held_to_ns;
+    }
+    pthread_mutex_unlock(&f->mu);
     uint64_t epoch = nsc_fnv1a(d.epoch, job, strlen(job)) | 1ull << 63;
     for (uint32_t i = 0, j; i < d.npieces; i = j) {
         for (j = i + 1; j < d.npieces && d.pieces[j].seq == d.pieces[i].seq; j++)

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "item.h"
 
@@ -31,6 +32,11 @@ void nsc_cfetch_agent(nsc_cfetch *f, const char *agent, const uint8_t *ident, si
 /* Ingest thread: send what was asked, on the agents' ROUTER. Returns the
  * fetches sent (one per agent). */
 unsigned nsc_cfetch_send(nsc_cfetch *f, void *router);
+
+/* Any thread: what each agent's ring held when it last answered, as a JSON
+ * array of {agent, host, from_ns, to_ns} (agent clocks; 0 and 0: nothing).
+ * 0 or -1 (write error). */
+int nsc_cfetch_held_json(nsc_cfetch *f, FILE *out);
 
 typedef void nsc_cfetch_emit_fn(void *arg, nsc_item *it);
 /* Ingest thread: a detail chunk; each batch of it goes to emit as an item.

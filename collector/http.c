@@ -336,14 +336,14 @@ static int qs_u64(const struct evkeyvalq *kv, const char *name, uint64_t fallbac
 
 /* GET /api/v1/detail?job=J[&from_ns=A][&to_ns=B]: ask every agent for job
  * J's raw detail in the window (the agents' clocks); the chunks are stored
- * as they come (fetch.h). Answers the fetch's id at once. */
+ * as they come (fetch.h). Answers at once the fetch's id and what each
+ * agent's ring held when it last answered. */
 static void detail(nsc_http *h, struct evhttp_request *req, const char *qs)
 {
     struct evkeyvalq kv;
     TAILQ_INIT(&kv);
     uint64_t from, to;
     const char *job = NULL;
-    char body[96];
     if (qs && evhttp_parse_query_str(qs, &kv) == 0)
         job = evhttp_find_header(&kv, "job");
     if (!job || !*job || strlen(job) > 63 || qs_u64(&kv, "from_ns", 0, &from) || qs_u64(&kv, "to_ns", UINT64_MAX, &to) ||
@@ -359,8 +359,18 @@ static void detail(nsc_http *h, struct evhttp_request *req, const char *qs)
         nsc_http_json_error(req, 503, "Service Unavailable", "too many detail fetches waiting; ask again");
         return;
     }
-    int n = snprintf(body, sizeof body, "{\"fetch\":%llu}\n", (unsigned long long)id);
-    send_body(req, "application/json", body, (size_t)n);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    int rc = !f || fprintf(f, "{\"fetch\":%llu,\"held\":", (unsigned long long)id) < 0 ||
+             nsc_cfetch_held_json(h->c->fetch, f) || fputs("}\n", f) < 0;
+    if (f)
+        fclose(f);
+    if (rc)
+        nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+    else
+        send_body(req, "application/json", text, len);
+    free(text);
 }
 
 /* ---- routing ---- */

@@ -6,6 +6,8 @@
 # event the agents received is then stored (events counted by the collector
 # = events the agents took in), and the timeline has them; the same window
 # fetched again is answered by both agents and stored once (nothing new).
+# A window older than the rings brings nothing, and each agent's held
+# window is in the next answer.
 # busy: the job runs paced while the whole window is fetched again and
 # again: ingest is not held up (no raw record lost, no batch waits for its
 # ack past the timeout, every batch delivered), and at the end the fetched
@@ -21,10 +23,10 @@ start_collector 0
 for n in 0 1; do start_agent $n --detail on-demand --ack-timeout-ms 2000; done
 api="http://127.0.0.1:$http/api/v1"
 asked=0
-# fetch: ask for the job's whole window; both agents answer it.
+# fetch [WINDOW]: ask for the job's window (default: all); both agents answer it.
 fetch() {
     asked=$((asked + 1))
-    curl -sf "$api/detail?job=$job" > "$dir/fetch" || die "GET /api/v1/detail"
+    curl -sf "$api/detail?job=$job${1:-}" > "$dir/fetch" || die "GET /api/v1/detail"
     grep -q '"fetch":' "$dir/fetch" || die "GET /api/v1/detail: $(cat "$dir/fetch")"
     for n in 0 1; do wait_metric $n ncclscope_agent_detail_fetches_answered_total "$asked"; done
 }
@@ -54,9 +56,21 @@ done
 wait_until 10 collector_metric_is ncclscope_collector_ledger_records_stored_total \
     "$(( $(metric 0 ncclscope_agent_ledger_spooled_total) + $(metric 1 ncclscope_agent_ledger_spooled_total) ))" ||
     die "the ledger did not arrive"
-[ "$mode" = busy ] || collector_metric_is ncclscope_collector_events_in_total 0 ||
-    die "raw events reached the collector without a fetch"
-fetch
+if [ "$mode" != busy ]; then
+    collector_metric_is ncclscope_collector_events_in_total 0 || die "raw events reached the collector without a fetch"
+    # a window older than the rings: nothing comes, and the answer after
+    # says what each ring holds
+    fetch "&from_ns=0&to_ns=1"
+    collector_metric_is ncclscope_collector_detail_pieces_total 0 || die "a window older than the rings brought detail"
+    fetch
+    python3 - "$dir/fetch" <<'PY' || die "the held windows: $(cat "$dir/fetch")"
+import json, sys
+held = json.load(open(sys.argv[1]))["held"]
+sys.exit(0 if len(held) == 2 and all(1 < h["from_ns"] <= h["to_ns"] for h in held) else 1)
+PY
+else
+    fetch
+fi
 wait_collector_metric ncclscope_collector_events_in_total "$events"
 stored=$(collector_metric ncclscope_collector_detail_batches_stored_total)
 [ "$stored" -gt 0 ] || die "no detail batch stored"
