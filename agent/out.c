@@ -411,4 +411,8 @@ int nsc_out_flush(nsc_out *o, uint64_t now_ns)
 
 void nsc_out_stats_get(const nsc_out *o, nsc_out_stats *st) { *st = o->st; }
 
-void nsc_out_set_ring(nsc_out *o, nsc_ring *ring) { o->ring = ring; }
+void nsc_out_set_ring(nsc_out *o, nsc_ring *ring, uint64_t now_ns)
+{
+    o->ring = ring;
+    o->last_flush_ns = now_ns;
+}

@@ -57,10 +57,10 @@ size_t nsc_out_waiting(const nsc_out *o);
  * Returns 0 stored or empty, 1 refused by the spool, -1 no memory. */
 int nsc_out_flush(nsc_out *o, uint64_t now_ns);
 void nsc_out_stats_get(const nsc_out *o, nsc_out_stats *st);
-/* detail = on-demand: from now on the raw records (events, states,
+/* detail = on-demand: from now_ns on the raw records (events, states,
  * completions) of each flush go to ring, under the flushed batch's seq, and
  * the batch keeps each section's definitions and counters. Set before the
  * first record. */
-void nsc_out_set_ring(nsc_out *o, nsc_ring *ring);
+void nsc_out_set_ring(nsc_out *o, nsc_ring *ring, uint64_t now_ns);
 
 #endif

@@ -7,7 +7,7 @@
 # = events the agents took in), and the timeline has them; the same window
 # fetched again is answered by both agents and stored once (nothing new).
 # A window older than the rings brings nothing, and each agent's held
-# window is in the next answer.
+# window is in the next answer. Malformed chunks are counted, not stored.
 # busy: the job runs paced while the whole window is fetched again and
 # again: ingest is not held up (no raw record lost, no batch waits for its
 # ack past the timeout, every batch delivered), and at the end the fetched
@@ -86,4 +86,9 @@ collector_metric_is ncclscope_collector_events_in_total "$events" ||
 collector_metric_is ncclscope_collector_detail_batches_stored_total "$stored" || die "a window fetched twice was stored twice"
 curl -s "$api/detail" > "$dir/refused"
 grep -q '"error"' "$dir/refused" || die "a fetch without a job was not refused"
+# chunks nobody asked for, one cut short, one with a piece that is no batch: counted, nothing stored
+"$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --hostile detail --timeout-ms 100 > "$dir/hostile" ||
+    die "nsc-feed --hostile detail: $(cat "$dir/hostile")"
+wait_collector_metric ncclscope_collector_detail_bad_total 2
+collector_metric_is ncclscope_collector_events_in_total "$events" || die "a bad chunk stored events"
 echo "detail.sh: $events events fetched in $stored batches, stored once"
