@@ -30,7 +30,8 @@ typedef struct step_acc {
 typedef struct open_coll {
     uint64_t id;
     uint64_t seen_ns;        /* agent clock: for hang_ms */
-    uint64_t api_parent;     /* the Coll's parent (its CollApi, v5+) */
+    uint64_t api_parent;     /* the Coll's parent (its CollApi or P2pApi, v5+) */
+    uint64_t group_api;      /* its API call's parent, the GroupApi, once that call is known */
     uint64_t pstart, pstop_min, pstop_max;  /* pTimers of its channels (0: none) */
     uint64_t ripe_ns;        /* agent clock: a tick saw it done (PXN processes wait from then) */
     uint8_t known, done, changed;  /* known: its Coll came; changed: since its last in-flight record */
@@ -256,6 +257,40 @@ static uint64_t p2p_seq(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
     return 0;
 }
 
+static const api_start *ring_find(const api_start *ring, uint64_t id, int by_parent)
+{
+    for (unsigned i = 0; id && i < API_RING; i++)
+        if ((by_parent ? ring[i].parent : ring[i].id) == id)
+            return &ring[i];
+    return NULL;
+}
+
+/* The API call (CollApi, P2pApi) and the kernel launch of c: taken from the
+ * latest ones seen when c is named or written, and given to the open
+ * collectives when they come later (a CollApi stops after its Coll, the call
+ * returning after the enqueue; a group of many calls overruns the latest). */
+static void api_times(lproc *lp, open_coll *c)
+{
+    const api_start *api = c->rec.api_ns ? NULL : ring_find(lp->api, c->api_parent, 0);
+    if (api)
+        c->rec.api_ns = api->start_ns, c->group_api = api->parent;
+    const api_start *launch = c->rec.launch_ns ? NULL : ring_find(lp->launch, c->group_api, 1);
+    if (launch)
+        c->rec.launch_ns = launch->start_ns;
+}
+
+/* An API call or kernel launch (e) for the open collectives it belongs to. */
+static void api_came(lproc *lp, const api_start *e, int launch)
+{
+    for (size_t i = 0; i < lp->ncolls; i++) {
+        open_coll *c = &lp->colls[i];
+        if (!launch && c->known && c->api_parent == e->id && !c->rec.api_ns)
+            c->rec.api_ns = e->start_ns, c->group_api = e->parent;
+        else if (launch && c->group_api && c->group_api == e->parent && !c->rec.launch_ns)
+            c->rec.launch_ns = e->start_ns;
+    }
+}
+
 /* Its Coll (CeColl, P2p) names the collective; hang_ms counts from now on. */
 static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, const nsc_event *ev,
                       uint64_t now_ns)
@@ -263,6 +298,7 @@ static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, 
     c->known = c->changed = 1;
     c->seen_ns = now_ns;
     c->api_parent = ev->parent;
+    api_times(lp, c);
     nsc_ledger_rec *r = &c->rec;
     r->enqueue_ns = ev->start_ns;
     r->root = r->peer = -1;
@@ -292,24 +328,6 @@ static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, 
     c->net = ev->type == NSC_T_COLL && ev->ctx < p->nctxs && p->ctxs[ev->ctx].def.nnodes > 1;
     r->bytes = nsc_busbw_rule(nsc_reg_str(p, r->func), nranks, r->count,
                               nsc_dtype_size(nsc_reg_str(p, r->datatype))).bytes;
-}
-
-static const api_start *ring_find(const api_start *ring, uint64_t id, int by_parent)
-{
-    for (unsigned i = 0; id && i < API_RING; i++)
-        if ((by_parent ? ring[i].parent : ring[i].id) == id)
-            return &ring[i];
-    return NULL;
-}
-
-/* The API call and the kernel launch: a CollApi stops after its Coll (the
- * call returns after the enqueue), so they are looked up when emitting. */
-static void api_times(lproc *lp, open_coll *c)
-{
-    const api_start *api = ring_find(lp->api, c->api_parent, 0);
-    const api_start *launch = api ? ring_find(lp->launch, api->parent, 1) : NULL;
-    c->rec.api_ns = api ? api->start_ns : 0;
-    c->rec.launch_ns = launch ? launch->start_ns : 0;
 }
 
 /* ---- children: KernelCh, ProxyOp, ProxyStep, states ------------------------ */
@@ -543,10 +561,13 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
         return;
     }
     case NSC_T_COLL_API:
-        lp->api[lp->api_next++ % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
+    case NSC_T_P2P_API:
+        lp->api[lp->api_next % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
+        api_came(lp, &lp->api[lp->api_next++ % API_RING], 0);
         return;
     case NSC_T_KERNEL_LAUNCH:
-        lp->launch[lp->launch_next++ % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
+        lp->launch[lp->launch_next % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
+        api_came(lp, &lp->launch[lp->launch_next++ % API_RING], 1);
         return;
     case NSC_T_PROXY_STEP:
         proxy_step(lb, lp, ev);

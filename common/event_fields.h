@@ -282,7 +282,7 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
  * the field ("The ledger"); the codec writes the rows in this order. */
 #define NSC_FIELDS_LEDGER(X, a)                                                                   \
     X(a, U64,  comm_id,      "the communicator (NCCL commHash)")                                   \
-    X(a, U64,  seq,          "NCCL's seqNumber of the collective in the communicator")             \
+    X(a, U64,  seq,          "NCCL's seqNumber of the collective in the communicator; a Send/Recv's is the rank's own count per peer and func") \
     X(a, I32,  rank,         "the rank in the communicator")                                       \
     X(a, U32,  flags,        "NSC_LEDGER_* flags: in-flight, graph, copy engine, PXN, p2p, no GPU or network detail") \
     X(a, STR,  func,         "the function (AllReduce, ...)")                                      \
