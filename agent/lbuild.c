@@ -15,6 +15,7 @@ typedef struct op_acc {
     uint64_t op_id;
     nsc_ledger_edge e;  /* peer, channel, is_send unset */
     uint32_t nsteps;    /* ProxySteps folded */
+    uint32_t stateless; /* of those, steps without a state (states on, theirs lost) */
     uint8_t pxn;
 } op_acc;
 
@@ -59,12 +60,16 @@ typedef struct p2p_count {
 
 #define CLOSED_RING 256
 
+/* What a process sends (lproc.sends): one of each seen. */
+enum { SENDS_KERNEL_CH = 1, SENDS_STEPS = 2, SENDS_STATES = 4 };
+
 typedef struct lproc {
     uint64_t key;
     uint64_t host;            /* nsc_spool_host_hash of its host, with pid its name in the spool */
     uint32_t pid;
     uint8_t pxn;              /* it received re-attached PXN events: records wait for them */
     uint8_t own_net;          /* a record of it waited ledger_pxn_wait_ms for network legs and none came */
+    uint8_t sends;            /* SENDS_* of what it sent: the types on in its mask, so what lacks was lost */
     uint8_t dirty;            /* changed since its state was last saved */
     uint64_t closed[CLOSED_RING];  /* the ids of the latest records written, round robin */
     unsigned closed_next;
@@ -335,6 +340,7 @@ static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, 
 static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *ev)
 {
     const __typeof__(ev->d.kernel_ch) *k = &ev->d.kernel_ch;
+    lp->sends |= SENDS_KERNEL_CH;
     if (k->ptimer_stop && k->ptimer_stop_ns && nsc_gpuclock_add(&lp->gpu, k->ptimer_stop, k->ptimer_stop_ns))
         lb->st.unattached[NSC_LB_NOMEM]++;
     if (k->ptimer_start && (!c->pstart || k->ptimer_start < c->pstart))
@@ -394,13 +400,18 @@ static void proxy_op(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *e
     const __typeof__(ev->d.proxy_op) *o = &ev->d.proxy_op;
     op_acc *acc = op_of(lp, ev->id);
     nsc_ledger_edge *e = edge_of(lb, c, o->peer, o->channel, o->is_send);
+    uint32_t nsteps = o->nsteps > 0 ? (uint32_t)o->nsteps : 0, folded = acc ? acc->nsteps : 0;
     if (e) {
         /* A ProxyOp stops when its last step is done: its steps count even
          * when ProxyStep events are off. */
-        e->steps += o->nsteps > 0 ? (uint32_t)o->nsteps : 0;
+        e->steps += nsteps;
         if (acc)
             fold_edge(e, &acc->e);
     }
+    /* Its steps came before it (same thread): those that did not were lost. */
+    if (lp->sends & SENDS_STEPS && nsteps > folded)
+        c->rec.dropped += nsteps - folded;
+    c->rec.dropped += acc ? acc->stateless : 0;
     if (ev->flags & NSC_EVF_FOREIGN || (acc && acc->pxn))
         c->rec.flags |= NSC_LEDGER_PXN;
     if (acc)
@@ -519,6 +530,8 @@ static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
     }
     fold_edge(&acc->e, &one);
     acc->nsteps++;
+    acc->stateless += !s && (lp->sends & SENDS_STATES);
+    lp->sends |= SENDS_STEPS;
     acc->pxn |= (ev->flags & NSC_EVF_FOREIGN) != 0;
 }
 
@@ -530,6 +543,7 @@ void nsc_lbuild_state(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_state_rec *st)
     lproc *lp = proc_of(lb, p, 1);
     if (!lp)
         return;
+    lp->sends |= SENDS_STATES;
     step_acc *s = step_of(lp, st->id);
     if (!s) {
         if (!(s = step_add(lb, lp, st->id)))
@@ -656,6 +670,10 @@ static void emit(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, int i
  * still comes for it. */
 static void close_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, size_t i)
 {
+    nsc_ledger_rec *r = &lp->colls[i].rec;
+    /* Every channel's kernel ended when it completed: the KernelChs missing were lost. */
+    if (lp->sends & SENDS_KERNEL_CH && r->nchannels > r->nchannels_done)
+        r->dropped += (uint32_t)(r->nchannels - r->nchannels_done);
     emit(lb, p, lp, &lp->colls[i], 0);
     lp->closed[lp->closed_next++ % CLOSED_RING] = lp->colls[i].id;
     lp->dirty = 1;
@@ -751,7 +769,7 @@ typedef struct saved_hdr {
     uint16_t sz_hdr, sz_coll, sz_edge, sz_op, sz_step, sz_p2p;
     uint32_t ncolls, nedges, nops, nsteps, np2p, gpu_len;
     uint32_t closed_next, api_next, launch_next;
-    uint8_t pxn, own_net;
+    uint8_t pxn, own_net, sends;
     uint64_t closed[CLOSED_RING];
     api_start api[API_RING], launch[API_RING];
 } saved_hdr;
@@ -787,7 +805,7 @@ static uint8_t *save_proc(const lproc *lp, size_t *len)
     for (size_t i = 0; i < lp->ncolls; i++)
         h.nedges += lp->colls[i].rec.nedges;
     h.closed_next = lp->closed_next, h.api_next = lp->api_next, h.launch_next = lp->launch_next;
-    h.pxn = lp->pxn, h.own_net = lp->own_net;
+    h.pxn = lp->pxn, h.own_net = lp->own_net, h.sends = lp->sends;
     memcpy(h.closed, lp->closed, sizeof h.closed);
     memcpy(h.api, lp->api, sizeof h.api);
     memcpy(h.launch, lp->launch, sizeof h.launch);
@@ -895,7 +913,7 @@ int nsc_lbuild_restore(nsc_lbuild *lb, const nsc_reg_proc *p, const void *buf, s
     lproc *lp = proc_of(lb, p, 1);
     if (!lp)
         return -1;
-    lp->pxn = h.pxn, lp->own_net = h.own_net;
+    lp->pxn = h.pxn, lp->own_net = h.own_net, lp->sends = h.sends;
     lp->closed_next = h.closed_next, lp->api_next = h.api_next, lp->launch_next = h.launch_next;
     memcpy(lp->closed, h.closed, sizeof lp->closed);
     memcpy(lp->api, h.api, sizeof lp->api);

@@ -304,7 +304,7 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
     X(a, U32,  gpu_spread_ns, "last minus first channel's kernel end")                              \
     X(a, U32,  gpu_err_ns,   "the GPU-to-host conversion's error bound")                            \
     X(a, U8,   nchannels_done, "channels whose kernel ended")                                     \
-    X(a, U32,  dropped,      "events or states of this collective known lost")                      \
+    X(a, U32,  dropped,      "events and states of this collective known lost (below)")             \
     X(a, U16,  ctx,          "the process's context index of the communicator, as in its events (comm_id 0: resolve it)")
 
 /* One network edge (peer, channel, direction) of a record: its ProxyOps and

@@ -434,6 +434,8 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
                        nearest(rk, r->gpu_end_ns) > r->gpu_err_ns || r->gpu_end_ns < r->gpu_start_ns))
             fail("seq %" PRIu64 " rank %" PRIu64 ": GPU %" PRIu64 "..%" PRIu64 " +- %u: no GPU timer's truth that near",
                  seq, rank, r->gpu_start_ns, r->gpu_end_ns, r->gpu_err_ns);
+        if (r->dropped)
+            fail("seq %" PRIu64 " rank %" PRIu64 ": %u events or states dropped, none was", seq, rank, r->dropped);
         if (pxn && (!(r->flags & NSC_LEDGER_PXN) || r->nedges == 0))
             fail("seq %" PRIu64 " rank %" PRIu64 ": flags %#x, %u edges: not its PXN network legs", seq, rank,
                  r->flags, r->nedges);
