@@ -245,6 +245,7 @@ static void loop(nsc_agent *a)
     for (int i = 0; i < SHUTDOWN_BURSTS && nsc_ingest_drain(a, (unsigned)a->cfg.burst) > 0; i++)
         ;
     nsc_pxn_drain(a->pxn);
+    nsc_lbuild_finish(a->lb, a->reg);
     nsc_ingest_flush(a, nsc_mono_ns());
     if (a->fwd)
         drain_forward(a);
