@@ -3,14 +3,15 @@
 # temp dir (tests/e2e/lib.sh): agents, the emulator with the real plugin, a
 # garbage sender.
 #
-#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds|ledger [MASK]|ledger_kill|ondemand|ondemand_ring
+#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds|ledger [MASK]|ledger_p2p|ledger_kill|ondemand|ondemand_ring
 #
 # pxn: two simulated nodes, one agent each, emulator --scenario pxn; every
 #   foreign event must be re-attached to the right rank and parent (check.c).
 # ledger [MASK]: a 2-node ring job (a node agent each, spool only) at the
 #   event mask MASK (default: the plugin's): one completed ledger record per
 #   collective and rank, with the emulator's truths (check.c); nothing is
-#   left unattached.
+#   left unattached. ledger_p2p: the same with an AllToAll job, one record
+#   per Send and Recv.
 # ledger_kill: the ledger job, rank 1 late by 50 ms each iteration (the
 #   others' collectives open meanwhile), while each agent is killed -9 three
 #   times and restarted: the same checks as ledger but GPU bounds (check.c's
@@ -167,11 +168,13 @@ idlefds)
     echo "idle flood: $(cat "$dir/hold"), limit $(metric 0 ncclscope_agent_http_connections_max)"
     stop agent0
     ;;
-ledger)
+ledger | ledger_p2p)
     run_agent 0
     run_agent 1
+    scenario=ring
+    [ "$mode" = ledger_p2p ] && scenario=alltoall  # a Send to and a Recv from every rank: seqs per peer and func
     ${4:+env NCCLSCOPE_EVENT_MASK=$4} "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
-        --scenario ring --nodes 2 --ranks-per-node 2 --iters 20 --summary "$dir/emu.json" || die "emulator failed"
+        --scenario $scenario --nodes 2 --ranks-per-node 2 --iters 20 --summary "$dir/emu.json" || die "emulator failed"
     for n in 0 1; do
         wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
         wait_metric $n ncclscope_agent_ledger_open 0
