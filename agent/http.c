@@ -151,6 +151,32 @@ static void render_ledger(nsc_agent *a, struct evbuffer *b, const nsc_out_stats 
                             nsc_lbuild_reason(i), ls.unattached[i]);
 }
 
+/* detail = on-demand: the ring (all zero without one) and the fetches answered. */
+static void render_detail(nsc_agent *a, struct evbuffer *b, const nsc_out_stats *os)
+{
+    nsc_ring_stats rs = {0};
+    nsc_fetch_stats fs;
+    if (a->ring)
+        nsc_ring_stats_get(a->ring, &rs);
+    nsc_fetch_stats_get(a->fetch, &fs);
+    nsc_prom_u64(b, "ncclscope_agent_detail_records_total", "counter", "Raw records (events, states, completions) kept in the detail ring instead of the spool", os->raw_records);
+    nsc_prom_u64(b, "ncclscope_agent_detail_lost_records_total", "counter", "Raw records of batches the spool refused, not kept in the ring", os->raw_lost);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_pieces", "gauge", "Raw sections in the detail ring", rs.pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_bytes", "gauge", "Bytes of the detail ring's sections", rs.bytes);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_cap_bytes", "gauge", "The detail ring's size (detail_ring_mb)", rs.cap_bytes);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_put_total", "counter", "Raw sections kept in the ring", rs.put_pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_dropped_total", "counter", "Raw sections dropped, oldest first, for room or age", rs.dropped_pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_dropped_bytes_total", "counter", "Bytes of the raw sections dropped", rs.dropped_bytes);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_refused_total", "counter", "Raw sections never kept (larger than the ring, older than detail_ring_s, or a storage error)", rs.refused_pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_errors_total", "counter", "Detail ring storage errors", rs.errors);
+    nsc_prom_u64(b, "ncclscope_agent_detail_fetches_total", "counter", "Detail fetches taken from the collector", fs.fetches);
+    nsc_prom_u64(b, "ncclscope_agent_detail_fetches_answered_total", "counter", "Detail fetches answered to the last chunk", fs.answered);
+    nsc_prom_u64(b, "ncclscope_agent_detail_fetches_refused_total", "counter", "Detail fetches answered empty at once (queue full)", fs.refused);
+    nsc_prom_u64(b, "ncclscope_agent_detail_chunks_total", "counter", "Detail chunks sent", fs.chunks);
+    nsc_prom_u64(b, "ncclscope_agent_detail_pieces_sent_total", "counter", "Raw sections sent in detail chunks", fs.pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_bytes_sent_total", "counter", "Bytes of detail chunks sent", fs.bytes);
+}
+
 static void render_metrics(nsc_agent *a, struct evbuffer *b)
 {
     nsc_reg_counts rc;
@@ -186,6 +212,7 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_pxn_pending", "gauge", "PXN events waiting for their origin", px.pending);
     nsc_prom_u64(b, "ncclscope_agent_pxn_overflow_total", "counter", "PXN events not held because the queue was full", px.overflow);
     render_ledger(a, b, &os);
+    render_detail(a, b, &os);
     nsc_prom_u64(b, "ncclscope_agent_pxn_restored_total", "counter", "PXN events a killed predecessor held, taken back from the spool", px.restored);
     evbuffer_add_printf(b, "# HELP ncclscope_agent_processes Known processes by state\n"
                            "# TYPE ncclscope_agent_processes gauge\n"

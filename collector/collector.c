@@ -10,6 +10,7 @@
 #include <zmq.h>
 
 #include "chlive.h"
+#include "fetch.h"
 #include "chstore.h"
 #include "clocks.h"
 #include "http.h"
@@ -93,6 +94,7 @@ static void teardown(nsc_collector *c)
     nsc_store_close(c->store);
     nsc_chstore_close(c->ch);
     nsc_clocks_free(c->clocks);
+    nsc_cfetch_free(c->fetch);
     nsc_live_free(c->live);
     pthread_mutex_destroy(&c->clock_mu);
     pthread_mutex_destroy(&c->live_mu);
@@ -118,7 +120,8 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     nsc_ingest *in = NULL;
     nsc_http *h = NULL;
     int rc = 1;
-    if (!(c.clocks = nsc_clocks_new(cfg->max_hosts, cfg->max_hosts_per_agent)) || open_store(&c) || load_live(&c, &lc) ||
+    if (!(c.clocks = nsc_clocks_new(cfg->max_hosts, cfg->max_hosts_per_agent)) ||
+        !(c.fetch = nsc_cfetch_new(cfg->max_agents)) || open_store(&c) || load_live(&c, &lc) ||
         !(c.zctx = zmq_ctx_new()) || nsc_writer_start(&c, &w))
         goto out;
     if (nsc_ingest_start(&c, &in)) {

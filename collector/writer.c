@@ -326,9 +326,13 @@ static void acknowledge_items(nsc_writer *w, nsc_item **items, size_t *n, int rc
         for (size_t i = 0; i < *n; i++) {
             if (items[i]->stored) {  /* the counters and the live state say what is queryable */
                 count_taken(w, items[i]);
-                feed_live(w, items[i]);
+                if (items[i]->detail)  /* old detail fetched: the live state has its ledger already */
+                    atomic_fetch_add_explicit(&c->stats.detail_batches, 1, memory_order_relaxed);
+                else
+                    feed_live(w, items[i]);
             }
-            send_ack(w, items[i]);
+            if (!items[i]->detail)  /* an ack names an agent batch: detail has none */
+                send_ack(w, items[i]);
         }
     } else {
         atomic_fetch_add_explicit(&c->stats.commit_failures, 1, memory_order_relaxed);

@@ -265,6 +265,7 @@ typedef struct emu_coll_rec {
     uint64_t api_start_ns, start_ns, stop_ns, complete_ns;
     uint64_t ready_ns, end_ns; /* ground truth: the device began it / finished its part (0: never) */
     int32_t func;          /* index into emu_func_names */
+    int32_t peer;          /* Send/Recv: the peer; else -1 */
     int32_t children_open; /* KernelCh/ProxyOp started, not yet stopped */
     uint32_t faults;       /* EMU_FAULT_* whose origin this rank's part of it is */
     int32_t step;          /* the iteration (train: step) it belongs to */
@@ -334,7 +335,8 @@ typedef struct emu_rank {
     emu_acct *acct;
     emu_coll_rec *colls;
     emu_sample *samples;
-    uint64_t next_seq[8]; /* per function */
+    uint64_t next_seq[8]; /* collectives: per function */
+    uint64_t *p2p_seq;    /* Send/Recv: per peer q and function, [2q] Recv, [2q+1] Send */
     uint32_t ce_seq;      /* copy-engine sync counter (comm->ceColl.ceSeqNum) */
     bool ce_complete;     /* which CE sync flag the next sync uses */
     emu_proxy *proxy;

@@ -80,9 +80,20 @@ static uint32_t new_coll_rec(emu_rank *r, const op_desc *op, uint64_t seq, uint6
     if (a->ncoll >= r->w->acct.coll_cap)
         return UINT32_MAX;
     emu_coll_rec *c = &r->colls[a->ncoll];
-    *c = (emu_coll_rec){.seq = seq, .func = op->func, .api_start_ns = api_start, .step = f->step,
-                        .jitter_ns = f->jitter_ns, .faults = emu_fault_origins(r, op->p2p ? op->peer : -1, op->func == EMU_F_SEND, f->step)};
+    *c = (emu_coll_rec){.seq = seq, .func = op->func, .peer = op->p2p ? op->peer : -1, .api_start_ns = api_start,
+                        .step = f->step, .jitter_ns = f->jitter_ns,
+                        .faults = emu_fault_origins(r, op->p2p ? op->peer : -1, op->func == EMU_F_SEND, f->step)};
     return a->ncoll++;
+}
+
+/* The counter of op's seq: NCCL numbers a collective per function; a
+ * Send/Recv, which NCCL does not number, is counted per peer and function,
+ * the order in which NCCL matches a Send with its peer's Recv. */
+static uint64_t *seq_of(emu_rank *r, const op_desc *op)
+{
+    if (op->p2p && op->peer >= 0 && op->peer < r->ci.nranks)
+        return &r->p2p_seq[2 * op->peer + (op->func == EMU_F_SEND)];
+    return &r->next_seq[op->func];
 }
 
 /* The Coll or P2p event of one op on rank r, with NCCL's parents for the
@@ -95,10 +106,10 @@ static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h
     const emu_opts *o = r->w->o;
     emu_ev ev = {.type = op->p2p ? NSC_T_P2P : NSC_T_COLL, .mask = mask};
     ev.parent = r->w->pl.version >= 5 ? api_h : group_h;
-    uint64_t seq = r->next_seq[op->func];
+    uint64_t *next = seq_of(r, op), seq = *next;
     if (op->p2p || !replayed ||
         (r->profiled && (group_h || api_h) && (mask & (1u << NSC_T_KERNEL_CH))))
-        r->next_seq[op->func]++;
+        (*next)++;
     size_t count = op_count(o, op);
     const char *dtype = op_dtype(o, op);
     size_t bytes = count * dtype_size(dtype);
@@ -143,7 +154,7 @@ static void *start_api(emu_rank *r, const op_desc *op, void *group_api, uint32_t
     ev.d.api.count = op_count(r->w->o, op);
     ev.d.api.stream = r->stream;
     ev.d.api.graph = graph;
-    ev.d.api.user_tag = r->next_seq[op->func] + 1;
+    ev.d.api.user_tag = *seq_of(r, op) + 1;
     return emu_start(r, &ev);
 }
 
