@@ -408,8 +408,9 @@ static void proxy_op(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *e
         if (acc)
             fold_edge(e, &acc->e);
     }
-    /* Its steps came before it (same thread): those that did not were lost. */
-    if (lp->sends & SENDS_STEPS && nsteps > folded)
+    /* Its steps came before it (same thread): those that did not were lost.
+     * Not so for a PXN one: its steps come through the resolver, in any order. */
+    if (!(ev->flags & NSC_EVF_FOREIGN) && lp->sends & SENDS_STEPS && nsteps > folded)
         c->rec.dropped += nsteps - folded;
     c->rec.dropped += acc ? acc->stateless : 0;
     if (ev->flags & NSC_EVF_FOREIGN || (acc && acc->pxn))
@@ -530,7 +531,7 @@ static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
     }
     fold_edge(&acc->e, &one);
     acc->nsteps++;
-    acc->stateless += !s && (lp->sends & SENDS_STATES);
+    acc->stateless += !s && (lp->sends & SENDS_STATES) && !(ev->flags & NSC_EVF_FOREIGN);
     lp->sends |= SENDS_STEPS;
     acc->pxn |= (ev->flags & NSC_EVF_FOREIGN) != 0;
 }
