@@ -204,9 +204,28 @@ static void count_taken(nsc_writer *w, const nsc_item *it)
     atomic_fetch_add_explicit(&s->ledger_bad_batches, it->ledger_bad, memory_order_relaxed);
 }
 
+/* Store lookups one batch may cost (each a scan of the store's processes):
+ * what a batch of unknown pids can make the writer do is bounded. */
+#define PLACE_LOOKUPS 8
+
+/* Process pid of the batch's host as the store holds it (a collector
+ * restarted since the agent's last section of it), learnt: 0, or -1. */
+static int stored_proc(nsc_writer *w, const nsc_a2c_batch *a, uint32_t pid, nsc_proc *out)
+{
+    nsc_store_reader *rd;
+    if (w->c->ch || nsc_store_read_begin(w->c->store, &rd))
+        return -1;
+    int rc = nsc_store_find_proc(rd, a->host, pid, out);
+    nsc_store_read_end(rd);
+    if (rc == 0)
+        nsc_procmap_put(w->procs, a->agent, out);
+    return rc ? -1 : 0;
+}
+
 /* The processes of the batch learnt; its ledger batches whose process has
- * no section in it placed with what the agent's earlier batches said, or
- * counted (ledger_unplaced) and left out. */
+ * no section in it placed with what the agent's earlier batches said, else
+ * with what the store holds of the pid on the batch's host, or counted
+ * (ledger_unplaced) and left out. */
 static void place_ledgers(nsc_writer *w, nsc_item *it)
 {
     const nsc_a2c_batch *a = &it->a2c;
@@ -220,9 +239,11 @@ static void place_ledgers(nsc_writer *w, nsc_item *it)
         if (nsc_procmap_get(w->procs, a->agent, p.pid, &known) != 0)  /* a section's says more */
             nsc_procmap_put(w->procs, a->agent, &p);
     }
+    unsigned looked = 0;
     for (uint32_t i = 0; i < it->nsl; i++) {
         nsc_store_ledger *l = &it->sl[i];
-        if (!l->proc && nsc_procmap_get(w->procs, a->agent, l->batch->pid, &it->lproc[i]) == 0)
+        if (!l->proc && (nsc_procmap_get(w->procs, a->agent, l->batch->pid, &it->lproc[i]) == 0 ||
+                         (looked++ < PLACE_LOOKUPS && stored_proc(w, a, l->batch->pid, &it->lproc[i]) == 0)))
             l->proc = &it->lproc[i];
         if (!l->proc)
             it->ledger_unplaced += l->batch->nrecs;

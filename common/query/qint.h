@@ -81,6 +81,9 @@ void nsc_q_hex(nsc_q_out *o, uint64_t v);         /* "0x..." with quotes */
 void nsc_q_str(nsc_q_out *o, const char *s);      /* a JSON string literal */
 void nsc_q_num(nsc_q_out *o, double v);           /* 3 decimals; null if not finite */
 void nsc_q_opt_u64(nsc_q_out *o, int known, uint64_t v); /* v or null */
+/* Whether the record whose resume key is (a, b, c) comes after q's cursor
+ * (always, without one): the keys compare in that order. */
+int nsc_q_after_cursor(const nsc_query *q, uint64_t a, uint64_t b, uint64_t c);
 /* ,"next_cursor": "a.b.c" (what parse_cursor reads) when more, else null. */
 void nsc_q_next_cursor(nsc_q_out *o, int more, uint64_t a, uint64_t b, uint64_t c);
 

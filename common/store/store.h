@@ -177,6 +177,12 @@ typedef struct nsc_store_rank_entry {
 int nsc_store_comm_ranks(nsc_store_reader *rd, uint32_t job, uint64_t comm,
                          nsc_store_rank_entry **out, size_t *n);
 
+/* The process pid of host (as the process named its host) that the store
+ * holds: its job, the latest by id where the pid came back in another job;
+ * local_rank and gpu -1. A scan of every process: for the rare caller (a
+ * collector placing a ledger batch after its restart). 0, or ENOTFOUND. */
+int nsc_store_find_proc(nsc_store_reader *rd, const char *host, uint32_t pid, nsc_proc *out);
+
 typedef struct nsc_store_job {
     uint32_t id;  /* creation order: a later job has a larger id */
     char name[64];
