@@ -112,6 +112,14 @@ static const field counters_fields[] = {
     F(nsc_counters, completions_dropped, K_U64X16), F(nsc_counters, cost_ns, K_U64),
     F(nsc_counters, coll_ns, K_U64), F(nsc_counters, shed_mask, K_U64),
     F(nsc_counters, shed_changes, K_U64), F(nsc_counters, shed_events, K_U64)};
+/* The counters record sends its fields before the guard's; those travel in
+ * the header's "guard" (nsc_batch_hdr), and are still read from a record
+ * that carries them, as the plugin's first guard sent them. */
+enum { COUNTERS_SENT = 7 };
+static const field *const guard_fields = counters_fields + COUNTERS_SENT;
+_Static_assert(sizeof counters_fields / sizeof counters_fields[0] ==
+                   COUNTERS_SENT + NSC_WIRE_GUARD_FIELDS,
+               "the guard's fields end the counters");
 
 #define NFIELDS(a) ((uint8_t)(sizeof(a) / sizeof((a)[0])))
 #define EVENT_LAYOUT(a) {a, NFIELDS(a), EV_NCOMMON, sizeof(nsc_event)}
@@ -312,12 +320,20 @@ int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr)
     uint8_t *start = out_begin(e, cap, scratch), *p = start;
     deltas d = {0};
     p = put_array(p, 2);
-    *p++ = (uint8_t)(0x80 | (1 + NHDR_KEYS));
+    _Static_assert(2 + NHDR_KEYS <= 15, "the header is a fixmap");
+    *p++ = (uint8_t)(0x80 | (2 + NHDR_KEYS));
     p = put_str(p, "v", 1);
     p = put_uint(p, NSC_WIRE_VERSION);
     for (size_t i = 0; i < NHDR_KEYS; i++) {
         p = put_str(p, hdr_keys[i].name, strlen(hdr_keys[i].name));
         p = put_field(p, (const uint8_t *)hdr, &hdr_keys[i].f, &d);
+    }
+    p = put_str(p, "guard", 5);
+    p = put_array(p, NSC_WIRE_GUARD_FIELDS);
+    e->guard_at = (size_t)(p - start);
+    for (int i = 0; i < NSC_WIRE_GUARD_FIELDS; i++) {
+        *p = 0xcf;
+        p = put_be(p + 1, hdr->guard[i], 8);
     }
     size_t records_at = (size_t)(p - start);
     *p++ = 0xdd;  /* array32, count patched by nsc_enc_finish */
@@ -330,11 +346,19 @@ int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr)
     return NSC_WIRE_OK;
 }
 
+/* The header's "guard" values rewritten in place: each counters record
+ * brings the latest, at the fixed width nsc_enc_begin gave them. */
+static void set_guard(nsc_enc *e, const uint64_t v[NSC_WIRE_GUARD_FIELDS])
+{
+    for (int i = 0; i < NSC_WIRE_GUARD_FIELDS; i++)
+        put_be(e->buf + e->guard_at + 9 * (size_t)i + 1, v[i], 8);
+}
+
 static int enc_record(nsc_enc *e, unsigned tag, const void *rec)
 {
     const layout *L = &layouts[tag];
     const uint8_t *r = rec;
-    unsigned n = L->nfields;
+    unsigned n = tag == NSC_WIRE_TAG_COUNTERS ? COUNTERS_SENT : L->nfields;
     while (n > L->nmin && field_is_zero(r, &L->f[n - 1]))
         n--;
 
@@ -380,7 +404,14 @@ int nsc_enc_completion(nsc_enc *e, const nsc_completion *c)
 
 int nsc_enc_counters(nsc_enc *e, const nsc_counters *c)
 {
-    return enc_record(e, NSC_WIRE_TAG_COUNTERS, c);
+    int rc = enc_record(e, NSC_WIRE_TAG_COUNTERS, c);
+    if (rc == NSC_WIRE_OK) {
+        uint64_t v[NSC_WIRE_GUARD_FIELDS];
+        for (int i = 0; i < NSC_WIRE_GUARD_FIELDS; i++)
+            v[i] = load((const uint8_t *)c, &guard_fields[i]);
+        set_guard(e, v);
+    }
+    return rc;
 }
 
 int nsc_enc_reserve(nsc_enc *e, size_t n)
@@ -845,6 +876,29 @@ static const hdr_key *find_hdr_key(const uint8_t *k, uint32_t n)
     return NULL;
 }
 
+/* The header's "guard": an array of its values, of which a longer one (a
+ * newer sender's) gives the first NSC_WIRE_GUARD_FIELDS. */
+static int rd_guard(cursor *c, nsc_batch_hdr *h)
+{
+    uint32_t n;
+    int rc = rd_array(c, &n);
+    for (uint32_t i = 0; rc == NSC_WIRE_OK && i < n; i++) {
+        uint64_t v;
+        rc = i < NSC_WIRE_GUARD_FIELDS ? rd_uint(c, UINT64_MAX, &h->guard[i]) : rd_uint(c, UINT64_MAX, &v);
+    }
+    return rc;
+}
+
+/* A record's guard fields it left out (0), from the header's. */
+static void merge_guard(nsc_batch *b)
+{
+    if (!b->has_counters)
+        return;
+    for (int i = 0; i < NSC_WIRE_GUARD_FIELDS; i++)
+        if (load((const uint8_t *)&b->counters, &guard_fields[i]) == 0)
+            store((uint8_t *)&b->counters, &guard_fields[i], b->hdr.guard[i]);
+}
+
 /* The version is checked as soon as "v" is seen (encoders send it first), so a
  * newer header is reported as BAD_VERSION rather than as whatever it broke. */
 static int rd_version(cursor *c, nsc_batch_hdr *h)
@@ -882,6 +936,8 @@ static int rd_header(cursor *c, nsc_batch_hdr *h)
         } else if (key) {
             rc = rd_field(c, (uint8_t *)h, &key->f, &d);
             seen |= 1u << (key - hdr_keys);
+        } else if (klen == 5 && memcmp(k, "guard", 5) == 0) {
+            rc = rd_guard(c, h);
         } else {
             rc = skip_value(c, 3);  /* depth 3: inside the batch array and the header map */
         }
@@ -981,6 +1037,7 @@ int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc
     out->ncompletions = count[KIND_COMPLETION];
     out->nctxs = count[KIND_CTX];
     out->nstrs = count[KIND_STR];
+    merge_guard(out);
     return NSC_WIRE_OK;
 }
 
@@ -1138,6 +1195,8 @@ int nsc_batch_scan(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_s
         rc = late;
     if (rc != NSC_WIRE_OK)
         scan_empty(s);
+    else
+        merge_guard(&s->b);
     return rc;
 }
 
@@ -1166,6 +1225,7 @@ int nsc_splice_begin(nsc_splice *s, const void *buf, size_t len)
     }
     s->base_ns = hdr.base_ns;
     s->pid = hdr.proc.pid;
+    memcpy(s->guard, hdr.guard, sizeof s->guard);
     return NSC_WIRE_OK;
 }
 
@@ -1285,6 +1345,8 @@ int nsc_splice_copy(nsc_splice *s, nsc_enc *e)
             return rc;
         e->last_id = dst.last_id;
         e->nrecords++;
+        if (tag == NSC_WIRE_TAG_COUNTERS)
+            set_guard(e, s->guard);
     }
     s->c = c;
     s->last_id = src.last_id;
