@@ -158,15 +158,19 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
     ev->type = (uint8_t)st->type;
     atomic_store_explicit(&s->coll_until, 0, memory_order_relaxed);
     *handle = (void *)(uintptr_t)id;
+    nsc_pctx *c = nsc_ctx_lookup(context);
+    int foreign = is_foreign(c, st);
     if (NSC_UNLIKELY(quiet)) {
         /* Kept only to pair the chained plugin's handle: nothing to record
-         * (the parent for slots.c's abandoned steps). */
+         * (the parent for slots.c's abandoned steps). Its communicator's
+         * finalize frees it if NCCL never stops it; a foreign one waits for
+         * the last finalize. */
         s->quiet = 1;
         ev->parent = st->parent;
+        ev->ctx = foreign ? NSC_CTX_NONE : c->index;
         return NULL;
     }
-    nsc_pctx *c = nsc_ctx_lookup(context);
-    if (NSC_UNLIKELY(is_foreign(c, st))) {
+    if (NSC_UNLIKELY(foreign)) {
         mark_foreign(ev, context, st);
     } else {
         ev->ctx = c->index;
