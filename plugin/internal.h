@@ -35,6 +35,7 @@ typedef struct nsc_config {
     char chain[512];          /* NCCLSCOPE_CHAIN: another profiler plugin ("" none) */
     uint32_t state_hold_ms;   /* NCCLSCOPE_STATE_HOLD_MS */
     uint32_t budget_ppm;      /* NCCLSCOPE_BUDGET_PCT in millionths; 0: no guard */
+    int counter;              /* NCCLSCOPE_CLOCK: the CPU's counter where steady (1) */
     nsc_proc proc;            /* host, job, local rank, gpu (pid filled by life.c) */
 } nsc_config;
 
@@ -75,7 +76,7 @@ typedef struct nsc_tcounters {
     _Atomic uint64_t states_emitted, states_dropped, bad_handles;
     _Atomic uint64_t completions_emitted[NSC_T_COUNT];
     _Atomic uint64_t completions_dropped[NSC_T_COUNT];
-    _Atomic uint64_t cost_ns, coll_ns, shed_events; /* the self-cost guard's */
+    _Atomic uint64_t cost_ns, coll_ns, shed_events; /* the self-cost guard's (ns in nsc_tick's units) */
 } nsc_tcounters;
 
 enum { NSC_TB_FREE = 0, NSC_TB_OWNED = 1, NSC_TB_ORPHAN = 2 };
@@ -378,12 +379,14 @@ extern _Atomic uint32_t nsc_g_shed;
  * the plugin's work, and would count 64 times over; it is left out. */
 #define NSC_COST_EVERY 64u
 #define NSC_COST_SAMPLE_MAX_NS 10000u
+/* NSC_COST_SAMPLE_MAX_NS in nsc_tick's units (the shipper's, at its start). */
+extern _Atomic uint64_t nsc_g_cost_max;
 static inline void nsc_cost_sample(nsc_tbuf *tb, uint64_t since)
 {
     if (NSC_UNLIKELY((++tb->calls & (NSC_COST_EVERY - 1)) == 0)) {
-        uint64_t ns = nsc_mono_ns() - since;
-        if (ns <= NSC_COST_SAMPLE_MAX_NS)
-            nsc_count_add(&tb->c.cost_ns, ns * NSC_COST_EVERY);
+        uint64_t ticks = nsc_tick() - since;
+        if (ticks <= atomic_load_explicit(&nsc_g_cost_max, memory_order_relaxed))
+            nsc_count_add(&tb->c.cost_ns, ticks * NSC_COST_EVERY);
     }
 }
 
