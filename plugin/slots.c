@@ -46,7 +46,11 @@ int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
         int abandoned = !word_allocatable(w) && abandoned_step(s, w);
         if (!word_allocatable(w) && !abandoned)
             continue;
-        nsc_event ev = s->ev;
+        /* the abandoned event as it was before the CAS; copied only then, a
+         * copy on every claim would be two cache lines of the hot path's */
+        nsc_event ev;
+        if (NSC_UNLIKELY(abandoned))
+            ev = s->ev;
         uint32_t quiet = s->quiet;
         uint32_t gen = GEN(w) + 1;
         uint64_t nw = ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
