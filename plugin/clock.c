@@ -44,6 +44,7 @@ int nsc_clock_invariant(const char *flags)
     return has_flag(flags, "constant_tsc") && has_flag(flags, "nonstop_tsc");
 }
 
+#if defined(__x86_64__)
 /* The first "flags" line of /proc/cpuinfo into buf; 0, or -1 when none. */
 static int cpu_flags(char *buf, size_t len)
 {
@@ -59,6 +60,7 @@ static int cpu_flags(char *buf, size_t len)
     fclose(f);
     return rc;
 }
+#endif
 
 int nsc_clock_select(void)
 {
