@@ -70,10 +70,11 @@ Test(clock, backwards_before_a_slope)
 
 /* The real counter over NSC_TEST_CLOCK_MS (default 2000) with a pair every
  * 10 ms, as the shipper takes them: a counter read bracketed by two clock
- * reads converts to within the model's bound so far (plus the bracket), and
- * the bound stays within 100 ns. Checked once the model has measured its
- * distance from a pair (the third). A descheduled bracket is a wide one and
- * says nothing: only narrow ones are checked. */
+ * reads converts to within the model's bound so far plus that bracket (the
+ * unserialised counter read may fall anywhere in it), and the bound stays
+ * within 100 ns. Checked once the model has measured its distance from a few
+ * pairs (from the fifth). A descheduled bracket is a wide one and says
+ * nothing: only narrow ones are checked. */
 Test(clock, real_counter_within_bound)
 {
     if (!nsc_clock_select())
@@ -88,10 +89,10 @@ Test(clock, real_counter_within_bound)
         uint64_t pair_at = nsc_mono_ns();
         while (nsc_mono_ns() - pair_at < 10 * MS) {
             uint64_t a = nsc_mono_ns(), t = nsc_counter(), b = nsc_mono_ns();
-            if (b - a > 200 || c.pairs < 3)
+            if (b - a > 200 || c.pairs < 5)
                 continue;
             uint64_t off = absdiff(nsc_clock_ns(&c, t), a + (b - a) / 2);
-            uint64_t allowed = c.max_err_ns + (b - a) / 2 + 1;
+            uint64_t allowed = c.max_err_ns + (b - a) + 1;
             if (off > worst)
                 worst = off;
             cr_assert_leq(off, allowed, "off %lu, bound %lu", off, allowed);
