@@ -153,6 +153,12 @@ int nsc_config_load(nsc_config *cfg, char *err, size_t errlen)
                  budget);
         return -1;
     }
+    const char *clock = env("NCCLSCOPE_CLOCK");
+    cfg->counter = !clock || strcmp(clock, "counter") == 0;
+    if (clock && !cfg->counter && strcmp(clock, "monotonic") != 0) {
+        snprintf(err, errlen, "NCCLSCOPE_CLOCK=%s: expected counter or monotonic", clock);
+        return -1;
+    }
     load_identity(&cfg->proc);
     return 0;
 }

@@ -1,7 +1,9 @@
 /* hotpath.c: what NCCL's threads run on every startEvent, stopEvent and
  * recordEventState, whatever the API version.
  *
- * No lock, no allocation, no syscall but the clock: a slot is claimed in the
+ * No lock, no allocation, no syscall but the clock where it is CLOCK_MONOTONIC
+ * (times are the CPU's counter where it is steady: clock.c, converted by the
+ * shipper). A slot is claimed in the
  * thread's own range, the descriptor is translated into it (plugin.c), and at
  * stop the finished event is copied into the thread's queue for the shipper.
  * Every event and state NCCL hands us is counted as emitted, and as dropped
@@ -16,6 +18,7 @@
 #include "internal.h"
 
 _Atomic uint32_t nsc_g_shed;
+_Atomic uint64_t nsc_g_cost_max;
 
 static void count_drop(nsc_tbuf *tb, int type)
 {
@@ -206,7 +209,7 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     }
     if (NSC_UNLIKELY(!st->parent))
         note_orphan(tb, st);
-    uint64_t now = nsc_mono_ns();
+    uint64_t now = nsc_tick();
     nsc_event *ev = begin(tb, now, context, handle, st, quiet, shedding);
     if (NSC_LIKELY(tb != NULL))
         nsc_cost_sample(tb, now);
@@ -239,7 +242,7 @@ void nsc_event_stop(void *handle)
     if (!handle)
         return;
     nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_mono_ns();
+    uint64_t now = nsc_tick();
     stop(tb, now, handle);
     if (NSC_LIKELY(tb != NULL))
         nsc_cost_sample(tb, now);
@@ -286,7 +289,7 @@ void nsc_event_state(void *handle, int state, uint64_t arg)
     if (!handle)
         return;
     nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_mono_ns();
+    uint64_t now = nsc_tick();
     record_state(tb, now, handle, state, arg);
     if (NSC_LIKELY(tb != NULL))
         nsc_cost_sample(tb, now);

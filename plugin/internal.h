@@ -35,6 +35,7 @@ typedef struct nsc_config {
     char chain[512];          /* NCCLSCOPE_CHAIN: another profiler plugin ("" none) */
     uint32_t state_hold_ms;   /* NCCLSCOPE_STATE_HOLD_MS */
     uint32_t budget_ppm;      /* NCCLSCOPE_BUDGET_PCT in millionths; 0: no guard */
+    int counter;              /* NCCLSCOPE_CLOCK: the CPU's counter where steady (1) */
     nsc_proc proc;            /* host, job, local rank, gpu (pid filled by life.c) */
 } nsc_config;
 
@@ -75,7 +76,7 @@ typedef struct nsc_tcounters {
     _Atomic uint64_t states_emitted, states_dropped, bad_handles;
     _Atomic uint64_t completions_emitted[NSC_T_COUNT];
     _Atomic uint64_t completions_dropped[NSC_T_COUNT];
-    _Atomic uint64_t cost_ns, coll_ns, shed_events; /* the self-cost guard's */
+    _Atomic uint64_t cost_ns, coll_ns, shed_events; /* the self-cost guard's (ns in nsc_tick's units) */
     _Atomic uint64_t chain_errors, orphans;
 } nsc_tcounters;
 
@@ -292,6 +293,61 @@ void nsc_ctx_learn_comm(nsc_pctx *c, uint64_t comm_id, const char *name, int ran
 /* The current definition (immutable once published) and its version. */
 uint32_t nsc_ctx_def_get(const nsc_pctx *c, const nsc_ctx_def **def);
 
+/* ---- clock.c: the CPU's counter and its conversion ------------------------- */
+
+/* Set once at the first init, before any thread records: nsc_tick reads the
+ * CPU's counter (1) or CLOCK_MONOTONIC (0). */
+extern int nsc_g_counter;
+
+static inline uint64_t nsc_counter(void)
+{
+#if defined(__x86_64__)
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+#elif defined(__aarch64__)
+    uint64_t v;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#else
+    return nsc_mono_ns();
+#endif
+}
+
+static inline uint64_t nsc_tick(void)
+{
+    return NSC_LIKELY(nsc_g_counter) ? nsc_counter() : nsc_mono_ns();
+}
+
+/* A calibration pair further than this from the line: the counter jumped. */
+#define NSC_CLOCK_JUMP_NS 100000u
+/* nsc_clock_start's two first pairs are this far apart: a first slope. */
+#define NSC_CLOCK_FIRST_SPAN_NS 2000000
+
+/* Counts to CLOCK_MONOTONIC ns (the shipper's, one owner). */
+typedef struct nsc_clock {
+    uint64_t t0, m0;      /* the anchor: the first pair since the last jump */
+    uint64_t t1, m1;      /* the latest pair: the line's origin */
+    double ns_per_tick;   /* the slope from anchor to latest; 0: none yet */
+    uint64_t err_ns;      /* the latest pair's distance from the line, plus its bracket */
+    uint64_t max_err_ns;  /* the largest err_ns so far */
+    uint64_t jumps;       /* jumps detected */
+    uint32_t pairs;       /* pairs since the anchor */
+} nsc_clock;
+
+/* Does a /proc/cpuinfo flags line say the TSC is invariant? */
+int nsc_clock_invariant(const char *flags);
+/* Decide nsc_g_counter for this machine (reads /proc/cpuinfo); its value. */
+int nsc_clock_select(void);
+/* Fold the pair (tick, mono +- bracket_ns) into c; 1 when it showed a jump
+ * (it is then the new anchor), else 0. The test hook for injected counts. */
+int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_ns);
+/* Take a pair now (the counter between two CLOCK_MONOTONIC reads). */
+int nsc_clock_calibrate(nsc_clock *c);
+/* A fresh c with a first slope (two pairs NSC_CLOCK_FIRST_SPAN_NS apart). */
+void nsc_clock_start(nsc_clock *c);
+uint64_t nsc_clock_ns(const nsc_clock *c, uint64_t tick);
+
 /* ---- hotpath.c ----------------------------------------------------------- */
 
 /* What a version's descriptor translates into before it is recorded. */
@@ -324,12 +380,14 @@ extern _Atomic uint32_t nsc_g_shed;
  * the plugin's work, and would count 64 times over; it is left out. */
 #define NSC_COST_EVERY 64u
 #define NSC_COST_SAMPLE_MAX_NS 10000u
+/* NSC_COST_SAMPLE_MAX_NS in nsc_tick's units (the shipper's, at its start). */
+extern _Atomic uint64_t nsc_g_cost_max;
 static inline void nsc_cost_sample(nsc_tbuf *tb, uint64_t since)
 {
     if (NSC_UNLIKELY((++tb->calls & (NSC_COST_EVERY - 1)) == 0)) {
-        uint64_t ns = nsc_mono_ns() - since;
-        if (ns <= NSC_COST_SAMPLE_MAX_NS)
-            nsc_count_add(&tb->c.cost_ns, ns * NSC_COST_EVERY);
+        uint64_t ticks = nsc_tick() - since;
+        if (ticks <= atomic_load_explicit(&nsc_g_cost_max, memory_order_relaxed))
+            nsc_count_add(&tb->c.cost_ns, ticks * NSC_COST_EVERY);
     }
 }
 

@@ -106,6 +106,7 @@ static int load(int api)
         return -1;
     }
     nsc_g_pid = (uint32_t)getpid();
+    nsc_g_counter = cfg.counter && nsc_clock_select();
     if (nsc_pool_create(cfg.buffer_bytes, cfg.max_threads) != 0 || nsc_tbuf_key_create() != 0) {
         nsc_log(NSC_LOG_WARN, "ncclscope: cannot allocate buffers; profiling disabled");
         nsc_pool_destroy();
@@ -117,9 +118,10 @@ static int load(int api)
     nsc_g_mask = cfg.mask;
     if (cfg.chain[0])
         nsc_chain_load(cfg.chain, api);
-    nsc_log(NSC_LOG_INFO, "ncclscope: mask 0x%x, endpoint %s, buffer %llu MiB, %u threads",
+    nsc_log(NSC_LOG_INFO,
+            "ncclscope: mask 0x%x, endpoint %s, buffer %llu MiB, %u threads, clock %s",
             cfg.mask, cfg.endpoint, (unsigned long long)(cfg.buffer_bytes >> 20),
-            cfg.max_threads);
+            cfg.max_threads, nsc_g_counter ? "counter" : "monotonic");
     return 0;
 }
 

@@ -53,6 +53,7 @@
 #define GAP_NS 500000000ull
 #define DEFS_REPEAT_NS 10000000000ull
 #define STALL_NS 200000000ull
+#define CALIBRATE_NS 10000000ull /* a calibration pair for nsc_tick's counts */
 #define SNDHWM 8
 #define ACK_PROBE_NS 50000000ull
 #define ACK_RETRY_NS 200000000ull
@@ -87,6 +88,8 @@ static struct {
     uint32_t drain_from;
     nsc_shed shed;
     uint64_t shed_at;  /* when the guard was last stepped */
+    nsc_clock clock;   /* nsc_tick's counts to ns, where it reads the counter */
+    uint64_t calibrated_at;
     uint8_t str_sent[NSC_INTERN_CAP + 1];
     uint32_t ctx_sent[NSC_MAX_CTX];
 } sh;
@@ -124,10 +127,60 @@ static int batch_begin(uint64_t now, uint64_t base_ns, int final)
     return 0;
 }
 
+/* ---- the counter's times ------------------------------------------------------ */
+
+static uint64_t ticks_ns(uint64_t ticks)
+{
+    return nsc_g_counter ? (uint64_t)((double)ticks * sh.clock.ns_per_tick) : ticks;
+}
+
+static uint64_t time_ns(uint64_t tick)
+{
+    return nsc_g_counter && tick ? nsc_clock_ns(&sh.clock, tick) : tick;
+}
+
+/* A record as it is shipped: its times in CLOCK_MONOTONIC ns. */
+static const nsc_rec *rec_ns(const nsc_rec *r, nsc_rec *out)
+{
+    if (!nsc_g_counter)
+        return r;
+    *out = *r;
+    if (r->kind == NSC_REC_EVENT) {
+        out->u.ev.start_ns = time_ns(r->u.ev.start_ns);
+        out->u.ev.stop_ns = time_ns(r->u.ev.stop_ns);
+        if (r->u.ev.type == NSC_T_KERNEL_CH)
+            out->u.ev.d.kernel_ch.ptimer_stop_ns = time_ns(r->u.ev.d.kernel_ch.ptimer_stop_ns);
+    } else if (r->kind == NSC_REC_STATE) {
+        out->u.st.ts_ns = time_ns(r->u.st.ts_ns);
+    } else {
+        out->u.done.ts_ns = time_ns(r->u.done.ts_ns);
+    }
+    return out;
+}
+
+/* A pair every CALIBRATE_NS: the line follows CLOCK_MONOTONIC's slewing. */
+static void calibrate(uint64_t now)
+{
+    if (!nsc_g_counter || now - sh.calibrated_at < CALIBRATE_NS)
+        return;
+    sh.calibrated_at = now;
+    if (nsc_clock_calibrate(&sh.clock))
+        nsc_log(NSC_LOG_INFO, "ncclscope: the CPU's counter jumped; calibrating anew");
+}
+
+/* The process's counters, the guard's times in ns (the cost still a
+ * multiple of NSC_COST_EVERY, as the sampler counts it). */
+static void counters_sum(nsc_counters *c)
+{
+    nsc_counters_sum(c);
+    c->cost_ns = ticks_ns(c->cost_ns / NSC_COST_EVERY) * NSC_COST_EVERY;
+    c->coll_ns = ticks_ns(c->coll_ns);
+}
+
 static void batch_finish(void)
 {
     nsc_counters c;
-    nsc_counters_sum(&c);
+    counters_sum(&c);
     c.shed_mask = sh.shed.mask;
     c.shed_changes = sh.shed.changes;
     nsc_enc_counters(&sh.enc, &c); /* fits: the reserve is for it */
@@ -415,8 +468,9 @@ static size_t drain_tbuf(nsc_tbuf *tb, uint64_t now, int *blocked)
     int orphan = atomic_load_explicit(&tb->state, memory_order_acquire) == NSC_TB_ORPHAN;
     uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
     size_t n = 0;
+    nsc_rec conv;
     for (const nsc_rec *r; (r = nsc_tbuf_peek(tb, head)); nsc_tbuf_take(tb), n++) {
-        if (ship_record(r, now) != 0) {
+        if (ship_record(rec_ns(r, &conv), now) != 0) {
             *blocked = 1;
             return n;
         }
@@ -511,7 +565,7 @@ static void guard(uint64_t now)
         return;
     sh.shed_at = now;
     nsc_counters c;
-    nsc_counters_sum(&c);
+    counters_sum(&c);
     if (nsc_shed_step(&sh.shed, c.cost_ns, c.coll_ns)) {
         atomic_store_explicit(&nsc_g_shed, sh.shed.mask, memory_order_relaxed);
         nsc_log(NSC_LOG_INFO, "NCCLSCOPE_BUDGET_PCT: shedding event mask now 0x%x", sh.shed.mask);
@@ -520,6 +574,7 @@ static void guard(uint64_t now)
 
 static void pass(uint64_t now)
 {
+    calibrate(now);
     guard(now);
     if (now - sh.defs_reset >= DEFS_REPEAT_NS)
         reset_defs(now);
@@ -721,7 +776,14 @@ int nsc_shipper_start(const nsc_config *cfg)
     }
     atomic_store(&sh.stop, 0);
     sh.idle_ns = IDLE_SLEEP_NS;
-    sh.last_begin = sh.defs_reset = nsc_mono_ns();
+    if (nsc_g_counter) {
+        nsc_clock_start(&sh.clock);
+        atomic_store(&nsc_g_cost_max,
+                     (uint64_t)(NSC_COST_SAMPLE_MAX_NS / sh.clock.ns_per_tick));
+    } else {
+        atomic_store(&nsc_g_cost_max, NSC_COST_SAMPLE_MAX_NS);
+    }
+    sh.last_begin = sh.defs_reset = sh.calibrated_at = nsc_mono_ns();
     /* Signals belong to the application's threads, never to ours. */
     sigset_t all, old;
     sigfillset(&all);

@@ -46,14 +46,18 @@ int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
         int abandoned = !word_allocatable(w) && abandoned_step(s, w);
         if (!word_allocatable(w) && !abandoned)
             continue;
-        nsc_event ev = s->ev;
+        /* the abandoned event as it was before the CAS; copied only then, a
+         * copy on every claim would be two cache lines of the hot path's */
+        nsc_event ev;
+        if (NSC_UNLIKELY(abandoned))
+            ev = s->ev;
         uint32_t quiet = s->quiet;
         uint32_t gen = GEN(w) + 1;
         uint64_t nw = ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
         if (atomic_compare_exchange_strong_explicit(&s->word, &w, nw, memory_order_acquire,
                                                     memory_order_relaxed)) {
             if (NSC_UNLIKELY(abandoned) && !quiet) {
-                ev.stop_ns = nsc_mono_ns();
+                ev.stop_ns = nsc_tick();
                 ev.flags |= NSC_EVF_OPEN;
                 nsc_event_emit(tb, &ev);
             }
@@ -221,7 +225,7 @@ static uint32_t used_slots(void)
  * events of ctx are touched; NCCL sends none for it any more. */
 void nsc_slot_flush_ctx(nsc_tbuf *tb, uint16_t ctx)
 {
-    uint64_t now = nsc_mono_ns();
+    uint64_t now = nsc_tick();
     uint32_t n = used_slots();
     for (uint32_t i = 0; i < n; i++) {
         nsc_slot *s = &nsc_g_pool.slots[i];

@@ -85,6 +85,8 @@ static void preload_shim(bool needed)
         return;
     const char *old = getenv("LD_PRELOAD");
     set_env_fmt("LD_PRELOAD", "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
+    /* the shim moves CLOCK_MONOTONIC only: the plugin must stamp with it */
+    setenv("NCCLSCOPE_CLOCK", "monotonic", 1);
 }
 
 /* In the child, before exec: the node's identity and clock. */

@@ -222,3 +222,9 @@ Test(versions, bad_budget_fails_init)
 {
     init_refused("NCCLSCOPE_BUDGET_PCT", "1%");
 }
+
+/* A clock the plugin does not know refuses rather than guesses. */
+Test(versions, bad_clock_fails_init)
+{
+    init_refused("NCCLSCOPE_CLOCK", "tsc");
+}

@@ -1,0 +1,106 @@
+/* test_clock.c: the CPU's counter as a clock (plugin/clock.c). The model is
+ * fed counts through nsc_clock_pair (the test hook): a steady counter is
+ * converted exactly, a counter that jumps forward or back is caught and the
+ * line re-anchored. Then the real counter, where this machine has one,
+ * against CLOCK_MONOTONIC: every conversion within the bound the model
+ * carries, and that bound within 100 ns. */
+#include <criterion/criterion.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define GHZ3(ns) ((ns) * 3) /* a 3 GHz counter */
+#define MS 1000000ull
+
+static uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+Test(clock, invariance_from_flags)
+{
+    cr_assert(nsc_clock_invariant("flags\t\t: fpu tsc constant_tsc nonstop_tsc rdtscp\n"));
+    cr_assert(!nsc_clock_invariant("flags\t\t: fpu tsc constant_tsc rdtscp\n"));
+    cr_assert(!nsc_clock_invariant("flags\t\t: fpu tsc nonstop_tsc\n"));
+    cr_assert(!nsc_clock_invariant("flags\t\t: constant_tsc_x nonstop_tsc\n"));
+    cr_assert(nsc_clock_invariant("flags: nonstop_tsc constant_tsc"));
+}
+
+/* Pairs 10 ms apart from a counter at 3 ticks per ns, offset by 12345. */
+static void feed(nsc_clock *c, uint64_t from_ms, uint64_t to_ms, uint64_t offset)
+{
+    for (uint64_t ms = from_ms; ms < to_ms; ms += 10)
+        cr_assert_eq(nsc_clock_pair(c, offset + GHZ3(ms * MS), ms * MS, 20), 0);
+}
+
+Test(clock, steady_counter_converts_exactly)
+{
+    nsc_clock c = {0};
+    feed(&c, 1000, 2000, 12345);
+    cr_assert_eq(c.jumps, 0);
+    for (uint64_t ns = 1990 * MS; ns < 2000 * MS; ns += 777)
+        cr_assert_leq(absdiff(nsc_clock_ns(&c, 12345 + GHZ3(ns)), ns), 1, "at %lu", ns);
+    cr_assert_leq(c.err_ns, 21);
+}
+
+/* A migration to a CPU whose counter is a second ahead, then one behind. */
+Test(clock, jump_is_detected_and_pairs_retaken)
+{
+    nsc_clock c = {0};
+    feed(&c, 1000, 1500, 0);
+    uint64_t ahead = GHZ3(1000 * MS);
+    cr_assert_eq(nsc_clock_pair(&c, ahead + GHZ3(1500 * MS), 1500 * MS, 20), 1);
+    cr_assert_eq(c.jumps, 1);
+    cr_assert_eq(c.pairs, 1);
+    feed(&c, 1510, 1600, ahead);
+    cr_assert_leq(absdiff(nsc_clock_ns(&c, ahead + GHZ3(1595 * MS)), 1595 * MS), 1);
+    cr_assert_eq(nsc_clock_pair(&c, GHZ3(1600 * MS) - 1000, 1600 * MS, 20), 1);
+    cr_assert_eq(c.jumps, 2);
+    feed(&c, 1610, 1700, -(uint64_t)1000);
+    cr_assert_leq(absdiff(nsc_clock_ns(&c, GHZ3(1695 * MS) - 1000), 1695 * MS), 1);
+}
+
+/* Before a slope is known, a second pair behind the first cannot be on a line. */
+Test(clock, backwards_before_a_slope)
+{
+    nsc_clock c = {0};
+    cr_assert_eq(nsc_clock_pair(&c, 5000, 1000, 10), 0);
+    cr_assert_eq(nsc_clock_pair(&c, 4000, 2000, 10), 1);
+    cr_assert_eq(c.ns_per_tick, 0);
+    cr_assert_eq(nsc_clock_pair(&c, 7000, 3000, 10), 0);
+    cr_assert_eq(c.ns_per_tick, 1000.0 / 3000.0);
+}
+
+/* The real counter over NSC_TEST_CLOCK_MS (default 2000) with a pair every
+ * 10 ms, as the shipper takes them: a counter read bracketed by two clock
+ * reads converts to within the model's bound so far plus that bracket (the
+ * unserialised counter read may fall anywhere in it), and the bound stays
+ * within 100 ns. Checked once the model has measured its distance from a few
+ * pairs (from the fifth). A descheduled bracket is a wide one and says
+ * nothing: only narrow ones are checked. */
+Test(clock, real_counter_within_bound)
+{
+    if (!nsc_clock_select())
+        cr_skip_test("no invariant counter on this machine");
+    const char *env = getenv("NSC_TEST_CLOCK_MS");
+    uint64_t span = (env ? strtoull(env, NULL, 10) : 2000) * MS;
+    nsc_clock c;
+    nsc_clock_start(&c);
+    uint64_t end = nsc_mono_ns() + span, checked = 0, worst = 0;
+    while (nsc_mono_ns() < end) {
+        nsc_clock_calibrate(&c);
+        uint64_t pair_at = nsc_mono_ns();
+        while (nsc_mono_ns() - pair_at < 10 * MS) {
+            uint64_t a = nsc_mono_ns(), t = nsc_counter(), b = nsc_mono_ns();
+            if (b - a > 200 || c.pairs < 5)
+                continue;
+            uint64_t off = absdiff(nsc_clock_ns(&c, t), a + (b - a) / 2);
+            uint64_t allowed = c.max_err_ns + (b - a) + 1;
+            if (off > worst)
+                worst = off;
+            cr_assert_leq(off, allowed, "off %lu, bound %lu", off, allowed);
+            checked++;
+        }
+    }
+    cr_assert_gt(checked, 0);
+    cr_assert_eq(c.jumps, 0);
+    cr_log_info("checked %lu, worst %lu ns, max_err %lu ns", checked, worst, c.max_err_ns);
+    cr_assert_leq(c.max_err_ns, 100, "max_err %lu ns", c.max_err_ns);
+}
