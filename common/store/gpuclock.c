@@ -14,6 +14,10 @@
 /* The lag of the pairs the line rests on is unobservable; a proxy thread's
  * poll is not tighter than about a microsecond, so no bound is smaller. */
 #define GPU_ERR_FLOOR_NS 1000.0
+/* No GPU timer runs faster or slower than the host's clock by more than
+ * this (crystals: tens of ppm; the emulator's skews go to 1000 ppm). It is
+ * what bounds the true slope where the pairs do not. */
+#define GPU_DRIFT_MAX 1e-3
 
 static const char *const err_text[] = {
     "ok", "out of memory", "no pTimer pair yet", "serialized GPU clock truncated",
@@ -135,6 +139,16 @@ static double hull_at(const nsc_gpuclock *g, double x)
     return line_at(a, (double)(b->y - a->y) / (double)(b->x - a->x), x);
 }
 
+/* Outside the pairs' span nothing pins the line: a few pairs close together
+ * (one collective's channels) fit any slope, and the true one differs from
+ * it by at most |slope| + GPU_DRIFT_MAX, over the distance from the span. */
+static double beyond_pairs(const nsc_gpuclock *g, double slope, double x)
+{
+    double first = (double)g->hull[0].x, last = (double)g->hull[g->nhull - 1].x;
+    double away = x < first ? first - x : x > last ? x - last : 0;
+    return (fabs(slope) + GPU_DRIFT_MAX) * away;
+}
+
 /* Error bound: how far the neighbouring vertices sit above the fitted line
  * (how sharply the envelope is pinned) plus how far the envelope bends away
  * from the line at x (drift the line does not follow, or extrapolation). */
@@ -151,7 +165,8 @@ static double error_at(const nsc_gpuclock *g, size_t e, double slope, double x)
         pin += (double)g->hull[e + 2].y - line_at(base, slope, (double)g->hull[e + 2].x);
         n++;
     }
-    return GPU_ERR_FLOOR_NS + (n ? pin / n : 0) + fabs(hull_at(g, x) - line_at(base, slope, x));
+    return GPU_ERR_FLOOR_NS + (n ? pin / n : 0) + fabs(hull_at(g, x) - line_at(base, slope, x)) +
+           beyond_pairs(g, slope, x);
 }
 
 int nsc_gpuclock_to_cpu(const nsc_gpuclock *g, uint64_t ptimer, uint64_t *cpu_ns,
