@@ -99,8 +99,9 @@ int nsc_gpuclock_add(nsc_gpuclock *g, uint64_t ptimer, uint64_t cpu_ns)
     return NSC_GPUCLOCK_OK;
 }
 
-/* The fitted edge: the hull edge over the pairs' mean x. Returns its index
- * (the edge joins hull[e] and hull[e + 1]; e == 0 and nhull == 1: flat). */
+/* The fitted edge: the hull edge over the pairs' mean x, its slope held to
+ * what a timer can drift. Returns its index (the edge joins hull[e] and
+ * hull[e + 1]; e == 0 and nhull == 1: flat). */
 static size_t fitted_edge(const nsc_gpuclock *g, double *slope)
 {
     double mean = g->sum_x / (double)g->npairs;
@@ -110,6 +111,8 @@ static size_t fitted_edge(const nsc_gpuclock *g, double *slope)
     *slope = g->nhull < 2 ? 0
                           : (double)(g->hull[e + 1].y - g->hull[e].y) /
                                 (double)(g->hull[e + 1].x - g->hull[e].x);
+    /* Pairs microseconds apart fit slopes no timer has; the truth is nearer. */
+    *slope = fmax(-GPU_DRIFT_MAX, fmin(GPU_DRIFT_MAX, *slope));
     return e;
 }
 
@@ -127,7 +130,7 @@ static double line_at(const nsc_gpu_vertex *v, double slope, double x)
 }
 
 /* The hull (the tightest upper bound on the truth the pairs give) at x,
- * extended past its ends along the end edges. */
+ * which lies within the pairs' span. */
 static double hull_at(const nsc_gpuclock *g, double x)
 {
     if (g->nhull < 2)
@@ -139,19 +142,12 @@ static double hull_at(const nsc_gpuclock *g, double x)
     return line_at(a, (double)(b->y - a->y) / (double)(b->x - a->x), x);
 }
 
-/* Outside the pairs' span nothing pins the line: a few pairs close together
- * (one collective's channels) fit any slope, and the true one differs from
- * it by at most |slope| + GPU_DRIFT_MAX, over the distance from the span. */
-static double beyond_pairs(const nsc_gpuclock *g, double slope, double x)
-{
-    double first = (double)g->hull[0].x, last = (double)g->hull[g->nhull - 1].x;
-    double away = x < first ? first - x : x > last ? x - last : 0;
-    return (fabs(slope) + GPU_DRIFT_MAX) * away;
-}
-
 /* Error bound: how far the neighbouring vertices sit above the fitted line
- * (how sharply the envelope is pinned) plus how far the envelope bends away
- * from the line at x (drift the line does not follow, or extrapolation). */
+ * (how sharply the envelope is pinned), plus how far the envelope bends away
+ * from the line at the point of the pairs' span nearest x (drift the line
+ * does not follow), plus, outside the span where nothing pins the line,
+ * the slope's freedom over the distance: a few pairs close together (one
+ * collective's channels) fit any slope, the truth's is within GPU_DRIFT_MAX. */
 static double error_at(const nsc_gpuclock *g, size_t e, double slope, double x)
 {
     const nsc_gpu_vertex *base = &g->hull[e];
@@ -165,8 +161,9 @@ static double error_at(const nsc_gpuclock *g, size_t e, double slope, double x)
         pin += (double)g->hull[e + 2].y - line_at(base, slope, (double)g->hull[e + 2].x);
         n++;
     }
-    return GPU_ERR_FLOOR_NS + (n ? pin / n : 0) + fabs(hull_at(g, x) - line_at(base, slope, x)) +
-           beyond_pairs(g, slope, x);
+    double in = fmax((double)g->hull[0].x, fmin((double)g->hull[g->nhull - 1].x, x));
+    return GPU_ERR_FLOOR_NS + (n ? pin / n : 0) + fabs(hull_at(g, in) - line_at(base, slope, in)) +
+           (fabs(slope) + GPU_DRIFT_MAX) * fabs(x - in);
 }
 
 int nsc_gpuclock_to_cpu(const nsc_gpuclock *g, uint64_t ptimer, uint64_t *cpu_ns,
