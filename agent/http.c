@@ -76,10 +76,11 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     }
 }
 
-/* The self-cost guard's per-process families (docs/plugin.md), for the
- * processes the registry knows, as their plugins last counted: a family's samples must follow
- * its head, so there is one pass over the processes per family. */
-enum { COST_SECONDS, COLL_SECONDS, SHED_EVENTS, SHED_MASK };
+/* The self-cost guard's per-process families (docs/plugin.md) and the
+ * plugin's count of NCCL's and a chained plugin's faults, for the processes
+ * the registry knows, as their plugins last counted: a family's samples must
+ * follow its head, so there is one pass over the processes per family. */
+enum { COST_SECONDS, COLL_SECONDS, SHED_EVENTS, SHED_MASK, CHAIN_ERRORS, ORPHANS };
 typedef struct proc_family {
     struct evbuffer *b;
     const char *name;
@@ -96,7 +97,10 @@ static void proc_sample(void *arg, const nsc_reg_proc *p)
     if (f->which == COST_SECONDS || f->which == COLL_SECONDS)
         evbuffer_add_printf(f->b, "%.9f\n", (double)(f->which == COST_SECONDS ? c->cost_ns : c->coll_ns) / 1e9);
     else
-        evbuffer_add_printf(f->b, "%" PRIu64 "\n", f->which == SHED_EVENTS ? c->shed_events : c->shed_mask);
+        evbuffer_add_printf(f->b, "%" PRIu64 "\n", f->which == SHED_EVENTS    ? c->shed_events
+                                                    : f->which == SHED_MASK    ? c->shed_mask
+                                                    : f->which == CHAIN_ERRORS ? c->chain_errors
+                                                                               : c->orphans);
 }
 
 static void guard_metrics(const nsc_agent *a, struct evbuffer *b)
@@ -112,6 +116,10 @@ static void guard_metrics(const nsc_agent *a, struct evbuffer *b)
                          "Events the self-cost guard did not record (NCCLSCOPE_BUDGET_PCT)"},
         [SHED_MASK] = {"ncclscope_agent_process_shed_types", "gauge",
                        "Event types the self-cost guard sheds now, as a mask of 1 << type"},
+        [CHAIN_ERRORS] = {"ncclscope_agent_process_chain_errors_total", "counter",
+                          "Calls of the chained profiler plugin (NCCLSCOPE_CHAIN) that failed, init included"},
+        [ORPHANS] = {"ncclscope_agent_process_orphan_children_total", "counter",
+                     "ProxyOp and KernelCh events NCCL started under a NULL parent"},
     };
     for (int i = 0; i < (int)(sizeof fam / sizeof fam[0]); i++) {
         proc_family f = {b, fam[i].name, i};

@@ -200,6 +200,10 @@ typedef struct nsc_counters {
      * the events not recorded because their type was shed. */
     uint64_t cost_ns, coll_ns;
     uint64_t shed_mask, shed_changes, shed_events;
+    /* Calls of the chained plugin (NCCLSCOPE_CHAIN) that failed, its init
+     * included; children (ProxyOp, KernelCh) NCCL started under a NULL
+     * parent while the plugin records their parents' types. */
+    uint64_t chain_errors, orphans;
 } nsc_counters;
 
 const char *nsc_type_name(unsigned type);          /* "Coll", "ProxyOp", ... or NULL */

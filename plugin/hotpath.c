@@ -37,13 +37,17 @@ static void count_state_drop(nsc_tbuf *tb)
         nsc_count_shared(&nsc_g_pool.shared.states_dropped);
 }
 
-static void count_bad_handle(nsc_tbuf *tb)
+/* One more in the counter at offset off of nsc_tcounters: the thread's own,
+ * or the shared one for a thread without a buffer. */
+static void count_at(nsc_tbuf *tb, size_t off)
 {
     if (tb)
-        nsc_count(&tb->c.bad_handles);
+        nsc_count((_Atomic uint64_t *)((char *)&tb->c + off));
     else
-        nsc_count_shared(&nsc_g_pool.shared.bad_handles);
+        nsc_count_shared((_Atomic uint64_t *)((char *)&nsc_g_pool.shared + off));
 }
+
+static void count_bad_handle(nsc_tbuf *tb) { count_at(tb, offsetof(nsc_tcounters, bad_handles)); }
 
 void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev)
 {
@@ -119,12 +123,17 @@ uint64_t nsc_event_parent(uint64_t parent)
  * keep a quiet slot all the same: attached to their Coll or P2p, they still
  * say when it completed (slots.c), which the guard's collective time and the
  * live views need. Others keep one only for the chained plugin's handle. */
-static void count_shed(nsc_tbuf *tb)
+static void count_shed(nsc_tbuf *tb) { count_at(tb, offsetof(nsc_tcounters, shed_events)); }
+
+/* NVIDIA/nccl#1544's children under a NULL parent (docs/nccl-abi.md, "Known
+ * NCCL bugs"): counted when the parents' types are recorded, since a parent
+ * NCCL was not asked for is NULL by right. */
+static void note_orphan(nsc_tbuf *tb, const nsc_start *st)
 {
-    if (tb)
-        nsc_count(&tb->c.shed_events);
-    else
-        nsc_count_shared(&nsc_g_pool.shared.shed_events);
+    const uint32_t parents = 1u << NSC_T_COLL | 1u << NSC_T_P2P;
+    if (!st->parent && (st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH) &&
+        (nsc_g_mask & parents) == parents)
+        count_at(tb, offsetof(nsc_tcounters, orphans));
 }
 
 /* quiet: a slot only for the chained plugin's handle; shedding: a quiet slot
@@ -149,15 +158,19 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
     ev->type = (uint8_t)st->type;
     atomic_store_explicit(&s->coll_until, 0, memory_order_relaxed);
     *handle = (void *)(uintptr_t)id;
+    nsc_pctx *c = nsc_ctx_lookup(context);
+    int foreign = is_foreign(c, st);
     if (NSC_UNLIKELY(quiet)) {
         /* Kept only to pair the chained plugin's handle: nothing to record
-         * (the parent for slots.c's abandoned steps). */
+         * (the parent for slots.c's abandoned steps). Its communicator's
+         * finalize frees it if NCCL never stops it; a foreign one waits for
+         * the last finalize. */
         s->quiet = 1;
         ev->parent = st->parent;
+        ev->ctx = foreign ? NSC_CTX_NONE : c->index;
         return NULL;
     }
-    nsc_pctx *c = nsc_ctx_lookup(context);
-    if (NSC_UNLIKELY(is_foreign(c, st))) {
+    if (NSC_UNLIKELY(foreign)) {
         mark_foreign(ev, context, st);
     } else {
         ev->ctx = c->index;
@@ -191,6 +204,8 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
             return NULL;
         quiet = !shedding;
     }
+    if (NSC_UNLIKELY(!st->parent))
+        note_orphan(tb, st);
     uint64_t now = nsc_mono_ns();
     nsc_event *ev = begin(tb, now, context, handle, st, quiet, shedding);
     if (NSC_LIKELY(tb != NULL))

@@ -76,6 +76,7 @@ typedef struct nsc_tcounters {
     _Atomic uint64_t completions_emitted[NSC_T_COUNT];
     _Atomic uint64_t completions_dropped[NSC_T_COUNT];
     _Atomic uint64_t cost_ns, coll_ns, shed_events; /* the self-cost guard's */
+    _Atomic uint64_t chain_errors, orphans;
 } nsc_tcounters;
 
 enum { NSC_TB_FREE = 0, NSC_TB_OWNED = 1, NSC_TB_ORPHAN = 2 };

@@ -46,11 +46,6 @@ assert starts == s["events_total"] + job["shed_events"], (starts, s["events_tota
 print("guard.sh: profiler cost %.2f %% of collective time; shed now %s; %d of %d starts shed" %
       (job["profiler_cost_pct"], job["shed"] or "nothing", job["shed_events"], starts))
 PY
-sum_metric() {  # sum_metric NAME: over both agents' processes
-    local n
-    for n in 0 1; do curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/metrics"; done |
-        awk -v m="$1" 'index($1, m "{") == 1 { s += $2 } END { print s + 0 }'
-}
 awk -v c="$(sum_metric ncclscope_agent_process_profiler_cost_seconds_total)" 'BEGIN { exit !(c > 0) }' ||
     die "agents: no profiler cost"
 [ "$(sum_metric ncclscope_agent_process_shed_events_total)" = "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][0]["shed_events"])' "$dir/status.json")" ] ||
