@@ -142,8 +142,9 @@ static double hull_at(const nsc_gpuclock *g, double x)
     return line_at(a, (double)(b->y - a->y) / (double)(b->x - a->x), x);
 }
 
-/* Error bound: how far the neighbouring vertices sit above the fitted line
- * (how sharply the envelope is pinned), plus how far the envelope bends away
+/* Error bound: how far the neighbouring vertices sit from the fitted line
+ * (how sharply the envelope is pinned; below it only where the slope was
+ * held), plus how far the envelope bends away
  * from the line at the point of the pairs' span nearest x (drift the line
  * does not follow), plus, outside the span where nothing pins the line,
  * the slope's freedom over the distance: a few pairs close together (one
@@ -154,11 +155,11 @@ static double error_at(const nsc_gpuclock *g, size_t e, double slope, double x)
     double pin = 0;
     int n = 0;
     if (e > 0) {
-        pin += (double)g->hull[e - 1].y - line_at(base, slope, (double)g->hull[e - 1].x);
+        pin += fabs((double)g->hull[e - 1].y - line_at(base, slope, (double)g->hull[e - 1].x));
         n++;
     }
     if (e + 2 < g->nhull) {
-        pin += (double)g->hull[e + 2].y - line_at(base, slope, (double)g->hull[e + 2].x);
+        pin += fabs((double)g->hull[e + 2].y - line_at(base, slope, (double)g->hull[e + 2].x));
         n++;
     }
     double in = fmax((double)g->hull[0].x, fmin((double)g->hull[g->nhull - 1].x, x));
