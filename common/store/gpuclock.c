@@ -14,6 +14,10 @@
 /* The lag of the pairs the line rests on is unobservable; a proxy thread's
  * poll is not tighter than about a microsecond, so no bound is smaller. */
 #define GPU_ERR_FLOOR_NS 1000.0
+/* No GPU timer runs faster or slower than the host's clock by more than
+ * this (crystals: tens of ppm; the emulator's skews go to 1000 ppm). It is
+ * what bounds the true slope where the pairs do not. */
+#define GPU_DRIFT_MAX 1e-3
 
 static const char *const err_text[] = {
     "ok", "out of memory", "no pTimer pair yet", "serialized GPU clock truncated",
@@ -95,8 +99,9 @@ int nsc_gpuclock_add(nsc_gpuclock *g, uint64_t ptimer, uint64_t cpu_ns)
     return NSC_GPUCLOCK_OK;
 }
 
-/* The fitted edge: the hull edge over the pairs' mean x. Returns its index
- * (the edge joins hull[e] and hull[e + 1]; e == 0 and nhull == 1: flat). */
+/* The fitted edge: the hull edge over the pairs' mean x, its slope held to
+ * what a timer can drift. Returns its index (the edge joins hull[e] and
+ * hull[e + 1]; e == 0 and nhull == 1: flat). */
 static size_t fitted_edge(const nsc_gpuclock *g, double *slope)
 {
     double mean = g->sum_x / (double)g->npairs;
@@ -106,6 +111,8 @@ static size_t fitted_edge(const nsc_gpuclock *g, double *slope)
     *slope = g->nhull < 2 ? 0
                           : (double)(g->hull[e + 1].y - g->hull[e].y) /
                                 (double)(g->hull[e + 1].x - g->hull[e].x);
+    /* Pairs microseconds apart fit slopes no timer has; the truth is nearer. */
+    *slope = fmax(-GPU_DRIFT_MAX, fmin(GPU_DRIFT_MAX, *slope));
     return e;
 }
 
@@ -123,7 +130,7 @@ static double line_at(const nsc_gpu_vertex *v, double slope, double x)
 }
 
 /* The hull (the tightest upper bound on the truth the pairs give) at x,
- * extended past its ends along the end edges. */
+ * which lies within the pairs' span. */
 static double hull_at(const nsc_gpuclock *g, double x)
 {
     if (g->nhull < 2)
@@ -135,23 +142,29 @@ static double hull_at(const nsc_gpuclock *g, double x)
     return line_at(a, (double)(b->y - a->y) / (double)(b->x - a->x), x);
 }
 
-/* Error bound: how far the neighbouring vertices sit above the fitted line
- * (how sharply the envelope is pinned) plus how far the envelope bends away
- * from the line at x (drift the line does not follow, or extrapolation). */
+/* Error bound: how far the neighbouring vertices sit from the fitted line
+ * (how sharply the envelope is pinned; below it only where the slope was
+ * held), plus how far the envelope bends away
+ * from the line at the point of the pairs' span nearest x (drift the line
+ * does not follow), plus, outside the span where nothing pins the line,
+ * the slope's freedom over the distance: a few pairs close together (one
+ * collective's channels) fit any slope, the truth's is within GPU_DRIFT_MAX. */
 static double error_at(const nsc_gpuclock *g, size_t e, double slope, double x)
 {
     const nsc_gpu_vertex *base = &g->hull[e];
     double pin = 0;
     int n = 0;
     if (e > 0) {
-        pin += (double)g->hull[e - 1].y - line_at(base, slope, (double)g->hull[e - 1].x);
+        pin += fabs((double)g->hull[e - 1].y - line_at(base, slope, (double)g->hull[e - 1].x));
         n++;
     }
     if (e + 2 < g->nhull) {
-        pin += (double)g->hull[e + 2].y - line_at(base, slope, (double)g->hull[e + 2].x);
+        pin += fabs((double)g->hull[e + 2].y - line_at(base, slope, (double)g->hull[e + 2].x));
         n++;
     }
-    return GPU_ERR_FLOOR_NS + (n ? pin / n : 0) + fabs(hull_at(g, x) - line_at(base, slope, x));
+    double in = fmax((double)g->hull[0].x, fmin((double)g->hull[g->nhull - 1].x, x));
+    return GPU_ERR_FLOOR_NS + (n ? pin / n : 0) + fabs(hull_at(g, in) - line_at(base, slope, in)) +
+           (fabs(slope) + GPU_DRIFT_MAX) * fabs(x - in);
 }
 
 int nsc_gpuclock_to_cpu(const nsc_gpuclock *g, uint64_t ptimer, uint64_t *cpu_ns,

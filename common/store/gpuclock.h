@@ -6,7 +6,8 @@
  * collector time and a host clock step does not break it. The CPU time
  * is late by the polling delay, never early, so every pair bounds the true
  * line from above. The fit is the line under all pairs that lies closest to
- * them on average: the lower convex hull's edge over the pairs' mean pTimer.
+ * them on average: the lower convex hull's edge over the pairs' mean pTimer,
+ * its slope held within the drift a timer can have (1000 ppm).
  * Only hull vertices are kept (a pair off the hull never returns to it), so
  * memory stays small however many pairs arrive (docs/collector.md).
  */

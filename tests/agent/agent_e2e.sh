@@ -14,8 +14,8 @@
 #   per Send and Recv.
 # ledger_kill: the ledger job, rank 1 late by 50 ms each iteration (the
 #   others' collectives open meanwhile), while each agent is killed -9 three
-#   times and restarted: the same checks as ledger but GPU bounds (check.c's
-#   ledger-paced), so no record is lost or written twice and nothing is left
+#   times and restarted: the same checks as ledger, so no record is lost or
+#   written twice, every GPU bound holds its truth and nothing is left
 #   unattached; the last agent of each node takes back the open state of its
 #   node's two ranks from the spool. Before the state was saved, some
 #   collectives open at a kill never closed.
@@ -234,7 +234,7 @@ ledger_kill)
         ledger_attached $n
         stop agent$n
     done
-    "$bin/nsc-agent-check" ledger-paced "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
+    "$bin/nsc-agent-check" ledger "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
     ;;
 *) die "unknown mode $mode" ;;
 esac

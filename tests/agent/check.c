@@ -11,10 +11,6 @@
  *       with its func, count, times and GPU bounds (the emulator's truths)
  *   nsc-agent-check ledger-pxn EMU.json SPOOL... the same for the pxn
  *       scenario, each record with the PXN flag and its network edges
- *   nsc-agent-check ledger-paced EMU.json SPOOL... the same but the GPU
- *       bounds: the first record of a job whose collectives are far apart
- *       (paced, or a rank late) is written from a GPU line of one collective's
- *       pairs, whose bound the clock model understates (seen without kills)
  *
  * Exit 0 when every check holds, 1 with a message for the first that fails.
  */
@@ -66,7 +62,6 @@ static lrec *lrecs;
 static size_t nlrecs, caplrecs, ninflight;
 static strent *strents;
 static size_t nstrents, capstrents;
-static int paced;  /* ledger-paced: GPU bounds not checked (see the usage above) */
 static int pxn;    /* ledger-pxn: every record has its network legs, re-attached */
 static ctxent ctxs[4096];
 static size_t nctxs;
@@ -430,8 +425,8 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
                  seq, rank, r->api_ns, r->enqueue_ns, r->done_ns, api, start, stop, end, done);
         /* GPU times: each is a pTimer the emulator gave, converted; its true
          * time is in kernel_samples, within gpu_err_ns of it. */
-        if (!paced && ((r->flags & NSC_LEDGER_NO_GPU) || nearest(rk, r->gpu_start_ns) > r->gpu_err_ns ||
-                       nearest(rk, r->gpu_end_ns) > r->gpu_err_ns || r->gpu_end_ns < r->gpu_start_ns))
+        if ((r->flags & NSC_LEDGER_NO_GPU) || nearest(rk, r->gpu_start_ns) > r->gpu_err_ns ||
+            nearest(rk, r->gpu_end_ns) > r->gpu_err_ns || r->gpu_end_ns < r->gpu_start_ns)
             fail("seq %" PRIu64 " rank %" PRIu64 ": GPU %" PRIu64 "..%" PRIu64 " +- %u: no GPU timer's truth that near",
                  seq, rank, r->gpu_start_ns, r->gpu_end_ns, r->gpu_err_ns);
         if (r->dropped)
@@ -477,9 +472,8 @@ int main(int argc, char **argv)
         load_spools(argc - 3, argv + 3);
         return check_ledger(argv[2]);
     }
-    if (argc >= 4 && (strcmp(argv[1], "ledger-paced") == 0 || strcmp(argv[1], "ledger-pxn") == 0)) {
-        paced = strcmp(argv[1], "ledger-paced") == 0;
-        pxn = !paced;
+    if (argc >= 4 && strcmp(argv[1], "ledger-pxn") == 0) {
+        pxn = 1;
         load_spools(argc - 3, argv + 3);
         return check_ledger(argv[2]);
     }
@@ -487,6 +481,6 @@ int main(int argc, char **argv)
         load_spools(argc - 4, argv + 4);
         return check_count(argv[2], argv[3]);
     }
-    fprintf(stderr, "usage: nsc-agent-check pxn|kill|ledger|ledger-pxn|ledger-paced EMU.json SPOOL... | count PID EVENTS SPOOL...\n");
+    fprintf(stderr, "usage: nsc-agent-check pxn|kill|ledger|ledger-pxn EMU.json SPOOL... | count PID EVENTS SPOOL...\n");
     return 2;
 }

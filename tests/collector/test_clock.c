@@ -2,6 +2,7 @@
  * drift, jitter, asymmetric spikes and steps; the GPU pTimer fit against a
  * polling CPU observer; both serializations, including malformed input. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,6 +448,30 @@ Test(gpuclock, empty_and_single_pair)
     cr_assert_eq(nsc_gpuclock_to_cpu(&g, 1500, &cpu, &err), 0);
     cr_assert_eq(cpu, 5500);
     cr_assert_eq(nsc_gpuclock_drift(&g), 0);
+    nsc_gpuclock_free(&g);
+}
+
+/* One collective's pairs: two channels' stops 2 us apart, the second
+ * observed 1 us later than the first, fit a slope of 0.5. Its kernel start,
+ * 50 ms before, lies far from the pairs: the bound must widen with the
+ * slope's uncertainty over that distance, not stay at the floor, and no
+ * more than a timer's drift allows (not 0.5 x 50 ms). */
+Test(gpuclock, few_pairs_bound_holds_far_from_them)
+{
+    const uint64_t offset = 5000, p0 = 1000000000;
+    nsc_gpuclock g;
+    uint64_t cpu, err;
+    nsc_gpuclock_init(&g);
+    cr_assert_eq(nsc_gpuclock_add(&g, p0, p0 + offset), 0);
+    cr_assert_eq(nsc_gpuclock_add(&g, p0 + 2000, p0 + 2000 + offset + 1000), 0);
+    const uint64_t starts[] = {p0 - 50000000, p0 - 1000000, p0 + 2000 + 50000000};
+    for (size_t i = 0; i < sizeof starts / sizeof *starts; i++) {
+        cr_assert_eq(nsc_gpuclock_to_cpu(&g, starts[i], &cpu, &err), 0);
+        double off = fabs((double)(int64_t)(cpu - (starts[i] + offset)));
+        cr_assert_leq(off, (double)err, "pTimer %" PRIu64 ": %.0f ns off, bound %" PRIu64, starts[i], off, err);
+        cr_assert_leq(err, 110000, "pTimer %" PRIu64 ": bound %" PRIu64 " ns, beyond any timer's drift", starts[i],
+                      err);
+    }
     nsc_gpuclock_free(&g);
 }
 
