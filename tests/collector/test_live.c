@@ -63,12 +63,19 @@ static void section(nsc_live *l, int rank, uint64_t from, uint64_t to, uint64_t 
     section_of(l, rank, "AllReduce", "ncclFloat32", from, to, done_below, now);
 }
 
-static nsc_live *scenario(void)
+/* An empty live state (lag_ns 10 s), ticked at T0. */
+static nsc_live *live_at_t0(void)
 {
     nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
     nsc_live *l = nsc_live_new(&cfg);
     cr_assert(l);
     nsc_live_tick(l, T0);
+    return l;
+}
+
+static nsc_live *scenario(void)
+{
+    nsc_live *l = live_at_t0();
     for (int r = 0; r < 3; r++)
         section(l, r, 0, 5, 6, T0 + S);
     section(l, 3, 0, 3, 3, T0 + S);  /* rank 3: seq 3 enqueued, never completes */
@@ -168,10 +175,7 @@ static double bus_bw_of_comm(const nsc_live *l, uint64_t now)
  * after its Coll (as a real agent's batching often does). */
 static double bus_bw(const char *func, const char *dtype)
 {
-    nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
-    nsc_live *l = nsc_live_new(&cfg);
-    cr_assert(l);
-    nsc_live_tick(l, T0);
+    nsc_live *l = live_at_t0();
     for (int r = 0; r < 4; r++) {
         section_of(l, r, func, dtype, 0, 2, 0, T0 + S);
         completions(l, r, 0, 2, T0 + S);
@@ -243,10 +247,7 @@ Test(live, status_json)
  * the status's total and list, the summary and the per-communicator figure. */
 Test(live, hung_collective_lagging_ranks_never_reached)
 {
-    nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
-    nsc_live *l = nsc_live_new(&cfg);
-    cr_assert(l);
-    nsc_live_tick(l, T0);
+    nsc_live *l = live_at_t0();
     for (int r = 0; r < 3; r++)
         section(l, r, 0, 5, 5, T0 + S);
     section(l, 3, 0, 4, 5, T0 + S);
