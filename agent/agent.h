@@ -52,6 +52,8 @@ typedef struct nsc_agent {
     nsc_out *out;
     nsc_spool *spool;
     nsc_fwd *fwd;          /* NULL: no collector configured (spool only) */
+    nsc_ring *ring;        /* detail = on-demand: the raw sections; else NULL */
+    nsc_fetch *fetch;      /* answers the collector's detail fetches */
     nsc_resolver *res;     /* a dns+tcp:// collector's name (its own thread); else NULL */
     uint64_t res_gen;      /* of the last list taken from res */
     nsc_endpoints res_list;

@@ -31,6 +31,9 @@ static const nsc_opt opts[] = {
     MS("hang_ms", "NCCLSCOPE_HANG_MS", hang_ms, "10000", "a collective not completed this long gets an in-flight ledger record, again while it changes (the collector's hang_ms)"),
     NUM("ledger_max_open", "NCCLSCOPE_LEDGER_MAX_OPEN", ledger_max_open, "1024", "open collectives kept per process by the ledger builder (1..1048576); the oldest is dropped, counted"),
     MS("ledger_pxn_wait_ms", "NCCLSCOPE_LEDGER_PXN_WAIT_MS", ledger_pxn_wait_ms, "1000", "a completed collective that waits for network legs another process ran (PXN: its process has PXN traffic, or it has no network leg of its own on a communicator spanning nodes) waits this long before its ledger record is written"),
+    TXT("detail", "NCCLSCOPE_DETAIL", detail, "all", "all: every raw event goes to the collector; on-demand: raw events stay in the detail ring (<spool>/detail) until the collector fetches a window of them, and the ledger, process life and PXN aliases go as always"),
+    MB("detail_ring_mb", "NCCLSCOPE_DETAIL_RING_MB", detail_ring_mb, "1024", "detail = on-demand: the detail ring's size; the oldest raw sections give way, counted"),
+    NSC_OPT_S(nsc_agent_cfg, "detail_ring_s", "NCCLSCOPE_DETAIL_RING_S", detail_ring_s, "3600", "detail = on-demand: raw sections older than this leave the ring, counted (0: kept while there is room)"),
     MS("flush_ms", "NCCLSCOPE_AGENT_FLUSH_MS", flush_ms, "50", "longest wait before waiting data becomes a spool entry"),
     KB("flush_kb", "NCCLSCOPE_AGENT_FLUSH_KB", flush_kb, "1024", "waiting data that makes a spool entry at once"),
     NUM("burst", "NCCLSCOPE_AGENT_BURST", burst, "256", "messages taken per loop iteration (fairness with HTTP and timers)"),
@@ -118,6 +121,11 @@ int nsc_agent_cfg_load(nsc_agent_cfg *cfg, int argc, char **argv, FILE *err)
     }
     if (cfg->ledger_max_open == 0 || cfg->ledger_max_open > (1u << 20) || cfg->hang_ms == 0) {
         fprintf(err, "ncclscope-agent: ledger_max_open (1..1048576) and hang_ms (> 0) are out of range\n");
+        return -1;
+    }
+    cfg->on_demand = strcmp(cfg->detail, "on-demand") == 0;
+    if ((!cfg->on_demand && strcmp(cfg->detail, "all") != 0) || (cfg->on_demand && cfg->detail_ring_mb == 0)) {
+        fprintf(err, "ncclscope-agent: detail is 'all' or 'on-demand' (with detail_ring_mb > 0), not '%s'\n", cfg->detail);
         return -1;
     }
     return check_forwarding(cfg, err) ? -1 : nsc_hguard_cfg_check(&cfg->hg, "ncclscope-agent", err);

@@ -31,6 +31,10 @@ typedef struct nsc_agent_cfg {
     uint64_t hang_ms;          /* a collective open this long gets an in-flight ledger record */
     uint64_t ledger_max_open;  /* open collectives per process the ledger builder keeps */
     uint64_t ledger_pxn_wait_ms;  /* a PXN process's completed record waits this long for re-attached ProxyOps */
+    char detail[16];           /* "all" or "on-demand" */
+    int on_demand;             /* detail is "on-demand" */
+    uint64_t detail_ring_mb;   /* the detail ring's size (on-demand) */
+    uint64_t detail_ring_s;    /* and age (0: no age bound) */
     uint64_t flush_ms;         /* spool entry at least this often when data is waiting */
     uint64_t flush_kb;         /* or when this much is waiting */
     uint64_t burst;            /* messages taken per loop iteration */

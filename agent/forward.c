@@ -59,7 +59,7 @@ struct nsc_fwd {
 static int set_opts(const nsc_fwd *f, void *sock)
 {
     int one = 1, zero = 0, hb = HEARTBEAT_MS, hbt = (int)(f->cfg.ack_timeout_ns / 1000000u);
-    int64_t maxmsg = NSC_A2C_SMALL_MAX;
+    int64_t maxmsg = NSC_A2C_FETCH_MAX;
     struct { int opt; const void *v; size_t len; } o[] = {
         {ZMQ_IMMEDIATE, &one, sizeof one},   /* queue only to a live connection: nothing waits in a dead pipe */
         {ZMQ_LINGER, &zero, sizeof zero},    /* unacknowledged batches are in the spool anyway */
@@ -67,7 +67,7 @@ static int set_opts(const nsc_fwd *f, void *sock)
         {ZMQ_RECONNECT_IVL_MAX, &f->cfg.reconnect_max_ms, sizeof(int)},
         {ZMQ_HEARTBEAT_IVL, &hb, sizeof hb},
         {ZMQ_HEARTBEAT_TIMEOUT, &hbt, sizeof hbt},
-        {ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg},  /* the collector sends acks and probes only */
+        {ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg},  /* the collector sends acks, probes and fetches only */
     };
     for (size_t i = 0; i < sizeof o / sizeof o[0]; i++)
         if (zmq_setsockopt(sock, o[i].opt, o[i].v, o[i].len) != 0)
@@ -309,6 +309,7 @@ static void take_message(nsc_fwd *f, const void *buf, size_t len)
     nsc_a2c_ack ack;
     nsc_a2c_reject rej;
     nsc_a2c_probe probe;
+    nsc_a2c_fetch fetch;
     int kind = nsc_a2c_kind(buf, len);
     if (kind == NSC_A2C_ACK && nsc_a2c_decode_ack(buf, len, &ack) == 0 && strcmp(ack.agent, f->agent) == 0) {
         f->asked = 0;
@@ -319,13 +320,16 @@ static void take_message(nsc_fwd *f, const void *buf, size_t len)
         take_reject(f, &rej);
     } else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 && strcmp(probe.agent, f->agent) == 0)
         take_answer(f, &probe);
+    else if (kind == NSC_A2C_FETCH && f->cfg.fetch && nsc_a2c_decode_fetch(buf, len, &fetch) == 0 &&
+             strcmp(fetch.agent, f->agent) == 0)
+        nsc_fetch_take(f->cfg.fetch, &fetch, f->sock);
     else
         f->st.bad_messages++;
 }
 
 static void take_input(nsc_fwd *f)
 {
-    uint8_t buf[NSC_A2C_SMALL_MAX];
+    uint8_t buf[NSC_A2C_FETCH_MAX];
     for (;;) {
         int n = zmq_recv(f->sock, buf, sizeof buf, ZMQ_DONTWAIT);
         if (n < 0)
@@ -368,6 +372,8 @@ static void take_events(nsc_fwd *f)
             f->st.connects++;
             f->asked = 0;
             rewind_all(f, &f->st.rewinds_connect);
+            if (f->cfg.fetch)
+                nsc_fetch_reset(f->cfg.fetch);
         } else if (ev == ZMQ_EVENT_DISCONNECTED) {
             f->st.disconnects += f->st.connected;
             if (f->st.connected)
@@ -478,6 +484,8 @@ static int move_to(nsc_fwd *f, uint32_t next, uint64_t *moves, char err[256])
     f->lead_id = f->scheduled = f->next_probe_ns = 0;  /* the new collector's clock needs the fast probes */
     f->asked = 0;
     f->down_since = f->now;
+    if (f->cfg.fetch)
+        nsc_fetch_reset(f->cfg.fetch);
     return open_link(f, err);
 }
 
@@ -556,6 +564,8 @@ void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
         rewind_all(f, &f->st.rewinds_timeout);
     if (f->st.connected && f->cfg.probe_ns && now_ns >= f->next_probe_ns)
         send_scheduled_probe(f);
+    if (f->st.connected && f->cfg.fetch)
+        nsc_fetch_run(f->cfg.fetch, f->sock);
     /* a corrupt batch stops the pass; moved aside, the pass goes on after it */
     while (f->st.connected && may_send(f) && f->next_send < nsc_spool_next_seq(f->spool) &&
            nsc_spool_foreach(f->spool, f->next_send, send_one, f) == 2 &&

@@ -14,6 +14,9 @@
  * back to the collector, and the minimum-RTT sample of the recent ones is
  * kept for /metrics.
  *
+ * Detail fetches from the collector go to cfg.fetch, which sends at most one
+ * chunk of its answer per run; a new connection forgets them.
+ *
  * With several endpoints (endpoints.h) it uses one at a time, the first at
  * start, and gives the current one up as dead when it had no connection to it
  * for failover_ns (refused, closed, or cut by unanswered ZMTP heartbeats), or
@@ -38,6 +41,7 @@
 
 #include "curve.h"
 #include "endpoints.h"
+#include "fetch.h"
 #include "spool.h"
 
 typedef struct nsc_fwd nsc_fwd;
@@ -58,6 +62,7 @@ typedef struct nsc_fwd_cfg {
     void (*lost)(void *arg);        /* the collector in use is dead (again every failover_ns while it is); NULL: nobody asks */
     void *lost_arg;
     uint64_t (*now)(void);          /* CLOCK_MONOTONIC ns: probe times t1 and t4 */
+    nsc_fetch *fetch;               /* answers the collector's detail fetches, a chunk a run; NULL: fetches are bad messages */
 } nsc_fwd_cfg;
 
 typedef struct nsc_fwd_stats {

@@ -76,6 +76,58 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     }
 }
 
+/* The self-cost guard's per-process families (docs/plugin.md) and the
+ * plugin's count of NCCL's and a chained plugin's faults, for the processes
+ * the registry knows, as their plugins last counted: a family's samples must
+ * follow its head, so there is one pass over the processes per family. */
+enum { COST_SECONDS, COLL_SECONDS, SHED_EVENTS, SHED_MASK, CHAIN_ERRORS, ORPHANS };
+typedef struct proc_family {
+    struct evbuffer *b;
+    const char *name;
+    int which;
+} proc_family;
+
+static void proc_sample(void *arg, const nsc_reg_proc *p)
+{
+    const proc_family *f = arg;
+    const nsc_counters *c = &p->counters;
+    evbuffer_add_printf(f->b, "%s{job=\"", f->name);
+    nsc_prom_label(f->b, p->id.job);
+    evbuffer_add_printf(f->b, "\",pid=\"%" PRIu32 "\"} ", p->id.pid);
+    if (f->which == COST_SECONDS || f->which == COLL_SECONDS)
+        evbuffer_add_printf(f->b, "%.9f\n", (double)(f->which == COST_SECONDS ? c->cost_ns : c->coll_ns) / 1e9);
+    else
+        evbuffer_add_printf(f->b, "%" PRIu64 "\n", f->which == SHED_EVENTS    ? c->shed_events
+                                                    : f->which == SHED_MASK    ? c->shed_mask
+                                                    : f->which == CHAIN_ERRORS ? c->chain_errors
+                                                                               : c->orphans);
+}
+
+static void guard_metrics(const nsc_agent *a, struct evbuffer *b)
+{
+    static const struct {
+        const char *name, *type, *help;
+    } fam[] = {
+        [COST_SECONDS] = {"ncclscope_agent_process_profiler_cost_seconds_total", "counter",
+                          "The plugin's own time on NCCL's threads (sampled estimate), per process"},
+        [COLL_SECONDS] = {"ncclscope_agent_process_collective_seconds_total", "counter",
+                          "Time of the process's collectives (Coll events), against which the cost is judged"},
+        [SHED_EVENTS] = {"ncclscope_agent_process_shed_events_total", "counter",
+                         "Events the self-cost guard did not record (NCCLSCOPE_BUDGET_PCT)"},
+        [SHED_MASK] = {"ncclscope_agent_process_shed_types", "gauge",
+                       "Event types the self-cost guard sheds now, as a mask of 1 << type"},
+        [CHAIN_ERRORS] = {"ncclscope_agent_process_chain_errors_total", "counter",
+                          "Calls of the chained profiler plugin (NCCLSCOPE_CHAIN) that failed, init included"},
+        [ORPHANS] = {"ncclscope_agent_process_orphan_children_total", "counter",
+                     "ProxyOp and KernelCh events NCCL started under a NULL parent"},
+    };
+    for (int i = 0; i < (int)(sizeof fam / sizeof fam[0]); i++) {
+        proc_family f = {b, fam[i].name, i};
+        nsc_prom_head(b, fam[i].name, fam[i].type, fam[i].help);
+        nsc_reg_each(a->reg, proc_sample, &f);
+    }
+}
+
 /* A reply of `type` that render writes into a fresh buffer. */
 static void reply(struct evhttp_request *req, nsc_agent *a, void (*render)(nsc_agent *, struct evbuffer *),
                   const char *type)
@@ -105,6 +157,32 @@ static void render_ledger(nsc_agent *a, struct evbuffer *b, const nsc_out_stats 
     for (unsigned i = 0; i < NSC_LB_NREASONS; i++)
         evbuffer_add_printf(b, "ncclscope_agent_ledger_unattached_total{reason=\"%s\"} %" PRIu64 "\n",
                             nsc_lbuild_reason(i), ls.unattached[i]);
+}
+
+/* detail = on-demand: the ring (all zero without one) and the fetches answered. */
+static void render_detail(nsc_agent *a, struct evbuffer *b, const nsc_out_stats *os)
+{
+    nsc_ring_stats rs = {0};
+    nsc_fetch_stats fs;
+    if (a->ring)
+        nsc_ring_stats_get(a->ring, &rs);
+    nsc_fetch_stats_get(a->fetch, &fs);
+    nsc_prom_u64(b, "ncclscope_agent_detail_records_total", "counter", "Raw records (events, states, completions) kept in the detail ring instead of the spool", os->raw_records);
+    nsc_prom_u64(b, "ncclscope_agent_detail_lost_records_total", "counter", "Raw records of batches the spool refused, not kept in the ring", os->raw_lost);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_pieces", "gauge", "Raw sections in the detail ring", rs.pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_bytes", "gauge", "Bytes of the detail ring's sections", rs.bytes);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_cap_bytes", "gauge", "The detail ring's size (detail_ring_mb)", rs.cap_bytes);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_put_total", "counter", "Raw sections kept in the ring", rs.put_pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_dropped_total", "counter", "Raw sections dropped, oldest first, for room or age", rs.dropped_pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_dropped_bytes_total", "counter", "Bytes of the raw sections dropped", rs.dropped_bytes);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_refused_total", "counter", "Raw sections never kept (larger than the ring, older than detail_ring_s, or a storage error)", rs.refused_pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_ring_errors_total", "counter", "Detail ring storage errors", rs.errors);
+    nsc_prom_u64(b, "ncclscope_agent_detail_fetches_total", "counter", "Detail fetches taken from the collector", fs.fetches);
+    nsc_prom_u64(b, "ncclscope_agent_detail_fetches_answered_total", "counter", "Detail fetches answered to the last chunk", fs.answered);
+    nsc_prom_u64(b, "ncclscope_agent_detail_fetches_refused_total", "counter", "Detail fetches answered empty at once (queue full)", fs.refused);
+    nsc_prom_u64(b, "ncclscope_agent_detail_chunks_total", "counter", "Detail chunks sent", fs.chunks);
+    nsc_prom_u64(b, "ncclscope_agent_detail_pieces_sent_total", "counter", "Raw sections sent in detail chunks", fs.pieces);
+    nsc_prom_u64(b, "ncclscope_agent_detail_bytes_sent_total", "counter", "Bytes of detail chunks sent", fs.bytes);
 }
 
 static void render_metrics(nsc_agent *a, struct evbuffer *b)
@@ -142,6 +220,7 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_pxn_pending", "gauge", "PXN events waiting for their origin", px.pending);
     nsc_prom_u64(b, "ncclscope_agent_pxn_overflow_total", "counter", "PXN events not held because the queue was full", px.overflow);
     render_ledger(a, b, &os);
+    render_detail(a, b, &os);
     nsc_prom_u64(b, "ncclscope_agent_pxn_restored_total", "counter", "PXN events a killed predecessor held, taken back from the spool", px.restored);
     evbuffer_add_printf(b, "# HELP ncclscope_agent_processes Known processes by state\n"
                            "# TYPE ncclscope_agent_processes gauge\n"
@@ -164,6 +243,7 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_spool_quarantined_records_total", "counter", "Records in quarantined batches", sp.quarantined_records);
     nsc_prom_u64(b, "ncclscope_agent_spool_errors_total", "counter", "Storage errors (batches refused for them)", sp.errors);
     forward_metrics(a, b);
+    guard_metrics(a, b);
     nsc_hguard_render(a->hguard, "ncclscope_agent", b);
     nsc_prom_u64(b, "ncclscope_agent_uptime_seconds", "gauge", "Seconds since start", (nsc_mono_ns() - a->start_ns) / 1000000000u);
 }

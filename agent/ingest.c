@@ -43,7 +43,7 @@ int nsc_ingest_open(nsc_agent *a, char err[256])
     /* Decoded: the PXN candidates (and the Coll events' progress), the
      * foreign events, and what the ledger builder folds (with every state
      * and completion); every other event is only checked, then spliced. */
-    a->scan.keep_types = 1u << NSC_T_COLL | 1u << NSC_T_P2P | 1u << NSC_T_CE_COLL | 1u << NSC_T_COLL_API |
+    a->scan.keep_types = 1u << NSC_T_COLL | 1u << NSC_T_P2P | 1u << NSC_T_CE_COLL | 1u << NSC_T_COLL_API | 1u << NSC_T_P2P_API |
                          1u << NSC_T_KERNEL_LAUNCH | 1u << NSC_T_KERNEL_CH | 1u << NSC_T_PROXY_OP |
                          1u << NSC_T_PROXY_STEP;
     a->scan.keep_flags = NSC_EVF_FOREIGN;
@@ -114,7 +114,8 @@ static void route_records(nsc_agent *a, nsc_reg_proc *p, const void *msg, size_t
 static void feed_ledger(nsc_agent *a, nsc_reg_proc *p, const nsc_batch *b, uint64_t now_ns)
 {
     static const uint32_t passes[] = {
-        1u << NSC_T_COLL | 1u << NSC_T_P2P | 1u << NSC_T_CE_COLL | 1u << NSC_T_COLL_API | 1u << NSC_T_KERNEL_LAUNCH,
+        1u << NSC_T_COLL | 1u << NSC_T_P2P | 1u << NSC_T_CE_COLL | 1u << NSC_T_COLL_API | 1u << NSC_T_P2P_API |
+            1u << NSC_T_KERNEL_LAUNCH,
         1u << NSC_T_PROXY_STEP | 1u << NSC_T_PROXY_OP | 1u << NSC_T_KERNEL_CH};
     for (size_t i = 0; i < b->nstates; i++)
         nsc_lbuild_state(a->lb, p, &b->states[i]);

@@ -15,6 +15,7 @@ typedef struct op_acc {
     uint64_t op_id;
     nsc_ledger_edge e;  /* peer, channel, is_send unset */
     uint32_t nsteps;    /* ProxySteps folded */
+    uint32_t stateless; /* of those, steps without a state (states on, theirs lost) */
     uint8_t pxn;
 } op_acc;
 
@@ -30,7 +31,8 @@ typedef struct step_acc {
 typedef struct open_coll {
     uint64_t id;
     uint64_t seen_ns;        /* agent clock: for hang_ms */
-    uint64_t api_parent;     /* the Coll's parent (its CollApi, v5+) */
+    uint64_t api_parent;     /* the Coll's parent (its CollApi or P2pApi, v5+) */
+    uint64_t group_api;      /* its API call's parent, the GroupApi, once that call is known */
     uint64_t pstart, pstop_min, pstop_max;  /* pTimers of its channels (0: none) */
     uint64_t ripe_ns;        /* agent clock: a tick saw it done (PXN processes wait from then) */
     uint8_t known, done, changed;  /* known: its Coll came; changed: since its last in-flight record */
@@ -58,12 +60,16 @@ typedef struct p2p_count {
 
 #define CLOSED_RING 256
 
+/* What a process sends (lproc.sends): one of each seen. */
+enum { SENDS_KERNEL_CH = 1, SENDS_STEPS = 2, SENDS_STATES = 4 };
+
 typedef struct lproc {
     uint64_t key;
     uint64_t host;            /* nsc_spool_host_hash of its host, with pid its name in the spool */
     uint32_t pid;
     uint8_t pxn;              /* it received re-attached PXN events: records wait for them */
     uint8_t own_net;          /* a record of it waited ledger_pxn_wait_ms for network legs and none came */
+    uint8_t sends;            /* SENDS_* of what it sent: the types on in its mask, so what lacks was lost */
     uint8_t dirty;            /* changed since its state was last saved */
     uint64_t closed[CLOSED_RING];  /* the ids of the latest records written, round robin */
     unsigned closed_next;
@@ -256,6 +262,40 @@ static uint64_t p2p_seq(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
     return 0;
 }
 
+static const api_start *ring_find(const api_start *ring, uint64_t id, int by_parent)
+{
+    for (unsigned i = 0; id && i < API_RING; i++)
+        if ((by_parent ? ring[i].parent : ring[i].id) == id)
+            return &ring[i];
+    return NULL;
+}
+
+/* The API call (CollApi, P2pApi) and the kernel launch of c: taken from the
+ * latest ones seen when c is named or written, and given to the open
+ * collectives when they come later (a CollApi stops after its Coll, the call
+ * returning after the enqueue; a group of many calls overruns the latest). */
+static void api_times(lproc *lp, open_coll *c)
+{
+    const api_start *api = c->rec.api_ns ? NULL : ring_find(lp->api, c->api_parent, 0);
+    if (api)
+        c->rec.api_ns = api->start_ns, c->group_api = api->parent;
+    const api_start *launch = c->rec.launch_ns ? NULL : ring_find(lp->launch, c->group_api, 1);
+    if (launch)
+        c->rec.launch_ns = launch->start_ns;
+}
+
+/* An API call or kernel launch (e) for the open collectives it belongs to. */
+static void api_came(lproc *lp, const api_start *e, int launch)
+{
+    for (size_t i = 0; i < lp->ncolls; i++) {
+        open_coll *c = &lp->colls[i];
+        if (!launch && c->known && c->api_parent == e->id && !c->rec.api_ns)
+            c->rec.api_ns = e->start_ns, c->group_api = e->parent;
+        else if (launch && c->group_api && c->group_api == e->parent && !c->rec.launch_ns)
+            c->rec.launch_ns = e->start_ns;
+    }
+}
+
 /* Its Coll (CeColl, P2p) names the collective; hang_ms counts from now on. */
 static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, const nsc_event *ev,
                       uint64_t now_ns)
@@ -263,6 +303,7 @@ static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, 
     c->known = c->changed = 1;
     c->seen_ns = now_ns;
     c->api_parent = ev->parent;
+    api_times(lp, c);
     nsc_ledger_rec *r = &c->rec;
     r->enqueue_ns = ev->start_ns;
     r->root = r->peer = -1;
@@ -294,29 +335,12 @@ static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, 
                               nsc_dtype_size(nsc_reg_str(p, r->datatype))).bytes;
 }
 
-static const api_start *ring_find(const api_start *ring, uint64_t id, int by_parent)
-{
-    for (unsigned i = 0; id && i < API_RING; i++)
-        if ((by_parent ? ring[i].parent : ring[i].id) == id)
-            return &ring[i];
-    return NULL;
-}
-
-/* The API call and the kernel launch: a CollApi stops after its Coll (the
- * call returns after the enqueue), so they are looked up when emitting. */
-static void api_times(lproc *lp, open_coll *c)
-{
-    const api_start *api = ring_find(lp->api, c->api_parent, 0);
-    const api_start *launch = api ? ring_find(lp->launch, api->parent, 1) : NULL;
-    c->rec.api_ns = api ? api->start_ns : 0;
-    c->rec.launch_ns = launch ? launch->start_ns : 0;
-}
-
 /* ---- children: KernelCh, ProxyOp, ProxyStep, states ------------------------ */
 
 static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *ev)
 {
     const __typeof__(ev->d.kernel_ch) *k = &ev->d.kernel_ch;
+    lp->sends |= SENDS_KERNEL_CH;
     if (k->ptimer_stop && k->ptimer_stop_ns && nsc_gpuclock_add(&lp->gpu, k->ptimer_stop, k->ptimer_stop_ns))
         lb->st.unattached[NSC_LB_NOMEM]++;
     if (k->ptimer_start && (!c->pstart || k->ptimer_start < c->pstart))
@@ -376,13 +400,19 @@ static void proxy_op(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *e
     const __typeof__(ev->d.proxy_op) *o = &ev->d.proxy_op;
     op_acc *acc = op_of(lp, ev->id);
     nsc_ledger_edge *e = edge_of(lb, c, o->peer, o->channel, o->is_send);
+    uint32_t nsteps = o->nsteps > 0 ? (uint32_t)o->nsteps : 0, folded = acc ? acc->nsteps : 0;
     if (e) {
         /* A ProxyOp stops when its last step is done: its steps count even
          * when ProxyStep events are off. */
-        e->steps += o->nsteps > 0 ? (uint32_t)o->nsteps : 0;
+        e->steps += nsteps;
         if (acc)
             fold_edge(e, &acc->e);
     }
+    /* Its steps came before it (same thread): those that did not were lost.
+     * Not so for a PXN one: its steps come through the resolver, in any order. */
+    if (!(ev->flags & NSC_EVF_FOREIGN) && lp->sends & SENDS_STEPS && nsteps > folded)
+        c->rec.dropped += nsteps - folded;
+    c->rec.dropped += acc ? acc->stateless : 0;
     if (ev->flags & NSC_EVF_FOREIGN || (acc && acc->pxn))
         c->rec.flags |= NSC_LEDGER_PXN;
     if (acc)
@@ -501,6 +531,8 @@ static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
     }
     fold_edge(&acc->e, &one);
     acc->nsteps++;
+    acc->stateless += !s && (lp->sends & SENDS_STATES) && !(ev->flags & NSC_EVF_FOREIGN);
+    lp->sends |= SENDS_STEPS;
     acc->pxn |= (ev->flags & NSC_EVF_FOREIGN) != 0;
 }
 
@@ -512,6 +544,7 @@ void nsc_lbuild_state(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_state_rec *st)
     lproc *lp = proc_of(lb, p, 1);
     if (!lp)
         return;
+    lp->sends |= SENDS_STATES;
     step_acc *s = step_of(lp, st->id);
     if (!s) {
         if (!(s = step_add(lb, lp, st->id)))
@@ -543,10 +576,13 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
         return;
     }
     case NSC_T_COLL_API:
-        lp->api[lp->api_next++ % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
+    case NSC_T_P2P_API:
+        lp->api[lp->api_next % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
+        api_came(lp, &lp->api[lp->api_next++ % API_RING], 0);
         return;
     case NSC_T_KERNEL_LAUNCH:
-        lp->launch[lp->launch_next++ % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
+        lp->launch[lp->launch_next % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
+        api_came(lp, &lp->launch[lp->launch_next++ % API_RING], 1);
         return;
     case NSC_T_PROXY_STEP:
         proxy_step(lb, lp, ev);
@@ -635,6 +671,10 @@ static void emit(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, int i
  * still comes for it. */
 static void close_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, size_t i)
 {
+    nsc_ledger_rec *r = &lp->colls[i].rec;
+    /* Every channel's kernel ended when it completed: the KernelChs missing were lost. */
+    if (lp->sends & SENDS_KERNEL_CH && r->nchannels > r->nchannels_done)
+        r->dropped += (uint32_t)(r->nchannels - r->nchannels_done);
     emit(lb, p, lp, &lp->colls[i], 0);
     lp->closed[lp->closed_next++ % CLOSED_RING] = lp->colls[i].id;
     lp->dirty = 1;
@@ -691,6 +731,20 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
     }
 }
 
+void nsc_lbuild_finish(nsc_lbuild *lb, nsc_registry *reg)
+{
+    for (size_t i = 0; i < lb->nprocs; i++) {
+        lproc *lp = &lb->procs[i];
+        nsc_reg_proc *p = nsc_reg_by_key(reg, lp->key);
+        for (size_t j = 0; p && j < lp->ncolls;) {
+            if (lp->colls[j].known && lp->colls[j].done)
+                close_coll(lb, p, lp, j);
+            else
+                j++;
+        }
+    }
+}
+
 void nsc_lbuild_forget(nsc_lbuild *lb, const nsc_reg_proc *p)
 {
     lproc *lp = proc_of(lb, p, 0);
@@ -716,7 +770,7 @@ typedef struct saved_hdr {
     uint16_t sz_hdr, sz_coll, sz_edge, sz_op, sz_step, sz_p2p;
     uint32_t ncolls, nedges, nops, nsteps, np2p, gpu_len;
     uint32_t closed_next, api_next, launch_next;
-    uint8_t pxn, own_net;
+    uint8_t pxn, own_net, sends;
     uint64_t closed[CLOSED_RING];
     api_start api[API_RING], launch[API_RING];
 } saved_hdr;
@@ -752,7 +806,7 @@ static uint8_t *save_proc(const lproc *lp, size_t *len)
     for (size_t i = 0; i < lp->ncolls; i++)
         h.nedges += lp->colls[i].rec.nedges;
     h.closed_next = lp->closed_next, h.api_next = lp->api_next, h.launch_next = lp->launch_next;
-    h.pxn = lp->pxn, h.own_net = lp->own_net;
+    h.pxn = lp->pxn, h.own_net = lp->own_net, h.sends = lp->sends;
     memcpy(h.closed, lp->closed, sizeof h.closed);
     memcpy(h.api, lp->api, sizeof h.api);
     memcpy(h.launch, lp->launch, sizeof h.launch);
@@ -860,7 +914,7 @@ int nsc_lbuild_restore(nsc_lbuild *lb, const nsc_reg_proc *p, const void *buf, s
     lproc *lp = proc_of(lb, p, 1);
     if (!lp)
         return -1;
-    lp->pxn = h.pxn, lp->own_net = h.own_net;
+    lp->pxn = h.pxn, lp->own_net = h.own_net, lp->sends = h.sends;
     lp->closed_next = h.closed_next, lp->api_next = h.api_next, lp->launch_next = h.launch_next;
     memcpy(lp->closed, h.closed, sizeof lp->closed);
     memcpy(lp->api, h.api, sizeof lp->api);

@@ -75,6 +75,9 @@ void nsc_lbuild_batch_end(nsc_lbuild *lb, nsc_reg_proc *p);
  * their last one, and the completed ones that waited pxn_wait_ns (the
  * processes found in reg). */
 void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns);
+/* The agent stops: the completed collectives still waiting (PXN) are
+ * written now, nothing more comes for them from this agent. */
+void nsc_lbuild_finish(nsc_lbuild *lb, nsc_registry *reg);
 /* p is gone: its open collectives are dropped (counted). */
 void nsc_lbuild_forget(nsc_lbuild *lb, const nsc_reg_proc *p);
 void nsc_lbuild_stats_get(const nsc_lbuild *lb, nsc_lbuild_stats *st);

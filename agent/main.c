@@ -34,6 +34,7 @@
 #define TICK_NS (50 * MS)
 #define CHECK_NS (200 * MS)
 #define SHUTDOWN_BURSTS 1000
+#define DETAIL_CHUNK (256u << 10)  /* about this many bytes of raw sections per fetch chunk */
 
 static volatile sig_atomic_t stop_requested;
 
@@ -124,7 +125,7 @@ static int start_forward(nsc_agent *a, char err[256])
                       .ack_timeout_ns = a->cfg.ack_timeout_ms * MS, .probe_ns = a->cfg.probe_ms * MS,
                       .reconnect_ms = (int)a->cfg.reconnect_ms, .reconnect_max_ms = (int)a->cfg.reconnect_max_ms,
                       .failover_ns = a->cfg.failover_ms * MS, .log = stderr, .now = nsc_mono_ns,
-                      .lost = a->res ? resolve_again : NULL, .lost_arg = a->res};
+                      .lost = a->res ? resolve_again : NULL, .lost_arg = a->res, .fetch = a->fetch};
     a->fwd = nsc_fwd_new(&fc, a->spool, err);
     return a->fwd ? 0 : -1;
 }
@@ -146,6 +147,26 @@ static int private_dir(const char *what, const char *path, mode_t mode, char *er
     return 0;
 }
 
+/* detail = on-demand: the ring in <spool>/detail, which the out batch
+ * feeds; either way the fetch answers (with nothing held without a ring). */
+static int open_detail(nsc_agent *a, char err[512])
+{
+    char dir[PATH_MAX + 8], why[128];
+    if (a->cfg.on_demand) {
+        snprintf(dir, sizeof dir, "%s/detail", a->cfg.spool);
+        if (nsc_ring_open(&a->ring, dir, a->cfg.detail_ring_mb << 20, a->cfg.detail_ring_s * 1000 * MS, why) != 0) {
+            snprintf(err, 512, "%s", why);
+            return -1;
+        }
+    }
+    a->fetch = nsc_fetch_new(a->ring, a->cfg.agent_id, a->cfg.host, nsc_spool_epoch(a->spool), DETAIL_CHUNK);
+    if (!a->fetch) {
+        snprintf(err, 512, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 static int setup(nsc_agent *a)
 {
     char err[512];
@@ -156,7 +177,7 @@ static int setup(nsc_agent *a)
     if (private_dir("rundir", a->cfg.rundir, 0755, err, sizeof err) != 0 ||
         private_dir("spool", a->cfg.spool, 0750, err, sizeof err) != 0)
         goto fail;
-    if (nsc_spool_open(&a->spool, a->cfg.spool, a->cfg.spool_max_mb << 20, err) != 0)
+    if (nsc_spool_open(&a->spool, a->cfg.spool, a->cfg.spool_max_mb << 20, err) != 0 || open_detail(a, err) != 0)
         goto fail;
     if (!(a->reg = nsc_reg_new()) || !(a->pxn = nsc_pxn_new(&pc, &sink)) ||
         !(a->out = nsc_out_new(a->cfg.agent_id, a->cfg.host, a->spool, nsc_acks_stored, a)) ||
@@ -164,6 +185,8 @@ static int setup(nsc_agent *a)
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
+    if (a->ring)
+        nsc_out_set_ring(a->out, a->ring, nsc_mono_ns());
     /* What a killed predecessor held: taken back before anything new comes. */
     if (nsc_ingest_open(a, err) != 0 || nsc_lsave_load(a, err) != 0 || nsc_held_load(a, err) != 0 ||
         nsc_acks_unheard_load(a, err) != 0 ||
@@ -187,6 +210,8 @@ static void teardown(nsc_agent *a)
     nsc_lsave_free(a);
     nsc_pxn_free(a->pxn);
     nsc_reg_free(a->reg);
+    nsc_fetch_free(a->fetch);
+    nsc_ring_close(a->ring);
     nsc_spool_close(a->spool);
 }
 
@@ -245,6 +270,7 @@ static void loop(nsc_agent *a)
     for (int i = 0; i < SHUTDOWN_BURSTS && nsc_ingest_drain(a, (unsigned)a->cfg.burst) > 0; i++)
         ;
     nsc_pxn_drain(a->pxn);
+    nsc_lbuild_finish(a->lb, a->reg);
     nsc_ingest_flush(a, nsc_mono_ns());
     if (a->fwd)
         drain_forward(a);

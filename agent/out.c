@@ -9,10 +9,17 @@
 
 #define SECTION_START 4096
 
+/* With a detail ring, a section is two: what the collector gets (string
+ * and context definitions, counters) and the raw part for the ring (events,
+ * states, completions), each a complete wire batch under the same header,
+ * so a fetched raw part decodes with the definitions the collector holds. */
 typedef struct section {
-    nsc_enc enc;
-    uint8_t *buf;
+    nsc_enc enc, raw;
+    uint8_t *buf, *rawbuf;
     uint64_t events, records;
+    uint64_t raw_records, types;  /* in the raw part; bit (1 << event type) per type */
+    uint32_t pid;
+    char job[64];
     nsc_spool_mark mark;  /* the process's plugin stream, taken up to mark.next (0: none) */
 } section;
 
@@ -30,6 +37,8 @@ typedef struct ledger_sec {
 struct nsc_out {
     char agent[64], host[64];
     nsc_spool *spool;
+    nsc_ring *ring;           /* detail = on-demand; NULL: everything goes to the spool */
+    uint64_t last_flush_ns;   /* a raw part's records arrived after this */
     nsc_out_stored_fn *stored;
     void *stored_arg;
     section *sec;
@@ -67,8 +76,10 @@ nsc_out *nsc_out_new(const char *agent_id, const char *host, nsc_spool *spool, n
 
 static void reset(nsc_out *o)
 {
-    for (uint32_t i = 0; i < o->nsec; i++)
+    for (uint32_t i = 0; i < o->nsec; i++) {
         free(o->sec[i].buf);
+        free(o->sec[i].rawbuf);
+    }
     for (uint32_t i = 0; i < o->nled; i++) {
         free(o->led[i].recs);
         free(o->led[i].edges);
@@ -100,14 +111,17 @@ static section *open_section(nsc_out *o, nsc_reg_proc *p, uint64_t base_ns)
         return NULL;
     section *s = &o->sec[o->nsec];
     memset(s, 0, sizeof *s);
-    if (!(s->buf = malloc(SECTION_START)))
-        return NULL;
     nsc_batch_hdr h = {.version = NSC_WIRE_VERSION, .seq = p->last_seq, .base_ns = base_ns,
                        .sent_ns = base_ns, .proc = p->id};
-    if (nsc_enc_begin(&s->enc, s->buf, SECTION_START, &h) != NSC_WIRE_OK) {
+    if (!(s->buf = malloc(SECTION_START)) || nsc_enc_begin(&s->enc, s->buf, SECTION_START, &h) != NSC_WIRE_OK ||
+        (o->ring && (!(s->rawbuf = malloc(SECTION_START)) ||
+                     nsc_enc_begin(&s->raw, s->rawbuf, SECTION_START, &h) != NSC_WIRE_OK))) {
         free(s->buf);
+        free(s->rawbuf);
         return NULL;
     }
+    s->pid = p->id.pid;
+    memcpy(s->job, p->id.job, sizeof s->job);
     p->out_gen = o->gen;
     p->out_slot = o->nsec++;
     return s;
@@ -130,6 +144,12 @@ static int enc_one(nsc_enc *e, unsigned tag, const void *rec)
     }
 }
 
+/* Whether a record of this tag is raw detail (kept in the ring on demand). */
+static int is_raw(int tag)
+{
+    return tag >= 0 && (tag < NSC_T_COUNT || tag == NSC_WIRE_TAG_STATE || tag == NSC_WIRE_TAG_COMPLETION);
+}
+
 int nsc_out_add(nsc_out *o, nsc_reg_proc *p, unsigned tag, const void *rec, uint64_t base_ns)
 {
     section *s = open_section(o, p, base_ns);
@@ -137,22 +157,31 @@ int nsc_out_add(nsc_out *o, nsc_reg_proc *p, unsigned tag, const void *rec, uint
         o->st.nomem++;
         return -1;
     }
-    size_t before = s->enc.len;
+    int rtag = tag == OUT_SPLICE ? nsc_splice_tag(rec) : (int)tag;
+    int raw = o->ring && is_raw(rtag);
+    nsc_enc *e = raw ? &s->raw : &s->enc;
+    uint8_t **buf = raw ? &s->rawbuf : &s->buf;
+    size_t before = e->len;
     int rc;
-    while ((rc = enc_one(&s->enc, tag, rec)) == NSC_WIRE_FULL) {  /* double until it fits */
-        uint8_t *b = realloc(s->buf, s->enc.cap * 2);
+    while ((rc = enc_one(e, tag, rec)) == NSC_WIRE_FULL) {  /* double until it fits */
+        uint8_t *b = realloc(*buf, e->cap * 2);
         if (!b) {
             o->st.nomem++;
             return -1;
         }
-        s->buf = s->enc.buf = b;
-        s->enc.cap *= 2;
+        *buf = e->buf = b;
+        e->cap *= 2;
     }
     if (rc != NSC_WIRE_OK)
         return -1;  /* a value the codec refuses cannot come from a decoded batch */
-    s->records++;
-    s->events += (tag == OUT_SPLICE ? ((const nsc_splice *)rec)->tag : tag) < NSC_T_COUNT;
-    o->waiting += s->enc.len - before;
+    if (raw) {
+        s->raw_records++;
+        s->types |= rtag < NSC_T_COUNT ? 1ull << rtag : 0;
+    } else {
+        s->records++;
+        s->events += rtag < NSC_T_COUNT;
+    }
+    o->waiting += e->len - before;
     return 0;
 }
 
@@ -291,6 +320,34 @@ static int encode_ledgers(nsc_out *o, nsc_a2c_section *ledgers, uint8_t **buf)
     return *buf ? 0 : -1;
 }
 
+/* The raw parts of the sections of batch seq, into the ring. A batch the
+ * spool refused leaves its raw parts out too (its seq names the next batch),
+ * counted as lost. */
+static void keep_raw(nsc_out *o, uint64_t seq, int stored, uint64_t now_ns)
+{
+    nsc_ring_piece *pieces = calloc(o->nsec ? o->nsec : 1, sizeof *pieces);
+    size_t n = 0;
+    for (uint32_t i = 0; i < o->nsec; i++) {
+        section *s = &o->sec[i];
+        if (s->raw_records == 0)
+            continue;
+        if (!stored || !pieces) {
+            o->st.raw_lost += s->raw_records;
+            continue;
+        }
+        pieces[n] = (nsc_ring_piece){.m = {.seq = seq, .from_ns = o->last_flush_ns, .to_ns = now_ns,
+                                           .types = s->types, .pid = s->pid},
+                                     .data = s->rawbuf, .len = (uint32_t)nsc_enc_finish(&s->raw)};
+        memcpy(pieces[n].m.job, s->job, sizeof s->job);
+        o->st.raw_records += s->raw_records;
+        n++;
+    }
+    if (n)
+        nsc_ring_put(o->ring, pieces, n, now_ns);
+    free(pieces);
+    o->last_flush_ns = now_ns;
+}
+
 int nsc_out_flush(nsc_out *o, uint64_t now_ns)
 {
     if (o->nsec == 0 && o->nlife == 0 && o->nalias == 0 && o->nled == 0)
@@ -339,6 +396,8 @@ int nsc_out_flush(nsc_out *o, uint64_t now_ns)
         o->st.records += t.records;
         o->st.bytes += len;
     }
+    if (o->ring)
+        keep_raw(o, b.seq, rc == 0, now_ns);
     if (o->stored && nmarks)
         o->stored(o->stored_arg, marks, nmarks);
     free(msg);
@@ -351,3 +410,9 @@ int nsc_out_flush(nsc_out *o, uint64_t now_ns)
 }
 
 void nsc_out_stats_get(const nsc_out *o, nsc_out_stats *st) { *st = o->st; }
+
+void nsc_out_set_ring(nsc_out *o, nsc_ring *ring, uint64_t now_ns)
+{
+    o->ring = ring;
+    o->last_flush_ns = now_ns;
+}

@@ -3,7 +3,8 @@
  * Owns the open agent-to-collector batch: one wire-format section per process
  * that has something to say (an nsc_enc over a growing buffer, header = that
  * process's identity), the lifecycle records, PXN aliases and ledger records
- * (one ledger batch per process, common/ledger.h) since the last flush. A flush encodes them as one a2c batch with the spool's next sequence
+ * (one ledger batch per process, common/ledger.h) since the last flush; with
+ * a detail ring, the raw records of each section go to the ring instead. A flush encodes them as one a2c batch with the spool's next sequence
  * number and stores it (or has it refused and counted by the spool), with
  * the marks of the plugin streams whose batches it holds, and then reports
  * those marks (for the acknowledgements to the plugins).
@@ -17,6 +18,7 @@
 #include "a2c.h"
 #include "ledger.h"
 #include "registry.h"
+#include "ring.h"
 #include "spool.h"
 
 typedef struct nsc_out nsc_out;
@@ -25,6 +27,8 @@ typedef struct nsc_out_stats {
     uint64_t batches, events, records, bytes;  /* handed to the spool */
     uint64_t nomem;                            /* records lost to a failed allocation */
     uint64_t ledger_records, ledger_bytes;     /* ledger records handed to the spool, their batches' bytes */
+    uint64_t raw_records;                      /* detail ring: records handed to it */
+    uint64_t raw_lost;                         /* and those of batches the spool refused, not kept */
 } nsc_out_stats;
 
 /* After a flush stored or counted what waited: the streams it took. */
@@ -53,5 +57,10 @@ size_t nsc_out_waiting(const nsc_out *o);
  * Returns 0 stored or empty, 1 refused by the spool, -1 no memory. */
 int nsc_out_flush(nsc_out *o, uint64_t now_ns);
 void nsc_out_stats_get(const nsc_out *o, nsc_out_stats *st);
+/* detail = on-demand: from now_ns on the raw records (events, states,
+ * completions) of each flush go to ring, under the flushed batch's seq, and
+ * the batch keeps each section's definitions and counters. Set before the
+ * first record. */
+void nsc_out_set_ring(nsc_out *o, nsc_ring *ring, uint64_t now_ns);
 
 #endif

@@ -274,3 +274,10 @@ void nsc_reg_reap(nsc_registry *r, uint64_t now_ns, uint64_t linger_ns, void (*g
 }
 
 void nsc_reg_counts_get(const nsc_registry *r, nsc_reg_counts *c) { *c = r->counts; }
+
+void nsc_reg_each(const nsc_registry *r, void (*fn)(void *arg, const nsc_reg_proc *p), void *arg)
+{
+    for (unsigned b = 0; b < NBUCKETS; b++)
+        for (const nsc_reg_proc *p = r->by_id[b]; p; p = p->next_by_id)
+            fn(arg, p);
+}

@@ -78,5 +78,7 @@ void nsc_reg_check(nsc_registry *r, uint64_t now_ns, uint64_t silent_ns,
 void nsc_reg_reap(nsc_registry *r, uint64_t now_ns, uint64_t linger_ns, void (*gone)(void *arg, nsc_reg_proc *p),
                   void *arg);
 void nsc_reg_counts_get(const nsc_registry *r, nsc_reg_counts *c);
+/* Call fn(arg, p) for each process known, alive or dead and not yet reaped. */
+void nsc_reg_each(const nsc_registry *r, void (*fn)(void *arg, const nsc_reg_proc *p), void *arg);
 
 #endif

@@ -107,7 +107,7 @@ static void print_hosts(const nsc_diag_hosts *t)
             cells[k] = v[k];
         nsc_table_add(tb, cells);
     }
-    printf("%" PRIu64 " job%s analysed\n", t->jobs, t->jobs == 1 ? "" : "s");
+    printf("%" PRIu64 " %s analysed\n", t->jobs, nsc_noun(t->jobs, "job", "jobs"));
     if (tb)
         nsc_table_print(tb, stdout);
     nsc_table_free(tb);

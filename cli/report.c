@@ -188,8 +188,9 @@ static const char *known(const nsc_json *v, char *buf, size_t cap)
     return buf;
 }
 
-/* One channel's ring in order, closed when complete; else the legs seen
- * (ProxyOps trace the network legs only). */
+/* One channel's ring in order, closed when complete; else the legs seen,
+ * saying that the ring's order within a node is not known (ProxyOps trace
+ * the network legs only). */
 static void print_ring(const nsc_json *ch)
 {
     const nsc_json *ring = nsc_json_get(ch, "ring"), *peers = nsc_json_get(ch, "send_peers");
@@ -206,7 +207,7 @@ static void print_ring(const nsc_json *ch)
         printf("%s%s", p == nsc_json_first(peers) ? "" : ", ", known(nsc_json_at(p, 0), buf, sizeof buf));
         printf(" -> %s", known(nsc_json_at(p, 1), buf, sizeof buf));
     }
-    printf(" (legs seen: the network legs; legs within a node are not traced)\n");
+    printf(" (network legs only: the ring within each node is unknown, ProxyOps trace only the network legs)\n");
 }
 
 /* The topology as people draw it: ranks per node with GPU and local rank,
@@ -216,12 +217,17 @@ static void render_topology(const nsc_json *t, const nsc_units *u)
     const nsc_json *ranks = nsc_json_get(t, "ranks"), *nodes = nsc_json_get(t, "nodes");
     const nsc_json *channels = nsc_json_get(t, "channels"), *edges = nsc_json_get(t, "edges");
     char a[32], b[32];
-    printf("job %s, comm %s (%s), %s ranks on %u nodes\n", nsc_json_str_or(t, "job", "?"),
-           nsc_json_str_or(t, "comm", "?"), nsc_json_str_or(t, "name", "?"),
-           known(nsc_json_get(t, "nranks"), a, sizeof a), nodes ? nodes->count : 0);
+    const nsc_json *nranks = nsc_json_get(t, "nranks");
+    int64_t nr = 0;
+    nsc_json_i64(nranks, &nr);
+    unsigned nnodes = nodes ? nodes->count : 0;
+    printf("job %s, comm %s (%s), %s %s on %u %s\n", nsc_json_str_or(t, "job", "?"), nsc_json_str_or(t, "comm", "?"),
+           nsc_json_str_or(t, "name", "?"), known(nranks, a, sizeof a),
+           nsc_noun((uint64_t)nr, "rank", "ranks"), nnodes, nsc_noun(nnodes, "node", "nodes"));
     for (const nsc_json *n = nsc_json_first(nodes); n; n = nsc_json_next(nodes, n)) {
         const nsc_json *in = nsc_json_get(n, "ranks");
-        printf("\n%s: %u ranks (clock: %s)\n", nsc_json_str_or(n, "host", "?"), in ? in->count : 0,
+        unsigned nin = in ? in->count : 0;
+        printf("\n%s: %u %s (clock: %s)\n", nsc_json_str_or(n, "host", "?"), nin, nsc_noun(nin, "rank", "ranks"),
                nsc_json_str_or(n, "clock", "?"));
         for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
             if (strcmp(nsc_json_str_or(r, "host", "?"), nsc_json_str_or(n, "host", "?")) != 0)
@@ -233,7 +239,8 @@ static void render_topology(const nsc_json *t, const nsc_units *u)
     }
     printf("\nchannels:\n");
     if (!channels || !channels->count)
-        printf("  (no ProxyOp seen: no network legs, or the event mask left them out)\n");
+        printf("  rings unknown: no ProxyOp seen (within a node NCCL's proxy traces no leg; or the event mask left "
+               "ProxyOps out)\n");
     for (const nsc_json *ch = nsc_json_first(channels); ch; ch = nsc_json_next(channels, ch))
         print_ring(ch);
     printf("\nedges:\n");

@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "diag.h"
 #include "mono.h"
+#include "order.h"
 #include "statusdoc.h"
 #include "table.h"
 
@@ -169,30 +170,34 @@ static void progress(const nsc_json *comm, char *buf, size_t cap)
     }
 }
 
-static void print_comms(const nsc_json *status, const nsc_json *job, const nsc_json *rates)
+/* A member's value for a person, or its exact text with --raw. */
+static void cell_of(const nsc_json *o, const char *key, const nsc_units *u, char *buf, size_t cap)
+{
+    nsc_json_cell(nsc_json_get(o, key), u, buf, cap);
+}
+
+static void print_comms(const nsc_units *u, const nsc_json *status, const nsc_json *job, const nsc_json *rates)
 {
     static const nsc_col cols[] = {{"", "COMM"}, {"", "NAME"}, {"", "RANKS"}, {"", "STATE"},
                                    {"", "PROGRESS (min/max seq)"}, {"", "EVENTS"}, {"", "EVENTS/S"},
                                    {"", "BUSBW"}};
-    nsc_table *t = nsc_table_new(cols, 8, &(nsc_units){0});
+    nsc_table *t = nsc_table_new(cols, 8, u);
     EACH(cm, nsc_json_get(job, "comms")) {
         char v[8][160];
         const char *cells[8];
-        double rate = dbl_of(cm, "events_per_s"), bw = dbl_of(cm, "bus_bw_gbps");
+        const nsc_json *rate = cm;
         EACH(r, rates)  /* a live summary's newer rates, when given */
-        if (strcmp(str_or(r, "comm", ""), str_or(cm, "comm", "-")) == 0) {
-            rate = dbl_of(r, "events_per_s");
-            bw = dbl_of(r, "bus_bw_gbps");
-        }
+        if (strcmp(str_or(r, "comm", ""), str_or(cm, "comm", "-")) == 0)
+            rate = r;
         snprintf(v[0], 160, "%s", str_or(cm, "comm", "?"));
         snprintf(v[1], 160, "%s", str_or(cm, "name", "-"));
         snprintf(v[2], 160, "%" PRIu64 "/%" PRIu64, u64_of(cm, "ranks_seen"), u64_of(cm, "nranks"));
         snprintf(v[3], 160, "%s", nsc_status_comm_state(status, cm));
         progress(cm, v[4], 160);
         snprintf(v[5], 160, "%" PRIu64, u64_of(cm, "events_total"));
-        snprintf(v[6], 160, "%.1f", rate);
-        if (bw > 0)  /* none in the last window (a finished communicator): no figure, not 0 */
-            nsc_fmt_unit(&(nsc_units){0}, NSC_UNIT_GBPS, bw, v[7], 160);
+        cell_of(rate, "events_per_s", u, v[6], 160);
+        if (dbl_of(rate, "bus_bw_gbps") > 0)  /* none in the last window (a finished communicator): no figure, not 0 */
+            cell_of(rate, "bus_bw_gbps", u, v[7], 160);
         else
             snprintf(v[7], 160, "-");
         for (int k = 0; k < 8; k++)
@@ -235,10 +240,10 @@ static void missing_ranks(const nsc_json *comm, char *buf, size_t cap)
 /* The errors section; returns how many lines it printed. An ended job's
  * verdict comes first when it names a stuck collective; its ranks are then
  * neither lagging nor hung (docs/api.md). */
-static unsigned print_errors(const nsc_json *status, const nsc_json *job)
+static unsigned print_errors(const nsc_units *u, const nsc_json *status, const nsc_json *job)
 {
     unsigned n = 0;
-    char buf[512];
+    char buf[512], span[64];
     if (nsc_json_str(nsc_json_get(job, "verdict_comm"))) {
         printf("  ended    comm %s: %s\n", str_or(job, "verdict_comm", "?"), str_or(job, "verdict", "?"));
         n++;
@@ -246,14 +251,16 @@ static unsigned print_errors(const nsc_json *status, const nsc_json *job)
     EACH(cm, nsc_json_get(job, "comms")) {
         const char *id = str_or(cm, "comm", "?");
         EACH(l, nsc_json_get(cm, "lagging")) {
+            cell_of(l, "for_ns", u, span, sizeof span);
             printf("  lagging  comm %s rank %" PRIu64 ": %s seq %" PRIu64 " while others reached %" PRIu64
-                   " (%.1f s)\n", id, u64_of(l, "rank"), str_or(l, "func", "?"), u64_of(l, "seq"),
-                   u64_of(l, "max_seq"), (double)u64_of(l, "for_ns") / 1e9);
+                   " (%s%s)\n", id, u64_of(l, "rank"), str_or(l, "func", "?"), u64_of(l, "seq"),
+                   u64_of(l, "max_seq"), span, u->raw ? " ns" : "");
             n++;
         }
         EACH(h, nsc_json_get(cm, "hangs")) {
-            printf("  hung     comm %s rank %" PRIu64 ": %s seq %" PRIu64 " in flight for %.1f s\n", id,
-                   u64_of(h, "rank"), str_or(h, "func", "?"), u64_of(h, "seq"), (double)u64_of(h, "for_ns") / 1e9);
+            cell_of(h, "for_ns", u, span, sizeof span);
+            printf("  hung     comm %s rank %" PRIu64 ": %s seq %" PRIu64 " in flight for %s%s\n", id,
+                   u64_of(h, "rank"), str_or(h, "func", "?"), u64_of(h, "seq"), span, u->raw ? " ns" : "");
             n++;
         }
         if (u64_of(cm, "ranks_seen") < u64_of(cm, "nranks")) {
@@ -296,9 +303,25 @@ static void print_drops_by_type(const nsc_json *job)
     printf(" states %" PRIu64 "\n", u64_of(job, "states_dropped"));
 }
 
-static int by_text(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+/* The self-cost guard's line: what the profiler costs the job and, while it
+ * sheds, which event types are missing and why. */
+static void print_cost(const nsc_json *job)
+{
+    double pct;
+    if (nsc_json_double(nsc_json_get(job, "profiler_cost_pct"), &pct) != 0)
+        return;
+    printf("profiler cost %.1f %% of collective time", pct);
+    const nsc_json *shed = nsc_json_get(job, "shed");
+    if (nsc_json_first(shed)) {
+        printf("; over its budget, not recording:");
+        EACH(t, shed)
+            printf(" %s", nsc_json_str(t) ? nsc_json_str(t) : "?");
+        printf(" (%" PRIu64 " events)", u64_of(job, "shed_events"));
+    }
+    printf("\n");
+}
 
-static void print_job(const nsc_json *status, const nsc_json *job)
+static void print_job(const nsc_units *u, const nsc_json *status, const nsc_json *job)
 {
     const char *name = str_or(job, "job", "?");
     const char *hosts[MAX_NODES];
@@ -320,22 +343,25 @@ static void print_job(const nsc_json *status, const nsc_json *job)
         comms++;
         ranks += u64_of(cm, "ranks_seen");
     }
-    printf("job %s (%s): %zu node%s, %" PRIu64 " processes (%" PRIu64 " alive, %" PRIu64 " finished), %" PRIu64
-           " ranks (GPUs) in %" PRIu64 " communicators, %" PRIu64 " events dropped\n",
-           name, str_or(job, "state", "running"), nhosts, nhosts == 1 ? "" : "s", procs, alive, finished, ranks, comms,
-           u64_of(job, "events_dropped"));
+    uint64_t dropped = u64_of(job, "events_dropped");
+    printf("job %s (%s): %zu %s, %" PRIu64 " %s (%" PRIu64 " alive, %" PRIu64 " finished), %" PRIu64 " %s in %" PRIu64
+           " %s, %" PRIu64 " %s dropped\n",
+           name, str_or(job, "state", "running"), nhosts, nsc_noun(nhosts, "node", "nodes"), procs,
+           nsc_noun(procs, "process", "processes"), alive, finished, ranks, nsc_noun(ranks, "rank (GPU)", "ranks (GPUs)"), comms,
+           nsc_noun(comms, "communicator", "communicators"), dropped, nsc_noun(dropped, "event", "events"));
     print_drops_by_type(job);
+    print_cost(job);
     if (nhosts)
-        qsort(hosts, nhosts, sizeof *hosts, by_text);
+        qsort(hosts, nhosts, sizeof *hosts, nsc_cmp_str);
     printf("nodes: ");
     for (size_t i = 0; i < nhosts; i++)
         printf("%s%s", i ? ", " : "", hosts[i]);
     printf("%s\n\ncommunicators by shape:\n", nhosts ? "" : "none");
     print_shapes(status, job);
     printf("\ncommunicators:\n");
-    print_comms(status, job, NULL);
+    print_comms(u, status, job, NULL);
     printf("\nerrors:\n");
-    if (print_errors(status, job) == 0)
+    if (print_errors(u, status, job) == 0)
         printf("  none\n");
 }
 
@@ -350,7 +376,7 @@ static unsigned render_status(nsc_cli_ctx *c, const nsc_json *status)
     EACH(j, nsc_json_get(status, "jobs"))
     if (nsc_status_job_wanted(c, j)) {
         printf("\n");
-        print_job(status, j);
+        print_job(&c->units, status, j);
         shown++;
     }
     if (!shown && !nsc_cli_get(c->args, "job"))
@@ -446,8 +472,8 @@ static void render_summary(nsc_cli_ctx *c, const nsc_json *sum, const nsc_json *
     EACH(j, nsc_json_get(status, "jobs"))
     if (nsc_status_job_wanted(c, j)) {
         printf("job %s (%s):\n", str_or(j, "job", "?"), str_or(j, "state", "running"));
-        print_comms(status, j, nsc_json_get(sum, "comms"));
-        print_errors(status, j);
+        print_comms(&c->units, status, j, nsc_json_get(sum, "comms"));
+        print_errors(&c->units, status, j);
     }
 }
 

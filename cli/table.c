@@ -114,13 +114,31 @@ static int keep_num(nsc_table *t, const nsc_json *v)
     return 0;
 }
 
+/* The answer's own UTC string of instant key ("start_ns": "start_utc",
+ * docs/api.md), shown as the API wrote it; NULL when it has none. */
+static const nsc_json *api_utc(const nsc_json *obj, const char *key)
+{
+    char name[CELL];
+    size_t n = strlen(key);
+    if (nsc_unit_of(key, n) != NSC_UNIT_INSTANT || n < 3 || n + 2 > sizeof name)
+        return NULL;
+    snprintf(name, sizeof name, "%.*s_utc", (int)(n - 3), key);
+    const nsc_json *v = nsc_json_get(obj, name);
+    return v && v->kind == NSC_JSON_STRING ? v : NULL;
+}
+
 int nsc_table_add_json(nsc_table *t, const nsc_json *obj)
 {
     char (*row)[CELL] = new_row(t);
     if (!row)
         return -1;
-    for (size_t i = 0; i < t->ncols; i++)
-        nsc_json_cell(nsc_json_get(obj, t->cols[i].key), t->u, row[i], CELL);
+    for (size_t i = 0; i < t->ncols; i++) {
+        const nsc_json *utc = t->u->raw ? NULL : api_utc(obj, t->cols[i].key);
+        if (utc)
+            snprintf(row[i], CELL, "%s", utc->text);
+        else
+            nsc_json_cell(nsc_json_get(obj, t->cols[i].key), t->u, row[i], CELL);
+    }
     return keep_num(t, t->order < 0 ? NULL : nsc_json_get(obj, t->cols[t->order].key));
 }
 

@@ -3,7 +3,8 @@
  * Owns column widths and printing. Cells are copied in; the table is printed
  * once complete (the answers shown as tables are small: communicators,
  * collectives of a window, stats buckets). A column named in the spec but
- * absent from a JSON row shows "-".
+ * absent from a JSON row shows "-". An instant ("start_ns") the row also
+ * has as a UTC string ("start_utc", docs/api.md) shows that string.
  */
 #ifndef NCCLSCOPE_CLI_TABLE_H
 #define NCCLSCOPE_CLI_TABLE_H

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "utc.h"
+
 static int has(const char *key, size_t len, const char *part)
 {
     size_t n = strlen(part);
@@ -54,19 +56,6 @@ static void scaled(double v, const double *step, const char *const *name, size_t
         snprintf(buf, cap, fabs(x) < 10 ? "%.2f %s" : fabs(x) < 100 ? "%.1f %s" : "%.0f %s", x, name[i]);
 }
 
-void nsc_fmt_utc(int64_t utc_ns, char *buf, size_t cap)
-{
-    int64_t sec = utc_ns >= 0 ? utc_ns / 1000000000 : -((-utc_ns + 999999999) / 1000000000);
-    time_t t = (time_t)sec;
-    struct tm tm;
-    char day[32];
-    if (!gmtime_r(&t, &tm) || !strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm)) {
-        snprintf(buf, cap, "?");
-        return;
-    }
-    snprintf(buf, cap, "%s.%06lldZ", day, (long long)((utc_ns - sec * 1000000000) / 1000));
-}
-
 void nsc_fmt_unit(const nsc_units *u, nsc_unit unit, double v, char *buf, size_t cap)
 {
     static const double ns_step[] = {1, 1e3, 1e6, 1e9};
@@ -76,7 +65,7 @@ void nsc_fmt_unit(const nsc_units *u, nsc_unit unit, double v, char *buf, size_t
     static const double g_step[] = {1};
     static const char *const g_name[] = {"GB/s"};
     if (unit == NSC_UNIT_INSTANT && u->has_wall)
-        nsc_fmt_utc((int64_t)v + u->wall_ns, buf, cap);
+        nsc_utc_iso((int64_t)v + u->wall_ns, buf, cap);
     else if (unit == NSC_UNIT_INSTANT)
         snprintf(buf, cap, "%.6f s", v / 1e9);
     else if (unit == NSC_UNIT_NS)
@@ -88,6 +77,8 @@ void nsc_fmt_unit(const nsc_units *u, nsc_unit unit, double v, char *buf, size_t
     else
         snprintf(buf, cap, "%g", v);
 }
+
+const char *nsc_noun(uint64_t n, const char *one, const char *many) { return n == 1 ? one : many; }
 
 void nsc_units_wall(nsc_units *u, const nsc_json *answer)
 {

@@ -33,8 +33,8 @@ nsc_unit nsc_unit_of(const char *key, size_t len);
 /* value in unit, for a person (instants: UTC when u knows the wall clock,
  * else seconds on the collector's clock). */
 void nsc_fmt_unit(const nsc_units *u, nsc_unit unit, double value, char *buf, size_t cap);
-/* UTC ns since the epoch as ISO-8601 with microseconds and "Z". */
-void nsc_fmt_utc(int64_t utc_ns, char *buf, size_t cap);
+/* one when n is 1, else many: "1 job", "2 jobs". */
+const char *nsc_noun(uint64_t n, const char *one, const char *many);
 /* The answer's wall clock (its top-level wall_offset_ns), if it has one. */
 void nsc_units_wall(nsc_units *u, const nsc_json *answer);
 

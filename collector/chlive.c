@@ -366,6 +366,9 @@ static nsc_live *view(nsc_chlive *cl)
         if (!rc && i < cl->npeers)
             rc = nsc_live_merge(v, cl->peers[i].live);
     }
+    int64_t off;
+    if (!rc && nsc_live_wall(cl->c->live, &off) == 0)  /* the merged times are on this collector's clock */
+        nsc_live_set_wall(v, off);
     pthread_mutex_unlock(&cl->c->live_mu);
     pthread_mutex_unlock(&cl->mu);
     if (rc) {

@@ -490,7 +490,17 @@ static int read_ledger(const source *src, const char *job, nsc_store *dst, char 
     return rc;
 }
 
-/* ---- clock models ---- */
+/* ---- clock models and the wall clock ---- */
+
+/* dst's open transaction committed, or aborted after rc: 0, or
+ * NSC_QUERY_ESTORE with err set. */
+static int end_load(nsc_store *dst, int rc, char *err, size_t errcap)
+{
+    rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
+    if (rc)
+        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
+    return rc ? NSC_QUERY_ESTORE : 0;
+}
 
 static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
 {
@@ -510,23 +520,52 @@ static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
         rc = nsc_store_put_clock(dst, host, &model);
         nsc_clock_free(&model);
     }
-    rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
-    if (rc)
-        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
-    return rc ? NSC_QUERY_ESTORE : 0;
+    return end_load(dst, rc, err, errcap);
 }
 
+/* The collectors' wall clock records (docs/api.md, "Wall-clock time"), as
+ * the LMDB store keeps them. */
+static int put_wall(answer *a, nsc_store *dst, char *err, size_t errcap)
+{
+    int rc = nsc_store_begin(dst, nsc_mono_ns());
+    while (!rc && !at_end(a)) {
+        nsc_store_wall_rec r;
+        r.utc_ns = le(a, 8);
+        r.ref_ns = le(a, 8);
+        r.offset_ns = (int64_t)le(a, 8);
+        if (!a->r.bad)
+            rc = nsc_store_put_wall(dst, &r);
+    }
+    if (!rc && a->r.bad) {
+        snprintf(err, errcap, "clickhouse: a stored wall clock record does not decode");
+        nsc_store_abort(dst);
+        return NSC_QUERY_ESTORE;
+    }
+    return end_load(dst, rc, err, errcap);
+}
+
+/* The answer of sql (what: its name in errors) put into dst by put. */
+static int load_answer(const source *src, const char *sql, const char *what,
+                       int (*put)(answer *, nsc_store *, char *, size_t), nsc_store *dst, char *err, size_t errcap)
+{
+    answer a;
+    int rc = fetch(src, sql, what, &a, err, errcap);
+    if (!rc)
+        rc = put(&a, dst, err, errcap);
+    answer_free(&a);
+    return rc;
+}
+
+/* Every host's newest clock model, then every wall clock record. */
 static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errcap)
 {
     char sql[512];
-    answer a;
     snprintf(sql, sizeof sql, "SELECT host, argMax(model, ref_ns) FROM %s.clocks%s GROUP BY host FORMAT RowBinary",
              src->db, src->suffix);
-    int rc = fetch(src, sql, "clocks", &a, err, errcap);
-    if (!rc)
-        rc = put_clocks(&a, dst, err, errcap);
-    answer_free(&a);
-    return rc;
+    int rc = load_answer(src, sql, "clocks", put_clocks, dst, err, errcap);
+    snprintf(sql, sizeof sql, "SELECT utc_ns, ref_ns, offset_ns FROM %s.%s%s FORMAT RowBinary", src->db,
+             nsc_ch_def(NSC_CH_WALL).name, src->suffix);
+    return rc ? rc : load_answer(src, sql, "wall", put_wall, dst, err, errcap);
 }
 
 /* ---- entry points ---- */
@@ -672,6 +711,12 @@ int nsc_chread_print(const nsc_chstore *ch, const char *job, const char *tmpdir,
                  src[i].db, src[i].suffix);
         if (!rc)
             rc = append_answer(&src[i], sql, "clocks", out, cap, &len, err, errcap);
+        /* the latest wall clock is the answers' (a collector's start records
+         * the same one again, an NTP step or a reboot another) */
+        snprintf(sql, sizeof sql, "SELECT argMax(offset_ns, utc_ns) FROM %s.%s%s FORMAT TabSeparated", src[i].db,
+                 nsc_ch_def(NSC_CH_WALL).name, src[i].suffix);
+        if (!rc)
+            rc = append_answer(&src[i], sql, "wall", out, cap, &len, err, errcap);
     }
     return rc;
 }

@@ -69,6 +69,11 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
      * replaces an earlier in-flight one as in the LMDB store. */
     [NSC_CH_LEDGER] = {"ledger", NSC_CH_PROC_COLUMNS ", data String, " ORIGIN, "job, host, pid, " ORIGIN_KEY,
                        JOB_PART, PROC_SHARD, ""},
+    /* The wall clock of the collectors' time base, as the LMDB store keeps it
+     * (nsc_store_wall): one row per record (a record inserted twice folds:
+     * same key, same version), read back whole into a query's store. */
+    [NSC_CH_WALL] = {"wall", "utc_ns UInt64, ref_ns UInt64, offset_ns Int64", "utc_ns", "", "cityHash64(utc_ns)",
+                     "ref_ns"},
 };
 
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
@@ -283,6 +288,14 @@ void nsc_ch_rows_clock(nsc_ch_cols *b, const char *host, const nsc_clock_model *
         nsc_ch_put_text(b, "", 0);
     }
     free(model);
+    nsc_ch_end_row(b);
+}
+
+void nsc_ch_rows_wall(nsc_ch_cols *b, const nsc_store_wall_rec *r)
+{
+    u64(b, r->utc_ns);
+    u64(b, r->ref_ns);
+    u64(b, (uint64_t)r->offset_ns);
     nsc_ch_end_row(b);
 }
 

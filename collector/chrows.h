@@ -40,6 +40,7 @@ typedef enum nsc_ch_table {
     NSC_CH_LIVE,
     NSC_CH_JOBS,
     NSC_CH_LEDGER,
+    NSC_CH_WALL,
     NSC_CH_NTABLES
 } nsc_ch_table;
 
@@ -95,6 +96,9 @@ void nsc_ch_rows_life(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_li
 void nsc_ch_rows_ledger(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_proc *p, const void *data, size_t len);
 /* A host's clock model (serialized), versioned by the wall clock (ns) of the write. */
 void nsc_ch_rows_clock(nsc_ch_cols *t, const char *host, const nsc_clock_model *m, uint64_t wall_ns);
+
+/* A record of the wall clock of the collector's time base (nsc_store_wall_due). */
+void nsc_ch_rows_wall(nsc_ch_cols *t, const nsc_store_wall_rec *r);
 
 /* A rank's last collective of one function. */
 void nsc_ch_rows_progress(nsc_ch_cols *t, const nsc_store_progress *p);

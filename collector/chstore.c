@@ -57,6 +57,8 @@ struct nsc_chstore {
      * thread inserts the other one (chstore.h, nsc_chstore_insert_start). */
     int fill, busy;           /* the writer's: busy while an insert is not waited for */
     char job_noted[2][64];    /* per generation: the job whose jobs row it holds last */
+    int64_t wall_ns;          /* the wall-clock offset put last, when wall_set */
+    int wall_set;             /* cleared when rows are dropped or an insert fails */
     pthread_t inserter;
     int has_inserter;
     pthread_mutex_t mu;       /* the fields below, and the failure log's */
@@ -417,6 +419,26 @@ int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_mod
     return b->failed ? NSC_STORE_ENOMEM : 0;
 }
 
+int nsc_chstore_put_wall(nsc_chstore *ch, uint64_t now_ns)
+{
+    nsc_store_wall_rec r;
+    if (!nsc_store_wall_due(ch->wall_ns, ch->wall_set, now_ns, &r))
+        return 0;
+    nsc_ch_cols *b = &tabs_of(ch, "", "wall", 0)[NSC_CH_WALL];
+    nsc_ch_rows_wall(b, &r);
+    if (b->failed)
+        return NSC_STORE_ENOMEM;
+    ch->wall_ns = r.offset_ns;
+    ch->wall_set = 1;
+    return 0;
+}
+
+int nsc_chstore_wall_kept(const nsc_chstore *ch, int64_t *offset_ns)
+{
+    *offset_ns = ch->wall_ns;
+    return ch->wall_set ? 0 : -1;
+}
+
 int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
 {
     nsc_chstore *ch = arg;
@@ -609,6 +631,7 @@ static void clear_gen(nsc_chstore *ch, int g)
 
 void nsc_chstore_discard(nsc_chstore *ch)
 {
+    ch->wall_set = 0;  /* its wall record, if any, goes with the rows */
     clear_gen(ch, ch->fill);
 }
 
@@ -694,5 +717,6 @@ int nsc_chstore_insert_wait(nsc_chstore *ch)
     pthread_mutex_lock(&ch->mu);
     int rc = ch->rc;
     pthread_mutex_unlock(&ch->mu);
+    ch->wall_set &= !rc;  /* its wall record, if any, may be lost: put it again */
     return rc;
 }

@@ -56,6 +56,11 @@ void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, ui
                           const nsc_store_life *l);
 /* 0, or NSC_STORE_ENOMEM when the rows could not grow. */
 int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_model *m);
+/* The wall clock of collector time now_ns, when it is due (as the LMDB
+ * store's begin records it: nsc_store_wall_due); 0 or NSC_STORE_ENOMEM. */
+int nsc_chstore_put_wall(nsc_chstore *ch, uint64_t now_ns);
+/* The offset put last: 0, or -1 when none yet. */
+int nsc_chstore_wall_kept(const nsc_chstore *ch, int64_t *offset_ns);
 /* A rank's progress (nsc_live_progress_fn); 0 or NSC_STORE_ENOMEM. */
 int nsc_chstore_put_progress(void *ch, const nsc_store_progress *p);
 /* Bytes of rows waiting for the next insert. */

@@ -10,6 +10,7 @@
 #include <zmq.h>
 
 #include "chlive.h"
+#include "fetch.h"
 #include "chstore.h"
 #include "clocks.h"
 #include "http.h"
@@ -49,21 +50,25 @@ nsc_live_cfg nsc_collector_live_cfg(const nsc_coll_cfg *cfg)
 }
 
 /* The live state as the store left it (LMDB): after a restart status says
- * what `ncclscope --db DIR status` says. ClickHouse's starts empty. */
+ * what `ncclscope --db DIR status` says. ClickHouse's starts empty, with
+ * the wall clock this collector records at its first commit (writer.c). */
 static int load_live(nsc_collector *c, const nsc_live_cfg *lc)
 {
-    int rc = 0;
+    if (c->ch) {
+        nsc_store_wall_rec now;
+        nsc_store_wall_due(0, 0, nsc_mono_ns(), &now);
+        if ((c->live = nsc_live_new(lc)))
+            nsc_live_set_wall(c->live, now.offset_ns);
+        return c->live ? 0 : -1;
+    }
     nsc_store_reader *rd;
-    if (c->ch)
-        rc = (c->live = nsc_live_new(lc)) ? 0 : NSC_STORE_ENOMEM;
-    else if (!(rc = nsc_store_read_begin(c->store, &rd))) {
+    int rc = nsc_store_read_begin(c->store, &rd);
+    if (!rc) {
         rc = nsc_live_from_store(rd, lc, nsc_mono_ns(), &c->live);
         nsc_store_read_end(rd);
     }
     if (rc)
         fprintf(stderr, "ncclscope-collector: live state from %s: %s\n", c->cfg.db, nsc_store_strerror(rc));
-    else  /* the times an ended job's verdict names */
-        nsc_live_set_wall(c->live, (int64_t)(nsc_wall_ns() - nsc_mono_ns()));
     return rc ? -1 : 0;
 }
 
@@ -89,6 +94,7 @@ static void teardown(nsc_collector *c)
     nsc_store_close(c->store);
     nsc_chstore_close(c->ch);
     nsc_clocks_free(c->clocks);
+    nsc_cfetch_free(c->fetch);
     nsc_live_free(c->live);
     pthread_mutex_destroy(&c->clock_mu);
     pthread_mutex_destroy(&c->live_mu);
@@ -114,7 +120,8 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     nsc_ingest *in = NULL;
     nsc_http *h = NULL;
     int rc = 1;
-    if (!(c.clocks = nsc_clocks_new(cfg->max_hosts, cfg->max_hosts_per_agent)) || open_store(&c) || load_live(&c, &lc) ||
+    if (!(c.clocks = nsc_clocks_new(cfg->max_hosts, cfg->max_hosts_per_agent)) ||
+        !(c.fetch = nsc_cfetch_new(cfg->max_agents)) || open_store(&c) || load_live(&c, &lc) ||
         !(c.zctx = zmq_ctx_new()) || nsc_writer_start(&c, &w))
         goto out;
     if (nsc_ingest_start(&c, &in)) {

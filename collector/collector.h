@@ -35,6 +35,7 @@ typedef struct nsc_collector {
     pthread_mutex_t live_mu;    /* guards live (writer feeds, HTTP reads) */
     nsc_live *live;
     struct nsc_chlive *chlive;  /* with ch: the live state shared with the other collectors (chlive.h) */
+    struct nsc_cfetch *fetch;   /* detail fetches: HTTP asks, ingest sends and takes the answers (fetch.h) */
     int zmq_port, http_port;    /* bound ports (after start) */
 } nsc_collector;
 

@@ -2,6 +2,7 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include "auth.h"
 #include "chcache.h"
@@ -17,6 +19,7 @@
 #include "chquery.h"
 #include "clocks.h"
 #include "diagapi.h"
+#include "fetch.h"
 #include "hguard.h"
 #include "jobmetrics.h"
 #include "json.h"
@@ -323,6 +326,61 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
         nsc_qstream_start(h->queries, req, q);
 }
 
+/* ---- detail fetch ---- */
+
+/* A whole number, or fallback when absent; -1 when it is not one. */
+static int qs_u64(const struct evkeyvalq *kv, const char *name, uint64_t fallback, uint64_t *out)
+{
+    const char *v = evhttp_find_header(kv, name);
+    char *end;
+    if (!v) {
+        *out = fallback;
+        return 0;
+    }
+    errno = 0;
+    *out = strtoull(v, &end, 10);
+    return *v && *v != '-' && !*end && errno == 0 ? 0 : -1;
+}
+
+/* GET /api/v1/detail?job=J[&from_ns=A][&to_ns=B]: ask every agent for job
+ * J's raw detail in the window (the agents' clocks); the chunks are stored
+ * as they come (fetch.h). Answers at once the fetch's id and what each
+ * agent's ring held when it last answered. */
+static void detail(nsc_http *h, struct evhttp_request *req, const char *qs)
+{
+    struct evkeyvalq kv;
+    TAILQ_INIT(&kv);
+    uint64_t from, to;
+    const char *job = NULL;
+    if (qs && evhttp_parse_query_str(qs, &kv) == 0)
+        job = evhttp_find_header(&kv, "job");
+    if (!job || !*job || strlen(job) > 63 || qs_u64(&kv, "from_ns", 0, &from) || qs_u64(&kv, "to_ns", UINT64_MAX, &to) ||
+        from > to) {
+        evhttp_clear_headers(&kv);
+        nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request",
+                            "detail wants job (1..63 bytes) and from_ns <= to_ns (whole ns)");
+        return;
+    }
+    uint64_t id = nsc_cfetch_ask(h->c->fetch, job, from, to);
+    evhttp_clear_headers(&kv);
+    if (!id) {
+        nsc_http_json_error(req, 503, "Service Unavailable", "too many detail fetches waiting; ask again");
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    int rc = !f || fprintf(f, "{\"fetch\":%llu,\"held\":", (unsigned long long)id) < 0 ||
+             nsc_cfetch_held_json(h->c->fetch, f) || fputs("}\n", f) < 0;
+    if (f)
+        fclose(f);
+    if (rc)
+        nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+    else
+        send_body(req, "application/json", text, len);
+    free(text);
+}
+
 /* ---- routing ---- */
 
 /* The query layer's endpoint named NAME, else NULL (the analysis's
@@ -361,6 +419,8 @@ static void route(struct evhttp_request *req, void *arg)
         return status(h, req);
     if (strcmp(path, "/api/v1/live") == 0)
         return live(h, req);
+    if (strcmp(path, "/api/v1/detail") == 0)
+        return detail(h, req, qs);
     const char *name = strncmp(path, "/api/v1/", 8) == 0 ? path + 8 : NULL;
     int diag = name && nsc_diagapi_is(name);
     const char *q = name && !diag ? query_endpoint(name) : NULL;

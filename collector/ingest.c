@@ -7,6 +7,7 @@
 #include <zmq.h>
 
 #include "curve.h"
+#include "fetch.h"
 #include "item.h"
 #include "logsafe.h"
 #include "writer.h"
@@ -169,9 +170,34 @@ static void take_batch(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body, uint64_t 
         return;
     }
     it->recv_ns = t;
+    nsc_cfetch_agent(in->c->fetch, it->a2c.agent, it->ident, it->ident_len);
     atomic_fetch_add_explicit(&in->c->stats.aliases_applied, applied, memory_order_relaxed);
     atomic_fetch_add_explicit(&in->c->stats.aliases_unplaced, unplaced, memory_order_relaxed);
     to_writer(in, it);
+}
+
+static void emit_detail(void *arg, nsc_item *it)
+{
+    nsc_ingest *in = arg;
+    it->recv_ns = nsc_mono_ns();
+    to_writer(in, it);
+}
+
+/* A chunk of detail an agent was asked for: its batches to the writer. */
+static void take_detail(nsc_ingest *in, zmq_msg_t *body)
+{
+    nsc_stats *s = &in->c->stats;
+    uint64_t bad = 0;
+    int n = nsc_cfetch_take(in->c->fetch, zmq_msg_data(body), zmq_msg_size(body), &in->lim,
+                            (int32_t)in->c->cfg.max_ranks, emit_detail, in, &bad);
+    if (n < 0) {
+        reject(in, "unknown", NSC_REJ_A2C - n);
+        bad++;
+    } else {
+        atomic_fetch_add_explicit(&s->detail_chunks, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->detail_pieces, (uint64_t)n, memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&s->detail_bad, bad, memory_order_relaxed);
 }
 
 /* One message from an agent: [routing id, body]. */
@@ -186,6 +212,9 @@ static void take_message(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body, uint64_
     switch (kind) {
     case NSC_A2C_BATCH:
         take_batch(in, id, body, t);
+        return;
+    case NSC_A2C_DETAIL:
+        take_detail(in, body);
         return;
     case NSC_A2C_PROBE:
     case NSC_A2C_SAMPLE:
@@ -363,6 +392,8 @@ static void *run(void *arg)
             break;
         if (pi[0].revents & ZMQ_POLLIN)
             drain_agents(in);
+        atomic_fetch_add_explicit(&in->c->stats.detail_fetches, nsc_cfetch_send(in->c->fetch, in->router),
+                                  memory_order_relaxed);
     }
     return NULL;
 }

@@ -24,6 +24,7 @@ typedef struct nsc_item {
     size_t ident_len;
     atomic_uint_fast64_t *inflight;  /* its sender's batches in the collector (ingest.c), or NULL */
     int stored;               /* put (not a duplicate): counted and fed live after the commit */
+    int detail;               /* raw detail an agent was asked for (fetch.h): never acknowledged, not fed live */
     uint64_t recv_ns;         /* collector time the message arrived */
     zmq_msg_t body;           /* the batch message: sections point into it */
     nsc_a2c_batch a2c;

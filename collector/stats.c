@@ -149,6 +149,11 @@ void nsc_stats_render(nsc_stats *s, struct evbuffer *b)
     metric(b, "ncclscope_collector_ledger_records_stale_total", "counter", "In-flight ledger records not stored: their collective is stored completed", &s->ledger_stale);
     metric(b, "ncclscope_collector_ledger_records_rejected_total", "counter", "Ledger records refused: malformed, or of a process with no section in the batch", &s->ledger_rejected);
     metric(b, "ncclscope_collector_ledger_batches_rejected_total", "counter", "Ledger batches that did not decode (the rest of their agent batch stored)", &s->ledger_bad_batches);
+    metric(b, "ncclscope_collector_detail_fetches_total", "counter", "Detail fetches sent to agents (one per agent)", &s->detail_fetches);
+    metric(b, "ncclscope_collector_detail_chunks_total", "counter", "Detail chunks received", &s->detail_chunks);
+    metric(b, "ncclscope_collector_detail_pieces_total", "counter", "Raw sections received in detail chunks", &s->detail_pieces);
+    metric(b, "ncclscope_collector_detail_batches_stored_total", "counter", "Batches of fetched detail new to the store", &s->detail_batches);
+    metric(b, "ncclscope_collector_detail_bad_total", "counter", "Detail chunks, or batches of them, that did not decode", &s->detail_bad);
     metric(b, "ncclscope_collector_retained_blocks_total", "counter", "Blocks and ledger values deleted by retention", &s->retained_blocks);
     metric(b, "ncclscope_collector_retained_jobs_total", "counter", "Jobs deleted from ClickHouse by retention", &s->retained_jobs);
     metric(b, "ncclscope_collector_queue_depth", "gauge", "Messages waiting for the writer", &s->queue_depth);

@@ -49,6 +49,7 @@ typedef struct nsc_stats {
     /* ledger records (nsc_store_ledger_counts), and the ledger batches that
      * did not decode (their records unknown, the rest of the batch stored) */
     atomic_uint_fast64_t ledger_stored, ledger_replaced, ledger_stale, ledger_rejected, ledger_bad_batches;
+    atomic_uint_fast64_t detail_fetches, detail_chunks, detail_pieces, detail_batches, detail_bad;  /* fetch.h */
     pthread_mutex_t mu;  /* guards the rejects */
     uint64_t rejects[NSC_REJ_COUNT];
     nsc_agent_rejects *agents;  /* NSC_STATS_MAX_AGENTS; the last slot takes the rest */

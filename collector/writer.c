@@ -204,9 +204,28 @@ static void count_taken(nsc_writer *w, const nsc_item *it)
     atomic_fetch_add_explicit(&s->ledger_bad_batches, it->ledger_bad, memory_order_relaxed);
 }
 
+/* Store lookups one batch may cost (each a scan of the store's processes):
+ * what a batch of unknown pids can make the writer do is bounded. */
+#define PLACE_LOOKUPS 8
+
+/* Process pid of the batch's host as the store holds it (a collector
+ * restarted since the agent's last section of it), learnt: 0, or -1. */
+static int stored_proc(nsc_writer *w, const nsc_a2c_batch *a, uint32_t pid, nsc_proc *out)
+{
+    nsc_store_reader *rd;
+    if (w->c->ch || nsc_store_read_begin(w->c->store, &rd))
+        return -1;
+    int rc = nsc_store_find_proc(rd, a->host, pid, out);
+    nsc_store_read_end(rd);
+    if (rc == 0)
+        nsc_procmap_put(w->procs, a->agent, out);
+    return rc ? -1 : 0;
+}
+
 /* The processes of the batch learnt; its ledger batches whose process has
- * no section in it placed with what the agent's earlier batches said, or
- * counted (ledger_unplaced) and left out. */
+ * no section in it placed with what the agent's earlier batches said, else
+ * with what the store holds of the pid on the batch's host, or counted
+ * (ledger_unplaced) and left out. */
 static void place_ledgers(nsc_writer *w, nsc_item *it)
 {
     const nsc_a2c_batch *a = &it->a2c;
@@ -220,9 +239,11 @@ static void place_ledgers(nsc_writer *w, nsc_item *it)
         if (nsc_procmap_get(w->procs, a->agent, p.pid, &known) != 0)  /* a section's says more */
             nsc_procmap_put(w->procs, a->agent, &p);
     }
+    unsigned looked = 0;
     for (uint32_t i = 0; i < it->nsl; i++) {
         nsc_store_ledger *l = &it->sl[i];
-        if (!l->proc && nsc_procmap_get(w->procs, a->agent, l->batch->pid, &it->lproc[i]) == 0)
+        if (!l->proc && (nsc_procmap_get(w->procs, a->agent, l->batch->pid, &it->lproc[i]) == 0 ||
+                         (looked++ < PLACE_LOOKUPS && stored_proc(w, a, l->batch->pid, &it->lproc[i]) == 0)))
             l->proc = &it->lproc[i];
         if (!l->proc)
             it->ledger_unplaced += l->batch->nrecs;
@@ -326,9 +347,13 @@ static void acknowledge_items(nsc_writer *w, nsc_item **items, size_t *n, int rc
         for (size_t i = 0; i < *n; i++) {
             if (items[i]->stored) {  /* the counters and the live state say what is queryable */
                 count_taken(w, items[i]);
-                feed_live(w, items[i]);
+                if (items[i]->detail)  /* old detail fetched: the live state has its ledger already */
+                    atomic_fetch_add_explicit(&c->stats.detail_batches, 1, memory_order_relaxed);
+                else
+                    feed_live(w, items[i]);
             }
-            send_ack(w, items[i]);
+            if (!items[i]->detail)  /* an ack names an agent batch: detail has none */
+                send_ack(w, items[i]);
         }
     } else {
         atomic_fetch_add_explicit(&c->stats.commit_failures, 1, memory_order_relaxed);
@@ -355,14 +380,20 @@ static int put_clock_ch(void *ch, const char *host, const nsc_clock_model *m)
 
 /* The rank progress always, the clock models when due, into the open
  * transaction (LMDB) or the waiting rows (ClickHouse); ended jobs evicted
- * from the live state on the same schedule. */
+ * from the live state on the same schedule. The live state's wall clock is
+ * the one recorded with them (the LMDB store's begin records it there). */
 static int put_state(nsc_writer *w, uint64_t t0)
 {
     nsc_collector *c = w->c;
-    int rc;
+    int64_t off;
+    int rc = c->ch ? nsc_chstore_put_wall(c->ch, t0) : 0;
+    int wall = !rc && (c->ch ? nsc_chstore_wall_kept(c->ch, &off) : nsc_store_wall_kept(c->store, &off)) == 0;
     pthread_mutex_lock(&c->live_mu);
-    rc = nsc_live_take_progress(c->live, c->ch ? nsc_chstore_put_progress : put_progress,
-                                c->ch ? (void *)c->ch : (void *)c->store);
+    if (wall)
+        nsc_live_set_wall(c->live, off);
+    if (!rc)
+        rc = nsc_live_take_progress(c->live, c->ch ? nsc_chstore_put_progress : put_progress,
+                                    c->ch ? (void *)c->ch : (void *)c->store);
     if (!rc && t0 >= w->next_persist_ns)  /* after their progress was taken */
         nsc_live_evict(c->live, t0);
     pthread_mutex_unlock(&c->live_mu);

@@ -23,6 +23,9 @@
 #define ACK_FIELDS 5
 #define REJECT_FIELDS 5
 #define PROBE_FIELDS 9
+#define FETCH_FIELDS 9
+#define DETAIL_FIELDS 11
+#define PIECE_FIELDS 2
 #define UINT_MAX_BYTES 9
 #define TEXT_MAX_BYTES 65
 
@@ -132,6 +135,48 @@ size_t nsc_a2c_encode_probe(const nsc_a2c_probe *pr, uint8_t out[NSC_A2C_SMALL_M
     p = nsc_mp_put_uint(p, pr->t2);
     p = nsc_mp_put_uint(p, pr->t3);
     p = nsc_mp_put_uint(p, pr->t4);
+    return (size_t)(p - out);
+}
+
+size_t nsc_a2c_encode_fetch(const nsc_a2c_fetch *f, uint8_t out[NSC_A2C_FETCH_MAX])
+{
+    uint32_t n = f->npids < NSC_A2C_FETCH_PIDS ? f->npids : NSC_A2C_FETCH_PIDS;
+    uint8_t *p = put_head(out, FETCH_FIELDS, NSC_A2C_FETCH, NSC_A2C_VERSION, f->agent);
+    p = nsc_mp_put_uint(p, f->id);
+    p = nsc_mp_put_text(p, f->job);
+    p = nsc_mp_put_uint(p, f->from_ns);
+    p = nsc_mp_put_uint(p, f->to_ns);
+    p = nsc_mp_put_uint(p, f->types);
+    p = nsc_mp_put_array(p, n);
+    for (uint32_t i = 0; i < n; i++)
+        p = nsc_mp_put_uint(p, f->pids[i]);
+    return (size_t)(p - out);
+}
+
+size_t nsc_a2c_detail_bound(const nsc_a2c_detail *d)
+{
+    size_t n = 5 * 3 + 2 * TEXT_MAX_BYTES + 6 * UINT_MAX_BYTES;
+    for (uint32_t i = 0; i < d->npieces; i++)
+        n += 1 + UINT_MAX_BYTES + 5 + (size_t)d->pieces[i].len;
+    return n;
+}
+
+size_t nsc_a2c_encode_detail(const nsc_a2c_detail *d, uint8_t *out)
+{
+    uint8_t *p = put_head(out, DETAIL_FIELDS, NSC_A2C_DETAIL, NSC_A2C_VERSION, d->agent);
+    p = nsc_mp_put_text(p, d->host);
+    p = nsc_mp_put_uint(p, d->epoch);
+    p = nsc_mp_put_uint(p, d->id);
+    p = nsc_mp_put_uint(p, d->chunk);
+    p = nsc_mp_put_uint(p, d->last);
+    p = nsc_mp_put_uint(p, d->held_from_ns);
+    p = nsc_mp_put_uint(p, d->held_to_ns);
+    p = nsc_mp_put_array(p, d->npieces);
+    for (uint32_t i = 0; i < d->npieces; i++) {
+        p = nsc_mp_put_array(p, PIECE_FIELDS);
+        p = nsc_mp_put_uint(p, d->pieces[i].seq);
+        p = nsc_mp_put_bin(p, d->pieces[i].data, d->pieces[i].len);
+    }
     return (size_t)(p - out);
 }
 
@@ -440,7 +485,7 @@ int nsc_a2c_kind(const void *buf, size_t len)
     TRY(open_cursor(&c, buf, len));
     TRY(nsc_mp_rd_array(&c, &n));
     TRY(nsc_mp_rd_uint(&c, UINT32_MAX, &kind));
-    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_REJECT)
+    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_DETAIL)
         return NSC_WIRE_BAD_RECORD;
     return (int)kind;
 }
@@ -491,4 +536,84 @@ int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out)
     TRY(at_end(&c));
     *out = p;
     return NSC_WIRE_OK;
+}
+
+int nsc_a2c_decode_fetch(const void *buf, size_t len, nsc_a2c_fetch *out)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_fetch f;
+    uint32_t n;
+    memset(&f, 0, sizeof f);
+    memset(out, 0, sizeof *out);
+    TRY(open_small(&c, buf, len, FETCH_FIELDS, NSC_A2C_FETCH, f.agent));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &f.id));
+    TRY(nsc_mp_rd_text(&c, f.job));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &f.from_ns));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &f.to_ns));
+    TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &f.types));
+    TRY(nsc_mp_rd_array(&c, &n));
+    if (n > NSC_A2C_FETCH_PIDS || f.from_ns > f.to_ns)
+        return NSC_WIRE_BAD_VALUE;
+    for (f.npids = 0; f.npids < n; f.npids++)
+        TRY(rd_u32(&c, &f.pids[f.npids]));
+    TRY(at_end(&c));
+    *out = f;
+    return NSC_WIRE_OK;
+}
+
+/* A detail chunk into d; its pieces into pieces, or (NULL) counted only. */
+static int rd_detail(nsc_mp_cursor *c, nsc_a2c_detail *d, nsc_a2c_piece *pieces)
+{
+    static const uint32_t v1 = NSC_A2C_VERSION, nfields = DETAIL_FIELDS;
+    uint32_t version, n;
+    TRY(rd_head(c, NSC_A2C_DETAIL, &v1, &nfields, 1, &version, d->agent));
+    TRY(nsc_mp_rd_text(c, d->host));
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &d->epoch));
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &d->id));
+    TRY(rd_u32(c, &d->chunk));
+    TRY(rd_u8(c, &d->last));
+    if (d->last > 1)
+        return NSC_WIRE_BAD_VALUE;
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &d->held_from_ns));
+    TRY(nsc_mp_rd_uint(c, UINT64_MAX, &d->held_to_ns));
+    if (d->held_from_ns > d->held_to_ns)
+        return NSC_WIRE_BAD_VALUE;
+    TRY(nsc_mp_rd_array(c, &n));
+    for (uint32_t i = 0; i < n; i++) {
+        nsc_a2c_piece scratch, *to = pieces ? &pieces[i] : &scratch;
+        TRY(rd_fixed(c, PIECE_FIELDS));
+        TRY(nsc_mp_rd_uint(c, UINT64_MAX, &to->seq));
+        TRY(nsc_mp_rd_bin(c, &to->data, &to->len));
+    }
+    d->npieces = n;
+    return at_end(c);
+}
+
+int nsc_a2c_decode_detail(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_a2c_detail *out)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_detail d;
+    memset(&d, 0, sizeof d);
+    memset(out, 0, sizeof *out);
+    TRY(check_len(len, lim));
+    cursor_init(&c, buf, len, lim);
+    TRY(rd_detail(&c, &d, NULL));
+    nsc_a2c_piece *pieces = calloc(d.npieces ? d.npieces : 1, sizeof *pieces);
+    if (!pieces)
+        return NSC_WIRE_NOMEM;
+    cursor_init(&c, buf, len, lim);
+    if (rd_detail(&c, &d, pieces) != NSC_WIRE_OK) {
+        free(pieces);  /* unreachable unless buf changed under us */
+        return NSC_WIRE_BAD_RECORD;
+    }
+    d.pieces = pieces;
+    d.mem = pieces;
+    *out = d;
+    return NSC_WIRE_OK;
+}
+
+void nsc_a2c_detail_release(nsc_a2c_detail *d)
+{
+    free(d->mem);
+    memset(d, 0, sizeof *d);
 }

@@ -3,7 +3,9 @@
  * Owns the byte format of the messages between a node agent and the
  * collector (docs/protocol.md, "Agent to collector"): a batch (agent id and
  * sequence, host, one wire-format section per process, process lifecycle
- * records, PXN aliases, one ledger batch per process), an acknowledgement, a rejection and a clock probe. Sections are
+ * records, PXN aliases, one ledger batch per process), an acknowledgement, a rejection, a clock probe,
+ * and the detail fetch: a collector's request for a window of the raw
+ * sections an agent keeps in its detail ring, and the agent's chunks in answer. Sections are
  * complete plugin-format batches (wire.h) carried as msgpack bin, so events are
  * encoded by one codec only; this file frames them.
  *
@@ -34,7 +36,12 @@
 /* A rejection tells the agent that the collector will never store a batch
  * (malformed, or its CRC does not match): unlike a missing ack ("not yet
  * committed", sent again), it asks the agent to stop sending it. */
-enum { NSC_A2C_BATCH = 1, NSC_A2C_ACK = 2, NSC_A2C_PROBE = 3, NSC_A2C_SAMPLE = 4, NSC_A2C_REJECT = 5 };
+/* A fetch goes collector -> agent, and its detail chunks come back (the last
+ * one says so): both version 1. */
+enum {
+    NSC_A2C_BATCH = 1, NSC_A2C_ACK = 2, NSC_A2C_PROBE = 3, NSC_A2C_SAMPLE = 4, NSC_A2C_REJECT = 5,
+    NSC_A2C_FETCH = 6, NSC_A2C_DETAIL = 7
+};
 
 /* Lifecycle events and reasons. FINISHED: the process's plugin sent its
  * final batch (every communicator finalized), so its silence or exit from
@@ -115,7 +122,44 @@ typedef struct nsc_a2c_probe {
     uint64_t t4;          /* agent received the answer; 0 in a PROBE */
 } nsc_a2c_probe;
 
+/* A window of raw detail the collector asks an agent for. Times are the
+ * agent host's clock, the clock model's bound already added. */
+#define NSC_A2C_FETCH_PIDS 32
+typedef struct nsc_a2c_fetch {
+    char agent[64];
+    uint64_t id;             /* the collector's, echoed by every chunk of the answer */
+    char job[64];
+    uint64_t from_ns, to_ns; /* from_ns <= to_ns */
+    uint64_t types;          /* bit (1 << event type) per type wanted; 0: every type */
+    uint32_t npids;          /* 0: every process of the job */
+    uint32_t pids[NSC_A2C_FETCH_PIDS];
+} nsc_a2c_fetch;
+
+/* One raw section of a detail chunk: a wire-format batch that the agent's
+ * ring keeps under the sequence of the a2c batch it was taken from (with
+ * the chunk's agent and epoch, and the section's process, it names the
+ * section: a window fetched twice is stored once). */
+typedef struct nsc_a2c_piece {
+    uint64_t seq;
+    const uint8_t *data;
+    uint32_t len;
+} nsc_a2c_piece;
+
+typedef struct nsc_a2c_detail {
+    char agent[64];
+    char host[64];
+    uint64_t epoch;
+    uint64_t id;                /* the fetch answered */
+    uint32_t chunk;             /* from 0 */
+    uint8_t last;               /* no chunk follows */
+    uint64_t held_from_ns, held_to_ns; /* what the ring holds now (both 0: nothing) */
+    uint32_t npieces;
+    const nsc_a2c_piece *pieces;
+    void *mem;                  /* decoder's allocation */
+} nsc_a2c_detail;
+
 #define NSC_A2C_SMALL_MAX 256  /* an encoded ack, probe or sample never exceeds this */
+#define NSC_A2C_FETCH_MAX 512  /* nor an encoded fetch: what an agent accepts from a collector */
 
 /* Upper bound of the encoded size of b; encode returns the exact length. */
 size_t nsc_a2c_batch_bound(const nsc_a2c_batch *b);
@@ -124,6 +168,10 @@ size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX]);
 size_t nsc_a2c_encode_reject(const nsc_a2c_reject *r, uint8_t out[NSC_A2C_SMALL_MAX]);
 /* Encodes a probe or a sample, by p->kind. */
 size_t nsc_a2c_encode_probe(const nsc_a2c_probe *p, uint8_t out[NSC_A2C_SMALL_MAX]);
+
+size_t nsc_a2c_encode_fetch(const nsc_a2c_fetch *f, uint8_t out[NSC_A2C_FETCH_MAX]);
+size_t nsc_a2c_detail_bound(const nsc_a2c_detail *d);
+size_t nsc_a2c_encode_detail(const nsc_a2c_detail *d, uint8_t *out);
 
 /* Message kind (NSC_A2C_*) of buf, or a negative nsc_wire_err. */
 int nsc_a2c_kind(const void *buf, size_t len);
@@ -144,5 +192,11 @@ int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out);
 int nsc_a2c_decode_reject(const void *buf, size_t len, nsc_a2c_reject *out);
 /* Decodes either kind (out->kind says which). */
 int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out);
+/* A fetch whose window runs backwards or that names too many pids is
+ * NSC_WIRE_BAD_VALUE. */
+int nsc_a2c_decode_fetch(const void *buf, size_t len, nsc_a2c_fetch *out);
+/* Pieces point into buf; release with nsc_a2c_detail_release. lim may be NULL. */
+int nsc_a2c_decode_detail(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_a2c_detail *out);
+void nsc_a2c_detail_release(nsc_a2c_detail *d);
 
 #endif

@@ -194,6 +194,16 @@ typedef struct nsc_counters {
      * and those lost because the thread's ring was full. */
     uint64_t completions_emitted[NSC_T_COUNT];
     uint64_t completions_dropped[NSC_T_COUNT];
+    /* The self-cost guard (docs/plugin.md): the plugin's own time on NCCL's
+     * threads, estimated from sampled calls, against the time its Coll events
+     * took; the types it sheds now (1 << type), how often that changed, and
+     * the events not recorded because their type was shed. */
+    uint64_t cost_ns, coll_ns;
+    uint64_t shed_mask, shed_changes, shed_events;
+    /* Calls of the chained plugin (NCCLSCOPE_CHAIN) that failed, its init
+     * included; children (ProxyOp, KernelCh) NCCL started under a NULL
+     * parent while the plugin records their parents' types. */
+    uint64_t chain_errors, orphans;
 } nsc_counters;
 
 const char *nsc_type_name(unsigned type);          /* "Coll", "ProxyOp", ... or NULL */

@@ -282,7 +282,7 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
  * the field ("The ledger"); the codec writes the rows in this order. */
 #define NSC_FIELDS_LEDGER(X, a)                                                                   \
     X(a, U64,  comm_id,      "the communicator (NCCL commHash)")                                   \
-    X(a, U64,  seq,          "NCCL's seqNumber of the collective in the communicator")             \
+    X(a, U64,  seq,          "NCCL's seqNumber of the collective in the communicator; a Send/Recv's is the rank's own count per peer and func") \
     X(a, I32,  rank,         "the rank in the communicator")                                       \
     X(a, U32,  flags,        "NSC_LEDGER_* flags: in-flight, graph, copy engine, PXN, p2p, no GPU or network detail") \
     X(a, STR,  func,         "the function (AllReduce, ...)")                                      \
@@ -304,7 +304,7 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
     X(a, U32,  gpu_spread_ns, "last minus first channel's kernel end")                              \
     X(a, U32,  gpu_err_ns,   "the GPU-to-host conversion's error bound")                            \
     X(a, U8,   nchannels_done, "channels whose kernel ended")                                     \
-    X(a, U32,  dropped,      "events or states of this collective known lost")                      \
+    X(a, U32,  dropped,      "events and states of this collective known lost (below)")             \
     X(a, U16,  ctx,          "the process's context index of the communicator, as in its events (comm_id 0: resolve it)")
 
 /* One network edge (peer, channel, direction) of a record: its ProxyOps and

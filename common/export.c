@@ -49,6 +49,8 @@ struct nsc_export {
     nsc_export_totals t;
     int failed;
     int chrome_first;  /* no event written yet: no comma before the next */
+    char *meta;        /* Chrome: the header's scalar members, JSON, for "metadata" */
+    size_t meta_len;
 };
 
 static uint64_t hash_lane(int32_t rank, const char *name)
@@ -361,9 +363,36 @@ static lane *process_track(nsc_export *x, int32_t rank, const char *title)
     return p;
 }
 
+/* Chrome: the header's scalar members (job, comm, name, the window in ns
+ * and in UTC, the wall clock: docs/api.md) kept for the trace's
+ * "metadata", as the API wrote them. */
+static int keep_meta(nsc_export *x, const nsc_json *hdr)
+{
+    free(x->meta);
+    x->meta = NULL;
+    FILE *m = open_memstream(&x->meta, &x->meta_len);
+    if (!m)
+        return -1;
+    int n = 0;
+    for (const nsc_json *v = nsc_json_first(hdr); v; v = nsc_json_next(hdr, v)) {
+        if (v->kind == NSC_JSON_OBJECT || v->kind == NSC_JSON_ARRAY || strcmp(v->key, "kind") == 0)
+            continue;
+        fprintf(m, "%s\"%.*s\":", n++ ? "," : "", (int)v->key_len, v->key);
+        if (v->kind == NSC_JSON_STRING)
+            nsc_json_write_str(m, v->text);
+        else if (v->kind == NSC_JSON_NUMBER)
+            fputs(v->text, m);
+        else
+            fputs(v->kind == NSC_JSON_NULL ? "null" : v->kind == NSC_JSON_TRUE ? "true" : "false", m);
+    }
+    return fclose(m) ? -1 : 0;
+}
+
 /* The header names every rank: "rank 3 node-a pid 4242 gpu 3". */
 static int header_ranks(nsc_export *x, const nsc_json *hdr)
 {
+    if (x->fmt == NSC_EXPORT_CHROME && keep_meta(x, hdr))
+        return -1;
     const nsc_json *ranks = nsc_json_get(hdr, "ranks");
     if (!ranks || ranks->kind != NSC_JSON_ARRAY)
         return 0;
@@ -533,8 +562,12 @@ int nsc_export_record(nsc_export *x, const nsc_json *rec)
 
 int nsc_export_finish(nsc_export *x, nsc_export_totals *totals)
 {
-    if (x->fmt == NSC_EXPORT_CHROME)
-        put_s(x, "\n]}\n");
+    if (x->fmt == NSC_EXPORT_CHROME) {
+        put_s(x, "\n],\"metadata\":{");
+        if (x->meta)
+            put(x, x->meta, x->meta_len);
+        put_s(x, "}}\n");
+    }
     flush(x);
     int rc = x->failed || ferror(x->out) || fflush(x->out) != 0 ? -1 : 0;
     if (totals)
@@ -547,6 +580,7 @@ int nsc_export_finish(nsc_export *x, nsc_export_totals *totals)
     nsc_pb_free(&x->sub);
     nsc_pb_free(&x->ann);
     nsc_pb_free(&x->outbuf);
+    free(x->meta);
     free(x);
     return rc;
 }

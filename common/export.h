@@ -16,7 +16,9 @@
  * a slice argument (a debug annotation in Perfetto, "args" in Chrome JSON),
  * with bytes (count x datatype size) and graph_captured (the "graph" flag,
  * which graph replays carry from their capture) added. The header record
- * names the process tracks (rank, host, pid, GPU).
+ * names the process tracks (rank, host, pid, GPU); in Chrome JSON its
+ * scalar members (job, communicator, the window with its UTC times, the
+ * wall clock) are the trace's "metadata".
  *
  * Two writers of records use it: `ncclscope export` (cli/timeline.c) and the
  * collector's /api/v1/export (collector/diagapi.c), so the web view's

@@ -109,7 +109,19 @@ static const field counters_fields[] = {
     F(nsc_counters, emitted, K_U64X16), F(nsc_counters, dropped, K_U64X16),
     F(nsc_counters, states_emitted, K_U64), F(nsc_counters, states_dropped, K_U64),
     F(nsc_counters, bad_handles, K_U64), F(nsc_counters, completions_emitted, K_U64X16),
-    F(nsc_counters, completions_dropped, K_U64X16)};
+    F(nsc_counters, completions_dropped, K_U64X16), F(nsc_counters, cost_ns, K_U64),
+    F(nsc_counters, coll_ns, K_U64), F(nsc_counters, shed_mask, K_U64),
+    F(nsc_counters, shed_changes, K_U64), F(nsc_counters, shed_events, K_U64),
+    F(nsc_counters, chain_errors, K_U64), F(nsc_counters, orphans, K_U64)};
+/* The counters record sends its first 7 fields; the others travel in the
+ * header's "counters" (nsc_batch_hdr). The self-cost guard's five, the first
+ * of them, are still read from a record that carries them, as the guard's
+ * first plugins sent them. */
+enum { COUNTERS_SENT = 7, COUNTERS_READ = 12 };
+static const field *const hdr_counter_fields = counters_fields + COUNTERS_SENT;
+_Static_assert(sizeof counters_fields / sizeof counters_fields[0] ==
+                   COUNTERS_SENT + NSC_WIRE_HDR_COUNTERS,
+               "the header's counters end the counters");
 
 #define NFIELDS(a) ((uint8_t)(sizeof(a) / sizeof((a)[0])))
 #define EVENT_LAYOUT(a) {a, NFIELDS(a), EV_NCOMMON, sizeof(nsc_event)}
@@ -124,8 +136,7 @@ static const layout layouts[NSC_WIRE_TAG_COUNT] = {
                                  sizeof(nsc_completion)},
     [NSC_WIRE_TAG_STR] = {str_fields, NFIELDS(str_fields), 2, sizeof(nsc_str_def)},
     [NSC_WIRE_TAG_CTX] = {ctx_fields, NFIELDS(ctx_fields), 6, sizeof(nsc_ctx_def)},
-    [NSC_WIRE_TAG_COUNTERS] = {counters_fields, NFIELDS(counters_fields), 2,
-                               sizeof(nsc_counters)},
+    [NSC_WIRE_TAG_COUNTERS] = {counters_fields, COUNTERS_READ, 2, sizeof(nsc_counters)},
 };
 
 /* Header keys after "v" (which is always first), in the order they are sent.
@@ -310,12 +321,20 @@ int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr)
     uint8_t *start = out_begin(e, cap, scratch), *p = start;
     deltas d = {0};
     p = put_array(p, 2);
-    *p++ = (uint8_t)(0x80 | (1 + NHDR_KEYS));
+    _Static_assert(2 + NHDR_KEYS <= 15, "the header is a fixmap");
+    *p++ = (uint8_t)(0x80 | (2 + NHDR_KEYS));
     p = put_str(p, "v", 1);
     p = put_uint(p, NSC_WIRE_VERSION);
     for (size_t i = 0; i < NHDR_KEYS; i++) {
         p = put_str(p, hdr_keys[i].name, strlen(hdr_keys[i].name));
         p = put_field(p, (const uint8_t *)hdr, &hdr_keys[i].f, &d);
+    }
+    p = put_str(p, "counters", 8);
+    p = put_array(p, NSC_WIRE_HDR_COUNTERS);
+    e->counters_at = (size_t)(p - start);
+    for (int i = 0; i < NSC_WIRE_HDR_COUNTERS; i++) {
+        *p = 0xcf;
+        p = put_be(p + 1, hdr->counters[i], 8);
     }
     size_t records_at = (size_t)(p - start);
     *p++ = 0xdd;  /* array32, count patched by nsc_enc_finish */
@@ -328,11 +347,19 @@ int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr)
     return NSC_WIRE_OK;
 }
 
+/* The header's "counters" rewritten in place: each counters record brings
+ * the latest, at the fixed width nsc_enc_begin gave them. */
+static void set_hdr_counters(nsc_enc *e, const uint64_t v[NSC_WIRE_HDR_COUNTERS])
+{
+    for (int i = 0; i < NSC_WIRE_HDR_COUNTERS; i++)
+        put_be(e->buf + e->counters_at + 9 * (size_t)i + 1, v[i], 8);
+}
+
 static int enc_record(nsc_enc *e, unsigned tag, const void *rec)
 {
     const layout *L = &layouts[tag];
     const uint8_t *r = rec;
-    unsigned n = L->nfields;
+    unsigned n = tag == NSC_WIRE_TAG_COUNTERS ? COUNTERS_SENT : L->nfields;
     while (n > L->nmin && field_is_zero(r, &L->f[n - 1]))
         n--;
 
@@ -378,7 +405,14 @@ int nsc_enc_completion(nsc_enc *e, const nsc_completion *c)
 
 int nsc_enc_counters(nsc_enc *e, const nsc_counters *c)
 {
-    return enc_record(e, NSC_WIRE_TAG_COUNTERS, c);
+    int rc = enc_record(e, NSC_WIRE_TAG_COUNTERS, c);
+    if (rc == NSC_WIRE_OK) {
+        uint64_t v[NSC_WIRE_HDR_COUNTERS];
+        for (int i = 0; i < NSC_WIRE_HDR_COUNTERS; i++)
+            v[i] = load((const uint8_t *)c, &hdr_counter_fields[i]);
+        set_hdr_counters(e, v);
+    }
+    return rc;
 }
 
 int nsc_enc_reserve(nsc_enc *e, size_t n)
@@ -843,6 +877,30 @@ static const hdr_key *find_hdr_key(const uint8_t *k, uint32_t n)
     return NULL;
 }
 
+/* The header's "counters": an array of integers, of which a longer one (a
+ * newer sender's) gives its first NSC_WIRE_HDR_COUNTERS, a shorter one (an
+ * older sender's) the first of them. */
+static int rd_hdr_counters(cursor *c, nsc_batch_hdr *h)
+{
+    uint32_t n;
+    int rc = rd_array(c, &n);
+    for (uint32_t i = 0; rc == NSC_WIRE_OK && i < n; i++) {
+        uint64_t v;
+        rc = rd_uint(c, UINT64_MAX, i < NSC_WIRE_HDR_COUNTERS ? &h->counters[i] : &v);
+    }
+    return rc;
+}
+
+/* The counters the record left out (0), from the header's. */
+static void merge_hdr_counters(nsc_batch *b)
+{
+    if (!b->has_counters)
+        return;
+    for (int i = 0; i < NSC_WIRE_HDR_COUNTERS; i++)
+        if (load((const uint8_t *)&b->counters, &hdr_counter_fields[i]) == 0)
+            store((uint8_t *)&b->counters, &hdr_counter_fields[i], b->hdr.counters[i]);
+}
+
 /* The version is checked as soon as "v" is seen (encoders send it first), so a
  * newer header is reported as BAD_VERSION rather than as whatever it broke. */
 static int rd_version(cursor *c, nsc_batch_hdr *h)
@@ -880,6 +938,8 @@ static int rd_header(cursor *c, nsc_batch_hdr *h)
         } else if (key) {
             rc = rd_field(c, (uint8_t *)h, &key->f, &d);
             seen |= 1u << (key - hdr_keys);
+        } else if (klen == 8 && memcmp(k, "counters", 8) == 0) {
+            rc = rd_hdr_counters(c, h);
         } else {
             rc = skip_value(c, 3);  /* depth 3: inside the batch array and the header map */
         }
@@ -979,6 +1039,7 @@ int nsc_batch_decode(const void *buf, size_t len, const nsc_dec_limits *lim, nsc
     out->ncompletions = count[KIND_COMPLETION];
     out->nctxs = count[KIND_CTX];
     out->nstrs = count[KIND_STR];
+    merge_hdr_counters(out);
     return NSC_WIRE_OK;
 }
 
@@ -1136,6 +1197,8 @@ int nsc_batch_scan(const void *buf, size_t len, const nsc_dec_limits *lim, nsc_s
         rc = late;
     if (rc != NSC_WIRE_OK)
         scan_empty(s);
+    else
+        merge_hdr_counters(&s->b);
     return rc;
 }
 
@@ -1164,6 +1227,7 @@ int nsc_splice_begin(nsc_splice *s, const void *buf, size_t len)
     }
     s->base_ns = hdr.base_ns;
     s->pid = hdr.proc.pid;
+    memcpy(s->counters, hdr.counters, sizeof s->counters);
     return NSC_WIRE_OK;
 }
 
@@ -1283,6 +1347,8 @@ int nsc_splice_copy(nsc_splice *s, nsc_enc *e)
             return rc;
         e->last_id = dst.last_id;
         e->nrecords++;
+        if (tag == NSC_WIRE_TAG_COUNTERS)
+            set_hdr_counters(e, s->counters);
     }
     s->c = c;
     s->last_id = src.last_id;

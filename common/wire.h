@@ -59,6 +59,8 @@ enum {
 
 const char *nsc_wire_strerror(int err);
 
+#define NSC_WIRE_HDR_COUNTERS 7
+
 /* Batch header. */
 typedef struct nsc_batch_hdr {
     uint32_t version;  /* NSC_WIRE_VERSION when encoding */
@@ -73,6 +75,11 @@ typedef struct nsc_batch_hdr {
     uint8_t final;     /* 1: the plugin's last batch (it shut down: every
                         * communicator finalized), so the process's silence and
                         * exit that follow are a clean end, not a failure */
+    /* The counters newer than the counters record's 7 fields (nsc_counters
+     * from cost_ns on, in order), sent in the header as "counters", which a
+     * decoder older than them skips: as the record's last fields, the first
+     * five once were, such a decoder rejects them as too many. */
+    uint64_t counters[NSC_WIRE_HDR_COUNTERS];
 } nsc_batch_hdr;
 
 /* Rewrite the "acked" header field of a batch nsc_enc_begin wrote (a resend
@@ -105,6 +112,8 @@ typedef struct nsc_enc {
     uint64_t base_ns;
     uint64_t last_id;   /* delta base for event ids */
     uint32_t pid;       /* header pid: thread ids are sent relative to it */
+    size_t counters_at; /* offset of the header's "counters" values,
+                         * rewritten by each counters record */
 } nsc_enc;
 
 /* Begin a batch in buf[0..cap). Returns 0 or NSC_WIRE_FULL. */
@@ -213,6 +222,7 @@ typedef struct nsc_splice {
     uint64_t base_ns, last_id;
     uint32_t pid;
     unsigned tag;       /* of the record last taken */
+    uint64_t counters[NSC_WIRE_HDR_COUNTERS];  /* the source header's, for its counters */
 } nsc_splice;
 
 /* Start at buf's first record. Returns 0 or a negative nsc_wire_err. */

@@ -70,6 +70,7 @@ static uint32_t version_types(int v)
 
 static void failed(const char *call, ncclResult_t rc)
 {
+    nsc_count_shared(&nsc_g_pool.shared.chain_errors);
     if (atomic_load_explicit(&warned, memory_order_relaxed) || atomic_exchange(&warned, 1))
         return;
     nsc_log(NSC_LOG_WARN, "ncclscope: chained plugin %s: %s returned %d; ncclscope goes on "

@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "rundir.h"
+#include "shed.h"
 
 #define DEFAULT_BUFFER_MB 64
 #define DEFAULT_THREADS 32
@@ -146,6 +147,12 @@ int nsc_config_load(nsc_config *cfg, char *err, size_t errlen)
         return -1;
     }
     copy_str(cfg->chain, sizeof cfg->chain, chain);
+    const char *budget = env("NCCLSCOPE_BUDGET_PCT");
+    if (budget && nsc_shed_parse(budget, &cfg->budget_ppm) != 0) {
+        snprintf(err, errlen, "NCCLSCOPE_BUDGET_PCT=%s: expected a percentage in [0, 100] or off",
+                 budget);
+        return -1;
+    }
     load_identity(&cfg->proc);
     return 0;
 }

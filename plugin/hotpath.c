@@ -6,10 +6,16 @@
  * stop the finished event is copied into the thread's queue for the shipper.
  * Every event and state NCCL hands us is counted as emitted, and as dropped
  * when it cannot be kept, so the receiver can account for every one.
+ *
+ * The self-cost guard lives here too: a sampled call's own time and every
+ * Coll's time are counted (the shipper compares them), and a start of a type
+ * the guard sheds is counted and dropped at once.
  */
 #include <string.h>
 
 #include "internal.h"
+
+_Atomic uint32_t nsc_g_shed;
 
 static void count_drop(nsc_tbuf *tb, int type)
 {
@@ -31,13 +37,17 @@ static void count_state_drop(nsc_tbuf *tb)
         nsc_count_shared(&nsc_g_pool.shared.states_dropped);
 }
 
-static void count_bad_handle(nsc_tbuf *tb)
+/* One more in the counter at offset off of nsc_tcounters: the thread's own,
+ * or the shared one for a thread without a buffer. */
+static void count_at(nsc_tbuf *tb, size_t off)
 {
     if (tb)
-        nsc_count(&tb->c.bad_handles);
+        nsc_count((_Atomic uint64_t *)((char *)&tb->c + off));
     else
-        nsc_count_shared(&nsc_g_pool.shared.bad_handles);
+        nsc_count_shared((_Atomic uint64_t *)((char *)&nsc_g_pool.shared + off));
 }
+
+static void count_bad_handle(nsc_tbuf *tb) { count_at(tb, offsetof(nsc_tcounters, bad_handles)); }
 
 void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev)
 {
@@ -109,18 +119,32 @@ uint64_t nsc_event_parent(uint64_t parent)
     return p && p->quiet ? 0 : parent;
 }
 
-nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
+/* A type the guard sheds is counted and not recorded. ProxyOp and KernelCh
+ * keep a quiet slot all the same: attached to their Coll or P2p, they still
+ * say when it completed (slots.c), which the guard's collective time and the
+ * live views need. Others keep one only for the chained plugin's handle. */
+static void count_shed(nsc_tbuf *tb) { count_at(tb, offsetof(nsc_tcounters, shed_events)); }
+
+/* NVIDIA/nccl#1544's children under a NULL parent (docs/nccl-abi.md, "Known
+ * NCCL bugs"): counted when the parents' types are recorded, since a parent
+ * NCCL was not asked for is NULL by right. */
+static void note_orphan(nsc_tbuf *tb, const nsc_start *st)
 {
-    *handle = NULL;
-    if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
-        return NULL;
-    int quiet = NSC_UNLIKELY(nsc_chain_active()) && !(nsc_g_mask >> st->type & 1);
-    nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_mono_ns();
+    const uint32_t parents = 1u << NSC_T_COLL | 1u << NSC_T_P2P;
+    if (!st->parent && (st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH) &&
+        (nsc_g_mask & parents) == parents)
+        count_at(tb, offsetof(nsc_tcounters, orphans));
+}
+
+/* quiet: a slot only for the chained plugin's handle; shedding: a quiet slot
+ * for a shed ProxyOp or KernelCh (see count_shed). */
+static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle,
+                        const nsc_start *st, int quiet, int shedding)
+{
     uint64_t id;
     int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
     if (NSC_UNLIKELY(index < 0)) {
-        if (!quiet)
+        if (!quiet && !shedding)
             count_drop(tb, st->type);
         return NULL;
     }
@@ -132,16 +156,21 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     ev->tid = tb->tid;
     ev->rank = st->rank;
     ev->type = (uint8_t)st->type;
+    atomic_store_explicit(&s->coll_until, 0, memory_order_relaxed);
     *handle = (void *)(uintptr_t)id;
+    nsc_pctx *c = nsc_ctx_lookup(context);
+    int foreign = is_foreign(c, st);
     if (NSC_UNLIKELY(quiet)) {
         /* Kept only to pair the chained plugin's handle: nothing to record
-         * (the parent for slots.c's abandoned steps). */
+         * (the parent for slots.c's abandoned steps). Its communicator's
+         * finalize frees it if NCCL never stops it; a foreign one waits for
+         * the last finalize. */
         s->quiet = 1;
         ev->parent = st->parent;
+        ev->ctx = foreign ? NSC_CTX_NONE : c->index;
         return NULL;
     }
-    nsc_pctx *c = nsc_ctx_lookup(context);
-    if (NSC_UNLIKELY(is_foreign(c, st))) {
+    if (NSC_UNLIKELY(foreign)) {
         mark_foreign(ev, context, st);
     } else {
         ev->ctx = c->index;
@@ -154,15 +183,38 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
             nsc_slot_attach(ev->parent, &parent_index) == 0)
             s->parent_slot = parent_index + 1;
     }
+    s->quiet = (uint32_t)shedding;
+    return shedding ? NULL : ev;
+}
+
+nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
+{
+    *handle = NULL;
+    if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
+        return NULL;
+    nsc_tbuf *tb = nsc_tbuf_self();
+    int quiet = NSC_UNLIKELY(nsc_chain_active()) && !(nsc_g_mask >> st->type & 1);
+    int shedding = 0;
+    if (NSC_UNLIKELY(atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1) &&
+        !quiet) {
+        count_shed(tb);
+        shedding = st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH;
+        /* before the clock read: a shed start costs a few ns, not a sample */
+        if (!shedding && !nsc_chain_active())
+            return NULL;
+        quiet = !shedding;
+    }
+    if (NSC_UNLIKELY(!st->parent))
+        note_orphan(tb, st);
+    uint64_t now = nsc_mono_ns();
+    nsc_event *ev = begin(tb, now, context, handle, st, quiet, shedding);
+    if (NSC_LIKELY(tb != NULL))
+        nsc_cost_sample(tb, now);
     return ev;
 }
 
-void nsc_event_stop(void *handle)
+static void stop(nsc_tbuf *tb, uint64_t now, void *handle)
 {
-    if (!handle)
-        return;
-    nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_mono_ns();
     uint32_t index;
     nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
     if (NSC_UNLIKELY(!s)) {
@@ -170,6 +222,8 @@ void nsc_event_stop(void *handle)
         return;
     }
     s->ev.stop_ns = now;
+    if (s->ev.type == NSC_T_COLL)
+        nsc_slot_coll_extend(tb, s, now);
     if (NSC_LIKELY(!s->quiet))
         nsc_event_emit(tb, &s->ev);
     if (s->parent_slot)
@@ -180,12 +234,19 @@ void nsc_event_stop(void *handle)
         nsc_slot_free(s);
 }
 
-void nsc_event_state(void *handle, int state, uint64_t arg)
+void nsc_event_stop(void *handle)
 {
     if (!handle)
         return;
     nsc_tbuf *tb = nsc_tbuf_self();
     uint64_t now = nsc_mono_ns();
+    stop(tb, now, handle);
+    if (NSC_LIKELY(tb != NULL))
+        nsc_cost_sample(tb, now);
+}
+
+static void record_state(nsc_tbuf *tb, uint64_t now, void *handle, int state, uint64_t arg)
+{
     uint32_t index;
     nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
     if (NSC_UNLIKELY(!s || (unsigned)state >= NSC_S_COUNT)) {
@@ -218,4 +279,15 @@ void nsc_event_state(void *handle, int state, uint64_t arg)
     r->u.st.tid = tb->tid;
     r->u.st.state = (uint8_t)state;
     nsc_tbuf_commit(tb);
+}
+
+void nsc_event_state(void *handle, int state, uint64_t arg)
+{
+    if (!handle)
+        return;
+    nsc_tbuf *tb = nsc_tbuf_self();
+    uint64_t now = nsc_mono_ns();
+    record_state(tb, now, handle, state, arg);
+    if (NSC_LIKELY(tb != NULL))
+        nsc_cost_sample(tb, now);
 }

@@ -34,6 +34,7 @@ typedef struct nsc_config {
     uint32_t flush_ms;        /* NCCLSCOPE_FLUSH_MS */
     char chain[512];          /* NCCLSCOPE_CHAIN: another profiler plugin ("" none) */
     uint32_t state_hold_ms;   /* NCCLSCOPE_STATE_HOLD_MS */
+    uint32_t budget_ppm;      /* NCCLSCOPE_BUDGET_PCT in millionths; 0: no guard */
     nsc_proc proc;            /* host, job, local rank, gpu (pid filled by life.c) */
 } nsc_config;
 
@@ -74,6 +75,8 @@ typedef struct nsc_tcounters {
     _Atomic uint64_t states_emitted, states_dropped, bad_handles;
     _Atomic uint64_t completions_emitted[NSC_T_COUNT];
     _Atomic uint64_t completions_dropped[NSC_T_COUNT];
+    _Atomic uint64_t cost_ns, coll_ns, shed_events; /* the self-cost guard's */
+    _Atomic uint64_t chain_errors, orphans;
 } nsc_tcounters;
 
 enum { NSC_TB_FREE = 0, NSC_TB_OWNED = 1, NSC_TB_ORPHAN = 2 };
@@ -96,6 +99,7 @@ typedef struct nsc_tbuf {
     uint32_t index;          /* position in the pool: its slots are index*S.. */
     uint32_t tid;            /* owner's kernel thread id, cached at claim */
     uint32_t cursor;         /* next slot to try (owner only) */
+    uint32_t calls;          /* calls so far, for the cost sampler (owner only) */
     nsc_rec *wpos, *wend;    /* room left in wchunk (owner only) */
     uint32_t wchunk;         /* NSC_CHUNK_NONE until the first record */
     nsc_tcounters c;
@@ -160,6 +164,11 @@ static inline void nsc_count(_Atomic uint64_t *c)
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
                           memory_order_relaxed);
 }
+static inline void nsc_count_add(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
 /* Counting for a thread without a buffer: shared, so a real atomic add. */
 static inline void nsc_count_shared(_Atomic uint64_t *c)
 {
@@ -198,6 +207,7 @@ typedef struct nsc_slot {
     uint32_t parent_slot;           /* child attached to this slot + 1; 0: none */
     uint32_t quiet;                 /* only the chained plugin asked for it: not recorded */
     _Atomic uintptr_t chained;      /* the chained plugin's handle of this event, or 0 */
+    _Atomic uint64_t coll_until;    /* Coll: counted as collective time up to here */
     nsc_event ev;                   /* filled at start, completed at stop */
 } nsc_slot;
 
@@ -215,6 +225,10 @@ void nsc_slot_free(nsc_slot *s);
 /* The chained plugin's handle of event id, also after its stop; 0 when the
  * slot was reused, the id is not ours, or the other has no such event. */
 uintptr_t nsc_slot_chained(uint64_t id);
+/* The self-cost guard's collective time: a Coll lasts from its start to its
+ * stop or its last child's stop, whichever is later; each of those extends
+ * it to t (any thread; the caller holds the slot). */
+void nsc_slot_coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t);
 /* Parent bookkeeping for completion inference. */
 int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index);
 void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now);
@@ -298,6 +312,26 @@ uint64_t nsc_event_parent(uint64_t parent);
 void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev);
 void nsc_event_stop(void *handle);
 void nsc_event_state(void *handle, int state, uint64_t arg);
+
+/* The self-cost guard: the types shed now (1 << type), set by the shipper
+ * from the cost it measures (common/shed.c), read on every start. */
+extern _Atomic uint32_t nsc_g_shed;
+
+/* One call in NSC_COST_EVERY is timed from its first clock read (since) to
+ * its end, and counted NSC_COST_EVERY times: the cost of the others is
+ * estimated without a clock read of their own. The clock is the wall's: a
+ * sample longer than NSC_COST_SAMPLE_MAX_NS was the thread descheduled, not
+ * the plugin's work, and would count 64 times over; it is left out. */
+#define NSC_COST_EVERY 64u
+#define NSC_COST_SAMPLE_MAX_NS 10000u
+static inline void nsc_cost_sample(nsc_tbuf *tb, uint64_t since)
+{
+    if (NSC_UNLIKELY((++tb->calls & (NSC_COST_EVERY - 1)) == 0)) {
+        uint64_t ns = nsc_mono_ns() - since;
+        if (ns <= NSC_COST_SAMPLE_MAX_NS)
+            nsc_count_add(&tb->c.cost_ns, ns * NSC_COST_EVERY);
+    }
+}
 
 /* ---- chain.c: the other profiler plugin (NCCLSCOPE_CHAIN) ----------------- */
 

@@ -25,6 +25,10 @@
  * case above: NCCL's threads drop and count, so nothing goes uncounted. An
  * agent without the ack endpoint (older) takes batches as before: released
  * once sent.
+ *
+ * Once per heartbeat period the shipper also steps the self-cost guard
+ * (common/shed.c) with the cost NCCL's threads sampled, and publishes the
+ * types to shed in nsc_g_shed; the counters carry both to the receiver.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,6 +41,7 @@
 #include <zmq.h>
 
 #include "internal.h"
+#include "shed.h"
 #include "wire.h"
 
 #define BATCH_CAP (64u << 10)
@@ -80,6 +85,8 @@ static struct {
     uint64_t seq;
     uint64_t last_ok, failing_since, defs_reset, last_progress;
     uint32_t drain_from;
+    nsc_shed shed;
+    uint64_t shed_at;  /* when the guard was last stepped */
     uint8_t str_sent[NSC_INTERN_CAP + 1];
     uint32_t ctx_sent[NSC_MAX_CTX];
 } sh;
@@ -121,6 +128,8 @@ static void batch_finish(void)
 {
     nsc_counters c;
     nsc_counters_sum(&c);
+    c.shed_mask = sh.shed.mask;
+    c.shed_changes = sh.shed.changes;
     nsc_enc_counters(&sh.enc, &c); /* fits: the reserve is for it */
     sh.lens[sh.tail % sh.nbatches] = (uint32_t)nsc_enc_finish(&sh.enc);
     sh.tail++;
@@ -495,8 +504,23 @@ static void announce(uint64_t now)
         batch_finish();
 }
 
+/* The guard's period is the heartbeat's: long enough to hold collectives. */
+static void guard(uint64_t now)
+{
+    if (!sh.shed.budget_ppm || now - sh.shed_at < sh.cfg.heartbeat_ms * MS)
+        return;
+    sh.shed_at = now;
+    nsc_counters c;
+    nsc_counters_sum(&c);
+    if (nsc_shed_step(&sh.shed, c.cost_ns, c.coll_ns)) {
+        atomic_store_explicit(&nsc_g_shed, sh.shed.mask, memory_order_relaxed);
+        nsc_log(NSC_LOG_INFO, "NCCLSCOPE_BUDGET_PCT: shedding event mask now 0x%x", sh.shed.mask);
+    }
+}
+
 static void pass(uint64_t now)
 {
+    guard(now);
     if (now - sh.defs_reset >= DEFS_REPEAT_NS)
         reset_defs(now);
     announce(now);
@@ -680,6 +704,7 @@ int nsc_shipper_start(const nsc_config *cfg)
     if (sh.running)
         return 0;
     sh.cfg = *cfg;
+    sh.shed.budget_ppm = cfg->budget_ppm;
     if (backlog_alloc(cfg->buffer_bytes) != 0)
         return -1;
     if (!sh.stream)

@@ -158,12 +158,31 @@ static void emit_completion(nsc_tbuf *tb, uint8_t type, uint64_t id, uint64_t ts
     nsc_count(&tb->c.completions_emitted[type]);
 }
 
+void nsc_slot_coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t)
+{
+    uint64_t prev = atomic_load_explicit(&s->coll_until, memory_order_relaxed);
+    do {
+        if (prev >= t)
+            return;
+    } while (!atomic_compare_exchange_weak_explicit(&s->coll_until, &prev, t, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    uint64_t from = prev > s->ev.start_ns ? prev : s->ev.start_ns;
+    if (t <= from)
+        return;
+    if (tb)
+        nsc_count_add(&tb->c.coll_ns, t - from);
+    else
+        atomic_fetch_add_explicit(&nsc_g_pool.shared.coll_ns, t - from, memory_order_relaxed);
+}
+
 void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
 {
     nsc_slot *s = &nsc_g_pool.slots[parent_index];
     uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
     uint64_t nw, last;
     uint8_t type = s->ev.type; /* our reference keeps the slot ours until the CAS */
+    if (type == NSC_T_COLL)
+        nsc_slot_coll_extend(tb, s, now);
     do {
         if (!(w & NSC_W_LIVE) || !(w & NSC_W_REFS))
             return;

@@ -168,6 +168,8 @@ static void counters_zero(nsc_tcounters *c)
     atomic_store_explicit(&c->states_emitted, 0, memory_order_relaxed);
     atomic_store_explicit(&c->states_dropped, 0, memory_order_relaxed);
     atomic_store_explicit(&c->bad_handles, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->chain_errors, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->orphans, 0, memory_order_relaxed);
 }
 
 /* Every buffer free and empty; only while no thread records (no communicator
@@ -310,6 +312,11 @@ static void counters_add(nsc_counters *out, nsc_tcounters *c)
     out->states_emitted += atomic_load_explicit(&c->states_emitted, memory_order_relaxed);
     out->states_dropped += atomic_load_explicit(&c->states_dropped, memory_order_relaxed);
     out->bad_handles += atomic_load_explicit(&c->bad_handles, memory_order_relaxed);
+    out->cost_ns += atomic_load_explicit(&c->cost_ns, memory_order_relaxed);
+    out->coll_ns += atomic_load_explicit(&c->coll_ns, memory_order_relaxed);
+    out->shed_events += atomic_load_explicit(&c->shed_events, memory_order_relaxed);
+    out->chain_errors += atomic_load_explicit(&c->chain_errors, memory_order_relaxed);
+    out->orphans += atomic_load_explicit(&c->orphans, memory_order_relaxed);
 }
 
 /* The process's cumulative counters: every buffer's plus the buffer-less ones. */

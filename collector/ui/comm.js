@@ -125,6 +125,28 @@
             d.problems_not_shown ? el('p', {class: 'note'}, d.problems_not_shown + ' more not shown') : '');
     }
 
+    /* Each channel's ring in order where the ProxyOps show it whole; else the
+     * network legs seen, saying that the order within a node is unknown
+     * (ProxyOps trace only the network legs), never a blank. */
+    function drawRings(topo) {
+        const box = document.getElementById('rings');
+        const unknown = topo.channels.filter(ch => !ch.complete).length;
+        box.setAttribute('data-channels', topo.channels.length);
+        box.setAttribute('data-unknown', topo.channels.length ? unknown : 'all');
+        if (!topo.channels.length) {
+            box.replaceChildren(el('p', {class: 'note'}, 'Rings unknown: no ProxyOp seen. Within a node NCCL\'s proxy ' +
+                                   'traces no leg, so a communicator on one node shows none (or the event mask left ' +
+                                   'ProxyOps out).'));
+            return;
+        }
+        box.replaceChildren(el('ul', {class: 'rings'}, topo.channels.map(ch => el('li', {'data-channel': ch.channel},
+            'channel ' + ch.channel + ': ',
+            ch.complete ? ch.ring.concat([ch.ring[0]]).join(' \u2192 ') + ' (ring)'
+                        : ch.send_peers.map(p => p[0] + ' \u2192 ' + p[1]).join(', '),
+            ch.complete ? '' : el('span', {class: 'note'}, ' network legs only: the ring within each node is unknown ' +
+                                                           '(ProxyOps trace only the network legs)')))));
+    }
+
     function showCell(vals, metric, i, r) {
         const c = colls[i];
         if (!c || r >= nranks)
@@ -139,13 +161,13 @@
     }
 
     function drawTable() {
-        const heads = ['func', 'seq', 'bytes', 'algo', 'ranks', 'missing', 'duration', 'busBW GB/s', 'skew', 'last rank',
-                       'mismatch', ''];
+        const heads = ['func', 'seq', 'started (UTC)', 'bytes', 'algo', 'ranks', 'missing', 'duration', 'busBW GB/s', 'skew',
+                       'last rank', 'mismatch', ''];
         const rows = colls.slice().reverse().map(c => el('tr', {
             class: [c.missing_ranks.length ? 'missing' : '', c.end_ns === null ? 'open' : '', c.mismatch ? 'bad' : '',
                     c.uncertain ? 'uncertain' : ''].join(' ').trim() || null,
             title: c.uncertain ? 'uncertain: ' + c.uncertain_reason : null, 'data-func': c.func, 'data-seq': c.seq},
-            [c.func, c.seq, fmtBytes(c.bytes), (c.algo || '-') + '/' + (c.proto || '-'), c.ranks_seen + ' / ' + c.nranks,
+            [c.func, c.seq, el('span', {class: 'utc'}, c.start_utc || 'wall clock unknown'), fmtBytes(c.bytes), (c.algo || '-') + '/' + (c.proto || '-'), c.ranks_seen + ' / ' + c.nranks,
              c.missing_ranks.join(',') || '-', c.end_ns === null ? 'in flight' : withErr(c.duration_ns, c.duration_err_ns),
              fmtNum(c.busbw_gbps, 3), withErr(c.skew_ns, c.skew_err_ns), c.last_rank === null ? '-' : c.last_rank, c.mismatch || '-',
              el('a', {href: link('timeline.html', windowOf(c))}, 'timeline')].map(v => el('td', {}, v))));
@@ -176,7 +198,7 @@
         if (!c)
             throw new NSC.ApiError('no communicator ' + comm + ' in job ' + job);
         nranks = c.nranks;
-        document.getElementById('title').textContent = 'Communicator ' + NSC.commNames(comms.comms).get(c.comm) + ', job ' + job;
+        document.getElementById('title').textContent = 'Communicator ' + c.label + ', job ' + job;
         document.getElementById('id').textContent = 'id ' + c.comm;
         if (param('last'))
             document.getElementById('last').value = param('last');
@@ -186,6 +208,7 @@
         const topo = await NSC.api('topology', {job, comm: c.comm});
         for (const r of topo.ranks)
             hosts[r.rank] = r.host;
+        drawRings(topo);
         await load();
         await verdicts;
     });

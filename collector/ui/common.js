@@ -244,22 +244,6 @@ const NSC = (() => {
                                                                                          a.seq - b.seq)};
     }
 
-    /* Display names of one job's communicators (entries of /api/v1/comms or
-     * of a status job, by id): name, size and hosts; where two share those,
-     * the id's first digits too. NCCL programs often call every
-     * communicator "world". */
-    function commNames(comms) {
-        const base = c => {
-            const hosts = c.hosts || [...new Set((c.ranks || []).map(r => r.host).filter(h => h))].sort();
-            return (c.name || c.comm) + ' (' + c.nranks + ' rank' + (c.nranks === 1 ? '' : 's') +
-                   (hosts.length ? ' on ' + (hosts.length <= 3 ? hosts.join(', ') : hosts.length + ' hosts') : '') + ')';
-        };
-        const seen = new Map();
-        for (const c of comms)
-            seen.set(base(c), (seen.get(base(c)) || 0) + 1);
-        return new Map(comms.map(c => [c.comm, base(c) + (seen.get(base(c)) > 1 ? ' ' + c.comm.slice(0, 8) : '')]));
-    }
-
     return {el, param, link, api, ndjson, blob, fmtNs, fmtBytes, fmtNum, fmtWall, parseDuration, start, fail,
-            lastCollectives, commNames, ApiError};
+            lastCollectives, ApiError};
 })();

@@ -56,7 +56,8 @@
                         el('a', {href: link('timeline.html', {job, comm: c.comm})}, 'timeline'))];
         if (g.behind.length)
             out.push(el('p', {}, 'waiting for:'), el('ul', {class: 'problems'}, g.behind.map(l =>
-                rankLine(c, procs, l.rank, 'its last ' + g.func + ' is seq ' + l.seq + ', behind for ' + fmtNs(l.for_ns)))));
+                rankLine(c, procs, l.rank, 'its last ' + g.func + ' is seq ' + l.seq + ', behind for ' + fmtNs(l.for_ns) +
+                                   (l.since_utc ? ' (since ' + l.since_utc + ')' : '')))));
         out.push(m ? arrivals(m) : el('p', {class: 'note'}, 'not matched in the store yet'));
         return out;
     }
@@ -84,12 +85,11 @@
         const blocks = [];
         let hung = 0;
         for (const job of s.jobs || []) {
-            const names = NSC.commNames(job.comms);
             for (const c of job.comms)
                 for (const g of !want || job.job === want ? c.hung_collectives : []) {
                     hung++;
                     blocks.push(el('div', {class: 'hang-comm'},
-                                   await stuckBlock(job.job, Object.assign({label: names.get(c.comm)}, c), s.processes || [], g)));
+                                   await stuckBlock(job.job, c, s.processes || [], g)));
                 }
         }
         const box = document.getElementById('hangs');

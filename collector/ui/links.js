@@ -34,7 +34,7 @@
         const causes = ['late', 'slow_link', 'slow_nic', 'stall', 'dead', 'dropped', 'other'];
         const rows = d.hosts.slice().sort((a, b) => b.total - a.total || a.host.localeCompare(b.host));
         document.getElementById('hosts').replaceChildren(
-            el('p', {class: 'note'}, d.jobs + ' jobs analysed'),
+            el('p', {class: 'note'}, d.jobs + (d.jobs === 1 ? ' job' : ' jobs') + ' analysed'),
             table(['host'].concat(causes, ['total']), rows.map(h => el('tr', {class: h.total ? 'bad' : null, 'data-host': h.host},
                 [h.host].concat(causes.map(c => h[c]), [h.total]).map(v => el('td', {}, v))))));
     }

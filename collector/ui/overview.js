@@ -39,18 +39,30 @@
             return el('span', {class: 'tag warn'}, c.lagging.length + ' lagging');
         return el('span', {class: 'tag ok'}, c.ranks_seen < c.nranks ? 'joining' : 'ok');
     }
-    function commRow(job, names, c) {
+    /* None in the last window (a finished communicator): no figure, not 0. */
+    const fmtBw = gbps => gbps > 0 ? fmtNum(gbps, 3) : '-';
+    function commRow(job, c) {
         const p = {job: job.job, comm: c.comm};
         return el('tr', {'data-comm': job.job + '/' + c.comm, class: c.hung_collectives.length ? 'hung' : null},
-                  el('td', {class: 'name'}, el('a', {href: link('comm.html', p)}, names.get(c.comm))),
+                  el('td', {class: 'name'}, el('a', {href: link('comm.html', p)}, c.label)),
                   el('td', {class: 'mono'}, c.comm),
                   el('td', {class: 'num'}, c.ranks_seen + ' / ' + c.nranks),
                   el('td', {class: 'num rate'}, fmtNum(c.events_per_s, 3)),
-                  el('td', {class: 'num bw'}, fmtNum(c.bus_bw_gbps, 3)),
+                  el('td', {class: 'num bw'}, fmtBw(c.bus_bw_gbps)),
                   el('td', {}, (c.funcs || []).map(f => f.func + ' ' + f.max_seq).join(', ')),
                   el('td', {}, commState(c)),
                   el('td', {}, el('a', {href: link('timeline.html', p)}, 'timeline'), ' ',
                      c.hangs.length || c.lagging.length ? el('a', {href: link('hang.html', {job: job.job})}, 'hang') : ''));
+    }
+    /* The self-cost guard's word: what the profiler costs, and while it is
+     * over its budget (NCCLSCOPE_BUDGET_PCT), which detail it does not record. */
+    function costNote(job) {
+        if (job.profiler_cost_pct === null || job.profiler_cost_pct === undefined)
+            return '';
+        let text = ' profiler cost ' + job.profiler_cost_pct.toFixed(1) + ' % of collective time';
+        if ((job.shed || []).length)
+            text += '; over its budget, not recording ' + job.shed.join(', ') + ' (' + job.shed_events + ' events)';
+        return el('span', {class: 'note cost', 'data-shed': (job.shed || []).join(',')}, text);
     }
     function drawJobs(s) {
         const box = document.getElementById('jobs');
@@ -58,13 +70,12 @@
         if (!(s.jobs || []).length)
             box.append(el('p', {class: 'empty'}, 'No job yet: no profiler event reached this collector.'));
         for (const job of s.jobs || []) {
-            const names = NSC.commNames(job.comms);
             const drops = job.events_dropped ? ' (' + job.events_dropped + ' events dropped by the plugins)' : '';
-            box.append(el('h2', {}, 'Job ' + job.job, el('span', {class: 'note'}, drops)),
+            box.append(el('h2', {}, 'Job ' + job.job, el('span', {class: 'note'}, drops), costNote(job)),
                        el('table', {class: 'grid'},
                           el('thead', {}, el('tr', {}, ['communicator', 'id', 'ranks', 'events/s', 'busBW GB/s',
                                                         'progress (max seq)', 'state', ''].map(h => el('th', {}, h)))),
-                          el('tbody', {}, job.comms.map(c => commRow(job, names, c)))));
+                          el('tbody', {}, job.comms.map(c => commRow(job, c)))));
         }
     }
 
@@ -72,12 +83,13 @@
     function drawProblems(s) {
         const items = [];
         for (const job of s.jobs || []) {
-            const names = NSC.commNames(job.comms);
-            if (job.verdict_comm)  /* an ended job: no rank of it lags or hangs any more, its verdict stays */
+            if (job.verdict_comm) {  /* an ended job: no rank of it lags or hangs any more, its verdict stays */
+                const vc = job.comms.find(c => c.comm === job.verdict_comm);
                 items.push(el('li', {class: 'bad', 'data-ended': job.job}, 'job ' + job.job + ' ' + job.verdict +
-                              ' on ' + names.get(job.verdict_comm) + ' ', el('a', {href: link('hang.html', {job: job.job})}, 'details')));
+                              ' on ' + (vc ? vc.label : job.verdict_comm) + ' ', el('a', {href: link('hang.html', {job: job.job})}, 'details')));
+            }
             for (const c of job.comms) {
-                const where = names.get(c.comm) + ' (job ' + job.job + ')';
+                const where = c.label + ' (job ' + job.job + ')';
                 for (const h of c.hangs)
                     items.push(el('li', {class: 'bad'}, 'hung: rank ' + h.rank + ' in ' + h.func + ' seq ' + h.seq +
                                   ' for ' + fmtNs(h.for_ns) + ' on ' + where + ' ',
@@ -99,12 +111,14 @@
         return el('table', {class: 'grid'}, el('thead', {}, el('tr', {}, heads.map(h => el('th', {}, h)))),
                   el('tbody', {}, rows.map(r => el('tr', {class: r.state}, cells(r).map(c => el('td', {}, c))))));
     }
+    /* Hosts by name, as every table lists them (then pid, agent). */
+    const byHost = key => (a, b) => a.host.localeCompare(b.host) || (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0);
     function drawTables(s) {
         const now = s.now_ns;
-        document.getElementById('processes').replaceChildren(table(s.processes || [],
+        document.getElementById('processes').replaceChildren(table((s.processes || []).slice().sort(byHost('pid')),
             ['host', 'pid', 'job', 'state', 'last seen', 'events', 'dropped'],
             p => [p.host, p.pid, p.job, p.state, fmtNs(now - p.last_seen_ns) + ' ago', p.events_emitted, p.events_dropped]));
-        document.getElementById('agents').replaceChildren(table(s.agents || [],
+        document.getElementById('agents').replaceChildren(table((s.agents || []).slice().sort(byHost('agent')),
             ['agent', 'host', 'state', 'last seen'],
             a => [a.agent, a.host, a.state, fmtNs(now - a.last_seen_ns) + ' ago']));
     }
@@ -132,7 +146,7 @@
             const row = document.querySelector('tr[data-comm="' + CSS.escape(c.job + '/' + c.comm) + '"]');
             if (row) {
                 row.querySelector('.rate').textContent = fmtNum(c.events_per_s, 3);
-                row.querySelector('.bw').textContent = fmtNum(c.bus_bw_gbps, 3);
+                row.querySelector('.bw').textContent = fmtBw(c.bus_bw_gbps);
             }
         }
         const counts = [m.hangs, m.hung_collectives, m.lagging, m.processes_alive, m.processes_dead, m.agents_alive].join();

@@ -87,9 +87,16 @@
         return {t0: Math.max(0, t0), t1: len === null ? null : Math.max(0, t0) + len};
     }
 
+    /* The window's start in UTC: the API's string when the window was asked
+     * with it (the header's t0_utc), else from the answer's wall clock; null
+     * when that is unknown. */
+    function windowUtc() {
+        return header && header.t0_utc && win.t0 === full.t0 ? header.t0_utc : fmtWall(full.t0, wall);
+    }
+
     /* The window as the form shows it: in human units, UTC where known. */
     function fillForm() {
-        form.elements.from.value = fmtWall(full.t0, wall) || fmtExact(full.t0);
+        form.elements.from.value = windowUtc() || fmtExact(full.t0);
         form.elements.span.value = fmtExact(full.t1 - full.t0);
     }
 
@@ -212,7 +219,7 @@
             g.fillText(labels[labels.length - 1], px + 3, 12);
         }
         axis.setAttribute('data-ticks', labels.join('|'));
-        axis.setAttribute('data-wall', fmtWall(full.t0, wall) || 'unknown');
+        axis.setAttribute('data-wall', windowUtc() || 'unknown');
     }
 
     function arrow(g, x0, y0, x1, y1) {
@@ -289,7 +296,7 @@
         box.setAttribute('data-window', full.t0 + '-' + full.t1);
         document.getElementById('loaded').textContent = count + ' events of ' + new Set(rows.map(r => r.rank)).size +
             ' ranks' + (cursor ? '; more remain in the window (Next page)' : '; the whole window') + '; window from ' +
-            (fmtWall(full.t0, wall) || fmtExact(full.t0) + ' on the collector\'s clock (wall clock unknown)') + ' for ' +
+            (windowUtc() || fmtExact(full.t0) + ' on the collector\'s clock (wall clock unknown)') + ' for ' +
             fmtNs(full.t1 - full.t0) + '; shown ' + fmtNs(view.t1 - view.t0) + ' from +' + fmtNs(view.t0 - full.t0);
     }
 
@@ -484,7 +491,7 @@
         const comms = await NSC.api('comms', {job});
         job = comms.job;
         const c = comms.comms.find(x => x.comm === comm || x.name === comm);
-        document.getElementById('title').textContent = 'Timeline of ' + (c ? NSC.commNames(comms.comms).get(c.comm) : comm) +
+        document.getElementById('title').textContent = 'Timeline of ' + (c ? c.label : comm) +
             ', job ' + job;
         for (const k of FILTERS)
             if (param(k))

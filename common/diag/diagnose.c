@@ -161,10 +161,14 @@ static int check_p2p(findings *f, const char *comm, const char *q)
         if (!p)
             continue;
         p->peer = peer;
+        const char *utc = nsc_json_str(nsc_json_get(u, "start_utc"));  /* as p2p gave it (docs/api.md) */
+        if (utc && (strlen(utc) > 40 || strspn(utc, "0123456789-T:.Z") != strlen(utc)))
+            utc = NULL;  /* not an ISO-8601 time: never copied into the JSON */
         snprintf(p->figures, sizeof p->figures,
                  "\"func\":\"%s\",\"nth\":%" PRIu64 ",\"unmatched\":%" PRIu64 ",\"bytes\":%" PRIu64
-                 ",\"start_ns\":%" PRIu64, recv ? "Recv" : "Send", nth, more + 1, nsc_diag_num(u, "bytes"),
-                 nsc_diag_num(u, "start_ns"));
+                 ",\"start_ns\":%" PRIu64 ",\"start_utc\":%s%.40s%s",
+                 recv ? "Recv" : "Send", nth, more + 1, nsc_diag_num(u, "bytes"), nsc_diag_num(u, "start_ns"),
+                 utc ? "\"" : "", utc ? utc : "null", utc ? "\"" : "");
     }
     nsc_doc_free(&d);
     return NSC_DIAG_OK;

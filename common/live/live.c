@@ -24,12 +24,6 @@ nsc_live *nsc_live_new(const nsc_live_cfg *cfg)
     return l;
 }
 
-void nsc_live_set_wall(nsc_live *l, int64_t offset_ns)
-{
-    l->wall_offset_ns = offset_ns;
-    l->wall_known = 1;
-}
-
 const char *nsc_live_limit_name(int lim)
 {
     static const char *const names[NSC_LIVE_LIMITS] = {"jobs", "comms_per_job", "procs_per_job",
@@ -403,8 +397,11 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
     snprintf(p->job, sizeof p->job, "%s", b->hdr.proc.job);
     snprintf(p->agent, sizeof p->agent, "%s", agent);
     p->last_ns = now;
-    if (b->has_counters)
+    if (b->has_counters) {
+        if (b->counters.shed_mask != p->counters.shed_mask)
+            p->shed_ns = now;
         p->counters = b->counters;
+    }
     if ((refused = take_defs(p, l, (uint32_t)job, b)) < 0)
         return -1;
     /* Datatype names are looked up when the id changes: looking one up per
@@ -742,10 +739,9 @@ int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t 
     if (!rc)
         rc = nsc_store_lives(rd, from_life, &rb);
     l->ndirty = 0;
-    int64_t wall;
     int reset;
-    if (!rc && nsc_store_wall(rd, &wall, &reset) == 0)
-        nsc_live_set_wall(l, wall);
+    if (!rc)  /* before the verdicts, which name wall-clock times */
+        l->has_wall = nsc_store_wall(rd, &l->wall_ns, &reset) == 0;
     if (!rc && trust_done(l, now))
         rc = NSC_STORE_ENOMEM;
     if (rc) {
@@ -756,4 +752,16 @@ int nsc_live_from_store(nsc_store_reader *rd, const nsc_live_cfg *cfg, uint64_t 
     nsc_live_evict(l, now);
     *out = l;
     return 0;
+}
+
+void nsc_live_set_wall(nsc_live *l, int64_t off)
+{
+    l->wall_ns = off;
+    l->has_wall = 1;
+}
+
+int nsc_live_wall(const nsc_live *l, int64_t *off)
+{
+    *off = l->wall_ns;
+    return l->has_wall ? 0 : -1;
 }

@@ -53,10 +53,6 @@ typedef struct nsc_live nsc_live;
 /* cfg NULL or zero fields: defaults. NULL on allocation failure. */
 nsc_live *nsc_live_new(const nsc_live_cfg *cfg);
 void nsc_live_free(nsc_live *l);
-/* The wall clock of the state's time base (UTC ns = time + offset_ns), for
- * the times an ended job's verdict names; unknown until set (the rebuild
- * from a store sets the store's, nsc_store_wall). */
-void nsc_live_set_wall(nsc_live *l, int64_t offset_ns);
 
 /* One decoded section an agent sent (its records and counters). 0, -1
  * (memory), or 1 + the nsc_live_limit that left (part of) it untracked. */
@@ -84,6 +80,13 @@ size_t nsc_live_evict(nsc_live *l, uint64_t now);
  * arrived (process alive until 12:04:31 UTC)"), in the status document. Its
  * communicators count no lagging or hung rank (/metrics, the counts): the
  * gauges of an ended job return to 0. */
+/* The wall clock of the collector's time base (UTC ns since the epoch =
+ * its time + off, as the store records it: nsc_store_wall), from which the
+ * status writes its *_utc members; null there until it is set.
+ * nsc_live_from_store sets the store's. */
+void nsc_live_set_wall(nsc_live *l, int64_t off);
+/* l's wall clock into *off: 0, or -1 when it is not known. */
+int nsc_live_wall(const nsc_live *l, int64_t *off);
 
 /* The /api/v1/status object and one /api/v1/live summary, as JSON. */
 int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *out);

@@ -98,6 +98,7 @@ typedef struct proc_st {
     str_map *str;
     size_t nstr, str_cap;
     nsc_counters counters; /* the latest the plugin sent: cumulative, so replaced */
+    uint64_t shed_ns;      /* when its self-cost guard's shed types last changed */
     pending pend[PENDING]; /* a ring; completions come in the same or a later section */
     unsigned pend_next;
 } proc_st;
@@ -127,8 +128,8 @@ struct nsc_live {
     size_t ndirty, dirty_cap;
     uint64_t tick_ns, events;
     uint64_t evicted_jobs, refused[NSC_LIVE_LIMITS];
-    int64_t wall_offset_ns;  /* UTC = collector time + this, when wall_known */
-    int wall_known;
+    int has_wall;     /* the wall clock of the time base is known: UTC ns = time + wall_ns */
+    int64_t wall_ns;
 };
 
 /* Find-or-add of live.c's tables (live_merge.c adds with them too): an

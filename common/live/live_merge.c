@@ -40,6 +40,7 @@ static int merge_proc(nsc_live *d, const proc_st *s)
         snprintf(p->agent, sizeof p->agent, "%s", s->agent);
         p->last_ns = s->last_ns;
         p->counters = s->counters;
+        p->shed_ns = s->shed_ns;
         if (s->died || (size_t)i == before) {
             p->died = s->died, p->reason = s->reason, p->died_ns = s->died_ns;
         }
@@ -148,7 +149,7 @@ int nsc_live_merge(nsc_live *into, const nsc_live *from)
         if (merge_comm(into, from, &from->comms[i]))
             return -1;
     into->events += from->events;
-    if (!into->wall_known && from->wall_known)  /* one time base: one wall clock */
-        nsc_live_set_wall(into, from->wall_offset_ns);
+    if (!into->has_wall && from->has_wall)  /* one time base: one wall clock */
+        nsc_live_set_wall(into, from->wall_ns);
     return 0;
 }

@@ -9,8 +9,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "commlabel.h"
 #include "json.h"
 #include "live_int.h"
+#include "order.h"
+#include "utc.h"
 
 /* ---- judgements ---- */
 
@@ -284,8 +287,8 @@ static const char *proc_state(const nsc_live *l, const proc_st *p, uint64_t now)
 static void fmt_at(const nsc_live *l, uint64_t t, char *buf, size_t cap)
 {
     struct tm tm;
-    time_t sec = (time_t)(((int64_t)t + l->wall_offset_ns) / 1000000000);
-    if (l->wall_known && gmtime_r(&sec, &tm) && strftime(buf, cap, "%H:%M:%S UTC", &tm))
+    time_t sec = (time_t)(((int64_t)t + l->wall_ns) / 1000000000);
+    if (l->has_wall && gmtime_r(&sec, &tm) && strftime(buf, cap, "%H:%M:%S UTC", &tm))
         return;
     snprintf(buf, cap, "%.3f s on the collector's clock", (double)t / 1e9);
 }
@@ -432,6 +435,56 @@ static void json_job_drops(const nsc_live *l, const char *job, FILE *o)
     fputc('}', o);
 }
 
+/* ,"<key>":"<UTC ISO-8601>" of time t (common/utc.h), or null while the wall
+ * clock is not known. */
+static void json_utc(const nsc_live *l, const char *key, uint64_t t, FILE *o)
+{
+    char utc[NSC_UTC_MAX];
+    if (!l->has_wall) {
+        fprintf(o, ",\"%s\":null", key);
+        return;
+    }
+    nsc_utc_iso((int64_t)t + l->wall_ns, utc, sizeof utc);
+    fprintf(o, ",\"%s\":\"%s\"", key, utc);
+}
+
+/* Event types of a mask, by name: ["ProxyStep","NetPlugin"]. */
+static void json_type_names(uint64_t mask, FILE *o)
+{
+    fputc('[', o);
+    int n = 0;
+    for (unsigned t = 0; t < NSC_T_COUNT; t++)
+        if (mask >> t & 1)
+            fprintf(o, "%s\"%s\"", n++ ? "," : "", nsc_type_name(t));
+    fputc(']', o);
+}
+
+/* The self-cost guard's word on a job: the plugins' measured cost as a share
+ * of their collectives' time (null before any collective), and the types any
+ * of its processes sheds now, so a view can say why that detail is missing. */
+static void json_job_cost(const nsc_live *l, const char *job, FILE *o)
+{
+    uint64_t cost = 0, coll = 0, shed = 0, shed_events = 0, since = 0;
+    for (size_t i = 0; i < l->nprocs; i++) {
+        const proc_st *p = &l->procs[i];
+        if (strcmp(p->job, job) != 0)
+            continue;
+        cost += p->counters.cost_ns;
+        coll += p->counters.coll_ns;
+        shed |= p->counters.shed_mask;
+        shed_events += p->counters.shed_events;
+        if (p->counters.shed_mask && p->shed_ns > since)
+            since = p->shed_ns;
+    }
+    if (coll)
+        fprintf(o, ",\"profiler_cost_pct\":%.3f", 100.0 * (double)cost / (double)coll);
+    else
+        fputs(",\"profiler_cost_pct\":null", o);
+    fputs(",\"shed\":", o);
+    json_type_names(shed, o);
+    fprintf(o, ",\"shed_events\":%" PRIu64 ",\"shed_since_ns\":%" PRIu64, shed_events, since);
+}
+
 static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
 {
     fputs("\"processes\":[", o);
@@ -449,10 +502,16 @@ static void json_procs(const nsc_live *l, uint64_t now, FILE *o)
         else
             fputs("null", o);
         const nsc_counters *c = &p->counters;
-        fprintf(o, ",\"last_seen_ns\":%" PRIu64 ",\"events_emitted\":%" PRIu64 ",\"events_dropped\":%" PRIu64
-                   ",\"states_emitted\":%" PRIu64 ",\"states_dropped\":%" PRIu64 "}",
-                p->last_ns, per_type_sum(c->emitted), per_type_sum(c->dropped), c->states_emitted,
-                c->states_dropped);
+        fprintf(o, ",\"last_seen_ns\":%" PRIu64, p->last_ns);
+        json_utc(l, "last_seen_utc", p->last_ns, o);
+        fprintf(o, ",\"events_emitted\":%" PRIu64 ",\"events_dropped\":%" PRIu64 ",\"states_emitted\":%" PRIu64
+                   ",\"states_dropped\":%" PRIu64,
+                per_type_sum(c->emitted), per_type_sum(c->dropped), c->states_emitted, c->states_dropped);
+        fprintf(o, ",\"profiler_cost_ns\":%" PRIu64 ",\"collective_ns\":%" PRIu64 ",\"shed\":", c->cost_ns,
+                c->coll_ns);
+        json_type_names(c->shed_mask, o);
+        fprintf(o, ",\"shed_events\":%" PRIu64 ",\"shed_changes\":%" PRIu64 ",\"shed_since_ns\":%" PRIu64 "}",
+                c->shed_events, c->shed_changes, c->shed_mask ? p->shed_ns : 0);
     }
     fputs("]", o);
 }
@@ -466,8 +525,10 @@ static void json_agents(const nsc_live *l, uint64_t now, FILE *o)
         nsc_json_write_str(o, a->id);
         fputs(",\"host\":", o);
         nsc_json_write_str(o, a->host);
-        fprintf(o, ",\"state\":\"%s\",\"last_seen_ns\":%" PRIu64 "}",
+        fprintf(o, ",\"state\":\"%s\",\"last_seen_ns\":%" PRIu64,
                 now - a->last_ns <= l->cfg.heartbeat_timeout_ns ? "alive" : "dead", a->last_ns);
+        json_utc(l, "last_seen_utc", a->last_ns, o);
+        fputc('}', o);
     }
     fputs("]", o);
 }
@@ -525,9 +586,28 @@ static void json_hung_coll(const nsc_live *l, const comm_st *c, int f, uint64_t 
     fputs("]}", o);
 }
 
+/* Distinct hosts of c's ranks seen (sorted, then counted): -1 memory. */
+static long comm_hosts(const comm_st *c)
+{
+    const char **h = malloc((c->nalloc > 0 ? (size_t)c->nalloc : 1) * sizeof *h);
+    if (!h)
+        return -1;
+    size_t n = 0, d = 0;
+    for (int32_t k = 0; k < c->nalloc; k++)
+        if (c->ranks[k].seen)
+            h[n++] = c->ranks[k].host;
+    if (n)
+        qsort(h, n, sizeof *h, nsc_cmp_str);
+    for (size_t i = 0; i < n; i++)
+        d += i == 0 || strcmp(h[i - 1], h[i]) != 0;
+    free(h);
+    return (long)d;
+}
+
 /* A communicator at `now`, or at its job's end (ended, nonzero): an ended
  * job's ranks are neither lagging nor hung, its verdict says where it stopped. */
-static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, uint64_t ended, FILE *o)
+static void json_comm(const nsc_live *l, const comm_st *c, const char *label, uint64_t now, uint64_t ended,
+                      FILE *o)
 {
     int32_t seen = 0;
     front fr;
@@ -536,6 +616,8 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, uint64_
         seen += c->ranks[k].seen;
     fprintf(o, "{\"comm\":\"0x%" PRIx64 "\",\"name\":", c->id);
     nsc_json_write_str(o, c->name);
+    fputs(",\"label\":", o);
+    nsc_json_write_str(o, label);
     fprintf(o, ",\"nranks\":%d,\"ranks_seen\":%d,\"events_total\":%" PRIu64
                ",\"events_per_s\":%.1f,\"bus_bw_gbps\":%.3f,\"funcs\":[",
             c->nranks, seen, c->events, c->rate, c->bw_avg);
@@ -546,17 +628,23 @@ static void json_comm(const nsc_live *l, const comm_st *c, uint64_t now, uint64_
     for (int32_t k = 0; !ended && k < c->nalloc; k++)
         for (int f = 0; f < c->nf; f++) {
             uint64_t lag;
-            if (lagging(l, c, &c->ranks[k], f, now, &lag))
-                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"max_seq\":%" PRIu64 ",\"for_ns\":%" PRIu64 "}",
+            if (lagging(l, c, &c->ranks[k], f, now, &lag)) {
+                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"max_seq\":%" PRIu64 ",\"for_ns\":%" PRIu64,
                         n++ ? "," : "", k, c->f[f].name, c->ranks[k].p[f].seq, c->f[f].max_seq, lag);
+                json_utc(l, "since_utc", now - lag, o);
+                fputc('}', o);
+            }
         }
     fputs("],\"hangs\":[", o);
     n = 0;
     for (int32_t k = 0; !ended && k < c->nalloc; k++)
         for (int f = 0; f < c->nf; f++)
-            if (hung(l, &fr, &c->ranks[k], f, now))
-                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"for_ns\":%" PRIu64 "}",
+            if (hung(l, &fr, &c->ranks[k], f, now)) {
+                fprintf(o, "%s{\"rank\":%d,\"func\":\"%s\",\"seq\":%" PRIu64 ",\"for_ns\":%" PRIu64,
                         n++ ? "," : "", k, c->f[f].name, c->ranks[k].p[f].seq, now - c->ranks[k].p[f].since_ns);
+                json_utc(l, "since_utc", c->ranks[k].p[f].since_ns, o);
+                fputc('}', o);
+            }
     fputs("],\"hung_collectives\":[", o);
     n = 0;
     for (int f = 0; !ended && f < c->nf; f++)
@@ -594,31 +682,49 @@ int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
     uint64_t *ends = nsc_live_job_ends(l, now);
     if (!ends)
         return -1;
-    fprintf(o, "{\"now_ns\":%" PRIu64 ",\"events_total\":%" PRIu64 ",\"hangs\":%" PRIu64
-               ",\"hung_collectives\":%" PRIu64 ",\"lagging\":%" PRIu64 ",",
-            now, l->events, cn.hangs, cn.hung_colls, cn.lagging);
+    fprintf(o, "{\"now_ns\":%" PRIu64, now);
+    json_utc(l, "now_utc", now, o);
+    if (l->has_wall)
+        fprintf(o, ",\"wall_offset_ns\":%" PRId64, l->wall_ns);
+    fprintf(o, ",\"events_total\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"hung_collectives\":%" PRIu64
+               ",\"lagging\":%" PRIu64 ",", l->events, cn.hangs, cn.hung_colls, cn.lagging);
     json_agents(l, now, o);
     fputc(',', o);
     json_procs(l, now, o);
     fputs(",\"jobs\":[", o);
-    for (size_t j = 0; j < l->njobs; j++) {
+    /* per job, its communicators' labels (commlabel.h) */
+    nsc_comm_look *look = malloc((l->ncomms ? l->ncomms : 1) * sizeof *look);
+    const comm_st **of = malloc((l->ncomms ? l->ncomms : 1) * sizeof *of);
+    int rc = look && of ? 0 : -1;
+    for (size_t j = 0; !rc && j < l->njobs; j++) {
         fprintf(o, "%s{\"job\":", j ? "," : "");
         nsc_json_write_str(o, l->jobs[j]);
         json_job_drops(l, l->jobs[j], o);
+        json_job_cost(l, l->jobs[j], o);
         json_job_state(l, (uint32_t)j, now, ends[j], o);
         fputs(",\"comms\":[", o);
-        int n = 0;
-        for (size_t i = 0; i < l->ncomms; i++)
+        size_t n = 0;
+        for (size_t i = 0; !rc && i < l->ncomms; i++)
             if (l->comms[i].job == j) {
-                if (n++)
-                    fputc(',', o);
-                json_comm(l, &l->comms[i], now, ends[j], o);
+                long hosts = comm_hosts(&l->comms[i]);
+                of[n] = &l->comms[i];
+                look[n++] = (nsc_comm_look){l->comms[i].id, l->comms[i].name, l->comms[i].nranks, (size_t)hosts};
+                rc = hosts < 0 ? -1 : 0;
             }
+        for (size_t i = 0; !rc && i < n; i++) {
+            char label[NSC_COMM_LABEL_MAX];
+            nsc_comm_label(look, n, i, label, sizeof label);
+            if (i)
+                fputc(',', o);
+            json_comm(l, of[i], label, now, ends[j], o);
+        }
         fputs("]}", o);
     }
+    free(look);
+    free(of);
     fputs("]}\n", o);
     free(ends);
-    return ferror(o) ? -1 : 0;
+    return rc || ferror(o) ? -1 : 0;
 }
 
 int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *o)

@@ -17,7 +17,7 @@
 #include "live_int.h"
 
 #define SNAP_MAGIC 0x4e53434cu  /* "NSCL" */
-#define SNAP_VERSION 2u  /* 2: a process's finish time */
+#define SNAP_VERSION 3u  /* 2: a process's finish time; 3: its self-cost guard */
 #define RANKS_MAX (1 << 20)     /* ranks of a communicator, as nsc_live_rank in live.c */
 /* Rank slots (each communicator's nranks, or more) of one snapshot in all:
  * a few bytes of input must not make the reader allocate gigabytes. */
@@ -123,6 +123,12 @@ static void put_proc(obuf *b, const proc_st *p, uint64_t now)
     }
     put64(b, p->counters.states_emitted);
     put64(b, p->counters.states_dropped);
+    put64(b, p->counters.cost_ns);
+    put64(b, p->counters.coll_ns);
+    put64(b, p->counters.shed_mask);
+    put64(b, p->counters.shed_changes);
+    put64(b, p->counters.shed_events);
+    put_age(b, now, p->shed_ns);
 }
 
 static void put_func(obuf *b, const func_st *f, uint64_t now)
@@ -292,6 +298,12 @@ static void get_proc(reader *rd, proc_st *p)
     }
     p->counters.states_emitted = nsc_r64(&rd->r);
     p->counters.states_dropped = nsc_r64(&rd->r);
+    p->counters.cost_ns = nsc_r64(&rd->r);
+    p->counters.coll_ns = nsc_r64(&rd->r);
+    p->counters.shed_mask = nsc_r64(&rd->r);
+    p->counters.shed_changes = nsc_r64(&rd->r);
+    p->counters.shed_events = nsc_r64(&rd->r);
+    p->shed_ns = get_time(rd);
 }
 
 static int get_func(reader *rd, func_st *f)

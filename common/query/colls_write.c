@@ -98,6 +98,8 @@ static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
     nsc_q_u64(o, g->start);
     nsc_q_lit(o, ",\"end_ns\":");
     nsc_q_opt_u64(o, g->has_end, g->end);
+    nsc_q_write_utc(c, "start_utc", 1, g->start);
+    nsc_q_write_utc(c, "end_utc", g->has_end, g->end);
     nsc_q_lit(o, ",\"duration_ns\":");
     nsc_q_opt_u64(o, g->has_dur, g->dur);
     nsc_q_lit(o, ",\"duration_err_ns\":");
@@ -163,17 +165,6 @@ static void write_group(nsc_q_ctx *c, const cl_set *s, const cl_group *g)
     nsc_q_lit(o, "]}\n");
 }
 
-static int after_cursor(const nsc_query *q, const cl_group *g, const cl_rec *x)
-{
-    if (!(q->has & QP_CURSOR))
-        return 1;
-    if (g->start != q->cursor[0])
-        return g->start > q->cursor[0];
-    if (x->func != q->cursor[1])
-        return x->func > q->cursor[1];
-    return x->seq > q->cursor[2];
-}
-
 int nsc_q_collectives(nsc_q_ctx *c)
 {
     cl_set s = {.c = c};
@@ -193,7 +184,7 @@ int nsc_q_collectives(nsc_q_ctx *c)
     int more = 0;
     for (size_t i = 0; i < s.ngroups && !o->err; i++) {
         const cl_group *g = &s.groups[i];
-        if (!after_cursor(c->q, g, &s.recs[g->first]))
+        if (!nsc_q_after_cursor(c->q, g->start, s.recs[g->first].func, s.recs[g->first].seq))
             continue;
         if (written == c->q->limit) {
             more = 1;

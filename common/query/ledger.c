@@ -138,17 +138,6 @@ static void write_rec(nsc_q_ctx *c, const nsc_ledger_rec *x)
     nsc_q_lit(o, "}\n");
 }
 
-static int after_cursor(const nsc_query *q, const pos *p)
-{
-    if (!(q->has & QP_CURSOR))
-        return 1;
-    if (p->seq != q->cursor[0])
-        return p->seq > q->cursor[0];
-    if (p->rank != q->cursor[1])
-        return p->rank > q->cursor[1];
-    return p->idx > q->cursor[2];
-}
-
 static int on_rec(void *arg, const nsc_ledger_rec *x)
 {
     run *u = arg;
@@ -158,7 +147,7 @@ static int on_rec(void *arg, const nsc_ledger_rec *x)
     int same = u->seen && x->seq == u->at.seq && (uint64_t)x->rank == u->at.rank;
     u->at = (pos){x->seq, (uint64_t)x->rank, same ? u->at.idx + 1 : 0};
     u->seen = 1;
-    if (!after_cursor(c->q, &u->at))
+    if (!nsc_q_after_cursor(c->q, u->at.seq, u->at.rank, u->at.idx))
         return 0;
     if (u->written == c->q->limit) {
         u->more = 1;

@@ -175,8 +175,9 @@ static void write_pairs(nsc_q_out *o, const pp_set *s)
 
 /* The operations left over in each direction: a Send never received or a
  * Recv whose Send never came; nth counts that side of the direction from 0. */
-static void write_unmatched(nsc_q_out *o, const pp_set *s)
+static void write_unmatched(nsc_q_ctx *c, const pp_set *s)
 {
+    nsc_q_out *o = c->out;
     nsc_q_lit(o, ",\"unmatched\":[");
     size_t listed = 0;
     for (size_t i = 0, j; i < s->n; i = j) {
@@ -195,6 +196,7 @@ static void write_unmatched(nsc_q_out *o, const pp_set *s)
             nsc_q_u64(o, (uint64_t)(k - (x->recv ? i + p.sends : i)));
             nsc_q_lit(o, ",\"start_ns\":");
             nsc_q_u64(o, x->start);
+            nsc_q_write_utc(c, "start_utc", 1, x->start);
             nsc_q_lit(o, ",\"bytes\":");
             nsc_q_u64(o, x->bytes);
             nsc_q_lit(o, "}");
@@ -218,7 +220,7 @@ int nsc_q_p2p(nsc_q_ctx *c)
         nsc_q_write_comm_head(c);
         write_count(o, &total);
         write_pairs(o, &s);
-        write_unmatched(o, &s);
+        write_unmatched(c, &s);
         nsc_q_write_skipped(c);
         nsc_q_lit(o, "}\n");
         rc = o->err;

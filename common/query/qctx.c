@@ -1,6 +1,7 @@
 /* qctx.c: the per-run context of a query: job and communicator resolution,
  * the ranks and their hosts' clock models, aligned time, the string cache. */
 #include "qint.h"
+#include "utc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +39,10 @@ int nsc_q_ctx_init(nsc_q_ctx *c, const nsc_query *q, nsc_store_reader *rd, nsc_q
         return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     for (size_t i = 0; i < Q_STRCACHE; i++)
         c->strs[i].id = UINT32_MAX;
+    int rc = nsc_store_wall(rd, &c->wall_ns, &c->wall_reset);
+    if (rc && rc != NSC_STORE_ENOTFOUND)
+        return nsc_q_store_fail(c, rc);
+    c->has_wall = rc == 0;
     return 0;
 }
 
@@ -416,14 +421,26 @@ void nsc_q_write_comm(nsc_q_out *o, const nsc_store_comm *m)
 
 void nsc_q_write_wall(nsc_q_ctx *c)
 {
-    int64_t off;
-    int reset;
-    if (nsc_store_wall(c->rd, &off, &reset) != 0)
+    if (!c->has_wall)
         return;
     nsc_q_lit(c->out, ",\"wall_offset_ns\":");
-    nsc_q_i64(c->out, off);
-    if (reset)
+    nsc_q_i64(c->out, c->wall_ns);
+    if (c->wall_reset)
         nsc_q_lit(c->out, ",\"wall_clock_reset\":true");
+}
+
+void nsc_q_write_utc(nsc_q_ctx *c, const char *key, int known, uint64_t t_ns)
+{
+    char utc[NSC_UTC_MAX];
+    nsc_q_cs(c->out, ",\"");
+    nsc_q_cs(c->out, key);
+    nsc_q_cs(c->out, "\":");
+    if (!known || !c->has_wall) {
+        nsc_q_lit(c->out, "null");
+        return;
+    }
+    nsc_utc_iso((int64_t)t_ns + c->wall_ns, utc, sizeof utc);
+    nsc_q_str(c->out, utc);
 }
 
 void nsc_q_write_comm_head(nsc_q_ctx *c)

@@ -81,6 +81,9 @@ void nsc_q_hex(nsc_q_out *o, uint64_t v);         /* "0x..." with quotes */
 void nsc_q_str(nsc_q_out *o, const char *s);      /* a JSON string literal */
 void nsc_q_num(nsc_q_out *o, double v);           /* 3 decimals; null if not finite */
 void nsc_q_opt_u64(nsc_q_out *o, int known, uint64_t v); /* v or null */
+/* Whether the record whose resume key is (a, b, c) comes after q's cursor
+ * (always, without one): the keys compare in that order. */
+int nsc_q_after_cursor(const nsc_query *q, uint64_t a, uint64_t b, uint64_t c);
 /* ,"next_cursor": "a.b.c" (what parse_cursor reads) when more, else null. */
 void nsc_q_next_cursor(nsc_q_out *o, int more, uint64_t a, uint64_t b, uint64_t c);
 
@@ -135,6 +138,8 @@ typedef struct nsc_q_ctx {
     nsc_q_strc *strs;          /* direct-mapped cache of the string dictionary */
     nsc_q_skip *skipped;       /* damaged blocks stepped over, each once */
     size_t nskipped, skipped_cap;
+    int has_wall, wall_reset;  /* the store's wall clock (nsc_store_wall), read at init */
+    int64_t wall_ns;
 } nsc_q_ctx;
 
 int nsc_q_ctx_init(nsc_q_ctx *c, const nsc_query *q, nsc_store_reader *rd, nsc_q_out *out, char *err,
@@ -207,6 +212,10 @@ void nsc_q_write_comm(nsc_q_out *o, const nsc_store_comm *m);
 /* ,"wall_offset_ns" (and ,"wall_clock_reset":true) when the store knows the
  * wall clock of its time base (nsc_store_wall); nothing when it does not. */
 void nsc_q_write_wall(nsc_q_ctx *c);
+/* ,"<key>":"<UTC ISO-8601>" of aligned time t_ns, from the store's wall
+ * clock (common/utc.h): the one place an answer's *_utc is made; null when
+ * the time (known == 0) or the wall clock is unknown. */
+void nsc_q_write_utc(nsc_q_ctx *c, const char *key, int known, uint64_t t_ns);
 /* The header fields every communicator-scoped result starts with: the job,
  * its wall clock, then nsc_q_write_comm. */
 void nsc_q_write_comm_head(nsc_q_ctx *c);

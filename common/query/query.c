@@ -195,6 +195,17 @@ static int parse_cursor(nsc_query *q, const char *v, char *err, size_t cap)
     return 0;
 }
 
+int nsc_q_after_cursor(const nsc_query *q, uint64_t a, uint64_t b, uint64_t c)
+{
+    if (!(q->has & QP_CURSOR))
+        return 1;
+    if (a != q->cursor[0])
+        return a > q->cursor[0];
+    if (b != q->cursor[1])
+        return b > q->cursor[1];
+    return c > q->cursor[2];
+}
+
 static int parse_value(nsc_query *q, unsigned bit, char *v, char *err, size_t cap)
 {
     uint64_t x, y;

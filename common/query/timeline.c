@@ -459,17 +459,6 @@ static void write_event(const tl_w *w, const nsc_q_rank *r, const nsc_gpuclock *
 
 /* ---- the run ---------------------------------------------------------------- */
 
-static int after_cursor(const nsc_query *q, uint64_t t, int32_t rank, uint64_t id)
-{
-    if (!(q->has & QP_CURSOR))
-        return 1;
-    if (t != q->cursor[0])
-        return t > q->cursor[0];
-    if ((uint64_t)(int64_t)rank != q->cursor[1])
-        return (uint64_t)(int64_t)rank > q->cursor[1];
-    return id > q->cursor[2];
-}
-
 /* Emit the event at the top of the heap if it passes the window and cursor. */
 static int take_event(tl *s, const tl_item *top)
 {
@@ -480,7 +469,7 @@ static int take_event(tl *s, const tl_item *top)
     uint64_t err, start = top->t;
     uint64_t stop = nsc_q_align_in(c, r, &top->b->span,
                                    ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns, &err);
-    if (start > c->q->t1 || stop < c->q->t0 || !after_cursor(c->q, start, r->rank, ev->id))
+    if (start > c->q->t1 || stop < c->q->t0 || !nsc_q_after_cursor(c->q, start, r->rank, ev->id))
         return 0;
     if (s->emitted == c->q->limit) {
         s->more = 1;
@@ -597,6 +586,8 @@ static void write_header(tl *s)
     nsc_q_opt_u64(o, c->q->has & QP_T0, c->q->t0);
     nsc_q_lit(o, ",\"t1_ns\":");
     nsc_q_opt_u64(o, c->q->has & QP_T1, c->q->t1);
+    nsc_q_write_utc(c, "t0_utc", c->q->has & QP_T0, c->q->t0);
+    nsc_q_write_utc(c, "t1_utc", c->q->has & QP_T1, c->q->t1);
     nsc_q_lit(o, ",\"ranks\":[");
     for (size_t i = 0; i < c->nranks; i++) {
         const nsc_q_rank *r = &c->ranks[i];

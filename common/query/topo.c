@@ -3,6 +3,7 @@
 #include "qint.h"
 #include "grow.h"
 #include "order.h"
+#include "commlabel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,52 +48,50 @@ static size_t count_hosts(const cm_info *m)
     return n;
 }
 
-/* What tells all[i] apart from the job's others for a person: its name,
- * size and hosts, and "#N" among those alike (in id order). */
-static void write_label(nsc_q_out *o, const cm_info *all, size_t n, size_t i)
+/* The label of look[i] among the job's communicators (commlabel.h). */
+static void write_label(nsc_q_out *o, const nsc_comm_look *look, size_t n, size_t i)
 {
-    size_t alike = 0, nth = 0, hosts = count_hosts(&all[i]);
-    for (size_t k = 0; k < n; k++)
-        if (strcmp(all[k].comm.name, all[i].comm.name) == 0 && all[k].comm.nranks == all[i].comm.nranks &&
-            count_hosts(&all[k]) == hosts) {
-            alike++;
-            nth += k <= i;
-        }
-    char label[128];
-    int len = snprintf(label, sizeof label, "%s%s%d rank%s on %zu host%s", all[i].comm.name,
-                       all[i].comm.name[0] ? " " : "", all[i].comm.nranks, all[i].comm.nranks == 1 ? "" : "s", hosts,
-                       hosts == 1 ? "" : "s");
-    if (alike > 1 && len > 0 && (size_t)len < sizeof label)
-        snprintf(label + len, sizeof label - (size_t)len, " #%zu", nth);
+    char label[NSC_COMM_LABEL_MAX];
+    nsc_comm_label(look, n, i, label, sizeof label);
     nsc_q_lit(o, ",\"label\":");
     nsc_q_str(o, label);
 }
 
-static void write_hosts(nsc_q_out *o, const cm_info *m, size_t *nhosts)
+/* m's hosts by name (a person reads them as a list); -1 out of memory. */
+static int write_hosts(nsc_q_out *o, const cm_info *m, size_t *nhosts)
 {
-    nsc_q_lit(o, ",\"hosts\":[");
+    const char **names = malloc((m->n ? m->n : 1) * sizeof *names);
+    if (!names)
+        return -1;
     *nhosts = 0;
     for (size_t i = 0; i < m->n; i++) {
         size_t k = 0;
         while (k < i && strcmp(m->ranks[k].info.host, m->ranks[i].info.host) != 0)
             k++;
-        if (k < i)
-            continue;
-        nsc_q_cs(o, *nhosts ? "," : "");
-        nsc_q_str(o, m->ranks[i].info.host);
-        ++*nhosts;
+        if (k == i)
+            names[(*nhosts)++] = m->ranks[i].info.host;
+    }
+    if (*nhosts)
+        qsort(names, *nhosts, sizeof *names, nsc_cmp_str);
+    nsc_q_lit(o, ",\"hosts\":[");
+    for (size_t i = 0; i < *nhosts; i++) {
+        nsc_q_cs(o, i ? "," : "");
+        nsc_q_str(o, names[i]);
     }
     nsc_q_lit(o, "]");
+    free(names);
+    return 0;
 }
 
-/* all[i], the nth communicator written (all[] for how they relate). */
-static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i, size_t nth)
+/* all[i], the nth communicator written (all[] for how they relate); -1 out
+ * of memory. */
+static int write_comm(nsc_q_ctx *c, const cm_info *all, const nsc_comm_look *look, size_t n, size_t i, size_t nth)
 {
     nsc_q_out *o = c->out;
     const cm_info *m = &all[i];
     nsc_q_cs(o, nth ? ",{" : "{");
     nsc_q_write_comm(o, &m->comm);
-    write_label(o, all, n, i);
+    write_label(o, look, n, i);
     nsc_q_lit(o, ",\"ranks_seen\":");
     nsc_q_u64(o, m->n);
     nsc_q_lit(o, ",\"ranks\":[");
@@ -107,7 +106,8 @@ static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i, siz
     }
     nsc_q_lit(o, "]");
     size_t nhosts;
-    write_hosts(o, m, &nhosts);
+    if (write_hosts(o, m, &nhosts))
+        return -1;
     nsc_q_lit(o, ",\"nnodes\":");
     nsc_q_u64(o, nhosts);
     nsc_q_lit(o, ",\"procs\":");
@@ -129,6 +129,7 @@ static void write_comm(nsc_q_ctx *c, const cm_info *all, size_t n, size_t i, siz
         nsc_q_lit(o, "]");
     }
     nsc_q_lit(o, "}");
+    return 0;
 }
 
 int nsc_q_comms(nsc_q_ctx *c)
@@ -146,12 +147,15 @@ int nsc_q_comms(nsc_q_ctx *c)
         return nsc_q_comm_missing(c);
     }
     cm_info *all = calloc(n ? n : 1, sizeof *all);
-    if (!all)
+    nsc_comm_look *look = malloc((n ? n : 1) * sizeof *look);
+    if (!all || !look)
         rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     for (size_t i = 0; !rc && i < n; i++) {
         all[i].comm = comms[i];
         if ((rc = nsc_store_comm_ranks(c->rd, c->job, comms[i].comm_id, &all[i].ranks, &all[i].n)))
             rc = nsc_q_store_fail(c, rc);
+        else
+            look[i] = (nsc_comm_look){comms[i].comm_id, all[i].comm.name, comms[i].nranks, count_hosts(&all[i])};
     }
     if (!rc) {
         nsc_q_out *o = c->out;
@@ -159,15 +163,16 @@ int nsc_q_comms(nsc_q_ctx *c)
         nsc_q_str(o, c->job_name);
         nsc_q_write_wall(c);
         nsc_q_lit(o, ",\"comms\":[");
-        for (size_t i = 0, nth = 0; i < n; i++)
-            if (!(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i]))
-                write_comm(c, all, n, i, nth++);
+        for (size_t i = 0, nth = 0; !rc && i < n; i++)
+            if ((!(c->q->has & QP_COMM) || nsc_q_comm_matches(c->q, &comms[i])) && write_comm(c, all, look, n, i, nth++))
+                rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
         nsc_q_lit(o, "]}\n");
-        rc = o->err;
+        rc = rc ? rc : o->err;
     }
     for (size_t i = 0; all && i < n; i++)
         free(all[i].ranks);
     free(all);
+    free(look);
     free(comms);
     return rc;
 }
@@ -272,18 +277,31 @@ static void write_channels(nsc_q_ctx *c, tp_set *s)
     nsc_q_lit(o, "]");
 }
 
-static void write_nodes(nsc_q_ctx *c)
+static int by_host_name(const void *a, const void *b)
+{
+    return strcmp((*(const nsc_q_host *const *)a)->name, (*(const nsc_q_host *const *)b)->name);
+}
+
+/* The nodes by name, each with its ranks; -1 out of memory. */
+static int write_nodes(nsc_q_ctx *c)
 {
     nsc_q_out *o = c->out;
+    const nsc_q_host **byname = malloc((c->nhosts ? c->nhosts : 1) * sizeof *byname);
+    if (!byname)
+        return -1;
+    for (size_t h = 0; h < c->nhosts; h++)
+        byname[h] = &c->hosts[h];
+    if (c->nhosts)
+        qsort(byname, c->nhosts, sizeof *byname, by_host_name);
     nsc_q_lit(o, ",\"nodes\":[");
-    for (size_t h = 0; h < c->nhosts; h++) {
-        nsc_q_cs(o, h ? ",{\"host\":" : "{\"host\":");
-        nsc_q_str(o, c->hosts[h].name);
-        nsc_q_cs(o, c->hosts[h].has_model ? ",\"clock\":\"model\",\"ranks\":["
-                                       : ",\"clock\":\"identity\",\"ranks\":[");
+    for (size_t i = 0; i < c->nhosts; i++) {
+        const nsc_q_host *h = byname[i];
+        nsc_q_cs(o, i ? ",{\"host\":" : "{\"host\":");
+        nsc_q_str(o, h->name);
+        nsc_q_cs(o, h->has_model ? ",\"clock\":\"model\",\"ranks\":[" : ",\"clock\":\"identity\",\"ranks\":[");
         int first = 1;
         for (size_t r = 0; r < c->nranks; r++)
-            if (c->ranks[r].host == (int)h) {
+            if (c->ranks[r].host == (int)(h - c->hosts)) {
                 nsc_q_cs(o, first ? "" : ",");
                 nsc_q_i64(o, c->ranks[r].rank);
                 first = 0;
@@ -291,6 +309,8 @@ static void write_nodes(nsc_q_ctx *c)
         nsc_q_lit(o, "]}");
     }
     nsc_q_lit(o, "]");
+    free(byname);
+    return 0;
 }
 
 int nsc_q_topology(nsc_q_ctx *c)
@@ -319,11 +339,12 @@ int nsc_q_topology(nsc_q_ctx *c)
             nsc_q_lit(o, "}");
         }
         nsc_q_lit(o, "]");
-        write_nodes(c);
+        if (write_nodes(c))
+            rc = nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
         write_channels(c, &peers);
         nsc_q_write_skipped(c);
         nsc_q_lit(o, "}\n");
-        rc = o->err;
+        rc = rc ? rc : o->err;
     }
     free(peers.v);
     return rc;

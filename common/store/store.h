@@ -177,6 +177,12 @@ typedef struct nsc_store_rank_entry {
 int nsc_store_comm_ranks(nsc_store_reader *rd, uint32_t job, uint64_t comm,
                          nsc_store_rank_entry **out, size_t *n);
 
+/* The process pid of host (as the process named its host) that the store
+ * holds: its job, the latest by id where the pid came back in another job;
+ * local_rank and gpu -1. A scan of every process: for the rare caller (a
+ * collector placing a ledger batch after its restart). 0, or ENOTFOUND. */
+int nsc_store_find_proc(nsc_store_reader *rd, const char *host, uint32_t pid, nsc_proc *out);
+
 typedef struct nsc_store_job {
     uint32_t id;  /* creation order: a later job has a larger id */
     char name[64];
@@ -241,7 +247,7 @@ int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model 
 
 /* The wall clock of the collector's time base, which aligned times are on:
  * UTC ns since the epoch = collector time + *offset_ns. With the wall_clock
- * option each begin records CLOCK_REALTIME - now_ns when it moved by more
+ * option each begin records it (nsc_store_wall_due) when it moved by more
  * than NSC_STORE_WALL_SLACK_NS since the last record (a collector start, an
  * NTP step); the latest record is returned. *reset: the collector's clock
  * went back between two records (its host rebooted), so times stored before
@@ -249,6 +255,26 @@ int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model 
  * record (a store of an older collector). */
 #define NSC_STORE_WALL_SLACK_NS 10000000ll
 int nsc_store_wall(nsc_store_reader *rd, int64_t *offset_ns, int *reset);
+
+/* One record of the wall clock: UTC ns when taken, the collector's time then
+ * (ref_ns), and CLOCK_REALTIME - CLOCK_MONOTONIC read back to back, rounded
+ * to the millisecond (offset_ns): two collectors of one host record the same
+ * offset, so their answers are the same bytes (LMDB and ClickHouse, docs/api.md). */
+typedef struct nsc_store_wall_rec {
+    uint64_t utc_ns, ref_ns;
+    int64_t offset_ns;
+} nsc_store_wall_rec;
+/* The wall clock at collector time now_ns into *r; 1 when it is to be
+ * recorded (none recorded yet: !last_set, or it moved by more than the slack
+ * from *last), else 0. The LMDB store's begin and the ClickHouse writer
+ * (collector/chstore.c) decide alike. */
+int nsc_store_wall_due(int64_t last, int last_set, uint64_t now_ns, nsc_store_wall_rec *r);
+/* The offset st's begin recorded last (the wall_clock option): 0, or -1
+ * when none yet. */
+int nsc_store_wall_kept(const nsc_store *st, int64_t *offset_ns);
+/* A wall record in the open transaction (a query's store loaded from
+ * ClickHouse gets the collectors' records this way). */
+int nsc_store_put_wall(nsc_store *st, const nsc_store_wall_rec *r);
 
 /* ---- collector bookkeeping (meta records, written in the open transaction) ----
  * So that what the collector promised survives with the batches it stored:

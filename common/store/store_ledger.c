@@ -6,10 +6,10 @@
  * like a block), deleting a value for retention, and reading a window of
  * seqs and ranks. A record's strings are the process's own ids, and one
  * whose comm_id is 0 names its communicator by the process's context index
- * (its agent never saw the definitions): both resolve through the process's
- * definitions, stored with its batches. The upsert rule: a later record of the same (comm, seq,
- * rank, func, peer) replaces the stored one, except that an in-flight record
- * never replaces a completed one.
+ * (its agent never saw the definitions): both resolve through the
+ * process's definitions, stored with its batches. The upsert rule: a later
+ * record of the same (comm, seq, rank, func, peer) replaces the stored one,
+ * except that an in-flight record never replaces a completed one.
  */
 #include "store_int.h"
 

@@ -159,20 +159,49 @@ static int scan_meta(nsc_store_reader *rd, const char *prefix, meta_fn fn, void 
  * be64 offset): in the order they were written, unless the wall clock
  * itself stepped back ------------------------------------------------------ */
 
-int nsc_st_record_wall(nsc_store *st, uint64_t now_ns)
+int nsc_store_wall_due(int64_t last, int last_set, uint64_t now_ns, nsc_store_wall_rec *r)
 {
-    uint64_t wall = nsc_wall_ns();
-    int64_t off = (int64_t)(wall - now_ns);
-    if (st->w.wall_set && llabs(off - st->w.wall_ns) <= NSC_STORE_WALL_SLACK_NS)
-        return 0;
+    /* the pair read closest together of three, so a preemption between the
+     * reads does not move the offset */
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        uint64_t m0 = nsc_mono_ns(), wall = nsc_wall_ns(), m1 = nsc_mono_ns();
+        if (m1 - m0 < best) {
+            best = m1 - m0;
+            r->utc_ns = wall;
+            r->offset_ns = (int64_t)(wall - m0 - (m1 - m0) / 2);
+        }
+    }
+    int64_t ms = r->offset_ns >= 0 ? (r->offset_ns + 500000) / 1000000 : -((-r->offset_ns + 500000) / 1000000);
+    r->offset_ns = ms * 1000000;
+    r->ref_ns = now_ns;
+    return !last_set || llabs(r->offset_ns - last) > NSC_STORE_WALL_SLACK_NS;
+}
+
+int nsc_store_put_wall(nsc_store *st, const nsc_store_wall_rec *r)
+{
     uint8_t key[5 + 8], val[16];
     memcpy(key, "wall/", 5);
-    nsc_put_be64(key + 5, wall);
-    nsc_put_be64(val, now_ns);
-    nsc_put_be64(val + 8, (uint64_t)off);
-    int rc = nsc_st_push_meta(st, key, sizeof key, val, sizeof val);
+    nsc_put_be64(key + 5, r->utc_ns);
+    nsc_put_be64(val, r->ref_ns);
+    nsc_put_be64(val + 8, (uint64_t)r->offset_ns);
+    return nsc_st_push_meta(st, key, sizeof key, val, sizeof val);
+}
+
+int nsc_store_wall_kept(const nsc_store *st, int64_t *offset_ns)
+{
+    *offset_ns = st->w.wall_ns;
+    return st->w.wall_set ? 0 : -1;
+}
+
+int nsc_st_record_wall(nsc_store *st, uint64_t now_ns)
+{
+    nsc_store_wall_rec r;
+    if (!nsc_store_wall_due(st->w.wall_ns, st->w.wall_set, now_ns, &r))
+        return 0;
+    int rc = nsc_store_put_wall(st, &r);
     if (rc == 0) {
-        st->w.wall_ns = off;
+        st->w.wall_ns = r.offset_ns;
         st->w.wall_set = 1;
     }
     return rc;

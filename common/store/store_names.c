@@ -239,6 +239,41 @@ int nsc_store_comm_ranks(nsc_store_reader *rd, uint32_t job, uint64_t comm,
     return rc;
 }
 
+/* Keys 'n' job u32, pid u32, host: the process names (nsc_st_proc_identity). */
+int nsc_store_find_proc(nsc_store_reader *rd, const char *host, uint32_t pid, nsc_proc *out)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(rd->txn, nsc_st_rdbi(rd, DB_PROCS), &cur);
+    if (rc)
+        return rc;
+    size_t hl = strlen(host);
+    uint32_t job = 0;
+    MDB_val k = nsc_st_mval("n", 1), v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && ((const uint8_t *)k.mv_data)[0] == 'n';
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        const uint8_t *key = k.mv_data;
+        if (k.mv_size == 9 + hl && nsc_get_be32(key + 5) == pid && memcmp(key + 9, host, hl) == 0 &&
+            nsc_get_be32(key + 1) > job)
+            job = nsc_get_be32(key + 1);
+    }
+    mdb_cursor_close(cur);
+    if (rc && rc != MDB_NOTFOUND)
+        return rc;
+    uint8_t jkey[5] = {'i'};
+    nsc_put_be32(jkey + 1, job);
+    k = nsc_st_mval(jkey, sizeof jkey);
+    if (!job || (rc = mdb_get(rd->txn, nsc_st_rdbi(rd, DB_JOBS), &k, &v)) == MDB_NOTFOUND)
+        return NSC_STORE_ENOTFOUND;
+    if (rc || v.mv_size >= sizeof out->job || hl >= sizeof out->host)
+        return rc ? rc : NSC_STORE_ECORRUPT;
+    memset(out, 0, sizeof *out);
+    out->pid = pid;
+    out->local_rank = out->gpu = -1;
+    memcpy(out->job, v.mv_data, v.mv_size);
+    memcpy(out->host, host, hl);
+    return 0;
+}
+
 static int fill_job(const MDB_val *k, const MDB_val *v, void *entry)
 {
     nsc_store_job *j = entry;

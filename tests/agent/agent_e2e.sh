@@ -3,14 +3,15 @@
 # temp dir (tests/e2e/lib.sh): agents, the emulator with the real plugin, a
 # garbage sender.
 #
-#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds|ledger [MASK]|ledger_kill
+#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds|ledger [MASK]|ledger_p2p|ledger_kill|ondemand|ondemand_ring
 #
 # pxn: two simulated nodes, one agent each, emulator --scenario pxn; every
 #   foreign event must be re-attached to the right rank and parent (check.c).
 # ledger [MASK]: a 2-node ring job (a node agent each, spool only) at the
 #   event mask MASK (default: the plugin's): one completed ledger record per
 #   collective and rank, with the emulator's truths (check.c); nothing is
-#   left unattached.
+#   left unattached. ledger_p2p: the same with an AllToAll job, one record
+#   per Send and Recv.
 # ledger_kill: the ledger job, rank 1 late by 50 ms each iteration (the
 #   others' collectives open meanwhile), while each agent is killed -9 three
 #   times and restarted: the same checks as ledger but GPU bounds (check.c's
@@ -18,6 +19,13 @@
 #   unattached; the last agent of each node takes back the open state of its
 #   node's two ranks from the spool. Before the state was saved, some
 #   collectives open at a kill never closed.
+# ondemand: the ledger job with detail = on-demand: the same ledger records
+#   are spooled, nothing left unattached, and every raw event, state and
+#   completion received goes to the detail ring, none to the spool.
+# ondemand_ring: the ring job at the full mask into a 1 MiB ring: it stays
+#   within its size, the oldest sections are dropped and counted, and every
+#   section kept is either held or counted dropped; every raw record
+#   received went to the ring.
 # garbage: a sender floods bad messages beside a well-behaved stream; each
 #   reject is counted by reason in /metrics and every good event arrives.
 # kill: a rank SIGKILLs itself; the agent reports it dead with its last progress.
@@ -46,16 +54,29 @@ ledger_attached() {
     done
 }
 
+# Every raw record node $1 received went to its detail ring, none to the
+# spool, and none was lost on the way.
+raw_all_in_ring() {
+    local n=$1 raw
+    wait_until 20 metric_above "$n" ncclscope_agent_detail_records_total 0 || die "node $n: nothing in the ring"
+    raw=$(( $(metric "$n" ncclscope_agent_events_in_total) + $(metric "$n" ncclscope_agent_states_in_total) +
+            $(metric "$n" ncclscope_agent_completions_in_total) ))
+    wait_metric "$n" ncclscope_agent_detail_records_total "$raw"
+    [ "$(metric "$n" ncclscope_agent_events_out_total)" = 0 ] || die "node $n: raw events spooled"
+    [ "$(metric "$n" ncclscope_agent_detail_lost_records_total)" = 0 ] || die "node $n: raw records lost"
+}
+
 case $mode in
 pxn)
-    run_agent 0
-    run_agent 1
+    # Records wait for PXN legs far longer than the job: the agents' stop writes them.
+    run_agent 0 --ledger-pxn-wait-ms 600000
+    run_agent 1 --ledger-pxn-wait-ms 600000
     NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
         --scenario pxn --nodes 2 --ranks-per-node 2 --iters 3 --summary "$dir/emu.json" || die "emulator failed"
     for n in 0 1; do wait_metric $n ncclscope_agent_pxn_pending 0; done
     for n in 0 1; do
         [ "$(metric $n ncclscope_agent_pxn_unresolved_total)" = 0 ] || die "node $n: unresolved PXN events"
-        wait_metric $n ncclscope_agent_ledger_open 0
+        [ "$(metric $n ncclscope_agent_ledger_open)" = 6 ] || die "node $n: $(metric $n ncclscope_agent_ledger_open) open, not 6"
         ledger_attached $n
         stop agent$n
     done
@@ -147,11 +168,13 @@ idlefds)
     echo "idle flood: $(cat "$dir/hold"), limit $(metric 0 ncclscope_agent_http_connections_max)"
     stop agent0
     ;;
-ledger)
+ledger | ledger_p2p)
     run_agent 0
     run_agent 1
+    scenario=ring
+    [ "$mode" = ledger_p2p ] && scenario=alltoall  # a Send to and a Recv from every rank: seqs per peer and func
     ${4:+env NCCLSCOPE_EVENT_MASK=$4} "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
-        --scenario ring --nodes 2 --ranks-per-node 2 --iters 20 --summary "$dir/emu.json" || die "emulator failed"
+        --scenario $scenario --nodes 2 --ranks-per-node 2 --iters 20 --summary "$dir/emu.json" || die "emulator failed"
     for n in 0 1; do
         wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
         wait_metric $n ncclscope_agent_ledger_open 0
@@ -159,6 +182,36 @@ ledger)
         stop agent$n
     done
     "$bin/nsc-agent-check" ledger "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
+    ;;
+ondemand)
+    run_agent 0 --detail on-demand
+    run_agent 1 --detail on-demand
+    "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+        --scenario ring --nodes 2 --ranks-per-node 2 --iters 20 --summary "$dir/emu.json" || die "emulator failed"
+    for n in 0 1; do
+        wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
+        wait_metric $n ncclscope_agent_ledger_open 0
+        ledger_attached $n
+        raw_all_in_ring $n
+        [ "$(metric $n ncclscope_agent_detail_ring_dropped_total)" = 0 ] || die "node $n: ring dropped sections"
+        stop agent$n
+    done
+    "$bin/nsc-agent-check" ledger "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
+    ;;
+ondemand_ring)
+    run_agent 0 --detail on-demand --detail-ring-mb 1 --flush-kb 64
+    NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+        --scenario ring --nodes 1 --ranks-per-node 4 --iters 1500 --summary "$dir/emu.json" || die "emulator failed"
+    wait_metric 0 'ncclscope_agent_processes{state="alive"}' 0
+    raw_all_in_ring 0
+    cap=$(metric 0 ncclscope_agent_detail_ring_cap_bytes) bytes=$(metric 0 ncclscope_agent_detail_ring_bytes)
+    put=$(metric 0 ncclscope_agent_detail_ring_put_total) dropped=$(metric 0 ncclscope_agent_detail_ring_dropped_total)
+    held=$(metric 0 ncclscope_agent_detail_ring_pieces)
+    [ "$cap" = 1048576 ] && [ "$bytes" -le "$cap" ] || die "ring holds $bytes bytes, cap $cap"
+    [ "$dropped" -gt 0 ] || die "a 1 MiB ring dropped nothing of $put sections"
+    [ $((held + dropped)) = "$put" ] || die "ring: $put kept, $held held + $dropped dropped"
+    echo "ring: $put sections kept, $dropped dropped, $held held in $bytes bytes"
+    stop agent0
     ;;
 ledger_kill)
     run_agent 0

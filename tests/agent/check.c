@@ -351,15 +351,20 @@ static int check_count(const char *pid_s, const char *events_s)
     return 0;
 }
 
-static const lrec *find_lrec(uint64_t comm, uint64_t seq, int32_t rank, unsigned *n)
+/* The records of (comm, seq, rank); of a Send/Recv (p2p its func, else
+ * NULL), those of that func and peer, whose seq counts per peer and func. */
+static const lrec *find_lrec(uint64_t comm, uint64_t seq, int32_t rank, const char *p2p, int32_t peer, unsigned *n)
 {
     const lrec *found = NULL;
     *n = 0;
-    for (size_t i = 0; i < nlrecs; i++)
-        if (lrecs[i].r.comm_id == comm && lrecs[i].r.seq == seq && lrecs[i].r.rank == rank) {
-            found = &lrecs[i];
-            (*n)++;
-        }
+    for (size_t i = 0; i < nlrecs; i++) {
+        const nsc_ledger_rec *r = &lrecs[i].r;
+        if (r->comm_id != comm || r->seq != seq || r->rank != rank || !(r->flags & NSC_LEDGER_P2P) != !p2p ||
+            (p2p && (r->peer != peer || strcmp(str_of(lrecs[i].pid, r->func), p2p) != 0)))
+            continue;
+        found = &lrecs[i];
+        (*n)++;
+    }
     return found;
 }
 
@@ -395,10 +400,12 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
     for (const nsc_json *c = colls ? nsc_json_first(colls) : NULL; c; c = nsc_json_next(colls, c)) {
         const char *func = nsc_json_str(nsc_json_get(c, "func"));
         uint64_t seq = u64_of(c, "seq"), done = u64_of(c, "complete_ns");
-        if (!func || strcmp(func, "Send") == 0 || strcmp(func, "Recv") == 0)
-            continue;  /* p2p ops are not in the ledger yet */
+        if (!func)
+            fail("summary: a collective without func");
+        const char *p2p = strcmp(func, "Send") == 0 || strcmp(func, "Recv") == 0 ? func : NULL;
+        int32_t peer = p2p ? (int32_t)u64_of(c, "peer") : -1;
         unsigned n;
-        const lrec *l = find_lrec(comm, seq, (int32_t)rank, &n);
+        const lrec *l = find_lrec(comm, seq, (int32_t)rank, p2p, peer, &n);
         if (done == 0) {
             if (n)
                 fail("comm %" PRIx64 " seq %" PRIu64 " rank %" PRIu64 ": never completed, %u records", comm, seq, rank, n);
@@ -427,6 +434,8 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
                        nearest(rk, r->gpu_end_ns) > r->gpu_err_ns || r->gpu_end_ns < r->gpu_start_ns))
             fail("seq %" PRIu64 " rank %" PRIu64 ": GPU %" PRIu64 "..%" PRIu64 " +- %u: no GPU timer's truth that near",
                  seq, rank, r->gpu_start_ns, r->gpu_end_ns, r->gpu_err_ns);
+        if (r->dropped)
+            fail("seq %" PRIu64 " rank %" PRIu64 ": %u events or states dropped, none was", seq, rank, r->dropped);
         if (pxn && (!(r->flags & NSC_LEDGER_PXN) || r->nedges == 0))
             fail("seq %" PRIu64 " rank %" PRIu64 ": flags %#x, %u edges: not its PXN network legs", seq, rank,
                  r->flags, r->nedges);

@@ -343,7 +343,7 @@ Test(a2c, reject_round_trip_and_malformed)
     cr_assert_eq(nsc_a2c_decode_reject("\x94\x05\x01\xa1" "a\x00", 6, &d), NSC_WIRE_BAD_RECORD);
     cr_assert_eq(nsc_a2c_decode_reject("\x95\x05\x02\xa1" "a\x00\xa0", 7, &d), NSC_WIRE_BAD_VERSION);
     cr_assert_eq(nsc_a2c_decode_reject("\x95\x05\x01\xa1" "a\x00\xa0\x00", 8, &d), NSC_WIRE_TRAILING);
-    cr_assert_eq(nsc_a2c_kind("\x91\x06", 2), NSC_WIRE_BAD_RECORD);
+    cr_assert_eq(nsc_a2c_kind("\x91\x08", 2), NSC_WIRE_BAD_RECORD);
 }
 
 Test(a2c, limits)

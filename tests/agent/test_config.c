@@ -90,3 +90,25 @@ Test(config, http_limits)
     char *bad[] = {"agent", "--http-accept-backoff-ms", "0"};
     cr_assert_eq(load(&c, 3, bad), -1);
 }
+
+/* detail: all by default, on-demand with a ring of detail_ring_mb and
+ * detail_ring_s; anything else, or an empty ring, refused. */
+Test(config, detail)
+{
+    nsc_agent_cfg c;
+    char *defaults[] = {"agent"};
+    cr_assert_eq(load(&c, 1, defaults), 0);
+    cr_assert_str_eq(c.detail, "all");
+    cr_assert_eq(c.on_demand, 0);
+    cr_assert_eq(c.detail_ring_mb, 1024);
+    cr_assert_eq(c.detail_ring_s, 3600);
+    char *on[] = {"agent", "--detail", "on-demand", "--detail-ring-mb", "16", "--detail-ring-s", "60"};
+    cr_assert_eq(load(&c, 7, on), 0);
+    cr_assert_eq(c.on_demand, 1);
+    cr_assert_eq(c.detail_ring_mb, 16);
+    cr_assert_eq(c.detail_ring_s, 60);
+    char *bad[] = {"agent", "--detail", "some"};
+    cr_assert_eq(load(&c, 3, bad), -1);
+    char *empty[] = {"agent", "--detail", "on-demand", "--detail-ring-mb", "0"};
+    cr_assert_eq(load(&c, 5, empty), -1);
+}

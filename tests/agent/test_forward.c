@@ -4,7 +4,8 @@
  * acknowledged ones leave the spool, a reconnection, an ack timeout and a
  * restart re-send what is unacknowledged, malformed input is counted, a
  * corrupt or rejected batch goes to the quarantine once and is not sent again,
- * and a probe answer becomes a sample. The full pipeline with the real collector is
+ * a probe answer becomes a sample, and a detail fetch is answered from a
+ * real detail ring in bounded chunks, saying what the ring holds. The full pipeline with the real collector is
  * tests/e2e. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@ static char dir[64], ep[64];
 static void *zctx, *router;
 static nsc_spool *spool;
 static FILE *fwd_log;  /* what a forwarder logs, for the tests that read it */
+static nsc_fetch *fwd_fetch;  /* what answers the fetches of the next forwarder made (NULL: none) */
 
 static void bind_router(void)
 {
@@ -41,6 +43,7 @@ static void setup(void)
     zctx = zmq_ctx_new();
     cr_assert_not_null(fwd_log = tmpfile());
     ep[0] = 0;
+    fwd_fetch = NULL;
     bind_router();
 }
 
@@ -89,7 +92,8 @@ static nsc_fwd *new_fwd_to(const char *list, uint32_t window, uint64_t ack_timeo
     char err[256];
     nsc_fwd_cfg c = {.endpoint = list, .agent_id = "a1", .host = "h1", .window = window, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
                      .ack_timeout_ns = ack_timeout_ms * 1000000ull, .probe_ns = probe_ms * 1000000ull, .reconnect_ms = 20,
-                     .reconnect_max_ms = 100, .failover_ns = failover_ms * 1000000ull, .log = fwd_log, .now = nsc_mono_ns};
+                     .reconnect_max_ms = 100, .failover_ns = failover_ms * 1000000ull, .log = fwd_log, .now = nsc_mono_ns,
+                     .fetch = fwd_fetch};
     nsc_fwd *f = nsc_fwd_new(&c, spool, err);
     cr_assert_not_null(f, "%s", err);
     return f;
@@ -105,7 +109,29 @@ typedef struct got {
     unsigned n;
     nsc_a2c_probe probes[16], samples[16];
     unsigned nprobes, nsamples;
+    unsigned chunks, lasts, most_pieces;  /* detail chunks, those that end an answer, the most pieces in one */
+    uint64_t pieces, other_pid, held_from, held_to, chunk_id, next_chunk;
 } got;
+
+/* A detail chunk: its pieces (whose bytes are their pid) counted, chunks in order. */
+static void take_detail(got *g, const uint8_t *msg, size_t n)
+{
+    nsc_a2c_detail d;
+    cr_assert_eq(nsc_a2c_decode_detail(msg, n, NULL, &d), 0);
+    cr_assert_eq(d.chunk, g->next_chunk, "chunks in order");
+    cr_assert_eq(d.epoch, 5);
+    g->next_chunk = d.last ? 0 : d.chunk + 1;
+    g->chunks++;
+    g->lasts += d.last;
+    g->chunk_id = d.id;
+    g->pieces += d.npieces;
+    g->most_pieces = d.npieces > g->most_pieces ? d.npieces : g->most_pieces;
+    for (uint32_t i = 0; i < d.npieces; i++)
+        g->other_pid += d.pieces[i].len == 0 || d.pieces[i].data[0] != 1;
+    g->held_from = d.held_from_ns;
+    g->held_to = d.held_to_ns;
+    nsc_a2c_detail_release(&d);
+}
 
 static void take(got *g)
 {
@@ -123,6 +149,8 @@ static void take(got *g)
             cr_assert_lt(g->n, 256);
             g->seqs[g->n++] = b.seq;
             nsc_a2c_batch_release(&b);
+        } else if (kind == NSC_A2C_DETAIL) {
+            take_detail(g, msg, (size_t)n);
         } else {
             nsc_a2c_probe p;
             cr_assert_eq(nsc_a2c_decode_probe(msg, (size_t)n, &p), 0, "kind %d", kind);
@@ -768,4 +796,93 @@ Test(forward, name_addresses_kept_or_moved)
     cr_assert_eq(stats(f).failovers, 1, "nowhere to move");
     nsc_fwd_free(f);
     router = used;
+}
+
+/* Run the forwarder until `lasts` answers have ended (bounded). */
+static void pump_answers(nsc_fwd *f, got *g, unsigned lasts)
+{
+    uint64_t end = nsc_mono_ns() + 10000000000ull;
+    while (g->lasts < lasts && nsc_mono_ns() < end)
+        pump(f, g, 5, 0);
+    cr_assert_eq(g->lasts, lasts);
+}
+
+/* Fetch q from a forwarder whose fetches ring answers (NULL: no ring);
+ * what came back. The spool holds a batch: the collector side learns the
+ * agent's routing id from it. */
+static got ask(nsc_ring *ring, const nsc_a2c_fetch *q)
+{
+    uint8_t buf[NSC_A2C_FETCH_MAX];
+    cr_assert_not_null(fwd_fetch = nsc_fetch_new(ring, "a1", "h1", 5, 64 << 10));
+    nsc_fwd *f = new_fwd(4, 60000);
+    got g = {0};
+    pump(f, &g, 3000, 1);
+    reply(&g, buf, nsc_a2c_encode_fetch(q, buf));
+    pump_answers(f, &g, 1);
+    nsc_fetch_stats fs;
+    nsc_fetch_stats_get(fwd_fetch, &fs);
+    cr_assert_eq(fs.answered, 1);
+    cr_assert_eq(fs.queued, 0);
+    nsc_fwd_free(f);
+    nsc_fetch_free(fwd_fetch);
+    fwd_fetch = NULL;
+    return g;
+}
+
+/* 40 raw sections of len bytes of job1 into ring at now_ns, received in
+ * [1000 i, 1000 i + 999], from pids 1 .. npids in turn; each section's
+ * bytes are its pid. */
+static void fill_ring(nsc_ring *ring, uint32_t len, uint32_t npids, uint64_t now_ns)
+{
+    static uint8_t body[2][20 << 10];
+    memset(body[0], 1, sizeof body[0]);
+    memset(body[1], 2, sizeof body[1]);
+    for (uint64_t i = 0; i < 40; i++) {
+        nsc_ring_piece p = {.m = {.seq = i, .from_ns = 1000 * i, .to_ns = 1000 * i + 999,
+                                  .pid = (uint32_t)(1 + i % npids), .job = "job1"},
+                            .data = body[i % npids], .len = len};
+        nsc_ring_put(ring, &p, 1, now_ns);
+    }
+}
+
+/* 40 raw sections of 20 KiB, pids 1 and 2 in turn, received in [1000 i,
+ * 1000 i + 999]; asked for pid 1's: 20 come back, in chunks of about 64 KiB,
+ * numbered in order, the last one marked, each telling what the ring holds.
+ * A window before the ring's oldest section gets an empty answer that says
+ * what is held; so does a fetch to an agent without a ring. */
+Test(forward, detail_fetch_answered_in_bounded_chunks)
+{
+    char err[128], rdir[96];
+    nsc_ring *ring;
+    snprintf(rdir, sizeof rdir, "%s/detail", dir);
+    cr_assert_eq(nsc_ring_open(&ring, rdir, 64 << 20, 0, err), 0, "%s", err);
+    fill_ring(ring, 20 << 10, 2, 0);
+    spool_batches(1);
+    nsc_a2c_fetch q = {.agent = "a1", .id = 7, .job = "job1", .to_ns = UINT64_MAX, .npids = 1, .pids = {1}};
+    got g = ask(ring, &q);
+    cr_assert_eq(g.chunk_id, 7);
+    cr_assert_eq(g.pieces, 20);
+    cr_assert_eq(g.other_pid, 0);
+    cr_assert_geq(g.chunks, 5, "20 x 20 KiB in chunks of about 64 KiB: %u", g.chunks);
+    cr_assert_leq(g.most_pieces, 4);
+    cr_assert_eq(g.held_from, 0);
+    cr_assert_eq(g.held_to, 39999);
+    /* a ring that keeps 10 us: at 39999, sections 29 .. 39 are held; a
+     * window before them gets nothing, and what is held */
+    nsc_ring_close(ring);
+    cr_assert_eq(nsc_ring_open(&ring, rdir, 64 << 20, 10000, err), 0, "%s", err);
+    fill_ring(ring, 16, 1, 39999);
+    q = (nsc_a2c_fetch){.agent = "a1", .id = 8, .job = "job1", .from_ns = 100, .to_ns = 20000};
+    g = ask(ring, &q);
+    cr_assert_eq(g.chunk_id, 8);
+    cr_assert_eq(g.pieces, 0);
+    cr_assert_eq(g.held_from, 29000);
+    cr_assert_eq(g.held_to, 39999);
+    nsc_ring_close(ring);
+    /* no ring (detail = all): one empty last chunk, nothing held */
+    g = ask(NULL, &q);
+    cr_assert_eq(g.chunks, 1);
+    cr_assert_eq(g.pieces, 0);
+    cr_assert_eq(g.held_from, 0);
+    cr_assert_eq(g.held_to, 0);
 }

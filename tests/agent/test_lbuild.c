@@ -509,3 +509,33 @@ Test(lbuild, a_malformed_saved_state_is_refused)
     saves_free();
     teardown(lb);
 }
+
+/* dropped: what a record lacks of the types its process sends. */
+Test(lbuild, dropped_counts_what_a_process_sends_but_lacks)
+{
+    nsc_lbuild *lb = setup(16);
+    /* proc_a sends KernelChs, ProxySteps and states: one channel's kernel
+     * lost, 2 of the op's 3 steps lost, the step that came without states */
+    state(lb, proc_a, 99, NSC_S_PROXY_STEP_RECV_WAIT, T0, 0);
+    feed(lb, proc_a, coll(10, 1, T0));
+    feed(lb, proc_a, kernel(60, 10, 0, T0 + 5000, T0 + 9000));
+    feed(lb, proc_a, step(21, 20, 0, T0 + 1000, T0 + 2000));
+    feed(lb, proc_a, op(20, 10, 2, 0, 1, 3));
+    /* a PXN op whose steps are still held by the resolver: not counted */
+    nsc_event pxn_op = op(1ull << 63 | 7, 10, 2, 1, 1, 5);
+    pxn_op.flags = NSC_EVF_FOREIGN;
+    feed(lb, proc_a, pxn_op);
+    complete(lb, proc_a, 10, T0 + 10000);
+    nsc_lbuild_batch_end(lb, proc_a);
+    nsc_lbuild_tick(lb, reg, T0);
+    nsc_lbuild_tick(lb, reg, T0 + 20 * MS);
+    /* proc_b sends none of them: its record lacks nothing */
+    feed(lb, proc_b, coll(10, 1, T0));
+    feed(lb, proc_b, op(20, 10, 2, 0, 1, 3));
+    complete(lb, proc_b, 10, T0 + 10000);
+    nsc_lbuild_batch_end(lb, proc_b);
+    cr_assert_eq(nrecs, 2);
+    cr_assert_eq(recs[0].dropped, 4, "1 channel + 2 steps + 1 step's states, none of the PXN op's");
+    cr_assert_eq(recs[1].dropped, 0);
+    teardown(lb);
+}

@@ -13,6 +13,10 @@
 # by the calls the summary counts (start, stop and state, every rank). The
 # builds alternate within each of RUNS rounds, so they share the load; the
 # medians (with the range, and the ratio to the first BUILD_DIR) come last.
+# NSC_BENCH_EMU_TRAIN=1: the jobs are instead a ring and a train job of the
+# same 2 nodes x 4 ranks and op size, 256 KiB (ring: 2000 AllReduces; train:
+# TP2 x PP2 x DP2, 4 microbatches, 100 steps), alternating in each round; the
+# ratio to the ring job comes last too.
 set -euo pipefail
 runs=$1
 shift
@@ -20,14 +24,20 @@ builds=()
 for b in "$@"; do builds+=("$(cd "$b" && pwd)"); done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-jobs=("--iters 4000" "--iters 1000 --count 1048576")
+jobs=("--scenario ring --nodes 2 --ranks-per-node 2 --channels 4 --iters 4000"
+      "--scenario ring --nodes 2 --ranks-per-node 2 --channels 4 --iters 1000 --count 1048576")
 names=("256KiB" "4MiB")
+if [ "${NSC_BENCH_EMU_TRAIN:-0}" = 1 ]; then
+    jobs=("--scenario ring --nodes 2 --ranks-per-node 4 --iters 2000"
+          "--scenario train --nodes 2 --ranks-per-node 4 --tp 2 --pp 2 --dp 2 --microbatches 4 --iters 100")
+    names=("ring" "train")
+fi
 
 # one_run BUILD JOB_INDEX: prints "ns_per_call context_switches"
 one_run() {
     local out ms cs
     out=$(perf stat -x, -e task-clock,context-switches env LD_LIBRARY_PATH="$1/lib" "$1/bin/ncclscope-emu" \
-        --plugin empty --mask all --scenario ring --nodes 2 --ranks-per-node 2 --channels 4 ${jobs[$2]} \
+        --plugin empty --mask all ${jobs[$2]} \
         --summary "$tmp/s.json" 2>&1 >/dev/null)
     ms=$(echo "$out" | awk -F, '/task-clock/{print $1}')
     cs=$(echo "$out" | awk -F, '/context-switches/{print $1}')
@@ -58,7 +68,8 @@ for line in open(sys.argv[1]):
 for b, job in order:
     v = ns[(b, job)]
     base = statistics.median(ns[(sys.argv[2], job)])
-    print("%s %s: %.1f ns/call (%.1f-%.1f), %d context switches, %.2fx the first build"
+    first_job = statistics.median(ns[(b, order[0][1])])
+    print("%s %s: %.1f ns/call (%.1f-%.1f), %d context switches, %.2fx the first build, %.2fx the first job"
           % (b, job, statistics.median(v), min(v), max(v), statistics.median(cs[(b, job)]),
-             statistics.median(v) / base))
+             statistics.median(v) / base, statistics.median(v) / first_job))
 EOF

@@ -4,8 +4,10 @@
 #   1. ingest: nsc-feed --direct puts 819,200 ledger records alone (8 x 8
 #      processes x 200 batches x 64 records of nsc_mix_ledger) into a fresh
 #      store, RUNS times: records/s, value and store bytes per record.
-#   2. collector: nsc-feed sends 1,638,400 records (--colls 1 --ledger 256:
-#      one collective's events per process beside them) through a collector:
+#   2. collector: nsc-feed sends 1,638,400 records through a collector (8
+#      agents x 8 processes x 100 batches x 256 records; each agent's first
+#      batch carries one collective's events per process, the other 99 the
+#      ledger alone, placed by what the first said, as with on-demand detail):
 #      records/s, and its CPU time per record.
 #   3. the emulator's ring (2 nodes x 4 ranks, ITERS iterations, default
 #      1000) through the plugin, two agents and the collector, at the default
@@ -30,7 +32,7 @@ echo "median direct: $(median < "$dir/rate") ledger records/s"
 start_collector 0 --map-initial-mb 1024
 cp=${pids[collector]}
 "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 8 --procs 8 --batches 100 --colls 1 --ledger 256 \
-    --timeout-ms 300000 > "$dir/out" || die "not every batch was acknowledged"
+    --ledger-alone 99 --timeout-ms 300000 > "$dir/out" || die "not every batch was acknowledged"
 ticks=$(sed 's/.*) //' /proc/$cp/stat | awk '{print $12 + $13}')
 secs=$(awk -F= '/^seconds=/{print $2}' "$dir/out")
 awk -v s="$secs" -v t="$ticks" -v hz="$(getconf CLK_TCK)" \
@@ -50,7 +52,10 @@ for mask in default all; do
     [ "$mask" = default ] || envs+=(NCCLSCOPE_EVENT_MASK="$mask")
     env -u NCCLSCOPE_EVENT_MASK "${envs[@]}" "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
         --scenario ring --nodes 2 --ranks-per-node 4 --iters "$ITERS" >"$dir/emu.log" 2>&1 || die "emulator failed"
-    for n in 0 1; do wait_until 60 delivered $n || die "node $n did not deliver"; stop agent$n; done
+    for n in 0 1; do
+        wait_until 60 eval "metric_is $n ncclscope_agent_ledger_open 0 && delivered $n" || die "node $n did not deliver"
+        stop agent$n
+    done
     recs=$(collector_metric ncclscope_collector_store_ledger_records)
     stop collector
     pages=$(mdb_stat -s ledger "$dir/db" | awk '/pages/ {p += $NF} END {print p * 4096}')

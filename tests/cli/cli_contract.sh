@@ -68,10 +68,12 @@ contract() {
     has "^job ja, comm $x \(world\), 2 ranks$" --job ja collectives
     # Topology as people draw it: ranks per node, the ring in order, edges.
     has "^job ja, comm $x \(world\), 2 ranks on 2 nodes$" --job ja topology
-    has "^node1: 1 ranks \(clock: (model|identity)\)$" --job ja topology
+    has "^node1: 1 rank \(clock: (model|identity)\)$" --job ja topology
     has "^  rank 1 +GPU ([0-9]+|unknown) +local rank ([0-9]+|unknown) +pid [0-9]+$" --job ja topology
     has "^  channel 1: [01] -> [01] -> [01] \(ring\)$" --job ja topology
     has "^1 +1 +0 +NET +(ok|slow|behind|unknown) " --job ja topology
+    # Rings within a node cannot be drawn: said so, not left blank.
+    has "^  rings unknown: no ProxyOp seen \(within a node NCCL's proxy traces no leg" --job jb topology --comm "$y"
     if grep -q -- "-1" "$dir/out"; then echo "FAIL ($src): topology shows -1: $(cat "$dir/out")"; fail=1; fi
     has "^comm: $x$" --job ja stats
     if grep -q "wall_offset_ns" "$dir/out"; then echo "FAIL ($src): stats shows wall_offset_ns"; fail=1; fi
@@ -113,6 +115,18 @@ contract() {
     expect 2 "--since wants a length of time before now \(90s, 5m, 2h\) or a UTC time like 2026-11-28T17:30:00Z, got '5x'" \
         --job ja collectives --since 5x
     expect 2 "give --t0 or --since, and --t1 or --until, not both" --job ja collectives --since 1h --t0 5
+    # A Chrome trace's metadata: the job, the communicator and the window,
+    # in UTC as the API gives it.
+    cli --job ja export --comm "$x" --since 1h --format chrome -o "$dir/trace.json" 2>/dev/null
+    python3 - "$dir/trace.json" "$x" <<'PY' || { echo "FAIL ($src): export's metadata"; fail=1; }
+import json, sys
+from datetime import datetime, timezone
+m = json.load(open(sys.argv[1]))["metadata"]
+w = m["t0_ns"] + m["wall_offset_ns"]
+want = datetime.fromtimestamp(w // 10**9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%06dZ" % (w % 10**9 // 1000)
+sys.exit(0 if m["job"] == "ja" and m["comm"] == sys.argv[2] and m["t0_utc"] == want and m["t1_utc"] is None
+         else "metadata %s, t0_utc wanted %s" % (m, want))
+PY
     # --rank draws the lanes asked for only.
     cli --job ja timeline --rank 1 >"$dir/lanes.txt"
     if ! grep -q "^rank    1 |" "$dir/lanes.txt" || grep -q "^rank    0 |" "$dir/lanes.txt"; then
@@ -128,15 +142,32 @@ sys.exit(0 if len(recs) > 3 and [int(r[0]) for r in rows] == want else "rows %s,
 PY
 }
 
+# utc_of FILE: the status's instants in UTC are its wall clock's, made as
+# the API makes every *_utc (docs/api.md "Wall-clock time").
+utc_of() {
+    python3 - "$1" <<'PY' || { echo "FAIL: $1: the status's UTC times"; fail=1; }
+import json, sys
+from datetime import datetime, timezone
+s = json.load(open(sys.argv[1]))
+off = s["wall_offset_ns"]
+iso = lambda ns: datetime.fromtimestamp((ns + off) // 10**9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + \
+    ".%06dZ" % ((ns + off) % 10**9 // 1000)
+pairs = [(s["now_ns"], s["now_utc"])] + [(x["last_seen_ns"], x["last_seen_utc"]) for x in s["processes"] + s["agents"]]
+bad = [(a, b) for a, b in pairs if iso(a) != b]
+sys.exit("%d instants, wrong: %s" % (len(pairs), bad[:3]) if bad or len(pairs) < 3 else 0)
+PY
+}
 src="--collector http://127.0.0.1:$http"
 contract
 cli --json status >"$dir/status-http.json"
+utc_of "$dir/status-http.json"
 stop collector
 src="--db $dir/db"
 contract
 # status --db answers as the collector did: every communicator, the
 # Send/Recv-only one too, with its name, ranks and progress.
 cli --json status >"$dir/status-db.json"
+utc_of "$dir/status-db.json"
 python3 "$(dirname "$0")/cli_e2e_check.py" status "$dir/status-http.json" "$dir/status-db.json" ||
     { echo "FAIL: status --db differs from the collector's"; fail=1; }
 # No rate is stored: a finished communicator's bus bandwidth is no figure, not 0.

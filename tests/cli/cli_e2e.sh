@@ -122,6 +122,17 @@ for src in "--collector $url" "--db $dir/copy"; do
 done
 cli --collector "$url" status >"$dir/status.txt" || die "status (text) failed"
 grep -q "communicators by shape" "$dir/status.txt" || die "status text has no shape section"
+# Counts of one are singular: "1 communicator", "1 job".
+grep -q " in 1 communicator, " "$dir/status.txt" || die "status: not '1 communicator': $(grep '^job' "$dir/status.txt")"
+cli --collector "$url" hosts >"$dir/hosts.txt" || die "hosts (text) failed"
+grep -qx "1 job analysed" "$dir/hosts.txt" || die "hosts: not '1 job analysed': $(head -1 "$dir/hosts.txt")"
+if [ "$mode" = hang ]; then  # every process has exited: the job ended hung, rank 2 never arrived
+    grep -qE "^  ended    comm .*: ended hung at AllReduce seq [0-9]+: rank 2 never arrived" "$dir/status.txt" ||
+        die "status: $(cat "$dir/status.txt")"
+    cli --collector "$url" --raw status >"$dir/status-raw.txt" || die "status --raw failed"
+    grep -qE "^  ended    comm .*: rank 2 never arrived" "$dir/status-raw.txt" ||
+        die "status --raw: $(cat "$dir/status-raw.txt")"
+fi
 cli --collector "$url" collectives --comm "$comm" >"$dir/collectives.txt" || die "collectives (text) failed"
 grep -q "^SEQ .*LAST" "$dir/collectives.txt" || die "collectives text has no table: $(head -3 "$dir/collectives.txt")"
 cli --collector "$url" watch --count 1 >"$dir/watch.txt" || die "watch failed"

@@ -16,7 +16,7 @@ Exit 0 when all agree, 1 with the differences printed."""
 import json
 import sys
 
-TIMED = {"now_ns", "last_seen_ns", "for_ns", "events_per_s", "bus_bw_gbps"}
+TIMED = {"now_ns", "now_utc", "ended_ns", "last_seen_ns", "last_seen_utc", "for_ns", "since_utc", "events_per_s", "bus_bw_gbps"}
 METRICS = ("ncclscope_collector_live_processes", "ncclscope_collector_live_agents",
            "ncclscope_collector_live_comms", "ncclscope_collector_live_hangs",
            "ncclscope_collector_live_lagging", "ncclscope_comm_ranks", "ncclscope_comm_ranks_seen",

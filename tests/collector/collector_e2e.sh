@@ -28,7 +28,8 @@
 #            Then ledger records that come without their process's section
 #            (in-flight records of a process that stopped sending events):
 #            placed by what the agent's earlier batches said, and, from
-#            agents the collector never heard, refused and counted.
+#            agents the collector never heard, refused and counted; after a
+#            restart, placed by the processes the store holds.
 # Issue 29's HTTP probes (tests/e2e/hflood.py clients from 127.0.0.1; /healthz
 # polled from 127.0.0.2 answers within 100 ms throughout each):
 #   bigreq:  a 1 GiB body, a 64 MiB header and a 64 MiB URL are refused
@@ -122,6 +123,17 @@ PY
     wait_collector_metric ncclscope_collector_ledger_records_rejected_total 192
     collector_metric_is ncclscope_collector_store_ledger_records $((3840 + 1280)) ||
         die "the store holds $(collector_metric ncclscope_collector_store_ledger_records) ledger records"
+    # agents that name their host as their processes do (feedhostN): after a
+    # restart, their ledger-only batches are placed by the store's processes
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --prefix feedhost --distinct --first 100 \
+        --batches 5 --ledger 16 --timeout-ms 30000 > "$dir/out" || die "not every batch was acknowledged: $(cat "$dir/out")"
+    stop collector
+    start
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --prefix feedhost --distinct --first 105 \
+        --batches 3 --ledger 16 --ledger-alone 3 --timeout-ms 30000 > "$dir/out" ||
+        die "not every batch was acknowledged: $(cat "$dir/out")"
+    wait_collector_metric ncclscope_collector_ledger_records_stored_total 384
+    collector_metric_is ncclscope_collector_ledger_records_rejected_total 0 || die "ledger-only batches after a restart refused"
     ;;
 kill9)
     : > "$dir/acks"

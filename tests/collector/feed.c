@@ -47,7 +47,8 @@
  * 1,000,000 ranks; comms, a batch with N communicator definitions; procs,
  * N processes of job "hostile" (256 sections a batch, within the credit);
  * hosts, N clock samples, each of another host; credit, N batches of 256
- * sections sent at once, ignoring the credit.
+ * sections sent at once, ignoring the credit; detail, two detail chunks
+ * nobody asked for, one cut short and one whose piece is no plugin batch.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -760,6 +761,14 @@ static int hostile_mode(const opts *o)
             size_t len = nsc_a2c_encode_probe(&pr, buf);
             rc = zmq_send(s, buf, len, 0) == (int)len ? 0 : -1;
         }
+    } else if (!rc && strcmp(o->hostile, "detail") == 0) {
+        static const uint8_t junk[] = {0x93, 0x01, 0x02};
+        nsc_a2c_piece piece = {1, junk, sizeof junk};
+        nsc_a2c_detail d = {.agent = "hostile", .host = "hostilehost", .id = 1, .last = 1, .npieces = 1,
+                            .pieces = &piece};
+        size_t len = nsc_a2c_encode_detail(&d, buf);
+        rc = zmq_send(s, buf, len - 1, 0) == (int)len - 1 && zmq_send(s, buf, len, 0) == (int)len ? 0 : -1;
+        sent = 2;
     } else if (!rc && strcmp(o->hostile, "credit") == 0) {
         opts all = *o;
         all.window = UINT32_MAX;  /* never waits for an ack while sending */

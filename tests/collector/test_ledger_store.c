@@ -297,6 +297,25 @@ Test(ledger_store, resolved_through_the_process_definitions, .init = setup, .fin
     cr_assert_str_eq(text, "AllReduce");
 }
 
+Test(ledger_store, find_proc, .init = setup, .fini = teardown)
+{
+    nsc_store_batch b = {.proc = &proc};
+    nsc_proc later = nsc_test_proc("job2", "node0", 42, 1), p;
+    nsc_store_batch b2 = {.proc = &later};
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_store_put(st, &b), 0);
+    cr_assert_eq(nsc_store_put(st, &b2), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    nsc_store_reader *rd;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_find_proc(rd, "node0", 42, &p), 0);
+    cr_assert_str_eq(p.job, "job2");  /* the pid came back in a later job */
+    cr_assert_str_eq(p.host, "node0");
+    cr_assert_eq(nsc_store_find_proc(rd, "node0", 43, &p), NSC_STORE_ENOTFOUND);
+    cr_assert_eq(nsc_store_find_proc(rd, "node", 42, &p), NSC_STORE_ENOTFOUND);
+    nsc_store_read_end(rd);
+}
+
 Test(ledger_store, retention_by_age, .init = setup, .fini = teardown)
 {
     nsc_store_close(st);

@@ -327,6 +327,57 @@ Test(live, drops_are_the_latest_counters)
     nsc_live_free(l);
 }
 
+/* The self-cost guard (NCCLSCOPE_BUDGET_PCT) of process 100+rank of job3:
+ * its cumulative cost and collective time, and the types it sheds. */
+static void guard(nsc_live *l, int rank, uint64_t cost_ns, uint64_t coll_ns, uint64_t shed_mask, uint64_t now)
+{
+    nsc_batch b;
+    memset(&b, 0, sizeof b);
+    b.hdr.proc = nsc_test_proc("job3", "h3", 100 + (uint32_t)rank, rank);
+    b.has_counters = 1;
+    b.counters.cost_ns = cost_ns;
+    b.counters.coll_ns = coll_ns;
+    b.counters.shed_mask = shed_mask;
+    b.counters.shed_changes = shed_mask ? 1 : 0;
+    b.counters.shed_events = shed_mask ? 1000 : 0;
+    cr_assert_eq(nsc_live_section(l, "agent3", &b, now), 0);
+}
+
+/* A job's profiler cost is its processes' cost over their collective time;
+ * what any of them sheds is named, with when the collector saw it start. */
+Test(live, profiler_cost_and_what_is_shed)
+{
+    nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
+    nsc_live *l = nsc_live_new(&cfg);
+    cr_assert(l);
+    guard(l, 0, 2 * S / 1000, S, 0, T0);
+    guard(l, 1, 6 * S / 1000, S, 0, T0);
+    nsc_json_doc doc = status_doc(l, T0);
+    const nsc_json *job = nsc_json_at(nsc_json_get(nsc_json_root(&doc), "jobs"), 0);
+    double pct;
+    cr_assert_eq(nsc_json_double(nsc_json_get(job, "profiler_cost_pct"), &pct), 0);
+    cr_assert_float_eq(pct, 0.4, 1e-9, "8 ms of 2 s: 0.4 %%");
+    cr_assert_null(nsc_json_first(nsc_json_get(job, "shed")), "nothing shed");
+    nsc_json_free(&doc);
+
+    guard(l, 1, 8 * S / 1000, 2 * S, 1u << NSC_T_PROXY_STEP | 1u << NSC_T_NET_PLUGIN, T0 + S);
+    guard(l, 1, 9 * S / 1000, 3 * S, 1u << NSC_T_PROXY_STEP | 1u << NSC_T_NET_PLUGIN, T0 + 2 * S);
+    doc = status_doc(l, T0 + 2 * S);
+    job = nsc_json_at(nsc_json_get(nsc_json_root(&doc), "jobs"), 0);
+    const nsc_json *shed = nsc_json_get(job, "shed");
+    cr_assert_str_eq(nsc_json_str(nsc_json_at(shed, 0)), "ProxyStep");
+    cr_assert_str_eq(nsc_json_str(nsc_json_at(shed, 1)), "NetPlugin");
+    cr_assert_null(nsc_json_at(shed, 2));
+    cr_assert_eq(u64_at(job, "shed_events"), 1000);
+    cr_assert_eq(u64_at(job, "shed_since_ns"), T0 + S, "the first batch that said so");
+    const nsc_json *p1 = nsc_json_at(nsc_json_get(nsc_json_root(&doc), "processes"), 1);
+    cr_assert_eq(u64_at(p1, "profiler_cost_ns"), 9 * S / 1000);
+    cr_assert_eq(u64_at(p1, "collective_ns"), 3 * S);
+    cr_assert_eq(u64_at(p1, "shed_changes"), 1);
+    nsc_json_free(&doc);
+    nsc_live_free(l);
+}
+
 static int put_prog(void *arg, const nsc_store_progress *p)
 {
     return nsc_store_put_progress(arg, p);

@@ -12,6 +12,7 @@
 
 #include "live.h"
 #include "livefeed.h"
+#include "storeutil.h"
 
 #define S 1000000000ull
 #define T0 (100 * S)
@@ -61,9 +62,25 @@ static nsc_live *job(void)
     return l;
 }
 
+/* Process 100's self-cost guard sheds ProxyStep. */
+static void shedding(nsc_live *l)
+{
+    nsc_batch b;
+    memset(&b, 0, sizeof b);
+    b.hdr.proc = nsc_test_proc("jobS", "hs", 100, 0);
+    b.has_counters = 1;
+    b.counters.cost_ns = 7 * S / 1000;
+    b.counters.coll_ns = S;
+    b.counters.shed_mask = 1u << NSC_T_PROXY_STEP;
+    b.counters.shed_changes = 1;
+    b.counters.shed_events = 33;
+    cr_assert_eq(nsc_live_section(l, "agentS", &b, T0 + 3 * S), 0);
+}
+
 Test(live_snap, read_back_gives_the_same_status)
 {
     nsc_live *l = job();
+    shedding(l);
     uint8_t *snap;
     size_t len;
     snapshot(l, T0 + 4 * S, WALL, &snap, &len);
@@ -74,6 +91,7 @@ Test(live_snap, read_back_gives_the_same_status)
     char *a = status_text(l, T0 + 20 * S), *b = status_text(back, T0 + 20 * S);
     cr_assert_str_eq(b, a);
     cr_assert(strstr(a, "\"hangs\":1,\"hung_collectives\":1,\"lagging\":1"), "%s", a);
+    cr_assert(strstr(a, "\"profiler_cost_pct\":0.700,\"shed\":[\"ProxyStep\"],\"shed_events\":33,"), "%s", a);
     free(b);
     nsc_live_free(back);
     /* Read by a collector whose clock is 1000 s ahead: the same status at its now. */

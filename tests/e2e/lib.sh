@@ -116,6 +116,11 @@ start_all() {
     local n
     for n in $(seq 0 $((nodes - 1))); do start_agent $n; done
 }
+sum_metric() {  # sum_metric NAME: a labelled family summed over every node's agent
+    local n
+    for n in $(seq 0 $((nodes - 1))); do curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/metrics"; done |
+        awk -v m="$1" 'index($1, m "{") == 1 { s += $2 } END { print s + 0 }'
+}
 metric() {  # metric N NAME
     curl -sf -m 5 "http://$(cat "$dir/node$1/agent.http")/metrics" | awk -v m="$2" '$1 == m { print $2 }'
 }

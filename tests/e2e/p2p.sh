@@ -35,6 +35,11 @@ probs = [(p["kind"], p["rank"], p["peer"], p["figures"]["func"], p["figures"]["n
          for p in diag["problems"]]
 if probs != [("p2p_unmatched", 1, 2, "Send", 3, 3), ("p2p_unmatched", 3, 2, "Recv", 3, 3)]:
     fail.append("problems %s" % probs)
+# each verdict's start in UTC is p2p's for that operation (a store with a wall clock)
+utc = {(u["rank"], u["nth"]): u["start_utc"] for u in got["unmatched"]}
+if any(not p["figures"]["start_utc"] or p["figures"]["start_utc"] != utc.get((p["rank"], p["figures"]["nth"]))
+       for p in diag["problems"]):
+    fail.append("start_utc %s against p2p's %s" % ([p["figures"] for p in diag["problems"]], utc))
 if "hung in p2p" not in diag["verdict"]:
     fail.append("verdict " + diag["verdict"])
 sys.exit("; ".join(fail) if fail else 0)

@@ -28,6 +28,8 @@ uint32_t emu_coll_cap(const emu_opts *o)
     int per_iter = o->ops > 2 ? o->ops : 2;
     if (strcmp(o->scenario, "alltoall") == 0)
         per_iter = 2 * o->nodes * o->ranks_per_node;
+    if (strcmp(o->scenario, "train") == 0) /* a middle stage: 2 AllReduces or 2 p2p ops per microbatch and pass */
+        per_iter = 4 * o->microbatches + 2;
     return (uint32_t)((o->iters + 1) * per_iter + 8);
 }
 
@@ -173,7 +175,7 @@ static void reap(const emu_opts *o, emu_proc_result *procs, int nprocs, emu_wire
 int emu_cluster_run(const emu_opts *o, int argc, char **argv)
 {
     int nranks = o->nodes * o->ranks_per_node, per = ranks_per_proc(o), nprocs = nranks / per;
-    bool split = strcmp(o->scenario, "split") == 0;
+    int comms = o->comms + emu_scenario_find(o->scenario)->child_comms;
     char tmpl[] = "/tmp/ncclscope-emu-acct.XXXXXX";
     if (!mkdtemp(tmpl))
         emu_die("cannot create a temporary folder: %s", strerror(errno));
@@ -199,7 +201,7 @@ int emu_cluster_run(const emu_opts *o, int argc, char **argv)
     for (int p = 0; p < nprocs; p++) {
         emu_proc_result *r = &procs[p];
         snprintf(r->acct_path, sizeof r->acct_path, "%s/proc%d", tmpl, p);
-        if (emu_acct_create(r->acct_path, (uint32_t)(per * (split ? 2 : o->comms)), emu_coll_cap(o),
+        if (emu_acct_create(r->acct_path, (uint32_t)(per * comms), emu_coll_cap(o),
                             emu_sample_cap(o)))
             emu_die("cannot create %s", r->acct_path);
         r->node = p * per / o->ranks_per_node;

@@ -50,6 +50,9 @@ typedef struct emu_model {
     int stall_rank, stall_coll, stall_ch, stall_step; /* stops sending there */
     int mismatch_rank, mismatch_coll;
     const char *mismatch_what;      /* count, dtype or func */
+    /* The late host, slow GPU, slow link and slow NIC act in iteration
+     * (train: step) fault_from and every fault_every-th one after it. */
+    int fault_from, fault_every;
 } emu_model;
 
 typedef struct emu_opts {
@@ -67,6 +70,8 @@ typedef struct emu_opts {
     int pace_us;
     const char *progress; /* rank 0 writes its iterations issued here */
     int slow_rank, slow_us;  /* a straggler: this rank waits slow_us before each iteration */
+    int tp, pp, dp, microbatches; /* train: the parallel sizes, microbatches per step */
+    int jitter_us;        /* every rank's host waits a seeded draw in [0, jitter_us] before each group */
     int hang_rank, hang_after, hang_ms;
     int kill_rank, kill_after, kill_delay_ms;
     bool pxn_probe;
@@ -260,7 +265,11 @@ typedef struct emu_coll_rec {
     uint64_t api_start_ns, start_ns, stop_ns, complete_ns;
     uint64_t ready_ns, end_ns; /* ground truth: the device began it / finished its part (0: never) */
     int32_t func;          /* index into emu_func_names */
+    int32_t peer;          /* Send/Recv: the peer; else -1 */
     int32_t children_open; /* KernelCh/ProxyOp started, not yet stopped */
+    uint32_t faults;       /* EMU_FAULT_* whose origin this rank's part of it is */
+    int32_t step;          /* the iteration (train: step) it belongs to */
+    uint64_t jitter_ns;    /* the host's jitter before its group (--jitter-us) */
 } emu_coll_rec;
 
 typedef struct emu_sample {
@@ -326,7 +335,8 @@ typedef struct emu_rank {
     emu_acct *acct;
     emu_coll_rec *colls;
     emu_sample *samples;
-    uint64_t next_seq[8]; /* per function */
+    uint64_t next_seq[8]; /* collectives: per function */
+    uint64_t *p2p_seq;    /* Send/Recv: per peer q and function, [2q] Recv, [2q+1] Send */
     uint32_t ce_seq;      /* copy-engine sync counter (comm->ceColl.ceSeqNum) */
     bool ce_complete;     /* which CE sync flag the next sync uses */
     emu_proxy *proxy;
@@ -406,12 +416,13 @@ typedef struct emu_op {
     bool hang;        /* never completes */
     int func;         /* emu_func_names index */
     int root;
-    uint64_t enq_ns;  /* true time the host enqueued it */
+    uint64_t enq_ns;  /* true time the host enqueued it; EMU_NEVER: behind work that never ends */
     uint64_t sig;     /* what the rank called (func, count, datatype; p2p: count,
                        * datatype): ranks (a send and its receive) must agree */
     uint64_t pub_ready; /* the device start its host already published on the
                          * wire (timeline.c); 0: the proxy publishes it */
     bool with_prev;   /* a p2p op of the same group as the previous op: they run together */
+    int step;         /* the iteration (train: step): whether a fault acts (emu_fault_on) */
 } emu_op;
 
 void emu_proxy_start(emu_rank *r);
@@ -459,8 +470,16 @@ const emu_step_t *emu_model_leg(const emu_rank *r, const emu_op *op, const emu_s
 int emu_model_tree_steps(const emu_rank *r, const emu_op *op);
 /* When the device starts op: after its previous work and the GPU work before it. */
 uint64_t emu_model_ready(const emu_rank *r, const emu_op *op, uint64_t dev_free);
-/* One transfer of `bytes` from comm rank a to b: its duration in true ns. */
-uint64_t emu_model_transfer(const emu_rank *r, int a, int b, size_t bytes, int nch);
+/* One transfer of `bytes` of op from comm rank a to b: its duration in true ns. */
+uint64_t emu_model_transfer(const emu_rank *r, const emu_op *op, int a, int b, size_t bytes, int nch);
+/* The faults whose time depends on the iteration, as bits for the ground truth. */
+enum { EMU_FAULT_HOST_LATE = 1, EMU_FAULT_SLOW_GPU = 2, EMU_FAULT_SLOW_LINK = 4, EMU_FAULT_SLOW_NIC = 8 };
+/* Do they act in iteration (train: step) `step` (--fault-from, --fault-every)? */
+bool emu_fault_on(const emu_opts *o, int step);
+/* The faults acting in `step` whose origin is r's part of an op: its host
+ * or GPU, or a link or NIC its own transfers cross (a collective's legs to
+ * other nodes; a p2p op's, to or from comm rank peer, -1 for a collective). */
+uint32_t emu_fault_origins(const emu_rank *r, int peer, bool send, int step);
 /* Spread n steps evenly over [t0, t1] (legs the ring does not time: tree, PXN, p2p). */
 void emu_model_uniform(emu_step_t *t, int n, uint64_t t0, uint64_t t1);
 
@@ -554,6 +573,7 @@ typedef struct emu_scenario {
     const char *help;
     bool one_thread_per_node; /* several GPUs per thread */
     int (*run)(emu_world *w, emu_rank **ranks, int nranks);
+    int child_comms;          /* communicators each rank splits off */
 } emu_scenario;
 
 const emu_scenario *emu_scenario_find(const char *name);

@@ -251,9 +251,10 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     size_t nr = (size_t)(ci->nranks > 0 ? ci->nranks : 1);
     r->peer_ready = calloc(nr, sizeof *r->peer_ready);
     r->p2p_nth = calloc(2 * nr, sizeof *r->p2p_nth);
+    r->p2p_seq = calloc(2 * nr, sizeof *r->p2p_seq);
     r->host_ready = calloc(nr, sizeof *r->host_ready);
     r->host_last = calloc(1, sizeof *r->host_last);
-    if (!r->peer_ready || !r->p2p_nth || !r->host_ready || !r->host_last)
+    if (!r->peer_ready || !r->p2p_nth || !r->p2p_seq || !r->host_ready || !r->host_last)
         return -1;
     pthread_mutex_init(&r->open_lock, NULL);
     pthread_mutex_lock(&w->lock);
@@ -294,10 +295,12 @@ void emu_rank_close(emu_rank *r)
         emu_wire_gone(r->w->wire, emu_wire_slot(r, r->ci.rank));
     free(r->peer_ready);
     free(r->p2p_nth);
+    free(r->p2p_seq);
     free(r->host_ready);
     free(r->host_last);
     r->peer_ready = r->host_ready = NULL;
     r->p2p_nth = NULL;
+    r->p2p_seq = NULL;
     r->host_last = NULL;
     pthread_mutex_lock(&r->w->lock);
     if (r->profiled) {

@@ -53,10 +53,15 @@ static void usage(FILE *f)
           "  --chunk-size BYTES (default 131072)  --pace-us US between iterations (default 0)\n"
           "  --progress FILE        rank 0 writes how many iterations it has issued to FILE\n"
           "  --slow-rank R --slow-us US   a straggler: rank R waits US (default 2000) before\n"
-          "                         each iteration (coll, grouped, ring, tree, pxn, split)\n"
+          "                         each iteration (coll, grouped, ring, tree, pxn, split, train)\n"
           "  --hang-rank R --hang-after K --hang-ms MS   (scenario hang)\n"
           "  --kill-rank R --kill-after K [--kill-delay-ms MS]  (scenario kill; MS: quiet\n"
           "                         time before the SIGKILL, default 0)\n"
+          "  --tp N --pp N --dp N   train: tensor, pipeline, data parallel sizes (default 1, 1,\n"
+          "                         and the ranks left); tp ranks share a node\n"
+          "  --microbatches N       train: microbatches per step (default 4)\n"
+          "  --jitter-us US         every rank's host waits a seeded draw in [0, US] before\n"
+          "                         each group (train; default 0)\n"
           "  --pxn-probe            PXN: fork a child that reads each foreign address\n"
           "  --unsynced-init        ranks do not wait for each other at init (for far more\n"
           "                         rank processes than cores: each runs as soon as it starts)\n"
@@ -77,6 +82,9 @@ static void usage(FILE *f)
           "  --slow-nic N:F         every link of node N has 1/F of its bandwidth\n"
           "  --stall R:K:CH:STEP    rank R stops sending in collective K, channel CH, from STEP\n"
           "  --mismatch R:K:WHAT    rank R's collective K calls another count|dtype|func\n"
+          "  --fault-from S         the late host, slow GPU, link and NIC act from iteration\n"
+          "                         (train: step) S on (default 0)\n"
+          "  --fault-every N        ... and then in every Nth one only (default 1)\n"
           "Output:\n"
           "  --summary FILE         write the JSON summary (- for stdout)\n"
           "Replay:\n"
@@ -150,6 +158,7 @@ enum { O_API = 256, O_MASK, O_QUIRK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NC
        O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
        O_PACE, O_PROGRESS, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_UNSYNCED, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
        O_TSCALE, O_LINK, O_NIC, O_LLAT, O_NLAT, O_COMPUTE, O_SGPU, O_SLINK, O_SNIC, O_STALL, O_MISMATCH,
+       O_TP, O_PP, O_DP, O_MICRO, O_JITTER, O_FFROM, O_FEVERY,
        O_BENCH, O_THREADS, O_BITERS, O_REPS, O_WORKER, O_PLUGIN, O_HELP, O_VERSION };
 
 static const char *one_of(const char *opt, const char *v, const char *const *allowed);
@@ -236,7 +245,9 @@ static const struct option long_opts[] = {
     {"time-scale", 1, 0, O_TSCALE}, {"link-gbps", 1, 0, O_LINK}, {"nic-gbps", 1, 0, O_NIC},
     {"link-lat-us", 1, 0, O_LLAT}, {"nic-lat-us", 1, 0, O_NLAT}, {"compute-us", 1, 0, O_COMPUTE},
     {"slow-gpu", 1, 0, O_SGPU}, {"slow-link", 1, 0, O_SLINK}, {"slow-nic", 1, 0, O_SNIC},
-    {"stall", 1, 0, O_STALL}, {"mismatch", 1, 0, O_MISMATCH},
+    {"stall", 1, 0, O_STALL}, {"mismatch", 1, 0, O_MISMATCH}, {"tp", 1, 0, O_TP}, {"pp", 1, 0, O_PP},
+    {"dp", 1, 0, O_DP}, {"microbatches", 1, 0, O_MICRO}, {"jitter-us", 1, 0, O_JITTER},
+    {"fault-from", 1, 0, O_FFROM}, {"fault-every", 1, 0, O_FEVERY},
     {"summary", 1, 0, O_SUMMARY}, {"replay", 1, 0, O_REPLAY}, {"speed", 1, 0, O_SPEED},
     {"bench", 0, 0, O_BENCH}, {"threads", 1, 0, O_THREADS}, {"bench-iters", 1, 0, O_BITERS},
     {"reps", 1, 0, O_REPS}, {"_worker", 1, 0, O_WORKER}, {"help", 0, 0, O_HELP},
@@ -308,6 +319,13 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_NLAT: o->model.nic_lat_us = positive("--nic-lat-us", v, 0, 1e6); break;
     case O_COMPUTE: o->model.compute_us = positive("--compute-us", v, 0, 1e7); break;
     case O_SGPU: case O_SLINK: case O_SNIC: case O_STALL: case O_MISMATCH: fault(o, c, v); break;
+    case O_TP: o->tp = (int)num("--tp", v, 1, EMU_MAX_RANKS); break;
+    case O_PP: o->pp = (int)num("--pp", v, 1, EMU_MAX_RANKS); break;
+    case O_DP: o->dp = (int)num("--dp", v, 1, EMU_MAX_RANKS); break;
+    case O_MICRO: o->microbatches = (int)num("--microbatches", v, 1, 4096); break;
+    case O_JITTER: o->jitter_us = (int)num("--jitter-us", v, 0, 10000000); break;
+    case O_FFROM: o->model.fault_from = (int)num("--fault-from", v, 0, 1000000); break;
+    case O_FEVERY: o->model.fault_every = (int)num("--fault-every", v, 1, 1000000); break;
     case O_SUMMARY: o->summary = v; break;
     case O_REPLAY: o->replay = v; break;
     case O_SPEED: o->speed = real("--speed", v); break;
@@ -320,6 +338,20 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_VERSION: printf("ncclscope-emu %s\n", NSC_VERSION); exit(0);
     default: usage(stderr); exit(2);
     }
+}
+
+/* train: dp is what tp x pp leave; tensor-parallel groups stay in a node,
+ * as frameworks place them (their AllReduces need NVLink). */
+static void train_sizes(emu_opts *o, int nranks)
+{
+    if (o->kill_rank >= 0)
+        emu_die("train: --kill-rank is not modelled (the kill scenario is)");
+    if (!o->dp)
+        o->dp = nranks / (o->tp * o->pp);
+    if (o->tp * o->pp * o->dp != nranks)
+        emu_die("train: --tp x --pp x --dp must be the number of ranks (%d)", nranks);
+    if (o->ranks_per_node % o->tp)
+        emu_die("train: --tp must divide --ranks-per-node (a tensor-parallel group stays in a node)");
 }
 
 /* Scenario-implied settings and cross-option checks. */
@@ -335,10 +367,12 @@ static void finish_options(emu_opts *o)
         o->hang_rank = nranks - 1;
     if (strcmp(s, "kill") == 0 && o->kill_rank < 0)
         o->kill_rank = nranks - 1;
-    if (o->comms > 1 && (strcmp(s, "pxn") == 0 || strcmp(s, "split") == 0 || o->hang_rank >= 0 ||
-                         o->kill_rank >= 0 || o->replay || o->bench))
+    if (o->comms > 1 && (strcmp(s, "pxn") == 0 || strcmp(s, "split") == 0 || strcmp(s, "train") == 0 ||
+                         o->hang_rank >= 0 || o->kill_rank >= 0 || o->replay || o->bench))
         emu_die("--comms: several communicators per rank work with the coll, multigpu, grouped, "
                 "p2p, alltoall, ring, tree and graph scenarios");
+    if (strcmp(s, "train") == 0)
+        train_sizes(o, nranks);
     if (strcmp(s, "alltoall") == 0 && nranks > 32)
         emu_die("alltoall: at most 32 ranks (a send and a receive per rank in one group of at most 64)");
     if (o->hang_rank >= nranks || o->kill_rank >= nranks || o->slow_rank >= nranks)
@@ -376,7 +410,8 @@ int main(int argc, char **argv)
 {
     emu_opts o = {.scenario = "coll", .nodes = 1, .ranks_per_node = 2, .comms = 1, .iters = 3, .ops = 1,
                   .channels = 2, .count = 65536, .func = "AllReduce", .dtype = "ncclFloat32",
-                  .algo = "RING", .proto = "SIMPLE", .chunk_size = 131072, .net_qps = 1, .slow_rank = -1, .slow_us = 2000, .hang_rank = -1,
+                  .algo = "RING", .proto = "SIMPLE", .chunk_size = 131072, .net_qps = 1, .slow_rank = -1, .slow_us = 2000,
+                  .tp = 1, .pp = 1, .microbatches = 4, .hang_rank = -1,
                   .hang_after = 1, .hang_ms = 200, .kill_rank = -1, .kill_after = 1, .seed = 1,
                   .gpu_spread_ns = 60000000000L, .rundir_base = "/tmp/ncclscope-emu",
                   .host_prefix = "node", .speed = 1.0, .bench_threads = 1, .bench_reps = 7,
@@ -384,7 +419,8 @@ int main(int argc, char **argv)
                   .model = {.time_scale = 1, .link_gbps = 100, .nic_gbps = 25, .link_lat_us = 1,
                             .nic_lat_us = 4, .slow_gpu_rank = -1, .slow_link_from = -1, .slow_link_to = -1,
                             .slow_link_factor = 1, .slow_nic_node = -1, .slow_nic_factor = 1,
-                            .stall_rank = -1, .mismatch_rank = -1, .mismatch_what = "count"}};
+                            .stall_rank = -1, .mismatch_rank = -1, .mismatch_what = "count",
+                            .fault_every = 1}};
     int c;
     while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1)
         parse_one(&o, c == 'h' ? O_HELP : c, optarg);

@@ -48,8 +48,47 @@ static int global_of(const emu_rank *r, int comm_rank)
     return r->world_base + r->world_stride * comm_rank;
 }
 
-/* Bandwidth (GB/s = bytes/ns) and latency (us) of the link a -> b. */
-static void link_of(const emu_rank *r, int a, int b, double *gbps, double *lat_us)
+bool emu_fault_on(const emu_opts *o, int step)
+{
+    const emu_model *m = &o->model;
+    return step >= m->fault_from && (step - m->fault_from) % m->fault_every == 0;
+}
+
+/* Which of the link and NIC faults slow the link between nodes na -> nb. */
+static uint32_t link_faults(const emu_model *m, int na, int nb)
+{
+    uint32_t f = 0;
+    if (na != nb && na == m->slow_link_from && nb == m->slow_link_to)
+        f |= EMU_FAULT_SLOW_LINK;
+    if (na != nb && (na == m->slow_nic_node || nb == m->slow_nic_node))
+        f |= EMU_FAULT_SLOW_NIC;
+    return f;
+}
+
+uint32_t emu_fault_origins(const emu_rank *r, int peer, bool send, int step)
+{
+    const emu_opts *o = r->w->o;
+    const emu_model *m = &o->model;
+    if (!emu_fault_on(o, step))
+        return 0;
+    int me = global_of(r, r->ci.rank), node = emu_node_of(r, r->ci.rank);
+    uint32_t f = (me == o->slow_rank ? EMU_FAULT_HOST_LATE : 0) | (me == m->slow_gpu_rank ? EMU_FAULT_SLOW_GPU : 0);
+    int sends[3], recvs[3], ns = 0, nr = 0;
+    if (peer < 0)
+        emu_net_peers(r, strcmp(o->algo, "TREE") == 0, sends, &ns, recvs, &nr);
+    else if (send)
+        sends[ns++] = peer;
+    else
+        recvs[nr++] = peer;
+    for (int i = 0; i < ns; i++)
+        f |= link_faults(m, node, emu_node_of(r, sends[i]));
+    for (int i = 0; i < nr; i++)
+        f |= link_faults(m, emu_node_of(r, recvs[i]), node);
+    return f;
+}
+
+/* Bandwidth (GB/s = bytes/ns) and latency (us) of the link a -> b for op. */
+static void link_of(const emu_rank *r, const emu_op *op, int a, int b, double *gbps, double *lat_us)
 {
     const emu_model *m = &r->w->o->model;
     int na = emu_node_of(r, a), nb = emu_node_of(r, b);
@@ -60,16 +99,17 @@ static void link_of(const emu_rank *r, int a, int b, double *gbps, double *lat_u
     }
     *gbps = m->nic_gbps;
     *lat_us = m->nic_lat_us;
-    if (na == m->slow_link_from && nb == m->slow_link_to)
+    uint32_t f = emu_fault_on(r->w->o, op->step) ? link_faults(m, na, nb) : 0;
+    if (f & EMU_FAULT_SLOW_LINK)
         *gbps /= m->slow_link_factor;
-    if (na == m->slow_nic_node || nb == m->slow_nic_node)
+    if (f & EMU_FAULT_SLOW_NIC)
         *gbps /= m->slow_nic_factor;
 }
 
-uint64_t emu_model_transfer(const emu_rank *r, int a, int b, size_t bytes, int nch)
+uint64_t emu_model_transfer(const emu_rank *r, const emu_op *op, int a, int b, size_t bytes, int nch)
 {
     double gbps, lat;
-    link_of(r, a, b, &gbps, &lat);
+    link_of(r, op, a, b, &gbps, &lat);
     /* The channels share the link. */
     return emu_model_us(r->w->o, lat + (double)bytes * nch / gbps / 1000.0);
 }
@@ -77,9 +117,10 @@ uint64_t emu_model_transfer(const emu_rank *r, int a, int b, size_t bytes, int n
 uint64_t emu_model_ready(const emu_rank *r, const emu_op *op, uint64_t dev_free)
 {
     const emu_model *m = &r->w->o->model;
-    if (dev_free == EMU_NEVER)
+    if (dev_free == EMU_NEVER || op->enq_ns == EMU_NEVER)
         return EMU_NEVER;
-    double us = m->compute_us + (global_of(r, r->ci.rank) == m->slow_gpu_rank ? m->slow_gpu_us : 0);
+    bool slow = global_of(r, r->ci.rank) == m->slow_gpu_rank && emu_fault_on(r->w->o, op->step);
+    double us = m->compute_us + (slow ? m->slow_gpu_us : 0);
     return max2(dev_free, op->enq_ns) + emu_model_us(r->w->o, us);
 }
 
@@ -236,7 +277,7 @@ static uint64_t ring_channel(const emu_rank *r, const emu_op *op, uint32_t k, in
     c.last_send_data = c.last_recv_data = ready[c.me];
     for (int q = 0; q < c.n; q++) {
         double gbps, lat_us;
-        link_of(r, q, (q + 1) % c.n, &gbps, &lat_us);
+        link_of(r, op, q, (q + 1) % c.n, &gbps, &lat_us);
         c.tau[q] = emu_model_us(r->w->o, (double)c.slice * op->nch / gbps / 1000.0);
         c.lat[q] = emu_model_us(r->w->o, lat_us);
     }
@@ -289,7 +330,7 @@ static uint64_t tree_hop(tree_ctx *t, int a, int b, uint64_t data, uint64_t *lin
 {
     double gbps, lat;
     int ra = tree_rank(t, a), rb = tree_rank(t, b);
-    link_of(t->r, ra, rb, &gbps, &lat);
+    link_of(t->r, t->op, ra, rb, &gbps, &lat);
     uint64_t start = max2(max2(data, t->ready[rb]), *link_free);
     if (stalled(t->r, t->k, t->ch, ra, l))
         start = EMU_NEVER;

@@ -29,6 +29,9 @@ typedef struct op_desc {
 
 typedef struct group_flags {
     bool explicit_group, graph, hang, kill_mid;
+    int step;          /* the iteration (train: step) the group belongs to */
+    uint64_t jitter_ns; /* the host's jitter before it (--jitter-us) */
+    bool stuck;         /* its stream holds work that never ends: it never starts */
 } group_flags;
 
 /* Element size from the project's one datatype table; a name it does not
@@ -71,14 +74,26 @@ static void *fake_ptr(const emu_rank *r, unsigned what)
     return (void *)(uintptr_t)(0x7f0000000000ull + ((uint64_t)r->global_rank << 32) + ((uint64_t)what << 24));
 }
 
-static uint32_t new_coll_rec(emu_rank *r, int func, uint64_t seq, uint64_t api_start)
+static uint32_t new_coll_rec(emu_rank *r, const op_desc *op, uint64_t seq, uint64_t api_start, const group_flags *f)
 {
     emu_acct *a = r->acct;
     if (a->ncoll >= r->w->acct.coll_cap)
         return UINT32_MAX;
     emu_coll_rec *c = &r->colls[a->ncoll];
-    *c = (emu_coll_rec){.seq = seq, .func = func, .api_start_ns = api_start};
+    *c = (emu_coll_rec){.seq = seq, .func = op->func, .peer = op->p2p ? op->peer : -1, .api_start_ns = api_start,
+                        .step = f->step, .jitter_ns = f->jitter_ns,
+                        .faults = emu_fault_origins(r, op->p2p ? op->peer : -1, op->func == EMU_F_SEND, f->step)};
     return a->ncoll++;
+}
+
+/* The counter of op's seq: NCCL numbers a collective per function; a
+ * Send/Recv, which NCCL does not number, is counted per peer and function,
+ * the order in which NCCL matches a Send with its peer's Recv. */
+static uint64_t *seq_of(emu_rank *r, const op_desc *op)
+{
+    if (op->p2p && op->peer >= 0 && op->peer < r->ci.nranks)
+        return &r->p2p_seq[2 * op->peer + (op->func == EMU_F_SEND)];
+    return &r->next_seq[op->func];
 }
 
 /* The Coll or P2p event of one op on rank r, with NCCL's parents for the
@@ -86,15 +101,15 @@ static uint32_t new_coll_rec(emu_rank *r, int func, uint64_t seq, uint64_t api_s
  * would count it (profiler loaded, a Group or API handle, KernelCh in the
  * operation's mask), else every replay repeats the captured number. */
 static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h, uint32_t mask,
-                      bool replayed, uint32_t *index, uint64_t api_start)
+                      bool replayed, uint32_t *index, uint64_t api_start, const group_flags *f)
 {
     const emu_opts *o = r->w->o;
     emu_ev ev = {.type = op->p2p ? NSC_T_P2P : NSC_T_COLL, .mask = mask};
     ev.parent = r->w->pl.version >= 5 ? api_h : group_h;
-    uint64_t seq = r->next_seq[op->func];
+    uint64_t *next = seq_of(r, op), seq = *next;
     if (op->p2p || !replayed ||
         (r->profiled && (group_h || api_h) && (mask & (1u << NSC_T_KERNEL_CH))))
-        r->next_seq[op->func]++;
+        (*next)++;
     size_t count = op_count(o, op);
     const char *dtype = op_dtype(o, op);
     size_t bytes = count * dtype_size(dtype);
@@ -123,7 +138,7 @@ static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h
         ev.d.coll.parent_group = group_h;
         ev.d.coll.user_tag = seq + 1;
     }
-    *index = new_coll_rec(r, op->func, seq, api_start);
+    *index = new_coll_rec(r, op, seq, api_start, f);
     uint64_t t = emu_clock_stamp_ns();
     void *h = emu_start(r, &ev);
     if (*index != UINT32_MAX)
@@ -139,7 +154,7 @@ static void *start_api(emu_rank *r, const op_desc *op, void *group_api, uint32_t
     ev.d.api.count = op_count(r->w->o, op);
     ev.d.api.stream = r->stream;
     ev.d.api.graph = graph;
-    ev.d.api.user_tag = r->next_seq[op->func] + 1;
+    ev.d.api.user_tag = *seq_of(r, op) + 1;
     return emu_start(r, &ev);
 }
 
@@ -174,14 +189,14 @@ static void iteration_done(const emu_opts *o, emu_rank **rs, int done)
  * start, the Coll/P2p starts, the proxy ops uploaded to the proxy thread, the
  * Coll/P2p stops, Group stop. */
 static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *api, uint32_t mask,
-                      uint64_t api_start, bool replayed, bool hang)
+                      uint64_t api_start, bool replayed, group_flags f)
 {
     emu_ev gr = {.type = NSC_T_GROUP, .mask = mask};
     void *g = emu_start(r, &gr);
     void *h[MAX_OPS];
     uint32_t idx[MAX_OPS];
     for (int j = 0; j < nops; j++)
-        h[j] = start_op(r, &ops[j], api[j], g, mask, replayed, &idx[j], api_start);
+        h[j] = start_op(r, &ops[j], api[j], g, mask, replayed, &idx[j], api_start, &f);
     emu_op posted[MAX_OPS];
     for (int j = 0; j < nops; j++) {
         const emu_opts *o = r->w->o;
@@ -189,8 +204,9 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
                              .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
                              .is_send = ops[j].func == EMU_F_SEND,
                              .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
-                             .hang = hang, .func = ops[j].func, .enq_ns = emu_clock_stamp_ns(),
-                             .sig = op_sig(o, &ops[j]), .with_prev = j > 0 && ops[j].p2p && ops[j - 1].p2p};
+                             .hang = f.hang, .func = ops[j].func, .enq_ns = f.stuck ? EMU_NEVER : emu_clock_stamp_ns(),
+                             .sig = op_sig(o, &ops[j]), .with_prev = j > 0 && ops[j].p2p && ops[j - 1].p2p,
+                             .step = f.step};
     }
     if (emu_model_on(r->w->o))
         emu_timeline_host_publish(r, &posted[0]);
@@ -292,7 +308,7 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
         kl.d.launch.stream = r->stream;
         emu_stop(r, NSC_T_KERNEL_LAUNCH, emu_start(r, &kl));
         if (!f.graph)
-            plan_task(r, ops, nops, &api[i * nops], mask, api_start, false, f.hang);
+            plan_task(r, ops, nops, &api[i * nops], mask, api_start, false, f);
     }
     emu_stop(r0, NSC_T_GROUP_API, ga);
     if (api_out)
@@ -342,10 +358,11 @@ static void mismatch(const emu_opts *o, const emu_rank *r, int it, op_desc *op)
         op->func = op->func == EMU_F_ALLGATHER ? EMU_F_ALLREDUCE : EMU_F_ALLGATHER;
 }
 
-/* The straggler arrives late at every collective: it sleeps before issuing. */
-static void straggle(const emu_opts *o, emu_rank **rs, int n)
+/* The straggler arrives late at every collective the fault acts in: it
+ * sleeps before issuing. */
+static void straggle(const emu_opts *o, emu_rank **rs, int n, int step)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && emu_fault_on(o, step); i++)
         if (rs[i]->global_rank == o->slow_rank) {
             sleep_us(o->slow_us);
             return;
@@ -371,9 +388,9 @@ static int run_iterations(emu_world *w, emu_rank **rs, int n, int iters, bool ex
         if (hang_now && rs[0]->global_rank == o->hang_rank)
             break; /* this rank stops issuing collectives */
         host_sync(o, rs, n);
-        straggle(o, rs, n);
+        straggle(o, rs, n, it);
         group_flags f = {.explicit_group = explicit_group || nops > 1, .hang = hang_now,
-                         .kill_mid = o->kill_rank == rs[0]->global_rank && it == o->kill_after};
+                         .kill_mid = o->kill_rank == rs[0]->global_rank && it == o->kill_after, .step = it};
         op_desc called[MAX_OPS];
         memcpy(called, ops, sizeof called);
         mismatch(o, rs[0], it, &called[0]);
@@ -410,7 +427,7 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
             int me = rs[i]->ci.rank, nr = rs[i]->ci.nranks;
             op_desc ops[2] = {{.func = EMU_F_SEND, .p2p = true, .peer = (me + 1) % nr},
                               {.func = EMU_F_RECV, .p2p = true, .peer = (me + nr - 1) % nr}};
-            group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true}, NULL, NULL);
+            group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true, .step = it}, NULL, NULL);
         }
         iteration_done(w->o, rs, it + 1);
     }
@@ -428,7 +445,7 @@ static int sc_alltoall(emu_world *w, emu_rank **rs, int n)
 {
     for (int it = 0; it < w->o->iters; it++) {
         host_sync(w->o, rs, n);
-        straggle(w->o, rs, n);
+        straggle(w->o, rs, n, it);
         for (int i = 0; i < n; i++) {
             int nr = rs[i]->ci.nranks;
             op_desc ops[MAX_OPS];
@@ -438,7 +455,7 @@ static int sc_alltoall(emu_world *w, emu_rank **rs, int n)
                 ops[2 * q] = (op_desc){.func = EMU_F_SEND, .p2p = true, .peer = q};
                 ops[2 * q + 1] = (op_desc){.func = EMU_F_RECV, .p2p = true, .peer = q};
             }
-            group_call(&rs[i], 1, ops, 2 * nr, (group_flags){0}, NULL, NULL);
+            group_call(&rs[i], 1, ops, 2 * nr, (group_flags){.step = it}, NULL, NULL);
         }
         iteration_done(w->o, rs, it + 1);
     }
@@ -460,7 +477,7 @@ static int sc_graph(emu_world *w, emu_rank **rs, int n)
         host_sync(w->o, rs, n);
         uint64_t launch = emu_clock_stamp_ns();
         for (int i = 0; i < n; i++)
-            plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, false);
+            plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, (group_flags){.step = it});
         iteration_done(w->o, rs, it + 1);
     }
     return 0;
@@ -497,20 +514,208 @@ static int sc_split(emu_world *w, emu_rank **rs, int n)
     return 0;
 }
 
+/* ---- train: a 3D-parallel training job (Megatron's layout and 1F1B) ---- */
+
+enum { TRAIN_TP, TRAIN_PP, TRAIN_DP, TRAIN_GROUPS };
+static const char *const train_names[TRAIN_GROUPS] = {"tp", "pp", "dp"};
+
+/* One rank of the job: its three communicators, split off the world one;
+ * the communicator its stream ran last, and whether that never ended; its
+ * jitter draws so far. */
+typedef struct trainer {
+    const emu_opts *o;
+    emu_rank c[TRAIN_GROUPS];
+    emu_rank *last;
+    bool stuck;
+    uint64_t draws;
+    int step;
+} trainer;
+
+/* Megatron's order (tp fastest, then dp, then pp): global rank
+ * g = t + tp * (d + dp * p). Each group is linear in the global rank: its
+ * first member, the stride, its size, the rank's index and the group's id. */
+static void train_group(const emu_opts *o, int g, int kind, int *base, int *stride, int *size, int *me, int *id)
+{
+    int t = g % o->tp, d = g / o->tp % o->dp, p = g / (o->tp * o->dp);
+    if (kind == TRAIN_TP)
+        *base = g - t, *stride = 1, *size = o->tp, *me = t, *id = d + o->dp * p;
+    else if (kind == TRAIN_DP)
+        *base = t + o->tp * o->dp * p, *stride = o->tp, *size = o->dp, *me = d, *id = t + o->tp * p;
+    else
+        *base = t + o->tp * d, *stride = o->tp * o->dp, *size = o->pp, *me = p, *id = t + o->tp * d;
+}
+
+/* ncclCommSplit(world, color = the group's id, key = the rank's index), as
+ * torch.distributed's new_group does: a new hash per group, a new init. */
+static int train_split(emu_world *w, emu_rank *world, trainer *tr)
+{
+    const emu_opts *o = w->o;
+    for (int kind = 0; kind < TRAIN_GROUPS; kind++) {
+        int base, stride, size, me, id, nodes = 0, last_node = -1;
+        train_group(o, world->global_rank, kind, &base, &stride, &size, &me, &id);
+        for (int k = 0; k < size; k++) { /* members ascend, so do their nodes */
+            int node = (base + stride * k) / o->ranks_per_node;
+            nodes += node != last_node;
+            last_node = node;
+        }
+        /* NCCL derives the child's id from the parent's hash, how many
+         * splits the parent made before and the color. */
+        uint64_t split = emu_splitmix((uint64_t)(kind + 1) << 32 | (uint64_t)id);
+        emu_comm_info ci = {.comm_id = emu_splitmix(world->ci.comm_id ^ split),
+                            .name = train_names[kind], .nnodes = nodes, .nranks = size, .rank = me};
+        emu_rank *r = &tr->c[kind];
+        if (emu_rank_open(w, r, &ci, world->global_rank, world->node))
+            return -1;
+        r->world_base = base;
+        r->world_stride = stride;
+        r->wire_comm = o->comms + kind;
+        emu_proxy_start(r);
+    }
+    return 0;
+}
+
+/* One group on communicator `kind`. The rank's communicators share its
+ * stream, so the device starts it after whatever another communicator ran
+ * last: the host waits for that end (as host_sync), then for its jitter.
+ * Once that never ends (a stall, a hang, a mismatch), nothing later on the
+ * stream starts, whichever communicator it is on. */
+static void train_call(trainer *tr, int kind, const op_desc *ops, int nops, bool explicit_group)
+{
+    emu_rank *r = &tr->c[kind];
+    if (r->ci.nranks < 2)
+        return; /* a group of one: frameworks skip its collectives */
+    if (tr->last && tr->last != r && emu_model_on(tr->o) && !tr->stuck) {
+        uint64_t end = emu_timeline_host_end(tr->last);
+        tr->stuck = end == EMU_NEVER;
+        emu_timeline_wait(tr->stuck ? 0 : end);
+    }
+    tr->last = r;
+    group_flags f = {.explicit_group = explicit_group, .step = tr->step, .stuck = tr->stuck};
+    if (tr->o->jitter_us && emu_model_on(tr->o)) {
+        uint64_t x = emu_splitmix(tr->o->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)r->global_rank << 40) ^ tr->draws++);
+        f.jitter_ns = emu_model_us(tr->o, (double)(x % ((uint64_t)tr->o->jitter_us + 1)));
+        emu_timeline_wait(emu_clock_stamp_ns() + f.jitter_ns);
+    }
+    group_call(&r, 1, ops, nops, f, NULL, NULL);
+}
+
+/* Forward or backward of one microbatch on this stage: its layer's two
+ * tensor-parallel AllReduces (attention, MLP), each after its GPU work. */
+static void train_compute(trainer *tr)
+{
+    op_desc ar = {.func = EMU_F_ALLREDUCE, .peer = -1};
+    train_call(tr, TRAIN_TP, &ar, 1, false);
+    train_call(tr, TRAIN_TP, &ar, 1, false);
+}
+
+/* Pipeline p2p in one batched group (Megatron's batch_isend_irecv): a send
+ * to and/or a receive from the stage `send_to` / `recv_from` (-1: none). */
+static void train_p2p(trainer *tr, int send_to, int recv_from)
+{
+    op_desc ops[2];
+    int n = 0;
+    if (send_to >= 0)
+        ops[n++] = (op_desc){.func = EMU_F_SEND, .p2p = true, .peer = send_to};
+    if (recv_from >= 0)
+        ops[n++] = (op_desc){.func = EMU_F_RECV, .p2p = true, .peer = recv_from};
+    if (n)
+        train_call(tr, TRAIN_PP, ops, n, true);
+}
+
+/* One step of 1F1B without interleaving (Megatron's
+ * forward_backward_pipelining_without_interleaving): warm-up forwards, the
+ * steady one-forward-one-backward with the paired p2p groups, cool-down
+ * backwards; then the data-parallel gradient reduction. */
+static void train_step(trainer *tr)
+{
+    const emu_opts *o = tr->o;
+    int p = tr->c[TRAIN_PP].ci.rank, np = o->pp, m = o->microbatches;
+    int prev = p > 0 ? p - 1 : -1, next = p < np - 1 ? p + 1 : -1;
+    int warmup = np - p - 1 < m ? np - p - 1 : m, steady = m - warmup;
+    for (int i = 0; i < warmup; i++) {
+        train_p2p(tr, -1, prev);
+        train_compute(tr);
+        train_p2p(tr, next, -1);
+    }
+    if (steady > 0)
+        train_p2p(tr, -1, prev);
+    for (int i = 0; i < steady; i++) {
+        train_compute(tr);
+        train_p2p(tr, next, next);
+        train_compute(tr);
+        train_p2p(tr, prev, i == steady - 1 ? -1 : prev);
+    }
+    for (int i = 0; i < warmup; i++) {
+        train_p2p(tr, -1, next);
+        train_compute(tr);
+        train_p2p(tr, prev, -1);
+    }
+    op_desc grads[2] = {{.func = EMU_F_REDUCESCATTER, .peer = -1}, {.func = EMU_F_ALLGATHER, .peer = -1}};
+    bool sharded = strcmp(o->func, "ReduceScatter") == 0; /* the distributed optimizer */
+    if (!sharded)
+        grads[0].func = EMU_F_ALLREDUCE;
+    mismatch(o, &tr->c[TRAIN_DP], tr->step, &grads[0]);
+    for (int i = 0; i < (sharded ? 2 : 1); i++)
+        train_call(tr, TRAIN_DP, &grads[i], 1, false);
+}
+
+/* --iters steps, each after the host waited for all its GPU's work (the
+ * loss, the optimizer step); a late host (--slow-rank) is late at the start
+ * of each step the fault acts in. */
+static int train_run(trainer *tr)
+{
+    const emu_opts *o = tr->o;
+    for (tr->step = 0; tr->step < o->iters; tr->step++) {
+        if (o->hang_rank == tr->c[0].global_rank && tr->step == o->hang_after)
+            break;
+        if (tr->last)
+            host_sync(o, &tr->last, 1);
+        emu_rank *self = &tr->c[0];
+        straggle(o, &self, 1, tr->step);
+        train_step(tr);
+        iteration_done(o, (emu_rank *[]){self}, tr->step + 1);
+    }
+    if (o->hang_rank >= 0)
+        sleep_us(o->hang_ms * 1000L);
+    return 0;
+}
+
+static int sc_train(emu_world *w, emu_rank **rs, int n)
+{
+    trainer *tr = calloc((size_t)n, sizeof *tr);
+    if (!tr)
+        emu_die("out of memory");
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        tr[i].o = w->o;
+        rc = train_split(w, rs[i], &tr[i]);
+    }
+    for (int i = 0; i < n && !rc; i++)
+        rc = train_run(&tr[i]);
+    for (int i = 0; i < n; i++)
+        for (int kind = 0; kind < TRAIN_GROUPS; kind++)
+            if (tr[i].c[kind].w)
+                emu_rank_close(&tr[i].c[kind]);
+    free(tr);
+    return rc;
+}
+
 const emu_scenario emu_scenarios[] = {
-    {"coll", "one GPU per thread: --iters x --ops collectives (implicit groups when --ops 1)", false, sc_coll},
-    {"multigpu", "several GPUs per thread: one thread drives all ranks of a node in one ncclGroup", true, sc_coll},
-    {"grouped", "grouped operations: --ops collectives per ncclGroup (one GroupApi, KernelLaunch, Group)", false, sc_grouped},
-    {"p2p", "send to rank+1 and receive from rank-1 in one group per iteration", false, sc_p2p},
+    {"coll", "one GPU per thread: --iters x --ops collectives (implicit groups when --ops 1)", false, sc_coll, 0},
+    {"multigpu", "several GPUs per thread: one thread drives all ranks of a node in one ncclGroup", true, sc_coll, 0},
+    {"grouped", "grouped operations: --ops collectives per ncclGroup (one GroupApi, KernelLaunch, Group)", false, sc_grouped, 0},
+    {"p2p", "send to rank+1 and receive from rank-1 in one group per iteration", false, sc_p2p, 0},
     {"alltoall", "ncclAlltoAll: a Send to and a Recv from every rank in one implicit group (<= 32 ranks)", false,
-     sc_alltoall},
-    {"ring", "coll with --algo RING (ProxyOp/ProxyStep between nodes)", false, sc_coll},
-    {"tree", "coll with --algo TREE (ProxyOp/ProxyStep up and down a tree of nodes)", false, sc_coll},
-    {"pxn", "coll whose ProxyOps are started by the next local rank's process (needs processes)", false, sc_coll},
-    {"graph", "CUDA-graph capture once (graphCaptured), then --iters replays", false, sc_graph},
-    {"split", "half the iterations, ncclCommSplit by rank parity, the rest on the child", false, sc_split},
-    {"hang", "rank --hang-rank stops after --hang-after iterations; the others hang in it", false, sc_coll},
-    {"kill", "rank --kill-rank's process is killed (SIGKILL) inside iteration --kill-after", false, sc_coll},
+     sc_alltoall, 0},
+    {"ring", "coll with --algo RING (ProxyOp/ProxyStep between nodes)", false, sc_coll, 0},
+    {"tree", "coll with --algo TREE (ProxyOp/ProxyStep up and down a tree of nodes)", false, sc_coll, 0},
+    {"pxn", "coll whose ProxyOps are started by the next local rank's process (needs processes)", false, sc_coll, 0},
+    {"graph", "CUDA-graph capture once (graphCaptured), then --iters replays", false, sc_graph, 0},
+    {"split", "half the iterations, ncclCommSplit by rank parity, the rest on the child", false, sc_split, 1},
+    {"hang", "rank --hang-rank stops after --hang-after iterations; the others hang in it", false, sc_coll, 0},
+    {"kill", "rank --kill-rank's process is killed (SIGKILL) inside iteration --kill-after", false, sc_coll, 0},
+    {"train", "3D-parallel training: --tp x --pp x --dp ranks, 1F1B over --microbatches, one communicator per group",
+     false, sc_train, TRAIN_GROUPS},
 };
 const int emu_nscenarios = (int)(sizeof emu_scenarios / sizeof emu_scenarios[0]);
 

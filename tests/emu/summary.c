@@ -3,6 +3,7 @@
  * calls by kind and type, states, seqNumbers, per-collective true times, the
  * GPU clock and its samples, PXN results; and totals.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -66,12 +67,14 @@ static void write_colls(FILE *f, const emu_coll_rec *c, uint32_t n)
 {
     fputc('[', f);
     for (uint32_t i = 0; i < n; i++)
-        fprintf(f, "%s{\"func\":\"%s\",\"seq\":%llu,\"api_start_ns\":%llu,\"start_ns\":%llu,"
-                   "\"stop_ns\":%llu,\"complete_ns\":%llu,\"ready_ns\":%llu,\"end_ns\":%llu}",
-                i ? "," : "", emu_func_names[c[i].func], (unsigned long long)c[i].seq,
+        fprintf(f, "%s{\"func\":\"%s\",\"seq\":%llu,\"peer\":%d,\"api_start_ns\":%llu,\"start_ns\":%llu,"
+                   "\"stop_ns\":%llu,\"complete_ns\":%llu,\"ready_ns\":%llu,\"end_ns\":%llu,\"step\":%d,"
+                   "\"jitter_ns\":%llu}",
+                i ? "," : "", emu_func_names[c[i].func], (unsigned long long)c[i].seq, (int)c[i].peer,
                 (unsigned long long)c[i].api_start_ns, (unsigned long long)c[i].start_ns,
                 (unsigned long long)c[i].stop_ns, (unsigned long long)c[i].complete_ns,
-                (unsigned long long)c[i].ready_ns, (unsigned long long)c[i].end_ns);
+                (unsigned long long)c[i].ready_ns, (unsigned long long)c[i].end_ns, c[i].step,
+                (unsigned long long)c[i].jitter_ns);
     fputc(']', f);
 }
 
@@ -135,18 +138,20 @@ static void write_truth(FILE *f, const emu_opts *o)
                "\"nic_lat_us\":%g,\"compute_us\":%g},\"faults\":[",
             m->time_scale, m->link_gbps, m->nic_gbps, m->link_lat_us, m->nic_lat_us, m->compute_us);
     const char *sep = "";
+    char when[64]; /* the iterations (train: steps) these four act in */
+    snprintf(when, sizeof when, ",\"from\":%d,\"every\":%d", m->fault_from, m->fault_every);
     if (o->slow_rank >= 0)
-        fprintf(f, "%s{\"kind\":\"host_late\",\"rank\":%d,\"delay_ns\":%lld}", sep, o->slow_rank,
-                (long long)o->slow_us * 1000), sep = ",";
+        fprintf(f, "%s{\"kind\":\"host_late\",\"rank\":%d,\"delay_ns\":%lld%s}", sep, o->slow_rank,
+                (long long)o->slow_us * 1000, when), sep = ",";
     if (m->slow_gpu_rank >= 0)
-        fprintf(f, "%s{\"kind\":\"slow_gpu\",\"rank\":%d,\"delay_ns\":%llu}", sep, m->slow_gpu_rank,
-                (unsigned long long)emu_model_us(o, m->slow_gpu_us)), sep = ",";
+        fprintf(f, "%s{\"kind\":\"slow_gpu\",\"rank\":%d,\"delay_ns\":%llu%s}", sep, m->slow_gpu_rank,
+                (unsigned long long)emu_model_us(o, m->slow_gpu_us), when), sep = ",";
     if (m->slow_link_from >= 0)
-        fprintf(f, "%s{\"kind\":\"slow_link\",\"from_node\":%d,\"to_node\":%d,\"factor\":%g}", sep,
-                m->slow_link_from, m->slow_link_to, m->slow_link_factor), sep = ",";
+        fprintf(f, "%s{\"kind\":\"slow_link\",\"from_node\":%d,\"to_node\":%d,\"factor\":%g%s}", sep,
+                m->slow_link_from, m->slow_link_to, m->slow_link_factor, when), sep = ",";
     if (m->slow_nic_node >= 0)
-        fprintf(f, "%s{\"kind\":\"slow_nic\",\"node\":%d,\"factor\":%g}", sep, m->slow_nic_node,
-                m->slow_nic_factor), sep = ",";
+        fprintf(f, "%s{\"kind\":\"slow_nic\",\"node\":%d,\"factor\":%g%s}", sep, m->slow_nic_node,
+                m->slow_nic_factor, when), sep = ",";
     if (m->stall_rank >= 0)
         fprintf(f, "%s{\"kind\":\"stall\",\"rank\":%d,\"coll\":%d,\"channel\":%d,\"step\":%d}", sep,
                 m->stall_rank, m->stall_coll, m->stall_ch, m->stall_step), sep = ",";
@@ -158,6 +163,80 @@ static void write_truth(FILE *f, const emu_opts *o)
             sep = ",";
     if (o->kill_rank >= 0)
         fprintf(f, "%s{\"kind\":\"kill\",\"rank\":%d,\"coll\":%d}", sep, o->kill_rank, o->kill_after);
+    fputc(']', f);
+}
+
+/* One collective a fault's origin took part in while the fault acted. */
+typedef struct fault_hit {
+    uint64_t comm_id, seq, api_start_ns;
+    int32_t func, step;
+    uint32_t faults;
+} fault_hit;
+
+static int hit_cmp(const void *a, const void *b)
+{
+    const fault_hit *x = a, *y = b;
+    if (x->api_start_ns != y->api_start_ns)
+        return x->api_start_ns < y->api_start_ns ? -1 : 1;
+    if (x->comm_id != y->comm_id)
+        return x->comm_id < y->comm_id ? -1 : 1;
+    if (x->func != y->func)
+        return x->func - y->func;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+typedef struct fault_hits {
+    fault_hit *h;
+    size_t n, cap;
+} fault_hits;
+
+/* Slot a's collectives that some fault's origin took part in. */
+static void add_hits(fault_hits *hs, const emu_acct_file *af, emu_acct *a)
+{
+    const emu_coll_rec *c = emu_acct_colls(af, a);
+    for (uint32_t j = 0; j < a->ncoll; j++) {
+        if (!c[j].faults)
+            continue;
+        if (hs->n == hs->cap && !(hs->h = realloc(hs->h, (hs->cap = hs->cap ? 2 * hs->cap : 256) * sizeof *hs->h)))
+            emu_die("out of memory");
+        hs->h[hs->n++] = (fault_hit){a->comm_id, c[j].seq, c[j].api_start_ns, c[j].func, c[j].step, c[j].faults};
+    }
+}
+
+/* Per fault acting by iteration: its onset (the first collective its
+ * origin took part in while it acted: communicator, seq, step, time) and
+ * every such collective once, in the order they began. */
+static void write_fault_hits(FILE *f, fault_hits *hs)
+{
+    static const char *const kinds[] = {"host_late", "slow_gpu", "slow_link", "slow_nic"};
+    size_t n = hs->n;
+    fault_hit *h = hs->h;
+    if (n)
+        qsort(h, n, sizeof *h, hit_cmp);
+    fputs(",\n \"fault_truth\":[", f);
+    const char *sep = "";
+    for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        const fault_hit *first = NULL, *last = NULL;
+        for (size_t i = 0; i < n; i++) {
+            const fault_hit *x = &h[i];
+            if (!(x->faults & (1u << k)))
+                continue;
+            if (!first)
+                fprintf(f, "%s{\"kind\":\"%s\",\"onset\":{\"comm_id\":%llu,\"func\":\"%s\",\"seq\":%llu,"
+                           "\"step\":%d,\"api_start_ns\":%llu},\"collectives\":[",
+                        sep, kinds[k], (unsigned long long)x->comm_id, emu_func_names[x->func],
+                        (unsigned long long)x->seq, x->step, (unsigned long long)x->api_start_ns);
+            bool again = last && last->comm_id == x->comm_id && last->func == x->func && last->seq == x->seq;
+            if (!again)
+                fprintf(f, "%s{\"comm_id\":%llu,\"func\":\"%s\",\"seq\":%llu,\"step\":%d}", first ? "," : "",
+                        (unsigned long long)x->comm_id, emu_func_names[x->func], (unsigned long long)x->seq,
+                        x->step);
+            first = first ? first : x;
+            last = x;
+        }
+        if (first)
+            fputs("]}", f), sep = ",";
+    }
     fputc(']', f);
 }
 
@@ -202,6 +281,7 @@ int emu_summary_write(const emu_opts *o, const char *path, const emu_proc_result
     uint64_t total[3][NSC_T_COUNT] = {{0}}, foreign[3][NSC_T_COUNT] = {{0}}, states[NSC_S_COUNT] = {0};
     int inits = 0;
     bool first = true;
+    fault_hits hits = {0};
     for (int p = 0; p < nprocs; p++) {
         emu_acct_file af;
         if (emu_acct_map(procs[p].acct_path, &af))
@@ -217,6 +297,7 @@ int emu_summary_write(const emu_opts *o, const char *path, const emu_proc_result
             for (int s = 0; s < NSC_S_COUNT; s++)
                 states[s] += a->states[s];
             inits += a->profiled;
+            add_hits(&hits, &af, a);
         }
         emu_acct_unmap(&af);
     }
@@ -226,7 +307,10 @@ int emu_summary_write(const emu_opts *o, const char *path, const emu_proc_result
     write_counts(f, (const uint64_t(*)[NSC_T_COUNT])foreign);
     fputs(",\"states\":", f);
     write_states(f, states);
-    fprintf(f, ",\"profiled_ranks\":%d}}\n", inits);
+    fprintf(f, ",\"profiled_ranks\":%d}", inits);
+    write_fault_hits(f, &hits);
+    free(hits.h);
+    fputs("}\n", f);
     int rc = ferror(f) ? -1 : 0;
     if (f != stdout)
         rc |= fclose(f);

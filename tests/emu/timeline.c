@@ -442,7 +442,7 @@ static uint64_t schedule_end(emu_rank *r, const emu_op *op, uint32_t k, const ui
 
 uint64_t emu_timeline_host_end(emu_rank *r)
 {
-    if (!r->host_colls)
+    if (!r->host_colls && !r->host_last_p2p) /* nothing enqueued yet */
         return 0;
     if (r->host_last_p2p || !r->w->wire) { /* p2p ends are the proxy's to meet */
         emu_proxy_drain(r);
@@ -518,7 +518,7 @@ static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint6
     uint64_t end;
     if (op->p2p)
         end = meet == EMU_NEVER ? EMU_NEVER
-                                : meet + emu_model_transfer(r, op->is_send ? r->ci.rank : op->peer,
+                                : meet + emu_model_transfer(r, op, op->is_send ? r->ci.rank : op->peer,
                                                             op->is_send ? op->peer : r->ci.rank,
                                                             op->bytes / (size_t)op->nch, op->nch);
     else if (!agree)

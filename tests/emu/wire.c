@@ -74,8 +74,8 @@ struct emu_wire {
 
 uint32_t emu_wire_slots(const emu_opts *o)
 {
-    /* --comms communicators, and a split's two children. */
-    return (uint32_t)((o->comms + 2) * o->nodes * o->ranks_per_node);
+    /* --comms communicators, and a split's two children or train's three. */
+    return (uint32_t)((o->comms + 3) * o->nodes * o->ranks_per_node);
 }
 
 uint32_t emu_wire_slot(const emu_rank *r, int comm_rank)

@@ -1,7 +1,7 @@
 /* fuzz_seeds.c: writes a fuzzer's seed corpus (valid messages) into a
  * directory, so no binary seeds live in the repository:
  *   fuzz_seeds wire DIR   plugin batches
- *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, rejection, probe and sample
+ *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, rejection, probe, sample, fetch and detail
  *   fuzz_seeds ledger DIR ledger batches */
 #include <errno.h>
 #include <stdio.h>
@@ -97,7 +97,15 @@ static int a2c_seeds(const char *dir)
     nsc_a2c_probe pr = {.kind = NSC_A2C_PROBE, .agent = "agent0", .host = "node0", .id = 1, .t1 = 10};
     rc = rc ? rc : write_seed(dir, "seed-probe", nsc_a2c_encode_probe(&pr, buf));
     pr.kind = NSC_A2C_SAMPLE, pr.t2 = 20, pr.t3 = 21, pr.t4 = 30;
-    return rc ? rc : write_seed(dir, "seed-sample", nsc_a2c_encode_probe(&pr, buf));
+    rc = rc ? rc : write_seed(dir, "seed-sample", nsc_a2c_encode_probe(&pr, buf));
+    nsc_a2c_fetch f = {.agent = "agent0", .id = 3, .job = "job1", .from_ns = 10, .to_ns = 20, .types = 6,
+                       .npids = 2, .pids = {42, 43}};
+    rc = rc ? rc : write_seed(dir, "seed-fetch", nsc_a2c_encode_fetch(&f, buf));
+    static const uint8_t raw[] = {0x90};
+    nsc_a2c_piece piece = {12, raw, sizeof raw};
+    nsc_a2c_detail d = {.agent = "agent0", .host = "node0", .epoch = 0x5eed, .id = 3, .last = 1, .held_from_ns = 5,
+                        .held_to_ns = 25, .npieces = 1, .pieces = &piece};
+    return rc ? rc : write_seed(dir, "seed-detail", nsc_a2c_encode_detail(&d, buf));
 }
 
 /* The sample batch, and its records one by one. */

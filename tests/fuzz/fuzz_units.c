@@ -3,13 +3,14 @@
  *
  * Any input must be parsed or refused without a crash or a sanitizer
  * report; a UTC time that parses must format and parse back to itself, to
- * the microsecond the format keeps.
+ * the microsecond the format keeps (common/utc.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "units.h"
+#include "utc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -22,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t utc, again;
     (void)nsc_parse_span(text, &ns);
     if (nsc_parse_utc(text, &utc) == 0 && utc >= 0) {
-        nsc_fmt_utc(utc, back, sizeof back);
+        nsc_utc_iso(utc, back, sizeof back);
         if (nsc_parse_utc(back, &again) != 0 || again != utc / 1000 * 1000)
             abort();
     }

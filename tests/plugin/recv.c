@@ -330,6 +330,11 @@ void nsc_recv_finish(nsc_recv *r, nsc_recv_totals *t)
         t->counters.states_emitted += c->states_emitted;
         t->counters.states_dropped += c->states_dropped;
         t->counters.bad_handles += c->bad_handles;
+        t->counters.cost_ns += c->cost_ns;
+        t->counters.coll_ns += c->coll_ns;
+        t->counters.shed_mask |= c->shed_mask;
+        t->counters.shed_changes += c->shed_changes;
+        t->counters.shed_events += c->shed_events;
     }
 }
 

@@ -370,3 +370,80 @@ Test(plugin, threads_record_concurrently_and_exactly)
         cr_assert_eq(t.links_resolved, t.links);
     nsc_recv_free(rc);
 }
+
+/* The self-cost guard's collective time, event by event: each Coll from its
+ * start to its stop or its completion (last child's stop), whichever is later. */
+typedef struct coll_span {
+    const nsc_recv *rc;
+    uint64_t ns, n;
+} coll_span;
+
+static int add_span(const nsc_event *ev, void *arg)
+{
+    coll_span *c = arg;
+    const nsc_completion *done = nsc_recv_completion(c->rc, ev->id);
+    uint64_t end = done && done->ts_ns > ev->stop_ns ? done->ts_ns : ev->stop_ns;
+    c->ns += end - ev->start_ns;
+    c->n++;
+    return 0;
+}
+
+/* The sampler: one call in 64 timed and counted 64 times, so the cost is a
+ * multiple of 64 and there is some once 64 calls were made; the collective
+ * time is exactly the Colls' spans. */
+Test(plugin, guard_samples_its_cost_and_times_collectives)
+{
+    v5_run r;
+    open_v5(&r);
+    enum { N = 40 }; /* 9 starts, 9 stops and 3 states each */
+    for (uint64_t i = 0; i < N; i++)
+        one_allreduce(&r, i);
+    nsc_recv_totals t;
+    nsc_recv *rc = close_v5(&r, &t);
+    const nsc_counters *c = &t.counters;
+    cr_assert_gt(c->cost_ns, 0);
+    cr_assert_eq(c->cost_ns % 64, 0, "%llu", (unsigned long long)c->cost_ns);
+    coll_span span = {rc, 0, 0};
+    nsc_recv_find(rc, NSC_T_COLL, add_span, &span);
+    cr_assert_eq(span.n, N);
+    cr_assert_eq(c->coll_ns, span.ns);
+    cr_assert_eq(c->shed_mask | c->shed_changes | c->shed_events, 0, "no budget, nothing shed");
+    nsc_recv_free(rc);
+}
+
+/* A budget no plugin meets (0.0001 %): the guard sheds ProxyStep first (its
+ * starts get no handle), counts every start it did not record, and says so
+ * in the counters. ProxyOp and KernelCh, shed later, still complete their
+ * Coll. Every start is an event received or one counted as shed. */
+Test(plugin, guard_sheds_in_order_and_accounts_for_every_start)
+{
+    setenv("NCCLSCOPE_BUDGET_PCT", "0.0001", 1);
+    setenv("NCCLSCOPE_HEARTBEAT_MS", "10", 1);
+    v5_run r;
+    open_v5(&r);
+    uint64_t n = 0, starts = 0;
+    ncclProfilerEventDescr_v5_t d = {0};
+    for (;; n++) {
+        cr_assert_lt(n, 3000000, "the guard never shed ProxyStep");
+        one_allreduce(&r, n);
+        starts += 9;
+        memset(&d, 0, sizeof d);
+        void *step = start5(&r, ncclProfileProxyStep, NULL, &d);
+        starts++;
+        if (!step)
+            break;
+        r.p->stopEvent(step);
+        if (n % 64 == 63)
+            usleep(1000); /* the shipper's turn */
+    }
+    nsc_recv_totals t;
+    nsc_recv *rc = close_v5(&r, &t);
+    const nsc_counters *c = &t.counters;
+    cr_assert(c->shed_mask & 1u << NSC_T_PROXY_STEP);
+    cr_assert_geq(c->shed_changes, 1);
+    cr_assert_geq(c->shed_events, 1);
+    cr_assert_eq(h_sum(c->dropped, NSC_T_COUNT), 0);
+    cr_assert_eq(h_sum(t.events, NSC_T_COUNT) + c->shed_events, starts);
+    cr_assert_eq(t.completions, n + 1, "every Coll completed, shed children or not");
+    nsc_recv_free(rc);
+}

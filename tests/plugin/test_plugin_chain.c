@@ -224,6 +224,33 @@ Test(plugin_chain, failing_calls_are_forwarded_and_logged_once)
     unlink(rec_file);
 }
 
+/* ProxyOps only the chained plugin asked for, never stopped on communicator
+ * 1: its finalize frees their slots, so communicator 0's Colls after it find
+ * room (they once waited for communicator 0's own finalize). */
+Test(plugin_chain, quiet_slots_go_at_their_communicators_finalize)
+{
+    void *dl, *ctx[2], *h;
+    const ncclProfiler_v7_t *p = setup("coll", "coll,proxyop", &dl);
+    for (int i = 0; i < 2; i++) {
+        int mask = 0;
+        cr_assert_eq(p->init(&ctx[i], 7 + (uint64_t)i, &mask, "world", 1, 2, 1, logger), ncclSuccess);
+    }
+    for (int i = 0; i < 1100; i++)  /* more than a thread's 1,024 slots */
+        start(p, ctx[1], &h, ncclProfileProxyOp, NULL, NULL);
+    p->finalize(ctx[1]);
+    for (int i = 0; i < 10; i++) {
+        start(p, ctx[0], &h, ncclProfileColl, NULL, NULL);
+        p->stopEvent(h);
+    }
+    p->finalize(ctx[0]);
+    dlclose(dl);
+    nsc_recv_totals t;
+    nsc_recv_free(h_recv_stop(&t));
+    cr_assert_eq(t.events[NSC_T_COLL], 10);
+    cr_assert_eq(t.counters.dropped[NSC_T_COLL], 0);
+    unlink(rec_file);
+}
+
 /* A library that cannot be loaded, and ncclscope naming itself: one warning,
  * nothing chained, ncclscope profiling. */
 static void check_not_chained(const char *path, const char *why)

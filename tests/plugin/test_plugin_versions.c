@@ -200,13 +200,25 @@ Test(versions, v7_user_tags_variants_phases)
     nsc_recv_free(rc);
 }
 
-Test(versions, bad_configuration_fails_init_only)
+/* One bad variable: init fails (NCCL runs without the plugin). */
+static void init_refused(const char *var, const char *value)
 {
     h_env();
-    setenv("NCCLSCOPE_EVENT_MASK", "coll,nosuchtype", 1);
+    setenv(var, value, 1);
     void *dl, *ctx = NULL;
     const ncclProfiler_v5_t *p = h_load(5, &dl);
     int mask = 0;
-    cr_assert_neq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess);
+    cr_assert_neq(p->init(&ctx, 1, &mask, "x", 1, 1, 0, h_logger), ncclSuccess, "%s=%s", var, value);
     dlclose(dl);
+}
+
+Test(versions, bad_configuration_fails_init_only)
+{
+    init_refused("NCCLSCOPE_EVENT_MASK", "coll,nosuchtype");
+}
+
+/* A self-cost budget that is not a percentage refuses rather than guesses. */
+Test(versions, bad_budget_fails_init)
+{
+    init_refused("NCCLSCOPE_BUDGET_PCT", "1%");
 }

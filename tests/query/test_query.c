@@ -11,6 +11,7 @@
 #include "qjson.h"
 #include "query.h"
 #include "storeutil.h"
+#include "utc.h"
 
 static char *dir;
 static nsc_store *st;
@@ -444,7 +445,9 @@ Test(query, wall_clock_offset_in_answers)
         cr_assert_null(strstr(r.text, "wall_clock_reset"), "%s", r.text);
         qf_result_free(&r);
     }
-    cr_assert_eq(nsc_store_begin(st, 1000), 0); /* the collector's host rebooted */
+    nsc_store_close(st); /* the collector's host rebooted: a new collector, its clock near 0 */
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    cr_assert_eq(nsc_store_begin(st, 1000), 0);
     cr_assert_eq(nsc_store_commit(st), 0);
     expect_has("comms", "", "\"wall_clock_reset\":true");
 }
@@ -514,4 +517,55 @@ Test(query, bad_parameters_get_one_line_errors)
     cr_assert_str_eq(nsc_query_content_type(q), "application/x-ndjson");
     cr_assert_str_eq(nsc_query_name(q), "timeline");
     nsc_query_free(q);
+}
+
+/* Hosts are listed by name, not by the order their ranks came in: rank 0
+ * on "hz", rank 1 on "ha". */
+Test(query, hosts_and_nodes_by_name)
+{
+    nsc_proc pz = nsc_test_proc("sorted", "hz", 21, 0), pa = nsc_test_proc("sorted", "ha", 22, 0);
+    nsc_ctx_def cz = nsc_test_ctx(0, 0x55, 0, 2), ca = nsc_test_ctx(0, 0x55, 1, 2);
+    put_comms(&pz, &cz, 1);
+    put_comms(&pa, &ca, 1);
+    expect_has("comms", "job=sorted", "\"hosts\":[\"ha\",\"hz\"]");
+    expect_has("topology", "job=sorted", "\"nodes\":[{\"host\":\"ha\",\"clock\":\"identity\",\"ranks\":[1]},"
+                                         "{\"host\":\"hz\"");
+}
+
+/* The UTC strings beside the aligned times: made from the store's wall
+ * clock (common/utc.h), null while the store has none. */
+Test(query, utc_strings_from_the_wall_clock)
+{
+    expect_has("collectives", "comm=world", "\"start_utc\":null,\"end_utc\":null");
+    expect_has("timeline", "comm=world&t0_ns=5&limit=1", "\"t0_utc\":null,\"t1_utc\":null");
+    nsc_store_close(st);
+    nsc_store_opts o = {.wall_clock = 1};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    cr_assert_eq(nsc_store_begin(st, nsc_mono_ns()), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    qf_result r = qf_run(st, "collectives", "comm=world");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    const char *at = strstr(r.text, "\"wall_offset_ns\":");
+    cr_assert(at, "%s", r.text);
+    long long off = strtoll(at + 17, NULL, 10);
+    nsc_json_doc d[MAXL];
+    size_t n = lines(r.text, d, MAXL), seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        const nsc_json *v = nsc_json_root(&d[i]);
+        if (!qj_str(v, "kind") || strcmp(qj_str(v, "kind"), "collective") != 0)
+            continue;
+        char want[NSC_UTC_MAX];
+        nsc_utc_iso((int64_t)qj_u64(v, "start_ns") + off, want, sizeof want);
+        cr_assert_str_eq(qj_str(v, "start_utc"), want);
+        nsc_utc_iso((int64_t)qj_u64(v, "end_ns") + off, want, sizeof want);
+        cr_assert_str_eq(qj_str(v, "end_utc"), want);
+        seen++;
+    }
+    cr_assert_gt(seen, 0);
+    free_lines(d, n);
+    qf_result_free(&r);
+    char want[NSC_UTC_MAX + 16] = "\"t0_utc\":\"";
+    nsc_utc_iso(5 + off, want + strlen(want), NSC_UTC_MAX);
+    strcat(want, "\",\"t1_utc\":null");
+    expect_has("timeline", "comm=world&t0_ns=5&limit=1", want);
 }

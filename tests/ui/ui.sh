@@ -18,7 +18,8 @@
 #     communicator page, the hang view and the timeline. Each must become
 #     ready with no console error, uncaught exception or failed load, and
 #     show: the lagging rank on the overview, and the verdict of a job
-#     that ended hung before (rank 3 never arrived at AllReduce seq 2); rank 1's heat map row, and only
+#     that ended hung before (rank 3 never arrived at AllReduce seq 2), the
+#     profiler's cost of each job (the self-cost guard); rank 1's heat map row, and only
 #     it, marked straggler, its median wait under 50 ms and every other
 #     rank's over 100 ms; AllReduce seq 10 named hung with rank 3 missing;
 #     events of every rank on the timeline, in a whole window, a click on
@@ -156,10 +157,13 @@ a, b = re.search(r"data-window=\"(\d+)-(\d+)\"", open(sys.argv[1]).read()).group
 print("t0_ns=%s&t1_ns=%s" % (a, b))' "$out/arrows.html")" >"$dir/p2p.json" || die "p2p failed"
 api "timeline?job=$job&comm=$comm&format=compact&states=0&limit=1" | head -1 >"$dir/tlhead.json" || die "timeline failed"
 api "diagnose?job=$two&comm=$slow_comm" >"$dir/diag2.json" || die "diagnose failed"
-python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" "$dir" "$p2p_comm" "$slow_comm" "$ended" <<'PY' || die "the pages do not show the job (see $out)"
+api "comms?job=$two" >"$dir/comms2.json" || die "comms failed"
+api "comms?job=$job" >"$dir/comms1.json" || die "comms failed"
+api "collectives?job=$job&comm=$comm" >"$dir/colls1.ndjson" || die "collectives failed"
+python3 - "$out" "$slow_rank" "$hang_rank" "$hang_after" "$dir" "$p2p_comm" "$slow_comm" "$comm" "$ended" <<'PY' || die "the pages do not show the job (see $out)"
 import html, json, re, sys
 from datetime import datetime, timezone
-out, slow, hang, hseq, tmp, p2p_comm, slow_comm, ended = sys.argv[1:9]
+out, slow, hang, hseq, tmp, p2p_comm, slow_comm, comm_id, ended = sys.argv[1:10]
 def page(name):
     return open("%s/%s.html" % (out, name)).read()
 def attrs(html, ident):
@@ -182,6 +186,16 @@ check(re.search(r"lagging: rank %s at AllReduce seq %d of %s" % (hang, int(hseq)
 check(re.search(r'<li class="bad" data-ended="%s">job %s ended hung at AllReduce seq 2: rank 3 never arrived '
                 r'\(process alive until \d\d:\d\d:\d\d UTC\) on ' % (ended, ended), ov) is not None,
       "overview: the ended job's verdict")
+# the processes (two jobs' on both nodes, which the status lists as they
+# came) and the agents by host
+for table in ("processes", "agents"):
+    part = ov[ov.index('id="%s"' % table):]
+    part = part[:part.index("</table>")]
+    col = 0 if table == "processes" else 1
+    hosts = [re.findall(r"<td>([^<]*)</td>", r)[col] for r in re.findall(r"<tr[^>]*>(.*?)</tr>", part) if "<td>" in r]
+    check(len(hosts) >= 2 and len(set(hosts)) == 2 and hosts == sorted(hosts), "overview: %s by host (%s)" % (table, hosts))
+check(re.search(r'<span class="note cost" data-shed=""> profiler cost [0-9.]+ % of collective time</span>', ov) is not None,
+      "overview: the profiler's cost of each job")
 cm = page("comm")
 rows = re.findall(r'<div class="hm-row( straggler)?" data-rank="(\d+)" data-median-ns="(\d*)"', cm)
 check(len(rows) == 4, "comm: a heat map row per rank (%d)" % len(rows))
@@ -189,6 +203,17 @@ check([r for s, r, _ in rows if s] == [slow], "comm: only rank %s marked straggl
 med = {r: int(m) if m else None for _, r, m in rows}
 check(med.get(slow) is not None and med[slow] < 50e6, "comm: the straggler's median wait under 50 ms (%s)" % med.get(slow))
 check(all(m is not None and m > 100e6 for r, m in med.items() if r != slow), "comm: the others wait over 100 ms (%s)" % med)
+# the rings: 2 ranks per node, so ProxyOps show the network legs only, and
+# the page says the order within a node is unknown rather than draw nothing
+rg = attrs(cm, "rings")
+check(int(rg.get("data-channels", 0)) > 0 and rg.get("data-unknown") == rg.get("data-channels")
+      and cm.count("network legs only: the ring within each node is unknown") == int(rg.get("data-channels", 0)),
+      "comm: each channel's network legs, the ring within a node said unknown (%s)" % rg)
+# when each collective started, in UTC as the API gives it (start_utc)
+api_utc = {c["start_utc"] for c in map(json.loads, open(tmp + "/colls1.ndjson")) if c.get("kind") == "collective"}
+shown_utc = re.findall(r'<span class="utc">([^<]*)</span>', cm)
+check(shown_utc and None not in api_utc and set(shown_utc) <= api_utc,
+      "comm: each collective's start in UTC, the API's start_utc (%d shown: %s)" % (len(shown_utc), shown_utc[:2]))
 hm = attrs(cm, "heatmap")
 check(hm.get("data-ranks") == "4" and int(hm.get("data-collectives", 0)) == int(hseq) + 1,
       "comm: every rank and collective in the heat map (%s)" % hm)
@@ -244,12 +269,21 @@ check(ar.get("data-more") == "0" and p2p["matched"] > 0 and ar.get("data-arrows"
       "timeline: an arrow per Send -> Recv that /api/v1/p2p matches in the window (%s arrows, %s matched)"
       % (ar.get("data-arrows"), p2p["matched"]))
 # both of the second job's communicators are "world", 4 ranks on node0 and
-# node1: the overview names them apart
+# node1: the overview names them apart, by the API's labels (the one
+# definition, common/commlabel.c); so do the communicator page and the timeline
 names = dict((c, html.unescape(n)) for c, n in re.findall(
     r'<tr data-comm="[^"/]*-two/(0x[0-9a-f]+)"[^>]*><td class="name"><a [^>]*>([^<]*)</a>', ov))
-check(len(names) == 2 and len(set(names.values())) == 2 and all(n.startswith("world (4 ranks on node0, node1)")
-                                                                for n in names.values()),
-      "overview: two 'world' communicators with distinct names (%s)" % names)
+labels = {c["comm"]: c["label"] for c in json.load(open(tmp + "/comms2.json"))["comms"]}
+check(len(names) == 2 and len(set(names.values())) == 2 and names == labels,
+      "overview: two 'world' communicators named by the API's distinct labels (%s, API %s)" % (names, labels))
+bws = re.findall(r'<tr data-comm="[^"/]*-two/0x[0-9a-f]+"[^>]*>.*?<td class="num bw">([^<]*)</td>', ov)
+check(bws == ["-", "-"], "overview: a finished communicator's busBW is no figure, not 0 (%s)" % bws)
+label1 = {c["comm"]: c["label"] for c in json.load(open(tmp + "/comms1.json"))["comms"]}
+title = lambda name: html.unescape((re.search(r'<h1 id="title"[^>]*>([^<]*)</h1>', page(name)) or re.search("()", "")).group(1))
+check(title("comm").startswith("Communicator %s, job " % label1.get(comm_id)),
+      "communicator: titled by the API's label (%s, API %s)" % (title("comm"), label1.get(comm_id)))
+check(title("timeline").startswith("Timeline of %s" % label1.get(comm_id)),
+      "timeline: titled by the API's label (%s, API %s)" % (title("timeline"), label1.get(comm_id)))
 sc = page("slowcomm")
 diag = json.load(open(tmp + "/diag2.json"))
 slowp = [p for p in diag["problems"] if p["kind"] == "slow_link"]

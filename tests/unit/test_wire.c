@@ -209,6 +209,39 @@ Test(wire, completions_strings_contexts_counters_round_trip)
     cr_assert_eq(b.counters.states_emitted, cn.states_emitted);
     cr_assert_eq(b.counters.states_dropped, cn.states_dropped);
     cr_assert_eq(b.counters.bad_handles, cn.bad_handles);
+    cr_assert_eq(b.counters.cost_ns, cn.cost_ns);
+    cr_assert_eq(b.counters.coll_ns, cn.coll_ns);
+    cr_assert_eq(b.counters.shed_mask, cn.shed_mask);
+    cr_assert_eq(b.counters.shed_changes, cn.shed_changes);
+    cr_assert_eq(b.counters.shed_events, cn.shed_events);
+    nsc_batch_release(&b);
+}
+
+/* The guard's fields close the counters record and are left out while zero:
+ * a plugin without a guard sends the 7 fields an older receiver reads, and a
+ * record of 7 decodes with the guard's fields zero. */
+Test(wire, counters_without_the_guard_keep_the_old_arity)
+{
+    nsc_enc e;
+    nsc_batch_hdr hdr = {.version = NSC_WIRE_VERSION, .seq = 1, .proc = {.pid = 7}};
+    nsc_counters cn;
+    sample_counters(&cn);
+    cn.cost_ns = cn.coll_ns = cn.shed_mask = cn.shed_changes = cn.shed_events = 0;
+    cr_assert_eq(nsc_enc_begin(&e, buf, CAP, &hdr), 0);
+    cr_assert_eq(nsc_enc_counters(&e, &cn), 0);
+    size_t len = nsc_enc_finish(&e);
+    msgpack_unpacked u;
+    msgpack_unpacked_init(&u);
+    cr_assert_eq(msgpack_unpack_next(&u, (const char *)buf, len, NULL), MSGPACK_UNPACK_SUCCESS);
+    const msgpack_object *recs = &u.data.via.array.ptr[1];
+    cr_assert_eq(recs->via.array.size, 1);
+    cr_assert_eq(recs->via.array.ptr[0].via.array.size, 1 + 7, "tag and the 7 old fields");
+    msgpack_unpacked_destroy(&u);
+    nsc_batch b;
+    cr_assert_eq(nsc_batch_decode(buf, len, NULL, &b), 0);
+    cr_assert_eq(b.counters.bad_handles, cn.bad_handles);
+    cr_assert_eq(b.counters.cost_ns, 0);
+    cr_assert_eq(b.counters.shed_mask, 0);
     nsc_batch_release(&b);
 }
 
@@ -734,7 +767,7 @@ Test(wire, record_tags_and_arities)
     expect_one_record(NSC_WIRE_TAG_CTX, 5, 0, NSC_WIRE_BAD_RECORD);
     expect_one_record(NSC_WIRE_TAG_CTX, 6, 0, NSC_WIRE_OK);  /* name omitted */
     expect_one_record(NSC_WIRE_TAG_COUNTERS, 1, 0, NSC_WIRE_BAD_RECORD);
-    expect_one_record(NSC_WIRE_TAG_COUNTERS, 8, 0, NSC_WIRE_BAD_RECORD);
+    expect_one_record(NSC_WIRE_TAG_COUNTERS, 13, 0, NSC_WIRE_BAD_RECORD);  /* 7 + the guard's 5, + 1 */
     for (unsigned tag = NSC_WIRE_TAG_COUNT; tag < 256; tag += 47)
         expect_one_record(tag, EV_MIN, 0, NSC_WIRE_BAD_RECORD);
     expect_one_record(0, 0, 0, NSC_WIRE_BAD_RECORD);  /* no fields at all */

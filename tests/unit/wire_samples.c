@@ -177,6 +177,11 @@ void sample_counters(nsc_counters *c)
     c->completions_emitted[NSC_T_COLL] = 77;
     c->completions_emitted[NSC_T_P2P] = 5;
     c->completions_dropped[NSC_T_COLL] = 2;
+    c->cost_ns = 4000000;
+    c->coll_ns = 1000000000;
+    c->shed_mask = 1u << NSC_T_PROXY_STEP;
+    c->shed_changes = 1;
+    c->shed_events = 640;
 }
 
 size_t sample_batch(void *buf, size_t cap)

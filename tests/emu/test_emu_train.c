@@ -1,0 +1,323 @@
+/* test_emu_train.c: the train scenario against NCCL's rules, read back from
+ * the record plugin and the summary: every rank splits tp, pp and dp
+ * communicators off world (one hash per group, every member in it once),
+ * collectives run in implicit groups and pipeline p2p in explicit ones,
+ * every Send has its Recv, seqNumbers are dense and alike on every member;
+ * and the ground truth of a fault that starts mid-job and comes back. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "test_emu_util.h"
+
+#define TRAIN_JOB "--scenario train --nodes 2 --ranks-per-node 4 --tp 2 --pp 2 --dp 2 --microbatches 3"
+
+/* What a communicator context of one process is. */
+typedef struct comm_ctx {
+    uint64_t pid, ctx, comm_id;
+    int rank, nranks;
+    const char *name;
+} comm_ctx;
+
+/* A started event, as later starts name it as their parent. */
+typedef struct started {
+    uint64_t pid, handle;
+    const char *type;
+    int depth;
+} started;
+
+typedef struct trace {
+    comm_ctx *ctx;
+    size_t nctx;
+    started *ev;
+    size_t nev;
+} trace;
+
+static const comm_ctx *ctx_of(const trace *t, uint64_t pid, uint64_t ctx)
+{
+    for (size_t i = 0; i < t->nctx; i++)
+        if (t->ctx[i].pid == pid && t->ctx[i].ctx == ctx)
+            return &t->ctx[i];
+    cr_assert_fail("no init for context %#llx of pid %llu", (unsigned long long)ctx, (unsigned long long)pid);
+    return NULL;
+}
+
+/* The latest start of that handle in that process: handles are reused. */
+static const started *parent_of(const trace *t, uint64_t pid, uint64_t handle)
+{
+    for (size_t i = t->nev; i-- > 0;)
+        if (t->ev[i].pid == pid && t->ev[i].handle == handle)
+            return &t->ev[i];
+    cr_assert_fail("parent %#llx of pid %llu was never started", (unsigned long long)handle,
+                   (unsigned long long)pid);
+    return NULL;
+}
+
+/* p2p[comm][a][b][send]: how many ops rank a of comm posted with peer b. */
+#define MAXC 16
+typedef struct p2p_count {
+    uint64_t comm_id;
+    unsigned n[2][2][2];
+} p2p_count;
+
+static p2p_count *p2p_slot(p2p_count *c, size_t *nc, uint64_t comm_id)
+{
+    for (size_t i = 0; i < *nc; i++)
+        if (c[i].comm_id == comm_id)
+            return &c[i];
+    cr_assert_lt(*nc, MAXC);
+    c[*nc] = (p2p_count){.comm_id = comm_id};
+    return &c[(*nc)++];
+}
+
+Test(emu_train, call_sequence_follows_ncclcommsplit_group_and_p2p_rules, .timeout = 60)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 2"), 0);
+    jlines l = {0};
+    jlines_read_dir(dir, &l);
+    trace t = {calloc(l.n, sizeof(comm_ctx)), 0, calloc(l.n, sizeof(started)), 0};
+    p2p_count p2p[MAXC];
+    size_t np2p = 0;
+    unsigned inits_by_name[4] = {0};
+    for (size_t i = 0; i < l.n; i++) {
+        const nsc_json *e = nsc_json_root(&l.docs[i]);
+        uint64_t pid = jnum(e, "pid");
+        if (strcmp(jstr(e, "call"), "init") == 0) {
+            /* world first, then tp, pp, dp split off it, in that order */
+            static const char *const order[] = {"world", "tp", "pp", "dp"};
+            unsigned before = 0;
+            for (size_t k = 0; k < t.nctx; k++)
+                before += t.ctx[k].pid == pid;
+            cr_assert_lt(before, 4);
+            cr_assert_str_eq(jstr(e, "comm_name"), order[before]);
+            inits_by_name[before]++;
+            t.ctx[t.nctx++] = (comm_ctx){pid, jhex(e, "ctx"), jnum(e, "comm_id"), (int)jnum(e, "rank"),
+                                         (int)jnum(e, "nranks"), order[before]};
+            continue;
+        }
+        if (strcmp(jstr(e, "call"), "start") != 0)
+            continue;
+        const char *type = jstr(e, "type");
+        started s = {pid, jhex(e, "handle"), type, (int)jnum(e, "groupDepth")};
+        if (strcmp(type, "CollApi") == 0 || strcmp(type, "P2pApi") == 0) {
+            /* collectives in implicit groups, pipeline p2p batched in explicit ones */
+            const started *g = parent_of(&t, pid, jhex(e, "parent"));
+            cr_assert_str_eq(g->type, "GroupApi");
+            cr_assert_eq(g->depth, type[0] == 'P' ? 2 : 1, "%s in a group of depth %d", type, g->depth);
+        }
+        const comm_ctx *c = jhex(e, "ctx") ? ctx_of(&t, pid, jhex(e, "ctx")) : NULL;
+        if (strcmp(type, "Coll") == 0)
+            cr_assert(strcmp(c->name, "tp") == 0 || strcmp(c->name, "dp") == 0, "a collective on %s", c->name);
+        if (strcmp(type, "P2p") == 0) {
+            cr_assert_str_eq(c->name, "pp");
+            int peer = (int)jnum(e, "peer");
+            cr_assert(peer != c->rank && peer < c->nranks);
+            p2p_slot(p2p, &np2p, c->comm_id)->n[c->rank][peer][strcmp(jstr(e, "func"), "Send") == 0]++;
+        }
+        t.ev[t.nev++] = s;
+    }
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(inits_by_name[k], 8, "every rank inits %s", k ? "its groups" : "world");
+    /* Each group's hash is its members' only: tp and dp of 2 ranks, 4 groups each. */
+    for (size_t i = 0; i < t.nctx; i++) {
+        unsigned members = 0, rank_bits = 0;
+        for (size_t k = 0; k < t.nctx; k++)
+            if (t.ctx[k].comm_id == t.ctx[i].comm_id) {
+                members++;
+                rank_bits |= 1u << t.ctx[k].rank;
+                cr_assert_str_eq(t.ctx[k].name, t.ctx[i].name);
+            }
+        cr_assert_eq(members, (unsigned)t.ctx[i].nranks);
+        cr_assert_eq(rank_bits, (1u << t.ctx[i].nranks) - 1);
+        cr_assert_eq(t.ctx[i].nranks, strcmp(t.ctx[i].name, "world") ? 2 : 8);
+    }
+    /* Every Send from a to b has its Recv at b from a: 2 steps x 3 microbatches
+     * of activations forward and gradients back. */
+    cr_assert_eq(np2p, 4);
+    for (size_t i = 0; i < np2p; i++)
+        for (int a = 0; a < 2; a++) {
+            cr_assert_eq(p2p[i].n[a][1 - a][1], 6);
+            cr_assert_eq(p2p[i].n[a][1 - a][1], p2p[i].n[1 - a][a][0]);
+        }
+    free(t.ctx);
+    free(t.ev);
+    jlines_free(&l);
+}
+
+/* A func's seqNumbers on one rank: 0..n-1, in order; returns n. */
+static uint64_t dense(const nsc_json *seqs)
+{
+    uint64_t n = 0;
+    for (const nsc_json *s = nsc_json_first(seqs); s; s = nsc_json_next(seqs, s), n++) {
+        uint64_t v = 1;
+        cr_assert_eq(nsc_json_u64(s, &v), 0);
+        cr_assert_eq(v, n);
+    }
+    return n;
+}
+
+Test(emu_train, seq_numbers_are_dense_and_alike_on_every_member, .timeout = 60)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 3 --func ReduceScatter"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    cr_assert_eq(ranks->count, 32, "8 ranks x world, tp, pp, dp");
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *seq = nsc_json_get(rk, "seq");
+        for (const nsc_json *f = nsc_json_first(seq); f; f = nsc_json_next(seq, f))
+            dense(f);
+        for (const nsc_json *o = nsc_json_first(ranks); o; o = nsc_json_next(ranks, o))
+            if (jnum(o, "comm_id") == jnum(rk, "comm_id") && nsc_json_get(seq, "AllReduce"))
+                cr_assert_eq(nsc_json_get(nsc_json_get(o, "seq"), "AllReduce")->count,
+                             nsc_json_get(seq, "AllReduce")->count);
+        /* the distributed optimizer's ReduceScatter and AllGather, once per step on dp */
+        if (nsc_json_get(seq, "ReduceScatter"))
+            cr_assert_eq(dense(nsc_json_get(seq, "AllGather")), 3);
+        /* tp: 2 AllReduces per forward and per backward of each microbatch */
+        if (jnum(rk, "nranks") == 2 && !nsc_json_get(seq, "Send") && !nsc_json_get(seq, "ReduceScatter"))
+            cr_assert_eq(nsc_json_get(seq, "AllReduce")->count, 3 * 3 * 2 * 2);
+    }
+    nsc_json_free(&sum);
+}
+
+/* A slow GPU from step 2 on, in every 3rd step: the truth names the steps it
+ * acted in and its onset, and the GPU's work took that much longer there. */
+Test(emu_train, fault_onset_and_intermittency_are_in_the_ground_truth, .timeout = 60)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 6 --slow-gpu 5:400 --fault-from 2 --fault-every 3"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *root = nsc_json_root(&sum);
+    const nsc_json *fault = nsc_json_at(nsc_json_get(root, "faults"), 0);
+    cr_assert_str_eq(jstr(fault, "kind"), "slow_gpu");
+    cr_assert_eq(jnum(fault, "from"), 2);
+    cr_assert_eq(jnum(fault, "every"), 3);
+    const nsc_json *truth = nsc_json_get(root, "fault_truth");
+    cr_assert_eq(truth->count, 1);
+    const nsc_json *hit = nsc_json_at(truth, 0);
+    cr_assert_str_eq(jstr(hit, "kind"), "slow_gpu");
+    cr_assert_eq(jnum(nsc_json_get(hit, "onset"), "step"), 2);
+    const nsc_json *colls = nsc_json_get(hit, "collectives");
+    unsigned in_step[6] = {0};
+    for (const nsc_json *c = nsc_json_first(colls); c; c = nsc_json_next(colls, c))
+        in_step[jnum(c, "step")]++;
+    for (int s = 0; s < 6; s++)
+        cr_assert_eq(in_step[s] > 0, s == 2 || s == 5, "step %d: %u collectives", s, in_step[s]);
+    /* rank 5 (stage 1): every op of a faulted step starts its device 400 us
+     * after it was enqueued at the earliest, and the truth lists each once. */
+    const nsc_json *ranks = nsc_json_get(root, "ranks");
+    uint64_t pid = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk))
+        if (jnum(rk, "nranks") == 8 && jnum(rk, "rank") == 5)
+            pid = jnum(rk, "pid");
+    unsigned faulted = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *cs = nsc_json_get(rk, "collectives");
+        for (const nsc_json *c = nsc_json_first(cs); jnum(rk, "pid") == pid && c; c = nsc_json_next(cs, c)) {
+            if (jnum(c, "step") % 3 != 2)
+                continue;
+            faulted++;
+            cr_assert_geq(jnum(c, "ready_ns") - jnum(c, "api_start_ns"), 400000);
+        }
+    }
+    cr_assert_eq(faulted, colls->count);
+    nsc_json_free(&sum);
+}
+
+Test(emu_train, sizes_that_do_not_fit_the_job_are_refused)
+{
+    const char *dir = tmpdir_new();
+    int rc = run_emu(dir, NULL, "--scenario train --nodes 2 --ranks-per-node 4 --tp 3 2>/dev/null");
+    cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+    rc = run_emu(dir, NULL, "--scenario train --nodes 2 --ranks-per-node 2 --tp 4 --pp 1 --dp 1 2>/dev/null");
+    cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "a tensor-parallel group across nodes");
+}
+
+/* Every rank's jitter draws, in the order of its collectives, over the
+ * summary's rank entries (the same order in every run: the launcher's
+ * processes, each one's communicators as it opened them). */
+static size_t jitters(const char *dir, uint64_t *out, size_t cap)
+{
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    size_t n = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *cs = nsc_json_get(rk, "collectives");
+        for (const nsc_json *c = nsc_json_first(cs); c && n < cap; c = nsc_json_next(cs, c))
+            out[n++] = jnum(c, "jitter_ns") << 8 | jnum(rk, "nranks");
+    }
+    nsc_json_free(&sum);
+    return n;
+}
+
+/* The jitter is seeded: the same seed draws the same, another seed other
+ * draws; each in [0, --jitter-us]. */
+Test(emu_train, jitter_is_per_rank_seeded_and_bounded, .timeout = 60)
+{
+    static uint64_t a[4096], b[4096], c[4096];
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 2 --jitter-us 50 --seed 7"), 0);
+    size_t na = jitters(dir, a, 4096);
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 2 --jitter-us 50 --seed 7"), 0);
+    size_t nb = jitters(dir, b, 4096);
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 2 --jitter-us 50 --seed 8"), 0);
+    size_t nc = jitters(dir, c, 4096);
+    cr_assert(na > 100 && na == nb && na == nc, "%zu, %zu, %zu collectives", na, nb, nc);
+    size_t same = 0, nonzero = 0;
+    for (size_t i = 0; i < na; i++) {
+        cr_assert_leq(a[i] >> 8, 50000);
+        nonzero += a[i] >> 8 != 0;
+        same += a[i] == c[i];
+    }
+    cr_assert_arr_eq(a, b, na * sizeof *a, "the same seed draws the same jitter");
+    cr_assert_gt(nonzero, na / 2);
+    cr_assert_lt(same, na / 4, "another seed draws other jitter (%zu of %zu alike)", same, na);
+}
+
+/* A slow link node0 -> node1 in steps 1 and 3: its truth lists only the
+ * pipeline p2p that crosses it that way (activations forward from stage 0
+ * on node 0 to stage 1 on node 1), not the gradients coming back. */
+Test(emu_train, a_slow_link_touches_only_what_crosses_it, .timeout = 60)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 4 --slow-link 0:1:3 --fault-from 1 --fault-every 2"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *truth = nsc_json_get(nsc_json_root(&sum), "fault_truth");
+    cr_assert_eq(truth->count, 1);
+    const nsc_json *hit = nsc_json_at(truth, 0);
+    cr_assert_str_eq(jstr(hit, "kind"), "slow_link");
+    cr_assert_eq(jnum(nsc_json_get(hit, "onset"), "step"), 1);
+    const nsc_json *colls = nsc_json_get(hit, "collectives");
+    /* 4 pipelines x 3 microbatches x 2 steps, a Send and its Recv each */
+    cr_assert_eq(colls->count, 4 * 3 * 2 * 2);
+    for (const nsc_json *c = nsc_json_first(colls); c; c = nsc_json_next(colls, c)) {
+        cr_assert(jnum(c, "step") == 1 || jnum(c, "step") == 3);
+        cr_assert(strcmp(jstr(c, "func"), "Send") == 0 || strcmp(jstr(c, "func"), "Recv") == 0);
+    }
+    nsc_json_free(&sum);
+}
+
+/* Rank 5 stops sending in its 5th tensor-parallel AllReduce: its stream
+ * never gets past it, so nothing later on any of its communicators starts,
+ * its peers wait for it, and the whole job stops: every rank of every
+ * group has an op that never ends. */
+Test(emu_train, a_stall_holds_the_rank_s_stream_then_the_job, .timeout = 60)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 3 --stall 5:4:0:1"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    unsigned held = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *cs = nsc_json_get(rk, "collectives");
+        bool never = false;
+        for (const nsc_json *c = nsc_json_first(cs); c; c = nsc_json_next(cs, c))
+            never |= jnum(c, "end_ns") == 0;
+        held += never;
+    }
+    cr_assert_eq(held, 24, "%u of the 24 tp, pp and dp rank entries hold an op that never ends", held);
+    nsc_json_free(&sum);
+}
