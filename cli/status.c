@@ -434,7 +434,7 @@ static void keep_stuck_lines(watching *w, const nsc_findings *f)
 /* While the summary reports a stuck communicator, where diagnose places it. */
 static void update_stuck(watching *w, const nsc_json *sum)
 {
-    if (u64_of(sum, "lagging") + u64_of(sum, "hangs") == 0) {
+    if (u64_of(sum, "lagging") + u64_of(sum, "hung_collectives") == 0) {
         w->nstuck = 0;
         w->diag_at = 0;
         return;
@@ -462,10 +462,11 @@ static void update_stuck(watching *w, const nsc_json *sum)
 static void render_summary(nsc_cli_ctx *c, const nsc_json *sum, const nsc_json *status)
 {
     printf("%.1f events/s, %" PRIu64 " events; processes %" PRIu64 " alive %" PRIu64 " dead %" PRIu64
-           " finished; agents %" PRIu64 " alive %" PRIu64 " dead; %" PRIu64 " lagging, %" PRIu64 " hung\n",
+           " finished; agents %" PRIu64 " alive %" PRIu64 " dead; %" PRIu64 " lagging, %" PRIu64 " hung"
+           " collectives\n",
            dbl_of(sum, "events_per_s"), u64_of(sum, "events_total"), u64_of(sum, "processes_alive"),
            u64_of(sum, "processes_dead"), u64_of(sum, "processes_finished"), u64_of(sum, "agents_alive"), u64_of(sum, "agents_dead"),
-           u64_of(sum, "lagging"), u64_of(sum, "hangs"));
+           u64_of(sum, "lagging"), u64_of(sum, "hung_collectives"));
     if (!status)
         return;
     EACH(j, nsc_json_get(status, "jobs"))

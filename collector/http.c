@@ -190,12 +190,15 @@ static void render_live(nsc_collector *c, struct evbuffer *b)
                            "# TYPE ncclscope_collector_live_comms gauge\nncclscope_collector_live_comms %" PRIu64 "\n"
                            "# HELP ncclscope_collector_live_hangs Ranks whose collective hangs (running jobs)\n"
                            "# TYPE ncclscope_collector_live_hangs gauge\nncclscope_collector_live_hangs %" PRIu64 "\n"
+                           "# HELP ncclscope_collector_live_hung_collectives Hung collectives (running jobs)\n"
+                           "# TYPE ncclscope_collector_live_hung_collectives gauge\n"
+                           "ncclscope_collector_live_hung_collectives %" PRIu64 "\n"
                            "# HELP ncclscope_collector_live_lagging Ranks lagging, NCCL RAS rule (running jobs)\n"
                            "# TYPE ncclscope_collector_live_lagging gauge\nncclscope_collector_live_lagging %" PRIu64 "\n"
                            "# HELP ncclscope_collector_live_jobs_ended Jobs none of whose processes is alive\n"
                            "# TYPE ncclscope_collector_live_jobs_ended gauge\nncclscope_collector_live_jobs_ended %" PRIu64 "\n",
-                        n.procs_alive, n.procs_dead, n.procs_finished, n.agents_alive, n.agents_dead, n.comms, n.hangs, n.lagging,
-                        n.jobs_ended);
+                        n.procs_alive, n.procs_dead, n.procs_finished, n.agents_alive, n.agents_dead, n.comms, n.hangs,
+                        n.hung_colls, n.lagging, n.jobs_ended);
 }
 
 static void metrics(nsc_http *h, struct evhttp_request *req)

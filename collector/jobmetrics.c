@@ -31,6 +31,7 @@ static double lag(const nsc_live_comm_stat *s) { return s->lag_s; }
 static double lag_rank(const nsc_live_comm_stat *s) { return s->lag_rank; }
 static double lagging(const nsc_live_comm_stat *s) { return s->lagging; }
 static double hung(const nsc_live_comm_stat *s) { return s->hung; }
+static double hung_colls(const nsc_live_comm_stat *s) { return s->hung_colls; }
 static double in_flight(const nsc_live_comm_stat *s) { return s->in_flight; }
 static double in_flight_max(const nsc_live_comm_stat *s) { return s->in_flight_max_s; }
 
@@ -50,6 +51,8 @@ static const struct {
      lagging},
     {"ncclscope_comm_hung_ranks", "gauge",
      "Ranks whose collective is in flight past hang_ms while another rank finished it, per function", hung},
+    {"ncclscope_comm_hung_collectives", "gauge",
+     "Collectives a rank is hung in or lagging ranks never reached (docs/api.md \"Hung\")", hung_colls},
     {"ncclscope_comm_collectives_in_flight", "gauge", "Ranks' latest collectives started and not completed",
      in_flight},
     {"ncclscope_comm_in_flight_max_seconds", "gauge", "Age of the oldest collective in flight (0: none)",

@@ -41,9 +41,9 @@ typedef struct nsc_config {
 
 #define NSC_DEFAULT_MASK                                                                  \
     ((1u << NSC_T_GROUP) | (1u << NSC_T_COLL) | (1u << NSC_T_P2P) |                      \
-     (1u << NSC_T_PROXY_OP) | (1u << NSC_T_KERNEL_CH) | (1u << NSC_T_GROUP_API) |        \
-     (1u << NSC_T_COLL_API) | (1u << NSC_T_P2P_API) | (1u << NSC_T_KERNEL_LAUNCH) |      \
-     (1u << NSC_T_CE_COLL))
+     (1u << NSC_T_PROXY_OP) | (1u << NSC_T_PROXY_STEP) | (1u << NSC_T_KERNEL_CH) |       \
+     (1u << NSC_T_GROUP_API) | (1u << NSC_T_COLL_API) | (1u << NSC_T_P2P_API) |          \
+     (1u << NSC_T_KERNEL_LAUNCH) | (1u << NSC_T_CE_COLL))
 
 /* Fill *cfg from the environment. Returns 0, or -1 with a message in err. */
 int nsc_config_load(nsc_config *cfg, char *err, size_t errlen);

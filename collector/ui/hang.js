@@ -1,8 +1,8 @@
 /* hang.js: the stuck view (hang.html?job=J, every job without it): each
- * collective that ranks hang in (the status's hangs) or that lagging ranks
- * never reached (the furthest seq of their function), named by function and
- * seq, with the ranks inside it and for how long, the ranks that never
- * arrived with host, pid and process state (live status), and each rank's
+ * hung collective of the status (hung_collectives: the one definition the
+ * Overview counts too), named by function and seq, with the ranks inside it
+ * and for how long, the ranks that never arrived with host, pid and process
+ * state (live status), and each rank's
  * arrival as the store matched it (collectives: its kernel start with its
  * bound, greyed when uncertain); above them, per job, the
  * verdict and problems of diagnose's analysis (/api/v1/diagnose: the cause
@@ -14,28 +14,6 @@
 (() => {
     const {el, param, link, fmtNs} = NSC;
     const REFRESH_MS = 5000;
-
-    /* The stuck collectives of one communicator: those with hung ranks, and
-     * the one lagging ranks are behind (the furthest seq of the function). */
-    function stuckColls(c) {
-        const by = new Map();
-        const add = (func, seq) => {
-            const k = func + ' ' + seq;
-            if (!by.has(k))
-                by.set(k, {func, seq, inside: [], behind: []});
-            return by.get(k);
-        };
-        for (const h of c.hangs)
-            add(h.func, h.seq);
-        for (const l of c.lagging)
-            add(l.func, l.max_seq).behind.push(l);
-        for (const g of by.values())
-            for (const r of c.ranks)
-                for (const rc of r.collectives)
-                    if (rc.func === g.func && rc.seq === g.seq && rc.in_flight)
-                        g.inside.push({rank: r.rank, for_ns: rc.for_ns});
-        return [...by.values()];
-    }
 
     function rankLine(c, procs, rank, why) {
         const r = c.ranks.find(x => x.rank === rank) || {};
@@ -78,7 +56,7 @@
                         el('a', {href: link('timeline.html', {job, comm: c.comm})}, 'timeline'))];
         if (g.behind.length)
             out.push(el('p', {}, 'waiting for:'), el('ul', {class: 'problems'}, g.behind.map(l =>
-                rankLine(c, procs, l.rank, 'its last ' + l.func + ' is seq ' + l.seq + ', behind for ' + fmtNs(l.for_ns) +
+                rankLine(c, procs, l.rank, 'its last ' + g.func + ' is seq ' + l.seq + ', behind for ' + fmtNs(l.for_ns) +
                                    (l.since_utc ? ' (since ' + l.since_utc + ')' : '')))));
         out.push(m ? arrivals(m) : el('p', {class: 'note'}, 'not matched in the store yet'));
         return out;
@@ -108,7 +86,7 @@
         let hung = 0;
         for (const job of s.jobs || []) {
             for (const c of job.comms)
-                for (const g of !want || job.job === want ? stuckColls(c) : []) {
+                for (const g of !want || job.job === want ? c.hung_collectives : []) {
                     hung++;
                     blocks.push(el('div', {class: 'hang-comm'},
                                    await stuckBlock(job.job, c, s.processes || [], g)));

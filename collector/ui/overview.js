@@ -29,12 +29,12 @@
             card('dead', 'dead or silent', procs.dead + procs.silent, procs.dead + procs.silent > 0),
             card('agents', 'agents alive', agents + ' / ' + (s.agents || []).length),
             card('lagging', 'lagging ranks', s.lagging, s.lagging > 0),
-            card('hangs', 'hung collectives', s.hangs, s.hangs > 0));
+            card('hangs', 'hung collectives', s.hung_collectives, s.hung_collectives > 0));
     }
 
     function commState(c) {
-        if (c.hangs.length)
-            return el('span', {class: 'tag bad'}, c.hangs.length + ' hung');
+        if (c.hung_collectives.length)
+            return el('span', {class: 'tag bad'}, c.hung_collectives.length + ' hung');
         if (c.lagging.length)
             return el('span', {class: 'tag warn'}, c.lagging.length + ' lagging');
         return el('span', {class: 'tag ok'}, c.ranks_seen < c.nranks ? 'joining' : 'ok');
@@ -43,7 +43,7 @@
     const fmtBw = gbps => gbps > 0 ? fmtNum(gbps, 3) : '-';
     function commRow(job, c) {
         const p = {job: job.job, comm: c.comm};
-        return el('tr', {'data-comm': job.job + '/' + c.comm, class: c.hangs.length ? 'hung' : null},
+        return el('tr', {'data-comm': job.job + '/' + c.comm, class: c.hung_collectives.length ? 'hung' : null},
                   el('td', {class: 'name'}, el('a', {href: link('comm.html', p)}, c.label)),
                   el('td', {class: 'mono'}, c.comm),
                   el('td', {class: 'num'}, c.ranks_seen + ' / ' + c.nranks),
@@ -149,7 +149,7 @@
                 row.querySelector('.bw').textContent = fmtBw(c.bus_bw_gbps);
             }
         }
-        const counts = [m.hangs, m.lagging, m.processes_alive, m.processes_dead, m.agents_alive].join();
+        const counts = [m.hangs, m.hung_collectives, m.lagging, m.processes_alive, m.processes_dead, m.agents_alive].join();
         if (counts !== lastCounts || Date.now() - statusAt > STATUS_EVERY_MS) {
             lastCounts = counts;
             refresh().catch(NSC.fail);

@@ -95,7 +95,7 @@ int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *out);
 /* Totals for tests and metrics. */
 typedef struct nsc_live_counts {
     uint64_t events, procs_alive, procs_dead, procs_finished, agents_alive, agents_dead, comms, hangs,
-        lagging;
+        lagging, hung_colls;
     uint64_t jobs, jobs_ended, evicted_jobs, refused[NSC_LIVE_LIMITS];
 } nsc_live_counts;
 void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *c);
@@ -127,6 +127,7 @@ typedef struct nsc_live_comm_stat {
     double lag_s;            /* longest time a rank has been behind the furthest one (collector clock) */
     int32_t lag_rank;        /* that rank; -1: none behind */
     uint32_t lagging, hung;  /* rank x function pairs past the lag threshold (as status counts them) */
+    uint32_t hung_colls;     /* its hung collectives (docs/api.md "Hung") */
     uint32_t in_flight;      /* ranks' latest collectives started and not completed */
     double in_flight_max_s;  /* the oldest of those, seen this long ago */
     /* One per rank and collective: when the collector first saw the rank's

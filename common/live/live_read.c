@@ -102,6 +102,45 @@ static int hung(const nsc_live *l, const front *fr, const rank_st *r, int f, uin
     return r->p[f].seq < fr->seq[f] || fr->done[f] > 0;
 }
 
+/* The collective a rank is stuck at in function f: the one it is hung in,
+ * or, lagging, the one the others are in (the function's furthest seq). */
+static int stuck_at(const nsc_live *l, const comm_st *c, const front *fr, const rank_st *r, int f, uint64_t now,
+                    uint64_t *seq)
+{
+    uint64_t d;
+    if (hung(l, fr, r, f, now))
+        *seq = r->p[f].seq;
+    else if (lagging(l, c, r, f, now, &d))
+        *seq = c->f[f].max_seq;
+    else
+        return 0;
+    return 1;
+}
+
+/* Hung collective (docs/api.md "Hung"): one a rank is stuck at. The
+ * function's one with the largest seq below `below`; 0 when none. Walking
+ * down from UINT64_MAX lists each once without memory: a communicator's
+ * stuck ranks are nearly always at one or two collectives. */
+static int hung_coll_below(const nsc_live *l, const comm_st *c, const front *fr, int f, uint64_t now,
+                           uint64_t below, uint64_t *seq)
+{
+    int found = 0;
+    uint64_t s;
+    for (int32_t k = 0; k < c->nalloc; k++)
+        if (stuck_at(l, c, fr, &c->ranks[k], f, now, &s) && s < below && (!found || s > *seq))
+            *seq = s, found = 1;
+    return found;
+}
+
+static uint32_t hung_colls(const nsc_live *l, const comm_st *c, const front *fr, uint64_t now)
+{
+    uint32_t n = 0;
+    for (int f = 0; f < c->nf; f++)
+        for (uint64_t s = UINT64_MAX; hung_coll_below(l, c, fr, f, now, s, &s);)
+            n++;
+    return n;
+}
+
 void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
 {
     memset(out, 0, sizeof *out);
@@ -131,6 +170,7 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
                 out->lagging += (uint64_t)lagging(l, c, &c->ranks[k], f, now, &d);
                 out->hangs += (uint64_t)hung(l, &fr, &c->ranks[k], f, now);
             }
+        out->hung_colls += hung_colls(l, c, &fr, now);
     }
     free(ends);
 }
@@ -159,6 +199,7 @@ static void comm_judged(const nsc_live *l, const comm_st *c, uint64_t now, nsc_l
             }
         }
     }
+    o->hung_colls = hung_colls(l, c, &fr, now);
 }
 
 /* ended: its job's end, 0 while it runs (its lag and hangs then stay 0). */
@@ -521,6 +562,30 @@ static void json_rank(const nsc_live *l, const comm_st *c, const front *fr, int3
     fputs("]}", o);
 }
 
+/* A hung collective: the ranks inside it (in flight there) and the ranks
+ * stuck behind it (lagging, their last seq before it). */
+static void json_hung_coll(const nsc_live *l, const comm_st *c, int f, uint64_t seq, uint64_t now, FILE *o,
+                           int first)
+{
+    fprintf(o, "%s{\"func\":\"%s\",\"seq\":%" PRIu64 ",\"inside\":[", first ? "" : ",", c->f[f].name, seq);
+    int n = 0;
+    for (int32_t k = 0; k < c->nalloc; k++) {
+        const rank_st *r = &c->ranks[k];
+        if (r->has[f] && !r->p[f].done && r->p[f].seq == seq)
+            fprintf(o, "%s{\"rank\":%d,\"for_ns\":%" PRIu64 "}", n++ ? "," : "", k,
+                    now > r->p[f].since_ns ? now - r->p[f].since_ns : 0);
+    }
+    fputs("],\"behind\":[", o);
+    n = 0;
+    for (int32_t k = 0; k < c->nalloc; k++) {
+        uint64_t lag;
+        if (c->ranks[k].p[f].seq < seq && lagging(l, c, &c->ranks[k], f, now, &lag))
+            fprintf(o, "%s{\"rank\":%d,\"seq\":%" PRIu64 ",\"for_ns\":%" PRIu64 "}", n++ ? "," : "", k,
+                    c->ranks[k].p[f].seq, lag);
+    }
+    fputs("]}", o);
+}
+
 /* Distinct hosts of c's ranks seen (sorted, then counted): -1 memory. */
 static long comm_hosts(const comm_st *c)
 {
@@ -580,6 +645,11 @@ static void json_comm(const nsc_live *l, const comm_st *c, const char *label, ui
                 json_utc(l, "since_utc", c->ranks[k].p[f].since_ns, o);
                 fputc('}', o);
             }
+    fputs("],\"hung_collectives\":[", o);
+    n = 0;
+    for (int f = 0; !ended && f < c->nf; f++)
+        for (uint64_t s = UINT64_MAX; hung_coll_below(l, c, &fr, f, now, s, &s);)
+            json_hung_coll(l, c, f, s, now, o, n++ == 0);
     fputs("],\"ranks\":[", o);
     n = 0;
     for (int32_t k = 0; k < c->nalloc; k++)
@@ -616,8 +686,8 @@ int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
     json_utc(l, "now_utc", now, o);
     if (l->has_wall)
         fprintf(o, ",\"wall_offset_ns\":%" PRId64, l->wall_ns);
-    fprintf(o, ",\"events_total\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"lagging\":%" PRIu64 ",", l->events,
-            cn.hangs, cn.lagging);
+    fprintf(o, ",\"events_total\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"hung_collectives\":%" PRIu64
+               ",\"lagging\":%" PRIu64 ",", l->events, cn.hangs, cn.hung_colls, cn.lagging);
     json_agents(l, now, o);
     fputc(',', o);
     json_procs(l, now, o);
@@ -667,10 +737,10 @@ int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *o)
     fprintf(o, "{\"now_ns\":%" PRIu64 ",\"events_total\":%" PRIu64 ",\"events_per_s\":%.1f"
                ",\"processes_alive\":%" PRIu64 ",\"processes_dead\":%" PRIu64
                ",\"processes_finished\":%" PRIu64 ",\"agents_alive\":%" PRIu64
-               ",\"agents_dead\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"lagging\":%" PRIu64
-               ",\"jobs_ended\":%" PRIu64 ",\"comms\":[",
+               ",\"agents_dead\":%" PRIu64 ",\"hangs\":%" PRIu64 ",\"hung_collectives\":%" PRIu64
+               ",\"lagging\":%" PRIu64 ",\"jobs_ended\":%" PRIu64 ",\"comms\":[",
             now, l->events, rate, cn.procs_alive, cn.procs_dead, cn.procs_finished, cn.agents_alive,
-            cn.agents_dead, cn.hangs, cn.lagging, cn.jobs_ended);
+            cn.agents_dead, cn.hangs, cn.hung_colls, cn.lagging, cn.jobs_ended);
     for (size_t i = 0; i < l->ncomms; i++) {
         const comm_st *c = &l->comms[i];
         fprintf(o, "%s{\"job\":", i ? "," : "");

@@ -63,12 +63,19 @@ static void section(nsc_live *l, int rank, uint64_t from, uint64_t to, uint64_t 
     section_of(l, rank, "AllReduce", "ncclFloat32", from, to, done_below, now);
 }
 
-static nsc_live *scenario(void)
+/* An empty live state (lag_ns 10 s), ticked at T0. */
+static nsc_live *live_at_t0(void)
 {
     nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
     nsc_live *l = nsc_live_new(&cfg);
     cr_assert(l);
     nsc_live_tick(l, T0);
+    return l;
+}
+
+static nsc_live *scenario(void)
+{
+    nsc_live *l = live_at_t0();
     for (int r = 0; r < 3; r++)
         section(l, r, 0, 5, 6, T0 + S);
     section(l, 3, 0, 3, 3, T0 + S);  /* rank 3: seq 3 enqueued, never completes */
@@ -168,10 +175,7 @@ static double bus_bw_of_comm(const nsc_live *l, uint64_t now)
  * after its Coll (as a real agent's batching often does). */
 static double bus_bw(const char *func, const char *dtype)
 {
-    nsc_live_cfg cfg = {.heartbeat_timeout_ns = 30 * S, .lag_ns = 10 * S};
-    nsc_live *l = nsc_live_new(&cfg);
-    cr_assert(l);
-    nsc_live_tick(l, T0);
+    nsc_live *l = live_at_t0();
     for (int r = 0; r < 4; r++) {
         section_of(l, r, func, dtype, 0, 2, 0, T0 + S);
         completions(l, r, 0, 2, T0 + S);
@@ -202,6 +206,7 @@ Test(live, status_json)
     nsc_json_doc doc = status_doc(l, T0 + 20 * S);
     const nsc_json *root = nsc_json_root(&doc);
     cr_assert_eq(u64_at(root, "hangs"), 1);
+    cr_assert_eq(u64_at(root, "hung_collectives"), 1);  /* seq 3: seq 5 the others completed */
     cr_assert_eq(u64_at(root, "events_total"), 22);
     const nsc_json *job = nsc_json_at(nsc_json_get(root, "jobs"), 0);
     cr_assert_str_eq(nsc_json_str(nsc_json_get(job, "job")), "job1");
@@ -233,6 +238,45 @@ Test(live, status_json)
         }
     cr_assert_eq(dead, 1);
     nsc_json_free(&doc);
+    nsc_live_free(l);
+}
+
+/* Issue 30's "0 hung" Overview: rank 3 never reaches seq 5, ranks 0-2 wait
+ * inside it. No rank is hung (none completed it), rank 3 lags, and seq 5 is
+ * the one hung collective every view counts and lists (docs/api.md "Hung"):
+ * the status's total and list, the summary and the per-communicator figure. */
+Test(live, hung_collective_lagging_ranks_never_reached)
+{
+    nsc_live *l = live_at_t0();
+    for (int r = 0; r < 3; r++)
+        section(l, r, 0, 5, 5, T0 + S);
+    section(l, 3, 0, 4, 5, T0 + S);
+    nsc_json_doc doc = status_doc(l, T0 + 20 * S);
+    const nsc_json *root = nsc_json_root(&doc);
+    cr_assert_eq(u64_at(root, "hangs"), 0);
+    cr_assert_eq(u64_at(root, "hung_collectives"), 1);
+    const nsc_json *comm = nsc_json_at(nsc_json_get(nsc_json_at(nsc_json_get(root, "jobs"), 0), "comms"), 0);
+    const nsc_json *hc = nsc_json_get(comm, "hung_collectives");
+    cr_assert_eq(hc->count, 1);
+    const nsc_json *g = nsc_json_at(hc, 0);
+    cr_assert_str_eq(nsc_json_str(nsc_json_get(g, "func")), "AllReduce");
+    cr_assert_eq(u64_at(g, "seq"), 5);
+    cr_assert_eq(nsc_json_get(g, "inside")->count, 3);
+    const nsc_json *behind = nsc_json_get(g, "behind");
+    cr_assert_eq(behind->count, 1);
+    cr_assert_eq(u64_at(nsc_json_at(behind, 0), "rank"), 3);
+    cr_assert_eq(u64_at(nsc_json_at(behind, 0), "seq"), 4);
+    nsc_json_free(&doc);
+    nsc_live_counts cn;
+    nsc_live_counts_get(l, T0 + 20 * S, &cn);
+    cr_assert_eq(cn.hung_colls, 1);
+    nsc_live_comm_stat *st;
+    size_t n, omitted;
+    cr_assert_eq(nsc_live_comm_stats(l, T0 + 20 * S, 16, &st, &n, &omitted), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(st->hung_colls, 1);
+    cr_assert_eq(st->hung, 0);
+    free(st);
     nsc_live_free(l);
 }
 

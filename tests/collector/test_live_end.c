@@ -154,7 +154,7 @@ Test(live_end, lag_stops_gauges_return_to_zero_verdict_stays)
         nsc_live_counts_get(l, T0 + t * S, &c);
         cr_assert_eq(c.lagging + c.hangs, 0, "an ended job counts no lagging or hung rank");
         cr_assert_eq(c.jobs_ended, 1);
-        cr_assert(summary_has(l, T0 + t * S, "\"hangs\":0,\"lagging\":0,\"jobs_ended\":1,"));
+        cr_assert(summary_has(l, T0 + t * S, "\"hangs\":0,\"hung_collectives\":0,\"lagging\":0,\"jobs_ended\":1,"));
         comm_stat(l, T0 + t * S, &st);
         cr_assert_eq(st.lag_s, 0.0, "the lag gauge returns to 0");
         cr_assert_eq(st.lag_rank, -1);

@@ -90,7 +90,7 @@ Test(live_snap, read_back_gives_the_same_status)
     cr_assert_eq(nsc_live_from_snapshot(snap, len, &cfg, T0 + 6 * S, WALL + 2 * S, &back, &why), 0, "%s", why);
     char *a = status_text(l, T0 + 20 * S), *b = status_text(back, T0 + 20 * S);
     cr_assert_str_eq(b, a);
-    cr_assert(strstr(a, "\"hangs\":1,\"lagging\":1"), "%s", a);
+    cr_assert(strstr(a, "\"hangs\":1,\"hung_collectives\":1,\"lagging\":1"), "%s", a);
     cr_assert(strstr(a, "\"profiler_cost_pct\":0.700,\"shed\":[\"ProxyStep\"],\"shed_events\":33,"), "%s", a);
     free(b);
     nsc_live_free(back);

@@ -5,7 +5,9 @@
 # collector) runs the demo's jobs, 2 nodes x 4 ranks: an AllReduce with PXN
 # and rank 5 late by 4 ms ("strag"), a ring AllReduce over a 4x slow link
 # node0 -> node1 ("link": its receiver arrives last, a straggler of no view),
-# and the same with rank 5 late too ("slowlink"). Once delivered, the
+# and the same with rank 5 late too ("slowlink"); and a job read while rank
+# 3 never arrives at a collective the others wait in ("hang": one hung
+# collective in every view). Once delivered, the
 # agents stop, and each job is read through the API (collectives, stats, the
 # web view's stats, diagnose, status, /metrics) and the CLI (--json and
 # text): figures_check.py compares them. The collector stores its clock
@@ -22,13 +24,18 @@ nodes=2
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 
-start_all
+start_all --hang-ms 1000
 run_to_end strag --ranks-per-node 4 --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000
 ring=(--ranks-per-node 4 --scenario ring --iters 12 --channels 2 --count 4194304 --chunk-size 2097152
       --slow-link 0:1:4 --seed 3)
 run_to_end link "${ring[@]}"
 run_to_end slowlink "${ring[@]}" --slow-rank 5 --slow-us 4000
-for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
+# hang: rank 3 stops before AllReduce seq 5 and the others wait in it for
+# 20 s, the job read meanwhile (once status sees rank 3 lag past hang_ms).
+NCCLSCOPE_JOB=hang "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes "$nodes" --ranks-per-node 4 \
+    --scenario hang --hang-rank 3 --hang-after 5 --hang-ms 20000 --iters 8 --summary "$dir/emu-hang.json" \
+    >"$dir/emu-hang.log" 2>&1 &
+hang_emu=$!
 
 url=http://127.0.0.1:$http
 cli() { "$bin/ncclscope" --collector "$url" "$@"; }
@@ -59,6 +66,11 @@ views() {
     for i in 1 2 3; do read_views "$@" && return 0; done
     die "$1: the views disagree or show an impossible figure"
 }
+wait_until 15 status_has '[c for j in s["jobs"] if j["job"] == "hang" for c in j["comms"] if c["lagging"]]' ||
+    die "hang: no rank lagging: $(cat "$dir/status.json")"
+views hang hang
+wait $hang_emu || die "hang: the emulator failed: $(tail -3 "$dir/emu-hang.log")"
+for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
 views strag 5:4000000
 views link none
 views slowlink any

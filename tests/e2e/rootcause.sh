@@ -2,7 +2,8 @@
 # rootcause.sh: does `ncclscope diagnose` name the cause and the place of each
 # emulator fault first (docs/cli.md "diagnose", issue 17)? Every run is the
 # full pipeline on loopback (ncclscope-emu with the real plugin, one agent per
-# simulated node, a fresh collector), a 4-node ring with one rank per node;
+# simulated node, a fresh collector), a 4-node ring with one rank per node,
+# the plugin at its default event mask;
 # diagnose --json is checked against the emulator's ground truth
 # (rootcause_check.py).
 #
@@ -115,10 +116,10 @@ fresh_pipeline() {
     rm -rf "$dir/db" "$dir"/node*
     start_all --hang-ms 300
 }
-# emu_job ARGS...: the emulator with the base shape, then ARGS; summary in
-# $dir/emu.json.
+# emu_job ARGS...: the emulator with the base shape at the plugin's default
+# event mask, then ARGS; summary in $dir/emu.json.
 emu_job() {
-    NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
+    NCCLSCOPE_JOB=$job "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
         --nodes $nodes --ranks-per-node 1 --channels 2 --count 4194304 --chunk-size 2097152 \
         "$@" --summary "$dir/emu.json"
 }
