@@ -22,9 +22,10 @@
 #            PromQL.
 # hang:      the same Prometheus, the collector with hang_ms 300, the emulator's
 #            hang scenario (rank 3 stops after 2 iterations, the others wait
-#            4 s inside the third collective): lagging_ranks reaches 1 (no
+#            8 s inside the third collective): lagging_ranks reaches 1 (no
 #            more) with lag_rank 3 whenever it is, the collectives stay in
-#            flight and the oldest one's age passes 1 s.
+#            flight and the oldest one's age passes 1 s; once every process
+#            has exited, the ended job's gauges are 0 again.
 # dashboard: every metric the dashboard's queries name is in the /metrics of
 #            a collector and agents that saw a job, its panels do not overlap
 #            and use only its variables; copies of the dashboard naming a
@@ -171,11 +172,17 @@ promql)
 hang)
     start_all --hang-ms 300
     start_prometheus
-    NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 5 --hang-after 2 --hang-ms 4000 --pace-us 20000 &
+    # the lag lasts only while the job runs: scraping has begun before it
+    wait_until 30 promql_any 'up{job="ncclscope-collector"} == 1' || die "prometheus never scraped the collector"
+    NCCLSCOPE_FLUSH_MS=50 scenario=hang emulate --iters 5 --hang-after 2 --hang-ms 8000 --pace-us 20000 &
     emu=$!
-    wait_until 20 promql_any 'ncclscope_comm_lagging_ranks >= 1' || die "no rank reported lagging"
-    wait_until 20 promql_any 'ncclscope_comm_in_flight_max_seconds > 1' || die "no collective in flight for 1 s"
+    # over time: once every process has exited the job has ended and its
+    # gauges return to 0 (docs/api.md), so the instant value may be past
+    wait_until 20 promql_any 'max_over_time(ncclscope_comm_lagging_ranks[5m]) >= 1' || die "no rank reported lagging"
+    wait_until 20 promql_any 'max_over_time(ncclscope_comm_in_flight_max_seconds[5m]) > 1' ||
+        die "no collective in flight for 1 s"
     wait $emu || die "emulator failed"
+    wait_until 20 promql_any 'ncclscope_comm_lagging_ranks == 0' || die "the ended job's lagging gauge is not back to 0"
     # ranks 0-2 in the hung collective (before it, all four may have been in flight)
     expect 'max_over_time(ncclscope_comm_collectives_in_flight[5m])' 'v >= 3 and v <= 4'
     expect 'max_over_time(ncclscope_comm_lagging_ranks[5m])' 'v == 1'
