@@ -60,8 +60,8 @@ emu --scenario p2p --iters 10 --seed 7 --summary "$out/sendrecv.json"
 echo "== emulated job 'demo': a ring AllReduce over the same ranks, the link node0 -> node1 4x slow"
 # Every rank waits for the slow link, and the first to wait (node1's receiver)
 # looks like a straggler by arrival alone; the network step times (ProxyStep,
-# so the full event mask) say which link it is.
-NCCLSCOPE_EVENT_MASK=all emu --scenario ring --iters 12 --channels 2 --count 4194304 \
+# in the default event mask, folded into the agents' ledger) say which link.
+emu --scenario ring --iters 12 --channels 2 --count 4194304 \
   --chunk-size 2097152 --slow-link 0:1:4 --seed 3 --summary "$out/slowlink.json"
 
 # Everything the ranks emitted, then wait until the collector stored it all.
@@ -87,6 +87,7 @@ show() { echo; echo "\$ ncclscope $*"; "$bin/ncclscope" "$@" || true; }
 show status
 show comms
 show collectives --comm "$allreduce" --seq 30-37
+show ledger --comm "$allreduce" --seq 30 --rank 4-5
 show topology --comm "$allreduce"
 show stats --comm "$allreduce"
 show timeline --comm "$sendrecv" --width 72
