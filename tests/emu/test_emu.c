@@ -404,14 +404,33 @@ Test(emu, nccl_quirks_reach_the_plugin_as_nccl_makes_them, .timeout = 30)
                          "--nccl-quirk null-parent --nccl-quirk unpaired-steps"), 0);
     jlines rec = {0};
     jlines_read_dir(dir, &rec);
-    uint64_t zero_ch[MAXH];
-    size_t nzero = 0, api = 0, kch0 = 0, children = 0, stops = 0, ops = 0, steps = 0;
-    uint64_t step_h[MAXH];
+    /* A handle is an address, unique only among its process's open events (a
+     * freed one comes back, and without ASLR, as under qemu, another process
+     * uses the same): each call is matched to the start open in its process.
+     * kind 1: a KernelCh with its timers 0, 2: a ProxyStep. */
+    static struct { uint64_t pid, h; int kind; } open[MAXH];
+    size_t nopen = 0, nzero = 0, api = 0, kch0 = 0, children = 0, stops = 0, ops = 0, steps = 0,
+           step_stops = 0;
     for (size_t i = 0; i < rec.n; i++) {
         const nsc_json *r = nsc_json_root(&rec.docs[i]);
-        if (strcmp(jstr(r, "call"), "start") != 0)
+        const char *call = jstr(r, "call");
+        uint64_t pid = (uint64_t)jnum(r, "pid"), h = jhex(r, "handle");
+        size_t at = 0;
+        while (at < nopen && (open[at].pid != pid || open[at].h != h))
+            at++;
+        if (strcmp(call, "state") == 0 && jnum(r, "state") == NSC_S_KERNEL_CH_STOP && at < nopen &&
+            open[at].kind == 1) {
+            cr_assert_eq(jnum(r, "pTimer"), 0);
+            stops++;
+        } else if (strcmp(call, "stop") == 0 && at < nopen) {
+            step_stops += open[at].kind == 2;
+            open[at] = open[--nopen];
+        }
+        if (strcmp(call, "start") != 0)
             continue;
-        int t = nsc_type_from_name(jstr(r, "type"));
+        if (at < nopen)  /* its handle came back: that event was never stopped */
+            open[at] = open[--nopen];
+        int t = nsc_type_from_name(jstr(r, "type")), kind = 0;
         if (t >= NSC_T_GROUP_API && t <= NSC_T_KERNEL_LAUNCH) {
             cr_assert_eq(jnum(r, "rank"), 0, "%s", jstr(r, "type"));
             api++;
@@ -421,31 +440,21 @@ Test(emu, nccl_quirks_reach_the_plugin_as_nccl_makes_them, .timeout = 30)
         }
         ops += t == NSC_T_PROXY_OP;
         if (t == NSC_T_PROXY_STEP) {
-            cr_assert_lt(steps, MAXH);
-            step_h[steps++] = jhex(r, "handle");
+            steps++;
+            kind = 2;
         }
         if (t == NSC_T_KERNEL_CH && jnum(r, "channelId") > 0) {
             cr_assert_eq(jnum(r, "pTimer"), 0);
-            cr_assert_lt(nzero, MAXH);
-            zero_ch[nzero++] = jhex(r, "handle");
+            nzero++;
+            kind = 1;
         } else if (t == NSC_T_KERNEL_CH) {
             cr_assert_neq(jnum(r, "pTimer"), 0);
             kch0++;
         }
-    }
-    size_t step_stops = 0;
-    for (size_t i = 0; i < rec.n; i++) {
-        const nsc_json *r = nsc_json_root(&rec.docs[i]);
-        if (strcmp(jstr(r, "call"), "stop") == 0)
-            for (size_t j = 0; j < steps; j++)
-                step_stops += step_h[j] == jhex(r, "handle");
-        if (strcmp(jstr(r, "call"), "state") != 0 || jnum(r, "state") != NSC_S_KERNEL_CH_STOP)
-            continue;
-        for (size_t j = 0; j < nzero; j++)
-            if (zero_ch[j] == jhex(r, "handle")) {
-                cr_assert_eq(jnum(r, "pTimer"), 0);
-                stops++;
-            }
+        if (kind) {
+            cr_assert_lt(nopen, MAXH);
+            open[nopen].pid = pid, open[nopen].h = h, open[nopen++].kind = kind;
+        }
     }
     cr_assert_gt(api, 0);
     cr_assert_gt(children, 0);
