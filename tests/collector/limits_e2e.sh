@@ -88,8 +88,11 @@ credit)
     [ "$(collector_metric ncclscope_collector_queue_depth)" = 0 ] || die "the writer's queue is not empty"
     ;;
 evict)
-    start_collector 0 --max-procs-per-job 1000 --max-procs-per-agent 1000 --heartbeat-timeout-ms 2000 \
-        --live-evict-s 2 --clock-persist-s 1
+    # silent and evicted only well after the stream ends: a pause in it
+    # (the sanitizers under load) must not evict the job midway, which would
+    # admit another 1000 processes in its place
+    start_collector 0 --max-procs-per-job 1000 --max-procs-per-agent 1000 --heartbeat-timeout-ms 5000 \
+        --live-evict-s 5 --clock-persist-s 1
     hostile procs --count 50000 --timeout-ms 60000
     [ "$(out acked)" = "$(out sent)" ] || die "not every batch was acknowledged: $(cat "$dir/out")"
     # the live state learns a batch after its acknowledgement: wait for the last
