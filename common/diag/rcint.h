@@ -66,16 +66,33 @@
 #define RC_LINK_MAX_STEPS 100000
 #define RC_MAX_CHANNELS 64
 
+/* A straggler may be late from mid-job on, or intermittently: besides the
+ * straggler rule (figures.h) a rank is late when it was late of its own at
+ * RC_LATE_MIN_OWN collectives or more, and affected (late of its own, or
+ * late by NSC_FIG_LATE_MIN_NS at its first collective, where there is no
+ * previous gap to split by) at one in RC_LATE_MAX_EVERY or more of those it
+ * took part in from its first affected one (its onset), and at more than
+ * half of all the communicator's affected collectives: a loaded machine's
+ * pauses make one rank or another late now and then, not the same one
+ * again and again. Jitter below NSC_FIG_LATE_MIN_NS is never own-late. */
+#define RC_LATE_MIN_OWN 4
+#define RC_LATE_MAX_EVERY 10
+
 typedef struct rc_rank_late {
     uint64_t last, seen;                     /* collectives it arrived last at / took part in */
     uint64_t own_late;                       /* ... last and late of its own */
     uint64_t host_ns, gpu_ns, prev_ns, cost_ns;  /* summed over its last arrivals */
+    uint64_t affected;                       /* own-late, or late at its first (rclate.c) */
+    uint64_t own_cost_ns;                    /* the others' waits at those */
+    uint64_t onset_seq, onset_ns;            /* the first of those */
+    uint64_t seen_at_onset;                  /* collectives seen before it */
 } rc_rank_late;
 
 struct nsc_rc_late {
     int64_t nranks;
     rc_rank_late *r;
     uint64_t *scratch;  /* 2 x nranks: own_late and seen, for the straggler rule */
+    uint64_t own_all;   /* affected collectives, all ranks */
     /* the first collective all ranks entered that never ended */
     int stuck;
     uint64_t stuck_seq, stuck_start;
