@@ -186,16 +186,61 @@ static void classify_links(rc_pass *p, uint64_t limit, uint64_t ref)
     }
 }
 
+/* A link's host pair and typical step, to group links by host pair. */
+typedef struct rc_pair_step {
+    const char *from, *to;
+    uint64_t typical;
+} rc_pair_step;
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const rc_pair_step *x = a, *y = b;
+    int c = strcmp(x->from, y->from);
+    return c ? c : strcmp(x->to, y->to);
+}
+
+/* What the network transport takes where nothing slows it: the slowest
+ * link of the fastest host pair whose links (two channels or more) agree
+ * within RC_SLOW_RATIO; 0 if no pair has. One link that looks fast has no
+ * other channel to agree with it; a slow NIC on 2 or 3 nodes slows most
+ * host pairs (the median's), never all but one of 3. */
+static uint64_t transport_step(const rc_pass *p, rc_pair_step *v)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->nlinks; i++)
+        if (p->links[i].n >= RC_LINK_MIN_STEPS)
+            v[n++] = (rc_pair_step){nsc_rc_host_of(p, p->links[i].src), nsc_rc_host_of(p, p->links[i].dst),
+                                    p->links[i].typical};
+    qsort(v, n, sizeof *v, cmp_pair);
+    uint64_t best = 0;
+    for (size_t lo = 0, hi; lo < n; lo = hi) {
+        uint64_t min = v[lo].typical, max = v[lo].typical;
+        for (hi = lo + 1; hi < n && cmp_pair(&v[lo], &v[hi]) == 0; hi++) {
+            min = v[hi].typical < min ? v[hi].typical : min;
+            max = v[hi].typical > max ? v[hi].typical : max;
+        }
+        if (hi - lo >= 2 && (double)max < (double)min * RC_SLOW_RATIO && (!best || max < best))
+            best = max;
+    }
+    return best;
+}
+
 /* Every link's typical step; the reference is the lower median of those of
  * the links with enough steps, not the fastest: one link that looks fast
- * must not make the others look slow. Sets *limit (a slower link is slow);
- * returns the reference, 0 if no link has enough steps. */
+ * must not make the others look slow; but the transport's step
+ * (transport_step) when the median is RC_SLOW_RATIO times that or more: then
+ * most links are slow. Sets *limit (a slower link is slow); returns the
+ * reference, 0 if no link has enough steps. */
 uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
 {
     uint64_t *meds = malloc((p->nlinks + 1) * sizeof *meds);
+    rc_pair_step *pairs = malloc((p->nlinks + 1) * sizeof *pairs);
     size_t n = 0;
-    if (!meds)
+    if (!meds || !pairs) {
+        free(meds);
+        free(pairs);
         return 0;
+    }
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
         part_typicals(k);
@@ -205,8 +250,11 @@ uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
             meds[n++] = k->typical;
     }
     qsort(meds, n, sizeof *meds, nsc_cmp_u64);
-    uint64_t ref = n ? meds[(n - 1) / 2] : 0;
+    uint64_t ref = n ? meds[(n - 1) / 2] : 0, net = transport_step(p, pairs);
+    if (net && (double)ref >= (double)net * RC_SLOW_RATIO)
+        ref = net;
     free(meds);
+    free(pairs);
     *limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
     if (*limit < ref + RC_SLOW_MIN_NS)
         *limit = ref + RC_SLOW_MIN_NS;
