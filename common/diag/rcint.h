@@ -86,6 +86,8 @@ typedef struct rc_rank_late {
     uint64_t own_cost_ns;                    /* the others' waits at those */
     uint64_t onset_seq, onset_ns;            /* the first of those */
     uint64_t seen_at_onset;                  /* collectives seen before it */
+    uint64_t last_affected;                  /* its seen count at its last affected one */
+    uint32_t gaps[RC_LATE_MAX_EVERY + 1];    /* collectives between affected ones: how often */
 } rc_rank_late;
 
 struct nsc_rc_late {

@@ -77,7 +77,11 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
             x->onset_seq = nsc_diag_num(coll, "seq");
             x->onset_ns = nsc_diag_num(coll, "start_ns");
             x->seen_at_onset = x->seen;
+        } else {
+            uint64_t gap = x->seen - x->last_affected;
+            x->gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
         }
+        x->last_affected = x->seen;
         x->affected++;
         x->own_cost_ns += cost;
         l->own_all++;
@@ -128,12 +132,18 @@ static int64_t onset_straggler(const nsc_rc_late *l)
                : -1;
 }
 
-/* How often a late rank is late since its onset: 1 for every collective,
- * else N for 1 in N (rounded). */
+/* How often a late rank is late since its onset: the median of the gaps
+ * between its affected collectives (1: every collective, N: 1 in N), so
+ * that one a loaded machine hid does not halve it; 0 with one. */
 static uint64_t late_every(const rc_rank_late *x)
 {
-    uint64_t since = x->seen - x->seen_at_onset;
-    return x->affected ? (since + x->affected / 2) / x->affected : 0;
+    uint64_t n = x->affected > 1 ? x->affected - 1 : 0, below = 0;
+    for (uint64_t g = 1; g <= RC_LATE_MAX_EVERY && n; g++) {
+        below += x->gaps[g];
+        if (2 * below >= n)
+            return g;
+    }
+    return n ? RC_LATE_MAX_EVERY : 0;
 }
 
 void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
