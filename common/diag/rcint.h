@@ -11,7 +11,8 @@
  *   collective's late end (another cause);
  * - links: per (sender rank -> receiver rank, channel) the typical time of
  *   a network step from ProxyStepSendWait (peer ready, link free) to its
- *   end, against the lower median of all links'; slow links grouped by host
+ *   end, against the lower median of all links' (or the network transport's
+ *   step when most links are slow, rclinks.c); slow links grouped by host
  *   pair, or by host when every link of one host is slow (its NIC); the
  *   links document lists them all;
  * - a stuck collective: per rank and channel the last step it completed
