@@ -77,6 +77,10 @@
  * pauses make one rank or another late now and then, not the same one
  * again and again. Jitter below NSC_FIG_LATE_MIN_NS is never own-late. */
 #define RC_LATE_MIN_OWN 4
+/* The onset is the first affected collective that the next follows within
+ * twice the usual gap: a lone one before (a loaded machine's pause) is not;
+ * up to RC_LATE_ONSETS - 1 such are passed over. */
+#define RC_LATE_ONSETS 4
 #define RC_LATE_MAX_EVERY 10
 
 typedef struct rc_rank_late {
@@ -85,8 +89,8 @@ typedef struct rc_rank_late {
     uint64_t host_ns, gpu_ns, prev_ns, cost_ns;  /* summed over its last arrivals */
     uint64_t affected;                       /* own-late, or late at its first (rclate.c) */
     uint64_t own_cost_ns;                    /* the others' waits at those */
-    uint64_t onset_seq, onset_ns;            /* the first of those */
-    uint64_t seen_at_onset;                  /* collectives seen before it */
+    /* the first RC_LATE_ONSETS of those: seq, start and collectives seen before */
+    uint64_t first_seq[RC_LATE_ONSETS], first_ns[RC_LATE_ONSETS], first_seen[RC_LATE_ONSETS];
     uint64_t last_affected;                  /* its seen count at its last affected one */
     uint32_t gaps[RC_LATE_MAX_EVERY + 1];    /* collectives between affected ones: how often */
 } rc_rank_late;

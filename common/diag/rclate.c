@@ -73,11 +73,12 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
     /* at its first collective a rank has no previous gap to split its
      * lateness by: a late one counts as its own there */
     if (is_own || (!x->seen && late >= NSC_FIG_LATE_MIN_NS)) {
-        if (!x->affected) {
-            x->onset_seq = nsc_diag_num(coll, "seq");
-            x->onset_ns = nsc_diag_num(coll, "start_ns");
-            x->seen_at_onset = x->seen;
-        } else {
+        if (x->affected < RC_LATE_ONSETS) {
+            x->first_seq[x->affected] = nsc_diag_num(coll, "seq");
+            x->first_ns[x->affected] = nsc_diag_num(coll, "start_ns");
+            x->first_seen[x->affected] = x->seen;
+        }
+        if (x->affected) {
             uint64_t gap = x->seen - x->last_affected;
             x->gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
         }
@@ -114,24 +115,6 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
 
 /* ---- late ranks ------------------------------------------------------------ */
 
-/* The rank late of its own most often, when it is late from an onset on,
- * always or intermittently (RC_LATE_MIN_OWN, rcint.h); -1 if none is. */
-static int64_t onset_straggler(const nsc_rc_late *l)
-{
-    int64_t best = -1;
-    for (int64_t r = 0; r < l->nranks; r++)
-        if (best < 0 || l->r[r].affected > l->r[best].affected)
-            best = r;
-    if (best < 0)
-        return -1;
-    const rc_rank_late *x = &l->r[best];
-    uint64_t since = x->seen - x->seen_at_onset;
-    return x->own_late >= RC_LATE_MIN_OWN && x->affected * RC_LATE_MAX_EVERY >= since &&
-                   2 * x->affected > l->own_all
-               ? best
-               : -1;
-}
-
 /* How often a late rank is late since its onset: the median of the gaps
  * between its affected collectives (1: every collective, N: 1 in N), so
  * that one a loaded machine hid does not halve it; 0 with one. */
@@ -144,6 +127,35 @@ static uint64_t late_every(const rc_rank_late *x)
             return g;
     }
     return n ? RC_LATE_MAX_EVERY : 0;
+}
+
+/* Which of its first affected collectives is a late rank's onset
+ * (RC_LATE_ONSETS, rcint.h). */
+static size_t onset_of(const rc_rank_late *x, uint64_t every)
+{
+    size_t i = 0, kept = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
+    while (i + 1 < kept && x->first_seen[i + 1] - x->first_seen[i] > 2 * every)
+        i++;
+    return i;
+}
+
+/* The rank late of its own most often, when it is late from an onset on,
+ * always or intermittently (RC_LATE_MIN_OWN, rcint.h); -1 if none is. */
+static int64_t onset_straggler(const nsc_rc_late *l)
+{
+    int64_t best = -1;
+    for (int64_t r = 0; r < l->nranks; r++)
+        if (best < 0 || l->r[r].affected > l->r[best].affected)
+            best = r;
+    if (best < 0)
+        return -1;
+    const rc_rank_late *x = &l->r[best];
+    size_t on = onset_of(x, late_every(x));
+    uint64_t since = x->seen - x->first_seen[on];
+    return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on) * RC_LATE_MAX_EVERY >= since &&
+                   2 * x->affected > l->own_all
+               ? best
+               : -1;
 }
 
 void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
@@ -159,6 +171,7 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
         return;
     const rc_rank_late *x = &l->r[best];
     uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns, every = late_every(x);
+    size_t on = onset_of(x, every);
     int gpu = x->gpu_ns > x->host_ns;
     char often[48] = "every collective";
     if (every > 1)
@@ -171,16 +184,16 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
         gpu ? "GPU late" : "host late", best, nsc_rc_host_of(p, (int32_t)best), x->last, x->seen, x->own_late,
         (double)late / (double)x->last / 1e6,
         gpu ? "its GPU started after its enqueue and its previous work" : "its host enqueued after the others were ready",
-        x->onset_seq, often, (double)x->own_cost_ns / (double)(x->affected ? x->affected : 1) / 1e6, (double)x->own_cost_ns / 1e6);
+        x->first_seq[on], often, (double)x->own_cost_ns / (double)(x->affected ? x->affected : 1) / 1e6, (double)x->own_cost_ns / 1e6);
     if (!q)
         return;
-    q->seq = x->onset_seq;
+    q->seq = x->first_seq[on];
     snprintf(q->hosts[0], sizeof q->hosts[0], "%s", nsc_rc_host_of(p, (int32_t)best));
     snprintf(q->figures, sizeof q->figures,
              "\"last_arrivals\":%" PRIu64 ",\"late_of_its_own\":%" PRIu64 ",\"collectives\":%" PRIu64
              ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":%" PRIu64 ",\"inherited_ns\":%" PRIu64
              ",\"cost_ns\":%" PRIu64 ",\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64
              ",\"own_cost_ns\":%" PRIu64,
-             x->last, x->own_late, x->seen, x->host_ns, x->gpu_ns, x->prev_ns, x->cost_ns, x->onset_seq,
-             x->onset_ns, every, x->own_cost_ns);
+             x->last, x->own_late, x->seen, x->host_ns, x->gpu_ns, x->prev_ns, x->cost_ns, x->first_seq[on],
+             x->first_ns[on], every, x->own_cost_ns);
 }

@@ -186,10 +186,10 @@ static void classify_links(rc_pass *p, uint64_t limit, uint64_t ref)
     }
 }
 
-/* A link's host pair and typical step, to group links by host pair. */
+/* A link's host pair and mean step, to group links by host pair. */
 typedef struct rc_pair_step {
     const char *from, *to;
-    uint64_t typical;
+    uint64_t mean;
 } rc_pair_step;
 
 static int cmp_pair(const void *a, const void *b)
@@ -201,23 +201,25 @@ static int cmp_pair(const void *a, const void *b)
 
 /* What the network transport takes where nothing slows it: the slowest
  * link of the fastest host pair whose links (two channels or more) agree
- * within RC_SLOW_RATIO; 0 if no pair has. One link that looks fast has no
- * other channel to agree with it; a slow NIC on 2 or 3 nodes slows most
- * host pairs (the median's), never all but one of 3. */
+ * within RC_SLOW_RATIO; 0 if no pair has. A link's plain mean step here, not
+ * its typical one: when a late proxy reports steps together most look
+ * short (a whole pair can look 20x fast), but their sum stays right. One
+ * link that looks fast has no other channel to agree with it; a slow NIC on
+ * 2 or 3 nodes slows most host pairs (the median's), never all but one of 3. */
 static uint64_t transport_step(const rc_pass *p, rc_pair_step *v)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->nlinks; i++)
         if (p->links[i].n >= RC_LINK_MIN_STEPS)
             v[n++] = (rc_pair_step){nsc_rc_host_of(p, p->links[i].src), nsc_rc_host_of(p, p->links[i].dst),
-                                    p->links[i].typical};
+                                    p->links[i].busy_ns / p->links[i].n};
     qsort(v, n, sizeof *v, cmp_pair);
     uint64_t best = 0;
     for (size_t lo = 0, hi; lo < n; lo = hi) {
-        uint64_t min = v[lo].typical, max = v[lo].typical;
+        uint64_t min = v[lo].mean, max = v[lo].mean;
         for (hi = lo + 1; hi < n && cmp_pair(&v[lo], &v[hi]) == 0; hi++) {
-            min = v[hi].typical < min ? v[hi].typical : min;
-            max = v[hi].typical > max ? v[hi].typical : max;
+            min = v[hi].mean < min ? v[hi].mean : min;
+            max = v[hi].mean > max ? v[hi].mean : max;
         }
         if (hi - lo >= 2 && (double)max < (double)min * RC_SLOW_RATIO && (!best || max < best))
             best = max;
