@@ -77,9 +77,9 @@
  * pauses make one rank or another late now and then, not the same one
  * again and again. Jitter below NSC_FIG_LATE_MIN_NS is never own-late. */
 #define RC_LATE_MIN_OWN 4
-/* The onset is the first affected collective that the next follows within
- * twice the usual gap: a lone one before (a loaded machine's pause) is not;
- * up to RC_LATE_ONSETS - 1 such are passed over. */
+/* The onset is the first affected collective but a lone one before the
+ * run (a loaded machine's pause, rclate.c); up to RC_LATE_ONSETS - 2 such
+ * are passed over. */
 #define RC_LATE_ONSETS 4
 #define RC_LATE_MAX_EVERY 10
 

@@ -130,11 +130,14 @@ static uint64_t late_every(const rc_rank_late *x)
 }
 
 /* Which of its first affected collectives is a late rank's onset
- * (RC_LATE_ONSETS, rcint.h). */
+ * (RC_LATE_ONSETS, rcint.h): one is passed over when the next comes more
+ * than twice the usual gap and twice the gap after it later (a lone one,
+ * not a run that a loaded machine made look denser). */
 static size_t onset_of(const rc_rank_late *x, uint64_t every)
 {
     size_t i = 0, kept = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
-    while (i + 1 < kept && x->first_seen[i + 1] - x->first_seen[i] > 2 * every)
+    const uint64_t *s = x->first_seen;
+    while (i + 2 < kept && s[i + 1] - s[i] > 2 * every && s[i + 1] - s[i] > 2 * (s[i + 2] - s[i + 1]))
         i++;
     return i;
 }
