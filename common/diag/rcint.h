@@ -49,6 +49,10 @@
  * link over 12 collectives about 36 ms. Links with fewer steps are not
  * judged. */
 #define RC_SLOW_RATIO 2.0
+/* The network transport's step (rclinks.c) is the reference when the links'
+ * median is RC_NET_RATIO times it or more: a loaded emulator made one host
+ * pair's steps look 2.3x faster than the others' in a fault-free job. */
+#define RC_NET_RATIO 4.0
 #define RC_SLOW_MIN_EXTRA_NS 2000000ull
 /* A slow link whose receiver forwards on that channel over a link at least
  * RC_SLOW_RATIO times slower again is held up by it (its receiver frees

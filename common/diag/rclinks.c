@@ -230,7 +230,7 @@ static uint64_t transport_step(const rc_pass *p, rc_pair_step *v)
 /* Every link's typical step; the reference is the lower median of those of
  * the links with enough steps, not the fastest: one link that looks fast
  * must not make the others look slow; but the transport's step
- * (transport_step) when the median is RC_SLOW_RATIO times that or more: then
+ * (transport_step) when the median is RC_NET_RATIO times that or more: then
  * most links are slow. Sets *limit (a slower link is slow); returns the
  * reference, 0 if no link has enough steps. */
 uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
@@ -253,7 +253,7 @@ uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
     }
     qsort(meds, n, sizeof *meds, nsc_cmp_u64);
     uint64_t ref = n ? meds[(n - 1) / 2] : 0, net = transport_step(p, pairs);
-    if (net && (double)ref >= (double)net * RC_SLOW_RATIO)
+    if (net && (double)ref >= (double)net * RC_NET_RATIO)
         ref = net;
     free(meds);
     free(pairs);
