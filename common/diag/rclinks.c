@@ -227,12 +227,32 @@ static uint64_t transport_step(const rc_pass *p, rc_pair_step *v)
     return best;
 }
 
+/* Classify every link against ref; returns the slow limit. */
+static uint64_t classify_against(rc_pass *p, uint64_t ref)
+{
+    uint64_t limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
+    if (limit < ref + RC_SLOW_MIN_NS)
+        limit = ref + RC_SLOW_MIN_NS;
+    classify_links(p, ref ? limit : UINT64_MAX, ref);
+    return limit;
+}
+
+static size_t count_slow(const rc_pass *p)
+{
+    size_t nslow = 0;
+    for (size_t i = 0; i < p->nlinks; i++)
+        nslow += p->links[i].state == NSC_LINK_SLOW;
+    return nslow;
+}
+
 /* Every link's typical step; the reference is the lower median of those of
  * the links with enough steps, not the fastest: one link that looks fast
  * must not make the others look slow; but the transport's step
- * (transport_step) when the median is RC_NET_RATIO times that or more: then
- * most links are slow. Sets *limit (a slower link is slow); returns the
- * reference, 0 if no link has enough steps. */
+ * (transport_step) when the median is RC_NET_RATIO times that or more and
+ * the links slow against it are one host's NIC: then most links are slow (a
+ * slow NIC on 3 nodes); a pair that a loaded host made look fast leaves two
+ * hosts' links all slow on 4 nodes or more. Sets *limit (a slower link is
+ * slow); returns the reference, 0 if no link has enough steps. */
 uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
 {
     uint64_t *meds = malloc((p->nlinks + 1) * sizeof *meds);
@@ -253,14 +273,14 @@ uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
     }
     qsort(meds, n, sizeof *meds, nsc_cmp_u64);
     uint64_t ref = n ? meds[(n - 1) / 2] : 0, net = transport_step(p, pairs);
-    if (net && (double)ref >= (double)net * RC_NET_RATIO)
-        ref = net;
     free(meds);
     free(pairs);
-    *limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
-    if (*limit < ref + RC_SLOW_MIN_NS)
-        *limit = ref + RC_SLOW_MIN_NS;
-    classify_links(p, ref ? *limit : UINT64_MAX, ref);
+    if (net && (double)ref >= (double)net * RC_NET_RATIO) {
+        *limit = classify_against(p, net);
+        if (slow_nic_host(p, count_slow(p)))
+            return net;
+    }
+    *limit = classify_against(p, ref);
     return ref;
 }
 
@@ -269,9 +289,7 @@ void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p)
     uint64_t limit, ref = nsc_rc_link_reference(p, &limit);
     if (!ref)
         return;
-    size_t nslow = 0;
-    for (size_t i = 0; i < p->nlinks; i++)
-        nslow += p->links[i].state == NSC_LINK_SLOW;
+    size_t nslow = count_slow(p);
     if (!nslow)
         return;
     const char *nic = slow_nic_host(p, nslow);
