@@ -205,12 +205,14 @@ static int cmp_pair(const void *a, const void *b)
  * its typical one: when a late proxy reports steps together most look
  * short (a whole pair can look 20x fast), but their sum stays right. One
  * link that looks fast has no other channel to agree with it; a slow NIC on
- * 2 or 3 nodes slows most host pairs (the median's), never all but one of 3. */
+ * 2 or 3 nodes slows most host pairs (the median's), never all but one of 3.
+ * A link faster than any network (RC_NET_MAX_GBPS) was measured wrong. */
 static uint64_t transport_step(const rc_pass *p, rc_pair_step *v)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->nlinks; i++)
-        if (p->links[i].n >= RC_LINK_MIN_STEPS)
+        if (p->links[i].n >= RC_LINK_MIN_STEPS &&
+            (double)p->links[i].bytes <= RC_NET_MAX_GBPS * (double)p->links[i].busy_ns)
             v[n++] = (rc_pair_step){nsc_rc_host_of(p, p->links[i].src), nsc_rc_host_of(p, p->links[i].dst),
                                     p->links[i].busy_ns / p->links[i].n};
     qsort(v, n, sizeof *v, cmp_pair);
