@@ -11,7 +11,8 @@
  *   collective's late end (another cause);
  * - links: per (sender rank -> receiver rank, channel) the typical time of
  *   a network step from ProxyStepSendWait (peer ready, link free) to its
- *   end, against the lower median of all links'; slow links grouped by host
+ *   end, against the lower median of all links' (or the network transport's
+ *   step when most links are slow, rclinks.c); slow links grouped by host
  *   pair, or by host when every link of one host is slow (its NIC); the
  *   links document lists them all;
  * - a stuck collective: per rank and channel the last step it completed
@@ -48,6 +49,13 @@
  * link over 12 collectives about 36 ms. Links with fewer steps are not
  * judged. */
 #define RC_SLOW_RATIO 2.0
+/* The network transport's step (rclinks.c) is the reference when the links'
+ * median is RC_NET_RATIO times it or more: a loaded emulator made one host
+ * pair's steps look 2.3x faster than the others' in a fault-free job. */
+#define RC_NET_RATIO 4.0
+/* No network link moves more than this (GB/s, bytes per ns: 800 Gb/s); a
+ * loaded emulator's steps reported together once read 1,200 GB/s. */
+#define RC_NET_MAX_GBPS 100.0
 #define RC_SLOW_MIN_EXTRA_NS 2000000ull
 /* A slow link whose receiver forwards on that channel over a link at least
  * RC_SLOW_RATIO times slower again is held up by it (its receiver frees
@@ -66,16 +74,39 @@
 #define RC_LINK_MAX_STEPS 100000
 #define RC_MAX_CHANNELS 64
 
+/* A straggler may be late from mid-job on, or intermittently: besides the
+ * straggler rule (figures.h) a rank is late when it was late of its own at
+ * RC_LATE_MIN_OWN collectives or more, and affected (late of its own, or
+ * late by NSC_FIG_LATE_MIN_NS at its first collective, where there is no
+ * previous gap to split by) at one in RC_LATE_MAX_EVERY or more of those it
+ * took part in from its first affected one (its onset), and at more than
+ * half of all the communicator's affected collectives: a loaded machine's
+ * pauses make one rank or another late now and then, not the same one
+ * again and again. Jitter below NSC_FIG_LATE_MIN_NS is never own-late. */
+#define RC_LATE_MIN_OWN 4
+/* The onset is the first affected collective but a lone one before the
+ * run (a loaded machine's pause, rclate.c); up to RC_LATE_ONSETS - 2 such
+ * are passed over. */
+#define RC_LATE_ONSETS 4
+#define RC_LATE_MAX_EVERY 10
+
 typedef struct rc_rank_late {
     uint64_t last, seen;                     /* collectives it arrived last at / took part in */
     uint64_t own_late;                       /* ... last and late of its own */
     uint64_t host_ns, gpu_ns, prev_ns, cost_ns;  /* summed over its last arrivals */
+    uint64_t affected;                       /* own-late, or late at its first (rclate.c) */
+    uint64_t own_cost_ns;                    /* the others' waits at those */
+    /* the first RC_LATE_ONSETS of those: seq, start and collectives seen before */
+    uint64_t first_seq[RC_LATE_ONSETS], first_ns[RC_LATE_ONSETS], first_seen[RC_LATE_ONSETS];
+    uint64_t last_affected;                  /* its seen count at its last affected one */
+    uint32_t gaps[RC_LATE_MAX_EVERY + 1];    /* collectives between affected ones: how often */
 } rc_rank_late;
 
 struct nsc_rc_late {
     int64_t nranks;
     rc_rank_late *r;
     uint64_t *scratch;  /* 2 x nranks: own_late and seen, for the straggler rule */
+    uint64_t own_all;   /* affected collectives, all ranks */
     /* the first collective all ranks entered that never ended */
     int stuck;
     uint64_t stuck_seq, stuck_start;

@@ -67,8 +67,26 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
         cost += nsc_diag_num(r, "wait_ns");
     rc_rank_late *x = &l->r[rank];
     x->last++;
-    x->own_late += own && own->kind == NSC_JSON_TRUE;
     x->cost_ns += cost;
+    int is_own = own && own->kind == NSC_JSON_TRUE;
+    x->own_late += is_own;
+    /* at its first collective a rank has no previous gap to split its
+     * lateness by: a late one counts as its own there */
+    if (is_own || (!x->seen && late >= NSC_FIG_LATE_MIN_NS)) {
+        if (x->affected < RC_LATE_ONSETS) {
+            x->first_seq[x->affected] = nsc_diag_num(coll, "seq");
+            x->first_ns[x->affected] = nsc_diag_num(coll, "start_ns");
+            x->first_seen[x->affected] = x->seen;
+        }
+        if (x->affected) {
+            uint64_t gap = x->seen - x->last_affected;
+            x->gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
+        }
+        x->last_affected = x->seen;
+        x->affected++;
+        x->own_cost_ns += cost;
+        l->own_all++;
+    }
     x->gpu_ns += gpu;
     x->host_ns += host;
     x->prev_ns += late - gpu - host;
@@ -97,6 +115,52 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
 
 /* ---- late ranks ------------------------------------------------------------ */
 
+/* How often a late rank is late since its onset: the median of the gaps
+ * between its affected collectives (1: every collective, N: 1 in N), so
+ * that one a loaded machine hid does not halve it; 0 with one. */
+static uint64_t late_every(const rc_rank_late *x)
+{
+    uint64_t n = x->affected > 1 ? x->affected - 1 : 0, below = 0;
+    for (uint64_t g = 1; g <= RC_LATE_MAX_EVERY && n; g++) {
+        below += x->gaps[g];
+        if (2 * below >= n)
+            return g;
+    }
+    return n ? RC_LATE_MAX_EVERY : 0;
+}
+
+/* Which of its first affected collectives is a late rank's onset
+ * (RC_LATE_ONSETS, rcint.h): one is passed over when the next comes more
+ * than twice the usual gap and twice the gap after it later (a lone one,
+ * not a run that a loaded machine made look denser). */
+static size_t onset_of(const rc_rank_late *x, uint64_t every)
+{
+    size_t i = 0, kept = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
+    const uint64_t *s = x->first_seen;
+    while (i + 2 < kept && s[i + 1] - s[i] > 2 * every && s[i + 1] - s[i] > 2 * (s[i + 2] - s[i + 1]))
+        i++;
+    return i;
+}
+
+/* The rank late of its own most often, when it is late from an onset on,
+ * always or intermittently (RC_LATE_MIN_OWN, rcint.h); -1 if none is. */
+static int64_t onset_straggler(const nsc_rc_late *l)
+{
+    int64_t best = -1;
+    for (int64_t r = 0; r < l->nranks; r++)
+        if (best < 0 || l->r[r].affected > l->r[best].affected)
+            best = r;
+    if (best < 0)
+        return -1;
+    const rc_rank_late *x = &l->r[best];
+    size_t on = onset_of(x, late_every(x));
+    uint64_t since = x->seen - x->first_seen[on];
+    return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on) * RC_LATE_MAX_EVERY >= since &&
+                   2 * x->affected > l->own_all
+               ? best
+               : -1;
+}
+
 void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
 {
     const nsc_rc_late *l = p->l;
@@ -105,25 +169,34 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
         own[r] = l->r[r].own_late, seen[r] = l->r[r].seen;
     int64_t best = nsc_fig_straggler(own, seen, (size_t)l->nranks);
     if (best < 0)
+        best = onset_straggler(l);
+    if (best < 0)
         return;
     const rc_rank_late *x = &l->r[best];
-    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns;
+    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns, every = late_every(x);
+    size_t on = onset_of(x, every);
     int gpu = x->gpu_ns > x->host_ns;
+    char often[48] = "every collective";
+    if (every > 1)
+        snprintf(often, sizeof often, "1 collective in %" PRIu64, every);
     nsc_problem *q = nsc_diag_add(
         f, NSC_SEV_LATE, gpu ? "gpu_late" : "host_late", comm, 0, best,
         "%s: rank %" PRId64 " (%s) arrived last at %" PRIu64 " of %" PRIu64 " collectives (at %" PRIu64
-        " by 1 ms or more of its own), %.2f ms late on average (%s); the others waited %.1f ms in all",
+        " by 1 ms or more of its own), %.2f ms late on average (%s); since seq %" PRIu64
+        ", %s: the others waited %.2f ms per such collective, %.1f ms in all",
         gpu ? "GPU late" : "host late", best, nsc_rc_host_of(p, (int32_t)best), x->last, x->seen, x->own_late,
         (double)late / (double)x->last / 1e6,
         gpu ? "its GPU started after its enqueue and its previous work" : "its host enqueued after the others were ready",
-        (double)x->cost_ns / 1e6);
+        x->first_seq[on], often, (double)x->own_cost_ns / (double)(x->affected ? x->affected : 1) / 1e6, (double)x->own_cost_ns / 1e6);
     if (!q)
         return;
+    q->seq = x->first_seq[on];
     snprintf(q->hosts[0], sizeof q->hosts[0], "%s", nsc_rc_host_of(p, (int32_t)best));
     snprintf(q->figures, sizeof q->figures,
              "\"last_arrivals\":%" PRIu64 ",\"late_of_its_own\":%" PRIu64 ",\"collectives\":%" PRIu64
              ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":%" PRIu64 ",\"inherited_ns\":%" PRIu64
-             ",\"cost_ns\":%" PRIu64,
-             x->last, x->own_late, x->seen, x->host_ns, x->gpu_ns, x->prev_ns, x->cost_ns);
+             ",\"cost_ns\":%" PRIu64 ",\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64
+             ",\"own_cost_ns\":%" PRIu64,
+             x->last, x->own_late, x->seen, x->host_ns, x->gpu_ns, x->prev_ns, x->cost_ns, x->first_seq[on],
+             x->first_ns[on], every, x->own_cost_ns);
 }
-

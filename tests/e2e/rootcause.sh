@@ -23,7 +23,11 @@
 # ROOTCAUSE_FAULTS="slow_link none" limits score to those faults.
 #
 # Faults: none, host_late, slow_gpu, slow_link, slow_nic, stall, mismatch,
-# hang, kill. Steps are 2 MiB so that a network step (84 us at the model's
+# hang, kill; and faults that come and go or start mid-job (issue 33):
+# host_every3 (a host 3 ms late in 1 collective of 3, over 24), host_mid and gpu_mid
+# (late from the 7th collective on), jitter (no fault, +-300 us on every
+# rank's host: no problem), nic3 (a 10x slow NIC on 3 nodes); a late rank's
+# onset and frequency are checked against the emulator's fault_truth. Steps are 2 MiB so that a network step (84 us at the model's
 # 25 GB/s) is well above the 20 us event batching of an emulator without its
 # clock floor (with it, events carry their modelled times exactly).
 set -euo pipefail
@@ -44,6 +48,11 @@ fault_args() {
     slow_nic) echo "--scenario ring --slow-nic $r:4" ;;
     stall) echo "--scenario ring --stall $r:$((2 + i % 3)):$((i % 2)):$((i % 5))" ;;
     mismatch) echo "--scenario ring --mismatch $r:$((1 + i % 4)):$(echo count dtype func | cut -d' ' -f$((1 + i % 3)))" ;;
+    host_every3) echo "--scenario ring --slow-rank $r --slow-us 3000 --fault-from $((i % 3)) --fault-every 3 --iters 24" ;;
+    host_mid) echo "--scenario ring --slow-rank $r --slow-us 3000 --fault-from 6" ;;
+    gpu_mid) echo "--scenario ring --slow-gpu $r:3000 --fault-from 6" ;;
+    jitter) echo "--scenario ring --jitter-us 300" ;;
+    nic3) echo "--scenario ring --nodes 3 --slow-nic $((i % 3)):10" ;;
     hang) echo "--scenario hang --hang-rank $r --hang-after $((1 + i % 4)) --hang-ms 1500" ;;
     kill) echo "--scenario kill --kill-rank $r --kill-after $((1 + i % 4)) --pace-us 20000" ;;
     esac
@@ -204,7 +213,7 @@ live_stall() {
     stop_all
 }
 
-faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill"
+faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill host_every3 host_mid gpu_mid jitter nic3"
 [ "$mode" = score ] && faults=${ROOTCAUSE_FAULTS:-$faults}
 case $mode in
 ci)

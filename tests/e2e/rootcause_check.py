@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """rootcause_check.py: does `ncclscope diagnose --json` name the emulator's
-fault (its --summary ground truth) first, with the right cause and place?
+fault (its --summary ground truth) first, with the right cause and place
+(and for a late rank its onset and frequency, from fault_truth)?
 
     rootcause_check.py EMU_SUMMARY DIAGNOSE_JSON [KIND]
 
@@ -51,6 +52,21 @@ def with_host(emu, place):
     return place
 
 
+def timing_wrong(emu, fault, problem):
+    """Why a late rank's onset or frequency disagrees with the emulator's
+    fault_truth (onset within 2 collectives, every the fault's), or None."""
+    truth = emu.get("fault_truth") or []
+    fig = problem.get("figures") or {}
+    if problem["kind"] not in ("host_late", "gpu_late") or not truth:
+        return None
+    onset = truth[0]["onset"]["seq"]
+    if abs(fig.get("onset_seq", -99) - onset) > 2:
+        return "onset seq %s, truth %d" % (fig.get("onset_seq"), onset)
+    if fig.get("every") != fault.get("every", 1):
+        return "1 in %s, truth 1 in %s" % (fig.get("every"), fault.get("every", 1))
+    return None
+
+
 def main():
     emu = json.load(open(sys.argv[1]))
     diag = json.load(open(sys.argv[2]))
@@ -81,6 +97,10 @@ def main():
     got = place_of(first, place)
     if first["kind"] != kind or got != place:
         print("wrong: want %s %s, got %s %s: %s" % (kind, place, first["kind"], got, diag["verdict"]))
+        return 1
+    why = timing_wrong(emu, faults[0], first)
+    if why:
+        print("wrong: %s %s: %s" % (kind, place, why))
         return 1
     print("right: %s %s" % (kind, place))
     return 0
