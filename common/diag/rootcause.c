@@ -195,9 +195,11 @@ static int on_event(void *arg, const nsc_json *v, const char *line, size_t len)
     return p->oom;
 }
 
+/* "?" where the pass knows no host of the rank (none at all: a pass built
+ * from links alone, as the links analysis's own tests build it). */
 const char *nsc_rc_host_of(const rc_pass *p, int32_t rank)
 {
-    return rank >= 0 && rank < p->nranks && p->host[rank][0] ? p->host[rank] : "?";
+    return p->host && rank >= 0 && rank < p->nranks && p->host[rank][0] ? p->host[rank] : "?";
 }
 
 /* ---- one communicator ------------------------------------------------------- */
