@@ -442,6 +442,18 @@ static int read_source(const source *src, const char *job, nsc_store *dst, char 
     return rc;
 }
 
+/* ---- loading a query's store ---- */
+
+/* dst's open transaction committed, or aborted after rc: 0, or
+ * NSC_QUERY_ESTORE with err set. */
+static int end_load(nsc_store *dst, int rc, char *err, size_t errcap)
+{
+    rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
+    if (rc)
+        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
+    return rc ? NSC_QUERY_ESTORE : 0;
+}
+
 /* ---- ledger ---- */
 
 /* The ledger rows (after their identity: host, pid, data) into dst, each
@@ -463,19 +475,16 @@ static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size
             return NSC_QUERY_ESTORE;
         }
         nsc_store_ledger l = {&p, &b, {0}};
-        if (!(rc = nsc_store_begin(dst, nsc_mono_ns())) && !(rc = nsc_store_put_ledger(dst, &l)))
-            rc = nsc_store_commit(dst);
-        else
-            nsc_store_abort(dst);
+        if (!(rc = nsc_store_begin(dst, nsc_mono_ns())))
+            rc = nsc_store_put_ledger(dst, &l);
+        rc = end_load(dst, rc, err, errcap);
         nsc_ledger_release(&b);
     }
     if (!rc && r->a.r.bad) {
         snprintf(err, errcap, "clickhouse: the ledger rows do not decode");
         return NSC_QUERY_ESTORE;
     }
-    if (rc)
-        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
-    return rc ? NSC_QUERY_ESTORE : 0;
+    return rc;
 }
 
 /* Every ledger batch of the job on src, in the order its agents sent them. */
@@ -491,16 +500,6 @@ static int read_ledger(const source *src, const char *job, nsc_store *dst, char 
 }
 
 /* ---- clock models and the wall clock ---- */
-
-/* dst's open transaction committed, or aborted after rc: 0, or
- * NSC_QUERY_ESTORE with err set. */
-static int end_load(nsc_store *dst, int rc, char *err, size_t errcap)
-{
-    rc = rc ? (nsc_store_abort(dst), rc) : nsc_store_commit(dst);
-    if (rc)
-        snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
-    return rc ? NSC_QUERY_ESTORE : 0;
-}
 
 static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
 {
