@@ -7,7 +7,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "commlabel.h"
 #include "json.h"
@@ -286,10 +285,14 @@ static const char *proc_state(const nsc_live *l, const proc_st *p, uint64_t now)
  * the collector's clock where the wall clock is unknown. */
 static void fmt_at(const nsc_live *l, uint64_t t, char *buf, size_t cap)
 {
-    struct tm tm;
-    time_t sec = (time_t)(((int64_t)t + l->wall_ns) / 1000000000);
-    if (l->has_wall && gmtime_r(&sec, &tm) && strftime(buf, cap, "%H:%M:%S UTC", &tm))
-        return;
+    char iso[NSC_UTC_MAX];  /* "2026-11-28T12:04:31.123456Z": its time of day */
+    if (l->has_wall) {
+        nsc_utc_iso((int64_t)t + l->wall_ns, iso, sizeof iso);
+        if (strlen(iso) >= 19) {
+            snprintf(buf, cap, "%.8s UTC", iso + 11);
+            return;
+        }
+    }
     snprintf(buf, cap, "%.3f s on the collector's clock", (double)t / 1e9);
 }
 
