@@ -9,6 +9,7 @@
 
 #include "emu.h"
 #include "json.h"
+#include "order.h"
 
 static const char *const kind_names[3] = {"start", "stop", "state"};
 
@@ -176,13 +177,8 @@ typedef struct fault_hit {
 static int hit_cmp(const void *a, const void *b)
 {
     const fault_hit *x = a, *y = b;
-    if (x->api_start_ns != y->api_start_ns)
-        return x->api_start_ns < y->api_start_ns ? -1 : 1;
-    if (x->comm_id != y->comm_id)
-        return x->comm_id < y->comm_id ? -1 : 1;
-    if (x->func != y->func)
-        return x->func - y->func;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    return NSC_ORDER(NSC_CMP(x->api_start_ns, y->api_start_ns), NSC_CMP(x->comm_id, y->comm_id),
+                     NSC_CMP(x->func, y->func), NSC_CMP(x->seq, y->seq));
 }
 
 typedef struct fault_hits {
