@@ -32,7 +32,7 @@ python3 "$here/check_k8s.py" "${over[@]}" "$src/containers/k8s-distributed" "$bi
 refused() {
     local sub=k8s opts=() out
     [ "$1" = overlay ] && sub=k8s-distributed opts=(--render)
-    rm -rf "$dir/c" && mkdir "$dir/c" && cp -r "$src/containers/"{k8s,k8s-distributed,grafana} "$dir/c/"
+    rm -rf "$dir/c" && mkdir "$dir/c" && cp -r "$src/containers/"{k8s,k8s-distributed,grafana,prometheus} "$dir/c/"
     sed -i "$3" "$dir/c/$sub/$2"
     cmp -s "$src/containers/$sub/$2" "$dir/c/$sub/$2" && fail "the edit '$3' changed nothing in $sub/$2"
     out=$(python3 "$here/check_k8s.py" "${opts[@]}" "$dir/c/$sub" "$bin" "$src") &&
