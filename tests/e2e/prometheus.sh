@@ -35,6 +35,16 @@
 #            exported has its row in docs/collector.md; the Kubernetes
 #            kustomization (kubectl kustomize, when installed) carries the
 #            dashboard unchanged in its ConfigMap.
+# alerts:    the same Prometheus evaluating containers/prometheus/
+#            ncclscope-alerts.yaml (every `for` 0 and every 250 ms, nothing
+#            else changed) over 4 nodes of one rank, the collector with
+#            hang_ms 300 and root-cause passes every second: a ring job with
+#            the link from node1 to node2 4x slow fires NcclscopeSlowLink for
+#            that pair, one with rank 2 4 ms late NcclscopeStraggler at node2,
+#            the hang scenario (rank 3 stops) NcclscopeCollectiveHung and
+#            NcclscopeRanksLagging for its job, cleared once it has ended;
+#            agent 3 killed fires NcclscopeAgentDown for it, the collector
+#            killed NcclscopeCollectorDown (states from /api/v1/alerts).
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +54,7 @@ if [ "$mode" != dashboard ] && ! { command -v prometheus && command -v promtool;
     echo "SKIPPED: prometheus or promtool is not installed (Debian package prometheus; scripts/deps.sh --test installs it)"
     exit 77
 fi
+[ "$mode" = alerts ] && nodes=4
 . "$here/lib.sh"
 iters=20 slow_us=500000 slow_rank=3 ranks=4
 
@@ -60,16 +71,21 @@ scrape_all() {  # scrape_all: every component's /metrics into $dir/metrics.*
     done
 }
 
+# start_prometheus [RULES]: scraping the collector and every node's agent,
+# evaluating the rule file RULES when given.
 start_prometheus() {
+    local n agents=()
+    for n in $(seq 0 $((nodes - 1))); do agents+=("\"$(cat "$dir/node$n/agent.http")\""); done
     cat >"$dir/prometheus.yml" <<YML
 global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}
+rule_files: [${1:-}]
 scrape_configs:
   - job_name: ncclscope-collector
     scrape_interval: 200ms
     scrape_timeout: 200ms
     static_configs: [{targets: ["127.0.0.1:$http"]}]
   - job_name: ncclscope-agent
-    static_configs: [{targets: ["$(cat "$dir/node0/agent.http")", "$(cat "$dir/node1/agent.http")"]}]
+    static_configs: [{targets: [$(IFS=,; echo "${agents[*]}")]}]
 YML
     # Prometheus takes port 0 but writes no port file: its port from ss.
     prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/prom" \
@@ -116,7 +132,72 @@ print("lag samples over 200 ms: %d, naming rank %s: %d" % (len(ranks), sys.argv[
 sys.exit(0 if len(ranks) >= 3 and behind >= 0.8 * len(ranks) else 1)' $slow_rank || die "the lag does not name rank $slow_rank"
 }
 
+# alert_state NAME LABEL=VALUE...: the state (pending, firing) of Prometheus'
+# alert NAME with those labels, nothing when it has none.
+alert_state() {
+    curl -sf -m 5 "$prom/api/v1/alerts" | python3 -c '
+import json, sys
+want = dict(a.split("=", 1) for a in sys.argv[2:])
+for a in json.load(sys.stdin)["data"]["alerts"]:
+    l = a["labels"]
+    if l.get("alertname") == sys.argv[1] and all(l.get(k) == v for k, v in want.items()):
+        print(a["state"])' "$@"
+}
+firing() { [ "$(alert_state "$@")" = firing ]; }
+# fire NAME LABEL=VALUE...: the alert fires soon (20 s of polls).
+fire() {
+    wait_until 20 firing "$@" || die "$* did not fire: $(curl -sf -m 5 "$prom/api/v1/alerts")"
+    echo "ok: $* fires"
+}
+# fast_rules: the shipped rules as $dir/alerts.yml with every `for` 0 and
+# every group evaluated each 250 ms, so that a test of seconds sees them fire.
+fast_rules() {
+    python3 - "$src/containers/prometheus/ncclscope-alerts.yaml" "$dir/alerts.yml" <<'PY' || die "cannot read the rules"
+import sys, yaml
+r = yaml.safe_load(open(sys.argv[1]))
+for g in r["groups"]:
+    g["interval"] = "250ms"
+    for rule in g["rules"]:
+        rule["for"] = "0s"
+yaml.safe_dump(r, open(sys.argv[2], "w"))
+PY
+}
+# ring_job NAME ARGS...: a ring of one rank per node, 12 collectives of 2 MiB
+# steps (as rootcause.sh), then ARGS, to its end.
+ring_job() {
+    local name=$1
+    shift
+    run_to_end "$name" --ranks-per-node 1 --scenario ring --channels 2 --count 4194304 --chunk-size 2097152 \
+        --iters 12 --seed 3 "$@"
+}
+
 case $mode in
+alerts)
+    python3 -c 'import yaml' 2>/dev/null || { echo "SKIPPED: python3-yaml is not installed"; exit 77; }
+    fast_rules
+    start_all --hang-ms 300 --rootcause-interval-ms 1000
+    start_prometheus "$dir/alerts.yml"
+    wait_until 30 promql_any 'up{job="ncclscope-collector"} == 1' || die "prometheus never scraped the collector"
+    ring_job slowlink --slow-link 1:2:4
+    fire NcclscopeSlowLink src_host=node1 dst_host=node2
+    ring_job straggler --slow-rank 2 --slow-us 4000
+    fire NcclscopeStraggler host=node2
+    NCCLSCOPE_JOB=hang "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes $nodes \
+        --ranks-per-node 1 --scenario hang --hang-rank 3 --hang-after 2 --hang-ms 8000 --iters 5 --pace-us 20000 \
+        --summary "$dir/emu-hang.json" >"$dir/emu-hang.log" 2>&1 &
+    emu=$!
+    fire NcclscopeCollectiveHung nccl_job=hang
+    fire NcclscopeRanksLagging nccl_job=hang
+    wait $emu || die "the hang job failed"
+    wait_until 30 eval '[ -z "$(alert_state NcclscopeCollectiveHung nccl_job=hang)" ]' ||
+        die "the ended job's hang alert stays: $(alert_state NcclscopeCollectiveHung nccl_job=hang)"
+    echo "ok: the ended job's hang alert cleared"
+    agent3=$(cat "$dir/node3/agent.http")
+    kill9 agent3
+    fire NcclscopeAgentDown instance="$agent3"
+    kill9 collector
+    fire NcclscopeCollectorDown instance="127.0.0.1:$http"
+    ;;
 promql)
     start_all --rootcause-interval-ms 1000
     start_prometheus
