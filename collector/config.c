@@ -43,6 +43,11 @@ static const nsc_opt opts[] = {
     NUM("metrics_max_comms", "NCCLSCOPE_METRICS_MAX_COMMS", metrics_max_comms, "128", "communicators in /metrics at most, the most recently active (0..4096)"),
     NUM("metrics_max_hosts", "NCCLSCOPE_METRICS_MAX_HOSTS", metrics_max_hosts, "256", "hosts (and host pairs) in the root-cause metrics at most, those with the most causes (0..4096)"),
     MS("rootcause_interval_ms", "NCCLSCOPE_ROOTCAUSE_INTERVAL_MS", rootcause_interval_ms, "30000", "diagnose every job of the live state this often for the root-cause metrics (0: never)"),
+    TXT("webhook_url", "NCCLSCOPE_WEBHOOK_URL", webhook_url, "", "POST each new verdict of the root-cause passes here as JSON (http:// or https://; empty: no webhook)"),
+    NUM("webhook_queue", "NCCLSCOPE_WEBHOOK_QUEUE", webhook_queue, "256", "verdicts waiting for the webhook at most; more are dropped, counted (1..65536)"),
+    MS("webhook_timeout_ms", "NCCLSCOPE_WEBHOOK_TIMEOUT_MS", webhook_timeout_ms, "2000", "a webhook POST without an answer this long has failed"),
+    NUM("webhook_retries", "NCCLSCOPE_WEBHOOK_RETRIES", webhook_retries, "5", "retries of a failed webhook POST before the verdict is given up (0..30)"),
+    MS("webhook_backoff_ms", "NCCLSCOPE_WEBHOOK_BACKOFF_MS", webhook_backoff_ms, "500", "wait before the first retry; it doubles at each retry, to 60 s at most"),
     /* HTTP limits */
     NSC_HGUARD_OPTS(nsc_coll_cfg, hg, "NCCLSCOPE_COLLECTOR"),
     KB("http_sse_buffer_kb", "NCCLSCOPE_COLLECTOR_HTTP_SSE_BUFFER_KB", http_sse_buffer_kb, "1024", "a /api/v1/live client with more unsent output than this is cut off"),
@@ -90,6 +95,20 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
         }
     if (cfg->max_ranks == 0 || cfg->max_ranks > (1u << 20)) {
         fprintf(err, "ncclscope-collector: max_ranks out of range (1..1048576)\n");
+        return -1;
+    }
+    if (cfg->webhook_url[0] && (strncmp(cfg->webhook_url, "http://", 7) && strncmp(cfg->webhook_url, "https://", 8))) {
+        fprintf(err, "ncclscope-collector: webhook_url must start with http:// or https://\n");
+        return -1;
+    }
+    if (cfg->webhook_url[0] && !cfg->rootcause_interval_ms) {
+        fprintf(err, "ncclscope-collector: webhook_url needs the root-cause passes (rootcause_interval_ms > 0)\n");
+        return -1;
+    }
+    if (cfg->webhook_queue == 0 || cfg->webhook_queue > 65536 || cfg->webhook_retries > 30 ||
+        cfg->webhook_timeout_ms == 0 || cfg->webhook_backoff_ms == 0) {
+        fprintf(err, "ncclscope-collector: webhook_queue (1..65536), webhook_retries (0..30), "
+                     "webhook_timeout_ms or webhook_backoff_ms (> 0) out of range\n");
         return -1;
     }
     if (cfg->http_sse_buffer_kb == 0) {

@@ -42,6 +42,8 @@ typedef struct nsc_coll_cfg {
     uint64_t metrics_max_comms;  /* communicators in /metrics at most */
     uint64_t metrics_max_hosts;  /* hosts (and host pairs) in the root-cause metrics at most */
     uint64_t rootcause_interval_ms;  /* root-cause metrics' pass period; 0: none */
+    char webhook_url[1024];    /* a POST per new verdict (webhook.h); empty: none */
+    uint64_t webhook_queue, webhook_timeout_ms, webhook_retries, webhook_backoff_ms;
     nsc_hguard_cfg hg;         /* HTTP limits (hguard.h) */
     uint64_t http_sse_buffer_kb;  /* a /api/v1/live client's unsent output at most */
     /* What a peer can make the collector hold (docs/configuration.md, "Limits") */

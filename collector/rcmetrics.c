@@ -13,11 +13,22 @@
 #include "diagapi.h"
 #include "grow.h"
 #include "jobmetrics.h"
+#include "json.h"
 #include "logsafe.h"
 #include "mono.h"
 #include "prom.h"
+#include "utc.h"
+#include "webhook.h"
 
 #define RCM_POLL_MS 100
+
+/* What makes a verdict the same one at the next pass: its kind and place,
+ * not its figures or text (durations that grow while it lasts). */
+typedef struct verdict_key {
+    char kind[24], comm[24];
+    int64_t rank, peer, channel;
+    char hosts[2][64];
+} verdict_key;
 
 typedef struct job_result {
     char name[128];
@@ -26,6 +37,8 @@ typedef struct job_result {
     uint64_t quiet_ns;  /* since when none of them is alive (0: one is) */
     nsc_problem *p;  /* its problems (places and kinds are what is used) */
     size_t n;
+    verdict_key *posted;  /* the verdicts handed to the webhook */
+    size_t nposted, posted_cap;
 } job_result;
 
 typedef struct pair_count {
@@ -40,6 +53,8 @@ struct nsc_rcmetrics {
     struct evbuffer *text;  /* the families of the last pass */
     job_result *jobs;    /* the thread's own */
     size_t njobs, jobs_cap;
+    nsc_webhook *hook;   /* NULL without webhook_url */
+    uint64_t passes;     /* passes rendered */
 };
 
 /* 1 while one of the job's processes is alive. */
@@ -78,6 +93,65 @@ static uint64_t settle_ns(const nsc_collector *c)
     return 2 * c->cfg.live_interval_ms * 1000000ull;
 }
 
+static void forget(job_result *r)
+{
+    free(r->p);
+    free(r->posted);
+}
+
+static verdict_key key_of(const nsc_problem *p)
+{
+    verdict_key k;
+    memset(&k, 0, sizeof k);
+    memcpy(k.kind, p->kind, sizeof k.kind);
+    memcpy(k.comm, p->comm, sizeof k.comm);
+    memcpy(k.hosts, p->hosts, sizeof k.hosts);
+    k.rank = p->rank, k.peer = p->peer, k.channel = p->channel;
+    return k;
+}
+
+/* The webhook's body for a verdict of job: {"job", "found" (UTC, this
+ * pass), "problem" (as diagnose lists it)}; NULL without memory. */
+static char *verdict_body(const char *job, const nsc_problem *p)
+{
+    char *text = NULL, found[NSC_UTC_MAX];
+    size_t len = 0;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    nsc_utc_iso((int64_t)now.tv_sec * 1000000000 + now.tv_nsec, found, sizeof found);
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    fputs("{\"job\":", f);
+    nsc_json_write_str(f, job);
+    fprintf(f, ",\"found\":\"%s\",\"problem\":", found);
+    nsc_diag_write_problem(p, f);
+    fputs("}\n", f);
+    if (fclose(f)) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Hand the webhook each of r's problems it has not had for this job: one
+ * POST per verdict, not one per pass. */
+static void announce(nsc_rcmetrics *m, job_result *r)
+{
+    for (size_t i = 0; m->hook && i < r->n; i++) {
+        verdict_key k = key_of(&r->p[i]);
+        size_t j = 0;
+        while (j < r->nposted && memcmp(&r->posted[j], &k, sizeof k))
+            j++;
+        if (j < r->nposted || nsc_grow(&r->posted, r->nposted, &r->posted_cap, sizeof *r->posted, 8))
+            continue;
+        r->posted[r->nposted++] = k;
+        char *body = verdict_body(r->name, &r->p[i]);
+        if (body)
+            nsc_webhook_post(m->hook, body);
+    }
+}
+
 /* Analyse one job (unless done and kept); its problems replace the last. A
  * job is done once none of its processes has been alive for settle_ns; it is
  * analysed again if the status then lists more or fewer of them (another
@@ -113,6 +187,7 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     free(r->p);
     r->p = p, r->n = f->n, r->procs = procs;
     r->done = r->quiet_ns && now - r->quiet_ns >= settle_ns(m->c);
+    announce(m, r);
 }
 
 /* Forget the jobs the live state no longer lists. */
@@ -124,7 +199,7 @@ static void drop_unseen(nsc_rcmetrics *m)
             m->jobs[i].seen = 0;
             m->jobs[k++] = m->jobs[i];
         } else {
-            free(m->jobs[i].p);
+            forget(&m->jobs[i]);
         }
     }
     m->njobs = k;
@@ -227,6 +302,8 @@ static struct evbuffer *render(const nsc_rcmetrics *m, const nsc_json *status, d
         write_pairs(b, pc, tally_pairs(m, pc, max), max);
         nsc_prom_u64(b, "ncclscope_collector_metrics_hosts_omitted", "gauge",
                      "Hosts left out of ncclscope_host_causes (beyond metrics_max_hosts)", t.n > max ? t.n - max : 0);
+        nsc_prom_u64(b, "ncclscope_collector_rootcause_passes_total", "counter", "Root-cause passes run",
+                     m->passes);
         nsc_prom_u64(b, "ncclscope_collector_rootcause_jobs", "gauge",
                      "Jobs whose diagnosis the root-cause metrics hold", m->njobs);
         nsc_prom_head(b, "ncclscope_collector_rootcause_pass_seconds", "gauge",
@@ -255,6 +332,7 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
             analyse(m, status, name, f);
     }
     drop_unseen(m);
+    m->passes++;
     struct evbuffer *text = render(m, status, (double)(nsc_mono_ns() - t0) / 1e9);
     nsc_doc_free(&st);
     if (!text)
@@ -293,9 +371,14 @@ int nsc_rcmetrics_start(nsc_collector *c, nsc_rcmetrics **out)
     if (!m)
         return -1;
     m->c = c;
+    if (nsc_webhook_start(&c->cfg, &m->hook)) {
+        free(m);
+        return -1;
+    }
     pthread_mutex_init(&m->mu, NULL);
     if (pthread_create(&m->thread, NULL, run, m)) {
         pthread_mutex_destroy(&m->mu);
+        nsc_webhook_stop(m->hook);
         free(m);
         return -1;
     }
@@ -311,6 +394,7 @@ void nsc_rcmetrics_render(nsc_rcmetrics *m, struct evbuffer *b)
     if (m->text)
         evbuffer_add(b, evbuffer_pullup(m->text, -1), evbuffer_get_length(m->text));
     pthread_mutex_unlock(&m->mu);
+    nsc_webhook_render(m->hook, b);
 }
 
 void nsc_rcmetrics_join(nsc_rcmetrics *m)
@@ -318,8 +402,9 @@ void nsc_rcmetrics_join(nsc_rcmetrics *m)
     if (!m)
         return;
     pthread_join(m->thread, NULL);
+    nsc_webhook_stop(m->hook);
     for (size_t i = 0; i < m->njobs; i++)
-        free(m->jobs[i].p);
+        forget(&m->jobs[i]);
     free(m->jobs);
     if (m->text)
         evbuffer_free(m->text);

@@ -11,7 +11,9 @@
  * a running one again at every pass. At most cfg.metrics_max_hosts hosts
  * (and as many host pairs), those with the most causes, are exported; the
  * rest are counted in ncclscope_collector_metrics_hosts_omitted. The scrape
- * only copies the text the last pass rendered.
+ * only copies the text the last pass rendered. With webhook_url, each
+ * verdict (a problem's kind and place) a job's pass finds that no earlier
+ * pass of the job found goes to the webhook (webhook.h), once.
  */
 #ifndef NCCLSCOPE_COLLECTOR_RCMETRICS_H
 #define NCCLSCOPE_COLLECTOR_RCMETRICS_H

@@ -119,6 +119,9 @@ void nsc_diag_verdict(const nsc_findings *f, char *buf, size_t cap);
 /* diagnose's document: {"job", "verdict", "collectives_checked", "problems": [...],
  * "problems_not_shown"}, one line. */
 void nsc_diag_write_json(const nsc_findings *f, FILE *out);
+/* One problem as diagnose's document lists it: {"kind", "comm", "rank",
+ * "peer", "channel", "step", "seq", "hosts", "figures", "evidence"}. */
+void nsc_diag_write_problem(const nsc_problem *p, FILE *out);
 
 /* ---- links ------------------------------------------------------------------- */
 

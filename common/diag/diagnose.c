@@ -354,6 +354,16 @@ void nsc_diag_verdict(const nsc_findings *f, char *buf, size_t cap)
         snprintf(buf, cap, "PROBLEM: comm %s: %s", f->p[0].comm, f->p[0].text);
 }
 
+void nsc_diag_write_problem(const nsc_problem *p, FILE *out)
+{
+    fprintf(out, "{\"kind\":\"%s\",\"comm\":", p->kind);
+    nsc_json_write_str(out, p->comm);
+    write_place(p, out);
+    fputs(",\"evidence\":", out);
+    nsc_json_write_str(out, p->text);
+    fputs("}", out);
+}
+
 void nsc_diag_write_json(const nsc_findings *f, FILE *out)
 {
     char verdict[400];
@@ -364,12 +374,8 @@ void nsc_diag_write_json(const nsc_findings *f, FILE *out)
     nsc_json_write_str(out, verdict);
     fprintf(out, ",\"collectives_checked\":%" PRIu64 ",\"problems\":[", f->collectives);
     for (size_t i = 0; i < f->n; i++) {
-        fprintf(out, "%s{\"kind\":\"%s\",\"comm\":", i ? "," : "", f->p[i].kind);
-        nsc_json_write_str(out, f->p[i].comm);
-        write_place(&f->p[i], out);
-        fputs(",\"evidence\":", out);
-        nsc_json_write_str(out, f->p[i].text);
-        fputs("}", out);
+        fputs(i ? "," : "", out);
+        nsc_diag_write_problem(&f->p[i], out);
     }
     fprintf(out, "],\"problems_not_shown\":%zu}\n", f->dropped);
 }

@@ -166,3 +166,29 @@ Test(collector_config, http_limits)
     cr_assert_eq(load(&c, 3, sse), -1);
     cr_assert(strstr(errtext, "http_sse_buffer_kb"), "%s", errtext);
 }
+
+/* The webhook's settings: off by default; a URL needs http(s) and the
+ * root-cause passes; the queue, retries, timeout and backoff in range. */
+Test(collector_config, webhook)
+{
+    nsc_coll_cfg c;
+    clear_env();
+    char *defaults[] = {"collector"};
+    cr_assert_eq(load(&c, 1, defaults), 0);
+    cr_assert_str_empty(c.webhook_url);
+    cr_assert_eq(c.webhook_queue, 256);
+    cr_assert_eq(c.webhook_timeout_ms, 2000);
+    cr_assert_eq(c.webhook_retries, 5);
+    cr_assert_eq(c.webhook_backoff_ms, 500);
+    char *on[] = {"collector", "--webhook-url", "https://hooks.example/n", "--webhook-backoff-ms", "1s"};
+    cr_assert_eq(load(&c, 5, on), 0);
+    cr_assert_str_eq(c.webhook_url, "https://hooks.example/n");
+    cr_assert_eq(c.webhook_backoff_ms, 1000);
+    rejected(3, (char *[]){"c", "--webhook-url", "hooks.example/n"}, "webhook_url must start with http:// or https://");
+    rejected(5, (char *[]){"c", "--webhook-url", "http://h/", "--rootcause-interval-ms", "0"},
+             "webhook_url needs the root-cause passes");
+    rejected(3, (char *[]){"c", "--webhook-queue", "0"}, "webhook_queue (1..65536)");
+    rejected(3, (char *[]){"c", "--webhook-queue", "65537"}, "webhook_queue (1..65536)");
+    rejected(3, (char *[]){"c", "--webhook-retries", "31"}, "webhook_retries (0..30)");
+    rejected(3, (char *[]){"c", "--webhook-timeout-ms", "0"}, "webhook_timeout_ms");
+}

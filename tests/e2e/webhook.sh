@@ -1,0 +1,118 @@
+#!/bin/bash
+# webhook.sh: the collector's verdict webhook (docs/alerts.md, "Webhook")
+# with real processes on loopback (lib.sh): ncclscope-emu (real plugin), one
+# agent per simulated node (4, one rank each), the collector with root-cause
+# passes every 300 ms, and the receiver webhook_receiver.py.
+#
+#   webhook.sh BIN_DIR PLUGIN once   the receiver answers its first 2 POSTs
+#                                    500; a ring job with a slow link and one
+#                                    that hangs: once both jobs have ended and
+#                                    15 more passes have run, the receiver has
+#                                    each verdict exactly once (job, kind and
+#                                    place), the slow link and the hang among
+#                                    them, every problem diagnose now finds
+#                                    for each job, and the collector counted
+#                                    the 2 failures and every POST delivered
+#   webhook.sh BIN_DIR PLUGIN down   the receiver accepts no connection
+#                                    (webhook_queue 2): 5 straggler jobs are
+#                                    all delivered and stored while /healthz
+#                                    answers within 100 ms; the queue holds 2,
+#                                    the other verdicts are dropped, counted;
+#                                    SIGTERM stops the collector within 5 s
+set -euo pipefail
+bin=$1 plugin=$2 mode=$3
+nodes=4
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+# receiver ARGS...: webhook_receiver.py, its bodies in $dir/hook.log; $hook its URL.
+receiver() {
+    python3 "$here/webhook_receiver.py" "$dir/hook.port" "$dir/hook.log" "$@" &
+    pids[receiver]=$!
+    wait_until 10 test -s "$dir/hook.port" || die "the receiver did not start"
+    hook=http://127.0.0.1:$(cat "$dir/hook.port")/hook
+}
+# ring_job NAME ARGS...: 12 collectives of 2 MiB steps over the ring (as
+# rootcause.sh), then ARGS, to its end.
+ring_job() {
+    local name=$1
+    shift
+    run_to_end "$name" --ranks-per-node 1 --scenario ring --channels 2 --count 4194304 --chunk-size 2097152 \
+        --iters 12 --seed 3 "$@"
+}
+# passes_from N K: the collector has run K root-cause passes since its N-th.
+passes_from() { [ "$(collector_metric ncclscope_collector_rootcause_passes_total)" -ge $(($1 + $2)) ] 2>/dev/null; }
+
+# diagnose_job NAME: diagnose --json of job NAME into $dir/diag-NAME.json
+# (its exit status is 1 when it finds a problem).
+diagnose_job() {
+    "$bin/ncclscope" --collector "http://127.0.0.1:$http" --json diagnose --job "$1" >"$dir/diag-$1.json" || true
+    [ -s "$dir/diag-$1.json" ] || die "diagnose $1 gave nothing"
+}
+
+case $mode in
+once)
+    receiver --fail-first 2
+    start_all --hang-ms 300 --rootcause-interval-ms 300 --webhook-url "$hook" --webhook-backoff-ms 50
+    ring_job slowlink --slow-link 1:2:4
+    NCCLSCOPE_JOB=hang "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes $nodes \
+        --ranks-per-node 1 --scenario hang --hang-rank 3 --hang-after 2 --hang-ms 3000 --iters 5 --pace-us 20000 \
+        --summary "$dir/emu-hang.json" >"$dir/emu-hang.log" 2>&1 || die "the hang job failed"
+    for n in $(seq 0 $((nodes - 1))); do wait_until 20 delivered $n || die "node $n did not deliver"; done
+    # both jobs ended, then 15 passes (4.5 s: past the 2 live intervals after
+    # which an ended job is analysed a last time, and more that post nothing new)
+    wait_until 30 status_has 's["jobs"] and all(j["state"] == "ended" for j in s["jobs"])' || die "the jobs did not end"
+    now=$(collector_metric ncclscope_collector_rootcause_passes_total)
+    wait_until 30 passes_from "$now" 15 || die "no root-cause passes"
+    for j in slowlink hang; do diagnose_job $j; done
+    python3 - "$dir/hook.log" "$dir/diag-slowlink.json" "$dir/diag-hang.json" <<'PY' || die "the receiver's verdicts are wrong"
+import json, sys
+key = lambda job, p: (job, p["kind"], p["comm"], p["rank"], p["peer"], p["channel"], tuple(p["hosts"]))
+got = [json.loads(l) for l in open(sys.argv[1])]
+keys = [key(b["job"], b["problem"]) for b in got]
+dup = {k for k in keys if keys.count(k) > 1}
+assert not dup, "verdicts posted more than once: %s" % dup
+assert all(b["found"].endswith("Z") and b["problem"]["evidence"] for b in got), got
+kinds = {(k[0], k[1]) for k in keys}
+assert ("slowlink", "slow_link") in kinds, "no slow link: %s" % kinds
+assert any(j == "hang" and k in ("hung", "lagging") for j, k in kinds), "no hang: %s" % kinds
+for path in sys.argv[2:]:
+    d = json.load(open(path))
+    missing = [p for p in d["problems"] if key(d["job"], p) not in keys]
+    assert not missing, "diagnose finds what was not posted: %s" % missing
+print("webhook: %d verdicts, each once: %s" % (len(keys), sorted(kinds)))
+PY
+    posts=$(wc -l <"$dir/hook.log")
+    wait_collector_metric ncclscope_collector_webhook_posts_total "$posts"
+    wait_collector_metric ncclscope_collector_webhook_failures_total 2
+    wait_collector_metric ncclscope_collector_webhook_queue 0
+    ;;
+down)
+    receiver --hold
+    start_all --rootcause-interval-ms 300 --webhook-url "$hook" --webhook-queue 2 --webhook-timeout-ms 1000 \
+        --webhook-backoff-ms 1000 --webhook-retries 30
+    health_watch "127.0.0.1:$http" 8
+    for i in 0 1 2 3 4; do
+        ring_job "late$i" --slow-rank $((i % 4)) --slow-us 4000
+    done
+    health_ok
+    # the five stragglers found: one POST hangs, 2 wait, the others dropped
+    wait_until 30 status_has 'len(s["jobs"]) == 5 and all(j["state"] == "ended" for j in s["jobs"])' || die "the jobs did not end"
+    wait_until 30 collector_metric_above ncclscope_collector_webhook_dropped_total 1 ||
+        die "webhook drops: $(collector_metric ncclscope_collector_webhook_dropped_total)"
+    wait_collector_metric ncclscope_collector_webhook_queue 2
+    [ "$(collector_metric ncclscope_collector_webhook_posts_total)" = 0 ] || die "a POST to a stuck receiver succeeded"
+    collector_metric_above ncclscope_collector_webhook_failures_total 0 || die "no failed POST counted"
+    echo "webhook down: queue 2, dropped $(collector_metric ncclscope_collector_webhook_dropped_total), failures $(collector_metric ncclscope_collector_webhook_failures_total)"
+    # every job stored: ingest went on
+    for i in 0 1 2 3 4; do
+        diagnose_job "late$i"
+        grep -q '"kind":"host_late"' "$dir/diag-late$i.json" || die "late$i: no straggler found"
+    done
+    kill -TERM "${pids[collector]}"
+    wait_until 5 eval '! kill -0 "${pids[collector]}" 2>/dev/null' || die "the collector did not stop within 5 s"
+    wait "${pids[collector]}" || die "the collector exited with $?"
+    unset "pids[collector]"
+    ;;
+*) die "unknown mode $mode" ;;
+esac
