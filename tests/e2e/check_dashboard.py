@@ -3,7 +3,8 @@
 
   check_dashboard.py names DASHBOARD METRICS_FILE...
       every metric a query names (panel targets and label_values() variables)
-      is a sample name in one of the scraped /metrics files, and the layout is
+      is a sample name or a declared family in one of the scraped /metrics
+      files, and the layout is
       one Grafana can load (unique panel ids, panels that do not overlap on
       its 24-column grid, every $variable used is defined); prints one line
       per problem, then "names: N queries, M metrics", exits 1 on any problem.
@@ -72,11 +73,15 @@ def metric_names(expr):
 
 
 def exported(paths):
+    """Sample names, and families declared by a TYPE line (a family such as
+    ncclscope_link_slow_jobs has no sample until its first slow link)."""
     names = set()
     for path in paths:
         with open(path) as f:
             for line in f:
-                if line.strip() and not line.startswith("#"):
+                if line.startswith("# TYPE "):
+                    names.add(line.split()[2])
+                elif line.strip() and not line.startswith("#"):
                     names.add(re.match(r"[A-Za-z_:][A-Za-z0-9_:]*", line).group(0))
     return names
 

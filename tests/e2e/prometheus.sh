@@ -18,8 +18,7 @@
 #            counted and a quarter of them late; promtool check metrics finds
 #            nothing to say about the collector's and agents' /metrics; every
 #            query of the Grafana dashboard is valid PromQL and returns
-#            series; the alert expressions of docs/operations.md are valid
-#            PromQL.
+#            series.
 # hang:      the same Prometheus, the collector with hang_ms 300, the emulator's
 #            hang scenario (rank 3 stops after 2 iterations, the others wait
 #            8 s inside the third collective): lagging_ranks reaches 1 (no
@@ -30,8 +29,9 @@
 #            a collector and agents that saw a job, its panels do not overlap
 #            and use only its variables; copies of the dashboard naming a
 #            metric nobody exports, with overlapping panels or an undefined
-#            variable are refused; the alert expressions of
-#            docs/operations.md name only exported metrics; every job family
+#            variable are refused; the alerting rules (containers/prometheus/
+#            ncclscope-alerts.yaml) name only exported metrics (besides
+#            Prometheus' own up); every job family
 #            exported has its row in docs/collector.md; the Kubernetes
 #            kustomization (kubectl kustomize, when installed) carries the
 #            dashboard unchanged in its ConfigMap.
@@ -239,15 +239,6 @@ promql)
         [ -z "$lint" ] || die "promtool check metrics ${f##*/}: $lint"
     done
     python3 "$here/check_dashboard.py" query "$dashboard" "$prom" || die "the dashboard's queries fail"
-    # the alert expressions docs/operations.md suggests are valid PromQL
-    n=0
-    while read -r expr; do
-        curl -sf -m 10 "$prom/api/v1/query" --data-urlencode "query=$expr" -o /dev/null ||
-            die "docs/operations.md: Prometheus refuses $expr"
-        n=$((n + 1))
-    done < <(sed -nE 's/^\| [^|]+ \| `([^`]+)` \|.*/\1/p' "$src/docs/operations.md")
-    [ $n -ge 5 ] || die "found only $n alert expressions in docs/operations.md"
-    echo "ok: the $n alert expressions of docs/operations.md are valid PromQL"
     finish
     ;;
 hang)
@@ -305,14 +296,17 @@ PY
     for f in $fams; do
         grep -qE "^  \| \`$f[{\`]" "$src/docs/collector.md" || die "docs/collector.md does not list $f"
     done
-    # the alert expressions of docs/operations.md, as one panel
-    sed -nE 's/^\| [^|]+ \| `([^`]+)` \|.*/\1/p' "$src/docs/operations.md" | python3 -c '
-import json, sys
-print(json.dumps({"panels": [{"title": "docs/operations.md", "gridPos": {"x": 0, "y": 0, "w": 24, "h": 8}, "targets": [
-    {"refId": str(i), "expr": e.strip()} for i, e in enumerate(sys.stdin)]}]}))' >"$dir/alerts.json"
-    out=$(python3 "$here/check_dashboard.py" names "$dir/alerts.json" "$dir"/metrics.*) ||
-        die "docs/operations.md alerts: $out"
-    echo "docs/operations.md alerts: $out"
+    # the alerting rules' expressions (but those on Prometheus' up), as one panel
+    python3 - "$src/containers/prometheus/ncclscope-alerts.yaml" >"$dir/alerts.json" <<'PY' || die "cannot read the rules"
+import json, sys, yaml
+rules = [r for g in yaml.safe_load(open(sys.argv[1]))["groups"] for r in g["rules"] if not r["expr"].startswith("up{")]
+print(json.dumps({"panels": [{"title": "alerting rules", "gridPos": {"x": 0, "y": 0, "w": 24, "h": 8}, "targets": [
+    {"refId": r["alert"], "expr": r["expr"]} for r in rules]}]}))
+PY
+    out=$(python3 "$here/check_dashboard.py" names "$dir/alerts.json" "$dir"/metrics.*) || die "alerting rules: $out"
+    grep -qE '^names: [0-9]+ queries' <<<"$out" && [ "$(sed -nE 's/^names: ([0-9]+) queries.*/\1/p' <<<"$out")" -ge 8 ] ||
+        die "alerting rules: $out"
+    echo "alerting rules: $out"
     if command -v kubectl >/dev/null; then
         kubectl kustomize "$src/containers/k8s" >"$dir/k8s.yaml" || die "kubectl kustomize containers/k8s fails"
         python3 - "$dir/k8s.yaml" "$dashboard" <<'PY' || die "the kustomization does not carry the dashboard"
