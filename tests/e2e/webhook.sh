@@ -12,7 +12,8 @@
 #                                    place), the slow link and the hang among
 #                                    them, every problem diagnose now finds
 #                                    for each job, and the collector counted
-#                                    the 2 failures and every POST delivered
+#                                    the 2 failures and every POST delivered;
+#                                    it stops cleanly
 #   webhook.sh BIN_DIR PLUGIN down   the receiver accepts no connection
 #                                    (webhook_queue 2): 5 straggler jobs are
 #                                    all delivered and stored while /healthz
@@ -86,6 +87,7 @@ PY
     wait_collector_metric ncclscope_collector_webhook_posts_total "$posts"
     wait_collector_metric ncclscope_collector_webhook_failures_total 2
     wait_collector_metric ncclscope_collector_webhook_queue 0
+    stop collector
     ;;
 down)
     receiver --hold
