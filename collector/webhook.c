@@ -102,7 +102,7 @@ static int post_once(CURL *h, const char *body)
 /* POST body until a 2xx, webhook_retries retries at most. */
 static void deliver(nsc_webhook *w, CURL *h, const char *body)
 {
-    uint64_t wait_ms = w->cfg->webhook_backoff_ms;
+    uint64_t wait_ms = w->cfg->webhook_backoff_ms < BACKOFF_CAP_MS ? w->cfg->webhook_backoff_ms : BACKOFF_CAP_MS;
     for (uint64_t attempt = 0;; attempt++) {
         if (post_once(h, body) == 0) {
             atomic_fetch_add(&w->posts, 1);
