@@ -40,7 +40,7 @@
 #            else changed) over 4 nodes of one rank, the collector with
 #            hang_ms 300 and root-cause passes every second: a ring job with
 #            the link from node1 to node2 4x slow fires NcclscopeSlowLink for
-#            that pair, one with rank 2 4 ms late NcclscopeStraggler at node2,
+#            that pair, one with rank 2 20 ms late NcclscopeStraggler at node2,
 #            the hang scenario (rank 3 stops) NcclscopeCollectiveHung and
 #            NcclscopeRanksLagging for its job, cleared once it has ended;
 #            agent 3 killed fires NcclscopeAgentDown for it, the collector
@@ -180,7 +180,7 @@ alerts)
     wait_until 30 promql_any 'up{job="ncclscope-collector"} == 1' || die "prometheus never scraped the collector"
     ring_job slowlink --slow-link 1:2:4
     fire NcclscopeSlowLink src_host=node1 dst_host=node2
-    ring_job straggler --slow-rank 2 --slow-us 4000
+    ring_job straggler --slow-rank 2 --slow-us 20000
     fire NcclscopeStraggler host=node2
     NCCLSCOPE_JOB=hang "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes $nodes \
         --ranks-per-node 1 --scenario hang --hang-rank 3 --hang-after 2 --hang-ms 8000 --iters 5 --pace-us 20000 \

@@ -15,9 +15,11 @@
 #                                    the 2 failures and every POST delivered;
 #                                    it stops cleanly
 #   webhook.sh BIN_DIR PLUGIN down   the receiver accepts no connection
-#                                    (webhook_queue 2): 5 straggler jobs are
-#                                    all delivered and stored while /healthz
-#                                    answers within 100 ms; the queue holds 2,
+#                                    (webhook_queue 2): 5 jobs, each with a rank
+#                                    killed, are all delivered and stored
+#                                    (diagnose names the dead rank) while /healthz
+#                                    answers within 0.5 s (a POST that blocked
+#                                    it would take 1 s); the queue holds 2,
 #                                    the other verdicts are dropped, counted;
 #                                    SIGTERM stops the collector within 5 s
 set -euo pipefail
@@ -95,21 +97,23 @@ down)
         --webhook-backoff-ms 1000 --webhook-retries 30
     health_watch "127.0.0.1:$http" 8
     for i in 0 1 2 3 4; do
-        ring_job "late$i" --slow-rank $((i % 4)) --slow-us 4000
+        run_to_end "dead$i" --ranks-per-node 1 --scenario kill --kill-rank $((i % 4)) --kill-after 2 --pace-us 20000
     done
-    health_ok
-    # the five stragglers found: one POST hangs, 2 wait, the others dropped
+    # a POST that blocked it would take webhook_timeout_ms (1 s); the bound
+    # leaves room for the emulated jobs on the same cores
+    health_ok 0.5
+    # the five dead ranks found: one POST hangs, 2 wait, the others dropped
     wait_until 30 status_has 'len(s["jobs"]) == 5 and all(j["state"] == "ended" for j in s["jobs"])' || die "the jobs did not end"
     wait_until 30 collector_metric_above ncclscope_collector_webhook_dropped_total 1 ||
         die "webhook drops: $(collector_metric ncclscope_collector_webhook_dropped_total)"
     wait_collector_metric ncclscope_collector_webhook_queue 2
     [ "$(collector_metric ncclscope_collector_webhook_posts_total)" = 0 ] || die "a POST to a stuck receiver succeeded"
     collector_metric_above ncclscope_collector_webhook_failures_total 0 || die "no failed POST counted"
-    echo "webhook down: queue 2, dropped $(collector_metric ncclscope_collector_webhook_dropped_total), failures $(collector_metric ncclscope_collector_webhook_failures_total)"
+    echo "webhook down: queue 2, dropped $(collector_metric ncclscope_collector_webhook_dropped_total), failures $(collector_metric ncclscope_collector_webhook_failures_total), collector peak RSS $(vm "${pids[collector]}" VmHWM) kB"
     # every job stored: ingest went on
     for i in 0 1 2 3 4; do
-        diagnose_job "late$i"
-        grep -q '"kind":"host_late"' "$dir/diag-late$i.json" || die "late$i: no straggler found"
+        diagnose_job "dead$i"
+        grep -q '"kind":"dead"' "$dir/diag-dead$i.json" || die "dead$i: no dead rank found"
     done
     kill -TERM "${pids[collector]}"
     wait_until 5 eval '! kill -0 "${pids[collector]}" 2>/dev/null' || die "the collector did not stop within 5 s"
