@@ -43,6 +43,9 @@ static const nsc_opt opts[] = {
     NUM("metrics_max_comms", "NCCLSCOPE_METRICS_MAX_COMMS", metrics_max_comms, "128", "communicators in /metrics at most, the most recently active (0..4096)"),
     NUM("metrics_max_hosts", "NCCLSCOPE_METRICS_MAX_HOSTS", metrics_max_hosts, "256", "hosts (and host pairs) in the root-cause metrics at most, those with the most causes (0..4096)"),
     MS("rootcause_interval_ms", "NCCLSCOPE_ROOTCAUSE_INTERVAL_MS", rootcause_interval_ms, "30000", "diagnose every job of the live state this often for the root-cause metrics (0: never)"),
+    TXT("detail", "NCCLSCOPE_COLLECTOR_DETAIL", detail, "all", "all: the agents send every raw event; on-demand: they keep them (agent detail = on-demand) and timeline, export and the web timeline fetch their window first"),
+    MS("detail_wait_ms", "NCCLSCOPE_DETAIL_WAIT_MS", detail_wait_ms, "5000", "detail = on-demand: a query waits this long at most for the agents' detail, then answers with what is held and says what is missing"),
+    MS("detail_span_ms", "NCCLSCOPE_DETAIL_SPAN_MS", detail_span_ms, "10000", "detail = on-demand: each verdict (hang, stall, straggler, slow link or NIC) fetches its job's detail this long before and after it, and keeps it"),
     /* HTTP limits */
     NSC_HGUARD_OPTS(nsc_coll_cfg, hg, "NCCLSCOPE_COLLECTOR"),
     KB("http_sse_buffer_kb", "NCCLSCOPE_COLLECTOR_HTTP_SSE_BUFFER_KB", http_sse_buffer_kb, "1024", "a /api/v1/live client with more unsent output than this is cut off"),
@@ -90,6 +93,10 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
         }
     if (cfg->max_ranks == 0 || cfg->max_ranks > (1u << 20)) {
         fprintf(err, "ncclscope-collector: max_ranks out of range (1..1048576)\n");
+        return -1;
+    }
+    if (strcmp(cfg->detail, "all") && strcmp(cfg->detail, "on-demand")) {
+        fprintf(err, "ncclscope-collector: detail must be all or on-demand, not '%s'\n", cfg->detail);
         return -1;
     }
     if (cfg->http_sse_buffer_kb == 0) {

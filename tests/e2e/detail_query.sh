@@ -1,0 +1,97 @@
+#!/bin/bash
+# detail_query.sh: fetch before query (issue 30, detail on demand, the
+# collector side). A collector with detail = on-demand and two agents in
+# that mode: a ring job's ledger arrives and no raw event; the first page
+# of a timeline then fetches the job's window from both agents before it
+# answers, so it has the job's collectives, every raw event the agents took
+# in is stored once, and its header says the detail is complete. A window
+# older than the rings answers with what is held: the header says, agent by
+# agent, which window each ring still holds, and so does the CLI on stderr.
+# busy: the timeline is asked again and again while nsc-feed, as four more
+# on-demand agents, sends the collector ledger at full rate: every fetch
+# comes back complete, every batch of the feed is acknowledged (acks flow),
+# and the ledger records and events stored are exactly those sent (none
+# lost, none twice); the fetches go to the job's agents only.
+#
+#   detail_query.sh BIN_DIR PLUGIN [busy]
+set -euo pipefail
+bin=$1 plugin=$2 mode=${3:-}
+nodes=2 scenario=ring
+. "$(dirname "$0")/lib.sh"
+
+# a fetch the test waits for is never cut short by detail_wait_ms
+start_collector 0 --detail on-demand --detail-wait-ms 60000
+for n in 0 1; do start_agent $n --detail on-demand --ack-timeout-ms 2000; done
+api="http://127.0.0.1:$http/api/v1"
+asked=0
+# timeline [QUERY]: the timeline of the job's communicator (QUERY appended;
+# default: all of it) in $dir/timeline
+timeline() {
+    asked=$((asked + 1))
+    curl -sf -m 120 "$api/timeline?job=$job&comm=$comm${1:-&limit=1000000}" > "$dir/timeline" || die "timeline${1:-}"
+}
+# detail_is PYTHON-EXPRESSION: true of the timeline header's "detail" (as d).
+detail_is() {
+    python3 - "$dir/timeline" "$1" <<'PY'
+import json, sys
+d = json.loads(open(sys.argv[1]).readline())["detail"]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+emulate --iters 20
+events=0
+settled() { metric_is "$1" ncclscope_agent_ledger_open 0 && delivered "$1"; }
+for n in 0 1; do
+    wait_until 20 settled $n || die "node $n did not deliver its spool and ledger"
+    events=$((events + $(metric $n ncclscope_agent_events_in_total)))
+done
+[ "$events" -gt 0 ] || die "the agents took in no event"
+ledger=$(( $(metric 0 ncclscope_agent_ledger_spooled_total) + $(metric 1 ncclscope_agent_ledger_spooled_total) ))
+wait_until 10 collector_metric_is ncclscope_collector_ledger_records_stored_total "$ledger" ||
+    die "the ledger did not arrive"
+collector_metric_is ncclscope_collector_events_in_total 0 || die "raw events reached the collector before a query asked"
+comm=$(curl -sf "$api/comms?job=$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])')
+stored=$events
+if [ "$mode" = busy ]; then
+    # 4 agents x 8 processes x 400 batches, 256 ledger records per process and batch
+    "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 4 --procs 8 --batches 400 --colls 1 --ledger 256 \
+        --timeout-ms 300000 > "$dir/feed" 2>&1 &
+    feed=$!
+    during=0
+    while kill -0 $feed 2>/dev/null; do
+        timeline "&limit=10"
+        detail_is 'd["complete"]' || die "a fetch while the feed ran: $(head -1 "$dir/timeline")"
+        ! kill -0 $feed 2>/dev/null || during=$((during + 1))
+    done
+    wait $feed || die "nsc-feed: not every batch was acknowledged: $(cat "$dir/feed")"
+    [ "$during" -gt 0 ] || die "no timeline answered while the feed ran"
+    ledger=$((ledger + 4 * 8 * 400 * 256))
+    stored=$((events + $(awk -F= '/^events=/{print $2}' "$dir/feed")))
+    wait_until 10 collector_metric_is ncclscope_collector_queue_depth 0 || die "the writer did not drain"
+    collector_metric_is ncclscope_collector_ledger_records_stored_total "$ledger" ||
+        die "$(collector_metric ncclscope_collector_ledger_records_stored_total) ledger records stored, $ledger sent"
+    echo "detail_query.sh busy: $during timelines answered while the feed ran"
+fi
+# the whole job's window: everything comes before the answer
+timeline
+detail_is 'd["complete"] and d["missing"] == []' || die "detail not complete: $(head -1 "$dir/timeline")"
+grep -q '"type":"Coll"' "$dir/timeline" || die "the timeline has no Coll: the detail was not fetched first"
+collector_metric_is ncclscope_collector_events_in_total "$stored" ||
+    die "$(collector_metric ncclscope_collector_events_in_total) events stored when the timeline answered, $stored sent"
+collector_metric_is ncclscope_collector_detail_query_fetches_total "$asked" || die "a timeline did not fetch"
+collector_metric_is ncclscope_collector_detail_query_incomplete_total 0 || die "a fetch came back incomplete"
+collector_metric_is ncclscope_collector_detail_fetches_total "$((2 * asked))" ||
+    die "$(collector_metric ncclscope_collector_detail_fetches_total) fetches sent for $asked timelines: not to the job's 2 agents only"
+collector_metric_is ncclscope_collector_ledger_records_stored_total "$ledger" || die "ledger records stored twice"
+# a window older than the rings (the collector's clock, 1 s .. 2 s after
+# its host booted): what each ring still holds is said
+timeline "&t0_ns=1000000000&t1_ns=2000000000"
+detail_is 'not d["complete"] and len(d["missing"]) == 2 and all(m["reason"] == "older than the ring" and
+           2000000000 < m["held_from_ns"] <= m["held_to_ns"] for m in d["missing"])' ||
+    die "a window older than the rings: $(head -1 "$dir/timeline")"
+"$bin/ncclscope" --collector "http://127.0.0.1:$http" timeline --job "$job" --comm "$comm" --t0 1000000000 \
+    --t1 2000000000 > "$dir/cli.out" 2> "$dir/cli.err" || die "ncclscope timeline: $(cat "$dir/cli.err")"
+[ "$(grep -c 'missing: older than the ring; its ring holds' "$dir/cli.err")" = 2 ] ||
+    die "the CLI did not say what is held: $(cat "$dir/cli.err")"
+collector_metric_is ncclscope_collector_events_in_total "$stored" || die "a window fetched again was stored twice"
+echo "detail_query.sh: $events events fetched before the timeline answered"
