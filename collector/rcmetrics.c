@@ -16,6 +16,7 @@
 #include "logsafe.h"
 #include "mono.h"
 #include "prom.h"
+#include "vfetch.h"
 
 #define RCM_POLL_MS 100
 
@@ -40,6 +41,7 @@ struct nsc_rcmetrics {
     struct evbuffer *text;  /* the families of the last pass */
     job_result *jobs;    /* the thread's own */
     size_t njobs, jobs_cap;
+    nsc_vfetch *vf;      /* detail = on-demand: the verdicts' fetches (vfetch.h), else NULL */
 };
 
 /* 1 while one of the job's processes is alive. */
@@ -110,6 +112,8 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     if (!p)
         return;
     memcpy(p, f->p, f->n * sizeof *p);
+    if (m->vf)
+        nsc_vfetch_verdicts(m->vf, name, p, f->n, r->p, r->n, now);
     free(r->p);
     r->p = p, r->n = f->n, r->procs = procs;
     r->done = r->quiet_ns && now - r->quiet_ns >= settle_ns(m->c);
@@ -276,6 +280,8 @@ static void *run(void *arg)
             pass(m, f);
             waited = 0;
         }
+        if (m->vf)
+            nsc_vfetch_run(m->vf, nsc_mono_ns());
         struct timespec ts = {0, RCM_POLL_MS * 1000000L};
         nanosleep(&ts, NULL);
         waited += RCM_POLL_MS;
@@ -294,7 +300,9 @@ int nsc_rcmetrics_start(nsc_collector *c, nsc_rcmetrics **out)
         return -1;
     m->c = c;
     pthread_mutex_init(&m->mu, NULL);
-    if (pthread_create(&m->thread, NULL, run, m)) {
+    int on_demand = strcmp(c->cfg.detail, "on-demand") == 0;
+    if ((on_demand && !(m->vf = nsc_vfetch_new(c))) || pthread_create(&m->thread, NULL, run, m)) {
+        nsc_vfetch_free(m->vf);
         pthread_mutex_destroy(&m->mu);
         free(m);
         return -1;
@@ -311,6 +319,8 @@ void nsc_rcmetrics_render(nsc_rcmetrics *m, struct evbuffer *b)
     if (m->text)
         evbuffer_add(b, evbuffer_pullup(m->text, -1), evbuffer_get_length(m->text));
     pthread_mutex_unlock(&m->mu);
+    if (m->vf)
+        nsc_vfetch_render(m->vf, b);
 }
 
 void nsc_rcmetrics_join(nsc_rcmetrics *m)
@@ -321,6 +331,7 @@ void nsc_rcmetrics_join(nsc_rcmetrics *m)
     for (size_t i = 0; i < m->njobs; i++)
         free(m->jobs[i].p);
     free(m->jobs);
+    nsc_vfetch_free(m->vf);
     if (m->text)
         evbuffer_free(m->text);
     pthread_mutex_destroy(&m->mu);

@@ -11,7 +11,8 @@
  * a running one again at every pass. At most cfg.metrics_max_hosts hosts
  * (and as many host pairs), those with the most causes, are exported; the
  * rest are counted in ncclscope_collector_metrics_hosts_omitted. The scrape
- * only copies the text the last pass rendered.
+ * only copies the text the last pass rendered. With detail = on-demand it
+ * also hands each job's problems to the verdicts' fetches (vfetch.h).
  */
 #ifndef NCCLSCOPE_COLLECTOR_RCMETRICS_H
 #define NCCLSCOPE_COLLECTOR_RCMETRICS_H

@@ -12,16 +12,27 @@
 # comes back complete, every batch of the feed is acknowledged (acks flow),
 # and the ledger records and events stored are exactly those sent (none
 # lost, none twice); the fetches go to the job's agents only.
+# verdict: a job hangs while the root-cause pass looks every 300 ms: the
+# verdicts (a rank missing, lagging, late) ask the job's two agents for
+# their window on their own (no query asks), and both answer.
 #
-#   detail_query.sh BIN_DIR PLUGIN [busy]
+#   detail_query.sh BIN_DIR PLUGIN [busy|verdict]
 set -euo pipefail
 bin=$1 plugin=$2 mode=${3:-}
 nodes=2 scenario=ring
 . "$(dirname "$0")/lib.sh"
 
 # a fetch the test waits for is never cut short by detail_wait_ms
-start_collector 0 --detail on-demand --detail-wait-ms 60000
-for n in 0 1; do start_agent $n --detail on-demand --ack-timeout-ms 2000; done
+if [ "$mode" = verdict ]; then
+    # verdicts form from raw events today (the live state and diagnose do not
+    # read the ledger yet), so the agents send them all and answer the
+    # verdicts' fetches with nothing
+    start_collector 0 --detail on-demand --rootcause-interval-ms 300 --detail-span-ms 300 --hang-ms 1000
+    for n in 0 1; do start_agent $n; done
+else
+    start_collector 0 --detail on-demand --detail-wait-ms 60000
+    for n in 0 1; do start_agent $n --detail on-demand --ack-timeout-ms 2000; done
+fi
 api="http://127.0.0.1:$http/api/v1"
 asked=0
 # timeline [QUERY]: the timeline of the job's communicator (QUERY appended;
@@ -38,6 +49,24 @@ d = json.loads(open(sys.argv[1]).readline())["detail"]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }
+if [ "$mode" = verdict ]; then
+    NCCLSCOPE_JOB=$job "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario hang --nodes 2 \
+        --ranks-per-node 2 --iters 100000 --pace-us 2000 --hang-rank 3 --hang-after 20 --hang-ms 60000 \
+        >"$dir/emu.log" 2>&1 &
+    emu=$!
+    answered() { metric_above 0 ncclscope_agent_detail_fetches_answered_total 0 &&
+                 metric_above 1 ncclscope_agent_detail_fetches_answered_total 0; }
+    wait_until 60 answered || die "no verdict's fetch was answered by both agents: $(collector_metric ncclscope_collector_detail_verdicts_total) verdicts, $(collector_metric ncclscope_collector_detail_fetches_total) fetches sent"
+    kill $emu
+    wait $emu || true
+    collector_metric_above ncclscope_collector_detail_verdicts_total 0 || die "no verdict counted"
+    collector_metric_above ncclscope_collector_detail_verdict_fetches_total 0 || die "no verdict fetch counted"
+    collector_metric_is ncclscope_collector_detail_query_fetches_total 0 || die "a query fetched"
+    collector_metric_is ncclscope_collector_detail_verdict_fetch_failures_total 0 || die "a verdict's fetch failed"
+    echo "detail_query.sh verdict: $(collector_metric ncclscope_collector_detail_verdicts_total) verdicts," \
+        "$(collector_metric ncclscope_collector_detail_verdict_fetches_total) fetches"
+    exit 0
+fi
 emulate --iters 20
 events=0
 settled() { metric_is "$1" ncclscope_agent_ledger_open 0 && delivered "$1"; }
