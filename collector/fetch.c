@@ -372,6 +372,7 @@ int nsc_cfetch_take(nsc_cfetch *f, const void *buf, size_t len, const nsc_dec_li
     if (i >= 0 && f->slot[i].state == SENT) {
         memcpy(job, f->slot[i].job, sizeof job);
         items = &f->items[i];
+        atomic_fetch_add(items, 1);  /* the chunk itself, until its batches count: the slot stays its fetch's */
         if (a && d.last)
             f->part[(size_t)i * f->max_agents + (size_t)(a - f->agents)] = ANSWERED;
     }
@@ -392,6 +393,8 @@ int nsc_cfetch_take(nsc_cfetch *f, const void *buf, size_t len, const nsc_dec_li
         }
         emit(arg, it);
     }
+    if (items)
+        atomic_fetch_sub(items, 1);
     rc = (int)d.npieces;
     nsc_a2c_detail_release(&d);
     return rc;
