@@ -7,6 +7,8 @@
 # in is stored once, and its header says the detail is complete. A window
 # older than the rings answers with what is held: the header says, agent by
 # agent, which window each ring still holds, and so does the CLI on stderr.
+# An export fetches too, and says what it got in its X-Ncclscope-Detail
+# header.
 # busy: the timeline is asked again and again while nsc-feed, as four more
 # on-demand agents, sends the collector ledger at full rate: every fetch
 # comes back complete, every batch of the feed is acknowledged (acks flow),
@@ -116,4 +118,10 @@ detail_is 'not d["complete"] and len(d["missing"]) == 2 and all(m["reason"] == "
 [ "$(grep -c 'missing: older than the ring; its ring holds' "$dir/cli.err")" = 2 ] ||
     die "the CLI did not say what is held: $(cat "$dir/cli.err")"
 collector_metric_is ncclscope_collector_events_in_total "$stored" || die "a window fetched again was stored twice"
+# export fetches too and says so in its header (its trace has no room)
+curl -sf -D "$dir/export.head" -o "$dir/export.json" "$api/export?job=$job&comm=$comm&format=chrome" || die "export"
+grep -qi '^X-Ncclscope-Detail: {"fetch":[0-9]*,"missing":\[\],"complete":true}' "$dir/export.head" ||
+    die "export's detail header: $(cat "$dir/export.head")"
+grep -q '"AllReduce' "$dir/export.json" || die "the export has no collective"
+collector_metric_is ncclscope_collector_detail_query_fetches_total "$((asked + 2))" || die "the export did not fetch"
 echo "detail_query.sh: $events events fetched before the timeline answered"
