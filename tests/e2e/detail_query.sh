@@ -8,7 +8,8 @@
 # older than the rings answers with what is held: the header says, agent by
 # agent, which window each ring still holds, and so does the CLI on stderr.
 # An export fetches too, and says what it got in its X-Ncclscope-Detail
-# header.
+# header. An agent that does not answer (stopped) is named after
+# detail_wait_ms, and the timeline has what is held.
 # busy: the timeline is asked again and again while nsc-feed, as four more
 # on-demand agents, sends the collector ledger at full rate: every fetch
 # comes back complete, every batch of the feed is acknowledged (acks flow),
@@ -32,7 +33,8 @@ if [ "$mode" = verdict ]; then
     start_collector 0 --detail on-demand --rootcause-interval-ms 300 --detail-span-ms 300 --hang-ms 1000
     for n in 0 1; do start_agent $n; done
 else
-    start_collector 0 --detail on-demand --detail-wait-ms 60000
+    # busy: 60 s; else 20 s, which the agent stopped below makes the test wait
+    start_collector 0 --detail on-demand --detail-wait-ms $([ "$mode" = busy ] && echo 60000 || echo 20000)
     for n in 0 1; do start_agent $n --detail on-demand --ack-timeout-ms 2000; done
 fi
 api="http://127.0.0.1:$http/api/v1"
@@ -124,4 +126,15 @@ grep -qi '^X-Ncclscope-Detail: {"fetch":[0-9]*,"missing":\[\],"complete":true}' 
     die "export's detail header: $(cat "$dir/export.head")"
 grep -q '"AllReduce' "$dir/export.json" || die "the export has no collective"
 collector_metric_is ncclscope_collector_detail_query_fetches_total "$((asked + 2))" || die "the export did not fetch"
+[ "$mode" = busy ] && exit 0
+# an agent that does not answer: after detail_wait_ms the timeline answers
+# with what is held and names it
+incomplete=$(collector_metric ncclscope_collector_detail_query_incomplete_total)
+kill -STOP "${pids[agent1]}"
+timeline
+kill -CONT "${pids[agent1]}"
+detail_is 'not d["complete"] and [(m["agent"], m["reason"]) for m in d["missing"]] == [("node1", "no answer")]' ||
+    die "an agent that did not answer: $(head -1 "$dir/timeline")"
+grep -q '"type":"Coll"' "$dir/timeline" || die "the timeline without node1's answer has no Coll"
+collector_metric_is ncclscope_collector_detail_query_incomplete_total $((incomplete + 1)) || die "the fetch without an answer is not counted"
 echo "detail_query.sh: $events events fetched before the timeline answered"
