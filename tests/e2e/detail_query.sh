@@ -10,6 +10,8 @@
 # An export fetches too, and says what it got in its X-Ncclscope-Detail
 # header. An agent that does not answer (stopped) is named after
 # detail_wait_ms, and the timeline has what is held.
+# ui: the web timeline of a window older than the rings says, agent by
+# agent, what each ring holds (headless Chromium, tests/ui/browser.py).
 # busy: the timeline is asked again and again while nsc-feed, as four more
 # on-demand agents, sends the collector ledger at full rate: every fetch
 # comes back complete, every batch of the feed is acknowledged (acks flow),
@@ -19,7 +21,7 @@
 # verdicts (a rank missing, lagging, late) ask the job's two agents for
 # their window on their own (no query asks), and both answer.
 #
-#   detail_query.sh BIN_DIR PLUGIN [busy|verdict]
+#   detail_query.sh BIN_DIR PLUGIN [busy|verdict|ui]
 set -euo pipefail
 bin=$1 plugin=$2 mode=${3:-}
 nodes=2 scenario=ring
@@ -78,6 +80,16 @@ wait_until 10 collector_metric_is ncclscope_collector_ledger_records_stored_tota
 collector_metric_is ncclscope_collector_events_in_total 0 || die "raw events reached the collector before a query asked"
 comm=$(curl -sf "$api/comms?job=$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])')
 stored=$events
+if [ "$mode" = ui ]; then
+    # the web timeline of a window older than the rings, in Chromium
+    python3 "$(dirname "$0")/../ui/browser.py" "$dir/ui" \
+        "old=http://127.0.0.1:$http/ui/timeline.html?job=$job&comm=$comm&t0_ns=1000000000&t1_ns=2000000000" ||
+        die "the timeline page failed in Chromium: $(cat "$dir/ui/"*.console 2>/dev/null)"
+    [ "$(grep -o 'missing: older than the ring; its ring holds 20[0-9T:.Z-]* to 20[0-9T:.Z-]*' "$dir/ui/old.html" |
+         wc -l)" = 2 ] || die "the web timeline does not say what each ring holds: $(grep -o '<p id="detail".*</p>' "$dir/ui/old.html")"
+    echo "detail_query.sh ui: the web timeline says what each ring holds"
+    exit 0
+fi
 if [ "$mode" = busy ]; then
     # 4 agents x 8 processes x 400 batches, 256 ledger records per process and batch
     "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 4 --procs 8 --batches 400 --colls 1 --ledger 256 \
