@@ -188,14 +188,40 @@ int nsc_cli_fetch_ndjson(nsc_cli_ctx *c, const char *endpoint, const char *qs, n
     return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_ndjson(&s, endpoint, qs, fn, arg));
 }
 
+typedef struct noting {
+    nsc_ndjson_fn fn;
+    void *arg;
+} noting;
+
+/* A header whose detail fetch came back incomplete (a collector with detail
+ * = on-demand, docs/api.md) is said on stderr, agent by agent: the view
+ * shows only what was held. Every record then goes on to fn. */
+static int note_detail(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    const noting *n = arg;
+    const nsc_json *d = nsc_json_get(v, "detail"), *c = nsc_json_get(d, "complete");
+    const nsc_json *m = c && c->kind == NSC_JSON_FALSE ? nsc_json_get(d, "missing") : NULL;
+    for (const nsc_json *e = m ? nsc_json_first(m) : NULL; e; e = nsc_json_next(m, e)) {
+        uint64_t from, to;
+        fprintf(stderr, "ncclscope: detail of agent %s (host %s) missing: %s",
+                nsc_json_str_or(e, "agent", "?"), nsc_json_str_or(e, "host", "?"), nsc_json_str_or(e, "reason", "?"));
+        if (nsc_json_u64(nsc_json_get(e, "held_from_ns"), &from) == 0 &&
+            nsc_json_u64(nsc_json_get(e, "held_to_ns"), &to) == 0 && (from || to))
+            fprintf(stderr, "; its ring holds %" PRIu64 " .. %" PRIu64 " ns", from, to);
+        fputc('\n', stderr);
+    }
+    return n->fn(n->arg, v, line, len);
+}
+
 int nsc_cli_fetch_pages(nsc_cli_ctx *c, const char *endpoint, const char *qs, nsc_ndjson_fn fn,
                         void *arg)
 {
     nsc_diag_src s;
+    noting n = {fn, arg};
     int rc = nsc_cli_diag_src(c, &s);
     if (rc)
         return rc;
-    return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_pages(&s, endpoint, qs, nsc_cli_get(c->args, "limit"), fn, arg));
+    return nsc_cli_diag_rc(c, &s, nsc_diag_fetch_pages(&s, endpoint, qs, nsc_cli_get(c->args, "limit"), note_detail, &n));
 }
 
 /* A fetch whose body went to stdout or a reader: negative is the source's

@@ -125,6 +125,18 @@ int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg)
     return 0;
 }
 
+int nsc_clocks_offset(nsc_clocks *c, const char *host, uint64_t ref_ns, uint64_t *off_ns, uint64_t *err_ns)
+{
+    const host_clock *h = find(c, host);
+    uint64_t ref;
+    /* the host time that maps to ref_ns is within the offset of it: the
+     * model's drift over that offset is far below its bound */
+    if (!h || nsc_clock_host_to_ref(&h->m, ref_ns, &ref, err_ns) != 0)
+        return -1;
+    *off_ns = ref - ref_ns;
+    return 0;
+}
+
 void nsc_clocks_render(const nsc_clocks *c, struct evbuffer *b)
 {
     static const char *const fam[2][2] = {

@@ -36,6 +36,10 @@ int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s);
  * transaction, or the ClickHouse rows); a model stays changed when put fails. */
 typedef int (*nsc_clocks_put_fn)(void *arg, const char *host, const nsc_clock_model *m);
 int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg);
+/* host's offset (collector - host, modulo 2^64) near collector time ref_ns,
+ * and its bound: what turns a window on the collector's clock into one on
+ * the host's. -1 when the host has no model yet. */
+int nsc_clocks_offset(nsc_clocks *c, const char *host, uint64_t ref_ns, uint64_t *off_ns, uint64_t *err_ns);
 /* Prometheus gauges: offset (ns, collector - host) and error bound per host. */
 void nsc_clocks_render(const nsc_clocks *c, struct evbuffer *out);
 

@@ -72,6 +72,16 @@ static int load_live(nsc_collector *c, const nsc_live_cfg *lc)
     return rc ? -1 : 0;
 }
 
+/* fetch.c's view of the clock models. */
+static int clock_of(void *arg, const char *host, uint64_t ref_ns, uint64_t *off_ns, uint64_t *err_ns)
+{
+    nsc_collector *c = arg;
+    pthread_mutex_lock(&c->clock_mu);
+    int rc = nsc_clocks_offset(c->clocks, host, ref_ns, off_ns, err_ns);
+    pthread_mutex_unlock(&c->clock_mu);
+    return rc;
+}
+
 static int write_ports(const nsc_collector *c)
 {
     if (!c->cfg.port_file[0])
@@ -121,7 +131,7 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     nsc_http *h = NULL;
     int rc = 1;
     if (!(c.clocks = nsc_clocks_new(cfg->max_hosts, cfg->max_hosts_per_agent)) ||
-        !(c.fetch = nsc_cfetch_new(cfg->max_agents)) || open_store(&c) || load_live(&c, &lc) ||
+        !(c.fetch = nsc_cfetch_new(cfg->max_agents, clock_of, &c)) || open_store(&c) || load_live(&c, &lc) ||
         !(c.zctx = zmq_ctx_new()) || nsc_writer_start(&c, &w))
         goto out;
     if (nsc_ingest_start(&c, &in)) {

@@ -48,6 +48,9 @@ static const nsc_opt opts[] = {
     MS("webhook_timeout_ms", "NCCLSCOPE_WEBHOOK_TIMEOUT_MS", webhook_timeout_ms, "2000", "a webhook POST without an answer this long has failed"),
     NUM("webhook_retries", "NCCLSCOPE_WEBHOOK_RETRIES", webhook_retries, "5", "retries of a failed webhook POST before the verdict is given up (0..30)"),
     MS("webhook_backoff_ms", "NCCLSCOPE_WEBHOOK_BACKOFF_MS", webhook_backoff_ms, "500", "wait before the first retry; it doubles at each retry, to 60 s at most"),
+    TXT("detail", "NCCLSCOPE_COLLECTOR_DETAIL", detail, "all", "all: the agents send every raw event; on-demand: they keep them (agent detail = on-demand) and timeline, export and the web timeline fetch their window first"),
+    MS("detail_wait_ms", "NCCLSCOPE_DETAIL_WAIT_MS", detail_wait_ms, "5000", "detail = on-demand: a query waits this long at most for the agents' detail, then answers with what is held and says what is missing"),
+    MS("detail_span_ms", "NCCLSCOPE_DETAIL_SPAN_MS", detail_span_ms, "10000", "detail = on-demand: each verdict (hang, stall, straggler, slow link or NIC) fetches its job's detail this long before and after it, and keeps it"),
     /* HTTP limits */
     NSC_HGUARD_OPTS(nsc_coll_cfg, hg, "NCCLSCOPE_COLLECTOR"),
     KB("http_sse_buffer_kb", "NCCLSCOPE_COLLECTOR_HTTP_SSE_BUFFER_KB", http_sse_buffer_kb, "1024", "a /api/v1/live client with more unsent output than this is cut off"),
@@ -109,6 +112,10 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
         cfg->webhook_timeout_ms == 0 || cfg->webhook_backoff_ms == 0) {
         fprintf(err, "ncclscope-collector: webhook_queue (1..65536), webhook_retries (0..30), "
                      "webhook_timeout_ms or webhook_backoff_ms (> 0) out of range\n");
+        return -1;
+    }
+    if (strcmp(cfg->detail, "all") && strcmp(cfg->detail, "on-demand")) {
+        fprintf(err, "ncclscope-collector: detail must be all or on-demand, not '%s'\n", cfg->detail);
         return -1;
     }
     if (cfg->http_sse_buffer_kb == 0) {

@@ -44,6 +44,9 @@ typedef struct nsc_coll_cfg {
     uint64_t rootcause_interval_ms;  /* root-cause metrics' pass period; 0: none */
     char webhook_url[1024];    /* a POST per new verdict (webhook.h); empty: none */
     uint64_t webhook_queue, webhook_timeout_ms, webhook_retries, webhook_backoff_ms;
+    char detail[16];           /* "all" or "on-demand": whether queries fetch raw detail first */
+    uint64_t detail_wait_ms;   /* a query waits this long at most for the agents' detail */
+    uint64_t detail_span_ms;   /* detail fetched this long before and after each verdict */
     nsc_hguard_cfg hg;         /* HTTP limits (hguard.h) */
     uint64_t http_sse_buffer_kb;  /* a /api/v1/live client's unsent output at most */
     /* What a peer can make the collector hold (docs/configuration.md, "Limits") */

@@ -22,6 +22,7 @@
 #include "fetch.h"
 #include "hguard.h"
 #include "jobmetrics.h"
+#include "prefetch.h"
 #include "json.h"
 #include "prom.h"
 #include "qstream.h"
@@ -52,6 +53,7 @@ struct nsc_http {
     sse_client *clients;
     nsc_qstreams *queries;     /* running query responses */
     nsc_rcmetrics *rcm;        /* root-cause metrics' thread */
+    nsc_prefetch *prefetch;    /* queries waiting for their detail (detail = on-demand) */
     uint64_t last_tick_ns;
     char *status_text;         /* the last status answer, rendered at status_ns */
     size_t status_len;
@@ -218,6 +220,7 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     nsc_chlive_render(c, b);
     nsc_jobmetrics_render(c, b);
     nsc_rcmetrics_render(h->rcm, b);
+    nsc_prefetch_render(h->prefetch, b);
     nsc_qstreams_render(h->queries, b);
     nsc_hguard_render(h->guard, "ncclscope_collector", b);
     uint64_t sse = 0;
@@ -310,23 +313,15 @@ static void sse_broadcast(nsc_http *h)
 
 /* ---- query endpoints ---- */
 
-static void query(nsc_http *h, struct evhttp_request *req, const char *name, const char *qs)
+static void run_query(nsc_http *h, struct evhttp_request *req, nsc_query *q, const char *qs)
 {
-    char err[256] = "";
-    nsc_query *q;
-    int rc = nsc_query_parse(name, qs, &q, err, sizeof err);
-    if (rc) {
-        int code = nsc_query_http_status(rc);
-        nsc_http_json_error(req, code, code == 404 ? "Not Found" : "Bad Request", err);
-        return;
-    }
     if (h->c->ch)
         nsc_chquery_start(h->c, h->queries, req, q, qs);
     else
         nsc_qstream_start(h->queries, req, q);
 }
 
-/* ---- detail fetch ---- */
+/* ---- fetch before query (detail = on-demand, prefetch.h) ---- */
 
 /* A whole number, or fallback when absent; -1 when it is not one. */
 static int qs_u64(const struct evkeyvalq *kv, const char *name, uint64_t fallback, uint64_t *out)
@@ -341,6 +336,84 @@ static int qs_u64(const struct evkeyvalq *kv, const char *name, uint64_t fallbac
     *out = strtoull(v, &end, 10);
     return *v && *v != '-' && !*end && errno == 0 ? 0 : -1;
 }
+
+/* A query waiting for its detail: what it goes on with. */
+typedef struct later {
+    nsc_http *h;
+    nsc_query *q;              /* a parsed query endpoint's, else NULL (export) */
+    char *qs;
+} later;
+
+static void later_drop(void *arg)
+{
+    later *l = arg;
+    nsc_query_free(l->q);
+    free(l->qs);
+    free(l);
+}
+
+/* The report travels in a header too: the only place export's trace has. */
+static void later_then(void *arg, struct evhttp_request *req, const char *report)
+{
+    later *l = arg;
+    evhttp_add_header(evhttp_request_get_output_headers(req), "X-Ncclscope-Detail", report);
+    if (!l->q) {
+        nsc_diagapi_start(l->h->c, l->h->queries, req, "export", l->qs);
+    } else if (nsc_query_set_detail(l->q, report)) {
+        nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
+    } else {
+        run_query(l->h, req, l->q, l->qs);
+        l->q = NULL;  /* the query's now */
+    }
+    later_drop(l);
+}
+
+/* With detail = on-demand, a timeline's first page or an export asks the
+ * agents for its job's window and answers once it came (or detail_wait_ms
+ * passed). 1 when req is taken (q with it), 0 when it needs no fetch
+ * (detail = all, no job, a later page: the first fetched it; bad
+ * parameters: the endpoint says so). */
+static int prefetch(nsc_http *h, struct evhttp_request *req, nsc_query *q, const char *qs)
+{
+    struct evkeyvalq kv;
+    TAILQ_INIT(&kv);
+    uint64_t t0, t1;
+    const char *job = NULL;
+    int wants = strcmp(h->c->cfg.detail, "on-demand") == 0 && qs && evhttp_parse_query_str(qs, &kv) == 0 &&
+                (job = evhttp_find_header(&kv, "job")) && *job && !evhttp_find_header(&kv, "cursor") &&
+                qs_u64(&kv, "t0_ns", 0, &t0) == 0 && qs_u64(&kv, "t1_ns", UINT64_MAX, &t1) == 0;
+    later *l = wants ? calloc(1, sizeof *l) : NULL;
+    char *copy = l ? strdup(qs) : NULL;
+    int taken = copy != NULL;
+    if (taken) {
+        *l = (later){h, q, copy};
+        nsc_prefetch_next next = {later_then, later_drop, l};
+        if (nsc_prefetch_start(h->prefetch, req, job, t0, t1, &next)) {
+            later_drop(l);
+            nsc_http_json_error(req, 503, "Service Unavailable", "too many detail fetches waiting; ask again");
+        }
+    } else {
+        free(l);
+    }
+    evhttp_clear_headers(&kv);
+    return taken;
+}
+
+static void query(nsc_http *h, struct evhttp_request *req, const char *name, const char *qs)
+{
+    char err[256] = "";
+    nsc_query *q;
+    int rc = nsc_query_parse(name, qs, &q, err, sizeof err);
+    if (rc) {
+        int code = nsc_query_http_status(rc);
+        nsc_http_json_error(req, code, code == 404 ? "Not Found" : "Bad Request", err);
+        return;
+    }
+    if (strcmp(name, "timeline") || !prefetch(h, req, q, qs))
+        run_query(h, req, q, qs);
+}
+
+/* ---- detail fetch ---- */
 
 /* GET /api/v1/detail?job=J[&from_ns=A][&to_ns=B]: ask every agent for job
  * J's raw detail in the window (the agents' clocks); the chunks are stored
@@ -361,7 +434,7 @@ static void detail(nsc_http *h, struct evhttp_request *req, const char *qs)
                             "detail wants job (1..63 bytes) and from_ns <= to_ns (whole ns)");
         return;
     }
-    uint64_t id = nsc_cfetch_ask(h->c->fetch, job, from, to);
+    uint64_t id = nsc_cfetch_ask(h->c->fetch, job, from, to, 0);
     evhttp_clear_headers(&kv);
     if (!id) {
         nsc_http_json_error(req, 503, "Service Unavailable", "too many detail fetches waiting; ask again");
@@ -424,8 +497,10 @@ static void route(struct evhttp_request *req, void *arg)
     const char *name = strncmp(path, "/api/v1/", 8) == 0 ? path + 8 : NULL;
     int diag = name && nsc_diagapi_is(name);
     const char *q = name && !diag ? query_endpoint(name) : NULL;
-    if (diag)
+    if (diag && (strcmp(name, "export") || !prefetch(h, req, NULL, qs)))
         return nsc_diagapi_start(h->c, h->queries, req, name, qs);
+    if (diag)
+        return;
     if (q)
         return query(h, req, q, qs);
     nsc_http_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");
@@ -509,6 +584,7 @@ static void release(nsc_http *h)
         sse_drop(h, req);
         evhttp_send_reply_end(req);
     }
+    nsc_prefetch_free(h->prefetch);  /* before the queries: a waiting one goes on with none */
     nsc_qstreams_free(h->queries);
     nsc_chcache_free(h->c->chcache);  /* after the queries: none holds a job now */
     h->c->chcache = NULL;
@@ -540,6 +616,7 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
     if (read_token(h, c->cfg.token_file) || !(h->base = event_base_new()) ||
         !(h->http = evhttp_new(h->base)) || bind_http(h, c->cfg.http) ||
         !(h->queries = nsc_qstreams_new(h->base, c->store, h->guard, c->cfg.hg.write_timeout_ms)) ||
+        !(h->prefetch = nsc_prefetch_new(h->base, h->guard, c)) ||
         !(h->timer = event_new(h->base, -1, EV_PERSIST, on_timer, h)) || event_add(h->timer, &tv)) {
         release(h);
         return -1;

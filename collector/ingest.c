@@ -170,7 +170,7 @@ static void take_batch(nsc_ingest *in, zmq_msg_t *id, zmq_msg_t *body, uint64_t 
         return;
     }
     it->recv_ns = t;
-    nsc_cfetch_agent(in->c->fetch, it->a2c.agent, it->ident, it->ident_len);
+    nsc_cfetch_agent(in->c->fetch, it);
     atomic_fetch_add_explicit(&in->c->stats.aliases_applied, applied, memory_order_relaxed);
     atomic_fetch_add_explicit(&in->c->stats.aliases_unplaced, unplaced, memory_order_relaxed);
     to_writer(in, it);

@@ -22,7 +22,8 @@ typedef struct nsc_item {
     nsc_item_kind kind;
     uint8_t ident[256];       /* ZeroMQ routing id of the agent's DEALER */
     size_t ident_len;
-    atomic_uint_fast64_t *inflight;  /* its sender's batches in the collector (ingest.c), or NULL */
+    atomic_uint_fast64_t *inflight;  /* its sender's batches in the collector (ingest.c), a detail
+                                     * batch's fetch's (fetch.c), or NULL */
     int stored;               /* put (not a duplicate): counted and fed live after the commit */
     int detail;               /* raw detail an agent was asked for (fetch.h): never acknowledged, not fed live */
     uint64_t recv_ns;         /* collector time the message arrived */

@@ -19,6 +19,7 @@
 #include "prom.h"
 #include "utc.h"
 #include "webhook.h"
+#include "vfetch.h"
 
 #define RCM_POLL_MS 100
 
@@ -37,8 +38,8 @@ typedef struct job_result {
     uint64_t quiet_ns;  /* since when none of them is alive (0: one is) */
     nsc_problem *p;  /* its problems (places and kinds are what is used) */
     size_t n;
-    verdict_key *posted;  /* the verdicts handed to the webhook */
-    size_t nposted, posted_cap;
+    verdict_key *known;  /* the verdicts announced (to the webhook and the fetches) */
+    size_t nknown, known_cap;
 } job_result;
 
 typedef struct pair_count {
@@ -55,6 +56,7 @@ struct nsc_rcmetrics {
     size_t njobs, jobs_cap;
     nsc_webhook *hook;   /* NULL without webhook_url */
     uint64_t passes;     /* passes rendered */
+    nsc_vfetch *vf;      /* detail = on-demand: the verdicts' fetches (vfetch.h), else NULL */
 };
 
 /* 1 while one of the job's processes is alive. */
@@ -96,7 +98,7 @@ static uint64_t settle_ns(const nsc_collector *c)
 static void forget(job_result *r)
 {
     free(r->p);
-    free(r->posted);
+    free(r->known);
 }
 
 static verdict_key key_of(const nsc_problem *p)
@@ -134,22 +136,29 @@ static char *verdict_body(const char *job, const nsc_problem *p)
     return text;
 }
 
-/* Hand the webhook each of r's problems it has not had for this job: one
- * POST per verdict, not one per pass. */
-static void announce(nsc_rcmetrics *m, job_result *r)
+/* Announce each of r's problems not announced before for this job (a new
+ * verdict: its kind and place, whatever the seq) to the webhook, one POST
+ * per verdict and not one per pass, and to the verdicts' fetches. */
+static void announce(nsc_rcmetrics *m, job_result *r, uint64_t now)
 {
-    for (size_t i = 0; m->hook && i < r->n; i++) {
+    const nsc_problem **fresh = malloc((r->n + 1) * sizeof *fresh);
+    size_t nfresh = 0;
+    for (size_t i = 0; fresh && i < r->n; i++) {
         verdict_key k = key_of(&r->p[i]);
         size_t j = 0;
-        while (j < r->nposted && memcmp(&r->posted[j], &k, sizeof k))
+        while (j < r->nknown && memcmp(&r->known[j], &k, sizeof k))
             j++;
-        if (j < r->nposted || nsc_grow(&r->posted, r->nposted, &r->posted_cap, sizeof *r->posted, 8))
+        if (j < r->nknown || nsc_grow(&r->known, r->nknown, &r->known_cap, sizeof *r->known, 8))
             continue;
-        r->posted[r->nposted++] = k;
-        char *body = verdict_body(r->name, &r->p[i]);
+        r->known[r->nknown++] = k;
+        fresh[nfresh++] = &r->p[i];
+        char *body = m->hook ? verdict_body(r->name, &r->p[i]) : NULL;
         if (body)
             nsc_webhook_post(m->hook, body);
     }
+    if (m->vf && nfresh)
+        nsc_vfetch_verdicts(m->vf, r->name, fresh, nfresh, now);
+    free(fresh);
 }
 
 /* Analyse one job (unless done and kept); its problems replace the last. A
@@ -187,7 +196,7 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     free(r->p);
     r->p = p, r->n = f->n, r->procs = procs;
     r->done = r->quiet_ns && now - r->quiet_ns >= settle_ns(m->c);
-    announce(m, r);
+    announce(m, r, now);
 }
 
 /* Forget the jobs the live state no longer lists. */
@@ -354,6 +363,8 @@ static void *run(void *arg)
             pass(m, f);
             waited = 0;
         }
+        if (m->vf)
+            nsc_vfetch_run(m->vf, nsc_mono_ns());
         struct timespec ts = {0, RCM_POLL_MS * 1000000L};
         nanosleep(&ts, NULL);
         waited += RCM_POLL_MS;
@@ -376,7 +387,9 @@ int nsc_rcmetrics_start(nsc_collector *c, nsc_rcmetrics **out)
         return -1;
     }
     pthread_mutex_init(&m->mu, NULL);
-    if (pthread_create(&m->thread, NULL, run, m)) {
+    int on_demand = strcmp(c->cfg.detail, "on-demand") == 0;
+    if ((on_demand && !(m->vf = nsc_vfetch_new(c))) || pthread_create(&m->thread, NULL, run, m)) {
+        nsc_vfetch_free(m->vf);
         pthread_mutex_destroy(&m->mu);
         nsc_webhook_stop(m->hook);
         free(m);
@@ -395,6 +408,8 @@ void nsc_rcmetrics_render(nsc_rcmetrics *m, struct evbuffer *b)
         evbuffer_add(b, evbuffer_pullup(m->text, -1), evbuffer_get_length(m->text));
     pthread_mutex_unlock(&m->mu);
     nsc_webhook_render(m->hook, b);
+    if (m->vf)
+        nsc_vfetch_render(m->vf, b);
 }
 
 void nsc_rcmetrics_join(nsc_rcmetrics *m)
@@ -406,6 +421,7 @@ void nsc_rcmetrics_join(nsc_rcmetrics *m)
     for (size_t i = 0; i < m->njobs; i++)
         forget(&m->jobs[i]);
     free(m->jobs);
+    nsc_vfetch_free(m->vf);
     if (m->text)
         evbuffer_free(m->text);
     pthread_mutex_destroy(&m->mu);

@@ -14,6 +14,8 @@
  * only copies the text the last pass rendered. With webhook_url, each
  * verdict (a problem's kind and place) a job's pass finds that no earlier
  * pass of the job found goes to the webhook (webhook.h), once.
+ * only copies the text the last pass rendered. With detail = on-demand it
+ * also hands each job's problems to the verdicts' fetches (vfetch.h).
  */
 #ifndef NCCLSCOPE_COLLECTOR_RCMETRICS_H
 #define NCCLSCOPE_COLLECTOR_RCMETRICS_H

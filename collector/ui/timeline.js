@@ -332,12 +332,25 @@
         draw();
     }
 
+    /* What the collector's fetch before the first page did not bring
+     * (detail = on-demand, docs/api.md "Detail on demand"), agent by agent. */
+    function showDetail(d) {
+        const missing = d && !d.complete ? d.missing : [];
+        const at = ns => fmtWall(ns, wall) || ns + ' ns';
+        document.getElementById('detail').replaceChildren(...missing.map(m => el('div', {},
+            'Detail of agent ' + m.agent + ' (host ' + m.host + ') missing: ' + m.reason +
+            (m.held_from_ns !== undefined ? '; its ring holds ' + at(m.held_from_ns) + ' to ' + at(m.held_to_ns) : ''))));
+    }
+
     async function page() {
+        const first = !cursor;
         const res = await NSC.ndjson('timeline', windowParams(cursor ? {cursor} : {}));
         if (!res.end)
             throw new NSC.ApiError('the timeline stream was cut off; load again');
         header = res.header;
         wall = header.wallOffset;
+        if (first)
+            showDetail(header.detail);
         for (const r of res.items)
             events.push(NSCTrace.event(header, r));
         count += res.items.length;

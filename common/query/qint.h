@@ -41,6 +41,7 @@ struct nsc_query {
     uint64_t cursor[3];       /* the endpoint's resume key (docs/api.md, paging) */
     int compact;              /* format=compact (timeline): one array per event */
     int states;               /* states=0|1 (timeline); default: 1 for json, 0 compact */
+    char *detail;             /* the collector's detail fetch (nsc_query_set_detail), or NULL */
 };
 
 /* Buffered output; the first failed write latches err. */

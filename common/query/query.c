@@ -386,7 +386,16 @@ int nsc_query_http_status(int err)
     }
 }
 
+int nsc_query_set_detail(nsc_query *q, const char *json)
+{
+    free(q->detail);
+    q->detail = strdup(json);
+    return q->detail ? 0 : -1;
+}
+
 void nsc_query_free(nsc_query *q)
 {
+    if (q)
+        free(q->detail);
     free(q);
 }

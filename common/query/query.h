@@ -58,6 +58,9 @@ const char *nsc_query_content_type(const nsc_query *q);
 const char *nsc_query_name(const nsc_query *q);
 /* The HTTP status for an error code (200, 400, 404, 500). */
 int nsc_query_http_status(int err);
+/* What a collector with on-demand detail fetched for q (a JSON object,
+ * copied): the timeline's header carries it as "detail". 0 or -1 (memory). */
+int nsc_query_set_detail(nsc_query *q, const char *json);
 void nsc_query_free(nsc_query *q);
 
 #endif

@@ -603,6 +603,10 @@ static void write_header(tl *s)
         nsc_q_cs(o, s->ranks[i].g.npairs ? ",\"gpu_clock\":\"fitted\"}" : ",\"gpu_clock\":\"none\"}");
     }
     nsc_q_lit(o, "]");
+    if (c->q->detail) {
+        nsc_q_lit(o, ",\"detail\":");
+        nsc_q_cs(o, c->q->detail);
+    }
     if (c->q->compact) {
         nsc_q_cs(o, c->q->states ? ",\"format\":\"compact\",\"with_states\":true"
                                  : ",\"format\":\"compact\",\"with_states\":false");

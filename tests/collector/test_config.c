@@ -192,3 +192,22 @@ Test(collector_config, webhook)
     rejected(3, (char *[]){"c", "--webhook-retries", "31"}, "webhook_retries (0..30)");
     rejected(3, (char *[]){"c", "--webhook-timeout-ms", "0"}, "webhook_timeout_ms");
 }
+
+/* detail (fetch before query): all by default, on-demand with its wait and
+ * span, anything else refused by name. */
+Test(collector_config, detail)
+{
+    nsc_coll_cfg c;
+    clear_env();
+    char *defaults[] = {"collector"};
+    cr_assert_eq(load(&c, 1, defaults), 0);
+    cr_assert_str_eq(c.detail, "all");
+    cr_assert_eq(c.detail_wait_ms, 5000);
+    cr_assert_eq(c.detail_span_ms, 10000);
+    char *od[] = {"collector", "--detail", "on-demand", "--detail-wait-ms", "2s", "--detail-span-ms", "1m"};
+    cr_assert_eq(load(&c, 7, od), 0);
+    cr_assert_str_eq(c.detail, "on-demand");
+    cr_assert_eq(c.detail_wait_ms, 2000);
+    cr_assert_eq(c.detail_span_ms, 60000);
+    rejected(3, (char *[]){"c", "--detail", "some"}, "detail must be all or on-demand, not 'some'");
+}

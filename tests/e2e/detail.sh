@@ -46,15 +46,8 @@ if [ "$mode" = busy ]; then
 else
     emulate --iters 20
 fi
-events=0
-settled() { metric_is "$1" ncclscope_agent_ledger_open 0 && delivered "$1"; }
-for n in 0 1; do
-    wait_until 20 settled $n || die "node $n did not deliver its spool and ledger"
-    events=$((events + $(metric $n ncclscope_agent_events_in_total)))
-done
-[ "$events" -gt 0 ] || die "the agents took in no event"
-wait_until 10 collector_metric_is ncclscope_collector_ledger_records_stored_total \
-    "$(( $(metric 0 ncclscope_agent_ledger_spooled_total) + $(metric 1 ncclscope_agent_ledger_spooled_total) ))" ||
+settle_nodes
+wait_until 10 collector_metric_is ncclscope_collector_ledger_records_stored_total "$ledger" ||
     die "the ledger did not arrive"
 if [ "$mode" != busy ]; then
     collector_metric_is ncclscope_collector_events_in_total 0 || die "raw events reached the collector without a fetch"

@@ -151,6 +151,20 @@ metric_above() { [ "$(metric "$1" "$2")" -gt "$3" ] 2>/dev/null; }
 # delivered N: node N's agent has nothing left in the spool or in the PXN queue.
 delivered() { metric_is "$1" ncclscope_agent_spool_entries 0 && metric_is "$1" ncclscope_agent_pxn_pending 0 &&
               metric_is "$1" ncclscope_agent_forward_inflight 0; }
+# settle_nodes: every node's agent delivered its spool and its ledger (no
+# record held open); events gets the events they took in, ledger the ledger
+# records they spooled; dies when they took in none.
+settle_nodes() {
+    local n
+    events=0 ledger=0
+    for n in $(seq 0 $((nodes - 1))); do
+        wait_until 20 eval "metric_is $n ncclscope_agent_ledger_open 0 && delivered $n" ||
+            die "node $n did not deliver its spool and ledger"
+        events=$((events + $(metric $n ncclscope_agent_events_in_total)))
+        ledger=$((ledger + $(metric $n ncclscope_agent_ledger_spooled_total)))
+    done
+    [ "$events" -gt 0 ] || die "the agents took in no event"
+}
 # emulate ARGS...: the job ($scenario, default PXN) over $nodes nodes, every event type on.
 emulate() {
     NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" \
