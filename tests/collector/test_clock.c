@@ -475,6 +475,35 @@ Test(gpuclock, few_pairs_bound_holds_far_from_them)
     nsc_gpuclock_free(&g);
 }
 
+/* NCCL 2.29's drifting KernelCh (docs/nccl-abi.md): once its work counter
+ * fell k tasks behind, a KernelCh's timers are those of the task k back,
+ * seen now. Such a pair is refused, moves neither the line nor the pairs'
+ * mean, and is found stale on the line again; one seen late by a poll is
+ * taken. */
+Test(gpuclock, other_work_timers_are_refused)
+{
+    const uint64_t offset = 7000, p0 = 1000000000, task = 3000000;
+    nsc_gpuclock g;
+    uint64_t before, after, err;
+    nsc_gpuclock_init(&g);
+    for (uint64_t i = 0; i < 10; i++)
+        cr_assert_eq(nsc_gpuclock_add(&g, p0 + i * task, p0 + i * task + offset + 800 * (i % 3)), 0);
+    cr_assert_eq(nsc_gpuclock_to_cpu(&g, p0 + 30 * task, &before, &err), 0);
+    double sum_x = g.sum_x;
+    for (uint64_t i = 10; i < 20; i++) { /* the task before's stop, seen at this one's */
+        uint64_t seen = p0 + i * task + offset;
+        cr_assert_eq(nsc_gpuclock_add(&g, p0 + (i - 1) * task, seen), NSC_GPUCLOCK_STALE, "task %" PRIu64, i);
+        cr_assert(nsc_gpuclock_stale(&g, p0 + (i - 1) * task, seen));
+    }
+    cr_assert_eq(g.npairs, 10);
+    cr_assert_eq(g.sum_x, sum_x);
+    cr_assert_eq(nsc_gpuclock_to_cpu(&g, p0 + 30 * task, &after, &err), 0);
+    cr_assert_eq(after, before);
+    cr_assert_eq(nsc_gpuclock_add(&g, p0 + 20 * task, p0 + 20 * task + offset + 200000), 0, "a poll 200 us late");
+    cr_assert_not(nsc_gpuclock_stale(&g, 0, p0), "a 0 timer is missing, not stale");
+    nsc_gpuclock_free(&g);
+}
+
 static nsc_gpuclock sample_gpuclock(void)
 {
     nsc_sim_rng r = {60};
