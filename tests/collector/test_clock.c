@@ -158,6 +158,33 @@ Test(clock, rejects_bad_samples)
     cr_assert_eq(nsc_clock_init(&m, &bad), NSC_CLOCK_EINVAL);
 }
 
+/* Every probe bounds the offset within half its round trip: 60 us round
+ * trips, alternately quick out (5 us, 55 us back) and quick back, read the
+ * offset 25 us off either way. Each bounds it to [-5, 55] or [-55, 5] us:
+ * together to 5 us, where the round trip's half and the offsets' scatter
+ * (30 + 3 x 25 us) bounded it to 105 us. */
+Test(clock, bound_from_probes_quick_either_way)
+{
+    const uint64_t off = 7000000, us = 1000;
+    nsc_clock_model m;
+    cr_assert_eq(nsc_clock_init(&m, NULL), 0);
+    for (uint64_t i = 0; i < 40; i++) {
+        uint64_t t1 = 1000000000 + i * 100000000, out = i % 2 ? 5 * us : 55 * us;
+        uint64_t t2 = t1 + off + out, t3 = t2 + 2 * us;
+        nsc_clock_sample s = {t1, t2, t3, t3 - off + 60 * us - out};
+        cr_assert_eq(nsc_clock_add(&m, &s), 0);
+    }
+    cr_assert_eq(nsc_clock_flush(&m), 0);
+    for (uint64_t h = 1000000000; h < 4900000000; h += 37000000) {
+        uint64_t ref, err;
+        cr_assert_eq(nsc_clock_host_to_ref(&m, h, &ref, &err), 0);
+        int64_t miss = (int64_t)(ref - (h + off));
+        cr_assert_leq((uint64_t)llabs(miss), err, "at %" PRIu64 ": %" PRId64 " ns off, bound %" PRIu64, h, miss, err);
+        cr_assert_leq(err, 10 * us, "at %" PRIu64 ": bound %" PRIu64, h, err);
+    }
+    nsc_clock_free(&m);
+}
+
 static uint8_t *serialize(const nsc_clock_model *m, size_t *len)
 {
     *len = nsc_clock_serialized_size(m);
