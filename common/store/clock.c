@@ -15,6 +15,7 @@
 #define RESID_FLOOR_NS 2000.0 /* residual rejection never cuts tighter than this */
 #define UNKNOWN_DRIFT 1e-4    /* drift error of a line fitted from one point: 100 ppm */
 #define MAX_DRIFT 1e-2        /* serialized drifts beyond 1% are corrupt */
+#define BOUND_NEAR 16         /* probes each side that bound the line at a time */
 #define MODEL_MAGIC 0x4e53434bu /* "NSCK" */
 #define MODEL_VERSION 3u    /* 3 dropped the open window (every probe is judged
                              * at once); 1 and 2 are still read */
@@ -258,8 +259,6 @@ static double rtt_cut(const nsc_clock_model *m, uint64_t rtt_min)
  * between them (the near probes only: farther ones are widened out), or -1
  * where the intervals do not meet (the probes disagree with the line's
  * drift error: no bound from them). */
-#define BOUND_NEAR 16
-
 static double probes_bound(const nsc_clock_model *m, const nsc_clock_seg *s, const line *l, double drift_err)
 {
     double worst = 0;

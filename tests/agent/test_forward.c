@@ -502,10 +502,10 @@ Test(forward, scheduled_probe_answer_sends_four_follow_ups)
     for (uint64_t end = nsc_mono_ns() + 3000000000ull; g.nprobes < 1 && nsc_mono_ns() < end;)
         pump(f, &g, 10, 0);
     cr_assert_eq(g.nprobes, 1, "the first probe goes at once");
-    for (int i = 0; i < 4; i++) {
+    for (unsigned i = 0; i < 4; i++) {
         answer(&g, i);
         pump(f, &g, 300, 0);
-        cr_assert_eq(g.nprobes, i + 2, "answer %d sends follow-up %d", i, i + 1);
+        cr_assert_eq(g.nprobes, i + 2, "answer %u sends follow-up %u", i, i + 1);
         cr_assert_eq(g.probes[i + 1].id, g.probes[i].id + 1);
     }
     answer(&g, 4);
