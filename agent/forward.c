@@ -14,6 +14,7 @@
 #define MAX_ACKS_PER_RUN 4096
 #define CLOCK_SAMPLES 16     /* the offset reported is the min-RTT one of these */
 #define FAST_PROBES 5        /* probes at a tenth of the interval after start */
+#define FOLLOW_UPS 4         /* probes on the warm path after each scheduled one */
 #define HEARTBEAT_MS 1000    /* ZMTP heartbeats find a peer that vanished silently */
 #define STALE_PROBE_NS 10000000000ull
 
@@ -49,7 +50,8 @@ struct nsc_fwd {
     uint64_t *acks;            /* acknowledged seqs waiting for deletion */
     size_t nacks;
     uint64_t probe_id, next_probe_ns;
-    uint64_t lead_id;          /* the scheduled probe whose answer sends the follow-up */
+    uint64_t lead_id;          /* the probe whose answer sends a follow-up */
+    uint32_t follow_left;      /* follow-ups the scheduled probe has still to send */
     uint64_t scheduled;        /* probes sent on the interval (follow-ups not counted) */
     clock_sample recent[CLOCK_SAMPLES];
     uint32_t nrecent, at;
@@ -275,7 +277,8 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p)
     keep_sample(f, p);
     if (p->id == f->lead_id) {
         f->lead_id = 0;
-        send_probe(f);
+        if (f->follow_left && send_probe(f) == 0 && --f->follow_left)
+            f->lead_id = f->probe_id;
     }
 }
 
@@ -453,6 +456,7 @@ static void send_scheduled_probe(nsc_fwd *f)
     if (send_probe(f) != 0)
         return;
     f->lead_id = f->probe_id;
+    f->follow_left = FOLLOW_UPS;
     f->scheduled++;
     f->next_probe_ns = f->now + (f->scheduled < FAST_PROBES ? f->cfg.probe_ns / 10 : f->cfg.probe_ns);
 }

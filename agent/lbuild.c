@@ -341,7 +341,16 @@ static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *
 {
     const __typeof__(ev->d.kernel_ch) *k = &ev->d.kernel_ch;
     lp->sends |= SENDS_KERNEL_CH;
-    if (k->ptimer_stop && k->ptimer_stop_ns && nsc_gpuclock_add(&lp->gpu, k->ptimer_stop, k->ptimer_stop_ns))
+    c->rec.nchannels_done++;
+    int rc = nsc_gpuclock_stale(&lp->gpu, k->ptimer_start, ev->start_ns) ? NSC_GPUCLOCK_STALE
+             : k->ptimer_stop && k->ptimer_stop_ns ? nsc_gpuclock_add(&lp->gpu, k->ptimer_stop, k->ptimer_stop_ns)
+                                                   : 0;
+    if (rc == NSC_GPUCLOCK_STALE) { /* both timers came from one slot, another task's */
+        lb->st.stale_timers++;
+        c->rec.flags |= NSC_LEDGER_GPU_STALE;
+        return;
+    }
+    if (rc)
         lb->st.unattached[NSC_LB_NOMEM]++;
     if (k->ptimer_start && (!c->pstart || k->ptimer_start < c->pstart))
         c->pstart = k->ptimer_start;
@@ -351,7 +360,6 @@ static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *
         if (k->ptimer_stop > c->pstop_max)
             c->pstop_max = k->ptimer_stop;
     }
-    c->rec.nchannels_done++;
 }
 
 static nsc_ledger_edge *edge_of(nsc_lbuild *lb, open_coll *c, int32_t peer, uint8_t channel, uint8_t is_send)

@@ -51,6 +51,7 @@ typedef struct nsc_lbuild_stats {
     uint64_t inflight;      /* in-flight records emitted */
     uint64_t open;          /* collectives open now */
     uint64_t unattached[NSC_LB_NREASONS];
+    uint64_t stale_timers;  /* KernelChs whose timers the GPU line refused as other work's */
 } nsc_lbuild_stats;
 
 /* A record for process p; edges and strings live until the call returns. */

@@ -284,7 +284,7 @@ enum { NSC_VAL_UNSIGNED = 0, NSC_VAL_SIGNED = 1, NSC_VAL_STR = 2 };
     X(a, U64,  comm_id,      "the communicator (NCCL commHash)")                                   \
     X(a, U64,  seq,          "NCCL's seqNumber of the collective in the communicator; a Send/Recv's is the rank's own count per peer and func") \
     X(a, I32,  rank,         "the rank in the communicator")                                       \
-    X(a, U32,  flags,        "NSC_LEDGER_* flags: in-flight, graph, copy engine, PXN, p2p, no GPU or network detail") \
+    X(a, U32,  flags,        "NSC_LEDGER_* flags: in-flight, graph, copy engine, PXN, p2p, no GPU or network detail, stale GPU timers") \
     X(a, STR,  func,         "the function (AllReduce, ...)")                                      \
     X(a, STR,  datatype,     "the datatype (ncclFloat32, ...)")                                    \
     X(a, STR,  algo,         "the algorithm (Ring, Tree, ...)")                                    \

@@ -36,7 +36,9 @@ enum {
     NSC_LEDGER_PXN = 1u << 3,      /* some of its network steps ran in another process (PXN) */
     NSC_LEDGER_P2P = 1u << 4,      /* a Send/Recv: seq is the rank's own count per (peer, func) */
     NSC_LEDGER_NO_GPU = 1u << 5,   /* no GPU times (KernelCh off, or no pTimer) */
-    NSC_LEDGER_NO_NET = 1u << 6    /* no network detail (ProxyOp/ProxyStep off) */
+    NSC_LEDGER_NO_NET = 1u << 6,   /* no network detail (ProxyOp/ProxyStep off) */
+    NSC_LEDGER_GPU_STALE = 1u << 7 /* some KernelCh timers were other work's (the GPU line refused
+                                    * them, gpuclock.h): GPU times from the other channels only */
 };
 
 /* Where a network step's time went, by the ProxyStep state it was spent in. */

@@ -28,22 +28,33 @@ int nsc_shed_parse(const char *text, uint32_t *ppm)
     return 0;
 }
 
+/* a/b against budget_ppm / 1e6 in integers: a * 1e6 / b, no overflow while a
+ * stays under 5 hours; UINT64_MAX for b == 0 */
+static uint64_t ratio_ppm(uint64_t a, uint64_t b)
+{
+    return b ? a * 1000000u / b : UINT64_MAX;
+}
+
 int nsc_shed_step(nsc_shed *s, uint64_t cost_ns, uint64_t coll_ns)
 {
     uint64_t cost = cost_ns - s->last_cost, coll = coll_ns - s->last_coll;
+    if (!s->budget_ppm || coll < NSC_SHED_WINDOW_NS)
+        return 0;
     s->last_cost = cost_ns;
     s->last_coll = coll_ns;
-    if (!s->budget_ppm || !coll)
+    uint64_t now = ratio_ppm(cost, coll), job = ratio_ppm(cost_ns, coll_ns);
+    unsigned depth = s->depth;
+    /* The budget bounds the whole job's share: the window's or the job's so
+     * far (the ramp before shedding, a type back too early) over it sheds,
+     * one type per doubling of the overshoot; a type comes back only when
+     * both are under half of it. */
+    for (uint64_t r = now > job ? now : job; r > s->budget_ppm && depth < nsc_shed_order_len; r /= 2)
+        s->mask |= 1u << nsc_shed_order[depth++];
+    if (depth == s->depth && now * 2 < s->budget_ppm && job * 2 < s->budget_ppm && depth > 0)
+        s->mask &= ~(1u << nsc_shed_order[--depth]);
+    if (depth == s->depth)
         return 0;
-    /* cost / coll against budget_ppm / 1e6, in integers: no overflow while
-     * a period's cost stays under 5 hours */
-    uint64_t scaled = cost * 1000000u;
-    if (scaled > coll * s->budget_ppm && s->depth < nsc_shed_order_len)
-        s->mask |= 1u << nsc_shed_order[s->depth++];
-    else if (scaled * 2 < coll * s->budget_ppm && s->depth > 0)
-        s->mask &= ~(1u << nsc_shed_order[--s->depth]);
-    else
-        return 0;
+    s->depth = depth;
     s->changes++;
     return 1;
 }

@@ -21,17 +21,26 @@ typedef struct nsc_shed {
     uint32_t depth;        /* the first depth types of nsc_shed_order are shed */
     uint32_t mask;         /* those types, as 1 << type */
     uint64_t changes;      /* how many times mask changed */
-    uint64_t last_cost, last_coll;  /* the cumulative times of the last step */
+    uint64_t last_cost, last_coll;  /* the cumulative times of the last verdict */
 } nsc_shed;
 
 /* Parse a budget in percent ("1", "0.5"): 0 and *ppm set, or -1. "0" or
  * "off" turns the guard off (*ppm = 0). */
 int nsc_shed_parse(const char *text, uint32_t *ppm);
 
+/* A verdict needs this much collective time since the last one: a
+ * collective's time is counted when it ends, its cost as its calls come, so a
+ * heartbeat period alone holds a lumpy, noisy share (0 to 160 ms of
+ * collectives in 10 ms periods of the ring job, its share 0.1 to 250 %). */
+#define NSC_SHED_WINDOW_NS 20000000ull
+
 /* One period: cost_ns and coll_ns are cumulative (the plugin's own time and
- * its collectives' time). Over budget, one more type is shed; under half the
- * budget, the last one shed comes back; a period without collective time
- * changes nothing. Returns 1 when the mask changed, else 0. */
+ * its collectives' time). Until NSC_SHED_WINDOW_NS of collective time came
+ * since the last verdict, nothing changes. Then, with the window's or the
+ * whole job's share so far over budget, one more type is shed per doubling
+ * of the larger overshoot (the budget bounds the job's share: the ramp before
+ * shedding is paid back); with both under half the budget, the last one shed
+ * comes back. Returns 1 when the mask changed, else 0. */
 int nsc_shed_step(nsc_shed *s, uint64_t cost_ns, uint64_t coll_ns);
 
 #endif

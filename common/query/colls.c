@@ -75,6 +75,7 @@ static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *
                                               nsc_q_align(s->c, qr, ev->stop_ns, NULL),
                                               ev->d.kernel_ch.ptimer_start,
                                               ev->d.kernel_ch.ptimer_stop,
+                                              nsc_q_gpu_seen(s->c, qr, NULL, ev),
                                               (ev->flags & NSC_EVF_OPEN) != 0};
             if (nsc_q_gpu_pair(s->c, qr, g, NULL, ev))
                 return NSC_QUERY_ESTORE;
@@ -140,8 +141,12 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
         if (!x)
             continue;
         uint64_t a0 = k->start, a1 = k->stop, e0 = 0, e1 = 0;
-        nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_start, &a0, &e0);
-        nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_stop, &a1, &e1);
+        if (nsc_gpuclock_kch_stale(g, k->pt_start, k->start, k->pt_stop, k->seen)) {
+            x->uncertain = nsc_fig_u_stale; /* its host times stay, as for a missing timer */
+        } else {
+            nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_start, &a0, &e0);
+            nsc_q_gpu_align(s->c, qr, g, NULL, k->pt_stop, &a1, &e1);
+        }
         if (!x->has_kernel || a0 < x->kstart)
             x->kstart = a0, x->kstart_err = e0;
         if (!k->open && (!x->nkch || a1 > x->kend))

@@ -43,6 +43,7 @@ typedef struct cl_rec {
 typedef struct cl_kernel {
     uint64_t parent, start, stop;  /* aligned CPU times */
     uint64_t pt_start, pt_stop;
+    uint64_t seen;                 /* its pair's aligned CPU time (nsc_q_gpu_seen) */
     int open;                      /* never stopped (flushed at finalize): no end */
 } cl_kernel;
 

@@ -23,6 +23,7 @@ static const char U_RING[] = "a kernel ends before the last rank's kernel starts
 static const char U_SKEW[] = "skew larger than duration beyond the bounds";
 static const char U_DUR[] = "duration within its error bound";
 static const char U_MOVE[] = "data-moving time within its error bound";
+const char nsc_fig_u_stale[] = "a KernelCh timer of other work (NCCL's work counter behind), not used";
 
 int nsc_fig_needs_all(const char *func)
 {

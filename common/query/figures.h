@@ -25,6 +25,11 @@
  * on starts). */
 int nsc_fig_needs_all(const char *func);
 
+/* The reason a rank's figures are uncertain when a KernelCh's timers were
+ * other work's (the GPU line refused them: store/gpuclock.h), set where the
+ * kernels are joined to their collective. */
+extern const char nsc_fig_u_stale[];
+
 /* A rank's own figures at a collective. */
 typedef struct nsc_fig_rank {
     uint64_t wait_ns;           /* last arrival - its arrival */

@@ -372,18 +372,23 @@ void nsc_q_align_span(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t h0, uint
         *sp = (nsc_clock_span){.h0 = 0, .h1 = UINT64_MAX, .exact = 1};
 }
 
-int nsc_q_gpu_pair(nsc_q_ctx *c, const nsc_q_rank *r, nsc_gpuclock *g, const nsc_clock_span *sp,
-                   const nsc_event *ev)
+uint64_t nsc_q_gpu_seen(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_clock_span *sp, const nsc_event *ev)
 {
-    uint64_t ptimer = ev->d.kernel_ch.ptimer_stop, seen = ev->d.kernel_ch.ptimer_stop_ns;
-    if (!ptimer || !seen)
+    uint64_t seen = ev->d.kernel_ch.ptimer_stop_ns;
+    if (!ev->d.kernel_ch.ptimer_stop || !seen)
         return 0;
     const nsc_q_host *h = &c->hosts[r->host];
     for (size_t i = 0; i < h->ndoubt; i++)
         if (seen >= h->doubt[i].lo && seen < h->doubt[i].hi)
             return 0;
-    uint64_t aligned = sp ? nsc_q_align_in(c, r, sp, seen, NULL) : nsc_q_align(c, r, seen, NULL);
-    if (nsc_gpuclock_add(g, ptimer, aligned))
+    return sp ? nsc_q_align_in(c, r, sp, seen, NULL) : nsc_q_align(c, r, seen, NULL);
+}
+
+int nsc_q_gpu_pair(nsc_q_ctx *c, const nsc_q_rank *r, nsc_gpuclock *g, const nsc_clock_span *sp,
+                   const nsc_event *ev)
+{
+    uint64_t seen = nsc_q_gpu_seen(c, r, sp, ev);
+    if (seen && nsc_gpuclock_add(g, ev->d.kernel_ch.ptimer_stop, seen) < 0)
         return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     return 0;
 }

@@ -203,6 +203,10 @@ static inline uint64_t nsc_q_align_in(const nsc_q_ctx *c, const nsc_q_rank *r, c
  * the line's lower envelope down); 0 or NSC_QUERY_ESTORE. */
 int nsc_q_gpu_pair(nsc_q_ctx *c, const nsc_q_rank *r, nsc_gpuclock *g, const nsc_clock_span *sp,
                    const nsc_event *ev);
+/* The KernelCh's pair's CPU time, aligned as nsc_q_gpu_pair aligns it; 0
+ * where it makes no pair. A pair nsc_gpuclock_stale finds (on the whole
+ * line) is other work's timer: neither of the event's pTimers is its own. */
+uint64_t nsc_q_gpu_seen(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_clock_span *sp, const nsc_event *ev);
 /* A GPU pTimer of rank r -> aligned time via the rank's line (g); err_ns: the
  * line's bound plus the host model's there. sp (may be NULL) as above. */
 int nsc_q_gpu_align(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_gpuclock *g, const nsc_clock_span *sp,

@@ -338,7 +338,9 @@ static void write_gpu(const tl_w *w, const nsc_q_rank *r, const nsc_gpuclock *g,
 {
     uint64_t a0 = 0, a1 = 0, e0 = 0, e1 = 0;
     int k0 = 0, k1 = 0;
-    if (w->mode != W_NAMES) {
+    if (w->mode != W_NAMES &&
+        !nsc_gpuclock_kch_stale(g, ev->d.kernel_ch.ptimer_start, nsc_q_align_in(w->c, r, w->sp, ev->start_ns, NULL),
+                                ev->d.kernel_ch.ptimer_stop, nsc_q_gpu_seen(w->c, r, w->sp, ev))) {
         k0 = nsc_q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_start, &a0, &e0) == 0;
         k1 = nsc_q_gpu_align(w->c, r, g, w->sp, ev->d.kernel_ch.ptimer_stop, &a1, &e1) == 0;
     }

@@ -15,6 +15,7 @@
 #define RESID_FLOOR_NS 2000.0 /* residual rejection never cuts tighter than this */
 #define UNKNOWN_DRIFT 1e-4    /* drift error of a line fitted from one point: 100 ppm */
 #define MAX_DRIFT 1e-2        /* serialized drifts beyond 1% are corrupt */
+#define BOUND_NEAR 16         /* probes each side that bound the line at a time */
 #define MODEL_MAGIC 0x4e53434bu /* "NSCK" */
 #define MODEL_VERSION 3u    /* 3 dropped the open window (every probe is judged
                              * at once); 1 and 2 are still read */
@@ -248,6 +249,36 @@ static double rtt_cut(const nsc_clock_model *m, uint64_t rtt_min)
     return fmax(2.0 * (double)rtt_min + RTT_SLACK_NS, kth);
 }
 
+/* The line's error bound over the segment's span. Each probe says where the
+ * offset was when it ran: within half its round trip of its own offset (each
+ * way took no less than nothing). At host time h the line's error therefore
+ * lies in the intersection of every probe's interval, each widened by the
+ * line's drift error over its distance to h: the fastest probe near h bounds
+ * it, and a probe quick one way and one quick the other way bound it tighter
+ * still. The bound is the worst over the probes' times and the middles
+ * between them (the near probes only: farther ones are widened out), or -1
+ * where the intervals do not meet (the probes disagree with the line's
+ * drift error: no bound from them). */
+static double probes_bound(const nsc_clock_model *m, const nsc_clock_seg *s, const line *l, double drift_err)
+{
+    double worst = 0;
+    for (size_t j = 0; j + 1 < 2 * m->npts; j++) {
+        size_t a = j / 2, b = (j + 1) / 2;
+        double h = 0.5 * (px(s, &m->pts[a]) + px(s, &m->pts[b])), lo = -INFINITY, hi = INFINITY;
+        size_t from = a > BOUND_NEAR ? a - BOUND_NEAR : 0, to = b + BOUND_NEAR < m->npts ? b + BOUND_NEAR + 1 : m->npts;
+        for (size_t i = from; i < to; i++) {
+            const nsc_clock_point *p = &m->pts[i];
+            double r = resid(s, p, l), w = (double)p->rtt_ns / 2 + drift_err * fabs(h - px(s, p));
+            lo = fmax(lo, r - w);
+            hi = fmin(hi, r + w);
+        }
+        if (lo > hi)
+            return -1;
+        worst = fmax(worst, fmax(-lo, hi));
+    }
+    return worst;
+}
+
 static void fit_open(nsc_clock_model *m)
 {
     nsc_clock_seg *s = &m->segs[m->nsegs - 1];
@@ -293,7 +324,8 @@ static void fit_open(nsc_clock_model *m)
         }
     s->off_ns = l.off;
     s->drift = l.drift;
-    s->err_ns = (double)rtt_min / 2 + 3 * sqrt(ss / (double)n);
+    double probes = probes_bound(m, s, &l, drift_err);
+    s->err_ns = probes >= 0 ? probes : (double)rtt_min / 2 + 3 * sqrt(ss / (double)n);
     s->drift_err = drift_err;
     s->first_ns = first;
     s->last_ns = last;

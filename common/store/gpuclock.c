@@ -77,8 +77,24 @@ static void insert_vertex(nsc_gpuclock *g, nsc_gpu_vertex v)
     rebuild_hull(g);
 }
 
+int nsc_gpuclock_stale(const nsc_gpuclock *g, uint64_t ptimer, uint64_t cpu_ns)
+{
+    uint64_t fit, err;
+    if (!ptimer || !cpu_ns || g->npairs == 0 || nsc_gpuclock_to_cpu(g, ptimer, &fit, &err) != NSC_GPUCLOCK_OK)
+        return 0;
+    return cpu_ns > fit && cpu_ns - fit > err + NSC_GPUCLOCK_LAG_MAX_NS;
+}
+
+int nsc_gpuclock_kch_stale(const nsc_gpuclock *g, uint64_t ptimer_start, uint64_t seen_start, uint64_t ptimer_stop,
+                           uint64_t seen_stop)
+{
+    return nsc_gpuclock_stale(g, ptimer_start, seen_start) || nsc_gpuclock_stale(g, ptimer_stop, seen_stop);
+}
+
 int nsc_gpuclock_add(nsc_gpuclock *g, uint64_t ptimer, uint64_t cpu_ns)
 {
+    if (nsc_gpuclock_stale(g, ptimer, cpu_ns))
+        return NSC_GPUCLOCK_STALE;
     if (nsc_grow(&g->hull, g->nhull, &g->cap, sizeof *g->hull, 16))
         return NSC_GPUCLOCK_ENOMEM;
     if (g->npairs == 0) {

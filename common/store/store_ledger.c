@@ -59,7 +59,7 @@ static int resolve_ctx(nsc_store *st, nsc_ledger_rec *r)
 
 #define KNOWN_FLAGS                                                                               \
     (NSC_LEDGER_INFLIGHT | NSC_LEDGER_GRAPH | NSC_LEDGER_CE | NSC_LEDGER_PXN | NSC_LEDGER_P2P |  \
-     NSC_LEDGER_NO_GPU | NSC_LEDGER_NO_NET)
+     NSC_LEDGER_NO_GPU | NSC_LEDGER_NO_NET | NSC_LEDGER_GPU_STALE)
 
 /* The record with its communicator and strings resolved, or 0 when it is
  * malformed or names what the process never defined. */

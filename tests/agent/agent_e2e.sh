@@ -3,7 +3,7 @@
 # temp dir (tests/e2e/lib.sh): agents, the emulator with the real plugin, a
 # garbage sender.
 #
-#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds|ledger [MASK]|ledger_p2p|ledger_kill|ondemand|ondemand_ring
+#   agent_e2e.sh BIN_DIR PLUGIN pxn|garbage|kill|epoch|bigreq|slowloris|idlefds|ledger [MASK]|ledger_p2p|ledger_drift|ledger_kill|ondemand|ondemand_ring
 #
 # pxn: two simulated nodes, one agent each, emulator --scenario pxn; every
 #   foreign event must be re-attached to the right rank and parent (check.c).
@@ -12,6 +12,11 @@
 #   collective and rank, with the emulator's truths (check.c); nothing is
 #   left unattached. ledger_p2p: the same with an AllToAll job, one record
 #   per Send and Recv.
+# ledger_drift: the ledger job with a Broadcast after each AllReduce under
+#   the emulator's drifting-kernelch quirk (NCCL 2.29's KernelCh hands out
+#   older tasks' timers): every record's GPU times are its own or absent and
+#   flagged, and the agents count the KernelChs refused (iterations 20 ms
+#   apart: older timers than the 1 ms a drift must pass to be caught).
 # ledger_kill: the ledger job, rank 1 late by 50 ms each iteration (the
 #   others' collectives open meanwhile), while each agent is killed -9 three
 #   times and restarted: the same checks as ledger, so no record is lost or
@@ -182,6 +187,21 @@ ledger | ledger_p2p)
         stop agent$n
     done
     "$bin/nsc-agent-check" ledger "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
+    ;;
+ledger_drift)
+    run_agent 0
+    run_agent 1
+    "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario ring --nodes 2 --ranks-per-node 2 \
+        --iters 10 --also-func Broadcast --nccl-quirk drifting-kernelch --pace-us 20000 --summary "$dir/emu.json" ||
+        die "emulator failed"
+    for n in 0 1; do
+        wait_metric $n 'ncclscope_agent_processes{state="alive"}' 0
+        wait_metric $n ncclscope_agent_ledger_open 0
+        ledger_attached $n
+        metric_above $n ncclscope_agent_ledger_stale_gpu_timers_total 0 || die "node $n: no stale KernelCh timer counted"
+        stop agent$n
+    done
+    "$bin/nsc-agent-check" ledger-drift "$dir/emu.json" "$dir/node0/spool" "$dir/node1/spool"
     ;;
 ondemand)
     run_agent 0 --detail on-demand

@@ -487,9 +487,10 @@ static void answer(got *g, unsigned i)
     reply(g, buf, nsc_a2c_encode_probe(&p, buf));
 }
 
-/* The answer to a scheduled probe sends one follow-up at once (the warm path);
- * the follow-up's answer sends nothing until the interval comes round. */
-Test(forward, scheduled_probe_answer_sends_one_follow_up)
+/* The answer to a scheduled probe sends a follow-up at once (the warm path),
+ * and each follow-up's answer the next, four in all; the last one's answer
+ * sends nothing until the interval comes round. */
+Test(forward, scheduled_probe_answer_sends_four_follow_ups)
 {
     char err[256];
     nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = 4, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
@@ -501,14 +502,16 @@ Test(forward, scheduled_probe_answer_sends_one_follow_up)
     for (uint64_t end = nsc_mono_ns() + 3000000000ull; g.nprobes < 1 && nsc_mono_ns() < end;)
         pump(f, &g, 10, 0);
     cr_assert_eq(g.nprobes, 1, "the first probe goes at once");
-    answer(&g, 0);
+    for (unsigned i = 0; i < 4; i++) {
+        answer(&g, i);
+        pump(f, &g, 300, 0);
+        cr_assert_eq(g.nprobes, i + 2, "answer %u sends follow-up %u", i, i + 1);
+        cr_assert_eq(g.probes[i + 1].id, g.probes[i].id + 1);
+    }
+    answer(&g, 4);
     pump(f, &g, 300, 0);
-    cr_assert_eq(g.nprobes, 2, "the answer sends the follow-up");
-    cr_assert_eq(g.probes[1].id, g.probes[0].id + 1);
-    answer(&g, 1);
-    pump(f, &g, 300, 0);
-    cr_assert_eq(g.nsamples, 2);
-    cr_assert_eq(g.nprobes, 2, "a follow-up's answer sends nothing (the next probe is 2 s away)");
+    cr_assert_eq(g.nsamples, 5);
+    cr_assert_eq(g.nprobes, 5, "the last follow-up's answer sends nothing (the next probe is 2 s away)");
     nsc_fwd_free(f);
 }
 

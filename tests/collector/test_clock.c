@@ -158,6 +158,33 @@ Test(clock, rejects_bad_samples)
     cr_assert_eq(nsc_clock_init(&m, &bad), NSC_CLOCK_EINVAL);
 }
 
+/* Every probe bounds the offset within half its round trip: 60 us round
+ * trips, alternately quick out (5 us, 55 us back) and quick back, read the
+ * offset 25 us off either way. Each bounds it to [-5, 55] or [-55, 5] us:
+ * together to 5 us, where the round trip's half and the offsets' scatter
+ * (30 + 3 x 25 us) bounded it to 105 us. */
+Test(clock, bound_from_probes_quick_either_way)
+{
+    const uint64_t off = 7000000, us = 1000;
+    nsc_clock_model m;
+    cr_assert_eq(nsc_clock_init(&m, NULL), 0);
+    for (uint64_t i = 0; i < 40; i++) {
+        uint64_t t1 = 1000000000 + i * 100000000, out = i % 2 ? 5 * us : 55 * us;
+        uint64_t t2 = t1 + off + out, t3 = t2 + 2 * us;
+        nsc_clock_sample s = {t1, t2, t3, t3 - off + 60 * us - out};
+        cr_assert_eq(nsc_clock_add(&m, &s), 0);
+    }
+    cr_assert_eq(nsc_clock_flush(&m), 0);
+    for (uint64_t h = 1000000000; h < 4900000000; h += 37000000) {
+        uint64_t ref, err;
+        cr_assert_eq(nsc_clock_host_to_ref(&m, h, &ref, &err), 0);
+        int64_t miss = (int64_t)(ref - (h + off));
+        cr_assert_leq((uint64_t)llabs(miss), err, "at %" PRIu64 ": %" PRId64 " ns off, bound %" PRIu64, h, miss, err);
+        cr_assert_leq(err, 10 * us, "at %" PRIu64 ": bound %" PRIu64, h, err);
+    }
+    nsc_clock_free(&m);
+}
+
 static uint8_t *serialize(const nsc_clock_model *m, size_t *len)
 {
     *len = nsc_clock_serialized_size(m);
@@ -472,6 +499,35 @@ Test(gpuclock, few_pairs_bound_holds_far_from_them)
         cr_assert_leq(err, 110000, "pTimer %" PRIu64 ": bound %" PRIu64 " ns, beyond any timer's drift", starts[i],
                       err);
     }
+    nsc_gpuclock_free(&g);
+}
+
+/* NCCL 2.29's drifting KernelCh (docs/nccl-abi.md): once its work counter
+ * fell k tasks behind, a KernelCh's timers are those of the task k back,
+ * seen now. Such a pair is refused, moves neither the line nor the pairs'
+ * mean, and is found stale on the line again; one seen late by a poll is
+ * taken. */
+Test(gpuclock, other_work_timers_are_refused)
+{
+    const uint64_t offset = 7000, p0 = 1000000000, task = 3000000;
+    nsc_gpuclock g;
+    uint64_t before, after, err;
+    nsc_gpuclock_init(&g);
+    for (uint64_t i = 0; i < 10; i++)
+        cr_assert_eq(nsc_gpuclock_add(&g, p0 + i * task, p0 + i * task + offset + 800 * (i % 3)), 0);
+    cr_assert_eq(nsc_gpuclock_to_cpu(&g, p0 + 30 * task, &before, &err), 0);
+    double sum_x = g.sum_x;
+    for (uint64_t i = 10; i < 20; i++) { /* the task before's stop, seen at this one's */
+        uint64_t seen = p0 + i * task + offset;
+        cr_assert_eq(nsc_gpuclock_add(&g, p0 + (i - 1) * task, seen), NSC_GPUCLOCK_STALE, "task %" PRIu64, i);
+        cr_assert(nsc_gpuclock_stale(&g, p0 + (i - 1) * task, seen));
+    }
+    cr_assert_eq(g.npairs, 10);
+    cr_assert_eq(g.sum_x, sum_x);
+    cr_assert_eq(nsc_gpuclock_to_cpu(&g, p0 + 30 * task, &after, &err), 0);
+    cr_assert_eq(after, before);
+    cr_assert_eq(nsc_gpuclock_add(&g, p0 + 20 * task, p0 + 20 * task + offset + 200000), 0, "a poll 200 us late");
+    cr_assert_not(nsc_gpuclock_stale(&g, 0, p0), "a 0 timer is missing, not stale");
     nsc_gpuclock_free(&g);
 }
 

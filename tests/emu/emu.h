@@ -66,6 +66,7 @@ typedef struct emu_opts {
     int iters, ops, channels;
     size_t count;
     const char *func, *dtype, *algo, *proto;
+    const char *also_func; /* --also-func: NULL, or a function every group also calls */
     int chunk_size;
     int pace_us;
     const char *progress; /* rank 0 writes its iterations issued here */
@@ -116,7 +117,8 @@ enum {
     EMU_Q_API_RANK0 = 1u << 0,
     EMU_Q_ZERO_GPU_TIMER = 1u << 1,
     EMU_Q_NULL_PARENT = 1u << 2,
-    EMU_Q_UNPAIRED_STEPS = 1u << 3
+    EMU_Q_UNPAIRED_STEPS = 1u << 3,
+    EMU_Q_DRIFTING_KERNELCH = 1u << 4
 };
 
 typedef struct emu_quirk {
@@ -363,6 +365,11 @@ typedef struct emu_rank {
     uint64_t proxy_end;
     uint32_t proxy_timed;
     uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent */
+    /* drifting-kernelch (quirks.c): the device's work counter (one per
+     * channel in NCCL, advanced alike), how far the host's has fallen behind
+     * it, and the timers the device wrote in its ring, [slot][channel]. */
+    uint32_t dev_work, host_behind;
+    struct emu_kch_slot *kch_ring;
     /* Events of this rank that were given states and are not stopped yet, with
      * how many: so the summary can say which states belong to open events. An
      * event's states and stop come from one thread: the proxy thread's own
@@ -423,7 +430,20 @@ typedef struct emu_op {
                          * wire (timeline.c); 0: the proxy publishes it */
     bool with_prev;   /* a p2p op of the same group as the previous op: they run together */
     int step;         /* the iteration (train: step): whether a fault acts (emu_fault_on) */
+    uint32_t work, host_work; /* drifting-kernelch: the device's and the host's work
+                               * counter at its kernel */
 } emu_op;
+
+/* drifting-kernelch: the operation's mask as NCCL gives its tasks (a
+ * Broadcast's loses KernelCh); op's place in the device's and the host's
+ * work counts, as its kernel starts; the pTimer the proxy reads for op's
+ * KernelCh on channel ch, given the channel's true start or stop timer. */
+uint32_t emu_quirk_task_mask(int func, uint32_t mask);
+void emu_quirk_kch_work(emu_rank *r, emu_op *op);
+uint64_t emu_quirk_kch_timer(emu_rank *r, const emu_op *op, int ch, bool stop, uint64_t ptimer);
+/* The rank's state for the quirks on: 0, or -1 out of memory. */
+int emu_quirks_rank_open(emu_rank *r);
+void emu_quirks_rank_close(emu_rank *r);
 
 void emu_proxy_start(emu_rank *r);
 /* Queue ops for the proxy (a group's together), waiting while it is too far behind. */

@@ -254,7 +254,8 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     r->p2p_seq = calloc(2 * nr, sizeof *r->p2p_seq);
     r->host_ready = calloc(nr, sizeof *r->host_ready);
     r->host_last = calloc(1, sizeof *r->host_last);
-    if (!r->peer_ready || !r->p2p_nth || !r->p2p_seq || !r->host_ready || !r->host_last)
+    if (!r->peer_ready || !r->p2p_nth || !r->p2p_seq || !r->host_ready || !r->host_last ||
+        emu_quirks_rank_open(r))
         return -1;
     pthread_mutex_init(&r->open_lock, NULL);
     pthread_mutex_lock(&w->lock);
@@ -298,6 +299,7 @@ void emu_rank_close(emu_rank *r)
     free(r->p2p_seq);
     free(r->host_ready);
     free(r->host_last);
+    emu_quirks_rank_close(r);
     r->peer_ready = r->host_ready = NULL;
     r->p2p_nth = NULL;
     r->p2p_seq = NULL;

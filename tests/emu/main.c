@@ -49,6 +49,7 @@ static void usage(FILE *f)
           "  --iters N (default 3)  --ops N per group (default 1)  --channels N (default 2)\n"
           "  --count N elements (default 65536)  --dtype T (default ncclFloat32)\n"
           "  --func F (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce; default AllReduce)\n"
+          "  --also-func F          every group also calls F, after its --ops collectives\n"
           "  --algo RING|TREE (default RING)  --proto SIMPLE|LL|LL128 (default SIMPLE)\n"
           "  --chunk-size BYTES (default 131072)  --pace-us US between iterations (default 0)\n"
           "  --progress FILE        rank 0 writes how many iterations it has issued to FILE\n"
@@ -155,7 +156,7 @@ static void node_clock(emu_opts *o, const char *v)
 }
 
 enum { O_API = 256, O_MASK, O_QUIRK, O_SCEN, O_NODES, O_RPN, O_AS, O_COMMS, O_NCLOCK, O_RUNDIR, O_HOSTP, O_SPREAD,
-       O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALGO, O_PROTO, O_CHUNK,
+       O_GDRIFT, O_SEED, O_ITERS, O_OPS, O_CH, O_COUNT, O_DTYPE, O_FUNC, O_ALSO, O_ALGO, O_PROTO, O_CHUNK,
        O_PACE, O_PROGRESS, O_SRANK, O_SUS, O_HRANK, O_HAFTER, O_HMS, O_KRANK, O_KAFTER, O_KDELAY, O_PROBE, O_UNSYNCED, O_CE, O_PHASES, O_QPS, O_SUMMARY, O_REPLAY, O_SPEED,
        O_TSCALE, O_LINK, O_NIC, O_LLAT, O_NLAT, O_COMPUTE, O_SGPU, O_SLINK, O_SNIC, O_STALL, O_MISMATCH,
        O_TP, O_PP, O_DP, O_MICRO, O_JITTER, O_FFROM, O_FEVERY,
@@ -233,7 +234,7 @@ static const struct option long_opts[] = {
     {"host-prefix", 1, 0, O_HOSTP}, {"gpu-spread-ns", 1, 0, O_SPREAD},
     {"gpu-drift-ppm", 1, 0, O_GDRIFT}, {"seed", 1, 0, O_SEED}, {"iters", 1, 0, O_ITERS},
     {"ops", 1, 0, O_OPS}, {"channels", 1, 0, O_CH}, {"count", 1, 0, O_COUNT},
-    {"dtype", 1, 0, O_DTYPE}, {"func", 1, 0, O_FUNC}, {"algo", 1, 0, O_ALGO},
+    {"dtype", 1, 0, O_DTYPE}, {"func", 1, 0, O_FUNC}, {"also-func", 1, 0, O_ALSO}, {"algo", 1, 0, O_ALGO},
     {"proto", 1, 0, O_PROTO}, {"chunk-size", 1, 0, O_CHUNK}, {"pace-us", 1, 0, O_PACE},
     {"progress", 1, 0, O_PROGRESS},
     {"slow-rank", 1, 0, O_SRANK}, {"slow-us", 1, 0, O_SUS},
@@ -294,6 +295,7 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_COUNT: o->count = (size_t)num("--count", v, 1, 1L << 40); break;
     case O_DTYPE: o->dtype = one_of("--dtype", v, dtypes); break;
     case O_FUNC: o->func = one_of("--func", v, funcs); break;
+    case O_ALSO: o->also_func = one_of("--also-func", v, funcs); break;
     case O_ALGO: o->algo = one_of("--algo", v, algos); break;
     case O_PROTO: o->proto = one_of("--proto", v, protos); break;
     case O_CHUNK: o->chunk_size = (int)num("--chunk-size", v, 512, 1 << 26); break;

@@ -1,6 +1,7 @@
 /* quirks.c: --nccl-quirk NAME, known bugs of real NCCL's profiler calls made
  * as that NCCL makes them, so that the plugin's tolerance of each can be
  * tested (docs/nccl-abi.md, "Known NCCL bugs"; docs/emulator.md). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "emu.h"
@@ -16,6 +17,8 @@ const emu_quirk emu_quirk_table[] = {
      "ProxyOp and KernelCh start with a NULL parent (as after a parent the plugin dropped)"},
     {"unpaired-steps", EMU_Q_UNPAIRED_STEPS,
      "the last ProxyStep of every ProxyOp is never stopped (NVIDIA/nccl#1658)"},
+    {"drifting-kernelch", EMU_Q_DRIFTING_KERNELCH,
+     "a Broadcast's task loses KernelCh, later KernelChs read older timers (NVIDIA/nccl PR #2368)"},
 };
 const int emu_nquirks = (int)(sizeof emu_quirk_table / sizeof emu_quirk_table[0]);
 
@@ -50,6 +53,61 @@ void emu_quirks_descr(int version, const emu_ev *ev, emu_descr *d)
 uint64_t emu_quirk_kch_stop(int ch, uint64_t ptimer)
 {
     return on(EMU_Q_ZERO_GPU_TIMER) && ch > 0 ? 0 : ptimer;
+}
+
+/* The ring NCCL's kernel writes each channel's start and stop timers to,
+ * indexed by its work counter; the proxy reads the slot of its own count. */
+#define KCH_RING 64
+#define KCH_CHANNELS 64
+
+typedef struct emu_kch_slot {
+    uint64_t start, stop;
+} emu_kch_slot;
+
+int emu_quirks_rank_open(emu_rank *r)
+{
+    if (!on(EMU_Q_DRIFTING_KERNELCH))
+        return 0;
+    r->kch_ring = calloc(KCH_RING * KCH_CHANNELS, sizeof *r->kch_ring);
+    return r->kch_ring ? 0 : -1;
+}
+
+void emu_quirks_rank_close(emu_rank *r)
+{
+    free(r->kch_ring);
+    r->kch_ring = NULL;
+}
+
+/* NCCL 2.29's AllGatherV path rewrites a Broadcast into a task from a zeroed
+ * pool and copies no activation mask to it (PR #2368): no kernel events. */
+uint32_t emu_quirk_task_mask(int func, uint32_t mask)
+{
+    const uint32_t kernel = 1u << NSC_T_KERNEL_CH | 1u << NSC_T_KERNEL_PHASE;
+    return on(EMU_Q_DRIFTING_KERNELCH) && func == EMU_F_BROADCAST ? mask & ~kernel : mask;
+}
+
+/* The device counts every task's work, the host only those with KernelCh in
+ * their mask: each Broadcast leaves the host one further behind. */
+void emu_quirk_kch_work(emu_rank *r, emu_op *op)
+{
+    if (!r->kch_ring)
+        return;
+    op->work = r->dev_work++;
+    if (!(op->mask & (1u << NSC_T_KERNEL_CH)))
+        r->host_behind++;
+    op->host_work = op->work - r->host_behind;
+}
+
+/* The device writes the true timer to its own slot; the proxy reads the slot
+ * of the host's count: an older task's (or, 64 behind, one written since). */
+uint64_t emu_quirk_kch_timer(emu_rank *r, const emu_op *op, int ch, bool stop, uint64_t ptimer)
+{
+    if (!r->kch_ring || ch >= KCH_CHANNELS)
+        return ptimer;
+    emu_kch_slot *own = &r->kch_ring[(op->work % KCH_RING) * KCH_CHANNELS + (unsigned)ch];
+    *(stop ? &own->stop : &own->start) = ptimer;
+    const emu_kch_slot *read = &r->kch_ring[(op->host_work % KCH_RING) * KCH_CHANNELS + (unsigned)ch];
+    return stop ? read->stop : read->start;
 }
 
 bool emu_quirk_step_stops(int step, int nsteps)

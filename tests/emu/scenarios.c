@@ -203,7 +203,8 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
         posted[j] = (emu_op){.coll_h = h[j], .coll_index = idx[j], .p2p = ops[j].p2p,
                              .nch = o->channels, .peer = ops[j].p2p ? ops[j].peer : -1,
                              .is_send = ops[j].func == EMU_F_SEND,
-                             .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])), .mask = mask,
+                             .bytes = op_count(o, &ops[j]) * dtype_size(op_dtype(o, &ops[j])),
+                             .mask = emu_quirk_task_mask(ops[j].func, mask),
                              .hang = f.hang, .func = ops[j].func, .enq_ns = f.stuck ? EMU_NEVER : emu_clock_stamp_ns(),
                              .sig = op_sig(o, &ops[j]), .with_prev = j > 0 && ops[j].p2p && ops[j - 1].p2p,
                              .step = f.step};
@@ -374,6 +375,8 @@ static int collective_ops(const emu_opts *o, op_desc *ops)
     int n = o->ops < 1 ? 1 : (o->ops > MAX_OPS ? MAX_OPS : o->ops);
     for (int j = 0; j < n; j++)
         ops[j] = (op_desc){.func = emu_func_index(o->func), .peer = -1};
+    if (o->also_func && n < MAX_OPS)
+        ops[n++] = (op_desc){.func = emu_func_index(o->also_func), .peer = -1};
     return n;
 }
 

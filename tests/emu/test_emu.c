@@ -465,6 +465,57 @@ Test(emu, nccl_quirks_reach_the_plugin_as_nccl_makes_them, .timeout = 30)
     jlines_free(&rec);
 }
 
+/* drifting-kernelch (NCCL 2.29's AllGatherV path): a Broadcast's task has no
+ * KernelCh, and after each Broadcast the proxy reads an older slot of the
+ * channel's timer ring: the first AllReduce's kernel start is its own (the
+ * summary's true time of its timer, 1.5 us before the device was ready),
+ * every later one's is an older task's, true before the device was ready. */
+Test(emu, drifting_kernelch_reads_older_tasks_timers, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--api 7 --nodes 1 --ranks-per-node 1 --iters 4 --channels 1 "
+                         "--also-func Broadcast --nccl-quirk drifting-kernelch"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *rk = nsc_json_at(nsc_json_get(nsc_json_root(&sum), "ranks"), 0);
+    const nsc_json *samples = nsc_json_get(rk, "kernel_samples"), *colls = nsc_json_get(rk, "collectives");
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    static uint64_t bcast[64];
+    size_t nbcast = 0, nkch = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const nsc_json *r = nsc_json_root(&rec.docs[i]);
+        if (strcmp(jstr(r, "call"), "start") != 0)
+            continue;
+        int t = nsc_type_from_name(jstr(r, "type"));
+        if (t == NSC_T_COLL && strcmp(jstr(r, "func"), "Broadcast") == 0) {
+            cr_assert_lt(nbcast, 64);
+            bcast[nbcast++] = jhex(r, "handle");
+        }
+        if (t != NSC_T_KERNEL_CH)
+            continue;
+        for (size_t b = 0; b < nbcast; b++)
+            cr_assert_neq(jhex(r, "parent"), bcast[b], "a KernelCh under a Broadcast");
+        uint64_t ready = 0, truth = 0;
+        for (const nsc_json *c = nsc_json_first(colls); c; c = nsc_json_next(colls, c))
+            if (strcmp(jstr(c, "func"), "AllReduce") == 0 && jnum(c, "seq") == nkch)
+                ready = jnum(c, "ready_ns");
+        for (const nsc_json *k = nsc_json_first(samples); k; k = nsc_json_next(samples, k)) {
+            uint64_t timer = 0;  /* a sample: [timer, its true time] */
+            if (nsc_json_u64(nsc_json_first(k), &timer) == 0 && timer == jnum(r, "pTimer"))
+                nsc_json_u64(nsc_json_next(k, nsc_json_first(k)), &truth);
+        }
+        cr_assert(ready && truth, "AllReduce %zu: no ready time or timer truth", nkch);
+        if (nkch == 0)
+            cr_assert_geq(truth + 2000, ready, "the first KernelCh's timer is its own");
+        else
+            cr_assert_lt(truth + 2000, ready, "AllReduce %zu's KernelCh reads an older task's timer", nkch);
+        nkch++;
+    }
+    cr_assert_eq(nkch, 4, "one KernelCh per AllReduce");
+    jlines_free(&rec);
+    nsc_json_free(&sum);
+}
+
 /* ---- faults ---- */
 
 Test(emu, killed_rank_reports_exactly_what_it_emitted, .timeout = 30)

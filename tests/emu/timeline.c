@@ -239,7 +239,7 @@ static void kch_finish(leg *l)
         emu_stop(r, NSC_T_KERNEL_PHASE, h);
     }
     emu_state(r, NSC_T_KERNEL_CH, l->kch, NSC_S_KERNEL_CH_STOP,
-              emu_quirk_kch_stop(l->ch, gpu_at(r, 800)), 0);
+              emu_quirk_kch_stop(l->ch, emu_quirk_kch_timer(r, l->op, l->ch, true, gpu_at(r, 800))), 0);
     emu_stop(r, NSC_T_KERNEL_CH, l->kch);
     if (l->rec)
         l->rec->complete_ns = emu_clock_stamp_ns();
@@ -564,12 +564,13 @@ static void pxn_post(emu_rank *r, const emu_op *op, int ch, uint64_t t0, uint64_
     }
 }
 
-static void start_kernels(emu_rank *r, const emu_op *op, void **kch)
+static void start_kernels(emu_rank *r, emu_op *op, void **kch)
 {
+    emu_quirk_kch_work(r, op);
     for (int c = 0; c < op->nch; c++) {
         emu_ev ev = {.type = NSC_T_KERNEL_CH, .mask = op->mask, .parent = op->coll_h};
         ev.d.kernel_ch.ch = (uint8_t)c;
-        ev.d.kernel_ch.ptimer = gpu_at(r, 1500);
+        ev.d.kernel_ch.ptimer = emu_quirk_kch_timer(r, op, c, false, gpu_at(r, 1500));
         kch[c] = emu_start(r, &ev);
     }
 }

@@ -1,5 +1,6 @@
 /* Unit tests for the self-cost guard's policy (common/shed.c): the budget's
- * parsing, the shedding order, and the hysteresis that restores types. */
+ * parsing, the shedding order, how far it sheds at once, its window, and the
+ * hysteresis that restores types. */
 #include <criterion/criterion.h>
 
 #include "event.h"
@@ -55,21 +56,66 @@ Test(shed, restores_the_last_shed_only_under_half_the_budget)
     nsc_shed s = {.budget_ppm = 10000};
     uint64_t cost = SEC / 50, coll = SEC;
     nsc_shed_step(&s, cost, coll);
-    cost += SEC / 50, coll += SEC;
-    nsc_shed_step(&s, cost, coll);
-    cr_assert_eq(s.mask, 1u << NSC_T_PROXY_STEP | 1u << NSC_T_NET_PLUGIN);
-    cost += SEC / 125, coll += SEC;  /* 0.8 %: under budget, over half of it */
+    cost += SEC / 125, coll += 3 * SEC;  /* 0.27 %: the job 0.7 %, over half the budget */
     cr_assert_eq(nsc_shed_step(&s, cost, coll), 0);
-    cr_assert_eq(s.depth, 2);
-    cost += SEC / 250, coll += SEC;  /* 0.4 % */
+    cr_assert_eq(s.depth, 1);
+    cost += SEC / 250, coll += 4 * SEC;  /* 0.1 %: the job 0.4 % */
     cr_assert_eq(nsc_shed_step(&s, cost, coll), 1);
-    cr_assert_eq(s.mask, 1u << NSC_T_PROXY_STEP, "NetPlugin, shed last, comes back first");
-    cost += SEC / 250, coll += SEC;
-    cr_assert_eq(nsc_shed_step(&s, cost, coll), 1);
-    cr_assert_eq(s.mask, 0);
-    cr_assert_eq(s.changes, 4);
-    cost += SEC / 250, coll += SEC;
+    cr_assert_eq(s.mask, 0, "ProxyStep back");
+    cr_assert_eq(s.changes, 2);
+    cost += SEC / 1000, coll += SEC;
     cr_assert_eq(nsc_shed_step(&s, cost, coll), 0, "nothing left to restore");
+}
+
+/* The whole job's share is what the budget bounds: after 2 s at 3 %, windows
+ * at 0.4 % shed on while the job is over 1 % and bring nothing back until it
+ * is under half of it. */
+Test(shed, restores_only_when_the_whole_job_has_room)
+{
+    nsc_shed s = {.budget_ppm = 10000};
+    uint64_t cost = 0, coll = 0;
+    for (int i = 0; i < 2; i++) {
+        cost += 3 * SEC / 100, coll += SEC;
+        nsc_shed_step(&s, cost, coll);
+    }
+    uint32_t most = s.depth;
+    int back = 0;
+    for (int i = 0; i < 80 && !back; i++) {
+        cost += SEC / 250, coll += SEC;
+        uint32_t depth = s.depth;
+        nsc_shed_step(&s, cost, coll);
+        most = s.depth > most ? s.depth : most;
+        back = s.depth < depth;
+        cr_assert(!back || cost * 200 < coll, "restored at a job share of %.2f %%", 100.0 * cost / coll);
+        cr_assert(s.depth <= depth || cost * 100 > coll, "shed at a job share of %.2f %%", 100.0 * cost / coll);
+    }
+    cr_assert(back, "never restored");
+    cr_assert_eq(s.depth, most - 1);
+}
+
+/* Far over budget, a type per doubling of the overshoot in one verdict. */
+Test(shed, sheds_more_at_once_the_further_over)
+{
+    nsc_shed s = {.budget_ppm = 10000};
+    cr_assert_eq(nsc_shed_step(&s, 5 * SEC / 100, SEC), 1);  /* 5 %: 5, 2.5, 1.25 over 1 */
+    cr_assert_eq(s.depth, 3);
+    cr_assert_eq(s.changes, 1);
+}
+
+/* A heartbeat period holds too few collectives for a verdict: the periods'
+ * times add up until NSC_SHED_WINDOW_NS of collective time came. */
+Test(shed, decides_on_a_window_of_collective_time)
+{
+    nsc_shed s = {.budget_ppm = 10000};
+    const uint64_t period = NSC_SHED_WINDOW_NS / 5;
+    uint64_t cost = 0, coll = 0;
+    for (int i = 0; i < 4; i++) {
+        cost += period / 10, coll += period;  /* 10 % */
+        cr_assert_eq(nsc_shed_step(&s, cost, coll), 0, "period %d", i);
+    }
+    cost += period / 200, coll += period;  /* the window: (4 x 10 + 0.5) / 5 = 8.1 % */
+    cr_assert_eq(nsc_shed_step(&s, cost, coll), 1);
+    cr_assert_eq(s.depth, 4, "8.1, 4.05, 2.03, 1.01 over 1");
 }
 
 Test(shed, off_never_sheds)
@@ -77,4 +123,17 @@ Test(shed, off_never_sheds)
     nsc_shed s = {0};
     cr_assert_eq(nsc_shed_step(&s, SEC, SEC), 0);
     cr_assert_eq(s.mask, 0);
+}
+
+/* The ramp before shedding is paid back: after a window at 4 %, windows at
+ * 0.8 % (under budget) go on shedding while the job's share is over 1 %. */
+Test(shed, sheds_while_the_whole_job_is_over_budget)
+{
+    nsc_shed s = {.budget_ppm = 10000};
+    uint64_t cost = 4 * SEC / 100, coll = SEC;
+    nsc_shed_step(&s, cost, coll);
+    uint32_t depth = s.depth;
+    cost += SEC / 125, coll += SEC;  /* the job: 2.4 % */
+    cr_assert_eq(nsc_shed_step(&s, cost, coll), 1);
+    cr_assert_eq(s.depth, depth + 2, "2.4, 1.2 over 1");
 }
