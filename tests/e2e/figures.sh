@@ -24,7 +24,10 @@ nodes=2
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 
-start_all --hang-ms 1000
+# hang_ms 1 s: the hang job's in-flight ledger records (agents) and its hung
+# collective (collector) come within the test
+start_collector 0 --hang-ms 1000
+for n in $(seq 0 $((nodes - 1))); do start_agent $n --hang-ms 1000; done
 run_to_end strag --ranks-per-node 4 --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000
 ring=(--ranks-per-node 4 --scenario ring --iters 12 --channels 2 --count 4194304 --chunk-size 2097152
       --slow-link 0:1:4 --seed 3)

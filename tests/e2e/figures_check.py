@@ -15,7 +15,7 @@ not known), "none" for a job with no late rank (a slow link makes its
 receiver arrive last, not late of its own), or "any" when it is not known in
 advance, "hang" for a job read while one collective hangs.
 
-Checked: the same straggler in the API, the CLI (JSON and text), the web
+Checked: the collectives and stats (API and CLI) made from the ledger; the same straggler in the API, the CLI (JSON and text), the web
 view's data and any late-rank verdict of diagnose; the same duration, busBW
 (per collective and per rank) and uncertainty in the API, the CLI's JSON and
 its text; the same hung collectives (none once the job ended) in status, the
@@ -97,6 +97,11 @@ def main():
     cli = colls_of(os.path.join(d, "cli_collectives.ndjson"))
     if not api:
         fail("no collectives")
+    # made from the ledger's records, not from raw events (docs/api.md "Figures")
+    for name in ("collectives.ndjson", "cli_collectives.ndjson", "stats.json", "stats_web.json", "cli_stats.json"):
+        src = {json.loads(l).get("source") for l in open(os.path.join(d, name)) if '"source"' in l}
+        if src != {"ledger"}:
+            fail("%s: made from %s, not the ledger" % (name, src or "?"))
     if sorted(api) != sorted(cli):
         fail("the CLI's collectives %s differ from the API's %s" % (sorted(cli)[:5], sorted(api)[:5]))
 
