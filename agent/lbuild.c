@@ -345,6 +345,8 @@ static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *
         lb->st.unattached[NSC_LB_NOMEM]++;
     if (k->ptimer_start && (!c->pstart || k->ptimer_start < c->pstart))
         c->pstart = k->ptimer_start;
+    if (ev->flags & NSC_EVF_OPEN)
+        return;  /* flushed at finalize: that channel's kernel never ended */
     if (k->ptimer_stop) {
         if (!c->pstop_min || k->ptimer_stop < c->pstop_min)
             c->pstop_min = k->ptimer_stop;
@@ -401,16 +403,19 @@ static void proxy_op(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *e
     op_acc *acc = op_of(lp, ev->id);
     nsc_ledger_edge *e = edge_of(lb, c, o->peer, o->channel, o->is_send);
     uint32_t nsteps = o->nsteps > 0 ? (uint32_t)o->nsteps : 0, folded = acc ? acc->nsteps : 0;
+    int open = (ev->flags & NSC_EVF_OPEN) != 0;
     if (e) {
         /* A ProxyOp stops when its last step is done: its steps count even
-         * when ProxyStep events are off. */
-        e->steps += nsteps;
+         * when ProxyStep events are off. One never stopped (flushed open at
+         * finalize: stuck) completed only the steps that stopped. */
+        e->steps += open ? (acc ? acc->e.steps : 0) : nsteps;
         if (acc)
             fold_edge(e, &acc->e);
     }
     /* Its steps came before it (same thread): those that did not were lost.
-     * Not so for a PXN one: its steps come through the resolver, in any order. */
-    if (!(ev->flags & NSC_EVF_FOREIGN) && lp->sends & SENDS_STEPS && nsteps > folded)
+     * Not so for a PXN one: its steps come through the resolver, in any
+     * order; nor for an open one, whose later steps never started. */
+    if (!(ev->flags & NSC_EVF_FOREIGN) && !open && lp->sends & SENDS_STEPS && nsteps > folded)
         c->rec.dropped += nsteps - folded;
     c->rec.dropped += acc ? acc->stateless : 0;
     if (ev->flags & NSC_EVF_FOREIGN || (acc && acc->pxn))
@@ -513,9 +518,21 @@ static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
     }
     step_acc *s = step_of(lp, ev->id);
     nsc_ledger_edge one = {.last_step = ev->d.proxy_step.step};
+    /* A step flushed open at finalize never completed: it says where its
+     * ProxyOp stopped (last_step, last_state), not how long a step takes. */
+    int open = (ev->flags & NSC_EVF_OPEN) != 0;
+    if (open) {
+        one.last_state = s ? s->state : 0;
+        if (s)
+            step_del(lp, s);
+        fold_edge(&acc->e, &one);
+        acc->nsteps++;
+        return;
+    }
     uint64_t dur = ev->stop_ns > ev->start_ns ? ev->stop_ns - ev->start_ns : 0;
     one.step_sum_ns = dur;
     one.step_max_ns = dur > UINT32_MAX ? UINT32_MAX : (uint32_t)dur;
+    acc->e.steps++;
     if (s) {
         int w = nsc_ledger_wait_of(s->state);
         if (w >= 0 && ev->stop_ns > s->at_ns)
@@ -710,6 +727,11 @@ static int ripe(const nsc_lbuild *lb, open_coll *c, uint64_t now_ns)
     return now_ns - c->ripe_ns >= lb->pxn_wait_ns;
 }
 
+/* A process whose plugin said its last word, or that died: what it left
+ * open can no longer complete, so its in-flight record need not wait for
+ * hang_ms (the process may be forgotten before). */
+static int ended(const nsc_reg_proc *p) { return p->finished || !p->alive; }
+
 void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
 {
     for (size_t i = 0; i < lb->nprocs; i++) {
@@ -722,7 +744,7 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
                 close_coll(lb, p, lp, j);
                 continue;
             }
-            if (c->known && !c->done && c->changed && now_ns - c->seen_ns >= lb->hang_ns) {
+            if (c->known && !c->done && c->changed && (now_ns - c->seen_ns >= lb->hang_ns || ended(p))) {
                 emit(lb, p, lp, c, 1);
                 c->changed = 0;
             }
