@@ -13,7 +13,8 @@
 /* ProxySteps folded under their ProxyOp's id, before the ProxyOp stops. */
 typedef struct op_acc {
     uint64_t op_id;
-    nsc_ledger_edge e;  /* peer, channel, is_send unset */
+    uint64_t coll_id;   /* its collective, once its ProxyOp came flushed open; 0 before */
+    nsc_ledger_edge e;  /* peer, channel, is_send set once coll_id is */
     uint32_t nsteps;    /* ProxySteps folded */
     uint32_t stateless; /* of those, steps without a state (states on, theirs lost) */
     uint8_t pxn;
@@ -397,6 +398,21 @@ static op_acc *op_of(lproc *lp, uint64_t op_id)
     return NULL;
 }
 
+/* Room for the steps of a ProxyOp not seen yet (the oldest such goes past
+ * max_open, its steps counted); NULL without memory (counted). */
+static op_acc *op_new(nsc_lbuild *lb, lproc *lp, uint64_t op_id)
+{
+    if (lp->nops >= lb->max_open && !lp->ops[0].coll_id)
+        lb->st.unattached[NSC_LB_NO_OP] += lp->ops[0].nsteps;
+    if (make_room(lb, &lp->ops, &lp->nops, &lp->capops, sizeof *lp->ops, lb->max_open))
+        return NULL;
+    op_acc *acc = &lp->ops[lp->nops++];
+    memset(acc, 0, sizeof *acc);
+    acc->op_id = op_id;
+    acc->e.last_step = -1;
+    return acc;
+}
+
 static void proxy_op(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *ev)
 {
     const __typeof__(ev->d.proxy_op) *o = &ev->d.proxy_op;
@@ -420,8 +436,15 @@ static void proxy_op(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *e
     c->rec.dropped += acc ? acc->stateless : 0;
     if (ev->flags & NSC_EVF_FOREIGN || (acc && acc->pxn))
         c->rec.flags |= NSC_LEDGER_PXN;
-    if (acc)
+    /* Finalize flushes it on its own thread while the proxy's thread may
+     * still ship its steps: those go to the record (fold_step). */
+    if (open && (acc || (acc = op_new(lb, lp, ev->id)))) {
+        acc->coll_id = c->id;
+        acc->e = (nsc_ledger_edge){.peer = o->peer, .channel = o->channel, .is_send = o->is_send, .last_step = -1};
+        acc->stateless = 0;
+    } else if (acc) {
         remove_at(lp->ops, &lp->nops, (size_t)(acc - lp->ops), sizeof *lp->ops);
+    }
 }
 
 /* ---- steps of states, by id: a batch's states come before its steps, so
@@ -503,41 +526,53 @@ static step_acc *step_add(nsc_lbuild *lb, lproc *lp, uint64_t id)
     return s;
 }
 
+/* One step into its ProxyOp's edge, or, once that ProxyOp came flushed
+ * open, into its record's (which changes: a new in-flight record).
+ * stateless: a step whose states were lost. */
+static void fold_step(nsc_lbuild *lb, lproc *lp, op_acc *acc, const nsc_ledger_edge *one, int stateless)
+{
+    nsc_ledger_edge *to = &acc->e;
+    acc->nsteps++;
+    if (acc->coll_id) {
+        open_coll *c = coll_of(lp, acc->coll_id);
+        if (!c) {
+            lb->st.unattached[NSC_LB_LATE]++;
+            return;
+        }
+        c->changed = 1;
+        c->rec.dropped += (uint32_t)stateless;
+        if (!(to = edge_of(lb, c, acc->e.peer, acc->e.channel, acc->e.is_send)))
+            return;
+    } else {
+        acc->stateless += (uint32_t)stateless;
+    }
+    to->steps += one->steps;
+    fold_edge(to, one);
+}
+
 static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
 {
     op_acc *acc = op_of(lp, ev->parent);
-    if (!acc) {
-        if (lp->nops >= lb->max_open)
-            lb->st.unattached[NSC_LB_NO_OP] += lp->ops[0].nsteps;
-        if (make_room(lb, &lp->ops, &lp->nops, &lp->capops, sizeof *lp->ops, lb->max_open))
-            return;
-        acc = &lp->ops[lp->nops++];
-        memset(acc, 0, sizeof *acc);
-        acc->op_id = ev->parent;
-        acc->e.last_step = -1;
-    }
+    if (!acc && !(acc = op_new(lb, lp, ev->parent)))
+        return;
     step_acc *s = step_of(lp, ev->id);
-    nsc_ledger_edge one = {.last_step = ev->d.proxy_step.step};
     /* A step flushed open at finalize never completed: it says where its
      * ProxyOp stopped (last_step, last_state), not how long a step takes. */
     int open = (ev->flags & NSC_EVF_OPEN) != 0;
+    nsc_ledger_edge one = {.last_step = ev->d.proxy_step.step, .steps = !open, .last_state = s ? s->state : 0};
     if (open) {
-        one.last_state = s ? s->state : 0;
         if (s)
             step_del(lp, s);
-        fold_edge(&acc->e, &one);
-        acc->nsteps++;
+        fold_step(lb, lp, acc, &one, 0);
         return;
     }
     uint64_t dur = ev->stop_ns > ev->start_ns ? ev->stop_ns - ev->start_ns : 0;
     one.step_sum_ns = dur;
     one.step_max_ns = dur > UINT32_MAX ? UINT32_MAX : (uint32_t)dur;
-    acc->e.steps++;
     if (s) {
         int w = nsc_ledger_wait_of(s->state);
         if (w >= 0 && ev->stop_ns > s->at_ns)
             s->wait[w] += ev->stop_ns - s->at_ns;  /* the last state lasts until the step stops */
-        one.last_state = s->state;
         one.bytes = s->bytes;
         one.wait_gpu_ns = s->wait[NSC_LEDGER_WAIT_GPU];
         one.wait_peer_ns = s->wait[NSC_LEDGER_WAIT_PEER];
@@ -546,9 +581,7 @@ static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
         one.wait_flush_ns = s->wait[NSC_LEDGER_WAIT_FLUSH];
         step_del(lp, s);
     }
-    fold_edge(&acc->e, &one);
-    acc->nsteps++;
-    acc->stateless += !s && (lp->sends & SENDS_STATES) && !(ev->flags & NSC_EVF_FOREIGN);
+    fold_step(lb, lp, acc, &one, !s && (lp->sends & SENDS_STATES) && !(ev->flags & NSC_EVF_FOREIGN));
     lp->sends |= SENDS_STEPS;
     acc->pxn |= (ev->flags & NSC_EVF_FOREIGN) != 0;
 }
