@@ -2,8 +2,9 @@
  * the links document, diag.h).
  *
  * Owns the proxy pass: one pass over a communicator's ProxyOp and ProxyStep
- * events that collects the rank hosts, the links' step times and a stuck
- * collective's progress per rank and channel; then runs the analyses on it
+ * events that collects the rank hosts, the links' step times and the steps
+ * of a stuck collective whose ProxyOp is in no ledger record (rcstall.c has
+ * the rest of its progress from the ledger); then runs the analyses on it
  * (rcint.h says which file owns each) and builds the links document.
  */
 #include <inttypes.h>
@@ -74,20 +75,13 @@ static int is_open(const nsc_json *ev)
 
 static void on_op(rc_pass *p, const nsc_json *ev, int32_t rank)
 {
-    rc_op op = {nsc_diag_num(ev, "id"), nsc_diag_num(ev, "parent"), rank, (int32_t)nsc_diag_num(ev, "peer"),
-                (uint8_t)nsc_diag_num(ev, "channel"), nsc_diag_num(ev, "is_send") != 0, (uint8_t)is_open(ev)};
+    rc_op op = {nsc_diag_num(ev, "id"), rank, (int32_t)nsc_diag_num(ev, "peer"), (uint8_t)nsc_diag_num(ev, "channel"),
+                nsc_diag_num(ev, "is_send") != 0};
     if (!op.id || op.channel >= RC_MAX_CHANNELS)
         return;
     if (op_put(p, &op))
         p->oom = 1;
     p->last_peer[nsc_rc_pidx(rank, op.channel, op.is_send)] = op.peer;
-    const nsc_rc_late *l = p->l;
-    if (l->stuck && l->stuck_id[rank] && op.parent == l->stuck_id[rank]) {
-        rc_prog *g = &p->prog[nsc_rc_pidx(rank, op.channel, op.is_send)];
-        g->seen = 1;
-        g->peer = op.peer;
-        g->incomplete |= op.open;
-    }
 }
 
 static rc_link *link_of(rc_pass *p, int32_t src, int32_t dst, uint8_t channel)
@@ -157,16 +151,10 @@ static void on_step(rc_pass *p, const nsc_json *ev, int32_t rank)
     const rc_op *op = op_find(p, rank, parent);
     if (op && op->is_send && !open)
         add_sample(p, op, ev);
-    const nsc_rc_late *l = p->l;
-    if (!l->stuck || !l->stuck_id[rank])
-        return;
-    if (op && op->parent == l->stuck_id[rank]) {
-        rc_prog *g = &p->prog[nsc_rc_pidx(rank, op->channel, op->is_send)];
-        if (!open && step > g->done)
-            g->done = step;
-    } else if (!op && nsc_diag_num(ev, "start_ns") >= l->stuck_start) {
+    /* the stuck collective's progress is its ledger records' (rcstall.c),
+     * but for steps whose ProxyOp is still open, so in no record */
+    if (p->l->stuck && !op && nsc_diag_num(ev, "start_ns") >= p->l->stuck_start)
         add_orphan(p, rank, parent, step_is_send(ev), step, open);
-    }
 }
 
 static int on_event(void *arg, const nsc_json *v, const char *line, size_t len)
@@ -254,7 +242,7 @@ int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *q
     int rc = pass_run(f->src, &p, l, comm, qs);
     if (rc == NSC_DIAG_OK) {
         nsc_rc_check_links(f, comm, &p);
-        if (l->stuck) {
+        if (l->stuck && (rc = nsc_rc_stall_progress(f->src, &p, comm, qs)) == NSC_DIAG_OK) {
             nsc_rc_place_orphans(&p);
             nsc_rc_check_stall(f, comm, &p);
         }

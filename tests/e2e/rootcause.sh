@@ -120,10 +120,14 @@ sys.exit(0 if hit else "window: no mismatch of rank %d at seq %d" % (f["rank"], 
         "$dir/emu.json" "$dir/window.json" 2>>"$dir/verdict"
 }
 
-# fresh_pipeline: an empty store, a collector and one agent per node.
+# fresh_pipeline: an empty store, a collector and one agent per node, all
+# with hang_ms 300 ms: a stuck collective's in-flight ledger records (where
+# it stopped, while the job is alive) come from the agents after that.
 fresh_pipeline() {
+    local n
     rm -rf "$dir/db" "$dir"/node*
-    start_all --hang-ms 300
+    start_collector 0 --hang-ms 300
+    for n in $(seq 0 $((nodes - 1))); do start_agent $n --hang-ms 300; done
 }
 # emu_job ARGS...: the emulator with the base shape at the plugin's default
 # event mask, then ARGS; summary in $dir/emu.json.
