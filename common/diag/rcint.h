@@ -11,7 +11,8 @@
  *   collective's late end (another cause);
  * - links: per (sender rank -> receiver rank, channel) the typical time of
  *   a network step from ProxyStepSendWait (peer ready, link free) to its
- *   end, against the lower median of all links' (or the network transport's
+ *   end (the ledger's send edges: per collective their sum and the longest
+ *   step), against the lower median of all links' (or the network transport's
  *   step when most links are slow, rclinks.c); slow links grouped by host
  *   pair, or by host when every link of one host is slow (its NIC); the
  *   links document lists them all;
@@ -21,11 +22,12 @@
  *   many steps as it sent is where the wait chain ends (with ranks whose legs
  *   inside a node have no proxy events: the first sender across nodes after
  *   it).
- * The proxy events come from one pass over the communicator's whole timeline
- * (ProxyOp, ProxyStep; a step whose ProxyOp was never stored, as in a live
- * hang, is in no ledger record either: it is placed by its direction and the
- * channels no record covers). Memory: every ProxyOp seen (24 bytes) and up
- * to RC_LINK_MAX_STEPS step times per link.
+ * The edges come from one pass over the communicator's ledger; with a stuck
+ * collective, a second pass over its raw ProxyOps and ProxySteps finds the
+ * steps whose ProxyOp was never stored (as in a live hang): in no ledger
+ * record either, each is placed by its direction and the channels no record
+ * covers. Memory: up to RC_LINK_MAX_STEPS step times per link, and with a
+ * stuck collective every ProxyOp seen (24 bytes).
  *
  * Which file owns what:
  *   rootcause.c  the proxy pass over a communicator's events, one
@@ -177,9 +179,9 @@ void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p);
 void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p);
 /* Orphan steps onto their channels, then where the stuck collective stopped. */
 void nsc_rc_place_orphans(rc_pass *p);
-/* Each rank's progress per channel in the stuck collective, from its ledger
- * record (qs: the job's query string); before nsc_rc_place_orphans. */
-int nsc_rc_stall_progress(nsc_diag_src *s, rc_pass *p, const char *comm, const char *qs);
-void nsc_rc_check_stall(nsc_findings *f, const char *comm, const rc_pass *p);
+/* One edge of a rank's ledger record of the stuck collective: its progress
+ * on that channel and direction (before nsc_rc_place_orphans). */
+void nsc_rc_stall_edge(rc_pass *p, int32_t rank, const nsc_json *e);
+void nsc_rc_check_stall(nsc_findings *f, const char *comm, rc_pass *p);
 
 #endif

@@ -1,42 +1,28 @@
 /* rcstall.c: where a stuck collective stopped: each rank's progress per
  * channel from its ledger record of that collective (in-flight, or
- * completed), orphan steps (raw events) placed on the channels no record
- * covers, then the rank that stopped forwarding, named with its step, peer
- * and channels. */
+ * completed: the pass hands over its edges), orphan steps (raw events)
+ * placed on the channels no record covers, then the rank that stopped
+ * forwarding, named with its step, peer and channels. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "qs.h"
 #include "rcint.h"
 #include "order.h"
 
 /* ---- progress from the ledger ---------------------------------------------- */
 
-/* One rank's record of the stuck collective: per edge the steps that
- * completed (done: the last of them) and the peer. */
-static int on_record(void *arg, const nsc_json *v, const char *line, size_t len)
+void nsc_rc_stall_edge(rc_pass *p, int32_t rank, const nsc_json *e)
 {
-    (void)line, (void)len;
-    rc_pass *p = arg;
-    const char *kind = nsc_json_str(nsc_json_get(v, "kind")), *func = nsc_json_str(nsc_json_get(v, "func"));
-    int64_t rank = -1;
-    if (!kind || strcmp(kind, "record") != 0 || !func || strcmp(func, p->l->stuck_func) != 0 ||
-        nsc_json_i64(nsc_json_get(v, "rank"), &rank) || rank < 0 || rank >= p->nranks)
-        return 0;
-    const nsc_json *edges = nsc_json_get(v, "edges");
-    for (const nsc_json *e = nsc_json_first(edges); e; e = nsc_json_next(edges, e)) {
-        uint64_t ch = nsc_diag_num(e, "channel");
-        if (ch >= RC_MAX_CHANNELS)
-            continue;
-        rc_prog *g = &p->prog[nsc_rc_pidx(rank, (unsigned)ch, nsc_diag_num(e, "is_send") != 0)];
-        int32_t steps = (int32_t)nsc_diag_num(e, "steps");
-        g->done = g->seen ? g->done + steps : steps - 1;
-        g->seen = 1;
-        g->peer = (int32_t)nsc_diag_num_or(e, "peer", -1);
-    }
-    return 0;
+    uint64_t ch = nsc_diag_num(e, "channel");
+    if (ch >= RC_MAX_CHANNELS)
+        return;
+    rc_prog *g = &p->prog[nsc_rc_pidx(rank, (unsigned)ch, nsc_diag_num(e, "is_send") != 0)];
+    int32_t steps = (int32_t)nsc_diag_num(e, "steps");
+    g->done = g->seen ? g->done + steps : steps - 1;
+    g->seen = 1;
+    g->peer = (int32_t)nsc_diag_num_or(e, "peer", -1);
 }
 
 /* A channel's direction is incomplete on a rank that completed fewer steps
@@ -55,22 +41,6 @@ static void mark_behind(rc_pass *p, unsigned nch)
                 g->incomplete = g->seen && g->done < most;
             }
         }
-}
-
-int nsc_rc_stall_progress(nsc_diag_src *s, rc_pass *p, const char *comm, const char *qs)
-{
-    const nsc_rc_late *l = p->l;
-    char q[2048], seq[24];
-    snprintf(q, sizeof q, "%s", qs);
-    snprintf(seq, sizeof seq, "%" PRIu64, l->stuck_seq);
-    if (nsc_qs_add(q, sizeof q, "comm", comm) || nsc_qs_add(q, sizeof q, "seq", seq)) {
-        snprintf(s->err, sizeof s->err, "query string too long");
-        return NSC_DIAG_FAIL;
-    }
-    int rc = nsc_diag_fetch_pages(s, "ledger", q, NULL, on_record, p);
-    if (rc == NSC_DIAG_OK)
-        mark_behind(p, l->stuck_nch < RC_MAX_CHANNELS ? l->stuck_nch : RC_MAX_CHANNELS);
-    return rc;
 }
 
 /* Orphan steps (their ProxyOp not stored: still open in a live job) go to
@@ -98,7 +68,7 @@ void nsc_rc_place_orphans(rc_pass *p)
             if (ch == nch)
                 continue;
             rc_prog *g = &p->prog[nsc_rc_pidx(o->rank, ch, o->is_send)];
-            g->seen = g->incomplete = 1;
+            g->seen = 1;
             g->done = p->orph[j].done;
             g->peer = p->last_peer[nsc_rc_pidx(o->rank, ch, o->is_send)];
         }
@@ -149,13 +119,14 @@ static int32_t stall_across_nodes(const rc_pass *p, unsigned ch, int32_t *step)
     return -1;
 }
 
-void nsc_rc_check_stall(nsc_findings *f, const char *comm, const rc_pass *p)
+void nsc_rc_check_stall(nsc_findings *f, const char *comm, rc_pass *p)
 {
     const nsc_rc_late *l = p->l;
     uint32_t nch = l->stuck_nch < RC_MAX_CHANNELS ? l->stuck_nch : RC_MAX_CHANNELS;
     int32_t culprit = -1, step = -1;
     unsigned ch0 = 0, ch1 = 0;
     int node_only = 0;
+    mark_behind(p, nch);
     for (unsigned ch = 0; ch < nch; ch++) {
         int32_t s, r = stall_on(p, ch, &s);
         if (r < 0 && (r = stall_across_nodes(p, ch, &s)) >= 0 && culprit < 0)

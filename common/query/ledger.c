@@ -145,6 +145,22 @@ static int on_rec(void *arg, const nsc_ledger_rec *x)
     return c->out->err;
 }
 
+/* Each selected rank's host: readers that group edges by host (diagnose's
+ * links) need no other request. */
+static void write_hosts(nsc_q_ctx *c)
+{
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, ",\"ranks\":[");
+    for (size_t i = 0; i < c->nranks; i++) {
+        nsc_q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
+        nsc_q_i64(o, c->ranks[i].rank);
+        nsc_q_lit(o, ",\"host\":");
+        nsc_q_str(o, c->ranks[i].info.host);
+        nsc_q_lit(o, "}");
+    }
+    nsc_q_lit(o, "]");
+}
+
 int nsc_q_ledger(nsc_q_ctx *c)
 {
     nsc_q_out *o = c->out;
@@ -155,6 +171,7 @@ int nsc_q_ledger(nsc_q_ctx *c)
         lq.seq_lo = c->q->cursor[0];
     nsc_q_lit(o, "{\"kind\":\"header\",");
     nsc_q_write_comm_head(c);
+    write_hosts(c);
     nsc_q_lit(o, "}\n");
     int rc = nsc_store_ledger_read(c->rd, &lq, on_rec, &u);
     if (rc && rc != 1)
