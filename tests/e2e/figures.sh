@@ -9,8 +9,8 @@
 # 3 never arrives at a collective the others wait in ("hang": one hung
 # collective in every view). Once delivered, the
 # agents stop, and each job is read through the API (collectives, stats, the
-# web view's stats, diagnose, status, /metrics) and the CLI (--json and
-# text): figures_check.py compares them. The collector stores its clock
+# web view's stats, diagnose, links, the ledger, status, /metrics) and the
+# CLI (--json and text): figures_check.py compares them. The collector stores its clock
 # models now and then, and a read between two stores sees other aligned
 # times: a job is read again, three times at most, until one reading agrees. Then, the collector stopped,
 # nsc-e2e-clock-check --check-bounds: every GPU time's bound, in the timeline
@@ -56,6 +56,9 @@ s=[c["seq"] for c in map(json.loads, open(sys.argv[1])) if c["kind"] == "collect
 print("%d-%d" % (min(s), max(s)))' "$out/collectives.ndjson")
     get "stats?job=$job&comm=$comm&seq=$seqs" >"$out/stats_web.json"
     get "diagnose?job=$job&comm=$comm" >"$out/diagnose.json"
+    get "links?job=$job&comm=$comm" >"$out/links.json"
+    get "ledger?job=$job&comm=$comm&limit=1000000" >"$out/ledger.ndjson"
+    cli --json links --job "$job" --comm "$comm" >"$out/cli_links.json"
     get status >"$out/status.json"
     curl -sf -m 30 "$url/metrics" >"$out/metrics.txt"
     cli --json collectives --job "$job" --comm "$comm" --limit 100000 >"$out/cli_collectives.ndjson"

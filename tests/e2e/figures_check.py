@@ -145,6 +145,30 @@ def main():
         if p["kind"] in ("host_late", "gpu_late") and p["rank"] != s_api:
             fail("diagnose names rank %s late, the straggler is %s" % (p["rank"], s_api))
 
+    # links: the CLI's are the API's, each one's steps and bytes the sum of
+    # the ledger's send edges that spent time in send wait, and its slow
+    # links are diagnose's
+    links = json.load(open(os.path.join(d, "links.json")))
+    if json.load(open(os.path.join(d, "cli_links.json"))) != links:
+        fail("links: the CLI's differ from the API's")
+    edges = {}
+    for r in ndjson(os.path.join(d, "ledger.ndjson")):
+        for e in r.get("edges", []) if r["kind"] == "record" else []:
+            if e["is_send"] and e["steps"] and e["wait_send_ns"]:
+                k = (r["rank"], e["peer"], e["channel"])
+                steps, nbytes = edges.get(k, (0, 0))
+                edges[k] = (steps + e["steps"], nbytes + e["bytes"])
+    for k in links["links"]:
+        key = (k["from_rank"], k["to_rank"], k["channel"])
+        if edges.get(key) != (k["steps"], k["bytes"]):
+            fail("link %s: %d steps, %d bytes; the ledger's edges %s" % (key, k["steps"], k["bytes"], edges.get(key)))
+    if len(links["links"]) != len(edges):
+        fail("links: %d, the ledger has %d send edges" % (len(links["links"]), len(edges)))
+    slow = {(k["from_host"], k["to_host"]) for k in links["links"] if k["state"] == "SLOW"}
+    named = {tuple(p["hosts"]) for p in diag["problems"] if p["kind"] == "slow_link"}
+    if named - slow:
+        fail("diagnose names slow links %s, links marks %s" % (sorted(named), sorted(slow)))
+
     # hung collectives (docs/api.md "Hung collective"): the Overview's count
     # (the status's total: every other job has ended), the Hang page's list,
     # /metrics, the collectives not ended, diagnose's stuck collectives
