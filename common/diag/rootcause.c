@@ -99,14 +99,14 @@ static rc_link *link_of(rc_pass *p, int32_t src, int32_t dst, uint8_t channel)
 }
 
 /* A send edge of a ledger record: its steps' times from their send wait on
- * (peer ready, link free). The ledger keeps their sum per collective and the
- * longest whole step, not each step's time: the longest is taken as one
- * step (at most the sum), the rest at their mean, so that a pause of the
- * proxy in one step stays one step the typical step leaves out. */
+ * (peer ready, link free). The ledger keeps their sum per collective, not
+ * each step's: each step counts at their mean. (Its longest step is a whole
+ * step's time, GPU and peer waits included: taken as one step's send wait
+ * it left the others' near 0 on a loaded host.) */
 static void add_edge(rc_pass *p, int32_t rank, const nsc_json *e)
 {
     uint64_t steps = nsc_diag_num(e, "steps"), wait = nsc_diag_num(e, "wait_send_ns");
-    uint64_t ch = nsc_diag_num(e, "channel"), longest = nsc_diag_num(e, "step_max_ns");
+    uint64_t ch = nsc_diag_num(e, "channel");
     if (!nsc_diag_num(e, "is_send") || !steps || !wait || ch >= RC_MAX_CHANNELS)
         return;
     rc_link *k = link_of(p, rank, (int32_t)nsc_diag_num_or(e, "peer", -1), (uint8_t)ch);
@@ -115,9 +115,8 @@ static void add_edge(rc_pass *p, int32_t rank, const nsc_json *e)
         p->oom = 1;
         return;
     }
-    longest = steps > 1 && longest < wait ? longest : wait / steps;
     for (size_t i = 0; i < n; i++)
-        k->ns[k->n++] = i == 0 ? longest : (wait - longest) / (steps - 1);
+        k->ns[k->n++] = wait / steps;
     k->bytes += nsc_diag_num(e, "bytes");
     k->busy_ns += wait;
 }
