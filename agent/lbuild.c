@@ -13,7 +13,8 @@
 /* ProxySteps folded under their ProxyOp's id, before the ProxyOp stops. */
 typedef struct op_acc {
     uint64_t op_id;
-    nsc_ledger_edge e;  /* peer, channel, is_send unset */
+    uint64_t coll_id;   /* its collective, once its ProxyOp came flushed open; 0 before */
+    nsc_ledger_edge e;  /* peer, channel, is_send set once coll_id is */
     uint32_t nsteps;    /* ProxySteps folded */
     uint32_t stateless; /* of those, steps without a state (states on, theirs lost) */
     uint8_t pxn;
@@ -354,6 +355,8 @@ static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *
         lb->st.unattached[NSC_LB_NOMEM]++;
     if (k->ptimer_start && (!c->pstart || k->ptimer_start < c->pstart))
         c->pstart = k->ptimer_start;
+    if (ev->flags & NSC_EVF_OPEN)
+        return;  /* flushed at finalize: that channel's kernel never ended */
     if (k->ptimer_stop) {
         if (!c->pstop_min || k->ptimer_stop < c->pstop_min)
             c->pstop_min = k->ptimer_stop;
@@ -403,28 +406,53 @@ static op_acc *op_of(lproc *lp, uint64_t op_id)
     return NULL;
 }
 
+/* Room for the steps of a ProxyOp not seen yet (the oldest such goes past
+ * max_open, its steps counted); NULL without memory (counted). */
+static op_acc *op_new(nsc_lbuild *lb, lproc *lp, uint64_t op_id)
+{
+    if (lp->nops >= lb->max_open && !lp->ops[0].coll_id)
+        lb->st.unattached[NSC_LB_NO_OP] += lp->ops[0].nsteps;
+    if (make_room(lb, &lp->ops, &lp->nops, &lp->capops, sizeof *lp->ops, lb->max_open))
+        return NULL;
+    op_acc *acc = &lp->ops[lp->nops++];
+    memset(acc, 0, sizeof *acc);
+    acc->op_id = op_id;
+    acc->e.last_step = -1;
+    return acc;
+}
+
 static void proxy_op(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *ev)
 {
     const __typeof__(ev->d.proxy_op) *o = &ev->d.proxy_op;
     op_acc *acc = op_of(lp, ev->id);
     nsc_ledger_edge *e = edge_of(lb, c, o->peer, o->channel, o->is_send);
     uint32_t nsteps = o->nsteps > 0 ? (uint32_t)o->nsteps : 0, folded = acc ? acc->nsteps : 0;
+    int open = (ev->flags & NSC_EVF_OPEN) != 0;
     if (e) {
         /* A ProxyOp stops when its last step is done: its steps count even
-         * when ProxyStep events are off. */
-        e->steps += nsteps;
+         * when ProxyStep events are off. One never stopped (flushed open at
+         * finalize: stuck) completed only the steps that stopped. */
+        e->steps += open ? (acc ? acc->e.steps : 0) : nsteps;
         if (acc)
             fold_edge(e, &acc->e);
     }
     /* Its steps came before it (same thread): those that did not were lost.
-     * Not so for a PXN one: its steps come through the resolver, in any order. */
-    if (!(ev->flags & NSC_EVF_FOREIGN) && lp->sends & SENDS_STEPS && nsteps > folded)
+     * Not so for a PXN one: its steps come through the resolver, in any
+     * order; nor for an open one, whose later steps never started. */
+    if (!(ev->flags & NSC_EVF_FOREIGN) && !open && lp->sends & SENDS_STEPS && nsteps > folded)
         c->rec.dropped += nsteps - folded;
     c->rec.dropped += acc ? acc->stateless : 0;
     if (ev->flags & NSC_EVF_FOREIGN || (acc && acc->pxn))
         c->rec.flags |= NSC_LEDGER_PXN;
-    if (acc)
+    /* Finalize flushes it on its own thread while the proxy's thread may
+     * still ship its steps: those go to the record (fold_step). */
+    if (open && (acc || (acc = op_new(lb, lp, ev->id)))) {
+        acc->coll_id = c->id;
+        acc->e = (nsc_ledger_edge){.peer = o->peer, .channel = o->channel, .is_send = o->is_send, .last_step = -1};
+        acc->stateless = 0;
+    } else if (acc) {
         remove_at(lp->ops, &lp->nops, (size_t)(acc - lp->ops), sizeof *lp->ops);
+    }
 }
 
 /* ---- steps of states, by id: a batch's states come before its steps, so
@@ -506,21 +534,46 @@ static step_acc *step_add(nsc_lbuild *lb, lproc *lp, uint64_t id)
     return s;
 }
 
+/* One step into its ProxyOp's edge, or, once that ProxyOp came flushed
+ * open, into its record's (which changes: a new in-flight record).
+ * stateless: a step whose states were lost. */
+static void fold_step(nsc_lbuild *lb, lproc *lp, op_acc *acc, const nsc_ledger_edge *one, int stateless)
+{
+    nsc_ledger_edge *to = &acc->e;
+    acc->nsteps++;
+    if (acc->coll_id) {
+        open_coll *c = coll_of(lp, acc->coll_id);
+        if (!c) {
+            lb->st.unattached[NSC_LB_LATE]++;
+            return;
+        }
+        c->changed = 1;
+        c->rec.dropped += (uint32_t)stateless;
+        if (!(to = edge_of(lb, c, acc->e.peer, acc->e.channel, acc->e.is_send)))
+            return;
+    } else {
+        acc->stateless += (uint32_t)stateless;
+    }
+    to->steps += one->steps;
+    fold_edge(to, one);
+}
+
 static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
 {
     op_acc *acc = op_of(lp, ev->parent);
-    if (!acc) {
-        if (lp->nops >= lb->max_open)
-            lb->st.unattached[NSC_LB_NO_OP] += lp->ops[0].nsteps;
-        if (make_room(lb, &lp->ops, &lp->nops, &lp->capops, sizeof *lp->ops, lb->max_open))
-            return;
-        acc = &lp->ops[lp->nops++];
-        memset(acc, 0, sizeof *acc);
-        acc->op_id = ev->parent;
-        acc->e.last_step = -1;
-    }
+    if (!acc && !(acc = op_new(lb, lp, ev->parent)))
+        return;
     step_acc *s = step_of(lp, ev->id);
-    nsc_ledger_edge one = {.last_step = ev->d.proxy_step.step};
+    /* A step flushed open at finalize never completed: it says where its
+     * ProxyOp stopped (last_step, last_state), not how long a step takes. */
+    int open = (ev->flags & NSC_EVF_OPEN) != 0;
+    nsc_ledger_edge one = {.last_step = ev->d.proxy_step.step, .steps = !open, .last_state = s ? s->state : 0};
+    if (open) {
+        if (s)
+            step_del(lp, s);
+        fold_step(lb, lp, acc, &one, 0);
+        return;
+    }
     uint64_t dur = ev->stop_ns > ev->start_ns ? ev->stop_ns - ev->start_ns : 0;
     one.step_sum_ns = dur;
     one.step_max_ns = dur > UINT32_MAX ? UINT32_MAX : (uint32_t)dur;
@@ -528,7 +581,6 @@ static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
         int w = nsc_ledger_wait_of(s->state);
         if (w >= 0 && ev->stop_ns > s->at_ns)
             s->wait[w] += ev->stop_ns - s->at_ns;  /* the last state lasts until the step stops */
-        one.last_state = s->state;
         one.bytes = s->bytes;
         one.wait_gpu_ns = s->wait[NSC_LEDGER_WAIT_GPU];
         one.wait_peer_ns = s->wait[NSC_LEDGER_WAIT_PEER];
@@ -537,9 +589,7 @@ static void proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
         one.wait_flush_ns = s->wait[NSC_LEDGER_WAIT_FLUSH];
         step_del(lp, s);
     }
-    fold_edge(&acc->e, &one);
-    acc->nsteps++;
-    acc->stateless += !s && (lp->sends & SENDS_STATES) && !(ev->flags & NSC_EVF_FOREIGN);
+    fold_step(lb, lp, acc, &one, !s && (lp->sends & SENDS_STATES) && !(ev->flags & NSC_EVF_FOREIGN));
     lp->sends |= SENDS_STEPS;
     acc->pxn |= (ev->flags & NSC_EVF_FOREIGN) != 0;
 }
@@ -718,6 +768,11 @@ static int ripe(const nsc_lbuild *lb, open_coll *c, uint64_t now_ns)
     return now_ns - c->ripe_ns >= lb->pxn_wait_ns;
 }
 
+/* A process whose plugin said its last word, or that died: what it left
+ * open can no longer complete, so its in-flight record need not wait for
+ * hang_ms (the process may be forgotten before). */
+static int ended(const nsc_reg_proc *p) { return p->finished || !p->alive; }
+
 void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
 {
     for (size_t i = 0; i < lb->nprocs; i++) {
@@ -730,7 +785,7 @@ void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns)
                 close_coll(lb, p, lp, j);
                 continue;
             }
-            if (c->known && !c->done && c->changed && now_ns - c->seen_ns >= lb->hang_ns) {
+            if (c->known && !c->done && c->changed && (now_ns - c->seen_ns >= lb->hang_ns || ended(p))) {
                 emit(lb, p, lp, c, 1);
                 c->changed = 0;
             }

@@ -72,8 +72,8 @@ void nsc_lbuild_alias(nsc_lbuild *lb, nsc_reg_proc *proxy, nsc_reg_proc *origin,
 /* The end of p's batch: the collectives it completed are emitted (those of
  * a process with PXN events at a tick pxn_wait_ns later). */
 void nsc_lbuild_batch_end(nsc_lbuild *lb, nsc_reg_proc *p);
-/* In-flight records of the collectives open for hang_ns that changed since
- * their last one, and the completed ones that waited pxn_wait_ns (the
+/* In-flight records of the collectives open for hang_ns (or of a process
+ * that finished or died) that changed since their last one, and the completed ones that waited pxn_wait_ns (the
  * processes found in reg). */
 void nsc_lbuild_tick(nsc_lbuild *lb, nsc_registry *reg, uint64_t now_ns);
 /* The agent stops: the completed collectives still waiting (PXN) are

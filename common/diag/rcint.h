@@ -11,25 +11,31 @@
  *   collective's late end (another cause);
  * - links: per (sender rank -> receiver rank, channel) the typical time of
  *   a network step from ProxyStepSendWait (peer ready, link free) to its
- *   end, against the lower median of all links' (or the network transport's
+ *   end (the ledger's send edges: per collective their sum and the longest
+ *   step), against the lower median of all links' (or the network transport's
  *   step when most links are slow, rclinks.c); slow links grouped by host
  *   pair, or by host when every link of one host is slow (its NIC); the
  *   links document lists them all;
  * - a stuck collective: per rank and channel the last step it completed
- *   sending and receiving; the rank that received at least as many steps as
- *   it sent is where the wait chain ends (with ranks whose legs inside a node
- *   have no proxy events: the first sender across nodes after it).
- * The proxy events come from one pass over the communicator's whole timeline
- * (ProxyOp, ProxyStep; a step whose ProxyOp was never stored, as in a live
- * hang, is placed by its direction and the channels left). Memory: every
- * ProxyOp seen (32 bytes) and up to RC_LINK_MAX_STEPS step times per link.
+ *   sending and receiving, from the ranks' ledger records of it (in-flight
+ *   or completed: their edges' steps); the rank that received at least as
+ *   many steps as it sent is where the wait chain ends (with ranks whose legs
+ *   inside a node have no proxy events: the first sender across nodes after
+ *   it).
+ * The edges come from one pass over the communicator's ledger; with a stuck
+ * collective, a second pass over its raw ProxyOps and ProxySteps finds the
+ * steps whose ProxyOp was never stored (as in a live hang): in no ledger
+ * record either, each is placed by its direction and the channels no record
+ * covers. Memory: up to RC_LINK_MAX_STEPS step times per link, and with a
+ * stuck collective every ProxyOp seen (24 bytes).
  *
  * Which file owns what:
  *   rootcause.c  the proxy pass over a communicator's events, one
  *                communicator's analysis, the links document
  *   rclate.c     late ranks: who arrived last and why, from the collectives
  *   rclinks.c    slow links and NICs, from the pass's step times
- *   rcstall.c    where a stuck collective stopped, from the pass's progress
+ *   rcstall.c    where a stuck collective stopped, from the ledger and the
+ *                pass's orphan steps
  */
 #ifndef NCCLSCOPE_DIAG_RCINT_H
 #define NCCLSCOPE_DIAG_RCINT_H
@@ -112,13 +118,12 @@ struct nsc_rc_late {
     uint64_t stuck_seq, stuck_start;
     char stuck_func[32];
     uint32_t stuck_nch;
-    uint64_t *stuck_id;  /* per rank: its Coll event id */
 };
 
 typedef struct rc_op {
-    uint64_t id, parent;  /* id 0: an empty slot */
+    uint64_t id;  /* 0: an empty slot */
     int32_t rank, peer;
-    uint8_t channel, is_send, open;
+    uint8_t channel, is_send;
 } rc_op;
 
 typedef struct rc_link {
@@ -174,6 +179,9 @@ void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p);
 void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p);
 /* Orphan steps onto their channels, then where the stuck collective stopped. */
 void nsc_rc_place_orphans(rc_pass *p);
-void nsc_rc_check_stall(nsc_findings *f, const char *comm, const rc_pass *p);
+/* One edge of a rank's ledger record of the stuck collective: its progress
+ * on that channel and direction (before nsc_rc_place_orphans). */
+void nsc_rc_stall_edge(rc_pass *p, int32_t rank, const nsc_json *e);
+void nsc_rc_check_stall(nsc_findings *f, const char *comm, rc_pass *p);
 
 #endif

@@ -20,8 +20,7 @@ nsc_rc_late *nsc_rc_late_new(int64_t nranks)
     l->nranks = nranks;
     l->r = calloc((size_t)nranks, sizeof *l->r);
     l->scratch = calloc(2 * (size_t)nranks, sizeof *l->scratch);
-    l->stuck_id = calloc((size_t)nranks, sizeof *l->stuck_id);
-    if (!l->r || !l->scratch || !l->stuck_id) {
+    if (!l->r || !l->scratch) {
         nsc_rc_late_free(l);
         return NULL;
     }
@@ -34,24 +33,17 @@ void nsc_rc_late_free(nsc_rc_late *l)
         return;
     free(l->r);
     free(l->scratch);
-    free(l->stuck_id);
     free(l);
 }
 
 static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
 {
-    const nsc_json *ranks = nsc_json_get(coll, "ranks");
     l->stuck = 1;
     l->stuck_seq = nsc_diag_num(coll, "seq");
     l->stuck_start = nsc_diag_num(coll, "start_ns");
     l->stuck_nch = (uint32_t)nsc_diag_num(coll, "nchannels");
     const char *func = nsc_json_str(nsc_json_get(coll, "func"));
     snprintf(l->stuck_func, sizeof l->stuck_func, "%s", func ? func : "?");
-    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
-        uint64_t rank = nsc_diag_num(r, "rank");
-        if (rank < (uint64_t)l->nranks)
-            l->stuck_id[rank] = nsc_diag_num(r, "id");
-    }
 }
 
 /* Charge the last rank the collective's lateness as the collectives

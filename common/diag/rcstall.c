@@ -1,6 +1,8 @@
-/* rcstall.c: where a stuck collective stopped, from the proxy pass's
- * per-channel progress (rcint.h): orphan steps placed on their channels, the
- * rank that stopped forwarding, named with its step, peer and channels. */
+/* rcstall.c: where a stuck collective stopped: each rank's progress per
+ * channel from its ledger record of that collective (in-flight, or
+ * completed: the pass hands over its edges), orphan steps (raw events)
+ * placed on the channels no record covers, then the rank that stopped
+ * forwarding, named with its step, peer and channels. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,38 @@
 
 #include "rcint.h"
 #include "order.h"
+
+/* ---- progress from the ledger ---------------------------------------------- */
+
+void nsc_rc_stall_edge(rc_pass *p, int32_t rank, const nsc_json *e)
+{
+    uint64_t ch = nsc_diag_num(e, "channel");
+    if (ch >= RC_MAX_CHANNELS)
+        return;
+    rc_prog *g = &p->prog[nsc_rc_pidx(rank, (unsigned)ch, nsc_diag_num(e, "is_send") != 0)];
+    int32_t steps = (int32_t)nsc_diag_num(e, "steps");
+    g->done = g->seen ? g->done + steps : steps - 1;
+    g->seen = 1;
+    g->peer = (int32_t)nsc_diag_num_or(e, "peer", -1);
+}
+
+/* A channel's direction is incomplete on a rank that completed fewer steps
+ * than another rank did there: every rank of a ring moves as many. */
+static void mark_behind(rc_pass *p, unsigned nch)
+{
+    for (unsigned ch = 0; ch < nch; ch++)
+        for (unsigned dir = 0; dir < 2; dir++) {
+            int32_t most = -1;
+            for (int64_t r = 0; r < p->nranks; r++) {
+                const rc_prog *g = &p->prog[nsc_rc_pidx(r, ch, dir)];
+                most = g->seen && g->done > most ? g->done : most;
+            }
+            for (int64_t r = 0; r < p->nranks; r++) {
+                rc_prog *g = &p->prog[nsc_rc_pidx(r, ch, dir)];
+                g->incomplete = g->seen && g->done < most;
+            }
+        }
+}
 
 /* Orphan steps (their ProxyOp not stored: still open in a live job) go to
  * the channels of their rank and direction that no stored ProxyOp covers, in
@@ -34,7 +68,7 @@ void nsc_rc_place_orphans(rc_pass *p)
             if (ch == nch)
                 continue;
             rc_prog *g = &p->prog[nsc_rc_pidx(o->rank, ch, o->is_send)];
-            g->seen = g->incomplete = 1;
+            g->seen = 1;
             g->done = p->orph[j].done;
             g->peer = p->last_peer[nsc_rc_pidx(o->rank, ch, o->is_send)];
         }
@@ -85,13 +119,14 @@ static int32_t stall_across_nodes(const rc_pass *p, unsigned ch, int32_t *step)
     return -1;
 }
 
-void nsc_rc_check_stall(nsc_findings *f, const char *comm, const rc_pass *p)
+void nsc_rc_check_stall(nsc_findings *f, const char *comm, rc_pass *p)
 {
     const nsc_rc_late *l = p->l;
     uint32_t nch = l->stuck_nch < RC_MAX_CHANNELS ? l->stuck_nch : RC_MAX_CHANNELS;
     int32_t culprit = -1, step = -1;
     unsigned ch0 = 0, ch1 = 0;
     int node_only = 0;
+    mark_behind(p, nch);
     for (unsigned ch = 0; ch < nch; ch++) {
         int32_t s, r = stall_on(p, ch, &s);
         if (r < 0 && (r = stall_across_nodes(p, ch, &s)) >= 0 && culprit < 0)

@@ -1,10 +1,12 @@
 /* rootcause.c: why a job is slow or stuck, and where (diagnose's causes and
  * the links document, diag.h).
  *
- * Owns the proxy pass: one pass over a communicator's ProxyOp and ProxyStep
- * events that collects the rank hosts, the links' step times and a stuck
- * collective's progress per rank and channel; then runs the analyses on it
- * (rcint.h says which file owns each) and builds the links document.
+ * Owns the proxy pass: one pass over a communicator's ledger records that
+ * collects the rank hosts, the links' step times (their send edges) and a
+ * stuck collective's progress (its records' edges), then, with a stuck
+ * collective, one over its raw ProxyOp and ProxyStep events for the steps
+ * whose ProxyOp is in no record; then runs the analyses on it (rcint.h says
+ * which file owns each) and builds the links document.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -74,20 +76,13 @@ static int is_open(const nsc_json *ev)
 
 static void on_op(rc_pass *p, const nsc_json *ev, int32_t rank)
 {
-    rc_op op = {nsc_diag_num(ev, "id"), nsc_diag_num(ev, "parent"), rank, (int32_t)nsc_diag_num(ev, "peer"),
-                (uint8_t)nsc_diag_num(ev, "channel"), nsc_diag_num(ev, "is_send") != 0, (uint8_t)is_open(ev)};
+    rc_op op = {nsc_diag_num(ev, "id"), rank, (int32_t)nsc_diag_num(ev, "peer"), (uint8_t)nsc_diag_num(ev, "channel"),
+                nsc_diag_num(ev, "is_send") != 0};
     if (!op.id || op.channel >= RC_MAX_CHANNELS)
         return;
     if (op_put(p, &op))
         p->oom = 1;
     p->last_peer[nsc_rc_pidx(rank, op.channel, op.is_send)] = op.peer;
-    const nsc_rc_late *l = p->l;
-    if (l->stuck && l->stuck_id[rank] && op.parent == l->stuck_id[rank]) {
-        rc_prog *g = &p->prog[nsc_rc_pidx(rank, op.channel, op.is_send)];
-        g->seen = 1;
-        g->peer = op.peer;
-        g->incomplete |= op.open;
-    }
 }
 
 static rc_link *link_of(rc_pass *p, int32_t src, int32_t dst, uint8_t channel)
@@ -103,26 +98,62 @@ static rc_link *link_of(rc_pass *p, int32_t src, int32_t dst, uint8_t channel)
     return k;
 }
 
-static void add_sample(rc_pass *p, const rc_op *op, const nsc_json *ev)
+/* A send edge of a ledger record: its steps' times from their send wait on
+ * (peer ready, link free). The ledger keeps their sum per collective, not
+ * each step's: each step counts at their mean. (Its longest step is a whole
+ * step's time, GPU and peer waits included: taken as one step's send wait
+ * it left the others' near 0 on a loaded host.) */
+static void add_edge(rc_pass *p, int32_t rank, const nsc_json *e)
 {
-    const nsc_json *st = nsc_json_get(ev, "states");
-    uint64_t stop = nsc_diag_num(ev, "stop_ns");
-    for (const nsc_json *s = nsc_json_first(st); s; s = nsc_json_next(st, s)) {
-        const char *name = nsc_json_str(nsc_json_get(s, "state"));
-        uint64_t ts = nsc_diag_num(s, "ts_ns");
-        if (!name || strcmp(name, "ProxyStepSendWait") != 0 || stop < ts)
-            continue;
-        rc_link *k = link_of(p, op->rank, op->peer, op->channel);
-        if (!k || (k->n < RC_LINK_MAX_STEPS && nsc_grow(&k->ns, k->n, &k->cap, sizeof *k->ns, 64))) {
-            p->oom = 1;
-            return;
-        }
-        if (k->n < RC_LINK_MAX_STEPS)
-            k->ns[k->n++] = stop - ts;
-        k->bytes += nsc_diag_num(s, "arg");  /* the step's size */
-        k->busy_ns += stop - ts;
+    uint64_t steps = nsc_diag_num(e, "steps"), wait = nsc_diag_num(e, "wait_send_ns");
+    uint64_t ch = nsc_diag_num(e, "channel");
+    if (!nsc_diag_num(e, "is_send") || !steps || !wait || ch >= RC_MAX_CHANNELS)
+        return;
+    rc_link *k = link_of(p, rank, (int32_t)nsc_diag_num_or(e, "peer", -1), (uint8_t)ch);
+    size_t n = k && steps < RC_LINK_MAX_STEPS - k->n ? (size_t)steps : k ? RC_LINK_MAX_STEPS - k->n : 0;
+    if (!k || nsc_grow_to(&k->ns, k->n + n, &k->cap, sizeof *k->ns, 64)) {
+        p->oom = 1;
         return;
     }
+    for (size_t i = 0; i < n; i++)
+        k->ns[k->n++] = wait / steps;
+    k->bytes += nsc_diag_num(e, "bytes");
+    k->busy_ns += wait;
+}
+
+static void keep_hosts(rc_pass *p, const nsc_json *header)
+{
+    const nsc_json *ranks = nsc_json_get(header, "ranks");
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        const char *host = nsc_json_str(nsc_json_get(r, "host"));
+        uint64_t rank = nsc_diag_num(r, "rank");
+        if (host && rank < (uint64_t)p->nranks)
+            snprintf(p->host[rank], sizeof p->host[rank], "%s", host);
+    }
+}
+
+/* One line of the communicator's ledger: the hosts, each record's send
+ * edges, and the stuck collective's progress. */
+static int on_ledger(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    (void)line, (void)len;
+    rc_pass *p = arg;
+    const nsc_rc_late *l = p->l;
+    const char *kind = nsc_json_str(nsc_json_get(v, "kind")), *func = nsc_json_str(nsc_json_get(v, "func"));
+    int64_t rank = -1;
+    if (kind && strcmp(kind, "header") == 0)
+        keep_hosts(p, v);
+    if (!kind || strcmp(kind, "record") != 0 || nsc_json_i64(nsc_json_get(v, "rank"), &rank) || rank < 0 ||
+        rank >= p->nranks)
+        return 0;
+    int stuck = l->stuck && nsc_diag_num(v, "seq") == l->stuck_seq && func && strcmp(func, l->stuck_func) == 0;
+    const nsc_json *edges = nsc_json_get(v, "edges");
+    for (const nsc_json *e = nsc_json_first(edges); e; e = nsc_json_next(edges, e)) {
+        add_edge(p, (int32_t)rank, e);
+        if (stuck)
+            nsc_rc_stall_edge(p, (int32_t)rank, e);
+    }
+    return p->oom;
 }
 
 /* Direction of a step from its states (its ProxyOp may be unknown). */
@@ -153,37 +184,16 @@ static void on_step(rc_pass *p, const nsc_json *ev, int32_t rank)
 {
     uint64_t parent = nsc_diag_num(ev, "parent");
     int32_t step = (int32_t)nsc_diag_num(ev, "step");
-    int open = is_open(ev);
-    const rc_op *op = op_find(p, rank, parent);
-    if (op && op->is_send && !open)
-        add_sample(p, op, ev);
-    const nsc_rc_late *l = p->l;
-    if (!l->stuck || !l->stuck_id[rank])
-        return;
-    if (op && op->parent == l->stuck_id[rank]) {
-        rc_prog *g = &p->prog[nsc_rc_pidx(rank, op->channel, op->is_send)];
-        if (!open && step > g->done)
-            g->done = step;
-    } else if (!op && nsc_diag_num(ev, "start_ns") >= l->stuck_start) {
-        add_orphan(p, rank, parent, step_is_send(ev), step, open);
-    }
+    /* the stuck collective's progress is its ledger records' (on_ledger),
+     * but for steps whose ProxyOp is still open, so in no record */
+    if (!op_find(p, rank, parent) && nsc_diag_num(ev, "start_ns") >= p->l->stuck_start)
+        add_orphan(p, rank, parent, step_is_send(ev), step, is_open(ev));
 }
 
 static int on_event(void *arg, const nsc_json *v, const char *line, size_t len)
 {
     (void)line, (void)len;
     rc_pass *p = arg;
-    const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
-    if (kind && strcmp(kind, "header") == 0) {
-        const nsc_json *ranks = nsc_json_get(v, "ranks");
-        for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
-            const char *host = nsc_json_str(nsc_json_get(r, "host"));
-            uint64_t rank = nsc_diag_num(r, "rank");
-            if (host && rank < (uint64_t)p->nranks)
-                snprintf(p->host[rank], sizeof p->host[rank], "%s", host);
-        }
-        return 0;
-    }
     const char *type = nsc_json_str(nsc_json_get(v, "type"));
     int64_t rank = -1;
     if (!type || nsc_json_i64(nsc_json_get(v, "rank"), &rank) || rank < 0 || rank >= p->nranks)
@@ -236,11 +246,20 @@ static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *com
     }
     char q[2048];
     snprintf(q, sizeof q, "%s", qs);
-    if (nsc_qs_add(q, sizeof q, "comm", comm) || nsc_qs_add(q, sizeof q, "type", "proxyop,proxystep")) {
+    if (nsc_qs_add(q, sizeof q, "comm", comm)) {
         snprintf(s->err, sizeof s->err, "query string too long");
         return NSC_DIAG_FAIL;
     }
-    int rc = nsc_diag_fetch_pages(s, "timeline", q, NULL, on_event, p);
+    int rc = nsc_diag_fetch_pages(s, "ledger", q, NULL, on_ledger, p);
+    /* a stuck collective's steps whose ProxyOp is in no record (open while
+     * the job runs) are only in the raw events */
+    if (rc == NSC_DIAG_OK && !p->oom && l->stuck) {
+        if (nsc_qs_add(q, sizeof q, "type", "proxyop,proxystep")) {
+            snprintf(s->err, sizeof s->err, "query string too long");
+            return NSC_DIAG_FAIL;
+        }
+        rc = nsc_diag_fetch_pages(s, "timeline", q, NULL, on_event, p);
+    }
     if (p->oom) {
         snprintf(s->err, sizeof s->err, "out of memory");
         rc = NSC_DIAG_FAIL;

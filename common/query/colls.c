@@ -18,20 +18,30 @@
 #include <string.h>
 #include <strings.h>
 
-static int want_coll(cl_set *s, const nsc_event *ev)
+static int want_coll(cl_set *s, uint64_t seq, uint32_t func)
 {
     const nsc_query *q = s->c->q;
-    return ev->d.coll.seq >= q->seq_lo && ev->d.coll.seq <= q->seq_hi &&
-           (!(q->has & QP_FUNC) || strcasecmp(nsc_q_text(s->c, ev->d.coll.func), q->func) == 0);
+    return seq >= q->seq_lo && seq <= q->seq_hi &&
+           (!(q->has & QP_FUNC) || strcasecmp(nsc_q_text(s->c, func), q->func) == 0);
+}
+
+static cl_rec *new_rec(cl_set *s)
+{
+    if (nsc_grow(&s->recs, s->nrecs, &s->cap, sizeof *s->recs, 256)) {
+        nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
+        return NULL;
+    }
+    cl_rec *x = &s->recs[s->nrecs++];
+    memset(x, 0, sizeof *x);
+    return x;
 }
 
 static int add_coll(cl_set *s, uint32_t r, const nsc_event *ev)
 {
-    if (nsc_grow(&s->recs, s->nrecs, &s->cap, sizeof *s->recs, 256))
-        return nsc_q_fail(s->c, NSC_QUERY_ESTORE, "out of memory");
     const nsc_q_rank *qr = &s->c->ranks[r];
-    cl_rec *x = &s->recs[s->nrecs++];
-    memset(x, 0, sizeof *x);
+    cl_rec *x = new_rec(s);
+    if (!x)
+        return NSC_QUERY_ESTORE;
     x->func = ev->d.coll.func;
     x->datatype = ev->d.coll.datatype;
     x->algo = ev->d.coll.algo;
@@ -65,7 +75,7 @@ static int add_block(cl_set *s, uint32_t r, const nsc_block *blk, nsc_gpuclock *
     const nsc_q_rank *qr = &s->c->ranks[r];
     for (uint32_t i = 0; i < blk->hdr.nevents; i++) {
         const nsc_event *ev = &blk->events[i];
-        if (ev->type == NSC_T_COLL && want_coll(s, ev)) {
+        if (ev->type == NSC_T_COLL && want_coll(s, ev->d.coll.seq, ev->d.coll.func)) {
             if (add_coll(s, r, ev))
                 return NSC_QUERY_ESTORE;
         } else if (ev->type == NSC_T_KERNEL_CH && ev->parent) {
@@ -128,6 +138,17 @@ static cl_rec *find_rec(cl_rec *recs, size_t n, uint64_t id)
     return lo < n && recs[lo].id == id ? &recs[lo] : NULL;
 }
 
+/* Each of a rank's records (in id order: a process numbers its events in
+ * the order it starts them) gets its previous collective's kernel end. */
+static void chain_prev(cl_rec *recs, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        const cl_rec *p = &recs[i - 1];
+        recs[i].has_prev = p->has_prev || nsc_q_cl_kernel_done(p);
+        recs[i].prev_end = nsc_q_cl_kernel_done(p) ? p->kend : p->prev_end;
+    }
+}
+
 /* Join the rank's kernels and completions to its collectives. */
 static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g)
 {
@@ -159,12 +180,7 @@ static void join_rank(cl_set *s, uint32_t r, size_t first, const nsc_gpuclock *g
         if (x && (!x->has_done || s->done[i].ts > x->done))
             x->done = s->done[i].ts, x->has_done = 1;
     }
-    /* a process numbers its events in the order it starts them */
-    for (size_t i = 1; i < n; i++) {
-        const cl_rec *p = &recs[i - 1];
-        recs[i].has_prev = p->has_prev || nsc_q_cl_kernel_done(p);
-        recs[i].prev_end = nsc_q_cl_kernel_done(p) ? p->kend : p->prev_end;
-    }
+    chain_prev(recs, n);
 }
 
 static int gather(cl_set *s)
@@ -390,14 +406,93 @@ static int match(cl_set *s)
     return cross_func_mismatch(s);
 }
 
+/* ---- from the ledger ------------------------------------------------------ */
+
+/* A ledger record's time aligned; its bound adds `extra` (the agent's
+ * GPU-to-host conversion for GPU times). */
+static uint64_t led_time(const nsc_q_ctx *c, const nsc_q_rank *qr, uint64_t t, uint64_t extra, uint64_t *err)
+{
+    uint64_t e = 0, a = nsc_q_align(c, qr, t, &e);
+    *err = e + extra;
+    return a;
+}
+
+/* One rank's record of a collective (p2p records are the p2p endpoint's). */
+static int add_ledger(void *arg, const nsc_ledger_rec *l)
+{
+    cl_set *s = arg;
+    nsc_q_ctx *c = s->c;
+    const nsc_q_rank *qr = nsc_q_rank_of(c, l->rank);
+    if (!qr || (l->flags & NSC_LEDGER_P2P) || !want_coll(s, l->seq, l->func))
+        return 0;
+    cl_rec *x = new_rec(s);
+    if (!x)
+        return NSC_QUERY_ESTORE;
+    *x = (cl_rec){.func = l->func, .datatype = l->datatype, .algo = l->algo, .proto = l->proto, .seq = l->seq,
+                  .count = l->count, .rank = l->rank, .root = l->root, .r = (uint32_t)(qr - c->ranks),
+                  .nchannels = l->nchannels, .flags = l->flags & NSC_LEDGER_GRAPH ? NSC_EVF_GRAPH : 0};
+    x->enq = led_time(c, qr, l->enqueue_ns, 0, &x->enq_err);
+    x->enq_end = x->enq;  /* the ledger keeps when the enqueue started only */
+    if (!(l->flags & NSC_LEDGER_NO_GPU) && l->gpu_start_ns) {
+        x->kstart = led_time(c, qr, l->gpu_start_ns, l->gpu_err_ns, &x->kstart_err);
+        x->has_kernel = 1;
+        x->nkch = l->nchannels_done;
+        if (l->gpu_end_ns)
+            x->kend = led_time(c, qr, l->gpu_end_ns, l->gpu_err_ns, &x->kend_err);
+    }
+    if (l->done_ns && !(l->flags & NSC_LEDGER_INFLIGHT))
+        x->done = nsc_q_align(c, qr, l->done_ns, NULL), x->has_done = 1;
+    return 0;
+}
+
+static int by_rank_enq(const void *a, const void *b)
+{
+    const cl_rec *x = a, *y = b;
+    return NSC_ORDER(NSC_CMP(x->r, y->r), NSC_CMP(x->enq, y->enq), NSC_CMP(x->seq, y->seq));
+}
+
+/* The communicator's ledger records in the query's seqs; a record's id is
+ * its place in its rank's order of enqueue (the ledger has no event ids). */
+static int gather_ledger(cl_set *s)
+{
+    nsc_q_ctx *c = s->c;
+    nsc_store_ledger_q lq = {c->job, c->comm.comm_id, c->q->seq_lo, c->q->seq_hi, 0, 0};
+    nsc_q_rank_window(c->q, &lq.rank_lo, &lq.rank_hi);
+    int rc = nsc_store_ledger_read(c->rd, &lq, add_ledger, s);
+    if (rc)
+        return rc == NSC_QUERY_ESTORE ? rc : nsc_q_store_fail(c, rc);
+    if (s->nrecs)
+        qsort(s->recs, s->nrecs, sizeof *s->recs, by_rank_enq);
+    for (size_t i = 0, first = 0; i < s->nrecs; i++) {
+        if (i > first && s->recs[i].r != s->recs[first].r) {
+            chain_prev(s->recs + first, i - first);
+            first = i;
+        }
+        s->recs[i].id = i - first + 1;
+        if (i + 1 == s->nrecs)
+            chain_prev(s->recs + first, i + 1 - first);
+    }
+    s->from_ledger = s->nrecs > 0;
+    return 0;
+}
+
+/* From the ledger; from the raw events where the communicator has no ledger
+ * record (a store written before the ledger): from_ledger says which. */
 int nsc_q_cl_collect(cl_set *s)
 {
-    int rc = gather(s);
+    int rc = gather_ledger(s);
+    if (!rc && !s->from_ledger)
+        rc = gather(s);
     free(s->kern);
     free(s->done);
     s->kern = NULL;
     s->done = NULL;
     return rc ? rc : match(s);
+}
+
+void nsc_q_cl_write_source(nsc_q_out *o, const cl_set *s)
+{
+    nsc_q_cs(o, s->from_ledger ? ",\"source\":\"ledger\"" : ",\"source\":\"events\"");
 }
 
 void nsc_q_cl_free(cl_set *s)

@@ -73,6 +73,7 @@ typedef struct cl_group {
 
 typedef struct cl_set {
     nsc_q_ctx *c;
+    int from_ledger;            /* its records are the ledger's, not made from raw events */
     cl_rec *recs;
     size_t nrecs, cap;
     cl_group *groups;
@@ -86,9 +87,12 @@ typedef struct cl_set {
 
 /* Every channel of the record's kernel ended: its kernel times are known. */
 int nsc_q_cl_kernel_done(const cl_rec *x);
-/* The context's collectives in the window, gathered and matched; returns
+/* The context's collectives in the window, gathered (from the ledger, else
+ * from raw events: from_ledger) and matched; returns
  * nonzero on failure (the context says why). Free with nsc_q_cl_free. */
 int nsc_q_cl_collect(cl_set *s);
 void nsc_q_cl_free(cl_set *s);
+/* ,"source":"ledger" or "events": what the figures were made from. */
+void nsc_q_cl_write_source(nsc_q_out *o, const cl_set *s);
 
 #endif

@@ -160,6 +160,7 @@ int nsc_q_stats(nsc_q_ctx *c)
         nsc_q_out *o = c->out;
         nsc_q_lit(o, "{");
         nsc_q_write_comm_head(c);
+        nsc_q_cl_write_source(o, &s);
         nsc_q_lit(o, ",\"collectives\":");
         nsc_q_u64(o, s.ngroups);
         nsc_q_lit(o, ",\"buckets\":[");

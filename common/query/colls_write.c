@@ -198,6 +198,7 @@ int nsc_q_collectives(nsc_q_ctx *c)
     nsc_q_u64(o, written);
     const cl_rec *x = more ? &s.recs[last->first] : NULL;
     nsc_q_next_cursor(o, more, more ? last->start : 0, x ? x->func : 0, x ? x->seq : 0);
+    nsc_q_cl_write_source(o, &s);
     nsc_q_write_skipped(c);
     nsc_q_lit(o, "}\n");
     nsc_q_cl_free(&s);

@@ -10,8 +10,6 @@
  */
 #include "qint.h"
 
-#include <stdlib.h>
-
 #define QL_POS(a, kind, m, ...) QL_##m,
 enum { NSC_FIELDS_LEDGER(QL_POS, _) QL_NF };
 #undef QL_POS
@@ -52,18 +50,6 @@ typedef struct run {
     int more, seen;
     pos at, last;  /* the record read last, and the one written last */
 } run;
-
-static int rank_cmp(const void *key, const void *elem)
-{
-    int32_t a = *(const int32_t *)key, b = ((const nsc_q_rank *)elem)->rank;
-    return (a > b) - (a < b);
-}
-
-/* The selected rank of that number (c->ranks is in rank order), or NULL. */
-static const nsc_q_rank *rank_of(const nsc_q_ctx *c, int32_t rank)
-{
-    return c->nranks ? bsearch(&rank, c->ranks, c->nranks, sizeof *c->ranks, rank_cmp) : NULL;
-}
 
 /* One value by its kind; times aligned when the rank's host is known. */
 static void write_value(nsc_q_ctx *c, const nsc_q_rank *r, int kind, uint64_t v)
@@ -116,7 +102,7 @@ static uint64_t clock_err(const nsc_q_ctx *c, const nsc_q_rank *r, const nsc_led
 static void write_rec(nsc_q_ctx *c, const nsc_ledger_rec *x)
 {
     nsc_q_out *o = c->out;
-    const nsc_q_rank *r = rank_of(c, x->rank);
+    const nsc_q_rank *r = nsc_q_rank_of(c, x->rank);
     const uint64_t v[QL_NF] = {NSC_FIELDS_LEDGER(QL_VALUE, x)};
     const uint64_t sv[QL_NF] = {NSC_FIELDS_LEDGER(QL_SVALUE, x)};
     uint64_t err = clock_err(c, r, x);
@@ -159,15 +145,20 @@ static int on_rec(void *arg, const nsc_ledger_rec *x)
     return c->out->err;
 }
 
-/* The rank window the filter allows (the store reads it, on_rec filters). */
-static void rank_window(const nsc_query *q, int32_t *lo, int32_t *hi)
+/* Each selected rank's host: readers that group edges by host (diagnose's
+ * links) need no other request. */
+static void write_hosts(nsc_q_ctx *c)
 {
-    *lo = 0;
-    *hi = INT32_MAX;
-    for (size_t i = 0; i < q->nranges; i++) {
-        *lo = i == 0 || q->ranks[i].lo < *lo ? q->ranks[i].lo : *lo;
-        *hi = i == 0 || q->ranks[i].hi > *hi ? q->ranks[i].hi : *hi;
+    nsc_q_out *o = c->out;
+    nsc_q_lit(o, ",\"ranks\":[");
+    for (size_t i = 0; i < c->nranks; i++) {
+        nsc_q_cs(o, i ? ",{\"rank\":" : "{\"rank\":");
+        nsc_q_i64(o, c->ranks[i].rank);
+        nsc_q_lit(o, ",\"host\":");
+        nsc_q_str(o, c->ranks[i].info.host);
+        nsc_q_lit(o, "}");
     }
+    nsc_q_lit(o, "]");
 }
 
 int nsc_q_ledger(nsc_q_ctx *c)
@@ -175,11 +166,12 @@ int nsc_q_ledger(nsc_q_ctx *c)
     nsc_q_out *o = c->out;
     run u = {.c = c};
     nsc_store_ledger_q lq = {c->job, c->comm.comm_id, c->q->seq_lo, c->q->seq_hi, 0, 0};
-    rank_window(c->q, &lq.rank_lo, &lq.rank_hi);
+    nsc_q_rank_window(c->q, &lq.rank_lo, &lq.rank_hi);
     if (c->q->has & QP_CURSOR && c->q->cursor[0] > lq.seq_lo)
         lq.seq_lo = c->q->cursor[0];
     nsc_q_lit(o, "{\"kind\":\"header\",");
     nsc_q_write_comm_head(c);
+    write_hosts(c);
     nsc_q_lit(o, "}\n");
     int rc = nsc_store_ledger_read(c->rd, &lq, on_rec, &u);
     if (rc && rc != 1)

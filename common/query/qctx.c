@@ -148,6 +148,27 @@ int nsc_q_rank_selected(const nsc_query *q, int32_t rank)
     return 0;
 }
 
+void nsc_q_rank_window(const nsc_query *q, int32_t *lo, int32_t *hi)
+{
+    *lo = 0;
+    *hi = INT32_MAX;
+    for (size_t i = 0; i < q->nranges; i++) {
+        *lo = i == 0 || q->ranks[i].lo < *lo ? q->ranks[i].lo : *lo;
+        *hi = i == 0 || q->ranks[i].hi > *hi ? q->ranks[i].hi : *hi;
+    }
+}
+
+static int rank_cmp(const void *key, const void *elem)
+{
+    int32_t a = *(const int32_t *)key, b = ((const nsc_q_rank *)elem)->rank;
+    return (a > b) - (a < b);
+}
+
+const nsc_q_rank *nsc_q_rank_of(const nsc_q_ctx *c, int32_t rank)
+{
+    return c->nranks ? bsearch(&rank, c->ranks, c->nranks, sizeof *c->ranks, rank_cmp) : NULL;
+}
+
 /* The doubt range of each backward step of h's model. A step starts segment
  * i at the first probe off the old line; the host read [H - J, start) after
  * stepping back by J from H, and the old line aligns those times J early.

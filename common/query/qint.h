@@ -158,6 +158,10 @@ int nsc_q_resolve_job(nsc_q_ctx *c);
  * their hosts' clock models. */
 int nsc_q_resolve_comm(nsc_q_ctx *c);
 int nsc_q_rank_selected(const nsc_query *q, int32_t rank);
+/* The rank range that covers the filter's (a store reads it; callers filter). */
+void nsc_q_rank_window(const nsc_query *q, int32_t *lo, int32_t *hi);
+/* The selected rank of that number (c->ranks is in rank order), or NULL. */
+const nsc_q_rank *nsc_q_rank_of(const nsc_q_ctx *c, int32_t rank);
 /* Store-wide string id -> text ("" for 0 or unknown). */
 const char *nsc_q_text(nsc_q_ctx *c, uint32_t id);
 /* Host time of a rank's host -> aligned time; err_ns gets the bound (0 identity). */

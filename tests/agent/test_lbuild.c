@@ -385,6 +385,62 @@ Test(lbuild, in_flight_then_completed)
     teardown(lb);
 }
 
+/* Step n (id) of ProxyOp parent, 5 ns long, with its one state. */
+static void sent(nsc_lbuild *lb, uint64_t id, uint64_t parent, int32_t n)
+{
+    uint64_t t = T0 + (uint64_t)n * 10;
+    state(lb, proc_a, id, NSC_S_PROXY_STEP_SEND_WAIT, t, 4096);
+    feed(lb, proc_a, step(id, parent, n, t, t + 5));
+}
+
+/* A rank stuck in a collective, then shut down (finalize flushes what never
+ * stopped, flagged open): its in-flight record comes at the next tick, not
+ * hang_ms later, a kernel flushed open is no ended channel, and its stuck
+ * edge counts the steps that completed (not the
+ * ProxyOp's nSteps; those shipped after the flushed ProxyOp too) and names
+ * the step in flight and its state. */
+Test(lbuild, a_stuck_process_that_ends_says_where_it_stopped)
+{
+    nsc_lbuild *lb = setup(16);
+    feed(lb, proc_a, coll(10, 7, T0));
+    feed(lb, proc_a, kernel(40, 10, 0, T0, T0 + 50));
+    nsc_event k1 = kernel(41, 10, 1, T0, T0 + 2 * MS);
+    k1.flags |= NSC_EVF_OPEN;
+    feed(lb, proc_a, k1);
+    for (int32_t i = 0; i < 2; i++)
+        sent(lb, 30 + (uint64_t)i, 20, i);
+    nsc_event o = op(20, 10, 0, 1, 1, 8);
+    o.flags |= NSC_EVF_OPEN;
+    feed(lb, proc_a, o);
+    /* the proxy thread's last steps shipped after finalize's flush */
+    sent(lb, 32, 20, 2);
+    state(lb, proc_a, 33, NSC_S_PROXY_STEP_SEND_WAIT, T0 + 40, 4096);
+    nsc_event stuck = step(33, 20, 3, T0 + 40, T0 + 2 * MS);
+    stuck.flags |= NSC_EVF_OPEN;
+    feed(lb, proc_a, stuck);
+    nsc_event r = op(22, 10, 2, 1, 0, 8);  /* flushed before any of its steps */
+    r.flags |= NSC_EVF_OPEN;
+    feed(lb, proc_a, r);
+    for (int32_t i = 0; i < 2; i++)
+        sent(lb, 50 + (uint64_t)i, 22, i);
+    unsigned news;
+    nsc_batch_hdr last = {.proc = {.pid = 100, .host = "h1", .job = "j"}, .final = 1};
+    cr_assert_not_null(nsc_reg_get(reg, &last, 2, &news));
+    nsc_lbuild_tick(lb, reg, T0 + 3 * MS);
+    cr_assert_eq(nrecs, 1, "its process ended: the in-flight record before hang_ms");
+    cr_assert(recs[0].flags & NSC_LEDGER_INFLIGHT);
+    const nsc_ledger_edge *e = edge(&recs[0], 0, 1, 1);
+    cr_assert_eq(e->steps, 3, "steps 0-2 completed, not the 8 planned");
+    cr_assert_eq(e->last_step, 3);
+    cr_assert_eq(e->last_state, NSC_S_PROXY_STEP_SEND_WAIT);
+    cr_assert_eq(e->step_sum_ns, 15, "the open step is no step time");
+    cr_assert_eq(edge(&recs[0], 2, 1, 0)->steps, 2);
+    cr_assert_eq(recs[0].dropped, 0, "steps never started are not lost");
+    cr_assert_eq(recs[0].nchannels_done, 1, "channel 1's kernel never ended");
+    cr_assert_eq(unattached(lb, NSC_LB_NO_OP) + unattached(lb, NSC_LB_LATE), 0);
+    teardown(lb);
+}
+
 /* ---- across a kill ---------------------------------------------------------- */
 
 typedef struct saved {

@@ -82,6 +82,8 @@ typedef struct gpu_truth {
 typedef struct coll_truth {
     int64_t rank;
     uint64_t id, enq, start, stop;
+    uint64_t seq;   /* its Coll's, with func: how a collective's rank names it */
+    char func[32];
 } coll_truth;
 
 /* GPU-time bounds: each one's size, and how many missed the truth, by
@@ -283,7 +285,7 @@ static coll_truth *coll_at(checker *c, int64_t rank, uint64_t id)
         return NULL;
     }
     x = &c->colls[c->ncolls++];
-    *x = (coll_truth){rank, id, 0, 0, 0};
+    *x = (coll_truth){.rank = rank, .id = id};
     return x;
 }
 
@@ -320,8 +322,12 @@ static void take_event(checker *c, const nsc_json *ev)
     const char *type = nsc_json_str(nsc_json_get(ev, "type"));
     if (type && strcmp(type, "Coll") == 0 && nsc_json_u64(nsc_json_get(ev, "id"), &id) == 0) {
         coll_truth *x = coll_at(c, rank, id);
-        if (x)
+        const char *func = nsc_json_str(nsc_json_get(ev, "func"));
+        if (x) {
             x->enq = enq;
+            nsc_json_u64(nsc_json_get(ev, "seq"), &x->seq);
+            snprintf(x->func, sizeof x->func, "%s", func ? func : "");
+        }
     }
     if (!type || strcmp(type, "KernelCh") != 0)
         return;
@@ -337,10 +343,19 @@ static void take_event(checker *c, const nsc_json *ev)
         kernel_truth(c, rank, parent, t0, t1);
 }
 
-static const coll_truth *truth_of(checker *c, const nsc_json *r)
+/* A collective's rank's truth, by (rank, func, seq): from the ledger, its
+ * id is not its Coll's. */
+static const coll_truth *truth_of(checker *c, const nsc_json *coll, const nsc_json *r)
 {
-    uint64_t id;
-    return nsc_json_u64(nsc_json_get(r, "id"), &id) ? NULL : coll_of(c, jint(r, "rank"), id);
+    const char *func = nsc_json_str(nsc_json_get(coll, "func"));
+    uint64_t seq;
+    if (!func || nsc_json_u64(nsc_json_get(coll, "seq"), &seq))
+        return NULL;
+    int64_t rank = jint(r, "rank");
+    for (size_t i = 0; i < c->ncolls; i++)
+        if (c->colls[i].rank == rank && c->colls[i].seq == seq && strcmp(c->colls[i].func, func) == 0)
+            return &c->colls[i];
+    return NULL;
 }
 
 /* Whether the collective's truth keeps the causality its figures are
@@ -351,7 +366,7 @@ static int truth_causal(checker *c, const nsc_json *coll)
     const nsc_json *ranks = nsc_json_get(coll, "ranks");
     uint64_t last_start = 0, first_stop = UINT64_MAX;
     for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
-        const coll_truth *x = truth_of(c, r);
+        const coll_truth *x = truth_of(c, coll, r);
         if (!x || !x->start)
             continue;
         if (x->enq && x->start < x->enq)
@@ -371,7 +386,7 @@ static void take_coll(checker *c, const nsc_json *coll)
     int causal = truth_causal(c, coll);
     for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
         uint64_t v, err;
-        const coll_truth *x = truth_of(c, r);
+        const coll_truth *x = truth_of(c, coll, r);
         if (!x)
             continue;
         const nsc_json *u = nsc_json_get(r, "uncertain");

@@ -9,8 +9,8 @@
 # 3 never arrives at a collective the others wait in ("hang": one hung
 # collective in every view). Once delivered, the
 # agents stop, and each job is read through the API (collectives, stats, the
-# web view's stats, diagnose, status, /metrics) and the CLI (--json and
-# text): figures_check.py compares them. The collector stores its clock
+# web view's stats, diagnose, links, the ledger, status, /metrics) and the
+# CLI (--json and text): figures_check.py compares them. The collector stores its clock
 # models now and then, and a read between two stores sees other aligned
 # times: a job is read again, three times at most, until one reading agrees. Then, the collector stopped,
 # nsc-e2e-clock-check --check-bounds: every GPU time's bound, in the timeline
@@ -24,7 +24,10 @@ nodes=2
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 
-start_all --hang-ms 1000
+# hang_ms 1 s: the hang job's in-flight ledger records (agents) and its hung
+# collective (collector) come within the test
+start_collector 0 --hang-ms 1000
+for n in $(seq 0 $((nodes - 1))); do start_agent $n --hang-ms 1000; done
 run_to_end strag --ranks-per-node 4 --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000
 ring=(--ranks-per-node 4 --scenario ring --iters 12 --channels 2 --count 4194304 --chunk-size 2097152
       --slow-link 0:1:4 --seed 3)
@@ -53,6 +56,9 @@ s=[c["seq"] for c in map(json.loads, open(sys.argv[1])) if c["kind"] == "collect
 print("%d-%d" % (min(s), max(s)))' "$out/collectives.ndjson")
     get "stats?job=$job&comm=$comm&seq=$seqs" >"$out/stats_web.json"
     get "diagnose?job=$job&comm=$comm" >"$out/diagnose.json"
+    get "links?job=$job&comm=$comm" >"$out/links.json"
+    get "ledger?job=$job&comm=$comm&limit=1000000" >"$out/ledger.ndjson"
+    cli --json links --job "$job" --comm "$comm" >"$out/cli_links.json"
     get status >"$out/status.json"
     curl -sf -m 30 "$url/metrics" >"$out/metrics.txt"
     cli --json collectives --job "$job" --comm "$comm" --limit 100000 >"$out/cli_collectives.ndjson"

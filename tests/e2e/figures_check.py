@@ -15,7 +15,7 @@ not known), "none" for a job with no late rank (a slow link makes its
 receiver arrive last, not late of its own), or "any" when it is not known in
 advance, "hang" for a job read while one collective hangs.
 
-Checked: the same straggler in the API, the CLI (JSON and text), the web
+Checked: the collectives and stats (API and CLI) made from the ledger; the same straggler in the API, the CLI (JSON and text), the web
 view's data and any late-rank verdict of diagnose; the same duration, busBW
 (per collective and per rank) and uncertainty in the API, the CLI's JSON and
 its text; the same hung collectives (none once the job ended) in status, the
@@ -97,6 +97,11 @@ def main():
     cli = colls_of(os.path.join(d, "cli_collectives.ndjson"))
     if not api:
         fail("no collectives")
+    # made from the ledger's records, not from raw events (docs/api.md "Figures")
+    for name in ("collectives.ndjson", "cli_collectives.ndjson", "stats.json", "stats_web.json", "cli_stats.json"):
+        src = {json.loads(l).get("source") for l in open(os.path.join(d, name)) if '"source"' in l}
+        if src != {"ledger"}:
+            fail("%s: made from %s, not the ledger" % (name, src or "?"))
     if sorted(api) != sorted(cli):
         fail("the CLI's collectives %s differ from the API's %s" % (sorted(cli)[:5], sorted(api)[:5]))
 
@@ -139,6 +144,30 @@ def main():
     for p in diag["problems"]:
         if p["kind"] in ("host_late", "gpu_late") and p["rank"] != s_api:
             fail("diagnose names rank %s late, the straggler is %s" % (p["rank"], s_api))
+
+    # links: the CLI's are the API's, each one's steps and bytes the sum of
+    # the ledger's send edges that spent time in send wait, and its slow
+    # links are diagnose's
+    links = json.load(open(os.path.join(d, "links.json")))
+    if json.load(open(os.path.join(d, "cli_links.json"))) != links:
+        fail("links: the CLI's differ from the API's")
+    edges = {}
+    for r in ndjson(os.path.join(d, "ledger.ndjson")):
+        for e in r.get("edges", []) if r["kind"] == "record" else []:
+            if e["is_send"] and e["steps"] and e["wait_send_ns"]:
+                k = (r["rank"], e["peer"], e["channel"])
+                steps, nbytes = edges.get(k, (0, 0))
+                edges[k] = (steps + e["steps"], nbytes + e["bytes"])
+    for k in links["links"]:
+        key = (k["from_rank"], k["to_rank"], k["channel"])
+        if edges.get(key) != (k["steps"], k["bytes"]):
+            fail("link %s: %d steps, %d bytes; the ledger's edges %s" % (key, k["steps"], k["bytes"], edges.get(key)))
+    if len(links["links"]) != len(edges):
+        fail("links: %d, the ledger has %d send edges" % (len(links["links"]), len(edges)))
+    slow = {(k["from_host"], k["to_host"]) for k in links["links"] if k["state"] == "SLOW"}
+    named = {tuple(p["hosts"]) for p in diag["problems"] if p["kind"] == "slow_link"}
+    if named - slow:
+        fail("diagnose names slow links %s, links marks %s" % (sorted(named), sorted(slow)))
 
     # hung collectives (docs/api.md "Hung collective"): the Overview's count
     # (the status's total: every other job has ended), the Hang page's list,
