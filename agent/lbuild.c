@@ -342,7 +342,8 @@ static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *
 {
     const __typeof__(ev->d.kernel_ch) *k = &ev->d.kernel_ch;
     lp->sends |= SENDS_KERNEL_CH;
-    c->rec.nchannels_done++;
+    if (!(ev->flags & NSC_EVF_OPEN))
+        c->rec.nchannels_done++;  /* one flushed open at finalize never ended */
     int rc = nsc_gpuclock_stale(&lp->gpu, k->ptimer_start, ev->start_ns) ? NSC_GPUCLOCK_STALE
              : k->ptimer_stop && k->ptimer_stop_ns ? nsc_gpuclock_add(&lp->gpu, k->ptimer_stop, k->ptimer_stop_ns)
                                                    : 0;
@@ -356,7 +357,7 @@ static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *
     if (k->ptimer_start && (!c->pstart || k->ptimer_start < c->pstart))
         c->pstart = k->ptimer_start;
     if (ev->flags & NSC_EVF_OPEN)
-        return;  /* flushed at finalize: that channel's kernel never ended */
+        return;
     if (k->ptimer_stop) {
         if (!c->pstop_min || k->ptimer_stop < c->pstop_min)
             c->pstop_min = k->ptimer_stop;

@@ -440,6 +440,8 @@ static int add_ledger(void *arg, const nsc_ledger_rec *l)
         if (l->gpu_end_ns)
             x->kend = led_time(c, qr, l->gpu_end_ns, l->gpu_err_ns, &x->kend_err);
     }
+    if (l->flags & NSC_LEDGER_GPU_STALE)
+        x->uncertain = nsc_fig_u_stale; /* the agent left those timers out; its host times stay */
     if (l->done_ns && !(l->flags & NSC_LEDGER_INFLIGHT))
         x->done = nsc_q_align(c, qr, l->done_ns, NULL), x->has_done = 1;
     return 0;
