@@ -436,7 +436,7 @@ void nsc_shipper_release(void); /* unload: free the backlog */
 
 /* The shipper's held states (shipper thread only). A walk over an id's
  * states: for (it = nsc_hold_first(id); it; ) st = nsc_hold_at(it, &it). */
-int nsc_hold_init(uint32_t cap);
+int nsc_hold_init(uint32_t cap);     /* cap a power of two, else -1 */
 void nsc_hold_release(void);
 void nsc_hold_reset(void);            /* forget every held state */
 size_t nsc_hold_count(void);
