@@ -191,21 +191,6 @@ ALWAYS_INLINE static inline void store(uint8_t *rec, const field *f, uint64_t v)
     }
 }
 
-static int field_is_zero(const uint8_t *rec, const field *f)
-{
-    if (f->kind == K_TEXT)
-        return rec[f->off] == 0;
-    if (f->kind == K_U64X16) {
-        uint64_t a[NSC_T_COUNT];
-        memcpy(a, rec + f->off, sizeof a);
-        for (int i = 0; i < NSC_T_COUNT; i++)
-            if (a[i])
-                return 0;
-        return 1;
-    }
-    return load(rec, f) == 0;
-}
-
 /* ---- msgpack writer: min-width encodings, no bounds checks (callers reserve
  * NSC_WIRE_REC_MAX bytes first) ---------------------------------------------- */
 
@@ -253,23 +238,56 @@ static uint8_t *put_str(uint8_t *p, const char *s, size_t n)  /* n <= 255 */
     return p + n;
 }
 
-static inline uint8_t *put_field(uint8_t *p, const uint8_t *rec, const field *f, deltas *d)
+/* A text or the 16 counters: only in definitions and counters records, so
+ * kept out of the record loop. */
+__attribute__((noinline)) static uint8_t *put_wide(uint8_t *p, const uint8_t *src, unsigned kind,
+                                                   int *zero)
 {
-    if (f->kind == K_TEXT) {
-        const char *s = (const char *)rec + f->off;
+    if (kind == K_TEXT) {
+        const char *s = (const char *)src;
+        *zero = s[0] == 0;
         return put_str(p, s, strnlen(s, TEXT_MAX));
     }
-    if (f->kind == K_U64X16) {
-        uint64_t a[NSC_T_COUNT];
-        memcpy(a, rec + f->off, sizeof a);
-        p = put_array(p, NSC_T_COUNT);
-        for (int i = 0; i < NSC_T_COUNT; i++)
-            p = put_uint(p, a[i]);
-        return p;
+    uint64_t a[NSC_T_COUNT], any = 0;
+    memcpy(a, src, sizeof a);
+    p = put_array(p, NSC_T_COUNT);
+    for (int i = 0; i < NSC_T_COUNT; i++) {
+        any |= a[i];
+        p = put_uint(p, a[i]);
     }
-    uint64_t v = load(rec, f);
+    *zero = any == 0;
+    return p;
+}
+
+/* One field, loaded and written in one dispatch on its kind (the encoder's
+ * inner loop: a record costs one indirect jump per field); *zero says
+ * whether its value was zero, for the trimming of optional fields. */
+ALWAYS_INLINE static inline uint8_t *put_field(uint8_t *p, const uint8_t *rec, const field *f,
+                                               deltas *d, int *zero)
+{
+    const uint8_t *src = rec + f->off;
+    uint64_t v;
+    uint32_t v32;
     switch (f->kind) {
-    case K_I32: case K_I64: return put_int(p, (int64_t)v);
+    case K_U8: case K_STATE: v = *src; break;
+    case K_U16: { uint16_t x; memcpy(&x, src, sizeof x); v = x; break; }
+    case K_U32: memcpy(&v32, src, sizeof v32); v = v32; break;
+    case K_PID:
+        memcpy(&v32, src, sizeof v32);
+        *zero = v32 == 0;
+        return put_uint(p, zigzag((uint64_t)((int64_t)v32 - (int64_t)d->pid)));
+    case K_I32: {
+        int32_t x;
+        memcpy(&x, src, sizeof x);
+        *zero = x == 0;
+        return put_int(p, x);
+    }
+    case K_TEXT: case K_U64X16: return put_wide(p, src, f->kind, zero);
+    default: memcpy(&v, src, sizeof v); break;
+    }
+    *zero = v == 0;
+    switch (f->kind) {
+    case K_I64: return put_int(p, (int64_t)v);
     case K_ID:
         p = put_uint(p, zigzag(v - d->last_id));
         d->last_id = d->cur_id = v;
@@ -281,7 +299,6 @@ static inline uint8_t *put_field(uint8_t *p, const uint8_t *rec, const field *f,
         d->cur_time = v;
         return put_uint(p, zigzag(v - d->base_ns));
     case K_DUR: return put_uint(p, zigzag(v - d->cur_time));
-    case K_PID: return put_uint(p, zigzag((uint64_t)((int64_t)v - (int64_t)d->pid)));
     case K_FIX64: *p = 0xcf; return put_be(p + 1, v, 8);
     default: return put_uint(p, v);
     }
@@ -326,8 +343,9 @@ int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr)
     p = put_str(p, "v", 1);
     p = put_uint(p, NSC_WIRE_VERSION);
     for (size_t i = 0; i < NHDR_KEYS; i++) {
+        int zero;
         p = put_str(p, hdr_keys[i].name, strlen(hdr_keys[i].name));
-        p = put_field(p, (const uint8_t *)hdr, &hdr_keys[i].f, &d);
+        p = put_field(p, (const uint8_t *)hdr, &hdr_keys[i].f, &d, &zero);
     }
     p = put_str(p, "counters", 8);
     p = put_array(p, NSC_WIRE_HDR_COUNTERS);
@@ -355,25 +373,44 @@ static void set_hdr_counters(nsc_enc *e, const uint64_t v[NSC_WIRE_HDR_COUNTERS]
         put_be(e->buf + e->counters_at + 9 * (size_t)i + 1, v[i], 8);
 }
 
-static int enc_record(nsc_enc *e, unsigned tag, const void *rec)
+/* Fields past the layout's nmin are left off the end while zero: every field
+ * is written, and the record ends after the last one that stays. Its array
+ * header, 1 byte (fixarray) or 3, goes in front once the count is known: a
+ * layout of more than 14 fields leaves 3 bytes for it, and a record trimmed
+ * to a fixarray moves up by 2 (a few dozen bytes, rarer than a loop of
+ * zero checks ahead of the writing on every record). */
+ALWAYS_INLINE static inline int enc_record(nsc_enc *e, unsigned tag, const void *rec)
 {
     const layout *L = &layouts[tag];
     const uint8_t *r = rec;
-    unsigned n = tag == NSC_WIRE_TAG_COUNTERS ? COUNTERS_SENT : L->nfields;
-    while (n > L->nmin && field_is_zero(r, &L->f[n - 1]))
-        n--;
+    unsigned nmax = tag == NSC_WIRE_TAG_COUNTERS ? COUNTERS_SENT : L->nfields;
 
     /* Only the counters may use the reserve. */
     size_t limit = tag == NSC_WIRE_TAG_COUNTERS ? e->cap : e->cap - e->reserve;
     size_t room = limit > e->len ? limit - e->len : 0;
     uint8_t scratch[NSC_WIRE_REC_MAX];
-    uint8_t *start = out_begin(e, room, scratch), *p = start;
+    uint8_t *start = out_begin(e, room, scratch);
+    size_t hw = 1 + nmax <= 15 ? 1 : 3;
+    uint8_t *p = start + hw, *end;
     deltas d = {.base_ns = e->base_ns, .last_id = e->last_id, .pid = e->pid};
-    p = put_array(p, 1 + n);
     *p++ = (uint8_t)tag;
-    for (unsigned i = 0; i < n; i++)
-        p = put_field(p, r, &L->f[i], &d);
-    int rc = out_commit(e, room, start, p);
+    end = p;
+    unsigned n = 0;
+#pragma GCC unroll 32
+    for (unsigned i = 0; i < nmax; i++) {
+        int zero;
+        p = put_field(p, r, &L->f[i], &d, &zero);
+        if (!zero || i < L->nmin) {
+            end = p;
+            n = i + 1;
+        }
+    }
+    if (hw == 3 && 1 + n <= 15) {
+        memmove(start + 1, start + 3, (size_t)(end - start - 3));
+        end -= 2;
+    }
+    put_array(start, 1 + n);
+    int rc = out_commit(e, room, start, end);
     if (rc == NSC_WIRE_OK) {
         e->last_id = d.last_id;
         e->nrecords++;
@@ -381,11 +418,19 @@ static int enc_record(nsc_enc *e, unsigned tag, const void *rec)
     return rc;
 }
 
+/* A case per type: enc_record inlined with a constant tag, its layout's
+ * loop unrolled and every field's kind known at compile time. */
 int nsc_enc_event(nsc_enc *e, const nsc_event *ev)
 {
-    if (ev->type >= NSC_T_COUNT)
-        return NSC_WIRE_BAD_VALUE;
-    return enc_record(e, ev->type, ev);
+    switch (ev->type) {
+    case NSC_T_GROUP: return enc_record(e, NSC_T_GROUP, ev);
+    case NSC_T_PROXY_CTRL: return enc_record(e, NSC_T_PROXY_CTRL, ev);
+#define ENC_TYPE(type, s, list)                                                              \
+    case type: return enc_record(e, type, ev);
+    NSC_EVENT_TYPES(ENC_TYPE)
+#undef ENC_TYPE
+    default: return NSC_WIRE_BAD_VALUE;
+    }
 }
 
 int nsc_enc_state(nsc_enc *e, const nsc_state_rec *s)

@@ -8,8 +8,11 @@
  *
  * The conversion is a line through calibration pairs, each a counter read
  * between two CLOCK_MONOTONIC reads (the narrowest of a few tries): the slope
- * from the first pair since the last jump (the anchor) to the latest, the
- * origin at the latest. A new pair far from where the line predicted it says
+ * from the oldest of the last NSC_CLOCK_WINDOW pairs since the last jump (the
+ * first of them, the anchor) to the latest, the origin at the latest. The
+ * window keeps the slope on CLOCK_MONOTONIC's rate of the moment, which NTP
+ * moves, while spanning enough time that the pairs' brackets hardly tilt it.
+ * A new pair far from where the line predicted it says
  * the counter jumped (a migration to a CPU whose counter is offset, a
  * suspend): it becomes the new anchor and the slope is kept. How far each
  * new pair is from the prediction, plus its bracket, is the conversion error
@@ -77,10 +80,16 @@ int nsc_clock_select(void)
 
 static void anchor(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_ns)
 {
-    c->t0 = c->t1 = tick;
-    c->m0 = c->m1 = mono;
+    c->t[0] = c->t1 = tick;
+    c->m[0] = c->m1 = mono;
     c->pairs = 1;
     c->err_ns = bracket_ns;
+}
+
+/* The oldest pair the window holds (before the next is added). */
+static uint32_t oldest(const nsc_clock *c)
+{
+    return c->pairs < NSC_CLOCK_WINDOW ? 0 : c->pairs % NSC_CLOCK_WINDOW;
 }
 
 uint64_t nsc_clock_ns(const nsc_clock *c, uint64_t tick)
@@ -106,16 +115,17 @@ int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_
         c->err_ns = off + bracket_ns;
         if (c->err_ns > c->max_err_ns)
             c->max_err_ns = c->err_ns;
-    } else if ((int64_t)(tick - c->t0) <= 0 || (int64_t)(mono - c->m0) <= 0) {
+    } else if ((int64_t)(tick - c->t[0]) <= 0 || (int64_t)(mono - c->m[0]) <= 0) {
         /* no slope yet to predict with, and this one would be negative */
         anchor(c, tick, mono, bracket_ns);
         c->jumps++;
         return 1;
     }
-    c->t1 = tick;
-    c->m1 = mono;
+    uint32_t o = oldest(c);
+    c->ns_per_tick = (double)(mono - c->m[o]) / (double)(tick - c->t[o]);
+    c->t1 = c->t[c->pairs % NSC_CLOCK_WINDOW] = tick;
+    c->m1 = c->m[c->pairs % NSC_CLOCK_WINDOW] = mono;
     c->pairs++;
-    c->ns_per_tick = (double)(mono - c->m0) / (double)(tick - c->t0);
     return 0;
 }
 

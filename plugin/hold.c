@@ -34,14 +34,18 @@ typedef struct idx {
 static struct {
     held *ring;
     idx *table;
-    uint32_t cap, tcap;  /* ring and table sizes; tcap a power of two >= 2 cap */
+    uint32_t cap, tcap;  /* ring and table sizes, powers of two; tcap >= 2 cap */
     uint64_t head, tail; /* ring positions: [head, tail) may hold live states */
 } h;
 
+/* A power of two: a ring position is masked, not divided (a 64-bit
+ * division, several per state, was a third of the hold's time). */
 int nsc_hold_init(uint32_t cap)
 {
     if (h.ring)
         return 0;
+    if (cap == 0 || (cap & (cap - 1)))
+        return -1;
     h.cap = cap;
     for (h.tcap = 16; h.tcap < 2 * cap; h.tcap *= 2)
         ;
@@ -68,11 +72,15 @@ void nsc_hold_reset(void)
     h.head = h.tail = 0;
 }
 
-static held *at(uint64_t pos) { return &h.ring[pos % h.cap]; }
+static held *at(uint64_t pos) { return &h.ring[pos & (h.cap - 1)]; }
 
+/* An id's home: the low bits of its slot index (slots.c). A thread takes
+ * its slots in turn, so the events it has open sit in neighbouring entries,
+ * a few to a cache line; a multiplicative hash scattered them over the
+ * table, a cache miss for nearly every state held. */
 static uint32_t slot_of(uint64_t id)
 {
-    return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (h.tcap - 1);
+    return (uint32_t)id & (h.tcap - 1);
 }
 
 static idx *find(uint64_t id)

@@ -324,15 +324,21 @@ static inline uint64_t nsc_tick(void)
 /* nsc_clock_start's two first pairs are this far apart: a first slope. */
 #define NSC_CLOCK_FIRST_SPAN_NS 2000000
 
+/* The slope spans at most this many pairs back (1.28 s at the shipper's
+ * 10 ms): CLOCK_MONOTONIC's rate changes as NTP corrects it, and a slope
+ * averaged since the last jump would lag the rate of the moment. */
+#define NSC_CLOCK_WINDOW 128u
+
 /* Counts to CLOCK_MONOTONIC ns (the shipper's, one owner). */
 typedef struct nsc_clock {
-    uint64_t t0, m0;      /* the anchor: the first pair since the last jump */
+    uint64_t t[NSC_CLOCK_WINDOW], m[NSC_CLOCK_WINDOW]; /* the latest pairs since the
+                                                         * last jump, pair k at k % window */
     uint64_t t1, m1;      /* the latest pair: the line's origin */
-    double ns_per_tick;   /* the slope from anchor to latest; 0: none yet */
+    double ns_per_tick;   /* the slope from the window's oldest pair to the latest; 0: none yet */
     uint64_t err_ns;      /* the latest pair's distance from the line, plus its bracket */
     uint64_t max_err_ns;  /* the largest err_ns so far */
     uint64_t jumps;       /* jumps detected */
-    uint32_t pairs;       /* pairs since the anchor */
+    uint32_t pairs;       /* pairs since the last jump (the first is the anchor) */
 } nsc_clock;
 
 /* Does a /proc/cpuinfo flags line say the TSC is invariant? */
@@ -436,7 +442,7 @@ void nsc_shipper_release(void); /* unload: free the backlog */
 
 /* The shipper's held states (shipper thread only). A walk over an id's
  * states: for (it = nsc_hold_first(id); it; ) st = nsc_hold_at(it, &it). */
-int nsc_hold_init(uint32_t cap);
+int nsc_hold_init(uint32_t cap);     /* cap a power of two, else -1 */
 void nsc_hold_release(void);
 void nsc_hold_reset(void);            /* forget every held state */
 size_t nsc_hold_count(void);

@@ -139,20 +139,25 @@ static uint64_t time_ns(uint64_t tick)
     return nsc_g_counter && tick ? nsc_clock_ns(&sh.clock, tick) : tick;
 }
 
-/* A record as it is shipped: its times in CLOCK_MONOTONIC ns. */
+/* A record as it is shipped: its times in CLOCK_MONOTONIC ns. Only the
+ * record's own member is copied: a state is a third of an event's size. */
 static const nsc_rec *rec_ns(const nsc_rec *r, nsc_rec *out)
 {
     if (!nsc_g_counter)
         return r;
-    *out = *r;
+    out->kind = r->kind;
+    out->type = r->type;
     if (r->kind == NSC_REC_EVENT) {
+        out->u.ev = r->u.ev;
         out->u.ev.start_ns = time_ns(r->u.ev.start_ns);
         out->u.ev.stop_ns = time_ns(r->u.ev.stop_ns);
         if (r->u.ev.type == NSC_T_KERNEL_CH)
             out->u.ev.d.kernel_ch.ptimer_stop_ns = time_ns(r->u.ev.d.kernel_ch.ptimer_stop_ns);
     } else if (r->kind == NSC_REC_STATE) {
+        out->u.st = r->u.st;
         out->u.st.ts_ns = time_ns(r->u.st.ts_ns);
     } else {
+        out->u.done = r->u.done;
         out->u.done.ts_ns = time_ns(r->u.done.ts_ns);
     }
     return out;
@@ -346,11 +351,11 @@ static int enc_event(const nsc_event *ev)
     return rc ? rc : nsc_enc_event(&sh.enc, ev);
 }
 
-/* The states held for ev, then ev. */
-static int enc_group(const nsc_event *ev)
+/* The states held for ev (the first at it), then ev. */
+static int enc_group(const nsc_event *ev, uint64_t it)
 {
     int rc = 0;
-    for (uint64_t it = nsc_hold_first(ev->id); it && rc == 0;)
+    while (it && rc == 0)
         rc = nsc_enc_state(&sh.enc, nsc_hold_at(it, &it));
     return rc ? rc : nsc_enc_event(&sh.enc, ev);
 }
@@ -418,7 +423,7 @@ static int release_held(uint64_t now, int all)
 /* An event with the states held for it, in one batch. Its definitions may
  * close the batch before (they stay there, ahead of it). A group larger
  * than an empty batch goes apart, the states first. */
-static int ship_group(const nsc_event *ev, uint64_t now)
+static int ship_group(const nsc_event *ev, uint64_t first, uint64_t now)
 {
     for (;;) {
         int fresh = !sh.open;
@@ -426,7 +431,7 @@ static int ship_group(const nsc_event *ev, uint64_t now)
             return -1;
         if (enc_defs(ev) == 0) {
             nsc_enc mark = sh.enc;
-            if (enc_group(ev) == 0) {
+            if (enc_group(ev, first) == 0) {
                 nsc_hold_drop(ev->id);
                 return 0;
             }
@@ -456,8 +461,9 @@ static int ship_record(const nsc_rec *r, uint64_t now)
         nsc_hold_put(&r->u.st, now);
         return 0;
     }
-    if (r->kind == NSC_REC_EVENT && nsc_hold_first(r->u.ev.id))
-        return ship_group(&r->u.ev, now);
+    uint64_t first = r->kind == NSC_REC_EVENT ? nsc_hold_first(r->u.ev.id) : 0;
+    if (first)
+        return ship_group(&r->u.ev, first, now);
     return ship_now(r, now);
 }
 

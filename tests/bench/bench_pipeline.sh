@@ -3,16 +3,18 @@
 # ncclscope-agent to ncclscope-collector, with zero loss (a benchmark, not run
 # by ctest).
 #
-#   tests/bench/bench_pipeline.sh BIN_DIR [RANKS ITERS RUNS [CHANNELS]]
+#   tests/bench/bench_pipeline.sh BIN_DIR [RANKS ITERS RUNS [CHANNELS [MASK]]]
 #
 # The job: ncclscope-emu, RANKS rank processes (default 4) on 2 emulated
 # nodes, scenario ring (AllReduce, so the ranks at the node boundaries run
 # ProxyOps, ProxySteps with their states and one NetPlugin event per step),
 # CHANNELS channels (default 4), ITERS collectives per rank (default 4000),
-# NCCLSCOPE_EVENT_MASK=all, no pacing: every rank runs flat out. Both nodes'
+# NCCLSCOPE_EVENT_MASK=MASK (default all; the plugin's default mask is
+# Group,Coll,P2p,ProxyOp,ProxyStep,KernelCh,GroupApi,CollApi,P2pApi,KernelLaunch,CeColl,
+# docs/plugin.md), no pacing: every rank runs flat out. Both nodes'
 # rundirs are one folder, so all ranks feed one agent. Three modes, alternated
 # RUNS times (default 5) in the same session:
-#   empty:   the same job with the empty plugin (--mask all): the emulator's
+#   empty:   the same job with the empty plugin (--mask MASK): the emulator's
 #            own ceiling and CPU, the same-run baseline;
 #   spool:   the ncclscope plugin into the agent alone (no collector): done
 #            when the agent has taken every record;
@@ -36,7 +38,7 @@
 # The NCCLSCOPE_* environment reaches the plugin, the agent and the collector
 # (e.g. NCCLSCOPE_BUFFER_MB=128 for the plugin's buffers).
 set -euo pipefail
-bin=$1 ranks=${2:-4} iters=${3:-4000} runs=${4:-5} channels=${5:-4}
+bin=$1 ranks=${2:-4} iters=${3:-4000} runs=${4:-5} channels=${5:-4} mask=${6:-all}
 nodes=2
 [ $((ranks % nodes)) = 0 ] || { echo "bench_pipeline.sh: RANKS must be a multiple of $nodes" >&2; exit 2; }
 lib=$(cd "$bin/../lib" && pwd)
@@ -74,7 +76,7 @@ bench_agent() {  # the agent on node0 (apid, ahttp)
 emulate() {  # emulate PLUGIN ARGS...: the job $job; its ranks' CPU time in $r/emu-times
     local plugin=$1
     shift
-    (NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=all LD_LIBRARY_PATH=$lib "$bin/ncclscope-emu" \
+    (NCCLSCOPE_JOB=$job NCCLSCOPE_EVENT_MASK=$mask LD_LIBRARY_PATH=$lib "$bin/ncclscope-emu" \
         --plugin "$plugin" --scenario ring --nodes $nodes --ranks-per-node $((ranks / nodes)) \
         --channels "$channels" --iters "$iters" --rundir-base "$r" --summary "$r/emu.json" --time-scale 0 "$@" \
         >"$r/emu.log" 2>&1 || die "the emulator failed: $(tail -n 5 "$r/emu.log")"
@@ -140,7 +142,7 @@ run() {  # run MODE N: one line into $dir/results
     [ "$mode" != forward ] || bench_collector
     [ "$mode" = empty ] || bench_agent
     t0=$(date +%s%N)
-    if [ "$mode" = empty ]; then emulate empty --mask all; else emulate ncclscope; fi
+    if [ "$mode" = empty ]; then emulate empty --mask "$mask"; else emulate ncclscope; fi
     expected
     case $mode in
     forward) wait_done stored_all || die "LOSS: the collector stored ${m[ncclscope_collector_events_in_total]:-?} of $events events, ${m[ncclscope_collector_states_in_total]:-?} of $states states" ;;
@@ -172,7 +174,7 @@ run() {  # run MODE N: one line into $dir/results
 }
 
 echo "load $(cat /proc/loadavg)"
-echo "job: $ranks ranks (ring, $nodes nodes, $channels channels, $iters iterations, mask all) -> 1 agent${NCCLSCOPE_BUFFER_MB:+, NCCLSCOPE_BUFFER_MB=$NCCLSCOPE_BUFFER_MB}"
+echo "job: $ranks ranks (ring, $nodes nodes, $channels channels, $iters iterations, mask $mask) -> 1 agent${NCCLSCOPE_BUFFER_MB:+, NCCLSCOPE_BUFFER_MB=$NCCLSCOPE_BUFFER_MB}"
 echo "mode Mrecords/s events states completions CPU_ns/record:ranks agent collector sum load1 seconds"
 for i in $(seq "$runs"); do
     for mode in empty spool forward; do run $mode "$i"; done

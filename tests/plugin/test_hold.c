@@ -10,7 +10,7 @@
 #define IDS 48
 
 /* Event ids: random, so that probe runs form and deletions move them
- * (consecutive ids spread evenly under the table's hash). */
+ * (consecutive ids would take consecutive entries, never colliding). */
 static uint64_t pool[IDS];
 
 /* The model: held states in arrival order (ts is unique). */
@@ -105,5 +105,13 @@ Test(hold, random_operations_match_a_list)
         cr_assert_leq(nmodel, CAP);
         check();
     }
+    nsc_hold_release();
+}
+
+Test(hold, capacity_is_a_power_of_two)
+{
+    cr_assert_eq(nsc_hold_init(CAP + 1), -1);
+    cr_assert_eq(nsc_hold_init(0), -1);
+    cr_assert_eq(nsc_hold_init(CAP), 0);
     nsc_hold_release();
 }
