@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "item.h"
+#include "itemutil.h"
 #include "mix.h"
 #include "storeutil.h"
 
@@ -56,7 +56,7 @@ TestSuite(cstore, .init = open_store, .fini = close_store);
  * records. */
 static nsc_item *batch(uint64_t seq, uint32_t pid, uint32_t n)
 {
-    static uint8_t sec[4096], led[4096], msg[1 << 16];
+    static uint8_t sec[4096], led[4096];
     nsc_batch_hdr h = {.version = NSC_WIRE_VERSION, .proc = nsc_test_proc(job, "node0", pid, 0)};
     nsc_ctx_def ctx = nsc_test_ctx(0, 0xc0, (int)(pid % 2), 2);
     nsc_enc e;
@@ -75,15 +75,8 @@ static nsc_item *batch(uint64_t seq, uint32_t pid, uint32_t n)
     nsc_a2c_batch b = {.host = "node0", .epoch = 1, .seq = seq, .nsections = 1, .sections = secs,
                        .nledgers = 1, .ledgers = ledgers};
     snprintf(b.agent, sizeof b.agent, "%s", job);
-    size_t len = nsc_a2c_encode_batch(&b, msg);
-    zmq_msg_t body;
-    cr_assert_eq(zmq_msg_init_size(&body, len), 0);
-    memcpy(zmq_msg_data(&body), msg, len);
     unsigned reason = 0;
-    char agent[64];
-    uint64_t applied = 0, unplaced = 0;
-    nsc_item *it = nsc_item_batch(&body, NULL, 1024, &reason, agent, &applied, &unplaced);
-    zmq_msg_close(&body);
+    nsc_item *it = nsc_test_item(&b, &reason);
     cr_assert_not_null(it, "batch refused: reason %u", reason);
     return it;
 }
