@@ -33,7 +33,7 @@ static int reload_dedupe(lmdbstore *s)
     int rc = nsc_dedupe_load(s->dedupe, s->st);
     if (rc) {
         atomic_fetch_add_explicit(&s->c->stats.dedupe_reload_failures, 1, memory_order_relaxed);
-        if (nsc_log_due(&s->next_reload_log_ns))
+        if (nsc_writer_log_due(&s->next_reload_log_ns))
             nsc_writer_log_store("reloading the committed batch sequences (batches refused until it works)", rc);
     }
     return rc;

@@ -34,7 +34,7 @@ struct nsc_writer {
     uint64_t next_hosts_log_ns;   /* rate limit of the clock hosts' refusals */
 };
 
-int nsc_log_due(uint64_t *next_ns)
+int nsc_writer_log_due(uint64_t *next_ns)
 {
     uint64_t now = nsc_mono_ns();
     if (now < *next_ns)
@@ -74,7 +74,7 @@ static int ensure_txn(nsc_writer *w)
  * refuse, both escaped; at most one every 10 s per *next_ns. */
 static void log_peer(uint64_t *next_ns, const char *agent, const char *host, const char *what)
 {
-    if (!nsc_log_due(next_ns))
+    if (!nsc_writer_log_due(next_ns))
         return;
     flockfile(stderr);
     fputs("ncclscope-collector: agent ", stderr);
@@ -118,7 +118,7 @@ static void refuse_gap(nsc_writer *w, nsc_item *it)
 {
     uint64_t n = atomic_fetch_add_explicit(&w->c->stats.gap_refusals, 1, memory_order_relaxed) + 1;
     char id[NSC_LOGSAFE_ID];
-    if (nsc_log_due(&w->next_gap_log_ns))
+    if (nsc_writer_log_due(&w->next_gap_log_ns))
         fprintf(stderr,
                 "ncclscope-collector: agent %s: batch %" PRIu64 " refused, %d gaps in its "
                 "committed batches already (%" PRIu64 " refusals so far)\n",

@@ -4,8 +4,8 @@
  * (inproc PAIR, one pointer per message), drops batches already committed
  * (dedupe), puts the others, and commits a group of them when its queue is
  * empty or group_max batches are waiting (group commit). Only after the
- * store's commit returned 0 does it send the acknowledgements back to the ingest thread
- * ([routing id, ack] messages), which passes them to the agents. Clock
+ * store's commit returned 0 does it send the acknowledgements back to the
+ * ingest thread ([routing id, ack] messages), which passes them to the agents. Clock
  * samples feed the host models, written with a group every
  * clock_persist_s; retention runs on the same schedule. A NULL item means
  * stop: commit, acknowledge, answer "done" and exit.
@@ -28,8 +28,9 @@
 
 typedef struct nsc_writer nsc_writer;
 
-/* 1 at most every 10 s per *next_ns: a message repeated per batch would flood the log. */
-int nsc_log_due(uint64_t *next_ns);
+/* 1 at most every 10 s per *next_ns: a message repeated per batch would
+ * flood the log. */
+int nsc_writer_log_due(uint64_t *next_ns);
 /* One line of the log: what failed, and the store's error rc. */
 void nsc_writer_log_store(const char *what, int rc);
 

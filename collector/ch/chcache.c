@@ -38,9 +38,11 @@ struct nsc_chcache {
     uint64_t tick, loads, hits;
 };
 
+/* <db>/tmp, and <db> itself when missing: on ClickHouse no LMDB store
+ * makes it (the same mode as the store's). */
 static int tmp_root(const nsc_collector *c, char *out, size_t cap)
 {
-    if ((size_t)snprintf(out, cap, "%s/tmp", c->cfg.db) >= cap)
+    if ((mkdir(c->cfg.db, 0750) && errno != EEXIST) || (size_t)snprintf(out, cap, "%s/tmp", c->cfg.db) >= cap)
         return -1;
     return mkdir(out, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }

@@ -8,6 +8,8 @@
  * the LMDB store, or the job loaded from ClickHouse). Every case writes a job
  * of its own, so the cases never see each other's rows. */
 #include <criterion/criterion.h>
+#include <ftw.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +22,7 @@
 #include "storeutil.h"
 
 static nsc_collector coll;
-static char *dir;
+static char *dir;     /* holds the store's --db, made by the store */
 static char job[64];  /* the case's job, and its agent */
 static uint64_t agent_seq;
 
@@ -28,7 +30,9 @@ static void open_store(void)
 {
     const char *url = getenv("NSC_CSTORE_URL");
     dir = nsc_tmp_store_dir();
-    char *argv[] = {"test", "--db", dir, "--store", (char *)(url ? url : "lmdb"), "--ch-flush-ms", "1"};
+    char db[PATH_MAX];
+    snprintf(db, sizeof db, "%s/db", dir);
+    char *argv[] = {"test", "--db", db, "--store", (char *)(url ? url : "lmdb"), "--ch-flush-ms", "1"};
     memset(&coll, 0, sizeof coll);
     cr_assert_eq(nsc_coll_cfg_load(&coll.cfg, 7, argv, stderr), 0);
     cr_assert_eq(nsc_stats_init(&coll.stats), 0);
@@ -40,13 +44,20 @@ static void open_store(void)
     snprintf(job, sizeof job, "cstore-%d-%s", (int)getpid(), strrchr(dir, '/') + 1);
 }
 
+static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb, (void)type, (void)ftw;
+    return remove(path);
+}
+
 static void close_store(void)
 {
     coll.store.ops->close(coll.store.h);
     nsc_live_free(coll.live);
     pthread_mutex_destroy(&coll.live_mu);
     nsc_stats_free(&coll.stats);
-    nsc_tmp_store_remove(dir);
+    nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);  /* the store's files, and the query cache's */
+    free(dir);
 }
 
 TestSuite(cstore, .init = open_store, .fini = close_store);
