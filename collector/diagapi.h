@@ -12,9 +12,10 @@
  * the collector: each query it makes runs in-process in a store read
  * transaction of its own (so the map may grow between them, as between the
  * CLI's requests) of the store that holds the job it names (the store's
- * reads_*, cstore.h: with ClickHouse the job loaded into a store of its own), status is the live state's, written under its lock. Each
- * runs in a query worker (qstream.h), so it never holds up ingest, the
- * HTTP thread or /healthz. Errors as the other queries': 404 for an unknown
+ * reads_*, cstore.h: with ClickHouse the job loaded into a store of its
+ * own); status is the live state's, written under its lock. Each runs in a
+ * query worker (qstream.h), so it never holds up ingest, the HTTP thread or
+ * /healthz. Errors as the other queries': 404 for an unknown
  * job or communicator, 400 for bad parameters.
  */
 #ifndef NCCLSCOPE_COLLECTOR_DIAGAPI_H

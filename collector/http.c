@@ -494,7 +494,8 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
     struct timeval tv = {0, TIMER_MS * 1000};
     if (read_token(h, c->cfg.token_file) || !(h->base = event_base_new()) ||
         !(h->http = evhttp_new(h->base)) || bind_http(h, c->cfg.http) ||
-        !(h->queries = nsc_qstreams_new(h->base, c->store.ops->direct(c->store.h), h->guard, c->cfg.hg.write_timeout_ms)) ||
+        !(h->queries = nsc_qstreams_new(h->base, c->store.ops->direct(c->store.h), h->guard,
+                                        c->cfg.hg.write_timeout_ms)) ||
         !(h->timer = event_new(h->base, -1, EV_PERSIST, on_timer, h)) || event_add(h->timer, &tv)) {
         release(h);
         return -1;
