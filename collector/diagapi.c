@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/queue.h>
 
-#include "chquery.h"
 #include "diag.h"
 #include "export.h"
 #include "http.h"
