@@ -2,7 +2,7 @@
  *
  * Owns one GET: URL parsing (http:// or https://host[:port][/base]), the
  * request (optional bearer token; TLS verified against the system's CAs or a
- * CA file, as the collector's ClickHouse client does, collector/chconn.c),
+ * CA file, as the collector's ClickHouse client does, collector/ch/chconn.c),
  * the status, and the body handed to the caller piece by piece as it arrives
  * so a large result is never held in memory. Every wait is bounded by a
  * timeout except while streaming an endless body (server-sent events), where

@@ -17,16 +17,14 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "cstore.h"
 #include "live.h"
 #include "mono.h"
 #include "stats.h"
-#include "store.h"
 
 typedef struct nsc_collector {
     nsc_coll_cfg cfg;
-    nsc_store *store;
-    struct nsc_chstore *ch;     /* --store clickhouse://: batches go there, not to store */
-    struct nsc_chcache *chcache;  /* with ch: the jobs queries read, kept (made by the HTTP server) */
+    nsc_cstore store;           /* LMDB or ClickHouse, chosen at start (cstore.h) */
     nsc_stats stats;
     void *zctx;
     atomic_int stop;            /* set by the signal handler's pipe reader */
@@ -34,7 +32,6 @@ typedef struct nsc_collector {
     struct nsc_clocks *clocks;
     pthread_mutex_t live_mu;    /* guards live (writer feeds, HTTP reads) */
     nsc_live *live;
-    struct nsc_chlive *chlive;  /* with ch: the live state shared with the other collectors (chlive.h) */
     struct nsc_cfetch *fetch;   /* detail fetches: HTTP asks, ingest sends and takes the answers (fetch.h) */
     int zmq_port, http_port;    /* bound ports (after start) */
 } nsc_collector;

@@ -15,7 +15,7 @@
 static const nsc_opt opts[] = {
     TXT("listen", "NCCLSCOPE_COLLECTOR_LISTEN", listen, "tcp://127.0.0.1:7760", "ZeroMQ endpoint the agents connect to (tcp://ADDR:PORT, port 0 picks one)"),
     TXT("http", "NCCLSCOPE_COLLECTOR_HTTP", http, "127.0.0.1:7761", "HTTP API address (ADDR:PORT, port 0 picks one, 'off')"),
-    TXT("db", "NCCLSCOPE_DB", db, "/var/lib/ncclscope/db", "LMDB store directory (created if missing)"),
+    TXT("db", "NCCLSCOPE_DB", db, "/var/lib/ncclscope/db", "LMDB store directory (created if missing); with clickhouse, the query cache's"),
     TXT("store", "NCCLSCOPE_STORE", store, "lmdb", "where batches go: lmdb (the db directory) or clickhouse://HOST:HTTP_PORT/DB[?cluster=NAME] (docs/clickhouse.md)"),
     TXT("ch_shards", "NCCLSCOPE_CH_SHARDS", ch_shards, "", "clickhouse: HOST:HTTP_PORT,... of the shards whose local tables the collector creates (empty: the store's server)"),
     TXT("ch_user", "NCCLSCOPE_CH_USER", ch_user, "", "clickhouse: user name (HTTP basic authentication; empty: the server's default user)"),

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/queue.h>
 
-#include "chquery.h"
 #include "diag.h"
 #include "export.h"
 #include "http.h"
@@ -57,15 +56,13 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
     nsc_diagapi_src *s = arg;
     if (strcmp(endpoint, "status") == 0)
         return live_status(s->c, fn, fn_arg, err, errcap);
-    nsc_store *st = s->c->store;
+    const nsc_cstore *cs = &s->c->store;
+    nsc_store *st;
     nsc_store_reader *rd;
     int code, rc;
-    if (s->c->chcache) {
-        if ((rc = nsc_chjobs_load_qs(&s->jobs, qs, err, errcap))) {
-            s->code = rc;
-            return -1;
-        }
-        st = s->jobs.st;
+    if ((rc = cs->ops->reads_store(cs->h, s->reads, qs, &st, err, errcap))) {
+        s->code = rc;
+        return -1;
     }
     rc = nsc_store_read_begin(st, &rd);
     if (rc) {
@@ -87,12 +84,12 @@ void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c)
     s->src.arg = s;
     s->src.name = "the collector";
     s->c = c;
-    nsc_chjobs_init(&s->jobs, c);
+    s->reads = c->store.ops->reads_new(c->store.h);
 }
 
 void nsc_diagapi_src_release(nsc_diagapi_src *s)
 {
-    nsc_chjobs_release(&s->jobs);
+    s->c->store.ops->reads_free(s->c->store.h, s->reads);
 }
 
 static int export_line(void *arg, const nsc_json *rec, const char *line, size_t len)

@@ -11,10 +11,11 @@
  * t1_ns, format; anything else is a 400) and the analysis's source inside
  * the collector: each query it makes runs in-process in a store read
  * transaction of its own (so the map may grow between them, as between the
- * CLI's requests; a collector storing into ClickHouse loads each job they
- * name into the query's own store first, chquery.h), status is the live state's, written under its lock. Each
- * runs in a query worker (qstream.h), so it never holds up ingest, the
- * HTTP thread or /healthz. Errors as the other queries': 404 for an unknown
+ * CLI's requests) of the store that holds the job it names (the store's
+ * reads_*, cstore.h: with ClickHouse the job loaded into a store of its
+ * own); status is the live state's, written under its lock. Each runs in a
+ * query worker (qstream.h), so it never holds up ingest, the HTTP thread or
+ * /healthz. Errors as the other queries': 404 for an unknown
  * job or communicator, 400 for bad parameters.
  */
 #ifndef NCCLSCOPE_COLLECTOR_DIAGAPI_H
@@ -22,19 +23,18 @@
 
 #include <event2/http.h>
 
-#include "chquery.h"
 #include "collector.h"
 #include "diag.h"
 #include "qstream.h"
 
 /* The analysis's source inside the collector (queries in-process, status
  * from the live state); code: the last failed query's NSC_QUERY_* (0 none).
- * With ClickHouse the queries read the jobs it holds (chquery.h) until
- * nsc_diagapi_src_release; else c->store. */
+ * The queries read the stores reads holds (the store's reads_*, cstore.h)
+ * until nsc_diagapi_src_release. */
 typedef struct nsc_diagapi_src {
     nsc_diag_src src;
     nsc_collector *c;
-    nsc_chjobs jobs;
+    void *reads;
     int code;
 } nsc_diagapi_src;
 void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c);

@@ -14,9 +14,6 @@
 #include <sys/queue.h>
 
 #include "auth.h"
-#include "chcache.h"
-#include "chlive.h"
-#include "chquery.h"
 #include "clocks.h"
 #include "diagapi.h"
 #include "fetch.h"
@@ -112,7 +109,7 @@ char *nsc_http_live_json(nsc_collector *c, nsc_http_live_fn fn, size_t *len)
     if (!f)
         return NULL;
     live_json j = {fn, f};
-    int rc = nsc_chlive_read(c, write_live_json, &j);
+    int rc = c->store.ops->live_read(c->store.h, write_live_json, &j);
     if (fclose(f) || rc) {
         free(text);
         return NULL;
@@ -138,36 +135,6 @@ static void status(nsc_http *h, struct evhttp_request *req)
     send_body(req, "application/json", h->status_text, h->status_len);
 }
 
-static void render_store(nsc_collector *c, struct evbuffer *b)
-{
-    nsc_store_reader *rd;
-    nsc_store_stats s;
-    /* Never wait for the writer here: while it grows the map it waits for
-     * readers, and a reader may be waiting on this thread. */
-    if (nsc_store_read_begin_nowait(c->store, &rd))
-        return;
-    int rc = nsc_store_stats_get(rd, &s);
-    nsc_store_read_end(rd);
-    if (rc)
-        return;
-    evbuffer_add_printf(b, "# HELP ncclscope_collector_store_events Events in the store\n"
-                           "# TYPE ncclscope_collector_store_events gauge\nncclscope_collector_store_events %" PRIu64 "\n"
-                           "# HELP ncclscope_collector_store_live_bytes Pages in use by all databases\n"
-                           "# TYPE ncclscope_collector_store_live_bytes gauge\nncclscope_collector_store_live_bytes %" PRIu64 "\n"
-                           "# HELP ncclscope_collector_store_map_bytes LMDB map size\n"
-                           "# TYPE ncclscope_collector_store_map_bytes gauge\nncclscope_collector_store_map_bytes %" PRIu64 "\n"
-                           "# HELP ncclscope_collector_store_bytes_per_event Pages in use per stored event\n"
-                           "# TYPE ncclscope_collector_store_bytes_per_event gauge\nncclscope_collector_store_bytes_per_event %.2f\n"
-                           "# HELP ncclscope_collector_store_unattached_states_total States stored without their event (never joined to it)\n"
-                           "# TYPE ncclscope_collector_store_unattached_states_total counter\nncclscope_collector_store_unattached_states_total %" PRIu64 "\n"
-                           "# HELP ncclscope_collector_store_ledger_records Ledger records in the store\n"
-                           "# TYPE ncclscope_collector_store_ledger_records gauge\nncclscope_collector_store_ledger_records %" PRIu64 "\n"
-                           "# HELP ncclscope_collector_store_ledger_bytes Pages in use by the ledger database\n"
-                           "# TYPE ncclscope_collector_store_ledger_bytes gauge\nncclscope_collector_store_ledger_bytes %" PRIu64 "\n",
-                        s.events, s.live_bytes, s.map_bytes, s.events ? (double)s.live_bytes / (double)s.events : 0.0,
-                        s.unattached_states, s.ledger_records, s.ledger_live_bytes);
-}
-
 static int get_counts(void *arg, const nsc_live *l, uint64_t now)
 {
     nsc_live_counts_get(l, now, arg);
@@ -177,7 +144,7 @@ static int get_counts(void *arg, const nsc_live *l, uint64_t now)
 static void render_live(nsc_collector *c, struct evbuffer *b)
 {
     nsc_live_counts n;
-    if (nsc_chlive_read(c, get_counts, &n))
+    if (c->store.ops->live_read(c->store.h, get_counts, &n))
         return;
     evbuffer_add_printf(b, "# HELP ncclscope_collector_live_processes Processes by state\n"
                            "# TYPE ncclscope_collector_live_processes gauge\n"
@@ -215,9 +182,8 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     pthread_mutex_lock(&c->clock_mu);
     nsc_clocks_render(c->clocks, b);
     pthread_mutex_unlock(&c->clock_mu);
-    render_store(c, b);
+    c->store.ops->render(c->store.h, b);
     render_live(c, b);
-    nsc_chlive_render(c, b);
     nsc_jobmetrics_render(c, b);
     nsc_rcmetrics_render(h->rcm, b);
     nsc_prefetch_render(h->prefetch, b);
@@ -227,8 +193,6 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     for (const sse_client *s = h->clients; s; s = s->next)
         sse++;
     nsc_prom_u64(b, "ncclscope_collector_live_clients", "gauge", "/api/v1/live clients connected", sse);
-    if (c->chcache)
-        nsc_chcache_render(c->chcache, b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);
@@ -315,10 +279,7 @@ static void sse_broadcast(nsc_http *h)
 
 static void run_query(nsc_http *h, struct evhttp_request *req, nsc_query *q, const char *qs)
 {
-    if (h->c->ch)
-        nsc_chquery_start(h->c, h->queries, req, q, qs);
-    else
-        nsc_qstream_start(h->queries, req, q);
+    h->c->store.ops->query_start(h->c->store.h, h->queries, req, q, qs);
 }
 
 /* ---- fetch before query (detail = on-demand, prefetch.h) ---- */
@@ -586,8 +547,6 @@ static void release(nsc_http *h)
     }
     nsc_prefetch_free(h->prefetch);  /* before the queries: a waiting one goes on with none */
     nsc_qstreams_free(h->queries);
-    nsc_chcache_free(h->c->chcache);  /* after the queries: none holds a job now */
-    h->c->chcache = NULL;
     nsc_hguard_free(h->guard);  /* before the connections go: it owns their close callbacks */
     if (h->timer)
         event_free(h->timer);
@@ -608,14 +567,11 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
     if (!h)
         return -1;
     h->c = c;
-    if (c->ch && !(c->chcache = nsc_chcache_new(c, c->cfg.ch_query_cache))) {
-        free(h);
-        return -1;
-    }
     struct timeval tv = {0, TIMER_MS * 1000};
     if (read_token(h, c->cfg.token_file) || !(h->base = event_base_new()) ||
         !(h->http = evhttp_new(h->base)) || bind_http(h, c->cfg.http) ||
-        !(h->queries = nsc_qstreams_new(h->base, c->store, h->guard, c->cfg.hg.write_timeout_ms)) ||
+        !(h->queries = nsc_qstreams_new(h->base, c->store.ops->direct(c->store.h), h->guard,
+                                        c->cfg.hg.write_timeout_ms)) ||
         !(h->prefetch = nsc_prefetch_new(h->base, h->guard, c)) ||
         !(h->timer = event_new(h->base, -1, EV_PERSIST, on_timer, h)) || event_add(h->timer, &tv)) {
         release(h);

@@ -10,6 +10,7 @@
  */
 #include "item.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,4 +247,14 @@ nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, int32_t max
         return NULL;
     }
     return it;
+}
+
+void nsc_item_life(const nsc_item *it, uint32_t i, nsc_store_life *sl)
+{
+    const nsc_a2c_life *l = &it->a2c.life[i];
+    *sl = (nsc_store_life){.pid = l->pid, .event = l->event, .reason = l->reason, .ts_ns = l->ts_ns,
+                           .ref_ns = it->recv_ns, .last_batch_seq = l->last_batch_seq};
+    snprintf(sl->host, sizeof sl->host, "%s", l->host);
+    snprintf(sl->job, sizeof sl->job, "%s", l->job);
+    snprintf(sl->agent, sizeof sl->agent, "%s", it->a2c.agent);
 }

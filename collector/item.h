@@ -56,5 +56,7 @@ nsc_item *nsc_item_batch(zmq_msg_t *body, const nsc_dec_limits *lim, int32_t max
 void nsc_item_release_credit(nsc_item *it);
 /* Release the item, and its credit if still held. */
 void nsc_item_free(nsc_item *it);
+/* The store's view of the batch's i-th lifecycle record. */
+void nsc_item_life(const nsc_item *it, uint32_t i, nsc_store_life *sl);
 
 #endif

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "chlive.h"
 #include "live.h"
 #include "prom.h"
 
@@ -153,7 +152,7 @@ void nsc_jobmetrics_render(nsc_collector *c, struct evbuffer *b)
 {
     render_live_bounds(c, b);
     comm_stats cs = {.max = c->cfg.metrics_max_comms};
-    int rc = nsc_chlive_read(c, get_comm_stats, &cs);
+    int rc = c->store.ops->live_read(c->store.h, get_comm_stats, &cs);
     nsc_live_comm_stat *s = cs.s;
     size_t n = cs.n, omitted = cs.omitted;
     comm_labels *l = n ? calloc(n, sizeof *l) : NULL;

@@ -74,7 +74,7 @@ enum { CUT_NONE = 0, CUT_GROW, CUT_STALL };
  * every new reader, the HTTP thread's too) waits for it. */
 static int must_cut(stream *s, uint64_t now)
 {
-    if (nsc_store_grow_pending(s->set->store)) {
+    if (s->set->store && nsc_store_grow_pending(s->set->store)) {
         atomic_fetch_add(&s->set->cut_grow, 1);
         return CUT_GROW;
     }

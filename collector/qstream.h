@@ -53,8 +53,10 @@ typedef struct nsc_qjob {
     void *arg;
 } nsc_qjob;
 
-/* guard: the HTTP server's (close callbacks go through it); stall_ms: the
- * cut-off time of a client that takes nothing. */
+/* st: the store a query without own_reads reads (NULL: every query holds
+ * its own, nothing here grows a map); guard: the HTTP server's (close
+ * callbacks go through it); stall_ms: the cut-off time of a client that
+ * takes nothing. */
 nsc_qstreams *nsc_qstreams_new(struct event_base *base, nsc_store *st, nsc_hguard *guard, uint64_t stall_ms);
 /* Answer req with the result of q (taken: freed when done). */
 void nsc_qstream_start(nsc_qstreams *s, struct evhttp_request *req, nsc_query *q);

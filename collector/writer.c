@@ -1,4 +1,4 @@
-/* writer.c: dedupe, group commit, acknowledgements (see writer.h). */
+/* writer.c: group commit, acknowledgements (see writer.h). */
 #include "writer.h"
 
 #include <inttypes.h>
@@ -7,7 +7,6 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "chstore.h"
 #include "clocks.h"
 #include "dedupe.h"
 #include "item.h"
@@ -20,25 +19,22 @@ struct nsc_writer {
     nsc_collector *c;
     void *pair;
     pthread_t thread;
-    nsc_dedupe *dedupe;
     nsc_procmap *procs;     /* the processes of the batches taken: places ledger-only batches */
     nsc_item **held;        /* items of the open transaction (acked after commit) */
     size_t nheld, held_cap;
-    nsc_item **inserting;   /* clickhouse: items of the insert in flight */
+    nsc_item **inserting;   /* items of the commit in flight (NSC_CSTORE_INFLIGHT) */
     size_t ninserting, inserting_cap;
-    uint64_t insert_t0;     /* when that insert was started */
+    uint64_t insert_t0;     /* when that commit was started */
     int insert_open;        /* one is in flight */
     int txn_open;
-    uint64_t txn_open_ns;   /* clickhouse: when the first held batch came */
+    uint64_t txn_open_ns;   /* when the group opened */
     uint64_t next_persist_ns;
     uint64_t next_gap_log_ns;  /* rate limit of the gap-table-full message */
-    uint64_t next_reload_log_ns;  /* rate limit of the dedupe-reload message */
     uint64_t next_limit_log_ns;   /* rate limit of the live state's refusals */
     uint64_t next_hosts_log_ns;   /* rate limit of the clock hosts' refusals */
 };
 
-/* 1 at most every 10 s per *next_ns: a message repeated per batch would flood the log. */
-static int log_due(uint64_t *next_ns)
+int nsc_writer_log_due(uint64_t *next_ns)
 {
     uint64_t now = nsc_mono_ns();
     if (now < *next_ns)
@@ -47,7 +43,7 @@ static int log_due(uint64_t *next_ns)
     return 1;
 }
 
-static void log_store(const char *what, int rc)
+void nsc_writer_log_store(const char *what, int rc)
 {
     fprintf(stderr, "ncclscope-collector: %s: %s\n", what, nsc_store_strerror(rc));
 }
@@ -64,46 +60,21 @@ static int ensure_txn(nsc_writer *w)
 {
     if (w->txn_open)
         return 0;
-    if (w->c->ch) {  /* the "transaction" is the rows waiting for their insert */
-        w->txn_open = 1;
-        w->txn_open_ns = nsc_mono_ns();
-        return 0;
-    }
-    int rc = nsc_store_begin(w->c->store, nsc_mono_ns());
+    const nsc_cstore *s = &w->c->store;
+    uint64_t now = nsc_mono_ns();
+    int rc = s->ops->begin(s->h, now);
     if (rc)
-        log_store("begin", rc);
+        nsc_writer_log_store("begin", rc);
     w->txn_open = rc == 0;
+    w->txn_open_ns = now;
     return rc;
-}
-
-/* The store's view of the batch's i-th lifecycle record. */
-static void life_of(const nsc_item *it, uint32_t i, nsc_store_life *sl)
-{
-    const nsc_a2c_life *l = &it->a2c.life[i];
-    *sl = (nsc_store_life){.pid = l->pid, .event = l->event, .reason = l->reason, .ts_ns = l->ts_ns,
-                           .ref_ns = it->recv_ns, .last_batch_seq = l->last_batch_seq};
-    snprintf(sl->host, sizeof sl->host, "%s", l->host);
-    snprintf(sl->job, sizeof sl->job, "%s", l->job);
-    snprintf(sl->agent, sizeof sl->agent, "%s", it->a2c.agent);
-}
-
-static int put_life(nsc_writer *w, const nsc_item *it)
-{
-    for (uint32_t i = 0; i < it->a2c.nlife; i++) {
-        nsc_store_life sl;
-        life_of(it, i, &sl);
-        int rc = nsc_store_put_life(w->c->store, &sl);
-        if (rc)
-            return rc;
-    }
-    return 0;
 }
 
 /* One line about what an agent (and a host, or NULL) made the collector
  * refuse, both escaped; at most one every 10 s per *next_ns. */
 static void log_peer(uint64_t *next_ns, const char *agent, const char *host, const char *what)
 {
-    if (!log_due(next_ns))
+    if (!nsc_writer_log_due(next_ns))
         return;
     flockfile(stderr);
     fputs("ncclscope-collector: agent ", stderr);
@@ -140,11 +111,6 @@ static void feed_live(nsc_writer *w, const nsc_item *it)
     }
 }
 
-static int put_progress(void *arg, const nsc_store_progress *p)
-{
-    return nsc_store_put_progress(arg, p);
-}
-
 /* A batch that would open one gap too many in its agent's committed
  * sequences: neither stored nor acknowledged, so the agent sends it again
  * later, when the gaps before it may have been filled. */
@@ -152,27 +118,12 @@ static void refuse_gap(nsc_writer *w, nsc_item *it)
 {
     uint64_t n = atomic_fetch_add_explicit(&w->c->stats.gap_refusals, 1, memory_order_relaxed) + 1;
     char id[NSC_LOGSAFE_ID];
-    if (log_due(&w->next_gap_log_ns))
+    if (nsc_writer_log_due(&w->next_gap_log_ns))
         fprintf(stderr,
                 "ncclscope-collector: agent %s: batch %" PRIu64 " refused, %d gaps in its "
                 "committed batches already (%" PRIu64 " refusals so far)\n",
                 nsc_logsafe(id, sizeof id, it->a2c.agent), it->a2c.seq, NSC_DEDUPE_MAX_RANGES, n);
     nsc_item_free(it);
-}
-
-/* Replace the dedupe state with what the store committed. When that fails the
- * writer does not know which batches are stored: take_batch then takes none
- * (neither stored nor acknowledged, the agents send them again) until a
- * reload works, so no batch is ever stored twice. */
-static int reload_dedupe(nsc_writer *w)
-{
-    int rc = nsc_dedupe_load(w->dedupe, w->c->store);
-    if (rc) {
-        atomic_fetch_add_explicit(&w->c->stats.dedupe_reload_failures, 1, memory_order_relaxed);
-        if (log_due(&w->next_reload_log_ns))
-            log_store("reloading the committed batch sequences (batches refused until it works)", rc);
-    }
-    return rc;
 }
 
 /* A batch committed: the counters learn it. */
@@ -212,11 +163,8 @@ static void count_taken(nsc_writer *w, const nsc_item *it)
  * restarted since the agent's last section of it), learnt: 0, or -1. */
 static int stored_proc(nsc_writer *w, const nsc_a2c_batch *a, uint32_t pid, nsc_proc *out)
 {
-    nsc_store_reader *rd;
-    if (w->c->ch || nsc_store_read_begin(w->c->store, &rd))
-        return -1;
-    int rc = nsc_store_find_proc(rd, a->host, pid, out);
-    nsc_store_read_end(rd);
+    const nsc_cstore *s = &w->c->store;
+    int rc = s->ops->find_proc(s->h, a->host, pid, out);
     if (rc == 0)
         nsc_procmap_put(w->procs, a->agent, out);
     return rc ? -1 : 0;
@@ -250,64 +198,34 @@ static void place_ledgers(nsc_writer *w, nsc_item *it)
     }
 }
 
-/* Put a batch unless it is committed already; either way it is held for its
- * ack. A batch refused for its gaps, or while the committed sequences are not
- * known, is freed here (no ack) and 0 returned. */
+/* Put a batch the store admits as new; a duplicate is held for its ack
+ * again. A batch refused for its gaps, or while the store does not know
+ * which batches it holds (neither stored nor acknowledged: the agent sends
+ * it again), is freed here and 0 returned. */
 static int take_batch(nsc_writer *w, nsc_item *it)
 {
-    nsc_stats *s = &w->c->stats;
-    if (!nsc_dedupe_known(w->dedupe) && (w->txn_open || reload_dedupe(w))) {
-        atomic_fetch_add_explicit(&s->unknown_refusals, 1, memory_order_relaxed);
+    const nsc_cstore *s = &w->c->store;
+    nsc_stats *st = &w->c->stats;
+    nsc_cstore_admit adm = s->ops->admit(s->h, &it->a2c);
+    if (adm == NSC_CSTORE_UNKNOWN) {
+        atomic_fetch_add_explicit(&st->unknown_refusals, 1, memory_order_relaxed);
         nsc_item_free(it);
+        return 0;
+    }
+    if (adm == NSC_CSTORE_GAP) {
+        refuse_gap(w, it);
         return 0;
     }
     int rc = ensure_txn(w);
     if (rc)
         return rc;
-    if (nsc_dedupe_has(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq)) {
-        atomic_fetch_add_explicit(&s->duplicates, 1, memory_order_relaxed);
+    if (adm == NSC_CSTORE_DUPLICATE) {
+        atomic_fetch_add_explicit(&st->duplicates, 1, memory_order_relaxed);
         return hold(w, it) ? NSC_STORE_ENOMEM : 0;
     }
-    if (nsc_dedupe_room(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq)) {
-        refuse_gap(w, it);
-        return 0;
-    }
-    for (uint32_t i = 0; !rc && i < it->a2c.nsections; i++)
-        rc = nsc_store_put(w->c->store, &it->sb[i]);
     place_ledgers(w, it);
-    for (uint32_t i = 0; !rc && i < it->nsl; i++)  /* in the batch's transaction: stored exactly once with it */
-        if (it->sl[i].proc)
-            rc = nsc_store_put_ledger(w->c->store, &it->sl[i]);
-    if (rc || (rc = put_life(w, it)) || nsc_dedupe_mark(w->dedupe, it->a2c.agent, it->a2c.epoch, it->a2c.seq) ||
-        hold(w, it))
+    if ((rc = s->ops->put_batch(s->h, it)) || hold(w, it))
         return rc ? rc : NSC_STORE_ENOMEM;
-    it->stored = 1;
-    return 0;
-}
-
-/* ClickHouse: the batch's rows wait for the next insert; no dedupe here, a
- * batch inserted twice folds into one (chrows.h), across collectors too. */
-static int take_batch_ch(nsc_writer *w, nsc_item *it)
-{
-    const nsc_a2c_batch *a = &it->a2c;
-    ensure_txn(w);
-    for (uint32_t i = 0; i < a->nsections; i++)
-        nsc_chstore_put(w->c->ch, a->agent, a->epoch, a->seq, i, &it->sb[i]);
-    place_ledgers(w, it);
-    for (uint32_t i = 0; i < it->nsl; i++) {
-        uint32_t k = (uint32_t)(it->sl[i].batch - it->ledgers);  /* its place among the batch's ledgers */
-        if (!it->sl[i].proc)
-            continue;
-        nsc_chstore_put_ledger(w->c->ch, a->agent, a->epoch, a->seq, k, it->sl[i].proc, a->ledgers[k].data,
-                               a->ledgers[k].len);
-    }
-    for (uint32_t i = 0; i < a->nlife; i++) {
-        nsc_store_life sl;
-        life_of(it, i, &sl);
-        nsc_chstore_put_life(w->c->ch, a->agent, a->epoch, a->seq, i, &sl);
-    }
-    if (hold(w, it))
-        return NSC_STORE_ENOMEM;
     it->stored = 1;
     return 0;
 }
@@ -361,74 +279,68 @@ static void acknowledge_items(nsc_writer *w, nsc_item **items, size_t *n, int rc
     release(items, n);
 }
 
-/* The open transaction's batches, after the store said rc about it. */
-static void acknowledge(nsc_writer *w, int rc, uint64_t t0)
-{
-    w->txn_open = 0;
-    acknowledge_items(w, w->held, &w->nheld, rc, t0);
-}
-
-static int put_clock(void *st, const char *host, const nsc_clock_model *m)
-{
-    return nsc_store_put_clock(st, host, m);
-}
-
-static int put_clock_ch(void *ch, const char *host, const nsc_clock_model *m)
-{
-    return nsc_chstore_put_clock(ch, host, m);
-}
-
 /* The rank progress always, the clock models when due, into the open
- * transaction (LMDB) or the waiting rows (ClickHouse); ended jobs evicted
- * from the live state on the same schedule. The live state's wall clock is
- * the one recorded with them (the LMDB store's begin records it there). */
+ * group; ended jobs evicted from the live state on the same schedule. The
+ * live state's wall clock is the one recorded with them. */
 static int put_state(nsc_writer *w, uint64_t t0)
 {
     nsc_collector *c = w->c;
+    const nsc_cstore *s = &c->store;
     int64_t off;
-    int rc = c->ch ? nsc_chstore_put_wall(c->ch, t0) : 0;
-    int wall = !rc && (c->ch ? nsc_chstore_wall_kept(c->ch, &off) : nsc_store_wall_kept(c->store, &off)) == 0;
+    int rc = s->ops->wall(s->h, t0, &off), wall = rc == 0;
+    if (rc > 0)  /* none known yet */
+        rc = 0;
     pthread_mutex_lock(&c->live_mu);
     if (wall)
         nsc_live_set_wall(c->live, off);
     if (!rc)
-        rc = nsc_live_take_progress(c->live, c->ch ? nsc_chstore_put_progress : put_progress,
-                                    c->ch ? (void *)c->ch : (void *)c->store);
+        rc = nsc_live_take_progress(c->live, s->ops->put_progress, s->h);
     if (!rc && t0 >= w->next_persist_ns)  /* after their progress was taken */
         nsc_live_evict(c->live, t0);
     pthread_mutex_unlock(&c->live_mu);
     if (!rc && t0 >= w->next_persist_ns) {
         pthread_mutex_lock(&c->clock_mu);
-        rc = c->ch ? nsc_clocks_put_dirty(c->clocks, put_clock_ch, c->ch)
-                   : nsc_clocks_put_dirty(c->clocks, put_clock, c->store);
+        rc = nsc_clocks_put_dirty(c->clocks, s->ops->put_clock, s->h);
         pthread_mutex_unlock(&c->clock_mu);
         w->next_persist_ns = t0 + c->cfg.clock_persist_s * 1000000000ull;
     }
     return rc;
 }
 
-/* ClickHouse: the insert in flight, if any, waited for; its batches
- * acknowledged when ClickHouse took all of its rows (chstore logs what failed). */
+/* The commit in flight, if any, waited for; its batches acknowledged when
+ * the store took all of their rows (it logs what failed). */
 static void finish_insert(nsc_writer *w)
 {
     if (!w->insert_open)
         return;
+    const nsc_cstore *s = &w->c->store;
     w->insert_open = 0;
-    int rc = nsc_chstore_insert_wait(w->c->ch);
+    int rc = s->ops->commit_wait(s->h);
     acknowledge_items(w, w->inserting, &w->ninserting, rc, w->insert_t0);
 }
 
-/* ClickHouse: everything waiting becomes the next insert, which runs while
- * the writer takes the next batches; one insert at a time, so the previous
- * one is waited for first. */
-static int commit_ch(nsc_writer *w)
+/* Commit the open group, the group's state with it; acknowledge its batches
+ * only once that worked (nothing acknowledged otherwise: the agents send
+ * again). A commit that stays in flight is acknowledged at its end while
+ * the writer takes the next batches; the one before is waited for first, so
+ * the live state learns its batches and their progress rides along now. */
+static int commit(nsc_writer *w)
 {
+    if (!w->txn_open)
+        return 0;
+    const nsc_cstore *s = &w->c->store;
     uint64_t t0 = nsc_mono_ns();
-    finish_insert(w);  /* first: the live state learns its batches, their progress rides along now */
+    finish_insert(w);
     int rc = put_state(w, t0);
-    if (rc) {  /* rows missing: none of these is inserted or acknowledged */
-        nsc_chstore_discard(w->c->ch);
-        acknowledge(w, rc, t0);
+    if (rc) {
+        nsc_writer_log_store("the group's state (nothing acknowledged)", rc);
+        s->ops->abort(s->h);
+    } else {
+        rc = s->ops->commit(s->h);
+    }
+    w->txn_open = 0;
+    if (rc != NSC_CSTORE_INFLIGHT) {
+        acknowledge_items(w, w->held, &w->nheld, rc, t0);
         return rc;
     }
     nsc_item **held = w->held;
@@ -438,35 +350,7 @@ static int commit_ch(nsc_writer *w)
     w->ninserting = w->nheld, w->nheld = 0;
     w->insert_t0 = t0;
     w->insert_open = 1;
-    w->txn_open = 0;
-    nsc_chstore_insert_start(w->c->ch);
     return 0;
-}
-
-/* Commit the open transaction; acknowledge its batches only if that worked.
- * On failure nothing is acknowledged (the agents send again) and the dedupe
- * state is reloaded from the store, which is what was really committed. */
-static int commit(nsc_writer *w)
-{
-    if (!w->txn_open)
-        return 0;
-    if (w->c->ch)
-        return commit_ch(w);
-    nsc_collector *c = w->c;
-    uint64_t t0 = nsc_mono_ns();
-    int rc = nsc_dedupe_put_dirty(w->dedupe, c->store);
-    if (!rc)
-        rc = put_state(w, t0);
-    if (rc)
-        nsc_store_abort(c->store);
-    else
-        rc = nsc_store_commit(c->store);
-    if (rc)
-        log_store("commit (nothing acknowledged)", rc);
-    acknowledge(w, rc, t0);
-    if (rc)
-        reload_dedupe(w);
-    return rc;
 }
 
 static void take_sample(nsc_writer *w, nsc_item *it)
@@ -501,9 +385,9 @@ static void housekeeping(nsc_writer *w)
         commit(w);
     if (c->cfg.retain_mb || c->cfg.retain_age_s) {
         uint64_t deleted = 0;
-        int rc = nsc_store_retain(c->store, now, &deleted);
+        int rc = c->store.ops->retain(c->store.h, now, &deleted);
         if (rc)
-            log_store("retention", rc);
+            nsc_writer_log_store("retention", rc);
         atomic_fetch_add_explicit(&c->stats.retained_blocks, deleted, memory_order_relaxed);
     }
 }
@@ -518,50 +402,38 @@ static int receive(nsc_writer *w, nsc_item **it)
     return 0;
 }
 
-/* How long to wait for the next item: LMDB commits as soon as the queue is
- * empty; ClickHouse gathers rows for larger inserts until ch_flush_ms after
- * the first batch it holds. */
+/* How long to wait for the next item: as long as the store lets the open
+ * group gather batches (cstore.h). */
 static long wait_ms(const nsc_writer *w)
 {
-    if (!w->txn_open)
-        return 200;
-    if (!w->c->ch)
-        return 0;
-    uint64_t due = w->txn_open_ns + w->c->cfg.ch_flush_ms * 1000000ull, now = nsc_mono_ns();
-    return now >= due ? 0 : (long)((due - now) / 1000000ull) + 1;
+    const nsc_cstore *s = &w->c->store;
+    return w->txn_open ? s->ops->gather_ms(s->h, w->txn_open_ns, nsc_mono_ns()) : 200;
 }
 
-/* Insert now: the group is full, or (ClickHouse) enough rows wait or the
- * first held batch waited ch_flush_ms (a queue that never empties must not
- * hold batches longer). */
+/* Commit now: the group is full, or the store says it must go. */
 static int group_full(const nsc_writer *w)
 {
-    return w->nheld >= w->c->cfg.group_max ||
-           (w->c->ch && (nsc_chstore_pending(w->c->ch) >= (w->c->cfg.ch_flush_mb << 20) || wait_ms(w) == 0));
+    const nsc_cstore *s = &w->c->store;
+    return w->nheld >= w->c->cfg.group_max || s->ops->due(s->h, w->txn_open_ns, nsc_mono_ns());
 }
 
-/* A put failed: drop the open transaction and everything held (no ack). */
+/* A put failed: drop the open group and everything held (no ack). */
 static void abort_txn(nsc_writer *w)
 {
     w->txn_open = 0;
     release_held(w);
-    if (w->c->ch) {
-        nsc_chstore_discard(w->c->ch);
-    } else {
-        nsc_store_abort(w->c->store);
-        reload_dedupe(w);
-    }
+    w->c->store.ops->abort(w->c->store.h);
 }
 
 static void *run(void *arg)
 {
     nsc_writer *w = arg;
-    int ch_fd = w->c->ch ? nsc_chstore_insert_fd(w->c->ch) : -1;
-    zmq_pollitem_t pi[2] = {{w->pair, 0, ZMQ_POLLIN, 0}, {NULL, ch_fd, ZMQ_POLLIN, 0}};
+    int commit_fd = w->c->store.ops->commit_fd(w->c->store.h);
+    zmq_pollitem_t pi[2] = {{w->pair, 0, ZMQ_POLLIN, 0}, {NULL, commit_fd, ZMQ_POLLIN, 0}};
     for (;;) {
-        int ready = zmq_poll(pi, ch_fd >= 0 ? 2 : 1, wait_ms(w));
+        int ready = zmq_poll(pi, commit_fd >= 0 ? 2 : 1, wait_ms(w));
         if (ready > 0 && (pi[1].revents & ZMQ_POLLIN)) {
-            finish_insert(w);  /* the insert in flight ended */
+            finish_insert(w);  /* the commit in flight ended */
             if (!(pi[0].revents & ZMQ_POLLIN))
                 continue;
         }
@@ -579,7 +451,7 @@ static void *run(void *arg)
             break;
         if (it->kind == NSC_ITEM_SAMPLE) {
             take_sample(w, it);
-        } else if (w->c->ch ? take_batch_ch(w, it) : take_batch(w, it)) {
+        } else if (take_batch(w, it)) {
             nsc_item_free(it);  /* not held: no ack, the agent sends it again */
             abort_txn(w);
         } else if (group_full(w)) {
@@ -607,11 +479,7 @@ int nsc_writer_start(nsc_collector *c, nsc_writer **out)
         return -1;
     w->c = c;
     int linger = 0, hwm = 0;  /* unbounded: the agents' credit bounds the queue */
-    int rc = (w->dedupe = nsc_dedupe_new()) && (w->procs = nsc_procmap_new()) ? nsc_dedupe_load(w->dedupe, c->store)
-                                                                               : NSC_STORE_ENOMEM;
-    if (rc)
-        log_store("cannot load the committed batch sequences (not starting: batches could be stored twice)", rc);
-    if (rc || (c->ch ? nsc_chstore_clocks(c->ch, nsc_clocks_adopt, c->clocks) : nsc_clocks_load(c->clocks, c->store)) ||
+    if (!(w->procs = nsc_procmap_new()) || c->store.ops->load_clocks(c->store.h, c->clocks) ||
         !(w->pair = zmq_socket(c->zctx, ZMQ_PAIR)) ||
         zmq_setsockopt(w->pair, ZMQ_LINGER, &linger, sizeof linger) ||
         zmq_setsockopt(w->pair, ZMQ_SNDHWM, &hwm, sizeof hwm) ||
@@ -621,7 +489,6 @@ int nsc_writer_start(nsc_collector *c, nsc_writer **out)
         fprintf(stderr, "ncclscope-collector: writer: cannot start\n");
         if (w->pair)
             zmq_close(w->pair);
-        nsc_dedupe_free(w->dedupe);
         nsc_procmap_free(w->procs);
         free(w);
         return -1;
@@ -646,7 +513,6 @@ void nsc_writer_join(nsc_writer *w)
 {
     pthread_join(w->thread, NULL);
     zmq_close(w->pair);
-    nsc_dedupe_free(w->dedupe);
     nsc_procmap_free(w->procs);
     free(w->held), free(w->inserting);
     free(w);

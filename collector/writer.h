@@ -2,22 +2,22 @@
  *
  * Owns the write side of the store: it takes items from the ingest thread
  * (inproc PAIR, one pointer per message), drops batches already committed
- * (dedupe), puts the others, and commits as soon as its queue is empty or
- * group_max batches are waiting (group commit). Only after nsc_store_commit
- * returned 0 does it send the acknowledgements back to the ingest thread
- * ([routing id, ack] messages), which passes them to the agents. Clock
- * samples feed the host models, written with a transaction every
+ * (dedupe), puts the others, and commits a group of them when its queue is
+ * empty or group_max batches are waiting (group commit). Only after the
+ * store's commit returned 0 does it send the acknowledgements back to the
+ * ingest thread ([routing id, ack] messages), which passes them to the agents. Clock
+ * samples feed the host models, written with a group every
  * clock_persist_s; retention runs on the same schedule. A NULL item means
  * stop: commit, acknowledge, answer "done" and exit.
  *
- * With a ClickHouse store (nsc_collector.ch) the same loop gathers the
- * batches' rows instead of a transaction (chstore.h), with no dedupe (a batch
- * inserted twice folds into one there), and starts their insert once
- * ch_flush_ms passed since the first batch it holds, or ch_flush_mb of rows
- * or group_max batches wait. The insert runs on the store's inserter thread
- * while the loop takes the next batches; one insert at a time (the next one
- * waits for it). The acknowledgements follow ClickHouse's, as they follow a
- * commit: the loop sends them when the insert's end wakes it.
+ * The store (cstore.h) decides the rest: whether a batch is new (LMDB: the
+ * dedupe state of what it committed; ClickHouse: always, a batch inserted
+ * twice folds into one there), how long a group may gather batches (LMDB:
+ * none, it commits as soon as the queue is empty; ClickHouse: ch_flush_ms
+ * after the first batch, or ch_flush_mb of rows), and whether a commit ends
+ * at once or runs on (ClickHouse's insert, on the store's inserter thread)
+ * while the loop takes the next batches, one at a time (the next waits for
+ * it). The acknowledgements follow the commit's end either way.
  */
 #ifndef NCCLSCOPE_COLLECTOR_WRITER_H
 #define NCCLSCOPE_COLLECTOR_WRITER_H
@@ -28,7 +28,13 @@
 
 typedef struct nsc_writer nsc_writer;
 
-/* Load dedupe state and clock models, bind the inproc socket, start. */
+/* 1 at most every 10 s per *next_ns: a message repeated per batch would
+ * flood the log. */
+int nsc_writer_log_due(uint64_t *next_ns);
+/* One line of the log: what failed, and the store's error rc. */
+void nsc_writer_log_store(const char *what, int rc);
+
+/* Load the clock models, bind the inproc socket, start. */
 int nsc_writer_start(nsc_collector *c, nsc_writer **out);
 /* Stop a writer no ingest thread is connected to (start failed half way). */
 void nsc_writer_stop_alone(nsc_collector *c);

@@ -267,7 +267,7 @@ typedef struct nsc_store_wall_rec {
 /* The wall clock at collector time now_ns into *r; 1 when it is to be
  * recorded (none recorded yet: !last_set, or it moved by more than the slack
  * from *last), else 0. The LMDB store's begin and the ClickHouse writer
- * (collector/chstore.c) decide alike. */
+ * (collector/ch/chstore.c) decide alike. */
 int nsc_store_wall_due(int64_t last, int last_set, uint64_t now_ns, nsc_store_wall_rec *r);
 /* The offset st's begin recorded last (the wall_clock option): 0, or -1
  * when none yet. */

@@ -7,7 +7,8 @@
 #
 #   ch.sh BIN_DIR PLUGIN MODE
 #
-# exact:          everything running; PXN scenario.
+# exact:          everything running; PXN scenario; no LMDB store is opened
+#                 or reported in /metrics.
 # collector_kill: kill -9 the collector mid-stream and restart it on the same
 #                 port: batches in flight are sent again, some of them
 #                 inserted already; every event is still there exactly once.
@@ -546,6 +547,11 @@ exact)
     # queries read ClickHouse (mode diff compares them with LMDB's), once
     # the rows are inserted
     wait_until 20 comms_name_job || die "comms in ClickHouse mode does not name $job"
+    # ClickHouse is the one store: no LMDB store in the db directory, none
+    # of its lines in /metrics (the query cache's are there)
+    [ ! -e "$dir/db/data.mdb" ] || die "an LMDB store was opened in $dir/db"
+    [ -n "$(collector_metric ncclscope_collector_query_loads_total)" ] || die "/metrics lacks the query cache's lines"
+    [ -z "$(collector_metric ncclscope_collector_store_map_bytes)" ] || die "/metrics reports an LMDB store"
     finish_ch
     ;;
 collector_kill)

@@ -1,5 +1,5 @@
-/* test_chnative.c: a table's columns (collector/chcols.c) to a sorted
- * Native block (collector/chnative.c). A small table's block is written out by hand
+/* test_chnative.c: a table's columns (collector/ch/chcols.c) to a sorted
+ * Native block (collector/ch/chnative.c). A small table's block is written out by hand
  * from ClickHouse's Native format (columns and rows as LEB128, per column
  * its name, its type and its values), in the order of the key: Strings by
  * their bytes, a prefix first; signed integers by value; rows equal in the

@@ -1,5 +1,5 @@
-/* test_chrows.c: the ClickHouse rows' values (collector/chrows.c), each
- * table's row made a one-row Native block (collector/chnative.c) whose
+/* test_chrows.c: the ClickHouse rows' values (collector/ch/chrows.c), each
+ * table's row made a one-row Native block (collector/ch/chnative.c) whose
  * values, one per column, put end to end are the row in RowBinary, written
  * out by hand from ClickHouse's format: integers little-endian and fixed
  * width, a String as its LEB128 length then its bytes (the tests' texts are

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "item.h"
+#include "itemutil.h"
 #include "mix.h"
 #include "storeutil.h"
 
@@ -37,7 +37,7 @@ static size_t ledger(uint32_t pid, uint32_t n, uint8_t *buf)
 
 Test(item_ledger, undecodable_counted_rest_kept_and_placed)
 {
-    static uint8_t sec[4096], good[4096], orphan[4096], msg[1 << 16];
+    static uint8_t sec[4096], good[4096], orphan[4096];
     static const uint8_t junk[] = {0x94, 0xc1, 0xff, 0x00};
     nsc_a2c_section secs[1] = {{sec, (uint32_t)section(100, sec, sizeof sec)}};
     nsc_a2c_section ledgers[3] = {{junk, sizeof junk},
@@ -45,14 +45,8 @@ Test(item_ledger, undecodable_counted_rest_kept_and_placed)
                                   {orphan, (uint32_t)ledger(200, 3, orphan)}};
     nsc_a2c_batch b = {.agent = "agent-1", .host = "node0", .seq = 1, .nsections = 1, .sections = secs,
                        .nledgers = 3, .ledgers = ledgers};
-    size_t len = nsc_a2c_encode_batch(&b, msg);
-    zmq_msg_t body;
-    cr_assert_eq(zmq_msg_init_size(&body, len), 0);
-    memcpy(zmq_msg_data(&body), msg, len);
     unsigned reason = 0;
-    char agent[64];
-    uint64_t applied = 0, unplaced = 0;
-    nsc_item *it = nsc_item_batch(&body, NULL, 1024, &reason, agent, &applied, &unplaced);
+    nsc_item *it = nsc_test_item(&b, &reason);
     cr_assert_not_null(it, "batch refused: reason %u", reason);
     cr_assert_eq(it->a2c.nsections, 1);
     cr_assert_eq(it->ledger_bad, 1);
@@ -63,5 +57,4 @@ Test(item_ledger, undecodable_counted_rest_kept_and_placed)
     cr_assert_eq(it->sl[1].batch->nrecs, 3);
     cr_assert_null(it->sl[1].proc);
     nsc_item_free(it);
-    zmq_msg_close(&body);
 }

@@ -30,12 +30,12 @@ uint64_t nsc_chretain_period_ns(const nsc_collector *c)
 
 /* POST sql to server; its answer (malloc'd, *len bytes) into *ans when ans
  * is not NULL. 0, or -1 with err. */
-static int run_sql(const nsc_collector *c, const char *server, const char *sql, char **ans, size_t *len, char *err,
+static int run_sql(const nsc_chstore *ch, const char *server, const char *sql, char **ans, size_t *len, char *err,
                    size_t errcap)
 {
     char *text;
     size_t n;
-    int rc = nsc_chread_post_text(nsc_chstore_conn(c->ch), server, sql, strlen(sql), REQUEST_MAX_S, "retention",
+    int rc = nsc_chread_post_text(nsc_chstore_conn(ch), server, sql, strlen(sql), REQUEST_MAX_S, "retention",
                                   &text, &n, err, errcap);
     if (!rc && ans)
         *ans = text, *len = n;
@@ -65,10 +65,10 @@ static void take_jobs(const char *ans, size_t len, char *list, size_t cap, int *
 
 /* The jobs no insert touched since cutoff (wall clock, ns), from every
  * source, into list; their number, or -1 with err. */
-static int old_jobs(nsc_collector *c, uint64_t cutoff, char *list, size_t cap, char *err, size_t errcap)
+static int old_jobs(const nsc_chstore *ch, uint64_t cutoff, char *list, size_t cap, char *err, size_t errcap)
 {
     const char *servers[NSC_CHSTORE_SHARDS_MAX], *suffix, *db;
-    size_t ns = nsc_chstore_sources(c->ch, servers, NSC_CHSTORE_SHARDS_MAX, &suffix, &db);
+    size_t ns = nsc_chstore_sources(ch, servers, NSC_CHSTORE_SHARDS_MAX, &suffix, &db);
     int n = 0;
     list[0] = 0;
     for (size_t i = 0; i < ns; i++) {
@@ -78,7 +78,7 @@ static int old_jobs(nsc_collector *c, uint64_t cutoff, char *list, size_t cap, c
         snprintf(sql, sizeof sql,
                  "SELECT job FROM %s.%s%s GROUP BY job HAVING max(wall_ns) < %" PRIu64 " LIMIT %d FORMAT RowBinary",
                  db, nsc_ch_def(NSC_CH_JOBS).name, suffix, cutoff, NSC_CHRETAIN_JOBS_MAX);
-        if (run_sql(c, servers[i], sql, &ans, &len, err, errcap))
+        if (run_sql(ch, servers[i], sql, &ans, &len, err, errcap))
             return -1;
         take_jobs(ans, len, list, cap, &n);
         free(ans);
@@ -88,10 +88,10 @@ static int old_jobs(nsc_collector *c, uint64_t cutoff, char *list, size_t cap, c
 
 /* ALTER TABLE ... DELETE of the listed jobs in every table with a job
  * column on every shard. */
-static int delete_jobs(nsc_collector *c, const char *list, char *err, size_t errcap)
+static int delete_jobs(const nsc_chstore *ch, const char *list, char *err, size_t errcap)
 {
     const char *servers[NSC_CHSTORE_SHARDS_MAX], *db;
-    size_t ns = nsc_chstore_shards(c->ch, servers, NSC_CHSTORE_SHARDS_MAX, &db);
+    size_t ns = nsc_chstore_shards(ch, servers, NSC_CHSTORE_SHARDS_MAX, &db);
     char *sql = malloc(SQL_MAX);
     int rc = sql ? 0 : -1;
     for (size_t i = 0; !rc && i < ns; i++)
@@ -100,7 +100,7 @@ static int delete_jobs(nsc_collector *c, const char *list, char *err, size_t err
             if (strncmp(d.columns, "job String", 10) != 0)
                 continue;
             snprintf(sql, SQL_MAX, "ALTER TABLE %s.%s_local DELETE WHERE job IN (%s)", db, d.name, list);
-            rc = run_sql(c, servers[i], sql, NULL, NULL, err, errcap);
+            rc = run_sql(ch, servers[i], sql, NULL, NULL, err, errcap);
         }
     if (!sql)
         snprintf(err, errcap, "out of memory");
@@ -108,19 +108,20 @@ static int delete_jobs(nsc_collector *c, const char *list, char *err, size_t err
     return rc;
 }
 
-int nsc_chretain_pass(nsc_collector *c, uint64_t now_ns, char *err, size_t errcap)
+int nsc_chretain_pass(nsc_chback *b, uint64_t now_ns, char *err, size_t errcap)
 {
+    const nsc_collector *c = b->c;
     uint64_t age_ns = c->cfg.retain_age_s * 1000000000ull;
     char *list = malloc(SQL_MAX);
     if (!list) {
         snprintf(err, errcap, "out of memory");
         return -1;
     }
-    int n = now_ns > age_ns ? old_jobs(c, now_ns - age_ns, list, SQL_MAX, err, errcap) : 0;
-    if (n > 0 && delete_jobs(c, list, err, errcap))
+    int n = now_ns > age_ns ? old_jobs(b->ch, now_ns - age_ns, list, SQL_MAX, err, errcap) : 0;
+    if (n > 0 && delete_jobs(b->ch, list, err, errcap))
         n = -1;
     if (n > 0) {
-        atomic_fetch_add_explicit(&c->stats.retained_jobs, (uint64_t)n, memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->c->stats.retained_jobs, (uint64_t)n, memory_order_relaxed);
         char jobs[300];
         fprintf(stderr, "ncclscope-collector: retention: %d job(s) not written for %" PRIu64 " s deleted: %s\n",
                 n, c->cfg.retain_age_s, nsc_logsafe(jobs, sizeof jobs, list));

@@ -31,15 +31,18 @@ struct nsc_chcache_job {
 
 struct nsc_chcache {
     nsc_collector *c;
+    const nsc_chstore *ch;
     pthread_mutex_t mu;
     nsc_chcache_job **kept;
     size_t n, cap, max_jobs;
     uint64_t tick, loads, hits;
 };
 
+/* <db>/tmp, and <db> itself when missing: on ClickHouse no LMDB store
+ * makes it (the same mode as the store's). */
 static int tmp_root(const nsc_collector *c, char *out, size_t cap)
 {
-    if ((size_t)snprintf(out, cap, "%s/tmp", c->cfg.db) >= cap)
+    if ((mkdir(c->cfg.db, 0750) && errno != EEXIST) || (size_t)snprintf(out, cap, "%s/tmp", c->cfg.db) >= cap)
         return -1;
     return mkdir(out, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
@@ -76,12 +79,13 @@ static void sweep(const nsc_collector *c)
         closedir(d);
 }
 
-nsc_chcache *nsc_chcache_new(nsc_collector *c, size_t max_jobs)
+nsc_chcache *nsc_chcache_new(nsc_collector *c, const nsc_chstore *ch, size_t max_jobs)
 {
     nsc_chcache *cc = calloc(1, sizeof *cc);
     if (!cc)
         return NULL;
     cc->c = c;
+    cc->ch = ch;
     cc->max_jobs = max_jobs;
     pthread_mutex_init(&cc->mu, NULL);
     sweep(c);
@@ -122,7 +126,7 @@ static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, char *err
         snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
         return NSC_QUERY_ESTORE;
     }
-    return j->name[0] ? nsc_chread_job(cc->c->ch, j->name, j->dir, j->st, err, errcap) : 0;
+    return j->name[0] ? nsc_chread_job(cc->ch, j->name, j->dir, j->st, err, errcap) : 0;
 }
 
 /* The kept, unchanged store of name, held; NULL when there is none. */
@@ -205,7 +209,7 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, nsc_chcache_job **out, ch
         return NSC_QUERY_ESTORE;
     }
     strcpy(j->name, job);
-    int rc = job[0] ? nsc_chread_print(cc->c->ch, job, root, j->print, sizeof j->print, err, errcap) : 0;
+    int rc = job[0] ? nsc_chread_print(cc->ch, job, root, j->print, sizeof j->print, err, errcap) : 0;
     if (!rc && (*out = hold_kept(cc, j->name, j->print)) != NULL) {
         free(j);
         return 0;

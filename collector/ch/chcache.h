@@ -19,6 +19,7 @@
 #include <event2/buffer.h>
 #include <stddef.h>
 
+#include "chstore.h"
 #include "store.h"
 
 struct nsc_collector;
@@ -26,7 +27,7 @@ typedef struct nsc_chcache nsc_chcache;
 typedef struct nsc_chcache_job nsc_chcache_job;
 
 /* NULL when out of memory. */
-nsc_chcache *nsc_chcache_new(struct nsc_collector *c, size_t max_jobs);
+nsc_chcache *nsc_chcache_new(struct nsc_collector *c, const nsc_chstore *ch, size_t max_jobs);
 /* Every store closed and removed; no job may be held. */
 void nsc_chcache_free(nsc_chcache *cc);
 

@@ -12,18 +12,18 @@
 #include "grow.h"
 #include "http.h"
 
-void nsc_chjobs_init(nsc_chjobs *s, nsc_collector *c)
+void nsc_chjobs_init(nsc_chjobs *s, nsc_chback *b)
 {
     memset(s, 0, sizeof *s);
-    s->c = c;
+    s->b = b;
 }
 
 void nsc_chjobs_release(nsc_chjobs *s)
 {
     for (size_t i = 0; i < s->nheld; i++)
-        nsc_chcache_let_go(s->c->chcache, s->held[i]);
+        nsc_chcache_let_go(s->b->cache, s->held[i]);
     free(s->held);
-    nsc_chjobs_init(s, s->c);
+    nsc_chjobs_init(s, s->b);
 }
 
 /* Hold job (once per request) and make its store the current one. */
@@ -38,7 +38,7 @@ static int hold(nsc_chjobs *s, const char *job, char *err, size_t errcap)
         snprintf(err, errcap, "too many jobs in one query");
         return NSC_QUERY_ESTORE;
     }
-    int rc = nsc_chcache_hold(s->c->chcache, job, &s->held[s->nheld], err, errcap);
+    int rc = nsc_chcache_hold(s->b->cache, job, &s->held[s->nheld], err, errcap);
     if (!rc)
         s->st = nsc_chcache_store(s->held[s->nheld++]);
     return rc;
@@ -50,11 +50,11 @@ static int only_job(nsc_chjobs *s, char *err, size_t errcap)
     char tmp[PATH_MAX];
     if (s->only_known)
         return 0;
-    if (nsc_chcache_tmpdir(s->c->chcache, tmp, sizeof tmp)) {
-        snprintf(err, errcap, "cannot make %s/tmp", s->c->cfg.db);
+    if (nsc_chcache_tmpdir(s->b->cache, tmp, sizeof tmp)) {
+        snprintf(err, errcap, "cannot make %s/tmp", s->b->c->cfg.db);
         return NSC_QUERY_ESTORE;
     }
-    int rc = nsc_chread_only_job(s->c->ch, tmp, s->only, sizeof s->only, err, errcap);
+    int rc = nsc_chread_only_job(s->b->ch, tmp, s->only, sizeof s->only, err, errcap);
     s->only_known = rc == 0;
     return rc;
 }
@@ -80,7 +80,7 @@ int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap)
 /* ---- the query endpoints ---- */
 
 typedef struct chquery_job {
-    nsc_collector *c;
+    nsc_chback *b;
     nsc_query *q;
     char *qs;
 } chquery_job;
@@ -91,7 +91,7 @@ static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void 
     chquery_job *j = arg;
     nsc_chjobs s;
     nsc_store_reader *rd;
-    nsc_chjobs_init(&s, j->c);
+    nsc_chjobs_init(&s, j->b);
     int rc = nsc_chjobs_load_qs(&s, j->qs, err, errcap);
     if (!rc) {
         int src = nsc_store_read_begin(s.st, &rd);
@@ -115,7 +115,7 @@ static void job_free(void *arg)
     free(j);
 }
 
-void nsc_chquery_start(nsc_collector *c, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q,
+void nsc_chquery_start(nsc_chback *b, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q,
                        const char *qs)
 {
     chquery_job *j = calloc(1, sizeof *j);
@@ -125,7 +125,7 @@ void nsc_chquery_start(nsc_collector *c, nsc_qstreams *set, struct evhttp_reques
         nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
         return;
     }
-    j->c = c;
+    j->b = b;
     j->q = q;
     nsc_qjob job = {nsc_query_name(q), nsc_query_content_type(q), 1, run, job_free, j};
     nsc_qstream_start_job(set, req, &job);

@@ -15,6 +15,7 @@
 #include <event2/http.h>
 #include <limits.h>
 
+#include "chback.h"
 #include "collector.h"
 #include "qstream.h"
 #include "query.h"
@@ -23,7 +24,7 @@
 
 /* The jobs one request holds, and the store of the one its last query named. */
 typedef struct nsc_chjobs {
-    nsc_collector *c;
+    nsc_chback *b;
     struct nsc_chcache_job **held;
     size_t nheld, held_cap;
     nsc_store *st;
@@ -31,7 +32,7 @@ typedef struct nsc_chjobs {
     int only_known;
 } nsc_chjobs;
 
-void nsc_chjobs_init(nsc_chjobs *s, nsc_collector *c);
+void nsc_chjobs_init(nsc_chjobs *s, nsc_chback *b);
 /* Hold the job named by the query string qs ("job=..."; may be NULL or
  * start with '&'), or the only job when it names none, unless held
  * already, and make it s->st: 0 or an NSC_QUERY_* error with err. */
@@ -40,7 +41,7 @@ int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap);
 void nsc_chjobs_release(nsc_chjobs *s);
 
 /* Answer req with q (taken) read from ClickHouse; qs: the request's query string. */
-void nsc_chquery_start(nsc_collector *c, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q,
+void nsc_chquery_start(nsc_chback *b, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q,
                        const char *qs);
 
 #endif

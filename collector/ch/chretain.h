@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "chback.h"
 #include "collector.h"
 
 /* At most this many jobs are deleted per pass (the next pass takes more). */
@@ -25,6 +26,6 @@ uint64_t nsc_chretain_period_ns(const nsc_collector *c);
 /* Delete the jobs older than retain_age_s at wall clock now_ns (ns): their
  * number, or -1 with err set when ClickHouse failed (the next pass tries
  * again). */
-int nsc_chretain_pass(nsc_collector *c, uint64_t now_ns, char *err, size_t errcap);
+int nsc_chretain_pass(nsc_chback *b, uint64_t now_ns, char *err, size_t errcap);
 
 #endif

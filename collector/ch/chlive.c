@@ -24,6 +24,7 @@ typedef struct peer {
 
 struct nsc_chlive {
     nsc_collector *c;
+    nsc_chback *b;
     nsc_live_cfg cfg;
     char id[ID_MAX];
     char server[256], table[160];  /* where the snapshots are: the first source's live table */
@@ -53,7 +54,7 @@ static int request(nsc_chlive *cl, const char *url, const void *body, size_t len
                    size_t *anslen)
 {
     char err[256];
-    int rc = nsc_chread_post_text(nsc_chstore_conn(cl->c->ch), url, body, len, REQUEST_MAX_S, what, ans, anslen,
+    int rc = nsc_chread_post_text(nsc_chstore_conn(cl->b->ch), url, body, len, REQUEST_MAX_S, what, ans, anslen,
                                   err, sizeof err);
     if (rc)
         log_failure(cl, what, err);
@@ -281,7 +282,7 @@ static void retain(nsc_chlive *cl, uint64_t now, uint64_t *due)
     if (!period || now < *due)
         return;
     *due = now + period;
-    if (nsc_chretain_pass(cl->c, nsc_wall_ns(), err, sizeof err) < 0)
+    if (nsc_chretain_pass(cl->b, nsc_wall_ns(), err, sizeof err) < 0)
         log_failure(cl, "retention", err);
 }
 
@@ -311,19 +312,21 @@ static void default_id(const nsc_collector *c, char *id)
     snprintf(id, ID_MAX, "%s:%d", host, c->zmq_port);
 }
 
-int nsc_chlive_start(nsc_collector *c)
+int nsc_chlive_start(nsc_chback *b)
 {
+    nsc_collector *c = b->c;
     nsc_chlive *cl = calloc(1, sizeof *cl);
     if (!cl)
         return -1;
     cl->c = c;
+    cl->b = b;
     cl->cfg = nsc_collector_live_cfg(&c->cfg);
     if (c->cfg.collector_id[0])
         snprintf(cl->id, sizeof cl->id, "%s", c->cfg.collector_id);
     else
         default_id(c, cl->id);
     const char *server, *suffix, *db;
-    nsc_chstore_sources(c->ch, &server, 1, &suffix, &db);
+    nsc_chstore_sources(b->ch, &server, 1, &suffix, &db);
     snprintf(cl->server, sizeof cl->server, "%s", server);
     snprintf(cl->table, sizeof cl->table, "%s.%s%s", db, nsc_ch_def(NSC_CH_LIVE).name, suffix);
     pthread_mutex_init(&cl->mu, NULL);
@@ -332,18 +335,18 @@ int nsc_chlive_start(nsc_collector *c)
         free(cl);
         return -1;
     }
-    c->chlive = cl;
+    b->live = cl;
     fprintf(stderr, "ncclscope-collector: live state shared in clickhouse as collector '%s'\n", cl->id);
     return 0;
 }
 
-void nsc_chlive_stop(nsc_collector *c)
+void nsc_chlive_stop(nsc_chback *b)
 {
-    nsc_chlive *cl = c->chlive;
+    nsc_chlive *cl = b->live;
     if (!cl)
         return;
     pthread_join(cl->thread, NULL);
-    c->chlive = NULL;
+    b->live = NULL;
     free_peers(cl->peers, cl->npeers);
     nsc_live_free(cl->before);
     pthread_mutex_destroy(&cl->mu);
@@ -378,23 +381,19 @@ static nsc_live *view(nsc_chlive *cl)
     return v;
 }
 
-int nsc_chlive_read(nsc_collector *c, nsc_chlive_fn fn, void *arg)
+int nsc_chlive_read(nsc_chback *b, nsc_cstore_live_fn fn, void *arg)
 {
-    if (!c->chlive) {
-        pthread_mutex_lock(&c->live_mu);
-        int rc = fn(arg, c->live, nsc_mono_ns());
-        pthread_mutex_unlock(&c->live_mu);
-        return rc;
-    }
-    nsc_live *v = view(c->chlive);
+    if (!b->live)  /* before start, after stop */
+        return nsc_cstore_own_live(b->c, fn, arg);
+    nsc_live *v = view(b->live);
     int rc = v ? fn(arg, v, nsc_mono_ns()) : -1;
     nsc_live_free(v);
     return rc;
 }
 
-void nsc_chlive_render(nsc_collector *c, struct evbuffer *b)
+void nsc_chlive_render(nsc_chback *cb, struct evbuffer *b)
 {
-    nsc_chlive *cl = c->chlive;
+    nsc_chlive *cl = cb->live;
     if (!cl)
         return;
     pthread_mutex_lock(&cl->mu);
