@@ -23,6 +23,7 @@ static const char U_RING[] = "a kernel ends before the last rank's kernel starts
 static const char U_SKEW[] = "skew larger than duration beyond the bounds";
 static const char U_DUR[] = "duration within its error bound";
 static const char U_MOVE[] = "data-moving time within its error bound";
+static const char U_CAP[] = "busBW above what its transport allows, beyond the bounds";
 const char nsc_fig_u_stale[] = "a KernelCh timer of other work (NCCL's work counter behind), not used";
 
 int nsc_fig_needs_all(const char *func)
@@ -249,9 +250,22 @@ void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_
     }
 }
 
+/* Its data took at least min_ns to move at its transport's speed: a window
+ * shorter within its bound (err) is that long, one shorter beyond it is
+ * left as measured and uncertain. */
+static void at_least_cap_time(nsc_fig_rank *out, double min_ns, uint64_t err)
+{
+    if ((double)out->move_ns >= min_ns)
+        return;
+    if ((double)(out->move_ns + err) >= min_ns)
+        out->move_ns = (uint64_t)ceil(min_ns);
+    else if (!out->uncertain)
+        out->uncertain = U_CAP;
+}
+
 /* A rank's busBW counts from when its data could move: not before the last
  * rank arrived (a rank that arrived early spends the skew waiting), to its
- * kernel's end. */
+ * kernel's end, and never faster than its transport allows. */
 void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out)
 {
     out->wait_ns = g->last_arrival - x->arrival;
@@ -261,8 +275,11 @@ void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out)
     uint64_t from = x->kstart > g->last_arrival ? x->kstart : g->last_arrival;
     uint64_t from_err = x->kstart > g->last_arrival ? x->kstart_err : g->last_err;
     out->move_ns = out->has_own && g->gpu_arrival && x->kend > from ? x->kend - from : 0;
-    out->busbw = out->move_ns && g->bytes ? (double)g->bytes * g->factor / (double)out->move_ns : NAN;
     out->uncertain = x->uncertain;
+    out->cap_gbps = x->cap_gbps;
+    if (out->move_ns && g->bytes && x->cap_gbps > 0)
+        at_least_cap_time(out, (double)g->bytes * g->factor / x->cap_gbps, from_err + x->kend_err);
+    out->busbw = out->move_ns && g->bytes ? (double)g->bytes * g->factor / (double)out->move_ns : NAN;
     if (!out->uncertain && out->has_own && g->gpu_arrival && out->move_ns <= from_err + x->kend_err)
         out->uncertain = U_MOVE;
 }
