@@ -222,6 +222,29 @@ static void lateness(cl_group *g, const cl_rec *x, uint64_t *scratch)
     g->late_own = own >= NSC_FIG_LATE_MIN_NS && own >= g->late - own;
 }
 
+/* Data took at least min_ns to move at its transport's speed: a time *ns
+ * shorter within its bound (err) is made that long; -1 when it is shorter
+ * beyond it (left as measured). */
+static int at_least(uint64_t *ns, uint64_t err, double min_ns)
+{
+    if ((double)*ns >= min_ns)
+        return 0;
+    if ((double)(*ns + err) < min_ns)
+        return -1;
+    *ns = (uint64_t)ceil(min_ns);
+    return 0;
+}
+
+/* The least of its ranks' transport caps; 0: none known. */
+static double group_cap(const cl_rec *x, size_t n)
+{
+    double cap = 0;
+    for (size_t i = 0; i < n; i++)
+        if (x[i].cap_gbps > 0 && (cap == 0 || x[i].cap_gbps < cap))
+            cap = x[i].cap_gbps;
+    return cap;
+}
+
 void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw, uint64_t *scratch)
 {
     g->all_ranks = all_ranks;
@@ -243,24 +266,15 @@ void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_
         g->uncertain = U_DUR;
     g->bytes = bw.bytes;
     g->factor = bw.factor;
+    double cap = group_cap(x, g->n);
+    if (g->has_dur && g->dur && g->bytes && cap > 0 &&
+        at_least(&g->dur, g->dur_err, (double)g->bytes * bw.factor / cap) && !g->uncertain)
+        g->uncertain = U_CAP;
     g->algbw = g->busbw = NAN;
     if (g->has_dur && g->dur && g->bytes) {
         g->algbw = (double)g->bytes / (double)g->dur;
         g->busbw = g->algbw * bw.factor;
     }
-}
-
-/* Its data took at least min_ns to move at its transport's speed: a window
- * shorter within its bound (err) is that long, one shorter beyond it is
- * left as measured and uncertain. */
-static void at_least_cap_time(nsc_fig_rank *out, double min_ns, uint64_t err)
-{
-    if ((double)out->move_ns >= min_ns)
-        return;
-    if ((double)(out->move_ns + err) >= min_ns)
-        out->move_ns = (uint64_t)ceil(min_ns);
-    else if (!out->uncertain)
-        out->uncertain = U_CAP;
 }
 
 /* A rank's busBW counts from when its data could move: not before the last
@@ -277,8 +291,10 @@ void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out)
     out->move_ns = out->has_own && g->gpu_arrival && x->kend > from ? x->kend - from : 0;
     out->uncertain = x->uncertain;
     out->cap_gbps = x->cap_gbps;
-    if (out->move_ns && g->bytes && x->cap_gbps > 0)
-        at_least_cap_time(out, (double)g->bytes * g->factor / x->cap_gbps, from_err + x->kend_err);
+    if (out->move_ns && g->bytes && x->cap_gbps > 0 &&
+        at_least(&out->move_ns, from_err + x->kend_err, (double)g->bytes * g->factor / x->cap_gbps) &&
+        !out->uncertain)
+        out->uncertain = U_CAP;
     out->busbw = out->move_ns && g->bytes ? (double)g->bytes * g->factor / (double)out->move_ns : NAN;
     if (!out->uncertain && out->has_own && g->gpu_arrival && out->move_ns <= from_err + x->kend_err)
         out->uncertain = U_MOVE;

@@ -76,6 +76,9 @@ def possible(c):
                 out.append("rank %d kernel ends before the last kernel starts" % r["rank"])
         if c["duration_ns"] is not None and c["skew_ns"] > c["duration_ns"]:
             out.append("skew %d > duration %d" % (c["skew_ns"], c["duration_ns"]))
+    caps = [r["busbw_cap_gbps"] for r in c["ranks"] if r["busbw_cap_gbps"] is not None]
+    if caps and c["busbw_gbps"] is not None and c["busbw_gbps"] > min(caps) * (1 + 1e-3):
+        out.append("busBW %.1f GB/s above its transport's %.0f" % (c["busbw_gbps"], min(caps)))
     for r in c["ranks"]:
         if r["moving_ns"] is not None and not r["uncertain"] and c["arrival"] == "gpu":
             start = max(r["kernel_start_ns"], c["last_arrival_ns"])

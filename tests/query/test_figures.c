@@ -181,6 +181,26 @@ Test(figures, rank_busbw_above_the_transport_within_bound_is_capped)
     cr_assert_null(f.uncertain, "%s", f.uncertain);
 }
 
+/* Every kernel 30 us for 4 MiB x 1.5 over one NIC each: the collective's
+ * busBW too is above the transport beyond its bound. */
+Test(figures, collective_busbw_above_the_transport)
+{
+    cl_rec x[2] = {rec(0, E, T0, T0 + 30 * US, 1 * US), rec(1, E, T0, T0 + 30 * US, 1 * US)};
+    for (int r = 0; r < 2; r++)
+        x[r].cap_gbps = nsc_busbw_cap(1, 1);
+    cl_group g = group_of(x, 2, "AllReduce");
+    cr_assert_gt(g.busbw, NSC_NET_MAX_GBPS);
+    cr_assert_not_null(g.uncertain);
+    cr_assert(strstr(g.uncertain, "transport"), "%s", g.uncertain);
+    /* 50 us known within 20 us: as long as the NIC needs, 100 GB/s */
+    cl_rec y[2] = {rec(0, E, T0, T0 + 50 * US, 10 * US), rec(1, E, T0, T0 + 50 * US, 10 * US)};
+    for (int r = 0; r < 2; r++)
+        y[r].cap_gbps = nsc_busbw_cap(1, 1);
+    g = group_of(y, 2, "AllReduce");
+    cr_assert_float_eq(g.busbw, NSC_NET_MAX_GBPS, 1e-3);
+    cr_assert_null(g.uncertain, "%s", g.uncertain);
+}
+
 Test(figures, rank_busbw_above_the_transport_beyond_bound_is_uncertain)
 {
     nsc_fig_rank f = capped(30, 1 * US);
