@@ -65,3 +65,9 @@ nsc_busbw nsc_busbw_rule(const char *func, int32_t nranks, uint64_t count, unsig
         bw.factor = (dn - 1) / dn;
     return bw;
 }
+
+double nsc_busbw_cap(int multi_host, uint32_t host_ranks)
+{
+    double net = (double)host_ranks * NSC_NET_MAX_GBPS;
+    return multi_host && host_ranks && net < NSC_NVLINK_MAX_GBPS ? net : NSC_NVLINK_MAX_GBPS;
+}

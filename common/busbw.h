@@ -31,6 +31,17 @@ typedef struct nsc_busbw {
  * 0 bytes: callers report no bandwidth rather than a wrong one. */
 nsc_busbw nsc_busbw_rule(const char *func, int32_t nranks, uint64_t count, unsigned size);
 
+/* The most a transport moves, GB/s (bytes per ns) per direction: one NIC
+ * (800 Gb/s) and one GPU's NVLink (NVLink 5). A figure above what its
+ * transport allows was measured wrong (docs/api.md, "Figures"). */
+#define NSC_NET_MAX_GBPS 100.0
+#define NSC_NVLINK_MAX_GBPS 900.0
+
+/* The most a rank's busBW can be: its NVLink within one host; across hosts
+ * also its host's NICs, at most one per rank of the communicator there
+ * (host_ranks; 0: unknown, no such limit). */
+double nsc_busbw_cap(int multi_host, uint32_t host_ranks);
+
 /* Whether `func` (any case) is a function NCCL's profiler names in a
  * collective event; NSC_FUNC_NAMES lists them for messages. */
 int nsc_func_known(const char *func);

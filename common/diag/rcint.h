@@ -42,6 +42,7 @@
 
 #include <stdint.h>
 
+#include "busbw.h"
 #include "dint.h"
 
 /* A rank is late when it is the straggler (common/query/figures.h): the
@@ -59,9 +60,9 @@
  * median is RC_NET_RATIO times it or more: a loaded emulator made one host
  * pair's steps look 2.3x faster than the others' in a fault-free job. */
 #define RC_NET_RATIO 4.0
-/* No network link moves more than this (GB/s, bytes per ns: 800 Gb/s); a
- * loaded emulator's steps reported together once read 1,200 GB/s. */
-#define RC_NET_MAX_GBPS 100.0
+/* No network link moves more than one NIC (busbw.h); a loaded emulator's
+ * steps reported together once read 1,200 GB/s. */
+#define RC_NET_MAX_GBPS NSC_NET_MAX_GBPS
 #define RC_SLOW_MIN_EXTRA_NS 2000000ull
 /* A slow link whose receiver forwards on that channel over a link at least
  * RC_SLOW_RATIO times slower again is held up by it (its receiver frees

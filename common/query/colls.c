@@ -216,6 +216,23 @@ int nsc_q_cl_kernel_done(const cl_rec *x)
     return x->has_kernel && x->nkch >= x->nchannels;
 }
 
+/* Each record's transport cap (nsc_busbw_cap) from its group's hosts: the
+ * ranks of its host count only when every rank is there (all_ranks);
+ * scratch: a count per host (g->n of them at most). */
+static void caps(const nsc_q_ctx *c, const cl_group *g, cl_rec *x, int all_ranks, uint64_t *scratch)
+{
+    int multi_host = 0, count = all_ranks && c->nhosts <= g->n;
+    for (size_t h = 0; count && h < c->nhosts; h++)
+        scratch[h] = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        multi_host |= c->ranks[x[i].r].host != c->ranks[x[0].r].host;
+        if (count)
+            scratch[c->ranks[x[i].r].host]++;
+    }
+    for (size_t i = 0; i < g->n; i++)
+        x[i].cap_gbps = nsc_busbw_cap(multi_host, count ? (uint32_t)scratch[c->ranks[x[i].r].host] : 0);
+}
+
 /* The group's figures (figures.c) under the operation's bandwidth model;
  * scratch: 3 x g->n. */
 static void derive(cl_set *s, cl_group *g, uint64_t *scratch)
@@ -224,8 +241,9 @@ static void derive(cl_set *s, cl_group *g, uint64_t *scratch)
     cl_rec *x = &s->recs[g->first];
     nsc_busbw bw = nsc_busbw_rule(nsc_q_text(c, x->func), c->comm.nranks, x->count,
                                   nsc_dtype_size(nsc_q_text(c, x->datatype)));
-    nsc_fig_group(g, x, nsc_q_text(c, x->func), c->comm.nranks > 0 && g->n >= (size_t)c->comm.nranks, bw,
-                  scratch);
+    int all_ranks = c->comm.nranks > 0 && g->n >= (size_t)c->comm.nranks;
+    caps(c, g, x, all_ranks, scratch);
+    nsc_fig_group(g, x, nsc_q_text(c, x->func), all_ranks, bw, scratch);
     g->odd_rank = -1;
 }
 

@@ -34,6 +34,7 @@ typedef struct cl_rec {
     uint64_t kstart_err, kend_err;  /* their bounds (figures.c narrows them) */
     uint64_t arrival;           /* kstart when every rank has kernel times, else enq */
     const char *uncertain;      /* the causality its times break beyond their bounds; NULL: none */
+    double cap_gbps;            /* the most its transport allows (nsc_busbw_cap); 0: unknown */
     size_t grp;                 /* its group (CL_NONE: outside the window) */
     size_t pos;                 /* its place in its rank's records by enqueue time */
 } cl_rec;

@@ -3,6 +3,7 @@
 #include "figures.h"
 #include "order.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,8 @@ static void write_rank_figures(nsc_q_out *o, const cl_group *g, const cl_rec *x)
     nsc_q_opt_u64(o, f.move_ns != 0, f.move_ns);
     nsc_q_lit(o, ",\"busbw_gbps\":");
     nsc_q_num(o, f.busbw);
+    nsc_q_lit(o, ",\"busbw_cap_gbps\":");
+    nsc_q_num(o, f.cap_gbps > 0 ? f.cap_gbps : NAN);
     write_uncertain(o, f.uncertain);
 }
 

@@ -23,6 +23,7 @@ static const char U_RING[] = "a kernel ends before the last rank's kernel starts
 static const char U_SKEW[] = "skew larger than duration beyond the bounds";
 static const char U_DUR[] = "duration within its error bound";
 static const char U_MOVE[] = "data-moving time within its error bound";
+static const char U_CAP[] = "busBW above what its transport allows, beyond the bounds";
 const char nsc_fig_u_stale[] = "a KernelCh timer of other work (NCCL's work counter behind), not used";
 
 int nsc_fig_needs_all(const char *func)
@@ -221,6 +222,29 @@ static void lateness(cl_group *g, const cl_rec *x, uint64_t *scratch)
     g->late_own = own >= NSC_FIG_LATE_MIN_NS && own >= g->late - own;
 }
 
+/* Data took at least min_ns to move at its transport's speed: a time *ns
+ * shorter within its bound (err) is made that long; -1 when it is shorter
+ * beyond it (left as measured). */
+static int at_least(uint64_t *ns, uint64_t err, double min_ns)
+{
+    if ((double)*ns >= min_ns)
+        return 0;
+    if ((double)(*ns + err) < min_ns)
+        return -1;
+    *ns = (uint64_t)ceil(min_ns);
+    return 0;
+}
+
+/* The least of its ranks' transport caps; 0: none known. */
+static double group_cap(const cl_rec *x, size_t n)
+{
+    double cap = 0;
+    for (size_t i = 0; i < n; i++)
+        if (x[i].cap_gbps > 0 && (cap == 0 || x[i].cap_gbps < cap))
+            cap = x[i].cap_gbps;
+    return cap;
+}
+
 void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_busbw bw, uint64_t *scratch)
 {
     g->all_ranks = all_ranks;
@@ -242,6 +266,10 @@ void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_
         g->uncertain = U_DUR;
     g->bytes = bw.bytes;
     g->factor = bw.factor;
+    double cap = group_cap(x, g->n);
+    if (g->has_dur && g->dur && g->bytes && cap > 0 &&
+        at_least(&g->dur, g->dur_err, (double)g->bytes * bw.factor / cap) && !g->uncertain)
+        g->uncertain = U_CAP;
     g->algbw = g->busbw = NAN;
     if (g->has_dur && g->dur && g->bytes) {
         g->algbw = (double)g->bytes / (double)g->dur;
@@ -251,7 +279,7 @@ void nsc_fig_group(cl_group *g, cl_rec *x, const char *func, int all_ranks, nsc_
 
 /* A rank's busBW counts from when its data could move: not before the last
  * rank arrived (a rank that arrived early spends the skew waiting), to its
- * kernel's end. */
+ * kernel's end, and never faster than its transport allows. */
 void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out)
 {
     out->wait_ns = g->last_arrival - x->arrival;
@@ -261,8 +289,13 @@ void nsc_fig_rank_of(const cl_group *g, const cl_rec *x, nsc_fig_rank *out)
     uint64_t from = x->kstart > g->last_arrival ? x->kstart : g->last_arrival;
     uint64_t from_err = x->kstart > g->last_arrival ? x->kstart_err : g->last_err;
     out->move_ns = out->has_own && g->gpu_arrival && x->kend > from ? x->kend - from : 0;
-    out->busbw = out->move_ns && g->bytes ? (double)g->bytes * g->factor / (double)out->move_ns : NAN;
     out->uncertain = x->uncertain;
+    out->cap_gbps = x->cap_gbps;
+    if (out->move_ns && g->bytes && x->cap_gbps > 0 &&
+        at_least(&out->move_ns, from_err + x->kend_err, (double)g->bytes * g->factor / x->cap_gbps) &&
+        !out->uncertain)
+        out->uncertain = U_CAP;
+    out->busbw = out->move_ns && g->bytes ? (double)g->bytes * g->factor / (double)out->move_ns : NAN;
     if (!out->uncertain && out->has_own && g->gpu_arrival && out->move_ns <= from_err + x->kend_err)
         out->uncertain = U_MOVE;
 }

@@ -35,8 +35,10 @@ typedef struct nsc_fig_rank {
     uint64_t wait_ns;           /* last arrival - its arrival */
     int has_own;                /* its kernel ended: own_ns is known */
     uint64_t own_ns, own_err_ns;  /* its kernel time, and its bound */
-    uint64_t move_ns;           /* kernel end - max(its start, last arrival): when its data could move */
+    uint64_t move_ns;           /* kernel end - max(its start, last arrival): when its data could move,
+                                 * at least bytes x factor / cap_gbps where its bound allows */
     double busbw;               /* bytes x factor / move_ns; NaN when unknown */
+    double cap_gbps;            /* the most its transport allows (nsc_busbw_cap); 0: unknown */
     const char *uncertain;      /* why a figure of it is uncertain; NULL: none */
 } nsc_fig_rank;
 

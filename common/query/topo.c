@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define TOPO_BLOCKS 16  /* blocks per rank read for ProxyOp peers */
+#define TOPO_SEQS 16    /* collectives read for the ledger's send edges */
 
 /* ---- comms ----------------------------------------------------------------- */
 
@@ -212,6 +213,52 @@ static int block_peers(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, 
     return rc;
 }
 
+typedef struct tp_ledger {
+    nsc_q_ctx *c;
+    tp_set *s;
+    uint64_t seq;   /* the collective being read */
+    size_t seqs;    /* collectives read */
+} tp_ledger;
+
+/* Send peers of one ledger record: its send edges. The records come in seq
+ * order: those of the first TOPO_SEQS collectives are read. */
+static int ledger_peers(void *arg, const nsc_ledger_rec *x)
+{
+    tp_ledger *u = arg;
+    if (!nsc_q_rank_selected(u->c->q, x->rank))
+        return 0;
+    if (!u->seqs || x->seq != u->seq) {
+        if (u->seqs == TOPO_SEQS)
+            return 1;
+        u->seq = x->seq;
+        u->seqs++;
+    }
+    int rc = 0;
+    for (uint32_t i = 0; !rc && i < x->nedges; i++)
+        if (x->edges[i].is_send)
+            rc = add_peer(u->c, u->s, (tp_peer){x->edges[i].channel, x->rank, x->edges[i].peer});
+    return rc;
+}
+
+/* Send peers from the ledger's edges, else (a store written before the
+ * ledger, or records without network detail) from the raw ProxyOps: with
+ * detail = on-demand the store holds no ProxyOp. */
+static int send_peers(nsc_q_ctx *c, tp_set *s)
+{
+    tp_ledger u = {.c = c, .s = s};
+    nsc_store_ledger_q lq = {c->job, c->comm.comm_id, 0, UINT64_MAX, 0, 0};
+    nsc_q_rank_window(c->q, &lq.rank_lo, &lq.rank_hi);
+    int rc = nsc_store_ledger_read(c->rd, &lq, ledger_peers, &u);
+    if (rc && rc != 1)
+        return rc == NSC_QUERY_ESTORE ? rc : nsc_q_store_fail(c, rc);
+    if (s->n)
+        return 0;
+    rc = 0;
+    for (size_t r = 0; !rc && r < c->nranks; r++)
+        rc = nsc_q_rank_blocks(c, &c->ranks[r], TOPO_BLOCKS, block_peers, s);
+    return rc;
+}
+
 static int by_channel(const void *a, const void *b)
 {
     const tp_peer *x = a, *y = b;
@@ -317,9 +364,7 @@ int nsc_q_topology(nsc_q_ctx *c)
 {
     nsc_q_out *o = c->out;
     tp_set peers = {0};
-    int rc = 0;
-    for (size_t r = 0; !rc && r < c->nranks; r++)
-        rc = nsc_q_rank_blocks(c, &c->ranks[r], TOPO_BLOCKS, block_peers, &peers);
+    int rc = send_peers(c, &peers);
     if (!rc) {
         nsc_q_lit(o, "{");
         nsc_q_write_comm_head(c);

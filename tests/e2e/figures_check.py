@@ -20,7 +20,8 @@ view's data and any late-rank verdict of diagnose; the same duration, busBW
 (per collective and per rank) and uncertainty in the API, the CLI's JSON and
 its text; the same hung collectives (none once the job ended) in status, the
 Hang and Overview pages' data, /metrics, the collectives and diagnose; and no figure
-shown as a fact that breaks causality beyond its bound. Prints the counts
+shown as a fact that breaks causality beyond its bound or a rank's busBW
+above what its transport allows. Prints the counts
 and the median bound. Exit 0 when all hold, 1 otherwise (each difference
 printed)."""
 import json
@@ -75,11 +76,20 @@ def possible(c):
                 out.append("rank %d kernel ends before the last kernel starts" % r["rank"])
         if c["duration_ns"] is not None and c["skew_ns"] > c["duration_ns"]:
             out.append("skew %d > duration %d" % (c["skew_ns"], c["duration_ns"]))
+    caps = [r["busbw_cap_gbps"] for r in c["ranks"] if r["busbw_cap_gbps"] is not None]
+    if caps and c["busbw_gbps"] is not None and c["busbw_gbps"] > min(caps) * (1 + 1e-3):
+        out.append("busBW %.1f GB/s above its transport's %.0f" % (c["busbw_gbps"], min(caps)))
     for r in c["ranks"]:
         if r["moving_ns"] is not None and not r["uncertain"] and c["arrival"] == "gpu":
             start = max(r["kernel_start_ns"], c["last_arrival_ns"])
-            if r["moving_ns"] != r["kernel_end_ns"] - start:
+            # within its bound, a window too short for the transport is
+            # made as long as the transport needs
+            capped = r["moving_ns"] > r["kernel_end_ns"] - start and close(r["busbw_gbps"], r["busbw_cap_gbps"])
+            if r["moving_ns"] != r["kernel_end_ns"] - start and not capped:
                 out.append("rank %d busBW not counted from the last arrival" % r["rank"])
+        if r["busbw_gbps"] is not None and not r["uncertain"] and r["busbw_gbps"] > r["busbw_cap_gbps"] * (1 + 1e-3):
+            out.append("rank %d busBW %.1f GB/s above its transport's %.0f" % (r["rank"], r["busbw_gbps"],
+                                                                               r["busbw_cap_gbps"]))
     return out
 
 

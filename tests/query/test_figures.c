@@ -3,11 +3,13 @@
  * starts before its enqueue, a ring AllReduce rank whose kernel ends before
  * another rank's starts, skew above duration, a busBW over a window shorter
  * than its bound) come out corrected within their bounds or marked uncertain;
- * a last rank is late of its own or by inheritance; the straggler is the rank
+ * a per-rank busBW above what its transport allows is capped within its
+ * bound, else uncertain; a last rank is late of its own or by inheritance; the straggler is the rank
  * late of its own at more than half of its collectives.
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 #include "figures.h"
 
@@ -145,6 +147,69 @@ Test(figures, rank_busbw_over_a_window_within_its_bound_is_uncertain)
     cr_assert_eq(f.move_ns, 12 * US);
     cr_assert_not_null(f.uncertain);
     cr_assert_null(g.uncertain, "the collective's own duration is well beyond its bound");
+}
+
+/* The cap (busbw.h): a rank's NVLink on one host; across hosts its host's
+ * NICs, one per rank there at most. */
+Test(figures, transport_cap)
+{
+    cr_assert_float_eq(nsc_busbw_cap(0, 4), NSC_NVLINK_MAX_GBPS, 1e-9);
+    cr_assert_float_eq(nsc_busbw_cap(1, 4), 4 * NSC_NET_MAX_GBPS, 1e-9);
+    cr_assert_float_eq(nsc_busbw_cap(1, 64), NSC_NVLINK_MAX_GBPS, 1e-9, "NVLink still caps a rank");
+    cr_assert_float_eq(nsc_busbw_cap(1, 0), NSC_NVLINK_MAX_GBPS, 1e-9, "ranks per host unknown");
+}
+
+/* Two ranks on two hosts, one NIC each (100 GB/s): 4 MiB x 1.5 takes
+ * 62.9 us at least. Rank 1 moved it in `move` us after rank 0's start, each
+ * GPU time within err. */
+static nsc_fig_rank capped(uint64_t move, uint64_t err)
+{
+    cl_rec x[2] = {rec(0, E, T0, T0 + 1000 * US, err), rec(1, E, T0 + 1000 * US - move * US, T0 + 1000 * US, err)};
+    for (int r = 0; r < 2; r++)
+        x[r].cap_gbps = nsc_busbw_cap(1, 1);
+    cl_group g = group_of(x, 2, "AllReduce");
+    nsc_fig_rank f;
+    nsc_fig_rank_of(&g, &x[1], &f);
+    return f;
+}
+
+Test(figures, rank_busbw_above_the_transport_within_bound_is_capped)
+{
+    nsc_fig_rank f = capped(50, 10 * US);
+    cr_assert_leq(f.busbw, NSC_NET_MAX_GBPS, "%.1f GB/s over one 100 GB/s NIC", f.busbw);
+    cr_assert_float_eq(f.busbw, NSC_NET_MAX_GBPS, 1e-3);
+    cr_assert_null(f.uncertain, "%s", f.uncertain);
+}
+
+/* Every kernel 30 us for 4 MiB x 1.5 over one NIC each: the collective's
+ * busBW too is above the transport beyond its bound. */
+Test(figures, collective_busbw_above_the_transport)
+{
+    cl_rec x[2] = {rec(0, E, T0, T0 + 30 * US, 1 * US), rec(1, E, T0, T0 + 30 * US, 1 * US)};
+    for (int r = 0; r < 2; r++)
+        x[r].cap_gbps = nsc_busbw_cap(1, 1);
+    cl_group g = group_of(x, 2, "AllReduce");
+    cr_assert_gt(g.busbw, NSC_NET_MAX_GBPS);
+    cr_assert_not_null(g.uncertain);
+    cr_assert(strstr(g.uncertain, "transport"), "%s", g.uncertain);
+    /* 50 us known within 20 us: as long as the NIC needs, 100 GB/s */
+    cl_rec y[2] = {rec(0, E, T0, T0 + 50 * US, 10 * US), rec(1, E, T0, T0 + 50 * US, 10 * US)};
+    for (int r = 0; r < 2; r++)
+        y[r].cap_gbps = nsc_busbw_cap(1, 1);
+    g = group_of(y, 2, "AllReduce");
+    cr_assert_float_eq(g.busbw, NSC_NET_MAX_GBPS, 1e-3);
+    cr_assert_null(g.uncertain, "%s", g.uncertain);
+}
+
+Test(figures, rank_busbw_above_the_transport_beyond_bound_is_uncertain)
+{
+    nsc_fig_rank f = capped(30, 1 * US);
+    cr_assert_eq(f.move_ns, 30 * US, "left as measured");
+    cr_assert_gt(f.busbw, NSC_NET_MAX_GBPS);
+    cr_assert_not_null(f.uncertain);
+    cr_assert(strstr(f.uncertain, "transport"), "%s", f.uncertain);
+    nsc_fig_rank ok = capped(200, 1 * US);
+    cr_assert_null(ok.uncertain, "31 GB/s is possible");
 }
 
 /* Four ranks whose previous collective ended at prev[r], enqueued at

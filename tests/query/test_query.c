@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "busbw.h"
 #include "json.h"
 #include "mono.h"
 #include "qfixture.h"
@@ -104,6 +105,10 @@ Test(query, collectives_matched_with_skew_last_rank_and_bandwidth)
             cr_assert_eq(qj_u64(rk, "arrival_ns"), qf_enqueue(k, seq) + 3000);
             cr_assert_eq(qj_u64(rk, "wait_ns"), qf_enqueue(QF_LATE_RANK, seq) - qf_enqueue(k, seq));
             cr_assert_eq(qj_u64(rk, "duration_ns"), QF_KERNEL);
+            /* two hosts, two ranks on each: at most their NICs */
+            double cap;
+            cr_assert_eq(nsc_json_double(nsc_json_get(rk, "busbw_cap_gbps"), &cap), 0);
+            cr_assert_float_eq(cap, 2 * NSC_NET_MAX_GBPS, 1e-3, "rank %d", k);
         }
         const nsc_json *mm = nsc_json_get(c, "mismatch");
         if (seq == 3)
