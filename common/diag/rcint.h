@@ -30,6 +30,7 @@
  *   rclate.c     late ranks: who arrived last and why, from the collectives
  *   rclinks.c    slow links and NICs, from the pass's step times
  *   rcstall.c    where a stuck collective stopped, from the pass's progress
+ *   rcfollow.c   late ranks across communicators: origin or inherited
  */
 #ifndef NCCLSCOPE_DIAG_RCINT_H
 #define NCCLSCOPE_DIAG_RCINT_H
@@ -89,6 +90,10 @@
  * are passed over. */
 #define RC_LATE_ONSETS 4
 #define RC_LATE_MAX_EVERY 10
+
+/* An inherited late rank's origin is the one most of its first
+ * RC_FOLLOW_VOTES late collectives lead to (rcfollow.c). */
+#define RC_FOLLOW_VOTES 64
 
 typedef struct rc_rank_late {
     uint64_t last, seen;                     /* collectives it arrived last at / took part in */
