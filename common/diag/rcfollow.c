@@ -440,15 +440,16 @@ static int folds_into(const fw_late *x, uint32_t who)
 /* The figures a verdict adds: the process's rank in the job's largest
  * communicator, the communicators it is late of its own in and those it
  * delayed, the ranks there that only inherit it, and its cost summed. */
-static void merged_figures(const nsc_rc_follow *w, const fw_late *v, size_t nv, size_t prim, uint64_t cost, size_t naff,
-                           size_t naffc, size_t nown)
+static void merged_figures(const nsc_rc_follow *w, const fw_late *v, size_t nv, size_t prim, uint64_t cost,
+                           uint64_t nlate, size_t naff, size_t naffc, size_t nown)
 {
     const fw_late *x = &v[prim];
     nsc_problem *p = x->p;
     char buf[sizeof p->figures];
     size_t n = 0;
-    int full = put(buf, sizeof buf, &n, "%s,\"world_rank\":%" PRId64 ",\"job_cost_ns\":%" PRIu64 ",\"comms_of_its_own\":[",
-                   p->figures, world_rank(w, x->who), cost);
+    int full = put(buf, sizeof buf, &n, "%s,\"world_rank\":%" PRId64 ",\"job_cost_ns\":%" PRIu64 ",\"job_late_collectives\":%" PRIu64
+                   ",\"comms_of_its_own\":[",
+                   p->figures, world_rank(w, x->who), cost, nlate);
     const char *sep = "";
     for (size_t i = 0; i < nv && !full; i++)
         if (v[i].who == x->who && !(full = put(buf, sizeof buf, &n, "%s\"%s\"", sep, w->c[v[i].comm].id)))
@@ -499,13 +500,16 @@ static void merge_origin(const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t
     char often[48] = "every collective";
     if (v[prim].every > 1)
         snprintf(often, sizeof often, "1 collective in %" PRIu64, v[prim].every);
+    uint64_t nlate = 0;
+    for (size_t i = 0; i < w->n; i++)
+        nlate += w->r[i].who == who && w->r[i].own_late;
     snprintf(p->text, sizeof p->text,
-             "%s: rank %" PRId64 " (%s; rank %" PRId64 " of the job's largest communicator) is late of its own "
-             "since seq %" PRIu64 " of comm %s, %s, and late in %zu communicator(s): the others waited %.1f ms in "
-             "all; %zu late rank(s) in %zu communicator(s) only inherit its delay",
+             "%s: rank %" PRId64 " (%.40s; world rank %" PRId64 ") late of its own since seq %" PRIu64
+             " of comm %s, %s, in %zu comm(s): the others waited %.2f ms per late collective, %.1f ms in all; "
+             "%zu late rank(s) in %zu comm(s) only inherit it",
              gpu ? "GPU late" : "host late", p->rank, p->hosts[0], world_rank(w, who), p->seq, p->comm, often, nown,
-             (double)cost / 1e6, naff, naffc);
-    merged_figures(w, v, nv, prim, cost, naff, naffc, nown);
+             (double)cost / (double)(nlate ? nlate : 1) / 1e6, (double)cost / 1e6, naff, naffc);
+    merged_figures(w, v, nv, prim, cost, nlate, naff, naffc, nown);
     for (size_t i = 0; i < nv; i++)
         if (i != prim && folds_into(&v[i], who))
             v[i].p->kind[0] = 0;  /* folded in: removed below */
