@@ -29,7 +29,7 @@
 #define FW_MAX_HOPS 32
 
 typedef struct fw_rec {
-    uint64_t seq, api, done, gpu;
+    uint64_t seq, api, done, gpu;  /* done: its end on the device, else on its host */
     uint64_t own;      /* its process's own time before it */
     int64_t blocker;   /* the process's earlier record that ended last, -1 none */
     uint32_t comm, who;
@@ -125,7 +125,9 @@ static int on_record(void *arg, const nsc_json *v, const char *line, size_t len)
         return 1;
     }
     int p2p = strcmp(func, "Send") == 0 || strcmp(func, "Recv") == 0;
-    w->r[w->n++] = (fw_rec){nsc_diag_num(v, "seq"), nsc_diag_num(v, "api_ns"), nsc_diag_num(v, "done_ns"),
+    /* its end on the device: its host may notice it milliseconds later */
+    uint64_t end = nsc_diag_num(v, "gpu_end_ns");
+    w->r[w->n++] = (fw_rec){nsc_diag_num(v, "seq"), nsc_diag_num(v, "api_ns"), end ? end : nsc_diag_num(v, "done_ns"),
                             nsc_diag_num(v, "gpu_start_ns"), 0, -1, ld->comm, w->who_of[c->first + rank],
                             0, (int32_t)rank, (int32_t)nsc_diag_num_or(v, "peer", -1), (uint8_t)p2p, 0, 0};
     return 0;
