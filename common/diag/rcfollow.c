@@ -31,6 +31,7 @@
 typedef struct fw_rec {
     uint64_t seq, api, done, gpu;  /* done: its end on the device, else on its host */
     uint64_t own;      /* its process's own time before it */
+    uint64_t excess;   /* a collective's: own beyond the median of its ranks' */
     int64_t blocker;   /* the process's earlier record that ended last, -1 none */
     uint32_t comm, who;
     uint32_t last_who;  /* a collective's: the process that arrived last */
@@ -128,7 +129,7 @@ static int on_record(void *arg, const nsc_json *v, const char *line, size_t len)
     /* its end on the device: its host may notice it milliseconds later */
     uint64_t end = nsc_diag_num(v, "gpu_end_ns");
     w->r[w->n++] = (fw_rec){nsc_diag_num(v, "seq"), nsc_diag_num(v, "api_ns"), end ? end : nsc_diag_num(v, "done_ns"),
-                            nsc_diag_num(v, "gpu_start_ns"), 0, -1, ld->comm, w->who_of[c->first + rank],
+                            nsc_diag_num(v, "gpu_start_ns"), 0, 0, -1, ld->comm, w->who_of[c->first + rank],
                             0, (int32_t)rank, (int32_t)nsc_diag_num_or(v, "peer", -1), (uint8_t)p2p, 0, 0};
     return 0;
 }
@@ -217,9 +218,14 @@ static void judge_coll(nsc_rc_follow *w, const fw_key *k, size_t n, uint64_t *sc
                        uint32_t *own_n)
 {
     size_t last = 0;
-    for (size_t j = 1; j < n; j++)
+    for (size_t j = 0; j < n; j++) {
+        scratch[j] = w->r[k[j].i].own;
         if (arrival(&w->r[k[j].i]) > arrival(&w->r[k[last].i]))
             last = j;
+    }
+    uint64_t all = median(scratch, n);
+    for (size_t j = 0; j < n; j++)
+        w->r[k[j].i].excess = w->r[k[j].i].own > all ? w->r[k[j].i].own - all : 0;
     fw_rec *x = &w->r[k[last].i];
     size_t m = 0;
     for (size_t j = 0; j < n; j++)
@@ -383,15 +389,37 @@ static int64_t vote_origin(const nsc_rc_follow *w, const fw_late *x, const uint8
     return best;
 }
 
+/* A run's first collective, moved back to the earliest of the process's
+ * collectives in that communicator just before it whose own time was as far
+ * beyond the others' (half the lateness threshold): late of its own, but
+ * behind a rank later still (at a job's start, a process that started
+ * late). Up to RC_FOLLOW_WEAK in a row without are passed over: the others'
+ * own times are noisy at a job's start too. */
+static int64_t run_start(const nsc_rc_follow *w, int64_t k)
+{
+    int64_t on = k;
+    int weak = 0;
+    for (int64_t i = k - 1; i >= 0 && w->r[i].who == w->r[k].who && weak <= RC_FOLLOW_WEAK; i--) {
+        if (w->r[i].comm != w->r[k].comm || w->r[i].p2p)
+            continue;
+        weak = 2 * w->r[i].excess < NSC_FIG_LATE_MIN_NS ? weak + 1 : 0;
+        on = weak ? on : i;
+    }
+    return on;
+}
+
 /* A process's onset in a communicator: its first collective there late of
  * its own by its whole timeline (the communicator's own analysis may have
- * split the first ones wrongly: another communicator's work in its gaps),
- * but one followed by no other within RC_LATE_MAX_EVERY of its collectives
- * there is passed over (a loaded machine's pause). -1 if none. */
+ * split the first ones wrongly: another communicator's work in its gaps)
+ * that begins a run: the next
+ * two such each within RC_LATE_MAX_EVERY of its collectives there of the
+ * one before (a loaded machine's pauses make lone ones, and pairs), moved
+ * back by run_start. The first of them all if none begins a run, -1 if
+ * there is none. */
 static int64_t onset_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm)
 {
-    int64_t first = -1, cand = -1;
-    uint64_t nth = 0, cand_nth = 0;
+    int64_t first = -1, run[2] = {-1, -1};
+    uint64_t nth = 0, at[2] = {0, 0};
     for (size_t i = 0; i < w->n; i++) {
         const fw_rec *x = &w->r[i];
         if (x->who != who || x->comm != comm || x->p2p)
@@ -399,10 +427,11 @@ static int64_t onset_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm)
         nth++;
         if (!x->own_late)
             continue;
-        if (cand >= 0 && nth - cand_nth <= RC_LATE_MAX_EVERY)
-            return cand;
+        if (run[0] >= 0 && nth - at[1] <= RC_LATE_MAX_EVERY && at[1] - at[0] <= RC_LATE_MAX_EVERY)
+            return run_start(w, run[0]);
         first = first < 0 ? (int64_t)i : first;
-        cand = (int64_t)i, cand_nth = nth;
+        run[0] = run[1], at[0] = at[1];
+        run[1] = (int64_t)i, at[1] = nth;
     }
     return first;
 }
@@ -492,7 +521,7 @@ static void merge_origin(const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t
             naffc += !again;
         }
     }
-    if (prim == nv || (nown < 2 && !naff))
+    if (prim == nv)
         return;
     nsc_problem *p = v[prim].p;
     int64_t on = onset_rec(w, who, v[prim].comm);
@@ -527,6 +556,16 @@ static void compact(nsc_findings *f)
     f->n = n;
 }
 
+/* Whether a late rank whose lateness its own time explained at own of its
+ * late collectives is late of its own: at one in RC_FOLLOW_OWN_SHARE of
+ * them, and at half of them or at RC_LATE_MIN_OWN (a rank past a pipeline
+ * stage's Recv on a loaded machine: its own time is hidden at half or
+ * more; one that only inherits a delay: at a few of dozens). */
+static int stands(uint32_t late, uint32_t own)
+{
+    return !late || (RC_FOLLOW_OWN_SHARE * own >= late && (2 * own >= late || own >= RC_LATE_MIN_OWN));
+}
+
 /* The late-rank problems of the communicators followed, with their process
  * and whether their own time explains them. */
 static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v, const uint32_t *late_n,
@@ -541,7 +580,7 @@ static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v,
         if (!is_late(p) || c == w->nc || p->rank < 0 || p->rank >= w->c[c].nranks)
             continue;
         size_t cell = w->c[c].first + (size_t)p->rank;
-        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], !late_n[cell] || 2 * own_n[cell] >= late_n[cell], -1, 0, 0, 0};
+        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], stands(late_n[cell], own_n[cell]), -1, 0, 0, 0};
         late_figures(&v[nv++]);
     }
     return nv;

@@ -94,6 +94,12 @@
 /* An inherited late rank's origin is the one most of its first
  * RC_FOLLOW_VOTES late collectives lead to (rcfollow.c). */
 #define RC_FOLLOW_VOTES 64
+/* A late rank's onset moves back over at most this many of its collectives
+ * in a row whose own time is not beyond the others' (rcfollow.c). */
+#define RC_FOLLOW_WEAK 2
+/* A late rank's problem stands when its own time explains its lateness at
+ * one in RC_FOLLOW_OWN_SHARE of its late collectives or more (rcfollow.c). */
+#define RC_FOLLOW_OWN_SHARE 4
 
 typedef struct rc_rank_late {
     uint64_t last, seen;                     /* collectives it arrived last at / took part in */

@@ -61,16 +61,20 @@ def with_host(emu, place):
 
 def timing_wrong(emu, fault, problem):
     """Why a late rank's onset or frequency disagrees with the emulator's
-    fault_truth (onset within 2 collectives, every the fault's), or None."""
+    fault_truth (onset within 2 collectives of the first the fault touched in
+    the verdict's communicator, every the fault's), or None."""
     truth = emu.get("fault_truth") or []
     fig = problem.get("figures") or {}
     if problem["kind"] not in ("host_late", "gpu_late") or not truth:
         return None
     onset = truth[0]["onset"]["seq"]
+    if "world_rank" in fig:  # followed across communicators: the truth's first in the verdict's
+        seqs = [c["seq"] for c in truth[0]["collectives"] if c["comm_id"] == int(problem["comm"], 16)]
+        if not seqs:
+            return "onset in comm %s, which the fault never touched" % problem["comm"]
+        onset = seqs[0]
     if abs(fig.get("onset_seq", -99) - onset) > 2:
         return "onset seq %s, truth %d" % (fig.get("onset_seq"), onset)
-    if "world_rank" in fig and int(problem["comm"], 16) != truth[0]["onset"]["comm_id"]:
-        return "onset in comm %s, truth 0x%x" % (problem["comm"], truth[0]["onset"]["comm_id"])
     if fig.get("every") != fault.get("every", 1):
         return "1 in %s, truth 1 in %s" % (fig.get("every"), fault.get("every", 1))
     return None
