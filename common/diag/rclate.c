@@ -155,7 +155,9 @@ static int64_t onset_straggler(const nsc_rc_late *l)
     const rc_rank_late *x = &l->r[best];
     size_t on = onset_of(x, late_every(x));
     uint64_t since = x->seen - x->first_seen[on];
-    return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on) * RC_LATE_MAX_EVERY >= since &&
+    /* + 1: one of its late collectives a loaded machine hid (another rank
+     * later still) must not halve a 1 in RC_LATE_MAX_EVERY rank */
+    return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on + 1) * RC_LATE_MAX_EVERY >= since &&
                    2 * x->affected > l->own_all
                ? best
                : -1;
