@@ -436,9 +436,31 @@ static int64_t onset_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm)
     return first;
 }
 
-/* The verdict's figures with the onset moved to record k's collective
- * (rclate.c's are numbers only). */
-static void set_onset(nsc_problem *p, const fw_rec *k)
+/* How often the process is late of its own in the communicator of record
+ * k from k on, counted as a communicator's analysis counts it (rclate.c). */
+static uint64_t every_from(const nsc_rc_follow *w, int64_t k)
+{
+    rc_rank_late x = {0};
+    uint64_t nth = 0;
+    for (size_t i = (size_t)k; i < w->n && w->r[i].who == w->r[k].who; i++) {
+        if (w->r[i].comm != w->r[k].comm || w->r[i].p2p)
+            continue;
+        if (w->r[i].own_late) {
+            if (x.affected) {
+                uint64_t gap = nth - x.last_affected;
+                x.gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
+            }
+            x.last_affected = nth;
+            x.affected++;
+        }
+        nth++;
+    }
+    return nsc_rc_late_every(&x);
+}
+
+/* The verdict's figures with the onset moved to record k's collective and
+ * its frequency counted from there (rclate.c's are numbers only). */
+static void set_onset(nsc_problem *p, const fw_rec *k, uint64_t every)
 {
     char in[sizeof p->figures + 2], out[sizeof p->figures];
     snprintf(in, sizeof in, "{%s}", p->figures);
@@ -450,10 +472,11 @@ static void set_onset(nsc_problem *p, const fw_rec *k)
     size_t n = 0;
     int full = 0;
     for (const nsc_json *m = nsc_json_first(o); m && !full; m = nsc_json_next(o, m))
-        if (m->kind == NSC_JSON_NUMBER && strcmp(m->key, "onset_seq") != 0 && strcmp(m->key, "onset_ns") != 0)
+        if (m->kind == NSC_JSON_NUMBER && strcmp(m->key, "onset_seq") != 0 && strcmp(m->key, "onset_ns") != 0 &&
+            strcmp(m->key, "every") != 0)
             full = put(out, sizeof out, &n, "%s\"%s\":%s", n ? "," : "", m->key, m->text);
-    if (!full && !put(out, sizeof out, &n, "%s\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64, n ? "," : "", k->seq,
-                      k->api)) {
+    if (!full && !put(out, sizeof out, &n, "%s\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64,
+                      n ? "," : "", k->seq, k->api, every)) {
         memcpy(p->figures, out, n + 1);
         p->seq = k->seq;
     }
@@ -525,8 +548,10 @@ static void merge_origin(const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t
         return;
     nsc_problem *p = v[prim].p;
     int64_t on = onset_rec(w, who, v[prim].comm);
-    if (on >= 0)
-        set_onset(p, &w->r[on]);
+    if (on >= 0 && every_from(w, on)) {
+        v[prim].every = every_from(w, on);
+        set_onset(p, &w->r[on], v[prim].every);
+    }
     int gpu = strcmp(p->kind, "gpu_late") == 0;
     char often[48] = "every collective";
     if (v[prim].every > 1)

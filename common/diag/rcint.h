@@ -177,6 +177,10 @@ size_t nsc_rc_pidx(int64_t rank, unsigned ch, unsigned is_send);
 const char *nsc_rc_host_of(const rc_pass *p, int32_t rank);
 /* qsort order of uint64_t values. */
 
+/* How often a late rank is late since its onset, from its affected count
+ * and gaps (rclate.c): 1 every collective, N 1 in N, 0 with one. */
+uint64_t nsc_rc_late_every(const rc_rank_late *x);
+
 /* Every link's typical step and state (rclinks.c); returns the reference,
  * 0 if no link has enough steps; sets *limit. */
 uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit);

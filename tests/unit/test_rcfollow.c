@@ -123,6 +123,8 @@ Test(rcfollow, the_origin_is_named_and_who_inherits_its_delay_is_affected)
     cr_assert_eq(p->rank, 1);
     cr_assert_eq(p->seq, 0);
     cr_assert_not_null(strstr(p->figures, "\"world_rank\":1,"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,\"onset_ns\":1000000000,\"every\":1,"), "%s",
+                       p->figures);
     cr_assert_not_null(strstr(p->figures, "\"affected\":[{\"comm\":\"0xb\",\"rank\":0,\"world_rank\":0}]"), "%s",
                        p->figures);
     cr_assert_not_null(strstr(p->figures, "\"comms_of_its_own\":[\"0xa\"]"), "%s", p->figures);
