@@ -38,6 +38,7 @@ typedef struct fw_rec {
     int32_t rank, peer;
     uint8_t p2p, late_last;  /* late_last: it arrived last, late (figures.h) */
     uint8_t own_late;        /* ... and its own time explains half of that */
+    uint8_t first;           /* its process's first: no earlier end to measure from */
 } fw_rec;
 
 typedef struct fw_comm {
@@ -130,7 +131,7 @@ static int on_record(void *arg, const nsc_json *v, const char *line, size_t len)
     uint64_t end = nsc_diag_num(v, "gpu_end_ns");
     w->r[w->n++] = (fw_rec){nsc_diag_num(v, "seq"), nsc_diag_num(v, "api_ns"), end ? end : nsc_diag_num(v, "done_ns"),
                             nsc_diag_num(v, "gpu_start_ns"), 0, 0, -1, ld->comm, w->who_of[c->first + rank],
-                            0, (int32_t)rank, (int32_t)nsc_diag_num_or(v, "peer", -1), (uint8_t)p2p, 0, 0};
+                            0, (int32_t)rank, (int32_t)nsc_diag_num_or(v, "peer", -1), (uint8_t)p2p, 0, 0, 0};
     return 0;
 }
 
@@ -169,7 +170,9 @@ static int by_who_api(const void *a, const void *b)
 }
 
 /* Sort by process and time; each record's own time: its host's gap after
- * the process's latest end before it, and its GPU's start after both. */
+ * the process's latest end before it, and its GPU's start after both. A
+ * process's first has no gap to measure: late, it counts as late of its
+ * own, as at a rank's first collective in a communicator (rclate.c). */
 static void own_times(nsc_rc_follow *w)
 {
     qsort(w->r, w->n, sizeof *w->r, by_who_api);
@@ -182,6 +185,7 @@ static void own_times(nsc_rc_follow *w)
         uint64_t from = x->api > end ? x->api : end;
         x->own = (end && x->api > end ? x->api - end : 0) + (x->gpu > from ? x->gpu - from : 0);
         x->blocker = blk;
+        x->first = blk < 0;
         if (x->done > end)
             end = x->done, blk = (int64_t)i;
     }
@@ -244,7 +248,7 @@ static void judge_coll(nsc_rc_follow *w, const fw_key *k, size_t n, uint64_t *sc
     size_t cell = w->c[x->comm].first + (size_t)x->rank;
     x->late_last = 1;
     late_n[cell]++;
-    x->own_late = x->own > others && 2 * (x->own - others) >= late;
+    x->own_late = x->first || (x->own > others && 2 * (x->own - others) >= late);
     own_n[cell] += x->own_late;
 }
 
@@ -321,6 +325,7 @@ typedef struct fw_late {
     int stands;
     int64_t origin;  /* an inherited one's origin process, -1 none */
     uint64_t onset_ns, own_cost_ns, every;
+    uint64_t own_late;  /* its collectives late of its own, as its communicator's analysis counted */
 } fw_late;
 
 static int is_late(const nsc_problem *p)
@@ -341,6 +346,7 @@ static void late_figures(fw_late *x)
     x->onset_ns = nsc_diag_num(o, "onset_ns");
     x->own_cost_ns = nsc_diag_num(o, "own_cost_ns");
     x->every = nsc_diag_num(o, "every");
+    x->own_late = nsc_diag_num(o, "late_of_its_own");
     nsc_json_free(&d);
 }
 
@@ -556,9 +562,9 @@ static void merge_origin(const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t
     char often[48] = "every collective";
     if (v[prim].every > 1)
         snprintf(often, sizeof often, "1 collective in %" PRIu64, v[prim].every);
-    uint64_t nlate = 0;
-    for (size_t i = 0; i < w->n; i++)
-        nlate += w->r[i].who == who && w->r[i].own_late;
+    uint64_t nlate = 0;  /* where the others' waits summed in cost were */
+    for (size_t i = 0; i < nv; i++)
+        nlate += v[i].who == who && v[i].stands ? v[i].own_late : 0;
     snprintf(p->text, sizeof p->text,
              "%s: rank %" PRId64 " (%.40s; world rank %" PRId64 ") late of its own since seq %" PRIu64
              " of comm %s, %s, in %zu comm(s): the others waited %.2f ms per late collective, %.1f ms in all; "
@@ -605,7 +611,7 @@ static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v,
         if (!is_late(p) || c == w->nc || p->rank < 0 || p->rank >= w->c[c].nranks)
             continue;
         size_t cell = w->c[c].first + (size_t)p->rank;
-        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], stands(late_n[cell], own_n[cell]), -1, 0, 0, 0};
+        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], stands(late_n[cell], own_n[cell]), -1, 0, 0, 0, 0};
         late_figures(&v[nv++]);
     }
     return nv;
