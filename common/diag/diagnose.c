@@ -12,7 +12,10 @@
  * (in_flight); Send/Recv operations without their other side
  * (p2p_unmatched, below never_joined); events the plugins dropped (dropped). rootcause.c adds, per
  * communicator, where a stuck collective stopped (stall), slow links and NICs,
- * and late ranks by cause (host_late, gpu_late). Problems are ordered by
+ * and late ranks by cause (host_late, gpu_late), then rcfollow.c follows
+ * the late ranks across the communicators that share processes (one
+ * verdict per origin, the ranks that only inherit its delay its affected).
+ * Problems are ordered by
  * severity, then communicator id, seq and rank, so the same store gives the
  * same report. Its document has a one-line verdict naming the first
  * problem's cause and place, then the problems with their evidence.

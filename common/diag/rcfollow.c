@@ -6,12 +6,12 @@
  * and collective, Send/Recv included) gives each process one timeline: its
  * own time before a collective is what its host took after its previous
  * work on any communicator ended, plus what its GPU took after both. A late
- * rank's problem stands when that own time explains its lateness at half
- * its late collectives or more; the others inherit the delay, and the wait
+ * rank's problem stands when that own time explains its lateness often
+ * enough (stands()); the others inherit the delay, and the wait
  * they were stuck in is followed back, rank to rank, to the process whose
  * own time it was: their problems become that origin's affected list. One
  * process late of its own in several communicators is one verdict, its
- * costs summed. Memory: one record per rank and collective (72 bytes). */
+ * costs summed. Memory: one record per rank and collective (88 bytes). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
