@@ -397,7 +397,7 @@ static int64_t vote_origin(const nsc_rc_follow *w, const fw_late *x, const uint8
 
 /* A run's first collective, moved back to the earliest of the process's
  * collectives in that communicator just before it whose own time was as far
- * beyond the others' (half the lateness threshold): late of its own, but
+ * beyond the others' (the lateness threshold): late of its own, but
  * behind a rank later still (at a job's start, a process that started
  * late). Up to RC_FOLLOW_WEAK in a row without are passed over: the others'
  * own times are noisy at a job's start too. */
@@ -408,7 +408,7 @@ static int64_t run_start(const nsc_rc_follow *w, int64_t k)
     for (int64_t i = k - 1; i >= 0 && w->r[i].who == w->r[k].who && weak <= RC_FOLLOW_WEAK; i--) {
         if (w->r[i].comm != w->r[k].comm || w->r[i].p2p)
             continue;
-        weak = 2 * w->r[i].excess < NSC_FIG_LATE_MIN_NS ? weak + 1 : 0;
+        weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS ? weak + 1 : 0;
         on = weak ? on : i;
     }
     return on;
