@@ -96,7 +96,7 @@
 #define RC_FOLLOW_VOTES 64
 /* A late rank's onset moves back over at most this many of its collectives
  * in a row whose own time is not beyond the others' (rcfollow.c). */
-#define RC_FOLLOW_WEAK 3
+#define RC_FOLLOW_WEAK 5
 /* A late rank's problem stands when its own time explains its lateness at
  * one in RC_FOLLOW_OWN_SHARE of its late collectives or more (rcfollow.c). */
 #define RC_FOLLOW_OWN_SHARE 4
