@@ -3,8 +3,11 @@
 # start a collector and one agent per simulated node, run an emulated
 # 2-node x 4-rank NCCL job through the real profiler plugin (AllReduce with PXN
 # and one straggler, a send/receive exchange, a ring AllReduce over one slow
-# link), and show what ncclscope saw: status, collectives, topology, stats,
-# links, diagnose (with the root causes) and a Perfetto trace.
+# link), after a small training job (TP2 x PP2 x DP2, one GPU slow from its
+# 4th step on), and show what ncclscope saw: status, collectives, topology,
+# stats, links, diagnose (with the root causes: for the training job the
+# slow GPU's rank as the origin, its onset and cost, the ranks it delayed
+# as affected) and a Perfetto trace.
 # Everything it starts listens on 127.0.0.1 and is stopped at the end.
 #
 #   scripts/demo.sh [OUT_DIR]     (default: a new /tmp/ncclscope-demo.XXXXXX)
@@ -49,11 +52,15 @@ for n in 0 1; do
   for _ in $(seq 100); do [ -S "$out/run/node$n/agent.sock" ] && break; sleep 0.1; done
 done
 
-echo "== emulated job 'demo': 2 nodes x 4 ranks, AllReduce with PXN, rank 5 a straggler"
 emu() {
-  NCCLSCOPE_JOB=demo "$bin/ncclscope-emu" --plugin "$plugin" --nodes 2 --ranks-per-node 4 \
+  NCCLSCOPE_JOB=${job:-demo} "$bin/ncclscope-emu" --plugin "$plugin" --nodes 2 --ranks-per-node 4 \
     --rundir-base "$out/run" --host-prefix node "$@"
 }
+echo "== emulated job 'demo-train': TP2 x PP2 x DP2 on 2 nodes x 4 ranks, 1F1B over 3 microbatches,"
+echo "   +-300 us jitter on every rank, rank 1's GPU 3 ms slow before each collective from step 3 on"
+job=demo-train emu --scenario train --tp 2 --pp 2 --dp 2 --microbatches 3 --iters 8 --jitter-us 300 \
+  --slow-gpu 1:3000 --fault-from 3 --seed 5 --summary "$out/train.json"
+echo "== emulated job 'demo': 2 nodes x 4 ranks, AllReduce with PXN, rank 5 a straggler"
 emu --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000 \
   --summary "$out/allreduce.json"
 emu --scenario p2p --iters 10 --seed 7 --summary "$out/sendrecv.json"
@@ -68,7 +75,7 @@ emu --scenario ring --iters 12 --channels 2 --count 4194304 \
 want=$(python3 -c 'import json,sys
 t = [json.load(open(f))["totals"] for f in sys.argv[1:]]
 print(sum(sum(x["calls"]["start"].values()) + sum(x["foreign"]["start"].values()) for x in t))' \
-  "$out/allreduce.json" "$out/sendrecv.json" "$out/slowlink.json" 2>/dev/null || echo 0)
+  "$out/allreduce.json" "$out/sendrecv.json" "$out/slowlink.json" "$out/train.json" 2>/dev/null || echo 0)
 for _ in $(seq 100); do
   got=$("$bin/ncclscope" status --json | python3 -c 'import json,sys
 print(json.load(sys.stdin)["events_total"])' 2>/dev/null || echo 0)
@@ -93,6 +100,10 @@ show stats --comm "$allreduce"
 show timeline --comm "$sendrecv" --width 72
 show links --comm "$slowlink"
 show diagnose
+python3 -c 'import json,sys; t = json.load(open(sys.argv[1]))["fault_truth"][0]["onset"]
+print("\nthe training job'"'"'s truth (emulator): rank 1'"'"'s GPU slow from step %d, first in comm 0x%x seq %d"
+      % (t["step"], t["comm_id"], t["seq"]))' "$out/train.json"
+show --job demo-train diagnose
 show export --comm "$allreduce" --format perfetto -o "$out/demo.pftrace"
 echo
 echo "Perfetto trace: $out/demo.pftrace (open it at https://ui.perfetto.dev)"

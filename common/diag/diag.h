@@ -91,7 +91,7 @@ typedef struct nsc_problem {
     char hosts[2][64];              /* the host(s) of the place ("" if none) */
     size_t order;                   /* found in this order: the last tie-break */
     char text[320];
-    char figures[384];              /* JSON members, "" for none */
+    char figures[1536];              /* JSON members, "" for none */
 } nsc_problem;
 
 typedef struct nsc_rc_late nsc_rc_late;

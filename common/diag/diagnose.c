@@ -12,7 +12,10 @@
  * (in_flight); Send/Recv operations without their other side
  * (p2p_unmatched, below never_joined); events the plugins dropped (dropped). rootcause.c adds, per
  * communicator, where a stuck collective stopped (stall), slow links and NICs,
- * and late ranks by cause (host_late, gpu_late). Problems are ordered by
+ * and late ranks by cause (host_late, gpu_late), then rcfollow.c follows
+ * the late ranks across the communicators that share processes (one
+ * verdict per origin, the ranks that only inherit its delay its affected).
+ * Problems are ordered by
  * severity, then communicator id, seq and rank, so the same store gives the
  * same report. Its document has a one-line verdict naming the first
  * problem's cause and place, then the problems with their evidence.
@@ -189,7 +192,7 @@ static int64_t first_absent(const nsc_json *seen, int64_t nranks)
     return -1;
 }
 
-static int check_comm(findings *f, const nsc_json *comm, const char *qs)
+static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const char *qs)
 {
     const char *id = nsc_json_str(nsc_json_get(comm, "comm"));
     int64_t nranks = 0, seen = 0;
@@ -214,6 +217,8 @@ static int check_comm(findings *f, const nsc_json *comm, const char *qs)
         rc = check_p2p(f, id, q);
     if (rc == NSC_DIAG_OK && f->late)
         rc = nsc_rc_comm(f, f->late, id, qs);
+    if (rc == NSC_DIAG_OK && w)
+        rc = nsc_rc_follow_comm(f, w, id, nranks, qs);
     nsc_rc_late_free(f->late);
     f->late = NULL;
     return rc;
@@ -408,9 +413,14 @@ int nsc_diag_find(const char *job, const nsc_json *status, nsc_findings *f)
         status = nsc_json_root(&st.doc);
     f->status = status;
     const nsc_json *comms = rc == NSC_DIAG_OK ? nsc_json_get(nsc_json_root(&d.doc), "comms") : NULL;
+    /* late ranks are followed across communicators when all are checked */
+    nsc_rc_follow *w = f->only || !comms || comms->count < 2 ? NULL : nsc_rc_follow_new();
     for (const nsc_json *m = comms ? nsc_json_first(comms) : NULL; m && rc == NSC_DIAG_OK;
          m = nsc_json_next(comms, m))
-        rc = check_comm(f, m, job_qs);
+        rc = check_comm(f, w, m, job_qs);
+    if (rc == NSC_DIAG_OK && w)
+        rc = nsc_rc_follow_run(f, w);
+    nsc_rc_follow_free(w);
     if (rc == NSC_DIAG_OK && name) {
         check_status(f, status, name);
         fill_hosts(f, status, name);

@@ -25,6 +25,16 @@ void nsc_rc_late_free(nsc_rc_late *l);
  * then the late ranks, classified. qs: the job's query string. */
 int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *qs);
 
+/* Late ranks followed across the communicators that share processes
+ * (rcfollow.c): each communicator's ledger as it is checked, then the
+ * late-rank problems of all: those whose own time explains them stand, one
+ * verdict per process, the rest folded into their origin's as affected. */
+typedef struct nsc_rc_follow nsc_rc_follow;
+nsc_rc_follow *nsc_rc_follow_new(void);
+int nsc_rc_follow_comm(nsc_findings *f, nsc_rc_follow *w, const char *comm, int64_t nranks, const char *qs);
+int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w);
+void nsc_rc_follow_free(nsc_rc_follow *w);
+
 /* A number member (0 if absent) and one that may be absent (none). */
 uint64_t nsc_diag_num(const nsc_json *o, const char *key);
 int64_t nsc_diag_num_or(const nsc_json *o, const char *key, int64_t none);

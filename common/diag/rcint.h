@@ -36,6 +36,7 @@
  *   rclinks.c    slow links and NICs, from the pass's step times
  *   rcstall.c    where a stuck collective stopped, from the ledger and the
  *                pass's orphan steps
+ *   rcfollow.c   late ranks across communicators: origin or inherited
  */
 #ifndef NCCLSCOPE_DIAG_RCINT_H
 #define NCCLSCOPE_DIAG_RCINT_H
@@ -96,6 +97,16 @@
  * are passed over. */
 #define RC_LATE_ONSETS 4
 #define RC_LATE_MAX_EVERY 10
+
+/* An inherited late rank's origin is the one most of its first
+ * RC_FOLLOW_VOTES late collectives lead to (rcfollow.c). */
+#define RC_FOLLOW_VOTES 64
+/* A late rank's onset moves back over at most this many of its collectives
+ * in a row whose own time is not beyond the others' (rcfollow.c). */
+#define RC_FOLLOW_WEAK 5
+/* A late rank's problem stands when its own time explains its lateness at
+ * one in RC_FOLLOW_OWN_SHARE of its late collectives or more (rcfollow.c). */
+#define RC_FOLLOW_OWN_SHARE 4
 
 typedef struct rc_rank_late {
     uint64_t last, seen;                     /* collectives it arrived last at / took part in */
@@ -171,6 +182,10 @@ size_t nsc_rc_pidx(int64_t rank, unsigned ch, unsigned is_send);
 /* A rank's host, "?" if unknown. */
 const char *nsc_rc_host_of(const rc_pass *p, int32_t rank);
 /* qsort order of uint64_t values. */
+
+/* How often a late rank is late since its onset, from its affected count
+ * and gaps (rclate.c): 1 every collective, N 1 in N, 0 with one. */
+uint64_t nsc_rc_late_every(const rc_rank_late *x);
 
 /* Every link's typical step and state (rclinks.c); returns the reference,
  * 0 if no link has enough steps; sets *limit. */

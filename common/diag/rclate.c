@@ -110,7 +110,7 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
 /* How often a late rank is late since its onset: the median of the gaps
  * between its affected collectives (1: every collective, N: 1 in N), so
  * that one a loaded machine hid does not halve it; 0 with one. */
-static uint64_t late_every(const rc_rank_late *x)
+uint64_t nsc_rc_late_every(const rc_rank_late *x)
 {
     uint64_t n = x->affected > 1 ? x->affected - 1 : 0, below = 0;
     for (uint64_t g = 1; g <= RC_LATE_MAX_EVERY && n; g++) {
@@ -145,9 +145,11 @@ static int64_t onset_straggler(const nsc_rc_late *l)
     if (best < 0)
         return -1;
     const rc_rank_late *x = &l->r[best];
-    size_t on = onset_of(x, late_every(x));
+    size_t on = onset_of(x, nsc_rc_late_every(x));
     uint64_t since = x->seen - x->first_seen[on];
-    return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on) * RC_LATE_MAX_EVERY >= since &&
+    /* + 1: one of its late collectives a loaded machine hid (another rank
+     * later still) must not halve a 1 in RC_LATE_MAX_EVERY rank */
+    return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on + 1) * RC_LATE_MAX_EVERY >= since &&
                    2 * x->affected > l->own_all
                ? best
                : -1;
@@ -165,7 +167,7 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
     if (best < 0)
         return;
     const rc_rank_late *x = &l->r[best];
-    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns, every = late_every(x);
+    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns, every = nsc_rc_late_every(x);
     size_t on = onset_of(x, every);
     int gpu = x->gpu_ns > x->host_ns;
     char often[48] = "every collective";

@@ -1,0 +1,654 @@
+/* rcfollow.c: late ranks followed across communicators (rcint.h). Each
+ * communicator's analysis (rclate.c) names the rank that arrived last of
+ * its own there; but a rank's communicators share its stream, so a rank late
+ * in one communicator because its work in another ended late is not late of
+ * its own. The ledger of every communicator (api, done, GPU start per rank
+ * and collective, Send/Recv included) gives each process one timeline: its
+ * own time before a collective is what its host took after its previous
+ * work on any communicator ended, plus what its GPU took after both. A late
+ * rank's problem stands when that own time explains its lateness often
+ * enough (stands()); the others inherit the delay, and the wait
+ * they were stuck in is followed back, rank to rank, to the process whose
+ * own time it was: their problems become that origin's affected list. One
+ * process late of its own in several communicators is one verdict, its
+ * costs summed. Memory: one record per rank and collective (88 bytes). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figures.h"
+#include "grow.h"
+#include "order.h"
+#include "qs.h"
+#include "rcint.h"
+#include "statusdoc.h"
+
+/* Hops followed from a waiting rank to the one it waited for. */
+#define FW_MAX_HOPS 32
+
+typedef struct fw_rec {
+    uint64_t seq, api, done, gpu;  /* done: its end on the device, else on its host */
+    uint64_t own;      /* its process's own time before it */
+    uint64_t excess;   /* a collective's: own beyond the median of its ranks' */
+    int64_t blocker;   /* the process's earlier record that ended last, -1 none */
+    uint32_t comm, who;
+    uint32_t last_who;  /* a collective's: the process that arrived last */
+    int32_t rank, peer;
+    uint8_t p2p, late_last;  /* late_last: it arrived last, late (figures.h) */
+    uint8_t own_late;        /* ... and its own time explains half of that */
+    uint8_t first;           /* its process's first: no earlier end to measure from */
+} fw_rec;
+
+typedef struct fw_comm {
+    char id[24];
+    int64_t nranks;
+    size_t first;  /* its ranks' processes at who_of[first + rank] */
+} fw_comm;
+
+struct nsc_rc_follow {
+    fw_comm *c;
+    size_t nc, c_cap;
+    uint32_t *who_of;  /* per communicator and rank: its process */
+    size_t nwho_of, who_of_cap;
+    char (*who)[80];   /* "host pid", or "" for a rank whose process is unknown */
+    size_t nwho, who_cap;
+    fw_rec *r;
+    size_t n, cap;
+    int oom;
+};
+
+nsc_rc_follow *nsc_rc_follow_new(void)
+{
+    return calloc(1, sizeof(nsc_rc_follow));
+}
+
+void nsc_rc_follow_free(nsc_rc_follow *w)
+{
+    if (!w)
+        return;
+    free(w->c);
+    free(w->who_of);
+    free(w->who);
+    free(w->r);
+    free(w);
+}
+
+/* The process of a rank: a known one by host and pid, else a new one. */
+static uint32_t who_index(nsc_rc_follow *w, const char *key)
+{
+    for (size_t i = 0; key[0] && i < w->nwho; i++)
+        if (strcmp(w->who[i], key) == 0)
+            return (uint32_t)i;
+    if (nsc_grow(&w->who, w->nwho, &w->who_cap, sizeof *w->who, 64)) {
+        w->oom = 1;
+        return 0;
+    }
+    snprintf(w->who[w->nwho], sizeof w->who[0], "%s", key);
+    return (uint32_t)w->nwho++;
+}
+
+/* The communicator's ranks' processes, from the live state's comm entry. */
+static void add_ranks(nsc_rc_follow *w, const fw_comm *c, const nsc_json *status, const char *job)
+{
+    const nsc_json *comms = nsc_json_get(nsc_status_job(status, job), "comms"), *ranks = NULL;
+    for (const nsc_json *m = nsc_json_first(comms); m && !ranks; m = nsc_json_next(comms, m))
+        if (nsc_json_str(nsc_json_get(m, "comm")) && strcmp(nsc_json_str(nsc_json_get(m, "comm")), c->id) == 0)
+            ranks = nsc_json_get(m, "ranks");
+    for (int64_t k = 0; k < c->nranks; k++) {
+        char key[80] = "";
+        for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r))
+            if (nsc_diag_num(r, "rank") == (uint64_t)k && nsc_json_str(nsc_json_get(r, "host")))
+                snprintf(key, sizeof key, "%s %" PRIu64, nsc_json_str(nsc_json_get(r, "host")), nsc_diag_num(r, "pid"));
+        w->who_of[c->first + (size_t)k] = who_index(w, key);
+    }
+}
+
+typedef struct fw_load {
+    nsc_rc_follow *w;
+    uint32_t comm;
+} fw_load;
+
+static int on_record(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    (void)line, (void)len;
+    fw_load *ld = arg;
+    nsc_rc_follow *w = ld->w;
+    const fw_comm *c = &w->c[ld->comm];
+    const char *kind = nsc_json_str(nsc_json_get(v, "kind")), *func = nsc_json_str(nsc_json_get(v, "func"));
+    const char *state = nsc_json_str(nsc_json_get(v, "state"));
+    uint64_t rank = nsc_diag_num(v, "rank");
+    if (!kind || strcmp(kind, "record") != 0 || !func || !state || strcmp(state, "completed") != 0 ||
+        rank >= (uint64_t)c->nranks)
+        return 0;
+    if (nsc_grow(&w->r, w->n, &w->cap, sizeof *w->r, 1024)) {
+        w->oom = 1;
+        return 1;
+    }
+    int p2p = strcmp(func, "Send") == 0 || strcmp(func, "Recv") == 0;
+    /* its end on the device: its host may notice it milliseconds later */
+    uint64_t end = nsc_diag_num(v, "gpu_end_ns");
+    w->r[w->n++] = (fw_rec){nsc_diag_num(v, "seq"), nsc_diag_num(v, "api_ns"), end ? end : nsc_diag_num(v, "done_ns"),
+                            nsc_diag_num(v, "gpu_start_ns"), 0, 0, -1, ld->comm, w->who_of[c->first + rank],
+                            0, (int32_t)rank, (int32_t)nsc_diag_num_or(v, "peer", -1), (uint8_t)p2p, 0, 0, 0};
+    return 0;
+}
+
+int nsc_rc_follow_comm(nsc_findings *f, nsc_rc_follow *w, const char *comm, int64_t nranks, const char *qs)
+{
+    if (nranks <= 0 || nranks > (1 << 20) || nsc_grow(&w->c, w->nc, &w->c_cap, sizeof *w->c, 16)) {
+        w->oom = nranks > 0;
+        return NSC_DIAG_OK;
+    }
+    if (nsc_grow_to(&w->who_of, w->nwho_of + (size_t)nranks, &w->who_of_cap, sizeof *w->who_of, 256)) {
+        w->oom = 1;
+        return NSC_DIAG_OK;
+    }
+    fw_comm *c = &w->c[w->nc];
+    snprintf(c->id, sizeof c->id, "%s", comm);
+    c->nranks = nranks;
+    c->first = w->nwho_of;
+    w->nwho_of += (size_t)nranks;
+    add_ranks(w, c, f->status, f->job);
+    char q[2048];
+    snprintf(q, sizeof q, "%s", qs);
+    if (nsc_qs_add(q, sizeof q, "comm", comm)) {
+        snprintf(f->src->err, sizeof f->src->err, "query string too long");
+        return NSC_DIAG_FAIL;
+    }
+    fw_load ld = {w, (uint32_t)w->nc++};
+    return nsc_diag_fetch_pages(f->src, "ledger", q, NULL, on_record, &ld);
+}
+
+/* ---- each process's own time ------------------------------------------------ */
+
+static int by_who_api(const void *a, const void *b)
+{
+    const fw_rec *x = a, *y = b;
+    return NSC_ORDER(NSC_CMP(x->who, y->who), NSC_CMP(x->api, y->api), NSC_CMP(x->done, y->done));
+}
+
+/* Sort by process and time; each record's own time: its host's gap after
+ * the process's latest end before it, and its GPU's start after both. A
+ * process's first has no gap to measure: late, it counts as late of its
+ * own, as at a rank's first collective in a communicator (rclate.c). */
+static void own_times(nsc_rc_follow *w)
+{
+    qsort(w->r, w->n, sizeof *w->r, by_who_api);
+    uint64_t end = 0;
+    int64_t blk = -1;
+    for (size_t i = 0; i < w->n; i++) {
+        fw_rec *x = &w->r[i];
+        if (i == 0 || x->who != w->r[i - 1].who)
+            end = 0, blk = -1;
+        uint64_t from = x->api > end ? x->api : end;
+        x->own = (end && x->api > end ? x->api - end : 0) + (x->gpu > from ? x->gpu - from : 0);
+        x->blocker = blk;
+        x->first = blk < 0;
+        if (x->done > end)
+            end = x->done, blk = (int64_t)i;
+    }
+}
+
+typedef struct fw_key {
+    uint32_t comm;
+    uint64_t seq;
+    size_t i;
+} fw_key;
+
+static int by_coll(const void *a, const void *b)
+{
+    const fw_key *x = a, *y = b;
+    return NSC_ORDER(NSC_CMP(x->comm, y->comm), NSC_CMP(x->seq, y->seq), NSC_CMP(x->i, y->i));
+}
+
+/* The median of n values (sorted in place), the lower one of an even n. */
+static uint64_t median(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, nsc_cmp_u64);
+    return n ? v[(n - 1) / 2] : 0;
+}
+
+static uint64_t arrival(const fw_rec *x)
+{
+    return x->gpu > x->api ? x->gpu : x->api;
+}
+
+/* One collective's records k[0..n): who arrived last, how late against the
+ * others' median arrival, and whether its own time beyond the others'
+ * median own time is half of that or more; counted per communicator rank. */
+static void judge_coll(nsc_rc_follow *w, const fw_key *k, size_t n, uint64_t *scratch, uint32_t *late_n,
+                       uint32_t *own_n)
+{
+    size_t last = 0;
+    for (size_t j = 0; j < n; j++) {
+        scratch[j] = w->r[k[j].i].own;
+        if (arrival(&w->r[k[j].i]) > arrival(&w->r[k[last].i]))
+            last = j;
+    }
+    uint64_t all = median(scratch, n);
+    for (size_t j = 0; j < n; j++)
+        w->r[k[j].i].excess = w->r[k[j].i].own > all ? w->r[k[j].i].own - all : 0;
+    fw_rec *x = &w->r[k[last].i];
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++)
+        if (j != last)
+            scratch[m++] = arrival(&w->r[k[j].i]);
+    uint64_t late = arrival(x) - median(scratch, m);
+    m = 0;
+    for (size_t j = 0; j < n; j++) {
+        w->r[k[j].i].last_who = x->who;
+        if (j != last)
+            scratch[m++] = w->r[k[j].i].own;
+    }
+    if (late < NSC_FIG_LATE_MIN_NS)
+        return;
+    uint64_t others = median(scratch, m);
+    size_t cell = w->c[x->comm].first + (size_t)x->rank;
+    x->late_last = 1;
+    late_n[cell]++;
+    x->own_late = x->first || (x->own > others && 2 * (x->own - others) >= late);
+    own_n[cell] += x->own_late;
+}
+
+/* Every collective (not Send/Recv) judged; 0, or -1 out of memory. */
+static int judge_colls(nsc_rc_follow *w, uint32_t *late_n, uint32_t *own_n)
+{
+    fw_key *k = malloc((w->n + 1) * sizeof *k);
+    uint64_t *scratch = malloc((w->n + 1) * sizeof *scratch);
+    size_t n = 0;
+    for (size_t i = 0; k && i < w->n; i++)
+        if (!w->r[i].p2p)
+            k[n++] = (fw_key){w->r[i].comm, w->r[i].seq, i};
+    if (k && scratch) {
+        qsort(k, n, sizeof *k, by_coll);
+        for (size_t lo = 0, hi; lo < n; lo = hi) {
+            for (hi = lo + 1; hi < n && k[hi].comm == k[lo].comm && k[hi].seq == k[lo].seq; hi++)
+                ;
+            if (hi - lo >= 2)
+                judge_coll(w, k + lo, hi - lo, scratch, late_n, own_n);
+        }
+    }
+    int rc = k && scratch ? 0 : -1;
+    free(k);
+    free(scratch);
+    return rc;
+}
+
+/* ---- following a wait to its origin ------------------------------------------ */
+
+/* The process's latest record that started by t, or -1 (the records are
+ * by process, then start). */
+static int64_t record_at(const nsc_rc_follow *w, uint32_t who, uint64_t t)
+{
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {  /* the first record after (who, t) */
+        size_t mid = lo + (hi - lo) / 2;
+        const fw_rec *x = &w->r[mid];
+        if (x->who < who || (x->who == who && x->api <= t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && w->r[lo - 1].who == who ? (int64_t)lo - 1 : -1;
+}
+
+/* The origin the wait before record k leads to: the process its previous
+ * work waited for (a collective's last arrival, a Send/Recv's peer), then
+ * what that one was doing when it let it go, and so on; -1 if none. */
+static int64_t origin_of(const nsc_rc_follow *w, int64_t k, const uint8_t *origin)
+{
+    for (int hop = 0; hop < FW_MAX_HOPS && k >= 0; hop++) {
+        const fw_rec *x = &w->r[k];
+        if (x->blocker < 0)
+            return -1;
+        const fw_rec *b = &w->r[x->blocker];
+        const fw_comm *c = &w->c[b->comm];
+        uint32_t y = b->p2p ? (b->peer >= 0 && b->peer < c->nranks ? w->who_of[c->first + (size_t)b->peer] : x->who)
+                            : b->last_who;
+        if (origin[y])
+            return y;
+        if (y == x->who)
+            return -1;
+        k = record_at(w, y, b->done);
+    }
+    return -1;
+}
+
+/* ---- the verdicts ---------------------------------------------------------------- */
+
+/* A late rank's problem, as the follow sees it. */
+typedef struct fw_late {
+    nsc_problem *p;
+    uint32_t comm, who;
+    int stands;
+    int64_t origin;  /* an inherited one's origin process, -1 none */
+    uint64_t onset_ns, own_cost_ns, every;
+    uint64_t own_late;  /* its collectives late of its own, as its communicator's analysis counted */
+} fw_late;
+
+static int is_late(const nsc_problem *p)
+{
+    return strcmp(p->kind, "host_late") == 0 || strcmp(p->kind, "gpu_late") == 0;
+}
+
+/* The onset, own cost and frequency rclate.c wrote in the figures. */
+static void late_figures(fw_late *x)
+{
+    char buf[sizeof x->p->figures + 2];
+    snprintf(buf, sizeof buf, "{%s}", x->p->figures);
+    nsc_json_doc d;
+    nsc_json_error e;
+    if (nsc_json_parse(buf, strlen(buf), NULL, &d, &e))
+        return;
+    const nsc_json *o = nsc_json_root(&d);
+    x->onset_ns = nsc_diag_num(o, "onset_ns");
+    x->own_cost_ns = nsc_diag_num(o, "own_cost_ns");
+    x->every = nsc_diag_num(o, "every");
+    x->own_late = nsc_diag_num(o, "late_of_its_own");
+    nsc_json_free(&d);
+}
+
+/* The rank of a process in the largest communicator it is in. */
+static int64_t world_rank(const nsc_rc_follow *w, uint32_t who)
+{
+    int64_t best = -1, size = 0;
+    for (size_t c = 0; c < w->nc; c++)
+        for (int64_t k = 0; k < w->c[c].nranks; k++)
+            if (w->who_of[w->c[c].first + (size_t)k] == who && w->c[c].nranks > size)
+                best = k, size = w->c[c].nranks;
+    return best;
+}
+
+/* Append to buf (n used of cap); -1, nothing appended, when it does not fit. */
+static int put(char *buf, size_t cap, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int put(char *buf, size_t cap, size_t *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *n, cap - *n, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= cap - *n) {
+        buf[*n] = 0;
+        return -1;
+    }
+    *n += (size_t)k;
+    return 0;
+}
+
+/* The origin most of an inherited problem's late collectives lead to. */
+static int64_t vote_origin(const nsc_rc_follow *w, const fw_late *x, const uint8_t *origin, uint32_t *votes)
+{
+    memset(votes, 0, w->nwho * sizeof *votes);
+    int64_t best = -1;
+    size_t seen = 0;
+    for (size_t i = 0; i < w->n && seen < RC_FOLLOW_VOTES; i++) {
+        const fw_rec *r = &w->r[i];
+        if (!r->late_last || r->comm != x->comm || r->who != x->who)
+            continue;
+        seen++;
+        int64_t o = origin_of(w, (int64_t)i, origin);
+        if (o >= 0 && (++votes[o], best < 0 || votes[o] > votes[best]))
+            best = o;
+    }
+    return best;
+}
+
+/* A run's first collective, moved back to the earliest of the process's
+ * collectives in that communicator just before it whose own time was as far
+ * beyond the others' (the lateness threshold): late of its own, but
+ * behind a rank later still (at a job's start, a process that started
+ * late). Up to RC_FOLLOW_WEAK in a row without are passed over: the others'
+ * own times are noisy at a job's start too. */
+static int64_t run_start(const nsc_rc_follow *w, int64_t k)
+{
+    int64_t on = k;
+    int weak = 0;
+    for (int64_t i = k - 1; i >= 0 && w->r[i].who == w->r[k].who && weak <= RC_FOLLOW_WEAK; i--) {
+        if (w->r[i].comm != w->r[k].comm || w->r[i].p2p)
+            continue;
+        weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS ? weak + 1 : 0;
+        on = weak ? on : i;
+    }
+    return on;
+}
+
+/* A process's onset in a communicator: its first collective there late of
+ * its own by its whole timeline (the communicator's own analysis may have
+ * split the first ones wrongly: another communicator's work in its gaps)
+ * that begins a run: the next
+ * two such each within RC_LATE_MAX_EVERY of its collectives there of the
+ * one before (a loaded machine's pauses make lone ones, and pairs), moved
+ * back by run_start. The first of them all if none begins a run, -1 if
+ * there is none. */
+static int64_t onset_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm)
+{
+    int64_t first = -1, run[2] = {-1, -1};
+    uint64_t nth = 0, at[2] = {0, 0};
+    for (size_t i = 0; i < w->n; i++) {
+        const fw_rec *x = &w->r[i];
+        if (x->who != who || x->comm != comm || x->p2p)
+            continue;
+        nth++;
+        if (!x->own_late)
+            continue;
+        if (run[0] >= 0 && nth - at[1] <= RC_LATE_MAX_EVERY && at[1] - at[0] <= RC_LATE_MAX_EVERY)
+            return run_start(w, run[0]);
+        first = first < 0 ? (int64_t)i : first;
+        run[0] = run[1], at[0] = at[1];
+        run[1] = (int64_t)i, at[1] = nth;
+    }
+    return first;
+}
+
+/* How often the process is late of its own in the communicator of record
+ * k from k on, counted as a communicator's analysis counts it (rclate.c). */
+static uint64_t every_from(const nsc_rc_follow *w, int64_t k)
+{
+    rc_rank_late x = {0};
+    uint64_t nth = 0;
+    for (size_t i = (size_t)k; i < w->n && w->r[i].who == w->r[k].who; i++) {
+        if (w->r[i].comm != w->r[k].comm || w->r[i].p2p)
+            continue;
+        if (w->r[i].own_late) {
+            if (x.affected) {
+                uint64_t gap = nth - x.last_affected;
+                x.gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
+            }
+            x.last_affected = nth;
+            x.affected++;
+        }
+        nth++;
+    }
+    return nsc_rc_late_every(&x);
+}
+
+/* The verdict's figures with the onset moved to record k's collective and
+ * its frequency counted from there (rclate.c's are numbers only). */
+static void set_onset(nsc_problem *p, const fw_rec *k, uint64_t every)
+{
+    char in[sizeof p->figures + 2], out[sizeof p->figures];
+    snprintf(in, sizeof in, "{%s}", p->figures);
+    nsc_json_doc d;
+    nsc_json_error e;
+    if (nsc_json_parse(in, strlen(in), NULL, &d, &e))
+        return;
+    const nsc_json *o = nsc_json_root(&d);
+    size_t n = 0;
+    int full = 0;
+    for (const nsc_json *m = nsc_json_first(o); m && !full; m = nsc_json_next(o, m))
+        if (m->kind == NSC_JSON_NUMBER && strcmp(m->key, "onset_seq") != 0 && strcmp(m->key, "onset_ns") != 0 &&
+            strcmp(m->key, "every") != 0)
+            full = put(out, sizeof out, &n, "%s\"%s\":%s", n ? "," : "", m->key, m->text);
+    if (!full && !put(out, sizeof out, &n, "%s\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64,
+                      n ? "," : "", k->seq, k->api, every)) {
+        memcpy(p->figures, out, n + 1);
+        p->seq = k->seq;
+    }
+    nsc_json_free(&d);
+}
+
+/* Whether problem x folds into process who's verdict: one of the process's
+ * own (late in another communicator of its own, or only because its work
+ * in one ended late: not counted twice), or one that inherits its delay. */
+static int folds_into(const fw_late *x, uint32_t who)
+{
+    return x->who == who || (!x->stands && x->origin == (int64_t)who);
+}
+
+/* The figures a verdict adds: the process's rank in the job's largest
+ * communicator, the communicators it is late of its own in and those it
+ * delayed, the ranks there that only inherit it, and its cost summed. */
+static void merged_figures(const nsc_rc_follow *w, const fw_late *v, size_t nv, size_t prim, uint64_t cost,
+                           uint64_t nlate, size_t naff, size_t naffc, size_t nown)
+{
+    const fw_late *x = &v[prim];
+    nsc_problem *p = x->p;
+    char buf[sizeof p->figures];
+    size_t n = 0;
+    int full = put(buf, sizeof buf, &n, "%s,\"world_rank\":%" PRId64 ",\"job_cost_ns\":%" PRIu64 ",\"job_late_collectives\":%" PRIu64
+                   ",\"comms_of_its_own\":[",
+                   p->figures, world_rank(w, x->who), cost, nlate);
+    const char *sep = "";
+    for (size_t i = 0; i < nv && !full; i++)
+        if (v[i].who == x->who && !(full = put(buf, sizeof buf, &n, "%s\"%s\"", sep, w->c[v[i].comm].id)))
+            sep = ",";
+    full = full || put(buf, sizeof buf, &n, "],\"affected\":[");
+    sep = "";
+    for (size_t i = 0; i < nv && !full; i++)
+        if (v[i].who != x->who && folds_into(&v[i], x->who) &&
+            !(full = put(buf, sizeof buf, &n, "%s{\"comm\":\"%s\",\"rank\":%" PRId64 ",\"world_rank\":%" PRId64 "}",
+                         sep, w->c[v[i].comm].id, v[i].p->rank, world_rank(w, v[i].who))))
+            sep = ",";
+    if (!full)
+        put(buf, sizeof buf, &n, "],\"affected_ranks\":%zu,\"affected_comms\":%zu,\"comms_late\":%zu", naff,
+            naffc, nown);
+    if (!full)
+        memcpy(p->figures, buf, n + 1);
+}
+
+/* One origin's verdict: its earliest problem that stands names it, the
+ * process's others fold into it (their communicators listed, the cost of
+ * those that stand added), and the problems that inherit its delay become
+ * its affected. */
+static void merge_origin(const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t who)
+{
+    size_t prim = nv, nown = 0, naff = 0, naffc = 0;
+    uint64_t cost = 0;
+    for (size_t i = 0; i < nv; i++) {
+        if (v[i].who == who) {
+            nown++;
+            cost += v[i].stands ? v[i].own_cost_ns : 0;
+            if (v[i].stands && (prim == nv || v[i].onset_ns < v[prim].onset_ns))
+                prim = i;
+        } else if (folds_into(&v[i], who)) {
+            naff++;
+            int again = 0;
+            for (size_t j = 0; j < i; j++)
+                again |= v[j].who != who && folds_into(&v[j], who) && v[j].comm == v[i].comm;
+            naffc += !again;
+        }
+    }
+    if (prim == nv)
+        return;
+    nsc_problem *p = v[prim].p;
+    int64_t on = onset_rec(w, who, v[prim].comm);
+    if (on >= 0 && every_from(w, on)) {
+        v[prim].every = every_from(w, on);
+        set_onset(p, &w->r[on], v[prim].every);
+    }
+    int gpu = strcmp(p->kind, "gpu_late") == 0;
+    char often[48] = "every collective";
+    if (v[prim].every > 1)
+        snprintf(often, sizeof often, "1 collective in %" PRIu64, v[prim].every);
+    uint64_t nlate = 0;  /* where the others' waits summed in cost were */
+    for (size_t i = 0; i < nv; i++)
+        nlate += v[i].who == who && v[i].stands ? v[i].own_late : 0;
+    snprintf(p->text, sizeof p->text,
+             "%s: rank %" PRId64 " (%.40s; world rank %" PRId64 ") late of its own since seq %" PRIu64
+             " of comm %s, %s, in %zu comm(s): the others waited %.2f ms per late collective, %.1f ms in all; "
+             "%zu late rank(s) in %zu comm(s) only inherit it",
+             gpu ? "GPU late" : "host late", p->rank, p->hosts[0], world_rank(w, who), p->seq, p->comm, often, nown,
+             (double)cost / (double)(nlate ? nlate : 1) / 1e6, (double)cost / 1e6, naff, naffc);
+    merged_figures(w, v, nv, prim, cost, nlate, naff, naffc, nown);
+    for (size_t i = 0; i < nv; i++)
+        if (i != prim && folds_into(&v[i], who))
+            v[i].p->kind[0] = 0;  /* folded in: removed below */
+}
+
+/* Drop the problems folded into a verdict (kind emptied). */
+static void compact(nsc_findings *f)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->p[i].kind[0])
+            f->p[n++] = f->p[i];
+    f->n = n;
+}
+
+/* Whether a late rank whose lateness its own time explained at own of its
+ * late collectives is late of its own: at one in RC_FOLLOW_OWN_SHARE of
+ * them, and at half of them or at RC_LATE_MIN_OWN (a rank past a pipeline
+ * stage's Recv on a loaded machine: its own time is hidden at half or
+ * more; one that only inherits a delay: at a few of dozens). */
+static int stands(uint32_t late, uint32_t own)
+{
+    return !late || (RC_FOLLOW_OWN_SHARE * own >= late && (2 * own >= late || own >= RC_LATE_MIN_OWN));
+}
+
+/* The late-rank problems of the communicators followed, with their process
+ * and whether their own time explains them. */
+static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v, const uint32_t *late_n,
+                            const uint32_t *own_n)
+{
+    size_t nv = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        nsc_problem *p = &f->p[i];
+        size_t c = 0;
+        while (c < w->nc && strcmp(w->c[c].id, p->comm) != 0)
+            c++;
+        if (!is_late(p) || c == w->nc || p->rank < 0 || p->rank >= w->c[c].nranks)
+            continue;
+        size_t cell = w->c[c].first + (size_t)p->rank;
+        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], stands(late_n[cell], own_n[cell]), -1, 0, 0, 0, 0};
+        late_figures(&v[nv++]);
+    }
+    return nv;
+}
+
+int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
+{
+    if (w->oom) {
+        snprintf(f->src->err, sizeof f->src->err, "out of memory");
+        return NSC_DIAG_FAIL;
+    }
+    if (w->nc < 2 || !w->n)
+        return NSC_DIAG_OK;
+    own_times(w);
+    uint32_t *late_n = calloc(w->nwho_of + 1, sizeof *late_n), *own_n = calloc(w->nwho_of + 1, sizeof *own_n);
+    uint32_t *votes = calloc(w->nwho + 1, sizeof *votes);
+    uint8_t *origin = calloc(w->nwho + 1, 1);
+    fw_late *v = malloc(NSC_DIAG_MAX_PROBLEMS * sizeof *v);
+    int rc = late_n && own_n && votes && origin && v && judge_colls(w, late_n, own_n) == 0 ? NSC_DIAG_OK : NSC_DIAG_FAIL;
+    size_t nv = rc == NSC_DIAG_OK ? late_problems(f, w, v, late_n, own_n) : 0;
+    for (size_t i = 0; i < nv; i++)
+        origin[v[i].who] |= (uint8_t)v[i].stands;
+    for (size_t i = 0; i < nv; i++)
+        if (!v[i].stands && (v[i].origin = vote_origin(w, &v[i], origin, votes)) < 0)
+            v[i].p->kind[0] = 0;  /* inherited from no late rank: not a cause */
+    for (size_t i = 0; i < nv; i++)
+        if (v[i].stands && origin[v[i].who] == 1) {
+            merge_origin(w, v, nv, v[i].who);
+            origin[v[i].who] = 2;  /* its verdict is made */
+        }
+    compact(f);
+    if (rc != NSC_DIAG_OK)
+        snprintf(f->src->err, sizeof f->src->err, "out of memory");
+    free(late_n);
+    free(own_n);
+    free(votes);
+    free(origin);
+    free(v);
+    return rc;
+}
