@@ -689,8 +689,10 @@ void nsc_lbuild_completion(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_completion
 
 /* ---- emission -------------------------------------------------------------- */
 
-/* GPU times on the host's clock, from the process's GPU line as it is now. */
-static void gpu_times(lproc *lp, open_coll *c)
+/* GPU times on the host's clock, from the process's GPU line as it is now.
+ * The line is fitted to host times the plugin converted from its counter:
+ * their conversion bound (host_err_ns) is part of the GPU times' bound. */
+static void gpu_times(lproc *lp, open_coll *c, uint64_t host_err_ns)
 {
     nsc_ledger_rec *r = &c->rec;
     uint64_t err_a = 0, err_b = 0;
@@ -703,14 +705,14 @@ static void gpu_times(lproc *lp, open_coll *c)
         return;
     }
     r->flags &= ~(uint32_t)NSC_LEDGER_NO_GPU;
-    uint64_t err = err_a > err_b ? err_a : err_b, spread = c->pstop_max - c->pstop_min;
+    uint64_t err = (err_a > err_b ? err_a : err_b) + host_err_ns, spread = c->pstop_max - c->pstop_min;
     r->gpu_err_ns = err > UINT32_MAX ? UINT32_MAX : (uint32_t)err;
     r->gpu_spread_ns = spread > UINT32_MAX ? UINT32_MAX : (uint32_t)spread;
 }
 
 static void emit(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, int inflight)
 {
-    gpu_times(lp, c);
+    gpu_times(lp, c, p->clock_err_ns);
     api_times(lp, c);
     c->rec.flags &= ~(uint32_t)NSC_LEDGER_INFLIGHT;
     c->rec.flags |= inflight ? NSC_LEDGER_INFLIGHT : 0;

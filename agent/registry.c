@@ -127,6 +127,7 @@ nsc_reg_proc *nsc_reg_get(nsc_registry *r, const nsc_batch_hdr *hdr, uint64_t no
         *news |= NSC_REG_FINISHED;
     }
     p->id = hdr->proc;
+    p->clock_err_ns = hdr->clock_err_ns;
     p->last_ns = now_ns;
     p->last_seq = hdr->seq;
     p->batches++;

@@ -39,6 +39,7 @@ typedef struct nsc_reg_proc {
     nsc_a2c_progress progress[NSC_REG_PROGRESS_MAX];
     uint32_t nprogress;
     nsc_counters counters;
+    uint64_t clock_err_ns;    /* its plugin's clock conversion bound (latest header) */
     uint64_t out_gen;         /* owned by out.c: which open section is ours */
     uint32_t out_slot;
     struct nsc_reg_proc *next_by_id, *next_by_key;

@@ -141,17 +141,22 @@ static const layout layouts[NSC_WIRE_TAG_COUNT] = {
 
 /* Header keys after "v" (which is always first), in the order they are sent.
  * "acked" comes right after "v" at a fixed width: nsc_wire_set_acked rewrites
- * it in a batch encoded earlier. */
+ * it in a batch encoded earlier. A key newer than the first release is sent
+ * only when not zero, so a batch that does not need it is byte for byte an
+ * older sender's. */
 typedef struct hdr_key {
     const char *name;
     field f;
+    uint8_t newer;
 } hdr_key;
 
-#define H(name, member, kind) {name, F(nsc_batch_hdr, member, kind)}
+#define H(name, member, kind) {name, F(nsc_batch_hdr, member, kind), 0}
+#define HNEW(name, member, kind) {name, F(nsc_batch_hdr, member, kind), 1}
 static const hdr_key hdr_keys[] = {
     H("acked", acked, K_FIX64), H("stream", stream, K_U64), H("seq", seq, K_U64), H("base_ns", base_ns, K_U64), H("sent_ns", sent_ns, K_U64),
     H("pid", proc.pid, K_U32), H("job", proc.job, K_TEXT), H("host", proc.host, K_TEXT),
-    H("local_rank", proc.local_rank, K_I32), H("gpu", proc.gpu, K_I32), H("final", final, K_U8)};
+    H("local_rank", proc.local_rank, K_I32), H("gpu", proc.gpu, K_I32), H("final", final, K_U8),
+    HNEW("clock_err_ns", clock_err_ns, K_U64)};
 #define NHDR_KEYS (sizeof hdr_keys / sizeof hdr_keys[0])
 enum { HDR_SEQ = 2, HDR_PID = 5 };  /* required keys besides "v" */
 
@@ -339,14 +344,21 @@ int nsc_enc_begin(nsc_enc *e, void *buf, size_t cap, const nsc_batch_hdr *hdr)
     deltas d = {0};
     p = put_array(p, 2);
     _Static_assert(2 + NHDR_KEYS <= 15, "the header is a fixmap");
-    *p++ = (uint8_t)(0x80 | (2 + NHDR_KEYS));
+    uint8_t *map = p++;
+    unsigned nkeys = 2;  /* "v" and "counters" */
     p = put_str(p, "v", 1);
     p = put_uint(p, NSC_WIRE_VERSION);
     for (size_t i = 0; i < NHDR_KEYS; i++) {
         int zero;
+        uint8_t *key = p;
         p = put_str(p, hdr_keys[i].name, strlen(hdr_keys[i].name));
         p = put_field(p, (const uint8_t *)hdr, &hdr_keys[i].f, &d, &zero);
+        if (zero && hdr_keys[i].newer)
+            p = key;
+        else
+            nkeys++;
     }
+    *map = (uint8_t)(0x80 | nkeys);
     p = put_str(p, "counters", 8);
     p = put_array(p, NSC_WIRE_HDR_COUNTERS);
     e->counters_at = (size_t)(p - start);

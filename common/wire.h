@@ -75,6 +75,9 @@ typedef struct nsc_batch_hdr {
     uint8_t final;     /* 1: the plugin's last batch (it shut down: every
                         * communicator finalized), so the process's silence and
                         * exit that follow are a clean end, not a failure */
+    uint64_t clock_err_ns; /* the bound of the sender's conversion of its
+                            * clock to CLOCK_MONOTONIC, which every time of
+                            * the batch carries (0: none, or an exact clock) */
     /* The counters newer than the counters record's 7 fields (nsc_counters
      * from cost_ns on, in order), sent in the header as "counters", which a
      * decoder older than them skips: as the record's last fields, the first

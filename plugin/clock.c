@@ -16,7 +16,8 @@
  * the counter jumped (a migration to a CPU whose counter is offset, a
  * suspend): it becomes the new anchor and the slope is kept. How far each
  * new pair is from the prediction, plus its bracket, is the conversion error
- * measured, the bound the converted times carry.
+ * measured; the largest so far is the bound the converted times carry,
+ * sent with every batch (docs/protocol.md, the header's clock_err_ns).
  */
 #include <stdio.h>
 #include <string.h>
@@ -96,6 +97,12 @@ uint64_t nsc_clock_ns(const nsc_clock *c, uint64_t tick)
 {
     double d = (double)(int64_t)(tick - c->t1) * c->ns_per_tick;
     return c->m1 + (uint64_t)(int64_t)d;
+}
+
+uint64_t nsc_clock_bound(const nsc_clock *c)
+{
+    /* an anchor's bracket is its error until the next pair measures one */
+    return c->err_ns > c->max_err_ns ? c->err_ns : c->max_err_ns;
 }
 
 int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_ns)

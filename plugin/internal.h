@@ -353,6 +353,8 @@ int nsc_clock_calibrate(nsc_clock *c);
 /* A fresh c with a first slope (two pairs NSC_CLOCK_FIRST_SPAN_NS apart). */
 void nsc_clock_start(nsc_clock *c);
 uint64_t nsc_clock_ns(const nsc_clock *c, uint64_t tick);
+/* The bound the converted times carry: the largest error measured so far. */
+uint64_t nsc_clock_bound(const nsc_clock *c);
 
 /* ---- hotpath.c ----------------------------------------------------------- */
 

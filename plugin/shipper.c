@@ -115,7 +115,8 @@ static int batch_begin(uint64_t now, uint64_t base_ns, int final)
         return -1;
     nsc_batch_hdr hdr = {.version = NSC_WIRE_VERSION, .seq = sh.seq, .stream = sh.stream,
                          .base_ns = base_ns, .sent_ns = now, .proc = sh.cfg.proc,
-                         .final = (uint8_t)final};
+                         .final = (uint8_t)final,
+                         .clock_err_ns = nsc_g_counter ? nsc_clock_bound(&sh.clock) : 0};
     hdr.proc.pid = nsc_g_pid;
     uint8_t *buf = sh.mem + (sh.tail % sh.nbatches) * BATCH_CAP;
     if (nsc_enc_begin(&sh.enc, buf, BATCH_CAP, &hdr) != 0 ||

@@ -20,11 +20,19 @@
  * read as at max(real, floor), skewed as above, so the plugin stamps the
  * event with its modelled time. A thread that never sets a floor (the
  * plugin's own, an agent's) reads as before.
+ *
+ * And a slow clock: with NCCLSCOPE_TEST_CLOCK_SLOW_NS, a CLOCK_MONOTONIC read
+ * on a thread named NCCLSCOPE_TEST_CLOCK_SLOW_THREAD takes that long, the
+ * time it returns in its middle: a caller that brackets another clock's read
+ * between two of them (the plugin's calibration of the CPU's counter) gets a
+ * bracket that wide, and a time as exact as ever.
  */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "skew.h"
@@ -35,6 +43,8 @@ static clock_gettime_fn real_clock_gettime;
 static emu_skew_fn skew;
 static int skewed; /* else only a floor moves the clocks */
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t floor_ns;
+static uint64_t slow_ns;
+static const char *slow_thread;
 
 /* The calling thread's clocks read as at true time max(real, t) from now on
  * (0: real time again). Looked up by the emulator with dlsym. */
@@ -60,6 +70,25 @@ __attribute__((constructor)) static void shim_init(void)
     skew.step_at_ns = env_i64("NCCLSCOPE_TEST_CLOCK_STEP_AT_NS");
     skew.step_ns = env_i64("NCCLSCOPE_TEST_CLOCK_STEP_NS");
     skewed = skew.offset_ns || skew.drift_ppb || skew.step_ns;
+    const char *slow = getenv("NCCLSCOPE_TEST_CLOCK_SLOW_NS");
+    slow_ns = slow ? strtoull(slow, NULL, 10) : 0;
+    slow_thread = getenv("NCCLSCOPE_TEST_CLOCK_SLOW_THREAD");
+}
+
+/* Spin for ns of real CLOCK_MONOTONIC. */
+static void spin(uint64_t ns)
+{
+    struct timespec a, b;
+    real_clock_gettime(CLOCK_MONOTONIC, &a);
+    do
+        real_clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((uint64_t)((b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec)) < ns);
+}
+
+static int slow_here(void)
+{
+    char name[16] = "";
+    return slow_ns && slow_thread && prctl(PR_GET_NAME, name) == 0 && strcmp(name, slow_thread) == 0;
 }
 
 static __int128 ns_of(const struct timespec *ts)
@@ -77,7 +106,12 @@ __attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct ti
 {
     if (!real_clock_gettime)
         shim_init();
+    int slow = id == CLOCK_MONOTONIC && slow_here();
+    if (slow)
+        spin(slow_ns / 2);
     int rc = real_clock_gettime(id, ts);
+    if (slow)
+        spin(slow_ns - slow_ns / 2);
     if (rc != 0 || (!skewed && !floor_ns) || (id != CLOCK_MONOTONIC && !follows_monotonic(id)))
         return rc;
     struct timespec mono = *ts;

@@ -58,6 +58,25 @@ Test(clock, jump_is_detected_and_pairs_retaken)
     cr_assert_leq(absdiff(nsc_clock_ns(&c, GHZ3(1695 * MS) - 1000), 1695 * MS), 1);
 }
 
+/* The bound sent with the batches: a pair off the line (CLOCK_MONOTONIC
+ * moved under the counter, less than a jump) raises it to what was
+ * measured, and neither a pair on the line nor a jump's new anchor lowers
+ * it: times converted before stay as uncertain as they were. */
+Test(clock, bound_is_the_largest_error_measured)
+{
+    nsc_clock c = {0};
+    feed(&c, 1000, 1500, 0);
+    cr_assert_leq(nsc_clock_bound(&c), 21);
+    const uint64_t off = NSC_CLOCK_JUMP_NS / 2;
+    cr_assert_eq(nsc_clock_pair(&c, GHZ3(1500 * MS), 1500 * MS + off, 20), 0);
+    cr_assert_geq(nsc_clock_bound(&c), off + 20);
+    uint64_t bound = nsc_clock_bound(&c);
+    feed(&c, 1510, 1600, (uint64_t)-GHZ3(off));
+    cr_assert_eq(nsc_clock_bound(&c), bound);
+    cr_assert_eq(nsc_clock_pair(&c, GHZ3(1600 * MS), 1700 * MS, 20), 1);
+    cr_assert_eq(nsc_clock_bound(&c), bound);
+}
+
 /* Before a slope is known, a second pair behind the first cannot be on a line. */
 Test(clock, backwards_before_a_slope)
 {

@@ -92,6 +92,7 @@ static void assert_hdr_eq(const nsc_batch_hdr *a, const nsc_batch_hdr *b)
     cr_assert_eq(a->acked, b->acked);
     cr_assert_eq(a->base_ns, b->base_ns);
     cr_assert_eq(a->sent_ns, b->sent_ns);
+    cr_assert_eq(a->clock_err_ns, b->clock_err_ns);
     cr_assert_eq(a->proc.pid, b->proc.pid);
     cr_assert_eq(a->proc.local_rank, b->proc.local_rank);
     cr_assert_eq(a->proc.gpu, b->proc.gpu);
@@ -269,6 +270,29 @@ Test(wire, header_fields_round_trip)
     h.proc.host[63] = '\0';
     len = (nsc_enc_begin(&e, buf, CAP, &h), nsc_enc_finish(&e));
     decode_ok(buf, len, &b);
+    assert_hdr_eq(&b.hdr, &h);
+    nsc_batch_release(&b);
+}
+
+/* clock_err_ns is newer than the first decoders: a sender with an exact
+ * clock leaves it out, so its batches are byte for byte what they were. */
+Test(wire, clock_err_is_sent_only_when_not_zero)
+{
+    nsc_batch_hdr h;
+    nsc_enc e;
+    nsc_batch b;
+    sample_hdr(&h);
+    h.clock_err_ns = 0;
+    size_t without = (nsc_enc_begin(&e, buf, CAP, &h), nsc_enc_finish(&e));
+    cr_assert_null(memmem(buf, without, "clock_err_ns", 12));
+    decode_ok(buf, without, &b);
+    assert_hdr_eq(&b.hdr, &h);
+    nsc_batch_release(&b);
+
+    h.clock_err_ns = UINT64_MAX;
+    size_t with = (nsc_enc_begin(&e, buf, CAP, &h), nsc_enc_finish(&e));
+    cr_assert_eq(with, without + 1 + 12 + 9, "the key and a uint64");
+    decode_ok(buf, with, &b);
     assert_hdr_eq(&b.hdr, &h);
     nsc_batch_release(&b);
 }
@@ -544,8 +568,8 @@ static void pk_str(msgpack_packer *pk, const char *s)
     msgpack_pack_str_body(pk, s, strlen(s));
 }
 
-enum { HK_V, HK_SEQ, HK_BASE, HK_SENT, HK_PID, HK_JOB, HK_HOST, HK_LRANK, HK_GPU, HK_N };
-static const char *const hkeys[HK_N] = {"v", "seq", "base_ns", "sent_ns", "pid",
+enum { HK_V, HK_SEQ, HK_BASE, HK_SENT, HK_CLOCK_ERR, HK_PID, HK_JOB, HK_HOST, HK_LRANK, HK_GPU, HK_N };
+static const char *const hkeys[HK_N] = {"v", "seq", "base_ns", "sent_ns", "clock_err_ns", "pid",
                                         "job", "host", "local_rank", "gpu"};
 
 /* A header with every key but `omit`, key `bad` holding a wrong-typed value. */

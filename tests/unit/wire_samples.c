@@ -13,6 +13,7 @@ void sample_hdr(nsc_batch_hdr *h)
     h->acked = 123456789000ull;
     h->base_ns = 10000000000000ull;
     h->sent_ns = h->base_ns + 5000000;
+    h->clock_err_ns = 37;
     h->proc.pid = 4000000;
     h->proc.local_rank = 3;
     h->proc.gpu = 7;
