@@ -85,6 +85,33 @@ Test(ledger_pack, round_trip_and_compact)
     free(buf);
 }
 
+/* A steady collective (the next seq, the same interval, the same edge count)
+ * costs one byte, its bitmap: nothing for its seq or its edge count. */
+Test(ledger_pack, steady_records_cost_their_bitmap)
+{
+    nsc_ledger_rec recs[32];
+    const nsc_ledger_rec *p[32];
+    for (int i = 0; i < 32; i++) {
+        recs[i] = rec(64 + (uint64_t)i, 3, NULL, 0);
+        recs[i].launch_ns = recs[i].api_ns + 5100;
+        recs[i].done_ns = recs[i].api_ns + 81000;
+        recs[i].gpu_end_ns = recs[i].api_ns + 79000;
+        p[i] = &recs[i];
+    }
+    nsc_ledger_key k = {1, COMM, 2, 3};
+    uint8_t buf[4096];
+    /* the fourth record on: the second sets the chain's interval, the third
+     * the bitmap without the API call's bit */
+    size_t three = nsc_lpack_encode(&k, p, 3, buf), all = nsc_lpack_encode(&k, p, 32, buf);
+    cr_expect_eq(all - three, 29, "%zu bytes for 29 steady records", all - three);
+    nsc_lpack l = {0};
+    cr_assert_eq(nsc_lpack_decode(&k, buf, all, &l), 0);
+    cr_assert_eq(l.n, 32);
+    for (int i = 0; i < 32; i++)
+        eq_rec(&l.recs[i], &recs[i]);
+    nsc_lpack_free(&l);
+}
+
 Test(ledger_pack, damaged_values_refused)
 {
     nsc_ledger_edge edges[8][3];
