@@ -5,14 +5,17 @@
  * bit NF: the edge count differs from the record before's) as a varint of
  * its XOR with the record before's (a run of alike records: one byte), those
  * differences as zigzag varints, the edge count where bit NF says so, and per
- * edge a bitmap (bit i of byte i / 8) and the differences of
- * NSC_FIELDS_LEDGER_EDGE against the edge at the same index of the record
- * before (a zeroed one when it had fewer). Values are told in `order`
+ * edge a bitmap (bit i of byte i / 8; bit NFE: told against the edge before
+ * it) and the differences of NSC_FIELDS_LEDGER_EDGE against the edge at the
+ * same index of the record before (a zeroed one when it had fewer), or
+ * against the record's edge before it on the next channel, whichever is
+ * shorter: a collective's channels move alike, while from one collective to
+ * the next the step and wait times jump. Values are told in `order`
  * (below): each time from the one before it in the record, the first one
  * interval (the record before's own) after the record before's, the seq one
- * after the record before's. Version 2 (store schema 4) added those two
- * predictions, the edge count and the seq: a byte each per record of a
- * steady collective.
+ * after the record before's. Version 2 (store schema 4) added the edge
+ * count and the seq's predictions (a byte each per record of a steady
+ * collective) and the edges told against the edge before.
  */
 #include "ledger_pack.h"
 
@@ -31,6 +34,9 @@ enum { NSC_FIELDS_LEDGER(LP_POS, R) NF };
 enum { NSC_FIELDS_LEDGER_EDGE(LP_POS, E) NFE };
 #undef LP_POS
 #define NBITS(n) (((n) + 7) / 8)
+/* An edge's bitmap: its fields' bits and AFTER_BIT. */
+#define AFTER_BIT NFE
+#define EDGE_BITS NBITS(NFE + 1)
 /* The bitmap's bit past the fields: the record's edge count is told. */
 #define EDGES_BIT NF
 _Static_assert(NF < 32, "a record's bitmap, with EDGES_BIT, is a uint32");
@@ -148,24 +154,42 @@ int nsc_lpack_cmp(const nsc_ledger_rec *a, const nsc_ledger_rec *b)
     return a->peer < b->peer ? -1 : a->peer > b->peer;
 }
 
+#define EDGE_MAX (EDGE_BITS + 10 * NFE)
+
 size_t nsc_lpack_bound(const nsc_ledger_rec *const *recs, size_t n)
 {
     size_t len = 1 + 10;
     for (size_t i = 0; i < n; i++)
-        len += 5 + 10 * NF + 10 + recs[i]->nedges * (NBITS(NFE) + 10 * NFE);
+        len += 5 + 10 * NF + 10 + recs[i]->nedges * EDGE_MAX;
     return len;
 }
 
-/* Bitmap of the nonzero deltas, then the deltas. */
-static uint8_t *put_deltas(uint8_t *o, const uint64_t *d, int nf)
+/* What an edge is told against: the record before's edge at its index
+ * (`same`, NULL: a zeroed one), or (after) the edge before it in its record
+ * with the next channel. */
+static void edge_base(const nsc_ledger_edge *same, const nsc_ledger_edge *before, int after, uint64_t base[NFE])
+{
+    memset(base, 0, NFE * sizeof *base);
+    if (after) {
+        edge_values(before, base);
+        base[LP_E_channel] = (uint8_t)(before->channel + 1);
+    } else if (same) {
+        edge_values(same, base);
+    }
+}
+
+/* The edge cur told against base: bitmap (with AFTER_BIT as after says)
+ * of the nonzero deltas, then the deltas. */
+static uint8_t *put_edge(uint8_t *o, const uint64_t cur[NFE], const uint64_t base[NFE], int after)
 {
     uint8_t *bits = o;
-    memset(bits, 0, NBITS(nf));
-    o += NBITS(nf);
-    for (int i = 0; i < nf; i++)
-        if (d[i]) {
+    memset(bits, 0, EDGE_BITS);
+    bits[AFTER_BIT / 8] |= (uint8_t)(after << (AFTER_BIT % 8));
+    o += EDGE_BITS;
+    for (int i = 0; i < NFE; i++)
+        if (cur[i] != base[i]) {
             bits[i / 8] |= (uint8_t)(1u << (i % 8));
-            o = nsc_put_varint(o, d[i]);
+            o = nsc_put_varint(o, nsc_zigzag(cur[i] - base[i]));
         }
     return o;
 }
@@ -173,13 +197,19 @@ static uint8_t *put_deltas(uint8_t *o, const uint64_t *d, int nf)
 static uint8_t *put_edges(uint8_t *o, const nsc_ledger_rec *r, const nsc_ledger_rec *prev)
 {
     for (uint32_t j = 0; j < r->nedges; j++) {
-        uint64_t cur[NFE], base[NFE] = {0}, d[NFE];
+        const nsc_ledger_edge *same = prev && j < prev->nedges ? &prev->edges[j] : NULL;
+        uint64_t cur[NFE], base[NFE];
+        uint8_t alt[EDGE_MAX], *end;
         edge_values(&r->edges[j], cur);
-        if (prev && j < prev->nedges)
-            edge_values(&prev->edges[j], base);
-        for (int i = 0; i < NFE; i++)
-            d[i] = nsc_zigzag(cur[i] - base[i]);
-        o = put_deltas(o, d, NFE);
+        edge_base(same, NULL, 0, base);
+        end = put_edge(o, cur, base, 0);
+        if (j) {
+            edge_base(same, &r->edges[j - 1], 1, base);
+            size_t n = (size_t)(put_edge(alt, cur, base, 1) - alt);
+            if (n < (size_t)(end - o))
+                end = (uint8_t *)memcpy(o, alt, n) + n;
+        }
+        o = end;
     }
     return o;
 }
@@ -215,14 +245,16 @@ size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *re
 
 /* ---- decoding ------------------------------------------------------------ */
 
-/* Read a bitmap and its deltas into d (zero where the bit is clear). */
-static void take_deltas(nsc_rbuf *r, uint64_t *d, int nf)
+/* Read an edge's bitmap into *after and its deltas into d (zero where the
+ * bit is clear). */
+static void take_deltas(nsc_rbuf *r, uint64_t d[NFE], int *after)
 {
-    const uint8_t *bits = nsc_rtake(r, NBITS(nf));
-    for (int i = 0; i < nf; i++)
+    const uint8_t *bits = nsc_rtake(r, EDGE_BITS);
+    for (int i = 0; i < NFE; i++)
         d[i] = bits && (bits[i / 8] >> (i % 8) & 1) ? nsc_unzigzag(nsc_rvarint(r)) : 0;
-    /* bits past the last field would be read by no one: a damaged value */
-    if (bits && nf % 8 && bits[nf / 8] >> (nf % 8))
+    *after = bits && bits[AFTER_BIT / 8] >> (AFTER_BIT % 8) & 1;
+    /* bits past AFTER_BIT would be read by no one: a damaged value */
+    if (bits && (AFTER_BIT + 1) % 8 && bits[(AFTER_BIT + 1) / 8] >> ((AFTER_BIT + 1) % 8))
         r->bad = 1;
 }
 
@@ -239,16 +271,19 @@ static int take_edges(nsc_rbuf *r, nsc_lpack *l, nsc_ledger_rec *rec, uint64_t n
                       const nsc_ledger_rec *prev, size_t prev_first)
 {
     /* each edge takes its bitmap at least: a count the value cannot hold is damage */
-    if (r->bad || n > NSC_LPACK_MAX_EDGES || n * NBITS(NFE) > (size_t)(r->end - r->p))
+    if (r->bad || n > NSC_LPACK_MAX_EDGES || n * EDGE_BITS > (size_t)(r->end - r->p))
         return NSC_STORE_ECORRUPT;
     if (room(l, 0, n))
         return NSC_STORE_ENOMEM;
     rec->nedges = (uint32_t)n;
     for (uint32_t j = 0; j < n; j++) {
-        uint64_t base[NFE] = {0}, d[NFE];
-        if (prev && j < prev->nedges)
-            edge_values(&l->edges[prev_first + j], base);
-        take_deltas(r, d, NFE);
+        uint64_t base[NFE], d[NFE];
+        int after;
+        take_deltas(r, d, &after);
+        if (after && !j)  /* no edge before the first */
+            return NSC_STORE_ECORRUPT;
+        edge_base(prev && j < prev->nedges ? &l->edges[prev_first + j] : NULL,
+                  j ? &l->edges[l->nedges - 1] : NULL, after, base);
         for (int i = 0; i < NFE; i++)
             base[i] += d[i];
         nsc_ledger_edge *e = &l->edges[l->nedges++];
