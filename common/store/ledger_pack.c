@@ -1,14 +1,21 @@
 /* ledger_pack.c: the ledger database's values (format in ledger_pack.h).
  *
  * A value: u8 version, varint record count, then per record the bitmap of
- * its fields whose difference is not 0 (bit i: field i of NSC_FIELDS_LEDGER)
- * as a varint of its XOR with the record before's (a run of alike records:
- * one byte), those differences as zigzag varints, the edge count, and per
- * edge a bitmap (bit i of byte i / 8) and the differences of
- * NSC_FIELDS_LEDGER_EDGE against the edge at the same index of the record
- * before (a zeroed one when it had fewer). Values are told in `order`
+ * its fields whose difference is not 0 (bit i: field i of NSC_FIELDS_LEDGER;
+ * bit NF: the edge count differs from the record before's) as a varint of
+ * its XOR with the record before's (a run of alike records: one byte), those
+ * differences as zigzag varints, the edge count where bit NF says so, and per
+ * edge a bitmap (bit i of byte i / 8; bit NFE: told against the edge before
+ * it) and the differences of NSC_FIELDS_LEDGER_EDGE against the edge at the
+ * same index of the record before (a zeroed one when it had fewer), or
+ * against the record's edge before it on the next channel, whichever is
+ * shorter: a collective's channels move alike, while from one collective to
+ * the next the step and wait times jump. Values are told in `order`
  * (below): each time from the one before it in the record, the first one
- * interval (the record before's own) after the record before's.
+ * interval (the record before's own) after the record before's, the seq one
+ * after the record before's. Version 2 (store schema 4) added the edge
+ * count and the seq's predictions (a byte each per record of a steady
+ * collective) and the edges told against the edge before.
  */
 #include "ledger_pack.h"
 
@@ -19,7 +26,7 @@
 #include "grow.h"
 #include "store.h"
 
-#define VERSION 1
+#define VERSION 2
 
 /* Field positions, and per position whether it is a time. */
 #define LP_POS(a, kind, m, ...) LP_##a##_##m,
@@ -27,13 +34,19 @@ enum { NSC_FIELDS_LEDGER(LP_POS, R) NF };
 enum { NSC_FIELDS_LEDGER_EDGE(LP_POS, E) NFE };
 #undef LP_POS
 #define NBITS(n) (((n) + 7) / 8)
-_Static_assert(NF <= 32, "a record's bitmap is a uint32");
+/* An edge's bitmap: its fields' bits and AFTER_BIT. */
+#define AFTER_BIT NFE
+#define EDGE_BITS NBITS(NFE + 1)
+/* The bitmap's bit past the fields: the record's edge count is told. */
+#define EDGES_BIT NF
+_Static_assert(NF < 32, "a record's bitmap, with EDGES_BIT, is a uint32");
 
 /* What the next record is told against. */
 typedef struct chain {
     uint64_t prev[NF];
     uint64_t interval;  /* the record before's API call minus the one before it */
     uint32_t bits;      /* the record before's bitmap */
+    uint32_t nedges;    /* the record before's edge count */
 } chain;
 
 #define LP_IS_TIME_U8 0
@@ -93,10 +106,13 @@ LP_CONVERT(edge, nsc_ledger_edge, NSC_FIELDS_LEDGER_EDGE, NFE)
 /* What the field at place k of `order` is predicted to be from the chain:
  * a time at its distance to the latest earlier time of the record known in
  * both (the first, or one with none known: one interval on, the record
- * before's own; an unknown time stays unknown), anything else as before. */
+ * before's own; an unknown time stays unknown), the seq the next one,
+ * anything else as before. */
 static uint64_t predict(const chain *ch, const uint64_t cur[NF], size_t k)
 {
     int i = order[k];
+    if (i == LP_R_seq)
+        return ch->prev[i] + 1;
     if (k < NF - NTIMES || ch->prev[i] == 0)
         return ch->prev[i];
     for (size_t j = k; j-- > NF - NTIMES;)
@@ -105,25 +121,28 @@ static uint64_t predict(const chain *ch, const uint64_t cur[NF], size_t k)
     return ch->prev[i] + ch->interval;
 }
 
-static void chain_next(chain *ch, const uint64_t cur[NF], uint32_t bits)
+static void chain_next(chain *ch, const uint64_t cur[NF], uint32_t bits, uint32_t nedges)
 {
     ch->interval = ch->prev[LP_R_api_ns] && cur[LP_R_api_ns] ? cur[LP_R_api_ns] - ch->prev[LP_R_api_ns] : 0;
     memcpy(ch->prev, cur, sizeof ch->prev);
     ch->bits = bits;
+    ch->nedges = nedges;
 }
 
-/* The chain the first record of a value is told against. */
+/* The chain the first record of a value is told against: its seq predicted
+ * the chunk's first (for chunk 0 the seq before wraps, and so does the sum). */
 static void chain_start(const nsc_ledger_key *k, chain *ch)
 {
     nsc_ledger_rec r;
     memset(&r, 0, sizeof r);
     r.comm_id = k->comm;
     r.rank = k->rank;
-    r.seq = k->chunk * NSC_LEDGER_CHUNK;
+    r.seq = k->chunk * NSC_LEDGER_CHUNK - 1;
     r.root = r.peer = -1;
     rec_values(&r, ch->prev);
     ch->interval = 0;
     ch->bits = 0;
+    ch->nedges = 0;
 }
 
 int nsc_lpack_cmp(const nsc_ledger_rec *a, const nsc_ledger_rec *b)
@@ -135,39 +154,62 @@ int nsc_lpack_cmp(const nsc_ledger_rec *a, const nsc_ledger_rec *b)
     return a->peer < b->peer ? -1 : a->peer > b->peer;
 }
 
+#define EDGE_MAX (EDGE_BITS + 10 * NFE)
+
 size_t nsc_lpack_bound(const nsc_ledger_rec *const *recs, size_t n)
 {
     size_t len = 1 + 10;
     for (size_t i = 0; i < n; i++)
-        len += 5 + 10 * NF + 10 + recs[i]->nedges * (NBITS(NFE) + 10 * NFE);
+        len += 5 + 10 * NF + 10 + recs[i]->nedges * EDGE_MAX;
     return len;
 }
 
-/* Bitmap of the nonzero deltas, then the deltas. */
-static uint8_t *put_deltas(uint8_t *o, const uint64_t *d, int nf)
+/* What an edge is told against: the record before's edge at its index
+ * (`same`, NULL: a zeroed one), or (after) the edge before it in its record
+ * with the next channel. */
+static void edge_base(const nsc_ledger_edge *same, const nsc_ledger_edge *before, int after, uint64_t base[NFE])
+{
+    memset(base, 0, NFE * sizeof *base);
+    if (after) {
+        edge_values(before, base);
+        base[LP_E_channel] = (uint8_t)(before->channel + 1);
+    } else if (same) {
+        edge_values(same, base);
+    }
+}
+
+/* The edge cur told against base: bitmap (with AFTER_BIT as after says)
+ * of the nonzero deltas, then the deltas. */
+static uint8_t *put_edge(uint8_t *o, const uint64_t cur[NFE], const uint64_t base[NFE], int after)
 {
     uint8_t *bits = o;
-    memset(bits, 0, NBITS(nf));
-    o += NBITS(nf);
-    for (int i = 0; i < nf; i++)
-        if (d[i]) {
+    memset(bits, 0, EDGE_BITS);
+    bits[AFTER_BIT / 8] |= (uint8_t)(after << (AFTER_BIT % 8));
+    o += EDGE_BITS;
+    for (int i = 0; i < NFE; i++)
+        if (cur[i] != base[i]) {
             bits[i / 8] |= (uint8_t)(1u << (i % 8));
-            o = nsc_put_varint(o, d[i]);
+            o = nsc_put_varint(o, nsc_zigzag(cur[i] - base[i]));
         }
     return o;
 }
 
 static uint8_t *put_edges(uint8_t *o, const nsc_ledger_rec *r, const nsc_ledger_rec *prev)
 {
-    o = nsc_put_varint(o, r->nedges);
     for (uint32_t j = 0; j < r->nedges; j++) {
-        uint64_t cur[NFE], base[NFE] = {0}, d[NFE];
+        const nsc_ledger_edge *same = prev && j < prev->nedges ? &prev->edges[j] : NULL;
+        uint64_t cur[NFE], base[NFE];
+        uint8_t alt[EDGE_MAX], *end;
         edge_values(&r->edges[j], cur);
-        if (prev && j < prev->nedges)
-            edge_values(&prev->edges[j], base);
-        for (int i = 0; i < NFE; i++)
-            d[i] = nsc_zigzag(cur[i] - base[i]);
-        o = put_deltas(o, d, NFE);
+        edge_base(same, NULL, 0, base);
+        end = put_edge(o, cur, base, 0);
+        if (j) {
+            edge_base(same, &r->edges[j - 1], 1, base);
+            size_t n = (size_t)(put_edge(alt, cur, base, 1) - alt);
+            if (n < (size_t)(end - o))
+                end = (uint8_t *)memcpy(o, alt, n) + n;
+        }
+        o = end;
     }
     return o;
 }
@@ -182,7 +224,7 @@ size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *re
     o = nsc_put_varint(o, n);
     chain_start(k, &ch);
     for (size_t j = 0; j < n; j++) {
-        uint32_t bits = 0;
+        uint32_t bits = (uint32_t)(recs[j]->nedges != ch.nedges) << EDGES_BIT;
         rec_values(recs[j], cur);
         for (size_t k = 0; k < NF; k++) {
             int i = order[k];
@@ -193,22 +235,26 @@ size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *re
         for (size_t k = 0; k < NF; k++)
             if (d[order[k]])
                 o = nsc_put_varint(o, d[order[k]]);
+        if (bits >> EDGES_BIT & 1)
+            o = nsc_put_varint(o, recs[j]->nedges);
         o = put_edges(o, recs[j], j ? recs[j - 1] : NULL);
-        chain_next(&ch, cur, bits);
+        chain_next(&ch, cur, bits, recs[j]->nedges);
     }
     return (size_t)(o - out);
 }
 
 /* ---- decoding ------------------------------------------------------------ */
 
-/* Read a bitmap and its deltas into d (zero where the bit is clear). */
-static void take_deltas(nsc_rbuf *r, uint64_t *d, int nf)
+/* Read an edge's bitmap into *after and its deltas into d (zero where the
+ * bit is clear). */
+static void take_deltas(nsc_rbuf *r, uint64_t d[NFE], int *after)
 {
-    const uint8_t *bits = nsc_rtake(r, NBITS(nf));
-    for (int i = 0; i < nf; i++)
+    const uint8_t *bits = nsc_rtake(r, EDGE_BITS);
+    for (int i = 0; i < NFE; i++)
         d[i] = bits && (bits[i / 8] >> (i % 8) & 1) ? nsc_unzigzag(nsc_rvarint(r)) : 0;
-    /* bits past the last field would be read by no one: a damaged value */
-    if (bits && nf % 8 && bits[nf / 8] >> (nf % 8))
+    *after = bits && bits[AFTER_BIT / 8] >> (AFTER_BIT % 8) & 1;
+    /* bits past AFTER_BIT would be read by no one: a damaged value */
+    if (bits && (AFTER_BIT + 1) % 8 && bits[(AFTER_BIT + 1) / 8] >> ((AFTER_BIT + 1) % 8))
         r->bad = 1;
 }
 
@@ -220,22 +266,24 @@ static int room(nsc_lpack *l, size_t recs, size_t edges)
     return 0;
 }
 
-/* The edges of record r (at the end of l's edges), told against prev's. */
-static int take_edges(nsc_rbuf *r, nsc_lpack *l, nsc_ledger_rec *rec, const nsc_ledger_rec *prev,
-                      size_t prev_first)
+/* The n edges of record r (at the end of l's edges), told against prev's. */
+static int take_edges(nsc_rbuf *r, nsc_lpack *l, nsc_ledger_rec *rec, uint64_t n,
+                      const nsc_ledger_rec *prev, size_t prev_first)
 {
-    uint64_t n = nsc_rvarint(r);
     /* each edge takes its bitmap at least: a count the value cannot hold is damage */
-    if (r->bad || n > NSC_LPACK_MAX_EDGES || n * NBITS(NFE) > (size_t)(r->end - r->p))
+    if (r->bad || n > NSC_LPACK_MAX_EDGES || n * EDGE_BITS > (size_t)(r->end - r->p))
         return NSC_STORE_ECORRUPT;
     if (room(l, 0, n))
         return NSC_STORE_ENOMEM;
     rec->nedges = (uint32_t)n;
     for (uint32_t j = 0; j < n; j++) {
-        uint64_t base[NFE] = {0}, d[NFE];
-        if (prev && j < prev->nedges)
-            edge_values(&l->edges[prev_first + j], base);
-        take_deltas(r, d, NFE);
+        uint64_t base[NFE], d[NFE];
+        int after;
+        take_deltas(r, d, &after);
+        if (after && !j)  /* no edge before the first */
+            return NSC_STORE_ECORRUPT;
+        edge_base(prev && j < prev->nedges ? &l->edges[prev_first + j] : NULL,
+                  j ? &l->edges[l->nedges - 1] : NULL, after, base);
         for (int i = 0; i < NFE; i++)
             base[i] += d[i];
         nsc_ledger_edge *e = &l->edges[l->nedges++];
@@ -249,23 +297,24 @@ static int take_rec(nsc_rbuf *r, const nsc_ledger_key *k, nsc_lpack *l, chain *c
 {
     uint64_t cur[NF], x = nsc_rvarint(r);
     uint32_t bits = (uint32_t)x ^ ch->bits;
-    if (x >> NF)  /* bits past the last field would be read by no one: a damaged value */
+    if (x >> (EDGES_BIT + 1))  /* bits past the last field would be read by no one: a damaged value */
         return NSC_STORE_ECORRUPT;
     for (size_t k = 0; k < NF; k++)  /* in `order`: a time after those it is told from */
         cur[order[k]] = predict(ch, cur, k) + (bits >> order[k] & 1 ? nsc_unzigzag(nsc_rvarint(r)) : 0);
     nsc_ledger_rec *rec = &l->recs[l->n];
     memset(rec, 0, sizeof *rec);
     rec_assign(rec, cur);
+    uint64_t nedges = bits >> EDGES_BIT & 1 ? nsc_rvarint(r) : ch->nedges;
     const nsc_ledger_rec *before = first ? NULL : &l->recs[l->n - 1];
     size_t before_first = before ? l->nedges - before->nedges : 0;
     if (r->bad || rec->comm_id != k->comm || rec->rank != k->rank ||
         rec->seq / NSC_LEDGER_CHUNK != k->chunk || (before && nsc_lpack_cmp(before, rec) >= 0))
         return NSC_STORE_ECORRUPT;
-    int rc = take_edges(r, l, rec, before, before_first);
+    int rc = take_edges(r, l, rec, nedges, before, before_first);
     if (rc)
         return rc;
     l->n++;
-    chain_next(ch, cur, bits);
+    chain_next(ch, cur, bits, rec->nedges);
     return 0;
 }
 
@@ -286,8 +335,8 @@ int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_l
     uint64_t n = nsc_rvarint(&r);
     size_t n0 = out->n, e0 = out->nedges;
     chain ch;
-    /* a record takes two bytes at least: its bitmap and its edge count */
-    if (!v || *v != VERSION || r.bad || n > (size_t)(r.end - r.p) / 2)
+    /* a record takes a byte at least: its bitmap */
+    if (!v || *v != VERSION || r.bad || n > (size_t)(r.end - r.p))
         return NSC_STORE_ECORRUPT;
     int rc = room(out, n, 0);
     chain_start(k, &ch);

@@ -46,9 +46,10 @@ enum nsc_store_err {
     NSC_STORE_EBLOCK = -8     /* a stored block failed to decode: the iterator skipped it */
 };
 
-/* 3: the ledger database (docs/collector.md); a store of another version is
- * refused (ESCHEMA), not migrated. */
-#define NSC_STORE_SCHEMA 3
+/* 3: the ledger database (docs/collector.md); 4: its values' version 2
+ * (ledger_pack.c); a store of another version is refused (ESCHEMA), not
+ * migrated. */
+#define NSC_STORE_SCHEMA 4
 /* Records whose communicator context is unknown or none (ProxyCtrl), and
  * states/completions whose event is not in the same batch, go to the
  * process's own blocks: comm NSC_STORE_PROC_COMM, rank = the process id. */

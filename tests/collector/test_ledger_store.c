@@ -85,6 +85,65 @@ Test(ledger_pack, round_trip_and_compact)
     free(buf);
 }
 
+/* A steady collective (the next seq, the same interval, the same edge count)
+ * costs one byte, its bitmap: nothing for its seq or its edge count. */
+Test(ledger_pack, steady_records_cost_their_bitmap)
+{
+    nsc_ledger_rec recs[32];
+    const nsc_ledger_rec *p[32];
+    for (int i = 0; i < 32; i++) {
+        recs[i] = rec(64 + (uint64_t)i, 3, NULL, 0);
+        recs[i].launch_ns = recs[i].api_ns + 5100;
+        recs[i].done_ns = recs[i].api_ns + 81000;
+        recs[i].gpu_end_ns = recs[i].api_ns + 79000;
+        p[i] = &recs[i];
+    }
+    nsc_ledger_key k = {1, COMM, 2, 3};
+    uint8_t buf[4096];
+    /* the fourth record on: the second sets the chain's interval, the third
+     * the bitmap without the API call's bit */
+    size_t three = nsc_lpack_encode(&k, p, 3, buf), all = nsc_lpack_encode(&k, p, 32, buf);
+    cr_expect_eq(all - three, 29, "%zu bytes for 29 steady records", all - three);
+    nsc_lpack l = {0};
+    cr_assert_eq(nsc_lpack_decode(&k, buf, all, &l), 0);
+    cr_assert_eq(l.n, 32);
+    for (int i = 0; i < 32; i++)
+        eq_rec(&l.recs[i], &recs[i]);
+    nsc_lpack_free(&l);
+}
+
+/* The bytes of the second of two records with e edges each, the second's
+ * edges alike but for their channel, far from the first's. */
+static size_t second_record_bytes(uint32_t e)
+{
+    nsc_ledger_edge edges[2][4];
+    nsc_ledger_rec recs[2] = {rec(64, 3, edges[0], e), rec(65, 3, edges[1], e)};
+    const nsc_ledger_rec *p[2] = {&recs[0], &recs[1]};
+    for (uint32_t i = 0; i < e; i++) {
+        edges[1][i].step_sum_ns = 900000 + i;
+        edges[1][i].step_max_ns = 700000 + i;
+        edges[1][i].wait_recv_ns = 800000 + i;
+    }
+    nsc_ledger_key k = {1, COMM, 2, 3};
+    uint8_t buf[4096];
+    size_t one = nsc_lpack_encode(&k, p, 1, buf), two = nsc_lpack_encode(&k, p, 2, buf);
+    nsc_lpack l = {0};
+    cr_assert_eq(nsc_lpack_decode(&k, buf, two, &l), 0);
+    for (int i = 0; i < 2; i++)
+        eq_rec(&l.recs[i], &recs[i]);
+    nsc_lpack_free(&l);
+    return two - one;
+}
+
+/* A collective's channels move alike while its times jump from the one
+ * before: an edge after the first is told against the edge before it, so
+ * three alike edges cost their bitmap and a byte per changed field. */
+Test(ledger_pack, alike_channels_told_against_each_other)
+{
+    size_t extra = second_record_bytes(4) - second_record_bytes(1);
+    cr_expect_leq(extra, 3 * (2 + 3), "%zu bytes for three alike edges", extra);
+}
+
 Test(ledger_pack, damaged_values_refused)
 {
     nsc_ledger_edge edges[8][3];
@@ -105,6 +164,20 @@ Test(ledger_pack, damaged_values_refused)
     cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT);
     tl = nsc_lpack_encode(&k, backwards, 2, bad);
     cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT);
+    /* a zeroed edge is its bitmap alone, the value's last two bytes: the
+     * first edge told against an edge before it, or a bit past that one */
+    nsc_ledger_edge zero = {0};
+    nsc_ledger_rec one = *p[0];
+    one.nedges = 1, one.edges = &zero;
+    const nsc_ledger_rec *op = &one;
+    tl = nsc_lpack_encode(&k, &op, 1, bad);
+    cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), 0);
+    nsc_lpack_clear(&l);
+    for (uint8_t bit = 0x40; bit; bit <<= 1) {
+        bad[tl - 1] ^= bit;
+        cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT, "bit %#x", bit);
+        bad[tl - 1] ^= bit;
+    }
     /* a seq beyond the chunk */
     nsc_ledger_rec far = *p[0];
     far.seq += NSC_LEDGER_CHUNK;

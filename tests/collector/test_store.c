@@ -877,6 +877,19 @@ Test(store, other_schema_is_refused)
     nsc_tmp_store_remove(dir);
 }
 
+/* Schema 3 held the ledger's values of version 1, which this build does not read. */
+Test(store, schema_3_is_refused)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    nsc_store_close(st);
+    uint8_t v3[4] = {0, 0, 0, 3};
+    cr_assert_eq(nsc_raw_put(dir, "meta", "schema", 6, v3, sizeof v3, 0), 0);
+    nsc_store_opts o = {0};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), NSC_STORE_ESCHEMA);
+    nsc_tmp_store_remove(dir);
+}
+
 /* ---- crash consistency ---------------------------------------------------- */
 
 /* Writes numbered batches from `first` until killed; reports each batch whose
