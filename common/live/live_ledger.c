@@ -163,6 +163,18 @@ static int gather(nsc_live *l, comm_st *c, int f, const nsc_ledger_batch *b, con
     return rc;
 }
 
+/* The communicator's first ledger record: what its raw Colls gave until
+ * then (the collectives this record's agent has not yet folded, counted
+ * again once it has) is replaced by the ledger's figures. */
+static void from_now_on(comm_st *c)
+{
+    c->from_ledger = 1;
+    for (int f = 0; f < c->nf; f++)
+        memset(&c->f[f].duration, 0, sizeof c->f[f].duration);
+    c->bw_sum = 0;
+    c->bw_n = 0;
+}
+
 /* One record: its rank's progress, and its collective's figures once every
  * rank's completed record came. 0, or -1 (memory). */
 static int take(nsc_live *l, uint32_t job, proc_st *p, const nsc_ledger_batch *b, const nsc_ledger_rec *x,
@@ -176,7 +188,8 @@ static int take(nsc_live *l, uint32_t job, proc_st *p, const nsc_ledger_batch *b
         return 0;
     }
     comm_st *c = &l->comms[ci];
-    c->from_ledger = 1;
+    if (!c->from_ledger)
+        from_now_on(c);
     c->last_ns = now;
     rank_st *r = NULL;
     int f = -1, done = !(x->flags & NSC_LEDGER_INFLIGHT);

@@ -1,7 +1,7 @@
 /* test_live_ledger.c: the live state figured from ledger records
  * (nsc_live_ledger, common/live/live_ledger.c): a collective's duration and
  * busBW by figures.c's definitions once every rank's record came, the raw
- * Colls' figures left out from then on, and what it cannot figure counted. */
+ * Colls' figures replaced by them, and what it cannot figure counted. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -96,11 +96,12 @@ static uint64_t dropped(nsc_live *l)
 Test(live_ledger, figured_once_every_rank_came)
 {
     nsc_live *l = live(0);
-    section(l, 0, 0);
+    section(l, 0, 1);
     section(l, 1, 0);
+    cr_assert_eq(stat_of(l).f[0].duration.count, 1, "the raw Coll's, before any ledger record");
     nsc_ledger_rec r0 = record(0, 0, 2 * MS), r1 = record(1, 0, MS);
     cr_assert_eq(feed(l, 0, &r0, 1), 0);
-    cr_assert_eq(stat_of(l).f[0].duration.count, 0, "one rank's record figures nothing");
+    cr_assert_eq(stat_of(l).f[0].duration.count, 0, "one rank's record figures nothing, the raw's replaced");
     cr_assert_eq(feed(l, 1, &r1, 1), 0);
     nsc_live_tick(l, T0 + S);
     nsc_live_comm_stat s = stat_of(l);
