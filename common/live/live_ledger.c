@@ -191,17 +191,22 @@ static int take(nsc_live *l, uint32_t job, proc_st *p, const nsc_ledger_batch *b
     if (!c->from_ledger)
         from_now_on(c);
     c->last_ns = now;
-    rank_st *r = NULL;
-    int f = -1, done = !(x->flags & NSC_LEDGER_INFLIGHT);
-    if (nsc_live_advance(l, (uint32_t)ci, x->rank, batch_str(b, x->func), x->seq, now, &r, &f))
+    int f = nsc_live_func(c, batch_str(b, x->func)), done = !(x->flags & NSC_LEDGER_INFLIGHT);
+    rank_st *r = nsc_live_rank(c, x->rank);
+    if (!r)
         return -1;
     if (f < 0) {
         l->ledger_dropped++;
         return 0;
     }
-    rank_st *rs = &c->ranks[x->rank];
-    if (done && rs->has[f] && rs->p[f].seq == x->seq && !rs->p[f].done) {
-        rs->p[f].done = 1;
+    /* A record of the collective the rank's Coll already moved it to says
+     * only that it completed: when it was reached stays the Coll's. */
+    if ((!r->has[f] || x->seq > r->p[f].seq) &&
+        nsc_live_advance(l, (uint32_t)ci, x->rank, batch_str(b, x->func), x->seq, now, &r, &f))
+        return -1;
+    r = &c->ranks[x->rank];
+    if (done && r->p[f].seq == x->seq && !r->p[f].done) {
+        r->p[f].done = 1;
         if (nsc_live_mark_dirty(l, (uint32_t)ci, x->rank, f))
             return -1;
     }
