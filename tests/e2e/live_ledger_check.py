@@ -18,13 +18,8 @@ import re
 import sys
 
 d, job, comm = sys.argv[1:4]
-bad = 0
-
-
-def fail(msg):
-    global bad
-    bad += 1
-    print("live-ledger-check: " + msg)
+problems = []
+fail = problems.append
 
 
 def comm_of(path):
@@ -77,5 +72,7 @@ elif run is None or not bws:
 elif not min(bws) * (1 - 1e-6) <= run["bus_bw_gbps"] <= max(bws) * (1 + 1e-6):
     fail("status's bus bandwidth %.3f GB/s outside the API's busBW %.3f .. %.3f" %
          (run["bus_bw_gbps"], min(bws), max(bws)))
-print("live-ledger-check: %d collectives, %s" % (len(colls), "ok" if not bad else "%d differences" % bad))
-sys.exit(1 if bad else 0)
+for p in problems:
+    print("live-ledger-check: " + p)
+print("live-ledger-check: %d collectives, %s" % (len(colls), "%d differences" % len(problems) if problems else "ok"))
+sys.exit(1 if problems else 0)
