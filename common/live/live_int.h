@@ -70,7 +70,6 @@ typedef struct comm_st {
     int from_ledger;
     struct open_coll *open;  /* nopen (cfg.open_colls) slots, allocated at its first record */
     uint32_t nopen;
-    uint64_t opened;         /* collectives opened so far: a slot's age */
 } comm_st;
 
 typedef struct ctx_map {

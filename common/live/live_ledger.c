@@ -7,9 +7,10 @@
  * communicator's duration histogram and bandwidth window, as the
  * collectives endpoint figures them from the store. The ingest path reads
  * no store: a collective is figured from what the writer just stored. A
- * communicator holds cfg.open_colls of them; the oldest gives way to a new
- * one and its records are counted (ledger_dropped), as are records of a
- * communicator the state does not know.
+ * communicator holds cfg.open_colls of them in slots its seqs map to; one
+ * still open when a collective open_colls seqs later comes gives way, its
+ * records counted (ledger_dropped), as are records of a communicator the
+ * state does not know.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,9 +20,16 @@
 #include "figures.h"
 #include "live_int.h"
 
+/* A function's slots start this far from the others' (a prime): two
+ * functions' collectives of one seq do not take one slot. */
+#define FUNC_STRIDE 7919u
+
+/* Records a collective's figures need scratch for without allocating it. */
+#define SCRATCH_RANKS 64
+
 typedef struct open_coll {
     int func;            /* the communicator's function index; -1: a free slot */
-    uint64_t seq, count, age;
+    uint64_t seq, count;
     unsigned tsize;      /* the datatype's size; 0: unknown (no bandwidth) */
     cl_rec *recs;        /* the ranks' records so far */
     uint32_t n, cap;     /* cap: the communicator's nranks when recs was allocated */
@@ -80,14 +88,16 @@ static int by_rank(const void *a, const void *b)
  * communicator's histogram and bandwidth window. 0, or -1 (memory). */
 static int figure(comm_st *c, open_coll *o)
 {
-    uint64_t *scratch = malloc(3 * (size_t)o->n * sizeof *scratch);
+    uint64_t small[3 * SCRATCH_RANKS];
+    uint64_t *scratch = o->n <= SCRATCH_RANKS ? small : malloc(3 * (size_t)o->n * sizeof *scratch);
     if (!scratch)
         return -1;
     func_st *fs = &c->f[o->func];
     qsort(o->recs, o->n, sizeof *o->recs, by_rank);
     cl_group g = {.n = o->n};
     nsc_fig_group(&g, o->recs, fs->name, 1, nsc_busbw_rule(fs->name, c->nranks, o->count, o->tsize), scratch);
-    free(scratch);
+    if (scratch != small)
+        free(scratch);
     if (g.has_dur)
         nsc_live_observe(&fs->duration, (double)g.dur / 1e9);
     if (g.has_dur && !isnan(g.busbw)) {
@@ -103,8 +113,10 @@ static void clear(open_coll *o)
     o->n = 0;
 }
 
-/* The slot of (f, seq), or a free or the oldest one taken for it (its
- * records counted dropped); NULL out of memory. */
+/* The slot of (f, seq): the one its seq and function map to, which a
+ * collective open there gives way to it (its records counted dropped): the
+ * one open_colls seqs before, unless its ranks' records all came since.
+ * NULL out of memory. */
 static open_coll *slot_of(nsc_live *l, comm_st *c, int f, uint64_t seq)
 {
     uint32_t cap = l->cfg.open_colls;
@@ -115,27 +127,21 @@ static open_coll *slot_of(nsc_live *l, comm_st *c, int f, uint64_t seq)
         for (uint32_t i = 0; i < cap; i++)
             clear(&c->open[i]);
     }
-    open_coll *old = &c->open[0];
-    for (uint32_t i = 0; i < cap; i++) {
-        open_coll *o = &c->open[i];
-        if (o->func == f && o->seq == seq)
-            return o;
-        if (old->func >= 0 && (o->func < 0 || o->age < old->age))
-            old = o;
-    }
-    l->ledger_dropped += old->func >= 0 ? old->n : 0;
-    clear(old);
-    if (old->cap < (uint32_t)c->nranks) {  /* its communicator's nranks is what a slot holds */
-        cl_rec *r = realloc(old->recs, (size_t)c->nranks * sizeof *r);
+    open_coll *o = &c->open[(seq + (uint64_t)f * FUNC_STRIDE) % cap];
+    if (o->func == f && o->seq == seq)
+        return o;
+    l->ledger_dropped += o->func >= 0 ? o->n : 0;
+    clear(o);
+    if (o->cap < (uint32_t)c->nranks) {  /* its communicator's nranks is what a slot holds */
+        cl_rec *r = realloc(o->recs, (size_t)c->nranks * sizeof *r);
         if (!r)
             return NULL;
-        old->recs = r;
-        old->cap = (uint32_t)c->nranks;
+        o->recs = r;
+        o->cap = (uint32_t)c->nranks;
     }
-    old->func = f;
-    old->seq = seq;
-    old->age = c->opened++;
-    return old;
+    o->func = f;
+    o->seq = seq;
+    return o;
 }
 
 /* A rank's completed record of collective f into its slot, figured when

@@ -103,8 +103,9 @@ Test(live_ledger, raw_colls_without_ledger)
     nsc_live_free(l);
 }
 
-/* Two collectives open at most: a third gives the oldest's record way,
- * counted; a record again, an in-flight one and an unknown communicator's. */
+/* Two collectives open at most, in the slots their seqs map to: seq 3
+ * takes seq 1's place, whose record is counted; so are a record again and
+ * an unknown communicator's; an in-flight record completes nothing. */
 Test(live_ledger, bounded_and_counted)
 {
     nsc_live *l = live(2);
@@ -118,15 +119,15 @@ Test(live_ledger, bounded_and_counted)
     nsc_ledger_rec late = record(1, 1, MS);  /* its collective gave way: opened again, alone */
     cr_assert_eq(feed(l, 1, &late, 1), 0);
     cr_assert_eq(stat_of(l).f[0].duration.count, 0);
-    cr_assert_eq(dropped(l), 3, "the oldest open (seq 2) gave way");
-    nsc_ledger_rec fly = record(1, 3, MS), other = record(1, 4, MS);
+    cr_assert_eq(dropped(l), 3, "seq 3, open in its slot, gave way");
+    nsc_ledger_rec fly = record(1, 2, MS), other = record(1, 4, MS);
     fly.flags = NSC_LEDGER_INFLIGHT;
     other.comm_id = 0xdef;
     cr_assert_eq(feed(l, 1, &fly, 1), 0);
     cr_assert_eq(stat_of(l).f[0].duration.count, 0, "an in-flight record completes nothing");
     cr_assert_eq(feed(l, 1, &other, 1), 0);
     cr_assert_eq(dropped(l), 4);
-    nsc_ledger_rec done = record(1, 3, 2 * MS);
+    nsc_ledger_rec done = record(1, 2, 2 * MS);
     cr_assert_eq(feed(l, 1, &done, 1), 0);
     cr_assert_eq(stat_of(l).f[0].duration.count, 1);
     cr_assert_float_eq(stat_of(l).f[0].duration.sum_s, 0.002, 1e-12);
