@@ -37,7 +37,8 @@ nsc_live_cfg nsc_collector_live_cfg(const nsc_coll_cfg *cfg)
                           .max_jobs = (uint32_t)cfg->max_jobs,
                           .max_comms_per_job = (uint32_t)cfg->max_comms_per_job,
                           .max_procs_per_job = (uint32_t)cfg->max_procs_per_job,
-                          .max_procs_per_agent = (uint32_t)cfg->max_procs_per_agent};
+                          .max_procs_per_agent = (uint32_t)cfg->max_procs_per_agent,
+                          .open_colls = (uint32_t)cfg->live_open_colls};
 }
 
 /* fetch.c's view of the clock models. */

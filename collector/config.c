@@ -60,6 +60,7 @@ static const nsc_opt opts[] = {
     NUM("max_comms_per_job", "NCCLSCOPE_MAX_COMMS_PER_JOB", max_comms_per_job, "16384", "communicators the live state tracks per job"),
     NUM("max_procs_per_job", "NCCLSCOPE_MAX_PROCS_PER_JOB", max_procs_per_job, "16384", "processes the live state tracks per job"),
     NUM("max_procs_per_agent", "NCCLSCOPE_MAX_PROCS_PER_AGENT", max_procs_per_agent, "4096", "processes the live state tracks per agent"),
+    NUM("live_open_colls", "NCCLSCOPE_LIVE_OPEN_COLLS", live_open_colls, "256", "collectives per communicator the live state holds until every rank's ledger record came (then figured); one still open when a collective this many seqs later comes gives way, counted"),
     NUM("max_hosts", "NCCLSCOPE_MAX_HOSTS", max_hosts, "4096", "hosts with a clock model (kept and stored); samples of others are refused"),
     NUM("max_hosts_per_agent", "NCCLSCOPE_MAX_HOSTS_PER_AGENT", max_hosts_per_agent, "16", "hosts one agent's clock samples may give a model (an agent probes for its own host)"),
     NUM("max_agents", "NCCLSCOPE_MAX_AGENTS", max_agents, "1024", "agents (routing ids) with batches in the collector at once; with credit, bounds the writer's queue"),
@@ -89,11 +90,11 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
     }
     const uint64_t *lim[] = {&cfg->max_jobs, &cfg->max_comms_per_job, &cfg->max_procs_per_job,
                              &cfg->max_procs_per_agent, &cfg->max_hosts, &cfg->max_hosts_per_agent,
-                             &cfg->max_agents};
+                             &cfg->max_agents, &cfg->live_open_colls};
     for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)
         if (*lim[i] == 0 || *lim[i] > UINT32_MAX) {
             fprintf(err, "ncclscope-collector: max_jobs, max_comms_per_job, max_procs_per_job, "
-                         "max_procs_per_agent, max_hosts, max_hosts_per_agent and max_agents: 1..4294967295\n");
+                         "max_procs_per_agent, max_hosts, max_hosts_per_agent, max_agents and live_open_colls: 1..4294967295\n");
             return -1;
         }
     if (cfg->max_ranks == 0 || cfg->max_ranks > (1u << 20)) {

@@ -52,6 +52,7 @@ typedef struct nsc_coll_cfg {
     /* What a peer can make the collector hold (docs/configuration.md, "Limits") */
     uint64_t max_ranks;        /* ranks a communicator may claim */
     uint64_t max_jobs, max_comms_per_job, max_procs_per_job, max_procs_per_agent;  /* live state */
+    uint64_t live_open_colls;  /* collectives per communicator awaiting their ranks' ledger records */
     uint64_t max_hosts, max_hosts_per_agent;  /* hosts with a clock model: all, one agent's */
     uint64_t max_agents;       /* senders with batches in the collector at once */
     uint64_t live_evict_s;     /* an ended job leaves the live state this long after; 0: never */

@@ -100,7 +100,9 @@ static void render_hist(struct evbuffer *b, const char *name, const char *labels
 static void render_durations(const nsc_live_comm_stat *s, const comm_labels *l, size_t n, struct evbuffer *b)
 {
     const char *h = "ncclscope_comm_collective_duration_seconds";
-    evbuffer_add_printf(b, "# HELP %s Collective durations, Coll start to completion, one per rank and collective\n"
+    evbuffer_add_printf(b, "# HELP %s Collective durations: one per collective as docs/api.md \"Figures\" defines "
+                           "it, from the ledger; where the communicator has no ledger record, one per rank and "
+                           "collective, Coll start to completion\n"
                            "# TYPE %s histogram\n", h, h);
     for (size_t i = 0; i < n; i++)
         for (int f = 0; f < s[i].nf; f++) {
@@ -142,6 +144,9 @@ static void render_live_bounds(nsc_collector *c, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_collector_live_jobs", "gauge", "Jobs in the live state", cn.jobs);
     nsc_prom_u64(b, "ncclscope_collector_live_evicted_jobs_total", "counter",
                  "Jobs evicted from the live state live_evict_s after they ended", cn.evicted_jobs);
+    nsc_prom_u64(b, "ncclscope_collector_live_ledger_dropped_total", "counter",
+                 "Ledger records the live state made no figure of (collective given way past live_open_colls, "
+                 "communicator not known, a rank's record again)", cn.ledger_dropped);
     const char *r = "ncclscope_collector_live_refused_total";
     nsc_prom_head(b, r, "counter", "Jobs, communicators and processes not tracked live (stored) because a limit was reached, by limit");
     for (int i = 0; i < NSC_LIVE_LIMITS; i++)

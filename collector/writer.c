@@ -87,8 +87,25 @@ static void log_peer(uint64_t *next_ns, const char *agent, const char *host, con
     funlockfile(stderr);
 }
 
+/* A placed ledger batch's records into the live state, their times turned
+ * by their host's clock model (none yet: as they are, as the queries take
+ * them). */
+static int feed_ledger(nsc_collector *c, const nsc_item *it, const nsc_store_ledger *sl)
+{
+    uint64_t off = 0, err = 0;
+    pthread_mutex_lock(&c->clock_mu);
+    if (nsc_clocks_offset(c->clocks, sl->proc->host, it->recv_ns, &off, &err))
+        off = err = 0;
+    pthread_mutex_unlock(&c->clock_mu);
+    pthread_mutex_lock(&c->live_mu);
+    int rc = nsc_live_ledger(c->live, it->a2c.agent, sl->proc, sl->batch, off, err, it->recv_ns);
+    pthread_mutex_unlock(&c->live_mu);
+    return rc;
+}
+
 /* The live state learns what a committed batch says (a batch counted once:
- * only after its commit, and a duplicate never). */
+ * only after its commit, and a duplicate never): its sections' definitions
+ * and events, its processes' life, then its ledger records. */
 static void feed_live(nsc_writer *w, const nsc_item *it)
 {
     nsc_collector *c = w->c;
@@ -101,6 +118,9 @@ static void feed_live(nsc_writer *w, const nsc_item *it)
         refused = (rc = nsc_live_life(c->live, it->a2c.agent, it->a2c.life[i].host, &it->a2c.life[i], it->recv_ns)) > 0
                       ? rc : refused;
     pthread_mutex_unlock(&c->live_mu);
+    for (uint32_t i = 0; rc >= 0 && i < it->nsl; i++)
+        if (it->sl[i].proc)
+            refused = (rc = feed_ledger(c, it, &it->sl[i])) > 0 ? rc : refused;
     if (rc < 0)
         fprintf(stderr, "ncclscope-collector: live state: out of memory\n");
     else if (refused) {

@@ -21,6 +21,7 @@ nsc_live *nsc_live_new(const nsc_live_cfg *cfg)
     l->cfg.max_comms_per_job = cfg && cfg->max_comms_per_job ? cfg->max_comms_per_job : 16384;
     l->cfg.max_procs_per_job = cfg && cfg->max_procs_per_job ? cfg->max_procs_per_job : 16384;
     l->cfg.max_procs_per_agent = cfg && cfg->max_procs_per_agent ? cfg->max_procs_per_agent : 4096;
+    l->cfg.open_colls = cfg && cfg->open_colls ? cfg->open_colls : 256;
     return l;
 }
 
@@ -33,6 +34,7 @@ const char *nsc_live_limit_name(int lim)
 
 static void free_comm(comm_st *c)
 {
+    nsc_live_ledger_free(c);
     free(c->ranks);
     free(c->f);
 }
@@ -155,7 +157,7 @@ static const char *str_text(const proc_st *p, uint16_t id)
     return "?";
 }
 
-static const ctx_map *ctx_of(const proc_st *p, uint16_t index)
+const ctx_map *nsc_live_ctx_of(const proc_st *p, uint16_t index)
 {
     for (size_t i = 0; i < p->nctx; i++)
         if (p->ctx[i].index == index)
@@ -163,7 +165,7 @@ static const ctx_map *ctx_of(const proc_st *p, uint16_t index)
     return NULL;
 }
 
-static int mark_dirty(nsc_live *l, uint32_t comm, int32_t rank, int func)
+int nsc_live_mark_dirty(nsc_live *l, uint32_t comm, int32_t rank, int func)
 {
     for (size_t i = 0; i < l->ndirty; i++)
         if (l->dirty[i].comm == comm && l->dirty[i].rank == rank && l->dirty[i].func == func)
@@ -177,7 +179,7 @@ static int mark_dirty(nsc_live *l, uint32_t comm, int32_t rank, int func)
 const double nsc_live_hist_le[NSC_LIVE_HIST_BOUNDS] = {
     1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1, 3, 10};
 
-static void observe(nsc_live_hist *h, double s)
+void nsc_live_observe(nsc_live_hist *h, double s)
 {
     int b = 0;
     while (b < NSC_LIVE_HIST_BOUNDS && s > nsc_live_hist_le[b])
@@ -188,7 +190,7 @@ static void observe(nsc_live_hist *h, double s)
 }
 
 /* The rank moved to collective seq of func (seen at now). */
-static int advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uint64_t seq,
+int nsc_live_advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uint64_t seq,
                    uint64_t now, rank_st **rout, int *fout)
 {
     comm_st *c = &l->comms[ci];
@@ -210,13 +212,13 @@ static int advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uin
         fs->max_seq = seq;
     r->seen = 1;
     if ((!r->has[f] || seq > r->p[f].seq) && !unknown)
-        observe(&c->arrival, now > fs->ring_ns[seq % SEEN_RING]
+        nsc_live_observe(&c->arrival, now > fs->ring_ns[seq % SEEN_RING]
                                  ? (double)(now - fs->ring_ns[seq % SEEN_RING]) / 1e9 : 0);
     if (!r->has[f] || seq >= r->p[f].seq) {
         r->has[f] = 1;
         r->p[f] = (prog){.seq = seq, .since_ns = now};
         *rout = r;
-        return mark_dirty(l, ci, rank, f);
+        return nsc_live_mark_dirty(l, ci, rank, f);
     }
     return 0;
 }
@@ -229,7 +231,7 @@ static int refuse(nsc_live *l, int lim)
 }
 
 /* The job's index, added within max_jobs: 0, -1 (memory) or a refusal. */
-static int admit_job(nsc_live *l, const char *job, long *out)
+int nsc_live_admit_job(nsc_live *l, const char *job, long *out)
 {
     for (size_t i = 0; i < l->njobs; i++)
         if (strcmp(l->jobs[i], job) == 0) {
@@ -259,7 +261,7 @@ static int admit_comm(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks, lo
 
 /* The process's index, added within the per-job and per-agent limits (the
  * count only for a new one: finding is the per-section path). */
-static int admit_proc(nsc_live *l, const char *host, uint32_t pid, const char *job, const char *agent,
+int nsc_live_admit_proc(nsc_live *l, const char *host, uint32_t pid, const char *job, const char *agent,
                       long *out)
 {
     for (size_t i = 0; i < l->nprocs; i++)
@@ -297,7 +299,7 @@ static int take_defs(proc_st *p, nsc_live *l, uint32_t job, const nsc_batch *b)
             refused = refused ? refused : rc;
             continue;
         }
-        if (rc || (!ctx_of(p, d->index) && nsc_grow(&p->ctx, p->nctx, &p->ctx_cap, sizeof *p->ctx, 8)))
+        if (rc || (!nsc_live_ctx_of(p, d->index) && nsc_grow(&p->ctx, p->nctx, &p->ctx_cap, sizeof *p->ctx, 8)))
             return -1;
         comm_st *c = &l->comms[ci];
         c->nranks = d->nranks;
@@ -309,7 +311,7 @@ static int take_defs(proc_st *p, nsc_live *l, uint32_t job, const nsc_batch *b)
         r->proc = (uint32_t)(p - l->procs) + 1;
         r->pid = p->pid;
         snprintf(r->host, sizeof r->host, "%s", p->host);
-        ctx_map *m = (ctx_map *)ctx_of(p, d->index);
+        ctx_map *m = (ctx_map *)nsc_live_ctx_of(p, d->index);
         if (!m)
             m = &p->ctx[p->nctx++];
         *m = (ctx_map){d->index, (uint32_t)ci, d->rank};
@@ -350,7 +352,8 @@ static pending *pending_take(proc_st *p, uint64_t id)
 }
 
 /* The completion at ts_ns of the Coll q: a duration, a bandwidth sample
- * (none for an unknown datatype), and done if it is its rank's latest (a
+ * (none for an unknown datatype; neither once its communicator has ledger
+ * records), and done if it is its rank's latest (a
  * change the store keeps: a job that ends hung keeps its verdict). 0, or -1
  * (memory). */
 static int complete(nsc_live *l, const pending *q, uint64_t ts_ns)
@@ -359,13 +362,13 @@ static int complete(nsc_live *l, const pending *q, uint64_t ts_ns)
     rank_st *r = q->rank < c->nalloc ? &c->ranks[q->rank] : NULL;
     if (r && r->has[q->func] && r->p[q->func].coll_id == q->id && !r->p[q->func].done) {
         r->p[q->func].done = 1;
-        if (mark_dirty(l, q->comm, q->rank, q->func))
+        if (nsc_live_mark_dirty(l, q->comm, q->rank, q->func))
             return -1;
     }
-    if (ts_ns <= q->start_ns)
+    if (ts_ns <= q->start_ns || c->from_ledger)  /* the ledger's figures are its figures */
         return 0;
     func_st *fs = &c->f[q->func];
-    observe(&fs->duration, (double)(ts_ns - q->start_ns) / 1e9);
+    nsc_live_observe(&fs->duration, (double)(ts_ns - q->start_ns) / 1e9);
     if (!q->tsize)
         return 0;
     nsc_busbw bw = nsc_busbw_rule(fs->name, c->nranks, q->count, q->tsize);
@@ -388,9 +391,9 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
 {
     long job, pi;
     l->events += b->nevents;  /* stored, tracked or not */
-    int refused = admit_job(l, b->hdr.proc.job, &job);
+    int refused = nsc_live_admit_job(l, b->hdr.proc.job, &job);
     if (!refused)
-        refused = admit_proc(l, b->hdr.proc.host, b->hdr.proc.pid, b->hdr.proc.job, agent, &pi);
+        refused = nsc_live_admit_proc(l, b->hdr.proc.host, b->hdr.proc.pid, b->hdr.proc.job, agent, &pi);
     if (refused)
         return refused;
     proc_st *p = &l->procs[pi];
@@ -413,7 +416,7 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
     for (size_t i = 0; i < b->nevents; i++) {
         const nsc_event *ev = &b->events[i];
         if (!last || last->index != ev->ctx)
-            last = ctx_of(p, ev->ctx);
+            last = nsc_live_ctx_of(p, ev->ctx);
         if (!last)
             continue;
         l->comms[last->comm].events++;
@@ -422,7 +425,7 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
             continue;
         rank_st *r = NULL;
         int f = -1;
-        if (advance(l, last->comm, last->rank, str_text(p, ev->d.coll.func), ev->d.coll.seq, now, &r, &f))
+        if (nsc_live_advance(l, last->comm, last->rank, str_text(p, ev->d.coll.func), ev->d.coll.seq, now, &r, &f))
             return -1;
         if (!has_dt || dt != ev->d.coll.datatype) {
             dt = ev->d.coll.datatype, has_dt = 1;
@@ -440,9 +443,9 @@ int nsc_live_life(nsc_live *l, const char *agent, const char *host, const nsc_a2
                   uint64_t now)
 {
     long job, pi;
-    int refused = admit_job(l, life->job, &job);
+    int refused = nsc_live_admit_job(l, life->job, &job);
     if (!refused)
-        refused = admit_proc(l, host, life->pid, life->job, agent, &pi);
+        refused = nsc_live_admit_proc(l, host, life->pid, life->job, agent, &pi);
     if (refused)
         return refused;
     proc_st *p = &l->procs[pi];
@@ -662,7 +665,7 @@ static int from_comms(rebuild *rb)
         long job;
         nsc_store_comm *cs = NULL;
         size_t n = 0;
-        int admitted = admit_job(rb->l, jobs[j].name, &job);
+        int admitted = nsc_live_admit_job(rb->l, jobs[j].name, &job);
         if (admitted)  /* over the limit: not rebuilt */
             rc = admitted < 0 ? -1 : 0;
         else
@@ -681,12 +684,12 @@ static int from_progress(void *arg, const nsc_store_progress *sp)
     rebuild *rb = arg;
     nsc_live *l = rb->l;
     long job, ci;
-    int rc = admit_job(l, sp->job, &job);
+    int rc = nsc_live_admit_job(l, sp->job, &job);
     if (rc || (rc = admit_comm(l, (uint32_t)job, sp->comm_id, 0, &ci)))
         return rc < 0 ? -1 : 0;  /* over a limit: not rebuilt */
     rank_st *r = NULL;
     int f = -1;
-    if (advance(l, (uint32_t)ci, sp->rank, sp->func, sp->seq, sp->ref_ns, &r, &f))
+    if (nsc_live_advance(l, (uint32_t)ci, sp->rank, sp->func, sp->seq, sp->ref_ns, &r, &f))
         return -1;
     if (r)
         r->p[f].done = sp->done;

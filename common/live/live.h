@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "a2c.h"
+#include "ledger.h"
 #include "store.h"
 #include "wire.h"
 
@@ -33,6 +34,7 @@ typedef struct nsc_live_cfg {
     uint32_t max_comms_per_job;     /* communicators per job; 16384 */
     uint32_t max_procs_per_job;     /* processes per job; 16384 */
     uint32_t max_procs_per_agent;   /* processes per agent (all its jobs); 4096 */
+    uint32_t open_colls;            /* collectives per communicator awaiting their ranks' ledger records; 256 */
 } nsc_live_cfg;
 
 /* What a peer can make the state hold is bounded: a job, communicator or
@@ -57,6 +59,19 @@ void nsc_live_free(nsc_live *l);
 /* One decoded section an agent sent (its records and counters). 0, -1
  * (memory), or 1 + the nsc_live_limit that left (part of) it untracked. */
 int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_t now);
+/* One process's ledger records as the collector stored them (proc: its
+ * job, host and pid). Its host times are turned to the collector's clock by
+ * adding off (collector - host, modulo 2^64), within err (the host's clock
+ * model; 0, 0 without one). A rank's record moves its progress like its
+ * Coll; a collective whose ranks' completed records all came gets its
+ * figures (duration, busBW: common/query/figures.h). A communicator's
+ * first record restarts its duration histograms and bandwidth window: from
+ * then on they are the ledger's only. Each
+ * communicator holds cfg.open_colls collectives awaiting their ranks; one
+ * given way to a newer one, and a record of a communicator not known, is
+ * counted (ledger_dropped). Returns as nsc_live_section does. */
+int nsc_live_ledger(nsc_live *l, const char *agent, const nsc_proc *proc, const nsc_ledger_batch *b, uint64_t off,
+                    uint64_t err, uint64_t now);
 /* A lifecycle record from an agent about a process on host; returns as
  * nsc_live_section does. */
 int nsc_live_life(nsc_live *l, const char *agent, const char *host, const nsc_a2c_life *life,
@@ -97,6 +112,7 @@ typedef struct nsc_live_counts {
     uint64_t events, procs_alive, procs_dead, procs_finished, agents_alive, agents_dead, comms, hangs,
         lagging, hung_colls;
     uint64_t jobs, jobs_ended, evicted_jobs, refused[NSC_LIVE_LIMITS];
+    uint64_t ledger_dropped;  /* ledger records no figure was made of */
 } nsc_live_counts;
 void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *c);
 

@@ -17,6 +17,7 @@
  *   live_snap.c  the snapshot: the tables serialized, and decoded into
  *                another collector's time base
  *   live_merge.c one state merged into another (several collectors' views)
+ *   live_ledger.c the communicators' figures from the ledger records
  */
 #ifndef NCCLSCOPE_LIVE_INT_H
 #define NCCLSCOPE_LIVE_INT_H
@@ -64,6 +65,11 @@ typedef struct comm_st {
     nsc_live_hist arrival;
     double rate, bw_sum, bw_avg;
     uint64_t bw_n;
+    /* Its figures come from the ledger (live_ledger.c) once one of its
+     * records came, from its raw Colls until then. */
+    int from_ledger;
+    struct open_coll *open;  /* nopen (cfg.open_colls) slots, allocated at its first record */
+    uint32_t nopen;
 } comm_st;
 
 typedef struct ctx_map {
@@ -128,6 +134,7 @@ struct nsc_live {
     size_t ndirty, dirty_cap;
     uint64_t tick_ns, events;
     uint64_t evicted_jobs, refused[NSC_LIVE_LIMITS];
+    uint64_t ledger_dropped;  /* ledger records no figure was made of (live_ledger.c) */
     int has_wall;     /* the wall clock of the time base is known: UTC ns = time + wall_ns */
     int64_t wall_ns;
 };
@@ -141,6 +148,20 @@ long nsc_live_comm(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks);
 rank_st *nsc_live_rank(comm_st *c, int32_t rank);
 long nsc_live_proc(nsc_live *l, const char *host, uint32_t pid);
 int nsc_live_func(comm_st *c, const char *name);
+
+/* live.c's steps that the ledger's records take too (live_ledger.c). */
+int nsc_live_admit_job(nsc_live *l, const char *job, long *out);
+int nsc_live_admit_proc(nsc_live *l, const char *host, uint32_t pid, const char *job, const char *agent,
+                        long *out);
+const ctx_map *nsc_live_ctx_of(const proc_st *p, uint16_t index);
+int nsc_live_mark_dirty(nsc_live *l, uint32_t comm, int32_t rank, int func);
+void nsc_live_observe(nsc_live_hist *h, double s);
+/* The rank moved to collective seq of func (seen at now): *rout is its
+ * state when that is its latest, *fout the function's index. 0 or -1. */
+int nsc_live_advance(nsc_live *l, uint32_t ci, int32_t rank, const char *func, uint64_t seq, uint64_t now,
+                     rank_st **rout, int *fout);
+/* A communicator's open collectives, freed with it. */
+void nsc_live_ledger_free(comm_st *c);
 
 /* The definitions status, watch, diagnose, the web view and /metrics share
  * (live_read.c; docs/api.md, "Alive, dead, lagging, hung, ended"). */

@@ -118,6 +118,7 @@ static int merge_comm(nsc_live *d, const nsc_live *from, const comm_st *s)
     c->events += s->events;
     c->tick_events += s->tick_events;
     c->last_ns = s->last_ns > c->last_ns ? s->last_ns : c->last_ns;
+    c->from_ledger |= s->from_ledger;
     hist_add(&c->arrival, &s->arrival);
     c->rate += s->rate;
     /* a mean over each collector's completions: the mean of the means */

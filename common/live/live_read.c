@@ -148,6 +148,7 @@ void nsc_live_counts_get(const nsc_live *l, uint64_t now, nsc_live_counts *out)
     out->jobs = l->njobs;
     out->evicted_jobs = l->evicted_jobs;
     memcpy(out->refused, l->refused, sizeof out->refused);
+    out->ledger_dropped = l->ledger_dropped;
     for (size_t i = 0; i < l->nprocs; i++)
         l->procs[i].finished ? out->procs_finished++
         : nsc_live_proc_alive(l, &l->procs[i], now) ? out->procs_alive++ : out->procs_dead++;
@@ -622,10 +623,11 @@ static void json_comm(const nsc_live *l, const comm_st *c, const char *label, ui
     fputs(",\"label\":", o);
     nsc_json_write_str(o, label);
     fprintf(o, ",\"nranks\":%d,\"ranks_seen\":%d,\"events_total\":%" PRIu64
-               ",\"events_per_s\":%.1f,\"bus_bw_gbps\":%.3f,\"funcs\":[",
-            c->nranks, seen, c->events, c->rate, c->bw_avg);
+               ",\"events_per_s\":%.1f,\"bus_bw_gbps\":%.3f,\"source\":\"%s\",\"funcs\":[",
+            c->nranks, seen, c->events, c->rate, c->bw_avg, c->from_ledger ? "ledger" : "events");
     for (int f = 0; f < c->nf; f++)
-        fprintf(o, "%s{\"func\":\"%s\",\"max_seq\":%" PRIu64 "}", f ? "," : "", c->f[f].name, c->f[f].max_seq);
+        fprintf(o, "%s{\"func\":\"%s\",\"max_seq\":%" PRIu64 ",\"durations\":%" PRIu64 ",\"duration_sum_s\":%.9f}",
+                f ? "," : "", c->f[f].name, c->f[f].max_seq, c->f[f].duration.count, c->f[f].duration.sum_s);
     fputs("],\"lagging\":[", o);
     int n = 0;
     for (int32_t k = 0; !ended && k < c->nalloc; k++)

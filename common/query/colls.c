@@ -426,13 +426,16 @@ static int match(cl_set *s)
 
 /* ---- from the ledger ------------------------------------------------------ */
 
-/* A ledger record's time aligned; its bound adds `extra` (the agent's
- * GPU-to-host conversion for GPU times). */
-static uint64_t led_time(const nsc_q_ctx *c, const nsc_q_rank *qr, uint64_t t, uint64_t extra, uint64_t *err)
+/* A rank's host time aligned through its host's model (nsc_fig_align_fn). */
+typedef struct led_align {
+    const nsc_q_ctx *c;
+    const nsc_q_rank *qr;
+} led_align;
+
+static uint64_t led_time(const void *arg, uint64_t t, uint64_t *err)
 {
-    uint64_t e = 0, a = nsc_q_align(c, qr, t, &e);
-    *err = e + extra;
-    return a;
+    const led_align *a = arg;
+    return nsc_q_align(a->c, a->qr, t, err);
 }
 
 /* One rank's record of a collective (p2p records are the p2p endpoint's). */
@@ -446,22 +449,9 @@ static int add_ledger(void *arg, const nsc_ledger_rec *l)
     cl_rec *x = new_rec(s);
     if (!x)
         return NSC_QUERY_ESTORE;
-    *x = (cl_rec){.func = l->func, .datatype = l->datatype, .algo = l->algo, .proto = l->proto, .seq = l->seq,
-                  .count = l->count, .rank = l->rank, .root = l->root, .r = (uint32_t)(qr - c->ranks),
-                  .nchannels = l->nchannels, .flags = l->flags & NSC_LEDGER_GRAPH ? NSC_EVF_GRAPH : 0};
-    x->enq = led_time(c, qr, l->enqueue_ns, 0, &x->enq_err);
-    x->enq_end = x->enq;  /* the ledger keeps when the enqueue started only */
-    if (!(l->flags & NSC_LEDGER_NO_GPU) && l->gpu_start_ns) {
-        x->kstart = led_time(c, qr, l->gpu_start_ns, l->gpu_err_ns, &x->kstart_err);
-        x->has_kernel = 1;
-        x->nkch = l->nchannels_done;
-        if (l->gpu_end_ns)
-            x->kend = led_time(c, qr, l->gpu_end_ns, l->gpu_err_ns, &x->kend_err);
-    }
-    if (l->flags & NSC_LEDGER_GPU_STALE)
-        x->uncertain = nsc_fig_u_stale; /* the agent left those timers out; its host times stay */
-    if (l->done_ns && !(l->flags & NSC_LEDGER_INFLIGHT))
-        x->done = nsc_q_align(c, qr, l->done_ns, NULL), x->has_done = 1;
+    led_align a = {c, qr};
+    nsc_fig_rec_of_ledger(x, l, led_time, &a);
+    x->r = (uint32_t)(qr - c->ranks);
     return 0;
 }
 

@@ -35,6 +35,31 @@ int nsc_fig_needs_all(const char *func)
     return 0;
 }
 
+void nsc_fig_rec_of_ledger(cl_rec *x, const nsc_ledger_rec *l, nsc_fig_align_fn align, const void *arg)
+{
+    *x = (cl_rec){.func = l->func, .datatype = l->datatype, .algo = l->algo, .proto = l->proto, .seq = l->seq,
+                  .count = l->count, .rank = l->rank, .root = l->root, .nchannels = l->nchannels,
+                  .flags = l->flags & NSC_LEDGER_GRAPH ? NSC_EVF_GRAPH : 0};
+    x->enq = align(arg, l->enqueue_ns, &x->enq_err);
+    x->enq_end = x->enq;  /* the ledger keeps when the enqueue started only */
+    if (!(l->flags & NSC_LEDGER_NO_GPU) && l->gpu_start_ns) {
+        x->kstart = align(arg, l->gpu_start_ns, &x->kstart_err);
+        x->kstart_err += l->gpu_err_ns;  /* the agent's GPU-to-host conversion */
+        x->has_kernel = 1;
+        x->nkch = l->nchannels_done;
+        if (l->gpu_end_ns) {
+            x->kend = align(arg, l->gpu_end_ns, &x->kend_err);
+            x->kend_err += l->gpu_err_ns;
+        }
+    }
+    if (l->flags & NSC_LEDGER_GPU_STALE)
+        x->uncertain = nsc_fig_u_stale; /* the agent left those timers out; its host times stay */
+    if (l->done_ns && !(l->flags & NSC_LEDGER_INFLIGHT)) {
+        uint64_t err;
+        x->done = align(arg, l->done_ns, &err), x->has_done = 1;
+    }
+}
+
 /* [v - e, v + e] within [lo, hi] into [*a, *b]; whether anything is left. */
 static int within(uint64_t v, uint64_t e, uint64_t lo, uint64_t hi, uint64_t *a, uint64_t *b)
 {

@@ -30,6 +30,14 @@ int nsc_fig_needs_all(const char *func);
  * kernels are joined to their collective. */
 extern const char nsc_fig_u_stale[];
 
+/* A host time of the record's rank on the reader's clock, its bound into
+ * *err (the caller's clock model: the store's, or the collector's). */
+typedef uint64_t (*nsc_fig_align_fn)(const void *arg, uint64_t host_ns, uint64_t *err);
+/* x made from ledger record l, its times aligned by align(arg, ...), its
+ * GPU times' bounds widened by the agent's conversion; x->r, x->id and the
+ * neighbours (prev_end) are the caller's. */
+void nsc_fig_rec_of_ledger(cl_rec *x, const nsc_ledger_rec *l, nsc_fig_align_fn align, const void *arg);
+
 /* A rank's own figures at a collective. */
 typedef struct nsc_fig_rank {
     uint64_t wait_ns;           /* last arrival - its arrival */

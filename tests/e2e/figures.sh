@@ -10,7 +10,9 @@
 # collective in every view). Once delivered, the
 # agents stop, and each job is read through the API (collectives, stats, the
 # web view's stats, diagnose, links, the ledger, status, /metrics) and the
-# CLI (--json and text): figures_check.py compares them. The collector stores its clock
+# CLI (--json and text): figures_check.py compares them, and
+# live_ledger_check.py the durations status and /metrics count with the
+# collectives endpoint's. The collector stores its clock
 # models now and then, and a read between two stores sees other aligned
 # times: a job is read again, three times at most, until one reading agrees. Then, the collector stopped,
 # nsc-e2e-clock-check --check-bounds: every GPU time's bound, in the timeline
@@ -65,7 +67,7 @@ print("%d-%d" % (min(s), max(s)))' "$out/collectives.ndjson")
     cli --json stats --job "$job" --comm "$comm" >"$out/cli_stats.json"
     cli --raw collectives --job "$job" --comm "$comm" --limit 100000 >"$out/cli_collectives.txt"
     cli --raw stats --job "$job" --comm "$comm" >"$out/cli_stats.txt"
-    python3 "$here/figures_check.py" "$out" "$job" "$2"
+    python3 "$here/figures_check.py" "$out" "$job" "$2" && python3 "$here/live_ledger_check.py" "$out" "$job" "$comm"
 }
 views() {
     local i
