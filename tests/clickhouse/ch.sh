@@ -376,15 +376,20 @@ live_agree_new() {
     pids[collector]=$b_pid http=$b_http
 }
 
-# two_collectors_job: collectors a (pids[collector_a], $http_a) and b, node
-# 0's agent sending to a and node 1's to b, a 20-iteration job delivered.
-two_collectors_job() {
+# two_collectors: collectors a (pids[collector_a], $http_a) and b, node 0's
+# agent sending to a and node 1's to b.
+two_collectors() {
     start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
     pids[collector_a]=${pids[collector]} http_a=$http
     unset "pids[collector]"
     start_agent 0
     start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b
     start_agent 1
+}
+
+# two_collectors_job: two_collectors, and a 20-iteration job delivered.
+two_collectors_job() {
+    two_collectors
     # rank 1 late on the host: a fault for the root-cause metrics to place
     emulate --iters 20 --pace-us 20000 --slow-rank 1 --slow-us 5000
     local n
@@ -698,12 +703,7 @@ failover_stop)
     ;;
 verdict_one)
     export NCCLSCOPE_HANG_MS=1000
-    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
-    pids[collector_a]=${pids[collector]} http_a=$http
-    unset "pids[collector]"
-    start_agent 0
-    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b
-    start_agent 1
+    two_collectors
     hang_job 3
     for h in "$http_a" "$http"; do
         wait_until 60 hang_verdict "$h" 3 3 ||
