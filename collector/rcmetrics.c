@@ -56,6 +56,8 @@ struct nsc_rcmetrics {
     size_t njobs, jobs_cap;
     nsc_webhook *hook;   /* NULL without webhook_url */
     uint64_t passes;     /* passes rendered */
+    uint64_t triggered;  /* passes run early for new ledger records */
+    uint64_t ledger_seen;  /* ledger records stored when the last pass began */
     nsc_vfetch *vf;      /* detail = on-demand: the verdicts' fetches (vfetch.h), else NULL */
 };
 
@@ -313,6 +315,8 @@ static struct evbuffer *render(const nsc_rcmetrics *m, const nsc_json *status, d
                      "Hosts left out of ncclscope_host_causes (beyond metrics_max_hosts)", t.n > max ? t.n - max : 0);
         nsc_prom_u64(b, "ncclscope_collector_rootcause_passes_total", "counter", "Root-cause passes run",
                      m->passes);
+        nsc_prom_u64(b, "ncclscope_collector_rootcause_passes_triggered_total", "counter",
+                     "Root-cause passes run before rootcause_interval_ms for new ledger records", m->triggered);
         nsc_prom_u64(b, "ncclscope_collector_rootcause_jobs", "gauge",
                      "Jobs whose diagnosis the root-cause metrics hold", m->njobs);
         nsc_prom_head(b, "ncclscope_collector_rootcause_pass_seconds", "gauge",
@@ -353,13 +357,29 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
     pthread_mutex_unlock(&m->mu);
 }
 
+/* 1 when a pass is due: every rootcause_interval_ms, and sooner (not before
+ * rootcause_trigger_ms) once ledger records were stored since the last: a
+ * fault's evidence arrives as ledger records, and a verdict waiting for the
+ * next period would be late by up to a whole one. */
+static int due(nsc_rcmetrics *m, uint64_t waited)
+{
+    const nsc_coll_cfg *cfg = &m->c->cfg;
+    uint64_t stored = atomic_load_explicit(&m->c->stats.ledger_stored, memory_order_relaxed);
+    int early = cfg->rootcause_trigger_ms && waited >= cfg->rootcause_trigger_ms && stored != m->ledger_seen;
+    if (waited < cfg->rootcause_interval_ms && !early)
+        return 0;
+    m->triggered += waited < cfg->rootcause_interval_ms;
+    m->ledger_seen = stored;
+    return 1;
+}
+
 static void *run(void *arg)
 {
     nsc_rcmetrics *m = arg;
     nsc_findings *f = malloc(sizeof *f);
     uint64_t waited = m->c->cfg.rootcause_interval_ms;  /* the first pass at once */
     while (f && !atomic_load(&m->c->stop)) {
-        if (waited >= m->c->cfg.rootcause_interval_ms) {
+        if (due(m, waited)) {
             pass(m, f);
             waited = 0;
         }

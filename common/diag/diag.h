@@ -28,6 +28,7 @@
 #include "query.h"
 #include "store.h"
 #include "stream.h"
+#include "utc.h"
 
 enum { NSC_DIAG_OK = 0, NSC_DIAG_FAIL = -1, NSC_DIAG_USAGE = -2, NSC_DIAG_NOTFOUND = -3 };
 
@@ -91,7 +92,8 @@ typedef struct nsc_problem {
     char hosts[2][64];              /* the host(s) of the place ("" if none) */
     size_t order;                   /* found in this order: the last tie-break */
     char text[320];
-    char figures[1536];              /* JSON members, "" for none */
+    char figures[1536];             /* JSON members, "" for none */
+    char began[NSC_UTC_MAX];        /* when it began, UTC ISO-8601 ("" if not known) */
 } nsc_problem;
 
 typedef struct nsc_rc_late nsc_rc_late;

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dint.h"
 #include "qs.h"
@@ -62,6 +63,31 @@ nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const
 }
 
 #define add(f, sev, ...) ((void)nsc_diag_add((f), (sev), __VA_ARGS__))
+
+/* o's member key when it is an ISO-8601 time as the queries write them
+ * (docs/api.md), else NULL: never copied into the JSON otherwise. */
+static const char *utc_of(const nsc_json *o, const char *key)
+{
+    const char *utc = nsc_json_str(nsc_json_get(o, key));
+    return utc && strlen(utc) < NSC_UTC_MAX && strspn(utc, "0123456789-T:.Z") == strlen(utc) ? utc : NULL;
+}
+
+/* p (if added) began when the collective or operation o began. */
+static void began_at(problem *p, const nsc_json *o)
+{
+    const char *utc = utc_of(o, "start_utc");
+    if (p && utc)
+        snprintf(p->began, sizeof p->began, "%s", utc);
+}
+
+/* p (if added) began for_ns before now: the live state's lag and hangs. */
+static void began_ago(problem *p, uint64_t for_ns)
+{
+    struct timespec now;
+    if (!p || clock_gettime(CLOCK_REALTIME, &now))
+        return;
+    nsc_utc_iso((int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (int64_t)for_ns, p->began, sizeof p->began);
+}
 
 uint64_t nsc_diag_num(const nsc_json *o, const char *key)
 {
@@ -116,20 +142,23 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
         nsc_rc_late_add(f->late, v);
     const nsc_json *missing = nsc_json_get(v, "missing_ranks");
     char ranks[sizeof f->p[0].text];
+    problem *p = NULL;
     if (mismatch)
-        add(f, NSC_SEV_MISMATCH, "mismatch", f->comm, nsc_diag_num(v, "mismatch_seq"), nsc_diag_num_or(v, "mismatch_rank", -1),
-            "mismatch: rank %" PRId64 " disagrees with the others at seq %" PRIu64 ": %s",
-            nsc_diag_num_or(v, "mismatch_rank", -1), nsc_diag_num(v, "mismatch_seq"), mismatch);
+        p = nsc_diag_add(f, NSC_SEV_MISMATCH, "mismatch", f->comm, nsc_diag_num(v, "mismatch_seq"),
+                         nsc_diag_num_or(v, "mismatch_rank", -1),
+                         "mismatch: rank %" PRId64 " disagrees with the others at seq %" PRIu64 ": %s",
+                         nsc_diag_num_or(v, "mismatch_rank", -1), nsc_diag_num(v, "mismatch_seq"), mismatch);
     else if (missing && missing->kind == NSC_JSON_ARRAY && missing->count > 0) {
         missing_text(f, missing, ranks, sizeof ranks);
         int64_t first = -1;
         nsc_json_i64(nsc_json_first(missing), &first);
-        add(f, NSC_SEV_MISSING, "missing", f->comm, seq, first, "%s seq %" PRIu64 ": %.250s", func ? func : "?", seq,
-            ranks);
+        p = nsc_diag_add(f, NSC_SEV_MISSING, "missing", f->comm, seq, first, "%s seq %" PRIu64 ": %.250s",
+                         func ? func : "?", seq, ranks);
     } else if (nsc_json_get(v, "end_ns") && nsc_json_get(v, "end_ns")->kind == NSC_JSON_NULL) {
-        add(f, NSC_SEV_IN_FLIGHT, "in_flight", f->comm, seq, -1, "%s seq %" PRIu64 ": all ranks arrived, never completed",
-            func ? func : "?", seq);
+        p = nsc_diag_add(f, NSC_SEV_IN_FLIGHT, "in_flight", f->comm, seq, -1,
+                         "%s seq %" PRIu64 ": all ranks arrived, never completed", func ? func : "?", seq);
     }
+    began_at(p, v);  /* a mismatch began with its collective too */
     return 0;
 }
 
@@ -164,9 +193,8 @@ static int check_p2p(findings *f, const char *comm, const char *q)
         if (!p)
             continue;
         p->peer = peer;
-        const char *utc = nsc_json_str(nsc_json_get(u, "start_utc"));  /* as p2p gave it (docs/api.md) */
-        if (utc && (strlen(utc) > 40 || strspn(utc, "0123456789-T:.Z") != strlen(utc)))
-            utc = NULL;  /* not an ISO-8601 time: never copied into the JSON */
+        began_at(p, u);
+        const char *utc = utc_of(u, "start_utc");  /* as p2p gave it (docs/api.md) */
         snprintf(p->figures, sizeof p->figures,
                  "\"func\":\"%s\",\"nth\":%" PRIu64 ",\"unmatched\":%" PRIu64 ",\"bytes\":%" PRIu64
                  ",\"start_ns\":%" PRIu64 ",\"start_utc\":%s%.40s%s",
@@ -287,14 +315,21 @@ static void check_status(findings *f, const nsc_json *status, const char *job)
         check_deaths(f, status, c);
         const nsc_json *lag = nsc_json_get(c, "lagging"), *hangs = nsc_json_get(c, "hangs");
         for (const nsc_json *l = nsc_json_first(lag); l; l = nsc_json_next(lag, l))
-            add(f, NSC_SEV_LAGGING, "lagging", id, nsc_diag_num(l, "seq"), (int64_t)nsc_diag_num(l, "rank"),
-                "rank %" PRIu64 " is at %s seq %" PRIu64 ", the others reached %" PRIu64 " (for %.1f s)",
-                nsc_diag_num(l, "rank"), nsc_json_str(nsc_json_get(l, "func")), nsc_diag_num(l, "seq"), nsc_diag_num(l, "max_seq"),
-                (double)nsc_diag_num(l, "for_ns") / 1e9);
+            began_ago(nsc_diag_add(f, NSC_SEV_LAGGING, "lagging", id, nsc_diag_num(l, "seq"),
+                                   (int64_t)nsc_diag_num(l, "rank"),
+                                   "rank %" PRIu64 " is at %s seq %" PRIu64 ", the others reached %" PRIu64
+                                   " (for %.1f s)",
+                                   nsc_diag_num(l, "rank"), nsc_json_str(nsc_json_get(l, "func")),
+                                   nsc_diag_num(l, "seq"), nsc_diag_num(l, "max_seq"),
+                                   (double)nsc_diag_num(l, "for_ns") / 1e9),
+                      nsc_diag_num(l, "for_ns"));
         for (const nsc_json *h = nsc_json_first(hangs); h; h = nsc_json_next(hangs, h))
-            add(f, NSC_SEV_HUNG, "hung", id, nsc_diag_num(h, "seq"), (int64_t)nsc_diag_num(h, "rank"),
-                "rank %" PRIu64 ": %s seq %" PRIu64 " in flight for %.1f s", nsc_diag_num(h, "rank"),
-                nsc_json_str(nsc_json_get(h, "func")), nsc_diag_num(h, "seq"), (double)nsc_diag_num(h, "for_ns") / 1e9);
+            began_ago(nsc_diag_add(f, NSC_SEV_HUNG, "hung", id, nsc_diag_num(h, "seq"),
+                                   (int64_t)nsc_diag_num(h, "rank"), "rank %" PRIu64 ": %s seq %" PRIu64
+                                   " in flight for %.1f s", nsc_diag_num(h, "rank"),
+                                   nsc_json_str(nsc_json_get(h, "func")), nsc_diag_num(h, "seq"),
+                                   (double)nsc_diag_num(h, "for_ns") / 1e9),
+                      nsc_diag_num(h, "for_ns"));
     }
     const nsc_json *procs = nsc_json_get(status, "processes");
     for (const nsc_json *p = nsc_json_first(procs); p; p = nsc_json_next(procs, p)) {
@@ -348,7 +383,11 @@ static void write_place(const problem *p, FILE *out)
         fputs(h ? "," : "", out);
         nsc_json_write_str(out, p->hosts[h]);
     }
-    fprintf(out, "],\"figures\":{%s}", p->figures);
+    fprintf(out, "],\"figures\":{%s},\"began\":", p->figures);
+    if (p->began[0])
+        fprintf(out, "\"%s\"", p->began);
+    else
+        fputs("null", out);
 }
 
 void nsc_diag_verdict(const nsc_findings *f, char *buf, size_t cap)

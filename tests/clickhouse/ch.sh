@@ -72,6 +72,16 @@
 #                 sent twice: a batch inserted twice) into an LMDB collector
 #                 and a collector on ClickHouse: /api/v1/ledger answers byte
 #                 for byte alike (windows of seqs and ranks, pages).
+# verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
+#                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
+#                 and the others wait in it (20 s): both collectors' diagnose
+#                 reach one verdict, the same (a learns rank 3's process from
+#                 b's live snapshot), naming rank 3 at seq 3 (the missing
+#                 rank) once, not once per collector's share.
+# verdict_kill:   the same hang, rank 1 (node 0) hung, node 0's agent
+#                 given a then b and node 1's b then a (failover 1 s):
+#                 kill -9 of a once the hang began but before hang_ms
+#                 passed: b's diagnose still reaches the verdict.
 # current:        a current ClickHouse release: a recording proxy
 #                 (record.py) in front of each of the three 18.16 servers
 #                 while a collector stores a job, answers every query
@@ -367,15 +377,20 @@ live_agree_new() {
     pids[collector]=$b_pid http=$b_http
 }
 
-# two_collectors_job: collectors a (pids[collector_a], $http_a) and b, node
-# 0's agent sending to a and node 1's to b, a 20-iteration job delivered.
-two_collectors_job() {
+# two_collectors: collectors a (pids[collector_a], $http_a) and b, node 0's
+# agent sending to a and node 1's to b.
+two_collectors() {
     start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
     pids[collector_a]=${pids[collector]} http_a=$http
     unset "pids[collector]"
     start_agent 0
     start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b
     start_agent 1
+}
+
+# two_collectors_job: two_collectors, and a 20-iteration job delivered.
+two_collectors_job() {
+    two_collectors
     # rank 1 late on the host: a fault for the root-cause metrics to place
     emulate --iters 20 --pace-us 20000 --slow-rank 1 --slow-us 5000
     local n
@@ -415,6 +430,28 @@ job_whole() {
 live_whole() {
     status_has "len([a for a in s['agents'] if a['state'] == 'alive']) == $nodes" && job_whole
 }
+
+# hang_verdict HTTP RANK SEQ: the collector's diagnose of the job has the
+# hang's verdict (first problem: RANK missing from collective SEQ) and names
+# that place once; the answer in $dir/verdict_HTTP.json.
+hang_verdict() {
+    curl -sf -m 30 "http://127.0.0.1:$1/api/v1/diagnose?job=$job" >"$dir/verdict_$1.json" &&
+        python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))["problems"]
+at = lambda x: (x["kind"], x["rank"], x["seq"]) == ("missing", int(sys.argv[2]), int(sys.argv[3]))
+sys.exit(0 if p and at(p[0]) and sum(map(at, p)) == 1 else 1)' "$dir/verdict_$1.json" "$2" "$3"
+}
+
+# verdict_of HTTP: the verdict line of the collector's last answer.
+verdict_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["verdict"])' "$dir/verdict_$1.json"; }
+
+# hang_job RANK: a job whose rank RANK stops before collective 3, the
+# others holding in it for 20 s (in the background: $emu; hang_end waits).
+hang_job() {
+    scenario=hang emulate --iters 6 --hang-rank "$1" --hang-after 3 --hang-ms 20000 --pace-us 20000 &
+    emu=$!
+}
+hang_end() { wait $emu || die "emulator failed"; }
 
 case $mode in
 diff)
@@ -664,6 +701,39 @@ failover_stop)
     [ "$(one_value front "SELECT count() FROM nsc.events WHERE job = '$job'")" -gt \
       "$(one_value front "SELECT count() FROM nsc.events FINAL WHERE job = '$job'")" ] ||
         die "no batch reached ClickHouse through both collectors"
+    ;;
+verdict_one)
+    export NCCLSCOPE_HANG_MS=1000
+    two_collectors
+    hang_job 3
+    # a learns what b's share knows of rank 3's process (alive) from b's
+    # live snapshot a live interval later: until then its evidence differs
+    one_verdict() {
+        hang_verdict "$http_a" 3 3 && hang_verdict "$http" 3 3 && [ "$(verdict_of "$http_a")" = "$(verdict_of "$http")" ]
+    }
+    wait_until 60 one_verdict || die "not one verdict at rank 3: a: $(head -c 1500 "$dir/verdict_$http_a.json")
+ b: $(head -c 1500 "$dir/verdict_$http.json")"
+    hang_end
+    ;;
+verdict_kill)
+    export NCCLSCOPE_HANG_MS=1000
+    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
+    pids[collector_a]=${pids[collector]} port_a=$port http_a=$http
+    unset "pids[collector]"
+    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b
+    run_agent 0 --host-name node0 --collector "tcp://127.0.0.1:$port_a, tcp://127.0.0.1:$port" \
+        --reconnect-ms 20 --reconnect-max-ms 200 --failover-ms 1000 --probe-ms 200
+    run_agent 1 --host-name node1 --collector "tcp://127.0.0.1:$port, tcp://127.0.0.1:$port_a" \
+        --reconnect-ms 20 --reconnect-max-ms 200 --failover-ms 1000 --probe-ms 200
+    hang_job 1
+    # the verdict is being formed: a holds the hung rank's share, the
+    # others are in collective 3 (its missing rank), hang_ms not yet passed
+    wait_until 30 metric_above 0 ncclscope_agent_forward_batches_acked_total 0 || die "a acknowledged nothing of node 0"
+    wait_until 30 eval 'curl -sf -m 5 "http://127.0.0.1:$http_a/api/v1/diagnose?job=$job" | grep -q "\"seq\":3,"' ||
+        die "collector a never saw collective 3"
+    kill9 collector_a
+    wait_until 60 hang_verdict "$http" 1 3 || die "b: no hang verdict at rank 1: $(head -c 1500 "$dir/verdict_$http.json")"
+    hang_end
     ;;
 current)
     # every request the collector makes of the 18.16 cluster, through a

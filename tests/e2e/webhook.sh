@@ -22,6 +22,15 @@
 #                                    it would take 1 s); the queue holds 2,
 #                                    the other verdicts are dropped, counted;
 #                                    SIGTERM stops the collector within 5 s
+#   webhook.sh BIN_DIR PLUGIN soon   passes every 10 min (rootcause_interval_ms,
+#                                    the first at start): a job whose rank 3
+#                                    hangs and holds for 20 s; its verdict
+#                                    reaches the receiver while the job
+#                                    holds: a pass runs once new ledger
+#                                    records were stored (rootcause_trigger_ms,
+#                                    default 1 s), counted as triggered;
+#                                    each verdict says when it began (after
+#                                    the job started, before it was found)
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 nodes=4
@@ -92,6 +101,26 @@ PY
     wait_collector_metric ncclscope_collector_webhook_failures_total 2
     wait_collector_metric ncclscope_collector_webhook_queue 0
     stop collector
+    ;;
+soon)
+    receiver
+    started=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+    start_all --hang-ms 300 --rootcause-interval-ms 600000 --webhook-url "$hook"
+    NCCLSCOPE_JOB=hang "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes $nodes \
+        --ranks-per-node 1 --scenario hang --hang-rank 3 --hang-after 2 --hang-ms 20000 --iters 5 --pace-us 20000 \
+        --summary "$dir/emu-hang.json" >"$dir/emu-hang.log" 2>&1 &
+    emu=$!
+    wait_until 15 grep -q '"rank":3,' "$dir/hook.log" || die "no verdict on rank 3 posted while the job holds: $(cat "$dir/hook.log")"
+    kill -0 $emu 2>/dev/null || die "the job ended before its verdict was posted"
+    # each verdict carries when it began: after the job started, before it was found
+    python3 - "$dir/hook.log" "$started" <<'PY' || die "a verdict without the time it began: $(cat "$dir/hook.log")"
+import json, sys
+for b in map(json.loads, open(sys.argv[1])):
+    began = b["problem"]["began"]
+    assert began and sys.argv[2] <= began <= b["found"], (began, sys.argv[2], b["found"])
+PY
+    collector_metric_above ncclscope_collector_rootcause_passes_triggered_total 0 || die "no triggered pass counted"
+    wait $emu || die "the hang job failed"
     ;;
 down)
     receiver --hold

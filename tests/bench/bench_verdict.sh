@@ -1,0 +1,99 @@
+#!/bin/bash
+# bench_verdict.sh BIN_DIR PLUGIN [RUNS] [NODES] [RANKS_PER_NODE] [FAULTS]:
+# the time from a fault's onset to a right verdict (cause and place) from
+# /api/v1/diagnose, on the ClickHouse store with two collectors each holding
+# half of the agents (issue 31). Real processes on loopback: three
+# clickhouse-server instances (two shards and the Distributed front,
+# tests/clickhouse/lib.sh), collectors a and b (--store clickhouse://), one
+# agent per simulated node (even nodes to a, odd to b), and ncclscope-emu
+# with the real plugin at its default event mask: a ring of NODES x
+# RANKS_PER_NODE ranks (defaults 8 x 4), ranks as threads (one process per
+# node, so that many ranks fit a small machine; every rank has its own
+# plugin context, events and ledger records, as under NCCL). Per run
+# (RUNS per fault, default 10; FAULTS default "hang stall host_late
+# slow_link", the place moving with the run) a new job:
+#   hang       rank r stops before collective 6; the others wait 60 s in it
+#   stall      rank r stops sending at collective 6 (channel 0, step 0); a
+#              rank of another node hangs at collective 40, holding the job
+#   host_late  rank r's host 4 ms late from collective 6 on
+#   slow_link  node n's links to node n+1 at 1/4 bandwidth from collective 6 on
+# (host_late and slow_link: NSC_ITERS collectives, default 500, one every
+# 20 ms: about 10 s of job after the onset).
+# verdict_poll.py asks both collectors for the job's diagnosis every 0.25 s
+# while the job runs; once it ended, the answers are checked in order
+# against the emulator's summary (tests/e2e/rootcause_check.py): the time
+# from the fault's onset (the summary's true times) to the first answer
+# whose verdict (first problem) names the fault's cause and place, and to
+# the first that names it among its problems. Prints each run, then p50 and
+# p90 of both per fault ("right": runs where one came). NSC_HANG_MS (default 2000) is the collectors'
+# and agents' hang_ms (hang and stall are only found that long after their
+# onset: docs/configuration.md). docs/benchmarks.md, "Time to a verdict".
+bin=$1 plugin=$2 runs=${3:-10} nodes=${4:-8} rpn=${5:-4} faults=${6:-"hang stall host_late slow_link"} mode=bench
+. "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/../clickhouse/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+ch_require
+ranks=$((nodes * rpn))
+hang_ms=${NSC_HANG_MS:-2000} iters=${NSC_ITERS:-500}
+ch_cluster
+store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
+shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
+start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a --hang-ms "$hang_ms"
+pids[collector_a]=${pids[collector]} port_a=$port http_a=$http
+unset "pids[collector]"
+start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b --hang-ms "$hang_ms"
+port_b=$port http_b=$http
+for n in $(seq 0 $((nodes - 1))); do
+    p=$port_a
+    [ $((n % 2)) = 1 ] && p=$port_b
+    run_agent "$n" --host-name "node$n" --collector "tcp://127.0.0.1:$p" --hang-ms "$hang_ms"
+done
+
+# fault_args FAULT I: the emulator's fault for run I.
+fault_args() {
+    local r=$(($2 * 7 % ranks)) n=$(($2 % nodes))
+    local edge=$((n * rpn + rpn - 1))  # its ring successor is on the next node
+    case $1 in
+    hang) echo "--scenario hang --hang-rank $r --hang-after 6 --hang-ms 15000 --iters 12" ;;
+    stall) echo "--scenario hang --stall $edge:6:0:0 --hang-rank $(((edge + rpn) % ranks)) --hang-after 9 --hang-ms 15000 --iters 12" ;;
+    host_late) echo "--scenario ring --slow-rank $r --slow-us 4000 --fault-from 6 --iters $iters --pace-us 20000" ;;
+    slow_link) echo "--scenario ring --slow-link $n:$(((n + 1) % nodes)):4 --fault-from 6 --iters $iters --pace-us 20000" ;;
+    esac
+}
+
+# one FAULT I: run I of FAULT; prints verdict_poll.py first's line.
+one() {
+    local f=$1 i=$2 out="$dir/$1-$2"
+    mkdir -p "$out"
+    # shellcheck disable=SC2046
+    NCCLSCOPE_JOB="verdict-$f-$i" "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes "$nodes" \
+        --ranks-per-node "$rpn" --ranks-as threads --channels 2 --count 4194304 --chunk-size 2097152 --seed $((i + 1)) \
+        $(fault_args "$f" "$i") --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
+    local emu=$!
+    "$here/verdict_poll.py" poll "$out" "verdict-$f-$i" 0.25 "$out/stop" a=127.0.0.1:"$http_a" b=127.0.0.1:"$http_b" &
+    local poller=$!
+    wait $emu || true
+    touch "$out/stop"
+    wait $poller || true
+    [ -s "$out/emu.json" ] || die "$f run $i: the emulator wrote no summary: $(tail -3 "$out/emu.log")"
+    "$here/verdict_poll.py" first "$out" "$out/emu.json" "$f"
+}
+
+for f in $faults; do
+    : >"$dir/$f.times"
+    for i in $(seq 0 $((runs - 1))); do
+        t=$(one "$f" "$i")
+        echo "$f run $i: $t"
+        echo "$t" >>"$dir/$f.times"
+    done
+done
+echo "ranks $ranks ($nodes nodes x $rpn), hang_ms $hang_ms, 2 collectors on ClickHouse (2 shards)"
+for f in $faults; do
+    python3 -c 'import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+for col, how in ((0, "verdict"), (2, "among")):
+    v = sorted(float(r[col]) for r in rows if r[col] != "none")
+    q = lambda p: "%.2f s" % v[min(len(v) - 1, int(p * len(v)))] if v else "-"
+    print("%-10s %-7s runs %d right %d  p50 %s  p90 %s" % (sys.argv[2], how, len(rows), len(v), q(0.5), q(0.9)))' \
+        "$dir/$f.times" "$f"
+done
