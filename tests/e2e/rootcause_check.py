@@ -89,10 +89,11 @@ def timing_wrong(emu, fault, problem):
     if not touched:
         return "onset in comm %s, which the fault never touched" % problem["comm"]
     onset = touched[0]["seq"]
-    played = [c["seq"] for c in touched if played_as_modelled(emu, fault, c)] or [onset]
+    played = [c["seq"] for c in touched if played_as_modelled(emu, fault, c)]
     got = fig.get("onset_seq", -99)
-    if got < onset - 2 or got > max(onset, played[0]) + 2:
-        return "onset seq %s, truth %d, played as modelled from %d" % (got, onset, played[0])
+    if got < onset - 2 or got > (played[0] if played else onset) + 2:
+        return "onset seq %s, truth %d, %s" % (got, onset, "played as modelled from %d" % played[0] if played
+                                               else "none played as modelled")
     gaps = sorted(b - a for a, b in zip(played, played[1:]))
     every = {fault.get("every", 1), gaps[(len(gaps) - 1) // 2] if gaps else 0}
     if emu.get("scenario") != "train" and fig.get("every") not in every:
