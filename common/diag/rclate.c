@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "figures.h"
+#include "order.h"
 #include "rcint.h"
 
 nsc_rc_late *nsc_rc_late_new(int64_t nranks)
@@ -69,6 +70,7 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
             x->first_seq[x->affected] = nsc_diag_num(coll, "seq");
             x->first_ns[x->affected] = nsc_diag_num(coll, "start_ns");
             x->first_seen[x->affected] = x->seen;
+            x->first_behind[x->affected] = x->behind;
         }
         if (x->affected) {
             uint64_t gap = x->seen - x->last_affected;
@@ -82,6 +84,32 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
     x->gpu_ns += gpu;
     x->host_ns += host;
     x->prev_ns += late - gpu - host;
+}
+
+/* Count the ranks that arrived NSC_FIG_LATE_MIN_NS or more after the
+ * others' usual arrival (the lower median) but not last: another rank, a
+ * loaded machine's pause, was later still. Such a collective does not part
+ * a late rank's run (onset_of). */
+static void count_behind(nsc_rc_late *l, const nsc_json *coll)
+{
+    const nsc_json *ranks = nsc_json_get(coll, "ranks");
+    uint64_t *at = l->scratch, last = nsc_diag_num(coll, "last_rank");
+    size_t n = 0;
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        int64_t t = nsc_diag_num_or(r, "arrival_ns", -1);
+        if (t < 0 || n == (size_t)l->nranks)
+            return; /* an arrival unknown: no usual one to be behind */
+        at[n++] = (uint64_t)t;
+    }
+    if (n < 3)
+        return;
+    qsort(at, n, sizeof *at, nsc_cmp_u64);
+    uint64_t usual = at[(n - 1) / 2];
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        uint64_t rank = nsc_diag_num(r, "rank");
+        if (rank < (uint64_t)l->nranks && rank != last && nsc_diag_num(r, "arrival_ns") >= usual + NSC_FIG_LATE_MIN_NS)
+            l->r[rank].behind++;
+    }
 }
 
 void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
@@ -98,6 +126,7 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
         return;
     }
     charge_last(l, coll);
+    count_behind(l, coll);
     for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
         uint64_t rank = nsc_diag_num(r, "rank");
         if (rank < (uint64_t)l->nranks)
@@ -121,15 +150,22 @@ uint64_t nsc_rc_late_every(const rc_rank_late *x)
     return n ? RC_LATE_MAX_EVERY : 0;
 }
 
+/* The gap between a late rank's i-th and next affected collectives, less
+ * those between it was behind at. */
+static uint64_t onset_gap(const rc_rank_late *x, size_t i)
+{
+    return x->first_seen[i + 1] - x->first_seen[i] - (x->first_behind[i + 1] - x->first_behind[i]);
+}
+
 /* Which of its first affected collectives is a late rank's onset
  * (RC_LATE_ONSETS, rcint.h): one is passed over when the next comes more
  * than twice the usual gap and twice the gap after it later (a lone one,
- * not a run that a loaded machine made look denser). */
+ * not a run that a loaded machine made look denser); but not for the
+ * collectives between where it was late behind a rank later still. */
 static size_t onset_of(const rc_rank_late *x, uint64_t every)
 {
     size_t i = 0, kept = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
-    const uint64_t *s = x->first_seen;
-    while (i + 2 < kept && s[i + 1] - s[i] > 2 * every && s[i + 1] - s[i] > 2 * (s[i + 2] - s[i + 1]))
+    while (i + 2 < kept && onset_gap(x, i) > 2 * every && onset_gap(x, i) > 2 * onset_gap(x, i + 1))
         i++;
     return i;
 }
