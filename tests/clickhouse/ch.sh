@@ -71,7 +71,9 @@
 # ledger:         the same batches with ledger records (nsc-feed --ledger,
 #                 sent twice: a batch inserted twice) into an LMDB collector
 #                 and a collector on ClickHouse: /api/v1/ledger answers byte
-#                 for byte alike (windows of seqs and ranks, pages).
+#                 for byte alike (windows of seqs and ranks, pages); SQL
+#                 over ledger_recs finds the window's records, values and
+#                 edges as LMDB's answer has them, each record once.
 # current:        a current ClickHouse release: a recording proxy
 #                 (record.py) in front of each of the three 18.16 servers
 #                 while a collector stores a job, answers every query
@@ -491,6 +493,19 @@ ledger)
     same 200 "ledger?$j"
     [ "$(grep -c '"kind":"record"' "$dir/lmdb.out")" = 1000 ] || die "not a full page of ledger records: $(tail -1 "$dir/lmdb.out")"
     same 200 "ledger?$j&seq=5-40&rank=0,2-3"
+    # the same window by SQL over ledger_recs (a row per record): the same
+    # records with the same values, edges included
+    lmdb_recs=$(from_lmdb lmdb.out "'\\n'.join('\\t'.join(str(x) for x in (r['seq'], r['rank'], r['count'], r['bytes'],
+        r['nchannels'], len(r['edges']), sum(e['bytes'] for e in r['edges']), sum(e['steps'] for e in r['edges'])))
+        for r in l if r['kind'] == 'record')")
+    sql_recs=$(one_value front "SELECT seq, rank, count, bytes, nchannels, length(edge_peer), arraySum(edge_bytes),
+        arraySum(edge_steps) FROM nsc.ledger_recs FINAL WHERE job = 'feed' AND comm_id = $((0xfeed))
+        AND seq BETWEEN 5 AND 40 AND rank IN (0, 2, 3) ORDER BY seq, rank FORMAT TabSeparated")
+    [ -n "$lmdb_recs" ] && [ "$sql_recs" = "$lmdb_recs" ] ||
+        die "ledger_recs' window differs from LMDB's: $(diff <(echo "$lmdb_recs") <(echo "$sql_recs") | head -5)"
+    # every batch was sent twice: a row per record after folding
+    [ "$(one_value front "SELECT count() FROM nsc.ledger_recs FINAL WHERE job = 'feed'")" = $((2 * 4 * 12 * 16)) ] ||
+        die "ledger_recs does not hold each record once"
     same 200 "ledger?$j&limit=7"
     cur=$(from_lmdb lmdb.out "l[-1]['next_cursor']")
     same 200 "ledger?$j&limit=7&cursor=$cur"
