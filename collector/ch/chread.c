@@ -2,6 +2,7 @@
 #include "chread.h"
 
 #include <curl/curl.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,13 +362,14 @@ static const struct {
                 {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name", ""},
                 {"strings", "id, text", ""}};
 
-static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *order,
-                       answer *a, char *err, size_t errcap)
+/* The job's rows of table; only those where `and` holds as well ("" for all). */
+static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *and,
+                       const char *order, answer *a, char *err, size_t errcap)
 {
     char sql[SQL_MAX];
     int n = snprintf(sql, sizeof sql,
-                     "SELECT " IDENT ", %s FROM %s.%s%s FINAL%s WHERE job = %s ORDER BY %s FORMAT RowBinary", columns,
-                     src->db, table, src->suffix, join, src->job, order);
+                     "SELECT " IDENT ", %s FROM %s.%s%s FINAL%s WHERE job = %s%s ORDER BY %s FORMAT RowBinary", columns,
+                     src->db, table, src->suffix, join, src->job, and, order);
     if (n >= (int)sizeof sql) {
         snprintf(err, errcap, "clickhouse: the SELECT of %s is too long", table);
         return NSC_QUERY_ESTORE;
@@ -419,16 +421,24 @@ static int merge(rows *anchor, rows r[K_N], const char *job, nsc_store *dst, cha
     return rc;
 }
 
-static int read_source(const source *src, const char *job, nsc_store *dst, char *err, size_t errcap)
+/* The job's sections on src into dst; with defs_only, only the sections
+ * that define contexts or strings, without their events, states and
+ * completions (what a ledger query reads besides the ledger). */
+static int read_source(const source *src, const char *job, int defs_only, nsc_store *dst, char *err, size_t errcap)
 {
     rows anchor, r[K_N];
     memset(&anchor, 0, sizeof anchor);
     memset(r, 0, sizeof r);
-    char values[2048];
+    char values[2048], defs[1024] = "";
     event_value_names(values, sizeof values);
-    int rc = fetch_table(src, "batches", "host, pid, local_rank, gpu", "", IDENT, &anchor.a, err, errcap);
-    for (int k = 0; !rc && k < K_N; k++)
-        rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, kinds[k].join,
+    if (defs_only)
+        snprintf(defs, sizeof defs,
+                 " AND (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.contexts%s WHERE job = %s"
+                 " UNION ALL SELECT " IDENT " FROM %s.strings%s WHERE job = %s)",
+                 src->db, src->suffix, src->job, src->db, src->suffix, src->job);
+    int rc = fetch_table(src, "batches", "host, pid, local_rank, gpu", "", defs, IDENT, &anchor.a, err, errcap);
+    for (int k = defs_only ? K_CTXS : 0; !rc && k < K_N; k++)
+        rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, kinds[k].join, "",
                          IDENT ", idx", &r[k].a, err, errcap);
     if (!rc) {
         next_row(&anchor);
@@ -487,12 +497,25 @@ static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size
     return rc;
 }
 
-/* Every ledger batch of the job on src, in the order its agents sent them. */
-static int read_ledger(const source *src, const char *job, nsc_store *dst, char *err, size_t errcap)
+/* Every ledger batch of the job on src, in the order its agents sent them;
+ * with a scope, only those holding a record of it (by ledger_recs): every
+ * row of a record's key is among them, in-flight and final, so the later
+ * replaces the earlier as from the whole job. A record whose communicator
+ * its agent did not know (comm_id 0) is taken whatever its rank. */
+static int read_ledger(const source *src, const char *job, const nsc_query_scope *s, nsc_store *dst, char *err,
+                       size_t errcap)
 {
     rows r;
     memset(&r, 0, sizeof r);
-    int rc = fetch_table(src, "ledger", "host, pid, data", "", IDENT, &r.a, err, errcap);
+    char in[1024] = "";
+    if (s)
+        snprintf(in, sizeof in,
+                 " AND (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.%s%s WHERE job = %s AND seq BETWEEN %" PRIu64
+                 " AND %" PRIu64 " AND ((comm_id = %" PRIu64 " AND rank BETWEEN %" PRId32 " AND %" PRId32
+                 ") OR comm_id = 0))",
+                 src->db, nsc_ch_def(NSC_CH_LEDGER_RECS).name, src->suffix, src->job, s->seq_lo, s->seq_hi, s->comm,
+                 s->rank_lo, s->rank_hi);
+    int rc = fetch_table(src, "ledger", "host, pid, data", "", in, IDENT, &r.a, err, errcap);
     if (!rc)
         rc = put_ledgers(&r, job, dst, err, errcap);
     answer_free(&r.a);
@@ -617,8 +640,8 @@ static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir
     return n;
 }
 
-int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, nsc_store *dst, char *err,
-                   size_t errcap)
+int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, const char *tmpdir,
+                   nsc_store *dst, char *err, size_t errcap)
 {
     source src[NSC_CHSTORE_SHARDS_MAX];
     size_t n = sources(ch, job, tmpdir, src);
@@ -629,9 +652,9 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, n
     int rc = 0;
     /* shard by shard: a process's rows are all on one shard */
     for (size_t i = 0; !rc && i < n; i++)
-        rc = read_source(&src[i], job, dst, err, errcap);
+        rc = read_source(&src[i], job, scope != NULL, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
-        rc = read_ledger(&src[i], job, dst, err, errcap);
+        rc = read_ledger(&src[i], job, scope, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_clocks(&src[i], dst, err, errcap);
     return rc;

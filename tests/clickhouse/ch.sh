@@ -73,7 +73,8 @@
 #                 and a collector on ClickHouse: /api/v1/ledger answers byte
 #                 for byte alike (windows of seqs and ranks, pages); SQL
 #                 over ledger_recs finds the window's records, values and
-#                 edges as LMDB's answer has them, each record once.
+#                 edges as LMDB's answer has them, each record once; each
+#                 ledger query read only the batches of its window.
 # current:        a current ClickHouse release: a recording proxy
 #                 (record.py) in front of each of the three 18.16 servers
 #                 while a collector stores a job, answers every query
@@ -509,6 +510,11 @@ ledger)
     same 200 "ledger?$j&limit=7"
     cur=$(from_lmdb lmdb.out "l[-1]['next_cursor']")
     same 200 "ledger?$j&limit=7&cursor=$cur"
+    # each answered from the batches holding its window (ledger_recs), none
+    # from the whole job
+    collector_metric_is ncclscope_collector_query_scoped_loads_total "$compared" &&
+        collector_metric_is ncclscope_collector_query_loads_total 0 ||
+        die "ledger queries read whole jobs: $(curl -s "http://127.0.0.1:$http/metrics" | grep query_)"
     echo "ch.sh ($mode): $compared answers identical"
     stop collector
     stop collector_lmdb
