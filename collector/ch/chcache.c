@@ -230,9 +230,11 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *sc
         return NSC_QUERY_ESTORE;
     }
     strcpy(j->name, job);
-    if (scope)
+    int holds = 0, rc = scope ? nsc_chread_scope_holds(cc->ch, scope, root, &holds, err, errcap) : 0;
+    if (!rc && holds)
         return hold_scoped(cc, root, j, scope, out, err, errcap);
-    int rc = job[0] ? nsc_chread_print(cc->ch, job, root, j->print, sizeof j->print, err, errcap) : 0;
+    if (!rc && job[0])
+        rc = nsc_chread_print(cc->ch, job, root, j->print, sizeof j->print, err, errcap);
     if (!rc && (*out = hold_kept(cc, j->name, j->print)) != NULL) {
         free(j);
         return 0;
@@ -283,7 +285,7 @@ void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out)
                         "# HELP ncclscope_collector_query_cache_jobs Jobs kept for the next queries\n"
                         "# TYPE ncclscope_collector_query_cache_jobs gauge\n"
                         "ncclscope_collector_query_cache_jobs %" PRIu64 "\n"
-                        "# HELP ncclscope_collector_query_scoped_loads_total Ledger queries answered from the rows "
+                        "# HELP ncclscope_collector_query_scoped_loads_total Ledger, collectives and stats queries answered from the rows "
                         "they ask for alone (SQL over ledger_recs), not the whole job\n"
                         "# TYPE ncclscope_collector_query_scoped_loads_total counter\n"
                         "ncclscope_collector_query_scoped_loads_total %" PRIu64 "\n",

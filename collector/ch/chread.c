@@ -497,6 +497,18 @@ static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size
     return rc;
 }
 
+/* The records of scope s on src: "FROM ledger_recs WHERE ..." into out;
+ * with unknown, also those whose communicator their agent did not know
+ * (comm_id 0), whatever their rank. */
+static void scope_rows(const source *src, const nsc_query_scope *s, int unknown, char *out, size_t cap)
+{
+    snprintf(out, cap,
+             "FROM %s.%s%s WHERE job = %s AND seq BETWEEN %" PRIu64 " AND %" PRIu64 " AND ((comm_id = %" PRIu64
+             " AND rank BETWEEN %" PRId32 " AND %" PRId32 ")%s)",
+             src->db, nsc_ch_def(NSC_CH_LEDGER_RECS).name, src->suffix, src->job, s->seq_lo, s->seq_hi, s->comm,
+             s->rank_lo, s->rank_hi, unknown ? " OR comm_id = 0" : "");
+}
+
 /* Every ledger batch of the job on src, in the order its agents sent them;
  * with a scope, only those holding a record of it (by ledger_recs): every
  * row of a record's key is among them, in-flight and final, so the later
@@ -507,14 +519,11 @@ static int read_ledger(const source *src, const char *job, const nsc_query_scope
 {
     rows r;
     memset(&r, 0, sizeof r);
-    char in[1024] = "";
-    if (s)
-        snprintf(in, sizeof in,
-                 " AND (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.%s%s WHERE job = %s AND seq BETWEEN %" PRIu64
-                 " AND %" PRIu64 " AND ((comm_id = %" PRIu64 " AND rank BETWEEN %" PRId32 " AND %" PRId32
-                 ") OR comm_id = 0))",
-                 src->db, nsc_ch_def(NSC_CH_LEDGER_RECS).name, src->suffix, src->job, s->seq_lo, s->seq_hi, s->comm,
-                 s->rank_lo, s->rank_hi);
+    char in[1024] = "", from[768];
+    if (s) {
+        scope_rows(src, s, 1, from, sizeof from);
+        snprintf(in, sizeof in, " AND (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)", from);
+    }
     int rc = fetch_table(src, "ledger", "host, pid, data", "", in, IDENT, &r.a, err, errcap);
     if (!rc)
         rc = put_ledgers(&r, job, dst, err, errcap);
@@ -657,6 +666,29 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope
         rc = read_ledger(&src[i], job, scope, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_clocks(&src[i], dst, err, errcap);
+    return rc;
+}
+
+int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, const char *tmpdir, int *holds,
+                           char *err, size_t errcap)
+{
+    source src[NSC_CHSTORE_SHARDS_MAX];
+    size_t n = sources(ch, scope->job, tmpdir, src);
+    if (!n) {
+        snprintf(err, errcap, "job: too long");
+        return NSC_QUERY_EPARAM;
+    }
+    int rc = 0;
+    *holds = 0;
+    for (size_t i = 0; !rc && !*holds && i < n; i++) {
+        char sql[1024], from[768];
+        answer a;
+        scope_rows(&src[i], scope, 0, from, sizeof from);
+        snprintf(sql, sizeof sql, "SELECT count() FROM (SELECT 1 %s LIMIT 1) FORMAT RowBinary", from);
+        rc = fetch(&src[i], sql, "ledger_recs", &a, err, errcap);
+        *holds = !rc && le(&a, 8) > 0;
+        answer_free(&a);
+    }
     return rc;
 }
 

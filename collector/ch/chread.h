@@ -50,6 +50,12 @@ int nsc_chread_post(const nsc_chconn *conn, const char *url, const void *body, s
 int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, const char *tmpdir,
                    nsc_store *dst, char *err, size_t errcap);
 
+/* Whether ClickHouse holds a ledger record of scope's communicator (by
+ * its id) among its seqs and ranks: *holds 1 or 0. 0, or an NSC_QUERY_*
+ * error with err. */
+int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, const char *tmpdir, int *holds,
+                           char *err, size_t errcap);
+
 /* The job a query naming none means: the only job ClickHouse holds, into
  * job (cap bytes); "" when it holds none (the query then answers as over an
  * empty store). Several jobs: NSC_QUERY_EPARAM, the query must name one. */

@@ -76,7 +76,8 @@ int nsc_q_comm_matches(const nsc_query *q, const nsc_store_comm *cm)
 
 int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
 {
-    if (q->endpoint != Q_LEDGER || !(q->has & QP_JOB) || !(q->has & QP_COMM) || comm_id_of(q, &out->comm))
+    int reads_ledger = q->endpoint == Q_LEDGER || q->endpoint == Q_COLLECTIVES || q->endpoint == Q_STATS;
+    if (!reads_ledger || !(q->has & QP_JOB) || !(q->has & QP_COMM) || comm_id_of(q, &out->comm))
         return -1;
     out->job = q->job;
     out->seq_lo = q->seq_lo;

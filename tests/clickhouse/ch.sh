@@ -74,7 +74,9 @@
 #                 for byte alike (windows of seqs and ranks, pages); SQL
 #                 over ledger_recs finds the window's records, values and
 #                 edges as LMDB's answer has them, each record once; each
-#                 ledger query read only the batches of its window.
+#                 ledger, collectives and stats query read only the batches
+#                 of its window, one whose window holds no record the whole
+#                 job.
 # current:        a current ClickHouse release: a recording proxy
 #                 (record.py) in front of each of the three 18.16 servers
 #                 while a collector stores a job, answers every query
@@ -510,11 +512,20 @@ ledger)
     same 200 "ledger?$j&limit=7"
     cur=$(from_lmdb lmdb.out "l[-1]['next_cursor']")
     same 200 "ledger?$j&limit=7&cursor=$cur"
+    same 200 "collectives?$j"
+    grep -q '"source":"ledger"' "$dir/lmdb.out" || die "the collectives are not the ledger's: $(head -c 300 "$dir/lmdb.out")"
+    same 200 "collectives?$j&seq=5-40&rank=0,2-3"
+    same 200 "collectives?$j&func=AllReduce&limit=3"
+    same 200 "stats?$j"
+    same 200 "stats?$j&rank=1&seq=2-30"
     # each answered from the batches holding its window (ledger_recs), none
-    # from the whole job
+    # from the whole job; a window without a ledger record reads the whole
+    # job (the answer comes from the raw events, as from LMDB)
     collector_metric_is ncclscope_collector_query_scoped_loads_total "$compared" &&
         collector_metric_is ncclscope_collector_query_loads_total 0 ||
         die "ledger queries read whole jobs: $(curl -s "http://127.0.0.1:$http/metrics" | grep query_)"
+    same 200 "collectives?$j&seq=$((1 << 40))-$((1 << 41))"
+    collector_metric_is ncclscope_collector_query_loads_total 1 || die "an empty window did not read the whole job"
     echo "ch.sh ($mode): $compared answers identical"
     stop collector
     stop collector_lmdb
