@@ -362,20 +362,29 @@ static const struct {
                 {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name", ""},
                 {"strings", "id, text", ""}};
 
-/* The job's rows of table; only those where `and` holds as well ("" for all). */
-static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *and,
-                       const char *order, answer *a, char *err, size_t errcap)
+/* The job's rows of table (final: " FINAL" or "") where `and` holds as well. */
+static int fetch_rows(const source *src, const char *table, const char *final, const char *columns, const char *join,
+                      const char *and, const char *order, answer *a, char *err, size_t errcap)
 {
     char sql[SQL_MAX];
     int n = snprintf(sql, sizeof sql,
-                     "SELECT " IDENT ", %s FROM %s.%s%s FINAL%s WHERE job = %s%s ORDER BY %s FORMAT RowBinary", columns,
-                     src->db, table, src->suffix, join, src->job, and, order);
+                     "SELECT " IDENT ", %s FROM %s.%s%s%s%s WHERE job = %s%s ORDER BY %s FORMAT RowBinary", columns,
+                     src->db, table, src->suffix, final, join, src->job, and, order);
     if (n >= (int)sizeof sql) {
         snprintf(err, errcap, "clickhouse: the SELECT of %s is too long", table);
         return NSC_QUERY_ESTORE;
     }
     return fetch(src, sql, table, a, err, errcap);
 }
+
+/* Each row of the job's in table once (FINAL); only those where `and` holds
+ * as well ("" for all). */
+static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *and,
+                       const char *order, answer *a, char *err, size_t errcap)
+{
+    return fetch_rows(src, table, " FINAL", columns, join, and, order, a, err, errcap);
+}
+
 
 /* A batches row's process (after its identity). */
 static void take_proc(answer *a, const char *job, nsc_proc *p)
@@ -524,7 +533,10 @@ static int read_ledger(const source *src, const char *job, const nsc_query_scope
         scope_rows(src, s, 1, from, sizeof from);
         snprintf(in, sizeof in, " AND (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)", from);
     }
-    int rc = fetch_table(src, "ledger", "host, pid, data", "", in, IDENT, &r.a, err, errcap);
+    /* scoped, each batch once by LIMIT 1 BY, not FINAL: FINAL merges every
+     * part of the job, reading every ledger batch of it */
+    int rc = s ? fetch_rows(src, "ledger", "", "host, pid, data", "", in, IDENT " LIMIT 1 BY " IDENT, &r.a, err, errcap)
+               : fetch_table(src, "ledger", "host, pid, data", "", "", IDENT, &r.a, err, errcap);
     if (!rc)
         rc = put_ledgers(&r, job, dst, err, errcap);
     answer_free(&r.a);
