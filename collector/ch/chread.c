@@ -19,6 +19,8 @@
 
 #define SQL_MAX 8192
 #define IDENT "agent, epoch, batch_seq, section"
+/* ORDER BY this: rows of one identity once, without FINAL */
+#define ONCE_EACH IDENT " LIMIT 1 BY " IDENT
 
 /* ---- one answer: fetched into an unlinked file, read through a map ---- */
 
@@ -445,7 +447,10 @@ static int read_source(const source *src, const char *job, int defs_only, nsc_st
                  " AND (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.contexts%s WHERE job = %s"
                  " UNION ALL SELECT " IDENT " FROM %s.strings%s WHERE job = %s)",
                  src->db, src->suffix, src->job, src->db, src->suffix, src->job);
-    int rc = fetch_table(src, "batches", "host, pid, local_rank, gpu", "", defs, IDENT, &anchor.a, err, errcap);
+    /* defs_only: each section once by ONCE_EACH, not FINAL (read_ledger) */
+    int rc = defs_only ? fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", defs, ONCE_EACH, &anchor.a,
+                                    err, errcap)
+                       : fetch_table(src, "batches", "host, pid, local_rank, gpu", "", "", IDENT, &anchor.a, err, errcap);
     for (int k = defs_only ? K_CTXS : 0; !rc && k < K_N; k++)
         rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, kinds[k].join, "",
                          IDENT ", idx", &r[k].a, err, errcap);
@@ -533,9 +538,9 @@ static int read_ledger(const source *src, const char *job, const nsc_query_scope
         scope_rows(src, s, 1, from, sizeof from);
         snprintf(in, sizeof in, " AND (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)", from);
     }
-    /* scoped, each batch once by LIMIT 1 BY, not FINAL: FINAL merges every
+    /* scoped, each batch once by ONCE_EACH, not FINAL: FINAL merges every
      * part of the job, reading every ledger batch of it */
-    int rc = s ? fetch_rows(src, "ledger", "", "host, pid, data", "", in, IDENT " LIMIT 1 BY " IDENT, &r.a, err, errcap)
+    int rc = s ? fetch_rows(src, "ledger", "", "host, pid, data", "", in, ONCE_EACH, &r.a, err, errcap)
                : fetch_table(src, "ledger", "host, pid, data", "", "", IDENT, &r.a, err, errcap);
     if (!rc)
         rc = put_ledgers(&r, job, dst, err, errcap);
