@@ -364,14 +364,15 @@ static const struct {
                 {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name", ""},
                 {"strings", "id, text", ""}};
 
-/* The job's rows of table (final: " FINAL" or "") where `and` holds as well. */
+/* The job's rows of table (final: " FINAL" or ""), only those passing
+ * prewhere (" PREWHERE ...", read before the other columns; "" for all). */
 static int fetch_rows(const source *src, const char *table, const char *final, const char *columns, const char *join,
-                      const char *and, const char *order, answer *a, char *err, size_t errcap)
+                      const char *prewhere, const char *order, answer *a, char *err, size_t errcap)
 {
     char sql[SQL_MAX];
     int n = snprintf(sql, sizeof sql,
-                     "SELECT " IDENT ", %s FROM %s.%s%s%s%s WHERE job = %s%s ORDER BY %s FORMAT RowBinary", columns,
-                     src->db, table, src->suffix, final, join, src->job, and, order);
+                     "SELECT " IDENT ", %s FROM %s.%s%s%s%s%s WHERE job = %s ORDER BY %s FORMAT RowBinary", columns,
+                     src->db, table, src->suffix, final, join, prewhere, src->job, order);
     if (n >= (int)sizeof sql) {
         snprintf(err, errcap, "clickhouse: the SELECT of %s is too long", table);
         return NSC_QUERY_ESTORE;
@@ -379,14 +380,12 @@ static int fetch_rows(const source *src, const char *table, const char *final, c
     return fetch(src, sql, table, a, err, errcap);
 }
 
-/* Each row of the job's in table once (FINAL); only those where `and` holds
- * as well ("" for all). */
-static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *and,
-                       const char *order, answer *a, char *err, size_t errcap)
+/* Each row of the job's in table once (FINAL). */
+static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *order,
+                       answer *a, char *err, size_t errcap)
 {
-    return fetch_rows(src, table, " FINAL", columns, join, and, order, a, err, errcap);
+    return fetch_rows(src, table, " FINAL", columns, join, "", order, a, err, errcap);
 }
-
 
 /* A batches row's process (after its identity). */
 static void take_proc(answer *a, const char *job, nsc_proc *p)
@@ -444,15 +443,15 @@ static int read_source(const source *src, const char *job, int defs_only, nsc_st
     event_value_names(values, sizeof values);
     if (defs_only)
         snprintf(defs, sizeof defs,
-                 " AND (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.contexts%s WHERE job = %s"
+                 " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.contexts%s WHERE job = %s"
                  " UNION ALL SELECT " IDENT " FROM %s.strings%s WHERE job = %s)",
                  src->db, src->suffix, src->job, src->db, src->suffix, src->job);
     /* defs_only: each section once by ONCE_EACH, not FINAL (read_ledger) */
     int rc = defs_only ? fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", defs, ONCE_EACH, &anchor.a,
                                     err, errcap)
-                       : fetch_table(src, "batches", "host, pid, local_rank, gpu", "", "", IDENT, &anchor.a, err, errcap);
+                       : fetch_table(src, "batches", "host, pid, local_rank, gpu", "", IDENT, &anchor.a, err, errcap);
     for (int k = defs_only ? K_CTXS : 0; !rc && k < K_N; k++)
-        rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, kinds[k].join, "",
+        rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, kinds[k].join,
                          IDENT ", idx", &r[k].a, err, errcap);
     if (!rc) {
         next_row(&anchor);
@@ -536,12 +535,12 @@ static int read_ledger(const source *src, const char *job, const nsc_query_scope
     char in[1024] = "", from[768];
     if (s) {
         scope_rows(src, s, 1, from, sizeof from);
-        snprintf(in, sizeof in, " AND (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)", from);
+        snprintf(in, sizeof in, " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)", from);
     }
     /* scoped, each batch once by ONCE_EACH, not FINAL: FINAL merges every
      * part of the job, reading every ledger batch of it */
     int rc = s ? fetch_rows(src, "ledger", "", "host, pid, data", "", in, ONCE_EACH, &r.a, err, errcap)
-               : fetch_table(src, "ledger", "host, pid, data", "", "", IDENT, &r.a, err, errcap);
+               : fetch_table(src, "ledger", "host, pid, data", "", IDENT, &r.a, err, errcap);
     if (!rc)
         rc = put_ledgers(&r, job, dst, err, errcap);
     answer_free(&r.a);
