@@ -511,15 +511,16 @@ static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size
 }
 
 /* The records of scope s on src: "FROM ledger_recs WHERE ..." into out;
- * with unknown, also those whose communicator their agent did not know
- * (comm_id 0), whatever their rank. */
+ * with unknown, instead those of its seqs whose communicator their agent
+ * did not know (comm_id 0), whatever their rank. Each a range of the
+ * table's key (an OR of the two would read the whole job's rows). */
 static void scope_rows(const source *src, const nsc_query_scope *s, int unknown, char *out, size_t cap)
 {
-    snprintf(out, cap,
-             "FROM %s.%s%s WHERE job = %s AND seq BETWEEN %" PRIu64 " AND %" PRIu64 " AND ((comm_id = %" PRIu64
-             " AND rank BETWEEN %" PRId32 " AND %" PRId32 ")%s)",
-             src->db, nsc_ch_def(NSC_CH_LEDGER_RECS).name, src->suffix, src->job, s->seq_lo, s->seq_hi, s->comm,
-             s->rank_lo, s->rank_hi, unknown ? " OR comm_id = 0" : "");
+    int n = snprintf(out, cap, "FROM %s.%s%s WHERE job = %s AND comm_id = %" PRIu64 " AND seq BETWEEN %" PRIu64
+                     " AND %" PRIu64, src->db, nsc_ch_def(NSC_CH_LEDGER_RECS).name, src->suffix, src->job,
+                     unknown ? 0 : s->comm, s->seq_lo, s->seq_hi);
+    if (!unknown && n > 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, " AND rank BETWEEN %" PRId32 " AND %" PRId32, s->rank_lo, s->rank_hi);
 }
 
 /* Every ledger batch of the job on src, in the order its agents sent them;
@@ -532,10 +533,13 @@ static int read_ledger(const source *src, const char *job, const nsc_query_scope
 {
     rows r;
     memset(&r, 0, sizeof r);
-    char in[1024] = "", from[768];
+    char in[2048] = "", known[768], unknown[768];
     if (s) {
-        scope_rows(src, s, 1, from, sizeof from);
-        snprintf(in, sizeof in, " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)", from);
+        scope_rows(src, s, 0, known, sizeof known);
+        scope_rows(src, s, 1, unknown, sizeof unknown);
+        snprintf(in, sizeof in,
+                 " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " %s) OR (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)",
+                 known, unknown);
     }
     /* scoped, each batch once by ONCE_EACH, not FINAL: FINAL merges every
      * part of the job, reading every ledger batch of it */
