@@ -87,7 +87,7 @@ static int put_batch(void *h, nsc_item *it)
         uint32_t k = (uint32_t)(it->sl[i].batch - it->ledgers);  /* its place among the batch's ledgers */
         if (it->sl[i].proc)
             nsc_chstore_put_ledger(b->ch, a->agent, a->epoch, a->seq, k, it->sl[i].proc, a->ledgers[k].data,
-                                   a->ledgers[k].len);
+                                   a->ledgers[k].len, it->sl[i].batch);
     }
     for (uint32_t i = 0; i < a->nlife; i++) {
         nsc_store_life sl;

@@ -35,7 +35,7 @@ struct nsc_chcache {
     pthread_mutex_t mu;
     nsc_chcache_job **kept;
     size_t n, cap, max_jobs;
-    uint64_t tick, loads, hits;
+    uint64_t tick, loads, hits, scoped;
 };
 
 /* <db>/tmp, and <db> itself when missing: on ClickHouse no LMDB store
@@ -112,8 +112,10 @@ void nsc_chcache_free(nsc_chcache *cc)
     free(cc);
 }
 
-/* A new store in its own folder, job loaded into it from ClickHouse. */
-static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, char *err, size_t errcap)
+/* A new store in its own folder, job (what scope asks of it, when given)
+ * loaded into it from ClickHouse. */
+static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc_query_scope *scope, char *err,
+                size_t errcap)
 {
     nsc_store_opts o = {.zstd_level = -1};  /* read soon, by this collector only: not worth compressing */
     if ((size_t)snprintf(j->dir, sizeof j->dir, "%s/" PREFIX "XXXXXX", root) >= sizeof j->dir || !mkdtemp(j->dir)) {
@@ -126,7 +128,7 @@ static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, char *err
         snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
         return NSC_QUERY_ESTORE;
     }
-    return j->name[0] ? nsc_chread_job(cc->ch, j->name, j->dir, j->st, err, errcap) : 0;
+    return j->name[0] ? nsc_chread_job(cc->ch, j->name, scope, j->dir, j->st, err, errcap) : 0;
 }
 
 /* The kept, unchanged store of name, held; NULL when there is none. */
@@ -190,7 +192,26 @@ static void keep(nsc_chcache *cc, nsc_chcache_job *j)
     free(victims);
 }
 
-int nsc_chcache_hold(nsc_chcache *cc, const char *job, nsc_chcache_job **out, char *err, size_t errcap)
+/* j loaded with what scope asks of its job alone: never kept (another
+ * query asks for other rows), gone with its holder. */
+static int hold_scoped(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc_query_scope *scope,
+                       nsc_chcache_job **out, char *err, size_t errcap)
+{
+    int rc = load(cc, root, j, scope, err, errcap);
+    if (rc) {
+        destroy(j);
+        return rc;
+    }
+    pthread_mutex_lock(&cc->mu);
+    cc->scoped++;
+    pthread_mutex_unlock(&cc->mu);
+    j->holders = 1;
+    *out = j;
+    return 0;
+}
+
+int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *scope, nsc_chcache_job **out,
+                     char *err, size_t errcap)
 {
     char root[PATH_MAX];
     nsc_chcache_job *j = calloc(1, sizeof *j);
@@ -209,13 +230,17 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, nsc_chcache_job **out, ch
         return NSC_QUERY_ESTORE;
     }
     strcpy(j->name, job);
-    int rc = job[0] ? nsc_chread_print(cc->ch, job, root, j->print, sizeof j->print, err, errcap) : 0;
+    int holds = 0, rc = scope ? nsc_chread_scope_holds(cc->ch, scope, root, &holds, err, errcap) : 0;
+    if (!rc && holds)
+        return hold_scoped(cc, root, j, scope, out, err, errcap);
+    if (!rc && job[0])
+        rc = nsc_chread_print(cc->ch, job, root, j->print, sizeof j->print, err, errcap);
     if (!rc && (*out = hold_kept(cc, j->name, j->print)) != NULL) {
         free(j);
         return 0;
     }
     if (!rc)
-        rc = load(cc, root, j, err, errcap);
+        rc = load(cc, root, j, NULL, err, errcap);
     if (rc) {
         destroy(j);
         return rc;
@@ -248,7 +273,7 @@ void nsc_chcache_let_go(nsc_chcache *cc, nsc_chcache_job *j)
 void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out)
 {
     pthread_mutex_lock(&cc->mu);
-    uint64_t loads = cc->loads, hits = cc->hits, n = cc->n;
+    uint64_t loads = cc->loads, hits = cc->hits, n = cc->n, scoped = cc->scoped;
     pthread_mutex_unlock(&cc->mu);
     evbuffer_add_printf(out,
                         "# HELP ncclscope_collector_query_loads_total Jobs read from ClickHouse into a query store\n"
@@ -259,6 +284,10 @@ void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out)
                         "ncclscope_collector_query_cache_hits_total %" PRIu64 "\n"
                         "# HELP ncclscope_collector_query_cache_jobs Jobs kept for the next queries\n"
                         "# TYPE ncclscope_collector_query_cache_jobs gauge\n"
-                        "ncclscope_collector_query_cache_jobs %" PRIu64 "\n",
-                        loads, hits, n);
+                        "ncclscope_collector_query_cache_jobs %" PRIu64 "\n"
+                        "# HELP ncclscope_collector_query_scoped_loads_total Ledger, collectives and stats queries answered from the rows "
+                        "they ask for alone (SQL over ledger_recs), not the whole job\n"
+                        "# TYPE ncclscope_collector_query_scoped_loads_total counter\n"
+                        "ncclscope_collector_query_scoped_loads_total %" PRIu64 "\n",
+                        loads, hits, n, scoped);
 }

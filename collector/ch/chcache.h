@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "chstore.h"
+#include "query.h"
 #include "store.h"
 
 struct nsc_collector;
@@ -33,8 +34,13 @@ void nsc_chcache_free(nsc_chcache *cc);
 
 /* The store of job ("" : an empty store, for a query over no job), loaded
  * from ClickHouse unless kept and unchanged; held until nsc_chcache_let_go.
- * 0, or an NSC_QUERY_* error with err. */
-int nsc_chcache_hold(nsc_chcache *cc, const char *job, nsc_chcache_job **out, char *err, size_t errcap);
+ * With a scope (a ledger-reading query's) that holds a record of its
+ * communicator, a store of what it asks for alone (nsc_chread_job), loaded
+ * each time and never kept; a scope without one reads the whole job (the
+ * query answers from the raw events then, as from LMDB). 0, or an NSC_QUERY_*
+ * error with err. */
+int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *scope, nsc_chcache_job **out,
+                     char *err, size_t errcap);
 nsc_store *nsc_chcache_store(const nsc_chcache_job *j);
 const char *nsc_chcache_name(const nsc_chcache_job *j);
 void nsc_chcache_let_go(nsc_chcache *cc, nsc_chcache_job *j);

@@ -26,8 +26,9 @@ void nsc_chjobs_release(nsc_chjobs *s)
     nsc_chjobs_init(s, s->b);
 }
 
-/* Hold job (once per request) and make its store the current one. */
-static int hold(nsc_chjobs *s, const char *job, char *err, size_t errcap)
+/* Hold job (once per request; with scope, only what it asks for) and make
+ * its store the current one. */
+static int hold(nsc_chjobs *s, const char *job, const nsc_query_scope *scope, char *err, size_t errcap)
 {
     for (size_t i = 0; i < s->nheld; i++)
         if (strcmp(nsc_chcache_name(s->held[i]), job) == 0) {
@@ -38,7 +39,7 @@ static int hold(nsc_chjobs *s, const char *job, char *err, size_t errcap)
         snprintf(err, errcap, "too many jobs in one query");
         return NSC_QUERY_ESTORE;
     }
-    int rc = nsc_chcache_hold(s->b->cache, job, &s->held[s->nheld], err, errcap);
+    int rc = nsc_chcache_hold(s->b->cache, job, scope, &s->held[s->nheld], err, errcap);
     if (!rc)
         s->st = nsc_chcache_store(s->held[s->nheld++]);
     return rc;
@@ -70,9 +71,9 @@ int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap)
         return NSC_QUERY_EPARAM;
     }
     const char *named = evhttp_find_header(&kv, "job");
-    int rc = named ? hold(s, named, err, errcap) : only_job(s, err, errcap);
+    int rc = named ? hold(s, named, NULL, err, errcap) : only_job(s, err, errcap);
     if (!rc && !named)
-        rc = hold(s, s->only, err, errcap);
+        rc = hold(s, s->only, NULL, err, errcap);
     evhttp_clear_headers(&kv);
     return rc;
 }
@@ -91,8 +92,11 @@ static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void 
     chquery_job *j = arg;
     nsc_chjobs s;
     nsc_store_reader *rd;
+    nsc_query_scope scope;
     nsc_chjobs_init(&s, j->b);
-    int rc = nsc_chjobs_load_qs(&s, j->qs, err, errcap);
+    /* a ledger query reads the rows it asks for; the others the whole job */
+    int rc = nsc_query_ledger_scope(j->q, &scope) == 0 ? hold(&s, scope.job, &scope, err, errcap)
+                                                        : nsc_chjobs_load_qs(&s, j->qs, err, errcap);
     if (!rc) {
         int src = nsc_store_read_begin(s.st, &rd);
         if (src) {

@@ -2,6 +2,7 @@
 #include "chread.h"
 
 #include <curl/curl.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@
 
 #define SQL_MAX 8192
 #define IDENT "agent, epoch, batch_seq, section"
+/* ORDER BY this: rows of one identity once, without FINAL */
+#define ONCE_EACH IDENT " LIMIT 1 BY " IDENT
 
 /* ---- one answer: fetched into an unlinked file, read through a map ---- */
 
@@ -361,18 +364,27 @@ static const struct {
                 {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name", ""},
                 {"strings", "id, text", ""}};
 
-static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *order,
-                       answer *a, char *err, size_t errcap)
+/* The job's rows of table (final: " FINAL" or ""), only those passing
+ * prewhere (" PREWHERE ...", read before the other columns; "" for all). */
+static int fetch_rows(const source *src, const char *table, const char *final, const char *columns, const char *join,
+                      const char *prewhere, const char *order, answer *a, char *err, size_t errcap)
 {
     char sql[SQL_MAX];
     int n = snprintf(sql, sizeof sql,
-                     "SELECT " IDENT ", %s FROM %s.%s%s FINAL%s WHERE job = %s ORDER BY %s FORMAT RowBinary", columns,
-                     src->db, table, src->suffix, join, src->job, order);
+                     "SELECT " IDENT ", %s FROM %s.%s%s%s%s%s WHERE job = %s ORDER BY %s FORMAT RowBinary", columns,
+                     src->db, table, src->suffix, final, join, prewhere, src->job, order);
     if (n >= (int)sizeof sql) {
         snprintf(err, errcap, "clickhouse: the SELECT of %s is too long", table);
         return NSC_QUERY_ESTORE;
     }
     return fetch(src, sql, table, a, err, errcap);
+}
+
+/* Each row of the job's in table once (FINAL). */
+static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *order,
+                       answer *a, char *err, size_t errcap)
+{
+    return fetch_rows(src, table, " FINAL", columns, join, "", order, a, err, errcap);
 }
 
 /* A batches row's process (after its identity). */
@@ -419,15 +431,26 @@ static int merge(rows *anchor, rows r[K_N], const char *job, nsc_store *dst, cha
     return rc;
 }
 
-static int read_source(const source *src, const char *job, nsc_store *dst, char *err, size_t errcap)
+/* The job's sections on src into dst; with defs_only, only the sections
+ * that define contexts or strings, without their events, states and
+ * completions (what a ledger query reads besides the ledger). */
+static int read_source(const source *src, const char *job, int defs_only, nsc_store *dst, char *err, size_t errcap)
 {
     rows anchor, r[K_N];
     memset(&anchor, 0, sizeof anchor);
     memset(r, 0, sizeof r);
-    char values[2048];
+    char values[2048], defs[1024] = "";
     event_value_names(values, sizeof values);
-    int rc = fetch_table(src, "batches", "host, pid, local_rank, gpu", "", IDENT, &anchor.a, err, errcap);
-    for (int k = 0; !rc && k < K_N; k++)
+    if (defs_only)
+        snprintf(defs, sizeof defs,
+                 " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.contexts%s WHERE job = %s"
+                 " UNION ALL SELECT " IDENT " FROM %s.strings%s WHERE job = %s)",
+                 src->db, src->suffix, src->job, src->db, src->suffix, src->job);
+    /* defs_only: each section once by ONCE_EACH, not FINAL (read_ledger) */
+    int rc = defs_only ? fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", defs, ONCE_EACH, &anchor.a,
+                                    err, errcap)
+                       : fetch_table(src, "batches", "host, pid, local_rank, gpu", "", IDENT, &anchor.a, err, errcap);
+    for (int k = defs_only ? K_CTXS : 0; !rc && k < K_N; k++)
         rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, kinds[k].join,
                          IDENT ", idx", &r[k].a, err, errcap);
     if (!rc) {
@@ -487,12 +510,41 @@ static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size
     return rc;
 }
 
-/* Every ledger batch of the job on src, in the order its agents sent them. */
-static int read_ledger(const source *src, const char *job, nsc_store *dst, char *err, size_t errcap)
+/* The records of scope s on src: "FROM ledger_recs WHERE ..." into out;
+ * with unknown, instead those of its seqs whose communicator their agent
+ * did not know (comm_id 0), whatever their rank. Each a range of the
+ * table's key (an OR of the two would read the whole job's rows). */
+static void scope_rows(const source *src, const nsc_query_scope *s, int unknown, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "FROM %s.%s%s WHERE job = %s AND comm_id = %" PRIu64 " AND seq BETWEEN %" PRIu64
+                     " AND %" PRIu64, src->db, nsc_ch_def(NSC_CH_LEDGER_RECS).name, src->suffix, src->job,
+                     unknown ? 0 : s->comm, s->seq_lo, s->seq_hi);
+    if (!unknown && n > 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, " AND rank BETWEEN %" PRId32 " AND %" PRId32, s->rank_lo, s->rank_hi);
+}
+
+/* Every ledger batch of the job on src, in the order its agents sent them;
+ * with a scope, only those holding a record of it (by ledger_recs): every
+ * row of a record's key is among them, in-flight and final, so the later
+ * replaces the earlier as from the whole job. A record whose communicator
+ * its agent did not know (comm_id 0) is taken whatever its rank. */
+static int read_ledger(const source *src, const char *job, const nsc_query_scope *s, nsc_store *dst, char *err,
+                       size_t errcap)
 {
     rows r;
     memset(&r, 0, sizeof r);
-    int rc = fetch_table(src, "ledger", "host, pid, data", "", IDENT, &r.a, err, errcap);
+    char in[2048] = "", known[768], unknown[768];
+    if (s) {
+        scope_rows(src, s, 0, known, sizeof known);
+        scope_rows(src, s, 1, unknown, sizeof unknown);
+        snprintf(in, sizeof in,
+                 " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " %s) OR (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)",
+                 known, unknown);
+    }
+    /* scoped, each batch once by ONCE_EACH, not FINAL: FINAL merges every
+     * part of the job, reading every ledger batch of it */
+    int rc = s ? fetch_rows(src, "ledger", "", "host, pid, data", "", in, ONCE_EACH, &r.a, err, errcap)
+               : fetch_table(src, "ledger", "host, pid, data", "", IDENT, &r.a, err, errcap);
     if (!rc)
         rc = put_ledgers(&r, job, dst, err, errcap);
     answer_free(&r.a);
@@ -617,8 +669,8 @@ static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir
     return n;
 }
 
-int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, nsc_store *dst, char *err,
-                   size_t errcap)
+int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, const char *tmpdir,
+                   nsc_store *dst, char *err, size_t errcap)
 {
     source src[NSC_CHSTORE_SHARDS_MAX];
     size_t n = sources(ch, job, tmpdir, src);
@@ -629,11 +681,34 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, n
     int rc = 0;
     /* shard by shard: a process's rows are all on one shard */
     for (size_t i = 0; !rc && i < n; i++)
-        rc = read_source(&src[i], job, dst, err, errcap);
+        rc = read_source(&src[i], job, scope != NULL, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
-        rc = read_ledger(&src[i], job, dst, err, errcap);
+        rc = read_ledger(&src[i], job, scope, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_clocks(&src[i], dst, err, errcap);
+    return rc;
+}
+
+int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, const char *tmpdir, int *holds,
+                           char *err, size_t errcap)
+{
+    source src[NSC_CHSTORE_SHARDS_MAX];
+    size_t n = sources(ch, scope->job, tmpdir, src);
+    if (!n) {
+        snprintf(err, errcap, "job: too long");
+        return NSC_QUERY_EPARAM;
+    }
+    int rc = 0;
+    *holds = 0;
+    for (size_t i = 0; !rc && !*holds && i < n; i++) {
+        char sql[1024], from[768];
+        answer a;
+        scope_rows(&src[i], scope, 0, from, sizeof from);
+        snprintf(sql, sizeof sql, "SELECT count() FROM (SELECT 1 %s LIMIT 1) FORMAT RowBinary", from);
+        rc = fetch(&src[i], sql, "ledger_recs", &a, err, errcap);
+        *holds = !rc && le(&a, 8) > 0;
+        answer_free(&a);
+    }
     return rc;
 }
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "chstore.h"
+#include "query.h"
 #include "store.h"
 
 /* A request to ClickHouse that gets no byte for this long fails. */
@@ -41,9 +42,19 @@ int nsc_chread_post(const nsc_chconn *conn, const char *url, const void *body, s
 
 /* Put every stored section of job, and every host's newest clock model,
  * into dst (not in a transaction: this opens and commits its own). tmpdir
- * holds the answers while they are merged. */
-int nsc_chread_job(const nsc_chstore *ch, const char *job, const char *tmpdir, nsc_store *dst, char *err,
-                   size_t errcap);
+ * holds the answers while they are merged. With a scope (a ledger query's:
+ * job, communicator, seqs, ranks), only what that query reads: the
+ * sections defining contexts or strings (no events, states, completions)
+ * and the ledger batches holding the scope's records (by SQL over
+ * ledger_recs), beside every clock model. */
+int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, const char *tmpdir,
+                   nsc_store *dst, char *err, size_t errcap);
+
+/* Whether ClickHouse holds a ledger record of scope's communicator (by
+ * its id) among its seqs and ranks: *holds 1 or 0. 0, or an NSC_QUERY_*
+ * error with err. */
+int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, const char *tmpdir, int *holds,
+                           char *err, size_t errcap);
 
 /* The job a query naming none means: the only job ClickHouse holds, into
  * job (cap bytes); "" when it holds none (the query then answers as over an

@@ -7,6 +7,7 @@
 
 #include "bytes.h"
 #include "chevents.h"
+#include "chledger.h"
 
 #define ORIGIN NSC_CH_ORIGIN_COLUMNS
 #define SECTION NSC_CH_SECTION_COLUMNS
@@ -69,6 +70,12 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
      * replaces an earlier in-flight one as in the LMDB store. */
     [NSC_CH_LEDGER] = {"ledger", NSC_CH_PROC_COLUMNS ", data String, " ORIGIN, "job, host, pid, " ORIGIN_KEY,
                        JOB_PART, PROC_SHARD, ""},
+    /* The same records a row each (columns: nsc_ch_ledger_columns()), in
+     * the order a query asks for them: a communicator's seqs, then ranks.
+     * The batch identity ends the key: an in-flight record and its final
+     * one are two rows (a read keeps the later, as the LMDB store does). */
+    [NSC_CH_LEDGER_RECS] = {"ledger_recs", NULL, "job, comm_id, seq, rank, host, pid, " ORIGIN_KEY, JOB_PART,
+                            PROC_SHARD, ""},
     /* The wall clock of the collectors' time base, as the LMDB store keeps it
      * (nsc_store_wall): one row per record (a record inserted twice folds:
      * same key, same version), read back whole into a query's store. */
@@ -81,6 +88,8 @@ nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
     nsc_ch_table_def d = tables[t];
     if (t == NSC_CH_EVENTS)
         d.columns = nsc_ch_event_columns();
+    else if (t == NSC_CH_LEDGER_RECS)
+        d.columns = nsc_ch_ledger_columns();
     return d;
 }
 
@@ -266,12 +275,21 @@ void nsc_ch_rows_life(nsc_ch_cols *b, const nsc_ch_origin *o, const nsc_store_li
     origin_cols(b, &x, o, o->section);
 }
 
-void nsc_ch_rows_ledger(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_proc *p, const void *data, size_t len)
+void nsc_ch_rows_ledger(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_proc *p,
+                        const void *data, size_t len, const nsc_ledger_batch *b)
 {
+    nsc_ch_cols *t = &tabs[NSC_CH_LEDGER];
     row_texts x = texts_of(t, p->job, p->host, o->agent);
     proc_cols(t, &x, p->pid);
     nsc_ch_put_text(t, data, len);
     origin_cols(t, &x, o, 0);
+    t = &tabs[NSC_CH_LEDGER_RECS];
+    x = texts_of(t, p->job, p->host, o->agent);
+    for (uint32_t i = 0; i < b->nrecs; i++) {
+        proc_cols(t, &x, p->pid);
+        nsc_ch_ledger_values(t, &b->recs[i]);
+        origin_cols(t, &x, o, i);
+    }
 }
 
 void nsc_ch_rows_clock(nsc_ch_cols *b, const char *host, const nsc_clock_model *m, uint64_t wall_ns)

@@ -25,6 +25,7 @@
 
 #include "chcols.h"
 #include "clock.h"
+#include "ledger.h"
 #include "store.h"
 
 typedef enum nsc_ch_table {
@@ -40,6 +41,7 @@ typedef enum nsc_ch_table {
     NSC_CH_LIVE,
     NSC_CH_JOBS,
     NSC_CH_LEDGER,
+    NSC_CH_LEDGER_RECS,
     NSC_CH_WALL,
     NSC_CH_NTABLES
 } nsc_ch_table;
@@ -91,9 +93,12 @@ typedef struct nsc_ch_origin {
 void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b);
 /* One lifecycle record; o->section is its index in the batch. */
 void nsc_ch_rows_life(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_life *l);
-/* A process's ledger batch (ledger.h) as it travelled: one row; o's section
- * is the batch's index among the agent batch's ledgers. */
-void nsc_ch_rows_ledger(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_proc *p, const void *data, size_t len);
+/* A process's ledger batch (ledger.h) as it travelled (data, len: one row
+ * of `ledger`) and decoded (b: a row of `ledger_recs` per record, idx its
+ * index in the batch); o's section is the batch's index among the agent
+ * batch's ledgers. */
+void nsc_ch_rows_ledger(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_proc *p,
+                        const void *data, size_t len, const nsc_ledger_batch *b);
 /* A host's clock model (serialized), versioned by the wall clock (ns) of the write. */
 void nsc_ch_rows_clock(nsc_ch_cols *t, const char *host, const nsc_clock_model *m, uint64_t wall_ns);
 

@@ -399,10 +399,10 @@ void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_
 }
 
 void nsc_chstore_put_ledger(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
-                            const nsc_proc *p, const void *data, size_t len)
+                            const nsc_proc *p, const void *data, size_t len, const nsc_ledger_batch *b)
 {
     nsc_ch_origin o = {agent, epoch, seq, index};
-    nsc_ch_rows_ledger(&tabs_of(ch, p->job, p->host, p->pid)[NSC_CH_LEDGER], &o, p, data, len);
+    nsc_ch_rows_ledger(tabs_of(ch, p->job, p->host, p->pid), &o, p, data, len, b);
 }
 
 void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,

@@ -48,9 +48,9 @@ void nsc_chstore_close(nsc_chstore *ch);
 void nsc_chstore_put(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t section,
                      const nsc_store_batch *b);
 /* The index-th ledger batch of batch (agent, epoch, seq), of process p, as
- * it travelled (data, len). */
+ * it travelled (data, len) and decoded (b). */
 void nsc_chstore_put_ledger(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
-                            const nsc_proc *p, const void *data, size_t len);
+                            const nsc_proc *p, const void *data, size_t len, const nsc_ledger_batch *b);
 /* The index-th lifecycle record of batch (agent, epoch, seq). */
 void nsc_chstore_put_life(nsc_chstore *ch, const char *agent, uint64_t epoch, uint64_t seq, uint32_t index,
                           const nsc_store_life *l);

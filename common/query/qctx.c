@@ -59,12 +59,31 @@ void nsc_q_ctx_free(nsc_q_ctx *c)
     free(c->skipped);
 }
 
-/* comm parameter: "0x" + hex is an id, anything else a name. */
+/* comm parameter: "0x" + hex is an id (0, *id), anything else a name (-1). */
+static int comm_id_of(const nsc_query *q, uint64_t *id)
+{
+    if (strncasecmp(q->comm, "0x", 2) != 0)
+        return -1;
+    *id = strtoull(q->comm + 2, NULL, 16);
+    return 0;
+}
+
 int nsc_q_comm_matches(const nsc_query *q, const nsc_store_comm *cm)
 {
-    if (strncasecmp(q->comm, "0x", 2) == 0)
-        return strtoull(q->comm + 2, NULL, 16) == cm->comm_id;
-    return strcmp(q->comm, cm->name) == 0;
+    uint64_t id;
+    return comm_id_of(q, &id) == 0 ? id == cm->comm_id : strcmp(q->comm, cm->name) == 0;
+}
+
+int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
+{
+    int reads_ledger = q->endpoint == Q_LEDGER || q->endpoint == Q_COLLECTIVES || q->endpoint == Q_STATS;
+    if (!reads_ledger || !(q->has & QP_JOB) || !(q->has & QP_COMM) || comm_id_of(q, &out->comm))
+        return -1;
+    out->job = q->job;
+    out->seq_lo = q->seq_lo;
+    out->seq_hi = q->seq_hi;
+    nsc_q_rank_window(q, &out->rank_lo, &out->rank_hi);
+    return 0;
 }
 
 /* The communicators of job that the comm parameter names: how many, the

@@ -63,4 +63,18 @@ int nsc_query_http_status(int err);
 int nsc_query_set_detail(nsc_query *q, const char *json);
 void nsc_query_free(nsc_query *q);
 
+/* What a query of the ledger (ledger, collectives, stats) reads of its
+ * job, for a store that can read less than a whole job (ClickHouse): the
+ * job, the communicator's id, the seqs [seq_lo, seq_hi] and the span of the
+ * asked ranks [rank_lo, rank_hi] (collectives and stats read the raw events
+ * instead where the ledger has no record there). 0, or -1 when q is none
+ * of these or does not name its job and its communicator by id (the whole
+ * job is read then). */
+typedef struct nsc_query_scope {
+    const char *job;
+    uint64_t comm, seq_lo, seq_hi;
+    int32_t rank_lo, rank_hi;
+} nsc_query_scope;
+int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out);
+
 #endif

@@ -16,9 +16,7 @@ bin=$1 plugin=$2 iters=${3:-7000} runs=${4:-3} mode=bench
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/../clickhouse/lib.sh"
 ch_require
-ch_cluster
-store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
-shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
+ch_cluster_store
 
 ch_lmdb_job --iters "$iters" --time-scale 0
 comm=$(curl -sf -m 600 "http://127.0.0.1:$http_lmdb/api/v1/comms?job=$job" |

@@ -71,7 +71,12 @@
 # ledger:         the same batches with ledger records (nsc-feed --ledger,
 #                 sent twice: a batch inserted twice) into an LMDB collector
 #                 and a collector on ClickHouse: /api/v1/ledger answers byte
-#                 for byte alike (windows of seqs and ranks, pages).
+#                 for byte alike (windows of seqs and ranks, pages); SQL
+#                 over ledger_recs finds the window's records, values and
+#                 edges as LMDB's answer has them, each record once; each
+#                 ledger, collectives and stats query read only the batches
+#                 of its window, one whose window holds no record the whole
+#                 job.
 # verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
 #                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
 #                 and the others wait in it (20 s): both collectors' diagnose
@@ -528,9 +533,36 @@ ledger)
     same 200 "ledger?$j"
     [ "$(grep -c '"kind":"record"' "$dir/lmdb.out")" = 1000 ] || die "not a full page of ledger records: $(tail -1 "$dir/lmdb.out")"
     same 200 "ledger?$j&seq=5-40&rank=0,2-3"
+    # the same window by SQL over ledger_recs (a row per record): the same
+    # records with the same values, edges included
+    lmdb_recs=$(from_lmdb lmdb.out "'\\n'.join('\\t'.join(str(x) for x in (r['seq'], r['rank'], r['count'], r['bytes'],
+        r['nchannels'], len(r['edges']), sum(e['bytes'] for e in r['edges']), sum(e['steps'] for e in r['edges'])))
+        for r in l if r['kind'] == 'record')")
+    sql_recs=$(one_value front "SELECT seq, rank, count, bytes, nchannels, length(edge_peer), arraySum(edge_bytes),
+        arraySum(edge_steps) FROM nsc.ledger_recs FINAL WHERE job = 'feed' AND comm_id = $((0xfeed))
+        AND seq BETWEEN 5 AND 40 AND rank IN (0, 2, 3) ORDER BY seq, rank FORMAT TabSeparated")
+    [ -n "$lmdb_recs" ] && [ "$sql_recs" = "$lmdb_recs" ] ||
+        die "ledger_recs' window differs from LMDB's: $(diff <(echo "$lmdb_recs") <(echo "$sql_recs") | head -5)"
+    # every batch was sent twice: a row per record after folding
+    [ "$(one_value front "SELECT count() FROM nsc.ledger_recs FINAL WHERE job = 'feed'")" = $((2 * 4 * 12 * 16)) ] ||
+        die "ledger_recs does not hold each record once"
     same 200 "ledger?$j&limit=7"
     cur=$(from_lmdb lmdb.out "l[-1]['next_cursor']")
     same 200 "ledger?$j&limit=7&cursor=$cur"
+    same 200 "collectives?$j"
+    grep -q '"source":"ledger"' "$dir/lmdb.out" || die "the collectives are not the ledger's: $(head -c 300 "$dir/lmdb.out")"
+    same 200 "collectives?$j&seq=5-40&rank=0,2-3"
+    same 200 "collectives?$j&func=AllReduce&limit=3"
+    same 200 "stats?$j"
+    same 200 "stats?$j&rank=1&seq=2-30"
+    # each answered from the batches holding its window (ledger_recs), none
+    # from the whole job; a window without a ledger record reads the whole
+    # job (the answer comes from the raw events, as from LMDB)
+    collector_metric_is ncclscope_collector_query_scoped_loads_total "$compared" &&
+        collector_metric_is ncclscope_collector_query_loads_total 0 ||
+        die "ledger queries read whole jobs: $(curl -s "http://127.0.0.1:$http/metrics" | grep query_)"
+    same 200 "collectives?$j&seq=$((1 << 40))-$((1 << 41))"
+    collector_metric_is ncclscope_collector_query_loads_total 1 || die "an empty window did not read the whole job"
     echo "ch.sh ($mode): $compared answers identical"
     stop collector
     stop collector_lmdb

@@ -136,6 +136,14 @@ ch_cluster() {
     </nsc></remote_servers>"
 }
 
+# ch_cluster_store: ch_cluster, and the --store ($store) and --ch-shards
+# ($shards) of a collector on it.
+ch_cluster_store() {
+    ch_cluster
+    store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
+    shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
+}
+
 kill9() {
     kill -KILL "${pids[$1]}"
     wait "${pids[$1]}" 2>/dev/null || true

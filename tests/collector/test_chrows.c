@@ -13,10 +13,12 @@
  * `fields` in the order of its list, then the origin's (only where it has
  * one). A section's states are one row, a field's values one Array. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "chevents.h"
+#include "chledger.h"
 #include "chnative.h"
 #include "chrows.h"
 #include "event_fields.h"
@@ -212,54 +214,69 @@ Test(chrows, completions_wide_where_offsets_do_not_fit)
 }
 
 /* A row read back by the column list: the name and value of each column
- * (strings: their length; the Array `fields`: its length, its elements in
- * elems). */
+ * (strings: their length; an Array: its length, its elements in elems from
+ * first on, the row's Arrays' end to end). */
 typedef struct column {
     char name[32];
     int64_t value;
+    size_t first;
 } column;
 
 static int64_t elems[64];
 
+/* The integer of type ("UInt32", "Int8", ...) at row + *at, sign-extended;
+ * *at moved past it. */
+static int64_t read_int(const char *type, const uint8_t *row, size_t *at)
+{
+    int bits = 0, is_signed = type[0] == 'I';
+    cr_assert_eq(sscanf(type + (is_signed ? 3 : 4), "%d", &bits), 1, "type %s", type);
+    uint64_t v = 0;
+    for (int i = 0; i < bits / 8; i++)
+        v |= (uint64_t)row[*at + i] << (8 * i);
+    *at += (size_t)bits / 8;
+    if (is_signed && bits < 64 && v >> (bits - 1))
+        v |= ~0ull << bits;  /* sign-extend */
+    return (int64_t)v;
+}
+
 static size_t read_row(const char *columns, const uint8_t *row, size_t len, column *out, size_t max)
 {
-    size_t n = 0, at = 0;
+    size_t n = 0, at = 0, nelems = 0;
     char type[32];
     int used;
     for (const char *c = columns; n < max && sscanf(c, "%31s %31[^,]%n", out[n].name, type, &used) == 2; n++) {
         c += used + (c[used] == ',' ? 2 : 0);
-        int bits = 0, is_signed = type[0] == 'I';
         if (strcmp(type, "String") == 0) {
             out[n].value = row[at];  /* one length byte: the tests' texts are short */
             at += 1 + row[at];
-            continue;
-        }
-        if (strcmp(type, "Array(UInt64)") == 0) {
+        } else if (strncmp(type, "Array(", 6) == 0) {
+            type[strlen(type) - 1] = 0;
+            out[n].first = nelems;
             out[n].value = row[at++];  /* fewer than 128 elements: one length byte */
-            for (int64_t i = 0; i < out[n].value; i++, at += 8)
-                memcpy(&elems[i], row + at, 8);
-            continue;
+            for (int64_t i = 0; i < out[n].value; i++) {
+                cr_assert_lt(nelems, sizeof elems / sizeof elems[0]);
+                elems[nelems++] = read_int(type + 6, row, &at);
+            }
+        } else {
+            out[n].value = read_int(type, row, &at);
         }
-        cr_assert_eq(sscanf(type + (is_signed ? 3 : 4), "%d", &bits), 1, "%s: type %s", out[n].name, type);
-        uint64_t v = 0;
-        for (int i = 0; i < bits / 8; i++)
-            v |= (uint64_t)row[at + i] << (8 * i);
-        at += bits / 8;
-        if (is_signed && bits < 64 && v >> (bits - 1))
-            v |= ~0ull << bits;  /* sign-extend */
-        out[n].value = (int64_t)v;
     }
     cr_assert_eq(at, len, "the row has %zu bytes, its columns %zu", len, at);
     return n;
 }
 
-static int64_t value_of(const column *cols, size_t n, const char *name)
+static const column *column_of(const column *cols, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(cols[i].name, name) == 0)
-            return cols[i].value;
+            return &cols[i];
     cr_assert_fail("no column %s", name);
-    return 0;
+    return NULL;
+}
+
+static int64_t value_of(const column *cols, size_t n, const char *name)
+{
+    return column_of(cols, n, name)->value;
 }
 
 /* Field k's value: its own, negative where signed, within the member's width. */
@@ -336,4 +353,59 @@ Test(chrows, every_field_in_its_place)
 {
     for (int t = 0; t < NSC_T_COUNT; t++)
         round_trip(t, 0), round_trip(t, 1);
+}
+
+/* A ledger record, every field and every field of its two edges set to its
+ * own value: one row of ledger_recs, each field in the column of its name,
+ * edge i's fields element i of their Arrays (edge_NAME); the batch identity's idx is
+ * the record's index in its batch. */
+#define SET_LEDGER(a, kind, m, doc) a.m = (NSC_CTYPE_##kind)distinct(NSC_VAL_##kind, sizeof a.m, ++k);
+#define CHECK_LEDGER(a, kind, m, doc)                           \
+    {                                                           \
+        cr_assert_neq(a.m, 0);                                  \
+        cr_assert_eq(value_of(cols, n, #m), (int64_t)a.m, #m); \
+    }
+#define CHECK_EDGE(a, kind, m, doc)                                                           \
+    {                                                                                         \
+        const column *c = column_of(cols, n, "edge_" #m);                                             \
+        cr_assert_eq(c->value, 2, "%s: %" PRId64 " edges", #m, c->value);                     \
+        for (size_t i = 0; i < 2; i++)                                                        \
+            cr_assert_eq(elems[c->first + i], (int64_t)a[i].m, "%s of edge %zu", #m, i);     \
+    }
+
+Test(chrows, ledger_record_every_field_in_its_place)
+{
+    nsc_ledger_rec recs[2];
+    nsc_ledger_edge edges[2];
+    memset(recs, 0, sizeof recs), memset(edges, 0, sizeof edges);
+    int k = 0;
+    NSC_FIELDS_LEDGER(SET_LEDGER, recs[1])
+    NSC_FIELDS_LEDGER_EDGE(SET_LEDGER, edges[0])
+    NSC_FIELDS_LEDGER_EDGE(SET_LEDGER, edges[1])
+    recs[1].nedges = 2, recs[1].edges = edges;
+    nsc_ledger_batch lb = {.pid = 77, .nrecs = 2, .recs = recs};
+    nsc_proc proc = {.pid = 77};
+    strcpy(proc.job, "j"), strcpy(proc.host, "h");
+    static nsc_ch_cols tabs[NSC_CH_NTABLES];
+    nsc_ch_origin o = {"a", 1, 2, 3};
+    nsc_ch_rows_ledger(tabs, &o, &proc, "blob", 4, &lb);
+    cr_assert_eq(tabs[NSC_CH_LEDGER].rows, 1, "the batch as it travelled: one row");
+    cr_assert_eq(tabs[NSC_CH_LEDGER_RECS].rows, 2, "a row per record");
+    const nsc_ch_cols *r = &tabs[NSC_CH_LEDGER_RECS];
+    uint32_t idx[2];
+    cr_assert_eq(r->col[r->ncols - 1].len, sizeof idx);
+    memcpy(idx, r->col[r->ncols - 1].p, sizeof idx);
+    cr_assert(idx[0] == 0 && idx[1] == 1, "idx: %u %u", idx[0], idx[1]);
+    free_tabs(tabs);
+    nsc_ch_buf row = {0};
+    nsc_ch_rows_ledger(tabs, &o, &proc, "blob", 4, &(nsc_ledger_batch){.pid = 77, .nrecs = 1, .recs = &recs[1]});
+    row_of(&tabs[NSC_CH_LEDGER_RECS], NSC_CH_LEDGER_RECS, &row);
+    column cols[128];
+    size_t n = read_row(nsc_ch_def(NSC_CH_LEDGER_RECS).columns, row.p, row.len, cols, 128);
+    NSC_FIELDS_LEDGER(CHECK_LEDGER, recs[1])
+    NSC_FIELDS_LEDGER_EDGE(CHECK_EDGE, edges)
+    cr_assert_eq(value_of(cols, n, "pid"), 77);
+    cr_assert_eq(value_of(cols, n, "section"), 3);
+    free_tabs(tabs);
+    free(row.p);
 }

@@ -1,0 +1,30 @@
+/* chledger.h: the ClickHouse ledger_recs table's record columns, made from
+ * common/event_fields.h.
+ *
+ * Owns the columns between a record's row's process (job, host, pid) and
+ * its batch identity: one column per field of NSC_FIELDS_LEDGER in the
+ * list's order, then one Array per field of NSC_FIELDS_LEDGER_EDGE, named
+ * edge_FIELD (a record's edges, element i of each Array being edge i). A string field
+ * (func, datatype, algo, proto) is the process's string id, as on the
+ * wire: its text is the `strings` row of the same job, host, pid and id.
+ * Why a row per record: SQL can then pick a communicator's seqs, ranks and
+ * times where the data lies (the `ledger` table keeps a batch as one blob
+ * of the ledger codec). A field added to event_fields.h is a column here
+ * with no edit. chrows.c writes the rest of the rows.
+ */
+#ifndef NCCLSCOPE_COLLECTOR_CHLEDGER_H
+#define NCCLSCOPE_COLLECTOR_CHLEDGER_H
+
+#include "chrows.h"
+#include "ledger.h"
+
+/* The ledger_recs table's columns in order: NSC_CH_PROC_COLUMNS, these
+ * ("comm_id UInt64, seq UInt64, rank Int32, ..., edge_peer Array(Int32), ..."),
+ * NSC_CH_ORIGIN_COLUMNS. */
+const char *nsc_ch_ledger_columns(void);
+
+/* r's values of the columns after the process, before the batch identity,
+ * put into the row of t. */
+void nsc_ch_ledger_values(nsc_ch_cols *t, const nsc_ledger_rec *r);
+
+#endif
