@@ -17,7 +17,7 @@
 #include "live_int.h"
 
 #define SNAP_MAGIC 0x4e53434cu  /* "NSCL" */
-#define SNAP_VERSION 3u  /* 2: a process's finish time; 3: its self-cost guard */
+#define SNAP_VERSION 4u  /* 2: a process's finish time; 3: its self-cost guard; 4: a communicator's figures' source */
 #define RANKS_MAX (1 << 20)     /* ranks of a communicator, as nsc_live_rank in live.c */
 /* Rank slots (each communicator's nranks, or more) of one snapshot in all:
  * a few bytes of input must not make the reader allocate gigabytes. */
@@ -180,6 +180,7 @@ static void put_comm(obuf *b, const comm_st *c, uint64_t now)
     put_hist(b, &c->arrival);
     put64(b, nsc_double_bits(c->rate));
     put64(b, nsc_double_bits(c->bw_avg));
+    put8(b, (uint8_t)(c->from_ledger != 0));
     put32(b, (uint32_t)c->nalloc);
     put8(b, (uint8_t)c->nf);
     for (int f = 0; f < c->nf; f++)
@@ -360,6 +361,7 @@ static int get_comm(reader *rd, comm_st *c, size_t njobs, size_t nprocs, size_t 
     get_hist(rd, &c->arrival);
     c->rate = nsc_rdbl(&rd->r);
     c->bw_avg = nsc_rdbl(&rd->r);
+    c->from_ledger = get8(rd) != 0;
     uint32_t nalloc = nsc_r32(&rd->r);
     c->nf = get8(rd);
     if (rd->r.bad || c->job >= njobs || c->nranks < 0 || c->nranks > RANKS_MAX || nalloc > RANKS_MAX ||

@@ -208,18 +208,20 @@ promql)
     # that timed out on the loaded machine marks the target's series stale
     # until the next one, and instant queries would see nothing).
     last() { echo "last_over_time($1[1m])"; }
-    # Prometheus has scraped the final state: every rank's every completion.
-    wait_until 30 promql_is "sum($(last ncclscope_comm_collective_duration_seconds_count))" $total ||
-        die "durations counted: $(promql "sum($(last ncclscope_comm_collective_duration_seconds_count))"), expected $total"
+    # Prometheus has scraped the final state: a duration per collective, once
+    # every rank's ledger record came (docs/api.md, "Figures").
+    wait_until 30 promql_is "sum($(last ncclscope_comm_collective_duration_seconds_count))" $iters ||
+        die "durations counted: $(promql "sum($(last ncclscope_comm_collective_duration_seconds_count))"), expected $iters"
     expect 'count(max_over_time(up{job="ncclscope-agent"}[1m]) == 1)' 'v == 2'
     expect 'count(max_over_time(up{job="ncclscope-collector"}[1m]) == 1)' 'v == 1'
     expect "min($(last ncclscope_agent_forward_batches_acked_total))" 'v > 0'
     expect "$(last "ncclscope_comm_collectives_total{nccl_job=\"$job\",func=\"AllReduce\"}")" "v == $iters"
     expect "$(last "ncclscope_comm_ranks{nccl_job=\"$job\"}")" "v == $ranks"
     expect 'sum by (comm) (rate(ncclscope_comm_collectives_total[5m]))' 'v > 0'
-    # three ranks of four wait about 500 ms in each collective, the straggler does not
+    # a collective lasts its slowest rank's kernel time: a rank that waits
+    # about 500 ms in its kernel for the straggler, in every collective
     expect "histogram_quantile(0.5, sum by (le) ($(last ncclscope_comm_collective_duration_seconds_bucket)))" 'v >= 0.3 and v <= 3'
-    expect "histogram_quantile(0.1, sum by (le) ($(last ncclscope_comm_collective_duration_seconds_bucket)))" 'v < 0.1'
+    expect "histogram_quantile(0.1, sum by (le) ($(last ncclscope_comm_collective_duration_seconds_bucket)))" 'v >= 0.1'
     expect 'max_over_time(ncclscope_comm_bus_bandwidth_bytes_per_second[5m])' 'v > 0'
     expect 'max_over_time(ncclscope_comm_collectives_in_flight[5m])' 'v >= 1'
     expect "$(last ncclscope_comm_collectives_in_flight)" 'v == 0'
