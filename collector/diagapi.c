@@ -9,6 +9,7 @@
 
 #include "diag.h"
 #include "export.h"
+#include "livejson.h"
 #include "qs.h"
 #include "reply.h"
 

@@ -19,6 +19,7 @@
 #include "fetch.h"
 #include "hguard.h"
 #include "jobmetrics.h"
+#include "livejson.h"
 #include "prefetch.h"
 #include "prom.h"
 #include "qstream.h"

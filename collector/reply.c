@@ -3,9 +3,9 @@
 
 #include <event2/buffer.h>
 #include <event2/http.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "collector.h"
 #include "json.h"
 
 void nsc_http_json_error(struct evhttp_request *req, int code, const char *reason, const char *msg)
@@ -27,30 +27,4 @@ void nsc_http_json_error(struct evhttp_request *req, int code, const char *reaso
     free(text);
     if (b)
         evbuffer_free(b);
-}
-
-typedef struct live_json {
-    nsc_http_live_fn fn;
-    FILE *f;
-} live_json;
-
-static int write_live_json(void *arg, const nsc_live *l, uint64_t now)
-{
-    live_json *j = arg;
-    return j->fn(l, now, j->f);
-}
-
-char *nsc_http_live_json(nsc_collector *c, nsc_http_live_fn fn, size_t *len)
-{
-    char *text = NULL;
-    FILE *f = open_memstream(&text, len);
-    if (!f)
-        return NULL;
-    live_json j = {fn, f};
-    int rc = c->store.ops->live_read(c->store.h, write_live_json, &j);
-    if (fclose(f) || rc) {
-        free(text);
-        return NULL;
-    }
-    return text;
 }
