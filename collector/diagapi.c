@@ -9,8 +9,9 @@
 
 #include "diag.h"
 #include "export.h"
-#include "http.h"
+#include "livejson.h"
 #include "qs.h"
+#include "reply.h"
 
 /* The parameters each takes (window: t0_ns, t1_ns; trace: rank, type and
  * format, export's alone). */

@@ -8,14 +8,12 @@
  * against a store read transaction in a worker thread (qstream.h streams the
  * result), the analysis's /api/v1/{diagnose,links,hosts} (diagapi.h), in
  * such a worker too, and the web view under /ui/ (ui.h). Who may read:
- * auth.h. Errors are JSON {"error": "..."}: 400 for
+ * auth.h. Errors are JSON {"error": "..."} (reply.h): 400 for
  * bad parameters, 401 without the bearer token (when one is configured), 404
  * for unknown paths, jobs or comms, 405 for methods other than GET.
  */
 #ifndef NCCLSCOPE_COLLECTOR_HTTP_H
 #define NCCLSCOPE_COLLECTOR_HTTP_H
-
-#include <stdio.h>
 
 #include "collector.h"
 
@@ -25,14 +23,5 @@ typedef struct nsc_http nsc_http;
  * thread. It exits once c->stop is set. */
 int nsc_http_start(nsc_collector *c, nsc_http **out);
 void nsc_http_join(nsc_http *h);
-
-struct evhttp_request;
-/* Answer req with {"error": msg} and status code (reason: its phrase). */
-void nsc_http_json_error(struct evhttp_request *req, int code, const char *reason, const char *msg);
-
-/* JSON of the live state (nsc_live_status_json, ...), written under its
- * lock; malloc'd text and its length, or NULL when out of memory. */
-typedef int (*nsc_http_live_fn)(const nsc_live *l, uint64_t now, FILE *out);
-char *nsc_http_live_json(nsc_collector *c, nsc_http_live_fn fn, size_t *len);
 
 #endif

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 
 #include "fetch.h"
-#include "http.h"
 #include "mono.h"
 #include "prom.h"
+#include "reply.h"
 
 /* How often a waiting request looks at its fetch: a fetch takes at least
  * a round trip to every agent and a commit. */

@@ -14,7 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "mono.h"
+#include "reply.h"
 
 typedef struct stream {
     nsc_qstreams *set;

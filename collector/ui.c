@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "auth.h"
-#include "http.h"
+#include "reply.h"
 
 static const char *content_type(const char *name)
 {

@@ -10,7 +10,7 @@
 #include "chcache.h"
 #include "chread.h"
 #include "grow.h"
-#include "http.h"
+#include "reply.h"
 
 void nsc_chjobs_init(nsc_chjobs *s, nsc_chback *b)
 {

@@ -21,7 +21,6 @@
  * problem's cause and place, then the problems with their evidence.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,34 +32,6 @@
 
 typedef nsc_problem problem;
 typedef nsc_findings findings;
-
-nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const char *comm, uint64_t seq,
-                          int64_t rank, const char *fmt, ...)
-{
-    char text[sizeof f->p[0].text];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    for (size_t i = 0; i < f->n; i++) /* one problem seen from two collectives (a mismatch) */
-        if (strcmp(f->p[i].text, text) == 0 && strcmp(f->p[i].kind, kind) == 0 && strcmp(f->p[i].comm, comm) == 0)
-            return NULL;
-    if (f->n == NSC_DIAG_MAX_PROBLEMS) {
-        f->dropped++;
-        return NULL;
-    }
-    problem *p = &f->p[f->n];
-    memset(p, 0, sizeof *p);
-    p->order = f->n++;
-    p->severity = severity;
-    p->seq = seq;
-    p->rank = rank;
-    p->peer = p->channel = p->step = -1;
-    snprintf(p->kind, sizeof p->kind, "%s", kind);
-    snprintf(p->comm, sizeof p->comm, "%s", comm);
-    memcpy(p->text, text, sizeof text);
-    return p;
-}
 
 #define add(f, sev, ...) ((void)nsc_diag_add((f), (sev), __VA_ARGS__))
 
@@ -88,20 +59,6 @@ static void began_ago(problem *p, uint64_t for_ns)
         return;
     nsc_utc_iso((int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (int64_t)for_ns, p->began, sizeof p->began);
 }
-
-uint64_t nsc_diag_num(const nsc_json *o, const char *key)
-{
-    uint64_t v = 0;
-    nsc_json_u64(nsc_json_get(o, key), &v);
-    return v;
-}
-
-int64_t nsc_diag_num_or(const nsc_json *o, const char *key, int64_t none)
-{
-    int64_t v;
-    return nsc_json_i64(nsc_json_get(o, key), &v) == 0 ? v : none;
-}
-
 
 #define MISSING_NAMED 4  /* ranks a missing collective names; the rest counted */
 

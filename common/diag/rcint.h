@@ -41,6 +41,7 @@
 #ifndef NCCLSCOPE_DIAG_RCINT_H
 #define NCCLSCOPE_DIAG_RCINT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "busbw.h"
@@ -180,10 +181,20 @@ typedef struct rc_pass {
     int oom;
 } rc_pass;
 
-/* The cell of a rank, channel and direction in the pass's per-channel arrays. */
-size_t nsc_rc_pidx(int64_t rank, unsigned ch, unsigned is_send);
-/* A rank's host, "?" if unknown. */
-const char *nsc_rc_host_of(const rc_pass *p, int32_t rank);
+/* The cell of a rank, channel and direction in the pass's per-channel arrays.
+ * This and nsc_rc_host_of are inline here, below the analyses and the pass
+ * alike, so that no analysis calls back into rootcause.c. */
+static inline size_t nsc_rc_pidx(int64_t rank, unsigned ch, unsigned is_send)
+{
+    return ((size_t)rank * RC_MAX_CHANNELS + ch) * 2 + is_send;
+}
+
+/* A rank's host; "?" where the pass knows none (none at all: a pass built
+ * from links alone, as the links analysis's own tests build it). */
+static inline const char *nsc_rc_host_of(const rc_pass *p, int32_t rank)
+{
+    return p->host && rank >= 0 && rank < p->nranks && p->host[rank][0] ? p->host[rank] : "?";
+}
 /* qsort order of uint64_t values. */
 
 /* How often a late rank is late since its onset, from its affected count

@@ -20,11 +20,6 @@
 
 /* ---- the proxy pass -------------------------------------------------------- */
 
-size_t nsc_rc_pidx(int64_t rank, unsigned ch, unsigned is_send)
-{
-    return ((size_t)rank * RC_MAX_CHANNELS + ch) * 2 + is_send;
-}
-
 static uint64_t op_hash(int32_t rank, uint64_t id)
 {
     uint64_t h = id * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)rank * 0xc2b2ae3d27d4eb4full;
@@ -203,13 +198,6 @@ static int on_event(void *arg, const nsc_json *v, const char *line, size_t len)
     else if (strcmp(type, "ProxyStep") == 0)
         on_step(p, v, (int32_t)rank);
     return p->oom;
-}
-
-/* "?" where the pass knows no host of the rank (none at all: a pass built
- * from links alone, as the links analysis's own tests build it). */
-const char *nsc_rc_host_of(const rc_pass *p, int32_t rank)
-{
-    return p->host && rank >= 0 && rank < p->nranks && p->host[rank][0] ? p->host[rank] : "?";
 }
 
 /* ---- one communicator ------------------------------------------------------- */

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "dint.h"
+#include "dfind.h"
 
 /* The string member key of o, "" when absent. */
 static const char *text_of(const nsc_json *o, const char *key)
