@@ -70,7 +70,12 @@ done
 if [ "$mode" = ring ] || [ "$mode" = straggler ]; then
     "$bin/nsc-e2e-store-check" "$dir/emu.json" "$dir/node0/store" "$job" || die "the store differs from what was emitted"
 fi
-sleep 0.5
+# A hung rank is one NCCLSCOPE_HANG_MS behind: diagnose finds a problem (exit
+# 1) once that much has passed; a clean run has none to wait for.
+diagnosed() { local rc=0; cli --collector "$url" --json diagnose >/dev/null 2>&1 || rc=$?; [ $rc = 1 ]; }
+case $mode in
+hang|kill|straggler) wait_until 10 diagnosed || die "diagnose found no problem in mode $mode" ;;
+esac
 
 # Every verb from the collector, then from a copy of its store.
 comm=$(cli --collector "$url" --json comms | python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])')

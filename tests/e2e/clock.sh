@@ -65,8 +65,14 @@ measure() {
     local args=() c
     for c in "${clocks[@]}"; do args+=(--node-clock "$c"); done
     scenario=ring emulate "${args[@]}" --iters "$iters" --pace-us 100000 --gpu-drift-ppm 50
-    sleep 1.5  # a last probe window closes after the job, and the models are written
-    local rtt=0 n r
+    # A last probe window (1 s) closes after the job: every agent completes
+    # 1.5 s of probes more (the collector writes the models as it stops).
+    local rtt=0 n r had
+    for n in 0 1 2; do
+        had=$(metric $n ncclscope_agent_clock_samples_total)
+        wait_until 20 metric_above $n ncclscope_agent_clock_samples_total $((had + 1500 / probe_ms)) ||
+            die "node $n: its clock probes stopped"
+    done
     for n in 0 1 2; do
         r=$(metric $n ncclscope_agent_clock_rtt_seconds | awk '{ printf "%.0f", $1 * 1e9 }')
         [ "${r:-0}" -gt "$rtt" ] && rtt=$r

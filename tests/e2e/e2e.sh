@@ -60,10 +60,10 @@ agent_kill)
     start_agent 1 --flush-ms 5 --flush-kb 2
     NCCLSCOPE_FLUSH_MS=2 emulate --iters 40 --pace-us 5000
     for n in 0 1; do wait_until 20 metric_is $n ncclscope_agent_pxn_pending 0 || die "node $n PXN pending"; done
-    sleep 0.2  # the last flush
-    spooled=$(metric 0 ncclscope_agent_spool_entries)
     # several entries, so that delivering them one at a time leaves some for the kill
-    [ "$spooled" -ge 3 ] || die "node 0 spooled only $spooled batches"
+    wait_until 10 metric_above 0 ncclscope_agent_spool_entries 2 ||
+        die "node 0 spooled only $(metric 0 ncclscope_agent_spool_entries) batches"
+    spooled=$(metric 0 ncclscope_agent_spool_entries)
     kill9 agent0   # restart node 0's agent with a slow link: one batch in flight
     start_agent 0 --max-inflight 1 --window 1
     start_collector "$port"
@@ -82,10 +82,9 @@ collector_late)
     start_agent 0
     start_agent 1
     emulate --iters 5
-    sleep 0.3
     for n in 0 1; do
+        wait_until 10 metric_above $n ncclscope_agent_spool_entries 0 || die "node $n spooled nothing"
         metric_is $n ncclscope_agent_collector_connected 0 || die "connected to nothing?"
-        metric_above $n ncclscope_agent_spool_entries 0 || die "node $n spooled nothing"
     done
     start_collector "$port"
     finish

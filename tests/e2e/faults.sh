@@ -167,9 +167,9 @@ map_full)
     serving
     curl -sf -m 5 "http://127.0.0.1:$http/api/v1/comms?job=$job" >/dev/null || die "no answer to a query"
     # the agents keep what was not acknowledged
-    sleep 1
+    wait_until 10 eval '[ "$(sum_metric ncclscope_agent_spool_entries)" -gt 0 ]' ||
+        die "the agents have nothing left though commits fail"
     left=$(sum_metric ncclscope_agent_spool_entries)
-    [ "$left" -gt 0 ] || die "the agents have nothing left though commits fail"
     [ "$(sum_metric ncclscope_agent_spool_refused_entries_total)" = 0 ] || die "the agents refused batches"
     echo "map_full: map $map bytes, $(collector_metric ncclscope_collector_commit_failures_total) commits failed, $left batches kept" >&2
     stop collector

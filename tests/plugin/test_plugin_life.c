@@ -113,9 +113,9 @@ Test(life, late_agent_gets_exact_drop_counts)
     const ncclProfiler_v5_t *p = load_comm(&dl, &ctx);
     enum { N = 200000 };
     h_launches(p, ctx, N);
-    usleep(100000);
     h_recv_start();
-    usleep(500000); /* reconnect, backlog drains */
+    /* the shipper reconnected: the last launches meet the draining backlog */
+    cr_assert_eq(h_recv_wait_events(1), 0, "the plugin never reached the late agent");
     h_launches(p, ctx, 1000);
     nsc_recv_totals t;
     nsc_recv *rc = finish(p, dl, ctx, &t);
