@@ -83,6 +83,21 @@ print(json.load(sys.stdin)["events_total"])' 2>/dev/null || echo 0)
   sleep 0.2
 done
 echo "emitted $want events, collector holds $got"
+# The agents fold each rank's part of a collective into a ledger record once
+# it completed, and send those on their own flush: wait for them too, or the
+# views would answer from the raw events alone.
+want_ledger=$(python3 -c 'import json,sys
+print(sum(len(r["collectives"]) for f in sys.argv[1:] for r in json.load(open(f))["ranks"]))' \
+  "$out/allreduce.json" "$out/sendrecv.json" "$out/slowlink.json" "$out/train.json" 2>/dev/null || echo 0)
+for _ in $(seq 100); do
+  got_ledger=$(python3 -c 'import sys,urllib.request
+for line in urllib.request.urlopen(sys.argv[1] + "/metrics", timeout=5).read().decode().splitlines():
+    if line.startswith("ncclscope_collector_store_ledger_records "):
+        print(int(float(line.split()[1])))' "$NCCLSCOPE_COLLECTOR" 2>/dev/null || echo 0)
+  [ "$want_ledger" -gt 0 ] && [ "${got_ledger:-0}" -ge "$want_ledger" ] && break
+  sleep 0.2
+done
+echo "completed $want_ledger collective parts (ledger records), collector holds ${got_ledger:-0}"
 
 # Both runs call their communicator "world": name them by id, from what the
 # emulator says it created.
