@@ -261,10 +261,12 @@ live_stall() {
 }
 
 faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill host_every3 host_mid gpu_mid jitter nic3
- two t_none t_gpu"
-# every10 (17 in 20 under load) and t_mid (its onset off by 5 to 9 under
-# the sanitizers and load, now and then) are scored, not in ci
-[ "$mode" = score ] && faults=${ROOTCAUSE_FAULTS:-$faults every10 t_mid} detail=${ROOTCAUSE_DETAIL:-all}
+ two t_none"
+# every10 (17 in 20 under load), t_mid (its onset off by 5 to 9 under the
+# sanitizers and load, now and then) and t_gpu (19 in 20; under load a
+# jittered rank of 64 reads as a 1-in-6 late host now and then) are scored,
+# not in ci: the 64-rank origin rule is checked exactly by test_rcfollow
+[ "$mode" = score ] && faults=${ROOTCAUSE_FAULTS:-$faults every10 t_mid t_gpu} detail=${ROOTCAUSE_DETAIL:-all}
 case $mode in
 ci)
     for f in $faults; do one "$f" 2 || die "$f: $(cat "$dir/verdict")"; done
