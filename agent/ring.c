@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "store/bytes.h"
+#include "bytes.h"
 
 struct nsc_ring {
     MDB_env *env;

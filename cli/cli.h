@@ -4,7 +4,7 @@
  * the output mode), the exit codes, and the helpers every verb uses to ask
  * its source for JSON. Each verb lives in the file of its concern:
  * report.c (comms, collectives, topology, stats), status.c (status, watch),
- * diagnose.c (diagnose, links, hosts: the analysis is common/diag/),
+ * diagnose.c (diagnose, links, hosts: the analysis is engine/diag/),
  * timeline.c (timeline, export), updown.c (up, down).
  */
 #ifndef NCCLSCOPE_CLI_H

@@ -1,5 +1,5 @@
 /* diagnose.c: `ncclscope diagnose`, `links` and `hosts`: the analysis of
- * common/diag/ (diag.h) on the verb's source, printed as text, or as its
+ * engine/diag/ (diag.h) on the verb's source, printed as text, or as its
  * JSON document with --json (the collector's /api/v1/{diagnose,links,hosts}
  * give the same).
  *

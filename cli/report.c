@@ -248,7 +248,7 @@ static void render_topology(const nsc_json *t, const nsc_units *u)
 }
 
 /* topology: the query's document with its edges' transport and health
- * (common/diag/topology.c), as JSON or drawn for people. */
+ * (engine/diag/topology.c), as JSON or drawn for people. */
 int nsc_verb_topology(nsc_cli_ctx *c)
 {
     nsc_diag_src s;

@@ -1,5 +1,5 @@
 /* diagapi.h: the collector's /api/v1/{diagnose,links,hosts,topology}: the
- * analysis of common/diag/ run in-process, so each answers exactly what
+ * analysis of engine/diag/ run in-process, so each answers exactly what
  * `ncclscope diagnose --json`, `links --json`, `hosts --json` and
  * `topology --json` print (topology: the query's document with its edges
  * judged by the links analysis); and /api/v1/export, the window's trace as

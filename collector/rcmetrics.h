@@ -2,7 +2,7 @@
  *
  * Owns a thread that every cfg.rootcause_interval_ms (and, once new ledger
  * records were stored, as soon as cfg.rootcause_trigger_ms after the last
- * pass) runs diagnose's analysis (common/diag/, in-process like /api/v1/diagnose) on each job of
+ * pass) runs diagnose's analysis (engine/diag/, in-process like /api/v1/diagnose) on each job of
  * the live state, and the families it renders from the results
  * (docs/collector.md, "Root-cause metrics"): per host and cause class the
  * problems placed there (ncclscope_host_causes{host,cause}), per host pair

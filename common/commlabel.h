@@ -4,8 +4,8 @@
  * "label"; the status's communicators too): its name, size and number of
  * hosts, "world 8 ranks on 2 hosts", and "#N", its place in id order among
  * the job's communicators alike in those three. NCCL programs often call
- * every communicator "world". The query (common/query/topo.c) and the live
- * state (common/live) both label through here, and the CLI and the web view
+ * every communicator "world". The query (engine/query/topo.c) and the live
+ * state (engine/live) both label through here, and the CLI and the web view
  * show the label as given.
  */
 #ifndef NSC_COMMLABEL_H

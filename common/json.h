@@ -91,7 +91,7 @@ const char *nsc_json_str_or(const nsc_json *obj, const char *key, const char *df
  * backslash are escaped with a backslash, control characters as \u00XX, but
  * newline and tab as \n and \t where ctl is NSC_JSON_CTL_SHORT; the rest
  * passes unchanged. Both spellings are kept so that every output keeps the
- * bytes it always had: the stored-event queries (common/query) spell every
+ * bytes it always had: the stored-event queries (engine/query) spell every
  * control character \u00XX, the other writers (nsc_json_write_str) the short
  * forms. */
 enum nsc_json_ctl { NSC_JSON_CTL_SHORT, NSC_JSON_CTL_UNICODE };

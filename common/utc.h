@@ -1,6 +1,6 @@
 /* utc.h: an instant as UTC ISO-8601, the one way every part writes one.
  *
- * The API's *_utc members (common/query, common/live), the trace's metadata
+ * The API's *_utc members (engine/query, engine/live), the trace's metadata
  * (export.c) and the CLI's instants all go through nsc_utc_iso, so the same
  * instant reads the same everywhere: "2026-11-28T20:11:05.123456Z", to the
  * microsecond (truncated, as the web view's), always with "Z".

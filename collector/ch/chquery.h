@@ -5,7 +5,7 @@
  * (chcache.h: a private LMDB store per job, loaded from ClickHouse unless
  * kept and unchanged) for the whole request, so every query of an analysis
  * reads the same data; they are read by the same code as the LMDB
- * collector's (common/query, common/diag), so the JSON is the same by
+ * collector's (engine/query, engine/diag), so the JSON is the same by
  * construction. Each request runs in a query worker (qstream.h): ingest,
  * the HTTP thread and /healthz never wait for it.
  */

@@ -18,7 +18,7 @@
  * (trace.js); the Perfetto one is the collector's /api/v1/export, the
  * writer of `ncclscope export`.
  *
- * Sends meet Recvs as /api/v1/p2p matches them (common/query/p2p.c): per
+ * Sends meet Recvs as /api/v1/p2p matches them (engine/query/p2p.c): per
  * direction, the n-th Send of rank a to peer b and the n-th Recv of rank b
  * from peer a, in order of start, counted from the window's start.
  */

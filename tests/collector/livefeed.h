@@ -1,4 +1,4 @@
-/* livefeed.h: feeding and reading a live state (common/live) in tests: the
+/* livefeed.h: feeding and reading a live state (engine/live) in tests: the
  * snapshot and merge tests and the snapshot fuzzer's seeds. */
 #ifndef NCCLSCOPE_TEST_LIVEFEED_H
 #define NCCLSCOPE_TEST_LIVEFEED_H

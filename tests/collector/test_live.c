@@ -1,4 +1,4 @@
-/* test_live.c: the live state (common/live) with exact expected results:
+/* test_live.c: the live state (engine/live) with exact expected results:
  * ranks seen, progress, in-flight, lag (RAS rule), hangs, bandwidth, rates,
  * deaths, the JSON documents, the figures of /metrics (histograms of
  * durations and arrivals, the communicator limit) and the rebuild from a store. */

@@ -1,4 +1,4 @@
-/* test_live_bounds.c: what a peer can make the live state (common/live)
+/* test_live_bounds.c: what a peer can make the live state (engine/live)
  * hold is bounded (issue 29): ranks are allocated as seen, not as claimed;
  * jobs, communicators per job and processes per job and per agent stop at
  * their limits, counted; ended jobs are evicted with their communicators and

@@ -1,4 +1,4 @@
-/* test_live_end.c: a job that ends, ends (common/live): once none of its
+/* test_live_end.c: a job that ends, ends (engine/live): once none of its
  * processes is alive, its lag and hang stop growing, its gauges and counts
  * return to 0, and its verdict names where it stopped with what is known of
  * each stuck rank's process; the verdict survives a rebuild from the store

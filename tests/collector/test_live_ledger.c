@@ -1,5 +1,5 @@
 /* test_live_ledger.c: the live state figured from ledger records
- * (nsc_live_ledger, common/live/live_ledger.c): a collective's duration and
+ * (nsc_live_ledger, engine/live/live_ledger.c): a collective's duration and
  * busBW by figures.c's definitions once every rank's record came, the raw
  * Colls' figures replaced by them, and what it cannot figure counted. */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* test_live_snap.c: the live state's snapshot and merge (common/live):
+/* test_live_snap.c: the live state's snapshot and merge (engine/live):
  * a snapshot read back gives the same status, in the reader's time base;
  * a snapshot keeps its rates until a tick; snapshots cut short, with
  * garbage or with bytes after their end are refused with a reason; two

@@ -2,7 +2,7 @@
  *
  * Measures clock alignment end to end against the truth the emulator knows.
  * Every event of the job is read the way a user gets it: the query layer's
- * timeline (common/query, the code behind /api/v1/timeline), which gives each
+ * timeline (engine/query, the code behind /api/v1/timeline), which gives each
  * event's raw host times and its aligned times, and each KernelCh's pTimers
  * and their aligned GPU times. The truth:
  *   - a raw host time r was read on a node whose clock is skew(t) (skew.h,

@@ -1,4 +1,4 @@
-/* test_plugin_chain.c: NCCLSCOPE_CHAIN against the record plugin (tests/emu):
+/* test_plugin_chain.c: NCCLSCOPE_CHAIN against the record plugin (scripts/emu/plugins):
  * the masks united, each plugin given only its own types with its own
  * handles as parents, and a chained plugin that fails at init or in its calls
  * (ncclscope goes on, one warning through NCCL's logger). */

@@ -1,4 +1,4 @@
-/* test_figures.c: each figure's definition (common/query/figures.c) on
+/* test_figures.c: each figure's definition (engine/query/figures.c) on
  * hand-made per-rank records: the demo's impossible figures (a kernel that
  * starts before its enqueue, a ring AllReduce rank whose kernel ends before
  * another rank's starts, skew above duration, a busBW over a window shorter

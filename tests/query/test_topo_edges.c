@@ -1,4 +1,4 @@
-/* test_topo_edges.c: the topology's edges (common/diag/topology.c) on the
+/* test_topo_edges.c: the topology's edges (engine/diag/topology.c) on the
  * query fixture: ranks 0 and 1 on host h0, 2 and 3 on h1, a ring 0->1->2->3
  * on channel 0 and its reverse on channel 1, ProxyOps without ProxySteps.
  * The document is the query's, byte for byte, with "edges" added: each

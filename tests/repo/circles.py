@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-ROOTS = ("common", "collector", "agent", "plugin", "cli", "tests/emu")
+ROOTS = ("common", "engine", "collector", "agent", "plugin", "cli", "scripts/emu")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # A global function: declared anywhere in a header, defined at column 0 in a .c.
 DECLARED = re.compile(r'\b(nsc_\w+)\s*\(')

@@ -1,4 +1,4 @@
-/* test_rcfollow.c: late ranks followed across communicators (common/diag,
+/* test_rcfollow.c: late ranks followed across communicators (engine/diag,
  * rcfollow.c), on ledgers served by a source of canned pages. Two
  * communicators share process P0: in "tp" (P0, P1) P1's GPU starts 4 ms
  * after everyone at every collective; in "dp" (P0, P2) P0 arrives 4 ms late

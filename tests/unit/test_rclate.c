@@ -1,4 +1,4 @@
-/* test_rclate.c: a late rank's onset (common/diag, rclate.c), on collective
+/* test_rclate.c: a late rank's onset (engine/diag, rclate.c), on collective
  * records as the collectives endpoint writes them and an empty ledger from a
  * source of canned pages. Four ranks; rank 2's host is 4 ms late from seq 0
  * on, but a loaded machine's pauses hide it: at seqs 1 and 2 rank 1 is

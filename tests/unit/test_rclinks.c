@@ -1,4 +1,4 @@
-/* test_rclinks.c: the links analysis's judgement of one link (common/diag,
+/* test_rclinks.c: the links analysis's judgement of one link (engine/diag,
  * rclinks.c): a link is slow when its typical step is slow throughout, not
  * when a pause of a loaded host made a run of its steps late. */
 #include <criterion/criterion.h>

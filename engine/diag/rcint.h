@@ -1,4 +1,4 @@
-/* rcint.h: what the root-cause files share (common/diag/rc*.c and
+/* rcint.h: what the root-cause files share (engine/diag/rc*.c and
  * rootcause.c); nothing outside them includes it.
  *
  * Three analyses of one communicator, each ending in problems with a
@@ -47,7 +47,7 @@
 #include "busbw.h"
 #include "dint.h"
 
-/* A rank is late when it is the straggler (common/query/figures.h): the
+/* A rank is late when it is the straggler (engine/query/figures.h): the
  * collectives endpoint says at each collective how late its last rank was
  * and whether of its own. */
 /* A link is slow when its typical step takes RC_SLOW_RATIO times the

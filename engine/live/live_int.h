@@ -1,4 +1,4 @@
-/* live_int.h: what the live state's own files share (common/live/live*.c);
+/* live_int.h: what the live state's own files share (engine/live/live*.c);
  * nothing outside them includes it.
  *
  * Owns the live state's tables: jobs, communicators (their ranks' progress

@@ -3,7 +3,7 @@
  *
  * Owns each communicator's open collectives: the ranks' completed ledger
  * records of a (function, seq) gathered until every rank's came, then
- * figured by the one definitions (common/query/figures.h) into the
+ * figured by the one definitions (engine/query/figures.h) into the
  * communicator's duration histogram and bandwidth window, as the
  * collectives endpoint figures them from the store. The ingest path reads
  * no store: a collective is figured from what the writer just stored. A

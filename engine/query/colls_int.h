@@ -1,4 +1,4 @@
-/* colls_int.h: what the collectives' files share (common/query/colls*.c);
+/* colls_int.h: what the collectives' files share (engine/query/colls*.c);
  * nothing outside them includes it.
  *
  * Owns the matched collectives: each rank's Coll records (with kernel times

@@ -64,7 +64,7 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
  * adding off (collector - host, modulo 2^64), within err (the host's clock
  * model; 0, 0 without one). A rank's record moves its progress like its
  * Coll; a collective whose ranks' completed records all came gets its
- * figures (duration, busBW: common/query/figures.h). A communicator's
+ * figures (duration, busBW: engine/query/figures.h). A communicator's
  * first record restarts its duration histograms and bandwidth window: from
  * then on they are the ledger's only. Each
  * communicator holds cfg.open_colls collectives awaiting their ranks; one

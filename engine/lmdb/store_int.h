@@ -1,4 +1,4 @@
-/* store_int.h: what the store's own files share (common/store/store*.c);
+/* store_int.h: what the store's own files share (engine/lmdb/store*.c);
  * nothing outside the store includes it.
  *
  * Owns the store object, split by who owns each part and how long it lives:
