@@ -19,9 +19,10 @@
  *
  * Read side, any thread: the live state the endpoints answer from
  * (live_read: the own one, or one merged with other collectors'), the
- * store's /metrics lines, the query endpoints (query_start) and, for the
+ * store's /metrics lines, the query endpoints (query_start), for the
  * analysis's many queries of one request, the LMDB store that holds the job
- * a query string names (reads_*).
+ * a query string names (reads_*), and whether this collector is the one of
+ * the store's that tells the outside world of a job's verdicts (announces).
  */
 #ifndef NCCLSCOPE_COLLECTOR_CSTORE_H
 #define NCCLSCOPE_COLLECTOR_CSTORE_H
@@ -101,6 +102,10 @@ typedef struct nsc_cstore_ops {
      * names none): 0, or an NSC_QUERY_* error with err. */
     int (*reads_store)(void *h, void *reads, const char *qs, nsc_store **st, char *err, size_t errcap);
     void (*reads_free)(void *h, void *reads);
+    /* 1 when this collector posts job's verdicts to the webhook: one
+     * collector of those sharing the store per job, so a receiver hears
+     * each verdict once however many collectors found it. */
+    int (*announces)(void *h, const char *job);
 } nsc_cstore_ops;
 
 typedef struct nsc_cstore {

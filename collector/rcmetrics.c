@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
 
 #include <event2/buffer.h>
 
@@ -31,6 +32,12 @@ typedef struct verdict_key {
     char hosts[2][64];
 } verdict_key;
 
+/* A verdict as the passes know it, and whether this collector posted it. */
+typedef struct known_verdict {
+    verdict_key k;
+    int posted;
+} known_verdict;
+
 typedef struct job_result {
     char name[128];
     int done, seen;
@@ -38,8 +45,9 @@ typedef struct job_result {
     uint64_t quiet_ns;  /* since when none of them is alive (0: one is) */
     nsc_problem *p;  /* its problems (places and kinds are what is used) */
     size_t n;
-    verdict_key *known;  /* the verdicts announced (to the webhook and the fetches) */
+    known_verdict *known;  /* the verdicts found (told to the fetches) */
     size_t nknown, known_cap;
+    int announces;  /* this collector posted the job's verdicts at its last pass (-1: none yet) */
 } job_result;
 
 typedef struct pair_count {
@@ -86,6 +94,7 @@ static job_result *result_of(nsc_rcmetrics *m, const char *name)
     job_result *r = &m->jobs[m->njobs++];
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name);
+    r->announces = -1;
     return r;
 }
 
@@ -138,25 +147,52 @@ static char *verdict_body(const char *job, const nsc_problem *p)
     return text;
 }
 
-/* Announce each of r's problems not announced before for this job (a new
- * verdict: its kind and place, whatever the seq) to the webhook, one POST
- * per verdict and not one per pass, and to the verdicts' fetches. */
+/* r's verdict k: its index in r->known, added (*fresh set) if new. -1:
+ * out of memory. */
+static ssize_t known_of(job_result *r, const verdict_key *k, int *fresh)
+{
+    size_t j = 0;
+    while (j < r->nknown && memcmp(&r->known[j].k, k, sizeof *k))
+        j++;
+    *fresh = j == r->nknown;
+    if (*fresh) {
+        if (nsc_grow(&r->known, r->nknown, &r->known_cap, sizeof *r->known, 8))
+            return -1;
+        r->known[r->nknown++] = (known_verdict){.k = *k};
+    }
+    return (ssize_t)j;
+}
+
+/* Tell of r's problems: each new verdict (its kind and place, whatever the
+ * seq) to the verdicts' fetches; to the webhook, one POST per verdict and
+ * not one per pass, when this collector announces the job. One that takes
+ * the job over (its announcer stopped heartbeating) also posts the job's
+ * current verdicts it has not posted, which the other may not have posted
+ * before it stopped: such a verdict may reach the receiver twice, never
+ * not at all. */
 static void announce(nsc_rcmetrics *m, job_result *r, uint64_t now)
 {
     const nsc_problem **fresh = malloc((r->n + 1) * sizeof *fresh);
     size_t nfresh = 0;
+    int owner = m->c->store.ops->announces(m->c->store.h, r->name);
+    int took_over = owner && r->announces == 0;
+    r->announces = owner;
     for (size_t i = 0; fresh && i < r->n; i++) {
         verdict_key k = key_of(&r->p[i]);
-        size_t j = 0;
-        while (j < r->nknown && memcmp(&r->known[j], &k, sizeof k))
-            j++;
-        if (j < r->nknown || nsc_grow(&r->known, r->nknown, &r->known_cap, sizeof *r->known, 8))
+        int is_new;
+        ssize_t j = known_of(r, &k, &is_new);
+        if (j < 0)
             continue;
-        r->known[r->nknown++] = k;
-        fresh[nfresh++] = &r->p[i];
-        char *body = m->hook ? verdict_body(r->name, &r->p[i]) : NULL;
-        if (body)
+        if (is_new)
+            fresh[nfresh++] = &r->p[i];
+        known_verdict *kv = &r->known[j];
+        if (!m->hook || !owner || kv->posted || !(is_new || took_over))
+            continue;
+        char *body = verdict_body(r->name, &r->p[i]);
+        if (body) {
             nsc_webhook_post(m->hook, body);
+            kv->posted = 1;
+        }
     }
     if (m->vf && nfresh)
         nsc_vfetch_verdicts(m->vf, r->name, fresh, nfresh, now);

@@ -169,6 +169,11 @@ static int live_read(void *h, nsc_cstore_live_fn fn, void *arg)
     return nsc_chlive_read(h, fn, arg);
 }
 
+static int announces(void *h, const char *job)
+{
+    return nsc_chlive_announces(h, job);
+}
+
 static void render(void *h, struct evbuffer *out)
 {
     nsc_chback *b = h;
@@ -222,7 +227,7 @@ static const nsc_cstore_ops ch_ops = {
     .begin = begin, .admit = admit, .find_proc = find_proc, .put_batch = put_batch, .wall = wall,
     .put_progress = put_progress, .put_clock = put_clock, .gather_ms = gather_ms, .due = due, .commit = commit,
     .commit_fd = commit_fd, .commit_wait = commit_wait, .abort = abort_rows, .retain = retain,
-    .live_read = live_read, .render = render, .direct = direct, .query_start = query_start,
+    .live_read = live_read, .render = render, .direct = direct, .query_start = query_start, .announces = announces,
     .reads_new = reads_new, .reads_store = reads_store, .reads_free = reads_free,
 };
 

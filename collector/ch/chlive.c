@@ -11,6 +11,7 @@
 #include "chretain.h"
 #include "chrows.h"
 #include "chstore.h"
+#include "fnv.h"
 
 #define REQUEST_MAX_S 5               /* a request that takes longer fails (and stop waits no longer) */
 #define LOG_EVERY_NS 10000000000ull   /* failures repeat every interval: log once per 10 s */
@@ -36,6 +37,7 @@ struct nsc_chlive {
      * with the same id), read before its first write replaces it: part of
      * its own state from then on. NULL: none. Set once, under mu. */
     nsc_live *before;
+    int peers_read;                /* the peers were read once: whom jobs hash to is known */
     uint64_t quiet_until_ns;
     _Atomic uint64_t written, write_failures, read_failures, rejected;
 };
@@ -245,6 +247,7 @@ static void refresh(nsc_chlive *cl)
     peer *old = cl->peers;
     size_t nold = cl->npeers;
     cl->peers = got, cl->npeers = n;
+    cl->peers_read = 1;
     pthread_mutex_unlock(&cl->mu);
     free_peers(old, nold);
 }
@@ -379,6 +382,33 @@ static nsc_live *view(nsc_chlive *cl)
         return NULL;
     }
     return v;
+}
+
+/* Collector id's rendezvous score for job. */
+static uint64_t score(const char *id, const char *job)
+{
+    uint64_t h = nsc_fnv1a(NSC_FNV1A_BASIS, id, strlen(id) + 1);
+    h = nsc_fnv1a(h, job, strlen(job));
+    /* FNV's last bytes barely reach the high bits: mix before comparing */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+int nsc_chlive_announces(nsc_chback *b, const char *job)
+{
+    nsc_chlive *cl = b->live;
+    if (!cl)
+        return 0;
+    uint64_t own = score(cl->id, job);
+    pthread_mutex_lock(&cl->mu);
+    int owner = cl->peers_read;
+    for (size_t i = 0; owner && i < cl->npeers; i++) {
+        uint64_t s = score(cl->peers[i].id, job);
+        owner = s < own || (s == own && strcmp(cl->id, cl->peers[i].id) < 0);
+    }
+    pthread_mutex_unlock(&cl->mu);
+    return owner;
 }
 
 int nsc_chlive_read(nsc_chback *b, nsc_cstore_live_fn fn, void *arg)

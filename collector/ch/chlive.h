@@ -36,6 +36,13 @@ void nsc_chlive_stop(nsc_chback *b);
  * alone while sharing has not started. fn's result, or -1 (memory). */
 int nsc_chlive_read(nsc_chback *b, nsc_cstore_live_fn fn, void *arg);
 
+/* 1 when this collector announces job's verdicts: the highest of its own
+ * and each live peer's rendezvous score for the job (docs/alerts.md,
+ * "Webhook"), so the collectors agree without asking each other, and a
+ * peer that stops heartbeating hands its jobs on. 0 until the peers were
+ * read once (the thread's first pass), and outside start and stop. */
+int nsc_chlive_announces(nsc_chback *b, const char *job);
+
 /* The sharing's counters (Prometheus text). */
 void nsc_chlive_render(nsc_chback *b, struct evbuffer *out);
 

@@ -244,6 +244,13 @@ static void render(void *h, struct evbuffer *b)
                         st.unattached_states, st.ledger_records, st.ledger_live_bytes);
 }
 
+/* The only collector of its store: it announces every job's verdicts. */
+static int announces(void *h, const char *job)
+{
+    (void)h, (void)job;
+    return 1;
+}
+
 static nsc_store *direct(void *h)
 {
     lmdbstore *s = h;
@@ -281,7 +288,7 @@ static const nsc_cstore_ops lmdb_ops = {
     .begin = begin, .admit = admit, .find_proc = find_proc, .put_batch = put_batch, .wall = wall,
     .put_progress = put_progress, .put_clock = put_clock, .gather_ms = gather_ms, .due = due, .commit = commit,
     .commit_fd = commit_fd, .commit_wait = commit_wait, .abort = abort_txn, .retain = retain,
-    .live_read = live_read, .render = render, .direct = direct, .query_start = query_start,
+    .live_read = live_read, .render = render, .direct = direct, .query_start = query_start, .announces = announces,
     .reads_new = reads_new, .reads_store = reads_store, .reads_free = reads_free,
 };
 

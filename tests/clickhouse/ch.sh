@@ -82,11 +82,15 @@
 #                 and the others wait in it (20 s): both collectors' diagnose
 #                 reach one verdict, the same (a learns rank 3's process from
 #                 b's live snapshot), naming rank 3 at seq 3 (the missing
-#                 rank) once, not once per collector's share.
+#                 rank) once, not once per collector's share; the webhook
+#                 receiver gets it, and each verdict once (one collector of
+#                 the two announces the job), 10 passes of each later.
 # verdict_kill:   the same hang, rank 1 (node 0) hung, node 0's agent
 #                 given a then b and node 1's b then a (failover 1 s):
 #                 kill -9 of a once the hang began but before hang_ms
-#                 passed: b's diagnose still reaches the verdict.
+#                 passed: b's diagnose still reaches the verdict, and b
+#                 posts it to the webhook (the job is b's to announce, or
+#                 becomes b's once a's snapshot is stale).
 # current:        a current ClickHouse release: a recording proxy
 #                 (record.py) in front of each of the three 18.16 servers
 #                 while a collector stores a job, answers every query
@@ -385,12 +389,35 @@ live_agree_new() {
 # two_collectors: collectors a (pids[collector_a], $http_a) and b, node 0's
 # agent sending to a and node 1's to b.
 two_collectors() {
-    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
+    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a "${hook_args[@]}"
     pids[collector_a]=${pids[collector]} http_a=$http
     unset "pids[collector]"
     start_agent 0
-    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b
+    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b "${hook_args[@]}"
     start_agent 1
+}
+
+# hook_receiver: the webhook's receiver (tests/e2e/webhook_receiver.py), its
+# bodies in $dir/hook.log; hook_args the collectors' settings for it, with
+# root-cause passes every 300 ms.
+hook_args=()
+hook_receiver() {
+    python3 "$(dirname "$0")/../e2e/webhook_receiver.py" "$dir/hook.port" "$dir/hook.log" &
+    pids[receiver]=$!
+    wait_until 10 test -s "$dir/hook.port" || die "the webhook receiver did not start"
+    hook_args=(--webhook-url "http://127.0.0.1:$(cat "$dir/hook.port")/hook" --rootcause-interval-ms 300)
+}
+
+# hook_has KIND RANK [once]: the receiver got a verdict KIND at RANK of the
+# job; with once, it got no verdict (job, kind and place) more than once.
+hook_has() {
+    [ -s "$dir/hook.log" ] && python3 -c 'import json, sys
+log, job, kind, rank = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+got = [dict(b["problem"], job=b["job"]) for b in map(json.loads, open(log))]
+keys = [(p["job"], p["kind"], p["comm"], p["rank"], p["peer"], p["channel"], tuple(p["hosts"])) for p in got]
+if len(sys.argv) > 5 and len(set(keys)) != len(keys):
+    sys.exit("posted more than once: %s" % sorted({k for k in keys if keys.count(k) > 1}))
+sys.exit(0 if any(k[:2] == (job, kind) and k[3] == rank for k in keys) else 1)' "$dir/hook.log" "$job" "$1" "$2" ${3:-}
 }
 
 # two_collectors_job: two_collectors, and a 20-iteration job delivered.
@@ -736,6 +763,7 @@ failover_stop)
     ;;
 verdict_one)
     export NCCLSCOPE_HANG_MS=1000
+    hook_receiver
     two_collectors
     hang_job 3
     # a learns what b's share knows of rank 3's process (alive) from b's
@@ -745,14 +773,25 @@ verdict_one)
     }
     wait_until 60 one_verdict || die "not one verdict at rank 3: a: $(head -c 1500 "$dir/verdict_$http_a.json")
  b: $(head -c 1500 "$dir/verdict_$http.json")"
+    # one of them posts it to the webhook, once, however many passes follow
+    wait_until 30 hook_has missing 3 || die "the verdict was not posted: $(cat "$dir/hook.log" 2>/dev/null)"
+    passes_a=$(http=$http_a collector_metric ncclscope_collector_rootcause_passes_total)
+    passes_b=$(collector_metric ncclscope_collector_rootcause_passes_total)
+    more_passes() {
+        [ "$(http=$http_a collector_metric ncclscope_collector_rootcause_passes_total)" -ge $((passes_a + 10)) ] &&
+            [ "$(collector_metric ncclscope_collector_rootcause_passes_total)" -ge $((passes_b + 10)) ]
+    } 2>/dev/null
+    wait_until 30 more_passes || die "the collectors ran no more passes"
+    hook_has missing 3 once || die "the webhook's verdicts: $(cat "$dir/hook.log")"
     hang_end
     ;;
 verdict_kill)
     export NCCLSCOPE_HANG_MS=1000
-    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a
+    hook_receiver
+    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a "${hook_args[@]}"
     pids[collector_a]=${pids[collector]} port_a=$port http_a=$http
     unset "pids[collector]"
-    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b
+    start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b "${hook_args[@]}"
     run_agent 0 --host-name node0 --collector "tcp://127.0.0.1:$port_a, tcp://127.0.0.1:$port" \
         --reconnect-ms 20 --reconnect-max-ms 200 --failover-ms 1000 --probe-ms 200
     run_agent 1 --host-name node1 --collector "tcp://127.0.0.1:$port, tcp://127.0.0.1:$port_a" \
@@ -765,6 +804,8 @@ verdict_kill)
         die "collector a never saw collective 3"
     kill9 collector_a
     wait_until 60 hang_verdict "$http" 1 3 || die "b: no hang verdict at rank 1: $(head -c 1500 "$dir/verdict_$http.json")"
+    # b posts it: a announced none, and b takes a's jobs once a's snapshot is stale
+    wait_until 30 hook_has missing 1 || die "b did not post the verdict: $(cat "$dir/hook.log" 2>/dev/null)"
     hang_end
     ;;
 current)
