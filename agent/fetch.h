@@ -1,6 +1,6 @@
 /* fetch.h: the agent's answers to the collector's detail fetches.
  *
- * Owns the queue of fetches the collector sent (docs/protocol.md, "Detail
+ * Owns the queue of fetches the collector sent (docs/protocol-a2c.md, "Detail
  * fetch") and the one being answered: its place in the detail ring and the
  * chunk that waits to be sent. Each run sends at most one chunk, of about
  * chunk_bytes, after looking at a bounded number of ring pieces, so

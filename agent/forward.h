@@ -27,7 +27,7 @@
  * clock) are dropped, and the connection's rewind sends every spooled batch
  * again. A batch the dead collector stored but never acknowledged is then
  * stored twice; the ClickHouse store folds repeated batch identities
- * (docs/clickhouse.md). One endpoint is never given up.
+ * (docs/clickhouse-write.md, "Exactly once"). One endpoint is never given up.
  *
  * With a dns+tcp:// name the list starts empty (no connection) and comes from
  * nsc_fwd_set_endpoints, again whenever the name's addresses change; a dead

@@ -6,7 +6,7 @@
  * set since the last save (the events held since, the ids of the saved ones
  * resolved or given up, which that flush's batch holds), and a starting
  * agent holds again what its predecessor saved. Emitted = stored + counted
- * then holds through kill -9, PXN events included (docs/agent.md).
+ * then holds through kill -9, PXN events included (docs/agent-ingest.md).
  * What the resolver remembers (parent candidates, moved events: the newest
  * pxn_recent of each) is saved with them, so that an origin or a foreign
  * parent only the predecessor saw still re-attaches:

@@ -21,7 +21,7 @@
  * Memory is bounded: at most max_open collectives, max_open ProxyOps of folded
  * steps and 4 x max_open steps of states per process; the oldest is dropped
  * past that. Nothing is guessed: whatever cannot be attached is counted by
- * reason (docs/agent.md, "The ledger").
+ * reason (docs/agent-ingest.md, "The ledger").
  */
 #ifndef NCCLSCOPE_AGENT_LBUILD_H
 #define NCCLSCOPE_AGENT_LBUILD_H

@@ -1,5 +1,5 @@
 /* status.c: `ncclscope status` and `ncclscope watch`: the live state
- * (/api/v1/status, /api/v1/live; docs/collector.md) shown to people.
+ * (/api/v1/status, /api/v1/live; docs/collector-http.md) shown to people.
  *
  * status is laid out like NCCL RAS's report: the job's nodes, processes and
  * ranks (one GPU each), communicators grouped by shape (ranks, nodes, ranks

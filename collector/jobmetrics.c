@@ -51,7 +51,7 @@ static const struct {
     {"ncclscope_comm_hung_ranks", "gauge",
      "Ranks whose collective is in flight past hang_ms while another rank finished it, per function", hung},
     {"ncclscope_comm_hung_collectives", "gauge",
-     "Collectives a rank is hung in or lagging ranks never reached (docs/api.md \"Hung\")", hung_colls},
+     "Collectives a rank is hung in or lagging ranks never reached (docs/api-figures.md \"Hung\")", hung_colls},
     {"ncclscope_comm_collectives_in_flight", "gauge", "Ranks' latest collectives started and not completed",
      in_flight},
     {"ncclscope_comm_in_flight_max_seconds", "gauge", "Age of the oldest collective in flight (0: none)",
@@ -100,7 +100,7 @@ static void render_hist(struct evbuffer *b, const char *name, const char *labels
 static void render_durations(const nsc_live_comm_stat *s, const comm_labels *l, size_t n, struct evbuffer *b)
 {
     const char *h = "ncclscope_comm_collective_duration_seconds";
-    evbuffer_add_printf(b, "# HELP %s Collective durations: one per collective as docs/api.md \"Figures\" defines "
+    evbuffer_add_printf(b, "# HELP %s Collective durations: one per collective as docs/api-figures.md \"Figures\" defines "
                            "it, from the ledger; where the communicator has no ledger record, one per rank and "
                            "collective, Coll start to completion\n"
                            "# TYPE %s histogram\n", h, h);

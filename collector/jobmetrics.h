@@ -1,7 +1,7 @@
 /* jobmetrics.h: the per-communicator families of the collector's /metrics.
  *
  * Owns the Prometheus names, types, help texts and labels of what the live
- * state knows about each NCCL communicator (docs/collector.md, "Job
+ * state knows about each NCCL communicator (docs/collector-http.md, "Job
  * metrics"): its ranks, events, collectives per function, their durations
  * (a histogram), bus bandwidth, lag, lagging and hung ranks and collectives
  * in flight. Labels are nccl_job (the job's id; Prometheus keeps `job` for

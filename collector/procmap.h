@@ -1,6 +1,6 @@
 /* procmap.h: the processes the writer has seen, by (agent, pid).
  *
- * Owns what places a ledger batch (docs/protocol.md, "The ledger") whose
+ * Owns what places a ledger batch (docs/protocol-ledger.md, "The ledger") whose
  * process has no section in its agent batch: an in-flight record of a hung
  * process, a record held for its PXN proxies, come in a later batch than
  * the process's events. The writer learns every process of every batch it

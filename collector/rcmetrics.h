@@ -4,7 +4,7 @@
  * records were stored, as soon as cfg.rootcause_trigger_ms after the last
  * pass) runs diagnose's analysis (engine/diag/, in-process like /api/v1/diagnose) on each job of
  * the live state, and the families it renders from the results
- * (docs/collector.md, "Root-cause metrics"): per host and cause class the
+ * (docs/collector-http.md, "Root-cause metrics"): per host and cause class the
  * problems placed there (ncclscope_host_causes{host,cause}), per host pair
  * the jobs with a slow link between them (ncclscope_link_slow_jobs{src_host,
  * dst_host}), and the pass's own figures. A job none of whose processes is

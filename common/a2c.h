@@ -1,7 +1,7 @@
 /* a2c.h: the agent-to-collector message codec.
  *
  * Owns the byte format of the messages between a node agent and the
- * collector (docs/protocol.md, "Agent to collector"): a batch (agent id and
+ * collector (docs/protocol-a2c.md, "Agent to collector"): a batch (agent id and
  * sequence, host, one wire-format section per process, process lifecycle
  * records, PXN aliases, one ledger batch per process), an acknowledgement, a rejection, a clock probe,
  * and the detail fetch: a collector's request for a window of the raw

@@ -33,7 +33,7 @@ nsc_busbw nsc_busbw_rule(const char *func, int32_t nranks, uint64_t count, unsig
 
 /* The most a transport moves, GB/s (bytes per ns) per direction: one NIC
  * (800 Gb/s) and one GPU's NVLink (NVLink 5). A figure above what its
- * transport allows was measured wrong (docs/api.md, "Figures"). */
+ * transport allows was measured wrong (docs/api-figures.md, "Figures"). */
 #define NSC_NET_MAX_GBPS 100.0
 #define NSC_NVLINK_MAX_GBPS 900.0
 

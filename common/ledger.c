@@ -1,5 +1,5 @@
 /* ledger.c: the ledger record's byte format (see ledger.h and
- * docs/protocol.md, "The ledger").
+ * docs/protocol-ledger.md, "The ledger").
  *
  * A batch is [version, pid, strings, records]. A record is a msgpack array
  * [present, value..., edges] and an edge [present, value...]: bit i of

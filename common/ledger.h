@@ -7,7 +7,7 @@
  * for one stuck past hang_ms, as an in-flight record (NSC_LEDGER_INFLIGHT)
  * that says how far each channel and peer got, replaced when it completes.
  * The collector stores them and every figure a user sees is derived from them
- * (docs/protocol.md, "The ledger"; docs/api.md, "Figures").
+ * (docs/protocol-ledger.md, "The ledger"; docs/api-figures.md, "Figures").
  *
  * Times are the producing host's CLOCK_MONOTONIC nanoseconds, 0 when unknown:
  * the collector aligns them through the host's clock model like any event

@@ -1,6 +1,6 @@
 /* chread.h: a job read back from ClickHouse into an LMDB store.
  *
- * Owns the read side of the ClickHouse store (docs/clickhouse.md, "Queries"):
+ * Owns the read side of the ClickHouse store (docs/clickhouse-read.md, "Queries"):
  * the SELECTs (with FINAL, so a batch inserted twice counts once) through
  * the Distributed tables of a cluster, else from each shard's local tables;
  * each answer streamed in RowBinary by libcurl into an unlinked file of the

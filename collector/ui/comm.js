@@ -7,7 +7,7 @@
  * opened into their lanes, over the collective at its seq.
  *
  * The straggler is the stats endpoint's over the seqs shown (one
- * definition: docs/api.md, "Figures"); its row is marked (class
+ * definition: docs/api-figures.md, "Figures"); its row is marked (class
  * "straggler") and outlined. A figure the API marks uncertain is greyed
  * (class "uncertain") with its reason as its title, and durations and skews
  * carry their error bounds. Colour scales run from 0 to the largest value

@@ -333,7 +333,7 @@
     }
 
     /* What the collector's fetch before the first page did not bring
-     * (detail = on-demand, docs/api.md "Detail on demand"), agent by agent. */
+     * (detail = on-demand, docs/api-events.md "Detail on demand"), agent by agent. */
     function showDetail(d) {
         const missing = d && !d.complete ? d.missing : [];
         const at = ns => fmtWall(ns, wall) || ns + ' ns';

@@ -3,7 +3,7 @@
  * Owns the fixed header every block value starts with (writing it, and
  * checking it before anything else is read) and the error texts. Encoding
  * the columns is block_enc.c, decoding them block_dec.c; the format they
- * share is block_int.h; docs/collector.md, "Block values", describes it.
+ * share is block_int.h; docs/collector-store.md, "Blocks", describes it.
  */
 #include "block_int.h"
 

@@ -7,7 +7,7 @@
  * then optionally zstd over the columns. Similar values sit together, which is
  * what lets zstd reach a few bytes per event. Decoding validates every length
  * before it allocates and rejects a malformed block with a precise error.
- * docs/collector.md, "Block values", is the reference.
+ * docs/collector-store.md, "Blocks", is the reference.
  */
 #ifndef NCCLSCOPE_BLOCK_H
 #define NCCLSCOPE_BLOCK_H

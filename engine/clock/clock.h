@@ -12,7 +12,7 @@
  * closes and its successor starts with an overlap of points so the lines
  * join smoothly. Raw timestamps are never changed: the model is applied when
  * reading, and it serializes so the collector can persist it
- * (docs/collector.md, "Clock model").
+ * (docs/collector-clock.md, "Clock model").
  *
  * Host time must not go backwards (CLOCK_MONOTONIC); a reboot needs a new
  * model. Not thread-safe: one owner updates it, readers use a deserialized copy

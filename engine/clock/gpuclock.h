@@ -9,7 +9,7 @@
  * them on average: the lower convex hull's edge over the pairs' mean pTimer,
  * its slope held within the drift a timer can have (1000 ppm).
  * Only hull vertices are kept (a pair off the hull never returns to it), so
- * memory stays small however many pairs arrive (docs/collector.md).
+ * memory stays small however many pairs arrive (docs/collector-clock.md).
  *
  * A pair seen later than the line (with its error bound) allows by more than
  * NSC_GPUCLOCK_LAG_MAX_NS is not a late poll but a timer of other work:

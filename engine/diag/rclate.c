@@ -48,7 +48,7 @@ static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
 }
 
 /* Charge the last rank the collective's lateness as the collectives
- * endpoint splits it (docs/api.md, "Figures"), and the others' waits. */
+ * endpoint splits it (docs/api-figures.md, "Figures"), and the others' waits. */
 static void charge_last(nsc_rc_late *l, const nsc_json *coll)
 {
     uint64_t rank = nsc_diag_num(coll, "last_rank"), late = nsc_diag_num(coll, "late_ns");

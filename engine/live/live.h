@@ -10,7 +10,7 @@
  * completion, matched per process by event id) and ranks' arrival delays at
  * each collective. The collector feeds it from
  * ingest; nsc_live_from_store rebuilds it from a store (the CLI's --db mode),
- * so both print the same JSON (docs/collector.md, "HTTP API: status and live").
+ * so both print the same JSON (docs/collector-http.md, "HTTP API: status and live").
  *
  * Times are the collector's clock (ns): the caller passes `now`. Not
  * thread-safe: one lock around every call.
@@ -143,7 +143,7 @@ typedef struct nsc_live_comm_stat {
     double lag_s;            /* longest time a rank has been behind the furthest one (collector clock) */
     int32_t lag_rank;        /* that rank; -1: none behind */
     uint32_t lagging, hung;  /* rank x function pairs past the lag threshold (as status counts them) */
-    uint32_t hung_colls;     /* its hung collectives (docs/api.md "Hung") */
+    uint32_t hung_colls;     /* its hung collectives (docs/api-figures.md "Hung") */
     uint32_t in_flight;      /* ranks' latest collectives started and not completed */
     double in_flight_max_s;  /* the oldest of those, seen this long ago */
     /* One per rank and collective: when the collector first saw the rank's

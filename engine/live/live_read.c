@@ -116,7 +116,7 @@ static int stuck_at(const nsc_live *l, const comm_st *c, const front *fr, const 
     return 1;
 }
 
-/* Hung collective (docs/api.md "Hung"): one a rank is stuck at. The
+/* Hung collective (docs/api-figures.md "Hung"): one a rank is stuck at. The
  * function's one with the largest seq below `below`; 0 when none. Walking
  * down from UINT64_MAX lists each once without memory: a communicator's
  * stuck ranks are nearly always at one or two collectives. */

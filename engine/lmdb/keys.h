@@ -4,7 +4,7 @@
  * big-endian and ranks are stored with the sign bit flipped, so memcmp order
  * (LMDB's default) equals the numeric order of the tuple: a cursor walks a
  * rank's blocks in time order, a collective's index entries in rank order.
- * docs/collector.md lists the databases these keys live in.
+ * docs/collector-store.md lists the databases these keys live in.
  */
 #ifndef NCCLSCOPE_KEYS_H
 #define NCCLSCOPE_KEYS_H
@@ -26,7 +26,7 @@ typedef struct nsc_block_key {
  * block, keyed by the run's last seqNumber: (job, comm, func, rank, seq_last)
  * -> (block key, position of the run's first Coll, seq_first). A seek to
  * (job, comm, func, rank, seq) lands on the only run of the rank that can
- * hold seq; docs/collector.md, "Collective index". */
+ * hold seq; docs/collector-store.md, "Collective index". */
 #define NSC_KEY_COLL_LEN 28
 #define NSC_KEY_COLL_PREFIX 16  /* (job, comm, func): one collective's ranks */
 typedef struct nsc_coll_key {

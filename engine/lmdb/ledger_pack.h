@@ -3,7 +3,7 @@
  * Owns the byte format of one value: the ledger records (ledger.h) of one
  * rank whose seqs fall in one chunk of NSC_LEDGER_CHUNK (keys.h), in
  * (seq, func, peer) order, each field a zigzag varint of its difference to
- * the same field of the record before (docs/collector.md, "Ledger"). Times
+ * the same field of the record before (docs/collector-store.md, "Ledger"). Times
  * are predicted from the record before shifted by its API call's distance,
  * so a regular collective costs a few bytes per time. String fields hold
  * store-wide string ids.

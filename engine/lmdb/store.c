@@ -3,7 +3,7 @@
  * Owns opening and closing a store (the LMDB environment, its databases, the
  * schema check, the writer's scratch allocations), growing the map, the
  * error texts, and the two small LMDB helpers every part uses. The other
- * parts are listed in store_int.h; the layout is in docs/collector.md.
+ * parts are listed in store_int.h; the layout is in docs/collector-store.md.
  */
 #include "store_int.h"
 

@@ -1,7 +1,7 @@
 /* store.h: the collector's LMDB store.
  *
  * Owns the on-disk layout (one LMDB environment in a directory, several named
- * databases; docs/collector.md, "Storage layout"), the single writer's
+ * databases; docs/collector-store.md, "Storage layout"), the single writer's
  * transactions with map growth and retention, and the read-only queries the
  * collector's API and the CLI run against the same files.
  *
@@ -46,7 +46,7 @@ enum nsc_store_err {
     NSC_STORE_EBLOCK = -8     /* a stored block failed to decode: the iterator skipped it */
 };
 
-/* 3: the ledger database (docs/collector.md); 4: its values' version 2
+/* 3: the ledger database (docs/collector-store.md); 4: its values' version 2
  * (ledger_pack.c); a store of another version is refused (ESCHEMA), not
  * migrated. */
 #define NSC_STORE_SCHEMA 4

@@ -35,7 +35,7 @@ static void write_missing(nsc_q_ctx *c, const cl_rec *x, size_t n)
     nsc_q_lit(o, "]");
 }
 
-/* "uncertain" and its reason (docs/api.md, "Figures"). */
+/* "uncertain" and its reason (docs/api-figures.md, "Figures"). */
 static void write_uncertain(nsc_q_out *o, const char *why)
 {
     nsc_q_cs(o, why ? ",\"uncertain\":true,\"uncertain_reason\":" : ",\"uncertain\":false,\"uncertain_reason\":null");

@@ -1,5 +1,5 @@
 /* figures.c: the figures of a matched collective, each defined once
- * (figures.h; docs/api.md, "Figures").
+ * (figures.h; docs/api-figures.md, "Figures").
  *
  * A GPU time is an estimate with a bound (the clock model's gpu_err_ns): the
  * truth lies in [t - err, t + err]. Causality narrows that interval: a

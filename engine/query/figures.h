@@ -1,5 +1,5 @@
 /* figures.h: the one definition of each figure a user reads about a
- * collective (docs/api.md, "Figures"), over the per-rank records of one
+ * collective (docs/api-figures.md, "Figures"), over the per-rank records of one
  * matched collective (cl_rec, colls_int.h), whatever filled them: the raw
  * events today, the ledger's records tomorrow.
  *

@@ -6,7 +6,7 @@
  * collector's clock through the rank's host model, as the collectives'
  * times are, and it says the model's bound there (clock_err_ns) and the
  * bound of its GPU times (gpu_bound_ns: the model's plus the agent's
- * GPU-to-host conversion). docs/api.md, "ledger".
+ * GPU-to-host conversion). docs/api-events.md, "ledger".
  */
 #include "qint.h"
 

@@ -200,7 +200,7 @@ static inline uint64_t nsc_q_align_in(const nsc_q_ctx *c, const nsc_q_rank *r, c
 }
 /* Rank r's GPU line is fitted against aligned time, not the host's raw
  * clock: the host model already follows the host's steps and drift, so the
- * line is not broken where the host clock steps (docs/collector.md, "GPU
+ * line is not broken where the host clock steps (docs/collector-clock.md, "GPU
  * pTimer"). nsc_q_gpu_pair adds a KernelCh's pair (ptimer_stop, its observed CPU
  * time aligned through sp, which may be NULL, as for nsc_q_align_in), unless
  * that time is in one of the host's doubt ranges (an early pair would pull

@@ -6,7 +6,7 @@
  * read stays in the vDSO (a raw syscall per read was most of the time
  * model's CPU cost); the raw syscall is the fallback.
  * A node's skewed clock and a GPU's globaltimer are the same exact integer
- * function of true time (skew.h); docs/emulator.md gives the formula so tests
+ * function of true time (skew.h); docs/emulator-model.md gives the formula so tests
  * can compute it.
  * A thread's clock floor: where the clock shim is preloaded (the launcher
  * does so with the time model on), the plugin's clock reads on a proxy (or

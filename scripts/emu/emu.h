@@ -32,7 +32,7 @@ typedef struct emu_node_clock {
     int64_t step_ns;     /* by how much (0: never) */
 } emu_node_clock;
 
-/* The cost model (model.c, docs/emulator.md "Time"): link and NIC speeds,
+/* The cost model (model.c, docs/emulator-model.md "Time"): link and NIC speeds,
  * per-step latencies, GPU work before each collective, and the faults that
  * change them. Durations are model ns; time_scale turns them into real ns
  * (0: no model, ranks do not wait for each other, as before). */

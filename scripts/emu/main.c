@@ -71,7 +71,7 @@ static void usage(FILE *f)
           "  --kernel-phases        v7: KernelPhase events (3 per KernelCh)\n"
           "  --net-qps N            IB queue pairs per network step, one NetPlugin event each\n"
           "                         (default 1; 0: the net plugin reports nothing)\n"
-          "Time (docs/emulator.md \"Time\"; model durations, times --time-scale in real time):\n"
+          "Time (docs/emulator-model.md \"Time\"; model durations, times --time-scale in real time):\n"
           "  --time-scale X         real ns per model ns (default 1; 0: no model, ranks never wait)\n"
           "  --link-gbps G          a GPU's intra-node link, GB/s per direction (default 100)\n"
           "  --nic-gbps G           a node's NIC, GB/s per direction (default 25)\n"

@@ -1,4 +1,4 @@
-/* model.c: the cost model, what time NCCL's work takes (docs/emulator.md "Time").
+/* model.c: the cost model, what time NCCL's work takes (docs/emulator-model.md "Time").
  *
  * Owns the link costs (a GPU's intra-node link, a node's NIC, per-step
  * latencies, the slow-link and slow-NIC faults), when a rank's device starts

@@ -9,7 +9,7 @@
  *   skew(t) = t + offset + trunc((t - epoch) * drift_ppb / 1e9)
  *             + (t >= epoch + step_at ? step : 0)
  *
- * 128-bit arithmetic; step 0 means no step. docs/emulator.md ("Node clock").
+ * 128-bit arithmetic; step 0 means no step. docs/emulator-model.md ("Node clock").
  */
 #ifndef NCCLSCOPE_EMU_SKEW_H
 #define NCCLSCOPE_EMU_SKEW_H

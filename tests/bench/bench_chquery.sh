@@ -8,7 +8,7 @@
 # ch_lmdb_job); then a collector on ClickHouse with no agent answers
 # /api/v1/timeline?job=..&comm=..&limit=1000000, started afresh for each of
 # RUNS runs (default 3): the first answer reads the job from ClickHouse
-# (cold), the second the job the query cache kept (warm, docs/clickhouse.md,
+# (cold), the second the job the query cache kept (warm, docs/clickhouse-read.md,
 # "Queries"); the LMDB collector answers the same request. Wall time of each
 # answer (curl's time_total), its size, and that the answers are the same
 # bytes. Not a ctest; the figures go to docs/benchmarks.md.

@@ -6,8 +6,8 @@
 #    a warning), and the bash completion (`ncclscope --completion bash`)
 #    completes verbs, each verb's options, and files after an option that
 #    takes a value;
-#  - every API endpoint the collector's router serves is in docs/api.md, and
-#    every endpoint docs/api.md names is served: the router's names are read
+#  - every API endpoint the collector's router serves is in docs/api*.md, and
+#    every endpoint docs/api*.md names is served: the router's names are read
 #    from its sources (collector/http.c, the query and analysis tables), and
 #    each is asked of a real collector, which must not answer "no such
 #    endpoint".
@@ -47,16 +47,16 @@ complete_words() {  # complete_words WORD...: what completing the last word offe
 [[ " $(complete_words ncclscope links --) " == *" --comm "* ]] || { echo "FAIL: completion of 'links --'"; fail=1; }
 [ -z "$(complete_words ncclscope --db '')" ] || { echo "FAIL: completion after --db offers words, not files"; fail=1; }
 
-# Endpoints: the router's, docs/api.md's, and what a collector serves.
+# Endpoints: the router's, docs/api*.md's, and what a collector serves.
 {
     grep -oE '"/api/v1/[a-z0-9_]+"' "$src/collector/http.c" | sed 's|"/api/v1/||; s|"||'
     sed -n '/static const char \*const queries\[\]/,/;/p' "$src/collector/http.c" | grep -oE '"[a-z0-9_]+"' | tr -d '"'
     sed -n '/} endpoints\[\] = {/,/;/p' "$src/collector/diagapi.c" | grep -oE '\{"[a-z0-9_]+"' | tr -d '{"'
 } | sort -u >"$dir/router.routes"
-grep -oE '/api/v1/(\{[a-z0-9_,]+\}|[a-z0-9_]+)' "$src/docs/api.md" | sed 's|/api/v1/||; s|[{}]||g' | tr ',' '\n' |
+grep -hoE '/api/v1/(\{[a-z0-9_,]+\}|[a-z0-9_]+)' "$src"/docs/api*.md | sed 's|/api/v1/||; s|[{}]||g' | tr ',' '\n' |
     sort -u >"$dir/doc.routes"
 [ "$(wc -l <"$dir/router.routes")" -ge 10 ] || die "the router's endpoints were not found: $(cat "$dir/router.routes")"
-for r in $(comm -23 "$dir/router.routes" "$dir/doc.routes"); do echo "FAIL: /api/v1/$r is served, not in docs/api.md"; fail=1; done
+for r in $(comm -23 "$dir/router.routes" "$dir/doc.routes"); do echo "FAIL: /api/v1/$r is served, not in docs/api*.md"; fail=1; done
 start_collector 0
 for r in $(cat "$dir/router.routes" "$dir/doc.routes" | sort -u); do
     [ "$r" = live ] && continue  # a stream that does not end: its route is checked by tests/collector

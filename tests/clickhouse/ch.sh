@@ -56,7 +56,7 @@
 # live_same:      two collectors a and b, one agent each: once the job is
 #                 delivered, a and b answer status, live, hosts and the
 #                 live-state figures of /metrics alike (live_same.py, the
-#                 fields compared: docs/clickhouse.md); a garbage row in
+#                 fields compared: docs/clickhouse-read.md); a garbage row in
 #                 the live table is left out and counted, the answers still
 #                 agree; after kill -9 of a, b and a new collector c with
 #                 no agent answer alike too; once a's snapshot is older

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """live_same.py DIR_A DIR_B: two collectors of one ClickHouse store answer
-the live-state endpoints alike (docs/clickhouse.md, "Live state from every
+the live-state endpoints alike (docs/clickhouse-read.md, "Live state from every
 collector").
 
 Each folder holds one collector's status.json (/api/v1/status), live.json

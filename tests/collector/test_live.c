@@ -243,7 +243,7 @@ Test(live, status_json)
 
 /* Issue 30's "0 hung" Overview: rank 3 never reaches seq 5, ranks 0-2 wait
  * inside it. No rank is hung (none completed it), rank 3 lags, and seq 5 is
- * the one hung collective every view counts and lists (docs/api.md "Hung"):
+ * the one hung collective every view counts and lists (docs/api-figures.md "Hung"):
  * the status's total and list, the summary and the per-communicator figure. */
 Test(live, hung_collective_lagging_ranks_never_reached)
 {

@@ -22,7 +22,7 @@
 #       starting within two probe intervals of its step, CPU times outside
 #       that window within 50 us at p99, the store is exact; GPU times too
 #       (a rank's GPU line is fitted against aligned time, so it inherits the
-#       young segment's error, not the step: docs/collector.md, "GPU pTimer").
+#       young segment's error, not the step: docs/collector-clock.md, "GPU pTimer").
 # Environment (the benchmark): CLOCK_ITERS (default 60 iterations, 0.1 s
 # apart), CLOCK_PROBE_MS (default 20), CLOCK_OUT (a file for the checker's
 # report lines).
@@ -38,7 +38,7 @@ step) clocks=(0=0 1=800000000:100@1500:50000000 2=-1000000000:-100@2500:-2000000
 *) die "unknown mode $mode" ;;
 esac
 # start_node_agent N: node N's agent with node N's clock, as the emulator's
-# launcher gives it to the node's ranks (docs/emulator.md, "Node clock").
+# launcher gives it to the node's ranks (docs/emulator-model.md, "Node clock").
 start_node_agent() {
     local spec=${clocks[$1]#*=} at_ms=0 step_ns=0 ppm=0
     if [[ $spec == *@* ]]; then

@@ -20,7 +20,7 @@
  * Each GPU time also carries the query layer's own bound: a KernelCh's
  * gpu_err_ns in the timeline, and each rank's kernel_start_err_ns and
  * kernel_end_err_ns in the collectives (after causality narrowed them:
- * docs/api.md, "Figures"), whose truth is its KernelChs' earliest start and
+ * docs/api-figures.md, "Figures"), whose truth is its KernelChs' earliest start and
  * latest stop. It prints how many bounds hold the truth and the median and
  * largest bound; --check-bounds fails when one does not. Counted apart: a
  * rank whose figures the collectives mark uncertain (its times break

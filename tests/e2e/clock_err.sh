@@ -57,7 +57,7 @@ for rank, r in sorted(last.items()):
     if r["gpu_err_ns"] < least or r["gpu_bound_ns"] < r["clock_err_ns"] + least:
         fail.append("ledger rank %d seq %d: gpu_err_ns %d" % (rank, r["seq"], r["gpu_err_ns"]))
 # The collectives' kernel bounds are the ledger's narrowed by causality (a
-# kernel starts after its enqueue, ends after every rank's started: docs/api.md,
+# kernel starts after its enqueue, ends after every rank's started: docs/api-figures.md,
 # "Figures"), which may cut any one of them: among the last ten collectives'
 # ranks, the widest kernel start bound over the enqueue's (the host model's,
 # within 1 us of it so close by) is the conversion's.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# dns.sh: the agents' dns+tcp://NAME:PORT collector entry (docs/agent.md,
+# dns.sh: the agents' dns+tcp://NAME:PORT collector entry (docs/agent-forwarding.md,
 # "Failover") with real processes: two LMDB collectors, a on 127.0.0.1 and b
 # on 127.0.0.2, one port; the agents run in a mount namespace of their own
 # (unshare -rm) where the test's files are bind-mounted over /etc/hosts

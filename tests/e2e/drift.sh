@@ -7,7 +7,7 @@
 # its own collective's (the emulator's truth) or absent, and the collectives
 # mark the ranks whose timers were other work's uncertain, with the reason.
 # Iterations 20 ms apart: the timers read are at least that old, where the
-# line tells them apart (a drift under 1 ms is not caught: docs/collector.md).
+# line tells them apart (a drift under 1 ms is not caught: docs/collector-clock.md).
 #
 #   drift.sh BIN_DIR PLUGIN
 set -euo pipefail

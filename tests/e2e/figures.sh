@@ -1,5 +1,5 @@
 #!/bin/bash
-# figures.sh: the figures of a collective (docs/api.md, "Figures") agree
+# figures.sh: the figures of a collective (docs/api-figures.md, "Figures") agree
 # across every view and are possible. The full pipeline on loopback
 # (ncclscope-emu with the real plugin, one agent per simulated node, a
 # collector) runs the demo's jobs, 2 nodes x 4 ranks: an AllReduce with PXN

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """figures_check.py DIR JOB STRAGGLER: one job's figures, as every view got
 them (files in DIR, written by figures.sh), agree and are possible
-(docs/api.md, "Figures").
+(docs/api-figures.md, "Figures").
 
 DIR holds, for the job's communicator: the API's collectives.ndjson,
 stats.json, stats_web.json (the stats the web view's communicator page asks
@@ -107,7 +107,7 @@ def main():
     cli = colls_of(os.path.join(d, "cli_collectives.ndjson"))
     if not api:
         fail("no collectives")
-    # made from the ledger's records, not from raw events (docs/api.md "Figures")
+    # made from the ledger's records, not from raw events (docs/api-figures.md "Figures")
     for name in ("collectives.ndjson", "cli_collectives.ndjson", "stats.json", "stats_web.json", "cli_stats.json"):
         src = {json.loads(l).get("source") for l in open(os.path.join(d, name)) if '"source"' in l}
         if src != {"ledger"}:

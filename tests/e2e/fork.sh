@@ -1,5 +1,5 @@
 #!/bin/bash
-# fork.sh: fork() in a profiled process, end to end (docs/plugin.md, "Life
+# fork.sh: fork() in a profiled process, end to end (docs/plugin-internals.md, "Life
 # cycle"): nsc-e2e-fork-job (real plugin) -> ncclscope-agent -> collector.
 # The job forks idle children that live for many heartbeat periods (as
 # DataLoader workers do) and one child that inits a communicator of its own.

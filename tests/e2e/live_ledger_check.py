@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """live_ledger_check.py DIR JOB COMM: the live state's figures of JOB's
-communicator COMM are the collectives endpoint's (docs/api.md, "Figures").
+communicator COMM are the collectives endpoint's (docs/api-figures.md, "Figures").
 
 DIR holds collectives.ndjson (the API's, made from the ledger), status.json
 (status --json after the job ended, or while it hangs), status_run.json

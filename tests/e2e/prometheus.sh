@@ -32,7 +32,7 @@
 #            variable are refused; the alerting rules (containers/prometheus/
 #            ncclscope-alerts.yaml) name only exported metrics (besides
 #            Prometheus' own up); every job family
-#            exported has its row in docs/collector.md; the Kubernetes
+#            exported has its row in docs/collector-http.md; the Kubernetes
 #            kustomization (kubectl kustomize, when installed) carries the
 #            dashboard unchanged in its ConfigMap.
 # alerts:    the same Prometheus evaluating containers/prometheus/
@@ -209,7 +209,7 @@ promql)
     # until the next one, and instant queries would see nothing).
     last() { echo "last_over_time($1[1m])"; }
     # Prometheus has scraped the final state: a duration per collective, once
-    # every rank's ledger record came (docs/api.md, "Figures").
+    # every rank's ledger record came (docs/api-figures.md, "Figures").
     wait_until 30 promql_is "sum($(last ncclscope_comm_collective_duration_seconds_count))" $iters ||
         die "durations counted: $(promql "sum($(last ncclscope_comm_collective_duration_seconds_count))"), expected $iters"
     expect 'count(max_over_time(up{job="ncclscope-agent"}[1m]) == 1)' 'v == 2'
@@ -292,11 +292,11 @@ PY
         die "a dashboard with overlapping panels passes"
     grep -q "overlaps panel 'Lag'" <<<"$out" && grep -q 'variable $communicator is not defined' <<<"$out" ||
         die "broken layout: $out"
-    # every job family exported is in docs/collector.md's table
+    # every job family exported is in docs/collector-http.md's table
     fams=$(awk '$1 == "#" && $2 == "TYPE" && $3 ~ /^ncclscope_comm_/ { print $3 }' "$dir/metrics.collector")
     [ "$(wc -l <<<"$fams")" -ge 14 ] || die "only $(wc -l <<<"$fams") job families exported"
     for f in $fams; do
-        grep -qE "^  \| \`$f[{\`]" "$src/docs/collector.md" || die "docs/collector.md does not list $f"
+        grep -qE "^  \| \`$f[{\`]" "$src/docs/collector-http.md" || die "docs/collector-http.md does not list $f"
     done
     # the alerting rules' expressions (but those on Prometheus' up), as one panel
     python3 - "$src/containers/prometheus/ncclscope-alerts.yaml" >"$dir/alerts.json" <<'PY' || die "cannot read the rules"

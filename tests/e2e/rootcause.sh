@@ -1,6 +1,6 @@
 #!/bin/bash
 # rootcause.sh: does `ncclscope diagnose` name the cause and the place of each
-# emulator fault first (docs/cli.md "diagnose", issue 17)? Every run is the
+# emulator fault first (docs/cli-diagnose.md "diagnose", issue 17)? Every run is the
 # full pipeline on loopback (ncclscope-emu with the real plugin, one agent per
 # simulated node, a fresh collector), a 4-node ring with one rank per node,
 # the plugin at its default event mask;

@@ -646,7 +646,7 @@ Test(emu, clock_shim_skews_the_plugin_clock_exactly_as_documented)
     nsc_json_free(&sum);
 }
 
-/* The clock floor (docs/emulator.md, "Events at their times"): on the thread
+/* The clock floor (docs/emulator-model.md, "Events at their times"): on the thread
  * that set it, the shim's clocks read as at the floor while it is ahead of
  * real time (skewed like any reading), at real time once it is behind or 0;
  * other threads never see it. The shim is opened here, not preloaded, and

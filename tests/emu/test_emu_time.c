@@ -1,6 +1,6 @@
 /* test_emu_time.c: the emulator's timeline against its ground truth: ranks
  * wait for each other, durations follow the cost model, and each fault has
- * its effect where it was injected (docs/emulator.md "Time"). The bounds
+ * its effect where it was injected (docs/emulator-model.md "Time"). The bounds
  * hold on a loaded machine: the modelled times are computed, and the only
  * real-time figure (skew from a host delay) gets generous bounds. */
 #include <criterion/criterion.h>

@@ -7,7 +7,7 @@
 #   ui.sh BIN_DIR PLUGIN OUT_DIR
 #
 # The job: 4 ranks on 2 nodes, rank 1 a straggler (200 ms late at every
-# AllReduce: a straggler needs 8 collectives, docs/api.md "Figures"), rank 3
+# AllReduce: a straggler needs 8 collectives, docs/api-figures.md "Figures"), rank 3
 # stops after 10 collectives and the others hang in the eleventh (seq 10) for
 # 60 s (the most the emulator holds). While they hang:
 #   - HTTP: /ui/ without the token is a 401 page; ?token= sets the cookie,

@@ -1,6 +1,6 @@
 /* test_ledger.c: the ledger codec (common/ledger.c): records survive the
  * round trip, every malformed message is rejected with its error and nothing
- * leaks, and docs/protocol.md's table lists every field. */
+ * leaks, and docs/protocol-ledger.md's table lists every field. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -239,7 +239,7 @@ Test(ledger, wait_classes)
     cr_assert_eq(nsc_ledger_wait_of(NSC_S_COUNT), -1);
 }
 
-/* docs/protocol.md, "The ledger": a row "| n | `member` | kind |" for every
+/* docs/protocol-ledger.md, "The ledger": a row "| n | `member` | kind |" for every
  * field, the record's first, then under "Edge fields" the edge's. */
 #define DOC_ROW(a, kind, m, text) "| `" #m "` | " #kind " |",
 static void assert_rows(const char *doc, const char *const *rows, size_t n)
@@ -247,7 +247,7 @@ static void assert_rows(const char *doc, const char *const *rows, size_t n)
     for (size_t i = 0; i < n; i++) {
         char want[128];
         snprintf(want, sizeof want, "| %zu %s", i, rows[i]);
-        cr_assert(strstr(doc, want), "docs/protocol.md, \"The ledger\", has no row %s", want);
+        cr_assert(strstr(doc, want), "docs/protocol-ledger.md, \"The ledger\", has no row %s", want);
     }
 }
 
@@ -258,9 +258,9 @@ Test(ledger, protocol_md_lists_every_field)
     const char *doc = sample_doc(NSC_PROTOCOL_MD);
     cr_assert(doc, "%s", NSC_PROTOCOL_MD);
     const char *ledger = strstr(doc, "## The ledger");
-    cr_assert(ledger, "docs/protocol.md has no section \"The ledger\"");
+    cr_assert(ledger, "docs/protocol-ledger.md has no section \"The ledger\"");
     const char *edge = strstr(ledger, "Edge fields");
-    cr_assert(edge, "docs/protocol.md, \"The ledger\", has no \"Edge fields\"");
+    cr_assert(edge, "docs/protocol-ledger.md, \"The ledger\", has no \"Edge fields\"");
     assert_rows(ledger, recs_rows, sizeof recs_rows / sizeof recs_rows[0]);
     assert_rows(edge, edge_rows, sizeof edge_rows / sizeof edge_rows[0]);
 }
