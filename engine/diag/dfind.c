@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "utc.h"
+
 nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const char *comm, uint64_t seq,
                           int64_t rank, const char *fmt, ...)
 {
@@ -36,6 +38,12 @@ nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const
     snprintf(p->comm, sizeof p->comm, "%s", comm);
     memcpy(p->text, text, sizeof text);
     return p;
+}
+
+void nsc_diag_began_ns(nsc_problem *p, const nsc_findings *f, uint64_t t_ns)
+{
+    if (p && f->has_wall && t_ns)
+        nsc_utc_iso((int64_t)t_ns + f->wall_ns, p->began, sizeof p->began);
 }
 
 uint64_t nsc_diag_num(const nsc_json *o, const char *key)

@@ -13,6 +13,10 @@
 nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const char *comm, uint64_t seq,
                           int64_t rank, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
+/* p (if added) began at t_ns on the job's collectives' time line: set
+ * from the job's wall clock, when its collectives' header gave one. */
+void nsc_diag_began_ns(nsc_problem *p, const nsc_findings *f, uint64_t t_ns);
+
 /* A number member (0 if absent) and one that may be absent (none). */
 uint64_t nsc_diag_num(const nsc_json *o, const char *key);
 int64_t nsc_diag_num_or(const nsc_json *o, const char *key, int64_t none);

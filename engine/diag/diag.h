@@ -105,6 +105,8 @@ typedef struct nsc_findings {
     char job[64];      /* the job looked at */
     const char *comm;
     const nsc_json *status;  /* the live state's document, while nsc_diag_find runs */
+    int64_t wall_ns;   /* the job's wall clock (its collectives' header), if has_wall */
+    int has_wall;
     nsc_problem p[NSC_DIAG_MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;

@@ -88,6 +88,8 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     (void)line, (void)len;
     findings *f = arg;
     const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
+    if (kind && strcmp(kind, "header") == 0)
+        f->has_wall = nsc_json_i64(nsc_json_get(v, "wall_offset_ns"), &f->wall_ns) == 0;
     if (!kind || strcmp(kind, "collective") != 0)
         return 0;
     f->collectives++;

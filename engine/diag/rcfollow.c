@@ -532,7 +532,7 @@ static void merged_figures(const nsc_rc_follow *w, const fw_late *v, size_t nv, 
  * process's others fold into it (their communicators listed, the cost of
  * those that stand added), and the problems that inherit its delay become
  * its affected. */
-static void merge_origin(const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t who)
+static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t who)
 {
     size_t prim = nv, nown = 0, naff = 0, naffc = 0;
     uint64_t cost = 0;
@@ -557,6 +557,7 @@ static void merge_origin(const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t
     if (on >= 0 && every_from(w, on)) {
         v[prim].every = every_from(w, on);
         set_onset(p, &w->r[on], v[prim].every);
+        nsc_diag_began_ns(p, f, w->r[on].api);
     }
     int gpu = strcmp(p->kind, "gpu_late") == 0;
     char often[48] = "every collective";
@@ -639,7 +640,7 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
             v[i].p->kind[0] = 0;  /* inherited from no late rank: not a cause */
     for (size_t i = 0; i < nv; i++)
         if (v[i].stands && origin[v[i].who] == 1) {
-            merge_origin(w, v, nv, v[i].who);
+            merge_origin(f, w, v, nv, v[i].who);
             origin[v[i].who] = 2;  /* its verdict is made */
         }
     compact(f);

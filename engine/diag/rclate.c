@@ -221,6 +221,7 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
     if (!q)
         return;
     q->seq = x->first_seq[on];
+    nsc_diag_began_ns(q, f, x->first_ns[on]);
     snprintf(q->hosts[0], sizeof q->hosts[0], "%s", nsc_rc_host_of(p, (int32_t)best));
     snprintf(q->figures, sizeof q->figures,
              "\"last_arrivals\":%" PRIu64 ",\"late_of_its_own\":%" PRIu64 ",\"collectives\":%" PRIu64

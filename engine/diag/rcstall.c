@@ -159,6 +159,7 @@ void nsc_rc_check_stall(nsc_findings *f, const char *comm, rc_pass *p)
     x->peer = peer;
     x->channel = ch0;
     x->step = step;
+    nsc_diag_began_ns(x, f, l->stuck_start);
     snprintf(x->hosts[0], sizeof x->hosts[0], "%s", nsc_rc_host_of(p, culprit));
     snprintf(x->hosts[1], sizeof x->hosts[1], "%s", nsc_rc_host_of(p, peer));
     snprintf(x->figures, sizeof x->figures,

@@ -18,6 +18,10 @@ import os
 import sys
 
 
+# The verdicts that say when their fault began (docs/cli-diagnose.md).
+DATED = ("host_late", "gpu_late", "stall", "missing", "mismatch")
+
+
 def expected(fault):
     """(kind, the place fields that must match) for one emulator fault."""
     kind = fault["kind"]
@@ -163,6 +167,8 @@ def main():
         print("wrong: want %s %s, got %s %s: %s" % (kind, place, first["kind"], got, diag["verdict"]))
         return 1
     why = timing_wrong(emu, faults[0], first)
+    if not why and kind in DATED and not first.get("began"):
+        why = "no time it began"
     if why:
         print("wrong: %s %s: %s" % (kind, place, why))
         return 1
