@@ -234,6 +234,7 @@ static nsc_tbuf *claim(void)
         if (atomic_load_explicit(&tb->state, memory_order_relaxed) == NSC_TB_FREE &&
             atomic_compare_exchange_strong(&tb->state, &expect, NSC_TB_OWNED)) {
             tb->tid = self.tid;
+            nsc_cost_seed(tb, self.tid);
             self.tb = tb;
             nsc_atomic_max(&p->claimed, i + 1);
             if (exit_key_valid)
