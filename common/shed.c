@@ -6,12 +6,13 @@
 
 #include "event.h"
 
-/* Children before their parents: a shed parent's children are shed already. */
+/* Children before their parents: a shed parent's children are shed already.
+ * Group last: it only groups the collectives, which stay. */
 const uint8_t nsc_shed_order[] = {
     NSC_T_PROXY_STEP,  NSC_T_NET_PLUGIN, NSC_T_KERNEL_PHASE, NSC_T_KERNEL_CH,
     NSC_T_PROXY_CTRL,  NSC_T_PROXY_OP,   NSC_T_CE_SYNC,     NSC_T_CE_BATCH,
     NSC_T_KERNEL_LAUNCH, NSC_T_GROUP_API, NSC_T_P2P_API,    NSC_T_COLL_API,
-    NSC_T_CE_COLL};
+    NSC_T_CE_COLL,     NSC_T_GROUP};
 const unsigned nsc_shed_order_len = sizeof nsc_shed_order / sizeof nsc_shed_order[0];
 
 int nsc_shed_parse(const char *text, uint32_t *ppm)

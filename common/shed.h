@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 /* Event types in the order they are shed: first the costliest and least
- * needed. Group, Coll and P2p are never shed: they are the job's collectives,
- * what the cost is measured against and what live state follows. */
+ * needed, Group last. Coll and P2p are never shed: they are the job's
+ * collectives, what the cost is measured against and what live state follows. */
 extern const uint8_t nsc_shed_order[];
 extern const unsigned nsc_shed_order_len;
 

@@ -5,7 +5,7 @@
 # - the plugins measured their cost (the status's profiler_cost_pct, the
 #   agents' per-process cost and collective seconds);
 # - the guard shed, and what each process sheds is a first part of the
-#   documented order (ProxyStep, NetPlugin, KernelPhase, KernelCh, ...);
+#   documented order (ProxyStep, NetPlugin, KernelPhase, KernelCh, ..., Group);
 # - every start the emulator made is either an event the collector received
 #   or one the guard counted as shed: nothing goes missing unexplained;
 # - `ncclscope status` says what the profiler cost and what it did not record.
@@ -19,7 +19,7 @@ nodes=2
 
 start_all
 scenario=ring
-NCCLSCOPE_BUDGET_PCT=1 NCCLSCOPE_HEARTBEAT_MS=10 emulate --iters 1000 --count 65536 --func AllReduce
+NCCLSCOPE_BUDGET_PCT=1 NCCLSCOPE_HEARTBEAT_MS=10 emulate --iters "${NSC_GUARD_ITERS:-1000}" --count 65536 --func AllReduce
 for n in 0 1; do
     wait_until 20 metric_is $n 'ncclscope_agent_processes{state="alive"}' 0 || die "node $n: processes still alive"
     wait_until 20 delivered $n || die "node $n did not deliver"
@@ -29,7 +29,7 @@ python3 - "$dir/status.json" "$dir/emu.json" <<'PY' || die "status: $(cat "$dir/
 import json, sys
 s, emu = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 order = ["ProxyStep", "NetPlugin", "KernelPhase", "KernelCh", "ProxyCtrl", "ProxyOp", "CeSync",
-         "CeBatch", "KernelLaunch", "GroupApi", "P2pApi", "CollApi", "CeColl"]
+         "CeBatch", "KernelLaunch", "GroupApi", "P2pApi", "CollApi", "CeColl", "Group"]
 job = s["jobs"][0]
 procs = [p for p in s["processes"] if p["job"] == job["job"]]
 assert len(procs) == 4, procs
