@@ -314,6 +314,7 @@ static void counters_add(nsc_counters *out, nsc_tcounters *c)
     out->states_dropped += atomic_load_explicit(&c->states_dropped, memory_order_relaxed);
     out->bad_handles += atomic_load_explicit(&c->bad_handles, memory_order_relaxed);
     out->cost_ns += atomic_load_explicit(&c->cost_ns, memory_order_relaxed);
+    out->cost_outliers += atomic_load_explicit(&c->cost_outliers, memory_order_relaxed);
     out->coll_ns += atomic_load_explicit(&c->coll_ns, memory_order_relaxed);
     out->shed_events += atomic_load_explicit(&c->shed_events, memory_order_relaxed);
     out->chain_errors += atomic_load_explicit(&c->chain_errors, memory_order_relaxed);

@@ -3,7 +3,7 @@
 # 256 KiB (2 nodes, 2 ranks each, every event type on) with
 # NCCLSCOPE_BUDGET_PCT=1, through the real plugin, agents and collector:
 # - the plugins measured their cost (the status's profiler_cost_pct, the
-#   agents' per-process cost and collective seconds);
+#   agents' per-process cost, collective seconds and samples left out);
 # - the guard shed, and what each process sheds is a first part of the
 #   documented order (ProxyStep, NetPlugin, KernelPhase, KernelCh, ..., Group);
 # - every start the emulator made is either an event the collector received
@@ -50,6 +50,9 @@ awk -v c="$(sum_metric ncclscope_agent_process_profiler_cost_seconds_total)" 'BE
     die "agents: no profiler cost"
 [ "$(sum_metric ncclscope_agent_process_shed_events_total)" = "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][0]["shed_events"])' "$dir/status.json")" ] ||
     die "agents and collector disagree on what was shed"
+# the samples the plugins left out (the threads not running), one per process
+[ "$(for n in 0 1; do curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/metrics"; done |
+    grep -c '^ncclscope_agent_process_cost_outliers_total{')" = 4 ] || die "agents: no cost_outliers per process"
 "$bin/ncclscope" --collector "http://127.0.0.1:$http" status >"$dir/status.txt" || die "status failed"
 grep -Eq '^profiler cost [0-9.]+ % of collective time' "$dir/status.txt" || die "status: $(cat "$dir/status.txt")"
 if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["jobs"][0]["shed"] else 1)' "$dir/status.json"; then
