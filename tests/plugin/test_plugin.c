@@ -453,27 +453,39 @@ Test(plugin, guard_samples_its_cost_and_times_collectives)
  * starts get no handle), counts every start it did not record, and says so
  * in the counters. ProxyOp and KernelCh, shed later, still complete their
  * Coll. Every start is an event received or one counted as shed. */
-Test(plugin, guard_sheds_in_order_and_accounts_for_every_start)
+/* AllReduces at a budget of 0.0001 % until a start of type gets no handle:
+ * their number; *starts counts every start made. */
+static uint64_t allreduce_until_shed(v5_run *r, uint64_t type, uint64_t *starts)
 {
-    setenv("NCCLSCOPE_BUDGET_PCT", "0.0001", 1);
-    setenv("NCCLSCOPE_HEARTBEAT_MS", "10", 1);
-    v5_run r;
-    open_v5(&r);
-    uint64_t n = 0, starts = 0;
+    uint64_t n = 0;
     ncclProfilerEventDescr_v5_t d = {0};
     for (;; n++) {
-        cr_assert_lt(n, 3000000, "the guard never shed ProxyStep");
-        one_allreduce(&r, n);
-        starts += 9;
+        cr_assert_lt(n, 3000000, "the guard never shed type bit %llu", (unsigned long long)type);
+        one_allreduce(r, n);
+        *starts += 9;
         memset(&d, 0, sizeof d);
-        void *step = start5(&r, ncclProfileProxyStep, NULL, &d);
-        starts++;
-        if (!step)
-            break;
-        r.p->stopEvent(step);
+        void *h = start5(r, type, NULL, &d);
+        ++*starts;
+        if (!h)
+            return n;
+        r->p->stopEvent(h);
         if (n % 64 == 63)
             usleep(1000); /* the shipper's turn */
     }
+}
+
+static void open_over_budget(v5_run *r)
+{
+    setenv("NCCLSCOPE_BUDGET_PCT", "0.0001", 1);
+    setenv("NCCLSCOPE_HEARTBEAT_MS", "10", 1);
+    open_v5(r);
+}
+
+Test(plugin, guard_sheds_in_order_and_accounts_for_every_start)
+{
+    v5_run r;
+    open_over_budget(&r);
+    uint64_t starts = 0, n = allreduce_until_shed(&r, ncclProfileProxyStep, &starts);
     nsc_recv_totals t;
     nsc_recv *rc = close_v5(&r, &t);
     const nsc_counters *c = &t.counters;
@@ -493,26 +505,10 @@ Test(plugin, guard_sheds_in_order_and_accounts_for_every_start)
  * Coll still completes, and every start is an event or counted as shed. */
 Test(plugin, guard_at_full_depth_keeps_only_the_collectives)
 {
-    setenv("NCCLSCOPE_BUDGET_PCT", "0.0001", 1);
-    setenv("NCCLSCOPE_HEARTBEAT_MS", "10", 1);
     v5_run r;
-    open_v5(&r);
-    uint64_t n = 0, starts = 0;
+    open_over_budget(&r);
+    uint64_t starts = 0, n = allreduce_until_shed(&r, ncclProfileGroup, &starts);
     ncclProfilerEventDescr_v5_t d = {0};
-    for (;; n++) {
-        cr_assert_lt(n, 3000000, "the guard never shed Group");
-        one_allreduce(&r, n);
-        starts += 9;
-        memset(&d, 0, sizeof d);
-        void *group = start5(&r, ncclProfileGroup, NULL, &d);
-        starts++;
-        if (!group)
-            break;
-        r.p->stopEvent(group);
-        if (n % 64 == 63)
-            usleep(1000); /* the shipper's turn */
-    }
-    memset(&d, 0, sizeof d);
     d.coll.func = "AllReduce";
     void *coll = start5(&r, ncclProfileColl, NULL, &d);
     cr_assert_not_null(coll, "Coll is never shed");
