@@ -80,7 +80,7 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
  * plugin's count of NCCL's and a chained plugin's faults, for the processes
  * the registry knows, as their plugins last counted: a family's samples must
  * follow its head, so there is one pass over the processes per family. */
-enum { COST_SECONDS, COLL_SECONDS, SHED_EVENTS, SHED_MASK, CHAIN_ERRORS, ORPHANS };
+enum { COST_SECONDS, COLL_SECONDS, SHED_EVENTS, SHED_MASK, CHAIN_ERRORS, ORPHANS, COST_OUTLIERS };
 typedef struct proc_family {
     struct evbuffer *b;
     const char *name;
@@ -100,7 +100,8 @@ static void proc_sample(void *arg, const nsc_reg_proc *p)
         evbuffer_add_printf(f->b, "%" PRIu64 "\n", f->which == SHED_EVENTS    ? c->shed_events
                                                     : f->which == SHED_MASK    ? c->shed_mask
                                                     : f->which == CHAIN_ERRORS ? c->chain_errors
-                                                                               : c->orphans);
+                                                    : f->which == ORPHANS      ? c->orphans
+                                                                               : c->cost_outliers);
 }
 
 static void guard_metrics(const nsc_agent *a, struct evbuffer *b)
@@ -120,6 +121,8 @@ static void guard_metrics(const nsc_agent *a, struct evbuffer *b)
                           "Calls of the chained profiler plugin (NCCLSCOPE_CHAIN) that failed, init included"},
         [ORPHANS] = {"ncclscope_agent_process_orphan_children_total", "counter",
                      "ProxyOp and KernelCh events NCCL started under a NULL parent"},
+        [COST_OUTLIERS] = {"ncclscope_agent_process_cost_outliers_total", "counter",
+                           "Cost samples the plugin left out as the thread not running (counted as its median)"},
     };
     for (int i = 0; i < (int)(sizeof fam / sizeof fam[0]); i++) {
         proc_family f = {b, fam[i].name, i};

@@ -204,6 +204,9 @@ typedef struct nsc_counters {
      * included; children (ProxyOp, KernelCh) NCCL started under a NULL
      * parent while the plugin records their parents' types. */
     uint64_t chain_errors, orphans;
+    /* The guard's samples beyond their bound (the thread not running),
+     * counted as the median instead. */
+    uint64_t cost_outliers;
 } nsc_counters;
 
 const char *nsc_type_name(unsigned type);          /* "Coll", "ProxyOp", ... or NULL */

@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 /* Event types in the order they are shed: first the costliest and least
- * needed. Group, Coll and P2p are never shed: they are the job's collectives,
- * what the cost is measured against and what live state follows. */
+ * needed, Group last. Coll and P2p are never shed: they are the job's
+ * collectives, what the cost is measured against and what live state follows. */
 extern const uint8_t nsc_shed_order[];
 extern const unsigned nsc_shed_order_len;
 
@@ -31,13 +31,20 @@ int nsc_shed_parse(const char *text, uint32_t *ppm);
 /* A verdict needs this much collective time since the last one: a
  * collective's time is counted when it ends, its cost as its calls come, so a
  * heartbeat period alone holds a lumpy, noisy share (0 to 160 ms of
- * collectives in 10 ms periods of the ring job, its share 0.1 to 250 %). */
-#define NSC_SHED_WINDOW_NS 20000000ull
+ * collectives in 10 ms periods of the ring job, its share 0.1 to 250 %). A
+ * noisy window can only shed more, never restore (the job's share must be
+ * low too), so the window is kept short: a short job gets enough verdicts. */
+#define NSC_SHED_WINDOW_NS 5000000ull
+/* The first verdict comes sooner: until it, every type is recorded at full
+ * cost, and a whole window at a few percent would spend much of a short
+ * job's budget before the guard said anything. */
+#define NSC_SHED_FIRST_WINDOW_NS 2000000ull
 
 /* One period: cost_ns and coll_ns are cumulative (the plugin's own time and
  * its collectives' time). Until NSC_SHED_WINDOW_NS of collective time came
- * since the last verdict, nothing changes. Then, with the window's or the
- * whole job's share so far over budget, one more type is shed per doubling
+ * since the last verdict (NSC_SHED_FIRST_WINDOW_NS before the first),
+ * nothing changes. Then, with the window's or the
+ * whole job's share so far over budget, one more type is shed per factor 1.4
  * of the larger overshoot (the budget bounds the job's share: the ramp before
  * shedding is paid back); with both under half the budget, the last one shed
  * comes back. Returns 1 when the mask changed, else 0. */

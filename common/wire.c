@@ -112,7 +112,8 @@ static const field counters_fields[] = {
     F(nsc_counters, completions_dropped, K_U64X16), F(nsc_counters, cost_ns, K_U64),
     F(nsc_counters, coll_ns, K_U64), F(nsc_counters, shed_mask, K_U64),
     F(nsc_counters, shed_changes, K_U64), F(nsc_counters, shed_events, K_U64),
-    F(nsc_counters, chain_errors, K_U64), F(nsc_counters, orphans, K_U64)};
+    F(nsc_counters, chain_errors, K_U64), F(nsc_counters, orphans, K_U64),
+    F(nsc_counters, cost_outliers, K_U64)};
 /* The counters record sends its first 7 fields; the others travel in the
  * header's "counters" (nsc_batch_hdr). The self-cost guard's five, the first
  * of them, are still read from a record that carries them, as the guard's

@@ -59,7 +59,7 @@ enum {
 
 const char *nsc_wire_strerror(int err);
 
-#define NSC_WIRE_HDR_COUNTERS 7
+#define NSC_WIRE_HDR_COUNTERS 8
 
 /* Batch header. */
 typedef struct nsc_batch_hdr {

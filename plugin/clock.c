@@ -26,6 +26,7 @@
 #include "internal.h"
 
 int nsc_g_counter;
+int nsc_g_cost_counter;
 
 #define CAL_TRIES 8
 #define FLAGS_LINE 8192

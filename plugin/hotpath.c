@@ -9,16 +9,15 @@
  * Every event and state NCCL hands us is counted as emitted, and as dropped
  * when it cannot be kept, so the receiver can account for every one.
  *
- * The self-cost guard lives here too: a sampled call's own time and every
- * Coll's time are counted (the shipper compares them), and a start of a type
- * the guard sheds is counted and dropped at once.
+ * The self-cost guard lives here too: every call is counted for the sampler
+ * (cost.c) and every Coll's time is counted (the shipper compares them), and
+ * a start of a type the guard sheds is counted and dropped at once.
  */
 #include <string.h>
 
 #include "internal.h"
 
 _Atomic uint32_t nsc_g_shed;
-_Atomic uint64_t nsc_g_cost_max;
 
 static void count_drop(nsc_tbuf *tb, int type)
 {
@@ -122,11 +121,18 @@ uint64_t nsc_event_parent(uint64_t parent)
     return p && p->quiet ? 0 : parent;
 }
 
-/* A type the guard sheds is counted and not recorded. ProxyOp and KernelCh
- * keep a quiet slot all the same: attached to their Coll or P2p, they still
- * say when it completed (slots.c), which the guard's collective time and the
- * live views need. Others keep one only for the chained plugin's handle. */
+/* A type the guard sheds is counted and not recorded. KernelCh keeps a quiet
+ * slot all the same: attached to its Coll or P2p, it still says when that
+ * completed (slots.c), which the guard's collective time and the live views
+ * need; so does ProxyOp where KernelCh is not recorded, else the kernel
+ * channels alone say it. Others keep one only for the chained plugin's handle. */
 static void count_shed(nsc_tbuf *tb) { count_at(tb, offsetof(nsc_tcounters, shed_events)); }
+
+static int completes_parent(int type)
+{
+    return type == NSC_T_KERNEL_CH ||
+           (type == NSC_T_PROXY_OP && !(nsc_g_mask >> NSC_T_KERNEL_CH & 1));
+}
 
 /* NVIDIA/nccl#1544's children under a NULL parent (docs/nccl-abi.md, "Known
  * NCCL bugs"): counted when the parents' types are recorded, since a parent
@@ -140,7 +146,7 @@ static void note_orphan(nsc_tbuf *tb, const nsc_start *st)
 }
 
 /* quiet: a slot only for the chained plugin's handle; shedding: a quiet slot
- * for a shed ProxyOp or KernelCh (see count_shed). */
+ * for a shed child that completes its parent (see count_shed). */
 static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle,
                         const nsc_start *st, int quiet, int shedding)
 {
@@ -196,27 +202,29 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
         return NULL;
     nsc_tbuf *tb = nsc_tbuf_self();
+    uint64_t since = nsc_cost_begin(tb);
     int quiet = NSC_UNLIKELY(nsc_chain_active()) && !(nsc_g_mask >> st->type & 1);
     int shedding = 0;
     if (NSC_UNLIKELY(atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1) &&
         !quiet) {
         count_shed(tb);
-        shedding = st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH;
-        /* before the clock read: a shed start costs a few ns, not a sample */
-        if (!shedding && !nsc_chain_active())
+        shedding = completes_parent(st->type);
+        if (!shedding && !nsc_chain_active()) {
+            nsc_cost_end(tb, since);
             return NULL;
+        }
         quiet = !shedding;
     }
     if (NSC_UNLIKELY(!st->parent))
         note_orphan(tb, st);
-    uint64_t now = nsc_tick();
+    /* a shed child's start time is never read: no clock */
+    uint64_t now = shedding ? 0 : nsc_tick();
     nsc_event *ev = begin(tb, now, context, handle, st, quiet, shedding);
-    if (NSC_LIKELY(tb != NULL))
-        nsc_cost_sample(tb, now);
+    nsc_cost_end(tb, since);
     return ev;
 }
 
-static void stop(nsc_tbuf *tb, uint64_t now, void *handle)
+static void stop(nsc_tbuf *tb, void *handle)
 {
     uint32_t index;
     nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
@@ -224,6 +232,8 @@ static void stop(nsc_tbuf *tb, uint64_t now, void *handle)
         count_bad_handle(tb);
         return;
     }
+    /* a shed child's own stop time is never read (see nsc_slot_detach) */
+    uint64_t now = s->quiet && s->parent_slot ? 0 : nsc_tick();
     s->ev.stop_ns = now;
     if (s->ev.type == NSC_T_COLL)
         nsc_slot_coll_extend(tb, s, now);
@@ -242,13 +252,14 @@ void nsc_event_stop(void *handle)
     if (!handle)
         return;
     nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_tick();
-    stop(tb, now, handle);
-    if (NSC_LIKELY(tb != NULL))
-        nsc_cost_sample(tb, now);
+    uint64_t since = nsc_cost_begin(tb);
+    stop(tb, handle);
+    nsc_cost_end(tb, since);
 }
 
-static void record_state(nsc_tbuf *tb, uint64_t now, void *handle, int state, uint64_t arg)
+/* The clock is read once the state is known to be recorded: a shed child's
+ * states (quiet slots) cost a lookup. */
+static void record_state(nsc_tbuf *tb, void *handle, int state, uint64_t arg)
 {
     uint32_t index;
     nsc_slot *s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index);
@@ -263,6 +274,7 @@ static void record_state(nsc_tbuf *tb, uint64_t now, void *handle, int state, ui
         nsc_count_shared(&nsc_g_pool.shared.states_dropped);
         return;
     }
+    uint64_t now = nsc_tick();
     nsc_count(&tb->c.states_emitted);
     /* KernelChStop travels inside its KernelCh event (ptimer_stop). */
     if (state == NSC_S_KERNEL_CH_STOP && s->ev.type == NSC_T_KERNEL_CH) {
@@ -289,8 +301,7 @@ void nsc_event_state(void *handle, int state, uint64_t arg)
     if (!handle)
         return;
     nsc_tbuf *tb = nsc_tbuf_self();
-    uint64_t now = nsc_tick();
-    record_state(tb, now, handle, state, arg);
-    if (NSC_LIKELY(tb != NULL))
-        nsc_cost_sample(tb, now);
+    uint64_t since = nsc_cost_begin(tb);
+    record_state(tb, handle, state, arg);
+    nsc_cost_end(tb, since);
 }

@@ -5,7 +5,7 @@
  * per-thread record rings, intern.c strings, ctxreg.c communicator contexts,
  * shipper.c the background sender, config.c the environment, life.c the
  * init/finalize/fork/unload life cycle, chain.c the other profiler plugin
- * NCCLSCOPE_CHAIN names. Every symbol here is hidden
+ * NCCLSCOPE_CHAIN names, cost.c the self-cost guard's sampler. Every symbol here is hidden
  * (-fvisibility=hidden); only the ncclProfiler_vN structs leave the library.
  */
 #ifndef NCCLSCOPE_PLUGIN_INTERNAL_H
@@ -76,7 +76,9 @@ typedef struct nsc_tcounters {
     _Atomic uint64_t states_emitted, states_dropped, bad_handles;
     _Atomic uint64_t completions_emitted[NSC_T_COUNT];
     _Atomic uint64_t completions_dropped[NSC_T_COUNT];
-    _Atomic uint64_t cost_ns, coll_ns, shed_events; /* the self-cost guard's (ns in nsc_tick's units) */
+    _Atomic uint64_t cost_ns, coll_ns, shed_events; /* the self-cost guard's (cost in
+                                                     * nsc_cost_clock's units, coll nsc_tick's) */
+    _Atomic uint64_t cost_outliers;
     _Atomic uint64_t chain_errors, orphans;
 } nsc_tcounters;
 
@@ -100,7 +102,10 @@ typedef struct nsc_tbuf {
     uint32_t index;          /* position in the pool: its slots are index*S.. */
     uint32_t tid;            /* owner's kernel thread id, cached at claim */
     uint32_t cursor;         /* next slot to try (owner only) */
-    uint32_t calls;          /* calls so far, for the cost sampler (owner only) */
+    uint32_t cost_left;      /* the cost sampler's (cost.c; owner only): calls to the next sample, */
+    uint32_t cost_gap;       /* the calls that sample stands for, */
+    uint32_t cost_rng;       /* its random state (xorshift32, never 0), */
+    uint32_t cost_med;       /* its running median, in its ticks */
     nsc_rec *wpos, *wend;    /* room left in wchunk (owner only) */
     uint32_t wchunk;         /* NSC_CHUNK_NONE until the first record */
     nsc_tcounters c;
@@ -232,6 +237,8 @@ uintptr_t nsc_slot_chained(uint64_t id);
 void nsc_slot_coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t);
 /* Parent bookkeeping for completion inference. */
 int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index);
+/* A child stopped at now; 0: a child whose own stop time is not recorded,
+ * the clock then read only if it is the last one out. */
 void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now);
 void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index);
 nsc_slot *nsc_slot_lookup_parent(uint64_t id);
@@ -356,7 +363,7 @@ uint64_t nsc_clock_ns(const nsc_clock *c, uint64_t tick);
 /* The bound the converted times carry: the largest error measured so far. */
 uint64_t nsc_clock_bound(const nsc_clock *c);
 
-/* ---- hotpath.c ----------------------------------------------------------- */
+/* ---- hotpath.c, cost.c ---------------------------------------------------- */
 
 /* What a version's descriptor translates into before it is recorded. */
 typedef struct nsc_start {
@@ -381,22 +388,54 @@ void nsc_event_state(void *handle, int state, uint64_t arg);
  * from the cost it measures (common/shed.c), read on every start. */
 extern _Atomic uint32_t nsc_g_shed;
 
-/* One call in NSC_COST_EVERY is timed from its first clock read (since) to
- * its end, and counted NSC_COST_EVERY times: the cost of the others is
- * estimated without a clock read of their own. The clock is the wall's: a
- * sample longer than NSC_COST_SAMPLE_MAX_NS was the thread descheduled, not
- * the plugin's work, and would count 64 times over; it is left out. */
+/* About one call in NSC_COST_EVERY is timed, from its entry (nsc_cost_begin,
+ * which counts every call) to its end (nsc_cost_end), and stands for the
+ * calls since the one timed before: the cost of the others is estimated
+ * without a clock read of their own. The gaps are random, uniform in
+ * [1, 2 * NSC_COST_EVERY - 1]: NCCL's calls come in a fixed pattern per
+ * collective, and a fixed gap would time the same call of it every time. The
+ * clock is the CPU's counter where it is steady, whatever clock stamps the
+ * events (nsc_g_cost_counter), else CLOCK_MONOTONIC. */
 #define NSC_COST_EVERY 64u
+/* A sample is wall time: one longer than NSC_COST_OUTLIER times the thread's
+ * running median, that bound kept within [NSC_COST_SAMPLE_MIN_NS,
+ * NSC_COST_SAMPLE_MAX_NS], was the thread interrupted or descheduled, not
+ * the plugin's work, and would count 64 times over. It is counted as the
+ * median and in cost_outliers. */
+#define NSC_COST_OUTLIER 16u
+#define NSC_COST_SAMPLE_MIN_NS 1000u
 #define NSC_COST_SAMPLE_MAX_NS 10000u
-/* NSC_COST_SAMPLE_MAX_NS in nsc_tick's units (the shipper's, at its start). */
-extern _Atomic uint64_t nsc_g_cost_max;
-static inline void nsc_cost_sample(nsc_tbuf *tb, uint64_t since)
+/* The median moves by 1/NSC_COST_MEDIAN_STEP of itself per sample. */
+#define NSC_COST_MEDIAN_STEP 8u
+/* Set once at the first init: samples read the CPU's counter (1) or
+ * CLOCK_MONOTONIC (0). */
+extern int nsc_g_cost_counter;
+/* The bounds in the samples' units, and the sampler's own part of every
+ * sample (nsc_cost_calibrate, by the shipper at its start). */
+extern _Atomic uint64_t nsc_g_cost_min, nsc_g_cost_max, nsc_g_cost_overhead;
+/* Set the three; ns_per_tick converts the counter (ignored on CLOCK_MONOTONIC). */
+void nsc_cost_calibrate(double ns_per_tick);
+static inline uint64_t nsc_cost_clock(void)
 {
-    if (NSC_UNLIKELY((++tb->calls & (NSC_COST_EVERY - 1)) == 0)) {
-        uint64_t ticks = nsc_tick() - since;
-        if (ticks <= atomic_load_explicit(&nsc_g_cost_max, memory_order_relaxed))
-            nsc_count_add(&tb->c.cost_ns, ticks * NSC_COST_EVERY);
-    }
+    return NSC_LIKELY(nsc_g_cost_counter) ? nsc_counter() : nsc_mono_ns();
+}
+/* A call's entry: its sample's start (| 1: never 0), or 0 when it is not
+ * sampled. */
+static inline uint64_t nsc_cost_begin(nsc_tbuf *tb)
+{
+    if (NSC_UNLIKELY(tb && --tb->cost_left == 0))
+        return nsc_cost_clock() | 1;
+    return 0;
+}
+/* A claimed buffer's sampler, its random gaps seeded from seed. */
+void nsc_cost_seed(nsc_tbuf *tb, uint32_t seed);
+/* Fold one sample of ticks into tb's cost: the sampler's overhead taken
+ * off, the median's bound applied, weighed by its gap; the next gap drawn. */
+void nsc_cost_fold(nsc_tbuf *tb, uint64_t ticks);
+static inline void nsc_cost_end(nsc_tbuf *tb, uint64_t since)
+{
+    if (NSC_UNLIKELY(since))
+        nsc_cost_fold(tb, nsc_cost_clock() - since);
 }
 
 /* ---- chain.c: the other profiler plugin (NCCLSCOPE_CHAIN) ----------------- */

@@ -106,7 +106,10 @@ static int load(int api)
         return -1;
     }
     nsc_g_pid = (uint32_t)getpid();
-    nsc_g_counter = cfg.counter && nsc_clock_select();
+    /* the guard's samples time our own calls: the counter wherever it is
+     * steady, also where events are stamped with CLOCK_MONOTONIC */
+    nsc_g_cost_counter = nsc_clock_select();
+    nsc_g_counter = cfg.counter && nsc_g_cost_counter;
     if (nsc_pool_create(cfg.buffer_bytes, cfg.max_threads) != 0 || nsc_tbuf_key_create() != 0) {
         nsc_log(NSC_LOG_WARN, "ncclscope: cannot allocate buffers; profiling disabled");
         nsc_pool_destroy();

@@ -88,7 +88,7 @@ static struct {
     uint32_t drain_from;
     nsc_shed shed;
     uint64_t shed_at;  /* when the guard was last stepped */
-    nsc_clock clock;   /* nsc_tick's counts to ns, where it reads the counter */
+    nsc_clock clock;   /* the counter to ns: nsc_tick's where it reads it, the guard's samples */
     uint64_t calibrated_at;
     uint8_t str_sent[NSC_INTERN_CAP + 1];
     uint32_t ctx_sent[NSC_MAX_CTX];
@@ -135,6 +135,11 @@ static uint64_t ticks_ns(uint64_t ticks)
     return nsc_g_counter ? (uint64_t)((double)ticks * sh.clock.ns_per_tick) : ticks;
 }
 
+static uint64_t cost_ticks_ns(uint64_t ticks)
+{
+    return nsc_g_cost_counter ? (uint64_t)((double)ticks * sh.clock.ns_per_tick) : ticks;
+}
+
 static uint64_t time_ns(uint64_t tick)
 {
     return nsc_g_counter && tick ? nsc_clock_ns(&sh.clock, tick) : tick;
@@ -174,12 +179,11 @@ static void calibrate(uint64_t now)
         nsc_log(NSC_LOG_INFO, "ncclscope: the CPU's counter jumped; calibrating anew");
 }
 
-/* The process's counters, the guard's times in ns (the cost still a
- * multiple of NSC_COST_EVERY, as the sampler counts it). */
+/* The process's counters, the guard's times in ns. */
 static void counters_sum(nsc_counters *c)
 {
     nsc_counters_sum(c);
-    c->cost_ns = ticks_ns(c->cost_ns / NSC_COST_EVERY) * NSC_COST_EVERY;
+    c->cost_ns = cost_ticks_ns(c->cost_ns);
     c->coll_ns = ticks_ns(c->coll_ns);
 }
 
@@ -783,13 +787,9 @@ int nsc_shipper_start(const nsc_config *cfg)
     }
     atomic_store(&sh.stop, 0);
     sh.idle_ns = IDLE_SLEEP_NS;
-    if (nsc_g_counter) {
-        nsc_clock_start(&sh.clock);
-        atomic_store(&nsc_g_cost_max,
-                     (uint64_t)(NSC_COST_SAMPLE_MAX_NS / sh.clock.ns_per_tick));
-    } else {
-        atomic_store(&nsc_g_cost_max, NSC_COST_SAMPLE_MAX_NS);
-    }
+    if (nsc_g_cost_counter)
+        nsc_clock_start(&sh.clock); /* recalibrated only where it stamps events */
+    nsc_cost_calibrate(sh.clock.ns_per_tick);
     sh.last_begin = sh.defs_reset = sh.calibrated_at = nsc_mono_ns();
     /* Signals belong to the application's threads, never to ours. */
     sigset_t all, old;

@@ -183,15 +183,20 @@ void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
 {
     nsc_slot *s = &nsc_g_pool.slots[parent_index];
     uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
-    uint64_t nw, last;
+    uint64_t nw, last = 0;
     uint8_t type = s->ev.type; /* our reference keeps the slot ours until the CAS */
-    if (type == NSC_T_COLL)
-        nsc_slot_coll_extend(tb, s, now);
     do {
         if (!(w & NSC_W_LIVE) || !(w & NSC_W_REFS))
             return;
-        /* Read the latest child stop before our decrement can free the slot. */
-        last = nsc_atomic_max(&s->last_child_ns, now);
+        /* The last child out stops latest: only it needs the time. */
+        if (!now && (w & NSC_W_REFS) == 1)
+            now = nsc_tick();
+        if (now) {
+            if (type == NSC_T_COLL)
+                nsc_slot_coll_extend(tb, s, now);
+            /* Read the latest child stop before our decrement can free the slot. */
+            last = nsc_atomic_max(&s->last_child_ns, now);
+        }
         nw = w - 1;
     } while (!atomic_compare_exchange_weak_explicit(&s->word, &w, nw, memory_order_acq_rel,
                                                     memory_order_acquire));

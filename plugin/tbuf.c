@@ -234,6 +234,7 @@ static nsc_tbuf *claim(void)
         if (atomic_load_explicit(&tb->state, memory_order_relaxed) == NSC_TB_FREE &&
             atomic_compare_exchange_strong(&tb->state, &expect, NSC_TB_OWNED)) {
             tb->tid = self.tid;
+            nsc_cost_seed(tb, self.tid);
             self.tb = tb;
             nsc_atomic_max(&p->claimed, i + 1);
             if (exit_key_valid)
@@ -313,6 +314,7 @@ static void counters_add(nsc_counters *out, nsc_tcounters *c)
     out->states_dropped += atomic_load_explicit(&c->states_dropped, memory_order_relaxed);
     out->bad_handles += atomic_load_explicit(&c->bad_handles, memory_order_relaxed);
     out->cost_ns += atomic_load_explicit(&c->cost_ns, memory_order_relaxed);
+    out->cost_outliers += atomic_load_explicit(&c->cost_outliers, memory_order_relaxed);
     out->coll_ns += atomic_load_explicit(&c->coll_ns, memory_order_relaxed);
     out->shed_events += atomic_load_explicit(&c->shed_events, memory_order_relaxed);
     out->chain_errors += atomic_load_explicit(&c->chain_errors, memory_order_relaxed);

@@ -3,9 +3,9 @@
 # 256 KiB (2 nodes, 2 ranks each, every event type on) with
 # NCCLSCOPE_BUDGET_PCT=1, through the real plugin, agents and collector:
 # - the plugins measured their cost (the status's profiler_cost_pct, the
-#   agents' per-process cost and collective seconds);
+#   agents' per-process cost, collective seconds and samples left out);
 # - the guard shed, and what each process sheds is a first part of the
-#   documented order (ProxyStep, NetPlugin, KernelPhase, KernelCh, ...);
+#   documented order (ProxyStep, NetPlugin, KernelPhase, KernelCh, ..., Group);
 # - every start the emulator made is either an event the collector received
 #   or one the guard counted as shed: nothing goes missing unexplained;
 # - `ncclscope status` says what the profiler cost and what it did not record.
@@ -19,7 +19,7 @@ nodes=2
 
 start_all
 scenario=ring
-NCCLSCOPE_BUDGET_PCT=1 NCCLSCOPE_HEARTBEAT_MS=10 emulate --iters 1000 --count 65536 --func AllReduce
+NCCLSCOPE_BUDGET_PCT=1 NCCLSCOPE_HEARTBEAT_MS=10 emulate --iters "${NSC_GUARD_ITERS:-1000}" --count 65536 --func AllReduce
 for n in 0 1; do
     wait_until 20 metric_is $n 'ncclscope_agent_processes{state="alive"}' 0 || die "node $n: processes still alive"
     wait_until 20 delivered $n || die "node $n did not deliver"
@@ -29,7 +29,7 @@ python3 - "$dir/status.json" "$dir/emu.json" <<'PY' || die "status: $(cat "$dir/
 import json, sys
 s, emu = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 order = ["ProxyStep", "NetPlugin", "KernelPhase", "KernelCh", "ProxyCtrl", "ProxyOp", "CeSync",
-         "CeBatch", "KernelLaunch", "GroupApi", "P2pApi", "CollApi", "CeColl"]
+         "CeBatch", "KernelLaunch", "GroupApi", "P2pApi", "CollApi", "CeColl", "Group"]
 job = s["jobs"][0]
 procs = [p for p in s["processes"] if p["job"] == job["job"]]
 assert len(procs) == 4, procs
@@ -50,6 +50,9 @@ awk -v c="$(sum_metric ncclscope_agent_process_profiler_cost_seconds_total)" 'BE
     die "agents: no profiler cost"
 [ "$(sum_metric ncclscope_agent_process_shed_events_total)" = "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][0]["shed_events"])' "$dir/status.json")" ] ||
     die "agents and collector disagree on what was shed"
+# the samples the plugins left out (the threads not running), one per process
+[ "$(for n in 0 1; do curl -sf -m 5 "http://$(cat "$dir/node$n/agent.http")/metrics"; done |
+    grep -c '^ncclscope_agent_process_cost_outliers_total{')" = 4 ] || die "agents: no cost_outliers per process"
 "$bin/ncclscope" --collector "http://127.0.0.1:$http" status >"$dir/status.txt" || die "status failed"
 grep -Eq '^profiler cost [0-9.]+ % of collective time' "$dir/status.txt" || die "status: $(cat "$dir/status.txt")"
 if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["jobs"][0]["shed"] else 1)' "$dir/status.json"; then

@@ -7,6 +7,9 @@
  * and rejects more) was run on these bytes and accepted them; a change to
  * them needs that check again, hence the byte comparison.
  *
+ * counters7_batch.bin is the batch the encoder before cost_outliers wrote
+ * for the same inputs (7 header counters): read with cost_outliers 0.
+ *
  * guard_record_batch.bin is the same counters but the two newest as the
  * guard's first encoder sent them, the guard's five as the counters record's
  * last fields: decoders go on reading that form.
@@ -62,6 +65,7 @@ static void inputs(nsc_batch_hdr *h, nsc_counters *c)
     c->shed_events = 777;
     c->chain_errors = 3;
     c->orphans = 4;
+    c->cost_outliers = 6;
 }
 
 static void assert_counters_eq(const nsc_counters *got, const nsc_counters *want)
@@ -104,6 +108,8 @@ static void want_counters(const char *name, nsc_counters *want)
     inputs(&h, want);
     if (strcmp(name, "guard_record_batch.bin") == 0)
         want->chain_errors = want->orphans = 0;  /* newer than that batch */
+    if (strcmp(name, "counters_batch.bin") != 0)
+        want->cost_outliers = 0;                  /* newer than those */
 }
 
 static void assert_decodes_both_ways(const char *name)
@@ -123,6 +129,11 @@ static void assert_decodes_both_ways(const char *name)
 }
 
 Test(wire_compat, newer_counters_are_read_from_the_header) { assert_decodes_both_ways("counters_batch.bin"); }
+
+Test(wire_compat, seven_header_counters_are_read_as_an_older_sender_sent_them)
+{
+    assert_decodes_both_ways("counters7_batch.bin");
+}
 
 Test(wire_compat, the_guard_is_read_from_a_record_that_has_it) { assert_decodes_both_ways("guard_record_batch.bin"); }
 
@@ -148,6 +159,7 @@ static void assert_splice_keeps_the_header_counters(const char *name)
 Test(wire_compat, a_spliced_counters_record_keeps_the_header_counters)
 {
     assert_splice_keeps_the_header_counters("counters_batch.bin");
+    assert_splice_keeps_the_header_counters("counters7_batch.bin");
     assert_splice_keeps_the_header_counters("guard_record_batch.bin");
 }
 
@@ -156,12 +168,12 @@ Test(wire_compat, a_spliced_counters_record_keeps_the_header_counters)
 Test(wire_compat, a_malformed_guard_is_refused)
 {
     size_t n = read_golden("counters_batch.bin");
-    uint8_t *at = memmem(golden, n, "\xa8" "counters\x97", 10);
+    uint8_t *at = memmem(golden, n, "\xa8" "counters\x98", 10);
     cr_assert_not_null(at);
-    at[9] = 0x98;  /* one value more: the records' array32 is read as one */
+    at[9] = 0x99;  /* one value more: the records' array32 is read as one */
     nsc_batch b;
     cr_assert_neq(nsc_batch_decode(golden, n, NULL, &b), NSC_WIRE_OK);
-    at[9] = 0x97;
+    at[9] = 0x98;
     at[10] = 0xc0;  /* nil where a value is due */
     cr_assert_neq(nsc_batch_decode(golden, n, NULL, &b), NSC_WIRE_OK);
 }
