@@ -68,11 +68,15 @@ static struct {
     pthread_t thread;
     int running;
     _Atomic int stop;
-    /* backlog: a ring of BATCH_CAP buffers, indexed by batch seq; [acked,
-     * head) were sent and wait for their acknowledgement, [head, tail) wait
-     * to be sent; the one at tail is being encoded while `open` */
+    /* backlog: batches by seq, each in one of nbatches BATCH_CAP buffers
+     * (ring[seq % nbatches]); [acked, head) were sent and wait for their
+     * acknowledgement, [head, tail) wait to be sent; the one at tail is being
+     * encoded while `open`. Free buffers are a stack: the one released last
+     * is taken next, still resident and in cache, where a ring would walk
+     * the whole backlog's pages (a page fault per 4 KiB written) */
     uint8_t *mem;
-    uint32_t *lens;
+    struct { uint32_t buf, len; } *ring;
+    uint32_t *spare, nspare;
     uint64_t nbatches, acked, head, tail;
     uint64_t stream;            /* this stream's id, random and non-zero */
     int acks;                   /* the agent acknowledges (its ack endpoint was seen) */
@@ -103,6 +107,25 @@ static void reset_defs(uint64_t now)
 
 /* ---- backlog --------------------------------------------------------------- */
 
+static uint8_t *batch_buf(uint64_t seq)
+{
+    return sh.mem + (size_t)sh.ring[seq % sh.nbatches].buf * BATCH_CAP;
+}
+
+/* Batches before next are acknowledged: their buffers are free. */
+static void release_upto(uint64_t next)
+{
+    for (; sh.acked < next; sh.acked++)
+        sh.spare[sh.nspare++] = sh.ring[sh.acked % sh.nbatches].buf;
+}
+
+/* Every buffer free, buffer 0 on top. */
+static void spares_reset(void)
+{
+    for (sh.nspare = 0; sh.nspare < sh.nbatches; sh.nspare++)
+        sh.spare[sh.nspare] = (uint32_t)(sh.nbatches - 1 - sh.nspare);
+}
+
 static int backlog_full(void)
 {
     /* one buffer stays free for the last counters of a final stop */
@@ -118,10 +141,13 @@ static int batch_begin(uint64_t now, uint64_t base_ns, int final)
                          .final = (uint8_t)final,
                          .clock_err_ns = nsc_g_counter ? nsc_clock_bound(&sh.clock) : 0};
     hdr.proc.pid = nsc_g_pid;
-    uint8_t *buf = sh.mem + (sh.tail % sh.nbatches) * BATCH_CAP;
-    if (nsc_enc_begin(&sh.enc, buf, BATCH_CAP, &hdr) != 0 ||
+    /* at most tail - acked buffers are taken: one is spare */
+    uint32_t buf = sh.spare[sh.nspare - 1];
+    if (nsc_enc_begin(&sh.enc, sh.mem + (size_t)buf * BATCH_CAP, BATCH_CAP, &hdr) != 0 ||
         nsc_enc_reserve(&sh.enc, COUNTERS_RESERVE) != 0)
         return -1;
+    sh.nspare--;
+    sh.ring[sh.tail % sh.nbatches].buf = buf;
     sh.seq++;
     sh.open = 1;
     sh.open_since = sh.last_begin = now;
@@ -190,7 +216,7 @@ static void batch_finish(void)
     c.shed_mask = sh.shed.mask;
     c.shed_changes = sh.shed.changes;
     nsc_enc_counters(&sh.enc, &c); /* fits: the reserve is for it */
-    sh.lens[sh.tail % sh.nbatches] = (uint32_t)nsc_enc_finish(&sh.enc);
+    sh.ring[sh.tail % sh.nbatches].len = (uint32_t)nsc_enc_finish(&sh.enc);
     sh.tail++;
     sh.open = 0;
 }
@@ -215,9 +241,9 @@ static void send_backlog(uint64_t now)
     if (sh.head < sh.tail)
         probe_acks(now);
     while (sh.head < sh.tail && sh.sock) {
-        uint8_t *buf = sh.mem + (sh.head % sh.nbatches) * BATCH_CAP;
+        uint8_t *buf = batch_buf(sh.head);
         nsc_wire_set_acked(buf, sh.acked);
-        if (zmq_send(sh.sock, buf, sh.lens[sh.head % sh.nbatches], ZMQ_DONTWAIT) < 0) {
+        if (zmq_send(sh.sock, buf, sh.ring[sh.head % sh.nbatches].len, ZMQ_DONTWAIT) < 0) {
             if (!sh.failing_since)
                 sh.failing_since = now;
             sh.acks_probed = 0;  /* an agent coming back may be a newer one */
@@ -229,7 +255,7 @@ static void send_backlog(uint64_t now)
         sh.last_ok = sh.last_progress = now;
         sh.head++;
         if (!sh.acks)
-            sh.acked = sh.head;
+            release_upto(sh.head);
     }
 }
 
@@ -242,8 +268,7 @@ static void take_ack(const nsc_ack *a, uint64_t now)
     if (a->stream != sh.stream)
         return;
     if (a->kind == NSC_ACK_STORED) {
-        if (a->next > sh.acked)
-            sh.acked = a->next < sh.tail ? a->next : sh.tail;
+        release_upto(a->next < sh.tail ? a->next : sh.tail);
         if (sh.head < sh.acked)
             sh.head = sh.acked;
         return;
@@ -753,11 +778,13 @@ static int backlog_alloc(uint64_t bytes)
     if (sh.nbatches < MIN_BACKLOG)
         sh.nbatches = MIN_BACKLOG;
     sh.mem = malloc(sh.nbatches * BATCH_CAP);
-    sh.lens = calloc(sh.nbatches, sizeof *sh.lens);
-    if (!sh.mem || !sh.lens || nsc_hold_init(HOLD_CAP) != 0) {
+    sh.ring = calloc(sh.nbatches, sizeof *sh.ring);
+    sh.spare = calloc(sh.nbatches, sizeof *sh.spare);
+    if (!sh.mem || !sh.ring || !sh.spare || nsc_hold_init(HOLD_CAP) != 0) {
         nsc_shipper_release();
         return -1;
     }
+    spares_reset();
     return 0;
 }
 
@@ -842,6 +869,8 @@ void nsc_shipper_forget(void)
 void nsc_shipper_reset_stream(void)
 {
     sh.acked = sh.head = sh.tail = 0;
+    if (sh.spare)
+        spares_reset();
     sh.open = 0;
     sh.seq = 0;
     sh.stream = 0;  /* a new one at start: the parent's acknowledgements are not ours */
@@ -855,8 +884,11 @@ void nsc_shipper_release(void)
 {
     nsc_hold_release();
     free(sh.mem);
-    free(sh.lens);
+    free(sh.ring);
+    free(sh.spare);
     sh.mem = NULL;
-    sh.lens = NULL;
+    sh.ring = NULL;
+    sh.spare = NULL;
+    sh.nspare = 0;
     sh.nbatches = 0;
 }
