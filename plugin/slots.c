@@ -36,13 +36,27 @@ static int abandoned_step(const nsc_slot *s, uint64_t w)
            s->ev.parent && !nsc_slot_lookup(s->ev.parent, &parent);
 }
 
+/* A free slot (not live) is the owner's alone: every other writer of a word
+ * (attach, detach, a parent's stop, finalize's flush) acts only on a live
+ * one, so a plain store claims it, with no locked instruction. A stopped
+ * parent that lingers takes the CAS: a child may attach to it meanwhile. */
+static int claim(nsc_slot *s, uint64_t w, uint64_t nw)
+{
+    if (!(w & NSC_W_LIVE)) {
+        atomic_store_explicit(&s->word, nw, memory_order_relaxed);
+        return 1;
+    }
+    return atomic_compare_exchange_strong_explicit(&s->word, &w, nw, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
 int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
 {
     nsc_slot *base = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD;
     for (uint32_t probe = 0; probe < ALLOC_PROBES; probe++) {
         uint32_t i = tb->cursor++ & (NSC_SLOTS_PER_THREAD - 1);
         nsc_slot *s = &base[i];
-        uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
         int abandoned = !word_allocatable(w) && abandoned_step(s, w);
         if (!word_allocatable(w) && !abandoned)
             continue;
@@ -54,8 +68,7 @@ int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
         uint32_t quiet = s->quiet;
         uint32_t gen = GEN(w) + 1;
         uint64_t nw = ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
-        if (atomic_compare_exchange_strong_explicit(&s->word, &w, nw, memory_order_acquire,
-                                                    memory_order_relaxed)) {
+        if (claim(s, w, nw)) {
             if (NSC_UNLIKELY(abandoned) && !quiet) {
                 ev.stop_ns = nsc_tick();
                 ev.flags |= NSC_EVF_OPEN;
