@@ -166,28 +166,22 @@ static uint64_t time_ns(uint64_t tick)
     return nsc_g_counter && tick ? nsc_clock_ns(&sh.clock, tick) : tick;
 }
 
-/* A record as it is shipped: its times in CLOCK_MONOTONIC ns. Only the
- * record's own member is copied: a state is a third of an event's size. */
-static const nsc_rec *rec_ns(const nsc_rec *r, nsc_rec *out)
+/* A record as it is shipped: its times in CLOCK_MONOTONIC ns (converted in
+ * the shipper's own copy). */
+static void rec_ns(nsc_rec *r)
 {
     if (!nsc_g_counter)
-        return r;
-    out->kind = r->kind;
-    out->type = r->type;
+        return;
     if (r->kind == NSC_REC_EVENT) {
-        out->u.ev = r->u.ev;
-        out->u.ev.start_ns = time_ns(r->u.ev.start_ns);
-        out->u.ev.stop_ns = time_ns(r->u.ev.stop_ns);
+        r->u.ev.start_ns = time_ns(r->u.ev.start_ns);
+        r->u.ev.stop_ns = time_ns(r->u.ev.stop_ns);
         if (r->u.ev.type == NSC_T_KERNEL_CH)
-            out->u.ev.d.kernel_ch.ptimer_stop_ns = time_ns(r->u.ev.d.kernel_ch.ptimer_stop_ns);
+            r->u.ev.d.kernel_ch.ptimer_stop_ns = time_ns(r->u.ev.d.kernel_ch.ptimer_stop_ns);
     } else if (r->kind == NSC_REC_STATE) {
-        out->u.st = r->u.st;
-        out->u.st.ts_ns = time_ns(r->u.st.ts_ns);
+        r->u.st.ts_ns = time_ns(r->u.st.ts_ns);
     } else {
-        out->u.done = r->u.done;
-        out->u.done.ts_ns = time_ns(r->u.done.ts_ns);
+        r->u.done.ts_ns = time_ns(r->u.done.ts_ns);
     }
-    return out;
 }
 
 /* A pair every CALIBRATE_NS: the line follows CLOCK_MONOTONIC's slewing. */
@@ -500,9 +494,10 @@ static size_t drain_tbuf(nsc_tbuf *tb, uint64_t now, int *blocked)
     int orphan = atomic_load_explicit(&tb->state, memory_order_acquire) == NSC_TB_ORPHAN;
     uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
     size_t n = 0;
-    nsc_rec conv;
-    for (const nsc_rec *r; (r = nsc_tbuf_peek(tb, head)); nsc_tbuf_take(tb), n++) {
-        if (ship_record(rec_ns(r, &conv), now) != 0) {
+    nsc_rec r;
+    for (uint32_t cells; (cells = nsc_tbuf_peek(tb, head, &r)); nsc_tbuf_take(tb, cells), n++) {
+        rec_ns(&r);
+        if (ship_record(&r, now) != 0) {
             *blocked = 1;
             return n;
         }
@@ -531,15 +526,16 @@ static void count_leftovers(void)
     for (uint32_t i = 0; i < nsc_g_pool.ntbufs; i++) {
         nsc_tbuf *tb = &nsc_g_pool.tbufs[i];
         uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
-        for (const nsc_rec *r; (r = nsc_tbuf_peek(tb, head)); nsc_tbuf_take(tb)) {
-            if (r->kind == NSC_REC_EVENT) {
-                nsc_count_shared(&c->dropped[r->u.ev.type]);
-                if (r->u.ev.type == NSC_T_KERNEL_CH && r->u.ev.d.kernel_ch.ptimer_stop_ns)
+        nsc_rec r;
+        for (uint32_t cells; (cells = nsc_tbuf_peek(tb, head, &r)); nsc_tbuf_take(tb, cells)) {
+            if (r.kind == NSC_REC_EVENT) {
+                nsc_count_shared(&c->dropped[r.u.ev.type]);
+                if (r.u.ev.type == NSC_T_KERNEL_CH && r.u.ev.d.kernel_ch.ptimer_stop_ns)
                     nsc_count_shared(&c->states_dropped);
-            } else if (r->kind == NSC_REC_STATE) {
+            } else if (r.kind == NSC_REC_STATE) {
                 nsc_count_shared(&c->states_dropped);
             } else {
-                nsc_count_shared(&c->completions_dropped[r->type]);
+                nsc_count_shared(&c->completions_dropped[r.type]);
             }
         }
     }

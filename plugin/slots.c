@@ -159,19 +159,19 @@ int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index)
  * the thread's ring is full (or the thread has no buffer). */
 static void emit_completion(nsc_tbuf *tb, uint8_t type, uint64_t id, uint64_t ts)
 {
-    nsc_rec *r = tb ? nsc_tbuf_reserve(tb) : NULL;
-    if (NSC_UNLIKELY(!r)) {
+    nsc_cell *c = tb ? nsc_tbuf_reserve(tb, 1) : NULL;
+    if (NSC_UNLIKELY(!c)) {
         nsc_tcounters *c = tb ? &tb->c : &nsc_g_pool.shared;
         void (*add)(_Atomic uint64_t *) = tb ? nsc_count : nsc_count_shared;
         add(&c->completions_emitted[type]);
         add(&c->completions_dropped[type]);
         return;
     }
-    r->kind = NSC_REC_COMPLETION;
-    r->type = type;
-    r->u.done.id = id;
-    r->u.done.ts_ns = ts;
-    nsc_tbuf_commit(tb);
+    c->done.id = id;
+    c->done.ts_ns = ts;
+    c->done.type = type;
+    c->b[NSC_CELL_MARK] = NSC_CELL_COMPLETION;
+    nsc_tbuf_commit(tb, 1);
     nsc_count(&tb->c.completions_emitted[type]);
 }
 
