@@ -428,6 +428,31 @@ Test(plugin, backlog_reuses_sent_buffers)
     nsc_recv_free(close_v5(&r, &t));
 }
 
+/* A record never straddles two chunks: 511 states fill all but the last cell
+ * of the thread's first chunk (512 cells), so the step's event (two cells)
+ * starts the next chunk and the cell left is padding, which the shipper
+ * skips; the records after it are read as they were written. */
+Test(plugin, records_skip_a_chunks_padding)
+{
+    v5_run r;
+    open_v5(&r);
+    ncclProfilerEventDescr_v5_t d = {0};
+    void *step = start5(&r, ncclProfileProxyStep, NULL, &d);
+    for (int i = 0; i < 511; i++)
+        state5(&r, step, 9 /* SendWait */, (uint64_t)i);
+    r.p->stopEvent(step);
+    memset(&d, 0, sizeof d);
+    void *after = start5(&r, ncclProfileProxyStep, NULL, &d);
+    state5(&r, after, 9, 7);
+    r.p->stopEvent(after);
+    nsc_recv_totals t;
+    nsc_recv_free(close_v5(&r, &t));
+    cr_assert_eq(t.events[NSC_T_PROXY_STEP], 2);
+    cr_assert_eq(t.states[9], 512);
+    cr_assert_eq(t.states_apart + t.states_unmatched + t.bad_batches, 0);
+    cr_assert_eq(h_sum(t.counters.dropped, NSC_T_COUNT) + t.counters.states_dropped, 0);
+}
+
 /* The self-cost guard's collective time, event by event: each Coll from its
  * start to its stop or its completion (last child's stop), whichever is later. */
 typedef struct coll_span {
