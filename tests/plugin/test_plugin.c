@@ -450,7 +450,7 @@ Test(plugin, backlog_reuses_sent_buffers)
     long before = shipper_faults();
     cr_assert_eq(h_recv_wait_batches(4 + 48), 0);
     long faults = shipper_faults() - before;
-    cr_assert_lt(faults, 12, "%ld page faults over 48 batches", faults);
+    cr_assert_lt(faults, 24, "%ld page faults over 48 batches (a fresh page each: 48)", faults);
     nsc_recv_totals t;
     nsc_recv_free(close_v5(&r, &t));
 }
