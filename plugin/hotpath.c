@@ -53,16 +53,15 @@ static void count_bad_handle(nsc_tbuf *tb) { count_at(tb, offsetof(nsc_tcounters
 
 void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev)
 {
-    nsc_rec *r = tb ? nsc_tbuf_reserve(tb) : NULL;
-    if (NSC_UNLIKELY(!r)) {
+    nsc_cell *c = tb ? nsc_tbuf_reserve(tb, NSC_EVENT_CELLS) : NULL;
+    if (NSC_UNLIKELY(!c)) {
         count_drop(tb, ev->type);
         if (ev->type == NSC_T_KERNEL_CH && ev->d.kernel_ch.ptimer_stop_ns)
             count_state_drop(tb);
         return;
     }
-    r->kind = NSC_REC_EVENT;
-    r->u.ev = *ev;
-    nsc_tbuf_commit(tb);
+    memcpy(c, ev, sizeof *ev);
+    nsc_tbuf_commit(tb, NSC_EVENT_CELLS);
     nsc_count(&tb->c.emitted[ev->type]);
 }
 
@@ -282,18 +281,18 @@ static void record_state(nsc_tbuf *tb, void *handle, int state, uint64_t arg)
         s->ev.d.kernel_ch.ptimer_stop_ns = now;
         return;
     }
-    nsc_rec *r = nsc_tbuf_reserve(tb);
-    if (NSC_UNLIKELY(!r)) {
+    nsc_cell *c = nsc_tbuf_reserve(tb, 1);
+    if (NSC_UNLIKELY(!c)) {
         nsc_count(&tb->c.states_dropped);
         return;
     }
-    r->kind = NSC_REC_STATE;
-    r->u.st.id = (uint64_t)(uintptr_t)handle;
-    r->u.st.ts_ns = now;
-    r->u.st.arg = arg;
-    r->u.st.tid = tb->tid;
-    r->u.st.state = (uint8_t)state;
-    nsc_tbuf_commit(tb);
+    c->st.id = (uint64_t)(uintptr_t)handle;
+    c->st.ts_ns = now;
+    c->st.arg = arg;
+    c->st.tid = tb->tid;
+    c->st.state = (uint8_t)state;
+    c->b[NSC_CELL_MARK] = NSC_CELL_STATE;
+    nsc_tbuf_commit(tb, 1);
 }
 
 void nsc_event_state(void *handle, int state, uint64_t arg)

@@ -58,6 +58,7 @@ void nsc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 enum { NSC_REC_EVENT = 1, NSC_REC_STATE = 2, NSC_REC_COMPLETION = 3 };
 
+/* A record as the shipper takes it from a queue (nsc_tbuf_peek's copy). */
 typedef struct nsc_rec {
     uint32_t kind;
     uint32_t type;  /* completions: the completed event's type */
@@ -84,7 +85,36 @@ typedef struct nsc_tcounters {
 
 enum { NSC_TB_FREE = 0, NSC_TB_OWNED = 1, NSC_TB_ORPHAN = 2 };
 
-#define NSC_CHUNK_RECS 256u /* records per chunk: 34 KiB, 128 us at 2 M events/s */
+/* In a queue a record is one cache line (a cell) or two: an event is its
+ * nsc_event as it is, two cells; a state or a completion, the common kinds,
+ * one cell, its fields in the order below. The byte where an event has its
+ * type tells them apart: a real type, or one of the marks past every type.
+ * A record that would cross a chunk's end starts the next chunk; the cells
+ * it leaves are marked as padding. */
+typedef union nsc_cell {
+    struct {
+        uint64_t id, ts_ns, arg;
+        uint32_t tid;
+        uint8_t state;
+    } st;
+    struct {
+        uint64_t id, ts_ns;
+        uint8_t type; /* the completed event's */
+    } done;
+    _Alignas(64) uint8_t b[64];
+} nsc_cell;
+
+#define NSC_CELL_MARK offsetof(nsc_event, type)
+enum { NSC_CELL_PAD = 0xfd, NSC_CELL_COMPLETION = 0xfe, NSC_CELL_STATE = 0xff };
+#define NSC_EVENT_CELLS ((uint32_t)(sizeof(nsc_event) / sizeof(nsc_cell)))
+_Static_assert(sizeof(nsc_cell) == 64 && sizeof(nsc_event) % sizeof(nsc_cell) == 0,
+               "an event is whole cells");
+_Static_assert((int)NSC_T_COUNT < (int)NSC_CELL_PAD, "a type is never a cell's mark");
+_Static_assert(sizeof(((nsc_cell *)0)->st) <= NSC_CELL_MARK &&
+                   sizeof(((nsc_cell *)0)->done) <= NSC_CELL_MARK,
+               "a state's or a completion's fields end before the mark");
+
+#define NSC_CHUNK_CELLS 512u /* cells per chunk: 32 KiB, 256 states or 128 events */
 #define NSC_CHUNK_NONE UINT32_MAX
 
 /* A chunk's links: to the next chunk of the same thread's queue (written by
@@ -96,7 +126,7 @@ typedef struct nsc_chunk {
 
 /* A thread's queue: the chunks it filled, in order, from the one the shipper
  * reads (rchunk) to the one the owner writes (wchunk). Single producer (the
- * owner), single consumer (the shipper); head and tail count records. */
+ * owner), single consumer (the shipper); head and tail count cells. */
 typedef struct nsc_tbuf {
     _Atomic uint32_t state;  /* NSC_TB_*: claimed by CAS, released at thread exit */
     uint32_t index;          /* position in the pool: its slots are index*S.. */
@@ -106,13 +136,14 @@ typedef struct nsc_tbuf {
     uint32_t cost_gap;       /* the calls that sample stands for, */
     uint32_t cost_rng;       /* its random state (xorshift32, never 0), */
     uint32_t cost_med;       /* its running median, in its ticks */
-    nsc_rec *wpos, *wend;    /* room left in wchunk (owner only) */
+    nsc_cell *wpos;          /* the next cell to write in wchunk (owner only) */
+    uint32_t wleft;          /* cells left there (owner only) */
     uint32_t wchunk;         /* NSC_CHUNK_NONE until the first record */
     nsc_tcounters c;
-    _Alignas(64) _Atomic uint64_t head; /* records published by the owner */
+    _Alignas(64) _Atomic uint64_t head; /* cells published by the owner */
     _Atomic uint32_t first;             /* the queue's first chunk (owner, once) */
-    _Alignas(64) uint64_t tail;         /* records taken (shipper only) */
-    uint64_t rbase;                     /* record number where rchunk starts */
+    _Alignas(64) uint64_t tail;         /* cells taken (shipper only) */
+    uint64_t rbase;                     /* cell number where rchunk starts */
     uint32_t rchunk;                    /* NSC_CHUNK_NONE before the first */
 } nsc_tbuf;
 
@@ -120,7 +151,7 @@ typedef struct nsc_tbuf {
 typedef struct nsc_pool {
     nsc_tbuf *tbufs;
     uint32_t ntbufs;
-    nsc_rec *recs;        /* nchunks * NSC_CHUNK_RECS */
+    nsc_cell *cells;      /* nchunks * NSC_CHUNK_CELLS */
     nsc_chunk *chunks;
     uint32_t nchunks;
     struct nsc_slot *slots;
@@ -140,28 +171,32 @@ void nsc_pool_reset(int zero_counters);     /* all buffers free and empty */
 
 /* The calling thread's buffer, claimed on first use; NULL if the pool is full. */
 nsc_tbuf *nsc_tbuf_self(void);
-/* The owner's full chunk: take a free one (one CAS); NULL when none is free. */
-nsc_rec *nsc_tbuf_grow(nsc_tbuf *tb);
-/* Room for one record; NULL when the pool is out of chunks and the caller
- * counts the drop. */
-static inline nsc_rec *nsc_tbuf_reserve(nsc_tbuf *tb)
+/* The owner's chunk has no room for a record: the rest is padding, and a
+ * free chunk is taken (one CAS); NULL when none is free. */
+nsc_cell *nsc_tbuf_grow(nsc_tbuf *tb);
+/* Room for a record of n cells; NULL when the pool is out of chunks and the
+ * caller counts the drop. */
+static inline nsc_cell *nsc_tbuf_reserve(nsc_tbuf *tb, uint32_t n)
 {
-    if (NSC_UNLIKELY(tb->wpos == tb->wend))
+    if (NSC_UNLIKELY(tb->wleft < n))
         return nsc_tbuf_grow(tb);
     return tb->wpos;
 }
-static inline void nsc_tbuf_commit(nsc_tbuf *tb)
+/* Publish the n cells reserved (head counts cells). */
+static inline void nsc_tbuf_commit(nsc_tbuf *tb, uint32_t n)
 {
-    tb->wpos++;
+    tb->wpos += n;
+    tb->wleft -= n;
     uint64_t head = atomic_load_explicit(&tb->head, memory_order_relaxed);
-    atomic_store_explicit(&tb->head, head + 1, memory_order_release);
+    atomic_store_explicit(&tb->head, head + n, memory_order_release);
 }
 /* Shipper side: the oldest record not taken, of those published up to head
- * (loaded with acquire), or NULL; a chunk it has left is returned to the pool. */
-const nsc_rec *nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head);
-static inline void nsc_tbuf_take(nsc_tbuf *tb)
+ * (loaded with acquire), copied into *out; its cells, or 0 when none. A
+ * chunk it has left is returned to the pool. */
+uint32_t nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head, nsc_rec *out);
+static inline void nsc_tbuf_take(nsc_tbuf *tb, uint32_t n)
 {
-    tb->tail++;
+    tb->tail += n;
 }
 /* Shipper side, for an orphan drained up to head: its chunk back, buffer free. */
 void nsc_tbuf_recycle(nsc_tbuf *tb);

@@ -57,6 +57,7 @@
 #define SNDHWM 8
 #define ACK_PROBE_NS 50000000ull
 #define ACK_RETRY_NS 200000000ull
+#define ACK_POLL_NS 1000000ull /* acknowledgements are read this often while draining */
 #define MS 1000000ull
 #define HOLD_CAP 4096u /* states held for their events (hold.c) */
 
@@ -68,17 +69,22 @@ static struct {
     pthread_t thread;
     int running;
     _Atomic int stop;
-    /* backlog: a ring of BATCH_CAP buffers, indexed by batch seq; [acked,
-     * head) were sent and wait for their acknowledgement, [head, tail) wait
-     * to be sent; the one at tail is being encoded while `open` */
+    /* backlog: batches by seq, each in one of nbatches BATCH_CAP buffers
+     * (ring[seq % nbatches]); [acked, head) were sent and wait for their
+     * acknowledgement, [head, tail) wait to be sent; the one at tail is being
+     * encoded while `open`. Free buffers are a stack: the one released last
+     * is taken next, still resident and in cache, where a ring would walk
+     * the whole backlog's pages (a page fault per 4 KiB written) */
     uint8_t *mem;
-    uint32_t *lens;
+    struct { uint32_t buf, len; } *ring;
+    uint32_t *spare, nspare;
     uint64_t nbatches, acked, head, tail;
     uint64_t stream;            /* this stream's id, random and non-zero */
     int acks;                   /* the agent acknowledges (its ack endpoint was seen) */
     uint64_t acks_probed;       /* when its endpoint was last looked for */
     uint64_t resend_instance, resend_next;  /* the last resend done */
     uint64_t ack_last, ack_since;  /* acked as last seen, and since when it has not moved */
+    uint64_t acks_read;            /* when pass() last read acknowledgements */
     nsc_enc enc;
     int open;
     uint64_t open_since, last_begin;
@@ -103,6 +109,25 @@ static void reset_defs(uint64_t now)
 
 /* ---- backlog --------------------------------------------------------------- */
 
+static uint8_t *batch_buf(uint64_t seq)
+{
+    return sh.mem + (size_t)sh.ring[seq % sh.nbatches].buf * BATCH_CAP;
+}
+
+/* Batches before next are acknowledged: their buffers are free. */
+static void release_upto(uint64_t next)
+{
+    for (; sh.acked < next; sh.acked++)
+        sh.spare[sh.nspare++] = sh.ring[sh.acked % sh.nbatches].buf;
+}
+
+/* Every buffer free, buffer 0 on top. */
+static void spares_reset(void)
+{
+    for (sh.nspare = 0; sh.nspare < sh.nbatches; sh.nspare++)
+        sh.spare[sh.nspare] = (uint32_t)(sh.nbatches - 1 - sh.nspare);
+}
+
 static int backlog_full(void)
 {
     /* one buffer stays free for the last counters of a final stop */
@@ -118,10 +143,13 @@ static int batch_begin(uint64_t now, uint64_t base_ns, int final)
                          .final = (uint8_t)final,
                          .clock_err_ns = nsc_g_counter ? nsc_clock_bound(&sh.clock) : 0};
     hdr.proc.pid = nsc_g_pid;
-    uint8_t *buf = sh.mem + (sh.tail % sh.nbatches) * BATCH_CAP;
-    if (nsc_enc_begin(&sh.enc, buf, BATCH_CAP, &hdr) != 0 ||
+    /* at most tail - acked buffers are taken: one is spare */
+    uint32_t buf = sh.spare[sh.nspare - 1];
+    if (nsc_enc_begin(&sh.enc, sh.mem + (size_t)buf * BATCH_CAP, BATCH_CAP, &hdr) != 0 ||
         nsc_enc_reserve(&sh.enc, COUNTERS_RESERVE) != 0)
         return -1;
+    sh.nspare--;
+    sh.ring[sh.tail % sh.nbatches].buf = buf;
     sh.seq++;
     sh.open = 1;
     sh.open_since = sh.last_begin = now;
@@ -145,28 +173,22 @@ static uint64_t time_ns(uint64_t tick)
     return nsc_g_counter && tick ? nsc_clock_ns(&sh.clock, tick) : tick;
 }
 
-/* A record as it is shipped: its times in CLOCK_MONOTONIC ns. Only the
- * record's own member is copied: a state is a third of an event's size. */
-static const nsc_rec *rec_ns(const nsc_rec *r, nsc_rec *out)
+/* A record as it is shipped: its times in CLOCK_MONOTONIC ns (converted in
+ * the shipper's own copy). */
+static void rec_ns(nsc_rec *r)
 {
     if (!nsc_g_counter)
-        return r;
-    out->kind = r->kind;
-    out->type = r->type;
+        return;
     if (r->kind == NSC_REC_EVENT) {
-        out->u.ev = r->u.ev;
-        out->u.ev.start_ns = time_ns(r->u.ev.start_ns);
-        out->u.ev.stop_ns = time_ns(r->u.ev.stop_ns);
+        r->u.ev.start_ns = time_ns(r->u.ev.start_ns);
+        r->u.ev.stop_ns = time_ns(r->u.ev.stop_ns);
         if (r->u.ev.type == NSC_T_KERNEL_CH)
-            out->u.ev.d.kernel_ch.ptimer_stop_ns = time_ns(r->u.ev.d.kernel_ch.ptimer_stop_ns);
+            r->u.ev.d.kernel_ch.ptimer_stop_ns = time_ns(r->u.ev.d.kernel_ch.ptimer_stop_ns);
     } else if (r->kind == NSC_REC_STATE) {
-        out->u.st = r->u.st;
-        out->u.st.ts_ns = time_ns(r->u.st.ts_ns);
+        r->u.st.ts_ns = time_ns(r->u.st.ts_ns);
     } else {
-        out->u.done = r->u.done;
-        out->u.done.ts_ns = time_ns(r->u.done.ts_ns);
+        r->u.done.ts_ns = time_ns(r->u.done.ts_ns);
     }
-    return out;
 }
 
 /* A pair every CALIBRATE_NS: the line follows CLOCK_MONOTONIC's slewing. */
@@ -194,7 +216,7 @@ static void batch_finish(void)
     c.shed_mask = sh.shed.mask;
     c.shed_changes = sh.shed.changes;
     nsc_enc_counters(&sh.enc, &c); /* fits: the reserve is for it */
-    sh.lens[sh.tail % sh.nbatches] = (uint32_t)nsc_enc_finish(&sh.enc);
+    sh.ring[sh.tail % sh.nbatches].len = (uint32_t)nsc_enc_finish(&sh.enc);
     sh.tail++;
     sh.open = 0;
 }
@@ -219,9 +241,9 @@ static void send_backlog(uint64_t now)
     if (sh.head < sh.tail)
         probe_acks(now);
     while (sh.head < sh.tail && sh.sock) {
-        uint8_t *buf = sh.mem + (sh.head % sh.nbatches) * BATCH_CAP;
+        uint8_t *buf = batch_buf(sh.head);
         nsc_wire_set_acked(buf, sh.acked);
-        if (zmq_send(sh.sock, buf, sh.lens[sh.head % sh.nbatches], ZMQ_DONTWAIT) < 0) {
+        if (zmq_send(sh.sock, buf, sh.ring[sh.head % sh.nbatches].len, ZMQ_DONTWAIT) < 0) {
             if (!sh.failing_since)
                 sh.failing_since = now;
             sh.acks_probed = 0;  /* an agent coming back may be a newer one */
@@ -233,7 +255,7 @@ static void send_backlog(uint64_t now)
         sh.last_ok = sh.last_progress = now;
         sh.head++;
         if (!sh.acks)
-            sh.acked = sh.head;
+            release_upto(sh.head);
     }
 }
 
@@ -246,8 +268,7 @@ static void take_ack(const nsc_ack *a, uint64_t now)
     if (a->stream != sh.stream)
         return;
     if (a->kind == NSC_ACK_STORED) {
-        if (a->next > sh.acked)
-            sh.acked = a->next < sh.tail ? a->next : sh.tail;
+        release_upto(a->next < sh.tail ? a->next : sh.tail);
         if (sh.head < sh.acked)
             sh.head = sh.acked;
         return;
@@ -479,9 +500,10 @@ static size_t drain_tbuf(nsc_tbuf *tb, uint64_t now, int *blocked)
     int orphan = atomic_load_explicit(&tb->state, memory_order_acquire) == NSC_TB_ORPHAN;
     uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
     size_t n = 0;
-    nsc_rec conv;
-    for (const nsc_rec *r; (r = nsc_tbuf_peek(tb, head)); nsc_tbuf_take(tb), n++) {
-        if (ship_record(rec_ns(r, &conv), now) != 0) {
+    nsc_rec r;
+    for (uint32_t cells; (cells = nsc_tbuf_peek(tb, head, &r)); nsc_tbuf_take(tb, cells), n++) {
+        rec_ns(&r);
+        if (ship_record(&r, now) != 0) {
             *blocked = 1;
             return n;
         }
@@ -510,15 +532,16 @@ static void count_leftovers(void)
     for (uint32_t i = 0; i < nsc_g_pool.ntbufs; i++) {
         nsc_tbuf *tb = &nsc_g_pool.tbufs[i];
         uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
-        for (const nsc_rec *r; (r = nsc_tbuf_peek(tb, head)); nsc_tbuf_take(tb)) {
-            if (r->kind == NSC_REC_EVENT) {
-                nsc_count_shared(&c->dropped[r->u.ev.type]);
-                if (r->u.ev.type == NSC_T_KERNEL_CH && r->u.ev.d.kernel_ch.ptimer_stop_ns)
+        nsc_rec r;
+        for (uint32_t cells; (cells = nsc_tbuf_peek(tb, head, &r)); nsc_tbuf_take(tb, cells)) {
+            if (r.kind == NSC_REC_EVENT) {
+                nsc_count_shared(&c->dropped[r.u.ev.type]);
+                if (r.u.ev.type == NSC_T_KERNEL_CH && r.u.ev.d.kernel_ch.ptimer_stop_ns)
                     nsc_count_shared(&c->states_dropped);
-            } else if (r->kind == NSC_REC_STATE) {
+            } else if (r.kind == NSC_REC_STATE) {
                 nsc_count_shared(&c->states_dropped);
             } else {
-                nsc_count_shared(&c->completions_dropped[r->type]);
+                nsc_count_shared(&c->completions_dropped[r.type]);
             }
         }
     }
@@ -590,7 +613,12 @@ static void pass(uint64_t now)
     if (now - sh.defs_reset >= DEFS_REPEAT_NS)
         reset_defs(now);
     announce(now);
-    take_acks(now);
+    /* A receive that finds nothing costs ZeroMQ a poll() and a getpid(): once
+     * a millisecond, not on each of the passes that drain a busy rank. */
+    if (now - sh.acks_read >= ACK_POLL_NS || backlog_full()) {
+        sh.acks_read = now;
+        take_acks(now);
+    }
     retry_acks(now);
     send_backlog(now);
     size_t n = drain(now);
@@ -757,11 +785,13 @@ static int backlog_alloc(uint64_t bytes)
     if (sh.nbatches < MIN_BACKLOG)
         sh.nbatches = MIN_BACKLOG;
     sh.mem = malloc(sh.nbatches * BATCH_CAP);
-    sh.lens = calloc(sh.nbatches, sizeof *sh.lens);
-    if (!sh.mem || !sh.lens || nsc_hold_init(HOLD_CAP) != 0) {
+    sh.ring = calloc(sh.nbatches, sizeof *sh.ring);
+    sh.spare = calloc(sh.nbatches, sizeof *sh.spare);
+    if (!sh.mem || !sh.ring || !sh.spare || nsc_hold_init(HOLD_CAP) != 0) {
         nsc_shipper_release();
         return -1;
     }
+    spares_reset();
     return 0;
 }
 
@@ -842,6 +872,8 @@ void nsc_shipper_forget(void)
 void nsc_shipper_reset_stream(void)
 {
     sh.acked = sh.head = sh.tail = 0;
+    if (sh.spare)
+        spares_reset();
     sh.open = 0;
     sh.seq = 0;
     sh.stream = 0;  /* a new one at start: the parent's acknowledgements are not ours */
@@ -855,8 +887,11 @@ void nsc_shipper_release(void)
 {
     nsc_hold_release();
     free(sh.mem);
-    free(sh.lens);
+    free(sh.ring);
+    free(sh.spare);
     sh.mem = NULL;
-    sh.lens = NULL;
+    sh.ring = NULL;
+    sh.spare = NULL;
+    sh.nspare = 0;
     sh.nbatches = 0;
 }

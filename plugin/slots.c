@@ -36,13 +36,27 @@ static int abandoned_step(const nsc_slot *s, uint64_t w)
            s->ev.parent && !nsc_slot_lookup(s->ev.parent, &parent);
 }
 
+/* A free slot (not live) is the owner's alone: every other writer of a word
+ * (attach, detach, a parent's stop, finalize's flush) acts only on a live
+ * one, so a plain store claims it, with no locked instruction. A stopped
+ * parent that lingers takes the CAS: a child may attach to it meanwhile. */
+static int claim(nsc_slot *s, uint64_t w, uint64_t nw)
+{
+    if (!(w & NSC_W_LIVE)) {
+        atomic_store_explicit(&s->word, nw, memory_order_relaxed);
+        return 1;
+    }
+    return atomic_compare_exchange_strong_explicit(&s->word, &w, nw, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
 int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
 {
     nsc_slot *base = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD;
     for (uint32_t probe = 0; probe < ALLOC_PROBES; probe++) {
         uint32_t i = tb->cursor++ & (NSC_SLOTS_PER_THREAD - 1);
         nsc_slot *s = &base[i];
-        uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
         int abandoned = !word_allocatable(w) && abandoned_step(s, w);
         if (!word_allocatable(w) && !abandoned)
             continue;
@@ -54,8 +68,7 @@ int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
         uint32_t quiet = s->quiet;
         uint32_t gen = GEN(w) + 1;
         uint64_t nw = ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
-        if (atomic_compare_exchange_strong_explicit(&s->word, &w, nw, memory_order_acquire,
-                                                    memory_order_relaxed)) {
+        if (claim(s, w, nw)) {
             if (NSC_UNLIKELY(abandoned) && !quiet) {
                 ev.stop_ns = nsc_tick();
                 ev.flags |= NSC_EVF_OPEN;
@@ -146,19 +159,19 @@ int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index)
  * the thread's ring is full (or the thread has no buffer). */
 static void emit_completion(nsc_tbuf *tb, uint8_t type, uint64_t id, uint64_t ts)
 {
-    nsc_rec *r = tb ? nsc_tbuf_reserve(tb) : NULL;
-    if (NSC_UNLIKELY(!r)) {
+    nsc_cell *c = tb ? nsc_tbuf_reserve(tb, 1) : NULL;
+    if (NSC_UNLIKELY(!c)) {
         nsc_tcounters *c = tb ? &tb->c : &nsc_g_pool.shared;
         void (*add)(_Atomic uint64_t *) = tb ? nsc_count : nsc_count_shared;
         add(&c->completions_emitted[type]);
         add(&c->completions_dropped[type]);
         return;
     }
-    r->kind = NSC_REC_COMPLETION;
-    r->type = type;
-    r->u.done.id = id;
-    r->u.done.ts_ns = ts;
-    nsc_tbuf_commit(tb);
+    c->done.id = id;
+    c->done.ts_ns = ts;
+    c->done.type = type;
+    c->b[NSC_CELL_MARK] = NSC_CELL_COMPLETION;
+    nsc_tbuf_commit(tb, 1);
     nsc_count(&tb->c.completions_emitted[type]);
 }
 

@@ -46,14 +46,14 @@ static uint32_t chunk_count(uint64_t bytes, uint32_t threads)
 {
     uint64_t fixed =
         (uint64_t)threads * (sizeof(nsc_tbuf) + NSC_SLOTS_PER_THREAD * sizeof(nsc_slot));
-    uint64_t per_chunk = NSC_CHUNK_RECS * sizeof(nsc_rec) + sizeof(nsc_chunk);
+    uint64_t per_chunk = NSC_CHUNK_CELLS * sizeof(nsc_cell) + sizeof(nsc_chunk);
     uint64_t n = bytes / 2 > fixed ? (bytes / 2 - fixed) / per_chunk : 0;
     return n > threads ? (uint32_t)n : threads + 1;
 }
 
-static nsc_rec *chunk_recs(uint32_t chunk)
+static nsc_cell *chunk_cells(uint32_t chunk)
 {
-    return nsc_g_pool.recs + (size_t)chunk * NSC_CHUNK_RECS;
+    return nsc_g_pool.cells + (size_t)chunk * NSC_CHUNK_CELLS;
 }
 
 static uint64_t next_top(uint64_t top, uint32_t index)
@@ -105,7 +105,8 @@ static void chunks_reset(void)
 
 static void tbuf_empty(nsc_tbuf *tb)
 {
-    tb->wpos = tb->wend = NULL;
+    tb->wpos = NULL;
+    tb->wleft = 0;
     tb->wchunk = tb->rchunk = NSC_CHUNK_NONE;
     atomic_store_explicit(&tb->first, NSC_CHUNK_NONE, memory_order_relaxed);
     atomic_store_explicit(&tb->head, 0, memory_order_relaxed);
@@ -118,15 +119,16 @@ int nsc_pool_create(uint64_t bytes, uint32_t threads)
     p->nchunks = chunk_count(bytes, threads);
     p->ntbufs = threads;
     p->nslots = threads * NSC_SLOTS_PER_THREAD;
-    /* calloc'ed pages become resident only when first written: a chunk when
-     * first taken (the free list hands out the most recently returned first) */
+    /* pages this large come from mmap, resident only when first written: a
+     * chunk when first taken (the free list hands out the most recently
+     * returned first); cells start at a cache line */
     p->tbufs = aligned_alloc(64, sizeof(nsc_tbuf) * threads);
-    p->recs = calloc((size_t)p->nchunks * NSC_CHUNK_RECS, sizeof(nsc_rec));
+    p->cells = aligned_alloc(64, (size_t)p->nchunks * NSC_CHUNK_CELLS * sizeof(nsc_cell));
     p->chunks = calloc(p->nchunks, sizeof(nsc_chunk));
     p->slots = calloc(p->nslots, sizeof(nsc_slot));
-    if (!p->tbufs || !p->recs || !p->chunks || !p->slots) {
+    if (!p->tbufs || !p->cells || !p->chunks || !p->slots) {
         free(p->tbufs);
-        free(p->recs);
+        free(p->cells);
         free(p->chunks);
         free(p->slots);
         memset(p, 0, sizeof *p);
@@ -148,7 +150,7 @@ void nsc_pool_destroy(void)
     if (!p->tbufs)
         return;
     atomic_fetch_add(&nsc_g_epoch, 1);
-    free(p->recs);
+    free(p->cells);
     free(p->chunks);
     free(p->tbufs);
     free(p->slots);
@@ -260,35 +262,71 @@ static _Atomic uint32_t *link_after(nsc_tbuf *tb, uint32_t chunk)
 }
 
 /* The owner moves to a new chunk, linked after its full one; the link is
- * published with the record (nsc_tbuf_commit's release of head). */
-nsc_rec *nsc_tbuf_grow(nsc_tbuf *tb)
+ * published with the record (nsc_tbuf_commit's release of head). The cells
+ * left in the old one are padding, published at once. */
+nsc_cell *nsc_tbuf_grow(nsc_tbuf *tb)
 {
+    if (tb->wleft) {
+        tb->wpos->b[NSC_CELL_MARK] = NSC_CELL_PAD;
+        nsc_tbuf_commit(tb, tb->wleft);
+    }
     uint32_t chunk = chunk_pop();
     if (chunk == NSC_CHUNK_NONE)
         return NULL;
     atomic_store_explicit(link_after(tb, chunk), NSC_CHUNK_NONE, memory_order_relaxed);
     atomic_store_explicit(link_after(tb, tb->wchunk), chunk, memory_order_relaxed);
     tb->wchunk = chunk;
-    tb->wpos = chunk_recs(chunk);
-    tb->wend = tb->wpos + NSC_CHUNK_RECS;
+    tb->wpos = chunk_cells(chunk);
+    tb->wleft = NSC_CHUNK_CELLS;
     return tb->wpos;
 }
 
-/* Owners fill every chunk before taking the next, so the shipper leaves a
- * chunk after NSC_CHUNK_RECS records, and only when a record after them is
- * published (the link is then visible): the chunk is no one's any more. */
-const nsc_rec *nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head)
+/* The record in cell c, copied out; its cells, or 0 for padding. */
+static uint32_t cell_rec(const nsc_cell *c, nsc_rec *out)
 {
-    if (tb->tail == head)
-        return NULL;
-    if (tb->rchunk == NSC_CHUNK_NONE || tb->tail - tb->rbase == NSC_CHUNK_RECS) {
-        uint32_t next = atomic_load_explicit(link_after(tb, tb->rchunk), memory_order_relaxed);
-        if (tb->rchunk != NSC_CHUNK_NONE)
-            chunk_push(tb->rchunk);
-        tb->rchunk = next;
-        tb->rbase = tb->tail;
+    switch (c->b[NSC_CELL_MARK]) {
+    case NSC_CELL_PAD:
+        return 0;
+    case NSC_CELL_STATE:
+        out->kind = NSC_REC_STATE;
+        out->type = 0;
+        out->u.st = (nsc_state_rec){.id = c->st.id, .ts_ns = c->st.ts_ns, .arg = c->st.arg,
+                                    .tid = c->st.tid, .state = c->st.state};
+        return 1;
+    case NSC_CELL_COMPLETION:
+        out->kind = NSC_REC_COMPLETION;
+        out->type = c->done.type;
+        out->u.done = (nsc_completion){.id = c->done.id, .ts_ns = c->done.ts_ns};
+        return 1;
+    default:
+        out->kind = NSC_REC_EVENT;
+        out->type = 0;
+        memcpy(&out->u.ev, c, sizeof out->u.ev);
+        return NSC_EVENT_CELLS;
     }
-    return chunk_recs(tb->rchunk) + (tb->tail - tb->rbase);
+}
+
+/* Owners fill every chunk before taking the next, so the shipper leaves a
+ * chunk after NSC_CHUNK_CELLS cells, and only when a record after them is
+ * published (the link is then visible): the chunk is no one's any more.
+ * Padding is taken on the way. */
+uint32_t nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head, nsc_rec *out)
+{
+    for (;;) {
+        if (tb->tail == head)
+            return 0;
+        if (tb->rchunk == NSC_CHUNK_NONE || tb->tail - tb->rbase == NSC_CHUNK_CELLS) {
+            uint32_t next = atomic_load_explicit(link_after(tb, tb->rchunk), memory_order_relaxed);
+            if (tb->rchunk != NSC_CHUNK_NONE)
+                chunk_push(tb->rchunk);
+            tb->rchunk = next;
+            tb->rbase = tb->tail;
+        }
+        uint32_t n = cell_rec(chunk_cells(tb->rchunk) + (tb->tail - tb->rbase), out);
+        if (n)
+            return n;
+        tb->tail = tb->rbase + NSC_CHUNK_CELLS;
+    }
 }
 
 /* Drained to its head, an orphan holds at most the chunk its owner wrote last. */

@@ -14,7 +14,7 @@ static void *zctx, *sock;
 static pthread_t thread;
 static atomic_int stopping;
 static nsc_recv *rcv;
-static _Atomic uint64_t decoded, decoded_states; /* published by the receiver thread */
+static _Atomic uint64_t decoded, decoded_states, batches; /* published by the receiver thread */
 
 const char *h_env(void)
 {
@@ -34,6 +34,7 @@ static int receive(int flags)
         nsc_recv_batch(rcv, zmq_msg_data(&msg), zmq_msg_size(&msg));
         atomic_store(&decoded, nsc_recv_nevents(rcv));
         atomic_store(&decoded_states, nsc_recv_nstates(rcv));
+        atomic_fetch_add(&batches, 1);
     }
     zmq_msg_close(&msg);
     return n;
@@ -59,6 +60,7 @@ void h_recv_start(void)
     rcv = nsc_recv_new();
     atomic_store(&decoded, 0);
     atomic_store(&decoded_states, 0);
+    atomic_store(&batches, 0);
     zctx = zmq_ctx_new();
     sock = zmq_socket(zctx, ZMQ_PULL);
     int timeout = 50;
@@ -82,6 +84,7 @@ static int wait_for(_Atomic uint64_t *count, uint64_t n)
 int h_recv_wait_events(uint64_t n) { return wait_for(&decoded, n); }
 
 int h_recv_wait_states(uint64_t n) { return wait_for(&decoded_states, n); }
+int h_recv_wait_batches(uint64_t n) { return wait_for(&batches, n); }
 
 nsc_recv *h_recv_stop(nsc_recv_totals *t)
 {

@@ -14,9 +14,11 @@
 /* Set NCCLSCOPE_ENDPOINT (and NCCLSCOPE_EVENT_MASK=all) for a fresh socket. */
 const char *h_env(void);
 void h_recv_start(void);
-/* Wait (up to 30 s) until the receiver has decoded n events (states); 0, or -1. */
+/* Wait (up to 30 s) until the receiver has decoded n events (states), or
+ * taken n batches; 0, or -1. */
 int h_recv_wait_events(uint64_t n);
 int h_recv_wait_states(uint64_t n);
+int h_recv_wait_batches(uint64_t n); /* messages, decoded or not */
 /* Stop the receiver after draining; returns what arrived (caller frees). */
 nsc_recv *h_recv_stop(nsc_recv_totals *t);
 /* dlopen the plugin; *dl receives the handle. */

@@ -2,8 +2,10 @@
  * against the in-process receiver: counts, parent links, completion, strings,
  * per-version translation, stale handles, PXN, drops with no agent. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -404,6 +406,78 @@ Test(plugin, times_are_monotonic_ns)
     nsc_recv_find(rc, NSC_T_COLL, in_window, &w);
     cr_assert_eq(w.n, 20);
     nsc_recv_free(rc);
+}
+
+/* The shipper thread's minor page faults so far (/proc: its stat's 10th field). */
+static long shipper_faults(void)
+{
+    char path[300], comm[32], stat[512];
+    DIR *dir = opendir("/proc/self/task");
+    cr_assert_not_null(dir);
+    long faults = -1;
+    for (struct dirent *t; faults < 0 && (t = readdir(dir));) {
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", t->d_name);
+        FILE *f = fopen(path, "r");
+        int ours = f && fgets(comm, sizeof comm, f) && strcmp(comm, "ncclscope-ship\n") == 0;
+        if (f)
+            fclose(f);
+        if (!ours)
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", t->d_name);
+        f = fopen(path, "r");
+        cr_assert_not_null(f);
+        cr_assert_not_null(fgets(stat, sizeof stat, f));
+        fclose(f);
+        sscanf(strrchr(stat, ')'), ") %*c %*d %*d %*d %*d %*d %*u %ld", &faults);
+    }
+    closedir(dir);
+    cr_assert_geq(faults, 0, "no shipper thread");
+    return faults;
+}
+
+/* Sent batches' buffers are used again at once: a stream of batches (here
+ * heartbeats, each into a fresh batch) touches the same few pages, not a new
+ * page of the 32 MiB backlog for each, which would cost the ranks a page
+ * fault per 4 KiB shipped. Counted on the shipper thread alone (a sanitizer's
+ * allocator hands the receiver fresh pages for its own reasons). */
+Test(plugin, backlog_reuses_sent_buffers)
+{
+    setenv("NCCLSCOPE_HEARTBEAT_MS", "10", 1);
+    v5_run r;
+    open_v5(&r);
+    one_allreduce(&r, 0);
+    cr_assert_eq(h_recv_wait_batches(4), 0);
+    long before = shipper_faults();
+    cr_assert_eq(h_recv_wait_batches(4 + 48), 0);
+    long faults = shipper_faults() - before;
+    cr_assert_lt(faults, 24, "%ld page faults over 48 batches (a fresh page each: 48)", faults);
+    nsc_recv_totals t;
+    nsc_recv_free(close_v5(&r, &t));
+}
+
+/* A record never straddles two chunks: 511 states fill all but the last cell
+ * of the thread's first chunk (512 cells), so the step's event (two cells)
+ * starts the next chunk and the cell left is padding, which the shipper
+ * skips; the records after it are read as they were written. */
+Test(plugin, records_skip_a_chunks_padding)
+{
+    v5_run r;
+    open_v5(&r);
+    ncclProfilerEventDescr_v5_t d = {0};
+    void *step = start5(&r, ncclProfileProxyStep, NULL, &d);
+    for (int i = 0; i < 511; i++)
+        state5(&r, step, 9 /* SendWait */, (uint64_t)i);
+    r.p->stopEvent(step);
+    memset(&d, 0, sizeof d);
+    void *after = start5(&r, ncclProfileProxyStep, NULL, &d);
+    state5(&r, after, 9, 7);
+    r.p->stopEvent(after);
+    nsc_recv_totals t;
+    nsc_recv_free(close_v5(&r, &t));
+    cr_assert_eq(t.events[NSC_T_PROXY_STEP], 2);
+    cr_assert_eq(t.states[9], 512);
+    cr_assert_eq(t.states_apart + t.states_unmatched + t.bad_batches, 0);
+    cr_assert_eq(h_sum(t.counters.dropped, NSC_T_COUNT) + t.counters.states_dropped, 0);
 }
 
 /* The self-cost guard's collective time, event by event: each Coll from its
