@@ -92,8 +92,8 @@ typedef struct nsc_cstore_ops {
     /* The store query streams read in a transaction of their own, or NULL
      * when each query reads a store it holds itself (qstream.h). */
     nsc_store *(*direct)(void *h);
-    /* Answer req with q (taken); qs: the request's query string. */
-    void (*query_start)(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q, const char *qs);
+    /* Answer req with q (taken). */
+    void (*query_start)(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q);
     /* What one request's queries read, held until reads_free (NULL: out
      * of memory, which reads_store then reports). */
     void *(*reads_new)(void *h);

@@ -257,9 +257,9 @@ static nsc_store *direct(void *h)
     return s->st;
 }
 
-static void query_start(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q, const char *qs)
+static void query_start(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
 {
-    (void)h, (void)qs;  /* the stream reads direct(), whichever job qs names */
+    (void)h;  /* the stream reads direct(), whichever job q names */
     nsc_qstream_start(set, req, q);
 }
 

@@ -182,9 +182,9 @@ static nsc_store *direct(void *h)
     return NULL;
 }
 
-static void query_start(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q, const char *qs)
+static void query_start(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
 {
-    nsc_chquery_start(h, set, req, q, qs);
+    nsc_chquery_start(h, set, req, q);
 }
 
 static void *reads_new(void *h)

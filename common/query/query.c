@@ -371,6 +371,11 @@ const char *nsc_query_name(const nsc_query *q)
     return endpoints[q->endpoint].name;
 }
 
+const char *nsc_query_job(const nsc_query *q)
+{
+    return q->has & QP_JOB ? q->job : NULL;
+}
+
 int nsc_query_http_status(int err)
 {
     switch (err) {

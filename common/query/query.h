@@ -56,6 +56,8 @@ int nsc_query_run(const nsc_query *q, nsc_store_reader *rd, nsc_query_write_fn f
 const char *nsc_query_content_type(const nsc_query *q);
 /* The endpoint name q was parsed for. */
 const char *nsc_query_name(const nsc_query *q);
+/* The job q names (decoded), or NULL when it names none. */
+const char *nsc_query_job(const nsc_query *q);
 /* The HTTP status for an error code (200, 400, 404, 500). */
 int nsc_query_http_status(int err);
 /* What a collector with on-demand detail fetched for q (a JSON object,
