@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "chback.h"
+#include "chparts.h"
 #include "collector.h"
 
 struct evbuffer;

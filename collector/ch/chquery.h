@@ -15,7 +15,7 @@
 #include <event2/http.h>
 #include <limits.h>
 
-#include "chback.h"
+#include "chparts.h"
 #include "collector.h"
 #include "qstream.h"
 #include "query.h"

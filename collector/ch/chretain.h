@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "chback.h"
+#include "chparts.h"
 #include "collector.h"
 
 /* At most this many jobs are deleted per pass (the next pass takes more). */
