@@ -115,8 +115,4 @@ int nsc_cstore_open(struct nsc_collector *c, nsc_cstore *out);
 int nsc_lmdbstore_open(struct nsc_collector *c, nsc_cstore *out);
 int nsc_chback_open(struct nsc_collector *c, nsc_cstore *out);
 
-/* The collector's own live state under its lock (what live_read gives
- * without other collectors). */
-int nsc_cstore_own_live(struct nsc_collector *c, nsc_cstore_live_fn fn, void *arg);
-
 #endif

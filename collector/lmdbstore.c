@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "clocks.h"
-#include "collector.h"
+#include "cstate.h"
 #include "dedupe.h"
 #include "item.h"
 #include "writer.h"

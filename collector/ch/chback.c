@@ -18,7 +18,7 @@
 #include "chlive.h"
 #include "chquery.h"
 #include "clocks.h"
-#include "collector.h"
+#include "cstate.h"
 #include "item.h"
 
 static int load_clocks(void *h, struct nsc_clocks *clocks)

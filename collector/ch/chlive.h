@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "chparts.h"
-#include "collector.h"
+#include "cstate.h"
 
 struct evbuffer;
 typedef struct nsc_chlive nsc_chlive;

@@ -16,7 +16,7 @@
 #include <limits.h>
 
 #include "chparts.h"
-#include "collector.h"
+#include "cstate.h"
 #include "qstream.h"
 #include "query.h"
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "chparts.h"
-#include "collector.h"
+#include "cstate.h"
 
 /* At most this many jobs are deleted per pass (the next pass takes more). */
 #define NSC_CHRETAIN_JOBS_MAX 64
