@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <zmq.h>
 
-#include "ingest.h"
+#include "sockfile.h"
 
 int nsc_acks_open(nsc_agent *a, char err[256])
 {
@@ -15,7 +15,7 @@ int nsc_acks_open(nsc_agent *a, char err[256])
         snprintf(err, 256, "agent.sock.ack: %s", zmq_strerror(zmq_errno()));
         return -1;
     }
-    return nsc_ingest_bind(a, a->ackpub, "agent.sock.ack", err);
+    return nsc_sockfile_bind(&a->cfg, a->ackpub, "agent.sock.ack", err);
 }
 
 void nsc_acks_close(nsc_agent *a)

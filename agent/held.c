@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "grow.h"
-#include "ingest.h"
 #include "lsave.h"
 
 typedef struct adds {
@@ -109,9 +108,15 @@ void nsc_held_done(nsc_agent *a, nsc_held_save *sv)
     sv->cand = NULL;
 }
 
+typedef struct loading {
+    nsc_agent *a;
+    nsc_held_flush_fn flush;
+} loading;
+
 static int load_one(void *arg, const nsc_spool_held *h)
 {
-    nsc_agent *a = arg;
+    const loading *ld = arg;
+    nsc_agent *a = ld->a;
     uint64_t now = nsc_mono_ns();
     nsc_batch_hdr hdr = {.version = NSC_WIRE_VERSION, .proc = h->proxy};
     unsigned news;
@@ -128,7 +133,7 @@ static int load_one(void *arg, const nsc_spool_held *h)
         return 0;
     /* The ids of the events given up are full: store those events and
      * forget their ids, then there is room. */
-    nsc_ingest_flush(a, now);
+    ld->flush(a, now);
     return nsc_pxn_restore(a->pxn, h->id, p->key, p->id.pid, &h->ev, now);
 }
 
@@ -162,8 +167,9 @@ static void sort_cands(nsc_agent *a)
     a->ncands = kept;
 }
 
-int nsc_held_load(nsc_agent *a, char err[256])
+int nsc_held_load(nsc_agent *a, nsc_held_flush_fn flush, char err[256])
 {
+    loading ld = {a, flush};
     nsc_pxn_set_last_id(a->pxn, nsc_spool_pxn_last_id(a->spool));
     /* Candidates first: a held event may re-attach as soon as its origin is heard. */
     if (nsc_spool_cands_foreach(a->spool, load_cand, a) != 0) {
@@ -172,11 +178,11 @@ int nsc_held_load(nsc_agent *a, char err[256])
     }
     sort_cands(a);
     a->pxn_before = a->ncands > 0;
-    if (nsc_spool_held_foreach(a->spool, load_one, a) != 0) {
+    if (nsc_spool_held_foreach(a->spool, load_one, &ld) != 0) {
         snprintf(err, 256, "spool %.200s: cannot take back the held PXN events", a->cfg.spool);
         return -1;
     }
-    nsc_ingest_flush(a, nsc_mono_ns());  /* the events given up, the processes started */
+    flush(a, nsc_mono_ns());  /* the events given up, the processes started */
     return 0;
 }
 

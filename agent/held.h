@@ -31,9 +31,14 @@ typedef struct nsc_held_save {
 int nsc_held_stage(nsc_agent *a, nsc_held_save *sv);
 /* After the flush: unstage; what the spool wrote counts as saved. */
 void nsc_held_done(nsc_agent *a, nsc_held_save *sv);
+/* Stores what waits in the agent's output as one spool entry
+ * (nsc_ingest_flush). */
+typedef void (*nsc_held_flush_fn)(nsc_agent *a, uint64_t now_ns);
 /* At start: hold again every event the spool keeps, each in its proxy
- * process's registry entry (made, and reported started, if new). */
-int nsc_held_load(nsc_agent *a, char err[256]);
+ * process's registry entry (made, and reported started, if new); flush
+ * stores the events given up and the processes started, and makes room
+ * when the resolver's ids are full. */
+int nsc_held_load(nsc_agent *a, nsc_held_flush_fn flush, char err[256]);
 /* p is heard for the first time since the start: its candidates back. */
 void nsc_held_heard(nsc_agent *a, const nsc_reg_proc *p);
 /* linger_ms after the start: the candidates of processes not heard go. */

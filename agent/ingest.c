@@ -4,12 +4,10 @@
 #include "acks.h"
 #include "held.h"
 #include "lsave.h"
+#include "sockfile.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <zmq.h>
 
 static const char *const reasons[NSC_REJECT_COUNT] = {
@@ -19,22 +17,6 @@ static const char *const reasons[NSC_REJECT_COUNT] = {
 };
 
 const char *nsc_ingest_reason(unsigned idx) { return idx < NSC_REJECT_COUNT ? reasons[idx] : NULL; }
-
-int nsc_ingest_bind(nsc_agent *a, void *sock, const char *name, char err[256])
-{
-    char path[PATH_MAX + 16], ep[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s", a->cfg.rundir, name);
-    snprintf(ep, sizeof ep, "ipc://%s", path);
-    if (!sock || zmq_bind(sock, ep) != 0) {
-        snprintf(err, 256, "%.200s: %s", ep, zmq_strerror(zmq_errno()));
-        return -1;
-    }
-    if (chmod(path, 0660) != 0) {
-        snprintf(err, 256, "chmod %.200s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
 
 int nsc_ingest_open(nsc_agent *a, char err[256])
 {
@@ -61,7 +43,7 @@ int nsc_ingest_open(nsc_agent *a, char err[256])
         snprintf(err, 256, "agent.sock: %s", zmq_strerror(zmq_errno()));
         return -1;
     }
-    return nsc_ingest_bind(a, a->pull, "agent.sock", err);
+    return nsc_sockfile_bind(&a->cfg, a->pull, "agent.sock", err);
 }
 
 void nsc_ingest_close(nsc_agent *a)

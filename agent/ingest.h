@@ -13,9 +13,6 @@
 #include "agent.h"
 
 int nsc_ingest_open(nsc_agent *a, char err[256]);
-/* Bind sock (options set) on ipc://<rundir>/<name>, the file then mode 0660.
- * sock NULL (its creation failed) is an error too. */
-int nsc_ingest_bind(nsc_agent *a, void *sock, const char *name, char err[256]);
 void nsc_ingest_close(nsc_agent *a);
 /* Take at most max messages without waiting; returns how many were taken.
  * ZeroMQ's PULL socket queues fairly per peer, so bounding the work per call

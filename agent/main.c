@@ -188,7 +188,7 @@ static int setup(nsc_agent *a)
     if (a->ring)
         nsc_out_set_ring(a->out, a->ring, nsc_mono_ns());
     /* What a killed predecessor held: taken back before anything new comes. */
-    if (nsc_ingest_open(a, err) != 0 || nsc_lsave_load(a, err) != 0 || nsc_held_load(a, err) != 0 ||
+    if (nsc_ingest_open(a, err) != 0 || nsc_lsave_load(a, err) != 0 || nsc_held_load(a, nsc_ingest_flush, err) != 0 ||
         nsc_acks_unheard_load(a, err) != 0 ||
         start_forward(a, err) != 0 || nsc_http_start(a, err) != 0)
         goto fail;

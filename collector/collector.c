@@ -21,26 +21,6 @@ int nsc_cstore_open(nsc_collector *c, nsc_cstore *out)
     return strcmp(c->cfg.store, "lmdb") ? nsc_chback_open(c, out) : nsc_lmdbstore_open(c, out);
 }
 
-int nsc_cstore_own_live(nsc_collector *c, nsc_cstore_live_fn fn, void *arg)
-{
-    pthread_mutex_lock(&c->live_mu);
-    int rc = fn(arg, c->live, nsc_mono_ns());
-    pthread_mutex_unlock(&c->live_mu);
-    return rc;
-}
-
-nsc_live_cfg nsc_collector_live_cfg(const nsc_coll_cfg *cfg)
-{
-    return (nsc_live_cfg){.heartbeat_timeout_ns = cfg->heartbeat_timeout_ms * 1000000ull,
-                          .lag_ns = cfg->hang_ms * 1000000ull,
-                          .evict_ns = cfg->live_evict_s * 1000000000ull,
-                          .max_jobs = (uint32_t)cfg->max_jobs,
-                          .max_comms_per_job = (uint32_t)cfg->max_comms_per_job,
-                          .max_procs_per_job = (uint32_t)cfg->max_procs_per_job,
-                          .max_procs_per_agent = (uint32_t)cfg->max_procs_per_agent,
-                          .open_colls = (uint32_t)cfg->live_open_colls};
-}
-
 /* fetch.c's view of the clock models. */
 static int clock_of(void *arg, const char *host, uint64_t ref_ns, uint64_t *off_ns, uint64_t *err_ns)
 {

@@ -1,43 +1,13 @@
-/* collector.h: the collector daemon's shared state.
+/* collector.h: the collector daemon.
  *
- * Owns the one structure the threads share: configuration, the store, the
- * counters, the live state and the stop flag. Threads: ingest (the ZeroMQ
- * ROUTER: decodes, answers probes, forwards acks), writer (the store's one
- * writer: dedupe, group commit, clock models, live state), HTTP (libevent).
- *
- * Time base: the collector's CLOCK_MONOTONIC. Probes are answered with it, so
- * every host's clock model maps onto it and aligned times are this machine's
- * monotonic nanoseconds (a reboot of the collector's host starts a new base).
+ * Owns the daemon's life: it opens the store, starts the threads (ingest,
+ * writer, HTTP) over the shared state (cstate.h), serves, and stops them in
+ * order.
  */
 #ifndef NCCLSCOPE_COLLECTOR_H
 #define NCCLSCOPE_COLLECTOR_H
 
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
-
-#include "config.h"
-#include "cstore.h"
-#include "live.h"
-#include "mono.h"
-#include "stats.h"
-
-typedef struct nsc_collector {
-    nsc_coll_cfg cfg;
-    nsc_cstore store;           /* LMDB or ClickHouse, chosen at start (cstore.h) */
-    nsc_stats stats;
-    void *zctx;
-    atomic_int stop;            /* set by the signal handler's pipe reader */
-    pthread_mutex_t clock_mu;   /* guards clocks (writer updates, HTTP reads) */
-    struct nsc_clocks *clocks;
-    pthread_mutex_t live_mu;    /* guards live (writer feeds, HTTP reads) */
-    nsc_live *live;
-    struct nsc_cfetch *fetch;   /* detail fetches: HTTP asks, ingest sends and takes the answers (fetch.h) */
-    int zmq_port, http_port;    /* bound ports (after start) */
-} nsc_collector;
-
-/* The live state's settings from the collector's (times, limits). */
-nsc_live_cfg nsc_collector_live_cfg(const nsc_coll_cfg *cfg);
+#include "cstate.h"
 
 /* Open the store, start the threads, serve until SIGTERM or SIGINT, then
  * stop accepting, commit and acknowledge what is pending and close the

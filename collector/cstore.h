@@ -93,8 +93,8 @@ typedef struct nsc_cstore_ops {
     /* The store query streams read in a transaction of their own, or NULL
      * when each query reads a store it holds itself (qstream.h). */
     nsc_store *(*direct)(void *h);
-    /* Answer req with q (taken); qs: the request's query string. */
-    void (*query_start)(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q, const char *qs);
+    /* Answer req with q (taken). */
+    void (*query_start)(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q);
     /* What one request's queries read, held until reads_free (NULL: out
      * of memory, which reads_store then reports). */
     void *(*reads_new)(void *h);
@@ -119,9 +119,5 @@ int nsc_cstore_open(struct nsc_collector *c, nsc_cstore *out);
 /* The two implementations. */
 int nsc_lmdbstore_open(struct nsc_collector *c, nsc_cstore *out);
 int nsc_chback_open(struct nsc_collector *c, nsc_cstore *out);
-
-/* The collector's own live state under its lock (what live_read gives
- * without other collectors). */
-int nsc_cstore_own_live(struct nsc_collector *c, nsc_cstore_live_fn fn, void *arg);
 
 #endif

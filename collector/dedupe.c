@@ -66,12 +66,9 @@ static size_t find(const nsc_dedupe *d, const char *id, uint64_t epoch, int *fou
     return lo;
 }
 
-static agent_seqs *get_or_add(nsc_dedupe *d, const char *id, uint64_t epoch)
+/* A new, empty agent epoch at index i (where find said it goes). */
+static agent_seqs *add_at(nsc_dedupe *d, size_t i, const char *id, uint64_t epoch)
 {
-    int found;
-    size_t i = find(d, id, epoch, &found);
-    if (found)
-        return &d->agents[i];
     if (nsc_grow(&d->agents, d->n, &d->cap, sizeof *d->agents, 16))
         return NULL;
     memmove(&d->agents[i + 1], &d->agents[i], (d->n - i) * sizeof *d->agents);
@@ -81,6 +78,13 @@ static agent_seqs *get_or_add(nsc_dedupe *d, const char *id, uint64_t epoch)
     strncpy(a->id, id, sizeof a->id - 1);
     a->epoch = epoch;
     return a;
+}
+
+static agent_seqs *get_or_add(nsc_dedupe *d, const char *id, uint64_t epoch)
+{
+    int found;
+    size_t i = find(d, id, epoch, &found);
+    return found ? &d->agents[i] : add_at(d, i, id, epoch);
 }
 
 /* A range is [lo, hi) with hi == 0 standing for 2^64, the end of the sequence
@@ -128,26 +132,25 @@ static int opens_range(const agent_seqs *a, size_t k, uint64_t seq)
     return !holds(a, k, seq) && !(k < a->n && ends_at(&a->r[k], seq)) && !just_below(a, k, seq);
 }
 
-int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
-{
-    int found;
-    size_t i = find(d, agent, epoch, &found);
-    if (!found)
-        return 0;
-    return holds(&d->agents[i], range_at(&d->agents[i], seq), seq);
-}
-
-int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
+/* The verdict on seq for agent epoch a (NULL: none marked yet), k its
+ * range_at: the one place that decides, for classify and mark alike. */
+static int verdict(const nsc_dedupe *d, const agent_seqs *a, size_t k, uint64_t seq)
 {
     if (d->unknown)
         return NSC_DEDUPE_UNKNOWN;
+    if (!a)
+        return NSC_DEDUPE_NEW;
+    if (holds(a, k, seq))
+        return NSC_DEDUPE_DUPLICATE;
+    return a->n >= NSC_DEDUPE_MAX_RANGES && opens_range(a, k, seq) ? NSC_DEDUPE_FULL : NSC_DEDUPE_NEW;
+}
+
+int nsc_dedupe_classify(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
+{
     int found;
     size_t i = find(d, agent, epoch, &found);
-    if (!found)
-        return 0;
-    const agent_seqs *a = &d->agents[i];
-    size_t k = range_at(a, seq);
-    return a->n >= NSC_DEDUPE_MAX_RANGES && opens_range(a, k, seq) ? NSC_DEDUPE_FULL : 0;
+    const agent_seqs *a = found ? &d->agents[i] : NULL;
+    return verdict(d, a, a ? range_at(a, seq) : 0, seq);
 }
 
 static int insert_range(agent_seqs *a, size_t k, uint64_t seq)
@@ -168,15 +171,17 @@ static void remove_range(agent_seqs *a, size_t k)
 
 int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq)
 {
-    int room = nsc_dedupe_room(d, agent, epoch, seq);
-    if (room)
-        return room;
-    agent_seqs *a = get_or_add(d, agent, epoch);
-    if (!a)
-        return -1;
-    size_t k = range_at(a, seq);
-    if (holds(a, k, seq))
+    int found;
+    size_t i = find(d, agent, epoch, &found);
+    agent_seqs *a = found ? &d->agents[i] : NULL;
+    size_t k = a ? range_at(a, seq) : 0;
+    int v = verdict(d, a, k, seq);
+    if (v == NSC_DEDUPE_DUPLICATE)
         return 0;
+    if (v)
+        return v;
+    if (!a && !(a = add_at(d, i, agent, epoch)))
+        return -1;
     a->dirty = 1;
     if (k < a->n && ends_at(&a->r[k], seq)) {
         a->r[k].hi++;  /* 2^64-1 + 1 wraps to 0: the range now ends the space */

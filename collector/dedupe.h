@@ -37,16 +37,16 @@ int nsc_dedupe_load(nsc_dedupe *d, nsc_store *st);
 /* 0 after a failed load, until a load works; else 1. */
 int nsc_dedupe_known(const nsc_dedupe *d);
 
-/* 1 if (agent, epoch, seq) is already marked. */
-int nsc_dedupe_has(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
-#define NSC_DEDUPE_FULL 1
-#define NSC_DEDUPE_UNKNOWN 2
-/* 0 if (agent, epoch, seq) may be marked, NSC_DEDUPE_FULL if marking it would
- * need a range more than NSC_DEDUPE_MAX_RANGES, NSC_DEDUPE_UNKNOWN if the last
- * load failed (ask before storing the batch). */
-int nsc_dedupe_room(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
-/* Mark (agent, epoch, seq); that agent epoch becomes dirty. 0, NSC_DEDUPE_FULL
- * or NSC_DEDUPE_UNKNOWN (nothing marked, see nsc_dedupe_room) or -1 (no memory). */
+/* What (agent, epoch, seq) is to the set, in one look: the writer's only
+ * question before it stores a batch. */
+#define NSC_DEDUPE_NEW 0        /* not marked, and marking it fits: store it */
+#define NSC_DEDUPE_FULL 1       /* not marked, and it would need a range more than NSC_DEDUPE_MAX_RANGES */
+#define NSC_DEDUPE_UNKNOWN 2    /* the last load failed: nothing may be stored */
+#define NSC_DEDUPE_DUPLICATE 3  /* marked: committed already (or in the open transaction) */
+int nsc_dedupe_classify(const nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
+/* Mark (agent, epoch, seq); that agent epoch becomes dirty. 0 (marked now or
+ * before), NSC_DEDUPE_FULL or NSC_DEDUPE_UNKNOWN (nothing marked, see
+ * nsc_dedupe_classify) or -1 (no memory). */
 int nsc_dedupe_mark(nsc_dedupe *d, const char *agent, uint64_t epoch, uint64_t seq);
 /* Write every dirty agent epoch's ranges into the open transaction and clear the
  * dirty marks. Returns 0 or a store error. */

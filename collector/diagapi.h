@@ -23,7 +23,7 @@
 
 #include <event2/http.h>
 
-#include "collector.h"
+#include "cstate.h"
 #include "diag.h"
 #include "qstream.h"
 

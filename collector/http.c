@@ -231,9 +231,9 @@ static void sse_broadcast(nsc_http *h)
 
 /* ---- query endpoints ---- */
 
-static void run_query(nsc_http *h, struct evhttp_request *req, nsc_query *q, const char *qs)
+static void run_query(nsc_http *h, struct evhttp_request *req, nsc_query *q)
 {
-    h->c->store.ops->query_start(h->c->store.h, h->queries, req, q, qs);
+    h->c->store.ops->query_start(h->c->store.h, h->queries, req, q);
 }
 
 /* ---- fetch before query (detail = on-demand, prefetch.h) ---- */
@@ -277,7 +277,7 @@ static void later_then(void *arg, struct evhttp_request *req, const char *report
     } else if (nsc_query_set_detail(l->q, report)) {
         nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
     } else {
-        run_query(l->h, req, l->q, l->qs);
+        run_query(l->h, req, l->q);
         l->q = NULL;  /* the query's now */
     }
     later_drop(l);
@@ -325,7 +325,7 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
         return;
     }
     if (strcmp(name, "timeline") || !prefetch(h, req, q, qs))
-        run_query(h, req, q, qs);
+        run_query(h, req, q);
 }
 
 /* ---- detail fetch ---- */

@@ -15,7 +15,7 @@
 #ifndef NCCLSCOPE_COLLECTOR_HTTP_H
 #define NCCLSCOPE_COLLECTOR_HTTP_H
 
-#include "collector.h"
+#include "cstate.h"
 
 typedef struct nsc_http nsc_http;
 

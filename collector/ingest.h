@@ -12,7 +12,7 @@
 #ifndef NCCLSCOPE_COLLECTOR_INGEST_H
 #define NCCLSCOPE_COLLECTOR_INGEST_H
 
-#include "collector.h"
+#include "cstate.h"
 
 typedef struct nsc_ingest nsc_ingest;
 

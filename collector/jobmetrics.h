@@ -18,7 +18,7 @@
 #include <event2/buffer.h>
 #include <stddef.h>
 
-#include "collector.h"
+#include "cstate.h"
 
 /* Append the families to b. The live lock is held only to copy the figures. */
 void nsc_jobmetrics_render(nsc_collector *c, struct evbuffer *b);

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "collector.h"
+#include "cstate.h"
 
 /* JSON of the live state (nsc_live_status_json, ...), written under its
  * lock; malloc'd text and its length, or NULL when out of memory. */

@@ -17,7 +17,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
-#include "collector.h"
+#include "cstate.h"
 #include "hguard.h"
 
 typedef struct nsc_prefetch nsc_prefetch;

@@ -23,7 +23,7 @@
 
 #include <event2/buffer.h>
 
-#include "collector.h"
+#include "cstate.h"
 
 typedef struct nsc_rcmetrics nsc_rcmetrics;
 

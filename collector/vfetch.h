@@ -17,7 +17,7 @@
 
 #include <event2/buffer.h>
 
-#include "collector.h"
+#include "cstate.h"
 #include "diag.h"
 
 typedef struct nsc_vfetch nsc_vfetch;

@@ -22,7 +22,7 @@
 #ifndef NCCLSCOPE_COLLECTOR_WRITER_H
 #define NCCLSCOPE_COLLECTOR_WRITER_H
 
-#include "collector.h"
+#include "cstate.h"
 
 #define NSC_WRITER_ENDPOINT "inproc://nsc-writer"
 

@@ -19,26 +19,6 @@
 
 _Atomic uint32_t nsc_g_shed;
 
-static void count_drop(nsc_tbuf *tb, int type)
-{
-    if (tb) {
-        nsc_count(&tb->c.emitted[type]);
-        nsc_count(&tb->c.dropped[type]);
-    } else {
-        nsc_count_shared(&nsc_g_pool.shared.emitted[type]);
-        nsc_count_shared(&nsc_g_pool.shared.dropped[type]);
-    }
-}
-
-/* A state already counted as emitted that is lost with its event. */
-static void count_state_drop(nsc_tbuf *tb)
-{
-    if (tb)
-        nsc_count(&tb->c.states_dropped);
-    else
-        nsc_count_shared(&nsc_g_pool.shared.states_dropped);
-}
-
 /* One more in the counter at offset off of nsc_tcounters: the thread's own,
  * or the shared one for a thread without a buffer. */
 static void count_at(nsc_tbuf *tb, size_t off)
@@ -50,20 +30,6 @@ static void count_at(nsc_tbuf *tb, size_t off)
 }
 
 static void count_bad_handle(nsc_tbuf *tb) { count_at(tb, offsetof(nsc_tcounters, bad_handles)); }
-
-void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev)
-{
-    nsc_cell *c = tb ? nsc_tbuf_reserve(tb, NSC_EVENT_CELLS) : NULL;
-    if (NSC_UNLIKELY(!c)) {
-        count_drop(tb, ev->type);
-        if (ev->type == NSC_T_KERNEL_CH && ev->d.kernel_ch.ptimer_stop_ns)
-            count_state_drop(tb);
-        return;
-    }
-    memcpy(c, ev, sizeof *ev);
-    nsc_tbuf_commit(tb, NSC_EVENT_CELLS);
-    nsc_count(&tb->c.emitted[ev->type]);
-}
 
 /* A child of a foreign ProxyOp (ProxyStep, NetPlugin in a PXN proxy) links to
  * our own ProxyOp slot and inherits its origin; anything else foreign keeps
@@ -153,7 +119,7 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
     int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
     if (NSC_UNLIKELY(index < 0)) {
         if (!quiet && !shedding)
-            count_drop(tb, st->type);
+            nsc_count_drop(tb, st->type);
         return NULL;
     }
     nsc_slot *s = &nsc_g_pool.slots[index];

@@ -4,8 +4,9 @@
  * descriptors, hotpath.c records events, slots.c owns handles, tbuf.c the
  * per-thread record rings, intern.c strings, ctxreg.c communicator contexts,
  * shipper.c the background sender, config.c the environment, life.c the
- * init/finalize/fork/unload life cycle, chain.c the other profiler plugin
- * NCCLSCOPE_CHAIN names, cost.c the self-cost guard's sampler. Every symbol here is hidden
+ * init/finalize/fork/unload life cycle, log.c messages, chain.c the other
+ * profiler plugin NCCLSCOPE_CHAIN names, cost.c the self-cost guard's
+ * sampler. Every symbol here is hidden
  * (-fvisibility=hidden); only the ncclProfiler_vN structs leave the library.
  */
 #ifndef NCCLSCOPE_PLUGIN_INTERNAL_H
@@ -13,6 +14,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -48,7 +50,7 @@ typedef struct nsc_config {
 /* Fill *cfg from the environment. Returns 0, or -1 with a message in err. */
 int nsc_config_load(nsc_config *cfg, char *err, size_t errlen);
 
-/* ---- log (life.c) ------------------------------------------------------- */
+/* ---- log.c ---------------------------------------------------------------- */
 
 enum { NSC_LOG_WARN = 2, NSC_LOG_INFO = 3 };
 void nsc_log_set(ncclDebugLogger_t fn);
@@ -227,6 +229,48 @@ static inline uint64_t nsc_atomic_max(_Atomic uint64_t *cell, uint64_t v)
 void nsc_counters_sum(nsc_counters *out);
 int nsc_tbuf_key_create(void);
 void nsc_tbuf_key_delete(void);
+/* What a fork child's first claim runs before it claims (life.c's
+ * nsc_life_adopt): set at load, so the queues need not know the life cycle. */
+void nsc_tbuf_on_fork(void (*adopt)(void));
+
+/* An event of type counted as emitted and dropped: tb's counters, or the
+ * shared ones for a thread without a buffer. */
+static inline void nsc_count_drop(nsc_tbuf *tb, int type)
+{
+    if (tb) {
+        nsc_count(&tb->c.emitted[type]);
+        nsc_count(&tb->c.dropped[type]);
+    } else {
+        nsc_count_shared(&nsc_g_pool.shared.emitted[type]);
+        nsc_count_shared(&nsc_g_pool.shared.dropped[type]);
+    }
+}
+
+/* A state already counted as emitted that is lost with its event. */
+static inline void nsc_count_state_drop(nsc_tbuf *tb)
+{
+    if (tb)
+        nsc_count(&tb->c.states_dropped);
+    else
+        nsc_count_shared(&nsc_g_pool.shared.states_dropped);
+}
+
+/* Append a finished event to tb's queue (counted as emitted, or dropped).
+ * Inline: the hot path's stop and the slots' reclaim both append, and the
+ * stop must not pay a call for it. */
+static inline void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev)
+{
+    nsc_cell *c = tb ? nsc_tbuf_reserve(tb, NSC_EVENT_CELLS) : NULL;
+    if (NSC_UNLIKELY(!c)) {
+        nsc_count_drop(tb, ev->type);
+        if (ev->type == NSC_T_KERNEL_CH && ev->d.kernel_ch.ptimer_stop_ns)
+            nsc_count_state_drop(tb);
+        return;
+    }
+    memcpy(c, ev, sizeof *ev);
+    nsc_tbuf_commit(tb, NSC_EVENT_CELLS);
+    nsc_count(&tb->c.emitted[ev->type]);
+}
 
 /* ---- slots.c: handles ----------------------------------------------------- */
 
@@ -414,8 +458,6 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st);
 /* A parent handle as we record it: 0 for an event only the chained plugin
  * asked for (NCCL passes NULL for a type not in the mask). */
 uint64_t nsc_event_parent(uint64_t parent);
-/* Append a finished event to tb's ring (counted as emitted, or dropped). */
-void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev);
 void nsc_event_stop(void *handle);
 void nsc_event_state(void *handle, int state, uint64_t arg);
 

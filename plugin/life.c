@@ -16,8 +16,6 @@
  * backlog, zero counters, none of the parent's open events, a new stream.
  */
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -30,27 +28,6 @@ static int loaded;       /* config read, pool allocated */
 static int atfork_done;  /* glibc unregisters the handlers at dlclose */
 static int ncomms;       /* live communicators */
 static nsc_config cfg;
-static _Atomic(ncclDebugLogger_t) logger;
-
-void nsc_log_set(ncclDebugLogger_t fn)
-{
-    if (fn)
-        atomic_store(&logger, fn);
-}
-
-void nsc_log(int level, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    ncclDebugLogger_t fn = atomic_load(&logger);
-    if (fn)
-        fn(level, 1 /* NCCL_INIT */, __FILE__, __LINE__, "%s", msg);
-    else if (level <= NSC_LOG_WARN)
-        fprintf(stderr, "%s\n", msg);
-}
 
 /* No init or finalize is half done when the child's copy is taken. */
 static void fork_prepare(void)
@@ -110,6 +87,7 @@ static int load(int api)
      * steady, also where events are stamped with CLOCK_MONOTONIC */
     nsc_g_cost_counter = nsc_clock_select();
     nsc_g_counter = cfg.counter && nsc_g_cost_counter;
+    nsc_tbuf_on_fork(nsc_life_adopt);
     if (nsc_pool_create(cfg.buffer_bytes, cfg.max_threads) != 0 || nsc_tbuf_key_create() != 0) {
         nsc_log(NSC_LOG_WARN, "ncclscope: cannot allocate buffers; profiling disabled");
         nsc_pool_destroy();

@@ -27,6 +27,7 @@ _Atomic uint32_t nsc_g_epoch;
 
 static pthread_key_t exit_key;
 static int exit_key_valid;
+static void (*_Atomic adopt)(void);  /* nsc_tbuf_on_fork: set by a load, read by any thread */
 
 /* initial-exec: one TLS access per call without a __tls_get_addr call; the
  * struct is small enough for the static TLS surplus that dlopen may use. */
@@ -220,12 +221,17 @@ void nsc_tbuf_key_delete(void)
     exit_key_valid = 0;
 }
 
+void nsc_tbuf_on_fork(void (*fn)(void))
+{
+    atomic_store_explicit(&adopt, fn, memory_order_relaxed);
+}
+
 static nsc_tbuf *claim(void)
 {
     /* A fork child's first call: it becomes a profiled process of its own
      * (which bumps the epoch), here and not on the hot path. */
     if (NSC_UNLIKELY(atomic_load_explicit(&nsc_g_forked, memory_order_acquire)))
-        nsc_life_adopt();
+        atomic_load_explicit(&adopt, memory_order_relaxed)();
     nsc_pool *p = &nsc_g_pool;
     self.epoch = atomic_load_explicit(&nsc_g_epoch, memory_order_acquire);
     self.tb = NULL;

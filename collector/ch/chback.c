@@ -18,7 +18,7 @@
 #include "chlive.h"
 #include "chquery.h"
 #include "clocks.h"
-#include "collector.h"
+#include "cstate.h"
 #include "item.h"
 
 static int load_clocks(void *h, struct nsc_clocks *clocks)
@@ -187,9 +187,9 @@ static nsc_store *direct(void *h)
     return NULL;
 }
 
-static void query_start(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q, const char *qs)
+static void query_start(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
 {
-    nsc_chquery_start(h, set, req, q, qs);
+    nsc_chquery_start(h, set, req, q);
 }
 
 static void *reads_new(void *h)

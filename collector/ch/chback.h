@@ -1,26 +1,12 @@
 /* chback.h: the collector's store in ClickHouse (cstore.h, --store clickhouse://).
  *
- * Owns what a collector storing into ClickHouse holds besides the
- * collector's own state: the store (chstore.h: connections, rows waiting
- * for their insert), the query cache (chcache.h: the jobs queries read,
- * kept) and the live state shared with the other collectors (chlive.h). The
- * ClickHouse parts that need more than one of them take this handle. No
- * LMDB store of its own: the query cache's stores are per job, in <db>/tmp.
+ * Owns the store's operations (nsc_chback_open, declared in cstore.h beside
+ * the LMDB store's): they make the handle (chparts.h) and drive the
+ * ClickHouse parts through it.
  */
 #ifndef NCCLSCOPE_COLLECTOR_CHBACK_H
 #define NCCLSCOPE_COLLECTOR_CHBACK_H
 
-#include "chstore.h"
-
-struct nsc_collector;
-struct nsc_chcache;
-struct nsc_chlive;
-
-typedef struct nsc_chback {
-    struct nsc_collector *c;
-    nsc_chstore *ch;
-    struct nsc_chcache *cache;
-    struct nsc_chlive *live;     /* set while its thread runs (chlive.h) */
-} nsc_chback;
+#include "chparts.h"
 
 #endif

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "chread.h"
-#include "collector.h"
+#include "cstate.h"
 #include "grow.h"
 #include "query.h"
 

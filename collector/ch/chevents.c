@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "chorigin.h"
 #include "event_fields.h"
 
 /* What a row of event_fields.h is: a field every event has, a foreign

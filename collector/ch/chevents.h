@@ -16,7 +16,7 @@
 #ifndef NCCLSCOPE_COLLECTOR_CHEVENTS_H
 #define NCCLSCOPE_COLLECTOR_CHEVENTS_H
 
-#include "chrows.h"
+#include "chcols.h"
 #include "event.h"
 
 /* The events table's columns in order: NSC_CH_PROC_COLUMNS, these

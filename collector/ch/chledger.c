@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "chorigin.h"
 #include "event_fields.h"
 
 typedef struct field {

@@ -15,7 +15,7 @@
 #ifndef NCCLSCOPE_COLLECTOR_CHLEDGER_H
 #define NCCLSCOPE_COLLECTOR_CHLEDGER_H
 
-#include "chrows.h"
+#include "chcols.h"
 #include "ledger.h"
 
 /* The ledger_recs table's columns in order: NSC_CH_PROC_COLUMNS, these

@@ -21,8 +21,8 @@
 
 #include <stdint.h>
 
-#include "chback.h"
-#include "collector.h"
+#include "chparts.h"
+#include "cstate.h"
 
 struct evbuffer;
 typedef struct nsc_chlive nsc_chlive;

@@ -60,6 +60,13 @@ static int only_job(nsc_chjobs *s, char *err, size_t errcap)
     return rc;
 }
 
+/* Hold job, or the only job when job is NULL. */
+static int load(nsc_chjobs *s, const char *job, char *err, size_t errcap)
+{
+    int rc = job ? 0 : only_job(s, err, errcap);
+    return rc ? rc : hold(s, job ? job : s->only, NULL, err, errcap);
+}
+
 int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap)
 {
     struct evkeyvalq kv;
@@ -70,10 +77,7 @@ int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap)
         snprintf(err, errcap, "malformed query string");
         return NSC_QUERY_EPARAM;
     }
-    const char *named = evhttp_find_header(&kv, "job");
-    int rc = named ? hold(s, named, NULL, err, errcap) : only_job(s, err, errcap);
-    if (!rc && !named)
-        rc = hold(s, s->only, NULL, err, errcap);
+    int rc = load(s, evhttp_find_header(&kv, "job"), err, errcap);
     evhttp_clear_headers(&kv);
     return rc;
 }
@@ -83,7 +87,6 @@ int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap)
 typedef struct chquery_job {
     nsc_chback *b;
     nsc_query *q;
-    char *qs;
 } chquery_job;
 
 static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void *fn_arg, char *err, size_t errcap)
@@ -94,9 +97,10 @@ static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void 
     nsc_store_reader *rd;
     nsc_query_scope scope;
     nsc_chjobs_init(&s, j->b);
-    /* a ledger query reads the rows it asks for; the others the whole job */
+    /* a ledger query reads the rows it asks for; the others the whole job
+     * (the query parsed the job's name already) */
     int rc = nsc_query_ledger_scope(j->q, &scope) == 0 ? hold(&s, scope.job, &scope, err, errcap)
-                                                        : nsc_chjobs_load_qs(&s, j->qs, err, errcap);
+                                                        : load(&s, nsc_query_job(j->q), err, errcap);
     if (!rc) {
         int src = nsc_store_read_begin(s.st, &rd);
         if (src) {
@@ -115,16 +119,13 @@ static void job_free(void *arg)
 {
     chquery_job *j = arg;
     nsc_query_free(j->q);
-    free(j->qs);
     free(j);
 }
 
-void nsc_chquery_start(nsc_chback *b, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q,
-                       const char *qs)
+void nsc_chquery_start(nsc_chback *b, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
 {
     chquery_job *j = calloc(1, sizeof *j);
-    if (!j || !(j->qs = strdup(qs ? qs : ""))) {
-        free(j);
+    if (!j) {
         nsc_query_free(q);
         nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
         return;

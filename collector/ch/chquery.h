@@ -15,8 +15,8 @@
 #include <event2/http.h>
 #include <limits.h>
 
-#include "chback.h"
-#include "collector.h"
+#include "chparts.h"
+#include "cstate.h"
 #include "qstream.h"
 #include "query.h"
 
@@ -40,8 +40,7 @@ int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap);
 /* Let go of every job held. */
 void nsc_chjobs_release(nsc_chjobs *s);
 
-/* Answer req with q (taken) read from ClickHouse; qs: the request's query string. */
-void nsc_chquery_start(nsc_chback *b, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q,
-                       const char *qs);
+/* Answer req with q (taken) read from ClickHouse, from the job q names. */
+void nsc_chquery_start(nsc_chback *b, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q);
 
 #endif

@@ -14,8 +14,8 @@
 
 #include <stdint.h>
 
-#include "chback.h"
-#include "collector.h"
+#include "chparts.h"
+#include "cstate.h"
 
 /* At most this many jobs are deleted per pass (the next pass takes more). */
 #define NSC_CHRETAIN_JOBS_MAX 64

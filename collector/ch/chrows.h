@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "chcols.h"
+#include "chorigin.h"
 #include "clock.h"
 #include "ledger.h"
 #include "store.h"
@@ -57,12 +58,6 @@ typedef struct nsc_ch_table_def {
 
 /* Table t's definition. */
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t);
-
-/* The columns every table of a job's records starts with (the sending
- * process), and those the batch's records end with (the batch identity). */
-#define NSC_CH_PROC_COLUMNS "job String, host String, pid UInt32"
-#define NSC_CH_SECTION_COLUMNS "agent String, epoch UInt64, batch_seq UInt64, section UInt32"
-#define NSC_CH_ORIGIN_COLUMNS NSC_CH_SECTION_COLUMNS ", idx UInt32"
 
 /* A 64-bit field of a section's records (states, completions) as three
  * columns, 4 bytes a record where the section's values lie within 2^32 of

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "clocks.h"
-#include "collector.h"
+#include "cstate.h"
 #include "dedupe.h"
 #include "item.h"
 #include "writer.h"
@@ -93,9 +93,16 @@ static nsc_cstore_admit admit(void *h, const nsc_a2c_batch *a)
     lmdbstore *s = h;
     if (!nsc_dedupe_known(s->dedupe) && (s->txn_open || reload_dedupe(s)))
         return NSC_CSTORE_UNKNOWN;
-    if (nsc_dedupe_has(s->dedupe, a->agent, a->epoch, a->seq))
+    switch (nsc_dedupe_classify(s->dedupe, a->agent, a->epoch, a->seq)) {
+    case NSC_DEDUPE_DUPLICATE:
         return NSC_CSTORE_DUPLICATE;
-    return nsc_dedupe_room(s->dedupe, a->agent, a->epoch, a->seq) ? NSC_CSTORE_GAP : NSC_CSTORE_NEW;
+    case NSC_DEDUPE_FULL:
+        return NSC_CSTORE_GAP;
+    case NSC_DEDUPE_UNKNOWN:
+        return NSC_CSTORE_UNKNOWN;
+    default:
+        return NSC_CSTORE_NEW;
+    }
 }
 
 static int find_proc(void *h, const char *host, uint32_t pid, nsc_proc *out)
@@ -257,9 +264,9 @@ static nsc_store *direct(void *h)
     return s->st;
 }
 
-static void query_start(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q, const char *qs)
+static void query_start(void *h, nsc_qstreams *set, struct evhttp_request *req, nsc_query *q)
 {
-    (void)h, (void)qs;  /* the stream reads direct(), whichever job qs names */
+    (void)h;  /* the stream reads direct(), whichever job q names */
     nsc_qstream_start(set, req, q);
 }
 

@@ -24,7 +24,7 @@
 
 #include "bytes.h"
 #include "grow.h"
-#include "store.h"
+#include "store_err.h"
 
 #define VERSION 2
 

@@ -16,7 +16,7 @@
  * never blocks the writer's commits; only growing the map waits for this
  * process's open readers to finish.
  *
- * Errors: 0, a negative NSC_STORE_E* below, or an LMDB / errno code passed
+ * Errors: 0, a negative NSC_STORE_E* (store_err.h), or an LMDB / errno code passed
  * through; nsc_store_strerror explains all of them.
  *
  * The implementation is one file per concern (store.c, store_*.c);
@@ -33,18 +33,7 @@
 #include "event.h"
 #include "keys.h"
 #include "ledger.h"
-
-enum nsc_store_err {
-    NSC_STORE_OK = 0,
-    NSC_STORE_ENOMEM = -1,
-    NSC_STORE_ESCHEMA = -2,   /* the directory holds another schema version */
-    NSC_STORE_ESTATE = -3,    /* call out of order (put without begin, write on read-only) */
-    NSC_STORE_ENOTFOUND = -4,
-    NSC_STORE_ECORRUPT = -5,  /* a stored value failed to decode */
-    NSC_STORE_EFULL = -6,     /* the map cannot grow further (max_map) */
-    NSC_STORE_EBUSY = -7,     /* read_begin_nowait: the map is being grown */
-    NSC_STORE_EBLOCK = -8     /* a stored block failed to decode: the iterator skipped it */
-};
+#include "store_err.h"
 
 /* 3: the ledger database (docs/collector-store.md); 4: its values' version 2
  * (ledger_pack.c); a store of another version is refused (ESCHEMA), not

@@ -210,12 +210,6 @@ static int by_coll(const void *a, const void *b)
     return NSC_ORDER(NSC_CMP(x->func, y->func), NSC_CMP(x->seq, y->seq), NSC_CMP(x->rank, y->rank));
 }
 
-/* Every channel of the rank's kernel ended (one that hangs is never stored). */
-int nsc_q_cl_kernel_done(const cl_rec *x)
-{
-    return x->has_kernel && x->nkch >= x->nchannels;
-}
-
 /* Each record's transport cap (nsc_busbw_cap) from its group's hosts: the
  * ranks of its host count only when every rank is there (all_ranks);
  * scratch: a count per host (g->n of them at most). */

@@ -1,6 +1,7 @@
 /* colls_stats.c: the stats endpoint (colls_int.h): duration and bandwidth
  * percentiles of the matched collectives per (func, size bucket), and the
  * ranks that arrive last most often. */
+#include "colls_int.h"
 #include "figures.h"
 #include "order.h"
 

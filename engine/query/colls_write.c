@@ -1,5 +1,6 @@
 /* colls_write.c: the collectives endpoint (colls_int.h): each matched
  * collective as one JSON line, ordered by start, paged by cursor. */
+#include "colls_int.h"
 #include "figures.h"
 #include "order.h"
 

@@ -1,6 +1,6 @@
 /* figures.h: the one definition of each figure a user reads about a
  * collective (docs/api-figures.md, "Figures"), over the per-rank records of one
- * matched collective (cl_rec, colls_int.h), whatever filled them: the raw
+ * matched collective (cl_rec, clrec.h), whatever filled them: the raw
  * events today, the ledger's records tomorrow.
  *
  * Owns: arrival, wait, skew, duration, per-collective and per-rank busBW,
@@ -17,7 +17,8 @@
 #include <stdint.h>
 
 #include "busbw.h"
-#include "colls_int.h"
+#include "clrec.h"
+#include "ledger.h"
 
 /* Whether every rank of `func` (any case) needs every other rank's data
  * before it can finish: AllReduce, AllGather, ReduceScatter, AlltoAll (a

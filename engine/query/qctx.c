@@ -59,8 +59,7 @@ void nsc_q_ctx_free(nsc_q_ctx *c)
     free(c->skipped);
 }
 
-/* comm parameter: "0x" + hex is an id (0, *id), anything else a name (-1). */
-static int comm_id_of(const nsc_query *q, uint64_t *id)
+int nsc_q_comm_id(const nsc_query *q, uint64_t *id)
 {
     if (strncasecmp(q->comm, "0x", 2) != 0)
         return -1;
@@ -71,19 +70,18 @@ static int comm_id_of(const nsc_query *q, uint64_t *id)
 int nsc_q_comm_matches(const nsc_query *q, const nsc_store_comm *cm)
 {
     uint64_t id;
-    return comm_id_of(q, &id) == 0 ? id == cm->comm_id : strcmp(q->comm, cm->name) == 0;
+    return nsc_q_comm_id(q, &id) == 0 ? id == cm->comm_id : strcmp(q->comm, cm->name) == 0;
 }
 
-int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
+int nsc_q_after_cursor(const nsc_query *q, uint64_t a, uint64_t b, uint64_t c)
 {
-    int reads_ledger = q->endpoint == Q_LEDGER || q->endpoint == Q_COLLECTIVES || q->endpoint == Q_STATS;
-    if (!reads_ledger || !(q->has & QP_JOB) || !(q->has & QP_COMM) || comm_id_of(q, &out->comm))
-        return -1;
-    out->job = q->job;
-    out->seq_lo = q->seq_lo;
-    out->seq_hi = q->seq_hi;
-    nsc_q_rank_window(q, &out->rank_lo, &out->rank_hi);
-    return 0;
+    if (!(q->has & QP_CURSOR))
+        return 1;
+    if (a != q->cursor[0])
+        return a > q->cursor[0];
+    if (b != q->cursor[1])
+        return b > q->cursor[1];
+    return c > q->cursor[2];
 }
 
 /* The communicators of job that the comm parameter names: how many, the

@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "gpuclock.h"
-#include "query.h"
+#include "qbase.h"
+#include "store.h"
 
 enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q_P2P, Q_LEDGER, Q_NENDPOINTS };
 
@@ -149,6 +150,8 @@ void nsc_q_ctx_free(nsc_q_ctx *c);
 /* Set err (printf-style) and return code. */
 int nsc_q_fail(nsc_q_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int nsc_q_store_fail(nsc_q_ctx *c, int rc);
+/* The comm parameter as an id ("0x" + hex): 0 and *id, or -1 (a name). */
+int nsc_q_comm_id(const nsc_query *q, uint64_t *id);
 /* Whether the comm parameter names cm; the error for one that names none. */
 int nsc_q_comm_matches(const nsc_query *q, const nsc_store_comm *cm);
 int nsc_q_comm_missing(nsc_q_ctx *c);

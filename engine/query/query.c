@@ -2,6 +2,7 @@
  * One parser serves the HTTP API and the CLI: a URL query string in,
  * a validated nsc_query or a one-line error out. */
 #include "qint.h"
+#include "query.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -195,17 +196,6 @@ static int parse_cursor(nsc_query *q, const char *v, char *err, size_t cap)
     return 0;
 }
 
-int nsc_q_after_cursor(const nsc_query *q, uint64_t a, uint64_t b, uint64_t c)
-{
-    if (!(q->has & QP_CURSOR))
-        return 1;
-    if (a != q->cursor[0])
-        return a > q->cursor[0];
-    if (b != q->cursor[1])
-        return b > q->cursor[1];
-    return c > q->cursor[2];
-}
-
 static int parse_value(nsc_query *q, unsigned bit, char *v, char *err, size_t cap)
 {
     uint64_t x, y;
@@ -369,6 +359,23 @@ const char *nsc_query_content_type(const nsc_query *q)
 const char *nsc_query_name(const nsc_query *q)
 {
     return endpoints[q->endpoint].name;
+}
+
+int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
+{
+    int reads_ledger = q->endpoint == Q_LEDGER || q->endpoint == Q_COLLECTIVES || q->endpoint == Q_STATS;
+    if (!reads_ledger || !(q->has & QP_JOB) || !(q->has & QP_COMM) || nsc_q_comm_id(q, &out->comm))
+        return -1;
+    out->job = q->job;
+    out->seq_lo = q->seq_lo;
+    out->seq_hi = q->seq_hi;
+    nsc_q_rank_window(q, &out->rank_lo, &out->rank_hi);
+    return 0;
+}
+
+const char *nsc_query_job(const nsc_query *q)
+{
+    return q->has & QP_JOB ? q->job : NULL;
 }
 
 int nsc_query_http_status(int err)

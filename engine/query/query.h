@@ -10,7 +10,7 @@
  * memory of timeline does not grow with its result. The schema of every
  * endpoint is docs/api.md.
  *
- * Errors: NSC_QUERY_* below; err gets a one-line message for the caller to
+ * Errors: NSC_QUERY_* (qbase.h); err gets a one-line message for the caller to
  * show (HTTP: {"error": "..."} with 400 for EPARAM, 404 for EUNKNOWN and
  * ENOTFOUND, 500 for ESTORE; EWRITE means the write callback asked to stop).
  */
@@ -20,19 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qbase.h"
 #include "store.h"
-
-enum nsc_query_err {
-    NSC_QUERY_OK = 0,
-    NSC_QUERY_EUNKNOWN = -1,  /* no such endpoint: 404 */
-    NSC_QUERY_EPARAM = -2,    /* bad parameter: 400 */
-    NSC_QUERY_ENOTFOUND = -3, /* unknown job / comm: 404 */
-    NSC_QUERY_ESTORE = -4,    /* store error: 500 */
-    NSC_QUERY_EWRITE = -5     /* the write callback returned nonzero */
-};
-
-/* Parsed, validated parameters of one request. */
-typedef struct nsc_query nsc_query;
 
 /* name: "comms", "timeline", "collectives", "topology", "stats", "p2p",
  * "ledger".
@@ -42,9 +31,6 @@ typedef struct nsc_query nsc_query;
  * ("5" or "5-9"), type (event types, timeline), limit, cursor, format.
  * Returns 0 and *out (free with nsc_query_free), or an error and err. */
 int nsc_query_parse(const char *name, const char *qs, nsc_query **out, char *err, size_t errcap);
-
-/* Called with consecutive pieces of the result; nonzero stops the query. */
-typedef int (*nsc_query_write_fn)(void *arg, const void *data, size_t len);
 
 /* Run q against one read transaction. Returns 0, or an error with err set.
  * After an error some output may already have been written (a streamed
@@ -56,6 +42,8 @@ int nsc_query_run(const nsc_query *q, nsc_store_reader *rd, nsc_query_write_fn f
 const char *nsc_query_content_type(const nsc_query *q);
 /* The endpoint name q was parsed for. */
 const char *nsc_query_name(const nsc_query *q);
+/* The job q names (decoded), or NULL when it names none. */
+const char *nsc_query_job(const nsc_query *q);
 /* The HTTP status for an error code (200, 400, 404, 500). */
 int nsc_query_http_status(int err);
 /* What a collector with on-demand detail fetched for q (a JSON object,

@@ -24,16 +24,30 @@ Test(dedupe, full_table_refuses_new_gaps_and_marks_nothing)
 {
     nsc_dedupe *d = full_table();
     /* Far past the last range, and inside an old gap's neighbourhood: a new range each. */
-    cr_assert_eq(nsc_dedupe_room(d, "a", 0, 5000), NSC_DEDUPE_FULL);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 5000), NSC_DEDUPE_FULL);
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 5000), NSC_DEDUPE_FULL);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 5000), 0);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 5000), NSC_DEDUPE_FULL);
     /* The oldest gap stays open (the old code filled it on overflow). */
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 1), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 0), 1);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 2), 1);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 1), NSC_DEDUPE_NEW);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 0), NSC_DEDUPE_DUPLICATE);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 2), NSC_DEDUPE_DUPLICATE);
     /* Another agent has its own table. */
-    cr_assert_eq(nsc_dedupe_room(d, "b", 0, 5000), 0);
+    cr_assert_eq(nsc_dedupe_classify(d, "b", 0, 5000), NSC_DEDUPE_NEW);
     cr_assert_eq(nsc_dedupe_mark(d, "b", 0, 5000), 0);
+    nsc_dedupe_free(d);
+}
+
+/* The writer's one question about a batch: a marked sequence is a
+ * duplicate even when the table is full, and only a sequence that would
+ * open a gap is refused. */
+Test(dedupe, classify_gives_one_verdict_per_batch)
+{
+    nsc_dedupe *d = full_table();
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 4), NSC_DEDUPE_DUPLICATE);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 3), NSC_DEDUPE_NEW);  /* fills a gap */
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 2 * MAX + 1), NSC_DEDUPE_FULL);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 1, 4), NSC_DEDUPE_NEW);  /* another epoch */
+    cr_assert_eq(nsc_dedupe_classify(d, "c", 0, 0), NSC_DEDUPE_NEW);  /* an agent not seen */
     nsc_dedupe_free(d);
 }
 
@@ -42,22 +56,22 @@ Test(dedupe, full_table_takes_fills_and_extensions)
     nsc_dedupe *d = full_table();
     uint64_t last = 2 * (MAX - 1);
     /* Extends the last range [last, last+1) upwards. */
-    cr_assert_eq(nsc_dedupe_room(d, "a", 0, last + 1), 0);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, last + 1), NSC_DEDUPE_NEW);
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, last + 1), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, last + 1), 1);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, last + 1), NSC_DEDUPE_DUPLICATE);
     /* Fills gap 1: ranges [0,1) and [2,3) merge, one range freed. */
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 1), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 1), 1);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 1), NSC_DEDUPE_DUPLICATE);
     /* So exactly one new gap fits now, and not a second. */
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 9000), 0);
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 9002), NSC_DEDUPE_FULL);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 9002), 0);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 9002), NSC_DEDUPE_FULL);
     /* Already marked: not a new range, always fine. */
-    cr_assert_eq(nsc_dedupe_room(d, "a", 0, 4), 0);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 4), NSC_DEDUPE_DUPLICATE);
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 4), 0);
     /* Extending a range downwards (lo - 1) is fine too: 9000 -> [8999, 9001). */
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 8999), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 8999), 1);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 8999), NSC_DEDUPE_DUPLICATE);
     nsc_dedupe_free(d);
 }
 
@@ -105,8 +119,8 @@ Test(dedupe, store_round_trip_keeps_exact_ranges)
 
     nsc_dedupe *e = nsc_dedupe_new();
     cr_assert_eq(nsc_dedupe_load(e, st), 0);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 0, 1), 1);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 0, 3), 0);
+    cr_assert_eq(nsc_dedupe_classify(e, "a", 0, 1), NSC_DEDUPE_DUPLICATE);
+    cr_assert_neq(nsc_dedupe_classify(e, "a", 0, 3), NSC_DEDUPE_DUPLICATE);
     cr_assert_eq(nsc_dedupe_mark(e, "a", 0, 7000), 0);
     cr_assert_eq(nsc_dedupe_mark(e, "a", 0, 7002), NSC_DEDUPE_FULL);
     nsc_dedupe_free(e);
@@ -145,7 +159,7 @@ Test(dedupe, epochs_are_separate_sequence_spaces)
         cr_assert_eq(nsc_dedupe_mark(d, "a", 0, seq), 0);
         cr_assert_eq(nsc_dedupe_mark(d, "a", 7, seq), 0);
     }
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0x8000000000000001ull, 0), 0);
+    cr_assert_neq(nsc_dedupe_classify(d, "a", 0x8000000000000001ull, 0), NSC_DEDUPE_DUPLICATE);
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0x8000000000000001ull, 0), 0);
     cr_assert_eq(nsc_dedupe_agents(d), 3);
     cr_assert_eq(nsc_store_begin(st, 1), 0);
@@ -167,12 +181,12 @@ Test(dedupe, epochs_are_separate_sequence_spaces)
 
     nsc_dedupe *e = nsc_dedupe_new();
     cr_assert_eq(nsc_dedupe_load(e, st), 0);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 7, 2), 1);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 7, 3), 0);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 0, 2), 1);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 0x8000000000000001ull, 0), 1);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 0x8000000000000001ull, 1), 0);
-    cr_assert_eq(nsc_dedupe_has(e, "a", 8, 0), 0);
+    cr_assert_eq(nsc_dedupe_classify(e, "a", 7, 2), NSC_DEDUPE_DUPLICATE);
+    cr_assert_neq(nsc_dedupe_classify(e, "a", 7, 3), NSC_DEDUPE_DUPLICATE);
+    cr_assert_eq(nsc_dedupe_classify(e, "a", 0, 2), NSC_DEDUPE_DUPLICATE);
+    cr_assert_eq(nsc_dedupe_classify(e, "a", 0x8000000000000001ull, 0), NSC_DEDUPE_DUPLICATE);
+    cr_assert_neq(nsc_dedupe_classify(e, "a", 0x8000000000000001ull, 1), NSC_DEDUPE_DUPLICATE);
+    cr_assert_neq(nsc_dedupe_classify(e, "a", 8, 0), NSC_DEDUPE_DUPLICATE);
     nsc_dedupe_free(e);
     nsc_dedupe_free(d);
     nsc_store_close(st);
@@ -215,8 +229,7 @@ Test(dedupe, failed_load_takes_no_batch_until_a_load_works)
     for (int i = 0; i < 3; i++) {
         const char *a = agents[i];
         /* committed before: storing it now would store it twice */
-        cr_assert_neq(nsc_dedupe_has(d, a, 0, 5) == 0 && nsc_dedupe_room(d, a, 0, 5) == 0, 1, "%s", a);
-        cr_assert_eq(nsc_dedupe_room(d, a, 0, 5), NSC_DEDUPE_UNKNOWN, "%s", a);
+        cr_assert_eq(nsc_dedupe_classify(d, a, 0, 5), NSC_DEDUPE_UNKNOWN, "%s", a);
         cr_assert_eq(nsc_dedupe_mark(d, a, 0, 10), NSC_DEDUPE_UNKNOWN, "%s", a);
     }
     nsc_store_close(st);
@@ -228,8 +241,8 @@ Test(dedupe, failed_load_takes_no_batch_until_a_load_works)
     cr_assert_eq(nsc_dedupe_known(d), 1);
     for (int i = 0; i < 3; i++) {
         const char *a = agents[i];
-        cr_assert_eq(nsc_dedupe_has(d, a, 0, 9), 1, "%s", a);
-        cr_assert_eq(nsc_dedupe_room(d, a, 0, 10), 0, "%s", a);
+        cr_assert_eq(nsc_dedupe_classify(d, a, 0, 9), NSC_DEDUPE_DUPLICATE, "%s", a);
+        cr_assert_eq(nsc_dedupe_classify(d, a, 0, 10), NSC_DEDUPE_NEW, "%s", a);
         cr_assert_eq(nsc_dedupe_mark(d, a, 0, 10), 0, "%s", a);
     }
     nsc_dedupe_free(d);
@@ -335,11 +348,11 @@ static void check_store(nsc_store *st, nsc_dedupe *d, const model *m, uint64_t s
     nsc_dedupe *e = nsc_dedupe_new();
     cr_assert_eq(nsc_dedupe_load(e, st), 0);
     for (size_t i = 0; i < m->n; i++)
-        cr_assert_eq(nsc_dedupe_has(e, "p", 1, m->v[i]), 1);
+        cr_assert_eq(nsc_dedupe_classify(e, "p", 1, m->v[i]), NSC_DEDUPE_DUPLICATE);
     uint64_t x = seed | 1;
     for (int i = 0; i < 200; i++) {
         uint64_t seq = pick_seq(&x);
-        cr_assert_eq(nsc_dedupe_has(e, "p", 1, seq), model_has(m, seq));
+        cr_assert_eq(nsc_dedupe_classify(e, "p", 1, seq) == NSC_DEDUPE_DUPLICATE, model_has(m, seq));
     }
     nsc_dedupe_free(e);
 }
@@ -360,12 +373,12 @@ Test(dedupe, property_whole_sequence_space)
         for (int op = 0; op < 400 && m.n < 500; op++) {
             uint64_t seq = pick_seq(&x);
             int had = model_has(&m, seq);
-            cr_assert_eq(nsc_dedupe_has(d, "p", 1, seq), had, "seed %llu op %d: seq %llu",
+            cr_assert_eq(nsc_dedupe_classify(d, "p", 1, seq) == NSC_DEDUPE_DUPLICATE, had, "seed %llu op %d: seq %llu",
                          (unsigned long long)seed, op, (unsigned long long)seq);
             for (int again = 0; again < 1 + (int)(rng(&x) % 3); again++) {
-                cr_assert_eq(nsc_dedupe_room(d, "p", 1, seq), 0);
+                cr_assert_eq(nsc_dedupe_classify(d, "p", 1, seq), had || again ? NSC_DEDUPE_DUPLICATE : NSC_DEDUPE_NEW);
                 cr_assert_eq(nsc_dedupe_mark(d, "p", 1, seq), 0);
-                cr_assert_eq(nsc_dedupe_has(d, "p", 1, seq), 1);
+                cr_assert_eq(nsc_dedupe_classify(d, "p", 1, seq), NSC_DEDUPE_DUPLICATE);
             }
             if (!had)
                 model_add(&m, seq);
@@ -385,17 +398,17 @@ Test(dedupe, last_sequence_is_a_duplicate_when_replayed)
 {
     nsc_dedupe *d = nsc_dedupe_new();
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, UINT64_MAX), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, UINT64_MAX), 1);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, UINT64_MAX), NSC_DEDUPE_DUPLICATE);
     for (uint64_t seq = 0; seq < 4; seq++) {
-        cr_assert_eq(nsc_dedupe_has(d, "a", 0, seq), 0);
+        cr_assert_neq(nsc_dedupe_classify(d, "a", 0, seq), NSC_DEDUPE_DUPLICATE);
         cr_assert_eq(nsc_dedupe_mark(d, "a", 0, seq), 0);
     }
     for (uint64_t seq = 0; seq < 4; seq++)
-        cr_assert_eq(nsc_dedupe_has(d, "a", 0, seq), 1);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, UINT64_MAX), 1);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, UINT64_MAX - 1), 0);
+        cr_assert_eq(nsc_dedupe_classify(d, "a", 0, seq), NSC_DEDUPE_DUPLICATE);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, UINT64_MAX), NSC_DEDUPE_DUPLICATE);
+    cr_assert_neq(nsc_dedupe_classify(d, "a", 0, UINT64_MAX - 1), NSC_DEDUPE_DUPLICATE);
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, UINT64_MAX - 1), 0);  /* extends {2^64-1} downwards */
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 4), 0);
+    cr_assert_neq(nsc_dedupe_classify(d, "a", 0, 4), NSC_DEDUPE_DUPLICATE);
     nsc_dedupe_free(d);
 }
 
@@ -413,12 +426,12 @@ Test(dedupe, wrapped_store_ranges_are_normalized)
     nsc_dedupe *d = nsc_dedupe_new();
     cr_assert_eq(nsc_dedupe_load(d, st), 0);
     for (uint64_t seq = 0; seq < 6; seq++)
-        cr_assert_eq(nsc_dedupe_has(d, "a", 0, seq), 1, "seq %llu", (unsigned long long)seq);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 6), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 8), 0);  /* {9, 7} holds nothing */
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, UINT64_MAX), 1);
+        cr_assert_eq(nsc_dedupe_classify(d, "a", 0, seq), NSC_DEDUPE_DUPLICATE, "seq %llu", (unsigned long long)seq);
+    cr_assert_neq(nsc_dedupe_classify(d, "a", 0, 6), NSC_DEDUPE_DUPLICATE);
+    cr_assert_neq(nsc_dedupe_classify(d, "a", 0, 8), NSC_DEDUPE_DUPLICATE);  /* {9, 7} holds nothing */
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, UINT64_MAX), NSC_DEDUPE_DUPLICATE);
     cr_assert_eq(nsc_dedupe_mark(d, "a", 0, 6), 0);
-    cr_assert_eq(nsc_dedupe_has(d, "a", 0, 6), 1);
+    cr_assert_eq(nsc_dedupe_classify(d, "a", 0, 6), NSC_DEDUPE_DUPLICATE);
     nsc_dedupe_free(d);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);

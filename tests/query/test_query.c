@@ -521,6 +521,18 @@ Test(query, bad_parameters_get_one_line_errors)
                                  err, sizeof err), 0, "%s", err);
     cr_assert_str_eq(nsc_query_content_type(q), "application/x-ndjson");
     cr_assert_str_eq(nsc_query_name(q), "timeline");
+    cr_assert_null(nsc_query_job(q));  /* none named: the store's only job */
+    nsc_query_free(q);
+}
+
+/* The job a query names, decoded once by the parser: a ClickHouse collector
+ * holds that job's store (chquery.c) without parsing the string again. */
+Test(query, job_named_is_kept_decoded)
+{
+    nsc_query *q;
+    char err[256];
+    cr_assert_eq(nsc_query_parse("comms", "&job=run%2B7+b&", &q, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(nsc_query_job(q), "run+7 b");
     nsc_query_free(q);
 }
 
