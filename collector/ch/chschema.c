@@ -74,35 +74,36 @@ static int same_layout(const nsc_chconn *conn, const char *server, const char *d
     return -1;
 }
 
-int nsc_chschema_local(const nsc_chconn *conn, const char *server, const char *db)
+/* The database db on server and its tables: the local ones (cluster NULL),
+ * each checked against this version's layout, or the Distributed ones over
+ * cluster's shards. */
+static int create(const nsc_chconn *conn, const char *server, const char *db, const char *cluster)
 {
     char q[SQL_MAX];
     if (create_database(conn, server, db))
         return -1;
     for (int t = 0; t < NSC_CH_NTABLES; t++) {
         const nsc_ch_table_def d = nsc_ch_def(t);
-        int n = snprintf(q, sizeof q,
-                         "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s ORDER BY (%s)",
-                         db, d.name, d.columns, d.version, d.partition[0] ? " PARTITION BY " : "", d.partition,
-                         d.order_by);
-        if (n >= (int)sizeof q || sql(conn, server, q, NULL) || same_layout(conn, server, db, &d))
+        int n = cluster ? snprintf(q, sizeof q,
+                                   "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)",
+                                   db, d.name, d.columns, cluster, db, d.name, d.shard_by)
+                        : snprintf(q, sizeof q,
+                                   "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s "
+                                   "ORDER BY (%s)",
+                                   db, d.name, d.columns, d.version, d.partition[0] ? " PARTITION BY " : "",
+                                   d.partition, d.order_by);
+        if (n >= (int)sizeof q || sql(conn, server, q, NULL) || (!cluster && same_layout(conn, server, db, &d)))
             return -1;
     }
     return 0;
 }
 
+int nsc_chschema_local(const nsc_chconn *conn, const char *server, const char *db)
+{
+    return create(conn, server, db, NULL);
+}
+
 int nsc_chschema_distributed(const nsc_chconn *conn, const char *server, const char *db, const char *cluster)
 {
-    char q[SQL_MAX];
-    if (create_database(conn, server, db))
-        return -1;
-    for (int t = 0; t < NSC_CH_NTABLES; t++) {
-        const nsc_ch_table_def d = nsc_ch_def(t);
-        int n = snprintf(q, sizeof q,
-                         "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)", db,
-                         d.name, d.columns, cluster, db, d.name, d.shard_by);
-        if (n >= (int)sizeof q || sql(conn, server, q, NULL))
-            return -1;
-    }
-    return 0;
+    return create(conn, server, db, cluster);
 }
