@@ -11,8 +11,8 @@
  * kind). One table drives the encoder, the counting pass and the filling
  * pass, so the three can never disagree about the format.
  *
- * One file although it is the longest in common/, on purpose: the layout
- * tables drive five walkers (the encoder, the decoder's two passes, the
+ * Over 700 lines because it is one codec, on purpose: the layout tables
+ * drive five walkers (the encoder, the decoder's two passes, the
  * scanner and the splicer), and all five run on one field codec (load and
  * store, the delta kinds, the msgpack writer and the bounded reader) that the
  * compiler inlines into each walker's loop, the plugin's and the collector's

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chread.h"
+#include "chanswer.h"
 #include "chretain.h"
 #include "chrows.h"
 #include "chstore.h"
@@ -56,7 +56,7 @@ static int request(nsc_chlive *cl, const char *url, const void *body, size_t len
                    size_t *anslen)
 {
     char err[256];
-    int rc = nsc_chread_post_text(nsc_chstore_conn(cl->b->ch), url, body, len, REQUEST_MAX_S, what, ans, anslen,
+    int rc = nsc_chanswer_post_text(nsc_chstore_conn(cl->b->ch), url, body, len, REQUEST_MAX_S, what, ans, anslen,
                                   err, sizeof err);
     if (rc)
         log_failure(cl, what, err);
@@ -215,7 +215,7 @@ static int read_rows(nsc_chlive *cl, int own, peer **got, size_t *n)
     char sql[768], lit[2 * ID_MAX + 3] = "", *ans = NULL;
     size_t len = 0;
     *got = NULL, *n = 0;
-    if (own && nsc_chread_literal(cl->id, lit, sizeof lit))
+    if (own && nsc_chanswer_literal(cl->id, lit, sizeof lit))
         return -1;
     snprintf(sql, sizeof sql,
              "SELECT collector, max(wall_ns), argMax(snapshot, wall_ns) FROM %s%s%s GROUP BY collector FORMAT RowBinary",

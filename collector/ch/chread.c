@@ -1,16 +1,12 @@
 /* chread.c: ClickHouse's rows back into sections of batches (see chread.h). */
 #include "chread.h"
 
-#include <curl/curl.h>
 #include <inttypes.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include "bytes.h"
+#include "chanswer.h"
 #include "chevents.h"
 #include "chrows.h"
 #include "grow.h"
@@ -22,14 +18,6 @@
 /* ORDER BY this: rows of one identity once, without FINAL */
 #define ONCE_EACH IDENT " LIMIT 1 BY " IDENT
 
-/* ---- one answer: fetched into an unlinked file, read through a map ---- */
-
-typedef struct answer {
-    uint8_t *map;
-    size_t len;
-    nsc_rbuf r;  /* the next unread byte; bad once a value ran past the end */
-} answer;
-
 typedef struct source {
     const nsc_chconn *conn;
     const char *server, *suffix, *db;
@@ -37,137 +25,10 @@ typedef struct source {
     char job[160];  /* the job as an SQL string literal */
 } source;
 
-static size_t to_file(char *p, size_t size, size_t n, void *f)
+/* The answer of sql on src's server. */
+static int fetch(const source *src, const char *sql, const char *what, nsc_chanswer *a, char *err, size_t errcap)
 {
-    return fwrite(p, 1, size * n, f);
-}
-
-/* ClickHouse's error text (the answer of a failed request) into err. */
-static void error_text(FILE *f, const char *what, long code, char *err, size_t errcap)
-{
-    char text[240] = "";
-    size_t n = 0;
-    if (fflush(f) == 0 && fseek(f, 0, SEEK_SET) == 0)
-        n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    text[strcspn(text, "\r\n")] = 0;
-    snprintf(err, errcap, "clickhouse: %s: HTTP %ld: %s", what, code, text);
-}
-
-int nsc_chread_post(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
-                    const char *what, FILE *f, char *err, size_t errcap)
-{
-    CURL *h = curl_easy_init();
-    if (!h) {
-        snprintf(err, errcap, "clickhouse: libcurl: cannot start");
-        return NSC_QUERY_ESTORE;
-    }
-    nsc_chconn_apply(conn, h);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    /* a large answer may take long, a silent server must not hold the worker */
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)NSC_CHREAD_SILENT_S);
-    if (max_s > 0)
-        curl_easy_setopt(h, CURLOPT_TIMEOUT, max_s);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, to_file);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
-    long code = 0;
-    CURLcode rc = curl_easy_perform(h);
-    if (rc == CURLE_OK)
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(h);
-    if (rc == CURLE_OK && code == 200 && fflush(f) == 0)
-        return 0;
-    if (rc != CURLE_OK)
-        snprintf(err, errcap, "clickhouse: %s: %s", what, curl_easy_strerror(rc));
-    else
-        error_text(f, what, code, err, errcap);
-    return NSC_QUERY_ESTORE;
-}
-
-/* A file of tmpdir that is gone once closed (unlinked at once). */
-static FILE *scratch_file(const char *tmpdir, char *err, size_t errcap)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/answer-XXXXXX", tmpdir);
-    int fd = mkstemp(path);
-    FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
-    if (fd >= 0)
-        unlink(path);
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
-        snprintf(err, errcap, "cannot make a file in %s", tmpdir);
-    }
-    return f;
-}
-
-/* The answer of sql on src's server, mapped. */
-static int fetch(const source *src, const char *sql, const char *what, answer *a, char *err, size_t errcap)
-{
-    memset(a, 0, sizeof *a);
-    FILE *f = scratch_file(src->tmpdir, err, errcap);
-    if (!f)
-        return NSC_QUERY_ESTORE;
-    int rc = nsc_chread_post(src->conn, src->server, sql, strlen(sql), 0, what, f, err, errcap);
-    long len = rc ? 0 : ftell(f);
-    if (!rc && len > 0) {
-        a->len = (size_t)len;
-        a->map = mmap(NULL, a->len, PROT_READ, MAP_PRIVATE, fileno(f), 0);
-        if (a->map == MAP_FAILED) {
-            a->map = NULL;
-            snprintf(err, errcap, "cannot map the answer of %s", what);
-            rc = NSC_QUERY_ESTORE;
-        }
-    }
-    fclose(f);  /* the map keeps the file's pages */
-    a->r = (nsc_rbuf){a->map, a->map ? a->map + a->len : NULL, 0};
-    return rc;
-}
-
-static void answer_free(answer *a)
-{
-    if (a->map)
-        munmap(a->map, a->len);
-    memset(a, 0, sizeof *a);
-}
-
-/* ---- RowBinary values ---- */
-
-static uint64_t le(answer *a, size_t width)
-{
-    const uint8_t *p = nsc_rtake(&a->r, width);
-    uint64_t v = 0;
-    for (size_t i = 0; p && i < width; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-/* A String (LEB128 length, bytes): its bytes (in the map) and length. */
-static const uint8_t *bytes(answer *a, size_t *len)
-{
-    const uint8_t *s = a->r.bad ? NULL : nsc_ch_take_string(&a->r.p, a->r.end, len);
-    if (!s) {
-        a->r.bad = 1;
-        *len = 0;
-    }
-    return s;
-}
-
-/* at the end of the answer, or past it */
-static int at_end(const answer *a) { return a->r.bad || a->r.p == a->r.end; }
-
-/* A String into a char[cap] as the batch had it: NUL-terminated where it
- * fits (the rows hold at most cap bytes, without the NUL). */
-static void text(answer *a, char *out, size_t cap)
-{
-    size_t n;
-    const uint8_t *s = bytes(a, &n);
-    memset(out, 0, cap);
-    if (s)
-        memcpy(out, s, n < cap ? n : cap);
+    return nsc_chanswer_fetch(src->conn, src->server, src->tmpdir, sql, what, a, err, errcap);
 }
 
 /* ---- the rows of one table, a section at a time ---- */
@@ -180,20 +41,20 @@ typedef struct ident {
 } ident;
 
 typedef struct rows {
-    answer a;
+    nsc_chanswer a;
     ident at;  /* the next row's section */
     int more;  /* a next row is there */
 } rows;
 
 static void next_row(rows *r)
 {
-    r->more = !at_end(&r->a);
+    r->more = !nsc_chanswer_at_end(&r->a);
     if (!r->more)
         return;
-    r->at.agent = bytes(&r->a, &r->at.agent_len);
-    r->at.epoch = le(&r->a, 8);
-    r->at.batch_seq = le(&r->a, 8);
-    r->at.section = (uint32_t)le(&r->a, 4);
+    r->at.agent = nsc_chanswer_bytes(&r->a, &r->at.agent_len);
+    r->at.epoch = nsc_chanswer_le(&r->a, 8);
+    r->at.batch_seq = nsc_chanswer_le(&r->a, 8);
+    r->at.section = (uint32_t)nsc_chanswer_le(&r->a, 4);
     r->more = !r->a.r.bad;
 }
 
@@ -279,7 +140,7 @@ static int chunk_put(chunk *c, nsc_store *dst, char *err, size_t errcap)
 }
 
 /* One record of kind k from its row's values into the chunk; 0 or -1. */
-static int take_record(chunk *c, int k, answer *a)
+static int take_record(chunk *c, int k, nsc_chanswer *a)
 {
     void *at = slot(c, k);
     if (!at)
@@ -290,20 +151,22 @@ static int take_record(chunk *c, int k, answer *a)
         a->r.bad |= !nsc_rtake(&a->r, used ? used : SIZE_MAX);
     } else if (k == K_STATES) {
         nsc_state_rec *s = at;
-        s->id = le(a, 8), s->ts_ns = le(a, 8), s->arg = le(a, 8), s->tid = (uint32_t)le(a, 4);
-        s->state = (uint8_t)le(a, 1);
+        s->id = nsc_chanswer_le(a, 8), s->ts_ns = nsc_chanswer_le(a, 8), s->arg = nsc_chanswer_le(a, 8);
+        s->tid = (uint32_t)nsc_chanswer_le(a, 4);
+        s->state = (uint8_t)nsc_chanswer_le(a, 1);
     } else if (k == K_COMPL) {
         nsc_completion *p = at;
-        p->id = le(a, 8), p->ts_ns = le(a, 8);
+        p->id = nsc_chanswer_le(a, 8), p->ts_ns = nsc_chanswer_le(a, 8);
     } else if (k == K_CTXS) {
         nsc_ctx_def *x = at;
-        x->index = (uint16_t)le(a, 2), x->comm_id = le(a, 8), x->nnodes = (int32_t)le(a, 4);
-        x->nranks = (int32_t)le(a, 4), x->rank = (int32_t)le(a, 4), x->api_version = (int32_t)le(a, 4);
-        text(a, x->name, sizeof x->name);
+        x->index = (uint16_t)nsc_chanswer_le(a, 2), x->comm_id = nsc_chanswer_le(a, 8);
+        x->nnodes = (int32_t)nsc_chanswer_le(a, 4), x->nranks = (int32_t)nsc_chanswer_le(a, 4);
+        x->rank = (int32_t)nsc_chanswer_le(a, 4), x->api_version = (int32_t)nsc_chanswer_le(a, 4);
+        nsc_chanswer_text(a, x->name, sizeof x->name);
     } else {
         nsc_str_def *s = at;
-        s->id = (nsc_str)le(a, 2);
-        text(a, s->text, sizeof s->text);
+        s->id = (nsc_str)nsc_chanswer_le(a, 2);
+        nsc_chanswer_text(a, s->text, sizeof s->text);
     }
     return a->r.bad ? -1 : 0;
 }
@@ -367,7 +230,7 @@ static const struct {
 /* The job's rows of table (final: " FINAL" or ""), only those passing
  * prewhere (" PREWHERE ...", read before the other columns; "" for all). */
 static int fetch_rows(const source *src, const char *table, const char *final, const char *columns, const char *join,
-                      const char *prewhere, const char *order, answer *a, char *err, size_t errcap)
+                      const char *prewhere, const char *order, nsc_chanswer *a, char *err, size_t errcap)
 {
     char sql[SQL_MAX];
     int n = snprintf(sql, sizeof sql,
@@ -382,20 +245,20 @@ static int fetch_rows(const source *src, const char *table, const char *final, c
 
 /* Each row of the job's in table once (FINAL). */
 static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *order,
-                       answer *a, char *err, size_t errcap)
+                       nsc_chanswer *a, char *err, size_t errcap)
 {
     return fetch_rows(src, table, " FINAL", columns, join, "", order, a, err, errcap);
 }
 
 /* A batches row's process (after its identity). */
-static void take_proc(answer *a, const char *job, nsc_proc *p)
+static void take_proc(nsc_chanswer *a, const char *job, nsc_proc *p)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->job, sizeof p->job, "%s", job);
-    text(a, p->host, sizeof p->host);
-    p->pid = (uint32_t)le(a, 4);
-    p->local_rank = (int32_t)le(a, 4);
-    p->gpu = (int32_t)le(a, 4);
+    nsc_chanswer_text(a, p->host, sizeof p->host);
+    p->pid = (uint32_t)nsc_chanswer_le(a, 4);
+    p->local_rank = (int32_t)nsc_chanswer_le(a, 4);
+    p->gpu = (int32_t)nsc_chanswer_le(a, 4);
 }
 
 /* Merge the answers: one section per batches row, its records from the
@@ -459,9 +322,9 @@ static int read_source(const source *src, const char *job, int defs_only, nsc_st
             next_row(&r[k]);
         rc = merge(&anchor, r, job, dst, err, errcap);
     }
-    answer_free(&anchor.a);
+    nsc_chanswer_free(&anchor.a);
     for (int k = 0; k < K_N; k++)
-        answer_free(&r[k].a);
+        nsc_chanswer_free(&r[k].a);
     return rc;
 }
 
@@ -490,9 +353,9 @@ static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size
     for (next_row(r); !rc && r->more; next_row(r)) {
         nsc_ledger_batch b;
         size_t n;
-        text(&r->a, p.host, sizeof p.host);
-        p.pid = (uint32_t)le(&r->a, 4);
-        const uint8_t *data = bytes(&r->a, &n);
+        nsc_chanswer_text(&r->a, p.host, sizeof p.host);
+        p.pid = (uint32_t)nsc_chanswer_le(&r->a, 4);
+        const uint8_t *data = nsc_chanswer_bytes(&r->a, &n);
         if (!data || nsc_ledger_decode(data, n, NULL, &b)) {
             snprintf(err, errcap, "clickhouse: a stored ledger batch does not decode");
             return NSC_QUERY_ESTORE;
@@ -547,21 +410,21 @@ static int read_ledger(const source *src, const char *job, const nsc_query_scope
                : fetch_table(src, "ledger", "host, pid, data", "", IDENT, &r.a, err, errcap);
     if (!rc)
         rc = put_ledgers(&r, job, dst, err, errcap);
-    answer_free(&r.a);
+    nsc_chanswer_free(&r.a);
     return rc;
 }
 
 /* ---- clock models and the wall clock ---- */
 
-static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
+static int put_clocks(nsc_chanswer *a, nsc_store *dst, char *err, size_t errcap)
 {
     int rc = nsc_store_begin(dst, nsc_mono_ns());
-    while (!rc && !at_end(a)) {
+    while (!rc && !nsc_chanswer_at_end(a)) {
         char host[64];
         size_t n;
-        text(a, host, sizeof host);
+        nsc_chanswer_text(a, host, sizeof host);
         host[sizeof host - 1] = 0;
-        const uint8_t *m = bytes(a, &n);
+        const uint8_t *m = nsc_chanswer_bytes(a, &n);
         nsc_clock_model model;
         if (!m || nsc_clock_deserialize(&model, m, n)) {
             snprintf(err, errcap, "clickhouse: a stored clock model does not decode");
@@ -576,14 +439,14 @@ static int put_clocks(answer *a, nsc_store *dst, char *err, size_t errcap)
 
 /* The collectors' wall clock records (docs/api.md, "Wall-clock time"), as
  * the LMDB store keeps them. */
-static int put_wall(answer *a, nsc_store *dst, char *err, size_t errcap)
+static int put_wall(nsc_chanswer *a, nsc_store *dst, char *err, size_t errcap)
 {
     int rc = nsc_store_begin(dst, nsc_mono_ns());
-    while (!rc && !at_end(a)) {
+    while (!rc && !nsc_chanswer_at_end(a)) {
         nsc_store_wall_rec r;
-        r.utc_ns = le(a, 8);
-        r.ref_ns = le(a, 8);
-        r.offset_ns = (int64_t)le(a, 8);
+        r.utc_ns = nsc_chanswer_le(a, 8);
+        r.ref_ns = nsc_chanswer_le(a, 8);
+        r.offset_ns = (int64_t)nsc_chanswer_le(a, 8);
         if (!a->r.bad)
             rc = nsc_store_put_wall(dst, &r);
     }
@@ -597,13 +460,14 @@ static int put_wall(answer *a, nsc_store *dst, char *err, size_t errcap)
 
 /* The answer of sql (what: its name in errors) put into dst by put. */
 static int load_answer(const source *src, const char *sql, const char *what,
-                       int (*put)(answer *, nsc_store *, char *, size_t), nsc_store *dst, char *err, size_t errcap)
+                       int (*put)(nsc_chanswer *, nsc_store *, char *, size_t), nsc_store *dst, char *err,
+                       size_t errcap)
 {
-    answer a;
+    nsc_chanswer a;
     int rc = fetch(src, sql, what, &a, err, errcap);
     if (!rc)
         rc = put(&a, dst, err, errcap);
-    answer_free(&a);
+    nsc_chanswer_free(&a);
     return rc;
 }
 
@@ -621,49 +485,13 @@ static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errc
 
 /* ---- entry points ---- */
 
-int nsc_chread_post_text(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
-                         const char *what, char **ans, size_t *anslen, char *err, size_t errcap)
-{
-    *ans = NULL;
-    FILE *f = open_memstream(ans, anslen);
-    if (!f) {
-        snprintf(err, errcap, "out of memory");
-        return NSC_QUERY_ESTORE;
-    }
-    int rc = nsc_chread_post(conn, url, body, len, max_s, what, f, err, errcap);
-    if (fclose(f) && !rc) {
-        snprintf(err, errcap, "out of memory");
-        rc = NSC_QUERY_ESTORE;
-    }
-    if (rc) {
-        free(*ans);
-        *ans = NULL;
-    }
-    return rc;
-}
-
-int nsc_chread_literal(const char *s, char *out, size_t cap)
-{
-    size_t n = 0;
-    out[n++] = '\'';
-    for (; *s && n + 4 < cap; s++) {
-        if (*s == '\'' || *s == '\\')
-            out[n++] = '\\';
-        out[n++] = *s;
-    }
-    out[n++] = '\'';
-    out[n] = 0;
-    return *s ? -1 : 0;
-}
-
-/* The sources of ch: their count, each made for job. */
 static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir, source *out)
 {
     const char *servers[NSC_CHSTORE_SHARDS_MAX], *suffix, *db;
     size_t n = nsc_chstore_sources(ch, servers, NSC_CHSTORE_SHARDS_MAX, &suffix, &db);
     for (size_t i = 0; i < n; i++) {
         out[i] = (source){nsc_chstore_conn(ch), servers[i], suffix, db, tmpdir, ""};
-        if (job && nsc_chread_literal(job, out[i].job, sizeof out[i].job))
+        if (job && nsc_chanswer_literal(job, out[i].job, sizeof out[i].job))
             return 0;
     }
     return n;
@@ -702,12 +530,12 @@ int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, 
     *holds = 0;
     for (size_t i = 0; !rc && !*holds && i < n; i++) {
         char sql[1024], from[768];
-        answer a;
+        nsc_chanswer a;
         scope_rows(&src[i], scope, 0, from, sizeof from);
         snprintf(sql, sizeof sql, "SELECT count() FROM (SELECT 1 %s LIMIT 1) FORMAT RowBinary", from);
         rc = fetch(&src[i], sql, "ledger_recs", &a, err, errcap);
-        *holds = !rc && le(&a, 8) > 0;
-        answer_free(&a);
+        *holds = !rc && nsc_chanswer_le(&a, 8) > 0;
+        nsc_chanswer_free(&a);
     }
     return rc;
 }
@@ -721,18 +549,18 @@ int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, si
     job[0] = 0;
     for (size_t i = 0; !rc && i < n && found < 2; i++) {
         char sql[256];
-        answer a;
+        nsc_chanswer a;
         snprintf(sql, sizeof sql, "SELECT DISTINCT job FROM %s.batches%s LIMIT 2 FORMAT RowBinary", src[i].db,
                  src[i].suffix);
         rc = fetch(&src[i], sql, "batches", &a, err, errcap);
-        while (!rc && !at_end(&a) && found < 2) {
+        while (!rc && !nsc_chanswer_at_end(&a) && found < 2) {
             char name[64];
-            text(&a, name, sizeof name);
+            nsc_chanswer_text(&a, name, sizeof name);
             name[sizeof name - 1] = 0;
             if (!a.r.bad && strcmp(name, job) != 0)
                 found++, snprintf(job, cap, "%s", name);
         }
-        answer_free(&a);
+        nsc_chanswer_free(&a);
     }
     if (!rc && found > 1) {
         snprintf(err, errcap, "ClickHouse holds several jobs: name one with job=");
@@ -745,7 +573,7 @@ int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, si
 static int append_answer(const source *src, const char *sql, const char *what, char *out, size_t cap, size_t *len,
                          char *err, size_t errcap)
 {
-    answer a;
+    nsc_chanswer a;
     int rc = fetch(src, sql, what, &a, err, errcap);
     if (!rc && *len + a.len + 1 > cap) {
         snprintf(err, errcap, "clickhouse: %s: the fingerprint is too long", what);
@@ -756,7 +584,7 @@ static int append_answer(const source *src, const char *sql, const char *what, c
         *len += a.len;
         out[*len] = 0;
     }
-    answer_free(&a);
+    nsc_chanswer_free(&a);
     return rc;
 }
 

@@ -3,8 +3,8 @@
  * Owns the read side of the ClickHouse store (docs/clickhouse-read.md, "Queries"):
  * the SELECTs (with FINAL, so a batch inserted twice counts once) through
  * the Distributed tables of a cluster, else from each shard's local tables;
- * each answer streamed in RowBinary by libcurl into an unlinked file of the
- * given folder (never held in memory), then merged by batch identity (agent,
+ * each answer in RowBinary in an unlinked file of the given folder
+ * (chanswer.h, never held in memory), merged by batch identity (agent,
  * epoch, batch_seq, section: the batches table's row of each section is the
  * anchor, the events, states, completions, contexts and strings tables give
  * its records in their index order) back into the sections the agents sent,
@@ -20,25 +20,13 @@
 #define NCCLSCOPE_COLLECTOR_CHREAD_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include "chstore.h"
 #include "query.h"
 #include "store.h"
 
-/* A request to ClickHouse that gets no byte for this long fails. */
-#define NSC_CHREAD_SILENT_S 120
-
 /* Records (events, states, completions) per destination transaction. */
 #define NSC_CHREAD_CHUNK (128u * 1024u)
-
-/* POST body (len bytes) to url (a server's http://HOST:PORT/, with
- * ?query=... where body is data), the answer into f: 0, or NSC_QUERY_ESTORE
- * with err set, reaching the server as conn says. max_s > 0: the whole
- * request fails after that many seconds.
- * Its own handle: any thread may call it. */
-int nsc_chread_post(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
-                    const char *what, FILE *f, char *err, size_t errcap);
 
 /* Put every stored section of job, and every host's newest clock model,
  * into dst (not in a transaction: this opens and commits its own). tmpdir
@@ -61,16 +49,6 @@ int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, 
  * empty store). Several jobs: NSC_QUERY_EPARAM, the query must name one. */
 int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, size_t cap, char *err,
                         size_t errcap);
-
-/* nsc_chread_post with the answer in memory: *ans (malloc'd, NUL-terminated,
- * *anslen bytes without the NUL) on success, NULL otherwise. 0, or
- * NSC_QUERY_ESTORE with err. For small answers only. */
-int nsc_chread_post_text(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
-                         const char *what, char **ans, size_t *anslen, char *err, size_t errcap);
-
-/* s as an SQL string literal into out: quoted, ' and \ escaped. 0, or -1
- * when it does not fit in cap bytes. */
-int nsc_chread_literal(const char *s, char *out, size_t cap);
 
 /* The fingerprint of job in ClickHouse: what its sections (the batches rows:
  * their number and records) and the clock models (each host's newest

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chread.h"
+#include "chanswer.h"
 #include "chrows.h"
 #include "chstore.h"
 #include "logsafe.h"
@@ -35,7 +35,7 @@ static int run_sql(const nsc_chstore *ch, const char *server, const char *sql, c
 {
     char *text;
     size_t n;
-    int rc = nsc_chread_post_text(nsc_chstore_conn(ch), server, sql, strlen(sql), REQUEST_MAX_S, "retention",
+    int rc = nsc_chanswer_post_text(nsc_chstore_conn(ch), server, sql, strlen(sql), REQUEST_MAX_S, "retention",
                                   &text, &n, err, errcap);
     if (!rc && ans)
         *ans = text, *len = n;
@@ -57,7 +57,7 @@ static void take_jobs(const char *ans, size_t len, char *list, size_t cap, int *
             continue;
         memcpy(job, s, sl);
         job[sl] = 0;
-        if (job[0] && nsc_chread_literal(job, lit, sizeof lit) == 0 && !strstr(list, lit) &&
+        if (job[0] && nsc_chanswer_literal(job, lit, sizeof lit) == 0 && !strstr(list, lit) &&
             used + strlen(lit) + 2 < cap)
             snprintf(list + used, cap - used, "%s%s", *n ? "," : "", lit), (*n)++;
     }

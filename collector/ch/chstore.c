@@ -13,10 +13,10 @@
 #include "chconn.h"
 #include "chnative.h"
 #include "chrows.h"
+#include "chschema.h"
 #include "fnv.h"
 #include "mono.h"
 
-#define SQL_MAX 4096
 #define REPLY_MAX 512  /* kept of ClickHouse's answer, for the error message */
 #define SERVER_MAX 160
 #define TARGETS_MAX NSC_CHSTORE_SHARDS_MAX
@@ -152,11 +152,6 @@ static int post(nsc_chstore *ch, const char *url, const void *body, size_t len, 
     return rc == CURLE_OK && code == 200 ? 0 : failed(ch, rc, code, ch->reply, what);
 }
 
-static int sql(nsc_chstore *ch, const char *server, const char *text)
-{
-    return post(ch, server, text, strlen(text), text);
-}
-
 /* Names go into SQL unquoted: letters, digits, '_' only. */
 static int plain_name(const char *s, size_t n)
 {
@@ -190,86 +185,6 @@ static int parse_url(nsc_chstore *ch, const char *url)
     return 0;
 }
 
-static int create_database(nsc_chstore *ch, const char *server)
-{
-    char q[128];
-    snprintf(q, sizeof q, "CREATE DATABASE IF NOT EXISTS %s", ch->db);
-    return sql(ch, server, q);
-}
-
-/* The columns of table (NAME_local) on server as ClickHouse lists them,
- * "name Type, ..." (definition order), into out; 0 or -1. */
-static int local_columns(nsc_chstore *ch, const char *server, const char *table, char *out, size_t cap)
-{
-    char q[256];
-    snprintf(q, sizeof q,
-             "SELECT name, type FROM system.columns WHERE database = '%s' AND table = '%s_local' FORMAT TabSeparated",
-             ch->db, table);
-    ch->answer = (nsc_ch_buf){.p = ch->answer.p, .cap = ch->answer.cap};
-    ch->keep_answer = 1;
-    int rc = post(ch, server, q, strlen(q), q);
-    ch->keep_answer = 0;
-    size_t n = 0;
-    for (size_t i = 0; !rc && i < ch->answer.len && n + 3 < cap; i++) {
-        char c = (char)ch->answer.p[i];
-        if (c == '\n' && i + 1 < ch->answer.len)
-            out[n++] = ',', out[n++] = ' ';
-        else if (c != '\n')
-            out[n++] = c == '\t' ? ' ' : c;
-    }
-    out[n] = 0;
-    return rc;
-}
-
-/* A table made by a collector of another layout (CREATE ... IF NOT EXISTS
- * keeps it) would refuse every insert: say so at start instead. */
-static int same_layout(nsc_chstore *ch, const char *server, const nsc_ch_table_def *d)
-{
-    char have[SQL_MAX];
-    if (local_columns(ch, server, d->name, have, sizeof have))
-        return -1;
-    if (strcmp(have, d->columns) == 0)
-        return 0;
-    fprintf(stderr,
-            "ncclscope-collector: clickhouse: %s.%s_local on %s has the columns of another ncclscope version "
-            "(%.300s), not (%.300s): drop the database or give the collector a new one\n",
-            ch->db, d->name, server, have, d->columns);
-    return -1;
-}
-
-static int create_local(nsc_chstore *ch, const char *server)
-{
-    char q[SQL_MAX];
-    if (create_database(ch, server))
-        return -1;
-    for (int t = 0; t < NSC_CH_NTABLES; t++) {
-        const nsc_ch_table_def d = nsc_ch_def(t);
-        int n = snprintf(q, sizeof q,
-                         "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s ORDER BY (%s)",
-                         ch->db, d.name, d.columns, d.version, d.partition[0] ? " PARTITION BY " : "", d.partition,
-                         d.order_by);
-        if (n >= (int)sizeof q || sql(ch, server, q) || same_layout(ch, server, &d))
-            return -1;
-    }
-    return 0;
-}
-
-static int create_distributed(nsc_chstore *ch)
-{
-    char q[SQL_MAX];
-    if (create_database(ch, ch->server))
-        return -1;
-    for (int t = 0; t < NSC_CH_NTABLES; t++) {
-        const nsc_ch_table_def d = nsc_ch_def(t);
-        int n = snprintf(q, sizeof q,
-                         "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)", ch->db,
-                         d.name, d.columns, ch->cluster, ch->db, d.name, d.shard_by);
-        if (n >= (int)sizeof q || sql(ch, ch->server, q))
-            return -1;
-    }
-    return 0;
-}
-
 /* The targets: every shard listed, else the store's server. A cluster
  * needs its shards listed: the collector makes their tables and places rows. */
 static int parse_shards(nsc_chstore *ch, const char *shards)
@@ -291,7 +206,7 @@ static int parse_shards(nsc_chstore *ch, const char *shards)
 static int create_tables(nsc_chstore *ch)
 {
     for (size_t i = 0; i < ch->nt; i++)
-        if (create_local(ch, ch->t[i].server))
+        if (nsc_chschema_local(&ch->conn, ch->t[i].server, ch->db))
             return -1;
     return 0;
 }
@@ -326,7 +241,8 @@ int nsc_chstore_open(const char *url, const char *shards, const nsc_chconn *conn
         nsc_chstore_close(ch);
         return -1;
     }
-    if (create_tables(ch) || (ch->cluster[0] && create_distributed(ch))) {
+    if (create_tables(ch) ||
+        (ch->cluster[0] && nsc_chschema_distributed(&ch->conn, ch->server, ch->db, ch->cluster))) {
         fprintf(stderr, "ncclscope-collector: store %s: cannot create the tables\n", url);
         nsc_chstore_close(ch);
         return -1;

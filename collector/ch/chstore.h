@@ -2,8 +2,8 @@
  *
  * Owns the connections to ClickHouse's HTTP interface (libcurl, kept-alive
  * handles: one for the queries, used by the writer thread only, and one per
- * shard, used by the store's inserter thread only), the creation of the
- * tables of chrows.h at start, and the rows waiting for their insert. The
+ * shard, used by the store's inserter thread only; the tables are made at
+ * start by chschema.h), and the rows waiting for their insert. The
  * writer puts batches (rows appended per table and shard, column by column:
  * chcols.h) and then starts their insert: per table that has rows, its rows
  * as one Native block in key order (chnative.h) posted to every shard at

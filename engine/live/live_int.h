@@ -172,5 +172,26 @@ uint64_t nsc_live_proc_end(const proc_st *p);
 /* Per job (by index), when its last process stopped, or 0 while one of them
  * is alive (or none is known): malloc'd, NULL when out of memory. */
 uint64_t *nsc_live_job_ends(const nsc_live *l, uint64_t now);
+/* Per function of a communicator, the furthest collective any rank reached
+ * and how many ranks completed it: what hung compares a rank against, made
+ * once per communicator (one pass over its ranks, not one per rank). */
+typedef struct front {
+    uint64_t seq[MAX_FUNCS];
+    uint32_t done[MAX_FUNCS];
+} front;
+void nsc_live_front_of(const comm_st *c, front *fr);
+/* Lagging (RAS): behind the communicator's furthest rank for longer than lag_ns;
+ * *for_ns: for how long. */
+int nsc_live_lagging(const nsc_live *l, const comm_st *c, const rank_st *r, int f, uint64_t now, uint64_t *for_ns);
+/* Hung: its last collective is in flight past lag_ns while another rank
+ * completed it or went past it (the front is further, or some rank there
+ * completed it: not this one, which has not). */
+int nsc_live_hung(const nsc_live *l, const front *fr, const rank_st *r, int f, uint64_t now);
+/* Hung collective (docs/api-figures.md "Hung"): one a rank is stuck at. The
+ * function's one with the largest seq below `below`; 0 when none. Walking
+ * down from UINT64_MAX lists each once without memory: a communicator's
+ * stuck ranks are nearly always at one or two collectives. */
+int nsc_live_hung_coll_below(const nsc_live *l, const comm_st *c, const front *fr, int f, uint64_t now,
+                             uint64_t below, uint64_t *seq);
 
 #endif

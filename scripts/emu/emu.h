@@ -541,12 +541,6 @@ void emu_wire_gone(emu_wire *w, uint32_t slot);
  * yet or already past; EMU_NEVER: never): from the wire, the same schedule
  * the device computes, so the host need not wait for its proxy thread. */
 uint64_t emu_timeline_host_end(emu_rank *r);
-/* Wait for true time t (0: no model) before doing what is due then, on the
- * proxy (an event) or the host (its device's end). With the clock floor:
- * sleep only while t is more than the horizon (1 ms) ahead, then raise this
- * thread's floor to t, so the plugin stamps what this thread makes next with
- * t. Without it: sleep until t unless t is less than the slack (20 us) ahead. */
-void emu_timeline_wait(uint64_t t);
 /* Publish the device start of the group's first op (a collective) from the
  * host, when the host knows it, so the peers' proxies find it on the wire. */
 void emu_timeline_host_publish(emu_rank *r, emu_op *op);
@@ -560,6 +554,17 @@ typedef struct emu_leg_req {
     uint64_t t0, t1;  /* 0: no model */
 } emu_leg_req;
 void emu_timeline_foreign(emu_rank *r, const emu_leg_req *legs, int n);
+
+/* ---- timeline_wait.c ---- */
+/* Wait for true time t (0: no model) before doing what is due then, on the
+ * proxy (an event) or the host (its device's end). With the clock floor:
+ * sleep only while t is more than the horizon (1 ms) ahead, then raise this
+ * thread's floor to t, so the plugin stamps what this thread makes next with
+ * t. Without it: sleep until t unless t is less than the slack (20 us) ahead. */
+void emu_timeline_wait(uint64_t t);
+/* With the clock floor: sleep only while t is more than the horizon ahead,
+ * leaving the floor as it is. */
+void emu_timeline_wait_horizon(uint64_t t);
 
 /* ---- pxn.c ---- */
 typedef struct emu_pxn_msg {

@@ -1,0 +1,109 @@
+/* chschema.c: the ClickHouse store's tables (see chschema.h). */
+#include "chschema.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chanswer.h"
+#include "chrows.h"
+
+#define SQL_MAX 4096
+#define REQUEST_MAX_S 120  /* as long as an insert may take */
+
+/* text on server; its answer (malloc'd) into *ans when ans is given. 0, or
+ * -1 after printing why. */
+static int sql(const nsc_chconn *conn, const char *server, const char *text, char **ans)
+{
+    char err[512], *out = NULL;
+    size_t len;
+    if (nsc_chanswer_post_text(conn, server, text, strlen(text), REQUEST_MAX_S, text, &out, &len, err, sizeof err)) {
+        fprintf(stderr, "ncclscope-collector: %s\n", err);
+        return -1;
+    }
+    if (ans)
+        *ans = out;
+    else
+        free(out);
+    return 0;
+}
+
+static int create_database(const nsc_chconn *conn, const char *server, const char *db)
+{
+    char q[128];
+    snprintf(q, sizeof q, "CREATE DATABASE IF NOT EXISTS %s", db);
+    return sql(conn, server, q, NULL);
+}
+
+/* The columns of table (NAME_local) on server as ClickHouse lists them,
+ * "name Type, ..." (definition order), into out; 0 or -1. */
+static int local_columns(const nsc_chconn *conn, const char *server, const char *db, const char *table, char *out,
+                         size_t cap)
+{
+    char q[256], *ans;
+    snprintf(q, sizeof q,
+             "SELECT name, type FROM system.columns WHERE database = '%s' AND table = '%s_local' FORMAT TabSeparated",
+             db, table);
+    if (sql(conn, server, q, &ans))
+        return -1;
+    size_t n = 0;
+    for (const char *c = ans; *c && n + 3 < cap; c++) {
+        if (*c == '\n' && c[1])
+            out[n++] = ',', out[n++] = ' ';
+        else if (*c != '\n')
+            out[n++] = *c == '\t' ? ' ' : *c;
+    }
+    out[n] = 0;
+    free(ans);
+    return 0;
+}
+
+/* A table made by a collector of another layout (CREATE ... IF NOT EXISTS
+ * keeps it) would refuse every insert: say so at start instead. */
+static int same_layout(const nsc_chconn *conn, const char *server, const char *db, const nsc_ch_table_def *d)
+{
+    char have[SQL_MAX];
+    if (local_columns(conn, server, db, d->name, have, sizeof have))
+        return -1;
+    if (strcmp(have, d->columns) == 0)
+        return 0;
+    fprintf(stderr,
+            "ncclscope-collector: clickhouse: %s.%s_local on %s has the columns of another ncclscope version "
+            "(%.300s), not (%.300s): drop the database or give the collector a new one\n",
+            db, d->name, server, have, d->columns);
+    return -1;
+}
+
+/* The database db on server and its tables: the local ones (cluster NULL),
+ * each checked against this version's layout, or the Distributed ones over
+ * cluster's shards. */
+static int create(const nsc_chconn *conn, const char *server, const char *db, const char *cluster)
+{
+    char q[SQL_MAX];
+    if (create_database(conn, server, db))
+        return -1;
+    for (int t = 0; t < NSC_CH_NTABLES; t++) {
+        const nsc_ch_table_def d = nsc_ch_def(t);
+        int n = cluster ? snprintf(q, sizeof q,
+                                   "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)",
+                                   db, d.name, d.columns, cluster, db, d.name, d.shard_by)
+                        : snprintf(q, sizeof q,
+                                   "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s "
+                                   "ORDER BY (%s)",
+                                   db, d.name, d.columns, d.version, d.partition[0] ? " PARTITION BY " : "",
+                                   d.partition, d.order_by);
+        if (n >= (int)sizeof q || sql(conn, server, q, NULL) || (!cluster && same_layout(conn, server, db, &d)))
+            return -1;
+    }
+    return 0;
+}
+
+int nsc_chschema_local(const nsc_chconn *conn, const char *server, const char *db)
+{
+    return create(conn, server, db, NULL);
+}
+
+int nsc_chschema_distributed(const nsc_chconn *conn, const char *server, const char *db, const char *cluster)
+{
+    return create(conn, server, db, cluster);
+}
