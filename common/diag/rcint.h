@@ -99,7 +99,9 @@
  * RC_LATE_MIN_OWN collectives or more, and affected (late of its own, or
  * late by NSC_FIG_LATE_MIN_NS at its first collective, where there is no
  * previous gap to split by) at one in RC_LATE_MAX_EVERY or more of those it
- * took part in from its first affected one (its onset), and at more than
+ * took part in from its first affected one (its onset; a training job's late
+ * host is late once a step, 1 in 16 tensor-parallel collectives at TP4 x
+ * 4 microbatches), and at more than
  * half of all the communicator's affected collectives: a loaded machine's
  * pauses make one rank or another late now and then, not the same one
  * again and again. Jitter below NSC_FIG_LATE_MIN_NS is never own-late. */
@@ -108,7 +110,7 @@
  * run (a loaded machine's pause, rclate.c); up to RC_LATE_ONSETS - 2 such
  * are passed over. */
 #define RC_LATE_ONSETS 4
-#define RC_LATE_MAX_EVERY 10
+#define RC_LATE_MAX_EVERY 20
 
 /* An inherited late rank's origin is the one most of its first
  * RC_FOLLOW_VOTES late collectives lead to (rcfollow.c). */

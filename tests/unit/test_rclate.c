@@ -2,7 +2,9 @@
  * records as the collectives endpoint writes them and an empty ledger from a
  * source of canned pages. Four ranks; rank 2's host is 4 ms late from seq 0
  * on, but a loaded machine's pauses hide it: at seqs 1 and 2 rank 1 is
- * later still (rank 2 still 3 ms behind the others), at seq 3 rank 3. */
+ * later still (rank 2 still 3 ms behind the others), at seq 3 rank 3; and
+ * an intermittent fault's onset and period with a pause before or among
+ * its collectives, and a host late once a training step. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +87,80 @@ Test(rclate, a_late_rank_behind_a_later_one_keeps_its_onset)
     cr_assert_eq(p->rank, 2);
     cr_assert_eq(p->seq, 0, "%s", p->text);
     cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,"), "%s", p->figures);
+    nsc_rc_late_free(l);
+    free(f);
+}
+
+/* Rank 3's host 3 ms late in 1 collective of 10 from seq 5 on, and a
+ * loaded machine's pause made it 1.5 ms late at seq 2: out of step with
+ * the fault's, not its onset. */
+Test(rclate, a_pause_out_of_step_before_an_intermittent_fault_is_not_its_onset)
+{
+    nsc_diag_src src = {.get = serve, .name = "canned"};
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->src = &src;
+    nsc_rc_late *l = nsc_rc_late_new(NRANKS);
+    cr_assert_not_null(l);
+    for (unsigned seq = 0; seq < 50; seq++) {
+        double late = seq == 2 ? 1.5 : seq % 10 == 5 ? 3.0 : 0.1;
+        add_coll(l, seq, (double[]){0, 0.05 * (seq % 3), 0.02, late}, late > 1);
+    }
+    cr_assert_eq(nsc_rc_comm(f, l, "0xc", ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(f->n, 1);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_eq(p->rank, 3, "%s", p->text);
+    cr_assert_not_null(strstr(p->figures, "\"onset_seq\":5,"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"every\":10,"), "%s", p->figures);
+    nsc_rc_late_free(l);
+    free(f);
+}
+
+/* Rank 3's host late in 1 collective of 10 from seq 15 on, and a pause made
+ * it late at seq 18, between two of the fault's: neither its onset nor a
+ * shorter period. */
+Test(rclate, a_pause_between_an_intermittent_fault_s_keeps_its_onset_and_period)
+{
+    nsc_diag_src src = {.get = serve, .name = "canned"};
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->src = &src;
+    nsc_rc_late *l = nsc_rc_late_new(NRANKS);
+    cr_assert_not_null(l);
+    for (unsigned seq = 0; seq < 50; seq++) {
+        double late = seq == 18 ? 1.5 : seq >= 15 && seq % 10 == 5 ? 3.0 : 0.1;
+        add_coll(l, seq, (double[]){0, 0.05 * (seq % 3), 0.02, late}, late > 1);
+    }
+    cr_assert_eq(nsc_rc_comm(f, l, "0xc", ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(f->n, 1);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_eq(p->rank, 3, "%s", p->text);
+    cr_assert_not_null(strstr(p->figures, "\"onset_seq\":15,"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"every\":10,"), "%s", p->figures);
+    nsc_rc_late_free(l);
+    free(f);
+}
+
+/* A training job's late host: at the first of a step's 16 tensor-parallel
+ * collectives, 8 steps. */
+Test(rclate, a_host_late_once_a_training_step_is_late)
+{
+    nsc_diag_src src = {.get = serve, .name = "canned"};
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->src = &src;
+    nsc_rc_late *l = nsc_rc_late_new(NRANKS);
+    cr_assert_not_null(l);
+    for (unsigned seq = 0; seq < 128; seq++) {
+        double late = seq % 16 == 0 ? 4.0 : 0.1;
+        add_coll(l, seq, (double[]){0, 0.05 * (seq % 3), late, 0.02}, late > 1);
+    }
+    cr_assert_eq(nsc_rc_comm(f, l, "0xc", ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(f->n, 1);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_eq(p->rank, 2, "%s", p->text);
+    cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"every\":16,"), "%s", p->figures);
     nsc_rc_late_free(l);
     free(f);
 }
