@@ -3,7 +3,6 @@
  * when a pause of a loaded host made a run of its steps late; on two hosts,
  * where every link may be slow, against the transport's model. */
 #include <criterion/criterion.h>
-#include <inttypes.h>
 #include <stdlib.h>
 
 #include "rcint.h"
@@ -40,6 +39,26 @@ static void set_steps(rc_link *k, size_t from, size_t to, uint64_t ns)
 {
     for (size_t s = from; s < to; s++)
         k->ns[s] = ns;
+}
+
+/* Judge the links: link `slow` slow, every other ok; frees the pass. */
+static void only_slow(rc_pass *p, size_t slow)
+{
+    uint64_t limit;
+    nsc_rc_link_reference(p, &limit);
+    for (size_t i = 0; i < p->nlinks; i++)
+        cr_assert_eq(p->links[i].state, i == slow ? NSC_LINK_SLOW : NSC_LINK_OK, "link %zu", i);
+    ring_free(p);
+}
+
+/* Judge the links, every one ok; frees the pass, returns the reference. */
+static uint64_t all_ok(rc_pass *p)
+{
+    uint64_t limit, ref = nsc_rc_link_reference(p, &limit);
+    for (size_t i = 0; i < p->nlinks; i++)
+        cr_assert_eq(p->links[i].state, NSC_LINK_OK, "link %zu", i);
+    ring_free(p);
+    return ref;
 }
 
 Test(rclinks, a_link_slow_throughout_is_slow)
@@ -97,12 +116,7 @@ Test(rclinks, a_link_slow_from_mid_job_is_slow)
 {
     rc_pass p = ring(20000);
     set_steps(&p.links[3], STEPS / 2, STEPS, 200000);
-    uint64_t limit;
-    nsc_rc_link_reference(&p, &limit);
-    cr_assert_eq(p.links[3].state, NSC_LINK_SLOW);
-    for (size_t i = 0; i < NLINKS; i++)
-        cr_assert(i == 3 || p.links[i].state == NSC_LINK_OK, "link %zu", i);
-    ring_free(&p);
+    only_slow(&p, 3);
 }
 
 /* The same after a loaded machine's pause at the job's start: its history
@@ -112,10 +126,7 @@ Test(rclinks, a_link_slow_from_mid_job_after_a_pause_at_the_start_is_slow)
     rc_pass p = ring(20000);
     set_steps(&p.links[3], 0, 5, 2000000);
     set_steps(&p.links[3], STEPS / 2, STEPS, 200000);
-    uint64_t limit;
-    nsc_rc_link_reference(&p, &limit);
-    cr_assert_eq(p.links[3].state, NSC_LINK_SLOW);
-    ring_free(&p);
+    only_slow(&p, 3);
 }
 
 /* A pause of a loaded host over the job's last steps: two runs, not a
@@ -124,11 +135,7 @@ Test(rclinks, a_pause_at_the_end_is_not_a_slow_link)
 {
     rc_pass p = ring(20000);
     set_steps(&p.links[3], STEPS - 10, STEPS, 1000000);
-    uint64_t limit;
-    nsc_rc_link_reference(&p, &limit);
-    for (size_t i = 0; i < NLINKS; i++)
-        cr_assert_eq(p.links[i].state, NSC_LINK_OK, "link %zu", i);
-    ring_free(&p);
+    all_ok(&p);
 }
 
 /* Two hosts, one rank each, both ways on 2 channels: each step moves
@@ -153,6 +160,15 @@ static rc_pass two_hosts(uint64_t step_ns)
         k->busy_ns = STEPS * step_ns;
     }
     return p;
+}
+
+/* Rank 0's links (both channels) read steps of ns, their sums too. */
+static void read_from_0(rc_pass *p, uint64_t ns)
+{
+    for (size_t i = 0; i < 4; i += 2) {
+        set_steps(&p->links[i], 0, STEPS, ns);
+        p->links[i].busy_ns = STEPS * ns;
+    }
 }
 
 Test(rclinks, a_slow_nic_on_two_hosts_is_slow_against_the_model)
@@ -181,11 +197,7 @@ Test(rclinks, a_healthy_network_on_two_hosts_is_not_slow)
     for (size_t c = 0; c < 2; c++) {
         rc_pass p = two_hosts(steps[c]);
         set_steps(&p.links[1], 10, 18, 3000000);
-        uint64_t limit;
-        nsc_rc_link_reference(&p, &limit);
-        for (size_t i = 0; i < 4; i++)
-            cr_assert_eq(p.links[i].state, NSC_LINK_OK, "%" PRIu64 " ns: link %zu", steps[c], i);
-        ring_free(&p);
+        all_ok(&p);
     }
 }
 
@@ -196,11 +208,7 @@ Test(rclinks, a_link_slower_than_before_but_faster_than_the_model_is_not_slow)
 {
     rc_pass p = two_hosts(42000);
     set_steps(&p.links[1], STEPS / 2, STEPS, 150000);
-    uint64_t limit;
-    nsc_rc_link_reference(&p, &limit);
-    for (size_t i = 0; i < 4; i++)
-        cr_assert_eq(p.links[i].state, NSC_LINK_OK, "link %zu", i);
-    ring_free(&p);
+    all_ok(&p);
 }
 
 /* Under load the links of one direction read 4x fast: the others, at the
@@ -208,15 +216,8 @@ Test(rclinks, a_link_slower_than_before_but_faster_than_the_model_is_not_slow)
 Test(rclinks, links_read_fast_do_not_make_the_model_speed_slow)
 {
     rc_pass p = two_hosts(168000);
-    for (size_t i = 0; i < 4; i += 2) {
-        set_steps(&p.links[i], 0, STEPS, 40000);
-        p.links[i].busy_ns = STEPS * 40000;
-    }
-    uint64_t limit;
-    nsc_rc_link_reference(&p, &limit);
-    for (size_t i = 0; i < 4; i++)
-        cr_assert_eq(p.links[i].state, NSC_LINK_OK, "link %zu", i);
-    ring_free(&p);
+    read_from_0(&p, 40000);
+    all_ok(&p);
 }
 
 /* Links read faster than any network (500 GB/s: measured wrong) are not
@@ -224,13 +225,6 @@ Test(rclinks, links_read_fast_do_not_make_the_model_speed_slow)
 Test(rclinks, links_measured_wrong_are_not_the_reference)
 {
     rc_pass p = two_hosts(400000);
-    for (size_t i = 0; i < 4; i += 2) {
-        set_steps(&p.links[i], 0, STEPS, 4000);
-        p.links[i].busy_ns = STEPS * 4000;
-    }
-    uint64_t limit, ref = nsc_rc_link_reference(&p, &limit);
-    cr_assert_eq(ref, 400000);
-    for (size_t i = 0; i < 4; i++)
-        cr_assert_eq(p.links[i].state, NSC_LINK_OK, "link %zu", i);
-    ring_free(&p);
+    read_from_0(&p, 4000);
+    cr_assert_eq(all_ok(&p), 400000);
 }
