@@ -13,7 +13,8 @@
  *   a network step from ProxyStepSendWait (peer ready, link free) to its
  *   end (the ledger's send edges: per collective their sum and the longest
  *   step), against the lower median of all links' (or the network transport's
- *   step when most links are slow, rclinks.c); slow links grouped by host
+ *   step when most links are slow, or its model when the median is slow,
+ *   rclinks.c); slow links grouped by host
  *   pair, or by host when every link of one host is slow (its NIC); the
  *   links document lists them all;
  * - a stuck collective: per rank and channel the last step it completed
@@ -65,6 +66,13 @@
 /* No network link moves more than one NIC (busbw.h); a loaded emulator's
  * steps reported together once read 1,200 GB/s. */
 #define RC_NET_MAX_GBPS NSC_NET_MAX_GBPS
+/* The transport's model (rclinks.c): a rank pair's channels across hosts
+ * together move RC_NET_FLOOR_GBPS or more on a healthy network (a 100 Gb/s
+ * NIC, the slowest an NCCL job is run on; the emulator's is 25 GB/s): no
+ * link within its step at that speed is slow, and one RC_SLOW_RATIO times
+ * that is slow whatever the others do (with every link slow there are no
+ * others to compare with). */
+#define RC_NET_FLOOR_GBPS (NSC_NET_MAX_GBPS / 8)
 #define RC_SLOW_MIN_EXTRA_NS 2000000ull
 /* A slow link whose receiver forwards on that channel over a link at least
  * RC_SLOW_RATIO times slower again is held up by it (its receiver frees
@@ -76,9 +84,12 @@
  * loaded host did not run for some milliseconds makes one or two runs slow
  * (6 ms in one fault-free job under the sanitizers: 3.1x on the whole), a
  * slow link every run. Links with fewer than RC_LINK_PARTS x
- * RC_LINK_MIN_STEPS steps are judged on the whole only. */
-#define RC_LINK_PARTS 4
-#define RC_LINK_PARTS_SLOW 3
+ * RC_LINK_MIN_STEPS steps are judged on the whole only. A link slow in its
+ * last RC_LINK_LATE_PARTS runs or more, and twice as slow there as before,
+ * is slow since then (rclinks.c: a link that turns slow mid-job). */
+#define RC_LINK_PARTS 8
+#define RC_LINK_PARTS_SLOW 6
+#define RC_LINK_LATE_PARTS 3
 #define RC_LINK_MIN_STEPS 5
 #define RC_LINK_MAX_STEPS 100000
 #define RC_MAX_CHANNELS 64
@@ -88,7 +99,9 @@
  * RC_LATE_MIN_OWN collectives or more, and affected (late of its own, or
  * late by NSC_FIG_LATE_MIN_NS at its first collective, where there is no
  * previous gap to split by) at one in RC_LATE_MAX_EVERY or more of those it
- * took part in from its first affected one (its onset), and at more than
+ * took part in from its first affected one (its onset; a training job's late
+ * host is late once a step, 1 in 16 tensor-parallel collectives at TP4 x
+ * 4 microbatches), and at more than
  * half of all the communicator's affected collectives: a loaded machine's
  * pauses make one rank or another late now and then, not the same one
  * again and again. Jitter below NSC_FIG_LATE_MIN_NS is never own-late. */
@@ -97,7 +110,7 @@
  * run (a loaded machine's pause, rclate.c); up to RC_LATE_ONSETS - 2 such
  * are passed over. */
 #define RC_LATE_ONSETS 4
-#define RC_LATE_MAX_EVERY 10
+#define RC_LATE_MAX_EVERY 20
 
 /* An inherited late rank's origin is the one most of its first
  * RC_FOLLOW_VOTES late collectives lead to (rcfollow.c). */
@@ -149,6 +162,7 @@ typedef struct rc_link {
     uint64_t *ns;
     size_t n, cap;
     uint64_t typical;  /* its typical step (trimmed_mean) */
+    uint64_t mean;     /* its plain mean step: right when steps are reported together */
     uint64_t part_typical[RC_LINK_PARTS];  /* the mean step of each run of its steps (enough steps only) */
     uint8_t state;     /* NSC_LINK_*, set by nsc_rc_link_reference */
 } rc_link;

@@ -136,15 +136,16 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
 
 /* ---- late ranks ------------------------------------------------------------ */
 
-/* How often a late rank is late since its onset: the median of the gaps
- * between its affected collectives (1: every collective, N: 1 in N), so
- * that one a loaded machine hid does not halve it; 0 with one. */
+/* How often a late rank is late since its onset: the upper median of the
+ * gaps between its affected collectives (1: every collective, N: 1 in N),
+ * so that one a loaded machine hid does not halve it, nor a pause between
+ * two of them, which splits a gap in two, make it more often; 0 with one. */
 uint64_t nsc_rc_late_every(const rc_rank_late *x)
 {
     uint64_t n = x->affected > 1 ? x->affected - 1 : 0, below = 0;
     for (uint64_t g = 1; g <= RC_LATE_MAX_EVERY && n; g++) {
         below += x->gaps[g];
-        if (2 * below >= n)
+        if (2 * below > n)
             return g;
     }
     return n ? RC_LATE_MAX_EVERY : 0;
@@ -157,15 +158,34 @@ static uint64_t onset_gap(const rc_rank_late *x, size_t i)
     return x->first_seen[i + 1] - x->first_seen[i] - (x->first_behind[i + 1] - x->first_behind[i]);
 }
 
+/* Whether a late rank's i-th affected collective is out of step with the
+ * next: the collectives between them are off a whole number of its usual
+ * gaps by more than a quarter of one. An intermittent fault's own come
+ * whole periods apart, one a loaded machine hid or not; a pause shortly
+ * before its first does not. */
+static int off_beat(const rc_rank_late *x, size_t i, uint64_t every)
+{
+    if (every < 2)
+        return 0;
+    uint64_t off = (x->first_seen[i + 1] - x->first_seen[i]) % every;
+    if (every - off < off)
+        off = every - off;
+    return 4 * off > every;
+}
+
 /* Which of its first affected collectives is a late rank's onset
  * (RC_LATE_ONSETS, rcint.h): one is passed over when the next comes more
  * than twice the usual gap and twice the gap after it later (a lone one,
- * not a run that a loaded machine made look denser); but not for the
- * collectives between where it was late behind a rank later still. */
+ * not a run that a loaded machine made look denser; but not for the
+ * collectives between where it was late behind a rank later still), or
+ * when it is out of step with the next and that one in step with the one
+ * after (off_beat: a pause before the fault's first; a pause after it is
+ * out of step with both its neighbours). */
 static size_t onset_of(const rc_rank_late *x, uint64_t every)
 {
     size_t i = 0, kept = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
-    while (i + 2 < kept && onset_gap(x, i) > 2 * every && onset_gap(x, i) > 2 * onset_gap(x, i + 1))
+    while (i + 2 < kept && ((onset_gap(x, i) > 2 * every && onset_gap(x, i) > 2 * onset_gap(x, i + 1)) ||
+                            (off_beat(x, i, every) && !off_beat(x, i + 1, every))))
         i++;
     return i;
 }

@@ -23,22 +23,27 @@ static void host_links(const rc_pass *p, const char *h, size_t *all, size_t *slo
     }
 }
 
-/* The one host every slow link touches and whose links are all slow (its
- * NIC), or NULL (none, or two: with two hosts both ends qualify). */
-static const char *slow_nic_host(const rc_pass *p, size_t nslow)
+/* The hosts every slow link touches and whose links are all slow (their
+ * NIC), in name order: none, one, or two when the links between two hosts
+ * are all their links and all slow (a job on two hosts: either NIC slows
+ * both ways alike, so the steps cannot tell which). Returns how many. */
+static size_t slow_nic_hosts(const rc_pass *p, size_t nslow, const char *h[2])
 {
-    const char *found = NULL;
-    for (int64_t r = 0; r < p->nranks; r++) {
-        const char *h = nsc_rc_host_of(p, (int32_t)r);
+    size_t found = 0;
+    for (int64_t r = 0; r < p->nranks && found <= 2; r++) {
+        const char *x = nsc_rc_host_of(p, (int32_t)r);
         size_t all, slow;
-        if (found && strcmp(found, h) == 0)
+        if ((found > 0 && strcmp(h[0], x) == 0) || (found > 1 && strcmp(h[1], x) == 0))
             continue;
-        host_links(p, h, &all, &slow);
-        if (all >= 2 && slow == all && slow == nslow) {
-            if (found)
-                return NULL;
-            found = h;
-        }
+        host_links(p, x, &all, &slow);
+        if (all >= 2 && slow == all && slow == nslow && found++ < 2)
+            h[found - 1] = x;
+    }
+    if (found > 2)
+        return 0;
+    if (found == 2 && strcmp(h[0], h[1]) > 0) {
+        const char *t = h[0];
+        h[0] = h[1], h[1] = t;
     }
     return found;
 }
@@ -51,7 +56,9 @@ static uint64_t extra_ns(const rc_link *k, uint64_t ref)
     return k->typical > ref ? (k->typical - ref) * k->n : 0;
 }
 
-static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, const char *h, uint64_t ref)
+/* One problem for the slow NIC of h[0], or of h[0] or h[1] (nh 2). */
+static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, const char *h[2], size_t nh,
+                       uint64_t ref)
 {
     uint64_t worst = 0, extra = 0;
     size_t n = 0;
@@ -64,13 +71,16 @@ static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, cons
                 worst = p->links[i].typical;
         }
     nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_nic", comm, 0, -1,
-                                  "slow NIC on %s: all %zu of its network links (per channel) are slow, steps take "
-                                  "up to %.1f us against %.1f us on the others (%.1fx), %.1f ms more on one channel",
-                                  h, n, (double)worst / 1e3, (double)ref / 1e3, (double)worst / (double)ref,
+                                  "slow NIC on %s%s%s: all %zu of %s network links (per channel) are slow, steps "
+                                  "take up to %.1f us against %.1f us on a healthy link (%.1fx), %.1f ms more on "
+                                  "one channel",
+                                  h[0], nh > 1 ? " or " : "", nh > 1 ? h[1] : "", n, nh > 1 ? "their" : "its",
+                                  (double)worst / 1e3, (double)ref / 1e3, (double)worst / (double)ref,
                                   (double)extra / 1e6);
     if (!x)
         return;
-    snprintf(x->hosts[0], sizeof x->hosts[0], "%s", h);
+    for (size_t i = 0; i < nh; i++)
+        snprintf(x->hosts[i], sizeof x->hosts[i], "%s", h[i]);
     snprintf(x->figures, sizeof x->figures,
              "\"step_ns\":%" PRIu64 ",\"reference_step_ns\":%" PRIu64 ",\"slow_links\":%zu,\"extra_ns\":%" PRIu64,
              worst, ref, n, extra);
@@ -106,7 +116,7 @@ static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, ui
         uint64_t extra = pair_extra(p, a, b, ref);
         nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_link", comm, 0, k->src,
                                       "slow link %s -> %s (rank %d -> rank %d): a network step takes %.1f us "
-                                      "against %.1f us on the others (%.1fx), %.1f ms more on one channel",
+                                      "against %.1f us on a healthy link (%.1fx), %.1f ms more on one channel",
                                       a, b, k->src, k->dst, (double)k->typical / 1e3, (double)ref / 1e3,
                                       (double)k->typical / (double)ref, (double)extra / 1e6);
         if (!x)
@@ -136,12 +146,16 @@ static uint64_t trimmed_mean(uint64_t *ns, size_t n)
     return (uint64_t)(sum / (double)(n - 2 * cut));
 }
 
-/* Each run's mean step (RC_LINK_PARTS, rcint.h), before trimmed_mean sorts
- * the steps. The plain mean: a run has too few steps to trim, and when a
- * late proxy reports some steps together the next one absorbs their time,
- * so only a run's sum stays right. */
+/* The link's and each run's mean step (RC_LINK_PARTS, rcint.h), before
+ * trimmed_mean sorts the steps. The plain mean: a run has too few steps to
+ * trim, and when a late proxy reports some steps together the next one
+ * absorbs their time, so only a sum stays right. */
 static void part_typicals(rc_link *k)
 {
+    double all = 0;
+    for (size_t s = 0; s < k->n; s++)
+        all += (double)k->ns[s];
+    k->mean = k->n ? (uint64_t)(all / (double)k->n) : 0;
     memset(k->part_typical, 0, sizeof k->part_typical);
     if (k->n < RC_LINK_PARTS * RC_LINK_MIN_STEPS)
         return;
@@ -166,13 +180,49 @@ static int slow_throughout(const rc_link *k, uint64_t limit)
     return slow >= RC_LINK_PARTS_SLOW;
 }
 
-/* Each link's state against the slow limit and the reference: slow, or
- * behind a slower link its receiver forwards on (RC_SLOW_RATIO above). */
-static void classify_links(rc_pass *p, uint64_t limit, uint64_t ref)
+/* Slow since a run of its steps, against its own history: its last
+ * RC_LINK_LATE_PARTS runs or more each at the slow limit and RC_SLOW_RATIO
+ * times the lower median of the runs before (a link that turns slow
+ * mid-job, too late to be slow throughout; the median, as a loaded
+ * machine's pause at the job's start makes a run before slow too), their
+ * steps RC_SLOW_MIN_EXTRA_NS beyond the reference in all. A pause lands in
+ * one or two runs, not in every run from one on to the job's end. */
+static int slow_since(const rc_link *k, uint64_t limit, uint64_t ref)
 {
+    if (k->n < RC_LINK_PARTS * RC_LINK_MIN_STEPS)
+        return 0;
+    size_t from = RC_LINK_PARTS;
+    while (from > 0 && k->part_typical[from - 1] >= limit)
+        from--;
+    if (from == 0 || RC_LINK_PARTS - from < RC_LINK_LATE_PARTS)
+        return 0;
+    uint64_t runs[RC_LINK_PARTS];
+    memcpy(runs, k->part_typical, from * sizeof *runs);
+    qsort(runs, from, sizeof *runs, nsc_cmp_u64);
+    double before = (double)runs[(from - 1) / 2], extra = 0;
+    for (size_t i = from; i < RC_LINK_PARTS; i++) {
+        if ((double)k->part_typical[i] < before * RC_SLOW_RATIO)
+            return 0;
+        size_t steps = k->n * (i + 1) / RC_LINK_PARTS - k->n * i / RC_LINK_PARTS;
+        extra += (double)(k->part_typical[i] - ref) * (double)steps;
+    }
+    return extra >= (double)RC_SLOW_MIN_EXTRA_NS;
+}
+
+/* Each link's state against the slow limit and the reference: slow
+ * throughout or since a run of its steps, or behind a slower link its
+ * receiver forwards on (RC_SLOW_RATIO above). Never slow when its plain
+ * mean step is within the model's (model_step; 0: no model): a loaded
+ * emulator makes some links read 2x to 50x fast, so that the others, the
+ * model's speed, read slow against them. */
+static void classify_links(rc_pass *p, uint64_t limit, uint64_t ref, uint64_t model)
+{
+    uint64_t least = limit > model ? limit : model;
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
-        int slow = k->typical >= limit && extra_ns(k, ref) >= RC_SLOW_MIN_EXTRA_NS && slow_throughout(k, limit);
+        int slow = (k->typical >= limit && k->mean >= least && extra_ns(k, ref) >= RC_SLOW_MIN_EXTRA_NS &&
+                    slow_throughout(k, limit)) ||
+                   slow_since(k, least, ref);
         k->state = k->n < RC_LINK_MIN_STEPS ? NSC_LINK_FEW : slow ? NSC_LINK_SLOW : NSC_LINK_OK;
     }
     for (size_t i = 0; i < p->nlinks; i++) {
@@ -229,13 +279,34 @@ static uint64_t transport_step(const rc_pass *p, rc_pair_step *v)
     return best;
 }
 
-/* Classify every link against ref; returns the slow limit. */
-static uint64_t classify_against(rc_pass *p, uint64_t ref)
+/* What the model of the network transport says a link's step takes at
+ * most: its mean bytes per step at RC_NET_FLOOR_GBPS, shared by the
+ * channels between its two ranks (they share the NIC); the lower median
+ * of the links'; 0 if no link has enough steps with bytes. */
+static uint64_t model_step(const rc_pass *p, uint64_t *v)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->nlinks; i++) {
+        const rc_link *k = &p->links[i];
+        if (k->n < RC_LINK_MIN_STEPS || !k->bytes)
+            continue;
+        size_t nch = 0;
+        for (size_t j = 0; j < p->nlinks; j++)
+            nch += p->links[j].src == k->src && p->links[j].dst == k->dst;
+        v[n++] = (uint64_t)((double)k->bytes / (double)k->n * (double)nch / RC_NET_FLOOR_GBPS);
+    }
+    qsort(v, n, sizeof *v, nsc_cmp_u64);
+    return n ? v[(n - 1) / 2] : 0;
+}
+
+/* Classify every link against ref and the model's step; returns the slow
+ * limit. */
+static uint64_t classify_against(rc_pass *p, uint64_t ref, uint64_t model)
 {
     uint64_t limit = (uint64_t)((double)ref * RC_SLOW_RATIO);
     if (limit < ref + RC_SLOW_MIN_NS)
         limit = ref + RC_SLOW_MIN_NS;
-    classify_links(p, ref ? limit : UINT64_MAX, ref);
+    classify_links(p, ref ? limit : UINT64_MAX, ref, model);
     return limit;
 }
 
@@ -248,12 +319,17 @@ static size_t count_slow(const rc_pass *p)
 }
 
 /* Every link's typical step; the reference is the lower median of those of
- * the links with enough steps, not the fastest: one link that looks fast
+ * the links with enough steps and not faster than any network
+ * (RC_NET_MAX_GBPS: measured wrong, as 500 GB/s under load), not the
+ * fastest: one link that looks fast
  * must not make the others look slow; but the transport's step
  * (transport_step) when the median is RC_NET_RATIO times that or more and
  * the links slow against it are one host's NIC: then most links are slow (a
  * slow NIC on 3 nodes); a pair that a loaded host made look fast leaves two
- * hosts' links all slow on 4 nodes or more. Sets *limit (a slower link is
+ * hosts' links all slow on 4 nodes or more. When the median link itself is
+ * slow (a slow NIC on 2 nodes slows every link), the transport's model
+ * (model_step) is the reference: a loaded host only makes steps longer, and
+ * a healthy network's are well under it. Sets *limit (a slower link is
  * slow); returns the reference, 0 if no link has enough steps. */
 uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
 {
@@ -270,19 +346,26 @@ uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
         part_typicals(k);
         if (k->n)
             k->typical = trimmed_mean(k->ns, k->n);
-        if (k->n >= RC_LINK_MIN_STEPS)
+        if (k->n >= RC_LINK_MIN_STEPS && (double)k->bytes <= RC_NET_MAX_GBPS * (double)k->busy_ns)
             meds[n++] = k->typical;
     }
     qsort(meds, n, sizeof *meds, nsc_cmp_u64);
-    uint64_t ref = n ? meds[(n - 1) / 2] : 0, net = transport_step(p, pairs);
+    uint64_t ref = n ? meds[(n - 1) / 2] : 0, net = transport_step(p, pairs), model = model_step(p, meds);
+    const char *h[2];
     free(meds);
     free(pairs);
     if (net && (double)ref >= (double)net * RC_NET_RATIO) {
-        *limit = classify_against(p, net);
-        if (slow_nic_host(p, count_slow(p)))
+        *limit = classify_against(p, net, model);
+        if (slow_nic_hosts(p, count_slow(p), h))
             return net;
     }
-    *limit = classify_against(p, ref);
+    *limit = classify_against(p, ref, model);
+    if (count_slow(p) || !model || ref < model)
+        return ref;
+    *limit = classify_against(p, model, model);
+    if (count_slow(p))
+        return model;
+    *limit = classify_against(p, ref, model);
     return ref;
 }
 
@@ -294,9 +377,10 @@ void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p)
     size_t nslow = count_slow(p);
     if (!nslow)
         return;
-    const char *nic = slow_nic_host(p, nslow);
-    if (nic)
-        report_nic(f, comm, p, nic, ref);
+    const char *nic[2];
+    size_t nh = slow_nic_hosts(p, nslow, nic);
+    if (nh)
+        report_nic(f, comm, p, nic, nh, ref);
     else
         report_links(f, comm, p, ref);
 }

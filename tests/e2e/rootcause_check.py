@@ -64,6 +64,17 @@ def with_host(emu, place):
     return place
 
 
+def expected_in(emu, fault):
+    """expected(fault) with the place as the job shows it: a rank's host
+    (with_host); a slow NIC on a job of two nodes is either node's (each NIC
+    slows both ways alike), both named in name order."""
+    kind, place = expected(fault)
+    nodes = sorted({r["host"] for r in emu["ranks"]})
+    if kind == "slow_nic" and len(nodes) == 2:
+        place = {"hosts": nodes}
+    return kind, with_host(emu, place)
+
+
 def played_as_modelled(emu, fault, coll):
     """Whether the emulator ended collective coll on every rank of its
     communicator at its modelled end, give or take a third of the fault's
@@ -116,8 +127,7 @@ def all_found(emu, faults, problems):
     its own cost (its host's lateness per late collective within 1.5x of the
     emulator's delay, not what another fault added)."""
     for fault in faults:
-        kind, place = expected(fault)
-        place = with_host(emu, place)
+        kind, place = expected_in(emu, fault)
         hit = [p for p in problems if p["kind"] == kind and place_of(p, place) == place]
         if not hit:
             print("wrong: %s %s not among: %s" % (kind, place, [p["evidence"] for p in problems]))
@@ -140,8 +150,7 @@ def main():
     problems = diag["problems"]
     if len(sys.argv) > 3:
         faults = [f for f in faults if f["kind"] == sys.argv[3]]
-        kind, place = expected(faults[0])
-        place = with_host(emu, place)
+        kind, place = expected_in(emu, faults[0])
         for p in problems:
             if p["kind"] == kind and place_of(p, place) == place:
                 print("right: %s %s among the problems" % (kind, place))
@@ -156,8 +165,7 @@ def main():
         return 0
     if len(faults) > 1:
         return all_found(emu, faults, problems)
-    kind, place = expected(faults[0])
-    place = with_host(emu, place)
+    kind, place = expected_in(emu, faults[0])
     if not problems:
         print("wrong: %s %s, diagnose found nothing" % (kind, place))
         return 1

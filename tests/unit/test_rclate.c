@@ -2,7 +2,9 @@
  * records as the collectives endpoint writes them and an empty ledger from a
  * source of canned pages. Four ranks; rank 2's host is 4 ms late from seq 0
  * on, but a loaded machine's pauses hide it: at seqs 1 and 2 rank 1 is
- * later still (rank 2 still 3 ms behind the others), at seq 3 rank 3. */
+ * later still (rank 2 still 3 ms behind the others), at seq 3 rank 3; and
+ * an intermittent fault's onset and period with a pause before or among
+ * its collectives, and a host late once a training step. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,14 +66,24 @@ static void add_coll(nsc_rc_late *l, unsigned seq, const double *arrive_ms, int 
     nsc_json_free(&d);
 }
 
-Test(rclate, a_late_rank_behind_a_later_one_keeps_its_onset)
+/* Empty findings reading from src (canned pages), and a late-rank pass of
+ * NRANKS ranks. */
+static nsc_findings *fresh(nsc_diag_src *src, nsc_rc_late **l)
 {
-    nsc_diag_src src = {.get = serve, .name = "canned"};
+    *src = (nsc_diag_src){.get = serve, .name = "canned"};
     nsc_findings *f = calloc(1, sizeof *f);
     cr_assert_not_null(f);
-    f->src = &src;
-    nsc_rc_late *l = nsc_rc_late_new(NRANKS);
-    cr_assert_not_null(l);
+    f->src = src;
+    *l = nsc_rc_late_new(NRANKS);
+    cr_assert_not_null(*l);
+    return f;
+}
+
+Test(rclate, a_late_rank_behind_a_later_one_keeps_its_onset)
+{
+    nsc_diag_src src;
+    nsc_rc_late *l;
+    nsc_findings *f = fresh(&src, &l);
     add_coll(l, 0, (double[]){0.6, 0, 9.4, 0.7}, 0); /* its first: no previous gap to split by */
     add_coll(l, 1, (double[]){0, 15.9, 2.8, 0.1}, 1);
     add_coll(l, 2, (double[]){0, 5.6, 3.8, 0}, 1);
@@ -87,4 +99,66 @@ Test(rclate, a_late_rank_behind_a_later_one_keeps_its_onset)
     cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,"), "%s", p->figures);
     nsc_rc_late_free(l);
     free(f);
+}
+
+/* Rank 3's host late by late_ms(seq) (its own where 1 ms or more, the
+ * others near 0) at n collectives: the one problem found, which must name
+ * it, with the onset and period wanted. */
+static void late_rank_3(unsigned n, double (*late_ms)(unsigned), unsigned onset, unsigned every)
+{
+    nsc_diag_src src;
+    nsc_rc_late *l;
+    nsc_findings *f = fresh(&src, &l);
+    for (unsigned seq = 0; seq < n; seq++) {
+        double late = late_ms(seq);
+        add_coll(l, seq, (double[]){0, 0.05 * (seq % 3), 0.02, late}, late > 1);
+    }
+    cr_assert_eq(nsc_rc_comm(f, l, "0xc", ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(f->n, 1);
+    const nsc_problem *p = &f->p[0];
+    char want[64];
+    cr_assert_eq(p->rank, 3, "%s", p->text);
+    snprintf(want, sizeof want, "\"onset_seq\":%u,", onset);
+    cr_assert_not_null(strstr(p->figures, want), "%s", p->figures);
+    snprintf(want, sizeof want, "\"every\":%u,", every);
+    cr_assert_not_null(strstr(p->figures, want), "%s", p->figures);
+    nsc_rc_late_free(l);
+    free(f);
+}
+
+/* 3 ms late in 1 collective of 10 from seq 5 on, and a loaded machine's
+ * pause made it 1.5 ms late at seq 2: out of step with the fault's, not
+ * its onset. */
+static double pause_before(unsigned seq)
+{
+    return seq == 2 ? 1.5 : seq % 10 == 5 ? 3.0 : 0.1;
+}
+
+Test(rclate, a_pause_out_of_step_before_an_intermittent_fault_is_not_its_onset)
+{
+    late_rank_3(50, pause_before, 5, 10);
+}
+
+/* The same from seq 15 on, and a pause at seq 18, between two of the
+ * fault's: neither its onset nor a shorter period. */
+static double pause_between(unsigned seq)
+{
+    return seq == 18 ? 1.5 : seq >= 15 && seq % 10 == 5 ? 3.0 : 0.1;
+}
+
+Test(rclate, a_pause_between_an_intermittent_fault_s_keeps_its_onset_and_period)
+{
+    late_rank_3(50, pause_between, 15, 10);
+}
+
+/* A training job's late host: 4 ms at the first of a step's 16
+ * tensor-parallel collectives, 8 steps. */
+static double once_a_step(unsigned seq)
+{
+    return seq % 16 == 0 ? 4.0 : 0.1;
+}
+
+Test(rclate, a_host_late_once_a_training_step_is_late)
+{
+    late_rank_3(128, once_a_step, 0, 16);
 }

@@ -1,6 +1,7 @@
 /* test_rclinks.c: the links analysis's judgement of one link (engine/diag,
  * rclinks.c): a link is slow when its typical step is slow throughout, not
- * when a pause of a loaded host made a run of its steps late. */
+ * when a pause of a loaded host made a run of its steps late; on two hosts,
+ * where every link may be slow, against the transport's model. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
@@ -38,6 +39,26 @@ static void set_steps(rc_link *k, size_t from, size_t to, uint64_t ns)
 {
     for (size_t s = from; s < to; s++)
         k->ns[s] = ns;
+}
+
+/* Judge the links: link `slow` slow, every other ok; frees the pass. */
+static void only_slow(rc_pass *p, size_t slow)
+{
+    uint64_t limit;
+    nsc_rc_link_reference(p, &limit);
+    for (size_t i = 0; i < p->nlinks; i++)
+        cr_assert_eq(p->links[i].state, i == slow ? NSC_LINK_SLOW : NSC_LINK_OK, "link %zu", i);
+    ring_free(p);
+}
+
+/* Judge the links, every one ok; frees the pass, returns the reference. */
+static uint64_t all_ok(rc_pass *p)
+{
+    uint64_t limit, ref = nsc_rc_link_reference(p, &limit);
+    for (size_t i = 0; i < p->nlinks; i++)
+        cr_assert_eq(p->links[i].state, NSC_LINK_OK, "link %zu", i);
+    ring_free(p);
+    return ref;
 }
 
 Test(rclinks, a_link_slow_throughout_is_slow)
@@ -87,4 +108,123 @@ Test(rclinks, a_slow_link_reported_in_bursts_is_slow)
     nsc_rc_link_reference(&p, &limit);
     cr_assert_eq(p.links[1].state, NSC_LINK_SLOW);
     ring_free(&p);
+}
+
+/* 10x slow from the middle of the job on: slow against its own history
+ * (in half its runs only, not throughout). */
+Test(rclinks, a_link_slow_from_mid_job_is_slow)
+{
+    rc_pass p = ring(20000);
+    set_steps(&p.links[3], STEPS / 2, STEPS, 200000);
+    only_slow(&p, 3);
+}
+
+/* The same after a loaded machine's pause at the job's start: its history
+ * is its usual runs, not the paused one. */
+Test(rclinks, a_link_slow_from_mid_job_after_a_pause_at_the_start_is_slow)
+{
+    rc_pass p = ring(20000);
+    set_steps(&p.links[3], 0, 5, 2000000);
+    set_steps(&p.links[3], STEPS / 2, STEPS, 200000);
+    only_slow(&p, 3);
+}
+
+/* A pause of a loaded host over the job's last steps: two runs, not a
+ * link slow since then. */
+Test(rclinks, a_pause_at_the_end_is_not_a_slow_link)
+{
+    rc_pass p = ring(20000);
+    set_steps(&p.links[3], STEPS - 10, STEPS, 1000000);
+    all_ok(&p);
+}
+
+/* Two hosts, one rank each, both ways on 2 channels: each step moves
+ * 2 MiB in step_ns (84 us each at the emulator's 25 GB/s NIC shared by
+ * the two channels: 168 us; a 10x slow NIC 1.68 ms). */
+#define STEP_BYTES 2097152ull
+static char two_host_names[2][64] = {"node0", "node1"};
+
+static rc_pass two_hosts(uint64_t step_ns)
+{
+    rc_pass p = {.nranks = 2, .nlinks = 4, .links_cap = 4, .host = two_host_names};
+    p.links = calloc(4, sizeof *p.links);
+    cr_assert_not_null(p.links);
+    for (int i = 0; i < 4; i++) {
+        rc_link *k = &p.links[i];
+        k->src = i % 2, k->dst = (i + 1) % 2, k->channel = (uint8_t)(i / 2);
+        k->ns = malloc(STEPS * sizeof *k->ns);
+        cr_assert_not_null(k->ns);
+        k->n = k->cap = STEPS;
+        set_steps(k, 0, STEPS, step_ns);
+        k->bytes = STEPS * STEP_BYTES;
+        k->busy_ns = STEPS * step_ns;
+    }
+    return p;
+}
+
+/* Rank 0's links (both channels) read steps of ns, their sums too. */
+static void read_from_0(rc_pass *p, uint64_t ns)
+{
+    for (size_t i = 0; i < 4; i += 2) {
+        set_steps(&p->links[i], 0, STEPS, ns);
+        p->links[i].busy_ns = STEPS * ns;
+    }
+}
+
+Test(rclinks, a_slow_nic_on_two_hosts_is_slow_against_the_model)
+{
+    rc_pass p = two_hosts(1680000);
+    uint64_t limit, ref = nsc_rc_link_reference(&p, &limit);
+    cr_assert_eq(ref, (uint64_t)(2 * STEP_BYTES / RC_NET_FLOOR_GBPS), "the model's step, not the median");
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_eq(p.links[i].state, NSC_LINK_SLOW, "link %zu", i);
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    nsc_rc_check_links(f, "0xa", &p);
+    cr_assert_eq(f->n, 1);
+    cr_assert_str_eq(f->p[0].kind, "slow_nic");
+    cr_assert_str_eq(f->p[0].hosts[0], "node0");
+    cr_assert_str_eq(f->p[0].hosts[1], "node1", "either NIC: the steps cannot tell which");
+    free(f);
+    ring_free(&p);
+}
+
+/* A healthy network at the emulator's speed, and one three times as slow
+ * as that with a loaded host's pause: not slow. */
+Test(rclinks, a_healthy_network_on_two_hosts_is_not_slow)
+{
+    uint64_t steps[] = {168000, 504000};
+    for (size_t c = 0; c < 2; c++) {
+        rc_pass p = two_hosts(steps[c]);
+        set_steps(&p.links[1], 10, 18, 3000000);
+        all_ok(&p);
+    }
+}
+
+/* Under load one proxy of a fast network (42 us steps, 100 GB/s a rank
+ * pair) reads 3.6x slower than before over the job's second half: still
+ * faster than the model's healthy network, so not slow since then. */
+Test(rclinks, a_link_slower_than_before_but_faster_than_the_model_is_not_slow)
+{
+    rc_pass p = two_hosts(42000);
+    set_steps(&p.links[1], STEPS / 2, STEPS, 150000);
+    all_ok(&p);
+}
+
+/* Under load the links of one direction read 4x fast: the others, at the
+ * emulator's healthy speed, are not slow against them. */
+Test(rclinks, links_read_fast_do_not_make_the_model_speed_slow)
+{
+    rc_pass p = two_hosts(168000);
+    read_from_0(&p, 40000);
+    all_ok(&p);
+}
+
+/* Links read faster than any network (500 GB/s: measured wrong) are not
+ * the reference: a network slower than the model is no slower than itself. */
+Test(rclinks, links_measured_wrong_are_not_the_reference)
+{
+    rc_pass p = two_hosts(400000);
+    read_from_0(&p, 4000);
+    cr_assert_eq(all_ok(&p), 400000);
 }
