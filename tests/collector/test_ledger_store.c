@@ -178,23 +178,23 @@ Test(ledger_pack, damaged_values_refused)
         cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT, "bit %#x", bit);
         bad[tl - 1] ^= bit;
     }
-    /* a seq beyond the chunk */
+    /* a seq before the key's first */
     nsc_ledger_rec far = *p[0];
-    far.seq += NSC_LEDGER_CHUNK;
+    far.seq = k.first - 1;
     const nsc_ledger_rec *fp = &far;
     tl = nsc_lpack_encode(&k, &fp, 1, bad);
     cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT);
     memcpy(bad, buf, len);
     bad[0] = 99;
     cr_assert_eq(nsc_lpack_decode(&k, bad, len, &l), NSC_STORE_ECORRUPT);
-    /* any byte changed: refused, or decoded to records of the key's chunk */
+    /* any byte changed: refused, or decoded to records from the key's first seq */
     for (size_t i = 1; i < len; i++) {
         memcpy(bad, buf, len);
         bad[i] ^= 0x5a;
         nsc_lpack_clear(&l);
         if (nsc_lpack_decode(&k, bad, len, &l) == 0)
             for (size_t j = 0; j < l.n; j++)
-                cr_assert_eq(l.recs[j].seq / NSC_LEDGER_CHUNK, 1);
+                cr_assert_geq(l.recs[j].seq, k.first);
     }
     nsc_lpack_free(&l);
 }
@@ -394,16 +394,16 @@ Test(ledger_store, retention_by_age, .init = setup, .fini = teardown)
     nsc_store_close(st);
     nsc_store_opts o = {.retain_age_ns = 1000};
     cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
-    nsc_ledger_rec old[2] = {rec(1, 0, NULL, 0), rec(40, 0, NULL, 0)}, young = rec(80, 0, NULL, 0);
+    nsc_ledger_rec old[2] = {rec(1, 0, NULL, 0), rec(40, 0, NULL, 0)}, young = rec(80, 1, NULL, 0);
     put_commit(st, 100, old, 2);
     put_commit(st, 5000, &young, 1);
-    /* a later record in an old chunk does not make the chunk young */
-    nsc_ledger_rec late = rec(2, 0, NULL, 0);
+    /* a value is as old as its first write: a later record does not make it young */
+    nsc_ledger_rec late = rec(80, 0, NULL, 0);
     put_commit(st, 5000, &late, 1);
     uint64_t deleted;
     cr_assert_eq(nsc_store_retain(st, 5500, &deleted), 0);
-    cr_assert_eq(deleted, 2);
-    got *g = read_window(st, 0, 1000, 0, 0);
+    cr_assert_eq(deleted, 1);
+    got *g = read_window(st, 0, 1000, 0, 1);
     cr_assert_eq(g->n, 1);
     cr_assert_eq(g->recs[0].seq, 80);
     cr_assert_eq(nsc_test_stats(st).ledger_records, 1);
@@ -422,4 +422,45 @@ Test(ledger_store, counts_exact_when_replayed, .init = setup, .fini = teardown)
     cr_assert_eq(c.stored, 4000);
     cr_assert_eq(c.replaced, 0);
     cr_assert_eq(nsc_test_stats(st).ledger_records, 4000);
+}
+
+/* Records come a few at a time per rank, as an agent sends them: each
+ * rank's newest value fills to one page and the next starts, so the pages
+ * hold the values' bytes, not half of it; every record reads back in
+ * (seq, rank) order across the values' seams. */
+Test(ledger_store, values_fill_their_pages, .init = setup, .fini = teardown)
+{
+    enum { RANKS = 8, SEQS = 3000, PER_PUT = 6 };
+    static nsc_ledger_edge edges[RANKS * PER_PUT][2];
+    nsc_ledger_rec r[RANKS * PER_PUT];
+    for (uint64_t s0 = 0; s0 < SEQS; s0 += PER_PUT) {
+        uint32_t n = 0;
+        for (int32_t rank = 0; rank < RANKS; rank++)
+            for (uint64_t seq = s0; seq < s0 + PER_PUT; seq++, n++) {
+                r[n] = rec(seq, rank, edges[n], rank % 2 ? 0 : 2);
+                r[n].gpu_spread_ns = (uint32_t)(seq * 7919 % 4099);  /* a few bytes that do not repeat */
+            }
+        put_commit(st, 1 + s0, r, n);
+    }
+    nsc_store_stats s = nsc_test_stats(st);
+    cr_assert_eq(s.ledger_records, RANKS * SEQS);
+    /* each rank's newest value may be part full: a page each at most */
+    cr_expect_leq(s.ledger_live_bytes, s.ledger_bytes + s.ledger_bytes / 16 + (RANKS + 2) * 4096,
+                  "%lu B of pages for %lu B of values", (unsigned long)s.ledger_live_bytes,
+                  (unsigned long)s.ledger_bytes);
+    got *g = read_window(st, 37, 800, 2, 6);
+    cr_assert_eq(g->n, (800 - 37 + 1) * 5);
+    for (size_t i = 0; i < g->n; i++) {
+        cr_assert_eq(g->recs[i].seq, 37 + i / 5);
+        cr_assert_eq(g->recs[i].rank, 2 + (int)(i % 5));
+        cr_assert_eq(g->recs[i].nedges, g->recs[i].rank % 2 ? 0 : 2);
+    }
+    /* a late record of a full value stays in it, found by a one-seq window */
+    nsc_ledger_rec late = rec(100, 3, NULL, 0);
+    late.dropped = 9;
+    cr_assert_eq(put_commit(st, 5000, &late, 1).replaced, 1);
+    g = read_window(st, 100, 100, 0, INT32_MAX);
+    cr_assert_eq(g->n, RANKS);
+    cr_assert_eq(g->recs[3].dropped, 9);
+    cr_assert_eq(nsc_test_stats(st).ledger_records, RANKS * SEQS);
 }
