@@ -260,6 +260,21 @@ static int at_least(uint64_t *ns, uint64_t err, double min_ns)
     return 0;
 }
 
+void nsc_fig_caps(cl_rec *x, size_t n, const uint32_t *host, int count_hosts, uint64_t *scratch)
+{
+    int multi_host = 0;
+    for (size_t i = 0; i < n; i++) {
+        multi_host |= host[i] != host[0];
+        count_hosts &= host[i] < n;
+    }
+    for (size_t h = 0; count_hosts && h < n; h++)
+        scratch[h] = 0;
+    for (size_t i = 0; count_hosts && i < n; i++)
+        scratch[host[i]]++;
+    for (size_t i = 0; i < n; i++)
+        x[i].cap_gbps = nsc_busbw_cap(multi_host, count_hosts ? (uint32_t)scratch[host[i]] : 0);
+}
+
 /* The least of its ranks' transport caps; 0: none known. */
 static double group_cap(const cl_rec *x, size_t n)
 {

@@ -38,6 +38,13 @@ typedef uint64_t (*nsc_fig_align_fn)(const void *arg, uint64_t host_ns, uint64_t
  * neighbours (prev_end) are the caller's. */
 void nsc_fig_rec_of_ledger(cl_rec *x, const nsc_ledger_rec *l, nsc_fig_align_fn align, const void *arg);
 
+/* Each of the n records' transport cap (cap_gbps, nsc_busbw_cap) from
+ * host[i], record i's host as an index below n: across hosts when they
+ * differ, and a host's NICs counted by its ranks among them when
+ * count_hosts (every rank of the communicator is there); scratch: n
+ * values. The collectives query and the live state both set it so. */
+void nsc_fig_caps(cl_rec *x, size_t n, const uint32_t *host, int count_hosts, uint64_t *scratch);
+
 /* A rank's own figures at a collective. */
 typedef struct nsc_fig_rank {
     uint64_t wait_ns;           /* last arrival - its arrival */
