@@ -370,8 +370,10 @@ static void keep_seqs(nsc_lpack *l, size_t n0, size_t e0, uint64_t lo, uint64_t 
         eb += l->recs[b].nedges;
     if (b < l->n && l->recs[b].seq < *beyond)
         *beyond = l->recs[b].seq;
-    memmove(l->recs + n0, l->recs + a, (b - a) * sizeof *l->recs);
-    memmove(l->edges + e0, l->edges + ea, (eb - ea) * sizeof *l->edges);
+    if (a > n0)  /* else they stay where they are (recs or edges may be NULL) */
+        memmove(l->recs + n0, l->recs + a, (b - a) * sizeof *l->recs);
+    if (ea > e0)
+        memmove(l->edges + e0, l->edges + ea, (eb - ea) * sizeof *l->edges);
     l->n = n0 + (b - a);
     l->nedges = e0 + (eb - ea);
 }
