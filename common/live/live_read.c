@@ -1,7 +1,7 @@
 /* live_read.c: reading the live state (live.h, live_int.h): the one
- * definition of a process alive or dead, a rank lagging or hung and a job
- * ended (docs/api.md), the counts, each communicator's metrics, and the
- * status and summary JSON documents. Every view (status, watch, diagnose,
+ * definition of a process alive or dead and a job ended (docs/api.md), a
+ * rank lagging or hung judged by figures.c's definitions, the counts, each
+ * communicator's metrics, and the status and summary JSON documents. Every view (status, watch, diagnose,
  * the web view, /metrics) reads these judgements, never its own. */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commlabel.h"
+#include "figures.h"
 #include "json.h"
 #include "live_int.h"
 #include "order.h"
@@ -56,17 +57,12 @@ static uint64_t passed_at(const func_st *fs, uint64_t seq)
     return fs->ring_seq[next % SEEN_RING] == next + 1 ? fs->ring_ns[next % SEEN_RING] : 0;
 }
 
-/* Lagging (RAS): behind the communicator's furthest rank for longer than lag_ns. */
+/* Lagging (nsc_fig_lagging) in function f. */
 static int lagging(const nsc_live *l, const comm_st *c, const rank_st *r, int f, uint64_t now,
                    uint64_t *for_ns)
 {
-    if (!r->has[f] || r->p[f].seq >= c->f[f].max_seq)
-        return 0;
-    uint64_t since = passed_at(&c->f[f], r->p[f].seq);
-    if (since < r->p[f].since_ns)
-        since = r->p[f].since_ns;
-    *for_ns = now > since ? now - since : 0;
-    return *for_ns > l->cfg.lag_ns;
+    return r->has[f] && nsc_fig_lagging(r->p[f].seq, c->f[f].max_seq, r->p[f].since_ns,
+                                        passed_at(&c->f[f], r->p[f].seq), now, l->cfg.lag_ns, for_ns);
 }
 
 /* Per function of a communicator, the furthest collective any rank reached
@@ -91,14 +87,11 @@ static void front_of(const comm_st *c, front *fr)
         }
 }
 
-/* Hung: its last collective is in flight past lag_ns while another rank
- * completed it or went past it (the front is further, or some rank there
- * completed it: not this one, which has not). */
+/* Hung (nsc_fig_hung) in function f, against the communicator's front. */
 static int hung(const nsc_live *l, const front *fr, const rank_st *r, int f, uint64_t now)
 {
-    if (!r->has[f] || r->p[f].done || now <= r->p[f].since_ns || now - r->p[f].since_ns <= l->cfg.lag_ns)
-        return 0;
-    return r->p[f].seq < fr->seq[f] || fr->done[f] > 0;
+    return r->has[f] && nsc_fig_hung(r->p[f].seq, r->p[f].done, r->p[f].since_ns, fr->seq[f], fr->done[f], now,
+                                     l->cfg.lag_ns);
 }
 
 /* The collective a rank is stuck at in function f: the one it is hung in,

@@ -260,6 +260,24 @@ static int at_least(uint64_t *ns, uint64_t err, double min_ns)
     return 0;
 }
 
+int nsc_fig_lagging(uint64_t seq, uint64_t max_seq, uint64_t since_ns, uint64_t passed_ns, uint64_t now,
+                    uint64_t lag_ns, uint64_t *for_ns)
+{
+    if (seq >= max_seq)
+        return 0;
+    uint64_t since = passed_ns > since_ns ? passed_ns : since_ns;
+    *for_ns = now > since ? now - since : 0;
+    return *for_ns > lag_ns;
+}
+
+int nsc_fig_hung(uint64_t seq, int done, uint64_t since_ns, uint64_t front_seq, uint32_t front_done, uint64_t now,
+                 uint64_t lag_ns)
+{
+    if (done || now <= since_ns || now - since_ns <= lag_ns)
+        return 0;
+    return seq < front_seq || front_done > 0;
+}
+
 void nsc_fig_caps(cl_rec *x, size_t n, const uint32_t *host, int count_hosts, uint64_t *scratch)
 {
     int multi_host = 0;
