@@ -2,9 +2,9 @@
  *
  * Owns putting a process's ledger records (the rank's value each record
  * joins (keys.h) read, merged with the batch's records by the upsert rule,
- * written back; the rank's last value filled to one LMDB page, the rest
- * starting new ones, so a value once full is not written again and the
- * pages hold values, not gaps; a value new to the store gets its age entry,
+ * written back, filled to one LMDB page and the rest starting new ones, so
+ * a value once full is not written again and the pages hold values, not
+ * gaps; a value new to the store gets its age entry,
  * so retention takes it like a block), deleting a value for retention, and
  * reading a window of seqs and ranks. A record's strings are the process's own ids, and one
  * whose comm_id is 0 names its communicator by the process's context index
@@ -169,7 +169,7 @@ static int cursor_rank(MDB_cursor *cur, MDB_val *k, MDB_cursor_op op, const nsc_
 /* The rank's value a record of seq k->first joins: the one with the
  * greatest first seq not above it (*found; k->first becomes its), else a
  * new one at seq. *next: the first seq of the rank's value after it,
- * UINT64_MAX when it is the rank's last. */
+ * UINT64_MAX when there is none. */
 static int find_value(MDB_cursor *cur, nsc_ledger_key *k, int *found, uint64_t *next)
 {
     uint8_t key[NSC_KEY_LEDGER_LEN];
@@ -217,11 +217,12 @@ static int write_value(nsc_store *st, const nsc_ledger_key *k, size_t n, size_t 
     return nsc_st_put(st, DB_AGE, age, sizeof age, key, sizeof key);
 }
 
-/* The records add[0..nadd) merged into the value at k (found: stored).
- * The rank's last value takes what fits in max bytes and new values the
- * rest, each as full; one behind it takes them all (a late record). */
-static int put_value(nsc_store *st, nsc_ledger_key k, int found, int last, size_t max,
-                     const nsc_ledger_rec *const *add, size_t nadd, nsc_store_ledger_counts *c)
+/* The records add[0..nadd) merged into the value at k (found: stored),
+ * all below the rank's next value's first seq: the value takes what fits in
+ * max bytes and new values the rest, each as full (a late record in a full
+ * value splits it). */
+static int put_value(nsc_store *st, nsc_ledger_key k, int found, size_t max, const nsc_ledger_rec *const *add,
+                     size_t nadd, nsc_store_ledger_counts *c)
 {
     nsc_st_scratch *sc = &st->scratch;
     uint8_t key[NSC_KEY_LEDGER_LEN];
@@ -240,7 +241,7 @@ static int put_value(nsc_store *st, nsc_ledger_key k, int found, int last, size_
     if (nsc_grow_to(&sc->lval, nsc_lpack_bound(sc->lmerged, n), &sc->lval_cap, 1, 4096))
         return NSC_STORE_ENOMEM;
     for (size_t at = 0, take; !rc && at < n; at += take) {
-        size_t len = nsc_lpack_encode_fit(&k, sc->lmerged + at, n - at, last ? max : SIZE_MAX, sc->lval, &take);
+        size_t len = nsc_lpack_encode_fit(&k, sc->lmerged + at, n - at, max, sc->lval, &take);
         rc = write_value(st, &k, take, len, old_n, old_len, !found);
         if (at + take < n)
             k.first = sc->lmerged[at + take]->seq, found = 0, old_n = old_len = 0;
@@ -261,7 +262,7 @@ static int put_rank(nsc_store *st, MDB_cursor *cur, uint32_t job, size_t max, co
             break;
         for (j = i + 1; j < n && r[j]->seq < next; j++)
             ;
-        rc = put_value(st, k, found, next == UINT64_MAX, max, r + i, j - i, c);
+        rc = put_value(st, k, found, max, r + i, j - i, c);
     }
     return rc;
 }

@@ -455,7 +455,7 @@ Test(ledger_store, values_fill_their_pages, .init = setup, .fini = teardown)
         cr_assert_eq(g->recs[i].rank, 2 + (int)(i % 5));
         cr_assert_eq(g->recs[i].nedges, g->recs[i].rank % 2 ? 0 : 2);
     }
-    /* a late record of a full value stays in it, found by a one-seq window */
+    /* a late record of a full value replaces its own, found by a one-seq window */
     nsc_ledger_rec late = rec(100, 3, NULL, 0);
     late.dropped = 9;
     cr_assert_eq(put_commit(st, 5000, &late, 1).replaced, 1);
@@ -463,4 +463,41 @@ Test(ledger_store, values_fill_their_pages, .init = setup, .fini = teardown)
     cr_assert_eq(g->n, RANKS);
     cr_assert_eq(g->recs[3].dropped, 9);
     cr_assert_eq(nsc_test_stats(st).ledger_records, RANKS * SEQS);
+}
+
+/* The longest value of the ledger database in dir, its store closed. */
+static size_t longest_value(const char *dir)
+{
+    nsc_raw_db r;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    size_t most = 0;
+    cr_assert_eq(nsc_raw_open(dir, "ledger", &r), 0);
+    cr_assert_eq(mdb_cursor_open(r.txn, r.dbi, &cur), 0);
+    while (mdb_cursor_get(cur, &k, &v, MDB_NEXT) == 0)
+        most = v.mv_size > most ? v.mv_size : most;
+    mdb_cursor_close(cur);
+    cr_assert_eq(nsc_raw_close(&r), 0);
+    return most;
+}
+
+/* A rank's seqs from two ranges (two jobs' agents, a wrapped count): the
+ * earlier range's value is not the rank's last, and it fills to a page like
+ * the last does, then starts the next, below the later range. */
+Test(ledger_store, values_of_an_earlier_range_fill_a_page_too, .init = setup, .fini = teardown)
+{
+    nsc_ledger_rec far = rec(1000000, 0, NULL, 0), r[8];
+    put_commit(st, 1, &far, 1);
+    for (uint64_t s0 = 0; s0 < 2000; s0 += 8) {
+        for (int i = 0; i < 8; i++)
+            r[i] = rec(s0 + (uint64_t)i, 0, NULL, 0), r[i].gpu_spread_ns = (uint32_t)((s0 + (uint64_t)i) * 7919 % 4099);
+        put_commit(st, 2 + s0, r, 8);
+    }
+    got *g = read_window(st, 0, UINT64_MAX, 0, 0);
+    cr_assert_eq(g->n, 2001);
+    cr_assert_eq(g->recs[2000].seq, 1000000);
+    nsc_store_close(st);
+    cr_expect_leq(longest_value(dir), 4096 - 16);
+    nsc_store_opts o = {0};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
 }
