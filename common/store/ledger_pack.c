@@ -41,13 +41,8 @@ enum { NSC_FIELDS_LEDGER_EDGE(LP_POS, E) NFE };
 #define EDGES_BIT NF
 _Static_assert(NF < 32, "a record's bitmap, with EDGES_BIT, is a uint32");
 
-/* What the next record is told against. */
-typedef struct chain {
-    uint64_t prev[NF];
-    uint64_t interval;  /* the record before's API call minus the one before it */
-    uint32_t bits;      /* the record before's bitmap */
-    uint32_t nedges;    /* the record before's edge count */
-} chain;
+typedef nsc_lpack_chain chain;
+_Static_assert(NF <= NSC_LPACK_FIELDS, "a chain holds every field");
 
 #define LP_IS_TIME_U8 0
 #define LP_IS_TIME_U16 0
@@ -124,7 +119,7 @@ static uint64_t predict(const chain *ch, const uint64_t cur[NF], size_t k)
 static void chain_next(chain *ch, const uint64_t cur[NF], uint32_t bits, uint32_t nedges)
 {
     ch->interval = ch->prev[LP_R_api_ns] && cur[LP_R_api_ns] ? cur[LP_R_api_ns] - ch->prev[LP_R_api_ns] : 0;
-    memcpy(ch->prev, cur, sizeof ch->prev);
+    memcpy(ch->prev, cur, NF * sizeof *cur);
     ch->bits = bits;
     ch->nedges = nedges;
 }
@@ -243,28 +238,63 @@ static size_t put_header(uint8_t *o, size_t n)
     return (size_t)(nsc_put_varint(o + 1, n) - o);
 }
 
-size_t nsc_lpack_encode_fit(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n, size_t max,
-                            uint8_t *out, size_t *taken)
+/* Records told on from the chain (prev: the record before, NULL none)
+ * into body, after body0 bytes of n0 records: what fits with the header in
+ * max bytes, whole seqs, and the value's first seq whatever its size; the
+ * bytes written, their count into *taken. */
+static size_t fit(chain *ch, const nsc_ledger_rec *prev, const nsc_ledger_rec *const *recs, size_t n, size_t n0,
+                  size_t body0, size_t max, uint8_t *body, size_t *taken)
 {
-    chain ch;
-    uint8_t hdr[11], *body = out + sizeof hdr, *o = body;  /* the header goes before it once its count is known */
+    uint8_t hdr[11], *o = body;
     size_t cut_n = 0, cut_len = 0;
-    chain_start(k, &ch);
+    int have = 0;
     for (size_t j = 0; j <= n; j++) {
-        if (j == n || (j && recs[j]->seq != recs[j - 1]->seq)) {  /* a seq's records stay together */
-            if (put_header(hdr, j) + (size_t)(o - body) > max && cut_n)
+        const nsc_ledger_rec *before = j ? recs[j - 1] : prev;
+        if (j == n || !before || recs[j]->seq != before->seq) {  /* a seq's records stay together */
+            if (have && n0 + cut_n && put_header(hdr, n0 + j) + body0 + (size_t)(o - body) > max)
                 break;
+            have = 1;
             cut_n = j;
             cut_len = (size_t)(o - body);
         }
         if (j < n)
-            o = put_rec(o, &ch, recs[j], j ? recs[j - 1] : NULL);
+            o = put_rec(o, ch, recs[j], before);
     }
-    size_t h = put_header(hdr, cut_n);
-    memmove(out + h, body, cut_len);
-    memcpy(out, hdr, h);
     *taken = cut_n;
-    return h + cut_len;
+    return cut_len;
+}
+
+/* The value in out: its header for n records before its body (body0 bytes
+ * at out + 11, where fit wrote it); its length. */
+static size_t close_value(uint8_t *out, size_t n, size_t body0)
+{
+    uint8_t hdr[11];
+    size_t h = put_header(hdr, n);
+    memmove(out + h, out + sizeof hdr, body0);
+    memcpy(out, hdr, h);
+    return h + body0;
+}
+
+size_t nsc_lpack_encode_fit(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n, size_t max,
+                            uint8_t *out, size_t *taken)
+{
+    chain ch;
+    chain_start(k, &ch);
+    size_t len = fit(&ch, NULL, recs, n, 0, 0, max, out + 11, taken);
+    return close_value(out, *taken, len);
+}
+
+size_t nsc_lpack_append_fit(const void *val, size_t len, const nsc_lpack *stored, const nsc_ledger_rec *const *recs,
+                            size_t n, size_t max, uint8_t *out, size_t *taken)
+{
+    nsc_rbuf r = {val, (const uint8_t *)val + len, 0};
+    nsc_rtake(&r, 1);
+    nsc_rvarint(&r);
+    size_t body0 = (size_t)(r.end - r.p);
+    chain ch = stored->end;
+    memcpy(out + 11, r.p, body0);
+    size_t more = fit(&ch, &stored->recs[stored->n - 1], recs, n, stored->n, body0, max, out + 11 + body0, taken);
+    return close_value(out, stored->n + *taken, body0 + more);
 }
 
 size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n,
@@ -399,6 +429,7 @@ int nsc_lpack_decode_seqs(const nsc_ledger_key *k, const void *val, size_t len, 
         out->n = n0;
         out->nedges = e0;
     } else {
+        out->end = ch;
         keep_seqs(out, n0, e0, lo, hi, beyond);
     }
     link_edges(out);

@@ -235,16 +235,27 @@ static int put_value(nsc_store *st, nsc_ledger_key k, int found, size_t max, con
                   (rc = nsc_lpack_decode(&k, mv.mv_data, mv.mv_size, &sc->lstored))))
         return rc;
     old_len = found ? mv.mv_size : 0;
-    size_t old_n = sc->lstored.n;
+    size_t old_n = sc->lstored.n, take, len;
+    /* records all after the stored ones are told on from its last: the stored ones are not told again */
+    int tail = old_n && nsc_lpack_cmp(&sc->lstored.recs[old_n - 1], add[0]) < 0;
     if ((rc = merge(sc, add, nadd, c, &n)))
         return rc;
-    if (nsc_grow_to(&sc->lval, nsc_lpack_bound(sc->lmerged, n), &sc->lval_cap, 1, 4096))
+    if (nsc_grow_to(&sc->lval, old_len + nsc_lpack_bound(sc->lmerged, n), &sc->lval_cap, 1, 4096))
         return NSC_STORE_ENOMEM;
-    for (size_t at = 0, take; !rc && at < n; at += take) {
-        size_t len = nsc_lpack_encode_fit(&k, sc->lmerged + at, n - at, max, sc->lval, &take);
+    if (tail) {
+        len = nsc_lpack_append_fit(mv.mv_data, old_len, &sc->lstored, sc->lmerged + old_n, n - old_n, max,
+                                   sc->lval, &take);
+        take += old_n;
+        if (take > old_n)
+            rc = write_value(st, &k, take, len, old_n, old_len, 0);
+    } else {
+        len = nsc_lpack_encode_fit(&k, sc->lmerged, n, max, sc->lval, &take);
         rc = write_value(st, &k, take, len, old_n, old_len, !found);
-        if (at + take < n)
-            k.first = sc->lmerged[at + take]->seq, found = 0, old_n = old_len = 0;
+    }
+    for (size_t at = take; !rc && at < n; at += take) {
+        k.first = sc->lmerged[at]->seq;
+        len = nsc_lpack_encode_fit(&k, sc->lmerged + at, n - at, max, sc->lval, &take);
+        rc = write_value(st, &k, take, len, 0, 0, 1);
     }
     return rc;
 }

@@ -144,6 +144,45 @@ Test(ledger_pack, alike_channels_told_against_each_other)
     cr_expect_leq(extra, 3 * (2 + 3), "%zu bytes for three alike edges", extra);
 }
 
+/* Records appended to a value are told on from its last: the same bytes as
+ * the value told at once; a seq's records stay together, and a value that
+ * is full takes none. */
+Test(ledger_pack, appended_as_told_at_once)
+{
+    nsc_ledger_edge edges[40][3];
+    nsc_ledger_rec recs[40];
+    const nsc_ledger_rec *p[40];
+    for (int i = 0; i < 40; i++) {
+        recs[i] = rec(64 + (uint64_t)i / 2, 3, edges[i], (uint32_t)(i % 3));
+        recs[i].peer = i % 2;  /* two records a seq */
+        p[i] = &recs[i];
+    }
+    nsc_ledger_key k = {1, COMM, 64, 3};
+    uint8_t once[8192], part[8192], out[16384];
+    size_t all = nsc_lpack_encode(&k, p, 40, once), taken;
+    size_t first = nsc_lpack_encode(&k, p, 10, part);
+    nsc_lpack l = {0};
+    cr_assert_eq(nsc_lpack_decode(&k, part, first, &l), 0);
+    size_t len = nsc_lpack_append_fit(part, first, &l, p + 10, 30, SIZE_MAX, out, &taken);
+    cr_assert_eq(taken, 30);
+    cr_assert_eq(len, all);
+    cr_assert_arr_eq(out, once, all);
+    /* room for a few more: whole seqs only */
+    len = nsc_lpack_append_fit(part, first, &l, p + 10, 30, first + 40, out, &taken);
+    cr_assert_eq(taken % 2, 0, "%zu records taken", taken);
+    cr_assert_lt(taken, 30);
+    cr_assert_leq(len, first + 40);
+    size_t full = nsc_lpack_append_fit(part, first, &l, p + 10, 30, first, once, &taken);
+    cr_assert_eq(taken, 0);
+    cr_assert_eq(full, first);
+    nsc_lpack_clear(&l);
+    cr_assert_eq(nsc_lpack_decode(&k, out, len, &l), 0);
+    cr_assert_eq(l.n, 10 + taken);
+    for (size_t i = 0; i < l.n; i++)
+        eq_rec(&l.recs[i], &recs[i]);
+    nsc_lpack_free(&l);
+}
+
 Test(ledger_pack, damaged_values_refused)
 {
     nsc_ledger_edge edges[8][3];
