@@ -180,12 +180,9 @@ typedef struct front {
     uint32_t done[MAX_FUNCS];
 } front;
 void nsc_live_front_of(const comm_st *c, front *fr);
-/* Lagging (RAS): behind the communicator's furthest rank for longer than lag_ns;
- * *for_ns: for how long. */
+/* Lagging (nsc_fig_lagging) in function f; *for_ns: for how long. */
 int nsc_live_lagging(const nsc_live *l, const comm_st *c, const rank_st *r, int f, uint64_t now, uint64_t *for_ns);
-/* Hung: its last collective is in flight past lag_ns while another rank
- * completed it or went past it (the front is further, or some rank there
- * completed it: not this one, which has not). */
+/* Hung (nsc_fig_hung) in function f, against the communicator's front. */
 int nsc_live_hung(const nsc_live *l, const front *fr, const rank_st *r, int f, uint64_t now);
 /* Hung collective (docs/api-figures.md "Hung"): one a rank is stuck at. The
  * function's one with the largest seq below `below`; 0 when none. Walking

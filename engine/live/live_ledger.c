@@ -13,6 +13,7 @@
  * state does not know.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,16 +85,36 @@ static int by_rank(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Every rank's record came: the collective's figures into the
- * communicator's histogram and bandwidth window. 0, or -1 (memory). */
+/* Each record's host (its rank's) as the index of the first record of
+ * that host; the ranks of a host mostly come together. */
+static void host_ids(const comm_st *c, const cl_rec *x, uint32_t n, uint32_t *host)
+{
+    for (uint32_t i = 0, j; i < n; i++) {
+        const char *h = c->ranks[x[i].rank].host;
+        if (i && strcmp(h, c->ranks[x[i - 1].rank].host) == 0) {
+            host[i] = host[i - 1];
+            continue;
+        }
+        for (j = 0; j < i && strcmp(h, c->ranks[x[j].rank].host) != 0; j++)
+            ;
+        host[i] = j < i ? host[j] : i;
+    }
+}
+
+/* Every rank's record came: the collective's figures, each rank's busBW
+ * capped by its transport as a query caps it, into the communicator's
+ * histogram and bandwidth window. 0, or -1 (memory). */
 static int figure(comm_st *c, open_coll *o)
 {
-    uint64_t small[3 * SCRATCH_RANKS];
-    uint64_t *scratch = o->n <= SCRATCH_RANKS ? small : malloc(3 * (size_t)o->n * sizeof *scratch);
+    uint64_t small[4 * SCRATCH_RANKS];
+    uint64_t *scratch = o->n <= SCRATCH_RANKS ? small : malloc(4 * (size_t)o->n * sizeof *scratch);
     if (!scratch)
         return -1;
     func_st *fs = &c->f[o->func];
     qsort(o->recs, o->n, sizeof *o->recs, by_rank);
+    uint32_t *host = (uint32_t *)(scratch + 3 * (size_t)o->n);
+    host_ids(c, o->recs, o->n, host);
+    nsc_fig_caps(o->recs, o->n, host, o->n >= (uint32_t)c->nranks, scratch);
     cl_group g = {.n = o->n};
     nsc_fig_group(&g, o->recs, fs->name, 1, nsc_busbw_rule(fs->name, c->nranks, o->count, o->tsize), scratch);
     if (scratch != small)
@@ -211,6 +232,8 @@ static int take(nsc_live *l, uint32_t job, proc_st *p, const nsc_ledger_batch *b
         nsc_live_advance(l, (uint32_t)ci, x->rank, batch_str(b, x->func), x->seq, now, &r, &f))
         return -1;
     r = &c->ranks[x->rank];
+    if (!r->host[0])  /* its host, for its transport cap, before its process's section named it */
+        snprintf(r->host, sizeof r->host, "%s", p->host);
     if (done && r->p[f].seq == x->seq && !r->p[f].done) {
         r->p[f].done = 1;
         if (nsc_live_mark_dirty(l, (uint32_t)ci, x->rank, f))

@@ -1,12 +1,14 @@
 /* live_read.c: reading the live state (live.h, live_int.h): the one
- * definition of a process alive or dead, a rank lagging or hung and a job
- * ended (docs/api.md), the counts and each communicator's metrics; the
+ * definition of a process alive or dead and a job ended (docs/api.md), a
+ * rank lagging or hung judged by figures.c's definitions, the counts and
+ * each communicator's metrics; the
  * status and summary JSON documents are live_json.c's. Every view (status,
  * watch, diagnose, the web view, /metrics) reads these judgements, never its
  * own. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "figures.h"
 #include "live_int.h"
 
 /* ---- judgements ---- */
@@ -54,13 +56,8 @@ static uint64_t passed_at(const func_st *fs, uint64_t seq)
 int nsc_live_lagging(const nsc_live *l, const comm_st *c, const rank_st *r, int f, uint64_t now,
                    uint64_t *for_ns)
 {
-    if (!r->has[f] || r->p[f].seq >= c->f[f].max_seq)
-        return 0;
-    uint64_t since = passed_at(&c->f[f], r->p[f].seq);
-    if (since < r->p[f].since_ns)
-        since = r->p[f].since_ns;
-    *for_ns = now > since ? now - since : 0;
-    return *for_ns > l->cfg.lag_ns;
+    return r->has[f] && nsc_fig_lagging(r->p[f].seq, c->f[f].max_seq, r->p[f].since_ns,
+                                        passed_at(&c->f[f], r->p[f].seq), now, l->cfg.lag_ns, for_ns);
 }
 
 void nsc_live_front_of(const comm_st *c, front *fr)
@@ -79,9 +76,8 @@ void nsc_live_front_of(const comm_st *c, front *fr)
 
 int nsc_live_hung(const nsc_live *l, const front *fr, const rank_st *r, int f, uint64_t now)
 {
-    if (!r->has[f] || r->p[f].done || now <= r->p[f].since_ns || now - r->p[f].since_ns <= l->cfg.lag_ns)
-        return 0;
-    return r->p[f].seq < fr->seq[f] || fr->done[f] > 0;
+    return r->has[f] && nsc_fig_hung(r->p[f].seq, r->p[f].done, r->p[f].since_ns, fr->seq[f], fr->done[f], now,
+                                     l->cfg.lag_ns);
 }
 
 /* The collective a rank is stuck at in function f: the one it is hung in,

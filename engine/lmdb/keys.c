@@ -81,8 +81,8 @@ void nsc_key_ledger(uint8_t out[NSC_KEY_LEDGER_LEN], const nsc_ledger_key *k)
 {
     nsc_put_be32(out, k->job);
     nsc_put_be64(out + 4, k->comm);
-    nsc_put_be64(out + 12, k->chunk);
-    nsc_put_be32(out + 20, nsc_key_rank_bits(k->rank));
+    nsc_put_be32(out + 12, nsc_key_rank_bits(k->rank));
+    nsc_put_be64(out + 16, k->first);
 }
 
 int nsc_key_ledger_parse(const void *key, size_t len, nsc_ledger_key *k)
@@ -92,8 +92,8 @@ int nsc_key_ledger_parse(const void *key, size_t len, nsc_ledger_key *k)
         return -1;
     k->job = nsc_get_be32(p);
     k->comm = nsc_get_be64(p + 4);
-    k->chunk = nsc_get_be64(p + 12);
-    k->rank = nsc_key_rank_from_bits(nsc_get_be32(p + 20));
+    k->rank = nsc_key_rank_from_bits(nsc_get_be32(p + 12));
+    k->first = nsc_get_be64(p + 16);
     return 0;
 }
 

@@ -44,17 +44,16 @@ typedef struct nsc_coll_val {
     uint64_t seq_first;                /* the lowest seqNumber the entry answers for */
 } nsc_coll_val;
 
-/* ledger: (job, comm, seq / NSC_LEDGER_CHUNK, rank) -> the rank's records of
- * those seqs, packed (ledger_pack.h). A walk of one chunk's keys meets its
- * ranks in order, and the chunks follow in seq order, so a window of seqs
- * and ranks is a few seeks. */
+/* ledger: (job, comm, rank, first seq) -> the rank's records from that seq
+ * to its next value's first, packed (ledger_pack.h). A rank's values follow
+ * in seq order, so its newest is its last key: records join it until it
+ * would pass one LMDB page (a whole overflow page: store_ledger.c), then
+ * start the next, and the values behind it are not written again. */
 #define NSC_KEY_LEDGER_LEN 24
-#define NSC_KEY_LEDGER_PREFIX 20  /* (job, comm, chunk): one chunk's ranks */
-#define NSC_LEDGER_CHUNK 32
 typedef struct nsc_ledger_key {
     uint32_t job;
     uint64_t comm;
-    uint64_t chunk;  /* seq / NSC_LEDGER_CHUNK */
+    uint64_t first;  /* the value's first seq: none of its records is below it */
     int32_t rank;
 } nsc_ledger_key;
 

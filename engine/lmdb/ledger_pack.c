@@ -41,13 +41,8 @@ enum { NSC_FIELDS_LEDGER_EDGE(LP_POS, E) NFE };
 #define EDGES_BIT NF
 _Static_assert(NF < 32, "a record's bitmap, with EDGES_BIT, is a uint32");
 
-/* What the next record is told against. */
-typedef struct chain {
-    uint64_t prev[NF];
-    uint64_t interval;  /* the record before's API call minus the one before it */
-    uint32_t bits;      /* the record before's bitmap */
-    uint32_t nedges;    /* the record before's edge count */
-} chain;
+typedef nsc_lpack_chain chain;
+_Static_assert(NF <= NSC_LPACK_FIELDS, "a chain holds every field");
 
 #define LP_IS_TIME_U8 0
 #define LP_IS_TIME_U16 0
@@ -124,20 +119,20 @@ static uint64_t predict(const chain *ch, const uint64_t cur[NF], size_t k)
 static void chain_next(chain *ch, const uint64_t cur[NF], uint32_t bits, uint32_t nedges)
 {
     ch->interval = ch->prev[LP_R_api_ns] && cur[LP_R_api_ns] ? cur[LP_R_api_ns] - ch->prev[LP_R_api_ns] : 0;
-    memcpy(ch->prev, cur, sizeof ch->prev);
+    memcpy(ch->prev, cur, NF * sizeof *cur);
     ch->bits = bits;
     ch->nedges = nedges;
 }
 
 /* The chain the first record of a value is told against: its seq predicted
- * the chunk's first (for chunk 0 the seq before wraps, and so does the sum). */
+ * the key's first (for seq 0 the seq before wraps, and so does the sum). */
 static void chain_start(const nsc_ledger_key *k, chain *ch)
 {
     nsc_ledger_rec r;
     memset(&r, 0, sizeof r);
     r.comm_id = k->comm;
     r.rank = k->rank;
-    r.seq = k->chunk * NSC_LEDGER_CHUNK - 1;
+    r.seq = k->first - 1;
     r.root = r.peer = -1;
     rec_values(&r, ch->prev);
     ch->interval = 0;
@@ -214,33 +209,99 @@ static uint8_t *put_edges(uint8_t *o, const nsc_ledger_rec *r, const nsc_ledger_
     return o;
 }
 
+/* Record r told against the chain (r's seq predicted), then the chain on it. */
+static uint8_t *put_rec(uint8_t *o, chain *ch, const nsc_ledger_rec *r, const nsc_ledger_rec *prev)
+{
+    uint64_t cur[NF], d[NF];
+    uint32_t bits = (uint32_t)(r->nedges != ch->nedges) << EDGES_BIT;
+    rec_values(r, cur);
+    for (size_t k = 0; k < NF; k++) {
+        int i = order[k];
+        d[i] = nsc_zigzag(cur[i] - predict(ch, cur, k));
+        bits |= (uint32_t)(d[i] != 0) << i;
+    }
+    o = nsc_put_varint(o, bits ^ ch->bits);
+    for (size_t k = 0; k < NF; k++)
+        if (d[order[k]])
+            o = nsc_put_varint(o, d[order[k]]);
+    if (bits >> EDGES_BIT & 1)
+        o = nsc_put_varint(o, r->nedges);
+    o = put_edges(o, r, prev);
+    chain_next(ch, cur, bits, r->nedges);
+    return o;
+}
+
+/* A value's header: its version and record count. */
+static size_t put_header(uint8_t *o, size_t n)
+{
+    *o = VERSION;
+    return (size_t)(nsc_put_varint(o + 1, n) - o);
+}
+
+/* Records told on from the chain (prev: the record before, NULL none)
+ * into body, after body0 bytes of n0 records: what fits with the header in
+ * max bytes, whole seqs, and the value's first seq whatever its size; the
+ * bytes written, their count into *taken. */
+static size_t fit(chain *ch, const nsc_ledger_rec *prev, const nsc_ledger_rec *const *recs, size_t n, size_t n0,
+                  size_t body0, size_t max, uint8_t *body, size_t *taken)
+{
+    uint8_t hdr[11], *o = body;
+    size_t cut_n = 0, cut_len = 0;
+    int have = 0;
+    for (size_t j = 0; j <= n; j++) {
+        const nsc_ledger_rec *before = j ? recs[j - 1] : prev;
+        if (j == n || !before || recs[j]->seq != before->seq) {  /* a seq's records stay together */
+            if (have && n0 + cut_n && put_header(hdr, n0 + j) + body0 + (size_t)(o - body) > max)
+                break;
+            have = 1;
+            cut_n = j;
+            cut_len = (size_t)(o - body);
+        }
+        if (j < n)
+            o = put_rec(o, ch, recs[j], before);
+    }
+    *taken = cut_n;
+    return cut_len;
+}
+
+/* The value in out: its header for n records before its body (body0 bytes
+ * at out + 11, where fit wrote it); its length. */
+static size_t close_value(uint8_t *out, size_t n, size_t body0)
+{
+    uint8_t hdr[11];
+    size_t h = put_header(hdr, n);
+    memmove(out + h, out + sizeof hdr, body0);
+    memcpy(out, hdr, h);
+    return h + body0;
+}
+
+size_t nsc_lpack_encode_fit(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n, size_t max,
+                            uint8_t *out, size_t *taken)
+{
+    chain ch;
+    chain_start(k, &ch);
+    size_t len = fit(&ch, NULL, recs, n, 0, 0, max, out + 11, taken);
+    return close_value(out, *taken, len);
+}
+
+size_t nsc_lpack_append_fit(const void *val, size_t len, const nsc_lpack *stored, const nsc_ledger_rec *const *recs,
+                            size_t n, size_t max, uint8_t *out, size_t *taken)
+{
+    nsc_rbuf r = {val, (const uint8_t *)val + len, 0};
+    nsc_rtake(&r, 1);
+    nsc_rvarint(&r);
+    size_t body0 = (size_t)(r.end - r.p);
+    chain ch = stored->end;
+    memcpy(out + 11, r.p, body0);
+    size_t more = fit(&ch, &stored->recs[stored->n - 1], recs, n, stored->n, body0, max, out + 11 + body0, taken);
+    return close_value(out, stored->n + *taken, body0 + more);
+}
+
 size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n,
                         uint8_t *out)
 {
-    chain ch;
-    uint64_t cur[NF], d[NF];
-    uint8_t *o = out;
-    *o++ = VERSION;
-    o = nsc_put_varint(o, n);
-    chain_start(k, &ch);
-    for (size_t j = 0; j < n; j++) {
-        uint32_t bits = (uint32_t)(recs[j]->nedges != ch.nedges) << EDGES_BIT;
-        rec_values(recs[j], cur);
-        for (size_t k = 0; k < NF; k++) {
-            int i = order[k];
-            d[i] = nsc_zigzag(cur[i] - predict(&ch, cur, k));
-            bits |= (uint32_t)(d[i] != 0) << i;
-        }
-        o = nsc_put_varint(o, bits ^ ch.bits);
-        for (size_t k = 0; k < NF; k++)
-            if (d[order[k]])
-                o = nsc_put_varint(o, d[order[k]]);
-        if (bits >> EDGES_BIT & 1)
-            o = nsc_put_varint(o, recs[j]->nedges);
-        o = put_edges(o, recs[j], j ? recs[j - 1] : NULL);
-        chain_next(&ch, cur, bits, recs[j]->nedges);
-    }
-    return (size_t)(o - out);
+    size_t taken;
+    return nsc_lpack_encode_fit(k, recs, n, SIZE_MAX, out, &taken);
 }
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -307,8 +368,8 @@ static int take_rec(nsc_rbuf *r, const nsc_ledger_key *k, nsc_lpack *l, chain *c
     uint64_t nedges = bits >> EDGES_BIT & 1 ? nsc_rvarint(r) : ch->nedges;
     const nsc_ledger_rec *before = first ? NULL : &l->recs[l->n - 1];
     size_t before_first = before ? l->nedges - before->nedges : 0;
-    if (r->bad || rec->comm_id != k->comm || rec->rank != k->rank ||
-        rec->seq / NSC_LEDGER_CHUNK != k->chunk || (before && nsc_lpack_cmp(before, rec) >= 0))
+    if (r->bad || rec->comm_id != k->comm || rec->rank != k->rank || rec->seq < k->first ||
+        (before && nsc_lpack_cmp(before, rec) >= 0))
         return NSC_STORE_ECORRUPT;
     int rc = take_edges(r, l, rec, nedges, before, before_first);
     if (rc)
@@ -328,7 +389,27 @@ static void link_edges(nsc_lpack *l)
     }
 }
 
-int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_lpack *out)
+/* Keep of the records from n0 on (one value's, in seq order) those of seqs
+ * lo to hi, and their edges; *beyond lowered to the first seq above hi. */
+static void keep_seqs(nsc_lpack *l, size_t n0, size_t e0, uint64_t lo, uint64_t hi, uint64_t *beyond)
+{
+    size_t a = n0, b, ea = e0, eb;
+    for (; a < l->n && l->recs[a].seq < lo; a++)
+        ea += l->recs[a].nedges;
+    for (b = a, eb = ea; b < l->n && l->recs[b].seq <= hi; b++)
+        eb += l->recs[b].nedges;
+    if (b < l->n && l->recs[b].seq < *beyond)
+        *beyond = l->recs[b].seq;
+    if (a > n0)  /* else they stay where they are (recs or edges may be NULL) */
+        memmove(l->recs + n0, l->recs + a, (b - a) * sizeof *l->recs);
+    if (ea > e0)
+        memmove(l->edges + e0, l->edges + ea, (eb - ea) * sizeof *l->edges);
+    l->n = n0 + (b - a);
+    l->nedges = e0 + (eb - ea);
+}
+
+int nsc_lpack_decode_seqs(const nsc_ledger_key *k, const void *val, size_t len, uint64_t lo, uint64_t hi,
+                          nsc_lpack *out, uint64_t *beyond)
 {
     nsc_rbuf r = {val, (const uint8_t *)val + len, 0};
     const uint8_t *v = nsc_rtake(&r, 1);
@@ -347,9 +428,18 @@ int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_l
     if (rc) {
         out->n = n0;
         out->nedges = e0;
+    } else {
+        out->end = ch;
+        keep_seqs(out, n0, e0, lo, hi, beyond);
     }
     link_edges(out);
     return rc;
+}
+
+int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_lpack *out)
+{
+    uint64_t beyond;
+    return nsc_lpack_decode_seqs(k, val, len, 0, UINT64_MAX, out, &beyond);
 }
 
 void nsc_lpack_clear(nsc_lpack *l)

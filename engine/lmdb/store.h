@@ -36,9 +36,10 @@
 #include "store_err.h"
 
 /* 3: the ledger database (docs/collector-store.md); 4: its values' version 2
- * (ledger_pack.c); a store of another version is refused (ESCHEMA), not
+ * (ledger_pack.c); 5: its keys by rank and first seq, values of a page
+ * (keys.h); a store of another version is refused (ESCHEMA), not
  * migrated. */
-#define NSC_STORE_SCHEMA 4
+#define NSC_STORE_SCHEMA 5
 /* Records whose communicator context is unknown or none (ProxyCtrl), and
  * states/completions whose event is not in the same batch, go to the
  * process's own blocks: comm NSC_STORE_PROC_COMM, rank = the process id. */

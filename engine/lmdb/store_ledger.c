@@ -1,10 +1,12 @@
 /* store_ledger.c: the ledger database.
  *
- * Owns putting a process's ledger records (each value of a rank's chunk of
- * seqs read, merged with the batch's records by the upsert rule, written
- * back; a value new to the store gets its age entry, so retention takes it
- * like a block), deleting a value for retention, and reading a window of
- * seqs and ranks. A record's strings are the process's own ids, and one
+ * Owns putting a process's ledger records (the rank's value each record
+ * joins (keys.h) read, merged with the batch's records by the upsert rule,
+ * written back, filled to one LMDB page and the rest starting new ones, so
+ * a value once full is not written again and the pages hold values, not
+ * gaps; a value new to the store gets its age entry,
+ * so retention takes it like a block), deleting a value for retention, and
+ * reading a window of seqs and ranks. A record's strings are the process's own ids, and one
  * whose comm_id is 0 names its communicator by the process's context index
  * (its agent never saw the definitions): both resolve through the
  * process's definitions, stored with its batches. The upsert rule: a later
@@ -149,30 +151,61 @@ static int merge(nsc_st_scratch *sc, const nsc_ledger_rec *const *add, size_t na
     return 0;
 }
 
-/* One value: the records add[0..nadd) of one (comm, rank, chunk). */
-static int put_value(nsc_store *st, uint32_t job, const nsc_ledger_rec *const *add, size_t nadd,
-                     nsc_store_ledger_counts *c)
+/* LMDB's page header: a value of a page's size less this takes one
+ * overflow page whole. */
+#define LMDB_PAGE_HDR 16
+
+/* The value at the cursor after op, when it is want's rank's (*same). */
+static int cursor_rank(MDB_cursor *cur, MDB_val *k, MDB_cursor_op op, const nsc_ledger_key *want,
+                       nsc_ledger_key *at, int *same)
 {
-    nsc_st_scratch *sc = &st->scratch;
-    nsc_ledger_key k = {job, add[0]->comm_id, add[0]->seq / NSC_LEDGER_CHUNK, add[0]->rank};
+    MDB_val v;
+    int rc = mdb_cursor_get(cur, k, &v, op);
+    *same = !rc && !nsc_key_ledger_parse(k->mv_data, k->mv_size, at) && at->job == want->job &&
+            at->comm == want->comm && at->rank == want->rank;
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* The rank's value a record of seq k->first joins: the one with the
+ * greatest first seq not above it (*found; k->first becomes its), else a
+ * new one at seq. *next: the first seq of the rank's value after it,
+ * UINT64_MAX when there is none. */
+static int find_value(MDB_cursor *cur, nsc_ledger_key *k, int *found, uint64_t *next)
+{
     uint8_t key[NSC_KEY_LEDGER_LEN];
-    nsc_key_ledger(key, &k);
-    MDB_val mk = nsc_st_mval(key, sizeof key), mv;
-    nsc_lpack_clear(&sc->lstored);
-    int rc = mdb_get(st->w.txn, st->env.dbi[DB_LEDGER], &mk, &mv), fresh = rc == MDB_NOTFOUND;
-    size_t old_len = fresh ? 0 : mv.mv_size, n;
-    if (rc && !fresh)
+    nsc_ledger_key at, want = *k;
+    nsc_key_ledger(key, k);
+    MDB_val mk = nsc_st_mval(key, sizeof key), v;
+    int same, rc = mdb_cursor_get(cur, &mk, &v, MDB_SET_RANGE), past_end = rc == MDB_NOTFOUND;
+    if (rc && !past_end)
         return rc;
-    if (!fresh && (rc = nsc_lpack_decode(&k, mv.mv_data, mv.mv_size, &sc->lstored)))
+    same = !past_end && !nsc_key_ledger_parse(mk.mv_data, mk.mv_size, &at) && at.job == want.job &&
+           at.comm == want.comm && at.rank == want.rank;
+    *found = same && at.first == want.first;
+    *next = UINT64_MAX;
+    if (*found) {
+        rc = cursor_rank(cur, &mk, MDB_NEXT, &want, &at, &same);
+        *next = same ? at.first : UINT64_MAX;
         return rc;
-    size_t old_n = sc->lstored.n;
-    if ((rc = merge(sc, add, nadd, c, &n)))
+    }
+    if (same)
+        *next = at.first;
+    if ((rc = cursor_rank(cur, &mk, past_end ? MDB_LAST : MDB_PREV, &want, &at, &same)) || !same)
         return rc;
-    size_t bound = nsc_lpack_bound(sc->lmerged, n);
-    if (nsc_grow_to(&sc->lval, bound, &sc->lval_cap, 1, 4096))
-        return NSC_STORE_ENOMEM;
-    size_t len = nsc_lpack_encode(&k, sc->lmerged, n, sc->lval);
-    if ((rc = nsc_st_put(st, DB_LEDGER, key, sizeof key, sc->lval, len)))
+    *found = 1;
+    k->first = at.first;
+    return 0;
+}
+
+/* Write st->scratch.lval (len bytes, n records) as the value at k, which
+ * held old_len bytes of old_n records (fresh: none, given its age entry). */
+static int write_value(nsc_store *st, const nsc_ledger_key *k, size_t n, size_t len, size_t old_n,
+                       size_t old_len, int fresh)
+{
+    uint8_t key[NSC_KEY_LEDGER_LEN];
+    nsc_key_ledger(key, k);
+    int rc = nsc_st_put(st, DB_LEDGER, key, sizeof key, st->scratch.lval, len);
+    if (rc)
         return rc;
     nsc_store_stats *s = &st->w.pending;
     s->ledger_records += n - old_n;
@@ -184,10 +217,65 @@ static int put_value(nsc_store *st, uint32_t job, const nsc_ledger_rec *const *a
     return nsc_st_put(st, DB_AGE, age, sizeof age, key, sizeof key);
 }
 
-static int same_value(const nsc_ledger_rec *a, const nsc_ledger_rec *b)
+/* The records add[0..nadd) merged into the value at k (found: stored),
+ * all below the rank's next value's first seq: the value takes what fits in
+ * max bytes and new values the rest, each as full (a late record in a full
+ * value splits it). */
+static int put_value(nsc_store *st, nsc_ledger_key k, int found, size_t max, const nsc_ledger_rec *const *add,
+                     size_t nadd, nsc_store_ledger_counts *c)
 {
-    return a->comm_id == b->comm_id && a->rank == b->rank &&
-           a->seq / NSC_LEDGER_CHUNK == b->seq / NSC_LEDGER_CHUNK;
+    nsc_st_scratch *sc = &st->scratch;
+    uint8_t key[NSC_KEY_LEDGER_LEN];
+    nsc_key_ledger(key, &k);
+    MDB_val mk = nsc_st_mval(key, sizeof key), mv;
+    size_t old_len = 0, n;
+    int rc;
+    nsc_lpack_clear(&sc->lstored);
+    if (found && ((rc = mdb_get(st->w.txn, st->env.dbi[DB_LEDGER], &mk, &mv)) ||
+                  (rc = nsc_lpack_decode(&k, mv.mv_data, mv.mv_size, &sc->lstored))))
+        return rc;
+    old_len = found ? mv.mv_size : 0;
+    size_t old_n = sc->lstored.n, take, len;
+    /* records all after the stored ones are told on from its last: the stored ones are not told again */
+    int tail = old_n && nsc_lpack_cmp(&sc->lstored.recs[old_n - 1], add[0]) < 0;
+    if ((rc = merge(sc, add, nadd, c, &n)))
+        return rc;
+    if (nsc_grow_to(&sc->lval, old_len + nsc_lpack_bound(sc->lmerged, n), &sc->lval_cap, 1, 4096))
+        return NSC_STORE_ENOMEM;
+    if (tail) {
+        len = nsc_lpack_append_fit(mv.mv_data, old_len, &sc->lstored, sc->lmerged + old_n, n - old_n, max,
+                                   sc->lval, &take);
+        take += old_n;
+        if (take > old_n)
+            rc = write_value(st, &k, take, len, old_n, old_len, 0);
+    } else {
+        len = nsc_lpack_encode_fit(&k, sc->lmerged, n, max, sc->lval, &take);
+        rc = write_value(st, &k, take, len, old_n, old_len, !found);
+    }
+    for (size_t at = take; !rc && at < n; at += take) {
+        k.first = sc->lmerged[at]->seq;
+        len = nsc_lpack_encode_fit(&k, sc->lmerged + at, n - at, max, sc->lval, &take);
+        rc = write_value(st, &k, take, len, 0, 0, 1);
+    }
+    return rc;
+}
+
+/* A rank's records r[0..n) (one comm's, in key order), value by value. */
+static int put_rank(nsc_store *st, MDB_cursor *cur, uint32_t job, size_t max, const nsc_ledger_rec *const *r,
+                    size_t n, nsc_store_ledger_counts *c)
+{
+    int rc = 0;
+    for (size_t i = 0, j; !rc && i < n; i = j) {
+        nsc_ledger_key k = {job, r[i]->comm_id, r[i]->seq, r[i]->rank};
+        int found;
+        uint64_t next;
+        if ((rc = find_value(cur, &k, &found, &next)))
+            break;
+        for (j = i + 1; j < n && r[j]->seq < next; j++)
+            ;
+        rc = put_value(st, k, found, max, r + i, j - i, c);
+    }
+    return rc;
 }
 
 int nsc_st_put_ledger(nsc_store *st, nsc_store_ledger *l)
@@ -196,16 +284,20 @@ int nsc_st_put_ledger(nsc_store *st, nsc_store_ledger *l)
     const nsc_proc *p = l->proc;
     uint32_t job;
     size_t n;
+    MDB_stat ms;
+    MDB_cursor *cur;
     int rc = nsc_st_intern(st, DB_JOBS, p->job, nsc_st_text_len(p->job, sizeof p->job), "next_job",
                            &job);
-    if (rc || (rc = put_identity(st, job, l)) || (rc = sort_records(st, l, &n)) || (rc = st->w.txn_rc))
+    if (rc || (rc = put_identity(st, job, l)) || (rc = sort_records(st, l, &n)) || (rc = st->w.txn_rc) ||
+        (rc = mdb_env_stat(st->env.mdb, &ms)) || (rc = mdb_cursor_open(st->w.txn, st->env.dbi[DB_LEDGER], &cur)))
         return rc;
     const nsc_ledger_rec **r = st->scratch.lsorted;
     for (size_t i = 0, j; !rc && i < n; i = j) {
-        for (j = i + 1; j < n && same_value(r[i], r[j]); j++)
+        for (j = i + 1; j < n && r[j]->comm_id == r[i]->comm_id && r[j]->rank == r[i]->rank; j++)
             ;
-        rc = put_value(st, job, r + i, j - i, &l->counts);
+        rc = put_rank(st, cur, job, ms.ms_psize - LMDB_PAGE_HDR, r + i, j - i, &l->counts);
     }
+    mdb_cursor_close(cur);
     return rc;
 }
 
@@ -231,10 +323,16 @@ int nsc_st_delete_ledger(nsc_store *st, const MDB_val *key)
 
 /* ---- readers ----------------------------------------------------------- */
 
+/* Seqs read together: a rank's records of them decoded at once for every
+ * rank asked for, then given out in (seq, rank) order. */
+#define READ_SEQS 64
+
 typedef struct window {
     const nsc_store_ledger_q *q;
-    nsc_lpack recs;                /* one chunk's records of the ranks asked for */
-    const nsc_ledger_rec **order;  /* those in the window, in (seq, rank) order */
+    uint64_t lo, hi;               /* the seqs being read */
+    uint64_t next;                 /* the first seq above hi of any rank asked for; UINT64_MAX: none */
+    nsc_lpack recs;                /* their records, of the ranks asked for */
+    const nsc_ledger_rec **order;  /* those in (seq, rank) order */
     size_t order_cap;
 } window;
 
@@ -248,45 +346,82 @@ static int window_cmp(const void *pa, const void *pb)
     return nsc_lpack_cmp(a, b);
 }
 
-/* The chunk's records gathered: those in the window, in order, to fn. */
-static int emit_chunk(window *w, nsc_store_ledger_fn fn, void *arg)
+/* The seqs' records gathered, in order, to fn. */
+static int emit_seqs(window *w, nsc_store_ledger_fn fn, void *arg)
 {
     if (nsc_grow_to(&w->order, w->recs.n, &w->order_cap, sizeof *w->order, 64))
         return NSC_STORE_ENOMEM;
-    size_t n = 0;
     for (size_t i = 0; i < w->recs.n; i++)
-        if (w->recs.recs[i].seq >= w->q->seq_lo && w->recs.recs[i].seq <= w->q->seq_hi)
-            w->order[n++] = &w->recs.recs[i];
-    if (n > 1)
-        qsort(w->order, n, sizeof *w->order, window_cmp);
+        w->order[i] = &w->recs.recs[i];
+    if (w->recs.n > 1)
+        qsort(w->order, w->recs.n, sizeof *w->order, window_cmp);
     int rc = 0;
-    for (size_t i = 0; !rc && i < n; i++)
+    for (size_t i = 0; !rc && i < w->recs.n; i++)
         rc = fn(arg, w->order[i]);
     nsc_lpack_clear(&w->recs);
     return rc;
 }
 
-/* From the cursor's key on: the values of its chunk and the ranks asked for
- * gathered into w (the cursor ends past them); MDB_NOTFOUND when the window
- * has no more. */
-static int gather_chunk(MDB_cursor *cur, MDB_val *k, MDB_val *v, window *w, uint64_t *chunk)
+/* The key at the cursor is of the job and comm asked for: 1, its fields in *at. */
+static int in_comm(const window *w, const MDB_val *k, nsc_ledger_key *at)
 {
-    const nsc_store_ledger_q *q = w->q;
-    nsc_ledger_key lk;
-    int rc = 0;
-    if (nsc_key_ledger_parse(k->mv_data, k->mv_size, &lk) || lk.job != q->job || lk.comm != q->comm ||
-        lk.chunk > q->seq_hi / NSC_LEDGER_CHUNK)
-        return MDB_NOTFOUND;
-    *chunk = lk.chunk;
-    while (!rc && lk.rank <= q->rank_hi) {
-        if (lk.rank >= q->rank_lo && (rc = nsc_lpack_decode(&lk, v->mv_data, v->mv_size, &w->recs)))
+    return !nsc_key_ledger_parse(k->mv_data, k->mv_size, at) && at->job == w->q->job && at->comm == w->q->comm;
+}
+
+/* Rank k->rank's records of the seqs gathered into w: from its value that
+ * holds w->lo (the last one starting at or before it) to the last one
+ * starting at or before w->hi. */
+static int gather_rank(MDB_cursor *cur, window *w, const nsc_ledger_key *want)
+{
+    uint8_t key[NSC_KEY_LEDGER_LEN];
+    nsc_ledger_key at = *want;
+    at.first = w->lo;
+    nsc_key_ledger(key, &at);
+    MDB_val k = nsc_st_mval(key, sizeof key), v;
+    int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND || (!rc && !(in_comm(w, &k, &at) && at.rank == want->rank && at.first == w->lo))) {
+        /* the value before holds w->lo when it is the rank's; else start where the seek did */
+        MDB_val pk;
+        int prc = mdb_cursor_get(cur, &pk, &v, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
+        if (prc && prc != MDB_NOTFOUND)
+            return prc;
+        if (!prc && in_comm(w, &pk, &at) && at.rank == want->rank) {
+            k = pk;
+            rc = 0;
+        } else {
+            k = nsc_st_mval(key, sizeof key);
+            rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        }
+    }
+    while (!rc && in_comm(w, &k, &at) && at.rank == want->rank) {
+        if (at.first > w->hi) {
+            w->next = at.first < w->next ? at.first : w->next;
             break;
-        rc = mdb_cursor_get(cur, k, v, MDB_NEXT);
-        if (!rc && (nsc_key_ledger_parse(k->mv_data, k->mv_size, &lk) || lk.job != q->job ||
-                    lk.comm != q->comm || lk.chunk != *chunk))
+        }
+        if ((rc = nsc_lpack_decode_seqs(&at, v.mv_data, v.mv_size, w->lo, w->hi, &w->recs, &w->next)))
             break;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
     return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Every rank asked for: its records of the seqs gathered into w. */
+static int gather_seqs(MDB_cursor *cur, window *w)
+{
+    const nsc_store_ledger_q *q = w->q;
+    for (int64_t rank = q->rank_lo; rank <= q->rank_hi;) {
+        uint8_t key[NSC_KEY_LEDGER_LEN];
+        nsc_ledger_key at = {q->job, q->comm, 0, (int32_t)rank};
+        nsc_key_ledger(key, &at);
+        MDB_val k = nsc_st_mval(key, sizeof key), v;
+        int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        if (rc == MDB_NOTFOUND || (!rc && (!in_comm(w, &k, &at) || at.rank > q->rank_hi)))
+            return 0;
+        if (rc || (rc = gather_rank(cur, w, &at)))
+            return rc;
+        rank = (int64_t)at.rank + 1;
+    }
+    return 0;
 }
 
 int nsc_store_ledger_read(nsc_store_reader *rd, const nsc_store_ledger_q *q, nsc_store_ledger_fn fn,
@@ -298,20 +433,17 @@ int nsc_store_ledger_read(nsc_store_reader *rd, const nsc_store_ledger_q *q, nsc
     int rc = mdb_cursor_open(rd->txn, nsc_st_rdbi(rd, DB_LEDGER), &cur);
     if (rc)
         return rc;
-    window w = {q, {0}, NULL, 0};
-    uint64_t chunk = q->seq_lo / NSC_LEDGER_CHUNK, last = q->seq_hi / NSC_LEDGER_CHUNK;
-    for (;;) {
-        uint8_t key[NSC_KEY_LEDGER_LEN];
-        nsc_key_ledger(key, &(nsc_ledger_key){q->job, q->comm, chunk, q->rank_lo});
-        MDB_val k = nsc_st_mval(key, sizeof key), v;
-        if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)) ||
-            (rc = gather_chunk(cur, &k, &v, &w, &chunk)) || (rc = emit_chunk(&w, fn, arg)) ||
-            chunk >= last)
+    window w = {q, q->seq_lo, 0, 0, {0}, NULL, 0};
+    for (;;) {  /* from one read to the next, skipping seqs no rank has */
+        w.hi = q->seq_hi - w.lo < READ_SEQS ? q->seq_hi : w.lo + READ_SEQS - 1;
+        w.next = UINT64_MAX;
+        if ((rc = gather_seqs(cur, &w)) || (rc = emit_seqs(&w, fn, arg)) || w.next == UINT64_MAX ||
+            w.next > q->seq_hi)
             break;
-        chunk++;
+        w.lo = w.next;
     }
     mdb_cursor_close(cur);
     nsc_lpack_free(&w.recs);
     free(w.order);
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    return rc;
 }

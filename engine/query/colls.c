@@ -210,21 +210,15 @@ static int by_coll(const void *a, const void *b)
     return NSC_ORDER(NSC_CMP(x->func, y->func), NSC_CMP(x->seq, y->seq), NSC_CMP(x->rank, y->rank));
 }
 
-/* Each record's transport cap (nsc_busbw_cap) from its group's hosts: the
+/* Each record's transport cap (nsc_fig_caps) from its group's hosts: the
  * ranks of its host count only when every rank is there (all_ranks);
- * scratch: a count per host (g->n of them at most). */
+ * scratch: 3 x g->n (counts, then the hosts). */
 static void caps(const nsc_q_ctx *c, const cl_group *g, cl_rec *x, int all_ranks, uint64_t *scratch)
 {
-    int multi_host = 0, count = all_ranks && c->nhosts <= g->n;
-    for (size_t h = 0; count && h < c->nhosts; h++)
-        scratch[h] = 0;
-    for (size_t i = 0; i < g->n; i++) {
-        multi_host |= c->ranks[x[i].r].host != c->ranks[x[0].r].host;
-        if (count)
-            scratch[c->ranks[x[i].r].host]++;
-    }
+    uint32_t *host = (uint32_t *)(scratch + g->n);
     for (size_t i = 0; i < g->n; i++)
-        x[i].cap_gbps = nsc_busbw_cap(multi_host, count ? (uint32_t)scratch[c->ranks[x[i].r].host] : 0);
+        host[i] = (uint32_t)c->ranks[x[i].r].host;
+    nsc_fig_caps(x, g->n, host, all_ranks && c->nhosts <= g->n, scratch);
 }
 
 /* The group's figures (figures.c) under the operation's bandwidth model;

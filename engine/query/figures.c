@@ -260,6 +260,39 @@ static int at_least(uint64_t *ns, uint64_t err, double min_ns)
     return 0;
 }
 
+int nsc_fig_lagging(uint64_t seq, uint64_t max_seq, uint64_t since_ns, uint64_t passed_ns, uint64_t now,
+                    uint64_t lag_ns, uint64_t *for_ns)
+{
+    if (seq >= max_seq)
+        return 0;
+    uint64_t since = passed_ns > since_ns ? passed_ns : since_ns;
+    *for_ns = now > since ? now - since : 0;
+    return *for_ns > lag_ns;
+}
+
+int nsc_fig_hung(uint64_t seq, int done, uint64_t since_ns, uint64_t front_seq, uint32_t front_done, uint64_t now,
+                 uint64_t lag_ns)
+{
+    if (done || now <= since_ns || now - since_ns <= lag_ns)
+        return 0;
+    return seq < front_seq || front_done > 0;
+}
+
+void nsc_fig_caps(cl_rec *x, size_t n, const uint32_t *host, int count_hosts, uint64_t *scratch)
+{
+    int multi_host = 0;
+    for (size_t i = 0; i < n; i++) {
+        multi_host |= host[i] != host[0];
+        count_hosts &= host[i] < n;
+    }
+    for (size_t h = 0; count_hosts && h < n; h++)
+        scratch[h] = 0;
+    for (size_t i = 0; count_hosts && i < n; i++)
+        scratch[host[i]]++;
+    for (size_t i = 0; i < n; i++)
+        x[i].cap_gbps = nsc_busbw_cap(multi_host, count_hosts ? (uint32_t)scratch[host[i]] : 0);
+}
+
 /* The least of its ranks' transport caps; 0: none known. */
 static double group_cap(const cl_rec *x, size_t n)
 {

@@ -4,7 +4,7 @@
  * events today, the ledger's records tomorrow.
  *
  * Owns: arrival, wait, skew, duration, per-collective and per-rank busBW,
- * the straggler, each time's error bound after the collective's causality
+ * the straggler, a rank lagging or hung, each time's error bound after the collective's causality
  * tightened it, and the reason a figure is uncertain (it still contradicts
  * causality beyond its bound, or its bound is as large as the figure). Every
  * endpoint that shows one of these figures, and through them every view,
@@ -38,6 +38,27 @@ typedef uint64_t (*nsc_fig_align_fn)(const void *arg, uint64_t host_ns, uint64_t
  * GPU times' bounds widened by the agent's conversion; x->r, x->id and the
  * neighbours (prev_end) are the caller's. */
 void nsc_fig_rec_of_ledger(cl_rec *x, const nsc_ledger_rec *l, nsc_fig_align_fn align, const void *arg);
+
+/* Each of the n records' transport cap (cap_gbps, nsc_busbw_cap) from
+ * host[i], record i's host as an index below n: across hosts when they
+ * differ, and a host's NICs counted by its ranks among them when
+ * count_hosts (every rank of the communicator is there); scratch: n
+ * values. The collectives query and the live state both set it so. */
+void nsc_fig_caps(cl_rec *x, size_t n, const uint32_t *host, int count_hosts, uint64_t *scratch);
+
+/* Lagging (NCCL RAS's rule): a rank whose last seq of a function is below
+ * the furthest any rank of its communicator reached (max_seq), for longer
+ * than lag_ns counted from when another rank first went past it (passed_ns,
+ * 0 unknown) or from when it reached its seq (since_ns), whichever is later;
+ * *for_ns: for how long. */
+int nsc_fig_lagging(uint64_t seq, uint64_t max_seq, uint64_t since_ns, uint64_t passed_ns, uint64_t now,
+                    uint64_t lag_ns, uint64_t *for_ns);
+/* Hung: a rank whose last collective (seq, reached at since_ns) has been in
+ * flight (not done) for longer than lag_ns while another rank completed it
+ * or went past it: the furthest seq any rank reached (front_seq) is above
+ * it, or front_done ranks completed it there. */
+int nsc_fig_hung(uint64_t seq, int done, uint64_t since_ns, uint64_t front_seq, uint32_t front_done, uint64_t now,
+                 uint64_t lag_ns);
 
 /* A rank's own figures at a collective. */
 typedef struct nsc_fig_rank {

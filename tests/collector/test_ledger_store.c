@@ -144,6 +144,45 @@ Test(ledger_pack, alike_channels_told_against_each_other)
     cr_expect_leq(extra, 3 * (2 + 3), "%zu bytes for three alike edges", extra);
 }
 
+/* Records appended to a value are told on from its last: the same bytes as
+ * the value told at once; a seq's records stay together, and a value that
+ * is full takes none. */
+Test(ledger_pack, appended_as_told_at_once)
+{
+    nsc_ledger_edge edges[40][3];
+    nsc_ledger_rec recs[40];
+    const nsc_ledger_rec *p[40];
+    for (int i = 0; i < 40; i++) {
+        recs[i] = rec(64 + (uint64_t)i / 2, 3, edges[i], (uint32_t)(i % 3));
+        recs[i].peer = i % 2;  /* two records a seq */
+        p[i] = &recs[i];
+    }
+    nsc_ledger_key k = {1, COMM, 64, 3};
+    uint8_t once[8192], part[8192], out[16384];
+    size_t all = nsc_lpack_encode(&k, p, 40, once), taken;
+    size_t first = nsc_lpack_encode(&k, p, 10, part);
+    nsc_lpack l = {0};
+    cr_assert_eq(nsc_lpack_decode(&k, part, first, &l), 0);
+    size_t len = nsc_lpack_append_fit(part, first, &l, p + 10, 30, SIZE_MAX, out, &taken);
+    cr_assert_eq(taken, 30);
+    cr_assert_eq(len, all);
+    cr_assert_arr_eq(out, once, all);
+    /* room for a few more: whole seqs only */
+    len = nsc_lpack_append_fit(part, first, &l, p + 10, 30, first + 40, out, &taken);
+    cr_assert_eq(taken % 2, 0, "%zu records taken", taken);
+    cr_assert_lt(taken, 30);
+    cr_assert_leq(len, first + 40);
+    size_t full = nsc_lpack_append_fit(part, first, &l, p + 10, 30, first, once, &taken);
+    cr_assert_eq(taken, 0);
+    cr_assert_eq(full, first);
+    nsc_lpack_clear(&l);
+    cr_assert_eq(nsc_lpack_decode(&k, out, len, &l), 0);
+    cr_assert_eq(l.n, 10 + taken);
+    for (size_t i = 0; i < l.n; i++)
+        eq_rec(&l.recs[i], &recs[i]);
+    nsc_lpack_free(&l);
+}
+
 Test(ledger_pack, damaged_values_refused)
 {
     nsc_ledger_edge edges[8][3];
@@ -178,23 +217,23 @@ Test(ledger_pack, damaged_values_refused)
         cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT, "bit %#x", bit);
         bad[tl - 1] ^= bit;
     }
-    /* a seq beyond the chunk */
+    /* a seq before the key's first */
     nsc_ledger_rec far = *p[0];
-    far.seq += NSC_LEDGER_CHUNK;
+    far.seq = k.first - 1;
     const nsc_ledger_rec *fp = &far;
     tl = nsc_lpack_encode(&k, &fp, 1, bad);
     cr_assert_eq(nsc_lpack_decode(&k, bad, tl, &l), NSC_STORE_ECORRUPT);
     memcpy(bad, buf, len);
     bad[0] = 99;
     cr_assert_eq(nsc_lpack_decode(&k, bad, len, &l), NSC_STORE_ECORRUPT);
-    /* any byte changed: refused, or decoded to records of the key's chunk */
+    /* any byte changed: refused, or decoded to records from the key's first seq */
     for (size_t i = 1; i < len; i++) {
         memcpy(bad, buf, len);
         bad[i] ^= 0x5a;
         nsc_lpack_clear(&l);
         if (nsc_lpack_decode(&k, bad, len, &l) == 0)
             for (size_t j = 0; j < l.n; j++)
-                cr_assert_eq(l.recs[j].seq / NSC_LEDGER_CHUNK, 1);
+                cr_assert_geq(l.recs[j].seq, k.first);
     }
     nsc_lpack_free(&l);
 }
@@ -394,16 +433,16 @@ Test(ledger_store, retention_by_age, .init = setup, .fini = teardown)
     nsc_store_close(st);
     nsc_store_opts o = {.retain_age_ns = 1000};
     cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
-    nsc_ledger_rec old[2] = {rec(1, 0, NULL, 0), rec(40, 0, NULL, 0)}, young = rec(80, 0, NULL, 0);
+    nsc_ledger_rec old[2] = {rec(1, 0, NULL, 0), rec(40, 0, NULL, 0)}, young = rec(80, 1, NULL, 0);
     put_commit(st, 100, old, 2);
     put_commit(st, 5000, &young, 1);
-    /* a later record in an old chunk does not make the chunk young */
-    nsc_ledger_rec late = rec(2, 0, NULL, 0);
+    /* a value is as old as its first write: a later record does not make it young */
+    nsc_ledger_rec late = rec(80, 0, NULL, 0);
     put_commit(st, 5000, &late, 1);
     uint64_t deleted;
     cr_assert_eq(nsc_store_retain(st, 5500, &deleted), 0);
-    cr_assert_eq(deleted, 2);
-    got *g = read_window(st, 0, 1000, 0, 0);
+    cr_assert_eq(deleted, 1);
+    got *g = read_window(st, 0, 1000, 0, 1);
     cr_assert_eq(g->n, 1);
     cr_assert_eq(g->recs[0].seq, 80);
     cr_assert_eq(nsc_test_stats(st).ledger_records, 1);
@@ -422,4 +461,82 @@ Test(ledger_store, counts_exact_when_replayed, .init = setup, .fini = teardown)
     cr_assert_eq(c.stored, 4000);
     cr_assert_eq(c.replaced, 0);
     cr_assert_eq(nsc_test_stats(st).ledger_records, 4000);
+}
+
+/* Records come a few at a time per rank, as an agent sends them: each
+ * rank's newest value fills to one page and the next starts, so the pages
+ * hold the values' bytes, not half of it; every record reads back in
+ * (seq, rank) order across the values' seams. */
+Test(ledger_store, values_fill_their_pages, .init = setup, .fini = teardown)
+{
+    enum { RANKS = 8, SEQS = 3000, PER_PUT = 6 };
+    static nsc_ledger_edge edges[RANKS * PER_PUT][2];
+    nsc_ledger_rec r[RANKS * PER_PUT];
+    for (uint64_t s0 = 0; s0 < SEQS; s0 += PER_PUT) {
+        uint32_t n = 0;
+        for (int32_t rank = 0; rank < RANKS; rank++)
+            for (uint64_t seq = s0; seq < s0 + PER_PUT; seq++, n++) {
+                r[n] = rec(seq, rank, edges[n], rank % 2 ? 0 : 2);
+                r[n].gpu_spread_ns = (uint32_t)(seq * 7919 % 4099);  /* a few bytes that do not repeat */
+            }
+        put_commit(st, 1 + s0, r, n);
+    }
+    nsc_store_stats s = nsc_test_stats(st);
+    cr_assert_eq(s.ledger_records, RANKS * SEQS);
+    /* each rank's newest value may be part full: a page each at most */
+    cr_expect_leq(s.ledger_live_bytes, s.ledger_bytes + s.ledger_bytes / 16 + (RANKS + 2) * 4096,
+                  "%lu B of pages for %lu B of values", (unsigned long)s.ledger_live_bytes,
+                  (unsigned long)s.ledger_bytes);
+    got *g = read_window(st, 37, 800, 2, 6);
+    cr_assert_eq(g->n, (800 - 37 + 1) * 5);
+    for (size_t i = 0; i < g->n; i++) {
+        cr_assert_eq(g->recs[i].seq, 37 + i / 5);
+        cr_assert_eq(g->recs[i].rank, 2 + (int)(i % 5));
+        cr_assert_eq(g->recs[i].nedges, g->recs[i].rank % 2 ? 0 : 2);
+    }
+    /* a late record of a full value replaces its own, found by a one-seq window */
+    nsc_ledger_rec late = rec(100, 3, NULL, 0);
+    late.dropped = 9;
+    cr_assert_eq(put_commit(st, 5000, &late, 1).replaced, 1);
+    g = read_window(st, 100, 100, 0, INT32_MAX);
+    cr_assert_eq(g->n, RANKS);
+    cr_assert_eq(g->recs[3].dropped, 9);
+    cr_assert_eq(nsc_test_stats(st).ledger_records, RANKS * SEQS);
+}
+
+/* The longest value of the ledger database in dir, its store closed. */
+static size_t longest_value(const char *dir)
+{
+    nsc_raw_db r;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    size_t most = 0;
+    cr_assert_eq(nsc_raw_open(dir, "ledger", &r), 0);
+    cr_assert_eq(mdb_cursor_open(r.txn, r.dbi, &cur), 0);
+    while (mdb_cursor_get(cur, &k, &v, MDB_NEXT) == 0)
+        most = v.mv_size > most ? v.mv_size : most;
+    mdb_cursor_close(cur);
+    cr_assert_eq(nsc_raw_close(&r), 0);
+    return most;
+}
+
+/* A rank's seqs from two ranges (two jobs' agents, a wrapped count): the
+ * earlier range's value is not the rank's last, and it fills to a page like
+ * the last does, then starts the next, below the later range. */
+Test(ledger_store, values_of_an_earlier_range_fill_a_page_too, .init = setup, .fini = teardown)
+{
+    nsc_ledger_rec far = rec(1000000, 0, NULL, 0), r[8];
+    put_commit(st, 1, &far, 1);
+    for (uint64_t s0 = 0; s0 < 2000; s0 += 8) {
+        for (int i = 0; i < 8; i++)
+            r[i] = rec(s0 + (uint64_t)i, 0, NULL, 0), r[i].gpu_spread_ns = (uint32_t)((s0 + (uint64_t)i) * 7919 % 4099);
+        put_commit(st, 2 + s0, r, 8);
+    }
+    got *g = read_window(st, 0, UINT64_MAX, 0, 0);
+    cr_assert_eq(g->n, 2001);
+    cr_assert_eq(g->recs[2000].seq, 1000000);
+    nsc_store_close(st);
+    cr_expect_leq(longest_value(dir), 4096 - 16);
+    nsc_store_opts o = {0};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
 }

@@ -133,3 +133,27 @@ Test(live_ledger, bounded_and_counted)
     cr_assert_float_eq(stat_of(l).f[0].duration.sum_s, 0.002, 1e-12);
     nsc_live_free(l);
 }
+
+/* Two ranks on two hosts: each rank's transport allows one NIC, 100 GB/s.
+ * A 10 us kernel reads 400 GB/s; within a 100 us clock bound the live
+ * state makes it 40 us, as a query does: 100 GB/s. */
+Test(live_ledger, busbw_capped_by_the_transport)
+{
+    nsc_live *l = live(0);
+    for (int rank = 0; rank < 2; rank++) {
+        const char *host = rank ? "h2" : "h1";
+        nsc_test_feed f = {.agent = "agent1", .job = "job1", .host = host, .func = "AllReduce",
+                           .pid = 100 + (uint32_t)rank, .rank = rank, .nranks = 2, .comm = COMM};
+        cr_assert_eq(nsc_test_feed_colls(l, &f, 1, 0, 0, T0), 0);  /* its context, no Coll */
+        nsc_ledger_rec r = record(rank, 0, 10000);
+        nsc_proc p = nsc_test_proc("job1", host, 100 + (uint32_t)rank, rank);
+        nsc_ledger_batch b = {.pid = p.pid, .nstrs = 2, .nrecs = 1, .strs = strs, .recs = &r};
+        cr_assert_eq(nsc_live_ledger(l, "agent1", &p, &b, 0, 100000, T0), 0);
+    }
+    nsc_live_tick(l, T0 + S);
+    nsc_live_comm_stat s = stat_of(l);
+    cr_assert_eq(s.f[0].duration.count, 1);
+    cr_assert_float_eq(s.f[0].duration.sum_s, 40e-6, 1e-12);
+    cr_assert_float_eq(s.bus_bw, 100e9, 1e-3);
+    nsc_live_free(l);
+}

@@ -877,17 +877,20 @@ Test(store, other_schema_is_refused)
     nsc_tmp_store_remove(dir);
 }
 
-/* Schema 3 held the ledger's values of version 1, which this build does not read. */
-Test(store, schema_3_is_refused)
+/* Schema 3 held the ledger's values of version 1 and schema 4 its values
+ * by chunk of seqs, which this build does not read. */
+Test(store, schemas_3_and_4_are_refused)
 {
-    char *dir = nsc_tmp_store_dir();
-    nsc_store *st = open_store(dir, 0);
-    nsc_store_close(st);
-    uint8_t v3[4] = {0, 0, 0, 3};
-    cr_assert_eq(nsc_raw_put(dir, "meta", "schema", 6, v3, sizeof v3, 0), 0);
-    nsc_store_opts o = {0};
-    cr_assert_eq(nsc_store_open(dir, &o, &st), NSC_STORE_ESCHEMA);
-    nsc_tmp_store_remove(dir);
+    for (uint8_t v = 3; v <= 4; v++) {
+        char *dir = nsc_tmp_store_dir();
+        nsc_store *st = open_store(dir, 0);
+        nsc_store_close(st);
+        uint8_t old[4] = {0, 0, 0, v};
+        cr_assert_eq(nsc_raw_put(dir, "meta", "schema", 6, old, sizeof old, 0), 0);
+        nsc_store_opts o = {0};
+        cr_assert_eq(nsc_store_open(dir, &o, &st), NSC_STORE_ESCHEMA, "schema %u", v);
+        nsc_tmp_store_remove(dir);
+    }
 }
 
 /* ---- crash consistency ---------------------------------------------------- */

@@ -1,7 +1,8 @@
 /* fuzz_lpack.c: libFuzzer target for the store's ledger values
  * (ledger_pack.h), which the collector and the CLI decode from the store's
- * files. Whatever decodes must survive a re-encode: the bound holds, and the
- * copy decodes to the same records. Inputs are values of the key
+ * files. Whatever decodes must survive a re-encode: the bound holds, the
+ * copy decodes to the same records, and its second half appended to its
+ * first gives the same bytes. Inputs are values of the key
  * FUZZ_LPACK_KEY (the seeds are written for it). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +37,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (memcmp(&x, &y, sizeof x) != 0)
             abort();
     }
+    /* its second half appended to its first: the same bytes */
+    size_t half = a.n / 2, taken, first;
+    uint8_t *whole = malloc(2 * bound);
+    nsc_lpack c = {0};
+    if (!whole)
+        abort();
+    first = nsc_lpack_encode(&k, p, half, whole);
+    if (half && (nsc_lpack_decode(&k, whole, first, &c) != 0 ||
+                 nsc_lpack_append_fit(whole, first, &c, p + half, a.n - half, SIZE_MAX, whole + bound, &taken) != n ||
+                 taken != a.n - half || memcmp(whole + bound, out, n) != 0))
+        abort();
+    nsc_lpack_free(&c);
+    free(whole);
     nsc_lpack_free(&a);
     nsc_lpack_free(&b);
     free(p);

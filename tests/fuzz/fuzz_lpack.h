@@ -4,6 +4,6 @@
 
 #include "ledger_pack.h"
 
-#define FUZZ_LPACK_KEY {1, 0x5f65f7aca7835f1ull, 3, 4}
+#define FUZZ_LPACK_KEY {1, 0x5f65f7aca7835f1ull, 96, 4}
 
 #endif

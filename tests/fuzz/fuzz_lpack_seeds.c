@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     const nsc_ledger_rec *p[8];
     for (int i = 0; i < 8; i++) {
         uint64_t t = 5000000000ull + (uint64_t)i * 1000000;
-        r[i] = (nsc_ledger_rec){.comm_id = k.comm, .seq = k.chunk * NSC_LEDGER_CHUNK + (uint64_t)i * 2,
+        r[i] = (nsc_ledger_rec){.comm_id = k.comm, .seq = k.first + (uint64_t)i * 2,
                                 .rank = k.rank, .func = 1, .datatype = 2, .count = 1024, .bytes = 4096,
                                 .root = -1, .peer = -1, .nchannels = 2, .api_ns = i == 5 ? 0 : t,
                                 .enqueue_ns = t + 800, .launch_ns = t + 3000, .done_ns = i == 6 ? 0 : t + 90000,

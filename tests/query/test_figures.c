@@ -263,3 +263,23 @@ Test(figures, straggler_late_of_its_own_at_more_than_half)
     uint64_t few[2] = {7, 0}, seen_few[2] = {7, 7};
     cr_assert_eq(nsc_fig_straggler(few, seen_few, 2), -1, "fewer than NSC_FIG_STRAGGLER_MIN");
 }
+
+/* Lagging counts from when another rank went past the rank's seq, or from
+ * when it got there if that was later; hung needs another rank to have
+ * completed the collective or gone past it. */
+Test(figures, lagging_and_hung)
+{
+    uint64_t d = 0, lag = 10;
+    cr_expect_not(nsc_fig_lagging(5, 5, 0, 0, 100, lag, &d), "at the front");
+    cr_expect(nsc_fig_lagging(4, 5, 10, 50, 61, lag, &d));
+    cr_expect_eq(d, 11);
+    cr_expect_not(nsc_fig_lagging(4, 5, 55, 50, 65, lag, &d), "from its own arrival, later");
+    cr_expect_eq(d, 10);
+    cr_expect_not(nsc_fig_lagging(4, 5, 0, 0, 0, lag, &d), "a clock behind: no lag");
+    cr_expect_eq(d, 0);
+    cr_expect(nsc_fig_hung(5, 0, 10, 6, 0, 21, lag), "another rank went past");
+    cr_expect(nsc_fig_hung(5, 0, 10, 5, 1, 21, lag), "another rank completed it");
+    cr_expect_not(nsc_fig_hung(5, 0, 10, 5, 0, 100, lag), "every rank inside it");
+    cr_expect_not(nsc_fig_hung(5, 0, 10, 6, 0, 20, lag), "not past lag_ns yet");
+    cr_expect_not(nsc_fig_hung(5, 1, 10, 6, 0, 100, lag), "it completed");
+}
