@@ -11,9 +11,11 @@
  * interval is solved at one host time (the middle of its records), each
  * observation widened by the models' drift errors over its distance from
  * there, in that time's segment only. A collective whose times break the
- * rule beyond their bounds gives nothing (the per-collective rule marks it
- * uncertain: its timers are wrong); observations that together contradict
- * the probes narrow nothing and the hosts read "contradiction".
+ * rule beyond their bounds proves that timers of the communicator can be
+ * wrong by more than their bounds (a kernel start stamped late), and so can
+ * the others' by less, undetected: like observations that together
+ * contradict the probes, it narrows nothing, and the hosts read
+ * "contradiction".
  *
  * The aligned time then moves to the middle of what is left and its bound is
  * half its width (nsc_q_cause_apply): every endpoint that aligns through the
@@ -134,8 +136,9 @@ static size_t parts_of(const nsc_q_ctx *c, const ref *rf, const obs *v, size_t n
 }
 
 /* Every host's earliest possible end is after every other host's latest
- * possible start. */
-static void observe(const nsc_q_ctx *c, const ref *rf, const obs *v, size_t n, part *p, nsc_clock_cause *cc)
+ * possible start. -1 where the collective's own times break that beyond
+ * their bounds. */
+static int observe(const nsc_q_ctx *c, const ref *rf, const obs *v, size_t n, part *p, nsc_clock_cause *cc)
 {
     double lo_start = -INFINITY, hi_end = INFINITY;
     uint64_t base = v[0].start;
@@ -144,13 +147,14 @@ static void observe(const nsc_q_ctx *c, const ref *rf, const obs *v, size_t n, p
         hi_end = fmin(hi_end, (double)(int64_t)(v[i].end - base) + v[i].gpu_err + v[i].err);
     }
     if (lo_start > hi_end)
-        return; /* beyond the bounds: the per-collective rule marks it */
+        return -1;
     size_t k = parts_of(c, rf, v, n, p);
     for (size_t a = 0; a < k; a++)
         for (size_t b = 0; b < k; b++)
             if (a != b)
                 nsc_clock_cause_after(cc, (size_t)p[a].host, p[a].end, (size_t)p[b].host, p[b].start,
                                       p[a].end_slack + p[b].start_slack);
+    return 0;
 }
 
 /* Every host's reference time, segment, drift error and probe bound. */
@@ -193,16 +197,17 @@ static int solve(nsc_q_ctx *c, gather *g)
     }
     references(c, g, rf, &cc);
     qsort(g->v, g->n, sizeof *g->v, by_coll);
+    int broken = 0;
     for (size_t i = 0; i < g->n;) {
         size_t j = i + 1;
         while (j < g->n && g->v[j].seq == g->v[i].seq && g->v[j].func == g->v[i].func)
             j++;
         if (nsc_fig_needs_all(nsc_q_text(c, g->v[i].func)))
-            observe(c, rf, g->v + i, j - i, p, &cc);
+            broken |= observe(c, rf, g->v + i, j - i, p, &cc) < 0;
         i = j;
     }
-    int contradiction = cc.nobs && nsc_clock_cause_solve(&cc) == NSC_CLOCK_CAUSE_ECONTRADICT;
-    for (size_t h = 0; cc.nobs && h < c->nhosts; h++) {
+    int contradiction = broken || (cc.nobs && nsc_clock_cause_solve(&cc) == NSC_CLOCK_CAUSE_ECONTRADICT);
+    for (size_t h = 0; (cc.nobs || broken) && h < c->nhosts; h++) {
         nsc_q_host *qh = &c->hosts[h];
         const ref *x = &rf[h];
         if (!x->seen)

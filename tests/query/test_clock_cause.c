@@ -5,8 +5,8 @@
  * 20 us. Ring AllReduces whose kernels on both hosts start and end close
  * together narrow both, every endpoint's GPU times then hold the truth
  * within a few us; the same ledger with a collective whose times contradict
- * the probes (within each collective's bounds, not across them) narrows
- * nothing and says so. */
+ * the probes (within each collective's bounds, not across them), or one
+ * that breaks causality beyond its own bounds, narrows nothing and says so. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,19 +64,19 @@ static char *dir;
 static nsc_store *st;
 
 /* Both ranks' kernels start within 1 us and end 2-3 us after; at seq
- * `odd`, host b's kernel ends before a's starts by `early` ns (0: none). */
-static void fill(uint64_t odd, uint64_t early)
+ * `odd`, a's kernel starts at a_start and b's ends at b_end, true (a_start
+ * 0: none). */
+static void fill(uint64_t odd, uint64_t a_start, uint64_t b_end)
 {
     uint64_t sa[COLLS], ea[COLLS], sb[COLLS], eb[COLLS];
     for (int k = 0; k < COLLS; k++) {
         sa[k] = 1000, ea[k] = 3000 + (uint64_t)k % 2 * 500;
         sb[k] = 1000 + (uint64_t)k % 3 * 300, eb[k] = 3500;
     }
-    if (early) {
-        sa[odd] = 40000;
-        ea[odd] = 45000;
-        sb[odd] = 1000;
-        eb[odd] = 40000 - early;
+    if (a_start) {
+        sa[odd] = a_start;
+        ea[odd] = a_start + 5000;
+        eb[odd] = b_end;
     }
     st = nsc_tmp_store_open(&dir);
     cr_assert_not_null(st);
@@ -143,7 +143,7 @@ static const char *cause_of_timeline(void)
 
 Test(query_clock_cause, narrowed_around_the_truth, .fini = teardown)
 {
-    fill(0, 0);
+    fill(0, 0, 0);
     uint64_t worst = check_collectives(UINT64_MAX);
     /* the probes alone: 20 us and the GPU's 0.5 */
     cr_assert_leq(worst, 5000, "largest bound %lu ns", (unsigned long)worst);
@@ -155,7 +155,18 @@ Test(query_clock_cause, contradiction_narrows_nothing, .fini = teardown)
     /* seq 3: b's kernel ends 30 us before a's starts, true time; within
      * that collective's own bounds (20 us each side), but with the others
      * it leaves the hosts no possible offset */
-    fill(3, 30000);
+    fill(3, 40000, 10000);
+    uint64_t worst = check_collectives(3);
+    cr_assert_geq(worst, 20000, "largest bound %lu ns", (unsigned long)worst);
+    cr_assert_str_eq(cause_of_timeline(), "contradiction");
+}
+
+Test(query_clock_cause, collective_beyond_its_bounds_narrows_nothing, .fini = teardown)
+{
+    /* seq 3: b's kernel ends 110 us before a's starts, beyond that
+     * collective's own bounds: the communicator's timers can be that wrong,
+     * and the others' a little, undetected */
+    fill(3, 150000, 40000);
     uint64_t worst = check_collectives(3);
     cr_assert_geq(worst, 20000, "largest bound %lu ns", (unsigned long)worst);
     cr_assert_str_eq(cause_of_timeline(), "contradiction");
