@@ -11,6 +11,14 @@
 #define US 1000.0
 #define T 5000000000ull
 
+/* n hosts, each with the probe interval +-bound. */
+static void hosts(nsc_clock_cause *cc, size_t n, double bound)
+{
+    cr_assert_eq(nsc_clock_cause_init(cc, n), 0);
+    for (size_t h = 0; h < n; h++)
+        nsc_clock_cause_bound(cc, h, bound);
+}
+
 /* An event at true time t on a host whose model errs by err, read aligned. */
 static uint64_t aligned(uint64_t t, double err)
 {
@@ -20,9 +28,7 @@ static uint64_t aligned(uint64_t t, double err)
 Test(clock_cause, opposite_errors_narrowed_around_the_truth)
 {
     nsc_clock_cause cc;
-    cr_assert_eq(nsc_clock_cause_init(&cc, 2), 0);
-    nsc_clock_cause_bound(&cc, 0, 30 * US);
-    nsc_clock_cause_bound(&cc, 1, 30 * US);
+    hosts(&cc, 2, 30 * US);
     double e0 = 20 * US, e1 = -20 * US;
     /* host 0's kernel ends 2 us after host 1's starts, and host 1's 3 us
      * after host 0's: each time within 0.5 us */
@@ -42,8 +48,7 @@ Test(clock_cause, opposite_errors_narrowed_around_the_truth)
 Test(clock_cause, loose_observations_keep_the_probes_bounds)
 {
     nsc_clock_cause cc;
-    cr_assert_eq(nsc_clock_cause_init(&cc, 2), 0);
-    nsc_clock_cause_bound(&cc, 0, 30 * US);
+    hosts(&cc, 2, 30 * US);
     nsc_clock_cause_bound(&cc, 1, 25 * US);
     /* ends a millisecond after the other's start: says nothing new */
     nsc_clock_cause_after(&cc, 0, T + 1000000, 1, T, 0);
@@ -57,9 +62,7 @@ Test(clock_cause, loose_observations_keep_the_probes_bounds)
 Test(clock_cause, narrowed_through_another_host)
 {
     nsc_clock_cause cc;
-    cr_assert_eq(nsc_clock_cause_init(&cc, 3), 0);
-    for (size_t h = 0; h < 3; h++)
-        nsc_clock_cause_bound(&cc, h, 30 * US);
+    hosts(&cc, 3, 30 * US);
     /* e0 - e1 <= -50 and e1 - e2 <= -5: e0 - e2 <= -55, so e0 <= -25 and
      * e2 >= 25, though hosts 0 and 2 never met */
     nsc_clock_cause_after(&cc, 0, T, 1, T + 50000, 0);
@@ -73,9 +76,7 @@ Test(clock_cause, narrowed_through_another_host)
 Test(clock_cause, contradiction_reported_and_nothing_narrowed)
 {
     nsc_clock_cause cc;
-    cr_assert_eq(nsc_clock_cause_init(&cc, 2), 0);
-    nsc_clock_cause_bound(&cc, 0, 30 * US);
-    nsc_clock_cause_bound(&cc, 1, 30 * US);
+    hosts(&cc, 2, 30 * US);
     /* e0 - e1 <= -70: beyond what +-30 each allows */
     nsc_clock_cause_after(&cc, 0, T, 1, T + 70000, 0);
     cr_assert_eq(nsc_clock_cause_solve(&cc), NSC_CLOCK_CAUSE_ECONTRADICT);
