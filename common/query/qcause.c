@@ -212,7 +212,8 @@ static int solve(nsc_q_ctx *c, gather *g)
         const ref *x = &rf[h];
         if (!x->seen)
             continue;
-        qh->cause = contradiction ? NSC_Q_CAUSE_CONTRADICTION : NSC_Q_CAUSE_NARROWED;
+        int narrower = cc.lo[h] > -x->bound || cc.hi[h] < x->bound;
+        qh->cause = contradiction ? NSC_Q_CAUSE_CONTRADICTION : narrower ? NSC_Q_CAUSE_NARROWED : NSC_Q_CAUSE_NONE;
         qh->cause_seg = x->seg;
         qh->cause_ref = x->at;
         qh->cause_lo = cc.lo[h];
