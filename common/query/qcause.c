@@ -31,6 +31,11 @@
 #include "order.h"
 #include "qint.h"
 
+/* The communicator's first records only (in seq order): the same for every
+ * query, and a bounded read (about 4 MB) however long the job. */
+#define CAUSE_MAX_RECORDS 65536
+#define STOP 1
+
 /* One rank's record of a collective, as causality reads it. */
 typedef struct obs {
     uint64_t seq;
@@ -65,6 +70,8 @@ static int take(void *arg, const nsc_ledger_rec *l)
     if (!r || (l->flags & unusable) || !l->gpu_start_ns || !l->gpu_end_ns || !l->count ||
         !g->c->hosts[r->host].has_model)
         return 0;
+    if (g->n == CAUSE_MAX_RECORDS)
+        return STOP;
     if (nsc_grow(&g->v, g->n, &g->cap, sizeof *g->v, 256))
         return NSC_QUERY_ESTORE;
     obs *o = &g->v[g->n++];
@@ -242,8 +249,9 @@ int nsc_q_cause(nsc_q_ctx *c)
     if (!g.ranks)
         return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     nsc_store_ledger_q lq = {c->job, c->comm.comm_id, 0, UINT64_MAX, INT32_MIN, INT32_MAX};
-    if (!rc && (rc = nsc_store_ledger_read(c->rd, &lq, take, &g)))
+    if (!rc && (rc = nsc_store_ledger_read(c->rd, &lq, take, &g)) && rc != STOP)
         rc = rc == NSC_QUERY_ESTORE ? nsc_q_fail(c, rc, "out of memory") : nsc_q_store_fail(c, rc);
+    rc = rc == STOP ? 0 : rc;
     if (!rc && g.n)
         rc = solve(c, &g);
     free(g.v);

@@ -258,7 +258,7 @@ static int load_ranks(nsc_q_ctx *c)
     if (!rc && (c->q->has & QP_RANK) && c->nranks == 0)
         return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "rank: no such rank in communicator 0x%llx (its ranks: 0-%d)",
                           (unsigned long long)c->comm.comm_id, c->comm.nranks - 1);
-    return rc ? rc : nsc_q_cause(c);
+    return rc || !c->q->causal ? rc : nsc_q_cause(c);
 }
 
 int nsc_q_comm_missing(nsc_q_ctx *c)

@@ -20,7 +20,7 @@ enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q
 /* Which parameters were given (bits of nsc_query.has). */
 enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
        QP_FUNC = 1 << 5, QP_SEQ = 1 << 6, QP_TYPE = 1 << 7, QP_LIMIT = 1 << 8,
-       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10, QP_STATES = 1 << 11 };
+       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10, QP_STATES = 1 << 11, QP_CLOCK = 1 << 12 };
 
 #define Q_MAX_RANGES 64
 
@@ -41,6 +41,7 @@ struct nsc_query {
     uint64_t cursor[3];       /* the endpoint's resume key (docs/api.md, paging) */
     int compact;              /* format=compact (timeline): one array per event */
     int states;               /* states=0|1 (timeline); default: 1 for json, 0 compact */
+    int causal;               /* clock=causal: the hosts' bounds narrowed by causality (qcause.c) */
     char *detail;             /* the collector's detail fetch (nsc_query_set_detail), or NULL */
 };
 
@@ -177,7 +178,8 @@ const char *nsc_q_text(nsc_q_ctx *c, uint32_t id);
 /* The index in c->hosts of host `name`, its model loaded on first sight. */
 int nsc_q_host_index(nsc_q_ctx *c, const char *name, int *out);
 /* Narrow the hosts' model errors by the causality of the communicator's
- * ledger (every rank's, whatever the filter): qcause.c. */
+ * ledger (every rank's, whatever the filter), asked with clock=causal:
+ * qcause.c. */
 int nsc_q_cause(nsc_q_ctx *c);
 /* A time host_ns of host h aligned through its model (*ref, bound *err),
  * moved and its bound narrowed where causality narrowed h's. */

@@ -1,4 +1,5 @@
-/* The collectives' causality narrows the hosts' clock bounds (qcause.c):
+/* The collectives' causality narrows the hosts' clock bounds when asked
+ * (clock=causal; qcause.c):
  * two hosts on one true clock, each with a model whose probes were
  * lopsided opposite ways (host a's replies slow, b's requests), so a's
  * model reads 20 us early and b's 20 us late, each within its bound of
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "qfixture.h"
+#include "query.h"
 #include "qjson.h"
 #include "storeutil.h"
 
@@ -94,11 +96,14 @@ static void teardown(void)
     nsc_tmp_store_remove(dir);
 }
 
-/* Rank 0's kernel starts in the collectives (but at skip_seq): each within
- * its bound of the truth. The largest bound of any rank. */
-static uint64_t check_collectives(uint64_t skip_seq)
+#define CAUSAL "job=job&comm=0x77&clock=causal"
+
+/* Rank 0's kernel starts in the collectives read with query string qs (but
+ * at skip_seq): each within its bound of the truth. The largest bound of
+ * any rank. */
+static uint64_t check_collectives(const char *qs, uint64_t skip_seq)
 {
-    qf_result r = qf_run(st, "collectives", "job=job&comm=0x77");
+    qf_result r = qf_run(st, "collectives", qs);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     uint64_t worst = 0;
     size_t n = 0;
@@ -129,9 +134,9 @@ static uint64_t check_collectives(uint64_t skip_seq)
     return worst;
 }
 
-static const char *cause_of_timeline(void)
+static const char *cause_of_timeline(const char *qs)
 {
-    qf_result r = qf_run(st, "timeline", "job=job&comm=0x77");
+    qf_result r = qf_run(st, "timeline", qs);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     static char cause[32];
     const char *p = strstr(r.text, "\"clock_cause\":\"");
@@ -144,10 +149,21 @@ static const char *cause_of_timeline(void)
 Test(query_clock_cause, narrowed_around_the_truth, .fini = teardown)
 {
     fill(0, 0, 0);
-    uint64_t worst = check_collectives(UINT64_MAX);
+    uint64_t worst = check_collectives(CAUSAL, UINT64_MAX);
     /* the probes alone: 20 us and the GPU's 0.5 */
     cr_assert_leq(worst, 5000, "largest bound %lu ns", (unsigned long)worst);
-    cr_assert_str_eq(cause_of_timeline(), "narrowed");
+    cr_assert_str_eq(cause_of_timeline(CAUSAL), "narrowed");
+}
+
+Test(query_clock_cause, probes_alone_unless_asked, .fini = teardown)
+{
+    fill(0, 0, 0);
+    cr_assert_geq(check_collectives("job=job&comm=0x77&clock=model", UINT64_MAX), 20000);
+    cr_assert_geq(check_collectives("job=job&comm=0x77", UINT64_MAX), 20000);
+    cr_assert_str_eq(cause_of_timeline("job=job&comm=0x77"), "none");
+    qf_result r = qf_run(st, "timeline", "job=job&comm=0x77&clock=exact");
+    cr_assert_eq(r.rc, NSC_QUERY_EPARAM);
+    qf_result_free(&r);
 }
 
 Test(query_clock_cause, contradiction_narrows_nothing, .fini = teardown)
@@ -156,9 +172,9 @@ Test(query_clock_cause, contradiction_narrows_nothing, .fini = teardown)
      * that collective's own bounds (20 us each side), but with the others
      * it leaves the hosts no possible offset */
     fill(3, 40000, 10000);
-    uint64_t worst = check_collectives(3);
+    uint64_t worst = check_collectives(CAUSAL, 3);
     cr_assert_geq(worst, 20000, "largest bound %lu ns", (unsigned long)worst);
-    cr_assert_str_eq(cause_of_timeline(), "contradiction");
+    cr_assert_str_eq(cause_of_timeline(CAUSAL), "contradiction");
 }
 
 Test(query_clock_cause, collective_beyond_its_bounds_narrows_nothing, .fini = teardown)
@@ -167,7 +183,7 @@ Test(query_clock_cause, collective_beyond_its_bounds_narrows_nothing, .fini = te
      * collective's own bounds: the communicator's timers can be that wrong,
      * and the others' a little, undetected */
     fill(3, 150000, 40000);
-    uint64_t worst = check_collectives(3);
+    uint64_t worst = check_collectives(CAUSAL, 3);
     cr_assert_geq(worst, 20000, "largest bound %lu ns", (unsigned long)worst);
-    cr_assert_str_eq(cause_of_timeline(), "contradiction");
+    cr_assert_str_eq(cause_of_timeline(CAUSAL), "contradiction");
 }
