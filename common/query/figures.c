@@ -41,10 +41,6 @@ void nsc_fig_rec_of_ledger(cl_rec *x, const nsc_ledger_rec *l, nsc_fig_align_fn 
                   .count = l->count, .rank = l->rank, .root = l->root, .nchannels = l->nchannels,
                   .flags = l->flags & NSC_LEDGER_GRAPH ? NSC_EVF_GRAPH : 0};
     x->enq = align(arg, l->enqueue_ns, &x->enq_err);
-    /* The plugin converted its host times from its counter too; the agent
-     * folds that bound into gpu_err_ns with the GPU line's (lbuild.c), the
-     * one the record carries, so it bounds the host times' part. */
-    x->enq_err += l->gpu_err_ns;
     x->enq_end = x->enq;  /* the ledger keeps when the enqueue started only */
     if (!(l->flags & NSC_LEDGER_NO_GPU) && l->gpu_start_ns) {
         x->kstart = align(arg, l->gpu_start_ns, &x->kstart_err);
