@@ -29,7 +29,7 @@ int nsc_cli_u64_opt(nsc_cli_ctx *c, const char *name, unsigned long long *v)
 static const struct {
     const char *opt, *param;
 } params[] = {{"job", "job"},   {"comm", "comm"},   {"rank", "rank"}, {"func", "func"},
-              {"seq", "seq"},   {"limit", "limit"}, {"type", "type"}};
+              {"seq", "seq"},   {"limit", "limit"}, {"type", "type"}, {"clock", "clock"}};
 
 /* The source's wall clock for the job and communicator asked about: its
  * comms answer's wall_offset_ns. */

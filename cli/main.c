@@ -34,6 +34,8 @@ static const nsc_cli_opt global_opts[] = {
                     {"since", "AGO", "window start: this long before now (90s, 5m, 2h) or a UTC time"}, \
                     {"until", "AGO", "window end: this long before now, or a UTC time"}
 
+#define CLOCK_OPT {"clock", "model|causal", "causal: the hosts' clock bounds narrowed by the communicator's causality (docs/api.md)"}
+
 static const nsc_cli_opt no_opts[] = {{NULL, NULL, NULL}};
 static const nsc_cli_opt watch_opts[] = {
     {"count", "N", "stop after N summaries (default: until interrupted)"}, {NULL, NULL, NULL}};
@@ -43,22 +45,22 @@ static const nsc_cli_opt timeline_opts[] = {
     {"type", "TYPES", "event types (coll,p2p,kernelch,proxyop,...; default all)"},
     {"csv", NULL, "one CSV line per event"},
     {"width", "COLS", "width of the text lanes (default 100)"},
-    {"limit", "N", "at most N events, the first in time order (default: all of the window)"},
+    {"limit", "N", "at most N events, the first in time order (default: all of the window)"}, CLOCK_OPT,
     {NULL, NULL, NULL}};
 static const nsc_cli_opt coll_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective (AllReduce, ...)"},
     {"rank", "R", "only these ranks"}, {"seq", "N", "only this sequence number (or N-M)"},
     {"limit", "N", "at most N collectives"},
     {"sort", "FIELD", "order by a column (duration, skew, busbw, bytes, ...: largest first)"},
-    {"top", "N", "show only the first N rows (after --sort)"}, {NULL, NULL, NULL}};
+    {"top", "N", "show only the first N rows (after --sort)"}, CLOCK_OPT, {NULL, NULL, NULL}};
 static const nsc_cli_opt stats_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"func", "NAME", "only this collective"},
-    {"seq", "N", "only this sequence number (or N-M)"}, {NULL, NULL, NULL}};
+    {"seq", "N", "only this sequence number (or N-M)"}, CLOCK_OPT, {NULL, NULL, NULL}};
 static const nsc_cli_opt ledger_opts[] = {
     COMM_OPT, {"rank", "R", "only these ranks (3, 0,2,4-7)"}, {"seq", "N", "only this sequence number (or N-M)"},
     {"limit", "N", "at most N records, the first in (seq, rank) order"},
     {"sort", "FIELD", "order by a column (gpu_bound, dropped, bytes, ...: largest first)"},
-    {"top", "N", "show only the first N rows (after --sort)"}, {NULL, NULL, NULL}};
+    {"top", "N", "show only the first N rows (after --sort)"}, CLOCK_OPT, {NULL, NULL, NULL}};
 static const nsc_cli_opt p2p_opts[] = {COMM_OPT, WINDOW_OPTS, {NULL, NULL, NULL}};
 static const nsc_cli_opt export_opts[] = {
     COMM_OPT, WINDOW_OPTS, {"rank", "R", "only these ranks (3, 0,2,4-7)"},

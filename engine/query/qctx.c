@@ -210,7 +210,7 @@ static int find_doubt(nsc_q_ctx *c, nsc_q_host *h)
     return 0;
 }
 
-static int host_index(nsc_q_ctx *c, const char *name, int *out)
+int nsc_q_host_index(nsc_q_ctx *c, const char *name, int *out)
 {
     for (size_t i = 0; i < c->nhosts; i++)
         if (strcmp(c->hosts[i].name, name) == 0) {
@@ -250,13 +250,13 @@ static int load_ranks(nsc_q_ctx *c)
         nsc_q_rank *r = &c->ranks[c->nranks++];
         r->rank = all[i].rank;
         r->info = all[i].info;
-        rc = host_index(c, r->info.host, &r->host);
+        rc = nsc_q_host_index(c, r->info.host, &r->host);
     }
     free(all);
     if (!rc && (c->q->has & QP_RANK) && c->nranks == 0)
         return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "rank: no such rank in communicator 0x%llx (its ranks: 0-%d)",
                           (unsigned long long)c->comm.comm_id, c->comm.nranks - 1);
-    return rc;
+    return rc || !c->q->causal ? rc : nsc_q_cause(c);
 }
 
 int nsc_q_comm_missing(nsc_q_ctx *c)
@@ -305,6 +305,8 @@ uint64_t nsc_q_align(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t host_ns, 
     uint64_t ref = host_ns, err = 0;
     if (h->has_model && nsc_clock_host_to_ref(&h->model, host_ns, &ref, &err))
         ref = host_ns, err = 0;
+    else if (h->has_model)
+        nsc_q_cause_apply(h, host_ns, &ref, &err);
     if (err_ns)
         *err_ns = err;
     return ref;
@@ -404,8 +406,10 @@ int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block
 void nsc_q_align_span(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp)
 {
     const nsc_q_host *h = &c->hosts[r->host];
-    if (h->has_model)
+    if (h->has_model && h->cause != NSC_Q_CAUSE_NARROWED)
         nsc_clock_span_of(&h->model, h0, h1, sp);
+    else if (h->has_model) /* narrowed: the offset moves with the time */
+        *sp = (nsc_clock_span){.h0 = h0, .h1 = h1};
     else /* identity */
         *sp = (nsc_clock_span){.h0 = 0, .h1 = UINT64_MAX, .exact = 1};
 }

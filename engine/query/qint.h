@@ -21,7 +21,7 @@ enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q
 /* Which parameters were given (bits of nsc_query.has). */
 enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
        QP_FUNC = 1 << 5, QP_SEQ = 1 << 6, QP_TYPE = 1 << 7, QP_LIMIT = 1 << 8,
-       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10, QP_STATES = 1 << 11 };
+       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10, QP_STATES = 1 << 11, QP_CLOCK = 1 << 12 };
 
 #define Q_MAX_RANGES 64
 
@@ -42,6 +42,7 @@ struct nsc_query {
     uint64_t cursor[3];       /* the endpoint's resume key (docs/api.md, paging) */
     int compact;              /* format=compact (timeline): one array per event */
     int states;               /* states=0|1 (timeline); default: 1 for json, 0 compact */
+    int causal;               /* clock=causal: the hosts' bounds narrowed by causality (qcause.c) */
     char *detail;             /* the collector's detail fetch (nsc_query_set_detail), or NULL */
 };
 
@@ -109,7 +110,17 @@ typedef struct nsc_q_host {
     nsc_clock_model model;
     nsc_q_doubt *doubt;  /* one per backward step of the model, by time */
     size_t ndoubt, doubt_cap;
+    /* What the collectives' causality left of the model's error (qcause.c):
+     * at host time cause_ref within [cause_lo, cause_hi] ns (aligned -
+     * true), wider by cause_drift per ns away from it, in segment cause_seg
+     * only. cause: NSC_Q_CAUSE_*. */
+    int cause;
+    long cause_seg;
+    uint64_t cause_ref;
+    double cause_lo, cause_hi, cause_drift;
 } nsc_q_host;
+
+enum { NSC_Q_CAUSE_NONE, NSC_Q_CAUSE_NARROWED, NSC_Q_CAUSE_CONTRADICTION };
 
 typedef struct nsc_q_strc {
     uint32_t id;
@@ -167,6 +178,15 @@ void nsc_q_rank_window(const nsc_query *q, int32_t *lo, int32_t *hi);
 const nsc_q_rank *nsc_q_rank_of(const nsc_q_ctx *c, int32_t rank);
 /* Store-wide string id -> text ("" for 0 or unknown). */
 const char *nsc_q_text(nsc_q_ctx *c, uint32_t id);
+/* The index in c->hosts of host `name`, its model loaded on first sight. */
+int nsc_q_host_index(nsc_q_ctx *c, const char *name, int *out);
+/* Narrow the hosts' model errors by the causality of the communicator's
+ * ledger (every rank's, whatever the filter), asked with clock=causal:
+ * qcause.c. */
+int nsc_q_cause(nsc_q_ctx *c);
+/* A time host_ns of host h aligned through its model (*ref, bound *err),
+ * moved and its bound narrowed where causality narrowed h's. */
+void nsc_q_cause_apply(const nsc_q_host *h, uint64_t host_ns, uint64_t *ref, uint64_t *err);
 /* Host time of a rank's host -> aligned time; err_ns gets the bound (0 identity). */
 uint64_t nsc_q_align(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t host_ns, uint64_t *err_ns);
 /* An approximate inverse, for positioning scans (callers widen by a margin). */

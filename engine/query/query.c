@@ -29,18 +29,18 @@ typedef struct endpoint {
 #define QP_WINDOW (QP_T0 | QP_T1)
 static const endpoint endpoints[Q_NENDPOINTS] = {
     [Q_COMMS] = {"comms", QP_COMMON | QP_COMM, 0, 0, nsc_q_comms, "application/json"},
-    [Q_TIMELINE] = {"timeline", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_TYPE | QP_LIMIT |
+    [Q_TIMELINE] = {"timeline", QP_COMMON | QP_COMM | QP_CLOCK | QP_RANK | QP_WINDOW | QP_TYPE | QP_LIMIT |
                                     QP_CURSOR | QP_STATES, QP_COMM, 100000, nsc_q_timeline,
                     "application/x-ndjson"},
-    [Q_COLLECTIVES] = {"collectives", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC |
+    [Q_COLLECTIVES] = {"collectives", QP_COMMON | QP_COMM | QP_CLOCK | QP_RANK | QP_WINDOW | QP_FUNC |
                                           QP_SEQ | QP_LIMIT | QP_CURSOR, QP_COMM, 1000,
                        nsc_q_collectives, "application/x-ndjson"},
-    [Q_TOPOLOGY] = {"topology", QP_COMMON | QP_COMM | QP_WINDOW, QP_COMM, 0, nsc_q_topology,
+    [Q_TOPOLOGY] = {"topology", QP_COMMON | QP_COMM | QP_CLOCK | QP_WINDOW, QP_COMM, 0, nsc_q_topology,
                     "application/json"},
-    [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_RANK | QP_WINDOW | QP_FUNC | QP_SEQ, QP_COMM, 0, nsc_q_stats,
+    [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_CLOCK | QP_RANK | QP_WINDOW | QP_FUNC | QP_SEQ, QP_COMM, 0, nsc_q_stats,
                  "application/json"},
-    [Q_P2P] = {"p2p", QP_COMMON | QP_COMM | QP_WINDOW, QP_COMM, 0, nsc_q_p2p, "application/json"},
-    [Q_LEDGER] = {"ledger", QP_COMMON | QP_COMM | QP_RANK | QP_SEQ | QP_LIMIT | QP_CURSOR, QP_COMM, 1000,
+    [Q_P2P] = {"p2p", QP_COMMON | QP_COMM | QP_CLOCK | QP_WINDOW, QP_COMM, 0, nsc_q_p2p, "application/json"},
+    [Q_LEDGER] = {"ledger", QP_COMMON | QP_COMM | QP_CLOCK | QP_RANK | QP_SEQ | QP_LIMIT | QP_CURSOR, QP_COMM, 1000,
                   nsc_q_ledger, "application/x-ndjson"},
 };
 
@@ -50,7 +50,8 @@ static const struct {
 } params[] = {{"job", QP_JOB},       {"comm", QP_COMM},   {"rank", QP_RANK},
               {"t0_ns", QP_T0},      {"t1_ns", QP_T1},    {"func", QP_FUNC},
               {"seq", QP_SEQ},       {"type", QP_TYPE},   {"limit", QP_LIMIT},
-              {"cursor", QP_CURSOR}, {"format", QP_FORMAT}, {"states", QP_STATES}};
+              {"cursor", QP_CURSOR}, {"format", QP_FORMAT}, {"states", QP_STATES},
+              {"clock", QP_CLOCK}};
 
 /* src for an error message: non-printable bytes and quotes become '?',
  * and a long value is cut with "...". */
@@ -236,6 +237,11 @@ static int parse_value(nsc_query *q, unsigned bit, char *v, char *err, size_t ca
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
             return perr(err, cap, "states", "expected 0 or 1", v);
         q->states = v[0] == '1';
+        return 0;
+    case QP_CLOCK:
+        if (strcmp(v, "model") != 0 && strcmp(v, "causal") != 0)
+            return perr(err, cap, "clock", "expected model or causal", v);
+        q->causal = v[0] == 'c';
         return 0;
     default: /* QP_FORMAT */
         if (strcmp(v, "json") == 0)

@@ -602,6 +602,9 @@ static void write_header(tl *s)
         KI(&w, "gpu", r->info.gpu);
         KI(&w, "local_rank", r->info.local_rank);
         nsc_q_cs(o, h->has_model ? ",\"clock\":\"model\"" : ",\"clock\":\"identity\"");
+        nsc_q_cs(o, h->cause == NSC_Q_CAUSE_NARROWED        ? ",\"clock_cause\":\"narrowed\""
+                    : h->cause == NSC_Q_CAUSE_CONTRADICTION ? ",\"clock_cause\":\"contradiction\""
+                                                            : "");
         nsc_q_cs(o, s->ranks[i].g.npairs ? ",\"gpu_clock\":\"fitted\"}" : ",\"gpu_clock\":\"none\"}");
     }
     nsc_q_lit(o, "]");

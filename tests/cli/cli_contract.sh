@@ -93,6 +93,8 @@ contract() {
         --job ja collectives --func Bogus
     expect 2 "seq: expected N or N-M with N <= M: \"abc\"" --job ja collectives --seq abc
     expect 2 "limit: expected 1 to 1000000: \"0\"" --job ja collectives --limit 0
+    expect 2 "clock: expected model or causal: \"exact\"" --job ja collectives --clock exact
+    has "^job ja, comm $x \(world\), 2 ranks$" --job ja collectives --clock causal
     expect 2 "comm: expected 0x and 1 to 16 hex digits, or a name" --job ja collectives --comm 0xzz
     expect 1 "rank: no such rank in communicator $x \(its ranks: 0-1\)" --job ja collectives --rank 99
     expect 1 "no collectives matched" --job ja collectives --seq 999

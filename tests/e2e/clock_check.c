@@ -38,6 +38,9 @@
  * apart. --expect-step checks that the host's stored model has a segment that
  * starts within that window.
  *
+ * --clock causal reads every query with clock=causal (the hosts' bounds
+ * narrowed by the communicator's causality: docs/api.md, "Alignment").
+ *
  * Exit: 0 all checks hold, 1 a check failed, 2 bad use or unreadable input.
  */
 #include <getopt.h>
@@ -115,6 +118,7 @@ typedef struct checker {
     coll_truth *colls;  /* of the communicator being read */
     size_t ncolls, colls_cap;
     bounds b[B_COUNT];
+    const char *clock;
     int failures;
 } checker;
 
@@ -122,6 +126,7 @@ typedef struct opts {
     double max_cpu_p99, max_gpu_p99;  /* ns; < 0: not checked */
     uint64_t window_ns;
     int expect_step, check_bounds;
+    const char *clock;  /* the queries' clock parameter (model, causal) */
 } opts;
 
 __attribute__((format(printf, 2, 3))) static void fail(checker *c, const char *fmt, ...)
@@ -484,8 +489,8 @@ static void read_pages(checker *c, e2e_store *s, const char *endpoint, const cha
 {
     char qs[512], cursor[128] = "", err[256];
     do {
-        int n = snprintf(qs, sizeof qs, "job=%s&comm=0x%016" PRIx64 "%s&limit=100000%s%s", job, comm, more,
-                         cursor[0] ? "&cursor=" : "", cursor);
+        int n = snprintf(qs, sizeof qs, "job=%s&comm=0x%016" PRIx64 "%s&limit=100000&clock=%s%s%s", job, comm,
+                         more, c->clock, cursor[0] ? "&cursor=" : "", cursor);
         nsc_query *q;
         if (n >= (int)sizeof qs || nsc_query_parse(endpoint, qs, &q, err, sizeof err)) {
             fail(c, "%s query %s: %s", endpoint, qs, err);
@@ -637,7 +642,8 @@ static void usage(FILE *f)
           "  --step-window-ns N   after a clock step, times within N (plus a backward step's\n"
           "                       size) are reported apart (default 1000000000)\n"
           "  --expect-step        a stepping host's model must have a segment starting there\n"
-          "  --check-bounds       every GPU time's own bound (timeline, collectives) must hold its truth\n",
+          "  --check-bounds       every GPU time's own bound (timeline, collectives) must hold its truth\n"
+          "  --clock model|causal the queries' clock parameter (default model; docs/api.md)\n",
           f);
 }
 
@@ -645,11 +651,15 @@ static int parse_opts(int argc, char **argv, opts *o)
 {
     static const struct option lo[] = {{"max-cpu-p99-ns", 1, 0, 'c'}, {"max-gpu-p99-ns", 1, 0, 'g'},
                                        {"step-window-ns", 1, 0, 'w'}, {"expect-step", 0, 0, 's'},
-                                       {"check-bounds", 0, 0, 'b'},
+                                       {"check-bounds", 0, 0, 'b'}, {"clock", 1, 0, 'k'},
                                        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    *o = (opts){-1, -1, 1000000000ull, 0, 0};
+    *o = (opts){-1, -1, 1000000000ull, 0, 0, "model"};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        if (ch == 'k') {
+            o->clock = optarg;
+            continue;
+        }
         char *end = NULL;
         double v = optarg ? strtod(optarg, &end) : 0;
         if (optarg && (*end || v < 0)) {
@@ -681,7 +691,7 @@ int main(int argc, char **argv)
     nsc_json_doc emu;
     if (e2e_load_json("clock-check", argv[optind], &emu))
         return 2;
-    checker c = {.window_ns = o.window_ns};
+    checker c = {.window_ns = o.window_ns, .clock = o.clock};
     int rc = run(&c, &o, nsc_json_root(&emu), argv[optind + 1], argv[optind + 2]);
     checker_free(&c);
     nsc_json_free(&emu);
