@@ -259,17 +259,3 @@ int nsc_q_cause(nsc_q_ctx *c)
     return rc;
 }
 
-void nsc_q_cause_apply(const nsc_q_host *h, uint64_t host_ns, uint64_t *ref, uint64_t *err)
-{
-    if (h->cause != NSC_Q_CAUSE_NARROWED || nsc_clock_segment_for(&h->model, host_ns) != h->cause_seg)
-        return;
-    double w = h->cause_drift * (double)(host_ns > h->cause_ref ? host_ns - h->cause_ref : h->cause_ref - host_ns);
-    double lo = fmax(h->cause_lo - w, -(double)*err), hi = fmin(h->cause_hi + w, (double)*err);
-    if (lo > hi)
-        return;
-    /* the truth is within [aligned - hi, aligned - lo]: its middle, and the
-     * bound to the farther end after rounding */
-    int64_t shift = (int64_t)llround((lo + hi) / 2);
-    *ref -= (uint64_t)shift;
-    *err = (uint64_t)ceil(fmax(hi - (double)shift, (double)shift - lo));
-}

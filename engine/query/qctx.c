@@ -3,6 +3,7 @@
 #include "qint.h"
 #include "utc.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,7 +257,7 @@ static int load_ranks(nsc_q_ctx *c)
     if (!rc && (c->q->has & QP_RANK) && c->nranks == 0)
         return nsc_q_fail(c, NSC_QUERY_ENOTFOUND, "rank: no such rank in communicator 0x%llx (its ranks: 0-%d)",
                           (unsigned long long)c->comm.comm_id, c->comm.nranks - 1);
-    return rc || !c->q->causal ? rc : nsc_q_cause(c);
+    return rc;
 }
 
 int nsc_q_comm_missing(nsc_q_ctx *c)
@@ -297,6 +298,21 @@ const char *nsc_q_text(nsc_q_ctx *c, uint32_t id)
         e->id = id;
     }
     return e->text;
+}
+
+void nsc_q_cause_apply(const nsc_q_host *h, uint64_t host_ns, uint64_t *ref, uint64_t *err)
+{
+    if (h->cause != NSC_Q_CAUSE_NARROWED || nsc_clock_segment_for(&h->model, host_ns) != h->cause_seg)
+        return;
+    double w = h->cause_drift * (double)(host_ns > h->cause_ref ? host_ns - h->cause_ref : h->cause_ref - host_ns);
+    double lo = fmax(h->cause_lo - w, -(double)*err), hi = fmin(h->cause_hi + w, (double)*err);
+    if (lo > hi)
+        return;
+    /* the truth is within [aligned - hi, aligned - lo]: its middle, and the
+     * bound to the farther end after rounding */
+    int64_t shift = (int64_t)llround((lo + hi) / 2);
+    *ref -= (uint64_t)shift;
+    *err = (uint64_t)ceil(fmax(hi - (double)shift, (double)shift - lo));
 }
 
 uint64_t nsc_q_align(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t host_ns, uint64_t *err_ns)

@@ -182,10 +182,12 @@ const char *nsc_q_text(nsc_q_ctx *c, uint32_t id);
 int nsc_q_host_index(nsc_q_ctx *c, const char *name, int *out);
 /* Narrow the hosts' model errors by the causality of the communicator's
  * ledger (every rank's, whatever the filter), asked with clock=causal:
- * qcause.c. */
+ * qcause.c, run by the dispatcher (query.c) once the communicator is
+ * resolved. */
 int nsc_q_cause(nsc_q_ctx *c);
 /* A time host_ns of host h aligned through its model (*ref, bound *err),
- * moved and its bound narrowed where causality narrowed h's. */
+ * moved and its bound narrowed where causality narrowed h's (qctx.c, beside
+ * the alignment, so the context never calls back into qcause.c). */
 void nsc_q_cause_apply(const nsc_q_host *h, uint64_t host_ns, uint64_t *ref, uint64_t *err);
 /* Host time of a rank's host -> aligned time; err_ns gets the bound (0 identity). */
 uint64_t nsc_q_align(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t host_ns, uint64_t *err_ns);

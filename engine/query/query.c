@@ -346,6 +346,8 @@ int nsc_query_run(const nsc_query *q, nsc_store_reader *rd, nsc_query_write_fn f
         rc = nsc_q_resolve_job(&c);
     if (!rc && (endpoints[q->endpoint].required & QP_COMM))
         rc = nsc_q_resolve_comm(&c);
+    if (!rc && (endpoints[q->endpoint].required & QP_COMM) && q->causal)
+        rc = nsc_q_cause(&c);
     if (!rc)
         rc = endpoints[q->endpoint].run(&c);
     if (!rc)
