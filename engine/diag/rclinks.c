@@ -319,10 +319,12 @@ static size_t count_slow(const rc_pass *p)
 }
 
 /* Every link's typical step; the reference is the lower median of those of
- * the links with enough steps and not faster than any network
- * (RC_NET_MAX_GBPS: measured wrong, as 500 GB/s under load), not the
- * fastest: one link that looks fast
- * must not make the others look slow; but the transport's step
+ * the links with enough steps, not the fastest: one link that looks fast
+ * must not make the others look slow. Links that read faster than any
+ * network stay in it: a ring's healthy links behind a slow one can read so
+ * (the demo's 2-node ring: 120 GB/s behind a 4x slow link at the model's
+ * floor), and links the load made read fast cannot make a link within the
+ * model's step slow (classify_links). But the transport's step
  * (transport_step) when the median is RC_NET_RATIO times that or more and
  * the links slow against it are one host's NIC: then most links are slow (a
  * slow NIC on 3 nodes); a pair that a loaded host made look fast leaves two
@@ -346,7 +348,7 @@ uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
         part_typicals(k);
         if (k->n)
             k->typical = trimmed_mean(k->ns, k->n);
-        if (k->n >= RC_LINK_MIN_STEPS && (double)k->bytes <= RC_NET_MAX_GBPS * (double)k->busy_ns)
+        if (k->n >= RC_LINK_MIN_STEPS)
             meds[n++] = k->typical;
     }
     qsort(meds, n, sizeof *meds, nsc_cmp_u64);
