@@ -22,7 +22,8 @@
  * store's /metrics lines, the query endpoints (query_start), for the
  * analysis's many queries of one request, the LMDB store that holds the job
  * a query string names (reads_*), and whether this collector is the one of
- * the store's that tells the outside world of a job's verdicts (announces).
+ * the store's that tells the outside world of a job's verdicts (announces),
+ * and a version of what the store holds of a job (version).
  */
 #ifndef NCCLSCOPE_COLLECTOR_CSTORE_H
 #define NCCLSCOPE_COLLECTOR_CSTORE_H
@@ -106,6 +107,10 @@ typedef struct nsc_cstore_ops {
      * collector of those sharing the store per job, so a receiver hears
      * each verdict once however many collectors found it. */
     int (*announces)(void *h, const char *job);
+    /* What the store holds of job now, as a number that changes when a
+     * share of it is stored (one collector's, or another's of the same
+     * store): 0 with *out, or -1 when it cannot tell. */
+    int (*version)(void *h, const char *job, uint64_t *out);
 } nsc_cstore_ops;
 
 typedef struct nsc_cstore {

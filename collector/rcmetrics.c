@@ -41,7 +41,7 @@ typedef struct known_verdict {
 typedef struct job_result {
     char name[128];
     int done, seen;
-    size_t procs;    /* the job's processes in the status it was analysed with */
+    nsc_rcm_view seen_with;  /* what the pass that analysed it saw */
     uint64_t quiet_ns;  /* since when none of them is alive (0: one is) */
     nsc_problem *p;  /* its problems (places and kinds are what is used) */
     size_t n;
@@ -199,21 +199,28 @@ static void announce(nsc_rcmetrics *m, job_result *r, uint64_t now)
     free(fresh);
 }
 
-/* Analyse one job (unless done and kept); its problems replace the last. A
- * job is done once none of its processes has been alive for settle_ns; it is
- * analysed again if the status then lists more or fewer of them (another
- * collector's share of it arrived, ClickHouse's live state from every
- * collector). */
+int nsc_rcmetrics_changed(const nsc_rcm_view *then, const nsc_rcm_view *now)
+{
+    return then->procs != now->procs || !then->version_ok || !now->version_ok || then->version != now->version;
+}
+
+/* Analyse one job (unless done and unchanged); its problems replace the
+ * last. A job is done once none of its processes has been alive for
+ * settle_ns. The store's version is read only for a job none of whose
+ * processes is alive (running ones are analysed anyway), and before the
+ * analysis: a share stored while it runs is seen at the next pass. */
 static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, nsc_findings *f)
 {
     job_result *r = result_of(m, name);
     if (!r)
         return;
     r->seen = 1;
-    size_t alive, procs = job_procs(status, name, &alive);
+    size_t alive;
+    nsc_rcm_view view = {.procs = job_procs(status, name, &alive)};
     uint64_t now = nsc_mono_ns();
     r->quiet_ns = alive ? 0 : r->quiet_ns ? r->quiet_ns : now;
-    if (r->done && r->procs == procs)
+    view.version_ok = !alive && m->c->store.ops->version(m->c->store.h, name, &view.version) == 0;
+    if (r->done && !nsc_rcmetrics_changed(&r->seen_with, &view))
         return;
     nsc_diagapi_src ds;
     nsc_diagapi_src_init(&ds, m->c);
@@ -232,7 +239,7 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
         return;
     memcpy(p, f->p, f->n * sizeof *p);
     free(r->p);
-    r->p = p, r->n = f->n, r->procs = procs;
+    r->p = p, r->n = f->n, r->seen_with = view;
     r->done = r->quiet_ns && now - r->quiet_ns >= settle_ns(m->c);
     announce(m, r, now);
 }

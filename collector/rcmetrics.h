@@ -8,8 +8,9 @@
  * problems placed there (ncclscope_host_causes{host,cause}), per host pair
  * the jobs with a slow link between them (ncclscope_link_slow_jobs{src_host,
  * dst_host}), and the pass's own figures. A job none of whose processes is
- * alive is analysed once and its result kept while the live state lists it;
- * a running one again at every pass. At most cfg.metrics_max_hosts hosts
+ * alive is analysed until it settles, and its result then kept while the
+ * live state lists it and nsc_rcmetrics_changed says nothing changed; a
+ * running one is analysed again at every pass. At most cfg.metrics_max_hosts hosts
  * (and as many host pairs), those with the most causes, are exported; the
  * rest are counted in ncclscope_collector_metrics_hosts_omitted. The scrape
  * only copies the text the last pass rendered. With webhook_url, each
@@ -22,10 +23,27 @@
 #define NCCLSCOPE_COLLECTOR_RCMETRICS_H
 
 #include <event2/buffer.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "cstate.h"
 
 typedef struct nsc_rcmetrics nsc_rcmetrics;
+
+/* What a pass sees of a job none of whose processes is alive: its
+ * processes in the status, and the store's version of it (cstore.h;
+ * version_ok 0: the store could not tell). */
+typedef struct nsc_rcm_view {
+    size_t procs;
+    int version_ok;
+    uint64_t version;
+} nsc_rcm_view;
+
+/* 1 when a done job, analysed with what then saw, must be analysed again
+ * now: the status lists more or fewer of its processes, or the store holds
+ * more of it (another collector's share reached ClickHouse after the
+ * analysis, which its live snapshot may tell before its rows are there). */
+int nsc_rcmetrics_changed(const nsc_rcm_view *then, const nsc_rcm_view *now);
 
 /* Start the thread (interval 0: no thread, nothing rendered); it ends once
  * c->stop is set. Returns 0 or -1. */

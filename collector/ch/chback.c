@@ -174,6 +174,12 @@ static int announces(void *h, const char *job)
     return nsc_chlive_announces(h, job);
 }
 
+static int version(void *h, const char *job, uint64_t *out)
+{
+    nsc_chback *b = h;
+    return nsc_chcache_version(b->cache, job, out);
+}
+
 static void render(void *h, struct evbuffer *out)
 {
     nsc_chback *b = h;
@@ -228,7 +234,7 @@ static const nsc_cstore_ops ch_ops = {
     .put_progress = put_progress, .put_clock = put_clock, .gather_ms = gather_ms, .due = due, .commit = commit,
     .commit_fd = commit_fd, .commit_wait = commit_wait, .abort = abort_rows, .retain = retain,
     .live_read = live_read, .render = render, .direct = direct, .query_start = query_start, .announces = announces,
-    .reads_new = reads_new, .reads_store = reads_store, .reads_free = reads_free,
+    .version = version, .reads_new = reads_new, .reads_store = reads_store, .reads_free = reads_free,
 };
 
 int nsc_chback_open(nsc_collector *c, nsc_cstore *out)

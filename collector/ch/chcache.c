@@ -13,6 +13,7 @@
 
 #include "chread.h"
 #include "cstate.h"
+#include "fnv.h"
 #include "grow.h"
 #include "query.h"
 
@@ -50,6 +51,16 @@ static int tmp_root(const nsc_collector *c, char *out, size_t cap)
 int nsc_chcache_tmpdir(const nsc_chcache *cc, char *out, size_t cap)
 {
     return tmp_root(cc->c, out, cap);
+}
+
+int nsc_chcache_version(const nsc_chcache *cc, const char *job, uint64_t *out)
+{
+    char root[PATH_MAX], print[PRINT_MAX], err[256];
+    if (tmp_root(cc->c, root, sizeof root) ||
+        nsc_chread_print(cc->ch, job, root, print, sizeof print, err, sizeof err))
+        return -1;
+    *out = nsc_fnv1a(NSC_FNV1A_BASIS, print, strlen(print));
+    return 0;
 }
 
 /* Remove a folder of plain files (a job's store). */

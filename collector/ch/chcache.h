@@ -18,6 +18,7 @@
 
 #include <event2/buffer.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "chstore.h"
 #include "query.h"
@@ -48,6 +49,11 @@ void nsc_chcache_let_go(nsc_chcache *cc, nsc_chcache_job *j);
 /* The folder of the stores, <db>/tmp (made if missing), for other scratch
  * files of queries: 0, or -1 when it cannot be made. */
 int nsc_chcache_tmpdir(const nsc_chcache *cc, char *out, size_t cap);
+
+/* The version of job in ClickHouse: a hash of its fingerprint, which a
+ * hold compares (the same number: a load now gives the same store). 0
+ * with *out, or -1 when it cannot be read. */
+int nsc_chcache_version(const nsc_chcache *cc, const char *job, uint64_t *out);
 
 /* Prometheus text: loads, hits, jobs kept. */
 void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out);
