@@ -22,7 +22,9 @@
 #                                           the link (the CI test)
 #   rootcause.sh BIN_DIR PLUGIN score [N]   N runs (default 20) per fault, the
 #                                           place and seed varied by run; prints
-#                                           how many were right (docs/benchmarks.md)
+#                                           how many were right, and of the
+#                                           others how many the emulator did
+#                                           not play (docs/benchmarks.md)
 # ROOTCAUSE_FAULTS="slow_link none" limits score to those faults;
 # ROOTCAUSE_DETAIL=on-demand runs the agents with raw events held on them.
 #
@@ -197,13 +199,14 @@ stop_all() {
     stop collector
 }
 
-# one FAULT I: run it, write $dir/verdict (rootcause_check's line); 0 if right.
+# one FAULT I: run it, write $dir/verdict (rootcause_check's line); 0 if
+# right, 2 if the emulator did not play the fault (rootcause_check's unplayed).
 one() {
     local fault=$1 i=$2 rc=0
     nodes=$(nodes_of "$fault")
     # shellcheck disable=SC2046
     run_job --seed $((i + 1)) $(fault_args "$fault" "$i")
-    python3 "$here/rootcause_check.py" "$dir/emu.json" "$dir/diag.json" >"$dir/verdict" || rc=1
+    python3 "$here/rootcause_check.py" "$dir/emu.json" "$dir/diag.json" >"$dir/verdict" || rc=$?
     echo "$fault run $i: $(cat "$dir/verdict")"
     if [ "$fault" = slow_link ] && [ "$mode" = ci ]; then
         links_check || rc=1
@@ -290,11 +293,15 @@ ci)
     one stall 1 || die "on-demand stall: $(cat "$dir/verdict")"
     ;;
 score)
-    printf '%-10s %5s %5s\n' fault right runs >"$dir/table"
+    printf '%-10s %5s %8s %5s\n' fault right unplayed runs >"$dir/table"
     for f in $faults; do
-        right=0
-        for i in $(seq 0 $((runs - 1))); do one "$f" "$i" && right=$((right + 1)); done
-        printf '%-10s %5d %5d\n' "$f" $right "$runs" >>"$dir/table"
+        right=0 unplayed=0
+        for i in $(seq 0 $((runs - 1))); do
+            rc=0
+            one "$f" "$i" || rc=$?
+            case $rc in 0) right=$((right + 1)) ;; 2) unplayed=$((unplayed + 1)) ;; esac
+        done
+        printf '%-10s %5d %8d %5d\n' "$f" $right $unplayed "$runs" >>"$dir/table"
     done
     cat "$dir/table"
     ;;

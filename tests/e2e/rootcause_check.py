@@ -7,7 +7,10 @@ verdict's affected, never causes.
 
     rootcause_check.py EMU_SUMMARY DIAGNOSE_JSON [KIND]
 
-Prints one line, "right: ..." or "wrong: ...", and exits 0 or 1. A run with
+Prints one line, "right: ..." or "wrong: ...", and exits 0 or 1; or
+"unplayed: ..." and exits 2: a late rank's fault missed where the emulator
+played fewer of its collectives as modelled than diagnose needs to name a
+late rank (played_as_modelled). A run with
 no fault is right when diagnose found no problem. With KIND, the emulator
 fault of that kind must be among diagnose's problems (not necessarily first:
 a run with two faults). Hosts are the emulator's
@@ -88,6 +91,22 @@ def played_as_modelled(emu, fault, coll):
     return bool(lags) and 3 * max(lags) <= fault["delay_ns"]
 
 
+# rclate.c names a late rank only at RC_LATE_MIN_OWN (rcint.h) collectives
+# or more where it was late of its own.
+LATE_MIN_OWN = 4
+
+
+def unplayed(emu, fault):
+    """Whether the emulator played fewer of a late host's or GPU's
+    collectives as modelled than diagnose needs to name it: the recorded
+    times cannot carry the fault, whatever reads them."""
+    truth = emu.get("fault_truth") or []
+    if fault["kind"] not in ("host_late", "slow_gpu") or not truth:
+        return False
+    played = [c for c in truth[0]["collectives"] if played_as_modelled(emu, fault, c)]
+    return len(played) < LATE_MIN_OWN
+
+
 def timing_wrong(emu, fault, problem):
     """Why a late rank's onset or frequency disagrees with the emulator's
     fault_truth, or None. The onset must be within 2 collectives of the
@@ -165,29 +184,34 @@ def main():
         return 0
     if len(faults) > 1:
         return all_found(emu, faults, problems)
-    kind, place = expected_in(emu, faults[0])
+    verdict, rc = one_fault(emu, diag, faults[0])
+    if rc and unplayed(emu, faults[0]):
+        print("unplayed: %s" % verdict)
+        return 2
+    print("%s: %s" % ("wrong" if rc else "right", verdict))
+    return rc
+
+
+def one_fault(emu, diag, fault):
+    """(what diagnose said of the run's one fault, 0 if right else 1)."""
+    problems = diag["problems"]
+    kind, place = expected_in(emu, fault)
     if not problems:
-        print("wrong: %s %s, diagnose found nothing" % (kind, place))
-        return 1
+        return "%s %s, diagnose found nothing" % (kind, place), 1
     first = problems[0]
     got = place_of(first, place)
     if first["kind"] != kind or got != place:
-        print("wrong: want %s %s, got %s %s: %s" % (kind, place, first["kind"], got, diag["verdict"]))
-        return 1
-    why = timing_wrong(emu, faults[0], first)
+        return "want %s %s, got %s %s: %s" % (kind, place, first["kind"], got, diag["verdict"]), 1
+    why = timing_wrong(emu, fault, first)
     if not why and kind in DATED and not first.get("began"):
         why = "no time it began"
     if why:
-        print("wrong: %s %s: %s" % (kind, place, why))
-        return 1
+        return "%s %s: %s" % (kind, place, why), 1
     causes = [p for p in problems if p["kind"] in ("host_late", "gpu_late")]
     if emu.get("scenario") == "train" and len(causes) > (kind in ("host_late", "gpu_late")):
-        print("wrong: %s %s, and ranks that only inherit it named as causes: %s" %
-              (kind, place, [p["evidence"] for p in causes]))
-        return 1
-    print("right: %s %s" % (kind, place))
-    return 0
-
+        return ("%s %s, and ranks that only inherit it named as causes: %s" %
+                (kind, place, [p["evidence"] for p in causes])), 1
+    return "%s %s" % (kind, place), 0
 
 if __name__ == "__main__":
     sys.exit(main())
