@@ -10,8 +10,9 @@
  * and its Coll events.
  *
  * Which file owns what:
- *   live.c       the tables: building them from sections, lifecycle records,
- *                ticks and the store (persistence)
+ *   live.c       the tables: building them from sections, lifecycle records
+ *                and ticks; eviction
+ *   live_store.c the progress taken for the store, the tables rebuilt from it
  *   live_read.c  reading them: judgements (alive, lagging, hung), counts,
  *                per-communicator metrics, the status and summary JSON
  *   live_snap.c  the snapshot: the tables serialized, and decoded into
@@ -149,8 +150,10 @@ rank_st *nsc_live_rank(comm_st *c, int32_t rank);
 long nsc_live_proc(nsc_live *l, const char *host, uint32_t pid);
 int nsc_live_func(comm_st *c, const char *name);
 
-/* live.c's steps that the ledger's records take too (live_ledger.c). */
+/* live.c's steps that the ledger's records (live_ledger.c) and the rebuild
+ * from the store (live_store.c) take too. */
 int nsc_live_admit_job(nsc_live *l, const char *job, long *out);
+int nsc_live_admit_comm(nsc_live *l, uint32_t job, uint64_t id, int32_t nranks, long *out);
 int nsc_live_admit_proc(nsc_live *l, const char *host, uint32_t pid, const char *job, const char *agent,
                         long *out);
 const ctx_map *nsc_live_ctx_of(const proc_st *p, uint16_t index);

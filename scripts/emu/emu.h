@@ -4,8 +4,9 @@
  * descr.c (version-neutral events -> each API version's descriptor), clock.c
  * (true clock, node and GPU clock models), acct.c (what was emitted, in shared
  * memory so a killed process still tells), engine.c (communicators, emitting
- * with NCCL's mask rules, the proxy thread), scenarios.c, pxn.c, cluster.c
- * (processes and threads), summary.c, replay.c, bench.c, main.c (options).
+ * with NCCL's mask rules, the proxy thread), scenarios.c, train.c (the train
+ * scenario), pxn.c, cluster.c (processes and threads), summary.c, replay.c,
+ * bench.c, main.c (options).
  */
 #ifndef NCCLSCOPE_EMU_H
 #define NCCLSCOPE_EMU_H
@@ -605,6 +606,34 @@ const emu_scenario *emu_scenario_find(const char *name);
 extern const emu_scenario emu_scenarios[];
 extern const int emu_nscenarios;
 uint64_t emu_comm_hash(const emu_opts *o, int which);
+
+/* The steps every scenario is made of (scenarios.c), train.c's too. */
+typedef struct emu_op_desc {
+    int func;   /* emu_func_names index */
+    bool p2p;
+    int peer;
+    size_t count;      /* 0: --count */
+    const char *dtype; /* NULL: --dtype */
+} emu_op_desc;
+
+typedef struct emu_group_flags {
+    bool explicit_group, graph, hang, kill_mid;
+    int step;          /* the iteration (train: step) the group belongs to */
+    uint64_t jitter_ns; /* the host's jitter before it (--jitter-us) */
+    bool stuck;         /* its stream holds work that never ends: it never starts */
+} emu_group_flags;
+
+enum { EMU_TRAIN_TP, EMU_TRAIN_PP, EMU_TRAIN_DP, EMU_TRAIN_GROUPS };
+void emu_group_call(emu_rank **rs, int n, const emu_op_desc *ops, int nops, emu_group_flags f,
+                    void **api_out, uint32_t *mask_out);
+void emu_host_sync(const emu_opts *o, emu_rank **rs, int n);
+void emu_straggle(const emu_opts *o, emu_rank **rs, int n, int step);
+void emu_mismatch(const emu_opts *o, const emu_rank *r, int it, emu_op_desc *op);
+void emu_iteration_done(const emu_opts *o, emu_rank **rs, int done);
+void emu_sleep_us(long us);
+
+/* ---- train.c ---- */
+int emu_sc_train(emu_world *w, emu_rank **rs, int n);
 /* The hash of communicator c (0..--comms-1) of a cluster run: c 0 is "world". */
 uint64_t emu_cluster_comm_hash(const emu_opts *o, int c);
 

@@ -1,6 +1,7 @@
-/* scenarios.c: the call sequences NCCL makes for each scenario.
+/* scenarios.c: the call sequences NCCL makes for each scenario (train's in
+ * train.c), and the scenario table.
  *
- * Every scenario is built from group_call(), which replays what NCCL does for
+ * Every scenario is built from emu_group_call(), which replays what NCCL does for
  * one ncclGroupStart/End (or one implicit group) on a set of communicators, in
  * the order the recorded real trace shows: GroupApi start, GroupStartApiStop,
  * CollApi/P2pApi start+stop for every call, GroupEndApiStart, then per
@@ -19,21 +20,6 @@
 #include "busbw.h"
 #include "emu.h"
 
-typedef struct op_desc {
-    int func;   /* emu_func_names index */
-    bool p2p;
-    int peer;
-    size_t count;      /* 0: --count */
-    const char *dtype; /* NULL: --dtype */
-} op_desc;
-
-typedef struct group_flags {
-    bool explicit_group, graph, hang, kill_mid;
-    int step;          /* the iteration (train: step) the group belongs to */
-    uint64_t jitter_ns; /* the host's jitter before it (--jitter-us) */
-    bool stuck;         /* its stream holds work that never ends: it never starts */
-} group_flags;
-
 /* Element size from the project's one datatype table; a name it does not
  * know (a replayed log's) is taken as 4 bytes, NCCL's most common. */
 static size_t dtype_size(const char *name)
@@ -47,19 +33,19 @@ uint64_t emu_comm_hash(const emu_opts *o, int which)
     return emu_splitmix(o->seed ^ (0x6e63636cull + (uint64_t)which));
 }
 
-static size_t op_count(const emu_opts *o, const op_desc *op)
+static size_t op_count(const emu_opts *o, const emu_op_desc *op)
 {
     return op->count ? op->count : o->count;
 }
 
-static const char *op_dtype(const emu_opts *o, const op_desc *op)
+static const char *op_dtype(const emu_opts *o, const emu_op_desc *op)
 {
     return op->dtype ? op->dtype : o->dtype;
 }
 
 /* What a rank called, as the ranks must agree on it (a mismatch differs);
  * a send and its receive agree on count and datatype. */
-static uint64_t op_sig(const emu_opts *o, const op_desc *op)
+static uint64_t op_sig(const emu_opts *o, const emu_op_desc *op)
 {
     uint64_t func = op->p2p ? EMU_F_COUNT : (uint64_t)op->func;
     uint64_t h = emu_splitmix(func * 0x100000001b3ull ^ op_count(o, op));
@@ -74,7 +60,8 @@ static void *fake_ptr(const emu_rank *r, unsigned what)
     return (void *)(uintptr_t)(0x7f0000000000ull + ((uint64_t)r->global_rank << 32) + ((uint64_t)what << 24));
 }
 
-static uint32_t new_coll_rec(emu_rank *r, const op_desc *op, uint64_t seq, uint64_t api_start, const group_flags *f)
+static uint32_t new_coll_rec(emu_rank *r, const emu_op_desc *op, uint64_t seq, uint64_t api_start,
+                             const emu_group_flags *f)
 {
     emu_acct *a = r->acct;
     if (a->ncoll >= r->w->acct.coll_cap)
@@ -89,7 +76,7 @@ static uint32_t new_coll_rec(emu_rank *r, const op_desc *op, uint64_t seq, uint6
 /* The counter of op's seq: NCCL numbers a collective per function; a
  * Send/Recv, which NCCL does not number, is counted per peer and function,
  * the order in which NCCL matches a Send with its peer's Recv. */
-static uint64_t *seq_of(emu_rank *r, const op_desc *op)
+static uint64_t *seq_of(emu_rank *r, const emu_op_desc *op)
 {
     if (op->p2p && op->peer >= 0 && op->peer < r->ci.nranks)
         return &r->p2p_seq[2 * op->peer + (op->func == EMU_F_SEND)];
@@ -100,8 +87,8 @@ static uint64_t *seq_of(emu_rank *r, const op_desc *op)
  * version. seqNumber advances per enqueue; for a graph replay only when NCCL
  * would count it (profiler loaded, a Group or API handle, KernelCh in the
  * operation's mask), else every replay repeats the captured number. */
-static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h, uint32_t mask,
-                      bool replayed, uint32_t *index, uint64_t api_start, const group_flags *f)
+static void *start_op(emu_rank *r, const emu_op_desc *op, void *api_h, void *group_h, uint32_t mask,
+                      bool replayed, uint32_t *index, uint64_t api_start, const emu_group_flags *f)
 {
     const emu_opts *o = r->w->o;
     emu_ev ev = {.type = op->p2p ? NSC_T_P2P : NSC_T_COLL, .mask = mask};
@@ -146,7 +133,7 @@ static void *start_op(emu_rank *r, const op_desc *op, void *api_h, void *group_h
     return h;
 }
 
-static void *start_api(emu_rank *r, const op_desc *op, void *group_api, uint32_t mask, bool graph)
+static void *start_api(emu_rank *r, const emu_op_desc *op, void *group_api, uint32_t mask, bool graph)
 {
     emu_ev ev = {.type = op->p2p ? NSC_T_P2P_API : NSC_T_COLL_API, .mask = mask, .parent = group_api};
     ev.d.api.func = emu_func_names[op->func];
@@ -160,7 +147,7 @@ static void *start_api(emu_rank *r, const op_desc *op, void *group_api, uint32_t
 
 #define MAX_OPS 64
 
-static void sleep_us(long us)
+void emu_sleep_us(long us)
 {
     if (us <= 0)
         return;
@@ -172,7 +159,7 @@ static void sleep_us(long us)
  * how many it has issued (written aside and renamed, so a reader never sees
  * a partial number), then the --pace-us pause. Lets a test act mid-job at a
  * point the job really reached instead of after a guessed delay. */
-static void iteration_done(const emu_opts *o, emu_rank **rs, int done)
+void emu_iteration_done(const emu_opts *o, emu_rank **rs, int done)
 {
     if (o->progress && rs[0]->global_rank == 0) {
         char tmp[PATH_MAX];
@@ -181,15 +168,15 @@ static void iteration_done(const emu_opts *o, emu_rank **rs, int done)
         if (f == NULL || fprintf(f, "%d\n", done) < 0 || fclose(f) != 0 || rename(tmp, o->progress) != 0)
             emu_die("--progress %s: %s", o->progress, strerror(errno));
     }
-    sleep_us(o->pace_us);
+    emu_sleep_us(o->pace_us);
 }
 
 /* What NCCL's hostStreamPlanTask does for one plan (after the kernel launch,
  * or from the CUDA host callback at every launch of a captured graph): Group
  * start, the Coll/P2p starts, the proxy ops uploaded to the proxy thread, the
  * Coll/P2p stops, Group stop. */
-static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *api, uint32_t mask,
-                      uint64_t api_start, bool replayed, group_flags f)
+static void plan_task(emu_rank *r, const emu_op_desc *ops, int nops, void *const *api, uint32_t mask,
+                      uint64_t api_start, bool replayed, emu_group_flags f)
 {
     emu_ev gr = {.type = NSC_T_GROUP, .mask = mask};
     void *g = emu_start(r, &gr);
@@ -213,7 +200,7 @@ static void plan_task(emu_rank *r, const op_desc *ops, int nops, void *const *ap
         emu_timeline_host_publish(r, &posted[0]);
     r->host_may_publish = false; /* the next group's start depends on this one's end */
     emu_proxy_post(r, posted, (size_t)nops);
-    for (int j = 0; j < nops; j++) /* what host_sync waits for */
+    for (int j = 0; j < nops; j++) /* what emu_host_sync waits for */
         if (!posted[j].p2p) {
             r->host_colls++;
             *r->host_last = posted[j];
@@ -242,7 +229,7 @@ static void ce_sync(emu_rank *r, void *ce_h)
 /* A collective on the copy engine (ncclLaunchCeColl, intra-node AllGather):
  * CeColl > {CeSync, CeBatch of the nranks copies, CeSync}. No KernelLaunch,
  * Group or Coll: the plan has no kernel and no task events. */
-static void ce_coll(emu_rank *r, const op_desc *op, void *api_h)
+static void ce_coll(emu_rank *r, const emu_op_desc *op, void *api_h)
 {
     const emu_opts *o = r->w->o;
     size_t bytes = o->count * dtype_size(o->dtype);
@@ -271,8 +258,8 @@ static void ce_coll(emu_rank *r, const op_desc *op, void *api_h)
  * mask is sampled once, at GroupApi start, for the whole operation. A graph
  * capture stops after the kernel launches: the plans' task events run at
  * each replay; the API handles and the mask go to `api_out`/`mask_out`. */
-static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group_flags f,
-                       void **api_out, uint32_t *mask_out)
+void emu_group_call(emu_rank **rs, int n, const emu_op_desc *ops, int nops, emu_group_flags f,
+                    void **api_out, uint32_t *mask_out)
 {
     emu_rank *r0 = rs[0];
     uint32_t mask = emu_mask_now();
@@ -295,7 +282,7 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
     if (f.kill_mid) {
         for (int i = 0; i < n; i++)
             emu_proxy_drain(rs[i]); /* so every counted call is complete */
-        sleep_us(r0->w->o->kill_delay_ms * 1000L);
+        emu_sleep_us(r0->w->o->kill_delay_ms * 1000L);
         kill(getpid(), SIGKILL);
     }
     for (int i = n - 1; i >= 0; i--) {
@@ -334,7 +321,7 @@ static void group_call(emu_rank **rs, int n, const op_desc *ops, int nops, group
  * events that close together at once: the next collective's device start is
  * the end all the same (emu_model_ready), only its API events are that much
  * early. */
-static void host_sync(const emu_opts *o, emu_rank **rs, int n)
+void emu_host_sync(const emu_opts *o, emu_rank **rs, int n)
 {
     uint64_t until = 0;
     for (int i = 0; emu_model_on(o) && i < n; i++) {
@@ -346,7 +333,7 @@ static void host_sync(const emu_opts *o, emu_rank **rs, int n)
 
 /* --mismatch: the rank's collective number K calls another count, datatype
  * or function than its peers. */
-static void mismatch(const emu_opts *o, const emu_rank *r, int it, op_desc *op)
+void emu_mismatch(const emu_opts *o, const emu_rank *r, int it, emu_op_desc *op)
 {
     const emu_model *m = &o->model;
     if (r->global_rank != m->mismatch_rank || it != m->mismatch_coll)
@@ -361,22 +348,22 @@ static void mismatch(const emu_opts *o, const emu_rank *r, int it, op_desc *op)
 
 /* The straggler arrives late at every collective the fault acts in: it
  * sleeps before issuing. */
-static void straggle(const emu_opts *o, emu_rank **rs, int n, int step)
+void emu_straggle(const emu_opts *o, emu_rank **rs, int n, int step)
 {
     for (int i = 0; i < n && emu_fault_on(o, step); i++)
         if (rs[i]->global_rank == o->slow_rank) {
-            sleep_us(o->slow_us);
+            emu_sleep_us(o->slow_us);
             return;
         }
 }
 
-static int collective_ops(const emu_opts *o, op_desc *ops)
+static int collective_ops(const emu_opts *o, emu_op_desc *ops)
 {
     int n = o->ops < 1 ? 1 : (o->ops > MAX_OPS ? MAX_OPS : o->ops);
     for (int j = 0; j < n; j++)
-        ops[j] = (op_desc){.func = emu_func_index(o->func), .peer = -1};
+        ops[j] = (emu_op_desc){.func = emu_func_index(o->func), .peer = -1};
     if (o->also_func && n < MAX_OPS)
-        ops[n++] = (op_desc){.func = emu_func_index(o->also_func), .peer = -1};
+        ops[n++] = (emu_op_desc){.func = emu_func_index(o->also_func), .peer = -1};
     return n;
 }
 
@@ -384,26 +371,26 @@ static int collective_ops(const emu_opts *o, op_desc *ops)
 static int run_iterations(emu_world *w, emu_rank **rs, int n, int iters, bool explicit_group)
 {
     const emu_opts *o = w->o;
-    op_desc ops[MAX_OPS];
+    emu_op_desc ops[MAX_OPS];
     int nops = collective_ops(o, ops);
     for (int it = 0; it < iters; it++) {
         bool hang_now = o->hang_rank >= 0 && it == o->hang_after;
         if (hang_now && rs[0]->global_rank == o->hang_rank)
             break; /* this rank stops issuing collectives */
-        host_sync(o, rs, n);
-        straggle(o, rs, n, it);
-        group_flags f = {.explicit_group = explicit_group || nops > 1, .hang = hang_now,
+        emu_host_sync(o, rs, n);
+        emu_straggle(o, rs, n, it);
+        emu_group_flags f = {.explicit_group = explicit_group || nops > 1, .hang = hang_now,
                          .kill_mid = o->kill_rank == rs[0]->global_rank && it == o->kill_after, .step = it};
-        op_desc called[MAX_OPS];
+        emu_op_desc called[MAX_OPS];
         memcpy(called, ops, sizeof called);
-        mismatch(o, rs[0], it, &called[0]);
-        group_call(rs, n, called, nops, f, NULL, NULL);
+        emu_mismatch(o, rs[0], it, &called[0]);
+        emu_group_call(rs, n, called, nops, f, NULL, NULL);
         if (hang_now)
             break;
-        iteration_done(o, rs, it + 1);
+        emu_iteration_done(o, rs, it + 1);
     }
     if (o->hang_rank >= 0)
-        sleep_us(o->hang_ms * 1000L);
+        emu_sleep_us(o->hang_ms * 1000L);
     return 0;
 }
 
@@ -425,17 +412,17 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
     for (int it = 0; it < w->o->iters; it++) {
         if (w->o->hang_rank >= 0 && it == w->o->hang_after && rs[0]->global_rank == w->o->hang_rank)
             break;
-        host_sync(w->o, rs, n);
+        emu_host_sync(w->o, rs, n);
         for (int i = 0; i < n; i++) {
             int me = rs[i]->ci.rank, nr = rs[i]->ci.nranks;
-            op_desc ops[2] = {{.func = EMU_F_SEND, .p2p = true, .peer = (me + 1) % nr},
+            emu_op_desc ops[2] = {{.func = EMU_F_SEND, .p2p = true, .peer = (me + 1) % nr},
                               {.func = EMU_F_RECV, .p2p = true, .peer = (me + nr - 1) % nr}};
-            group_call(&rs[i], 1, ops, 2, (group_flags){.explicit_group = true, .step = it}, NULL, NULL);
+            emu_group_call(&rs[i], 1, ops, 2, (emu_group_flags){.explicit_group = true, .step = it}, NULL, NULL);
         }
-        iteration_done(w->o, rs, it + 1);
+        emu_iteration_done(w->o, rs, it + 1);
     }
     if (w->o->hang_rank >= 0)
-        sleep_us(w->o->hang_ms * 1000L);
+        emu_sleep_us(w->o->hang_ms * 1000L);
     return 0;
 }
 
@@ -447,20 +434,20 @@ static int sc_p2p(emu_world *w, emu_rank **rs, int n)
 static int sc_alltoall(emu_world *w, emu_rank **rs, int n)
 {
     for (int it = 0; it < w->o->iters; it++) {
-        host_sync(w->o, rs, n);
-        straggle(w->o, rs, n, it);
+        emu_host_sync(w->o, rs, n);
+        emu_straggle(w->o, rs, n, it);
         for (int i = 0; i < n; i++) {
             int nr = rs[i]->ci.nranks;
-            op_desc ops[MAX_OPS];
+            emu_op_desc ops[MAX_OPS];
             if (2 * nr > MAX_OPS)
                 emu_die("alltoall: at most %d ranks", MAX_OPS / 2);
             for (int q = 0; q < nr; q++) {
-                ops[2 * q] = (op_desc){.func = EMU_F_SEND, .p2p = true, .peer = q};
-                ops[2 * q + 1] = (op_desc){.func = EMU_F_RECV, .p2p = true, .peer = q};
+                ops[2 * q] = (emu_op_desc){.func = EMU_F_SEND, .p2p = true, .peer = q};
+                ops[2 * q + 1] = (emu_op_desc){.func = EMU_F_RECV, .p2p = true, .peer = q};
             }
-            group_call(&rs[i], 1, ops, 2 * nr, (group_flags){.step = it}, NULL, NULL);
+            emu_group_call(&rs[i], 1, ops, 2 * nr, (emu_group_flags){.step = it}, NULL, NULL);
         }
-        iteration_done(w->o, rs, it + 1);
+        emu_iteration_done(w->o, rs, it + 1);
     }
     return 0;
 }
@@ -471,17 +458,17 @@ static int sc_alltoall(emu_world *w, emu_rank **rs, int n)
  * the captured mask) and the proxy ops, with their children. */
 static int sc_graph(emu_world *w, emu_rank **rs, int n)
 {
-    op_desc ops[MAX_OPS];
+    emu_op_desc ops[MAX_OPS];
     int nops = collective_ops(w->o, ops);
     void *api[MAX_OPS * 8];
     uint32_t mask;
-    group_call(rs, n, ops, nops, (group_flags){.explicit_group = true, .graph = true}, api, &mask);
+    emu_group_call(rs, n, ops, nops, (emu_group_flags){.explicit_group = true, .graph = true}, api, &mask);
     for (int it = 0; it < w->o->iters; it++) {
-        host_sync(w->o, rs, n);
+        emu_host_sync(w->o, rs, n);
         uint64_t launch = emu_clock_stamp_ns();
         for (int i = 0; i < n; i++)
-            plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, (group_flags){.step = it});
-        iteration_done(w->o, rs, it + 1);
+            plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, (emu_group_flags){.step = it});
+        emu_iteration_done(w->o, rs, it + 1);
     }
     return 0;
 }
@@ -517,192 +504,6 @@ static int sc_split(emu_world *w, emu_rank **rs, int n)
     return 0;
 }
 
-/* ---- train: a 3D-parallel training job (Megatron's layout and 1F1B) ---- */
-
-enum { TRAIN_TP, TRAIN_PP, TRAIN_DP, TRAIN_GROUPS };
-static const char *const train_names[TRAIN_GROUPS] = {"tp", "pp", "dp"};
-
-/* One rank of the job: its three communicators, split off the world one;
- * the communicator its stream ran last, and whether that never ended; its
- * jitter draws so far. */
-typedef struct trainer {
-    const emu_opts *o;
-    emu_rank c[TRAIN_GROUPS];
-    emu_rank *last;
-    bool stuck;
-    uint64_t draws;
-    int step;
-} trainer;
-
-/* Megatron's order (tp fastest, then dp, then pp): global rank
- * g = t + tp * (d + dp * p). Each group is linear in the global rank: its
- * first member, the stride, its size, the rank's index and the group's id. */
-static void train_group(const emu_opts *o, int g, int kind, int *base, int *stride, int *size, int *me, int *id)
-{
-    int t = g % o->tp, d = g / o->tp % o->dp, p = g / (o->tp * o->dp);
-    if (kind == TRAIN_TP)
-        *base = g - t, *stride = 1, *size = o->tp, *me = t, *id = d + o->dp * p;
-    else if (kind == TRAIN_DP)
-        *base = t + o->tp * o->dp * p, *stride = o->tp, *size = o->dp, *me = d, *id = t + o->tp * p;
-    else
-        *base = t + o->tp * d, *stride = o->tp * o->dp, *size = o->pp, *me = p, *id = t + o->tp * d;
-}
-
-/* ncclCommSplit(world, color = the group's id, key = the rank's index), as
- * torch.distributed's new_group does: a new hash per group, a new init. */
-static int train_split(emu_world *w, emu_rank *world, trainer *tr)
-{
-    const emu_opts *o = w->o;
-    for (int kind = 0; kind < TRAIN_GROUPS; kind++) {
-        int base, stride, size, me, id, nodes = 0, last_node = -1;
-        train_group(o, world->global_rank, kind, &base, &stride, &size, &me, &id);
-        for (int k = 0; k < size; k++) { /* members ascend, so do their nodes */
-            int node = (base + stride * k) / o->ranks_per_node;
-            nodes += node != last_node;
-            last_node = node;
-        }
-        /* NCCL derives the child's id from the parent's hash, how many
-         * splits the parent made before and the color. */
-        uint64_t split = emu_splitmix((uint64_t)(kind + 1) << 32 | (uint64_t)id);
-        emu_comm_info ci = {.comm_id = emu_splitmix(world->ci.comm_id ^ split),
-                            .name = train_names[kind], .nnodes = nodes, .nranks = size, .rank = me};
-        emu_rank *r = &tr->c[kind];
-        if (emu_rank_open(w, r, &ci, world->global_rank, world->node))
-            return -1;
-        r->world_base = base;
-        r->world_stride = stride;
-        r->wire_comm = o->comms + kind;
-        emu_proxy_start(r);
-    }
-    return 0;
-}
-
-/* One group on communicator `kind`. The rank's communicators share its
- * stream, so the device starts it after whatever another communicator ran
- * last: the host waits for that end (as host_sync), then for its jitter.
- * Once that never ends (a stall, a hang, a mismatch), nothing later on the
- * stream starts, whichever communicator it is on. */
-static void train_call(trainer *tr, int kind, const op_desc *ops, int nops, bool explicit_group)
-{
-    emu_rank *r = &tr->c[kind];
-    if (r->ci.nranks < 2)
-        return; /* a group of one: frameworks skip its collectives */
-    if (tr->last && tr->last != r && emu_model_on(tr->o) && !tr->stuck) {
-        uint64_t end = emu_timeline_host_end(tr->last);
-        tr->stuck = end == EMU_NEVER;
-        emu_timeline_wait(tr->stuck ? 0 : end);
-    }
-    tr->last = r;
-    group_flags f = {.explicit_group = explicit_group, .step = tr->step, .stuck = tr->stuck};
-    if (tr->o->jitter_us && emu_model_on(tr->o)) {
-        uint64_t x = emu_splitmix(tr->o->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)r->global_rank << 40) ^ tr->draws++);
-        f.jitter_ns = emu_model_us(tr->o, (double)(x % ((uint64_t)tr->o->jitter_us + 1)));
-        emu_timeline_wait(emu_clock_stamp_ns() + f.jitter_ns);
-    }
-    group_call(&r, 1, ops, nops, f, NULL, NULL);
-}
-
-/* Forward or backward of one microbatch on this stage: its layer's two
- * tensor-parallel AllReduces (attention, MLP), each after its GPU work. */
-static void train_compute(trainer *tr)
-{
-    op_desc ar = {.func = EMU_F_ALLREDUCE, .peer = -1};
-    train_call(tr, TRAIN_TP, &ar, 1, false);
-    train_call(tr, TRAIN_TP, &ar, 1, false);
-}
-
-/* Pipeline p2p in one batched group (Megatron's batch_isend_irecv): a send
- * to and/or a receive from the stage `send_to` / `recv_from` (-1: none). */
-static void train_p2p(trainer *tr, int send_to, int recv_from)
-{
-    op_desc ops[2];
-    int n = 0;
-    if (send_to >= 0)
-        ops[n++] = (op_desc){.func = EMU_F_SEND, .p2p = true, .peer = send_to};
-    if (recv_from >= 0)
-        ops[n++] = (op_desc){.func = EMU_F_RECV, .p2p = true, .peer = recv_from};
-    if (n)
-        train_call(tr, TRAIN_PP, ops, n, true);
-}
-
-/* One step of 1F1B without interleaving (Megatron's
- * forward_backward_pipelining_without_interleaving): warm-up forwards, the
- * steady one-forward-one-backward with the paired p2p groups, cool-down
- * backwards; then the data-parallel gradient reduction. */
-static void train_step(trainer *tr)
-{
-    const emu_opts *o = tr->o;
-    int p = tr->c[TRAIN_PP].ci.rank, np = o->pp, m = o->microbatches;
-    int prev = p > 0 ? p - 1 : -1, next = p < np - 1 ? p + 1 : -1;
-    int warmup = np - p - 1 < m ? np - p - 1 : m, steady = m - warmup;
-    for (int i = 0; i < warmup; i++) {
-        train_p2p(tr, -1, prev);
-        train_compute(tr);
-        train_p2p(tr, next, -1);
-    }
-    if (steady > 0)
-        train_p2p(tr, -1, prev);
-    for (int i = 0; i < steady; i++) {
-        train_compute(tr);
-        train_p2p(tr, next, next);
-        train_compute(tr);
-        train_p2p(tr, prev, i == steady - 1 ? -1 : prev);
-    }
-    for (int i = 0; i < warmup; i++) {
-        train_p2p(tr, -1, next);
-        train_compute(tr);
-        train_p2p(tr, prev, -1);
-    }
-    op_desc grads[2] = {{.func = EMU_F_REDUCESCATTER, .peer = -1}, {.func = EMU_F_ALLGATHER, .peer = -1}};
-    bool sharded = strcmp(o->func, "ReduceScatter") == 0; /* the distributed optimizer */
-    if (!sharded)
-        grads[0].func = EMU_F_ALLREDUCE;
-    mismatch(o, &tr->c[TRAIN_DP], tr->step, &grads[0]);
-    for (int i = 0; i < (sharded ? 2 : 1); i++)
-        train_call(tr, TRAIN_DP, &grads[i], 1, false);
-}
-
-/* --iters steps, each after the host waited for all its GPU's work (the
- * loss, the optimizer step); a late host (--slow-rank) is late at the start
- * of each step the fault acts in. */
-static int train_run(trainer *tr)
-{
-    const emu_opts *o = tr->o;
-    for (tr->step = 0; tr->step < o->iters; tr->step++) {
-        if (o->hang_rank == tr->c[0].global_rank && tr->step == o->hang_after)
-            break;
-        if (tr->last)
-            host_sync(o, &tr->last, 1);
-        emu_rank *self = &tr->c[0];
-        straggle(o, &self, 1, tr->step);
-        train_step(tr);
-        iteration_done(o, (emu_rank *[]){self}, tr->step + 1);
-    }
-    if (o->hang_rank >= 0)
-        sleep_us(o->hang_ms * 1000L);
-    return 0;
-}
-
-static int sc_train(emu_world *w, emu_rank **rs, int n)
-{
-    trainer *tr = calloc((size_t)n, sizeof *tr);
-    if (!tr)
-        emu_die("out of memory");
-    int rc = 0;
-    for (int i = 0; i < n && !rc; i++) {
-        tr[i].o = w->o;
-        rc = train_split(w, rs[i], &tr[i]);
-    }
-    for (int i = 0; i < n && !rc; i++)
-        rc = train_run(&tr[i]);
-    for (int i = 0; i < n; i++)
-        for (int kind = 0; kind < TRAIN_GROUPS; kind++)
-            if (tr[i].c[kind].w)
-                emu_rank_close(&tr[i].c[kind]);
-    free(tr);
-    return rc;
-}
-
 const emu_scenario emu_scenarios[] = {
     {"coll", "one GPU per thread: --iters x --ops collectives (implicit groups when --ops 1)", false, sc_coll, 0},
     {"multigpu", "several GPUs per thread: one thread drives all ranks of a node in one ncclGroup", true, sc_coll, 0},
@@ -718,7 +519,7 @@ const emu_scenario emu_scenarios[] = {
     {"hang", "rank --hang-rank stops after --hang-after iterations; the others hang in it", false, sc_coll, 0},
     {"kill", "rank --kill-rank's process is killed (SIGKILL) inside iteration --kill-after", false, sc_coll, 0},
     {"train", "3D-parallel training: --tp x --pp x --dp ranks, 1F1B over --microbatches, one communicator per group",
-     false, sc_train, TRAIN_GROUPS},
+     false, emu_sc_train, EMU_TRAIN_GROUPS},
 };
 const int emu_nscenarios = (int)(sizeof emu_scenarios / sizeof emu_scenarios[0]);
 
