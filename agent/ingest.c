@@ -88,10 +88,10 @@ static void route_records(nsc_agent *a, nsc_reg_proc *p, const void *msg, size_t
 }
 
 /* The batch's records into the ledger builder. Its records come in the order
- * the plugin's threads' rings were drained, not in time: what opens a
- * collective goes first, then the states, then the collectives' children
- * (in their order: a ProxyOp stops after its steps, on the same thread),
- * then the completions. Foreign events come re-attached, through the PXN
+ * the plugin's threads' rings were drained, not in time: the states go
+ * first, then what opens a collective, then the collectives' children (in
+ * their order: a ProxyOp stops after its steps, on the same thread), then
+ * the completions. Foreign events come re-attached, through the PXN
  * resolver. */
 static void feed_ledger(nsc_agent *a, nsc_reg_proc *p, const nsc_batch *b, uint64_t now_ns)
 {
