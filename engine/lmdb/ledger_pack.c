@@ -238,28 +238,33 @@ static size_t put_header(uint8_t *o, size_t n)
     return (size_t)(nsc_put_varint(o + 1, n) - o);
 }
 
-/* Records told on from the chain (prev: the record before, NULL none)
- * into body, after body0 bytes of n0 records: what fits with the header in
- * max bytes, whole seqs, and the value's first seq whatever its size; the
- * bytes written, their count into *taken. */
-static size_t fit(chain *ch, const nsc_ledger_rec *prev, const nsc_ledger_rec *const *recs, size_t n, size_t n0,
-                  size_t body0, size_t max, uint8_t *body, size_t *taken)
+/* Records told on from where a value ends (body0 bytes of body after its
+ * header) into body: what fits with the header in max bytes, whole seqs,
+ * and the value's first seq whatever its size; the bytes written, their
+ * count into *taken and where the value then ends into *after. */
+static size_t fit(const nsc_lpack_end *from, const nsc_ledger_rec *const *recs, size_t n, size_t body0, size_t max,
+                  uint8_t *body, size_t *taken, nsc_lpack_end *after)
 {
     uint8_t hdr[11], *o = body;
     size_t cut_n = 0, cut_len = 0;
+    chain ch = from->chain;
     int have = 0;
+    *after = *from;
     for (size_t j = 0; j <= n; j++) {
-        const nsc_ledger_rec *before = j ? recs[j - 1] : prev;
+        const nsc_ledger_rec *before = j ? recs[j - 1] : from->last;
         if (j == n || !before || recs[j]->seq != before->seq) {  /* a seq's records stay together */
-            if (have && n0 + cut_n && put_header(hdr, n0 + j) + body0 + (size_t)(o - body) > max)
+            if (have && from->n + cut_n && put_header(hdr, from->n + j) + body0 + (size_t)(o - body) > max)
                 break;
             have = 1;
             cut_n = j;
             cut_len = (size_t)(o - body);
+            after->chain = ch;
         }
         if (j < n)
-            o = put_rec(o, ch, recs[j], before);
+            o = put_rec(o, &ch, recs[j], before);
     }
+    after->n = from->n + cut_n;
+    after->last = cut_n ? recs[cut_n - 1] : from->last;
     *taken = cut_n;
     return cut_len;
 }
@@ -276,32 +281,33 @@ static size_t close_value(uint8_t *out, size_t n, size_t body0)
 }
 
 size_t nsc_lpack_encode_fit(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n, size_t max,
-                            uint8_t *out, size_t *taken)
+                            uint8_t *out, size_t *taken, nsc_lpack_end *after)
 {
-    chain ch;
-    chain_start(k, &ch);
-    size_t len = fit(&ch, NULL, recs, n, 0, 0, max, out + 11, taken);
-    return close_value(out, *taken, len);
+    nsc_lpack_end start = {0, NULL, {{0}, 0, 0, 0}};
+    chain_start(k, &start.chain);
+    size_t len = fit(&start, recs, n, 0, max, out + 11, taken, after);
+    return close_value(out, after->n, len);
 }
 
-size_t nsc_lpack_append_fit(const void *val, size_t len, const nsc_lpack *stored, const nsc_ledger_rec *const *recs,
-                            size_t n, size_t max, uint8_t *out, size_t *taken)
+size_t nsc_lpack_append_fit(const void *val, size_t len, const nsc_lpack_end *stored,
+                            const nsc_ledger_rec *const *recs, size_t n, size_t max, uint8_t *out, size_t *taken,
+                            nsc_lpack_end *after)
 {
     nsc_rbuf r = {val, (const uint8_t *)val + len, 0};
     nsc_rtake(&r, 1);
     nsc_rvarint(&r);
     size_t body0 = (size_t)(r.end - r.p);
-    chain ch = stored->end;
     memcpy(out + 11, r.p, body0);
-    size_t more = fit(&ch, &stored->recs[stored->n - 1], recs, n, stored->n, body0, max, out + 11 + body0, taken);
-    return close_value(out, stored->n + *taken, body0 + more);
+    size_t more = fit(stored, recs, n, body0, max, out + 11 + body0, taken, after);
+    return close_value(out, after->n, body0 + more);
 }
 
 size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n,
                         uint8_t *out)
 {
     size_t taken;
-    return nsc_lpack_encode_fit(k, recs, n, SIZE_MAX, out, &taken);
+    nsc_lpack_end after;
+    return nsc_lpack_encode_fit(k, recs, n, SIZE_MAX, out, &taken, &after);
 }
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -440,6 +446,12 @@ int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_l
 {
     uint64_t beyond;
     return nsc_lpack_decode_seqs(k, val, len, 0, UINT64_MAX, out, &beyond);
+}
+
+nsc_lpack_end nsc_lpack_ending(const nsc_lpack *l)
+{
+    nsc_lpack_end e = {l->n, l->n ? &l->recs[l->n - 1] : NULL, l->end};
+    return e;
 }
 
 void nsc_lpack_clear(nsc_lpack *l)

@@ -43,6 +43,13 @@ typedef struct nsc_lpack {
     nsc_lpack_chain end;  /* after the last value decoded */
 } nsc_lpack;
 
+/* Where a value ends: what records appended to it are told against. */
+typedef struct nsc_lpack_end {
+    size_t n;                    /* its records */
+    const nsc_ledger_rec *last;  /* the last of them (NULL: none), edges too */
+    nsc_lpack_chain chain;       /* the chain after it */
+} nsc_lpack_end;
+
 /* Upper bound of the encoded size of n records. */
 size_t nsc_lpack_bound(const nsc_ledger_rec *const *recs, size_t n);
 /* Encode n records of k's rank from its first seq, sorted and unique by
@@ -51,15 +58,18 @@ size_t nsc_lpack_bound(const nsc_ledger_rec *const *recs, size_t n);
 size_t nsc_lpack_encode(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n,
                         uint8_t *out);
 /* The same for the first *taken of them that fit in max bytes, whole seqs
- * (the first seq's records whatever their size). */
+ * (the first seq's records whatever their size); *after: where the value
+ * written ends (its last record one of recs). */
 size_t nsc_lpack_encode_fit(const nsc_ledger_key *k, const nsc_ledger_rec *const *recs, size_t n, size_t max,
-                            uint8_t *out, size_t *taken);
-/* The value val (len bytes) whose records stored holds, decoded alone,
- * with records after its last appended: the first *taken of them that fit
- * in max bytes, whole seqs (none when none fit), written to out (room for
- * len + nsc_lpack_bound) without telling the stored ones again. */
-size_t nsc_lpack_append_fit(const void *val, size_t len, const nsc_lpack *stored, const nsc_ledger_rec *const *recs,
-                            size_t n, size_t max, uint8_t *out, size_t *taken);
+                            uint8_t *out, size_t *taken, nsc_lpack_end *after);
+/* The value val (len bytes) that ends at stored, with records after its
+ * last appended: the first *taken of them that fit in max bytes, whole
+ * seqs (none when none fit), written to out (room for len +
+ * nsc_lpack_bound) without reading or telling the stored ones again;
+ * *after as above. */
+size_t nsc_lpack_append_fit(const void *val, size_t len, const nsc_lpack_end *stored,
+                            const nsc_ledger_rec *const *recs, size_t n, size_t max, uint8_t *out, size_t *taken,
+                            nsc_lpack_end *after);
 /* Append the records of a value to out: 0, NSC_STORE_ECORRUPT or
  * NSC_STORE_ENOMEM (out keeps what it held before the call). */
 int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_lpack *out);
@@ -67,6 +77,8 @@ int nsc_lpack_decode(const nsc_ledger_key *k, const void *val, size_t len, nsc_l
  * the value's first seq above hi, if lower. */
 int nsc_lpack_decode_seqs(const nsc_ledger_key *k, const void *val, size_t len, uint64_t lo, uint64_t hi,
                           nsc_lpack *out, uint64_t *beyond);
+/* Where the value l holds alone (decoded into it after a clear) ends. */
+nsc_lpack_end nsc_lpack_ending(const nsc_lpack *l);
 void nsc_lpack_clear(nsc_lpack *l);
 void nsc_lpack_free(nsc_lpack *l);
 

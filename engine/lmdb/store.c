@@ -230,6 +230,7 @@ void nsc_store_close(nsc_store *st)
         mdb_env_close(st->env.mdb);
     pthread_rwlock_destroy(&st->env.resize);
     free(st->w.ops);
+    nsc_st_lends_free(&st->w.lends);
     free_scratch(&st->scratch);
     free(st);
 }

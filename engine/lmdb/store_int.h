@@ -18,6 +18,7 @@
  *   store_colls.c   the collective index: its runs, writes and lookups
  *   store_retain.c  retention: deleting the oldest blocks and ledger values
  *   store_ledger.c  the ledger: upserting records, deleting values, reading
+ *   store_lends.c   the ledger writer's memory of where the values it wrote end
  *   store_stats.c   the totals record and live size
  *   store_read.c    readers: transactions, block iteration, scans
  *   store_meta.c    meta records: clock models, agents, lifecycle, progress
@@ -79,6 +80,12 @@ typedef struct nsc_st_env {
     atomic_int grow_waiters;  /* threads waiting for (or holding) resize alone */
 } nsc_st_env;
 
+/* Where the ledger values last written end (store_lends.c). */
+typedef struct nsc_st_lend nsc_st_lend;
+typedef struct nsc_st_lends {
+    nsc_st_lend **slots;  /* NULL until the first is kept */
+} nsc_st_lends;
+
 /* The single writer's transaction, and what outlives one. */
 typedef struct nsc_st_writer {
     MDB_txn *txn;
@@ -90,6 +97,7 @@ typedef struct nsc_st_writer {
     op *ops;
     size_t nops, ops_cap;
     nsc_store_stats committed, pending;
+    nsc_st_lends lends;
 } nsc_st_writer;
 
 /* Scratch of the batch being put (and of the block being indexed). */
@@ -179,6 +187,13 @@ int nsc_st_put_batch(nsc_store *st, const nsc_store_batch *b);
 /* store_ledger.c */
 int nsc_st_put_ledger(nsc_store *st, nsc_store_ledger *l);
 int nsc_st_delete_ledger(nsc_store *st, const MDB_val *key);
+
+/* store_lends.c: where the value at k ends when its stored bytes are val
+ * (len) as it was kept, else NULL; keep a value just written (or read). */
+const nsc_lpack_end *nsc_st_lends_find(nsc_st_lends *c, const nsc_ledger_key *k, const void *val, size_t len);
+void nsc_st_lends_keep(nsc_st_lends *c, const nsc_ledger_key *k, const void *val, size_t len,
+                       const nsc_lpack_end *end);
+void nsc_st_lends_free(nsc_st_lends *c);
 
 /* store_names.c */
 int nsc_st_intern(nsc_store *st, int db, const void *name, size_t len, const char *counter,

@@ -217,45 +217,76 @@ static int write_value(nsc_store *st, const nsc_ledger_key *k, size_t n, size_t 
     return nsc_st_put(st, DB_AGE, age, sizeof age, key, sizeof key);
 }
 
+/* The stored value at k (found: one is) and where it ends: from the
+ * writer's memory when the records add to it all come after its last, else
+ * decoded into sc->lstored. */
+static int stored_end(nsc_store *st, const nsc_ledger_key *k, int found, const nsc_ledger_rec *first, MDB_val *mv,
+                      nsc_lpack_end *end)
+{
+    nsc_st_scratch *sc = &st->scratch;
+    uint8_t key[NSC_KEY_LEDGER_LEN];
+    MDB_val mk = nsc_st_mval(key, sizeof key);
+    int rc;
+    nsc_lpack_clear(&sc->lstored);
+    *mv = nsc_st_mval(NULL, 0);
+    *end = nsc_lpack_ending(&sc->lstored);
+    if (!found)
+        return 0;
+    nsc_key_ledger(key, k);
+    if ((rc = mdb_get(st->w.txn, st->env.dbi[DB_LEDGER], &mk, mv)))
+        return rc;
+    const nsc_lpack_end *kept = nsc_st_lends_find(&st->w.lends, k, mv->mv_data, mv->mv_size);
+    if (kept && nsc_lpack_cmp(kept->last, first) < 0) {
+        *end = *kept;
+        return 0;
+    }
+    if ((rc = nsc_lpack_decode(k, mv->mv_data, mv->mv_size, &sc->lstored)))
+        return rc;
+    *end = nsc_lpack_ending(&sc->lstored);
+    return 0;
+}
+
 /* The records add[0..nadd) merged into the value at k (found: stored),
  * all below the rank's next value's first seq: the value takes what fits in
  * max bytes and new values the rest, each as full (a late record in a full
- * value splits it). */
+ * value splits it). Each value written is kept in the writer's memory. */
 static int put_value(nsc_store *st, nsc_ledger_key k, int found, size_t max, const nsc_ledger_rec *const *add,
                      size_t nadd, nsc_store_ledger_counts *c)
 {
     nsc_st_scratch *sc = &st->scratch;
-    uint8_t key[NSC_KEY_LEDGER_LEN];
-    nsc_key_ledger(key, &k);
-    MDB_val mk = nsc_st_mval(key, sizeof key), mv;
-    size_t old_len = 0, n;
-    int rc;
-    nsc_lpack_clear(&sc->lstored);
-    if (found && ((rc = mdb_get(st->w.txn, st->env.dbi[DB_LEDGER], &mk, &mv)) ||
-                  (rc = nsc_lpack_decode(&k, mv.mv_data, mv.mv_size, &sc->lstored))))
+    nsc_st_lends *lends = &st->w.lends;
+    MDB_val mv;
+    nsc_lpack_end end, after;
+    size_t n, take, len;
+    int rc = stored_end(st, &k, found, add[0], &mv, &end);
+    if (rc)
         return rc;
-    old_len = found ? mv.mv_size : 0;
-    size_t old_n = sc->lstored.n, take, len;
+    /* merged: the stored records read (none when remembered), then the new */
+    size_t old_n = end.n, read = sc->lstored.n;
     /* records all after the stored ones are told on from its last: the stored ones are not told again */
-    int tail = old_n && nsc_lpack_cmp(&sc->lstored.recs[old_n - 1], add[0]) < 0;
+    int tail = old_n && nsc_lpack_cmp(end.last, add[0]) < 0;
     if ((rc = merge(sc, add, nadd, c, &n)))
         return rc;
-    if (nsc_grow_to(&sc->lval, old_len + nsc_lpack_bound(sc->lmerged, n), &sc->lval_cap, 1, 4096))
+    if (nsc_grow_to(&sc->lval, mv.mv_size + nsc_lpack_bound(sc->lmerged, n), &sc->lval_cap, 1, 4096))
         return NSC_STORE_ENOMEM;
     if (tail) {
-        len = nsc_lpack_append_fit(mv.mv_data, old_len, &sc->lstored, sc->lmerged + old_n, n - old_n, max,
-                                   sc->lval, &take);
-        take += old_n;
-        if (take > old_n)
-            rc = write_value(st, &k, take, len, old_n, old_len, 0);
+        len = nsc_lpack_append_fit(mv.mv_data, mv.mv_size, &end, sc->lmerged + read, n - read, max, sc->lval,
+                                   &take, &after);
+        take += read;
+        if (take > read && !(rc = write_value(st, &k, after.n, len, old_n, mv.mv_size, 0)))
+            nsc_st_lends_keep(lends, &k, sc->lval, len, &after);
+        else if (take == read && read)  /* full, unchanged: kept as read */
+            nsc_st_lends_keep(lends, &k, mv.mv_data, mv.mv_size, &end);
     } else {
-        len = nsc_lpack_encode_fit(&k, sc->lmerged, n, max, sc->lval, &take);
-        rc = write_value(st, &k, take, len, old_n, old_len, !found);
+        len = nsc_lpack_encode_fit(&k, sc->lmerged, n, max, sc->lval, &take, &after);
+        if (!(rc = write_value(st, &k, take, len, old_n, mv.mv_size, !found)))
+            nsc_st_lends_keep(lends, &k, sc->lval, len, &after);
     }
     for (size_t at = take; !rc && at < n; at += take) {
         k.first = sc->lmerged[at]->seq;
-        len = nsc_lpack_encode_fit(&k, sc->lmerged + at, n - at, max, sc->lval, &take);
-        rc = write_value(st, &k, take, len, 0, 0, 1);
+        len = nsc_lpack_encode_fit(&k, sc->lmerged + at, n - at, max, sc->lval, &take, &after);
+        if (!(rc = write_value(st, &k, take, len, 0, 0, 1)))
+            nsc_st_lends_keep(lends, &k, sc->lval, len, &after);
     }
     return rc;
 }

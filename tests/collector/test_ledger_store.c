@@ -163,16 +163,19 @@ Test(ledger_pack, appended_as_told_at_once)
     size_t first = nsc_lpack_encode(&k, p, 10, part);
     nsc_lpack l = {0};
     cr_assert_eq(nsc_lpack_decode(&k, part, first, &l), 0);
-    size_t len = nsc_lpack_append_fit(part, first, &l, p + 10, 30, SIZE_MAX, out, &taken);
+    nsc_lpack_end end = nsc_lpack_ending(&l), after;
+    size_t len = nsc_lpack_append_fit(part, first, &end, p + 10, 30, SIZE_MAX, out, &taken, &after);
     cr_assert_eq(taken, 30);
+    cr_assert_eq(after.n, 40);
+    cr_assert_eq(after.last, p[39]);
     cr_assert_eq(len, all);
     cr_assert_arr_eq(out, once, all);
     /* room for a few more: whole seqs only */
-    len = nsc_lpack_append_fit(part, first, &l, p + 10, 30, first + 40, out, &taken);
+    len = nsc_lpack_append_fit(part, first, &end, p + 10, 30, first + 40, out, &taken, &after);
     cr_assert_eq(taken % 2, 0, "%zu records taken", taken);
     cr_assert_lt(taken, 30);
     cr_assert_leq(len, first + 40);
-    size_t full = nsc_lpack_append_fit(part, first, &l, p + 10, 30, first, once, &taken);
+    size_t full = nsc_lpack_append_fit(part, first, &end, p + 10, 30, first, once, &taken, &after);
     cr_assert_eq(taken, 0);
     cr_assert_eq(full, first);
     nsc_lpack_clear(&l);
@@ -461,6 +464,33 @@ Test(ledger_store, counts_exact_when_replayed, .init = setup, .fini = teardown)
     cr_assert_eq(c.stored, 4000);
     cr_assert_eq(c.replaced, 0);
     cr_assert_eq(nsc_test_stats(st).ledger_records, 4000);
+}
+
+/* The writer appends to a value it wrote without reading it, as long as
+ * the stored bytes are the ones it wrote: here a rewrite of the value's
+ * last record to the same length, aborted, leaves the stored value
+ * different from the one last written, and the next record must be told
+ * against the stored one. */
+Test(ledger_store, appended_to_the_stored_value_not_the_aborted_one, .init = setup, .fini = teardown)
+{
+    nsc_ledger_rec r[11];
+    for (int i = 0; i < 11; i++)
+        r[i] = rec((uint64_t)i, 1, NULL, 0);
+    r[9].count += 1;  /* a one-byte difference, as the rewrite's */
+    put_commit(st, 10, r, 10);
+    nsc_ledger_rec rewrite = r[9];
+    rewrite.count -= 2;
+    nsc_ledger_batch b = batch_of(&rewrite, 1);
+    nsc_store_ledger l = {&proc, &b, {0}};
+    cr_assert_eq(nsc_store_begin(st, 11), 0);
+    cr_assert_eq(nsc_store_put_ledger(st, &l), 0);
+    cr_assert_eq(l.counts.replaced, 1);
+    nsc_store_abort(st);
+    put_commit(st, 12, &r[10], 1);
+    got *g = read_window(st, 0, 100, 1, 1);
+    cr_assert_eq(g->n, 11);
+    for (size_t i = 0; i < g->n; i++)
+        eq_rec(&g->recs[i], &r[i]);
 }
 
 /* Records come a few at a time per rank, as an agent sends them: each

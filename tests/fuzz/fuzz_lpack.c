@@ -39,13 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* its second half appended to its first: the same bytes */
     size_t half = a.n / 2, taken, first;
+    nsc_lpack_end end, after;
     uint8_t *whole = malloc(2 * bound);
     nsc_lpack c = {0};
     if (!whole)
         abort();
     first = nsc_lpack_encode(&k, p, half, whole);
-    if (half && (nsc_lpack_decode(&k, whole, first, &c) != 0 ||
-                 nsc_lpack_append_fit(whole, first, &c, p + half, a.n - half, SIZE_MAX, whole + bound, &taken) != n ||
+    if (half && (nsc_lpack_decode(&k, whole, first, &c) != 0 || (end = nsc_lpack_ending(&c)).n != half ||
+                 nsc_lpack_append_fit(whole, first, &end, p + half, a.n - half, SIZE_MAX, whole + bound, &taken,
+                                      &after) != n ||
                  taken != a.n - half || memcmp(whole + bound, out, n) != 0))
         abort();
     nsc_lpack_free(&c);
