@@ -1,9 +1,10 @@
 /* lbproxy.c: the ledger builder's network legs (see lbuild.h, lbuild_int.h).
  *
- * Owns folding ProxyOps, ProxySteps and the steps' ProxyStep states into
+ * Owns the ProxyOps and ProxySteps of the open collectives, folded into
  * their collective's edges: the steps wait folded under their ProxyOp's id
- * until it comes, the states under their step's id until it stops, and the
- * PXN steps the resolver re-attaches move to their origin process here.
+ * until it comes, and the steps' states (nsc_lbuild_state and
+ * nsc_lbuild_alias in lbuild.c put them) in a table by step id until their
+ * step stops.
  */
 #include "lbuild_int.h"
 
@@ -139,7 +140,7 @@ step_acc *nsc_lb_step_of(lproc *lp, uint64_t step_id)
 }
 
 /* Free s's slot, moving back the entries after it that probed past it. */
-static void step_del(lproc *lp, step_acc *s)
+void nsc_lb_step_del(lproc *lp, step_acc *s)
 {
     size_t mask = lp->capsteps - 1, hole = (size_t)(s - lp->steps);
     for (size_t i = (hole + 1) & mask; lp->steps[i].step_id; i = (i + 1) & mask) {
@@ -184,7 +185,7 @@ step_acc *nsc_lb_step_add(nsc_lbuild *lb, lproc *lp, uint64_t id)
         while (!victim->step_id)
             victim = &lp->steps[(size_t)(victim - lp->steps + 1) & (lp->capsteps - 1)];
         lb->st.unattached[NSC_LB_NO_STEP]++;
-        step_del(lp, victim);
+        nsc_lb_step_del(lp, victim);
     }
     if ((lp->nsteps + 1) * 2 > lp->capsteps && step_grow(lp)) {
         lb->st.unattached[NSC_LB_NOMEM]++;
@@ -236,7 +237,7 @@ void nsc_lb_proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
     nsc_ledger_edge one = {.last_step = ev->d.proxy_step.step, .steps = !open, .last_state = s ? s->state : 0};
     if (open) {
         if (s)
-            step_del(lp, s);
+            nsc_lb_step_del(lp, s);
         fold_step(lb, lp, acc, &one, 0);
         return;
     }
@@ -253,51 +254,9 @@ void nsc_lb_proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev)
         one.wait_send_ns = s->wait[NSC_LEDGER_WAIT_SEND];
         one.wait_recv_ns = s->wait[NSC_LEDGER_WAIT_RECV];
         one.wait_flush_ns = s->wait[NSC_LEDGER_WAIT_FLUSH];
-        step_del(lp, s);
+        nsc_lb_step_del(lp, s);
     }
     fold_step(lb, lp, acc, &one, !s && (lp->sends & SENDS_STATES) && !(ev->flags & NSC_EVF_FOREIGN));
     lp->sends |= SENDS_STEPS;
     acc->pxn |= (ev->flags & NSC_EVF_FOREIGN) != 0;
 }
-
-void nsc_lbuild_state(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_state_rec *st)
-{
-    int w = nsc_ledger_wait_of(st->state);
-    if (w < 0)
-        return;  /* only a ProxyStep's states are folded */
-    lproc *lp = nsc_lb_proc_of(lb, p, 1);
-    if (!lp)
-        return;
-    lp->sends |= SENDS_STATES;
-    step_acc *s = nsc_lb_step_of(lp, st->id);
-    if (!s) {
-        if (!(s = nsc_lb_step_add(lb, lp, st->id)))
-            return;
-    } else {
-        int was = nsc_ledger_wait_of(s->state);
-        if (was >= 0 && st->ts_ns > s->at_ns)
-            s->wait[was] += st->ts_ns - s->at_ns;
-    }
-    s->state = st->state;
-    s->at_ns = st->ts_ns;
-    if (st->arg > s->bytes)
-        s->bytes = st->arg;  /* transSize, where the state carries it */
-}
-
-void nsc_lbuild_alias(nsc_lbuild *lb, nsc_reg_proc *proxy, nsc_reg_proc *origin, const nsc_a2c_alias *a)
-{
-    lproc *from = nsc_lb_proc_of(lb, proxy, 0);
-    step_acc *s = from ? nsc_lb_step_of(from, a->proxy_id) : NULL;
-    if (!s)
-        return;
-    step_acc moved = *s;
-    step_del(from, s);
-    from->dirty = 1;
-    lproc *to = nsc_lb_proc_of(lb, origin, 1);
-    step_acc *t = to ? nsc_lb_step_add(lb, to, a->new_id) : NULL;
-    if (!t)
-        return;
-    moved.step_id = a->new_id;
-    *t = moved;
-}
-

@@ -89,22 +89,6 @@ lproc *nsc_lb_proc_of(nsc_lbuild *lb, const nsc_reg_proc *p, int create)
     return lp;
 }
 
-open_coll *nsc_lb_coll_of(lproc *lp, uint64_t id)
-{
-    for (size_t i = 0; i < lp->ncolls; i++)
-        if (lp->colls[i].id == id)
-            return &lp->colls[i];
-    return NULL;
-}
-
-/* Remove element i of an array of *n, keeping the order (oldest first). */
-void nsc_lb_remove_at(void *arr, size_t *n, size_t i, size_t elem)
-{
-    uint8_t *a = arr;
-    memmove(a + i * elem, a + (i + 1) * elem, (*n - i - 1) * elem);
-    (*n)--;
-}
-
 /* A collective dropped unfinished counts by what was known of it. */
 static unsigned drop_reason(const open_coll *c, unsigned known_reason)
 {
@@ -235,7 +219,7 @@ static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, 
                               nsc_dtype_size(nsc_reg_str(p, r->datatype))).bytes;
 }
 
-/* ---- children: KernelCh (ProxyOp, ProxyStep, states: lbproxy.c) ----------- */
+/* ---- children: KernelCh, states (ProxyOp, ProxyStep: lbproxy.c) ----------- */
 
 static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *ev)
 {
@@ -263,6 +247,30 @@ static void kernel_ch(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *
         if (k->ptimer_stop > c->pstop_max)
             c->pstop_max = k->ptimer_stop;
     }
+}
+
+void nsc_lbuild_state(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_state_rec *st)
+{
+    int w = nsc_ledger_wait_of(st->state);
+    if (w < 0)
+        return;  /* only a ProxyStep's states are folded */
+    lproc *lp = nsc_lb_proc_of(lb, p, 1);
+    if (!lp)
+        return;
+    lp->sends |= SENDS_STATES;
+    step_acc *s = nsc_lb_step_of(lp, st->id);
+    if (!s) {
+        if (!(s = nsc_lb_step_add(lb, lp, st->id)))
+            return;
+    } else {
+        int was = nsc_ledger_wait_of(s->state);
+        if (was >= 0 && st->ts_ns > s->at_ns)
+            s->wait[was] += st->ts_ns - s->at_ns;
+    }
+    s->state = st->state;
+    s->at_ns = st->ts_ns;
+    if (st->arg > s->bytes)
+        s->bytes = st->arg;  /* transSize, where the state carries it */
 }
 
 void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint64_t now_ns)
@@ -304,6 +312,23 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
     else
         nsc_lb_proxy_op(lb, lp, c, ev);
     c->changed = 1;
+}
+
+void nsc_lbuild_alias(nsc_lbuild *lb, nsc_reg_proc *proxy, nsc_reg_proc *origin, const nsc_a2c_alias *a)
+{
+    lproc *from = nsc_lb_proc_of(lb, proxy, 0);
+    step_acc *s = from ? nsc_lb_step_of(from, a->proxy_id) : NULL;
+    if (!s)
+        return;
+    step_acc moved = *s;
+    nsc_lb_step_del(from, s);
+    from->dirty = 1;
+    lproc *to = nsc_lb_proc_of(lb, origin, 1);
+    step_acc *t = to ? nsc_lb_step_add(lb, to, a->new_id) : NULL;
+    if (!t)
+        return;
+    moved.step_id = a->new_id;
+    *t = moved;
 }
 
 void nsc_lbuild_completion(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_completion *cm)

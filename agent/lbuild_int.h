@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gpuclock.h"
 #include "lbuild.h"
@@ -105,16 +106,31 @@ struct nsc_lbuild {
 /* The most steps of states a process keeps (lbuild.h). */
 static inline size_t nsc_lb_steps_max(const nsc_lbuild *lb) { return 4 * (size_t)lb->max_open; }
 
+static inline open_coll *nsc_lb_coll_of(lproc *lp, uint64_t id)
+{
+    for (size_t i = 0; i < lp->ncolls; i++)
+        if (lp->colls[i].id == id)
+            return &lp->colls[i];
+    return NULL;
+}
+
+/* Remove element i of an array of *n, keeping the order (oldest first). */
+static inline void nsc_lb_remove_at(void *arr, size_t *n, size_t i, size_t elem)
+{
+    uint8_t *a = arr;
+    memmove(a + i * elem, a + (i + 1) * elem, (*n - i - 1) * elem);
+    (*n)--;
+}
+
 /* lbuild.c */
 lproc *nsc_lb_proc_of(nsc_lbuild *lb, const nsc_reg_proc *p, int create);
 void nsc_lb_proc_remove(nsc_lbuild *lb, lproc *lp);
-open_coll *nsc_lb_coll_of(lproc *lp, uint64_t id);
-void nsc_lb_remove_at(void *arr, size_t *n, size_t i, size_t elem);
 
 /* lbproxy.c */
 void nsc_lb_proxy_op(nsc_lbuild *lb, lproc *lp, open_coll *c, const nsc_event *ev);
 void nsc_lb_proxy_step(nsc_lbuild *lb, lproc *lp, const nsc_event *ev);
 step_acc *nsc_lb_step_of(lproc *lp, uint64_t step_id);
 step_acc *nsc_lb_step_add(nsc_lbuild *lb, lproc *lp, uint64_t id);
+void nsc_lb_step_del(lproc *lp, step_acc *s);
 
 #endif
