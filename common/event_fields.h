@@ -7,7 +7,7 @@
  * NCCL's descriptor it is copied from. Made from it: the payload structs of
  * nsc_event (event.h), the wire layouts (wire.c), the block's columns
  * (store/block_int.h), the timeline's descriptor keys (query/timeline.c), the
- * strings an event refers to (plugin/shipper.c) and the copies from NCCL's
+ * strings an event refers to (plugin/drain.c) and the copies from NCCL's
  * descriptors (plugin/plugin.c); each user checks its counts and positions at
  * compile time. docs/protocol.md, "Event fields", says how to add a field.
  *

@@ -5,7 +5,7 @@
  * is a hash and a compare, lock-free, in a table preallocated in .bss. The
  * first thread to see a pointer claims an entry with one CAS and copies the
  * text; the id is the entry's position, so it is known at once. The shipper
- * sends an id's text before the first record that uses it (shipper.c).
+ * sends an id's text before the first record that uses it (drain.c).
  */
 #include <string.h>
 

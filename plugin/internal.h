@@ -3,7 +3,8 @@
  * The plugin is split by concern: plugin.c translates NCCL's per-version
  * descriptors, hotpath.c records events, slots.c owns handles, tbuf.c the
  * per-thread record rings, intern.c strings, ctxreg.c communicator contexts,
- * shipper.c the background sender, config.c the environment, life.c the
+ * shipper.c the background sender (batch.c its backlog, drain.c what goes
+ * in a batch), config.c the environment, life.c the
  * init/finalize/fork/unload life cycle, log.c messages, chain.c the other
  * profiler plugin NCCLSCOPE_CHAIN names, cost.c the self-cost guard's
  * sampler. Every symbol here is hidden
@@ -12,6 +13,7 @@
 #ifndef NCCLSCOPE_PLUGIN_INTERNAL_H
 #define NCCLSCOPE_PLUGIN_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,6 +23,8 @@
 #include "event.h"
 #include "mono.h"
 #include "nccl/profiler_common.h"
+#include "shed.h"
+#include "wire.h"
 
 #define NSC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NSC_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -555,6 +559,79 @@ void nsc_shipper_forget(void);
  * definitions are not ours. */
 void nsc_shipper_reset_stream(void);
 void nsc_shipper_release(void); /* unload: free the backlog */
+
+#define NSC_MS 1000000ull
+
+/* The shipper's state: the shipper thread's (shipper.c, batch.c, drain.c),
+ * but for its start, stop and the fork handlers. */
+typedef struct nsc_shipper {
+    nsc_config cfg;
+    void *zctx;
+    void *sock;
+    void *ack;      /* SUB on the agent's ack endpoint; NULL: none (not ipc) */
+    pthread_t thread;
+    int running;
+    _Atomic int stop;
+    /* backlog: batches by seq, each in one of nbatches BATCH_CAP buffers
+     * (ring[seq % nbatches]); [acked, head) were sent and wait for their
+     * acknowledgement, [head, tail) wait to be sent; the one at tail is being
+     * encoded while `open`. Free buffers are a stack: the one released last
+     * is taken next, still resident and in cache, where a ring would walk
+     * the whole backlog's pages (a page fault per 4 KiB written) */
+    uint8_t *mem;
+    struct { uint32_t buf, len; } *ring;
+    uint32_t *spare, nspare;
+    uint64_t nbatches, acked, head, tail;
+    uint64_t stream;            /* this stream's id, random and non-zero */
+    int acks;                   /* the agent acknowledges (its ack endpoint was seen) */
+    uint64_t acks_probed;       /* when its endpoint was last looked for */
+    uint64_t resend_instance, resend_next;  /* the last resend done */
+    uint64_t ack_last, ack_since;  /* acked as last seen, and since when it has not moved */
+    uint64_t acks_read;            /* when pass() last read acknowledgements */
+    nsc_enc enc;
+    int open;
+    uint64_t open_since, last_begin;
+    long idle_ns;  /* the next nap when there is nothing at all to do */
+    uint64_t seq;
+    uint64_t last_ok, failing_since, defs_reset, last_progress;
+    uint32_t drain_from;
+    nsc_shed shed;
+    uint64_t shed_at;  /* when the guard was last stepped */
+    nsc_clock clock;   /* the counter to ns: nsc_tick's where it reads it, the guard's samples */
+    uint64_t calibrated_at;
+    uint8_t str_sent[NSC_INTERN_CAP + 1];
+    uint32_t ctx_sent[NSC_MAX_CTX];
+} nsc_shipper;
+extern nsc_shipper nsc_ship;
+
+/* ---- batch.c ------------------------------------------------------------- */
+
+#define NSC_SHIP_BATCH_CAP (64u << 10) /* bytes of one batch's buffer */
+
+uint8_t *nsc_ship_batch_buf(uint64_t seq);
+void nsc_ship_release_upto(uint64_t next); /* batches before next acknowledged */
+void nsc_ship_spares_reset(void);          /* every buffer free */
+int nsc_ship_backlog_full(void);
+/* Open a batch at the backlog's tail: 0, or -1 when no buffer is free. */
+int nsc_ship_batch_begin(uint64_t now, uint64_t base_ns, int final);
+void nsc_ship_batch_finish(void); /* the counters end it; it waits to be sent */
+void nsc_ship_rec_ns(nsc_rec *r);  /* its times from counts to CLOCK_MONOTONIC ns */
+void nsc_ship_calibrate(uint64_t now);
+void nsc_ship_counters_sum(nsc_counters *c);
+
+/* ---- drain.c ------------------------------------------------------------- */
+
+/* Definitions go again before the records that need them. */
+void nsc_ship_reset_defs(uint64_t now);
+
+/* One pass over the threads' queues into batches: the records taken. */
+size_t nsc_ship_drain(uint64_t now);
+/* Ship the states held state_hold_ms (all: every one); -1 when the backlog is full. */
+int nsc_ship_release_held(uint64_t now, int all);
+/* Count as dropped what the queues and the hold still have (final stop). */
+void nsc_ship_count_leftovers(void);
+/* The communicators not yet sent, in a batch of their own. */
+void nsc_ship_announce(uint64_t now);
 
 /* ---- hold.c -------------------------------------------------------------- */
 
