@@ -143,20 +143,6 @@ int32_t nsc_endpoints_find(const nsc_endpoints *eps, const char *ep)
     return -1;
 }
 
-/* An address's weight for an agent: FNV-1a of the agent id, a byte no id
- * holds and the address's first n bytes, its bits mixed at the end (FNV's
- * low bits differ little between similar inputs). */
-static uint64_t weight(const char *id, const char *ep, size_t n)
-{
-    uint64_t h = nsc_fnv1a(NSC_FNV1A_BASIS, id, strlen(id));
-    h = nsc_fnv1a(h, "\xff", 1);
-    h = nsc_fnv1a(h, ep, n);
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
-
 /* The host part's weight first (a name's addresses share one port, so the
  * pick does not change with it), then the whole address's (two addresses
  * on one host). */
@@ -168,7 +154,8 @@ uint32_t nsc_endpoints_pick(const char *id, const nsc_endpoints *eps)
         const char *ep = eps->ep[i], *host = strstr(ep, "://");
         host = host ? host + 3 : ep;
         const char *colon = strrchr(host, ':');
-        uint64_t w[2] = {weight(id, host, colon ? (size_t)(colon - host) : strlen(host)), weight(id, ep, strlen(ep))};
+        uint64_t w[2] = {nsc_fnv_rendezvous(id, host, colon ? (size_t)(colon - host) : strlen(host)),
+                         nsc_fnv_rendezvous(id, ep, strlen(ep))};
         if (i == 0 || w[0] > top[0] || (w[0] == top[0] && w[1] > top[1]))
             best = i, top[0] = w[0], top[1] = w[1];
     }

@@ -384,27 +384,16 @@ static nsc_live *view(nsc_chlive *cl)
     return v;
 }
 
-/* Collector id's rendezvous score for job. */
-static uint64_t score(const char *id, const char *job)
-{
-    uint64_t h = nsc_fnv1a(NSC_FNV1A_BASIS, id, strlen(id) + 1);
-    h = nsc_fnv1a(h, job, strlen(job));
-    /* FNV's last bytes barely reach the high bits: mix before comparing */
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 33);
-}
-
 int nsc_chlive_announces(nsc_chback *b, const char *job)
 {
     nsc_chlive *cl = b->live;
     if (!cl)
         return 0;
-    uint64_t own = score(cl->id, job);
+    uint64_t own = nsc_fnv_rendezvous(job, cl->id, strlen(cl->id));
     pthread_mutex_lock(&cl->mu);
     int owner = cl->peers_read;
     for (size_t i = 0; owner && i < cl->npeers; i++) {
-        uint64_t s = score(cl->peers[i].id, job);
+        uint64_t s = nsc_fnv_rendezvous(job, cl->peers[i].id, strlen(cl->peers[i].id));
         owner = s < own || (s == own && strcmp(cl->id, cl->peers[i].id) < 0);
     }
     pthread_mutex_unlock(&cl->mu);
