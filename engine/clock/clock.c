@@ -15,6 +15,7 @@
 #define RESID_FLOOR_NS 2000.0 /* residual rejection never cuts tighter than this */
 #define UNKNOWN_DRIFT 1e-4    /* drift error of a line fitted from one point: 100 ppm */
 #define BOUND_NEAR 16         /* probes each side that bound the line at a time */
+#define BOUND_WINDOW_NS 100000000ull /* host times that share one bound (window_bound) */
 
 static const char *const err_text[] = {
     "ok", "impossible probe sample", "probe older than the last accepted one",
@@ -503,6 +504,45 @@ long nsc_clock_segment_for(const nsc_clock_model *m, uint64_t host_ns)
     return lo ? (long)lo - 1 : 0;
 }
 
+/* The open segment's probes bound its line at every host time of the
+ * BOUND_WINDOW_NS window holding host_ns (within the segment's span), each
+ * probe's interval widened to the window's end farther from it: the bound
+ * where the time is, not the segment's worst, and the same for the whole
+ * window (a block's times share it). -1 where the intervals do not meet. */
+static double window_bound(const nsc_clock_model *m, const nsc_clock_seg *s, uint64_t host_ns)
+{
+    uint64_t w0 = host_ns - host_ns % BOUND_WINDOW_NS, w1 = w0 + (BOUND_WINDOW_NS - 1);
+    double a = (double)wrap_diff(w0 > s->first_ns ? w0 : s->first_ns, s->anchor_host);
+    double b = (double)wrap_diff(w1 < s->last_ns && w1 > w0 ? w1 : s->last_ns, s->anchor_host);
+    size_t in = 0, out = m->npts;
+    while (in < out) { /* the first point at or after a */
+        size_t mid = in + (out - in) / 2;
+        if (px(s, &m->pts[mid]) < a)
+            in = mid + 1;
+        else
+            out = mid;
+    }
+    while (out < m->npts && px(s, &m->pts[out]) <= b)
+        out++;
+    line l = {s->off_ns, s->drift};
+    double lo = -INFINITY, hi = INFINITY;
+    for (size_t i = in > BOUND_NEAR ? in - BOUND_NEAR : 0; i < m->npts && i < out + BOUND_NEAR; i++) {
+        const nsc_clock_point *p = &m->pts[i];
+        double x = px(s, p), r = resid(s, p, &l);
+        double w = (double)p->rtt_ns / 2 + s->drift_err * fmax(fabs(a - x), fabs(b - x));
+        lo = fmax(lo, r - w);
+        hi = fmin(hi, r + w);
+    }
+    return lo > hi ? -1 : fmax(-lo, hi);
+}
+
+/* Whether segment i has its points (the open one): window_bound applies
+ * inside its span. */
+static int has_points(const nsc_clock_model *m, long i)
+{
+    return (size_t)i + 1 == m->nsegs && m->npts;
+}
+
 int nsc_clock_host_to_ref(const nsc_clock_model *m, uint64_t host_ns, uint64_t *ref_ns,
                           uint64_t *err_ns)
 {
@@ -516,7 +556,8 @@ int nsc_clock_host_to_ref(const nsc_clock_model *m, uint64_t host_ns, uint64_t *
         double outside = host_ns < s->first_ns  ? (double)(s->first_ns - host_ns)
                          : host_ns > s->last_ns ? (double)(host_ns - s->last_ns)
                                                 : 0;
-        *err_ns = (uint64_t)ceil(s->err_ns + s->drift_err * outside);
+        double near = has_points(m, i) && !outside ? window_bound(m, s, host_ns) : -1;
+        *err_ns = (uint64_t)ceil(near >= 0 ? near : s->err_ns + s->drift_err * outside);
     }
     return NSC_CLOCK_OK;
 }
@@ -528,7 +569,8 @@ int nsc_clock_host_to_ref(const nsc_clock_model *m, uint64_t host_ns, uint64_t *
  * side of [first_ns, last_ns] (it grows with the distance to it). So when the
  * offset is the same at both ends of the range, and the bound is the same at
  * both ends and at its lowest point in the range, both are the same for
- * every time in it. */
+ * every time in it. Inside the open segment's span the bound is its
+ * window's: a range there is resolved once when it lies in one window. */
 void nsc_clock_span_of(const nsc_clock_model *m, uint64_t h0, uint64_t h1, nsc_clock_span *sp)
 {
     memset(sp, 0, sizeof *sp);
@@ -540,6 +582,9 @@ void nsc_clock_span_of(const nsc_clock_model *m, uint64_t h0, uint64_t h1, nsc_c
     const nsc_clock_seg *s = &m->segs[i];
     if (wrap_diff(h1, s->anchor_host) < wrap_diff(h0, s->anchor_host))
         return; /* the line's argument wraps inside the range */
+    if (has_points(m, i) && h0 <= s->last_ns && h1 >= s->first_ns &&
+        (h0 < s->first_ns || h1 > s->last_ns || h0 / BOUND_WINDOW_NS != h1 / BOUND_WINDOW_NS))
+        return;
     uint64_t low = h0 >= s->first_ns ? h0 : s->first_ns < h1 ? s->first_ns : h1;
     uint64_t r0, r1, rl, e0, e1, el;
     nsc_clock_host_to_ref(m, h0, &r0, &e0);

@@ -185,6 +185,32 @@ Test(clock, bound_from_probes_quick_either_way)
     nsc_clock_free(&m);
 }
 
+/* The probes bound the line where they ran: 2 s of quick probes (10 us
+ * round trips), then 2 s of slow ones (200 us). A time among the quick ones
+ * is bound by them (where the segment's worst, 100 us, bounded it), a time
+ * among the slow ones by the slow ones and the drift error to the quick. */
+Test(clock, bound_from_the_probes_near_the_time)
+{
+    const uint64_t off = 7000000, us = 1000;
+    nsc_clock_model m;
+    cr_assert_eq(nsc_clock_init(&m, NULL), 0);
+    for (uint64_t i = 0; i < 40; i++) {
+        uint64_t t1 = 1000000000 + i * 100000000, half = i < 20 ? 5 * us : 100 * us;
+        nsc_clock_sample s = {t1, t1 + off + half, t1 + off + half + us, t1 + 2 * half + us};
+        cr_assert_eq(nsc_clock_add(&m, &s), 0);
+    }
+    cr_assert_eq(nsc_clock_flush(&m), 0);
+    for (uint64_t h = 1010000000; h < 4900000000; h += 37000000) {
+        uint64_t ref, err;
+        cr_assert_eq(nsc_clock_host_to_ref(&m, h, &ref, &err), 0);
+        int64_t miss = (int64_t)(ref - (h + off));
+        cr_assert_leq((uint64_t)llabs(miss), err, "at %" PRIu64 ": %" PRId64 " ns off, bound %" PRIu64, h, miss, err);
+        if (h < 2900000000)
+            cr_assert_leq(err, 15 * us, "at %" PRIu64 ": bound %" PRIu64, h, err);
+    }
+    nsc_clock_free(&m);
+}
+
 static uint8_t *serialize(const nsc_clock_model *m, size_t *len)
 {
     *len = nsc_clock_serialized_size(m);

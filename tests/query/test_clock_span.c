@@ -2,7 +2,7 @@
  * that the timeline converts with, against nsc_clock_host_to_ref time by
  * time: across segment starts, rounding steps of the offset, the edges of a
  * segment's fitted range (where the error bound starts to grow), drifts of
- * either sign. */
+ * either sign, and the open segment's bound, one per window of host time. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -106,4 +106,30 @@ Test(clock_span, not_exact_where_a_value_changes)
     cr_assert_eq(exact, 0);
     check_span(&m, T0 + 10, T0, &exact);
     cr_assert_eq(exact, 0);
+}
+
+/* The open segment keeps its probes, which bound each window of host time
+ * apart: a range in one window is resolved once, one across two is not. */
+Test(clock_span, open_segment_bound_by_window)
+{
+    nsc_clock_model m;
+    cr_assert_eq(nsc_clock_init(&m, NULL), 0);
+    const uint64_t off = 5000000, window = 100000000;
+    for (uint64_t i = 0; i < 150; i++) { /* 3 s of probes every 20 ms, round trips 20 to 69 us */
+        uint64_t t1 = T0 + i * 20000000, half = 10000 + i * 7919 % 50 * 500;
+        nsc_clock_sample s = {t1, t1 + off + half, t1 + off + half + 1000, t1 + 2 * half + 1000};
+        cr_assert_eq(nsc_clock_add(&m, &s), 0);
+    }
+    cr_assert_eq(nsc_clock_flush(&m), 0);
+    nsc_sim_rng rng = {11};
+    int exact, nexact = 0, ninexact = 0;
+    for (int i = 0; i < 300; i++) {
+        uint64_t h0 = (T0 / window + 1 + nsc_sim_next(&rng) % 25) * window - 3000 + nsc_sim_next(&rng) % 6000;
+        check_span(&m, h0, h0 + nsc_sim_next(&rng) % 6000, &exact);
+        nexact += exact;
+        ninexact += !exact;
+    }
+    cr_assert_gt(nexact, 50);
+    cr_assert_gt(ninexact, 50);
+    nsc_clock_free(&m);
 }
