@@ -98,7 +98,9 @@ int nsc_clock_add(nsc_clock_model *m, const nsc_clock_sample *s);
 int nsc_clock_flush(nsc_clock_model *m);
 
 /* Map a host time to the collector's time base. err_ns (may be NULL) gets an
- * error bound estimate. Returns 0 or NSC_CLOCK_EEMPTY. */
+ * error bound estimate: in the open segment's span its probes' bound for the
+ * 100 ms window of host time holding host_ns, elsewhere the segment's worst
+ * (grown with the distance outside its span). Returns 0 or NSC_CLOCK_EEMPTY. */
 int nsc_clock_host_to_ref(const nsc_clock_model *m, uint64_t host_ns, uint64_t *ref_ns,
                           uint64_t *err_ns);
 /* The segment that applies to host_ns (the last whose start <= host_ns, else
