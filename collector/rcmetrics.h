@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "cstate.h"
+#include "diag.h"
 
 typedef struct nsc_rcmetrics nsc_rcmetrics;
 
@@ -44,6 +45,14 @@ typedef struct nsc_rcm_view {
  * more of it (another collector's share reached ClickHouse after the
  * analysis, which its live snapshot may tell before its rows are there). */
 int nsc_rcmetrics_changed(const nsc_rcm_view *then, const nsc_rcm_view *now);
+
+/* 1 when problem p, found by an earlier pass and not by this one, stays:
+ * it came from the job's collectives or ledger (what the live state says
+ * is read whole at every pass) and this pass's window of `window` seqs
+ * below top, its communicator's highest, no longer reaches it: its seq is
+ * below the window, or it was judged over seqs (late ranks, links: seq 0)
+ * and the window cut the communicator. */
+int nsc_rcmetrics_carried(const nsc_problem *p, uint64_t top, uint64_t window);
 
 /* Start the thread (interval 0: no thread, nothing rendered); it ends once
  * c->stop is set. Returns 0 or -1. */
