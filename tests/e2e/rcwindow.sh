@@ -3,10 +3,10 @@
 # rootcause_window_seqs seqs, and a verdict found before its seq left the
 # window stays (docs/collector-http.md, "Root-cause metrics"). One collector
 # (window 8 seqs, passes every 100 ms) and one agent; a ring of 4 ranks, one
-# collective every 200 ms, rank 1 disagreeing on the count at seq 3. Once the
+# collective every 400 ms, rank 1 disagreeing on the count at seq 3. Once the
 # live state reached seq 3 the emulator is stopped (SIGSTOP) until a pass
 # found the mismatch (ncclscope_host_causes{host="node0",cause="other"}),
-# then runs to its end at seq 29, far past the window; the verdict must still
+# then runs to its end at seq 19, past the window; the verdict must still
 # be there after ten more passes, while /api/v1/diagnose, which reads the
 # whole job, names it too.
 #
@@ -26,7 +26,7 @@ reached() {
 
 start_all --rootcause-interval-ms 100 --rootcause-window-seqs 8 --hang-ms 600000
 NCCLSCOPE_JOB=rc-window "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes 1 --ranks-per-node 4 \
-    --ranks-as threads --scenario ring --iters 30 --pace-us 200000 --mismatch 1:3:count \
+    --ranks-as threads --scenario ring --iters 20 --pace-us 400000 --mismatch 1:3:count \
     --summary "$dir/emu.json" >"$dir/emu.log" 2>&1 &
 pids[emu]=$!
 wait_until 30 reached 3 || die "the job never reached seq 3"
@@ -37,11 +37,11 @@ wait_until 20 other_on_node0 || die "no pass found the mismatch at seq 3"
 kill -CONT $procs
 wait "${pids[emu]}" || die "emulator failed"
 unset "pids[emu]"
-wait_until 30 reached 29 || die "the job's last seqs never reached the live state"
+wait_until 30 reached 19 || die "the job's last seqs never reached the live state"
 p0=$(collector_metric ncclscope_collector_rootcause_passes_total)
 wait_until 30 collector_metric_above ncclscope_collector_rootcause_passes_total $((p0 + 9)) || die "no ten passes"
 other_on_node0 || die "the mismatch left /metrics with its seq out of the window: $(curl -sf -m 5 \
     "http://127.0.0.1:$http/metrics" | grep '^ncclscope_host_causes')"
 curl -sf -m 30 "http://127.0.0.1:$http/api/v1/diagnose?job=rc-window" | grep -q '"kind":"mismatch"' ||
     die "diagnose of the whole job does not name the mismatch"
-echo "rcwindow: the mismatch at seq 3 stays after the window moved to seq 29"
+echo "rcwindow: the mismatch at seq 3 stays after the window moved to seq 19"
