@@ -18,11 +18,15 @@
 #include "logsafe.h"
 #include "mono.h"
 #include "prom.h"
+#include "statusdoc.h"
 #include "utc.h"
 #include "webhook.h"
 #include "vfetch.h"
 
 #define RCM_POLL_MS 100
+/* Verdicts a job holds at most, those of the last pass and those carried
+ * from before its window. */
+#define RCM_MAX_HELD (2 * NSC_DIAG_MAX_PROBLEMS)
 
 /* What makes a verdict the same one at the next pass: its kind and place,
  * not its figures or text (durations that grow while it lasts). */
@@ -66,10 +70,11 @@ struct nsc_rcmetrics {
     uint64_t passes;     /* passes rendered */
     uint64_t triggered;  /* passes run early for new ledger records */
     uint64_t ledger_seen;  /* ledger records stored when the last pass began */
+    uint64_t cpu_ns;     /* the thread's CPU time in passes, all of them */
+    uint64_t version_reads;  /* store versions read (ended jobs, rootcause_recheck_ms) */
     nsc_vfetch *vf;      /* detail = on-demand: the verdicts' fetches (vfetch.h), else NULL */
 };
 
-/* 1 while one of the job's processes is alive. */
 /* The job's processes in the status; *alive: how many of them are alive. */
 static size_t job_procs(const nsc_json *status, const char *job, size_t *alive)
 {
@@ -204,11 +209,48 @@ int nsc_rcmetrics_changed(const nsc_rcm_view *then, const nsc_rcm_view *now)
     return then->procs != now->procs || !then->version_ok || !now->version_ok || then->version != now->version;
 }
 
-/* Analyse one job (unless done and unchanged); its problems replace the
- * last. A job is done once none of its processes has been alive for
- * settle_ns. The store's version is read only for a job none of whose
- * processes is alive (running ones are analysed anyway), and before the
- * analysis: a share stored while it runs is seen at the next pass. */
+int nsc_rcmetrics_carried(const nsc_problem *p, uint64_t top, uint64_t window)
+{
+    static const int history[] = {NSC_SEV_MISMATCH, NSC_SEV_MISSING, NSC_SEV_STALL, NSC_SEV_IN_FLIGHT,
+                                  NSC_SEV_SLOW_LINK, NSC_SEV_LATE};
+    int from_history = 0;
+    for (size_t i = 0; i < sizeof history / sizeof history[0]; i++)
+        from_history |= p->severity == history[i];
+    return from_history && window && top >= window && (p->seq == 0 || p->seq <= top - window);
+}
+
+/* This pass's problems (f) and, of the last pass's, those carried: a
+ * verdict found again keeps the onset found first. NULL without memory. */
+static nsc_problem *merge(const job_result *r, const nsc_findings *f, const nsc_json *status, uint64_t window,
+                          size_t *n)
+{
+    nsc_problem *p = malloc((f->n + r->n + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    memcpy(p, f->p, f->n * sizeof *p);
+    *n = f->n;
+    for (size_t i = 0; i < r->n; i++) {
+        verdict_key k = key_of(&r->p[i]);
+        size_t j = 0;
+        for (verdict_key kj; j < f->n; j++)
+            if (kj = key_of(&p[j]), memcmp(&k, &kj, sizeof k) == 0)
+                break;
+        if (j < f->n && r->p[i].began[0])
+            memcpy(p[j].began, r->p[i].began, sizeof p[j].began);
+        else if (j == f->n && *n < RCM_MAX_HELD &&
+                 nsc_rcmetrics_carried(&r->p[i], nsc_status_comm_max_seq(status, r->name, r->p[i].comm), window))
+            p[(*n)++] = r->p[i];
+    }
+    return p;
+}
+
+/* Analyse one job (unless done and unchanged): its problems replace the
+ * last but those carried (merge). A job is done once none of its
+ * processes has been alive for settle_ns. The store's version is read only
+ * for a job none of whose processes is alive (running ones are analysed
+ * anyway) and whose last stopped within rootcause_recheck_ms, before the
+ * analysis: a share stored while it runs is seen at the next pass. Later
+ * only a change of its processes has it analysed again. */
 static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, nsc_findings *f)
 {
     job_result *r = result_of(m, name);
@@ -219,13 +261,16 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     nsc_rcm_view view = {.procs = job_procs(status, name, &alive)};
     uint64_t now = nsc_mono_ns();
     r->quiet_ns = alive ? 0 : r->quiet_ns ? r->quiet_ns : now;
-    view.version_ok = !alive && m->c->store.ops->version(m->c->store.h, name, &view.version) == 0;
-    if (r->done && !nsc_rcmetrics_changed(&r->seen_with, &view))
+    int recent = !alive && now - r->quiet_ns < m->c->cfg.rootcause_recheck_ms * 1000000ull;
+    m->version_reads += recent;
+    view.version_ok = recent && m->c->store.ops->version(m->c->store.h, name, &view.version) == 0;
+    if (r->done && (recent ? !nsc_rcmetrics_changed(&r->seen_with, &view) : view.procs == r->seen_with.procs))
         return;
     nsc_diagapi_src ds;
     nsc_diagapi_src_init(&ds, m->c);
     memset(f, 0, sizeof *f);
     f->src = &ds.src;
+    f->window = m->c->cfg.rootcause_window_seqs;
     int rc = nsc_diag_find(name, status, f);
     nsc_diagapi_src_release(&ds);  /* ClickHouse: the job stays in the query cache */
     if (rc != NSC_DIAG_OK) {
@@ -234,12 +279,12 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
                 ds.src.err);
         return;
     }
-    nsc_problem *p = malloc((f->n + 1) * sizeof *p);
+    size_t n;
+    nsc_problem *p = merge(r, f, status, f->window, &n);
     if (!p)
         return;
-    memcpy(p, f->p, f->n * sizeof *p);
     free(r->p);
-    r->p = p, r->n = f->n, r->seen_with = view;
+    r->p = p, r->n = n, r->seen_with = view;
     r->done = r->quiet_ns && now - r->quiet_ns >= settle_ns(m->c);
     announce(m, r, now);
 }
@@ -362,6 +407,11 @@ static struct evbuffer *render(const nsc_rcmetrics *m, const nsc_json *status, d
                      "Root-cause passes run before rootcause_interval_ms for new ledger records", m->triggered);
         nsc_prom_u64(b, "ncclscope_collector_rootcause_jobs", "gauge",
                      "Jobs whose diagnosis the root-cause metrics hold", m->njobs);
+        nsc_prom_u64(b, "ncclscope_collector_rootcause_version_reads_total", "counter",
+                     "Store versions read for jobs that ended within rootcause_recheck_ms", m->version_reads);
+        nsc_prom_head(b, "ncclscope_collector_rootcause_cpu_seconds_total", "counter",
+                      "CPU time the root-cause passes took");
+        evbuffer_add_printf(b, "ncclscope_collector_rootcause_cpu_seconds_total %.6f\n", (double)m->cpu_ns / 1e9);
         nsc_prom_head(b, "ncclscope_collector_rootcause_pass_seconds", "gauge",
                       "How long the last root-cause pass took");
         evbuffer_add_printf(b, "ncclscope_collector_rootcause_pass_seconds %.3f\n", took_s);
@@ -371,9 +421,16 @@ static struct evbuffer *render(const nsc_rcmetrics *m, const nsc_json *status, d
     return b;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void pass(nsc_rcmetrics *m, nsc_findings *f)
 {
-    uint64_t t0 = nsc_mono_ns();
+    uint64_t t0 = nsc_mono_ns(), cpu0 = thread_cpu_ns();
     nsc_diagapi_src ds;
     nsc_doc st;
     nsc_diagapi_src_init(&ds, m->c);
@@ -389,6 +446,7 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
     }
     drop_unseen(m);
     m->passes++;
+    m->cpu_ns += thread_cpu_ns() - cpu0;
     struct evbuffer *text = render(m, status, (double)(nsc_mono_ns() - t0) / 1e9);
     nsc_doc_free(&st);
     if (!text)

@@ -7,10 +7,14 @@
  * (docs/collector-http.md, "Root-cause metrics"): per host and cause class the
  * problems placed there (ncclscope_host_causes{host,cause}), per host pair
  * the jobs with a slow link between them (ncclscope_link_slow_jobs{src_host,
- * dst_host}), and the pass's own figures. A job none of whose processes is
- * alive is analysed until it settles, and its result then kept while the
- * live state lists it and nsc_rcmetrics_changed says nothing changed; a
- * running one is analysed again at every pass. At most cfg.metrics_max_hosts hosts
+ * dst_host}), and the pass's own figures. A pass reads each communicator's
+ * last cfg.rootcause_window_seqs seqs, so that its cost does not grow with
+ * the job, and keeps the verdicts it can no longer judge
+ * (nsc_rcmetrics_carried). A job none of whose processes is alive is
+ * analysed until it settles, and its result then kept while the live state
+ * lists it and nothing changed: its processes (always), and within
+ * cfg.rootcause_recheck_ms of its end the store's version of it
+ * (nsc_rcmetrics_changed); a running one is analysed again at every pass. At most cfg.metrics_max_hosts hosts
  * (and as many host pairs), those with the most causes, are exported; the
  * rest are counted in ncclscope_collector_metrics_hosts_omitted. The scrape
  * only copies the text the last pass rendered. With webhook_url, each
@@ -27,6 +31,7 @@
 #include <stdint.h>
 
 #include "cstate.h"
+#include "diag.h"
 
 typedef struct nsc_rcmetrics nsc_rcmetrics;
 
@@ -44,6 +49,14 @@ typedef struct nsc_rcm_view {
  * more of it (another collector's share reached ClickHouse after the
  * analysis, which its live snapshot may tell before its rows are there). */
 int nsc_rcmetrics_changed(const nsc_rcm_view *then, const nsc_rcm_view *now);
+
+/* 1 when problem p, found by an earlier pass and not by this one, stays:
+ * it came from the job's collectives or ledger (what the live state says
+ * is read whole at every pass) and this pass's window of `window` seqs
+ * below top, its communicator's highest, no longer reaches it: its seq is
+ * below the window, or it was judged over seqs (late ranks, links: seq 0)
+ * and the window cut the communicator. */
+int nsc_rcmetrics_carried(const nsc_problem *p, uint64_t top, uint64_t window);
 
 /* Start the thread (interval 0: no thread, nothing rendered); it ends once
  * c->stop is set. Returns 0 or -1. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "qs.h"
 #include "utc.h"
 
 nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const char *comm, uint64_t seq,
@@ -44,6 +45,13 @@ void nsc_diag_began_ns(nsc_problem *p, const nsc_findings *f, uint64_t t_ns)
 {
     if (p && f->has_wall && t_ns)
         nsc_utc_iso((int64_t)t_ns + f->wall_ns, p->began, sizeof p->began);
+}
+
+int nsc_diag_qs_seqs(char *out, size_t cap, const char *q, const char *seqs)
+{
+    if ((size_t)snprintf(out, cap, "%s", q) >= cap)
+        return -1;
+    return seqs[0] ? nsc_qs_add(out, cap, "seq", seqs) : 0;
 }
 
 uint64_t nsc_diag_num(const nsc_json *o, const char *key)

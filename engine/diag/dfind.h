@@ -17,6 +17,10 @@ nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const
  * from the job's wall clock, when its collectives' header gave one. */
 void nsc_diag_began_ns(nsc_problem *p, const nsc_findings *f, uint64_t t_ns);
 
+/* out: q with the seq span seqs ("" for none: q alone), for the endpoints
+ * that take seq (collectives, ledger); 0, or -1 when it does not fit. */
+int nsc_diag_qs_seqs(char *out, size_t cap, const char *q, const char *seqs);
+
 /* A number member (0 if absent) and one that may be absent (none). */
 uint64_t nsc_diag_num(const nsc_json *o, const char *key);
 int64_t nsc_diag_num_or(const nsc_json *o, const char *key, int64_t none);

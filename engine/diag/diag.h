@@ -107,13 +107,18 @@ typedef struct nsc_findings {
     const nsc_json *status;  /* the live state's document, while nsc_diag_find runs */
     int64_t wall_ns;   /* the job's wall clock (its collectives' header), if has_wall */
     int has_wall;
+    /* Read only each communicator's last `window` seqs (by the live state's
+     * highest seq of it; 0 or a communicator it does not list: all): the
+     * collector's root-cause passes, whose cost must not grow with the job. */
+    uint64_t window;
+    char seqs[48];     /* the communicator being checked: its seq span, "" for all */
     nsc_problem p[NSC_DIAG_MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;
 } nsc_findings;
 
 /* Every problem of the job (NULL: the source's only or latest one), most
- * severe first; f zeroed but for f->src and f->only. `status` is the status
+ * severe first; f zeroed but for f->src, f->only and f->window. `status` is the status
  * document when the caller has it (hosts, for every job), else NULL and it
  * is fetched. Used by diagnose, by watch while a communicator is stuck and
  * by hosts. */

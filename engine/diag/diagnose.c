@@ -179,6 +179,16 @@ static int64_t first_absent(const nsc_json *seen, int64_t nranks)
     return -1;
 }
 
+/* f->seqs for communicator id: its last f->window seqs by the live state
+ * (p2p has no seqs: it is read whole). */
+static void set_window(findings *f, const char *id)
+{
+    uint64_t top = f->window && f->status ? nsc_status_comm_max_seq(f->status, f->job, id) : 0;
+    f->seqs[0] = 0;
+    if (top >= f->window && f->window)
+        snprintf(f->seqs, sizeof f->seqs, "%" PRIu64 "-%" PRIu64, top + 1 - f->window, UINT64_MAX);
+}
+
 static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const char *qs)
 {
     const char *id = nsc_json_str(nsc_json_get(comm, "comm"));
@@ -191,15 +201,16 @@ static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const
         add(f, NSC_SEV_NEVER_JOINED, "never_joined", id, 0, first,
             "%" PRId64 " of %" PRId64 " ranks never joined, the first rank %" PRId64, nranks - seen, nranks, first);
     }
-    char q[2048];
+    char q[2048], cq[2048];
     snprintf(q, sizeof q, "%s", qs);
-    if (nsc_qs_add(q, sizeof q, "comm", id) != 0) {
+    set_window(f, id);
+    if (nsc_qs_add(q, sizeof q, "comm", id) != 0 || nsc_diag_qs_seqs(cq, sizeof cq, q, f->seqs) != 0) {
         snprintf(f->src->err, sizeof f->src->err, "query string too long");
         return NSC_DIAG_FAIL;
     }
     f->comm = id;
     f->late = nsc_rc_late_new(nranks);
-    int rc = nsc_diag_fetch_pages(f->src, "collectives", q, NULL, on_collective, f);
+    int rc = nsc_diag_fetch_pages(f->src, "collectives", cq, NULL, on_collective, f);
     if (rc == NSC_DIAG_OK)
         rc = check_p2p(f, id, q);
     if (rc == NSC_DIAG_OK && f->late)

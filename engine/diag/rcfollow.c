@@ -151,14 +151,14 @@ int nsc_rc_follow_comm(nsc_findings *f, nsc_rc_follow *w, const char *comm, int6
     c->first = w->nwho_of;
     w->nwho_of += (size_t)nranks;
     add_ranks(w, c, f->status, f->job);
-    char q[2048];
+    char q[2048], lq[2048];
     snprintf(q, sizeof q, "%s", qs);
-    if (nsc_qs_add(q, sizeof q, "comm", comm)) {
+    if (nsc_qs_add(q, sizeof q, "comm", comm) || nsc_diag_qs_seqs(lq, sizeof lq, q, f->seqs)) {
         snprintf(f->src->err, sizeof f->src->err, "query string too long");
         return NSC_DIAG_FAIL;
     }
     fw_load ld = {w, (uint32_t)w->nc++};
-    return nsc_diag_fetch_pages(f->src, "ledger", q, NULL, on_record, &ld);
+    return nsc_diag_fetch_pages(f->src, "ledger", lq, NULL, on_record, &ld);
 }
 
 /* ---- each process's own time ------------------------------------------------ */

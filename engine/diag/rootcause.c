@@ -214,8 +214,9 @@ static void pass_free(rc_pass *p)
     free(p->host);
 }
 
-/* Set up the pass and run it over the communicator's proxy events. */
-static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *comm, const char *qs)
+/* Set up the pass and run it over the communicator's proxy events (its
+ * ledger in the seq span seqs, "" for all). */
+static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *comm, const char *qs, const char *seqs)
 {
     size_t cells = (size_t)l->nranks * RC_MAX_CHANNELS * 2;
     memset(p, 0, sizeof *p);
@@ -232,13 +233,13 @@ static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *com
         p->prog[i] = (rc_prog){-1, -1, 0, 0};
         p->last_peer[i] = -1;
     }
-    char q[2048];
+    char q[2048], lq[2048];
     snprintf(q, sizeof q, "%s", qs);
-    if (nsc_qs_add(q, sizeof q, "comm", comm)) {
+    if (nsc_qs_add(q, sizeof q, "comm", comm) || nsc_diag_qs_seqs(lq, sizeof lq, q, seqs)) {
         snprintf(s->err, sizeof s->err, "query string too long");
         return NSC_DIAG_FAIL;
     }
-    int rc = nsc_diag_fetch_pages(s, "ledger", q, NULL, on_ledger, p);
+    int rc = nsc_diag_fetch_pages(s, "ledger", lq, NULL, on_ledger, p);
     /* a stuck collective's steps whose ProxyOp is in no record (open while
      * the job runs) are only in the raw events */
     if (rc == NSC_DIAG_OK && !p->oom && l->stuck) {
@@ -258,7 +259,7 @@ static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *com
 int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *qs)
 {
     rc_pass p;
-    int rc = pass_run(f->src, &p, l, comm, qs);
+    int rc = pass_run(f->src, &p, l, comm, qs, f->seqs);
     if (rc == NSC_DIAG_OK) {
         nsc_rc_check_links(f, comm, &p);
         if (l->stuck) {
@@ -402,7 +403,7 @@ static int links_of(nsc_diag_src *s, const char *job_qs, const char *want, size_
         rc = NSC_DIAG_FAIL;
     }
     rc_pass p = {0};
-    if (rc == NSC_DIAG_OK && (rc = pass_run(s, &p, l, out->comm, q)) == NSC_DIAG_OK) {
+    if (rc == NSC_DIAG_OK && (rc = pass_run(s, &p, l, out->comm, q, "")) == NSC_DIAG_OK) {
         out->ref_ns = nsc_rc_link_reference(&p, &out->slow_ns);
         if ((rc = keep_links(&p, out)) != NSC_DIAG_OK)
             snprintf(s->err, sizeof s->err, "out of memory");

@@ -61,6 +61,17 @@ const nsc_json *nsc_status_job(const nsc_json *status, const char *job)
     return NULL;
 }
 
+uint64_t nsc_status_comm_max_seq(const nsc_json *status, const char *job, const char *comm)
+{
+    uint64_t top = 0;
+    EACH(c, nsc_json_get(nsc_status_job(status, job), "comms"))
+    if (strcmp(text_of(c, "comm"), comm) == 0)
+        EACH(f, nsc_json_get(c, "funcs"))
+        if (nsc_diag_num(f, "max_seq") > top)
+            top = nsc_diag_num(f, "max_seq");
+    return top;
+}
+
 const char *nsc_status_rank_process(const nsc_json *status, const char *job, const char *comm, int64_t rank)
 {
     EACH(c, nsc_json_get(nsc_status_job(status, job), "comms"))

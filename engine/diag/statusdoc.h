@@ -18,6 +18,9 @@ int nsc_status_rank_behind(const nsc_json *comm, const nsc_json *rank, const cha
 int nsc_status_rank_unstarted(const nsc_json *comm, const nsc_json *rank, const char **func, uint64_t *max);
 /* The status's entry for the job named `job`, or NULL. */
 const nsc_json *nsc_status_job(const nsc_json *status, const char *job);
+/* The highest seq of any function of communicator comm (its id) in job, 0
+ * when the status does not list it. */
+uint64_t nsc_status_comm_max_seq(const nsc_json *status, const char *job, const char *comm);
 /* What the live state knows of the process of rank `rank` of communicator
  * comm (its id) in job: "alive", "alive until T", "dead since T (why)",
  * "silent since T" (docs/api.md), or "unknown". */
