@@ -266,8 +266,8 @@ static void p2p_peers(const nsc_rc_follow *w, fw_side *k, uint64_t *peer)
 
 /* A Send/Recv its process arrived at after its peer ended late for its own
  * time, not the peer's: that part of its own time (what it arrived after
- * the peer, at most) passes on to the process's next record, whose own time
- * is measured from that late end (a pipeline stage's host late before its
+ * the peer, at most) passes on to the process's records whose own time is
+ * measured from that late end (a pipeline stage's host late before its
  * Recv is late of its own at the collective after it); all of it from a
  * process's first, which has no own time to bound it (judge_coll). In
  * process order, so that it passes on through several. 0, or -1 out of
