@@ -11,8 +11,7 @@
  * they were stuck in is followed back, rank to rank, to the process whose
  * own time it was: their problems become that origin's affected list. One
  * process late of its own in several communicators is one verdict, its
- * costs summed. Memory: one record per rank and collective (88 bytes; 40
- * more while its Sends and Recvs are paired). */
+ * costs summed. Memory: one record per rank and collective (88 bytes). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,20 +27,16 @@
 
 /* Hops followed from a waiting rank to the one it waited for. */
 #define FW_MAX_HOPS 32
-#define FW_SEND 1
-#define FW_RECV 2
 
 typedef struct fw_rec {
     uint64_t seq, api, done, gpu;  /* done: its end on the device, else on its host */
     uint64_t own;      /* its process's own time before it */
     uint64_t excess;   /* a collective's: own beyond the median of its ranks' */
-    uint64_t carry;    /* a Send/Recv's: the own time its late end passes on (carry_p2p) */
     int64_t blocker;   /* the process's earlier record that ended last, -1 none */
     uint32_t comm, who;
     uint32_t last_who;  /* a collective's: the process that arrived last */
     int32_t rank, peer;
-    uint8_t p2p;             /* FW_SEND or FW_RECV, 0 for a collective */
-    uint8_t late_last;       /* it arrived last, late (figures.h) */
+    uint8_t p2p, late_last;  /* late_last: it arrived last, late (figures.h) */
     uint8_t own_late;        /* ... and its own time explains half of that */
     uint8_t first;           /* its process's first: no earlier end to measure from */
 } fw_rec;
@@ -131,11 +126,11 @@ static int on_record(void *arg, const nsc_json *v, const char *line, size_t len)
         w->oom = 1;
         return 1;
     }
-    int p2p = strcmp(func, "Send") == 0 ? FW_SEND : strcmp(func, "Recv") == 0 ? FW_RECV : 0;
+    int p2p = strcmp(func, "Send") == 0 || strcmp(func, "Recv") == 0;
     /* its end on the device: its host may notice it milliseconds later */
     uint64_t end = nsc_diag_num(v, "gpu_end_ns");
     w->r[w->n++] = (fw_rec){nsc_diag_num(v, "seq"), nsc_diag_num(v, "api_ns"), end ? end : nsc_diag_num(v, "done_ns"),
-                            nsc_diag_num(v, "gpu_start_ns"), 0, 0, 0, -1, ld->comm, w->who_of[c->first + rank],
+                            nsc_diag_num(v, "gpu_start_ns"), 0, 0, -1, ld->comm, w->who_of[c->first + rank],
                             0, (int32_t)rank, (int32_t)nsc_diag_num_or(v, "peer", -1), (uint8_t)p2p, 0, 0, 0};
     return 0;
 }
@@ -218,77 +213,6 @@ static uint64_t median(uint64_t *v, size_t n)
 static uint64_t arrival(const fw_rec *x)
 {
     return x->gpu > x->api ? x->gpu : x->api;
-}
-
-/* ---- own time passed on through Send/Recv --------------------------------------- */
-
-/* A Send or Recv, keyed by its direction (from, to) and side. */
-typedef struct fw_side {
-    uint32_t comm;
-    int32_t from, to;
-    uint8_t recv;
-    uint64_t api;
-    size_t i;
-} fw_side;
-
-static int by_direction(const void *a, const void *b)
-{
-    const fw_side *x = a, *y = b;
-    return NSC_ORDER(NSC_CMP(x->comm, y->comm), NSC_CMP(x->from, y->from), NSC_CMP(x->to, y->to),
-                     NSC_CMP(x->recv, y->recv), NSC_CMP(x->api, y->api), NSC_CMP(x->i, y->i));
-}
-
-/* Each Send/Recv's peer's arrival into peer[] (0: unmatched): the n-th Send
- * from a to b meets the n-th Recv on b from a, as NCCL delivers them (the
- * p2p query pairs them alike, engine/query/p2p.c). */
-static void p2p_peers(const nsc_rc_follow *w, fw_side *k, uint64_t *peer)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        const fw_rec *x = &w->r[i];
-        peer[i] = 0;
-        if (x->p2p && x->peer >= 0)
-            k[n++] = x->p2p == FW_SEND ? (fw_side){x->comm, x->rank, x->peer, 0, x->api, i}
-                                       : (fw_side){x->comm, x->peer, x->rank, 1, x->api, i};
-    }
-    qsort(k, n, sizeof *k, by_direction);
-    for (size_t lo = 0, hi; lo < n; lo = hi) {
-        size_t sends = 0;
-        for (hi = lo; hi < n && k[hi].comm == k[lo].comm && k[hi].from == k[lo].from && k[hi].to == k[lo].to; hi++)
-            sends += !k[hi].recv;
-        for (size_t j = 0; j < sends && lo + sends + j < hi; j++) {
-            size_t s = k[lo + j].i, r = k[lo + sends + j].i;
-            peer[s] = arrival(&w->r[r]);
-            peer[r] = arrival(&w->r[s]);
-        }
-    }
-}
-
-/* A Send/Recv its process arrived at after its peer ended late for its own
- * time, not the peer's: that part of its own time (what it arrived after
- * the peer, at most) passes on to the process's records whose own time is
- * measured from that late end (a pipeline stage's host late before its
- * Recv is late of its own at the collective after it); all of it from a
- * process's first, which has no own time to bound it (judge_coll). In
- * process order, so that it passes on through several. 0, or -1 out of
- * memory. */
-static int carry_p2p(nsc_rc_follow *w)
-{
-    fw_side *k = malloc((w->n + 1) * sizeof *k);
-    uint64_t *peer = malloc((w->n + 1) * sizeof *peer);
-    if (k && peer) {
-        p2p_peers(w, k, peer);
-        for (size_t i = 0; i < w->n; i++) {
-            fw_rec *x = &w->r[i];
-            x->own += x->blocker >= 0 ? w->r[x->blocker].carry : 0;
-            uint64_t after = peer[i] && arrival(x) > peer[i] ? arrival(x) - peer[i] : 0;
-            x->carry = x->own < after && !x->first ? x->own : after;
-        }
-    }
-    int rc = k && peer ? 0 : -1;
-    free(k);
-    free(peer);
-    return rc;
 }
 
 /* One collective's records k[0..n): who arrived last, how late against the
@@ -707,9 +631,7 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
     uint32_t *votes = calloc(w->nwho + 1, sizeof *votes);
     uint8_t *origin = calloc(w->nwho + 1, 1);
     fw_late *v = malloc(NSC_DIAG_MAX_PROBLEMS * sizeof *v);
-    int rc = late_n && own_n && votes && origin && v && carry_p2p(w) == 0 && judge_colls(w, late_n, own_n) == 0
-                 ? NSC_DIAG_OK
-                 : NSC_DIAG_FAIL;
+    int rc = late_n && own_n && votes && origin && v && judge_colls(w, late_n, own_n) == 0 ? NSC_DIAG_OK : NSC_DIAG_FAIL;
     size_t nv = rc == NSC_DIAG_OK ? late_problems(f, w, v, late_n, own_n) : 0;
     for (size_t i = 0; i < nv; i++)
         origin[v[i].who] |= (uint8_t)v[i].stands;

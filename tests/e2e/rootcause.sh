@@ -286,12 +286,15 @@ faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill host
 # not in ci: the 64-rank origin rule is checked exactly by test_rcfollow;
 # link_mid (18 in 20 at a load of 25 on 2 cores: the loaded emulator's step
 # times swing 2x either way) likewise, its rule by test_rclinks; t_host (a
-# train job's late host, late once a step), t_two (the same host late with a
-# slow GPU: under a load of 20 or more the machine's own pauses make other
-# ranks as late, as often, so that neither is the one late rank; its rule by
-# test_rcfollow), t_mismatch and t_hang (always found first, but under
-# load now and then with such a rank besides; their place by test_diagfind
-# and rootcause_check_test.py) and t_link are scored only
+# train job's late host, late once a step) and t_two (that host with a slow
+# GPU in the other stage): under a load of 20 or more the machine's own
+# pauses make other ranks of its tensor-parallel group late of their own
+# about as often (8 collectives of 128 each), so that it is not late at
+# more than half of the group's own-late ones (rclate.c's rule), and a
+# stage-1 host's step-start lateness hides in the pipeline's wait for stage
+# 0; t_mismatch, t_hang and t_link (found first every time, but under load
+# now and then with such a rank named besides; their places by
+# test_diagfind and rootcause_check_test.py) are scored only
 [ "$mode" = score ] &&
     faults=${ROOTCAUSE_FAULTS:-$faults every10 t_mid t_gpu link_mid t_host t_two t_mismatch t_hang t_link} \
         detail=${ROOTCAUSE_DETAIL:-all}
