@@ -101,6 +101,8 @@ typedef struct nsc_rc_late nsc_rc_late;
 typedef struct nsc_findings {
     nsc_diag_src *src;
     nsc_rc_late *late;  /* the communicator being checked */
+    nsc_problem *in_flight;  /* ... its first collective in flight, NULL none */
+    uint64_t queued;         /* ... and how many more of its collectives are in flight */
     const char *only;  /* a communicator's id or name, or NULL for all */
     char job[64];      /* the job looked at */
     const char *comm;

@@ -9,7 +9,8 @@
  * (missing, with what the live state knows of each one's process); ranks behind the others for longer than the collector's lag
  * threshold (lagging); collectives in flight that long (hung); ranks that
  * never joined (never_joined); collectives all ranks entered that never ended
- * (in_flight); Send/Recv operations without their other side
+ * (in_flight: a communicator's first, the later ones counted as queued
+ * behind it); Send/Recv operations without their other side
  * (p2p_unmatched, below never_joined); events the plugins dropped (dropped). rootcause.c adds, per
  * communicator, where a stuck collective stopped (stall), slow links and NICs,
  * and late ranks by cause (host_late, gpu_late), then rcfollow.c follows
@@ -114,8 +115,15 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
         p = nsc_diag_add(f, NSC_SEV_MISSING, "missing", f->comm, seq, first, "%s seq %" PRIu64 ": %.250s",
                          func ? func : "?", seq, ranks);
     } else if (nsc_json_get(v, "end_ns") && nsc_json_get(v, "end_ns")->kind == NSC_JSON_NULL) {
-        p = nsc_diag_add(f, NSC_SEV_IN_FLIGHT, "in_flight", f->comm, seq, -1,
-                         "%s seq %" PRIu64 ": all ranks arrived, never completed", func ? func : "?", seq);
+        /* NCCL runs a communicator's collectives in order: the later ones
+         * wait behind its first in flight, one problem (and the real causes
+         * elsewhere in the job still fit in the findings) */
+        if (f->in_flight)
+            f->queued++;
+        else
+            p = f->in_flight = nsc_diag_add(f, NSC_SEV_IN_FLIGHT, "in_flight", f->comm, seq, -1,
+                                            "%s seq %" PRIu64 ": all ranks arrived, never completed",
+                                            func ? func : "?", seq);
     }
     began_at(p, v);  /* a mismatch began with its collective too */
     return 0;
@@ -189,6 +197,16 @@ static void set_window(findings *f, const char *id)
         snprintf(f->seqs, sizeof f->seqs, "%" PRIu64 "-%" PRIu64, top + 1 - f->window, UINT64_MAX);
 }
 
+/* A communicator's first collective in flight names how many of its later
+ * ones wait behind it (figures.queued). */
+static void queued_behind(problem *p, uint64_t queued)
+{
+    size_t n = strlen(p->text);
+    snprintf(p->text + n, sizeof p->text - n, "; %" PRIu64 " later collective(s) of the comm queued behind it",
+             queued);
+    snprintf(p->figures, sizeof p->figures, "\"queued\":%" PRIu64, queued);
+}
+
 static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const char *qs)
 {
     const char *id = nsc_json_str(nsc_json_get(comm, "comm"));
@@ -210,7 +228,11 @@ static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const
     }
     f->comm = id;
     f->late = nsc_rc_late_new(nranks);
+    f->in_flight = NULL;
+    f->queued = 0;
     int rc = nsc_diag_fetch_pages(f->src, "collectives", cq, NULL, on_collective, f);
+    if (f->queued)
+        queued_behind(f->in_flight, f->queued);
     if (rc == NSC_DIAG_OK)
         rc = check_p2p(f, id, q);
     if (rc == NSC_DIAG_OK && f->late)

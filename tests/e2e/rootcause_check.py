@@ -48,12 +48,34 @@ def expected(fault):
     raise SystemExit("rootcause_check: unknown fault kind %s" % kind)
 
 
-def place_of(problem, keys):
-    """The problem's values of keys; host0: the first of its hosts. A late
-    rank followed across communicators is placed by its world rank (the
-    emulator's ranks are world ranks)."""
+def world_rank(emu, comm, rank):
+    """The world rank of a communicator's rank (its process's rank in the
+    job's largest communicator), None when the emulator ran no such rank."""
+    world = max(r["nranks"] for r in emu["ranks"])
+    proc = [(r["host"], r.get("pid")) for r in emu["ranks"] if "%#x" % r["comm_id"] == comm and r["rank"] == rank]
+    hit = [r["rank"] for r in emu["ranks"] if r["nranks"] == world and proc and (r["host"], r.get("pid")) == proc[0]]
+    return hit[0] if hit else None
+
+
+def next_seq(emu, comm, world):
+    """The seq after the last collective (not Send/Recv) a world rank ran in
+    a communicator: where it went missing when it hung."""
+    top = max(r["nranks"] for r in emu["ranks"])
+    proc = [(r["host"], r.get("pid")) for r in emu["ranks"] if r["nranks"] == top and r["rank"] == world]
+    seqs = [c["seq"] for r in emu["ranks"] if "%#x" % r["comm_id"] == comm and (r["host"], r.get("pid")) in proc
+            for c in r["collectives"] if c["func"] not in ("Send", "Recv")]
+    return max(seqs) + 1 if seqs else 0
+
+
+def place_of(emu, problem, keys):
+    """The problem's values of keys; host0: the first of its hosts. A rank
+    is placed by its world rank (the emulator's ranks are world ranks): a
+    late rank followed across communicators names it, another problem's
+    rank in a communicator split off the world one is mapped to it."""
     hosts = problem.get("hosts") or [None]
     world = (problem.get("figures") or {}).get("world_rank")
+    if world is None and problem.get("rank") is not None and problem["rank"] >= 0:
+        world = world_rank(emu, problem["comm"], problem["rank"])
     return {k: hosts[0] if k == "host0" else world if k == "rank" and world is not None else problem.get(k)
             for k in keys}
 
@@ -147,7 +169,7 @@ def all_found(emu, faults, problems):
     emulator's delay, not what another fault added)."""
     for fault in faults:
         kind, place = expected_in(emu, fault)
-        hit = [p for p in problems if p["kind"] == kind and place_of(p, place) == place]
+        hit = [p for p in problems if p["kind"] == kind and place_of(emu, p, place) == place]
         if not hit:
             print("wrong: %s %s not among: %s" % (kind, place, [p["evidence"] for p in problems]))
             return 1
@@ -171,7 +193,7 @@ def main():
         faults = [f for f in faults if f["kind"] == sys.argv[3]]
         kind, place = expected_in(emu, faults[0])
         for p in problems:
-            if p["kind"] == kind and place_of(p, place) == place:
+            if p["kind"] == kind and place_of(emu, p, place) == place:
                 print("right: %s %s among the problems" % (kind, place))
                 return 0
         print("wrong: %s %s not among: %s" % (kind, place, [p["evidence"] for p in problems]))
@@ -199,7 +221,11 @@ def one_fault(emu, diag, fault):
     if not problems:
         return "%s %s, diagnose found nothing" % (kind, place), 1
     first = problems[0]
-    got = place_of(first, place)
+    if kind == "missing" and emu.get("scenario") == "train":
+        # a train job's hang stops a rank at a step: missing in each of its
+        # communicators at the collective after its last there
+        place = dict(place, seq=next_seq(emu, first["comm"], place["rank"]))
+    got = place_of(emu, first, place)
     if first["kind"] != kind or got != place:
         return "want %s %s, got %s %s: %s" % (kind, place, first["kind"], got, diag["verdict"]), 1
     why = timing_wrong(emu, fault, first)

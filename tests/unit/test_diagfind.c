@@ -1,0 +1,78 @@
+/* test_diagfind.c: the problems of a whole job (engine/diag/diagnose.c,
+ * nsc_diag_find), on documents served by a source of canned pages. Two
+ * communicators: 0xa stuck, its first collective in flight and 69 more
+ * queued behind it on the stream (as a training job's communicators whose
+ * ranks' stream another one stopped); 0xb with a mismatch at seq 1, the
+ * cause. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dint.h"
+
+#define STUCK 70
+
+static char stuck_page[STUCK * 128 + 256];
+
+static const char comms_doc[] =
+    "{\"job\":\"j\",\"comms\":[{\"comm\":\"0xa\",\"nranks\":2,\"ranks_seen\":2,\"ranks\":[0,1]},"
+    "{\"comm\":\"0xb\",\"nranks\":2,\"ranks_seen\":2,\"ranks\":[0,1]}]}";
+static const char status_doc[] = "{\"jobs\":[{\"job\":\"j\",\"comms\":[]}],\"processes\":[]}";
+static const char mismatch_page[] =
+    "{\"kind\":\"header\",\"comm\":\"0xb\"}\n"
+    "{\"kind\":\"collective\",\"func\":\"AllReduce\",\"seq\":1,\"mismatch\":\"count: rank 0 8, rank 1 16\","
+    "\"mismatch_seq\":1,\"mismatch_rank\":1,\"end_ns\":null}\n"
+    "{\"kind\":\"end\",\"next_cursor\":null}\n";
+static const char empty_page[] = "{\"kind\":\"header\"}\n{\"kind\":\"end\",\"next_cursor\":null}\n";
+
+static void fill_stuck(void)
+{
+    size_t n = (size_t)snprintf(stuck_page, sizeof stuck_page, "{\"kind\":\"header\",\"comm\":\"0xa\"}\n");
+    for (int s = 0; s < STUCK; s++)
+        n += (size_t)snprintf(stuck_page + n, sizeof stuck_page - n,
+                              "{\"kind\":\"collective\",\"func\":\"AllReduce\",\"seq\":%d,\"end_ns\":null}\n", 10 + s);
+    snprintf(stuck_page + n, sizeof stuck_page - n, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+}
+
+static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
+                 size_t errcap)
+{
+    (void)arg;
+    const char *body = NULL;
+    if (strcmp(endpoint, "comms") == 0)
+        body = comms_doc;
+    else if (strcmp(endpoint, "status") == 0)
+        body = status_doc;
+    else if (strcmp(endpoint, "collectives") == 0)
+        body = strstr(qs, "comm=0xa") ? stuck_page : mismatch_page;
+    else if (strcmp(endpoint, "p2p") == 0)
+        body = "{\"unmatched\":[]}";
+    else if (strcmp(endpoint, "ledger") == 0 || strcmp(endpoint, "timeline") == 0)
+        body = empty_page;
+    if (!body) {
+        snprintf(err, errcap, "no %s here", endpoint);
+        return -1;
+    }
+    return fn(fn_arg, body, strlen(body));
+}
+
+Test(diagfind, a_communicators_queued_collectives_are_one_problem_and_the_cause_elsewhere_is_found)
+{
+    fill_stuck();
+    nsc_diag_src src = {.get = serve, .name = "canned"};
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->src = &src;
+    cr_assert_eq(nsc_diag_find("j", NULL, f), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(f->n, 2, "%zu problems, %zu dropped, the first %s", f->n, f->dropped, f->p[0].text);
+    cr_assert_str_eq(f->p[0].kind, "mismatch");
+    cr_assert_str_eq(f->p[0].comm, "0xb");
+    cr_assert_eq(f->p[0].rank, 1);
+    cr_assert_str_eq(f->p[1].kind, "in_flight");
+    cr_assert_str_eq(f->p[1].comm, "0xa");
+    cr_assert_eq(f->p[1].seq, 10);
+    cr_assert_str_eq(f->p[1].figures, "\"queued\":69");
+    cr_assert_not_null(strstr(f->p[1].text, "69 later collective(s) of the comm queued behind it"), "%s", f->p[1].text);
+    free(f);
+}
