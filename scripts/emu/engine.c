@@ -299,11 +299,13 @@ void emu_rank_close(emu_rank *r)
     free(r->p2p_seq);
     free(r->host_ready);
     free(r->host_last);
+    free(r->host_p2p);
     emu_quirks_rank_close(r);
     r->peer_ready = r->host_ready = NULL;
     r->p2p_nth = NULL;
     r->p2p_seq = NULL;
     r->host_last = NULL;
+    r->host_p2p = NULL;
     pthread_mutex_lock(&r->w->lock);
     if (r->profiled) {
         emu_plugin_finalize(&r->w->pl, r->ctx);
@@ -346,8 +348,10 @@ void emu_proxy_post(emu_rank *r, const emu_op *ops, size_t n)
         pthread_cond_wait(&p->cv, &p->mu);
     for (size_t i = 0; i < n; i++)
         p->ops[p->tail++ % EMU_PROXY_RING] = ops[i];
-    pthread_cond_broadcast(&p->cv);
+    /* Woken after the unlock: a proxy woken on this CPU runs at once, and
+     * with the lock still held it would only block on it and switch back. */
     pthread_mutex_unlock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
 }
 
 void emu_proxy_drain(emu_rank *r)

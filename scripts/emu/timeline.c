@@ -390,15 +390,95 @@ static uint64_t schedule_end(emu_rank *r, const emu_op *op, uint32_t k, const ui
     return end;
 }
 
+/* A send and its receive move the data once both started (the receiver's
+ * buffer posted, the sender's data there): when, or EMU_NEVER if the peer
+ * never comes or called another count or datatype. */
+static uint64_t p2p_meet(emu_rank *r, const emu_op *op, uint64_t ready)
+{
+    if (!r->w->wire)
+        return ready;
+    emu_wire_p2p peer = {.peer = r->ci.rank, .nth = op->nth, .send = !op->is_send};
+    if (emu_wire_p2p_read(r->w->wire, emu_wire_slot(r, op->peer), &peer) || peer.sig != op->sig)
+        return EMU_NEVER;
+    return peer.ready > ready ? peer.ready : ready;
+}
+
+/* A p2p op's end on each of its channels, which share the link. */
+static uint64_t p2p_channel_end(const emu_rank *r, const emu_op *op, uint64_t meet)
+{
+    if (meet == EMU_NEVER)
+        return EMU_NEVER;
+    return meet + emu_model_transfer(r, op, op->is_send ? r->ci.rank : op->peer, op->is_send ? op->peer : r->ci.rank,
+                                     op->bytes / (size_t)op->nch, op->nch);
+}
+
+/* The channels never end: no model and a hang, or too many channels. */
+static bool never_ends(bool model, const emu_op *op)
+{
+    return (!model && op->hang) || op->nch > 64;
+}
+
+/* The host's copy of a p2p-only group, whose start it publishes with it. */
+static void host_publish_p2p(emu_rank *r, emu_op *ops, size_t n)
+{
+    uint64_t ready = emu_model_ready(r, &ops[0], r->host_dev_free);
+    if (ready == EMU_NEVER)
+        return; /* never starts: the proxy publishes that */
+    if (n > r->host_p2p_cap) {
+        r->host_p2p = realloc(r->host_p2p, n * sizeof *r->host_p2p);
+        if (!r->host_p2p)
+            emu_die("out of memory");
+        r->host_p2p_cap = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ops[i].pub_ready = ready;
+        emu_wire_p2p e = {.peer = ops[i].peer, .nth = ops[i].nth, .send = ops[i].is_send, .ready = ready,
+                          .sig = ops[i].sig};
+        emu_wire_p2p_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), &e);
+        r->host_p2p[i] = ops[i];
+    }
+    r->host_p2p_n = n;
+}
+
+/* The end of the host's last p2p group as its proxy times it (timeline_run,
+ * time_op): each op at its meeting with the peer, the device where it was
+ * if none is timed. */
+static uint64_t host_p2p_end(emu_rank *r)
+{
+    uint64_t ready = r->host_p2p[0].pub_ready, end = r->host_dev_free;
+    bool timed = false;
+    for (size_t i = 0; i < r->host_p2p_n; i++) {
+        const emu_op *op = &r->host_p2p[i];
+        if (never_ends(true, op))
+            continue;
+        uint64_t e = p2p_channel_end(r, op, p2p_meet(r, op, ready));
+        e = e > ready ? e : ready;
+        end = !timed || e > end ? e : end;
+        timed = true;
+    }
+    return end;
+}
+
+/* What the host now knows of its device: where it is free after all it
+ * enqueued, so the next group's start can go on the wire at enqueue. */
+static uint64_t host_end_known(emu_rank *r, uint64_t end)
+{
+    r->host_dev_free = end;
+    r->host_may_publish = true;
+    return end;
+}
+
 uint64_t emu_timeline_host_end(emu_rank *r)
 {
     if (!r->host_colls && !r->host_last_p2p) /* nothing enqueued yet */
         return 0;
-    if (r->host_last_p2p || !r->w->wire) { /* p2p ends are the proxy's to meet */
+    if (r->host_p2p_n) /* a p2p group the host published: it meets its peers too (once) */
+        return r->host_may_publish ? r->host_dev_free : host_end_known(r, host_p2p_end(r));
+    if (r->host_last_p2p || !r->w->wire) { /* else p2p ends are the proxy's to meet */
         emu_proxy_drain(r);
-        r->host_dev_free = r->dev_free; /* the proxy is idle: its end is final */
-        r->host_may_publish = true;
-        return r->dev_free; /* its events may have been made ahead of it (clock floor) */
+        /* the proxy is idle: its end is final (its events may have been
+         * made ahead of it, clock floor) */
+        return host_end_known(r, r->dev_free);
     }
     const emu_op *op = r->host_last;
     uint32_t k = r->host_colls - 1;
@@ -426,9 +506,7 @@ uint64_t emu_timeline_host_end(emu_rank *r)
     else
         end = gather_ready(r, op, k, r->host_ready, -1) ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
     free(steps);
-    r->host_dev_free = end;
-    r->host_may_publish = true;
-    return end;
+    return host_end_known(r, end);
 }
 
 /* The host knows its device's next start once host_sync computed where the
@@ -436,27 +514,27 @@ uint64_t emu_timeline_host_end(emu_rank *r)
  * wire's rule for publishing the next). Published at enqueue, the starts are
  * on the wire before the proxies need them: a proxy seldom waits for its peers,
  * the hosts (which wait for their devices anyway) do. */
-void emu_timeline_host_publish(emu_rank *r, emu_op *op)
+void emu_timeline_host_publish(emu_rank *r, emu_op *ops, size_t n)
 {
-    if (!r->host_may_publish || !r->w->wire || op->p2p)
+    bool all_p2p = true;
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].p2p)
+            ops[i].nth = r->p2p_nth[2 * ops[i].peer + (ops[i].is_send ? 1 : 0)]++;
+        all_p2p &= ops[i].p2p;
+    }
+    r->host_p2p_n = 0;
+    if (!r->host_may_publish || !r->w->wire)
         return;
     r->host_may_publish = false;
-    op->pub_ready = emu_model_ready(r, op, r->host_dev_free);
-    emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), r->host_colls, op->pub_ready, op->sig,
+    if (all_p2p) {
+        host_publish_p2p(r, ops, n);
+        return;
+    }
+    if (ops[0].p2p)
+        return;
+    ops[0].pub_ready = emu_model_ready(r, &ops[0], r->host_dev_free);
+    emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), r->host_colls, ops[0].pub_ready, ops[0].sig,
                      emu_wire_slot(r, 0), r->ci.nranks);
-}
-
-/* A send and its receive move the data once both started (the receiver's
- * buffer posted, the sender's data there): when, or EMU_NEVER if the peer
- * never comes or called another count or datatype. */
-static uint64_t p2p_meet(emu_rank *r, const op_state *s, uint64_t ready)
-{
-    if (!r->w->wire)
-        return ready;
-    emu_wire_p2p peer = {.peer = r->ci.rank, .nth = s->mine.nth, .send = !s->op->is_send};
-    if (emu_wire_p2p_read(r->w->wire, emu_wire_slot(r, s->op->peer), &peer) || peer.sig != s->op->sig)
-        return EMU_NEVER;
-    return peer.ready > ready ? peer.ready : ready;
 }
 
 /* Times of s's legs on channel ch; returns the channel's end. `same`: the
@@ -467,10 +545,7 @@ static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint6
     const emu_op *op = s->op;
     uint64_t end;
     if (op->p2p)
-        end = meet == EMU_NEVER ? EMU_NEVER
-                                : meet + emu_model_transfer(r, op, op->is_send ? r->ci.rank : op->peer,
-                                                            op->is_send ? op->peer : r->ci.rank,
-                                                            op->bytes / (size_t)op->nch, op->nch);
+        end = p2p_channel_end(r, op, meet);
     else if (!agree)
         end = EMU_NEVER;
     else if (same)
@@ -537,9 +612,8 @@ static void publish(emu_rank *r, op_state *s, uint64_t ready)
                              r->ci.nranks);
         return;
     }
-    uint32_t *nth = &r->p2p_nth[2 * op->peer + (op->is_send ? 1 : 0)];
-    s->mine = (emu_wire_p2p){.peer = op->peer, .nth = (*nth)++, .send = op->is_send, .ready = ready, .sig = op->sig};
-    if (r->w->wire)
+    s->mine = (emu_wire_p2p){.peer = op->peer, .nth = op->nth, .send = op->is_send, .ready = ready, .sig = op->sig};
+    if (r->w->wire && !op->pub_ready)
         emu_wire_p2p_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), &s->mine);
 }
 
@@ -549,7 +623,7 @@ static uint64_t time_op(op_plan *p, emu_rank *r, op_state *s, uint64_t ready, bo
     const emu_op *op = s->op;
     r->peer_ready[r->ci.rank] = ready;
     bool agree = op->p2p || !r->w->wire || gather_ready(r, op, s->k, r->peer_ready, r->ci.rank);
-    uint64_t meet = op->p2p ? p2p_meet(r, s, ready) : ready;
+    uint64_t meet = op->p2p ? p2p_meet(r, op, ready) : ready;
     size_t cells = 0;
     for (int i = 0; i < p->nlegs; i++)
         if (p->legs[i].op == op)
@@ -610,7 +684,7 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
             start_kernels(r, st[i].op, st[i].kch);
             if (st[i].rec)
                 st[i].rec->ready_ns = ready ? ready : emu_true_ns();
-            st[i].never_ends = (!model && ops[i].hang) || ops[i].nch > 64; /* the channels never end */
+            st[i].never_ends = never_ends(model, &ops[i]);
             if (!st[i].never_ends)
                 plan_legs(&p, r, st[i].op, st[i].kch, st[i].rec, pxn);
         }
