@@ -542,6 +542,10 @@ void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e);
  * sig in *e; -1 as emu_wire_read. */
 int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e);
 void emu_wire_gone(emu_wire *w, uint32_t slot);
+/* Wake every thread waiting on the 32-bit word; wait while it reads `seen`
+ * (at most `left`, NULL: no bound). Shared memory or private. */
+void emu_futex_wake(void *word);
+void emu_futex_wait(void *word, unsigned seen, const struct timespec *left);
 
 /* ---- timeline.c: the device timeline of one rank ---- */
 /* When r's device ends what its host enqueued so far (true ns; 0: nothing
