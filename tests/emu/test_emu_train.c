@@ -333,6 +333,21 @@ static int by_ready(const void *a, const void *b)
     return x->ready < y->ready ? -1 : x->ready > y->ready;
 }
 
+/* Every op of process pid's stream (its tp, pp and dp entries), by start. */
+static size_t stream_of(const nsc_json *ranks, uint64_t pid, stream_op *ops, size_t cap)
+{
+    size_t n = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *cs = nsc_json_get(rk, "collectives");
+        for (const nsc_json *c = nsc_json_first(cs); jnum(rk, "pid") == pid && c; c = nsc_json_next(cs, c)) {
+            cr_assert_lt(n, cap);
+            ops[n++] = (stream_op){jnum(c, "ready_ns"), jnum(c, "end_ns")};
+        }
+    }
+    qsort(ops, n, sizeof *ops, by_ready);
+    return n;
+}
+
 /* The rank's communicators share its stream, whichever thread worked out
  * when each op ends (the host meets its pipeline peers on the wire itself
  * after a p2p group it published): an op starts only after every op the
@@ -348,25 +363,14 @@ Test(emu_train, the_rank_s_stream_runs_one_op_after_the_other, .timeout = 60)
         if (jnum(world, "nranks") != 8)
             continue;
         stream_op ops[256];
-        size_t n = 0;
-        for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
-            const nsc_json *cs = nsc_json_get(rk, "collectives");
-            for (const nsc_json *c = nsc_json_first(cs); jnum(rk, "pid") == jnum(world, "pid") && c;
-                 c = nsc_json_next(cs, c)) {
-                cr_assert_lt(n, 256);
-                ops[n++] = (stream_op){jnum(c, "ready_ns"), jnum(c, "end_ns")};
-            }
-        }
-        qsort(ops, n, sizeof *ops, by_ready);
-        uint64_t free_at = 0, run_end = 0;
-        for (size_t i = 0; i < n; i++) {
+        size_t n = stream_of(ranks, jnum(world, "pid"), ops, 256);
+        uint64_t free_at = 0, run_end = 0; /* the device is free after every earlier run */
+        for (size_t i = 0; i < n; i++, checked++) {
             cr_assert_gt(ops[i].end, 0, "every op ends");
-            if (i && ops[i].ready != ops[i - 1].ready)
-                free_at = run_end;
+            free_at = i && ops[i].ready != ops[i - 1].ready ? run_end : free_at;
             cr_assert_geq(ops[i].ready, free_at, "pid %llu op %zu starts %llu ns before the device is free",
                           (unsigned long long)jnum(world, "pid"), i, (unsigned long long)(free_at - ops[i].ready));
             run_end = ops[i].end > run_end ? ops[i].end : run_end;
-            checked++;
         }
     }
     cr_assert_gt(checked, 100);
