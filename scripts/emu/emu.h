@@ -543,9 +543,10 @@ void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e);
 int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e);
 void emu_wire_gone(emu_wire *w, uint32_t slot);
 /* Wake every thread waiting on the 32-bit word; wait while it reads `seen`
- * (at most `left`, NULL: no bound). Shared memory or private. */
-void emu_futex_wake(void *word);
-void emu_futex_wait(void *word, unsigned seen, const struct timespec *left);
+ * (at most `left`, NULL: no bound). shared: the word is in memory that
+ * other processes map (the wire), else only this process's threads use it. */
+void emu_futex_wake(void *word, bool shared);
+void emu_futex_wait(void *word, unsigned seen, const struct timespec *left, bool shared);
 
 /* ---- timeline.c: the device timeline of one rank ---- */
 /* When r's device ends what its host enqueued so far (true ns; 0: nothing

@@ -368,7 +368,7 @@ void emu_proxy_post(emu_rank *r, const emu_op *ops, size_t n)
      * with the lock still held it would only block on it and switch back. */
     pthread_mutex_unlock(&p->mu);
     if (wake)
-        emu_futex_wake(&p->bell);
+        emu_futex_wake(&p->bell, false);
 }
 
 void emu_proxy_drain(emu_rank *r)
@@ -424,7 +424,7 @@ static void *proxy_main(void *arg)
             unsigned seen = p->bell;
             p->asleep = true;
             pthread_mutex_unlock(&p->mu);
-            emu_futex_wait(&p->bell, seen, NULL);
+            emu_futex_wait(&p->bell, seen, NULL, false);
             pthread_mutex_lock(&p->mu);
         }
         size_t n = p->tail - p->head;
@@ -470,7 +470,7 @@ void emu_proxy_join(emu_rank *r)
     bool wake = ring_bell(p);
     pthread_mutex_unlock(&p->mu);
     if (wake)
-        emu_futex_wake(&p->bell);
+        emu_futex_wake(&p->bell, false);
     pthread_join(p->thread, NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);

@@ -123,14 +123,15 @@ void emu_wire_unmap(emu_wire *w)
     free(w);
 }
 
-void emu_futex_wake(void *word)
+/* A private futex spares the kernel the lookup of a shared one's page. */
+void emu_futex_wake(void *word, bool shared)
 {
-    syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    syscall(SYS_futex, word, shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-void emu_futex_wait(void *word, unsigned seen, const struct timespec *left)
+void emu_futex_wait(void *word, unsigned seen, const struct timespec *left, bool shared)
 {
-    syscall(SYS_futex, word, FUTEX_WAIT, seen, left, NULL, 0);
+    syscall(SYS_futex, word, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, seen, left, NULL, 0);
 }
 
 /* Arrivals at k when all nranks came, counted over the uses of its counter. */
@@ -146,10 +147,10 @@ void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, ui
     s->recent[k % WIRE_RECENT] = (wire_pub){k, ready, sig};
     atomic_store(&s->published, k + 1);
     if (atomic_load(&s->waiters)) /* a reader counted after this store finds k+1 itself */
-        emu_futex_wake(&s->published);
+        emu_futex_wake(&s->published, true);
     atomic_uint *count = &w->slots[leader].arrived[k % WIRE_RECENT];
     if (atomic_fetch_add(count, 1) + 1 == all_arrived(k, nranks) && atomic_load(&w->slots[leader].arrived_waiters))
-        emu_futex_wake(count);
+        emu_futex_wake(count, true);
 }
 
 void emu_wire_wait_all(emu_wire *w, uint32_t leader, uint32_t k, int nranks)
@@ -171,7 +172,7 @@ void emu_wire_wait_all(emu_wire *w, uint32_t leader, uint32_t k, int nranks)
         atomic_fetch_add(waiters, 1);
         /* an arrival counted after this load sees the waiter (both seq_cst) */
         if (atomic_load(count) == seen)
-            emu_futex_wait(count, seen, &left);
+            emu_futex_wait(count, seen, &left, true);
         atomic_fetch_sub(waiters, 1);
     }
 }
@@ -180,8 +181,8 @@ void emu_wire_gone(emu_wire *w, uint32_t slot)
 {
     wire_slot *s = &w->slots[slot];
     atomic_store(&s->gone, 1);
-    emu_futex_wake(&s->published);
-    emu_futex_wake(&s->p2p_published);
+    emu_futex_wake(&s->published, true);
+    emu_futex_wake(&s->p2p_published, true);
 }
 
 /* Wait until `word` moves from `seen`: -1 if the rank is gone or the wait
@@ -199,7 +200,7 @@ static int wait_moved(wire_slot *s, atomic_uint *word, atomic_uint *waiters, uns
     struct timespec left = {0, 50 * 1000 * 1000};
     atomic_fetch_add(waiters, 1);
     if (atomic_load(word) == seen)
-        emu_futex_wait(word, seen, &left);
+        emu_futex_wait(word, seen, &left, true);
     atomic_fetch_sub(waiters, 1);
     return 0;
 }
@@ -228,7 +229,7 @@ void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e)
     s->p2p[n % WIRE_P2P_RECENT] = (wire_p2p){e->peer, e->nth << 1 | (e->send ? 1u : 0u), e->ready, e->sig};
     atomic_store(&s->p2p_published, n + 1);
     if (atomic_load(&s->p2p_waiters))
-        emu_futex_wake(&s->p2p_published);
+        emu_futex_wake(&s->p2p_published, true);
 }
 
 int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e)
