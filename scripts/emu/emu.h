@@ -557,6 +557,14 @@ uint64_t emu_timeline_host_end(emu_rank *r);
  * (a collective) or of all its ops (all p2p) from the host, when the host
  * knows it, so the peers find it on the wire before the proxy runs it. */
 void emu_timeline_host_publish(emu_rank *r, emu_op *ops, size_t n);
+/* What the host's side (timeline_host.c) shares with the proxy's: each
+ * rank's start of collective k from the wire into out[] (but `self`'s) and
+ * whether all called the same; when a p2p op meets its peer's (EMU_NEVER:
+ * never) and its end on each channel then; whether an op's channels never end. */
+bool emu_timeline_gather(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *out, int self);
+uint64_t emu_timeline_p2p_meet(emu_rank *r, const emu_op *op, uint64_t ready);
+uint64_t emu_timeline_p2p_end(const emu_rank *r, const emu_op *op, uint64_t meet);
+bool emu_timeline_never_ends(bool model, const emu_op *op);
 /* Run a batch the proxy took: each op in stream order, its events at their times. */
 void emu_timeline_batch(emu_rank *r, emu_op *ops, size_t n);
 /* One leg run for another process (PXN), its steps spread over [t0, t1]. */
