@@ -354,11 +354,11 @@ static size_t stream_of(const nsc_json *ranks, uint64_t pid, stream_op *ops, siz
  * rank ran before it ended, p2p groups (their ops start together) too. */
 Test(emu_train, the_rank_s_stream_runs_one_op_after_the_other, .timeout = 60)
 {
+    unsigned checked = 0;
     const char *dir = tmpdir_new();
     cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 3 --count 1048576"), 0);
     nsc_json_doc sum = summary_read(dir);
     const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
-    unsigned checked = 0;
     for (const nsc_json *world = nsc_json_first(ranks); world; world = nsc_json_next(ranks, world)) {
         if (jnum(world, "nranks") != 8)
             continue;
