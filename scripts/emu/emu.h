@@ -360,12 +360,17 @@ typedef struct emu_rank {
     bool host_last_p2p;
     uint64_t *host_ready;
     bool host_may_publish; /* the host knows where its device is free (host_sync) */
+    /* The last group when the host published it whole, all p2p (their
+     * start in pub_ready): the host meets its peers on the wire for its end
+     * instead of waiting for the proxy thread. host_p2p_n 0: the proxy's. */
+    struct emu_op *host_p2p;
+    size_t host_p2p_n, host_p2p_cap;
     /* The end of the collective the proxy timed last, for its host: the
      * same schedule, so the host need not compute it again. proxy_timed is
      * its wire number + 1, stored (release) after proxy_end. */
     uint64_t proxy_end;
     uint32_t proxy_timed;
-    uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent */
+    uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent (the host's count) */
     /* drifting-kernelch (quirks.c): the device's work counter (one per
      * channel in NCCL, advanced alike), how far the host's has fallen behind
      * it, and the timers the device wrote in its ring, [slot][channel]. */
@@ -430,6 +435,7 @@ typedef struct emu_op {
     uint64_t pub_ready; /* the device start its host already published on the
                          * wire (timeline.c); 0: the proxy publishes it */
     bool with_prev;   /* a p2p op of the same group as the previous op: they run together */
+    uint32_t nth;     /* p2p: the how-many-th with its peer in its direction (the wire's key) */
     int step;         /* the iteration (train: step): whether a fault acts (emu_fault_on) */
     uint32_t work, host_work; /* drifting-kernelch: the device's and the host's work
                                * counter at its kernel */
@@ -536,15 +542,29 @@ void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e);
  * sig in *e; -1 as emu_wire_read. */
 int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e);
 void emu_wire_gone(emu_wire *w, uint32_t slot);
+/* Wake every thread waiting on the 32-bit word; wait while it reads `seen`
+ * (at most `left`, NULL: no bound). shared: the word is in memory that
+ * other processes map (the wire), else only this process's threads use it. */
+void emu_futex_wake(void *word, bool shared);
+void emu_futex_wait(void *word, unsigned seen, const struct timespec *left, bool shared);
 
 /* ---- timeline.c: the device timeline of one rank ---- */
 /* When r's device ends what its host enqueued so far (true ns; 0: nothing
  * yet or already past; EMU_NEVER: never): from the wire, the same schedule
  * the device computes, so the host need not wait for its proxy thread. */
 uint64_t emu_timeline_host_end(emu_rank *r);
-/* Publish the device start of the group's first op (a collective) from the
- * host, when the host knows it, so the peers' proxies find it on the wire. */
-void emu_timeline_host_publish(emu_rank *r, emu_op *op);
+/* Number the group's p2p ops, and publish the device start of its first op
+ * (a collective) or of all its ops (all p2p) from the host, when the host
+ * knows it, so the peers find it on the wire before the proxy runs it. */
+void emu_timeline_host_publish(emu_rank *r, emu_op *ops, size_t n);
+/* What the host's side (timeline_host.c) shares with the proxy's: each
+ * rank's start of collective k from the wire into out[] (but `self`'s) and
+ * whether all called the same; when a p2p op meets its peer's (EMU_NEVER:
+ * never) and its end on each channel then; whether an op's channels never end. */
+bool emu_timeline_gather(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *out, int self);
+uint64_t emu_timeline_p2p_meet(emu_rank *r, const emu_op *op, uint64_t ready);
+uint64_t emu_timeline_p2p_end(const emu_rank *r, const emu_op *op, uint64_t meet);
+bool emu_timeline_never_ends(bool model, const emu_op *op);
 /* Run a batch the proxy took: each op in stream order, its events at their times. */
 void emu_timeline_batch(emu_rank *r, emu_op *ops, size_t n);
 /* One leg run for another process (PXN), its steps spread over [t0, t1]. */

@@ -299,11 +299,13 @@ void emu_rank_close(emu_rank *r)
     free(r->p2p_seq);
     free(r->host_ready);
     free(r->host_last);
+    free(r->host_p2p);
     emu_quirks_rank_close(r);
     r->peer_ready = r->host_ready = NULL;
     r->p2p_nth = NULL;
     r->p2p_seq = NULL;
     r->host_last = NULL;
+    r->host_p2p = NULL;
     pthread_mutex_lock(&r->w->lock);
     if (r->profiled) {
         emu_plugin_finalize(&r->w->pl, r->ctx);
@@ -326,14 +328,29 @@ void emu_rank_close(emu_rank *r)
  * which is posted at once: its p2p ops run together (timeline.c). */
 #define EMU_PROXY_RING 128
 
+/* The proxy sleeps for work on a futex of its own, `bell`, rung only when
+ * it sleeps: not on the condition variable, whose waiter takes the mutex
+ * back marked contended, so that every unlock after it would be a futex
+ * wake syscall too. The host waits on `cv` for room or for the proxy's idle. */
 struct emu_proxy {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    unsigned bell;
     emu_op ops[EMU_PROXY_RING];
     size_t head, tail, running; /* running: ops of the batch the proxy runs */
-    bool quit, busy;
+    bool quit, busy, asleep;
 };
+
+/* Under p->mu; then, unlocked, emu_futex_wake(&p->bell) if it returned true. */
+static bool ring_bell(emu_proxy *p)
+{
+    if (!p->asleep)
+        return false;
+    p->asleep = false;
+    p->bell++;
+    return true;
+}
 
 void emu_proxy_post(emu_rank *r, const emu_op *ops, size_t n)
 {
@@ -346,8 +363,12 @@ void emu_proxy_post(emu_rank *r, const emu_op *ops, size_t n)
         pthread_cond_wait(&p->cv, &p->mu);
     for (size_t i = 0; i < n; i++)
         p->ops[p->tail++ % EMU_PROXY_RING] = ops[i];
-    pthread_cond_broadcast(&p->cv);
+    bool wake = ring_bell(p);
+    /* Woken after the unlock: a proxy woken on this CPU runs at once, and
+     * with the lock still held it would only block on it and switch back. */
     pthread_mutex_unlock(&p->mu);
+    if (wake)
+        emu_futex_wake(&p->bell, false);
 }
 
 void emu_proxy_drain(emu_rank *r)
@@ -399,8 +420,13 @@ static void *proxy_main(void *arg)
         p->busy = false;
         p->running = 0;
         pthread_cond_broadcast(&p->cv);
-        while (p->head == p->tail && !p->quit)
-            pthread_cond_wait(&p->cv, &p->mu);
+        while (p->head == p->tail && !p->quit) {
+            unsigned seen = p->bell;
+            p->asleep = true;
+            pthread_mutex_unlock(&p->mu);
+            emu_futex_wait(&p->bell, seen, NULL, false);
+            pthread_mutex_lock(&p->mu);
+        }
         size_t n = p->tail - p->head;
         emu_op *batch = malloc((n ? n : 1) * sizeof *batch);
         if (!batch)
@@ -441,8 +467,10 @@ void emu_proxy_join(emu_rank *r)
     emu_proxy_drain(r);
     pthread_mutex_lock(&p->mu);
     p->quit = true;
-    pthread_cond_broadcast(&p->cv);
+    bool wake = ring_bell(p);
     pthread_mutex_unlock(&p->mu);
+    if (wake)
+        emu_futex_wake(&p->bell, false);
     pthread_join(p->thread, NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);

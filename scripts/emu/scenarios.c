@@ -197,7 +197,7 @@ static void plan_task(emu_rank *r, const emu_op_desc *ops, int nops, void *const
                              .step = f.step};
     }
     if (emu_model_on(r->w->o))
-        emu_timeline_host_publish(r, &posted[0]);
+        emu_timeline_host_publish(r, posted, (size_t)nops);
     r->host_may_publish = false; /* the next group's start depends on this one's end */
     emu_proxy_post(r, posted, (size_t)nops);
     for (int j = 0; j < nops; j++) /* what emu_host_sync waits for */

@@ -21,7 +21,6 @@
 
 #include "emu.h"
 
-#define EMU_HOST_SLEEP_NS 100000
 #define MAX_QPS 8
 
 enum { LEG_SEND, LEG_RECV, LEG_KCH };
@@ -365,7 +364,7 @@ typedef struct op_state {
 
 /* Each rank's start of collective k into out[] (but `self`'s, which the
  * caller knows), and whether all called the same. */
-static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *out, int self)
+bool emu_timeline_gather(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *out, int self)
 {
     bool agree = true;
     emu_wire_wait_all(r->w->wire, emu_wire_slot(r, 0), k, r->ci.nranks);
@@ -378,85 +377,32 @@ static bool gather_ready(emu_rank *r, const emu_op *op, uint32_t k, uint64_t *ou
     return agree;
 }
 
-/* This rank's end of collective k given every rank's start. */
-static uint64_t schedule_end(emu_rank *r, const emu_op *op, uint32_t k, const uint64_t *ready, emu_step_t *steps)
-{
-    uint64_t end = ready[r->ci.rank];
-    int nch = emu_model_same_channels(r, k) ? 1 : op->nch;
-    for (int ch = 0; end != EMU_NEVER && ch < nch; ch++) {
-        uint64_t e = emu_model_channel(r, op, k, ch, ready, steps);
-        end = e > end ? e : end;
-    }
-    return end;
-}
-
-uint64_t emu_timeline_host_end(emu_rank *r)
-{
-    if (!r->host_colls && !r->host_last_p2p) /* nothing enqueued yet */
-        return 0;
-    if (r->host_last_p2p || !r->w->wire) { /* p2p ends are the proxy's to meet */
-        emu_proxy_drain(r);
-        r->host_dev_free = r->dev_free; /* the proxy is idle: its end is final */
-        r->host_may_publish = true;
-        return r->dev_free; /* its events may have been made ahead of it (clock floor) */
-    }
-    const emu_op *op = r->host_last;
-    uint32_t k = r->host_colls - 1;
-    emu_step_t *steps = malloc(emu_model_cells(r, op) * sizeof *steps);
-    if (!steps)
-        emu_die("out of memory");
-    /* First sleep until the earliest end: its own start at the earliest,
-     * every peer there long before. The schedule never shrinks when a start
-     * grows, so this is never past the end; when all started together (no
-     * fault) the peers' entries are there on waking, one wait, not two. Not
-     * for short collectives: their peers are seldom there sooner than the
-     * sleep's own wake-up, which would then be one wait more. With the clock
-     * floor only to the horizon, as the host's own wait for the end. */
-    for (int q = 0; q < r->ci.nranks; q++)
-        r->host_ready[q] = 0;
-    r->host_ready[r->ci.rank] = emu_model_ready(r, op, r->host_dev_free);
-    uint64_t soonest = schedule_end(r, op, k, r->host_ready, steps);
-    if (soonest != EMU_NEVER && emu_clock_floor_on())
-        emu_timeline_wait_horizon(soonest);
-    else if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
-        emu_sleep_until(soonest);
-    uint64_t end;
-    if (__atomic_load_n(&r->proxy_timed, __ATOMIC_ACQUIRE) == k + 1)
-        end = r->proxy_end; /* the proxy read the same starts (the wire's rule holds) */
-    else
-        end = gather_ready(r, op, k, r->host_ready, -1) ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
-    free(steps);
-    r->host_dev_free = end;
-    r->host_may_publish = true;
-    return end;
-}
-
-/* The host knows its device's next start once host_sync computed where the
- * device is free, and it has read every peer's previous collective then (the
- * wire's rule for publishing the next). Published at enqueue, the starts are
- * on the wire before the proxies need them: a proxy seldom waits for its peers,
- * the hosts (which wait for their devices anyway) do. */
-void emu_timeline_host_publish(emu_rank *r, emu_op *op)
-{
-    if (!r->host_may_publish || !r->w->wire || op->p2p)
-        return;
-    r->host_may_publish = false;
-    op->pub_ready = emu_model_ready(r, op, r->host_dev_free);
-    emu_wire_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), r->host_colls, op->pub_ready, op->sig,
-                     emu_wire_slot(r, 0), r->ci.nranks);
-}
-
 /* A send and its receive move the data once both started (the receiver's
  * buffer posted, the sender's data there): when, or EMU_NEVER if the peer
  * never comes or called another count or datatype. */
-static uint64_t p2p_meet(emu_rank *r, const op_state *s, uint64_t ready)
+uint64_t emu_timeline_p2p_meet(emu_rank *r, const emu_op *op, uint64_t ready)
 {
     if (!r->w->wire)
         return ready;
-    emu_wire_p2p peer = {.peer = r->ci.rank, .nth = s->mine.nth, .send = !s->op->is_send};
-    if (emu_wire_p2p_read(r->w->wire, emu_wire_slot(r, s->op->peer), &peer) || peer.sig != s->op->sig)
+    emu_wire_p2p peer = {.peer = r->ci.rank, .nth = op->nth, .send = !op->is_send};
+    if (emu_wire_p2p_read(r->w->wire, emu_wire_slot(r, op->peer), &peer) || peer.sig != op->sig)
         return EMU_NEVER;
     return peer.ready > ready ? peer.ready : ready;
+}
+
+/* A p2p op's end on each of its channels, which share the link. */
+uint64_t emu_timeline_p2p_end(const emu_rank *r, const emu_op *op, uint64_t meet)
+{
+    if (meet == EMU_NEVER)
+        return EMU_NEVER;
+    return meet + emu_model_transfer(r, op, op->is_send ? r->ci.rank : op->peer, op->is_send ? op->peer : r->ci.rank,
+                                     op->bytes / (size_t)op->nch, op->nch);
+}
+
+/* The channels never end: no model and a hang, or too many channels. */
+bool emu_timeline_never_ends(bool model, const emu_op *op)
+{
+    return (!model && op->hang) || op->nch > 64;
 }
 
 /* Times of s's legs on channel ch; returns the channel's end. `same`: the
@@ -467,10 +413,7 @@ static uint64_t time_channel(op_plan *p, emu_rank *r, op_state *s, int ch, uint6
     const emu_op *op = s->op;
     uint64_t end;
     if (op->p2p)
-        end = meet == EMU_NEVER ? EMU_NEVER
-                                : meet + emu_model_transfer(r, op, op->is_send ? r->ci.rank : op->peer,
-                                                            op->is_send ? op->peer : r->ci.rank,
-                                                            op->bytes / (size_t)op->nch, op->nch);
+        end = emu_timeline_p2p_end(r, op, meet);
     else if (!agree)
         end = EMU_NEVER;
     else if (same)
@@ -537,9 +480,8 @@ static void publish(emu_rank *r, op_state *s, uint64_t ready)
                              r->ci.nranks);
         return;
     }
-    uint32_t *nth = &r->p2p_nth[2 * op->peer + (op->is_send ? 1 : 0)];
-    s->mine = (emu_wire_p2p){.peer = op->peer, .nth = (*nth)++, .send = op->is_send, .ready = ready, .sig = op->sig};
-    if (r->w->wire)
+    s->mine = (emu_wire_p2p){.peer = op->peer, .nth = op->nth, .send = op->is_send, .ready = ready, .sig = op->sig};
+    if (r->w->wire && !op->pub_ready)
         emu_wire_p2p_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), &s->mine);
 }
 
@@ -548,8 +490,8 @@ static uint64_t time_op(op_plan *p, emu_rank *r, op_state *s, uint64_t ready, bo
 {
     const emu_op *op = s->op;
     r->peer_ready[r->ci.rank] = ready;
-    bool agree = op->p2p || !r->w->wire || gather_ready(r, op, s->k, r->peer_ready, r->ci.rank);
-    uint64_t meet = op->p2p ? p2p_meet(r, s, ready) : ready;
+    bool agree = op->p2p || !r->w->wire || emu_timeline_gather(r, op, s->k, r->peer_ready, r->ci.rank);
+    uint64_t meet = op->p2p ? emu_timeline_p2p_meet(r, op, ready) : ready;
     size_t cells = 0;
     for (int i = 0; i < p->nlegs; i++)
         if (p->legs[i].op == op)
@@ -610,7 +552,7 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
             start_kernels(r, st[i].op, st[i].kch);
             if (st[i].rec)
                 st[i].rec->ready_ns = ready ? ready : emu_true_ns();
-            st[i].never_ends = (!model && ops[i].hang) || ops[i].nch > 64; /* the channels never end */
+            st[i].never_ends = emu_timeline_never_ends(model, &ops[i]);
             if (!st[i].never_ends)
                 plan_legs(&p, r, st[i].op, st[i].kch, st[i].rec, pxn);
         }

@@ -61,8 +61,10 @@ typedef struct wire_slot {
     atomic_uint waiters;   /* readers asleep on `published`: a publish wakes only them */
     atomic_uint p2p_published, p2p_waiters; /* the same for p2p entries */
     /* In the slot of a communicator's rank 0: how many of its ranks
-     * published collective k (cumulative over k, k + WIRE_RECENT, ...). */
+     * published collective k (cumulative over k, k + WIRE_RECENT, ...), and
+     * readers asleep on any of these counts (the last arrival wakes only them). */
     atomic_uint arrived[WIRE_RECENT];
+    atomic_uint arrived_waiters;
     wire_pub recent[WIRE_RECENT];
     wire_p2p p2p[WIRE_P2P_RECENT];
 } wire_slot;
@@ -121,9 +123,15 @@ void emu_wire_unmap(emu_wire *w)
     free(w);
 }
 
-static void wake(atomic_uint *word)
+/* A private futex spares the kernel the lookup of a shared one's page. */
+void emu_futex_wake(void *word, bool shared)
 {
-    syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    syscall(SYS_futex, word, shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void emu_futex_wait(void *word, unsigned seen, const struct timespec *left, bool shared)
+{
+    syscall(SYS_futex, word, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, seen, left, NULL, 0);
 }
 
 /* Arrivals at k when all nranks came, counted over the uses of its counter. */
@@ -139,10 +147,10 @@ void emu_wire_publish(emu_wire *w, uint32_t slot, uint32_t k, uint64_t ready, ui
     s->recent[k % WIRE_RECENT] = (wire_pub){k, ready, sig};
     atomic_store(&s->published, k + 1);
     if (atomic_load(&s->waiters)) /* a reader counted after this store finds k+1 itself */
-        wake(&s->published);
+        emu_futex_wake(&s->published, true);
     atomic_uint *count = &w->slots[leader].arrived[k % WIRE_RECENT];
-    if (atomic_fetch_add(count, 1) + 1 == all_arrived(k, nranks))
-        wake(count);
+    if (atomic_fetch_add(count, 1) + 1 == all_arrived(k, nranks) && atomic_load(&w->slots[leader].arrived_waiters))
+        emu_futex_wake(count, true);
 }
 
 void emu_wire_wait_all(emu_wire *w, uint32_t leader, uint32_t k, int nranks)
@@ -160,7 +168,12 @@ void emu_wire_wait_all(emu_wire *w, uint32_t leader, uint32_t k, int nranks)
      * the count a poor guide: one bounded wait, then the reads decide. */
     if (seen < all_arrived(k, nranks)) {
         struct timespec left = {0, 50 * 1000 * 1000};
-        syscall(SYS_futex, count, FUTEX_WAIT, seen, &left, NULL, 0);
+        atomic_uint *waiters = &w->slots[leader].arrived_waiters;
+        atomic_fetch_add(waiters, 1);
+        /* an arrival counted after this load sees the waiter (both seq_cst) */
+        if (atomic_load(count) == seen)
+            emu_futex_wait(count, seen, &left, true);
+        atomic_fetch_sub(waiters, 1);
     }
 }
 
@@ -168,8 +181,8 @@ void emu_wire_gone(emu_wire *w, uint32_t slot)
 {
     wire_slot *s = &w->slots[slot];
     atomic_store(&s->gone, 1);
-    wake(&s->published);
-    wake(&s->p2p_published);
+    emu_futex_wake(&s->published, true);
+    emu_futex_wake(&s->p2p_published, true);
 }
 
 /* Wait until `word` moves from `seen`: -1 if the rank is gone or the wait
@@ -187,7 +200,7 @@ static int wait_moved(wire_slot *s, atomic_uint *word, atomic_uint *waiters, uns
     struct timespec left = {0, 50 * 1000 * 1000};
     atomic_fetch_add(waiters, 1);
     if (atomic_load(word) == seen)
-        syscall(SYS_futex, word, FUTEX_WAIT, seen, &left, NULL, 0);
+        emu_futex_wait(word, seen, &left, true);
     atomic_fetch_sub(waiters, 1);
     return 0;
 }
@@ -216,7 +229,7 @@ void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e)
     s->p2p[n % WIRE_P2P_RECENT] = (wire_p2p){e->peer, e->nth << 1 | (e->send ? 1u : 0u), e->ready, e->sig};
     atomic_store(&s->p2p_published, n + 1);
     if (atomic_load(&s->p2p_waiters))
-        wake(&s->p2p_published);
+        emu_futex_wake(&s->p2p_published, true);
 }
 
 int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e)

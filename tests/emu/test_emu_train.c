@@ -321,3 +321,58 @@ Test(emu_train, a_stall_holds_the_rank_s_stream_then_the_job, .timeout = 60)
     cr_assert_eq(held, 24, "%u of the 24 tp, pp and dp rank entries hold an op that never ends", held);
     nsc_json_free(&sum);
 }
+
+/* One op of a rank's stream, from its summary entry on any communicator. */
+typedef struct stream_op {
+    uint64_t ready, end;
+} stream_op;
+
+static int by_ready(const void *a, const void *b)
+{
+    const stream_op *x = a, *y = b;
+    return x->ready < y->ready ? -1 : x->ready > y->ready;
+}
+
+/* Every op of process pid's stream (its tp, pp and dp entries), by start. */
+static size_t stream_of(const nsc_json *ranks, uint64_t pid, stream_op *ops, size_t cap)
+{
+    size_t n = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *cs = nsc_json_get(rk, "collectives");
+        for (const nsc_json *c = nsc_json_first(cs); jnum(rk, "pid") == pid && c; c = nsc_json_next(cs, c)) {
+            cr_assert_lt(n, cap);
+            ops[n++] = (stream_op){jnum(c, "ready_ns"), jnum(c, "end_ns")};
+        }
+    }
+    qsort(ops, n, sizeof *ops, by_ready);
+    return n;
+}
+
+/* The rank's communicators share its stream, whichever thread worked out
+ * when each op ends (the host meets its pipeline peers on the wire itself
+ * after a p2p group it published): an op starts only after every op the
+ * rank ran before it ended, p2p groups (their ops start together) too. */
+Test(emu_train, the_rank_s_stream_runs_one_op_after_the_other, .timeout = 60)
+{
+    unsigned checked = 0;
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 3 --count 1048576"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    for (const nsc_json *world = nsc_json_first(ranks); world; world = nsc_json_next(ranks, world)) {
+        if (jnum(world, "nranks") != 8)
+            continue;
+        stream_op ops[256];
+        size_t n = stream_of(ranks, jnum(world, "pid"), ops, 256);
+        uint64_t free_at = 0, run_end = 0; /* the device is free after every earlier run */
+        for (size_t i = 0; i < n; i++, checked++) {
+            cr_assert_gt(ops[i].end, 0, "every op ends");
+            free_at = i && ops[i].ready != ops[i - 1].ready ? run_end : free_at;
+            cr_assert_geq(ops[i].ready, free_at, "pid %llu op %zu starts %llu ns before the device is free",
+                          (unsigned long long)jnum(world, "pid"), i, (unsigned long long)(free_at - ops[i].ready));
+            run_end = ops[i].end > run_end ? ops[i].end : run_end;
+        }
+    }
+    cr_assert_gt(checked, 100);
+    nsc_json_free(&sum);
+}
