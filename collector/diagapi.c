@@ -51,10 +51,21 @@ static int live_status(nsc_collector *c, nsc_diag_body_fn fn, void *arg, char *e
     return rc;
 }
 
+/* An analysis reads whole jobs (a root-cause pass, a diagnose) and a
+ * stopping collector joins its thread: once it stops, the next query is
+ * refused and a running one ends at its next block (nsc_query_set_stop). */
+static int stopping(char *err, size_t errcap)
+{
+    snprintf(err, errcap, "the collector is stopping");
+    return -1;
+}
+
 static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
                size_t errcap)
 {
     nsc_diagapi_src *s = arg;
+    if (atomic_load(&s->c->stop))
+        return stopping(err, errcap);
     if (strcmp(endpoint, "status") == 0)
         return live_status(s->c, fn, fn_arg, err, errcap);
     const nsc_cstore *cs = &s->c->store;
@@ -71,11 +82,11 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
         s->code = NSC_QUERY_ESTORE;
         return -1;
     }
-    rc = nsc_diag_query_get(rd, endpoint, qs, fn, fn_arg, err, errcap, &code);
+    rc = nsc_diag_query_get(rd, endpoint, qs, &s->c->stop, fn, fn_arg, err, errcap, &code);
     nsc_store_read_end(rd);
     if (rc < 0)
         s->code = code;
-    return rc;
+    return rc < 0 && atomic_load(&s->c->stop) ? stopping(err, errcap) : rc;
 }
 
 void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c)

@@ -59,9 +59,10 @@ int nsc_diag_fetch_pages(nsc_diag_src *s, const char *endpoint, const char *qs, 
                          nsc_ndjson_fn fn, void *arg);
 
 /* A query endpoint (comms, collectives, timeline, ...) answered from a store
- * reader, for a get callback: returns as one, *code the NSC_QUERY_* result. */
-int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, nsc_diag_body_fn fn,
-                       void *arg, char *err, size_t errcap, int *code);
+ * reader, for a get callback: returns as one, *code the NSC_QUERY_* result.
+ * stop: nsc_query_set_stop's (NULL: none). */
+int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, const atomic_int *stop,
+                       nsc_diag_body_fn fn, void *arg, char *err, size_t errcap, int *code);
 
 /* ---- problems ---------------------------------------------------------------- */
 

@@ -18,8 +18,8 @@ static int relay_write(void *arg, const void *data, size_t len)
     return r->rc;
 }
 
-int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, nsc_diag_body_fn fn,
-                       void *arg, char *err, size_t errcap, int *code)
+int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, const atomic_int *stop,
+                       nsc_diag_body_fn fn, void *arg, char *err, size_t errcap, int *code)
 {
     nsc_query *q;
     relay r = {fn, arg, 0};
@@ -27,6 +27,7 @@ int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *q
         qs++;
     int rc = nsc_query_parse(endpoint, qs, &q, err, errcap);
     if (rc == 0) {
+        nsc_query_set_stop(q, stop);
         rc = nsc_query_run(q, rd, relay_write, &r, err, errcap);
         nsc_query_free(q);
     }
