@@ -386,6 +386,15 @@ const char *nsc_query_job(const nsc_query *q)
     return q->has & QP_JOB ? q->job : NULL;
 }
 
+int nsc_query_first_window(const nsc_query *q, uint64_t *t0, uint64_t *t1)
+{
+    if (!(q->has & QP_JOB) || !q->job[0] || (q->has & QP_CURSOR))
+        return -1;
+    *t0 = q->t0;
+    *t1 = q->t1;
+    return 0;
+}
+
 int nsc_query_http_status(int err)
 {
     switch (err) {

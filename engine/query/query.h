@@ -46,6 +46,10 @@ const char *nsc_query_content_type(const nsc_query *q);
 const char *nsc_query_name(const nsc_query *q);
 /* The job q names (decoded), or NULL when it names none. */
 const char *nsc_query_job(const nsc_query *q);
+/* The window of a first page (no cursor) of a job q names: [t0_ns, t1_ns]
+ * as asked (0 and UINT64_MAX when not). 0, or -1 when q names no job or is
+ * a later page. */
+int nsc_query_first_window(const nsc_query *q, uint64_t *t0, uint64_t *t1);
 /* The HTTP status for an error code (200, 400, 404, 500). */
 int nsc_query_http_status(int err);
 /* What a collector with on-demand detail fetched for q (a JSON object,
