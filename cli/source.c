@@ -189,7 +189,7 @@ static int store_get(nsc_src *s, const char *endpoint, const char *qs, nsc_http_
     if (live || strcmp(endpoint, "status") == 0) {
         rc = store_live(s, rd, live, fn, arg, err, errcap);
     } else {
-        rc = nsc_diag_query_get(rd, endpoint, qs, NULL, fn, arg, err, errcap, &code);
+        rc = nsc_diag_query_get(rd, endpoint, qs, fn, arg, err, errcap, &code);
         if (code == NSC_QUERY_EUNKNOWN)
             snprintf(err, errcap, "%s cannot be answered from a store, only by a collector", endpoint);
     }

@@ -60,6 +60,8 @@ static int stopping(char *err, size_t errcap)
     return -1;
 }
 
+/* A query of the analysis, parsed once: its job names the store to read
+ * (with ClickHouse, the job loaded into a store of its own). */
 static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
                size_t errcap)
 {
@@ -69,21 +71,27 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
     if (strcmp(endpoint, "status") == 0)
         return live_status(s->c, fn, fn_arg, err, errcap);
     const nsc_cstore *cs = &s->c->store;
+    nsc_query *q;
     nsc_store *st;
     nsc_store_reader *rd;
-    int code, rc;
-    if ((rc = cs->ops->reads_store(cs->h, s->reads, qs, &st, err, errcap))) {
-        s->code = rc;
-        return -1;
-    }
-    rc = nsc_store_read_begin(st, &rd);
+    int code, rc = nsc_diag_query_parse(endpoint, qs, &q, err, errcap, &code);
     if (rc) {
-        snprintf(err, errcap, "%s", nsc_store_strerror(rc));
-        s->code = NSC_QUERY_ESTORE;
+        s->code = code;
+        return rc;
+    }
+    nsc_query_set_stop(q, &s->c->stop);
+    rc = cs->ops->reads_store(cs->h, s->reads, nsc_query_job(q), &st, err, errcap);
+    int src = rc ? 0 : nsc_store_read_begin(st, &rd);
+    if (src)
+        snprintf(err, errcap, "%s", nsc_store_strerror(src));
+    if (rc || src) {
+        nsc_query_free(q);
+        s->code = rc ? rc : NSC_QUERY_ESTORE;
         return -1;
     }
-    rc = nsc_diag_query_get(rd, endpoint, qs, &s->c->stop, fn, fn_arg, err, errcap, &code);
+    rc = nsc_diag_query_run(rd, q, fn, fn_arg, err, errcap, &code);
     nsc_store_read_end(rd);
+    nsc_query_free(q);
     if (rc < 0)
         s->code = code;
     return rc < 0 && atomic_load(&s->c->stop) ? stopping(err, errcap) : rc;

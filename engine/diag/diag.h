@@ -60,9 +60,13 @@ int nsc_diag_fetch_pages(nsc_diag_src *s, const char *endpoint, const char *qs, 
 
 /* A query endpoint (comms, collectives, timeline, ...) answered from a store
  * reader, for a get callback: returns as one, *code the NSC_QUERY_* result.
- * stop: nsc_query_set_stop's (NULL: none). */
-int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, const atomic_int *stop,
-                       nsc_diag_body_fn fn, void *arg, char *err, size_t errcap, int *code);
+ * In two steps for a caller that needs the parsed query first (the store it
+ * reads depends on its job): parse (qs may start with '&'), then run. */
+int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *arg,
+                       char *err, size_t errcap, int *code);
+int nsc_diag_query_parse(const char *endpoint, const char *qs, nsc_query **q, char *err, size_t errcap, int *code);
+int nsc_diag_query_run(nsc_store_reader *rd, const nsc_query *q, nsc_diag_body_fn fn, void *arg, char *err,
+                       size_t errcap, int *code);
 
 /* ---- problems ---------------------------------------------------------------- */
 

@@ -19,7 +19,7 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
                size_t errcap)
 {
     int code;
-    return nsc_diag_query_get(arg, endpoint, qs, NULL, fn, fn_arg, err, errcap, &code);
+    return nsc_diag_query_get(arg, endpoint, qs, fn, fn_arg, err, errcap, &code);
 }
 
 Test(topo_edges, transport_by_host_and_unknown_health_without_steps)
