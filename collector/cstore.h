@@ -21,7 +21,7 @@
  * (live_read: the own one, or one merged with other collectors'), the
  * store's /metrics lines, the query endpoints (query_start), for the
  * analysis's many queries of one request, the LMDB store that holds the job
- * a query string names (reads_*), and whether this collector is the one of
+ * a parsed query names (reads_*), and whether this collector is the one of
  * the store's that tells the outside world of a job's verdicts (announces),
  * and a version of what the store holds of a job (version).
  */
@@ -99,9 +99,9 @@ typedef struct nsc_cstore_ops {
     /* What one request's queries read, held until reads_free (NULL: out
      * of memory, which reads_store then reports). */
     void *(*reads_new)(void *h);
-    /* The store holding the job qs names ("job=..."; the only job when it
-     * names none): 0, or an NSC_QUERY_* error with err. */
-    int (*reads_store)(void *h, void *reads, const char *qs, nsc_store **st, char *err, size_t errcap);
+    /* The store holding job (NULL: the only job): 0, or an NSC_QUERY_*
+     * error with err. */
+    int (*reads_store)(void *h, void *reads, const char *job, nsc_store **st, char *err, size_t errcap);
     void (*reads_free)(void *h, void *reads);
     /* 1 when this collector posts job's verdicts to the webhook: one
      * collector of those sharing the store per job, so a receiver hears

@@ -21,11 +21,11 @@ static const struct {
 } endpoints[] = {{"diagnose", 1, 1, 0, 0}, {"links", 1, 1, 0, 0}, {"hosts", 0, 0, 0, 0}, {"topology", 1, 1, 1, 0},
                  {"export", 1, 1, 1, 1}};
 
-typedef struct diag_job {
+struct nsc_diagapi_req {
     nsc_collector *c;
     char endpoint[16];
     char *job, *comm, *t0, *t1, *rank, *type, *format;  /* NULL when not given */
-} diag_job;
+};
 
 static int endpoint_of(const char *name)
 {
@@ -51,31 +51,50 @@ static int live_status(nsc_collector *c, nsc_diag_body_fn fn, void *arg, char *e
     return rc;
 }
 
+/* An analysis reads whole jobs (a root-cause pass, a diagnose) and a
+ * stopping collector joins its thread: once it stops, the next query is
+ * refused and a running one ends at its next block (nsc_query_set_stop). */
+static int stopping(char *err, size_t errcap)
+{
+    snprintf(err, errcap, "the collector is stopping");
+    return -1;
+}
+
+/* A query of the analysis, parsed once: its job names the store to read
+ * (with ClickHouse, the job loaded into a store of its own). */
 static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
                size_t errcap)
 {
     nsc_diagapi_src *s = arg;
+    if (atomic_load(&s->c->stop))
+        return stopping(err, errcap);
     if (strcmp(endpoint, "status") == 0)
         return live_status(s->c, fn, fn_arg, err, errcap);
     const nsc_cstore *cs = &s->c->store;
+    nsc_query *q;
     nsc_store *st;
     nsc_store_reader *rd;
-    int code, rc;
-    if ((rc = cs->ops->reads_store(cs->h, s->reads, qs, &st, err, errcap))) {
-        s->code = rc;
-        return -1;
-    }
-    rc = nsc_store_read_begin(st, &rd);
+    int code, rc = nsc_diag_query_parse(endpoint, qs, &q, err, errcap, &code);
     if (rc) {
-        snprintf(err, errcap, "%s", nsc_store_strerror(rc));
-        s->code = NSC_QUERY_ESTORE;
+        s->code = code;
+        return rc;
+    }
+    nsc_query_set_stop(q, &s->c->stop);
+    rc = cs->ops->reads_store(cs->h, s->reads, nsc_query_job(q), &st, err, errcap);
+    int src = rc ? 0 : nsc_store_read_begin(st, &rd);
+    if (src)
+        snprintf(err, errcap, "%s", nsc_store_strerror(src));
+    if (rc || src) {
+        nsc_query_free(q);
+        s->code = rc ? rc : NSC_QUERY_ESTORE;
         return -1;
     }
-    rc = nsc_diag_query_get(rd, endpoint, qs, fn, fn_arg, err, errcap, &code);
+    rc = nsc_diag_query_run(rd, q, fn, fn_arg, err, errcap, &code);
     nsc_store_read_end(rd);
+    nsc_query_free(q);
     if (rc < 0)
         s->code = code;
-    return rc;
+    return rc < 0 && atomic_load(&s->c->stop) ? stopping(err, errcap) : rc;
 }
 
 void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c)
@@ -101,7 +120,7 @@ static int export_line(void *arg, const nsc_json *rec, const char *line, size_t 
 
 /* The window's timeline as `ncclscope export` writes it (common/export.h):
  * every page of it, through the same writer. */
-static int export_trace(diag_job *j, nsc_diag_src *s, FILE *f)
+static int export_trace(nsc_diagapi_req *j, nsc_diag_src *s, FILE *f)
 {
     nsc_export_format fmt = NSC_EXPORT_PERFETTO;
     if (j->format && strcmp(j->format, "chrome") == 0)
@@ -137,7 +156,7 @@ static int export_trace(diag_job *j, nsc_diag_src *s, FILE *f)
 }
 
 /* The analysis's document, written whole once it is done. */
-static int write_doc(diag_job *j, nsc_diag_src *s, FILE *f)
+static int write_doc(nsc_diagapi_req *j, nsc_diag_src *s, FILE *f)
 {
     if (strcmp(j->endpoint, "export") == 0)
         return export_trace(j, s, f);
@@ -191,7 +210,7 @@ static int query_err(const nsc_diagapi_src *s, int rc)
 static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_arg, char *err, size_t errcap)
 {
     (void)rd;  /* NULL: each query reads in a transaction of its own */
-    diag_job *j = arg;
+    nsc_diagapi_req *j = arg;
     nsc_diagapi_src ds;
     nsc_diagapi_src_init(&ds, j->c);
     nsc_diag_src *s = &ds.src;
@@ -221,7 +240,7 @@ static int run(void *arg, nsc_store_reader *rd, nsc_query_write_fn fn, void *fn_
 
 static void job_free(void *arg)
 {
-    diag_job *j = arg;
+    nsc_diagapi_req *j = arg;
     free(j->job);
     free(j->comm);
     free(j->t0);
@@ -233,7 +252,7 @@ static void job_free(void *arg)
 }
 
 /* The parameters, strictly: each known one at most once. */
-static int parse(diag_job *j, int e, const char *qstr, char *err, size_t errcap)
+static int parse(nsc_diagapi_req *j, int e, const char *qstr, char *err, size_t errcap)
 {
     struct evkeyvalq kv;
     TAILQ_INIT(&kv);
@@ -264,25 +283,45 @@ static int parse(diag_job *j, int e, const char *qstr, char *err, size_t errcap)
     return rc;
 }
 
-void nsc_diagapi_start(nsc_collector *c, nsc_qstreams *qs, struct evhttp_request *req, const char *name,
-                       const char *qstr)
+nsc_diagapi_req *nsc_diagapi_parse(nsc_collector *c, struct evhttp_request *req, const char *name, const char *qstr)
 {
     int e = endpoint_of(name);
-    diag_job *j = calloc(1, sizeof *j);
+    nsc_diagapi_req *j = calloc(1, sizeof *j);
     char err[256];
     if (!j) {
         nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
-        return;
+        return NULL;
     }
     j->c = c;
     snprintf(j->endpoint, sizeof j->endpoint, "%s", name);
     if (e < 0 || parse(j, e, qstr, err, sizeof err) != 0) {
         job_free(j);
         nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request", e < 0 ? "no such endpoint" : err);
-        return;
+        return NULL;
     }
+    return j;
+}
+
+int nsc_diagapi_window(const nsc_diagapi_req *j, const char **job, uint64_t *t0, uint64_t *t1)
+{
+    if (strcmp(j->endpoint, "export") || !j->job || !j->job[0] || nsc_qs_u64(j->t0, 0, t0) ||
+        nsc_qs_u64(j->t1, UINT64_MAX, t1))
+        return -1;
+    *job = j->job;
+    return 0;
+}
+
+void nsc_diagapi_run(nsc_qstreams *qs, struct evhttp_request *req, nsc_diagapi_req *j)
+{
     /* a Perfetto trace is protobuf bytes; everything else JSON */
-    int binary = strcmp(name, "export") == 0 && !(j->format && strcmp(j->format, "chrome") == 0);
-    nsc_qjob job = {endpoints[e].name, binary ? "application/octet-stream" : "application/json", 1, run, job_free, j};
+    int binary = strcmp(j->endpoint, "export") == 0 && !(j->format && strcmp(j->format, "chrome") == 0);
+    nsc_qjob job = {endpoints[endpoint_of(j->endpoint)].name, binary ? "application/octet-stream" : "application/json",
+                    1, run, job_free, j};
     nsc_qstream_start_job(qs, req, &job);
+}
+
+void nsc_diagapi_free(nsc_diagapi_req *j)
+{
+    if (j)
+        job_free(j);
 }

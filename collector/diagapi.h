@@ -42,8 +42,17 @@ void nsc_diagapi_src_release(nsc_diagapi_src *s);
 
 /* 1 if name is one of the analysis's endpoints ("diagnose", ...). */
 int nsc_diagapi_is(const char *name);
-/* Answer req for endpoint name with query string qs (may be NULL). */
-void nsc_diagapi_start(nsc_collector *c, nsc_qstreams *qs, struct evhttp_request *req, const char *name,
-                       const char *qstr);
+/* One request's parameters, parsed once: endpoint name's from query string
+ * qstr (may be NULL). NULL when they are bad (req is answered: 400) or
+ * memory ran out (500). */
+typedef struct nsc_diagapi_req nsc_diagapi_req;
+nsc_diagapi_req *nsc_diagapi_parse(nsc_collector *c, struct evhttp_request *req, const char *name, const char *qstr);
+/* The job and window an export reads, for a fetch of its detail first:
+ * 0, or -1 when r is no export, names no job or a window bound that is no
+ * whole number (the export says so when it runs). */
+int nsc_diagapi_window(const nsc_diagapi_req *r, const char **job, uint64_t *t0, uint64_t *t1);
+/* Answer req from r, which it takes. */
+void nsc_diagapi_run(nsc_qstreams *qs, struct evhttp_request *req, nsc_diagapi_req *r);
+void nsc_diagapi_free(nsc_diagapi_req *r);
 
 #endif

@@ -22,6 +22,7 @@
 #include "livejson.h"
 #include "prefetch.h"
 #include "prom.h"
+#include "qs.h"
 #include "qstream.h"
 #include "rcmetrics.h"
 #include "query.h"
@@ -238,32 +239,18 @@ static void run_query(nsc_http *h, struct evhttp_request *req, nsc_query *q)
 
 /* ---- fetch before query (detail = on-demand, prefetch.h) ---- */
 
-/* A whole number, or fallback when absent; -1 when it is not one. */
-static int qs_u64(const struct evkeyvalq *kv, const char *name, uint64_t fallback, uint64_t *out)
-{
-    const char *v = evhttp_find_header(kv, name);
-    char *end;
-    if (!v) {
-        *out = fallback;
-        return 0;
-    }
-    errno = 0;
-    *out = strtoull(v, &end, 10);
-    return *v && *v != '-' && !*end && errno == 0 ? 0 : -1;
-}
-
-/* A query waiting for its detail: what it goes on with. */
+/* A query waiting for its detail: what it goes on with, one of the two. */
 typedef struct later {
     nsc_http *h;
-    nsc_query *q;              /* a parsed query endpoint's, else NULL (export) */
-    char *qs;
+    nsc_query *q;        /* a query endpoint's (timeline) */
+    nsc_diagapi_req *d;  /* an analysis endpoint's (export) */
 } later;
 
 static void later_drop(void *arg)
 {
     later *l = arg;
     nsc_query_free(l->q);
-    free(l->qs);
+    nsc_diagapi_free(l->d);
     free(l);
 }
 
@@ -272,8 +259,9 @@ static void later_then(void *arg, struct evhttp_request *req, const char *report
 {
     later *l = arg;
     evhttp_add_header(evhttp_request_get_output_headers(req), "X-Ncclscope-Detail", report);
-    if (!l->q) {
-        nsc_diagapi_start(l->h->c, l->h->queries, req, "export", l->qs);
+    if (l->d) {
+        nsc_diagapi_run(l->h->queries, req, l->d);
+        l->d = NULL;  /* the run's now */
     } else if (nsc_query_set_detail(l->q, report)) {
         nsc_http_json_error(req, HTTP_INTERNAL, "Internal Server Error", "out of memory");
     } else {
@@ -283,35 +271,27 @@ static void later_then(void *arg, struct evhttp_request *req, const char *report
     later_drop(l);
 }
 
-/* With detail = on-demand, a timeline's first page or an export asks the
- * agents for its job's window and answers once it came (or detail_wait_ms
- * passed). 1 when req is taken (q with it), 0 when it needs no fetch
- * (detail = all, no job, a later page: the first fetched it; bad
- * parameters: the endpoint says so). */
-static int prefetch(nsc_http *h, struct evhttp_request *req, nsc_query *q, const char *qs)
+/* With detail = on-demand, a timeline's first page (q) or an export (d),
+ * each parsed once already, asks the agents for its job's window and
+ * answers once it came (or detail_wait_ms passed). 1 when req is taken (q
+ * or d with it), 0 when it needs no fetch (detail = all, no job, a later
+ * page: the first fetched it; a bad window: the export says so). */
+static int prefetch(nsc_http *h, struct evhttp_request *req, nsc_query *q, nsc_diagapi_req *d)
 {
-    struct evkeyvalq kv;
-    TAILQ_INIT(&kv);
     uint64_t t0, t1;
-    const char *job = NULL;
-    int wants = strcmp(h->c->cfg.detail, "on-demand") == 0 && qs && evhttp_parse_query_str(qs, &kv) == 0 &&
-                (job = evhttp_find_header(&kv, "job")) && *job && !evhttp_find_header(&kv, "cursor") &&
-                qs_u64(&kv, "t0_ns", 0, &t0) == 0 && qs_u64(&kv, "t1_ns", UINT64_MAX, &t1) == 0;
+    const char *job = q ? nsc_query_job(q) : NULL;
+    int wants = strcmp(h->c->cfg.detail, "on-demand") == 0 &&
+                (q ? nsc_query_first_window(q, &t0, &t1) == 0 : nsc_diagapi_window(d, &job, &t0, &t1) == 0);
     later *l = wants ? calloc(1, sizeof *l) : NULL;
-    char *copy = l ? strdup(qs) : NULL;
-    int taken = copy != NULL;
-    if (taken) {
-        *l = (later){h, q, copy};
-        nsc_prefetch_next next = {later_then, later_drop, l};
-        if (nsc_prefetch_start(h->prefetch, req, job, t0, t1, &next)) {
-            later_drop(l);
-            nsc_http_json_error(req, 503, "Service Unavailable", "too many detail fetches waiting; ask again");
-        }
-    } else {
-        free(l);
+    if (!l)
+        return 0;
+    *l = (later){h, q, d};
+    nsc_prefetch_next next = {later_then, later_drop, l};
+    if (nsc_prefetch_start(h->prefetch, req, job, t0, t1, &next)) {
+        later_drop(l);
+        nsc_http_json_error(req, 503, "Service Unavailable", "too many detail fetches waiting; ask again");
     }
-    evhttp_clear_headers(&kv);
-    return taken;
+    return 1;
 }
 
 static void query(nsc_http *h, struct evhttp_request *req, const char *name, const char *qs)
@@ -324,8 +304,15 @@ static void query(nsc_http *h, struct evhttp_request *req, const char *name, con
         nsc_http_json_error(req, code, code == 404 ? "Not Found" : "Bad Request", err);
         return;
     }
-    if (strcmp(name, "timeline") || !prefetch(h, req, q, qs))
+    if (strcmp(name, "timeline") || !prefetch(h, req, q, NULL))
         run_query(h, req, q);
+}
+
+static void analysis(nsc_http *h, struct evhttp_request *req, const char *name, const char *qs)
+{
+    nsc_diagapi_req *d = nsc_diagapi_parse(h->c, req, name, qs);
+    if (d && !prefetch(h, req, NULL, d))
+        nsc_diagapi_run(h->queries, req, d);
 }
 
 /* ---- detail fetch ---- */
@@ -342,8 +329,8 @@ static void detail(nsc_http *h, struct evhttp_request *req, const char *qs)
     const char *job = NULL;
     if (qs && evhttp_parse_query_str(qs, &kv) == 0)
         job = evhttp_find_header(&kv, "job");
-    if (!job || !*job || strlen(job) > 63 || qs_u64(&kv, "from_ns", 0, &from) || qs_u64(&kv, "to_ns", UINT64_MAX, &to) ||
-        from > to) {
+    if (!job || !*job || strlen(job) > 63 || nsc_qs_u64(evhttp_find_header(&kv, "from_ns"), 0, &from) ||
+        nsc_qs_u64(evhttp_find_header(&kv, "to_ns"), UINT64_MAX, &to) || from > to) {
         evhttp_clear_headers(&kv);
         nsc_http_json_error(req, HTTP_BADREQUEST, "Bad Request",
                             "detail wants job (1..63 bytes) and from_ns <= to_ns (whole ns)");
@@ -410,12 +397,9 @@ static void route(struct evhttp_request *req, void *arg)
     if (strcmp(path, "/api/v1/detail") == 0)
         return detail(h, req, qs);
     const char *name = strncmp(path, "/api/v1/", 8) == 0 ? path + 8 : NULL;
-    int diag = name && nsc_diagapi_is(name);
-    const char *q = name && !diag ? query_endpoint(name) : NULL;
-    if (diag && (strcmp(name, "export") || !prefetch(h, req, NULL, qs)))
-        return nsc_diagapi_start(h->c, h->queries, req, name, qs);
-    if (diag)
-        return;
+    if (name && nsc_diagapi_is(name))
+        return analysis(h, req, name, qs);
+    const char *q = name ? query_endpoint(name) : NULL;
     if (q)
         return query(h, req, q, qs);
     nsc_http_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");

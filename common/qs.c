@@ -2,7 +2,9 @@
 #include "qs.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int nsc_qs_add(char *qs, size_t cap, const char *name, const char *value)
@@ -22,4 +24,16 @@ int nsc_qs_add(char *qs, size_t cap, const char *name, const char *value)
     }
     qs[n] = 0;
     return 0;
+}
+
+int nsc_qs_u64(const char *value, uint64_t fallback, uint64_t *out)
+{
+    char *end;
+    if (!value) {
+        *out = fallback;
+        return 0;
+    }
+    errno = 0;
+    *out = strtoull(value, &end, 10);
+    return *value && *value != '-' && !*end && errno == 0 ? 0 : -1;
 }

@@ -64,7 +64,7 @@ int nsc_chanswer_post(const nsc_chconn *conn, const char *url, const void *body,
 static FILE *scratch_file(const char *tmpdir, char *err, size_t errcap)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/answer-XXXXXX", tmpdir);
+    snprintf(path, sizeof path, "%s/" NSC_CHANSWER_PREFIX "XXXXXX", tmpdir);
     int fd = mkstemp(path);
     FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
     if (fd >= 0)

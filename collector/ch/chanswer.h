@@ -42,6 +42,11 @@ int nsc_chanswer_post(const nsc_chconn *conn, const char *url, const void *body,
 int nsc_chanswer_post_text(const nsc_chconn *conn, const char *url, const void *body, size_t len, long max_s,
                            const char *what, char **ans, size_t *anslen, char *err, size_t errcap);
 
+/* The name an answer's file starts with while it has one: between its
+ * making and its unlinking; a collector killed then leaves it behind, for
+ * the next one to remove (chcache.h). */
+#define NSC_CHANSWER_PREFIX "answer-"
+
 /* The answer of sql on server, in a file of tmpdir that is gone once a is
  * freed, into a (freed by the caller whatever this returns). */
 int nsc_chanswer_fetch(const nsc_chconn *conn, const char *server, const char *tmpdir, const char *sql,

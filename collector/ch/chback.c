@@ -206,7 +206,7 @@ static void *reads_new(void *h)
     return s;
 }
 
-static int reads_store(void *h, void *reads, const char *qs, nsc_store **st, char *err, size_t errcap)
+static int reads_store(void *h, void *reads, const char *job, nsc_store **st, char *err, size_t errcap)
 {
     (void)h;
     nsc_chjobs *s = reads;
@@ -214,7 +214,7 @@ static int reads_store(void *h, void *reads, const char *qs, nsc_store **st, cha
         snprintf(err, errcap, "out of memory");
         return NSC_QUERY_ESTORE;
     }
-    int rc = nsc_chjobs_load_qs(s, qs, err, errcap);
+    int rc = nsc_chjobs_load(s, job, err, errcap);
     *st = rc ? NULL : s->st;
     return rc;
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chanswer.h"
 #include "chread.h"
 #include "cstate.h"
 #include "fnv.h"
@@ -77,15 +78,26 @@ static void remove_dir(const char *path)
     rmdir(path);
 }
 
-/* What a collector killed while queries ran left in <db>/tmp. */
+static int starts(const char *name, const char *prefix)
+{
+    return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/* What a collector killed while queries ran left in <db>/tmp: its stores,
+ * and an answer's file when the kill came before it was unlinked. */
 static void sweep(const nsc_collector *c)
 {
     char root[PATH_MAX], path[PATH_MAX + 256];
     DIR *d = tmp_root(c, root, sizeof root) ? NULL : opendir(root);
-    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d))
-        if (strncmp(e->d_name, PREFIX, strlen(PREFIX)) == 0 &&
-            (size_t)snprintf(path, sizeof path, "%s/%s", root, e->d_name) < sizeof path)
-            remove_dir(path);
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+        int store = starts(e->d_name, PREFIX), answer = starts(e->d_name, NSC_CHANSWER_PREFIX);
+        if ((store || answer) && (size_t)snprintf(path, sizeof path, "%s/%s", root, e->d_name) < sizeof path) {
+            if (store)
+                remove_dir(path);
+            else
+                unlink(path);
+        }
+    }
     if (d)
         closedir(d);
 }

@@ -3,7 +3,8 @@
  * Owns the private LMDB stores that queries of a collector on ClickHouse
  * read (chquery.h): one per job, made by chread.h in a folder of the db
  * directory's tmp/, and kept after the query for the next ones while the
- * job in ClickHouse is unchanged. Unchanged means the same fingerprint, a
+ * job in ClickHouse is unchanged. What a collector killed mid-query left
+ * in tmp/ (its stores, an answer's file not unlinked yet) goes at start. Unchanged means the same fingerprint, a
  * small query of the job's batches rows and of the clock models
  * (nsc_chread_print): the writer inserts a flush's batches rows after its
  * records, so every section the fingerprint counts is complete in the

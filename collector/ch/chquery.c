@@ -1,11 +1,9 @@
 /* chquery.c: queries answered from ClickHouse (see chquery.h). */
 #include "chquery.h"
 
-#include <event2/keyvalq_struct.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/queue.h>
 
 #include "chcache.h"
 #include "chread.h"
@@ -60,26 +58,10 @@ static int only_job(nsc_chjobs *s, char *err, size_t errcap)
     return rc;
 }
 
-/* Hold job, or the only job when job is NULL. */
-static int load(nsc_chjobs *s, const char *job, char *err, size_t errcap)
+int nsc_chjobs_load(nsc_chjobs *s, const char *job, char *err, size_t errcap)
 {
     int rc = job ? 0 : only_job(s, err, errcap);
     return rc ? rc : hold(s, job ? job : s->only, NULL, err, errcap);
-}
-
-int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap)
-{
-    struct evkeyvalq kv;
-    TAILQ_INIT(&kv);
-    if (qs && qs[0] == '&')
-        qs++;
-    if (qs && evhttp_parse_query_str(qs, &kv) != 0) {
-        snprintf(err, errcap, "malformed query string");
-        return NSC_QUERY_EPARAM;
-    }
-    int rc = load(s, evhttp_find_header(&kv, "job"), err, errcap);
-    evhttp_clear_headers(&kv);
-    return rc;
 }
 
 /* ---- the query endpoints ---- */
@@ -100,7 +82,7 @@ static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void 
     /* a ledger query reads the rows it asks for; the others the whole job
      * (the query parsed the job's name already) */
     int rc = nsc_query_ledger_scope(j->q, &scope) == 0 ? hold(&s, scope.job, &scope, err, errcap)
-                                                        : load(&s, nsc_query_job(j->q), err, errcap);
+                                                        : nsc_chjobs_load(&s, nsc_query_job(j->q), err, errcap);
     if (!rc) {
         int src = nsc_store_read_begin(s.st, &rd);
         if (src) {

@@ -33,10 +33,9 @@ typedef struct nsc_chjobs {
 } nsc_chjobs;
 
 void nsc_chjobs_init(nsc_chjobs *s, nsc_chback *b);
-/* Hold the job named by the query string qs ("job=..."; may be NULL or
- * start with '&'), or the only job when it names none, unless held
- * already, and make it s->st: 0 or an NSC_QUERY_* error with err. */
-int nsc_chjobs_load_qs(nsc_chjobs *s, const char *qs, char *err, size_t errcap);
+/* Hold job, or the only job when job is NULL, unless held already, and
+ * make it s->st: 0 or an NSC_QUERY_* error with err. */
+int nsc_chjobs_load(nsc_chjobs *s, const char *job, char *err, size_t errcap);
 /* Let go of every job held. */
 void nsc_chjobs_release(nsc_chjobs *s);
 

@@ -286,10 +286,10 @@ static void *reads_new(void *h)
     return h;
 }
 
-static int reads_store(void *h, void *reads, const char *qs, nsc_store **st, char *err, size_t errcap)
+static int reads_store(void *h, void *reads, const char *job, nsc_store **st, char *err, size_t errcap)
 {
     lmdbstore *s = h;
-    (void)reads, (void)qs, (void)err, (void)errcap;
+    (void)reads, (void)job, (void)err, (void)errcap;
     *st = s->st;
     return 0;
 }

@@ -59,9 +59,14 @@ int nsc_diag_fetch_pages(nsc_diag_src *s, const char *endpoint, const char *qs, 
                          nsc_ndjson_fn fn, void *arg);
 
 /* A query endpoint (comms, collectives, timeline, ...) answered from a store
- * reader, for a get callback: returns as one, *code the NSC_QUERY_* result. */
-int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, nsc_diag_body_fn fn,
-                       void *arg, char *err, size_t errcap, int *code);
+ * reader, for a get callback: returns as one, *code the NSC_QUERY_* result.
+ * In two steps for a caller that needs the parsed query first (the store it
+ * reads depends on its job): parse (qs may start with '&'), then run. */
+int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *arg,
+                       char *err, size_t errcap, int *code);
+int nsc_diag_query_parse(const char *endpoint, const char *qs, nsc_query **q, char *err, size_t errcap, int *code);
+int nsc_diag_query_run(nsc_store_reader *rd, const nsc_query *q, nsc_diag_body_fn fn, void *arg, char *err,
+                       size_t errcap, int *code);
 
 /* ---- problems ---------------------------------------------------------------- */
 

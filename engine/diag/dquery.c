@@ -18,20 +18,38 @@ static int relay_write(void *arg, const void *data, size_t len)
     return r->rc;
 }
 
-int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, nsc_diag_body_fn fn,
-                       void *arg, char *err, size_t errcap, int *code)
+/* A query's result as a get callback returns it (diag.h). */
+static int as_get(int rc, const relay *r)
 {
-    nsc_query *q;
-    relay r = {fn, arg, 0};
+    if (rc == NSC_QUERY_EWRITE && r && r->rc)
+        return r->rc;
+    return rc == NSC_QUERY_EPARAM ? NSC_DIAG_USAGE : rc ? -1 : 0;
+}
+
+int nsc_diag_query_parse(const char *endpoint, const char *qs, nsc_query **q, char *err, size_t errcap, int *code)
+{
     if (qs && qs[0] == '&')
         qs++;
-    int rc = nsc_query_parse(endpoint, qs, &q, err, errcap);
+    *code = nsc_query_parse(endpoint, qs, q, err, errcap);
+    return as_get(*code, NULL);
+}
+
+int nsc_diag_query_run(nsc_store_reader *rd, const nsc_query *q, nsc_diag_body_fn fn, void *arg, char *err,
+                       size_t errcap, int *code)
+{
+    relay r = {fn, arg, 0};
+    *code = nsc_query_run(q, rd, relay_write, &r, err, errcap);
+    return as_get(*code, &r);
+}
+
+int nsc_diag_query_get(nsc_store_reader *rd, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *arg,
+                       char *err, size_t errcap, int *code)
+{
+    nsc_query *q;
+    int rc = nsc_diag_query_parse(endpoint, qs, &q, err, errcap, code);
     if (rc == 0) {
-        rc = nsc_query_run(q, rd, relay_write, &r, err, errcap);
+        rc = nsc_diag_query_run(rd, q, fn, arg, err, errcap, code);
         nsc_query_free(q);
     }
-    *code = rc;
-    if (rc == NSC_QUERY_EWRITE && r.rc)
-        return r.rc;
-    return rc == NSC_QUERY_EPARAM ? NSC_DIAG_USAGE : rc ? -1 : 0;
+    return rc;
 }

@@ -367,6 +367,8 @@ int nsc_q_next_block(nsc_q_ctx *c, const nsc_q_rank *r, nsc_store_blocks *it, ui
                      nsc_block_key *key, nsc_block *blk)
 {
     int rc;
+    if (c->q->stop && atomic_load(c->q->stop))
+        return NSC_QUERY_EWRITE;  /* nsc_query_run says why */
     while ((rc = nsc_store_blocks_next_sel(it, types, parts, key, blk)) == NSC_STORE_EBLOCK)
         if (note_skipped(c, key, nsc_store_blocks_damage(it)))
             return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");

@@ -8,6 +8,7 @@
 #ifndef NCCLSCOPE_QINT_H
 #define NCCLSCOPE_QINT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -44,6 +45,7 @@ struct nsc_query {
     int states;               /* states=0|1 (timeline); default: 1 for json, 0 compact */
     int causal;               /* clock=causal: the hosts' bounds narrowed by causality (qcause.c) */
     char *detail;             /* the collector's detail fetch (nsc_query_set_detail), or NULL */
+    const atomic_int *stop;   /* nsc_query_set_stop, or NULL */
 };
 
 /* Buffered output; the first failed write latches err. */

@@ -353,7 +353,7 @@ int nsc_query_run(const nsc_query *q, nsc_store_reader *rd, nsc_query_write_fn f
     if (!rc)
         rc = nsc_q_flush(out);
     if (rc == NSC_QUERY_EWRITE)
-        snprintf(err, errcap, "the output was closed");
+        snprintf(err, errcap, "%s", q->stop && atomic_load(q->stop) ? "stopped" : "the output was closed");
     nsc_q_ctx_free(&c);
     free(out);
     return rc;
@@ -386,6 +386,15 @@ const char *nsc_query_job(const nsc_query *q)
     return q->has & QP_JOB ? q->job : NULL;
 }
 
+int nsc_query_first_window(const nsc_query *q, uint64_t *t0, uint64_t *t1)
+{
+    if (!(q->has & QP_JOB) || !q->job[0] || (q->has & QP_CURSOR))
+        return -1;
+    *t0 = q->t0;
+    *t1 = q->t1;
+    return 0;
+}
+
 int nsc_query_http_status(int err)
 {
     switch (err) {
@@ -406,6 +415,11 @@ int nsc_query_set_detail(nsc_query *q, const char *json)
     free(q->detail);
     q->detail = strdup(json);
     return q->detail ? 0 : -1;
+}
+
+void nsc_query_set_stop(nsc_query *q, const atomic_int *stop)
+{
+    q->stop = stop;
 }
 
 void nsc_query_free(nsc_query *q)

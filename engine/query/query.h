@@ -12,11 +12,13 @@
  *
  * Errors: NSC_QUERY_* (qbase.h); err gets a one-line message for the caller to
  * show (HTTP: {"error": "..."} with 400 for EPARAM, 404 for EUNKNOWN and
- * ENOTFOUND, 500 for ESTORE; EWRITE means the write callback asked to stop).
+ * ENOTFOUND, 500 for ESTORE; EWRITE means the reader asked to stop: its
+ * write callback, or its stop flag).
  */
 #ifndef NCCLSCOPE_QUERY_H
 #define NCCLSCOPE_QUERY_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,11 +46,19 @@ const char *nsc_query_content_type(const nsc_query *q);
 const char *nsc_query_name(const nsc_query *q);
 /* The job q names (decoded), or NULL when it names none. */
 const char *nsc_query_job(const nsc_query *q);
+/* The window of a first page (no cursor) of a job q names: [t0_ns, t1_ns]
+ * as asked (0 and UINT64_MAX when not). 0, or -1 when q names no job or is
+ * a later page. */
+int nsc_query_first_window(const nsc_query *q, uint64_t *t0, uint64_t *t1);
 /* The HTTP status for an error code (200, 400, 404, 500). */
 int nsc_query_http_status(int err);
 /* What a collector with on-demand detail fetched for q (a JSON object,
  * copied): the timeline's header carries it as "detail". 0 or -1 (memory). */
 int nsc_query_set_detail(nsc_query *q, const char *json);
+/* Once *stop is nonzero q ends at its next block read (EWRITE): a scan of a
+ * whole job runs long before it writes, and its reader may have to let go
+ * at once (a collector that stops joins the thread). NULL: it never does. */
+void nsc_query_set_stop(nsc_query *q, const atomic_int *stop);
 void nsc_query_free(nsc_query *q);
 
 /* What a query of the ledger (ledger, collectives, stats) reads of its

@@ -171,11 +171,16 @@ ch_unacked_job() {
     emulate "$@"
     emitted=$("$bin/nsc-ch-check" "$dir/emu.json" --emitted)
     # the collector counts what it stored, nothing here yet: every event sent
-    # by the agents, and each batch they sent taken by the collector (its
-    # messages less the clock probes and samples)
+    # by the agents, their ledger too (no record held open, every batch they
+    # spooled sent: else whether ClickHouse gets the ledger depends on how
+    # soon this loop looks), and each batch they sent taken by the collector
+    # (its messages less the clock probes and samples)
     sent_whole() {
         local events=0 batches=0 n
         for n in 0 1; do
+            metric_is $n ncclscope_agent_ledger_open 0 &&
+                [ "$(metric $n ncclscope_agent_spool_batches_total)" = "$(metric $n ncclscope_agent_forward_batches_sent_total)" ] ||
+                return 1
             events=$((events + $(metric $n ncclscope_agent_forward_events_sent_total)))
             batches=$((batches + $(metric $n ncclscope_agent_forward_batches_sent_total)))
         done

@@ -234,8 +234,11 @@ slowgrow)
     # Issue 15's deadlock: a stream read by a slow client holds a store
     # reader; the map must grow under it. Health stays answered, every batch
     # is acknowledged, the stream is cut off (logged, counted), and a stop
-    # with another slow client attached ends within 10 s.
-    start --map-initial-mb 4
+    # with another slow client attached ends within 10 s. The slow client
+    # is never cut off for stalling (neverread checks that): on a loaded
+    # machine the feed outlasts http_write_timeout_ms, and that cut would
+    # come before the map growth's, which this mode is about.
+    start --map-initial-mb 4 --http-write-timeout-ms 3600000
     feed() {  # feed FIRST: 2 agents x 4 processes x 200 batches (~6 M events)
         "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --batches 200 \
             --colls 50 --first "$1" --timeout-ms 60000 > "$dir/out" ||

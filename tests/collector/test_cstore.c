@@ -123,11 +123,10 @@ static int count_rec(void *arg, const nsc_ledger_rec *r)
 static int read_job(size_t *ncomms, size_t *nrecs)
 {
     const nsc_cstore *s = &coll.store;
-    char qs[128], err[256] = "";
-    snprintf(qs, sizeof qs, "job=%s", job);
+    char err[256] = "";
     void *reads = s->ops->reads_new(s->h);
     nsc_store *st;
-    int rc = s->ops->reads_store(s->h, reads, qs, &st, err, sizeof err);
+    int rc = s->ops->reads_store(s->h, reads, job, &st, err, sizeof err);
     *ncomms = *nrecs = 0;
     if (!rc) {
         nsc_store_reader *rd;

@@ -586,3 +586,40 @@ Test(query, utc_strings_from_the_wall_clock)
     strcat(want, "\",\"t1_utc\":null");
     expect_has("timeline", "comm=world&t0_ns=5&limit=1", want);
 }
+
+static int count_bytes(void *arg, const void *data, size_t len)
+{
+    (void)data;
+    *(size_t *)arg += len;
+    return 0;
+}
+
+/* A reader that must let go at once (a collector that stops joins the
+ * thread of a root-cause pass): each scan ends at its next block read once
+ * its stop flag is set, before it answered, and says why. */
+Test(query, a_scan_ends_once_told_to_stop)
+{
+    static const char *const scans[] = {"timeline", "collectives", "p2p", "stats"};
+    for (int told = 0; told <= 1; told++)
+        for (size_t i = 0; i < sizeof scans / sizeof *scans; i++) {
+            nsc_query *q;
+            nsc_store_reader *rd;
+            char err[256] = "";
+            size_t bytes = 0;
+            atomic_int stop = told;
+            cr_assert_eq(nsc_query_parse(scans[i], "job=jobA&comm=0xabc123", &q, err, sizeof err), 0, "%s", err);
+            nsc_query_set_stop(q, &stop);
+            cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+            int rc = nsc_query_run(q, rd, count_bytes, &bytes, err, sizeof err);
+            nsc_store_read_end(rd);
+            nsc_query_free(q);
+            if (told) {
+                cr_assert_eq(rc, NSC_QUERY_EWRITE, "%s: %d", scans[i], rc);
+                cr_assert_str_eq(err, "stopped");
+                cr_assert_eq(bytes, 0, "%s wrote %zu bytes", scans[i], bytes);
+            } else {
+                cr_assert_eq(rc, 0, "%s: %s", scans[i], err);
+                cr_assert_gt(bytes, 0);
+            }
+        }
+}
