@@ -38,15 +38,17 @@ hang_ms=${NSC_HANG_MS:-2000} iters=${NSC_ITERS:-500}
 ch_cluster
 store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
 shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
-start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a --hang-ms "$hang_ms"
+detail=()
+[ "$plugin" = feed ] && detail=(--detail on-demand)  # what the fed agents keep on their nodes
+start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a --hang-ms "$hang_ms" "${detail[@]}"
 pids[collector_a]=${pids[collector]} port_a=$port http_a=$http
 unset "pids[collector]"
-start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b --hang-ms "$hang_ms"
+start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b --hang-ms "$hang_ms" "${detail[@]}"
 port_b=$port http_b=$http
 for n in $(seq 0 $((nodes - 1))); do
     p=$port_a
     [ $((n % 2)) = 1 ] && p=$port_b
-    run_agent "$n" --host-name "node$n" --collector "tcp://127.0.0.1:$p" --hang-ms "$hang_ms"
+    [ "$plugin" = feed ] || run_agent "$n" --host-name "node$n" --collector "tcp://127.0.0.1:$p" --hang-ms "$hang_ms"
 done
 
 # fault_args FAULT I: the emulator's fault for run I.
@@ -61,14 +63,31 @@ fault_args() {
     esac
 }
 
+# feed_args FAULT I: nsc-vfeed's fault for run I, at the places of fault_args.
+feed_args() {
+    local r=$(($2 * 7 % ranks)) n=$(($2 % nodes))
+    case $1 in
+    hang) echo "--fault hang --place $r --from 6" ;;
+    stall) echo "--fault stall --place $((n * rpn + rpn - 1)) --from 6" ;;
+    host_late) echo "--fault host_late --place $r --from 6 --iters $iters" ;;
+    slow_link) echo "--fault slow_link --place $n --from 6 --iters $iters" ;;
+    esac
+}
+
 # one FAULT I: run I of FAULT; prints verdict_poll.py first's line.
 one() {
     local f=$1 i=$2 out="$dir/$1-$2"
     mkdir -p "$out"
-    # shellcheck disable=SC2046
-    NCCLSCOPE_JOB="verdict-$f-$i" "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes "$nodes" \
-        --ranks-per-node "$rpn" --ranks-as threads --channels 2 --count 4194304 --chunk-size 2097152 --seed $((i + 1)) \
-        $(fault_args "$f" "$i") --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
+    if [ "$plugin" = feed ]; then
+        # shellcheck disable=SC2046
+        "$bin/nsc-vfeed" --collectors "tcp://127.0.0.1:$port_a,tcp://127.0.0.1:$port_b" --nodes "$nodes" --rpn "$rpn" \
+            --job "verdict-$f-$i" --hang-ms "$hang_ms" $(feed_args "$f" "$i") --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
+    else
+        # shellcheck disable=SC2046
+        NCCLSCOPE_JOB="verdict-$f-$i" "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes "$nodes" \
+            --ranks-per-node "$rpn" --ranks-as threads --channels 2 --count 4194304 --chunk-size 2097152 --seed $((i + 1)) \
+            $(fault_args "$f" "$i") --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
+    fi
     local emu=$!
     "$here/verdict_poll.py" poll "$out" "verdict-$f-$i" 0.25 "$out/stop" a=127.0.0.1:"$http_a" b=127.0.0.1:"$http_b" &
     local poller=$!
@@ -83,7 +102,9 @@ for f in $faults; do
     : >"$dir/$f.times"
     for i in $(seq 0 $((runs - 1))); do
         t=$(one "$f" "$i")
-        echo "$f run $i: $t"
+        fed=
+        [ "$plugin" = feed ] && fed="  ($(grep -E '^(records|backlog_max|ack_lag_max_ms)=' "$dir/$f-$i/emu.log" | tr '\n' ' '))"
+        echo "$f run $i: $t$fed"
         echo "$t" >>"$dir/$f.times"
     done
 done
