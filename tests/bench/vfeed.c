@@ -37,6 +37,8 @@
 #include <zmq.h>
 
 #include "a2c.h"
+#include "grow.h"
+#include "mix.h"
 #include "mono.h"
 #include "vjob.h"
 
@@ -64,14 +66,20 @@ typedef struct vproc {
     int started, finished;
 } vproc;
 
+/* A batch the agent made: encoded, freed once acknowledged. */
+typedef struct vbatch {
+    uint8_t *buf;
+    size_t len;
+    uint64_t made_ns;
+} vbatch;
+
 typedef struct vagent {
     void *sock;
     char id[64];
     uint64_t epoch;
-    uint8_t **bufs;      /* by seq: encoded, freed once acknowledged */
-    size_t *lens;
-    uint64_t *made_ns;
-    uint64_t nbatches, sent, nacked, cap;
+    vbatch *q;           /* by seq */
+    size_t nbatches, cap;
+    uint64_t sent, nacked;
     uint32_t credit;
     int got_ack;
     uint64_t flush_at, probe_at, probe_id, lead_id, scheduled;
@@ -130,10 +138,10 @@ static int encode_section(const opts *o, const nsc_vjob *j, vproc *p, uint64_t n
         nsc_ctx_def ctx = {.comm_id = NSC_VJ_COMM, .index = 0, .nnodes = j->nodes, .nranks = j->nranks,
                            .rank = p->rank, .api_version = 7};
         snprintf(ctx.name, sizeof ctx.name, "world");
-        nsc_str_def strs[NSC_VJ_NSTRS];
-        nsc_vj_strs(strs);
+        nsc_str_def strs[NSC_MIX_NSTRS];
+        nsc_mix_strs(strs);
         rc = nsc_enc_ctx(&e, &ctx);
-        for (int i = 0; !rc && i < NSC_VJ_NSTRS; i++)
+        for (int i = 0; !rc && i < NSC_MIX_NSTRS; i++)
             rc = nsc_enc_str(&e, &strs[i]);
     }
     if (!rc)
@@ -149,7 +157,7 @@ static int encode_records(const nsc_vjob *j, vproc *p, uint64_t now, uint8_t *ou
 {
     nsc_ledger_rec recs[MAX_RECS];
     nsc_ledger_edge edges[MAX_RECS][NSC_VJ_MAX_EDGES];
-    nsc_str_def strs[NSC_VJ_NSTRS];
+    nsc_str_def strs[NSC_MIX_NSTRS];
     uint32_t n = 0;
     for (; n < MAX_RECS && p->next_k < nsc_vj_colls(j) && nsc_vj_due(j, p->rank, p->next_k) <= now; p->next_k++) {
         nsc_vj_record(j, p->rank, p->next_k, &recs[n], edges[n]);
@@ -158,8 +166,8 @@ static int encode_records(const nsc_vjob *j, vproc *p, uint64_t now, uint8_t *ou
             break;
         }
     }
-    nsc_vj_strs(strs);
-    nsc_ledger_batch b = {.pid = 10000u + (uint32_t)p->rank, .nstrs = NSC_VJ_NSTRS, .nrecs = n, .strs = strs,
+    nsc_mix_strs(strs);
+    nsc_ledger_batch b = {.pid = 10000u + (uint32_t)p->rank, .nstrs = NSC_MIX_NSTRS, .nrecs = n, .strs = strs,
                           .recs = recs};
     if (n && nsc_ledger_bound(&b) > cap)
         return -1;
@@ -171,24 +179,9 @@ static int encode_records(const nsc_vjob *j, vproc *p, uint64_t now, uint8_t *ou
 
 static int queue_batch(vagent *a, uint8_t *buf, size_t len, uint64_t now)
 {
-    if (a->nbatches == a->cap) {
-        uint64_t cap = a->cap ? 2 * a->cap : 256;
-        uint8_t **b = realloc(a->bufs, cap * sizeof *b);
-        if (b)
-            a->bufs = b;
-        size_t *l = realloc(a->lens, cap * sizeof *l);
-        if (l)
-            a->lens = l;
-        uint64_t *m = realloc(a->made_ns, cap * sizeof *m);
-        if (m)
-            a->made_ns = m;
-        if (!b || !l || !m)
-            return -1;
-        a->cap = cap;
-    }
-    a->bufs[a->nbatches] = buf;
-    a->lens[a->nbatches] = len;
-    a->made_ns[a->nbatches++] = now;
+    if (nsc_grow(&a->q, a->nbatches, &a->cap, sizeof *a->q, 256))
+        return -1;
+    a->q[a->nbatches++] = (vbatch){buf, len, now};
     return 0;
 }
 
@@ -253,7 +246,7 @@ static void pump(vagent *a, stats *st)
 {
     uint64_t allowed = a->got_ack ? (a->credit < MAX_INFLIGHT ? a->credit : MAX_INFLIGHT) : WINDOW;
     while (a->sent < a->nbatches && a->sent - a->nacked < allowed &&
-           zmq_send(a->sock, a->bufs[a->sent], a->lens[a->sent], ZMQ_DONTWAIT) == (int)a->lens[a->sent])
+           zmq_send(a->sock, a->q[a->sent].buf, a->q[a->sent].len, ZMQ_DONTWAIT) == (int)a->q[a->sent].len)
         a->sent++;
     uint64_t backlog = a->nbatches - a->sent;
     st->backlog_max = backlog > st->backlog_max ? backlog : st->backlog_max;
@@ -297,13 +290,13 @@ static void take_answer(vagent *a, nsc_a2c_probe *p)
 
 static void take_ack(vagent *a, const nsc_a2c_ack *k, stats *st)
 {
-    if (k->seq >= a->sent || !a->bufs[k->seq])
+    if (k->seq >= a->sent || !a->q[k->seq].buf)
         return;
-    uint64_t lag = nsc_mono_ns() - a->made_ns[k->seq];
+    uint64_t lag = nsc_mono_ns() - a->q[k->seq].made_ns;
     st->lag_max = lag > st->lag_max ? lag : st->lag_max;
     st->lag_sum += lag;
-    free(a->bufs[k->seq]);
-    a->bufs[k->seq] = NULL;
+    free(a->q[k->seq].buf);
+    a->q[k->seq].buf = NULL;
     a->nacked++;
     a->credit = k->credit;
     a->got_ack = 1;
@@ -492,9 +485,9 @@ int main(int argc, char **argv)
     for (int i = 0; ag && i < o.nodes; i++) {
         batches += ag[i].nbatches;
         acked += ag[i].nacked;
-        for (uint64_t s = 0; s < ag[i].nbatches; s++)
-            free(ag[i].bufs[s]);
-        free(ag[i].bufs), free(ag[i].lens), free(ag[i].made_ns), free(ag[i].procs);
+        for (size_t s = 0; s < ag[i].nbatches; s++)
+            free(ag[i].q[s].buf);
+        free(ag[i].q), free(ag[i].procs);
         if (ag[i].sock)
             zmq_close(ag[i].sock);
     }

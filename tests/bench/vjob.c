@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "busbw.h"
+#include "mix.h"
 
 #define US 1000ull
 #define LATE_NS (4000 * US)
@@ -139,16 +140,6 @@ uint64_t nsc_vj_due(const nsc_vjob *j, int rank, uint64_t k)
     return gpu_end_of(j, rank, k) + DONE_NS;
 }
 
-void nsc_vj_strs(nsc_str_def out[NSC_VJ_NSTRS])
-{
-    static const char *const t[NSC_VJ_NSTRS] = {"AllReduce", "ncclFloat32", "Ring", "Simple"};
-    for (int i = 0; i < NSC_VJ_NSTRS; i++) {
-        memset(&out[i], 0, sizeof out[i]);
-        out[i].id = (nsc_str)(i + 1);
-        snprintf(out[i].text, sizeof out[i].text, "%s", t[i]);
-    }
-}
-
 /* Steps rank completed sending (receiving, send 0) on a stuck channel: the
  * ring behind the rank that stopped. A hung rank never launched, so its
  * predecessor could not send either. */
@@ -205,8 +196,8 @@ void nsc_vj_record(const nsc_vjob *j, int rank, uint64_t k, nsc_ledger_rec *out,
     uint64_t api = api_of(j, rank, k), done = j->end[k] != NSC_VJ_NEVER;
     uint64_t count = STEP_BYTES * (uint64_t)j->nranks * (uint64_t)j->nch / 4;
     *out = (nsc_ledger_rec){.comm_id = NSC_VJ_COMM, .seq = k, .rank = rank, .flags = done ? 0 : NSC_LEDGER_INFLIGHT,
-                            .func = NSC_VJ_STR_FUNC, .datatype = NSC_VJ_STR_DTYPE, .algo = NSC_VJ_STR_ALGO,
-                            .proto = NSC_VJ_STR_PROTO, .count = count,
+                            .func = NSC_MIX_STR_ALLREDUCE, .datatype = NSC_MIX_STR_FLOAT, .algo = NSC_MIX_STR_RING,
+                            .proto = NSC_MIX_STR_SIMPLE, .count = count,
                             .bytes = nsc_busbw_rule("AllReduce", j->nranks, count, 4).bytes, .root = -1,
                             .peer = -1, .nchannels = (uint8_t)j->nch, .api_ns = api, .enqueue_ns = api + ENQ_NS,
                             .launch_ns = launch_of(j, rank, k), .gpu_start_ns = kstart_of(j, rank, k),

@@ -16,8 +16,8 @@ enum { NSC_VJ_NONE, NSC_VJ_HANG, NSC_VJ_STALL, NSC_VJ_HOST_LATE, NSC_VJ_SLOW_LIN
 
 #define NSC_VJ_NEVER UINT64_MAX
 #define NSC_VJ_COMM 0x5eed0001ull
-/* String ids of a record (each process defines them in its first section). */
-enum { NSC_VJ_STR_FUNC = 1, NSC_VJ_STR_DTYPE, NSC_VJ_STR_ALGO, NSC_VJ_STR_PROTO, NSC_VJ_NSTRS = 4 };
+/* A record's strings are the mix's (tests/collector/mix.h: nsc_mix_strs),
+ * each process defining them in its first section. */
 #define NSC_VJ_MAX_EDGES 4 /* a rank has a send or a receive edge per channel, two channels */
 
 typedef struct nsc_vjob {
@@ -40,7 +40,6 @@ uint64_t nsc_vj_due(const nsc_vjob *j, int rank, uint64_t k);
 void nsc_vj_record(const nsc_vjob *j, int rank, uint64_t k, nsc_ledger_rec *out, nsc_ledger_edge *edges);
 /* The collectives a rank plays (those after a stuck one never start). */
 uint64_t nsc_vj_colls(const nsc_vjob *j);
-void nsc_vj_strs(nsc_str_def out[NSC_VJ_NSTRS]);
 /* The summary rootcause_check.py and verdict_poll.py read; 0 or -1. */
 int nsc_vj_summary(const nsc_vjob *j, FILE *f);
 /* NSC_VJ_* of a name (hang, stall, host_late, slow_link, none); -1 unknown. */
