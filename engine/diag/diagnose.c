@@ -6,7 +6,9 @@
  * severe first: collectives whose count, datatype, root or function differ
  * across ranks (mismatch); processes dead or silent while their ranks are
  * behind the others (dead); collectives some ranks never arrived at
- * (missing, with what the live state knows of each one's process); ranks behind the others for longer than the collector's lag
+ * (missing, with what the live state knows of each one's process; not one
+ * that needs every rank and ended: its absent ranks' records are still on
+ * their way); ranks behind the others for longer than the collector's lag
  * threshold (lagging); collectives in flight that long (hung); ranks that
  * never joined (never_joined); collectives all ranks entered that never ended
  * (in_flight: a communicator's first, the later ones counted as queued
@@ -28,6 +30,7 @@
 #include <time.h>
 
 #include "dint.h"
+#include "figures.h"
 #include "qs.h"
 #include "statusdoc.h"
 
@@ -84,6 +87,16 @@ static void missing_text(const findings *f, const nsc_json *missing, char *buf, 
         snprintf(buf + n, cap - n, "; %zu more ranks", k - MISSING_NAMED);
 }
 
+/* Whether a collective that needs every rank's data ended on a rank: then
+ * every rank took part, and the ranks missing from it are records still on
+ * their way (another collector's share not yet stored, an agent's backlog),
+ * not ranks that never came. */
+static int ended_with_all(const nsc_json *v, const char *func)
+{
+    const nsc_json *end = nsc_json_get(v, "end_ns");
+    return end && end->kind != NSC_JSON_NULL && nsc_fig_needs_all(func);
+}
+
 static int on_collective(void *arg, const nsc_json *v, const char *line, size_t len)
 {
     (void)line, (void)len;
@@ -108,7 +121,7 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
                          nsc_diag_num_or(v, "mismatch_rank", -1),
                          "mismatch: rank %" PRId64 " disagrees with the others at seq %" PRIu64 ": %s",
                          nsc_diag_num_or(v, "mismatch_rank", -1), nsc_diag_num(v, "mismatch_seq"), mismatch);
-    else if (missing && missing->kind == NSC_JSON_ARRAY && missing->count > 0) {
+    else if (missing && missing->kind == NSC_JSON_ARRAY && missing->count > 0 && !ended_with_all(v, func)) {
         missing_text(f, missing, ranks, sizeof ranks);
         int64_t first = -1;
         nsc_json_i64(nsc_json_first(missing), &first);

@@ -28,6 +28,30 @@
 # p90 of both per fault ("right": runs where one came). NSC_HANG_MS (default 2000) is the collectors'
 # and agents' hang_ms (hang and stall are only found that long after their
 # onset: docs/configuration.md). docs/benchmarks.md, "Time to a verdict".
+#
+# PLUGIN "feed": the ranks are timed ledger traffic instead (1,024 ranks do
+# not fit this machine as emulated plugins: they drop events). nsc-vfeed
+# (tests/bench/vfeed.c, vjob.c) plays the NODES agents in real time: what
+# each sends its collector for a ring job of NODES x RANKS_PER_NODE ranks
+# (one AllReduce every 20 ms) when agents keep raw events on their nodes
+# (both collectors --detail on-demand): per 50 ms flush an a2c batch with
+# each active process's section (definitions, counters), its ledger records
+# (completed ones once the rank's part ended, with the network edges of the
+# ranks that send or receive between nodes; in-flight ones hang_ms after a
+# stuck collective's enqueue) and its life records; credit and acks, clock
+# probes and samples; detail fetches answered empty. The same faults at
+# the same places (hang: the rank never calls collective 6; stall: the last
+# rank of node n stops channel 0 at step 0; host_late 4 ms; slow_link 4x),
+# and its summary carries the emulator's fields that verdict_poll.py and
+# rootcause_check.py read. Faithful to what the collectors see: the same
+# messages, encoded by the real codecs (common/a2c.c, ledger.c, wire.c),
+# at the agents' pace and volume; what is not exercised: the plugin, the
+# agents' ledger builder and spool, and raw detail (the fed times follow
+# vjob.c's model of a ring, not the emulator's). Each run's line adds the
+# feed's records, its largest backlog of batches waiting for credit and its
+# slowest ack. NSC_COLLECTOR_ARGS: more options for both collectors;
+# NSC_VERDICT_CHECK=1: fail when a run finds no right verdict (the ctest
+# clickhouse_verdict_feed: 64 ranks, one hang).
 bin=$1 plugin=$2 runs=${3:-10} nodes=${4:-8} rpn=${5:-4} faults=${6:-"hang stall host_late slow_link"} mode=bench
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/../clickhouse/lib.sh"
@@ -38,15 +62,19 @@ hang_ms=${NSC_HANG_MS:-2000} iters=${NSC_ITERS:-500}
 ch_cluster
 store="clickhouse://127.0.0.1:${chhttp[front]}/nsc?cluster=nsc"
 shards="127.0.0.1:${chhttp[shard0]},127.0.0.1:${chhttp[shard1]}"
-start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a --hang-ms "$hang_ms"
+detail=()
+[ "$plugin" = feed ] && detail=(--detail on-demand)  # what the fed agents keep on their nodes
+# shellcheck disable=SC2206
+detail+=(${NSC_COLLECTOR_ARGS:-})
+start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a --hang-ms "$hang_ms" "${detail[@]}"
 pids[collector_a]=${pids[collector]} port_a=$port http_a=$http
 unset "pids[collector]"
-start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b --hang-ms "$hang_ms"
+start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b --hang-ms "$hang_ms" "${detail[@]}"
 port_b=$port http_b=$http
 for n in $(seq 0 $((nodes - 1))); do
     p=$port_a
     [ $((n % 2)) = 1 ] && p=$port_b
-    run_agent "$n" --host-name "node$n" --collector "tcp://127.0.0.1:$p" --hang-ms "$hang_ms"
+    [ "$plugin" = feed ] || run_agent "$n" --host-name "node$n" --collector "tcp://127.0.0.1:$p" --hang-ms "$hang_ms"
 done
 
 # fault_args FAULT I: the emulator's fault for run I.
@@ -61,14 +89,31 @@ fault_args() {
     esac
 }
 
+# feed_args FAULT I: nsc-vfeed's fault for run I, at the places of fault_args.
+feed_args() {
+    local r=$(($2 * 7 % ranks)) n=$(($2 % nodes))
+    case $1 in
+    hang) echo "--fault hang --place $r --from 6" ;;
+    stall) echo "--fault stall --place $((n * rpn + rpn - 1)) --from 6" ;;
+    host_late) echo "--fault host_late --place $r --from 6 --iters $iters" ;;
+    slow_link) echo "--fault slow_link --place $n --from 6 --iters $iters" ;;
+    esac
+}
+
 # one FAULT I: run I of FAULT; prints verdict_poll.py first's line.
 one() {
     local f=$1 i=$2 out="$dir/$1-$2"
     mkdir -p "$out"
-    # shellcheck disable=SC2046
-    NCCLSCOPE_JOB="verdict-$f-$i" "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes "$nodes" \
-        --ranks-per-node "$rpn" --ranks-as threads --channels 2 --count 4194304 --chunk-size 2097152 --seed $((i + 1)) \
-        $(fault_args "$f" "$i") --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
+    if [ "$plugin" = feed ]; then
+        # shellcheck disable=SC2046
+        "$bin/nsc-vfeed" --collectors "tcp://127.0.0.1:$port_a,tcp://127.0.0.1:$port_b" --nodes "$nodes" --rpn "$rpn" \
+            --job "verdict-$f-$i" --hang-ms "$hang_ms" $(feed_args "$f" "$i") --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
+    else
+        # shellcheck disable=SC2046
+        NCCLSCOPE_JOB="verdict-$f-$i" "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes "$nodes" \
+            --ranks-per-node "$rpn" --ranks-as threads --channels 2 --count 4194304 --chunk-size 2097152 --seed $((i + 1)) \
+            $(fault_args "$f" "$i") --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
+    fi
     local emu=$!
     "$here/verdict_poll.py" poll "$out" "verdict-$f-$i" 0.25 "$out/stop" a=127.0.0.1:"$http_a" b=127.0.0.1:"$http_b" &
     local poller=$!
@@ -83,7 +128,11 @@ for f in $faults; do
     : >"$dir/$f.times"
     for i in $(seq 0 $((runs - 1))); do
         t=$(one "$f" "$i")
-        echo "$f run $i: $t"
+        fed=
+        [ "$plugin" = feed ] && fed="  ($(grep -E '^(records|backlog_max|ack_lag_max_ms)=' "$dir/$f-$i/emu.log" | tr '\n' ' '))"
+        echo "$f run $i: $t$fed"
+        [ "${NSC_VERDICT_CHECK:-0}" = 0 ] || [ "${t%% *}" != none ] ||
+            die "$f run $i: no right verdict: $(tail -c 600 "$(ls "$dir/$f-$i"/*-?.json 2>/dev/null | tail -1)" 2>/dev/null)"
         echo "$t" >>"$dir/$f.times"
     done
 done
