@@ -37,6 +37,7 @@ struct nsc_chcache {
     nsc_chcache_job **kept;
     size_t n, cap, max_jobs;
     uint64_t tick, loads, hits, scoped;
+    uint64_t read;  /* bytes of ClickHouse's answers the loads read */
 };
 
 /* <db>/tmp, and <db> itself when missing: on ClickHouse no LMDB store
@@ -139,7 +140,12 @@ static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc
         snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
         return NSC_QUERY_ESTORE;
     }
-    return j->name[0] ? nsc_chread_job(cc->ch, j->name, scope, j->dir, j->st, err, errcap) : 0;
+    uint64_t read = 0;
+    rc = j->name[0] ? nsc_chread_job(cc->ch, j->name, scope, j->dir, j->st, &read, err, errcap) : 0;
+    pthread_mutex_lock(&cc->mu);
+    cc->read += read;
+    pthread_mutex_unlock(&cc->mu);
+    return rc;
 }
 
 /* The kept, unchanged store of name, held; NULL when there is none. */
@@ -284,7 +290,7 @@ void nsc_chcache_let_go(nsc_chcache *cc, nsc_chcache_job *j)
 void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out)
 {
     pthread_mutex_lock(&cc->mu);
-    uint64_t loads = cc->loads, hits = cc->hits, n = cc->n, scoped = cc->scoped;
+    uint64_t loads = cc->loads, hits = cc->hits, n = cc->n, scoped = cc->scoped, read = cc->read;
     pthread_mutex_unlock(&cc->mu);
     evbuffer_add_printf(out,
                         "# HELP ncclscope_collector_query_loads_total Jobs read from ClickHouse into a query store\n"
@@ -299,6 +305,10 @@ void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out)
                         "# HELP ncclscope_collector_query_scoped_loads_total Ledger, collectives and stats queries answered from the rows "
                         "they ask for alone (SQL over ledger_recs), not the whole job\n"
                         "# TYPE ncclscope_collector_query_scoped_loads_total counter\n"
-                        "ncclscope_collector_query_scoped_loads_total %" PRIu64 "\n",
-                        loads, hits, n, scoped);
+                        "ncclscope_collector_query_scoped_loads_total %" PRIu64 "\n"
+                        "# HELP ncclscope_collector_query_read_bytes_total Bytes of ClickHouse's answers that the "
+                        "query stores' loads read (RowBinary)\n"
+                        "# TYPE ncclscope_collector_query_read_bytes_total counter\n"
+                        "ncclscope_collector_query_read_bytes_total %" PRIu64 "\n",
+                        loads, hits, n, scoped, read);
 }

@@ -33,10 +33,10 @@
  * holds the answers while they are merged. With a scope (a ledger query's:
  * job, communicator, seqs, ranks), only what that query reads: the
  * sections defining contexts or strings (no events, states, completions)
- * and the ledger batches holding the scope's records (by SQL over
- * ledger_recs), beside every clock model. */
+ * and the scope's ledger records (from ledger_recs by its key), beside
+ * every clock model. The bytes of ClickHouse's answers are added to *read. */
 int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, const char *tmpdir,
-                   nsc_store *dst, char *err, size_t errcap);
+                   nsc_store *dst, uint64_t *read, char *err, size_t errcap);
 
 /* Whether ClickHouse holds a ledger record of scope's communicator (by
  * its id) among its seqs and ranks: *holds 1 or 0. 0, or an NSC_QUERY_*

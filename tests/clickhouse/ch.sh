@@ -74,9 +74,13 @@
 #                 for byte alike (windows of seqs and ranks, pages); SQL
 #                 over ledger_recs finds the window's records, values and
 #                 edges as LMDB's answer has them, each record once; each
-#                 ledger, collectives and stats query read only the batches
-#                 of its window, one whose window holds no record the whole
-#                 job.
+#                 ledger, collectives and stats query read only its
+#                 window, one whose window holds no record the whole job.
+# window:         the same with 256 records per process and batch: windows
+#                 across batches answer byte for byte alike; a window of
+#                 one record reads fewer bytes from ClickHouse than one
+#                 stored batch (ncclscope_collector_query_read_bytes_total):
+#                 its records alone, not the batches holding them.
 # verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
 #                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
 #                 and the others wait in it (20 s): both collectors' diagnose
@@ -591,6 +595,34 @@ ledger)
     same 200 "collectives?$j&seq=$((1 << 40))-$((1 << 41))"
     collector_metric_is ncclscope_collector_query_loads_total 1 || die "an empty window did not read the whole job"
     echo "ch.sh ($mode): $compared answers identical"
+    stop collector
+    stop collector_lmdb
+    ;;
+window)
+    feed() { "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --batches 4 --ledger 256 \
+        --timeout-ms 60000 > "$dir/feed.out" || die "not every batch was acknowledged: $(cat "$dir/feed.out")"; }
+    start_collector 0 --db "$dir/lmdb"
+    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
+    unset "pids[collector]"
+    feed
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    feed
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    j="job=feed&comm=0xfeed" compared=0
+    blob=$(one_value front "SELECT min(length(data)) FROM nsc.ledger WHERE job = 'feed'")
+    read=$(collector_metric ncclscope_collector_query_read_bytes_total)
+    same 200 "collectives?$j&seq=300-300&rank=1"
+    [ "$(grep -c '"seq":300' "$dir/ch.out")" = 1 ] || die "not the one collective asked for: $(head -c 300 "$dir/ch.out")"
+    read=$(($(collector_metric ncclscope_collector_query_read_bytes_total) - read))
+    [ "$read" -gt 0 ] && [ "$read" -lt "$blob" ] ||
+        die "a window of one record read $read bytes from ClickHouse, not fewer than a stored batch ($blob)"
+    same 200 "ledger?$j&seq=200-700&rank=0,3"
+    same 200 "collectives?$j&seq=250-800&rank=1-2"
+    same 200 "stats?$j&seq=1-1000"
+    collector_metric_is ncclscope_collector_query_scoped_loads_total "$compared" ||
+        die "window queries read whole jobs: $(curl -s "http://127.0.0.1:$http/metrics" | grep query_)"
+    echo "ch.sh ($mode): $compared answers identical, a one-record window read $read bytes (a batch: $blob)"
     stop collector
     stop collector_lmdb
     ;;
