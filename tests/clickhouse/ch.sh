@@ -287,6 +287,24 @@ same() {
     compared=$((compared + 1))
 }
 
+# ledger_both FEED-ARGS...: nsc-feed's job (2 agents of 4 processes, FEED-ARGS)
+# into an LMDB collector ($http_lmdb, left running) and into ClickHouse, then
+# a collector started afresh on ClickHouse ($http); $j names the job's
+# communicator, $compared counts the answers compared.
+ledger_both() {
+    feed() { "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 "$@" --timeout-ms 60000 \
+        > "$dir/feed.out" || die "not every batch was acknowledged: $(cat "$dir/feed.out")"; }
+    start_collector 0 --db "$dir/lmdb"
+    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
+    unset "pids[collector]"
+    feed "$@"
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    feed "$@"
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    j="job=feed&comm=0xfeed" compared=0
+}
+
 comms_name_job() {  # the answer read whole first (grep -q ending early would fail curl with SIGPIPE)
     local a
     a=$(curl -sf -m 60 "http://127.0.0.1:$http/api/v1/comms?job=$job") && grep -q "\"job\":\"$job\"" <<<"$a"
@@ -550,17 +568,7 @@ diff)
     stop collector_lmdb
     ;;
 ledger)
-    feed() { "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --batches 12 --ledger 16 \
-        --resend 4 --timeout-ms 60000 > "$dir/feed.out" || die "not every batch was acknowledged: $(cat "$dir/feed.out")"; }
-    start_collector 0 --db "$dir/lmdb"
-    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
-    unset "pids[collector]"
-    feed
-    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
-    feed
-    stop collector
-    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
-    j="job=feed&comm=0xfeed" compared=0
+    ledger_both --batches 12 --ledger 16 --resend 4
     same 200 "ledger?$j"
     [ "$(grep -c '"kind":"record"' "$dir/lmdb.out")" = 1000 ] || die "not a full page of ledger records: $(tail -1 "$dir/lmdb.out")"
     same 200 "ledger?$j&seq=5-40&rank=0,2-3"
@@ -599,17 +607,7 @@ ledger)
     stop collector_lmdb
     ;;
 window)
-    feed() { "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --batches 4 --ledger 256 \
-        --timeout-ms 60000 > "$dir/feed.out" || die "not every batch was acknowledged: $(cat "$dir/feed.out")"; }
-    start_collector 0 --db "$dir/lmdb"
-    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
-    unset "pids[collector]"
-    feed
-    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
-    feed
-    stop collector
-    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
-    j="job=feed&comm=0xfeed" compared=0
+    ledger_both --batches 4 --ledger 256
     blob=$(one_value front "SELECT min(length(data)) FROM nsc.ledger WHERE job = 'feed'")
     read=$(collector_metric ncclscope_collector_query_read_bytes_total)
     same 200 "collectives?$j&seq=300-300&rank=1"
