@@ -124,10 +124,10 @@ void nsc_chcache_free(nsc_chcache *cc)
     free(cc);
 }
 
-/* A new store in its own folder, job (what scope asks of it, when given)
- * loaded into it from ClickHouse. */
-static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc_query_scope *scope, char *err,
-                size_t errcap)
+/* A new store in its own folder, job (what scope asks of it, when given,
+ * read as how says) loaded into it from ClickHouse. */
+static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc_query_scope *scope,
+                nsc_chread_holds how, char *err, size_t errcap)
 {
     nsc_store_opts o = {.zstd_level = -1};  /* read soon, by this collector only: not worth compressing */
     if ((size_t)snprintf(j->dir, sizeof j->dir, "%s/" PREFIX "XXXXXX", root) >= sizeof j->dir || !mkdtemp(j->dir)) {
@@ -141,7 +141,7 @@ static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc
         return NSC_QUERY_ESTORE;
     }
     uint64_t read = 0;
-    rc = j->name[0] ? nsc_chread_job(cc->ch, j->name, scope, j->dir, j->st, &read, err, errcap) : 0;
+    rc = j->name[0] ? nsc_chread_job(cc->ch, j->name, scope, how, j->dir, j->st, &read, err, errcap) : 0;
     pthread_mutex_lock(&cc->mu);
     cc->read += read;
     pthread_mutex_unlock(&cc->mu);
@@ -212,9 +212,9 @@ static void keep(nsc_chcache *cc, nsc_chcache_job *j)
 /* j loaded with what scope asks of its job alone: never kept (another
  * query asks for other rows), gone with its holder. */
 static int hold_scoped(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc_query_scope *scope,
-                       nsc_chcache_job **out, char *err, size_t errcap)
+                       nsc_chread_holds how, nsc_chcache_job **out, char *err, size_t errcap)
 {
-    int rc = load(cc, root, j, scope, err, errcap);
+    int rc = load(cc, root, j, scope, how, err, errcap);
     if (rc) {
         destroy(j);
         return rc;
@@ -247,9 +247,10 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *sc
         return NSC_QUERY_ESTORE;
     }
     strcpy(j->name, job);
-    int holds = 0, rc = scope ? nsc_chread_scope_holds(cc->ch, scope, root, &holds, err, errcap) : 0;
-    if (!rc && holds)
-        return hold_scoped(cc, root, j, scope, out, err, errcap);
+    nsc_chread_holds holds = NSC_CHREAD_NONE;
+    int rc = scope ? nsc_chread_scope_holds(cc->ch, scope, cc->c->cfg.ch_scope_records, root, &holds, err, errcap) : 0;
+    if (!rc && holds != NSC_CHREAD_NONE)
+        return hold_scoped(cc, root, j, scope, holds, out, err, errcap);
     if (!rc && job[0])
         rc = nsc_chread_print(cc->ch, job, root, j->print, sizeof j->print, err, errcap);
     if (!rc && (*out = hold_kept(cc, j->name, j->print)) != NULL) {
@@ -257,7 +258,7 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *sc
         return 0;
     }
     if (!rc)
-        rc = load(cc, root, j, NULL, err, errcap);
+        rc = load(cc, root, j, NULL, NSC_CHREAD_NONE, err, errcap);
     if (rc) {
         destroy(j);
         return rc;

@@ -1,4 +1,8 @@
-/* chread.c: ClickHouse's rows back into sections of batches (see chread.h). */
+/* chread.c: ClickHouse's rows back into sections of batches (see chread.h).
+ *
+ * Over 700 lines because the whole and the scoped loads, the ledger's two
+ * reads and the fingerprint share one source of answers and one reader of
+ * rows by batch identity, which a split would have to export. */
 #include "chread.h"
 
 #include <inttypes.h>
@@ -472,22 +476,27 @@ static int put_ledger_recs(rows *r, const char *job, nsc_store *dst, char *err, 
 }
 
 /* The job's ledger on src into dst. Whole: every ledger batch, in the order
- * its agents sent them. With a scope: only its records, from ledger_recs by
- * its key, in the same order (batch identity, then index in the batch), so
- * a later row of a record's key replaces the earlier, in-flight and final,
- * as from the whole job; a record whose communicator its agent did not
- * know (comm_id 0) is taken whatever its rank. */
-static int read_ledger(const source *src, const char *job, const nsc_query_scope *s, nsc_store *dst, char *err,
-                       size_t errcap)
+ * its agents sent them. With a scope: only its records, in the same order
+ * (batch identity, then index in the batch), so a later row of a record's
+ * key replaces the earlier, in-flight and final, as from the whole job; a
+ * record whose communicator its agent did not know (comm_id 0) is taken
+ * whatever its rank. NSC_CHREAD_RECORDS reads them from ledger_recs by its
+ * key; NSC_CHREAD_BATCHES the ledger batches holding them (picked by
+ * ledger_recs), whole. */
+static int read_ledger(const source *src, const char *job, const nsc_query_scope *s, nsc_chread_holds how,
+                       nsc_store *dst, char *err, size_t errcap)
 {
     rows r;
     memset(&r, 0, sizeof r);
     int rc;
+    char known[768], unknown[768];
     if (s) {
-        char known[768], unknown[768], sql[SQL_MAX];
-        const char *names = nsc_ch_ledger_names();
         scope_rows(src, s, 0, known, sizeof known);
         scope_rows(src, s, 1, unknown, sizeof unknown);
+    }
+    if (s && how == NSC_CHREAD_RECORDS) {
+        char sql[SQL_MAX];
+        const char *names = nsc_ch_ledger_names();
         /* each row once by LIMIT 1 BY, not FINAL: FINAL merges every part of the job */
         int n = snprintf(sql, sizeof sql,
                          "SELECT " IDENT ", host, pid, %s FROM (SELECT " IDENT ", idx, host, pid, %s %s UNION ALL "
@@ -499,6 +508,14 @@ static int read_ledger(const source *src, const char *job, const nsc_query_scope
             snprintf(err, errcap, "clickhouse: the SELECT of ledger_recs is too long");
         if (!rc)
             rc = put_ledger_recs(&r, job, dst, err, errcap);
+    } else if (s) {
+        char in[2048];
+        snprintf(in, sizeof in,
+                 " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " %s) OR (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)",
+                 known, unknown);
+        rc = fetch_rows(src, "ledger", "", "host, pid, data", "", in, ONCE_EACH, &r.a, err, errcap);
+        if (!rc)
+            rc = put_ledgers(&r, job, dst, err, errcap);
     } else {
         rc = fetch_table(src, "ledger", "host, pid, data", "", IDENT, &r.a, err, errcap);
         if (!rc)
@@ -591,8 +608,8 @@ static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir
     return n;
 }
 
-int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, const char *tmpdir,
-                   nsc_store *dst, uint64_t *read, char *err, size_t errcap)
+int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, nsc_chread_holds how,
+                   const char *tmpdir, nsc_store *dst, uint64_t *read, char *err, size_t errcap)
 {
     source src[NSC_CHSTORE_SHARDS_MAX];
     size_t n = sources(ch, job, tmpdir, read, src);
@@ -605,14 +622,14 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_source(&src[i], job, scope != NULL, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
-        rc = read_ledger(&src[i], job, scope, dst, err, errcap);
+        rc = read_ledger(&src[i], job, scope, how, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_clocks(&src[i], dst, err, errcap);
     return rc;
 }
 
-int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, const char *tmpdir, int *holds,
-                           char *err, size_t errcap)
+int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, uint64_t max, const char *tmpdir,
+                           nsc_chread_holds *holds, char *err, size_t errcap)
 {
     source src[NSC_CHSTORE_SHARDS_MAX];
     size_t n = sources(ch, scope->job, tmpdir, NULL, src);
@@ -621,16 +638,19 @@ int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, 
         return NSC_QUERY_EPARAM;
     }
     int rc = 0;
-    *holds = 0;
-    for (size_t i = 0; !rc && !*holds && i < n; i++) {
+    uint64_t found = 0;
+    /* a bounded count: reading the window's key past max tells nothing more */
+    for (size_t i = 0; !rc && found <= max && i < n; i++) {
         char sql[1024], from[768];
         nsc_chanswer a;
         scope_rows(&src[i], scope, 0, from, sizeof from);
-        snprintf(sql, sizeof sql, "SELECT count() FROM (SELECT 1 %s LIMIT 1) FORMAT RowBinary", from);
+        snprintf(sql, sizeof sql, "SELECT count() FROM (SELECT 1 %s LIMIT %" PRIu64 ") FORMAT RowBinary", from,
+                 max + 1 - found);
         rc = fetch(&src[i], sql, "ledger_recs", &a, err, errcap);
-        *holds = !rc && nsc_chanswer_le(&a, 8) > 0;
+        found += rc ? 0 : nsc_chanswer_le(&a, 8);
         nsc_chanswer_free(&a);
     }
+    *holds = !found ? NSC_CHREAD_NONE : found <= max ? NSC_CHREAD_RECORDS : NSC_CHREAD_BATCHES;
     return rc;
 }
 

@@ -80,7 +80,10 @@
 #                 across batches answer byte for byte alike; a window of
 #                 one record reads fewer bytes from ClickHouse than one
 #                 stored batch (ncclscope_collector_query_read_bytes_total):
-#                 its records alone, not the batches holding them.
+#                 its records alone, not the batches holding them; with
+#                 ch_scope_records 100 the wide windows (read as batches)
+#                 answer alike too, and with 0 the one record reads at
+#                 least a batch.
 # verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
 #                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
 #                 and the others wait in it (20 s): both collectors' diagnose
@@ -609,18 +612,40 @@ ledger)
 window)
     ledger_both --batches 4 --ledger 256
     blob=$(one_value front "SELECT min(length(data)) FROM nsc.ledger WHERE job = 'feed'")
-    read=$(collector_metric ncclscope_collector_query_read_bytes_total)
-    same 200 "collectives?$j&seq=300-300&rank=1"
-    [ "$(grep -c '"seq":300' "$dir/ch.out")" = 1 ] || die "not the one collective asked for: $(head -c 300 "$dir/ch.out")"
-    read=$(($(collector_metric ncclscope_collector_query_read_bytes_total) - read))
+    # one_record: $got, the bytes the collective of seq 300 at rank 1 read from ClickHouse
+    one_record() {
+        got=$(collector_metric ncclscope_collector_query_read_bytes_total)
+        same 200 "collectives?$j&seq=300-300&rank=1"
+        [ "$(grep -c '"seq":300' "$dir/ch.out")" = 1 ] || die "not the one collective asked for: $(head -c 300 "$dir/ch.out")"
+        got=$(($(collector_metric ncclscope_collector_query_read_bytes_total) - got))
+    }
+    # wide: windows across batches; all from the window alone
+    wide() {
+        same 200 "ledger?$j&seq=200-700&rank=0,3"
+        same 200 "collectives?$j&seq=250-800&rank=1-2"
+        same 200 "stats?$j&seq=1-1000"
+        collector_metric_is ncclscope_collector_query_scoped_loads_total "$compared" ||
+            die "window queries read whole jobs: $(curl -s "http://127.0.0.1:$http/metrics" | grep query_)"
+    }
+    one_record
+    read=$got
     [ "$read" -gt 0 ] && [ "$read" -lt "$blob" ] ||
         die "a window of one record read $read bytes from ClickHouse, not fewer than a stored batch ($blob)"
-    same 200 "ledger?$j&seq=200-700&rank=0,3"
-    same 200 "collectives?$j&seq=250-800&rank=1-2"
-    same 200 "stats?$j&seq=1-1000"
-    collector_metric_is ncclscope_collector_query_scoped_loads_total "$compared" ||
-        die "window queries read whole jobs: $(curl -s "http://127.0.0.1:$http/metrics" | grep query_)"
-    echo "ch.sh ($mode): $compared answers identical, a one-record window read $read bytes (a batch: $blob)"
+    wide
+    # windows of more records than ch_scope_records read the batches holding them
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb" --ch-scope-records 100
+    before=$compared compared=0
+    wide
+    before=$((before + compared))
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb" --ch-scope-records 0
+    compared=0
+    one_record
+    batches=$got
+    [ "$batches" -ge "$blob" ] || die "with ch_scope_records 0 one record read $batches bytes, less than a batch ($blob)"
+    echo "ch.sh ($mode): $((before + compared)) answers identical, a one-record window read $read bytes" \
+         "(a batch: $blob; by batches: $batches)"
     stop collector
     stop collector_lmdb
     ;;
