@@ -475,6 +475,25 @@ static int put_ledger_recs(rows *r, const char *job, nsc_store *dst, char *err, 
     return rc;
 }
 
+/* The ledger_recs rows of the two ranges known and unknown ("FROM ...
+ * WHERE ...", scope_rows), each once, by batch identity and index. */
+static int fetch_records(const source *src, const char *known, const char *unknown, nsc_chanswer *a, char *err,
+                         size_t errcap)
+{
+    char sql[SQL_MAX];
+    const char *names = nsc_ch_ledger_names();
+    /* each row once by LIMIT 1 BY, not FINAL: FINAL merges every part of the job */
+    int n = snprintf(sql, sizeof sql,
+                     "SELECT " IDENT ", host, pid, %s FROM (SELECT " IDENT ", idx, host, pid, %s %s UNION ALL "
+                     "SELECT " IDENT ", idx, host, pid, %s %s) ORDER BY " IDENT ", idx LIMIT 1 BY " IDENT
+                     ", idx FORMAT RowBinary",
+                     names, names, known, names, unknown);
+    if (n < (int)sizeof sql)
+        return fetch(src, sql, "ledger_recs", a, err, errcap);
+    snprintf(err, errcap, "clickhouse: the SELECT of ledger_recs is too long");
+    return NSC_QUERY_ESTORE;
+}
+
 /* The job's ledger on src into dst. Whole: every ledger batch, in the order
  * its agents sent them. With a scope: only its records, in the same order
  * (batch identity, then index in the batch), so a later row of a record's
@@ -495,17 +514,7 @@ static int read_ledger(const source *src, const char *job, const nsc_query_scope
         scope_rows(src, s, 1, unknown, sizeof unknown);
     }
     if (s && how == NSC_CHREAD_RECORDS) {
-        char sql[SQL_MAX];
-        const char *names = nsc_ch_ledger_names();
-        /* each row once by LIMIT 1 BY, not FINAL: FINAL merges every part of the job */
-        int n = snprintf(sql, sizeof sql,
-                         "SELECT " IDENT ", host, pid, %s FROM (SELECT " IDENT ", idx, host, pid, %s %s UNION ALL "
-                         "SELECT " IDENT ", idx, host, pid, %s %s) ORDER BY " IDENT ", idx LIMIT 1 BY " IDENT
-                         ", idx FORMAT RowBinary",
-                         names, names, known, names, unknown);
-        rc = n < (int)sizeof sql ? fetch(src, sql, "ledger_recs", &r.a, err, errcap) : NSC_QUERY_ESTORE;
-        if (n >= (int)sizeof sql)
-            snprintf(err, errcap, "clickhouse: the SELECT of ledger_recs is too long");
+        rc = fetch_records(src, known, unknown, &r.a, err, errcap);
         if (!rc)
             rc = put_ledger_recs(&r, job, dst, err, errcap);
     } else if (s) {
