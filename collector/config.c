@@ -23,6 +23,7 @@ static const nsc_opt opts[] = {
     NUM("ch_tls", "NCCLSCOPE_CH_TLS", ch_tls, "0", "clickhouse: 1 reaches every server by https (their HTTPS ports), verifying its certificate"),
     TXT("ch_ca_file", "NCCLSCOPE_CH_CA_FILE", ch_ca_file, "", "clickhouse: CA certificates (PEM) that verify the servers (empty: the system's)"),
     NUM("ch_query_cache", "NCCLSCOPE_CH_QUERY_CACHE", ch_query_cache, "4", "clickhouse: jobs kept between queries, read again only when changed (0..256; 0: every query reads its jobs)"),
+    NUM("ch_scope_records", "NCCLSCOPE_CH_SCOPE_RECORDS", ch_scope_records, "65536", "clickhouse: a ledger, collectives or stats window of at most this many records reads them alone from ledger_recs, a wider one the ledger batches holding them (0: always the batches)"),
     MS("ch_flush_ms", "NCCLSCOPE_CH_FLUSH_MS", ch_flush_ms, "1000", "clickhouse: a batch waits at most this long for the insert that holds it"),
     TXT("collector_id", "NCCLSCOPE_COLLECTOR_ID", collector_id, "", "clickhouse: this collector's name among those sharing the store, for its live snapshot (empty: HOSTNAME:ZMQ_PORT)"),
     MB("ch_flush_mb", "NCCLSCOPE_CH_FLUSH_MB", ch_flush_mb, "128", "clickhouse: insert as soon as this many MiB of rows wait"),
@@ -85,10 +86,10 @@ static int check(const nsc_coll_cfg *cfg, FILE *err)
     if (cfg->credit == 0 || cfg->credit > 65536 || cfg->group_max == 0 || cfg->max_msg_mb == 0 ||
         cfg->max_msg_mb > 1024 || cfg->live_interval_ms == 0 || cfg->map_initial_mb == 0 ||
         cfg->map_max_mb < cfg->map_initial_mb || cfg->metrics_max_comms > 4096 || cfg->metrics_max_hosts > 4096 ||
-        cfg->ch_flush_mb == 0 || cfg->ch_tls > 1 || cfg->ch_query_cache > 256 || (strcmp(cfg->store, "lmdb") && strncmp(cfg->store, "clickhouse://", 13))) {
+        cfg->ch_flush_mb == 0 || cfg->ch_tls > 1 || cfg->ch_query_cache > 256 || cfg->ch_scope_records > (1ull << 40) || (strcmp(cfg->store, "lmdb") && strncmp(cfg->store, "clickhouse://", 13))) {
         fprintf(err, "ncclscope-collector: credit (1..65536), group_max, max_msg_mb (1..1024), "
                      "live_interval_ms, map_initial_mb (<= map_max_mb), metrics_max_comms, metrics_max_hosts "
-                     "(<= 4096), ch_flush_mb, ch_tls (0 or 1) or ch_query_cache (<= 256) out of range, or store neither lmdb nor clickhouse://...\n");
+                     "(<= 4096), ch_flush_mb, ch_tls (0 or 1), ch_query_cache (<= 256) or ch_scope_records (<= 2^40) out of range, or store neither lmdb nor clickhouse://...\n");
         return -1;
     }
     const uint64_t *lim[] = {&cfg->max_jobs, &cfg->max_comms_per_job, &cfg->max_procs_per_job,

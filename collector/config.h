@@ -25,6 +25,7 @@ typedef struct nsc_coll_cfg {
     uint64_t ch_tls;           /* 1: https to every ClickHouse server */
     char ch_ca_file[PATH_MAX]; /* CA certificates for ch_tls; empty: the system's */
     uint64_t ch_query_cache;   /* jobs kept for queries between requests */
+    uint64_t ch_scope_records; /* a window of more records reads ledger batches */
     char collector_id[128];    /* its live snapshot's name in ClickHouse; empty: HOSTNAME:ZMQ_PORT */
     uint64_t ch_flush_ms, ch_flush_mb;  /* an insert at least this often / this large */
     char token_file[PATH_MAX]; /* bearer token for HTTP; empty: none */

@@ -52,6 +52,15 @@ static inline uint64_t nsc_get_be64(const uint8_t *p)
     return v;
 }
 
+/* width (at most 8) bytes at p, little-endian: a RowBinary value. */
+static inline uint64_t nsc_get_le(const uint8_t *p, size_t width)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < width; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
 /* Doubles travel as the big-endian bits of their IEEE-754 representation. */
 static inline uint64_t nsc_double_bits(double d)
 {

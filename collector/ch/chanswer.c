@@ -148,10 +148,7 @@ int nsc_chanswer_literal(const char *s, char *out, size_t cap)
 uint64_t nsc_chanswer_le(nsc_chanswer *a, size_t width)
 {
     const uint8_t *p = nsc_rtake(&a->r, width);
-    uint64_t v = 0;
-    for (size_t i = 0; p && i < width; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
+    return p ? nsc_get_le(p, width) : 0;
 }
 
 const uint8_t *nsc_chanswer_bytes(nsc_chanswer *a, size_t *len)

@@ -38,6 +38,7 @@ struct nsc_chcache {
     nsc_chcache_job **kept;
     size_t n, cap, max_jobs;
     uint64_t tick, loads, hits, scoped;
+    uint64_t read;  /* bytes of ClickHouse's answers the loads read */
 };
 
 /* <db>/tmp, and <db> itself when missing: on ClickHouse no LMDB store
@@ -135,10 +136,10 @@ void nsc_chcache_free(nsc_chcache *cc)
     free(cc);
 }
 
-/* A new store in its own folder, job (what scope asks of it, when given)
- * loaded into it from ClickHouse. */
-static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc_query_scope *scope, char *err,
-                size_t errcap)
+/* A new store in its own folder, job (what scope asks of it, when given,
+ * read as how says) loaded into it from ClickHouse. */
+static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc_query_scope *scope,
+                nsc_chread_holds how, char *err, size_t errcap)
 {
     nsc_store_opts o = {.zstd_level = -1};  /* read soon, by this collector only: not worth compressing */
     if ((size_t)snprintf(j->dir, sizeof j->dir, "%s/" PREFIX "XXXXXX", root) >= sizeof j->dir || !mkdtemp(j->dir)) {
@@ -151,7 +152,12 @@ static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc
         snprintf(err, errcap, "the query's store: %s", nsc_store_strerror(rc));
         return NSC_QUERY_ESTORE;
     }
-    return j->name[0] ? nsc_chread_job(cc->ch, j->name, scope, j->dir, j->st, err, errcap) : 0;
+    uint64_t read = 0;
+    rc = j->name[0] ? nsc_chread_job(cc->ch, j->name, scope, how, j->dir, j->st, &read, err, errcap) : 0;
+    pthread_mutex_lock(&cc->mu);
+    cc->read += read;
+    pthread_mutex_unlock(&cc->mu);
+    return rc;
 }
 
 /* The kept, unchanged store of name, held; NULL when there is none. */
@@ -218,9 +224,9 @@ static void keep(nsc_chcache *cc, nsc_chcache_job *j)
 /* j loaded with what scope asks of its job alone: never kept (another
  * query asks for other rows), gone with its holder. */
 static int hold_scoped(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc_query_scope *scope,
-                       nsc_chcache_job **out, char *err, size_t errcap)
+                       nsc_chread_holds how, nsc_chcache_job **out, char *err, size_t errcap)
 {
-    int rc = load(cc, root, j, scope, err, errcap);
+    int rc = load(cc, root, j, scope, how, err, errcap);
     if (rc) {
         destroy(j);
         return rc;
@@ -253,9 +259,10 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *sc
         return NSC_QUERY_ESTORE;
     }
     strcpy(j->name, job);
-    int holds = 0, rc = scope ? nsc_chread_scope_holds(cc->ch, scope, root, &holds, err, errcap) : 0;
-    if (!rc && holds)
-        return hold_scoped(cc, root, j, scope, out, err, errcap);
+    nsc_chread_holds holds = NSC_CHREAD_NONE;
+    int rc = scope ? nsc_chread_scope_holds(cc->ch, scope, cc->c->cfg.ch_scope_records, root, &holds, err, errcap) : 0;
+    if (!rc && holds != NSC_CHREAD_NONE)
+        return hold_scoped(cc, root, j, scope, holds, out, err, errcap);
     if (!rc && job[0])
         rc = nsc_chread_print(cc->ch, job, root, j->print, sizeof j->print, err, errcap);
     if (!rc && (*out = hold_kept(cc, j->name, j->print)) != NULL) {
@@ -263,7 +270,7 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *sc
         return 0;
     }
     if (!rc)
-        rc = load(cc, root, j, NULL, err, errcap);
+        rc = load(cc, root, j, NULL, NSC_CHREAD_NONE, err, errcap);
     if (rc) {
         destroy(j);
         return rc;
@@ -296,7 +303,7 @@ void nsc_chcache_let_go(nsc_chcache *cc, nsc_chcache_job *j)
 void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out)
 {
     pthread_mutex_lock(&cc->mu);
-    uint64_t loads = cc->loads, hits = cc->hits, n = cc->n, scoped = cc->scoped;
+    uint64_t loads = cc->loads, hits = cc->hits, n = cc->n, scoped = cc->scoped, read = cc->read;
     pthread_mutex_unlock(&cc->mu);
     evbuffer_add_printf(out,
                         "# HELP ncclscope_collector_query_loads_total Jobs read from ClickHouse into a query store\n"
@@ -311,6 +318,10 @@ void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out)
                         "# HELP ncclscope_collector_query_scoped_loads_total Ledger, collectives and stats queries answered from the rows "
                         "they ask for alone (SQL over ledger_recs), not the whole job\n"
                         "# TYPE ncclscope_collector_query_scoped_loads_total counter\n"
-                        "ncclscope_collector_query_scoped_loads_total %" PRIu64 "\n",
-                        loads, hits, n, scoped);
+                        "ncclscope_collector_query_scoped_loads_total %" PRIu64 "\n"
+                        "# HELP ncclscope_collector_query_read_bytes_total Bytes of ClickHouse's answers that the "
+                        "query stores' loads read (RowBinary)\n"
+                        "# TYPE ncclscope_collector_query_read_bytes_total counter\n"
+                        "ncclscope_collector_query_read_bytes_total %" PRIu64 "\n",
+                        loads, hits, n, scoped, read);
 }

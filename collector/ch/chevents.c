@@ -114,10 +114,7 @@ void nsc_ch_event_values(nsc_ch_cols *t, const nsc_event *e)
 /* f's value from the size bytes at p (little-endian) into e. */
 static void get_field(const uint8_t *p, size_t size, nsc_event *e, const field *f)
 {
-    uint64_t v = 0;
-    for (size_t i = 0; i < size; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    nsc_store_uint((uint8_t *)e + f->offset, f->size, v);
+    nsc_store_uint((uint8_t *)e + f->offset, f->size, nsc_get_le(p, size));
 }
 
 size_t nsc_ch_event_read(const uint8_t *p, size_t len, nsc_event *e)

@@ -42,16 +42,17 @@ enum {
 
 static struct {
     pthread_once_t once;
-    char text[COLUMNS_ROOM];
+    char text[COLUMNS_ROOM], names[COLUMNS_ROOM];
 } ch = {.once = PTHREAD_ONCE_INIT};
 
-/* ", name [U]IntN" appended to ch.text; an edge's: ", edge_name Array(...)"
- * (a record and its edges share names: peer, bytes). */
+/* ", name [U]IntN" appended to ch.text, "name" to ch.names; an edge's:
+ * ", edge_name Array(...)" (a record and its edges share names: peer, bytes). */
 static void add_column(const field *f, int edge)
 {
-    size_t n = strlen(ch.text);
+    size_t n = strlen(ch.text), m = strlen(ch.names);
     snprintf(ch.text + n, sizeof ch.text - n, ", %s%s %s%sInt%d%s", edge ? EDGE : "", f->name, edge ? "Array(" : "",
              f->is_signed ? "" : "U", 8 * f->size, edge ? ")" : "");
+    snprintf(ch.names + m, sizeof ch.names - m, "%s%s%s", m ? ", " : "", edge ? EDGE : "", f->name);
 }
 
 static void make_columns(void)
@@ -70,6 +71,12 @@ const char *nsc_ch_ledger_columns(void)
     return ch.text;
 }
 
+const char *nsc_ch_ledger_names(void)
+{
+    pthread_once(&ch.once, make_columns);
+    return ch.names;
+}
+
 void nsc_ch_ledger_values(nsc_ch_cols *t, const nsc_ledger_rec *r)
 {
     for (size_t i = 0; i < NREC; i++)
@@ -81,4 +88,38 @@ void nsc_ch_ledger_values(nsc_ch_cols *t, const nsc_ledger_rec *r)
                             edge_fields[i].size);
         nsc_ch_end_array(t);
     }
+}
+
+/* Edge field f of n edges from the Array's elements at p into edges. */
+static void read_edges(const uint8_t *p, size_t n, const field *f, nsc_ledger_edge *edges)
+{
+    for (size_t e = 0; e < n; e++)
+        nsc_store_uint((uint8_t *)&edges[e] + f->offset, f->size, nsc_get_le(p + e * f->size, f->size));
+}
+
+size_t nsc_ch_ledger_read(const uint8_t *p, size_t len, nsc_ledger_rec *r, nsc_ledger_edge *edges, size_t cap)
+{
+    const uint8_t *q = p, *end = p + len;
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < NREC; q += rec_fields[i++].size) {
+        if ((size_t)(end - q) < rec_fields[i].size)
+            return 0;
+        nsc_store_uint((uint8_t *)r + rec_fields[i].offset, rec_fields[i].size, nsc_get_le(q, rec_fields[i].size));
+    }
+    for (size_t i = 0; i < NEDGE; i++) {
+        size_t n;
+        /* every edge Array has the record's edges: the first says how many */
+        if (nsc_ch_take_varint(&q, end, &n) || (i && n != r->nedges) || n > UINT32_MAX ||
+            (size_t)(end - q) / edge_fields[i].size < n)
+            return 0;
+        r->nedges = (uint32_t)n;
+        if (n <= cap && i == 0)
+            memset(edges, 0, n * sizeof *edges);
+        if (n <= cap)
+            read_edges(q, n, &edge_fields[i], edges);
+        q += n * edge_fields[i].size;
+    }
+    /* more edges than cap: none kept, which the store refuses like an oversized record */
+    r->edges = r->nedges && r->nedges <= cap ? edges : NULL;
+    return (size_t)(q - p);
 }

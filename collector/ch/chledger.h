@@ -23,8 +23,17 @@
  * NSC_CH_ORIGIN_COLUMNS. */
 const char *nsc_ch_ledger_columns(void);
 
+/* The names of those columns, ", "-separated, as a SELECT lists them. */
+const char *nsc_ch_ledger_names(void);
+
 /* r's values of the columns after the process, before the batch identity,
  * put into the row of t. */
 void nsc_ch_ledger_values(nsc_ch_cols *t, const nsc_ledger_rec *r);
+
+/* A record from those columns' values in RowBinary at p (len bytes), its
+ * edges into edges[cap] (r->edges; NULL, with r->nedges still the count,
+ * where there are more than cap). The bytes read, or 0 when the values
+ * are cut short or the edge Arrays disagree in length. */
+size_t nsc_ch_ledger_read(const uint8_t *p, size_t len, nsc_ledger_rec *r, nsc_ledger_edge *edges, size_t cap);
 
 #endif

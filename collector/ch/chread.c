@@ -1,4 +1,8 @@
-/* chread.c: ClickHouse's rows back into sections of batches (see chread.h). */
+/* chread.c: ClickHouse's rows back into sections of batches (see chread.h).
+ *
+ * Over 700 lines because the whole and the scoped loads, the ledger's two
+ * reads and the fingerprint share one source of answers and one reader of
+ * rows by batch identity, which a split would have to export. */
 #include "chread.h"
 
 #include <inttypes.h>
@@ -8,8 +12,10 @@
 
 #include "chanswer.h"
 #include "chevents.h"
+#include "chledger.h"
 #include "chrows.h"
 #include "grow.h"
+#include "ledger_pack.h"
 #include "mono.h"
 #include "query.h"
 
@@ -22,13 +28,17 @@ typedef struct source {
     const nsc_chconn *conn;
     const char *server, *suffix, *db;
     const char *tmpdir;
-    char job[160];  /* the job as an SQL string literal */
+    uint64_t *read;  /* the answers' bytes are added here, when given */
+    char job[160];   /* the job as an SQL string literal */
 } source;
 
 /* The answer of sql on src's server. */
 static int fetch(const source *src, const char *sql, const char *what, nsc_chanswer *a, char *err, size_t errcap)
 {
-    return nsc_chanswer_fetch(src->conn, src->server, src->tmpdir, sql, what, a, err, errcap);
+    int rc = nsc_chanswer_fetch(src->conn, src->server, src->tmpdir, sql, what, a, err, errcap);
+    if (src->read)
+        *src->read += a->len;
+    return rc;
 }
 
 /* ---- the rows of one table, a section at a time ---- */
@@ -342,6 +352,24 @@ static int end_load(nsc_store *dst, int rc, char *err, size_t errcap)
 
 /* ---- ledger ---- */
 
+/* One process's ledger batch b put into dst as the LMDB collector puts it,
+ * in a transaction of its own. */
+static int put_ledger(nsc_proc *p, const nsc_ledger_batch *b, nsc_store *dst, char *err, size_t errcap)
+{
+    nsc_store_ledger l = {p, b, {0}};
+    int rc = nsc_store_begin(dst, nsc_mono_ns());
+    if (!rc)
+        rc = nsc_store_put_ledger(dst, &l);
+    return end_load(dst, rc, err, errcap);
+}
+
+/* A ledger row's process (after its identity: host, pid). */
+static void take_ledger_proc(nsc_chanswer *a, nsc_proc *p)
+{
+    nsc_chanswer_text(a, p->host, sizeof p->host);
+    p->pid = (uint32_t)nsc_chanswer_le(a, 4);
+}
+
 /* The ledger rows (after their identity: host, pid, data) into dst, each
  * batch decoded and put as the LMDB collector puts it, and committed (its
  * decoded records end with it). */
@@ -353,17 +381,13 @@ static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size
     for (next_row(r); !rc && r->more; next_row(r)) {
         nsc_ledger_batch b;
         size_t n;
-        nsc_chanswer_text(&r->a, p.host, sizeof p.host);
-        p.pid = (uint32_t)nsc_chanswer_le(&r->a, 4);
+        take_ledger_proc(&r->a, &p);
         const uint8_t *data = nsc_chanswer_bytes(&r->a, &n);
         if (!data || nsc_ledger_decode(data, n, NULL, &b)) {
             snprintf(err, errcap, "clickhouse: a stored ledger batch does not decode");
             return NSC_QUERY_ESTORE;
         }
-        nsc_store_ledger l = {&p, &b, {0}};
-        if (!(rc = nsc_store_begin(dst, nsc_mono_ns())))
-            rc = nsc_store_put_ledger(dst, &l);
-        rc = end_load(dst, rc, err, errcap);
+        rc = put_ledger(&p, &b, dst, err, errcap);
         nsc_ledger_release(&b);
     }
     if (!rc && r->a.r.bad) {
@@ -386,30 +410,126 @@ static void scope_rows(const source *src, const nsc_query_scope *s, int unknown,
         snprintf(out + n, cap - (size_t)n, " AND rank BETWEEN %" PRId32 " AND %" PRId32, s->rank_lo, s->rank_hi);
 }
 
-/* Every ledger batch of the job on src, in the order its agents sent them;
- * with a scope, only those holding a record of it (by ledger_recs): every
- * row of a record's key is among them, in-flight and final, so the later
- * replaces the earlier as from the whole job. A record whose communicator
- * its agent did not know (comm_id 0) is taken whatever its rank. */
-static int read_ledger(const source *src, const char *job, const nsc_query_scope *s, nsc_store *dst, char *err,
-                       size_t errcap)
+/* The records of one ledger batch that a scope's rows hold, gathered. */
+typedef struct lbatch {
+    nsc_ledger_rec *recs;
+    nsc_ledger_edge *edges, *one;  /* one: a record's, NSC_LPACK_MAX_EDGES */
+    size_t nrecs, caprecs, nedges, capedges;
+} lbatch;
+
+/* The row's record (after its process) appended to lb: 0, or -1 when it
+ * does not decode or memory runs out. Its edges go after the batch's
+ * others; rec.edges stays non-NULL for a record whose edges were kept. */
+static int take_ledger_rec(nsc_chanswer *a, lbatch *lb)
+{
+    nsc_ledger_rec rec;
+    size_t used = a->r.bad ? 0 : nsc_ch_ledger_read(a->r.p, (size_t)(a->r.end - a->r.p), &rec, lb->one,
+                                                    NSC_LPACK_MAX_EDGES);
+    if (!nsc_rtake(&a->r, used ? used : SIZE_MAX) ||
+        nsc_grow(&lb->recs, lb->nrecs, &lb->caprecs, sizeof *lb->recs, 256) ||
+        (rec.edges && nsc_grow_to(&lb->edges, lb->nedges + rec.nedges, &lb->capedges, sizeof *lb->edges, 256)))
+        return -1;
+    if (rec.edges)
+        memcpy(lb->edges + lb->nedges, rec.edges, rec.nedges * sizeof *rec.edges), lb->nedges += rec.nedges;
+    lb->recs[lb->nrecs++] = rec;
+    return 0;
+}
+
+/* lb's records as p's ledger batch into dst (each record's edges found
+ * again in order), and lb emptied. */
+static int put_lbatch(lbatch *lb, nsc_proc *p, nsc_store *dst, char *err, size_t errcap)
+{
+    for (size_t i = 0, e = 0; i < lb->nrecs; i++)
+        if (lb->recs[i].edges)
+            lb->recs[i].edges = lb->edges + e, e += lb->recs[i].nedges;
+    nsc_ledger_batch b = {.pid = p->pid, .nrecs = (uint32_t)lb->nrecs, .recs = lb->recs};
+    lb->nrecs = lb->nedges = 0;
+    return put_ledger(p, &b, dst, err, errcap);
+}
+
+/* The ledger_recs rows (identity, host, pid, record) into dst, a batch of
+ * those of one identity at a time. A record's strings are its process's
+ * ids, which the process's sections define (read before). */
+static int put_ledger_recs(rows *r, const char *job, nsc_store *dst, char *err, size_t errcap)
+{
+    nsc_proc p = {.local_rank = -1, .gpu = -1};
+    snprintf(p.job, sizeof p.job, "%s", job);
+    lbatch lb;
+    memset(&lb, 0, sizeof lb);
+    lb.one = malloc(NSC_LPACK_MAX_EDGES * sizeof *lb.one);
+    int rc = 0, bad = !lb.one;
+    for (next_row(r); !rc && !bad && r->more;) {
+        ident batch = r->at;
+        take_ledger_proc(&r->a, &p);
+        bad = take_ledger_rec(&r->a, &lb);
+        if (!bad)
+            next_row(r);
+        if (!bad && (!r->more || ident_cmp(&r->at, &batch) != 0))
+            rc = put_lbatch(&lb, &p, dst, err, errcap);
+    }
+    if (!rc && (bad || r->a.r.bad)) {
+        snprintf(err, errcap, "clickhouse: the ledger_recs rows do not decode");
+        rc = NSC_QUERY_ESTORE;
+    }
+    free(lb.recs), free(lb.edges), free(lb.one);
+    return rc;
+}
+
+/* The ledger_recs rows of the two ranges known and unknown ("FROM ...
+ * WHERE ...", scope_rows), each once, by batch identity and index. */
+static int fetch_records(const source *src, const char *known, const char *unknown, nsc_chanswer *a, char *err,
+                         size_t errcap)
+{
+    char sql[SQL_MAX];
+    const char *names = nsc_ch_ledger_names();
+    /* each row once by LIMIT 1 BY, not FINAL: FINAL merges every part of the job */
+    int n = snprintf(sql, sizeof sql,
+                     "SELECT " IDENT ", host, pid, %s FROM (SELECT " IDENT ", idx, host, pid, %s %s UNION ALL "
+                     "SELECT " IDENT ", idx, host, pid, %s %s) ORDER BY " IDENT ", idx LIMIT 1 BY " IDENT
+                     ", idx FORMAT RowBinary",
+                     names, names, known, names, unknown);
+    if (n < (int)sizeof sql)
+        return fetch(src, sql, "ledger_recs", a, err, errcap);
+    snprintf(err, errcap, "clickhouse: the SELECT of ledger_recs is too long");
+    return NSC_QUERY_ESTORE;
+}
+
+/* The job's ledger on src into dst. Whole: every ledger batch, in the order
+ * its agents sent them. With a scope: only its records, in the same order
+ * (batch identity, then index in the batch), so a later row of a record's
+ * key replaces the earlier, in-flight and final, as from the whole job; a
+ * record whose communicator its agent did not know (comm_id 0) is taken
+ * whatever its rank. NSC_CHREAD_RECORDS reads them from ledger_recs by its
+ * key; NSC_CHREAD_BATCHES the ledger batches holding them (picked by
+ * ledger_recs), whole. */
+static int read_ledger(const source *src, const char *job, const nsc_query_scope *s, nsc_chread_holds how,
+                       nsc_store *dst, char *err, size_t errcap)
 {
     rows r;
     memset(&r, 0, sizeof r);
-    char in[2048] = "", known[768], unknown[768];
+    int rc;
+    char known[768], unknown[768];
     if (s) {
         scope_rows(src, s, 0, known, sizeof known);
         scope_rows(src, s, 1, unknown, sizeof unknown);
+    }
+    if (s && how == NSC_CHREAD_RECORDS) {
+        rc = fetch_records(src, known, unknown, &r.a, err, errcap);
+        if (!rc)
+            rc = put_ledger_recs(&r, job, dst, err, errcap);
+    } else if (s) {
+        char in[2048];
         snprintf(in, sizeof in,
                  " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " %s) OR (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)",
                  known, unknown);
+        rc = fetch_rows(src, "ledger", "", "host, pid, data", "", in, ONCE_EACH, &r.a, err, errcap);
+        if (!rc)
+            rc = put_ledgers(&r, job, dst, err, errcap);
+    } else {
+        rc = fetch_table(src, "ledger", "host, pid, data", "", IDENT, &r.a, err, errcap);
+        if (!rc)
+            rc = put_ledgers(&r, job, dst, err, errcap);
     }
-    /* scoped, each batch once by ONCE_EACH, not FINAL: FINAL merges every
-     * part of the job, reading every ledger batch of it */
-    int rc = s ? fetch_rows(src, "ledger", "", "host, pid, data", "", in, ONCE_EACH, &r.a, err, errcap)
-               : fetch_table(src, "ledger", "host, pid, data", "", IDENT, &r.a, err, errcap);
-    if (!rc)
-        rc = put_ledgers(&r, job, dst, err, errcap);
     nsc_chanswer_free(&r.a);
     return rc;
 }
@@ -485,23 +605,23 @@ static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errc
 
 /* ---- entry points ---- */
 
-static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir, source *out)
+static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir, uint64_t *read, source *out)
 {
     const char *servers[NSC_CHSTORE_SHARDS_MAX], *suffix, *db;
     size_t n = nsc_chstore_sources(ch, servers, NSC_CHSTORE_SHARDS_MAX, &suffix, &db);
     for (size_t i = 0; i < n; i++) {
-        out[i] = (source){nsc_chstore_conn(ch), servers[i], suffix, db, tmpdir, ""};
+        out[i] = (source){nsc_chstore_conn(ch), servers[i], suffix, db, tmpdir, read, ""};
         if (job && nsc_chanswer_literal(job, out[i].job, sizeof out[i].job))
             return 0;
     }
     return n;
 }
 
-int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, const char *tmpdir,
-                   nsc_store *dst, char *err, size_t errcap)
+int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, nsc_chread_holds how,
+                   const char *tmpdir, nsc_store *dst, uint64_t *read, char *err, size_t errcap)
 {
     source src[NSC_CHSTORE_SHARDS_MAX];
-    size_t n = sources(ch, job, tmpdir, src);
+    size_t n = sources(ch, job, tmpdir, read, src);
     if (!n) {
         snprintf(err, errcap, "job: too long");
         return NSC_QUERY_EPARAM;
@@ -511,32 +631,35 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_source(&src[i], job, scope != NULL, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
-        rc = read_ledger(&src[i], job, scope, dst, err, errcap);
+        rc = read_ledger(&src[i], job, scope, how, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_clocks(&src[i], dst, err, errcap);
     return rc;
 }
 
-int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, const char *tmpdir, int *holds,
-                           char *err, size_t errcap)
+int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, uint64_t max, const char *tmpdir,
+                           nsc_chread_holds *holds, char *err, size_t errcap)
 {
     source src[NSC_CHSTORE_SHARDS_MAX];
-    size_t n = sources(ch, scope->job, tmpdir, src);
+    size_t n = sources(ch, scope->job, tmpdir, NULL, src);
     if (!n) {
         snprintf(err, errcap, "job: too long");
         return NSC_QUERY_EPARAM;
     }
     int rc = 0;
-    *holds = 0;
-    for (size_t i = 0; !rc && !*holds && i < n; i++) {
+    uint64_t found = 0;
+    /* a bounded count: reading the window's key past max tells nothing more */
+    for (size_t i = 0; !rc && found <= max && i < n; i++) {
         char sql[1024], from[768];
         nsc_chanswer a;
         scope_rows(&src[i], scope, 0, from, sizeof from);
-        snprintf(sql, sizeof sql, "SELECT count() FROM (SELECT 1 %s LIMIT 1) FORMAT RowBinary", from);
+        snprintf(sql, sizeof sql, "SELECT count() FROM (SELECT 1 %s LIMIT %" PRIu64 ") FORMAT RowBinary", from,
+                 max + 1 - found);
         rc = fetch(&src[i], sql, "ledger_recs", &a, err, errcap);
-        *holds = !rc && nsc_chanswer_le(&a, 8) > 0;
+        found += rc ? 0 : nsc_chanswer_le(&a, 8);
         nsc_chanswer_free(&a);
     }
+    *holds = !found ? NSC_CHREAD_NONE : found <= max ? NSC_CHREAD_RECORDS : NSC_CHREAD_BATCHES;
     return rc;
 }
 
@@ -544,7 +667,7 @@ int nsc_chread_only_job(const nsc_chstore *ch, const char *tmpdir, char *job, si
                         size_t errcap)
 {
     source src[NSC_CHSTORE_SHARDS_MAX];
-    size_t n = sources(ch, NULL, tmpdir, src), found = 0;
+    size_t n = sources(ch, NULL, tmpdir, NULL, src), found = 0;
     int rc = 0;
     job[0] = 0;
     for (size_t i = 0; !rc && i < n && found < 2; i++) {
@@ -592,7 +715,7 @@ int nsc_chread_print(const nsc_chstore *ch, const char *job, const char *tmpdir,
                      size_t errcap)
 {
     source src[NSC_CHSTORE_SHARDS_MAX];
-    size_t n = sources(ch, job, tmpdir, src), len = 0;
+    size_t n = sources(ch, job, tmpdir, NULL, src), len = 0;
     if (!n) {
         snprintf(err, errcap, "job: too long");
         return NSC_QUERY_EPARAM;

@@ -28,21 +28,32 @@
 /* Records (events, states, completions) per destination transaction. */
 #define NSC_CHREAD_CHUNK (128u * 1024u)
 
+/* How much of a scope's communicator ClickHouse holds among its seqs and
+ * ranks (nsc_chread_scope_holds), and so how a scoped load reads it: no
+ * record; up to a given number, read alone from ledger_recs; more, read as
+ * the ledger batches holding them (a batch's codec bytes are about a fifth
+ * of its records' rows). */
+typedef enum nsc_chread_holds {
+    NSC_CHREAD_NONE,
+    NSC_CHREAD_RECORDS,
+    NSC_CHREAD_BATCHES
+} nsc_chread_holds;
+
 /* Put every stored section of job, and every host's newest clock model,
  * into dst (not in a transaction: this opens and commits its own). tmpdir
  * holds the answers while they are merged. With a scope (a ledger query's:
  * job, communicator, seqs, ranks), only what that query reads: the
  * sections defining contexts or strings (no events, states, completions)
- * and the ledger batches holding the scope's records (by SQL over
- * ledger_recs), beside every clock model. */
-int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, const char *tmpdir,
-                   nsc_store *dst, char *err, size_t errcap);
+ * and the scope's ledger records (as how says), beside every clock model.
+ * The bytes of ClickHouse's answers are added to *read. */
+int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, nsc_chread_holds how,
+                   const char *tmpdir, nsc_store *dst, uint64_t *read, char *err, size_t errcap);
 
-/* Whether ClickHouse holds a ledger record of scope's communicator (by
- * its id) among its seqs and ranks: *holds 1 or 0. 0, or an NSC_QUERY_*
- * error with err. */
-int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, const char *tmpdir, int *holds,
-                           char *err, size_t errcap);
+/* How many ledger records of scope's communicator (by its id) ClickHouse
+ * holds among its seqs and ranks, counted up to max + 1: *holds. 0, or an
+ * NSC_QUERY_* error with err. */
+int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, uint64_t max, const char *tmpdir,
+                           nsc_chread_holds *holds, char *err, size_t errcap);
 
 /* The job a query naming none means: the only job ClickHouse holds, into
  * job (cap bytes); "" when it holds none (the query then answers as over an

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench_chledger.sh BIN_DIR PLUGIN [RECORDS] [GROWTH] [WINDOW] [TRIES]: what a ledger
+# bench_chledger.sh BIN_DIR PLUGIN [RECORDS] [GROWTH] [WINDOW] [TRIES] [BASE_BIN]: what a ledger
 # query read from ClickHouse costs as its job grows. nsc-feed stores a job of
 # RECORDS ledger records (default 1 M; 2 agents x 4 processes, 256 records per
 # process and batch; a first batch with sections defining the communicator,
@@ -9,9 +9,12 @@
 # 1,000 seqs of the 4 ranks) are asked of a collector started afresh, the job
 # grown to GROWTH times its size (default 10) by more batches of the same
 # agents, and the same window asked again. Wall time of each answer (curl's
-# time_total, median and best of TRIES, default 7), its size, and that each answer is the same
-# bytes at both sizes. Not a ctest; the figures go to docs/benchmarks.md.
-bin=$1 plugin=$2 records=${3:-1000000} growth=${4:-10} window=${5:-1000} tries=${6:-7} mode=bench
+# time_total, median and best of TRIES, default 7), its size, the bytes the
+# collector read from ClickHouse for it, and that each answer is the same
+# bytes at both sizes. With BASE_BIN (another build's bin folder: the
+# baseline), its collector is asked too, alternately with this one's, on the
+# same store. Not a ctest; the figures go to docs/benchmarks.md.
+bin=$1 plugin=$2 records=${3:-1000000} growth=${4:-10} window=${5:-1000} tries=${6:-7} base=${7:-} mode=bench
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/../clickhouse/lib.sh"
 ch_require
@@ -28,24 +31,44 @@ feed() {
     stop collector
 }
 
-# ask SIZE: the window's answers from a fresh collector, TRIES times each.
+# median TIMES...: "median M s, best B s".
+median() {
+    python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]
+print("median %.3f s, best %.3f s" % (statistics.median(t), min(t)))' "$@"
+}
+
+# ask SIZE: the window's answers from a fresh collector (and the baseline's,
+# each try the baseline first), TRIES times each.
 ask() {
+    local q name times base_times read cmd=() http_base=
+    if [ -n "$base" ]; then
+        bin=$base start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb-base"
+        pids[collector_base]=${pids[collector]} http_base=$http
+        unset "pids[collector]"
+    fi
     start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
-    local q times
     for q in "collectives?job=feed&comm=0xfeed&seq=1000-$((1000 + window - 1))" \
              "stats?job=feed&comm=0xfeed&seq=1000-$((1000 + window - 1))" \
              "ledger?job=feed&comm=0xfeed&seq=1000-$((1000 + window - 1))&limit=1000000"; do
-        times=()
+        name=${q%%\?*} times=() base_times=()
+        read=$(collector_metric ncclscope_collector_query_read_bytes_total)
         for _ in $(seq "$tries"); do
-            times+=("$(curl -sf -m 600 -o "$dir/$1.${q%%\?*}" -w '%{time_total}' "http://127.0.0.1:$http/api/v1/$q")") ||
+            [ -z "$http_base" ] || base_times+=("$(curl -sf -m 600 -o "$dir/$1.$name.base" -w '%{time_total}' \
+                "http://127.0.0.1:$http_base/api/v1/$q")") || die "$q failed (baseline)"
+            times+=("$(curl -sf -m 600 -o "$dir/$1.$name" -w '%{time_total}' "http://127.0.0.1:$http/api/v1/$q")") ||
                 die "$q failed"
         done
-        echo "$1 records: ${q%%\?*} $(python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]
-print("median %.3f s, best %.3f s" % (statistics.median(t), min(t)))' "${times[@]}"), $(stat -c %s "$dir/$1.${q%%\?*}") bytes"
+        read=$((($(collector_metric ncclscope_collector_query_read_bytes_total) - read) / tries))
+        echo "$1 records: $name $(median "${times[@]}"), $(stat -c %s "$dir/$1.$name") bytes, read $read bytes"
+        if [ -n "$http_base" ]; then
+            cmp -s "$dir/$1.$name" "$dir/$1.$name.base" || die "$name: the baseline answered other bytes"
+            echo "$1 records: $name baseline $(median "${base_times[@]}")"
+        fi
     done
     echo "$1 records: $(collector_metric ncclscope_collector_query_scoped_loads_total) scoped loads," \
          "$(collector_metric ncclscope_collector_query_loads_total) whole-job loads"
     stop collector
+    [ -z "$http_base" ] || stop collector_base
 }
 
 small=$((records / 2 / per_batch))

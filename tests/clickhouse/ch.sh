@@ -74,9 +74,16 @@
 #                 for byte alike (windows of seqs and ranks, pages); SQL
 #                 over ledger_recs finds the window's records, values and
 #                 edges as LMDB's answer has them, each record once; each
-#                 ledger, collectives and stats query read only the batches
-#                 of its window, one whose window holds no record the whole
-#                 job.
+#                 ledger, collectives and stats query read only its
+#                 window, one whose window holds no record the whole job.
+# window:         the same with 256 records per process and batch: windows
+#                 across batches answer byte for byte alike; a window of
+#                 one record reads fewer bytes from ClickHouse than one
+#                 stored batch (ncclscope_collector_query_read_bytes_total):
+#                 its records alone, not the batches holding them; with
+#                 ch_scope_records 100 the wide windows (read as batches)
+#                 answer alike too, and with 0 the one record reads at
+#                 least a batch.
 # verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
 #                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
 #                 and the others wait in it (20 s): both collectors' diagnose
@@ -281,6 +288,24 @@ same() {
  LMDB: $(head -c 400 "$dir/lmdb.out")
  CH:   $(head -c 400 "$dir/ch.out")"
     compared=$((compared + 1))
+}
+
+# ledger_both FEED-ARGS...: nsc-feed's job (2 agents of 4 processes, FEED-ARGS)
+# into an LMDB collector ($http_lmdb, left running) and into ClickHouse, then
+# a collector started afresh on ClickHouse ($http); $j names the job's
+# communicator, $compared counts the answers compared.
+ledger_both() {
+    feed() { "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 "$@" --timeout-ms 60000 \
+        > "$dir/feed.out" || die "not every batch was acknowledged: $(cat "$dir/feed.out")"; }
+    start_collector 0 --db "$dir/lmdb"
+    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
+    unset "pids[collector]"
+    feed "$@"
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    feed "$@"
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    j="job=feed&comm=0xfeed" compared=0
 }
 
 comms_name_job() {  # the answer read whole first (grep -q ending early would fail curl with SIGPIPE)
@@ -551,17 +576,7 @@ diff)
     stop collector_lmdb
     ;;
 ledger)
-    feed() { "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 --batches 12 --ledger 16 \
-        --resend 4 --timeout-ms 60000 > "$dir/feed.out" || die "not every batch was acknowledged: $(cat "$dir/feed.out")"; }
-    start_collector 0 --db "$dir/lmdb"
-    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
-    unset "pids[collector]"
-    feed
-    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
-    feed
-    stop collector
-    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
-    j="job=feed&comm=0xfeed" compared=0
+    ledger_both --batches 12 --ledger 16 --resend 4
     same 200 "ledger?$j"
     [ "$(grep -c '"kind":"record"' "$dir/lmdb.out")" = 1000 ] || die "not a full page of ledger records: $(tail -1 "$dir/lmdb.out")"
     same 200 "ledger?$j&seq=5-40&rank=0,2-3"
@@ -596,6 +611,46 @@ ledger)
     same 200 "collectives?$j&seq=$((1 << 40))-$((1 << 41))"
     collector_metric_is ncclscope_collector_query_loads_total 1 || die "an empty window did not read the whole job"
     echo "ch.sh ($mode): $compared answers identical"
+    stop collector
+    stop collector_lmdb
+    ;;
+window)
+    ledger_both --batches 4 --ledger 256
+    blob=$(one_value front "SELECT min(length(data)) FROM nsc.ledger WHERE job = 'feed'")
+    # one_record: $got, the bytes the collective of seq 300 at rank 1 read from ClickHouse
+    one_record() {
+        got=$(collector_metric ncclscope_collector_query_read_bytes_total)
+        same 200 "collectives?$j&seq=300-300&rank=1"
+        [ "$(grep -c '"seq":300' "$dir/ch.out")" = 1 ] || die "not the one collective asked for: $(head -c 300 "$dir/ch.out")"
+        got=$(($(collector_metric ncclscope_collector_query_read_bytes_total) - got))
+    }
+    # wide: windows across batches; all from the window alone
+    wide() {
+        same 200 "ledger?$j&seq=200-700&rank=0,3"
+        same 200 "collectives?$j&seq=250-800&rank=1-2"
+        same 200 "stats?$j&seq=1-1000"
+        collector_metric_is ncclscope_collector_query_scoped_loads_total "$compared" ||
+            die "window queries read whole jobs: $(curl -s "http://127.0.0.1:$http/metrics" | grep query_)"
+    }
+    one_record
+    read=$got
+    [ "$read" -gt 0 ] && [ "$read" -lt "$blob" ] ||
+        die "a window of one record read $read bytes from ClickHouse, not fewer than a stored batch ($blob)"
+    wide
+    # windows of more records than ch_scope_records read the batches holding them
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb" --ch-scope-records 100
+    before=$compared compared=0
+    wide
+    before=$((before + compared))
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb" --ch-scope-records 0
+    compared=0
+    one_record
+    batches=$got
+    [ "$batches" -ge "$blob" ] || die "with ch_scope_records 0 one record read $batches bytes, less than a batch ($blob)"
+    echo "ch.sh ($mode): $((before + compared)) answers identical, a one-record window read $read bytes" \
+         "(a batch: $blob; by batches: $batches)"
     stop collector
     stop collector_lmdb
     ;;

@@ -373,6 +373,39 @@ Test(chrows, every_field_in_its_place)
             cr_assert_eq(elems[c->first + i], (int64_t)a[i].m, "%s of edge %zu", #m, i);     \
     }
 
+#define REC_SIZE(a, kind, m, doc) +sizeof(NSC_CTYPE_##kind)
+
+/* ledger_recs' row (RowBinary) read back by nsc_ch_ledger_read, between
+ * the process (job "j", host "h", pid: 8 bytes) and the batch identity
+ * (agent "a", epoch, batch_seq, section, idx: 26 bytes): want's fields and
+ * edges; every shorter input, edge Arrays of unequal lengths and more
+ * edges than the room given are refused or kept out. */
+static void read_back(const nsc_ch_buf *row, const nsc_ledger_rec *want)
+{
+    const uint8_t *p = row->p + 8;
+    size_t len = row->len - 8 - 26;
+    nsc_ledger_rec back;
+    nsc_ledger_edge edges[2];
+    cr_assert_eq(nsc_ch_ledger_read(p, len + 26, &back, edges, 2), len, "the values take their bytes alone");
+    cr_assert_eq(back.nedges, 2);
+    cr_assert_eq(back.edges, edges);
+    cr_assert_eq(memcmp(edges, want->edges, sizeof edges), 0, "the edges read back differ");
+    back.edges = want->edges;
+    cr_assert_eq(memcmp(&back, want, sizeof back), 0, "the record read back differs");
+    for (size_t cut = 0; cut < len; cut++)
+        cr_assert_eq(nsc_ch_ledger_read(p, cut, &back, edges, 2), 0, "%zu of %zu bytes read", cut, len);
+    cr_assert_eq(nsc_ch_ledger_read(p, len, &back, edges, 1), len);
+    cr_assert(back.nedges == 2 && back.edges == NULL, "more edges than room: none kept, the count stays");
+    uint8_t bad[512];
+    cr_assert_lt(len, sizeof bad);
+    memcpy(bad, p, len);
+    /* after the record's fields, the first edge Array: its length, two peers (Int32) */
+    size_t second = (0 NSC_FIELDS_LEDGER(REC_SIZE, _)) + 1 + 2 * sizeof(int32_t);
+    cr_assert_eq(bad[second], 2, "the second edge Array's length");
+    bad[second] = 1;
+    cr_assert_eq(nsc_ch_ledger_read(bad, len, &back, edges, 2), 0, "edge Arrays of unequal lengths");
+}
+
 Test(chrows, ledger_record_every_field_in_its_place)
 {
     nsc_ledger_rec recs[2];
@@ -406,6 +439,7 @@ Test(chrows, ledger_record_every_field_in_its_place)
     NSC_FIELDS_LEDGER_EDGE(CHECK_EDGE, edges)
     cr_assert_eq(value_of(cols, n, "pid"), 77);
     cr_assert_eq(value_of(cols, n, "section"), 3);
+    read_back(&row, &recs[1]);
     free_tabs(tabs);
     free(row.p);
 }
