@@ -7,11 +7,14 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "clocks.h"
@@ -54,6 +57,9 @@ struct nsc_http {
     nsc_rcmetrics *rcm;        /* root-cause metrics' thread */
     nsc_prefetch *prefetch;    /* queries waiting for their detail (detail = on-demand) */
     uint64_t last_tick_ns;
+    uint64_t turn_cpu_max_ns;  /* the loop's costliest turn so far (run) */
+    uint64_t callback_max_ns;  /* the longest request or tick so far (timed) */
+    int schedstat;             /* this thread's /proc schedstat, opened by run; -1: none */
     char *status_text;         /* the last status answer, rendered at status_ns */
     size_t status_len;
     uint64_t status_ns;
@@ -148,6 +154,12 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     for (const sse_client *s = h->clients; s; s = s->next)
         sse++;
     nsc_prom_u64(b, "ncclscope_collector_live_clients", "gauge", "/api/v1/live clients connected", sse);
+    nsc_prom_head(b, "ncclscope_collector_http_turn_cpu_max_seconds", "gauge",
+                  "Most CPU time the HTTP thread spent in one turn of its loop (callbacks), since start");
+    evbuffer_add_printf(b, "ncclscope_collector_http_turn_cpu_max_seconds %.6f\n", h->turn_cpu_max_ns / 1e9);
+    nsc_prom_head(b, "ncclscope_collector_http_callback_max_seconds", "gauge",
+                  "Longest request or tick on the HTTP thread, less its wait for a CPU, since start");
+    evbuffer_add_printf(b, "ncclscope_collector_http_callback_max_seconds %.6f\n", h->callback_max_ns / 1e9);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);
@@ -369,7 +381,7 @@ static const char *query_endpoint(const char *name)
     return NULL;
 }
 
-static void route(struct evhttp_request *req, void *arg)
+static void serve(struct evhttp_request *req, void *arg)
 {
     nsc_http *h = arg;
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
@@ -405,11 +417,8 @@ static void route(struct evhttp_request *req, void *arg)
     nsc_http_json_error(req, HTTP_NOTFOUND, "Not Found", "no such endpoint");
 }
 
-static void on_timer(evutil_socket_t fd, short what, void *arg)
+static void tick(nsc_http *h)
 {
-    (void)fd;
-    (void)what;
-    nsc_http *h = arg;
     nsc_collector *c = h->c;
     if (atomic_load(&c->stop)) {
         event_base_loopbreak(h->base);
@@ -425,10 +434,78 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     sse_broadcast(h);
 }
 
+/* How long the thread has waited for a CPU (schedstat's run-queue wait;
+ * 0 when unread): load stretches a callback by that much and no more. */
+static uint64_t queued_ns(const nsc_http *h)
+{
+    char text[96];
+    ssize_t n = h->schedstat < 0 ? -1 : pread(h->schedstat, text, sizeof text - 1, 0);
+    unsigned long long ran, waited;
+    if (n <= 0)
+        return 0;
+    text[n] = 0;
+    return sscanf(text, "%llu %llu", &ran, &waited) == 2 ? waited : 0;
+}
+
+/* A callback is timed on this clock: what it ran or blocked for (a sleep,
+ * a lock) counts, what it queued for a CPU does not. */
+static uint64_t own_ns(const nsc_http *h)
+{
+    return nsc_mono_ns() - queued_ns(h);
+}
+
+static void timed(nsc_http *h, uint64_t since_ns)
+{
+    int64_t took = (int64_t)(own_ns(h) - since_ns);  /* the two clocks may differ by a few ns */
+    if (took > 0 && (uint64_t)took > h->callback_max_ns)
+        h->callback_max_ns = (uint64_t)took;
+}
+
+static void route(struct evhttp_request *req, void *arg)
+{
+    nsc_http *h = arg;
+    uint64_t t0 = own_ns(h);
+    serve(req, h);
+    timed(h, t0);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    nsc_http *h = arg;
+    uint64_t t0 = own_ns(h);
+    tick(h);
+    timed(h, t0);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One turn at a time, each weighed by the thread's CPU time, so that work
+ * done in libevent's own callbacks (accepting, parsing, writing) counts too:
+ * waiting in poll spends none, and a loaded machine stretches a cheap turn's
+ * wall time, not its CPU. With callback_max_ns (blocking in a request or a
+ * tick) it says whether a client stalled /healthz, whatever the load. */
 static void *run(void *arg)
 {
     nsc_http *h = arg;
-    event_base_dispatch(h->base);
+    h->schedstat = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    for (;;) {
+        uint64_t t0 = thread_cpu_ns();
+        int r = event_base_loop(h->base, EVLOOP_ONCE);
+        uint64_t spent = thread_cpu_ns() - t0;
+        if (spent > h->turn_cpu_max_ns)
+            h->turn_cpu_max_ns = spent;
+        if (r || event_base_got_break(h->base))
+            break;
+    }
+    if (h->schedstat >= 0)
+        close(h->schedstat);
     return NULL;
 }
 

@@ -201,6 +201,19 @@ health_ok() {
     echo "/healthz: slowest answer $(cat "$dir/health") s"
     awk -v b="$bound" '{ exit !($1 < b) }' "$dir/health" || die "/healthz took $(cat "$dir/health") s (bound: $bound s)"
 }
+# http_turns_ok [SECONDS]: no turn of the collector's HTTP loop cost over
+# SECONDS (default 0.05) of its thread's CPU, and no request or tick ran or
+# blocked that long (its wait for a CPU aside): no client stalled /healthz.
+# Unlike a client's wait, neither figure grows with the machine's load.
+http_turns_ok() {
+    local m t
+    for m in turn_cpu_max_seconds callback_max_seconds; do
+        t=$(collector_metric "ncclscope_collector_http_$m")
+        echo "HTTP loop: $m $t"
+        awk -v t="$t" -v b="${1:-0.05}" 'BEGIN { exit !(t != "" && t + 0 < b + 0) }' ||
+            die "HTTP loop: $m is ${t} s (bound: ${1:-0.05} s)"
+    done
+}
 # vm PID FIELD: a /proc/PID/status figure in kB (VmHWM: peak RSS, VmRSS).
 vm() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 # slowloris ADDR:PORT LOG: 300 connections from 127.0.0.1 trickling a
@@ -216,10 +229,10 @@ slowloris() {
     health_ok
     grep -q "127.0.0.1 sent no whole request within http_header_timeout_ms" "$2" || die "peer not logged"
 }
-# big_requests NAME PID ADDR:PORT LOG: a 1 GiB body, a 64 MiB header and a
-# 64 MiB URL to a daemon's HTTP port, each refused (413, 400 or closed) before
-# it is buffered (peak RSS within 32 MiB of RSS after) with the peer in LOG;
-# /healthz answered within 100 ms throughout.
+# big_requests NAME PID ADDR:PORT LOG [HEALTH-BOUND]: a 1 GiB body, a 64 MiB
+# header and a 64 MiB URL to a daemon's HTTP port, each refused (413, 400 or
+# closed) before it is buffered (peak RSS within 32 MiB of RSS after) with the
+# peer in LOG; /healthz answered within HEALTH-BOUND s (0.1) throughout.
 big_requests() {
     local name=$1 pid=$2 a=$3 log=$4 kind mib r hwm rss
     health_watch "$a" 4
@@ -229,7 +242,7 @@ big_requests() {
         echo "$mib MiB $kind: $r"
         case $r in reply=413* | reply=400* | reply=closed*) ;; *) die "$mib MiB $kind: $r" ;; esac
     done
-    health_ok
+    health_ok "${5:-0.1}"
     hwm=$(vm "$pid" VmHWM) rss=$(vm "$pid" VmRSS)
     echo "$name: peak RSS $hwm kB, RSS $rss kB after"
     [ "$hwm" -lt $((rss + 32768)) ] || die "peak RSS $hwm kB: a request was buffered"
