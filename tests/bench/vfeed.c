@@ -12,7 +12,7 @@
  * part ended, in flight hang_ms after a stuck one's enqueue), and a
  * process's STARTED (first batch) and FINISHED (its plugin's final batch)
  * life records; the agent's credit and acks (window 4, at most
- * max_inflight in flight, the agent's max_inflight, default 16; the rest
+ * max_inflight in flight, the agent's max_inflight, default 32; the rest
  * waits as in a spool); clock probes every second (the
  * first five at a tenth of it) with four follow-ups, and the samples; a
  * detail fetch answered as an agent whose ring holds nothing. Encoded by the
@@ -21,7 +21,7 @@
  *   nsc-vfeed --collectors EP[,EP...] --nodes N --rpn R --job NAME
  *             [--fault hang|stall|host_late|slow_link|none] [--place P]
  *             [--from K] [--iters I] [--pace-ms 20] [--hang-ms 2000]
- *             [--hold-ms 15000] [--max-inflight 16] [--summary FILE]
+ *             [--hold-ms 15000] [--max-inflight 32] [--summary FILE]
  *
  * A stuck job (hang, stall) is held hold_ms after its stuck collective's
  * first call, a running one ends after its last collective. Then it waits
@@ -94,7 +94,7 @@ typedef struct stats {
 static int parse(opts *o, int argc, char **argv)
 {
     *o = (opts){.kind = NSC_VJ_NONE, .from = 6, .iters = 500, .pace_ms = 20, .hang_ms = 2000, .hold_ms = 15000,
-              .max_inflight = 16};
+              .max_inflight = 32};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         char *end;
