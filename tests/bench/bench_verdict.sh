@@ -106,7 +106,7 @@ one() {
     local f=$1 i=$2 out="$dir/$1-$2"
     mkdir -p "$out"
     if [ "$plugin" = feed ]; then
-        # shellcheck disable=SC2046
+        # shellcheck disable=SC2046,SC2086
         "$bin/nsc-vfeed" --collectors "tcp://127.0.0.1:$port_a,tcp://127.0.0.1:$port_b" --nodes "$nodes" --rpn "$rpn" \
             --job "verdict-$f-$i" --hang-ms "$hang_ms" $(feed_args "$f" "$i") ${NSC_FEED_ARGS:-} --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
     else
