@@ -42,7 +42,7 @@ static const nsc_opt opts[] = {
     TXT("collector_key", "NCCLSCOPE_COLLECTOR_KEY", collector_key, "", "collector's CURVE public key file (enables CURVE)"),
     TXT("curve_key", "NCCLSCOPE_AGENT_CURVE_KEY", curve_key, "", "this agent's CURVE secret key file (--gen-keys makes one)"),
     NUM("window", "NCCLSCOPE_AGENT_WINDOW", window, "4", "batches in flight before the collector grants credit"),
-    NUM("max_inflight", "NCCLSCOPE_AGENT_MAX_INFLIGHT", max_inflight, "16", "batches in flight at most, whatever the credit"),
+    NUM("max_inflight", "NCCLSCOPE_AGENT_MAX_INFLIGHT", max_inflight, "32", "batches in flight at most, whatever the credit"),
     MB("max_inflight_mb", "NCCLSCOPE_AGENT_MAX_INFLIGHT_MB", max_inflight_mb, "8", "no new batch goes while this many MiB are unacknowledged"),
     MS("ack_timeout_ms", "NCCLSCOPE_AGENT_ACK_TIMEOUT_MS", ack_timeout_ms, "10000", "unacknowledged this long: re-send from the oldest"),
     MS("reconnect_ms", "NCCLSCOPE_AGENT_RECONNECT_MS", reconnect_ms, "100", "first reconnection delay (doubles)"),

@@ -141,7 +141,9 @@ void nsc_chcache_free(nsc_chcache *cc)
 static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc_query_scope *scope,
                 nsc_chread_holds how, char *err, size_t errcap)
 {
-    nsc_store_opts o = {.zstd_level = -1};  /* read soon, by this collector only: not worth compressing */
+    /* Read soon, by this collector only: not worth compressing. Swept and
+     * reloaded from ClickHouse after a crash: not worth an fsync per commit. */
+    nsc_store_opts o = {.zstd_level = -1, .no_sync = 1};
     if ((size_t)snprintf(j->dir, sizeof j->dir, "%s/" PREFIX "XXXXXX", root) >= sizeof j->dir || !mkdtemp(j->dir)) {
         snprintf(err, errcap, "cannot make a folder for the query under %s", root);
         j->dir[0] = 0;

@@ -146,12 +146,13 @@ static int open_dbs(nsc_store *st)
 static int open_env(nsc_store *st, const char *dir)
 {
     int ro = st->env.opts.read_only;
+    unsigned flags = MDB_NOTLS | (ro ? MDB_RDONLY : 0) | (st->env.opts.no_sync ? MDB_NOSYNC | MDB_NOMETASYNC : 0);
     if (!ro && mkdir(dir, 0750) != 0 && errno != EEXIST)
         return errno;
     int rc = mdb_env_create(&st->env.mdb);
     if (rc || (rc = mdb_env_set_maxdbs(st->env.mdb, NDBS)) ||
         (rc = mdb_env_set_mapsize(st->env.mdb, st->env.opts.initial_map)) ||
-        (rc = mdb_env_open(st->env.mdb, dir, MDB_NOTLS | (ro ? MDB_RDONLY : 0), 0640)))
+        (rc = mdb_env_open(st->env.mdb, dir, flags, 0640)))
         return rc;
     if ((rc = open_dbs(st)))
         return rc;

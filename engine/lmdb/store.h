@@ -55,6 +55,7 @@ typedef struct nsc_store_opts {
     uint64_t retain_bytes;   /* retention by size of live pages; 0: none */
     uint64_t retain_age_ns;  /* retention by age of commit; 0: none */
     int wall_clock;          /* the collector: record the wall clock of its time base (nsc_store_wall) */
+    int no_sync;             /* a cache rebuilt after a crash: commits skip fsync (lost at power failure) */
 } nsc_store_opts;
 
 typedef struct nsc_store nsc_store;

@@ -91,6 +91,19 @@ Test(config, http_limits)
     cr_assert_eq(load(&c, 3, bad), -1);
 }
 
+/* max_inflight matches the collector's default credit (32): 16 batches of
+ * 50 ms do not cover ClickHouse's ack latency (ch_flush_ms 1 s and the
+ * insert), so the agents fell behind a steady job. Bytes stay bounded by
+ * max_inflight_mb. */
+Test(config, max_inflight_covers_a_clickhouse_ack)
+{
+    nsc_agent_cfg c;
+    char *defaults[] = {"agent"};
+    cr_assert_eq(load(&c, 1, defaults), 0);
+    cr_assert_eq(c.max_inflight, 32);
+    cr_assert_eq(c.max_inflight_mb, 8);
+}
+
 /* detail: all by default, on-demand with a ring of detail_ring_mb and
  * detail_ring_s; anything else, or an empty ring, refused. */
 Test(config, detail)

@@ -51,7 +51,8 @@
 # feed's records, its largest backlog of batches waiting for credit and its
 # slowest ack. NSC_COLLECTOR_ARGS: more options for both collectors;
 # NSC_VERDICT_CHECK=1: fail when a run finds no right verdict (the ctest
-# clickhouse_verdict_feed: 64 ranks, one hang).
+# clickhouse_verdict_feed: 64 ranks, one hang); NSC_FEED_ARGS: more options
+# for nsc-vfeed (--max-inflight N: the agents' max_inflight).
 bin=$1 plugin=$2 runs=${3:-10} nodes=${4:-8} rpn=${5:-4} faults=${6:-"hang stall host_late slow_link"} mode=bench
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/../clickhouse/lib.sh"
@@ -105,9 +106,9 @@ one() {
     local f=$1 i=$2 out="$dir/$1-$2"
     mkdir -p "$out"
     if [ "$plugin" = feed ]; then
-        # shellcheck disable=SC2046
+        # shellcheck disable=SC2046,SC2086
         "$bin/nsc-vfeed" --collectors "tcp://127.0.0.1:$port_a,tcp://127.0.0.1:$port_b" --nodes "$nodes" --rpn "$rpn" \
-            --job "verdict-$f-$i" --hang-ms "$hang_ms" $(feed_args "$f" "$i") --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
+            --job "verdict-$f-$i" --hang-ms "$hang_ms" $(feed_args "$f" "$i") ${NSC_FEED_ARGS:-} --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
     else
         # shellcheck disable=SC2046
         NCCLSCOPE_JOB="verdict-$f-$i" "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes "$nodes" \

@@ -11,8 +11,9 @@
  * records written since the last flush (vjob.c: completed once the rank's
  * part ended, in flight hang_ms after a stuck one's enqueue), and a
  * process's STARTED (first batch) and FINISHED (its plugin's final batch)
- * life records; the agent's credit and acks (window 4, at most 16 in
- * flight, the rest waits as in a spool); clock probes every second (the
+ * life records; the agent's credit and acks (window 4, at most
+ * max_inflight in flight, the agent's max_inflight, default 32; the rest
+ * waits as in a spool); clock probes every second (the
  * first five at a tenth of it) with four follow-ups, and the samples; a
  * detail fetch answered as an agent whose ring holds nothing. Encoded by the
  * real codecs (common/wire.c, ledger.c, a2c.c).
@@ -20,7 +21,7 @@
  *   nsc-vfeed --collectors EP[,EP...] --nodes N --rpn R --job NAME
  *             [--fault hang|stall|host_late|slow_link|none] [--place P]
  *             [--from K] [--iters I] [--pace-ms 20] [--hang-ms 2000]
- *             [--hold-ms 15000] [--summary FILE]
+ *             [--hold-ms 15000] [--max-inflight 32] [--summary FILE]
  *
  * A stuck job (hang, stall) is held hold_ms after its stuck collective's
  * first call, a running one ends after its last collective. Then it waits
@@ -48,14 +49,13 @@
 #define PROBE_NS (1000 * MS)
 #define FOLLOW_UPS 4
 #define WINDOW 4
-#define MAX_INFLIGHT 16
 #define START_NS (300 * MS)    /* connections and first probes before the job */
 #define DRAIN_NS (30000 * MS)
 
 typedef struct opts {
     const char *collectors, *job, *summary;
     int nodes, rpn, kind, place;
-    uint64_t from, iters, pace_ms, hang_ms, hold_ms;
+    uint64_t from, iters, pace_ms, hang_ms, hold_ms, max_inflight;
 } opts;
 
 typedef struct vproc {
@@ -93,7 +93,8 @@ typedef struct stats {
 
 static int parse(opts *o, int argc, char **argv)
 {
-    *o = (opts){.kind = NSC_VJ_NONE, .from = 6, .iters = 500, .pace_ms = 20, .hang_ms = 2000, .hold_ms = 15000};
+    *o = (opts){.kind = NSC_VJ_NONE, .from = 6, .iters = 500, .pace_ms = 20, .hang_ms = 2000, .hold_ms = 15000,
+              .max_inflight = 32};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         char *end;
@@ -112,10 +113,11 @@ static int parse(opts *o, int argc, char **argv)
         else if (strcmp(k, "--pace-ms") == 0) o->pace_ms = n;
         else if (strcmp(k, "--hang-ms") == 0) o->hang_ms = n;
         else if (strcmp(k, "--hold-ms") == 0) o->hold_ms = n;
+        else if (strcmp(k, "--max-inflight") == 0) o->max_inflight = n;
         else return -1;
     }
     return argc % 2 == 1 && o->collectors && o->job && strlen(o->job) < 64 && o->nodes > 0 && o->rpn > 0 &&
-           o->pace_ms ? 0 : -1;
+           o->pace_ms && o->max_inflight ? 0 : -1;
 }
 
 /* ---- one process's part of a batch -------------------------------------------- */
@@ -242,9 +244,9 @@ static int flush(const opts *o, const nsc_vjob *j, vagent *a, uint64_t now, int 
 }
 
 /* Send what the credit allows. */
-static void pump(vagent *a, stats *st)
+static void pump(const opts *o, vagent *a, stats *st)
 {
-    uint64_t allowed = a->got_ack ? (a->credit < MAX_INFLIGHT ? a->credit : MAX_INFLIGHT) : WINDOW;
+    uint64_t allowed = a->got_ack ? (a->credit < o->max_inflight ? a->credit : o->max_inflight) : WINDOW;
     while (a->sent < a->nbatches && a->sent - a->nacked < allowed &&
            zmq_send(a->sock, a->q[a->sent].buf, a->q[a->sent].len, ZMQ_DONTWAIT) == (int)a->q[a->sent].len)
         a->sent++;
@@ -435,7 +437,7 @@ static int run(const opts *o, nsc_vjob *j, vagent *ag, zmq_pollitem_t *pi, stats
                 a->flush_at += FLUSH_NS;
             }
             probe_due(a, now);
-            pump(a, st);
+            pump(o, a, st);
             wake = a->flush_at < wake ? a->flush_at : wake;
             pi[i] = (zmq_pollitem_t){a->sock, 0, ZMQ_POLLIN, 0};
         }
@@ -468,7 +470,7 @@ int main(int argc, char **argv)
                     o.place, o.from)) {
         fprintf(stderr, "usage: nsc-vfeed --collectors EP[,EP...] --nodes N --rpn R --job NAME [--fault KIND] "
                         "[--place P] [--from K] [--iters I] [--pace-ms MS] [--hang-ms MS] [--hold-ms MS] "
-                        "[--summary FILE] (see tests/bench/vfeed.c)\n");
+                        "[--max-inflight N] [--summary FILE] (see tests/bench/vfeed.c)\n");
         return 2;
     }
     if (o.summary && write_summary(o.summary, &j)) {

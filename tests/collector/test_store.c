@@ -2,7 +2,8 @@
  * ranks, map growth from a tiny map, retention by age and by size, the
  * collective index's runs (gaps, functions, overlaps, retention, corrupt
  * entries) and the schema check, clock
- * models beside the data, readers beside the writer, and crash consistency
+ * models beside the data, readers beside the writer, a cache store's commits
+ * without fsync, and crash consistency
  * under kill -9 (NSC_CRASH_ROUNDS rounds, default 5; 20 for the full run). */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -17,6 +18,7 @@
 
 #include "mix.h"
 #include "sim.h"
+#include "store_int.h"
 #include "storeutil.h"
 
 #define COMM_A 0xaaaa000000000001ull
@@ -558,6 +560,33 @@ Test(store, clock_model_persists)
     }
     nsc_clock_free(&m);
     nsc_clock_free(&back);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* The LMDB flags the store's environment was opened with. */
+static unsigned env_flags(nsc_store *st)
+{
+    unsigned flags = 0;
+    cr_assert_eq(mdb_env_get_flags(st->env.mdb, &flags), 0);
+    return flags;
+}
+
+/* The query cache's stores (no_sync) skip fsync at commit; every other store
+ * keeps it, or an acknowledged batch could be lost at power failure. */
+Test(store, no_sync_reaches_the_environment_only_when_asked)
+{
+    const unsigned nosync = MDB_NOSYNC | MDB_NOMETASYNC;
+    char *dir = nsc_tmp_store_dir();
+    nsc_store_opts o = {.no_sync = 1};
+    nsc_store *st;
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    cr_assert_eq(env_flags(st) & nosync, nosync);
+    cr_assert_eq(nsc_store_begin(st, 1), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    nsc_store_close(st);
+    st = open_store(dir, 0);
+    cr_assert_eq(env_flags(st) & nosync, 0);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }

@@ -115,7 +115,7 @@ collector_stop)
         agents_serving
         for n in 0 1; do
             f=$(metric $n ncclscope_agent_forward_inflight)
-            [ "$f" -le 16 ] || die "node $n: $f batches in flight (--max-inflight is 16)"
+            [ "$f" -le 32 ] || die "node $n: $f batches in flight (max_inflight is 32)"
             [ "$f" -gt "$max_inflight" ] && max_inflight=$f
         done
     done
