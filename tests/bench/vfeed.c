@@ -129,7 +129,7 @@ static int encode_section(const opts *o, const nsc_vjob *j, vproc *p, uint64_t n
     uint64_t seq = p->wire_seq++;
     nsc_batch_hdr h = {.version = NSC_WIRE_VERSION, .seq = seq, .stream = 0x5eed0000ull + (uint64_t)p->rank + 1,
                        .acked = seq, .base_ns = now, .sent_ns = now, .final = (uint8_t)final,
-                       .proc = {.pid = 10000u + (uint32_t)p->rank, .local_rank = p->rank % j->rpn, .gpu = p->rank % j->rpn}};
+                       .proc = {.pid = nsc_vj_pid(p->rank), .local_rank = p->rank % j->rpn, .gpu = p->rank % j->rpn}};
     snprintf(h.proc.job, sizeof h.proc.job, "%s", o->job);
     snprintf(h.proc.host, sizeof h.proc.host, "node%d", p->rank / j->rpn);
     nsc_counters c = {0};
@@ -169,7 +169,7 @@ static int encode_records(const nsc_vjob *j, vproc *p, uint64_t now, uint8_t *ou
         }
     }
     nsc_mix_strs(strs);
-    nsc_ledger_batch b = {.pid = 10000u + (uint32_t)p->rank, .nstrs = NSC_MIX_NSTRS, .nrecs = n, .strs = strs,
+    nsc_ledger_batch b = {.pid = nsc_vj_pid(p->rank), .nstrs = NSC_MIX_NSTRS, .nrecs = n, .strs = strs,
                           .recs = recs};
     if (n && nsc_ledger_bound(&b) > cap)
         return -1;
@@ -218,7 +218,7 @@ static int flush(const opts *o, const nsc_vjob *j, vagent *a, uint64_t now, int 
             continue;
         if (!p->started || last) {
             nsc_a2c_life *l = &life[nlife++];
-            *l = (nsc_a2c_life){.event = last ? NSC_A2C_FINISHED : NSC_A2C_STARTED, .pid = 10000u + (uint32_t)p->rank,
+            *l = (nsc_a2c_life){.event = last ? NSC_A2C_FINISHED : NSC_A2C_STARTED, .pid = nsc_vj_pid(p->rank),
                                 .ts_ns = now, .last_batch_seq = p->wire_seq};
             snprintf(l->job, sizeof l->job, "%s", o->job);
             snprintf(l->host, sizeof l->host, "node%d", p->rank / rpn);

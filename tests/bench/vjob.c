@@ -284,8 +284,8 @@ int nsc_vj_summary(const nsc_vjob *j, FILE *f)
         fputs("[]", f);
     fputs(",\"ranks\":[", f);
     for (int r = 0; r < j->nranks; r++) {
-        fprintf(f, "%s{\"rank\":%d,\"nranks\":%d,\"host\":\"node%d\",\"comm_id\":%llu,\"collectives\":[", r ? "," : "",
-                r, j->nranks, r / j->rpn, NSC_VJ_COMM);
+        fprintf(f, "%s{\"rank\":%d,\"nranks\":%d,\"host\":\"node%d\",\"pid\":%u,\"comm_id\":%llu,\"collectives\":[",
+                r ? "," : "", r, j->nranks, r / j->rpn, nsc_vj_pid(r), NSC_VJ_COMM);
         for (uint64_t k = lo; k < hi && nsc_vj_due(j, r, k) != NSC_VJ_NEVER; k++) {
             uint64_t end = j->end[k] == NSC_VJ_NEVER ? 0 : gpu_end_of(j, r, k);
             fprintf(f, "%s{\"seq\":%llu,\"func\":\"AllReduce\",\"comm_id\":%llu,\"start_ns\":%llu,\"end_ns\":%llu,"

@@ -36,6 +36,12 @@ void nsc_vj_free(nsc_vjob *j);
 /* When rank's record of collective k is written by its agent (completed,
  * or in flight hang_ns after its enqueue): NSC_VJ_NEVER for none. */
 uint64_t nsc_vj_due(const nsc_vjob *j, int rank, uint64_t k);
+/* The process id a rank's fed agent reports (one process per rank), also in
+ * the summary, where a checker tells ranks of one node apart by it. */
+static inline uint32_t nsc_vj_pid(int rank)
+{
+    return 10000u + (uint32_t)rank;
+}
 /* Rank's record of collective k as due (edges: NSC_VJ_MAX_EDGES). */
 void nsc_vj_record(const nsc_vjob *j, int rank, uint64_t k, nsc_ledger_rec *out, nsc_ledger_edge *edges);
 /* The collectives a rank plays (those after a stuck one never start). */
