@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -23,6 +22,7 @@
 #include "hguard.h"
 #include "jobmetrics.h"
 #include "livejson.h"
+#include "mono.h"
 #include "prefetch.h"
 #include "prom.h"
 #include "qs.h"
@@ -487,13 +487,6 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     timed(h, s);
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* One turn at a time, each weighed by the thread's CPU time, so that work
  * done in libevent's own callbacks (accepting, parsing, writing) counts too:
  * waiting in poll spends none, and a loaded machine stretches a cheap turn's
@@ -504,9 +497,9 @@ static void *run(void *arg)
     nsc_http *h = arg;
     h->schedstat = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     for (;;) {
-        uint64_t t0 = thread_cpu_ns();
+        uint64_t t0 = nsc_thread_cpu_ns();
         int r = event_base_loop(h->base, EVLOOP_ONCE);
-        uint64_t spent = thread_cpu_ns() - t0;
+        uint64_t spent = nsc_thread_cpu_ns() - t0;
         if (spent > h->turn_cpu_max_ns)
             h->turn_cpu_max_ns = spent;
         if (r || event_base_got_break(h->base))

@@ -421,16 +421,9 @@ static struct evbuffer *render(const nsc_rcmetrics *m, const nsc_json *status, d
     return b;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void pass(nsc_rcmetrics *m, nsc_findings *f)
 {
-    uint64_t t0 = nsc_mono_ns(), cpu0 = thread_cpu_ns();
+    uint64_t t0 = nsc_mono_ns(), cpu0 = nsc_thread_cpu_ns();
     nsc_diagapi_src ds;
     nsc_doc st;
     nsc_diagapi_src_init(&ds, m->c);
@@ -446,7 +439,7 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
     }
     drop_unseen(m);
     m->passes++;
-    m->cpu_ns += thread_cpu_ns() - cpu0;
+    m->cpu_ns += nsc_thread_cpu_ns() - cpu0;
     struct evbuffer *text = render(m, status, (double)(nsc_mono_ns() - t0) / 1e9);
     nsc_doc_free(&st);
     if (!text)

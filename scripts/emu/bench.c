@@ -9,9 +9,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "emu.h"
+#include "mono.h"
 
 typedef struct bench_thread {
     const emu_plugin *pl;
@@ -36,18 +36,11 @@ typedef struct bench_thread {
         }                                                                              \
     } while (0)
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *bench_main(void *arg)
 {
     bench_thread *b = arg;
     pthread_barrier_wait(b->go);
-    uint64_t c0 = thread_cpu_ns(), t0 = emu_true_ns();
+    uint64_t c0 = nsc_thread_cpu_ns(), t0 = emu_true_ns();
     switch (b->pl->version) {
     case 1: BENCH_LOOP(ncclProfiler_v1_t, ncclProfilerEventDescr_v1_t, ncclProfilerEventStateArgs_v1_t); break;
     case 2: BENCH_LOOP(ncclProfiler_v2_t, ncclProfilerEventDescr_v2_t, ncclProfilerEventStateArgs_v2_t); break;
@@ -58,7 +51,7 @@ static void *bench_main(void *arg)
     default: BENCH_LOOP(ncclProfiler_v7_t, ncclProfilerEventDescr_v7_t, ncclProfilerEventStateArgs_v7_t); break;
     }
     b->ns = emu_true_ns() - t0;
-    b->cpu_ns = thread_cpu_ns() - c0;
+    b->cpu_ns = nsc_thread_cpu_ns() - c0;
     return NULL;
 }
 
