@@ -43,6 +43,7 @@ typedef struct hconn {
     void *closearg;
     uint64_t progress_ns;          /* busy: when the client last took output */
     int busy;
+    int settled;                   /* admitted in a burst that has ended (see end_burst) */
     char peer[INET6_ADDRSTRLEN];
 } hconn;
 
@@ -56,6 +57,7 @@ struct nsc_hguard {
     uint64_t cap;                  /* connections at most: max_conns within the descriptor limit */
     hconn *head, *tail;
     uint64_t n;
+    uint64_t pending;              /* accepted, awaiting admission: the current burst */
     int full, backoff;             /* why the listener is disabled */
     uint64_t note_ns[NOTES], note_more[NOTES];
     uint64_t refused_client, refused_total, rejects[NSC_HGUARD_REJECTS], timeouts, cuts[NSC_HGUARD_CUTS];
@@ -213,14 +215,24 @@ static void drop(hconn *hc)
 
 /* The idle connection to close for room: of the client with the most
  * connections (a flood from one address displaces its own), the longest
- * idle of those. */
-static hconn *victim(nsc_hguard *g, const hconn *but)
+ * idle of those. Only a settled one: one of the burst being admitted may be
+ * a client's first, its request not read yet. */
+static hconn *victim(nsc_hguard *g)
 {
     hconn *v = NULL;
     for (hconn *hc = g->head; hc; hc = hc->next)
-        if (hc != but && hc->cl && !hc->busy && (!v || hc->cl->n > v->cl->n))
+        if (hc->settled && !hc->busy && (!v || hc->cl->n > v->cl->n))
             v = hc;
     return v;
+}
+
+/* The newest connection of the burst being admitted that may be closed. */
+static hconn *newest(nsc_hguard *g)
+{
+    for (hconn *hc = g->tail; hc && !hc->settled; hc = hc->prev)
+        if (hc->conn && !hc->busy)
+            return hc;
+    return NULL;
 }
 
 /* hc's client: shared with its other connections, else a new one. */
@@ -232,31 +244,54 @@ static client *client_of(nsc_hguard *g, const hconn *hc)
     return calloc(1, sizeof(client));
 }
 
-/* One connection too many: close an idle one (victim), else (new, when not
- * NULL, is then closed) stop accepting until one closes. */
-static void make_room(nsc_hguard *g, hconn *new)
+static void refuse(nsc_hguard *g, hconn *hc, const char *which)
 {
-    hconn *idle = victim(g, new);
-    if (!idle && !new) {
-        g->full = 1;
-        evconnlistener_disable(g->lev);
-        return;
-    }
     g->refused_total++;
-    note(g, NOTE_TOTAL, "%" PRIu64 " connections, the limit: closing %s, from %s", g->cap,
-         idle ? "an idle one of the client with the most" : "the new one", idle ? idle->peer : new->peer);
-    drop(idle ? idle : new);
+    note(g, NOTE_TOTAL, "%" PRIu64 " connections, the limit: closing %s, from %s", g->cap, which, hc->peer);
+    drop(hc);
+}
+
+/* One connection too many, accepted: close an idle one, else stop accepting
+ * until one closes (the burst's end then closes its newest). */
+static void make_room(nsc_hguard *g)
+{
+    hconn *idle = victim(g);
+    if (idle)
+        return refuse(g, idle, "an idle one of the client with the most");
+    g->full = 1;
+    evconnlistener_disable(g->lev);
+}
+
+/* The burst's last admission: back within the limit, by idle settled
+ * connections first, then the burst's newest; a health check that came
+ * early in a flood's burst is kept. The burst is then settled. */
+static void end_burst(nsc_hguard *g)
+{
+    while (g->n > g->cap) {
+        hconn *idle = victim(g), *young = idle ? NULL : newest(g);
+        uint64_t before = g->n;
+        if (idle)
+            refuse(g, idle, "an idle one of the client with the most");
+        else if (young)
+            refuse(g, young, "the newest one");
+        if (g->n == before)  /* nothing closed at once: a busy reply ends first */
+            break;
+    }
+    for (hconn *hc = g->tail; hc && !hc->settled; hc = hc->prev)
+        hc->settled = 1;
 }
 
 /* Take on a connection accepted in this loop iteration: nothing ran on it
  * since (libevent frees one so young only when out of memory). Its owner is
- * the bufferevent's callback argument. */
+ * the bufferevent's callback argument. Room is made once the whole burst is
+ * admitted (end_burst). */
 static void admit(hconn *hc)
 {
     nsc_hguard *g = hc->g;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     void *cbarg = NULL;
+    g->pending--;
     bufferevent_getcb(hc->bev, NULL, NULL, NULL, &cbarg);
     hc->conn = cbarg;
     /* numeric, so nothing in it needs escaping in the log */
@@ -272,11 +307,11 @@ static void admit(hconn *hc)
         note(g, NOTE_CLIENT, "%s has http_max_conns_per_client (%" PRIu64 ") connections: closing its new one",
              hc->peer, g->cfg.max_conns_per_client);
         drop(hc);
-        return;
+    } else {
+        add_ms(hc->timer, g->cfg.header_timeout_ms);
     }
-    add_ms(hc->timer, g->cfg.header_timeout_ms);
-    if (g->n > g->cap)
-        make_room(g, hc);
+    if (!g->pending)
+        end_burst(g);
 }
 
 void nsc_hguard_cut(nsc_hguard *g, struct evhttp_connection *conn, enum nsc_hguard_cut why)
@@ -331,8 +366,9 @@ static struct bufferevent *new_bev(struct event_base *base, void *arg)
     hc->prev = g->tail;
     *(g->tail ? &g->tail->next : &g->head) = hc;
     g->tail = hc;
+    g->pending++;
     if (++g->n > g->cap && !g->full)
-        make_room(g, NULL);  /* another connection's, so the accept loop goes on */
+        make_room(g);  /* another connection's, so the accept loop goes on */
     event_active(hc->timer, EV_TIMEOUT, 1);
     return hc->bev;
 }
