@@ -17,6 +17,7 @@
 #include "config.h"
 #include "curve.h"
 #include "forward.h"
+#include "hstall.h"
 #include "lbuild.h"
 #include "mono.h"
 #include "out.h"
@@ -62,6 +63,7 @@ typedef struct nsc_agent {
     struct event_base *base;
     struct evhttp *http;
     nsc_hguard *hguard;    /* HTTP limits (hguard.h) */
+    nsc_hstall stall;      /* how long the loop, which serves HTTP, could not answer */
     nsc_ingest_stats in;
     nsc_scan scan;         /* the batch being routed; its arrays are reused */
     int in_multipart;      /* skipping the later parts of a rejected message */

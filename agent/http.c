@@ -250,6 +250,7 @@ static void render_metrics(nsc_agent *a, struct evbuffer *b)
     forward_metrics(a, b);
     guard_metrics(a, b);
     nsc_hguard_render(a->hguard, "ncclscope_agent", b);
+    nsc_hstall_render(&a->stall, "ncclscope_agent", b);
     nsc_prom_u64(b, "ncclscope_agent_uptime_seconds", "gauge", "Seconds since start", (nsc_mono_ns() - a->start_ns) / 1000000000u);
 }
 

@@ -256,8 +256,10 @@ static void loop(nsc_agent *a)
 {
     timers t = {.unheard_due = 1};
     t.tick = t.check = t.flush = nsc_mono_ns();
+    nsc_hstall_open(&a->stall);
     while (!stop_requested) {
         wait_input(a, 1, 10);
+        nsc_hstall_mark m = nsc_hstall_begin(&a->stall);  /* a turn's work delays /healthz */
         nsc_ingest_drain(a, (unsigned)a->cfg.burst);
         if (a->base)
             event_base_loop(a->base, EVLOOP_NONBLOCK);
@@ -265,7 +267,10 @@ static void loop(nsc_agent *a)
         run_due(a, &t, now);
         if (a->fwd)
             run_forward(a, now);
+        nsc_hstall_stretch(&a->stall, m);
+        nsc_hstall_turn(&a->stall, m);
     }
+    nsc_hstall_close(&a->stall);
     /* Take what is already queued, then give up on held foreign events. */
     for (int i = 0; i < SHUTDOWN_BURSTS && nsc_ingest_drain(a, (unsigned)a->cfg.burst) > 0; i++)
         ;

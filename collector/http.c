@@ -7,19 +7,18 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
-#include <unistd.h>
 
 #include "auth.h"
 #include "clocks.h"
 #include "diagapi.h"
 #include "fetch.h"
 #include "hguard.h"
+#include "hstall.h"
 #include "jobmetrics.h"
 #include "livejson.h"
 #include "mono.h"
@@ -57,9 +56,7 @@ struct nsc_http {
     nsc_rcmetrics *rcm;        /* root-cause metrics' thread */
     nsc_prefetch *prefetch;    /* queries waiting for their detail (detail = on-demand) */
     uint64_t last_tick_ns;
-    uint64_t turn_cpu_max_ns;  /* the loop's costliest turn so far (run) */
-    uint64_t callback_max_ns;  /* the longest request or tick so far (timed) */
-    int schedstat;             /* this thread's /proc schedstat, opened by run; -1: none */
+    nsc_hstall stall;          /* how long the loop could not answer (run, route, on_timer) */
     char *status_text;         /* the last status answer, rendered at status_ns */
     size_t status_len;
     uint64_t status_ns;
@@ -154,12 +151,7 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     for (const sse_client *s = h->clients; s; s = s->next)
         sse++;
     nsc_prom_u64(b, "ncclscope_collector_live_clients", "gauge", "/api/v1/live clients connected", sse);
-    nsc_prom_head(b, "ncclscope_collector_http_turn_cpu_max_seconds", "gauge",
-                  "Most CPU time the HTTP thread spent in one turn of its loop (callbacks), since start");
-    evbuffer_add_printf(b, "ncclscope_collector_http_turn_cpu_max_seconds %.6f\n", h->turn_cpu_max_ns / 1e9);
-    nsc_prom_head(b, "ncclscope_collector_http_callback_max_seconds", "gauge",
-                  "Longest request or tick on the HTTP thread, less its wait for a CPU, since start");
-    evbuffer_add_printf(b, "ncclscope_collector_http_callback_max_seconds %.6f\n", h->callback_max_ns / 1e9);
+    nsc_hstall_render(&h->stall, "ncclscope_collector", b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);
@@ -434,47 +426,12 @@ static void tick(nsc_http *h)
     sse_broadcast(h);
 }
 
-/* How long the thread has waited for a CPU (schedstat's run-queue wait;
- * 0 when unread): load stretches a callback by that much and no more. */
-static uint64_t queued_ns(const nsc_http *h)
-{
-    char text[96];
-    ssize_t n = h->schedstat < 0 ? -1 : pread(h->schedstat, text, sizeof text - 1, 0);
-    unsigned long long ran, waited;
-    if (n <= 0)
-        return 0;
-    text[n] = 0;
-    return sscanf(text, "%llu %llu", &ran, &waited) == 2 ? waited : 0;
-}
-
-/* Where a callback began: it is timed by its wall time less what it queued
- * for a CPU meanwhile, so that what it ran or blocked for (a sleep, a lock)
- * counts and the machine's load does not. */
-typedef struct {
-    uint64_t wall_ns, queued_ns;
-} span;
-
-static span began(const nsc_http *h)
-{
-    return (span){nsc_mono_ns(), queued_ns(h)};
-}
-
-static void timed(nsc_http *h, span s)
-{
-    uint64_t wall = nsc_mono_ns() - s.wall_ns;
-    if (wall <= h->callback_max_ns)  /* less the wait it is lower still: spare the read */
-        return;
-    int64_t took = (int64_t)(wall - (queued_ns(h) - s.queued_ns));  /* the clocks may differ by a few ns */
-    if (took > 0 && (uint64_t)took > h->callback_max_ns)
-        h->callback_max_ns = (uint64_t)took;
-}
-
 static void route(struct evhttp_request *req, void *arg)
 {
     nsc_http *h = arg;
-    span s = began(h);
+    nsc_hstall_mark m = nsc_hstall_begin(&h->stall);
     serve(req, h);
-    timed(h, s);
+    nsc_hstall_stretch(&h->stall, m);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -482,31 +439,24 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     nsc_http *h = arg;
-    span s = began(h);
+    nsc_hstall_mark m = nsc_hstall_begin(&h->stall);
     tick(h);
-    timed(h, s);
+    nsc_hstall_stretch(&h->stall, m);
 }
 
-/* One turn at a time, each weighed by the thread's CPU time, so that work
- * done in libevent's own callbacks (accepting, parsing, writing) counts too:
- * waiting in poll spends none, and a loaded machine stretches a cheap turn's
- * wall time, not its CPU. With callback_max_ns (blocking in a request or a
- * tick) it says whether a client stalled /healthz, whatever the load. */
+/* One turn at a time, each weighed (hstall.h). */
 static void *run(void *arg)
 {
     nsc_http *h = arg;
-    h->schedstat = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    nsc_hstall_open(&h->stall);
     for (;;) {
-        uint64_t t0 = nsc_thread_cpu_ns();
+        nsc_hstall_mark m = nsc_hstall_begin(&h->stall);
         int r = event_base_loop(h->base, EVLOOP_ONCE);
-        uint64_t spent = nsc_thread_cpu_ns() - t0;
-        if (spent > h->turn_cpu_max_ns)
-            h->turn_cpu_max_ns = spent;
+        nsc_hstall_turn(&h->stall, m);
         if (r || event_base_got_break(h->base))
             break;
     }
-    if (h->schedstat >= 0)
-        close(h->schedstat);
+    nsc_hstall_close(&h->stall);
     return NULL;
 }
 
