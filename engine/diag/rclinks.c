@@ -387,3 +387,24 @@ void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p)
         report_links(f, comm, p, ref);
 }
 
+/* Whether problem q is a slow NIC named alone on host h. */
+static int nic_alone_on(const nsc_problem *q, const char *h)
+{
+    return q->kind[0] && strcmp(q->kind, "slow_nic") == 0 && !q->hosts[1][0] && strcmp(q->hosts[0], h) == 0;
+}
+
+void nsc_rc_nic_narrow(nsc_findings *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        nsc_problem *p = &f->p[i];
+        if (strcmp(p->kind, "slow_nic") != 0 || !p->hosts[1][0])
+            continue;
+        int alone[2] = {0, 0};
+        for (size_t j = 0; j < f->n; j++)
+            for (int k = 0; k < 2; k++)
+                alone[k] |= nic_alone_on(&f->p[j], p->hosts[k]);
+        if (alone[0] != alone[1])
+            p->kind[0] = 0;
+    }
+    nsc_diag_compact(f);
+}

@@ -1,8 +1,10 @@
 /* test_rclinks.c: the links analysis's judgement of one link (engine/diag,
  * rclinks.c): a link is slow when its typical step is slow throughout, not
  * when a pause of a loaded host made a run of its steps late; on two hosts,
- * where every link may be slow, against the transport's model. */
+ * where every link may be slow, against the transport's model; and a slow
+ * NIC one communicator places alone narrows another's either-or one. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "rcint.h"
@@ -241,4 +243,32 @@ Test(rclinks, a_slow_link_is_slow_when_the_others_read_faster_than_any_network)
     for (size_t i = 0; i < 4; i++)
         cr_assert_eq(p.links[i].state, i % 2 ? NSC_LINK_OK : NSC_LINK_SLOW, "link %zu", i);
     ring_free(&p);
+}
+
+/* Problems as each communicator's links analysis leaves them: a slow NIC
+ * on hosts[0] (or hosts[1], if set). */
+static void nic(nsc_findings *f, const char *comm, const char *h0, const char *h1)
+{
+    nsc_problem *p = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_nic", comm, 0, -1, "nic %s %s %s", comm, h0, h1);
+    cr_assert_not_null(p);
+    snprintf(p->hosts[0], sizeof p->hosts[0], "%s", h0);
+    snprintf(p->hosts[1], sizeof p->hosts[1], "%s", h1);
+}
+
+/* A pipeline's p2p communicator spans node0 and node4 only, so its slow NIC
+ * is either's; a data-parallel ring through node0..node3 names node0 alone:
+ * the either-or problem goes, node0's stands. Two either-or problems of
+ * which no host is named alone (a job on two hosts) both stay. */
+Test(rclinks, a_nic_placed_alone_elsewhere_narrows_an_either_or_nic)
+{
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    nic(f, "0xa", "node0", "node4");
+    nic(f, "0xb", "node0", "");
+    nic(f, "0xc", "node1", "node5");
+    nsc_rc_nic_narrow(f);
+    cr_assert_eq(f->n, 2);
+    cr_assert_str_eq(f->p[0].comm, "0xb");
+    cr_assert_str_eq(f->p[1].comm, "0xc");
+    free(f);
 }
