@@ -170,10 +170,7 @@ static int by_who_api(const void *a, const void *b)
 }
 
 /* Sort by process and time; each record's own time: its host's gap after
- * the process's latest end before it, and its GPU's start after both; after
- * a Send/Recv that ended sooner after it was posted than its own time (its
- * peer was there first: a pipeline stage's host late before its Recv), that
- * one's own time too, which the Send/Recv, not judged, would hide. A
+ * the process's latest end before it, and its GPU's start after both. A
  * process's first has no gap to measure: late, it counts as late of its
  * own, as at a rank's first collective in a communicator (rclate.c). */
 static void own_times(nsc_rc_follow *w)
@@ -187,9 +184,6 @@ static void own_times(nsc_rc_follow *w)
             end = 0, blk = -1;
         uint64_t from = x->api > end ? x->api : end;
         x->own = (end && x->api > end ? x->api - end : 0) + (x->gpu > from ? x->gpu - from : 0);
-        const fw_rec *b = blk >= 0 ? &w->r[blk] : NULL;
-        if (b && b->p2p && b->done - b->api < b->own)
-            x->own += b->own;
         x->blocker = blk;
         x->first = blk < 0;
         if (x->done > end)
@@ -584,6 +578,16 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
             v[i].p->kind[0] = 0;  /* folded in: removed below */
 }
 
+/* Drop the problems folded into a verdict (kind emptied). */
+static void compact(nsc_findings *f)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->p[i].kind[0])
+            f->p[n++] = f->p[i];
+    f->n = n;
+}
+
 /* Whether a late rank whose lateness its own time explained at own of its
  * late collectives is late of its own: at one in RC_FOLLOW_OWN_SHARE of
  * them, and at half of them or at RC_LATE_MIN_OWN (a rank past a pipeline
@@ -639,7 +643,7 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
             merge_origin(f, w, v, nv, v[i].who);
             origin[v[i].who] = 2;  /* its verdict is made */
         }
-    nsc_diag_compact(f);
+    compact(f);
     if (rc != NSC_DIAG_OK)
         snprintf(f->src->err, sizeof f->src->err, "out of memory");
     free(late_n);
