@@ -5,6 +5,7 @@
  * every Send has its Recv, seqNumbers are dense and alike on every member;
  * and the ground truth of a fault that starts mid-job and comes back. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -227,18 +228,29 @@ Test(emu_train, fault_onset_and_intermittency_are_in_the_ground_truth, .timeout 
     nsc_json_free(&sum);
 }
 
+/* The train job with args, its summary in *sum (the caller frees): its
+ * fault_truth's one entry, of that kind. */
+static const nsc_json *only_truth(nsc_json_doc *sum, const char *args, const char *kind)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "%s%s", TRAIN_JOB, args);
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, cmd), 0);
+    *sum = summary_read(dir);
+    const nsc_json *truth = nsc_json_get(nsc_json_root(sum), "fault_truth");
+    cr_assert_eq(truth->count, 1);
+    cr_assert_str_eq(jstr(nsc_json_at(truth, 0), "kind"), kind);
+    return nsc_json_at(truth, 0);
+}
+
 /* A late host is late once a step, before its first op: the truth lists,
  * per step, the first op of rank 5 (stage 1) on each of its communicators
  * (tp, pp, dp), the ones its wait delays, not every op of the step. */
 Test(emu_train, a_late_host_s_truth_is_its_first_op_per_communicator_and_step, .timeout = 60)
 {
-    const char *dir = tmpdir_new();
-    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 2 --slow-rank 5 --slow-us 100"), 0);
-    nsc_json_doc sum = summary_read(dir);
-    const nsc_json *truth = nsc_json_get(nsc_json_root(&sum), "fault_truth");
-    cr_assert_eq(truth->count, 1);
-    cr_assert_str_eq(jstr(nsc_json_at(truth, 0), "kind"), "host_late");
-    const nsc_json *colls = nsc_json_get(nsc_json_at(truth, 0), "collectives");
+    nsc_json_doc sum;
+    const nsc_json *colls = nsc_json_get(only_truth(&sum, " --iters 2 --slow-rank 5 --slow-us 100", "host_late"),
+                                         "collectives");
     cr_assert_eq(colls->count, 6, "%u collectives, want 3 communicators x 2 steps", colls->count);
     for (const nsc_json *c = nsc_json_first(colls); c; c = nsc_json_next(colls, c))
         for (const nsc_json *d = nsc_json_first(colls); d != c; d = nsc_json_next(colls, d))
@@ -302,13 +314,8 @@ Test(emu_train, jitter_is_per_rank_seeded_and_bounded, .timeout = 60)
  * on node 0 to stage 1 on node 1), not the gradients coming back. */
 Test(emu_train, a_slow_link_touches_only_what_crosses_it, .timeout = 60)
 {
-    const char *dir = tmpdir_new();
-    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 4 --slow-link 0:1:3 --fault-from 1 --fault-every 2"), 0);
-    nsc_json_doc sum = summary_read(dir);
-    const nsc_json *truth = nsc_json_get(nsc_json_root(&sum), "fault_truth");
-    cr_assert_eq(truth->count, 1);
-    const nsc_json *hit = nsc_json_at(truth, 0);
-    cr_assert_str_eq(jstr(hit, "kind"), "slow_link");
+    nsc_json_doc sum;
+    const nsc_json *hit = only_truth(&sum, " --iters 4 --slow-link 0:1:3 --fault-from 1 --fault-every 2", "slow_link");
     cr_assert_eq(jnum(nsc_json_get(hit, "onset"), "step"), 1);
     const nsc_json *colls = nsc_json_get(hit, "collectives");
     /* 4 pipelines x 3 microbatches x 2 steps, a Send and its Recv each */
