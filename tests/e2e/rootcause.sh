@@ -309,11 +309,10 @@ faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill host
 # half of them, too little to tell apart in 8 steps; a stage-1 host is late
 # before its Recv, which is never judged, and its own time there, carried
 # to the AllReduce after it, made the same pauses a false host as often;
-# t_every10 (that host late at 4 steps of 40) likewise; t_nic3 (every communicator of a 3-node job spans
-# two nodes: each names either); t_mismatch, t_hang, t_link, t_stall, t_nic
-# and t_nic2 (found first every time, but under load
-# now and then with such a rank named besides; their places by
-# test_diagfind and rootcause_check_test.py) are scored only
+# t_every10 (that host late at 4 steps of 40) likewise; t_mismatch, t_hang,
+# t_link, t_stall and the t_nic cases (found first every time, but under
+# load now and then with such a rank named besides; their places by
+# test_diagfind, test_rclinks and rootcause_check_test.py) are scored only
 [ "$mode" = score ] &&
     faults=${ROOTCAUSE_FAULTS:-$faults every10 t_mid t_gpu link_mid t_host t_two t_mismatch t_hang t_link t_stall t_every10
  t_nic t_nic2 t_nic3} \

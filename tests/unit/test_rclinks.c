@@ -2,10 +2,12 @@
  * rclinks.c): a link is slow when its typical step is slow throughout, not
  * when a pause of a loaded host made a run of its steps late; on two hosts,
  * where every link may be slow, against the transport's model; and a slow
- * NIC one communicator places alone narrows another's either-or one. */
+ * NIC one communicator places alone narrows another's either-or one, as
+ * does the one host all the either-or ones name. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rcint.h"
 
@@ -270,5 +272,36 @@ Test(rclinks, a_nic_placed_alone_elsewhere_narrows_an_either_or_nic)
     cr_assert_eq(f->n, 2);
     cr_assert_str_eq(f->p[0].comm, "0xb");
     cr_assert_str_eq(f->p[1].comm, "0xc");
+    free(f);
+}
+
+/* A job on 3 hosts, node0's NIC slow: each communicator spans two hosts, so
+ * each names either (node0 or node1, node0 or node2): node0, in all of
+ * them, is named alone, once. Every pair alike (a job on two hosts), or no
+ * host in all (two NICs slow), stays as it was. */
+Test(rclinks, the_one_host_every_either_or_nic_names_is_the_slow_nic)
+{
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    nic(f, "0xa", "node0", "node1");
+    nic(f, "0xb", "node0", "node2");
+    nic(f, "0xc", "node0", "node1");
+    nsc_rc_nic_narrow(f);
+    cr_assert_eq(f->n, 1);
+    cr_assert_str_eq(f->p[0].comm, "0xa");
+    cr_assert_str_eq(f->p[0].hosts[0], "node0");
+    cr_assert_str_eq(f->p[0].hosts[1], "");
+    cr_assert(strncmp(f->p[0].text, "slow NIC on node0 (", 19) == 0, "%s", f->p[0].text);
+    memset(f, 0, sizeof *f);
+    nic(f, "0xa", "node0", "node1");
+    nic(f, "0xb", "node0", "node1");
+    nsc_rc_nic_narrow(f);
+    cr_assert_eq(f->n, 2);
+    memset(f, 0, sizeof *f);
+    nic(f, "0xa", "node0", "node1");
+    nic(f, "0xb", "node0", "node2");
+    nic(f, "0xc", "node1", "node2");
+    nsc_rc_nic_narrow(f);
+    cr_assert_eq(f->n, 3);
     free(f);
 }
