@@ -247,14 +247,24 @@ Test(rclinks, a_slow_link_is_slow_when_the_others_read_faster_than_any_network)
     ring_free(&p);
 }
 
-/* Problems as each communicator's links analysis leaves them: a slow NIC
- * on hosts[0] (or hosts[1], if set). */
-static void nic(nsc_findings *f, const char *comm, const char *h0, const char *h1)
+/* The slow NICs of n communicators (0xa, 0xb, ...) as each one's links
+ * analysis leaves them, on pairs[i][0] (or pairs[i][1], if not ""), after
+ * nsc_rc_nic_narrow (the caller frees). */
+static nsc_findings *narrowed(const char *const (*pairs)[2], size_t n)
 {
-    nsc_problem *p = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_nic", comm, 0, -1, "nic %s %s %s", comm, h0, h1);
-    cr_assert_not_null(p);
-    snprintf(p->hosts[0], sizeof p->hosts[0], "%s", h0);
-    snprintf(p->hosts[1], sizeof p->hosts[1], "%s", h1);
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    for (size_t i = 0; i < n; i++) {
+        char comm[8];
+        snprintf(comm, sizeof comm, "0x%c", (char)('a' + i));
+        nsc_problem *p = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_nic", comm, 0, -1, "nic %s %s %s", comm,
+                                      pairs[i][0], pairs[i][1]);
+        cr_assert_not_null(p);
+        snprintf(p->hosts[0], sizeof p->hosts[0], "%s", pairs[i][0]);
+        snprintf(p->hosts[1], sizeof p->hosts[1], "%s", pairs[i][1]);
+    }
+    nsc_rc_nic_narrow(f);
+    return f;
 }
 
 /* A pipeline's p2p communicator spans node0 and node4 only, so its slow NIC
@@ -263,12 +273,7 @@ static void nic(nsc_findings *f, const char *comm, const char *h0, const char *h
  * which no host is named alone (a job on two hosts) both stay. */
 Test(rclinks, a_nic_placed_alone_elsewhere_narrows_an_either_or_nic)
 {
-    nsc_findings *f = calloc(1, sizeof *f);
-    cr_assert_not_null(f);
-    nic(f, "0xa", "node0", "node4");
-    nic(f, "0xb", "node0", "");
-    nic(f, "0xc", "node1", "node5");
-    nsc_rc_nic_narrow(f);
+    nsc_findings *f = narrowed((const char *const[][2]){{"node0", "node4"}, {"node0", ""}, {"node1", "node5"}}, 3);
     cr_assert_eq(f->n, 2);
     cr_assert_str_eq(f->p[0].comm, "0xb");
     cr_assert_str_eq(f->p[1].comm, "0xc");
@@ -281,27 +286,17 @@ Test(rclinks, a_nic_placed_alone_elsewhere_narrows_an_either_or_nic)
  * host in all (two NICs slow), stays as it was. */
 Test(rclinks, the_one_host_every_either_or_nic_names_is_the_slow_nic)
 {
-    nsc_findings *f = calloc(1, sizeof *f);
-    cr_assert_not_null(f);
-    nic(f, "0xa", "node0", "node1");
-    nic(f, "0xb", "node0", "node2");
-    nic(f, "0xc", "node0", "node1");
-    nsc_rc_nic_narrow(f);
+    nsc_findings *f = narrowed((const char *const[][2]){{"node0", "node1"}, {"node0", "node2"}, {"node0", "node1"}}, 3);
     cr_assert_eq(f->n, 1);
     cr_assert_str_eq(f->p[0].comm, "0xa");
     cr_assert_str_eq(f->p[0].hosts[0], "node0");
     cr_assert_str_eq(f->p[0].hosts[1], "");
     cr_assert(strncmp(f->p[0].text, "slow NIC on node0 (", 19) == 0, "%s", f->p[0].text);
-    memset(f, 0, sizeof *f);
-    nic(f, "0xa", "node0", "node1");
-    nic(f, "0xb", "node0", "node1");
-    nsc_rc_nic_narrow(f);
+    free(f);
+    f = narrowed((const char *const[][2]){{"node0", "node1"}, {"node0", "node1"}}, 2);
     cr_assert_eq(f->n, 2);
-    memset(f, 0, sizeof *f);
-    nic(f, "0xa", "node0", "node1");
-    nic(f, "0xb", "node0", "node2");
-    nic(f, "0xc", "node1", "node2");
-    nsc_rc_nic_narrow(f);
+    free(f);
+    f = narrowed((const char *const[][2]){{"node0", "node1"}, {"node0", "node2"}, {"node1", "node2"}}, 3);
     cr_assert_eq(f->n, 3);
     free(f);
 }
