@@ -66,3 +66,12 @@ int64_t nsc_diag_num_or(const nsc_json *o, const char *key, int64_t none)
     int64_t v;
     return nsc_json_i64(nsc_json_get(o, key), &v) == 0 ? v : none;
 }
+
+void nsc_diag_compact(nsc_findings *f)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->p[i].kind[0])
+            f->p[n++] = f->p[i];
+    f->n = n;
+}

@@ -1,5 +1,6 @@
 /* dfind.h: what every analysis of the diag library calls and that calls none
- * of them back (dfind.c): adding a problem to the findings and reading a
+ * of them back (dfind.c): adding a problem to the findings (and dropping
+ * those taken in by another) and reading a
  * number member of a JSON document. dint.h includes it for the analyses;
  * statusdoc.c, which needs only the numbers, includes it alone.
  */
@@ -12,6 +13,10 @@
  * rest of its place and figures, or NULL when the list is full (counted). */
 nsc_problem *nsc_diag_add(nsc_findings *f, int severity, const char *kind, const char *comm, uint64_t seq,
                           int64_t rank, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* Drop the problems another one took in (their kind emptied), keeping the
+ * order of the rest. */
+void nsc_diag_compact(nsc_findings *f);
 
 /* p (if added) began at t_ns on the job's collectives' time line: set
  * from the job's wall clock, when its collectives' header gave one. */

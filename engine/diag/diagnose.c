@@ -465,6 +465,8 @@ int nsc_diag_find(const char *job, const nsc_json *status, nsc_findings *f)
     if (rc == NSC_DIAG_OK && w)
         rc = nsc_rc_follow_run(f, w);
     nsc_rc_follow_free(w);
+    if (rc == NSC_DIAG_OK)
+        nsc_rc_nic_narrow(f);
     if (rc == NSC_DIAG_OK && name) {
         check_status(f, status, name);
         fill_hosts(f, status, name);

@@ -21,6 +21,14 @@ void nsc_rc_late_free(nsc_rc_late *l);
  * then the late ranks, classified. qs: the job's query string. */
 int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *qs);
 
+/* A slow NIC that one communicator could place only on either of two hosts
+ * (its network links run between those two alone) is on the one of them
+ * that another communicator's slow NIC names alone: that either-or problem
+ * is dropped, the other stands; when every slow NIC is such an either-or
+ * and one host is in all of them, not all the same pair, it is that host's:
+ * the first names it alone, the others are dropped (rclinks.c). */
+void nsc_rc_nic_narrow(nsc_findings *f);
+
 /* Late ranks followed across the communicators that share processes
  * (rcfollow.c): each communicator's ledger as it is checked, then the
  * late-rank problems of all: those whose own time explains them stand, one

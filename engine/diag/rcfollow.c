@@ -578,16 +578,6 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
             v[i].p->kind[0] = 0;  /* folded in: removed below */
 }
 
-/* Drop the problems folded into a verdict (kind emptied). */
-static void compact(nsc_findings *f)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < f->n; i++)
-        if (f->p[i].kind[0])
-            f->p[n++] = f->p[i];
-    f->n = n;
-}
-
 /* Whether a late rank whose lateness its own time explained at own of its
  * late collectives is late of its own: at one in RC_FOLLOW_OWN_SHARE of
  * them, and at half of them or at RC_LATE_MIN_OWN (a rank past a pipeline
@@ -643,7 +633,7 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
             merge_origin(f, w, v, nv, v[i].who);
             origin[v[i].who] = 2;  /* its verdict is made */
         }
-    compact(f);
+    nsc_diag_compact(f);  /* drop the problems folded into a verdict */
     if (rc != NSC_DIAG_OK)
         snprintf(f->src->err, sizeof f->src->err, "out of memory");
     free(late_n);

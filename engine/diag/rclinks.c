@@ -387,3 +387,73 @@ void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p)
         report_links(f, comm, p, ref);
 }
 
+/* Whether problem q is a slow NIC named alone on host h. */
+static int nic_alone_on(const nsc_problem *q, const char *h)
+{
+    return q->kind[0] && strcmp(q->kind, "slow_nic") == 0 && !q->hosts[1][0] && strcmp(q->hosts[0], h) == 0;
+}
+
+/* The one host that every slow NIC names, when each names two, not all the
+ * same two: one slow NIC explains them all (a job on 3 hosts whose
+ * communicators each span two of them); NULL otherwise. */
+static const char *nic_common_host(const nsc_findings *f)
+{
+    const nsc_problem *first = NULL;
+    int in_all[2] = {1, 1}, other_pair = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        const nsc_problem *q = &f->p[i];
+        if (strcmp(q->kind, "slow_nic") != 0)
+            continue;
+        if (!q->hosts[1][0])
+            return NULL;
+        first = first ? first : q;
+        other_pair |= strcmp(q->hosts[0], first->hosts[0]) != 0 || strcmp(q->hosts[1], first->hosts[1]) != 0;
+        for (int k = 0; k < 2; k++)
+            in_all[k] &= strcmp(q->hosts[0], first->hosts[k]) == 0 || strcmp(q->hosts[1], first->hosts[k]) == 0;
+    }
+    return other_pair && in_all[0] != in_all[1] ? first->hosts[in_all[0] ? 0 : 1] : NULL;
+}
+
+/* The first slow NIC named on host h alone (its text too), the others dropped. */
+static void nic_only_on(nsc_findings *f, const char *host)
+{
+    char h[sizeof f->p[0].hosts[0]];
+    snprintf(h, sizeof h, "%s", host);
+    int kept = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        nsc_problem *p = &f->p[i];
+        if (strcmp(p->kind, "slow_nic") != 0)
+            continue;
+        if (kept++) {
+            p->kind[0] = 0;
+            continue;
+        }
+        const char *rest = strstr(p->text, ": ");
+        char text[sizeof p->text];
+        snprintf(text, sizeof text, "slow NIC on %s (the one host every communicator's either-or slow NIC names)%s", h,
+                 rest ? rest : "");
+        memcpy(p->text, text, sizeof text);
+        snprintf(p->hosts[0], sizeof p->hosts[0], "%s", h);
+        p->hosts[1][0] = 0;
+    }
+}
+
+void nsc_rc_nic_narrow(nsc_findings *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        nsc_problem *p = &f->p[i];
+        if (strcmp(p->kind, "slow_nic") != 0 || !p->hosts[1][0])
+            continue;
+        int alone[2] = {0, 0};
+        for (size_t j = 0; j < f->n; j++)
+            for (int k = 0; k < 2; k++)
+                alone[k] |= nic_alone_on(&f->p[j], p->hosts[k]);
+        if (alone[0] != alone[1])
+            p->kind[0] = 0;
+    }
+    nsc_diag_compact(f);
+    const char *h = nic_common_host(f);
+    if (h)
+        nic_only_on(f, h);
+    nsc_diag_compact(f);
+}

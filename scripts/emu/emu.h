@@ -49,6 +49,7 @@ typedef struct emu_model {
     int slow_nic_node;              /* every link of this node: bandwidth / slow_nic_factor */
     double slow_nic_factor;
     int stall_rank, stall_coll, stall_ch, stall_step; /* stops sending there */
+    const char *stall_comm;         /* train: only in this communicator (tp, pp, dp); NULL: any */
     int mismatch_rank, mismatch_coll;
     const char *mismatch_what;      /* count, dtype or func */
     /* The late host, slow GPU, slow link and slow NIC act in iteration
@@ -641,6 +642,8 @@ typedef struct emu_group_flags {
     int step;          /* the iteration (train: step) the group belongs to */
     uint64_t jitter_ns; /* the host's jitter before it (--jitter-us) */
     bool stuck;         /* its stream holds work that never ends: it never starts */
+    bool later_in_step; /* train: not the rank's first group of the step on its communicator, so
+                         * not one a late host (late once, at the step's start) delays (fault_truth) */
 } emu_group_flags;
 
 enum { EMU_TRAIN_TP, EMU_TRAIN_PP, EMU_TRAIN_DP, EMU_TRAIN_GROUPS };

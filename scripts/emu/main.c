@@ -81,7 +81,8 @@ static void usage(FILE *f)
           "  --slow-gpu R:US        rank R's GPU work before each collective takes US longer\n"
           "  --slow-link A:B:F      the links from node A to node B have 1/F of their bandwidth\n"
           "  --slow-nic N:F         every link of node N has 1/F of its bandwidth\n"
-          "  --stall R:K:CH:STEP    rank R stops sending in collective K, channel CH, from STEP\n"
+          "  --stall R:K:CH:STEP[:COMM]  rank R stops sending in collective K, channel CH,\n"
+          "                         from STEP; train: only in its COMM (tp, pp, dp)\n"
           "  --mismatch R:K:WHAT    rank R's collective K calls another count|dtype|func\n"
           "  --fault-from S         the late host, slow GPU, link and NIC act from iteration\n"
           "                         (train: step) S on (default 0)\n"
@@ -186,6 +187,20 @@ static void fields(const char *opt, const char *v, int n, long *ints, const char
     *rest = end;
 }
 
+/* --stall's STEP[:COMM]: the first step that is not sent, and the train
+ * communicator it acts in (the rank's first collective K, whichever, if none). */
+static void stall_step(emu_model *m, const char *v)
+{
+    static const char *const comms[] = {"tp", "pp", "dp", NULL};
+    char *end;
+    errno = 0;
+    long step = strtol(v, &end, 10);
+    if (errno || end == v || step < 0 || step > 1 << 20 || (*end && *end != ':'))
+        emu_die("--stall: '%s' is not STEP[:COMM] (see --help)", v);
+    m->stall_step = (int)step;
+    m->stall_comm = *end ? one_of("--stall", end + 1, comms) : NULL;
+}
+
 static void fault(emu_opts *o, int c, const char *v)
 {
     emu_model *m = &o->model;
@@ -208,7 +223,7 @@ static void fault(emu_opts *o, int c, const char *v)
     case O_STALL:
         fields("--stall", v, 3, f, &rest);
         m->stall_rank = (int)f[0], m->stall_coll = (int)f[1], m->stall_ch = (int)f[2];
-        m->stall_step = (int)num("--stall", rest, 0, 1 << 20);
+        stall_step(m, rest);
         break;
     default:
         fields("--mismatch", v, 2, f, &rest);
@@ -375,6 +390,8 @@ static void finish_options(emu_opts *o)
                 "p2p, alltoall, ring, tree and graph scenarios");
     if (strcmp(s, "train") == 0)
         train_sizes(o, nranks);
+    else if (o->model.stall_comm)
+        emu_die("--stall R:K:CH:STEP:COMM: communicators by name are the train scenario's");
     if (strcmp(s, "alltoall") == 0 && nranks > 32)
         emu_die("alltoall: at most 32 ranks (a send and a receive per rank in one group of at most 64)");
     if (o->hang_rank >= nranks || o->kill_rank >= nranks || o->slow_rank >= nranks)

@@ -171,11 +171,19 @@ void emu_model_leg_steps(const emu_rank *r, const emu_op *op, int *nsend, int *n
     }
 }
 
-static bool stalled(const emu_rank *r, uint32_t k, int ch, int sender, int step)
+/* Whether the stall acts in r's collective k on channel ch (its communicator
+ * by name, when --stall gave one). */
+static bool stall_in(const emu_rank *r, uint32_t k, int ch)
 {
     const emu_model *m = &r->w->o->model;
-    return global_of(r, sender) == m->stall_rank && (int)k == m->stall_coll && ch == m->stall_ch &&
-           step >= m->stall_step;
+    return m->stall_rank >= 0 && (int)k == m->stall_coll && ch == m->stall_ch &&
+           (!m->stall_comm || (r->ci.name && strcmp(r->ci.name, m->stall_comm) == 0));
+}
+
+static bool stalled(const emu_rank *r, uint32_t k, int ch, int sender, int step)
+{
+    return global_of(r, sender) == r->w->o->model.stall_rank && stall_in(r, k, ch) &&
+           step >= r->w->o->model.stall_step;
 }
 
 typedef struct ring_ctx {
@@ -250,7 +258,7 @@ static uint64_t ring_closed(ring_ctx *c)
         lat = max2(lat, c->lat[q]);
     }
     const emu_model *m = &c->r->w->o->model;
-    int stall_at = (int)c->k == m->stall_coll && c->ch == m->stall_ch && m->stall_rank >= 0 ? m->stall_step : -1;
+    int stall_at = stall_in(c->r, c->k, c->ch) ? m->stall_step : -1;
     int total = c->loops * c->per_loop, prev = (c->me + c->n - 1) % c->n;
     for (int s = 0; s < total; s++) {
         int j = s % c->per_loop;
@@ -398,8 +406,7 @@ static uint64_t tree_channel(const emu_rank *r, const emu_op *op, uint32_t k, in
 
 bool emu_model_same_channels(const emu_rank *r, uint32_t k)
 {
-    const emu_model *m = &r->w->o->model;
-    return m->stall_rank < 0 || m->stall_coll != (int)k;
+    return !stall_in(r, k, r->w->o->model.stall_ch);
 }
 
 static bool is_tree(const emu_rank *r)

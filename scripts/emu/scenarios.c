@@ -69,7 +69,8 @@ static uint32_t new_coll_rec(emu_rank *r, const emu_op_desc *op, uint64_t seq, u
     emu_coll_rec *c = &r->colls[a->ncoll];
     *c = (emu_coll_rec){.seq = seq, .func = op->func, .peer = op->p2p ? op->peer : -1, .api_start_ns = api_start,
                         .step = f->step, .jitter_ns = f->jitter_ns,
-                        .faults = emu_fault_origins(r, op->p2p ? op->peer : -1, op->func == EMU_F_SEND, f->step)};
+                        .faults = emu_fault_origins(r, op->p2p ? op->peer : -1, op->func == EMU_F_SEND, f->step) &
+                                  ~(f->later_in_step ? (uint32_t)EMU_FAULT_HOST_LATE : 0u)};
     return a->ncoll++;
 }
 

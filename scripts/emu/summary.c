@@ -153,9 +153,13 @@ static void write_truth(FILE *f, const emu_opts *o)
     if (m->slow_nic_node >= 0)
         fprintf(f, "%s{\"kind\":\"slow_nic\",\"node\":%d,\"factor\":%g%s}", sep, m->slow_nic_node,
                 m->slow_nic_factor, when), sep = ",";
-    if (m->stall_rank >= 0)
-        fprintf(f, "%s{\"kind\":\"stall\",\"rank\":%d,\"coll\":%d,\"channel\":%d,\"step\":%d}", sep,
-                m->stall_rank, m->stall_coll, m->stall_ch, m->stall_step), sep = ",";
+    if (m->stall_rank >= 0) {
+        char comm[24] = ""; /* train: the communicator it stalls in, by name */
+        if (m->stall_comm)
+            snprintf(comm, sizeof comm, ",\"comm\":\"%s\"", m->stall_comm);
+        fprintf(f, "%s{\"kind\":\"stall\",\"rank\":%d,\"coll\":%d,\"channel\":%d,\"step\":%d%s}", sep,
+                m->stall_rank, m->stall_coll, m->stall_ch, m->stall_step, comm), sep = ",";
+    }
     if (m->mismatch_rank >= 0)
         fprintf(f, "%s{\"kind\":\"mismatch\",\"rank\":%d,\"coll\":%d,\"what\":\"%s\"}", sep,
                 m->mismatch_rank, m->mismatch_coll, m->mismatch_what), sep = ",";

@@ -19,6 +19,7 @@ typedef struct trainer {
     bool stuck;
     uint64_t draws;
     int step;
+    int last_step[EMU_TRAIN_GROUPS]; /* the step of its latest group on each communicator */
 } trainer;
 
 /* Megatron's order (tp fastest, then dp, then pp): global rank
@@ -80,7 +81,9 @@ static void train_call(trainer *tr, int kind, const emu_op_desc *ops, int nops, 
         emu_timeline_wait(tr->stuck ? 0 : end);
     }
     tr->last = r;
-    emu_group_flags f = {.explicit_group = explicit_group, .step = tr->step, .stuck = tr->stuck};
+    emu_group_flags f = {.explicit_group = explicit_group, .step = tr->step, .stuck = tr->stuck,
+                         .later_in_step = tr->last_step[kind] == tr->step};
+    tr->last_step[kind] = tr->step;
     if (tr->o->jitter_us && emu_model_on(tr->o)) {
         uint64_t x = emu_splitmix(tr->o->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)r->global_rank << 40) ^ tr->draws++);
         f.jitter_ns = emu_model_us(tr->o, (double)(x % ((uint64_t)tr->o->jitter_us + 1)));
@@ -178,6 +181,8 @@ int emu_sc_train(emu_world *w, emu_rank **rs, int n)
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         tr[i].o = w->o;
+        for (int kind = 0; kind < EMU_TRAIN_GROUPS; kind++)
+            tr[i].last_step[kind] = -1;
         rc = train_split(w, rs[i], &tr[i]);
     }
     for (int i = 0; i < n && !rc; i++)

@@ -39,7 +39,8 @@
 # from the 7th collective on); and training
 # jobs of 64 ranks (t_*, train below: no fault, a slow GPU, one from a
 # mid-job step on, a late host, a mismatch, a hang, a slow link between two
-# nodes, a late host and a slow GPU in the other pipeline stage at once),
+# nodes, a late host and a slow GPU in the other pipeline stage at once, a
+# stall, a host late 1 step in 10, a slow NIC on 8, 2 or 3 nodes),
 # where the origin is the one late rank named, by its
 # world rank, with the onset in the communicator it began in (issue 33), and
 # any other rank named by its world rank (rootcause_check.py maps a
@@ -87,12 +88,20 @@ fault_args() {
 # (rank g is on node g / 8; a data-parallel ring crosses nodes 0-3 or 4-7,
 # so a slow link between two of them slows it; with 32 MiB collectives: 2
 # MiB network steps, as in the ring's cases, where 256 KiB ones cost the job
-# well under a millisecond in all and are below a loaded emulator's noise). A
-# stall is not scored: the emulator stalls the rank's first collective of
-# that seq, a tensor-parallel one inside its node, whose legs have no proxy
-# events to place it by (docs/cli-diagnose.md, "diagnose").
+# well under a millisecond in all and are below a loaded emulator's noise).
+# A stall acts in the data-parallel communicator (--stall's COMM), at a rank
+# whose ring successor there is on the next node (an odd data-parallel
+# index: g | 4), so that its stopped leg is a network one with proxy events
+# to place it by; in the rank's first collective of that seq, whichever, it
+# would stop a tensor-parallel one inside its node, which has none
+# (docs/cli-diagnose.md, "diagnose"). An intermittent late host is late at
+# 1 step in 10 (the emulator's --fault-every counts steps in train) over 40
+# steps; a slow NIC is one node's, on 8 nodes or on a smaller job: 3 nodes
+# of 8 ranks (TP4 x PP2 x DP3), or 2 of 32 (TP4 x DP16: with two stages each
+# would be one node, its data-parallel rings inside it).
 train="--scenario train --nodes 8 --ranks-per-node 8 --tp 4 --pp 2 --dp 8 --microbatches 4 --iters 8 --jitter-us 300
  --count 65536 --chunk-size 131072"
+big="--count 8388608 --chunk-size 2097152"
 train_fault() {
     local i=$2 g=$(((13 * $2 + 5) % 64))
     case $1 in
@@ -100,16 +109,20 @@ train_fault() {
     host) echo "--slow-rank $g --slow-us 4000" ;;
     gpu) echo "--slow-gpu $g:4000" ;;
     mid) echo "--slow-gpu $g:3000 --fault-from $((2 + i % 4))" ;;
-    stall) echo "--stall $g:$((2 + i % 3)):$((i % 2)):$((i % 5))" ;;
     mismatch) echo "--mismatch $g:$((1 + i % 4)):$(echo count dtype func | cut -d' ' -f$((1 + i % 3)))" ;;
     hang) echo "--hang-rank $g --hang-after $((1 + i % 4)) --hang-ms 1500" ;;
-    link) echo "--slow-link $((4 * (i % 2) + i % 3)):$((4 * (i % 2) + i % 3 + 1)):4 --count 8388608 --chunk-size 2097152" ;;
+    link) echo "--slow-link $((4 * (i % 2) + i % 3)):$((4 * (i % 2) + i % 3 + 1)):4 $big" ;;
     two) echo "--slow-rank $((g % 32)) --slow-us 4000 --slow-gpu $((32 + (g + 9) % 32)):4000" ;;
+    stall) echo "--stall $((g | 4)):$((2 + i % 3)):$((i % 2)):$((i % 5)):dp" ;;
+    every10) echo "--slow-rank $g --slow-us 4000 --fault-from $((i % 10)) --fault-every 10 --iters 40" ;;
+    nic) echo "--slow-nic $((i % 8)):10 $big" ;;
+    nic2) echo "--nodes 2 --ranks-per-node 32 --pp 1 --dp 16 --slow-nic $((i % 2)):10 $big" ;;
+    nic3) echo "--nodes 3 --ranks-per-node 8 --dp 3 --slow-nic $((i % 3)):10 $big" ;;
     esac
 }
 # nodes_of FAULT: the simulated nodes (agents) its job needs.
 nodes_of() {
-    case $1 in t_*) echo 8 ;; *) echo 4 ;; esac
+    case $1 in t_nic2) echo 2 ;; t_nic3) echo 3 ;; t_*) echo 8 ;; *) echo 4 ;; esac
 }
 
 # links_check: `links` marks exactly the slow link's channels (both) SLOW.
@@ -290,13 +303,19 @@ faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill host
 # GPU in the other stage): under a load of 20 or more the machine's own
 # pauses make other ranks of its tensor-parallel group late of their own
 # about as often (8 collectives of 128 each), so that it is not late at
-# more than half of the group's own-late ones (rclate.c's rule), and a
-# stage-1 host's step-start lateness hides in the pipeline's wait for stage
-# 0; t_mismatch, t_hang and t_link (found first every time, but under load
-# now and then with such a rank named besides; their places by
-# test_diagfind and rootcause_check_test.py) are scored only
+# more than half of the group's own-late ones (rclate.c's rule): 64 ranks
+# waking at each step's start on 2 cores pause 5 to 70 ms there, and a
+# 4 ms late host is late at nearly every step start where the others are at
+# half of them, too little to tell apart in 8 steps; a stage-1 host is late
+# before its Recv, which is never judged, and its own time there, carried
+# to the AllReduce after it, made the same pauses a false host as often;
+# t_every10 (that host late at 4 steps of 40) likewise; t_mismatch, t_hang,
+# t_link, t_stall and the t_nic cases (found first every time, but under
+# load now and then with such a rank named besides; their places by
+# test_diagfind, test_rclinks and rootcause_check_test.py) are scored only
 [ "$mode" = score ] &&
-    faults=${ROOTCAUSE_FAULTS:-$faults every10 t_mid t_gpu link_mid t_host t_two t_mismatch t_hang t_link} \
+    faults=${ROOTCAUSE_FAULTS:-$faults every10 t_mid t_gpu link_mid t_host t_two t_mismatch t_hang t_link t_stall t_every10
+ t_nic t_nic2 t_nic3} \
         detail=${ROOTCAUSE_DETAIL:-all}
 case $mode in
 ci)

@@ -5,6 +5,7 @@
  * every Send has its Recv, seqNumbers are dense and alike on every member;
  * and the ground truth of a fault that starts mid-job and comes back. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -227,6 +228,37 @@ Test(emu_train, fault_onset_and_intermittency_are_in_the_ground_truth, .timeout 
     nsc_json_free(&sum);
 }
 
+/* The train job with args, its summary in *sum (the caller frees): its
+ * fault_truth's one entry, of that kind. */
+static const nsc_json *only_truth(nsc_json_doc *sum, const char *args, const char *kind)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "%s%s", TRAIN_JOB, args);
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, cmd), 0);
+    *sum = summary_read(dir);
+    const nsc_json *truth = nsc_json_get(nsc_json_root(sum), "fault_truth");
+    cr_assert_eq(truth->count, 1);
+    cr_assert_str_eq(jstr(nsc_json_at(truth, 0), "kind"), kind);
+    return nsc_json_at(truth, 0);
+}
+
+/* A late host is late once a step, before its first op: the truth lists,
+ * per step, the first op of rank 5 (stage 1) on each of its communicators
+ * (tp, pp, dp), the ones its wait delays, not every op of the step. */
+Test(emu_train, a_late_host_s_truth_is_its_first_op_per_communicator_and_step, .timeout = 60)
+{
+    nsc_json_doc sum;
+    const nsc_json *colls = nsc_json_get(only_truth(&sum, " --iters 2 --slow-rank 5 --slow-us 100", "host_late"),
+                                         "collectives");
+    cr_assert_eq(colls->count, 6, "%u collectives, want 3 communicators x 2 steps", colls->count);
+    for (const nsc_json *c = nsc_json_first(colls); c; c = nsc_json_next(colls, c))
+        for (const nsc_json *d = nsc_json_first(colls); d != c; d = nsc_json_next(colls, d))
+            cr_assert(jnum(c, "comm_id") != jnum(d, "comm_id") || jnum(c, "step") != jnum(d, "step"),
+                      "two of step %llu on one communicator", (unsigned long long)jnum(c, "step"));
+    nsc_json_free(&sum);
+}
+
 Test(emu_train, sizes_that_do_not_fit_the_job_are_refused)
 {
     const char *dir = tmpdir_new();
@@ -282,13 +314,8 @@ Test(emu_train, jitter_is_per_rank_seeded_and_bounded, .timeout = 60)
  * on node 0 to stage 1 on node 1), not the gradients coming back. */
 Test(emu_train, a_slow_link_touches_only_what_crosses_it, .timeout = 60)
 {
-    const char *dir = tmpdir_new();
-    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 4 --slow-link 0:1:3 --fault-from 1 --fault-every 2"), 0);
-    nsc_json_doc sum = summary_read(dir);
-    const nsc_json *truth = nsc_json_get(nsc_json_root(&sum), "fault_truth");
-    cr_assert_eq(truth->count, 1);
-    const nsc_json *hit = nsc_json_at(truth, 0);
-    cr_assert_str_eq(jstr(hit, "kind"), "slow_link");
+    nsc_json_doc sum;
+    const nsc_json *hit = only_truth(&sum, " --iters 4 --slow-link 0:1:3 --fault-from 1 --fault-every 2", "slow_link");
     cr_assert_eq(jnum(nsc_json_get(hit, "onset"), "step"), 1);
     const nsc_json *colls = nsc_json_get(hit, "collectives");
     /* 4 pipelines x 3 microbatches x 2 steps, a Send and its Recv each */
@@ -319,6 +346,42 @@ Test(emu_train, a_stall_holds_the_rank_s_stream_then_the_job, .timeout = 60)
         held += never;
     }
     cr_assert_eq(held, 24, "%u of the 24 tp, pp and dp rank entries hold an op that never ends", held);
+    nsc_json_free(&sum);
+}
+
+/* --stall's COMM: rank 5 stops sending in its data-parallel collective 1
+ * (step 1's gradient AllReduce), not in the first collective of that seq
+ * on its stream (its second tensor-parallel AllReduce, in step 0): its
+ * tensor-parallel AllReduces of steps 0 and 1 (3 microbatches x forward
+ * and backward x 2 each) all end, its data-parallel one of step 1 never,
+ * and the ground truth says in which communicator. */
+Test(emu_train, a_stall_acts_in_the_communicator_named, .timeout = 60)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 3 --stall 5:1:0:1:dp"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *root = nsc_json_root(&sum), *ranks = nsc_json_get(root, "ranks");
+    uint64_t pid = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk))
+        pid = jnum(rk, "nranks") == 8 && jnum(rk, "rank") == 5 ? jnum(rk, "pid") : pid;
+    unsigned most_ended = 0, dp_held = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        const nsc_json *cs = nsc_json_get(rk, "collectives");
+        unsigned ended = 0, allreduce = 0;
+        bool held = false;
+        for (const nsc_json *c = nsc_json_first(cs); c && jnum(rk, "pid") == pid; c = nsc_json_next(cs, c)) {
+            bool ar = strcmp(jstr(c, "func"), "AllReduce") == 0;
+            allreduce += ar;
+            ended += ar && jnum(c, "end_ns") != 0;
+            held |= ar && jnum(c, "seq") == 1 && jnum(c, "end_ns") == 0;
+        }
+        most_ended = ended > most_ended ? ended : most_ended;
+        dp_held += held && allreduce <= 3; /* the data-parallel entry: one AllReduce a step */
+    }
+    cr_assert_eq(most_ended, 24, "rank 5's tensor-parallel AllReduces that ended: %u", most_ended);
+    cr_assert_eq(dp_held, 1, "rank 5's data-parallel AllReduce 1 never ends");
+    const nsc_json *fault = nsc_json_first(nsc_json_get(root, "faults"));
+    cr_assert_str_eq(jstr(fault, "comm"), "dp");
     nsc_json_free(&sum);
 }
 

@@ -1,9 +1,13 @@
 /* test_rclinks.c: the links analysis's judgement of one link (engine/diag,
  * rclinks.c): a link is slow when its typical step is slow throughout, not
  * when a pause of a loaded host made a run of its steps late; on two hosts,
- * where every link may be slow, against the transport's model. */
+ * where every link may be slow, against the transport's model; and a slow
+ * NIC one communicator places alone narrows another's either-or one, as
+ * does the one host all the either-or ones name. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rcint.h"
 
@@ -241,4 +245,58 @@ Test(rclinks, a_slow_link_is_slow_when_the_others_read_faster_than_any_network)
     for (size_t i = 0; i < 4; i++)
         cr_assert_eq(p.links[i].state, i % 2 ? NSC_LINK_OK : NSC_LINK_SLOW, "link %zu", i);
     ring_free(&p);
+}
+
+/* The slow NICs of n communicators (0xa, 0xb, ...) as each one's links
+ * analysis leaves them, on pairs[i][0] (or pairs[i][1], if not ""), after
+ * nsc_rc_nic_narrow (the caller frees). */
+static nsc_findings *narrowed(const char *const (*pairs)[2], size_t n)
+{
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    for (size_t i = 0; i < n; i++) {
+        char comm[8];
+        snprintf(comm, sizeof comm, "0x%c", (char)('a' + i));
+        nsc_problem *p = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_nic", comm, 0, -1, "nic %s %s %s", comm,
+                                      pairs[i][0], pairs[i][1]);
+        cr_assert_not_null(p);
+        snprintf(p->hosts[0], sizeof p->hosts[0], "%s", pairs[i][0]);
+        snprintf(p->hosts[1], sizeof p->hosts[1], "%s", pairs[i][1]);
+    }
+    nsc_rc_nic_narrow(f);
+    return f;
+}
+
+/* A pipeline's p2p communicator spans node0 and node4 only, so its slow NIC
+ * is either's; a data-parallel ring through node0..node3 names node0 alone:
+ * the either-or problem goes, node0's stands. Two either-or problems of
+ * which no host is named alone (a job on two hosts) both stay. */
+Test(rclinks, a_nic_placed_alone_elsewhere_narrows_an_either_or_nic)
+{
+    nsc_findings *f = narrowed((const char *const[][2]){{"node0", "node4"}, {"node0", ""}, {"node1", "node5"}}, 3);
+    cr_assert_eq(f->n, 2);
+    cr_assert_str_eq(f->p[0].comm, "0xb");
+    cr_assert_str_eq(f->p[1].comm, "0xc");
+    free(f);
+}
+
+/* A job on 3 hosts, node0's NIC slow: each communicator spans two hosts, so
+ * each names either (node0 or node1, node0 or node2): node0, in all of
+ * them, is named alone, once. Every pair alike (a job on two hosts), or no
+ * host in all (two NICs slow), stays as it was. */
+Test(rclinks, the_one_host_every_either_or_nic_names_is_the_slow_nic)
+{
+    nsc_findings *f = narrowed((const char *const[][2]){{"node0", "node1"}, {"node0", "node2"}, {"node0", "node1"}}, 3);
+    cr_assert_eq(f->n, 1);
+    cr_assert_str_eq(f->p[0].comm, "0xa");
+    cr_assert_str_eq(f->p[0].hosts[0], "node0");
+    cr_assert_str_eq(f->p[0].hosts[1], "");
+    cr_assert(strncmp(f->p[0].text, "slow NIC on node0 (", 19) == 0, "%s", f->p[0].text);
+    free(f);
+    f = narrowed((const char *const[][2]){{"node0", "node1"}, {"node0", "node1"}}, 2);
+    cr_assert_eq(f->n, 2);
+    free(f);
+    f = narrowed((const char *const[][2]){{"node0", "node1"}, {"node0", "node2"}, {"node1", "node2"}}, 3);
+    cr_assert_eq(f->n, 3);
+    free(f);
 }
