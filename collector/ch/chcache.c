@@ -28,6 +28,7 @@ struct nsc_chcache_job {
     nsc_store *st;
     unsigned holders;
     int kept;               /* in the table; else it goes with its last holder */
+    int ledger;             /* its store holds the job's ledger */
     uint64_t used;          /* the cache's tick of its last hold */
 };
 
@@ -155,20 +156,22 @@ static int load(nsc_chcache *cc, const char *root, nsc_chcache_job *j, const nsc
         return NSC_QUERY_ESTORE;
     }
     uint64_t read = 0;
-    rc = j->name[0] ? nsc_chread_job(cc->ch, j->name, scope, how, j->dir, j->st, &read, err, errcap) : 0;
+    rc = j->name[0] ? nsc_chread_job(cc->ch, j->name, scope, how, j->ledger, j->dir, j->st, &read, err, errcap) : 0;
     pthread_mutex_lock(&cc->mu);
     cc->read += read;
     pthread_mutex_unlock(&cc->mu);
     return rc;
 }
 
-/* The kept, unchanged store of name, held; NULL when there is none. */
-static nsc_chcache_job *hold_kept(nsc_chcache *cc, const char *name, const char *print)
+/* The kept, unchanged store of j's job holding what j asks for (the
+ * ledger, or not), held; NULL when there is none. */
+static nsc_chcache_job *hold_kept(nsc_chcache *cc, const nsc_chcache_job *j)
 {
     nsc_chcache_job *found = NULL;
     pthread_mutex_lock(&cc->mu);
     for (size_t i = 0; i < cc->n && !found; i++)
-        if (strcmp(cc->kept[i]->name, name) == 0 && strcmp(cc->kept[i]->print, print) == 0)
+        if (strcmp(cc->kept[i]->name, j->name) == 0 && strcmp(cc->kept[i]->print, j->print) == 0 &&
+            cc->kept[i]->ledger >= j->ledger)
             found = cc->kept[i];
     if (found) {
         found->holders++;
@@ -200,7 +203,9 @@ static size_t idle_lru(const nsc_chcache *cc)
 }
 
 /* j, just loaded and held, replaces the stores of its job and is kept if
- * there is room; the stores it pushes out are destroyed. */
+ * there is room; the stores it pushes out are destroyed. A kept store of
+ * the job could not serve j (hold_kept): older, or without the ledger j
+ * holds. */
 static void keep(nsc_chcache *cc, nsc_chcache_job *j)
 {
     pthread_mutex_lock(&cc->mu);
@@ -241,8 +246,8 @@ static int hold_scoped(nsc_chcache *cc, const char *root, nsc_chcache_job *j, co
     return 0;
 }
 
-int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *scope, nsc_chcache_job **out,
-                     char *err, size_t errcap)
+int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *scope, int ledger,
+                     nsc_chcache_job **out, char *err, size_t errcap)
 {
     char root[PATH_MAX];
     nsc_chcache_job *j = calloc(1, sizeof *j);
@@ -261,13 +266,14 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *sc
         return NSC_QUERY_ESTORE;
     }
     strcpy(j->name, job);
+    j->ledger = ledger || scope;
     nsc_chread_holds holds = NSC_CHREAD_NONE;
     int rc = scope ? nsc_chread_scope_holds(cc->ch, scope, cc->c->cfg.ch_scope_records, root, &holds, err, errcap) : 0;
     if (!rc && holds != NSC_CHREAD_NONE)
         return hold_scoped(cc, root, j, scope, holds, out, err, errcap);
     if (!rc && job[0])
         rc = nsc_chread_print(cc->ch, job, root, j->print, sizeof j->print, err, errcap);
-    if (!rc && (*out = hold_kept(cc, j->name, j->print)) != NULL) {
+    if (!rc && (*out = hold_kept(cc, j)) != NULL) {
         free(j);
         return 0;
     }
@@ -286,6 +292,11 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *sc
 nsc_store *nsc_chcache_store(const nsc_chcache_job *j)
 {
     return j->st;
+}
+
+int nsc_chcache_has_ledger(const nsc_chcache_job *j)
+{
+    return j->ledger;
 }
 
 const char *nsc_chcache_name(const nsc_chcache_job *j)

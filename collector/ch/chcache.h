@@ -11,8 +11,12 @@
  * store loaded after it. A job that changed is loaded again into a new
  * store; the old one goes when its last reader lets it go. At most
  * ch_query_cache jobs are kept (the least recently used go first; 0: each
- * query loads its own and nothing is kept). Thread-safe: query workers
- * share it under one lock, and load outside it.
+ * query loads its own and nothing is kept). A query that reads no ledger
+ * (nsc_query_reads_ledger) takes a kept store with or without it, and
+ * loads one without it (the ledger's records do not weigh on a timeline);
+ * a query that reads the ledger takes one with it only, and its load
+ * replaces one without. Thread-safe: query workers share it under one lock,
+ * and load outside it.
  */
 #ifndef NCCLSCOPE_COLLECTOR_CHCACHE_H
 #define NCCLSCOPE_COLLECTOR_CHCACHE_H
@@ -35,15 +39,19 @@ nsc_chcache *nsc_chcache_new(struct nsc_collector *c, const nsc_chstore *ch, siz
 void nsc_chcache_free(nsc_chcache *cc);
 
 /* The store of job ("" : an empty store, for a query over no job), loaded
- * from ClickHouse unless kept and unchanged; held until nsc_chcache_let_go.
+ * from ClickHouse unless kept and unchanged, with its ledger unless ledger
+ * is 0 (then a kept store with the ledger serves too); held until
+ * nsc_chcache_let_go.
  * With a scope (a ledger-reading query's) that holds a record of its
  * communicator, a store of what it asks for alone (nsc_chread_job), loaded
  * each time and never kept; a scope without one reads the whole job (the
  * query answers from the raw events then, as from LMDB). 0, or an NSC_QUERY_*
  * error with err. */
-int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *scope, nsc_chcache_job **out,
-                     char *err, size_t errcap);
+int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *scope, int ledger,
+                     nsc_chcache_job **out, char *err, size_t errcap);
 nsc_store *nsc_chcache_store(const nsc_chcache_job *j);
+/* Whether j's store holds its job's ledger (a scoped store: the scope's). */
+int nsc_chcache_has_ledger(const nsc_chcache_job *j);
 const char *nsc_chcache_name(const nsc_chcache_job *j);
 void nsc_chcache_let_go(nsc_chcache *cc, nsc_chcache_job *j);
 

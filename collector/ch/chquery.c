@@ -24,12 +24,12 @@ void nsc_chjobs_release(nsc_chjobs *s)
     nsc_chjobs_init(s, s->b);
 }
 
-/* Hold job (once per request; with scope, only what it asks for) and make
- * its store the current one. */
-static int hold(nsc_chjobs *s, const char *job, const nsc_query_scope *scope, char *err, size_t errcap)
+/* Hold job (once per request; with scope, only what it asks for; without
+ * ledger, a store with or without it) and make its store the current one. */
+static int hold(nsc_chjobs *s, const char *job, const nsc_query_scope *scope, int ledger, char *err, size_t errcap)
 {
     for (size_t i = 0; i < s->nheld; i++)
-        if (strcmp(nsc_chcache_name(s->held[i]), job) == 0) {
+        if (strcmp(nsc_chcache_name(s->held[i]), job) == 0 && nsc_chcache_has_ledger(s->held[i]) >= ledger) {
             s->st = nsc_chcache_store(s->held[i]);
             return 0;
         }
@@ -37,7 +37,7 @@ static int hold(nsc_chjobs *s, const char *job, const nsc_query_scope *scope, ch
         snprintf(err, errcap, "too many jobs in one query");
         return NSC_QUERY_ESTORE;
     }
-    int rc = nsc_chcache_hold(s->b->cache, job, scope, &s->held[s->nheld], err, errcap);
+    int rc = nsc_chcache_hold(s->b->cache, job, scope, ledger, &s->held[s->nheld], err, errcap);
     if (!rc)
         s->st = nsc_chcache_store(s->held[s->nheld++]);
     return rc;
@@ -58,10 +58,16 @@ static int only_job(nsc_chjobs *s, char *err, size_t errcap)
     return rc;
 }
 
-int nsc_chjobs_load(nsc_chjobs *s, const char *job, char *err, size_t errcap)
+/* Hold job, or the only job when job is NULL, with its ledger or not. */
+static int load(nsc_chjobs *s, const char *job, int ledger, char *err, size_t errcap)
 {
     int rc = job ? 0 : only_job(s, err, errcap);
-    return rc ? rc : hold(s, job ? job : s->only, NULL, err, errcap);
+    return rc ? rc : hold(s, job ? job : s->only, NULL, ledger, err, errcap);
+}
+
+int nsc_chjobs_load(nsc_chjobs *s, const char *job, char *err, size_t errcap)
+{
+    return load(s, job, 1, err, errcap);
 }
 
 /* ---- the query endpoints ---- */
@@ -79,10 +85,12 @@ static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void 
     nsc_store_reader *rd;
     nsc_query_scope scope;
     nsc_chjobs_init(&s, j->b);
-    /* a ledger query reads the rows it asks for; the others the whole job
-     * (the query parsed the job's name already) */
-    int rc = nsc_query_ledger_scope(j->q, &scope) == 0 ? hold(&s, scope.job, &scope, err, errcap)
-                                                        : nsc_chjobs_load(&s, nsc_query_job(j->q), err, errcap);
+    /* a ledger query reads the rows it asks for; the others the whole job,
+     * its ledger only if they read it (the query parsed the job's name
+     * already) */
+    int rc = nsc_query_ledger_scope(j->q, &scope) == 0
+                 ? hold(&s, scope.job, &scope, 1, err, errcap)
+                 : load(&s, nsc_query_job(j->q), nsc_query_reads_ledger(j->q), err, errcap);
     if (!rc) {
         int src = nsc_store_read_begin(s.st, &rd);
         if (src) {

@@ -618,7 +618,7 @@ static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir
 }
 
 int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, nsc_chread_holds how,
-                   const char *tmpdir, nsc_store *dst, uint64_t *read, char *err, size_t errcap)
+                   int ledger, const char *tmpdir, nsc_store *dst, uint64_t *read, char *err, size_t errcap)
 {
     source src[NSC_CHSTORE_SHARDS_MAX];
     size_t n = sources(ch, job, tmpdir, read, src);
@@ -630,7 +630,9 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope
     /* shard by shard: a process's rows are all on one shard */
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_source(&src[i], job, scope != NULL, dst, err, errcap);
-    for (size_t i = 0; !rc && i < n; i++)
+    /* the ledger's records come after every section, as in a whole load,
+     * so leaving them out changes nothing the sections put */
+    for (size_t i = 0; !rc && (ledger || scope) && i < n; i++)
         rc = read_ledger(&src[i], job, scope, how, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_clocks(&src[i], dst, err, errcap);

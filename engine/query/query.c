@@ -381,6 +381,11 @@ int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
     return 0;
 }
 
+int nsc_query_reads_ledger(const nsc_query *q)
+{
+    return q->causal || (q->endpoint != Q_TIMELINE && q->endpoint != Q_P2P);
+}
+
 const char *nsc_query_job(const nsc_query *q)
 {
     return q->has & QP_JOB ? q->job : NULL;

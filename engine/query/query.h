@@ -74,5 +74,10 @@ typedef struct nsc_query_scope {
     int32_t rank_lo, rank_hi;
 } nsc_query_scope;
 int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out);
+/* Whether q reads the ledger: all but timeline and p2p, which read the raw
+ * events alone unless clock=causal narrows the clocks by the ledger's
+ * collectives. A store without the ledger answers q alike when it does not
+ * (ClickHouse: such a store does not grow with the job's ledger records). */
+int nsc_query_reads_ledger(const nsc_query *q);
 
 #endif

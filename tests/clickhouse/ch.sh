@@ -125,6 +125,7 @@ bin=$1 plugin=$2 mode=$3
 ch_require
 
 [ "$mode" != secure ] || ch_secure
+[ "$mode" != diff ] || ch_log_queries
 if [ "$mode" = current ]; then
     chdb=$(ch_current) || exit $?
 fi
@@ -534,6 +535,20 @@ diff)
     [ "$(collector_metric ${m}_loads_total)" = 2 ] && [ "$scoped" -gt 0 ] && [ $((hits + scoped)) -gt 20 ] ||
         die "the query cache did not keep the job: $(collector_metric ${m}_loads_total) loads, $hits hits, $scoped scoped loads"
     [ "$(ls "$dir/chdb/tmp" | wc -l)" = 2 ] || die "not the 2 kept stores in chdb/tmp: $(ls "$dir/chdb/tmp")"
+    # keeping no job, each query loads what it reads: a timeline or p2p
+    # (clock=model) the job without its ledger, not one SELECT of it, and
+    # the same answers
+    stop collector
+    NCCLSCOPE_CH_QUERY_CACHE=0 start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    comm=$(from_lmdb comms.json "d['comms'][0]['comm']") before=$(ch_selects front ledger | cut -f1)
+    same 200 "timeline?job=$job&comm=$comm"
+    same 200 "p2p?job=$job&comm=$comm"
+    [ "$(ch_selects front ledger | cut -f1)" = "$before" ] || die "a timeline or p2p read the ledger"
+    same 200 "timeline?job=$job&comm=$comm&clock=causal"
+    [ "$(ch_selects front ledger | cut -f1)" -gt "$before" ] || die "a causal timeline did not read the ledger"
+    every_query
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
     # node0's states and completions rewritten with their times and args
     # whole (chrows.h), as a collector writes a section whose values lie
     # further apart than 32 bits: read afresh, the same answers

@@ -21,6 +21,13 @@
 #   ch_cluster          shard0 and shard1, and front, whose remote_servers
 #                       define cluster "nsc" over the two shards
 #   ch_sql NAME QUERY   run QUERY on NAME, print the answer (TabSeparated)
+#   ch_log_queries      from now on instances log every query in
+#                       system.query_log (what a benchmark reads back: the
+#                       rows and parts each SELECT read)
+#   ch_selects NAME [TABLE]  "COUNT ROWS": the SELECTs of the store's
+#                       tables NAME finished so far (of table TABLE alone:
+#                       FROM nsc.TABLE, a Distributed one on front) and the
+#                       rows they read (query_log, logs flushed first)
 #   ch_unacked_job AGENT-ARGS... -- EMULATE-ARGS...  a job in ClickHouse
 #                       whose agents got no acknowledgement (below)
 #   ch_lmdb_job EMULATE-ARGS...  one emulated job stored both in ClickHouse
@@ -34,6 +41,7 @@
 declare -A chhttp=() chtcp=() chhttps=()
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/chdb.env"
 ch_tls=
+ch_users=
 
 ch_require() {
     command -v clickhouse-server >/dev/null && return 0
@@ -108,7 +116,8 @@ ch_start() {
   <tmp_path>$d/data/tmp/</tmp_path>
   <user_files_path>$d/data/user_files/</user_files_path>
   <format_schema_path>$d/data/format_schemas/</format_schema_path>
-  <users_config>${ch_tls:-/etc/clickhouse-server}/users.xml</users_config>
+  <users_config>${ch_users:-${ch_tls:-/etc/clickhouse-server}/users.xml}</users_config>
+  ${ch_users:+<query_log><database>system</database><table>query_log</table></query_log>}
   $(ch_tls_xml "$1")
   <default_profile>default</default_profile>
   <default_database>default</default_database>
@@ -125,6 +134,23 @@ XML
 
 ch_sql() {
     curl -sS -m 60 --fail-with-body "http://127.0.0.1:${chhttp[$1]}/" --data-binary "$2"
+}
+
+# log_queries is a setting of the user's profile, not of the server: the
+# default profile of the users file gets it.
+ch_log_queries() {
+    ch_users=$dir/ch/users.xml
+    mkdir -p "$dir/ch"
+    sed '0,/<default>/s|<default>|<default><log_queries>1</log_queries>|' \
+        "${ch_tls:-/etc/clickhouse-server}/users.xml" >"$ch_users"
+}
+
+# query_log's type 2 is QueryFinish (an Enum in later releases, a number in
+# 18.16); the live state's polls are not a query's.
+ch_selects() {
+    ch_sql "$1" "SYSTEM FLUSH LOGS" >/dev/null
+    ch_sql "$1" "SELECT count(), sum(read_rows) FROM system.query_log WHERE type = 2 AND query LIKE 'SELECT%'
+        AND query NOT LIKE '%system.%' AND query NOT LIKE '%.live%'${2:+ AND query LIKE '%FROM nsc.$2 %'}"
 }
 
 ch_cluster() {
