@@ -123,6 +123,7 @@ static int start_forward(nsc_agent *a, char err[256])
                       .window = (uint32_t)a->cfg.window, .max_inflight = (uint32_t)a->cfg.max_inflight,
                       .max_inflight_bytes = a->cfg.max_inflight_mb << 20,
                       .ack_timeout_ns = a->cfg.ack_timeout_ms * MS, .probe_ns = a->cfg.probe_ms * MS,
+                      .probe_spin_ns = a->cfg.probe_spin_us * 1000,
                       .reconnect_ms = (int)a->cfg.reconnect_ms, .reconnect_max_ms = (int)a->cfg.reconnect_max_ms,
                       .failover_ns = a->cfg.failover_ms * MS, .log = stderr, .now = nsc_mono_ns,
                       .lost = a->res ? resolve_again : NULL, .lost_arg = a->res, .fetch = a->fetch};
@@ -257,7 +258,9 @@ static void loop(nsc_agent *a)
     timers t = {.unheard_due = 1};
     t.tick = t.check = t.flush = nsc_mono_ns();
     while (!stop_requested) {
-        wait_input(a, 1, 10);
+        wait_input(a, 1, a->fwd && nsc_fwd_awaits_answer(a->fwd, nsc_mono_ns()) ? 0 : 10);
+        if (a->fwd)
+            nsc_fwd_input(a->fwd, nsc_mono_ns());
         nsc_ingest_drain(a, (unsigned)a->cfg.burst);
         if (a->base)
             event_base_loop(a->base, EVLOOP_NONBLOCK);
