@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -216,7 +217,10 @@ static void teardown(nsc_agent *a)
     nsc_spool_close(a->spool);
 }
 
-/* Wait up to ms for the ipc socket (when listen) or the collector. */
+/* Wait up to ms for the ipc socket (when listen) or the collector. With ms
+ * 0 (an answer is due) and nothing there, the CPU is yielded: awake, but the
+ * threads that carry the answer (ZeroMQ's I/O threads, a collector on this
+ * machine) may need it. */
 static void wait_input(nsc_agent *a, int listen, long ms)
 {
     zmq_pollitem_t it[3] = {{a->pull, 0, listen ? ZMQ_POLLIN : 0, 0}};
@@ -225,7 +229,8 @@ static void wait_input(nsc_agent *a, int listen, long ms)
         it[n++] = (zmq_pollitem_t){nsc_fwd_socket(a->fwd), 0, ZMQ_POLLIN, 0};
         it[n++] = (zmq_pollitem_t){nsc_fwd_monitor(a->fwd), 0, ZMQ_POLLIN, 0};
     }
-    zmq_poll(it, n, ms);
+    if (zmq_poll(it, n, ms) == 0 && ms == 0)
+        sched_yield();
 }
 
 /* The forwarder gets a name's addresses when they change. */
