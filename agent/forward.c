@@ -54,6 +54,7 @@ struct nsc_fwd {
     uint32_t follow_left;      /* follow-ups the scheduled probe has still to send */
     uint64_t scheduled;        /* probes sent on the interval (follow-ups not counted) */
     uint64_t awaited_ns;       /* when the newest probe went; 0: answered (or none) */
+    int answers_late;          /* the last answer came after probe_spin_ns: no waiting awake */
     clock_sample recent[CLOCK_SAMPLES];
     uint32_t nrecent, at;
     nsc_fwd_stats st;
@@ -272,6 +273,7 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p, uint64_t t4)
     f->asked = 0;
     if (p->id == f->probe_id)
         f->awaited_ns = 0;
+    f->answers_late = p->t4 - p->t1 >= f->cfg.probe_spin_ns;
     p->kind = NSC_A2C_SAMPLE;
     uint8_t buf[NSC_A2C_SMALL_MAX];
     size_t len = nsc_a2c_encode_probe(p, buf);
@@ -570,7 +572,7 @@ void nsc_fwd_input(nsc_fwd *f, uint64_t now_ns)
 
 int nsc_fwd_awaits_answer(const nsc_fwd *f, uint64_t now_ns)
 {
-    return f->awaited_ns && now_ns - f->awaited_ns < f->cfg.probe_spin_ns;
+    return f->awaited_ns && !f->answers_late && now_ns - f->awaited_ns < f->cfg.probe_spin_ns;
 }
 
 void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)

@@ -116,7 +116,11 @@ void nsc_fwd_input(nsc_fwd *f, uint64_t now_ns);
 /* Whether the newest probe is unanswered and went less than probe_spin_ns
  * ago: the agent's loop then polls without sleeping, so that the answer is
  * read as it comes instead of when the kernel wakes the thread (a probe's
- * round trip sets its bound, and a sleeping thread adds its wake-up to it). */
+ * round trip sets its bound, and a sleeping thread adds its wake-up to it).
+ * Not after an answer that came later than that: on a machine that busy a
+ * polling thread, no longer a sleeper to the scheduler, waits its turn
+ * behind the others (measured: windows whose probes all took milliseconds),
+ * so the loop sleeps until an answer comes in time again. */
 int nsc_fwd_awaits_answer(const nsc_fwd *f, uint64_t now_ns);
 /* nsc_fwd_input, then send what the credit allows and probes that are due.
  * Never blocks. */

@@ -526,9 +526,9 @@ static void wait_readable(nsc_fwd *f)
 }
 
 /* While the newest probe is unanswered, and for probe_spin_ns at most, the
- * loop is asked not to sleep. nsc_fwd_input alone takes an answer, stamped
- * (t4) with the time it is read, and sends the burst's next probe; the last
- * answer ends the wait. */
+ * loop is asked not to sleep, unless the last answer came later than that.
+ * nsc_fwd_input alone takes an answer, stamped (t4) with the time it is
+ * read, and sends the burst's next probe; the last answer ends the wait. */
 Test(forward, awaits_answer_until_answered_or_spin_over)
 {
     char err[256];
@@ -548,7 +548,8 @@ Test(forward, awaits_answer_until_answered_or_spin_over)
     for (unsigned i = 0; i < 5; i++) {
         answer(&g, i);
         wait_readable(f);
-        fake_ns += 7000;  /* read 7 us after the probe went */
+        uint64_t late = i == 1 ? 1000000 : 7000;  /* answer 1 comes after probe_spin_ns */
+        fake_ns += late;
         nsc_fwd_input(f, nsc_mono_ns());
         unsigned probes = i < 4 ? i + 2 : 5;
         zmq_pollitem_t it = {router, 0, ZMQ_POLLIN, 0};
@@ -556,9 +557,9 @@ Test(forward, awaits_answer_until_answered_or_spin_over)
              (g.nsamples < i + 1 || g.nprobes < probes) && nsc_mono_ns() < end; zmq_poll(&it, 1, 10))
             take(&g);
         cr_assert_eq(g.nsamples, i + 1);
-        cr_assert_eq(g.samples[i].t4, g.probes[i].t1 + 7000, "t4 is when the answer was read");
+        cr_assert_eq(g.samples[i].t4, g.probes[i].t1 + late, "t4 is when the answer was read");
         cr_assert_eq(g.nprobes, probes, "the burst's next probe goes from nsc_fwd_input");
-        cr_assert_eq(nsc_fwd_awaits_answer(f, fake_ns), i < 4, "answer %u", i);
+        cr_assert_eq(nsc_fwd_awaits_answer(f, fake_ns), i < 4 && i != 1, "answer %u", i);
     }
     nsc_fwd_free(f);
 }
