@@ -50,6 +50,7 @@ static const nsc_opt opts[] = {
     MS("failover_ms", "NCCLSCOPE_AGENT_FAILOVER_MS", failover_ms, "5000", "several collectors: move to the next after this long unconnected, or silent after a batch or probe"),
     MS("dns_refresh_ms", "NCCLSCOPE_AGENT_DNS_REFRESH_MS", dns_refresh_ms, "30000", "dns+tcp://NAME: resolve NAME again this often (and when the collector in use dies)"),
     MS("probe_ms", "NCCLSCOPE_AGENT_PROBE_MS", probe_ms, "1000", "clock probe interval (the first 5 come 10x faster; 0: none)"),
+    NUM("probe_spin_us", "NCCLSCOPE_AGENT_PROBE_SPIN_US", probe_spin_us, "1000", "wait this long at most for a probe's answer without sleeping (0: sleep), so that its round trip has no thread wake-up in it"),
     MS("drain_ms", "NCCLSCOPE_AGENT_DRAIN_MS", drain_ms, "2000", "on shutdown, wait this long at most for the spool to be acknowledged"),
     NSC_HGUARD_OPTS(nsc_agent_cfg, hg, "NCCLSCOPE_AGENT"),
 };

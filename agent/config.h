@@ -50,6 +50,7 @@ typedef struct nsc_agent_cfg {
     uint64_t failover_ms;      /* several collectors: the current one is dead after this */
     uint64_t dns_refresh_ms;   /* dns+tcp://: the name is resolved again this often */
     uint64_t probe_ms;         /* clock probe interval; 0: no probes */
+    uint64_t probe_spin_us;    /* the loop polls without sleeping this long for a probe's answer */
     uint64_t drain_ms;         /* on shutdown, wait this long at most for acks */
     nsc_hguard_cfg hg;         /* HTTP limits (hguard.h) */
 } nsc_agent_cfg;

@@ -53,6 +53,8 @@ struct nsc_fwd {
     uint64_t lead_id;          /* the probe whose answer sends a follow-up */
     uint32_t follow_left;      /* follow-ups the scheduled probe has still to send */
     uint64_t scheduled;        /* probes sent on the interval (follow-ups not counted) */
+    uint64_t awaited_ns;       /* when the newest probe went; 0: answered (or none) */
+    int answers_late;          /* the last answer came after probe_spin_ns: no waiting awake */
     clock_sample recent[CLOCK_SAMPLES];
     uint32_t nrecent, at;
     nsc_fwd_stats st;
@@ -254,21 +256,24 @@ static void keep_sample(nsc_fwd *f, const nsc_a2c_probe *p)
 
 static int send_probe(nsc_fwd *f);
 
-/* An answered probe: stamp t4 and report the sample to the collector. The
+/* An answered probe, read at t4: report the sample to the collector. The
  * answer to a scheduled probe sends a follow-up at once: on an idle machine
  * (a VM's idle vCPU above all) the scheduled probe wakes the threads and CPUs
  * on its way out, but its answer finds them awake, which skews its offset by
  * half the difference; the follow-up travels both ways on the warm path, and
  * its lower round trip makes it the sample the models prefer. */
-static void take_answer(nsc_fwd *f, nsc_a2c_probe *p)
+static void take_answer(nsc_fwd *f, nsc_a2c_probe *p, uint64_t t4)
 {
-    p->t4 = f->cfg.now();
+    p->t4 = t4;
     if (p->id == 0 || p->id > f->probe_id || strcmp(p->host, f->host) != 0 || p->t1 > p->t4 ||
         p->t4 - p->t1 > STALE_PROBE_NS || p->t3 < p->t2 || p->t3 - p->t2 > p->t4 - p->t1) {
         f->st.bad_messages++;
         return;
     }
     f->asked = 0;
+    if (p->id == f->probe_id)
+        f->awaited_ns = 0;
+    f->answers_late = p->t4 - p->t1 >= f->cfg.probe_spin_ns;
     p->kind = NSC_A2C_SAMPLE;
     uint8_t buf[NSC_A2C_SMALL_MAX];
     size_t len = nsc_a2c_encode_probe(p, buf);
@@ -307,7 +312,7 @@ static void take_reject(nsc_fwd *f, const nsc_a2c_reject *r)
     quarantine(f, r->seq, "rejected by the collector", r->reason);
 }
 
-static void take_message(nsc_fwd *f, const void *buf, size_t len)
+static void take_message(nsc_fwd *f, const void *buf, size_t len, uint64_t read_ns)
 {
     nsc_a2c_ack ack;
     nsc_a2c_reject rej;
@@ -322,7 +327,7 @@ static void take_message(nsc_fwd *f, const void *buf, size_t len)
         f->asked = 0;
         take_reject(f, &rej);
     } else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 && strcmp(probe.agent, f->agent) == 0)
-        take_answer(f, &probe);
+        take_answer(f, &probe, read_ns);
     else if (kind == NSC_A2C_FETCH && f->cfg.fetch && nsc_a2c_decode_fetch(buf, len, &fetch) == 0 &&
              strcmp(fetch.agent, f->agent) == 0)
         nsc_fetch_take(f->cfg.fetch, &fetch, f->sock);
@@ -337,6 +342,7 @@ static void take_input(nsc_fwd *f)
         int n = zmq_recv(f->sock, buf, sizeof buf, ZMQ_DONTWAIT);
         if (n < 0)
             break;
+        uint64_t read_ns = f->cfg.now();  /* an answer's t4: before decoding it */
         int more = 0;
         size_t ml = sizeof more;
         zmq_getsockopt(f->sock, ZMQ_RCVMORE, &more, &ml);
@@ -349,7 +355,7 @@ static void take_input(nsc_fwd *f)
         if (n > (int)sizeof buf)
             f->st.bad_messages++;
         else
-            take_message(f, buf, (size_t)n);
+            take_message(f, buf, (size_t)n, read_ns);
     }
     delete_acked(f);
 }
@@ -445,6 +451,7 @@ static int send_probe(nsc_fwd *f)
     if (zmq_send(f->sock, buf, len, ZMQ_DONTWAIT) != (int)len)
         return -1;
     f->probe_id++;
+    f->awaited_ns = p.t1;
     asked(f);
     f->st.probes_sent++;
     return 0;
@@ -556,11 +563,21 @@ void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps, uint64_t now_ns
                 why, f->eps.ep[f->cur], f->cur + 1, f->eps.n, rc ? ": " : "", err);
 }
 
-void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
+void nsc_fwd_input(nsc_fwd *f, uint64_t now_ns)
 {
     f->now = now_ns;
     take_events(f);
     take_input(f);
+}
+
+int nsc_fwd_awaits_answer(const nsc_fwd *f, uint64_t now_ns)
+{
+    return f->awaited_ns && !f->answers_late && now_ns - f->awaited_ns < f->cfg.probe_spin_ns;
+}
+
+void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns)
+{
+    nsc_fwd_input(f, now_ns);
     const char *why = dead(f);
     if (why)
         give_up(f, why);

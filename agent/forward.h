@@ -56,6 +56,7 @@ typedef struct nsc_fwd_cfg {
     uint64_t max_inflight_bytes;    /* no new send while this much is unacknowledged */
     uint64_t ack_timeout_ns;
     uint64_t probe_ns;              /* probe interval (the first probes come 10x faster) */
+    uint64_t probe_spin_ns;         /* the loop polls without sleeping this long for an answer (nsc_fwd_awaits_answer) */
     int reconnect_ms, reconnect_max_ms;
     uint64_t failover_ns;           /* several endpoints: the current one is dead after this */
     FILE *log;                      /* each move to another endpoint is told here; NULL: not */
@@ -106,8 +107,23 @@ const char *nsc_fwd_endpoint(const nsc_fwd *f);
  * kept. now_ns: as nsc_fwd_run's, whose clock times the new link's
  * connection. */
 void nsc_fwd_set_endpoints(nsc_fwd *f, const nsc_endpoints *eps, uint64_t now_ns);
-/* Take acks, answers and connection events, then send what the credit allows
- * and probes that are due. Never blocks. */
+/* Take acks, answers and connection events only. The agent's loop calls it
+ * as soon as its poll wakes, before the ranks' events: a probe's answer is
+ * stamped (t4) as it is read, and a burst's next probe goes out then, so
+ * neither waits behind the loop's other work (which would lengthen the round
+ * trip and skew the offset). Never blocks. */
+void nsc_fwd_input(nsc_fwd *f, uint64_t now_ns);
+/* Whether the newest probe is unanswered and went less than probe_spin_ns
+ * ago: the agent's loop then polls without sleeping, so that the answer is
+ * read as it comes instead of when the kernel wakes the thread (a probe's
+ * round trip sets its bound, and a sleeping thread adds its wake-up to it).
+ * Not after an answer that came later than that: on a machine that busy a
+ * polling thread, no longer a sleeper to the scheduler, waits its turn
+ * behind the others (measured: windows whose probes all took milliseconds),
+ * so the loop sleeps until an answer comes in time again. */
+int nsc_fwd_awaits_answer(const nsc_fwd *f, uint64_t now_ns);
+/* nsc_fwd_input, then send what the credit allows and probes that are due.
+ * Never blocks. */
 void nsc_fwd_run(nsc_fwd *f, uint64_t now_ns);
 void nsc_fwd_stats_get(const nsc_fwd *f, nsc_fwd_stats *st);
 

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -123,6 +124,7 @@ static int start_forward(nsc_agent *a, char err[256])
                       .window = (uint32_t)a->cfg.window, .max_inflight = (uint32_t)a->cfg.max_inflight,
                       .max_inflight_bytes = a->cfg.max_inflight_mb << 20,
                       .ack_timeout_ns = a->cfg.ack_timeout_ms * MS, .probe_ns = a->cfg.probe_ms * MS,
+                      .probe_spin_ns = a->cfg.probe_spin_us * 1000,
                       .reconnect_ms = (int)a->cfg.reconnect_ms, .reconnect_max_ms = (int)a->cfg.reconnect_max_ms,
                       .failover_ns = a->cfg.failover_ms * MS, .log = stderr, .now = nsc_mono_ns,
                       .lost = a->res ? resolve_again : NULL, .lost_arg = a->res, .fetch = a->fetch};
@@ -215,7 +217,10 @@ static void teardown(nsc_agent *a)
     nsc_spool_close(a->spool);
 }
 
-/* Wait up to ms for the ipc socket (when listen) or the collector. */
+/* Wait up to ms for the ipc socket (when listen) or the collector. With ms
+ * 0 (an answer is due) and nothing there, the CPU is yielded: awake, but the
+ * threads that carry the answer (ZeroMQ's I/O threads, a collector on this
+ * machine) may need it. */
 static void wait_input(nsc_agent *a, int listen, long ms)
 {
     zmq_pollitem_t it[3] = {{a->pull, 0, listen ? ZMQ_POLLIN : 0, 0}};
@@ -224,7 +229,8 @@ static void wait_input(nsc_agent *a, int listen, long ms)
         it[n++] = (zmq_pollitem_t){nsc_fwd_socket(a->fwd), 0, ZMQ_POLLIN, 0};
         it[n++] = (zmq_pollitem_t){nsc_fwd_monitor(a->fwd), 0, ZMQ_POLLIN, 0};
     }
-    zmq_poll(it, n, ms);
+    if (zmq_poll(it, n, ms) == 0 && ms == 0)
+        sched_yield();
 }
 
 /* The forwarder gets a name's addresses when they change. */
@@ -258,8 +264,10 @@ static void loop(nsc_agent *a)
     t.tick = t.check = t.flush = nsc_mono_ns();
     nsc_hstall_open(&a->stall);
     while (!stop_requested) {
-        wait_input(a, 1, 10);
+        wait_input(a, 1, a->fwd && nsc_fwd_awaits_answer(a->fwd, nsc_mono_ns()) ? 0 : 10);
         nsc_hstall_mark m = nsc_hstall_begin(&a->stall);  /* a turn's work delays /healthz */
+        if (a->fwd)
+            nsc_fwd_input(a->fwd, nsc_mono_ns());
         nsc_ingest_drain(a, (unsigned)a->cfg.burst);
         if (a->base)
             event_base_loop(a->base, EVLOOP_NONBLOCK);

@@ -125,3 +125,19 @@ Test(config, detail)
     char *empty[] = {"agent", "--detail", "on-demand", "--detail-ring-mb", "0"};
     cr_assert_eq(load(&c, 5, empty), -1);
 }
+
+/* probe_spin_us: how long the loop waits awake for a probe's answer; 0 turns
+ * it off (the loop sleeps), a value that is not a number is refused. */
+Test(config, probe_spin_us)
+{
+    nsc_agent_cfg c;
+    char *defaults[] = {"agent"};
+    unsetenv("NCCLSCOPE_AGENT_PROBE_SPIN_US");
+    cr_assert_eq(load(&c, 1, defaults), 0);
+    cr_assert_eq(c.probe_spin_us, 1000);
+    char *off[] = {"agent", "--probe-spin-us", "0"};
+    cr_assert_eq(load(&c, 3, off), 0);
+    cr_assert_eq(c.probe_spin_us, 0);
+    char *bad[] = {"agent", "--probe-spin-us", "soon"};
+    cr_assert_eq(load(&c, 3, bad), -1);
+}

@@ -515,6 +515,55 @@ Test(forward, scheduled_probe_answer_sends_four_follow_ups)
     nsc_fwd_free(f);
 }
 
+static uint64_t fake_ns;  /* the clock of a forwarder made with .now = fake_now */
+static uint64_t fake_now(void) { return fake_ns; }
+
+/* Wait (5 s at most) until the forwarder's socket has input. */
+static void wait_readable(nsc_fwd *f)
+{
+    zmq_pollitem_t it = {nsc_fwd_socket(f), 0, ZMQ_POLLIN, 0};
+    cr_assert_eq(zmq_poll(&it, 1, 5000), 1, "the answer arrives");
+}
+
+/* While the newest probe is unanswered, and for probe_spin_ns at most, the
+ * loop is asked not to sleep, unless the last answer came later than that.
+ * nsc_fwd_input alone takes an answer, stamped (t4) with the time it is
+ * read, and sends the burst's next probe; the last answer ends the wait. */
+Test(forward, awaits_answer_until_answered_or_spin_over)
+{
+    char err[256];
+    fake_ns = 1000000000ull;
+    nsc_fwd_cfg c = {.endpoint = ep, .agent_id = "a1", .host = "h1", .window = 4, .max_inflight = 16, .max_inflight_bytes = 1 << 20,
+                     .ack_timeout_ns = 60000000000ull, .probe_ns = 20000000000ull, .probe_spin_ns = 1000000,
+                     .reconnect_ms = 20, .reconnect_max_ms = 100, .now = fake_now};
+    nsc_fwd *f = nsc_fwd_new(&c, spool, err);
+    cr_assert_not_null(f, "%s", err);
+    got g = {0};
+    cr_assert_not(nsc_fwd_awaits_answer(f, fake_ns), "no probe yet");
+    for (uint64_t end = nsc_mono_ns() + 3000000000ull; g.nprobes < 1 && nsc_mono_ns() < end;)
+        pump(f, &g, 10, 0);
+    cr_assert_eq(g.nprobes, 1);
+    cr_assert(nsc_fwd_awaits_answer(f, fake_ns + 999999));
+    cr_assert_not(nsc_fwd_awaits_answer(f, fake_ns + 1000000), "probe_spin_ns at most");
+    for (unsigned i = 0; i < 5; i++) {
+        answer(&g, i);
+        wait_readable(f);
+        uint64_t late = i == 1 ? 1000000 : 7000;  /* answer 1 comes after probe_spin_ns */
+        fake_ns += late;
+        nsc_fwd_input(f, nsc_mono_ns());
+        unsigned probes = i < 4 ? i + 2 : 5;
+        zmq_pollitem_t it = {router, 0, ZMQ_POLLIN, 0};
+        for (uint64_t end = nsc_mono_ns() + 5000000000ull;
+             (g.nsamples < i + 1 || g.nprobes < probes) && nsc_mono_ns() < end; zmq_poll(&it, 1, 10))
+            take(&g);
+        cr_assert_eq(g.nsamples, i + 1);
+        cr_assert_eq(g.samples[i].t4, g.probes[i].t1 + late, "t4 is when the answer was read");
+        cr_assert_eq(g.nprobes, probes, "the burst's next probe goes from nsc_fwd_input");
+        cr_assert_eq(nsc_fwd_awaits_answer(f, fake_ns), i < 4 && i != 1, "answer %u", i);
+    }
+    nsc_fwd_free(f);
+}
+
 /* 400 KiB batches under a 1 MiB byte bound: three go (the third starts below
  * the bound), the rest wait for acks although the credit would allow more. */
 Test(forward, bytes_in_flight_bounded)
