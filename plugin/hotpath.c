@@ -55,7 +55,7 @@ static void mark_foreign(nsc_event *ev, const void *context, const nsc_start *st
  * a foreign context that equals one of ours: the plugin's table sits at the
  * same address in every rank's process where load addresses are not
  * randomised (ASLR off, qemu-user), so the address alone cannot tell. */
-static int is_foreign(const nsc_pctx *c, const nsc_start *st)
+static inline int is_foreign(const nsc_pctx *c, const nsc_start *st)
 {
     if (!c)
         return 1;
@@ -77,10 +77,8 @@ static int32_t comm_rank(const nsc_pctx *c)
     return def->rank > 0 ? def->rank : 0;
 }
 
-uint64_t nsc_event_parent(uint64_t parent)
+uint64_t nsc_event_parent_chained(uint64_t parent)
 {
-    if (NSC_LIKELY(!nsc_chain_active()) || !parent)
-        return parent;
     const nsc_slot *p = nsc_slot_lookup_parent(parent);
     return p && p->quiet ? 0 : parent;
 }
@@ -110,28 +108,38 @@ static void note_orphan(nsc_tbuf *tb, const nsc_start *st)
 }
 
 /* quiet: a slot only for the chained plugin's handle; shedding: a quiet slot
- * for a shed child that completes its parent (see count_shed). */
-static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle,
-                        const nsc_start *st, int quiet, int shedding)
+ * for a shed child that completes its parent (see count_shed). Inlined in
+ * both starts (plain and sampled): in the plain one both are 0 and their
+ * branches fold away. */
+static inline __attribute__((always_inline)) nsc_event *
+begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle, const nsc_start *st, int quiet,
+      int shedding)
 {
     uint64_t id;
     int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
     if (NSC_UNLIKELY(index < 0)) {
+        *handle = NULL;
         if (!quiet && !shedding)
             nsc_count_drop(tb, st->type);
         return NULL;
     }
     nsc_slot *s = &nsc_g_pool.slots[index];
     nsc_event *ev = &s->ev;
-    /* copied from a zero event rather than memset: the compiler zeroes 128
-     * bytes with rep stos, whose start-up alone costs more than the stores */
-    static const nsc_event zero;
-    *ev = zero;
+    /* Every member before the payload stored once, the payload zeroed: a
+     * copy of a whole zero event first would store the head twice. */
     ev->id = id;
+    ev->parent = 0;
     ev->start_ns = now;
+    ev->stop_ns = 0;
     ev->tid = tb->tid;
     ev->rank = st->rank;
+    ev->ctx = 0;
     ev->type = (uint8_t)st->type;
+    ev->flags = 0;
+    ev->origin_pid = 0;
+    ev->origin_parent = 0;
+    ev->origin_ctx = 0;
+    memset(&ev->d, 0, sizeof ev->d);
     atomic_store_explicit(&s->coll_until, 0, memory_order_relaxed);
     *handle = (void *)(uintptr_t)id;
     nsc_pctx *c = nsc_ctx_lookup(context);
@@ -163,7 +171,10 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
     return shedding ? NULL : ev;
 }
 
-nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
+/* A start the sampler times, of a thread without a buffer, or one that the
+ * chained plugin or the guard has a say in: every case. */
+static __attribute__((noinline)) nsc_event *begin_any(void *context, void **handle,
+                                                      const nsc_start *st)
 {
     *handle = NULL;
     if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
@@ -191,6 +202,30 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     return ev;
 }
 
+/* The fast lanes of every call: the thread holds its buffer, the sampler is
+ * not due (its count is taken here, without its clock), the clock is the
+ * counter, and the record fits in the chunk. Anything else goes the general
+ * way (begin_any, stop_any, state_any), which checks it all again. The lanes
+ * of stop and state call nothing, so they need no saved register. */
+static inline int lane_open(nsc_tbuf *tb, uint32_t cells)
+{
+    return NSC_LIKELY(tb && tb->cost_left > 1 && nsc_g_counter && nsc_tbuf_room(tb, cells));
+}
+
+/* A start without a chained plugin, of a type the guard does not shed. */
+nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
+{
+    nsc_tbuf *tb = nsc_tbuf_held();
+    if (!lane_open(tb, 0) ||
+        NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT || nsc_chain_active() ||
+                     atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1))
+        return begin_any(context, handle, st);
+    tb->cost_left--;
+    if (NSC_UNLIKELY(!st->parent))
+        note_orphan(tb, st);
+    return begin(tb, nsc_counter(), context, handle, st, 0, 0);
+}
+
 static void stop(nsc_tbuf *tb, void *handle)
 {
     uint32_t index;
@@ -214,7 +249,7 @@ static void stop(nsc_tbuf *tb, void *handle)
         nsc_slot_free(s);
 }
 
-void nsc_event_stop(void *handle)
+static __attribute__((noinline)) void stop_any(void *handle)
 {
     if (!handle)
         return;
@@ -222,6 +257,45 @@ void nsc_event_stop(void *handle)
     uint64_t since = nsc_cost_begin(tb);
     stop(tb, handle);
     nsc_cost_end(tb, since);
+}
+
+/* A recorded event's stop; a child (it has a parent slot) goes the general
+ * way, for its parent's detach. */
+void nsc_event_stop(void *handle)
+{
+    nsc_tbuf *tb = nsc_tbuf_held();
+    uint32_t index;
+    nsc_slot *s;
+    if (!lane_open(tb, NSC_EVENT_CELLS) ||
+        NSC_UNLIKELY(!(s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index)) || s->quiet ||
+                     s->parent_slot)) {
+        stop_any(handle);
+        return;
+    }
+    tb->cost_left--;
+    uint64_t now = nsc_counter();
+    uint8_t type = s->ev.type;
+    s->ev.stop_ns = now;
+    if (type == NSC_T_COLL)
+        nsc_slot_coll_extend(tb, s, now);
+    nsc_event_put(tb, tb->wpos, &s->ev);
+    if (type == NSC_T_COLL || type == NSC_T_P2P)
+        nsc_slot_parent_stopped(tb, s, index);
+    else
+        nsc_slot_free(s);
+}
+
+/* A state's cell at c, reserved in tb's chunk, published. */
+static inline void put_state(nsc_tbuf *tb, nsc_cell *c, void *handle, int state, uint64_t arg,
+                             uint64_t now)
+{
+    c->st.id = (uint64_t)(uintptr_t)handle;
+    c->st.ts_ns = now;
+    c->st.arg = arg;
+    c->st.tid = tb->tid;
+    c->st.state = (uint8_t)state;
+    c->b[NSC_CELL_MARK] = NSC_CELL_STATE;
+    nsc_tbuf_commit(tb, 1);
 }
 
 /* The clock is read once the state is known to be recorded: a shed child's
@@ -254,16 +328,10 @@ static void record_state(nsc_tbuf *tb, void *handle, int state, uint64_t arg)
         nsc_count(&tb->c.states_dropped);
         return;
     }
-    c->st.id = (uint64_t)(uintptr_t)handle;
-    c->st.ts_ns = now;
-    c->st.arg = arg;
-    c->st.tid = tb->tid;
-    c->st.state = (uint8_t)state;
-    c->b[NSC_CELL_MARK] = NSC_CELL_STATE;
-    nsc_tbuf_commit(tb, 1);
+    put_state(tb, c, handle, state, arg, now);
 }
 
-void nsc_event_state(void *handle, int state, uint64_t arg)
+static __attribute__((noinline)) void state_any(void *handle, int state, uint64_t arg)
 {
     if (!handle)
         return;
@@ -271,4 +339,22 @@ void nsc_event_state(void *handle, int state, uint64_t arg)
     uint64_t since = nsc_cost_begin(tb);
     record_state(tb, handle, state, arg);
     nsc_cost_end(tb, since);
+}
+
+/* A recorded event's state; KernelChStop goes the general way, as it may
+ * fold into its event. */
+void nsc_event_state(void *handle, int state, uint64_t arg)
+{
+    nsc_tbuf *tb = nsc_tbuf_held();
+    uint32_t index;
+    const nsc_slot *s;
+    if (!lane_open(tb, 1) || NSC_UNLIKELY((unsigned)state >= NSC_S_COUNT) ||
+        state == NSC_S_KERNEL_CH_STOP ||
+        NSC_UNLIKELY(!(s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index)) || s->quiet)) {
+        state_any(handle, state, arg);
+        return;
+    }
+    tb->cost_left--;
+    nsc_count(&tb->c.states_emitted);
+    put_state(tb, tb->wpos, handle, state, arg, nsc_counter());
 }

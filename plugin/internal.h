@@ -177,6 +177,9 @@ void nsc_pool_reset(int zero_counters);     /* all buffers free and empty */
 
 /* The calling thread's buffer, claimed on first use; NULL if the pool is full. */
 nsc_tbuf *nsc_tbuf_self(void);
+/* The buffer the calling thread holds already; NULL where nsc_tbuf_self
+ * would claim one (it never calls: the hot path's fast lane). */
+nsc_tbuf *nsc_tbuf_held(void);
 /* The owner's chunk has no room for a record: the rest is padding, and a
  * free chunk is taken (one CAS); NULL when none is free. */
 nsc_cell *nsc_tbuf_grow(nsc_tbuf *tb);
@@ -187,6 +190,11 @@ static inline nsc_cell *nsc_tbuf_reserve(nsc_tbuf *tb, uint32_t n)
     if (NSC_UNLIKELY(tb->wleft < n))
         return nsc_tbuf_grow(tb);
     return tb->wpos;
+}
+/* Is there room for n cells in the owner's chunk without taking another? */
+static inline int nsc_tbuf_room(const nsc_tbuf *tb, uint32_t n)
+{
+    return tb->wleft >= n;
 }
 /* Publish the n cells reserved (head counts cells). */
 static inline void nsc_tbuf_commit(nsc_tbuf *tb, uint32_t n)
@@ -259,6 +267,14 @@ static inline void nsc_count_state_drop(nsc_tbuf *tb)
         nsc_count_shared(&nsc_g_pool.shared.states_dropped);
 }
 
+/* A finished event into the cells c that tb's owner reserved, counted. */
+static inline void nsc_event_put(nsc_tbuf *tb, nsc_cell *c, const nsc_event *ev)
+{
+    memcpy(c, ev, sizeof *ev);
+    nsc_tbuf_commit(tb, NSC_EVENT_CELLS);
+    nsc_count(&tb->c.emitted[ev->type]);
+}
+
 /* Append a finished event to tb's queue (counted as emitted, or dropped).
  * Inline: the hot path's stop and the slots' reclaim both append, and the
  * stop must not pay a call for it. */
@@ -271,9 +287,7 @@ static inline void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev)
             nsc_count_state_drop(tb);
         return;
     }
-    memcpy(c, ev, sizeof *ev);
-    nsc_tbuf_commit(tb, NSC_EVENT_CELLS);
-    nsc_count(&tb->c.emitted[ev->type]);
+    nsc_event_put(tb, c, ev);
 }
 
 /* ---- slots.c: handles ----------------------------------------------------- */
@@ -307,9 +321,39 @@ static inline uint64_t nsc_slot_id(uint32_t index, uint64_t word)
 
 /* Claim a slot in tb's range; returns its index or -1 (all busy). */
 int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id);
-/* Decode a handle NCCL gave back: the slot if live and of the same generation,
- * else NULL. Never touches memory outside the slot table. */
-nsc_slot *nsc_slot_lookup(uint64_t id, uint32_t *index);
+/* The slot id names if its generation matches (its word in *word); NULL for
+ * anything else. Never touches memory outside the slot table. Inline: every
+ * stop and state decodes a handle. */
+static inline nsc_slot *nsc_slot_find(uint64_t id, uint32_t *index, uint64_t *word)
+{
+    uint64_t index64 = id & ((1u << NSC_SLOT_BITS) - 1);
+    if (NSC_UNLIKELY(index64 >= nsc_g_pool.nslots || (id >> 52) != 0))
+        return NULL;
+    nsc_slot *s = &nsc_g_pool.slots[index64];
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    if (NSC_UNLIKELY((uint32_t)(w >> 32) != (uint32_t)(id >> NSC_SLOT_BITS) || !(w & NSC_W_LIVE)))
+        return NULL;
+    *index = (uint32_t)index64;
+    *word = w;
+    return s;
+}
+/* Decode a handle NCCL gave back: the slot if live, not stopped and of the
+ * same generation, else NULL. */
+static inline nsc_slot *nsc_slot_lookup(uint64_t id, uint32_t *index)
+{
+    uint64_t index64 = id & ((1u << NSC_SLOT_BITS) - 1);
+    if (NSC_UNLIKELY(index64 >= nsc_g_pool.nslots))
+        return NULL;
+    nsc_slot *s = &nsc_g_pool.slots[index64];
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    /* generation, live and not stopped in one compare (the word's bits from
+     * NSC_W_STOPPED up); an id with bits past the generation never matches */
+    _Static_assert(NSC_W_STOPPED == 1u << 30 && NSC_W_LIVE == 1u << 31, "the word's layout");
+    if (NSC_UNLIKELY(w >> 30 != ((id >> NSC_SLOT_BITS) << 2 | 2)))
+        return NULL;
+    *index = (uint32_t)index64;
+    return s;
+}
 void nsc_slot_free(nsc_slot *s);
 /* The chained plugin's handle of event id, also after its stop; 0 when the
  * slot was reused, the id is not ours, or the other has no such event. */
@@ -347,8 +391,10 @@ nsc_str nsc_intern_slow(const char *s);
 /* A known name is found at its home position: one multiply, one load. */
 static inline nsc_str nsc_intern(const char *s)
 {
+    if (NSC_UNLIKELY(!s))
+        return 0;
     uint32_t h = nsc_intern_hash((uintptr_t)s);
-    if (NSC_LIKELY(s && atomic_load_explicit(&nsc_intern_keys[h], memory_order_acquire) ==
+    if (NSC_LIKELY(atomic_load_explicit(&nsc_intern_keys[h], memory_order_acquire) ==
                             (uintptr_t)s))
         return (nsc_str)(h + 1);
     return nsc_intern_slow(s);
@@ -364,7 +410,7 @@ const char *nsc_intern_text(nsc_str id);
  * init, defs[1] when v3 learns the communicator; each is written once, before
  * def_version (1 or 2, the one to read) is stored with release. */
 typedef struct nsc_pctx {
-    uint16_t index;
+    _Alignas(256) uint16_t index; /* a power of two apart: the lookup shifts */
     void *chain_ctx;              /* the chained plugin's context; valid if chain_ok */
     int chain_ok;                 /* its init succeeded for this communicator */
     _Atomic uint32_t learned;     /* v3: claimed by the one thread that fills defs[1] */
@@ -372,6 +418,8 @@ typedef struct nsc_pctx {
     _Atomic uint32_t def_version;
     nsc_ctx_def defs[2];
 } nsc_pctx;
+
+_Static_assert((sizeof(nsc_pctx) & (sizeof(nsc_pctx) - 1)) == 0, "a context's size is a power of two");
 
 nsc_pctx *nsc_ctx_create(uint64_t comm_id, const char *name, int nnodes, int nranks,
                          int rank, int api_version);
@@ -459,9 +507,8 @@ typedef struct nsc_start {
 /* Begin an event: returns the slot's event to fill (or NULL when dropped),
  * writing the handle into *handle. */
 nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st);
-/* A parent handle as we record it: 0 for an event only the chained plugin
- * asked for (NCCL passes NULL for a type not in the mask). */
-uint64_t nsc_event_parent(uint64_t parent);
+/* nsc_event_parent (after nsc_chain_active) where a chained plugin is loaded. */
+uint64_t nsc_event_parent_chained(uint64_t parent);
 void nsc_event_stop(void *handle);
 void nsc_event_state(void *handle, int state, uint64_t arg);
 
@@ -529,6 +576,13 @@ extern uint32_t nsc_g_mask;
 static inline int nsc_chain_active(void)
 {
     return atomic_load_explicit(&nsc_g_chain_on, memory_order_relaxed);
+}
+/* A parent handle as we record it: 0 for an event only the chained plugin
+ * asked for (NCCL passes NULL for a type not in the mask); without a chained
+ * plugin, the handle itself, inline. */
+static inline uint64_t nsc_event_parent(uint64_t parent)
+{
+    return NSC_LIKELY(!nsc_chain_active()) || !parent ? parent : nsc_event_parent_chained(parent);
 }
 /* Load the plugin at path as NCCL would serving api; errors are logged once. */
 void nsc_chain_load(const char *path, int api);
