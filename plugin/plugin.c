@@ -181,7 +181,7 @@ static uint64_t state_arg_v3(int state, const ncclProfilerEventStateArgs_v3_t *a
     return 0;
 }
 
-static ncclResult_t stop_event(void *eHandle)
+__attribute__((flatten)) static ncclResult_t stop_event(void *eHandle)
 {
     if (NSC_UNLIKELY(nsc_chain_active()))
         nsc_chain_stop(eHandle);
@@ -198,7 +198,7 @@ static ncclResult_t finalize(void *context)
  * plugin, copy the fields of its type from the descriptor (CASES), then what
  * else that version adds (MORE). */
 #define START_ON(V, CASES, MORE)                                                             \
-    static ncclResult_t start_v##V(void *context, void **eHandle,                            \
+    __attribute__((flatten)) static ncclResult_t start_v##V(void *context, void **eHandle,                            \
                                    ncclProfilerEventDescr_v##V##_t *D)                       \
     {                                                                                        \
         nsc_event *ev = BEGIN(context, eHandle, D);                                          \
@@ -238,7 +238,7 @@ static ncclResult_t init_v3(void **context, int *mask)
         PUT_CHILD_CASES(ev, D)
 START_ON(3, PUT_V3_CASES, NO_MORE)
 
-static ncclResult_t state_v3(void *eHandle, ncclProfilerEventState_t state,
+__attribute__((flatten)) static ncclResult_t state_v3(void *eHandle, ncclProfilerEventState_t state,
                              ncclProfilerEventStateArgs_v3_t *args)
 {
     if (NSC_UNLIKELY(nsc_chain_active()))
@@ -267,7 +267,7 @@ static ncclResult_t init_v4(void **context, int *mask, const char *commName, uin
         PUT_KERNEL_CH_V4_CASES(ev, D)
 START_ON(4, PUT_V4_CASES, NO_MORE)
 
-static ncclResult_t state_v4(void *eHandle, ncclProfilerEventState_t state,
+__attribute__((flatten)) static ncclResult_t state_v4(void *eHandle, ncclProfilerEventState_t state,
                              ncclProfilerEventStateArgs_v4_t *args)
 {
     if (NSC_UNLIKELY(nsc_chain_active()))

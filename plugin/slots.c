@@ -68,27 +68,54 @@ static __attribute__((noinline, cold)) int claim_abandoned(nsc_tbuf *tb, nsc_slo
     return 1;
 }
 
-int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
+/* The word that claims a slot whose word was w: the next generation, live. */
+static uint64_t claim_word(uint64_t w)
+{
+    uint32_t gen = GEN(w) + 1;
+    return ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
+}
+
+/* Slot i of tb's range, just claimed with word nw, made ready: its index. */
+static int64_t claimed(nsc_tbuf *tb, nsc_slot *s, uint32_t i, uint64_t nw, uint64_t *id)
+{
+    uint32_t index = tb->index * NSC_SLOTS_PER_THREAD + i;
+    atomic_store_explicit(&s->last_child_ns, 0, memory_order_relaxed);
+    s->parent_slot = 0;
+    s->quiet = 0;
+    atomic_store_explicit(&s->chained, 0, memory_order_release);
+    *id = nsc_slot_id(index, nw);
+    return index;
+}
+
+/* Probing from the cursor, abandoned steps taken too. */
+static __attribute__((noinline)) int64_t alloc_probing(nsc_tbuf *tb, uint64_t *id)
 {
     nsc_slot *base = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD;
     for (uint32_t probe = 0; probe < ALLOC_PROBES; probe++) {
         uint32_t i = tb->cursor++ & (NSC_SLOTS_PER_THREAD - 1);
         nsc_slot *s = &base[i];
         uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
-        uint32_t gen = GEN(w) + 1;
-        uint64_t nw = ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
-        if (NSC_LIKELY(word_allocatable(w)) ? !claim(s, w, nw)
-                                            : !abandoned_step(s, w) || !claim_abandoned(tb, s, w, nw))
-            continue;
-        uint32_t index = tb->index * NSC_SLOTS_PER_THREAD + i;
-        atomic_store_explicit(&s->last_child_ns, 0, memory_order_relaxed);
-        s->parent_slot = 0;
-        s->quiet = 0;
-        atomic_store_explicit(&s->chained, 0, memory_order_release);
-        *id = nsc_slot_id(index, nw);
-        return index;
+        uint64_t nw = claim_word(w);
+        if (word_allocatable(w) ? claim(s, w, nw)
+                                : abandoned_step(s, w) && claim_abandoned(tb, s, w, nw))
+            return claimed(tb, s, i, nw, id);
     }
     return -1;
+}
+
+/* The slot at the cursor is nearly always free or a stopped parent that no
+ * child holds: taken here, small enough to inline into the start. */
+int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
+{
+    uint32_t i = tb->cursor & (NSC_SLOTS_PER_THREAD - 1);
+    nsc_slot *s = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD + i;
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    uint64_t nw = claim_word(w);
+    if (NSC_LIKELY(word_allocatable(w)) && claim(s, w, nw)) {
+        tb->cursor++;
+        return claimed(tb, s, i, nw, id);
+    }
+    return alloc_probing(tb, id);
 }
 
 /* A started event whose slot is ours, even if already stopped (a parent). */
