@@ -57,12 +57,13 @@ static void mark_foreign(nsc_event *ev, const void *context, const nsc_start *st
  * randomised (ASLR off, qemu-user), so the address alone cannot tell. */
 static inline int is_foreign(const nsc_pctx *c, const nsc_start *st)
 {
+    const uint32_t proxy = 1u << NSC_T_PROXY_OP | 1u << NSC_T_PROXY_STEP | 1u << NSC_T_NET_PLUGIN;
     if (!c)
         return 1;
+    if (NSC_LIKELY(!(proxy >> st->type & 1)))
+        return 0;
     if (st->type == NSC_T_PROXY_OP)
         return (uint32_t)st->proxy_pid != nsc_g_pid;
-    if (st->type != NSC_T_PROXY_STEP && st->type != NSC_T_NET_PLUGIN)
-        return 0;
     const nsc_slot *p = nsc_slot_lookup_parent(st->parent);
     return p && (p->ev.flags & NSC_EVF_FOREIGN);
 }
@@ -116,14 +117,13 @@ begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle, const nsc_start 
       int shedding)
 {
     uint64_t id;
-    int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
-    if (NSC_UNLIKELY(index < 0)) {
+    nsc_slot *s = tb ? nsc_slot_alloc(tb, &id) : NULL;
+    if (NSC_UNLIKELY(!s)) {
         *handle = NULL;
         if (!quiet && !shedding)
             nsc_count_drop(tb, st->type);
         return NULL;
     }
-    nsc_slot *s = &nsc_g_pool.slots[index];
     nsc_event *ev = &s->ev;
     /* Every member before the payload stored once, the payload zeroed: a
      * copy of a whole zero event first would store the head twice. */
@@ -163,7 +163,8 @@ begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle, const nsc_start 
             ev->rank = comm_rank(c);
         ev->parent = nsc_event_parent(st->parent);
         uint32_t parent_index;
-        if ((st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH) && ev->parent &&
+        const uint32_t children = 1u << NSC_T_PROXY_OP | 1u << NSC_T_KERNEL_CH;
+        if ((children >> st->type & 1) && ev->parent &&
             nsc_slot_attach(ev->parent, &parent_index) == 0)
             s->parent_slot = parent_index + 1;
     }
@@ -202,14 +203,15 @@ static __attribute__((noinline)) nsc_event *begin_any(void *context, void **hand
     return ev;
 }
 
-/* The fast lanes of every call: the thread holds its buffer, the sampler is
- * not due (its count is taken here, without its clock), the clock is the
- * counter, and the record fits in the chunk. Anything else goes the general
- * way (begin_any, stop_any, state_any), which checks it all again. The lanes
- * of stop and state call nothing, so they need no saved register. */
+/* The fast lanes of every call: the thread holds its buffer, the clock is
+ * the counter, and the record fits in the chunk. Anything else goes the
+ * general way (begin_any, stop_any, state_any), which checks it all again.
+ * The lanes of stop and state call nothing but the sampler's fold (about one
+ * call in NSC_COST_EVERY, last), so they need hardly a saved register; the
+ * sampler times the lanes themselves, as most calls take them. */
 static inline int lane_open(nsc_tbuf *tb, uint32_t cells)
 {
-    return NSC_LIKELY(tb && tb->cost_left > 1 && nsc_g_counter && nsc_tbuf_room(tb, cells));
+    return NSC_LIKELY(tb && nsc_g_counter && nsc_tbuf_room(tb, cells));
 }
 
 /* A start without a chained plugin, of a type the guard does not shed. */
@@ -220,10 +222,12 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
         NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT || nsc_chain_active() ||
                      atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1))
         return begin_any(context, handle, st);
-    tb->cost_left--;
+    uint64_t since = nsc_cost_start(tb, 1);
     if (NSC_UNLIKELY(!st->parent))
         note_orphan(tb, st);
-    return begin(tb, nsc_counter(), context, handle, st, 0, 0);
+    nsc_event *ev = begin(tb, nsc_counter(), context, handle, st, 0, 0);
+    nsc_cost_stop(tb, since, 1);
+    return ev;
 }
 
 static void stop(nsc_tbuf *tb, void *handle)
@@ -272,7 +276,7 @@ void nsc_event_stop(void *handle)
         stop_any(handle);
         return;
     }
-    tb->cost_left--;
+    uint64_t since = nsc_cost_start(tb, 1);
     uint64_t now = nsc_counter();
     uint8_t type = s->ev.type;
     s->ev.stop_ns = now;
@@ -283,6 +287,7 @@ void nsc_event_stop(void *handle)
         nsc_slot_parent_stopped(tb, s, index);
     else
         nsc_slot_free(s);
+    nsc_cost_stop(tb, since, 1);
 }
 
 /* A state's cell at c, reserved in tb's chunk, published. */
@@ -354,7 +359,8 @@ void nsc_event_state(void *handle, int state, uint64_t arg)
         state_any(handle, state, arg);
         return;
     }
-    tb->cost_left--;
+    uint64_t since = nsc_cost_start(tb, 1);
     nsc_count(&tb->c.states_emitted);
     put_state(tb, tb->wpos, handle, state, arg, nsc_counter());
+    nsc_cost_stop(tb, since, 1);
 }

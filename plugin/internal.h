@@ -319,8 +319,8 @@ static inline uint64_t nsc_slot_id(uint32_t index, uint64_t word)
     return ((word >> 32) << NSC_SLOT_BITS) | index;
 }
 
-/* Claim a slot in tb's range; returns its index or -1 (all busy). */
-int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id);
+/* Claim a slot in tb's range, its id in *id; NULL when all are busy. */
+nsc_slot *nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id);
 /* The slot id names if its generation matches (its word in *word); NULL for
  * anything else. Never touches memory outside the slot table. Inline: every
  * stop and state decodes a handle. */
@@ -375,14 +375,15 @@ void nsc_slot_release_all(void);
 
 /* ---- intern.c ------------------------------------------------------------ */
 
-#define NSC_INTERN_CAP 4096u
+#define NSC_INTERN_BITS 12
+#define NSC_INTERN_CAP (1u << NSC_INTERN_BITS)
 
 /* Keys of the intern table (pointer values); entry i has id i + 1. */
 extern _Atomic uintptr_t nsc_intern_keys[NSC_INTERN_CAP];
 
 static inline uint32_t nsc_intern_hash(uintptr_t p)
 {
-    return (uint32_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> 40) & (NSC_INTERN_CAP - 1);
+    return (uint32_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> (64 - NSC_INTERN_BITS));
 }
 
 /* Probing and first sight of a pointer; nsc_intern is the hot path's door. */
@@ -547,23 +548,38 @@ static inline uint64_t nsc_cost_clock(void)
 {
     return NSC_LIKELY(nsc_g_cost_counter) ? nsc_counter() : nsc_mono_ns();
 }
+/* The sampler's clock where the caller knows it is the counter (counter 1:
+ * the hot path's lanes, where nsc_g_counter is set, which implies
+ * nsc_g_cost_counter): a read that calls nothing. */
+static inline uint64_t nsc_cost_read(int counter)
+{
+    return counter ? nsc_counter() : nsc_cost_clock();
+}
 /* A call's entry: its sample's start (| 1: never 0), or 0 when it is not
  * sampled. */
-static inline uint64_t nsc_cost_begin(nsc_tbuf *tb)
+static inline uint64_t nsc_cost_start(nsc_tbuf *tb, int counter)
 {
     if (NSC_UNLIKELY(tb && --tb->cost_left == 0))
-        return nsc_cost_clock() | 1;
+        return nsc_cost_read(counter) | 1;
     return 0;
+}
+static inline uint64_t nsc_cost_begin(nsc_tbuf *tb)
+{
+    return nsc_cost_start(tb, 0);
 }
 /* A claimed buffer's sampler, its random gaps seeded from seed. */
 void nsc_cost_seed(nsc_tbuf *tb, uint32_t seed);
 /* Fold one sample of ticks into tb's cost: the sampler's overhead taken
  * off, the median's bound applied, weighed by its gap; the next gap drawn. */
 void nsc_cost_fold(nsc_tbuf *tb, uint64_t ticks);
-static inline void nsc_cost_end(nsc_tbuf *tb, uint64_t since)
+static inline void nsc_cost_stop(nsc_tbuf *tb, uint64_t since, int counter)
 {
     if (NSC_UNLIKELY(since))
-        nsc_cost_fold(tb, nsc_cost_clock() - since);
+        nsc_cost_fold(tb, nsc_cost_read(counter) - since);
+}
+static inline void nsc_cost_end(nsc_tbuf *tb, uint64_t since)
+{
+    nsc_cost_stop(tb, since, 0);
 }
 
 /* ---- chain.c: the other profiler plugin (NCCLSCOPE_CHAIN) ----------------- */

@@ -75,20 +75,19 @@ static uint64_t claim_word(uint64_t w)
     return ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
 }
 
-/* Slot i of tb's range, just claimed with word nw, made ready: its index. */
-static int64_t claimed(nsc_tbuf *tb, nsc_slot *s, uint32_t i, uint64_t nw, uint64_t *id)
+/* Slot i of tb's range, just claimed with word nw, made ready. */
+static nsc_slot *claimed(nsc_tbuf *tb, nsc_slot *s, uint32_t i, uint64_t nw, uint64_t *id)
 {
-    uint32_t index = tb->index * NSC_SLOTS_PER_THREAD + i;
     atomic_store_explicit(&s->last_child_ns, 0, memory_order_relaxed);
     s->parent_slot = 0;
     s->quiet = 0;
     atomic_store_explicit(&s->chained, 0, memory_order_release);
-    *id = nsc_slot_id(index, nw);
-    return index;
+    *id = nsc_slot_id(tb->index * NSC_SLOTS_PER_THREAD + i, nw);
+    return s;
 }
 
 /* Probing from the cursor, abandoned steps taken too. */
-static __attribute__((noinline)) int64_t alloc_probing(nsc_tbuf *tb, uint64_t *id)
+static __attribute__((noinline)) nsc_slot *alloc_probing(nsc_tbuf *tb, uint64_t *id)
 {
     nsc_slot *base = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD;
     for (uint32_t probe = 0; probe < ALLOC_PROBES; probe++) {
@@ -100,12 +99,12 @@ static __attribute__((noinline)) int64_t alloc_probing(nsc_tbuf *tb, uint64_t *i
                                 : abandoned_step(s, w) && claim_abandoned(tb, s, w, nw))
             return claimed(tb, s, i, nw, id);
     }
-    return -1;
+    return NULL;
 }
 
 /* The slot at the cursor is nearly always free or a stopped parent that no
  * child holds: taken here, small enough to inline into the start. */
-int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
+nsc_slot *nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
 {
     uint32_t i = tb->cursor & (NSC_SLOTS_PER_THREAD - 1);
     nsc_slot *s = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD + i;
