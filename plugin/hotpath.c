@@ -12,6 +12,9 @@
  * The self-cost guard lives here too: every call is counted for the sampler
  * (cost.c) and every Coll's time is counted (the shipper compares them), and
  * a start of a type the guard sheds is counted and dropped at once.
+ *
+ * Each entry has a fast lane for the common case (lane_open) and a general
+ * path for every case; docs/plugin-internals.md, "Hot path".
  */
 
 #include "internal.h"
@@ -110,8 +113,8 @@ static void note_orphan(nsc_tbuf *tb, const nsc_start *st)
 
 /* quiet: a slot only for the chained plugin's handle; shedding: a quiet slot
  * for a shed child that completes its parent (see count_shed). Inlined in
- * both starts (plain and sampled): in the plain one both are 0 and their
- * branches fold away. */
+ * both starts (the lane's and the general one): in the lane both are 0 and
+ * their branches fold away. */
 static inline __attribute__((always_inline)) nsc_event *
 begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle, const nsc_start *st, int quiet,
       int shedding)
@@ -172,8 +175,9 @@ begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle, const nsc_start 
     return shedding ? NULL : ev;
 }
 
-/* A start the sampler times, of a thread without a buffer, or one that the
- * chained plugin or the guard has a say in: every case. */
+/* The general start, for every case: a thread's first call or one without a
+ * buffer, events on CLOCK_MONOTONIC, a chained plugin, a type the guard
+ * sheds. */
 static __attribute__((noinline)) nsc_event *begin_any(void *context, void **handle,
                                                       const nsc_start *st)
 {
@@ -207,7 +211,7 @@ static __attribute__((noinline)) nsc_event *begin_any(void *context, void **hand
  * the counter, and the record fits in the chunk. Anything else goes the
  * general way (begin_any, stop_any, state_any), which checks it all again.
  * The lanes of stop and state call nothing but the sampler's fold (about one
- * call in NSC_COST_EVERY, last), so they need hardly a saved register; the
+ * call in NSC_COST_EVERY, at their end), so they save hardly a register; the
  * sampler times the lanes themselves, as most calls take them. */
 static inline int lane_open(nsc_tbuf *tb, uint32_t cells)
 {
@@ -253,6 +257,7 @@ static void stop(nsc_tbuf *tb, void *handle)
         nsc_slot_free(s);
 }
 
+/* The general stop, for every case. */
 static __attribute__((noinline)) void stop_any(void *handle)
 {
     if (!handle)
@@ -336,6 +341,7 @@ static void record_state(nsc_tbuf *tb, void *handle, int state, uint64_t arg)
     put_state(tb, c, handle, state, arg, now);
 }
 
+/* The general state, for every case. */
 static __attribute__((noinline)) void state_any(void *handle, int state, uint64_t arg)
 {
     if (!handle)
