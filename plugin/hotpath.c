@@ -178,8 +178,7 @@ begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle, const nsc_start 
 /* The general start, for every case: a thread's first call or one without a
  * buffer, events on CLOCK_MONOTONIC, a chained plugin, a type the guard
  * sheds. */
-static __attribute__((noinline)) nsc_event *begin_any(void *context, void **handle,
-                                                      const nsc_start *st)
+static NSC_OUT_OF_LINE nsc_event *begin_any(void *context, void **handle, const nsc_start *st)
 {
     *handle = NULL;
     if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
@@ -258,7 +257,7 @@ static void stop(nsc_tbuf *tb, void *handle)
 }
 
 /* The general stop, for every case. */
-static __attribute__((noinline)) void stop_any(void *handle)
+static NSC_OUT_OF_LINE void stop_any(void *handle)
 {
     if (!handle)
         return;
@@ -342,7 +341,7 @@ static void record_state(nsc_tbuf *tb, void *handle, int state, uint64_t arg)
 }
 
 /* The general state, for every case. */
-static __attribute__((noinline)) void state_any(void *handle, int state, uint64_t arg)
+static NSC_OUT_OF_LINE void state_any(void *handle, int state, uint64_t arg)
 {
     if (!handle)
         return;

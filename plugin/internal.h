@@ -29,6 +29,13 @@
 #define NSC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NSC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* The hot path's entries (plugin.c) have all they call inlined into them,
+ * across files at link time, so that a fast lane (hotpath.c) is one function
+ * that saves no register; what is NSC_OUT_OF_LINE stays a call: the rare
+ * paths, which would otherwise swell each entry and its frame. */
+#define NSC_ENTRY __attribute__((flatten))
+#define NSC_OUT_OF_LINE __attribute__((noinline))
+
 /* ---- config.c ---------------------------------------------------------- */
 
 typedef struct nsc_config {
@@ -420,7 +427,8 @@ typedef struct nsc_pctx {
     nsc_ctx_def defs[2];
 } nsc_pctx;
 
-_Static_assert((sizeof(nsc_pctx) & (sizeof(nsc_pctx) - 1)) == 0, "a context's size is a power of two");
+_Static_assert((sizeof(nsc_pctx) & (sizeof(nsc_pctx) - 1)) == 0,
+               "a context's size is a power of two");
 
 nsc_pctx *nsc_ctx_create(uint64_t comm_id, const char *name, int nnodes, int nranks,
                          int rank, int api_version);

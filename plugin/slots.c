@@ -53,8 +53,7 @@ static int claim(nsc_slot *s, uint64_t w, uint64_t nw)
 /* Claim the slot of an abandoned step: its event, as it was before the CAS,
  * is emitted as open. Out of line: the copy is two cache lines that a
  * common claim must not pay for, nor the stack room. */
-static __attribute__((noinline, cold)) int claim_abandoned(nsc_tbuf *tb, nsc_slot *s, uint64_t w,
-                                                          uint64_t nw)
+static NSC_OUT_OF_LINE int claim_abandoned(nsc_tbuf *tb, nsc_slot *s, uint64_t w, uint64_t nw)
 {
     nsc_event ev = s->ev;
     uint32_t quiet = s->quiet;
@@ -87,7 +86,7 @@ static nsc_slot *claimed(nsc_tbuf *tb, nsc_slot *s, uint32_t i, uint64_t nw, uin
 }
 
 /* Probing from the cursor, abandoned steps taken too. */
-static __attribute__((noinline)) nsc_slot *alloc_probing(nsc_tbuf *tb, uint64_t *id)
+static NSC_OUT_OF_LINE nsc_slot *alloc_probing(nsc_tbuf *tb, uint64_t *id)
 {
     nsc_slot *base = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD;
     for (uint32_t probe = 0; probe < ALLOC_PROBES; probe++) {
