@@ -366,7 +366,7 @@ static void *their_parent(void *ours)
     return ours ? (void *)nsc_slot_chained(PTR(ours)) : NULL;
 }
 
-void nsc_chain_start(int from, void *context, void *handle, const void *descr)
+NSC_OUT_OF_LINE void nsc_chain_start(int from, void *context, void *handle, const void *descr)
 {
     uint32_t index;
     nsc_slot *s = handle ? nsc_slot_lookup(PTR(handle), &index) : NULL;
@@ -402,7 +402,7 @@ void nsc_chain_start(int from, void *context, void *handle, const void *descr)
     atomic_store_explicit(&s->chained, (uintptr_t)h, memory_order_release);
 }
 
-void nsc_chain_stop(void *handle)
+NSC_OUT_OF_LINE void nsc_chain_stop(void *handle)
 {
     void *h = their_handle(handle);
     if (!h)
@@ -415,7 +415,7 @@ void nsc_chain_stop(void *handle)
 
 /* The state arguments' first 8 bytes mean the same in every version (a size,
  * a count, a pointer or a timer); v1..v3 have 8 more (ProxyOp steps). */
-void nsc_chain_state(void *handle, int state, const void *args, size_t args_size)
+NSC_OUT_OF_LINE void nsc_chain_state(void *handle, int state, const void *args, size_t args_size)
 {
     void *h = their_handle(handle);
     if (!h)

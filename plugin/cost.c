@@ -67,7 +67,7 @@ void nsc_cost_seed(nsc_tbuf *tb, uint32_t seed)
     next_gap(tb);
 }
 
-void nsc_cost_fold(nsc_tbuf *tb, uint64_t ticks)
+NSC_OUT_OF_LINE void nsc_cost_fold(nsc_tbuf *tb, uint64_t ticks)
 {
     uint64_t over = atomic_load_explicit(&nsc_g_cost_overhead, memory_order_relaxed);
     ticks = ticks > over ? ticks - over : 0;

@@ -12,6 +12,9 @@
  * The self-cost guard lives here too: every call is counted for the sampler
  * (cost.c) and every Coll's time is counted (the shipper compares them), and
  * a start of a type the guard sheds is counted and dropped at once.
+ *
+ * Each entry has a fast lane for the common case (lane_open) and a general
+ * path for every case; docs/plugin-internals.md, "Hot path".
  */
 
 #include "internal.h"
@@ -55,14 +58,15 @@ static void mark_foreign(nsc_event *ev, const void *context, const nsc_start *st
  * a foreign context that equals one of ours: the plugin's table sits at the
  * same address in every rank's process where load addresses are not
  * randomised (ASLR off, qemu-user), so the address alone cannot tell. */
-static int is_foreign(const nsc_pctx *c, const nsc_start *st)
+static inline int is_foreign(const nsc_pctx *c, const nsc_start *st)
 {
+    const uint32_t proxy = 1u << NSC_T_PROXY_OP | 1u << NSC_T_PROXY_STEP | 1u << NSC_T_NET_PLUGIN;
     if (!c)
         return 1;
+    if (NSC_LIKELY(!(proxy >> st->type & 1)))
+        return 0;
     if (st->type == NSC_T_PROXY_OP)
         return (uint32_t)st->proxy_pid != nsc_g_pid;
-    if (st->type != NSC_T_PROXY_STEP && st->type != NSC_T_NET_PLUGIN)
-        return 0;
     const nsc_slot *p = nsc_slot_lookup_parent(st->parent);
     return p && (p->ev.flags & NSC_EVF_FOREIGN);
 }
@@ -77,10 +81,8 @@ static int32_t comm_rank(const nsc_pctx *c)
     return def->rank > 0 ? def->rank : 0;
 }
 
-uint64_t nsc_event_parent(uint64_t parent)
+uint64_t nsc_event_parent_chained(uint64_t parent)
 {
-    if (NSC_LIKELY(!nsc_chain_active()) || !parent)
-        return parent;
     const nsc_slot *p = nsc_slot_lookup_parent(parent);
     return p && p->quiet ? 0 : parent;
 }
@@ -110,28 +112,37 @@ static void note_orphan(nsc_tbuf *tb, const nsc_start *st)
 }
 
 /* quiet: a slot only for the chained plugin's handle; shedding: a quiet slot
- * for a shed child that completes its parent (see count_shed). */
-static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle,
-                        const nsc_start *st, int quiet, int shedding)
+ * for a shed child that completes its parent (see count_shed). Inlined in
+ * both starts (the lane's and the general one): in the lane both are 0 and
+ * their branches fold away. */
+static inline __attribute__((always_inline)) nsc_event *
+begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle, const nsc_start *st, int quiet,
+      int shedding)
 {
     uint64_t id;
-    int64_t index = tb ? nsc_slot_alloc(tb, &id) : -1;
-    if (NSC_UNLIKELY(index < 0)) {
+    nsc_slot *s = tb ? nsc_slot_alloc(tb, &id) : NULL;
+    if (NSC_UNLIKELY(!s)) {
+        *handle = NULL;
         if (!quiet && !shedding)
             nsc_count_drop(tb, st->type);
         return NULL;
     }
-    nsc_slot *s = &nsc_g_pool.slots[index];
     nsc_event *ev = &s->ev;
-    /* copied from a zero event rather than memset: the compiler zeroes 128
-     * bytes with rep stos, whose start-up alone costs more than the stores */
-    static const nsc_event zero;
-    *ev = zero;
+    /* Every member before the payload stored once, the payload zeroed: a
+     * copy of a whole zero event first would store the head twice. */
     ev->id = id;
+    ev->parent = 0;
     ev->start_ns = now;
+    ev->stop_ns = 0;
     ev->tid = tb->tid;
     ev->rank = st->rank;
+    ev->ctx = 0;
     ev->type = (uint8_t)st->type;
+    ev->flags = 0;
+    ev->origin_pid = 0;
+    ev->origin_parent = 0;
+    ev->origin_ctx = 0;
+    memset(&ev->d, 0, sizeof ev->d);
     atomic_store_explicit(&s->coll_until, 0, memory_order_relaxed);
     *handle = (void *)(uintptr_t)id;
     nsc_pctx *c = nsc_ctx_lookup(context);
@@ -155,7 +166,8 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
             ev->rank = comm_rank(c);
         ev->parent = nsc_event_parent(st->parent);
         uint32_t parent_index;
-        if ((st->type == NSC_T_PROXY_OP || st->type == NSC_T_KERNEL_CH) && ev->parent &&
+        const uint32_t children = 1u << NSC_T_PROXY_OP | 1u << NSC_T_KERNEL_CH;
+        if ((children >> st->type & 1) && ev->parent &&
             nsc_slot_attach(ev->parent, &parent_index) == 0)
             s->parent_slot = parent_index + 1;
     }
@@ -163,7 +175,10 @@ static nsc_event *begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle
     return shedding ? NULL : ev;
 }
 
-nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
+/* The general start, for every case: a thread's first call or one without a
+ * buffer, events on CLOCK_MONOTONIC, a chained plugin, a type the guard
+ * sheds. */
+static NSC_OUT_OF_LINE nsc_event *begin_any(void *context, void **handle, const nsc_start *st)
 {
     *handle = NULL;
     if (NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT))
@@ -191,6 +206,33 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
     return ev;
 }
 
+/* The fast lanes of every call: the thread holds its buffer, the clock is
+ * the counter, and the record fits in the chunk. Anything else goes the
+ * general way (begin_any, stop_any, state_any), which checks it all again.
+ * The lanes of stop and state call nothing but the sampler's fold (about one
+ * call in NSC_COST_EVERY, at their end), so they save hardly a register; the
+ * sampler times the lanes themselves, as most calls take them. */
+static inline int lane_open(nsc_tbuf *tb, uint32_t cells)
+{
+    return NSC_LIKELY(tb && nsc_g_counter && nsc_tbuf_room(tb, cells));
+}
+
+/* A start without a chained plugin, of a type the guard does not shed. */
+nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
+{
+    nsc_tbuf *tb = nsc_tbuf_held();
+    if (!lane_open(tb, 0) ||
+        NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT || nsc_chain_active() ||
+                     atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1))
+        return begin_any(context, handle, st);
+    uint64_t since = nsc_cost_start(tb, 1);
+    if (NSC_UNLIKELY(!st->parent))
+        note_orphan(tb, st);
+    nsc_event *ev = begin(tb, nsc_counter(), context, handle, st, 0, 0);
+    nsc_cost_stop(tb, since, 1);
+    return ev;
+}
+
 static void stop(nsc_tbuf *tb, void *handle)
 {
     uint32_t index;
@@ -214,7 +256,8 @@ static void stop(nsc_tbuf *tb, void *handle)
         nsc_slot_free(s);
 }
 
-void nsc_event_stop(void *handle)
+/* The general stop, for every case. */
+static NSC_OUT_OF_LINE void stop_any(void *handle)
 {
     if (!handle)
         return;
@@ -222,6 +265,46 @@ void nsc_event_stop(void *handle)
     uint64_t since = nsc_cost_begin(tb);
     stop(tb, handle);
     nsc_cost_end(tb, since);
+}
+
+/* A recorded event's stop; a child (it has a parent slot) goes the general
+ * way, for its parent's detach. */
+void nsc_event_stop(void *handle)
+{
+    nsc_tbuf *tb = nsc_tbuf_held();
+    uint32_t index;
+    nsc_slot *s;
+    if (!lane_open(tb, NSC_EVENT_CELLS) ||
+        NSC_UNLIKELY(!(s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index)) || s->quiet ||
+                     s->parent_slot)) {
+        stop_any(handle);
+        return;
+    }
+    uint64_t since = nsc_cost_start(tb, 1);
+    uint64_t now = nsc_counter();
+    uint8_t type = s->ev.type;
+    s->ev.stop_ns = now;
+    if (type == NSC_T_COLL)
+        nsc_slot_coll_extend(tb, s, now);
+    nsc_event_put(tb, tb->wpos, &s->ev);
+    if (type == NSC_T_COLL || type == NSC_T_P2P)
+        nsc_slot_parent_stopped(tb, s, index);
+    else
+        nsc_slot_free(s);
+    nsc_cost_stop(tb, since, 1);
+}
+
+/* A state's cell at c, reserved in tb's chunk, published. */
+static inline void put_state(nsc_tbuf *tb, nsc_cell *c, void *handle, int state, uint64_t arg,
+                             uint64_t now)
+{
+    c->st.id = (uint64_t)(uintptr_t)handle;
+    c->st.ts_ns = now;
+    c->st.arg = arg;
+    c->st.tid = tb->tid;
+    c->st.state = (uint8_t)state;
+    c->b[NSC_CELL_MARK] = NSC_CELL_STATE;
+    nsc_tbuf_commit(tb, 1);
 }
 
 /* The clock is read once the state is known to be recorded: a shed child's
@@ -254,16 +337,11 @@ static void record_state(nsc_tbuf *tb, void *handle, int state, uint64_t arg)
         nsc_count(&tb->c.states_dropped);
         return;
     }
-    c->st.id = (uint64_t)(uintptr_t)handle;
-    c->st.ts_ns = now;
-    c->st.arg = arg;
-    c->st.tid = tb->tid;
-    c->st.state = (uint8_t)state;
-    c->b[NSC_CELL_MARK] = NSC_CELL_STATE;
-    nsc_tbuf_commit(tb, 1);
+    put_state(tb, c, handle, state, arg, now);
 }
 
-void nsc_event_state(void *handle, int state, uint64_t arg)
+/* The general state, for every case. */
+static NSC_OUT_OF_LINE void state_any(void *handle, int state, uint64_t arg)
 {
     if (!handle)
         return;
@@ -271,4 +349,23 @@ void nsc_event_state(void *handle, int state, uint64_t arg)
     uint64_t since = nsc_cost_begin(tb);
     record_state(tb, handle, state, arg);
     nsc_cost_end(tb, since);
+}
+
+/* A recorded event's state; KernelChStop goes the general way, as it may
+ * fold into its event. */
+void nsc_event_state(void *handle, int state, uint64_t arg)
+{
+    nsc_tbuf *tb = nsc_tbuf_held();
+    uint32_t index;
+    const nsc_slot *s;
+    if (!lane_open(tb, 1) || NSC_UNLIKELY((unsigned)state >= NSC_S_COUNT) ||
+        state == NSC_S_KERNEL_CH_STOP ||
+        NSC_UNLIKELY(!(s = nsc_slot_lookup((uint64_t)(uintptr_t)handle, &index)) || s->quiet)) {
+        state_any(handle, state, arg);
+        return;
+    }
+    uint64_t since = nsc_cost_start(tb, 1);
+    nsc_count(&tb->c.states_emitted);
+    put_state(tb, tb->wpos, handle, state, arg, nsc_counter());
+    nsc_cost_stop(tb, since, 1);
 }

@@ -32,7 +32,7 @@ static void fill(intern_text *e, const char *s)
     atomic_store_explicit(&e->ready, 1, memory_order_release);
 }
 
-nsc_str nsc_intern_slow(const char *s)
+NSC_OUT_OF_LINE nsc_str nsc_intern_slow(const char *s)
 {
     if (!s)
         return 0;

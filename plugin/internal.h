@@ -29,6 +29,13 @@
 #define NSC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NSC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* The hot path's entries (plugin.c) have all they call inlined into them,
+ * across files at link time, so that a fast lane (hotpath.c) is one function
+ * that saves no register; what is NSC_OUT_OF_LINE stays a call: the rare
+ * paths, which would otherwise swell each entry and its frame. */
+#define NSC_ENTRY __attribute__((flatten))
+#define NSC_OUT_OF_LINE __attribute__((noinline))
+
 /* ---- config.c ---------------------------------------------------------- */
 
 typedef struct nsc_config {
@@ -177,6 +184,9 @@ void nsc_pool_reset(int zero_counters);     /* all buffers free and empty */
 
 /* The calling thread's buffer, claimed on first use; NULL if the pool is full. */
 nsc_tbuf *nsc_tbuf_self(void);
+/* The buffer the calling thread holds already; NULL where nsc_tbuf_self
+ * would claim one (it never calls: the hot path's fast lane). */
+nsc_tbuf *nsc_tbuf_held(void);
 /* The owner's chunk has no room for a record: the rest is padding, and a
  * free chunk is taken (one CAS); NULL when none is free. */
 nsc_cell *nsc_tbuf_grow(nsc_tbuf *tb);
@@ -187,6 +197,11 @@ static inline nsc_cell *nsc_tbuf_reserve(nsc_tbuf *tb, uint32_t n)
     if (NSC_UNLIKELY(tb->wleft < n))
         return nsc_tbuf_grow(tb);
     return tb->wpos;
+}
+/* Is there room for n cells in the owner's chunk without taking another? */
+static inline int nsc_tbuf_room(const nsc_tbuf *tb, uint32_t n)
+{
+    return tb->wleft >= n;
 }
 /* Publish the n cells reserved (head counts cells). */
 static inline void nsc_tbuf_commit(nsc_tbuf *tb, uint32_t n)
@@ -259,6 +274,14 @@ static inline void nsc_count_state_drop(nsc_tbuf *tb)
         nsc_count_shared(&nsc_g_pool.shared.states_dropped);
 }
 
+/* A finished event into the cells c that tb's owner reserved, counted. */
+static inline void nsc_event_put(nsc_tbuf *tb, nsc_cell *c, const nsc_event *ev)
+{
+    memcpy(c, ev, sizeof *ev);
+    nsc_tbuf_commit(tb, NSC_EVENT_CELLS);
+    nsc_count(&tb->c.emitted[ev->type]);
+}
+
 /* Append a finished event to tb's queue (counted as emitted, or dropped).
  * Inline: the hot path's stop and the slots' reclaim both append, and the
  * stop must not pay a call for it. */
@@ -271,9 +294,7 @@ static inline void nsc_event_emit(nsc_tbuf *tb, const nsc_event *ev)
             nsc_count_state_drop(tb);
         return;
     }
-    memcpy(c, ev, sizeof *ev);
-    nsc_tbuf_commit(tb, NSC_EVENT_CELLS);
-    nsc_count(&tb->c.emitted[ev->type]);
+    nsc_event_put(tb, c, ev);
 }
 
 /* ---- slots.c: handles ----------------------------------------------------- */
@@ -305,11 +326,41 @@ static inline uint64_t nsc_slot_id(uint32_t index, uint64_t word)
     return ((word >> 32) << NSC_SLOT_BITS) | index;
 }
 
-/* Claim a slot in tb's range; returns its index or -1 (all busy). */
-int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id);
-/* Decode a handle NCCL gave back: the slot if live and of the same generation,
- * else NULL. Never touches memory outside the slot table. */
-nsc_slot *nsc_slot_lookup(uint64_t id, uint32_t *index);
+/* Claim a slot in tb's range, its id in *id; NULL when all are busy. */
+nsc_slot *nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id);
+/* The slot id names if its generation matches (its word in *word); NULL for
+ * anything else. Never touches memory outside the slot table. Inline: every
+ * stop and state decodes a handle. */
+static inline nsc_slot *nsc_slot_find(uint64_t id, uint32_t *index, uint64_t *word)
+{
+    uint64_t index64 = id & ((1u << NSC_SLOT_BITS) - 1);
+    if (NSC_UNLIKELY(index64 >= nsc_g_pool.nslots || (id >> 52) != 0))
+        return NULL;
+    nsc_slot *s = &nsc_g_pool.slots[index64];
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    if (NSC_UNLIKELY((uint32_t)(w >> 32) != (uint32_t)(id >> NSC_SLOT_BITS) || !(w & NSC_W_LIVE)))
+        return NULL;
+    *index = (uint32_t)index64;
+    *word = w;
+    return s;
+}
+/* Decode a handle NCCL gave back: the slot if live, not stopped and of the
+ * same generation, else NULL. */
+static inline nsc_slot *nsc_slot_lookup(uint64_t id, uint32_t *index)
+{
+    uint64_t index64 = id & ((1u << NSC_SLOT_BITS) - 1);
+    if (NSC_UNLIKELY(index64 >= nsc_g_pool.nslots))
+        return NULL;
+    nsc_slot *s = &nsc_g_pool.slots[index64];
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+    /* generation, live and not stopped in one compare (the word's bits from
+     * NSC_W_STOPPED up); an id with bits past the generation never matches */
+    _Static_assert(NSC_W_STOPPED == 1u << 30 && NSC_W_LIVE == 1u << 31, "the word's layout");
+    if (NSC_UNLIKELY(w >> 30 != ((id >> NSC_SLOT_BITS) << 2 | 2)))
+        return NULL;
+    *index = (uint32_t)index64;
+    return s;
+}
 void nsc_slot_free(nsc_slot *s);
 /* The chained plugin's handle of event id, also after its stop; 0 when the
  * slot was reused, the id is not ours, or the other has no such event. */
@@ -331,14 +382,15 @@ void nsc_slot_release_all(void);
 
 /* ---- intern.c ------------------------------------------------------------ */
 
-#define NSC_INTERN_CAP 4096u
+#define NSC_INTERN_BITS 12
+#define NSC_INTERN_CAP (1u << NSC_INTERN_BITS)
 
 /* Keys of the intern table (pointer values); entry i has id i + 1. */
 extern _Atomic uintptr_t nsc_intern_keys[NSC_INTERN_CAP];
 
 static inline uint32_t nsc_intern_hash(uintptr_t p)
 {
-    return (uint32_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> 40) & (NSC_INTERN_CAP - 1);
+    return (uint32_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> (64 - NSC_INTERN_BITS));
 }
 
 /* Probing and first sight of a pointer; nsc_intern is the hot path's door. */
@@ -347,8 +399,10 @@ nsc_str nsc_intern_slow(const char *s);
 /* A known name is found at its home position: one multiply, one load. */
 static inline nsc_str nsc_intern(const char *s)
 {
+    if (NSC_UNLIKELY(!s))
+        return 0;
     uint32_t h = nsc_intern_hash((uintptr_t)s);
-    if (NSC_LIKELY(s && atomic_load_explicit(&nsc_intern_keys[h], memory_order_acquire) ==
+    if (NSC_LIKELY(atomic_load_explicit(&nsc_intern_keys[h], memory_order_acquire) ==
                             (uintptr_t)s))
         return (nsc_str)(h + 1);
     return nsc_intern_slow(s);
@@ -364,7 +418,7 @@ const char *nsc_intern_text(nsc_str id);
  * init, defs[1] when v3 learns the communicator; each is written once, before
  * def_version (1 or 2, the one to read) is stored with release. */
 typedef struct nsc_pctx {
-    uint16_t index;
+    _Alignas(256) uint16_t index; /* a power of two apart: the lookup shifts */
     void *chain_ctx;              /* the chained plugin's context; valid if chain_ok */
     int chain_ok;                 /* its init succeeded for this communicator */
     _Atomic uint32_t learned;     /* v3: claimed by the one thread that fills defs[1] */
@@ -372,6 +426,9 @@ typedef struct nsc_pctx {
     _Atomic uint32_t def_version;
     nsc_ctx_def defs[2];
 } nsc_pctx;
+
+_Static_assert((sizeof(nsc_pctx) & (sizeof(nsc_pctx) - 1)) == 0,
+               "a context's size is a power of two");
 
 nsc_pctx *nsc_ctx_create(uint64_t comm_id, const char *name, int nnodes, int nranks,
                          int rank, int api_version);
@@ -459,9 +516,8 @@ typedef struct nsc_start {
 /* Begin an event: returns the slot's event to fill (or NULL when dropped),
  * writing the handle into *handle. */
 nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st);
-/* A parent handle as we record it: 0 for an event only the chained plugin
- * asked for (NCCL passes NULL for a type not in the mask). */
-uint64_t nsc_event_parent(uint64_t parent);
+/* nsc_event_parent (after nsc_chain_active) where a chained plugin is loaded. */
+uint64_t nsc_event_parent_chained(uint64_t parent);
 void nsc_event_stop(void *handle);
 void nsc_event_state(void *handle, int state, uint64_t arg);
 
@@ -500,23 +556,38 @@ static inline uint64_t nsc_cost_clock(void)
 {
     return NSC_LIKELY(nsc_g_cost_counter) ? nsc_counter() : nsc_mono_ns();
 }
+/* The sampler's clock where the caller knows it is the counter (counter 1:
+ * the hot path's lanes, where nsc_g_counter is set, which implies
+ * nsc_g_cost_counter): a read that calls nothing. */
+static inline uint64_t nsc_cost_read(int counter)
+{
+    return counter ? nsc_counter() : nsc_cost_clock();
+}
 /* A call's entry: its sample's start (| 1: never 0), or 0 when it is not
  * sampled. */
-static inline uint64_t nsc_cost_begin(nsc_tbuf *tb)
+static inline uint64_t nsc_cost_start(nsc_tbuf *tb, int counter)
 {
     if (NSC_UNLIKELY(tb && --tb->cost_left == 0))
-        return nsc_cost_clock() | 1;
+        return nsc_cost_read(counter) | 1;
     return 0;
+}
+static inline uint64_t nsc_cost_begin(nsc_tbuf *tb)
+{
+    return nsc_cost_start(tb, 0);
 }
 /* A claimed buffer's sampler, its random gaps seeded from seed. */
 void nsc_cost_seed(nsc_tbuf *tb, uint32_t seed);
 /* Fold one sample of ticks into tb's cost: the sampler's overhead taken
  * off, the median's bound applied, weighed by its gap; the next gap drawn. */
 void nsc_cost_fold(nsc_tbuf *tb, uint64_t ticks);
-static inline void nsc_cost_end(nsc_tbuf *tb, uint64_t since)
+static inline void nsc_cost_stop(nsc_tbuf *tb, uint64_t since, int counter)
 {
     if (NSC_UNLIKELY(since))
-        nsc_cost_fold(tb, nsc_cost_clock() - since);
+        nsc_cost_fold(tb, nsc_cost_read(counter) - since);
+}
+static inline void nsc_cost_end(nsc_tbuf *tb, uint64_t since)
+{
+    nsc_cost_stop(tb, since, 0);
 }
 
 /* ---- chain.c: the other profiler plugin (NCCLSCOPE_CHAIN) ----------------- */
@@ -529,6 +600,13 @@ extern uint32_t nsc_g_mask;
 static inline int nsc_chain_active(void)
 {
     return atomic_load_explicit(&nsc_g_chain_on, memory_order_relaxed);
+}
+/* A parent handle as we record it: 0 for an event only the chained plugin
+ * asked for (NCCL passes NULL for a type not in the mask); without a chained
+ * plugin, the handle itself, inline. */
+static inline uint64_t nsc_event_parent(uint64_t parent)
+{
+    return NSC_LIKELY(!nsc_chain_active()) || !parent ? parent : nsc_event_parent_chained(parent);
 }
 /* Load the plugin at path as NCCL would serving api; errors are logged once. */
 void nsc_chain_load(const char *path, int api);

@@ -181,7 +181,7 @@ static uint64_t state_arg_v3(int state, const ncclProfilerEventStateArgs_v3_t *a
     return 0;
 }
 
-static ncclResult_t stop_event(void *eHandle)
+NSC_ENTRY static ncclResult_t stop_event(void *eHandle)
 {
     if (NSC_UNLIKELY(nsc_chain_active()))
         nsc_chain_stop(eHandle);
@@ -198,8 +198,8 @@ static ncclResult_t finalize(void *context)
  * plugin, copy the fields of its type from the descriptor (CASES), then what
  * else that version adds (MORE). */
 #define START_ON(V, CASES, MORE)                                                             \
-    static ncclResult_t start_v##V(void *context, void **eHandle,                            \
-                                   ncclProfilerEventDescr_v##V##_t *D)                       \
+    NSC_ENTRY static ncclResult_t start_v##V(void *context, void **eHandle,                  \
+                                             ncclProfilerEventDescr_v##V##_t *D)             \
     {                                                                                        \
         nsc_event *ev = BEGIN(context, eHandle, D);                                          \
         if (NSC_UNLIKELY(nsc_chain_active()))                                                \
@@ -238,8 +238,8 @@ static ncclResult_t init_v3(void **context, int *mask)
         PUT_CHILD_CASES(ev, D)
 START_ON(3, PUT_V3_CASES, NO_MORE)
 
-static ncclResult_t state_v3(void *eHandle, ncclProfilerEventState_t state,
-                             ncclProfilerEventStateArgs_v3_t *args)
+NSC_ENTRY static ncclResult_t state_v3(void *eHandle, ncclProfilerEventState_t state,
+                                       ncclProfilerEventStateArgs_v3_t *args)
 {
     if (NSC_UNLIKELY(nsc_chain_active()))
         nsc_chain_state(eHandle, (int)state, args, sizeof *args);
@@ -267,8 +267,8 @@ static ncclResult_t init_v4(void **context, int *mask, const char *commName, uin
         PUT_KERNEL_CH_V4_CASES(ev, D)
 START_ON(4, PUT_V4_CASES, NO_MORE)
 
-static ncclResult_t state_v4(void *eHandle, ncclProfilerEventState_t state,
-                             ncclProfilerEventStateArgs_v4_t *args)
+NSC_ENTRY static ncclResult_t state_v4(void *eHandle, ncclProfilerEventState_t state,
+                                       ncclProfilerEventStateArgs_v4_t *args)
 {
     if (NSC_UNLIKELY(nsc_chain_active()))
         nsc_chain_state(eHandle, (int)state, args, sizeof *args);

@@ -50,62 +50,70 @@ static int claim(nsc_slot *s, uint64_t w, uint64_t nw)
                                                    memory_order_relaxed);
 }
 
-int64_t nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
+/* Claim the slot of an abandoned step: its event, as it was before the CAS,
+ * is emitted as open. Out of line: the copy is two cache lines that a
+ * common claim must not pay for, nor the stack room. */
+static NSC_OUT_OF_LINE int claim_abandoned(nsc_tbuf *tb, nsc_slot *s, uint64_t w, uint64_t nw)
+{
+    nsc_event ev = s->ev;
+    uint32_t quiet = s->quiet;
+    if (!claim(s, w, nw))
+        return 0;
+    if (!quiet) {
+        ev.stop_ns = nsc_tick();
+        ev.flags |= NSC_EVF_OPEN;
+        nsc_event_emit(tb, &ev);
+    }
+    return 1;
+}
+
+/* The word that claims a slot whose word was w: the next generation, live. */
+static uint64_t claim_word(uint64_t w)
+{
+    uint32_t gen = GEN(w) + 1;
+    return ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
+}
+
+/* Slot i of tb's range, just claimed with word nw, made ready. */
+static nsc_slot *claimed(nsc_tbuf *tb, nsc_slot *s, uint32_t i, uint64_t nw, uint64_t *id)
+{
+    atomic_store_explicit(&s->last_child_ns, 0, memory_order_relaxed);
+    s->parent_slot = 0;
+    s->quiet = 0;
+    atomic_store_explicit(&s->chained, 0, memory_order_release);
+    *id = nsc_slot_id(tb->index * NSC_SLOTS_PER_THREAD + i, nw);
+    return s;
+}
+
+/* Probing from the cursor, abandoned steps taken too. */
+static NSC_OUT_OF_LINE nsc_slot *alloc_probing(nsc_tbuf *tb, uint64_t *id)
 {
     nsc_slot *base = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD;
     for (uint32_t probe = 0; probe < ALLOC_PROBES; probe++) {
         uint32_t i = tb->cursor++ & (NSC_SLOTS_PER_THREAD - 1);
         nsc_slot *s = &base[i];
         uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
-        int abandoned = !word_allocatable(w) && abandoned_step(s, w);
-        if (!word_allocatable(w) && !abandoned)
-            continue;
-        /* the abandoned event as it was before the CAS; copied only then, a
-         * copy on every claim would be two cache lines of the hot path's */
-        nsc_event ev;
-        if (NSC_UNLIKELY(abandoned))
-            ev = s->ev;
-        uint32_t quiet = s->quiet;
-        uint32_t gen = GEN(w) + 1;
-        uint64_t nw = ((uint64_t)(gen ? gen : 1) << 32) | NSC_W_LIVE;
-        if (claim(s, w, nw)) {
-            if (NSC_UNLIKELY(abandoned) && !quiet) {
-                ev.stop_ns = nsc_tick();
-                ev.flags |= NSC_EVF_OPEN;
-                nsc_event_emit(tb, &ev);
-            }
-            uint32_t index = tb->index * NSC_SLOTS_PER_THREAD + i;
-            atomic_store_explicit(&s->last_child_ns, 0, memory_order_relaxed);
-            s->parent_slot = 0;
-            s->quiet = 0;
-            atomic_store_explicit(&s->chained, 0, memory_order_release);
-            *id = nsc_slot_id(index, nw);
-            return index;
-        }
+        uint64_t nw = claim_word(w);
+        if (word_allocatable(w) ? claim(s, w, nw)
+                                : abandoned_step(s, w) && claim_abandoned(tb, s, w, nw))
+            return claimed(tb, s, i, nw, id);
     }
-    return -1;
+    return NULL;
 }
 
-/* The slot id names if its generation matches; NULL for anything else. */
-static nsc_slot *slot_of(uint64_t id, uint32_t *index, uint64_t *word)
+/* The slot at the cursor is nearly always free or a stopped parent that no
+ * child holds: taken here, small enough to inline into the start. */
+nsc_slot *nsc_slot_alloc(nsc_tbuf *tb, uint64_t *id)
 {
-    uint64_t index64 = id & ((1u << NSC_SLOT_BITS) - 1);
-    if (index64 >= nsc_g_pool.nslots || (id >> 52) != 0)
-        return NULL;
-    nsc_slot *s = &nsc_g_pool.slots[index64];
+    uint32_t i = tb->cursor & (NSC_SLOTS_PER_THREAD - 1);
+    nsc_slot *s = nsc_g_pool.slots + (size_t)tb->index * NSC_SLOTS_PER_THREAD + i;
     uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
-    if (GEN(w) != (uint32_t)(id >> NSC_SLOT_BITS) || !(w & NSC_W_LIVE))
-        return NULL;
-    *index = (uint32_t)index64;
-    *word = w;
-    return s;
-}
-
-nsc_slot *nsc_slot_lookup(uint64_t id, uint32_t *index)
-{
-    uint64_t w;
-    nsc_slot *s = slot_of(id, index, &w);
-    return s && !(w & NSC_W_STOPPED) ? s : NULL;
+    uint64_t nw = claim_word(w);
+    if (NSC_LIKELY(word_allocatable(w)) && claim(s, w, nw)) {
+        tb->cursor++;
+        return claimed(tb, s, i, nw, id);
+    }
+    return alloc_probing(tb, id);
 }
 
 /* A started event whose slot is ours, even if already stopped (a parent). */
@@ -113,7 +121,7 @@ nsc_slot *nsc_slot_lookup_parent(uint64_t id)
 {
     uint32_t index;
     uint64_t w;
-    return slot_of(id, &index, &w);
+    return nsc_slot_find(id, &index, &w);
 }
 
 /* A stopped event's slot keeps its generation, and the chained handle, until
@@ -141,7 +149,7 @@ void nsc_slot_free(nsc_slot *s)
 int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index)
 {
     uint64_t w;
-    nsc_slot *s = slot_of(parent_id, parent_index, &w);
+    nsc_slot *s = nsc_slot_find(parent_id, parent_index, &w);
     if (!s)
         return -1;
     uint64_t nw;

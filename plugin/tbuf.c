@@ -253,6 +253,12 @@ static nsc_tbuf *claim(void)
     return self.tb;
 }
 
+nsc_tbuf *nsc_tbuf_held(void)
+{
+    uint32_t epoch = atomic_load_explicit(&nsc_g_epoch, memory_order_acquire);
+    return NSC_LIKELY(self.epoch == epoch) ? self.tb : NULL;
+}
+
 nsc_tbuf *nsc_tbuf_self(void)
 {
     uint32_t epoch = atomic_load_explicit(&nsc_g_epoch, memory_order_acquire);
