@@ -2,7 +2,8 @@
  * with known pairs: rank 0 sends 3 times to rank 1, which posts 4 Recvs
  * from 0 (the 4th Send never came), stored out of start order; rank 1 sends
  * twice to rank 2, whose second Recv is half the size; rank 2 sends once to
- * rank 0, which never receives it. */
+ * rank 0, which never receives it. A read from the settled_ns of any
+ * earlier read pairs as the whole job does. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,57 @@ Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
     cr_assert_eq(qj_i64(send, "bytes"), 256);
     nsc_json_free(&d);
     qf_result_free(&res);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* The start_ns of every unmatched operation of a p2p read from t0 (0:
+ * whole) into starts, with the settled_ns it gives; returns their count. */
+static size_t unmatched_from(nsc_store *st, uint64_t t0, uint64_t t1, uint64_t *starts, size_t cap,
+                             uint64_t *settled)
+{
+    char qs[128];
+    size_t n = 0;
+    snprintf(qs, sizeof qs, "comm=0x55&t0_ns=%llu&t1_ns=%llu", (unsigned long long)t0, (unsigned long long)t1);
+    qf_result res = qf_run(st, "p2p", qs);
+    cr_assert_eq(res.rc, 0, "%s", res.err);
+    nsc_json_doc d;
+    nsc_json_error e;
+    cr_assert_eq(nsc_json_parse(res.text, res.len, NULL, &d, &e), 0, "%s: %s", e.msg, res.text);
+    const nsc_json *o = nsc_json_root(&d), *un = nsc_json_get(o, "unmatched");
+    cr_assert_not_null(nsc_json_get(o, "settled_ns"), "%s", res.text);
+    *settled = (uint64_t)qj_i64(o, "settled_ns");
+    for (uint32_t i = 0; i < un->count && n < cap; i++)
+        starts[n++] = (uint64_t)qj_i64(nsc_json_at(un, i), "start_ns");
+    nsc_json_free(&d);
+    qf_result_free(&res);
+    return n;
+}
+
+/* Reads that end where a pair is half seen (rank 0's Send at +1000 before
+ * its Recv at +1300, rank 1's Send at +5000 after its Recv) settle before
+ * it: a read from there reports what the whole job does, no Recv of a cut
+ * pair as unmatched. The last Recv from 0 and the Send to 0 stay reported. */
+Test(p2p, a_read_from_settled_ns_pairs_as_the_whole_job)
+{
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+    fill(st);
+    uint64_t whole[8], from[8], settled, unused;
+    size_t n = unmatched_from(st, 0, UINT64_MAX, whole, 8, &settled);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(settled, T0 + 2000, "rank 0 reported nothing after +2000");
+    static const uint64_t ends[] = {T0 + 1200, T0 + 4950, UINT64_MAX};
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+        unmatched_from(st, 0, ends[i], from, 8, &settled);
+        cr_assert_leq(settled, ends[i]);
+        size_t m = unmatched_from(st, settled, UINT64_MAX, from, 8, &unused);
+        cr_assert_eq(m, n, "from %llu", (unsigned long long)(settled - T0));
+        cr_assert_arr_eq(from, whole, n * sizeof *whole, "from %llu", (unsigned long long)(settled - T0));
+    }
+    n = unmatched_from(st, T0 + 1100, UINT64_MAX, from, 8, &unused);
+    cr_assert_eq(n, 3, "a read that cuts a pair reports its Recv as unmatched");
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }
