@@ -103,6 +103,19 @@ typedef struct nsc_problem {
 
 typedef struct nsc_rc_late nsc_rc_late;
 
+/* Per communicator, where its Send/Recv check starts (the p2p endpoint's
+ * settled_ns at the last pass): kept by the caller across the root-cause
+ * passes, so that the check reads what came since and not the job whole. */
+typedef struct nsc_p2p_from {
+    struct nsc_p2p_mark {
+        char comm[24];
+        uint64_t ns;
+    } *v;
+    size_t n, cap;
+} nsc_p2p_from;
+
+void nsc_p2p_from_free(nsc_p2p_from *s);
+
 typedef struct nsc_findings {
     nsc_diag_src *src;
     nsc_rc_late *late;  /* the communicator being checked */
@@ -119,13 +132,14 @@ typedef struct nsc_findings {
      * collector's root-cause passes, whose cost must not grow with the job. */
     uint64_t window;
     char seqs[48];     /* the communicator being checked: its seq span, "" for all */
+    nsc_p2p_from *p2p_from;  /* NULL: the Send/Recv check reads each communicator whole */
     nsc_problem p[NSC_DIAG_MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;
 } nsc_findings;
 
 /* Every problem of the job (NULL: the source's only or latest one), most
- * severe first; f zeroed but for f->src, f->only and f->window. `status` is the status
+ * severe first; f zeroed but for f->src, f->only, f->window and f->p2p_from. `status` is the status
  * document when the caller has it (hosts, for every job), else NULL and it
  * is fetched. Used by diagnose, by watch while a communicator is stuck and
  * by hosts. */

@@ -31,6 +31,7 @@
 
 #include "dint.h"
 #include "figures.h"
+#include "grow.h"
 #include "qs.h"
 #include "statusdoc.h"
 
@@ -142,16 +143,63 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     return 0;
 }
 
+void nsc_p2p_from_free(nsc_p2p_from *s)
+{
+    free(s->v);
+    *s = (nsc_p2p_from){0};
+}
+
+/* The mark of comm in s, added at 0 when new; NULL without memory. */
+static struct nsc_p2p_mark *p2p_mark(nsc_p2p_from *s, const char *comm)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i].comm, comm) == 0)
+            return &s->v[i];
+    if (nsc_grow(&s->v, s->n, &s->cap, sizeof *s->v, 8))
+        return NULL;
+    struct nsc_p2p_mark *m = &s->v[s->n++];
+    snprintf(m->comm, sizeof m->comm, "%s", comm);
+    m->ns = 0;
+    return m;
+}
+
+/* q and, with f->p2p_from, the start its mark of comm names (t0_ns). */
+static int p2p_query(findings *f, const char *comm, const char *q, char *out, size_t cap,
+                     struct nsc_p2p_mark **mark)
+{
+    char t0[24];
+    *mark = f->p2p_from ? p2p_mark(f->p2p_from, comm) : NULL;
+    if (f->p2p_from && !*mark) {
+        snprintf(f->src->err, sizeof f->src->err, "out of memory");
+        return NSC_DIAG_FAIL;
+    }
+    snprintf(out, cap, "%s", q);
+    snprintf(t0, sizeof t0, "%" PRIu64, *mark ? (*mark)->ns : 0);
+    if (*mark && (*mark)->ns && nsc_qs_add(out, cap, "t0_ns", t0) != 0) {
+        snprintf(f->src->err, sizeof f->src->err, "query string too long");
+        return NSC_DIAG_FAIL;
+    }
+    return NSC_DIAG_OK;
+}
+
 /* Send/Recv operations left without their other side (the p2p endpoint's
  * unmatched list, by direction and side, in order): a Recv whose Send never
  * came is a rank waiting on a peer that never sent, a hang in point-to-point
- * traffic. One problem per rank, peer and side, at its first operation. */
-static int check_p2p(findings *f, const char *comm, const char *q)
+ * traffic. One problem per rank, peer and side, at its first operation. With
+ * f->p2p_from, read from where the last pass left every pair matched: an
+ * operation left over stays after that point, so it is still found. */
+static int check_p2p(findings *f, const char *comm, const char *qs)
 {
     nsc_doc d;
-    int rc = nsc_diag_fetch_doc(f->src, "p2p", q, &d);
+    char q[2048];
+    struct nsc_p2p_mark *mark;
+    int rc = p2p_query(f, comm, qs, q, sizeof q, &mark);
+    if (rc == NSC_DIAG_OK)
+        rc = nsc_diag_fetch_doc(f->src, "p2p", q, &d);
     if (rc != NSC_DIAG_OK)
         return rc;
+    if (mark)
+        mark->ns = nsc_diag_num(nsc_json_root(&d.doc), "settled_ns");
     const nsc_json *un = nsc_json_get(nsc_json_root(&d.doc), "unmatched");
     for (const nsc_json *u = nsc_json_first(un), *next; u; u = next) {
         const char *func = nsc_json_str(nsc_json_get(u, "func"));
@@ -201,7 +249,7 @@ static int64_t first_absent(const nsc_json *seen, int64_t nranks)
 }
 
 /* f->seqs for communicator id: its last f->window seqs by the live state
- * (p2p has no seqs: it is read whole). */
+ * (p2p has no seqs: it reads from f->p2p_from, check_p2p). */
 static void set_window(findings *f, const char *id)
 {
     uint64_t top = f->window && f->status ? nsc_status_comm_max_seq(f->status, f->job, id) : 0;

@@ -16,9 +16,9 @@
 # (rootcause_window_seqs 0, what every pass did before) and the window
 # (NSC_WINDOW, default 2048 as the collector's), so that both see the same
 # load; prints each, then the medians with the load average. The window
-# bounds the collectives and ledger a pass reads; its Send/Recv check still
-# reads the job's raw events whole (docs/collector-http.md, "Root-cause
-# metrics"), the part that still grows with the job.
+# bounds the collectives and ledger a pass reads, and its Send/Recv check
+# reads the raw events since the last pass settled them (docs/collector-http.md,
+# "Root-cause metrics").
 set -euo pipefail
 bin=$1 plugin=$2 runs=${3:-3} short=${4:-2000} long=${5:-12000}
 nodes=2
