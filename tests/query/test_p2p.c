@@ -84,18 +84,25 @@ static const nsc_json *pair(const nsc_json *root, int from, int to)
     return NULL;
 }
 
+/* The p2p document of qs into d, res holding its text. */
+static const nsc_json *p2p_doc(nsc_store *st, const char *qs, qf_result *res, nsc_json_doc *d)
+{
+    nsc_json_error e;
+    *res = qf_run(st, "p2p", qs);
+    cr_assert_eq(res->rc, 0, "%s", res->err);
+    cr_assert_eq(nsc_json_parse(res->text, res->len, NULL, d, &e), 0, "%s: %s", e.msg, res->text);
+    return nsc_json_root(d);
+}
+
 Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
 {
     char *dir;
     nsc_store *st = nsc_tmp_store_open(&dir);
     cr_assert_not_null(st);
     fill(st);
-    qf_result res = qf_run(st, "p2p", "comm=0x55");
-    cr_assert_eq(res.rc, 0, "%s", res.err);
+    qf_result res;
     nsc_json_doc d;
-    nsc_json_error e;
-    cr_assert_eq(nsc_json_parse(res.text, res.len, NULL, &d, &e), 0, "%s: %s", e.msg, res.text);
-    const nsc_json *o = nsc_json_root(&d);
+    const nsc_json *o = p2p_doc(st, "comm=0x55", &res, &d);
     cr_assert_eq(qj_i64(o, "sends"), 6);
     cr_assert_eq(qj_i64(o, "recvs"), 6);
     cr_assert_eq(qj_i64(o, "matched"), 5);
@@ -146,12 +153,9 @@ static size_t unmatched_from(nsc_store *st, uint64_t t0, uint64_t t1, uint64_t *
     char qs[128];
     size_t n = 0;
     snprintf(qs, sizeof qs, "comm=0x55&t0_ns=%llu&t1_ns=%llu", (unsigned long long)t0, (unsigned long long)t1);
-    qf_result res = qf_run(st, "p2p", qs);
-    cr_assert_eq(res.rc, 0, "%s", res.err);
+    qf_result res;
     nsc_json_doc d;
-    nsc_json_error e;
-    cr_assert_eq(nsc_json_parse(res.text, res.len, NULL, &d, &e), 0, "%s: %s", e.msg, res.text);
-    const nsc_json *o = nsc_json_root(&d), *un = nsc_json_get(o, "unmatched");
+    const nsc_json *o = p2p_doc(st, qs, &res, &d), *un = nsc_json_get(o, "unmatched");
     cr_assert_not_null(nsc_json_get(o, "settled_ns"), "%s", res.text);
     *settled = (uint64_t)qj_i64(o, "settled_ns");
     for (uint32_t i = 0; i < un->count && n < cap; i++)
