@@ -274,6 +274,7 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     f->src = &ds.src;
     f->window = m->c->cfg.rootcause_window_seqs;
     f->p2p_from = f->window ? &r->p2p_from : NULL;
+    f->p2p_lag_ns = m->c->cfg.rootcause_p2p_lag_ms * 1000000ull;
     int rc = nsc_diag_find(name, status, f);
     nsc_diagapi_src_release(&ds);  /* ClickHouse: the job stays in the query cache */
     if (rc != NSC_DIAG_OK) {

@@ -133,13 +133,15 @@ typedef struct nsc_findings {
     uint64_t window;
     char seqs[48];     /* the communicator being checked: its seq span, "" for all */
     nsc_p2p_from *p2p_from;  /* NULL: the Send/Recv check reads each communicator whole */
+    uint64_t p2p_lag_ns;     /* with p2p_from: how late a Send or Recv record may still come */
     nsc_problem p[NSC_DIAG_MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;
 } nsc_findings;
 
 /* Every problem of the job (NULL: the source's only or latest one), most
- * severe first; f zeroed but for f->src, f->only, f->window and f->p2p_from. `status` is the status
+ * severe first; f zeroed but for f->src, f->only, f->window, f->p2p_from and
+ * f->p2p_lag_ns. `status` is the status
  * document when the caller has it (hosts, for every job), else NULL and it
  * is fetched. Used by diagnose, by watch while a communicator is stuck and
  * by hosts. */

@@ -163,11 +163,12 @@ static struct nsc_p2p_mark *p2p_mark(nsc_p2p_from *s, const char *comm)
     return m;
 }
 
-/* q and, with f->p2p_from, the start its mark of comm names (t0_ns). */
+/* q and, with f->p2p_from, the start its mark of comm names (t0_ns) and how
+ * far behind the job's latest event the next mark stays (settle_lag_ns). */
 static int p2p_query(findings *f, const char *comm, const char *q, char *out, size_t cap,
                      struct nsc_p2p_mark **mark)
 {
-    char t0[24];
+    char t0[24], lag[24];
     *mark = f->p2p_from ? p2p_mark(f->p2p_from, comm) : NULL;
     if (f->p2p_from && !*mark) {
         snprintf(f->src->err, sizeof f->src->err, "out of memory");
@@ -175,7 +176,9 @@ static int p2p_query(findings *f, const char *comm, const char *q, char *out, si
     }
     snprintf(out, cap, "%s", q);
     snprintf(t0, sizeof t0, "%" PRIu64, *mark ? (*mark)->ns : 0);
-    if (*mark && (*mark)->ns && nsc_qs_add(out, cap, "t0_ns", t0) != 0) {
+    snprintf(lag, sizeof lag, "%" PRIu64, f->p2p_lag_ns);
+    if ((*mark && (*mark)->ns && nsc_qs_add(out, cap, "t0_ns", t0) != 0) ||
+        (*mark && nsc_qs_add(out, cap, "settle_lag_ns", lag) != 0)) {
         snprintf(f->src->err, sizeof f->src->err, "query string too long");
         return NSC_DIAG_FAIL;
     }

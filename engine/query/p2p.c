@@ -9,7 +9,8 @@
  * a window that cuts a pair's history shifts its matching (the default
  * window is the whole job). settled_ns names a start that cuts none, so
  * that a later read (the collector's root-cause passes) can begin there and
- * not read the job whole again.
+ * not read the job whole again; settle_lag_ns keeps it behind the records
+ * still on their way.
  */
 #include "qint.h"
 #include "busbw.h"
@@ -251,17 +252,24 @@ static uint64_t balanced_before(const pp_step *v, size_t n, size_t ndir, uint64_
 }
 
 /* Where a later read can start without cutting a pair (settled_ns): before
- * it the directions balance (balanced_before) and every rank already
- * reported past it, so none of its operations before it is still on its
- * way (a rank's records arrive in order); a rank with nothing in the window
- * holds it at the window's start. s is sorted by direction. */
+ * it the directions balance (balanced_before), every rank already reported
+ * past it, and it lies settle_lag before the latest event read. A rank's
+ * records need not arrive in start order (an operation's record comes when
+ * it ends, after the ones that started later and ended sooner; batches of
+ * two agents interleave): one that started before the settled point would
+ * be missed by a read from there, and its other side reported unmatched, so
+ * the point waits settle_lag for such a record. A rank with nothing in the
+ * window holds it at the window's start. s is sorted by direction. */
 static int settled_at(nsc_q_ctx *c, const pp_set *s, const uint64_t *last, uint64_t *at)
 {
-    uint64_t cap = c->q->t1;
+    uint64_t cap = c->q->t1, latest = 0;
     for (size_t r = 0; r < c->nranks; r++) {
         uint64_t a = last[r] ? nsc_q_align(c, &c->ranks[r], last[r], NULL) : c->q->t0;
         cap = a < cap ? a : cap;
+        latest = a > latest ? a : latest;
     }
+    uint64_t lagged = latest > c->q->settle_lag ? latest - c->q->settle_lag : 0;
+    cap = lagged < cap ? lagged : cap;  /* below t0_ns: balanced_before holds t0_ns */
     pp_step *v = malloc((s->n ? s->n : 1) * sizeof *v);
     if (!v)
         return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");

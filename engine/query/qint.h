@@ -22,7 +22,8 @@ enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q
 /* Which parameters were given (bits of nsc_query.has). */
 enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
        QP_FUNC = 1 << 5, QP_SEQ = 1 << 6, QP_TYPE = 1 << 7, QP_LIMIT = 1 << 8,
-       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10, QP_STATES = 1 << 11, QP_CLOCK = 1 << 12 };
+       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10, QP_STATES = 1 << 11, QP_CLOCK = 1 << 12,
+       QP_SETTLE_LAG = 1 << 13 };
 
 #define Q_MAX_RANGES 64
 
@@ -38,6 +39,7 @@ struct nsc_query {
     size_t nranges;
     uint64_t t0, t1;          /* aligned, inclusive; defaults 0 and UINT64_MAX */
     uint64_t seq_lo, seq_hi;  /* defaults 0 and UINT64_MAX */
+    uint64_t settle_lag;      /* p2p: settled_ns stays this far behind the latest event read */
     uint32_t types;           /* event type mask */
     uint64_t limit;
     uint64_t cursor[3];       /* the endpoint's resume key (docs/api.md, paging) */

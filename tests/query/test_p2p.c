@@ -35,7 +35,8 @@ static const op ops[] = {
 };
 #define NOPS (sizeof ops / sizeof *ops)
 
-static void fill(nsc_store *st)
+/* The operations v[0..n) in one commit, their event ids from id0. */
+static void put_ops(nsc_store *st, const op *v, size_t n, uint64_t id0)
 {
     static const char *const text[NSTRS] = {"Send", "Recv", "ncclFloat32"};
     nsc_str_def sd[NSTRS];
@@ -46,29 +47,36 @@ static void fill(nsc_store *st)
     }
     cr_assert_eq(nsc_store_begin(st, 1), 0);
     for (int r = 0; r < RANKS; r++) {
-        nsc_event ev[NOPS];
-        size_t n = 0;
-        for (size_t i = 0; i < NOPS; i++) {
-            if (ops[i].rank != r)
+        nsc_event ev[16];
+        size_t k = 0;
+        for (size_t i = 0; i < n && k < sizeof ev / sizeof *ev; i++) {
+            if (v[i].rank != r)
                 continue;
-            nsc_event *e = &ev[n++];
+            nsc_event *e = &ev[k++];
             memset(e, 0, sizeof *e);
-            e->id = 10 + i;
-            e->start_ns = ops[i].start;
-            e->stop_ns = ops[i].start + 50;
+            e->id = id0 + i;
+            e->start_ns = v[i].start;
+            e->stop_ns = v[i].start + 50;
             e->rank = r;
             e->type = NSC_T_P2P;
-            e->d.p2p.func = ops[i].recv ? S_RECV : S_SEND;
+            e->d.p2p.func = v[i].recv ? S_RECV : S_SEND;
             e->d.p2p.datatype = S_FLOAT32;
-            e->d.p2p.peer = ops[i].peer;
-            e->d.p2p.count = ops[i].count;
+            e->d.p2p.peer = v[i].peer;
+            e->d.p2p.count = v[i].count;
         }
+        if (!k)
+            continue;
         nsc_proc p = nsc_test_proc("pairs", "h", 600 + (uint32_t)r, r);
         nsc_ctx_def ctx = nsc_test_ctx(0, COMM, r, RANKS);
-        nsc_store_batch b = {&p, &ctx, 1, sd, NSTRS, ev, n, NULL, 0, NULL, 0};
+        nsc_store_batch b = {&p, &ctx, 1, sd, NSTRS, ev, k, NULL, 0, NULL, 0};
         cr_assert_eq(nsc_store_put(st, &b), 0);
     }
     cr_assert_eq(nsc_store_commit(st), 0);
+}
+
+static void fill(nsc_store *st)
+{
+    put_ops(st, ops, NOPS, 10);
 }
 
 /* The pair object of direction from -> to. */
@@ -146,13 +154,15 @@ Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
 }
 
 /* The start_ns of every unmatched operation of a p2p read from t0 (0:
- * whole) into starts, with the settled_ns it gives; returns their count. */
-static size_t unmatched_from(nsc_store *st, uint64_t t0, uint64_t t1, uint64_t *starts, size_t cap,
-                             uint64_t *settled)
+ * whole) into starts, with the settled_ns it gives (lag: its settle_lag_ns);
+ * returns their count. */
+static size_t unmatched_lag(nsc_store *st, uint64_t t0, uint64_t t1, uint64_t lag, uint64_t *starts, size_t cap,
+                            uint64_t *settled)
 {
-    char qs[128];
+    char qs[160];
     size_t n = 0;
-    snprintf(qs, sizeof qs, "comm=0x55&t0_ns=%llu&t1_ns=%llu", (unsigned long long)t0, (unsigned long long)t1);
+    snprintf(qs, sizeof qs, "comm=0x55&t0_ns=%llu&t1_ns=%llu&settle_lag_ns=%llu", (unsigned long long)t0,
+             (unsigned long long)t1, (unsigned long long)lag);
     qf_result res;
     nsc_json_doc d;
     const nsc_json *o = p2p_doc(st, qs, &res, &d), *un = nsc_json_get(o, "unmatched");
@@ -163,6 +173,12 @@ static size_t unmatched_from(nsc_store *st, uint64_t t0, uint64_t t1, uint64_t *
     nsc_json_free(&d);
     qf_result_free(&res);
     return n;
+}
+
+static size_t unmatched_from(nsc_store *st, uint64_t t0, uint64_t t1, uint64_t *starts, size_t cap,
+                             uint64_t *settled)
+{
+    return unmatched_lag(st, t0, t1, 0, starts, cap, settled);
 }
 
 /* Reads that end where a pair is half seen (rank 0's Send at +1000 before
@@ -189,6 +205,44 @@ Test(p2p, a_read_from_settled_ns_pairs_as_the_whole_job)
     }
     n = unmatched_from(st, T0 + 1100, UINT64_MAX, from, 8, &unused);
     cr_assert_eq(n, 3, "a read that cuts a pair reports its Recv as unmatched");
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* Rank 0's second Send to 1 (+1000) is stored after its later records
+ * (its record came when it ended): a pass that settled before it came
+ * reads from a point before it, so the pass after reports what the whole
+ * job does, no Recv unmatched (with no lag the point is +2100 and the Recv
+ * there is reported). Once the latest event is the lag past the pairs, the
+ * point moves past them, and a Send never received after it is reported. */
+#define LAG 5000
+Test(p2p, a_record_stored_after_its_ranks_later_ones_is_read_after_settling)
+{
+    static const op early[] = {
+        {0, 1, 0, T0, 256},        {0, 1, 0, T0 + 2000, 256}, {1, 0, 1, T0 + 100, 256},
+        {1, 0, 1, T0 + 1100, 256}, {1, 0, 1, T0 + 2100, 256}, {1, 0, 0, T0 + 3000, 256},
+        {0, 1, 1, T0 + 3050, 256}, {1, 0, 0, T0 + 4000, 256}, {0, 1, 1, T0 + 4050, 256},
+    };
+    static const op late[] = {{0, 1, 0, T0 + 1000, 256}};
+    static const op later[] = {
+        {1, 0, 0, T0 + 20000, 256}, {0, 1, 1, T0 + 20050, 256}, {0, 1, 0, T0 + 21000, 256},
+    };
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+    put_ops(st, early, sizeof early / sizeof *early, 100);
+    uint64_t un[8], settled, next;
+    cr_assert_eq(unmatched_lag(st, 0, UINT64_MAX, LAG, un, 8, &settled), 1, "the late Send's Recv, for now");
+    put_ops(st, late, 1, 200);
+    cr_assert_eq(unmatched_lag(st, settled, UINT64_MAX, LAG, un, 8, &next), 0,
+                 "the late Send pairs with its Recv, as in the whole job");
+    cr_assert_lt(settled, T0, "within the lag of the latest event (+4050) nothing settles");
+    put_ops(st, later, sizeof later / sizeof *later, 300);
+    cr_assert_eq(unmatched_lag(st, settled, UINT64_MAX, LAG, un, 8, &next), 1);
+    cr_assert_eq(un[0], T0 + 21000, "the Send never received");
+    cr_assert_eq(next, T0 + 21000 - LAG, "the pairs more than the lag behind the latest event settle");
+    cr_assert_eq(unmatched_lag(st, next, UINT64_MAX, LAG, un, 8, &settled), 1);
+    cr_assert_eq(un[0], T0 + 21000, "still reported from the new point");
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }
