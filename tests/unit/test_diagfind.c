@@ -82,29 +82,29 @@ Test(diagfind, a_communicators_queued_collectives_are_one_problem_and_the_cause_
 
 /* The root-cause passes read each communicator's Send/Recv from where the
  * last pass left every pair matched, that point kept p2p_lag_ns behind the
- * latest event; diagnose (no p2p_from) reads them whole. */
+ * latest event; diagnose (no carry) reads them whole. */
 Test(diagfind, a_pass_reads_send_recv_from_where_the_last_one_settled)
 {
     fill_stuck();
     nsc_diag_src src = {.get = serve, .name = "canned"};
-    nsc_p2p_from from = {0};
+    nsc_rc_carry from = {0};
     nsc_findings *f = calloc(1, sizeof *f);
     cr_assert_not_null(f);
     for (int pass = 0; pass < 2; pass++) {
         memset(f, 0, sizeof *f);
         f->src = &src;
-        f->p2p_from = &from;
+        f->carry = &from;
         f->p2p_lag_ns = 7000;
         cr_assert_eq(nsc_diag_find("j", NULL, f), NSC_DIAG_OK, "%s", src.err);
         cr_assert_eq(strstr(p2p_qs, "t0_ns=5000") != NULL, pass == 1, "pass %d: %s", pass, p2p_qs);
         cr_assert_not_null(strstr(p2p_qs, "settle_lag_ns=7000"), "pass %d: %s", pass, p2p_qs);
     }
     cr_assert_eq(from.n, 2);
-    cr_assert_eq(from.v[0].ns, 5000);
+    cr_assert_eq(from.v[0].p2p_ns, 5000);
     memset(f, 0, sizeof *f);
     f->src = &src;
     cr_assert_eq(nsc_diag_find("j", NULL, f), NSC_DIAG_OK, "%s", src.err);
     cr_assert_null(strstr(p2p_qs, "t0_ns"), "%s", p2p_qs);
-    nsc_p2p_from_free(&from);
+    nsc_rc_carry_free(&from);
     free(f);
 }
