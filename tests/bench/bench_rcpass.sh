@@ -19,7 +19,10 @@
 # each, then the medians with the load average. The window
 # bounds the collectives and ledger a pass reads, and its Send/Recv check
 # reads the raw events since the last pass settled them (docs/collector-http.md,
-# "Root-cause metrics").
+# "Root-cause metrics"), rootcause_p2p_lag_ms behind the latest event:
+# NSC_P2P_LAG_MS (default the collector's 10 s) sets it, as the job here
+# spans seconds where a real one spans its minutes (a collector that has no
+# such setting ignores it).
 set -euo pipefail
 bin=$1 plugin=$2 runs=${3:-3} short=${4:-2000} long=${5:-12000}
 nodes=2
@@ -27,6 +30,7 @@ nodes=2
 passes=${NSC_PASSES:-10}
 window=${NSC_WINDOW:-2048}
 windows=${NSC_WINDOWS:-0 $window}
+[ -z "${NSC_P2P_LAG_MS:-}" ] || export NCCLSCOPE_ROOTCAUSE_P2P_LAG_MS=$NSC_P2P_LAG_MS
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
