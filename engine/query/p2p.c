@@ -293,7 +293,7 @@ int nsc_q_p2p(nsc_q_ctx *c)
     int rc = last ? 0 : nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     for (size_t r = 0; !rc && r < c->nranks; r++) {
         s.last = 0;
-        rc = nsc_q_rank_blocks(c, &c->ranks[r], SIZE_MAX, add_block, &s);
+        rc = nsc_q_rank_blocks_starting(c, &c->ranks[r], add_block, &s);
         last[r] = s.last;
     }
     if (!rc && s.n) /* qsort wants an array even for none (UBSan) */
