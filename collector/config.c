@@ -46,6 +46,7 @@ static const nsc_opt opts[] = {
     MS("rootcause_interval_ms", "NCCLSCOPE_ROOTCAUSE_INTERVAL_MS", rootcause_interval_ms, "30000", "diagnose every job of the live state this often for the root-cause metrics (0: never)"),
     MS("rootcause_trigger_ms", "NCCLSCOPE_ROOTCAUSE_TRIGGER_MS", rootcause_trigger_ms, "1000", "a root-cause pass also runs once new ledger records were stored, this long after the last pass at the soonest (0: only every rootcause_interval_ms)"),
     NUM("rootcause_window_seqs", "NCCLSCOPE_ROOTCAUSE_WINDOW_SEQS", rootcause_window_seqs, "2048", "a root-cause pass reads each communicator's last this many seqs; verdicts found before stay (0: the whole job at every pass)"),
+    MS("rootcause_p2p_lag_ms", "NCCLSCOPE_ROOTCAUSE_P2P_LAG_MS", rootcause_p2p_lag_ms, "10000", "a root-cause pass settles a communicator's Send/Recv pairs only this long before its latest event; a record later than this behind its rank's later ones is missed"),
     MS("rootcause_recheck_ms", "NCCLSCOPE_ROOTCAUSE_RECHECK_MS", rootcause_recheck_ms, "10000", "a job whose processes all stopped is analysed again when the store holds more of it until this long after they stopped (its version read at every pass until then)"),
     TXT("webhook_url", "NCCLSCOPE_WEBHOOK_URL", webhook_url, "", "POST each new verdict of the root-cause passes here as JSON (http:// or https://; empty: no webhook)"),
     NUM("webhook_queue", "NCCLSCOPE_WEBHOOK_QUEUE", webhook_queue, "256", "verdicts waiting for the webhook at most; more are dropped, counted (1..65536)"),

@@ -45,6 +45,7 @@ typedef struct nsc_coll_cfg {
     uint64_t rootcause_interval_ms;  /* root-cause metrics' pass period; 0: none */
     uint64_t rootcause_trigger_ms;   /* a pass this soon after the last on new ledger records; 0: never */
     uint64_t rootcause_window_seqs;  /* seqs of each communicator a pass reads back; 0: all */
+    uint64_t rootcause_p2p_lag_ms;   /* a pass settles Send/Recv pairs this long before the latest event */
     uint64_t rootcause_recheck_ms;   /* an ended job's store version is read this long after it ended */
     char webhook_url[1024];    /* a POST per new verdict (webhook.h); empty: none */
     uint64_t webhook_queue, webhook_timeout_ms, webhook_retries, webhook_backoff_ms;

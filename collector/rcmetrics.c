@@ -52,6 +52,7 @@ typedef struct job_result {
     known_verdict *known;  /* the verdicts found (told to the fetches) */
     size_t nknown, known_cap;
     int announces;  /* this collector posted the job's verdicts at its last pass (-1: none yet) */
+    nsc_rc_carry carry;  /* a windowed pass: what it goes on from (diag.h) */
 } job_result;
 
 typedef struct pair_count {
@@ -115,6 +116,7 @@ static void forget(job_result *r)
 {
     free(r->p);
     free(r->known);
+    nsc_rc_carry_free(&r->carry);
 }
 
 static verdict_key key_of(const nsc_problem *p)
@@ -271,6 +273,8 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     memset(f, 0, sizeof *f);
     f->src = &ds.src;
     f->window = m->c->cfg.rootcause_window_seqs;
+    f->carry = f->window ? &r->carry : NULL;
+    f->p2p_lag_ns = m->c->cfg.rootcause_p2p_lag_ms * 1000000ull;
     int rc = nsc_diag_find(name, status, f);
     nsc_diagapi_src_release(&ds);  /* ClickHouse: the job stays in the query cache */
     if (rc != NSC_DIAG_OK) {

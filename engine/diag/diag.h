@@ -103,6 +103,25 @@ typedef struct nsc_problem {
 
 typedef struct nsc_rc_late nsc_rc_late;
 
+/* What the root-cause passes carry per communicator from one to the next
+ * (kept by the caller across them), so that a pass reads what came since
+ * and not the job whole: where its Send/Recv check starts (the p2p
+ * endpoint's settled_ns at the last pass), and its late ranks' tally over
+ * the seqs below `below`, those that left the window, from which the
+ * pass's own tally goes on, so that a late rank's figures are the whole
+ * job's, as diagnose gives them. */
+typedef struct nsc_rc_carry {
+    struct nsc_rc_mark {
+        char comm[24];
+        uint64_t p2p_ns;
+        uint64_t below;
+        nsc_rc_late *late;  /* NULL until seqs left the window */
+    } *v;
+    size_t n, cap;
+} nsc_rc_carry;
+
+void nsc_rc_carry_free(nsc_rc_carry *s);
+
 typedef struct nsc_findings {
     nsc_diag_src *src;
     nsc_rc_late *late;  /* the communicator being checked */
@@ -119,13 +138,18 @@ typedef struct nsc_findings {
      * collector's root-cause passes, whose cost must not grow with the job. */
     uint64_t window;
     char seqs[48];     /* the communicator being checked: its seq span, "" for all */
+    nsc_rc_carry *carry;     /* NULL: Send/Recv and late ranks are read from each communicator's start */
+    struct nsc_rc_mark *mark;  /* the communicator being checked: its carry, NULL none */
+    uint64_t first_seq;      /* ... its collectives before it only give the next one its previous */
+    uint64_t p2p_lag_ns;     /* with carry: how late a Send or Recv record may still come */
     nsc_problem p[NSC_DIAG_MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;
 } nsc_findings;
 
 /* Every problem of the job (NULL: the source's only or latest one), most
- * severe first; f zeroed but for f->src, f->only and f->window. `status` is the status
+ * severe first; f zeroed but for f->src, f->only, f->window, f->carry and
+ * f->p2p_lag_ns. `status` is the status
  * document when the caller has it (hosts, for every job), else NULL and it
  * is fetched. Used by diagnose, by watch while a communicator is stuck and
  * by hosts. */

@@ -31,6 +31,7 @@
 
 #include "dint.h"
 #include "figures.h"
+#include "grow.h"
 #include "qs.h"
 #include "statusdoc.h"
 
@@ -104,12 +105,12 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
     if (kind && strcmp(kind, "header") == 0)
         f->has_wall = nsc_json_i64(nsc_json_get(v, "wall_offset_ns"), &f->wall_ns) == 0;
-    if (!kind || strcmp(kind, "collective") != 0)
+    uint64_t seq = 0;
+    nsc_json_u64(nsc_json_get(v, "seq"), &seq);
+    if (!kind || strcmp(kind, "collective") != 0 || seq < f->first_seq)
         return 0;
     f->collectives++;
     const char *func = nsc_json_str(nsc_json_get(v, "func"));
-    uint64_t seq = 0;
-    nsc_json_u64(nsc_json_get(v, "seq"), &seq);
     const char *mismatch = nsc_json_str(nsc_json_get(v, "mismatch"));
     if (f->late)
         nsc_rc_late_add(f->late, v);
@@ -142,16 +143,62 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     return 0;
 }
 
+void nsc_rc_carry_free(nsc_rc_carry *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        nsc_rc_late_free(s->v[i].late);
+    free(s->v);
+    *s = (nsc_rc_carry){0};
+}
+
+/* The mark of comm in s, added empty when new; NULL without memory. */
+static struct nsc_rc_mark *carry_mark(nsc_rc_carry *s, const char *comm)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i].comm, comm) == 0)
+            return &s->v[i];
+    if (nsc_grow(&s->v, s->n, &s->cap, sizeof *s->v, 8))
+        return NULL;
+    struct nsc_rc_mark *m = &s->v[s->n++];
+    *m = (struct nsc_rc_mark){0};
+    snprintf(m->comm, sizeof m->comm, "%s", comm);
+    return m;
+}
+
+/* q and, with f->mark, the start it names (t0_ns) and how far behind the
+ * job's latest event the next one stays (settle_lag_ns). */
+static int p2p_query(findings *f, const char *q, char *out, size_t cap)
+{
+    char t0[24], lag[24];
+    const struct nsc_rc_mark *m = f->mark;
+    snprintf(out, cap, "%s", q);
+    snprintf(t0, sizeof t0, "%" PRIu64, m ? m->p2p_ns : 0);
+    snprintf(lag, sizeof lag, "%" PRIu64, f->p2p_lag_ns);
+    if ((m && m->p2p_ns && nsc_qs_add(out, cap, "t0_ns", t0) != 0) ||
+        (m && nsc_qs_add(out, cap, "settle_lag_ns", lag) != 0)) {
+        snprintf(f->src->err, sizeof f->src->err, "query string too long");
+        return NSC_DIAG_FAIL;
+    }
+    return NSC_DIAG_OK;
+}
+
 /* Send/Recv operations left without their other side (the p2p endpoint's
  * unmatched list, by direction and side, in order): a Recv whose Send never
  * came is a rank waiting on a peer that never sent, a hang in point-to-point
- * traffic. One problem per rank, peer and side, at its first operation. */
-static int check_p2p(findings *f, const char *comm, const char *q)
+ * traffic. One problem per rank, peer and side, at its first operation. With
+ * f->mark, read from where the last pass left every pair matched: an
+ * operation left over stays after that point, so it is still found. */
+static int check_p2p(findings *f, const char *comm, const char *qs)
 {
     nsc_doc d;
-    int rc = nsc_diag_fetch_doc(f->src, "p2p", q, &d);
+    char q[2048];
+    int rc = p2p_query(f, qs, q, sizeof q);
+    if (rc == NSC_DIAG_OK)
+        rc = nsc_diag_fetch_doc(f->src, "p2p", q, &d);
     if (rc != NSC_DIAG_OK)
         return rc;
+    if (f->mark)
+        f->mark->p2p_ns = nsc_diag_num(nsc_json_root(&d.doc), "settled_ns");
     const nsc_json *un = nsc_json_get(nsc_json_root(&d.doc), "unmatched");
     for (const nsc_json *u = nsc_json_first(un), *next; u; u = next) {
         const char *func = nsc_json_str(nsc_json_get(u, "func"));
@@ -201,13 +248,86 @@ static int64_t first_absent(const nsc_json *seen, int64_t nranks)
 }
 
 /* f->seqs for communicator id: its last f->window seqs by the live state
- * (p2p has no seqs: it is read whole). */
-static void set_window(findings *f, const char *id)
+ * (p2p has no seqs: it reads from f->mark, check_p2p). Returns the first
+ * seq of the window, 0 for all. */
+static uint64_t set_window(findings *f, const char *id)
 {
     uint64_t top = f->window && f->status ? nsc_status_comm_max_seq(f->status, f->job, id) : 0;
     f->seqs[0] = 0;
-    if (top >= f->window && f->window)
-        snprintf(f->seqs, sizeof f->seqs, "%" PRIu64 "-%" PRIu64, top + 1 - f->window, UINT64_MAX);
+    if (top < f->window || !f->window)
+        return 0;
+    snprintf(f->seqs, sizeof f->seqs, "%" PRIu64 "-%" PRIu64, top + 1 - f->window, UINT64_MAX);
+    return top + 1 - f->window;
+}
+
+/* Collectives that left the window, into a carried tally. */
+typedef struct left {
+    nsc_rc_late *late;
+    uint64_t first_seq;  /* the ones before it only give the next its previous */
+} left;
+
+static int on_left(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    (void)line, (void)len;
+    const left *l = arg;
+    const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
+    if (kind && strcmp(kind, "collective") == 0 && nsc_diag_num(v, "seq") >= l->first_seq)
+        nsc_rc_late_add(l->late, v);
+    return 0;
+}
+
+/* The seqs [lo, hi] of q into out, read from lo - 1: a rank's lateness at a
+ * collective is split by the end of its previous one (docs/api-figures.md,
+ * "Figures"), which a read from lo would not hold for lo. */
+static int with_previous(char *out, size_t cap, const char *q, uint64_t lo, uint64_t hi)
+{
+    char seqs[48];
+    snprintf(seqs, sizeof seqs, "%" PRIu64 "-%" PRIu64, lo ? lo - 1 : 0, hi);
+    return nsc_diag_qs_seqs(out, cap, q, seqs);
+}
+
+/* Forget what m carried of the late ranks: the next pass tallies again from
+ * the communicator's start. */
+static void drop_late(struct nsc_rc_mark *m)
+{
+    nsc_rc_late_free(m->late);
+    m->late = NULL;
+    m->below = 0;
+}
+
+/* With f->mark: the collectives that left the window since the last pass,
+ * seqs [below, lo) of query q, added to what the mark carried, and the
+ * pass's own tally (f->late) starts from it, so that a late rank's figures
+ * are the whole job's. A window that starts below what was carried (the
+ * live state's top went back) or a failed read starts over. */
+static int carry_late(findings *f, const char *q, uint64_t lo, int64_t nranks)
+{
+    struct nsc_rc_mark *m = f->mark;
+    char cq[2048];
+    if (!m || !f->late)
+        return NSC_DIAG_OK;
+    if (lo < m->below)
+        drop_late(m);
+    if (lo > m->below) {
+        if (with_previous(cq, sizeof cq, q, m->below, lo - 1) != 0) {
+            snprintf(f->src->err, sizeof f->src->err, "query string too long");
+            return NSC_DIAG_FAIL;
+        }
+        if (!m->late && !(m->late = nsc_rc_late_new(nranks))) {
+            snprintf(f->src->err, sizeof f->src->err, "out of memory");
+            return NSC_DIAG_FAIL;
+        }
+        left l = {m->late, m->below};
+        int rc = nsc_diag_fetch_pages(f->src, "collectives", cq, NULL, on_left, &l);
+        if (rc != NSC_DIAG_OK) {
+            drop_late(m);
+            return rc;
+        }
+        m->below = lo;
+    }
+    if (m->late && nsc_rc_late_copy(f->late, m->late) != 0)
+        drop_late(m);
+    return NSC_DIAG_OK;
 }
 
 /* A communicator's first collective in flight names how many of its later
@@ -234,8 +354,16 @@ static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const
     }
     char q[2048], cq[2048];
     snprintf(q, sizeof q, "%s", qs);
-    set_window(f, id);
-    if (nsc_qs_add(q, sizeof q, "comm", id) != 0 || nsc_diag_qs_seqs(cq, sizeof cq, q, f->seqs) != 0) {
+    uint64_t lo = set_window(f, id);
+    if (f->carry && !(f->mark = carry_mark(f->carry, id))) {
+        snprintf(f->src->err, sizeof f->src->err, "out of memory");
+        return NSC_DIAG_FAIL;
+    }
+    /* with a carry the window's first collective is split as in the whole job */
+    f->first_seq = f->mark ? lo : 0;
+    if (nsc_qs_add(q, sizeof q, "comm", id) != 0 ||
+        (f->first_seq ? with_previous(cq, sizeof cq, q, lo, UINT64_MAX)
+                      : nsc_diag_qs_seqs(cq, sizeof cq, q, f->seqs)) != 0) {
         snprintf(f->src->err, sizeof f->src->err, "query string too long");
         return NSC_DIAG_FAIL;
     }
@@ -243,7 +371,9 @@ static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const
     f->late = nsc_rc_late_new(nranks);
     f->in_flight = NULL;
     f->queued = 0;
-    int rc = nsc_diag_fetch_pages(f->src, "collectives", cq, NULL, on_collective, f);
+    int rc = carry_late(f, q, lo, nranks);
+    if (rc == NSC_DIAG_OK)
+        rc = nsc_diag_fetch_pages(f->src, "collectives", cq, NULL, on_collective, f);
     if (f->queued)
         queued_behind(f->in_flight, f->queued);
     if (rc == NSC_DIAG_OK)
@@ -254,6 +384,8 @@ static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const
         rc = nsc_rc_follow_comm(f, w, id, nranks, qs);
     nsc_rc_late_free(f->late);
     f->late = NULL;
+    f->mark = NULL;  /* the carry may move as the next communicator is added */
+    f->first_seq = 0;
     return rc;
 }
 

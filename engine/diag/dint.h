@@ -14,6 +14,8 @@ nsc_rc_late *nsc_rc_late_new(int64_t nranks);
 /* One collective record; the first one all ranks entered that never ended
  * is kept for nsc_rc_comm (where it stopped). */
 void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll);
+/* dst (as many ranks) becomes what src tallied: 0, or -1 when their ranks differ. */
+int nsc_rc_late_copy(nsc_rc_late *dst, const nsc_rc_late *src);
 void nsc_rc_late_free(nsc_rc_late *l);
 
 /* Everything that needs the communicator's proxy events: the rank hosts, the

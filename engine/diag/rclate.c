@@ -37,6 +37,18 @@ void nsc_rc_late_free(nsc_rc_late *l)
     free(l);
 }
 
+int nsc_rc_late_copy(nsc_rc_late *dst, const nsc_rc_late *src)
+{
+    if (dst->nranks != src->nranks)
+        return -1;
+    rc_rank_late *r = dst->r;
+    uint64_t *scratch = dst->scratch;
+    *dst = *src;
+    dst->r = r, dst->scratch = scratch;
+    memcpy(dst->r, src->r, (size_t)src->nranks * sizeof *dst->r);
+    return 0;
+}
+
 static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
 {
     l->stuck = 1;

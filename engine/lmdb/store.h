@@ -199,6 +199,11 @@ int nsc_store_blocks_next(nsc_store_blocks *it, nsc_block_key *key, nsc_block *b
  * (nsc_block_decode_sel). */
 int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned parts,
                               nsc_block_key *key, nsc_block *blk);
+/* Step over the next blocks whose records all end before t (raw host time,
+ * their header's t_max) without decoding them: for a reader of the records
+ * that start from t on, as open reaches max_span back for the others. 0, or
+ * an error. */
+int nsc_store_blocks_skip_before(nsc_store_blocks *it, uint64_t t);
 /* What was wrong with the block the last NSC_STORE_EBLOCK stepped over. */
 const char *nsc_store_blocks_damage(const nsc_store_blocks *it);
 void nsc_store_blocks_close(nsc_store_blocks *it);

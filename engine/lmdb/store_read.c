@@ -160,6 +160,16 @@ int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned par
     return rc;
 }
 
+int nsc_store_blocks_skip_before(nsc_store_blocks *it, uint64_t t)
+{
+    nsc_block_hdr h;
+    int rc = 0;
+    /* a header that does not read is left for next to report */
+    while (!rc && it->has && nsc_block_read_hdr(it->v.mv_data, it->v.mv_size, &h) == 0 && h.t_max < t)
+        rc = blocks_step(it, MDB_NEXT);
+    return rc;
+}
+
 const char *nsc_store_blocks_damage(const nsc_store_blocks *it)
 {
     return it->damage == 1 ? "its key is malformed" : nsc_block_strerror(it->damage);

@@ -7,7 +7,10 @@
  * peer and its own rank, and sorted by start time within its direction and
  * side; the two sides then pair up by position. Counts start at the window:
  * a window that cuts a pair's history shifts its matching (the default
- * window is the whole job).
+ * window is the whole job). settled_ns names a start that cuts none, so
+ * that a later read (the collector's root-cause passes) can begin there and
+ * not read the job whole again; settle_lag_ns keeps it behind the records
+ * still on their way.
  */
 #include "qint.h"
 #include "busbw.h"
@@ -31,7 +34,15 @@ typedef struct pp_op {
 typedef struct pp_set {
     pp_op *v;
     size_t n, cap;
+    uint64_t last;  /* the rank being read: its latest raw start of any event */
 } pp_set;
+
+/* One operation in start order: +1 a Send, -1 a Recv of direction dir. */
+typedef struct pp_step {
+    uint64_t start;
+    size_t dir;
+    int delta;
+} pp_step;
 
 /* Totals of one direction or of the communicator. */
 typedef struct pp_count {
@@ -60,14 +71,23 @@ static int add_op(nsc_q_ctx *c, pp_set *s, const nsc_q_rank *r, const nsc_event 
 /* The P2p events of one block of rank r that start in the window. */
 static int add_block(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg)
 {
+    pp_set *s = arg;
     int rc = 0;
     for (uint32_t i = 0; !rc && i < blk->hdr.nevents; i++) {
         const nsc_event *ev = &blk->events[i];
+        if (ev->start_ns > s->last)
+            s->last = ev->start_ns;
         uint64_t t = ev->type == NSC_T_P2P ? nsc_q_align(c, r, ev->start_ns, NULL) : 0;
         if (ev->type == NSC_T_P2P && t >= c->q->t0 && t <= c->q->t1)
             rc = add_op(c, arg, r, ev);
     }
     return rc;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const pp_step *x = a, *y = b;
+    return NSC_CMP(x->start, y->start);
 }
 
 static int by_direction(const void *a, const void *b)
@@ -205,19 +225,88 @@ static void write_unmatched(nsc_q_ctx *c, const pp_set *s)
     nsc_q_lit(o, "]");
 }
 
+/* The latest start s <= cap such that before it every direction of v (in
+ * start order) holds as many Sends as Recvs, else from: a window from s
+ * pairs its operations as the whole job does. */
+static uint64_t balanced_before(const pp_step *v, size_t n, size_t ndir, uint64_t from, uint64_t cap, int *err)
+{
+    int64_t *bal = calloc(ndir ? ndir : 1, sizeof *bal);
+    uint64_t at = from;
+    size_t open = 0, i = 0;
+    if (!bal) {
+        *err = 1;
+        return from;
+    }
+    for (; i < n && v[i].start <= cap; i++) {
+        if (!open && (!i || v[i].start != v[i - 1].start))
+            at = v[i].start;
+        int64_t was = bal[v[i].dir];
+        bal[v[i].dir] += v[i].delta;
+        open += !was;
+        open -= !bal[v[i].dir];
+    }
+    if (!open && (!i || v[i - 1].start < cap))
+        at = cap;
+    free(bal);
+    return at > from ? at : from;
+}
+
+/* Where a later read can start without cutting a pair (settled_ns): before
+ * it the directions balance (balanced_before), every rank already reported
+ * past it, and it lies settle_lag before the latest event read. A rank's
+ * records need not arrive in start order (an operation's record comes when
+ * it ends, after the ones that started later and ended sooner; batches of
+ * two agents interleave): one that started before the settled point would
+ * be missed by a read from there, and its other side reported unmatched, so
+ * the point waits settle_lag for such a record. A rank with nothing in the
+ * window holds it at the window's start. s is sorted by direction. */
+static int settled_at(nsc_q_ctx *c, const pp_set *s, const uint64_t *last, uint64_t *at)
+{
+    uint64_t cap = c->q->t1, latest = 0;
+    for (size_t r = 0; r < c->nranks; r++) {
+        uint64_t a = last[r] ? nsc_q_align(c, &c->ranks[r], last[r], NULL) : c->q->t0;
+        cap = a < cap ? a : cap;
+        latest = a > latest ? a : latest;
+    }
+    uint64_t lagged = latest > c->q->settle_lag ? latest - c->q->settle_lag : 0;
+    cap = lagged < cap ? lagged : cap;  /* below t0_ns: balanced_before holds t0_ns */
+    pp_step *v = malloc((s->n ? s->n : 1) * sizeof *v);
+    if (!v)
+        return nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    size_t ndir = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        ndir += i && (s->v[i].from != s->v[i - 1].from || s->v[i].to != s->v[i - 1].to);
+        v[i] = (pp_step){s->v[i].start, ndir, s->v[i].recv ? -1 : 1};
+    }
+    if (s->n)
+        qsort(v, s->n, sizeof *v, by_start);
+    int err = 0;
+    *at = balanced_before(v, s->n, ndir + 1, c->q->t0, cap, &err);
+    free(v);
+    return err ? nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory") : 0;
+}
+
 int nsc_q_p2p(nsc_q_ctx *c)
 {
     pp_set s = {0};
-    int rc = 0;
-    for (size_t r = 0; !rc && r < c->nranks; r++)
-        rc = nsc_q_rank_blocks(c, &c->ranks[r], SIZE_MAX, add_block, &s);
+    uint64_t *last = calloc(c->nranks ? c->nranks : 1, sizeof *last), settled = 0;
+    int rc = last ? 0 : nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    for (size_t r = 0; !rc && r < c->nranks; r++) {
+        s.last = 0;
+        rc = nsc_q_rank_blocks_starting(c, &c->ranks[r], add_block, &s);
+        last[r] = s.last;
+    }
+    if (!rc && s.n) /* qsort wants an array even for none (UBSan) */
+        qsort(s.v, s.n, sizeof *s.v, by_direction);
+    if (!rc)
+        rc = settled_at(c, &s, last, &settled);
     if (!rc) {
-        if (s.n) /* qsort wants an array even for none (UBSan) */
-            qsort(s.v, s.n, sizeof *s.v, by_direction);
         nsc_q_out *o = c->out;
         pp_count total = total_count(&s);
         nsc_q_lit(o, "{");
         nsc_q_write_comm_head(c);
+        nsc_q_lit(o, ",\"settled_ns\":");
+        nsc_q_u64(o, settled);
         write_count(o, &total);
         write_pairs(o, &s);
         write_unmatched(c, &s);
@@ -225,6 +314,7 @@ int nsc_q_p2p(nsc_q_ctx *c)
         nsc_q_lit(o, "}\n");
         rc = o->err;
     }
+    free(last);
     free(s.v);
     return rc;
 }

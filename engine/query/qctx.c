@@ -400,7 +400,10 @@ void nsc_q_write_skipped(nsc_q_ctx *c)
     nsc_q_lit(c->out, "]");
 }
 
-int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg)
+/* The blocks of rank r in the window, up to max; with starting, only those
+ * with a record that ends from the window's start on (the others stepped
+ * over undecoded). */
+static int rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, int starting, nsc_q_block_fn fn, void *arg)
 {
     uint64_t h0, h1;
     nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
@@ -411,7 +414,13 @@ int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block
     nsc_block_key key;
     nsc_block blk;
     const unsigned parts = NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS;
-    for (size_t b = 0; b < max && (rc = nsc_q_next_block(c, r, it, NSC_MASK_ALL, parts, &key, &blk)) == 0; b++) {
+    for (size_t b = 0; b < max; b++) {
+        if (starting && (rc = nsc_store_blocks_skip_before(it, h0)) != 0) {
+            rc = nsc_q_store_fail(c, rc);
+            break;
+        }
+        if ((rc = nsc_q_next_block(c, r, it, NSC_MASK_ALL, parts, &key, &blk)) != 0)
+            break;
         rc = fn(c, r, &blk, arg);
         nsc_block_release(&blk);
         if (rc)
@@ -419,6 +428,16 @@ int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block
     }
     nsc_store_blocks_close(it);
     return rc == 1 ? 0 : rc;
+}
+
+int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg)
+{
+    return rank_blocks(c, r, max, 0, fn, arg);
+}
+
+int nsc_q_rank_blocks_starting(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, void *arg)
+{
+    return rank_blocks(c, r, SIZE_MAX, 1, fn, arg);
 }
 
 void nsc_q_align_span(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp)

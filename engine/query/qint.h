@@ -22,7 +22,8 @@ enum nsc_q_endpoint { Q_COMMS, Q_TIMELINE, Q_COLLECTIVES, Q_TOPOLOGY, Q_STATS, Q
 /* Which parameters were given (bits of nsc_query.has). */
 enum { QP_JOB = 1 << 0, QP_COMM = 1 << 1, QP_RANK = 1 << 2, QP_T0 = 1 << 3, QP_T1 = 1 << 4,
        QP_FUNC = 1 << 5, QP_SEQ = 1 << 6, QP_TYPE = 1 << 7, QP_LIMIT = 1 << 8,
-       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10, QP_STATES = 1 << 11, QP_CLOCK = 1 << 12 };
+       QP_CURSOR = 1 << 9, QP_FORMAT = 1 << 10, QP_STATES = 1 << 11, QP_CLOCK = 1 << 12,
+       QP_SETTLE_LAG = 1 << 13 };
 
 #define Q_MAX_RANGES 64
 
@@ -38,6 +39,7 @@ struct nsc_query {
     size_t nranges;
     uint64_t t0, t1;          /* aligned, inclusive; defaults 0 and UINT64_MAX */
     uint64_t seq_lo, seq_hi;  /* defaults 0 and UINT64_MAX */
+    uint64_t settle_lag;      /* p2p: settled_ns stays this far behind the latest event read */
     uint32_t types;           /* event type mask */
     uint64_t limit;
     uint64_t cursor[3];       /* the endpoint's resume key (docs/api.md, paging) */
@@ -203,6 +205,9 @@ void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint
  * Returns 0 or an NSC_QUERY_* error. */
 typedef int (*nsc_q_block_fn)(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg);
 int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg);
+/* The same, all of them, for a reader of the events that start in the window:
+ * blocks whose records all end before it are not decoded. */
+int nsc_q_rank_blocks_starting(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, void *arg);
 /* The next block of it (rank r's blocks), as nsc_store_blocks_next_sel: 0, 1
  * at the end, or a query error with its message (the rank and the store's
  * reason). A damaged block is stepped over and noted in c->skipped (the

@@ -39,7 +39,7 @@ static const endpoint endpoints[Q_NENDPOINTS] = {
                     "application/json"},
     [Q_STATS] = {"stats", QP_COMMON | QP_COMM | QP_CLOCK | QP_RANK | QP_WINDOW | QP_FUNC | QP_SEQ, QP_COMM, 0, nsc_q_stats,
                  "application/json"},
-    [Q_P2P] = {"p2p", QP_COMMON | QP_COMM | QP_CLOCK | QP_WINDOW, QP_COMM, 0, nsc_q_p2p, "application/json"},
+    [Q_P2P] = {"p2p", QP_COMMON | QP_COMM | QP_CLOCK | QP_WINDOW | QP_SETTLE_LAG, QP_COMM, 0, nsc_q_p2p, "application/json"},
     [Q_LEDGER] = {"ledger", QP_COMMON | QP_COMM | QP_CLOCK | QP_RANK | QP_SEQ | QP_LIMIT | QP_CURSOR, QP_COMM, 1000,
                   nsc_q_ledger, "application/x-ndjson"},
 };
@@ -51,7 +51,7 @@ static const struct {
               {"t0_ns", QP_T0},      {"t1_ns", QP_T1},    {"func", QP_FUNC},
               {"seq", QP_SEQ},       {"type", QP_TYPE},   {"limit", QP_LIMIT},
               {"cursor", QP_CURSOR}, {"format", QP_FORMAT}, {"states", QP_STATES},
-              {"clock", QP_CLOCK}};
+              {"clock", QP_CLOCK},   {"settle_lag_ns", QP_SETTLE_LAG}};
 
 /* src for an error message: non-printable bytes and quotes become '?',
  * and a long value is cut with "...". */
@@ -207,6 +207,10 @@ static int parse_value(nsc_query *q, unsigned bit, char *v, char *err, size_t ca
         return parse_comm(q, v, err, cap);
     case QP_RANK:
         return parse_ranks(q, v, err, cap);
+    case QP_SETTLE_LAG:
+        if (parse_u64(v, &q->settle_lag))
+            return perr(err, cap, "settle_lag_ns", "not an unsigned integer", v);
+        return 0;
     case QP_T0:
     case QP_T1:
         if (parse_u64(v, &x))

@@ -1007,3 +1007,43 @@ Test(store, kill9_keeps_every_acknowledged_batch, .timeout = 240)
     }
     nsc_tmp_store_remove(dir);
 }
+
+/* A reader of the records that start from t on steps over the blocks whose
+ * records all end before t (nsc_store_blocks_skip_before), undecoded, where
+ * open reaches max_span back: here a long event's block (its max_span) is
+ * read, a short one that ended before t is not, the one after t is. */
+Test(store, blocks_that_end_before_t_are_skipped)
+{
+    char *dir = nsc_tmp_store_dir();
+    nsc_store *st = open_store(dir, 0);
+    nsc_proc p = nsc_test_proc("job1", "node0", 100, 0);
+    nsc_ctx_def ctx = nsc_test_ctx(0, COMM_A, 0, 2);
+    static const nsc_event evs[3] = {{.id = 1, .start_ns = 1000, .stop_ns = 1000000000, .type = NSC_T_COLL},
+                                     {.id = 2, .start_ns = 2000, .stop_ns = 3000, .type = NSC_T_COLL},
+                                     {.id = 3, .start_ns = 5000000, .stop_ns = 5000100, .type = NSC_T_COLL}};
+    for (int i = 0; i < 3; i++) {
+        nsc_store_batch b = {&p, &ctx, 1, NULL, 0, &evs[i], 1, NULL, 0, NULL, 0};
+        commit_batch(st, 1 + (uint64_t)i, &b);
+    }
+    nsc_store_reader *rd;
+    nsc_store_blocks *it;
+    nsc_block_key k;
+    nsc_block blk;
+    uint32_t job;
+    uint64_t ids[3] = {0}, n = 0;
+    cr_assert_eq(nsc_store_read_begin(st, &rd), 0);
+    cr_assert_eq(nsc_store_job_id(rd, "job1", &job), 0);
+    cr_assert_eq(nsc_store_blocks_open(rd, job, COMM_A, 0, 4000000, UINT64_MAX, &it), 0);
+    while (nsc_store_blocks_skip_before(it, 4000000) == 0 && nsc_store_blocks_next(it, &k, &blk) == 0) {
+        cr_assert_lt(n, 3);
+        ids[n++] = blk.events[0].id;
+        nsc_block_release(&blk);
+    }
+    nsc_store_blocks_close(it);
+    nsc_store_read_end(rd);
+    cr_assert_eq(n, 2, "read %" PRIu64 " blocks", n);
+    cr_assert_eq(ids[0], 1);
+    cr_assert_eq(ids[1], 3);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}

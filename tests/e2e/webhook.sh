@@ -31,6 +31,15 @@
 #                                    default 1 s), counted as triggered;
 #                                    each verdict says when it began (after
 #                                    the job started, before it was found)
+#   webhook.sh BIN_DIR PLUGIN window a ring job (12 collectives) whose rank
+#                                    1's host is late, stored by a collector
+#                                    without passes; then one on the same
+#                                    store with passes over a window of 8
+#                                    seqs: the late rank's verdict posted
+#                                    has the figures and evidence diagnose
+#                                    of the whole job gives it (what left
+#                                    the window carried, docs/collector-http.md
+#                                    "Root-cause metrics")
 set -euo pipefail
 bin=$1 plugin=$2 mode=$3
 nodes=4
@@ -150,6 +159,27 @@ down)
     wait_until 5 eval '! kill -0 "${pids[collector]}" 2>/dev/null' || die "the collector did not stop within 5 s"
     wait "${pids[collector]}" || die "the collector exited with $?"
     unset "pids[collector]"
+    ;;
+window)
+    start_all --rootcause-interval-ms 0
+    ring_job late --slow-rank 1 --slow-us 20000
+    stop collector
+    receiver
+    start_collector 0 --rootcause-interval-ms 100 --rootcause-window-seqs 8 --webhook-url "$hook"
+    wait_until 30 grep -q '"kind":"host_late"' "$dir/hook.log" || die "no late host posted: $(cat "$dir/hook.log")"
+    diagnose_job late
+    python3 - "$dir/hook.log" "$dir/diag-late.json" <<'PY' || die "the posted late host is not diagnose's"
+import json, sys
+late = lambda ps: [p for p in ps if p["kind"] == "host_late"]
+posted = late(json.loads(l)["problem"] for l in open(sys.argv[1]))
+whole = late(json.load(open(sys.argv[2]))["problems"])
+assert len(posted) == 1 and len(whole) == 1, (posted, whole)
+for k in ("rank", "seq", "figures", "evidence"):
+    assert posted[0][k] == whole[0][k], "%s: posted %s, diagnose %s" % (k, posted[0][k], whole[0][k])
+assert whole[0]["figures"]["collectives"] > 8, whole[0]["figures"]
+print("webhook window: the late host over %d collectives, as diagnose" % whole[0]["figures"]["collectives"])
+PY
+    stop collector
     ;;
 *) die "unknown mode $mode" ;;
 esac

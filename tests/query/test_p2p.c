@@ -2,7 +2,8 @@
  * with known pairs: rank 0 sends 3 times to rank 1, which posts 4 Recvs
  * from 0 (the 4th Send never came), stored out of start order; rank 1 sends
  * twice to rank 2, whose second Recv is half the size; rank 2 sends once to
- * rank 0, which never receives it. */
+ * rank 0, which never receives it. A read from the settled_ns of any
+ * earlier read pairs as the whole job does. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,8 @@ static const op ops[] = {
 };
 #define NOPS (sizeof ops / sizeof *ops)
 
-static void fill(nsc_store *st)
+/* The operations v[0..n) in one commit, their event ids from id0. */
+static void put_ops(nsc_store *st, const op *v, size_t n, uint64_t id0)
 {
     static const char *const text[NSTRS] = {"Send", "Recv", "ncclFloat32"};
     nsc_str_def sd[NSTRS];
@@ -45,29 +47,36 @@ static void fill(nsc_store *st)
     }
     cr_assert_eq(nsc_store_begin(st, 1), 0);
     for (int r = 0; r < RANKS; r++) {
-        nsc_event ev[NOPS];
-        size_t n = 0;
-        for (size_t i = 0; i < NOPS; i++) {
-            if (ops[i].rank != r)
+        nsc_event ev[16];
+        size_t k = 0;
+        for (size_t i = 0; i < n && k < sizeof ev / sizeof *ev; i++) {
+            if (v[i].rank != r)
                 continue;
-            nsc_event *e = &ev[n++];
+            nsc_event *e = &ev[k++];
             memset(e, 0, sizeof *e);
-            e->id = 10 + i;
-            e->start_ns = ops[i].start;
-            e->stop_ns = ops[i].start + 50;
+            e->id = id0 + i;
+            e->start_ns = v[i].start;
+            e->stop_ns = v[i].start + 50;
             e->rank = r;
             e->type = NSC_T_P2P;
-            e->d.p2p.func = ops[i].recv ? S_RECV : S_SEND;
+            e->d.p2p.func = v[i].recv ? S_RECV : S_SEND;
             e->d.p2p.datatype = S_FLOAT32;
-            e->d.p2p.peer = ops[i].peer;
-            e->d.p2p.count = ops[i].count;
+            e->d.p2p.peer = v[i].peer;
+            e->d.p2p.count = v[i].count;
         }
+        if (!k)
+            continue;
         nsc_proc p = nsc_test_proc("pairs", "h", 600 + (uint32_t)r, r);
         nsc_ctx_def ctx = nsc_test_ctx(0, COMM, r, RANKS);
-        nsc_store_batch b = {&p, &ctx, 1, sd, NSTRS, ev, n, NULL, 0, NULL, 0};
+        nsc_store_batch b = {&p, &ctx, 1, sd, NSTRS, ev, k, NULL, 0, NULL, 0};
         cr_assert_eq(nsc_store_put(st, &b), 0);
     }
     cr_assert_eq(nsc_store_commit(st), 0);
+}
+
+static void fill(nsc_store *st)
+{
+    put_ops(st, ops, NOPS, 10);
 }
 
 /* The pair object of direction from -> to. */
@@ -83,18 +92,25 @@ static const nsc_json *pair(const nsc_json *root, int from, int to)
     return NULL;
 }
 
+/* The p2p document of qs into d, res holding its text. */
+static const nsc_json *p2p_doc(nsc_store *st, const char *qs, qf_result *res, nsc_json_doc *d)
+{
+    nsc_json_error e;
+    *res = qf_run(st, "p2p", qs);
+    cr_assert_eq(res->rc, 0, "%s", res->err);
+    cr_assert_eq(nsc_json_parse(res->text, res->len, NULL, d, &e), 0, "%s: %s", e.msg, res->text);
+    return nsc_json_root(d);
+}
+
 Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
 {
     char *dir;
     nsc_store *st = nsc_tmp_store_open(&dir);
     cr_assert_not_null(st);
     fill(st);
-    qf_result res = qf_run(st, "p2p", "comm=0x55");
-    cr_assert_eq(res.rc, 0, "%s", res.err);
+    qf_result res;
     nsc_json_doc d;
-    nsc_json_error e;
-    cr_assert_eq(nsc_json_parse(res.text, res.len, NULL, &d, &e), 0, "%s: %s", e.msg, res.text);
-    const nsc_json *o = nsc_json_root(&d);
+    const nsc_json *o = p2p_doc(st, "comm=0x55", &res, &d);
     cr_assert_eq(qj_i64(o, "sends"), 6);
     cr_assert_eq(qj_i64(o, "recvs"), 6);
     cr_assert_eq(qj_i64(o, "matched"), 5);
@@ -133,6 +149,100 @@ Test(p2p, pairs_matched_in_order_with_the_missing_send_reported)
     cr_assert_eq(qj_i64(send, "bytes"), 256);
     nsc_json_free(&d);
     qf_result_free(&res);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* The start_ns of every unmatched operation of a p2p read from t0 (0:
+ * whole) into starts, with the settled_ns it gives (lag: its settle_lag_ns);
+ * returns their count. */
+static size_t unmatched_lag(nsc_store *st, uint64_t t0, uint64_t t1, uint64_t lag, uint64_t *starts, size_t cap,
+                            uint64_t *settled)
+{
+    char qs[160];
+    size_t n = 0;
+    snprintf(qs, sizeof qs, "comm=0x55&t0_ns=%llu&t1_ns=%llu&settle_lag_ns=%llu", (unsigned long long)t0,
+             (unsigned long long)t1, (unsigned long long)lag);
+    qf_result res;
+    nsc_json_doc d;
+    const nsc_json *o = p2p_doc(st, qs, &res, &d), *un = nsc_json_get(o, "unmatched");
+    cr_assert_not_null(nsc_json_get(o, "settled_ns"), "%s", res.text);
+    *settled = (uint64_t)qj_i64(o, "settled_ns");
+    for (uint32_t i = 0; i < un->count && n < cap; i++)
+        starts[n++] = (uint64_t)qj_i64(nsc_json_at(un, i), "start_ns");
+    nsc_json_free(&d);
+    qf_result_free(&res);
+    return n;
+}
+
+static size_t unmatched_from(nsc_store *st, uint64_t t0, uint64_t t1, uint64_t *starts, size_t cap,
+                             uint64_t *settled)
+{
+    return unmatched_lag(st, t0, t1, 0, starts, cap, settled);
+}
+
+/* Reads that end where a pair is half seen (rank 0's Send at +1000 before
+ * its Recv at +1300, rank 1's Send at +5000 after its Recv) settle before
+ * it: a read from there reports what the whole job does, no Recv of a cut
+ * pair as unmatched. The last Recv from 0 and the Send to 0 stay reported. */
+Test(p2p, a_read_from_settled_ns_pairs_as_the_whole_job)
+{
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+    fill(st);
+    uint64_t whole[8], from[8], settled, unused;
+    size_t n = unmatched_from(st, 0, UINT64_MAX, whole, 8, &settled);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(settled, T0 + 2000, "rank 0 reported nothing after +2000");
+    static const uint64_t ends[] = {T0 + 1200, T0 + 4950, UINT64_MAX};
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+        unmatched_from(st, 0, ends[i], from, 8, &settled);
+        cr_assert_leq(settled, ends[i]);
+        size_t m = unmatched_from(st, settled, UINT64_MAX, from, 8, &unused);
+        cr_assert_eq(m, n, "from %llu", (unsigned long long)(settled - T0));
+        cr_assert_arr_eq(from, whole, n * sizeof *whole, "from %llu", (unsigned long long)(settled - T0));
+    }
+    n = unmatched_from(st, T0 + 1100, UINT64_MAX, from, 8, &unused);
+    cr_assert_eq(n, 3, "a read that cuts a pair reports its Recv as unmatched");
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* Rank 0's second Send to 1 (+1000) is stored after its later records
+ * (its record came when it ended): a pass that settled before it came
+ * reads from a point before it, so the pass after reports what the whole
+ * job does, no Recv unmatched (with no lag the point is +2100 and the Recv
+ * there is reported). Once the latest event is the lag past the pairs, the
+ * point moves past them, and a Send never received after it is reported. */
+#define LAG 5000
+Test(p2p, a_record_stored_after_its_ranks_later_ones_is_read_after_settling)
+{
+    static const op early[] = {
+        {0, 1, 0, T0, 256},        {0, 1, 0, T0 + 2000, 256}, {1, 0, 1, T0 + 100, 256},
+        {1, 0, 1, T0 + 1100, 256}, {1, 0, 1, T0 + 2100, 256}, {1, 0, 0, T0 + 3000, 256},
+        {0, 1, 1, T0 + 3050, 256}, {1, 0, 0, T0 + 4000, 256}, {0, 1, 1, T0 + 4050, 256},
+    };
+    static const op late[] = {{0, 1, 0, T0 + 1000, 256}};
+    static const op later[] = {
+        {1, 0, 0, T0 + 20000, 256}, {0, 1, 1, T0 + 20050, 256}, {0, 1, 0, T0 + 21000, 256},
+    };
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+    put_ops(st, early, sizeof early / sizeof *early, 100);
+    uint64_t un[8], settled, next;
+    cr_assert_eq(unmatched_lag(st, 0, UINT64_MAX, LAG, un, 8, &settled), 1, "the late Send's Recv, for now");
+    put_ops(st, late, 1, 200);
+    cr_assert_eq(unmatched_lag(st, settled, UINT64_MAX, LAG, un, 8, &next), 0,
+                 "the late Send pairs with its Recv, as in the whole job");
+    cr_assert_lt(settled, T0, "within the lag of the latest event (+4050) nothing settles");
+    put_ops(st, later, sizeof later / sizeof *later, 300);
+    cr_assert_eq(unmatched_lag(st, settled, UINT64_MAX, LAG, un, 8, &next), 1);
+    cr_assert_eq(un[0], T0 + 21000, "the Send never received");
+    cr_assert_eq(next, T0 + 21000 - LAG, "the pairs more than the lag behind the latest event settle");
+    cr_assert_eq(unmatched_lag(st, next, UINT64_MAX, LAG, un, 8, &settled), 1);
+    cr_assert_eq(un[0], T0 + 21000, "still reported from the new point");
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }

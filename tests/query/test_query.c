@@ -492,6 +492,8 @@ Test(query, bad_parameters_get_one_line_errors)
         {"timeline", "comm=a&cursor=1.2", "cursor: not a cursor this API wrote: \"1.2\""},
         {"timeline", "comm=a&cursor=1.2.3.4", NULL},
         {"timeline", "comm=a&func=AllReduce", "func: not a parameter of this endpoint"},
+        {"p2p", "comm=a&settle_lag_ns=1s", "settle_lag_ns: not an unsigned integer: \"1s\""},
+        {"timeline", "comm=a&settle_lag_ns=1", "settle_lag_ns: not a parameter of this endpoint"},
         {"timeline", "comm=a&bogus=1", "bogus: unknown parameter"},
         {"timeline", "comm=a&x", "query: expected name=value"},
         {"timeline", "comm=%zz", NULL},

@@ -14,6 +14,7 @@
 #define STUCK 70
 
 static char stuck_page[STUCK * 128 + 256];
+static char p2p_qs[2048];  /* the query of the last p2p read */
 
 static const char comms_doc[] =
     "{\"job\":\"j\",\"comms\":[{\"comm\":\"0xa\",\"nranks\":2,\"ranks_seen\":2,\"ranks\":[0,1]},"
@@ -46,8 +47,10 @@ static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_
         body = status_doc;
     else if (strcmp(endpoint, "collectives") == 0)
         body = strstr(qs, "comm=0xa") ? stuck_page : mismatch_page;
-    else if (strcmp(endpoint, "p2p") == 0)
-        body = "{\"unmatched\":[]}";
+    else if (strcmp(endpoint, "p2p") == 0) {
+        snprintf(p2p_qs, sizeof p2p_qs, "%s", qs);
+        body = "{\"settled_ns\":5000,\"unmatched\":[]}";
+    }
     else if (strcmp(endpoint, "ledger") == 0 || strcmp(endpoint, "timeline") == 0)
         body = empty_page;
     if (!body) {
@@ -74,5 +77,34 @@ Test(diagfind, a_communicators_queued_collectives_are_one_problem_and_the_cause_
     cr_assert_eq(f->p[1].seq, 10);
     cr_assert_str_eq(f->p[1].figures, "\"queued\":69");
     cr_assert_not_null(strstr(f->p[1].text, "69 later collective(s) of the comm queued behind it"), "%s", f->p[1].text);
+    free(f);
+}
+
+/* The root-cause passes read each communicator's Send/Recv from where the
+ * last pass left every pair matched, that point kept p2p_lag_ns behind the
+ * latest event; diagnose (no carry) reads them whole. */
+Test(diagfind, a_pass_reads_send_recv_from_where_the_last_one_settled)
+{
+    fill_stuck();
+    nsc_diag_src src = {.get = serve, .name = "canned"};
+    nsc_rc_carry from = {0};
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    for (int pass = 0; pass < 2; pass++) {
+        memset(f, 0, sizeof *f);
+        f->src = &src;
+        f->carry = &from;
+        f->p2p_lag_ns = 7000;
+        cr_assert_eq(nsc_diag_find("j", NULL, f), NSC_DIAG_OK, "%s", src.err);
+        cr_assert_eq(strstr(p2p_qs, "t0_ns=5000") != NULL, pass == 1, "pass %d: %s", pass, p2p_qs);
+        cr_assert_not_null(strstr(p2p_qs, "settle_lag_ns=7000"), "pass %d: %s", pass, p2p_qs);
+    }
+    cr_assert_eq(from.n, 2);
+    cr_assert_eq(from.v[0].p2p_ns, 5000);
+    memset(f, 0, sizeof *f);
+    f->src = &src;
+    cr_assert_eq(nsc_diag_find("j", NULL, f), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_null(strstr(p2p_qs, "t0_ns"), "%s", p2p_qs);
+    nsc_rc_carry_free(&from);
     free(f);
 }
