@@ -138,10 +138,12 @@ typedef struct rc_rank_late {
     uint64_t own_cost_ns;                    /* the others' waits at those */
     /* the first RC_LATE_ONSETS of those: seq, start and collectives seen before */
     uint64_t first_seq[RC_LATE_ONSETS], first_ns[RC_LATE_ONSETS], first_seen[RC_LATE_ONSETS];
-    /* ... and how many it was behind at before each (rclate.c) */
+    /* ... and how many it was behind at or carried lateness at before each (rclate.c) */
     uint64_t first_behind[RC_LATE_ONSETS];
     uint64_t behind;                         /* not last, but late at (rclate.c) */
+    uint64_t carried;                        /* last and late, not of its own, after its first */
     uint64_t last_affected;                  /* its seen count at its last affected one */
+    uint64_t last_carried;                   /* its carried count there */
     uint32_t gaps[RC_LATE_MAX_EVERY + 1];    /* collectives between affected ones: how often */
 } rc_rank_late;
 

@@ -197,3 +197,26 @@ Test(rclate, a_late_host_from_mid_job_hidden_once_is_late)
     nsc_rc_late_free(l);
     free(f);
 }
+
+/* A GPU late 4 ms at every collective, as rootcause.sh's slow_gpu run saw
+ * it on a loaded machine: its proxy, held back, stamped some collectives'
+ * ends late, so that at the next it was late by what it carried (seqs 2,
+ * 3, 8 and 10, not of its own), and at seq 1 rank 0 was later still. Those
+ * part neither its run nor its period: late from seq 0, every collective. */
+Test(rclate, lateness_carried_from_a_late_end_keeps_the_period)
+{
+    static const double late[COLLS] = {14.6, 1.8, 15.0, 11.4, 2.5, 4.1, 4.3, 17.7, 12.3, 9.5, 9.7, 4.2};
+    static const int own[COLLS] = {0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 1};
+    nsc_diag_src src;
+    nsc_rc_late *l;
+    nsc_findings *f = fresh(&src, &l);
+    for (unsigned seq = 0; seq < COLLS; seq++)
+        add_coll(l, seq, (double[]){seq == 1 ? 2.8 : 0, 0.05, 0.02, late[seq]}, seq == 1 || own[seq]);
+    cr_assert_eq(nsc_rc_comm(f, l, "0xc", ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(f->n, 1);
+    cr_assert_eq(f->p[0].rank, 3, "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"onset_seq\":0,"), "%s", f->p[0].figures);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"every\":1,"), "%s", f->p[0].figures);
+    nsc_rc_late_free(l);
+    free(f);
+}
