@@ -108,9 +108,11 @@
 #define RC_LATE_MIN_OWN 4
 /* ... and it keeps to its beat since the onset: affected, or behind a rank
  * later still, at two thirds or more of the collectives it would be late at
- * (since / every). A fault persists; a loaded machine's pauses of one
+ * (since / every), and half or more of the gaps between its affected ones
+ * are whole periods. A fault persists; a loaded machine's pauses of one
  * process came at 4 of its 7 collectives after the first (rootcause.sh's
- * jitter run, every collective by the gaps), a late host from mid-job at 6
+ * jitter run, every collective by the gaps), or 4, 3 and 1 collectives
+ * apart (its none run, 1 in 3 by the gaps); a late host from mid-job at 6
  * of 6 with one hidden. */
 #define RC_LATE_HELD_NUM 2
 #define RC_LATE_HELD_DEN 3

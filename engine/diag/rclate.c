@@ -206,6 +206,20 @@ static int held_beat(const rc_rank_late *x, size_t on, uint64_t every, uint64_t 
     return RC_LATE_HELD_DEN * hits * (every ? every : 1) >= RC_LATE_HELD_NUM * since;
 }
 
+/* Whether half or more of a late rank's gaps between affected collectives
+ * are whole periods (rcint.h, RC_LATE_HELD_*): an intermittent fault's come
+ * a period apart, a pause between two splits one gap; every gap is one
+ * period of a rank late at every collective. */
+static int on_beat(const rc_rank_late *x, uint64_t every)
+{
+    uint64_t on = 0, all = 0;
+    for (uint64_t g = 1; every && g <= RC_LATE_MAX_EVERY; g++) {
+        all += x->gaps[g];
+        on += g % every == 0 ? x->gaps[g] : 0;
+    }
+    return 2 * on >= all;
+}
+
 /* The rank late of its own most often, when it is late from an onset on,
  * always or intermittently (RC_LATE_MIN_OWN, rcint.h); -1 if none is. */
 static int64_t onset_straggler(const nsc_rc_late *l)
@@ -223,7 +237,7 @@ static int64_t onset_straggler(const nsc_rc_late *l)
     /* + 1: one of its late collectives a loaded machine hid (another rank
      * later still) must not halve a 1 in RC_LATE_MAX_EVERY rank */
     return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on + 1) * RC_LATE_MAX_EVERY >= since &&
-                   2 * x->affected > l->own_all && held_beat(x, on, every, since)
+                   2 * x->affected > l->own_all && held_beat(x, on, every, since) && on_beat(x, every)
                ? best
                : -1;
 }
