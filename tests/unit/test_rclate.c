@@ -167,18 +167,24 @@ Test(rclate, a_host_late_once_a_training_step_is_late)
  * saw them: rank 3's host 1.3 to 6.8 ms late of its own at seqs 5, 6, 8
  * and 9 of 12, on time at the others after the first: 4 in 7 since then,
  * no fault's persistence (one in every collective, or on a beat). */
-Test(rclate, pauses_at_4_of_7_collectives_are_no_late_rank)
+/* Rank 3's host late by late_ms[seq] (its own where 1 ms or more, the
+ * others near 0) at each of COLLS collectives: no problem found. */
+static void no_late_rank(const double *late_ms)
 {
-    static const double late[COLLS] = {0, 0, 0, 0, 0, 2.5, 1.3, 0, 6.8, 2.3, 0.1, 0.2};
     nsc_diag_src src;
     nsc_rc_late *l;
     nsc_findings *f = fresh(&src, &l);
     for (unsigned seq = 0; seq < COLLS; seq++)
-        add_coll(l, seq, (double[]){0, 0.05 * (seq % 3), 0.02, late[seq]}, late[seq] > 1);
+        add_coll(l, seq, (double[]){0, 0.05 * (seq % 3), 0.02, late_ms[seq]}, late_ms[seq] > 1);
     cr_assert_eq(nsc_rc_comm(f, l, "0xc", ""), NSC_DIAG_OK, "%s", src.err);
     cr_assert_eq(f->n, 0, "%s", f->n ? f->p[0].text : "");
     nsc_rc_late_free(l);
     free(f);
+}
+
+Test(rclate, pauses_at_4_of_7_collectives_are_no_late_rank)
+{
+    no_late_rank((double[COLLS]){0, 0, 0, 0, 0, 2.5, 1.3, 0, 6.8, 2.3, 0.1, 0.2});
 }
 
 /* A host 3 ms late from seq 6 on, at seq 8 behind rank 1, paused 8 ms:
@@ -222,19 +228,10 @@ Test(rclate, lateness_carried_from_a_late_end_keeps_the_period)
 }
 
 /* A fault-free run's pauses, as rootcause.sh's none run saw them: rank 3's
- * GPU 1.8 to 3.5 ms late of its own at seqs 2, 6, 9 and 10 of 12, gaps of
+ * host 1.8 to 3.5 ms late of its own (a GPU there) at seqs 2, 6, 9 and 10, gaps of
  * 4, 3 and 1: a period of 3 by the gaps, but one gap of three on it, where
  * an intermittent fault's come whole periods apart. */
 Test(rclate, pauses_off_any_beat_are_no_intermittent_late_rank)
 {
-    static const double late[COLLS] = {0.2, 0.3, 3.5, 0.1, 0, 0.4, 1.8, 0.2, 0, 3.1, 2.6, 0.5};
-    nsc_diag_src src;
-    nsc_rc_late *l;
-    nsc_findings *f = fresh(&src, &l);
-    for (unsigned seq = 0; seq < COLLS; seq++)
-        add_coll(l, seq, (double[]){0, 0.05 * (seq % 3), 0.02, late[seq]}, late[seq] > 1);
-    cr_assert_eq(nsc_rc_comm(f, l, "0xc", ""), NSC_DIAG_OK, "%s", src.err);
-    cr_assert_eq(f->n, 0, "%s", f->n ? f->p[0].text : "");
-    nsc_rc_late_free(l);
-    free(f);
+    no_late_rank((double[COLLS]){0.2, 0.3, 3.5, 0.1, 0, 0.4, 1.8, 0.2, 0, 3.1, 2.6, 0.5});
 }
