@@ -108,11 +108,9 @@
 #define RC_LATE_MIN_OWN 4
 /* ... and it keeps to its beat since the onset: affected, or behind a rank
  * later still, at two thirds or more of the collectives it would be late at
- * (since / every), and half or more of the gaps between its affected ones
- * are whole periods. A fault persists; a loaded machine's pauses of one
+ * (since / every). A fault persists; a loaded machine's pauses of one
  * process came at 4 of its 7 collectives after the first (rootcause.sh's
- * jitter run, every collective by the gaps), or 4, 3 and 1 collectives
- * apart (its none run, 1 in 3 by the gaps); a late host from mid-job at 6
+ * jitter run, every collective by the gaps), a late host from mid-job at 6
  * of 6 with one hidden. */
 #define RC_LATE_HELD_NUM 2
 #define RC_LATE_HELD_DEN 3
@@ -140,12 +138,10 @@ typedef struct rc_rank_late {
     uint64_t own_cost_ns;                    /* the others' waits at those */
     /* the first RC_LATE_ONSETS of those: seq, start and collectives seen before */
     uint64_t first_seq[RC_LATE_ONSETS], first_ns[RC_LATE_ONSETS], first_seen[RC_LATE_ONSETS];
-    /* ... and how many it was behind at or carried lateness at before each (rclate.c) */
+    /* ... and how many it was behind at before each (rclate.c) */
     uint64_t first_behind[RC_LATE_ONSETS];
     uint64_t behind;                         /* not last, but late at (rclate.c) */
-    uint64_t carried;                        /* last and late, not of its own, after its first */
     uint64_t last_affected;                  /* its seen count at its last affected one */
-    uint64_t last_carried;                   /* its carried count there */
     uint32_t gaps[RC_LATE_MAX_EVERY + 1];    /* collectives between affected ones: how often */
 } rc_rank_late;
 

@@ -70,23 +70,16 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
             x->first_seq[x->affected] = nsc_diag_num(coll, "seq");
             x->first_ns[x->affected] = nsc_diag_num(coll, "start_ns");
             x->first_seen[x->affected] = x->seen;
-            x->first_behind[x->affected] = x->behind + x->carried;
+            x->first_behind[x->affected] = x->behind;
         }
         if (x->affected) {
-            uint64_t gap = x->seen - x->last_affected - (x->carried - x->last_carried);
+            uint64_t gap = x->seen - x->last_affected;
             x->gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
         }
         x->last_affected = x->seen;
-        x->last_carried = x->carried;
         x->affected++;
         x->own_cost_ns += cost;
         l->own_all++;
-    } else if (late >= NSC_FIG_LATE_MIN_NS) {
-        /* late by what its previous collective's late end left it (a
-         * proxy a loaded machine held back stamps that end late): such a
-         * collective does not part a late rank's run (onset_of) nor make
-         * its period longer (nsc_rc_late_every) */
-        x->carried++;
     }
     x->gpu_ns += gpu;
     x->host_ns += host;
@@ -159,7 +152,7 @@ uint64_t nsc_rc_late_every(const rc_rank_late *x)
 }
 
 /* The gap between a late rank's i-th and next affected collectives, less
- * those between it was behind at or carried lateness at. */
+ * those between it was behind at. */
 static uint64_t onset_gap(const rc_rank_late *x, size_t i)
 {
     return x->first_seen[i + 1] - x->first_seen[i] - (x->first_behind[i + 1] - x->first_behind[i]);
@@ -197,27 +190,13 @@ static size_t onset_of(const rc_rank_late *x, uint64_t every)
     return i;
 }
 
-/* Whether a late rank kept to its beat since its onset: affected, behind
- * a rank later still or late by what it carried, at RC_LATE_HELD_NUM / RC_LATE_HELD_DEN or more
+/* Whether a late rank kept to its beat since its onset: affected, or
+ * behind a rank later still, at RC_LATE_HELD_NUM / RC_LATE_HELD_DEN or more
  * of the collectives it would be late at, one in `every` (rcint.h). */
 static int held_beat(const rc_rank_late *x, size_t on, uint64_t every, uint64_t since)
 {
-    uint64_t hits = x->affected - on + x->behind + x->carried - x->first_behind[on];
+    uint64_t hits = x->affected - on + x->behind - x->first_behind[on];
     return RC_LATE_HELD_DEN * hits * (every ? every : 1) >= RC_LATE_HELD_NUM * since;
-}
-
-/* Whether half or more of a late rank's gaps between affected collectives
- * are whole periods (rcint.h, RC_LATE_HELD_*): an intermittent fault's come
- * a period apart, a pause between two splits one gap; every gap is one
- * period of a rank late at every collective. */
-static int on_beat(const rc_rank_late *x, uint64_t every)
-{
-    uint64_t on = 0, all = 0;
-    for (uint64_t g = 1; every && g <= RC_LATE_MAX_EVERY; g++) {
-        all += x->gaps[g];
-        on += g % every == 0 ? x->gaps[g] : 0;
-    }
-    return 2 * on >= all;
 }
 
 /* The rank late of its own most often, when it is late from an onset on,
@@ -237,7 +216,7 @@ static int64_t onset_straggler(const nsc_rc_late *l)
     /* + 1: one of its late collectives a loaded machine hid (another rank
      * later still) must not halve a 1 in RC_LATE_MAX_EVERY rank */
     return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on + 1) * RC_LATE_MAX_EVERY >= since &&
-                   2 * x->affected > l->own_all && held_beat(x, on, every, since) && on_beat(x, every)
+                   2 * x->affected > l->own_all && held_beat(x, on, every, since)
                ? best
                : -1;
 }
