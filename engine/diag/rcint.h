@@ -106,6 +106,14 @@
  * pauses make one rank or another late now and then, not the same one
  * again and again. Jitter below NSC_FIG_LATE_MIN_NS is never own-late. */
 #define RC_LATE_MIN_OWN 4
+/* ... and it keeps to its beat since the onset: affected, or behind a rank
+ * later still, at two thirds or more of the collectives it would be late at
+ * (since / every). A fault persists; a loaded machine's pauses of one
+ * process came at 4 of its 7 collectives after the first (rootcause.sh's
+ * jitter run, every collective by the gaps), a late host from mid-job at 6
+ * of 6 with one hidden. */
+#define RC_LATE_HELD_NUM 2
+#define RC_LATE_HELD_DEN 3
 /* The onset is the first affected collective but a lone one before the
  * run (a loaded machine's pause, rclate.c); up to RC_LATE_ONSETS - 2 such
  * are passed over. */

@@ -202,6 +202,15 @@ static size_t onset_of(const rc_rank_late *x, uint64_t every)
     return i;
 }
 
+/* Whether a late rank kept to its beat since its onset: affected, or
+ * behind a rank later still, at RC_LATE_HELD_NUM / RC_LATE_HELD_DEN or more
+ * of the collectives it would be late at, one in `every` (rcint.h). */
+static int held_beat(const rc_rank_late *x, size_t on, uint64_t every, uint64_t since)
+{
+    uint64_t hits = x->affected - on + x->behind - x->first_behind[on];
+    return RC_LATE_HELD_DEN * hits * (every ? every : 1) >= RC_LATE_HELD_NUM * since;
+}
+
 /* The rank late of its own most often, when it is late from an onset on,
  * always or intermittently (RC_LATE_MIN_OWN, rcint.h); -1 if none is. */
 static int64_t onset_straggler(const nsc_rc_late *l)
@@ -213,12 +222,13 @@ static int64_t onset_straggler(const nsc_rc_late *l)
     if (best < 0)
         return -1;
     const rc_rank_late *x = &l->r[best];
-    size_t on = onset_of(x, nsc_rc_late_every(x));
+    uint64_t every = nsc_rc_late_every(x);
+    size_t on = onset_of(x, every);
     uint64_t since = x->seen - x->first_seen[on];
     /* + 1: one of its late collectives a loaded machine hid (another rank
      * later still) must not halve a 1 in RC_LATE_MAX_EVERY rank */
     return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on + 1) * RC_LATE_MAX_EVERY >= since &&
-                   2 * x->affected > l->own_all
+                   2 * x->affected > l->own_all && held_beat(x, on, every, since)
                ? best
                : -1;
 }

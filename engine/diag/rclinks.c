@@ -180,14 +180,35 @@ static int slow_throughout(const rc_link *k, uint64_t limit)
     return slow >= RC_LINK_PARTS_SLOW;
 }
 
+/* Each run's usual mean step (RC_LINK_PARTS): the lower median of the
+ * links' with enough steps to cut into runs; 0 where none has (or no
+ * memory: then the links are judged on their own history alone). */
+static void part_refs(const rc_pass *p, uint64_t out[RC_LINK_PARTS])
+{
+    uint64_t *v = malloc((p->nlinks + 1) * sizeof *v);
+    for (size_t i = 0; i < RC_LINK_PARTS; i++) {
+        size_t n = 0;
+        for (size_t j = 0; v && j < p->nlinks; j++)
+            if (p->links[j].n >= RC_LINK_PARTS * RC_LINK_MIN_STEPS)
+                v[n++] = p->links[j].part_typical[i];
+        if (n)
+            qsort(v, n, sizeof *v, nsc_cmp_u64);
+        out[i] = n ? v[(n - 1) / 2] : 0;
+    }
+    free(v);
+}
+
 /* Slow since a run of its steps, against its own history: its last
  * RC_LINK_LATE_PARTS runs or more each at the slow limit and RC_SLOW_RATIO
  * times the lower median of the runs before (a link that turns slow
  * mid-job, too late to be slow throughout; the median, as a loaded
- * machine's pause at the job's start makes a run before slow too), their
- * steps RC_SLOW_MIN_EXTRA_NS beyond the reference in all. A pause lands in
- * one or two runs, not in every run from one on to the job's end. */
-static int slow_since(const rc_link *k, uint64_t limit, uint64_t ref)
+ * machine's pause at the job's start makes a run before slow too), and
+ * RC_SLOW_RATIO times the usual link's in the same run (part_refs: a pause
+ * of the whole job over its last runs slows every link there, as seen in a
+ * fault-free job: 23 ms in its last collective but one), their
+ * steps RC_SLOW_MIN_EXTRA_NS beyond the reference in all. A pause of one
+ * host lands in one or two runs, not in every run from one on to the job's end. */
+static int slow_since(const rc_link *k, uint64_t limit, uint64_t ref, const uint64_t *runs_ref)
 {
     if (k->n < RC_LINK_PARTS * RC_LINK_MIN_STEPS)
         return 0;
@@ -201,7 +222,8 @@ static int slow_since(const rc_link *k, uint64_t limit, uint64_t ref)
     qsort(runs, from, sizeof *runs, nsc_cmp_u64);
     double before = (double)runs[(from - 1) / 2], extra = 0;
     for (size_t i = from; i < RC_LINK_PARTS; i++) {
-        if ((double)k->part_typical[i] < before * RC_SLOW_RATIO)
+        if ((double)k->part_typical[i] < before * RC_SLOW_RATIO ||
+            (double)k->part_typical[i] < (double)runs_ref[i] * RC_SLOW_RATIO)
             return 0;
         size_t steps = k->n * (i + 1) / RC_LINK_PARTS - k->n * i / RC_LINK_PARTS;
         extra += (double)(k->part_typical[i] - ref) * (double)steps;
@@ -217,12 +239,13 @@ static int slow_since(const rc_link *k, uint64_t limit, uint64_t ref)
  * model's speed, read slow against them. */
 static void classify_links(rc_pass *p, uint64_t limit, uint64_t ref, uint64_t model)
 {
-    uint64_t least = limit > model ? limit : model;
+    uint64_t least = limit > model ? limit : model, runs_ref[RC_LINK_PARTS];
+    part_refs(p, runs_ref);
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
         int slow = (k->typical >= limit && k->mean >= least && extra_ns(k, ref) >= RC_SLOW_MIN_EXTRA_NS &&
                     slow_throughout(k, limit)) ||
-                   slow_since(k, least, ref);
+                   slow_since(k, least, ref, runs_ref);
         k->state = k->n < RC_LINK_MIN_STEPS ? NSC_LINK_FEW : slow ? NSC_LINK_SLOW : NSC_LINK_OK;
     }
     for (size_t i = 0; i < p->nlinks; i++) {

@@ -529,6 +529,14 @@ static void post_first_steps(op_plan *p, uint64_t ready, bool model)
     }
 }
 
+/* Collective k's events are made: its host may go on (timeline_host.c). */
+static void played(emu_rank *r, uint32_t k)
+{
+    __atomic_store_n(&r->proxy_played, k + 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&r->host_waits_played, __ATOMIC_SEQ_CST))
+        emu_futex_wake(&r->proxy_played, false);
+}
+
 /* A run of ops on the device: one collective, or the p2p ops of one group,
  * which NCCL's kernel runs together. They start when the device is free;
  * each tells its peers, is timed, and all legs play together. */
@@ -572,6 +580,9 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
         timed = true;
     }
     run_legs(p.legs, p.nlegs);
+    for (size_t i = 0; model && i < n; i++)
+        if (!ops[i].p2p)
+            played(r, st[i].k);
     if (timed)
         r->dev_free = end;
     for (size_t i = 0; timed && i < n; i++)

@@ -76,6 +76,25 @@ static uint64_t host_end_known(emu_rank *r, uint64_t end)
     return end;
 }
 
+/* Wait until the proxy has made the events of collective k - 1. NCCL's host
+ * waits for a device whose collective ends no sooner than its proxy moved
+ * the data; the modelled end alone let a host run on while a loaded machine
+ * held its proxy back for tens of ms, and the proxy then made the
+ * collectives queued meanwhile back to back, each stamped in real time with
+ * no step's duration in it. One collective of slack: a proxy on time has
+ * made it long before, so the host seldom waits (a proxy held back
+ * distorts at most two collectives, the job goes on from real time). */
+static void wait_played(emu_rank *r, uint32_t k)
+{
+    uint32_t seen;
+    while ((seen = __atomic_load_n(&r->proxy_played, __ATOMIC_SEQ_CST)) < k) {
+        __atomic_store_n(&r->host_waits_played, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&r->proxy_played, __ATOMIC_SEQ_CST) == seen)
+            emu_futex_wait(&r->proxy_played, seen, NULL, false);
+        __atomic_store_n(&r->host_waits_played, 0, __ATOMIC_SEQ_CST);
+    }
+}
+
 uint64_t emu_timeline_host_end(emu_rank *r)
 {
     if (!r->host_colls && !r->host_last_p2p) /* nothing enqueued yet */
@@ -90,6 +109,7 @@ uint64_t emu_timeline_host_end(emu_rank *r)
     }
     const emu_op *op = r->host_last;
     uint32_t k = r->host_colls - 1;
+    wait_played(r, k);
     emu_step_t *steps = malloc(emu_model_cells(r, op) * sizeof *steps);
     if (!steps)
         emu_die("out of memory");

@@ -26,7 +26,9 @@
 #                                           others how many the emulator did
 #                                           not play (docs/benchmarks.md)
 # ROOTCAUSE_FAULTS="slow_link none" limits score to those faults;
-# ROOTCAUSE_DETAIL=on-demand runs the agents with raw events held on them.
+# ROOTCAUSE_DETAIL=on-demand runs the agents with raw events held on them;
+# ROOTCAUSE_KEEP=DIR keeps each wrong score run's folder (store, logs,
+# summary, diagnose --json) as DIR/FAULT-I.
 #
 # Faults: none, host_late, slow_gpu, slow_link, slow_nic, stall, mismatch,
 # hang, kill; and faults that come and go or start mid-job (issue 33):
@@ -340,6 +342,7 @@ score)
             rc=0
             one "$f" "$i" || rc=$?
             case $rc in 0) right=$((right + 1)) ;; 2) unplayed=$((unplayed + 1)) ;; esac
+            [ $rc = 0 ] || [ -z "${ROOTCAUSE_KEEP:-}" ] || cp -a "$dir" "$ROOTCAUSE_KEEP/$f-$i"
         done
         printf '%-10s %5d %8d %5d\n' "$f" $right $unplayed "$runs" >>"$dir/table"
     done

@@ -46,11 +46,16 @@ static uint64_t most(const uint64_t *x, int n)
     return hi;
 }
 
-static nsc_json_doc run(const char *args)
+static nsc_json_doc run_env(const char *env, const char *args)
 {
     const char *dir = tmpdir_new();
-    cr_assert_eq(run_emu(dir, NULL, args), 0, "%s", args);
+    cr_assert_eq(run_emu(dir, env, args), 0, "%s", args);
     return summary_read(dir);
+}
+
+static nsc_json_doc run(const char *args)
+{
+    return run_env(NULL, args);
 }
 
 static const nsc_json *ranks_of(nsc_json_doc *d)
@@ -164,6 +169,29 @@ Test(emu_time, device_events_carry_their_modelled_times, .timeout = 60)
     }
     cr_assert_eq(colls, 40);
     cr_assert_gt(exact, 0, "no collective of %d ends exactly at its modelled end", colls);
+    nsc_json_free(&s);
+}
+
+/* A proxy thread held back 300 ms (a loaded machine) at rank 1's 20th
+ * ProxyStep, in collective 1 (16 a collective), delays the job as NCCL's would: its host waits for it, so the next
+ * collectives start from real time and their events carry their modelled
+ * times again (each one's end within 100 ms of the model's). Before, the
+ * hosts ran on by the model and the held proxy made the queued collectives
+ * back to back after it, each stamped 200 ms or more after its end. */
+Test(emu_time, held_proxy_delays_the_job, .timeout = 60)
+{
+    nsc_json_doc s = run_env("NCCLSCOPE_TEST_RECORD_HOLD=1:20:300",
+                             "--scenario ring --nodes 2 --ranks-per-node 1 --iters 12 --channels 2 "
+                             "--count 4194304 --chunk-size 2097152");
+    const nsc_json *ranks = ranks_of(&s);
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk))
+        for (uint32_t i = 4; i < 12; i++) {
+            const nsc_json *c = nsc_json_at(nsc_json_get(rk, "collectives"), i);
+            cr_assert_not_null(c);
+            uint64_t late = jnum(c, "complete_ns") - jnum(c, "end_ns");
+            cr_assert_lt(late, 100000000, "rank %llu's collective %u made %.1f ms after its modelled end",
+                         (unsigned long long)jnum(rk, "rank"), i, (double)late / 1e6);
+        }
     nsc_json_free(&s);
 }
 

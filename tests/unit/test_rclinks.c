@@ -142,6 +142,18 @@ Test(rclinks, a_pause_at_the_end_is_not_a_slow_link)
     all_ok(&p);
 }
 
+/* A pause of the whole job over its last three runs (every link's steps
+ * 1 ms there), one link a little slower before it: no link is slow since
+ * then, as every link was. */
+Test(rclinks, a_pause_of_every_link_at_the_end_is_not_a_slow_link)
+{
+    rc_pass p = ring(20000);
+    for (size_t i = 0; i < NLINKS; i++)
+        set_steps(&p.links[i], STEPS - 15, STEPS, 1000000);
+    set_steps(&p.links[3], STEPS - 20, STEPS - 15, 45000);
+    all_ok(&p);
+}
+
 /* Two hosts, one rank each, both ways on 2 channels: each step moves
  * 2 MiB in step_ns (84 us each at the emulator's 25 GB/s NIC shared by
  * the two channels: 168 us; a 10x slow NIC 1.68 ms). */

@@ -10,10 +10,14 @@
  * recordEventState record the call, then return ncclInternalError),
  * NCCLSCOPE_TEST_RECORD_MASK_AT=TYPE:MASK (at the process's first start of an
  * event of TYPE it writes MASK into NCCL's activation mask: a profiler that
- * changes the mask in the middle of an operation).
+ * changes the mask in the middle of an operation),
+ * NCCLSCOPE_TEST_RECORD_HOLD=RANK:NTH:MS (the thread that starts rank
+ * RANK's NTH ProxyStep of the process, from 1, sleeps MS ms first: a proxy
+ * thread a loaded machine held back).
  * Handles and contexts are addresses in a private mapping that is never
  * touched: unique, real addresses of this process, never dereferenced.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -41,6 +45,8 @@ static int mask_at_type = -1;   /* NCCLSCOPE_TEST_RECORD_MASK_AT */
 static uint32_t mask_at_value;
 static int mask_switched;
 static ncclResult_t calls_rc;   /* NCCLSCOPE_TEST_RECORD_FAIL_CALLS */
+static int hold_rank = -1;      /* NCCLSCOPE_TEST_RECORD_HOLD */
+static unsigned hold_nth, hold_ms, hold_seen;
 
 typedef struct line {
     char buf[2048];
@@ -156,6 +162,9 @@ static ncclResult_t init_common(int v, void **ctx, int *mask, line *l)
         snprintf(name, sizeof name, "%.*s", (int)(colon - at), at);
         mask_at_type = nsc_type_from_name(name);
     }
+    const char *hold = getenv("NCCLSCOPE_TEST_RECORD_HOLD");
+    if (hold && sscanf(hold, "%d:%u:%u", &hold_rank, &hold_nth, &hold_ms) != 3)
+        hold_rank = -1;
     nccl_mask = mask;
     *ctx = new_handle();
     begin(l, "init", v);
@@ -390,12 +399,24 @@ static void switch_mask(uint64_t type_bit)
         __atomic_store_n(nccl_mask, (int)mask_at_value, __ATOMIC_RELAXED);
 }
 
+/* NCCLSCOPE_TEST_RECORD_HOLD: hold the thread at the rank's nth ProxyStep. */
+static void hold_step(uint64_t type_bit, int rank)
+{
+    if (type_bit != ncclProfileProxyStep || rank != hold_rank ||
+        __atomic_add_fetch(&hold_seen, 1, __ATOMIC_RELAXED) != hold_nth)
+        return;
+    struct timespec t = {(time_t)(hold_ms / 1000), (long)(hold_ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+}
+
 #define REC_START(N, BODY)                                                                    \
     static ncclResult_t start_v##N(void *ctx, void **h, ncclProfilerEventDescr_v##N##_t *d)   \
     {                                                                                         \
         line l;                                                                               \
         *h = new_handle();                                                                    \
         switch_mask((uint64_t)d->type);                                                       \
+        hold_step((uint64_t)d->type, d->rank);                                                \
         begin(&l, "start", N);                                                                \
         PUT_HEADER(&l, d, ctx, *h);                                                           \
         BODY;                                                                                 \
