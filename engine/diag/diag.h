@@ -71,6 +71,7 @@ int nsc_diag_query_run(nsc_store_reader *rd, const nsc_query *q, nsc_diag_body_f
 /* ---- problems ---------------------------------------------------------------- */
 
 #define NSC_DIAG_MAX_PROBLEMS 64
+#define NSC_DIAG_PASSED_MAX 32  /* (communicator, function) pairs nsc_findings.passed keeps */
 
 /* Most severe last: the report sorts by severity, highest first. */
 enum nsc_diag_severity {
@@ -119,6 +120,15 @@ typedef struct nsc_findings {
      * collector's root-cause passes, whose cost must not grow with the job. */
     uint64_t window;
     char seqs[48];     /* the communicator being checked: its seq span, "" for all */
+    /* Per communicator and function, the highest seq of a collective that
+     * needs every rank and ended in the store (diagnose.c): every rank took
+     * part in it, whatever the live state has heard of them yet. */
+    struct nsc_diag_passed {
+        const char *comm;
+        char func[32];
+        uint64_t seq;
+    } passed[NSC_DIAG_PASSED_MAX];
+    size_t npassed;
     nsc_problem p[NSC_DIAG_MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;
