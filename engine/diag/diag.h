@@ -121,8 +121,8 @@ typedef struct nsc_findings {
     uint64_t window;
     char seqs[48];     /* the communicator being checked: its seq span, "" for all */
     /* Per communicator and function, the highest seq of a collective that
-     * needs every rank and ended in the store (diagnose.c): every rank took
-     * part in it, whatever the live state has heard of them yet. */
+     * needs every rank and ended on a rank, in the store or by the live
+     * state (diagnose.c): every rank took part in it. */
     struct nsc_diag_passed {
         const char *comm;
         char func[32];
