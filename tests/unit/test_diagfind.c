@@ -107,13 +107,22 @@ static int serve_lag(void *arg, const char *endpoint, const char *qs, nsc_diag_b
     return fn(fn_arg, body, strlen(body));
 }
 
-Test(diagfind, a_rank_lagging_by_the_live_state_behind_a_collective_it_ended_in_the_store_is_no_problem)
+/* The findings of job j with status as the live state's document; the
+ * caller frees them. */
+static nsc_findings *find_lagging(nsc_diag_src *src, const char *status)
 {
-    nsc_diag_src src = {.get = serve_lag, .arg = (void *)lag_status, .name = "canned"};
+    *src = (nsc_diag_src){.get = serve_lag, .arg = (void *)status, .name = "canned"};
     nsc_findings *f = calloc(1, sizeof *f);
     cr_assert_not_null(f);
-    f->src = &src;
-    cr_assert_eq(nsc_diag_find("j", NULL, f), NSC_DIAG_OK, "%s", src.err);
+    f->src = src;
+    cr_assert_eq(nsc_diag_find("j", NULL, f), NSC_DIAG_OK, "%s", src->err);
+    return f;
+}
+
+Test(diagfind, a_rank_lagging_by_the_live_state_behind_a_collective_it_ended_in_the_store_is_no_problem)
+{
+    nsc_diag_src src;
+    nsc_findings *f = find_lagging(&src, lag_status);
     cr_assert_eq(f->n, 2, "%zu problems, the first %s", f->n, f->p[0].text);
     for (size_t i = 0; i < f->n; i++)
         cr_assert_str_eq(f->p[i].kind, "lagging");
@@ -136,11 +145,8 @@ static const char live_status[] =
 
 Test(diagfind, a_rank_lagging_below_a_collective_another_rank_ended_by_the_live_state_is_no_problem)
 {
-    nsc_diag_src src = {.get = serve_lag, .arg = (void *)live_status, .name = "canned"};
-    nsc_findings *f = calloc(1, sizeof *f);
-    cr_assert_not_null(f);
-    f->src = &src;
-    cr_assert_eq(nsc_diag_find("j", NULL, f), NSC_DIAG_OK, "%s", src.err);
+    nsc_diag_src src;
+    nsc_findings *f = find_lagging(&src, live_status);
     cr_assert_eq(f->n, 1, "%zu problems, the first %s", f->n, f->p[0].text);
     cr_assert_not_null(strstr(f->p[0].text, "rank 1 is at Broadcast seq 2"), "%s", f->p[0].text);
     free(f);
