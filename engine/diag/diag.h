@@ -71,6 +71,7 @@ int nsc_diag_query_run(nsc_store_reader *rd, const nsc_query *q, nsc_diag_body_f
 /* ---- problems ---------------------------------------------------------------- */
 
 #define NSC_DIAG_MAX_PROBLEMS 64
+#define NSC_DIAG_PASSED_MAX 32  /* (communicator, function) pairs nsc_findings.passed keeps */
 
 /* Most severe last: the report sorts by severity, highest first. */
 enum nsc_diag_severity {
@@ -142,6 +143,15 @@ typedef struct nsc_findings {
     struct nsc_rc_mark *mark;  /* the communicator being checked: its carry, NULL none */
     uint64_t first_seq;      /* ... its collectives before it only give the next one its previous */
     uint64_t p2p_lag_ns;     /* with carry: how late a Send or Recv record may still come */
+    /* Per communicator and function, the highest seq of a collective that
+     * needs every rank and ended on a rank, in the store or by the live
+     * state (diagnose.c): every rank took part in it. */
+    struct nsc_diag_passed {
+        const char *comm;
+        char func[32];
+        uint64_t seq;
+    } passed[NSC_DIAG_PASSED_MAX];
+    size_t npassed;
     nsc_problem p[NSC_DIAG_MAX_PROBLEMS];
     size_t n, dropped;
     uint64_t collectives;

@@ -9,7 +9,10 @@
  * (missing, with what the live state knows of each one's process; not one
  * that needs every rank and ended: its absent ranks' records are still on
  * their way); ranks behind the others for longer than the collector's lag
- * threshold (lagging); collectives in flight that long (hung); ranks that
+ * threshold (lagging; not one below a collective that needs every rank and
+ * ended on a rank, in the store or by the live state: it went past, its
+ * records are on their way too);
+ * collectives in flight that long (hung); ranks that
  * never joined (never_joined); collectives all ranks entered that never ended
  * (in_flight: a communicator's first, the later ones counted as queued
  * behind it); Send/Recv operations without their other side
@@ -98,6 +101,52 @@ static int ended_with_all(const nsc_json *v, const char *func)
     return end && end->kind != NSC_JSON_NULL && nsc_fig_needs_all(func);
 }
 
+/* Note that every rank of comm took part in its collective func seq: one
+ * that needs every rank and ended on a rank. A pair past
+ * NSC_DIAG_PASSED_MAX is not noted: its lagging ranks stay problems. */
+static void note_passed(findings *f, const char *comm, const char *func, uint64_t seq)
+{
+    size_t i = 0;
+    while (i < f->npassed && !(strcmp(f->passed[i].comm, comm) == 0 && strcmp(f->passed[i].func, func) == 0))
+        i++;
+    if (i == f->npassed) {
+        if (i == NSC_DIAG_PASSED_MAX || strlen(func) >= sizeof f->passed[i].func)
+            return;
+        f->passed[f->npassed++] = (struct nsc_diag_passed){.comm = comm, .seq = seq};
+        snprintf(f->passed[i].func, sizeof f->passed[i].func, "%s", func);
+    }
+    if (seq > f->passed[i].seq)
+        f->passed[i].seq = seq;
+}
+
+/* Whether every rank of comm went past seq of func, by the store or the
+ * live state: a rank the live state has lagging there took part in a later
+ * one, its records on their way (another collector's share, an agent's
+ * backlog), so it does not lag. */
+static int went_past(const findings *f, const char *comm, const char *func, uint64_t seq)
+{
+    for (size_t i = 0; func && i < f->npassed; i++)
+        if (strcmp(f->passed[i].comm, comm) == 0 && strcmp(f->passed[i].func, func) == 0)
+            return f->passed[i].seq > seq;
+    return 0;
+}
+
+/* The live state's word for went_past: a rank of the communicator c that
+ * ended its latest collective of a function that needs every rank. */
+static void note_live_passed(findings *f, const char *comm, const nsc_json *c)
+{
+    const nsc_json *ranks = nsc_json_get(c, "ranks");
+    for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
+        const nsc_json *colls = nsc_json_get(r, "collectives");
+        for (const nsc_json *x = nsc_json_first(colls); x; x = nsc_json_next(colls, x)) {
+            const char *func = nsc_json_str(nsc_json_get(x, "func"));
+            const nsc_json *open = nsc_json_get(x, "in_flight");
+            if (func && open && open->kind == NSC_JSON_FALSE && nsc_fig_needs_all(func))
+                note_passed(f, comm, func, nsc_diag_num(x, "seq"));
+        }
+    }
+}
+
 static int on_collective(void *arg, const nsc_json *v, const char *line, size_t len)
 {
     (void)line, (void)len;
@@ -112,6 +161,8 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
     f->collectives++;
     const char *func = nsc_json_str(nsc_json_get(v, "func"));
     const char *mismatch = nsc_json_str(nsc_json_get(v, "mismatch"));
+    if (func && ended_with_all(v, func))
+        note_passed(f, f->comm, func, seq);
     if (f->late)
         nsc_rc_late_add(f->late, v);
     const nsc_json *missing = nsc_json_get(v, "missing_ranks");
@@ -450,16 +501,18 @@ static void check_status(findings *f, const nsc_json *status, const char *job)
         if (!id || !comm_wanted(f->only, c))
             continue;
         check_deaths(f, status, c);
+        note_live_passed(f, id, c);
         const nsc_json *lag = nsc_json_get(c, "lagging"), *hangs = nsc_json_get(c, "hangs");
         for (const nsc_json *l = nsc_json_first(lag); l; l = nsc_json_next(lag, l))
-            began_ago(nsc_diag_add(f, NSC_SEV_LAGGING, "lagging", id, nsc_diag_num(l, "seq"),
-                                   (int64_t)nsc_diag_num(l, "rank"),
-                                   "rank %" PRIu64 " is at %s seq %" PRIu64 ", the others reached %" PRIu64
-                                   " (for %.1f s)",
-                                   nsc_diag_num(l, "rank"), nsc_json_str(nsc_json_get(l, "func")),
-                                   nsc_diag_num(l, "seq"), nsc_diag_num(l, "max_seq"),
-                                   (double)nsc_diag_num(l, "for_ns") / 1e9),
-                      nsc_diag_num(l, "for_ns"));
+            if (!went_past(f, id, nsc_json_str(nsc_json_get(l, "func")), nsc_diag_num(l, "seq")))
+                began_ago(nsc_diag_add(f, NSC_SEV_LAGGING, "lagging", id, nsc_diag_num(l, "seq"),
+                                       (int64_t)nsc_diag_num(l, "rank"),
+                                       "rank %" PRIu64 " is at %s seq %" PRIu64 ", the others reached %" PRIu64
+                                       " (for %.1f s)",
+                                       nsc_diag_num(l, "rank"), nsc_json_str(nsc_json_get(l, "func")),
+                                       nsc_diag_num(l, "seq"), nsc_diag_num(l, "max_seq"),
+                                       (double)nsc_diag_num(l, "for_ns") / 1e9),
+                          nsc_diag_num(l, "for_ns"));
         for (const nsc_json *h = nsc_json_first(hangs); h; h = nsc_json_next(hangs, h))
             began_ago(nsc_diag_add(f, NSC_SEV_HUNG, "hung", id, nsc_diag_num(h, "seq"),
                                    (int64_t)nsc_diag_num(h, "rank"), "rank %" PRIu64 ": %s seq %" PRIu64
@@ -576,6 +629,7 @@ int nsc_diag_find(const char *job, const nsc_json *status, nsc_findings *f)
         return NSC_DIAG_USAGE;
     }
     nsc_doc d;
+    f->npassed = 0;  /* its communicators point into d */
     int rc = nsc_diag_fetch_doc(f->src, "comms", comms_qs, &d);
     const char *name = job || rc != NSC_DIAG_OK ? job : nsc_json_str(nsc_json_get(nsc_json_root(&d.doc), "job"));
     snprintf(f->job, sizeof f->job, "%s", name ? name : "");

@@ -53,6 +53,10 @@
 # NSC_VERDICT_CHECK=1: fail when a run finds no right verdict (the ctest
 # clickhouse_verdict_feed: 64 ranks, one hang); NSC_FEED_ARGS: more options
 # for nsc-vfeed (--max-inflight N: the agents' max_inflight).
+# NSC_VERDICT_BASE=DIR (feed only): A/B in one run: two more collectors
+# from DIR's ncclscope-collector (another build) on the same cluster, the
+# runs alternating between the two pairs (odd runs DIR's, "B"); p50 and p90
+# per build.
 bin=$1 plugin=$2 runs=${3:-10} nodes=${4:-8} rpn=${5:-4} faults=${6:-"hang stall host_late slow_link"} mode=bench
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/../clickhouse/lib.sh"
@@ -67,11 +71,25 @@ detail=()
 [ "$plugin" = feed ] && detail=(--detail on-demand)  # what the fed agents keep on their nodes
 # shellcheck disable=SC2206
 detail+=(${NSC_COLLECTOR_ARGS:-})
-start_collector 0 --store "$store" --ch-shards "$shards" --collector-id a --hang-ms "$hang_ms" "${detail[@]}"
-pids[collector_a]=${pids[collector]} port_a=$port http_a=$http
-unset "pids[collector]"
-start_collector 0 --store "$store" --ch-shards "$shards" --collector-id b --hang-ms "$hang_ms" "${detail[@]}"
-port_b=$port http_b=$http
+# pair ID0 ID1: a collector of $bin for each half of the agents; its ports
+# in pair_port[ID], pair_http[ID].
+declare -A pair_port=() pair_http=()
+pair() {
+    for id in "$@"; do
+        start_collector 0 --store "$store" --ch-shards "$shards" --collector-id "$id" --hang-ms "$hang_ms" "${detail[@]}"
+        pids[collector_$id]=${pids[collector]} pair_port[$id]=$port pair_http[$id]=$http
+        unset "pids[collector]"
+    done
+}
+pair a b
+port_a=${pair_port[a]} port_b=${pair_port[b]}
+base=${NSC_VERDICT_BASE:-}
+if [ -n "$base" ]; then
+    [ "$plugin" = feed ] || die "NSC_VERDICT_BASE needs PLUGIN feed"
+    own=$bin bin=$base
+    pair c d
+    bin=$own
+fi
 for n in $(seq 0 $((nodes - 1))); do
     p=$port_a
     [ $((n % 2)) = 1 ] && p=$port_b
@@ -101,13 +119,19 @@ feed_args() {
     esac
 }
 
+# build_of I: the pair of collectors run I goes to (A, or B: NSC_VERDICT_BASE's).
+build_of() {
+    [ -n "$base" ] && [ $(($1 % 2)) = 1 ] && echo B || echo A
+}
+
 # one FAULT I: run I of FAULT; prints verdict_poll.py first's line.
 one() {
-    local f=$1 i=$2 out="$dir/$1-$2"
+    local f=$1 i=$2 out="$dir/$1-$2" x=a y=b
+    [ "$(build_of "$i")" = B ] && x=c y=d
     mkdir -p "$out"
     if [ "$plugin" = feed ]; then
         # shellcheck disable=SC2046,SC2086
-        "$bin/nsc-vfeed" --collectors "tcp://127.0.0.1:$port_a,tcp://127.0.0.1:$port_b" --nodes "$nodes" --rpn "$rpn" \
+        "$bin/nsc-vfeed" --collectors "tcp://127.0.0.1:${pair_port[$x]},tcp://127.0.0.1:${pair_port[$y]}" --nodes "$nodes" --rpn "$rpn" \
             --job "verdict-$f-$i" --hang-ms "$hang_ms" $(feed_args "$f" "$i") ${NSC_FEED_ARGS:-} --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
     else
         # shellcheck disable=SC2046
@@ -116,7 +140,7 @@ one() {
             $(fault_args "$f" "$i") --summary "$out/emu.json" >"$out/emu.log" 2>&1 &
     fi
     local emu=$!
-    "$here/verdict_poll.py" poll "$out" "verdict-$f-$i" 0.25 "$out/stop" a=127.0.0.1:"$http_a" b=127.0.0.1:"$http_b" &
+    "$here/verdict_poll.py" poll "$out" "verdict-$f-$i" 0.25 "$out/stop" a=127.0.0.1:"${pair_http[$x]}" b=127.0.0.1:"${pair_http[$y]}" &
     local poller=$!
     wait $emu || true
     touch "$out/stop"
@@ -126,24 +150,30 @@ one() {
 }
 
 for f in $faults; do
-    : >"$dir/$f.times"
+    : >"$dir/$f.A.times"
+    : >"$dir/$f.B.times"
     for i in $(seq 0 $((runs - 1))); do
         t=$(one "$f" "$i")
-        fed=
+        fed='' ab=''
         [ "$plugin" = feed ] && fed="  ($(grep -E '^(records|backlog_max|ack_lag_max_ms)=' "$dir/$f-$i/emu.log" | tr '\n' ' '))"
-        echo "$f run $i: $t$fed"
+        [ -n "$base" ] && ab=" ($(build_of "$i"))"
+        echo "$f run $i$ab: $t$fed"
         [ "${NSC_VERDICT_CHECK:-0}" = 0 ] || [ "${t%% *}" != none ] ||
             die "$f run $i: no right verdict: $(tail -c 600 "$(ls "$dir/$f-$i"/*-?.json 2>/dev/null | tail -1)" 2>/dev/null)"
-        echo "$t" >>"$dir/$f.times"
+        echo "$t" >>"$dir/$f.$(build_of "$i").times"
     done
 done
 echo "ranks $ranks ($nodes nodes x $rpn), hang_ms $hang_ms, 2 collectors on ClickHouse (2 shards)"
 for f in $faults; do
-    python3 -c 'import sys
+    for b in A B; do
+        [ -s "$dir/$f.$b.times" ] || continue
+        python3 -c 'import sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 for col, how in ((0, "verdict"), (2, "among")):
     v = sorted(float(r[col]) for r in rows if r[col] != "none")
     q = lambda p: "%.2f s" % v[min(len(v) - 1, int(p * len(v)))] if v else "-"
-    print("%-10s %-7s runs %d right %d  p50 %s  p90 %s" % (sys.argv[2], how, len(rows), len(v), q(0.5), q(0.9)))' \
-        "$dir/$f.times" "$f"
+    print("%-10s %-7s runs %d right %d  p50 %s  p90 %s  max %s" % (sys.argv[2], how, len(rows), len(v), q(0.5), q(0.9),
+                                                                 q(1.0)))' \
+            "$dir/$f.$b.times" "$f${base:+ ($b)}"
+    done
 done
