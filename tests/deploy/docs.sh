@@ -1,13 +1,14 @@
 #!/bin/bash
 # docs.sh SRC_DIR BIN_DIR: docs/configuration.md names every environment variable the
-# agent's and the collector's --help list, with the same default (so the reference
-# cannot drift from the programs).
+# agent's --help lists, docs/configuration-collector.md every one the collector's
+# lists, with the same default (so the reference cannot drift from the programs).
 set -euo pipefail
 src=$1 bin=$2
 . "$(dirname "$0")/lib.sh"
-doc=$src/docs/configuration.md
 n=0
 for prog in ncclscope-agent ncclscope-collector; do
+    doc=$src/docs/configuration.md
+    [ $prog = ncclscope-collector ] && doc=$src/docs/configuration-collector.md
     # "VAR DEFAULT" pairs from both --help layouts.
     pairs=$("$bin/$prog" --help | tr -d '\n' | grep -oE "NCCLSCOPE_[A-Z0-9_]+, default '[^']*'" \
         | sed -E "s/, default '([^']*)'/ \1/")
