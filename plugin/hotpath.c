@@ -244,8 +244,6 @@ static void stop(nsc_tbuf *tb, void *handle)
     /* a shed child's own stop time is never read (see nsc_slot_detach) */
     uint64_t now = s->quiet && s->parent_slot ? 0 : nsc_tick();
     s->ev.stop_ns = now;
-    if (s->ev.type == NSC_T_COLL)
-        nsc_slot_coll_extend(tb, s, now);
     if (NSC_LIKELY(!s->quiet))
         nsc_event_emit(tb, &s->ev);
     if (s->parent_slot)
@@ -284,8 +282,6 @@ void nsc_event_stop(void *handle)
     uint64_t now = nsc_counter();
     uint8_t type = s->ev.type;
     s->ev.stop_ns = now;
-    if (type == NSC_T_COLL)
-        nsc_slot_coll_extend(tb, s, now);
     nsc_event_put(tb, tb->wpos, &s->ev);
     if (type == NSC_T_COLL || type == NSC_T_P2P)
         nsc_slot_parent_stopped(tb, s, index);

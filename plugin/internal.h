@@ -365,11 +365,9 @@ void nsc_slot_free(nsc_slot *s);
 /* The chained plugin's handle of event id, also after its stop; 0 when the
  * slot was reused, the id is not ours, or the other has no such event. */
 uintptr_t nsc_slot_chained(uint64_t id);
-/* The self-cost guard's collective time: a Coll lasts from its start to its
- * stop or its last child's stop, whichever is later; each of those extends
- * it to t (any thread; the caller holds the slot). */
-void nsc_slot_coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t);
-/* Parent bookkeeping for completion inference. */
+/* Parent bookkeeping for completion inference, and the self-cost guard's
+ * collective time: a Coll lasts from its start to its stop or its last
+ * child's stop, whichever is later (counted by parent_stopped and detach). */
 int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index);
 /* A child stopped at now; 0: a child whose own stop time is not recorded,
  * the clock then read only if it is the last one out. */
