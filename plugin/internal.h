@@ -152,6 +152,7 @@ typedef struct nsc_tbuf {
     nsc_cell *wpos;          /* the next cell to write in wchunk (owner only) */
     uint32_t wleft;          /* cells left there (owner only) */
     uint32_t wchunk;         /* NSC_CHUNK_NONE until the first record */
+    struct nsc_pctx *ctx;    /* the context of the owner's last start, if ours (hotpath.c) */
     nsc_tcounters c;
     _Alignas(64) _Atomic uint64_t head; /* cells published by the owner */
     _Atomic uint32_t first;             /* the queue's first chunk (owner, once) */
@@ -505,6 +506,7 @@ uint64_t nsc_clock_bound(const nsc_clock *c);
 
 /* What a version's descriptor translates into before it is recorded. */
 typedef struct nsc_start {
+    int chain;             /* nsc_chain_active, read once per start */
     int type;
     uint64_t parent;       /* parentObj as a number */
     int32_t rank;
@@ -514,7 +516,7 @@ typedef struct nsc_start {
 /* Begin an event: returns the slot's event to fill (or NULL when dropped),
  * writing the handle into *handle. */
 nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st);
-/* nsc_event_parent (after nsc_chain_active) where a chained plugin is loaded. */
+/* nsc_event_parent (after its chain flag) where a chained plugin is loaded. */
 uint64_t nsc_event_parent_chained(uint64_t parent);
 void nsc_event_stop(void *handle);
 void nsc_event_state(void *handle, int state, uint64_t arg);
@@ -602,9 +604,9 @@ static inline int nsc_chain_active(void)
 /* A parent handle as we record it: 0 for an event only the chained plugin
  * asked for (NCCL passes NULL for a type not in the mask); without a chained
  * plugin, the handle itself, inline. */
-static inline uint64_t nsc_event_parent(uint64_t parent)
+static inline uint64_t nsc_event_parent(int chain, uint64_t parent)
 {
-    return NSC_LIKELY(!nsc_chain_active()) || !parent ? parent : nsc_event_parent_chained(parent);
+    return NSC_LIKELY(!chain) || !parent ? parent : nsc_event_parent_chained(parent);
 }
 /* Load the plugin at path as NCCL would serving api; errors are logged once. */
 void nsc_chain_load(const char *path, int api);
