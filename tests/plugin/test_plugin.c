@@ -523,6 +523,72 @@ Test(plugin, guard_samples_its_cost_and_times_collectives)
     nsc_recv_free(rc);
 }
 
+/* The Colls' spans by their ProxyOps alone (the completions received name
+ * the first, not the latest): each from its start to the latest of its stop
+ * and its ops' stops. */
+enum { LATE_N = 20 };
+typedef struct op_spans {
+    uint64_t id[LATE_N], start[LATE_N], end[LATE_N];
+    size_t n;
+} op_spans;
+
+static int add_coll(const nsc_event *ev, void *arg)
+{
+    op_spans *o = arg;
+    cr_assert_lt(o->n, LATE_N);
+    o->id[o->n] = ev->id;
+    o->start[o->n] = ev->start_ns;
+    o->end[o->n++] = ev->stop_ns;
+    return 0;
+}
+
+static int extend_by_op(const nsc_event *ev, void *arg)
+{
+    op_spans *o = arg;
+    for (size_t i = 0; i < o->n; i++)
+        if (o->id[i] == ev->parent && ev->stop_ns > o->end[i])
+            o->end[i] = ev->stop_ns;
+    return 0;
+}
+
+/* A Coll stopped after a child (NCCL stops a grouped Coll at the group's end,
+ * when its proxy may be done) and given another after its stop: its time
+ * until its stop is counted by the stop, a child's before it left to the
+ * stop, a child's after it counted by the child. */
+Test(plugin, guard_times_collectives_stopped_after_a_child)
+{
+    v5_run r;
+    open_v5(&r);
+    ncclProfilerEventDescr_v5_t d;
+    for (uint64_t i = 0; i < LATE_N; i++) {
+        memset(&d, 0, sizeof d);
+        d.coll.seqNumber = i;
+        d.coll.func = "AllReduce";
+        void *coll = start5(&r, ncclProfileColl, NULL, &d);
+        memset(&d, 0, sizeof d);
+        d.proxyOp.pid = getpid();
+        d.proxyOp.nSteps = 1;
+        r.p->stopEvent(start5(&r, ncclProfileProxyOp, coll, &d));
+        r.p->stopEvent(coll);
+        r.p->stopEvent(start5(&r, ncclProfileProxyOp, coll, &d));
+    }
+    nsc_recv_totals t;
+    nsc_recv *rc = close_v5(&r, &t);
+    op_spans o = {.n = 0};
+    nsc_recv_find(rc, NSC_T_COLL, add_coll, &o);
+    nsc_recv_find(rc, NSC_T_PROXY_OP, extend_by_op, &o);
+    cr_assert_eq(o.n, LATE_N);
+    uint64_t ns = 0;
+    for (size_t i = 0; i < o.n; i++)
+        ns += o.end[i] - o.start[i];
+    uint64_t coll = t.counters.coll_ns;
+    uint64_t off = coll > ns ? coll - ns : ns - coll;
+    cr_assert_leq(off, LATE_N + ns / 100000, "%llu vs %llu", (unsigned long long)coll,
+                  (unsigned long long)ns);
+    cr_assert_eq(t.events[NSC_T_PROXY_OP], 2 * LATE_N);
+    nsc_recv_free(rc);
+}
+
 /* A budget no plugin meets (0.0001 %): the guard sheds ProxyStep first (its
  * starts get no handle), counts every start it did not record, and says so
  * in the counters. ProxyOp and KernelCh, shed later, still complete their
