@@ -45,10 +45,15 @@ static void pages(page *p)
     strcat(p->dp, "{\"kind\":\"end\",\"next_cursor\":null}\n");
 }
 
+/* The ledger pages served: "tp"'s and "dp"'s. */
+typedef struct bodies {
+    const char *tp, *dp;
+} bodies;
+
 static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
                  size_t errcap)
 {
-    const page *p = arg;
+    const bodies *p = arg;
     if (strcmp(endpoint, "ledger") != 0) {
         snprintf(err, errcap, "no %s here", endpoint);
         return -1;
@@ -64,6 +69,7 @@ static const char status_text[] =
 
 typedef struct fixture {
     page pg;
+    bodies b;
     nsc_diag_src src;
     nsc_json_doc status;
     nsc_findings *f;
@@ -72,7 +78,8 @@ typedef struct fixture {
 static void setup(fixture *x)
 {
     pages(&x->pg);
-    x->src = (nsc_diag_src){.get = serve, .arg = &x->pg, .name = "canned"};
+    x->b = (bodies){x->pg.tp, x->pg.dp};
+    x->src = (nsc_diag_src){.get = serve, .arg = &x->b, .name = "canned"};
     nsc_json_error e;
     cr_assert_eq(nsc_json_parse(status_text, strlen(status_text), NULL, &x->status, &e), 0);
     x->f = calloc(1, sizeof *x->f);
@@ -157,45 +164,29 @@ static const char beat_status[] =
     "{\"comm\":\"0xa\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h0\",\"pid\":11}]},"
     "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]}]}]}";
 
-typedef struct beat_pages {
-    char *tp, *dp;
-} beat_pages;
-
-static void beat_pages_make(beat_pages *p)
+/* The pages, each of cap bytes, the caller frees. */
+static void beat_pages(char **tp, char **dp, size_t cap)
 {
-    size_t cap = 1 << 20;
-    p->tp = calloc(1, cap), p->dp = calloc(1, cap);
-    cr_assert(p->tp && p->dp);
-    snprintf(p->tp, cap, "{\"kind\":\"header\",\"comm\":\"0xa\",\"nranks\":2}\n");
-    snprintf(p->dp, cap, "{\"kind\":\"header\",\"comm\":\"0xb\",\"nranks\":2}\n");
+    char *tpage = *tp = calloc(1, cap), *dpage = *dp = calloc(1, cap);
+    cr_assert(tpage && dpage);
+    snprintf(tpage, cap, "{\"kind\":\"header\",\"comm\":\"0xa\",\"nranks\":2}\n");
+    snprintf(dpage, cap, "{\"kind\":\"header\",\"comm\":\"0xb\",\"nranks\":2}\n");
     uint64_t t = BASE, us = MS / 1000;
     unsigned dseq = 0;
     for (unsigned seq = 0; seq < STEPS * PER_STEP; seq++) {
         uint64_t p1 = t + 4 * MS; /* a step's first: P1's host late */
         if (seq % PER_STEP || seq < 2 * PER_STEP) {
             uint64_t dend = t + (seq % PER_STEP ? 1500 : 6000) * us;
-            put_rec(p->dp, cap, "0xb", dseq, 0, t - 100 * us, t - 100 * us, dend);
-            put_rec(p->dp, cap, "0xb", dseq++, 1, dend - 500 * us, dend - 500 * us, dend);
+            put_rec(dpage, cap, "0xb", dseq, 0, t - 100 * us, t - 100 * us, dend);
+            put_rec(dpage, cap, "0xb", dseq++, 1, dend - 500 * us, dend - 500 * us, dend);
             p1 = dend + (seq % PER_STEP ? 50 * us : 4 * MS);
         }
-        put_rec(p->tp, cap, "0xa", seq, 0, t + 200 * us, t + 200 * us, p1 + 500 * us);
-        put_rec(p->tp, cap, "0xa", seq, 1, p1, p1, p1 + 500 * us);
+        put_rec(tpage, cap, "0xa", seq, 0, t + 200 * us, t + 200 * us, p1 + 500 * us);
+        put_rec(tpage, cap, "0xa", seq, 1, p1, p1, p1 + 500 * us);
         t = p1 + 600 * us;
     }
-    strcat(p->tp, "{\"kind\":\"end\",\"next_cursor\":null}\n");
-    strcat(p->dp, "{\"kind\":\"end\",\"next_cursor\":null}\n");
-}
-
-static int beat_serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
-                      size_t errcap)
-{
-    const beat_pages *p = arg;
-    if (strcmp(endpoint, "ledger") != 0) {
-        snprintf(err, errcap, "no %s here", endpoint);
-        return -1;
-    }
-    const char *body = strstr(qs, "comm=0xa") ? p->tp : p->dp;
-    return fn(fn_arg, body, strlen(body));
+    strcat(tpage, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    strcat(dpage, "{\"kind\":\"end\",\"next_cursor\":null}\n");
 }
 
 /* rclate.c found P1 late on a beat of 8 from seq 16 (its first two steps'
@@ -204,9 +195,10 @@ static int beat_serve(void *arg, const char *endpoint, const char *qs, nsc_diag_
  * collectives, its onset moved back to seq 0 by whole steps. */
 Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
 {
-    beat_pages pg;
-    beat_pages_make(&pg);
-    nsc_diag_src src = {.get = beat_serve, .arg = &pg, .name = "canned"};
+    char *tp, *dp;
+    beat_pages(&tp, &dp, 1 << 20);
+    bodies pg = {tp, dp};
+    nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
     nsc_json_doc status;
     nsc_json_error e;
     cr_assert_eq(nsc_json_parse(beat_status, strlen(beat_status), NULL, &status, &e), 0);
@@ -233,6 +225,6 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
     cr_assert_not_null(strstr(f->p[0].figures, "\"every\":8,"), "%s", f->p[0].figures);
     free(f);
     nsc_json_free(&status);
-    free(pg.tp);
-    free(pg.dp);
+    free(tp);
+    free(dp);
 }
