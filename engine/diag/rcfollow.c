@@ -446,7 +446,18 @@ static int64_t onset_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm)
     return first;
 }
 
-/* A late rank's onset on a beat of `every` collectives, moved back from
+/* The process's record of collective seq in communicator comm, -1 none. */
+static int64_t coll_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm, uint64_t seq)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->r[i].who == who && w->r[i].comm == comm && !w->r[i].p2p && w->r[i].seq == seq)
+            return (int64_t)i;
+    return -1;
+}
+
+/* A late rank's onset on a beat of `every` collectives (its communicator's
+ * analysis found it on the beat from record k on: a loaded machine's pauses
+ * between may begin a run of the timeline's before it), moved back from
  * record k by whole beats while its own time there was as far beyond the
  * others' (late of its own, but behind a rank later still), passing over
  * one beat without: at a training job's step starts a loaded machine
@@ -456,7 +467,7 @@ static int64_t beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
     int64_t on = k;
     uint64_t nth = 0;
     int weak = 0;
-    for (int64_t i = k - 1; i >= 0 && w->r[i].who == w->r[k].who && weak <= 1; i--) {
+    for (int64_t i = k - 1; k >= 0 && i >= 0 && w->r[i].who == w->r[k].who && weak <= 1; i--) {
         if (w->r[i].comm != w->r[k].comm || w->r[i].p2p || ++nth % every)
             continue;
         weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS ? weak + 1 : 0;
@@ -576,9 +587,8 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
     if (prim == nv)
         return;
     nsc_problem *p = v[prim].p;
-    int64_t on = onset_rec(w, who, v[prim].comm);
-    if (on >= 0 && v[prim].beats)
-        on = beat_start(w, on, v[prim].every);
+    int64_t on = v[prim].beats ? beat_start(w, coll_rec(w, who, v[prim].comm, v[prim].onset_seq), v[prim].every)
+                               : onset_rec(w, who, v[prim].comm);
     if (on >= 0 && every_from(w, on)) {
         v[prim].every = every_from(w, on);
         set_onset(p, &w->r[on], v[prim].every);

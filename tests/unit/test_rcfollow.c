@@ -149,15 +149,17 @@ Test(rcfollow, a_rank_that_only_inherits_a_delay_is_no_cause)
     teardown(&x);
 }
 
-/* A training job's late host on a beat: in "tp" (P0, P1) 8 collectives a
+/* A training job's late host on a beat: in "tp" (P0, P1) 16 collectives a
  * step over STEPS steps, P1's host 4 ms late at each step's first; before
  * each of the step's others P1 runs a "dp" collective with P2 that P2
  * makes end 1.5 ms late, so that P1 arrives last there too, not of its own
- * (late at 8 of each 8, of its own at 1); at the first two steps P2 made
+ * (late at 16 of each 16, of its own at 1); at the first HIDDEN steps P2 made
  * it 6 ms late before its host's 4 ms as well (its own time 4 ms beyond
- * P0's, but not half its lateness). */
-#define STEPS 30
-#define PER_STEP 8
+ * P0's, but not half its lateness); and a loaded machine paused P1's host
+ * 1.3 ms at seq 56 and 3 ms (of its own) at seqs 58 to 60. */
+#define STEPS 34
+#define PER_STEP 16
+#define HIDDEN 4
 
 static const char beat_status[] =
     "{\"jobs\":[{\"job\":\"j\",\"comms\":["
@@ -175,11 +177,11 @@ static void beat_pages(char **tp, char **dp, size_t cap)
     unsigned dseq = 0;
     for (unsigned seq = 0; seq < STEPS * PER_STEP; seq++) {
         uint64_t p1 = t + 4 * MS; /* a step's first: P1's host late */
-        if (seq % PER_STEP || seq < 2 * PER_STEP) {
+        if (seq % PER_STEP || seq < HIDDEN * PER_STEP) {
             uint64_t dend = t + (seq % PER_STEP ? 1500 : 6000) * us;
             put_rec(dpage, cap, "0xb", dseq, 0, t - 100 * us, t - 100 * us, dend);
             put_rec(dpage, cap, "0xb", dseq++, 1, dend - 500 * us, dend - 500 * us, dend);
-            p1 = dend + (seq % PER_STEP ? 50 * us : 4 * MS);
+            p1 = dend + (seq % PER_STEP == 0 ? 4 * MS : seq == 56 ? 1300 * us : seq >= 58 && seq <= 60 ? 3 * MS : 50 * us);
         }
         put_rec(tpage, cap, "0xa", seq, 0, t + 200 * us, t + 200 * us, p1 + 500 * us);
         put_rec(tpage, cap, "0xa", seq, 1, p1, p1, p1 + 500 * us);
@@ -189,10 +191,11 @@ static void beat_pages(char **tp, char **dp, size_t cap)
     strcat(dpage, "{\"kind\":\"end\",\"next_cursor\":null}\n");
 }
 
-/* rclate.c found P1 late on a beat of 8 from seq 16 (its first two steps'
+/* rclate.c found P1 late on a beat of 16 from seq 64 (its first steps'
  * lateness split wrongly by the communicator alone): the verdict stands,
- * late of its own at 28 of 30 steps though at 1 in 8 of its late
- * collectives, its onset moved back to seq 0 by whole steps. */
+ * late of its own at 30 of 34 steps though at 1 in 16 of its late
+ * collectives, its onset moved back from seq 64 (not from the pauses'
+ * run, off the beat) to seq 0 by whole steps. */
 Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
 {
     char *tp, *dp;
@@ -210,9 +213,9 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
     cr_assert_not_null(p);
     snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
     snprintf(p->figures, sizeof p->figures,
-             "\"late_of_its_own\":28,\"collectives\":%d,\"onset_seq\":16,\"onset_ns\":%llu,\"every\":8,"
+             "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"onset_ns\":%llu,\"every\":16,"
              "\"own_cost_ns\":%llu",
-             STEPS * PER_STEP, (unsigned long long)BASE, (unsigned long long)(28 * 4 * MS));
+             STEPS * PER_STEP, (unsigned long long)BASE, (unsigned long long)(33 * 4 * MS));
     nsc_rc_follow *w = nsc_rc_follow_new();
     cr_assert_not_null(w);
     cr_assert_eq(nsc_rc_follow_comm(f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", src.err);
@@ -222,7 +225,7 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     cr_assert_eq(f->p[0].rank, 1);
     cr_assert_eq(f->p[0].seq, 0, "%s", f->p[0].text);
-    cr_assert_not_null(strstr(f->p[0].figures, "\"every\":8,"), "%s", f->p[0].figures);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
     free(f);
     nsc_json_free(&status);
     free(tp);
