@@ -132,6 +132,11 @@
 #define RC_LATE_BEAT_NUM 2
 #define RC_LATE_BEAT_DEN 3
 #define RC_LATE_BEAT_MIN 24
+/* ... and off its beat at one in RC_LATE_BEAT_OFF of its other collectives
+ * or fewer: a late host at each step's start was at 1 in 8 of the others
+ * (as were the rest of its group), a process a loaded machine slowed
+ * throughout is late on any beat and off it. */
+#define RC_LATE_BEAT_OFF 3
 
 /* An inherited late rank's origin is the one most of its first
  * RC_FOLLOW_VOTES late collectives lead to (rcfollow.c). */

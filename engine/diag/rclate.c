@@ -224,13 +224,15 @@ static int held_beat(const rc_rank_late *x, size_t on, uint64_t every, uint64_t 
     return RC_LATE_HELD_DEN * hits * (every ? every : 1) >= RC_LATE_HELD_NUM * since;
 }
 
-/* Whether a late rank kept to a beat of `every` since its onset
- * (RC_LATE_BEAT_NUM, rcint.h). */
+/* Whether a late rank kept to a beat of `every` since its onset, and only
+ * to it (RC_LATE_BEAT_NUM, RC_LATE_BEAT_OFF: rcint.h). */
 static int kept_beat(const rc_rank_late *x, size_t on, uint64_t every, uint64_t since)
 {
     uint64_t beats = every ? (since + every - 1) / every : 0;
-    return every >= 2 && every < RC_LATE_MAX_EVERY && beats >= RC_LATE_BEAT_MIN &&
-           RC_LATE_BEAT_DEN * x->beat[on][every] >= RC_LATE_BEAT_NUM * beats;
+    if (every < 2 || every >= RC_LATE_MAX_EVERY || beats < RC_LATE_BEAT_MIN)
+        return 0;
+    uint64_t hits = x->beat[on][every], all = x->affected - on + x->behind - x->first_behind[on];
+    return RC_LATE_BEAT_DEN * hits >= RC_LATE_BEAT_NUM * beats && RC_LATE_BEAT_OFF * (all - hits) <= since - beats;
 }
 
 /* The beat a late rank kept from one of its first affected collectives

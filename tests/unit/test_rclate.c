@@ -239,6 +239,25 @@ Test(rclate, pauses_at_most_step_starts_are_no_late_rank)
     train_tp(paused_at_step_starts, -1);
 }
 
+/* No fault: rank 2's process slowed throughout, 2 ms behind rank 1 (later
+ * still, not of its own) at 3 of each 4 collectives, last of its own at 1
+ * in 40: on every second collective, but off it as often. */
+static int slowed_throughout(unsigned seq, double *ms)
+{
+    if (seq % 40 == 0) {
+        ms[2] = 2.0;
+        return 1;
+    }
+    if (seq % 4 != 3)
+        ms[2] = 2.0, ms[1] = 5.0;
+    return 0;
+}
+
+Test(rclate, a_process_slowed_on_and_off_any_beat_is_no_late_rank)
+{
+    train_tp(slowed_throughout, -1);
+}
+
 /* A loaded machine's pauses of one process, as rootcause.sh's jitter run
  * saw them: rank 3's host 1.3 to 6.8 ms late of its own at seqs 5, 6, 8
  * and 9 of 12, on time at the others after the first: 4 in 7 since then,
