@@ -309,10 +309,11 @@ faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill host
 # pause 5 to 70 ms there, so that other ranks of its tensor-parallel group
 # are late of their own as often; over 40 steps its beat tells it (at 32
 # to 37 of 39 step starts 1 ms behind, the others at 24 or fewer: rclate.c,
-# rcfollow.c), but under a load of 40 its onset is placed a few steps late
-# now and then, and t_two's host is charged 1.5 to 1.7x its delay (its
-# host share at the step's later collectives it arrives last at, not of its
-# own) in 2 runs of 10; a stage-1 host (t_host with a rank of 32 or more)
+# rcfollow.c: a stage-0 host found in 5 of 5 at a load of 35-40), but
+# t_two's host is charged 1.5 to 1.7x its delay now and then (its host
+# share at the step's later collectives it arrives last at, not of its
+# own: 2 runs of 10 in one score, none in the next); a stage-1 host (t_host
+# with a rank of 32 or more)
 # is late before its Recv, which is never judged, and at the AllReduce
 # after it is not last: the others wait for their own Recvs there;
 # t_every10 (that host late at 4 steps of 40) likewise; t_mismatch, t_hang,
