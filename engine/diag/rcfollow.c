@@ -326,6 +326,7 @@ typedef struct fw_late {
     int64_t origin;  /* an inherited one's origin process, -1 none */
     uint64_t onset_ns, own_cost_ns, every;
     uint64_t own_late;  /* its collectives late of its own, as its communicator's analysis counted */
+    uint64_t onset_seq, beats;  /* its onset, and its collectives on its beat since, when intermittent */
 } fw_late;
 
 static int is_late(const nsc_problem *p)
@@ -347,6 +348,9 @@ static void late_figures(fw_late *x)
     x->own_cost_ns = nsc_diag_num(o, "own_cost_ns");
     x->every = nsc_diag_num(o, "every");
     x->own_late = nsc_diag_num(o, "late_of_its_own");
+    x->onset_seq = nsc_diag_num(o, "onset_seq");
+    uint64_t since = nsc_diag_num(o, "collectives") - x->onset_seq;
+    x->beats = x->every >= 2 && since <= nsc_diag_num(o, "collectives") ? (since + x->every - 1) / x->every : 0;
     nsc_json_free(&d);
 }
 
@@ -440,6 +444,36 @@ static int64_t onset_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm)
         run[1] = (int64_t)i, at[1] = nth;
     }
     return first;
+}
+
+/* The process's record of collective seq in communicator comm, -1 none. */
+static int64_t coll_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm, uint64_t seq)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->r[i].who == who && w->r[i].comm == comm && !w->r[i].p2p && w->r[i].seq == seq)
+            return (int64_t)i;
+    return -1;
+}
+
+/* A late rank's onset on a beat of `every` collectives (its communicator's
+ * analysis found it on the beat from record k on: a loaded machine's pauses
+ * between may begin a run of the timeline's before it), moved back from
+ * record k by whole beats while its own time there was as far beyond the
+ * others' (late of its own, but behind a rank later still), passing over
+ * one beat without: at a training job's step starts a loaded machine
+ * pauses other ranks longer now and then. */
+static int64_t beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
+{
+    int64_t on = k;
+    uint64_t nth = 0;
+    int weak = 0;
+    for (int64_t i = k - 1; k >= 0 && i >= 0 && w->r[i].who == w->r[k].who && weak <= 1; i--) {
+        if (w->r[i].comm != w->r[k].comm || w->r[i].p2p || ++nth % every)
+            continue;
+        weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS ? weak + 1 : 0;
+        on = weak ? on : i;
+    }
+    return on;
 }
 
 /* How often the process is late of its own in the communicator of record
@@ -553,7 +587,8 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
     if (prim == nv)
         return;
     nsc_problem *p = v[prim].p;
-    int64_t on = onset_rec(w, who, v[prim].comm);
+    int64_t on = v[prim].beats ? beat_start(w, coll_rec(w, who, v[prim].comm, v[prim].onset_seq), v[prim].every)
+                               : onset_rec(w, who, v[prim].comm);
     if (on >= 0 && every_from(w, on)) {
         v[prim].every = every_from(w, on);
         set_onset(p, &w->r[on], v[prim].every);
@@ -588,6 +623,22 @@ static int stands(uint32_t late, uint32_t own)
     return !late || (RC_FOLLOW_OWN_SHARE * own >= late && (2 * own >= late || own >= RC_LATE_MIN_OWN));
 }
 
+/* Whether a late rank on a beat (RC_LATE_BEAT_MIN, rcint.h) was late of
+ * its own, or its own time as far beyond the others' (behind a rank later
+ * still), on as many of its beat's collectives since its onset as the beat
+ * asks: a late host at each training step's start is last at several of
+ * the step's collectives after it too, not of its own. */
+static int stands_on_beat(const nsc_rc_follow *w, const fw_late *x)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; x->beats >= RC_LATE_BEAT_MIN && i < w->n; i++) {
+        const fw_rec *r = &w->r[i];
+        hits += r->who == x->who && r->comm == x->comm && !r->p2p && r->seq >= x->onset_seq &&
+                (r->seq - x->onset_seq) % x->every == 0 && (r->own_late || r->excess >= NSC_FIG_LATE_MIN_NS);
+    }
+    return x->beats >= RC_LATE_BEAT_MIN && RC_LATE_BEAT_DEN * hits >= RC_LATE_BEAT_NUM * x->beats;
+}
+
 /* The late-rank problems of the communicators followed, with their process
  * and whether their own time explains them. */
 static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v, const uint32_t *late_n,
@@ -602,8 +653,10 @@ static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v,
         if (!is_late(p) || c == w->nc || p->rank < 0 || p->rank >= w->c[c].nranks)
             continue;
         size_t cell = w->c[c].first + (size_t)p->rank;
-        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], stands(late_n[cell], own_n[cell]), -1, 0, 0, 0, 0};
-        late_figures(&v[nv++]);
+        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], stands(late_n[cell], own_n[cell]), -1, 0, 0, 0, 0, 0, 0};
+        late_figures(&v[nv]);
+        v[nv].stands |= stands_on_beat(w, &v[nv]);
+        nv++;
     }
     return nv;
 }

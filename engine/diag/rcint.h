@@ -119,6 +119,24 @@
  * are passed over. */
 #define RC_LATE_ONSETS 4
 #define RC_LATE_MAX_EVERY 20
+/* A rank late on a beat of N collectives (2 to RC_LATE_MAX_EVERY - 1)
+ * is late too, though other ranks are as often affected and it is at
+ * fewer than 1 in RC_LATE_MAX_EVERY of its collectives, when since its
+ * onset it was affected, or behind a rank later still, on RC_LATE_BEAT_NUM
+ * / RC_LATE_BEAT_DEN or more of RC_LATE_BEAT_MIN beats or more: a training
+ * job's late host is late at each step's first collective, where 64
+ * processes waking on 2 cores pause one rank or another as well (each at
+ * about a third of the steps, in 8 steps at as many as 6 of them; at two
+ * thirds of 24 steps by chance about 1 rank in 1200, of 40 steps 1 in
+ * 50000: rootcause.sh's train cases run 40 steps). */
+#define RC_LATE_BEAT_NUM 2
+#define RC_LATE_BEAT_DEN 3
+#define RC_LATE_BEAT_MIN 24
+/* ... and off its beat at one in RC_LATE_BEAT_OFF of its other collectives
+ * or fewer: a late host at each step's start was at 1 in 8 of the others
+ * (as were the rest of its group), a process a loaded machine slowed
+ * throughout is late on any beat and off it. */
+#define RC_LATE_BEAT_OFF 3
 
 /* An inherited late rank's origin is the one most of its first
  * RC_FOLLOW_VOTES late collectives lead to (rcfollow.c). */
@@ -143,6 +161,9 @@ typedef struct rc_rank_late {
     uint64_t behind;                         /* not last, but late at (rclate.c) */
     uint64_t last_affected;                  /* its seen count at its last affected one */
     uint32_t gaps[RC_LATE_MAX_EVERY + 1];    /* collectives between affected ones: how often */
+    /* affected ones, and those it was behind at, a whole number of N
+     * collectives after its i-th first affected one (first_seen[i]): [i][N] */
+    uint32_t beat[RC_LATE_ONSETS][RC_LATE_MAX_EVERY + 1];
 } rc_rank_late;
 
 struct nsc_rc_late {

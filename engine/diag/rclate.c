@@ -59,6 +59,16 @@ static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
     snprintf(l->stuck_func, sizeof l->stuck_func, "%s", func ? func : "?");
 }
 
+/* Count a collective a rank was affected or behind at (its place:
+ * x->seen) on each beat of each of its first affected ones. */
+static void count_beats(rc_rank_late *x)
+{
+    size_t anchors = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
+    for (uint64_t n = 2; n < RC_LATE_MAX_EVERY; n++)
+        for (size_t i = 0; i < anchors; i++)
+            x->beat[i][n] += (x->seen - x->first_seen[i]) % n == 0;
+}
+
 /* Charge the last rank the collective's lateness as the collectives
  * endpoint splits it (docs/api-figures.md, "Figures"), and the others' waits. */
 static void charge_last(nsc_rc_late *l, const nsc_json *coll)
@@ -90,6 +100,7 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
         }
         x->last_affected = x->seen;
         x->affected++;
+        count_beats(x);
         x->own_cost_ns += cost;
         l->own_all++;
     }
@@ -119,8 +130,10 @@ static void count_behind(nsc_rc_late *l, const nsc_json *coll)
     uint64_t usual = at[(n - 1) / 2];
     for (const nsc_json *r = nsc_json_first(ranks); r; r = nsc_json_next(ranks, r)) {
         uint64_t rank = nsc_diag_num(r, "rank");
-        if (rank < (uint64_t)l->nranks && rank != last && nsc_diag_num(r, "arrival_ns") >= usual + NSC_FIG_LATE_MIN_NS)
+        if (rank < (uint64_t)l->nranks && rank != last && nsc_diag_num(r, "arrival_ns") >= usual + NSC_FIG_LATE_MIN_NS) {
             l->r[rank].behind++;
+            count_beats(&l->r[rank]);
+        }
     }
 }
 
@@ -211,26 +224,61 @@ static int held_beat(const rc_rank_late *x, size_t on, uint64_t every, uint64_t 
     return RC_LATE_HELD_DEN * hits * (every ? every : 1) >= RC_LATE_HELD_NUM * since;
 }
 
-/* The rank late of its own most often, when it is late from an onset on,
- * always or intermittently (RC_LATE_MIN_OWN, rcint.h); -1 if none is. */
-static int64_t onset_straggler(const nsc_rc_late *l)
+/* Whether a late rank kept to a beat of `every` since its onset, and only
+ * to it (RC_LATE_BEAT_NUM, RC_LATE_BEAT_OFF: rcint.h). */
+static int kept_beat(const rc_rank_late *x, size_t on, uint64_t every, uint64_t since)
 {
-    int64_t best = -1;
-    for (int64_t r = 0; r < l->nranks; r++)
-        if (best < 0 || l->r[r].affected > l->r[best].affected)
-            best = r;
-    if (best < 0)
-        return -1;
-    const rc_rank_late *x = &l->r[best];
-    uint64_t every = nsc_rc_late_every(x);
-    size_t on = onset_of(x, every);
-    uint64_t since = x->seen - x->first_seen[on];
+    uint64_t beats = every ? (since + every - 1) / every : 0;
+    if (every < 2 || every >= RC_LATE_MAX_EVERY || beats < RC_LATE_BEAT_MIN)
+        return 0;
+    uint64_t hits = x->beat[on][every], all = x->affected - on + x->behind - x->first_behind[on];
+    return RC_LATE_BEAT_DEN * hits >= RC_LATE_BEAT_NUM * beats && RC_LATE_BEAT_OFF * (all - hits) <= since - beats;
+}
+
+/* The beat a late rank kept from one of its first affected collectives
+ * on (kept_beat), the earliest such and the shortest beat, in *on and
+ * *every; 0 if none. */
+static int beat_of(const rc_rank_late *x, size_t *on, uint64_t *every)
+{
+    size_t anchors = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
+    for (size_t i = 0; i < anchors; i++)
+        for (uint64_t n = 2; n < RC_LATE_MAX_EVERY; n++)
+            if (kept_beat(x, i, n, x->seen - x->first_seen[i])) {
+                *on = i, *every = n;
+                return 1;
+            }
+    return 0;
+}
+
+/* Whether a rank is late from an onset on, always or intermittently
+ * (RC_LATE_MIN_OWN, rcint.h), or on a beat (RC_LATE_BEAT_NUM); its onset
+ * and frequency in *on and *every. */
+static int late_since_onset(const nsc_rc_late *l, const rc_rank_late *x, size_t *on, uint64_t *every)
+{
+    if (x->own_late < RC_LATE_MIN_OWN)
+        return 0;
+    *every = nsc_rc_late_every(x);
+    *on = onset_of(x, *every);
+    uint64_t since = x->seen - x->first_seen[*on];
     /* + 1: one of its late collectives a loaded machine hid (another rank
      * later still) must not halve a 1 in RC_LATE_MAX_EVERY rank */
-    return x->own_late >= RC_LATE_MIN_OWN && (x->affected - on + 1) * RC_LATE_MAX_EVERY >= since &&
-                   2 * x->affected > l->own_all && held_beat(x, on, every, since)
-               ? best
-               : -1;
+    if ((x->affected - *on + 1) * RC_LATE_MAX_EVERY >= since && 2 * x->affected > l->own_all &&
+        held_beat(x, *on, *every, since))
+        return 1;
+    return beat_of(x, on, every);
+}
+
+/* The rank late of its own most often of those late from an onset on, its
+ * onset and frequency in *on and *every; -1 if none is. */
+static int64_t onset_straggler(const nsc_rc_late *l, size_t *on, uint64_t *every)
+{
+    int64_t best = -1;
+    size_t o;
+    uint64_t e;
+    for (int64_t r = 0; r < l->nranks; r++)
+        if ((best < 0 || l->r[r].affected > l->r[best].affected) && late_since_onset(l, &l->r[r], &o, &e))
+            best = r, *on = o, *every = e;
+    return best;
 }
 
 void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
@@ -240,13 +288,16 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
     for (int64_t r = 0; r < l->nranks; r++)
         own[r] = l->r[r].own_late, seen[r] = l->r[r].seen;
     int64_t best = nsc_fig_straggler(own, seen, (size_t)l->nranks);
-    if (best < 0)
-        best = onset_straggler(l);
+    size_t on = 0;
+    uint64_t every = 0;
+    if (best >= 0)
+        every = nsc_rc_late_every(&l->r[best]), on = onset_of(&l->r[best], every);
+    else
+        best = onset_straggler(l, &on, &every);
     if (best < 0)
         return;
     const rc_rank_late *x = &l->r[best];
-    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns, every = nsc_rc_late_every(x);
-    size_t on = onset_of(x, every);
+    uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns;
     int gpu = x->gpu_ns > x->host_ns;
     char often[48] = "every collective";
     if (every > 1)

@@ -98,8 +98,11 @@ fault_args() {
 # would stop a tensor-parallel one inside its node, which has none
 # (docs/cli-diagnose.md, "diagnose"). An intermittent late host is late at
 # 1 step in 10 (the emulator's --fault-every counts steps in train) over 40
-# steps; a slow NIC is one node's, on 8 nodes or on a smaller job: 3 nodes
-# of 8 ranks (TP4 x PP2 x DP3), or 2 of 32 (TP4 x DP16: with two stages each
+# steps; a host late at every step runs 40 steps too (t_host, t_two): late
+# once a step, it is told from a loaded machine's pauses at the steps'
+# starts by its beat, over 24 steps or more (docs/cli-diagnose.md); a slow
+# NIC is one node's, on 8 nodes or on a smaller job: 3 nodes of 8 ranks
+# (TP4 x PP2 x DP3), or 2 of 32 (TP4 x DP16: with two stages each
 # would be one node, its data-parallel rings inside it).
 train="--scenario train --nodes 8 --ranks-per-node 8 --tp 4 --pp 2 --dp 8 --microbatches 4 --iters 8 --jitter-us 300
  --count 65536 --chunk-size 131072"
@@ -108,13 +111,13 @@ train_fault() {
     local i=$2 g=$(((13 * $2 + 5) % 64))
     case $1 in
     none) ;;
-    host) echo "--slow-rank $g --slow-us 4000" ;;
+    host) echo "--slow-rank $g --slow-us 4000 --iters 40" ;;
     gpu) echo "--slow-gpu $g:4000" ;;
     mid) echo "--slow-gpu $g:3000 --fault-from $((2 + i % 4))" ;;
     mismatch) echo "--mismatch $g:$((1 + i % 4)):$(echo count dtype func | cut -d' ' -f$((1 + i % 3)))" ;;
     hang) echo "--hang-rank $g --hang-after $((1 + i % 4)) --hang-ms 1500" ;;
     link) echo "--slow-link $((4 * (i % 2) + i % 3)):$((4 * (i % 2) + i % 3 + 1)):4 $big" ;;
-    two) echo "--slow-rank $((g % 32)) --slow-us 4000 --slow-gpu $((32 + (g + 9) % 32)):4000" ;;
+    two) echo "--slow-rank $((g % 32)) --slow-us 4000 --slow-gpu $((32 + (g + 9) % 32)):4000 --iters 40" ;;
     stall) echo "--stall $((g | 4)):$((2 + i % 3)):$((i % 2)):$((i % 5)):dp" ;;
     every10) echo "--slow-rank $g --slow-us 4000 --fault-from $((i % 10)) --fault-every 10 --iters 40" ;;
     nic) echo "--slow-nic $((i % 8)):10 $big" ;;
@@ -302,15 +305,17 @@ faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill host
 # link_mid (18 in 20 at a load of 25 on 2 cores: the loaded emulator's step
 # times swing 2x either way) likewise, its rule by test_rclinks; t_host (a
 # train job's late host, late once a step) and t_two (that host with a slow
-# GPU in the other stage): under a load of 20 or more the machine's own
-# pauses make other ranks of its tensor-parallel group late of their own
-# about as often (8 collectives of 128 each), so that it is not late at
-# more than half of the group's own-late ones (rclate.c's rule): 64 ranks
-# waking at each step's start on 2 cores pause 5 to 70 ms there, and a
-# 4 ms late host is late at nearly every step start where the others are at
-# half of them, too little to tell apart in 8 steps; a stage-1 host is late
-# before its Recv, which is never judged, and its own time there, carried
-# to the AllReduce after it, made the same pauses a false host as often;
+# GPU in the other stage): 64 ranks waking at each step's start on 2 cores
+# pause 5 to 70 ms there, so that other ranks of its tensor-parallel group
+# are late of their own as often; over 40 steps its beat tells it (at 32
+# to 37 of 39 step starts 1 ms behind, the others at 24 or fewer: rclate.c,
+# rcfollow.c: a stage-0 host found in 5 of 5 at a load of 35-40), but
+# t_two's host is charged 1.5 to 1.7x its delay now and then (its host
+# share at the step's later collectives it arrives last at, not of its
+# own: 2 runs of 10 in one score, none in the next); a stage-1 host (t_host
+# with a rank of 32 or more)
+# is late before its Recv, which is never judged, and at the AllReduce
+# after it is not last: the others wait for their own Recvs there;
 # t_every10 (that host late at 4 steps of 40) likewise; t_mismatch, t_hang,
 # t_link, t_stall and the t_nic cases (found first every time, but under
 # load now and then with such a rank named besides; their places by

@@ -45,10 +45,15 @@ static void pages(page *p)
     strcat(p->dp, "{\"kind\":\"end\",\"next_cursor\":null}\n");
 }
 
+/* The ledger pages served: "tp"'s and "dp"'s. */
+typedef struct bodies {
+    const char *tp, *dp;
+} bodies;
+
 static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
                  size_t errcap)
 {
-    const page *p = arg;
+    const bodies *p = arg;
     if (strcmp(endpoint, "ledger") != 0) {
         snprintf(err, errcap, "no %s here", endpoint);
         return -1;
@@ -64,6 +69,7 @@ static const char status_text[] =
 
 typedef struct fixture {
     page pg;
+    bodies b;
     nsc_diag_src src;
     nsc_json_doc status;
     nsc_findings *f;
@@ -72,7 +78,8 @@ typedef struct fixture {
 static void setup(fixture *x)
 {
     pages(&x->pg);
-    x->src = (nsc_diag_src){.get = serve, .arg = &x->pg, .name = "canned"};
+    x->b = (bodies){x->pg.tp, x->pg.dp};
+    x->src = (nsc_diag_src){.get = serve, .arg = &x->b, .name = "canned"};
     nsc_json_error e;
     cr_assert_eq(nsc_json_parse(status_text, strlen(status_text), NULL, &x->status, &e), 0);
     x->f = calloc(1, sizeof *x->f);
@@ -140,4 +147,87 @@ Test(rcfollow, a_rank_that_only_inherits_a_delay_is_no_cause)
     follow(&x);
     cr_assert_eq(x.f->n, 0, "%zu problems, the first %s", x.f->n, x.f->p[0].text);
     teardown(&x);
+}
+
+/* A training job's late host on a beat: in "tp" (P0, P1) 16 collectives a
+ * step over STEPS steps, P1's host 4 ms late at each step's first; before
+ * each of the step's others P1 runs a "dp" collective with P2 that P2
+ * makes end 1.5 ms late, so that P1 arrives last there too, not of its own
+ * (late at 16 of each 16, of its own at 1); at the first HIDDEN steps P2 made
+ * it 6 ms late before its host's 4 ms as well (its own time 4 ms beyond
+ * P0's, but not half its lateness); and a loaded machine paused P1's host
+ * 1.3 ms at seq 56 and 3 ms (of its own) at seqs 58 to 60. */
+#define STEPS 34
+#define PER_STEP 16
+#define HIDDEN 4
+
+static const char beat_status[] =
+    "{\"jobs\":[{\"job\":\"j\",\"comms\":["
+    "{\"comm\":\"0xa\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h0\",\"pid\":11}]},"
+    "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]}]}]}";
+
+/* The pages, each of cap bytes, the caller frees. */
+static void beat_pages(char **tp, char **dp, size_t cap)
+{
+    char *tpage = *tp = calloc(1, cap), *dpage = *dp = calloc(1, cap);
+    cr_assert(tpage && dpage);
+    snprintf(tpage, cap, "{\"kind\":\"header\",\"comm\":\"0xa\",\"nranks\":2}\n");
+    snprintf(dpage, cap, "{\"kind\":\"header\",\"comm\":\"0xb\",\"nranks\":2}\n");
+    uint64_t t = BASE, us = MS / 1000;
+    unsigned dseq = 0;
+    for (unsigned seq = 0; seq < STEPS * PER_STEP; seq++) {
+        uint64_t p1 = t + 4 * MS; /* a step's first: P1's host late */
+        if (seq % PER_STEP || seq < HIDDEN * PER_STEP) {
+            uint64_t dend = t + (seq % PER_STEP ? 1500 : 6000) * us;
+            put_rec(dpage, cap, "0xb", dseq, 0, t - 100 * us, t - 100 * us, dend);
+            put_rec(dpage, cap, "0xb", dseq++, 1, dend - 500 * us, dend - 500 * us, dend);
+            p1 = dend + (seq % PER_STEP == 0 ? 4 * MS : seq == 56 ? 1300 * us : seq >= 58 && seq <= 60 ? 3 * MS : 50 * us);
+        }
+        put_rec(tpage, cap, "0xa", seq, 0, t + 200 * us, t + 200 * us, p1 + 500 * us);
+        put_rec(tpage, cap, "0xa", seq, 1, p1, p1, p1 + 500 * us);
+        t = p1 + 600 * us;
+    }
+    strcat(tpage, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    strcat(dpage, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+}
+
+/* rclate.c found P1 late on a beat of 16 from seq 64 (its first steps'
+ * lateness split wrongly by the communicator alone): the verdict stands,
+ * late of its own at 30 of 34 steps though at 1 in 16 of its late
+ * collectives, its onset moved back from seq 64 (not from the pauses'
+ * run, off the beat) to seq 0 by whole steps. */
+Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
+{
+    char *tp, *dp;
+    beat_pages(&tp, &dp, 1 << 20);
+    bodies pg = {tp, dp};
+    nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
+    nsc_json_doc status;
+    nsc_json_error e;
+    cr_assert_eq(nsc_json_parse(beat_status, strlen(beat_status), NULL, &status, &e), 0);
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->src = &src, f->status = nsc_json_root(&status);
+    snprintf(f->job, sizeof f->job, "j");
+    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 0, 1, "host_late in 0xa");
+    cr_assert_not_null(p);
+    snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
+    snprintf(p->figures, sizeof p->figures,
+             "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"onset_ns\":%llu,\"every\":16,"
+             "\"own_cost_ns\":%llu",
+             STEPS * PER_STEP, (unsigned long long)BASE, (unsigned long long)(33 * 4 * MS));
+    nsc_rc_follow *w = nsc_rc_follow_new();
+    cr_assert_not_null(w);
+    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xb", 2, ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
+    nsc_rc_follow_free(w);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    cr_assert_eq(f->p[0].rank, 1);
+    cr_assert_eq(f->p[0].seq, 0, "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
+    free(f);
+    nsc_json_free(&status);
+    free(tp);
+    free(dp);
 }

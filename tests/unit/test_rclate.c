@@ -163,6 +163,101 @@ Test(rclate, a_host_late_once_a_training_step_is_late)
     late_rank_3(128, once_a_step, 0, 16);
 }
 
+/* A training job's tensor-parallel group over 40 steps of 16 collectives:
+ * at each seq, arrive(seq, ms) sets the ranks' arrivals (the others near 0)
+ * and says whether the last one is late of its own; the problem found
+ * names want_rank, on a beat of 16, or none when it is negative. */
+static void train_tp(int (*arrive)(unsigned, double *), int want_rank)
+{
+    nsc_diag_src src;
+    nsc_rc_late *l;
+    nsc_findings *f = fresh(&src, &l);
+    for (unsigned seq = 0; seq < 40 * 16; seq++) {
+        double ms[NRANKS] = {0, 0.05 * (seq % 3), 0.02, 0.1};
+        int own = arrive(seq, ms);
+        add_coll(l, seq, ms, own);
+    }
+    cr_assert_eq(nsc_rc_comm(f, l, "0xc", ""), NSC_DIAG_OK, "%s", src.err);
+    if (want_rank < 0) {
+        cr_assert_eq(f->n, 0, "%s", f->n ? f->p[0].text : "");
+    } else {
+        cr_assert_eq(f->n, 1, "%zu", f->n);
+        cr_assert_eq(f->p[0].rank, want_rank, "%s", f->p[0].text);
+        cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
+    }
+    nsc_rc_late_free(l);
+    free(f);
+}
+
+/* A loaded machine's pauses, as rootcause.sh's t_host runs saw them: 1 to
+ * 3 ms at a collective in 9 or so, the rank moving, and 30 ms at a step's
+ * start in 5 (the step's first collective is seq % 16 == 0). */
+static int pauses(unsigned seq, double *ms)
+{
+    if (seq % 16 == 0 && (seq / 16) % 5 == 2) {
+        ms[(seq / 16) % NRANKS] = 30.0;
+        return 1;
+    }
+    if (seq % 9 == 4) {
+        ms[(seq / 9) % NRANKS] = 1.0 + (seq % 3);
+        return 1;
+    }
+    return 0;
+}
+
+/* Rank 1's host 4 ms late at each step's start, behind a paused rank at
+ * a fifth of them, on time at every seventh: late, though affected at 1 in
+ * 26 of its collectives and the others as often. */
+static int host_late_a_step(unsigned seq, double *ms)
+{
+    int own = pauses(seq, ms);
+    if (seq % 16 == 0 && (seq / 16) % 7 != 3 && ms[1] < 4.0) {
+        ms[1] = 4.0;
+        own |= ms[0] < 4.0 && ms[2] < 4.0 && ms[3] < 4.0;
+    }
+    return own;
+}
+
+Test(rclate, a_host_late_at_each_step_s_first_among_as_many_pauses_is_late)
+{
+    train_tp(host_late_a_step, 1);
+}
+
+/* No fault: rank 0 paused 2 ms at 5 of each 8 steps' starts as well. */
+static int paused_at_step_starts(unsigned seq, double *ms)
+{
+    int own = pauses(seq, ms);
+    if (seq % 16 == 0 && (seq / 16) % 8 < 5 && ms[0] < 2.0) {
+        ms[0] = 2.0;
+        own |= ms[1] < 2.0 && ms[2] < 2.0 && ms[3] < 2.0;
+    }
+    return own;
+}
+
+Test(rclate, pauses_at_most_step_starts_are_no_late_rank)
+{
+    train_tp(paused_at_step_starts, -1);
+}
+
+/* No fault: rank 2's process slowed throughout, 2 ms behind rank 1 (later
+ * still, not of its own) at 3 of each 4 collectives, last of its own at 1
+ * in 40: on every second collective, but off it as often. */
+static int slowed_throughout(unsigned seq, double *ms)
+{
+    if (seq % 40 == 0) {
+        ms[2] = 2.0;
+        return 1;
+    }
+    if (seq % 4 != 3)
+        ms[2] = 2.0, ms[1] = 5.0;
+    return 0;
+}
+
+Test(rclate, a_process_slowed_on_and_off_any_beat_is_no_late_rank)
+{
+    train_tp(slowed_throughout, -1);
+}
+
 /* A loaded machine's pauses of one process, as rootcause.sh's jitter run
  * saw them: rank 3's host 1.3 to 6.8 ms late of its own at seqs 5, 6, 8
  * and 9 of 12, on time at the others after the first: 4 in 7 since then,
