@@ -9,12 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const cl_rec *g_sort_recs;
-
-static int by_start(const void *a, const void *b)
+/* arg: the set's records (queries run on several threads at once). */
+static int by_start(const void *a, const void *b, void *arg)
 {
     const cl_group *x = a, *y = b;
-    const cl_rec *rx = &g_sort_recs[x->first], *ry = &g_sort_recs[y->first];
+    const cl_rec *recs = arg, *rx = &recs[x->first], *ry = &recs[y->first];
     return NSC_ORDER(NSC_CMP(x->start, y->start), NSC_CMP(rx->func, ry->func), NSC_CMP(rx->seq, ry->seq));
 }
 
@@ -177,8 +176,7 @@ int nsc_q_collectives(nsc_q_ctx *c)
         nsc_q_cl_free(&s);
         return rc;
     }
-    g_sort_recs = s.recs;
-    qsort(s.groups, s.ngroups, sizeof *s.groups, by_start);
+    qsort_r(s.groups, s.ngroups, sizeof *s.groups, by_start, s.recs);
     nsc_q_out *o = c->out;
     nsc_q_lit(o, "{\"kind\":\"header\",");
     nsc_q_write_comm_head(c);
