@@ -111,19 +111,6 @@ static void note_orphan(nsc_tbuf *tb, const nsc_start *st)
         count_at(tb, offsetof(nsc_tcounters, orphans));
 }
 
-/* The context of a start, looked up only when it is not the thread's last:
- * an entry found ours stays ours while the library is loaded (ctxreg.c hands
- * each out once and never takes it back), so the one kept is never stale. */
-static inline nsc_pctx *ctx_of(nsc_tbuf *tb, const void *context)
-{
-    if (NSC_LIKELY(context == tb->ctx))
-        return tb->ctx;
-    nsc_pctx *c = nsc_ctx_lookup(context);
-    if (c)
-        tb->ctx = c;
-    return c;
-}
-
 /* quiet: a slot only for the chained plugin's handle; shedding: a quiet slot
  * for a shed child that completes its parent (see count_shed). Inlined in
  * both starts (the lane's and the general one): in the lane both are 0 and
@@ -158,7 +145,7 @@ begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle, const nsc_start 
     memset(&ev->d, 0, sizeof ev->d);
     atomic_store_explicit(&s->coll_until, 0, memory_order_relaxed);
     *handle = (void *)(uintptr_t)id;
-    nsc_pctx *c = ctx_of(tb, context);
+    nsc_pctx *c = nsc_ctx_lookup(context);
     int foreign = is_foreign(c, st);
     if (NSC_UNLIKELY(quiet)) {
         /* Kept only to pair the chained plugin's handle: nothing to record
@@ -177,7 +164,7 @@ begin(nsc_tbuf *tb, uint64_t now, void *context, void **handle, const nsc_start 
         if (NSC_UNLIKELY(ev->rank == 0) && st->type >= NSC_T_GROUP_API &&
             st->type <= NSC_T_KERNEL_LAUNCH)
             ev->rank = comm_rank(c);
-        ev->parent = nsc_event_parent(st->chain, st->parent);
+        ev->parent = nsc_event_parent(st->parent);
         uint32_t parent_index;
         const uint32_t children = 1u << NSC_T_PROXY_OP | 1u << NSC_T_KERNEL_CH;
         if ((children >> st->type & 1) && ev->parent &&
@@ -198,13 +185,13 @@ static NSC_OUT_OF_LINE nsc_event *begin_any(void *context, void **handle, const 
         return NULL;
     nsc_tbuf *tb = nsc_tbuf_self();
     uint64_t since = nsc_cost_begin(tb);
-    int quiet = NSC_UNLIKELY(st->chain) && !(nsc_g_mask >> st->type & 1);
+    int quiet = NSC_UNLIKELY(nsc_chain_active()) && !(nsc_g_mask >> st->type & 1);
     int shedding = 0;
     if (NSC_UNLIKELY(atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1) &&
         !quiet) {
         count_shed(tb);
         shedding = completes_parent(st->type);
-        if (!shedding && !st->chain) {
+        if (!shedding && !nsc_chain_active()) {
             nsc_cost_end(tb, since);
             return NULL;
         }
@@ -235,7 +222,7 @@ nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st)
 {
     nsc_tbuf *tb = nsc_tbuf_held();
     if (!lane_open(tb, 0) ||
-        NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT || st->chain ||
+        NSC_UNLIKELY((unsigned)st->type >= NSC_T_COUNT || nsc_chain_active() ||
                      atomic_load_explicit(&nsc_g_shed, memory_order_relaxed) >> st->type & 1))
         return begin_any(context, handle, st);
     uint64_t since = nsc_cost_start(tb, 1);
@@ -257,6 +244,8 @@ static void stop(nsc_tbuf *tb, void *handle)
     /* a shed child's own stop time is never read (see nsc_slot_detach) */
     uint64_t now = s->quiet && s->parent_slot ? 0 : nsc_tick();
     s->ev.stop_ns = now;
+    if (s->ev.type == NSC_T_COLL)
+        nsc_slot_coll_extend(tb, s, now);
     if (NSC_LIKELY(!s->quiet))
         nsc_event_emit(tb, &s->ev);
     if (s->parent_slot)
@@ -295,6 +284,8 @@ void nsc_event_stop(void *handle)
     uint64_t now = nsc_counter();
     uint8_t type = s->ev.type;
     s->ev.stop_ns = now;
+    if (type == NSC_T_COLL)
+        nsc_slot_coll_extend(tb, s, now);
     nsc_event_put(tb, tb->wpos, &s->ev);
     if (type == NSC_T_COLL || type == NSC_T_P2P)
         nsc_slot_parent_stopped(tb, s, index);

@@ -152,7 +152,6 @@ typedef struct nsc_tbuf {
     nsc_cell *wpos;          /* the next cell to write in wchunk (owner only) */
     uint32_t wleft;          /* cells left there (owner only) */
     uint32_t wchunk;         /* NSC_CHUNK_NONE until the first record */
-    struct nsc_pctx *ctx;    /* the context of the owner's last start, if ours (hotpath.c) */
     nsc_tcounters c;
     _Alignas(64) _Atomic uint64_t head; /* cells published by the owner */
     _Atomic uint32_t first;             /* the queue's first chunk (owner, once) */
@@ -366,9 +365,11 @@ void nsc_slot_free(nsc_slot *s);
 /* The chained plugin's handle of event id, also after its stop; 0 when the
  * slot was reused, the id is not ours, or the other has no such event. */
 uintptr_t nsc_slot_chained(uint64_t id);
-/* Parent bookkeeping for completion inference, and the self-cost guard's
- * collective time: a Coll lasts from its start to its stop or its last
- * child's stop, whichever is later (counted by parent_stopped and detach). */
+/* The self-cost guard's collective time: a Coll lasts from its start to its
+ * stop or its last child's stop, whichever is later; each of those extends
+ * it to t (any thread; the caller holds the slot). */
+void nsc_slot_coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t);
+/* Parent bookkeeping for completion inference. */
 int nsc_slot_attach(uint64_t parent_id, uint32_t *parent_index);
 /* A child stopped at now; 0: a child whose own stop time is not recorded,
  * the clock then read only if it is the last one out. */
@@ -506,7 +507,6 @@ uint64_t nsc_clock_bound(const nsc_clock *c);
 
 /* What a version's descriptor translates into before it is recorded. */
 typedef struct nsc_start {
-    int chain;             /* nsc_chain_active, read once per start */
     int type;
     uint64_t parent;       /* parentObj as a number */
     int32_t rank;
@@ -516,7 +516,7 @@ typedef struct nsc_start {
 /* Begin an event: returns the slot's event to fill (or NULL when dropped),
  * writing the handle into *handle. */
 nsc_event *nsc_event_begin(void *context, void **handle, const nsc_start *st);
-/* nsc_event_parent (after its chain flag) where a chained plugin is loaded. */
+/* nsc_event_parent (after nsc_chain_active) where a chained plugin is loaded. */
 uint64_t nsc_event_parent_chained(uint64_t parent);
 void nsc_event_stop(void *handle);
 void nsc_event_state(void *handle, int state, uint64_t arg);
@@ -604,9 +604,9 @@ static inline int nsc_chain_active(void)
 /* A parent handle as we record it: 0 for an event only the chained plugin
  * asked for (NCCL passes NULL for a type not in the mask); without a chained
  * plugin, the handle itself, inline. */
-static inline uint64_t nsc_event_parent(int chain, uint64_t parent)
+static inline uint64_t nsc_event_parent(uint64_t parent)
 {
-    return NSC_LIKELY(!chain) || !parent ? parent : nsc_event_parent_chained(parent);
+    return NSC_LIKELY(!nsc_chain_active()) || !parent ? parent : nsc_event_parent_chained(parent);
 }
 /* Load the plugin at path as NCCL would serving api; errors are logged once. */
 void nsc_chain_load(const char *path, int api);

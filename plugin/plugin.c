@@ -100,7 +100,7 @@ static void learn_comm(const nsc_event *ev, uint64_t comm_hash, const char *name
         PUT_CHILD_CASES(ev, D)
 
 /* The v5 union members, shared by v5, v6 and v7 under the same names. */
-#define PUT_V5_CASES(ev, D, chain)                                                                 \
+#define PUT_V5_CASES(ev, D)                                                                  \
     case NSC_T_GROUP_API:                                                                    \
         PUT_FIELDS(ev, D, NSC_FIELDS_GROUP_API, group_api, groupApi);                        \
         (ev)->flags |= (D)->groupApi.graphCaptured ? NSC_EVF_GRAPH : 0;                      \
@@ -118,11 +118,11 @@ static void learn_comm(const nsc_event *ev, uint64_t comm_hash, const char *name
         break;                                                                               \
     case NSC_T_COLL:                                                                         \
         PUT_COLL_V4(ev, D);                                                                  \
-        (ev)->d.coll.parent_group = nsc_event_parent(chain, PTR((D)->coll.parentGroup));     \
+        (ev)->d.coll.parent_group = nsc_event_parent(PTR((D)->coll.parentGroup));            \
         break;                                                                               \
     case NSC_T_P2P:                                                                          \
         PUT_P2P_V4(ev, D);                                                                   \
-        (ev)->d.p2p.parent_group = nsc_event_parent(chain, PTR((D)->p2p.parentGroup));       \
+        (ev)->d.p2p.parent_group = nsc_event_parent(PTR((D)->p2p.parentGroup));              \
         break;                                                                               \
         PUT_KERNEL_CH_V4_CASES(ev, D)
 
@@ -139,10 +139,9 @@ static void learn_comm(const nsc_event *ev, uint64_t comm_hash, const char *name
         break
 
 /* Begin the event a descriptor describes; NULL when dropped or not an event. */
-#define BEGIN(context, eHandle, D, chain)                                                    \
+#define BEGIN(context, eHandle, D)                                                           \
     nsc_event_begin((context), (eHandle),                                                    \
-                    &(nsc_start){.chain = (chain),                                           \
-                                 .type = type_index((D)->type),                              \
+                    &(nsc_start){.type = type_index((D)->type),                              \
                                  .parent = PTR((D)->parentObj),                              \
                                  .rank = (D)->rank,                                          \
                                  .proxy_pid = (D)->type == ncclProfileProxyOp                \
@@ -202,14 +201,13 @@ static ncclResult_t finalize(void *context)
     NSC_ENTRY static ncclResult_t start_v##V(void *context, void **eHandle,                  \
                                              ncclProfilerEventDescr_v##V##_t *D)             \
     {                                                                                        \
-        const int chain = nsc_chain_active();                                                \
-        nsc_event *ev = BEGIN(context, eHandle, D, chain);                                   \
-        if (NSC_UNLIKELY(chain))                                                             \
+        nsc_event *ev = BEGIN(context, eHandle, D);                                          \
+        if (NSC_UNLIKELY(nsc_chain_active()))                                                \
             nsc_chain_start(V, context, *eHandle, D);                                        \
         if (!ev)                                                                             \
             return ncclSuccess;                                                              \
         switch (ev->type) {                                                                  \
-            CASES(ev, D, chain);                                                             \
+            CASES(ev, D);                                                                    \
         }                                                                                    \
         MORE(ev, D);                                                                         \
         return ncclSuccess;                                                                  \
@@ -224,7 +222,7 @@ static ncclResult_t init_v3(void **context, int *mask)
 }
 
 /* v3's init has no communicator: Coll and P2p name it. */
-#define PUT_V3_CASES(ev, D, chain)                                                                 \
+#define PUT_V3_CASES(ev, D)                                                                  \
     case NSC_T_COLL:                                                                         \
         learn_comm(ev, (D)->coll.commHash, (D)->coll.name);                                  \
         PUT_FIELDS(ev, D, NSC_FIELDS_COLL, coll, coll);                                      \
@@ -259,7 +257,7 @@ static ncclResult_t init_v4(void **context, int *mask, const char *commName, uin
     return init_as(4, context, mask, commHash, commName, nNodes, nranks, rank, logfn);
 }
 
-#define PUT_V4_CASES(ev, D, chain)                                                                 \
+#define PUT_V4_CASES(ev, D)                                                                  \
     case NSC_T_COLL:                                                                         \
         PUT_COLL_V4(ev, D);                                                                  \
         break;                                                                               \
@@ -294,11 +292,11 @@ INIT_V5_ON(5)
 INIT_V5_ON(6)
 INIT_V5_ON(7)
 
-#define PUT_V6_CASES(ev, D, chain)                                                                 \
-    PUT_V5_CASES(ev, D, chain);                                                              \
+#define PUT_V6_CASES(ev, D)                                                                  \
+    PUT_V5_CASES(ev, D);                                                                     \
     PUT_CE_CASES(ev, D)
-#define PUT_V7_CASES(ev, D, chain)                                                                 \
-    PUT_V6_CASES(ev, D, chain);                                                              \
+#define PUT_V7_CASES(ev, D)                                                                  \
+    PUT_V6_CASES(ev, D);                                                                     \
     case NSC_T_KERNEL_PHASE:                                                                 \
         PUT_FIELDS(ev, D, NSC_FIELDS_KERNEL_PHASE, kernel_phase, kernelPhase);               \
         break

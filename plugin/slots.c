@@ -183,18 +183,7 @@ static void emit_completion(nsc_tbuf *tb, uint8_t type, uint64_t id, uint64_t ts
     nsc_count(&tb->c.completions_emitted[type]);
 }
 
-/* Collective time: ticks added to tb's counter, or the shared one. */
-static void coll_count(nsc_tbuf *tb, uint64_t ticks)
-{
-    if (tb)
-        nsc_count_add(&tb->c.coll_ns, ticks);
-    else
-        atomic_fetch_add_explicit(&nsc_g_pool.shared.coll_ns, ticks, memory_order_relaxed);
-}
-
-/* Coll s's time counted up to t, past coll_until. Once s has stopped, its
- * children that stop and the stop itself may extend it at once: a CAS. */
-static void coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t)
+void nsc_slot_coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t)
 {
     uint64_t prev = atomic_load_explicit(&s->coll_until, memory_order_relaxed);
     do {
@@ -203,8 +192,12 @@ static void coll_extend(nsc_tbuf *tb, nsc_slot *s, uint64_t t)
     } while (!atomic_compare_exchange_weak_explicit(&s->coll_until, &prev, t, memory_order_relaxed,
                                                     memory_order_relaxed));
     uint64_t from = prev > s->ev.start_ns ? prev : s->ev.start_ns;
-    if (t > from)
-        coll_count(tb, t - from);
+    if (t <= from)
+        return;
+    if (tb)
+        nsc_count_add(&tb->c.coll_ns, t - from);
+    else
+        atomic_fetch_add_explicit(&nsc_g_pool.shared.coll_ns, t - from, memory_order_relaxed);
 }
 
 void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
@@ -220,11 +213,8 @@ void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
         if (!now && (w & NSC_W_REFS) == 1)
             now = nsc_tick();
         if (now) {
-            /* Before its Coll's stop a child leaves its time to the stop
-             * (last_child_ns); after it, counts it here, while our
-             * reference keeps the slot from reuse. */
-            if (type == NSC_T_COLL && (w & NSC_W_STOPPED))
-                coll_extend(tb, s, now);
+            if (type == NSC_T_COLL)
+                nsc_slot_coll_extend(tb, s, now);
             /* Read the latest child stop before our decrement can free the slot. */
             last = nsc_atomic_max(&s->last_child_ns, now);
         }
@@ -235,18 +225,8 @@ void nsc_slot_detach(nsc_tbuf *tb, uint32_t parent_index, uint64_t now)
         emit_completion(tb, type, nsc_slot_id(parent_index, nw), last);
 }
 
-/* A Coll's stop counts its own time, [start, stop]: until the stop flag is
- * set, children leave theirs in last_child_ns and write no coll_until, so the
- * stop is its one writer and a plain store does (the flag's CAS publishes
- * it). Children that stopped later than it before the flag are counted after. */
 void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index)
 {
-    uint64_t stop = s->ev.stop_ns;
-    if (s->ev.type == NSC_T_COLL) {
-        atomic_store_explicit(&s->coll_until, stop, memory_order_relaxed);
-        if (stop > s->ev.start_ns)
-            coll_count(tb, stop - s->ev.start_ns);
-    }
     uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
     uint64_t nw, last;
     do {
@@ -254,8 +234,6 @@ void nsc_slot_parent_stopped(nsc_tbuf *tb, nsc_slot *s, uint32_t index)
         nw = w | NSC_W_STOPPED;
     } while (!atomic_compare_exchange_weak_explicit(&s->word, &w, nw, memory_order_acq_rel,
                                                     memory_order_acquire));
-    if (NSC_UNLIKELY(last > stop) && s->ev.type == NSC_T_COLL)
-        coll_extend(tb, s, last);
     /* Every child already stopped before the enqueue returned. */
     if (!(nw & NSC_W_REFS) && (nw & NSC_W_HAD_CHILD))
         emit_completion(tb, s->ev.type, nsc_slot_id(index, nw), last);
