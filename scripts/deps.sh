@@ -26,9 +26,7 @@ if [ "${1:-}" = --test ]; then
          # ss finds the ports they bound; openssl makes the HTTPS test's certificate)
          clickhouse-server clickhouse-client iproute2 openssl
          # the CLI's man page read by groff (tests/cli/cli_docs.sh)
-         groff-base
-         # the plugin's locked instructions counted under callgrind (tests/plugin/lane_locks.py)
-         valgrind)
+         groff-base)
 fi
 pkgs+=("$@")
 missing=()
