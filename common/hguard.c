@@ -244,6 +244,9 @@ static client *client_of(nsc_hguard *g, const hconn *hc)
     return calloc(1, sizeof(client));
 }
 
+/* How a refusal names the connection it closes, in the note. */
+static const char WHICH_IDLE[] = "an idle one of the client with the most";
+
 static void refuse(nsc_hguard *g, hconn *hc, const char *which)
 {
     g->refused_total++;
@@ -257,7 +260,7 @@ static void make_room(nsc_hguard *g)
 {
     hconn *idle = victim(g);
     if (idle)
-        return refuse(g, idle, "an idle one of the client with the most");
+        return refuse(g, idle, WHICH_IDLE);
     g->full = 1;
     evconnlistener_disable(g->lev);
 }
@@ -271,7 +274,7 @@ static void end_burst(nsc_hguard *g)
         hconn *idle = victim(g), *young = idle ? NULL : newest(g);
         uint64_t before = g->n;
         if (idle)
-            refuse(g, idle, "an idle one of the client with the most");
+            refuse(g, idle, WHICH_IDLE);
         else if (young)
             refuse(g, young, "the newest one");
         if (g->n == before)  /* nothing closed at once: a busy reply ends first */
