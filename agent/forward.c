@@ -259,7 +259,7 @@ static void keep_sample(nsc_fwd *f, const nsc_a2c_probe *p)
     f->st.rtt_ns = best.rtt_ns;
 }
 
-static int send_probe(nsc_fwd *f);
+static int send_probe(nsc_fwd *f, int scheduled);
 
 /* An answered probe, read at t4: report the sample to the collector. The
  * answer to a scheduled probe sends a follow-up at once: on an idle machine
@@ -286,7 +286,7 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p, uint64_t t4)
     keep_sample(f, p);
     if (p->id == f->lead_id) {
         f->lead_id = 0;
-        if (f->follow_left && send_probe(f) == 0 && --f->follow_left)
+        if (f->follow_left && send_probe(f, 0) == 0 && --f->follow_left)
             f->lead_id = f->probe_id;
     }
 }
@@ -511,14 +511,16 @@ static int send_zmq_probe(nsc_fwd *f, uint64_t *t1)
     return 0;
 }
 
-/* Over UDP when offered, else (or when that fails) over ZeroMQ. A UDP
- * probe does not ask the collector in dead()'s sense: its answer comes from
- * a thread of its own, which says nothing of ingest. */
-static int send_probe(nsc_fwd *f)
+/* A follow-up over UDP when offered, else (or when that fails) over
+ * ZeroMQ. A scheduled probe always takes ZeroMQ: its answer is the
+ * collector's heartbeat (dead()), which a UDP answer, from a thread of its
+ * own, is not; and it brings the offer again. */
+static int send_probe(nsc_fwd *f, int scheduled)
 {
     uint64_t t1;
     int rc = -1;
-    if (f->udp && (rc = nsc_udpp_send(f->udp, f->probe_id + 1, f->cfg.now, &t1)) != 0 && nsc_udpp_failed(f->udp))
+    if (!scheduled && f->udp && (rc = nsc_udpp_send(f->udp, f->probe_id + 1, f->cfg.now, &t1)) != 0 &&
+        nsc_udpp_failed(f->udp))
         fall_back(f);
     if (rc != 0 && send_zmq_probe(f, &t1) != 0)
         return -1;
@@ -531,7 +533,7 @@ static int send_probe(nsc_fwd *f)
 /* The probe the interval asks for; its answer sends the follow-up. */
 static void send_scheduled_probe(nsc_fwd *f)
 {
-    if (send_probe(f) != 0)
+    if (send_probe(f, 1) != 0)
         return;
     f->lead_id = f->probe_id;
     f->follow_left = FOLLOW_UPS;

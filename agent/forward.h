@@ -13,10 +13,11 @@
  * on. Clock probes go out periodically; each answer becomes a sample sent
  * back to the collector, and the minimum-RTT sample of the recent ones is
  * kept for /metrics. When the collector offers its UDP clock port (with
- * each ZeroMQ probe answer; never taken with CURVE), the probes go there
- * (udpprobe.h), with no ZeroMQ thread hand-off in their round trips; after
- * NSC_UDPP_LOST_MAX lost in a row they go over ZeroMQ again until the next
- * connection. A UDP probe does not count as asking the collector below.
+ * each ZeroMQ probe answer; never taken with CURVE), the follow-up probes go
+ * there (udpprobe.h), with no ZeroMQ thread hand-off in their round trips,
+ * while the scheduled ones stay on ZeroMQ (their answers are the heartbeat
+ * below); after NSC_UDPP_LOST_MAX lost in a row they go over ZeroMQ again
+ * until the next connection.
  *
  * Detail fetches from the collector go to cfg.fetch, which sends at most one
  * chunk of its answer per run; a new connection forgets them.

@@ -113,6 +113,7 @@ typedef struct got {
     uint64_t seqs[256];
     unsigned n;
     nsc_a2c_probe probes[16], samples[16];
+    nsc_a2c_probe newest;  /* the last probe that came, past the first 16 too */
     unsigned nprobes, nsamples;
     unsigned chunks, lasts, most_pieces;  /* detail chunks, those that end an answer, the most pieces in one */
     uint64_t pieces, other_pid, held_from, held_to, chunk_id, next_chunk;
@@ -159,6 +160,8 @@ static void take(got *g)
         } else {
             nsc_a2c_probe p;
             cr_assert_eq(nsc_a2c_decode_probe(msg, (size_t)n, &p), 0, "kind %d", kind);
+            if (p.kind == NSC_A2C_PROBE)
+                g->newest = p;
             if (p.kind == NSC_A2C_PROBE && g->nprobes < 16)
                 g->probes[g->nprobes++] = p;
             else if (p.kind == NSC_A2C_SAMPLE && g->nsamples < 16)
@@ -482,15 +485,16 @@ Test(forward, probe_answer_becomes_a_sample)
     nsc_fwd_free(f);
 }
 
-/* Answer probe i of g with the collector's clock 5 s ahead. */
-static void answer(got *g, unsigned i)
+/* Answer probe p with the collector's clock 5 s ahead. */
+static void answer_probe(const got *g, nsc_a2c_probe p)
 {
-    nsc_a2c_probe p = g->probes[i];
     p.t2 = nsc_mono_ns() + 5000000000ull;
     p.t3 = p.t2 + 1000;
     uint8_t buf[NSC_A2C_SMALL_MAX];
     reply(g, buf, nsc_a2c_encode_probe(&p, buf));
 }
+
+static void answer(got *g, unsigned i) { answer_probe(g, g->probes[i]); }
 
 /* The answer to a scheduled probe sends a follow-up at once (the warm path),
  * and each follow-up's answer the next, four in all; the last one's answer
@@ -957,13 +961,13 @@ static int clock_port(uint32_t *port)
     return fd;
 }
 
-/* The collector's offer of its clock port, then its answer to probe i. */
-static void offer_and_answer(got *g, uint32_t port, unsigned i)
+/* The collector's offer of its clock port, then its answer to probe p. */
+static void offer_and_answer(const got *g, uint32_t port, nsc_a2c_probe p)
 {
     nsc_a2c_udp u = {.agent = "a1", .port = port};
     uint8_t buf[NSC_A2C_SMALL_MAX];
     reply(g, buf, nsc_a2c_encode_udp(&u, buf));
-    answer(g, i);
+    answer_probe(g, p);
 }
 
 /* The next probe on the clock port (5 s at most, the forwarder running);
@@ -1016,7 +1020,7 @@ Test(forward, udp_probes_answers_matched_by_id)
     for (uint64_t end = nsc_mono_ns() + 3000000000ull; g.nprobes < 1 && nsc_mono_ns() < end;)
         pump(f, &g, 10, 0);
     cr_assert_eq(g.nprobes, 1, "the first probe goes over ZeroMQ");
-    offer_and_answer(&g, port, 0);
+    offer_and_answer(&g, port, g.probes[0]);
     nsc_uprobe r1 = udp_request(f, &g, fd, &agent);
     cr_assert_eq(r1.id, g.probes[0].id + 1, "the follow-up goes to the clock port");
     cr_assert(stats(f).udp_active);
@@ -1051,21 +1055,22 @@ Test(forward, udp_probes_answers_matched_by_id)
 }
 
 /* Offered a clock port where nothing answers (a firewall, a port closed),
- * the forwarder loses NSC_UDPP_LOST_MAX probes in a row there, says so once,
- * and probes over ZeroMQ again; further offers are ignored until the next
+ * the forwarder loses its follow-ups there (the scheduled probes stay on
+ * ZeroMQ), NSC_UDPP_LOST_MAX in a row, says so once, and sends its
+ * follow-ups over ZeroMQ again; further offers are ignored until the next
  * connection. */
 Test(forward, udp_port_closed_falls_back_to_zeromq)
 {
     uint32_t port;
     close(clock_port(&port));  /* nothing listens there now */
-    nsc_fwd *f = new_fwd_to(ep, 4, 60000, 0, 100);
+    nsc_fwd *f = new_fwd_to(ep, 4, 60000, 0, 1000);  /* scheduled probes 100 ms apart */
     got g = {0};
-    for (uint64_t end = nsc_mono_ns() + 3000000000ull; g.nprobes < 1 && nsc_mono_ns() < end;)
-        pump(f, &g, 10, 0);
-    cr_assert_geq(g.nprobes, 1);
-    offer_and_answer(&g, port, g.nprobes - 1);
-    for (uint64_t end = nsc_mono_ns() + 5000000000ull; stats(f).udp_fallbacks == 0 && nsc_mono_ns() < end;)
+    uint64_t answered = 0;
+    for (uint64_t end = nsc_mono_ns() + 10000000000ull; stats(f).udp_fallbacks == 0 && nsc_mono_ns() < end;) {
         pump(f, &g, 5, 0);
+        if (g.newest.id > answered)  /* its answer sends a follow-up to the port */
+            offer_and_answer(&g, port, g.newest), answered = g.newest.id;
+    }
     nsc_fwd_stats st = stats(f);
     cr_assert_eq(st.udp_fallbacks, 1);
     cr_assert_geq(st.udp.lost, NSC_UDPP_LOST_MAX);
@@ -1073,17 +1078,17 @@ Test(forward, udp_port_closed_falls_back_to_zeromq)
     cr_assert_not(st.udp_active);
     cr_assert_eq(nsc_fwd_udp_fd(f), -1);
     cr_assert_eq(logged("unanswered on its UDP port"), 1);
-    unsigned n = g.nprobes;
-    for (uint64_t end = nsc_mono_ns() + 5000000000ull; g.nprobes == n && nsc_mono_ns() < end;)
+    for (uint64_t end = nsc_mono_ns() + 5000000000ull; g.newest.id < stats(f).probes_sent && nsc_mono_ns() < end;)
         pump(f, &g, 5, 0);
-    cr_assert_gt(g.nprobes, n, "a probe over ZeroMQ again");
-    offer_and_answer(&g, port, g.nprobes - 1);
-    pump_samples(f, &g, 2);
-    cr_assert_not(stats(f).udp_active, "an offer after the fallback is ignored");
-    n = g.nprobes;
-    for (uint64_t end = nsc_mono_ns() + 5000000000ull; g.nprobes == n && nsc_mono_ns() < end;)
+    cr_assert_eq(g.newest.id, stats(f).probes_sent, "the follow-up that found the link failed went over ZeroMQ");
+    uint64_t udp_sent = st.udp.sent, follow_up = g.newest.id + 1;
+    offer_and_answer(&g, port, g.newest);
+    for (uint64_t end = nsc_mono_ns() + 5000000000ull; g.newest.id < follow_up && nsc_mono_ns() < end;)
         pump(f, &g, 5, 0);
-    cr_assert_gt(g.nprobes, n, "and the probes still go over ZeroMQ");
-    cr_assert_eq(stats(f).udp_fallbacks, 1);
+    st = stats(f);
+    cr_assert_geq(g.newest.id, follow_up, "its answer's follow-up went over ZeroMQ");
+    cr_assert_eq(st.udp.sent, udp_sent, "the offer after the fallback is ignored");
+    cr_assert_not(st.udp_active);
+    cr_assert_eq(st.udp_fallbacks, 1);
     nsc_fwd_free(f);
 }
