@@ -291,8 +291,8 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p, uint64_t t4)
     }
 }
 
-/* Probes go over ZeroMQ again until the next offer (udp_off 0) or the next
- * connection (udp_off 1: the UDP way failed). */
+/* Follow-ups go over ZeroMQ again until the next offer (udp_off 0) or the
+ * next connection (udp_off 1: the UDP way failed). */
 static void drop_udp(nsc_fwd *f, int off)
 {
     nsc_udpp_close(f->udp);
@@ -301,7 +301,7 @@ static void drop_udp(nsc_fwd *f, int off)
     f->st.udp_active = 0;
 }
 
-/* The collector's UDP clock port: probes take it from now on. Not with
+/* The collector's UDP clock port: follow-ups take it from now on. Not with
  * CURVE (a datagram is not authenticated), nor after it failed. */
 static void take_offer(nsc_fwd *f, uint32_t port)
 {
