@@ -10,6 +10,7 @@
 
 #include "a2c.h"
 #include "endpoints.h"
+#include "udpprobe.h"
 
 #define MAX_ACKS_PER_RUN 4096
 #define CLOCK_SAMPLES 16     /* the offset reported is the min-RTT one of these */
@@ -55,6 +56,8 @@ struct nsc_fwd {
     uint64_t scheduled;        /* probes sent on the interval (follow-ups not counted) */
     uint64_t awaited_ns;       /* when the newest probe went; 0: answered (or none) */
     int answers_late;          /* the last answer came after probe_spin_ns: no waiting awake */
+    nsc_udpp *udp;             /* the collector's UDP clock port, offered (NULL: probes over ZeroMQ) */
+    int udp_off;               /* it failed: offers are ignored until the next connection */
     clock_sample recent[CLOCK_SAMPLES];
     uint32_t nrecent, at;
     nsc_fwd_stats st;
@@ -169,6 +172,7 @@ void nsc_fwd_free(nsc_fwd *f)
 {
     if (!f)
         return;
+    nsc_udpp_close(f->udp);
     close_link(f->sock, f->mon);
     if (f->zctx)
         zmq_ctx_term(f->zctx);
@@ -179,6 +183,7 @@ void nsc_fwd_free(nsc_fwd *f)
 
 void *nsc_fwd_socket(const nsc_fwd *f) { return f->sock; }
 void *nsc_fwd_monitor(const nsc_fwd *f) { return f->mon; }
+int nsc_fwd_udp_fd(const nsc_fwd *f) { return f->udp ? nsc_udpp_fd(f->udp) : -1; }
 const char *nsc_fwd_endpoint(const nsc_fwd *f) { return f->eps.n ? f->eps.ep[f->cur] : f->cfg.endpoint; }
 
 static flight *at(nsc_fwd *f, uint32_t i) { return &f->ring[(f->head + i) % f->cap]; }
@@ -254,7 +259,7 @@ static void keep_sample(nsc_fwd *f, const nsc_a2c_probe *p)
     f->st.rtt_ns = best.rtt_ns;
 }
 
-static int send_probe(nsc_fwd *f);
+static int send_probe(nsc_fwd *f, int scheduled);
 
 /* An answered probe, read at t4: report the sample to the collector. The
  * answer to a scheduled probe sends a follow-up at once: on an idle machine
@@ -270,7 +275,6 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p, uint64_t t4)
         f->st.bad_messages++;
         return;
     }
-    f->asked = 0;
     if (p->id == f->probe_id)
         f->awaited_ns = 0;
     f->answers_late = p->t4 - p->t1 >= f->cfg.probe_spin_ns;
@@ -282,8 +286,52 @@ static void take_answer(nsc_fwd *f, nsc_a2c_probe *p, uint64_t t4)
     keep_sample(f, p);
     if (p->id == f->lead_id) {
         f->lead_id = 0;
-        if (f->follow_left && send_probe(f) == 0 && --f->follow_left)
+        if (f->follow_left && send_probe(f, 0) == 0 && --f->follow_left)
             f->lead_id = f->probe_id;
+    }
+}
+
+/* Follow-ups go over ZeroMQ again until the next offer (udp_off 0) or the
+ * next connection (udp_off 1: the UDP way failed). */
+static void drop_udp(nsc_fwd *f, int off)
+{
+    nsc_udpp_close(f->udp);
+    f->udp = NULL;
+    f->udp_off = off;
+    f->st.udp_active = 0;
+}
+
+/* The collector's UDP clock port: follow-ups take it from now on. Not with
+ * CURVE (a datagram is not authenticated), nor after it failed. */
+static void take_offer(nsc_fwd *f, uint32_t port)
+{
+    if (f->cfg.server_key || f->udp_off || (f->udp && nsc_udpp_port(f->udp) == port))
+        return;
+    drop_udp(f, 0);
+    if (!(f->udp = nsc_udpp_open(f->eps.ep[f->cur], port, &f->st.udp)))
+        f->udp_off = 1;  /* a name, not an address: ZeroMQ it stays */
+    f->st.udp_active = f->udp != NULL;
+}
+
+/* The UDP way lost NSC_UDPP_LOST_MAX probes in a row (a firewall, a
+ * collector gone): back to the ZeroMQ probes. */
+static void fall_back(nsc_fwd *f)
+{
+    drop_udp(f, 1);
+    f->st.udp_fallbacks++;
+    if (f->cfg.log)
+        fprintf(f->cfg.log, "ncclscope-agent: collector %s: %d clock probes in a row unanswered on its UDP port; "
+                            "probing over ZeroMQ until the next connection\n", f->eps.ep[f->cur], NSC_UDPP_LOST_MAX);
+}
+
+static void take_udp_answers(nsc_fwd *f)
+{
+    nsc_udpp_answer a;
+    while (f->udp && nsc_udpp_recv(f->udp, f->cfg.now, &a)) {
+        nsc_a2c_probe p = {.kind = NSC_A2C_PROBE, .id = a.id, .t1 = a.t1, .t2 = a.t2, .t3 = a.t3};
+        memcpy(p.agent, f->agent, sizeof p.agent);
+        memcpy(p.host, f->host, sizeof p.host);
+        take_answer(f, &p, a.t4);
     }
 }
 
@@ -318,6 +366,7 @@ static void take_message(nsc_fwd *f, const void *buf, size_t len, uint64_t read_
     nsc_a2c_reject rej;
     nsc_a2c_probe probe;
     nsc_a2c_fetch fetch;
+    nsc_a2c_udp udp;
     int kind = nsc_a2c_kind(buf, len);
     if (kind == NSC_A2C_ACK && nsc_a2c_decode_ack(buf, len, &ack) == 0 && strcmp(ack.agent, f->agent) == 0) {
         f->asked = 0;
@@ -326,8 +375,12 @@ static void take_message(nsc_fwd *f, const void *buf, size_t len, uint64_t read_
                strcmp(rej.agent, f->agent) == 0) {
         f->asked = 0;
         take_reject(f, &rej);
-    } else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 && strcmp(probe.agent, f->agent) == 0)
+    } else if (kind == NSC_A2C_PROBE && nsc_a2c_decode_probe(buf, len, &probe) == 0 &&
+               strcmp(probe.agent, f->agent) == 0) {
+        f->asked = 0;
         take_answer(f, &probe, read_ns);
+    } else if (kind == NSC_A2C_UDP && nsc_a2c_decode_udp(buf, len, &udp) == 0 && strcmp(udp.agent, f->agent) == 0)
+        take_offer(f, udp.port);
     else if (kind == NSC_A2C_FETCH && f->cfg.fetch && nsc_a2c_decode_fetch(buf, len, &fetch) == 0 &&
              strcmp(fetch.agent, f->agent) == 0)
         nsc_fetch_take(f->cfg.fetch, &fetch, f->sock);
@@ -338,6 +391,7 @@ static void take_message(nsc_fwd *f, const void *buf, size_t len, uint64_t read_
 static void take_input(nsc_fwd *f)
 {
     uint8_t buf[NSC_A2C_FETCH_MAX];
+    take_udp_answers(f);
     for (;;) {
         int n = zmq_recv(f->sock, buf, sizeof buf, ZMQ_DONTWAIT);
         if (n < 0)
@@ -377,6 +431,7 @@ static void take_events(nsc_fwd *f)
             ;  /* the endpoint frame */
         zmq_msg_close(&m);
         if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+            drop_udp(f, 0);  /* maybe another collector behind the address: it offers its port */
             f->st.connected = 1;
             f->st.connects++;
             f->asked = 0;
@@ -440,19 +495,37 @@ static int send_one(void *arg, const nsc_spool_entry *e)
     return 0;
 }
 
-static int send_probe(nsc_fwd *f)
+/* Probe over ZeroMQ: its answer, read by the agent's loop, is the
+ * collector's word that it lives (dead()). */
+static int send_zmq_probe(nsc_fwd *f, uint64_t *t1)
 {
     nsc_a2c_probe p = {.kind = NSC_A2C_PROBE, .id = f->probe_id + 1};
     memcpy(p.agent, f->agent, sizeof p.agent);
     memcpy(p.host, f->host, sizeof p.host);
     uint8_t buf[NSC_A2C_SMALL_MAX];
-    p.t1 = f->cfg.now();
+    p.t1 = *t1 = f->cfg.now();
     size_t len = nsc_a2c_encode_probe(&p, buf);
     if (zmq_send(f->sock, buf, len, ZMQ_DONTWAIT) != (int)len)
         return -1;
-    f->probe_id++;
-    f->awaited_ns = p.t1;
     asked(f);
+    return 0;
+}
+
+/* A follow-up over UDP when offered, else (or when that fails) over
+ * ZeroMQ. A scheduled probe always takes ZeroMQ: its answer is the
+ * collector's heartbeat (dead()), which a UDP answer, from a thread of its
+ * own, is not; and it brings the offer again. */
+static int send_probe(nsc_fwd *f, int scheduled)
+{
+    uint64_t t1;
+    int rc = -1;
+    if (!scheduled && f->udp && (rc = nsc_udpp_send(f->udp, f->probe_id + 1, f->cfg.now, &t1)) != 0 &&
+        nsc_udpp_failed(f->udp))
+        fall_back(f);
+    if (rc != 0 && send_zmq_probe(f, &t1) != 0)
+        return -1;
+    f->probe_id++;
+    f->awaited_ns = t1;
     f->st.probes_sent++;
     return 0;
 }
@@ -460,7 +533,7 @@ static int send_probe(nsc_fwd *f)
 /* The probe the interval asks for; its answer sends the follow-up. */
 static void send_scheduled_probe(nsc_fwd *f)
 {
-    if (send_probe(f) != 0)
+    if (send_probe(f, 1) != 0)
         return;
     f->lead_id = f->probe_id;
     f->follow_left = FOLLOW_UPS;
@@ -493,6 +566,7 @@ static int move_to(nsc_fwd *f, uint32_t next, uint64_t *moves, char err[256])
     f->nrecent = f->at = 0;
     f->st.have_clock = 0;
     f->lead_id = f->scheduled = f->next_probe_ns = 0;  /* the new collector's clock needs the fast probes */
+    drop_udp(f, 0);
     f->asked = 0;
     f->down_since = f->now;
     if (f->cfg.fetch)

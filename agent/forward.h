@@ -12,7 +12,12 @@
  * moved to the spool's quarantine, logged once and counted, and the rest goes
  * on. Clock probes go out periodically; each answer becomes a sample sent
  * back to the collector, and the minimum-RTT sample of the recent ones is
- * kept for /metrics.
+ * kept for /metrics. When the collector offers its UDP clock port (with
+ * each ZeroMQ probe answer; never taken with CURVE), the follow-up probes go
+ * there (udpprobe.h), with no ZeroMQ thread hand-off in their round trips,
+ * while the scheduled ones stay on ZeroMQ (their answers are the heartbeat
+ * below); after NSC_UDPP_LOST_MAX lost in a row they go over ZeroMQ again
+ * until the next connection.
  *
  * Detail fetches from the collector go to cfg.fetch, which sends at most one
  * chunk of its answer per run; a new connection forgets them.
@@ -43,6 +48,7 @@
 #include "endpoints.h"
 #include "fetch.h"
 #include "spool.h"
+#include "udpprobe.h"
 
 typedef struct nsc_fwd nsc_fwd;
 
@@ -80,6 +86,8 @@ typedef struct nsc_fwd_stats {
     uint64_t rebalances;                             /* moves to a name's address that joined and outweighs */
     uint64_t inflight, inflight_bytes, credit, connected;
     uint64_t probes_sent, samples;
+    nsc_udpp_stats udp;                              /* probes over UDP (udpprobe.h) */
+    uint64_t udp_fallbacks, udp_active;              /* falls back to ZeroMQ; 1: probes go over UDP */
     uint64_t delete_errors;
     int have_clock;
     int64_t offset_ns;                               /* collector minus agent, min-RTT sample */
@@ -95,6 +103,9 @@ void nsc_fwd_free(nsc_fwd *f);
  * another endpoint replaces them: ask again after each nsc_fwd_run. */
 void *nsc_fwd_socket(const nsc_fwd *f);
 void *nsc_fwd_monitor(const nsc_fwd *f);
+/* The UDP probe socket to poll too, or -1 (none now); ask again after each
+ * nsc_fwd_run. */
+int nsc_fwd_udp_fd(const nsc_fwd *f);
 /* The endpoint in use (cfg.endpoint while a name has no address yet). */
 const char *nsc_fwd_endpoint(const nsc_fwd *f);
 /* A name's addresses, new or changed (an empty list is ignored). The

@@ -15,6 +15,24 @@
 #include "ingest.h"
 #include "prom.h"
 
+/* The probes over the collector's UDP clock port (udpprobe.h). */
+static void udp_metrics(struct evbuffer *b, const nsc_fwd_stats *f)
+{
+    static const char *const fam[][2] = {
+        {"ncclscope_agent_clock_udp_probes_total", "Clock probes sent to the collector's UDP clock port"},
+        {"ncclscope_agent_clock_udp_answers_total", "Answers on the UDP clock port matched to the newest probe"},
+        {"ncclscope_agent_clock_udp_late_total", "Answers on the UDP clock port to an older probe (dropped)"},
+        {"ncclscope_agent_clock_udp_foreign_total", "Answers on the UDP clock port to no probe sent (dropped)"},
+        {"ncclscope_agent_clock_udp_malformed_total", "Datagrams on the UDP clock port that were no answer (dropped)"},
+        {"ncclscope_agent_clock_udp_lost_total", "UDP probes never answered, or refused"},
+        {"ncclscope_agent_clock_udp_fallbacks_total", "Falls back to ZeroMQ probes after UDP probes lost in a row"}};
+    const uint64_t v[] = {f->udp.sent, f->udp.answered, f->udp.late, f->udp.foreign, f->udp.malformed, f->udp.lost,
+                          f->udp_fallbacks};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        nsc_prom_u64(b, fam[i][0], "counter", fam[i][1], v[i]);
+    nsc_prom_u64(b, "ncclscope_agent_clock_udp_active", "gauge", "1 while the clock probes go over UDP", f->udp_active);
+}
+
 /* The forwarder's and the clock's metrics (all zero without a collector). */
 static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
 {
@@ -67,6 +85,7 @@ static void forward_metrics(const nsc_agent *a, struct evbuffer *b)
     nsc_prom_u64(b, "ncclscope_agent_collector_handshake_failures_total", "counter", "Failed handshakes (CURVE keys, protocol)", f.handshake_failures);
     nsc_prom_u64(b, "ncclscope_agent_clock_probes_total", "counter", "Clock probes sent", f.probes_sent);
     nsc_prom_u64(b, "ncclscope_agent_clock_samples_total", "counter", "Clock samples completed and reported", f.samples);
+    udp_metrics(b, &f);
     if (f.have_clock) {
         evbuffer_add_printf(b, "# HELP ncclscope_agent_clock_offset_seconds Collector clock minus agent clock (min-RTT recent sample)\n"
                                "# TYPE ncclscope_agent_clock_offset_seconds gauge\nncclscope_agent_clock_offset_seconds %.9f\n"

@@ -223,11 +223,13 @@ static void teardown(nsc_agent *a)
  * machine) may need it. */
 static void wait_input(nsc_agent *a, int listen, long ms)
 {
-    zmq_pollitem_t it[3] = {{a->pull, 0, listen ? ZMQ_POLLIN : 0, 0}};
+    zmq_pollitem_t it[4] = {{a->pull, 0, listen ? ZMQ_POLLIN : 0, 0}};
     int n = 1;
     if (a->fwd) {
         it[n++] = (zmq_pollitem_t){nsc_fwd_socket(a->fwd), 0, ZMQ_POLLIN, 0};
         it[n++] = (zmq_pollitem_t){nsc_fwd_monitor(a->fwd), 0, ZMQ_POLLIN, 0};
+        if (nsc_fwd_udp_fd(a->fwd) >= 0)
+            it[n++] = (zmq_pollitem_t){NULL, nsc_fwd_udp_fd(a->fwd), ZMQ_POLLIN, 0};
     }
     if (zmq_poll(it, n, ms) == 0 && ms == 0)
         sched_yield();

@@ -11,6 +11,7 @@
 
 #include "fetch.h"
 #include "clocks.h"
+#include "uclock.h"
 #include "http.h"
 #include "ingest.h"
 #include "writer.h"
@@ -38,7 +39,7 @@ static int write_ports(const nsc_collector *c)
     char tmp[sizeof c->cfg.port_file + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", c->cfg.port_file);
     FILE *f = fopen(tmp, "w");
-    if (!f || fprintf(f, "zmq %d\nhttp %d\n", c->zmq_port, c->http_port) < 0 || fclose(f) ||
+    if (!f || fprintf(f, "zmq %d\nhttp %d\nudp %d\n", c->zmq_port, c->http_port, c->udp_port) < 0 || fclose(f) ||
         rename(tmp, c->cfg.port_file)) {
         fprintf(stderr, "ncclscope-collector: port file %s: %s\n", c->cfg.port_file, strerror(errno));
         return -1;
@@ -77,6 +78,7 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     nsc_live_cfg lc = nsc_collector_live_cfg(cfg);
     nsc_writer *w = NULL;
     nsc_ingest *in = NULL;
+    nsc_uclock *uc = NULL;
     nsc_http *h = NULL;
     int rc = 1;
     if (!(c.clocks = nsc_clocks_new(cfg->max_hosts, cfg->max_hosts_per_agent)) ||
@@ -84,13 +86,13 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
         c.store.ops->load_live(c.store.h, &lc, &c.live) ||
         !(c.zctx = zmq_ctx_new()) || nsc_writer_start(&c, &w))
         goto out;
-    if (nsc_ingest_start(&c, &in)) {
+    if (nsc_uclock_start(&c, &uc) || nsc_ingest_start(&c, &in)) {
         nsc_writer_stop_alone(&c);
         goto out;
     }
     if (c.store.ops->start(c.store.h) == 0 && nsc_http_start(&c, &h) == 0 && write_ports(&c) == 0) {
-        fprintf(stderr, "ncclscope-collector: listening on %s (port %d), http port %d, db %s, store %s\n",
-                c.cfg.listen, c.zmq_port, c.http_port, c.cfg.db, c.cfg.store);
+        fprintf(stderr, "ncclscope-collector: listening on %s (port %d), http port %d, UDP clock port %d, db %s, store %s\n",
+                c.cfg.listen, c.zmq_port, c.http_port, c.udp_port, c.cfg.db, c.cfg.store);
         int sig;
         sigwait(&sigs, &sig);
         fprintf(stderr, "ncclscope-collector: signal %d: committing what is pending\n", sig);
@@ -101,6 +103,7 @@ int nsc_collector_run(const nsc_coll_cfg *cfg)
     c.store.ops->stop(c.store.h);
     nsc_ingest_join(in);
 out:
+    nsc_uclock_stop(uc);
     if (w)
         nsc_writer_join(w);
     teardown(&c);

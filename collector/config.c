@@ -14,6 +14,7 @@
 
 static const nsc_opt opts[] = {
     TXT("listen", "NCCLSCOPE_COLLECTOR_LISTEN", listen, "tcp://127.0.0.1:7760", "ZeroMQ endpoint the agents connect to (tcp://ADDR:PORT, port 0 picks one)"),
+    TXT("clock_udp", "NCCLSCOPE_CLOCK_UDP", clock_udp, "listen", "UDP ADDR:PORT where clock probes are answered (port 0 picks one; 'listen': listen's address, a port picked; 'off': probes over ZeroMQ only, as with CURVE)"),
     TXT("http", "NCCLSCOPE_COLLECTOR_HTTP", http, "127.0.0.1:7761", "HTTP API address (ADDR:PORT, port 0 picks one, 'off')"),
     TXT("db", "NCCLSCOPE_DB", db, "/var/lib/ncclscope/db", "LMDB store directory (created if missing); with clickhouse, the query cache's"),
     TXT("store", "NCCLSCOPE_STORE", store, "lmdb", "where batches go: lmdb (the db directory) or clickhouse://HOST:HTTP_PORT/DB[?cluster=NAME] (docs/clickhouse.md)"),
@@ -29,7 +30,7 @@ static const nsc_opt opts[] = {
     MB("ch_flush_mb", "NCCLSCOPE_CH_FLUSH_MB", ch_flush_mb, "128", "clickhouse: insert as soon as this many MiB of rows wait"),
     TXT("token_file", "NCCLSCOPE_TOKEN_FILE", token_file, "", "file holding the HTTP bearer token (empty: no token)"),
     TXT("curve_secret_file", "NCCLSCOPE_CURVE_SECRET_FILE", curve_secret_file, "", "CURVE server secret key file (ncclscope-agent --gen-keys makes one; empty: no CURVE)"),
-    TXT("port_file", "NCCLSCOPE_COLLECTOR_PORT_FILE", port_file, "", "write the bound ports here ('zmq P' and 'http P' lines)"),
+    TXT("port_file", "NCCLSCOPE_COLLECTOR_PORT_FILE", port_file, "", "write the bound ports here ('zmq P', 'http P' and 'udp P' lines; udp 0: no UDP clock port)"),
     MB("map_initial_mb", "NCCLSCOPE_MAP_INITIAL_MB", map_initial_mb, "64", "initial LMDB map size; it doubles when full"),
     MB("map_max_mb", "NCCLSCOPE_MAP_MAX_MB", map_max_mb, "1048576", "the map grows up to this"),
     MB("retain_mb", "NCCLSCOPE_RETAIN_MB", retain_mb, "0", "delete the oldest blocks beyond this many MiB in use (0: no limit)"),

@@ -17,6 +17,7 @@
 typedef struct nsc_coll_cfg {
     char listen[256];          /* ZeroMQ endpoint of the agents' ROUTER */
     char http[128];            /* ADDR:PORT; port 0 picks one; "off" disables */
+    char clock_udp[128];       /* ADDR:PORT of the UDP clock port; "listen": listen's address; "off" */
     char db[PATH_MAX];         /* LMDB store directory */
     char store[512];           /* "lmdb" or clickhouse://HOST:PORT/DB[?cluster=NAME] */
     char ch_shards[1024];      /* HOST:PORT,... where the local tables are made */
@@ -30,7 +31,7 @@ typedef struct nsc_coll_cfg {
     uint64_t ch_flush_ms, ch_flush_mb;  /* an insert at least this often / this large */
     char token_file[PATH_MAX]; /* bearer token for HTTP; empty: none */
     char curve_secret_file[PATH_MAX];  /* CURVE server secret key; empty: plain */
-    char port_file[PATH_MAX];  /* written with "zmq PORT\nhttp PORT\n" once bound */
+    char port_file[PATH_MAX];  /* written with "zmq PORT\nhttp PORT\nudp PORT\n" once bound */
     uint64_t map_initial_mb, map_max_mb;
     uint64_t retain_mb, retain_age_s;
     uint64_t credit;           /* batches an agent may have in flight beyond its acks */

@@ -36,6 +36,7 @@ typedef struct nsc_collector {
     nsc_live *live;
     struct nsc_cfetch *fetch;   /* detail fetches: HTTP asks, ingest sends and takes the answers (fetch.h) */
     int zmq_port, http_port;    /* bound ports (after start) */
+    int udp_port;               /* the UDP clock port (uclock.h); 0: none, probes over ZeroMQ only */
 } nsc_collector;
 
 /* The live state's settings from the collector's (times, limits). */

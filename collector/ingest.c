@@ -68,18 +68,36 @@ static void to_writer(nsc_ingest *in, nsc_item *it)
     }
 }
 
+/* Send one message to the agent of routing id; a failure is counted. */
+static int send_to(nsc_ingest *in, const zmq_msg_t *id, const uint8_t *buf, size_t n)
+{
+    if (zmq_send(in->router, zmq_msg_data((zmq_msg_t *)id), zmq_msg_size((zmq_msg_t *)id), ZMQ_SNDMORE) >= 0 &&
+        zmq_send(in->router, buf, n, 0) >= 0)
+        return 0;
+    count_failure(&in->c->stats.send_failures);
+    return -1;
+}
+
+/* The UDP clock port, offered before the answer so that the probes its
+ * answer sends already take the faster way (uclock.h). */
+static void offer_udp(nsc_ingest *in, const zmq_msg_t *id, const char *agent)
+{
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    nsc_a2c_udp u = {.port = (uint32_t)in->c->udp_port};
+    memcpy(u.agent, agent, sizeof u.agent);
+    send_to(in, id, buf, nsc_a2c_encode_udp(&u, buf));
+}
+
 static void answer_probe(nsc_ingest *in, const zmq_msg_t *id, nsc_a2c_probe *p, uint64_t t2)
 {
     uint8_t buf[NSC_A2C_SMALL_MAX];
+    if (in->c->udp_port)
+        offer_udp(in, id, p->agent);
     p->t2 = t2;
     p->t3 = nsc_mono_ns();
     size_t n = nsc_a2c_encode_probe(p, buf);
-    if (zmq_send(in->router, zmq_msg_data((zmq_msg_t *)id), zmq_msg_size((zmq_msg_t *)id),
-                 ZMQ_SNDMORE) >= 0 &&
-        zmq_send(in->router, buf, n, 0) >= 0)
+    if (send_to(in, id, buf, n) == 0)
         atomic_fetch_add_explicit(&in->c->stats.probes, 1, memory_order_relaxed);
-    else
-        count_failure(&in->c->stats.send_failures);
 }
 
 /* Tell the agent that batch seq will never be stored, so that it stops
@@ -90,10 +108,7 @@ static void answer_reject(nsc_ingest *in, const zmq_msg_t *id, const char *agent
     nsc_a2c_reject r = {.seq = seq};
     snprintf(r.agent, sizeof r.agent, "%s", agent);
     snprintf(r.reason, sizeof r.reason, "%s", nsc_rej_name(reason));
-    size_t n = nsc_a2c_encode_reject(&r, buf);
-    if (zmq_send(in->router, zmq_msg_data((zmq_msg_t *)id), zmq_msg_size((zmq_msg_t *)id), ZMQ_SNDMORE) < 0 ||
-        zmq_send(in->router, buf, n, 0) < 0)
-        count_failure(&in->c->stats.send_failures);
+    send_to(in, id, buf, nsc_a2c_encode_reject(&r, buf));
 }
 
 static void take_sample(nsc_ingest *in, const nsc_a2c_probe *p, uint64_t t)

@@ -138,6 +138,9 @@ void nsc_stats_render(nsc_stats *s, struct evbuffer *b)
     metric(b, "ncclscope_collector_acks_total", "counter", "Acknowledgements sent", &s->acks);
     metric(b, "ncclscope_collector_probes_total", "counter", "Clock probes answered", &s->probes);
     metric(b, "ncclscope_collector_samples_total", "counter", "Clock samples fitted", &s->samples);
+    metric(b, "ncclscope_collector_clock_udp_answers_total", "counter", "Clock probes answered on the UDP clock port", &s->udp_answers);
+    metric(b, "ncclscope_collector_clock_udp_malformed_total", "counter", "Datagrams on the UDP clock port that were no probe (dropped unanswered)", &s->udp_malformed);
+    metric(b, "ncclscope_collector_clock_udp_send_failures_total", "counter", "Answers on the UDP clock port that could not be sent", &s->udp_send_failures);
     metric(b, "ncclscope_collector_commit_failures_total", "counter", "Transactions that failed (nothing acknowledged)", &s->commit_failures);
     metric(b, "ncclscope_collector_dedupe_reload_failures_total", "counter", "Reloads of the committed batch sequences that failed (batches refused until one works)", &s->dedupe_reload_failures);
     metric(b, "ncclscope_collector_send_failures_total", "counter", "ZeroMQ sends that failed (acks and probe answers to agents, items to the writer); the message is dropped", &s->send_failures);

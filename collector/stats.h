@@ -43,6 +43,7 @@ typedef struct nsc_stats {
     atomic_uint_fast64_t duplicates, gap_refusals, acks, probes, samples, commits;
     atomic_uint_fast64_t commit_failures, handshake_failures, dedupe_reload_failures, unknown_refusals;
     atomic_uint_fast64_t send_failures;
+    atomic_uint_fast64_t udp_answers, udp_malformed, udp_send_failures;  /* uclock.h */
     atomic_uint_fast64_t commit_ns_sum, commit_batches, aliases_applied, aliases_unplaced;
     atomic_uint_fast64_t commit_le[NSC_LAT_BUCKETS];  /* commits at or under bucket i */
     atomic_uint_fast64_t retained_blocks, retained_jobs, queue_depth;

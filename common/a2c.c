@@ -23,6 +23,7 @@
 #define ACK_FIELDS 5
 #define REJECT_FIELDS 5
 #define PROBE_FIELDS 9
+#define UDP_FIELDS 4
 #define FETCH_FIELDS 9
 #define DETAIL_FIELDS 11
 #define PIECE_FIELDS 2
@@ -135,6 +136,13 @@ size_t nsc_a2c_encode_probe(const nsc_a2c_probe *pr, uint8_t out[NSC_A2C_SMALL_M
     p = nsc_mp_put_uint(p, pr->t2);
     p = nsc_mp_put_uint(p, pr->t3);
     p = nsc_mp_put_uint(p, pr->t4);
+    return (size_t)(p - out);
+}
+
+size_t nsc_a2c_encode_udp(const nsc_a2c_udp *u, uint8_t out[NSC_A2C_SMALL_MAX])
+{
+    uint8_t *p = put_head(out, UDP_FIELDS, NSC_A2C_UDP, NSC_A2C_VERSION, u->agent);
+    p = nsc_mp_put_uint(p, u->port);
     return (size_t)(p - out);
 }
 
@@ -485,7 +493,7 @@ int nsc_a2c_kind(const void *buf, size_t len)
     TRY(open_cursor(&c, buf, len));
     TRY(nsc_mp_rd_array(&c, &n));
     TRY(nsc_mp_rd_uint(&c, UINT32_MAX, &kind));
-    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_DETAIL)
+    if (kind < NSC_A2C_BATCH || kind > NSC_A2C_UDP)
         return NSC_WIRE_BAD_RECORD;
     return (int)kind;
 }
@@ -535,6 +543,20 @@ int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out)
     TRY(nsc_mp_rd_uint(&c, UINT64_MAX, &p.t4));
     TRY(at_end(&c));
     *out = p;
+    return NSC_WIRE_OK;
+}
+
+int nsc_a2c_decode_udp(const void *buf, size_t len, nsc_a2c_udp *out)
+{
+    nsc_mp_cursor c;
+    nsc_a2c_udp u;
+    memset(out, 0, sizeof *out);
+    TRY(open_small(&c, buf, len, UDP_FIELDS, NSC_A2C_UDP, u.agent));
+    TRY(rd_u32(&c, &u.port));
+    TRY(at_end(&c));
+    if (u.port == 0 || u.port > 65535)
+        return NSC_WIRE_BAD_VALUE;
+    *out = u;
     return NSC_WIRE_OK;
 }
 

@@ -4,7 +4,7 @@
  * collector (docs/protocol-a2c.md, "Agent to collector"): a batch (agent id and
  * sequence, host, one wire-format section per process, process lifecycle
  * records, PXN aliases, one ledger batch per process), an acknowledgement, a rejection, a clock probe,
- * and the detail fetch: a collector's request for a window of the raw
+ * the collector's offer of its UDP probe port, and the detail fetch: a collector's request for a window of the raw
  * sections an agent keeps in its detail ring, and the agent's chunks in answer. Sections are
  * complete plugin-format batches (wire.h) carried as msgpack bin, so events are
  * encoded by one codec only; this file frames them.
@@ -38,9 +38,11 @@
  * committed", sent again), it asks the agent to stop sending it. */
 /* A fetch goes collector -> agent, and its detail chunks come back (the last
  * one says so): both version 1. */
+/* A UDP offer goes collector -> agent with each probe answer when the
+ * collector answers probes on a UDP port too (uprobe.h): version 1. */
 enum {
     NSC_A2C_BATCH = 1, NSC_A2C_ACK = 2, NSC_A2C_PROBE = 3, NSC_A2C_SAMPLE = 4, NSC_A2C_REJECT = 5,
-    NSC_A2C_FETCH = 6, NSC_A2C_DETAIL = 7
+    NSC_A2C_FETCH = 6, NSC_A2C_DETAIL = 7, NSC_A2C_UDP = 8
 };
 
 /* Lifecycle events and reasons. FINISHED: the process's plugin sent its
@@ -122,6 +124,11 @@ typedef struct nsc_a2c_probe {
     uint64_t t4;          /* agent received the answer; 0 in a PROBE */
 } nsc_a2c_probe;
 
+typedef struct nsc_a2c_udp {
+    char agent[64];
+    uint32_t port;     /* 1..65535, on the address the agent reaches the collector at */
+} nsc_a2c_udp;
+
 /* A window of raw detail the collector asks an agent for. Times are the
  * agent host's clock, the clock model's bound already added. */
 #define NSC_A2C_FETCH_PIDS 32
@@ -168,6 +175,7 @@ size_t nsc_a2c_encode_ack(const nsc_a2c_ack *a, uint8_t out[NSC_A2C_SMALL_MAX]);
 size_t nsc_a2c_encode_reject(const nsc_a2c_reject *r, uint8_t out[NSC_A2C_SMALL_MAX]);
 /* Encodes a probe or a sample, by p->kind. */
 size_t nsc_a2c_encode_probe(const nsc_a2c_probe *p, uint8_t out[NSC_A2C_SMALL_MAX]);
+size_t nsc_a2c_encode_udp(const nsc_a2c_udp *u, uint8_t out[NSC_A2C_SMALL_MAX]);
 
 size_t nsc_a2c_encode_fetch(const nsc_a2c_fetch *f, uint8_t out[NSC_A2C_FETCH_MAX]);
 size_t nsc_a2c_detail_bound(const nsc_a2c_detail *d);
@@ -192,6 +200,8 @@ int nsc_a2c_decode_ack(const void *buf, size_t len, nsc_a2c_ack *out);
 int nsc_a2c_decode_reject(const void *buf, size_t len, nsc_a2c_reject *out);
 /* Decodes either kind (out->kind says which). */
 int nsc_a2c_decode_probe(const void *buf, size_t len, nsc_a2c_probe *out);
+/* A port outside 1..65535 is NSC_WIRE_BAD_VALUE. */
+int nsc_a2c_decode_udp(const void *buf, size_t len, nsc_a2c_udp *out);
 /* A fetch whose window runs backwards or that names too many pids is
  * NSC_WIRE_BAD_VALUE. */
 int nsc_a2c_decode_fetch(const void *buf, size_t len, nsc_a2c_fetch *out);

@@ -1,5 +1,5 @@
 /* Unit tests for the agent-to-collector codec: round trips of a batch (with
- * wire sections and ledger batches that decode again), an ack, a rejection and a probe, the
+ * wire sections and ledger batches that decode again), an ack, a rejection, a probe and a UDP offer, the
  * malformed corpus, each case asserting its exact error, and a batch's CRC:
  * every changed byte is found, by the decoder and by nsc_a2c_batch_check. */
 #include <criterion/criterion.h>
@@ -343,7 +343,29 @@ Test(a2c, reject_round_trip_and_malformed)
     cr_assert_eq(nsc_a2c_decode_reject("\x94\x05\x01\xa1" "a\x00", 6, &d), NSC_WIRE_BAD_RECORD);
     cr_assert_eq(nsc_a2c_decode_reject("\x95\x05\x02\xa1" "a\x00\xa0", 7, &d), NSC_WIRE_BAD_VERSION);
     cr_assert_eq(nsc_a2c_decode_reject("\x95\x05\x01\xa1" "a\x00\xa0\x00", 8, &d), NSC_WIRE_TRAILING);
-    cr_assert_eq(nsc_a2c_kind("\x91\x08", 2), NSC_WIRE_BAD_RECORD);
+    cr_assert_eq(nsc_a2c_kind("\x91\x09", 2), NSC_WIRE_BAD_RECORD);
+}
+
+/* The collector's UDP clock port offer: [8, 1, agent, port], port 1..65535. */
+Test(a2c, udp_offer_round_trip_and_malformed)
+{
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    nsc_a2c_udp u = {.agent = "a23456789012345678901234567890123456789012345678901234567890123", .port = 65535}, d;
+    size_t n = nsc_a2c_encode_udp(&u, buf);
+    cr_assert_eq(nsc_a2c_kind(buf, n), NSC_A2C_UDP);
+    cr_assert_eq(nsc_a2c_decode_udp(buf, n, &d), 0);
+    cr_assert(memcmp(&u, &d, sizeof u) == 0);
+    for (size_t i = 1; i < n; i++)
+        cr_assert_eq(nsc_a2c_decode_udp(buf, i, &d), NSC_WIRE_TRUNCATED, "prefix %zu", i);
+    nsc_a2c_probe p;
+    cr_assert_eq(nsc_a2c_decode_probe(buf, n, &p), NSC_WIRE_BAD_RECORD, "an offer is no probe");
+    cr_assert_eq(nsc_a2c_decode_udp("\x94\x08\x01\xa1" "a\x00", 6, &d), NSC_WIRE_BAD_VALUE, "port 0");
+    cr_assert_eq(nsc_a2c_decode_udp("\x94\x08\x01\xa1" "a\xce\x00\x01\x00\x00", 10, &d), NSC_WIRE_BAD_VALUE,
+                 "port 65536");
+    cr_assert_eq(nsc_a2c_decode_udp("\x94\x08\x02\xa1" "a\x01", 6, &d), NSC_WIRE_BAD_VERSION);
+    cr_assert_eq(nsc_a2c_decode_udp("\x95\x08\x01\xa1" "a\x01\x01", 7, &d), NSC_WIRE_BAD_RECORD);
+    cr_assert_eq(nsc_a2c_decode_udp("\x94\x08\x01\xa1" "a\x01\x01", 7, &d), NSC_WIRE_TRAILING);
+    cr_assert_eq(nsc_a2c_decode_udp("\x94\x08\x01\xa1" "a\xa1" "x", 7, &d), NSC_WIRE_BAD_TYPE);
 }
 
 Test(a2c, limits)

@@ -4,19 +4,24 @@
  * acknowledged ones leave the spool, a reconnection, an ack timeout and a
  * restart re-send what is unacknowledged, malformed input is counted, a
  * corrupt or rejected batch goes to the quarantine once and is not sent again,
- * a probe answer becomes a sample, and a detail fetch is answered from a
+ * a probe answer becomes a sample (over ZeroMQ, or over the collector's UDP
+ * clock port once offered, falling back when it does not answer), and a detail fetch is answered from a
  * real detail ring in bounded chunks, saying what the ring holds. The full pipeline with the real collector is
  * tests/e2e. */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "a2c.h"
 #include "forward.h"
 #include "mono.h"
+#include "uprobe.h"
 
 static char dir[64], ep[64];
 static void *zctx, *router;
@@ -108,6 +113,7 @@ typedef struct got {
     uint64_t seqs[256];
     unsigned n;
     nsc_a2c_probe probes[16], samples[16];
+    nsc_a2c_probe newest;  /* the last probe that came, past the first 16 too */
     unsigned nprobes, nsamples;
     unsigned chunks, lasts, most_pieces;  /* detail chunks, those that end an answer, the most pieces in one */
     uint64_t pieces, other_pid, held_from, held_to, chunk_id, next_chunk;
@@ -154,6 +160,8 @@ static void take(got *g)
         } else {
             nsc_a2c_probe p;
             cr_assert_eq(nsc_a2c_decode_probe(msg, (size_t)n, &p), 0, "kind %d", kind);
+            if (p.kind == NSC_A2C_PROBE)
+                g->newest = p;
             if (p.kind == NSC_A2C_PROBE && g->nprobes < 16)
                 g->probes[g->nprobes++] = p;
             else if (p.kind == NSC_A2C_SAMPLE && g->nsamples < 16)
@@ -477,15 +485,16 @@ Test(forward, probe_answer_becomes_a_sample)
     nsc_fwd_free(f);
 }
 
-/* Answer probe i of g with the collector's clock 5 s ahead. */
-static void answer(got *g, unsigned i)
+/* Answer probe p with the collector's clock 5 s ahead. */
+static void answer_probe(const got *g, nsc_a2c_probe p)
 {
-    nsc_a2c_probe p = g->probes[i];
     p.t2 = nsc_mono_ns() + 5000000000ull;
     p.t3 = p.t2 + 1000;
     uint8_t buf[NSC_A2C_SMALL_MAX];
     reply(g, buf, nsc_a2c_encode_probe(&p, buf));
 }
+
+static void answer(got *g, unsigned i) { answer_probe(g, g->probes[i]); }
 
 /* The answer to a scheduled probe sends a follow-up at once (the warm path),
  * and each follow-up's answer the next, four in all; the last one's answer
@@ -937,4 +946,149 @@ Test(forward, detail_fetch_answered_in_bounded_chunks)
     cr_assert_eq(g.pieces, 0);
     cr_assert_eq(g.held_from, 0);
     cr_assert_eq(g.held_to, 0);
+}
+
+/* A UDP socket on 127.0.0.1 that plays the collector's clock port. */
+static int clock_port(uint32_t *port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* The collector's offer of its clock port, then its answer to probe p. */
+static void offer_and_answer(const got *g, uint32_t port, nsc_a2c_probe p)
+{
+    nsc_a2c_udp u = {.agent = "a1", .port = port};
+    uint8_t buf[NSC_A2C_SMALL_MAX];
+    reply(g, buf, nsc_a2c_encode_udp(&u, buf));
+    answer_probe(g, p);
+}
+
+/* The next probe on the clock port (5 s at most, the forwarder running);
+ * *from gets the forwarder's address. */
+static nsc_uprobe udp_request(nsc_fwd *f, got *g, int fd, struct sockaddr_in *from)
+{
+    uint8_t buf[NSC_UPROBE_LEN + 1];
+    socklen_t len = sizeof *from;
+    for (uint64_t end = nsc_mono_ns() + 5000000000ull; nsc_mono_ns() < end; pump(f, g, 5, 0)) {
+        ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)from, &len);
+        if (n < 0)
+            continue;
+        nsc_uprobe p;
+        cr_assert_eq(nsc_uprobe_decode(buf, (size_t)n, NSC_UPROBE_REQUEST, &p), NSC_UPROBE_OK);
+        return p;
+    }
+    cr_assert_fail("no probe came on the clock port");
+    return (nsc_uprobe){0};
+}
+
+/* Answer a clock-port probe p to `to`, the collector's clock 5 s ahead. */
+static void udp_answer(int fd, const struct sockaddr_in *to, nsc_uprobe p)
+{
+    uint8_t buf[NSC_UPROBE_LEN];
+    p.kind = NSC_UPROBE_ANSWER;
+    p.t2 = nsc_mono_ns() + 5000000000ull;
+    p.t3 = p.t2 + 1000;
+    nsc_uprobe_encode(&p, buf);
+    cr_assert_eq(sendto(fd, buf, sizeof buf, 0, (const struct sockaddr *)to, sizeof *to), (ssize_t)sizeof buf);
+}
+
+static void pump_samples(nsc_fwd *f, got *g, unsigned n)
+{
+    for (uint64_t end = nsc_mono_ns() + 5000000000ull; g->nsamples < n && nsc_mono_ns() < end;)
+        pump(f, g, 5, 0);
+    cr_assert_eq(g->nsamples, n);
+}
+
+/* Offered the collector's clock port, the forwarder probes there: only the
+ * answer to the newest probe (its id and token) becomes a sample, reported
+ * over ZeroMQ; a malformed datagram, an answer with another token or id, and
+ * a repeated answer to an older probe are dropped and counted. */
+Test(forward, udp_probes_answers_matched_by_id)
+{
+    uint32_t port;
+    int fd = clock_port(&port);
+    struct sockaddr_in agent;
+    nsc_fwd *f = new_fwd_to(ep, 4, 60000, 0, 60000);  /* the next scheduled probe 6 s away */
+    got g = {0};
+    for (uint64_t end = nsc_mono_ns() + 3000000000ull; g.nprobes < 1 && nsc_mono_ns() < end;)
+        pump(f, &g, 10, 0);
+    cr_assert_eq(g.nprobes, 1, "the first probe goes over ZeroMQ");
+    offer_and_answer(&g, port, g.probes[0]);
+    nsc_uprobe r1 = udp_request(f, &g, fd, &agent);
+    cr_assert_eq(r1.id, g.probes[0].id + 1, "the follow-up goes to the clock port");
+    cr_assert(stats(f).udp_active);
+    cr_assert_geq(nsc_fwd_udp_fd(f), 0);
+    uint8_t junk[NSC_UPROBE_LEN - 1] = {0};
+    cr_assert_eq(sendto(fd, junk, sizeof junk, 0, (struct sockaddr *)&agent, sizeof agent), (ssize_t)sizeof junk);
+    udp_answer(fd, &agent, (nsc_uprobe){.id = r1.id, .token = r1.token ^ 1});
+    udp_answer(fd, &agent, (nsc_uprobe){.id = r1.id + 5, .token = r1.token});
+    udp_answer(fd, &agent, r1);
+    pump_samples(f, &g, 2);
+    cr_assert_eq(g.samples[1].id, r1.id);
+    cr_assert_str_eq(g.samples[1].host, "h1");
+    cr_assert_gt(g.samples[1].t2, g.samples[1].t1);
+    cr_assert_geq(g.samples[1].t4, g.samples[1].t1);
+    nsc_uprobe r2 = udp_request(f, &g, fd, &agent);
+    cr_assert_eq(r2.id, r1.id + 1, "its answer sends the next follow-up");
+    cr_assert_neq(r2.token, r1.token);
+    udp_answer(fd, &agent, r1);
+    udp_answer(fd, &agent, r2);
+    pump_samples(f, &g, 3);
+    cr_assert_eq(g.samples[2].id, r2.id);
+    nsc_fwd_stats st = stats(f);
+    cr_assert_eq(st.udp.answered, 2);
+    cr_assert_eq(st.udp.malformed, 1);
+    cr_assert_eq(st.udp.foreign, 2);
+    cr_assert_eq(st.udp.late, 1);
+    cr_assert_eq(st.udp.lost, 0);
+    cr_assert_eq(g.nprobes, 1, "no probe over ZeroMQ since the offer");
+    cr_assert_eq(st.probes_sent, 1 + st.udp.sent);
+    nsc_fwd_free(f);
+    close(fd);
+}
+
+/* Offered a clock port where nothing answers (a firewall, a port closed),
+ * the forwarder loses its follow-ups there (the scheduled probes stay on
+ * ZeroMQ), NSC_UDPP_LOST_MAX in a row, says so once, and sends its
+ * follow-ups over ZeroMQ again; further offers are ignored until the next
+ * connection. */
+Test(forward, udp_port_closed_falls_back_to_zeromq)
+{
+    uint32_t port;
+    close(clock_port(&port));  /* nothing listens there now */
+    nsc_fwd *f = new_fwd_to(ep, 4, 60000, 0, 1000);  /* scheduled probes 100 ms apart */
+    got g = {0};
+    uint64_t answered = 0;
+    for (uint64_t end = nsc_mono_ns() + 10000000000ull; stats(f).udp_fallbacks == 0 && nsc_mono_ns() < end;) {
+        pump(f, &g, 5, 0);
+        if (g.newest.id > answered)  /* its answer sends a follow-up to the port */
+            offer_and_answer(&g, port, g.newest), answered = g.newest.id;
+    }
+    nsc_fwd_stats st = stats(f);
+    cr_assert_eq(st.udp_fallbacks, 1);
+    cr_assert_geq(st.udp.lost, NSC_UDPP_LOST_MAX);
+    cr_assert_eq(st.udp.answered, 0);
+    cr_assert_not(st.udp_active);
+    cr_assert_eq(nsc_fwd_udp_fd(f), -1);
+    cr_assert_eq(logged("unanswered on its UDP port"), 1);
+    for (uint64_t end = nsc_mono_ns() + 5000000000ull; g.newest.id < stats(f).probes_sent && nsc_mono_ns() < end;)
+        pump(f, &g, 5, 0);
+    cr_assert_eq(g.newest.id, stats(f).probes_sent, "the follow-up that found the link failed went over ZeroMQ");
+    uint64_t udp_sent = st.udp.sent, follow_up = g.newest.id + 1;
+    offer_and_answer(&g, port, g.newest);
+    for (uint64_t end = nsc_mono_ns() + 5000000000ull; g.newest.id < follow_up && nsc_mono_ns() < end;)
+        pump(f, &g, 5, 0);
+    st = stats(f);
+    cr_assert_geq(g.newest.id, follow_up, "its answer's follow-up went over ZeroMQ");
+    cr_assert_eq(st.udp.sent, udp_sent, "the offer after the fallback is ignored");
+    cr_assert_not(st.udp_active);
+    cr_assert_eq(st.udp_fallbacks, 1);
+    nsc_fwd_free(f);
 }

@@ -15,7 +15,7 @@ import yaml
 import kustomize_lite
 from check_distributed import check_distributed
 
-PORTS = {"ncclscope-collector": {"zmq": 7760, "http": 7761}, "ncclscope-agent": {"http": 7762}}
+PORTS = {"ncclscope-collector": {"zmq": 7760, "clock": 7760, "http": 7761}, "ncclscope-agent": {"http": 7762}}
 REQUIRED = {  # kind -> dotted paths that must be present
     "Namespace": [],
     "Service": ["spec.ports", "spec.selector"],
@@ -138,10 +138,11 @@ def check_program(cw, c, image, opts, ports, services):
     if ports != PORTS[image]:
         bad(cw, f"ports {ports}, docs/architecture.md says {PORTS[image]}")
     args = c.get("args", [])
-    for flag, want in (("--listen", r"tcp://0\.0\.0\.0:(\d+)$"), ("--http", r"0\.0\.0\.0:(\d+)$")):
+    served = {"--listen": ("zmq", r"tcp://0\.0\.0\.0:(\d+)$"), "--clock-udp": ("clock", r"0\.0\.0\.0:(\d+)$"),
+              "--http": ("http", r"0\.0\.0\.0:(\d+)$")}
+    for flag, (name, want) in served.items():
         if flag in args:
             m = re.match(want, args[args.index(flag) + 1])
-            name = "zmq" if flag == "--listen" else "http"
             if not m or int(m.group(1)) != ports.get(name):
                 bad(cw, f"{flag} {args[args.index(flag) + 1]} does not serve port {name}={ports.get(name)} on all addresses")
     addr = env_value(c, "NCCLSCOPE_COLLECTOR_ADDR")[0]

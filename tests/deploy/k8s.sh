@@ -51,6 +51,7 @@ base|agent.yaml|s/"--http", "0.0.0.0:7762"/"--http-addr", "0.0.0.0:7762"/|has no
 base|agent.yaml|s/hostPID: true/hostPID: false/|hostPID must be true
 base|collector.yaml|s/containerPort: 7761/containerPort: 8080/|docs/architecture.md says
 base|collector.yaml|s/"tcp:\/\/0.0.0.0:7760"/"tcp:\/\/127.0.0.1:7760"/|does not serve port zmq
+base|collector.yaml|s/"--clock-udp", "0.0.0.0:7760"/"--clock-udp", "0.0.0.0:7770"/|does not serve port clock
 base|collector.yaml|s/serviceName: ncclscope-collector-hl/serviceName: nope/|serviceName nope
 base|collector.yaml|0,/targetPort: http/s//targetPort: web/|is not a container port
 base|collector.yaml|s/- {name: store, mountPath/- {name: stor, mountPath/|mounts undefined volume stor

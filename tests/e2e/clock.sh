@@ -5,7 +5,8 @@
 # epoch, so its probes read the node's clock: ncclscope-emu (real plugin,
 # ring over 3 nodes, GPU timers spread and drifting) -> agents -> collector.
 # Then nsc-e2e-store-check (every event exactly once) and nsc-e2e-clock-check
-# (every aligned time of the query layer's timeline against the truth).
+# (every aligned time of the query layer's timeline against the truth). The
+# probes go over the collector's UDP clock port (each agent has answers there).
 #
 #   clock.sh BIN_DIR PLUGIN MODE
 #
@@ -72,6 +73,7 @@ measure() {
         had=$(metric $n ncclscope_agent_clock_samples_total)
         wait_until 20 metric_above $n ncclscope_agent_clock_samples_total $((had + 1500 / probe_ms)) ||
             die "node $n: its clock probes stopped"
+        metric_above $n ncclscope_agent_clock_udp_answers_total 0 || die "node $n: no probe answered on the UDP clock port"
     done
     for n in 0 1 2; do
         r=$(metric $n ncclscope_agent_clock_rtt_seconds | awk '{ printf "%.0f", $1 * 1e9 }')

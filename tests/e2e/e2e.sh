@@ -22,7 +22,8 @@
 #                 has its public key and delivers, node 1's has another key:
 #                 its handshakes fail, the collector counts and logs them and
 #                 stores nothing of node 1; restarted with the right key,
-#                 node 1 delivers its spool and the store is exact.
+#                 node 1 delivers its spool and the store is exact. The
+#                 collector has no UDP clock port: node 0 probes over ZeroMQ.
 # hang:           --scenario hang (rank 3 stops after 2 iterations, the others
 #                 wait 4 s in its collective): /api/v1/status reports rank 3
 #                 lagging (or hung) within that wait.
@@ -96,6 +97,10 @@ curve)
     start_agent 1 --collector-key "$dir/wrong.pub" --curve-key "$dir/node1.key"
     emulate --iters 5
     wait_until 20 delivered 0 || die "node 0 (right key) did not deliver"
+    # a datagram is not authenticated: a CURVE collector's probes stay on the link
+    [ "$(awk '$1 == "udp" { print $2 }' "$dir/ports")" = 0 ] || die "a CURVE collector has a UDP clock port"
+    wait_until 20 metric_above 0 ncclscope_agent_clock_samples_total 0 || die "node 0 has no clock sample"
+    [ "$(metric 0 ncclscope_agent_clock_udp_probes_total)" = 0 ] || die "node 0 probed over UDP with CURVE on"
     wait_until 20 collector_metric_above ncclscope_collector_handshake_failures_total 0 ||
         die "no handshake failure counted"
     grep -q "handshake on .* failed" "$dir/collector.log" || die "handshake failure not logged"

@@ -74,6 +74,15 @@ static void check_small(const uint8_t *data, size_t size, int kind)
             abort();
         return;
     }
+    if (kind == NSC_A2C_UDP) {
+        nsc_a2c_udp u, v;
+        if (nsc_a2c_decode_udp(data, size, &u) != NSC_WIRE_OK)
+            return;
+        size_t n = nsc_a2c_encode_udp(&u, out);
+        if (nsc_a2c_decode_udp(out, n, &v) != NSC_WIRE_OK || memcmp(&u, &v, sizeof u) != 0)
+            abort();
+        return;
+    }
     nsc_a2c_probe p, q;
     if (nsc_a2c_decode_probe(data, size, &p) != NSC_WIRE_OK)
         return;

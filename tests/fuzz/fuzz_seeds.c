@@ -1,14 +1,16 @@
 /* fuzz_seeds.c: writes a fuzzer's seed corpus (valid messages) into a
  * directory, so no binary seeds live in the repository:
  *   fuzz_seeds wire DIR   plugin batches
- *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, rejection, probe, sample, fetch and detail
- *   fuzz_seeds ledger DIR ledger batches */
+ *   fuzz_seeds a2c DIR    agent-to-collector batch, ack, rejection, probe, sample, UDP offer, fetch and detail
+ *   fuzz_seeds ledger DIR ledger batches
+ *   fuzz_seeds uprobe DIR clock probe datagrams: a request and an answer */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "a2c.h"
+#include "uprobe.h"
 #include "wire_samples.h"
 
 static uint8_t buf[1 << 16];
@@ -98,6 +100,8 @@ static int a2c_seeds(const char *dir)
     rc = rc ? rc : write_seed(dir, "seed-probe", nsc_a2c_encode_probe(&pr, buf));
     pr.kind = NSC_A2C_SAMPLE, pr.t2 = 20, pr.t3 = 21, pr.t4 = 30;
     rc = rc ? rc : write_seed(dir, "seed-sample", nsc_a2c_encode_probe(&pr, buf));
+    nsc_a2c_udp udp = {.agent = "agent0", .port = 7760};
+    rc = rc ? rc : write_seed(dir, "seed-udp", nsc_a2c_encode_udp(&udp, buf));
     nsc_a2c_fetch f = {.agent = "agent0", .id = 3, .job = "job1", .from_ns = 10, .to_ns = 20, .types = 6,
                        .npids = 2, .pids = {42, 43}};
     rc = rc ? rc : write_seed(dir, "seed-fetch", nsc_a2c_encode_fetch(&f, buf));
@@ -124,11 +128,21 @@ static int ledger_seeds(const char *dir)
     return rc;
 }
 
+static int uprobe_seeds(const char *dir)
+{
+    nsc_uprobe p = {.kind = NSC_UPROBE_REQUEST, .id = 7, .token = 0x0123456789abcdefull};
+    nsc_uprobe_encode(&p, buf);
+    int rc = write_seed(dir, "seed-request", NSC_UPROBE_LEN);
+    p.kind = NSC_UPROBE_ANSWER, p.t2 = 1000, p.t3 = 1500;
+    nsc_uprobe_encode(&p, buf);
+    return rc ? rc : write_seed(dir, "seed-answer", NSC_UPROBE_LEN);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 || (strcmp(argv[1], "wire") != 0 && strcmp(argv[1], "a2c") != 0 &&
-                      strcmp(argv[1], "ledger") != 0)) {
-        fprintf(stderr, "usage: fuzz_seeds wire|a2c|ledger CORPUS_DIR\n");
+                      strcmp(argv[1], "ledger") != 0 && strcmp(argv[1], "uprobe") != 0)) {
+        fprintf(stderr, "usage: fuzz_seeds wire|a2c|ledger|uprobe CORPUS_DIR\n");
         return 2;
     }
     if (mkdir(argv[2], 0755) != 0 && errno != EEXIST) {
@@ -137,6 +151,7 @@ int main(int argc, char **argv)
     }
     int rc = strcmp(argv[1], "wire") == 0 ? wire_seeds(argv[2])
              : strcmp(argv[1], "a2c") == 0 ? a2c_seeds(argv[2])
+             : strcmp(argv[1], "uprobe") == 0 ? uprobe_seeds(argv[2])
                                            : ledger_seeds(argv[2]);
     return rc == 0 ? 0 : 1;
 }
