@@ -384,6 +384,7 @@ int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
     /* func=: its previous kernel end is its function's, which the scope's
      * rows (process-local string ids) cannot pick */
     out->t0 = q->endpoint != Q_LEDGER && !q->causal && !(q->has & QP_FUNC) ? q->t0 : 0;
+    out->t1 = q->t1;
     nsc_q_rank_window(q, &out->rank_lo, &out->rank_hi);
     return 0;
 }

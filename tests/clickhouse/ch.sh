@@ -86,7 +86,8 @@
 #                 least a batch. Time windows (t0_ns) answer alike, each
 #                 rank's previous kernel end 1,000 records before t0
 #                 (nsc-feed --ledger-open), and read a fraction of the
-#                 bytes of their seqs read whole.
+#                 bytes of their seqs read whole (with t1_ns: not the
+#                 records enqueued after it but its collectives' own).
 # verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
 #                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
 #                 and the others wait in it (20 s): both collectors' diagnose
@@ -667,9 +668,14 @@ window)
         same 200 "collectives?$j&seq=0-2000"
         whole=$(($(collector_metric ncclscope_collector_query_read_bytes_total) - whole))
         same 200 "stats?$j&seq=0-2000&t0_ns=$t0&rank=1-2"
-        same 200 "collectives?$j&t0_ns=$((t0 + 5000000))&t1_ns=$((t0 + 9000000))&rank=0,3"
         [ -z "${1:-}" ] || [ "$at" -lt $((whole / 4)) ] ||
             die "a time window read $at bytes from ClickHouse, its seqs $whole"
+        # t1 ends it: not the second agent's seqs, all enqueued later
+        at=$(collector_metric ncclscope_collector_query_read_bytes_total)
+        same 200 "collectives?$j&t0_ns=$((t0 + 5000000))&t1_ns=$((t0 + 9000000))&rank=0,3"
+        at=$(($(collector_metric ncclscope_collector_query_read_bytes_total) - at))
+        [ -z "${1:-}" ] || [ "$at" -lt $((whole / 4)) ] ||
+            die "a window ending at t1 read $at bytes from ClickHouse, the first agent's seqs $whole"
     }
     one_record
     read=$got
