@@ -1,8 +1,9 @@
 /* chread.c: ClickHouse's rows back into sections of batches (see chread.h).
  *
- * Over 700 lines because the whole and the scoped loads, the ledger's two
- * reads and the fingerprint share one source of answers and one reader of
- * rows by batch identity, which a split would have to export. */
+ * Over 900 lines because the whole and the scoped loads (with a time
+ * window's bounds on each host's clock), the ledger's two reads and the
+ * fingerprint share one source of answers and one reader of rows by batch
+ * identity, which a split would have to export. */
 #include "chread.h"
 
 #include <inttypes.h>
@@ -734,6 +735,8 @@ static int span_till(const source *src, size_t nsrc, const nsc_query_scope *s, c
             nsc_chanswer_text(&a, host, sizeof host);
             host[sizeof host - 1] = 0;
             uint64_t ns = nsc_chanswer_le(&a, 8);
+            if (a.r.bad)
+                break;
             size_t k = 0;
             while (k < nlast && strcmp(last[k].host, host) != 0)
                 k++;
@@ -741,6 +744,10 @@ static int span_till(const source *src, size_t nsrc, const nsc_query_scope *s, c
                 memcpy(last[nlast].host, host, sizeof host), last[nlast++].ns = 0;
             if (!full && ns > last[k].ns)
                 last[k].ns = ns;
+        }
+        if (!rc && a.r.bad) {  /* a short answer would end the window early */
+            snprintf(err, errcap, "clickhouse: the latest enqueues of the window's seqs do not decode");
+            rc = NSC_QUERY_ESTORE;
         }
         nsc_chanswer_free(&a);
     }
