@@ -437,8 +437,8 @@ static void scope_rows(const source *src, const nsc_query_scope *s, int unknown,
     int till = !unknown && w->till[0];
     snprintf(out, cap,
              "%s AND (enqueue_ns >= %s%s%s OR (host, pid, ctx, rank, seq) GLOBAL IN (SELECT host, pid, ctx, rank, "
-             "seq %s AND enqueue_ns < %s AND bitAnd(flags, %u) = 0 AND gpu_start_ns != 0 AND nchannels_done >= "
-             "nchannels ORDER BY enqueue_ns DESC LIMIT 1 BY host, pid, ctx, rank))",
+             "argMax(seq, enqueue_ns) %s AND enqueue_ns < %s AND bitAnd(flags, %u) = 0 AND gpu_start_ns != 0 AND "
+             "nchannels_done >= nchannels GROUP BY host, pid, ctx, rank))",
              keys, w->from, till ? " AND enqueue_ns <= " : "", till ? w->till : "", keys, w->from,
              (unsigned)(NSC_LEDGER_P2P | NSC_LEDGER_NO_GPU));
 }
