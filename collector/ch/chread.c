@@ -1,8 +1,9 @@
 /* chread.c: ClickHouse's rows back into sections of batches (see chread.h).
  *
- * Over 700 lines because the whole and the scoped loads, the ledger's two
- * reads and the fingerprint share one source of answers and one reader of
- * rows by batch identity, which a split would have to export. */
+ * Over 900 lines because the whole and the scoped loads (with a time
+ * window's bounds on each host's clock), the ledger's two reads and the
+ * fingerprint share one source of answers and one reader of rows by batch
+ * identity, which a split would have to export. */
 #include "chread.h"
 
 #include <inttypes.h>
@@ -15,11 +16,16 @@
 #include "chledger.h"
 #include "chrows.h"
 #include "grow.h"
+#include "ledger.h"
 #include "ledger_pack.h"
 #include "mono.h"
 #include "query.h"
 
-#define SQL_MAX 8192
+#define SQL_MAX 32768
+/* A scope's rows ("FROM ledger_recs WHERE ..."): its time window on each
+ * host's clock (STARTS_MAX each: start twice, end once) takes most of it. */
+#define STARTS_MAX 4096
+#define SCOPE_MAX (3 * STARTS_MAX + 2048)
 #define IDENT "agent, epoch, batch_seq, section"
 /* ORDER BY this: rows of one identity once, without FINAL */
 #define ONCE_EACH IDENT " LIMIT 1 BY " IDENT
@@ -397,17 +403,44 @@ static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size
     return rc;
 }
 
+/* A scope's time window on each row's host clock (SQL over the row's
+ * host): from its t0; with a t1, till the latest enqueue on each host of a
+ * seq enqueued in [t0, t1] there (a rank may join a collective of the
+ * window any time later; no other seq's records are what it answers);
+ * till[0] 0: no end. */
+typedef struct span {
+    char from[STARTS_MAX], till[STARTS_MAX];
+} span;
+
 /* The records of scope s on src: "FROM ledger_recs WHERE ..." into out;
  * with unknown, instead those of its seqs whose communicator their agent
  * did not know (comm_id 0), whatever their rank. Each a range of the
- * table's key (an OR of the two would read the whole job's rows). */
-static void scope_rows(const source *src, const nsc_query_scope *s, int unknown, char *out, size_t cap)
+ * table's key (an OR of the two would read the whole job's rows). With a
+ * time window w (scope_span), only each process's records enqueued in it
+ * (unknown: from its start on), and its last collective before it whose
+ * kernel ended (colls.c's rule: GPU times, every channel's kernel ended),
+ * which holds the previous kernel end of its first. */
+static void scope_rows(const source *src, const nsc_query_scope *s, int unknown, const span *w, char *out,
+                       size_t cap)
 {
-    int n = snprintf(out, cap, "FROM %s.%s%s WHERE job = %s AND comm_id = %" PRIu64 " AND seq BETWEEN %" PRIu64
+    char keys[512];
+    int n = snprintf(keys, sizeof keys, "FROM %s.%s%s WHERE job = %s AND comm_id = %" PRIu64 " AND seq BETWEEN %" PRIu64
                      " AND %" PRIu64, src->db, nsc_ch_def(NSC_CH_LEDGER_RECS).name, src->suffix, src->job,
                      unknown ? 0 : s->comm, s->seq_lo, s->seq_hi);
-    if (!unknown && n > 0 && (size_t)n < cap)
-        snprintf(out + n, cap - (size_t)n, " AND rank BETWEEN %" PRId32 " AND %" PRId32, s->rank_lo, s->rank_hi);
+    if (!unknown && n > 0 && (size_t)n < sizeof keys)
+        snprintf(keys + n, sizeof keys - (size_t)n, " AND rank BETWEEN %" PRId32 " AND %" PRId32, s->rank_lo,
+                 s->rank_hi);
+    if (!w) {
+        snprintf(out, cap, "%s", keys);
+        return;
+    }
+    int till = !unknown && w->till[0];
+    snprintf(out, cap,
+             "%s AND (enqueue_ns >= %s%s%s OR (host, pid, ctx, rank, seq) GLOBAL IN (SELECT host, pid, ctx, rank, "
+             "argMax(seq, enqueue_ns) %s AND enqueue_ns < %s AND bitAnd(flags, %u) = 0 AND gpu_start_ns != 0 AND "
+             "nchannels_done >= nchannels GROUP BY host, pid, ctx, rank))",
+             keys, w->from, till ? " AND enqueue_ns <= " : "", till ? w->till : "", keys, w->from,
+             (unsigned)(NSC_LEDGER_P2P | NSC_LEDGER_NO_GPU));
 }
 
 /* The records of one ledger batch that a scope's rows hold, gathered. */
@@ -502,23 +535,23 @@ static int fetch_records(const source *src, const char *known, const char *unkno
  * whatever its rank. NSC_CHREAD_RECORDS reads them from ledger_recs by its
  * key; NSC_CHREAD_BATCHES the ledger batches holding them (picked by
  * ledger_recs), whole. */
-static int read_ledger(const source *src, const char *job, const nsc_query_scope *s, nsc_chread_holds how,
-                       nsc_store *dst, char *err, size_t errcap)
+static int read_ledger(const source *src, const char *job, const nsc_query_scope *s, const span *w,
+                       nsc_chread_holds how, nsc_store *dst, char *err, size_t errcap)
 {
     rows r;
     memset(&r, 0, sizeof r);
     int rc;
-    char known[768], unknown[768];
+    char known[SCOPE_MAX], unknown[SCOPE_MAX];
     if (s) {
-        scope_rows(src, s, 0, known, sizeof known);
-        scope_rows(src, s, 1, unknown, sizeof unknown);
+        scope_rows(src, s, 0, w, known, sizeof known);
+        scope_rows(src, s, 1, w, unknown, sizeof unknown);
     }
     if (s && how == NSC_CHREAD_RECORDS) {
         rc = fetch_records(src, known, unknown, &r.a, err, errcap);
         if (!rc)
             rc = put_ledger_recs(&r, job, dst, err, errcap);
     } else if (s) {
-        char in[2048];
+        char in[2 * SCOPE_MAX + 256];
         snprintf(in, sizeof in,
                  " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " %s) OR (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)",
                  known, unknown);
@@ -591,16 +624,158 @@ static int load_answer(const source *src, const char *sql, const char *what,
     return rc;
 }
 
-/* Every host's newest clock model, then every wall clock record. */
-static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errcap)
+/* Every host's newest clock model (host, model) on src. */
+static int fetch_models(const source *src, nsc_chanswer *a, char *err, size_t errcap)
 {
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT host, argMax(model, ref_ns) FROM %s.clocks%s GROUP BY host FORMAT RowBinary",
              src->db, src->suffix);
-    int rc = load_answer(src, sql, "clocks", put_clocks, dst, err, errcap);
+    return fetch(src, sql, "clocks", a, err, errcap);
+}
+
+/* Every host's newest clock model, then every wall clock record. */
+static int read_clocks(const source *src, nsc_store *dst, char *err, size_t errcap)
+{
+    char sql[512];
+    nsc_chanswer a;
+    int rc = fetch_models(src, &a, err, errcap);
+    if (!rc)
+        rc = put_clocks(&a, dst, err, errcap);
+    nsc_chanswer_free(&a);
     snprintf(sql, sizeof sql, "SELECT utc_ns, ref_ns, offset_ns FROM %s.%s%s FORMAT RowBinary", src->db,
              nsc_ch_def(NSC_CH_WALL).name, src->suffix);
     return rc ? rc : load_answer(src, sql, "wall", put_wall, dst, err, errcap);
+}
+
+/* ---- a time window on each host's clock ---- */
+
+/* A host's time in a window's SQL: "host = 'NAME', NS, " appended to out
+ * (*len bytes so far); -1 when it does not fit. */
+static int add_host(const char *host, uint64_t ns, char *out, size_t cap, size_t *len)
+{
+    char lit[160];
+    if (nsc_chanswer_literal(host, lit, sizeof lit))
+        return -1;
+    int n = snprintf(out + *len, cap - *len, "host = %s, %" PRIu64 ", ", lit, ns);
+    if (n < 0 || (size_t)n >= cap - *len)
+        return -1;
+    *len += (size_t)n;
+    return 0;
+}
+
+/* out's multiIf closed with the default d (a condition first: a job of no
+ * host yet has only the default); -1 when it does not fit. */
+static int end_hosts(uint64_t d, char *out, size_t cap, size_t len)
+{
+    int n = snprintf(out + len, cap - len, "0, 0, %" PRIu64 ")", d);
+    return n < 0 || (size_t)n >= cap - len ? -1 : 0;
+}
+
+/* t on a host's clock by model m (NULL: the collectors' clock), the
+ * inverse's slack earlier (late 0) or later. */
+static uint64_t on_host(const nsc_clock_model *m, uint64_t t, int late)
+{
+    uint64_t h = m ? nsc_clock_invert(nsc_clock_model_fwd, m, t) : t;
+    if (late)
+        return h < UINT64_MAX - NSC_CLOCK_INVERT_SLACK_NS ? h + NSC_CLOCK_INVERT_SLACK_NS : UINT64_MAX;
+    return h > NSC_CLOCK_INVERT_SLACK_NS ? h - NSC_CLOCK_INVERT_SLACK_NS : 0;
+}
+
+/* t on each row's host clock (on_host), by every source's newest models,
+ * as an SQL expression over the row's host into out: "multiIf(host = 'a',
+ * NS, ..., NS)". 1 when the hosts' names do not fit, 0, or an NSC_QUERY_*
+ * error with err. */
+static int host_times(const source *src, size_t nsrc, uint64_t t, int late, char *out, size_t cap, char *err,
+                      size_t errcap)
+{
+    size_t len = (size_t)snprintf(out, cap, "multiIf(");
+    int rc = 0, full = 0;
+    for (size_t i = 0; !rc && !full && i < nsrc; i++) {
+        nsc_chanswer a;
+        rc = fetch_models(&src[i], &a, err, errcap);
+        while (!rc && !full && !nsc_chanswer_at_end(&a)) {
+            char host[64];
+            size_t n;
+            nsc_chanswer_text(&a, host, sizeof host);
+            host[sizeof host - 1] = 0;
+            const uint8_t *m = nsc_chanswer_bytes(&a, &n);
+            nsc_clock_model model;
+            if (!m || nsc_clock_deserialize(&model, m, n)) {
+                snprintf(err, errcap, "clickhouse: a stored clock model does not decode");
+                rc = NSC_QUERY_ESTORE;
+                break;
+            }
+            full = add_host(host, on_host(&model, t, late), out, cap, &len);
+            nsc_clock_free(&model);
+        }
+        nsc_chanswer_free(&a);
+    }
+    return rc ? rc : full || end_hosts(on_host(NULL, t, late), out, cap, len) ? 1 : 0;
+}
+
+#define SPAN_HOSTS 256
+
+/* w->till from the latest enqueues of the window's seqs (to: t1 on each
+ * host's clock) of every source: 1 when they do not fit. */
+static int span_till(const source *src, size_t nsrc, const nsc_query_scope *s, const char *to, span *w, char *err,
+                     size_t errcap)
+{
+    char keys[512], sql[SQL_MAX];
+    struct { char host[64]; uint64_t ns; } last[SPAN_HOSTS];
+    size_t nlast = 0;
+    int rc = 0, full = 0;
+    for (size_t i = 0; !rc && !full && i < nsrc; i++) {
+        nsc_chanswer a;
+        scope_rows(&src[i], s, 0, NULL, keys, sizeof keys);
+        snprintf(sql, sizeof sql, "SELECT host, max(enqueue_ns) %s AND seq GLOBAL IN (SELECT seq %s AND enqueue_ns "
+                 "BETWEEN %s AND %s) GROUP BY host FORMAT RowBinary", keys, keys, w->from, to);
+        rc = fetch(&src[i], sql, "ledger_recs", &a, err, errcap);
+        while (!rc && !full && !nsc_chanswer_at_end(&a)) {
+            char host[64];
+            nsc_chanswer_text(&a, host, sizeof host);
+            host[sizeof host - 1] = 0;
+            uint64_t ns = nsc_chanswer_le(&a, 8);
+            if (a.r.bad)
+                break;
+            size_t k = 0;
+            while (k < nlast && strcmp(last[k].host, host) != 0)
+                k++;
+            if (k == nlast && !(full = nlast == SPAN_HOSTS))
+                memcpy(last[nlast].host, host, sizeof host), last[nlast++].ns = 0;
+            if (!full && ns > last[k].ns)
+                last[k].ns = ns;
+        }
+        if (!rc && a.r.bad) {  /* a short answer would end the window early */
+            snprintf(err, errcap, "clickhouse: the latest enqueues of the window's seqs do not decode");
+            rc = NSC_QUERY_ESTORE;
+        }
+        nsc_chanswer_free(&a);
+    }
+    size_t len = (size_t)snprintf(w->till, sizeof w->till, "multiIf(");
+    for (size_t k = 0; !rc && !full && k < nlast; k++)
+        full = add_host(last[k].host, last[k].ns, w->till, sizeof w->till, &len);
+    return rc ? rc : full || end_hosts(0, w->till, sizeof w->till, len) ? 1 : 0;
+}
+
+/* scope's time window on each host's clock into *w, or *use 0 when it has
+ * none or its hosts do not fit (the scope is then read from its first
+ * seq). 0, or an NSC_QUERY_* error with err. */
+static int scope_span(const source *src, size_t nsrc, const nsc_query_scope *scope, span *w, int *use, char *err,
+                      size_t errcap)
+{
+    *use = 0;
+    w->till[0] = 0;
+    if (!scope || !scope->t0)
+        return 0;
+    int rc = host_times(src, nsrc, scope->t0, 0, w->from, sizeof w->from, err, errcap);
+    if (!rc && scope->t1 != UINT64_MAX) {
+        char to[STARTS_MAX];
+        rc = host_times(src, nsrc, scope->t1, 1, to, sizeof to, err, errcap);
+        if (!rc)
+            rc = span_till(src, nsrc, scope, to, w, err, errcap);
+    }
+    *use = rc == 0;
+    return rc == 1 ? 0 : rc;
 }
 
 /* ---- entry points ---- */
@@ -626,14 +801,16 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope
         snprintf(err, errcap, "job: too long");
         return NSC_QUERY_EPARAM;
     }
-    int rc = 0;
+    span w;
+    int timed;
+    int rc = scope_span(src, n, scope, &w, &timed, err, errcap);
     /* shard by shard: a process's rows are all on one shard */
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_source(&src[i], job, scope != NULL, dst, err, errcap);
     /* the ledger's records come after every section, as in a whole load,
      * so leaving them out changes nothing the sections put */
     for (size_t i = 0; !rc && (ledger || scope) && i < n; i++)
-        rc = read_ledger(&src[i], job, scope, how, dst, err, errcap);
+        rc = read_ledger(&src[i], job, scope, timed ? &w : NULL, how, dst, err, errcap);
     for (size_t i = 0; !rc && i < n; i++)
         rc = read_clocks(&src[i], dst, err, errcap);
     return rc;
@@ -648,13 +825,15 @@ int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, 
         snprintf(err, errcap, "job: too long");
         return NSC_QUERY_EPARAM;
     }
-    int rc = 0;
+    span w;
+    int timed;
+    int rc = scope_span(src, n, scope, &w, &timed, err, errcap);
     uint64_t found = 0;
     /* a bounded count: reading the window's key past max tells nothing more */
     for (size_t i = 0; !rc && found <= max && i < n; i++) {
-        char sql[1024], from[768];
+        char sql[SCOPE_MAX + 128], from[SCOPE_MAX];
         nsc_chanswer a;
-        scope_rows(&src[i], scope, 0, from, sizeof from);
+        scope_rows(&src[i], scope, 0, timed ? &w : NULL, from, sizeof from);
         snprintf(sql, sizeof sql, "SELECT count() FROM (SELECT 1 %s LIMIT %" PRIu64 ") FORMAT RowBinary", from,
                  max + 1 - found);
         rc = fetch(&src[i], sql, "ledger_recs", &a, err, errcap);

@@ -42,8 +42,8 @@ typedef enum nsc_chread_holds {
 /* Put every stored section of job, its ledger unless ledger is 0, and
  * every host's newest clock model into dst (not in a transaction: this
  * opens and commits its own). tmpdir holds the answers while they are
- * merged. With a scope (a ledger query's: job, communicator, seqs, ranks),
- * only what that query reads: the sections defining contexts or strings
+ * merged. With a scope (a ledger query's: job, communicator, seqs, ranks,
+ * time window), only what that query reads: the sections defining contexts or strings
  * (no events, states, completions) and the scope's ledger records (as how
  * says), beside every clock model. The bytes of ClickHouse's answers are
  * added to *read. */
@@ -51,7 +51,8 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope
                    int ledger, const char *tmpdir, nsc_store *dst, uint64_t *read, char *err, size_t errcap);
 
 /* How many ledger records of scope's communicator (by its id) ClickHouse
- * holds among its seqs and ranks, counted up to max + 1: *holds. 0, or an
+ * holds among its seqs, ranks and time window, counted up to max + 1:
+ * *holds. 0, or an
  * NSC_QUERY_* error with err. */
 int nsc_chread_scope_holds(const nsc_chstore *ch, const nsc_query_scope *scope, uint64_t max, const char *tmpdir,
                            nsc_chread_holds *holds, char *err, size_t errcap);

@@ -562,6 +562,22 @@ int nsc_clock_host_to_ref(const nsc_clock_model *m, uint64_t host_ns, uint64_t *
     return NSC_CLOCK_OK;
 }
 
+uint64_t nsc_clock_invert(uint64_t (*fwd)(const void *arg, uint64_t host_ns), const void *arg, uint64_t ref_ns)
+{
+    uint64_t h = ref_ns;
+    for (int i = 0; i < 2; i++) {
+        int64_t off = (int64_t)(fwd(arg, h) - h);
+        h = off > 0 && (uint64_t)off > ref_ns ? 0 : ref_ns - (uint64_t)off;
+    }
+    return h;
+}
+
+uint64_t nsc_clock_model_fwd(const void *m, uint64_t host_ns)
+{
+    uint64_t ref;
+    return nsc_clock_host_to_ref(m, host_ns, &ref, NULL) ? host_ns : ref;
+}
+
 /* ---- a range resolved once -------------------------------------------- */
 
 /* Inside one segment the rounded offset is monotone in host time (a line,

@@ -103,6 +103,15 @@ int nsc_clock_flush(nsc_clock_model *m);
  * (grown with the distance outside its span). Returns 0 or NSC_CLOCK_EEMPTY. */
 int nsc_clock_host_to_ref(const nsc_clock_model *m, uint64_t host_ns, uint64_t *ref_ns,
                           uint64_t *err_ns);
+/* How far the inverse below may miss: a window's start on a host's clock is
+ * taken this much earlier. */
+#define NSC_CLOCK_INVERT_SLACK_NS UINT64_C(10000000)
+/* The host time that fwd (a host-to-reference mapping such as the model's,
+ * with arg) maps to about ref_ns: two steps of its offset, which changes
+ * slowly; 0 when ref_ns lies before the offset. */
+uint64_t nsc_clock_invert(uint64_t (*fwd)(const void *arg, uint64_t host_ns), const void *arg, uint64_t ref_ns);
+/* m's host_to_ref as such a mapping (a host time it cannot map stays). */
+uint64_t nsc_clock_model_fwd(const void *m, uint64_t host_ns);
 /* The segment that applies to host_ns (the last whose start <= host_ns, else
  * the first); -1 if the model is empty. */
 long nsc_clock_segment_for(const nsc_clock_model *m, uint64_t host_ns);

@@ -439,6 +439,7 @@ static int add_ledger(void *arg, const nsc_ledger_rec *l)
         return NSC_QUERY_ESTORE;
     led_align a = {c, qr};
     nsc_fig_rec_of_ledger(x, l, led_time, &a);
+    x->id = l->seq;  /* the record's own: the same whatever window read it */
     x->r = (uint32_t)(qr - c->ranks);
     return 0;
 }
@@ -449,8 +450,8 @@ static int by_rank_enq(const void *a, const void *b)
     return NSC_ORDER(NSC_CMP(x->r, y->r), NSC_CMP(x->enq, y->enq), NSC_CMP(x->seq, y->seq));
 }
 
-/* The communicator's ledger records in the query's seqs; a record's id is
- * its place in its rank's order of enqueue (the ledger has no event ids). */
+/* The communicator's ledger records in the query's seqs, each rank's
+ * chained in its order of enqueue. */
 static int gather_ledger(cl_set *s)
 {
     nsc_q_ctx *c = s->c;
@@ -461,14 +462,11 @@ static int gather_ledger(cl_set *s)
         return rc == NSC_QUERY_ESTORE ? rc : nsc_q_store_fail(c, rc);
     if (s->nrecs)
         qsort(s->recs, s->nrecs, sizeof *s->recs, by_rank_enq);
-    for (size_t i = 0, first = 0; i < s->nrecs; i++) {
-        if (i > first && s->recs[i].r != s->recs[first].r) {
+    for (size_t i = 1, first = 0; i <= s->nrecs; i++) {
+        if (i == s->nrecs || s->recs[i].r != s->recs[first].r) {
             chain_prev(s->recs + first, i - first);
             first = i;
         }
-        s->recs[i].id = i - first + 1;
-        if (i + 1 == s->nrecs)
-            chain_prev(s->recs + first, i + 1 - first);
     }
     s->from_ledger = s->nrecs > 0;
     return 0;

@@ -328,20 +328,27 @@ uint64_t nsc_q_align(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t host_ns, 
     return ref;
 }
 
+typedef struct rank_of_ctx {
+    const nsc_q_ctx *c;
+    const nsc_q_rank *r;
+} rank_of_ctx;
+
+static uint64_t align_fwd(const void *arg, uint64_t host_ns)
+{
+    const rank_of_ctx *a = arg;
+    return nsc_q_align(a->c, a->r, host_ns, NULL);
+}
+
 uint64_t nsc_q_unalign(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t aligned_ns)
 {
-    uint64_t h = aligned_ns;
-    for (int i = 0; i < 2; i++) {
-        int64_t off = (int64_t)(nsc_q_align(c, r, h, NULL) - h);
-        h = off > 0 && (uint64_t)off > aligned_ns ? 0 : aligned_ns - (uint64_t)off;
-    }
-    return h;
+    rank_of_ctx a = {c, r};
+    return nsc_clock_invert(align_fwd, &a, aligned_ns);
 }
 
 void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
                       uint64_t *h1)
 {
-    const uint64_t margin = 10000000; /* 10 ms: the inverse is approximate */
+    const uint64_t margin = NSC_CLOCK_INVERT_SLACK_NS;
     *h0 = t0 == 0 ? 0 : nsc_q_unalign(c, r, t0);
     *h0 = *h0 > margin ? *h0 - margin : 0;
     *h1 = t1 == UINT64_MAX ? UINT64_MAX : nsc_q_unalign(c, r, t1);

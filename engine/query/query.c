@@ -381,6 +381,10 @@ int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
     out->job = q->job;
     out->seq_lo = q->seq_lo;
     out->seq_hi = q->seq_hi;
+    /* func=: its previous kernel end is its function's, which the scope's
+     * rows (process-local string ids) cannot pick */
+    out->t0 = q->endpoint != Q_LEDGER && !q->causal && !(q->has & QP_FUNC) ? q->t0 : 0;
+    out->t1 = q->t1;
     nsc_q_rank_window(q, &out->rank_lo, &out->rank_hi);
     return 0;
 }

@@ -65,12 +65,18 @@ void nsc_query_free(nsc_query *q);
  * job, for a store that can read less than a whole job (ClickHouse): the
  * job, the communicator's id, the seqs [seq_lo, seq_hi] and the span of the
  * asked ranks [rank_lo, rank_hi] (collectives and stats read the raw events
- * instead where the ledger has no record there). 0, or -1 when q is none
- * of these or does not name its job and its communicator by id (the whole
- * job is read then). */
+ * instead where the ledger has no record there), and for collectives and
+ * stats the time window [t0, t1] (aligned; t0 0: none, and with
+ * clock=causal, whose bounds come from every collective, or func): what
+ * they answer is made of the records of the seqs enqueued in it, each
+ * rank's records enqueued from t0 on to its last of those seqs, and its
+ * last record before t0 whose kernel ended (its previous kernel end). 0,
+ * or -1 when q is none of
+ * these or does not name its job and its communicator by id (the whole job
+ * is read then). */
 typedef struct nsc_query_scope {
     const char *job;
-    uint64_t comm, seq_lo, seq_hi;
+    uint64_t comm, seq_lo, seq_hi, t0, t1;
     int32_t rank_lo, rank_hi;
 } nsc_query_scope;
 int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out);

@@ -83,7 +83,11 @@
 #                 its records alone, not the batches holding them; with
 #                 ch_scope_records 100 the wide windows (read as batches)
 #                 answer alike too, and with 0 the one record reads at
-#                 least a batch.
+#                 least a batch. Time windows (t0_ns) answer alike, each
+#                 rank's previous kernel end 1,000 records before t0
+#                 (nsc-feed --ledger-open), and read a fraction of the
+#                 bytes of their seqs read whole (with t1_ns: not the
+#                 records enqueued after it but its collectives' own).
 # verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
 #                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
 #                 and the others wait in it (20 s): both collectors' diagnose
@@ -630,7 +634,8 @@ ledger)
     stop collector_lmdb
     ;;
 window)
-    ledger_both --batches 4 --ledger 256
+    # every 1,024th seq's kernels ended: a record's previous kernel end lies up to 1,024 records back
+    ledger_both --batches 4 --ledger 256 --ledger-open 1024
     blob=$(one_value front "SELECT min(length(data)) FROM nsc.ledger WHERE job = 'feed'")
     # one_record: $got, the bytes the collective of seq 300 at rank 1 read from ClickHouse
     one_record() {
@@ -647,8 +652,34 @@ window)
         collector_metric_is ncclscope_collector_query_scoped_loads_total "$compared" ||
             die "window queries read whole jobs: $(curl -s "http://127.0.0.1:$http/metrics" | grep query_)"
     }
+    # timed: a time window from the first agent's seq 1000 on (the second
+    # agent's seqs are past 2^32) reads each rank's records from then on and
+    # its last collective whose kernel ended (seq 0), not the communicator's
+    # seqs; with BYTES, it reads fewer than a quarter of those
+    timed() {
+        local t0 at whole
+        same 200 "collectives?$j&seq=1000-1000"
+        t0=$(from_lmdb lmdb.out "[x['start_ns'] for x in l if x['kind'] == 'collective'][0]")
+        at=$(collector_metric ncclscope_collector_query_read_bytes_total)
+        same 200 "collectives?$j&seq=0-2000&t0_ns=$t0"
+        [ "$(grep -c '"kind":"collective"' "$dir/ch.out")" = 24 ] || die "not seqs 1000-1023: $(tail -1 "$dir/ch.out")"
+        at=$(($(collector_metric ncclscope_collector_query_read_bytes_total) - at))
+        whole=$(collector_metric ncclscope_collector_query_read_bytes_total)
+        same 200 "collectives?$j&seq=0-2000"
+        whole=$(($(collector_metric ncclscope_collector_query_read_bytes_total) - whole))
+        same 200 "stats?$j&seq=0-2000&t0_ns=$t0&rank=1-2"
+        [ -z "${1:-}" ] || [ "$at" -lt $((whole / 4)) ] ||
+            die "a time window read $at bytes from ClickHouse, its seqs $whole"
+        # t1 ends it: not the second agent's seqs, all enqueued later
+        at=$(collector_metric ncclscope_collector_query_read_bytes_total)
+        same 200 "collectives?$j&t0_ns=$((t0 + 5000000))&t1_ns=$((t0 + 9000000))&rank=0,3"
+        at=$(($(collector_metric ncclscope_collector_query_read_bytes_total) - at))
+        [ -z "${1:-}" ] || [ "$at" -lt $((whole / 4)) ] ||
+            die "a window ending at t1 read $at bytes from ClickHouse, the first agent's seqs $whole"
+    }
     one_record
     read=$got
+    timed bytes
     [ "$read" -gt 0 ] && [ "$read" -lt "$blob" ] ||
         die "a window of one record read $read bytes from ClickHouse, not fewer than a stored batch ($blob)"
     wide
@@ -657,6 +688,7 @@ window)
     start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb" --ch-scope-records 100
     before=$compared compared=0
     wide
+    timed
     before=$((before + compared))
     stop collector
     start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb" --ch-scope-records 0

@@ -10,7 +10,7 @@
  *   nsc-feed --endpoint EP [--agents N] [--procs P] [--batches B] [--colls C]
  *            [--first S] [--resend K] [--garbage] [--window W] [--timeout-ms T]
  *            [--ack-log FILE] [--pool M] [--prefix NAME] [--distinct] [--ledger L]
- *            [--ledger-alone K]
+ *            [--ledger-alone K] [--ledger-open K]
  *   nsc-feed --direct DB [--agents N] [--procs P] [--batches B] [--colls C] [--ledger L]
  *   nsc-feed --check DB --agents N --prefix NAME --first S --batches B
  *            [--procs P] [--colls C] [--ack-log FILE] [--ledger L]
@@ -38,6 +38,9 @@
  * ledger_records_per_s and ledger_bytes_per_record. --ledger-alone K: the
  * last K batches of each agent carry their ledger records without the
  * sections (a process's in-flight records after its events stopped).
+ * --ledger-open K: only the records of every K-th seq have a kernel that
+ * ended on every channel (the others' started, none ended), so a record's
+ * previous kernel end lies up to K records back.
  *
  *   nsc-feed --endpoint EP --hostile MODE [--count N] [--timeout-ms T]
  *
@@ -69,7 +72,7 @@ typedef struct opts {
     uint64_t count;
     unsigned agents, procs, colls, window, pool;
     uint64_t batches, first, resend, timeout_ms;
-    unsigned ledger, ledger_alone;
+    unsigned ledger, ledger_alone, ledger_open;
     int garbage, distinct;
 } opts;
 
@@ -174,8 +177,11 @@ static void free_pool(const opts *o, pool *p)
 static nsc_ledger_batch ledger_of(const opts *o, unsigned a, unsigned pr, uint64_t seq, nsc_ledger_rec *recs,
                                   const nsc_str_def *strs)
 {
-    for (unsigned i = 0; i < o->ledger; i++)
+    for (unsigned i = 0; i < o->ledger; i++) {
         nsc_mix_ledger(&recs[i], 0xfeed, ((uint64_t)a << 32) + seq * o->ledger + i, (int32_t)pr);
+        if (o->ledger_open && recs[i].seq % o->ledger_open)
+            recs[i].nchannels_done = 0, recs[i].gpu_end_ns = 0;
+    }
     return (nsc_ledger_batch){.pid = 1000 + pr, .nstrs = NSC_MIX_NSTRS, .nrecs = o->ledger, .strs = strs,
                               .recs = recs};
 }
@@ -823,6 +829,7 @@ static int parse(opts *o, int argc, char **argv)
         else if (strcmp(k, "--count") == 0) o->count = n;
         else if (strcmp(k, "--ledger") == 0) o->ledger = (unsigned)n;
         else if (strcmp(k, "--ledger-alone") == 0) o->ledger_alone = (unsigned)n;
+        else if (strcmp(k, "--ledger-open") == 0) o->ledger_open = (unsigned)n;
         else return -1;
     }
     if (o->distinct && !o->endpoint)
