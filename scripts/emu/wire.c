@@ -43,11 +43,16 @@ typedef struct wire_pub {
     uint64_t k, ready, sig;
 } wire_pub;
 
-/* A rank publishes a group's p2p ops (at most 64, scenarios.c) before it
- * waits for its partners, and the next group's only when each partner of
- * this one published: two groups fit, so a partner's entry is still there
- * when it reads it. */
-#define WIRE_P2P_RECENT 128
+/* A rank's host publishes a group's p2p ops (at most 64, scenarios.c) at
+ * enqueue, and the next group's only once each partner published this one.
+ * The partners' proxies read the entries too, and a proxy may still be in
+ * the group before its host's last (the host posts a group of more than 16
+ * ops once its proxy is done with all before, a smaller one within 16 ops of
+ * it, engine.c): a rank may by then have published two groups more than the
+ * one that proxy reads. Three groups fit, so the entry is still there when
+ * it reads it (with two, a 32-rank AlltoAll's proxy held back waited for an
+ * entry overwritten). */
+#define WIRE_P2P_RECENT 256
 
 typedef struct wire_p2p {
     int32_t peer;
