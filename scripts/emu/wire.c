@@ -233,7 +233,12 @@ void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e)
     unsigned n = atomic_load(&s->p2p_published);
     s->p2p[n % WIRE_P2P_RECENT] = (wire_p2p){e->peer, e->nth << 1 | (e->send ? 1u : 0u), e->ready, e->sig};
     atomic_store(&s->p2p_published, n + 1);
-    if (atomic_load(&s->p2p_waiters))
+}
+
+void emu_wire_p2p_wake(emu_wire *w, uint32_t slot)
+{
+    wire_slot *s = &w->slots[slot];
+    if (atomic_load(&s->p2p_waiters)) /* a reader counted after the entries' stores finds them itself */
         emu_futex_wake(&s->p2p_published, true);
 }
 
@@ -242,17 +247,20 @@ int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e)
     wire_slot *s = &w->slots[slot];
     uint32_t key = e->nth << 1 | (e->send ? 1u : 0u);
     uint64_t deadline = 0;
-    for (unsigned from = 0;;) {
+    /* Newest first: the entry sought is seldom far back, and the window
+     * scanned from its oldest end costs up to WIRE_P2P_RECENT compares. */
+    for (unsigned seen = 0;;) {
         unsigned now = atomic_load(&s->p2p_published);
-        from = now - from > WIRE_P2P_RECENT ? now - WIRE_P2P_RECENT : from;
-        for (; from < now; from++) {
-            const wire_p2p *p = &s->p2p[from % WIRE_P2P_RECENT];
+        unsigned oldest = now - seen > WIRE_P2P_RECENT ? now - WIRE_P2P_RECENT : seen;
+        for (unsigned i = now; i > oldest; i--) {
+            const wire_p2p *p = &s->p2p[(i - 1) % WIRE_P2P_RECENT];
             if (p->peer == e->peer && p->nth_send == key) {
                 e->ready = p->ready;
                 e->sig = p->sig;
                 return 0;
             }
         }
+        seen = now;
         if (wait_moved(s, &s->p2p_published, &s->p2p_waiters, now, &deadline))
             return -1;
     }
