@@ -542,7 +542,11 @@ typedef struct emu_wire_p2p {
     bool send;
     uint64_t ready, sig;
 } emu_wire_p2p;
+/* Publish one entry, without waking its readers; then, once for all of a
+ * group's entries (a reader woken at the first would often find its own
+ * among the later ones), wake the readers asleep on slot's entries. */
 void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e);
+void emu_wire_p2p_wake(emu_wire *w, uint32_t slot);
 /* Wait for slot's entry matching *e (peer, nth, send): 0 and its ready and
  * sig in *e; -1 as emu_wire_read. */
 int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e);

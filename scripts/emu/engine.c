@@ -338,6 +338,7 @@ struct emu_proxy {
     pthread_cond_t cv;
     unsigned bell;
     emu_op ops[EMU_PROXY_RING];
+    emu_op batch[EMU_PROXY_RING]; /* the proxy's copy of what it runs, off the lock */
     size_t head, tail, running; /* running: ops of the batch the proxy runs */
     bool quit, busy, asleep;
 };
@@ -428,11 +429,8 @@ static void *proxy_main(void *arg)
             pthread_mutex_lock(&p->mu);
         }
         size_t n = p->tail - p->head;
-        emu_op *batch = malloc((n ? n : 1) * sizeof *batch);
-        if (!batch)
-            emu_die("out of memory");
         for (size_t i = 0; i < n; i++)
-            batch[i] = p->ops[(p->head + i) % EMU_PROXY_RING];
+            p->batch[i] = p->ops[(p->head + i) % EMU_PROXY_RING];
         p->head = p->tail;
         p->running = n;
         p->busy = true;
@@ -440,10 +438,9 @@ static void *proxy_main(void *arg)
         emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_WAKEUP, 0, 0);
         emu_stop(r, NSC_T_PROXY_CTRL, sleep_h);
         if (n)
-            run_batch(r, batch, n);
+            run_batch(r, p->batch, n);
         else
             ctrl_event(r, NSC_S_PROXY_CTRL_APPEND, 0); /* woken to quit: nothing appended */
-        free(batch);
         if (n == 0)
             return NULL; /* quitting: emu_proxy_join drained before */
     }

@@ -354,7 +354,6 @@ typedef struct op_state {
     emu_op *op;
     emu_coll_rec *rec;
     uint32_t k;           /* the collective's number on the wire */
-    emu_wire_p2p mine;    /* a p2p op's entry on the wire */
     void *kch[64];
     emu_step_t *times;    /* its legs' steps, then a ring's send and receive */
     size_t used;
@@ -480,9 +479,9 @@ static void publish(emu_rank *r, op_state *s, uint64_t ready)
                              r->ci.nranks);
         return;
     }
-    s->mine = (emu_wire_p2p){.peer = op->peer, .nth = op->nth, .send = op->is_send, .ready = ready, .sig = op->sig};
+    emu_wire_p2p mine = {.peer = op->peer, .nth = op->nth, .send = op->is_send, .ready = ready, .sig = op->sig};
     if (r->w->wire && !op->pub_ready)
-        emu_wire_p2p_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), &s->mine);
+        emu_wire_p2p_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), &mine);
 }
 
 /* Time s once the peers told their starts; its legs' times go in s->times. */
@@ -553,6 +552,8 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
         if (model)
             publish(r, &st[i], ready);
     }
+    if (model && r->w->wire && ops[0].p2p && !ops[0].pub_ready) /* a run's p2p ops: one group's */
+        emu_wire_p2p_wake(r->w->wire, emu_wire_slot(r, r->ci.rank));
     op_plan p = {0};
     if (ready != EMU_NEVER) { /* else the previous work never ended: these never start */
         emu_timeline_wait(ready);

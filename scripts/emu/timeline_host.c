@@ -45,6 +45,7 @@ static void host_publish_p2p(emu_rank *r, emu_op *ops, size_t n)
         emu_wire_p2p_publish(r->w->wire, emu_wire_slot(r, r->ci.rank), &e);
         r->host_p2p[i] = ops[i];
     }
+    emu_wire_p2p_wake(r->w->wire, emu_wire_slot(r, r->ci.rank));
     r->host_p2p_n = n;
 }
 

@@ -43,11 +43,16 @@ typedef struct wire_pub {
     uint64_t k, ready, sig;
 } wire_pub;
 
-/* A rank publishes a group's p2p ops (at most 64, scenarios.c) before it
- * waits for its partners, and the next group's only when each partner of
- * this one published: two groups fit, so a partner's entry is still there
- * when it reads it. */
-#define WIRE_P2P_RECENT 128
+/* A rank's host publishes a group's p2p ops (at most 64, scenarios.c) at
+ * enqueue, and the next group's only once each partner published this one.
+ * The partners' proxies read the entries too, and a proxy may still be in
+ * the group before its host's last (the host posts a group of more than 16
+ * ops once its proxy is done with all before, a smaller one within 16 ops of
+ * it, engine.c): a rank may by then have published two groups more than the
+ * one that proxy reads. Three groups fit, so the entry is still there when
+ * it reads it (with two, a 32-rank AlltoAll's proxy held back waited for an
+ * entry overwritten). */
+#define WIRE_P2P_RECENT 256
 
 typedef struct wire_p2p {
     int32_t peer;
@@ -228,7 +233,12 @@ void emu_wire_p2p_publish(emu_wire *w, uint32_t slot, const emu_wire_p2p *e)
     unsigned n = atomic_load(&s->p2p_published);
     s->p2p[n % WIRE_P2P_RECENT] = (wire_p2p){e->peer, e->nth << 1 | (e->send ? 1u : 0u), e->ready, e->sig};
     atomic_store(&s->p2p_published, n + 1);
-    if (atomic_load(&s->p2p_waiters))
+}
+
+void emu_wire_p2p_wake(emu_wire *w, uint32_t slot)
+{
+    wire_slot *s = &w->slots[slot];
+    if (atomic_load(&s->p2p_waiters)) /* a reader counted after the entries' stores finds them itself */
         emu_futex_wake(&s->p2p_published, true);
 }
 
@@ -237,17 +247,20 @@ int emu_wire_p2p_read(emu_wire *w, uint32_t slot, emu_wire_p2p *e)
     wire_slot *s = &w->slots[slot];
     uint32_t key = e->nth << 1 | (e->send ? 1u : 0u);
     uint64_t deadline = 0;
-    for (unsigned from = 0;;) {
+    /* Newest first: the entry sought is seldom far back, and the window
+     * scanned from its oldest end costs up to WIRE_P2P_RECENT compares. */
+    for (unsigned seen = 0;;) {
         unsigned now = atomic_load(&s->p2p_published);
-        from = now - from > WIRE_P2P_RECENT ? now - WIRE_P2P_RECENT : from;
-        for (; from < now; from++) {
-            const wire_p2p *p = &s->p2p[from % WIRE_P2P_RECENT];
+        unsigned oldest = now - seen > WIRE_P2P_RECENT ? now - WIRE_P2P_RECENT : seen;
+        for (unsigned i = now; i > oldest; i--) {
+            const wire_p2p *p = &s->p2p[(i - 1) % WIRE_P2P_RECENT];
             if (p->peer == e->peer && p->nth_send == key) {
                 e->ready = p->ready;
                 e->sig = p->sig;
                 return 0;
             }
         }
+        seen = now;
         if (wait_moved(s, &s->p2p_published, &s->p2p_waiters, now, &deadline))
             return -1;
     }
