@@ -1,7 +1,7 @@
 #!/bin/bash
 # diagpoll.sh: /api/v1/diagnose of a job, polled while it runs, goes on from
 # what the polls before carried of it (from its settled point: diag.h,
-# nsc_rc_carry; docs/collector-http.md, "Analysis endpoints") and still
+# nsc_rc_carry; docs/cli-diagnose.md, "diagnose") and still
 # answers as the analysis of the whole job: once the job ended and was
 # delivered its answer is byte for byte that of `ncclscope diagnose`, which
 # reads the job whole (a late host and a slow link, with their figures and
