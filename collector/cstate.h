@@ -35,6 +35,7 @@ typedef struct nsc_collector {
     pthread_mutex_t live_mu;    /* guards live (writer feeds, HTTP reads) */
     nsc_live *live;
     struct nsc_cfetch *fetch;   /* detail fetches: HTTP asks, ingest sends and takes the answers (fetch.h) */
+    struct nsc_diagapi_carries *carries;  /* diagnose requests' carried analyses (diagapi.h), NULL none */
     int zmq_port, http_port;    /* bound ports (after start) */
     int udp_port;               /* the UDP clock port (uclock.h); 0: none, probes over ZeroMQ only */
 } nsc_collector;

@@ -2,6 +2,7 @@
 #include "diagapi.h"
 
 #include <event2/keyvalq_struct.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "diag.h"
 #include "export.h"
 #include "livejson.h"
+#include "prom.h"
 #include "qs.h"
 #include "reply.h"
 
@@ -155,6 +157,87 @@ static int export_trace(nsc_diagapi_req *j, nsc_diag_src *s, FILE *f)
     return rc;
 }
 
+#define DIAGAPI_CARRIES 8
+
+struct nsc_diagapi_carries {
+    pthread_mutex_t mu;  /* held through a carried analysis: one at a time */
+    struct {
+        char job[128];
+        uint64_t used;   /* tick of its last request, 0 an empty slot */
+        nsc_rc_carry carry;
+    } v[DIAGAPI_CARRIES];
+    uint64_t tick;
+    uint64_t carried;    /* requests that went on from a carry */
+};
+
+nsc_diagapi_carries *nsc_diagapi_carries_new(void)
+{
+    nsc_diagapi_carries *k = calloc(1, sizeof *k);
+    if (k && pthread_mutex_init(&k->mu, NULL)) {
+        free(k);
+        return NULL;
+    }
+    return k;
+}
+
+void nsc_diagapi_carries_render(nsc_diagapi_carries *k, struct evbuffer *b)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock(&k->mu);
+    uint64_t n = k->carried;
+    pthread_mutex_unlock(&k->mu);
+    nsc_prom_u64(b, "ncclscope_collector_diagnose_carried_total", "counter",
+                 "diagnose requests that read a job from the last one's settled point", n);
+}
+
+void nsc_diagapi_carries_free(nsc_diagapi_carries *k)
+{
+    if (!k)
+        return;
+    for (size_t i = 0; i < DIAGAPI_CARRIES; i++)
+        nsc_rc_carry_free(&k->v[i].carry);
+    pthread_mutex_destroy(&k->mu);
+    free(k);
+}
+
+/* job's slot (under mu): its own, else the least recently used, emptied. */
+static size_t carry_slot(nsc_diagapi_carries *k, const char *job)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < DIAGAPI_CARRIES; i++) {
+        if (k->v[i].used && strcmp(k->v[i].job, job) == 0)
+            return i;
+        if (k->v[i].used < k->v[at].used)
+            at = i;
+    }
+    nsc_rc_carry_free(&k->v[at].carry);
+    snprintf(k->v[at].job, sizeof k->v[at].job, "%s", job);
+    return at;
+}
+
+/* diagnose: with a job named, from what the requests before carried of it;
+ * a failed analysis forgets it (it may have carried a part). Send/Recv
+ * pairs never settle (p2p_lag_ns): their figures count from the job's
+ * start, as the whole job's. */
+static int find(nsc_collector *c, const char *job, nsc_findings *fd)
+{
+    nsc_diagapi_carries *k = c->carries;
+    if (!k || !job || strlen(job) >= sizeof k->v[0].job)
+        return nsc_diag_find(job, NULL, fd);
+    pthread_mutex_lock(&k->mu);
+    size_t i = carry_slot(k, job);
+    k->carried += k->v[i].carry.n > 0;
+    k->v[i].used = ++k->tick;
+    fd->carry = &k->v[i].carry;
+    fd->p2p_lag_ns = UINT64_MAX;
+    int rc = nsc_diag_find(job, NULL, fd);
+    if (rc != NSC_DIAG_OK)
+        nsc_rc_carry_free(&k->v[i].carry);
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
 /* The analysis's document, written whole once it is done. */
 static int write_doc(nsc_diagapi_req *j, nsc_diag_src *s, FILE *f)
 {
@@ -192,7 +275,7 @@ static int write_doc(nsc_diagapi_req *j, nsc_diag_src *s, FILE *f)
     }
     fd->src = s;
     fd->only = j->comm;
-    int rc = nsc_diag_find(j->job, NULL, fd);
+    int rc = find(j->c, j->job, fd);
     if (rc == NSC_DIAG_OK)
         nsc_diag_write_json(fd, f);
     free(fd);

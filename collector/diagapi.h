@@ -21,6 +21,7 @@
 #ifndef NCCLSCOPE_COLLECTOR_DIAGAPI_H
 #define NCCLSCOPE_COLLECTOR_DIAGAPI_H
 
+#include <event2/buffer.h>
 #include <event2/http.h>
 
 #include "cstate.h"
@@ -39,6 +40,17 @@ typedef struct nsc_diagapi_src {
 } nsc_diagapi_src;
 void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c);
 void nsc_diagapi_src_release(nsc_diagapi_src *s);
+
+/* What diagnose requests that name a job carry from one to the next (diag.h,
+ * nsc_rc_carry) for the last DIAGAPI_CARRIES jobs asked about: a poll of a
+ * running job reads what came since the last one's settled point and
+ * answers as the whole job's analysis would (its Send/Recv pairs are read
+ * whole). NULL without memory (then none is carried). Render: the count of
+ * requests that went on from a carry. */
+typedef struct nsc_diagapi_carries nsc_diagapi_carries;
+nsc_diagapi_carries *nsc_diagapi_carries_new(void);
+void nsc_diagapi_carries_render(nsc_diagapi_carries *k, struct evbuffer *b);
+void nsc_diagapi_carries_free(nsc_diagapi_carries *k);
 
 /* 1 if name is one of the analysis's endpoints ("diagnose", ...). */
 int nsc_diagapi_is(const char *name);

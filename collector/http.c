@@ -144,6 +144,7 @@ static void metrics(nsc_http *h, struct evhttp_request *req)
     render_live(c, b);
     nsc_jobmetrics_render(c, b);
     nsc_rcmetrics_render(h->rcm, b);
+    nsc_diagapi_carries_render(c->carries, b);
     nsc_prefetch_render(h->prefetch, b);
     nsc_qstreams_render(h->queries, b);
     nsc_hguard_render(h->guard, "ncclscope_collector", b);
@@ -521,6 +522,8 @@ static void release(nsc_http *h)
     if (h->base)
         event_base_free(h->base);
     free(h->status_text);
+    nsc_diagapi_carries_free(h->c->carries);  /* after the queries: none runs now */
+    h->c->carries = NULL;
     free(h);
 }
 
@@ -533,6 +536,7 @@ int nsc_http_start(nsc_collector *c, nsc_http **out)
     if (!h)
         return -1;
     h->c = c;
+    c->carries = nsc_diagapi_carries_new();
     struct timeval tv = {0, TIMER_MS * 1000};
     if (read_token(h, c->cfg.token_file) || !(h->base = event_base_new()) ||
         !(h->http = evhttp_new(h->base)) || bind_http(h, c->cfg.http) ||

@@ -104,19 +104,27 @@ typedef struct nsc_problem {
 
 typedef struct nsc_rc_late nsc_rc_late;
 
+typedef struct nsc_rc_links nsc_rc_links;
+
 /* What the root-cause passes carry per communicator from one to the next
  * (kept by the caller across them), so that a pass reads what came since
  * and not the job whole: where its Send/Recv check starts (the p2p
- * endpoint's settled_ns at the last pass), and its late ranks' tally over
- * the seqs below `below`, those that left the window, from which the
- * pass's own tally goes on, so that a late rank's figures are the whole
- * job's, as diagnose gives them. */
+ * endpoint's settled_ns at the last pass); the settled point, the first seq
+ * the last pass found not yet settled (diagnose.c: every collective before
+ * it ended on all ranks and has no problem of its own, so it is read once
+ * and never again); and, over the seqs below `below` (those before the
+ * settled point, or that left the window), the late ranks' tally and the
+ * links' step times, from which the pass's own go on, so that a late
+ * rank's and a link's figures are the whole job's, as diagnose gives them. */
 typedef struct nsc_rc_carry {
     struct nsc_rc_mark {
         char comm[24];
         uint64_t p2p_ns;
+        uint64_t settled;
         uint64_t below;
-        nsc_rc_late *late;  /* NULL until seqs left the window */
+        uint64_t collectives;  /* collectives below `below` */
+        nsc_rc_late *late;     /* NULL until seqs went below */
+        nsc_rc_links *links;   /* NULL until seqs went below */
     } *v;
     size_t n, cap;
 } nsc_rc_carry;
@@ -139,6 +147,15 @@ typedef struct nsc_findings {
      * collector's root-cause passes, whose cost must not grow with the job. */
     uint64_t window;
     char seqs[48];     /* the communicator being checked: its seq span, "" for all */
+    /* ... what the proxy pass reads of its ledger: with a carry, from the
+     * settled point (the links before it carried), else seqs */
+    char rc_seqs[48];
+    /* ... with a carry: each function's first seq not settled in this read,
+     * the least of them (UINT64_MAX: none read), and the function whose
+     * collectives are streaming by (the read is in (func, seq) order) */
+    uint64_t settle_next, settled;
+    char settle_func[32];
+    int settle_stop;
     nsc_rc_carry *carry;     /* NULL: Send/Recv and late ranks are read from each communicator's start */
     struct nsc_rc_mark *mark;  /* the communicator being checked: its carry, NULL none */
     uint64_t first_seq;      /* ... its collectives before it only give the next one its previous */

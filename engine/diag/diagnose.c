@@ -147,6 +147,39 @@ static void note_live_passed(findings *f, const char *comm, const nsc_json *c)
     }
 }
 
+/* The run of one function ended: the read settles no further than it. */
+static void settle_end(findings *f)
+{
+    if (f->settle_func[0] && f->settle_next < f->settled)
+        f->settled = f->settle_next;
+    f->settle_func[0] = 0;
+}
+
+/* With a carry: collective v settles when it ended on every rank and has
+ * no problem of its own, so that no record to come changes what it says.
+ * Each function's run of the read (in (func, seq) order) settles up to its
+ * first collective that does not, or its first seq missing (not stored
+ * yet); f->settled becomes the least over the functions. */
+static void settle(findings *f, const char *func, uint64_t seq, const nsc_json *v)
+{
+    const nsc_json *end = nsc_json_get(v, "end_ns"), *missing = nsc_json_get(v, "missing_ranks");
+    int clean = end && end->kind != NSC_JSON_NULL && !nsc_json_str(nsc_json_get(v, "mismatch")) &&
+                (!missing || missing->count == 0) && nsc_diag_num(v, "ranks_seen") >= nsc_diag_num(v, "nranks");
+    func = func && func[0] ? func : "?";
+    if (strcmp(func, f->settle_func) != 0) {
+        settle_end(f);
+        snprintf(f->settle_func, sizeof f->settle_func, "%s", func);
+        f->settle_next = seq;
+        f->settle_stop = 0;
+    }
+    if (!f->settle_stop && clean && seq == f->settle_next)
+        f->settle_next = seq + 1;
+    else if (!clean && seq < f->settle_next)  /* one of a seq already counted settled */
+        f->settle_next = seq, f->settle_stop = 1;
+    else
+        f->settle_stop = 1;
+}
+
 static int on_collective(void *arg, const nsc_json *v, const char *line, size_t len)
 {
     (void)line, (void)len;
@@ -160,6 +193,8 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
         return 0;
     f->collectives++;
     const char *func = nsc_json_str(nsc_json_get(v, "func"));
+    if (f->mark)
+        settle(f, func, seq, v);
     const char *mismatch = nsc_json_str(nsc_json_get(v, "mismatch"));
     if (func && ended_with_all(v, func))
         note_passed(f, f->comm, func, seq);
@@ -196,8 +231,10 @@ static int on_collective(void *arg, const nsc_json *v, const char *line, size_t 
 
 void nsc_rc_carry_free(nsc_rc_carry *s)
 {
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
         nsc_rc_late_free(s->v[i].late);
+        nsc_rc_links_free(s->v[i].links);
+    }
     free(s->v);
     *s = (nsc_rc_carry){0};
 }
@@ -311,9 +348,23 @@ static uint64_t set_window(findings *f, const char *id)
     return top + 1 - f->window;
 }
 
-/* Collectives that left the window, into a carried tally. */
+/* With f->mark: the first seq of communicator id the pass reads, the
+ * settled point of the last pass when above the window's start lo, but
+ * never above the live state's top + 1 (its top went back) and not for a
+ * communicator it does not list. */
+static uint64_t from_settled(const findings *f, const char *id, uint64_t lo)
+{
+    uint64_t top = f->mark && f->status ? nsc_status_comm_max_seq(f->status, f->job, id) : 0;
+    if (!top)
+        return lo;
+    uint64_t at = f->mark->settled < top + 1 ? f->mark->settled : top + 1;
+    return at > lo ? at : lo;
+}
+
+/* Collectives that went below the pass's first seq, into a carried tally. */
 typedef struct left {
     nsc_rc_late *late;
+    uint64_t *collectives;
     uint64_t first_seq;  /* the ones before it only give the next its previous */
 } left;
 
@@ -322,8 +373,10 @@ static int on_left(void *arg, const nsc_json *v, const char *line, size_t len)
     (void)line, (void)len;
     const left *l = arg;
     const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
-    if (kind && strcmp(kind, "collective") == 0 && nsc_diag_num(v, "seq") >= l->first_seq)
+    if (kind && strcmp(kind, "collective") == 0 && nsc_diag_num(v, "seq") >= l->first_seq) {
         nsc_rc_late_add(l->late, v);
+        (*l->collectives)++;
+    }
     return 0;
 }
 
@@ -337,29 +390,35 @@ static int with_previous(char *out, size_t cap, const char *q, uint64_t lo, uint
     return nsc_diag_qs_seqs(out, cap, q, seqs);
 }
 
-/* Forget what m carried of the late ranks: the next pass tallies again from
- * the communicator's start. */
+/* Forget what m carried of the late ranks and links: the next pass
+ * tallies again from the communicator's start. */
 static void drop_late(struct nsc_rc_mark *m)
 {
     nsc_rc_late_free(m->late);
+    nsc_rc_links_free(m->links);
     m->late = NULL;
+    m->links = NULL;
     m->below = 0;
+    m->collectives = 0;
 }
 
-/* With f->mark: the collectives that left the window since the last pass,
+/* With f->mark: the collectives and ledger records that went below the
+ * pass's first seq since the last pass (it settled, or left the window),
  * seqs [below, lo) of query q, added to what the mark carried, and the
  * pass's own tally (f->late) starts from it, so that a late rank's figures
- * are the whole job's. A window that starts below what was carried (the
- * live state's top went back) or a failed read starts over. */
+ * are the whole job's (its links' are, in nsc_rc_comm). A pass that starts
+ * below what was carried (the live state's top went back) or a failed read
+ * starts over. */
 static int carry_late(findings *f, const char *q, uint64_t lo, int64_t nranks)
 {
     struct nsc_rc_mark *m = f->mark;
-    char cq[2048];
+    char cq[2048], span[48];
     if (!m || !f->late)
         return NSC_DIAG_OK;
     if (lo < m->below)
         drop_late(m);
     if (lo > m->below) {
+        snprintf(span, sizeof span, "%" PRIu64 "-%" PRIu64, m->below, lo - 1);
         if (with_previous(cq, sizeof cq, q, m->below, lo - 1) != 0) {
             snprintf(f->src->err, sizeof f->src->err, "query string too long");
             return NSC_DIAG_FAIL;
@@ -368,8 +427,10 @@ static int carry_late(findings *f, const char *q, uint64_t lo, int64_t nranks)
             snprintf(f->src->err, sizeof f->src->err, "out of memory");
             return NSC_DIAG_FAIL;
         }
-        left l = {m->late, m->below};
+        left l = {m->late, &m->collectives, m->below};
         int rc = nsc_diag_fetch_pages(f->src, "collectives", cq, NULL, on_left, &l);
+        if (rc == NSC_DIAG_OK)
+            rc = nsc_rc_links_fold(f, &m->links, nranks, q, span);
         if (rc != NSC_DIAG_OK) {
             drop_late(m);
             return rc;
@@ -378,6 +439,7 @@ static int carry_late(findings *f, const char *q, uint64_t lo, int64_t nranks)
     }
     if (m->late && nsc_rc_late_copy(f->late, m->late) != 0)
         drop_late(m);
+    f->collectives += m->collectives;
     return NSC_DIAG_OK;
 }
 
@@ -410,8 +472,12 @@ static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const
         snprintf(f->src->err, sizeof f->src->err, "out of memory");
         return NSC_DIAG_FAIL;
     }
-    /* with a carry the window's first collective is split as in the whole job */
+    lo = from_settled(f, id, lo);
+    /* with a carry the first collective read is split as in the whole job */
     f->first_seq = f->mark ? lo : 0;
+    snprintf(f->rc_seqs, sizeof f->rc_seqs, "%s", f->seqs);
+    if (f->mark && lo)
+        snprintf(f->rc_seqs, sizeof f->rc_seqs, "%" PRIu64 "-%" PRIu64, lo, UINT64_MAX);
     if (nsc_qs_add(q, sizeof q, "comm", id) != 0 ||
         (f->first_seq ? with_previous(cq, sizeof cq, q, lo, UINT64_MAX)
                       : nsc_diag_qs_seqs(cq, sizeof cq, q, f->seqs)) != 0) {
@@ -422,9 +488,14 @@ static int check_comm(findings *f, nsc_rc_follow *w, const nsc_json *comm, const
     f->late = nsc_rc_late_new(nranks);
     f->in_flight = NULL;
     f->queued = 0;
+    f->settled = UINT64_MAX;
+    f->settle_func[0] = 0;
     int rc = carry_late(f, q, lo, nranks);
     if (rc == NSC_DIAG_OK)
         rc = nsc_diag_fetch_pages(f->src, "collectives", cq, NULL, on_collective, f);
+    settle_end(f);
+    if (rc == NSC_DIAG_OK && f->mark)
+        f->mark->settled = f->settled == UINT64_MAX ? lo : f->settled;
     if (f->queued)
         queued_behind(f->in_flight, f->queued);
     if (rc == NSC_DIAG_OK)

@@ -18,6 +18,12 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll);
 int nsc_rc_late_copy(nsc_rc_late *dst, const nsc_rc_late *src);
 void nsc_rc_late_free(nsc_rc_late *l);
 
+/* The links a mark carries (diag.h): the send edges of the ledger's seqs
+ * in span seqs of the communicator's query q added to *carried (made when
+ * NULL), and their release. */
+int nsc_rc_links_fold(nsc_findings *f, nsc_rc_links **carried, int64_t nranks, const char *q, const char *seqs);
+void nsc_rc_links_free(nsc_rc_links *k);
+
 /* Everything that needs the communicator's proxy events: the rank hosts, the
  * links' step times (slow links and NICs), where a stuck collective stopped;
  * then the late ranks, classified. qs: the job's query string. */

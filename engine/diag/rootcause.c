@@ -2,8 +2,9 @@
  * the links document, diag.h).
  *
  * Owns the proxy pass: one pass over a communicator's ledger records that
- * collects the rank hosts, the links' step times (their send edges) and a
- * stuck collective's progress (its records' edges), then, with a stuck
+ * collects the rank hosts, the links' step times (their send edges, from
+ * those the root-cause passes carried of the seqs before it: diag.h,
+ * nsc_rc_carry) and a stuck collective's progress (its records' edges), then, with a stuck
  * collective, one over its raw ProxyOp and ProxyStep events for the steps
  * whose ProxyOp is in no record; then runs the analyses on it (rcint.h says
  * which file owns each) and builds the links document.
@@ -200,13 +201,91 @@ static int on_event(void *arg, const nsc_json *v, const char *line, size_t len)
     return p->oom;
 }
 
+/* ---- the links carried between passes ---------------------------------------- */
+
+struct nsc_rc_links {
+    rc_link *v;
+    size_t n, cap;
+};
+
+static void links_release(rc_link *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].ns);
+    free(v);
+}
+
+void nsc_rc_links_free(nsc_rc_links *k)
+{
+    if (k)
+        links_release(k->v, k->n);
+    free(k);
+}
+
+static int on_fold(void *arg, const nsc_json *v, const char *line, size_t len)
+{
+    (void)line, (void)len;
+    rc_pass *p = arg;
+    const char *kind = nsc_json_str(nsc_json_get(v, "kind"));
+    int64_t rank = -1;
+    if (!kind || strcmp(kind, "record") != 0 || nsc_json_i64(nsc_json_get(v, "rank"), &rank) || rank < 0 ||
+        rank >= p->nranks)
+        return 0;
+    const nsc_json *edges = nsc_json_get(v, "edges");
+    for (const nsc_json *e = nsc_json_first(edges); e; e = nsc_json_next(edges, e))
+        add_edge(p, (int32_t)rank, e);
+    return p->oom;
+}
+
+int nsc_rc_links_fold(nsc_findings *f, nsc_rc_links **carried, int64_t nranks, const char *q, const char *seqs)
+{
+    char lq[2048];
+    if (nsc_diag_qs_seqs(lq, sizeof lq, q, seqs)) {
+        snprintf(f->src->err, sizeof f->src->err, "query string too long");
+        return NSC_DIAG_FAIL;
+    }
+    if (!*carried && !(*carried = calloc(1, sizeof **carried))) {
+        snprintf(f->src->err, sizeof f->src->err, "out of memory");
+        return NSC_DIAG_FAIL;
+    }
+    nsc_rc_links *k = *carried;
+    rc_pass p = {.nranks = nranks, .links = k->v, .nlinks = k->n, .links_cap = k->cap};
+    int rc = nsc_diag_fetch_pages(f->src, "ledger", lq, NULL, on_fold, &p);
+    k->v = p.links, k->n = p.nlinks, k->cap = p.links_cap;
+    if (rc == NSC_DIAG_OK && p.oom) {
+        snprintf(f->src->err, sizeof f->src->err, "out of memory");
+        rc = NSC_DIAG_FAIL;
+    }
+    return rc;
+}
+
+/* The pass's links start as the carried ones (their steps copied: the
+ * analysis sorts them). */
+static int links_seed(rc_pass *p, const nsc_rc_links *from)
+{
+    if (!from || !from->n)
+        return 0;
+    if (!(p->links = calloc(from->n, sizeof *p->links)))
+        return -1;
+    p->links_cap = from->n;
+    for (; p->nlinks < from->n; p->nlinks++) {
+        const rc_link *k = &from->v[p->nlinks];
+        rc_link *d = &p->links[p->nlinks];
+        *d = *k;
+        d->ns = NULL, d->n = d->cap = 0;
+        if (k->n && nsc_grow_to(&d->ns, k->n, &d->cap, sizeof *d->ns, 64))
+            return -1;
+        memcpy(d->ns, k->ns, k->n * sizeof *k->ns);
+        d->n = k->n;
+    }
+    return 0;
+}
+
 /* ---- one communicator ------------------------------------------------------- */
 
 static void pass_free(rc_pass *p)
 {
-    for (size_t i = 0; i < p->nlinks; i++)
-        free(p->links[i].ns);
-    free(p->links);
+    links_release(p->links, p->nlinks);
     free(p->ops);
     free(p->prog);
     free(p->last_peer);
@@ -215,8 +294,10 @@ static void pass_free(rc_pass *p)
 }
 
 /* Set up the pass and run it over the communicator's proxy events (its
- * ledger in the seq span seqs, "" for all). */
-static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *comm, const char *qs, const char *seqs)
+ * ledger in the seq span seqs, "" for all, with the links carried from
+ * below it: NULL none). */
+static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *comm, const char *qs, const char *seqs,
+                    const nsc_rc_links *carried)
 {
     size_t cells = (size_t)l->nranks * RC_MAX_CHANNELS * 2;
     memset(p, 0, sizeof *p);
@@ -225,7 +306,7 @@ static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *com
     p->host = calloc((size_t)l->nranks, sizeof *p->host);
     p->prog = malloc(cells * sizeof *p->prog);
     p->last_peer = malloc(cells * sizeof *p->last_peer);
-    if (!p->host || !p->prog || !p->last_peer) {
+    if (!p->host || !p->prog || !p->last_peer || links_seed(p, carried)) {
         snprintf(s->err, sizeof s->err, "out of memory");
         return NSC_DIAG_FAIL;
     }
@@ -259,7 +340,7 @@ static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *com
 int nsc_rc_comm(nsc_findings *f, nsc_rc_late *l, const char *comm, const char *qs)
 {
     rc_pass p;
-    int rc = pass_run(f->src, &p, l, comm, qs, f->seqs);
+    int rc = pass_run(f->src, &p, l, comm, qs, f->rc_seqs, f->mark ? f->mark->links : NULL);
     if (rc == NSC_DIAG_OK) {
         nsc_rc_check_links(f, comm, &p);
         if (l->stuck) {
@@ -403,7 +484,7 @@ static int links_of(nsc_diag_src *s, const char *job_qs, const char *want, size_
         rc = NSC_DIAG_FAIL;
     }
     rc_pass p = {0};
-    if (rc == NSC_DIAG_OK && (rc = pass_run(s, &p, l, out->comm, q, "")) == NSC_DIAG_OK) {
+    if (rc == NSC_DIAG_OK && (rc = pass_run(s, &p, l, out->comm, q, "", NULL)) == NSC_DIAG_OK) {
         out->ref_ns = nsc_rc_link_reference(&p, &out->slow_ns);
         if ((rc = keep_links(&p, out)) != NSC_DIAG_OK)
             snprintf(s->err, sizeof s->err, "out of memory");

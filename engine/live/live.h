@@ -179,7 +179,9 @@ int nsc_live_snapshot(const nsc_live *l, uint64_t now, uint64_t wall_ns, uint8_t
  * wall_now_ns: the reader's monotonic and wall clocks at one moment). 0,
  * or -1 with *why saying what is wrong (cut short, garbage, out of memory);
  * *out is then NULL. Only reads of the state (status, summary, counts,
- * metrics, merging) may use it: it has no contexts for sections. */
+ * metrics, merging) may use it: it has no contexts for sections. Its
+ * ranks' progress is known as of the snapshot's time, and a rank is judged
+ * lagging as it was then, also once merged into a fresher state. */
 int nsc_live_from_snapshot(const void *buf, size_t len, const nsc_live_cfg *cfg, uint64_t now,
                            uint64_t wall_now_ns, nsc_live **out, const char **why);
 /* Merge from into into (live_merge.c has the rules). Both in one time base.

@@ -32,6 +32,10 @@
 typedef struct prog {        /* one rank's last collective of one function */
     uint64_t seq, coll_id;
     uint64_t since_ns;       /* collector time it was seen */
+    /* collector time it is known as of: 0 now (this collector's own);
+     * read from another collector's snapshot, when that was taken (what
+     * the rank did after it is unknown, so it is judged then) */
+    uint64_t known_ns;
     int done;                /* completion seen */
 } prog;
 

@@ -53,11 +53,15 @@ static uint64_t passed_at(const func_st *fs, uint64_t seq)
     return fs->ring_seq[next % SEEN_RING] == next + 1 ? fs->ring_ns[next % SEEN_RING] : 0;
 }
 
+/* Judged when the rank's progress was last known: from another collector's
+ * old snapshot, the others going past its seq since then says nothing of
+ * whether it followed them. */
 int nsc_live_lagging(const nsc_live *l, const comm_st *c, const rank_st *r, int f, uint64_t now,
                    uint64_t *for_ns)
 {
+    uint64_t known = r->p[f].known_ns, at = known && known < now ? known : now;
     return r->has[f] && nsc_fig_lagging(r->p[f].seq, c->f[f].max_seq, r->p[f].since_ns,
-                                        passed_at(&c->f[f], r->p[f].seq), now, l->cfg.lag_ns, for_ns);
+                                        passed_at(&c->f[f], r->p[f].seq), at, l->cfg.lag_ns, for_ns);
 }
 
 void nsc_live_front_of(const comm_st *c, front *fr)

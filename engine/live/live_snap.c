@@ -345,6 +345,7 @@ static int get_rank(reader *rd, comm_st *c, size_t nprocs)
             r->p[f].coll_id = nsc_r64(&rd->r);
             r->p[f].since_ns = get_time(rd);
             r->p[f].done = get8(rd) != 0;
+            r->p[f].known_ns = rd->shift;
         }
     return 0;
 }

@@ -3,9 +3,11 @@
  * a snapshot keeps its rates until a tick; snapshots cut short, with
  * garbage or with bytes after their end are refused with a reason; two
  * collectors' halves of a job merge into what
- * one collector that saw it all reports; after an agent moved between
+ * one collector that saw it all reports; a rank known from a peer's old
+ * snapshot is not lagging behind a fresher state's ranks; after an agent moved between
  * collectors the entry seen latest wins, in either merge order. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +85,12 @@ Test(live_snap, read_back_gives_the_same_status)
     shedding(l);
     uint8_t *snap;
     size_t len;
-    snapshot(l, T0 + 4 * S, WALL, &snap, &len);
+    snapshot(l, T0 + 20 * S, WALL, &snap, &len);
     nsc_live *back;
     const char *why;
-    /* Read 2 s later by the same clock: every time the same. */
-    cr_assert_eq(nsc_live_from_snapshot(snap, len, &cfg, T0 + 6 * S, WALL + 2 * S, &back, &why), 0, "%s", why);
+    /* Read 2 s later by the same clock: every time the same (judged at the
+     * snapshot's moment, as its ranks are known as of then). */
+    cr_assert_eq(nsc_live_from_snapshot(snap, len, &cfg, T0 + 22 * S, WALL + 2 * S, &back, &why), 0, "%s", why);
     char *a = status_text(l, T0 + 20 * S), *b = status_text(back, T0 + 20 * S);
     cr_assert_str_eq(b, a);
     cr_assert(strstr(a, "\"hangs\":1,\"hung_collectives\":1,\"lagging\":1"), "%s", a);
@@ -95,7 +98,7 @@ Test(live_snap, read_back_gives_the_same_status)
     free(b);
     nsc_live_free(back);
     /* Read by a collector whose clock is 1000 s ahead: the same status at its now. */
-    cr_assert_eq(nsc_live_from_snapshot(snap, len, &cfg, T0 + 1006 * S, WALL + 2 * S, &back, &why), 0, "%s", why);
+    cr_assert_eq(nsc_live_from_snapshot(snap, len, &cfg, T0 + 1022 * S, WALL + 2 * S, &back, &why), 0, "%s", why);
     nsc_live_counts ca, cb;
     nsc_live_counts_get(l, T0 + 20 * S, &ca);
     nsc_live_counts_get(back, T0 + 1020 * S, &cb);
@@ -246,4 +249,47 @@ Test(live_snap, after_a_move_the_latest_wins_either_way)
     free(text[0]);
     free(text[1]);
     nsc_live_free(a), nsc_live_free(b);
+}
+
+/* Collector b's snapshot of rank 3 at seq 5 is 15 s old when a merges it;
+ * a's ranks went past seq 5 after that snapshot: nothing says rank 3 did
+ * not follow, so it is not lagging. A rank already behind for the lag when
+ * the snapshot was taken is. */
+Test(live_snap, a_peers_old_snapshot_adds_no_lagging_rank)
+{
+    nsc_live *a = nsc_live_new(&cfg), *b = nsc_live_new(&cfg);
+    cr_assert(a && b);
+    colls(b, "agentB", 3, 0, 5, 0, T0 + S);
+    colls(b, "agentB", 2, 0, 1, 0, T0 + S);
+    uint8_t *snap;
+    size_t len;
+    snapshot(b, T0 + 2 * S, WALL, &snap, &len);
+    for (int r = 0; r < 2; r++)
+        colls(a, "agentA", r, 0, 30, 0, T0 + 5 * S);
+    nsc_live *peer, *m = nsc_live_new(&cfg);
+    const char *why;
+    cr_assert_eq(nsc_live_from_snapshot(snap, len, &cfg, T0 + 17 * S, WALL + 15 * S, &peer, &why), 0, "%s", why);
+    cr_assert_eq(nsc_live_merge(m, a), 0);
+    cr_assert_eq(nsc_live_merge(m, peer), 0);
+    nsc_live_counts c;
+    nsc_live_counts_get(m, T0 + 17 * S, &c);
+    cr_assert_eq(c.lagging, 0, "%" PRIu64 " lagging", c.lagging);
+    char *text = status_text(m, T0 + 17 * S);
+    cr_assert(strstr(text, "\"lagging\":[]"), "%s", text);
+    free(text);
+    free(snap);
+    nsc_live_free(peer);
+    nsc_live_free(m);
+    /* rank 2 stopped at seq 1 while rank 3 went on to 5 before b's
+     * snapshot 12 s later: lagging by then */
+    colls(b, "agentB", 3, 6, 20, 0, T0 + 13 * S);
+    snapshot(b, T0 + 14 * S, WALL, &snap, &len);
+    m = nsc_live_new(&cfg);
+    cr_assert_eq(nsc_live_from_snapshot(snap, len, &cfg, T0 + 17 * S, WALL + 3 * S, &peer, &why), 0, "%s", why);
+    cr_assert_eq(nsc_live_merge(m, a), 0);
+    cr_assert_eq(nsc_live_merge(m, peer), 0);
+    nsc_live_counts_get(m, T0 + 17 * S, &c);
+    cr_assert_eq(c.lagging, 1, "%" PRIu64 " lagging", c.lagging);
+    free(snap);
+    nsc_live_free(peer), nsc_live_free(m), nsc_live_free(a), nsc_live_free(b);
 }

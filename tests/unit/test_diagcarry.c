@@ -2,10 +2,14 @@
  * nsc_rc_carry): a pass that reads a communicator's last `window` seqs,
  * with what the passes before carried of the seqs that left it, finds a
  * late rank with the figures diagnose of the whole job gives, and reads
- * no more than the window and what left it since the last pass. Canned
- * pages: one communicator of 4 ranks whose rank 1 arrives last at every
- * collective, later and with the others waiting longer as the seq grows
- * (a window's sums differ from the whole job's). */
+ * no more than the window and what left it since the last pass; from the
+ * settled point on it reads only what came since (each seq twice: once
+ * new, once carried), and its verdicts, a slow link's too, are those of
+ * diagnose of the whole job. Canned pages: one communicator of 4 ranks on
+ * 2 hosts whose rank 1 arrives last at every collective, later and with
+ * the others waiting longer as the seq grows (a window's sums differ from
+ * the whole job's), and whose network link 1 -> 2 takes 4x the other's
+ * steps (3 -> 0). */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +23,7 @@
 
 static uint64_t top;     /* the job's highest seq, as the live state says */
 static uint64_t served;  /* collectives served since the last reset */
+static uint64_t records; /* ledger records served since the last reset */
 
 static const char comms_doc[] =
     "{\"job\":\"j\",\"comms\":[{\"comm\":\"0xc\",\"nranks\":4,\"ranks_seen\":4,\"ranks\":[0,1,2,3]}]}";
@@ -49,6 +54,33 @@ static size_t collective(char *buf, size_t cap, uint64_t seq)
         seq, start, start + late + 500000, late, late, late, start, start + late, late, start, late, start);
 }
 
+/* The ledger of seqs [lo, hi]: per seq a record of each rank, those that
+ * send across hosts (1 -> 2 at 400 us a step, 3 -> 0 at 100 us) with their
+ * send edge. */
+static size_t ledger(char *buf, size_t cap, uint64_t lo, uint64_t hi)
+{
+    size_t n = (size_t)snprintf(buf, cap,
+                                "{\"kind\":\"header\",\"comm\":\"0xc\",\"nranks\":4,\"ranks\":[{\"rank\":0,"
+                                "\"host\":\"h0\"},{\"rank\":1,\"host\":\"h0\"},{\"rank\":2,\"host\":\"h1\"},"
+                                "{\"rank\":3,\"host\":\"h1\"}]}\n");
+    for (uint64_t s = lo; s <= top && s <= hi; s++)
+        for (int r = 0; r < NRANKS; r++, records++) {
+            n += (size_t)snprintf(buf + n, cap - n,
+                                  "{\"kind\":\"record\",\"seq\":%" PRIu64 ",\"rank\":%d,\"func\":\"AllReduce\","
+                                  "\"state\":\"completed\",\"edges\":[",
+                                  s, r);
+            if (r % 2)
+                n += (size_t)snprintf(buf + n, cap - n,
+                                      "{\"peer\":%d,\"channel\":0,\"is_send\":1,\"steps\":4,\"bytes\":4194304,"
+                                      "\"wait_send_ns\":%d}",
+                                      (r + 1) % NRANKS, r == 1 ? 1600000 : 400000);
+            n += (size_t)snprintf(buf + n, cap - n, "]}\n");
+        }
+    n += (size_t)snprintf(buf + n, cap - n, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    cr_assert_lt(n, cap);
+    return n;
+}
+
 static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
                  size_t errcap)
 {
@@ -58,8 +90,12 @@ static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_
         return fn(fn_arg, comms_doc, strlen(comms_doc));
     if (strcmp(endpoint, "p2p") == 0)
         return fn(fn_arg, "{\"settled_ns\":0,\"unmatched\":[]}", 31);
-    if (strcmp(endpoint, "ledger") == 0 || strcmp(endpoint, "timeline") == 0)
+    if (strcmp(endpoint, "timeline") == 0)
         return fn(fn_arg, empty_page, strlen(empty_page));
+    uint64_t lo, hi;
+    seq_span(qs, &lo, &hi);
+    if (strcmp(endpoint, "ledger") == 0)
+        return fn(fn_arg, page, ledger(page, sizeof page, lo, hi));
     if (strcmp(endpoint, "status") == 0) {
         int n = snprintf(page, sizeof page,
                          "{\"jobs\":[{\"job\":\"j\",\"comms\":[{\"comm\":\"0xc\",\"funcs\":[{\"func\":\"AllReduce\","
@@ -71,8 +107,6 @@ static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_
         snprintf(err, errcap, "no %s here", endpoint);
         return -1;
     }
-    uint64_t lo, hi;
-    seq_span(qs, &lo, &hi);
     size_t n = (size_t)snprintf(page, sizeof page, "{\"kind\":\"header\",\"comm\":\"0xc\"}\n");
     for (uint64_t s = lo; s <= top && s <= hi; s++, served++)
         n += collective(page + n, sizeof page - n, s);
@@ -81,8 +115,8 @@ static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_
     return fn(fn_arg, page, n);
 }
 
-/* The host_late problem of a diagnosis (window 0: the whole job). */
-static nsc_problem late_of(nsc_findings *f, uint64_t window, nsc_rc_carry *carry)
+/* A diagnosis (window 0: the whole job). */
+static void find(nsc_findings *f, uint64_t window, nsc_rc_carry *carry)
 {
     static nsc_diag_src src = {.get = serve, .name = "canned"};
     memset(f, 0, sizeof *f);
@@ -90,6 +124,12 @@ static nsc_problem late_of(nsc_findings *f, uint64_t window, nsc_rc_carry *carry
     f->window = window;
     f->carry = carry;
     cr_assert_eq(nsc_diag_find("j", NULL, f), NSC_DIAG_OK, "%s", src.err);
+}
+
+/* ... and its host_late problem. */
+static nsc_problem late_of(nsc_findings *f, uint64_t window, nsc_rc_carry *carry)
+{
+    find(f, window, carry);
     for (size_t i = 0; i < f->n; i++)
         if (strcmp(f->p[i].kind, "host_late") == 0)
             return f->p[i];
@@ -133,4 +173,46 @@ Test(diagcarry, a_pass_without_a_carry_reads_the_window)
     cr_assert_eq(served, WINDOW);
     cr_assert_not_null(strstr(p.figures, "\"collectives\":8,"), "%s", p.figures);
     free(f);
+}
+
+/* Fed in pieces (a pass at each top), the passes give the verdicts of
+ * diagnose of the whole job, their places, onsets and figures; once the
+ * last pass settled what it read, a pass reads each new seq's collective
+ * and records twice (new, then carried) and the one before it once more,
+ * not the window. */
+Test(diagcarry, pieces_give_the_whole_jobs_verdicts_reading_what_came)
+{
+    static const uint64_t tops[] = {5, 20, 21, 40, 41, 42, 43, 60};
+    nsc_findings *f = calloc(1, sizeof *f), *whole = calloc(1, sizeof *whole);
+    nsc_rc_carry carry = {0};
+    cr_assert(f && whole);
+    for (size_t i = 0; i < sizeof tops / sizeof *tops; i++) {
+        top = tops[i];
+        served = records = 0;
+        find(f, WINDOW, &carry);
+        uint64_t colls = served, recs = records;
+        find(whole, 0, NULL);
+        cr_assert_eq(f->n, whole->n, "top %" PRIu64 ": %zu problems, whole %zu", top, f->n, whole->n);
+        cr_assert_eq(f->collectives, whole->collectives, "top %" PRIu64, top);
+        int slow = 0;
+        for (size_t k = 0; k < f->n; k++) {
+            const nsc_problem *a = &f->p[k], *b = &whole->p[k];
+            cr_assert_str_eq(a->kind, b->kind, "top %" PRIu64, top);
+            cr_assert_str_eq(a->text, b->text, "top %" PRIu64, top);
+            cr_assert_str_eq(a->figures, b->figures, "top %" PRIu64 " %s", top, a->kind);
+            cr_assert_str_eq(a->began, b->began, "top %" PRIu64, top);
+            cr_assert_eq(a->seq, b->seq);
+            cr_assert_eq(a->rank, b->rank);
+            cr_assert_eq(a->peer, b->peer);
+            slow |= strcmp(a->kind, "slow_link") == 0 && a->rank == 1 && a->peer == 2;
+        }
+        cr_assert(slow || top < 20, "top %" PRIu64 ": no slow link 1 -> 2", top);
+        if (top == 42 || top == 43) {
+            cr_assert_leq(colls, 2 + 2, "top %" PRIu64 ": %" PRIu64 " collectives read", top, colls);
+            cr_assert_leq(recs, 2 * NRANKS, "top %" PRIu64 ": %" PRIu64 " records read", top, recs);
+        }
+    }
+    nsc_rc_carry_free(&carry);
+    free(f);
+    free(whole);
 }
