@@ -69,6 +69,23 @@ static void count_beats(rc_rank_late *x)
             x->beat[i][n] += (x->seen - x->first_seen[i]) % n == 0;
 }
 
+void nsc_rc_late_mark(rc_rank_late *x, uint64_t seq, uint64_t start_ns)
+{
+    if (x->affected < RC_LATE_ONSETS) {
+        x->first_seq[x->affected] = seq;
+        x->first_ns[x->affected] = start_ns;
+        x->first_seen[x->affected] = x->seen;
+        x->first_behind[x->affected] = x->behind;
+    }
+    if (x->affected) {
+        uint64_t gap = x->seen - x->last_affected;
+        x->gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
+    }
+    x->last_affected = x->seen;
+    x->affected++;
+    count_beats(x);
+}
+
 /* Charge the last rank the collective's lateness as the collectives
  * endpoint splits it (docs/api-figures.md, "Figures"), and the others' waits. */
 static void charge_last(nsc_rc_late *l, const nsc_json *coll)
@@ -88,19 +105,7 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
     /* at its first collective a rank has no previous gap to split its
      * lateness by: a late one counts as its own there */
     if (is_own || (!x->seen && late >= NSC_FIG_LATE_MIN_NS)) {
-        if (x->affected < RC_LATE_ONSETS) {
-            x->first_seq[x->affected] = nsc_diag_num(coll, "seq");
-            x->first_ns[x->affected] = nsc_diag_num(coll, "start_ns");
-            x->first_seen[x->affected] = x->seen;
-            x->first_behind[x->affected] = x->behind;
-        }
-        if (x->affected) {
-            uint64_t gap = x->seen - x->last_affected;
-            x->gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
-        }
-        x->last_affected = x->seen;
-        x->affected++;
-        count_beats(x);
+        nsc_rc_late_mark(x, nsc_diag_num(coll, "seq"), nsc_diag_num(coll, "start_ns"));
         x->own_cost_ns += cost;
         l->own_all++;
     }
@@ -235,10 +240,7 @@ static int kept_beat(const rc_rank_late *x, size_t on, uint64_t every, uint64_t 
     return RC_LATE_BEAT_DEN * hits >= RC_LATE_BEAT_NUM * beats && RC_LATE_BEAT_OFF * (all - hits) <= since - beats;
 }
 
-/* The beat a late rank kept from one of its first affected collectives
- * on (kept_beat), the earliest such and the shortest beat, in *on and
- * *every; 0 if none. */
-static int beat_of(const rc_rank_late *x, size_t *on, uint64_t *every)
+int nsc_rc_late_beat(const rc_rank_late *x, size_t *on, uint64_t *every)
 {
     size_t anchors = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
     for (size_t i = 0; i < anchors; i++)
@@ -265,7 +267,7 @@ static int late_since_onset(const nsc_rc_late *l, const rc_rank_late *x, size_t 
     if ((x->affected - *on + 1) * RC_LATE_MAX_EVERY >= since && 2 * x->affected > l->own_all &&
         held_beat(x, *on, *every, since))
         return 1;
-    return beat_of(x, on, every);
+    return nsc_rc_late_beat(x, on, every);
 }
 
 /* The rank late of its own most often of those late from an onset on, its

@@ -231,3 +231,95 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
     free(tp);
     free(dp);
 }
+
+/* A pipeline's second stage whose host is late before each step's first
+ * Recv, as a loaded emulator played it (rootcause.sh's t_host with a rank
+ * of 32 or more): P1 posts its Recv 4 ms after its last step's end in "0xb"
+ * (its first record at step 0),
+ * and P0 posts the Send 10 ms into the step, after its own work in "0xc":
+ * P1 is never later than its peer, nor last anywhere; its own time at each
+ * step's Recv is 4 ms beyond P0's at the Send. Then the backward pair,
+ * each side 1.9 ms after its last end. Step s starts at BASE + 20 ms x s. */
+#define P2P_STEPS 40
+
+static const char p2p_status[] =
+    "{\"jobs\":[{\"job\":\"j\",\"comms\":["
+    "{\"comm\":\"0xa\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h1\",\"pid\":11}]},"
+    "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h1\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]},"
+    "{\"comm\":\"0xc\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h0\",\"pid\":13}]}]}]}";
+
+static void put_p2p(char *buf, size_t cap, const char *func, unsigned seq, int rank, uint64_t api, uint64_t end)
+{
+    size_t n = strlen(buf);
+    snprintf(buf + n, cap - n,
+             "{\"kind\":\"record\",\"comm_id\":\"0xa\",\"seq\":%u,\"rank\":%d,\"func\":\"%s\",\"peer\":%d,"
+             "\"api_ns\":%llu,\"done_ns\":%llu,\"gpu_start_ns\":%llu,\"gpu_end_ns\":%llu,\"state\":\"completed\"}\n",
+             seq, rank, func, 1 - rank, (unsigned long long)api, (unsigned long long)end, (unsigned long long)api,
+             (unsigned long long)end);
+}
+
+static int serve3(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
+                  size_t errcap)
+{
+    char *const *body = arg;
+    if (strcmp(endpoint, "ledger") != 0) {
+        snprintf(err, errcap, "no %s here", endpoint);
+        return -1;
+    }
+    size_t i = strstr(qs, "comm=0xa") ? 0 : strstr(qs, "comm=0xb") ? 1 : 2;
+    return fn(fn_arg, body[i], strlen(body[i]));
+}
+
+Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
+{
+    size_t cap = 1 << 20;
+    char *body[3];
+    const char *ids[3] = {"0xa", "0xb", "0xc"};
+    for (int c = 0; c < 3; c++) {
+        cr_assert_not_null(body[c] = calloc(1, cap));
+        snprintf(body[c], cap, "{\"kind\":\"header\",\"comm\":\"%s\",\"nranks\":2}\n", ids[c]);
+    }
+    uint64_t us = MS / 1000;
+    for (unsigned s = 0; s < P2P_STEPS; s++) {
+        uint64_t t = BASE + 20 * MS * s;
+        for (int r = 0; r < 2; r++) {
+            put_rec(body[1], cap, "0xb", s, r, t + 18 * MS, t + 18 * MS, t + 20 * MS);
+            put_rec(body[2], cap, "0xc", s, r, t + 9500 * us, t + 9500 * us, t + 9900 * us);
+        }
+        put_p2p(body[0], cap, "Recv", s, 1, t + 4 * MS, t + 10100 * us);
+        put_p2p(body[0], cap, "Send", s, 0, t + 10 * MS, t + 10100 * us);
+        put_p2p(body[0], cap, "Recv", s, 0, t + 12 * MS, t + 12100 * us);
+        put_p2p(body[0], cap, "Send", s, 1, t + 12 * MS, t + 12100 * us);
+    }
+    for (int c = 0; c < 3; c++)
+        strcat(body[c], "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    nsc_diag_src src = {.get = serve3, .arg = body, .name = "canned"};
+    nsc_json_doc status;
+    nsc_json_error e;
+    cr_assert_eq(nsc_json_parse(p2p_status, strlen(p2p_status), NULL, &status, &e), 0);
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->src = &src, f->status = nsc_json_root(&status);
+    snprintf(f->job, sizeof f->job, "j");
+    nsc_rc_follow *w = nsc_rc_follow_new();
+    cr_assert_not_null(w);
+    for (int c = 0; c < 3; c++)
+        cr_assert_eq(nsc_rc_follow_comm(f, w, ids[c], 2, ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
+    nsc_rc_follow_free(w);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_str_eq(p->kind, "host_late");
+    cr_assert_str_eq(p->comm, "0xa");
+    cr_assert_eq(p->rank, 1);
+    cr_assert_str_eq(p->hosts[0], "h1");
+    /* step 0's Recv, P1's first record (no earlier end to measure from), one beat before the first it was seen late at */
+    cr_assert_eq(p->seq, 0, "%s", p->text);
+    cr_assert_not_null(strstr(p->figures, "\"late_of_its_own\":39,"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,\"onset_ns\":1004000000,\"every\":2,"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"world_rank\":1,"), "%s", p->figures);
+    free(f);
+    nsc_json_free(&status);
+    for (int c = 0; c < 3; c++)
+        free(body[c]);
+}
