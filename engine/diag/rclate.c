@@ -298,6 +298,14 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
         best = onset_straggler(l, &on, &every);
     if (best < 0)
         return;
+    /* a rank that keeps a beat is late on it, whatever made it late of its
+     * own between (a slow GPU in the other pipeline stage made a training
+     * job's late host late at half as many more of its tensor-parallel
+     * collectives, off its step's beat: the median gap 10, not 16) */
+    size_t beat_on;
+    uint64_t beat_every;
+    if (nsc_rc_late_beat(&l->r[best], &beat_on, &beat_every))
+        on = beat_on, every = beat_every;
     const rc_rank_late *x = &l->r[best];
     uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns;
     int gpu = x->gpu_ns > x->host_ns;

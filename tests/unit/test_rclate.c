@@ -328,3 +328,22 @@ Test(rclate, an_intermittent_host_paused_between_keeps_its_period)
     nsc_rc_late_free(l);
     free(f);
 }
+
+/* Rank 1's host 4 ms late at each step's start, and late of its own 2 ms
+ * at the step's eighth collective in 3 steps of 4 as well (rootcause.sh's
+ * t_two: a slow GPU in the other pipeline stage): the gaps between its
+ * affected collectives are 7, 9 and 16, their median 9; it keeps the
+ * step's beat, and is late on it. */
+static int host_late_a_step_and_between(unsigned seq, double *ms)
+{
+    if (seq % 16 == 0)
+        ms[1] = 4.0;
+    else if (seq % 16 == 7 && (seq / 16) % 4 != 0)
+        ms[1] = 2.0;
+    return seq % 16 == 0 || ms[1] >= 2.0;
+}
+
+Test(rclate, a_host_late_on_a_beat_and_off_it_now_and_then_is_late_on_the_beat)
+{
+    train_tp(host_late_a_step_and_between, 1);
+}
