@@ -34,7 +34,7 @@ typedef struct fw_rec {
     uint64_t seq, api, done, gpu;  /* done: its end on the device, else on its host */
     uint64_t own;      /* its process's own time before it */
     uint64_t host;     /* ... of which its host's gap */
-    uint64_t excess;   /* own beyond the median of its collective's ranks' (a Send/Recv's: its peer's) */
+    uint64_t excess;   /* own beyond the median of its collective's ranks' (a Send/Recv's: host, its peer's) */
     uint64_t waited;   /* a Send/Recv's: how long its peer waited for it to be posted */
     int64_t blocker;   /* the process's earlier record that ended last, -1 none */
     uint32_t comm, who;
@@ -299,9 +299,10 @@ static int by_pair(const void *a, const void *b)
 }
 
 /* Each Send met with its Recv (the n-th of a direction meets the n-th:
- * their seq, counted per peer and function, is the same): each side's own
- * time beyond its peer's, and how long its peer waited for it to be
- * posted. A pipeline stage's host late before its Recv is seen there,
+ * their seq, counted per peer and function, is the same): each side's
+ * host gap beyond its peer's (a Send/Recv kernel's start waits on its
+ * peer, no work of its own GPU), and how long its peer waited for it to
+ * be posted. A pipeline stage's host late before its Recv is seen there,
  * though its lateness may cost nothing (the other stage still computing)
  * and it is last at no collective after. 0, or -1 out of memory. */
 static int judge_pairs(nsc_rc_follow *w)
@@ -322,8 +323,8 @@ static int judge_pairs(nsc_rc_follow *w)
                                                    &k[j + 1]) != 0)
             continue;
         fw_rec *a = &w->r[k[j].i], *b = &w->r[k[j + 1].i];
-        a->excess = a->own > b->own ? a->own - b->own : 0;
-        b->excess = b->own > a->own ? b->own - a->own : 0;
+        a->excess = a->host > b->host ? a->host - b->host : 0;
+        b->excess = b->host > a->host ? b->host - a->host : 0;
         a->waited = a->api > b->api ? a->api - b->api : 0;
         b->waited = b->api > a->api ? b->api - a->api : 0;
     }
@@ -331,9 +332,9 @@ static int judge_pairs(nsc_rc_follow *w)
     return 0;
 }
 
-/* A process late of its own on a beat at its Send/Recv in communicator c
- * (records [lo, hi) are the process's): its own time 1 ms or more beyond
- * its peer's on a beat as the collectives' (rclate.c: RC_LATE_BEAT_NUM,
+/* A process's host late on a beat at its Send/Recv in communicator c
+ * (records [lo, hi) are the process's): its gap 1 ms or more beyond its
+ * peer's on a beat as the collectives' (rclate.c: RC_LATE_BEAT_NUM,
  * RC_LATE_BEAT_OFF), a training job's stage whose host is late before
  * each step's first Recv. Its problem, with the figures rclate.c's have;
  * its onset one beat earlier at the process's first record, whose own time
@@ -341,7 +342,7 @@ static int judge_pairs(nsc_rc_follow *w)
 static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c)
 {
     rc_rank_late x = {0};
-    uint64_t host = 0, own = 0, waited = 0;
+    uint64_t host = 0, waited = 0;
     const fw_rec *on_beat[RC_LATE_ONSETS] = {0}, *first = NULL;
     for (size_t i = lo; i < hi; i++) {
         const fw_rec *r = &w->r[i];
@@ -352,7 +353,7 @@ static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t 
             if (x.affected < RC_LATE_ONSETS)
                 on_beat[x.affected] = r;
             nsc_rc_late_mark(&x, r->seq, r->api);
-            host += r->host, own += r->own, waited += r->waited;
+            host += r->host, waited += r->waited;
         }
         x.seen++;
     }
@@ -363,25 +364,22 @@ static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t 
     const fw_rec *o = on_beat[on];
     if (x.first_seen[on] == every && first->first)
         o = first;
-    const fw_rec *r = o;
-    int gpu = own - host > host;
     nsc_problem *p = nsc_diag_add(
-        f, NSC_SEV_LATE, gpu ? "gpu_late" : "host_late", w->c[c].id, o->seq, r->rank,
-        "%s: rank %" PRId32 " (%s) posted its Send/Recv late at %" PRIu64 " of %" PRIu64
-        " (its own time 1 ms or more beyond its peer's), %.2f ms on average; since seq %" PRIu64
+        f, NSC_SEV_LATE, "host_late", w->c[c].id, o->seq, o->rank,
+        "host late: rank %" PRId32 " (%.*s) posted its Send/Recv late at %" PRIu64 " of %" PRIu64
+        " (its host's gap 1 ms or more beyond its peer's), %.2f ms on average; since seq %" PRIu64
         ", 1 in %" PRIu64 ": its peers waited %.2f ms per such, %.1f ms in all",
-        gpu ? "GPU late" : "host late", r->rank, w->who[r->who], x.affected, x.seen,
-        (double)own / (double)x.affected / 1e6, o->seq, every, (double)waited / (double)x.affected / 1e6,
-        (double)waited / 1e6);
+        o->rank, (int)strcspn(w->who[o->who], " "), w->who[o->who], x.affected, x.seen, (double)host / (double)x.affected / 1e6, o->seq, every,
+        (double)waited / (double)x.affected / 1e6, (double)waited / 1e6);
     if (!p)
         return;
     nsc_diag_began_ns(p, f, o->api);
-    snprintf(p->hosts[0], sizeof p->hosts[0], "%.*s", (int)strcspn(w->who[r->who], " "), w->who[r->who]);
+    snprintf(p->hosts[0], sizeof p->hosts[0], "%.*s", (int)strcspn(w->who[o->who], " "), w->who[o->who]);
     snprintf(p->figures, sizeof p->figures,
              "\"last_arrivals\":%" PRIu64 ",\"late_of_its_own\":%" PRIu64 ",\"collectives\":%" PRIu64
-             ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":%" PRIu64 ",\"inherited_ns\":0,\"cost_ns\":%" PRIu64
+             ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":0,\"inherited_ns\":0,\"cost_ns\":%" PRIu64
              ",\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64 ",\"own_cost_ns\":%" PRIu64,
-             x.affected, x.affected, x.seen, host, own - host, waited, o->seq, o->api, every, waited);
+             x.affected, x.affected, x.seen, host, waited, o->seq, o->api, every, waited);
 }
 
 /* Every process's Send/Recv judged for a beat in each communicator. */

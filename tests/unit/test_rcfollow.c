@@ -237,9 +237,11 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
  * of 32 or more): P1 posts its Recv 4 ms after its last step's end in "0xb"
  * (its first record at step 0),
  * and P0 posts the Send 10 ms into the step, after its own work in "0xc":
- * P1 is never later than its peer, nor last anywhere; its own time at each
- * step's Recv is 4 ms beyond P0's at the Send. Then the backward pair,
- * each side 1.9 ms after its last end. Step s starts at BASE + 20 ms x s. */
+ * P1 is never later than its peer, nor last anywhere; its host's gap at
+ * each step's Recv is 4 ms beyond P0's at the Send (the Recv's kernel
+ * starts with the Send: its peer's time, not its GPU's). Then the backward
+ * pair, each side 1.9 ms after its last end. Step s starts at BASE + 20 ms
+ * x s. */
 #define P2P_STEPS 40
 
 static const char p2p_status[] =
@@ -248,13 +250,14 @@ static const char p2p_status[] =
     "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h1\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]},"
     "{\"comm\":\"0xc\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h0\",\"pid\":13}]}]}]}";
 
-static void put_p2p(char *buf, size_t cap, const char *func, unsigned seq, int rank, uint64_t api, uint64_t end)
+static void put_p2p(char *buf, size_t cap, const char *func, unsigned seq, int rank, uint64_t api, uint64_t gpu,
+                    uint64_t end)
 {
     size_t n = strlen(buf);
     snprintf(buf + n, cap - n,
              "{\"kind\":\"record\",\"comm_id\":\"0xa\",\"seq\":%u,\"rank\":%d,\"func\":\"%s\",\"peer\":%d,"
              "\"api_ns\":%llu,\"done_ns\":%llu,\"gpu_start_ns\":%llu,\"gpu_end_ns\":%llu,\"state\":\"completed\"}\n",
-             seq, rank, func, 1 - rank, (unsigned long long)api, (unsigned long long)end, (unsigned long long)api,
+             seq, rank, func, 1 - rank, (unsigned long long)api, (unsigned long long)end, (unsigned long long)gpu,
              (unsigned long long)end);
 }
 
@@ -286,10 +289,10 @@ Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
             put_rec(body[1], cap, "0xb", s, r, t + 18 * MS, t + 18 * MS, t + 20 * MS);
             put_rec(body[2], cap, "0xc", s, r, t + 9500 * us, t + 9500 * us, t + 9900 * us);
         }
-        put_p2p(body[0], cap, "Recv", s, 1, t + 4 * MS, t + 10100 * us);
-        put_p2p(body[0], cap, "Send", s, 0, t + 10 * MS, t + 10100 * us);
-        put_p2p(body[0], cap, "Recv", s, 0, t + 12 * MS, t + 12100 * us);
-        put_p2p(body[0], cap, "Send", s, 1, t + 12 * MS, t + 12100 * us);
+        put_p2p(body[0], cap, "Recv", s, 1, t + 4 * MS, t + 10 * MS, t + 10100 * us);
+        put_p2p(body[0], cap, "Send", s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
+        put_p2p(body[0], cap, "Recv", s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+        put_p2p(body[0], cap, "Send", s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
     }
     for (int c = 0; c < 3; c++)
         strcat(body[c], "{\"kind\":\"end\",\"next_cursor\":null}\n");
