@@ -18,15 +18,22 @@ typedef struct page {
     char tp[16384], dp[16384];
 } page;
 
-static void put_rec(char *buf, size_t cap, const char *comm, unsigned seq, int rank, uint64_t api, uint64_t gpu,
-                    uint64_t end)
+/* A completed ledger record of func (peer -1 for a collective). */
+static void put_op(char *buf, size_t cap, const char *comm, const char *func, int peer, unsigned seq, int rank,
+                   uint64_t api, uint64_t gpu, uint64_t end)
 {
     size_t n = strlen(buf);
     snprintf(buf + n, cap - n,
-             "{\"kind\":\"record\",\"comm_id\":\"%s\",\"seq\":%u,\"rank\":%d,\"func\":\"AllReduce\",\"peer\":-1,"
+             "{\"kind\":\"record\",\"comm_id\":\"%s\",\"seq\":%u,\"rank\":%d,\"func\":\"%s\",\"peer\":%d,"
              "\"api_ns\":%llu,\"done_ns\":%llu,\"gpu_start_ns\":%llu,\"gpu_end_ns\":%llu,\"state\":\"completed\"}\n",
-             comm, seq, rank, (unsigned long long)api, (unsigned long long)end, (unsigned long long)gpu,
+             comm, seq, rank, func, peer, (unsigned long long)api, (unsigned long long)end, (unsigned long long)gpu,
              (unsigned long long)end);
+}
+
+static void put_rec(char *buf, size_t cap, const char *comm, unsigned seq, int rank, uint64_t api, uint64_t gpu,
+                    uint64_t end)
+{
+    put_op(buf, cap, comm, "AllReduce", -1, seq, rank, api, gpu, end);
 }
 
 /* Collective i starts at BASE + 100 ms x i: tp ends 5 ms in, dp 6 ms in. */
@@ -191,6 +198,19 @@ static void beat_pages(char **tp, char **dp, size_t cap)
     strcat(dpage, "{\"kind\":\"end\",\"next_cursor\":null}\n");
 }
 
+/* Empty findings of job "j" reading from src, with the live state
+ * status_text parsed into *status (the caller frees both). */
+static nsc_findings *findings(nsc_diag_src *src, const char *status_text, nsc_json_doc *status)
+{
+    nsc_json_error e;
+    cr_assert_eq(nsc_json_parse(status_text, strlen(status_text), NULL, status, &e), 0);
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->src = src, f->status = nsc_json_root(status);
+    snprintf(f->job, sizeof f->job, "j");
+    return f;
+}
+
 /* rclate.c found P1 late on a beat of 16 from seq 64 (its first steps'
  * lateness split wrongly by the communicator alone): the verdict stands,
  * late of its own at 30 of 34 steps though at 1 in 16 of its late
@@ -203,12 +223,7 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
     bodies pg = {tp, dp};
     nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
     nsc_json_doc status;
-    nsc_json_error e;
-    cr_assert_eq(nsc_json_parse(beat_status, strlen(beat_status), NULL, &status, &e), 0);
-    nsc_findings *f = calloc(1, sizeof *f);
-    cr_assert_not_null(f);
-    f->src = &src, f->status = nsc_json_root(&status);
-    snprintf(f->job, sizeof f->job, "j");
+    nsc_findings *f = findings(&src, beat_status, &status);
     nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 0, 1, "host_late in 0xa");
     cr_assert_not_null(p);
     snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
@@ -250,15 +265,11 @@ static const char p2p_status[] =
     "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h1\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]},"
     "{\"comm\":\"0xc\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h0\",\"pid\":13}]}]}]}";
 
+/* A Send or Recv of "0xa" (two ranks: the peer is the other). */
 static void put_p2p(char *buf, size_t cap, const char *func, unsigned seq, int rank, uint64_t api, uint64_t gpu,
                     uint64_t end)
 {
-    size_t n = strlen(buf);
-    snprintf(buf + n, cap - n,
-             "{\"kind\":\"record\",\"comm_id\":\"0xa\",\"seq\":%u,\"rank\":%d,\"func\":\"%s\",\"peer\":%d,"
-             "\"api_ns\":%llu,\"done_ns\":%llu,\"gpu_start_ns\":%llu,\"gpu_end_ns\":%llu,\"state\":\"completed\"}\n",
-             seq, rank, func, 1 - rank, (unsigned long long)api, (unsigned long long)end, (unsigned long long)gpu,
-             (unsigned long long)end);
+    put_op(buf, cap, "0xa", func, 1 - rank, seq, rank, api, gpu, end);
 }
 
 static int serve3(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
@@ -298,12 +309,7 @@ Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
         strcat(body[c], "{\"kind\":\"end\",\"next_cursor\":null}\n");
     nsc_diag_src src = {.get = serve3, .arg = body, .name = "canned"};
     nsc_json_doc status;
-    nsc_json_error e;
-    cr_assert_eq(nsc_json_parse(p2p_status, strlen(p2p_status), NULL, &status, &e), 0);
-    nsc_findings *f = calloc(1, sizeof *f);
-    cr_assert_not_null(f);
-    f->src = &src, f->status = nsc_json_root(&status);
-    snprintf(f->job, sizeof f->job, "j");
+    nsc_findings *f = findings(&src, p2p_status, &status);
     nsc_rc_follow *w = nsc_rc_follow_new();
     cr_assert_not_null(w);
     for (int c = 0; c < 3; c++)
