@@ -11,9 +11,9 @@
  * they were stuck in is followed back, rank to rank, to the process whose
  * own time it was: their problems become that origin's affected list. One
  * process late of its own in several communicators is one verdict, its
- * costs summed. A Send/Recv is met with its peer's: a side whose own time
- * goes beyond its peer's on a beat is late of its own there, whatever it
- * cost (p2p_beat). Memory: one record per rank and collective (96 bytes). */
+ * costs summed. A Send/Recv is met with its peer's: a side whose host's
+ * gap goes beyond its peer's on a beat is late of its own there, whatever
+ * it cost (p2p_beat). Memory: one record per rank and collective (96 bytes). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,7 +34,7 @@ typedef struct fw_rec {
     uint64_t seq, api, done, gpu;  /* done: its end on the device, else on its host */
     uint64_t own;      /* its process's own time before it */
     uint64_t host;     /* ... of which its host's gap */
-    uint64_t excess;   /* own beyond the median of its collective's ranks' (a Send/Recv's: host, its peer's) */
+    uint64_t excess;   /* a collective's: own beyond its ranks' median; a Send/Recv's: host beyond its peer's */
     uint64_t waited;   /* a Send/Recv's: how long its peer waited for it to be posted */
     int64_t blocker;   /* the process's earlier record that ended last, -1 none */
     uint32_t comm, who;
@@ -319,8 +319,8 @@ static int judge_pairs(nsc_rc_follow *w)
     }
     qsort(k, n, sizeof *k, by_pair);
     for (size_t j = 0; j + 1 < n; j++) {
-        if (k[j].recv || !k[j + 1].recv || by_pair(&(fw_pkey){k[j].comm, k[j].from, k[j].to, k[j].seq, 1, 0},
-                                                   &k[j + 1]) != 0)
+        const fw_pkey *s = &k[j], *r = &k[j + 1];
+        if (s->recv || !r->recv || s->comm != r->comm || s->from != r->from || s->to != r->to || s->seq != r->seq)
             continue;
         fw_rec *a = &w->r[k[j].i], *b = &w->r[k[j + 1].i];
         a->excess = a->host > b->host ? a->host - b->host : 0;
@@ -343,7 +343,7 @@ static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t 
 {
     rc_rank_late x = {0};
     uint64_t host = 0, waited = 0;
-    const fw_rec *on_beat[RC_LATE_ONSETS] = {0}, *first = NULL;
+    const fw_rec *firsts[RC_LATE_ONSETS] = {0}, *first = NULL;
     for (size_t i = lo; i < hi; i++) {
         const fw_rec *r = &w->r[i];
         if (r->comm != c || !r->p2p)
@@ -351,7 +351,7 @@ static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t 
         first = first ? first : r;
         if (r->excess >= NSC_FIG_LATE_MIN_NS) {
             if (x.affected < RC_LATE_ONSETS)
-                on_beat[x.affected] = r;
+                firsts[x.affected] = r;
             nsc_rc_late_mark(&x, r->seq, r->api);
             host += r->host, waited += r->waited;
         }
@@ -361,7 +361,7 @@ static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t 
     uint64_t every;
     if (!nsc_rc_late_beat(&x, &on, &every))
         return;
-    const fw_rec *o = on_beat[on];
+    const fw_rec *o = firsts[on];
     if (x.first_seen[on] == every && first->first)
         o = first;
     nsc_problem *p = nsc_diag_add(
@@ -369,8 +369,9 @@ static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t 
         "host late: rank %" PRId32 " (%.*s) posted its Send/Recv late at %" PRIu64 " of %" PRIu64
         " (its host's gap 1 ms or more beyond its peer's), %.2f ms on average; since seq %" PRIu64
         ", 1 in %" PRIu64 ": its peers waited %.2f ms per such, %.1f ms in all",
-        o->rank, (int)strcspn(w->who[o->who], " "), w->who[o->who], x.affected, x.seen, (double)host / (double)x.affected / 1e6, o->seq, every,
-        (double)waited / (double)x.affected / 1e6, (double)waited / 1e6);
+        o->rank, (int)strcspn(w->who[o->who], " "), w->who[o->who], x.affected, x.seen,
+        (double)host / (double)x.affected / 1e6, o->seq, every, (double)waited / (double)x.affected / 1e6,
+        (double)waited / 1e6);
     if (!p)
         return;
     nsc_diag_began_ns(p, f, o->api);

@@ -322,7 +322,8 @@ Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
     cr_assert_str_eq(p->comm, "0xa");
     cr_assert_eq(p->rank, 1);
     cr_assert_str_eq(p->hosts[0], "h1");
-    /* step 0's Recv, P1's first record (no earlier end to measure from), one beat before the first it was seen late at */
+    /* step 0's Recv, P1's first record (no earlier end to measure from), a
+     * beat before the first it was seen late at */
     cr_assert_eq(p->seq, 0, "%s", p->text);
     cr_assert_not_null(strstr(p->figures, "\"late_of_its_own\":39,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,\"onset_ns\":1004000000,\"every\":2,"), "%s", p->figures);
