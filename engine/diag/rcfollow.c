@@ -339,7 +339,7 @@ static int judge_pairs(nsc_rc_follow *w)
  * each step's first Recv. Its problem, with the figures rclate.c's have;
  * its onset one beat earlier at the process's first record, whose own time
  * has no earlier end to be measured from. */
-static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c)
+static int p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c)
 {
     rc_rank_late x = {0};
     uint64_t host = 0, waited = 0;
@@ -360,7 +360,7 @@ static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t 
     size_t on;
     uint64_t every;
     if (!nsc_rc_late_beat(&x, &on, &every))
-        return;
+        return 0;
     const fw_rec *o = firsts[on];
     if (x.first_seen[on] == every && first->first)
         o = first;
@@ -373,7 +373,7 @@ static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t 
         (double)host / (double)x.affected / 1e6, o->seq, every, (double)waited / (double)x.affected / 1e6,
         (double)waited / 1e6);
     if (!p)
-        return;
+        return 0;
     nsc_diag_began_ns(p, f, o->api);
     snprintf(p->hosts[0], sizeof p->hosts[0], "%.*s", (int)strcspn(w->who[o->who], " "), w->who[o->who]);
     snprintf(p->figures, sizeof p->figures,
@@ -381,26 +381,32 @@ static void p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t 
              ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":0,\"inherited_ns\":0,\"cost_ns\":%" PRIu64
              ",\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64 ",\"own_cost_ns\":%" PRIu64,
              x.affected, x.affected, x.seen, host, waited, o->seq, o->api, every, waited);
+    return 1;
 }
 
-/* Every process's Send/Recv judged for a beat in each communicator. */
-static int p2p_beats(nsc_findings *f, const nsc_rc_follow *w)
+/* The Send/Recv of every process that no collective's problem stands for
+ * (origin[who] 0) judged for a beat in each communicator: a stage's host
+ * late before its Recv is named nowhere else, and one that is (a slow GPU
+ * holding its host at a communicator switch) is judged there. How many
+ * problems were added, -1 out of memory. */
+static int p2p_beats(nsc_findings *f, const nsc_rc_follow *w, const uint8_t *origin)
 {
     uint8_t *done = calloc(w->nc + 1, 1);
     if (!done)
         return -1;
+    int added = 0;
     for (size_t lo = 0, hi; lo < w->n; lo = hi) {
         for (hi = lo; hi < w->n && w->r[hi].who == w->r[lo].who; hi++)
             ;
         memset(done, 0, w->nc);
-        for (size_t i = lo; i < hi; i++)
+        for (size_t i = lo; i < hi && !origin[w->r[lo].who]; i++)
             if (w->r[i].p2p && !done[w->r[i].comm]) {
                 done[w->r[i].comm] = 1;
-                p2p_beat(f, w, lo, hi, w->r[i].comm);
+                added += p2p_beat(f, w, lo, hi, w->r[i].comm);
             }
     }
     free(done);
-    return 0;
+    return added;
 }
 
 /* ---- following a wait to its origin ------------------------------------------ */
@@ -781,6 +787,17 @@ static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v,
     return nv;
 }
 
+/* The late problems (late_problems), each process with one that stands
+ * marked an origin. */
+static size_t standing(nsc_findings *f, const nsc_rc_follow *w, fw_late *v, const uint32_t *late_n,
+                       const uint32_t *own_n, uint8_t *origin)
+{
+    size_t nv = late_problems(f, w, v, late_n, own_n);
+    for (size_t i = 0; i < nv; i++)
+        origin[v[i].who] |= (uint8_t)v[i].stands;
+    return nv;
+}
+
 int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
 {
     if (w->oom) {
@@ -794,13 +811,15 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
     uint32_t *votes = calloc(w->nwho + 1, sizeof *votes);
     uint8_t *origin = calloc(w->nwho + 1, 1);
     fw_late *v = malloc(NSC_DIAG_MAX_PROBLEMS * sizeof *v);
-    int rc = late_n && own_n && votes && origin && v && judge_colls(w, late_n, own_n) == 0 && judge_pairs(w) == 0 &&
-                     p2p_beats(f, w) == 0
+    int rc = late_n && own_n && votes && origin && v && judge_colls(w, late_n, own_n) == 0 && judge_pairs(w) == 0
                  ? NSC_DIAG_OK
                  : NSC_DIAG_FAIL;
-    size_t nv = rc == NSC_DIAG_OK ? late_problems(f, w, v, late_n, own_n) : 0;
-    for (size_t i = 0; i < nv; i++)
-        origin[v[i].who] |= (uint8_t)v[i].stands;
+    size_t nv = rc == NSC_DIAG_OK ? standing(f, w, v, late_n, own_n, origin) : 0;
+    int added = rc == NSC_DIAG_OK ? p2p_beats(f, w, origin) : 0;
+    if (added < 0)
+        rc = NSC_DIAG_FAIL;
+    else if (added)
+        nv = standing(f, w, v, late_n, own_n, origin);
     for (size_t i = 0; i < nv; i++)
         if (!v[i].stands && (v[i].origin = vote_origin(w, &v[i], origin, votes)) < 0)
             v[i].p->kind[0] = 0;  /* inherited from no late rank: not a cause */

@@ -284,7 +284,9 @@ static int serve3(void *arg, const char *endpoint, const char *qs, nsc_diag_body
     return fn(fn_arg, body[i], strlen(body[i]));
 }
 
-Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
+/* The pages above followed, after pre (NULL: none) added the problems a
+ * communicator's analysis found; the findings, which the caller frees. */
+static nsc_findings *p2p_follow(void (*pre)(nsc_findings *))
 {
     size_t cap = 1 << 20;
     char *body[3];
@@ -310,12 +312,23 @@ Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
     nsc_diag_src src = {.get = serve3, .arg = body, .name = "canned"};
     nsc_json_doc status;
     nsc_findings *f = findings(&src, p2p_status, &status);
+    if (pre)
+        pre(f);
     nsc_rc_follow *w = nsc_rc_follow_new();
     cr_assert_not_null(w);
     for (int c = 0; c < 3; c++)
         cr_assert_eq(nsc_rc_follow_comm(f, w, ids[c], 2, ""), NSC_DIAG_OK, "%s", src.err);
     cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
     nsc_rc_follow_free(w);
+    nsc_json_free(&status);
+    for (int c = 0; c < 3; c++)
+        free(body[c]);
+    return f;
+}
+
+Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
+{
+    nsc_findings *f = p2p_follow(NULL);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     const nsc_problem *p = &f->p[0];
     cr_assert_str_eq(p->kind, "host_late");
@@ -329,7 +342,22 @@ Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
     cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,\"onset_ns\":1004000000,\"every\":2,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"world_rank\":1,"), "%s", p->figures);
     free(f);
-    nsc_json_free(&status);
-    for (int c = 0; c < 3; c++)
-        free(body[c]);
+}
+
+/* P1's GPU late in "0xb", a problem that stands there (rootcause.sh's t_two:
+ * a slow GPU in the second stage holds its host at each switch to the
+ * pipeline's communicator, its gap before its Send/Recv as long). */
+static void p1_gpu_late(nsc_findings *f)
+{
+    late(f, "gpu_late", "0xb", 0);
+}
+
+/* ... its Send/Recv add no problem: the verdict is its GPU's, in "0xb" alone. */
+Test(rcfollow, a_process_late_in_a_collective_s_problem_is_not_judged_by_its_send_recv)
+{
+    nsc_findings *f = p2p_follow(p1_gpu_late);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    cr_assert_str_eq(f->p[0].kind, "gpu_late", "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"comms_of_its_own\":[\"0xb\"]"), "%s", f->p[0].figures);
+    free(f);
 }
