@@ -594,7 +594,10 @@ static int64_t coll_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm, uin
  * record k by whole beats while its own time there was as far beyond the
  * others' (late of its own, but behind a rank later still), passing over
  * one beat without: at a training job's step starts a loaded machine
- * pauses other ranks longer now and then. */
+ * pauses other ranks longer now and then. The process's first record, whose
+ * own time has no earlier end to be measured from, does not part the run
+ * (at a job's start a rank that started later still hides the fault's
+ * first; p2p_beat likewise). */
 static int64_t beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
 {
     int64_t on = k;
@@ -603,7 +606,7 @@ static int64_t beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
     for (int64_t i = k - 1; k >= 0 && i >= 0 && w->r[i].who == w->r[k].who && weak <= 1; i--) {
         if (w->r[i].comm != w->r[k].comm || w->r[i].p2p || ++nth % every)
             continue;
-        weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS ? weak + 1 : 0;
+        weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS && !w->r[i].first ? weak + 1 : 0;
         on = weak ? on : i;
     }
     return on;

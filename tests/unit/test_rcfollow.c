@@ -361,3 +361,53 @@ Test(rcfollow, a_process_late_in_a_collective_s_problem_is_not_judged_by_its_sen
     cr_assert_not_null(strstr(f->p[0].figures, "\"comms_of_its_own\":[\"0xb\"]"), "%s", f->p[0].figures);
     free(f);
 }
+
+/* A host late at each step's start from the job's start, as rootcause.sh's
+ * t_host run saw it: in "0xa" P1 4 ms late at the first of each step's 16
+ * collectives, 30 steps, but at step 0 P0 started 40 ms later still (P1's
+ * first record: no earlier end to measure its own time from). rclate.c
+ * found it on the beat from seq 16; the onset goes back to seq 0. */
+Test(rcfollow, a_beat_s_onset_goes_back_to_the_process_s_first_record)
+{
+    page pg;
+    char *tp = calloc(1, 1 << 20);
+    cr_assert_not_null(tp);
+    snprintf(tp, 1 << 20, "{\"kind\":\"header\",\"comm\":\"0xa\",\"nranks\":2}\n");
+    snprintf(pg.dp, sizeof pg.dp, "{\"kind\":\"header\",\"comm\":\"0xb\",\"nranks\":2}\n");
+    uint64_t cur = BASE, us = MS / 1000;
+    for (unsigned seq = 0; seq < 30 * 16; seq++) {
+        uint64_t p0 = cur + 100 * us, p1 = p0;
+        if (seq % 16 == 0)
+            p0 = cur + (seq ? 200 * us : 40 * MS), p1 = cur + 4 * MS;
+        uint64_t end = (p0 > p1 ? p0 : p1) + 300 * us;
+        put_rec(tp, 1 << 20, "0xa", seq, 0, p0, p0, end);
+        put_rec(tp, 1 << 20, "0xa", seq, 1, p1, p1, end);
+        cur = end;
+    }
+    put_rec(pg.dp, sizeof pg.dp, "0xb", 0, 0, cur, cur, cur + MS);
+    put_rec(pg.dp, sizeof pg.dp, "0xb", 0, 1, cur, cur, cur + MS);
+    strcat(tp, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    strcat(pg.dp, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    bodies b = {tp, pg.dp};
+    nsc_diag_src src = {.get = serve, .arg = &b, .name = "canned"};
+    nsc_json_doc status;
+    nsc_findings *f = findings(&src, status_text, &status);
+    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 0, 1, "host_late in 0xa");
+    cr_assert_not_null(p);
+    snprintf(p->figures, sizeof p->figures,
+             "\"late_of_its_own\":29,\"collectives\":480,\"onset_seq\":16,\"onset_ns\":%llu,\"every\":16,"
+             "\"own_cost_ns\":%llu",
+             (unsigned long long)BASE, (unsigned long long)(29 * 4 * MS));
+    nsc_rc_follow *w = nsc_rc_follow_new();
+    cr_assert_not_null(w);
+    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xb", 2, ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
+    nsc_rc_follow_free(w);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    cr_assert_eq(f->p[0].seq, 0, "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
+    free(f);
+    free(tp);
+    nsc_json_free(&status);
+}
