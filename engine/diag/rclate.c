@@ -109,6 +109,12 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
         x->own_cost_ns += cost;
         l->own_all++;
     }
+    /* its host's and GPU's shares count where it was late of its own: at
+     * the others a share of its host's is not why it was late (a training
+     * job's late host, last at its step's later collectives behind the other
+     * stage's slow GPU, was charged 1.7 times its delay) */
+    if (!is_own)
+        gpu = host = 0;
     x->gpu_ns += gpu;
     x->host_ns += host;
     x->prev_ns += late - gpu - host;
