@@ -107,14 +107,20 @@ static void late(nsc_findings *f, const char *kind, const char *comm, int64_t ra
              (unsigned long long)BASE, (unsigned long long)(COLLS * 4 * MS));
 }
 
-static void follow(fixture *x)
+/* "0xa" and "0xb" followed, from src. */
+static void follow_ab(nsc_findings *f, const nsc_diag_src *src)
 {
     nsc_rc_follow *w = nsc_rc_follow_new();
     cr_assert_not_null(w);
-    cr_assert_eq(nsc_rc_follow_comm(x->f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", x->src.err);
-    cr_assert_eq(nsc_rc_follow_comm(x->f, w, "0xb", 2, ""), NSC_DIAG_OK, "%s", x->src.err);
-    cr_assert_eq(nsc_rc_follow_run(x->f, w), NSC_DIAG_OK, "%s", x->src.err);
+    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", src->err);
+    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xb", 2, ""), NSC_DIAG_OK, "%s", src->err);
+    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src->err);
     nsc_rc_follow_free(w);
+}
+
+static void follow(fixture *x)
+{
+    follow_ab(x->f, &x->src);
 }
 
 static void teardown(fixture *x)
@@ -231,12 +237,7 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
              "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"onset_ns\":%llu,\"every\":16,"
              "\"own_cost_ns\":%llu",
              STEPS * PER_STEP, (unsigned long long)BASE, (unsigned long long)(33 * 4 * MS));
-    nsc_rc_follow *w = nsc_rc_follow_new();
-    cr_assert_not_null(w);
-    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", src.err);
-    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xb", 2, ""), NSC_DIAG_OK, "%s", src.err);
-    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
-    nsc_rc_follow_free(w);
+    follow_ab(f, &src);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     cr_assert_eq(f->p[0].rank, 1);
     cr_assert_eq(f->p[0].seq, 0, "%s", f->p[0].text);
@@ -398,12 +399,7 @@ Test(rcfollow, a_beat_s_onset_goes_back_to_the_process_s_first_record)
              "\"late_of_its_own\":29,\"collectives\":480,\"onset_seq\":16,\"onset_ns\":%llu,\"every\":16,"
              "\"own_cost_ns\":%llu",
              (unsigned long long)BASE, (unsigned long long)(29 * 4 * MS));
-    nsc_rc_follow *w = nsc_rc_follow_new();
-    cr_assert_not_null(w);
-    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", src.err);
-    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xb", 2, ""), NSC_DIAG_OK, "%s", src.err);
-    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
-    nsc_rc_follow_free(w);
+    follow_ab(f, &src);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     cr_assert_eq(f->p[0].seq, 0, "%s", f->p[0].text);
     cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
