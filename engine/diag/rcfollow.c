@@ -11,7 +11,9 @@
  * they were stuck in is followed back, rank to rank, to the process whose
  * own time it was: their problems become that origin's affected list. One
  * process late of its own in several communicators is one verdict, its
- * costs summed. Memory: one record per rank and collective (88 bytes). */
+ * costs summed. A Send/Recv is met with its peer's: a side whose host's
+ * gap goes beyond its peer's on a beat is late of its own there, whatever
+ * it cost (p2p_beat). Memory: one record per rank and collective (96 bytes). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,12 +33,14 @@
 typedef struct fw_rec {
     uint64_t seq, api, done, gpu;  /* done: its end on the device, else on its host */
     uint64_t own;      /* its process's own time before it */
-    uint64_t excess;   /* a collective's: own beyond the median of its ranks' */
+    uint64_t host;     /* ... of which its host's gap */
+    uint64_t excess;   /* a collective's: own beyond its ranks' median; a Send/Recv's: host beyond its peer's */
+    uint64_t waited;   /* a Send/Recv's: how long its peer waited for it to be posted */
     int64_t blocker;   /* the process's earlier record that ended last, -1 none */
     uint32_t comm, who;
     uint32_t last_who;  /* a collective's: the process that arrived last */
     int32_t rank, peer;
-    uint8_t p2p, late_last;  /* late_last: it arrived last, late (figures.h) */
+    uint8_t p2p, late_last;  /* p2p: 1 a Send, 2 a Recv; late_last: it arrived last, late (figures.h) */
     uint8_t own_late;        /* ... and its own time explains half of that */
     uint8_t first;           /* its process's first: no earlier end to measure from */
 } fw_rec;
@@ -126,11 +130,11 @@ static int on_record(void *arg, const nsc_json *v, const char *line, size_t len)
         w->oom = 1;
         return 1;
     }
-    int p2p = strcmp(func, "Send") == 0 || strcmp(func, "Recv") == 0;
+    int p2p = strcmp(func, "Send") == 0 ? 1 : strcmp(func, "Recv") == 0 ? 2 : 0;
     /* its end on the device: its host may notice it milliseconds later */
     uint64_t end = nsc_diag_num(v, "gpu_end_ns");
     w->r[w->n++] = (fw_rec){nsc_diag_num(v, "seq"), nsc_diag_num(v, "api_ns"), end ? end : nsc_diag_num(v, "done_ns"),
-                            nsc_diag_num(v, "gpu_start_ns"), 0, 0, -1, ld->comm, w->who_of[c->first + rank],
+                            nsc_diag_num(v, "gpu_start_ns"), 0, 0, 0, 0, -1, ld->comm, w->who_of[c->first + rank],
                             0, (int32_t)rank, (int32_t)nsc_diag_num_or(v, "peer", -1), (uint8_t)p2p, 0, 0, 0};
     return 0;
 }
@@ -183,7 +187,8 @@ static void own_times(nsc_rc_follow *w)
         if (i == 0 || x->who != w->r[i - 1].who)
             end = 0, blk = -1;
         uint64_t from = x->api > end ? x->api : end;
-        x->own = (end && x->api > end ? x->api - end : 0) + (x->gpu > from ? x->gpu - from : 0);
+        x->host = end && x->api > end ? x->api - end : 0;
+        x->own = x->host + (x->gpu > from ? x->gpu - from : 0);
         x->blocker = blk;
         x->first = blk < 0;
         if (x->done > end)
@@ -274,6 +279,134 @@ static int judge_colls(nsc_rc_follow *w, uint32_t *late_n, uint32_t *own_n)
     free(k);
     free(scratch);
     return rc;
+}
+
+/* ---- Send/Recv pairs ------------------------------------------------------------ */
+
+typedef struct fw_pkey {
+    uint32_t comm;
+    int32_t from, to;
+    uint64_t seq;
+    uint8_t recv;
+    size_t i;
+} fw_pkey;
+
+static int by_pair(const void *a, const void *b)
+{
+    const fw_pkey *x = a, *y = b;
+    return NSC_ORDER(NSC_CMP(x->comm, y->comm), NSC_CMP(x->from, y->from), NSC_CMP(x->to, y->to),
+                     NSC_CMP(x->seq, y->seq), NSC_CMP(x->recv, y->recv));
+}
+
+/* Each Send met with its Recv (the n-th of a direction meets the n-th:
+ * their seq, counted per peer and function, is the same): each side's
+ * host gap beyond its peer's (a Send/Recv kernel's start waits on its
+ * peer, no work of its own GPU), and how long its peer waited for it to
+ * be posted. A pipeline stage's host late before its Recv is seen there,
+ * though its lateness may cost nothing (the other stage still computing)
+ * and it is last at no collective after. 0, or -1 out of memory. */
+static int judge_pairs(nsc_rc_follow *w)
+{
+    fw_pkey *k = malloc((w->n + 1) * sizeof *k);
+    if (!k)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        const fw_rec *x = &w->r[i];
+        int recv = x->p2p == 2;
+        if (x->p2p && x->peer >= 0)
+            k[n++] = (fw_pkey){x->comm, recv ? x->peer : x->rank, recv ? x->rank : x->peer, x->seq, (uint8_t)recv, i};
+    }
+    qsort(k, n, sizeof *k, by_pair);
+    for (size_t j = 0; j + 1 < n; j++) {
+        const fw_pkey *s = &k[j], *r = &k[j + 1];
+        if (s->recv || !r->recv || s->comm != r->comm || s->from != r->from || s->to != r->to || s->seq != r->seq)
+            continue;
+        fw_rec *a = &w->r[k[j].i], *b = &w->r[k[j + 1].i];
+        a->excess = a->host > b->host ? a->host - b->host : 0;
+        b->excess = b->host > a->host ? b->host - a->host : 0;
+        a->waited = a->api > b->api ? a->api - b->api : 0;
+        b->waited = b->api > a->api ? b->api - a->api : 0;
+    }
+    free(k);
+    return 0;
+}
+
+/* A process's host late on a beat at its Send/Recv in communicator c
+ * (records [lo, hi) are the process's): its gap 1 ms or more beyond its
+ * peer's on a beat as the collectives' (rclate.c: RC_LATE_BEAT_NUM,
+ * RC_LATE_BEAT_OFF), a training job's stage whose host is late before
+ * each step's first Recv. Its problem, with the figures rclate.c's have;
+ * its onset one beat earlier at the process's first record, whose own time
+ * has no earlier end to be measured from. */
+static int p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c)
+{
+    rc_rank_late x = {0};
+    uint64_t host = 0, waited = 0;
+    const fw_rec *firsts[RC_LATE_ONSETS] = {0}, *first = NULL;
+    for (size_t i = lo; i < hi; i++) {
+        const fw_rec *r = &w->r[i];
+        if (r->comm != c || !r->p2p)
+            continue;
+        first = first ? first : r;
+        if (r->excess >= NSC_FIG_LATE_MIN_NS) {
+            if (x.affected < RC_LATE_ONSETS)
+                firsts[x.affected] = r;
+            nsc_rc_late_mark(&x, r->seq, r->api);
+            host += r->host, waited += r->waited;
+        }
+        x.seen++;
+    }
+    size_t on;
+    uint64_t every;
+    if (!nsc_rc_late_beat(&x, &on, &every))
+        return 0;
+    const fw_rec *o = firsts[on];
+    if (x.first_seen[on] == every && first->first)
+        o = first;
+    nsc_problem *p = nsc_diag_add(
+        f, NSC_SEV_LATE, "host_late", w->c[c].id, o->seq, o->rank,
+        "host late: rank %" PRId32 " (%.*s) posted its Send/Recv late at %" PRIu64 " of %" PRIu64
+        " (its host's gap 1 ms or more beyond its peer's), %.2f ms on average; since seq %" PRIu64
+        ", 1 in %" PRIu64 ": its peers waited %.2f ms per such, %.1f ms in all",
+        o->rank, (int)strcspn(w->who[o->who], " "), w->who[o->who], x.affected, x.seen,
+        (double)host / (double)x.affected / 1e6, o->seq, every, (double)waited / (double)x.affected / 1e6,
+        (double)waited / 1e6);
+    if (!p)
+        return 0;
+    nsc_diag_began_ns(p, f, o->api);
+    snprintf(p->hosts[0], sizeof p->hosts[0], "%.*s", (int)strcspn(w->who[o->who], " "), w->who[o->who]);
+    snprintf(p->figures, sizeof p->figures,
+             "\"last_arrivals\":%" PRIu64 ",\"late_of_its_own\":%" PRIu64 ",\"collectives\":%" PRIu64
+             ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":0,\"inherited_ns\":0,\"cost_ns\":%" PRIu64
+             ",\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64 ",\"own_cost_ns\":%" PRIu64,
+             x.affected, x.affected, x.seen, host, waited, o->seq, o->api, every, waited);
+    return 1;
+}
+
+/* The Send/Recv of every process that no collective's problem stands for
+ * (origin[who] 0) judged for a beat in each communicator: a stage's host
+ * late before its Recv is named nowhere else, and one that is (a slow GPU
+ * holding its host at a communicator switch) is judged there. How many
+ * problems were added, -1 out of memory. */
+static int p2p_beats(nsc_findings *f, const nsc_rc_follow *w, const uint8_t *origin)
+{
+    uint8_t *done = calloc(w->nc + 1, 1);
+    if (!done)
+        return -1;
+    int added = 0;
+    for (size_t lo = 0, hi; lo < w->n; lo = hi) {
+        for (hi = lo; hi < w->n && w->r[hi].who == w->r[lo].who; hi++)
+            ;
+        memset(done, 0, w->nc);
+        for (size_t i = lo; i < hi && !origin[w->r[lo].who]; i++)
+            if (w->r[i].p2p && !done[w->r[i].comm]) {
+                done[w->r[i].comm] = 1;
+                added += p2p_beat(f, w, lo, hi, w->r[i].comm);
+            }
+    }
+    free(done);
+    return added;
 }
 
 /* ---- following a wait to its origin ------------------------------------------ */
@@ -461,7 +594,10 @@ static int64_t coll_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm, uin
  * record k by whole beats while its own time there was as far beyond the
  * others' (late of its own, but behind a rank later still), passing over
  * one beat without: at a training job's step starts a loaded machine
- * pauses other ranks longer now and then. */
+ * pauses other ranks longer now and then. The process's first record, whose
+ * own time has no earlier end to be measured from, does not part the run
+ * (at a job's start a rank that started later still hides the fault's
+ * first; p2p_beat likewise). */
 static int64_t beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
 {
     int64_t on = k;
@@ -470,7 +606,7 @@ static int64_t beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
     for (int64_t i = k - 1; k >= 0 && i >= 0 && w->r[i].who == w->r[k].who && weak <= 1; i--) {
         if (w->r[i].comm != w->r[k].comm || w->r[i].p2p || ++nth % every)
             continue;
-        weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS ? weak + 1 : 0;
+        weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS && !w->r[i].first ? weak + 1 : 0;
         on = weak ? on : i;
     }
     return on;
@@ -481,19 +617,12 @@ static int64_t beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
 static uint64_t every_from(const nsc_rc_follow *w, int64_t k)
 {
     rc_rank_late x = {0};
-    uint64_t nth = 0;
     for (size_t i = (size_t)k; i < w->n && w->r[i].who == w->r[k].who; i++) {
         if (w->r[i].comm != w->r[k].comm || w->r[i].p2p)
             continue;
-        if (w->r[i].own_late) {
-            if (x.affected) {
-                uint64_t gap = nth - x.last_affected;
-                x.gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
-            }
-            x.last_affected = nth;
-            x.affected++;
-        }
-        nth++;
+        if (w->r[i].own_late)
+            nsc_rc_late_mark(&x, w->r[i].seq, w->r[i].api);
+        x.seen++;
     }
     return nsc_rc_late_every(&x);
 }
@@ -661,6 +790,17 @@ static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v,
     return nv;
 }
 
+/* The late problems (late_problems), each process with one that stands
+ * marked an origin. */
+static size_t standing(nsc_findings *f, const nsc_rc_follow *w, fw_late *v, const uint32_t *late_n,
+                       const uint32_t *own_n, uint8_t *origin)
+{
+    size_t nv = late_problems(f, w, v, late_n, own_n);
+    for (size_t i = 0; i < nv; i++)
+        origin[v[i].who] |= (uint8_t)v[i].stands;
+    return nv;
+}
+
 int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
 {
     if (w->oom) {
@@ -674,10 +814,15 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
     uint32_t *votes = calloc(w->nwho + 1, sizeof *votes);
     uint8_t *origin = calloc(w->nwho + 1, 1);
     fw_late *v = malloc(NSC_DIAG_MAX_PROBLEMS * sizeof *v);
-    int rc = late_n && own_n && votes && origin && v && judge_colls(w, late_n, own_n) == 0 ? NSC_DIAG_OK : NSC_DIAG_FAIL;
-    size_t nv = rc == NSC_DIAG_OK ? late_problems(f, w, v, late_n, own_n) : 0;
-    for (size_t i = 0; i < nv; i++)
-        origin[v[i].who] |= (uint8_t)v[i].stands;
+    int rc = late_n && own_n && votes && origin && v && judge_colls(w, late_n, own_n) == 0 && judge_pairs(w) == 0
+                 ? NSC_DIAG_OK
+                 : NSC_DIAG_FAIL;
+    size_t nv = rc == NSC_DIAG_OK ? standing(f, w, v, late_n, own_n, origin) : 0;
+    int added = rc == NSC_DIAG_OK ? p2p_beats(f, w, origin) : 0;
+    if (added < 0)
+        rc = NSC_DIAG_FAIL;
+    else if (added)
+        nv = standing(f, w, v, late_n, own_n, origin);
     for (size_t i = 0; i < nv; i++)
         if (!v[i].stands && (v[i].origin = vote_origin(w, &v[i], origin, votes)) < 0)
             v[i].p->kind[0] = 0;  /* inherited from no late rank: not a cause */

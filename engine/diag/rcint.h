@@ -240,6 +240,13 @@ static inline const char *nsc_rc_host_of(const rc_pass *p, int32_t rank)
 }
 /* qsort order of uint64_t values. */
 
+/* Count an affected collective of a rank at its place x->seen (seq and
+ * start its onset's, if among its first): its gaps and beats (rclate.c). */
+void nsc_rc_late_mark(rc_rank_late *x, uint64_t seq, uint64_t start_ns);
+/* The beat a late rank kept from one of its first affected collectives on
+ * (RC_LATE_BEAT_NUM, RC_LATE_BEAT_OFF), the earliest such and the shortest
+ * beat, in *on and *every; 0 if none (rclate.c). */
+int nsc_rc_late_beat(const rc_rank_late *x, size_t *on, uint64_t *every);
 /* How often a late rank is late since its onset, from its affected count
  * and gaps (rclate.c): 1 every collective, N 1 in N, 0 with one. */
 uint64_t nsc_rc_late_every(const rc_rank_late *x);

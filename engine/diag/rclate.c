@@ -69,6 +69,23 @@ static void count_beats(rc_rank_late *x)
             x->beat[i][n] += (x->seen - x->first_seen[i]) % n == 0;
 }
 
+void nsc_rc_late_mark(rc_rank_late *x, uint64_t seq, uint64_t start_ns)
+{
+    if (x->affected < RC_LATE_ONSETS) {
+        x->first_seq[x->affected] = seq;
+        x->first_ns[x->affected] = start_ns;
+        x->first_seen[x->affected] = x->seen;
+        x->first_behind[x->affected] = x->behind;
+    }
+    if (x->affected) {
+        uint64_t gap = x->seen - x->last_affected;
+        x->gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
+    }
+    x->last_affected = x->seen;
+    x->affected++;
+    count_beats(x);
+}
+
 /* Charge the last rank the collective's lateness as the collectives
  * endpoint splits it (docs/api-figures.md, "Figures"), and the others' waits. */
 static void charge_last(nsc_rc_late *l, const nsc_json *coll)
@@ -88,22 +105,16 @@ static void charge_last(nsc_rc_late *l, const nsc_json *coll)
     /* at its first collective a rank has no previous gap to split its
      * lateness by: a late one counts as its own there */
     if (is_own || (!x->seen && late >= NSC_FIG_LATE_MIN_NS)) {
-        if (x->affected < RC_LATE_ONSETS) {
-            x->first_seq[x->affected] = nsc_diag_num(coll, "seq");
-            x->first_ns[x->affected] = nsc_diag_num(coll, "start_ns");
-            x->first_seen[x->affected] = x->seen;
-            x->first_behind[x->affected] = x->behind;
-        }
-        if (x->affected) {
-            uint64_t gap = x->seen - x->last_affected;
-            x->gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
-        }
-        x->last_affected = x->seen;
-        x->affected++;
-        count_beats(x);
+        nsc_rc_late_mark(x, nsc_diag_num(coll, "seq"), nsc_diag_num(coll, "start_ns"));
         x->own_cost_ns += cost;
         l->own_all++;
     }
+    /* its host's and GPU's shares count where it was late of its own: at
+     * the others a share of its host's is not why it was late (a training
+     * job's late host, last at its step's later collectives behind the other
+     * stage's slow GPU, was charged 1.7 times its delay) */
+    if (!is_own)
+        gpu = host = 0;
     x->gpu_ns += gpu;
     x->host_ns += host;
     x->prev_ns += late - gpu - host;
@@ -235,10 +246,7 @@ static int kept_beat(const rc_rank_late *x, size_t on, uint64_t every, uint64_t 
     return RC_LATE_BEAT_DEN * hits >= RC_LATE_BEAT_NUM * beats && RC_LATE_BEAT_OFF * (all - hits) <= since - beats;
 }
 
-/* The beat a late rank kept from one of its first affected collectives
- * on (kept_beat), the earliest such and the shortest beat, in *on and
- * *every; 0 if none. */
-static int beat_of(const rc_rank_late *x, size_t *on, uint64_t *every)
+int nsc_rc_late_beat(const rc_rank_late *x, size_t *on, uint64_t *every)
 {
     size_t anchors = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
     for (size_t i = 0; i < anchors; i++)
@@ -265,7 +273,7 @@ static int late_since_onset(const nsc_rc_late *l, const rc_rank_late *x, size_t 
     if ((x->affected - *on + 1) * RC_LATE_MAX_EVERY >= since && 2 * x->affected > l->own_all &&
         held_beat(x, *on, *every, since))
         return 1;
-    return beat_of(x, on, every);
+    return nsc_rc_late_beat(x, on, every);
 }
 
 /* The rank late of its own most often of those late from an onset on, its
@@ -296,6 +304,14 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
         best = onset_straggler(l, &on, &every);
     if (best < 0)
         return;
+    /* a rank that keeps a beat is late on it, whatever made it late of its
+     * own between (a slow GPU in the other pipeline stage made a training
+     * job's late host late at half as many more of its tensor-parallel
+     * collectives, off its step's beat: the median gap 10, not 16) */
+    size_t beat_on;
+    uint64_t beat_every;
+    if (nsc_rc_late_beat(&l->r[best], &beat_on, &beat_every))
+        on = beat_on, every = beat_every;
     const rc_rank_late *x = &l->r[best];
     uint64_t late = x->host_ns + x->gpu_ns + x->prev_ns;
     int gpu = x->gpu_ns > x->host_ns;

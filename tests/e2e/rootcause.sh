@@ -324,14 +324,15 @@ faults="none host_late slow_gpu slow_link slow_nic stall mismatch hang kill host
 # pause 5 to 70 ms there, so that other ranks of its tensor-parallel group
 # are late of their own as often; over 40 steps its beat tells it (at 32
 # to 37 of 39 step starts 1 ms behind, the others at 24 or fewer: rclate.c,
-# rcfollow.c: a stage-0 host found in 5 of 5 at a load of 35-40), but
-# t_two's host is charged 1.5 to 1.7x its delay now and then (its host
-# share at the step's later collectives it arrives last at, not of its
-# own: 2 runs of 10 in one score, none in the next); a stage-1 host (t_host
-# with a rank of 32 or more)
-# is late before its Recv, which is never judged, and at the AllReduce
-# after it is not last: the others wait for their own Recvs there;
-# t_every10 (that host late at 4 steps of 40) likewise; t_mismatch, t_hang,
+# rcfollow.c), the beat's period kept though the other stage's slow GPU
+# makes t_two's host late of its own between now and then; a stage-1 host
+# (t_host with a rank of 32 or more) is late before each step's first Recv,
+# never later than its peer's Send (stage 0 still computing, some 10 ms on
+# a loaded machine) nor last after: its own time there beyond its peer's,
+# on the beat, tells it (rcfollow.c's Send/Recv pairs); t_every10 (that
+# host late at 4 steps of 40) is below a loaded machine's pauses (each
+# rank 1 ms or more behind at about a quarter of the step starts, of 1 to
+# 10 ms); t_mismatch, t_hang,
 # t_link, t_stall and the t_nic cases (found first every time, but under
 # load now and then with such a rank named besides; their places by
 # test_diagfind, test_rclinks and rootcause_check_test.py) are scored only

@@ -18,15 +18,22 @@ typedef struct page {
     char tp[16384], dp[16384];
 } page;
 
-static void put_rec(char *buf, size_t cap, const char *comm, unsigned seq, int rank, uint64_t api, uint64_t gpu,
-                    uint64_t end)
+/* A completed ledger record of func (peer -1 for a collective). */
+static void put_op(char *buf, size_t cap, const char *comm, const char *func, int peer, unsigned seq, int rank,
+                   uint64_t api, uint64_t gpu, uint64_t end)
 {
     size_t n = strlen(buf);
     snprintf(buf + n, cap - n,
-             "{\"kind\":\"record\",\"comm_id\":\"%s\",\"seq\":%u,\"rank\":%d,\"func\":\"AllReduce\",\"peer\":-1,"
+             "{\"kind\":\"record\",\"comm_id\":\"%s\",\"seq\":%u,\"rank\":%d,\"func\":\"%s\",\"peer\":%d,"
              "\"api_ns\":%llu,\"done_ns\":%llu,\"gpu_start_ns\":%llu,\"gpu_end_ns\":%llu,\"state\":\"completed\"}\n",
-             comm, seq, rank, (unsigned long long)api, (unsigned long long)end, (unsigned long long)gpu,
+             comm, seq, rank, func, peer, (unsigned long long)api, (unsigned long long)end, (unsigned long long)gpu,
              (unsigned long long)end);
+}
+
+static void put_rec(char *buf, size_t cap, const char *comm, unsigned seq, int rank, uint64_t api, uint64_t gpu,
+                    uint64_t end)
+{
+    put_op(buf, cap, comm, "AllReduce", -1, seq, rank, api, gpu, end);
 }
 
 /* Collective i starts at BASE + 100 ms x i: tp ends 5 ms in, dp 6 ms in. */
@@ -100,14 +107,20 @@ static void late(nsc_findings *f, const char *kind, const char *comm, int64_t ra
              (unsigned long long)BASE, (unsigned long long)(COLLS * 4 * MS));
 }
 
-static void follow(fixture *x)
+/* "0xa" and "0xb" followed, from src. */
+static void follow_ab(nsc_findings *f, const nsc_diag_src *src)
 {
     nsc_rc_follow *w = nsc_rc_follow_new();
     cr_assert_not_null(w);
-    cr_assert_eq(nsc_rc_follow_comm(x->f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", x->src.err);
-    cr_assert_eq(nsc_rc_follow_comm(x->f, w, "0xb", 2, ""), NSC_DIAG_OK, "%s", x->src.err);
-    cr_assert_eq(nsc_rc_follow_run(x->f, w), NSC_DIAG_OK, "%s", x->src.err);
+    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", src->err);
+    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xb", 2, ""), NSC_DIAG_OK, "%s", src->err);
+    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src->err);
     nsc_rc_follow_free(w);
+}
+
+static void follow(fixture *x)
+{
+    follow_ab(x->f, &x->src);
 }
 
 static void teardown(fixture *x)
@@ -191,6 +204,19 @@ static void beat_pages(char **tp, char **dp, size_t cap)
     strcat(dpage, "{\"kind\":\"end\",\"next_cursor\":null}\n");
 }
 
+/* Empty findings of job "j" reading from src, with the live state
+ * status_text parsed into *status (the caller frees both). */
+static nsc_findings *findings(nsc_diag_src *src, const char *status_text, nsc_json_doc *status)
+{
+    nsc_json_error e;
+    cr_assert_eq(nsc_json_parse(status_text, strlen(status_text), NULL, status, &e), 0);
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->src = src, f->status = nsc_json_root(status);
+    snprintf(f->job, sizeof f->job, "j");
+    return f;
+}
+
 /* rclate.c found P1 late on a beat of 16 from seq 64 (its first steps'
  * lateness split wrongly by the communicator alone): the verdict stands,
  * late of its own at 30 of 34 steps though at 1 in 16 of its late
@@ -203,12 +229,7 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
     bodies pg = {tp, dp};
     nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
     nsc_json_doc status;
-    nsc_json_error e;
-    cr_assert_eq(nsc_json_parse(beat_status, strlen(beat_status), NULL, &status, &e), 0);
-    nsc_findings *f = calloc(1, sizeof *f);
-    cr_assert_not_null(f);
-    f->src = &src, f->status = nsc_json_root(&status);
-    snprintf(f->job, sizeof f->job, "j");
+    nsc_findings *f = findings(&src, beat_status, &status);
     nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 0, 1, "host_late in 0xa");
     cr_assert_not_null(p);
     snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
@@ -216,12 +237,7 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
              "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"onset_ns\":%llu,\"every\":16,"
              "\"own_cost_ns\":%llu",
              STEPS * PER_STEP, (unsigned long long)BASE, (unsigned long long)(33 * 4 * MS));
-    nsc_rc_follow *w = nsc_rc_follow_new();
-    cr_assert_not_null(w);
-    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xa", 2, ""), NSC_DIAG_OK, "%s", src.err);
-    cr_assert_eq(nsc_rc_follow_comm(f, w, "0xb", 2, ""), NSC_DIAG_OK, "%s", src.err);
-    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
-    nsc_rc_follow_free(w);
+    follow_ab(f, &src);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     cr_assert_eq(f->p[0].rank, 1);
     cr_assert_eq(f->p[0].seq, 0, "%s", f->p[0].text);
@@ -230,4 +246,164 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
     nsc_json_free(&status);
     free(tp);
     free(dp);
+}
+
+/* A pipeline's second stage whose host is late before each step's first
+ * Recv, as a loaded emulator played it (rootcause.sh's t_host with a rank
+ * of 32 or more): P1 posts its Recv 4 ms after its last step's end in "0xb"
+ * (its first record at step 0),
+ * and P0 posts the Send 10 ms into the step, after its own work in "0xc":
+ * P1 is never later than its peer, nor last anywhere; its host's gap at
+ * each step's Recv is 4 ms beyond P0's at the Send (the Recv's kernel
+ * starts with the Send: its peer's time, not its GPU's). Then the backward
+ * pair, each side 1.9 ms after its last end. Step s starts at BASE + 20 ms
+ * x s. */
+#define P2P_STEPS 40
+
+static const char p2p_status[] =
+    "{\"jobs\":[{\"job\":\"j\",\"comms\":["
+    "{\"comm\":\"0xa\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h1\",\"pid\":11}]},"
+    "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h1\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]},"
+    "{\"comm\":\"0xc\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h0\",\"pid\":13}]}]}]}";
+
+/* A Send or Recv of "0xa" (two ranks: the peer is the other). */
+static void put_p2p(char *buf, size_t cap, const char *func, unsigned seq, int rank, uint64_t api, uint64_t gpu,
+                    uint64_t end)
+{
+    put_op(buf, cap, "0xa", func, 1 - rank, seq, rank, api, gpu, end);
+}
+
+static int serve3(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
+                  size_t errcap)
+{
+    char *const *body = arg;
+    if (strcmp(endpoint, "ledger") != 0) {
+        snprintf(err, errcap, "no %s here", endpoint);
+        return -1;
+    }
+    size_t i = strstr(qs, "comm=0xa") ? 0 : strstr(qs, "comm=0xb") ? 1 : 2;
+    return fn(fn_arg, body[i], strlen(body[i]));
+}
+
+/* The pages above followed, after pre (NULL: none) added the problems a
+ * communicator's analysis found; the findings, which the caller frees. */
+static nsc_findings *p2p_follow(void (*pre)(nsc_findings *))
+{
+    size_t cap = 1 << 20;
+    char *body[3];
+    const char *ids[3] = {"0xa", "0xb", "0xc"};
+    for (int c = 0; c < 3; c++) {
+        cr_assert_not_null(body[c] = calloc(1, cap));
+        snprintf(body[c], cap, "{\"kind\":\"header\",\"comm\":\"%s\",\"nranks\":2}\n", ids[c]);
+    }
+    uint64_t us = MS / 1000;
+    for (unsigned s = 0; s < P2P_STEPS; s++) {
+        uint64_t t = BASE + 20 * MS * s;
+        for (int r = 0; r < 2; r++) {
+            put_rec(body[1], cap, "0xb", s, r, t + 18 * MS, t + 18 * MS, t + 20 * MS);
+            put_rec(body[2], cap, "0xc", s, r, t + 9500 * us, t + 9500 * us, t + 9900 * us);
+        }
+        put_p2p(body[0], cap, "Recv", s, 1, t + 4 * MS, t + 10 * MS, t + 10100 * us);
+        put_p2p(body[0], cap, "Send", s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
+        put_p2p(body[0], cap, "Recv", s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+        put_p2p(body[0], cap, "Send", s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+    }
+    for (int c = 0; c < 3; c++)
+        strcat(body[c], "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    nsc_diag_src src = {.get = serve3, .arg = body, .name = "canned"};
+    nsc_json_doc status;
+    nsc_findings *f = findings(&src, p2p_status, &status);
+    if (pre)
+        pre(f);
+    nsc_rc_follow *w = nsc_rc_follow_new();
+    cr_assert_not_null(w);
+    for (int c = 0; c < 3; c++)
+        cr_assert_eq(nsc_rc_follow_comm(f, w, ids[c], 2, ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
+    nsc_rc_follow_free(w);
+    nsc_json_free(&status);
+    for (int c = 0; c < 3; c++)
+        free(body[c]);
+    return f;
+}
+
+Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
+{
+    nsc_findings *f = p2p_follow(NULL);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_str_eq(p->kind, "host_late");
+    cr_assert_str_eq(p->comm, "0xa");
+    cr_assert_eq(p->rank, 1);
+    cr_assert_str_eq(p->hosts[0], "h1");
+    /* step 0's Recv, P1's first record (no earlier end to measure from), a
+     * beat before the first it was seen late at */
+    cr_assert_eq(p->seq, 0, "%s", p->text);
+    cr_assert_not_null(strstr(p->figures, "\"late_of_its_own\":39,"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,\"onset_ns\":1004000000,\"every\":2,"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"world_rank\":1,"), "%s", p->figures);
+    free(f);
+}
+
+/* P1's GPU late in "0xb", a problem that stands there (rootcause.sh's t_two:
+ * a slow GPU in the second stage holds its host at each switch to the
+ * pipeline's communicator, its gap before its Send/Recv as long). */
+static void p1_gpu_late(nsc_findings *f)
+{
+    late(f, "gpu_late", "0xb", 0);
+}
+
+/* ... its Send/Recv add no problem: the verdict is its GPU's, in "0xb" alone. */
+Test(rcfollow, a_process_late_in_a_collective_s_problem_is_not_judged_by_its_send_recv)
+{
+    nsc_findings *f = p2p_follow(p1_gpu_late);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    cr_assert_str_eq(f->p[0].kind, "gpu_late", "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"comms_of_its_own\":[\"0xb\"]"), "%s", f->p[0].figures);
+    free(f);
+}
+
+/* A host late at each step's start from the job's start, as rootcause.sh's
+ * t_host run saw it: in "0xa" P1 4 ms late at the first of each step's 16
+ * collectives, 30 steps, but at step 0 P0 started 40 ms later still (P1's
+ * first record: no earlier end to measure its own time from). rclate.c
+ * found it on the beat from seq 16; the onset goes back to seq 0. */
+Test(rcfollow, a_beat_s_onset_goes_back_to_the_process_s_first_record)
+{
+    page pg;
+    char *tp = calloc(1, 1 << 20);
+    cr_assert_not_null(tp);
+    snprintf(tp, 1 << 20, "{\"kind\":\"header\",\"comm\":\"0xa\",\"nranks\":2}\n");
+    snprintf(pg.dp, sizeof pg.dp, "{\"kind\":\"header\",\"comm\":\"0xb\",\"nranks\":2}\n");
+    uint64_t cur = BASE, us = MS / 1000;
+    for (unsigned seq = 0; seq < 30 * 16; seq++) {
+        uint64_t p0 = cur + 100 * us, p1 = p0;
+        if (seq % 16 == 0)
+            p0 = cur + (seq ? 200 * us : 40 * MS), p1 = cur + 4 * MS;
+        uint64_t end = (p0 > p1 ? p0 : p1) + 300 * us;
+        put_rec(tp, 1 << 20, "0xa", seq, 0, p0, p0, end);
+        put_rec(tp, 1 << 20, "0xa", seq, 1, p1, p1, end);
+        cur = end;
+    }
+    put_rec(pg.dp, sizeof pg.dp, "0xb", 0, 0, cur, cur, cur + MS);
+    put_rec(pg.dp, sizeof pg.dp, "0xb", 0, 1, cur, cur, cur + MS);
+    strcat(tp, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    strcat(pg.dp, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    bodies b = {tp, pg.dp};
+    nsc_diag_src src = {.get = serve, .arg = &b, .name = "canned"};
+    nsc_json_doc status;
+    nsc_findings *f = findings(&src, status_text, &status);
+    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 0, 1, "host_late in 0xa");
+    cr_assert_not_null(p);
+    snprintf(p->figures, sizeof p->figures,
+             "\"late_of_its_own\":29,\"collectives\":480,\"onset_seq\":16,\"onset_ns\":%llu,\"every\":16,"
+             "\"own_cost_ns\":%llu",
+             (unsigned long long)BASE, (unsigned long long)(29 * 4 * MS));
+    follow_ab(f, &src);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    cr_assert_eq(f->p[0].seq, 0, "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
+    free(f);
+    free(tp);
+    nsc_json_free(&status);
 }

@@ -30,8 +30,9 @@ static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_
 }
 
 /* Collective seq at t: each rank's arrival (ms after t), the last one's
- * lateness split as the endpoint splits it (own: its host's). */
-static void add_coll(nsc_rc_late *l, unsigned seq, const double *arrive_ms, int own)
+ * lateness split as the endpoint splits it: host_ms its host's (-1: all of
+ * it where own, else none). */
+static void add_coll_split(nsc_rc_late *l, unsigned seq, const double *arrive_ms, int own, double host_ms)
 {
     uint64_t t = (1000 + 100 * seq) * MS, first = UINT64_MAX, second = 0;
     int last = 0;
@@ -51,7 +52,8 @@ static void add_coll(nsc_rc_late *l, unsigned seq, const double *arrive_ms, int 
                                 "\"late_host_ns\":%llu,\"late_gpu_ns\":0,\"late_of_its_own\":%s,\"mismatch\":null,"
                                 "\"ranks\":[",
                                 seq, NRANKS, NRANKS, (unsigned long long)first, (unsigned long long)(t + 50 * MS),
-                                last, (unsigned long long)late, (unsigned long long)(own ? late : 0),
+                                last, (unsigned long long)late,
+                                (unsigned long long)(host_ms >= 0 ? (uint64_t)(host_ms * MS) : own ? late : 0),
                                 own ? "true" : "false");
     for (int r = 0; r < NRANKS; r++) {
         uint64_t a = t + (uint64_t)(arrive_ms[r] * MS), last_at = t + (uint64_t)(arrive_ms[last] * MS);
@@ -64,6 +66,11 @@ static void add_coll(nsc_rc_late *l, unsigned seq, const double *arrive_ms, int 
     cr_assert_eq(nsc_json_parse(buf, strlen(buf), NULL, &d, &e), 0, "%s", buf);
     nsc_rc_late_add(l, nsc_json_root(&d));
     nsc_json_free(&d);
+}
+
+static void add_coll(nsc_rc_late *l, unsigned seq, const double *arrive_ms, int own)
+{
+    add_coll_split(l, seq, arrive_ms, own, -1);
 }
 
 /* Empty findings reading from src (canned pages), and a late-rank pass of
@@ -325,6 +332,45 @@ Test(rclate, an_intermittent_host_paused_between_keeps_its_period)
     cr_assert_eq(f->p[0].rank, 3, "%s", f->p[0].text);
     cr_assert_not_null(strstr(f->p[0].figures, "\"onset_seq\":0,"), "%s", f->p[0].figures);
     cr_assert_not_null(strstr(f->p[0].figures, "\"every\":3,"), "%s", f->p[0].figures);
+    nsc_rc_late_free(l);
+    free(f);
+}
+
+/* Rank 1's host 4 ms late at each step's start, and late of its own 2 ms
+ * at the step's eighth collective in 3 steps of 4 as well (rootcause.sh's
+ * t_two: a slow GPU in the other pipeline stage): the gaps between its
+ * affected collectives are 7, 9 and 16, their median 9; it keeps the
+ * step's beat, and is late on it. */
+static int host_late_a_step_and_between(unsigned seq, double *ms)
+{
+    if (seq % 16 == 0)
+        ms[1] = 4.0;
+    else if (seq % 16 == 7 && (seq / 16) % 4 != 0)
+        ms[1] = 2.0;
+    return seq % 16 == 0 || ms[1] >= 2.0;
+}
+
+Test(rclate, a_host_late_on_a_beat_and_off_it_now_and_then_is_late_on_the_beat)
+{
+    train_tp(host_late_a_step_and_between, 1);
+}
+
+/* Rank 3's host 4 ms late of its own at each of 12 collectives, and last
+ * at 12 more, 5 ms late, not of its own, 3 ms of it its host's (as the
+ * endpoint split it behind another fault): its host's share is its 3.9 ms
+ * beyond the others at each collective late of its own, the rest inherited. */
+Test(rclate, a_late_rank_s_host_share_counts_where_it_was_late_of_its_own)
+{
+    nsc_diag_src src;
+    nsc_rc_late *l;
+    nsc_findings *f = fresh(&src, &l);
+    for (unsigned seq = 0; seq < 24; seq++)
+        add_coll_split(l, seq, (double[]){0, 0.1, 0.05, seq % 2 ? 5.0 : 4.0}, seq % 2 == 0, seq % 2 ? 3.0 : -1);
+    cr_assert_eq(nsc_rc_comm(f, l, "0xc", ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(f->n, 1);
+    cr_assert_eq(f->p[0].rank, 3, "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"late_of_its_own\":12,"), "%s", f->p[0].figures);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"host_late_ns\":46800000,"), "%s", f->p[0].figures);
     nsc_rc_late_free(l);
     free(f);
 }
