@@ -72,6 +72,7 @@ typedef struct layout {
  * come last. */
 #define EV(member, kind) {offsetof(nsc_event, member), kind}
 #define EV_NCOMMON (0 NSC_FIELDS_HEAD(NSC_ROW_WIRE_COUNT, ~))
+#define EV_NORIGIN (0 NSC_FIELDS_ORIGIN(NSC_ROW_WIRE_COUNT, ~))
 #define HEAD_ROW(a, kind, m, wire, store, json, nccl) NSC_AT(wire, 0, EV(m, K_##kind))
 #define WIRE_ROW(a, kind, m, wire, store, json, nccl) NSC_AT(wire, EV_NCOMMON, EV(a.m, K_##kind))
 #define ORIGIN_ROW(ndesc, kind, m, wire, store, json, nccl)                                  \
@@ -200,10 +201,20 @@ ALWAYS_INLINE static inline void store(uint8_t *rec, const field *f, uint64_t v)
 /* ---- msgpack writer: min-width encodings, no bounds checks (callers reserve
  * NSC_WIRE_REC_MAX bytes first) ---------------------------------------------- */
 
-static uint8_t *put_be(uint8_t *p, uint64_t v, int n)
+/* v's low n bytes (1 to 8), most significant first: moved to the top of the
+ * word, put in memory order and stored at once, not a byte at a time (every
+ * value wider than a fixint, several per record, comes here). */
+static inline uint8_t *put_be(uint8_t *p, uint64_t v, int n)
 {
-    for (int i = n - 1; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
+    if (n == 1) {
+        *p = (uint8_t)v;
+        return p + 1;
+    }
+    uint64_t w = v << (64 - 8 * n);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    memcpy(p, &w, (size_t)n);
     return p + n;
 }
 
@@ -406,12 +417,18 @@ ALWAYS_INLINE static inline int enc_record(nsc_enc *e, unsigned tag, const void 
     size_t hw = 1 + nmax <= 15 ? 1 : 3;
     uint8_t *p = start + hw, *end;
     deltas d = {.base_ns = e->base_ns, .last_id = e->last_id, .pid = e->pid};
+    /* An event's origin, its last fields, is zero but for PXN's few: it would
+     * be trimmed, so it is not written at all. */
+    const nsc_event *ev = rec;
+    int no_origin = tag < NSC_T_COUNT && !(ev->origin_pid | ev->origin_parent | ev->origin_ctx);
     *p++ = (uint8_t)tag;
     end = p;
     unsigned n = 0;
 #pragma GCC unroll 32
     for (unsigned i = 0; i < nmax; i++) {
         int zero;
+        if (no_origin && i == nmax - EV_NORIGIN)
+            break;
         p = put_field(p, r, &L->f[i], &d, &zero);
         if (!zero || i < L->nmin) {
             end = p;

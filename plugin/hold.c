@@ -31,10 +31,15 @@ typedef struct idx {
     uint64_t first, last;  /* ring positions */
 } idx;
 
+/* An entry sits at most `reach` entries past its home: a probe or a deletion
+ * looks no further. Ids of live events differ in their slot index, so entries
+ * nearly always sit at home (reach 0) and a deletion is one store; it grows
+ * with a collision and is 0 again once the table is empty. */
 static struct {
     held *ring;
     idx *table;
     uint32_t cap, tcap;  /* ring and table sizes, powers of two; tcap >= 2 cap */
+    uint32_t used, reach;  /* table entries in use; the farthest from home */
     uint64_t head, tail; /* ring positions: [head, tail) may hold live states */
 } h;
 
@@ -70,6 +75,7 @@ void nsc_hold_reset(void)
     if (h.table)
         memset(h.table, 0, h.tcap * sizeof *h.table);
     h.head = h.tail = 0;
+    h.used = h.reach = 0;
 }
 
 static held *at(uint64_t pos) { return &h.ring[pos & (h.cap - 1)]; }
@@ -85,19 +91,20 @@ static uint32_t slot_of(uint64_t id)
 
 static idx *find(uint64_t id)
 {
-    for (uint32_t s = slot_of(id);; s = (s + 1) & (h.tcap - 1)) {
+    uint32_t s = slot_of(id);
+    for (uint32_t d = 0; d <= h.reach && h.table[s].id; d++, s = (s + 1) & (h.tcap - 1))
         if (h.table[s].id == id)
             return &h.table[s];
-        if (h.table[s].id == 0)
-            return NULL;
-    }
+    return NULL;
 }
 
-/* Remove an entry, moving later ones of its probe run back into the gap. */
+/* Remove an entry, moving later ones of its probe run back into the gap.
+ * Past `reach` from the gap no entry's home is at or before it. */
 static void unindex(idx *e)
 {
     uint32_t gap = (uint32_t)(e - h.table);
-    for (uint32_t s = (gap + 1) & (h.tcap - 1); h.table[s].id; s = (s + 1) & (h.tcap - 1)) {
+    for (uint32_t s = (gap + 1) & (h.tcap - 1);
+         h.table[s].id && ((s - gap) & (h.tcap - 1)) <= h.reach; s = (s + 1) & (h.tcap - 1)) {
         uint32_t home = slot_of(h.table[s].id);
         /* s may fill the gap if its home is not in (gap, s] (cyclically) */
         if (((s - home) & (h.tcap - 1)) >= ((s - gap) & (h.tcap - 1))) {
@@ -106,6 +113,8 @@ static void unindex(idx *e)
         }
     }
     h.table[gap].id = 0;
+    if (--h.used == 0)
+        h.reach = 0;
 }
 
 static void skip_shipped(void)
@@ -128,10 +137,13 @@ void nsc_hold_put(const nsc_state_rec *st, uint64_t now)
         e->last = pos;
         return;
     }
-    uint32_t s = slot_of(st->id);
+    uint32_t home = slot_of(st->id), s = home;
     while (h.table[s].id)
         s = (s + 1) & (h.tcap - 1);
     h.table[s] = (idx){st->id, pos, pos};
+    h.used++;
+    if (((s - home) & (h.tcap - 1)) > h.reach)
+        h.reach = (s - home) & (h.tcap - 1);
 }
 
 const nsc_state_rec *nsc_hold_oldest(uint64_t *held_ns)

@@ -89,3 +89,17 @@ void emu_acct_note_tid(emu_acct *a)
     if (a->ntids < 4)
         a->tids[a->ntids++] = tid;
 }
+
+/* Once, when the summary reads a slot: the share is zeroed as it is added. */
+void emu_acct_fold(emu_acct *a)
+{
+    for (int k = 0; k < 3; k++)
+        for (int t = 0; t < NSC_T_COUNT; t++)
+            a->calls[k][t] += a->proxy_calls[k][t];
+    for (int s = 0; s < NSC_S_COUNT; s++)
+        a->states[s] += a->proxy_states[s];
+    a->open_states += a->proxy_open_states;
+    memset(a->proxy_calls, 0, sizeof a->proxy_calls);
+    memset(a->proxy_states, 0, sizeof a->proxy_states);
+    a->proxy_open_states = 0;
+}

@@ -293,6 +293,13 @@ typedef struct emu_acct {
     uint64_t states[NSC_S_COUNT];
     uint64_t null_handles;
     uint64_t open_states; /* states given to events not (yet) stopped */
+    /* The proxy thread's own share of calls, states and open_states: it has
+     * no other writer, so it is counted with plain stores, not the locked
+     * adds the shared ones need (a few per record, which NCCL never pays);
+     * emu_acct_fold adds it to them for the summary. */
+    uint64_t proxy_calls[3][NSC_T_COUNT];
+    uint64_t proxy_states[NSC_S_COUNT];
+    uint64_t proxy_open_states;
     uint64_t pxn_guarded, pxn_unguarded, pxn_probed, pxn_probe_segv;
     uint32_t ncoll, nsamples;
     /* followed by coll_cap emu_coll_rec, then sample_cap emu_sample */
@@ -313,6 +320,7 @@ emu_acct *emu_acct_slot(const emu_acct_file *f, uint32_t i);
 emu_coll_rec *emu_acct_colls(const emu_acct_file *f, emu_acct *a);
 emu_sample *emu_acct_samples(const emu_acct_file *f, emu_acct *a);
 void emu_acct_note_tid(emu_acct *a);
+void emu_acct_fold(emu_acct *a); /* the proxy thread's share into the shared counts */
 
 /* ---- engine.c ---- */
 /* NCCL's functions, the index into emu_func_names. */

@@ -68,6 +68,38 @@ static void count(uint64_t *c)
     __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
+/* The rank whose proxy thread this is (NULL: not a proxy thread). */
+static __thread const emu_rank *proxy_of_thread;
+
+/* Add d to a count of r's: the proxy thread's own share with a plain store
+ * (it is the one writer), a shared count with a locked add. */
+static void tally(const emu_rank *r, uint64_t *c, uint64_t d)
+{
+    if (proxy_of_thread == r)
+        __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_add(c, d, __ATOMIC_RELAXED);
+}
+
+/* The calls this thread counts as r's own (not PXN's foreign ones). */
+static uint64_t (*own_calls(emu_rank *r))[NSC_T_COUNT]
+{
+    return proxy_of_thread == r ? r->acct->proxy_calls : r->acct->calls;
+}
+
+static bool is_foreign(const emu_rank *r, uint64_t (*calls)[NSC_T_COUNT])
+{
+    return calls == r->acct->foreign;
+}
+
+static void count_call(emu_rank *r, uint64_t (*calls)[NSC_T_COUNT], int kind, unsigned type)
+{
+    if (is_foreign(r, calls))
+        count(&calls[kind][type]);
+    else
+        tally(r, &calls[kind][type], 1);
+}
+
 static void *start_in(emu_rank *r, void *ctx, emu_ev *ev, uint64_t (*calls)[NSC_T_COUNT])
 {
     int v = r->w->pl.version;
@@ -78,7 +110,7 @@ static void *start_in(emu_rank *r, void *ctx, emu_ev *ev, uint64_t (*calls)[NSC_
     emu_quirks_descr(v, ev, &d);
     void *h = NULL;
     emu_plugin_start(&r->w->pl, ctx, &h, &d);
-    count(&calls[EMU_CALL_START][ev->type]);
+    count_call(r, calls, EMU_CALL_START, ev->type);
     if (!h)
         count(&r->acct->null_handles);
     return h;
@@ -89,7 +121,7 @@ void *emu_start(emu_rank *r, emu_ev *ev)
     ev->rank = r->ci.rank;
     ev->comm_id = r->ci.comm_id;
     ev->comm_name = r->ci.name;
-    return start_in(r, r->ctx, ev, r->acct->calls);
+    return start_in(r, r->ctx, ev, own_calls(r));
 }
 
 /* ev->rank and comm fields already carry the originator's values. */
@@ -102,9 +134,6 @@ void *emu_start_on(emu_rank *r, void *ctx, emu_ev *ev, bool foreign)
 {
     return foreign ? emu_start_foreign(r, ctx, ev) : emu_start(r, ev);
 }
-
-/* The rank whose proxy thread this is (NULL: not a proxy thread). */
-static __thread const emu_rank *proxy_of_thread;
 
 /* This thread's set of r's open events, locked if other threads share it. */
 static emu_open_set *open_set(emu_rank *r)
@@ -154,7 +183,7 @@ static void open_state_add(emu_rank *r, void *h)
         s->e[i].n++;
     else
         s->e[i].h = h, s->e[i].n = 1;
-    __atomic_fetch_add(&r->acct->open_states, 1, __ATOMIC_RELAXED);
+    tally(r, proxy_of_thread == r ? &r->acct->proxy_open_states : &r->acct->open_states, 1);
     open_set_done(r, s);
 }
 
@@ -181,7 +210,8 @@ static void open_state_end(emu_rank *r, void *h, bool stopped)
     int i = open_find(s, h);
     if (i >= 0 && s->e[i].h) {
         if (stopped)
-            __atomic_fetch_sub(&r->acct->open_states, s->e[i].n, __ATOMIC_RELAXED);
+            tally(r, proxy_of_thread == r ? &r->acct->proxy_open_states : &r->acct->open_states,
+                  -(uint64_t)s->e[i].n);
         open_remove(s, (unsigned)i);
     }
     open_set_done(r, s);
@@ -198,19 +228,19 @@ static void stop_in(emu_rank *r, unsigned type, void *h, uint64_t (*calls)[NSC_T
     if (!h)
         return;
     emu_plugin_stop(&r->w->pl, h);
-    count(&calls[EMU_CALL_STOP][type]);
-    if (calls == r->acct->calls)
+    count_call(r, calls, EMU_CALL_STOP, type);
+    if (!is_foreign(r, calls))
         open_state_end(r, h, true);
 }
 
 void emu_stop(emu_rank *r, unsigned type, void *h)
 {
-    stop_in(r, type, h, r->acct->calls);
+    stop_in(r, type, h, own_calls(r));
 }
 
 void emu_stop_on(emu_rank *r, unsigned type, void *h, bool foreign)
 {
-    stop_in(r, type, h, foreign ? r->acct->foreign : r->acct->calls);
+    stop_in(r, type, h, foreign ? r->acct->foreign : own_calls(r));
 }
 
 static void state_in(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps,
@@ -221,21 +251,21 @@ static void state_in(emu_rank *r, unsigned type, void *h, int state, uint64_t ar
     emu_state_args a;
     emu_state_args_build(r->w->pl.version, state, arg, steps, &a);
     emu_plugin_state(&r->w->pl, h, state, &a);
-    count(&calls[EMU_CALL_STATE][type]);
-    if (calls == r->acct->calls) { /* PXN states count as "foreign" calls only */
-        count(&r->acct->states[state]);
+    count_call(r, calls, EMU_CALL_STATE, type);
+    if (!is_foreign(r, calls)) { /* PXN states count as "foreign" calls only */
+        tally(r, proxy_of_thread == r ? &r->acct->proxy_states[state] : &r->acct->states[state], 1);
         open_state_add(r, h);
     }
 }
 
 void emu_state(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps)
 {
-    state_in(r, type, h, state, arg, steps, r->acct->calls);
+    state_in(r, type, h, state, arg, steps, own_calls(r));
 }
 
 void emu_state_on(emu_rank *r, unsigned type, void *h, int state, uint64_t arg, int steps, bool foreign)
 {
-    state_in(r, type, h, state, arg, steps, foreign ? r->acct->foreign : r->acct->calls);
+    state_in(r, type, h, state, arg, steps, foreign ? r->acct->foreign : own_calls(r));
 }
 
 int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global_rank, int node)

@@ -290,6 +290,7 @@ int emu_summary_write(const emu_opts *o, const char *path, const emu_proc_result
             emu_acct *a = emu_acct_slot(&af, i);
             if (!a->used)
                 continue;
+            emu_acct_fold(a);
             write_slot(f, o, &af, a, first);
             first = false;
             add_counts(total, (const uint64_t(*)[NSC_T_COUNT])a->calls);
