@@ -858,6 +858,42 @@ Test(emu, replay_refuses_a_log_of_several_processes)
     cr_assert_eq(system(args), 0, "the error names the reason");
 }
 
+/* NCCL makes no call on a communicator after its finalize: a log whose
+ * event gets a state and its stop after its communicator finalized (another
+ * one still open) replays to its end, and the plugin gets neither call. */
+Test(emu, replay_drops_calls_after_their_finalize, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    char log[600], args[700];
+    snprintf(log, sizeof log, "%s/late.jsonl", dir);
+    FILE *f = fopen(log, "w");
+    cr_assert_not_null(f);
+    for (int comm = 7; comm <= 8; comm++)
+        fprintf(f, "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerInit\",\"commId\":%d,\"rank\":0,"
+                   "\"start\":{\"ts\":%d.0,\"pid\":100,\"tid\":100},\"details\":{\"nranks\":1}}\n",
+                comm, comm - 6);
+    fputs("{\"recordType\":\"event\",\"type\":\"ncclProfileGroupApi\",\"commId\":7,\"rank\":0,"
+          "\"start\":{\"ts\":3.0,\"pid\":100,\"tid\":100},\"stop\":{\"ts\":7.0,\"pid\":100,\"tid\":100},"
+          "\"eventAddr\":\"0x1000\",\"details\":{\"depth\":1}}\n"
+          "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerFinalize\",\"commId\":7,\"rank\":0,"
+          "\"start\":{\"ts\":4.0,\"pid\":100,\"tid\":100}}\n"
+          "{\"recordType\":\"state\",\"eventAddr\":\"0x1000\",\"ts\":5.0,\"id\":23,\"pid\":100,\"tid\":100}\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "--replay %s --speed 0", log);
+    cr_assert_eq(run_emu(dir, NULL, args), 0);
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    size_t starts = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const char *call = jstr(nsc_json_root(&rec.docs[i]), "call");
+        starts += strcmp(call, "start") == 0;
+        cr_assert(strcmp(call, "state") && strcmp(call, "stop"), "line %zu: a %s after the finalize", i, call);
+    }
+    cr_assert_eq(starts, 1, "the event was started");
+    jlines_free(&rec);
+}
+
 /* The empty plugin is the benchmarks' baseline: it must get every call a real
  * plugin gets (NCCL skips stop and state for NULL handles), so its job makes
  * the record plugin's calls, type by type (ProxyCtrl aside: how often the proxy
