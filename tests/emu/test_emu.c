@@ -1,8 +1,9 @@
 /* test_emu.c: end-to-end tests of ncclscope-emu with the record plugin: the
  * real log replayed reproduces its calls and parent links exactly; every API
  * version's descriptors read back through our headers; the summary matches
- * what the plugin received; PXN addresses fault; killed and hung ranks; init
- * failure and "none"; the clock shim. */
+ * what the plugin received; PXN addresses fault; killed and hung ranks; the
+ * events a large AlltoAll holds open; init failure and "none"; the clock
+ * shim. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -564,6 +565,32 @@ Test(emu, hung_rank_stops_and_the_others_stay_open, .timeout = 30)
         cr_assert_eq(seq->count, hung ? 2 : 3, "rank %llu", (unsigned long long)jnum(rk, "rank"));
         cr_assert_eq(jnum(rk, "open_events"), hung ? 0 : 2, "the hung collective's channels stay open");
     }
+    nsc_json_free(&sum);
+}
+
+/* NCCL bounds the events a rank holds open with states only by what is in
+ * flight: each rank of a 32-rank AlltoAll on 4 nodes at 2 channels holds a
+ * ProxyOp and a ProxyStep open per channel and remote send or receive (96
+ * legs, 192 events). Before, the emulator kept at most 32 and every rank
+ * died. A process per node: the ranks' sets are theirs all the same. */
+Test(emu, alltoall_of_32_ranks_at_2_channels_ends_every_op, .timeout = 120)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--scenario alltoall --nodes 4 --ranks-per-node 8 --ranks-as threads "
+                                    "--channels 2 --iters 2"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    int n = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk), n++) {
+        unsigned long long rank = (unsigned long long)jnum(rk, "rank");
+        const nsc_json *c = nsc_json_get(rk, "collectives");
+        for (uint32_t i = 0; i < 2 * 64; i++)
+            cr_assert_gt(jnum(nsc_json_at(c, i), "end_ns"), 0, "rank %llu's op %u never ended", rank, i);
+        cr_assert_eq(summary_count(nsc_json_get(rk, "calls"), "stop", "ProxyOp"), 2 * 96, "rank %llu", rank);
+        cr_assert_eq(jnum(rk, "open_events"), 0, "rank %llu", rank);
+        cr_assert_eq(jnum(rk, "open_states"), 0, "rank %llu", rank);
+    }
+    cr_assert_eq(n, 32);
     nsc_json_free(&sum);
 }
 

@@ -346,28 +346,6 @@ Test(emu_time, alltoall_proxy_held_two_groups_back_finds_its_peers, .timeout = 6
     nsc_json_free(&s);
 }
 
-/* NCCL bounds the events a rank holds open with states only by what is in
- * flight: each rank of a 32-rank AlltoAll on 4 nodes at 2 channels holds a
- * ProxyOp and a ProxyStep open per channel and remote send or receive (96
- * legs, 192 events). Before, the emulator kept at most 32 and every rank died. */
-Test(emu_time, alltoall_of_32_ranks_at_2_channels_ends_every_op, .timeout = 120)
-{
-    nsc_json_doc s = run("--scenario alltoall --nodes 4 --ranks-per-node 8 --channels 2 --iters 2");
-    const nsc_json *ranks = ranks_of(&s);
-    int n = 0;
-    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk), n++) {
-        unsigned long long rank = (unsigned long long)jnum(rk, "rank");
-        const nsc_json *c = nsc_json_get(rk, "collectives");
-        for (uint32_t i = 0; i < 2 * 64; i++)
-            cr_assert_gt(jnum(nsc_json_at(c, i), "end_ns"), 0, "rank %llu's op %u never ended", rank, i);
-        cr_assert_eq(summary_count(nsc_json_get(rk, "calls"), "stop", "ProxyOp"), 2 * 96, "rank %llu", rank);
-        cr_assert_eq(jnum(rk, "open_events"), 0, "rank %llu", rank);
-        cr_assert_eq(jnum(rk, "open_states"), 0, "rank %llu", rank);
-    }
-    cr_assert_eq(n, 32);
-    nsc_json_free(&s);
-}
-
 /* A tree along the tree: 4 nodes (0 the root, 1 and 2 its children, 3 a
  * child of 1), 4 MiB in 2 channels of 17 chunks of 123 KiB, 9.9 us each on
  * the 25 GB/s NIC (two channels share it) plus 4 us per hop. From the last
