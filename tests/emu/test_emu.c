@@ -865,18 +865,31 @@ Test(emu, graph_replays_run_the_plans_task_events, .timeout = 30)
     nsc_json_free(&sum);
 }
 
+/* A new log DIR/NAME to replay; its path in log. */
+static FILE *log_new(const char *dir, const char *name, char *log, size_t cap)
+{
+    snprintf(log, cap, "%s/%s", dir, name);
+    FILE *f = fopen(log, "w");
+    cr_assert_not_null(f);
+    return f;
+}
+
+/* Its ProfilerInit line of comm's rank, at ts us, from process pid. */
+static void log_init(FILE *f, int comm, int rank, int nranks, int ts, int pid)
+{
+    fprintf(f, "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerInit\",\"commId\":%d,\"rank\":%d,"
+               "\"start\":{\"ts\":%d.0,\"pid\":%d,\"tid\":%d},\"details\":{\"nranks\":%d}}\n",
+            comm, rank, ts, pid, pid, nranks);
+}
+
 /* A log of several processes is refused, not replayed into one process. */
 Test(emu, replay_refuses_a_log_of_several_processes)
 {
     const char *dir = tmpdir_new();
     char log[600], args[700];
-    snprintf(log, sizeof log, "%s/two.jsonl", dir);
-    FILE *f = fopen(log, "w");
-    cr_assert_not_null(f);
+    FILE *f = log_new(dir, "two.jsonl", log, sizeof log);
     for (int pid = 100; pid <= 101; pid++)
-        fprintf(f, "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerInit\",\"commId\":1,\"rank\":%d,"
-                   "\"start\":{\"ts\":1.0,\"pid\":%d,\"tid\":%d},\"details\":{\"nranks\":2}}\n",
-                pid - 100, pid, pid);
+        log_init(f, 1, pid - 100, 2, 1, pid);
     fclose(f);
     snprintf(args, sizeof args, "--replay %s --speed 0 2>%s/err", log, dir);
     int rc = run_emu(dir, NULL, args);
@@ -892,13 +905,9 @@ Test(emu, replay_drops_calls_after_their_finalize, .timeout = 30)
 {
     const char *dir = tmpdir_new();
     char log[600], args[700];
-    snprintf(log, sizeof log, "%s/late.jsonl", dir);
-    FILE *f = fopen(log, "w");
-    cr_assert_not_null(f);
+    FILE *f = log_new(dir, "late.jsonl", log, sizeof log);
     for (int comm = 7; comm <= 8; comm++)
-        fprintf(f, "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerInit\",\"commId\":%d,\"rank\":0,"
-                   "\"start\":{\"ts\":%d.0,\"pid\":100,\"tid\":100},\"details\":{\"nranks\":1}}\n",
-                comm, comm - 6);
+        log_init(f, comm, 0, 1, comm - 6, 100);
     fputs("{\"recordType\":\"event\",\"type\":\"ncclProfileGroupApi\",\"commId\":7,\"rank\":0,"
           "\"start\":{\"ts\":3.0,\"pid\":100,\"tid\":100},\"stop\":{\"ts\":7.0,\"pid\":100,\"tid\":100},"
           "\"eventAddr\":\"0x1000\",\"details\":{\"depth\":1}}\n"
