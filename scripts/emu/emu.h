@@ -333,7 +333,9 @@ typedef struct emu_proxy emu_proxy;
 typedef struct emu_world emu_world;
 
 typedef struct emu_open_set {
-    struct { void *h; uint32_t n; } e[32]; /* a hash table: engine.c */
+    struct emu_open_entry { void *h; uint32_t n; } *e; /* a hash table: engine.c */
+    unsigned bits;  /* 1 << bits entries */
+    uint32_t used;  /* entries holding an event */
 } emu_open_set;
 
 /* One rank of one communicator in this process. */

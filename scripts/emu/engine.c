@@ -153,32 +153,78 @@ static void open_set_done(emu_rank *r, const emu_open_set *s)
 /* States of own events not yet stopped: +1 per state, and at the stop the
  * event's states are taken back. acct->open_states is what a process that dies
  * leaves: states the plugin saw for events it will never see stopped. The
- * set is a small hash table (linear probing, deletion by shifting back), as
- * every state call looks its handle up. */
-#define OPEN_SET_SIZE 32 /* emu_open_set's entries: a power of two */
+ * set is a hash table (linear probing, deletion by shifting back), as every
+ * state call looks its handle up. NCCL sets no bound on these events (a
+ * rank of an AlltoAll holds a ProxyOp and a ProxyStep open per channel and
+ * remote peer), so the set doubles when half full: a rank grows it a few
+ * times at most, and its probes stay short. */
+#define OPEN_SET_BITS 5 /* 32 entries to begin with */
 
-static unsigned open_home(const void *h)
+static int open_set_init(emu_open_set *s, unsigned bits)
 {
-    uint64_t x = (uint64_t)(uintptr_t)h * 0x9e3779b97f4a7c15ull;
-    return (unsigned)(x >> 59); /* the top 5 bits: 0..31 */
+    s->e = calloc((size_t)1 << bits, sizeof *s->e);
+    s->bits = bits;
+    s->used = 0;
+    return s->e ? 0 : -1;
 }
 
-/* Where h is, or the free entry where it would go (-1: neither, full). */
+static unsigned open_home(const emu_open_set *s, const void *h)
+{
+    uint64_t x = (uint64_t)(uintptr_t)h * 0x9e3779b97f4a7c15ull;
+    return (unsigned)(x >> (64 - s->bits)); /* the top bits: the best mixed */
+}
+
+static unsigned open_next(const emu_open_set *s, unsigned i)
+{
+    return (i + 1) & ((1u << s->bits) - 1);
+}
+
+/* Where h is, or the free entry where it would go (the set is never full). */
 static int open_find(const emu_open_set *s, const void *h)
 {
-    unsigned i = open_home(h);
-    for (int probe = 0; probe < OPEN_SET_SIZE; probe++, i = (i + 1) % OPEN_SET_SIZE)
-        if (s->e[i].h == h || !s->e[i].h)
-            return (int)i;
-    return -1;
+    unsigned i = open_home(s, h);
+    while (s->e[i].h && s->e[i].h != h)
+        i = open_next(s, i);
+    return (int)i;
+}
+
+/* Twice the entries, each event at its home in the larger set. */
+static int open_grow(emu_open_set *s)
+{
+    emu_open_set g;
+    if (open_set_init(&g, s->bits + 1))
+        return -1;
+    for (size_t i = 0; i < (size_t)1 << s->bits; i++)
+        if (s->e[i].h)
+            g.e[open_find(&g, s->e[i].h)] = s->e[i];
+    g.used = s->used;
+    free(s->e);
+    *s = g;
+    return 0;
+}
+
+/* Where h is, or the free entry it is to take (counted as used), the set
+ * grown first if that entry would fill half of it; -1: out of memory. */
+static int open_place(emu_open_set *s, const void *h)
+{
+    int i = open_find(s, h);
+    if (s->e[i].h)
+        return i;
+    if (2 * (s->used + 1) > 1u << s->bits) {
+        if (open_grow(s))
+            return -1;
+        i = open_find(s, h);
+    }
+    s->used++;
+    return i;
 }
 
 static void open_state_add(emu_rank *r, void *h)
 {
     emu_open_set *s = open_set(r);
-    int i = open_find(s, h);
+    int i = open_place(s, h);
     if (i < 0)
-        emu_die("more than 32 open events with states on one rank");
+        emu_die("out of memory for the open events of rank %d", r->ci.rank);
     if (s->e[i].h)
         s->e[i].n++;
     else
@@ -192,8 +238,9 @@ static void open_state_add(emu_rank *r, void *h)
 static void open_remove(emu_open_set *s, unsigned i)
 {
     s->e[i].h = NULL;
-    for (unsigned j = (i + 1) % OPEN_SET_SIZE; s->e[j].h; j = (j + 1) % OPEN_SET_SIZE) {
-        unsigned home = open_home(s->e[j].h);
+    s->used--;
+    for (unsigned j = open_next(s, i); s->e[j].h; j = open_next(s, j)) {
+        unsigned home = open_home(s, s->e[j].h);
         bool stays = i < j ? i < home && home <= j : i < home || home <= j;
         if (stays)
             continue;
@@ -208,7 +255,7 @@ static void open_state_end(emu_rank *r, void *h, bool stopped)
 {
     emu_open_set *s = open_set(r);
     int i = open_find(s, h);
-    if (i >= 0 && s->e[i].h) {
+    if (s->e[i].h) {
         if (stopped)
             tally(r, proxy_of_thread == r ? &r->acct->proxy_open_states : &r->acct->open_states,
                   -(uint64_t)s->e[i].n);
@@ -285,6 +332,7 @@ int emu_rank_open(emu_world *w, emu_rank *r, const emu_comm_info *ci, int global
     r->host_ready = calloc(nr, sizeof *r->host_ready);
     r->host_last = calloc(1, sizeof *r->host_last);
     if (!r->peer_ready || !r->p2p_nth || !r->p2p_seq || !r->host_ready || !r->host_last ||
+        open_set_init(&r->open, OPEN_SET_BITS) || open_set_init(&r->proxy_open, OPEN_SET_BITS) ||
         emu_quirks_rank_open(r))
         return -1;
     pthread_mutex_init(&r->open_lock, NULL);
@@ -344,6 +392,9 @@ void emu_rank_close(emu_rank *r)
     }
     pthread_mutex_unlock(&r->w->lock);
     pthread_mutex_destroy(&r->open_lock);
+    free(r->open.e);
+    free(r->proxy_open.e);
+    r->open.e = r->proxy_open.e = NULL;
 }
 
 /* ---- the proxy thread ---- */

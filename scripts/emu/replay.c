@@ -194,6 +194,9 @@ static void do_start(replay *rp, const nsc_json *rec)
     *map_find(rp, addr) = (handle_slot){addr, h, (unsigned)type, r};
 }
 
+/* A stop or state of an event whose communicator the log finalized before
+ * is dropped: NCCL makes no call on a finalized context, whose plugin has
+ * freed the event, and the rank's accounting is gone with it. */
 static void do_call(replay *rp, const call *c)
 {
     handle_slot *s;
@@ -221,12 +224,13 @@ static void do_call(replay *rp, const call *c)
         break;
     case C_STOP:
         s = map_find(rp, hex_of(nsc_json_get(c->rec, "eventAddr")));
-        if (s->key)
+        if (s->key && s->r->profiled)
             emu_stop(s->r, s->type, s->h);
         break;
     case C_STATE:
         s = map_find(rp, hex_of(nsc_json_get(c->rec, "eventAddr")));
-        if (!s->key || nsc_json_i64(nsc_json_get(c->rec, "id"), &id) || id < 0 || id >= NSC_S_COUNT)
+        if (!s->key || !s->r->profiled || nsc_json_i64(nsc_json_get(c->rec, "id"), &id) || id < 0 ||
+            id >= NSC_S_COUNT)
             break;
         if (nsc_json_u64(nsc_json_get(c->rec, "pTimer"), &arg) &&
             nsc_json_u64(nsc_json_get(c->rec, "appendedProxyOps"), &arg))

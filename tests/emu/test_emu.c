@@ -1,8 +1,9 @@
 /* test_emu.c: end-to-end tests of ncclscope-emu with the record plugin: the
  * real log replayed reproduces its calls and parent links exactly; every API
  * version's descriptors read back through our headers; the summary matches
- * what the plugin received; PXN addresses fault; killed and hung ranks; init
- * failure and "none"; the clock shim. */
+ * what the plugin received; PXN addresses fault; killed and hung ranks; the
+ * events a large AlltoAll holds open; init failure and "none"; the clock
+ * shim. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -567,6 +568,32 @@ Test(emu, hung_rank_stops_and_the_others_stay_open, .timeout = 30)
     nsc_json_free(&sum);
 }
 
+/* NCCL bounds the events a rank holds open with states only by what is in
+ * flight: each rank of a 32-rank AlltoAll on 4 nodes at 2 channels holds a
+ * ProxyOp and a ProxyStep open per channel and remote send or receive (96
+ * legs, 192 events). Before, the emulator kept at most 32 and every rank
+ * died. A process per node: the ranks' sets are theirs all the same. */
+Test(emu, alltoall_of_32_ranks_at_2_channels_ends_every_op, .timeout = 120)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, "--scenario alltoall --nodes 4 --ranks-per-node 8 --ranks-as threads "
+                                    "--channels 2 --iters 2"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    int n = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk), n++) {
+        unsigned long long rank = (unsigned long long)jnum(rk, "rank");
+        const nsc_json *c = nsc_json_get(rk, "collectives");
+        for (uint32_t i = 0; i < 2 * 64; i++)
+            cr_assert_gt(jnum(nsc_json_at(c, i), "end_ns"), 0, "rank %llu's op %u never ended", rank, i);
+        cr_assert_eq(summary_count(nsc_json_get(rk, "calls"), "stop", "ProxyOp"), 2 * 96, "rank %llu", rank);
+        cr_assert_eq(jnum(rk, "open_events"), 0, "rank %llu", rank);
+        cr_assert_eq(jnum(rk, "open_states"), 0, "rank %llu", rank);
+    }
+    cr_assert_eq(n, 32);
+    nsc_json_free(&sum);
+}
+
 /* ---- loading ---- */
 
 Test(emu, init_failure_unloads_and_none_disables)
@@ -838,24 +865,69 @@ Test(emu, graph_replays_run_the_plans_task_events, .timeout = 30)
     nsc_json_free(&sum);
 }
 
+/* A new log DIR/NAME to replay; its path in log. */
+static FILE *log_new(const char *dir, const char *name, char *log, size_t cap)
+{
+    snprintf(log, cap, "%s/%s", dir, name);
+    FILE *f = fopen(log, "w");
+    cr_assert_not_null(f);
+    return f;
+}
+
+/* Its ProfilerInit line of comm's rank, at ts us, from process pid. */
+static void log_init(FILE *f, int comm, int rank, int nranks, int ts, int pid)
+{
+    fprintf(f, "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerInit\",\"commId\":%d,\"rank\":%d,"
+               "\"start\":{\"ts\":%d.0,\"pid\":%d,\"tid\":%d},\"details\":{\"nranks\":%d}}\n",
+            comm, rank, ts, pid, pid, nranks);
+}
+
 /* A log of several processes is refused, not replayed into one process. */
 Test(emu, replay_refuses_a_log_of_several_processes)
 {
     const char *dir = tmpdir_new();
     char log[600], args[700];
-    snprintf(log, sizeof log, "%s/two.jsonl", dir);
-    FILE *f = fopen(log, "w");
-    cr_assert_not_null(f);
+    FILE *f = log_new(dir, "two.jsonl", log, sizeof log);
     for (int pid = 100; pid <= 101; pid++)
-        fprintf(f, "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerInit\",\"commId\":1,\"rank\":%d,"
-                   "\"start\":{\"ts\":1.0,\"pid\":%d,\"tid\":%d},\"details\":{\"nranks\":2}}\n",
-                pid - 100, pid, pid);
+        log_init(f, 1, pid - 100, 2, 1, pid);
     fclose(f);
     snprintf(args, sizeof args, "--replay %s --speed 0 2>%s/err", log, dir);
     int rc = run_emu(dir, NULL, args);
     cr_assert_neq(rc, 0);
     snprintf(args, sizeof args, "grep -q 'several processes' %s/err", dir);
     cr_assert_eq(system(args), 0, "the error names the reason");
+}
+
+/* NCCL makes no call on a communicator after its finalize: a log whose
+ * event gets a state and its stop after its communicator finalized (another
+ * one still open) replays to its end, and the plugin gets neither call. */
+Test(emu, replay_drops_calls_after_their_finalize, .timeout = 30)
+{
+    const char *dir = tmpdir_new();
+    char log[600], args[700];
+    FILE *f = log_new(dir, "late.jsonl", log, sizeof log);
+    for (int comm = 7; comm <= 8; comm++)
+        log_init(f, comm, 0, 1, comm - 6, 100);
+    fputs("{\"recordType\":\"event\",\"type\":\"ncclProfileGroupApi\",\"commId\":7,\"rank\":0,"
+          "\"start\":{\"ts\":3.0,\"pid\":100,\"tid\":100},\"stop\":{\"ts\":7.0,\"pid\":100,\"tid\":100},"
+          "\"eventAddr\":\"0x1000\",\"details\":{\"depth\":1}}\n"
+          "{\"type\":\"ProfilerLifecycle\",\"func\":\"ProfilerFinalize\",\"commId\":7,\"rank\":0,"
+          "\"start\":{\"ts\":4.0,\"pid\":100,\"tid\":100}}\n"
+          "{\"recordType\":\"state\",\"eventAddr\":\"0x1000\",\"ts\":5.0,\"id\":23,\"pid\":100,\"tid\":100}\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "--replay %s --speed 0", log);
+    cr_assert_eq(run_emu(dir, NULL, args), 0);
+    jlines rec = {0};
+    jlines_read_dir(dir, &rec);
+    size_t starts = 0;
+    for (size_t i = 0; i < rec.n; i++) {
+        const char *call = jstr(nsc_json_root(&rec.docs[i]), "call");
+        starts += strcmp(call, "start") == 0;
+        cr_assert(strcmp(call, "state") && strcmp(call, "stop"), "line %zu: a %s after the finalize", i, call);
+    }
+    cr_assert_eq(starts, 1, "the event was started");
+    jlines_free(&rec);
 }
 
 /* The empty plugin is the benchmarks' baseline: it must get every call a real

@@ -329,8 +329,7 @@ Test(emu_time, alltoall_is_grouped_pairs_that_wait_for_the_late_rank, .timeout =
  * their next two groups meanwhile, and the proxy still finds their entries
  * of its group on the wire when it goes on. Before, the wire kept two
  * groups: the proxy waited 120 s for entries overwritten (32-rank AlltoAlls
- * hung about one run in three). v3: no ProxyOp states, so the open events
- * with states stay within the emulator's 32 a rank. */
+ * hung about one run in three). */
 Test(emu_time, alltoall_proxy_held_two_groups_back_finds_its_peers, .timeout = 60)
 {
     nsc_json_doc s = run_env("NCCLSCOPE_TEST_RECORD_HOLD=5:150:2000",
