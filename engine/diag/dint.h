@@ -1,7 +1,8 @@
 /* dint.h: what the files of the analysis share (diag.h is what others see).
  * diagnose.c finds what the collectives and the live state say directly;
  * rootcause.c (with rc*.c, rcint.h) adds, per communicator, why a rank is late, which link is
- * slow and where a stuck collective stopped. Both add their problems and read
+ * slow and where a stuck collective stopped; dcarry.c keeps what a pass
+ * carries to the next. Both add their problems and read
  * the documents' numbers through dfind.h, below them. */
 #ifndef NCCLSCOPE_DIAG_DINT_H
 #define NCCLSCOPE_DIAG_DINT_H
@@ -46,5 +47,16 @@ nsc_rc_follow *nsc_rc_follow_new(void);
 int nsc_rc_follow_comm(nsc_findings *f, nsc_rc_follow *w, const char *comm, int64_t nranks, const char *qs);
 int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w);
 void nsc_rc_follow_free(nsc_rc_follow *w);
+
+/* What a pass carries between reads of a job (dcarry.c): the mark of a
+ * communicator in the carry (added empty when new; NULL without memory); the
+ * first seq a pass reads, from the last pass's settled point; the query q
+ * of seqs [lo, hi] into out, read from lo - 1 for lo's previous kernel end;
+ * the tallies of what went below seq lo since the last pass, folded into
+ * the mark and copied into the pass's own (f->late, f->collectives). */
+struct nsc_rc_mark *nsc_diag_carry_mark(nsc_rc_carry *s, const char *comm);
+uint64_t nsc_diag_from_settled(const nsc_findings *f, const char *id, uint64_t lo);
+int nsc_diag_with_previous(char *out, size_t cap, const char *q, uint64_t lo, uint64_t hi);
+int nsc_diag_carry_late(nsc_findings *f, const char *q, uint64_t lo, int64_t nranks);
 
 #endif
