@@ -409,7 +409,9 @@ void nsc_q_write_skipped(nsc_q_ctx *c)
 
 /* The blocks of rank r in the window, up to max; with starting, only those
  * with a record that ends from the window's start on (the others stepped
- * over undecoded). */
+ * over undecoded). Their events only: the readers of these (p2p, topology)
+ * read no states nor completions, which would cost a pass over a running
+ * job's raw events as many decodes as it has states. */
 static int rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, int starting, nsc_q_block_fn fn, void *arg)
 {
     uint64_t h0, h1;
@@ -420,13 +422,12 @@ static int rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, int starti
         return nsc_q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
-    const unsigned parts = NSC_BLOCK_STATES | NSC_BLOCK_COMPLETIONS;
     for (size_t b = 0; b < max; b++) {
         if (starting && (rc = nsc_store_blocks_skip_before(it, h0)) != 0) {
             rc = nsc_q_store_fail(c, rc);
             break;
         }
-        if ((rc = nsc_q_next_block(c, r, it, NSC_MASK_ALL, parts, &key, &blk)) != 0)
+        if ((rc = nsc_q_next_block(c, r, it, NSC_MASK_ALL, 0, &key, &blk)) != 0)
             break;
         rc = fn(c, r, &blk, arg);
         nsc_block_release(&blk);

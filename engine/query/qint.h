@@ -201,8 +201,9 @@ uint64_t nsc_q_unalign(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t aligned
 void nsc_q_raw_window(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t t0, uint64_t t1, uint64_t *h0,
                       uint64_t *h1);
 /* Each block of the selected communicator's rank r in the window's raw host
- * range, the first max of them, through fn (nonzero stops: returned).
- * Returns 0 or an NSC_QUERY_* error. */
+ * range, the first max of them, through fn (nonzero stops: returned), its
+ * events decoded and not its states nor completions (a block whose states
+ * are damaged is read, not skipped). Returns 0 or an NSC_QUERY_* error. */
 typedef int (*nsc_q_block_fn)(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg);
 int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg);
 /* The same, all of them, for a reader of the events that start in the window:
