@@ -273,58 +273,83 @@ static void put_p2p(char *buf, size_t cap, const char *func, unsigned seq, int r
     put_op(buf, cap, "0xa", func, 1 - rank, seq, rank, api, gpu, end);
 }
 
-static int serve3(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
-                  size_t errcap)
+/* Canned ledgers of up to 8 communicators: each one's id, size and page. */
+typedef struct canned {
+    int n;
+    const char *id[8];
+    int64_t nranks[8];
+    char *body[8];
+} canned;
+
+#define CANNED_CAP (1 << 20)
+
+static int serve_canned(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg,
+                        char *err, size_t errcap)
 {
-    char *const *body = arg;
-    if (strcmp(endpoint, "ledger") != 0) {
-        snprintf(err, errcap, "no %s here", endpoint);
-        return -1;
-    }
-    size_t i = strstr(qs, "comm=0xa") ? 0 : strstr(qs, "comm=0xb") ? 1 : 2;
-    return fn(fn_arg, body[i], strlen(body[i]));
+    const canned *c = arg;
+    char want[32];
+    for (int i = 0; i < c->n && strcmp(endpoint, "ledger") == 0; i++)
+        if (snprintf(want, sizeof want, "comm=%s", c->id[i]) > 0 && strstr(qs, want))
+            return fn(fn_arg, c->body[i], strlen(c->body[i]));
+    snprintf(err, errcap, "no %s for %s here", endpoint, qs);
+    return -1;
+}
+
+/* Communicator i's page begun: its header. */
+static void canned_add(canned *c, const char *id, int64_t nranks)
+{
+    int i = c->n++;
+    c->id[i] = id, c->nranks[i] = nranks;
+    cr_assert_not_null(c->body[i] = calloc(1, CANNED_CAP));
+    snprintf(c->body[i], CANNED_CAP, "{\"kind\":\"header\",\"comm\":\"%s\",\"nranks\":%lld}\n", id,
+             (long long)nranks);
+}
+
+/* The pages ended and followed with the live state status, after pre
+ * (NULL: none) added the problems a communicator's analysis found; the
+ * pages freed, the findings returned, which the caller frees. */
+static nsc_findings *canned_follow(canned *c, const char *status_text, void (*pre)(nsc_findings *))
+{
+    for (int i = 0; i < c->n; i++)
+        strcat(c->body[i], "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    nsc_diag_src src = {.get = serve_canned, .arg = c, .name = "canned"};
+    nsc_json_doc status;
+    nsc_findings *f = findings(&src, status_text, &status);
+    if (pre)
+        pre(f);
+    nsc_rc_follow *w = nsc_rc_follow_new();
+    cr_assert_not_null(w);
+    for (int i = 0; i < c->n; i++)
+        cr_assert_eq(nsc_rc_follow_comm(f, w, c->id[i], c->nranks[i], ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
+    nsc_rc_follow_free(w);
+    nsc_json_free(&status);
+    for (int i = 0; i < c->n; i++)
+        free(c->body[i]);
+    return f;
 }
 
 /* The pages above followed, after pre (NULL: none) added the problems a
  * communicator's analysis found; the findings, which the caller frees. */
 static nsc_findings *p2p_follow(void (*pre)(nsc_findings *))
 {
-    size_t cap = 1 << 20;
-    char *body[3];
-    const char *ids[3] = {"0xa", "0xb", "0xc"};
-    for (int c = 0; c < 3; c++) {
-        cr_assert_not_null(body[c] = calloc(1, cap));
-        snprintf(body[c], cap, "{\"kind\":\"header\",\"comm\":\"%s\",\"nranks\":2}\n", ids[c]);
-    }
+    canned c = {0};
+    canned_add(&c, "0xa", 2);
+    canned_add(&c, "0xb", 2);
+    canned_add(&c, "0xc", 2);
     uint64_t us = MS / 1000;
     for (unsigned s = 0; s < P2P_STEPS; s++) {
         uint64_t t = BASE + 20 * MS * s;
         for (int r = 0; r < 2; r++) {
-            put_rec(body[1], cap, "0xb", s, r, t + 18 * MS, t + 18 * MS, t + 20 * MS);
-            put_rec(body[2], cap, "0xc", s, r, t + 9500 * us, t + 9500 * us, t + 9900 * us);
+            put_rec(c.body[1], CANNED_CAP, "0xb", s, r, t + 18 * MS, t + 18 * MS, t + 20 * MS);
+            put_rec(c.body[2], CANNED_CAP, "0xc", s, r, t + 9500 * us, t + 9500 * us, t + 9900 * us);
         }
-        put_p2p(body[0], cap, "Recv", s, 1, t + 4 * MS, t + 10 * MS, t + 10100 * us);
-        put_p2p(body[0], cap, "Send", s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
-        put_p2p(body[0], cap, "Recv", s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
-        put_p2p(body[0], cap, "Send", s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+        put_p2p(c.body[0], CANNED_CAP, "Recv", s, 1, t + 4 * MS, t + 10 * MS, t + 10100 * us);
+        put_p2p(c.body[0], CANNED_CAP, "Send", s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
+        put_p2p(c.body[0], CANNED_CAP, "Recv", s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+        put_p2p(c.body[0], CANNED_CAP, "Send", s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
     }
-    for (int c = 0; c < 3; c++)
-        strcat(body[c], "{\"kind\":\"end\",\"next_cursor\":null}\n");
-    nsc_diag_src src = {.get = serve3, .arg = body, .name = "canned"};
-    nsc_json_doc status;
-    nsc_findings *f = findings(&src, p2p_status, &status);
-    if (pre)
-        pre(f);
-    nsc_rc_follow *w = nsc_rc_follow_new();
-    cr_assert_not_null(w);
-    for (int c = 0; c < 3; c++)
-        cr_assert_eq(nsc_rc_follow_comm(f, w, ids[c], 2, ""), NSC_DIAG_OK, "%s", src.err);
-    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
-    nsc_rc_follow_free(w);
-    nsc_json_free(&status);
-    for (int c = 0; c < 3; c++)
-        free(body[c]);
-    return f;
+    return canned_follow(&c, p2p_status, pre);
 }
 
 Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
@@ -406,4 +431,73 @@ Test(rcfollow, a_beat_s_onset_goes_back_to_the_process_s_first_record)
     free(f);
     free(tp);
     nsc_json_free(&status);
+}
+
+/* Four pipelines "0xa" to "0xd" (the data-parallel replicas of a two-stage
+ * job, as rootcause.sh's t_host run on a load of 160 played it): stage 0 on
+ * h0, stage 1 on h6 (pipelines 0 and 1) and h7 (2 and 3); each stage's
+ * ranks reduce together in "0xe" and "0xf". Each step stage 0 posts its
+ * Send 0.1 ms after its reduction ends, stage 1 its Recv 2 to 2.9 ms after
+ * the previous step's end (the whole stage's hosts paused as they wake,
+ * some more than others, in turn), then the backward pair 1.9 ms after
+ * each side's last end. Stage 1's gap is beyond its peer's at every Recv,
+ * never 1 ms beyond its replicas'. late >= 0: that pipeline's stage-1 host
+ * is 4 ms later still at each step. */
+static nsc_findings *replica_follow(int late)
+{
+    static const char *const pipe_ids[4] = {"0xa", "0xb", "0xc", "0xd"};
+    char status[2048];
+    size_t n = (size_t)snprintf(status, sizeof status, "{\"jobs\":[{\"job\":\"j\",\"comms\":[");
+    for (int k = 0; k < 6; k++) {
+        const char *id = k < 4 ? pipe_ids[k] : k == 4 ? "0xe" : "0xf";
+        n += (size_t)snprintf(status + n, sizeof status - n, "%s{\"comm\":\"%s\",\"ranks\":[", k ? "," : "", id);
+        for (int r = 0; r < (k < 4 ? 2 : 4); r++) {
+            int pipe = k < 4 ? k : r, stage = k < 4 ? r : k - 4;
+            n += (size_t)snprintf(status + n, sizeof status - n, "%s{\"rank\":%d,\"host\":\"h%d\",\"pid\":%d}",
+                                  r ? "," : "", r, stage ? 6 + pipe / 2 : 0, 10 * (stage + 1) + pipe);
+        }
+        n += (size_t)snprintf(status + n, sizeof status - n, "]}");
+    }
+    snprintf(status + n, sizeof status - n, "]}]}");
+    canned c = {0};
+    for (int k = 0; k < 4; k++)
+        canned_add(&c, pipe_ids[k], 2);
+    canned_add(&c, "0xe", 4);
+    canned_add(&c, "0xf", 4);
+    uint64_t us = MS / 1000;
+    for (unsigned s = 0; s < P2P_STEPS; s++) {
+        uint64_t t = BASE + 20 * MS * s;
+        for (int k = 0; k < 4; k++) {
+            uint64_t pause = (2000 + 300 * ((k + s) % 4) + (k == late ? 4000 : 0)) * us;
+            char *b = c.body[k];
+            put_rec(c.body[4], CANNED_CAP, "0xe", s, k, t + 9500 * us, t + 9500 * us, t + 9900 * us);
+            put_rec(c.body[5], CANNED_CAP, "0xf", s, k, t + 18 * MS, t + 18 * MS, t + 20 * MS);
+            put_op(b, CANNED_CAP, pipe_ids[k], "Recv", 0, s, 1, t + pause, t + 10 * MS, t + 10100 * us);
+            put_op(b, CANNED_CAP, pipe_ids[k], "Send", 1, s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
+            put_op(b, CANNED_CAP, pipe_ids[k], "Recv", 1, s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+            put_op(b, CANNED_CAP, pipe_ids[k], "Send", 0, s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+        }
+    }
+    return canned_follow(&c, status, NULL);
+}
+
+Test(rcfollow, a_stage_paused_with_its_replicas_is_not_late_before_its_recv)
+{
+    nsc_findings *f = replica_follow(-1);
+    cr_assert_eq(f->n, 0, "%zu problems, the first %s", f->n, f->p[0].text);
+    free(f);
+}
+
+/* ... and a stage-1 host late against every replica is. */
+Test(rcfollow, a_stage_late_against_its_replicas_is_late_before_its_recv)
+{
+    nsc_findings *f = replica_follow(3);
+    cr_assert_eq(f->n, 1, "%zu problems, the first %s", f->n, f->p[0].text);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_str_eq(p->kind, "host_late");
+    cr_assert_str_eq(p->comm, "0xd");
+    cr_assert_eq(p->rank, 1);
+    cr_assert_str_eq(p->hosts[0], "h7");
+    cr_assert_eq(p->seq, 0, "%s", p->text);
+    free(f);
 }
