@@ -266,13 +266,6 @@ static const char p2p_status[] =
     "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h1\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]},"
     "{\"comm\":\"0xc\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h0\",\"pid\":13}]}]}]}";
 
-/* A Send or Recv of "0xa" (two ranks: the peer is the other). */
-static void put_p2p(char *buf, size_t cap, const char *func, unsigned seq, int rank, uint64_t api, uint64_t gpu,
-                    uint64_t end)
-{
-    put_op(buf, cap, "0xa", func, 1 - rank, seq, rank, api, gpu, end);
-}
-
 /* Canned ledgers of up to 8 communicators: each one's id, size and page. */
 typedef struct canned {
     int n;
@@ -329,6 +322,31 @@ static nsc_findings *canned_follow(canned *c, const char *status_text, void (*pr
     return f;
 }
 
+/* Step s's reductions (step s at BASE + 20 ms x s): rank r0 of
+ * c->id[stage0] from 9.5 to 9.9 ms, rank r1 of c->id[stage1] from 18 to
+ * 20 ms. */
+static void put_reduces(canned *c, int stage0, int r0, int stage1, int r1, unsigned s)
+{
+    uint64_t t = BASE + 20 * MS * s, us = MS / 1000;
+    put_rec(c->body[stage0], CANNED_CAP, c->id[stage0], s, r0, t + 9500 * us, t + 9500 * us, t + 9900 * us);
+    put_rec(c->body[stage1], CANNED_CAP, c->id[stage1], s, r1, t + 18 * MS, t + 18 * MS, t + 20 * MS);
+}
+
+/* ... and of the two-rank pipeline c->id[pipe], whose rank 0 is that rank
+ * r0 and rank 1 that rank r1: rank 1 posts the Recv recv_ns into the step,
+ * rank 0 the Send at 10 ms; then the backward pair at 12 ms. */
+static void put_step(canned *c, int pipe, int stage0, int r0, int stage1, int r1, unsigned s, uint64_t recv_ns)
+{
+    uint64_t t = BASE + 20 * MS * s, us = MS / 1000;
+    char *b = c->body[pipe];
+    const char *id = c->id[pipe];
+    put_reduces(c, stage0, r0, stage1, r1, s);
+    put_op(b, CANNED_CAP, id, "Recv", 0, s, 1, t + recv_ns, t + 10 * MS, t + 10100 * us);
+    put_op(b, CANNED_CAP, id, "Send", 1, s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
+    put_op(b, CANNED_CAP, id, "Recv", 1, s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+    put_op(b, CANNED_CAP, id, "Send", 0, s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+}
+
 /* The pages above followed, after pre (NULL: none) added the problems a
  * communicator's analysis found; the findings, which the caller frees. */
 static nsc_findings *p2p_follow(void (*pre)(nsc_findings *))
@@ -337,33 +355,33 @@ static nsc_findings *p2p_follow(void (*pre)(nsc_findings *))
     canned_add(&c, "0xa", 2);
     canned_add(&c, "0xb", 2);
     canned_add(&c, "0xc", 2);
-    uint64_t us = MS / 1000;
     for (unsigned s = 0; s < P2P_STEPS; s++) {
-        uint64_t t = BASE + 20 * MS * s;
-        for (int r = 0; r < 2; r++) {
-            put_rec(c.body[1], CANNED_CAP, "0xb", s, r, t + 18 * MS, t + 18 * MS, t + 20 * MS);
-            put_rec(c.body[2], CANNED_CAP, "0xc", s, r, t + 9500 * us, t + 9500 * us, t + 9900 * us);
-        }
-        put_p2p(c.body[0], CANNED_CAP, "Recv", s, 1, t + 4 * MS, t + 10 * MS, t + 10100 * us);
-        put_p2p(c.body[0], CANNED_CAP, "Send", s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
-        put_p2p(c.body[0], CANNED_CAP, "Recv", s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
-        put_p2p(c.body[0], CANNED_CAP, "Send", s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+        put_step(&c, 0, 2, 0, 1, 0, s, 4 * MS);
+        put_reduces(&c, 2, 1, 1, 1, s);
     }
     return canned_follow(&c, p2p_status, pre);
+}
+
+/* f's one problem: the host of rank 1 of pipeline comm on host late
+ * before its Recv since seq 0. */
+static const nsc_problem *only_recv_late(const nsc_findings *f, const char *comm, const char *host)
+{
+    cr_assert_eq(f->n, 1, "%zu problems, the first %s", f->n, f->p[0].text);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_str_eq(p->kind, "host_late");
+    cr_assert_str_eq(p->comm, comm);
+    cr_assert_eq(p->rank, 1);
+    cr_assert_str_eq(p->hosts[0], host);
+    cr_assert_eq(p->seq, 0, "%s", p->text);
+    return p;
 }
 
 Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
 {
     nsc_findings *f = p2p_follow(NULL);
-    cr_assert_eq(f->n, 1, "%zu problems", f->n);
-    const nsc_problem *p = &f->p[0];
-    cr_assert_str_eq(p->kind, "host_late");
-    cr_assert_str_eq(p->comm, "0xa");
-    cr_assert_eq(p->rank, 1);
-    cr_assert_str_eq(p->hosts[0], "h1");
-    /* step 0's Recv, P1's first record (no earlier end to measure from), a
-     * beat before the first it was seen late at */
-    cr_assert_eq(p->seq, 0, "%s", p->text);
+    /* since step 0's Recv, P1's first record (no earlier end to measure
+     * from), a beat before the first it was seen late at */
+    const nsc_problem *p = only_recv_late(f, "0xa", "h1");
     cr_assert_not_null(strstr(p->figures, "\"late_of_its_own\":39,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,\"onset_ns\":1004000000,\"every\":2,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"world_rank\":1,"), "%s", p->figures);
@@ -464,20 +482,9 @@ static nsc_findings *replica_follow(int late)
         canned_add(&c, pipe_ids[k], 2);
     canned_add(&c, "0xe", 4);
     canned_add(&c, "0xf", 4);
-    uint64_t us = MS / 1000;
-    for (unsigned s = 0; s < P2P_STEPS; s++) {
-        uint64_t t = BASE + 20 * MS * s;
-        for (int k = 0; k < 4; k++) {
-            uint64_t pause = (2000 + 300 * ((k + s) % 4) + (k == late ? 4000 : 0)) * us;
-            char *b = c.body[k];
-            put_rec(c.body[4], CANNED_CAP, "0xe", s, k, t + 9500 * us, t + 9500 * us, t + 9900 * us);
-            put_rec(c.body[5], CANNED_CAP, "0xf", s, k, t + 18 * MS, t + 18 * MS, t + 20 * MS);
-            put_op(b, CANNED_CAP, pipe_ids[k], "Recv", 0, s, 1, t + pause, t + 10 * MS, t + 10100 * us);
-            put_op(b, CANNED_CAP, pipe_ids[k], "Send", 1, s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
-            put_op(b, CANNED_CAP, pipe_ids[k], "Recv", 1, s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
-            put_op(b, CANNED_CAP, pipe_ids[k], "Send", 0, s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
-        }
-    }
+    for (unsigned s = 0; s < P2P_STEPS; s++)
+        for (int k = 0; k < 4; k++)
+            put_step(&c, k, 4, k, 5, k, s, (2000 + 300 * ((k + s) % 4) + (k == late ? 4000 : 0)) * MS / 1000);
     return canned_follow(&c, status, NULL);
 }
 
@@ -492,12 +499,6 @@ Test(rcfollow, a_stage_paused_with_its_replicas_is_not_late_before_its_recv)
 Test(rcfollow, a_stage_late_against_its_replicas_is_late_before_its_recv)
 {
     nsc_findings *f = replica_follow(3);
-    cr_assert_eq(f->n, 1, "%zu problems, the first %s", f->n, f->p[0].text);
-    const nsc_problem *p = &f->p[0];
-    cr_assert_str_eq(p->kind, "host_late");
-    cr_assert_str_eq(p->comm, "0xd");
-    cr_assert_eq(p->rank, 1);
-    cr_assert_str_eq(p->hosts[0], "h7");
-    cr_assert_eq(p->seq, 0, "%s", p->text);
+    only_recv_late(f, "0xd", "h7");
     free(f);
 }
