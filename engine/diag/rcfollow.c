@@ -11,9 +11,10 @@
  * they were stuck in is followed back, rank to rank, to the process whose
  * own time it was: their problems become that origin's affected list. One
  * process late of its own in several communicators is one verdict, its
- * costs summed. A Send/Recv is met with its peer's: a side whose host's
- * gap goes beyond its peer's on a beat is late of its own there, whatever
- * it cost (p2p_beat). Memory: one record per rank and collective (96 bytes). */
+ * costs summed. A Send/Recv is met with the same one of the other pipelines
+ * (else with its peer's): a side whose host's gap goes beyond theirs on a
+ * beat is late of its own there, whatever it cost (p2p_beat). Memory: one
+ * record per rank and collective (96 bytes). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,7 +35,7 @@ typedef struct fw_rec {
     uint64_t seq, api, done, gpu;  /* done: its end on the device, else on its host */
     uint64_t own;      /* its process's own time before it */
     uint64_t host;     /* ... of which its host's gap */
-    uint64_t excess;   /* a collective's: own beyond its ranks' median; a Send/Recv's: host beyond its peer's */
+    uint64_t excess;   /* a collective's: own beyond its ranks' median; a Send/Recv's: host beyond its replicas'/peer's */
     uint64_t waited;   /* a Send/Recv's: how long its peer waited for it to be posted */
     int64_t blocker;   /* the process's earlier record that ended last, -1 none */
     uint32_t comm, who;
@@ -285,6 +286,7 @@ static int judge_colls(nsc_rc_follow *w, uint32_t *late_n, uint32_t *own_n)
 
 typedef struct fw_pkey {
     uint32_t comm;
+    int64_t size;  /* its communicator's ranks */
     int32_t from, to;
     uint64_t seq;
     uint8_t recv;
@@ -298,24 +300,64 @@ static int by_pair(const void *a, const void *b)
                      NSC_CMP(x->seq, y->seq), NSC_CMP(x->recv, y->recv));
 }
 
+/* The same Send/Recv side of every pipeline together: communicators of one
+ * size, the same ranks, seq and side. */
+static int by_replica(const void *a, const void *b)
+{
+    const fw_pkey *x = a, *y = b;
+    return NSC_ORDER(NSC_CMP(x->size, y->size), NSC_CMP(x->from, y->from), NSC_CMP(x->to, y->to),
+                     NSC_CMP(x->seq, y->seq), NSC_CMP(x->recv, y->recv), NSC_CMP(x->comm, y->comm));
+}
+
+static int same_replica(const fw_pkey *x, const fw_pkey *y)
+{
+    return x->size == y->size && x->from == y->from && x->to == y->to && x->seq == y->seq && x->recv == y->recv;
+}
+
+/* Each Send/Recv side of k[0..n) (one per pipeline, n >= 2): its host gap
+ * beyond the lower median of the other pipelines' there. A whole stage's
+ * hosts pause at a step's start on a loaded machine (the 64 processes
+ * waking), the other stage's busy computing before its Send: the peer's gap
+ * is no measure of a late host, the same stage's in the data-parallel
+ * replicas is. */
+static void judge_replica(nsc_rc_follow *w, const fw_pkey *k, size_t n, uint64_t *gap)
+{
+    for (size_t j = 0; j < n; j++)
+        gap[j] = w->r[k[j].i].host;
+    qsort(gap, n, sizeof *gap, nsc_cmp_u64);
+    size_t mid = (n - 2) / 2;  /* the others' lower median, n - 1 of them */
+    for (size_t j = 0; j < n; j++) {
+        fw_rec *x = &w->r[k[j].i];
+        uint64_t others = x->host <= gap[mid] ? gap[mid + 1] : gap[mid];
+        x->excess = x->host > others ? x->host - others : 0;
+    }
+}
+
 /* Each Send met with its Recv (the n-th of a direction meets the n-th:
  * their seq, counted per peer and function, is the same): each side's
  * host gap beyond its peer's (a Send/Recv kernel's start waits on its
  * peer, no work of its own GPU), and how long its peer waited for it to
  * be posted. A pipeline stage's host late before its Recv is seen there,
  * though its lateness may cost nothing (the other stage still computing)
- * and it is last at no collective after. 0, or -1 out of memory. */
+ * and it is last at no collective after. Where other pipelines have the
+ * same Send/Recv, its gap is met with theirs instead (judge_replica). 0,
+ * or -1 out of memory. */
 static int judge_pairs(nsc_rc_follow *w)
 {
     fw_pkey *k = malloc((w->n + 1) * sizeof *k);
-    if (!k)
+    uint64_t *gap = malloc((w->n + 1) * sizeof *gap);
+    if (!k || !gap) {
+        free(k);
+        free(gap);
         return -1;
+    }
     size_t n = 0;
     for (size_t i = 0; i < w->n; i++) {
         const fw_rec *x = &w->r[i];
         int recv = x->p2p == 2;
         if (x->p2p && x->peer >= 0)
-            k[n++] = (fw_pkey){x->comm, recv ? x->peer : x->rank, recv ? x->rank : x->peer, x->seq, (uint8_t)recv, i};
+            k[n++] = (fw_pkey){x->comm, w->c[x->comm].nranks, recv ? x->peer : x->rank, recv ? x->rank : x->peer,
+                               x->seq, (uint8_t)recv, i};
     }
     qsort(k, n, sizeof *k, by_pair);
     for (size_t j = 0; j + 1 < n; j++) {
@@ -328,17 +370,26 @@ static int judge_pairs(nsc_rc_follow *w)
         a->waited = a->api > b->api ? a->api - b->api : 0;
         b->waited = b->api > a->api ? b->api - a->api : 0;
     }
+    qsort(k, n, sizeof *k, by_replica);
+    for (size_t lo = 0, hi; lo < n; lo = hi) {
+        for (hi = lo + 1; hi < n && same_replica(&k[lo], &k[hi]); hi++)
+            ;
+        if (hi - lo >= 2)
+            judge_replica(w, k + lo, hi - lo, gap);
+    }
     free(k);
+    free(gap);
     return 0;
 }
 
 /* A process's host late on a beat at its Send/Recv in communicator c
- * (records [lo, hi) are the process's): its gap 1 ms or more beyond its
- * peer's on a beat as the collectives' (rclate.c: RC_LATE_BEAT_NUM,
- * RC_LATE_BEAT_OFF), a training job's stage whose host is late before
- * each step's first Recv. Its problem, with the figures rclate.c's have;
- * its onset one beat earlier at the process's first record, whose own time
- * has no earlier end to be measured from. */
+ * (records [lo, hi) are the process's): its gap 1 ms or more beyond the
+ * other pipelines' or its peer's (judge_pairs) on a beat as the
+ * collectives' (rclate.c: RC_LATE_BEAT_NUM, RC_LATE_BEAT_OFF), a training
+ * job's stage whose host is late before each step's first Recv. Its
+ * problem, with the figures rclate.c's have; its onset one beat earlier at
+ * the process's first record, whose own time has no earlier end to be
+ * measured from. */
 static int p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c)
 {
     rc_rank_late x = {0};
@@ -367,7 +418,7 @@ static int p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t h
     nsc_problem *p = nsc_diag_add(
         f, NSC_SEV_LATE, "host_late", w->c[c].id, o->seq, o->rank,
         "host late: rank %" PRId32 " (%.*s) posted its Send/Recv late at %" PRIu64 " of %" PRIu64
-        " (its host's gap 1 ms or more beyond its peer's), %.2f ms on average; since seq %" PRIu64
+        " (its host's gap 1 ms or more beyond its replicas' or its peer's), %.2f ms on average; since seq %" PRIu64
         ", 1 in %" PRIu64 ": its peers waited %.2f ms per such, %.1f ms in all",
         o->rank, (int)strcspn(w->who[o->who], " "), w->who[o->who], x.affected, x.seen,
         (double)host / (double)x.affected / 1e6, o->seq, every, (double)waited / (double)x.affected / 1e6,

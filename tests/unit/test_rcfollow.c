@@ -266,79 +266,122 @@ static const char p2p_status[] =
     "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h1\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]},"
     "{\"comm\":\"0xc\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h0\",\"pid\":13}]}]}]}";
 
-/* A Send or Recv of "0xa" (two ranks: the peer is the other). */
-static void put_p2p(char *buf, size_t cap, const char *func, unsigned seq, int rank, uint64_t api, uint64_t gpu,
-                    uint64_t end)
+/* Canned ledgers of up to 8 communicators: each one's id, size and page. */
+typedef struct canned {
+    int n;
+    const char *id[8];
+    int64_t nranks[8];
+    char *body[8];
+} canned;
+
+#define CANNED_CAP (1 << 20)
+
+static int serve_canned(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg,
+                        char *err, size_t errcap)
 {
-    put_op(buf, cap, "0xa", func, 1 - rank, seq, rank, api, gpu, end);
+    const canned *c = arg;
+    char want[32];
+    for (int i = 0; i < c->n && strcmp(endpoint, "ledger") == 0; i++)
+        if (snprintf(want, sizeof want, "comm=%s", c->id[i]) > 0 && strstr(qs, want))
+            return fn(fn_arg, c->body[i], strlen(c->body[i]));
+    snprintf(err, errcap, "no %s for %s here", endpoint, qs);
+    return -1;
 }
 
-static int serve3(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn fn, void *fn_arg, char *err,
-                  size_t errcap)
+/* Communicator i's page begun: its header. */
+static void canned_add(canned *c, const char *id, int64_t nranks)
 {
-    char *const *body = arg;
-    if (strcmp(endpoint, "ledger") != 0) {
-        snprintf(err, errcap, "no %s here", endpoint);
-        return -1;
-    }
-    size_t i = strstr(qs, "comm=0xa") ? 0 : strstr(qs, "comm=0xb") ? 1 : 2;
-    return fn(fn_arg, body[i], strlen(body[i]));
+    int i = c->n++;
+    c->id[i] = id, c->nranks[i] = nranks;
+    cr_assert_not_null(c->body[i] = calloc(1, CANNED_CAP));
+    snprintf(c->body[i], CANNED_CAP, "{\"kind\":\"header\",\"comm\":\"%s\",\"nranks\":%lld}\n", id,
+             (long long)nranks);
+}
+
+/* The pages ended and followed with the live state status, after pre
+ * (NULL: none) added the problems a communicator's analysis found; the
+ * pages freed, the findings returned, which the caller frees. */
+static nsc_findings *canned_follow(canned *c, const char *status_text, void (*pre)(nsc_findings *))
+{
+    for (int i = 0; i < c->n; i++)
+        strcat(c->body[i], "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    nsc_diag_src src = {.get = serve_canned, .arg = c, .name = "canned"};
+    nsc_json_doc status;
+    nsc_findings *f = findings(&src, status_text, &status);
+    if (pre)
+        pre(f);
+    nsc_rc_follow *w = nsc_rc_follow_new();
+    cr_assert_not_null(w);
+    for (int i = 0; i < c->n; i++)
+        cr_assert_eq(nsc_rc_follow_comm(f, w, c->id[i], c->nranks[i], ""), NSC_DIAG_OK, "%s", src.err);
+    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
+    nsc_rc_follow_free(w);
+    nsc_json_free(&status);
+    for (int i = 0; i < c->n; i++)
+        free(c->body[i]);
+    return f;
+}
+
+/* Step s's reductions (step s at BASE + 20 ms x s): rank r0 of
+ * c->id[stage0] from 9.5 to 9.9 ms, rank r1 of c->id[stage1] from 18 to
+ * 20 ms. */
+static void put_reduces(canned *c, int stage0, int r0, int stage1, int r1, unsigned s)
+{
+    uint64_t t = BASE + 20 * MS * s, us = MS / 1000;
+    put_rec(c->body[stage0], CANNED_CAP, c->id[stage0], s, r0, t + 9500 * us, t + 9500 * us, t + 9900 * us);
+    put_rec(c->body[stage1], CANNED_CAP, c->id[stage1], s, r1, t + 18 * MS, t + 18 * MS, t + 20 * MS);
+}
+
+/* ... and of the two-rank pipeline c->id[pipe], whose rank 0 is that rank
+ * r0 and rank 1 that rank r1: rank 1 posts the Recv recv_ns into the step,
+ * rank 0 the Send at 10 ms; then the backward pair at 12 ms. */
+static void put_step(canned *c, int pipe, int stage0, int r0, int stage1, int r1, unsigned s, uint64_t recv_ns)
+{
+    uint64_t t = BASE + 20 * MS * s, us = MS / 1000;
+    char *b = c->body[pipe];
+    const char *id = c->id[pipe];
+    put_reduces(c, stage0, r0, stage1, r1, s);
+    put_op(b, CANNED_CAP, id, "Recv", 0, s, 1, t + recv_ns, t + 10 * MS, t + 10100 * us);
+    put_op(b, CANNED_CAP, id, "Send", 1, s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
+    put_op(b, CANNED_CAP, id, "Recv", 1, s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+    put_op(b, CANNED_CAP, id, "Send", 0, s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
 }
 
 /* The pages above followed, after pre (NULL: none) added the problems a
  * communicator's analysis found; the findings, which the caller frees. */
 static nsc_findings *p2p_follow(void (*pre)(nsc_findings *))
 {
-    size_t cap = 1 << 20;
-    char *body[3];
-    const char *ids[3] = {"0xa", "0xb", "0xc"};
-    for (int c = 0; c < 3; c++) {
-        cr_assert_not_null(body[c] = calloc(1, cap));
-        snprintf(body[c], cap, "{\"kind\":\"header\",\"comm\":\"%s\",\"nranks\":2}\n", ids[c]);
-    }
-    uint64_t us = MS / 1000;
+    canned c = {0};
+    canned_add(&c, "0xa", 2);
+    canned_add(&c, "0xb", 2);
+    canned_add(&c, "0xc", 2);
     for (unsigned s = 0; s < P2P_STEPS; s++) {
-        uint64_t t = BASE + 20 * MS * s;
-        for (int r = 0; r < 2; r++) {
-            put_rec(body[1], cap, "0xb", s, r, t + 18 * MS, t + 18 * MS, t + 20 * MS);
-            put_rec(body[2], cap, "0xc", s, r, t + 9500 * us, t + 9500 * us, t + 9900 * us);
-        }
-        put_p2p(body[0], cap, "Recv", s, 1, t + 4 * MS, t + 10 * MS, t + 10100 * us);
-        put_p2p(body[0], cap, "Send", s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
-        put_p2p(body[0], cap, "Recv", s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
-        put_p2p(body[0], cap, "Send", s, 1, t + 12 * MS, t + 12 * MS, t + 12100 * us);
+        put_step(&c, 0, 2, 0, 1, 0, s, 4 * MS);
+        put_reduces(&c, 2, 1, 1, 1, s);
     }
-    for (int c = 0; c < 3; c++)
-        strcat(body[c], "{\"kind\":\"end\",\"next_cursor\":null}\n");
-    nsc_diag_src src = {.get = serve3, .arg = body, .name = "canned"};
-    nsc_json_doc status;
-    nsc_findings *f = findings(&src, p2p_status, &status);
-    if (pre)
-        pre(f);
-    nsc_rc_follow *w = nsc_rc_follow_new();
-    cr_assert_not_null(w);
-    for (int c = 0; c < 3; c++)
-        cr_assert_eq(nsc_rc_follow_comm(f, w, ids[c], 2, ""), NSC_DIAG_OK, "%s", src.err);
-    cr_assert_eq(nsc_rc_follow_run(f, w), NSC_DIAG_OK, "%s", src.err);
-    nsc_rc_follow_free(w);
-    nsc_json_free(&status);
-    for (int c = 0; c < 3; c++)
-        free(body[c]);
-    return f;
+    return canned_follow(&c, p2p_status, pre);
+}
+
+/* f's one problem: the host of rank 1 of pipeline comm on host late
+ * before its Recv since seq 0. */
+static const nsc_problem *only_recv_late(const nsc_findings *f, const char *comm, const char *host)
+{
+    cr_assert_eq(f->n, 1, "%zu problems, the first %s", f->n, f->p[0].text);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_str_eq(p->kind, "host_late");
+    cr_assert_str_eq(p->comm, comm);
+    cr_assert_eq(p->rank, 1);
+    cr_assert_str_eq(p->hosts[0], host);
+    cr_assert_eq(p->seq, 0, "%s", p->text);
+    return p;
 }
 
 Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
 {
     nsc_findings *f = p2p_follow(NULL);
-    cr_assert_eq(f->n, 1, "%zu problems", f->n);
-    const nsc_problem *p = &f->p[0];
-    cr_assert_str_eq(p->kind, "host_late");
-    cr_assert_str_eq(p->comm, "0xa");
-    cr_assert_eq(p->rank, 1);
-    cr_assert_str_eq(p->hosts[0], "h1");
-    /* step 0's Recv, P1's first record (no earlier end to measure from), a
-     * beat before the first it was seen late at */
-    cr_assert_eq(p->seq, 0, "%s", p->text);
+    /* since step 0's Recv, P1's first record (no earlier end to measure
+     * from), a beat before the first it was seen late at */
+    const nsc_problem *p = only_recv_late(f, "0xa", "h1");
     cr_assert_not_null(strstr(p->figures, "\"late_of_its_own\":39,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,\"onset_ns\":1004000000,\"every\":2,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"world_rank\":1,"), "%s", p->figures);
@@ -406,4 +449,56 @@ Test(rcfollow, a_beat_s_onset_goes_back_to_the_process_s_first_record)
     free(f);
     free(tp);
     nsc_json_free(&status);
+}
+
+/* Four pipelines "0xa" to "0xd" (the data-parallel replicas of a two-stage
+ * job, as rootcause.sh's t_host run on a load of 160 played it): stage 0 on
+ * h0, stage 1 on h6 (pipelines 0 and 1) and h7 (2 and 3); each stage's
+ * ranks reduce together in "0xe" and "0xf". Each step stage 0 posts its
+ * Send 0.1 ms after its reduction ends, stage 1 its Recv 2 to 2.9 ms after
+ * the previous step's end (the whole stage's hosts paused as they wake,
+ * some more than others, in turn), then the backward pair 1.9 ms after
+ * each side's last end. Stage 1's gap is beyond its peer's at every Recv,
+ * never 1 ms beyond its replicas'. late >= 0: that pipeline's stage-1 host
+ * is 4 ms later still at each step. */
+static nsc_findings *replica_follow(int late)
+{
+    static const char *const pipe_ids[4] = {"0xa", "0xb", "0xc", "0xd"};
+    char status[2048];
+    size_t n = (size_t)snprintf(status, sizeof status, "{\"jobs\":[{\"job\":\"j\",\"comms\":[");
+    for (int k = 0; k < 6; k++) {
+        const char *id = k < 4 ? pipe_ids[k] : k == 4 ? "0xe" : "0xf";
+        n += (size_t)snprintf(status + n, sizeof status - n, "%s{\"comm\":\"%s\",\"ranks\":[", k ? "," : "", id);
+        for (int r = 0; r < (k < 4 ? 2 : 4); r++) {
+            int pipe = k < 4 ? k : r, stage = k < 4 ? r : k - 4;
+            n += (size_t)snprintf(status + n, sizeof status - n, "%s{\"rank\":%d,\"host\":\"h%d\",\"pid\":%d}",
+                                  r ? "," : "", r, stage ? 6 + pipe / 2 : 0, 10 * (stage + 1) + pipe);
+        }
+        n += (size_t)snprintf(status + n, sizeof status - n, "]}");
+    }
+    snprintf(status + n, sizeof status - n, "]}]}");
+    canned c = {0};
+    for (int k = 0; k < 4; k++)
+        canned_add(&c, pipe_ids[k], 2);
+    canned_add(&c, "0xe", 4);
+    canned_add(&c, "0xf", 4);
+    for (unsigned s = 0; s < P2P_STEPS; s++)
+        for (int k = 0; k < 4; k++)
+            put_step(&c, k, 4, k, 5, k, s, (2000 + 300 * ((k + s) % 4) + (k == late ? 4000 : 0)) * MS / 1000);
+    return canned_follow(&c, status, NULL);
+}
+
+Test(rcfollow, a_stage_paused_with_its_replicas_is_not_late_before_its_recv)
+{
+    nsc_findings *f = replica_follow(-1);
+    cr_assert_eq(f->n, 0, "%zu problems, the first %s", f->n, f->p[0].text);
+    free(f);
+}
+
+/* ... and a stage-1 host late against every replica is. */
+Test(rcfollow, a_stage_late_against_its_replicas_is_late_before_its_recv)
+{
+    nsc_findings *f = replica_follow(3);
+    only_recv_late(f, "0xd", "h7");
+    free(f);
 }
