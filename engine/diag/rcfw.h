@@ -1,0 +1,55 @@
+/* rcfw.h: what the follow of late ranks across communicators (rcfollow.c)
+ * shares with its judge of Send/Recv pairs (rcpairs.c): the records, one
+ * per rank and collective or Send/Recv, with their processes and
+ * communicators. */
+#ifndef NCCLSCOPE_DIAG_RCFW_H
+#define NCCLSCOPE_DIAG_RCFW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dint.h"
+
+typedef struct fw_rec {
+    uint64_t seq, api, done, gpu;  /* done: its end on the device, else on its host */
+    uint64_t own;      /* its process's own time before it */
+    uint64_t host;     /* ... of which its host's gap */
+    uint64_t excess;   /* a collective's: own beyond its ranks' median; a Send/Recv's: host beyond its replicas'/peer's */
+    uint64_t waited;   /* a Send/Recv's: how long its peer waited for it to be posted */
+    int64_t blocker;   /* the process's earlier record that ended last, -1 none */
+    uint32_t comm, who;
+    uint32_t last_who;  /* a collective's: the process that arrived last */
+    int32_t rank, peer;
+    uint8_t p2p, late_last;  /* p2p: 1 a Send, 2 a Recv; late_last: it arrived last, late (figures.h) */
+    uint8_t own_late;        /* ... and its own time explains half of that */
+    uint8_t first;           /* its process's first: no earlier end to measure from */
+} fw_rec;
+
+typedef struct fw_comm {
+    char id[24];
+    int64_t nranks;
+    size_t first;  /* its ranks' processes at who_of[first + rank] */
+} fw_comm;
+
+struct nsc_rc_follow {
+    fw_comm *c;
+    size_t nc, c_cap;
+    uint32_t *who_of;  /* per communicator and rank: its process */
+    size_t nwho_of, who_of_cap;
+    char (*who)[80];   /* "host pid", or "" for a rank whose process is unknown */
+    size_t nwho, who_cap;
+    fw_rec *r;
+    size_t n, cap;
+    int oom;
+};
+
+/* Each Send met with its Recv, and with the same one of the other
+ * pipelines: the sides' host gaps beyond theirs (excess) and their peers'
+ * waits (waited); 0, or -1 out of memory. */
+int nsc_rc_pairs_judge(nsc_rc_follow *w);
+/* The Send/Recv beats of the processes no collective's problem stands for
+ * (origin[who] 0): how many host_late problems were added, -1 out of
+ * memory. */
+int nsc_rc_pairs_beats(nsc_findings *f, const nsc_rc_follow *w, const uint8_t *origin);
+
+#endif
