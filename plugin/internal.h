@@ -71,12 +71,14 @@ void nsc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 enum { NSC_REC_EVENT = 1, NSC_REC_STATE = 2, NSC_REC_COMPLETION = 3 };
 
-/* A record as the shipper takes it from a queue (nsc_tbuf_peek's copy). */
+/* A record as the shipper takes it from a queue (nsc_tbuf_peek): a state or
+ * a completion copied out of its cell, an event (two cells) left where it is
+ * and encoded from there: the cells are the shipper's until it takes them. */
 typedef struct nsc_rec {
     uint32_t kind;
     uint32_t type;  /* completions: the completed event's type */
     union {
-        nsc_event ev;
+        nsc_event *ev;
         nsc_state_rec st;
         nsc_completion done;
     } u;
@@ -212,7 +214,7 @@ static inline void nsc_tbuf_commit(nsc_tbuf *tb, uint32_t n)
     atomic_store_explicit(&tb->head, head + n, memory_order_release);
 }
 /* Shipper side: the oldest record not taken, of those published up to head
- * (loaded with acquire), copied into *out; its cells, or 0 when none. A
+ * (loaded with acquire), into *out; its cells, or 0 when none. A
  * chunk it has left is returned to the pool. */
 uint32_t nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head, nsc_rec *out);
 static inline void nsc_tbuf_take(nsc_tbuf *tb, uint32_t n)
