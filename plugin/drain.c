@@ -158,10 +158,10 @@ int nsc_ship_release_held(uint64_t now, int all)
     return 0;
 }
 
-/* An event with the states held for it, in one batch. Its definitions may
- * close the batch before (they stay there, ahead of it). A group larger
- * than an empty batch goes apart, the states first. */
-static int ship_group(nsc_event *ev, uint64_t first, uint64_t now)
+/* An event with the states held for it (the hold's entry), in one batch.
+ * Its definitions may close the batch before (they stay there, ahead of
+ * it). A group larger than an empty batch goes apart, the states first. */
+static int ship_group(nsc_event *ev, uint32_t held, uint64_t now)
 {
     for (;;) {
         int fresh = !nsc_ship.open;
@@ -169,8 +169,8 @@ static int ship_group(nsc_event *ev, uint64_t first, uint64_t now)
             return -1;
         if (enc_defs(ev) == 0) {
             nsc_enc mark = nsc_ship.enc;
-            if (enc_group(ev, first) == 0) {
-                nsc_hold_drop(ev->id);
+            if (enc_group(ev, nsc_hold_first(held)) == 0) {
+                nsc_hold_drop(held);
                 return 0;
             }
             nsc_ship.enc = mark;
@@ -181,7 +181,7 @@ static int ship_group(nsc_event *ev, uint64_t first, uint64_t now)
         if (nsc_ship_backlog_full())
             return -1;
     }
-    for (uint64_t it, next; (it = nsc_hold_first(ev->id)); nsc_hold_pop(ev->id)) {
+    for (uint64_t it, next; (it = nsc_hold_first(nsc_hold_find(ev->id))); nsc_hold_pop(ev->id)) {
         nsc_rec r = {.kind = NSC_REC_STATE, .u.st = *nsc_hold_at(it, &next)};
         if (ship_now(&r, now) != 0)
             return -1;
@@ -199,9 +199,9 @@ static int ship_record(const nsc_rec *r, uint64_t now)
         nsc_hold_put(&r->u.st, now);
         return 0;
     }
-    uint64_t first = r->kind == NSC_REC_EVENT ? nsc_hold_first(r->u.ev->id) : 0;
-    if (first)
-        return ship_group(r->u.ev, first, now);
+    uint32_t held = r->kind == NSC_REC_EVENT ? nsc_hold_find(r->u.ev->id) : 0;
+    if (held)
+        return ship_group(r->u.ev, held, now);
     return ship_now(r, now);
 }
 

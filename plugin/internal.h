@@ -716,7 +716,8 @@ void nsc_ship_announce(uint64_t now);
 /* ---- hold.c -------------------------------------------------------------- */
 
 /* The shipper's held states (shipper thread only). A walk over an id's
- * states: for (it = nsc_hold_first(id); it; ) st = nsc_hold_at(it, &it). */
+ * states: for (it = nsc_hold_first(nsc_hold_find(id)); it; )
+ * st = nsc_hold_at(it, &it). */
 int nsc_hold_init(uint32_t cap);     /* cap a power of two, else -1 */
 void nsc_hold_release(void);
 void nsc_hold_reset(void);            /* forget every held state */
@@ -725,9 +726,10 @@ int nsc_hold_full(void);
 void nsc_hold_put(const nsc_state_rec *st, uint64_t now); /* not when full */
 const nsc_state_rec *nsc_hold_oldest(uint64_t *held_ns);  /* NULL: none */
 void nsc_hold_pop(uint64_t id);                           /* id's first leaves */
-uint64_t nsc_hold_first(uint64_t id);                     /* 0: none held */
+uint32_t nsc_hold_find(uint64_t id); /* id's entry, until the hold changes; 0: none held */
+uint64_t nsc_hold_first(uint32_t entry);                  /* a walk; 0 for entry 0 */
 const nsc_state_rec *nsc_hold_at(uint64_t it, uint64_t *next);
-void nsc_hold_drop(uint64_t id);                          /* id's states shipped */
+void nsc_hold_drop(uint32_t entry);                       /* its states shipped */
 
 /* ---- life.c -------------------------------------------------------------- */
 
