@@ -80,16 +80,17 @@ static uint64_t time_ns(uint64_t tick)
 }
 
 /* A record as it is shipped: its times in CLOCK_MONOTONIC ns (converted in
- * the shipper's own copy). */
+ * the shipper's own copy, an event's in its cells). */
 void nsc_ship_rec_ns(nsc_rec *r)
 {
     if (!nsc_g_counter)
         return;
     if (r->kind == NSC_REC_EVENT) {
-        r->u.ev.start_ns = time_ns(r->u.ev.start_ns);
-        r->u.ev.stop_ns = time_ns(r->u.ev.stop_ns);
-        if (r->u.ev.type == NSC_T_KERNEL_CH)
-            r->u.ev.d.kernel_ch.ptimer_stop_ns = time_ns(r->u.ev.d.kernel_ch.ptimer_stop_ns);
+        nsc_event *ev = r->u.ev;
+        ev->start_ns = time_ns(ev->start_ns);
+        ev->stop_ns = time_ns(ev->stop_ns);
+        if (ev->type == NSC_T_KERNEL_CH)
+            ev->d.kernel_ch.ptimer_stop_ns = time_ns(ev->d.kernel_ch.ptimer_stop_ns);
     } else if (r->kind == NSC_REC_STATE) {
         r->u.st.ts_ns = time_ns(r->u.st.ts_ns);
     } else {

@@ -102,7 +102,7 @@ static int enc_record(const nsc_rec *r)
 {
     switch (r->kind) {
     case NSC_REC_EVENT:
-        return enc_event(&r->u.ev);
+        return enc_event(r->u.ev);
     case NSC_REC_STATE:
         return nsc_enc_state(&nsc_ship.enc, &r->u.st);
     default:
@@ -112,7 +112,7 @@ static int enc_record(const nsc_rec *r)
 
 static uint64_t rec_time(const nsc_rec *r)
 {
-    return r->kind == NSC_REC_EVENT ? r->u.ev.start_ns
+    return r->kind == NSC_REC_EVENT ? r->u.ev->start_ns
            : r->kind == NSC_REC_STATE ? r->u.st.ts_ns
                                       : r->u.done.ts_ns;
 }
@@ -158,10 +158,10 @@ int nsc_ship_release_held(uint64_t now, int all)
     return 0;
 }
 
-/* An event with the states held for it, in one batch. Its definitions may
- * close the batch before (they stay there, ahead of it). A group larger
- * than an empty batch goes apart, the states first. */
-static int ship_group(const nsc_event *ev, uint64_t first, uint64_t now)
+/* An event with the states held for it (the hold's entry), in one batch.
+ * Its definitions may close the batch before (they stay there, ahead of
+ * it). A group larger than an empty batch goes apart, the states first. */
+static int ship_group(nsc_event *ev, uint32_t held, uint64_t now)
 {
     for (;;) {
         int fresh = !nsc_ship.open;
@@ -169,8 +169,8 @@ static int ship_group(const nsc_event *ev, uint64_t first, uint64_t now)
             return -1;
         if (enc_defs(ev) == 0) {
             nsc_enc mark = nsc_ship.enc;
-            if (enc_group(ev, first) == 0) {
-                nsc_hold_drop(ev->id);
+            if (enc_group(ev, nsc_hold_first(held)) == 0) {
+                nsc_hold_drop(held);
                 return 0;
             }
             nsc_ship.enc = mark;
@@ -181,12 +181,12 @@ static int ship_group(const nsc_event *ev, uint64_t first, uint64_t now)
         if (nsc_ship_backlog_full())
             return -1;
     }
-    for (uint64_t it, next; (it = nsc_hold_first(ev->id)); nsc_hold_pop(ev->id)) {
+    for (uint64_t it, next; (it = nsc_hold_first(nsc_hold_find(ev->id))); nsc_hold_pop(ev->id)) {
         nsc_rec r = {.kind = NSC_REC_STATE, .u.st = *nsc_hold_at(it, &next)};
         if (ship_now(&r, now) != 0)
             return -1;
     }
-    nsc_rec r = {.kind = NSC_REC_EVENT, .u.ev = *ev};
+    nsc_rec r = {.kind = NSC_REC_EVENT, .u.ev = ev};
     return ship_now(&r, now);
 }
 
@@ -199,10 +199,29 @@ static int ship_record(const nsc_rec *r, uint64_t now)
         nsc_hold_put(&r->u.st, now);
         return 0;
     }
-    uint64_t first = r->kind == NSC_REC_EVENT ? nsc_hold_first(r->u.ev.id) : 0;
-    if (first)
-        return ship_group(&r->u.ev, first, now);
+    uint32_t held = r->kind == NSC_REC_EVENT ? nsc_hold_find(r->u.ev->id) : 0;
+    if (held)
+        return ship_group(r->u.ev, held, now);
     return ship_now(r, now);
+}
+
+/* An event's times as its thread wrote them. Converted in its cells, they
+ * are put back when the backlog blocks it: it is read, and converted, again
+ * at the next drain. */
+typedef struct raw_times {
+    uint64_t start, stop, ptimer_stop;
+} raw_times;
+
+static raw_times raw_of(const nsc_event *ev)
+{
+    return (raw_times){ev->start_ns, ev->stop_ns, ev->d.kernel_ch.ptimer_stop_ns};
+}
+
+static void raw_put_back(nsc_event *ev, raw_times t)
+{
+    ev->start_ns = t.start;
+    ev->stop_ns = t.stop;
+    ev->d.kernel_ch.ptimer_stop_ns = t.ptimer_stop;
 }
 
 /* An orphan's state is read before its head: what its owner published before
@@ -214,8 +233,11 @@ static size_t drain_tbuf(nsc_tbuf *tb, uint64_t now, int *blocked)
     size_t n = 0;
     nsc_rec r;
     for (uint32_t cells; (cells = nsc_tbuf_peek(tb, head, &r)); nsc_tbuf_take(tb, cells), n++) {
+        raw_times raw = r.kind == NSC_REC_EVENT ? raw_of(r.u.ev) : (raw_times){0};
         nsc_ship_rec_ns(&r);
         if (ship_record(&r, now) != 0) {
+            if (r.kind == NSC_REC_EVENT)
+                raw_put_back(r.u.ev, raw);
             *blocked = 1;
             return n;
         }
@@ -247,8 +269,8 @@ void nsc_ship_count_leftovers(void)
         nsc_rec r;
         for (uint32_t cells; (cells = nsc_tbuf_peek(tb, head, &r)); nsc_tbuf_take(tb, cells)) {
             if (r.kind == NSC_REC_EVENT) {
-                nsc_count_shared(&c->dropped[r.u.ev.type]);
-                if (r.u.ev.type == NSC_T_KERNEL_CH && r.u.ev.d.kernel_ch.ptimer_stop_ns)
+                nsc_count_shared(&c->dropped[r.u.ev->type]);
+                if (r.u.ev->type == NSC_T_KERNEL_CH && r.u.ev->d.kernel_ch.ptimer_stop_ns)
                     nsc_count_shared(&c->states_dropped);
             } else if (r.kind == NSC_REC_STATE) {
                 nsc_count_shared(&c->states_dropped);

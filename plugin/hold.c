@@ -168,10 +168,17 @@ void nsc_hold_pop(uint64_t id)
     skip_shipped();
 }
 
-uint64_t nsc_hold_first(uint64_t id)
+/* An entry is its table index + 1: the table moves entries only when the
+ * hold changes, so the caller may use it until then. */
+uint32_t nsc_hold_find(uint64_t id)
 {
     const idx *e = h.head < h.tail ? find(id) : NULL;
-    return e ? e->first + 1 : 0;
+    return e ? (uint32_t)(e - h.table) + 1 : 0;
+}
+
+uint64_t nsc_hold_first(uint32_t entry)
+{
+    return entry ? h.table[entry - 1].first + 1 : 0;
 }
 
 const nsc_state_rec *nsc_hold_at(uint64_t it, uint64_t *next)
@@ -180,9 +187,9 @@ const nsc_state_rec *nsc_hold_at(uint64_t it, uint64_t *next)
     return &at(it - 1)->st;
 }
 
-void nsc_hold_drop(uint64_t id)
+void nsc_hold_drop(uint32_t entry)
 {
-    idx *e = find(id);
+    idx *e = &h.table[entry - 1];
     for (uint64_t it = e->first + 1; it; it = at(it - 1)->next)
         at(it - 1)->live = 0;
     unindex(e);

@@ -71,12 +71,14 @@ void nsc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 enum { NSC_REC_EVENT = 1, NSC_REC_STATE = 2, NSC_REC_COMPLETION = 3 };
 
-/* A record as the shipper takes it from a queue (nsc_tbuf_peek's copy). */
+/* A record as the shipper takes it from a queue (nsc_tbuf_peek): a state or
+ * a completion copied out of its cell, an event (two cells) left where it is
+ * and encoded from there: the cells are the shipper's until it takes them. */
 typedef struct nsc_rec {
     uint32_t kind;
     uint32_t type;  /* completions: the completed event's type */
     union {
-        nsc_event ev;
+        nsc_event *ev;
         nsc_state_rec st;
         nsc_completion done;
     } u;
@@ -212,7 +214,7 @@ static inline void nsc_tbuf_commit(nsc_tbuf *tb, uint32_t n)
     atomic_store_explicit(&tb->head, head + n, memory_order_release);
 }
 /* Shipper side: the oldest record not taken, of those published up to head
- * (loaded with acquire), copied into *out; its cells, or 0 when none. A
+ * (loaded with acquire), into *out; its cells, or 0 when none. A
  * chunk it has left is returned to the pool. */
 uint32_t nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head, nsc_rec *out);
 static inline void nsc_tbuf_take(nsc_tbuf *tb, uint32_t n)
@@ -714,7 +716,8 @@ void nsc_ship_announce(uint64_t now);
 /* ---- hold.c -------------------------------------------------------------- */
 
 /* The shipper's held states (shipper thread only). A walk over an id's
- * states: for (it = nsc_hold_first(id); it; ) st = nsc_hold_at(it, &it). */
+ * states: for (it = nsc_hold_first(nsc_hold_find(id)); it; )
+ * st = nsc_hold_at(it, &it). */
 int nsc_hold_init(uint32_t cap);     /* cap a power of two, else -1 */
 void nsc_hold_release(void);
 void nsc_hold_reset(void);            /* forget every held state */
@@ -723,9 +726,10 @@ int nsc_hold_full(void);
 void nsc_hold_put(const nsc_state_rec *st, uint64_t now); /* not when full */
 const nsc_state_rec *nsc_hold_oldest(uint64_t *held_ns);  /* NULL: none */
 void nsc_hold_pop(uint64_t id);                           /* id's first leaves */
-uint64_t nsc_hold_first(uint64_t id);                     /* 0: none held */
+uint32_t nsc_hold_find(uint64_t id); /* id's entry, until the hold changes; 0: none held */
+uint64_t nsc_hold_first(uint32_t entry);                  /* a walk; 0 for entry 0 */
 const nsc_state_rec *nsc_hold_at(uint64_t it, uint64_t *next);
-void nsc_hold_drop(uint64_t id);                          /* id's states shipped */
+void nsc_hold_drop(uint32_t entry);                       /* its states shipped */
 
 /* ---- life.c -------------------------------------------------------------- */
 

@@ -293,8 +293,8 @@ nsc_cell *nsc_tbuf_grow(nsc_tbuf *tb)
     return tb->wpos;
 }
 
-/* The record in cell c, copied out; its cells, or 0 for padding. */
-static uint32_t cell_rec(const nsc_cell *c, nsc_rec *out)
+/* The record in cell c; its cells, or 0 for padding. */
+static uint32_t cell_rec(nsc_cell *c, nsc_rec *out)
 {
     switch (c->b[NSC_CELL_MARK]) {
     case NSC_CELL_PAD:
@@ -313,7 +313,7 @@ static uint32_t cell_rec(const nsc_cell *c, nsc_rec *out)
     default:
         out->kind = NSC_REC_EVENT;
         out->type = 0;
-        memcpy(&out->u.ev, c, sizeof out->u.ev);
+        out->u.ev = (nsc_event *)c; /* written there by nsc_event_put's memcpy */
         return NSC_EVENT_CELLS;
     }
 }

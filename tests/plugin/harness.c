@@ -121,3 +121,13 @@ uint64_t h_sum(const uint64_t *v, int n)
         s += v[i];
     return s;
 }
+
+int h_in_window(const nsc_event *ev, void *arg)
+{
+    h_window *w = arg;
+    int in = ev->start_ns + 1000 >= w->from && ev->stop_ns <= w->to + 1000 &&
+             ev->start_ns <= ev->stop_ns;
+    w->in += (uint64_t)in;
+    w->out += (uint64_t)!in;
+    return 0;
+}

@@ -25,5 +25,12 @@ nsc_recv *h_recv_stop(nsc_recv_totals *t);
 const void *h_load(int version, void **dl);
 void h_logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...);
 uint64_t h_sum(const uint64_t *v, int n);
+/* nsc_recv_find's predicate (never a match) that counts events whose times
+ * lie between from and to, CLOCK_MONOTONIC ns give or take a microsecond,
+ * in `in`, and the others in `out`. */
+typedef struct h_window {
+    uint64_t from, to, in, out;
+} h_window;
+int h_in_window(const nsc_event *ev, void *arg);
 
 #endif

@@ -35,7 +35,7 @@ static void check(void)
     for (int k = 0; k < IDS; k++) {
         uint64_t id = pool[k];
         size_t m = 0;
-        for (uint64_t it = nsc_hold_first(id); it;) {
+        for (uint64_t it = nsc_hold_first(nsc_hold_find(id)); it;) {
             const nsc_state_rec *st = nsc_hold_at(it, &it);
             while (m < nmodel && model[m].id != st->id)
                 m++;
@@ -55,21 +55,21 @@ Test(hold, interleaved_events_walk_in_order_and_leave_together)
     uint64_t ids[5] = {7, 9, 7, 11, 9}, it;
     for (int i = 0; i < 5; i++)
         nsc_hold_put(&(nsc_state_rec){.id = ids[i], .ts_ns = (uint64_t)i}, 100);
-    const nsc_state_rec *a = nsc_hold_at(nsc_hold_first(7), &it);
+    const nsc_state_rec *a = nsc_hold_at(nsc_hold_first(nsc_hold_find(7)), &it);
     cr_assert_eq(a->ts_ns, 0);
     cr_assert_eq(nsc_hold_at(it, &it)->ts_ns, 2);
     cr_assert_eq(it, 0);
-    nsc_hold_drop(7);
-    cr_assert_eq(nsc_hold_first(7), 0);
+    nsc_hold_drop(nsc_hold_find(7));
+    cr_assert_eq(nsc_hold_find(7), 0);
     uint64_t held_ns;
     cr_assert_eq(nsc_hold_oldest(&held_ns)->ts_ns, 1);
     cr_assert_eq(held_ns, 100);
     nsc_hold_pop(9);
-    cr_assert_eq(nsc_hold_at(nsc_hold_first(9), &it)->ts_ns, 4);
+    cr_assert_eq(nsc_hold_at(nsc_hold_first(nsc_hold_find(9)), &it)->ts_ns, 4);
     cr_assert_eq(nsc_hold_oldest(&held_ns)->ts_ns, 3);
     nsc_hold_reset();
     cr_assert_null(nsc_hold_oldest(&held_ns));
-    cr_assert_eq(nsc_hold_first(9), 0);
+    cr_assert_eq(nsc_hold_find(9), 0);
     nsc_hold_release();
 }
 
@@ -94,7 +94,7 @@ Test(hold, random_operations_match_a_list)
             model[nmodel++] = st;
         } else if (what < 9 && nmodel) {
             uint64_t id = model[(size_t)rand() % nmodel].id;
-            nsc_hold_drop(id);
+            nsc_hold_drop(nsc_hold_find(id));
             for (size_t i = nmodel; i-- > 0;)
                 if (model[i].id == id)
                     model_remove(i);

@@ -103,12 +103,15 @@ Test(life, slow_agent_gets_the_flush_budget)
 }
 
 /* The agent comes up late: what the plugin dropped meanwhile is counted
- * exactly, and received + dropped == emitted once it is back. */
+ * exactly, and received + dropped == emitted once it is back. The launch the
+ * full backlog held back was read again at every drain meanwhile, in its
+ * queue's cells: its times are still converted once (CLOCK_MONOTONIC ns). */
 Test(life, late_agent_gets_exact_drop_counts)
 {
     h_env();
     setenv("NCCLSCOPE_BUFFER_MB", "1", 1);
     setenv("NCCLSCOPE_THREADS", "1", 1);
+    h_window w = {.from = nsc_mono_ns()};
     void *dl, *ctx;
     const ncclProfiler_v5_t *p = load_comm(&dl, &ctx);
     enum { N = 200000 };
@@ -119,6 +122,7 @@ Test(life, late_agent_gets_exact_drop_counts)
     h_launches(p, ctx, 1000);
     nsc_recv_totals t;
     nsc_recv *rc = finish(p, dl, ctx, &t);
+    w.to = nsc_mono_ns();
     uint64_t got = t.events[NSC_T_KERNEL_LAUNCH];
     uint64_t dropped = t.counters.dropped[NSC_T_KERNEL_LAUNCH];
     cr_assert_eq(t.counters.emitted[NSC_T_KERNEL_LAUNCH], N + 1000);
@@ -126,6 +130,8 @@ Test(life, late_agent_gets_exact_drop_counts)
     cr_assert_gt(got, 1000);
     cr_assert_eq(got + dropped, N + 1000, "received %llu + dropped %llu",
                  (unsigned long long)got, (unsigned long long)dropped);
+    nsc_recv_find(rc, NSC_T_KERNEL_LAUNCH, h_in_window, &w);
+    cr_assert_eq(w.out, 0, "%llu launches out of the run's time", (unsigned long long)w.out);
     nsc_recv_free(rc);
 }
 
