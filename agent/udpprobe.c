@@ -37,14 +37,8 @@ static int endpoint_host(const char *ep, char host[128])
 {
     if (strncmp(ep, "tcp://", 6) != 0)
         return -1;
-    const char *h = ep + 6, *colon = strrchr(h, ':');
-    size_t len = colon ? (size_t)(colon - h) : 0;
-    if (len >= 2 && h[0] == '[' && h[len - 1] == ']')
-        h++, len -= 2;
-    if (len == 0 || len >= 128)
-        return -1;
-    snprintf(host, 128, "%.*s", (int)len, h);
-    return 0;
+    nsc_uprobe_host(ep + 6, host, 128);
+    return host[0] ? 0 : -1;
 }
 
 nsc_udpp *nsc_udpp_open(const char *endpoint, uint32_t port, nsc_udpp_stats *st)

@@ -39,11 +39,7 @@ static int bind_addr(const nsc_coll_cfg *cfg, char host[128], char port[8])
     int listen = strcmp(spec, "listen") == 0;
     if (listen)
         from = strncmp(cfg->listen, "tcp://", 6) == 0 ? cfg->listen + 6 : "";
-    const char *colon = strrchr(from, ':');
-    size_t len = colon ? (size_t)(colon - from) : 0;
-    if (from[0] == '[' && len >= 2 && from[len - 1] == ']')  /* [IPv6] */
-        from++, len -= 2;
-    snprintf(host, 128, "%.*s", (int)(len < 128 ? len : 0), from);
+    const char *colon = nsc_uprobe_host(from, host, 128);
     if (strcmp(host, "*") == 0)
         snprintf(host, 128, "0.0.0.0");
     char *end = NULL;

@@ -1,6 +1,7 @@
 /* uprobe.c: the clock probe datagram (see uprobe.h). */
 #include "uprobe.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "bytes.h"
@@ -51,4 +52,14 @@ const char *nsc_uprobe_strerror(int rc)
     case NSC_UPROBE_BAD_KIND: return "wrong kind";
     default: return "nonzero reserved field";
     }
+}
+
+const char *nsc_uprobe_host(const char *hp, char *host, size_t cap)
+{
+    const char *colon = strrchr(hp, ':');
+    size_t len = colon ? (size_t)(colon - hp) : 0;
+    if (len >= 2 && hp[0] == '[' && hp[len - 1] == ']')
+        hp++, len -= 2;
+    snprintf(host, cap, "%.*s", (int)(len < cap ? len : 0), hp);
+    return colon;
 }

@@ -45,4 +45,9 @@ void nsc_uprobe_encode(const nsc_uprobe *p, uint8_t out[NSC_UPROBE_LEN]);
 int nsc_uprobe_decode(const void *buf, size_t len, uint8_t kind, nsc_uprobe *out);
 const char *nsc_uprobe_strerror(int rc);
 
+/* The HOST of HOST:PORT (an [IPv6] one without its brackets) into host, ""
+ * when there is none or it does not fit cap; returns the last ':', NULL
+ * without one. Both ends of the probe take their address this way. */
+const char *nsc_uprobe_host(const char *hp, char *host, size_t cap);
+
 #endif
