@@ -123,3 +123,8 @@ size_t nsc_ch_ledger_read(const uint8_t *p, size_t len, nsc_ledger_rec *r, nsc_l
     r->edges = r->nedges && r->nedges <= cap ? edges : NULL;
     return (size_t)(q - p);
 }
+
+int nsc_ch_ledger_ended(const nsc_ledger_rec *r)
+{
+    return !(r->flags & NSC_CH_LEDGER_ENDED_FLAGS) && r->gpu_start_ns != 0 && r->nchannels_done >= r->nchannels;
+}

@@ -36,4 +36,13 @@ void nsc_ch_ledger_values(nsc_ch_cols *t, const nsc_ledger_rec *r);
  * are cut short or the edge Arrays disagree in length. */
 size_t nsc_ch_ledger_read(const uint8_t *p, size_t len, nsc_ledger_rec *r, nsc_ledger_edge *edges, size_t cap);
 
+/* colls.c's rule for a collective that can hold a rank's previous kernel
+ * end (GPU times, every channel's kernel ended), once over a record and
+ * once as SQL over a ledger_recs row (with NSC_CH_LEDGER_ENDED_FLAGS for
+ * its %u): the marks (chrows.h) and the window's reads (chread.c) must
+ * agree on it. */
+int nsc_ch_ledger_ended(const nsc_ledger_rec *r);
+#define NSC_CH_LEDGER_ENDED_SQL "bitAnd(flags, %u) = 0 AND gpu_start_ns != 0 AND nchannels_done >= nchannels"
+#define NSC_CH_LEDGER_ENDED_FLAGS ((unsigned)(NSC_LEDGER_P2P | NSC_LEDGER_NO_GPU))
+
 #endif

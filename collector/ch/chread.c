@@ -410,6 +410,10 @@ static int put_ledgers(rows *r, const char *job, nsc_store *dst, char *err, size
  * till[0] 0: no end. */
 typedef struct span {
     char from[STARTS_MAX], till[STARTS_MAX];
+    /* " AND seq BETWEEN A AND B" by the marks (marks_span): seqs the
+     * window's records and their previous collectives lie among (seqs),
+     * and those previous collectives (back) */
+    char seqs[64], back[64];
 } span;
 
 /* The records of scope s on src: "FROM ledger_recs WHERE ..." into out;
@@ -436,11 +440,11 @@ static void scope_rows(const source *src, const nsc_query_scope *s, int unknown,
     }
     int till = !unknown && w->till[0];
     snprintf(out, cap,
-             "%s AND (enqueue_ns >= %s%s%s OR (host, pid, ctx, rank, seq) GLOBAL IN (SELECT host, pid, ctx, rank, "
-             "argMax(seq, enqueue_ns) %s AND enqueue_ns < %s AND bitAnd(flags, %u) = 0 AND gpu_start_ns != 0 AND "
-             "nchannels_done >= nchannels GROUP BY host, pid, ctx, rank))",
-             keys, w->from, till ? " AND enqueue_ns <= " : "", till ? w->till : "", keys, w->from,
-             (unsigned)(NSC_LEDGER_P2P | NSC_LEDGER_NO_GPU));
+             "%s%s AND (enqueue_ns >= %s%s%s OR (host, pid, ctx, rank, seq) GLOBAL IN (SELECT host, pid, ctx, rank, "
+             "argMax(seq, enqueue_ns) %s%s AND enqueue_ns < %s AND " NSC_CH_LEDGER_ENDED_SQL
+             " GROUP BY host, pid, ctx, rank))",
+             keys, w->seqs, w->from, till ? " AND enqueue_ns <= " : "", till ? w->till : "", keys, w->back, w->from,
+             NSC_CH_LEDGER_ENDED_FLAGS);
 }
 
 /* The records of one ledger batch that a scope's rows hold, gathered. */
@@ -715,6 +719,110 @@ static int host_times(const source *src, size_t nsrc, uint64_t t, int late, char
 
 #define SPAN_HOSTS 256
 
+/* ---- the seqs of a time window, by the marks ---- */
+
+/* Buckets of seqs (lo > hi: none). */
+typedef struct range {
+    uint64_t lo, hi;
+} range;
+
+/* "FROM ledger_marks WHERE ..." of scope s on src: its communicator's and
+ * those whose agent did not know theirs (comm_id 0), its seqs' buckets. */
+static void marks_of(const source *src, const nsc_query_scope *s, char *out, size_t cap)
+{
+    snprintf(out, cap,
+             "FROM %s.%s%s WHERE job = %s AND comm_id IN (%" PRIu64 ", 0) AND bucket BETWEEN %" PRIu64 " AND %" PRIu64,
+             src->db, nsc_ch_def(NSC_CH_LEDGER_MARKS).name, src->suffix, src->job, s->comm,
+             s->seq_lo >> NSC_CH_MARK_BITS, s->seq_hi >> NSC_CH_MARK_BITS);
+}
+
+/* The answer to head, marks_of, tail on every source (min, max and
+ * count() of buckets) into *r. */
+static int marks_range(const source *src, size_t nsrc, const nsc_query_scope *s, const char *head, const char *tail,
+                       range *r, char *err, size_t errcap)
+{
+    int rc = 0;
+    *r = (range){UINT64_MAX, 0};
+    for (size_t i = 0; !rc && i < nsrc; i++) {
+        char marks[640], q[SQL_MAX];
+        nsc_chanswer a;
+        marks_of(&src[i], s, marks, sizeof marks);
+        snprintf(q, sizeof q, "%s%s%s", head, marks, tail);
+        rc = fetch(&src[i], q, "ledger_marks", &a, err, errcap);
+        uint64_t lo = rc ? 0 : nsc_chanswer_le(&a, 8), hi = rc ? 0 : nsc_chanswer_le(&a, 8),
+                 n = rc ? 0 : nsc_chanswer_le(&a, 8);
+        if (!rc && a.r.bad) {
+            snprintf(err, errcap, "clickhouse: the ledger marks' answer does not decode");
+            rc = NSC_QUERY_ESTORE;
+        }
+        if (!rc && n)
+            r->lo = lo < r->lo ? lo : r->lo, r->hi = hi > r->hi ? hi : r->hi;
+        nsc_chanswer_free(&a);
+    }
+    return rc;
+}
+
+/* The buckets holding records of s enqueued from `from` on (each row's
+ * host clock), with `to` up to it too (not those of comm_id 0, which a
+ * window reads to the end). */
+static int window_buckets(const source *src, size_t nsrc, const nsc_query_scope *s, const char *from, const char *to,
+                          range *r, char *err, size_t errcap)
+{
+    char tail[2 * STARTS_MAX + 128];
+    snprintf(tail, sizeof tail, " AND enq_max >= %s%s%s%s FORMAT RowBinary", from,
+             to ? " AND (comm_id = 0 OR enq_min <= " : "", to ? to : "", to ? ")" : "");
+    return marks_range(src, nsrc, s, "SELECT min(bucket), max(bucket), count() ", tail, r, err, errcap);
+}
+
+/* The buckets among which each process's last collective before `from`
+ * whose kernel ended lies (scope_rows' argMax). Of a process's buckets
+ * holding an ended one before `from` (done_min < from), the one holding
+ * its latest is no earlier than the first whose latest ended one (done_max)
+ * reaches the latest done_max still before `from` (m): that latest one's
+ * time is at least m. ClickHouse 18.16's lambdas see no column but their
+ * arrays': f and m go in as arrays. */
+static int back_buckets(const source *src, size_t nsrc, const nsc_query_scope *s, const char *from, range *r,
+                        char *err, size_t errcap)
+{
+    char head[2 * STARTS_MAX + 1024];
+    snprintf(head, sizeof head,
+             "SELECT min(l), max(u), count() FROM (SELECT arrayResize(emptyArrayUInt64(), length(bs), f) AS fs, "
+             "arrayResize(emptyArrayUInt64(), length(bs), m) AS ms, "
+             "arrayReduce('min', arrayFilter((b, x, y, g, n) -> x >= n AND y < g, bs, xs, ys, fs, ms)) AS l, "
+             "arrayReduce('max', arrayFilter((b, y, g) -> y < g, bs, ys, fs)) AS u FROM (SELECT toUInt64(any(%s)) AS "
+             "f, maxIf(dmax, dmax < %s) AS m, groupArray(bucket) AS bs, groupArray(dmax) AS xs, groupArray(dmin) AS "
+             "ys FROM (SELECT comm_id, host, pid, ctx, rank, bucket, min(done_min) AS dmin, max(done_max) AS dmax ",
+             from, from);
+    return marks_range(src, nsrc, s, head,
+                       " GROUP BY comm_id, host, pid, ctx, rank, bucket) GROUP BY comm_id, host, pid, ctx, rank "
+                       "HAVING min(dmin) < f)) FORMAT RowBinary",
+                       r, err, errcap);
+}
+
+/* " AND seq BETWEEN A AND B" of buckets r into out (none: no seq). */
+static void seqs_of(range r, char *out, size_t cap)
+{
+    if (r.lo > r.hi)
+        snprintf(out, cap, " AND seq BETWEEN 1 AND 0");
+    else
+        snprintf(out, cap, " AND seq BETWEEN %" PRIu64 " AND %" PRIu64, r.lo << NSC_CH_MARK_BITS,
+                 (r.hi << NSC_CH_MARK_BITS) | ((1u << NSC_CH_MARK_BITS) - 1));
+}
+
+/* w->seqs and w->back by the marks, once w->from (and w->till) are set. */
+static int marks_span(const source *src, size_t nsrc, const nsc_query_scope *s, span *w, char *err, size_t errcap)
+{
+    range win, back;
+    int rc = window_buckets(src, nsrc, s, w->from, w->till[0] ? w->till : NULL, &win, err, errcap);
+    if (!rc)
+        rc = back_buckets(src, nsrc, s, w->from, &back, err, errcap);
+    seqs_of(back, w->back, sizeof w->back);
+    win.lo = back.lo < win.lo ? back.lo : win.lo;
+    win.hi = back.lo <= back.hi && back.hi > win.hi ? back.hi : win.hi;
+    seqs_of(win, w->seqs, sizeof w->seqs);
+    return rc;
+}
+
 /* w->till from the latest enqueues of the window's seqs (to: t1 on each
  * host's clock) of every source: 1 when they do not fit. */
 static int span_till(const source *src, size_t nsrc, const nsc_query_scope *s, const char *to, span *w, char *err,
@@ -727,8 +835,9 @@ static int span_till(const source *src, size_t nsrc, const nsc_query_scope *s, c
     for (size_t i = 0; !rc && !full && i < nsrc; i++) {
         nsc_chanswer a;
         scope_rows(&src[i], s, 0, NULL, keys, sizeof keys);
-        snprintf(sql, sizeof sql, "SELECT host, max(enqueue_ns) %s AND seq GLOBAL IN (SELECT seq %s AND enqueue_ns "
-                 "BETWEEN %s AND %s) GROUP BY host FORMAT RowBinary", keys, keys, w->from, to);
+        snprintf(sql, sizeof sql, "SELECT host, max(enqueue_ns) %s%s AND seq GLOBAL IN (SELECT seq %s%s AND "
+                 "enqueue_ns BETWEEN %s AND %s) GROUP BY host FORMAT RowBinary", keys, w->seqs, keys, w->seqs, w->from,
+                 to);
         rc = fetch(&src[i], sql, "ledger_recs", &a, err, errcap);
         while (!rc && !full && !nsc_chanswer_at_end(&a)) {
             char host[64];
@@ -764,16 +873,22 @@ static int scope_span(const source *src, size_t nsrc, const nsc_query_scope *sco
                       size_t errcap)
 {
     *use = 0;
-    w->till[0] = 0;
+    w->till[0] = w->seqs[0] = 0;
     if (!scope || !scope->t0)
         return 0;
     int rc = host_times(src, nsrc, scope->t0, 0, w->from, sizeof w->from, err, errcap);
     if (!rc && scope->t1 != UINT64_MAX) {
         char to[STARTS_MAX];
+        range r = {UINT64_MAX, 0};
         rc = host_times(src, nsrc, scope->t1, 1, to, sizeof to, err, errcap);
+        if (!rc)
+            rc = window_buckets(src, nsrc, scope, w->from, to, &r, err, errcap);
+        seqs_of(r, w->seqs, sizeof w->seqs);
         if (!rc)
             rc = span_till(src, nsrc, scope, to, w, err, errcap);
     }
+    if (!rc)
+        rc = marks_span(src, nsrc, scope, w, err, errcap);
     *use = rc == 0;
     return rc == 1 ? 0 : rc;
 }

@@ -76,6 +76,15 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
      * one are two rows (a read keeps the later, as the LMDB store does). */
     [NSC_CH_LEDGER_RECS] = {"ledger_recs", NULL, "job, comm_id, seq, rank, host, pid, " ORIGIN_KEY, JOB_PART,
                             PROC_SHARD, ""},
+    /* ledger_recs has no key on time: a time window finds its seqs here,
+     * a few rows per bucket of seqs (chread.c). A row is the enqueue times'
+     * range of a batch's records of one bucket, ctx and rank, and that of
+     * those whose kernel ended (nsc_ch_ledger_ended; done_min > done_max:
+     * none), which bounds how far back a rank's previous kernel end lies. */
+    [NSC_CH_LEDGER_MARKS] = {"ledger_marks",
+                             NSC_CH_PROC_COLUMNS ", comm_id UInt64, bucket UInt64, ctx UInt16, rank Int32, "
+                             "enq_min UInt64, enq_max UInt64, done_min UInt64, done_max UInt64, " ORIGIN,
+                             "job, comm_id, bucket, host, pid, ctx, rank, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
     /* The wall clock of the collectors' time base, as the LMDB store keeps it
      * (nsc_store_wall): one row per record (a record inserted twice folds:
      * same key, same version), read back whole into a query's store. */
@@ -275,6 +284,61 @@ void nsc_ch_rows_life(nsc_ch_cols *b, const nsc_ch_origin *o, const nsc_store_li
     origin_cols(b, &x, o, o->section);
 }
 
+/* The marks of a ledger batch being gathered: MARKS_MAX at a time (a batch
+ * of more groups writes one group in several rows, each its own idx, which
+ * the reads' min and max fold). */
+#define MARKS_MAX 16
+
+typedef struct mark {
+    uint64_t comm_id, bucket, enq_min, enq_max, done_min, done_max;
+    uint32_t first;  /* idx: the first record's index in the batch */
+    uint16_t ctx;
+    int32_t rank;
+} mark;
+
+static void put_marks(nsc_ch_cols *t, const row_texts *x, const nsc_ch_origin *o, uint32_t pid, const mark *m,
+                      size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        proc_cols(t, x, pid);
+        u64(t, m[i].comm_id), u64(t, m[i].bucket), u16(t, m[i].ctx), i32(t, m[i].rank);
+        u64(t, m[i].enq_min), u64(t, m[i].enq_max), u64(t, m[i].done_min), u64(t, m[i].done_max);
+        origin_cols(t, x, o, m[i].first);
+    }
+}
+
+/* r (index i) into its mark among m[*n], a new one when none is its own. */
+static void add_mark(mark *m, size_t *n, const nsc_ledger_rec *r, uint32_t i)
+{
+    uint64_t bucket = r->seq >> NSC_CH_MARK_BITS;
+    size_t k = 0;
+    while (k < *n && !(m[k].comm_id == r->comm_id && m[k].bucket == bucket && m[k].ctx == r->ctx &&
+                       m[k].rank == r->rank))
+        k++;
+    if (k == *n)
+        m[(*n)++] = (mark){r->comm_id, bucket, UINT64_MAX, 0, UINT64_MAX, 0, i, r->ctx, r->rank};
+    mark *g = &m[k];
+    g->enq_min = r->enqueue_ns < g->enq_min ? r->enqueue_ns : g->enq_min;
+    g->enq_max = r->enqueue_ns > g->enq_max ? r->enqueue_ns : g->enq_max;
+    if (nsc_ch_ledger_ended(r)) {
+        g->done_min = r->enqueue_ns < g->done_min ? r->enqueue_ns : g->done_min;
+        g->done_max = r->enqueue_ns > g->done_max ? r->enqueue_ns : g->done_max;
+    }
+}
+
+static void ledger_marks(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_proc *p, const nsc_ledger_batch *b)
+{
+    row_texts x = texts_of(t, p->job, p->host, o->agent);
+    mark m[MARKS_MAX];
+    size_t n = 0;
+    for (uint32_t i = 0; i < b->nrecs; i++) {
+        if (n == MARKS_MAX)
+            put_marks(t, &x, o, p->pid, m, n), n = 0;
+        add_mark(m, &n, &b->recs[i], i);
+    }
+    put_marks(t, &x, o, p->pid, m, n);
+}
+
 void nsc_ch_rows_ledger(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_proc *p,
                         const void *data, size_t len, const nsc_ledger_batch *b)
 {
@@ -290,6 +354,7 @@ void nsc_ch_rows_ledger(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o
         nsc_ch_ledger_values(t, &b->recs[i]);
         origin_cols(t, &x, o, i);
     }
+    ledger_marks(&tabs[NSC_CH_LEDGER_MARKS], o, p, b);
 }
 
 void nsc_ch_rows_clock(nsc_ch_cols *b, const char *host, const nsc_clock_model *m, uint64_t wall_ns)

@@ -43,6 +43,7 @@ typedef enum nsc_ch_table {
     NSC_CH_JOBS,
     NSC_CH_LEDGER,
     NSC_CH_LEDGER_RECS,
+    NSC_CH_LEDGER_MARKS,
     NSC_CH_WALL,
     NSC_CH_NTABLES
 } nsc_ch_table;
@@ -55,6 +56,9 @@ typedef struct nsc_ch_table_def {
     const char *shard_by;   /* Distributed sharding expression */
     const char *version;    /* ReplacingMergeTree version column, "" for none */
 } nsc_ch_table_def;
+
+/* A ledger mark's seqs: those of one bucket, seq >> NSC_CH_MARK_BITS. */
+#define NSC_CH_MARK_BITS 10
 
 /* Table t's definition. */
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t);
@@ -90,8 +94,10 @@ void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *
 void nsc_ch_rows_life(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_life *l);
 /* A process's ledger batch (ledger.h) as it travelled (data, len: one row
  * of `ledger`) and decoded (b: a row of `ledger_recs` per record, idx its
- * index in the batch); o's section is the batch's index among the agent
- * batch's ledgers. */
+ * index in the batch), and its marks (`ledger_marks`: a row per
+ * communicator, bucket of seqs, ctx and rank among its records, idx the
+ * first's); o's section is the batch's index among the agent batch's
+ * ledgers. */
 void nsc_ch_rows_ledger(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_proc *p,
                         const void *data, size_t len, const nsc_ledger_batch *b);
 /* A host's clock model (serialized), versioned by the wall clock (ns) of the write. */

@@ -74,13 +74,35 @@ static int same_layout(const nsc_chconn *conn, const char *server, const char *d
     return -1;
 }
 
+/* ledger_recs made by a collector that wrote no ledger_marks: its records
+ * have no marks, and a time window (found by them) would miss them. */
+static int has_marks(const nsc_chconn *conn, const char *server, const char *db)
+{
+    char q[512], *ans;
+    const char *recs = nsc_ch_def(NSC_CH_LEDGER_RECS).name, *marks = nsc_ch_def(NSC_CH_LEDGER_MARKS).name;
+    snprintf(q, sizeof q,
+             "SELECT countIf(name = '%s_local') > countIf(name = '%s_local') FROM system.tables "
+             "WHERE database = '%s' FORMAT TabSeparated",
+             recs, marks, db);
+    if (sql(conn, server, q, &ans))
+        return -1;
+    int old = ans[0] == '1';
+    free(ans);
+    if (old)
+        fprintf(stderr,
+                "ncclscope-collector: clickhouse: %s.%s_local on %s was made by an ncclscope version without "
+                "%s (its records' seqs by time): drop the database or give the collector a new one\n",
+                db, recs, server, marks);
+    return old ? -1 : 0;
+}
+
 /* The database db on server and its tables: the local ones (cluster NULL),
  * each checked against this version's layout, or the Distributed ones over
  * cluster's shards. */
 static int create(const nsc_chconn *conn, const char *server, const char *db, const char *cluster)
 {
     char q[SQL_MAX];
-    if (create_database(conn, server, db))
+    if (create_database(conn, server, db) || (!cluster && has_marks(conn, server, db)))
         return -1;
     for (int t = 0; t < NSC_CH_NTABLES; t++) {
         const nsc_ch_table_def d = nsc_ch_def(t);

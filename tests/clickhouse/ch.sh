@@ -88,6 +88,13 @@
 #                 (nsc-feed --ledger-open), and read a fraction of the
 #                 bytes of their seqs read whole (with t1_ns: not the
 #                 records enqueued after it but its collectives' own).
+# window_rows:    a time window (t0_ns, t1_ns) of about 100 seqs whose
+#                 ranks' previous kernel ends lie two buckets of seqs back
+#                 (ledger_marks: docs/clickhouse-read.md) answers byte for
+#                 byte alike, and the rows ClickHouse reads for it
+#                 (query_log) stay within twice as many once the job is
+#                 four times longer; a collector on a database whose
+#                 ledger_recs has no ledger_marks refuses to start.
 # verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
 #                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
 #                 and the others wait in it (20 s): both collectors' diagnose
@@ -129,7 +136,7 @@ bin=$1 plugin=$2 mode=$3
 ch_require
 
 [ "$mode" != secure ] || ch_secure
-[ "$mode" != diff ] || ch_log_queries
+case $mode in diff | window_rows) ch_log_queries ;; esac
 if [ "$mode" = current ]; then
     chdb=$(ch_current) || exit $?
 fi
@@ -303,7 +310,7 @@ ledger_both() {
     feed() { "$bin/nsc-feed" --endpoint "tcp://127.0.0.1:$port" --agents 2 --procs 4 "$@" --timeout-ms 60000 \
         > "$dir/feed.out" || die "not every batch was acknowledged: $(cat "$dir/feed.out")"; }
     start_collector 0 --db "$dir/lmdb"
-    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http
+    pids[collector_lmdb]=${pids[collector]} http_lmdb=$http port_lmdb=$port
     unset "pids[collector]"
     feed "$@"
     start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
@@ -701,6 +708,44 @@ window)
     stop collector
     stop collector_lmdb
     ;;
+window_rows)
+    # 28 batches of 256 records a process: seqs 0-7167; kernels ended at
+    # seqs 0 and 4096, so seqs 6500-6600 (bucket 6) reach back to bucket 4
+    ledger_both --batches 28 --ledger 256 --ledger-open 4096 --ledger-alone 27
+    # window: its answer from both, and the rows both shards read for it in $rows
+    window() {
+        local at
+        [ -n "${t0:-}" ] || {
+            same 200 "collectives?$j&seq=6500-6500"
+            t0=$(from_lmdb lmdb.out "[x['start_ns'] for x in l if x['kind'] == 'collective'][0]")
+            same 200 "collectives?$j&seq=6600-6600"
+            t1=$(from_lmdb lmdb.out "[x['start_ns'] for x in l if x['kind'] == 'collective'][0]")
+        }
+        at=$(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2)))
+        same 200 "collectives?$j&t0_ns=$t0&t1_ns=$t1"
+        rows=$(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2) - at))
+    }
+    window
+    [ "$(grep -c '"kind":"collective"' "$dir/ch.out")" -ge 50 ] || die "not the window's collectives: $(tail -1 "$dir/ch.out")"
+    cp "$dir/ch.out" "$dir/window.small"
+    small=$rows
+    stop collector
+    # the job four times longer, in both stores
+    port=$port_lmdb
+    feed --first 28 --batches 84 --ledger 256 --ledger-open 4096 --ledger-alone 83
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    feed --first 28 --batches 84 --ledger 256 --ledger-open 4096 --ledger-alone 83
+    stop collector
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    window
+    cmp -s "$dir/ch.out" "$dir/window.small" || die "the window's answer changed as the job grew"
+    [ "$rows" -le $((2 * small)) ] || die "the window read $rows rows of ClickHouse at 4x the job, $small before"
+    echo "ch.sh ($mode): a window read $small rows of ClickHouse, $rows at 4x the job"
+    stop collector
+    stop collector_lmdb
+    ch_sql shard1 "DROP TABLE nsc.ledger_marks_local" || die "cannot drop ledger_marks_local"
+    refused "without ledger_marks"
+    ;;
 retain)
     start_collector 0 --store "$store" --ch-shards "$shards" --retain-age-s 3
     start_agent 0
@@ -713,7 +758,7 @@ retain)
     job=$first-later
     emulate --iters 400 --pace-us 20000 &
     emu=$!
-    rows_of() { one_value front "SELECT (SELECT count() FROM nsc.events WHERE job = '$1') + (SELECT count() FROM nsc.batches WHERE job = '$1') + (SELECT count() FROM nsc.states WHERE job = '$1') + (SELECT count() FROM nsc.contexts WHERE job = '$1') + (SELECT count() FROM nsc.jobs WHERE job = '$1')"; }
+    rows_of() { one_value front "SELECT (SELECT count() FROM nsc.events WHERE job = '$1') + (SELECT count() FROM nsc.batches WHERE job = '$1') + (SELECT count() FROM nsc.states WHERE job = '$1') + (SELECT count() FROM nsc.contexts WHERE job = '$1') + (SELECT count() FROM nsc.jobs WHERE job = '$1') + (SELECT count() FROM nsc.ledger_marks WHERE job = '$1')"; }
     wait_until 60 eval '[ "$(rows_of "$job")" -gt 0 ]' || die "the second job was not stored"
     wait_until 60 eval '[ "$(rows_of "$first")" = 0 ]' || die "the old job was not deleted: $(rows_of "$first") rows left"
     collector_metric_above ncclscope_collector_retained_jobs_total 0 || die "retention did not count the job"

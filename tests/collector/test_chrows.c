@@ -443,3 +443,52 @@ Test(chrows, ledger_record_every_field_in_its_place)
     free_tabs(tabs);
     free(row.p);
 }
+
+/* Column i's value of row k (a fixed-width column of size bytes). */
+static uint64_t cell(const nsc_ch_cols *c, size_t i, size_t k, size_t size)
+{
+    uint64_t v = 0;
+    cr_assert_eq(c->col[i].len, c->rows * size, "column %zu: %zu bytes", i, c->col[i].len);
+    memcpy(&v, c->col[i].p + k * size, size);  /* little-endian, as ClickHouse */
+    return v;
+}
+
+Test(chrows, ledger_marks_ranges)
+{
+    /* seqs 10 and 20 (bucket 0, the second's kernel not ended), 1030 (bucket 1) */
+    nsc_ledger_rec recs[3] = {
+        {.comm_id = 5, .seq = 10, .rank = 2, .ctx = 1, .enqueue_ns = 100, .gpu_start_ns = 1, .nchannels = 1,
+         .nchannels_done = 1},
+        {.comm_id = 5, .seq = 20, .rank = 2, .ctx = 1, .enqueue_ns = 300, .gpu_start_ns = 1, .nchannels = 1},
+        {.comm_id = 5, .seq = 1030, .rank = 2, .ctx = 1, .enqueue_ns = 200, .gpu_start_ns = 1, .nchannels = 1,
+         .nchannels_done = 1},
+    };
+    nsc_proc proc = {.pid = 77};
+    strcpy(proc.job, "j"), strcpy(proc.host, "h");
+    static nsc_ch_cols tabs[NSC_CH_NTABLES];
+    nsc_ch_origin o = {"a", 1, 2, 3};
+    nsc_ch_rows_ledger(tabs, &o, &proc, "blob", 4, &(nsc_ledger_batch){.pid = 77, .nrecs = 3, .recs = recs});
+    const nsc_ch_cols *m = &tabs[NSC_CH_LEDGER_MARKS];
+    cr_assert_eq(m->rows, 2, "a row per bucket");
+    /* columns: job host pid comm_id bucket ctx rank enq_min enq_max done_min done_max agent epoch batch_seq
+     * section idx */
+    const uint64_t want[2][9] = {{5, 0, 1, 2, 100, 300, 100, 100, 0}, {5, 1, 1, 2, 200, 200, 200, 200, 2}};
+    const size_t col[9] = {3, 4, 5, 6, 7, 8, 9, 10, 15}, size[9] = {8, 8, 2, 4, 8, 8, 8, 8, 4};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < 9; i++)
+            cr_assert_eq(cell(m, col[i], k, size[i]), want[k][i], "row %zu, column %zu", k, col[i]);
+    free_tabs(tabs);
+    /* more groups than gathered at once: each still a row of its own idx */
+    nsc_ledger_rec many[40];
+    for (uint32_t i = 0; i < 40; i++)
+        many[i] = (nsc_ledger_rec){.comm_id = 5, .seq = i, .rank = (int32_t)(i % 20), .enqueue_ns = 1000 + i};
+    nsc_ch_rows_ledger(tabs, &o, &proc, "blob", 4, &(nsc_ledger_batch){.pid = 77, .nrecs = 40, .recs = many});
+    m = &tabs[NSC_CH_LEDGER_MARKS];
+    /* 16 groups at a time (ranks 0-15; 16-19 and 0-11; 12-19): every row its own first record */
+    cr_assert_eq(m->rows, 40);
+    for (size_t k = 0; k < m->rows; k++) {
+        cr_assert_eq(cell(m, 15, k, 4), k, "idx of row %zu", k);
+        cr_assert(cell(m, 9, k, 8) == UINT64_MAX && cell(m, 10, k, 8) == 0, "no kernel ended: done_min past done_max");
+    }
+    free_tabs(tabs);
+}
