@@ -812,7 +812,7 @@ static void seqs_of(range r, char *out, size_t cap)
 /* w->seqs and w->back by the marks, once w->from (and w->till) are set. */
 static int marks_span(const source *src, size_t nsrc, const nsc_query_scope *s, span *w, char *err, size_t errcap)
 {
-    range win, back;
+    range win = {UINT64_MAX, 0}, back = {UINT64_MAX, 0};
     int rc = window_buckets(src, nsrc, s, w->from, w->till[0] ? w->till : NULL, &win, err, errcap);
     if (!rc)
         rc = back_buckets(src, nsrc, s, w->from, &back, err, errcap);
