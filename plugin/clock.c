@@ -18,6 +18,14 @@
  * new pair is from the prediction, plus its bracket, is the conversion error
  * measured; the largest so far is the bound the converted times carry,
  * sent with every batch (docs/protocol.md, the header's clock_err_ns).
+ *
+ * A count is converted on the line only within a quarter of the line's span
+ * past its latest pair (nsc_clock_convert takes a pair first otherwise): the
+ * slope's error, its end pairs' errors over its span, then adds at most a
+ * quarter of theirs. A run's first line spans 2 ms, so its first records
+ * take a pair each few hundred microseconds, and lie between two pairs, on a
+ * line through both; the span then grows by a quarter a pair up to the
+ * window's, far beyond the shipper's 10 ms between pairs.
  */
 #include <stdio.h>
 #include <string.h>
@@ -130,6 +138,7 @@ int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_
         return 1;
     }
     uint32_t o = oldest(c);
+    c->reach = (tick - c->t[o]) / NSC_CLOCK_REACH;
     c->ns_per_tick = (double)(mono - c->m[o]) / (double)(tick - c->t[o]);
     c->t1 = c->t[c->pairs % NSC_CLOCK_WINDOW] = tick;
     c->m1 = c->m[c->pairs % NSC_CLOCK_WINDOW] = mono;
@@ -137,20 +146,37 @@ int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_
     return 0;
 }
 
-int nsc_clock_calibrate(nsc_clock *c)
+uint64_t nsc_clock_read(uint64_t *tick, uint64_t *mid)
 {
-    uint64_t best = UINT64_MAX, tick = 0, mid = 0;
+    uint64_t best = UINT64_MAX;
     for (int i = 0; i < CAL_TRIES; i++) {
         uint64_t a = nsc_mono_ns();
         uint64_t t = nsc_counter();
         uint64_t b = nsc_mono_ns();
         if (b - a < best) {
             best = b - a;
-            tick = t;
-            mid = a + (b - a) / 2;
+            *tick = t;
+            *mid = a + (b - a) / 2;
         }
     }
-    return nsc_clock_pair(c, tick, mid, best / 2 + 1);
+    return best / 2 + 1;
+}
+
+int nsc_clock_calibrate(nsc_clock *c)
+{
+    uint64_t tick, mid, half = nsc_clock_read(&tick, &mid);
+    return nsc_clock_pair(c, tick, mid, half);
+}
+
+int nsc_clock_reaches(const nsc_clock *c, uint64_t tick)
+{
+    return c->ns_per_tick > 0 && (int64_t)(tick - c->t1) <= (int64_t)c->reach;
+}
+
+uint64_t nsc_clock_convert(nsc_clock *c, uint64_t tick, int *jumped)
+{
+    *jumped = !nsc_clock_reaches(c, tick) && nsc_clock_calibrate(c);
+    return nsc_clock_ns(c, tick);
 }
 
 void nsc_clock_start(nsc_clock *c)

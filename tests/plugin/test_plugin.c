@@ -393,6 +393,72 @@ Test(plugin, times_are_monotonic_ns)
     nsc_recv_free(rc);
 }
 
+/* A run's first records (plugin/clock.c, the line's reach): Colls started
+ * and stopped over the first RUN_MS after each of RUNS inits, each call
+ * between two CLOCK_MONOTONIC reads. Finalize stops the shipper, and the
+ * next init starts it anew with a fresh line. Shipped, every Coll's start and
+ * stop is within NSC_CLOCK_BOUND_NS of the reads around its call. */
+#define RUNS 8
+#define RUN_MS 30
+#define RUN_COLLS 256
+
+typedef struct call_times {
+    uint64_t start_from, start_to, stop_from, stop_to;
+} call_times;
+
+typedef struct first_check {
+    const call_times *calls;
+    uint64_t in, out;
+} first_check;
+
+static int near_calls(const nsc_event *ev, void *arg)
+{
+    first_check *f = arg;
+    const call_times *c = &f->calls[ev->d.coll.seq];
+    int in = ev->start_ns + NSC_CLOCK_BOUND_NS >= c->start_from && ev->start_ns <= c->start_to + NSC_CLOCK_BOUND_NS &&
+             ev->stop_ns + NSC_CLOCK_BOUND_NS >= c->stop_from && ev->stop_ns <= c->stop_to + NSC_CLOCK_BOUND_NS;
+    f->in += (uint64_t)in;
+    f->out += (uint64_t)!in;
+    return 0;
+}
+
+static void first_colls(v5_run *r, call_times *calls, uint64_t first)
+{
+    uint64_t begin = nsc_mono_ns();
+    for (uint64_t i = 0; i < RUN_COLLS; i++) {
+        while (nsc_mono_ns() - begin < i * RUN_MS * 1000000ull / RUN_COLLS)
+            ;
+        ncclProfilerEventDescr_v5_t d = {.coll = {.seqNumber = first + i, .func = "AllReduce"}};
+        call_times *c = &calls[first + i];
+        c->start_from = nsc_mono_ns();
+        void *h = start5(r, ncclProfileColl, NULL, &d);
+        c->start_to = c->stop_from = nsc_mono_ns();
+        r->p->stopEvent(h);
+        c->stop_to = nsc_mono_ns();
+    }
+}
+
+Test(plugin, first_records_within_the_clock_bound)
+{
+    static call_times calls[RUNS * RUN_COLLS];
+    v5_run r;
+    open_v5(&r);
+    for (uint64_t run = 0; run < RUNS; run++) {
+        if (run > 0)
+            cr_assert_eq(r.p->init(&r.ctx, COMM_ID, &(int){0}, "world", 1, 2, 1, h_logger), ncclSuccess);
+        first_colls(&r, calls, run * RUN_COLLS);
+        if (run < RUNS - 1)
+            r.p->finalize(r.ctx);
+    }
+    nsc_recv_totals t;
+    nsc_recv *rc = close_v5(&r, &t);
+    first_check f = {.calls = calls};
+    nsc_recv_find(rc, NSC_T_COLL, near_calls, &f);
+    cr_assert_eq(f.in, RUNS * RUN_COLLS, "%lu of %u within the bound", f.in, RUNS * RUN_COLLS);
+    cr_assert_eq(f.out, 0);
+    nsc_recv_free(rc);
+}
+
 /* The shipper thread's minor page faults so far (/proc: its stat's 10th field). */
 static long shipper_faults(void)
 {
