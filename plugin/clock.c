@@ -18,6 +18,7 @@
  * new pair is from the prediction, plus its bracket, is the conversion error
  * measured; the largest so far is the bound the converted times carry,
  * sent with every batch (docs/protocol.md, the header's clock_err_ns).
+ * (A pair beyond the reach below is measured at the reach.)
  *
  * A count is converted on the line only within a quarter of the line's span
  * past its latest pair (nsc_clock_convert takes a pair first otherwise): the
@@ -93,7 +94,7 @@ static void anchor(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_
     c->t[0] = c->t1 = tick;
     c->m[0] = c->m1 = mono;
     c->pairs = 1;
-    c->err_ns = bracket_ns;
+    c->err_ns = c->bracket1 = bracket_ns;
 }
 
 /* The oldest pair the window holds (before the next is added). */
@@ -114,6 +115,20 @@ uint64_t nsc_clock_bound(const nsc_clock *c)
     return c->err_ns > c->max_err_ns ? c->err_ns : c->max_err_ns;
 }
 
+/* The line's error measured by a pair off it, plus the pair's bracket. A
+ * pair beyond the line's reach finds it further off than at any count it
+ * converted (none was that far past its latest pair): the line's error runs
+ * straight from its latest pair's (within that one's bracket) to this one's,
+ * so at the reach it is that share of off, plus the larger bracket. */
+static uint64_t measured(const nsc_clock *c, uint64_t tick, uint64_t off, uint64_t bracket_ns)
+{
+    int64_t past = (int64_t)(tick - c->t1);
+    if (past <= (int64_t)c->reach)
+        return off + bracket_ns;
+    uint64_t share = (uint64_t)((double)off * (double)c->reach / (double)past) + 1;
+    return share + (c->bracket1 > bracket_ns ? c->bracket1 : bracket_ns);
+}
+
 int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_ns)
 {
     if (!c->pairs) {
@@ -128,7 +143,7 @@ int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_
             c->jumps++;
             return 1;
         }
-        c->err_ns = off + bracket_ns;
+        c->err_ns = measured(c, tick, off, bracket_ns);
         if (c->err_ns > c->max_err_ns)
             c->max_err_ns = c->err_ns;
     } else if ((int64_t)(tick - c->t[0]) <= 0 || (int64_t)(mono - c->m[0]) <= 0) {
@@ -142,6 +157,7 @@ int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_
     c->ns_per_tick = (double)(mono - c->m[o]) / (double)(tick - c->t[o]);
     c->t1 = c->t[c->pairs % NSC_CLOCK_WINDOW] = tick;
     c->m1 = c->m[c->pairs % NSC_CLOCK_WINDOW] = mono;
+    c->bracket1 = bracket_ns;
     c->pairs++;
     return 0;
 }

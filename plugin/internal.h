@@ -487,6 +487,7 @@ typedef struct nsc_clock {
     uint64_t t[NSC_CLOCK_WINDOW], m[NSC_CLOCK_WINDOW]; /* the latest pairs since the
                                                          * last jump, pair k at k % window */
     uint64_t t1, m1;      /* the latest pair: the line's origin */
+    uint64_t bracket1;    /* the latest pair's bracket */
     double ns_per_tick;   /* the slope from the window's oldest pair to the latest; 0: none yet */
     uint64_t reach;       /* counts past t1 the line converts: a quarter of those the
                            * slope was measured over (kept by a jump, as the slope) */
