@@ -85,6 +85,10 @@ typedef struct nsc_batch_hdr {
     uint64_t counters[NSC_WIRE_HDR_COUNTERS];
 } nsc_batch_hdr;
 
+/* The plugin's clock_err_ns where it reads the CPU's counter stays within
+ * this from a run's first record on (docs/plugin-internals.md, "Clock"). */
+#define NSC_CLOCK_BOUND_NS 100u
+
 /* Rewrite the "acked" header field of a batch nsc_enc_begin wrote (a resend
  * says what was acknowledged since it was encoded). */
 void nsc_wire_set_acked(void *batch, uint64_t acked);

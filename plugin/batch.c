@@ -74,9 +74,22 @@ static uint64_t cost_ticks_ns(uint64_t ticks)
     return nsc_g_cost_counter ? (uint64_t)((double)ticks * nsc_ship.clock.ns_per_tick) : ticks;
 }
 
+static void note_jump(int jumped)
+{
+    if (jumped)
+        nsc_log(NSC_LOG_INFO, "ncclscope: the CPU's counter jumped; calibrating anew");
+}
+
+/* Where the line does not reach a count yet (a run's first milliseconds),
+ * a pair is taken first: clock.c. */
 static uint64_t time_ns(uint64_t tick)
 {
-    return nsc_g_counter && tick ? nsc_clock_ns(&nsc_ship.clock, tick) : tick;
+    if (!nsc_g_counter || !tick)
+        return tick;
+    int jumped;
+    uint64_t ns = nsc_clock_convert(&nsc_ship.clock, tick, &jumped);
+    note_jump(jumped);
+    return ns;
 }
 
 /* A record as it is shipped: its times in CLOCK_MONOTONIC ns (converted in
@@ -104,8 +117,7 @@ void nsc_ship_calibrate(uint64_t now)
     if (!nsc_g_counter || now - nsc_ship.calibrated_at < CALIBRATE_NS)
         return;
     nsc_ship.calibrated_at = now;
-    if (nsc_clock_calibrate(&nsc_ship.clock))
-        nsc_log(NSC_LOG_INFO, "ncclscope: the CPU's counter jumped; calibrating anew");
+    note_jump(nsc_clock_calibrate(&nsc_ship.clock));
 }
 
 /* The process's counters, the guard's times in ns. */

@@ -18,6 +18,15 @@
  * new pair is from the prediction, plus its bracket, is the conversion error
  * measured; the largest so far is the bound the converted times carry,
  * sent with every batch (docs/protocol.md, the header's clock_err_ns).
+ * (A pair beyond the reach below is measured at the reach.)
+ *
+ * A count is converted on the line only within a quarter of the line's span
+ * past its latest pair (nsc_clock_convert takes a pair first otherwise): the
+ * slope's error, its end pairs' errors over its span, then adds at most a
+ * quarter of theirs. A run's first line spans 2 ms, so its first records
+ * take a pair each few hundred microseconds, and lie between two pairs, on a
+ * line through both; the span then grows by a quarter a pair up to the
+ * window's, far beyond the shipper's 10 ms between pairs.
  */
 #include <stdio.h>
 #include <string.h>
@@ -85,7 +94,7 @@ static void anchor(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_
     c->t[0] = c->t1 = tick;
     c->m[0] = c->m1 = mono;
     c->pairs = 1;
-    c->err_ns = bracket_ns;
+    c->err_ns = c->bracket1 = bracket_ns;
 }
 
 /* The oldest pair the window holds (before the next is added). */
@@ -106,6 +115,20 @@ uint64_t nsc_clock_bound(const nsc_clock *c)
     return c->err_ns > c->max_err_ns ? c->err_ns : c->max_err_ns;
 }
 
+/* The line's error measured by a pair off it, plus the pair's bracket. A
+ * pair beyond the line's reach finds it further off than at any count it
+ * converted (none was that far past its latest pair): the line's error runs
+ * straight from its latest pair's (within that one's bracket) to this one's,
+ * so at the reach it is that share of off, plus the larger bracket. */
+static uint64_t measured(const nsc_clock *c, uint64_t tick, uint64_t off, uint64_t bracket_ns)
+{
+    int64_t past = (int64_t)(tick - c->t1);
+    if (past <= (int64_t)c->reach)
+        return off + bracket_ns;
+    uint64_t share = (uint64_t)((double)off * (double)c->reach / (double)past) + 1;
+    return share + (c->bracket1 > bracket_ns ? c->bracket1 : bracket_ns);
+}
+
 int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_ns)
 {
     if (!c->pairs) {
@@ -120,7 +143,7 @@ int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_
             c->jumps++;
             return 1;
         }
-        c->err_ns = off + bracket_ns;
+        c->err_ns = measured(c, tick, off, bracket_ns);
         if (c->err_ns > c->max_err_ns)
             c->max_err_ns = c->err_ns;
     } else if ((int64_t)(tick - c->t[0]) <= 0 || (int64_t)(mono - c->m[0]) <= 0) {
@@ -130,27 +153,46 @@ int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_
         return 1;
     }
     uint32_t o = oldest(c);
+    c->reach = (tick - c->t[o]) / NSC_CLOCK_REACH;
     c->ns_per_tick = (double)(mono - c->m[o]) / (double)(tick - c->t[o]);
     c->t1 = c->t[c->pairs % NSC_CLOCK_WINDOW] = tick;
     c->m1 = c->m[c->pairs % NSC_CLOCK_WINDOW] = mono;
+    c->bracket1 = bracket_ns;
     c->pairs++;
     return 0;
 }
 
-int nsc_clock_calibrate(nsc_clock *c)
+uint64_t nsc_clock_read(uint64_t *tick, uint64_t *mid)
 {
-    uint64_t best = UINT64_MAX, tick = 0, mid = 0;
+    uint64_t best = UINT64_MAX;
     for (int i = 0; i < CAL_TRIES; i++) {
         uint64_t a = nsc_mono_ns();
         uint64_t t = nsc_counter();
         uint64_t b = nsc_mono_ns();
         if (b - a < best) {
             best = b - a;
-            tick = t;
-            mid = a + (b - a) / 2;
+            *tick = t;
+            *mid = a + (b - a) / 2;
         }
     }
-    return nsc_clock_pair(c, tick, mid, best / 2 + 1);
+    return best / 2 + 1;
+}
+
+int nsc_clock_calibrate(nsc_clock *c)
+{
+    uint64_t tick, mid, half = nsc_clock_read(&tick, &mid);
+    return nsc_clock_pair(c, tick, mid, half);
+}
+
+int nsc_clock_reaches(const nsc_clock *c, uint64_t tick)
+{
+    return c->ns_per_tick > 0 && (int64_t)(tick - c->t1) <= (int64_t)c->reach;
+}
+
+uint64_t nsc_clock_convert(nsc_clock *c, uint64_t tick, int *jumped)
+{
+    *jumped = !nsc_clock_reaches(c, tick) && nsc_clock_calibrate(c);
+    return nsc_clock_ns(c, tick);
 }
 
 void nsc_clock_start(nsc_clock *c)

@@ -478,12 +478,19 @@ static inline uint64_t nsc_tick(void)
  * averaged since the last jump would lag the rate of the moment. */
 #define NSC_CLOCK_WINDOW 128u
 
+/* Counts are converted on the line up to 1/NSC_CLOCK_REACH of its span past
+ * its latest pair, no further (clock.c). */
+#define NSC_CLOCK_REACH 4u
+
 /* Counts to CLOCK_MONOTONIC ns (the shipper's, one owner). */
 typedef struct nsc_clock {
     uint64_t t[NSC_CLOCK_WINDOW], m[NSC_CLOCK_WINDOW]; /* the latest pairs since the
                                                          * last jump, pair k at k % window */
     uint64_t t1, m1;      /* the latest pair: the line's origin */
+    uint64_t bracket1;    /* the latest pair's bracket */
     double ns_per_tick;   /* the slope from the window's oldest pair to the latest; 0: none yet */
+    uint64_t reach;       /* counts past t1 the line converts: a quarter of those the
+                           * slope was measured over (kept by a jump, as the slope) */
     uint64_t err_ns;      /* the latest pair's distance from the line, plus its bracket */
     uint64_t max_err_ns;  /* the largest err_ns so far */
     uint64_t jumps;       /* jumps detected */
@@ -497,11 +504,19 @@ int nsc_clock_select(void);
 /* Fold the pair (tick, mono +- bracket_ns) into c; 1 when it showed a jump
  * (it is then the new anchor), else 0. The test hook for injected counts. */
 int nsc_clock_pair(nsc_clock *c, uint64_t tick, uint64_t mono, uint64_t bracket_ns);
-/* Take a pair now (the counter between two CLOCK_MONOTONIC reads). */
+/* A pair now: the counter between two CLOCK_MONOTONIC reads, the narrowest
+ * of a few tries, into *tick and *mid (the reads' middle); its half width. */
+uint64_t nsc_clock_read(uint64_t *tick, uint64_t *mid);
+/* Take a pair now (nsc_clock_read) and fold it into c, as nsc_clock_pair. */
 int nsc_clock_calibrate(nsc_clock *c);
 /* A fresh c with a first slope (two pairs NSC_CLOCK_FIRST_SPAN_NS apart). */
 void nsc_clock_start(nsc_clock *c);
 uint64_t nsc_clock_ns(const nsc_clock *c, uint64_t tick);
+/* Is tick near enough past the latest pair for the line to convert it? */
+int nsc_clock_reaches(const nsc_clock *c, uint64_t tick);
+/* tick in CLOCK_MONOTONIC ns, a pair taken first where the line does not
+ * reach it; *jumped: that pair showed a jump. */
+uint64_t nsc_clock_convert(nsc_clock *c, uint64_t tick, int *jumped);
 /* The bound the converted times carry: the largest error measured so far. */
 uint64_t nsc_clock_bound(const nsc_clock *c);
 

@@ -380,6 +380,13 @@ static uint64_t u64_of(const nsc_json *o, const char *key)
 
 static uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 
+/* A host time the plugin converted from the CPU's counter between the
+ * emulator's stamps from and to, within the conversion's bound. */
+static int host_within(uint64_t t, uint64_t from, uint64_t to)
+{
+    return t + NSC_CLOCK_BOUND_NS >= from && t <= to + NSC_CLOCK_BOUND_NS;
+}
+
 /* The distance from t to the nearest true time of a GPU timer value the
  * emulator gave the rank. */
 static uint64_t nearest(const nsc_json *rk, uint64_t t)
@@ -425,8 +432,8 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
          * the device's end, then the last KernelCh's stop call. */
         uint64_t api = u64_of(c, "api_start_ns"), start = u64_of(c, "start_ns"), stop = u64_of(c, "stop_ns");
         uint64_t end = u64_of(c, "end_ns");
-        if (r->api_ns < api || r->api_ns > start || r->enqueue_ns < start || r->enqueue_ns > stop ||
-            r->done_ns < end || r->done_ns > done)
+        if (!host_within(r->api_ns, api, start) || !host_within(r->enqueue_ns, start, stop) ||
+            !host_within(r->done_ns, end, done))
             fail("seq %" PRIu64 " rank %" PRIu64 ": api/enqueue/done %" PRIu64 "/%" PRIu64 "/%" PRIu64
                  ", emulator group %" PRIu64 ", Coll %" PRIu64 "..%" PRIu64 ", end %" PRIu64 "..%" PRIu64,
                  seq, rank, r->api_ns, r->enqueue_ns, r->done_ns, api, start, stop, end, done);
