@@ -67,10 +67,11 @@ static int train_split(emu_world *w, emu_rank *world, trainer *tr)
 
 /* One group on communicator `kind`. The rank's communicators share its
  * stream, so the device starts it after whatever another communicator ran
- * last: the host waits for that end (worked out from the wire; not, as NCCL's
- * host does not, for its proxy threads), then for its jitter. Once that
- * never ends (a stall, a hang, a mismatch), nothing later on the stream
- * starts, whichever communicator it is on. */
+ * last: the host waits for that end, which it works out from the wire
+ * without waiting for its proxy threads (NCCL's host waits for none per
+ * group), then for its jitter. Once that never ends (a stall, a hang, a
+ * mismatch), nothing later on the stream starts, whichever communicator it
+ * is on. */
 static void train_call(trainer *tr, int kind, const emu_op_desc *ops, int nops, bool explicit_group)
 {
     emu_rank *r = &tr->c[kind];
