@@ -442,7 +442,7 @@ Test(emu_train, the_rank_s_stream_runs_one_op_after_the_other, .timeout = 60)
 
 /* A host waits for its proxy threads only where NCCL's does, at the step's
  * stream sync. Rank 1's tensor-parallel proxy (its process's only
- * communicator where it is rank 1) is held 300 ms at its first KernelCh, in
+ * communicator where it is rank 1) is held 500 ms at its first KernelCh, in
  * step 0's first AllReduce: its host still enqueues the groups after it
  * (their starts worked out from the wire) while the proxy is held, and
  * step 1 waits for the proxy. Before, the host waited for the proxy at its
@@ -455,7 +455,7 @@ typedef struct enqueued {
 Test(emu_train, a_held_proxy_holds_its_host_only_at_the_step_s_sync, .timeout = 60)
 {
     const char *dir = tmpdir_new();
-    cr_assert_eq(run_emu(dir, "NCCLSCOPE_TEST_RECORD_HOLD=1:1:300:KernelCh", TRAIN_JOB " --iters 2"),
+    cr_assert_eq(run_emu(dir, "NCCLSCOPE_TEST_RECORD_HOLD=1:1:500:KernelCh", TRAIN_JOB " --iters 2"),
                  0);
     nsc_json_doc sum = summary_read(dir);
     const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
