@@ -221,6 +221,8 @@ static void judge_coll(nsc_rc_follow *w, const fw_key *k, size_t n, uint64_t *sc
     uint64_t others = median(scratch, m);
     size_t cell = w->c[x->comm].first + (size_t)x->rank;
     x->late_last = 1;
+    for (size_t j = 0; j < n; j++)
+        x->waited += arrival(x) - arrival(&w->r[k[j].i]);
     late_n[cell]++;
     x->own_late = x->first || (x->own > others && 2 * (x->own - others) >= late);
     own_n[cell] += x->own_late;
@@ -468,29 +470,63 @@ static uint64_t every_from(const nsc_rc_follow *w, int64_t k)
     return nsc_rc_late_every(&x);
 }
 
-/* The verdict's figures with the onset moved to record k's collective and
- * its frequency counted from there (rclate.c's are numbers only). */
-static void set_onset(nsc_problem *p, const fw_rec *k, uint64_t every)
+/* The verdict's figures with keys[0..n) set to vals (rclate.c's are
+ * numbers only); 0, or -1 when they did not fit (unchanged). */
+static int set_figures(nsc_problem *p, const char *const *keys, const uint64_t *vals, size_t n)
 {
     char in[sizeof p->figures + 2], out[sizeof p->figures];
     snprintf(in, sizeof in, "{%s}", p->figures);
     nsc_json_doc d;
     nsc_json_error e;
     if (nsc_json_parse(in, strlen(in), NULL, &d, &e))
-        return;
+        return -1;
     const nsc_json *o = nsc_json_root(&d);
-    size_t n = 0;
+    size_t used = 0, k;
     int full = 0;
-    for (const nsc_json *m = nsc_json_first(o); m && !full; m = nsc_json_next(o, m))
-        if (m->kind == NSC_JSON_NUMBER && strcmp(m->key, "onset_seq") != 0 && strcmp(m->key, "onset_ns") != 0 &&
-            strcmp(m->key, "every") != 0)
-            full = put(out, sizeof out, &n, "%s\"%s\":%s", n ? "," : "", m->key, m->text);
-    if (!full && !put(out, sizeof out, &n, "%s\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64,
-                      n ? "," : "", k->seq, k->api, every)) {
-        memcpy(p->figures, out, n + 1);
-        p->seq = k->seq;
+    for (const nsc_json *m = nsc_json_first(o); m && !full; m = nsc_json_next(o, m)) {
+        for (k = 0; k < n && strcmp(m->key, keys[k]) != 0; k++)
+            ;
+        if (m->kind == NSC_JSON_NUMBER && k == n)
+            full = put(out, sizeof out, &used, "%s\"%s\":%s", used ? "," : "", m->key, m->text);
     }
+    for (k = 0; k < n && !full; k++)
+        full = put(out, sizeof out, &used, "%s\"%s\":%" PRIu64, used ? "," : "", keys[k], vals[k]);
+    if (!full)
+        memcpy(p->figures, out, used + 1);
     nsc_json_free(&d);
+    return full ? -1 : 0;
+}
+
+/* The verdict's figures with the onset moved to record k's collective and
+ * its frequency counted from there. */
+static void set_onset(nsc_problem *p, const fw_rec *k, uint64_t every)
+{
+    static const char *const keys[] = {"onset_seq", "onset_ns", "every"};
+    if (set_figures(p, keys, (uint64_t[]){k->seq, k->api, every}, 3) == 0)
+        p->seq = k->seq;
+}
+
+/* An intermittent verdict's own cost (every >= 2): only its collectives on
+ * the beat from record `on` on where it arrived last of its own, what its
+ * host and GPU took there beyond the others and how long the others waited
+ * for it, into x and the figures. Off the beat a loaded machine's pauses
+ * make it late of its own as well, as much as any other rank, and at a
+ * pipeline's Recv between its collectives it waits for another stage: a
+ * training job's host late once a step was charged 1.6 to 3 times its
+ * delay with them. */
+static void beat_cost(const nsc_rc_follow *w, fw_late *x, int64_t on)
+{
+    uint64_t nth = 0, n = 0, host = 0, gpu = 0, cost = 0;
+    for (size_t i = (size_t)on; x->every >= 2 && i < w->n && w->r[i].who == x->who; i++) {
+        const fw_rec *r = &w->r[i];
+        if (r->comm != x->comm || r->p2p || nth++ % x->every || !r->own_late)
+            continue;
+        uint64_t h = r->host < r->excess ? r->host : r->excess;
+        n++, host += h, gpu += r->excess - h, cost += r->waited;
+    }
+    static const char *const keys[] = {"late_of_its_own", "host_late_ns", "gpu_late_ns", "own_cost_ns"};
+    if (n && set_figures(x->p, keys, (uint64_t[]){n, host, gpu, cost}, 4) == 0)
+        x->own_late = n, x->own_cost_ns = cost;
 }
 
 /* Whether problem x folds into process who's verdict: one of the process's
@@ -539,11 +575,9 @@ static void merged_figures(const nsc_rc_follow *w, const fw_late *v, size_t nv, 
 static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t who)
 {
     size_t prim = nv, nown = 0, naff = 0, naffc = 0;
-    uint64_t cost = 0;
     for (size_t i = 0; i < nv; i++) {
         if (v[i].who == who) {
             nown++;
-            cost += v[i].stands ? v[i].own_cost_ns : 0;
             if (v[i].stands && (prim == nv || v[i].onset_ns < v[prim].onset_ns))
                 prim = i;
         } else if (folds_into(&v[i], who)) {
@@ -563,14 +597,16 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
         v[prim].every = every_from(w, on);
         set_onset(p, &w->r[on], v[prim].every);
         nsc_diag_began_ns(p, f, w->r[on].api);
+        beat_cost(w, &v[prim], on);
     }
     int gpu = strcmp(p->kind, "gpu_late") == 0;
     char often[48] = "every collective";
     if (v[prim].every > 1)
         snprintf(often, sizeof often, "1 collective in %" PRIu64, v[prim].every);
-    uint64_t nlate = 0;  /* where the others' waits summed in cost were */
+    uint64_t nlate = 0, cost = 0;  /* where the others' waits summed in cost were */
     for (size_t i = 0; i < nv; i++)
-        nlate += v[i].who == who && v[i].stands ? v[i].own_late : 0;
+        if (v[i].who == who && v[i].stands)
+            nlate += v[i].own_late, cost += v[i].own_cost_ns;
     snprintf(p->text, sizeof p->text,
              "%s: rank %" PRId64 " (%.40s; world rank %" PRId64 ") late of its own since seq %" PRIu64
              " of comm %s, %s, in %zu comm(s): the others waited %.2f ms per late collective, %.1f ms in all; "

@@ -248,6 +248,39 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
     free(dp);
 }
 
+/* ... and the verdict carries only its beat's cost: P1 late of its own at
+ * the first collective of steps HIDDEN to STEPS - 1, its host's gap there
+ * 4.1 ms, 3.8 ms beyond P0's, P0 waiting 3.8 ms; not the 3 ms pauses off
+ * the beat (seqs 58 to 60), nor the lateness "0xb" handed it. */
+Test(rcfollow, an_intermittent_verdict_carries_only_its_beat_s_cost)
+{
+    char *tp, *dp;
+    beat_pages(&tp, &dp, 1 << 20);
+    bodies pg = {tp, dp};
+    nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
+    nsc_json_doc status;
+    nsc_findings *f = findings(&src, beat_status, &status);
+    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 0, 1, "host_late in 0xa");
+    cr_assert_not_null(p);
+    snprintf(p->figures, sizeof p->figures,
+             "\"late_of_its_own\":33,\"collectives\":%d,\"host_late_ns\":%llu,\"onset_seq\":64,\"onset_ns\":%llu,"
+             "\"every\":16,\"own_cost_ns\":%llu",
+             STEPS * PER_STEP, (unsigned long long)(33 * 6 * MS), (unsigned long long)BASE,
+             (unsigned long long)(33 * 4 * MS));
+    follow_ab(f, &src);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    const unsigned own = STEPS - HIDDEN;
+    char want[160];
+    snprintf(want, sizeof want, "\"late_of_its_own\":%u,\"host_late_ns\":%llu,\"gpu_late_ns\":0,\"own_cost_ns\":%llu,",
+             own, (unsigned long long)(own * 3800 * MS / 1000), (unsigned long long)(own * 3800 * MS / 1000));
+    cr_assert_not_null(strstr(f->p[0].figures, want), "want %s in %s", want, f->p[0].figures);
+    cr_assert_not_null(strstr(f->p[0].text, "the others waited 3.80 ms per late collective"), "%s", f->p[0].text);
+    free(f);
+    nsc_json_free(&status);
+    free(tp);
+    free(dp);
+}
+
 /* A pipeline's second stage whose host is late before each step's first
  * Recv, as a loaded emulator played it (rootcause.sh's t_host with a rank
  * of 32 or more): P1 posts its Recv 4 ms after its last step's end in "0xb"
