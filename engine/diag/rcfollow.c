@@ -433,21 +433,23 @@ static int64_t coll_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm, uin
 
 /* A late rank's onset on a beat of `every` collectives (its communicator's
  * analysis found it on the beat from record k on: a loaded machine's pauses
- * between may begin a run of the timeline's before it), moved back from
- * record k by whole beats while its own time there was as far beyond the
- * others' (late of its own, but behind a rank later still), passing over
- * one beat without: at a training job's step starts a loaded machine
- * pauses other ranks longer now and then. The process's first record, whose
- * own time has no earlier end to be measured from, does not part the run
- * (at a job's start a rank that started later still hides the fault's
- * first; p2p_beat likewise). */
-static int64_t beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
+ * between may begin a run of the timeline's before it), or of `every`
+ * Send/Recv when record k is one (rcpairs.c), moved back from record k by
+ * whole beats while its own time there was as far beyond the others' (late
+ * of its own, but behind a rank later still), passing over one beat
+ * without: at a training job's step starts a loaded machine pauses other
+ * ranks longer now and then, and stamps the end a host waited for before
+ * its Recv milliseconds late (its gap there reads 0). The process's first
+ * record, whose own time has no earlier end to be measured from, does not
+ * part the run (at a job's start a rank that started later still hides
+ * the fault's first). */
+int64_t nsc_rc_beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
 {
     int64_t on = k;
     uint64_t nth = 0;
     int weak = 0;
     for (int64_t i = k - 1; k >= 0 && i >= 0 && w->r[i].who == w->r[k].who && weak <= 1; i--) {
-        if (w->r[i].comm != w->r[k].comm || w->r[i].p2p || ++nth % every)
+        if (w->r[i].comm != w->r[k].comm || !w->r[i].p2p != !w->r[k].p2p || ++nth % every)
             continue;
         weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS && !w->r[i].first ? weak + 1 : 0;
         on = weak ? on : i;
@@ -591,7 +593,7 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
     if (prim == nv)
         return;
     nsc_problem *p = v[prim].p;
-    int64_t on = v[prim].beats ? beat_start(w, coll_rec(w, who, v[prim].comm, v[prim].onset_seq), v[prim].every)
+    int64_t on = v[prim].beats ? nsc_rc_beat_start(w, coll_rec(w, who, v[prim].comm, v[prim].onset_seq), v[prim].every)
                                : onset_rec(w, who, v[prim].comm);
     if (on >= 0 && every_from(w, on)) {
         v[prim].every = every_from(w, on);

@@ -44,6 +44,10 @@ struct nsc_rc_follow {
     int oom;
 };
 
+/* A beat's onset from record k (a collective's or a Send/Recv's), moved
+ * back by whole beats of `every` such records of its process and
+ * communicator (rcfollow.c); -1 if k is. */
+int64_t nsc_rc_beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every);
 /* Each Send met with its Recv, and with the same one of the other
  * pipelines: the sides' host gaps beyond theirs (excess) and their peers'
  * waits (waited); 0, or -1 out of memory. */

@@ -357,23 +357,24 @@ static nsc_findings *canned_follow(canned *c, const char *status_text, void (*pr
 
 /* Step s's reductions (step s at BASE + 20 ms x s): rank r0 of
  * c->id[stage0] from 9.5 to 9.9 ms, rank r1 of c->id[stage1] from 18 to
- * 20 ms. */
-static void put_reduces(canned *c, int stage0, int r0, int stage1, int r1, unsigned s)
+ * 20 ms, its end stamped `stamp` later. */
+static void put_reduces(canned *c, int stage0, int r0, int stage1, int r1, unsigned s, uint64_t stamp)
 {
     uint64_t t = BASE + 20 * MS * s, us = MS / 1000;
     put_rec(c->body[stage0], CANNED_CAP, c->id[stage0], s, r0, t + 9500 * us, t + 9500 * us, t + 9900 * us);
-    put_rec(c->body[stage1], CANNED_CAP, c->id[stage1], s, r1, t + 18 * MS, t + 18 * MS, t + 20 * MS);
+    put_rec(c->body[stage1], CANNED_CAP, c->id[stage1], s, r1, t + 18 * MS, t + 18 * MS, t + 20 * MS + stamp);
 }
 
 /* ... and of the two-rank pipeline c->id[pipe], whose rank 0 is that rank
  * r0 and rank 1 that rank r1: rank 1 posts the Recv recv_ns into the step,
  * rank 0 the Send at 10 ms; then the backward pair at 12 ms. */
-static void put_step(canned *c, int pipe, int stage0, int r0, int stage1, int r1, unsigned s, uint64_t recv_ns)
+static void put_step(canned *c, int pipe, int stage0, int r0, int stage1, int r1, unsigned s, uint64_t recv_ns,
+                     uint64_t stamp)
 {
     uint64_t t = BASE + 20 * MS * s, us = MS / 1000;
     char *b = c->body[pipe];
     const char *id = c->id[pipe];
-    put_reduces(c, stage0, r0, stage1, r1, s);
+    put_reduces(c, stage0, r0, stage1, r1, s, stamp);
     put_op(b, CANNED_CAP, id, "Recv", 0, s, 1, t + recv_ns, t + 10 * MS, t + 10100 * us);
     put_op(b, CANNED_CAP, id, "Send", 1, s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
     put_op(b, CANNED_CAP, id, "Recv", 1, s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
@@ -381,16 +382,20 @@ static void put_step(canned *c, int pipe, int stage0, int r0, int stage1, int r1
 }
 
 /* The pages above followed, after pre (NULL: none) added the problems a
- * communicator's analysis found; the findings, which the caller frees. */
-static nsc_findings *p2p_follow(void (*pre)(nsc_findings *))
+ * communicator's analysis found; the findings, which the caller frees.
+ * Stage 1's reduction at step `stamped` (-1: none) has its end stamped 5 ms
+ * late, after the next step's Recv was posted (a loaded emulator's proxy
+ * thread, held back). */
+static nsc_findings *p2p_follow(void (*pre)(nsc_findings *), int stamped)
 {
     canned c = {0};
     canned_add(&c, "0xa", 2);
     canned_add(&c, "0xb", 2);
     canned_add(&c, "0xc", 2);
     for (unsigned s = 0; s < P2P_STEPS; s++) {
-        put_step(&c, 0, 2, 0, 1, 0, s, 4 * MS);
-        put_reduces(&c, 2, 1, 1, 1, s);
+        uint64_t stamp = (int)s == stamped ? 5 * MS : 0;
+        put_step(&c, 0, 2, 0, 1, 0, s, 4 * MS, stamp);
+        put_reduces(&c, 2, 1, 1, 1, s, stamp);
     }
     return canned_follow(&c, p2p_status, pre);
 }
@@ -411,13 +416,24 @@ static const nsc_problem *only_recv_late(const nsc_findings *f, const char *comm
 
 Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
 {
-    nsc_findings *f = p2p_follow(NULL);
+    nsc_findings *f = p2p_follow(NULL, -1);
     /* since step 0's Recv, P1's first record (no earlier end to measure
      * from), a beat before the first it was seen late at */
     const nsc_problem *p = only_recv_late(f, "0xa", "h1");
     cr_assert_not_null(strstr(p->figures, "\"late_of_its_own\":39,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,\"onset_ns\":1004000000,\"every\":2,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"world_rank\":1,"), "%s", p->figures);
+    free(f);
+}
+
+/* ... and with step 0's reduction stamped late its gap at step 1's Recv
+ * reads 0 (rootcause.sh's t_host at a load of 100): the onset goes back
+ * over that beat to step 0's Recv all the same. */
+Test(rcfollow, a_stage_s_onset_goes_back_over_a_recv_whose_gap_a_late_stamp_hid)
+{
+    nsc_findings *f = p2p_follow(NULL, 0);
+    const nsc_problem *p = only_recv_late(f, "0xa", "h1");
+    cr_assert_not_null(strstr(p->figures, "\"late_of_its_own\":38,"), "%s", p->figures);
     free(f);
 }
 
@@ -432,7 +448,7 @@ static void p1_gpu_late(nsc_findings *f)
 /* ... its Send/Recv add no problem: the verdict is its GPU's, in "0xb" alone. */
 Test(rcfollow, a_process_late_in_a_collective_s_problem_is_not_judged_by_its_send_recv)
 {
-    nsc_findings *f = p2p_follow(p1_gpu_late);
+    nsc_findings *f = p2p_follow(p1_gpu_late, -1);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     cr_assert_str_eq(f->p[0].kind, "gpu_late", "%s", f->p[0].text);
     cr_assert_not_null(strstr(f->p[0].figures, "\"comms_of_its_own\":[\"0xb\"]"), "%s", f->p[0].figures);
@@ -517,7 +533,7 @@ static nsc_findings *replica_follow(int late)
     canned_add(&c, "0xf", 4);
     for (unsigned s = 0; s < P2P_STEPS; s++)
         for (int k = 0; k < 4; k++)
-            put_step(&c, k, 4, k, 5, k, s, (2000 + 300 * ((k + s) % 4) + (k == late ? 4000 : 0)) * MS / 1000);
+            put_step(&c, k, 4, k, 5, k, s, (2000 + 300 * ((k + s) % 4) + (k == late ? 4000 : 0)) * MS / 1000, 0);
     return canned_follow(&c, status, NULL);
 }
 
