@@ -508,26 +508,53 @@ static void set_onset(nsc_problem *p, const fw_rec *k, uint64_t every)
         p->seq = k->seq;
 }
 
-/* An intermittent verdict's own cost (every >= 2): only its collectives on
- * the beat from record `on` on where it arrived last of its own, what its
- * host and GPU took there beyond the others and how long the others waited
- * for it, into x and the figures. Off the beat a loaded machine's pauses
- * make it late of its own as well, as much as any other rank, and at a
- * pipeline's Recv between its collectives it waits for another stage: a
- * training job's host late once a step was charged 1.6 to 3 times its
- * delay with them. */
-static void beat_cost(const nsc_rc_follow *w, fw_late *x, int64_t on)
+/* The process's collectives on an intermittent verdict's beat (every >= 2)
+ * from record `on` on where it arrived last of its own: their records'
+ * indices into idx; how many. */
+static size_t beat_hits(const nsc_rc_follow *w, const fw_late *x, int64_t on, uint64_t *idx)
 {
-    uint64_t nth = 0, n = 0, host = 0, gpu = 0, cost = 0;
+    size_t n = 0;
+    uint64_t nth = 0;
     for (size_t i = (size_t)on; x->every >= 2 && i < w->n && w->r[i].who == x->who; i++) {
         const fw_rec *r = &w->r[i];
-        if (r->comm != x->comm || r->p2p || nth++ % x->every || !r->own_late)
-            continue;
-        uint64_t h = r->host < r->excess ? r->host : r->excess;
-        n++, host += h, gpu += r->excess - h, cost += r->waited;
+        if (r->comm == x->comm && !r->p2p && nth++ % x->every == 0 && r->own_late)
+            idx[n++] = i;
+    }
+    return n;
+}
+
+/* Twice the lower median of the n records idx[]'s own time beyond the
+ * others' (or, waits, of the others' waits for them); v: n scratch. */
+static uint64_t twice_median(const nsc_rc_follow *w, const uint64_t *idx, size_t n, int waits, uint64_t *v)
+{
+    for (size_t j = 0; j < n; j++)
+        v[j] = waits ? w->r[idx[j]].waited : w->r[idx[j]].excess;
+    return 2 * median(v, n);
+}
+
+/* An intermittent verdict's own cost: only its beat's hits (beat_hits),
+ * what its host and GPU took there beyond the others and how long the
+ * others waited for it, each hit's at most twice the hits' median, into x
+ * and the figures; scratch: 2 x (w->n + 1). Off the beat a loaded
+ * machine's pauses make it late of its own as well, as much as any other
+ * rank, and at a pipeline's Recv between its collectives it waits for
+ * another stage; on it a pause adds to the fault's delay now and then (340
+ * ms once at a load of 130, a 4 ms late host's median 4.1): a training
+ * job's host late once a step was charged 1.6 to 4 times its delay so. */
+static void beat_cost(const nsc_rc_follow *w, fw_late *x, int64_t on, uint64_t *scratch)
+{
+    uint64_t *idx = scratch, *v = scratch + w->n + 1, host = 0, gpu = 0, cost = 0;
+    size_t n = beat_hits(w, x, on, idx);
+    if (!n)
+        return;
+    uint64_t cap = twice_median(w, idx, n, 0, v), wcap = twice_median(w, idx, n, 1, v);
+    for (size_t j = 0; j < n; j++) {
+        const fw_rec *r = &w->r[idx[j]];
+        uint64_t e = r->excess < cap ? r->excess : cap, h = r->host < e ? r->host : e;
+        host += h, gpu += e - h, cost += r->waited < wcap ? r->waited : wcap;
     }
     static const char *const keys[] = {"late_of_its_own", "host_late_ns", "gpu_late_ns", "own_cost_ns"};
-    if (n && set_figures(x->p, keys, (uint64_t[]){n, host, gpu, cost}, 4) == 0)
+    if (set_figures(x->p, keys, (uint64_t[]){n, host, gpu, cost}, 4) == 0)
         x->own_late = n, x->own_cost_ns = cost;
 }
 
@@ -573,8 +600,9 @@ static void merged_figures(const nsc_rc_follow *w, const fw_late *v, size_t nv, 
 /* One origin's verdict: its earliest problem that stands names it, the
  * process's others fold into it (their communicators listed, the cost of
  * those that stand added), and the problems that inherit its delay become
- * its affected. */
-static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t who)
+ * its affected; scratch as beat_cost's. */
+static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t who,
+                         uint64_t *scratch)
 {
     size_t prim = nv, nown = 0, naff = 0, naffc = 0;
     for (size_t i = 0; i < nv; i++) {
@@ -599,7 +627,7 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
         v[prim].every = every_from(w, on);
         set_onset(p, &w->r[on], v[prim].every);
         nsc_diag_began_ns(p, f, w->r[on].api);
-        beat_cost(w, &v[prim], on);
+        beat_cost(w, &v[prim], on, scratch);
     }
     int gpu = strcmp(p->kind, "gpu_late") == 0;
     char often[48] = "every collective";
@@ -693,7 +721,8 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
     uint32_t *votes = calloc(w->nwho + 1, sizeof *votes);
     uint8_t *origin = calloc(w->nwho + 1, 1);
     fw_late *v = malloc(NSC_DIAG_MAX_PROBLEMS * sizeof *v);
-    int rc = late_n && own_n && votes && origin && v && judge_colls(w, late_n, own_n) == 0 && nsc_rc_pairs_judge(w) == 0
+    uint64_t *scratch = malloc(2 * (w->n + 1) * sizeof *scratch);
+    int rc = late_n && own_n && votes && origin && v && scratch && judge_colls(w, late_n, own_n) == 0 && nsc_rc_pairs_judge(w) == 0
                  ? NSC_DIAG_OK
                  : NSC_DIAG_FAIL;
     size_t nv = rc == NSC_DIAG_OK ? standing(f, w, v, late_n, own_n, origin) : 0;
@@ -707,7 +736,7 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
             v[i].p->kind[0] = 0;  /* inherited from no late rank: not a cause */
     for (size_t i = 0; i < nv; i++)
         if (v[i].stands && origin[v[i].who] == 1) {
-            merge_origin(f, w, v, nv, v[i].who);
+            merge_origin(f, w, v, nv, v[i].who, scratch);
             origin[v[i].who] = 2;  /* its verdict is made */
         }
     nsc_diag_compact(f);  /* drop the problems folded into a verdict */
@@ -718,5 +747,6 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
     free(votes);
     free(origin);
     free(v);
+    free(scratch);
     return rc;
 }

@@ -169,7 +169,8 @@ Test(rcfollow, a_rank_that_only_inherits_a_delay_is_no_cause)
  * (late at 16 of each 16, of its own at 1); at the first HIDDEN steps P2 made
  * it 6 ms late before its host's 4 ms as well (its own time 4 ms beyond
  * P0's, but not half its lateness); and a loaded machine paused P1's host
- * 1.3 ms at seq 56 and 3 ms (of its own) at seqs 58 to 60. */
+ * 1.3 ms at seq 56 and 3 ms (of its own) at seqs 58 to 60, and 36 ms
+ * beyond its 4 at seq `pause` (0: none), a step's first. */
 #define STEPS 34
 #define PER_STEP 16
 #define HIDDEN 4
@@ -180,7 +181,7 @@ static const char beat_status[] =
     "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]}]}]}";
 
 /* The pages, each of cap bytes, the caller frees. */
-static void beat_pages(char **tp, char **dp, size_t cap)
+static void beat_pages(char **tp, char **dp, size_t cap, unsigned pause)
 {
     char *tpage = *tp = calloc(1, cap), *dpage = *dp = calloc(1, cap);
     cr_assert(tpage && dpage);
@@ -189,7 +190,7 @@ static void beat_pages(char **tp, char **dp, size_t cap)
     uint64_t t = BASE, us = MS / 1000;
     unsigned dseq = 0;
     for (unsigned seq = 0; seq < STEPS * PER_STEP; seq++) {
-        uint64_t p1 = t + 4 * MS; /* a step's first: P1's host late */
+        uint64_t p1 = t + (seq == pause ? 40 : 4) * MS; /* a step's first: P1's host late */
         if (seq % PER_STEP || seq < HIDDEN * PER_STEP) {
             uint64_t dend = t + (seq % PER_STEP ? 1500 : 6000) * us;
             put_rec(dpage, cap, "0xb", dseq, 0, t - 100 * us, t - 100 * us, dend);
@@ -225,7 +226,7 @@ static nsc_findings *findings(nsc_diag_src *src, const char *status_text, nsc_js
 Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
 {
     char *tp, *dp;
-    beat_pages(&tp, &dp, 1 << 20);
+    beat_pages(&tp, &dp, 1 << 20, 0);
     bodies pg = {tp, dp};
     nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
     nsc_json_doc status;
@@ -251,11 +252,12 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
 /* ... and the verdict carries only its beat's cost: P1 late of its own at
  * the first collective of steps HIDDEN to STEPS - 1, its host's gap there
  * 4.1 ms, 3.8 ms beyond P0's, P0 waiting 3.8 ms; not the 3 ms pauses off
- * the beat (seqs 58 to 60), nor the lateness "0xb" handed it. */
+ * the beat (seqs 58 to 60), nor the lateness "0xb" handed it; at step 20,
+ * paused 36 ms more, at most twice the median: 7.6 ms. */
 Test(rcfollow, an_intermittent_verdict_carries_only_its_beat_s_cost)
 {
     char *tp, *dp;
-    beat_pages(&tp, &dp, 1 << 20);
+    beat_pages(&tp, &dp, 1 << 20, 20 * PER_STEP);
     bodies pg = {tp, dp};
     nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
     nsc_json_doc status;
@@ -272,9 +274,9 @@ Test(rcfollow, an_intermittent_verdict_carries_only_its_beat_s_cost)
     const unsigned own = STEPS - HIDDEN;
     char want[160];
     snprintf(want, sizeof want, "\"late_of_its_own\":%u,\"host_late_ns\":%llu,\"gpu_late_ns\":0,\"own_cost_ns\":%llu,",
-             own, (unsigned long long)(own * 3800 * MS / 1000), (unsigned long long)(own * 3800 * MS / 1000));
+             own, (unsigned long long)((own + 1) * 3800 * MS / 1000), (unsigned long long)((own + 1) * 3800 * MS / 1000));
     cr_assert_not_null(strstr(f->p[0].figures, want), "want %s in %s", want, f->p[0].figures);
-    cr_assert_not_null(strstr(f->p[0].text, "the others waited 3.80 ms per late collective"), "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].text, "the others waited 3.93 ms per late collective"), "%s", f->p[0].text);
     free(f);
     nsc_json_free(&status);
     free(tp);
