@@ -535,7 +535,8 @@ static uint64_t twice_median(const nsc_rc_follow *w, const uint64_t *idx, size_t
 /* An intermittent verdict's own cost: only its beat's hits (beat_hits),
  * what its host and GPU took there beyond the others and how long the
  * others waited for it, each hit's at most twice the hits' median, into x
- * and the figures; scratch: 2 x (w->n + 1). Off the beat a loaded
+ * and the figures, and its kind the larger share's (rclate.c's rule, on
+ * these); scratch: 2 x (w->n + 1). Off the beat a loaded
  * machine's pauses make it late of its own as well, as much as any other
  * rank, and at a pipeline's Recv between its collectives it waits for
  * another stage; on it a pause adds to the fault's delay now and then (340
@@ -554,8 +555,10 @@ static void beat_cost(const nsc_rc_follow *w, fw_late *x, int64_t on, uint64_t *
         host += h, gpu += e - h, cost += r->waited < wcap ? r->waited : wcap;
     }
     static const char *const keys[] = {"late_of_its_own", "host_late_ns", "gpu_late_ns", "own_cost_ns"};
-    if (set_figures(x->p, keys, (uint64_t[]){n, host, gpu, cost}, 4) == 0)
-        x->own_late = n, x->own_cost_ns = cost;
+    if (set_figures(x->p, keys, (uint64_t[]){n, host, gpu, cost}, 4) != 0)
+        return;
+    x->own_late = n, x->own_cost_ns = cost;
+    snprintf(x->p->kind, sizeof x->p->kind, "%s", gpu > host ? "gpu_late" : "host_late");
 }
 
 /* Whether problem x folds into process who's verdict: one of the process's

@@ -283,6 +283,30 @@ Test(rcfollow, an_intermittent_verdict_carries_only_its_beat_s_cost)
     free(dp);
 }
 
+/* ... and its kind is its beat's: named a GPU late by its communicator's
+ * sums, its own time on the beat is its host's gap. */
+Test(rcfollow, an_intermittent_verdict_s_kind_is_its_beat_s)
+{
+    char *tp, *dp;
+    beat_pages(&tp, &dp, 1 << 20, 0);
+    bodies pg = {tp, dp};
+    nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
+    nsc_json_doc status;
+    nsc_findings *f = findings(&src, beat_status, &status);
+    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "gpu_late", "0xa", 0, 1, "gpu_late in 0xa");
+    cr_assert_not_null(p);
+    snprintf(p->figures, sizeof p->figures, "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"every\":16",
+             STEPS * PER_STEP);
+    follow_ab(f, &src);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    cr_assert_str_eq(f->p[0].kind, "host_late", "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].text, "host late: rank 1"), "%s", f->p[0].text);
+    free(f);
+    nsc_json_free(&status);
+    free(tp);
+    free(dp);
+}
+
 /* A pipeline's second stage whose host is late before each step's first
  * Recv, as a loaded emulator played it (rootcause.sh's t_host with a rank
  * of 32 or more): P1 posts its Recv 4 ms after its last step's end in "0xb"
