@@ -218,6 +218,39 @@ static nsc_findings *findings(nsc_diag_src *src, const char *status_text, nsc_js
     return f;
 }
 
+/* One beat run: the pages (beat_pages) followed after rclate.c's problem
+ * of rank 1 in "0xa", of kind and figures, was added; one verdict left. */
+typedef struct beat_run {
+    char *tp, *dp;
+    bodies pg;
+    nsc_diag_src src;
+    nsc_json_doc status;
+    nsc_findings *f;
+} beat_run;
+
+static const nsc_problem *beat_follow(beat_run *b, unsigned pause, const char *kind, const char *figures)
+{
+    beat_pages(&b->tp, &b->dp, 1 << 20, pause);
+    b->pg = (bodies){b->tp, b->dp};
+    b->src = (nsc_diag_src){.get = serve, .arg = &b->pg, .name = "canned"};
+    b->f = findings(&b->src, beat_status, &b->status);
+    nsc_problem *p = nsc_diag_add(b->f, NSC_SEV_LATE, kind, "0xa", 0, 1, "%s in 0xa", kind);
+    cr_assert_not_null(p);
+    snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
+    snprintf(p->figures, sizeof p->figures, "%s", figures);
+    follow_ab(b->f, &b->src);
+    cr_assert_eq(b->f->n, 1, "%zu problems", b->f->n);
+    return &b->f->p[0];
+}
+
+static void beat_free(beat_run *b)
+{
+    free(b->f);
+    nsc_json_free(&b->status);
+    free(b->tp);
+    free(b->dp);
+}
+
 /* rclate.c found P1 late on a beat of 16 from seq 64 (its first steps'
  * lateness split wrongly by the communicator alone): the verdict stands,
  * late of its own at 30 of 34 steps though at 1 in 16 of its late
@@ -225,28 +258,17 @@ static nsc_findings *findings(nsc_diag_src *src, const char *status_text, nsc_js
  * run, off the beat) to seq 0 by whole steps. */
 Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
 {
-    char *tp, *dp;
-    beat_pages(&tp, &dp, 1 << 20, 0);
-    bodies pg = {tp, dp};
-    nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
-    nsc_json_doc status;
-    nsc_findings *f = findings(&src, beat_status, &status);
-    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 0, 1, "host_late in 0xa");
-    cr_assert_not_null(p);
-    snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
-    snprintf(p->figures, sizeof p->figures,
+    char fig[256];
+    snprintf(fig, sizeof fig,
              "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"onset_ns\":%llu,\"every\":16,"
              "\"own_cost_ns\":%llu",
              STEPS * PER_STEP, (unsigned long long)BASE, (unsigned long long)(33 * 4 * MS));
-    follow_ab(f, &src);
-    cr_assert_eq(f->n, 1, "%zu problems", f->n);
-    cr_assert_eq(f->p[0].rank, 1);
-    cr_assert_eq(f->p[0].seq, 0, "%s", f->p[0].text);
-    cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
-    free(f);
-    nsc_json_free(&status);
-    free(tp);
-    free(dp);
+    beat_run b;
+    const nsc_problem *p = beat_follow(&b, 0, "host_late", fig);
+    cr_assert_eq(p->rank, 1);
+    cr_assert_eq(p->seq, 0, "%s", p->text);
+    cr_assert_not_null(strstr(p->figures, "\"every\":16,"), "%s", p->figures);
+    beat_free(&b);
 }
 
 /* ... and the verdict carries only its beat's cost: P1 late of its own at
@@ -256,55 +278,34 @@ Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
  * paused 36 ms more, at most twice the median: 7.6 ms. */
 Test(rcfollow, an_intermittent_verdict_carries_only_its_beat_s_cost)
 {
-    char *tp, *dp;
-    beat_pages(&tp, &dp, 1 << 20, 20 * PER_STEP);
-    bodies pg = {tp, dp};
-    nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
-    nsc_json_doc status;
-    nsc_findings *f = findings(&src, beat_status, &status);
-    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 0, 1, "host_late in 0xa");
-    cr_assert_not_null(p);
-    snprintf(p->figures, sizeof p->figures,
+    char fig[256], want[160];
+    snprintf(fig, sizeof fig,
              "\"late_of_its_own\":33,\"collectives\":%d,\"host_late_ns\":%llu,\"onset_seq\":64,\"onset_ns\":%llu,"
              "\"every\":16,\"own_cost_ns\":%llu",
              STEPS * PER_STEP, (unsigned long long)(33 * 6 * MS), (unsigned long long)BASE,
              (unsigned long long)(33 * 4 * MS));
-    follow_ab(f, &src);
-    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    beat_run b;
+    const nsc_problem *p = beat_follow(&b, 20 * PER_STEP, "host_late", fig);
     const unsigned own = STEPS - HIDDEN;
-    char want[160];
     snprintf(want, sizeof want, "\"late_of_its_own\":%u,\"host_late_ns\":%llu,\"gpu_late_ns\":0,\"own_cost_ns\":%llu,",
              own, (unsigned long long)((own + 1) * 3800 * MS / 1000), (unsigned long long)((own + 1) * 3800 * MS / 1000));
-    cr_assert_not_null(strstr(f->p[0].figures, want), "want %s in %s", want, f->p[0].figures);
-    cr_assert_not_null(strstr(f->p[0].text, "the others waited 3.93 ms per late collective"), "%s", f->p[0].text);
-    free(f);
-    nsc_json_free(&status);
-    free(tp);
-    free(dp);
+    cr_assert_not_null(strstr(p->figures, want), "want %s in %s", want, p->figures);
+    cr_assert_not_null(strstr(p->text, "the others waited 3.93 ms per late collective"), "%s", p->text);
+    beat_free(&b);
 }
 
 /* ... and its kind is its beat's: named a GPU late by its communicator's
  * sums, its own time on the beat is its host's gap. */
 Test(rcfollow, an_intermittent_verdict_s_kind_is_its_beat_s)
 {
-    char *tp, *dp;
-    beat_pages(&tp, &dp, 1 << 20, 0);
-    bodies pg = {tp, dp};
-    nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
-    nsc_json_doc status;
-    nsc_findings *f = findings(&src, beat_status, &status);
-    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "gpu_late", "0xa", 0, 1, "gpu_late in 0xa");
-    cr_assert_not_null(p);
-    snprintf(p->figures, sizeof p->figures, "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"every\":16",
+    char fig[128];
+    snprintf(fig, sizeof fig, "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"every\":16",
              STEPS * PER_STEP);
-    follow_ab(f, &src);
-    cr_assert_eq(f->n, 1, "%zu problems", f->n);
-    cr_assert_str_eq(f->p[0].kind, "host_late", "%s", f->p[0].text);
-    cr_assert_not_null(strstr(f->p[0].text, "host late: rank 1"), "%s", f->p[0].text);
-    free(f);
-    nsc_json_free(&status);
-    free(tp);
-    free(dp);
+    beat_run b;
+    const nsc_problem *p = beat_follow(&b, 0, "gpu_late", fig);
+    cr_assert_str_eq(p->kind, "host_late", "%s", p->text);
+    cr_assert_not_null(strstr(p->text, "host late: rank 1"), "%s", p->text);
+    beat_free(&b);
 }
 
 /* A pipeline's second stage whose host is late before each step's first
