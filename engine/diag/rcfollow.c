@@ -221,6 +221,8 @@ static void judge_coll(nsc_rc_follow *w, const fw_key *k, size_t n, uint64_t *sc
     uint64_t others = median(scratch, m);
     size_t cell = w->c[x->comm].first + (size_t)x->rank;
     x->late_last = 1;
+    for (size_t j = 0; j < n; j++)
+        x->waited += arrival(x) - arrival(&w->r[k[j].i]);
     late_n[cell]++;
     x->own_late = x->first || (x->own > others && 2 * (x->own - others) >= late);
     own_n[cell] += x->own_late;
@@ -431,21 +433,23 @@ static int64_t coll_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm, uin
 
 /* A late rank's onset on a beat of `every` collectives (its communicator's
  * analysis found it on the beat from record k on: a loaded machine's pauses
- * between may begin a run of the timeline's before it), moved back from
- * record k by whole beats while its own time there was as far beyond the
- * others' (late of its own, but behind a rank later still), passing over
- * one beat without: at a training job's step starts a loaded machine
- * pauses other ranks longer now and then. The process's first record, whose
- * own time has no earlier end to be measured from, does not part the run
- * (at a job's start a rank that started later still hides the fault's
- * first; p2p_beat likewise). */
-static int64_t beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
+ * between may begin a run of the timeline's before it), or of `every`
+ * Send/Recv when record k is one (rcpairs.c), moved back from record k by
+ * whole beats while its own time there was as far beyond the others' (late
+ * of its own, but behind a rank later still), passing over one beat
+ * without: at a training job's step starts a loaded machine pauses other
+ * ranks longer now and then, and stamps the end a host waited for before
+ * its Recv milliseconds late (its gap there reads 0). The process's first
+ * record, whose own time has no earlier end to be measured from, does not
+ * part the run (at a job's start a rank that started later still hides
+ * the fault's first). */
+int64_t nsc_rc_beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every)
 {
     int64_t on = k;
     uint64_t nth = 0;
     int weak = 0;
     for (int64_t i = k - 1; k >= 0 && i >= 0 && w->r[i].who == w->r[k].who && weak <= 1; i--) {
-        if (w->r[i].comm != w->r[k].comm || w->r[i].p2p || ++nth % every)
+        if (w->r[i].comm != w->r[k].comm || !w->r[i].p2p != !w->r[k].p2p || ++nth % every)
             continue;
         weak = w->r[i].excess < NSC_FIG_LATE_MIN_NS && !w->r[i].first ? weak + 1 : 0;
         on = weak ? on : i;
@@ -468,29 +472,93 @@ static uint64_t every_from(const nsc_rc_follow *w, int64_t k)
     return nsc_rc_late_every(&x);
 }
 
-/* The verdict's figures with the onset moved to record k's collective and
- * its frequency counted from there (rclate.c's are numbers only). */
-static void set_onset(nsc_problem *p, const fw_rec *k, uint64_t every)
+/* The verdict's figures with keys[0..n) set to vals (rclate.c's are
+ * numbers only); 0, or -1 when they did not fit (unchanged). */
+static int set_figures(nsc_problem *p, const char *const *keys, const uint64_t *vals, size_t n)
 {
     char in[sizeof p->figures + 2], out[sizeof p->figures];
     snprintf(in, sizeof in, "{%s}", p->figures);
     nsc_json_doc d;
     nsc_json_error e;
     if (nsc_json_parse(in, strlen(in), NULL, &d, &e))
-        return;
+        return -1;
     const nsc_json *o = nsc_json_root(&d);
-    size_t n = 0;
+    size_t used = 0, k;
     int full = 0;
-    for (const nsc_json *m = nsc_json_first(o); m && !full; m = nsc_json_next(o, m))
-        if (m->kind == NSC_JSON_NUMBER && strcmp(m->key, "onset_seq") != 0 && strcmp(m->key, "onset_ns") != 0 &&
-            strcmp(m->key, "every") != 0)
-            full = put(out, sizeof out, &n, "%s\"%s\":%s", n ? "," : "", m->key, m->text);
-    if (!full && !put(out, sizeof out, &n, "%s\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64,
-                      n ? "," : "", k->seq, k->api, every)) {
-        memcpy(p->figures, out, n + 1);
-        p->seq = k->seq;
+    for (const nsc_json *m = nsc_json_first(o); m && !full; m = nsc_json_next(o, m)) {
+        for (k = 0; k < n && strcmp(m->key, keys[k]) != 0; k++)
+            ;
+        if (m->kind == NSC_JSON_NUMBER && k == n)
+            full = put(out, sizeof out, &used, "%s\"%s\":%s", used ? "," : "", m->key, m->text);
     }
+    for (k = 0; k < n && !full; k++)
+        full = put(out, sizeof out, &used, "%s\"%s\":%" PRIu64, used ? "," : "", keys[k], vals[k]);
+    if (!full)
+        memcpy(p->figures, out, used + 1);
     nsc_json_free(&d);
+    return full ? -1 : 0;
+}
+
+/* The verdict's figures with the onset moved to record k's collective and
+ * its frequency counted from there. */
+static void set_onset(nsc_problem *p, const fw_rec *k, uint64_t every)
+{
+    static const char *const keys[] = {"onset_seq", "onset_ns", "every"};
+    if (set_figures(p, keys, (uint64_t[]){k->seq, k->api, every}, 3) == 0)
+        p->seq = k->seq;
+}
+
+/* The process's collectives on an intermittent verdict's beat (every >= 2)
+ * from record `on` on where it arrived last of its own: their records'
+ * indices into idx; how many. */
+static size_t beat_hits(const nsc_rc_follow *w, const fw_late *x, int64_t on, uint64_t *idx)
+{
+    size_t n = 0;
+    uint64_t nth = 0;
+    for (size_t i = (size_t)on; x->every >= 2 && i < w->n && w->r[i].who == x->who; i++) {
+        const fw_rec *r = &w->r[i];
+        if (r->comm == x->comm && !r->p2p && nth++ % x->every == 0 && r->own_late)
+            idx[n++] = i;
+    }
+    return n;
+}
+
+/* Twice the lower median of the n records idx[]'s own time beyond the
+ * others' (or, waits, of the others' waits for them); v: n scratch. */
+static uint64_t twice_median(const nsc_rc_follow *w, const uint64_t *idx, size_t n, int waits, uint64_t *v)
+{
+    for (size_t j = 0; j < n; j++)
+        v[j] = waits ? w->r[idx[j]].waited : w->r[idx[j]].excess;
+    return 2 * median(v, n);
+}
+
+/* An intermittent verdict's own cost: only its beat's hits (beat_hits),
+ * what its host and GPU took there beyond the others and how long the
+ * others waited for it, each hit's at most twice the hits' median, into x
+ * and the figures, and its kind the larger share's (rclate.c's rule, on
+ * these); scratch: 2 x (w->n + 1). Off the beat a loaded
+ * machine's pauses make it late of its own as well, as much as any other
+ * rank, and at a pipeline's Recv between its collectives it waits for
+ * another stage; on it a pause adds to the fault's delay now and then (340
+ * ms once at a load of 130, a 4 ms late host's median 4.1): a training
+ * job's host late once a step was charged 1.6 to 4 times its delay so. */
+static void beat_cost(const nsc_rc_follow *w, fw_late *x, int64_t on, uint64_t *scratch)
+{
+    uint64_t *idx = scratch, *v = scratch + w->n + 1, host = 0, gpu = 0, cost = 0;
+    size_t n = beat_hits(w, x, on, idx);
+    if (!n)
+        return;
+    uint64_t cap = twice_median(w, idx, n, 0, v), wcap = twice_median(w, idx, n, 1, v);
+    for (size_t j = 0; j < n; j++) {
+        const fw_rec *r = &w->r[idx[j]];
+        uint64_t e = r->excess < cap ? r->excess : cap, h = r->host < e ? r->host : e;
+        host += h, gpu += e - h, cost += r->waited < wcap ? r->waited : wcap;
+    }
+    static const char *const keys[] = {"late_of_its_own", "host_late_ns", "gpu_late_ns", "own_cost_ns"};
+    if (set_figures(x->p, keys, (uint64_t[]){n, host, gpu, cost}, 4) != 0)
+        return;
+    x->own_late = n, x->own_cost_ns = cost;
+    snprintf(x->p->kind, sizeof x->p->kind, "%s", gpu > host ? "gpu_late" : "host_late");
 }
 
 /* Whether problem x folds into process who's verdict: one of the process's
@@ -535,15 +603,14 @@ static void merged_figures(const nsc_rc_follow *w, const fw_late *v, size_t nv, 
 /* One origin's verdict: its earliest problem that stands names it, the
  * process's others fold into it (their communicators listed, the cost of
  * those that stand added), and the problems that inherit its delay become
- * its affected. */
-static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t who)
+ * its affected; scratch as beat_cost's. */
+static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late *v, size_t nv, uint32_t who,
+                         uint64_t *scratch)
 {
     size_t prim = nv, nown = 0, naff = 0, naffc = 0;
-    uint64_t cost = 0;
     for (size_t i = 0; i < nv; i++) {
         if (v[i].who == who) {
             nown++;
-            cost += v[i].stands ? v[i].own_cost_ns : 0;
             if (v[i].stands && (prim == nv || v[i].onset_ns < v[prim].onset_ns))
                 prim = i;
         } else if (folds_into(&v[i], who)) {
@@ -557,20 +624,22 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
     if (prim == nv)
         return;
     nsc_problem *p = v[prim].p;
-    int64_t on = v[prim].beats ? beat_start(w, coll_rec(w, who, v[prim].comm, v[prim].onset_seq), v[prim].every)
+    int64_t on = v[prim].beats ? nsc_rc_beat_start(w, coll_rec(w, who, v[prim].comm, v[prim].onset_seq), v[prim].every)
                                : onset_rec(w, who, v[prim].comm);
     if (on >= 0 && every_from(w, on)) {
         v[prim].every = every_from(w, on);
         set_onset(p, &w->r[on], v[prim].every);
         nsc_diag_began_ns(p, f, w->r[on].api);
+        beat_cost(w, &v[prim], on, scratch);
     }
     int gpu = strcmp(p->kind, "gpu_late") == 0;
     char often[48] = "every collective";
     if (v[prim].every > 1)
         snprintf(often, sizeof often, "1 collective in %" PRIu64, v[prim].every);
-    uint64_t nlate = 0;  /* where the others' waits summed in cost were */
+    uint64_t nlate = 0, cost = 0;  /* where the others' waits summed in cost were */
     for (size_t i = 0; i < nv; i++)
-        nlate += v[i].who == who && v[i].stands ? v[i].own_late : 0;
+        if (v[i].who == who && v[i].stands)
+            nlate += v[i].own_late, cost += v[i].own_cost_ns;
     snprintf(p->text, sizeof p->text,
              "%s: rank %" PRId64 " (%.40s; world rank %" PRId64 ") late of its own since seq %" PRIu64
              " of comm %s, %s, in %zu comm(s): the others waited %.2f ms per late collective, %.1f ms in all; "
@@ -655,7 +724,8 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
     uint32_t *votes = calloc(w->nwho + 1, sizeof *votes);
     uint8_t *origin = calloc(w->nwho + 1, 1);
     fw_late *v = malloc(NSC_DIAG_MAX_PROBLEMS * sizeof *v);
-    int rc = late_n && own_n && votes && origin && v && judge_colls(w, late_n, own_n) == 0 && nsc_rc_pairs_judge(w) == 0
+    uint64_t *scratch = malloc(2 * (w->n + 1) * sizeof *scratch);
+    int rc = late_n && own_n && votes && origin && v && scratch && judge_colls(w, late_n, own_n) == 0 && nsc_rc_pairs_judge(w) == 0
                  ? NSC_DIAG_OK
                  : NSC_DIAG_FAIL;
     size_t nv = rc == NSC_DIAG_OK ? standing(f, w, v, late_n, own_n, origin) : 0;
@@ -669,7 +739,7 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
             v[i].p->kind[0] = 0;  /* inherited from no late rank: not a cause */
     for (size_t i = 0; i < nv; i++)
         if (v[i].stands && origin[v[i].who] == 1) {
-            merge_origin(f, w, v, nv, v[i].who);
+            merge_origin(f, w, v, nv, v[i].who, scratch);
             origin[v[i].who] = 2;  /* its verdict is made */
         }
     nsc_diag_compact(f);  /* drop the problems folded into a verdict */
@@ -680,5 +750,6 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
     free(votes);
     free(origin);
     free(v);
+    free(scratch);
     return rc;
 }

@@ -15,7 +15,8 @@ typedef struct fw_rec {
     uint64_t own;      /* its process's own time before it */
     uint64_t host;     /* ... of which its host's gap */
     uint64_t excess;   /* a collective's: own beyond its ranks' median; a Send/Recv's: host beyond its replicas'/peer's */
-    uint64_t waited;   /* a Send/Recv's: how long its peer waited for it to be posted */
+    uint64_t waited;   /* a Send/Recv's: how long its peer waited for it to be posted; a collective's
+                          last, late: how long the others waited for it in all */
     int64_t blocker;   /* the process's earlier record that ended last, -1 none */
     uint32_t comm, who;
     uint32_t last_who;  /* a collective's: the process that arrived last */
@@ -43,6 +44,10 @@ struct nsc_rc_follow {
     int oom;
 };
 
+/* A beat's onset from record k (a collective's or a Send/Recv's), moved
+ * back by whole beats of `every` such records of its process and
+ * communicator (rcfollow.c); -1 if k is. */
+int64_t nsc_rc_beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every);
 /* Each Send met with its Recv, and with the same one of the other
  * pipelines: the sides' host gaps beyond theirs (excess) and their peers'
  * waits (waited); 0, or -1 out of memory. */

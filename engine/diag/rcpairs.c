@@ -117,19 +117,17 @@ int nsc_rc_pairs_judge(nsc_rc_follow *w)
  * other pipelines' or its peer's (nsc_rc_pairs_judge) on a beat as the
  * collectives' (rclate.c: RC_LATE_BEAT_NUM, RC_LATE_BEAT_OFF), a training
  * job's stage whose host is late before each step's first Recv. Its
- * problem, with the figures rclate.c's have; its onset one beat earlier at
- * the process's first record, whose own time has no earlier end to be
- * measured from. */
+ * problem, with the figures rclate.c's have; its onset moved back by whole
+ * beats as a collective's (nsc_rc_beat_start). */
 static int p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c)
 {
     rc_rank_late x = {0};
     uint64_t host = 0, waited = 0;
-    const fw_rec *firsts[RC_LATE_ONSETS] = {0}, *first = NULL;
+    const fw_rec *firsts[RC_LATE_ONSETS] = {0};
     for (size_t i = lo; i < hi; i++) {
         const fw_rec *r = &w->r[i];
         if (r->comm != c || !r->p2p)
             continue;
-        first = first ? first : r;
         if (r->excess >= NSC_FIG_LATE_MIN_NS) {
             if (x.affected < RC_LATE_ONSETS)
                 firsts[x.affected] = r;
@@ -142,9 +140,7 @@ static int p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t h
     uint64_t every;
     if (!nsc_rc_late_beat(&x, &on, &every))
         return 0;
-    const fw_rec *o = firsts[on];
-    if (x.first_seen[on] == every && first->first)
-        o = first;
+    const fw_rec *o = &w->r[nsc_rc_beat_start(w, firsts[on] - w->r, every)];
     nsc_problem *p = nsc_diag_add(
         f, NSC_SEV_LATE, "host_late", w->c[c].id, o->seq, o->rank,
         "host late: rank %" PRId32 " (%.*s) posted its Send/Recv late at %" PRIu64 " of %" PRIu64

@@ -169,7 +169,8 @@ Test(rcfollow, a_rank_that_only_inherits_a_delay_is_no_cause)
  * (late at 16 of each 16, of its own at 1); at the first HIDDEN steps P2 made
  * it 6 ms late before its host's 4 ms as well (its own time 4 ms beyond
  * P0's, but not half its lateness); and a loaded machine paused P1's host
- * 1.3 ms at seq 56 and 3 ms (of its own) at seqs 58 to 60. */
+ * 1.3 ms at seq 56 and 3 ms (of its own) at seqs 58 to 60, and 36 ms
+ * beyond its 4 at seq `pause` (0: none), a step's first. */
 #define STEPS 34
 #define PER_STEP 16
 #define HIDDEN 4
@@ -180,7 +181,7 @@ static const char beat_status[] =
     "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":11},{\"rank\":1,\"host\":\"h1\",\"pid\":12}]}]}]}";
 
 /* The pages, each of cap bytes, the caller frees. */
-static void beat_pages(char **tp, char **dp, size_t cap)
+static void beat_pages(char **tp, char **dp, size_t cap, unsigned pause)
 {
     char *tpage = *tp = calloc(1, cap), *dpage = *dp = calloc(1, cap);
     cr_assert(tpage && dpage);
@@ -189,7 +190,7 @@ static void beat_pages(char **tp, char **dp, size_t cap)
     uint64_t t = BASE, us = MS / 1000;
     unsigned dseq = 0;
     for (unsigned seq = 0; seq < STEPS * PER_STEP; seq++) {
-        uint64_t p1 = t + 4 * MS; /* a step's first: P1's host late */
+        uint64_t p1 = t + (seq == pause ? 40 : 4) * MS; /* a step's first: P1's host late */
         if (seq % PER_STEP || seq < HIDDEN * PER_STEP) {
             uint64_t dend = t + (seq % PER_STEP ? 1500 : 6000) * us;
             put_rec(dpage, cap, "0xb", dseq, 0, t - 100 * us, t - 100 * us, dend);
@@ -217,6 +218,39 @@ static nsc_findings *findings(nsc_diag_src *src, const char *status_text, nsc_js
     return f;
 }
 
+/* One beat run: the pages (beat_pages) followed after rclate.c's problem
+ * of rank 1 in "0xa", of kind and figures, was added; one verdict left. */
+typedef struct beat_run {
+    char *tp, *dp;
+    bodies pg;
+    nsc_diag_src src;
+    nsc_json_doc status;
+    nsc_findings *f;
+} beat_run;
+
+static const nsc_problem *beat_follow(beat_run *b, unsigned pause, const char *kind, const char *figures)
+{
+    beat_pages(&b->tp, &b->dp, 1 << 20, pause);
+    b->pg = (bodies){b->tp, b->dp};
+    b->src = (nsc_diag_src){.get = serve, .arg = &b->pg, .name = "canned"};
+    b->f = findings(&b->src, beat_status, &b->status);
+    nsc_problem *p = nsc_diag_add(b->f, NSC_SEV_LATE, kind, "0xa", 0, 1, "%s in 0xa", kind);
+    cr_assert_not_null(p);
+    snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
+    snprintf(p->figures, sizeof p->figures, "%s", figures);
+    follow_ab(b->f, &b->src);
+    cr_assert_eq(b->f->n, 1, "%zu problems", b->f->n);
+    return &b->f->p[0];
+}
+
+static void beat_free(beat_run *b)
+{
+    free(b->f);
+    nsc_json_free(&b->status);
+    free(b->tp);
+    free(b->dp);
+}
+
 /* rclate.c found P1 late on a beat of 16 from seq 64 (its first steps'
  * lateness split wrongly by the communicator alone): the verdict stands,
  * late of its own at 30 of 34 steps though at 1 in 16 of its late
@@ -224,28 +258,54 @@ static nsc_findings *findings(nsc_diag_src *src, const char *status_text, nsc_js
  * run, off the beat) to seq 0 by whole steps. */
 Test(rcfollow, a_host_late_on_a_beat_stands_and_its_onset_goes_back_by_beats)
 {
-    char *tp, *dp;
-    beat_pages(&tp, &dp, 1 << 20);
-    bodies pg = {tp, dp};
-    nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
-    nsc_json_doc status;
-    nsc_findings *f = findings(&src, beat_status, &status);
-    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 0, 1, "host_late in 0xa");
-    cr_assert_not_null(p);
-    snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
-    snprintf(p->figures, sizeof p->figures,
+    char fig[256];
+    snprintf(fig, sizeof fig,
              "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"onset_ns\":%llu,\"every\":16,"
              "\"own_cost_ns\":%llu",
              STEPS * PER_STEP, (unsigned long long)BASE, (unsigned long long)(33 * 4 * MS));
-    follow_ab(f, &src);
-    cr_assert_eq(f->n, 1, "%zu problems", f->n);
-    cr_assert_eq(f->p[0].rank, 1);
-    cr_assert_eq(f->p[0].seq, 0, "%s", f->p[0].text);
-    cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
-    free(f);
-    nsc_json_free(&status);
-    free(tp);
-    free(dp);
+    beat_run b;
+    const nsc_problem *p = beat_follow(&b, 0, "host_late", fig);
+    cr_assert_eq(p->rank, 1);
+    cr_assert_eq(p->seq, 0, "%s", p->text);
+    cr_assert_not_null(strstr(p->figures, "\"every\":16,"), "%s", p->figures);
+    beat_free(&b);
+}
+
+/* ... and the verdict carries only its beat's cost: P1 late of its own at
+ * the first collective of steps HIDDEN to STEPS - 1, its host's gap there
+ * 4.1 ms, 3.8 ms beyond P0's, P0 waiting 3.8 ms; not the 3 ms pauses off
+ * the beat (seqs 58 to 60), nor the lateness "0xb" handed it; at step 20,
+ * paused 36 ms more, at most twice the median: 7.6 ms. */
+Test(rcfollow, an_intermittent_verdict_carries_only_its_beat_s_cost)
+{
+    char fig[256], want[160];
+    snprintf(fig, sizeof fig,
+             "\"late_of_its_own\":33,\"collectives\":%d,\"host_late_ns\":%llu,\"onset_seq\":64,\"onset_ns\":%llu,"
+             "\"every\":16,\"own_cost_ns\":%llu",
+             STEPS * PER_STEP, (unsigned long long)(33 * 6 * MS), (unsigned long long)BASE,
+             (unsigned long long)(33 * 4 * MS));
+    beat_run b;
+    const nsc_problem *p = beat_follow(&b, 20 * PER_STEP, "host_late", fig);
+    const unsigned own = STEPS - HIDDEN;
+    snprintf(want, sizeof want, "\"late_of_its_own\":%u,\"host_late_ns\":%llu,\"gpu_late_ns\":0,\"own_cost_ns\":%llu,",
+             own, (unsigned long long)((own + 1) * 3800 * MS / 1000), (unsigned long long)((own + 1) * 3800 * MS / 1000));
+    cr_assert_not_null(strstr(p->figures, want), "want %s in %s", want, p->figures);
+    cr_assert_not_null(strstr(p->text, "the others waited 3.93 ms per late collective"), "%s", p->text);
+    beat_free(&b);
+}
+
+/* ... and its kind is its beat's: named a GPU late by its communicator's
+ * sums, its own time on the beat is its host's gap. */
+Test(rcfollow, an_intermittent_verdict_s_kind_is_its_beat_s)
+{
+    char fig[128];
+    snprintf(fig, sizeof fig, "\"late_of_its_own\":33,\"collectives\":%d,\"onset_seq\":64,\"every\":16",
+             STEPS * PER_STEP);
+    beat_run b;
+    const nsc_problem *p = beat_follow(&b, 0, "gpu_late", fig);
+    cr_assert_str_eq(p->kind, "host_late", "%s", p->text);
+    cr_assert_not_null(strstr(p->text, "host late: rank 1"), "%s", p->text);
+    beat_free(&b);
 }
 
 /* A pipeline's second stage whose host is late before each step's first
@@ -324,23 +384,24 @@ static nsc_findings *canned_follow(canned *c, const char *status_text, void (*pr
 
 /* Step s's reductions (step s at BASE + 20 ms x s): rank r0 of
  * c->id[stage0] from 9.5 to 9.9 ms, rank r1 of c->id[stage1] from 18 to
- * 20 ms. */
-static void put_reduces(canned *c, int stage0, int r0, int stage1, int r1, unsigned s)
+ * 20 ms, its end stamped `stamp` later. */
+static void put_reduces(canned *c, int stage0, int r0, int stage1, int r1, unsigned s, uint64_t stamp)
 {
     uint64_t t = BASE + 20 * MS * s, us = MS / 1000;
     put_rec(c->body[stage0], CANNED_CAP, c->id[stage0], s, r0, t + 9500 * us, t + 9500 * us, t + 9900 * us);
-    put_rec(c->body[stage1], CANNED_CAP, c->id[stage1], s, r1, t + 18 * MS, t + 18 * MS, t + 20 * MS);
+    put_rec(c->body[stage1], CANNED_CAP, c->id[stage1], s, r1, t + 18 * MS, t + 18 * MS, t + 20 * MS + stamp);
 }
 
 /* ... and of the two-rank pipeline c->id[pipe], whose rank 0 is that rank
  * r0 and rank 1 that rank r1: rank 1 posts the Recv recv_ns into the step,
  * rank 0 the Send at 10 ms; then the backward pair at 12 ms. */
-static void put_step(canned *c, int pipe, int stage0, int r0, int stage1, int r1, unsigned s, uint64_t recv_ns)
+static void put_step(canned *c, int pipe, int stage0, int r0, int stage1, int r1, unsigned s, uint64_t recv_ns,
+                     uint64_t stamp)
 {
     uint64_t t = BASE + 20 * MS * s, us = MS / 1000;
     char *b = c->body[pipe];
     const char *id = c->id[pipe];
-    put_reduces(c, stage0, r0, stage1, r1, s);
+    put_reduces(c, stage0, r0, stage1, r1, s, stamp);
     put_op(b, CANNED_CAP, id, "Recv", 0, s, 1, t + recv_ns, t + 10 * MS, t + 10100 * us);
     put_op(b, CANNED_CAP, id, "Send", 1, s, 0, t + 10 * MS, t + 10 * MS, t + 10100 * us);
     put_op(b, CANNED_CAP, id, "Recv", 1, s, 0, t + 12 * MS, t + 12 * MS, t + 12100 * us);
@@ -348,16 +409,20 @@ static void put_step(canned *c, int pipe, int stage0, int r0, int stage1, int r1
 }
 
 /* The pages above followed, after pre (NULL: none) added the problems a
- * communicator's analysis found; the findings, which the caller frees. */
-static nsc_findings *p2p_follow(void (*pre)(nsc_findings *))
+ * communicator's analysis found; the findings, which the caller frees.
+ * Stage 1's reduction at step `stamped` (-1: none) has its end stamped 5 ms
+ * late, after the next step's Recv was posted (a loaded emulator's proxy
+ * thread, held back). */
+static nsc_findings *p2p_follow(void (*pre)(nsc_findings *), int stamped)
 {
     canned c = {0};
     canned_add(&c, "0xa", 2);
     canned_add(&c, "0xb", 2);
     canned_add(&c, "0xc", 2);
     for (unsigned s = 0; s < P2P_STEPS; s++) {
-        put_step(&c, 0, 2, 0, 1, 0, s, 4 * MS);
-        put_reduces(&c, 2, 1, 1, 1, s);
+        uint64_t stamp = (int)s == stamped ? 5 * MS : 0;
+        put_step(&c, 0, 2, 0, 1, 0, s, 4 * MS, stamp);
+        put_reduces(&c, 2, 1, 1, 1, s, stamp);
     }
     return canned_follow(&c, p2p_status, pre);
 }
@@ -378,13 +443,24 @@ static const nsc_problem *only_recv_late(const nsc_findings *f, const char *comm
 
 Test(rcfollow, a_stage_late_before_its_recv_is_late_of_its_own_there)
 {
-    nsc_findings *f = p2p_follow(NULL);
+    nsc_findings *f = p2p_follow(NULL, -1);
     /* since step 0's Recv, P1's first record (no earlier end to measure
      * from), a beat before the first it was seen late at */
     const nsc_problem *p = only_recv_late(f, "0xa", "h1");
     cr_assert_not_null(strstr(p->figures, "\"late_of_its_own\":39,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"onset_seq\":0,\"onset_ns\":1004000000,\"every\":2,"), "%s", p->figures);
     cr_assert_not_null(strstr(p->figures, "\"world_rank\":1,"), "%s", p->figures);
+    free(f);
+}
+
+/* ... and with step 0's reduction stamped late its gap at step 1's Recv
+ * reads 0 (rootcause.sh's t_host at a load of 100): the onset goes back
+ * over that beat to step 0's Recv all the same. */
+Test(rcfollow, a_stage_s_onset_goes_back_over_a_recv_whose_gap_a_late_stamp_hid)
+{
+    nsc_findings *f = p2p_follow(NULL, 0);
+    const nsc_problem *p = only_recv_late(f, "0xa", "h1");
+    cr_assert_not_null(strstr(p->figures, "\"late_of_its_own\":38,"), "%s", p->figures);
     free(f);
 }
 
@@ -399,7 +475,7 @@ static void p1_gpu_late(nsc_findings *f)
 /* ... its Send/Recv add no problem: the verdict is its GPU's, in "0xb" alone. */
 Test(rcfollow, a_process_late_in_a_collective_s_problem_is_not_judged_by_its_send_recv)
 {
-    nsc_findings *f = p2p_follow(p1_gpu_late);
+    nsc_findings *f = p2p_follow(p1_gpu_late, -1);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     cr_assert_str_eq(f->p[0].kind, "gpu_late", "%s", f->p[0].text);
     cr_assert_not_null(strstr(f->p[0].figures, "\"comms_of_its_own\":[\"0xb\"]"), "%s", f->p[0].figures);
@@ -484,7 +560,7 @@ static nsc_findings *replica_follow(int late)
     canned_add(&c, "0xf", 4);
     for (unsigned s = 0; s < P2P_STEPS; s++)
         for (int k = 0; k < 4; k++)
-            put_step(&c, k, 4, k, 5, k, s, (2000 + 300 * ((k + s) % 4) + (k == late ? 4000 : 0)) * MS / 1000);
+            put_step(&c, k, 4, k, 5, k, s, (2000 + 300 * ((k + s) % 4) + (k == late ? 4000 : 0)) * MS / 1000, 0);
     return canned_follow(&c, status, NULL);
 }
 
