@@ -407,6 +407,31 @@ void nsc_q_write_skipped(nsc_q_ctx *c)
     nsc_q_lit(c->out, "]");
 }
 
+/* Up to max blocks of it (rank r's) through fn, the events of types only;
+ * with skip, those whose records all end before h0 stepped over
+ * undecoded. Closes it. */
+static int each_block(nsc_q_ctx *c, const nsc_q_rank *r, nsc_store_blocks *it, uint32_t types, size_t max, int skip,
+                      uint64_t h0, nsc_q_block_fn fn, void *arg)
+{
+    nsc_block_key key;
+    nsc_block blk;
+    int rc = 0;
+    for (size_t b = 0; b < max; b++) {
+        if (skip && (rc = nsc_store_blocks_skip_before(it, h0)) != 0) {
+            rc = nsc_q_store_fail(c, rc);
+            break;
+        }
+        if ((rc = nsc_q_next_block(c, r, it, types, 0, &key, &blk)) != 0)
+            break;
+        rc = fn(c, r, &blk, arg);
+        nsc_block_release(&blk);
+        if (rc)
+            break;
+    }
+    nsc_store_blocks_close(it);
+    return rc == 1 ? 0 : rc;
+}
+
 /* The blocks of rank r in the window, up to max: their events only (the
  * readers of these, topology, read no states nor completions, which would
  * cost a pass over a running job's raw events as many decodes as it has
@@ -417,20 +442,7 @@ int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block
     nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
     nsc_store_blocks *it;
     int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
-    if (rc)
-        return nsc_q_store_fail(c, rc);
-    nsc_block_key key;
-    nsc_block blk;
-    for (size_t b = 0; b < max; b++) {
-        if ((rc = nsc_q_next_block(c, r, it, NSC_MASK_ALL, 0, &key, &blk)) != 0)
-            break;
-        rc = fn(c, r, &blk, arg);
-        nsc_block_release(&blk);
-        if (rc)
-            break;
-    }
-    nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc;
+    return rc ? nsc_q_store_fail(c, rc) : each_block(c, r, it, NSC_MASK_ALL, max, 0, h0, fn, arg);
 }
 
 int nsc_q_rank_p2p_blocks(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, void *arg, uint64_t *last)
@@ -445,22 +457,7 @@ int nsc_q_rank_p2p_blocks(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, 
     }
     if (rc || (rc = nsc_store_p2p_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it)))
         return nsc_q_store_fail(c, rc);
-    nsc_block_key key;
-    nsc_block blk;
-    for (;;) {
-        if ((rc = nsc_store_blocks_skip_before(it, h0)) != 0) {
-            rc = nsc_q_store_fail(c, rc);
-            break;
-        }
-        if ((rc = nsc_q_next_block(c, r, it, 1u << NSC_T_P2P, 0, &key, &blk)) != 0)
-            break;
-        rc = fn(c, r, &blk, arg);
-        nsc_block_release(&blk);
-        if (rc)
-            break;
-    }
-    nsc_store_blocks_close(it);
-    return rc == 1 ? 0 : rc;
+    return each_block(c, r, it, 1u << NSC_T_P2P, SIZE_MAX, 1, h0, fn, arg);
 }
 
 void nsc_q_align_span(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp)
