@@ -92,6 +92,7 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
         return -1;
     }
     rc = nsc_diag_query_run(rd, q, fn, fn_arg, err, errcap, &code);
+    s->blocks += nsc_store_read_blocks_decoded(rd);
     nsc_store_read_end(rd);
     nsc_query_free(q);
     if (rc < 0)

@@ -29,14 +29,16 @@
 #include "qstream.h"
 
 /* The analysis's source inside the collector (queries in-process, status
- * from the live state); code: the last failed query's NSC_QUERY_* (0 none).
- * The queries read the stores reads holds (the store's reads_*, cstore.h)
- * until nsc_diagapi_src_release. */
+ * from the live state); code: the last failed query's NSC_QUERY_* (0 none);
+ * blocks: the raw event blocks its queries decoded. The queries read the
+ * stores reads holds (the store's reads_*, cstore.h) until
+ * nsc_diagapi_src_release. */
 typedef struct nsc_diagapi_src {
     nsc_diag_src src;
     nsc_collector *c;
     void *reads;
     int code;
+    uint64_t blocks;
 } nsc_diagapi_src;
 void nsc_diagapi_src_init(nsc_diagapi_src *s, nsc_collector *c);
 void nsc_diagapi_src_release(nsc_diagapi_src *s);

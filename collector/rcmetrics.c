@@ -73,6 +73,7 @@ struct nsc_rcmetrics {
     uint64_t ledger_seen;  /* ledger records stored when the last pass began */
     uint64_t cpu_ns;     /* the thread's CPU time in passes, all of them */
     uint64_t version_reads;  /* store versions read (ended jobs, rootcause_recheck_ms) */
+    uint64_t blocks;     /* raw event blocks the passes' queries decoded */
     nsc_vfetch *vf;      /* detail = on-demand: the verdicts' fetches (vfetch.h), else NULL */
 };
 
@@ -276,6 +277,7 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     f->carry = f->window ? &r->carry : NULL;
     f->p2p_lag_ns = m->c->cfg.rootcause_p2p_lag_ms * 1000000ull;
     int rc = nsc_diag_find(name, status, f);
+    m->blocks += ds.blocks;
     nsc_diagapi_src_release(&ds);  /* ClickHouse: the job stays in the query cache */
     if (rc != NSC_DIAG_OK) {
         char job[NSC_LOGSAFE_ID];
@@ -413,6 +415,8 @@ static struct evbuffer *render(const nsc_rcmetrics *m, const nsc_json *status, d
                      "Jobs whose diagnosis the root-cause metrics hold", m->njobs);
         nsc_prom_u64(b, "ncclscope_collector_rootcause_version_reads_total", "counter",
                      "Store versions read for jobs that ended within rootcause_recheck_ms", m->version_reads);
+        nsc_prom_u64(b, "ncclscope_collector_rootcause_blocks_decoded_total", "counter",
+                     "Raw event blocks the root-cause passes decoded", m->blocks);
         nsc_prom_head(b, "ncclscope_collector_rootcause_cpu_seconds_total", "counter",
                       "CPU time the root-cause passes took");
         evbuffer_add_printf(b, "ncclscope_collector_rootcause_cpu_seconds_total %.6f\n", (double)m->cpu_ns / 1e9);

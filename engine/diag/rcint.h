@@ -190,6 +190,12 @@ typedef struct rc_link {
     uint64_t bytes, busy_ns;  /* summed over its steps: its achieved bandwidth */
     uint64_t *ns;
     size_t n, cap;
+    /* Carried (nsc_rc_links): its n steps sorted. In a pass: the carried
+     * link's, sorted, of its first nseed steps (not owned), so that the
+     * pass sorts only its own (trimmed_mean). */
+    uint64_t *sorted;
+    const uint64_t *seed;
+    size_t nseed;
     uint64_t typical;  /* its typical step (trimmed_mean) */
     uint64_t mean;     /* its plain mean step: right when steps are reported together */
     uint64_t part_typical[RC_LINK_PARTS];  /* the mean step of each run of its steps (enough steps only) */
@@ -254,6 +260,9 @@ uint64_t nsc_rc_late_every(const rc_rank_late *x);
 /* Every link's typical step and state (rclinks.c); returns the reference,
  * 0 if no link has enough steps; sets *limit. */
 uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit);
+/* a[0..na) (sorted) and b[0..nb) (sorted here first) merged into out, in
+ * order: a sorted copy of both without sorting a again. */
+void nsc_rc_merge_steps(const uint64_t *a, size_t na, uint64_t *b, size_t nb, uint64_t *out);
 /* The problems of each analysis, from a finished pass. */
 void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p);
 void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p);

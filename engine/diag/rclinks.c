@@ -131,14 +131,35 @@ static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, ui
     }
 }
 
+void nsc_rc_merge_steps(const uint64_t *a, size_t na, uint64_t *b, size_t nb, uint64_t *out)
+{
+    size_t i = 0, j = 0, o = 0;
+    if (nb)
+        qsort(b, nb, sizeof *b, nsc_cmp_u64);
+    while (i < na && j < nb)
+        out[o++] = a[i] <= b[j] ? a[i++] : b[j++];
+    while (i < na)
+        out[o++] = a[i++];
+    while (j < nb)
+        out[o++] = b[j++];
+}
+
 /* A link's typical step: the mean of its steps without the fastest and the
  * slowest tenth. Not the median: a proxy thread that falls behind makes
  * some steps' events together and the next step absorbs their time, so the
  * steps' times split in two groups around the true one while their sum
  * stays right. */
-static uint64_t trimmed_mean(uint64_t *ns, size_t n)
+static uint64_t trimmed_mean(rc_link *k)
 {
-    qsort(ns, n, sizeof *ns, nsc_cmp_u64);
+    uint64_t *ns = k->ns, *mine = ns + k->nseed, *all = k->nseed ? malloc(k->n * sizeof *all) : NULL;
+    size_t n = k->n;
+    if (all) { /* the carried steps came sorted: only the pass's own are sorted */
+        nsc_rc_merge_steps(k->seed, k->nseed, mine, n - k->nseed, all);
+        memcpy(ns, all, n * sizeof *ns);
+        free(all);
+    } else {
+        qsort(ns, n, sizeof *ns, nsc_cmp_u64);
+    }
     size_t cut = n / 10;
     double sum = 0;
     for (size_t i = cut; i < n - cut; i++)
@@ -370,7 +391,7 @@ uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit)
         rc_link *k = &p->links[i];
         part_typicals(k);
         if (k->n)
-            k->typical = trimmed_mean(k->ns, k->n);
+            k->typical = trimmed_mean(k);
         if (k->n >= RC_LINK_MIN_STEPS)
             meds[n++] = k->typical;
     }

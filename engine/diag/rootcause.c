@@ -210,9 +210,30 @@ struct nsc_rc_links {
 
 static void links_release(rc_link *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(v[i].ns);
+        free(v[i].sorted);
+    }
     free(v);
+}
+
+/* Each carried link's steps sorted again, its steps from was[i] on (the
+ * fold's; all of a link past nwas) merged in: 0, or -1 without memory. */
+static int links_sort(nsc_rc_links *k, const size_t *was, size_t nwas)
+{
+    for (size_t i = 0; i < k->n; i++) {
+        rc_link *l = &k->v[i];
+        size_t old = i < nwas ? was[i] : 0;
+        uint64_t *out = old == l->n ? NULL : malloc(l->n * sizeof *out);
+        if (old == l->n)
+            continue;
+        if (!out)
+            return -1;
+        nsc_rc_merge_steps(l->sorted, old, l->ns + old, l->n - old, out);
+        free(l->sorted);
+        l->sorted = out;
+    }
+    return 0;
 }
 
 void nsc_rc_links_free(nsc_rc_links *k)
@@ -249,9 +270,19 @@ int nsc_rc_links_fold(nsc_findings *f, nsc_rc_links **carried, int64_t nranks, c
         return NSC_DIAG_FAIL;
     }
     nsc_rc_links *k = *carried;
+    size_t *was = malloc((k->n + 1) * sizeof *was), nwas = k->n;
+    if (!was) {
+        snprintf(f->src->err, sizeof f->src->err, "out of memory");
+        return NSC_DIAG_FAIL;
+    }
+    for (size_t i = 0; i < nwas; i++)
+        was[i] = k->v[i].n;
     rc_pass p = {.nranks = nranks, .links = k->v, .nlinks = k->n, .links_cap = k->cap};
     int rc = nsc_diag_fetch_pages(f->src, "ledger", lq, NULL, on_fold, &p);
     k->v = p.links, k->n = p.nlinks, k->cap = p.links_cap;
+    if (rc == NSC_DIAG_OK && links_sort(k, was, nwas))
+        p.oom = 1;
+    free(was);
     if (rc == NSC_DIAG_OK && p.oom) {
         snprintf(f->src->err, sizeof f->src->err, "out of memory");
         rc = NSC_DIAG_FAIL;
@@ -272,7 +303,8 @@ static int links_seed(rc_pass *p, const nsc_rc_links *from)
         const rc_link *k = &from->v[p->nlinks];
         rc_link *d = &p->links[p->nlinks];
         *d = *k;
-        d->ns = NULL, d->n = d->cap = 0;
+        d->ns = d->sorted = NULL, d->n = d->cap = 0;
+        d->seed = k->sorted, d->nseed = k->n;
         if (k->n && nsc_grow_to(&d->ns, k->n, &d->cap, sizeof *d->ns, 64))
             return -1;
         memcpy(d->ns, k->ns, k->n * sizeof *k->ns);

@@ -16,8 +16,8 @@
 #define DEFAULT_MAP (64ull << 20)
 #define DEFAULT_MAX_MAP (1ull << 40)
 
-static const char *const db_names[NDBS] = {"meta",  "jobs",   "procs", "strs", "comms",
-                                            "ranks", "blocks", "colls", "age", "ledger"};
+static const char *const db_names[NDBS] = {"meta",  "jobs",   "procs", "strs", "comms", "ranks",
+                                            "blocks", "colls", "age", "ledger", "p2p"};
 
 static const char *const err_text[] = {
     "ok", "out of memory",

@@ -37,9 +37,9 @@
 
 /* 3: the ledger database (docs/collector-store.md); 4: its values' version 2
  * (ledger_pack.c); 5: its keys by rank and first seq, values of a page
- * (keys.h); a store of another version is refused (ESCHEMA), not
- * migrated. */
-#define NSC_STORE_SCHEMA 5
+ * (keys.h); 6: the p2p index (database `p2p`); a store of another version
+ * is refused (ESCHEMA), not migrated. */
+#define NSC_STORE_SCHEMA 6
 /* Records whose communicator context is unknown or none (ProxyCtrl), and
  * states/completions whose event is not in the same batch, go to the
  * process's own blocks: comm NSC_STORE_PROC_COMM, rank = the process id. */
@@ -133,6 +133,9 @@ int nsc_store_read_begin(nsc_store *st, nsc_store_reader **out);
  * to grow: for threads that must never wait on the writer (the HTTP loop). */
 int nsc_store_read_begin_nowait(nsc_store *st, nsc_store_reader **out);
 void nsc_store_read_end(nsc_store_reader *rd);
+/* The blocks the reader's block iterators decoded (or tried to) so far:
+ * what a read of raw events cost. */
+uint64_t nsc_store_read_blocks_decoded(const nsc_store_reader *rd);
 /* Nonzero while the writer waits to grow the map: a reader that is itself
  * waiting on something slow (a client) must end its transaction now, since
  * the writer and every new reader wait for it. */
@@ -188,6 +191,16 @@ int nsc_store_jobs(nsc_store_reader *rd, nsc_store_job **out, size_t *n);
 typedef struct nsc_store_blocks nsc_store_blocks;
 int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
                           uint64_t t0, uint64_t t1, nsc_store_blocks **out);
+/* The same over the blocks holding a P2p event only (the p2p index). */
+int nsc_store_p2p_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
+                              uint64_t t1, nsc_store_blocks **out);
+/* The latest start of an event (raw host time, 0: none) in the blocks of
+ * a fresh iterator of nsc_store_blocks_open whose records do not
+ * all end before t (skip_before's), read from the last back and no
+ * further than one may hold a later start: what a reader of every one
+ * finds, at the cost of the last few. Damaged blocks hold none. Leaves the
+ * iterator at its end. 0, or an error. */
+int nsc_store_blocks_latest_start(nsc_store_blocks *it, uint64_t t, uint64_t *last);
 /* The next block's key without decoding it: 0, 1 at the end, or an error. */
 int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key);
 /* Decode the next block (release it with nsc_block_release) and advance:

@@ -1,8 +1,11 @@
-/* store_colls.c: the collective index (database `colls`).
+/* store_colls.c: the block indexes, the collective index (database
+ * `colls`) and the p2p index (database `p2p`).
  *
  * Owns the runs of collectives a block holds, indexing them when a block is
  * written (a later block wins the seqNumbers it covers), removing them when
- * retention deletes the block, and finding a collective across ranks.
+ * retention deletes the block, and finding a collective across ranks; and
+ * the keys of the blocks that hold a P2p event, so that a reader of the
+ * Send/Recv operations decodes those blocks only (a ring's none).
  */
 #include "store_int.h"
 
@@ -148,16 +151,32 @@ static int for_each_run(nsc_store *st, const nsc_block_key *bk, const uint8_t *b
     return rc;
 }
 
+static int holds_p2p(const nsc_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].type == NSC_T_P2P)
+            return 1;
+    return 0;
+}
+
 int nsc_st_index_block(nsc_store *st, const nsc_block_key *bk, const uint8_t *bkey,
                        const nsc_event *ev, size_t n)
 {
-    return for_each_run(st, bk, bkey, ev, n, put_run);
+    int rc = for_each_run(st, bk, bkey, ev, n, put_run);
+    if (!rc && holds_p2p(ev, n))
+        rc = nsc_st_put(st, DB_P2P, bkey, NSC_KEY_BLOCK_LEN, "", 0);
+    return rc;
 }
 
 int nsc_st_unindex_block(nsc_store *st, const nsc_block_key *bk, const uint8_t *bkey,
                          const nsc_event *ev, size_t n)
 {
-    return for_each_run(st, bk, bkey, ev, n, delete_run);
+    int rc = for_each_run(st, bk, bkey, ev, n, delete_run);
+    MDB_val k = nsc_st_mval(bkey, NSC_KEY_BLOCK_LEN);
+    if (rc || !holds_p2p(ev, n))
+        return rc;
+    rc = mdb_del(st->w.txn, st->env.dbi[DB_P2P], &k, NULL);
+    return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 static int coll_hit(nsc_store_reader *rd, const nsc_coll_key *k, const nsc_coll_val *v,

@@ -15,7 +15,8 @@
  *   store_batch.c   one batch into blocks: identities, grouping, block writes
  *   store_group.c   a batch's records grouped and ordered by (comm, rank)
  *   store_names.c   names and identities: jobs, processes, strings, comms, ranks
- *   store_colls.c   the collective index: its runs, writes and lookups
+ *   store_colls.c   the block indexes: the collective index (its runs, writes
+ *                   and lookups) and the p2p index (blocks holding a P2p event)
  *   store_retain.c  retention: deleting the oldest blocks and ledger values
  *   store_ledger.c  the ledger: upserting records, deleting values, reading
  *   store_lends.c   the ledger writer's memory of where the values it wrote end
@@ -34,7 +35,7 @@
 #include "ledger_pack.h"
 #include "store.h"
 
-enum { DB_META, DB_JOBS, DB_PROCS, DB_STRS, DB_COMMS, DB_RANKS, DB_BLOCKS, DB_COLLS, DB_AGE, DB_LEDGER, NDBS };
+enum { DB_META, DB_JOBS, DB_PROCS, DB_STRS, DB_COMMS, DB_RANKS, DB_BLOCKS, DB_COLLS, DB_AGE, DB_LEDGER, DB_P2P, NDBS };
 
 #define MEMO_SIZE 65536 /* every u16 context index and string id */
 
@@ -145,6 +146,7 @@ struct nsc_store {
 struct nsc_store_reader {
     nsc_store *st;
     MDB_txn *txn;
+    uint64_t blocks_decoded;  /* by its block iterators */
 };
 
 static inline MDB_val nsc_st_mval(const void *p, size_t n)
@@ -208,8 +210,9 @@ int nsc_st_group_records(nsc_store *st, const nsc_store_batch *b);
 nsc_str nsc_st_proc_str(nsc_store *st, nsc_str id);
 nsc_str nsc_st_map_str(void *arg, nsc_str id);
 
-/* store_colls.c: index the runs of a block just written; remove the entries
- * of a block being deleted. */
+/* store_colls.c: index the runs of a block just written, and the block in
+ * `p2p` when it holds a P2p event; remove the entries of a block being
+ * deleted. */
 int nsc_st_index_block(nsc_store *st, const nsc_block_key *bk, const uint8_t *bkey,
                        const nsc_event *ev, size_t n);
 int nsc_st_unindex_block(nsc_store *st, const nsc_block_key *bk, const uint8_t *bkey,

@@ -68,6 +68,11 @@ void nsc_store_read_end(nsc_store_reader *rd)
     free(rd);
 }
 
+uint64_t nsc_store_read_blocks_decoded(const nsc_store_reader *rd)
+{
+    return rd->blocks_decoded;
+}
+
 static int overlaps(const nsc_event *ev, uint64_t t0, uint64_t t1)
 {
     uint64_t end = ev->stop_ns > ev->start_ns ? ev->stop_ns : ev->start_ns;
@@ -75,27 +80,44 @@ static int overlaps(const nsc_event *ev, uint64_t t0, uint64_t t1)
 }
 
 struct nsc_store_blocks {
-    MDB_cursor *cur;
+    nsc_store_reader *rd;
+    MDB_cursor *cur;     /* on `blocks`, or on `p2p` (a block's key, its value in `blocks`) */
+    MDB_dbi blocks;
+    int indexed;         /* cur walks `p2p` */
     uint8_t prefix[16];  /* (job, comm, rank) */
-    uint64_t t1;
+    uint64_t lo, t1;     /* the starts walked: from t0 less the longest span */
+    uint64_t max_span;
     MDB_val k, v;
     int has;             /* k, v hold the next block */
     int damage;          /* the last damaged block's nsc_block_err; 1: its key */
     nsc_block_dec *dec;
 };
 
-/* Move to the next block of the prefix that starts no later than t1. */
-static int blocks_step(nsc_store_blocks *it, MDB_cursor_op op)
+static uint64_t key_start(const MDB_val *k)
 {
-    int rc = mdb_cursor_get(it->cur, &it->k, &it->v, op);
+    return nsc_get_be64((const uint8_t *)k->mv_data + 16);
+}
+
+/* Whether k is a block of the prefix starting in [lo, t1]; through the p2p
+ * index, its value read from `blocks` (an entry without one is corrupt). */
+static int blocks_here(nsc_store_blocks *it, int rc)
+{
     it->has = rc == 0 && it->k.mv_size == NSC_KEY_BLOCK_LEN &&
-              memcmp(it->k.mv_data, it->prefix, sizeof it->prefix) == 0 &&
-              nsc_get_be64((const uint8_t *)it->k.mv_data + 16) <= it->t1;
+              memcmp(it->k.mv_data, it->prefix, sizeof it->prefix) == 0 && key_start(&it->k) >= it->lo &&
+              key_start(&it->k) <= it->t1;
+    if (it->has && it->indexed && (rc = mdb_get(it->rd->txn, it->blocks, &it->k, &it->v)))
+        return it->has = 0, rc == MDB_NOTFOUND ? NSC_STORE_ECORRUPT : rc;
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
-                          uint64_t t0, uint64_t t1, nsc_store_blocks **out)
+/* Move to the next block of the prefix that starts no later than t1. */
+static int blocks_step(nsc_store_blocks *it, MDB_cursor_op op)
+{
+    return blocks_here(it, mdb_cursor_get(it->cur, &it->k, &it->v, op));
+}
+
+static int blocks_open(nsc_store_reader *rd, int db, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
+                       uint64_t t1, nsc_store_blocks **out)
 {
     nsc_store_stats s;
     int rc = nsc_st_read_stats(rd->txn, rd->st->env.dbi, &s);
@@ -108,16 +130,21 @@ int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int
         free(it);
         return NSC_STORE_ENOMEM;
     }
-    if ((rc = mdb_cursor_open(rd->txn, nsc_st_rdbi(rd, DB_BLOCKS), &it->cur))) {
+    if ((rc = mdb_cursor_open(rd->txn, nsc_st_rdbi(rd, db), &it->cur))) {
         nsc_block_dec_free(it->dec);
         free(it);
         return rc;
     }
+    it->rd = rd;
+    it->blocks = nsc_st_rdbi(rd, DB_BLOCKS);
+    it->indexed = db == DB_P2P;
+    it->max_span = s.max_span_ns;
     /* A block starting up to max_span before t0 may still reach into the window. */
     nsc_block_key from = {job, comm, rank, t0 > s.max_span_ns ? t0 - s.max_span_ns : 0, 0};
     uint8_t start[NSC_KEY_BLOCK_LEN];
     nsc_key_block(start, &from);
     memcpy(it->prefix, start, sizeof it->prefix);
+    it->lo = from.start_ns;
     it->t1 = t1;
     it->k = nsc_st_mval(start, sizeof start);
     if ((rc = blocks_step(it, MDB_SET_RANGE))) {
@@ -126,6 +153,60 @@ int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int
     }
     *out = it;
     return 0;
+}
+
+int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank,
+                          uint64_t t0, uint64_t t1, nsc_store_blocks **out)
+{
+    return blocks_open(rd, DB_BLOCKS, job, comm, rank, t0, t1, out);
+}
+
+int nsc_store_p2p_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
+                              uint64_t t1, nsc_store_blocks **out)
+{
+    return blocks_open(rd, DB_P2P, job, comm, rank, t0, t1, out);
+}
+
+/* The latest event start of one block (0: none, or it does not decode). */
+static uint64_t block_latest(nsc_store_blocks *it)
+{
+    nsc_block blk;
+    uint64_t last = 0;
+    it->rd->blocks_decoded++;
+    if (nsc_block_decode_with(it->dec, it->v.mv_data, it->v.mv_size, NSC_MASK_ALL, NSC_BLOCK_TIMES_ONLY, &blk))
+        return 0;
+    for (uint32_t i = 0; i < blk.hdr.nevents; i++)
+        last = blk.events[i].start_ns > last ? blk.events[i].start_ns : last;
+    nsc_block_release(&blk);
+    return last;
+}
+
+int nsc_store_blocks_latest_start(nsc_store_blocks *it, uint64_t t, uint64_t *last)
+{
+    uint8_t end[NSC_KEY_BLOCK_LEN];
+    nsc_block_key to;
+    *last = 0;
+    if (it->indexed || !it->has)
+        return it->indexed ? NSC_STORE_ESTATE : 0;
+    if (nsc_key_block_parse(it->k.mv_data, it->k.mv_size, &to))
+        return NSC_STORE_ECORRUPT;
+    to.start_ns = it->t1, to.seq = UINT32_MAX;
+    nsc_key_block(end, &to);
+    it->k = nsc_st_mval(end, sizeof end);
+    int rc = mdb_cursor_get(it->cur, &it->k, &it->v, MDB_SET_RANGE);
+    rc = blocks_here(it, mdb_cursor_get(it->cur, &it->k, &it->v, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV));
+    /* Back from the last block: none before one starting a longest span
+     * before the latest start found can hold a later one. */
+    while (!rc && it->has && !(*last && key_start(&it->k) + it->max_span <= *last)) {
+        nsc_block_hdr h;
+        if (nsc_block_read_hdr(it->v.mv_data, it->v.mv_size, &h) || (h.t_max >= t && h.t_max > *last)) {
+            uint64_t l = block_latest(it);
+            *last = l > *last ? l : *last;
+        }
+        rc = blocks_step(it, MDB_PREV);
+    }
+    it->has = 0;
+    return rc;
 }
 
 int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key)
@@ -148,6 +229,7 @@ int nsc_store_blocks_next_sel(nsc_store_blocks *it, uint32_t types, unsigned par
         return 1;
     memset(key, 0, sizeof *key);
     int bad = nsc_key_block_parse(it->k.mv_data, it->k.mv_size, key) ? 1 : 0;
+    it->rd->blocks_decoded += !bad;
     if (!bad)
         bad = nsc_block_decode_with(it->dec, it->v.mv_data, it->v.mv_size, types, parts, blk);
     int rc = blocks_step(it, MDB_NEXT);

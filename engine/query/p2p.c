@@ -2,7 +2,8 @@
  *
  * NCCL delivers the operations between two ranks in order: the n-th Send
  * from rank a to peer b meets the n-th Recv on rank b from peer a. Every P2p
- * event of the communicator in the window is keyed by its direction
+ * event of the communicator in the window (read from the blocks the store's
+ * p2p index names: a communicator without one decodes none) is keyed by its direction
  * (from, to), with a Send keyed by its own rank and peer and a Recv by its
  * peer and its own rank, and sorted by start time within its direction and
  * side; the two sides then pair up by position. Counts start at the window:
@@ -34,7 +35,6 @@ typedef struct pp_op {
 typedef struct pp_set {
     pp_op *v;
     size_t n, cap;
-    uint64_t last;  /* the rank being read: its latest raw start of any event */
 } pp_set;
 
 /* One operation in start order: +1 a Send, -1 a Recv of direction dir. */
@@ -71,13 +71,10 @@ static int add_op(nsc_q_ctx *c, pp_set *s, const nsc_q_rank *r, const nsc_event 
 /* The P2p events of one block of rank r that start in the window. */
 static int add_block(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block *blk, void *arg)
 {
-    pp_set *s = arg;
     int rc = 0;
     for (uint32_t i = 0; !rc && i < blk->hdr.nevents; i++) {
         const nsc_event *ev = &blk->events[i];
-        if (ev->start_ns > s->last)
-            s->last = ev->start_ns;
-        uint64_t t = ev->type == NSC_T_P2P ? nsc_q_align(c, r, ev->start_ns, NULL) : 0;
+        uint64_t t = nsc_q_align(c, r, ev->start_ns, NULL);
         if (ev->type == NSC_T_P2P && t >= c->q->t0 && t <= c->q->t1)
             rc = add_op(c, arg, r, ev);
     }
@@ -291,11 +288,8 @@ int nsc_q_p2p(nsc_q_ctx *c)
     pp_set s = {0};
     uint64_t *last = calloc(c->nranks ? c->nranks : 1, sizeof *last), settled = 0;
     int rc = last ? 0 : nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
-    for (size_t r = 0; !rc && r < c->nranks; r++) {
-        s.last = 0;
-        rc = nsc_q_rank_blocks_starting(c, &c->ranks[r], add_block, &s);
-        last[r] = s.last;
-    }
+    for (size_t r = 0; !rc && r < c->nranks; r++)
+        rc = nsc_q_rank_p2p_blocks(c, &c->ranks[r], add_block, &s, &last[r]);
     if (!rc && s.n) /* qsort wants an array even for none (UBSan) */
         qsort(s.v, s.n, sizeof *s.v, by_direction);
     if (!rc)

@@ -407,27 +407,21 @@ void nsc_q_write_skipped(nsc_q_ctx *c)
     nsc_q_lit(c->out, "]");
 }
 
-/* The blocks of rank r in the window, up to max; with starting, only those
- * with a record that ends from the window's start on (the others stepped
- * over undecoded). Their events only: the readers of these (p2p, topology)
- * read no states nor completions, which would cost a pass over a running
- * job's raw events as many decodes as it has states. */
-static int rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, int starting, nsc_q_block_fn fn, void *arg)
+/* Up to max blocks of it (rank r's) through fn, the events of types only;
+ * with skip, those whose records all end before h0 stepped over
+ * undecoded. Closes it. */
+static int each_block(nsc_q_ctx *c, const nsc_q_rank *r, nsc_store_blocks *it, uint32_t types, size_t max, int skip,
+                      uint64_t h0, nsc_q_block_fn fn, void *arg)
 {
-    uint64_t h0, h1;
-    nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
-    nsc_store_blocks *it;
-    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
-    if (rc)
-        return nsc_q_store_fail(c, rc);
     nsc_block_key key;
     nsc_block blk;
+    int rc = 0;
     for (size_t b = 0; b < max; b++) {
-        if (starting && (rc = nsc_store_blocks_skip_before(it, h0)) != 0) {
+        if (skip && (rc = nsc_store_blocks_skip_before(it, h0)) != 0) {
             rc = nsc_q_store_fail(c, rc);
             break;
         }
-        if ((rc = nsc_q_next_block(c, r, it, NSC_MASK_ALL, 0, &key, &blk)) != 0)
+        if ((rc = nsc_q_next_block(c, r, it, types, 0, &key, &blk)) != 0)
             break;
         rc = fn(c, r, &blk, arg);
         nsc_block_release(&blk);
@@ -438,14 +432,32 @@ static int rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, int starti
     return rc == 1 ? 0 : rc;
 }
 
+/* The blocks of rank r in the window, up to max: their events only (the
+ * readers of these, topology, read no states nor completions, which would
+ * cost a pass over a running job's raw events as many decodes as it has
+ * states). */
 int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg)
 {
-    return rank_blocks(c, r, max, 0, fn, arg);
+    uint64_t h0, h1;
+    nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
+    nsc_store_blocks *it;
+    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
+    return rc ? nsc_q_store_fail(c, rc) : each_block(c, r, it, NSC_MASK_ALL, max, 0, h0, fn, arg);
 }
 
-int nsc_q_rank_blocks_starting(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, void *arg)
+int nsc_q_rank_p2p_blocks(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, void *arg, uint64_t *last)
 {
-    return rank_blocks(c, r, SIZE_MAX, 1, fn, arg);
+    uint64_t h0, h1;
+    nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
+    nsc_store_blocks *it;
+    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
+    if (!rc) {
+        rc = nsc_store_blocks_latest_start(it, h0, last);
+        nsc_store_blocks_close(it);
+    }
+    if (rc || (rc = nsc_store_p2p_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it)))
+        return nsc_q_store_fail(c, rc);
+    return each_block(c, r, it, 1u << NSC_T_P2P, SIZE_MAX, 1, h0, fn, arg);
 }
 
 void nsc_q_align_span(const nsc_q_ctx *c, const nsc_q_rank *r, uint64_t h0, uint64_t h1, nsc_clock_span *sp)

@@ -171,6 +171,7 @@ qf_result qf_run(nsc_store *st, const char *name, const char *qs)
     r.rc = nsc_store_read_begin(st, &rd);
     if (!r.rc) {
         r.rc = nsc_query_run(q, rd, collect, &r, r.err, sizeof r.err);
+        r.blocks = nsc_store_read_blocks_decoded(rd);
         nsc_store_read_end(rd);
     }
     nsc_query_free(q);

@@ -32,6 +32,7 @@ typedef struct qf_result {
     char err[256];
     char *text;
     size_t len;
+    uint64_t blocks;  /* the blocks the query decoded */
 } qf_result;
 
 /* Parse and run name?qs against the store in dir; text is NUL-terminated. */

@@ -3,7 +3,8 @@
  * from 0 (the 4th Send never came), stored out of start order; rank 1 sends
  * twice to rank 2, whose second Recv is half the size; rank 2 sends once to
  * rank 0, which never receives it. A read from the settled_ns of any
- * earlier read pairs as the whole job does. */
+ * earlier read pairs as the whole job does. The read decodes the blocks that
+ * hold a P2p event, and of the others only the last few of each rank. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@
 #define RANKS 3
 #define T0 1000000000000ull
 
-enum { S_SEND = 1, S_RECV, S_FLOAT32, NSTRS = 3 };
+enum { S_SEND = 1, S_RECV, S_FLOAT32, S_ALLREDUCE, NSTRS = 4 };
 
 typedef struct op {
     int rank, peer, recv;
@@ -38,7 +39,7 @@ static const op ops[] = {
 /* The operations v[0..n) in one commit, their event ids from id0. */
 static void put_ops(nsc_store *st, const op *v, size_t n, uint64_t id0)
 {
-    static const char *const text[NSTRS] = {"Send", "Recv", "ncclFloat32"};
+    static const char *const text[NSTRS] = {"Send", "Recv", "ncclFloat32", "AllReduce"};
     nsc_str_def sd[NSTRS];
     for (int i = 0; i < NSTRS; i++) {
         memset(&sd[i], 0, sizeof sd[i]);
@@ -58,6 +59,12 @@ static void put_ops(nsc_store *st, const op *v, size_t n, uint64_t id0)
             e->start_ns = v[i].start;
             e->stop_ns = v[i].start + 50;
             e->rank = r;
+            if (v[i].peer < 0) { /* a collective */
+                e->type = NSC_T_COLL;
+                e->d.coll.func = S_ALLREDUCE;
+                e->d.coll.seq = i;
+                continue;
+            }
             e->type = NSC_T_P2P;
             e->d.p2p.func = v[i].recv ? S_RECV : S_SEND;
             e->d.p2p.datatype = S_FLOAT32;
@@ -243,6 +250,85 @@ Test(p2p, a_record_stored_after_its_ranks_later_ones_is_read_after_settling)
     cr_assert_eq(next, T0 + 21000 - LAG, "the pairs more than the lag behind the latest event settle");
     cr_assert_eq(unmatched_lag(st, next, UINT64_MAX, LAG, un, 8, &settled), 1);
     cr_assert_eq(un[0], T0 + 21000, "still reported from the new point");
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* One AllReduce per rank every microsecond from `from` on, each in a block of
+ * its own (a commit each): n blocks per rank. */
+static void put_colls(nsc_store *st, uint64_t from, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        op c[RANKS];
+        for (int r = 0; r < RANKS; r++)
+            c[r] = (op){r, -1, 0, from + k * 1000, 1};
+        put_ops(st, c, RANKS, 1000 + k * RANKS);
+    }
+}
+
+/* A ring's store (its communicator has no Send/Recv): the p2p read decodes
+ * the last block of each rank, for where each reported last, and none of
+ * the others (before, all of them: a root-cause pass that read it every
+ * time cost as much as the job was long). */
+Test(p2p, a_communicator_without_p2p_decodes_its_last_blocks_only)
+{
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+    put_colls(st, T0, 20);
+    qf_result res;
+    nsc_json_doc d;
+    const nsc_json *o = p2p_doc(st, "comm=0x55&settle_lag_ns=0", &res, &d);
+    cr_assert_eq(qj_i64(o, "sends"), 0);
+    cr_assert_eq(nsc_json_get(o, "unmatched")->count, 0);
+    cr_assert_eq(qj_i64(o, "settled_ns"), (int64_t)(T0 + 19000), "every rank reported up to +19000");
+    cr_assert_eq(res.blocks, RANKS, "%llu blocks decoded of %d", (unsigned long long)res.blocks, 20 * RANKS);
+    nsc_json_free(&d);
+    qf_result_free(&res);
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* Ranks 0 and 1 pair a Send and a Recv, then run collectives: where each
+ * rank reported last counts their collectives, which hold no P2p event, so
+ * the read settles after the pair (read from the P2p blocks alone it would
+ * hold at the Send, rank 0's last P2p event). */
+Test(p2p, the_settled_point_counts_the_ranks_events_of_any_type)
+{
+    static const op pair_ops[] = {{0, 1, 0, T0, 256}, {1, 0, 1, T0 + 100, 256}};
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+    put_ops(st, pair_ops, 2, 100);
+    put_colls(st, T0 + 10000, 3);
+    uint64_t un[4], settled;
+    cr_assert_eq(unmatched_lag(st, 0, UINT64_MAX, 0, un, 4, &settled), 0);
+    cr_assert_eq(settled, T0 + 12000, "every rank reported up to +12000");
+    nsc_store_close(st);
+    nsc_tmp_store_remove(dir);
+}
+
+/* Retention deletes a block and its p2p index entry together: the read
+ * after it finds no operation (before, the entry outlived its block and
+ * the read failed on a corrupt index). */
+Test(p2p, retention_deletes_the_blocks_index_entries_with_them)
+{
+    char *dir;
+    nsc_store *st = nsc_tmp_store_open(&dir);
+    cr_assert_not_null(st);
+    fill(st);
+    nsc_store_close(st);
+    nsc_store_opts o = {.retain_age_ns = 1000};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    uint64_t deleted;
+    cr_assert_eq(nsc_store_retain(st, 1000000, &deleted), 0);
+    cr_assert_gt(deleted, 0);
+    qf_result res;
+    nsc_json_doc d;
+    const nsc_json *left = p2p_doc(st, "comm=0x55", &res, &d);
+    cr_assert_eq(qj_i64(left, "sends") + qj_i64(left, "recvs"), 0, "%s", res.text);
+    nsc_json_free(&d);
+    qf_result_free(&res);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }

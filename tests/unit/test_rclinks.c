@@ -312,3 +312,24 @@ Test(rclinks, the_one_host_every_either_or_nic_names_is_the_slow_nic)
     cr_assert_eq(f->n, 3);
     free(f);
 }
+
+/* Link 0's steps vary: its typical step with its first half carried sorted
+ * (a root-cause pass's seed, which then sorts only its own half) is the
+ * one of all its steps sorted whole, and its steps end sorted alike. */
+Test(rclinks, a_carried_sorted_seed_gives_the_typical_step_of_all_steps)
+{
+    rc_pass whole = ring(20000), seeded = ring(20000);
+    uint64_t seed[STEPS / 2], limit;
+    for (size_t s = 0; s < STEPS; s++)
+        whole.links[0].ns[s] = seeded.links[0].ns[s] = 10000 + (s * 7919) % 40 * 1000;
+    nsc_rc_merge_steps(NULL, 0, memcpy(seed, seeded.links[0].ns, sizeof seed), STEPS / 2, seed);
+    for (size_t s = 1; s < STEPS / 2; s++)
+        cr_assert_leq(seed[s - 1], seed[s], "the seed sorted");
+    seeded.links[0].seed = seed, seeded.links[0].nseed = STEPS / 2;
+    nsc_rc_link_reference(&whole, &limit);
+    nsc_rc_link_reference(&seeded, &limit);
+    cr_assert_eq(seeded.links[0].typical, whole.links[0].typical);
+    cr_assert_arr_eq(seeded.links[0].ns, whole.links[0].ns, STEPS * sizeof *whole.links[0].ns);
+    ring_free(&whole);
+    ring_free(&seeded);
+}

@@ -1,0 +1,40 @@
+#!/bin/bash
+# rcblocks.sh: a root-cause pass over a running ring decodes a few raw event
+# blocks of each rank (where it reported last), not the job's: a ring has no
+# Send/Recv, and the pass's Send/Recv check reads the blocks the store's p2p
+# index names (docs/collector-store.md, "P2p index"). One collector (passes
+# every 250 ms; rootcause_p2p_lag_ms over the job's length, so that the check
+# spans the whole job, as it does the last 10 s of a real one) and one agent; a ring of 4 ranks of 2,000 collectives as
+# fast as the emulator runs, then rank 0 hangs, so the job stays alive and
+# every pass reads it. Once every agent's batches are stored, over 5
+# passes ncclscope_collector_rootcause_blocks_decoded_total grows by at
+# most 4 blocks a rank a pass, where the job holds tens of blocks a rank
+# (before: every one of them at every pass).
+#
+#   rcblocks.sh BIN_DIR PLUGIN
+set -euo pipefail
+bin=$1 plugin=$2
+nodes=1
+. "$(dirname "$0")/lib.sh"
+iters=2000 ranks=4
+
+start_all --rootcause-interval-ms 250 --rootcause-trigger-ms 0 --rootcause-p2p-lag-ms 600000 --hang-ms 600000
+NCCLSCOPE_JOB=rc-blocks "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario hang --nodes 1 \
+    --ranks-per-node $ranks --ranks-as threads --iters $((iters + 1)) --hang-rank 0 --hang-after $iters \
+    --hang-ms 60000 >"$dir/emu.log" 2>&1 &
+pids[emu]=$!
+wait_until 90 status_has "any(f['max_seq'] >= $iters - 1 for j in s['jobs'] if j['job'] == 'rc-blocks'
+    for c in j['comms'] for f in c['funcs'])" || die "the job never reached its hang"
+wait_until 30 delivered 0 || die "the agent's batches were not all stored"
+p0=$(collector_metric ncclscope_collector_rootcause_passes_total)
+wait_until 30 collector_metric_above ncclscope_collector_rootcause_passes_total $((p0 + 1)) || die "no pass"
+p0=$(collector_metric ncclscope_collector_rootcause_passes_total)
+b0=$(collector_metric ncclscope_collector_rootcause_blocks_decoded_total)
+wait_until 60 collector_metric_above ncclscope_collector_rootcause_passes_total $((p0 + 4)) || die "no 5 passes"
+p1=$(collector_metric ncclscope_collector_rootcause_passes_total)
+b1=$(collector_metric ncclscope_collector_rootcause_blocks_decoded_total)
+status_has "any(p['state'] == 'alive' for p in s['processes'] if p['job'] == 'rc-blocks')" ||
+    die "the job ended before its passes were counted"
+per=$(((b1 - b0) / (p1 - p0)))
+[ "$per" -le $((4 * ranks)) ] || die "a pass decoded $per blocks (over $((p1 - p0)) passes), more than 4 a rank"
+echo "rcblocks: a pass over the running ring decoded $per blocks"
