@@ -34,7 +34,7 @@ static int enc_str(nsc_str id)
     return rc;
 }
 
-static int enc_ctx(uint16_t index)
+static NSC_INLINE int enc_ctx(uint16_t index)
 {
     nsc_pctx *c = index == NSC_CTX_NONE ? NULL : nsc_ctx_at(index);
     if (!c)
@@ -73,7 +73,7 @@ static size_t event_strs(const nsc_event *ev, nsc_str out[EVENT_STRS_MAX])
 }
 
 /* The definitions an event needs, before it in the stream. */
-static int enc_defs(const nsc_event *ev)
+static NSC_INLINE int enc_defs(const nsc_event *ev)
 {
     nsc_str strs[EVENT_STRS_MAX];
     size_t n = event_strs(ev, strs);

@@ -293,36 +293,11 @@ nsc_cell *nsc_tbuf_grow(nsc_tbuf *tb)
     return tb->wpos;
 }
 
-/* The record in cell c; its cells, or 0 for padding. */
-static uint32_t cell_rec(nsc_cell *c, nsc_rec *out)
-{
-    switch (c->b[NSC_CELL_MARK]) {
-    case NSC_CELL_PAD:
-        return 0;
-    case NSC_CELL_STATE:
-        out->kind = NSC_REC_STATE;
-        out->type = 0;
-        out->u.st = (nsc_state_rec){.id = c->st.id, .ts_ns = c->st.ts_ns, .arg = c->st.arg,
-                                    .tid = c->st.tid, .state = c->st.state};
-        return 1;
-    case NSC_CELL_COMPLETION:
-        out->kind = NSC_REC_COMPLETION;
-        out->type = c->done.type;
-        out->u.done = (nsc_completion){.id = c->done.id, .ts_ns = c->done.ts_ns};
-        return 1;
-    default:
-        out->kind = NSC_REC_EVENT;
-        out->type = 0;
-        out->u.ev = (nsc_event *)c; /* written there by nsc_event_put's memcpy */
-        return NSC_EVENT_CELLS;
-    }
-}
-
 /* Owners fill every chunk before taking the next, so the shipper leaves a
  * chunk after NSC_CHUNK_CELLS cells, and only when a record after them is
  * published (the link is then visible): the chunk is no one's any more.
  * Padding is taken on the way. */
-uint32_t nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head, nsc_rec *out)
+uint32_t nsc_tbuf_peek_on(nsc_tbuf *tb, uint64_t head, nsc_rec *out)
 {
     for (;;) {
         if (tb->tail == head)
@@ -334,7 +309,7 @@ uint32_t nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head, nsc_rec *out)
             tb->rchunk = next;
             tb->rbase = tb->tail;
         }
-        uint32_t n = cell_rec(chunk_cells(tb->rchunk) + (tb->tail - tb->rbase), out);
+        uint32_t n = nsc_cell_rec(chunk_cells(tb->rchunk) + (tb->tail - tb->rbase), out);
         if (n)
             return n;
         tb->tail = tb->rbase + NSC_CHUNK_CELLS;
