@@ -74,7 +74,7 @@ static uint64_t cost_ticks_ns(uint64_t ticks)
     return nsc_g_cost_counter ? (uint64_t)((double)ticks * nsc_ship.clock.ns_per_tick) : ticks;
 }
 
-static uint64_t time_ns(uint64_t tick)
+uint64_t nsc_ship_ns(uint64_t tick)
 {
     return nsc_g_counter && tick ? nsc_clock_ns(&nsc_ship.clock, tick) : tick;
 }
@@ -87,14 +87,14 @@ void nsc_ship_rec_ns(nsc_rec *r)
         return;
     if (r->kind == NSC_REC_EVENT) {
         nsc_event *ev = r->u.ev;
-        ev->start_ns = time_ns(ev->start_ns);
-        ev->stop_ns = time_ns(ev->stop_ns);
+        ev->start_ns = nsc_ship_ns(ev->start_ns);
+        ev->stop_ns = nsc_ship_ns(ev->stop_ns);
         if (ev->type == NSC_T_KERNEL_CH)
-            ev->d.kernel_ch.ptimer_stop_ns = time_ns(ev->d.kernel_ch.ptimer_stop_ns);
+            ev->d.kernel_ch.ptimer_stop_ns = nsc_ship_ns(ev->d.kernel_ch.ptimer_stop_ns);
     } else if (r->kind == NSC_REC_STATE) {
-        r->u.st.ts_ns = time_ns(r->u.st.ts_ns);
+        r->u.st.ts_ns = nsc_ship_ns(r->u.st.ts_ns);
     } else {
-        r->u.done.ts_ns = time_ns(r->u.done.ts_ns);
+        r->u.done.ts_ns = nsc_ship_ns(r->u.done.ts_ns);
     }
 }
 

@@ -297,11 +297,11 @@ nsc_cell *nsc_tbuf_grow(nsc_tbuf *tb)
  * chunk after NSC_CHUNK_CELLS cells, and only when a record after them is
  * published (the link is then visible): the chunk is no one's any more.
  * Padding is taken on the way. */
-uint32_t nsc_tbuf_peek_on(nsc_tbuf *tb, uint64_t head, nsc_rec *out)
+nsc_cell *nsc_tbuf_peek_on(nsc_tbuf *tb, uint64_t head)
 {
     for (;;) {
         if (tb->tail == head)
-            return 0;
+            return NULL;
         if (tb->rchunk == NSC_CHUNK_NONE || tb->tail - tb->rbase == NSC_CHUNK_CELLS) {
             uint32_t next = atomic_load_explicit(link_after(tb, tb->rchunk), memory_order_relaxed);
             if (tb->rchunk != NSC_CHUNK_NONE)
@@ -309,9 +309,9 @@ uint32_t nsc_tbuf_peek_on(nsc_tbuf *tb, uint64_t head, nsc_rec *out)
             tb->rchunk = next;
             tb->rbase = tb->tail;
         }
-        uint32_t n = nsc_cell_rec(chunk_cells(tb->rchunk) + (tb->tail - tb->rbase), out);
-        if (n)
-            return n;
+        nsc_cell *c = chunk_cells(tb->rchunk) + (tb->tail - tb->rbase);
+        if (c->b[NSC_CELL_MARK] != NSC_CELL_PAD)
+            return c;
         tb->tail = tb->rbase + NSC_CHUNK_CELLS;
     }
 }
