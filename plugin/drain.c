@@ -63,7 +63,7 @@ static NSC_INLINE int enc_ctx(uint16_t index)
 #define EVENT_STRS_MAX 5
 NSC_EVENT_TYPES(STR_FITS)
 
-static size_t event_strs(const nsc_event *ev, nsc_str out[EVENT_STRS_MAX])
+static NSC_INLINE size_t event_strs(const nsc_event *ev, nsc_str out[EVENT_STRS_MAX])
 {
     size_t n = 0;
     switch (ev->type) {

@@ -100,7 +100,7 @@ static idx *find(uint64_t id)
 
 /* Remove an entry, moving later ones of its probe run back into the gap.
  * Past `reach` from the gap no entry's home is at or before it. */
-static void unindex(idx *e)
+static NSC_INLINE void unindex(idx *e)
 {
     uint32_t gap = (uint32_t)(e - h.table);
     for (uint32_t s = (gap + 1) & (h.tcap - 1);
