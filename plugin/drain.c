@@ -197,9 +197,9 @@ static int hold_state(const nsc_cell *c, uint64_t now)
 {
     if (nsc_hold_full() && release_oldest(now) != 0)
         return -1;
-    nsc_hold_put(&(nsc_state_rec){.id = c->st.id, .ts_ns = nsc_ship_ns(c->st.ts_ns), .arg = c->st.arg,
-                                  .tid = c->st.tid, .state = c->st.state},
-                 now);
+    nsc_state_rec st = nsc_cell_state(c);
+    st.ts_ns = nsc_ship_ns(st.ts_ns);
+    nsc_hold_put(&st, now);
     return 0;
 }
 

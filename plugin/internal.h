@@ -215,6 +215,12 @@ static inline void nsc_tbuf_commit(nsc_tbuf *tb, uint32_t n)
     uint64_t head = atomic_load_explicit(&tb->head, memory_order_relaxed);
     atomic_store_explicit(&tb->head, head + n, memory_order_release);
 }
+/* The state a state's cell holds. */
+static inline nsc_state_rec nsc_cell_state(const nsc_cell *c)
+{
+    return (nsc_state_rec){.id = c->st.id, .ts_ns = c->st.ts_ns, .arg = c->st.arg,
+                           .tid = c->st.tid, .state = c->st.state};
+}
 /* The record in cell c (not padding) into *out; its cells. */
 static inline uint32_t nsc_cell_rec(nsc_cell *c, nsc_rec *out)
 {
@@ -222,8 +228,7 @@ static inline uint32_t nsc_cell_rec(nsc_cell *c, nsc_rec *out)
     case NSC_CELL_STATE:
         out->kind = NSC_REC_STATE;
         out->type = 0;
-        out->u.st = (nsc_state_rec){.id = c->st.id, .ts_ns = c->st.ts_ns, .arg = c->st.arg,
-                                    .tid = c->st.tid, .state = c->st.state};
+        out->u.st = nsc_cell_state(c);
         return 1;
     case NSC_CELL_COMPLETION:
         out->kind = NSC_REC_COMPLETION;
