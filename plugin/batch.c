@@ -82,7 +82,7 @@ static void note_jump(int jumped)
 
 /* Where the line does not reach a count yet (a run's first milliseconds),
  * a pair is taken first: clock.c. */
-static uint64_t time_ns(uint64_t tick)
+uint64_t nsc_ship_ns(uint64_t tick)
 {
     if (!nsc_g_counter || !tick)
         return tick;
@@ -100,14 +100,14 @@ void nsc_ship_rec_ns(nsc_rec *r)
         return;
     if (r->kind == NSC_REC_EVENT) {
         nsc_event *ev = r->u.ev;
-        ev->start_ns = time_ns(ev->start_ns);
-        ev->stop_ns = time_ns(ev->stop_ns);
+        ev->start_ns = nsc_ship_ns(ev->start_ns);
+        ev->stop_ns = nsc_ship_ns(ev->stop_ns);
         if (ev->type == NSC_T_KERNEL_CH)
-            ev->d.kernel_ch.ptimer_stop_ns = time_ns(ev->d.kernel_ch.ptimer_stop_ns);
+            ev->d.kernel_ch.ptimer_stop_ns = nsc_ship_ns(ev->d.kernel_ch.ptimer_stop_ns);
     } else if (r->kind == NSC_REC_STATE) {
-        r->u.st.ts_ns = time_ns(r->u.st.ts_ns);
+        r->u.st.ts_ns = nsc_ship_ns(r->u.st.ts_ns);
     } else {
-        r->u.done.ts_ns = time_ns(r->u.done.ts_ns);
+        r->u.done.ts_ns = nsc_ship_ns(r->u.done.ts_ns);
     }
 }
 

@@ -34,7 +34,7 @@ static int enc_str(nsc_str id)
     return rc;
 }
 
-static int enc_ctx(uint16_t index)
+static NSC_INLINE int enc_ctx(uint16_t index)
 {
     nsc_pctx *c = index == NSC_CTX_NONE ? NULL : nsc_ctx_at(index);
     if (!c)
@@ -63,7 +63,7 @@ static int enc_ctx(uint16_t index)
 #define EVENT_STRS_MAX 5
 NSC_EVENT_TYPES(STR_FITS)
 
-static size_t event_strs(const nsc_event *ev, nsc_str out[EVENT_STRS_MAX])
+static NSC_INLINE size_t event_strs(const nsc_event *ev, nsc_str out[EVENT_STRS_MAX])
 {
     size_t n = 0;
     switch (ev->type) {
@@ -73,7 +73,7 @@ static size_t event_strs(const nsc_event *ev, nsc_str out[EVENT_STRS_MAX])
 }
 
 /* The definitions an event needs, before it in the stream. */
-static int enc_defs(const nsc_event *ev)
+static NSC_INLINE int enc_defs(const nsc_event *ev)
 {
     nsc_str strs[EVENT_STRS_MAX];
     size_t n = event_strs(ev, strs);
@@ -190,15 +190,21 @@ static int ship_group(nsc_event *ev, uint32_t held, uint64_t now)
     return ship_now(&r, now);
 }
 
-/* A state waits (hold.c) for its event, which it then travels with. */
+/* A state waits (hold.c) for its event, which it then travels with: read
+ * from its cell into the hold, its time converted on the way (the common
+ * record, taken without a copy of it first). */
+static int hold_state(const nsc_cell *c, uint64_t now)
+{
+    if (nsc_hold_full() && release_oldest(now) != 0)
+        return -1;
+    nsc_state_rec st = nsc_cell_state(c);
+    st.ts_ns = nsc_ship_ns(st.ts_ns);
+    nsc_hold_put(&st, now);
+    return 0;
+}
+
 static int ship_record(const nsc_rec *r, uint64_t now)
 {
-    if (r->kind == NSC_REC_STATE && nsc_ship.cfg.state_hold_ms) {
-        if (nsc_hold_full() && release_oldest(now) != 0)
-            return -1;
-        nsc_hold_put(&r->u.st, now);
-        return 0;
-    }
     uint32_t held = r->kind == NSC_REC_EVENT ? nsc_hold_find(r->u.ev->id) : 0;
     if (held)
         return ship_group(r->u.ev, held, now);
@@ -231,8 +237,18 @@ static size_t drain_tbuf(nsc_tbuf *tb, uint64_t now, int *blocked)
     int orphan = atomic_load_explicit(&tb->state, memory_order_acquire) == NSC_TB_ORPHAN;
     uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
     size_t n = 0;
-    nsc_rec r;
-    for (uint32_t cells; (cells = nsc_tbuf_peek(tb, head, &r)); nsc_tbuf_take(tb, cells), n++) {
+    int hold = nsc_ship.cfg.state_hold_ms != 0;
+    for (nsc_cell *c; (c = nsc_tbuf_peek(tb, head)); n++) {
+        if (hold && c->b[NSC_CELL_MARK] == NSC_CELL_STATE) {
+            if (hold_state(c, now) != 0) {
+                *blocked = 1;
+                return n;
+            }
+            nsc_tbuf_take(tb, 1);
+            continue;
+        }
+        nsc_rec r;
+        uint32_t cells = nsc_cell_rec(c, &r);
         raw_times raw = r.kind == NSC_REC_EVENT ? raw_of(r.u.ev) : (raw_times){0};
         nsc_ship_rec_ns(&r);
         if (ship_record(&r, now) != 0) {
@@ -241,6 +257,7 @@ static size_t drain_tbuf(nsc_tbuf *tb, uint64_t now, int *blocked)
             *blocked = 1;
             return n;
         }
+        nsc_tbuf_take(tb, cells);
     }
     if (orphan)
         nsc_tbuf_recycle(tb);
@@ -266,8 +283,9 @@ void nsc_ship_count_leftovers(void)
     for (uint32_t i = 0; i < nsc_g_pool.ntbufs; i++) {
         nsc_tbuf *tb = &nsc_g_pool.tbufs[i];
         uint64_t head = atomic_load_explicit(&tb->head, memory_order_acquire);
-        nsc_rec r;
-        for (uint32_t cells; (cells = nsc_tbuf_peek(tb, head, &r)); nsc_tbuf_take(tb, cells)) {
+        for (nsc_cell *cell; (cell = nsc_tbuf_peek(tb, head));) {
+            nsc_rec r;
+            nsc_tbuf_take(tb, nsc_cell_rec(cell, &r));
             if (r.kind == NSC_REC_EVENT) {
                 nsc_count_shared(&c->dropped[r.u.ev->type]);
                 if (r.u.ev->type == NSC_T_KERNEL_CH && r.u.ev->d.kernel_ch.ptimer_stop_ns)

@@ -100,7 +100,7 @@ static idx *find(uint64_t id)
 
 /* Remove an entry, moving later ones of its probe run back into the gap.
  * Past `reach` from the gap no entry's home is at or before it. */
-static void unindex(idx *e)
+static NSC_INLINE void unindex(idx *e)
 {
     uint32_t gap = (uint32_t)(e - h.table);
     for (uint32_t s = (gap + 1) & (h.tcap - 1);
@@ -130,7 +130,13 @@ int nsc_hold_full(void) { return h.tail - h.head >= h.cap; }
 void nsc_hold_put(const nsc_state_rec *st, uint64_t now)
 {
     uint64_t pos = h.tail++;
-    *at(pos) = (held){.st = *st, .held_ns = now, .live = 1};
+    held *e0 = at(pos);
+    /* member by member: a compound literal zeroes the padding too, stores
+     * as many again on every state */
+    e0->st = *st;
+    e0->held_ns = now;
+    e0->next = 0;
+    e0->live = 1;
     idx *e = find(st->id);
     if (e) {
         at(e->last)->next = pos + 1;

@@ -293,40 +293,15 @@ nsc_cell *nsc_tbuf_grow(nsc_tbuf *tb)
     return tb->wpos;
 }
 
-/* The record in cell c; its cells, or 0 for padding. */
-static uint32_t cell_rec(nsc_cell *c, nsc_rec *out)
-{
-    switch (c->b[NSC_CELL_MARK]) {
-    case NSC_CELL_PAD:
-        return 0;
-    case NSC_CELL_STATE:
-        out->kind = NSC_REC_STATE;
-        out->type = 0;
-        out->u.st = (nsc_state_rec){.id = c->st.id, .ts_ns = c->st.ts_ns, .arg = c->st.arg,
-                                    .tid = c->st.tid, .state = c->st.state};
-        return 1;
-    case NSC_CELL_COMPLETION:
-        out->kind = NSC_REC_COMPLETION;
-        out->type = c->done.type;
-        out->u.done = (nsc_completion){.id = c->done.id, .ts_ns = c->done.ts_ns};
-        return 1;
-    default:
-        out->kind = NSC_REC_EVENT;
-        out->type = 0;
-        out->u.ev = (nsc_event *)c; /* written there by nsc_event_put's memcpy */
-        return NSC_EVENT_CELLS;
-    }
-}
-
 /* Owners fill every chunk before taking the next, so the shipper leaves a
  * chunk after NSC_CHUNK_CELLS cells, and only when a record after them is
  * published (the link is then visible): the chunk is no one's any more.
  * Padding is taken on the way. */
-uint32_t nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head, nsc_rec *out)
+nsc_cell *nsc_tbuf_peek_on(nsc_tbuf *tb, uint64_t head)
 {
     for (;;) {
         if (tb->tail == head)
-            return 0;
+            return NULL;
         if (tb->rchunk == NSC_CHUNK_NONE || tb->tail - tb->rbase == NSC_CHUNK_CELLS) {
             uint32_t next = atomic_load_explicit(link_after(tb, tb->rchunk), memory_order_relaxed);
             if (tb->rchunk != NSC_CHUNK_NONE)
@@ -334,9 +309,9 @@ uint32_t nsc_tbuf_peek(nsc_tbuf *tb, uint64_t head, nsc_rec *out)
             tb->rchunk = next;
             tb->rbase = tb->tail;
         }
-        uint32_t n = cell_rec(chunk_cells(tb->rchunk) + (tb->tail - tb->rbase), out);
-        if (n)
-            return n;
+        nsc_cell *c = chunk_cells(tb->rchunk) + (tb->tail - tb->rbase);
+        if (c->b[NSC_CELL_MARK] != NSC_CELL_PAD)
+            return c;
         tb->tail = tb->rbase + NSC_CHUNK_CELLS;
     }
 }
