@@ -1,7 +1,7 @@
 /* rcfw.h: what the follow of late ranks across communicators (rcfollow.c)
- * shares with its judge of Send/Recv pairs (rcpairs.c): the records, one
- * per rank and collective or Send/Recv, with their processes and
- * communicators. */
+ * shares with its judge of Send/Recv pairs (rcpairs.c) and its onsets
+ * (rconset.c): the records, one per rank and collective or Send/Recv, with
+ * their processes and communicators. */
 #ifndef NCCLSCOPE_DIAG_RCFW_H
 #define NCCLSCOPE_DIAG_RCFW_H
 
@@ -44,10 +44,20 @@ struct nsc_rc_follow {
     int oom;
 };
 
-/* A beat's onset from record k (a collective's or a Send/Recv's), moved
- * back by whole beats of `every` such records of its process and
- * communicator (rcfollow.c); -1 if k is. */
+/* Onsets and frequencies (rconset.c). A beat's onset from record k (a
+ * collective's or a Send/Recv's), moved back by whole beats of `every` such
+ * records of its process and communicator; -1 if k is. */
 int64_t nsc_rc_beat_start(const nsc_rc_follow *w, int64_t k, uint64_t every);
+/* Process who's onset in communicator comm: the record of its first
+ * collective there late of its own that begins a run, moved back over
+ * pauses; the first late one if none begins a run; -1 none. */
+int64_t nsc_rc_onset_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm);
+/* Process who's record of collective seq in communicator comm, -1 none. */
+int64_t nsc_rc_coll_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm, uint64_t seq);
+/* How often the process of record k is late of its own in k's
+ * communicator from k on (rclate.c's count): 1 every collective, N one in
+ * N, 0 none. */
+uint64_t nsc_rc_every_from(const nsc_rc_follow *w, int64_t k);
 /* Each Send met with its Recv, and with the same one of the other
  * pipelines: the sides' host gaps beyond theirs (excess) and their peers'
  * waits (waited); 0, or -1 out of memory. */
