@@ -195,6 +195,33 @@ uint64_t nsc_clock_convert(nsc_clock *c, uint64_t tick, int *jumped)
     return nsc_clock_ns(c, tick);
 }
 
+/* A record's time; 0 (none taken) stays 0. */
+static uint64_t time_ns(nsc_clock *c, uint64_t tick, int *jumped)
+{
+    int j = 0;
+    if (tick)
+        tick = nsc_clock_convert(c, tick, &j);
+    *jumped |= j;
+    return tick;
+}
+
+int nsc_clock_rec_ns(nsc_clock *c, nsc_rec *r)
+{
+    int jumped = 0;
+    if (r->kind == NSC_REC_EVENT) {
+        nsc_event *ev = r->u.ev;
+        ev->start_ns = time_ns(c, ev->start_ns, &jumped);
+        ev->stop_ns = time_ns(c, ev->stop_ns, &jumped);
+        if (ev->type == NSC_T_KERNEL_CH)
+            ev->d.kernel_ch.ptimer_stop_ns = time_ns(c, ev->d.kernel_ch.ptimer_stop_ns, &jumped);
+    } else if (r->kind == NSC_REC_STATE) {
+        r->u.st.ts_ns = time_ns(c, r->u.st.ts_ns, &jumped);
+    } else {
+        r->u.done.ts_ns = time_ns(c, r->u.done.ts_ns, &jumped);
+    }
+    return jumped;
+}
+
 void nsc_clock_start(nsc_clock *c)
 {
     memset(c, 0, sizeof *c);
