@@ -84,12 +84,9 @@ static void note_jump(int jumped)
  * a pair is taken first: clock.c. */
 uint64_t nsc_ship_ns(uint64_t tick)
 {
-    if (!nsc_g_counter || !tick)
-        return tick;
-    int jumped;
-    uint64_t ns = nsc_clock_convert(&nsc_ship.clock, tick, &jumped);
-    note_jump(jumped);
-    return ns;
+    if (nsc_g_counter)
+        note_jump(nsc_clock_convert(&nsc_ship.clock, &tick, 1));
+    return tick;
 }
 
 /* A record as it is shipped: its times in CLOCK_MONOTONIC ns (converted in

@@ -26,7 +26,10 @@
  * quarter of theirs. A run's first line spans 2 ms, so its first records
  * take a pair each few hundred microseconds, and lie between two pairs, on a
  * line through both; the span then grows by a quarter a pair up to the
- * window's, far beyond the shipper's 10 ms between pairs.
+ * window's, far beyond the shipper's 10 ms between pairs. An event's counts
+ * are converted together, on the line that reaches the latest of them: a
+ * pair taken between its start and its stop would put the two lines'
+ * difference into its duration.
  */
 #include <stdio.h>
 #include <string.h>
@@ -189,36 +192,38 @@ int nsc_clock_reaches(const nsc_clock *c, uint64_t tick)
     return c->ns_per_tick > 0 && (int64_t)(tick - c->t1) <= (int64_t)c->reach;
 }
 
-uint64_t nsc_clock_convert(nsc_clock *c, uint64_t tick, int *jumped)
+int nsc_clock_convert(nsc_clock *c, uint64_t *ticks, size_t n)
 {
-    *jumped = !nsc_clock_reaches(c, tick) && nsc_clock_calibrate(c);
-    return nsc_clock_ns(c, tick);
+    uint64_t latest = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ticks[i] && (!latest || (int64_t)(ticks[i] - latest) > 0))
+            latest = ticks[i];
+    if (!latest)
+        return 0;
+    int jumped = !nsc_clock_reaches(c, latest) && nsc_clock_calibrate(c);
+    for (size_t i = 0; i < n; i++)
+        if (ticks[i])
+            ticks[i] = nsc_clock_ns(c, ticks[i]);
+    return jumped;
 }
 
-/* A record's time; 0 (none taken) stays 0. */
-static uint64_t time_ns(nsc_clock *c, uint64_t tick, int *jumped)
-{
-    int j = 0;
-    if (tick)
-        tick = nsc_clock_convert(c, tick, &j);
-    *jumped |= j;
-    return tick;
-}
-
+/* An event's times on one line, the one that reaches the latest of them: a
+ * stop converted on a line taken after its start was would carry the two
+ * lines' difference in its duration, and could come before its start. */
 int nsc_clock_rec_ns(nsc_clock *c, nsc_rec *r)
 {
-    int jumped = 0;
-    if (r->kind == NSC_REC_EVENT) {
-        nsc_event *ev = r->u.ev;
-        ev->start_ns = time_ns(c, ev->start_ns, &jumped);
-        ev->stop_ns = time_ns(c, ev->stop_ns, &jumped);
-        if (ev->type == NSC_T_KERNEL_CH)
-            ev->d.kernel_ch.ptimer_stop_ns = time_ns(c, ev->d.kernel_ch.ptimer_stop_ns, &jumped);
-    } else if (r->kind == NSC_REC_STATE) {
-        r->u.st.ts_ns = time_ns(c, r->u.st.ts_ns, &jumped);
-    } else {
-        r->u.done.ts_ns = time_ns(c, r->u.done.ts_ns, &jumped);
-    }
+    if (r->kind == NSC_REC_STATE)
+        return nsc_clock_convert(c, &r->u.st.ts_ns, 1);
+    if (r->kind == NSC_REC_COMPLETION)
+        return nsc_clock_convert(c, &r->u.done.ts_ns, 1);
+    nsc_event *ev = r->u.ev;
+    int kch = ev->type == NSC_T_KERNEL_CH;
+    uint64_t t[3] = {ev->start_ns, ev->stop_ns, kch ? ev->d.kernel_ch.ptimer_stop_ns : 0};
+    int jumped = nsc_clock_convert(c, t, kch ? 3 : 2);
+    ev->start_ns = t[0];
+    ev->stop_ns = t[1];
+    if (kch)
+        ev->d.kernel_ch.ptimer_stop_ns = t[2];
     return jumped;
 }
 

@@ -556,11 +556,12 @@ void nsc_clock_start(nsc_clock *c);
 uint64_t nsc_clock_ns(const nsc_clock *c, uint64_t tick);
 /* Is tick near enough past the latest pair for the line to convert it? */
 int nsc_clock_reaches(const nsc_clock *c, uint64_t tick);
-/* tick in CLOCK_MONOTONIC ns, a pair taken first where the line does not
- * reach it; *jumped: that pair showed a jump. */
-uint64_t nsc_clock_convert(nsc_clock *c, uint64_t tick, int *jumped);
-/* A record's times (nsc_tick's counts, 0 for none) in CLOCK_MONOTONIC ns, in
- * place, as nsc_clock_convert; 1 when a pair taken for them showed a jump. */
+/* The counts ticks[0..n) in CLOCK_MONOTONIC ns, in place, all on one line: a
+ * pair is taken first where the line does not reach the latest of them. A 0
+ * is no count and stays 0. 1 when that pair showed a jump. */
+int nsc_clock_convert(nsc_clock *c, uint64_t *ticks, size_t n);
+/* A record's times (nsc_tick's counts) as nsc_clock_convert: an event's on one
+ * line. */
 int nsc_clock_rec_ns(nsc_clock *c, nsc_rec *r);
 /* The bound the converted times carry: the largest error measured so far. */
 uint64_t nsc_clock_bound(const nsc_clock *c);
