@@ -80,17 +80,10 @@ static void note_jump(int jumped)
         nsc_log(NSC_LOG_INFO, "ncclscope: the CPU's counter jumped; calibrating anew");
 }
 
-/* Where the line does not reach a count yet (a run's first milliseconds),
- * a pair is taken first: clock.c. */
-uint64_t nsc_ship_ns(uint64_t tick)
-{
-    if (nsc_g_counter)
-        note_jump(nsc_clock_convert(&nsc_ship.clock, &tick, 1));
-    return tick;
-}
-
 /* A record as it is shipped: its times in CLOCK_MONOTONIC ns (converted in
- * the shipper's own copy, an event's in its cells). */
+ * the shipper's own copy, an event's in its cells). Where the line does not
+ * reach a count yet (a run's first milliseconds), a pair is taken first:
+ * clock.c. */
 void nsc_ship_rec_ns(nsc_rec *r)
 {
     if (nsc_g_counter)

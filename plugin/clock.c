@@ -21,7 +21,7 @@
  * (A pair beyond the reach below is measured at the reach.)
  *
  * A count is converted on the line only within a quarter of the line's span
- * past its latest pair (nsc_clock_convert takes a pair first otherwise): the
+ * past its latest pair (nsc_clock_rec_ns takes a pair first otherwise): the
  * slope's error, its end pairs' errors over its span, then adds at most a
  * quarter of theirs. A run's first line spans 2 ms, so its first records
  * take a pair each few hundred microseconds, and lie between two pairs, on a
@@ -192,19 +192,23 @@ int nsc_clock_reaches(const nsc_clock *c, uint64_t tick)
     return c->ns_per_tick > 0 && (int64_t)(tick - c->t1) <= (int64_t)c->reach;
 }
 
-int nsc_clock_convert(nsc_clock *c, uint64_t *ticks, size_t n)
+/* Let the line reach tick (0: none, nothing to reach): a pair first where it
+ * does not. 1 when that pair showed a jump. */
+static int reach(nsc_clock *c, uint64_t tick)
 {
-    uint64_t latest = 0;
-    for (size_t i = 0; i < n; i++)
-        if (ticks[i] && (!latest || (int64_t)(ticks[i] - latest) > 0))
-            latest = ticks[i];
-    if (!latest)
-        return 0;
-    int jumped = !nsc_clock_reaches(c, latest) && nsc_clock_calibrate(c);
-    for (size_t i = 0; i < n; i++)
-        if (ticks[i])
-            ticks[i] = nsc_clock_ns(c, ticks[i]);
-    return jumped;
+    return tick && !nsc_clock_reaches(c, tick) && nsc_clock_calibrate(c);
+}
+
+/* A record's count on the line as it is; 0 (none taken) stays 0. */
+static uint64_t on_line(const nsc_clock *c, uint64_t tick)
+{
+    return tick ? nsc_clock_ns(c, tick) : 0;
+}
+
+/* The later of two counts, 0 being none. */
+static uint64_t later(uint64_t a, uint64_t b)
+{
+    return !a || (b && (int64_t)(b - a) > 0) ? b : a;
 }
 
 /* An event's times on one line, the one that reaches the latest of them: a
@@ -212,18 +216,24 @@ int nsc_clock_convert(nsc_clock *c, uint64_t *ticks, size_t n)
  * lines' difference in its duration, and could come before its start. */
 int nsc_clock_rec_ns(nsc_clock *c, nsc_rec *r)
 {
-    if (r->kind == NSC_REC_STATE)
-        return nsc_clock_convert(c, &r->u.st.ts_ns, 1);
-    if (r->kind == NSC_REC_COMPLETION)
-        return nsc_clock_convert(c, &r->u.done.ts_ns, 1);
+    uint64_t *one = r->kind == NSC_REC_STATE        ? &r->u.st.ts_ns
+                    : r->kind == NSC_REC_COMPLETION ? &r->u.done.ts_ns
+                                                    : NULL;
+    if (one) {
+        int jumped = reach(c, *one);
+        *one = on_line(c, *one);
+        return jumped;
+    }
     nsc_event *ev = r->u.ev;
     int kch = ev->type == NSC_T_KERNEL_CH;
-    uint64_t t[3] = {ev->start_ns, ev->stop_ns, kch ? ev->d.kernel_ch.ptimer_stop_ns : 0};
-    int jumped = nsc_clock_convert(c, t, kch ? 3 : 2);
-    ev->start_ns = t[0];
-    ev->stop_ns = t[1];
+    uint64_t latest = later(ev->start_ns, ev->stop_ns);
     if (kch)
-        ev->d.kernel_ch.ptimer_stop_ns = t[2];
+        latest = later(latest, ev->d.kernel_ch.ptimer_stop_ns);
+    int jumped = reach(c, latest);
+    ev->start_ns = on_line(c, ev->start_ns);
+    ev->stop_ns = on_line(c, ev->stop_ns);
+    if (kch)
+        ev->d.kernel_ch.ptimer_stop_ns = on_line(c, ev->d.kernel_ch.ptimer_stop_ns);
     return jumped;
 }
 

@@ -556,12 +556,9 @@ void nsc_clock_start(nsc_clock *c);
 uint64_t nsc_clock_ns(const nsc_clock *c, uint64_t tick);
 /* Is tick near enough past the latest pair for the line to convert it? */
 int nsc_clock_reaches(const nsc_clock *c, uint64_t tick);
-/* The counts ticks[0..n) in CLOCK_MONOTONIC ns, in place, all on one line: a
- * pair is taken first where the line does not reach the latest of them. A 0
- * is no count and stays 0. 1 when that pair showed a jump. */
-int nsc_clock_convert(nsc_clock *c, uint64_t *ticks, size_t n);
-/* A record's times (nsc_tick's counts) as nsc_clock_convert: an event's on one
- * line. */
+/* A record's times (nsc_tick's counts; 0: none, left 0) in CLOCK_MONOTONIC
+ * ns, in place, all on one line: a pair is taken first where the line does
+ * not reach the latest of them. 1 when that pair showed a jump. */
 int nsc_clock_rec_ns(nsc_clock *c, nsc_rec *r);
 /* The bound the converted times carry: the largest error measured so far. */
 uint64_t nsc_clock_bound(const nsc_clock *c);
@@ -756,7 +753,6 @@ int nsc_ship_backlog_full(void);
 /* Open a batch at the backlog's tail: 0, or -1 when no buffer is free. */
 int nsc_ship_batch_begin(uint64_t now, uint64_t base_ns, int final);
 void nsc_ship_batch_finish(void); /* the counters end it; it waits to be sent */
-uint64_t nsc_ship_ns(uint64_t tick); /* a time from nsc_tick's counts to CLOCK_MONOTONIC ns */
 void nsc_ship_rec_ns(nsc_rec *r);  /* its times from counts to CLOCK_MONOTONIC ns */
 void nsc_ship_calibrate(uint64_t now);
 void nsc_ship_counters_sum(nsc_counters *c);

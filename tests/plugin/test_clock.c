@@ -183,8 +183,9 @@ Test(clock, real_counter_within_bound)
             uint64_t a = nsc_mono_ns(), t = nsc_counter(), b = nsc_mono_ns();
             if (b - a > 200 || c.pairs < 5)
                 continue;
-            cr_assert_eq(nsc_clock_convert(&c, &t, 1), 0);
-            uint64_t off = absdiff(t, a + (b - a) / 2);
+            nsc_rec r = {.kind = NSC_REC_COMPLETION, .u.done.ts_ns = t};
+            cr_assert_eq(nsc_clock_rec_ns(&c, &r), 0);
+            uint64_t off = absdiff(r.u.done.ts_ns, a + (b - a) / 2);
             uint64_t allowed = c.max_err_ns + (b - a) + 1;
             if (off > worst)
                 worst = off;
@@ -200,8 +201,8 @@ Test(clock, real_counter_within_bound)
 
 /* A run's first records as the shipper converts them (plugin/batch.c): each
  * a counter read between two CLOCK_MONOTONIC reads, converted a millisecond
- * later by nsc_clock_convert, a pair every 10 ms besides; each is within
- * 100 ns of its bracket. The run starts as nsc_clock_start does, two pairs
+ * later by nsc_clock_rec_ns (as a completion's time), a pair every 10 ms
+ * besides; each is within 100 ns of its bracket. The run starts as nsc_clock_start does, two pairs
  * 2 ms apart, but taken as on a loaded machine: each pair's middle SKEW_NS
  * off the counter read, one early, the other late (its bracket says so), a
  * slope 30 ppm off. Extrapolated from there, a record 10 ms on would be
@@ -237,8 +238,9 @@ static uint64_t convert_worst(nsc_clock *c, const bracket *r, size_t from, size_
 {
     uint64_t worst = 0;
     for (size_t i = from; i < to; i++) {
-        uint64_t ns = r[i].t;
-        cr_assert_eq(nsc_clock_convert(c, &ns, 1), 0);
+        nsc_rec rec = {.kind = NSC_REC_COMPLETION, .u.done.ts_ns = r[i].t};
+        cr_assert_eq(nsc_clock_rec_ns(c, &rec), 0);
+        uint64_t ns = rec.u.done.ts_ns;
         uint64_t off = ns < r[i].a ? r[i].a - ns : ns > r[i].b ? ns - r[i].b : 0;
         if (off > worst)
             worst = off;
