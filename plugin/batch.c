@@ -80,35 +80,14 @@ static void note_jump(int jumped)
         nsc_log(NSC_LOG_INFO, "ncclscope: the CPU's counter jumped; calibrating anew");
 }
 
-/* Where the line does not reach a count yet (a run's first milliseconds),
- * a pair is taken first: clock.c. */
-uint64_t nsc_ship_ns(uint64_t tick)
-{
-    if (!nsc_g_counter || !tick)
-        return tick;
-    int jumped;
-    uint64_t ns = nsc_clock_convert(&nsc_ship.clock, tick, &jumped);
-    note_jump(jumped);
-    return ns;
-}
-
 /* A record as it is shipped: its times in CLOCK_MONOTONIC ns (converted in
- * the shipper's own copy, an event's in its cells). */
+ * the shipper's own copy, an event's in its cells). Where the line does not
+ * reach a count yet (a run's first milliseconds), a pair is taken first:
+ * clock.c. */
 void nsc_ship_rec_ns(nsc_rec *r)
 {
-    if (!nsc_g_counter)
-        return;
-    if (r->kind == NSC_REC_EVENT) {
-        nsc_event *ev = r->u.ev;
-        ev->start_ns = nsc_ship_ns(ev->start_ns);
-        ev->stop_ns = nsc_ship_ns(ev->stop_ns);
-        if (ev->type == NSC_T_KERNEL_CH)
-            ev->d.kernel_ch.ptimer_stop_ns = nsc_ship_ns(ev->d.kernel_ch.ptimer_stop_ns);
-    } else if (r->kind == NSC_REC_STATE) {
-        r->u.st.ts_ns = nsc_ship_ns(r->u.st.ts_ns);
-    } else {
-        r->u.done.ts_ns = nsc_ship_ns(r->u.done.ts_ns);
-    }
+    if (nsc_g_counter)
+        note_jump(nsc_clock_rec_ns(&nsc_ship.clock, r));
 }
 
 /* A pair every CALIBRATE_NS: the line follows CLOCK_MONOTONIC's slewing. */

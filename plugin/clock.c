@@ -21,12 +21,15 @@
  * (A pair beyond the reach below is measured at the reach.)
  *
  * A count is converted on the line only within a quarter of the line's span
- * past its latest pair (nsc_clock_convert takes a pair first otherwise): the
+ * past its latest pair (nsc_clock_rec_ns takes a pair first otherwise): the
  * slope's error, its end pairs' errors over its span, then adds at most a
  * quarter of theirs. A run's first line spans 2 ms, so its first records
  * take a pair each few hundred microseconds, and lie between two pairs, on a
  * line through both; the span then grows by a quarter a pair up to the
- * window's, far beyond the shipper's 10 ms between pairs.
+ * window's, far beyond the shipper's 10 ms between pairs. An event's counts
+ * are converted together, on the line that reaches the latest of them: a
+ * pair taken between its start and its stop would put the two lines'
+ * difference into its duration.
  */
 #include <stdio.h>
 #include <string.h>
@@ -189,10 +192,49 @@ int nsc_clock_reaches(const nsc_clock *c, uint64_t tick)
     return c->ns_per_tick > 0 && (int64_t)(tick - c->t1) <= (int64_t)c->reach;
 }
 
-uint64_t nsc_clock_convert(nsc_clock *c, uint64_t tick, int *jumped)
+/* Let the line reach tick (0: none, nothing to reach): a pair first where it
+ * does not. 1 when that pair showed a jump. */
+static int reach(nsc_clock *c, uint64_t tick)
 {
-    *jumped = !nsc_clock_reaches(c, tick) && nsc_clock_calibrate(c);
-    return nsc_clock_ns(c, tick);
+    return tick && !nsc_clock_reaches(c, tick) && nsc_clock_calibrate(c);
+}
+
+/* A record's count on the line as it is; 0 (none taken) stays 0. */
+static uint64_t on_line(const nsc_clock *c, uint64_t tick)
+{
+    return tick ? nsc_clock_ns(c, tick) : 0;
+}
+
+/* The later of two counts, 0 being none. */
+static uint64_t later(uint64_t a, uint64_t b)
+{
+    return !a || (b && (int64_t)(b - a) > 0) ? b : a;
+}
+
+/* An event's times on one line, the one that reaches the latest of them: a
+ * stop converted on a line taken after its start was would carry the two
+ * lines' difference in its duration, and could come before its start. */
+int nsc_clock_rec_ns(nsc_clock *c, nsc_rec *r)
+{
+    uint64_t *one = r->kind == NSC_REC_STATE        ? &r->u.st.ts_ns
+                    : r->kind == NSC_REC_COMPLETION ? &r->u.done.ts_ns
+                                                    : NULL;
+    if (one) {
+        int jumped = reach(c, *one);
+        *one = on_line(c, *one);
+        return jumped;
+    }
+    nsc_event *ev = r->u.ev;
+    int kch = ev->type == NSC_T_KERNEL_CH;
+    uint64_t latest = later(ev->start_ns, ev->stop_ns);
+    if (kch)
+        latest = later(latest, ev->d.kernel_ch.ptimer_stop_ns);
+    int jumped = reach(c, latest);
+    ev->start_ns = on_line(c, ev->start_ns);
+    ev->stop_ns = on_line(c, ev->stop_ns);
+    if (kch)
+        ev->d.kernel_ch.ptimer_stop_ns = on_line(c, ev->d.kernel_ch.ptimer_stop_ns);
+    return jumped;
 }
 
 void nsc_clock_start(nsc_clock *c)

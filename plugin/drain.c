@@ -197,9 +197,9 @@ static int hold_state(const nsc_cell *c, uint64_t now)
 {
     if (nsc_hold_full() && release_oldest(now) != 0)
         return -1;
-    nsc_state_rec st = nsc_cell_state(c);
-    st.ts_ns = nsc_ship_ns(st.ts_ns);
-    nsc_hold_put(&st, now);
+    nsc_rec r = {.kind = NSC_REC_STATE, .u.st = nsc_cell_state(c)};
+    nsc_ship_rec_ns(&r);
+    nsc_hold_put(&r.u.st, now);
     return 0;
 }
 

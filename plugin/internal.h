@@ -556,9 +556,10 @@ void nsc_clock_start(nsc_clock *c);
 uint64_t nsc_clock_ns(const nsc_clock *c, uint64_t tick);
 /* Is tick near enough past the latest pair for the line to convert it? */
 int nsc_clock_reaches(const nsc_clock *c, uint64_t tick);
-/* tick in CLOCK_MONOTONIC ns, a pair taken first where the line does not
- * reach it; *jumped: that pair showed a jump. */
-uint64_t nsc_clock_convert(nsc_clock *c, uint64_t tick, int *jumped);
+/* A record's times (nsc_tick's counts; 0: none, left 0) in CLOCK_MONOTONIC
+ * ns, in place, all on one line: a pair is taken first where the line does
+ * not reach the latest of them. 1 when that pair showed a jump. */
+int nsc_clock_rec_ns(nsc_clock *c, nsc_rec *r);
 /* The bound the converted times carry: the largest error measured so far. */
 uint64_t nsc_clock_bound(const nsc_clock *c);
 
@@ -752,7 +753,6 @@ int nsc_ship_backlog_full(void);
 /* Open a batch at the backlog's tail: 0, or -1 when no buffer is free. */
 int nsc_ship_batch_begin(uint64_t now, uint64_t base_ns, int final);
 void nsc_ship_batch_finish(void); /* the counters end it; it waits to be sent */
-uint64_t nsc_ship_ns(uint64_t tick); /* a time from nsc_tick's counts to CLOCK_MONOTONIC ns */
 void nsc_ship_rec_ns(nsc_rec *r);  /* its times from counts to CLOCK_MONOTONIC ns */
 void nsc_ship_calibrate(uint64_t now);
 void nsc_ship_counters_sum(nsc_counters *c);

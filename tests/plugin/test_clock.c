@@ -6,7 +6,7 @@
  * latest pair. Then the real counter, where this machine has one,
  * against CLOCK_MONOTONIC: every conversion within the bound the model
  * carries, and that bound within 100 ns; a run's first records within
- * 100 ns too. */
+ * 100 ns too; an event's times all on one line. */
 #include <criterion/criterion.h>
 #include <time.h>
 
@@ -183,8 +183,9 @@ Test(clock, real_counter_within_bound)
             uint64_t a = nsc_mono_ns(), t = nsc_counter(), b = nsc_mono_ns();
             if (b - a > 200 || c.pairs < 5)
                 continue;
-            int jumped;
-            uint64_t off = absdiff(nsc_clock_convert(&c, t, &jumped), a + (b - a) / 2);
+            nsc_rec r = {.kind = NSC_REC_COMPLETION, .u.done.ts_ns = t};
+            cr_assert_eq(nsc_clock_rec_ns(&c, &r), 0);
+            uint64_t off = absdiff(r.u.done.ts_ns, a + (b - a) / 2);
             uint64_t allowed = c.max_err_ns + (b - a) + 1;
             if (off > worst)
                 worst = off;
@@ -200,8 +201,8 @@ Test(clock, real_counter_within_bound)
 
 /* A run's first records as the shipper converts them (plugin/batch.c): each
  * a counter read between two CLOCK_MONOTONIC reads, converted a millisecond
- * later by nsc_clock_convert, a pair every 10 ms besides; each is within
- * 100 ns of its bracket. The run starts as nsc_clock_start does, two pairs
+ * later by nsc_clock_rec_ns (as a completion's time), a pair every 10 ms
+ * besides; each is within 100 ns of its bracket. The run starts as nsc_clock_start does, two pairs
  * 2 ms apart, but taken as on a loaded machine: each pair's middle SKEW_NS
  * off the counter read, one early, the other late (its bracket says so), a
  * slope 30 ppm off. Extrapolated from there, a record 10 ms on would be
@@ -237,9 +238,9 @@ static uint64_t convert_worst(nsc_clock *c, const bracket *r, size_t from, size_
 {
     uint64_t worst = 0;
     for (size_t i = from; i < to; i++) {
-        int jumped;
-        uint64_t ns = nsc_clock_convert(c, r[i].t, &jumped);
-        cr_assert(!jumped);
+        nsc_rec rec = {.kind = NSC_REC_COMPLETION, .u.done.ts_ns = r[i].t};
+        cr_assert_eq(nsc_clock_rec_ns(c, &rec), 0);
+        uint64_t ns = rec.u.done.ts_ns;
         uint64_t off = ns < r[i].a ? r[i].a - ns : ns > r[i].b ? ns - r[i].b : 0;
         if (off > worst)
             worst = off;
@@ -287,4 +288,72 @@ Test(clock, first_records_within_100ns)
         worst = w > worst ? w : worst;
     }
     cr_assert_leq(worst, NSC_CLOCK_BOUND_NS, "worst %lu ns", worst);
+}
+
+/* An event's times as the shipper converts them (nsc_clock_rec_ns) where the
+ * line reaches its start but not its latest count: a run's first line (its
+ * reach 0.5 ms) through two pairs OFF_LINE_NS off CLOCK_MONOTONIC, the first
+ * behind, the latest ahead (a slope 300 ppm steep; their brackets say so).
+ * The pair taken for the latest count makes another line. Converted on two
+ * lines, a span would carry their difference (hundreds of ns) and a stop one
+ * count after its start would come before it; on one, each time is its count
+ * on the line taken last, and none comes before the start. A
+ * KernelCh's latest count may be its pTimer stop, and an open one has no
+ * stop (0, left so). */
+#define OFF_LINE_NS 300
+
+static void line_ahead(nsc_clock *c)
+{
+    memset(c, 0, sizeof *c);
+    skewed_pair(c, -OFF_LINE_NS);
+    struct timespec ts = {0, NSC_CLOCK_FIRST_SPAN_NS};
+    nanosleep(&ts, NULL);
+    skewed_pair(c, OFF_LINE_NS);
+}
+
+/* ev's times, at the given counts, converted: a pair taken, no jump. */
+static void convert_event(nsc_clock *c, nsc_event *ev)
+{
+    nsc_rec r = {.kind = NSC_REC_EVENT, .u.ev = ev};
+    uint32_t pairs = c->pairs;
+    cr_assert_eq(nsc_clock_rec_ns(c, &r), 0);
+    cr_assert_eq(c->pairs, pairs + 1, "a pair taken for the latest count");
+}
+
+/* a and b are counts ta and tb converted on the line c has now, b not before a. */
+static void assert_one_line(const nsc_clock *c, uint64_t a, uint64_t b, uint64_t ta, uint64_t tb)
+{
+    cr_assert_geq(b, a, "%lu ns before", a - b);
+    cr_assert_eq(a, nsc_clock_ns(c, ta), "%ld ns off the line", (long)(a - nsc_clock_ns(c, ta)));
+    cr_assert_eq(b, nsc_clock_ns(c, tb), "%ld ns off the line", (long)(b - nsc_clock_ns(c, tb)));
+}
+
+Test(clock, event_times_on_one_line)
+{
+    if (!nsc_clock_select())
+        cr_skip_test("no invariant counter on this machine");
+    nsc_clock c;
+    line_ahead(&c);
+    uint64_t t0 = c.t1 + c.reach;
+    nsc_event coll = {.type = NSC_T_COLL, .start_ns = t0, .stop_ns = t0 + 1};
+    convert_event(&c, &coll);
+    assert_one_line(&c, coll.start_ns, coll.stop_ns, t0, t0 + 1);
+
+    line_ahead(&c);
+    t0 = c.t1;
+    uint64_t t1 = c.t1 + c.reach, t2 = t1 + 1;
+    nsc_event kch = {.type = NSC_T_KERNEL_CH, .start_ns = t0, .stop_ns = t1};
+    kch.d.kernel_ch.ptimer_stop_ns = t2;
+    convert_event(&c, &kch);
+    assert_one_line(&c, kch.start_ns, kch.stop_ns, t0, t1);
+    assert_one_line(&c, kch.start_ns, kch.d.kernel_ch.ptimer_stop_ns, t0, t2);
+
+    line_ahead(&c);
+    t0 = c.t1;
+    t1 = c.t1 + c.reach + 1;
+    nsc_event open = {.type = NSC_T_KERNEL_CH, .start_ns = t0};
+    open.d.kernel_ch.ptimer_stop_ns = t1;
+    convert_event(&c, &open);
+    cr_assert_eq(open.stop_ns, 0);
+    assert_one_line(&c, open.start_ns, open.d.kernel_ch.ptimer_stop_ns, t0, t1);
 }

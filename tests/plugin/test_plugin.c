@@ -488,8 +488,9 @@ static int add_span(const nsc_event *ev, void *arg)
  * Coll and 10 ppm (the counter's slope between calibrations) where the
  * counter's counts are converted, the sum at once and the spans each; in a
  * run's first milliseconds the shipper takes a pair wherever its line does
- * not reach a count (clock.c), so a span's two ends may lie on two lines,
- * each within the stated bound of CLOCK_MONOTONIC. */
+ * not reach a count (clock.c), so a span's two ends, two records (the
+ * Coll's start and its completion), may lie on two lines, each within the
+ * stated bound of CLOCK_MONOTONIC. */
 Test(plugin, guard_samples_its_cost_and_times_collectives)
 {
     v5_run r;
