@@ -12,7 +12,8 @@
  * does so with the time model on), the plugin's clock reads on a proxy (or
  * host) thread return at least the modelled time of what it makes, so the
  * emulator can make events ahead of real time and still have them stamped
- * exactly.
+ * exactly; and a held time, which it reads exactly for the length of one
+ * call (a stamp taken before the call, kept by a thread behind real time).
  */
 #include <dlfcn.h>
 #include <gnu/lib-names.h>
@@ -49,13 +50,14 @@ uint64_t emu_true_ns(void)
 
 typedef void (*floor_fn)(uint64_t);
 
-static floor_fn shim_floor;
+static floor_fn shim_floor, shim_hold;
 static pthread_once_t shim_floor_once = PTHREAD_ONCE_INIT;
 static __thread uint64_t floor_ns;
 
 static void shim_floor_find(void)
 {
     shim_floor = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_floor");
+    shim_hold = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_hold");
 }
 
 bool emu_clock_floor_on(void)
@@ -76,6 +78,12 @@ uint64_t emu_clock_stamp_ns(void)
 {
     uint64_t now = emu_true_ns();
     return now > floor_ns ? now : floor_ns;
+}
+
+void emu_clock_hold(uint64_t t)
+{
+    if (emu_clock_floor_on() && shim_hold)
+        shim_hold(t);
 }
 
 void emu_sleep_until(uint64_t t)

@@ -19,7 +19,12 @@
  * modelled (true) time (emu_clockshim_floor): on that thread the clocks then
  * read as at max(real, floor), skewed as above, so the plugin stamps the
  * event with its modelled time. A thread that never sets a floor (the
- * plugin's own, an agent's) reads as before.
+ * plugin's own, an agent's) reads as before. A held time (emu_clockshim_hold)
+ * goes further for the one call the emulator makes under it: the thread's
+ * clocks read as at exactly that true time, also where real time is past it,
+ * so a pair the emulator stamps before the call (a KernelChStop's pTimer)
+ * gets the plugin's stamp it modelled, whatever delay a loaded machine put
+ * between the two reads.
  *
  * And a slow clock: with NCCLSCOPE_TEST_CLOCK_SLOW_NS, a CLOCK_MONOTONIC read
  * on a thread named NCCLSCOPE_TEST_CLOCK_SLOW_THREAD takes that long, the
@@ -43,6 +48,7 @@ static clock_gettime_fn real_clock_gettime;
 static emu_skew_fn skew;
 static int skewed; /* else only a floor moves the clocks */
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t floor_ns;
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t hold_ns;
 static uint64_t slow_ns;
 static const char *slow_thread;
 
@@ -51,6 +57,13 @@ static const char *slow_thread;
 __attribute__((visibility("default"))) void emu_clockshim_floor(uint64_t t)
 {
     floor_ns = t;
+}
+
+/* The calling thread's clocks read as at exactly true time t (0: released,
+ * the floor's max(real, floor) again). Looked up by the emulator with dlsym. */
+__attribute__((visibility("default"))) void emu_clockshim_hold(uint64_t t)
+{
+    hold_ns = t;
 }
 
 static int64_t env_i64(const char *name)
@@ -112,13 +125,13 @@ __attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct ti
     int rc = real_clock_gettime(id, ts);
     if (slow)
         spin(slow_ns - slow_ns / 2);
-    if (rc != 0 || (!skewed && !floor_ns) || (id != CLOCK_MONOTONIC && !follows_monotonic(id)))
+    if (rc != 0 || (!skewed && !floor_ns && !hold_ns) || (id != CLOCK_MONOTONIC && !follows_monotonic(id)))
         return rc;
     struct timespec mono = *ts;
     if (id != CLOCK_MONOTONIC && real_clock_gettime(CLOCK_MONOTONIC, &mono) != 0)
         return rc;
     __int128 m = ns_of(&mono);
-    uint64_t at = (uint64_t)m < floor_ns ? floor_ns : (uint64_t)m;
+    uint64_t at = hold_ns ? hold_ns : (uint64_t)m < floor_ns ? floor_ns : (uint64_t)m;
     __int128 t = ns_of(ts) + (__int128)emu_skew_apply(&skew, at) - m;
     if (t < 0)
         t = 0;

@@ -250,6 +250,10 @@ void emu_sleep_until(uint64_t t);
 bool emu_clock_floor_on(void);
 void emu_clock_floor_raise(uint64_t t);
 uint64_t emu_clock_stamp_ns(void);
+/* The plugin's clock reads on this thread return exactly true time t, a
+ * stamp taken before the call made under it, until emu_clock_hold(0) (no-op
+ * without the shim). */
+void emu_clock_hold(uint64_t t);
 typedef struct emu_gpu_clock {
     int64_t offset_ns;
     int64_t drift_ppb;

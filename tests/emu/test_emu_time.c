@@ -172,6 +172,60 @@ Test(emu_time, device_events_carry_their_modelled_times, .timeout = 60)
     nsc_json_free(&s);
 }
 
+/* The true time the summary gives a GPU timer value (0: none). */
+static uint64_t timer_truth(const nsc_json *rk, uint64_t ptimer)
+{
+    const nsc_json *samples = nsc_json_get(rk, "kernel_samples");
+    uint64_t x, t;
+    for (const nsc_json *p = nsc_json_first(samples); p; p = nsc_json_next(samples, p))
+        if (nsc_json_u64(nsc_json_at(p, 0), &x) == 0 && x == ptimer && nsc_json_u64(nsc_json_at(p, 1), &t) == 0)
+            return t;
+    return 0;
+}
+
+/* A KernelChStop is stamped 0.8 us after its pTimer's true time, exactly,
+ * also when it is made late: the lag an agent's GPU line takes within its
+ * 1 us floor. Clock reads slowed to 20 us on the ranks' threads (named after
+ * the /proc/self/exe they run) put the proxies behind real time. The stamp
+ * is held for the call; before, the plugin read the clock again in it, and a
+ * late stop lagged by 0.8 us plus its thread's delay up to that read. */
+Test(emu_time, kernel_stops_lag_their_timers_by_the_model_also_late, .timeout = 60)
+{
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir,
+                         "NCCLSCOPE_TEST_RECORD_MASK=KernelCh NCCLSCOPE_TEST_CLOCK_SLOW_NS=20000 "
+                         "NCCLSCOPE_TEST_CLOCK_SLOW_THREAD=exe",
+                         "--mask all --scenario ring --nodes 2 --ranks-per-node 1 --iters 10 --channels 2"),
+                 0);
+    nsc_json_doc s = summary_read(dir);
+    const nsc_json *ranks = ranks_of(&s);
+    int stops = 0, late = 0;
+    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/rec-%llu.jsonl", dir, (unsigned long long)jnum(rk, "pid"));
+        jlines rec = {0};
+        jlines_read_file(path, &rec);
+        int own = 0;
+        for (size_t i = 0; i < rec.n; i++) {
+            const nsc_json *r = nsc_json_root(&rec.docs[i]);
+            if (strcmp(jstr(r, "call"), "state") != 0 || strcmp(jstr(r, "name"), "KernelChStop") != 0)
+                continue;
+            uint64_t ts = jnum(r, "ts"), truth = timer_truth(rk, jnum(r, "pTimer"));
+            cr_assert_neq(truth, 0, "pTimer %llu is not in the summary", (unsigned long long)jnum(r, "pTimer"));
+            cr_assert_eq(ts - truth, 800, "stop %d stamped %lld ns after its pTimer's true time", stops,
+                         (long long)(ts - truth));
+            const nsc_json *c = nsc_json_at(nsc_json_get(rk, "collectives"), (uint32_t)(own++ / 2));
+            cr_assert_not_null(c);
+            late += ts > jnum(c, "end_ns");
+            stops++;
+        }
+        jlines_free(&rec);
+    }
+    cr_assert_eq(stops, 40, "two channels' stops per collective");
+    cr_assert_gt(late, 0, "no stop of %d came after its modelled end", stops);
+    nsc_json_free(&s);
+}
+
 /* A proxy thread held back 300 ms (a loaded machine) at rank 1's 20th
  * ProxyStep, in collective 1 (16 a collective), delays the job as NCCL's would: its host waits for it, so the next
  * collectives start from real time and their events carry their modelled
