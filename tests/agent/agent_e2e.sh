@@ -241,10 +241,12 @@ ondemand_ring)
     stop agent0
     ;;
 ledger_kill)
+    # 80 iterations (4 s at least): with 30, a loaded machine now and then
+    # ended the job before node 0's last agent had seen a process
     run_agent 0
     run_agent 1
     "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario ring --nodes 2 --ranks-per-node 2 \
-        --iters 30 --slow-rank 1 --slow-us 50000 --summary "$dir/emu.json" &
+        --iters 80 --slow-rank 1 --slow-us 50000 --summary "$dir/emu.json" &
     emu=$!
     for k in 1 2 3 4 5 6; do
         n=$((k % 2))
