@@ -28,7 +28,8 @@
 # ROOTCAUSE_FAULTS="slow_link none" limits score to those faults;
 # ROOTCAUSE_DETAIL=on-demand runs the agents with raw events held on them;
 # ROOTCAUSE_KEEP=DIR keeps each wrong score run's folder (store, logs,
-# summary, diagnose --json) as DIR/FAULT-I.
+# summary, diagnose --json) as DIR/FAULT-I, and every run's with
+# ROOTCAUSE_KEEP_ALL=1 (stores to try a rule on again: rootcause_replay.sh).
 #
 # Faults: none, host_late, slow_gpu, slow_link, slow_nic, stall, mismatch,
 # hang, kill; and faults that come and go or start mid-job (issue 33):
@@ -363,7 +364,8 @@ score)
             rc=0
             one "$f" "$i" || rc=$?
             case $rc in 0) right=$((right + 1)) ;; 2) unplayed=$((unplayed + 1)) ;; esac
-            [ $rc = 0 ] || [ -z "${ROOTCAUSE_KEEP:-}" ] || cp -a "$dir" "$ROOTCAUSE_KEEP/$f-$i"
+            { [ $rc != 0 ] || [ "${ROOTCAUSE_KEEP_ALL:-0}" = 1 ]; } && [ -n "${ROOTCAUSE_KEEP:-}" ] &&
+                cp -a "$dir" "$ROOTCAUSE_KEEP/$f-$i"
         done
         printf '%-10s %5d %8d %5d\n' "$f" $right $unplayed "$runs" >>"$dir/table"
     done
