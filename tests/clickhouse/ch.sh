@@ -758,7 +758,7 @@ retain)
     job=$first-later
     emulate --iters 400 --pace-us 20000 &
     emu=$!
-    rows_of() { one_value front "SELECT (SELECT count() FROM nsc.events WHERE job = '$1') + (SELECT count() FROM nsc.batches WHERE job = '$1') + (SELECT count() FROM nsc.states WHERE job = '$1') + (SELECT count() FROM nsc.contexts WHERE job = '$1') + (SELECT count() FROM nsc.jobs WHERE job = '$1') + (SELECT count() FROM nsc.ledger_marks WHERE job = '$1')"; }
+    rows_of() { one_value front "SELECT (SELECT count() FROM nsc.events WHERE job = '$1') + (SELECT count() FROM nsc.batches WHERE job = '$1') + (SELECT count() FROM nsc.states WHERE job = '$1') + (SELECT count() FROM nsc.contexts WHERE job = '$1') + (SELECT count() FROM nsc.jobs WHERE job = '$1') + (SELECT count() FROM nsc.ledger_marks WHERE job = '$1') + (SELECT count() FROM nsc.event_marks WHERE job = '$1')"; }
     wait_until 60 eval '[ "$(rows_of "$job")" -gt 0 ]' || die "the second job was not stored"
     wait_until 60 eval '[ "$(rows_of "$first")" = 0 ]' || die "the old job was not deleted: $(rows_of "$first") rows left"
     collector_metric_above ncclscope_collector_retained_jobs_total 0 || die "retention did not count the job"
