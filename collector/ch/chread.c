@@ -1,10 +1,10 @@
 /* chread.c: ClickHouse's rows back into sections of batches (see chread.h).
  *
  * Over 700 lines because the whole and the scoped loads (with a time
- * window's bounds on each host's clock, its seqs by the ledger marks), the
- * ledger's two reads and the fingerprint share one source of answers and
- * one reader of rows by batch identity, which a split would have to
- * export. */
+ * window's bounds on each host's clock, its seqs by the ledger marks, a
+ * timeline window's sections by the event marks), the ledger's two reads
+ * and the fingerprint share one source of answers and one reader of rows
+ * by batch identity, which a split would have to export. */
 #include "chread.h"
 
 #include <inttypes.h>
