@@ -13,7 +13,8 @@
 # read from ClickHouse, the rows ClickHouse read (query_log of both shards);
 # and the timeline of the whole job, for scale. With BASE_BIN (another
 # build's bin folder: the baseline), its collector is asked the same on the
-# same store, alternately, and must answer the same bytes. Not a ctest; the
+# same store, alternately, and must answer the same bytes but for GPU times
+# (a baseline from before 7bf9753 fits GPU lines otherwise). Not a ctest; the
 # figures go to docs/benchmarks.md.
 bin=$1 plugin=$2 iters=${3:-300} growth=${4:-10} tries=${5:-5} base=${6:-} mode=bench
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -75,7 +76,11 @@ ask() {
         echo "$1: $name $(median "${times[@]}"), $(stat -c %s "$dir/$1.$name") bytes," \
              "$(grep -c '"kind":"event"' "$dir/$1.$name") events, read $read bytes, ClickHouse read $rows rows"
         if [ -n "$http_base" ]; then
-            cmp -s "$dir/$1.$name" "$dir/$1.$name.base" || die "$1 $name: the baseline answered other bytes"
+            # GPU times aside: a baseline from before 7bf9753 fits its GPU lines
+            # with blocks that ended before the window too
+            cmp -s <(sed -E 's/"gpu_(start|stop|err)_ns":[0-9]+//g' "$dir/$1.$name") \
+                <(sed -E 's/"gpu_(start|stop|err)_ns":[0-9]+//g' "$dir/$1.$name.base") ||
+                die "$1 $name: the baseline answered other bytes"
             echo "$1: $name baseline $(median "${base_times[@]}")"
         fi
     done
