@@ -266,7 +266,9 @@ int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *sc
         return NSC_QUERY_ESTORE;
     }
     strcpy(j->name, job);
-    j->ledger = ledger || scope;
+    j->ledger = ledger || (scope && !scope->events);
+    if (scope && scope->events)
+        return hold_scoped(cc, root, j, scope, NSC_CHREAD_NONE, out, err, errcap);
     nsc_chread_holds holds = NSC_CHREAD_NONE;
     int rc = scope ? nsc_chread_scope_holds(cc->ch, scope, cc->c->cfg.ch_scope_records, root, &holds, err, errcap) : 0;
     if (!rc && holds != NSC_CHREAD_NONE)
@@ -328,8 +330,9 @@ void nsc_chcache_render(nsc_chcache *cc, struct evbuffer *out)
                         "# HELP ncclscope_collector_query_cache_jobs Jobs kept for the next queries\n"
                         "# TYPE ncclscope_collector_query_cache_jobs gauge\n"
                         "ncclscope_collector_query_cache_jobs %" PRIu64 "\n"
-                        "# HELP ncclscope_collector_query_scoped_loads_total Ledger, collectives and stats queries answered from the rows "
-                        "they ask for alone (SQL over ledger_recs), not the whole job\n"
+                        "# HELP ncclscope_collector_query_scoped_loads_total Ledger, collectives and stats queries and "
+                        "timeline windows answered from the rows they ask for alone (ledger_recs, event_marks), "
+                        "not the whole job\n"
                         "# TYPE ncclscope_collector_query_scoped_loads_total counter\n"
                         "ncclscope_collector_query_scoped_loads_total %" PRIu64 "\n"
                         "# HELP ncclscope_collector_query_read_bytes_total Bytes of ClickHouse's answers that the "

@@ -85,12 +85,16 @@ static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void 
     nsc_store_reader *rd;
     nsc_query_scope scope;
     nsc_chjobs_init(&s, j->b);
-    /* a ledger query reads the rows it asks for; the others the whole job,
-     * its ledger only if they read it (the query parsed the job's name
-     * already) */
-    int rc = nsc_query_ledger_scope(j->q, &scope) == 0
-                 ? hold(&s, scope.job, &scope, 1, err, errcap)
-                 : load(&s, nsc_query_job(j->q), nsc_query_reads_ledger(j->q), err, errcap);
+    /* a ledger query and a timeline window read the rows they ask for; the
+     * others the whole job, its ledger only if they read it (the query
+     * parsed the job's name already) */
+    int rc;
+    if (nsc_query_ledger_scope(j->q, &scope) == 0)
+        rc = hold(&s, scope.job, &scope, 1, err, errcap);
+    else if (nsc_query_event_scope(j->q, &scope) == 0)
+        rc = hold(&s, scope.job, &scope, 0, err, errcap);
+    else
+        rc = load(&s, nsc_query_job(j->q), nsc_query_reads_ledger(j->q), err, errcap);
     if (!rc) {
         int src = nsc_store_read_begin(s.st, &rd);
         if (src) {

@@ -1,10 +1,10 @@
 /* chread.c: ClickHouse's rows back into sections of batches (see chread.h).
  *
  * Over 700 lines because the whole and the scoped loads (with a time
- * window's bounds on each host's clock, its seqs by the ledger marks), the
- * ledger's two reads and the fingerprint share one source of answers and
- * one reader of rows by batch identity, which a split would have to
- * export. */
+ * window's bounds on each host's clock, its seqs by the ledger marks, a
+ * timeline window's sections by the event marks), the ledger's two reads
+ * and the fingerprint share one source of answers and one reader of rows
+ * by batch identity, which a split would have to export. */
 #include "chread.h"
 
 #include <inttypes.h>
@@ -688,13 +688,14 @@ static uint64_t on_host(const nsc_clock_model *m, uint64_t t, int late)
 
 /* t on each row's host clock (on_host), by every source's newest models,
  * as an SQL expression over the row's host into out: "multiIf(host = 'a',
- * NS, ..., NS)". 1 when the hosts' names do not fit, 0, or an NSC_QUERY_*
- * error with err. */
-static int host_times(const source *src, size_t nsrc, uint64_t t, int late, char *out, size_t cap, char *err,
-                      size_t errcap)
+ * NS, ..., NS)", and with range the least and greatest of its values. 1
+ * when the hosts' names do not fit, 0, or an NSC_QUERY_* error with err. */
+static int host_times(const source *src, size_t nsrc, uint64_t t, int late, char *out, size_t cap, uint64_t *range,
+                      char *err, size_t errcap)
 {
     size_t len = (size_t)snprintf(out, cap, "multiIf(");
     int rc = 0, full = 0;
+    uint64_t got[2] = {on_host(NULL, t, late), on_host(NULL, t, late)};
     for (size_t i = 0; !rc && !full && i < nsrc; i++) {
         nsc_chanswer a;
         rc = fetch_models(&src[i], &a, err, errcap);
@@ -710,11 +711,15 @@ static int host_times(const source *src, size_t nsrc, uint64_t t, int late, char
                 rc = NSC_QUERY_ESTORE;
                 break;
             }
-            full = add_host(host, on_host(&model, t, late), out, cap, &len);
+            uint64_t h = on_host(&model, t, late);
+            full = add_host(host, h, out, cap, &len);
+            got[0] = h < got[0] ? h : got[0], got[1] = h > got[1] ? h : got[1];
             nsc_clock_free(&model);
         }
         nsc_chanswer_free(&a);
     }
+    if (range)
+        range[0] = got[0], range[1] = got[1];
     return rc ? rc : full || end_hosts(on_host(NULL, t, late), out, cap, len) ? 1 : 0;
 }
 
@@ -877,11 +882,11 @@ static int scope_span(const source *src, size_t nsrc, const nsc_query_scope *sco
     w->till[0] = w->seqs[0] = 0;
     if (!scope || !scope->t0)
         return 0;
-    int rc = host_times(src, nsrc, scope->t0, 0, w->from, sizeof w->from, err, errcap);
+    int rc = host_times(src, nsrc, scope->t0, 0, w->from, sizeof w->from, NULL, err, errcap);
     if (!rc && scope->t1 != UINT64_MAX) {
         char to[STARTS_MAX];
         range r = {UINT64_MAX, 0};
-        rc = host_times(src, nsrc, scope->t1, 1, to, sizeof to, err, errcap);
+        rc = host_times(src, nsrc, scope->t1, 1, to, sizeof to, NULL, err, errcap);
         if (!rc)
             rc = window_buckets(src, nsrc, scope, w->from, to, &r, err, errcap);
         seqs_of(r, w->seqs, sizeof w->seqs);
@@ -892,6 +897,116 @@ static int scope_span(const source *src, size_t nsrc, const nsc_query_scope *sco
         rc = marks_span(src, nsrc, scope, w, err, errcap);
     *use = rc == 0;
     return rc == 1 ? 0 : rc;
+}
+
+/* ---- a timeline's window: the sections reaching into it ---- */
+
+/* A window on each host's clock: SQL over a row's host (host_times, and
+ * NSC_CLOCK_INVERT_SLACK_NS wider again: the engine's own margin is
+ * computed apart) and the buckets that can hold its sections. */
+typedef struct tspan {
+    char from[STARTS_MAX], till[STARTS_MAX];  /* till[0] 0: no end */
+    uint64_t b0, b1;
+} tspan;
+
+#define SLACK_SQL "10000000"
+_Static_assert(NSC_CLOCK_INVERT_SLACK_NS == 10000000, "SLACK_SQL is the slack");
+
+/* t0, t1 (aligned; 0, UINT64_MAX: open) on each host's clock into *w: 1
+ * when the hosts do not fit (the whole job is read then). */
+static int window_times(const source *src, size_t nsrc, uint64_t t0, uint64_t t1, tspan *w, char *err,
+                        size_t errcap)
+{
+    uint64_t r0[2] = {0, 0}, r1[2] = {UINT64_MAX, UINT64_MAX};
+    int rc = 0;
+    snprintf(w->from, sizeof w->from, "0");
+    w->till[0] = 0;
+    if (t0)
+        rc = host_times(src, nsrc, t0, 0, w->from, sizeof w->from, r0, err, errcap);
+    if (!rc && t1 != UINT64_MAX)
+        rc = host_times(src, nsrc, t1, 1, w->till, sizeof w->till, r1, err, errcap);
+    r0[0] = r0[0] > NSC_CLOCK_INVERT_SLACK_NS ? r0[0] - NSC_CLOCK_INVERT_SLACK_NS : 0;
+    r1[1] = r1[1] < UINT64_MAX - NSC_CLOCK_INVERT_SLACK_NS ? r1[1] + NSC_CLOCK_INVERT_SLACK_NS : UINT64_MAX;
+    w->b0 = r0[0] >> NSC_CH_TIME_BITS;
+    w->b1 = r1[1] >> NSC_CH_TIME_BITS;
+    return rc;
+}
+
+/* "FROM event_marks WHERE ..." of the sections of src's job whose record
+ * times reach into w: a range of the table's key (and the wide bucket). */
+static void window_marks(const source *src, const tspan *w, char *out, size_t cap)
+{
+    snprintf(out, cap,
+             "FROM %s.%s%s WHERE job = %s AND (bucket BETWEEN %" PRIu64 " AND %" PRIu64 " OR bucket = %" PRIu64
+             ") AND t_max + " SLACK_SQL " >= %s%s%s",
+             src->db, nsc_ch_def(NSC_CH_EVENT_MARKS).name, src->suffix, src->job, w->b0, w->b1,
+             (uint64_t)NSC_CH_TIME_WIDE, w->from, w->till[0] ? " AND t_min <= " SLACK_SQL " + " : "",
+             w->till[0] ? w->till : "");
+}
+
+/* The least t_min and greatest t_max of those sections (what bounds their
+ * events' starts) into range: 0 with none. */
+static int window_range(const source *src, const char *marks, uint64_t range[2], uint64_t *n, char *err,
+                        size_t errcap)
+{
+    char sql[SQL_MAX];
+    nsc_chanswer a;
+    snprintf(sql, sizeof sql, "SELECT min(t_min), max(t_max), count() %s FORMAT RowBinary", marks);
+    int rc = fetch(src, sql, "event_marks", &a, err, errcap);
+    range[0] = rc ? 0 : nsc_chanswer_le(&a, 8), range[1] = rc ? 0 : nsc_chanswer_le(&a, 8);
+    *n = rc ? 0 : nsc_chanswer_le(&a, 8);
+    if (!rc && a.r.bad) {
+        snprintf(err, errcap, "clickhouse: the event marks' answer does not decode");
+        rc = NSC_QUERY_ESTORE;
+    }
+    nsc_chanswer_free(&a);
+    return rc;
+}
+
+/* The sections of the job on src that define contexts or strings (their
+ * definitions alone) or reach into w (whole) into dst, in the order of a
+ * whole load. */
+static int read_window_source(const source *src, const char *job, const tspan *w, nsc_store *dst, char *err,
+                              size_t errcap)
+{
+    rows anchor, r[K_N];
+    memset(&anchor, 0, sizeof anchor);
+    memset(r, 0, sizeof r);
+    char values[2048], marks[3 * STARTS_MAX], sel[SQL_MAX], recs[SQL_MAX];
+    uint64_t range[2], n;
+    event_value_names(values, sizeof values);
+    window_marks(src, w, marks, sizeof marks);
+    int rc = window_range(src, marks, range, &n, err, errcap);
+    snprintf(sel, sizeof sel,
+             " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.contexts%s WHERE job = %s UNION ALL SELECT "
+             IDENT " FROM %s.strings%s WHERE job = %s UNION ALL SELECT " IDENT " %s)",
+             src->db, src->suffix, src->job, src->db, src->suffix, src->job, marks);
+    if (!rc)
+        rc = fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", sel, ONCE_EACH, &anchor.a, err,
+                        errcap);
+    for (int k = 0; !rc && n && k < K_CTXS; k++) {
+        if (k == K_EVENTS)  /* by their key's time too: the granules of the window */
+            snprintf(recs, sizeof recs,
+                     " PREWHERE start_ns BETWEEN %" PRIu64 " AND %" PRIu64 " AND (" IDENT ") GLOBAL IN (SELECT " IDENT
+                     " %s)", range[0], range[1], marks);
+        else
+            snprintf(recs, sizeof recs, " PREWHERE (host, pid, " IDENT ") GLOBAL IN (SELECT host, pid, " IDENT " %s)",
+                     marks);
+        rc = fetch_rows(src, kinds[k].table, "", kinds[k].columns ? kinds[k].columns : values, kinds[k].join, recs,
+                        IDENT ", idx LIMIT 1 BY " IDENT ", idx", &r[k].a, err, errcap);
+    }
+    for (int k = K_CTXS; !rc && k < K_N; k++)
+        rc = fetch_table(src, kinds[k].table, kinds[k].columns, kinds[k].join, IDENT ", idx", &r[k].a, err, errcap);
+    if (!rc) {
+        next_row(&anchor);
+        for (int k = 0; k < K_N; k++)
+            next_row(&r[k]);
+        rc = merge(&anchor, r, job, dst, err, errcap);
+    }
+    nsc_chanswer_free(&anchor.a);
+    for (int k = 0; k < K_N; k++)
+        nsc_chanswer_free(&r[k].a);
+    return rc;
 }
 
 /* ---- entry points ---- */
@@ -908,6 +1023,22 @@ static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir
     return n;
 }
 
+/* A timeline window's scope: the job's sections reaching into it (all of
+ * them when the hosts' times do not fit) and the clock models. */
+static int read_window(const source *src, size_t n, const char *job, const nsc_query_scope *scope, nsc_store *dst,
+                       char *err, size_t errcap)
+{
+    tspan w;
+    int rc = window_times(src, n, scope->t0, scope->t1, &w, err, errcap), whole = rc == 1;
+    rc = whole ? 0 : rc;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = whole ? read_source(&src[i], job, 0, dst, err, errcap)
+                   : read_window_source(&src[i], job, &w, dst, err, errcap);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = read_clocks(&src[i], dst, err, errcap);
+    return rc;
+}
+
 int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, nsc_chread_holds how,
                    int ledger, const char *tmpdir, nsc_store *dst, uint64_t *read, char *err, size_t errcap)
 {
@@ -917,6 +1048,8 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope
         snprintf(err, errcap, "job: too long");
         return NSC_QUERY_EPARAM;
     }
+    if (scope && scope->events)
+        return read_window(src, n, job, scope, dst, err, errcap);
     span w;
     int timed;
     int rc = scope_span(src, n, scope, &w, &timed, err, errcap);

@@ -42,6 +42,12 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
                          "job, host, pid, ctx", JOB_PART, PROC_SHARD, ""},
     [NSC_CH_STRINGS] = {"strings", NSC_CH_PROC_COLUMNS ", id UInt16, text String, " ORIGIN,
                         "job, host, pid, id", JOB_PART, PROC_SHARD, ""},
+    /* events has no key on time across processes: a time window finds its
+     * sections here, a row per bucket of times a section's records touch,
+     * with their range (t_min, t_max: chrows.h), a key range per window. */
+    [NSC_CH_EVENT_MARKS] = {"event_marks",
+                            NSC_CH_PROC_COLUMNS ", bucket UInt64, t_min UInt64, t_max UInt64, " SECTION,
+                            "job, bucket, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
     [NSC_CH_LIFECYCLE] = {"lifecycle",
                           NSC_CH_PROC_COLUMNS ", event UInt8, reason UInt8, ts_ns UInt64, "
                           "ref_ns UInt64, last_batch_seq UInt64, " ORIGIN,
@@ -257,6 +263,47 @@ static void completion_row(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_sto
     nsc_ch_end_row(t);
 }
 
+/* The range of the section's record times, as a block's (block_enc.c):
+ * 0 when it has no record. */
+static int times_of(const nsc_store_batch *b, uint64_t *lo, uint64_t *hi)
+{
+    *lo = UINT64_MAX, *hi = 0;
+    for (size_t i = 0; i < b->nevents; i++) {
+        const nsc_event *e = &b->events[i];
+        *lo = e->start_ns < *lo ? e->start_ns : *lo;
+        uint64_t end = e->stop_ns > e->start_ns ? e->stop_ns : e->start_ns;
+        *hi = end > *hi ? end : *hi;
+    }
+    for (size_t i = 0; i < b->nstates; i++) {
+        *lo = b->states[i].ts_ns < *lo ? b->states[i].ts_ns : *lo;
+        *hi = b->states[i].ts_ns > *hi ? b->states[i].ts_ns : *hi;
+    }
+    for (size_t i = 0; i < b->ncompletions; i++) {
+        *lo = b->completions[i].ts_ns < *lo ? b->completions[i].ts_ns : *lo;
+        *hi = b->completions[i].ts_ns > *hi ? b->completions[i].ts_ns : *hi;
+    }
+    return b->nevents || b->nstates || b->ncompletions;
+}
+
+static void event_marks(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
+{
+    uint64_t lo, hi;
+    if (!times_of(b, &lo, &hi))
+        return;
+    uint64_t first = lo >> NSC_CH_TIME_BITS, last = hi >> NSC_CH_TIME_BITS;
+    if (last - first >= NSC_CH_TIME_SPAN)
+        first = last = NSC_CH_TIME_WIDE;
+    row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
+    for (uint64_t k = first;; k++) {
+        proc_cols(t, &x, b->proc->pid);
+        u64(t, k), u64(t, lo), u64(t, hi);
+        section_cols(t, &x, o);
+        nsc_ch_end_row(t);
+        if (k == last)
+            break;
+    }
+}
+
 void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b)
 {
     if (b->nevents)
@@ -267,6 +314,7 @@ void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *
         completion_row(&tabs[NSC_CH_COMPLETIONS], o, b);
     if (b->nctxs || b->nstrs)
         defs_rows(tabs, o, b);
+    event_marks(&tabs[NSC_CH_EVENT_MARKS], o, b);
     nsc_ch_cols *t = &tabs[NSC_CH_BATCHES];
     row_texts x = texts_of(t, b->proc->job, b->proc->host, o->agent);
     proc_cols(t, &x, b->proc->pid);

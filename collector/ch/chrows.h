@@ -35,6 +35,7 @@ typedef enum nsc_ch_table {
     NSC_CH_COMPLETIONS,
     NSC_CH_CONTEXTS,
     NSC_CH_STRINGS,
+    NSC_CH_EVENT_MARKS,
     NSC_CH_LIFECYCLE,
     NSC_CH_BATCHES,
     NSC_CH_CLOCKS,
@@ -59,6 +60,13 @@ typedef struct nsc_ch_table_def {
 
 /* A ledger mark's seqs: those of one bucket, seq >> NSC_CH_MARK_BITS. */
 #define NSC_CH_MARK_BITS 10
+
+/* An event mark's times: those of one bucket, ns >> NSC_CH_TIME_BITS (about
+ * 1.07 s). A section whose records span more than NSC_CH_TIME_SPAN buckets
+ * has one mark, in bucket NSC_CH_TIME_WIDE, which every time window reads. */
+#define NSC_CH_TIME_BITS 30
+#define NSC_CH_TIME_SPAN 64
+#define NSC_CH_TIME_WIDE UINT64_MAX
 
 /* Table t's definition. */
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t);
@@ -88,7 +96,12 @@ typedef struct nsc_ch_origin {
 } nsc_ch_origin;
 
 /* One section's records into tabs[NSC_CH_*] (events, states, completions,
- * contexts, strings and its batches row). */
+ * contexts, strings, its event marks and its batches row). The marks: the
+ * range of the section's record times as the LMDB store's blocks bound
+ * theirs (an event from its start to its stop or start, whichever is later;
+ * a state's or completion's time), one row per bucket of times it touches
+ * (NSC_CH_TIME_BITS; NSC_CH_TIME_WIDE past NSC_CH_TIME_SPAN); none for a
+ * section without records. */
 void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b);
 /* One lifecycle record; o->section is its index in the batch. */
 void nsc_ch_rows_life(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_life *l);

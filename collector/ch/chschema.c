@@ -74,12 +74,15 @@ static int same_layout(const nsc_chconn *conn, const char *server, const char *d
     return -1;
 }
 
-/* ledger_recs made by a collector that wrote no ledger_marks: its records
- * have no marks, and a time window (found by them) would miss them. */
-static int has_marks(const nsc_chconn *conn, const char *server, const char *db)
+/* A table of records made by a collector that wrote no marks for it
+ * (ledger_recs without ledger_marks: the seqs of a time window; events
+ * without event_marks: its sections): a time window, found by the marks,
+ * would miss its records. */
+static int has_marks(const nsc_chconn *conn, const char *server, const char *db, nsc_ch_table recs_t,
+                     nsc_ch_table marks_t, const char *what)
 {
     char q[512], *ans;
-    const char *recs = nsc_ch_def(NSC_CH_LEDGER_RECS).name, *marks = nsc_ch_def(NSC_CH_LEDGER_MARKS).name;
+    const char *recs = nsc_ch_def(recs_t).name, *marks = nsc_ch_def(marks_t).name;
     snprintf(q, sizeof q,
              "SELECT countIf(name = '%s_local') > countIf(name = '%s_local') FROM system.tables "
              "WHERE database = '%s' FORMAT TabSeparated",
@@ -91,9 +94,15 @@ static int has_marks(const nsc_chconn *conn, const char *server, const char *db)
     if (old)
         fprintf(stderr,
                 "ncclscope-collector: clickhouse: %s.%s_local on %s was made by an ncclscope version without "
-                "%s (its records' seqs by time): drop the database or give the collector a new one\n",
-                db, recs, server, marks);
+                "%s (%s): drop the database or give the collector a new one\n",
+                db, recs, server, marks, what);
     return old ? -1 : 0;
+}
+
+static int every_marks(const nsc_chconn *conn, const char *server, const char *db)
+{
+    return has_marks(conn, server, db, NSC_CH_LEDGER_RECS, NSC_CH_LEDGER_MARKS, "its records' seqs by time") ||
+           has_marks(conn, server, db, NSC_CH_EVENTS, NSC_CH_EVENT_MARKS, "its sections by time");
 }
 
 /* The database db on server and its tables: the local ones (cluster NULL),
@@ -102,7 +111,7 @@ static int has_marks(const nsc_chconn *conn, const char *server, const char *db)
 static int create(const nsc_chconn *conn, const char *server, const char *db, const char *cluster)
 {
     char q[SQL_MAX];
-    if (create_database(conn, server, db) || (!cluster && has_marks(conn, server, db)))
+    if (create_database(conn, server, db) || (!cluster && every_marks(conn, server, db)))
         return -1;
     for (int t = 0; t < NSC_CH_NTABLES; t++) {
         const nsc_ch_table_def d = nsc_ch_def(t);

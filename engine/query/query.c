@@ -386,6 +386,20 @@ int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
     out->t0 = q->endpoint != Q_LEDGER && !q->causal && !(q->has & QP_FUNC) ? q->t0 : 0;
     out->t1 = q->t1;
     nsc_q_rank_window(q, &out->rank_lo, &out->rank_hi);
+    out->events = 0;
+    return 0;
+}
+
+int nsc_query_event_scope(const nsc_query *q, nsc_query_scope *out)
+{
+    if (q->endpoint != Q_TIMELINE || nsc_query_reads_ledger(q) || !(q->has & QP_JOB) || !q->job[0] ||
+        !(q->has & (QP_T0 | QP_T1)))
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->job = q->job;
+    out->t0 = q->t0;
+    out->t1 = q->t1;
+    out->events = 1;
     return 0;
 }
 

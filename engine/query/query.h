@@ -78,8 +78,16 @@ typedef struct nsc_query_scope {
     const char *job;
     uint64_t comm, seq_lo, seq_hi, t0, t1;
     int32_t rank_lo, rank_hi;
+    int events;  /* nsc_query_event_scope's: job and time window alone */
 } nsc_query_scope;
 int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out);
+/* What a timeline with a time window reads of its job, for such a store:
+ * the job's contexts, strings and clock models, and of its events the
+ * stored blocks that reach into [t0, t1] (aligned; t0 0, t1 UINT64_MAX:
+ * open), whatever its communicator and ranks (events set, the other
+ * fields 0). 0, or -1 when q is not a timeline naming its job with t0_ns or
+ * t1_ns, or reads the ledger (clock=causal): the whole job is read then. */
+int nsc_query_event_scope(const nsc_query *q, nsc_query_scope *out);
 /* Whether q reads the ledger: all but timeline and p2p, which read the raw
  * events alone unless clock=causal narrows the clocks by the ledger's
  * collectives. A store without the ledger answers q alike when it does not

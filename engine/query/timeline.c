@@ -513,8 +513,13 @@ static int merge(tl *s)
 }
 
 /* The GPU line of each rank, fitted from its KernelCh (pTimer, aligned CPU)
- * pairs in the window: the whole window whatever the cursor, so a page's GPU
- * times are those of the unpaged read (docs/api.md, "Paging and memory"). */
+ * pairs of the blocks that reach into the window: the whole window whatever
+ * the cursor, so a page's GPU times are those of the unpaged read (docs/api.md,
+ * "Paging and memory"). A block that ends before it is passed over: the
+ * blocks walked start as far back as the store's longest block, so its pairs
+ * would make a window's GPU times depend on that block, anywhere in the job
+ * (and a load of the window's sections alone, docs/clickhouse-read.md, answer
+ * otherwise). */
 static int fit_gpu(nsc_q_ctx *c, tl_rank *tr, uint32_t r)
 {
     uint64_t h0, h1;
@@ -531,7 +536,7 @@ static int fit_gpu(nsc_q_ctx *c, tl_rank *tr, uint32_t r)
                                          &key, &blk)) == 0) {
         nsc_clock_span sp;
         nsc_q_align_span(c, &c->ranks[r], blk.hdr.t_min, blk.hdr.t_max, &sp);
-        for (uint32_t i = 0; !rc && i < blk.hdr.nevents; i++)
+        for (uint32_t i = 0; !rc && blk.hdr.t_max >= h0 && i < blk.hdr.nevents; i++)
             rc = nsc_q_gpu_pair(c, &c->ranks[r], &tr->g, &sp, &blk.events[i]);
         nsc_block_release(&blk);
     }

@@ -95,6 +95,14 @@
 #                 (query_log) stay within twice as many once the job is
 #                 four times longer; a collector on a database whose
 #                 ledger_recs has no ledger_marks refuses to start.
+# timeline_rows:  an emulated job stored both ways (2,400 iterations, its
+#                 parts merged); timeline windows of a 32nd of it (t0_ns and
+#                 t1_ns, compact with states, a page and the next, open ends)
+#                 answer byte for byte alike, each a scoped load (event_marks:
+#                 docs/clickhouse-read.md), and the rows ClickHouse reads
+#                 (query_log) for one with 27 32nds of the job before it stay
+#                 within twice those of one with 4 before it, and a third of
+#                 the whole job's.
 # verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
 #                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
 #                 and the others wait in it (20 s): both collectors' diagnose
@@ -136,7 +144,7 @@ bin=$1 plugin=$2 mode=$3
 ch_require
 
 [ "$mode" != secure ] || ch_secure
-case $mode in diff | window_rows) ch_log_queries ;; esac
+case $mode in diff | window_rows | timeline_rows) ch_log_queries ;; esac
 if [ "$mode" = current ]; then
     chdb=$(ch_current) || exit $?
 fi
@@ -746,6 +754,58 @@ window_rows)
     ch_sql shard1 "DROP TABLE nsc.ledger_marks_local" || die "cannot drop ledger_marks_local"
     refused "without ledger_marks"
     ;;
+timeline_rows)
+    ch_lmdb_job --iters 2400 --pace-us 1000
+    # the job's parts merged, as ClickHouse does in its time: how many rows
+    # a read takes depends on the parts it meets, which merges change
+    for n in shard0 shard1; do
+        for t in events states completions event_marks batches; do
+            ch_sql $n "OPTIMIZE TABLE nsc.${t}_local FINAL" || die "cannot merge $t on $n"
+        done
+    done
+    start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    compared=0
+    # the whole job's rows, read by its first query (comms; kept then)
+    at=$(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2)))
+    same 200 "comms?job=$job"
+    whole=$(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2) - at))
+    j="job=$job&comm=$(from_lmdb lmdb.out "d['comms'][0]['comm']")"
+    same 200 "timeline?$j&type=coll"
+    first=$(from_lmdb lmdb.out "min(e['start_ns'] for e in l if e['kind'] == 'event')")
+    last=$(from_lmdb lmdb.out "max(e['start_ns'] for e in l if e['kind'] == 'event')")
+    width=$(((last - first) / 32))
+    [ "$width" -gt 20000000 ] || die "the job lasts $((last - first)) ns: too short for windows"
+    # window FROM: its answers from both (every type and state, compact, a
+    # page and the next, open ends), the rows the shards read for the first in $rows
+    window() {
+        local t0=$1 t1=$(($1 + width)) cur
+        at=$(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2)))
+        same 200 "timeline?$j&t0_ns=$t0&t1_ns=$t1"
+        rows=$(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2) - at))
+        [ "$(from_lmdb lmdb.out "l[-1]['events']")" -gt 100 ] || die "a window of few events: $(tail -1 "$dir/lmdb.out")"
+        same 200 "timeline?$j&t0_ns=$t0&t1_ns=$t1&format=compact&states=1&rank=1"
+        same 200 "timeline?$j&t0_ns=$t0&t1_ns=$t1&type=kernelch,proxyop&limit=200"
+        cur=$(from_lmdb lmdb.out "l[-1]['next_cursor']")
+        same 200 "timeline?$j&t0_ns=$t0&t1_ns=$t1&type=kernelch,proxyop&limit=200&cursor=$cur"
+    }
+    window $((first + 4 * width))
+    early=$rows
+    window $((first + 27 * width))
+    late=$rows
+    same 200 "timeline?$j&t0_ns=$((first + 30 * width))"
+    same 200 "timeline?$j&t1_ns=$((first + width))&type=coll"
+    [ "$(collector_metric ncclscope_collector_query_scoped_loads_total)" = $((compared - 2)) ] ||
+        die "not every window read alone: $(collector_metric ncclscope_collector_query_scoped_loads_total) scoped loads, $compared answers"
+    # a window with 27 thirty-seconds of the job before it reads about what
+    # one with 4 does, a fraction of the whole job (granules of 8,192 rows:
+    # the window's and those at the edges of each process's and ctx's)
+    [ "$late" -le $((2 * early)) ] && [ "$early" -le $((2 * late)) ] ||
+        die "windows of one width read $early and $late rows of ClickHouse"
+    [ "$late" -le $((whole / 3)) ] || die "a 32nd of the job read $late rows of ClickHouse, the whole job $whole"
+    echo "ch.sh ($mode): $compared answers identical; a 32nd of the job read $early and $late rows, the whole job $whole"
+    stop collector
+    stop collector_lmdb
+    ;;
 retain)
     start_collector 0 --store "$store" --ch-shards "$shards" --retain-age-s 3
     start_agent 0
@@ -758,7 +818,7 @@ retain)
     job=$first-later
     emulate --iters 400 --pace-us 20000 &
     emu=$!
-    rows_of() { one_value front "SELECT (SELECT count() FROM nsc.events WHERE job = '$1') + (SELECT count() FROM nsc.batches WHERE job = '$1') + (SELECT count() FROM nsc.states WHERE job = '$1') + (SELECT count() FROM nsc.contexts WHERE job = '$1') + (SELECT count() FROM nsc.jobs WHERE job = '$1') + (SELECT count() FROM nsc.ledger_marks WHERE job = '$1')"; }
+    rows_of() { one_value front "SELECT (SELECT count() FROM nsc.events WHERE job = '$1') + (SELECT count() FROM nsc.batches WHERE job = '$1') + (SELECT count() FROM nsc.states WHERE job = '$1') + (SELECT count() FROM nsc.contexts WHERE job = '$1') + (SELECT count() FROM nsc.jobs WHERE job = '$1') + (SELECT count() FROM nsc.ledger_marks WHERE job = '$1') + (SELECT count() FROM nsc.event_marks WHERE job = '$1')"; }
     wait_until 60 eval '[ "$(rows_of "$job")" -gt 0 ]' || die "the second job was not stored"
     wait_until 60 eval '[ "$(rows_of "$first")" = 0 ]' || die "the old job was not deleted: $(rows_of "$first") rows left"
     collector_metric_above ncclscope_collector_retained_jobs_total 0 || die "retention did not count the job"

@@ -492,3 +492,61 @@ Test(chrows, ledger_marks_ranges)
     }
     free_tabs(tabs);
 }
+
+/* The event marks of section b (process 77 of job "j" on host "h"): their
+ * number, and each row's bucket, t_min and t_max into want order. */
+static size_t marks_of(const nsc_store_batch *b, uint64_t (*got)[3], size_t cap)
+{
+    nsc_proc proc = {.pid = 77};
+    strcpy(proc.job, "j"), strcpy(proc.host, "h");
+    nsc_store_batch sb = *b;
+    sb.proc = &proc;
+    static nsc_ch_cols tabs[NSC_CH_NTABLES];
+    nsc_ch_rows_section(tabs, &(nsc_ch_origin){"a", 1, 2, 3}, &sb);
+    const nsc_ch_cols *m = &tabs[NSC_CH_EVENT_MARKS];
+    /* columns: job host pid bucket t_min t_max agent epoch batch_seq section */
+    size_t n = m->rows;
+    for (size_t k = 0; k < n && k < cap; k++) {
+        for (int i = 0; i < 3; i++)
+            got[k][i] = cell(m, 3 + (size_t)i, k, 8);
+        cr_assert_eq(cell(m, 2, k, 4), 77);
+        cr_assert_eq(cell(m, 9, k, 4), 3, "the section's identity");
+    }
+    free_tabs(tabs);
+    return n;
+}
+
+/* A section's marks: the range of its record times as a block bounds them
+ * (an event to its stop, or its start when that is later; states and
+ * completions at their times), a row per bucket of 2^30 ns it touches; past
+ * 64 buckets one row in the wide bucket; none without records. */
+Test(chrows, event_marks_cover_the_section)
+{
+    const uint64_t B = 1ull << NSC_CH_TIME_BITS;
+    nsc_event ev[2] = {{.id = 1, .start_ns = 3 * B + 5, .stop_ns = 4 * B + 7},
+                       {.id = 2, .start_ns = 4 * B + 9, .stop_ns = 2}};
+    nsc_state_rec st[1] = {{.id = 1, .ts_ns = 5 * B}};
+    nsc_completion cp[1] = {{.id = 1, .ts_ns = 3 * B + 1}};
+    uint64_t got[80][3];
+    size_t n = marks_of(&(nsc_store_batch){.events = ev, .nevents = 2, .states = st, .nstates = 1,
+                                           .completions = cp, .ncompletions = 1}, got, 80);
+    cr_assert_eq(n, 3, "buckets 3, 4 and 5: %zu rows", n);
+    for (size_t k = 0; k < n; k++) {
+        cr_assert_eq(got[k][0], 3 + k);
+        cr_assert(got[k][1] == 3 * B + 1 && got[k][2] == 5 * B, "row %zu: %" PRIu64 "..%" PRIu64, k, got[k][1],
+                  got[k][2]);
+    }
+    /* a later start than stop: the start ends the range */
+    n = marks_of(&(nsc_store_batch){.events = &ev[1], .nevents = 1}, got, 80);
+    cr_assert(n == 1 && got[0][0] == 4 && got[0][1] == 4 * B + 9 && got[0][2] == 4 * B + 9);
+    /* 64 buckets: a row each; 65: one wide row */
+    nsc_event wide = {.id = 3, .start_ns = 0, .stop_ns = 63 * B};
+    n = marks_of(&(nsc_store_batch){.events = &wide, .nevents = 1}, got, 80);
+    cr_assert(n == NSC_CH_TIME_SPAN && got[63][0] == 63, "%zu rows", n);
+    wide.stop_ns = 64 * B;
+    n = marks_of(&(nsc_store_batch){.events = &wide, .nevents = 1}, got, 80);
+    cr_assert(n == 1 && got[0][0] == NSC_CH_TIME_WIDE && got[0][1] == 0 && got[0][2] == 64 * B);
+    /* definitions alone: no mark */
+    nsc_str_def sd = {.id = 1, .text = "x"};
+    cr_assert_eq(marks_of(&(nsc_store_batch){.strs = &sd, .nstrs = 1}, got, 80), 0);
+}

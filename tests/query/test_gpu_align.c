@@ -8,6 +8,7 @@
  * lines of the unpaged read (the line is fitted over the whole window).
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +106,18 @@ static void gpu_errors(const run *x, const char *out, double *p99, double *cover
     *p99 = nsc_sim_quantile(err, n, 0.99);
 }
 
-static void with_store(int64_t step_ns, void (*check)(nsc_store *, const run *))
+/* A Coll of another communicator from 1 s to 31 s: the store's longest block. */
+static void put_long_block(nsc_store *st, run *x)
+{
+    nsc_proc p = nsc_test_proc("gpu", "stepper", 700, 0);
+    nsc_ctx_def ctx = nsc_test_ctx(1, 0x7777, 0, 1);
+    nsc_event ev = {.id = NEVENTS + 1, .type = NSC_T_COLL, .ctx = 1, .start_ns = nsc_sim_host_time(&x->h, 1e9),
+                    .stop_ns = nsc_sim_host_time(&x->h, 31e9)};
+    nsc_store_batch b = {&p, &ctx, 1, NULL, 0, &ev, 1, NULL, 0, NULL, 0};
+    cr_assert_eq(nsc_store_put(st, &b), 0);
+}
+
+static void with_store_long(int64_t step_ns, int long_block, void (*check)(nsc_store *, const run *))
 {
     static run x;
     x.h = (nsc_sim_host){2000000000000ull, 1000000000000ull, 80e-6, step_ns, STEP_AT_S * 1e9};
@@ -115,11 +127,18 @@ static void with_store(int64_t step_ns, void (*check)(nsc_store *, const run *))
     cr_assert_not_null(st);
     cr_assert_eq(nsc_store_begin(st, 1), 0);
     put_events(st, &x, 7);
+    if (long_block)
+        put_long_block(st, &x);
     put_model(st, &x, 8);
     cr_assert_eq(nsc_store_commit(st), 0);
     check(st, &x);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
+}
+
+static void with_store(int64_t step_ns, void (*check)(nsc_store *, const run *))
+{
+    with_store_long(step_ns, 0, check);
 }
 
 static void check_accuracy(nsc_store *st, const run *x)
@@ -191,4 +210,28 @@ static void check_paging(nsc_store *st, const run *x)
 Test(gpu_align, pages_equal_the_unpaged_read)
 {
     with_store(-20000000, check_paging);
+}
+
+/* The KernelCh lines of the window [25 s, 26 s] of each store. */
+static char *windows[2];
+
+static void keep_window(nsc_store *st, const run *x)
+{
+    char qs[160];
+    snprintf(qs, sizeof qs, "comm=0x6a11&type=kernelch&t0_ns=%" PRIu64 "&t1_ns=%" PRIu64,
+             nsc_sim_ref_time(&x->h, 25e9), nsc_sim_ref_time(&x->h, 26e9));
+    windows[windows[0] != NULL] = timeline(st, qs);
+}
+
+/* Blocks of 400 events (4 s) are walked from 4 s before the window; with a
+ * block of 30 s in the store, from 30 s before: those that end before the
+ * window add no pair to its GPU line. */
+Test(gpu_align, a_long_block_elsewhere_changes_no_gpu_time)
+{
+    with_store_long(-20000000, 0, keep_window);
+    with_store_long(-20000000, 1, keep_window);
+    cr_assert(strstr(windows[0], "\"gpu_clock\":\"fitted\""));
+    cr_assert_str_eq(windows[1], windows[0]);
+    free(windows[0]);
+    free(windows[1]);
 }

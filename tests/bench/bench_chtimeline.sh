@@ -1,0 +1,102 @@
+#!/bin/bash
+# bench_chtimeline.sh BIN_DIR PLUGIN [ITERS] [GROWTH] [TRIES] [BASE_BIN]: what a
+# timeline window read from ClickHouse costs as its job grows. Two emulated
+# jobs (2 nodes, 4 ranks, every event type, 10 ms between iterations) go
+# through a collector into two local clickhouse-server shards behind
+# Distributed tables (tests/clickhouse/lib.sh): "small" of ITERS iterations
+# (default 300) and "large" of GROWTH times as many (default 10). Once the
+# shards' merges settled, a collector started afresh that keeps no job
+# (ch_query_cache 0: each query loads what it reads, as for a running job) is
+# asked, of each job, the timeline of its first communicator from 1 s after
+# the job's first event to 2 s after: wall time (curl's time_total, median
+# and best of TRIES, default 5), the answer's size, the bytes the collector
+# read from ClickHouse, the rows ClickHouse read (query_log of both shards);
+# and the timeline of the whole job, for scale. With BASE_BIN (another
+# build's bin folder: the baseline), its collector is asked the same on the
+# same store, alternately, and must answer the same bytes but for GPU times
+# (a baseline from before 7bf9753 fits GPU lines otherwise). Not a ctest; the
+# figures go to docs/benchmarks.md.
+bin=$1 plugin=$2 iters=${3:-300} growth=${4:-10} tries=${5:-5} base=${6:-} mode=bench
+. "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/../clickhouse/lib.sh"
+ch_require
+ch_log_queries
+ch_cluster_store
+
+# median TIMES...: "median M s, best B s".
+median() {
+    python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]
+print("median %.3f s, best %.3f s" % (statistics.median(t), min(t)))' "$@"
+}
+
+settled() {
+    [ "$(ch_sql shard0 "SELECT count() FROM system.merges")$(ch_sql shard1 "SELECT count() FROM system.merges")" = 00 ]
+}
+
+shard_rows() { echo $(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2))); }
+
+# store NAME ITERS: job NAME through the agents into ClickHouse.
+store() {
+    local n
+    job=$1
+    emulate --iters "$2" --pace-us 10000
+    for n in 0 1; do wait_until 600 delivered $n || die "node $n did not deliver $1"; done
+}
+
+# ask NAME: its timelines from a fresh collector (and the baseline's).
+ask() {
+    local q name times base_times read rows comm first http_base=
+    wait_until 600 settled || die "the shards' merges did not settle in 10 minutes"
+    if [ -n "$base" ]; then
+        bin=$base NCCLSCOPE_CH_QUERY_CACHE=0 start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb-base"
+        pids[collector_base]=${pids[collector]} http_base=$http
+        unset "pids[collector]"
+    fi
+    NCCLSCOPE_CH_QUERY_CACHE=0 start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    comm=$(curl -sf -m 600 "http://127.0.0.1:$http/api/v1/comms?job=$1" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["comms"][0]["comm"])') || die "no comms of $1"
+    first=$(curl -sf -m 600 "http://127.0.0.1:$http/api/v1/timeline?job=$1&comm=$comm&type=coll&limit=1" |
+        python3 -c 'import json,sys; print([json.loads(l)["start_ns"] for l in sys.stdin if "start_ns" in l][0])') ||
+        die "no first event of $1"
+    for q in "timeline?job=$1&comm=$comm&t0_ns=$((first + 1000000000))&t1_ns=$((first + 2000000000))&limit=1000000" \
+             "timeline?job=$1&comm=$comm&limit=1000000"; do
+        name=window times=() base_times=()
+        case $q in *t0_ns*) ;; *) name=whole ;; esac
+        rows=$(shard_rows)
+        curl -sf -m 600 -o /dev/null "http://127.0.0.1:$http/api/v1/$q" || die "$q failed"
+        rows=$(($(shard_rows) - rows))
+        read=$(collector_metric ncclscope_collector_query_read_bytes_total)
+        for _ in $(seq "$tries"); do
+            [ -z "$http_base" ] || base_times+=("$(curl -sf -m 600 -o "$dir/$1.$name.base" -w '%{time_total}' \
+                "http://127.0.0.1:$http_base/api/v1/$q")") || die "$q failed (baseline)"
+            times+=("$(curl -sf -m 600 -o "$dir/$1.$name" -w '%{time_total}' "http://127.0.0.1:$http/api/v1/$q")") ||
+                die "$q failed"
+        done
+        read=$((($(collector_metric ncclscope_collector_query_read_bytes_total) - read) / tries))
+        echo "$1: $name $(median "${times[@]}"), $(stat -c %s "$dir/$1.$name") bytes," \
+             "$(grep -c '"kind":"event"' "$dir/$1.$name") events, read $read bytes, ClickHouse read $rows rows"
+        if [ -n "$http_base" ]; then
+            # GPU times aside: a baseline from before 7bf9753 fits its GPU lines
+            # with blocks that ended before the window too
+            cmp -s <(sed -E 's/"gpu_(start|stop|err)_ns":[0-9]+//g' "$dir/$1.$name") \
+                <(sed -E 's/"gpu_(start|stop|err)_ns":[0-9]+//g' "$dir/$1.$name.base") ||
+                die "$1 $name: the baseline answered other bytes"
+            echo "$1: $name baseline $(median "${base_times[@]}")"
+        fi
+    done
+    stop collector
+    [ -z "$http_base" ] || stop collector_base
+}
+
+start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+start_agent 0
+start_agent 1
+store small "$iters"
+store large $((iters * growth))
+for n in 0 1; do stop agent$n; done
+stop collector
+echo "events stored: small $(ch_sql front "SELECT count() FROM nsc.events WHERE job = 'small'")," \
+     "large $(ch_sql front "SELECT count() FROM nsc.events WHERE job = 'large'")"
+ask small
+ask large
+echo "load $(cut -d' ' -f1 /proc/loadavg)"
