@@ -54,6 +54,7 @@ static const nsc_opt opts[] = {
     MS("webhook_timeout_ms", "NCCLSCOPE_WEBHOOK_TIMEOUT_MS", webhook_timeout_ms, "2000", "a webhook POST without an answer this long has failed"),
     NUM("webhook_retries", "NCCLSCOPE_WEBHOOK_RETRIES", webhook_retries, "5", "retries of a failed webhook POST before the verdict is given up (0..30)"),
     MS("webhook_backoff_ms", "NCCLSCOPE_WEBHOOK_BACKOFF_MS", webhook_backoff_ms, "500", "wait before the first retry; it doubles at each retry, to 60 s at most"),
+    MS("webhook_settle_ms", "NCCLSCOPE_WEBHOOK_SETTLE_MS", webhook_settle_ms, "3000", "a verdict is posted once every root-cause pass over this long found it (one found on a partial view, a share of the job still on its way, is gone before then)"),
     TXT("detail", "NCCLSCOPE_COLLECTOR_DETAIL", detail, "all", "all: the agents send every raw event; on-demand: they keep them (agent detail = on-demand) and timeline, export and the web timeline fetch their window first"),
     MS("detail_wait_ms", "NCCLSCOPE_DETAIL_WAIT_MS", detail_wait_ms, "5000", "detail = on-demand: a query waits this long at most for the agents' detail, then answers with what is held and says what is missing"),
     MS("detail_span_ms", "NCCLSCOPE_DETAIL_SPAN_MS", detail_span_ms, "10000", "detail = on-demand: each verdict (hang, stall, straggler, slow link or NIC) fetches its job's detail this long before and after it, and keeps it"),

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/types.h>
 
 #include <event2/buffer.h>
 
@@ -56,6 +55,7 @@ struct nsc_rcmetrics {
     uint64_t passes;     /* passes rendered */
     uint64_t triggered;  /* passes run early for new ledger records */
     uint64_t ledger_seen;  /* ledger records stored when the last pass began */
+    uint64_t settles_at;   /* a verdict held becomes one to post then (monotonic; 0: none waits) */
     uint64_t cpu_ns;     /* the thread's CPU time in passes, all of them */
     uint64_t version_reads;  /* store versions read (ended jobs, rootcause_recheck_ms) */
     uint64_t blocks;     /* raw event blocks the passes' queries decoded */
@@ -151,7 +151,8 @@ static int64_t wall_now_ns(void)
 
 /* Tell of r's problems: each new verdict (its kind and place, whatever the
  * seq) to the verdicts' fetches; to the webhook those vposts.h says this
- * collector posts now (when it announces the job). */
+ * collector posts now (when it announces the job). At every pass, the job
+ * analysed or not: a done job's verdicts settle, or are taken over, too. */
 static void announce(nsc_rcmetrics *m, job_result *r, uint64_t now)
 {
     const nsc_problem **fresh = malloc((r->n + 1) * sizeof *fresh);
@@ -161,7 +162,8 @@ static void announce(nsc_rcmetrics *m, job_result *r, uint64_t now)
     int owner = m->hook && m->c->store.ops->announces(m->c->store.h, r->name);
     hook_post h = {.hook = m->hook, .job = r->name};
     /* out of memory: what it could not record is offered again at the next pass */
-    (void)nsc_vposts_pass(&r->posts, r->p, r->n, now, wall_now_ns(), settle_ns(m->c), owner, fresh, &nfresh, post_verdict, &h);
+    (void)nsc_vposts_pass(&r->posts, r->p, r->n, now, wall_now_ns(), m->c->cfg.webhook_settle_ms * 1000000ull, owner,
+                          fresh, &nfresh, post_verdict, &h);
     if (m->vf && nfresh)
         nsc_vfetch_verdicts(m->vf, r->name, fresh, nfresh, now);
     free(fresh);
@@ -250,7 +252,23 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     free(r->p);
     r->p = p, r->n = n, r->seen_with = view;
     r->done = r->quiet_ns && now - r->quiet_ns >= settle_ns(m->c);
-    announce(m, r, now);
+}
+
+/* Each job of this pass's verdicts told (announce), and when the first
+ * verdict waiting settles: a pass is due then. */
+static void tell(nsc_rcmetrics *m)
+{
+    uint64_t now = nsc_mono_ns(), settle = m->c->cfg.webhook_settle_ms * 1000000ull;
+    m->settles_at = 0;
+    for (size_t i = 0; i < m->njobs; i++) {
+        job_result *r = &m->jobs[i];
+        if (!r->seen)
+            continue;
+        announce(m, r, now);
+        uint64_t at = m->hook ? nsc_vposts_due(&r->posts, settle) : 0;
+        if (at && (!m->settles_at || at < m->settles_at))
+            m->settles_at = at;
+    }
 }
 
 /* Forget the jobs the live state no longer lists. */
@@ -403,6 +421,7 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
         if (name)
             analyse(m, status, name, f);
     }
+    tell(m);
     drop_unseen(m);
     m->passes++;
     m->cpu_ns += nsc_thread_cpu_ns() - cpu0;
@@ -420,14 +439,15 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
 /* 1 when a pass is due: every rootcause_interval_ms, and sooner (not before
  * rootcause_trigger_ms) once ledger records were stored since the last: a
  * fault's evidence arrives as ledger records, and a verdict waiting for the
- * next period would be late by up to a whole one. */
+ * next period would be late by up to a whole one. Sooner too once a verdict
+ * held has settled (webhook_settle_ms): a pass must find it again to post it. */
 static int due(nsc_rcmetrics *m, uint64_t waited)
 {
     const nsc_coll_cfg *cfg = &m->c->cfg;
     uint64_t stored = atomic_load_explicit(&m->c->stats.ledger_stored, memory_order_relaxed);
     int early = cfg->rootcause_trigger_ms && waited >= cfg->rootcause_trigger_ms && stored != m->ledger_seen;
     if (waited < cfg->rootcause_interval_ms && !early)
-        return 0;
+        return m->settles_at && nsc_mono_ns() >= m->settles_at;
     m->triggered += waited < cfg->rootcause_interval_ms;
     m->ledger_seen = stored;
     return 1;

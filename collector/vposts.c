@@ -16,9 +16,11 @@ typedef struct verdict_key {
 
 struct nsc_vpost {
     verdict_key k;
-    nsc_problem last;  /* as the last pass that held it found it */
-    int64_t found_ns;  /* when first found (wall clock) */
-    int posted;
+    nsc_problem last;     /* as the last pass that held it found it */
+    uint64_t since_ns;    /* held by every pass since (monotonic), if holding */
+    int64_t found_ns;     /* ... the wall clock then */
+    int held, holding;    /* held by this pass; by every pass since since_ns */
+    int settled, posted;
 };
 
 static verdict_key key_of(const nsc_problem *p)
@@ -39,7 +41,7 @@ int nsc_vposts_same(const nsc_problem *a, const nsc_problem *b)
 }
 
 /* p's verdict: its index in v, added (*fresh set) if new; -1 out of memory. */
-static ptrdiff_t find(nsc_vposts *v, const nsc_problem *p, int64_t wall_ns, int *fresh)
+static ptrdiff_t find(nsc_vposts *v, const nsc_problem *p, int *fresh)
 {
     verdict_key k = key_of(p);
     size_t j = 0;
@@ -49,30 +51,48 @@ static ptrdiff_t find(nsc_vposts *v, const nsc_problem *p, int64_t wall_ns, int 
     if (*fresh) {
         if (nsc_grow(&v->v, v->n, &v->cap, sizeof *v->v, 8))
             return -1;
-        v->v[v->n++] = (nsc_vpost){.k = k, .found_ns = wall_ns};
+        v->v[v->n++] = (nsc_vpost){.k = k};
     }
     return (ptrdiff_t)j;
 }
 
-int nsc_vposts_pass(nsc_vposts *v, const nsc_problem *p, size_t n, uint64_t now_ns, int64_t wall_ns, uint64_t settle_ns,
-                    int announces, const nsc_problem **fresh, size_t *nfresh, nsc_vposts_post_fn post, void *arg)
+/* The pass's problems: each one's verdict held, its run of passes begun if
+ * it was not holding. */
+static int hold(nsc_vposts *v, const nsc_problem *p, size_t n, uint64_t now_ns, int64_t wall_ns,
+                const nsc_problem **fresh, size_t *nfresh)
 {
-    (void)now_ns, (void)settle_ns;
-    int rc = 0, took_over = announces && v->passed && !v->announced;
-    v->passed = 1, v->announced = announces;
-    *nfresh = 0;
+    int rc = 0;
+    for (size_t i = 0; i < v->n; i++)
+        v->v[i].held = 0;
     for (size_t i = 0; i < n; i++) {
         int is_new;
-        ptrdiff_t j = find(v, &p[i], wall_ns, &is_new);
+        ptrdiff_t j = find(v, &p[i], &is_new);
         if (j < 0) {
             rc = -1;
             continue;
         }
         nsc_vpost *e = &v->v[j];
         e->last = p[i];
+        e->held = 1;
+        if (!e->holding)
+            e->holding = 1, e->since_ns = now_ns, e->found_ns = wall_ns;
         if (is_new)
             fresh[(*nfresh)++] = &p[i];
-        if (announces && !e->posted && (is_new || took_over))
+    }
+    return rc;
+}
+
+int nsc_vposts_pass(nsc_vposts *v, const nsc_problem *p, size_t n, uint64_t now_ns, int64_t wall_ns, uint64_t settle_ns,
+                    int announces, const nsc_problem **fresh, size_t *nfresh, nsc_vposts_post_fn post, void *arg)
+{
+    *nfresh = 0;
+    int rc = hold(v, p, n, now_ns, wall_ns, fresh, nfresh);
+    for (size_t i = 0; i < v->n; i++) {
+        nsc_vpost *e = &v->v[i];
+        /* gone before it settled: a partial view's, replaced by the right one */
+        e->holding &= e->held;
+        e->settled |= e->holding && now_ns - e->since_ns >= settle_ns;
+        if (announces && e->settled && !e->posted)
             e->posted = post(arg, &e->last, e->found_ns) == 0;
     }
     return rc;
@@ -80,8 +100,13 @@ int nsc_vposts_pass(nsc_vposts *v, const nsc_problem *p, size_t n, uint64_t now_
 
 uint64_t nsc_vposts_due(const nsc_vposts *v, uint64_t settle_ns)
 {
-    (void)v, (void)settle_ns;
-    return 0;
+    uint64_t due = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const nsc_vpost *e = &v->v[i];
+        if (e->holding && !e->settled && (!due || e->since_ns + settle_ns < due))
+            due = e->since_ns + settle_ns;
+    }
+    return due;
 }
 
 void nsc_vposts_free(nsc_vposts *v)
