@@ -49,7 +49,7 @@ static const nsc_opt opts[] = {
     NUM("rootcause_window_seqs", "NCCLSCOPE_ROOTCAUSE_WINDOW_SEQS", rootcause_window_seqs, "2048", "a root-cause pass reads each communicator from the last pass's settled point, its last this many seqs at most; verdicts found before stay (0: the whole job at every pass)"),
     MS("rootcause_p2p_lag_ms", "NCCLSCOPE_ROOTCAUSE_P2P_LAG_MS", rootcause_p2p_lag_ms, "10000", "a root-cause pass settles a communicator's Send/Recv pairs only this long before its latest event; a record later than this behind its rank's later ones is missed"),
     MS("rootcause_recheck_ms", "NCCLSCOPE_ROOTCAUSE_RECHECK_MS", rootcause_recheck_ms, "10000", "a job whose processes all stopped is analysed again when the store holds more of it until this long after they stopped (its version read at every pass until then)"),
-    TXT("webhook_url", "NCCLSCOPE_WEBHOOK_URL", webhook_url, "", "POST each new verdict of the root-cause passes here as JSON (http:// or https://; empty: no webhook)"),
+    TXT("webhook_url", "NCCLSCOPE_WEBHOOK_URL", webhook_url, "", "POST each verdict of the root-cause passes here as JSON once it settled (http:// or https://; empty: no webhook)"),
     NUM("webhook_queue", "NCCLSCOPE_WEBHOOK_QUEUE", webhook_queue, "256", "verdicts waiting for the webhook at most; more are dropped, counted (1..65536)"),
     MS("webhook_timeout_ms", "NCCLSCOPE_WEBHOOK_TIMEOUT_MS", webhook_timeout_ms, "2000", "a webhook POST without an answer this long has failed"),
     NUM("webhook_retries", "NCCLSCOPE_WEBHOOK_RETRIES", webhook_retries, "5", "retries of a failed webhook POST before the verdict is given up (0..30)"),
