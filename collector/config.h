@@ -50,6 +50,7 @@ typedef struct nsc_coll_cfg {
     uint64_t rootcause_recheck_ms;   /* an ended job's store version is read this long after it ended */
     char webhook_url[1024];    /* a POST per new verdict (webhook.h); empty: none */
     uint64_t webhook_queue, webhook_timeout_ms, webhook_retries, webhook_backoff_ms;
+    uint64_t webhook_settle_ms;  /* every pass holds a verdict this long before it is posted */
     char detail[16];           /* "all" or "on-demand": whether queries fetch raw detail first */
     uint64_t detail_wait_ms;   /* a query waits this long at most for the agents' detail */
     uint64_t detail_span_ms;   /* detail fetched this long before and after each verdict */

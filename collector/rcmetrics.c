@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/types.h>
 
 #include <event2/buffer.h>
 
@@ -20,27 +19,14 @@
 #include "prom.h"
 #include "statusdoc.h"
 #include "utc.h"
-#include "webhook.h"
 #include "vfetch.h"
+#include "vposts.h"
+#include "webhook.h"
 
 #define RCM_POLL_MS 100
 /* Verdicts a job holds at most, those of the last pass and those carried
  * from before its window. */
 #define RCM_MAX_HELD (2 * NSC_DIAG_MAX_PROBLEMS)
-
-/* What makes a verdict the same one at the next pass: its kind and place,
- * not its figures or text (durations that grow while it lasts). */
-typedef struct verdict_key {
-    char kind[24], comm[24];
-    int64_t rank, peer, channel;
-    char hosts[2][64];
-} verdict_key;
-
-/* A verdict as the passes know it, and whether this collector posted it. */
-typedef struct known_verdict {
-    verdict_key k;
-    int posted;
-} known_verdict;
 
 typedef struct job_result {
     char name[128];
@@ -49,9 +35,7 @@ typedef struct job_result {
     uint64_t quiet_ns;  /* since when none of them is alive (0: one is) */
     nsc_problem *p;  /* its problems (places and kinds are what is used) */
     size_t n;
-    known_verdict *known;  /* the verdicts found (told to the fetches) */
-    size_t nknown, known_cap;
-    int announces;  /* this collector posted the job's verdicts at its last pass (-1: none yet) */
+    nsc_vposts posts;  /* its verdicts, which of them were posted (vposts.h) */
     nsc_rc_carry carry;  /* a windowed pass: what it goes on from (diag.h) */
 } job_result;
 
@@ -71,6 +55,7 @@ struct nsc_rcmetrics {
     uint64_t passes;     /* passes rendered */
     uint64_t triggered;  /* passes run early for new ledger records */
     uint64_t ledger_seen;  /* ledger records stored when the last pass began */
+    uint64_t settles_at;   /* a verdict held becomes one to post then (monotonic; 0: none waits) */
     uint64_t cpu_ns;     /* the thread's CPU time in passes, all of them */
     uint64_t version_reads;  /* store versions read (ended jobs, rootcause_recheck_ms) */
     uint64_t blocks;     /* raw event blocks the passes' queries decoded */
@@ -101,7 +86,6 @@ static job_result *result_of(nsc_rcmetrics *m, const char *name)
     job_result *r = &m->jobs[m->njobs++];
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name);
-    r->announces = -1;
     return r;
 }
 
@@ -116,30 +100,18 @@ static uint64_t settle_ns(const nsc_collector *c)
 static void forget(job_result *r)
 {
     free(r->p);
-    free(r->known);
+    nsc_vposts_free(&r->posts);
     nsc_rc_carry_free(&r->carry);
 }
 
-static verdict_key key_of(const nsc_problem *p)
-{
-    verdict_key k;
-    memset(&k, 0, sizeof k);
-    memcpy(k.kind, p->kind, sizeof k.kind);
-    memcpy(k.comm, p->comm, sizeof k.comm);
-    memcpy(k.hosts, p->hosts, sizeof k.hosts);
-    k.rank = p->rank, k.peer = p->peer, k.channel = p->channel;
-    return k;
-}
-
-/* The webhook's body for a verdict of job: {"job", "found" (UTC, this
- * pass), "problem" (as diagnose lists it)}; NULL without memory. */
-static char *verdict_body(const char *job, const nsc_problem *p)
+/* The webhook's body for a verdict of job: {"job", "found" (UTC, the pass
+ * that first found it), "problem" (as diagnose lists it)}; NULL without
+ * memory. */
+static char *verdict_body(const char *job, const nsc_problem *p, int64_t found_ns)
 {
     char *text = NULL, found[NSC_UTC_MAX];
     size_t len = 0;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    nsc_utc_iso((int64_t)now.tv_sec * 1000000000 + now.tv_nsec, found, sizeof found);
+    nsc_utc_iso(found_ns, found, sizeof found);
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return NULL;
@@ -155,53 +127,43 @@ static char *verdict_body(const char *job, const nsc_problem *p)
     return text;
 }
 
-/* r's verdict k: its index in r->known, added (*fresh set) if new. -1:
- * out of memory. */
-static ssize_t known_of(job_result *r, const verdict_key *k, int *fresh)
+typedef struct hook_post {
+    nsc_webhook *hook;
+    const char *job;
+} hook_post;
+
+static int post_verdict(void *arg, const nsc_problem *p, int64_t found_ns)
 {
-    size_t j = 0;
-    while (j < r->nknown && memcmp(&r->known[j].k, k, sizeof *k))
-        j++;
-    *fresh = j == r->nknown;
-    if (*fresh) {
-        if (nsc_grow(&r->known, r->nknown, &r->known_cap, sizeof *r->known, 8))
-            return -1;
-        r->known[r->nknown++] = (known_verdict){.k = *k};
-    }
-    return (ssize_t)j;
+    hook_post *h = arg;
+    char *body = verdict_body(h->job, p, found_ns);
+    if (!body)
+        return -1;
+    nsc_webhook_post(h->hook, body);
+    return 0;
+}
+
+static int64_t wall_now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
 /* Tell of r's problems: each new verdict (its kind and place, whatever the
- * seq) to the verdicts' fetches; to the webhook, one POST per verdict and
- * not one per pass, when this collector announces the job. One that takes
- * the job over (its announcer stopped heartbeating) also posts the job's
- * current verdicts it has not posted, which the other may not have posted
- * before it stopped: such a verdict may reach the receiver twice, never
- * not at all. */
+ * seq) to the verdicts' fetches; to the webhook those vposts.h says this
+ * collector posts now (when it announces the job). At every pass, the job
+ * analysed or not: a done job's verdicts settle, or are taken over, too. */
 static void announce(nsc_rcmetrics *m, job_result *r, uint64_t now)
 {
     const nsc_problem **fresh = malloc((r->n + 1) * sizeof *fresh);
     size_t nfresh = 0;
-    int owner = m->c->store.ops->announces(m->c->store.h, r->name);
-    int took_over = owner && r->announces == 0;
-    r->announces = owner;
-    for (size_t i = 0; fresh && i < r->n; i++) {
-        verdict_key k = key_of(&r->p[i]);
-        int is_new;
-        ssize_t j = known_of(r, &k, &is_new);
-        if (j < 0)
-            continue;
-        if (is_new)
-            fresh[nfresh++] = &r->p[i];
-        known_verdict *kv = &r->known[j];
-        if (!m->hook || !owner || kv->posted || !(is_new || took_over))
-            continue;
-        char *body = verdict_body(r->name, &r->p[i]);
-        if (body) {
-            nsc_webhook_post(m->hook, body);
-            kv->posted = 1;
-        }
-    }
+    if (!fresh)
+        return;
+    int owner = m->hook && m->c->store.ops->announces(m->c->store.h, r->name);
+    hook_post h = {.hook = m->hook, .job = r->name};
+    /* out of memory: what it could not record is offered again at the next pass */
+    (void)nsc_vposts_pass(&r->posts, r->p, r->n, now, wall_now_ns(), m->c->cfg.webhook_settle_ms * 1000000ull, owner,
+                          fresh, &nfresh, post_verdict, &h);
     if (m->vf && nfresh)
         nsc_vfetch_verdicts(m->vf, r->name, fresh, nfresh, now);
     free(fresh);
@@ -233,11 +195,9 @@ static nsc_problem *merge(const job_result *r, const nsc_findings *f, const nsc_
     memcpy(p, f->p, f->n * sizeof *p);
     *n = f->n;
     for (size_t i = 0; i < r->n; i++) {
-        verdict_key k = key_of(&r->p[i]);
         size_t j = 0;
-        for (verdict_key kj; j < f->n; j++)
-            if (kj = key_of(&p[j]), memcmp(&k, &kj, sizeof k) == 0)
-                break;
+        while (j < f->n && !nsc_vposts_same(&r->p[i], &p[j]))
+            j++;
         if (j < f->n && r->p[i].began[0])
             memcpy(p[j].began, r->p[i].began, sizeof p[j].began);
         else if (j == f->n && *n < RCM_MAX_HELD &&
@@ -292,7 +252,23 @@ static void analyse(nsc_rcmetrics *m, const nsc_json *status, const char *name, 
     free(r->p);
     r->p = p, r->n = n, r->seen_with = view;
     r->done = r->quiet_ns && now - r->quiet_ns >= settle_ns(m->c);
-    announce(m, r, now);
+}
+
+/* Each job of this pass's verdicts told (announce), and when the first
+ * verdict waiting settles: a pass is due then. */
+static void tell(nsc_rcmetrics *m)
+{
+    uint64_t now = nsc_mono_ns(), settle = m->c->cfg.webhook_settle_ms * 1000000ull;
+    m->settles_at = 0;
+    for (size_t i = 0; i < m->njobs; i++) {
+        job_result *r = &m->jobs[i];
+        if (!r->seen)
+            continue;
+        announce(m, r, now);
+        uint64_t at = m->hook ? nsc_vposts_due(&r->posts, settle) : 0;
+        if (at && (!m->settles_at || at < m->settles_at))
+            m->settles_at = at;
+    }
 }
 
 /* Forget the jobs the live state no longer lists. */
@@ -445,6 +421,7 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
         if (name)
             analyse(m, status, name, f);
     }
+    tell(m);
     drop_unseen(m);
     m->passes++;
     m->cpu_ns += nsc_thread_cpu_ns() - cpu0;
@@ -462,14 +439,15 @@ static void pass(nsc_rcmetrics *m, nsc_findings *f)
 /* 1 when a pass is due: every rootcause_interval_ms, and sooner (not before
  * rootcause_trigger_ms) once ledger records were stored since the last: a
  * fault's evidence arrives as ledger records, and a verdict waiting for the
- * next period would be late by up to a whole one. */
+ * next period would be late by up to a whole one. Sooner too once a verdict
+ * held has settled (webhook_settle_ms): a pass must find it again to post it. */
 static int due(nsc_rcmetrics *m, uint64_t waited)
 {
     const nsc_coll_cfg *cfg = &m->c->cfg;
     uint64_t stored = atomic_load_explicit(&m->c->stats.ledger_stored, memory_order_relaxed);
     int early = cfg->rootcause_trigger_ms && waited >= cfg->rootcause_trigger_ms && stored != m->ledger_seen;
     if (waited < cfg->rootcause_interval_ms && !early)
-        return 0;
+        return m->settles_at && nsc_mono_ns() >= m->settles_at;
     m->triggered += waited < cfg->rootcause_interval_ms;
     m->ledger_seen = stored;
     return 1;

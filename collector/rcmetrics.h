@@ -17,11 +17,12 @@
  * (nsc_rcmetrics_changed); a running one is analysed again at every pass. At most cfg.metrics_max_hosts hosts
  * (and as many host pairs), those with the most causes, are exported; the
  * rest are counted in ncclscope_collector_metrics_hosts_omitted. The scrape
- * only copies the text the last pass rendered. With webhook_url, each
- * verdict (a problem's kind and place) a job's pass finds that no earlier
- * pass of the job found goes to the webhook (webhook.h), once.
- * only copies the text the last pass rendered. With detail = on-demand it
- * also hands each job's problems to the verdicts' fetches (vfetch.h).
+ * only copies the text the last pass rendered. With webhook_url, the
+ * verdicts (a problem's kind and place) of the jobs this collector
+ * announces go to the webhook (webhook.h) once each, after every pass over
+ * cfg.webhook_settle_ms found them (vposts.h; a pass is run when one
+ * settles). With detail = on-demand it also hands each new verdict to the
+ * verdicts' fetches (vfetch.h).
  */
 #ifndef NCCLSCOPE_COLLECTOR_RCMETRICS_H
 #define NCCLSCOPE_COLLECTOR_RCMETRICS_H

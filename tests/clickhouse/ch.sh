@@ -116,7 +116,8 @@
 #                 kill -9 of a once the hang began but before hang_ms
 #                 passed: b's diagnose still reaches the verdict, and b
 #                 posts it to the webhook (the job is b's to announce, or
-#                 becomes b's once a's snapshot is stale).
+#                 becomes b's once a's snapshot is stale), and no missing
+#                 verdict at another rank (a partial view's) is posted.
 # current:        a current ClickHouse release: a recording proxy
 #                 (record.py) in front of each of the three 18.16 servers
 #                 while a collector stores a job, answers every query
@@ -463,6 +464,14 @@ keys = [(p["job"], p["kind"], p["comm"], p["rank"], p["peer"], p["channel"], tup
 if len(sys.argv) > 5 and len(set(keys)) != len(keys):
     sys.exit("posted more than once: %s" % sorted({k for k in keys if keys.count(k) > 1}))
 sys.exit(0 if any(k[:2] == (job, kind) and k[3] == rank for k in keys) else 1)' "$dir/hook.log" "$job" "$1" "$2" ${3:-}
+}
+
+# hook_only KIND RANK: every verdict KIND of the job the receiver got is at RANK.
+hook_only() {
+    python3 -c 'import json, sys
+log, job, kind, rank = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+got = [b["problem"] for b in map(json.loads, open(log)) if b["job"] == job and b["problem"]["kind"] == kind]
+sys.exit(0 if got and all(p["rank"] == rank for p in got) else 1)' "$dir/hook.log" "$job" "$1" "$2"
 }
 
 # two_collectors_job: two_collectors, and a 20-iteration job delivered.
@@ -1019,6 +1028,9 @@ verdict_kill)
     # b posts it: a announced none, and b takes a's jobs once a's snapshot is stale
     wait_until 30 hook_has missing 1 || die "b did not post the verdict: $(cat "$dir/hook.log" 2>/dev/null)"
     hang_end
+    # nor one that diagnose replaced: a view without rank 0's record in
+    # collective 3 (a's rows not inserted, or sent to b again) has rank 0 missing too
+    hook_only missing 1 || die "a verdict diagnose replaced was posted: $(cat "$dir/hook.log")"
     ;;
 current)
     # every request the collector makes of the 18.16 cluster, through a

@@ -180,6 +180,7 @@ Test(collector_config, webhook)
     cr_assert_eq(c.webhook_timeout_ms, 2000);
     cr_assert_eq(c.webhook_retries, 5);
     cr_assert_eq(c.webhook_backoff_ms, 500);
+    cr_assert_eq(c.webhook_settle_ms, 3000);
     char *on[] = {"collector", "--webhook-url", "https://hooks.example/n", "--webhook-backoff-ms", "1s"};
     cr_assert_eq(load(&c, 5, on), 0);
     cr_assert_str_eq(c.webhook_url, "https://hooks.example/n");

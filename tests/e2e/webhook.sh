@@ -5,7 +5,8 @@
 # passes every 300 ms, and the receiver webhook_receiver.py.
 #
 #   webhook.sh BIN_DIR PLUGIN once   the receiver answers its first 2 POSTs
-#                                    500; a ring job with a slow link and one
+#                                    500 (webhook_settle_ms 1 s); a ring job
+#                                    with a slow link and one
 #                                    that hangs: once both jobs have ended and
 #                                    15 more passes have run, the receiver has
 #                                    each verdict exactly once (job, kind and
@@ -74,7 +75,11 @@ diagnose_job() {
 case $mode in
 once)
     receiver --fail-first 2
-    start_all --hang-ms 300 --rootcause-interval-ms 300 --webhook-url "$hook" --webhook-backoff-ms 50
+    # the hang lasts 3 s, its lagging verdict 2.7 s of it (hang_ms 300 ms):
+    # a verdict settles in 1 s here, as the 3 s default does for the
+    # default hang_ms of 10 s
+    start_all --hang-ms 300 --rootcause-interval-ms 300 --webhook-url "$hook" --webhook-backoff-ms 50 \
+        --webhook-settle-ms 1000
     ring_job slowlink --slow-link 1:2:4
     NCCLSCOPE_JOB=hang "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --nodes $nodes \
         --ranks-per-node 1 --scenario hang --hang-rank 3 --hang-after 2 --hang-ms 3000 --iters 5 --pace-us 20000 \
