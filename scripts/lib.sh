@@ -17,13 +17,16 @@ ctest_report() {
   return "$rc"
 }
 
-# ctest_failed_tails LOG LABEL: each failed test's name and the last lines it
-# printed, last in the report so that a shortened CI log still names them.
+# ctest_failed_tails LOG LABEL: each failed test's name, its scripts' and
+# checkers' own messages and the last lines it printed, last in the report so
+# that a shortened CI log still names them.
 ctest_failed_tails() {
   local log=$1 label=$2 num
   for num in $(sed -n '/The following tests FAILED:/,$p' "$log" |
                sed -nE 's/^[[:space:]]+([0-9]+) - .*/\1/p'); do
-    echo "$label: failed test $num: $(grep -E "^ *$num/[0-9]+ Test +#$num:" "$log" | head -1 | sed -E 's/ +/ /g')"
-    grep -E "^$num: " "$log" | tail -15 | sed "s/^/$label:   /"
+    echo "$label: failed test $num: $(grep -E "Test +#$num:" "$log" | head -1 | sed -E 's/ +/ /g')"
+    grep -E "^$num: ([^ ]+\.(sh|py)( \([^)]*\))?|nsc-[a-z-]+): |^$num: .*(\[FAIL\]|Assertion)" "$log" |
+        head -10 | sed "s/^/$label:   /"
+    grep -E "^$num: " "$log" | tail -8 | sed "s/^/$label:   /"
   done
 }
