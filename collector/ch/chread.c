@@ -903,22 +903,26 @@ static int scope_span(const source *src, size_t nsrc, const nsc_query_scope *sco
 
 /* A window on each host's clock: SQL over a row's host (host_times, and
  * NSC_CLOCK_INVERT_SLACK_NS wider again: the engine's own margin is
- * computed apart) and the buckets that can hold its sections. */
+ * computed apart) and the buckets that can hold its sections; with a
+ * communicator, only the processes of its ranks in the scope's span. */
 typedef struct tspan {
     char from[STARTS_MAX], till[STARTS_MAX];  /* till[0] 0: no end */
     uint64_t b0, b1;
+    const nsc_query_scope *scope;
 } tspan;
 
 #define SLACK_SQL "10000000"
+#define KEYS_MAX 8192  /* window_keys' ranges: about 40 processes' */
 _Static_assert(NSC_CLOCK_INVERT_SLACK_NS == 10000000, "SLACK_SQL is the slack");
 
-/* t0, t1 (aligned; 0, UINT64_MAX: open) on each host's clock into *w: 1
- * when the hosts do not fit (the whole job is read then). */
-static int window_times(const source *src, size_t nsrc, uint64_t t0, uint64_t t1, tspan *w, char *err,
+/* scope's t0, t1 (aligned; 0, UINT64_MAX: open) on each host's clock into
+ * *w: 1 when the hosts do not fit (the whole job is read then). */
+static int window_times(const source *src, size_t nsrc, const nsc_query_scope *scope, tspan *w, char *err,
                         size_t errcap)
 {
-    uint64_t r0[2] = {0, 0}, r1[2] = {UINT64_MAX, UINT64_MAX};
+    uint64_t r0[2] = {0, 0}, r1[2] = {UINT64_MAX, UINT64_MAX}, t0 = scope->t0, t1 = scope->t1;
     int rc = 0;
+    w->scope = scope;
     snprintf(w->from, sizeof w->from, "0");
     w->till[0] = 0;
     if (t0)
@@ -933,15 +937,24 @@ static int window_times(const source *src, size_t nsrc, uint64_t t0, uint64_t t1
 }
 
 /* "FROM event_marks WHERE ..." of the sections of src's job whose record
- * times reach into w: a range of the table's key (and the wide bucket). */
+ * times reach into w: a range of the table's key (and the wide bucket),
+ * with a communicator those of the processes holding its ranks of w's
+ * span (the contexts that define them). */
 static void window_marks(const source *src, const tspan *w, char *out, size_t cap)
 {
+    const nsc_query_scope *s = w->scope;
+    char procs[512] = "";
+    if (s->comm)
+        snprintf(procs, sizeof procs,
+                 " AND (host, pid) GLOBAL IN (SELECT host, pid FROM %s.contexts%s WHERE job = %s AND comm_id = %" PRIu64
+                 " AND rank BETWEEN %" PRId32 " AND %" PRId32 ")",
+                 src->db, src->suffix, src->job, s->comm, s->rank_lo, s->rank_hi);
     snprintf(out, cap,
              "FROM %s.%s%s WHERE job = %s AND (bucket BETWEEN %" PRIu64 " AND %" PRIu64 " OR bucket = %" PRIu64
-             ") AND t_max + " SLACK_SQL " >= %s%s%s",
+             ") AND t_max + " SLACK_SQL " >= %s%s%s%s",
              src->db, nsc_ch_def(NSC_CH_EVENT_MARKS).name, src->suffix, src->job, w->b0, w->b1,
              (uint64_t)NSC_CH_TIME_WIDE, w->from, w->till[0] ? " AND t_min <= " SLACK_SQL " + " : "",
-             w->till[0] ? w->till : "");
+             w->till[0] ? w->till : "", procs);
 }
 
 /* The least t_min and greatest t_max of those sections (what bounds their
@@ -963,6 +976,65 @@ static int window_range(const source *src, const char *marks, uint64_t range[2],
     return rc;
 }
 
+/* Key ranges bounding the window's sections (marks) in secs, and those
+ * and the sections defining contexts or strings in all: "(host = 'h' AND
+ * pid = P AND agent = 'a' AND epoch = E AND batch_seq BETWEEN L AND H) OR
+ * ...", one per process, agent epoch and kind (one per section spanning
+ * more than NSC_CH_TIME_SPAN buckets: it may lie far before the others),
+ * each a range of the keys of states and completions (of batches from
+ * agent on). ClickHouse 18.16 narrows no granule by a GLOBAL IN of
+ * identities: without them those reads take every row of the job. "1"
+ * where they do not fit in cap. */
+static int window_keys(const source *src, const char *marks, char *secs, char *all, size_t cap, char *err,
+                       size_t errcap)
+{
+    char sql[SQL_MAX];
+    nsc_chanswer a;
+    snprintf(sql, sizeof sql,
+             "SELECT d, host, pid, agent, epoch, min(batch_seq), max(batch_seq) FROM (SELECT toUInt8(0) AS d, host, "
+             "pid, agent, epoch, batch_seq, if(bucket = %" PRIu64 ", batch_seq, 0) AS alone %s UNION ALL SELECT "
+             "toUInt8(1), host, pid, agent, epoch, batch_seq, toUInt64(0) FROM %s.contexts%s WHERE job = %s UNION ALL "
+             "SELECT toUInt8(1), host, pid, agent, epoch, batch_seq, toUInt64(0) FROM %s.strings%s WHERE job = %s) "
+             "GROUP BY d, host, pid, agent, epoch, alone FORMAT RowBinary",
+             (uint64_t)NSC_CH_TIME_WIDE, marks, src->db, src->suffix, src->job, src->db, src->suffix, src->job);
+    int rc = fetch(src, sql, "event_marks", &a, err, errcap), full[2] = {0, 0};
+    size_t len[2] = {0, 0};
+    snprintf(secs, cap, "0"), snprintf(all, cap, "0");
+    while (!rc && !(full[0] && full[1]) && !nsc_chanswer_at_end(&a)) {
+        char host[80], agent[80], hl[200], al[200], term[512];
+        int defs = (int)nsc_chanswer_le(&a, 1);
+        nsc_chanswer_text(&a, host, sizeof host);
+        uint32_t pid = (uint32_t)nsc_chanswer_le(&a, 4);
+        nsc_chanswer_text(&a, agent, sizeof agent);
+        uint64_t epoch = nsc_chanswer_le(&a, 8), lo = nsc_chanswer_le(&a, 8), hi = nsc_chanswer_le(&a, 8);
+        host[sizeof host - 1] = agent[sizeof agent - 1] = 0;
+        if (a.r.bad)
+            break;
+        /* a name too long to quote: no range bounds its sections */
+        int unquoted = nsc_chanswer_literal(host, hl, sizeof hl) || nsc_chanswer_literal(agent, al, sizeof al);
+        full[0] |= unquoted && !defs, full[1] |= unquoted;
+        snprintf(term, sizeof term,
+                 "(host = %s AND pid = %" PRIu32 " AND agent = %s AND epoch = %" PRIu64 " AND batch_seq BETWEEN %"
+                 PRIu64 " AND %" PRIu64 ")", hl, pid, al, epoch, lo, hi);
+        for (int k = defs; k < 2; k++) {
+            char *out = k ? all : secs;
+            int n = full[k] ? 0 : snprintf(out + len[k], cap - len[k], "%s%s", len[k] ? " OR " : "", term);
+            full[k] |= n < 0 || (size_t)n >= cap - len[k];
+            len[k] += full[k] ? 0 : (size_t)n;
+        }
+    }
+    if (!rc && a.r.bad) {
+        snprintf(err, errcap, "clickhouse: the window's key ranges do not decode");
+        rc = NSC_QUERY_ESTORE;
+    }
+    if (full[0])
+        snprintf(secs, cap, "1");
+    if (full[1])
+        snprintf(all, cap, "1");
+    nsc_chanswer_free(&a);
+    return rc;
+}
+
 /* The sections of the job on src that define contexts or strings (their
  * definitions alone) or reach into w (whole) into dst, in the order of a
  * whole load. */
@@ -972,26 +1044,29 @@ static int read_window_source(const source *src, const char *job, const tspan *w
     rows anchor, r[K_N];
     memset(&anchor, 0, sizeof anchor);
     memset(r, 0, sizeof r);
-    char values[2048], marks[3 * STARTS_MAX], sel[SQL_MAX], recs[SQL_MAX];
+    char values[2048], marks[3 * STARTS_MAX], sel[SQL_MAX], recs[SQL_MAX], secs[KEYS_MAX], all[KEYS_MAX];
     uint64_t range[2], n;
     event_value_names(values, sizeof values);
     window_marks(src, w, marks, sizeof marks);
     int rc = window_range(src, marks, range, &n, err, errcap);
+    if (!rc)
+        rc = window_keys(src, marks, secs, all, KEYS_MAX, err, errcap);
     snprintf(sel, sizeof sel,
              " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.contexts%s WHERE job = %s UNION ALL SELECT "
-             IDENT " FROM %s.strings%s WHERE job = %s UNION ALL SELECT " IDENT " %s)",
-             src->db, src->suffix, src->job, src->db, src->suffix, src->job, marks);
+             IDENT " FROM %s.strings%s WHERE job = %s UNION ALL SELECT " IDENT " %s) AND (%s)",
+             src->db, src->suffix, src->job, src->db, src->suffix, src->job, marks, rc ? "" : all);
     if (!rc)
         rc = fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", sel, ONCE_EACH, &anchor.a, err,
                         errcap);
     for (int k = 0; !rc && n && k < K_CTXS; k++) {
-        if (k == K_EVENTS)  /* by their key's time too: the granules of the window */
+        if (k == K_EVENTS)  /* by their key's process and time too: the granules of the window */
             snprintf(recs, sizeof recs,
                      " PREWHERE start_ns BETWEEN %" PRIu64 " AND %" PRIu64 " AND (" IDENT ") GLOBAL IN (SELECT " IDENT
-                     " %s)", range[0], range[1], marks);
+                     " %s) AND (%s)", range[0], range[1], marks, secs);
         else
-            snprintf(recs, sizeof recs, " PREWHERE (host, pid, " IDENT ") GLOBAL IN (SELECT host, pid, " IDENT " %s)",
-                     marks);
+            snprintf(recs, sizeof recs,
+                     " PREWHERE (host, pid, " IDENT ") GLOBAL IN (SELECT host, pid, " IDENT " %s) AND (%s)", marks,
+                     secs);
         rc = fetch_rows(src, kinds[k].table, "", kinds[k].columns ? kinds[k].columns : values, kinds[k].join, recs,
                         IDENT ", idx LIMIT 1 BY " IDENT ", idx", &r[k].a, err, errcap);
     }
@@ -1023,13 +1098,14 @@ static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir
     return n;
 }
 
-/* A timeline window's scope: the job's sections reaching into it (all of
- * them when the hosts' times do not fit) and the clock models. */
+/* A timeline window's scope: the job's sections reaching into it, of its
+ * ranks' processes (all of the job when the hosts' times do not fit), and
+ * the clock models. */
 static int read_window(const source *src, size_t n, const char *job, const nsc_query_scope *scope, nsc_store *dst,
                        char *err, size_t errcap)
 {
     tspan w;
-    int rc = window_times(src, n, scope->t0, scope->t1, &w, err, errcap), whole = rc == 1;
+    int rc = window_times(src, n, scope, &w, err, errcap), whole = rc == 1;
     rc = whole ? 0 : rc;
     for (size_t i = 0; !rc && i < n; i++)
         rc = whole ? read_source(&src[i], job, 0, dst, err, errcap)
