@@ -245,14 +245,16 @@ static const struct {
                 {"strings", "id, text", ""}};
 
 /* The job's rows of table (final: " FINAL" or ""), only those passing
- * prewhere (" PREWHERE ...", read before the other columns; "" for all). */
+ * prewhere (" PREWHERE ...", read before the other columns; "" for all)
+ * and where (" AND ..." after the job; ""). */
 static int fetch_rows(const source *src, const char *table, const char *final, const char *columns, const char *join,
-                      const char *prewhere, const char *order, nsc_chanswer *a, char *err, size_t errcap)
+                      const char *prewhere, const char *where, const char *order, nsc_chanswer *a, char *err,
+                      size_t errcap)
 {
     char sql[SQL_MAX];
     int n = snprintf(sql, sizeof sql,
-                     "SELECT " IDENT ", %s FROM %s.%s%s%s%s%s WHERE job = %s ORDER BY %s FORMAT RowBinary", columns,
-                     src->db, table, src->suffix, final, join, prewhere, src->job, order);
+                     "SELECT " IDENT ", %s FROM %s.%s%s%s%s%s WHERE job = %s%s ORDER BY %s FORMAT RowBinary", columns,
+                     src->db, table, src->suffix, final, join, prewhere, src->job, where, order);
     if (n >= (int)sizeof sql) {
         snprintf(err, errcap, "clickhouse: the SELECT of %s is too long", table);
         return NSC_QUERY_ESTORE;
@@ -264,7 +266,7 @@ static int fetch_rows(const source *src, const char *table, const char *final, c
 static int fetch_table(const source *src, const char *table, const char *columns, const char *join, const char *order,
                        nsc_chanswer *a, char *err, size_t errcap)
 {
-    return fetch_rows(src, table, " FINAL", columns, join, "", order, a, err, errcap);
+    return fetch_rows(src, table, " FINAL", columns, join, "", "", order, a, err, errcap);
 }
 
 /* A batches row's process (after its identity). */
@@ -327,7 +329,7 @@ static int read_source(const source *src, const char *job, int defs_only, nsc_st
                  " UNION ALL SELECT " IDENT " FROM %s.strings%s WHERE job = %s)",
                  src->db, src->suffix, src->job, src->db, src->suffix, src->job);
     /* defs_only: each section once by ONCE_EACH, not FINAL (read_ledger) */
-    int rc = defs_only ? fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", defs, ONCE_EACH, &anchor.a,
+    int rc = defs_only ? fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", defs, "", ONCE_EACH, &anchor.a,
                                     err, errcap)
                        : fetch_table(src, "batches", "host, pid, local_rank, gpu", "", IDENT, &anchor.a, err, errcap);
     for (int k = defs_only ? K_CTXS : 0; !rc && k < K_N; k++)
@@ -560,7 +562,7 @@ static int read_ledger(const source *src, const char *job, const nsc_query_scope
         snprintf(in, sizeof in,
                  " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " %s) OR (" IDENT ") GLOBAL IN (SELECT " IDENT " %s)",
                  known, unknown);
-        rc = fetch_rows(src, "ledger", "", "host, pid, data", "", in, ONCE_EACH, &r.a, err, errcap);
+        rc = fetch_rows(src, "ledger", "", "host, pid, data", "", in, "", ONCE_EACH, &r.a, err, errcap);
         if (!rc)
             rc = put_ledgers(&r, job, dst, err, errcap);
     } else {
@@ -903,22 +905,27 @@ static int scope_span(const source *src, size_t nsrc, const nsc_query_scope *sco
 
 /* A window on each host's clock: SQL over a row's host (host_times, and
  * NSC_CLOCK_INVERT_SLACK_NS wider again: the engine's own margin is
- * computed apart) and the buckets that can hold its sections. */
+ * computed apart) and the buckets that can hold its sections; with a
+ * communicator, only the processes of its ranks in the scope's span. */
 typedef struct tspan {
     char from[STARTS_MAX], till[STARTS_MAX];  /* till[0] 0: no end */
     uint64_t b0, b1;
+    const nsc_query_scope *scope;
 } tspan;
 
 #define SLACK_SQL "10000000"
+#define KEYS_MAX 8192  /* window_keys' ranges: about 40 processes' */
+#define PROCS_MAX 4096  /* window_procs' processes: about 150 */
 _Static_assert(NSC_CLOCK_INVERT_SLACK_NS == 10000000, "SLACK_SQL is the slack");
 
-/* t0, t1 (aligned; 0, UINT64_MAX: open) on each host's clock into *w: 1
- * when the hosts do not fit (the whole job is read then). */
-static int window_times(const source *src, size_t nsrc, uint64_t t0, uint64_t t1, tspan *w, char *err,
+/* scope's t0, t1 (aligned; 0, UINT64_MAX: open) on each host's clock into
+ * *w: 1 when the hosts do not fit (the whole job is read then). */
+static int window_times(const source *src, size_t nsrc, const nsc_query_scope *scope, tspan *w, char *err,
                         size_t errcap)
 {
-    uint64_t r0[2] = {0, 0}, r1[2] = {UINT64_MAX, UINT64_MAX};
+    uint64_t r0[2] = {0, 0}, r1[2] = {UINT64_MAX, UINT64_MAX}, t0 = scope->t0, t1 = scope->t1;
     int rc = 0;
+    w->scope = scope;
     snprintf(w->from, sizeof w->from, "0");
     w->till[0] = 0;
     if (t0)
@@ -932,33 +939,116 @@ static int window_times(const source *src, size_t nsrc, uint64_t t0, uint64_t t1
     return rc;
 }
 
+/* " AND (host, pid) IN (...)": the processes whose contexts hold scope s's
+ * ranks of its communicator, into out; "" without a communicator or where
+ * they do not fit in cap (every process's sections are read then). */
+static int window_procs(const source *src, const nsc_query_scope *s, char *out, size_t cap, char *err,
+                        size_t errcap)
+{
+    char sql[1024];
+    nsc_chanswer a;
+    out[0] = 0;
+    if (!s->comm)
+        return 0;
+    snprintf(sql, sizeof sql,
+             "SELECT DISTINCT host, pid FROM %s.contexts%s WHERE job = %s AND comm_id = %" PRIu64 " AND rank BETWEEN %"
+             PRId32 " AND %" PRId32 " FORMAT RowBinary",
+             src->db, src->suffix, src->job, s->comm, s->rank_lo, s->rank_hi);
+    int rc = fetch(src, sql, "contexts", &a, err, errcap), full = 0;
+    size_t len = (size_t)snprintf(out, cap, " AND (host, pid) IN ("), first = len;
+    while (!rc && !full && !nsc_chanswer_at_end(&a)) {
+        char host[80], lit[200];
+        nsc_chanswer_text(&a, host, sizeof host);
+        host[sizeof host - 1] = 0;
+        uint32_t pid = (uint32_t)nsc_chanswer_le(&a, 4);
+        int n = a.r.bad || nsc_chanswer_literal(host, lit, sizeof lit)
+                    ? -1 : snprintf(out + len, cap - len, "%s(%s, %" PRIu32 ")", len > first ? ", " : "", lit, pid);
+        full = n < 0 || (size_t)n >= cap - len - 1;
+        len += full ? 0 : (size_t)n;
+    }
+    if (!rc && a.r.bad) {
+        snprintf(err, errcap, "clickhouse: the communicator's processes do not decode");
+        rc = NSC_QUERY_ESTORE;
+    }
+    if (full || rc)
+        out[0] = 0;
+    else if (len == first)  /* none: the query finds no such rank */
+        snprintf(out, cap, " AND 0");
+    else
+        snprintf(out + len, cap - len, ")");
+    nsc_chanswer_free(&a);
+    return rc;
+}
+
 /* "FROM event_marks WHERE ..." of the sections of src's job whose record
- * times reach into w: a range of the table's key (and the wide bucket). */
-static void window_marks(const source *src, const tspan *w, char *out, size_t cap)
+ * times reach into w: a range of the table's key (and the wide bucket), of
+ * the processes procs names (window_procs). */
+static void window_marks(const source *src, const tspan *w, const char *procs, char *out, size_t cap)
 {
     snprintf(out, cap,
              "FROM %s.%s%s WHERE job = %s AND (bucket BETWEEN %" PRIu64 " AND %" PRIu64 " OR bucket = %" PRIu64
-             ") AND t_max + " SLACK_SQL " >= %s%s%s",
+             ") AND t_max + " SLACK_SQL " >= %s%s%s%s",
              src->db, nsc_ch_def(NSC_CH_EVENT_MARKS).name, src->suffix, src->job, w->b0, w->b1,
              (uint64_t)NSC_CH_TIME_WIDE, w->from, w->till[0] ? " AND t_min <= " SLACK_SQL " + " : "",
-             w->till[0] ? w->till : "");
+             w->till[0] ? w->till : "", procs);
 }
 
-/* The least t_min and greatest t_max of those sections (what bounds their
- * events' starts) into range: 0 with none. */
-static int window_range(const source *src, const char *marks, uint64_t range[2], uint64_t *n, char *err,
-                        size_t errcap)
+/* The window's sections (marks) as key ranges of states, completions and
+ * events, and the least t_min and greatest t_max of them (what bounds
+ * their events' starts). */
+typedef struct wkeys {
+    /* "(host = 'h' AND pid = P AND agent = 'a' AND epoch = E AND batch_seq
+     * BETWEEN L AND H) OR ...": one per process and agent epoch (one per
+     * section spanning more than NSC_CH_TIME_SPAN buckets: it may lie far
+     * before the others); "1" where they do not fit */
+    char secs[KEYS_MAX];
+    uint64_t range[2];
+    uint64_t n;  /* ranges: 0, no section */
+} wkeys;
+
+/* The window's sections (marks) into *k. ClickHouse 18.16 narrows no
+ * granule by a GLOBAL IN of identities: without the ranges, the states and
+ * completions reads take every row of the job. */
+static int window_keys(const source *src, const char *marks, wkeys *k, char *err, size_t errcap)
 {
     char sql[SQL_MAX];
     nsc_chanswer a;
-    snprintf(sql, sizeof sql, "SELECT min(t_min), max(t_max), count() %s FORMAT RowBinary", marks);
-    int rc = fetch(src, sql, "event_marks", &a, err, errcap);
-    range[0] = rc ? 0 : nsc_chanswer_le(&a, 8), range[1] = rc ? 0 : nsc_chanswer_le(&a, 8);
-    *n = rc ? 0 : nsc_chanswer_le(&a, 8);
+    snprintf(sql, sizeof sql,
+             "SELECT host, pid, agent, epoch, min(batch_seq), max(batch_seq), min(t_min), max(t_max) %s GROUP BY "
+             "host, pid, agent, epoch, if(bucket = %" PRIu64 ", batch_seq, 0) FORMAT RowBinary",
+             marks, (uint64_t)NSC_CH_TIME_WIDE);
+    int rc = fetch(src, sql, "event_marks", &a, err, errcap), full = 0;
+    size_t len = 0;
+    snprintf(k->secs, sizeof k->secs, "0");
+    k->range[0] = UINT64_MAX, k->range[1] = 0, k->n = 0;
+    while (!rc && !nsc_chanswer_at_end(&a)) {
+        char host[80], agent[80], hl[200], al[200];
+        nsc_chanswer_text(&a, host, sizeof host);
+        uint32_t pid = (uint32_t)nsc_chanswer_le(&a, 4);
+        nsc_chanswer_text(&a, agent, sizeof agent);
+        uint64_t epoch = nsc_chanswer_le(&a, 8), lo = nsc_chanswer_le(&a, 8), hi = nsc_chanswer_le(&a, 8);
+        uint64_t t0 = nsc_chanswer_le(&a, 8), t1 = nsc_chanswer_le(&a, 8);
+        host[sizeof host - 1] = agent[sizeof agent - 1] = 0;
+        if (a.r.bad)
+            break;
+        k->n++;
+        k->range[0] = t0 < k->range[0] ? t0 : k->range[0], k->range[1] = t1 > k->range[1] ? t1 : k->range[1];
+        /* a name too long to quote: no range bounds its sections */
+        int n = full || nsc_chanswer_literal(host, hl, sizeof hl) || nsc_chanswer_literal(agent, al, sizeof al)
+                    ? -1
+                    : snprintf(k->secs + len, sizeof k->secs - len,
+                               "%s(host = %s AND pid = %" PRIu32 " AND agent = %s AND epoch = %" PRIu64
+                               " AND batch_seq BETWEEN %" PRIu64 " AND %" PRIu64 ")",
+                               len ? " OR " : "", hl, pid, al, epoch, lo, hi);
+        full = n < 0 || (size_t)n >= sizeof k->secs - len;
+        len += full ? 0 : (size_t)n;
+    }
     if (!rc && a.r.bad) {
-        snprintf(err, errcap, "clickhouse: the event marks' answer does not decode");
+        snprintf(err, errcap, "clickhouse: the window's sections do not decode");
         rc = NSC_QUERY_ESTORE;
     }
+    if (full)
+        snprintf(k->secs, sizeof k->secs, "1");
     nsc_chanswer_free(&a);
     return rc;
 }
@@ -972,28 +1062,35 @@ static int read_window_source(const source *src, const char *job, const tspan *w
     rows anchor, r[K_N];
     memset(&anchor, 0, sizeof anchor);
     memset(r, 0, sizeof r);
-    char values[2048], marks[3 * STARTS_MAX], sel[SQL_MAX], recs[SQL_MAX];
-    uint64_t range[2], n;
+    char values[2048], procs[PROCS_MAX], marks[3 * STARTS_MAX + PROCS_MAX], sel[SQL_MAX], recs[SQL_MAX],
+        where[KEYS_MAX + 16];
+    wkeys keys = {.secs = "0"};
     event_value_names(values, sizeof values);
-    window_marks(src, w, marks, sizeof marks);
-    int rc = window_range(src, marks, range, &n, err, errcap);
+    int rc = window_procs(src, w->scope, procs, sizeof procs, err, errcap);
+    window_marks(src, w, procs, marks, sizeof marks);
+    if (!rc)
+        rc = window_keys(src, marks, &keys, err, errcap);
     snprintf(sel, sizeof sel,
              " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.contexts%s WHERE job = %s UNION ALL SELECT "
              IDENT " FROM %s.strings%s WHERE job = %s UNION ALL SELECT " IDENT " %s)",
              src->db, src->suffix, src->job, src->db, src->suffix, src->job, marks);
     if (!rc)
-        rc = fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", sel, ONCE_EACH, &anchor.a, err,
+        rc = fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", sel, "", ONCE_EACH, &anchor.a, err,
                         errcap);
-    for (int k = 0; !rc && n && k < K_CTXS; k++) {
-        if (k == K_EVENTS)  /* by their key's time too: the granules of the window */
+    /* the key ranges in WHERE: they narrow the granules read, the
+     * identities in PREWHERE (fewer columns, every row of those granules)
+     * the rows */
+    snprintf(where, sizeof where, " AND (%s)", keys.secs);
+    for (int i = 0; !rc && keys.n && i < K_CTXS; i++) {
+        if (i == K_EVENTS)  /* by their key's time too: the granules of the window */
             snprintf(recs, sizeof recs,
                      " PREWHERE start_ns BETWEEN %" PRIu64 " AND %" PRIu64 " AND (" IDENT ") GLOBAL IN (SELECT " IDENT
-                     " %s)", range[0], range[1], marks);
+                     " %s)", keys.range[0], keys.range[1], marks);
         else
             snprintf(recs, sizeof recs, " PREWHERE (host, pid, " IDENT ") GLOBAL IN (SELECT host, pid, " IDENT " %s)",
                      marks);
-        rc = fetch_rows(src, kinds[k].table, "", kinds[k].columns ? kinds[k].columns : values, kinds[k].join, recs,
-                        IDENT ", idx LIMIT 1 BY " IDENT ", idx", &r[k].a, err, errcap);
+        rc = fetch_rows(src, kinds[i].table, "", kinds[i].columns ? kinds[i].columns : values, kinds[i].join, recs,
+                        where, IDENT ", idx LIMIT 1 BY " IDENT ", idx", &r[i].a, err, errcap);
     }
     for (int k = K_CTXS; !rc && k < K_N; k++)
         rc = fetch_table(src, kinds[k].table, kinds[k].columns, kinds[k].join, IDENT ", idx", &r[k].a, err, errcap);
@@ -1023,13 +1120,14 @@ static size_t sources(const nsc_chstore *ch, const char *job, const char *tmpdir
     return n;
 }
 
-/* A timeline window's scope: the job's sections reaching into it (all of
- * them when the hosts' times do not fit) and the clock models. */
+/* A timeline window's scope: the job's sections reaching into it, of its
+ * ranks' processes (all of the job when the hosts' times do not fit), and
+ * the clock models. */
 static int read_window(const source *src, size_t n, const char *job, const nsc_query_scope *scope, nsc_store *dst,
                        char *err, size_t errcap)
 {
     tspan w;
-    int rc = window_times(src, n, scope->t0, scope->t1, &w, err, errcap), whole = rc == 1;
+    int rc = window_times(src, n, scope, &w, err, errcap), whole = rc == 1;
     rc = whole ? 0 : rc;
     for (size_t i = 0; !rc && i < n; i++)
         rc = whole ? read_source(&src[i], job, 0, dst, err, errcap)

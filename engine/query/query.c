@@ -400,6 +400,10 @@ int nsc_query_event_scope(const nsc_query *q, nsc_query_scope *out)
     out->t0 = q->t0;
     out->t1 = q->t1;
     out->events = 1;
+    /* a communicator named otherwise than by id is found by the query */
+    if (!(q->has & QP_COMM) || nsc_q_comm_id(q, &out->comm))
+        out->comm = 0;
+    nsc_q_rank_window(q, &out->rank_lo, &out->rank_hi);
     return 0;
 }
 

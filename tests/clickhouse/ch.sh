@@ -102,7 +102,10 @@
 #                 docs/clickhouse-read.md), and the rows ClickHouse reads
 #                 (query_log) for one with 27 32nds of the job before it stay
 #                 within twice those of one with 4 before it, and a third of
-#                 the whole job's.
+#                 the whole job's; the same window of rank 1 alone reads at
+#                 most two thirds of its rows (its process's sections
+#                 alone; the definitions of every process and the granules
+#                 of the small parts stay).
 # verdict_one:    two collectors a and b, node 0's agent to a and node 1's to
 #                 b, hang_ms 1 s; rank 3 (node 1) hangs before collective 3
 #                 and the others wait in it (20 s): both collectors' diagnose
@@ -801,6 +804,11 @@ timeline_rows)
     early=$rows
     window $((first + 27 * width))
     late=$rows
+    # rank 1 alone: the sections of its process (one of four), no other's
+    at=$(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2)))
+    same 200 "timeline?$j&t0_ns=$((first + 27 * width))&t1_ns=$((first + 28 * width))&rank=1"
+    one=$(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2) - at))
+    [ "$one" -le $((late * 2 / 3)) ] || die "a window of rank 1 read $one rows of ClickHouse, of every rank $late"
     same 200 "timeline?$j&t0_ns=$((first + 30 * width))"
     same 200 "timeline?$j&t1_ns=$((first + width))&type=coll"
     [ "$(collector_metric ncclscope_collector_query_scoped_loads_total)" = $((compared - 2)) ] ||
@@ -811,7 +819,8 @@ timeline_rows)
     [ "$late" -le $((2 * early)) ] && [ "$early" -le $((2 * late)) ] ||
         die "windows of one width read $early and $late rows of ClickHouse"
     [ "$late" -le $((whole / 3)) ] || die "a 32nd of the job read $late rows of ClickHouse, the whole job $whole"
-    echo "ch.sh ($mode): $compared answers identical; a 32nd of the job read $early and $late rows, the whole job $whole"
+    echo "ch.sh ($mode): $compared answers identical; a 32nd of the job read $early and $late rows (rank 1: $one)," \
+         "the whole job $whole"
     stop collector
     stop collector_lmdb
     ;;
