@@ -7,7 +7,7 @@
  * own time before a collective is what its host took after its previous
  * work on any communicator ended, plus what its GPU took after both. A late
  * rank's problem stands when that own time explains its lateness often
- * enough (stands()); the others inherit the delay, and the wait
+ * enough (stands_for()); the others inherit the delay, and the wait
  * they were stuck in is followed back, rank to rank, to the process whose
  * own time it was: their problems become that origin's affected list. One
  * process late of its own in several communicators is one verdict, its
@@ -565,20 +565,41 @@ static int stands(uint32_t late, uint32_t own)
     return !late || (RC_FOLLOW_OWN_SHARE * own >= late && (2 * own >= late || own >= RC_LATE_MIN_OWN));
 }
 
-/* Whether a late rank on a beat (RC_LATE_BEAT_MIN, rcint.h) was late of
- * its own, or its own time as far beyond the others' (behind a rank later
- * still), on as many of its beat's collectives since its onset as the beat
- * asks: a late host at each training step's start is last at several of
- * the step's collectives after it too, not of its own. */
-static int stands_on_beat(const nsc_rc_follow *w, const fw_late *x)
+/* How many of a late rank's beat's collectives since its onset (one in
+ * x->every) its own time explains: late of its own there, or its own time
+ * as far beyond the others' (behind a rank later still). */
+static uint64_t beat_hits_since(const nsc_rc_follow *w, const fw_late *x)
 {
     uint64_t hits = 0;
-    for (size_t i = 0; x->beats >= RC_LATE_BEAT_MIN && i < w->n; i++) {
+    for (size_t i = 0; x->beats && i < w->n; i++) {
         const fw_rec *r = &w->r[i];
         hits += r->who == x->who && r->comm == x->comm && !r->p2p && r->seq >= x->onset_seq &&
                 (r->seq - x->onset_seq) % x->every == 0 && (r->own_late || r->excess >= NSC_FIG_LATE_MIN_NS);
     }
-    return x->beats >= RC_LATE_BEAT_MIN && RC_LATE_BEAT_DEN * hits >= RC_LATE_BEAT_NUM * x->beats;
+    return hits;
+}
+
+/* Whether a late rank's problem stands, last at late of the communicator's
+ * collectives, of its own at own. Late at each collective: when its own
+ * time explains that often enough (stands()). Late on a beat (every 2 or
+ * more): only when its own time keeps the beat, at RC_LATE_BEAT_NUM /
+ * RC_LATE_BEAT_DEN of the beat's collectives since its onset, and over
+ * RC_LATE_BEAT_MIN beats or with stands() (a late host at each training
+ * step's start is last at several of the step's collectives after it too,
+ * not of its own). A rank that waits on a slow GPU's delay at most of its
+ * collectives is late of its own at a few more, a loaded machine's pauses,
+ * scattered: a beat its communicator's analysis found among those is not
+ * kept (a 64-rank training job with one slow GPU, the host handing groups
+ * to its proxies without waiting: 0 to 12 of 23 to 32 beats, at 11 to 17
+ * of 31 to 38 collectives it was last at). A Send/Recv's problem (no
+ * collective) stands (rcpairs.c judged it). */
+static int stands_for(const nsc_rc_follow *w, const fw_late *x, uint32_t late, uint32_t own)
+{
+    if (!late || x->every < 2)
+        return stands(late, own);
+    uint64_t hits = beat_hits_since(w, x);
+    return x->beats && RC_LATE_BEAT_DEN * hits >= RC_LATE_BEAT_NUM * x->beats &&
+           (x->beats >= RC_LATE_BEAT_MIN || stands(late, own));
 }
 
 /* The late-rank problems of the communicators followed, with their process
@@ -595,9 +616,9 @@ static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v,
         if (!is_late(p) || c == w->nc || p->rank < 0 || p->rank >= w->c[c].nranks)
             continue;
         size_t cell = w->c[c].first + (size_t)p->rank;
-        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], stands(late_n[cell], own_n[cell]), -1, 0, 0, 0, 0, 0, 0};
+        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], 0, -1, 0, 0, 0, 0, 0, 0};
         late_figures(&v[nv]);
-        v[nv].stands |= stands_on_beat(w, &v[nv]);
+        v[nv].stands = stands_for(w, &v[nv], late_n[cell], own_n[cell]);
         nv++;
     }
     return nv;

@@ -218,6 +218,69 @@ static nsc_findings *findings(nsc_diag_src *src, const char *status_text, nsc_js
     return f;
 }
 
+/* A slow GPU seen through another rank's pauses: in "0xa" (P0, P1) P1's
+ * GPU starts 4 ms after P0 at each of SCATTER_COLLS collectives; after
+ * each, P0 enters "0xb" (P0, P2) 0.1 ms after that end, so it arrives 5.1
+ * ms after P2 there, all of it inherited, but at one in four of them, in
+ * gaps of 5 and 3, a loaded machine paused it 6 ms more first (late of its
+ * own there, as its own time is half its lateness and more). Its
+ * communicator's analysis named it late on a beat of 4 from seq 0, where
+ * no pause ever came (as a 64-rank training job's ranks far from the slow
+ * GPU were named, 1 in 4, with 0 to 12 of 23 to 32 beats kept). */
+#define SCATTER_COLLS 64
+
+static void scatter_pages(char *a, char *b, size_t cap)
+{
+    snprintf(a, cap, "{\"kind\":\"header\",\"comm\":\"0xa\",\"nranks\":2}\n");
+    snprintf(b, cap, "{\"kind\":\"header\",\"comm\":\"0xb\",\"nranks\":2}\n");
+    uint64_t t = BASE, us = MS / 1000;
+    for (unsigned i = 0; i < SCATTER_COLLS; i++) {
+        put_rec(a, cap, "0xa", i, 0, t, t, t + 5 * MS);
+        put_rec(a, cap, "0xa", i, 1, t, t + 4 * MS, t + 5 * MS);
+        uint64_t p0 = t + 5100 * us + (i % 8 == 1 || i % 8 == 6 ? 6 * MS : 0);
+        put_rec(b, cap, "0xb", i, 0, p0, p0, p0 + MS);
+        put_rec(b, cap, "0xb", i, 1, t, t, p0 + MS);
+        t = p0 + MS + 100 * us;
+    }
+    strcat(a, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+    strcat(b, "{\"kind\":\"end\",\"next_cursor\":null}\n");
+}
+
+/* ... P0's beat is not kept: its problem is no cause, P0 is listed as
+ * affected by P1's slow GPU. */
+Test(rcfollow, a_rank_late_off_the_beat_it_was_named_on_only_inherits)
+{
+    const size_t cap = 1 << 16;
+    char *a = calloc(1, cap), *b = calloc(1, cap);
+    cr_assert(a && b);
+    scatter_pages(a, b, cap);
+    bodies pg = {a, b};
+    nsc_diag_src src = {.get = serve, .arg = &pg, .name = "canned"};
+    nsc_json_doc status;
+    nsc_findings *f = findings(&src, status_text, &status);
+    const char *const kinds[2] = {"gpu_late", "host_late"}, *const comms[2] = {"0xa", "0xb"};
+    for (int k = 0; k < 2; k++) {
+        nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, kinds[k], comms[k], 0, 1 - k, "%s in %s", kinds[k], comms[k]);
+        cr_assert_not_null(p);
+        snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
+        snprintf(p->figures, sizeof p->figures,
+                 "\"late_of_its_own\":%d,\"collectives\":%d,\"onset_seq\":0,\"onset_ns\":%llu,\"every\":%d,"
+                 "\"own_cost_ns\":%llu",
+                 k ? SCATTER_COLLS / 4 : SCATTER_COLLS, SCATTER_COLLS, (unsigned long long)BASE, k ? 4 : 1,
+                 (unsigned long long)(SCATTER_COLLS * 4 * MS));
+    }
+    follow_ab(f, &src);
+    cr_assert_eq(f->n, 1, "%zu problems, the second %s", f->n, f->p[f->n > 1].text);
+    cr_assert_str_eq(f->p[0].kind, "gpu_late");
+    cr_assert_eq(f->p[0].rank, 1);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"affected\":[{\"comm\":\"0xb\",\"rank\":0,"), "%s",
+                       f->p[0].figures);
+    free(f);
+    nsc_json_free(&status);
+    free(a);
+    free(b);
+}
+
 /* One beat run: the pages (beat_pages) followed after rclate.c's problem
  * of rank 1 in "0xa", of kind and figures, was added; one verdict left. */
 typedef struct beat_run {
