@@ -313,6 +313,22 @@ static int merge(rows *anchor, rows r[K_N], const char *job, nsc_store *dst, cha
     return rc;
 }
 
+/* The answers fetched (rc 0: every one) merged into dst, then freed. */
+static int merge_fetched(int rc, rows *anchor, rows r[K_N], const char *job, nsc_store *dst, char *err,
+                         size_t errcap)
+{
+    if (!rc) {
+        next_row(anchor);
+        for (int k = 0; k < K_N; k++)
+            next_row(&r[k]);
+        rc = merge(anchor, r, job, dst, err, errcap);
+    }
+    nsc_chanswer_free(&anchor->a);
+    for (int k = 0; k < K_N; k++)
+        nsc_chanswer_free(&r[k].a);
+    return rc;
+}
+
 /* The job's sections on src into dst; with defs_only, only the sections
  * that define contexts or strings, without their events, states and
  * completions (what a ledger query reads besides the ledger). */
@@ -335,16 +351,7 @@ static int read_source(const source *src, const char *job, int defs_only, nsc_st
     for (int k = defs_only ? K_CTXS : 0; !rc && k < K_N; k++)
         rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, kinds[k].join,
                          IDENT ", idx", &r[k].a, err, errcap);
-    if (!rc) {
-        next_row(&anchor);
-        for (int k = 0; k < K_N; k++)
-            next_row(&r[k]);
-        rc = merge(&anchor, r, job, dst, err, errcap);
-    }
-    nsc_chanswer_free(&anchor.a);
-    for (int k = 0; k < K_N; k++)
-        nsc_chanswer_free(&r[k].a);
-    return rc;
+    return merge_fetched(rc, &anchor, r, job, dst, err, errcap);
 }
 
 /* ---- loading a query's store ---- */
@@ -1094,16 +1101,7 @@ static int read_window_source(const source *src, const char *job, const tspan *w
     }
     for (int k = K_CTXS; !rc && k < K_N; k++)
         rc = fetch_table(src, kinds[k].table, kinds[k].columns, kinds[k].join, IDENT ", idx", &r[k].a, err, errcap);
-    if (!rc) {
-        next_row(&anchor);
-        for (int k = 0; k < K_N; k++)
-            next_row(&r[k]);
-        rc = merge(&anchor, r, job, dst, err, errcap);
-    }
-    nsc_chanswer_free(&anchor.a);
-    for (int k = 0; k < K_N; k++)
-        nsc_chanswer_free(&r[k].a);
-    return rc;
+    return merge_fetched(rc, &anchor, r, job, dst, err, errcap);
 }
 
 /* ---- entry points ---- */

@@ -37,21 +37,6 @@ feed() {
     stop collector
 }
 
-# median TIMES...: "median M s, best B s".
-median() {
-    python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]
-print("median %.3f s, best %.3f s" % (statistics.median(t), min(t)))' "$@"
-}
-
-# settled: no merge runs on either shard (the ask that follows times the
-# reads, not ClickHouse's merging of the inserts just made).
-settled() {
-    [ "$(ch_sql shard0 "SELECT count() FROM system.merges")$(ch_sql shard1 "SELECT count() FROM system.merges")" = 00 ]
-}
-
-# shard_rows: the rows both shards' SELECTs read so far.
-shard_rows() { echo $(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2))); }
-
 # window_of LAST_SEQ: "t0_ns=..&t1_ns=.." for the 60 s before the end of the
 # first agent's collective LAST_SEQ (its end_ns, as this collector answers;
 # from 0 when the job is shorter).
@@ -67,7 +52,7 @@ window_of() {
 # the baseline first), TRIES times each.
 ask() {
     local q name times base_times read rows last http_base= t=$SECONDS
-    wait_until 600 settled || die "the shards' merges did not settle in 10 minutes"
+    wait_until 600 ch_settled || die "the shards' merges did not settle in 10 minutes"
     echo "$1 records: merges settled in $((SECONDS - t)) s; parts of ledger_recs:" \
         "$(ch_sql shard0 "SELECT count() FROM system.parts WHERE active AND table = 'ledger_recs_local'")"
     if [ -n "$base" ]; then
@@ -84,9 +69,9 @@ ask() {
              "collectives?job=feed&comm=0xfeed&$last"; do
         name=${q%%\?*} times=() base_times=()
         case $q in *"&$last") name=$name-60s ;; esac
-        rows=$(shard_rows)
+        rows=$(ch_shard_rows)
         curl -sf -m 600 -o /dev/null "http://127.0.0.1:$http/api/v1/$q" || die "$q failed"
-        rows=$(($(shard_rows) - rows))
+        rows=$(($(ch_shard_rows) - rows))
         read=$(collector_metric ncclscope_collector_query_read_bytes_total)
         for _ in $(seq "$tries"); do
             [ -z "$http_base" ] || base_times+=("$(curl -sf -m 600 -o "$dir/$1.$name.base" -w '%{time_total}' \
@@ -95,13 +80,13 @@ ask() {
                 die "$q failed"
         done
         read=$((($(collector_metric ncclscope_collector_query_read_bytes_total) - read) / tries))
-        echo "$1 records: $name $(median "${times[@]}"), $(stat -c %s "$dir/$1.$name") bytes, read $read bytes," \
+        echo "$1 records: $name $(ch_median "${times[@]}"), $(stat -c %s "$dir/$1.$name") bytes, read $read bytes," \
             "ClickHouse read $rows rows"
         if [ -n "$http_base" ]; then
             # a collective's ranks' ids: their records' seqs now, their places before
             cmp -s <(sed -E 's/"id":[0-9]+,//g' "$dir/$1.$name") <(sed -E 's/"id":[0-9]+,//g' "$dir/$1.$name.base") ||
                 die "$name: the baseline answered other bytes"
-            echo "$1 records: $name baseline $(median "${base_times[@]}")"
+            echo "$1 records: $name baseline $(ch_median "${base_times[@]}")"
         fi
     done
     echo "$1 records: $(collector_metric ncclscope_collector_query_scoped_loads_total) scoped loads," \

@@ -23,18 +23,6 @@ ch_require
 ch_log_queries
 ch_cluster_store
 
-# median TIMES...: "median M s, best B s".
-median() {
-    python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]
-print("median %.3f s, best %.3f s" % (statistics.median(t), min(t)))' "$@"
-}
-
-settled() {
-    [ "$(ch_sql shard0 "SELECT count() FROM system.merges")$(ch_sql shard1 "SELECT count() FROM system.merges")" = 00 ]
-}
-
-shard_rows() { echo $(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2))); }
-
 # store NAME ITERS: job NAME through the agents into ClickHouse.
 store() {
     local n
@@ -46,7 +34,7 @@ store() {
 # ask NAME: its timelines from a fresh collector (and the baseline's).
 ask() {
     local q name times base_times read rows comm first http_base=
-    wait_until 600 settled || die "the shards' merges did not settle in 10 minutes"
+    wait_until 600 ch_settled || die "the shards' merges did not settle in 10 minutes"
     if [ -n "$base" ]; then
         bin=$base NCCLSCOPE_CH_QUERY_CACHE=0 start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb-base"
         pids[collector_base]=${pids[collector]} http_base=$http
@@ -62,9 +50,9 @@ ask() {
              "timeline?job=$1&comm=$comm&limit=1000000"; do
         name=window times=() base_times=()
         case $q in *t0_ns*) ;; *) name=whole ;; esac
-        rows=$(shard_rows)
+        rows=$(ch_shard_rows)
         curl -sf -m 600 -o /dev/null "http://127.0.0.1:$http/api/v1/$q" || die "$q failed"
-        rows=$(($(shard_rows) - rows))
+        rows=$(($(ch_shard_rows) - rows))
         read=$(collector_metric ncclscope_collector_query_read_bytes_total)
         for _ in $(seq "$tries"); do
             [ -z "$http_base" ] || base_times+=("$(curl -sf -m 600 -o "$dir/$1.$name.base" -w '%{time_total}' \
@@ -73,7 +61,7 @@ ask() {
                 die "$q failed"
         done
         read=$((($(collector_metric ncclscope_collector_query_read_bytes_total) - read) / tries))
-        echo "$1: $name $(median "${times[@]}"), $(stat -c %s "$dir/$1.$name") bytes," \
+        echo "$1: $name $(ch_median "${times[@]}"), $(stat -c %s "$dir/$1.$name") bytes," \
              "$(grep -c '"kind":"event"' "$dir/$1.$name") events, read $read bytes, ClickHouse read $rows rows"
         if [ -n "$http_base" ]; then
             # GPU times aside: a baseline from before 7bf9753 fits its GPU lines
@@ -81,7 +69,7 @@ ask() {
             cmp -s <(sed -E 's/"gpu_(start|stop|err)_ns":[0-9]+//g' "$dir/$1.$name") \
                 <(sed -E 's/"gpu_(start|stop|err)_ns":[0-9]+//g' "$dir/$1.$name.base") ||
                 die "$1 $name: the baseline answered other bytes"
-            echo "$1: $name baseline $(median "${base_times[@]}")"
+            echo "$1: $name baseline $(ch_median "${base_times[@]}")"
         fi
     done
     stop collector

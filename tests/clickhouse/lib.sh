@@ -242,3 +242,17 @@ ch_lmdb_job() {
     for n in 0 1; do wait_until 600 delivered $n || die "node $n did not deliver its spool"; done
     for n in 0 1; do stop agent$n; done
 }
+
+# Shared by the ClickHouse benchmarks (tests/bench/bench_ch*.sh).
+# ch_settled: no merge runs on either shard (the ask that follows times the
+# reads, not ClickHouse's merging of the inserts just made).
+ch_settled() {
+    [ "$(ch_sql shard0 "SELECT count() FROM system.merges")$(ch_sql shard1 "SELECT count() FROM system.merges")" = 00 ]
+}
+# ch_shard_rows: the rows both shards' SELECTs read so far.
+ch_shard_rows() { echo $(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2))); }
+# ch_median TIMES...: "median M s, best B s".
+ch_median() {
+    python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]
+print("median %.3f s, best %.3f s" % (statistics.median(t), min(t)))' "$@"
+}
