@@ -67,19 +67,9 @@ ask() {
              "ledger?job=feed&comm=0xfeed&seq=1000-$((1000 + window - 1))&limit=1000000" \
              "timeline?job=feed&comm=0xfeed&t0_ns=$((${last##*=} - 1000000000))&t1_ns=${last##*=}&limit=1000000" \
              "collectives?job=feed&comm=0xfeed&$last"; do
-        name=${q%%\?*} times=() base_times=()
+        name=${q%%\?*}
         case $q in *"&$last") name=$name-60s ;; esac
-        rows=$(ch_shard_rows)
-        curl -sf -m 600 -o /dev/null "http://127.0.0.1:$http/api/v1/$q" || die "$q failed"
-        rows=$(($(ch_shard_rows) - rows))
-        read=$(collector_metric ncclscope_collector_query_read_bytes_total)
-        for _ in $(seq "$tries"); do
-            [ -z "$http_base" ] || base_times+=("$(curl -sf -m 600 -o "$dir/$1.$name.base" -w '%{time_total}' \
-                "http://127.0.0.1:$http_base/api/v1/$q")") || die "$q failed (baseline)"
-            times+=("$(curl -sf -m 600 -o "$dir/$1.$name" -w '%{time_total}' "http://127.0.0.1:$http/api/v1/$q")") ||
-                die "$q failed"
-        done
-        read=$((($(collector_metric ncclscope_collector_query_read_bytes_total) - read) / tries))
+        ch_time_query "$q" "$dir/$1.$name" "$tries"
         echo "$1 records: $name $(ch_median "${times[@]}"), $(stat -c %s "$dir/$1.$name") bytes, read $read bytes," \
             "ClickHouse read $rows rows"
         if [ -n "$http_base" ]; then

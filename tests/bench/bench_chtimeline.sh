@@ -48,19 +48,9 @@ ask() {
         die "no first event of $1"
     for q in "timeline?job=$1&comm=$comm&t0_ns=$((first + 1000000000))&t1_ns=$((first + 2000000000))&limit=1000000" \
              "timeline?job=$1&comm=$comm&limit=1000000"; do
-        name=window times=() base_times=()
+        name=window
         case $q in *t0_ns*) ;; *) name=whole ;; esac
-        rows=$(ch_shard_rows)
-        curl -sf -m 600 -o /dev/null "http://127.0.0.1:$http/api/v1/$q" || die "$q failed"
-        rows=$(($(ch_shard_rows) - rows))
-        read=$(collector_metric ncclscope_collector_query_read_bytes_total)
-        for _ in $(seq "$tries"); do
-            [ -z "$http_base" ] || base_times+=("$(curl -sf -m 600 -o "$dir/$1.$name.base" -w '%{time_total}' \
-                "http://127.0.0.1:$http_base/api/v1/$q")") || die "$q failed (baseline)"
-            times+=("$(curl -sf -m 600 -o "$dir/$1.$name" -w '%{time_total}' "http://127.0.0.1:$http/api/v1/$q")") ||
-                die "$q failed"
-        done
-        read=$((($(collector_metric ncclscope_collector_query_read_bytes_total) - read) / tries))
+        ch_time_query "$q" "$dir/$1.$name" "$tries"
         echo "$1: $name $(ch_median "${times[@]}"), $(stat -c %s "$dir/$1.$name") bytes," \
              "$(grep -c '"kind":"event"' "$dir/$1.$name") events, read $read bytes, ClickHouse read $rows rows"
         if [ -n "$http_base" ]; then

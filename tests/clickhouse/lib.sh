@@ -256,3 +256,22 @@ ch_median() {
     python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]
 print("median %.3f s, best %.3f s" % (statistics.median(t), min(t)))' "$@"
 }
+# ch_time_query Q OUT TRIES: asks the collector on $http (and the baseline's on
+# $http_base, when set) for /api/v1/Q, TRIES times each, the answers in OUT
+# (OUT.base); sets rows (ClickHouse rows read by a first ask), read (bytes the
+# collector read per ask), times and base_times (curl's time_total).
+ch_time_query() {
+    local q=$1 out=$2 tries=$3
+    times=() base_times=()
+    rows=$(ch_shard_rows)
+    curl -sf -m 600 -o /dev/null "http://127.0.0.1:$http/api/v1/$q" || die "$q failed"
+    rows=$(($(ch_shard_rows) - rows))
+    read=$(collector_metric ncclscope_collector_query_read_bytes_total)
+    for _ in $(seq "$tries"); do
+        [ -z "$http_base" ] || base_times+=("$(curl -sf -m 600 -o "$out.base" -w '%{time_total}' \
+            "http://127.0.0.1:$http_base/api/v1/$q")") || die "$q failed (baseline)"
+        times+=("$(curl -sf -m 600 -o "$out" -w '%{time_total}' "http://127.0.0.1:$http/api/v1/$q")") ||
+            die "$q failed"
+    done
+    read=$((($(collector_metric ncclscope_collector_query_read_bytes_total) - read) / tries))
+}
