@@ -114,8 +114,9 @@ typedef struct nsc_rc_links nsc_rc_links;
  * it ended on all ranks and has no problem of its own, so it is read once
  * and never again); and, over the seqs below `below` (those before the
  * settled point, or that left the window), the late ranks' tally and the
- * links' step times, from which the pass's own go on, so that a late
- * rank's and a link's figures are the whole job's, as diagnose gives them. */
+ * links' step times (and when some began: a slow link's onset), from which
+ * the pass's own go on, so that a late rank's and a link's figures and
+ * onset are the whole job's, as diagnose gives them. */
 typedef struct nsc_rc_carry {
     struct nsc_rc_mark {
         char comm[24];

@@ -27,8 +27,9 @@
  * collective, a second pass over its raw ProxyOps and ProxySteps finds the
  * steps whose ProxyOp was never stored (as in a live hang): in no ledger
  * record either, each is placed by its direction and the channels no record
- * covers. Memory: up to RC_LINK_MAX_STEPS step times per link, and with a
- * stuck collective every ProxyOp seen (24 bytes).
+ * covers. Memory: up to RC_LINK_MAX_STEPS step times per link and
+ * RC_LINK_MARKS times some of them began, and with a stuck collective
+ * every ProxyOp seen (24 bytes).
  *
  * Which file owns what:
  *   rootcause.c  the proxy pass over a communicator's events, one
@@ -91,6 +92,12 @@
 #define RC_LINK_PARTS_SLOW 6
 #define RC_LINK_LATE_PARTS 3
 #define RC_LINK_MIN_STEPS 5
+/* A slow link began at the first step of its first slow run (the time its
+ * ledger record began); a link keeps the times of up to RC_LINK_MARKS of
+ * its steps, evenly spaced, not each step's: the one kept at or before a
+ * run's first step is at most 2 / RC_LINK_MARKS of the link's steps (half
+ * a run) before it. */
+#define RC_LINK_MARKS (4 * RC_LINK_PARTS)
 #define RC_LINK_MAX_STEPS 100000
 #define RC_MAX_CHANNELS 64
 
@@ -199,7 +206,12 @@ typedef struct rc_link {
     uint64_t typical;  /* its typical step (trimmed_mean) */
     uint64_t mean;     /* its plain mean step: right when steps are reported together */
     uint64_t part_typical[RC_LINK_PARTS];  /* the mean step of each run of its steps (enough steps only) */
+    /* when step i << mark_shift began, for i below nmarks (nsc_rc_link_add) */
+    uint64_t mark_ns[RC_LINK_MARKS];
+    size_t nmarks;
+    uint8_t mark_shift;
     uint8_t state;     /* NSC_LINK_*, set by nsc_rc_link_reference */
+    uint64_t began_ns; /* a slow link's: when its first slow run began (0: not known) */
 } rc_link;
 
 /* A stuck collective's progress on one rank, channel and direction. */
@@ -257,6 +269,9 @@ int nsc_rc_late_beat(const rc_rank_late *x, size_t *on, uint64_t *every);
  * and gaps (rclate.c): 1 every collective, N 1 in N, 0 with one. */
 uint64_t nsc_rc_late_every(const rc_rank_late *x);
 
+/* n steps of step_ns each onto link k, from a ledger record that began at
+ * t_ns (rclinks.c): 0, or -1 without memory. */
+int nsc_rc_link_add(rc_link *k, uint64_t step_ns, size_t n, uint64_t t_ns);
 /* Every link's typical step and state (rclinks.c); returns the reference,
  * 0 if no link has enough steps; sets *limit. */
 uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit);

@@ -1,11 +1,13 @@
 /* rclinks.c: slow links and NICs, from the proxy pass's step times
- * (rcint.h): each link's typical step against the reference, the links'
- * states, and one problem per slow host pair or slow NIC. */
+ * (rcint.h): each link's steps and the times some of them began, its
+ * typical step against the reference, the links' states and onsets, and
+ * one problem per slow host pair or slow NIC. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "order.h"
 #include "rcint.h"
 
@@ -48,6 +50,12 @@ static size_t slow_nic_hosts(const rc_pass *p, size_t nslow, const char *h[2])
     return found;
 }
 
+/* The earlier of two onsets, 0 being none. */
+static uint64_t earlier(uint64_t a, uint64_t b)
+{
+    return !a || (b && b < a) ? b : a;
+}
+
 /* What a slow link's steps took beyond the reference, summed: about what
  * the ring behind it waited for it on that channel (channels run side by
  * side, so problems give the largest of a place's channels). */
@@ -60,11 +68,12 @@ static uint64_t extra_ns(const rc_link *k, uint64_t ref)
 static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, const char *h[2], size_t nh,
                        uint64_t ref)
 {
-    uint64_t worst = 0, extra = 0;
+    uint64_t worst = 0, extra = 0, began = 0;
     size_t n = 0;
     for (size_t i = 0; i < p->nlinks; i++)
         if (p->links[i].state == NSC_LINK_SLOW) {
             n++;
+            began = earlier(began, p->links[i].began_ns);
             if (extra_ns(&p->links[i], ref) > extra)
                 extra = extra_ns(&p->links[i], ref);
             if (p->links[i].typical > worst)
@@ -79,6 +88,7 @@ static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, cons
                                   (double)extra / 1e6);
     if (!x)
         return;
+    nsc_diag_began_ns(x, f, began);
     for (size_t i = 0; i < nh; i++)
         snprintf(x->hosts[i], sizeof x->hosts[i], "%s", h[i]);
     snprintf(x->figures, sizeof x->figures,
@@ -86,15 +96,20 @@ static void report_nic(nsc_findings *f, const char *comm, const rc_pass *p, cons
              worst, ref, n, extra);
 }
 
-/* The largest extra time of the slow links from host a to host b. */
-static uint64_t pair_extra(const rc_pass *p, const char *a, const char *b, uint64_t ref)
+/* The largest extra time of the slow links from host a to host b, and
+ * their earliest onset in *began. */
+static uint64_t pair_extra(const rc_pass *p, const char *a, const char *b, uint64_t ref, uint64_t *began)
 {
     uint64_t extra = 0;
+    *began = 0;
     for (size_t i = 0; i < p->nlinks; i++) {
         const rc_link *k = &p->links[i];
-        if (k->state == NSC_LINK_SLOW && strcmp(nsc_rc_host_of(p, k->src), a) == 0 &&
-            strcmp(nsc_rc_host_of(p, k->dst), b) == 0 && extra_ns(k, ref) > extra)
+        if (k->state != NSC_LINK_SLOW || strcmp(nsc_rc_host_of(p, k->src), a) != 0 ||
+            strcmp(nsc_rc_host_of(p, k->dst), b) != 0)
+            continue;
+        if (extra_ns(k, ref) > extra)
             extra = extra_ns(k, ref);
+        *began = earlier(*began, k->began_ns);
     }
     return extra;
 }
@@ -113,7 +128,7 @@ static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, ui
                   strcmp(nsc_rc_host_of(p, p->links[j].src), a) == 0 && strcmp(nsc_rc_host_of(p, p->links[j].dst), b) == 0;
         if (dup)
             continue;
-        uint64_t extra = pair_extra(p, a, b, ref);
+        uint64_t began, extra = pair_extra(p, a, b, ref, &began);
         nsc_problem *x = nsc_diag_add(f, NSC_SEV_SLOW_LINK, "slow_link", comm, 0, k->src,
                                       "slow link %s -> %s (rank %d -> rank %d): a network step takes %.1f us "
                                       "against %.1f us on a healthy link (%.1fx), %.1f ms more on one channel",
@@ -121,6 +136,7 @@ static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, ui
                                       (double)k->typical / (double)ref, (double)extra / 1e6);
         if (!x)
             return;
+        nsc_diag_began_ns(x, f, began);
         x->peer = k->dst;
         x->channel = k->channel;
         snprintf(x->hosts[0], sizeof x->hosts[0], "%s", a);
@@ -142,6 +158,37 @@ void nsc_rc_merge_steps(const uint64_t *a, size_t na, uint64_t *b, size_t nb, ui
         out[o++] = a[i++];
     while (j < nb)
         out[o++] = b[j++];
+}
+
+/* The marks (rcint.h) are the start of the record that holds every
+ * (1 << mark_shift)-th step, up to RC_LINK_MARKS; when they are full the
+ * spacing doubles and every other one goes, so a link's memory for them
+ * stays flat however many steps it has. */
+int nsc_rc_link_add(rc_link *k, uint64_t step_ns, size_t n, uint64_t t_ns)
+{
+    if (nsc_grow_to(&k->ns, k->n + n, &k->cap, sizeof *k->ns, 64))
+        return -1;
+    while ((k->nmarks << k->mark_shift) < k->n + n) {
+        if (k->nmarks == RC_LINK_MARKS) {
+            for (size_t i = 0; i < RC_LINK_MARKS / 2; i++)
+                k->mark_ns[i] = k->mark_ns[2 * i];
+            k->nmarks = RC_LINK_MARKS / 2;
+            k->mark_shift++;
+            continue;
+        }
+        k->mark_ns[k->nmarks++] = t_ns;
+    }
+    for (size_t i = 0; i < n; i++)
+        k->ns[k->n++] = step_ns;
+    return 0;
+}
+
+/* When run `part` of k's steps began: the mark at or before its first
+ * step (0: none kept, as for a link built from step times alone). */
+static uint64_t part_began(const rc_link *k, size_t part)
+{
+    size_t m = (k->n * part / RC_LINK_PARTS) >> k->mark_shift;
+    return m < k->nmarks ? k->mark_ns[m] : 0;
 }
 
 /* A link's typical step: the mean of its steps without the fastest and the
@@ -190,14 +237,18 @@ static void part_typicals(rc_link *k)
 }
 
 /* Slow in at least RC_LINK_PARTS_SLOW runs of its steps (or judged on the
- * whole: too few steps to cut). */
-static int slow_throughout(const rc_link *k, uint64_t limit)
+ * whole: too few steps to cut); *first: the first such run (0 on the whole). */
+static int slow_throughout(const rc_link *k, uint64_t limit, size_t *first)
 {
+    *first = 0;
     if (k->n < RC_LINK_PARTS * RC_LINK_MIN_STEPS)
         return 1;
     int slow = 0;
-    for (size_t i = 0; i < RC_LINK_PARTS; i++)
-        slow += k->part_typical[i] >= limit;
+    for (size_t i = RC_LINK_PARTS; i-- > 0;)
+        if (k->part_typical[i] >= limit) {
+            slow++;
+            *first = i;
+        }
     return slow >= RC_LINK_PARTS_SLOW;
 }
 
@@ -228,16 +279,17 @@ static void part_refs(const rc_pass *p, uint64_t out[RC_LINK_PARTS])
  * of the whole job over its last runs slows every link there, as seen in a
  * fault-free job: 23 ms in its last collective but one), their
  * steps RC_SLOW_MIN_EXTRA_NS beyond the reference in all. A pause of one
- * host lands in one or two runs, not in every run from one on to the job's end. */
-static int slow_since(const rc_link *k, uint64_t limit, uint64_t ref, const uint64_t *runs_ref)
+ * host lands in one or two runs, not in every run from one on to the job's
+ * end. Returns the first run it is slow since, RC_LINK_PARTS if none. */
+static size_t slow_since(const rc_link *k, uint64_t limit, uint64_t ref, const uint64_t *runs_ref)
 {
     if (k->n < RC_LINK_PARTS * RC_LINK_MIN_STEPS)
-        return 0;
+        return RC_LINK_PARTS;
     size_t from = RC_LINK_PARTS;
     while (from > 0 && k->part_typical[from - 1] >= limit)
         from--;
     if (from == 0 || RC_LINK_PARTS - from < RC_LINK_LATE_PARTS)
-        return 0;
+        return RC_LINK_PARTS;
     uint64_t runs[RC_LINK_PARTS];
     memcpy(runs, k->part_typical, from * sizeof *runs);
     qsort(runs, from, sizeof *runs, nsc_cmp_u64);
@@ -245,29 +297,32 @@ static int slow_since(const rc_link *k, uint64_t limit, uint64_t ref, const uint
     for (size_t i = from; i < RC_LINK_PARTS; i++) {
         if ((double)k->part_typical[i] < before * RC_SLOW_RATIO ||
             (double)k->part_typical[i] < (double)runs_ref[i] * RC_SLOW_RATIO)
-            return 0;
+            return RC_LINK_PARTS;
         size_t steps = k->n * (i + 1) / RC_LINK_PARTS - k->n * i / RC_LINK_PARTS;
         extra += (double)(k->part_typical[i] - ref) * (double)steps;
     }
-    return extra >= (double)RC_SLOW_MIN_EXTRA_NS;
+    return extra >= (double)RC_SLOW_MIN_EXTRA_NS ? from : RC_LINK_PARTS;
 }
 
 /* Each link's state against the slow limit and the reference: slow
  * throughout or since a run of its steps, or behind a slower link its
- * receiver forwards on (RC_SLOW_RATIO above). Never slow when its plain
- * mean step is within the model's (model_step; 0: no model): a loaded
- * emulator makes some links read 2x to 50x fast, so that the others, the
- * model's speed, read slow against them. */
+ * receiver forwards on (RC_SLOW_RATIO above); a slow one's onset, when the
+ * first run it is slow by began (its first step, judged on the whole).
+ * Never slow when its plain mean step is within the model's (model_step;
+ * 0: no model): a loaded emulator makes some links read 2x to 50x fast, so
+ * that the others, the model's speed, read slow against them. */
 static void classify_links(rc_pass *p, uint64_t limit, uint64_t ref, uint64_t model)
 {
     uint64_t least = limit > model ? limit : model, runs_ref[RC_LINK_PARTS];
     part_refs(p, runs_ref);
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
-        int slow = (k->typical >= limit && k->mean >= least && extra_ns(k, ref) >= RC_SLOW_MIN_EXTRA_NS &&
-                    slow_throughout(k, limit)) ||
-                   slow_since(k, least, ref, runs_ref);
+        size_t first = 0, since = slow_since(k, least, ref, runs_ref);
+        int whole = k->typical >= limit && k->mean >= least && extra_ns(k, ref) >= RC_SLOW_MIN_EXTRA_NS &&
+                    slow_throughout(k, limit, &first);
+        int slow = whole || since < RC_LINK_PARTS;
         k->state = k->n < RC_LINK_MIN_STEPS ? NSC_LINK_FEW : slow ? NSC_LINK_SLOW : NSC_LINK_OK;
+        k->began_ns = slow ? part_began(k, whole ? first : since) : 0;
     }
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];

@@ -2,9 +2,10 @@
  * the links document, diag.h).
  *
  * Owns the proxy pass: one pass over a communicator's ledger records that
- * collects the rank hosts, the links' step times (their send edges, from
- * those the root-cause passes carried of the seqs before it: diag.h,
- * nsc_rc_carry) and a stuck collective's progress (its records' edges), then, with a stuck
+ * collects the rank hosts, the links' step times and when some of them
+ * began (their send edges, from those the root-cause passes carried of the
+ * seqs before it: diag.h, nsc_rc_carry) and a stuck collective's progress
+ * (its records' edges), then, with a stuck
  * collective, one over its raw ProxyOp and ProxyStep events for the steps
  * whose ProxyOp is in no record; then runs the analyses on it (rcint.h says
  * which file owns each) and builds the links document.
@@ -94,12 +95,13 @@ static rc_link *link_of(rc_pass *p, int32_t src, int32_t dst, uint8_t channel)
     return k;
 }
 
-/* A send edge of a ledger record: its steps' times from their send wait on
- * (peer ready, link free). The ledger keeps their sum per collective, not
- * each step's: each step counts at their mean. (Its longest step is a whole
- * step's time, GPU and peer waits included: taken as one step's send wait
- * it left the others' near 0 on a loaded host.) */
-static void add_edge(rc_pass *p, int32_t rank, const nsc_json *e)
+/* A send edge of a ledger record that began at t_ns (its enqueue): its
+ * steps' times from their send wait on (peer ready, link free). The ledger
+ * keeps their sum per collective, not each step's: each step counts at
+ * their mean. (Its longest step is a whole step's time, GPU and peer waits
+ * included: taken as one step's send wait it left the others' near 0 on a
+ * loaded host.) */
+static void add_edge(rc_pass *p, int32_t rank, const nsc_json *e, uint64_t t_ns)
 {
     uint64_t steps = nsc_diag_num(e, "steps"), wait = nsc_diag_num(e, "wait_send_ns");
     uint64_t ch = nsc_diag_num(e, "channel");
@@ -107,12 +109,10 @@ static void add_edge(rc_pass *p, int32_t rank, const nsc_json *e)
         return;
     rc_link *k = link_of(p, rank, (int32_t)nsc_diag_num_or(e, "peer", -1), (uint8_t)ch);
     size_t n = k && steps < RC_LINK_MAX_STEPS - k->n ? (size_t)steps : k ? RC_LINK_MAX_STEPS - k->n : 0;
-    if (!k || nsc_grow_to(&k->ns, k->n + n, &k->cap, sizeof *k->ns, 64)) {
+    if (!k || nsc_rc_link_add(k, wait / steps, n, t_ns)) {
         p->oom = 1;
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        k->ns[k->n++] = wait / steps;
     k->bytes += nsc_diag_num(e, "bytes");
     k->busy_ns += wait;
 }
@@ -144,8 +144,9 @@ static int on_ledger(void *arg, const nsc_json *v, const char *line, size_t len)
         return 0;
     int stuck = l->stuck && nsc_diag_num(v, "seq") == l->stuck_seq && func && strcmp(func, l->stuck_func) == 0;
     const nsc_json *edges = nsc_json_get(v, "edges");
+    uint64_t t = nsc_diag_num(v, "enqueue_ns");
     for (const nsc_json *e = nsc_json_first(edges); e; e = nsc_json_next(edges, e)) {
-        add_edge(p, (int32_t)rank, e);
+        add_edge(p, (int32_t)rank, e, t);
         if (stuck)
             nsc_rc_stall_edge(p, (int32_t)rank, e);
     }
@@ -253,8 +254,9 @@ static int on_fold(void *arg, const nsc_json *v, const char *line, size_t len)
         rank >= p->nranks)
         return 0;
     const nsc_json *edges = nsc_json_get(v, "edges");
+    uint64_t t = nsc_diag_num(v, "enqueue_ns");
     for (const nsc_json *e = nsc_json_first(edges); e; e = nsc_json_next(edges, e))
-        add_edge(p, (int32_t)rank, e);
+        add_edge(p, (int32_t)rank, e, t);
     return p->oom;
 }
 
@@ -291,7 +293,8 @@ int nsc_rc_links_fold(nsc_findings *f, nsc_rc_links **carried, int64_t nranks, c
 }
 
 /* The pass's links start as the carried ones (their steps copied: the
- * analysis sorts them). */
+ * analysis sorts them; the times their steps began with them, so that a
+ * slow link's onset below the pass's first seq stays its onset). */
 static int links_seed(rc_pass *p, const nsc_rc_links *from)
 {
     if (!from || !from->n)

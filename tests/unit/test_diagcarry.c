@@ -9,7 +9,8 @@
  * 2 hosts whose rank 1 arrives last at every collective, later and with
  * the others waiting longer as the seq grows (a window's sums differ from
  * the whole job's), and whose network link 1 -> 2 takes 4x the other's
- * steps (3 -> 0). */
+ * steps (3 -> 0) from the first on: its onset, seq 0, long left the window
+ * and is carried. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,9 +18,11 @@
 #include <string.h>
 
 #include "dint.h"
+#include "utc.h"
 
 #define WINDOW 8
 #define NRANKS 4
+#define WALL_NS 1795000000000000000ll  /* the job's wall clock, off its time line */
 
 static uint64_t top;     /* the job's highest seq, as the live state says */
 static uint64_t served;  /* collectives served since the last reset */
@@ -38,11 +41,17 @@ static void seq_span(const char *qs, uint64_t *lo, uint64_t *hi)
         cr_assert_eq(sscanf(s, "seq=%" SCNu64 "-%" SCNu64, lo, hi), 2, "%s", qs);
 }
 
+/* When collective seq began (its first enqueue, each rank's record's). */
+static uint64_t start_of(uint64_t seq)
+{
+    return 1000000000ull + seq * 100000000ull;
+}
+
 /* Collective seq: rank 1 arrives (1 + seq % 5) ms after the others, all of
  * it its host's, and each of the others waits that long. */
 static size_t collective(char *buf, size_t cap, uint64_t seq)
 {
-    uint64_t start = 1000000000ull + seq * 100000000ull, late = (1 + seq % 5) * 1000000ull;
+    uint64_t start = start_of(seq), late = (1 + seq % 5) * 1000000ull;
     return (size_t)snprintf(
         buf, cap,
         "{\"kind\":\"collective\",\"func\":\"AllReduce\",\"seq\":%" PRIu64 ",\"nranks\":4,\"ranks_seen\":4,"
@@ -67,8 +76,8 @@ static size_t ledger(char *buf, size_t cap, uint64_t lo, uint64_t hi)
         for (int r = 0; r < NRANKS; r++, records++) {
             n += (size_t)snprintf(buf + n, cap - n,
                                   "{\"kind\":\"record\",\"seq\":%" PRIu64 ",\"rank\":%d,\"func\":\"AllReduce\","
-                                  "\"state\":\"completed\",\"edges\":[",
-                                  s, r);
+                                  "\"enqueue_ns\":%" PRIu64 ",\"state\":\"completed\",\"edges\":[",
+                                  s, r, start_of(s));
             if (r % 2)
                 n += (size_t)snprintf(buf + n, cap - n,
                                       "{\"peer\":%d,\"channel\":0,\"is_send\":1,\"steps\":4,\"bytes\":4194304,"
@@ -107,7 +116,8 @@ static int serve(void *arg, const char *endpoint, const char *qs, nsc_diag_body_
         snprintf(err, errcap, "no %s here", endpoint);
         return -1;
     }
-    size_t n = (size_t)snprintf(page, sizeof page, "{\"kind\":\"header\",\"comm\":\"0xc\"}\n");
+    size_t n = (size_t)snprintf(page, sizeof page, "{\"kind\":\"header\",\"comm\":\"0xc\",\"wall_offset_ns\":%lld}\n",
+                                WALL_NS);
     for (uint64_t s = lo; s <= top && s <= hi; s++, served++)
         n += collective(page + n, sizeof page - n, s);
     n += (size_t)snprintf(page + n, sizeof page - n, "{\"kind\":\"end\",\"next_cursor\":null}\n");
@@ -176,7 +186,8 @@ Test(diagcarry, a_pass_without_a_carry_reads_the_window)
 }
 
 /* Fed in pieces (a pass at each top), the passes give the verdicts of
- * diagnose of the whole job, their places, onsets and figures; once the
+ * diagnose of the whole job, their places, onsets and figures (the slow
+ * link's onset its first step's, from the steps carried); once the
  * last pass settled what it read, a pass reads each new seq's collective
  * and records twice (new, then carried) and the one before it once more,
  * not the window. */
@@ -185,6 +196,8 @@ Test(diagcarry, pieces_give_the_whole_jobs_verdicts_reading_what_came)
     static const uint64_t tops[] = {5, 20, 21, 40, 41, 42, 43, 60};
     nsc_findings *f = calloc(1, sizeof *f), *whole = calloc(1, sizeof *whole);
     nsc_rc_carry carry = {0};
+    char first_step[NSC_UTC_MAX];
+    nsc_utc_iso((int64_t)start_of(0) + WALL_NS, first_step, sizeof first_step);
     cr_assert(f && whole);
     for (size_t i = 0; i < sizeof tops / sizeof *tops; i++) {
         top = tops[i];
@@ -204,7 +217,10 @@ Test(diagcarry, pieces_give_the_whole_jobs_verdicts_reading_what_came)
             cr_assert_eq(a->seq, b->seq);
             cr_assert_eq(a->rank, b->rank);
             cr_assert_eq(a->peer, b->peer);
-            slow |= strcmp(a->kind, "slow_link") == 0 && a->rank == 1 && a->peer == 2;
+            if (strcmp(a->kind, "slow_link") == 0 && a->rank == 1 && a->peer == 2) {
+                cr_assert_str_eq(a->began, first_step, "top %" PRIu64, top);
+                slow = 1;
+            }
         }
         cr_assert(slow || top < 20, "top %" PRIu64 ": no slow link 1 -> 2", top);
         if (top == 42 || top == 43) {

@@ -3,13 +3,16 @@
  * when a pause of a loaded host made a run of its steps late; on two hosts,
  * where every link may be slow, against the transport's model; and a slow
  * NIC one communicator places alone narrows another's either-or one, as
- * does the one host all the either-or ones name. */
+ * does the one host all the either-or ones name; a slow link's and a slow
+ * NIC's problem began when their first slow run of steps did. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rcint.h"
+#include "utc.h"
 
 #define STEPS 40
 #define NLINKS 6
@@ -257,6 +260,121 @@ Test(rclinks, a_slow_link_is_slow_when_the_others_read_faster_than_any_network)
     for (size_t i = 0; i < 4; i++)
         cr_assert_eq(p.links[i].state, i % 2 ? NSC_LINK_OK : NSC_LINK_SLOW, "link %zu", i);
     ring_free(&p);
+}
+
+/* Steps as the proxy pass adds them: in ledger records of RECORD_STEPS,
+ * one every 10 ms from 5 s on, on a job's time line whose wall clock is
+ * WALL_NS off. */
+#define RECORD_STEPS 4
+#define WALL_NS 1795000000000000000ll
+static uint64_t record_ns(size_t r)
+{
+    return 5000000000ull + r * 10000000ull;
+}
+
+/* Link k's steps again, record by record (nsc_rc_link_add), record r's
+ * steps all of its first step's time. */
+static void as_records(rc_link *k)
+{
+    uint64_t ns[STEPS];
+    size_t n = k->n;
+    cr_assert_eq(n, STEPS);
+    memcpy(ns, k->ns, sizeof ns);
+    k->n = 0;
+    for (size_t s = 0; s < n; s += RECORD_STEPS)
+        cr_assert_eq(nsc_rc_link_add(k, ns[s], RECORD_STEPS, record_ns(s / RECORD_STEPS)), 0);
+    cr_assert_arr_eq(k->ns, ns, sizeof ns);
+}
+
+/* The links' problems, on a time line with a wall clock (the caller frees). */
+static nsc_findings *problems_of(rc_pass *p)
+{
+    nsc_findings *f = calloc(1, sizeof *f);
+    cr_assert_not_null(f);
+    f->has_wall = 1, f->wall_ns = WALL_NS;
+    nsc_rc_check_links(f, "0xa", p);
+    return f;
+}
+
+/* Problem i began when record r did. */
+static void began_with(const nsc_findings *f, size_t i, size_t r)
+{
+    char want[NSC_UTC_MAX];
+    nsc_utc_iso((int64_t)record_ns(r) + WALL_NS, want, sizeof want);
+    cr_assert_str_eq(f->p[i].began, want, "%s %s", f->p[i].kind, f->p[i].text);
+}
+
+/* Ranks 0, 1, 2 on hosts h0, h1, h2. Links 0 -> 1: channel 0 10x slow from
+ * step 20 on (record 5, the first step of its fifth run of 8), channel 1 4x
+ * slow throughout; 1 -> 2 on channel 1 10x slow from step 20. Each link
+ * began at its first slow run's first step; a host pair's problem at its
+ * earliest link's. */
+static char three_host_names[3][64] = {"h0", "h1", "h2"};
+
+Test(rclinks, a_slow_link_began_at_its_first_slow_runs_first_step)
+{
+    rc_pass p = ring(20000);
+    p.host = three_host_names;
+    set_steps(&p.links[0], STEPS / 2, STEPS, 200000);
+    set_steps(&p.links[3], 0, STEPS, 80000);
+    set_steps(&p.links[4], STEPS / 2, STEPS, 200000);
+    for (size_t i = 0; i < NLINKS; i++)
+        as_records(&p.links[i]);
+    nsc_findings *f = problems_of(&p);
+    static const size_t records[NLINKS] = {5, 0, 0, 0, 5, 0};
+    for (size_t i = 0; i < NLINKS; i++) {
+        int slow = i == 0 || i == 3 || i == 4;
+        cr_assert_eq(p.links[i].state, slow ? NSC_LINK_SLOW : NSC_LINK_OK, "link %zu", i);
+        cr_assert_eq(p.links[i].began_ns, slow ? record_ns(records[i]) : 0, "link %zu", i);
+    }
+    cr_assert_eq(f->n, 2);
+    cr_assert_str_eq(f->p[0].kind, "slow_link");
+    cr_assert_str_eq(f->p[0].hosts[1], "h1");
+    began_with(f, 0, 0);
+    cr_assert_str_eq(f->p[1].hosts[1], "h2");
+    began_with(f, 1, 5);
+    free(f);
+    ring_free(&p);
+}
+
+/* A slow NIC on two hosts (against the model): rank 1's links slow from
+ * the first step, rank 0's from step 8 (record 2, in their second run,
+ * which is slow: it began at that run's first step, in record 1). The NIC
+ * began with the earliest. */
+Test(rclinks, a_slow_nic_began_with_its_earliest_slow_link)
+{
+    rc_pass p = two_hosts(1680000);
+    set_steps(&p.links[0], 0, 8, 168000);
+    set_steps(&p.links[2], 0, 8, 168000);
+    for (size_t i = 0; i < 4; i++)
+        as_records(&p.links[i]);
+    nsc_findings *f = problems_of(&p);
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_eq(p.links[i].state, NSC_LINK_SLOW, "link %zu", i);
+        cr_assert_eq(p.links[i].began_ns, record_ns(i % 2 ? 0 : 1), "link %zu", i);
+    }
+    cr_assert_eq(f->n, 1);
+    cr_assert_str_eq(f->p[0].kind, "slow_nic");
+    began_with(f, 0, 0);
+    free(f);
+    ring_free(&p);
+}
+
+/* A link's marks stay RC_LINK_MARKS however many steps it has, and any
+ * step's time is that of one at most 2 / RC_LINK_MARKS of its steps before
+ * it: here each step its own record, its time its index. */
+Test(rclinks, a_links_step_times_are_kept_flat_and_near)
+{
+    rc_link k = {0};
+    for (size_t s = 0; s < 10000; s++) {
+        cr_assert_eq(nsc_rc_link_add(&k, 1000, 1, s), 0);
+        cr_assert_leq(k.nmarks, RC_LINK_MARKS);
+        for (size_t at = 0; at <= s; at += 1 + s / 7) {
+            uint64_t t = k.mark_ns[at >> k.mark_shift];
+            cr_assert(t <= at && at - t <= 2 * (s + 1) / RC_LINK_MARKS, "step %zu of %zu: %" PRIu64, at, s + 1, t);
+        }
+    }
+    free(k.ns);
 }
 
 /* The slow NICs of n communicators (0xa, 0xb, ...) as each one's links
