@@ -22,7 +22,7 @@ import sys
 
 
 # The verdicts that say when their fault began (docs/cli-diagnose.md).
-DATED = ("host_late", "gpu_late", "stall", "missing", "mismatch")
+DATED = ("host_late", "gpu_late", "stall", "missing", "mismatch", "slow_link", "slow_nic")
 
 
 def expected(fault):

@@ -12,7 +12,9 @@
 #                                    each verdict exactly once (job, kind and
 #                                    place), the slow link's job and the hang
 #                                    among them, every problem diagnose now finds
-#                                    for each job, and the collector counted
+#                                    for each job, a slow link or NIC dated
+#                                    within its job from the fault's onset
+#                                    on, and the collector counted
 #                                    the 2 failures and every POST delivered;
 #                                    it stops cleanly
 #   webhook.sh BIN_DIR PLUGIN down   the receiver accepts no connection
@@ -110,6 +112,24 @@ for path in sys.argv[2:]:
     assert not missing, "diagnose finds what was not posted: %s" % missing
 print("webhook: %d verdicts, each once: %s" % (len(keys), sorted(kinds)))
 PY
+    # a slow link's or NIC's verdict began within its job, from the fault's
+    # onset on (fault_truth: the link is slow from the job's first
+    # collective; the emulator's times are CLOCK_MONOTONIC, this machine's)
+    python3 - "$dir/hook.log" "$dir/emu-slowlink.json" <<'PY' || die "a slow link's verdict is not dated at its onset"
+import datetime, json, sys, time
+emu = json.load(open(sys.argv[2]))
+utc = lambda mono_ns: (mono_ns + time.time_ns() - time.monotonic_ns()) / 1e9
+onset = utc(min(t["onset"]["api_start_ns"] for t in emu["fault_truth"] if t["kind"] == "slow_link"))
+end = utc(max(c["api_start_ns"] for r in emu["ranks"] for c in r["collectives"]))
+links = [b["problem"] for b in map(json.loads, open(sys.argv[1]))
+         if b["job"] == "slowlink" and b["problem"]["kind"] in ("slow_link", "slow_nic")]
+for p in links:
+    began = datetime.datetime.strptime(p["began"] or "", "%Y-%m-%dT%H:%M:%S.%fZ")
+    at = began.replace(tzinfo=datetime.timezone.utc).timestamp()
+    assert onset - 0.05 <= at <= end + 0.05, (p["kind"], p["began"], at - onset, end - onset)
+    print("webhook: %s began %.3f s after the fault's onset (the job's last collective %.3f s)" %
+          (p["kind"], at - onset, end - onset))
+PY
     posts=$(wc -l <"$dir/hook.log")
     wait_collector_metric ncclscope_collector_webhook_posts_total "$posts"
     wait_collector_metric ncclscope_collector_webhook_failures_total 2
@@ -127,13 +147,11 @@ soon)
     wait_until 15 grep -q '"rank":3,' "$dir/hook.log" || die "no verdict on rank 3 posted while the job holds: $(cat "$dir/hook.log")"
     kill -0 $emu 2>/dev/null || die "the job ended before its verdict was posted"
     # each verdict carries when it began: after the job started, before it
-    # was found (but a slow link or NIC, which has no time yet: a loaded
-    # machine's emulator now and then posts one beside the hang)
+    # was found (a slow link or NIC too, which a loaded machine's emulator
+    # now and then posts beside the hang)
     python3 - "$dir/hook.log" "$started" <<'PY' || die "a verdict without the time it began: $(cat "$dir/hook.log")"
 import json, sys
 for b in map(json.loads, open(sys.argv[1])):
-    if b["problem"]["kind"] in ("slow_link", "slow_nic"):
-        continue
     began = b["problem"]["began"]
     assert began and sys.argv[2] <= began <= b["found"], (began, sys.argv[2], b["found"])
 PY
