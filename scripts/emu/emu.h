@@ -386,7 +386,8 @@ typedef struct emu_rank {
     uint64_t proxy_end;
     uint32_t proxy_timed;
     /* The collectives whose events the proxy has made (wire number + 1, a
-     * futex word), and whether the host waits on it (timeline_host.c). */
+     * futex word), and the count the host waits for there (0: none;
+     * timeline_host.c). */
     uint32_t proxy_played;
     uint32_t host_waits_played;
     uint32_t *p2p_nth; /* p2p ops with comm rank q so far: [2q] received, [2q+1] sent (the host's count) */

@@ -545,7 +545,8 @@ static void post_first_steps(op_plan *p, uint64_t ready, bool model)
 static void played(emu_rank *r, uint32_t k)
 {
     __atomic_store_n(&r->proxy_played, k + 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&r->host_waits_played, __ATOMIC_SEQ_CST))
+    uint32_t awaited = __atomic_load_n(&r->host_waits_played, __ATOMIC_SEQ_CST);
+    if (awaited && k + 1 >= awaited) /* not for an earlier one: the host would only wait again */
         emu_futex_wake(&r->proxy_played, false);
 }
 

@@ -89,7 +89,7 @@ static void wait_played(emu_rank *r, uint32_t k)
 {
     uint32_t seen;
     while ((seen = __atomic_load_n(&r->proxy_played, __ATOMIC_SEQ_CST)) < k) {
-        __atomic_store_n(&r->host_waits_played, 1, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&r->host_waits_played, k, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&r->proxy_played, __ATOMIC_SEQ_CST) == seen)
             emu_futex_wait(&r->proxy_played, seen, NULL, false);
         __atomic_store_n(&r->host_waits_played, 0, __ATOMIC_SEQ_CST);
