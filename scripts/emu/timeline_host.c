@@ -100,8 +100,14 @@ uint64_t emu_timeline_host_end(emu_rank *r)
 {
     if (!r->host_colls && !r->host_last_p2p) /* nothing enqueued yet */
         return 0;
+    /* Nothing enqueued since the host last worked its end out: that is the
+     * end. Worked out again, the last collective's earliest end would start
+     * from its own end, and the host slept until then (a train step's first
+     * group, after its host's step sync, started one data-parallel op late). */
+    if (r->host_may_publish)
+        return r->host_dev_free;
     if (r->host_p2p_n) /* a p2p group the host published: it meets its peers too (once) */
-        return r->host_may_publish ? r->host_dev_free : host_end_known(r, host_p2p_end(r));
+        return host_end_known(r, host_p2p_end(r));
     if (r->host_last_p2p || !r->w->wire) { /* else p2p ends are the proxy's to meet */
         emu_proxy_drain(r);
         /* the proxy is idle: its end is final (its events may have been

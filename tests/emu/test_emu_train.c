@@ -387,7 +387,7 @@ Test(emu_train, a_stall_acts_in_the_communicator_named, .timeout = 60)
 
 /* One op of a rank's stream, from its summary entry on any communicator. */
 typedef struct stream_op {
-    uint64_t ready, end;
+    uint64_t ready, end, step;
 } stream_op;
 
 static int by_ready(const void *a, const void *b)
@@ -404,7 +404,7 @@ static size_t stream_of(const nsc_json *ranks, uint64_t pid, stream_op *ops, siz
         const nsc_json *cs = nsc_json_get(rk, "collectives");
         for (const nsc_json *c = nsc_json_first(cs); jnum(rk, "pid") == pid && c; c = nsc_json_next(cs, c)) {
             cr_assert_lt(n, cap);
-            ops[n++] = (stream_op){jnum(c, "ready_ns"), jnum(c, "end_ns")};
+            ops[n++] = (stream_op){jnum(c, "ready_ns"), jnum(c, "end_ns"), jnum(c, "step")};
         }
     }
     qsort(ops, n, sizeof *ops, by_ready);
@@ -437,5 +437,37 @@ Test(emu_train, the_rank_s_stream_runs_one_op_after_the_other, .timeout = 60)
         }
     }
     cr_assert_gt(checked, 100);
+    nsc_json_free(&sum);
+}
+
+/* A step's first op starts where the data-parallel op that ended the step
+ * before left the stream: the host's sync at the step's start and the
+ * switch of communicator after it wait for the same end. Before, the
+ * second worked that end out again from the op's own end and slept until
+ * then, so every step began at least that op's duration (16 ms here) less
+ * 1 ms late. A loaded machine makes hosts late by themselves, a few ms at a
+ * time: a quarter of the steps on time is enough. */
+Test(emu_train, a_step_starts_when_the_step_before_ended, .timeout = 60)
+{
+    unsigned boundaries = 0, on_time = 0;
+    const char *dir = tmpdir_new();
+    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 3 --count 4194304 --link-gbps 1"), 0);
+    nsc_json_doc sum = summary_read(dir);
+    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
+    for (const nsc_json *world = nsc_json_first(ranks); world; world = nsc_json_next(ranks, world)) {
+        if (jnum(world, "nranks") != 8)
+            continue;
+        stream_op ops[256];
+        size_t n = stream_of(ranks, jnum(world, "pid"), ops, 256);
+        for (size_t i = 1; i < n; i++) {
+            if (ops[i].step == ops[i - 1].step)
+                continue;
+            boundaries++;
+            on_time += ops[i].ready - ops[i - 1].end < 8000000;
+        }
+    }
+    cr_assert_eq(boundaries, 16, "8 ranks, 2 step boundaries each: %u", boundaries);
+    cr_assert_geq(4 * on_time, boundaries, "%u of %u steps began less than 8 ms after the step before ended", on_time,
+                  boundaries);
     nsc_json_free(&sum);
 }
