@@ -575,8 +575,11 @@ void emu_futex_wait(void *word, unsigned seen, const struct timespec *left, bool
 /* ---- timeline.c: the device timeline of one rank ---- */
 /* When r's device ends what its host enqueued so far (true ns; 0: nothing
  * yet or already past; EMU_NEVER: never): from the wire, the same schedule
- * the device computes, so the host need not wait for its proxy thread. */
-uint64_t emu_timeline_host_end(emu_rank *r);
+ * the device computes, so the host need not wait for its proxy thread.
+ * `sync`: a stream sync, which NCCL's host leaves no sooner than the proxy
+ * moved the data: it also waits for the proxy to have made the events of
+ * the collective before the last. */
+uint64_t emu_timeline_host_end(emu_rank *r, bool sync);
 /* Number the group's p2p ops, and publish the device start of its first op
  * (a collective) or of all its ops (all p2p) from the host, when the host
  * knows it, so the peers find it on the wire before the proxy runs it. */

@@ -326,7 +326,7 @@ void emu_host_sync(const emu_opts *o, emu_rank **rs, int n)
 {
     uint64_t until = 0;
     for (int i = 0; emu_model_on(o) && i < n; i++) {
-        uint64_t end = emu_timeline_host_end(rs[i]);
+        uint64_t end = emu_timeline_host_end(rs[i], true);
         until = end != EMU_NEVER && end > until ? end : until;
     }
     emu_timeline_wait(until);

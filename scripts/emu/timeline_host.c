@@ -96,31 +96,17 @@ static void wait_played(emu_rank *r, uint32_t k)
     }
 }
 
-uint64_t emu_timeline_host_end(emu_rank *r)
+/* The device's end after the host's last collective k, from every rank's
+ * start on the wire (or from its proxy, which timed it the same way).
+ * `pace`: first sleep until the earliest that end can be. */
+static uint64_t host_coll_end(emu_rank *r, bool pace)
 {
-    if (!r->host_colls && !r->host_last_p2p) /* nothing enqueued yet */
-        return 0;
-    /* Nothing enqueued since the host last worked its end out: that is the
-     * end. Worked out again, the last collective's earliest end would start
-     * from its own end, and the host slept until then (a train step's first
-     * group, after its host's step sync, started one data-parallel op late). */
-    if (r->host_may_publish)
-        return r->host_dev_free;
-    if (r->host_p2p_n) /* a p2p group the host published: it meets its peers too (once) */
-        return host_end_known(r, host_p2p_end(r));
-    if (r->host_last_p2p || !r->w->wire) { /* else p2p ends are the proxy's to meet */
-        emu_proxy_drain(r);
-        /* the proxy is idle: its end is final (its events may have been
-         * made ahead of it, clock floor) */
-        return host_end_known(r, r->dev_free);
-    }
     const emu_op *op = r->host_last;
     uint32_t k = r->host_colls - 1;
-    wait_played(r, k);
     emu_step_t *steps = malloc(emu_model_cells(r, op) * sizeof *steps);
     if (!steps)
         emu_die("out of memory");
-    /* First sleep until the earliest end: its own start at the earliest,
+    /* First (pace) sleep until the earliest end: its own start at the earliest,
      * every peer there long before. The schedule never shrinks when a start
      * grows, so this is never past the end; when all started together (no
      * fault) the peers' entries are there on waking, one wait, not two. Not
@@ -130,7 +116,7 @@ uint64_t emu_timeline_host_end(emu_rank *r)
     for (int q = 0; q < r->ci.nranks; q++)
         r->host_ready[q] = 0;
     r->host_ready[r->ci.rank] = emu_model_ready(r, op, r->host_dev_free);
-    uint64_t soonest = schedule_end(r, op, k, r->host_ready, steps);
+    uint64_t soonest = pace ? schedule_end(r, op, k, r->host_ready, steps) : EMU_NEVER;
     if (soonest != EMU_NEVER && emu_clock_floor_on())
         emu_timeline_wait_horizon(soonest);
     else if (soonest != EMU_NEVER && soonest > emu_true_ns() + EMU_HOST_SLEEP_NS)
@@ -141,12 +127,46 @@ uint64_t emu_timeline_host_end(emu_rank *r)
     else if (emu_timeline_gather(r, op, k, r->host_ready, -1))
         end = schedule_end(r, op, k, r->host_ready, steps);
     free(steps);
-    return host_end_known(r, end);
+    return end;
 }
 
-/* The host knows its device's next start once host_sync computed where the
- * device is free, and it has read every peer's previous collective then (the
- * wire's rule for publishing the next). Published at enqueue, the starts are
+/* Is the end of what the host enqueued last its to work out from the wire?
+ * Not after a p2p group its proxy published: those ends are the proxy's. */
+static bool host_knows_end(const emu_rank *r)
+{
+    return r->w->wire && (r->host_p2p_n || !r->host_last_p2p);
+}
+
+/* The device's end of what the host enqueued, from the wire; `pace` as
+ * host_coll_end. */
+static uint64_t host_end(emu_rank *r, bool pace)
+{
+    if (r->host_may_publish)
+        return r->host_dev_free;
+    if (r->host_p2p_n) /* a p2p group the host published: it meets its peers too (once) */
+        return host_end_known(r, host_p2p_end(r));
+    return host_end_known(r, host_coll_end(r, pace));
+}
+
+uint64_t emu_timeline_host_end(emu_rank *r, bool sync)
+{
+    if (!r->host_colls && !r->host_last_p2p) /* nothing enqueued yet */
+        return 0;
+    if (!host_knows_end(r)) {
+        emu_proxy_drain(r);
+        /* the proxy is idle: its end is final (its events may have been
+         * made ahead of it, clock floor) */
+        return host_end_known(r, r->dev_free);
+    }
+    if (sync && !r->host_p2p_n)
+        wait_played(r, r->host_colls - 1);
+    return host_end(r, true);
+}
+
+/* The host knows its device's next start once it computed where the device
+ * is free (host_sync, a train job's switch of communicator, or here, from
+ * the wire, when it can), and it has read every peer's previous collective
+ * then (the wire's rule for publishing the next). Published at enqueue, the starts are
  * on the wire before the proxies need them: a proxy seldom waits for its peers,
  * the hosts (which wait for their devices anyway) do. */
 void emu_timeline_host_publish(emu_rank *r, emu_op *ops, size_t n)
@@ -157,6 +177,12 @@ void emu_timeline_host_publish(emu_rank *r, emu_op *ops, size_t n)
             ops[i].nth = r->p2p_nth[2 * ops[i].peer + (ops[i].is_send ? 1 : 0)]++;
         all_p2p &= ops[i].p2p;
     }
+    /* Where the device is free, when the host can tell from the wire: a
+     * group right after another on this communicator (no wait for the
+     * device between them: train) has its start on the wire at enqueue
+     * too, so no reader of it, its own host included, waits for its proxy. */
+    if (!r->host_may_publish && (r->host_colls || r->host_last_p2p) && host_knows_end(r))
+        host_end(r, false);
     r->host_p2p_n = 0;
     if (!r->host_may_publish || !r->w->wire)
         return;

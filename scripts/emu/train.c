@@ -67,16 +67,18 @@ static int train_split(emu_world *w, emu_rank *world, trainer *tr)
 
 /* One group on communicator `kind`. The rank's communicators share its
  * stream, so the device starts it after whatever another communicator ran
- * last: the host waits for that end (as emu_host_sync), then for its jitter.
- * Once that never ends (a stall, a hang, a mismatch), nothing later on the
- * stream starts, whichever communicator it is on. */
+ * last: the host waits for that end, which it works out from the wire
+ * without waiting for its proxy threads (NCCL's host waits for none per
+ * group), then for its jitter. Once that never ends (a stall, a hang, a
+ * mismatch), nothing later on the stream starts, whichever communicator it
+ * is on. */
 static void train_call(trainer *tr, int kind, const emu_op_desc *ops, int nops, bool explicit_group)
 {
     emu_rank *r = &tr->c[kind];
     if (r->ci.nranks < 2)
         return; /* a group of one: frameworks skip its collectives */
     if (tr->last && tr->last != r && emu_model_on(tr->o) && !tr->stuck) {
-        uint64_t end = emu_timeline_host_end(tr->last);
+        uint64_t end = emu_timeline_host_end(tr->last, false);
         tr->stuck = end == EMU_NEVER;
         emu_timeline_wait(tr->stuck ? 0 : end);
     }
@@ -153,16 +155,17 @@ static void train_step(trainer *tr)
 }
 
 /* --iters steps, each after the host waited for all its GPU's work (the
- * loss, the optimizer step); a late host (--slow-rank) is late at the start
- * of each step the fault acts in. */
+ * loss, the optimizer step), and so for each of its proxy threads (a
+ * stream sync, emu_host_sync); a late host (--slow-rank) is late at the
+ * start of each step the fault acts in. */
 static int train_run(trainer *tr)
 {
     const emu_opts *o = tr->o;
     for (tr->step = 0; tr->step < o->iters; tr->step++) {
         if (o->hang_rank == tr->c[0].global_rank && tr->step == o->hang_after)
             break;
-        if (tr->last)
-            emu_host_sync(o, &tr->last, 1);
+        emu_rank *comms[EMU_TRAIN_GROUPS] = {&tr->c[0], &tr->c[1], &tr->c[2]};
+        emu_host_sync(o, comms, EMU_TRAIN_GROUPS);
         emu_rank *self = &tr->c[0];
         emu_straggle(o, &self, 1, tr->step);
         train_step(tr);

@@ -11,9 +11,9 @@
  * NCCLSCOPE_TEST_RECORD_MASK_AT=TYPE:MASK (at the process's first start of an
  * event of TYPE it writes MASK into NCCL's activation mask: a profiler that
  * changes the mask in the middle of an operation),
- * NCCLSCOPE_TEST_RECORD_HOLD=RANK:NTH:MS (the thread that starts rank
- * RANK's NTH ProxyStep of the process, from 1, sleeps MS ms first: a proxy
- * thread a loaded machine held back).
+ * NCCLSCOPE_TEST_RECORD_HOLD=RANK:NTH:MS[:TYPE] (the thread that starts
+ * rank RANK's NTH event of TYPE, ProxyStep if not given, of the process,
+ * from 1, sleeps MS ms first: a proxy thread a loaded machine held back).
  * Handles and contexts are addresses in a private mapping that is never
  * touched: unique, real addresses of this process, never dereferenced.
  */
@@ -46,6 +46,7 @@ static uint32_t mask_at_value;
 static int mask_switched;
 static ncclResult_t calls_rc;   /* NCCLSCOPE_TEST_RECORD_FAIL_CALLS */
 static int hold_rank = -1;      /* NCCLSCOPE_TEST_RECORD_HOLD */
+static int hold_type = NSC_T_PROXY_STEP;
 static unsigned hold_nth, hold_ms, hold_seen;
 
 typedef struct line {
@@ -163,7 +164,11 @@ static ncclResult_t init_common(int v, void **ctx, int *mask, line *l)
         mask_at_type = nsc_type_from_name(name);
     }
     const char *hold = getenv("NCCLSCOPE_TEST_RECORD_HOLD");
-    if (hold && sscanf(hold, "%d:%u:%u", &hold_rank, &hold_nth, &hold_ms) != 3)
+    char hold_name[32];
+    int held = hold ? sscanf(hold, "%d:%u:%u:%31s", &hold_rank, &hold_nth, &hold_ms, hold_name) : 0;
+    if (held == 4)
+        hold_type = nsc_type_from_name(hold_name);
+    if (held < 3 || hold_type < 0)
         hold_rank = -1;
     nccl_mask = mask;
     *ctx = new_handle();
@@ -399,10 +404,10 @@ static void switch_mask(uint64_t type_bit)
         __atomic_store_n(nccl_mask, (int)mask_at_value, __ATOMIC_RELAXED);
 }
 
-/* NCCLSCOPE_TEST_RECORD_HOLD: hold the thread at the rank's nth ProxyStep. */
+/* NCCLSCOPE_TEST_RECORD_HOLD: hold the thread at the rank's nth event of the type. */
 static void hold_step(uint64_t type_bit, int rank)
 {
-    if (type_bit != ncclProfileProxyStep || rank != hold_rank ||
+    if (type_bit != 1ull << hold_type || rank != hold_rank ||
         __atomic_add_fetch(&hold_seen, 1, __ATOMIC_RELAXED) != hold_nth)
         return;
     struct timespec t = {(time_t)(hold_ms / 1000), (long)(hold_ms % 1000) * 1000000L};
