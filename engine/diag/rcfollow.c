@@ -13,8 +13,10 @@
  * process late of its own in several communicators is one verdict, its
  * costs summed. A Send/Recv is met with the same one of the other pipelines
  * (else with its peer's): a side whose host's gap goes beyond theirs on a
- * beat is late of its own there, whatever it cost (rcpairs.c). Memory: one
- * record per rank and collective (96 bytes). */
+ * beat is late of its own there, whatever it cost (rcpairs.c, rcbeats.c);
+ * so is a collective's rank whose own time goes beyond its ranks' on a
+ * beat, hidden behind a rank later still (rcbeats.c). Memory: one record
+ * per rank and collective (96 bytes). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -303,6 +305,7 @@ typedef struct fw_late {
     uint64_t onset_ns, own_cost_ns, every;
     uint64_t own_late;  /* its collectives late of its own, as its communicator's analysis counted */
     uint64_t onset_seq, beats;  /* its onset, and its collectives on its beat since, when intermittent */
+    int hidden;                 /* made on the timeline, hidden behind ranks later still (rcbeats.c) */
 } fw_late;
 
 static int is_late(const nsc_problem *p)
@@ -325,6 +328,7 @@ static void late_figures(fw_late *x)
     x->every = nsc_diag_num(o, "every");
     x->own_late = nsc_diag_num(o, "late_of_its_own");
     x->onset_seq = nsc_diag_num(o, "onset_seq");
+    x->hidden = nsc_json_get(o, "hidden_beats") != NULL;
     uint64_t since = nsc_diag_num(o, "collectives") - x->onset_seq;
     x->beats = x->every >= 2 && since <= nsc_diag_num(o, "collectives") ? (since + x->every - 1) / x->every : 0;
     nsc_json_free(&d);
@@ -412,27 +416,33 @@ static void set_onset(nsc_problem *p, const fw_rec *k, uint64_t every)
 }
 
 /* The process's collectives on an intermittent verdict's beat (every >= 2)
- * from record `on` on where it arrived last of its own: their records'
- * indices into idx; how many. */
+ * from record `on` on where it arrived last of its own (or, a verdict
+ * made on the timeline, where its own time went beyond the others', last
+ * or not): their records' indices into idx; how many. */
 static size_t beat_hits(const nsc_rc_follow *w, const fw_late *x, int64_t on, uint64_t *idx)
 {
     size_t n = 0;
     uint64_t nth = 0;
     for (size_t i = (size_t)on; x->every >= 2 && i < w->n && w->r[i].who == x->who; i++) {
         const fw_rec *r = &w->r[i];
-        if (r->comm == x->comm && !r->p2p && nth++ % x->every == 0 && r->own_late)
+        if (r->comm == x->comm && !r->p2p && nth++ % x->every == 0 &&
+            (r->own_late || (x->hidden && r->excess >= NSC_FIG_LATE_MIN_NS)))
             idx[n++] = i;
     }
     return n;
 }
 
 /* Twice the lower median of the n records idx[]'s own time beyond the
- * others' (or, waits, of the others' waits for them); v: n scratch. */
+ * others' (or, waits, of the others' waits for those they waited for: a
+ * verdict made on the timeline has hits where a rank later still hid it);
+ * v: n scratch. */
 static uint64_t twice_median(const nsc_rc_follow *w, const uint64_t *idx, size_t n, int waits, uint64_t *v)
 {
+    size_t m = 0;
     for (size_t j = 0; j < n; j++)
-        v[j] = waits ? w->r[idx[j]].waited : w->r[idx[j]].excess;
-    return 2 * median(v, n);
+        if (!waits || w->r[idx[j]].waited)
+            v[m++] = waits ? w->r[idx[j]].waited : w->r[idx[j]].excess;
+    return 2 * median(v, m);
 }
 
 /* An intermittent verdict's own cost: only its beat's hits (beat_hits),
@@ -529,8 +539,13 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
     nsc_problem *p = v[prim].p;
     int64_t on = v[prim].beats ? nsc_rc_beat_start(w, nsc_rc_coll_rec(w, who, v[prim].comm, v[prim].onset_seq), v[prim].every)
                                : nsc_rc_onset_rec(w, who, v[prim].comm);
-    if (on >= 0 && nsc_rc_every_from(w, on)) {
-        v[prim].every = nsc_rc_every_from(w, on);
+    /* a verdict on a beat stood by keeping it on the timeline (stands_for):
+     * it keeps it, where the timeline's last arrivals late of their own
+     * would not (a late host at each step's start hidden at half of them
+     * by a rank later still, a loaded machine's pauses between: 1 in 7) */
+    uint64_t every = on >= 0 ? v[prim].beats ? v[prim].every : nsc_rc_every_from(w, on) : 0;
+    if (every) {
+        v[prim].every = every;
         set_onset(p, &w->r[on], v[prim].every);
         nsc_diag_began_ns(p, f, w->r[on].api);
         beat_cost(w, &v[prim], on, scratch);
@@ -592,7 +607,7 @@ static uint64_t beat_hits_since(const nsc_rc_follow *w, const fw_late *x)
  * kept (a 64-rank training job with one slow GPU, the host handing groups
  * to its proxies without waiting: 0 to 12 of 23 to 32 beats, at 11 to 17
  * of 31 to 38 collectives it was last at). A Send/Recv's problem (no
- * collective) stands (rcpairs.c judged it). */
+ * collective) stands (rcbeats.c judged it). */
 static int stands_for(const nsc_rc_follow *w, const fw_late *x, uint32_t late, uint32_t own)
 {
     if (!late || x->every < 2)
@@ -616,7 +631,7 @@ static size_t late_problems(nsc_findings *f, const nsc_rc_follow *w, fw_late *v,
         if (!is_late(p) || c == w->nc || p->rank < 0 || p->rank >= w->c[c].nranks)
             continue;
         size_t cell = w->c[c].first + (size_t)p->rank;
-        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], 0, -1, 0, 0, 0, 0, 0, 0};
+        v[nv] = (fw_late){p, (uint32_t)c, w->who_of[cell], 0, -1, 0, 0, 0, 0, 0, 0, 0};
         late_figures(&v[nv]);
         v[nv].stands = stands_for(w, &v[nv], late_n[cell], own_n[cell]);
         nv++;
@@ -653,7 +668,7 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
                  ? NSC_DIAG_OK
                  : NSC_DIAG_FAIL;
     size_t nv = rc == NSC_DIAG_OK ? standing(f, w, v, late_n, own_n, origin) : 0;
-    int added = rc == NSC_DIAG_OK ? nsc_rc_pairs_beats(f, w, origin) : 0;
+    int added = rc == NSC_DIAG_OK ? nsc_rc_hidden_beats(f, w, origin) : 0;
     if (added < 0)
         rc = NSC_DIAG_FAIL;
     else if (added)

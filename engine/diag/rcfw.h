@@ -1,6 +1,7 @@
 /* rcfw.h: what the follow of late ranks across communicators (rcfollow.c)
- * shares with its judge of Send/Recv pairs (rcpairs.c) and its onsets
- * (rconset.c): the records, one per rank and collective or Send/Recv, with
+ * shares with its judge of Send/Recv pairs (rcpairs.c), its onsets
+ * (rconset.c) and its beats that no communicator's analysis sees
+ * (rcbeats.c): the records, one per rank and collective or Send/Recv, with
  * their processes and communicators. */
 #ifndef NCCLSCOPE_DIAG_RCFW_H
 #define NCCLSCOPE_DIAG_RCFW_H
@@ -62,9 +63,10 @@ uint64_t nsc_rc_every_from(const nsc_rc_follow *w, int64_t k);
  * pipelines: the sides' host gaps beyond theirs (excess) and their peers'
  * waits (waited); 0, or -1 out of memory. */
 int nsc_rc_pairs_judge(nsc_rc_follow *w);
-/* The Send/Recv beats of the processes no collective's problem stands for
- * (origin[who] 0): how many host_late problems were added, -1 out of
- * memory. */
-int nsc_rc_pairs_beats(nsc_findings *f, const nsc_rc_follow *w, const uint8_t *origin);
+/* The beats of the processes no collective's problem stands for
+ * (origin[who] 0), at their Send/Recv and at their collectives, that no
+ * communicator's analysis sees (rcbeats.c): how many host_late problems
+ * were added, -1 out of memory. */
+int nsc_rc_hidden_beats(nsc_findings *f, const nsc_rc_follow *w, const uint8_t *origin);
 
 #endif

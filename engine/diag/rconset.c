@@ -68,7 +68,7 @@ int64_t nsc_rc_coll_rec(const nsc_rc_follow *w, uint32_t who, uint32_t comm, uin
 /* A late rank's onset on a beat of `every` collectives (its communicator's
  * analysis found it on the beat from record k on: a loaded machine's pauses
  * between may begin a run of the timeline's before it), or of `every`
- * Send/Recv when record k is one (rcpairs.c), moved back from record k by
+ * Send/Recv when record k is one (rcbeats.c), moved back from record k by
  * whole beats while its own time there was as far beyond the others' (late
  * of its own, but behind a rank later still), passing over one beat
  * without: at a training job's step starts a loaded machine pauses other

@@ -2,17 +2,12 @@
  * host late before its Recv is last at no collective after it (the other
  * stage is still computing), so the follow of late ranks (rcfollow.c)
  * would name it nowhere: each Send is met with its Recv and with the same
- * Send/Recv of the other pipelines, and a side whose host's gap goes beyond
- * theirs on a beat is late of its own there, whatever it cost. */
-#include <inttypes.h>
-#include <stdio.h>
+ * Send/Recv of the other pipelines, each side's host gap beyond theirs
+ * kept for rcbeats.c, which names a side late on a beat of them. */
 #include <stdlib.h>
-#include <string.h>
 
-#include "figures.h"
 #include "order.h"
 #include "rcfw.h"
-#include "rcint.h"
 
 typedef struct fw_pkey {
     uint32_t comm;
@@ -110,78 +105,4 @@ int nsc_rc_pairs_judge(nsc_rc_follow *w)
     free(k);
     free(gap);
     return 0;
-}
-
-/* A process's host late on a beat at its Send/Recv in communicator c
- * (records [lo, hi) are the process's): its gap 1 ms or more beyond the
- * other pipelines' or its peer's (nsc_rc_pairs_judge) on a beat as the
- * collectives' (rclate.c: RC_LATE_BEAT_NUM, RC_LATE_BEAT_OFF), a training
- * job's stage whose host is late before each step's first Recv. Its
- * problem, with the figures rclate.c's have; its onset moved back by whole
- * beats as a collective's (nsc_rc_beat_start). */
-static int p2p_beat(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c)
-{
-    rc_rank_late x = {0};
-    uint64_t host = 0, waited = 0;
-    const fw_rec *firsts[RC_LATE_ONSETS] = {0};
-    for (size_t i = lo; i < hi; i++) {
-        const fw_rec *r = &w->r[i];
-        if (r->comm != c || !r->p2p)
-            continue;
-        if (r->excess >= NSC_FIG_LATE_MIN_NS) {
-            if (x.affected < RC_LATE_ONSETS)
-                firsts[x.affected] = r;
-            nsc_rc_late_mark(&x, r->seq, r->api);
-            host += r->host, waited += r->waited;
-        }
-        x.seen++;
-    }
-    size_t on;
-    uint64_t every;
-    if (!nsc_rc_late_beat(&x, &on, &every))
-        return 0;
-    const fw_rec *o = &w->r[nsc_rc_beat_start(w, firsts[on] - w->r, every)];
-    nsc_problem *p = nsc_diag_add(
-        f, NSC_SEV_LATE, "host_late", w->c[c].id, o->seq, o->rank,
-        "host late: rank %" PRId32 " (%.*s) posted its Send/Recv late at %" PRIu64 " of %" PRIu64
-        " (its host's gap 1 ms or more beyond its replicas' or its peer's), %.2f ms on average; since seq %" PRIu64
-        ", 1 in %" PRIu64 ": its peers waited %.2f ms per such, %.1f ms in all",
-        o->rank, (int)strcspn(w->who[o->who], " "), w->who[o->who], x.affected, x.seen,
-        (double)host / (double)x.affected / 1e6, o->seq, every, (double)waited / (double)x.affected / 1e6,
-        (double)waited / 1e6);
-    if (!p)
-        return 0;
-    nsc_diag_began_ns(p, f, o->api);
-    snprintf(p->hosts[0], sizeof p->hosts[0], "%.*s", (int)strcspn(w->who[o->who], " "), w->who[o->who]);
-    snprintf(p->figures, sizeof p->figures,
-             "\"last_arrivals\":%" PRIu64 ",\"late_of_its_own\":%" PRIu64 ",\"collectives\":%" PRIu64
-             ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":0,\"inherited_ns\":0,\"cost_ns\":%" PRIu64
-             ",\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64 ",\"own_cost_ns\":%" PRIu64,
-             x.affected, x.affected, x.seen, host, waited, o->seq, o->api, every, waited);
-    return 1;
-}
-
-/* The Send/Recv of every process that no collective's problem stands for
- * (origin[who] 0) judged for a beat in each communicator: a stage's host
- * late before its Recv is named nowhere else, and one that is (a slow GPU
- * holding its host at a communicator switch) is judged there. How many
- * problems were added, -1 out of memory. */
-int nsc_rc_pairs_beats(nsc_findings *f, const nsc_rc_follow *w, const uint8_t *origin)
-{
-    uint8_t *done = calloc(w->nc + 1, 1);
-    if (!done)
-        return -1;
-    int added = 0;
-    for (size_t lo = 0, hi; lo < w->n; lo = hi) {
-        for (hi = lo; hi < w->n && w->r[hi].who == w->r[lo].who; hi++)
-            ;
-        memset(done, 0, w->nc);
-        for (size_t i = lo; i < hi && !origin[w->r[lo].who]; i++)
-            if (w->r[i].p2p && !done[w->r[i].comm]) {
-                done[w->r[i].comm] = 1;
-                added += p2p_beat(f, w, lo, hi, w->r[i].comm);
-            }
-    }
-    free(done);
-    return added;
 }

@@ -641,3 +641,87 @@ Test(rcfollow, a_stage_late_against_its_replicas_is_late_before_its_recv)
     only_recv_late(f, "0xd", "h7");
     free(f);
 }
+
+/* A host late at each step's start hidden at every other step by a rank
+ * later still, as rootcause.sh's t_two run saw it with the host handing
+ * groups to its proxies: in "0xa" (P0, P1, P2) P1's host enqueues the
+ * first of each step's 16 collectives 4 ms after its last end, over
+ * HIDDEN_STEPS steps; at odd steps P2 enters 7 ms in, after its collective
+ * in "0xb" (P2, P3), where P3 came 6.5 ms late (P2 inherits it, its own
+ * time 0.1 ms). With `paused`, a loaded machine paused P1 3 ms before the
+ * 9th collective of each step too (last, late of its own there: the gaps
+ * between its own late ones 8, and 16 around the hidden). */
+#define HIDDEN_STEPS 30
+
+static const char hidden_status[] =
+    "{\"jobs\":[{\"job\":\"j\",\"comms\":["
+    "{\"comm\":\"0xa\",\"ranks\":[{\"rank\":0,\"host\":\"h0\",\"pid\":10},{\"rank\":1,\"host\":\"h0\",\"pid\":11},"
+    "{\"rank\":2,\"host\":\"h1\",\"pid\":12}]},"
+    "{\"comm\":\"0xb\",\"ranks\":[{\"rank\":0,\"host\":\"h1\",\"pid\":12},{\"rank\":1,\"host\":\"h1\",\"pid\":13}]}]}]}";
+
+/* rclate.c's problem of P1 in "0xa", on a beat of 16 from seq 16. */
+static void p1_beat_late(nsc_findings *f)
+{
+    nsc_problem *p = nsc_diag_add(f, NSC_SEV_LATE, "host_late", "0xa", 16, 1, "host_late in 0xa");
+    cr_assert_not_null(p);
+    snprintf(p->hosts[0], sizeof p->hosts[0], "h0");
+    snprintf(p->figures, sizeof p->figures,
+             "\"late_of_its_own\":%d,\"collectives\":%d,\"onset_seq\":16,\"onset_ns\":%llu,\"every\":16",
+             HIDDEN_STEPS, HIDDEN_STEPS * PER_STEP, (unsigned long long)BASE);
+}
+
+static nsc_findings *hidden_follow(int paused, void (*pre)(nsc_findings *))
+{
+    canned c = {0};
+    canned_add(&c, "0xa", 3);
+    canned_add(&c, "0xb", 2);
+    uint64_t t = BASE, us = MS / 1000;
+    for (unsigned s = 0; s < HIDDEN_STEPS; s++) {
+        uint64_t late = s % 2 ? 6500 * us : 0, dend = t + late + 500 * us;
+        put_rec(c.body[1], CANNED_CAP, "0xb", s, 0, t, t, dend);
+        put_rec(c.body[1], CANNED_CAP, "0xb", s, 1, t + late, t + late, dend);
+        for (unsigned k = 0; k < PER_STEP; k++) {
+            uint64_t p1 = t + (k == 0 ? 4 * MS : paused && k == 8 ? 3 * MS : 50 * us);
+            uint64_t p2 = k == 0 ? dend + 100 * us : t + 50 * us, end = (p1 > p2 ? p1 : p2) + 500 * us;
+            put_rec(c.body[0], CANNED_CAP, "0xa", s * PER_STEP + k, 0, t + 50 * us, t + 50 * us, end);
+            put_rec(c.body[0], CANNED_CAP, "0xa", s * PER_STEP + k, 1, p1, p1, end);
+            put_rec(c.body[0], CANNED_CAP, "0xa", s * PER_STEP + k, 2, p2, p2, end);
+            t = end;
+        }
+        t += 100 * us;
+    }
+    return canned_follow(&c, hidden_status, pre);
+}
+
+/* ... P1 is named late on its beat, though last at half of it: from its
+ * first record, 1 in 16, its host's 3.95 ms beyond the others' at each
+ * step's start, the others' waits where it was last. */
+Test(rcfollow, a_host_late_on_a_beat_behind_a_rank_later_still_is_named)
+{
+    nsc_findings *f = hidden_follow(0, NULL);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_str_eq(p->kind, "host_late", "%s", p->text);
+    cr_assert_str_eq(p->comm, "0xa");
+    cr_assert_eq(p->rank, 1);
+    cr_assert_eq(p->seq, 0, "%s", p->text);
+    /* its first record's gap 0; the others waited 3.95 + 3.4 ms at the
+     * even steps' */
+    char want[160];
+    snprintf(want, sizeof want, "\"late_of_its_own\":%d,\"host_late_ns\":%llu,\"gpu_late_ns\":0,\"own_cost_ns\":%llu,",
+             HIDDEN_STEPS, (unsigned long long)((HIDDEN_STEPS - 1) * 3950 * MS / 1000),
+             (unsigned long long)(HIDDEN_STEPS / 2 * 7350 * MS / 1000));
+    cr_assert_not_null(strstr(p->figures, want), "want %s in %s", want, p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"every\":16,"), "%s", p->figures);
+    free(f);
+}
+
+/* ... and a verdict on that beat keeps it, though its last arrivals late
+ * of their own on the timeline come 1 in 8 (the pauses between). */
+Test(rcfollow, a_verdict_on_a_beat_keeps_it_over_the_pauses_between)
+{
+    nsc_findings *f = hidden_follow(1, p1_beat_late);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
+    free(f);
+}

@@ -1,0 +1,132 @@
+/* rcbeats.c: late ranks on a beat that no communicator's analysis sees
+ * (rcfw.h), judged on the follow's timeline for each process that no
+ * problem stands for:
+ * - a Send/Recv side whose host's gap goes beyond its replicas' or its
+ *   peer's (rcpairs.c) on a beat: a pipeline stage's host late before its
+ *   Recv is last at no collective after it (the other stage is still
+ *   computing);
+ * - a collective's rank whose own time goes beyond its ranks' median on a
+ *   beat, whether it arrived last or not: a training job's host late at
+ *   each step's start is hidden when a rank of its group comes later still
+ *   (its data-parallel reduction ended later, behind another stage's slow
+ *   GPU: with the host handing groups to its proxies, the ranks of a
+ *   tensor-parallel group start a step as their own stream syncs end). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figures.h"
+#include "rcfw.h"
+#include "rcint.h"
+
+/* What a beat's records were: its rank's host gaps, how long the others
+ * waited for it in all, and at how many a rank later still arrived last
+ * (hid it). */
+typedef struct beat_sum {
+    rc_rank_late x;
+    uint64_t host, waited, hidden;
+} beat_sum;
+
+/* The process's records [lo, hi) in communicator c, its Send/Recv (p2p)
+ * or its collectives, whose own time there is NSC_FIG_LATE_MIN_NS or more
+ * beyond the others' (excess) counted as rclate.c counts a rank's own late
+ * collectives, from record `from` on (those before only seen); the first
+ * RC_LATE_ONSETS of them into firsts. */
+static void count_beat(const nsc_rc_follow *w, size_t lo, size_t hi, size_t from, uint32_t c, int p2p, beat_sum *b,
+                       const fw_rec **firsts)
+{
+    for (size_t i = lo; i < hi; i++) {
+        const fw_rec *r = &w->r[i];
+        if (r->comm != c || !r->p2p != !p2p)
+            continue;
+        if (i >= from && r->excess >= NSC_FIG_LATE_MIN_NS) {
+            if (b->x.affected < RC_LATE_ONSETS)
+                firsts[b->x.affected] = r;
+            nsc_rc_late_mark(&b->x, r->seq, r->api);
+            b->host += r->host;
+            b->waited += r->waited;
+            b->hidden += !p2p && !r->late_last;
+        }
+        b->x.seen++;
+    }
+}
+
+/* A process's host late on a beat in communicator c (records [lo, hi)
+ * are the process's), at its Send/Recv (p2p) or at its collectives: its
+ * own time 1 ms or more beyond the others' on a beat as rclate.c keeps one
+ * (RC_LATE_BEAT_NUM, RC_LATE_BEAT_OFF), its onset moved back by whole
+ * beats (nsc_rc_beat_start). A beat is looked for from each of its first
+ * RC_LATE_MAX_EVERY such records in turn (rclate.c's, from its first
+ * RC_LATE_ONSETS): at a collective a loaded machine's pauses put it 1 ms
+ * beyond the others now and then off the beat too, at 1 in 5 of a
+ * training job's tensor-parallel collectives, its first four often all
+ * off it. Its problem, with the figures rclate.c's have; a collective's
+ * also says at how many a rank later still hid it (hidden_beats), which
+ * rcfollow.c reads as a verdict made here. */
+static int beat_of(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c, int p2p)
+{
+    beat_sum b;
+    const fw_rec *firsts[RC_LATE_ONSETS];
+    size_t on, from = lo;
+    uint64_t every;
+    int found = 0;
+    for (int tries = 0; tries < RC_LATE_MAX_EVERY && !found; tries++) {
+        memset(&b, 0, sizeof b);
+        memset(firsts, 0, sizeof firsts);
+        count_beat(w, lo, hi, from, c, p2p, &b, firsts);
+        if (!firsts[0])
+            return 0;
+        found = nsc_rc_late_beat(&b.x, &on, &every);
+        from = (size_t)(firsts[0] - w->r) + 1;
+    }
+    if (!found)
+        return 0;
+    const fw_rec *o = &w->r[nsc_rc_beat_start(w, firsts[on] - w->r, every)];
+    int host_len = (int)strcspn(w->who[o->who], " ");
+    uint64_t n = b.x.affected;
+    nsc_problem *p = nsc_diag_add(
+        f, NSC_SEV_LATE, "host_late", w->c[c].id, o->seq, o->rank,
+        "host late: rank %" PRId32 " (%.*s) %s late at %" PRIu64 " of %" PRIu64
+        " (%s 1 ms or more beyond %s), %.2f ms on average; since seq %" PRIu64 ", 1 in %" PRIu64
+        ": its peers waited %.2f ms per such, %.1f ms in all",
+        o->rank, host_len, w->who[o->who], p2p ? "posted its Send/Recv" : "entered its collective", n, b.x.seen,
+        p2p ? "its host's gap" : "its own time", p2p ? "its replicas' or its peer's" : "its ranks' median, last or not",
+        (double)b.host / (double)n / 1e6, o->seq, every, (double)b.waited / (double)n / 1e6, (double)b.waited / 1e6);
+    if (!p)
+        return 0;
+    nsc_diag_began_ns(p, f, o->api);
+    snprintf(p->hosts[0], sizeof p->hosts[0], "%.*s", host_len, w->who[o->who]);
+    int k = snprintf(p->figures, sizeof p->figures,
+                     "\"last_arrivals\":%" PRIu64 ",\"late_of_its_own\":%" PRIu64 ",\"collectives\":%" PRIu64
+                     ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":0,\"inherited_ns\":0,\"cost_ns\":%" PRIu64
+                     ",\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64
+                     ",\"own_cost_ns\":%" PRIu64,
+                     n - b.hidden, n, b.x.seen, b.host, b.waited, o->seq, o->api, every, b.waited);
+    if (!p2p && k > 0 && (size_t)k < sizeof p->figures)
+        snprintf(p->figures + k, sizeof p->figures - (size_t)k, ",\"hidden_beats\":%" PRIu64, b.hidden);
+    return 1;
+}
+
+int nsc_rc_hidden_beats(nsc_findings *f, const nsc_rc_follow *w, const uint8_t *origin)
+{
+    uint8_t *done = calloc(2 * (w->nc + 1), 1);
+    if (!done)
+        return -1;
+    int added = 0;
+    for (size_t lo = 0, hi; lo < w->n; lo = hi) {
+        for (hi = lo; hi < w->n && w->r[hi].who == w->r[lo].who; hi++)
+            ;
+        memset(done, 0, 2 * w->nc);
+        for (size_t i = lo; i < hi && !origin[w->r[lo].who]; i++) {
+            const fw_rec *r = &w->r[i];
+            uint8_t *d = &done[2 * r->comm + !r->p2p];
+            if (!*d) {
+                *d = 1;
+                added += beat_of(f, w, lo, hi, r->comm, r->p2p != 0);
+            }
+        }
+    }
+    free(done);
+    return added;
+}
