@@ -20,12 +20,13 @@
 #include "rcfw.h"
 #include "rcint.h"
 
-/* What a beat's records were: its rank's host gaps, how long the others
- * waited for it in all, and at how many a rank later still arrived last
- * (hid it). */
+/* What a beat's records were: its rank's host gaps (at a collective its
+ * own time beyond the others' split into its host's, at most the gap, and
+ * its GPU's), how long the others waited for it in all, and at how many a
+ * rank later still arrived last (hid it). */
 typedef struct beat_sum {
     rc_rank_late x;
-    uint64_t host, waited, hidden;
+    uint64_t host, gpu, waited, hidden;
 } beat_sum;
 
 /* The process's records [lo, hi) in communicator c, its Send/Recv (p2p)
@@ -44,12 +45,52 @@ static void count_beat(const nsc_rc_follow *w, size_t lo, size_t hi, size_t from
             if (b->x.affected < RC_LATE_ONSETS)
                 firsts[b->x.affected] = r;
             nsc_rc_late_mark(&b->x, r->seq, r->api);
-            b->host += r->host;
+            uint64_t h = p2p || r->host < r->excess ? r->host : r->excess;
+            b->host += h;
+            b->gpu += p2p ? 0 : r->excess - h;
             b->waited += r->waited;
             b->hidden += !p2p && !r->late_last;
         }
         b->x.seen++;
     }
+}
+
+/* Whether a process's GPU was late throughout its collectives counted
+ * (count_beat) since the first: its own time 1 ms or more beyond the
+ * others' at RC_LATE_HELD_NUM / RC_LATE_HELD_DEN of them or more, over
+ * RC_LATE_BEAT_MIN or more, as rclate.c holds a rank late at every
+ * collective to its run, most of it its GPU's. A slow GPU in a training
+ * job's second stage is last at fewer when a late host in the first delays
+ * another rank of its group now and then through their stages' Send/Recv
+ * (4 ms beyond at 34 of its first 40 tensor-parallel collectives, last of
+ * its own at 263 of 640). Not its host's: a process with little to do
+ * between its collectives in one communicator (none in another) has a
+ * long gap before each, no late host. */
+static int held(const beat_sum *b)
+{
+    uint64_t since = b->x.seen - b->x.first_seen[0];
+    return b->gpu > b->host && since >= RC_LATE_BEAT_MIN &&
+           RC_LATE_HELD_DEN * b->x.affected >= RC_LATE_HELD_NUM * since;
+}
+
+/* Whether the host's share of a process's own time beyond the others' is
+ * the larger at its collectives on a beat of `every` from record k (those
+ * of its records before hi 1 ms or more beyond): a host late on a beat (at
+ * each step's start). A GPU is not: a 64-rank job's second-stage rank,
+ * with a slow GPU elsewhere, read so on a beat of 2 of its last 52
+ * tensor-parallel collectives (1 ms beyond at 19 of 26), its GPU's share
+ * 160 ms of 161. */
+static int hosts_beat(const nsc_rc_follow *w, size_t hi, const fw_rec *k, uint64_t every)
+{
+    uint64_t host = 0, gpu = 0, nth = 0;
+    for (size_t i = (size_t)(k - w->r); i < hi; i++) {
+        const fw_rec *r = &w->r[i];
+        if (r->comm != k->comm || r->p2p || nth++ % every || r->excess < NSC_FIG_LATE_MIN_NS)
+            continue;
+        uint64_t h = r->host < r->excess ? r->host : r->excess;
+        host += h, gpu += r->excess - h;
+    }
+    return host >= gpu;
 }
 
 /* A process's host late on a beat in communicator c (records [lo, hi)
@@ -61,9 +102,10 @@ static void count_beat(const nsc_rc_follow *w, size_t lo, size_t hi, size_t from
  * RC_LATE_ONSETS): at a collective a loaded machine's pauses put it 1 ms
  * beyond the others now and then off the beat too, at 1 in 5 of a
  * training job's tensor-parallel collectives, its first four often all
- * off it. Its problem, with the figures rclate.c's have; a collective's
- * also says at how many a rank later still hid it (hidden_beats), which
- * rcfollow.c reads as a verdict made here. */
+ * off it. Or, at its collectives, late throughout (held()). Its problem,
+ * with the figures rclate.c's have, its kind the larger share's; a
+ * collective's also says at how many a rank later still hid it
+ * (hidden_beats), which rcfollow.c reads as a verdict made here. */
 static int beat_of(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c, int p2p)
 {
     beat_sum b;
@@ -77,32 +119,39 @@ static int beat_of(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi
         count_beat(w, lo, hi, from, c, p2p, &b, firsts);
         if (!firsts[0])
             return 0;
-        found = nsc_rc_late_beat(&b.x, &on, &every);
+        if (!tries && !p2p && held(&b))
+            found = 1, on = 0, every = 1;
+        else
+            found = nsc_rc_late_beat(&b.x, &on, &every) && (p2p || hosts_beat(w, hi, firsts[on], every));
         from = (size_t)(firsts[0] - w->r) + 1;
     }
     if (!found)
         return 0;
-    const fw_rec *o = &w->r[nsc_rc_beat_start(w, firsts[on] - w->r, every)];
-    int host_len = (int)strcspn(w->who[o->who], " ");
+    const fw_rec *o = every > 1 ? &w->r[nsc_rc_beat_start(w, firsts[on] - w->r, every)] : firsts[0];
+    int host_len = (int)strcspn(w->who[o->who], " "), gpu = b.gpu > b.host;
     uint64_t n = b.x.affected;
+    char often[48] = "every collective";
+    if (every > 1)
+        snprintf(often, sizeof often, "1 in %" PRIu64, every);
     nsc_problem *p = nsc_diag_add(
-        f, NSC_SEV_LATE, "host_late", w->c[c].id, o->seq, o->rank,
-        "host late: rank %" PRId32 " (%.*s) %s late at %" PRIu64 " of %" PRIu64
-        " (%s 1 ms or more beyond %s), %.2f ms on average; since seq %" PRIu64 ", 1 in %" PRIu64
+        f, NSC_SEV_LATE, gpu ? "gpu_late" : "host_late", w->c[c].id, o->seq, o->rank,
+        "%s: rank %" PRId32 " (%.*s) %s late at %" PRIu64 " of %" PRIu64
+        " (%s 1 ms or more beyond %s), %.2f ms on average; since seq %" PRIu64 ", %s"
         ": its peers waited %.2f ms per such, %.1f ms in all",
-        o->rank, host_len, w->who[o->who], p2p ? "posted its Send/Recv" : "entered its collective", n, b.x.seen,
-        p2p ? "its host's gap" : "its own time", p2p ? "its replicas' or its peer's" : "its ranks' median, last or not",
-        (double)b.host / (double)n / 1e6, o->seq, every, (double)b.waited / (double)n / 1e6, (double)b.waited / 1e6);
+        gpu ? "GPU late" : "host late", o->rank, host_len, w->who[o->who],
+        p2p ? "posted its Send/Recv" : "entered its collective", n, b.x.seen, p2p ? "its host's gap" : "its own time",
+        p2p ? "its replicas' or its peer's" : "its ranks' median, last or not", (double)(b.host + b.gpu) / (double)n / 1e6,
+        o->seq, often, (double)b.waited / (double)n / 1e6, (double)b.waited / 1e6);
     if (!p)
         return 0;
     nsc_diag_began_ns(p, f, o->api);
     snprintf(p->hosts[0], sizeof p->hosts[0], "%.*s", host_len, w->who[o->who]);
     int k = snprintf(p->figures, sizeof p->figures,
                      "\"last_arrivals\":%" PRIu64 ",\"late_of_its_own\":%" PRIu64 ",\"collectives\":%" PRIu64
-                     ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":0,\"inherited_ns\":0,\"cost_ns\":%" PRIu64
+                     ",\"host_late_ns\":%" PRIu64 ",\"gpu_late_ns\":%" PRIu64 ",\"inherited_ns\":0,\"cost_ns\":%" PRIu64
                      ",\"onset_seq\":%" PRIu64 ",\"onset_ns\":%" PRIu64 ",\"every\":%" PRIu64
                      ",\"own_cost_ns\":%" PRIu64,
-                     n - b.hidden, n, b.x.seen, b.host, b.waited, o->seq, o->api, every, b.waited);
+                     n - b.hidden, n, b.x.seen, b.host, b.gpu, b.waited, o->seq, o->api, every, b.waited);
     if (!p2p && k > 0 && (size_t)k < sizeof p->figures)
         snprintf(p->figures + k, sizeof p->figures - (size_t)k, ",\"hidden_beats\":%" PRIu64, b.hidden);
     return 1;

@@ -542,8 +542,9 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
     /* a verdict on a beat stood by keeping it on the timeline (stands_for):
      * it keeps it, where the timeline's last arrivals late of their own
      * would not (a late host at each step's start hidden at half of them
-     * by a rank later still, a loaded machine's pauses between: 1 in 7) */
-    uint64_t every = on >= 0 ? v[prim].beats ? v[prim].every : nsc_rc_every_from(w, on) : 0;
+     * by a rank later still, a loaded machine's pauses between: 1 in 7);
+     * so does one made on the timeline, counted there */
+    uint64_t every = on >= 0 ? v[prim].beats || v[prim].hidden ? v[prim].every : nsc_rc_every_from(w, on) : 0;
     if (every) {
         v[prim].every = every;
         set_onset(p, &w->r[on], v[prim].every);
