@@ -1,6 +1,6 @@
-/* rcbeats.c: late ranks on a beat that no communicator's analysis sees
- * (rcfw.h), judged on the follow's timeline for each process that no
- * problem stands for:
+/* rcbeats.c: late ranks that no communicator's analysis sees (rcfw.h),
+ * judged on the follow's timeline for each process that no problem stands
+ * for:
  * - a Send/Recv side whose host's gap goes beyond its replicas' or its
  *   peer's (rcpairs.c) on a beat: a pipeline stage's host late before its
  *   Recv is last at no collective after it (the other stage is still
@@ -10,7 +10,10 @@
  *   each step's start is hidden when a rank of its group comes later still
  *   (its data-parallel reduction ended later, behind another stage's slow
  *   GPU: with the host handing groups to its proxies, the ranks of a
- *   tensor-parallel group start a step as their own stream syncs end). */
+ *   tensor-parallel group start a step as their own stream syncs end);
+ * - a collective's rank whose GPU makes it late throughout, last or not:
+ *   that slow GPU, when the late host delays another rank of its group now
+ *   and then. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,7 +140,7 @@ static int beat_of(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi
         f, NSC_SEV_LATE, gpu ? "gpu_late" : "host_late", w->c[c].id, o->seq, o->rank,
         "%s: rank %" PRId32 " (%.*s) %s late at %" PRIu64 " of %" PRIu64
         " (%s 1 ms or more beyond %s), %.2f ms on average; since seq %" PRIu64 ", %s"
-        ": its peers waited %.2f ms per such, %.1f ms in all",
+        ": the others waited %.2f ms per such, %.1f ms in all",
         gpu ? "GPU late" : "host late", o->rank, host_len, w->who[o->who],
         p2p ? "posted its Send/Recv" : "entered its collective", n, b.x.seen, p2p ? "its host's gap" : "its own time",
         p2p ? "its replicas' or its peer's" : "its ranks' median, last or not", (double)(b.host + b.gpu) / (double)n / 1e6,

@@ -15,8 +15,8 @@
  * (else with its peer's): a side whose host's gap goes beyond theirs on a
  * beat is late of its own there, whatever it cost (rcpairs.c, rcbeats.c);
  * so is a collective's rank whose own time goes beyond its ranks' on a
- * beat, hidden behind a rank later still (rcbeats.c). Memory: one record
- * per rank and collective (96 bytes). */
+ * beat, or its GPU's throughout, hidden behind ranks later still
+ * (rcbeats.c). Memory: one record per rank and collective (96 bytes). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>

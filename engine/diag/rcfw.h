@@ -63,10 +63,10 @@ uint64_t nsc_rc_every_from(const nsc_rc_follow *w, int64_t k);
  * pipelines: the sides' host gaps beyond theirs (excess) and their peers'
  * waits (waited); 0, or -1 out of memory. */
 int nsc_rc_pairs_judge(nsc_rc_follow *w);
-/* The beats of the processes no collective's problem stands for
- * (origin[who] 0), at their Send/Recv and at their collectives, that no
- * communicator's analysis sees (rcbeats.c): how many host_late problems
- * were added, -1 out of memory. */
+/* The lateness of the processes no collective's problem stands for
+ * (origin[who] 0) that no communicator's analysis sees (rcbeats.c): a beat
+ * at their Send/Recv or at their collectives, their GPU late throughout
+ * their collectives; how many problems were added, -1 out of memory. */
 int nsc_rc_hidden_beats(nsc_findings *f, const nsc_rc_follow *w, const uint8_t *origin);
 
 #endif
