@@ -720,12 +720,16 @@ Test(rcfollow, a_host_late_on_a_beat_behind_a_rank_later_still_is_named)
 }
 
 /* ... and a verdict on that beat keeps it, though its last arrivals late
- * of their own on the timeline come 1 in 8 (the pauses between). */
+ * of their own on the timeline come 1 in 8 (the pauses between), and
+ * counts it where it was hidden too. */
 Test(rcfollow, a_verdict_on_a_beat_keeps_it_over_the_pauses_between)
 {
     nsc_findings *f = hidden_follow(1, 0, p1_beat_late);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
+    char want[64];
+    snprintf(want, sizeof want, "\"late_of_its_own\":%d,", HIDDEN_STEPS);
+    cr_assert_not_null(strstr(f->p[0].figures, want), "want %s in %s", want, f->p[0].figures);
     free(f);
 }
 
