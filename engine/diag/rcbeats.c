@@ -60,20 +60,20 @@ static void count_beat(const nsc_rc_follow *w, size_t lo, size_t hi, size_t from
 
 /* Whether a process's GPU was late throughout its collectives counted
  * (count_beat) since the first: its own time 1 ms or more beyond the
- * others' at RC_LATE_HELD_NUM / RC_LATE_HELD_DEN of them or more, over
- * RC_LATE_BEAT_MIN or more, as rclate.c holds a rank late at every
- * collective to its run, most of it its GPU's. A slow GPU in a training
- * job's second stage is last at fewer when a late host in the first delays
- * another rank of its group now and then through their stages' Send/Recv
- * (4 ms beyond at 34 of its first 40 tensor-parallel collectives, last of
- * its own at 263 of 640). Not its host's: a process with little to do
+ * others' at RC_GPU_HELD_NUM / RC_GPU_HELD_DEN of them or more, over
+ * RC_LATE_BEAT_MIN or more (rcint.h), most of it its GPU's. A slow GPU
+ * in a training job's second stage is last at fewer when a late host in
+ * the first delays another rank of its group now and then through their
+ * stages' Send/Recv (4 ms beyond at 34 of its first 40 tensor-parallel
+ * collectives, last of its own at 263 of 640; beyond at 410 of 640 under a
+ * load of 74). Not its host's: a process with little to do
  * between its collectives in one communicator (none in another) has a
  * long gap before each, no late host. */
 static int held(const beat_sum *b)
 {
     uint64_t since = b->x.seen - b->x.first_seen[0];
     return b->gpu > b->host && since >= RC_LATE_BEAT_MIN &&
-           RC_LATE_HELD_DEN * b->x.affected >= RC_LATE_HELD_NUM * since;
+           RC_GPU_HELD_DEN * b->x.affected >= RC_GPU_HELD_NUM * since;
 }
 
 /* Whether the host's share of a process's own time beyond the others' is
