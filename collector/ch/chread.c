@@ -1000,31 +1000,28 @@ static void window_marks(const source *src, const tspan *w, const char *procs, c
              w->till[0] ? w->till : "", procs);
 }
 
-/* The window's sections (marks) as key ranges of states, completions and
- * events, and the least t_min and greatest t_max of them (what bounds
- * their events' starts). */
+/* Sections as key ranges of states, completions, events and batches, and
+ * the least t_min and greatest t_max of them (what bounds their events'
+ * starts). */
 typedef struct wkeys {
     /* "(host = 'h' AND pid = P AND agent = 'a' AND epoch = E AND batch_seq
      * BETWEEN L AND H) OR ...": one per process and agent epoch (one per
      * section spanning more than NSC_CH_TIME_SPAN buckets: it may lie far
-     * before the others); "1" where they do not fit */
+     * before the others; one per defining section); "1" where they do not
+     * fit */
     char secs[KEYS_MAX];
     uint64_t range[2];
     uint64_t n;  /* ranges: 0, no section */
 } wkeys;
 
-/* The window's sections (marks) into *k. ClickHouse 18.16 narrows no
- * granule by a GLOBAL IN of identities: without the ranges, the states and
- * completions reads take every row of the job. */
-static int window_keys(const source *src, const char *marks, wkeys *k, char *err, size_t errcap)
+/* The ranges of sql's answer, rows of (host, pid, agent, epoch, least and
+ * greatest batch_seq, least t_min, greatest t_max), into *k. ClickHouse
+ * 18.16 narrows no granule by a GLOBAL IN of identities: without the
+ * ranges, the reads that pick sections by them take every row of the job. */
+static int keys_of(const source *src, const char *sql, const char *what, wkeys *k, char *err, size_t errcap)
 {
-    char sql[SQL_MAX];
     nsc_chanswer a;
-    snprintf(sql, sizeof sql,
-             "SELECT host, pid, agent, epoch, min(batch_seq), max(batch_seq), min(t_min), max(t_max) %s GROUP BY "
-             "host, pid, agent, epoch, if(bucket = %" PRIu64 ", batch_seq, 0) FORMAT RowBinary",
-             marks, (uint64_t)NSC_CH_TIME_WIDE);
-    int rc = fetch(src, sql, "event_marks", &a, err, errcap), full = 0;
+    int rc = fetch(src, sql, what, &a, err, errcap), full = 0;
     size_t len = 0;
     snprintf(k->secs, sizeof k->secs, "0");
     k->range[0] = UINT64_MAX, k->range[1] = 0, k->n = 0;
@@ -1051,13 +1048,37 @@ static int window_keys(const source *src, const char *marks, wkeys *k, char *err
         len += full ? 0 : (size_t)n;
     }
     if (!rc && a.r.bad) {
-        snprintf(err, errcap, "clickhouse: the window's sections do not decode");
+        snprintf(err, errcap, "clickhouse: the %s sections do not decode", what);
         rc = NSC_QUERY_ESTORE;
     }
     if (full)
         snprintf(k->secs, sizeof k->secs, "1");
     nsc_chanswer_free(&a);
     return rc;
+}
+
+/* The window's sections (marks) into *k. */
+static int window_keys(const source *src, const char *marks, wkeys *k, char *err, size_t errcap)
+{
+    char sql[SQL_MAX];
+    snprintf(sql, sizeof sql,
+             "SELECT host, pid, agent, epoch, min(batch_seq), max(batch_seq), min(t_min), max(t_max) %s GROUP BY "
+             "host, pid, agent, epoch, if(bucket = %" PRIu64 ", batch_seq, 0) FORMAT RowBinary",
+             marks, (uint64_t)NSC_CH_TIME_WIDE);
+    return keys_of(src, sql, "event_marks", k, err, errcap);
+}
+
+/* The sections of src's job that define contexts or strings into *k, each
+ * a range of its own (no times: its range stays empty). */
+static int defs_keys(const source *src, wkeys *k, char *err, size_t errcap)
+{
+    char sql[SQL_MAX];
+    const char *cols = "host, pid, agent, epoch, batch_seq AS lo, batch_seq AS hi";
+    snprintf(sql, sizeof sql,
+             "SELECT DISTINCT host, pid, agent, epoch, lo, hi, toUInt64(%" PRIu64 "), toUInt64(0) FROM (SELECT %s FROM "
+             "%s.contexts%s WHERE job = %s UNION ALL SELECT %s FROM %s.strings%s WHERE job = %s) FORMAT RowBinary",
+             UINT64_MAX, cols, src->db, src->suffix, src->job, cols, src->db, src->suffix, src->job);
+    return keys_of(src, sql, "defining", k, err, errcap);
 }
 
 /* The sections of the job on src that define contexts or strings (their
@@ -1070,23 +1091,26 @@ static int read_window_source(const source *src, const char *job, const tspan *w
     memset(&anchor, 0, sizeof anchor);
     memset(r, 0, sizeof r);
     char values[2048], procs[PROCS_MAX], marks[3 * STARTS_MAX + PROCS_MAX], sel[SQL_MAX], recs[SQL_MAX],
-        where[KEYS_MAX + 16];
-    wkeys keys = {.secs = "0"};
+        where[2 * KEYS_MAX + 32];
+    wkeys keys = {.secs = "0"}, defs = {.secs = "0"};
     event_value_names(values, sizeof values);
     int rc = window_procs(src, w->scope, procs, sizeof procs, err, errcap);
     window_marks(src, w, procs, marks, sizeof marks);
     if (!rc)
         rc = window_keys(src, marks, &keys, err, errcap);
+    if (!rc)
+        rc = defs_keys(src, &defs, err, errcap);
     snprintf(sel, sizeof sel,
              " PREWHERE (" IDENT ") GLOBAL IN (SELECT " IDENT " FROM %s.contexts%s WHERE job = %s UNION ALL SELECT "
              IDENT " FROM %s.strings%s WHERE job = %s UNION ALL SELECT " IDENT " %s)",
              src->db, src->suffix, src->job, src->db, src->suffix, src->job, marks);
-    if (!rc)
-        rc = fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", sel, "", ONCE_EACH, &anchor.a, err,
-                        errcap);
     /* the key ranges in WHERE: they narrow the granules read, the
      * identities in PREWHERE (fewer columns, every row of those granules)
      * the rows */
+    snprintf(where, sizeof where, " AND ((%s) OR (%s))", keys.secs, defs.secs);
+    if (!rc)
+        rc = fetch_rows(src, "batches", "", "host, pid, local_rank, gpu", "", sel, where, ONCE_EACH, &anchor.a, err,
+                        errcap);
     snprintf(where, sizeof where, " AND (%s)", keys.secs);
     for (int i = 0; !rc && keys.n && i < K_CTXS; i++) {
         if (i == K_EVENTS)  /* by their key's time too: the granules of the window */

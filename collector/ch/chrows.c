@@ -19,19 +19,26 @@
 /* Partitions: 16 buckets of the job name, not time: a row's partition must
  * not depend on when it was inserted, or a batch sent again after midnight
  * would escape ReplacingMergeTree's folding (which works within a partition). */
+/* Granules: a timeline window reads whole granules of the tables it picks
+ * its sections from by key ranges (chread.c). At ClickHouse's 8,192 rows, a
+ * granule of a table with a row per section spans minutes of a job, and one
+ * of events several times a window's events of a rank: the rows a window
+ * read grew with its job. */
+#define SECTION_GRANULE 64
+#define EVENT_GRANULE 1024
 static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     /* columns: nsc_ch_event_columns() */
     [NSC_CH_EVENTS] = {"events", NULL,
-                       "job, host, pid, ctx, start_ns, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
+                       "job, host, pid, ctx, start_ns, " ORIGIN_KEY, JOB_PART, PROC_SHARD, "", EVENT_GRANULE},
     /* A section's states (completions): one row, a field's values in an
      * Array in the section's order (chrows.h). */
     [NSC_CH_STATES] = {"states",
                        NSC_CH_PROC_COLUMNS ", id Array(UInt64), " NSC_CH_NARROW("ts") ", " NSC_CH_NARROW("arg")
                        ", tid Array(UInt32), state Array(UInt8), " SECTION,
-                       "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
+                       "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, "", SECTION_GRANULE},
     [NSC_CH_COMPLETIONS] = {"completions",
                             NSC_CH_PROC_COLUMNS ", id Array(UInt64), " NSC_CH_NARROW("ts") ", " SECTION,
-                            "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
+                            "job, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, "", SECTION_GRANULE},
     /* A process defines a context or string id once (docs/protocol.md), so
      * the definition itself is its identity. The batch identity rides along,
      * outside the key (equal in every copy: one batch defines an id), so a
@@ -47,7 +54,7 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
      * with their range (t_min, t_max: chrows.h), a key range per window. */
     [NSC_CH_EVENT_MARKS] = {"event_marks",
                             NSC_CH_PROC_COLUMNS ", bucket UInt64, t_min UInt64, t_max UInt64, " SECTION,
-                            "job, bucket, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, ""},
+                            "job, bucket, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, "", SECTION_GRANULE},
     [NSC_CH_LIFECYCLE] = {"lifecycle",
                           NSC_CH_PROC_COLUMNS ", event UInt8, reason UInt8, ts_ns UInt64, "
                           "ref_ns UInt64, last_batch_seq UInt64, " ORIGIN,
@@ -55,7 +62,7 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     [NSC_CH_BATCHES] = {"batches",
                         NSC_CH_PROC_COLUMNS ", events UInt32, states UInt32, "
                         "completions UInt32, local_rank Int32, gpu Int32, " ORIGIN,
-                        "job, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
+                        "job, " ORIGIN_KEY, JOB_PART, PROC_SHARD, "", SECTION_GRANULE},
     /* One row per write of a host's model: the newest (largest wall clock
      * time of the write, ref_ns) wins, also across collector restarts. */
     [NSC_CH_CLOCKS] = {"clocks", "host String, ref_ns UInt64, model String", "host", "", "cityHash64(host)",

@@ -2,7 +2,7 @@
  *
  * Owns the one definition of every ClickHouse table the collector writes
  * (name, columns with types, ordering key, partition, sharding key, engine
- * version column) and the values of one record's row, put into the
+ * version column, granules) and the values of one record's row, put into the
  * table's columns (chcols.h) in exactly the order of that definition. The events table's
  * columns for the event's fields are made from common/event_fields.h
  * (chevents.c). chstore.c builds the DDL from nsc_ch_def and posts the
@@ -56,6 +56,7 @@ typedef struct nsc_ch_table_def {
     const char *partition;  /* "" for none */
     const char *shard_by;   /* Distributed sharding expression */
     const char *version;    /* ReplacingMergeTree version column, "" for none */
+    unsigned granule;       /* rows per index mark (index_granularity); 0: ClickHouse's default */
 } nsc_ch_table_def;
 
 /* A ledger mark's seqs: those of one bucket, seq >> NSC_CH_MARK_BITS. */

@@ -74,6 +74,32 @@ static int same_layout(const nsc_chconn *conn, const char *server, const char *d
     return -1;
 }
 
+/* A table made before its granules were set (chrows.c) keeps ClickHouse's
+ * 8,192 rows (18.16 cannot change them): its answers are the same, but a
+ * timeline window reads rows in proportion to its job. Said at start. */
+static int check_granule(const nsc_chconn *conn, const char *server, const char *db, const nsc_ch_table_def *d)
+{
+    char q[384], want[64], *ans;
+    if (!d->granule)
+        return 0;
+    snprintf(want, sizeof want, "index_granularity = %u", d->granule);
+    /* a yes or no, not the text: releases spell engine_full apart */
+    snprintf(q, sizeof q,
+             "SELECT position(engine_full, '%s') > 0 FROM system.tables WHERE database = '%s' AND name = '%s_local' "
+             "FORMAT TabSeparated",
+             want, db, d->name);
+    if (sql(conn, server, q, &ans))
+        return -1;
+    if (ans[0] != '1')
+        fprintf(stderr,
+                "ncclscope-collector: clickhouse: %s.%s_local on %s was made without %s (an older ncclscope): "
+                "its answers are the same, but a timeline window reads more of it the longer its job; a new "
+                "database gets the finer granules\n",
+                db, d->name, server, want);
+    free(ans);
+    return 0;
+}
+
 /* A table of records made by a collector that wrote no marks for it
  * (ledger_recs without ledger_marks: the seqs of a time window; events
  * without event_marks: its sections): a time window, found by the marks,
@@ -110,20 +136,24 @@ static int every_marks(const nsc_chconn *conn, const char *server, const char *d
  * cluster's shards. */
 static int create(const nsc_chconn *conn, const char *server, const char *db, const char *cluster)
 {
-    char q[SQL_MAX];
+    char q[SQL_MAX], settings[64];
     if (create_database(conn, server, db) || (!cluster && every_marks(conn, server, db)))
         return -1;
     for (int t = 0; t < NSC_CH_NTABLES; t++) {
         const nsc_ch_table_def d = nsc_ch_def(t);
+        settings[0] = 0;
+        if (d.granule)
+            snprintf(settings, sizeof settings, " SETTINGS index_granularity = %u", d.granule);
         int n = cluster ? snprintf(q, sizeof q,
                                    "CREATE TABLE IF NOT EXISTS %s.%s (%s) ENGINE = Distributed(%s, %s, %s_local, %s)",
                                    db, d.name, d.columns, cluster, db, d.name, d.shard_by)
                         : snprintf(q, sizeof q,
                                    "CREATE TABLE IF NOT EXISTS %s.%s_local (%s) ENGINE = ReplacingMergeTree(%s)%s%s "
-                                   "ORDER BY (%s)",
+                                   "ORDER BY (%s)%s",
                                    db, d.name, d.columns, d.version, d.partition[0] ? " PARTITION BY " : "",
-                                   d.partition, d.order_by);
-        if (n >= (int)sizeof q || sql(conn, server, q, NULL) || (!cluster && same_layout(conn, server, db, &d)))
+                                   d.partition, d.order_by, settings);
+        if (n >= (int)sizeof q || sql(conn, server, q, NULL) ||
+            (!cluster && (same_layout(conn, server, db, &d) || check_granule(conn, server, db, &d))))
             return -1;
     }
     return 0;
