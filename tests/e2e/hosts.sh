@@ -1,6 +1,6 @@
 #!/bin/bash
 # hosts.sh: `ncclscope hosts` counts, per host across jobs, the causes
-# diagnose places there (docs/cli-diagnose.md "hosts", issue 17 item 5). One collector
+# diagnose places there (docs/cli-links.md "hosts", issue 17 item 5). One collector
 # and one agent per simulated node (a 4-node ring, rank r on node r) see five
 # jobs in turn: a clean one, a late host on node1, a slow NIC on node2, a slow
 # link node3 -> node0 and rank 0 killed on node0; the counts of each cause
