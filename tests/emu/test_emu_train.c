@@ -411,15 +411,14 @@ static size_t stream_of(const nsc_json *ranks, uint64_t pid, stream_op *ops, siz
     return n;
 }
 
-/* The rank's communicators share its stream, whichever thread worked out
- * when each op ends (the host meets its pipeline peers on the wire itself
- * after a p2p group it published): an op starts only after every op the
- * rank ran before it ended, p2p groups (their ops start together) too. */
-Test(emu_train, the_rank_s_stream_runs_one_op_after_the_other, .timeout = 60)
+/* Runs a train job with args and hands each world rank's stream (every op
+ * of its process, by start) to check. */
+typedef void (*stream_check)(const stream_op *ops, size_t n, uint64_t pid, void *arg);
+
+static void each_world_stream(const char *args, stream_check check, void *arg)
 {
-    unsigned checked = 0;
     const char *dir = tmpdir_new();
-    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 3 --count 1048576"), 0);
+    cr_assert_eq(run_emu(dir, NULL, args), 0);
     nsc_json_doc sum = summary_read(dir);
     const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
     for (const nsc_json *world = nsc_json_first(ranks); world; world = nsc_json_next(ranks, world)) {
@@ -427,17 +426,33 @@ Test(emu_train, the_rank_s_stream_runs_one_op_after_the_other, .timeout = 60)
             continue;
         stream_op ops[256];
         size_t n = stream_of(ranks, jnum(world, "pid"), ops, 256);
-        uint64_t free_at = 0, run_end = 0; /* the device is free after every earlier run */
-        for (size_t i = 0; i < n; i++, checked++) {
-            cr_assert_gt(ops[i].end, 0, "every op ends");
-            free_at = i && ops[i].ready != ops[i - 1].ready ? run_end : free_at;
-            cr_assert_geq(ops[i].ready, free_at, "pid %llu op %zu starts %llu ns before the device is free",
-                          (unsigned long long)jnum(world, "pid"), i, (unsigned long long)(free_at - ops[i].ready));
-            run_end = ops[i].end > run_end ? ops[i].end : run_end;
-        }
+        check(ops, n, jnum(world, "pid"), arg);
     }
-    cr_assert_gt(checked, 100);
     nsc_json_free(&sum);
+}
+
+/* The rank's communicators share its stream, whichever thread worked out
+ * when each op ends (the host meets its pipeline peers on the wire itself
+ * after a p2p group it published): an op starts only after every op the
+ * rank ran before it ended, p2p groups (their ops start together) too. */
+static void one_op_after_the_other(const stream_op *ops, size_t n, uint64_t pid, void *arg)
+{
+    unsigned *checked = arg;
+    uint64_t free_at = 0, run_end = 0; /* the device is free after every earlier run */
+    for (size_t i = 0; i < n; i++, (*checked)++) {
+        cr_assert_gt(ops[i].end, 0, "every op ends");
+        free_at = i && ops[i].ready != ops[i - 1].ready ? run_end : free_at;
+        cr_assert_geq(ops[i].ready, free_at, "pid %llu op %zu starts %llu ns before the device is free",
+                      (unsigned long long)pid, i, (unsigned long long)(free_at - ops[i].ready));
+        run_end = ops[i].end > run_end ? ops[i].end : run_end;
+    }
+}
+
+Test(emu_train, the_rank_s_stream_runs_one_op_after_the_other, .timeout = 60)
+{
+    unsigned checked = 0;
+    each_world_stream(TRAIN_JOB " --iters 3 --count 1048576", one_op_after_the_other, &checked);
+    cr_assert_gt(checked, 100);
 }
 
 /* A step's first op starts where the data-parallel op that ended the step
@@ -447,29 +462,26 @@ Test(emu_train, the_rank_s_stream_runs_one_op_after_the_other, .timeout = 60)
  * then, so every step began at least that op's duration (16 ms here) less
  * 1 ms late. A loaded machine makes hosts late by themselves, a few ms at a
  * time: a quarter of the steps on time is enough. */
+/* [0] step boundaries seen, [1] those where the step began on time. */
+static void steps_on_time(const stream_op *ops, size_t n, uint64_t pid, void *arg)
+{
+    unsigned *count = arg;
+    (void)pid;
+    for (size_t i = 1; i < n; i++) {
+        if (ops[i].step == ops[i - 1].step)
+            continue;
+        count[0]++;
+        count[1] += ops[i].ready - ops[i - 1].end < 8000000;
+    }
+}
+
 Test(emu_train, a_step_starts_when_the_step_before_ended, .timeout = 60)
 {
-    unsigned boundaries = 0, on_time = 0;
-    const char *dir = tmpdir_new();
-    cr_assert_eq(run_emu(dir, NULL, TRAIN_JOB " --iters 3 --count 4194304 --link-gbps 1"), 0);
-    nsc_json_doc sum = summary_read(dir);
-    const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
-    for (const nsc_json *world = nsc_json_first(ranks); world; world = nsc_json_next(ranks, world)) {
-        if (jnum(world, "nranks") != 8)
-            continue;
-        stream_op ops[256];
-        size_t n = stream_of(ranks, jnum(world, "pid"), ops, 256);
-        for (size_t i = 1; i < n; i++) {
-            if (ops[i].step == ops[i - 1].step)
-                continue;
-            boundaries++;
-            on_time += ops[i].ready - ops[i - 1].end < 8000000;
-        }
-    }
-    cr_assert_eq(boundaries, 16, "8 ranks, 2 step boundaries each: %u", boundaries);
-    cr_assert_geq(4 * on_time, boundaries, "%u of %u steps began less than 8 ms after the step before ended", on_time,
-                  boundaries);
-    nsc_json_free(&sum);
+    unsigned count[2] = {0, 0};
+    each_world_stream(TRAIN_JOB " --iters 3 --count 4194304 --link-gbps 1", steps_on_time, count);
+    cr_assert_eq(count[0], 16, "8 ranks, 2 step boundaries each: %u", count[0]);
+    cr_assert_geq(4 * count[1], count[0], "%u of %u steps began less than 8 ms after the step before ended", count[1],
+                  count[0]);
 }
 
 /* A host waits for its proxy threads only where NCCL's does, at the step's
