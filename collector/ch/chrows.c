@@ -26,6 +26,7 @@
  * read grew with its job. */
 #define SECTION_GRANULE 64
 #define EVENT_GRANULE 1024
+#define DEFAULT_GRANULE 0 /* ClickHouse's own */
 static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     /* columns: nsc_ch_event_columns() */
     [NSC_CH_EVENTS] = {"events", NULL,
@@ -46,9 +47,9 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     [NSC_CH_CONTEXTS] = {"contexts",
                          NSC_CH_PROC_COLUMNS ", ctx UInt16, comm_id UInt64, nnodes Int32, "
                          "nranks Int32, rank Int32, api_version Int32, name String, " ORIGIN,
-                         "job, host, pid, ctx", JOB_PART, PROC_SHARD, ""},
+                         "job, host, pid, ctx", JOB_PART, PROC_SHARD, "", DEFAULT_GRANULE},
     [NSC_CH_STRINGS] = {"strings", NSC_CH_PROC_COLUMNS ", id UInt16, text String, " ORIGIN,
-                        "job, host, pid, id", JOB_PART, PROC_SHARD, ""},
+                        "job, host, pid, id", JOB_PART, PROC_SHARD, "", DEFAULT_GRANULE},
     /* events has no key on time across processes: a time window finds its
      * sections here, a row per bucket of times a section's records touch,
      * with their range (t_min, t_max: chrows.h), a key range per window. */
@@ -58,7 +59,7 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     [NSC_CH_LIFECYCLE] = {"lifecycle",
                           NSC_CH_PROC_COLUMNS ", event UInt8, reason UInt8, ts_ns UInt64, "
                           "ref_ns UInt64, last_batch_seq UInt64, " ORIGIN,
-                          "job, host, pid, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
+                          "job, host, pid, " ORIGIN_KEY, JOB_PART, PROC_SHARD, "", DEFAULT_GRANULE},
     [NSC_CH_BATCHES] = {"batches",
                         NSC_CH_PROC_COLUMNS ", events UInt32, states UInt32, "
                         "completions UInt32, local_rank Int32, gpu Int32, " ORIGIN,
@@ -66,29 +67,29 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     /* One row per write of a host's model: the newest (largest wall clock
      * time of the write, ref_ns) wins, also across collector restarts. */
     [NSC_CH_CLOCKS] = {"clocks", "host String, ref_ns UInt64, model String", "host", "", "cityHash64(host)",
-                       "ref_ns"},
+                       "ref_ns", DEFAULT_GRANULE},
     /* A rank's last collective per function: the highest seqNumber wins. */
     [NSC_CH_PROGRESS] = {"progress", "job String, comm_id UInt64, rank Int32, func String, seq UInt64, ref_ns UInt64",
-                         "job, comm_id, rank, func", JOB_PART, "cityHash64(job, comm_id)", "seq"},
+                         "job, comm_id, rank, func", JOB_PART, "cityHash64(job, comm_id)", "seq", DEFAULT_GRANULE},
     /* One row per write of a collector's live state (chlive.h): its newest
      * write wins. Written to and read from the first source only. */
     [NSC_CH_LIVE] = {"live", "collector String, wall_ns UInt64, snapshot String", "collector", "",
-                     "cityHash64(collector)", "wall_ns"},
+                     "cityHash64(collector)", "wall_ns", DEFAULT_GRANULE},
     /* When a job's rows were last inserted (wall clock): its newest wins.
      * Retention (chretain.h) deletes a job no insert touched for
      * retain_age_s. */
-    [NSC_CH_JOBS] = {"jobs", "job String, wall_ns UInt64", "job", "", "cityHash64(job)", "wall_ns"},
+    [NSC_CH_JOBS] = {"jobs", "job String, wall_ns UInt64", "job", "", "cityHash64(job)", "wall_ns", DEFAULT_GRANULE},
     /* A process's ledger batch of an agent batch, as it travelled (the ledger
      * codec's bytes): read back in the agents' order, a later record
      * replaces an earlier in-flight one as in the LMDB store. */
     [NSC_CH_LEDGER] = {"ledger", NSC_CH_PROC_COLUMNS ", data String, " ORIGIN, "job, host, pid, " ORIGIN_KEY,
-                       JOB_PART, PROC_SHARD, ""},
+                       JOB_PART, PROC_SHARD, "", DEFAULT_GRANULE},
     /* The same records a row each (columns: nsc_ch_ledger_columns()), in
      * the order a query asks for them: a communicator's seqs, then ranks.
      * The batch identity ends the key: an in-flight record and its final
      * one are two rows (a read keeps the later, as the LMDB store does). */
     [NSC_CH_LEDGER_RECS] = {"ledger_recs", NULL, "job, comm_id, seq, rank, host, pid, " ORIGIN_KEY, JOB_PART,
-                            PROC_SHARD, ""},
+                            PROC_SHARD, "", DEFAULT_GRANULE},
     /* ledger_recs has no key on time: a time window finds its seqs here,
      * a few rows per bucket of seqs (chread.c). A row is the enqueue times'
      * range of a batch's records of one bucket, ctx and rank, and that of
@@ -97,12 +98,12 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
     [NSC_CH_LEDGER_MARKS] = {"ledger_marks",
                              NSC_CH_PROC_COLUMNS ", comm_id UInt64, bucket UInt64, ctx UInt16, rank Int32, "
                              "enq_min UInt64, enq_max UInt64, done_min UInt64, done_max UInt64, " ORIGIN,
-                             "job, comm_id, bucket, host, pid, ctx, rank, " ORIGIN_KEY, JOB_PART, PROC_SHARD, ""},
+                             "job, comm_id, bucket, host, pid, ctx, rank, " ORIGIN_KEY, JOB_PART, PROC_SHARD, "", DEFAULT_GRANULE},
     /* The wall clock of the collectors' time base, as the LMDB store keeps it
      * (nsc_store_wall): one row per record (a record inserted twice folds:
      * same key, same version), read back whole into a query's store. */
     [NSC_CH_WALL] = {"wall", "utc_ns UInt64, ref_ns UInt64, offset_ns Int64", "utc_ns", "", "cityHash64(utc_ns)",
-                     "ref_ns"},
+                     "ref_ns", DEFAULT_GRANULE},
 };
 
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t)
