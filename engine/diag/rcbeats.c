@@ -32,6 +32,13 @@ typedef struct beat_sum {
     uint64_t host, gpu, waited, hidden;
 } beat_sum;
 
+/* Of a collective's record's own time beyond the others', its host's
+ * share: at most its host's gap; the rest is its GPU's. */
+static uint64_t host_part(const fw_rec *r)
+{
+    return r->host < r->excess ? r->host : r->excess;
+}
+
 /* The process's records [lo, hi) in communicator c, its Send/Recv (p2p)
  * or its collectives, whose own time there is NSC_FIG_LATE_MIN_NS or more
  * beyond the others' (excess) counted as rclate.c counts a rank's own late
@@ -48,7 +55,7 @@ static void count_beat(const nsc_rc_follow *w, size_t lo, size_t hi, size_t from
             if (b->x.affected < RC_LATE_ONSETS)
                 firsts[b->x.affected] = r;
             nsc_rc_late_mark(&b->x, r->seq, r->api);
-            uint64_t h = p2p || r->host < r->excess ? r->host : r->excess;
+            uint64_t h = p2p ? r->host : host_part(r);
             b->host += h;
             b->gpu += p2p ? 0 : r->excess - h;
             b->waited += r->waited;
@@ -90,8 +97,7 @@ static int hosts_beat(const nsc_rc_follow *w, size_t hi, const fw_rec *k, uint64
         const fw_rec *r = &w->r[i];
         if (r->comm != k->comm || r->p2p || nth++ % every || r->excess < NSC_FIG_LATE_MIN_NS)
             continue;
-        uint64_t h = r->host < r->excess ? r->host : r->excess;
-        host += h, gpu += r->excess - h;
+        host += host_part(r), gpu += r->excess - host_part(r);
     }
     return host >= gpu;
 }
