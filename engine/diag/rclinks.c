@@ -317,9 +317,10 @@ static void classify_links(rc_pass *p, uint64_t limit, uint64_t ref, uint64_t mo
     part_refs(p, runs_ref);
     for (size_t i = 0; i < p->nlinks; i++) {
         rc_link *k = &p->links[i];
-        size_t first = 0, since = slow_since(k, least, ref, runs_ref);
+        size_t first = 0;
         int whole = k->typical >= limit && k->mean >= least && extra_ns(k, ref) >= RC_SLOW_MIN_EXTRA_NS &&
                     slow_throughout(k, limit, &first);
+        size_t since = whole ? RC_LINK_PARTS : slow_since(k, least, ref, runs_ref);
         int slow = whole || since < RC_LINK_PARTS;
         k->state = k->n < RC_LINK_MIN_STEPS ? NSC_LINK_FEW : slow ? NSC_LINK_SLOW : NSC_LINK_OK;
         k->began_ns = slow ? part_began(k, whole ? first : since) : 0;
