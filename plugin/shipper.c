@@ -51,6 +51,7 @@
 #define MIN_BACKLOG 4u
 #define IDLE_SLEEP_NS 1000000L
 #define IDLE_SLEEP_MAX_NS 16000000L
+#define FLUSH_SLEEP_MAX_NS 64000000L
 #define BATCH_MAX_AGE_NS 20000000ull
 #define GAP_NS 500000000ull
 #define DEFS_REPEAT_NS 10000000000ull
@@ -259,7 +260,9 @@ static void flush(uint64_t deadline)
 {
     nsc_ship.last_progress = nsc_mono_ns();
     int bound = deadline > nsc_ship.last_progress && agent_bound();
+    long sleep_ns = IDLE_SLEEP_NS;
     for (uint64_t now = nsc_ship.last_progress;; now = nsc_mono_ns()) {
+        uint64_t progress = nsc_ship.last_progress;
         take_acks(now);
         retry_acks(now);
         send_backlog(now);
@@ -267,10 +270,16 @@ static void flush(uint64_t deadline)
             break;
         zmq_pollitem_t it = {nsc_ship.ack, 0, ZMQ_POLLIN, 0};
         uint64_t wait = deadline - now < ACK_RETRY_NS ? deadline - now : ACK_RETRY_NS;
-        if (nsc_ship.head == nsc_ship.tail && nsc_ship.ack)
+        if (nsc_ship.head == nsc_ship.tail && nsc_ship.ack) {
             zmq_poll(&it, 1, (long)(wait / NSC_MS) + 1);
-        else
-            nap(IDLE_SLEEP_NS);
+            continue;
+        }
+        /* An agent that takes nothing (a thousand ranks ending at once, most
+         * still waiting for their connection) is asked less and less often:
+         * ranks retrying every millisecond would take the CPU it needs. */
+        sleep_ns = nsc_ship.last_progress != progress ? IDLE_SLEEP_NS
+                   : sleep_ns * 2 < FLUSH_SLEEP_MAX_NS ? sleep_ns * 2 : FLUSH_SLEEP_MAX_NS;
+        nap(sleep_ns);
     }
 }
 
