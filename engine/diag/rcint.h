@@ -266,7 +266,6 @@ static inline const char *nsc_rc_host_of(const rc_pass *p, int32_t rank)
 {
     return p->host && rank >= 0 && rank < p->nranks && p->host[rank][0] ? p->host[rank] : "?";
 }
-/* qsort order of uint64_t values. */
 
 /* Count an affected collective of a rank at its place x->seen (seq and
  * start its onset's, if among its first): its gaps and beats (rclate.c). */
