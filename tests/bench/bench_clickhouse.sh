@@ -82,8 +82,10 @@ feed() {
         chp+=("${pids[ch_$s]}")
     done
     rm -f "$dir/ports"
+    # credit as deep as the feed's window: with the default 32, a loaded
+    # machine's feed waited on credit it could never get
     "${cbin:-$bin}/ncclscope-collector" --db "$dir/db" --listen tcp://127.0.0.1:0 --http off --map-initial-mb 1024 \
-        --port-file "$dir/ports" "$@" 2>>"$dir/collector.log" &
+        --credit 64 --port-file "$dir/ports" "$@" 2>>"$dir/collector.log" &
     local c=$!
     wait_until 60 test -s "$dir/ports" || die "collector did not start"
     local ch0 ch1 chs t
