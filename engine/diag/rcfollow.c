@@ -485,6 +485,17 @@ static int folds_into(const fw_late *x, uint32_t who)
     return x->who == who || (!x->stands && x->origin == (int64_t)who);
 }
 
+/* Whether a problem before v[i] of its communicator is one of process
+ * who's own (own) or one that inherits its delay: that communicator is
+ * listed and counted once. */
+static int comm_before(const fw_late *v, size_t i, uint32_t who, int own)
+{
+    for (size_t j = 0; j < i; j++)
+        if (v[j].comm == v[i].comm && (own ? v[j].who == who : v[j].who != who && folds_into(&v[j], who)))
+            return 1;
+    return 0;
+}
+
 /* The figures a verdict adds: the process's rank in the job's largest
  * communicator, the communicators it is late of its own in and those it
  * delayed, the ranks there that only inherit it, and its cost summed. */
@@ -500,7 +511,8 @@ static void merged_figures(const nsc_rc_follow *w, const fw_late *v, size_t nv, 
                    p->figures, world_rank(w, x->who), cost, nlate);
     const char *sep = "";
     for (size_t i = 0; i < nv && !full; i++)
-        if (v[i].who == x->who && !(full = put(buf, sizeof buf, &n, "%s\"%s\"", sep, w->c[v[i].comm].id)))
+        if (v[i].who == x->who && !comm_before(v, i, x->who, 1) &&
+            !(full = put(buf, sizeof buf, &n, "%s\"%s\"", sep, w->c[v[i].comm].id)))
             sep = ",";
     full = full || put(buf, sizeof buf, &n, "],\"affected\":[");
     sep = "";
@@ -526,15 +538,12 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
     size_t prim = nv, nown = 0, naff = 0, naffc = 0;
     for (size_t i = 0; i < nv; i++) {
         if (v[i].who == who) {
-            nown++;
+            nown += !comm_before(v, i, who, 1);
             if (v[i].stands && (prim == nv || v[i].onset_ns < v[prim].onset_ns))
                 prim = i;
         } else if (folds_into(&v[i], who)) {
             naff++;
-            int again = 0;
-            for (size_t j = 0; j < i; j++)
-                again |= v[j].who != who && folds_into(&v[j], who) && v[j].comm == v[i].comm;
-            naffc += !again;
+            naffc += !comm_before(v, i, who, 0);
         }
     }
     if (prim == nv)

@@ -152,6 +152,25 @@ Test(rcfollow, the_origin_is_named_and_who_inherits_its_delay_is_affected)
     teardown(&x);
 }
 
+/* Two problems of one process in one communicator (a slow GPU and the
+ * host's pauses, as rclate.c and rcbeats.c may each leave one) list that
+ * communicator once and count it once. */
+Test(rcfollow, a_communicator_with_two_problems_of_the_origin_is_listed_once)
+{
+    fixture x;
+    setup(&x);
+    late(x.f, "gpu_late", "0xa", 1);
+    late(x.f, "host_late", "0xa", 1);
+    late(x.f, "host_late", "0xb", 0);
+    follow(&x);
+    cr_assert_eq(x.f->n, 1, "%zu problems, the first %s", x.f->n, x.f->p[0].text);
+    const nsc_problem *p = &x.f->p[0];
+    cr_assert_not_null(strstr(p->figures, "\"comms_of_its_own\":[\"0xa\"]"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->figures, "\"comms_late\":1"), "%s", p->figures);
+    cr_assert_not_null(strstr(p->text, "in 1 comm(s):"), "%s", p->text);
+    teardown(&x);
+}
+
 Test(rcfollow, a_rank_that_only_inherits_a_delay_is_no_cause)
 {
     fixture x;
