@@ -284,9 +284,10 @@ int nsc_rc_link_add(rc_link *k, uint64_t step_ns, size_t n, uint64_t t_ns);
 /* Every link's typical step and state (rclinks.c); returns the reference,
  * 0 if no link has enough steps; sets *limit. */
 uint64_t nsc_rc_link_reference(rc_pass *p, uint64_t *limit);
-/* a[0..na) (sorted) and b[0..nb) (sorted here first) merged into out, in
- * order: a sorted copy of both without sorting a again. */
-void nsc_rc_merge_steps(const uint64_t *a, size_t na, uint64_t *b, size_t nb, uint64_t *out);
+/* a[0..na) (sorted) and b[0..nb) (any order, left as it is; it may be
+ * out) merged into out, in order: a sorted copy of both without sorting a
+ * again. */
+void nsc_rc_merge_steps(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out);
 /* The problems of each analysis, from a finished pass. */
 void nsc_rc_check_links(nsc_findings *f, const char *comm, rc_pass *p);
 void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p);

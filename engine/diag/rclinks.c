@@ -147,17 +147,19 @@ static void report_links(nsc_findings *f, const char *comm, const rc_pass *p, ui
     }
 }
 
-void nsc_rc_merge_steps(const uint64_t *a, size_t na, uint64_t *b, size_t nb, uint64_t *out)
+/* b is sorted as a copy at out's front and merged from the back: while a
+ * has steps left, each is written above the copy's last unread one, and
+ * those the copy has left are in place. b keeps its order (a carried
+ * link's steps are in time order: its runs are read from them). */
+void nsc_rc_merge_steps(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t *out)
 {
-    size_t i = 0, j = 0, o = 0;
-    if (nb)
-        qsort(b, nb, sizeof *b, nsc_cmp_u64);
-    while (i < na && j < nb)
-        out[o++] = a[i] <= b[j] ? a[i++] : b[j++];
-    while (i < na)
-        out[o++] = a[i++];
-    while (j < nb)
-        out[o++] = b[j++];
+    memmove(out, b, nb * sizeof *b);
+    qsort(out, nb, sizeof *out, nsc_cmp_u64);
+    size_t i = na, j = nb, o = na + nb;
+    while (i > 0 && j > 0)
+        out[--o] = a[i - 1] > out[j - 1] ? a[--i] : out[--j];
+    while (i > 0)
+        out[--o] = a[--i];
 }
 
 /* The marks (rcint.h) are the start of the record that holds every
