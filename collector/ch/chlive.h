@@ -5,7 +5,7 @@
  * root-cause metrics) of a collector on ClickHouse (the store's live_read,
  * cstore.h): its own live state merged with the newest snapshot of every
  * other collector (nsc_live_merge), so every collector of the store answers
- * alike (docs/clickhouse-read.md, "Live state from every collector").
+ * alike (docs/clickhouse-live.md).
  *
  * A thread of its own, once per live interval, writes this collector's
  * snapshot (nsc_live_snapshot) as its row of the `live` table and reads the

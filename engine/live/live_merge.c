@@ -1,6 +1,6 @@
 /* live_merge.c: one live state merged into another (nsc_live_merge, live.h),
  * the one place of the rules by which several collectors' states make one
- * answer (docs/clickhouse-read.md, "Live state from every collector").
+ * answer (docs/clickhouse-live.md).
  *
  * Agents and processes are matched by identity (agent id; host and pid) and
  * the entry seen latest wins; a process that died or finished in either

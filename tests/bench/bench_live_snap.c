@@ -1,5 +1,5 @@
 /* bench_live_snap: the cost of sharing the live state through ClickHouse
- * (docs/clickhouse-read.md, "Live state from every collector"). Not run by
+ * (docs/clickhouse-live.md). Not run by
  * ctest; docs/benchmarks.md ("ClickHouse store") has the numbers.
  *
  *   bench_live_snap [PROCS] [PEERS] [REPS]   (defaults 256, 3, 21)

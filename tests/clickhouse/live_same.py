@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """live_same.py DIR_A DIR_B: two collectors of one ClickHouse store answer
-the live-state endpoints alike (docs/clickhouse-read.md, "Live state from every
-collector").
+the live-state endpoints alike (docs/clickhouse-live.md).
 
 Each folder holds one collector's status.json (/api/v1/status), live.json
 (the first summary of /api/v1/live), hosts.json (/api/v1/hosts) and
