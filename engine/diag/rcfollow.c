@@ -5,11 +5,12 @@
  * its own. The ledger of every communicator (api, done, GPU start per rank
  * and collective, Send/Recv included) gives each process one timeline: its
  * own time before a collective is what its host took after its previous
- * work on any communicator ended, plus what its GPU took after both. A late
- * rank's problem stands when that own time explains its lateness often
- * enough (stands_for()); the others inherit the delay, and the wait
- * they were stuck in is followed back, rank to rank, to the process whose
- * own time it was: their problems become that origin's affected list. One
+ * work on any communicator ended, plus what its GPU took after both
+ * (rcown.c). A late rank's problem stands when that own time explains its
+ * lateness often enough (stands_for()); the others inherit the delay, and
+ * the wait they were stuck in is followed back, rank to rank, to the
+ * process whose own time it was: their problems become that origin's
+ * affected list. One
  * process late of its own in several communicators is one verdict, its
  * costs summed. A Send/Recv is met with the same one of the other pipelines
  * (else with its peer's): a side whose host's gap goes beyond theirs on a
@@ -134,124 +135,6 @@ int nsc_rc_follow_comm(nsc_findings *f, nsc_rc_follow *w, const char *comm, int6
     }
     fw_load ld = {w, (uint32_t)w->nc++};
     return nsc_diag_fetch_pages(f->src, "ledger", lq, NULL, on_record, &ld);
-}
-
-/* ---- each process's own time ------------------------------------------------ */
-
-static int by_who_api(const void *a, const void *b)
-{
-    const fw_rec *x = a, *y = b;
-    return NSC_ORDER(NSC_CMP(x->who, y->who), NSC_CMP(x->api, y->api), NSC_CMP(x->done, y->done));
-}
-
-/* Sort by process and time; each record's own time: its host's gap after
- * the process's latest end before it, and its GPU's start after both. A
- * process's first has no gap to measure: late, it counts as late of its
- * own, as at a rank's first collective in a communicator (rclate.c). */
-static void own_times(nsc_rc_follow *w)
-{
-    qsort(w->r, w->n, sizeof *w->r, by_who_api);
-    uint64_t end = 0;
-    int64_t blk = -1;
-    for (size_t i = 0; i < w->n; i++) {
-        fw_rec *x = &w->r[i];
-        if (i == 0 || x->who != w->r[i - 1].who)
-            end = 0, blk = -1;
-        uint64_t from = x->api > end ? x->api : end;
-        x->host = end && x->api > end ? x->api - end : 0;
-        x->own = x->host + (x->gpu > from ? x->gpu - from : 0);
-        x->blocker = blk;
-        x->first = blk < 0;
-        if (x->done > end)
-            end = x->done, blk = (int64_t)i;
-    }
-}
-
-typedef struct fw_key {
-    uint32_t comm;
-    uint64_t seq;
-    size_t i;
-} fw_key;
-
-static int by_coll(const void *a, const void *b)
-{
-    const fw_key *x = a, *y = b;
-    return NSC_ORDER(NSC_CMP(x->comm, y->comm), NSC_CMP(x->seq, y->seq), NSC_CMP(x->i, y->i));
-}
-
-/* The median of n values (sorted in place), the lower one of an even n. */
-static uint64_t median(uint64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, nsc_cmp_u64);
-    return n ? v[(n - 1) / 2] : 0;
-}
-
-static uint64_t arrival(const fw_rec *x)
-{
-    return x->gpu > x->api ? x->gpu : x->api;
-}
-
-/* One collective's records k[0..n): who arrived last, how late against the
- * others' median arrival, and whether its own time beyond the others'
- * median own time is half of that or more; counted per communicator rank. */
-static void judge_coll(nsc_rc_follow *w, const fw_key *k, size_t n, uint64_t *scratch, uint32_t *late_n,
-                       uint32_t *own_n)
-{
-    size_t last = 0;
-    for (size_t j = 0; j < n; j++) {
-        scratch[j] = w->r[k[j].i].own;
-        if (arrival(&w->r[k[j].i]) > arrival(&w->r[k[last].i]))
-            last = j;
-    }
-    uint64_t all = median(scratch, n);
-    for (size_t j = 0; j < n; j++)
-        w->r[k[j].i].excess = w->r[k[j].i].own > all ? w->r[k[j].i].own - all : 0;
-    fw_rec *x = &w->r[k[last].i];
-    size_t m = 0;
-    for (size_t j = 0; j < n; j++)
-        if (j != last)
-            scratch[m++] = arrival(&w->r[k[j].i]);
-    uint64_t late = arrival(x) - median(scratch, m);
-    m = 0;
-    for (size_t j = 0; j < n; j++) {
-        w->r[k[j].i].last_who = x->who;
-        if (j != last)
-            scratch[m++] = w->r[k[j].i].own;
-    }
-    if (late < NSC_FIG_LATE_MIN_NS)
-        return;
-    uint64_t others = median(scratch, m);
-    size_t cell = w->c[x->comm].first + (size_t)x->rank;
-    x->late_last = 1;
-    for (size_t j = 0; j < n; j++)
-        x->waited += arrival(x) - arrival(&w->r[k[j].i]);
-    late_n[cell]++;
-    x->own_late = x->first || (x->own > others && 2 * (x->own - others) >= late);
-    own_n[cell] += x->own_late;
-}
-
-/* Every collective (not Send/Recv) judged; 0, or -1 out of memory. */
-static int judge_colls(nsc_rc_follow *w, uint32_t *late_n, uint32_t *own_n)
-{
-    fw_key *k = malloc((w->n + 1) * sizeof *k);
-    uint64_t *scratch = malloc((w->n + 1) * sizeof *scratch);
-    size_t n = 0;
-    for (size_t i = 0; k && i < w->n; i++)
-        if (!w->r[i].p2p)
-            k[n++] = (fw_key){w->r[i].comm, w->r[i].seq, i};
-    if (k && scratch) {
-        qsort(k, n, sizeof *k, by_coll);
-        for (size_t lo = 0, hi; lo < n; lo = hi) {
-            for (hi = lo + 1; hi < n && k[hi].comm == k[lo].comm && k[hi].seq == k[lo].seq; hi++)
-                ;
-            if (hi - lo >= 2)
-                judge_coll(w, k + lo, hi - lo, scratch, late_n, own_n);
-        }
-    }
-    int rc = k && scratch ? 0 : -1;
-    free(k);
-    free(scratch);
-    return rc;
 }
 
 /* ---- following a wait to its origin ------------------------------------------ */
@@ -445,7 +328,7 @@ static uint64_t twice_median(const nsc_rc_follow *w, const uint64_t *idx, size_t
     for (size_t j = 0; j < n; j++)
         if (!waits || w->r[idx[j]].waited)
             v[m++] = waits ? w->r[idx[j]].waited : w->r[idx[j]].excess;
-    return 2 * median(v, m);
+    return 2 * nsc_rc_median(v, m);
 }
 
 /* An intermittent verdict's own cost: only its beat's hits (beat_hits),
@@ -671,13 +554,13 @@ int nsc_rc_follow_run(nsc_findings *f, nsc_rc_follow *w)
     }
     if (w->nc < 2 || !w->n)
         return NSC_DIAG_OK;
-    own_times(w);
+    nsc_rc_own_times(w);
     uint32_t *late_n = calloc(w->nwho_of + 1, sizeof *late_n), *own_n = calloc(w->nwho_of + 1, sizeof *own_n);
     uint32_t *votes = calloc(w->nwho + 1, sizeof *votes);
     uint8_t *origin = calloc(w->nwho + 1, 1);
     fw_late *v = malloc(NSC_DIAG_MAX_PROBLEMS * sizeof *v);
     uint64_t *scratch = malloc(2 * (w->n + 1) * sizeof *scratch);
-    int rc = late_n && own_n && votes && origin && v && scratch && judge_colls(w, late_n, own_n) == 0 && nsc_rc_pairs_judge(w) == 0
+    int rc = late_n && own_n && votes && origin && v && scratch && nsc_rc_judge_colls(w, late_n, own_n) == 0 && nsc_rc_pairs_judge(w) == 0
                  ? NSC_DIAG_OK
                  : NSC_DIAG_FAIL;
     size_t nv = rc == NSC_DIAG_OK ? standing(f, w, v, late_n, own_n, origin) : 0;

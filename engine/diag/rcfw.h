@@ -1,8 +1,8 @@
 /* rcfw.h: what the follow of late ranks across communicators (rcfollow.c)
- * shares with its judge of Send/Recv pairs (rcpairs.c), its onsets
- * (rconset.c) and its beats that no communicator's analysis sees
- * (rcbeats.c): the records, one per rank and collective or Send/Recv, with
- * their processes and communicators. */
+ * shares with its processes' own times (rcown.c), its judge of Send/Recv
+ * pairs (rcpairs.c), its onsets (rconset.c) and its beats that no
+ * communicator's analysis sees (rcbeats.c): the records, one per rank and
+ * collective or Send/Recv, with their processes and communicators. */
 #ifndef NCCLSCOPE_DIAG_RCFW_H
 #define NCCLSCOPE_DIAG_RCFW_H
 
@@ -44,6 +44,20 @@ struct nsc_rc_follow {
     size_t n, cap;
     int oom;
 };
+
+/* Each process's own time (rcown.c): the records sorted by process and
+ * time, each one's host gap after the process's latest end before it and
+ * its GPU's start after both. A process's first has no gap to measure:
+ * late, it counts as late of its own, as at a rank's first collective in a
+ * communicator (rclate.c). */
+void nsc_rc_own_times(nsc_rc_follow *w);
+/* Every collective (not Send/Recv) judged after nsc_rc_own_times: who
+ * arrived last, late, and whether of its own, counted in late_n and own_n
+ * per communicator rank (w->c[comm].first + rank); 0, or -1 out of
+ * memory. */
+int nsc_rc_judge_colls(nsc_rc_follow *w, uint32_t *late_n, uint32_t *own_n);
+/* The median of n values (sorted in place), the lower one of an even n. */
+uint64_t nsc_rc_median(uint64_t *v, size_t n);
 
 /* Onsets and frequencies (rconset.c). A beat's onset from record k (a
  * collective's or a Send/Recv's), moved back by whole beats of `every` such
