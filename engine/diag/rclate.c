@@ -194,6 +194,15 @@ static uint64_t onset_gap(const rc_rank_late *x, size_t i)
     return x->first_seen[i + 1] - x->first_seen[i] - (x->first_behind[i + 1] - x->first_behind[i]);
 }
 
+/* Whether a late rank's i-th affected collective (with those before it)
+ * stands alone: the next comes more than twice the usual gap and twice the
+ * gap after it later (not for the collectives between where it was late
+ * behind a rank later still). */
+static int lone(const rc_rank_late *x, size_t i, uint64_t every)
+{
+    return onset_gap(x, i) > 2 * every && onset_gap(x, i) > 2 * onset_gap(x, i + 1);
+}
+
 /* Whether a late rank's i-th affected collective is out of step with the
  * next: the collectives between them are off a whole number of its usual
  * gaps by more than a quarter of one. An intermittent fault's own come
@@ -210,20 +219,24 @@ static int off_beat(const rc_rank_late *x, size_t i, uint64_t every)
 }
 
 /* Which of its first affected collectives is a late rank's onset
- * (RC_LATE_ONSETS, rcint.h): one is passed over when the next comes more
- * than twice the usual gap and twice the gap after it later (a lone one,
- * not a run that a loaded machine made look denser; but not for the
- * collectives between where it was late behind a rank later still), or
- * when it is out of step with the next and that one in step with the one
- * after (off_beat: a pause before the fault's first; a pause after it is
- * out of step with both its neighbours). */
+ * (RC_LATE_ONSETS, rcint.h): one is passed over when it stands alone (a
+ * loaded machine's pause, not a run that a loaded machine made look
+ * denser), or when it is out of step with the next and that one in step
+ * with the one after (off_beat: a pause before the fault's first; a pause
+ * after it is out of step with both its neighbours); two are when the
+ * second stands alone (two pauses close together before a fault from mid
+ * job: a slow GPU from seq 6 was dated seq 0 under the sanitizers). */
 static size_t onset_of(const rc_rank_late *x, uint64_t every)
 {
     size_t i = 0, kept = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
-    while (i + 2 < kept && ((onset_gap(x, i) > 2 * every && onset_gap(x, i) > 2 * onset_gap(x, i + 1)) ||
-                            (off_beat(x, i, every) && !off_beat(x, i + 1, every))))
-        i++;
-    return i;
+    for (;;) {
+        if (i + 2 < kept && (lone(x, i, every) || (off_beat(x, i, every) && !off_beat(x, i + 1, every))))
+            i++;
+        else if (i + 3 < kept && lone(x, i + 1, every))
+            i += 2;
+        else
+            return i;
+    }
 }
 
 /* Whether a late rank kept to its beat since its onset: affected, or

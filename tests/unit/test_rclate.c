@@ -374,3 +374,16 @@ Test(rclate, a_late_rank_s_host_share_counts_where_it_was_late_of_its_own)
     nsc_rc_late_free(l);
     free(f);
 }
+
+/* 3 ms late at every collective from seq 6 on, and a loaded machine's
+ * pauses made it 1.5 ms late at seqs 0 and 2: two close together before
+ * the run are not its onset (it was seq 0). */
+static double two_pauses_before(unsigned seq)
+{
+    return seq == 0 || seq == 2 ? 1.5 : seq >= 6 ? 3.0 : 0.1;
+}
+
+Test(rclate, two_pauses_before_a_fault_from_mid_job_are_not_its_onset)
+{
+    late_rank_3(24, two_pauses_before, 6, 1);
+}
