@@ -83,6 +83,53 @@ static int held(const beat_sum *b)
            RC_GPU_HELD_DEN * b->x.affected >= RC_GPU_HELD_NUM * since;
 }
 
+/* A process's collectives in c, of its records [lo, hi), split where its
+ * GPU became late throughout: from `at` on the surplus of those 1 ms or
+ * more beyond the others', RC_GPU_HELD_DEN - RC_GPU_HELD_NUM each and
+ * -RC_GPU_HELD_NUM each other, is largest (the latest of equals); over
+ * `since` of `all`, its GPU's share the larger or not. */
+typedef struct held_run {
+    const fw_rec *at;
+    int64_t surplus;
+    uint64_t since, all;
+    int gpu;
+} held_run;
+
+static held_run change_point(const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c)
+{
+    held_run h = {0};
+    int64_t surplus = 0;
+    uint64_t host = 0, gpu = 0;
+    for (size_t i = hi; i-- > lo;) {
+        const fw_rec *r = &w->r[i];
+        if (r->comm != c || r->p2p)
+            continue;
+        h.all++;
+        int beyond = r->excess >= NSC_FIG_LATE_MIN_NS;
+        surplus += beyond ? RC_GPU_HELD_DEN - RC_GPU_HELD_NUM : -RC_GPU_HELD_NUM;
+        if (beyond)
+            host += host_part(r), gpu += r->excess - host_part(r);
+        if (beyond && (!h.at || surplus > h.surplus))
+            h.at = r, h.surplus = surplus, h.since = h.all, h.gpu = gpu > host;
+    }
+    return h;
+}
+
+/* Where a GPU late throughout (held(), or since a collective later:
+ * RC_GPU_SINCE_SURPLUS, rcint.h) became so: its change point when
+ * RC_LATE_BEAT_MIN collectives or more come before it, else its first
+ * record 1 ms or more beyond (a slow GPU from the first, hidden at a few
+ * at the job's start, moved it up to 19 collectives on); NULL: not late
+ * throughout. A slow GPU from a 64-rank training job's third step was
+ * late at too few since a pause at its first to be held, or held and
+ * dated at such a pause, 30 collectives early. */
+static const fw_rec *held_onset(const beat_sum *b, const held_run *h, const fw_rec *first)
+{
+    if (held(b))
+        return h->at && h->all - h->since >= RC_LATE_BEAT_MIN ? h->at : first;
+    return h->at && h->surplus >= RC_GPU_SINCE_SURPLUS && 4 * h->since >= h->all && h->gpu ? h->at : NULL;
+}
+
 /* Whether the host's share of a process's own time beyond the others' is
  * the larger at its collectives on a beat of `every` from record k (those
  * of its records before hi 1 ms or more beyond): a host late on a beat (at
@@ -111,14 +158,14 @@ static int hosts_beat(const nsc_rc_follow *w, size_t hi, const fw_rec *k, uint64
  * RC_LATE_ONSETS): at a collective a loaded machine's pauses put it 1 ms
  * beyond the others now and then off the beat too, at 1 in 5 of a
  * training job's tensor-parallel collectives, its first four often all
- * off it. Or, at its collectives, late throughout (held()). Its problem,
+ * off it. Or, at its collectives, late throughout (held_onset()). Its problem,
  * with the figures rclate.c's have, its kind the larger share's; a
  * collective's also says at how many a rank later still hid it
  * (hidden_beats), which rcfollow.c reads as a verdict made here. */
 static int beat_of(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi, uint32_t c, int p2p)
 {
     beat_sum b;
-    const fw_rec *firsts[RC_LATE_ONSETS];
+    const fw_rec *firsts[RC_LATE_ONSETS], *since = NULL;
     size_t on, from = lo;
     uint64_t every;
     int found = 0;
@@ -128,15 +175,16 @@ static int beat_of(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi
         count_beat(w, lo, hi, from, c, p2p, &b, firsts);
         if (!firsts[0])
             return 0;
-        if (!tries && !p2p && held(&b))
-            found = 1, on = 0, every = 1;
+        held_run h = !tries && !p2p ? change_point(w, lo, hi, c) : (held_run){0};
+        if (!tries && !p2p && (since = held_onset(&b, &h, firsts[0])))
+            found = 1, every = 1;
         else
             found = nsc_rc_late_beat(&b.x, &on, &every) && (p2p || hosts_beat(w, hi, firsts[on], every));
         from = (size_t)(firsts[0] - w->r) + 1;
     }
     if (!found)
         return 0;
-    const fw_rec *o = every > 1 ? &w->r[nsc_rc_beat_start(w, firsts[on] - w->r, every)] : firsts[0];
+    const fw_rec *o = since ? since : &w->r[nsc_rc_beat_start(w, firsts[on] - w->r, every)];
     int host_len = (int)strcspn(w->who[o->who], " "), gpu = b.gpu > b.host;
     uint64_t n = b.x.affected;
     char often[48] = "every collective";

@@ -432,8 +432,12 @@ static void merge_origin(const nsc_findings *f, const nsc_rc_follow *w, fw_late 
     if (prim == nv)
         return;
     nsc_problem *p = v[prim].p;
-    int64_t on = v[prim].beats ? nsc_rc_beat_start(w, nsc_rc_coll_rec(w, who, v[prim].comm, v[prim].onset_seq), v[prim].every)
-                               : nsc_rc_onset_rec(w, who, v[prim].comm);
+    /* one made on the timeline late throughout (rcbeats.c) dated itself
+     * where it held from, past the pauses before */
+    int64_t at = nsc_rc_coll_rec(w, who, v[prim].comm, v[prim].onset_seq);
+    int64_t on = v[prim].beats ? nsc_rc_beat_start(w, at, v[prim].every)
+                 : v[prim].hidden ? at
+                                  : nsc_rc_onset_rec(w, who, v[prim].comm);
     /* a verdict on a beat stood by keeping it on the timeline (stands_for):
      * it keeps it, where the timeline's last arrivals late of their own
      * would not (a late host at each step's start hidden at half of them

@@ -154,6 +154,15 @@
  * slow GPU at 0.64 to 0.81 of its 640 tensor-parallel ones. */
 #define RC_GPU_HELD_NUM 4
 #define RC_GPU_HELD_DEN 7
+/* ... or so since a collective later (a GPU slowed from mid job, a loaded
+ * machine's pauses before it too many for the first), when the surplus of
+ * such collectives since, RC_GPU_HELD_DEN - RC_GPU_HELD_NUM each and
+ * -RC_GPU_HELD_NUM each other, is RC_GPU_SINCE_SURPLUS or more, over a
+ * quarter of its collectives or more. In 12 such jobs (a slow GPU from step
+ * 2 to 5 of 8, or from the first) the surplus was 60 to 669 but for one
+ * (13); in 12 more the largest a process without a fault reached was 46,
+ * over its last 48 collectives of 640 (25 in jobs of 128). */
+#define RC_GPU_SINCE_SURPLUS 48
 
 /* An inherited late rank's origin is the one most of its first
  * RC_FOLLOW_VOTES late collectives lead to (rcfollow.c). */

@@ -671,7 +671,9 @@ Test(rcfollow, a_stage_late_against_its_replicas_is_late_before_its_recv)
  * 9th collective of each step too (last, late of its own there: the gaps
  * between its own late ones 8, and 16 around the hidden). With gpu_mask,
  * P1's host is never late, its GPU starts 3 ms after its enqueue instead at
- * its collectives k of each step whose bit k % 8 is set. */
+ * its collectives k of each step whose bit k % 8 is set, from step gpu_from
+ * on; before it, a loaded machine paused its host 1.5 ms at the fourth of
+ * each step. */
 #define HIDDEN_STEPS 30
 
 static const char hidden_status[] =
@@ -691,7 +693,7 @@ static void p1_beat_late(nsc_findings *f)
              HIDDEN_STEPS, HIDDEN_STEPS * PER_STEP, (unsigned long long)BASE);
 }
 
-static nsc_findings *hidden_follow(int paused, unsigned gpu_mask, void (*pre)(nsc_findings *))
+static nsc_findings *hidden_follow(int paused, unsigned gpu_mask, unsigned gpu_from, void (*pre)(nsc_findings *))
 {
     canned c = {0};
     canned_add(&c, "0xa", 3);
@@ -702,8 +704,9 @@ static nsc_findings *hidden_follow(int paused, unsigned gpu_mask, void (*pre)(ns
         put_rec(c.body[1], CANNED_CAP, "0xb", s, 0, t, t, dend);
         put_rec(c.body[1], CANNED_CAP, "0xb", s, 1, t + late, t + late, dend);
         for (unsigned k = 0; k < PER_STEP; k++) {
-            uint64_t p1 = t + (k == 0 && !gpu_mask ? 4 * MS : paused && k == 8 ? 3 * MS : 50 * us);
-            uint64_t g1 = p1 + (gpu_mask >> k % 8 & 1 ? 3 * MS : 0);
+            uint64_t p1 = t + (k == 0 && !gpu_mask ? 4 * MS : paused && k == 8 ? 3 * MS
+                                                           : s < gpu_from && k == 3 ? 1500 * us : 50 * us);
+            uint64_t g1 = p1 + (s >= gpu_from && gpu_mask >> k % 8 & 1 ? 3 * MS : 0);
             uint64_t p2 = k == 0 ? dend + 100 * us : t + 50 * us, end = (g1 > p2 ? g1 : p2) + 500 * us;
             put_rec(c.body[0], CANNED_CAP, "0xa", s * PER_STEP + k, 0, t + 50 * us, t + 50 * us, end);
             put_rec(c.body[0], CANNED_CAP, "0xa", s * PER_STEP + k, 1, p1, g1, end);
@@ -720,7 +723,7 @@ static nsc_findings *hidden_follow(int paused, unsigned gpu_mask, void (*pre)(ns
  * step's start, the others' waits where it was last. */
 Test(rcfollow, a_host_late_on_a_beat_behind_a_rank_later_still_is_named)
 {
-    nsc_findings *f = hidden_follow(0, 0, NULL);
+    nsc_findings *f = hidden_follow(0, 0, 0, NULL);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     const nsc_problem *p = &f->p[0];
     cr_assert_str_eq(p->kind, "host_late", "%s", p->text);
@@ -743,7 +746,7 @@ Test(rcfollow, a_host_late_on_a_beat_behind_a_rank_later_still_is_named)
  * counts it where it was hidden too. */
 Test(rcfollow, a_verdict_on_a_beat_keeps_it_over_the_pauses_between)
 {
-    nsc_findings *f = hidden_follow(1, 0, p1_beat_late);
+    nsc_findings *f = hidden_follow(1, 0, 0, p1_beat_late);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     cr_assert_not_null(strstr(f->p[0].figures, "\"every\":16,"), "%s", f->p[0].figures);
     char want[64];
@@ -757,7 +760,7 @@ Test(rcfollow, a_verdict_on_a_beat_keeps_it_over_the_pauses_between)
  * named on the timeline, at every collective. */
 Test(rcfollow, a_gpu_late_throughout_is_named_on_the_timeline)
 {
-    nsc_findings *f = hidden_follow(0, 0x1f, NULL);
+    nsc_findings *f = hidden_follow(0, 0x1f, 0, NULL);
     cr_assert_eq(f->n, 1, "%zu problems", f->n);
     cr_assert_str_eq(f->p[0].kind, "gpu_late", "%s", f->p[0].text);
     cr_assert_str_eq(f->p[0].comm, "0xa");
@@ -766,10 +769,24 @@ Test(rcfollow, a_gpu_late_throughout_is_named_on_the_timeline)
     free(f);
 }
 
+/* ... and one late so from step 4 on, its host paused once a step before,
+ * is named from where it became late: seq 64 (counted from the first
+ * pause, it was late at too few to be named at all). */
+Test(rcfollow, a_gpu_late_throughout_from_mid_job_is_named_from_then)
+{
+    nsc_findings *f = hidden_follow(0, 0x1f, 4, NULL);
+    cr_assert_eq(f->n, 1, "%zu problems", f->n);
+    cr_assert_str_eq(f->p[0].kind, "gpu_late", "%s", f->p[0].text);
+    cr_assert_eq(f->p[0].rank, 1);
+    cr_assert_eq(f->p[0].seq, 4 * PER_STEP, "%s", f->p[0].text);
+    cr_assert_not_null(strstr(f->p[0].figures, "\"onset_seq\":64,"), "%s", f->p[0].figures);
+    free(f);
+}
+
 /* ... but a GPU late on a beat of 2 is no host late on that beat. */
 Test(rcfollow, a_gpu_late_on_a_beat_is_no_host_late_on_it)
 {
-    nsc_findings *f = hidden_follow(0, 0x55, NULL);
+    nsc_findings *f = hidden_follow(0, 0x55, 0, NULL);
     cr_assert_eq(f->n, 0, "%zu problems, the first %s", f->n, f->p[0].text);
     free(f);
 }
