@@ -194,7 +194,10 @@ ch_unacked_job() {
         start_agent $n --window 65536 --max-inflight 65536 --max-inflight-mb 4096 --ack-timeout-ms 3600000 \
             "${agent_args[@]}"
     done
-    emulate "$@"
+    # every batch handed to the agents at the ranks' exit, however long a
+    # loaded machine keeps them from taking it (1 s by default: under the
+    # sanitizers some were given up, and the job never arrived whole)
+    NCCLSCOPE_FLUSH_MS=60000 emulate "$@"
     emitted=$("$bin/nsc-ch-check" "$dir/emu.json" --emitted)
     # the collector counts what it stored, nothing here yet: every event sent
     # by the agents, their ledger too (no record held open, every batch they
