@@ -159,6 +159,12 @@ static void nap(long ns)
     nanosleep(&ts, NULL);
 }
 
+/* The next sleep of a back-off: twice ns, at most max. */
+static long doubled(long ns, long max)
+{
+    return ns * 2 < max ? ns * 2 : max;
+}
+
 static void heartbeat(uint64_t now)
 {
     /* not into the buffer kept for the final counters, even when every batch
@@ -219,7 +225,7 @@ static void pass(uint64_t now)
      * wake a thousand times a second each. The chunk pool holds what a
      * burst records meanwhile. */
     nap(nsc_ship.idle_ns);
-    nsc_ship.idle_ns = nsc_ship.idle_ns * 2 < IDLE_SLEEP_MAX_NS ? nsc_ship.idle_ns * 2 : IDLE_SLEEP_MAX_NS;
+    nsc_ship.idle_ns = doubled(nsc_ship.idle_ns, IDLE_SLEEP_MAX_NS);
 }
 
 /* Drain everything there is, account for what cannot be kept and end with a
@@ -277,8 +283,7 @@ static void flush(uint64_t deadline)
         /* An agent that takes nothing (a thousand ranks ending at once, most
          * still waiting for their connection) is asked less and less often:
          * ranks retrying every millisecond would take the CPU it needs. */
-        sleep_ns = nsc_ship.last_progress != progress ? IDLE_SLEEP_NS
-                   : sleep_ns * 2 < FLUSH_SLEEP_MAX_NS ? sleep_ns * 2 : FLUSH_SLEEP_MAX_NS;
+        sleep_ns = nsc_ship.last_progress != progress ? IDLE_SLEEP_NS : doubled(sleep_ns, FLUSH_SLEEP_MAX_NS);
         nap(sleep_ns);
     }
 }
