@@ -71,7 +71,7 @@ static const nsc_opt opts[] = {
     NUM("max_hosts", "NCCLSCOPE_MAX_HOSTS", max_hosts, "4096", "hosts with a clock model (kept and stored); samples of others are refused"),
     NUM("max_hosts_per_agent", "NCCLSCOPE_MAX_HOSTS_PER_AGENT", max_hosts_per_agent, "16", "hosts one agent's clock samples may give a model (an agent probes for its own host)"),
     NUM("max_agents", "NCCLSCOPE_MAX_AGENTS", max_agents, "1024", "agents (routing ids) with batches in the collector at once; with credit, bounds the writer's queue"),
-    SEC("live_evict_s", "NCCLSCOPE_LIVE_EVICT_S", live_evict_s, "3600", "a job whose processes all ended this long ago leaves the live state (its records stay in the store; 0: never)"),
+    SEC("live_evict_s", "NCCLSCOPE_LIVE_EVICT_S", live_evict_s, "3600", "a job whose processes all ended and that sent nothing this long ago leaves the live state (its records stay in the store; 0: never)"),
 };
 
 static const nsc_cfg_spec spec = {

@@ -64,11 +64,12 @@ void nsc_live_free(nsc_live *l)
 long nsc_live_job(nsc_live *l, const char *job)
 {
     for (size_t i = 0; i < l->njobs; i++)
-        if (strcmp(l->jobs[i], job) == 0)
+        if (strcmp(l->jobs[i].name, job) == 0)
             return (long)i;
     if (nsc_grow(&l->jobs, l->njobs, &l->jobs_cap, sizeof *l->jobs, 8))
         return -1;
-    snprintf(l->jobs[l->njobs], sizeof *l->jobs, "%s", job);
+    l->jobs[l->njobs] = (job_st){.sent_ns = 0};
+    snprintf(l->jobs[l->njobs].name, sizeof l->jobs->name, "%s", job);
     return (long)l->njobs++;
 }
 
@@ -234,7 +235,7 @@ static int refuse(nsc_live *l, int lim)
 int nsc_live_admit_job(nsc_live *l, const char *job, long *out)
 {
     for (size_t i = 0; i < l->njobs; i++)
-        if (strcmp(l->jobs[i], job) == 0) {
+        if (strcmp(l->jobs[i].name, job) == 0) {
             *out = (long)i;
             return 0;
         }
@@ -392,9 +393,10 @@ int nsc_live_section(nsc_live *l, const char *agent, const nsc_batch *b, uint64_
     long job, pi;
     l->events += b->nevents;  /* stored, tracked or not */
     int refused = nsc_live_admit_job(l, b->hdr.proc.job, &job);
-    if (!refused)
-        refused = nsc_live_admit_proc(l, b->hdr.proc.host, b->hdr.proc.pid, b->hdr.proc.job, agent, &pi);
     if (refused)
+        return refused;
+    l->jobs[job].sent_ns = now;
+    if ((refused = nsc_live_admit_proc(l, b->hdr.proc.host, b->hdr.proc.pid, b->hdr.proc.job, agent, &pi)))
         return refused;
     proc_st *p = &l->procs[pi];
     snprintf(p->job, sizeof p->job, "%s", b->hdr.proc.job);
@@ -482,15 +484,16 @@ void nsc_live_tick(nsc_live *l, uint64_t now)
 
 /* ---- eviction ---- */
 
-/* When the job last showed life (its processes, deaths and events), and
- * whether one of its processes may still run: alive as status judges it. */
+/* When the job last showed life (its sections, refused or not, its
+ * processes' deaths and events), and whether one of its processes may
+ * still run: alive as status judges it. */
 static uint64_t job_last_ns(const nsc_live *l, uint32_t job, uint64_t now, int *running)
 {
-    uint64_t last = 0;
+    uint64_t last = l->jobs[job].sent_ns;
     *running = 0;
     for (size_t i = 0; i < l->nprocs; i++) {
         const proc_st *p = &l->procs[i];
-        if (strcmp(p->job, l->jobs[job]) != 0)
+        if (strcmp(p->job, l->jobs[job].name) != 0)
             continue;
         last = p->last_ns > last ? p->last_ns : last;
         last = p->died_ns > last ? p->died_ns : last;
@@ -533,7 +536,7 @@ static void drop_jobs(nsc_live *l, uint32_t *keep_job, uint32_t *keep_comm, uint
     for (size_t i = 0; i < l->nprocs; i++) {
         keep_proc[i] = 1;
         for (size_t j = 0; j < l->njobs; j++)
-            if (!keep_job[j] && strcmp(l->procs[i].job, l->jobs[j]) == 0)
+            if (!keep_job[j] && strcmp(l->procs[i].job, l->jobs[j].name) == 0)
                 keep_proc[i] = 0;
     }
     l->njobs = compact(l->jobs, l->njobs, sizeof *l->jobs, keep_job, NULL);

@@ -125,9 +125,17 @@ typedef struct dirty {
     int func;
 } dirty;
 
+/* A job: its name, and when it last sent a section. Its processes say when
+ * it ran, except those refused by a limit: a job sending only for them has
+ * not ended. */
+typedef struct job_st {
+    char name[64];
+    uint64_t sent_ns;
+} job_st;
+
 struct nsc_live {
     nsc_live_cfg cfg;
-    char (*jobs)[64];
+    job_st *jobs;
     size_t njobs, jobs_cap;
     comm_st *comms;
     size_t ncomms, comms_cap;

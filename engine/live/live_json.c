@@ -444,9 +444,9 @@ int nsc_live_status_json(const nsc_live *l, uint64_t now, FILE *o)
     int rc = look && of ? 0 : -1;
     for (size_t j = 0; !rc && j < l->njobs; j++) {
         fprintf(o, "%s{\"job\":", j ? "," : "");
-        nsc_json_write_str(o, l->jobs[j]);
-        json_job_drops(l, l->jobs[j], o);
-        json_job_cost(l, l->jobs[j], o);
+        nsc_json_write_str(o, l->jobs[j].name);
+        json_job_drops(l, l->jobs[j].name, o);
+        json_job_cost(l, l->jobs[j].name, o);
         json_job_state(l, (uint32_t)j, now, ends[j], o);
         fputs(",\"comms\":[", o);
         size_t n = 0;
@@ -490,7 +490,7 @@ int nsc_live_summary_json(const nsc_live *l, uint64_t now, FILE *o)
     for (size_t i = 0; i < l->ncomms; i++) {
         const comm_st *c = &l->comms[i];
         fprintf(o, "%s{\"job\":", i ? "," : "");
-        nsc_json_write_str(o, l->jobs[c->job]);
+        nsc_json_write_str(o, l->jobs[c->job].name);
         fprintf(o, ",\"comm\":\"0x%" PRIx64 "\",\"events_per_s\":%.1f,\"bus_bw_gbps\":%.3f}", c->id,
                 c->rate, c->bw_avg);
     }

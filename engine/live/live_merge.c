@@ -107,7 +107,7 @@ static int merge_rank(nsc_live *d, comm_st *c, int32_t k, const rank_st *s, cons
 
 static int merge_comm(nsc_live *d, const nsc_live *from, const comm_st *s)
 {
-    long j = nsc_live_job(d, from->jobs[s->job]), ci = j < 0 ? -1 : nsc_live_comm(d, (uint32_t)j, s->id, s->nranks);
+    long j = nsc_live_job(d, from->jobs[s->job].name), ci = j < 0 ? -1 : nsc_live_comm(d, (uint32_t)j, s->id, s->nranks);
     if (ci < 0)
         return -1;
     comm_st *c = &d->comms[ci];
@@ -138,7 +138,7 @@ static int merge_comm(nsc_live *d, const nsc_live *from, const comm_st *s)
 int nsc_live_merge(nsc_live *into, const nsc_live *from)
 {
     for (size_t i = 0; i < from->njobs; i++)
-        if (nsc_live_job(into, from->jobs[i]) < 0)
+        if (nsc_live_job(into, from->jobs[i].name) < 0)
             return -1;
     for (size_t i = 0; i < from->nagents; i++)
         if (merge_agent(into, &from->agents[i]))

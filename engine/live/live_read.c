@@ -33,8 +33,8 @@ uint64_t *nsc_live_job_ends(const nsc_live *l, uint64_t now)
     size_t j = 0;
     for (size_t i = 0; i < l->nprocs; i++) {
         const proc_st *p = &l->procs[i];
-        if (j >= l->njobs || strcmp(l->jobs[j], p->job) != 0)  /* a job's processes mostly come together */
-            for (j = 0; j < l->njobs && strcmp(l->jobs[j], p->job) != 0; j++)
+        if (j >= l->njobs || strcmp(l->jobs[j].name, p->job) != 0)  /* a job's processes mostly come together */
+            for (j = 0; j < l->njobs && strcmp(l->jobs[j].name, p->job) != 0; j++)
                 ;
         if (j == l->njobs || end[j] == ALIVE)
             continue;
@@ -185,7 +185,7 @@ static void comm_judged(const nsc_live *l, const comm_st *c, uint64_t now, nsc_l
 static void comm_stat(const nsc_live *l, const comm_st *c, uint64_t now, uint64_t ended, nsc_live_comm_stat *o)
 {
     memset(o, 0, sizeof *o);
-    snprintf(o->job, sizeof o->job, "%s", l->jobs[c->job]);
+    snprintf(o->job, sizeof o->job, "%s", l->jobs[c->job].name);
     snprintf(o->name, sizeof o->name, "%s", c->name);
     o->id = c->id;
     o->nranks = c->nranks;

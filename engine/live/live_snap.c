@@ -203,7 +203,7 @@ int nsc_live_snapshot(const nsc_live *l, uint64_t now, uint64_t wall_ns, uint8_t
     put32(&b, (uint32_t)l->nprocs);
     put32(&b, (uint32_t)l->ncomms);
     for (size_t i = 0; i < l->njobs; i++)
-        put_text(&b, l->jobs[i], sizeof *l->jobs);
+        put_text(&b, l->jobs[i].name, sizeof l->jobs->name);
     for (size_t i = 0; i < l->nagents; i++) {
         put_text(&b, l->agents[i].id, sizeof l->agents[i].id);
         put_text(&b, l->agents[i].host, sizeof l->agents[i].host);
@@ -412,7 +412,7 @@ static int get_all(reader *rd, nsc_live *l)
     if (get_tables(rd, l))
         return -1;
     for (size_t i = 0; i < l->njobs; i++)
-        get_text(rd, l->jobs[i], sizeof *l->jobs);
+        get_text(rd, l->jobs[i].name, sizeof l->jobs->name);
     for (size_t i = 0; i < l->nagents; i++) {
         get_text(rd, l->agents[i].id, sizeof l->agents[i].id);
         get_text(rd, l->agents[i].host, sizeof l->agents[i].host);

@@ -17,7 +17,7 @@ int nsc_live_take_progress(nsc_live *l, nsc_live_progress_fn fn, void *arg)
         const prog *p = &c->ranks[d->rank].p[d->func];
         nsc_store_progress sp = {.comm_id = c->id, .rank = d->rank, .seq = p->seq, .ref_ns = p->since_ns,
                                  .done = (uint8_t)p->done};
-        snprintf(sp.job, sizeof sp.job, "%s", l->jobs[c->job]);
+        snprintf(sp.job, sizeof sp.job, "%s", l->jobs[c->job].name);
         snprintf(sp.func, sizeof sp.func, "%s", c->f[d->func].name);
         rc = fn(arg, &sp);
     }
@@ -53,7 +53,7 @@ static int from_comm(rebuild *rb, uint32_t job, uint32_t jid, const nsc_store_co
             rc = -1;
             break;
         }
-        snprintf(l->procs[pi].job, sizeof l->procs[pi].job, "%s", l->jobs[job]);
+        snprintf(l->procs[pi].job, sizeof l->procs[pi].job, "%s", l->jobs[job].name);
         r->seen = 1;
         r->proc = (uint32_t)pi + 1;
         r->pid = re[i].info.pid;

@@ -89,9 +89,10 @@ credit)
     [ "$(collector_metric ncclscope_collector_queue_depth)" = 0 ] || die "the writer's queue is not empty"
     ;;
 evict)
-    # silent and evicted only well after the stream ends: a pause in it
-    # (the sanitizers under load) must not evict the job midway, which would
-    # admit another 1000 processes in its place
+    # the 1000 tracked processes send once, then go silent while the other
+    # 49,000 stream in (over 5 s under the sanitizers): the job's sections
+    # for refused processes keep it live, or its eviction midway would admit
+    # another 1000 in their place
     start_collector 0 --max-procs-per-job 1000 --max-procs-per-agent 1000 --heartbeat-timeout-ms 5000 \
         --live-evict-s 5 --clock-persist-s 1
     hostile procs --count 50000 --timeout-ms 60000

@@ -124,7 +124,7 @@ Test(live_bounds, ended_jobs_are_evicted_the_others_keep_working)
     cr_assert_eq(c.comms, 1);
     cr_assert_eq(c.procs_alive, 4);
     cr_assert_eq(c.evicted_jobs, 1);
-    cr_assert_str_eq(l->jobs[0], "kept");
+    cr_assert_str_eq(l->jobs[0].name, "kept");
     cr_assert_eq(l->comms[0].job, 0);
     for (int32_t k = 0; k < 4; k++)  /* the ranks' processes renumbered */
         cr_assert_eq(l->procs[l->comms[0].ranks[k].proc - 1].pid, 100 + (uint32_t)k);
@@ -136,6 +136,30 @@ Test(live_bounds, ended_jobs_are_evicted_the_others_keep_working)
     cr_assert_eq(l->comms[0].f[0].duration.count, 4 * 4, "seqs 0, 1, 3 and 4 of 4 ranks completed");
     free(nsc_test_live_status(l, T0 + 63 * S, NULL));
     cr_assert_eq(nsc_live_evict(l, T0 + 200 * S), 1, "silent past the heartbeat: ended");
+    nsc_live_free(l);
+}
+
+/* A job at its process limit whose agent still sends for other processes
+ * (each refused) has not ended: its tracked processes' silence alone must
+ * not evict it, which would admit as many others in their place. */
+Test(live_bounds, a_job_sending_only_refused_processes_is_not_evicted)
+{
+    nsc_live_cfg cfg = {.max_procs_per_job = 4, .heartbeat_timeout_ns = 5 * S, .evict_ns = 5 * S};
+    nsc_live *l = nsc_live_new(&cfg);
+    for (uint32_t p = 0; p < 4; p++) {
+        nsc_test_feed f = feed_of("full", "a", p + 1, 0xf, (int)p, 4);
+        cr_assert_eq(nsc_test_feed_colls(l, &f, 0, 0, 0, T0), 0);
+    }
+    for (uint32_t t = 1; t <= 20; t++) {  /* 20 s of sections, each of a new process */
+        nsc_test_feed f = feed_of("full", "a", 100 + t, 0xf, 0, 4);
+        cr_assert_neq(nsc_test_feed_colls(l, &f, 0, 0, 0, T0 + t * S), 0, "refused");
+        cr_assert_eq(nsc_live_evict(l, T0 + t * S), 0, "evicted at %u s while it sends", t);
+    }
+    nsc_live_counts c;
+    nsc_live_counts_get(l, T0 + 20 * S, &c);
+    cr_assert_eq(c.refused[NSC_LIVE_LIM_PROCS_PER_JOB], 20, "none admitted in the tracked ones' place");
+    cr_assert_eq(nsc_live_evict(l, T0 + 24 * S), 0, "too early");
+    cr_assert_eq(nsc_live_evict(l, T0 + 26 * S), 1, "silent evict_ns after its last section: ended");
     nsc_live_free(l);
 }
 
