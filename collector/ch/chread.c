@@ -117,6 +117,14 @@ static void *kind_array(chunk *c, int k)
     return arrays[k];
 }
 
+/* Record i of kind k in the chunk. */
+static const void *record_at(chunk *c, int k, size_t i)
+{
+    const uint8_t *base;
+    memcpy(&base, kind_array(c, k), sizeof base);
+    return base + kind_size[k] * i;
+}
+
 /* Room for one more record of kind k: its slot, or NULL. */
 static void *slot(chunk *c, int k)
 {
@@ -228,21 +236,23 @@ static void event_value_names(char *out, size_t cap)
     }
 }
 
-/* Each kind's table and the columns of its records; a table with a row
- * per section (its fields Arrays, chrows.h) gives a row per record through
- * ARRAY JOIN, numbered in the section's order as idx. */
+/* Each kind's table, the columns of its records and their order; a table
+ * with a row per section (its fields Arrays, chrows.h) gives a row per
+ * record through ARRAY JOIN, numbered in the section's order as idx. The
+ * definitions come by process (host and pid first: take_defs). */
 static const struct {
-    const char *table, *columns, *join;
-} kinds[K_N] = {{"events", NULL, ""},
+    const char *table, *columns, *join, *order;
+} kinds[K_N] = {{"events", NULL, "", IDENT ", idx"},
                 {"states",
                  "s_id, " NSC_CH_VALUE("ts", "s_ts") ", " NSC_CH_VALUE("arg", "s_arg")
                  ", s_tid, s_state",
                  " ARRAY JOIN id AS s_id, " NSC_CH_ARRAY("ts") " AS s_ts, " NSC_CH_ARRAY("arg")
-                 " AS s_arg, tid AS s_tid, state AS s_state, arrayEnumerate(tid) AS idx"},
+                 " AS s_arg, tid AS s_tid, state AS s_state, arrayEnumerate(tid) AS idx", IDENT ", idx"},
                 {"completions", "c_id, " NSC_CH_VALUE("ts", "c_ts"),
-                 " ARRAY JOIN id AS c_id, " NSC_CH_ARRAY("ts") " AS c_ts, arrayEnumerate(id) AS idx"},
-                {"contexts", "ctx, comm_id, nnodes, nranks, rank, api_version, name", ""},
-                {"strings", "id, text", ""}};
+                 " ARRAY JOIN id AS c_id, " NSC_CH_ARRAY("ts") " AS c_ts, arrayEnumerate(id) AS idx", IDENT ", idx"},
+                {"contexts", "host, pid, ctx, comm_id, nnodes, nranks, rank, api_version, name", "",
+                 "host, pid, " IDENT ", idx"},
+                {"strings", "host, pid, id, text", "", "host, pid, " IDENT ", idx"}};
 
 /* The job's rows of table (final: " FINAL" or ""), only those passing
  * prewhere (" PREWHERE ...", read before the other columns; "" for all)
@@ -280,9 +290,98 @@ static void take_proc(nsc_chanswer *a, const char *job, nsc_proc *p)
     p->gpu = (int32_t)nsc_chanswer_le(a, 4);
 }
 
+/* ---- each process's definitions ---- */
+
+/* The contexts and strings tables keep one definition of each of a
+ * process's indexes (they fold by process and index), in the section that
+ * last sent it, though a plugin sends them again every 10 s: put in that
+ * section, the events before it would name contexts and strings not yet
+ * defined. A load gives all of a process's definitions to the first of its
+ * sections it puts instead, in the order their sections came: the store
+ * numbers strings in the order it meets them, as it did at ingest unless
+ * a string a process met late was new to the others too, or was sent
+ * again in another order (docs/clickhouse-read.md). */
+typedef struct dproc {
+    char host[64];
+    uint32_t pid;
+    int given;                  /* to a section of this load */
+    size_t first[K_N], count[K_N]; /* K_CTXS and K_STRS: into the defs' chunk */
+} dproc;
+
+typedef struct defs {
+    dproc *p;  /* by host and pid */
+    size_t np, pcap;
+    chunk all; /* the records, a process's of each kind together */
+} defs;
+
+static int dproc_cmp(const void *a, const void *b)
+{
+    const dproc *x = a, *y = b;
+    int c = strcmp(x->host, y->host);
+    return c ? c : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static dproc *dproc_find(const defs *d, const char *host, uint32_t pid)
+{
+    dproc key = {.pid = pid};
+    snprintf(key.host, sizeof key.host, "%s", host);
+    return d->np ? bsearch(&key, d->p, d->np, sizeof *d->p, dproc_cmp) : NULL;
+}
+
+/* The rows of kind k (K_CTXS or K_STRS), a process's together (ordered by
+ * host and pid), into d; d->p stays sorted. 0, or -1 (memory, a row that
+ * does not decode, or a process's rows apart). */
+static int take_defs(rows *r, int k, defs *d)
+{
+    dproc *p = NULL;
+    for (; r->more; next_row(r)) {
+        char host[64];
+        nsc_chanswer_text(&r->a, host, sizeof host);
+        uint32_t pid = (uint32_t)nsc_chanswer_le(&r->a, 4);
+        if (!p || p->pid != pid || strcmp(p->host, host) != 0) {
+            if (!(p = dproc_find(d, host, pid))) {
+                if (nsc_grow(&d->p, d->np, &d->pcap, sizeof *d->p, 64))
+                    return -1;
+                p = &d->p[d->np++];
+                *p = (dproc){.pid = pid};
+                snprintf(p->host, sizeof p->host, "%s", host);
+                qsort(d->p, d->np, sizeof *d->p, dproc_cmp);  /* in order already but for strings alone */
+                p = dproc_find(d, host, pid);
+            } else if (p->count[k]) {
+                return -1;  /* not a process's together: not the order asked for */
+            }
+            p->first[k] = d->all.n[k];
+        }
+        if (take_record(&d->all, k, &r->a))
+            return -1;
+        p->count[k]++;
+    }
+    return r->a.r.bad ? -1 : 0;
+}
+
+/* Section s's definitions: all of its process's, when it is the first of
+ * the process's sections the load puts; none otherwise. 0, or -1 (memory). */
+static int give_defs(defs *d, chunk *c, section *s)
+{
+    dproc *p = dproc_find(d, s->proc.host, s->proc.pid);
+    for (int k = K_CTXS; k <= K_STRS; k++) {
+        s->first[k] = c->n[k], s->count[k] = 0;
+        for (size_t i = 0; p && !p->given && i < p->count[k]; i++, s->count[k]++) {
+            void *at = slot(c, k);
+            if (!at)
+                return -1;
+            memcpy(at, record_at(&d->all, k, p->first[k] + i), kind_size[k]);
+        }
+    }
+    if (p)
+        p->given = 1;
+    return 0;
+}
+
 /* Merge the answers: one section per batches row, its records from the
- * other tables; a chunk put whenever it holds NSC_CHREAD_CHUNK records. */
-static int merge(rows *anchor, rows r[K_N], const char *job, nsc_store *dst, char *err, size_t errcap)
+ * other tables, the definitions from d; a chunk put whenever it holds
+ * NSC_CHREAD_CHUNK records. */
+static int merge(rows *anchor, rows r[K_N], defs *d, const char *job, nsc_store *dst, char *err, size_t errcap)
 {
     chunk c;
     memset(&c, 0, sizeof c);
@@ -296,11 +395,15 @@ static int merge(rows *anchor, rows r[K_N], const char *job, nsc_store *dst, cha
         }
         section *s = &c.secs[c.nsecs++];
         take_proc(&anchor->a, job, &s->proc);
-        for (int k = 0; k < K_N && !rc; k++)
+        for (int k = 0; k < K_CTXS && !rc; k++)
             if (take_section(&c, s, k, &r[k], &sec)) {
                 snprintf(err, errcap, "clickhouse: the %s rows do not decode", kinds[k].table);
                 rc = NSC_QUERY_ESTORE;
             }
+        if (!rc && give_defs(d, &c, s)) {
+            snprintf(err, errcap, "out of memory");
+            rc = NSC_QUERY_ESTORE;
+        }
         next_row(anchor);
         if (!rc && anchor->a.r.bad) {
             snprintf(err, errcap, "clickhouse: the batches rows do not decode");
@@ -317,12 +420,21 @@ static int merge(rows *anchor, rows r[K_N], const char *job, nsc_store *dst, cha
 static int merge_fetched(int rc, rows *anchor, rows r[K_N], const char *job, nsc_store *dst, char *err,
                          size_t errcap)
 {
+    defs d;
+    memset(&d, 0, sizeof d);
     if (!rc) {
         next_row(anchor);
         for (int k = 0; k < K_N; k++)
             next_row(&r[k]);
-        rc = merge(anchor, r, job, dst, err, errcap);
+        for (int k = K_CTXS; !rc && k <= K_STRS; k++)
+            if (take_defs(&r[k], k, &d)) {
+                snprintf(err, errcap, "clickhouse: the %s rows do not decode", kinds[k].table);
+                rc = NSC_QUERY_ESTORE;
+            }
+        rc = rc ? rc : merge(anchor, r, &d, job, dst, err, errcap);
     }
+    chunk_free(&d.all);
+    free(d.p);
     nsc_chanswer_free(&anchor->a);
     for (int k = 0; k < K_N; k++)
         nsc_chanswer_free(&r[k].a);
@@ -350,7 +462,7 @@ static int read_source(const source *src, const char *job, int defs_only, nsc_st
                        : fetch_table(src, "batches", "host, pid, local_rank, gpu", "", IDENT, &anchor.a, err, errcap);
     for (int k = defs_only ? K_CTXS : 0; !rc && k < K_N; k++)
         rc = fetch_table(src, kinds[k].table, kinds[k].columns ? kinds[k].columns : values, kinds[k].join,
-                         IDENT ", idx", &r[k].a, err, errcap);
+                         kinds[k].order, &r[k].a, err, errcap);
     return merge_fetched(rc, &anchor, r, job, dst, err, errcap);
 }
 
@@ -1121,10 +1233,10 @@ static int read_window_source(const source *src, const char *job, const tspan *w
             snprintf(recs, sizeof recs, " PREWHERE (host, pid, " IDENT ") GLOBAL IN (SELECT host, pid, " IDENT " %s)",
                      marks);
         rc = fetch_rows(src, kinds[i].table, "", kinds[i].columns ? kinds[i].columns : values, kinds[i].join, recs,
-                        where, IDENT ", idx LIMIT 1 BY " IDENT ", idx", &r[i].a, err, errcap);
+                        where, kinds[i].order, &r[i].a, err, errcap);
     }
     for (int k = K_CTXS; !rc && k < K_N; k++)
-        rc = fetch_table(src, kinds[k].table, kinds[k].columns, kinds[k].join, IDENT ", idx", &r[k].a, err, errcap);
+        rc = fetch_table(src, kinds[k].table, kinds[k].columns, kinds[k].join, kinds[k].order, &r[k].a, err, errcap);
     return merge_fetched(rc, &anchor, r, job, dst, err, errcap);
 }
 

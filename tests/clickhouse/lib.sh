@@ -28,6 +28,9 @@
 #                       tables NAME finished so far (of table TABLE alone:
 #                       FROM nsc.TABLE, a Distributed one on front) and the
 #                       rows they read (query_log, logs flushed first)
+#   ch_shard_rows       the rows both shards' SELECTs read so far, once
+#                       none is running; ch_read_log NAME: NAME's 12
+#                       latest store SELECTs and the rows each read
 #   ch_unacked_job AGENT-ARGS... -- EMULATE-ARGS...  a job in ClickHouse
 #                       whose agents got no acknowledgement (below)
 #   ch_lmdb_job EMULATE-ARGS...  one emulated job stored both in ClickHouse
@@ -252,8 +255,24 @@ ch_lmdb_job() {
 ch_settled() {
     [ "$(ch_sql shard0 "SELECT count() FROM system.merges")$(ch_sql shard1 "SELECT count() FROM system.merges")" = 00 ]
 }
-# ch_shard_rows: the rows both shards' SELECTs read so far.
-ch_shard_rows() { echo $(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2))); }
+# ch_shard_rows: the rows both shards' SELECTs read so far, once none runs.
+# A shard's part of a query with a LIMIT may still run (and log its rows
+# later) after the front answered and cancelled it: counted then, its rows
+# would be the next query's.
+ch_shard_running() {
+    [ "$(ch_sql "$1" "SELECT count() FROM system.processes WHERE query LIKE 'SELECT%' AND query NOT LIKE '%system.%'")" = 0 ]
+}
+ch_shard_rows() {
+    wait_until 30 eval 'ch_shard_running shard0 && ch_shard_running shard1' || die "a shard's SELECT ran for 30 s"
+    echo $(($(ch_selects shard0 | cut -f2) + $(ch_selects shard1 | cut -f2)))
+}
+# ch_read_log NAME: NAME's latest store SELECTs, newest first (what a
+# failing count of rows read shows).
+ch_read_log() {
+    ch_sql "$1" "SELECT event_time, read_rows, substring(replaceAll(query, '\n', ' '), 1, 300) FROM system.query_log
+        WHERE type = 2 AND query LIKE 'SELECT%' AND query NOT LIKE '%system.%' AND query NOT LIKE '%.live%'
+        ORDER BY event_time DESC LIMIT 12 FORMAT TabSeparated"
+}
 # ch_median TIMES...: "median M s, best B s".
 ch_median() {
     python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]
