@@ -3,7 +3,7 @@
 # across every view and are possible. The full pipeline on loopback
 # (ncclscope-emu with the real plugin, one agent per simulated node, a
 # collector) runs the demo's jobs, 2 nodes x 4 ranks: an AllReduce with PXN
-# and rank 5 late by 4 ms ("strag"), a ring AllReduce over a 4x slow link
+# and rank 5 late by 10 ms ("strag": more than a loaded machine's pauses), a ring AllReduce over a 4x slow link
 # node0 -> node1 ("link": its receiver arrives last, a straggler of no view),
 # and the same with rank 5 late too ("slowlink"); and a job read while rank
 # 3 never arrives at a collective the others wait in ("hang": one hung
@@ -30,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # collective (collector) come within the test
 start_collector 0 --hang-ms 1000
 for n in $(seq 0 $((nodes - 1))); do start_agent $n --hang-ms 1000; done
-run_to_end strag --ranks-per-node 4 --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 4000
+run_to_end strag --ranks-per-node 4 --scenario pxn --iters 40 --count 1048576 --slow-rank 5 --slow-us 10000
 ring=(--ranks-per-node 4 --scenario ring --iters 12 --channels 2 --count 4194304 --chunk-size 2097152
       --slow-link 0:1:4 --seed 3)
 run_to_end link "${ring[@]}"
@@ -79,7 +79,7 @@ wait_until 15 status_has '[c for j in s["jobs"] if j["job"] == "hang" for c in j
 views hang hang
 wait $hang_emu || die "hang: the emulator failed: $(tail -3 "$dir/emu-hang.log")"
 for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
-views strag 5:4000000
+views strag 5:10000000
 views link none
 views slowlink any
 stop collector

@@ -150,10 +150,15 @@ def main():
     m = re.search(r"^straggler:\n\s+rank: (\d+)", text, re.M)
     if (int(m.group(1)) if m else None) != s_api:
         fail("straggler: %s in the API, the CLI's text says %s" % (s_api, m and m.group(1)))
+    # with no straggler (no rank last of its own at more than half: a loaded
+    # machine's pauses make other ranks last as often), diagnose's late rank
+    # is the one last most often, the first of `stragglers`
+    top = st["stragglers"][0]["rank"] if st["stragglers"] else None
     diag = json.load(open(os.path.join(d, "diagnose.json")))
     for p in diag["problems"]:
-        if p["kind"] in ("host_late", "gpu_late") and p["rank"] != s_api:
-            fail("diagnose names rank %s late, the straggler is %s" % (p["rank"], s_api))
+        if p["kind"] in ("host_late", "gpu_late") and p["rank"] != s_api and (s_api is not None or p["rank"] != top):
+            fail("diagnose names rank %s late, the straggler is %s, the rank last most often %s"
+                 % (p["rank"], s_api, top))
 
     # links: the CLI's are the API's, each one's steps and bytes the sum of
     # the ledger's send edges that spent time in send wait, and its slow
@@ -212,8 +217,11 @@ def main():
         if 2 * bound >= late:
             print("figures-check: job %s: the straggler not checked against the emulator: median bound %.1f us"
                   % (job, bound / 1e3))
-        elif s_api != rank:
-            fail("straggler %s, the emulator made rank %d late" % (s_api, rank))
+        elif s_api != rank and (s_api is not None or top != rank):
+            fail("straggler %s, the rank last most often %s, the emulator made rank %d late" % (s_api, top, rank))
+        elif s_api is None:
+            print("figures-check: job %s: no straggler, the emulator's late rank %d last most often (a loaded machine)"
+                  % (job, rank))
     print("figures-check: job %s: %d collectives, %d uncertain, straggler %s, median GPU bound %.1f us"
           % (job, len(api), uncertain, s_api, bound / 1e3))
     return 1 if bad else 0
