@@ -328,6 +328,22 @@ static dproc *dproc_find(const defs *d, const char *host, uint32_t pid)
     return d->np ? bsearch(&key, d->p, d->np, sizeof *d->p, dproc_cmp) : NULL;
 }
 
+/* A new process in d, in its place by host and pid: at the end but for
+ * one with strings and no context. NULL: out of memory. */
+static dproc *dproc_add(defs *d, const char *host, uint32_t pid)
+{
+    if (nsc_grow(&d->p, d->np, &d->pcap, sizeof *d->p, 64))
+        return NULL;
+    dproc key = {.pid = pid};
+    snprintf(key.host, sizeof key.host, "%s", host);
+    size_t at = d->np;
+    while (at > 0 && dproc_cmp(&key, &d->p[at - 1]) < 0)
+        at--;
+    memmove(&d->p[at + 1], &d->p[at], (d->np++ - at) * sizeof *d->p);
+    d->p[at] = key;
+    return &d->p[at];
+}
+
 /* The rows of kind k (K_CTXS or K_STRS), a process's together (ordered by
  * host and pid), into d; d->p stays sorted. 0, or -1 (memory, a row that
  * does not decode, or a process's rows apart). */
@@ -340,13 +356,8 @@ static int take_defs(rows *r, int k, defs *d)
         uint32_t pid = (uint32_t)nsc_chanswer_le(&r->a, 4);
         if (!p || p->pid != pid || strcmp(p->host, host) != 0) {
             if (!(p = dproc_find(d, host, pid))) {
-                if (nsc_grow(&d->p, d->np, &d->pcap, sizeof *d->p, 64))
+                if (!(p = dproc_add(d, host, pid)))
                     return -1;
-                p = &d->p[d->np++];
-                *p = (dproc){.pid = pid};
-                snprintf(p->host, sizeof p->host, "%s", host);
-                qsort(d->p, d->np, sizeof *d->p, dproc_cmp);  /* in order already but for strings alone */
-                p = dproc_find(d, host, pid);
             } else if (p->count[k]) {
                 return -1;  /* not a process's together: not the order asked for */
             }
