@@ -148,12 +148,15 @@ ch_log_queries() {
         "${ch_tls:-/etc/clickhouse-server}/users.xml" >"$ch_users"
 }
 
+# A SELECT of the store's tables (in query_log or system.processes): the
+# live state's polls are not a query's.
+ch_store_select="query LIKE 'SELECT%' AND query NOT LIKE '%system.%' AND query NOT LIKE '%.live%'"
 # query_log's type 2 is QueryFinish (an Enum in later releases, a number in
-# 18.16); the live state's polls are not a query's.
+# 18.16).
 ch_selects() {
     ch_sql "$1" "SYSTEM FLUSH LOGS" >/dev/null
-    ch_sql "$1" "SELECT count(), sum(read_rows) FROM system.query_log WHERE type = 2 AND query LIKE 'SELECT%'
-        AND query NOT LIKE '%system.%' AND query NOT LIKE '%.live%'${2:+ AND query LIKE '%FROM nsc.$2 %'}"
+    ch_sql "$1" "SELECT count(), sum(read_rows) FROM system.query_log WHERE type = 2 AND $ch_store_select
+        ${2:+ AND query LIKE '%FROM nsc.$2 %'}"
 }
 
 ch_cluster() {
@@ -260,7 +263,7 @@ ch_settled() {
 # later) after the front answered and cancelled it: counted then, its rows
 # would be the next query's.
 ch_shard_running() {
-    [ "$(ch_sql "$1" "SELECT count() FROM system.processes WHERE query LIKE 'SELECT%' AND query NOT LIKE '%system.%'")" = 0 ]
+    [ "$(ch_sql "$1" "SELECT count() FROM system.processes WHERE $ch_store_select")" = 0 ]
 }
 ch_shard_rows() {
     wait_until 30 eval 'ch_shard_running shard0 && ch_shard_running shard1' || die "a shard's SELECT ran for 30 s"
@@ -270,8 +273,7 @@ ch_shard_rows() {
 # failing count of rows read shows).
 ch_read_log() {
     ch_sql "$1" "SELECT event_time, read_rows, substring(replaceAll(query, '\n', ' '), 1, 300) FROM system.query_log
-        WHERE type = 2 AND query LIKE 'SELECT%' AND query NOT LIKE '%system.%' AND query NOT LIKE '%.live%'
-        ORDER BY event_time DESC LIMIT 12 FORMAT TabSeparated"
+        WHERE type = 2 AND $ch_store_select ORDER BY event_time DESC LIMIT 12 FORMAT TabSeparated"
 }
 # ch_median TIMES...: "median M s, best B s".
 ch_median() {
