@@ -90,11 +90,12 @@ credit)
     ;;
 evict)
     # the 1000 tracked processes send once, then go silent while the other
-    # 49,000 stream in (over 5 s under the sanitizers): the job's sections
+    # 49,000 stream in (over 5 s under the sanitizers, with pauses of
+    # seconds on a busy machine: live_evict_s 10): the job's sections
     # for refused processes keep it live, or its eviction midway would admit
     # another 1000 in their place
     start_collector 0 --max-procs-per-job 1000 --max-procs-per-agent 1000 --heartbeat-timeout-ms 5000 \
-        --live-evict-s 5 --clock-persist-s 1
+        --live-evict-s 10 --clock-persist-s 1
     hostile procs --count 50000 --timeout-ms 60000
     [ "$(out acked)" = "$(out sent)" ] || die "not every batch was acknowledged: $(cat "$dir/out")"
     # the live state learns a batch after its acknowledgement: wait for the last
