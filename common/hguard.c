@@ -213,26 +213,23 @@ static void drop(hconn *hc)
         evhttp_connection_free(hc->conn);
 }
 
-/* The idle connection to close for room: of the client with the most
- * connections (a flood from one address displaces its own), the longest
- * idle of those. Only a settled one: one of the burst being admitted may be
- * a client's first, its request not read yet. */
-static hconn *victim(nsc_hguard *g)
+/* The connection to close for room: one of the client with the most
+ * connections (a flood from one address displaces its own), an idle settled
+ * one, the longest idle, else, at a burst's end, the burst's newest (a
+ * health check early in a flood's burst is kept). Mid-burst the newcomers'
+ * clients are not known yet, so a client's only connection is not taken
+ * then: it may be the one the burst is flooding past. */
+static hconn *victim(nsc_hguard *g, int burst_end)
 {
     hconn *v = NULL;
-    for (hconn *hc = g->head; hc; hc = hc->next)
-        if (hc->settled && !hc->busy && (!v || hc->cl->n > v->cl->n))
+    for (hconn *hc = g->head; hc; hc = hc->next) {
+        if (hc->busy || !hc->conn || !(hc->settled || burst_end))
+            continue;
+        /* in accept order: a tie keeps a settled one, else takes the newer */
+        if (!v || hc->cl->n > v->cl->n || (hc->cl->n == v->cl->n && !v->settled))
             v = hc;
-    return v;
-}
-
-/* The newest connection of the burst being admitted that may be closed. */
-static hconn *newest(nsc_hguard *g)
-{
-    for (hconn *hc = g->tail; hc && !hc->settled; hc = hc->prev)
-        if (hc->conn && !hc->busy)
-            return hc;
-    return NULL;
+    }
+    return v && (burst_end || v->cl->n > 1) ? v : NULL;
 }
 
 /* hc's client: shared with its other connections, else a new one. */
@@ -255,28 +252,25 @@ static void refuse(nsc_hguard *g, hconn *hc, const char *which)
 }
 
 /* One connection too many, accepted: close an idle one, else stop accepting
- * until one closes (the burst's end then closes its newest). */
+ * until one closes (the burst's end then makes room). */
 static void make_room(nsc_hguard *g)
 {
-    hconn *idle = victim(g);
+    hconn *idle = victim(g, 0);
     if (idle)
         return refuse(g, idle, WHICH_IDLE);
     g->full = 1;
     evconnlistener_disable(g->lev);
 }
 
-/* The burst's last admission: back within the limit, by idle settled
- * connections first, then the burst's newest; a health check that came
- * early in a flood's burst is kept. The burst is then settled. */
+/* The burst's last admission: back within the limit (see victim); the burst
+ * is then settled. */
 static void end_burst(nsc_hguard *g)
 {
     while (g->n > g->cap) {
-        hconn *idle = victim(g), *young = idle ? NULL : newest(g);
+        hconn *v = victim(g, 1);
         uint64_t before = g->n;
-        if (idle)
-            refuse(g, idle, WHICH_IDLE);
-        else if (young)
-            refuse(g, young, "the newest one");
+        if (v)
+            refuse(g, v, v->settled ? WHICH_IDLE : "the newest one");
         if (g->n == before)  /* nothing closed at once: a busy reply ends first */
             break;
     }

@@ -120,24 +120,29 @@ def hold(a):
 
 def health(a):
     target = addr(a.target)
-    worst, failed = 0.0, 0
-    end = time.monotonic() + a.secs
+    worst, failed, why = 0.0, 0, []
+    start = time.monotonic()
+    end = start + a.secs
     while time.monotonic() < end:
         t0 = time.monotonic()
         try:
             s = connect(target, a.src)
             s.settimeout(1)
             s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            ok = s.recv(64).startswith(b"HTTP/1.1 200")
+            head = s.recv(64)
             s.close()
-        except OSError:
-            ok = False
+            error = None if head.startswith(b"HTTP/1.1 200") else "answered %r" % head[:20]
+        except OSError as e:
+            error = str(e)
         took = time.monotonic() - t0
         worst = max(worst, took)
-        failed += not ok
+        if error:
+            failed += 1
+            why.append("poll at %.3f s: %s" % (t0 - start, error))
         time.sleep(0.05)
     with open(a.out, "w") as f:
         f.write("%.4f\n" % worst)
+        f.writelines(w + "\n" for w in why[:5])
     sys.exit(1 if failed or worst >= 1 else 0)
 
 

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "hguard.h"
@@ -54,13 +55,24 @@ static void server_stop(server *s)
     event_base_free(s->base);
 }
 
-/* A connected client socket; the server accepts it when its loop runs. */
-static int dial(const server *s)
+/* A connected client socket from the address src (NULL: any); the server
+ * accepts it when its loop runs. */
+static int dial_from(const server *s, const char *src)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     cr_assert_geq(fd, 0);
+    if (src) {
+        struct sockaddr_in a = {.sin_family = AF_INET};
+        cr_assert_eq(inet_pton(AF_INET, src, &a.sin_addr), 1);
+        cr_assert_eq(bind(fd, (const struct sockaddr *)&a, sizeof a), 0);
+    }
     cr_assert_eq(connect(fd, (const struct sockaddr *)&s->addr, sizeof s->addr), 0);
     return fd;
+}
+
+static int dial(const server *s)
+{
+    return dial_from(s, NULL);
 }
 
 /* The guard's gauge of open connections. */
@@ -134,6 +146,31 @@ Test(hguard, burst_keeps_the_first_comer_and_closes_the_newest)
         close(idle[i]);
         close(flood[i]);
     }
+    close(health);
+    server_stop(&s);
+}
+
+/* A client's only connection, settled and idle (its request not sent yet),
+ * while one burst from another address passes the limit: mid-burst the
+ * newcomers' address is not known, and the lone connection must not be
+ * taken for the flood's; the burst's end closes the flood's newest. */
+Test(hguard, burst_from_one_address_keeps_another_clients_lone_connection)
+{
+    server s = {0};
+    server_start(&s);
+    int health = dial_from(&s, "127.0.0.2"), flood[CAP + 1];
+    settle_at(&s, 1);
+    for (int i = 0; i < CAP + 1; i++)
+        flood[i] = dial_from(&s, "127.0.0.1");
+    settle_at(&s, CAP);
+
+    static const char req[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+    cr_assert_eq(send(health, req, sizeof req - 1, 0), (ssize_t)(sizeof req - 1));
+    char out[256];
+    cr_assert_gt(reply_of(&s, health, out, sizeof out), 0, "the lone connection was closed");
+    cr_assert(strncmp(out, "HTTP/1.1 200", 12) == 0, "reply: %s", out);
+    for (int i = 0; i < CAP + 1; i++)
+        close(flood[i]);
     close(health);
     server_stop(&s);
 }
