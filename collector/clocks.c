@@ -112,7 +112,7 @@ int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s)
     return rc;
 }
 
-int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg)
+int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg, uint64_t *n)
 {
     for (size_t i = 0; i < c->n; i++) {
         if (!c->h[i].dirty)
@@ -121,6 +121,7 @@ int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg)
         if (rc)
             return rc;
         c->h[i].dirty = 0;
+        (*n)++;
     }
     return 0;
 }

@@ -33,9 +33,10 @@ int nsc_clocks_adopt(void *clocks, const char *host, const nsc_clock_model *m);
 #define NSC_CLOCKS_EAGENT (-101)
 int nsc_clocks_add(nsc_clocks *c, const nsc_a2c_probe *s);
 /* Hand the models changed since the last call to put (the LMDB store's open
- * transaction, or the ClickHouse rows); a model stays changed when put fails. */
+ * transaction, or the ClickHouse rows), adding how many to *n; a model
+ * stays changed when put fails. */
 typedef int (*nsc_clocks_put_fn)(void *arg, const char *host, const nsc_clock_model *m);
-int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg);
+int nsc_clocks_put_dirty(nsc_clocks *c, nsc_clocks_put_fn put, void *arg, uint64_t *n);
 /* host's offset (collector - host, modulo 2^64) near collector time ref_ns,
  * and its bound: what turns a window on the collector's clock into one on
  * the host's. -1 when the host has no model yet. */

@@ -138,6 +138,7 @@ void nsc_stats_render(nsc_stats *s, struct evbuffer *b)
     metric(b, "ncclscope_collector_acks_total", "counter", "Acknowledgements sent", &s->acks);
     metric(b, "ncclscope_collector_probes_total", "counter", "Clock probes answered", &s->probes);
     metric(b, "ncclscope_collector_samples_total", "counter", "Clock samples fitted", &s->samples);
+    metric(b, "ncclscope_collector_clock_models_stored_total", "counter", "Clock models written to the store (a host's when it changed, at most every clock_persist_s): queries align times by the stored ones", &s->models_stored);
     metric(b, "ncclscope_collector_clock_udp_answers_total", "counter", "Clock probes answered on the UDP clock port", &s->udp_answers);
     metric(b, "ncclscope_collector_clock_udp_malformed_total", "counter", "Datagrams on the UDP clock port that were no probe (dropped unanswered)", &s->udp_malformed);
     metric(b, "ncclscope_collector_clock_udp_send_failures_total", "counter", "Answers on the UDP clock port that could not be sent", &s->udp_send_failures);

@@ -47,6 +47,7 @@ typedef struct nsc_stats {
     atomic_uint_fast64_t commit_ns_sum, commit_batches, aliases_applied, aliases_unplaced;
     atomic_uint_fast64_t commit_le[NSC_LAT_BUCKETS];  /* commits at or under bucket i */
     atomic_uint_fast64_t retained_blocks, retained_jobs, queue_depth;
+    atomic_uint_fast64_t models_stored;  /* clock models committed (writer.c) */
     /* ledger records (nsc_store_ledger_counts), and the ledger batches that
      * did not decode (their records unknown, the rest of the batch stored) */
     atomic_uint_fast64_t ledger_stored, ledger_replaced, ledger_stale, ledger_rejected, ledger_bad_batches;

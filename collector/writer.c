@@ -29,6 +29,8 @@ struct nsc_writer {
     int txn_open;
     uint64_t txn_open_ns;   /* when the group opened */
     uint64_t next_persist_ns;
+    uint64_t models_held;       /* clock models put into the open group */
+    uint64_t models_inserting;  /* those of the commit in flight */
     uint64_t next_gap_log_ns;  /* rate limit of the gap-table-full message */
     uint64_t next_limit_log_ns;   /* rate limit of the live state's refusals */
     uint64_t next_hosts_log_ns;   /* rate limit of the clock hosts' refusals */
@@ -320,11 +322,20 @@ static int put_state(nsc_writer *w, uint64_t t0)
     pthread_mutex_unlock(&c->live_mu);
     if (!rc && t0 >= w->next_persist_ns) {
         pthread_mutex_lock(&c->clock_mu);
-        rc = nsc_clocks_put_dirty(c->clocks, s->ops->put_clock, s->h);
+        rc = nsc_clocks_put_dirty(c->clocks, s->ops->put_clock, s->h, &w->models_held);
         pthread_mutex_unlock(&c->clock_mu);
         w->next_persist_ns = t0 + c->cfg.clock_persist_s * 1000000000ull;
     }
     return rc;
+}
+
+/* A group's clock models, counted once its commit stored them: a reader
+ * that sees the count unchanged saw no other models in between. */
+static void count_models(nsc_writer *w, uint64_t *n, int rc)
+{
+    if (rc == 0)
+        atomic_fetch_add_explicit(&w->c->stats.models_stored, *n, memory_order_relaxed);
+    *n = 0;
 }
 
 /* The commit in flight, if any, waited for; its batches acknowledged when
@@ -336,6 +347,7 @@ static void finish_insert(nsc_writer *w)
     const nsc_cstore *s = &w->c->store;
     w->insert_open = 0;
     int rc = s->ops->commit_wait(s->h);
+    count_models(w, &w->models_inserting, rc);
     acknowledge_items(w, w->inserting, &w->ninserting, rc, w->insert_t0);
 }
 
@@ -360,9 +372,11 @@ static int commit(nsc_writer *w)
     }
     w->txn_open = 0;
     if (rc != NSC_CSTORE_INFLIGHT) {
+        count_models(w, &w->models_held, rc);
         acknowledge_items(w, w->held, &w->nheld, rc, t0);
         return rc;
     }
+    w->models_inserting = w->models_held, w->models_held = 0;
     nsc_item **held = w->held;
     size_t cap = w->held_cap;
     w->held = w->inserting, w->held_cap = w->inserting_cap;
@@ -441,6 +455,7 @@ static int group_full(const nsc_writer *w)
 static void abort_txn(nsc_writer *w)
 {
     w->txn_open = 0;
+    w->models_held = 0;
     release_held(w);
     w->c->store.ops->abort(w->c->store.h);
 }

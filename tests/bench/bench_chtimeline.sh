@@ -15,10 +15,15 @@
 # build's bin folder: the baseline), its collector is asked the same on the
 # same store, alternately, and must answer the same bytes but for GPU times
 # (a baseline from before 7bf9753 fits GPU lines otherwise). Not a ctest; the
-# figures go to docs/benchmarks.md.
+# figures go to docs/benchmarks.md. NSC_BENCH_PACE_US sets the time between
+# iterations (default 10000: a big job then takes hours on 2 cores; the
+# window holds ten times the events at 1000), NSC_BENCH_WHOLE=0 leaves the
+# whole job's timeline out (it loads every event of the job, TRIES times).
 bin=$1 plugin=$2 iters=${3:-300} growth=${4:-10} tries=${5:-5} base=${6:-} mode=bench
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/../clickhouse/lib.sh"
+whole=yes
+[ "${NSC_BENCH_WHOLE:-1}" = 0 ] && whole=
 ch_require
 ch_log_queries
 ch_cluster_store
@@ -27,7 +32,7 @@ ch_cluster_store
 store() {
     local n
     job=$1
-    emulate --iters "$2" --pace-us 10000
+    emulate --iters "$2" --pace-us "${NSC_BENCH_PACE_US:-10000}"
     for n in 0 1; do wait_until 600 delivered $n || die "node $n did not deliver $1"; done
 }
 
@@ -47,7 +52,7 @@ ask() {
         python3 -c 'import json,sys; print([json.loads(l)["start_ns"] for l in sys.stdin if "start_ns" in l][0])') ||
         die "no first event of $1"
     for q in "timeline?job=$1&comm=$comm&t0_ns=$((first + 1000000000))&t1_ns=$((first + 2000000000))&limit=1000000" \
-             "timeline?job=$1&comm=$comm&limit=1000000"; do
+             ${whole:+"timeline?job=$1&comm=$comm&limit=1000000"}; do
         name=window
         case $q in *t0_ns*) ;; *) name=whole ;; esac
         ch_time_query "$q" "$dir/$1.$name" "$tries"

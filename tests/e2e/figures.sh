@@ -13,8 +13,10 @@
 # CLI (--json and text): figures_check.py compares them, and
 # live_ledger_check.py the durations status and /metrics count with the
 # collectives endpoint's. The collector stores its clock
-# models now and then, and a read between two stores sees other aligned
-# times: a job is read again, three times at most, until one reading agrees. Then, the collector stopped,
+# models now and then, and views read across a store see other aligned
+# times: a job is read again until one reading agrees, three times at most
+# among readings that no store came between (the collector's count of
+# models stored did not move), eight in all. Then, the collector stopped,
 # nsc-e2e-clock-check --check-bounds: every GPU time's bound, in the timeline
 # and in the collectives, holds the emulator's truth; it prints the median
 # bound.
@@ -69,10 +71,19 @@ print("%d-%d" % (min(s), max(s)))' "$out/collectives.ndjson")
     cli --raw stats --job "$job" --comm "$comm" >"$out/cli_stats.txt"
     python3 "$here/figures_check.py" "$out" "$job" "$2" && python3 "$here/live_ledger_check.py" "$out" "$job" "$comm"
 }
+# views JOB STRAGGLER: read_views until a reading agrees: three at most
+# during which the collector stored no clock model, eight in all.
 views() {
-    local i
-    for i in 1 2 3; do read_views "$@" && return 0; done
-    die "$1: the views disagree or show an impossible figure"
+    local i calm=0 before after
+    for i in 1 2 3 4 5 6 7 8; do
+        before=$(collector_metric ncclscope_collector_clock_models_stored_total)
+        read_views "$@" && return 0
+        after=$(collector_metric ncclscope_collector_clock_models_stored_total)
+        echo "$1: reading $i disagreed; clock models stored meanwhile: $((after - before))"
+        [ "$after" = "$before" ] && calm=$((calm + 1))
+        [ $calm -lt 3 ] || break
+    done
+    die "$1: the views disagree or show an impossible figure ($i readings, $calm with no clock model stored meanwhile)"
 }
 wait_until 15 status_has '[c for j in s["jobs"] if j["job"] == "hang" for c in j["comms"] if c["lagging"]]' ||
     die "hang: no rank lagging: $(cat "$dir/status.json")"
@@ -82,6 +93,7 @@ for n in $(seq 0 $((nodes - 1))); do stop agent$n; done
 views strag 5:10000000
 views link none
 views slowlink any
+[ "$(collector_metric ncclscope_collector_clock_models_stored_total)" -ge "$nodes" ] || die "fewer clock models stored than hosts"
 stop collector
 for job in strag link slowlink; do
     "$bin/nsc-e2e-clock-check" --check-bounds "$dir/emu-$job.json" "$dir/db" "$job" | grep bounds= ||
