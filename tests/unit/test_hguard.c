@@ -9,9 +9,9 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "hguard.h"
@@ -118,6 +118,20 @@ static ssize_t reply_of(server *s, int fd, char *out, size_t cap)
     return -1;
 }
 
+static void send_health(int fd)
+{
+    static const char req[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+    cr_assert_eq(send(fd, req, sizeof req - 1, 0), (ssize_t)(sizeof req - 1));
+}
+
+/* fd's health check is answered 200; closed instead: fail with why. */
+static void expect_answered(server *s, int fd, const char *why)
+{
+    char out[256];
+    cr_assert_gt(reply_of(s, fd, out, sizeof out), 0, "%s", why);
+    cr_assert(strncmp(out, "HTTP/1.1 200", 12) == 0, "reply: %s", out);
+}
+
 /* The limit is full of idle connections. In one burst, a health check
  * arrives first, its request sent, then as many idle ones as are open: the
  * server closes every settled idle one, stops accepting at the limit, and
@@ -133,14 +147,11 @@ Test(hguard, burst_keeps_the_first_comer_and_closes_the_newest)
     settle_at(&s, CAP);
 
     int health = dial(&s);
-    static const char req[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
-    cr_assert_eq(send(health, req, sizeof req - 1, 0), (ssize_t)(sizeof req - 1));
+    send_health(health);
     for (int i = 0; i < CAP; i++)
         flood[i] = dial(&s);
 
-    char out[256];
-    cr_assert_gt(reply_of(&s, health, out, sizeof out), 0, "the health check was closed");
-    cr_assert(strncmp(out, "HTTP/1.1 200", 12) == 0, "reply: %s", out);
+    expect_answered(&s, health, "the health check was closed");
     cr_assert_leq(open_conns(&s), CAP);
     for (int i = 0; i < CAP; i++) {
         close(idle[i]);
@@ -164,11 +175,8 @@ Test(hguard, burst_from_one_address_keeps_another_clients_lone_connection)
         flood[i] = dial_from(&s, "127.0.0.1");
     settle_at(&s, CAP);
 
-    static const char req[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
-    cr_assert_eq(send(health, req, sizeof req - 1, 0), (ssize_t)(sizeof req - 1));
-    char out[256];
-    cr_assert_gt(reply_of(&s, health, out, sizeof out), 0, "the lone connection was closed");
-    cr_assert(strncmp(out, "HTTP/1.1 200", 12) == 0, "reply: %s", out);
+    send_health(health);
+    expect_answered(&s, health, "the lone connection was closed");
     for (int i = 0; i < CAP + 1; i++)
         close(flood[i]);
     close(health);
