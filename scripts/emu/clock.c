@@ -14,6 +14,9 @@
  * emulator can make events ahead of real time and still have them stamped
  * exactly; and a held time, which it reads exactly for the length of one
  * call (a stamp taken before the call, kept by a thread behind real time).
+ * A thread's trail: how far its clocks run behind real time, so that a
+ * thread the machine held back stamps what it makes at the model's times
+ * (emu_clock_trail).
  */
 #include <dlfcn.h>
 #include <gnu/lib-names.h>
@@ -49,15 +52,22 @@ uint64_t emu_true_ns(void)
 }
 
 typedef void (*floor_fn)(uint64_t);
+typedef uint64_t (*last_fn)(void);
+
+typedef void (*trail_fn)(uint64_t, uint64_t);
 
 static floor_fn shim_floor, shim_hold;
+static trail_fn shim_trail;
+static last_fn shim_last;
 static pthread_once_t shim_floor_once = PTHREAD_ONCE_INIT;
-static __thread uint64_t floor_ns;
+static __thread uint64_t floor_ns, trail_ns, ceil_ns, stamped_ns;
 
 static void shim_floor_find(void)
 {
     shim_floor = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_floor");
     shim_hold = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_hold");
+    shim_trail = (trail_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_trail");
+    shim_last = (last_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_last");
 }
 
 bool emu_clock_floor_on(void)
@@ -76,8 +86,23 @@ void emu_clock_floor_raise(uint64_t t)
 
 uint64_t emu_clock_stamp_ns(void)
 {
-    uint64_t now = emu_true_ns();
-    return now > floor_ns ? now : floor_ns;
+    uint64_t now = emu_thread_time(emu_true_ns(), floor_ns, trail_ns, ceil_ns);
+    stamped_ns = now > stamped_ns ? now : stamped_ns;
+    return now;
+}
+
+void emu_clock_trail(uint64_t t)
+{
+    if (!emu_clock_floor_on() || !shim_trail || !shim_last)
+        return;
+    /* never behind what this thread's clocks returned already */
+    uint64_t seen = shim_last();
+    seen = seen > stamped_ns ? seen : stamped_ns;
+    t = t > seen ? t : seen;
+    uint64_t now = emu_true_ns(), trail = now > t ? now - t : 0;
+    trail_ns = trail < EMU_TRAIL_MAX_NS ? trail : EMU_TRAIL_MAX_NS;
+    ceil_ns = t + EMU_HOST_WORK_NS;
+    shim_trail(trail_ns, ceil_ns);
 }
 
 void emu_clock_hold(uint64_t t)

@@ -24,7 +24,12 @@
  * clocks read as at exactly that true time, also where real time is past it,
  * so a pair the emulator stamps before the call (a KernelChStop's pTimer)
  * gets the plugin's stamp it modelled, whatever delay a loaded machine put
- * between the two reads.
+ * between the two reads. A trail and a ceiling (emu_clockshim_trail, skew.h's
+ * emu_thread_time) have a thread that a loaded machine held back behind its
+ * model read the model's times, as if it had not been held
+ * (docs/emulator-model.md, "A machine's pauses"); the latest time a thread
+ * read (emu_clockshim_last) bounds how far the trail may grow, so the
+ * thread's clocks never go back.
  *
  * And a slow clock: with NCCLSCOPE_TEST_CLOCK_SLOW_NS, a CLOCK_MONOTONIC read
  * on a thread named NCCLSCOPE_TEST_CLOCK_SLOW_THREAD takes that long, the
@@ -49,6 +54,9 @@ static emu_skew_fn skew;
 static int skewed; /* else only a floor moves the clocks */
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t floor_ns;
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t hold_ns;
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t trail_ns;
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t ceil_ns;
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t last_ns;
 static uint64_t slow_ns;
 static const char *slow_thread;
 
@@ -64,6 +72,20 @@ __attribute__((visibility("default"))) void emu_clockshim_floor(uint64_t t)
 __attribute__((visibility("default"))) void emu_clockshim_hold(uint64_t t)
 {
     hold_ns = t;
+}
+
+/* The calling thread's trail and ceiling (skew.h's emu_thread_time; 0:
+ * none). Looked up by the emulator with dlsym. */
+__attribute__((visibility("default"))) void emu_clockshim_trail(uint64_t trail, uint64_t ceil)
+{
+    trail_ns = trail;
+    ceil_ns = ceil;
+}
+
+/* The latest true time a clock read returned on the calling thread. */
+__attribute__((visibility("default"))) uint64_t emu_clockshim_last(void)
+{
+    return last_ns;
 }
 
 static int64_t env_i64(const char *name)
@@ -125,13 +147,20 @@ __attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct ti
     int rc = real_clock_gettime(id, ts);
     if (slow)
         spin(slow_ns - slow_ns / 2);
-    if (rc != 0 || (!skewed && !floor_ns && !hold_ns) || (id != CLOCK_MONOTONIC && !follows_monotonic(id)))
+    if (rc != 0 || (id != CLOCK_MONOTONIC && !follows_monotonic(id)))
         return rc;
+    if (!skewed && !floor_ns && !hold_ns && !trail_ns && !ceil_ns) {
+        if (id == CLOCK_MONOTONIC && (uint64_t)ns_of(ts) > last_ns)
+            last_ns = (uint64_t)ns_of(ts);
+        return rc;
+    }
     struct timespec mono = *ts;
     if (id != CLOCK_MONOTONIC && real_clock_gettime(CLOCK_MONOTONIC, &mono) != 0)
         return rc;
     __int128 m = ns_of(&mono);
-    uint64_t at = hold_ns ? hold_ns : (uint64_t)m < floor_ns ? floor_ns : (uint64_t)m;
+    uint64_t at = hold_ns ? hold_ns : emu_thread_time((uint64_t)m, floor_ns, trail_ns, ceil_ns);
+    if (at > last_ns)
+        last_ns = at;
     __int128 t = ns_of(ts) + (__int128)emu_skew_apply(&skew, at) - m;
     if (t < 0)
         t = 0;

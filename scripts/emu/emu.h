@@ -254,6 +254,14 @@ uint64_t emu_clock_stamp_ns(void);
  * stamp taken before the call made under it, until emu_clock_hold(0) (no-op
  * without the shim). */
 void emu_clock_hold(uint64_t t);
+/* This thread is due at true time t: where real time is past it (a loaded
+ * machine held the thread back), its clocks and stamps trail real time so
+ * that they read t now, never behind a time the thread read already, and
+ * read at most EMU_HOST_WORK_NS past t until its next wait; where t is
+ * ahead, they follow real time again (skew.h's emu_thread_time; no-op
+ * without the shim). */
+#define EMU_HOST_WORK_NS 50000
+void emu_clock_trail(uint64_t t);
 typedef struct emu_gpu_clock {
     int64_t offset_ns;
     int64_t drift_ppb;

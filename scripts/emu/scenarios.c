@@ -158,8 +158,10 @@ void emu_sleep_us(long us)
 
 /* After each iteration: the process of global rank 0 tells --progress FILE
  * how many it has issued (written aside and renamed, so a reader never sees
- * a partial number), then the --pace-us pause. Lets a test act mid-job at a
- * point the job really reached instead of after a guessed delay. */
+ * a partial number), then the --pace-us pause (with the model, a wait for
+ * that long from the host's own time, so the pause shows in its stamps).
+ * Lets a test act mid-job at a point the job really reached instead of
+ * after a guessed delay. */
 void emu_iteration_done(const emu_opts *o, emu_rank **rs, int done)
 {
     if (o->progress && rs[0]->global_rank == 0) {
@@ -169,7 +171,10 @@ void emu_iteration_done(const emu_opts *o, emu_rank **rs, int done)
         if (f == NULL || fprintf(f, "%d\n", done) < 0 || fclose(f) != 0 || rename(tmp, o->progress) != 0)
             emu_die("--progress %s: %s", o->progress, strerror(errno));
     }
-    emu_sleep_us(o->pace_us);
+    if (o->pace_us > 0 && emu_model_on(o))
+        emu_timeline_wait(emu_clock_stamp_ns() + (uint64_t)o->pace_us * 1000u);
+    else
+        emu_sleep_us(o->pace_us);
 }
 
 /* What NCCL's hostStreamPlanTask does for one plan (after the kernel launch,
@@ -348,12 +353,16 @@ void emu_mismatch(const emu_opts *o, const emu_rank *r, int it, emu_op_desc *op)
 }
 
 /* The straggler arrives late at every collective the fault acts in: it
- * sleeps before issuing. */
+ * waits before issuing, with the model for that long from its own time (a
+ * machine's pause before the wait is not added to it). */
 void emu_straggle(const emu_opts *o, emu_rank **rs, int n, int step)
 {
     for (int i = 0; i < n && emu_fault_on(o, step); i++)
         if (rs[i]->global_rank == o->slow_rank) {
-            emu_sleep_us(o->slow_us);
+            if (emu_model_on(o))
+                emu_timeline_wait(emu_clock_stamp_ns() + (uint64_t)o->slow_us * 1000u);
+            else
+                emu_sleep_us(o->slow_us);
             return;
         }
 }

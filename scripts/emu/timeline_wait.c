@@ -53,6 +53,7 @@ void emu_timeline_wait(uint64_t t)
     }
     if (t == 0)
         return;
+    emu_clock_trail(t);
     emu_timeline_wait_horizon(t);
     emu_clock_floor_raise(t);
 }

@@ -431,9 +431,13 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
          * clock in: the group began, then the CollApi; the Coll's start call;
          * the device's end, then the last KernelCh's stop call. */
         uint64_t api = u64_of(c, "api_start_ns"), start = u64_of(c, "start_ns"), stop = u64_of(c, "stop_ns");
-        uint64_t end = u64_of(c, "end_ns");
+        uint64_t end = u64_of(c, "end_ns"), ready = u64_of(c, "ready_ns");
+        /* NCCL makes no KernelCh for a Broadcast under drifting-kernelch: it
+         * completes at its last ProxyOp's stop, which on a rank whose legs
+         * carry none of the chain is its device's start, not its end. */
+        int no_kernel = drift && strcmp(func, "Broadcast") == 0;
         if (!host_within(r->api_ns, api, start) || !host_within(r->enqueue_ns, start, stop) ||
-            !host_within(r->done_ns, end, done))
+            !host_within(r->done_ns, no_kernel ? ready : end, done))
             fail("seq %" PRIu64 " rank %" PRIu64 ": api/enqueue/done %" PRIu64 "/%" PRIu64 "/%" PRIu64
                  ", emulator group %" PRIu64 ", Coll %" PRIu64 "..%" PRIu64 ", end %" PRIu64 "..%" PRIu64,
                  seq, rank, r->api_ns, r->enqueue_ns, r->done_ns, api, start, stop, end, done);
@@ -444,8 +448,7 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
          * Under drifting-kernelch a Broadcast has no KernelCh, and a
          * collective whose timers were all other work's has none either. */
         nstale += (r->flags & NSC_LEDGER_GPU_STALE) != 0;
-        int none_ok = drift && (strcmp(func, "Broadcast") == 0 || (r->flags & NSC_LEDGER_GPU_STALE));
-        uint64_t ready = u64_of(c, "ready_ns");
+        int none_ok = no_kernel || (drift && (r->flags & NSC_LEDGER_GPU_STALE));
         if (!(r->flags & NSC_LEDGER_NO_GPU) &&
             (r->gpu_start_ns + r->gpu_err_ns + 2000 < ready || r->gpu_end_ns > done + r->gpu_err_ns))
             fail("seq %" PRIu64 " rank %" PRIu64 ": GPU %" PRIu64 "..%" PRIu64 " +- %u: not its own (device ready %"
@@ -457,9 +460,8 @@ static uint64_t check_rank_ledger(const nsc_json *rk, uint64_t count, uint64_t *
                                                  r->gpu_end_ns < r->gpu_start_ns)
             fail("seq %" PRIu64 " rank %" PRIu64 ": GPU %" PRIu64 "..%" PRIu64 " +- %u: no GPU timer's truth that near",
                  seq, rank, r->gpu_start_ns, r->gpu_end_ns, r->gpu_err_ns);
-        /* NCCL makes no KernelCh for a Broadcast under drifting-kernelch: the
-         * agent, which cannot tell, counts its channels as lost. */
-        if (r->dropped && !(drift && strcmp(func, "Broadcast") == 0))
+        /* ... and the agent, which cannot tell, counts its channels as lost */
+        if (r->dropped && !no_kernel)
             fail("seq %" PRIu64 " rank %" PRIu64 ": %u events or states dropped, none was", seq, rank, r->dropped);
         if (pxn && (!(r->flags & NSC_LEDGER_PXN) || r->nedges == 0))
             fail("seq %" PRIu64 " rank %" PRIu64 ": flags %#x, %u edges: not its PXN network legs", seq, rank,

@@ -103,9 +103,9 @@ def expected_in(emu, fault):
 def played_as_modelled(emu, fault, coll):
     """Whether the emulator ended collective coll on every rank of its
     communicator at its modelled end, give or take a third of the fault's
-    delay. A proxy thread a loaded machine held back stamps its device
-    events at the real time it makes them, milliseconds after the model's
-    (up to tens at a job's start, as its processes start): there the
+    delay. A proxy thread the machine held back beyond the emulator's trail
+    (60 s, docs/emulator-model.md, "A machine's pauses") stamps its device
+    events at the real time it makes them, after the model's: there the
     recorded times do not carry the fault's delay, nobody's analysis of them
     could see it."""
     lags = [x["complete_ns"] - x["end_ns"] for r in emu["ranks"] if r["comm_id"] == coll["comm_id"]

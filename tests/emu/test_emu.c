@@ -740,6 +740,38 @@ Test(emu, clock_shim_floor_moves_only_its_threads_clocks)
     dlclose(h);
 }
 
+/* A thread's trail and ceiling (docs/emulator-model.md, "A machine's
+ * pauses"): its clocks read real time less the trail, at most the ceiling,
+ * never before the floor; the shim keeps the latest time it read, which the
+ * emulator never lets a new trail go behind. */
+Test(emu, clock_shim_trail_reads_behind_real_time_up_to_its_ceiling)
+{
+    void *h = dlopen(EMU_LIB_DIR "/libnsc-clockshim.so", RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h, "%s", dlerror());
+    shim_gettime_fn shim = (shim_gettime_fn)dlsym(h, "clock_gettime");
+    void (*set_floor)(uint64_t) = (void (*)(uint64_t))dlsym(h, "emu_clockshim_floor");
+    void (*set_trail)(uint64_t, uint64_t) = (void (*)(uint64_t, uint64_t))dlsym(h, "emu_clockshim_trail");
+    uint64_t (*last)(void) = (uint64_t (*)(void))dlsym(h, "emu_clockshim_last");
+    cr_assert(shim && set_floor && set_trail && last);
+    const uint64_t ms = 1000000;
+    uint64_t before = read_ns(clock_gettime, CLOCK_MONOTONIC);
+    set_trail(50 * ms, 0);
+    uint64_t trailed = read_ns(shim, CLOCK_MONOTONIC), after = read_ns(clock_gettime, CLOCK_MONOTONIC);
+    cr_assert(trailed >= before - 50 * ms && trailed <= after - 50 * ms, "50 ms behind real time");
+    cr_assert_eq(last(), trailed);
+    set_trail(50 * ms, before - 60 * ms);
+    cr_assert_eq(read_ns(shim, CLOCK_MONOTONIC), before - 60 * ms, "no further than the ceiling");
+    cr_assert_eq(last(), trailed, "the latest time read stays");
+    set_floor(after + 1000 * ms);
+    cr_assert_eq(read_ns(shim, CLOCK_MONOTONIC), after + 1000 * ms, "never before the floor");
+    cr_assert_eq(last(), after + 1000 * ms);
+    set_floor(0);
+    set_trail(0, 0);
+    uint64_t real = read_ns(shim, CLOCK_MONOTONIC);
+    cr_assert(real >= after && real <= read_ns(clock_gettime, CLOCK_MONOTONIC), "none: real time");
+    dlclose(h);
+}
+
 /* ---- copy engine, mask per operation, graph replays ---- */
 
 static uint64_t type_count(const nsc_json *rk, const char *kind, int t)

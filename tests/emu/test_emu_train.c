@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "mono.h"
 #include "test_emu_util.h"
 
 #define TRAIN_JOB "--scenario train --nodes 2 --ranks-per-node 4 --tp 2 --pp 2 --dp 2 --microbatches 3"
@@ -484,52 +485,30 @@ Test(emu_train, a_step_starts_when_the_step_before_ended, .timeout = 60)
                   count[0]);
 }
 
-/* A host waits for its proxy threads only where NCCL's does, at the step's
- * stream sync. Rank 1's tensor-parallel proxy (its process's only
- * communicator where it is rank 1) is held 500 ms at its first KernelCh, in
- * step 0's first AllReduce: its host still enqueues the groups after it
- * (their starts worked out from the wire) while the proxy is held, and
- * step 1 waits for the proxy. Before, the host waited for the proxy at its
- * next switch of communicator and enqueued one op at most meanwhile. */
-/* When an op of the rank was enqueued, and in which step. */
-typedef struct enqueued {
-    uint64_t api_start, step;
-} enqueued;
-
-Test(emu_train, a_held_proxy_holds_its_host_only_at_the_step_s_sync, .timeout = 60)
+/* A loaded machine's pause is no part of the job: rank 1's tensor-parallel
+ * proxy (its process's only communicator where it is rank 1), held 500 ms
+ * at its first KernelCh in step 0, still makes every event at its modelled
+ * time, and so do the ranks that wait for it (their hosts at the next
+ * step's sync, their proxies on the wire): each collective is made within
+ * 20 ms of its modelled end. Before the trail (emu_clock_trail) the held
+ * one and those queued behind it were 200 ms late or more, and the job went
+ * on from real time. */
+Test(emu_train, a_held_proxy_changes_no_stamp, .timeout = 60)
 {
     const char *dir = tmpdir_new();
-    cr_assert_eq(run_emu(dir, "NCCLSCOPE_TEST_RECORD_HOLD=1:1:500:KernelCh", TRAIN_JOB " --iters 2"),
-                 0);
+    uint64_t t0 = nsc_mono_ns();
+    cr_assert_eq(run_emu(dir, "NCCLSCOPE_TEST_RECORD_HOLD=1:1:500:KernelCh", TRAIN_JOB " --iters 2"), 0);
+    cr_assert_geq(nsc_mono_ns() - t0, 500000000, "the proxy was held");
     nsc_json_doc sum = summary_read(dir);
     const nsc_json *ranks = nsc_json_get(nsc_json_root(&sum), "ranks");
-    uint64_t pid = 0;
-    for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk))
-        if (jnum(rk, "nranks") == 8 && jnum(rk, "rank") == 1)
-            pid = jnum(rk, "pid");
-    enqueued ops[256];
-    size_t n = 0;
-    const nsc_json *held = NULL;
+    unsigned made = 0;
     for (const nsc_json *rk = nsc_json_first(ranks); rk; rk = nsc_json_next(ranks, rk)) {
         const nsc_json *cs = nsc_json_get(rk, "collectives");
-        for (const nsc_json *c = nsc_json_first(cs); jnum(rk, "pid") == pid && c; c = nsc_json_next(cs, c)) {
-            cr_assert_lt(n, 256);
-            ops[n++] = (enqueued){jnum(c, "api_start_ns"), jnum(c, "step")};
-            bool late = jnum(c, "complete_ns") > jnum(c, "end_ns") + 200000000; /* it, or queued behind it */
-            if (late && (!held || jnum(c, "api_start_ns") < jnum(held, "api_start_ns")))
-                held = c;
-        }
+        for (const nsc_json *c = nsc_json_first(cs); c; c = nsc_json_next(cs, c), made++)
+            cr_assert_lt(jnum(c, "complete_ns"), jnum(c, "end_ns") + 20000000,
+                         "a %s of step %llu made %.1f ms after its modelled end", jstr(c, "func"),
+                         (unsigned long long)jnum(c, "step"), (double)(jnum(c, "complete_ns") - jnum(c, "end_ns")) / 1e6);
     }
-    cr_assert_not_null(held, "no collective of rank 1 was made 200 ms late");
-    cr_assert_str_eq(jstr(held, "func"), "AllReduce");
-    cr_assert_eq(jnum(held, "step"), 0);
-    uint64_t from = jnum(held, "api_start_ns"), until = jnum(held, "complete_ns") - 200000000;
-    unsigned meanwhile = 0;
-    for (size_t i = 0; i < n; i++) {
-        meanwhile += ops[i].api_start > from && ops[i].api_start < until;
-        if (ops[i].step > 0) /* after the stream sync, so after the proxy */
-            cr_assert_gt(ops[i].api_start, until, "a step 1 op enqueued while its proxy was held");
-    }
-    cr_assert_geq(meanwhile, 3, "the host enqueued %u ops while its proxy was held", meanwhile);
+    cr_assert_gt(made, 0);
     nsc_json_free(&sum);
 }
