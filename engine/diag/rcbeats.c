@@ -168,7 +168,7 @@ static int beat_of(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi
     const fw_rec *firsts[RC_LATE_ONSETS], *since = NULL;
     size_t on, from = lo;
     uint64_t every;
-    int found = 0;
+    int found = 0, sparse = 0;
     for (int tries = 0; tries < RC_LATE_MAX_EVERY && !found; tries++) {
         memset(&b, 0, sizeof b);
         memset(firsts, 0, sizeof firsts);
@@ -180,11 +180,13 @@ static int beat_of(nsc_findings *f, const nsc_rc_follow *w, size_t lo, size_t hi
             found = 1, every = 1;
         else
             found = nsc_rc_late_beat(&b.x, &on, &every) && (p2p || hosts_beat(w, hi, firsts[on], every));
+        if (!found && !tries && p2p)
+            found = sparse = nsc_rc_late_sparse(&b.x, &on, &every);
         from = (size_t)(firsts[0] - w->r) + 1;
     }
     if (!found)
         return 0;
-    const fw_rec *o = since ? since : &w->r[nsc_rc_beat_start(w, firsts[on] - w->r, every)];
+    const fw_rec *o = since ? since : sparse ? firsts[on] : &w->r[nsc_rc_beat_start(w, firsts[on] - w->r, every)];
     int host_len = (int)strcspn(w->who[o->who], " "), gpu = b.gpu > b.host;
     uint64_t n = b.x.affected;
     char often[48] = "every collective";

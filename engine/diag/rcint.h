@@ -105,14 +105,15 @@
  * straggler rule (figures.h) a rank is late when it was late of its own at
  * RC_LATE_MIN_OWN collectives or more, and affected (late of its own, or
  * late by NSC_FIG_LATE_MIN_NS at its first collective, where there is no
- * previous gap to split by) at one in RC_LATE_MAX_EVERY or more of those it
+ * previous gap to split by) at one in RC_LATE_MAX_GAP or more of those it
  * took part in from its first affected one (its onset; a training job's late
  * host is late once a step, 1 in 16 tensor-parallel collectives at TP4 x
- * 4 microbatches), and at more than
+ * 4 microbatches, and 1 in 160 when late at 1 step in 10), and at more than
  * half of all the communicator's affected collectives: a loaded machine's
  * pauses make one rank or another late now and then, not the same one
  * again and again. Jitter below NSC_FIG_LATE_MIN_NS is never own-late. */
 #define RC_LATE_MIN_OWN 4
+#define RC_LATE_MAX_GAP 256
 /* ... and it keeps to its beat since the onset: affected, or behind a rank
  * later still, at two thirds or more of the collectives it would be late at
  * (since / every). A fault persists; a loaded machine's pauses of one
@@ -186,7 +187,7 @@ typedef struct rc_rank_late {
     uint64_t first_behind[RC_LATE_ONSETS];
     uint64_t behind;                         /* not last, but late at (rclate.c) */
     uint64_t last_affected;                  /* its seen count at its last affected one */
-    uint32_t gaps[RC_LATE_MAX_EVERY + 1];    /* collectives between affected ones: how often */
+    uint32_t gaps[RC_LATE_MAX_GAP + 1];      /* collectives between affected ones: how often */
     /* affected ones, and those it was behind at, a whole number of N
      * collectives after its i-th first affected one (first_seen[i]): [i][N] */
     uint32_t beat[RC_LATE_ONSETS][RC_LATE_MAX_EVERY + 1];
@@ -286,6 +287,11 @@ int nsc_rc_late_beat(const rc_rank_late *x, size_t *on, uint64_t *every);
 /* How often a late rank is late since its onset, from its affected count
  * and gaps (rclate.c): 1 every collective, N 1 in N, 0 with one. */
 uint64_t nsc_rc_late_every(const rc_rank_late *x);
+/* Whether a rank is late now and then, too seldom for a beat (1 in
+ * RC_LATE_MAX_EVERY or fewer of its collectives), from an onset on: at
+ * RC_LATE_MIN_OWN or more since, on one period (rclate.c); its onset and
+ * frequency in *on and *every. */
+int nsc_rc_late_sparse(const rc_rank_late *x, size_t *on, uint64_t *every);
 
 /* n steps of step_ns each onto link k, from a ledger record that began at
  * t_ns (rclinks.c): 0, or -1 without memory. */

@@ -79,7 +79,7 @@ void nsc_rc_late_mark(rc_rank_late *x, uint64_t seq, uint64_t start_ns)
     }
     if (x->affected) {
         uint64_t gap = x->seen - x->last_affected;
-        x->gaps[gap < RC_LATE_MAX_EVERY ? gap : RC_LATE_MAX_EVERY]++;
+        x->gaps[gap < RC_LATE_MAX_GAP ? gap : RC_LATE_MAX_GAP]++;
     }
     x->last_affected = x->seen;
     x->affected++;
@@ -179,12 +179,12 @@ void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
 uint64_t nsc_rc_late_every(const rc_rank_late *x)
 {
     uint64_t n = x->affected > 1 ? x->affected - 1 : 0, below = 0;
-    for (uint64_t g = 1; g <= RC_LATE_MAX_EVERY && n; g++) {
+    for (uint64_t g = 1; g <= RC_LATE_MAX_GAP && n; g++) {
         below += x->gaps[g];
         if (2 * below > n)
             return g;
     }
-    return n ? RC_LATE_MAX_EVERY : 0;
+    return n ? RC_LATE_MAX_GAP : 0;
 }
 
 /* The gap between a late rank's i-th and next affected collectives, less
@@ -203,19 +203,29 @@ static int lone(const rc_rank_late *x, size_t i, uint64_t every)
     return onset_gap(x, i) > 2 * every && onset_gap(x, i) > 2 * onset_gap(x, i + 1);
 }
 
-/* Whether a late rank's i-th affected collective is out of step with the
- * next: the collectives between them are off a whole number of its usual
- * gaps by more than a quarter of one. An intermittent fault's own come
- * whole periods apart, one a loaded machine hid or not; a pause shortly
- * before its first does not. */
-static int off_beat(const rc_rank_late *x, size_t i, uint64_t every)
+/* Whether a late rank's i-th affected collective is out of step with its
+ * j-th (off_beat: the next): the collectives between them are less than
+ * half its usual gap, or
+ * off a whole number of them by more than a quarter of one. An
+ * intermittent fault's own come whole periods apart, one a loaded machine
+ * hid or not; a pause shortly before its first does not, nor a job's
+ * start, where its processes come in one by one. */
+static int off_apart(const rc_rank_late *x, size_t i, size_t j, uint64_t every)
 {
     if (every < 2)
         return 0;
-    uint64_t off = (x->first_seen[i + 1] - x->first_seen[i]) % every;
+    uint64_t gap = x->first_seen[j] - x->first_seen[i];
+    if (2 * gap < every)
+        return 1;
+    uint64_t off = gap % every;
     if (every - off < off)
         off = every - off;
     return 4 * off > every;
+}
+
+static int off_beat(const rc_rank_late *x, size_t i, uint64_t every)
+{
+    return off_apart(x, i, i + 1, every);
 }
 
 /* Which of its first affected collectives is a late rank's onset
@@ -225,14 +235,18 @@ static int off_beat(const rc_rank_late *x, size_t i, uint64_t every)
  * with the one after (off_beat: a pause before the fault's first; a pause
  * after it is out of step with both its neighbours); two are when the
  * second stands alone (two pauses close together before a fault from mid
- * job: a slow GPU from seq 6 was dated seq 0 under the sanitizers). */
+ * job: a slow GPU from seq 6 was dated seq 0 under the sanitizers), or
+ * when both are out of step and the next two in step (the job's start
+ * before a host late at 1 step in 10: its first two collectives, then
+ * seq 32, 192, ...). */
 static size_t onset_of(const rc_rank_late *x, uint64_t every)
 {
     size_t i = 0, kept = x->affected < RC_LATE_ONSETS ? (size_t)x->affected : RC_LATE_ONSETS;
     for (;;) {
         if (i + 2 < kept && (lone(x, i, every) || (off_beat(x, i, every) && !off_beat(x, i + 1, every))))
             i++;
-        else if (i + 3 < kept && lone(x, i + 1, every))
+        else if (i + 3 < kept && (lone(x, i + 1, every) || (off_beat(x, i, every) && off_beat(x, i + 1, every) &&
+                                                            !off_beat(x, i + 2, every) && off_apart(x, i, i + 2, every))))
             i += 2;
         else
             return i;
@@ -271,6 +285,37 @@ int nsc_rc_late_beat(const rc_rank_late *x, size_t *on, uint64_t *every)
     return 0;
 }
 
+/* Whether a late rank that kept a beat too long for kept_beat (1 in
+ * RC_LATE_MAX_EVERY or fewer) was late off it at one in RC_LATE_BEAT_OFF
+ * of its other collectives or fewer (affected or behind beyond one a
+ * beat): a process a loaded machine slowed throughout is late on any beat
+ * and off it. */
+static int seldom_off(const rc_rank_late *x, size_t on, uint64_t every, uint64_t since)
+{
+    uint64_t beats = (since + every - 1) / every, all = x->affected - on + x->behind - x->first_behind[on];
+    return every < RC_LATE_MAX_EVERY || all <= beats || RC_LATE_BEAT_OFF * (all - beats) <= since - beats;
+}
+
+/* Whether a late rank was late from its onset on, at one in
+ * RC_LATE_MAX_GAP of its collectives since or more, keeping its beat
+ * (held_beat, seldom_off); its onset and frequency in *on and *every. */
+static int late_from_onset(const rc_rank_late *x, size_t *on, uint64_t *every)
+{
+    *every = nsc_rc_late_every(x);
+    *on = onset_of(x, *every);
+    uint64_t since = x->seen - x->first_seen[*on];
+    /* + 1: one of its late collectives a loaded machine hid (another rank
+     * later still) must not halve a 1 in RC_LATE_MAX_GAP rank */
+    return (x->affected - *on + 1) * RC_LATE_MAX_GAP >= since && held_beat(x, *on, *every, since) &&
+           seldom_off(x, *on, *every, since);
+}
+
+int nsc_rc_late_sparse(const rc_rank_late *x, size_t *on, uint64_t *every)
+{
+    return x->affected >= RC_LATE_MIN_OWN && late_from_onset(x, on, every) && *every >= RC_LATE_MAX_EVERY &&
+           x->affected - *on >= RC_LATE_MIN_OWN;
+}
+
 /* Whether a rank is late from an onset on, always or intermittently
  * (RC_LATE_MIN_OWN, rcint.h), or on a beat (RC_LATE_BEAT_NUM); its onset
  * and frequency in *on and *every. */
@@ -278,13 +323,7 @@ static int late_since_onset(const nsc_rc_late *l, const rc_rank_late *x, size_t 
 {
     if (x->own_late < RC_LATE_MIN_OWN)
         return 0;
-    *every = nsc_rc_late_every(x);
-    *on = onset_of(x, *every);
-    uint64_t since = x->seen - x->first_seen[*on];
-    /* + 1: one of its late collectives a loaded machine hid (another rank
-     * later still) must not halve a 1 in RC_LATE_MAX_EVERY rank */
-    if ((x->affected - *on + 1) * RC_LATE_MAX_EVERY >= since && 2 * x->affected > l->own_all &&
-        held_beat(x, *on, *every, since))
+    if (late_from_onset(x, on, every) && 2 * x->affected > l->own_all)
         return 1;
     return nsc_rc_late_beat(x, on, every);
 }
@@ -353,3 +392,4 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
              x->last, x->own_late, x->seen, x->host_ns, x->gpu_ns, x->prev_ns, x->cost_ns, x->first_seq[on],
              x->first_ns[on], every, x->own_cost_ns);
 }
+

@@ -618,8 +618,9 @@ Test(rcfollow, a_beat_s_onset_goes_back_to_the_process_s_first_record)
  * some more than others, in turn), then the backward pair 1.9 ms after
  * each side's last end. Stage 1's gap is beyond its peer's at every Recv,
  * never 1 ms beyond its replicas'. late >= 0: that pipeline's stage-1 host
- * is 4 ms later still at each step. */
-static nsc_findings *replica_follow(int late)
+ * is 4 ms later still at each step, or with `period` N at 1 step in N (from
+ * step 3). */
+static nsc_findings *replica_follow(int late, unsigned period)
 {
     static const char *const pipe_ids[4] = {"0xa", "0xb", "0xc", "0xd"};
     char status[2048];
@@ -642,13 +643,14 @@ static nsc_findings *replica_follow(int late)
     canned_add(&c, "0xf", 4);
     for (unsigned s = 0; s < P2P_STEPS; s++)
         for (int k = 0; k < 4; k++)
-            put_step(&c, k, 4, k, 5, k, s, (2000 + 300 * ((k + s) % 4) + (k == late ? 4000 : 0)) * MS / 1000, 0);
+            put_step(&c, k, 4, k, 5, k, s,
+                     (2000 + 300 * ((k + s) % 4) + (k == late && s % period == 3 % period ? 4000 : 0)) * MS / 1000, 0);
     return canned_follow(&c, status, NULL);
 }
 
 Test(rcfollow, a_stage_paused_with_its_replicas_is_not_late_before_its_recv)
 {
-    nsc_findings *f = replica_follow(-1);
+    nsc_findings *f = replica_follow(-1, 1);
     cr_assert_eq(f->n, 0, "%zu problems, the first %s", f->n, f->p[0].text);
     free(f);
 }
@@ -656,8 +658,25 @@ Test(rcfollow, a_stage_paused_with_its_replicas_is_not_late_before_its_recv)
 /* ... and a stage-1 host late against every replica is. */
 Test(rcfollow, a_stage_late_against_its_replicas_is_late_before_its_recv)
 {
-    nsc_findings *f = replica_follow(3);
+    nsc_findings *f = replica_follow(3, 1);
     only_recv_late(f, "0xd", "h7");
+    free(f);
+}
+
+/* ... and at 1 step in 10, from step 3's Recv: 4 times in 40 steps, too
+ * seldom for a beat (1 in 20 of its Send/Recv), late of its own there since
+ * then all the same (rclate.c's rule for a rank late now and then). */
+Test(rcfollow, a_stage_late_at_one_step_in_ten_is_late_before_its_recv_since_then)
+{
+    nsc_findings *f = replica_follow(3, 10);
+    cr_assert_eq(f->n, 1, "%zu problems, the first %s", f->n, f->p[0].text);
+    const nsc_problem *p = &f->p[0];
+    cr_assert_str_eq(p->kind, "host_late");
+    cr_assert_str_eq(p->comm, "0xd");
+    cr_assert_eq(p->rank, 1);
+    cr_assert_str_eq(p->hosts[0], "h7");
+    cr_assert_eq(p->seq, 3, "%s", p->text);
+    cr_assert_not_null(strstr(p->figures, "\"every\":20,"), "%s", p->figures);
     free(f);
 }
 

@@ -4,7 +4,8 @@
  * on, but a loaded machine's pauses hide it: at seqs 1 and 2 rank 1 is
  * later still (rank 2 still 3 ms behind the others), at seq 3 rank 3; and
  * an intermittent fault's onset and period with a pause before or among
- * its collectives, and a host late once a training step. */
+ * its collectives, and a host late once a training step or at 1 step in
+ * 10. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,20 @@ static double pause_between(unsigned seq)
 Test(rclate, a_pause_between_an_intermittent_fault_s_keeps_its_onset_and_period)
 {
     late_rank_3(50, pause_between, 15, 10);
+}
+
+/* A training job's host late at 1 step in 10 (1 tensor-parallel collective
+ * in 160) from seq 32 on, 6 times; the job's start, its processes coming in
+ * one by one, made it late at seqs 0 and 2 as well: late since seq 32, 1 in
+ * 160. Before, a rank late at fewer than 1 in 20 was never late. */
+static double one_step_in_ten(unsigned seq)
+{
+    return seq == 0 || seq == 2 ? 20.0 : seq % 160 == 32 ? 4.0 : 0.1;
+}
+
+Test(rclate, a_host_late_at_one_training_step_in_ten_is_late_since_its_onset)
+{
+    late_rank_3(960, one_step_in_ten, 32, 160);
 }
 
 /* A training job's late host: 4 ms at the first of a step's 16
