@@ -129,7 +129,7 @@
 #define RC_LATE_MAX_EVERY 20
 /* A rank late on a beat of N collectives (2 to RC_LATE_MAX_EVERY - 1)
  * is late too, though other ranks are as often affected and it is at
- * fewer than 1 in RC_LATE_MAX_EVERY of its collectives, when since its
+ * fewer than 1 in RC_LATE_MAX_GAP of its collectives, when since its
  * onset it was affected, or behind a rank later still, on RC_LATE_BEAT_NUM
  * / RC_LATE_BEAT_DEN or more of RC_LATE_BEAT_MIN beats or more: a training
  * job's late host is late at each step's first collective, where 64
