@@ -205,11 +205,10 @@ static int lone(const rc_rank_late *x, size_t i, uint64_t every)
 
 /* Whether a late rank's i-th affected collective is out of step with its
  * j-th (off_beat: the next): the collectives between them are less than
- * half its usual gap, or
- * off a whole number of them by more than a quarter of one. An
- * intermittent fault's own come whole periods apart, one a loaded machine
- * hid or not; a pause shortly before its first does not, nor a job's
- * start, where its processes come in one by one. */
+ * half its usual gap, or off a whole number of them by more than a quarter
+ * of one. An intermittent fault's own come whole periods apart, one a
+ * loaded machine hid or not; a pause shortly before its first does not,
+ * nor a job's start, where its processes come in one by one. */
 static int off_apart(const rc_rank_late *x, size_t i, size_t j, uint64_t every)
 {
     if (every < 2)
@@ -392,4 +391,3 @@ void nsc_rc_check_late(nsc_findings *f, const char *comm, const rc_pass *p)
              x->last, x->own_late, x->seen, x->host_ns, x->gpu_ns, x->prev_ns, x->cost_ns, x->first_seq[on],
              x->first_ns[on], every, x->own_cost_ns);
 }
-

@@ -52,9 +52,8 @@ uint64_t emu_true_ns(void)
 }
 
 typedef void (*floor_fn)(uint64_t);
-typedef uint64_t (*last_fn)(void);
-
 typedef void (*trail_fn)(uint64_t, uint64_t);
+typedef uint64_t (*last_fn)(void);
 
 static floor_fn shim_floor, shim_hold;
 static trail_fn shim_trail;
