@@ -156,6 +156,16 @@ void emu_sleep_us(long us)
     nanosleep(&ts, NULL);
 }
 
+/* A host-side delay of us: with the model, a wait that long from the host's
+ * own time (a machine's pause before it is not added), else a sleep. */
+static void host_delay_us(const emu_opts *o, long us)
+{
+    if (us > 0 && emu_model_on(o))
+        emu_timeline_wait(emu_clock_stamp_ns() + (uint64_t)us * 1000u);
+    else
+        emu_sleep_us(us);
+}
+
 /* After each iteration: the process of global rank 0 tells --progress FILE
  * how many it has issued (written aside and renamed, so a reader never sees
  * a partial number), then the --pace-us pause (with the model, a wait for
@@ -171,10 +181,7 @@ void emu_iteration_done(const emu_opts *o, emu_rank **rs, int done)
         if (f == NULL || fprintf(f, "%d\n", done) < 0 || fclose(f) != 0 || rename(tmp, o->progress) != 0)
             emu_die("--progress %s: %s", o->progress, strerror(errno));
     }
-    if (o->pace_us > 0 && emu_model_on(o))
-        emu_timeline_wait(emu_clock_stamp_ns() + (uint64_t)o->pace_us * 1000u);
-    else
-        emu_sleep_us(o->pace_us);
+    host_delay_us(o, o->pace_us);
 }
 
 /* What NCCL's hostStreamPlanTask does for one plan (after the kernel launch,
@@ -359,10 +366,7 @@ void emu_straggle(const emu_opts *o, emu_rank **rs, int n, int step)
 {
     for (int i = 0; i < n && emu_fault_on(o, step); i++)
         if (rs[i]->global_rank == o->slow_rank) {
-            if (emu_model_on(o))
-                emu_timeline_wait(emu_clock_stamp_ns() + (uint64_t)o->slow_us * 1000u);
-            else
-                emu_sleep_us(o->slow_us);
+            host_delay_us(o, o->slow_us);
             return;
         }
 }
