@@ -14,9 +14,10 @@
  * emulator can make events ahead of real time and still have them stamped
  * exactly; and a held time, which it reads exactly for the length of one
  * call (a stamp taken before the call, kept by a thread behind real time).
- * A thread's trail: how far its clocks run behind real time, so that a
- * thread the machine held back stamps what it makes at the model's times
- * (emu_clock_trail).
+ * A thread's due time: a thread the machine held back past the modelled
+ * time it waited for reads that time and trails real time from there, so it
+ * stamps what it makes at the model's times (emu_clock_due); the shim owns
+ * the thread's reading, and the emulator's stamps take it from there.
  */
 #include <dlfcn.h>
 #include <gnu/lib-names.h>
@@ -52,21 +53,21 @@ uint64_t emu_true_ns(void)
 }
 
 typedef void (*floor_fn)(uint64_t);
-typedef void (*trail_fn)(uint64_t, uint64_t);
-typedef uint64_t (*last_fn)(void);
+typedef void (*due_fn)(uint64_t, uint64_t);
+typedef uint64_t (*now_fn)(void);
 
 static floor_fn shim_floor, shim_hold;
-static trail_fn shim_trail;
-static last_fn shim_last;
+static due_fn shim_due;
+static now_fn shim_now;
 static pthread_once_t shim_floor_once = PTHREAD_ONCE_INIT;
-static __thread uint64_t floor_ns, trail_ns, ceil_ns, stamped_ns;
+static __thread uint64_t floor_ns;
 
 static void shim_floor_find(void)
 {
     shim_floor = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_floor");
     shim_hold = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_hold");
-    shim_trail = (trail_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_trail");
-    shim_last = (last_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_last");
+    shim_due = (due_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_due");
+    shim_now = (now_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_now");
 }
 
 bool emu_clock_floor_on(void)
@@ -85,23 +86,13 @@ void emu_clock_floor_raise(uint64_t t)
 
 uint64_t emu_clock_stamp_ns(void)
 {
-    uint64_t now = emu_thread_time(emu_true_ns(), floor_ns, trail_ns, ceil_ns);
-    stamped_ns = now > stamped_ns ? now : stamped_ns;
-    return now;
+    return emu_clock_floor_on() && shim_now ? shim_now() : emu_true_ns();
 }
 
-void emu_clock_trail(uint64_t t)
+void emu_clock_due(uint64_t t, uint64_t work)
 {
-    if (!emu_clock_floor_on() || !shim_trail || !shim_last)
-        return;
-    /* never behind what this thread's clocks returned already */
-    uint64_t seen = shim_last();
-    seen = seen > stamped_ns ? seen : stamped_ns;
-    t = t > seen ? t : seen;
-    uint64_t now = emu_true_ns(), trail = now > t ? now - t : 0;
-    trail_ns = trail < EMU_TRAIL_MAX_NS ? trail : EMU_TRAIL_MAX_NS;
-    ceil_ns = t + EMU_HOST_WORK_NS;
-    shim_trail(trail_ns, ceil_ns);
+    if (emu_clock_floor_on() && shim_due)
+        shim_due(t, work);
 }
 
 void emu_clock_hold(uint64_t t)

@@ -24,12 +24,14 @@
  * clocks read as at exactly that true time, also where real time is past it,
  * so a pair the emulator stamps before the call (a KernelChStop's pTimer)
  * gets the plugin's stamp it modelled, whatever delay a loaded machine put
- * between the two reads. A trail and a ceiling (emu_clockshim_trail, skew.h's
- * emu_thread_time) have a thread that a loaded machine held back behind its
- * model read the model's times, as if it had not been held
- * (docs/emulator-model.md, "A machine's pauses"); the latest time a thread
- * read (emu_clockshim_last) bounds how far the trail may grow, so the
- * thread's clocks never go back.
+ * between the two reads. A due time (emu_clockshim_due) has a thread that a
+ * loaded machine held back behind its model read the model's times, as if it
+ * had not been held (docs/emulator-model.md, "A machine's pauses"): the
+ * first read after it returns exactly that time (or the latest the thread
+ * read, if later: its clocks never go back) and fixes the thread's trail,
+ * how far real time is past it then; later reads return real time less the
+ * trail, at most the due time plus the host's own work (the ceiling).
+ * emu_clockshim_now gives the emulator's own stamps the same reading.
  *
  * And a slow clock: with NCCLSCOPE_TEST_CLOCK_SLOW_NS, a CLOCK_MONOTONIC read
  * on a thread named NCCLSCOPE_TEST_CLOCK_SLOW_THREAD takes that long, the
@@ -56,6 +58,7 @@ static __thread __attribute__((tls_model("initial-exec"))) uint64_t floor_ns;
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t hold_ns;
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t trail_ns;
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t ceil_ns;
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t due_ns;
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t last_ns;
 static uint64_t slow_ns;
 static const char *slow_thread;
@@ -74,18 +77,15 @@ __attribute__((visibility("default"))) void emu_clockshim_hold(uint64_t t)
     hold_ns = t;
 }
 
-/* The calling thread's trail and ceiling (skew.h's emu_thread_time; 0:
- * none). Looked up by the emulator with dlsym. */
-__attribute__((visibility("default"))) void emu_clockshim_trail(uint64_t trail, uint64_t ceil)
+/* The calling thread is due at true time t: its next read returns t and
+ * fixes its trail there; until its next due time it reads at most t plus
+ * `work`. A thread that read a later time already is due 1 ns after it: its
+ * clocks never go back, and two things it does late are never at one time.
+ * Looked up by the emulator with dlsym. */
+__attribute__((visibility("default"))) void emu_clockshim_due(uint64_t t, uint64_t work)
 {
-    trail_ns = trail;
-    ceil_ns = ceil;
-}
-
-/* The latest true time a clock read returned on the calling thread. */
-__attribute__((visibility("default"))) uint64_t emu_clockshim_last(void)
-{
-    return last_ns;
+    due_ns = t >= last_ns ? t : last_ns + 1;
+    ceil_ns = due_ns + work;
 }
 
 static int64_t env_i64(const char *name)
@@ -131,6 +131,44 @@ static __int128 ns_of(const struct timespec *ts)
     return (__int128)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
+/* How far behind real time a thread's clocks may trail: past it, its stamps
+ * are late again. */
+#define SHIM_TRAIL_MAX_NS 60000000000ull
+
+/* The true time the calling thread reads at real time `real`: held, or real
+ * time less its trail, at most its ceiling, never before its floor or a time
+ * it read already. The first read after a due time fixes the trail. */
+static uint64_t thread_now(uint64_t real)
+{
+    if (due_ns) {
+        uint64_t late = real > due_ns ? real - due_ns : 0;
+        trail_ns = late < SHIM_TRAIL_MAX_NS ? late : SHIM_TRAIL_MAX_NS;
+        due_ns = 0;
+    }
+    uint64_t at = hold_ns;
+    if (!at) {
+        at = real > trail_ns ? real - trail_ns : 0;
+        uint64_t low = real > SHIM_TRAIL_MAX_NS ? real - SHIM_TRAIL_MAX_NS : 0;
+        if (ceil_ns && at > ceil_ns)
+            at = ceil_ns > low ? ceil_ns : low;
+        at = at > floor_ns ? at : floor_ns;
+    }
+    if (at > last_ns)
+        last_ns = at;
+    return at;
+}
+
+/* The true time the calling thread's clocks read now (thread_now), for the
+ * emulator's own stamps. Looked up by the emulator with dlsym. */
+__attribute__((visibility("default"))) uint64_t emu_clockshim_now(void)
+{
+    struct timespec ts;
+    if (!real_clock_gettime)
+        shim_init();
+    real_clock_gettime(CLOCK_MONOTONIC, &ts);
+    return thread_now((uint64_t)ns_of(&ts));
+}
+
 static int follows_monotonic(clockid_t id)
 {
     return id == CLOCK_MONOTONIC_RAW || id == CLOCK_MONOTONIC_COARSE || id == CLOCK_BOOTTIME ||
@@ -149,7 +187,7 @@ __attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct ti
         spin(slow_ns - slow_ns / 2);
     if (rc != 0 || (id != CLOCK_MONOTONIC && !follows_monotonic(id)))
         return rc;
-    if (!skewed && !floor_ns && !hold_ns && !trail_ns && !ceil_ns) {
+    if (!skewed && !floor_ns && !hold_ns && !trail_ns && !ceil_ns && !due_ns) {
         if (id == CLOCK_MONOTONIC && (uint64_t)ns_of(ts) > last_ns)
             last_ns = (uint64_t)ns_of(ts);
         return rc;
@@ -158,9 +196,7 @@ __attribute__((visibility("default"))) int clock_gettime(clockid_t id, struct ti
     if (id != CLOCK_MONOTONIC && real_clock_gettime(CLOCK_MONOTONIC, &mono) != 0)
         return rc;
     __int128 m = ns_of(&mono);
-    uint64_t at = hold_ns ? hold_ns : emu_thread_time((uint64_t)m, floor_ns, trail_ns, ceil_ns);
-    if (at > last_ns)
-        last_ns = at;
+    uint64_t at = thread_now((uint64_t)m);
     __int128 t = ns_of(ts) + (__int128)emu_skew_apply(&skew, at) - m;
     if (t < 0)
         t = 0;

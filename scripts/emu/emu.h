@@ -254,14 +254,13 @@ uint64_t emu_clock_stamp_ns(void);
  * stamp taken before the call made under it, until emu_clock_hold(0) (no-op
  * without the shim). */
 void emu_clock_hold(uint64_t t);
-/* This thread is due at true time t: where real time is past it (a loaded
- * machine held the thread back), its clocks and stamps trail real time so
- * that they read t now, never behind a time the thread read already, and
- * read at most EMU_HOST_WORK_NS past t until its next wait; where t is
- * ahead, they follow real time again (skew.h's emu_thread_time; no-op
- * without the shim). */
-#define EMU_HOST_WORK_NS 50000
-void emu_clock_trail(uint64_t t);
+/* This thread is due at true time t: its next clock read or stamp returns
+ * t (or a later time it read already: its clocks never go back), and where
+ * real time is past it then (a loaded machine held the thread back) its
+ * clocks and stamps trail real time from there; until its next due time
+ * they read at most `work` past it (the clock shim's emu_clockshim_due;
+ * no-op without the shim). */
+void emu_clock_due(uint64_t t, uint64_t work);
 typedef struct emu_gpu_clock {
     int64_t offset_ns;
     int64_t drift_ppb;
@@ -280,6 +279,7 @@ typedef struct emu_coll_rec {
     uint64_t seq;
     uint64_t api_start_ns, start_ns, stop_ns, complete_ns;
     uint64_t ready_ns, end_ns; /* ground truth: the device began it / finished its part (0: never) */
+    uint64_t behind_ns;        /* how far real time was past complete_ns as it was made */
     int32_t func;          /* index into emu_func_names */
     int32_t peer;          /* Send/Recv: the peer; else -1 */
     int32_t children_open; /* KernelCh/ProxyOp started, not yet stopped */
@@ -618,6 +618,13 @@ void emu_timeline_foreign(emu_rank *r, const emu_leg_req *legs, int n);
  * thread's floor to t, so the plugin stamps what this thread makes next with
  * t. Without it: sleep until t unless t is less than the slack (20 us) ahead. */
 void emu_timeline_wait(uint64_t t);
+/* A host's own work between two waits, as its clocks may read it: a pause
+ * longer than that is the machine's, not the job's. */
+#define EMU_HOST_WORK_NS 50000
+/* As emu_timeline_wait, for a proxy's event: an event takes no time of its own,
+ * so the thread's clocks read t until its next wait (where real time is
+ * past t) or the floor's max(real, t) (where it is ahead). */
+void emu_timeline_wait_event(uint64_t t);
 /* With the clock floor: sleep only while t is more than the horizon ahead,
  * leaving the floor as it is. */
 void emu_timeline_wait_horizon(uint64_t t);

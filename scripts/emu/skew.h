@@ -10,10 +10,6 @@
  *             + (t >= epoch + step_at ? step : 0)
  *
  * 128-bit arithmetic; step 0 means no step. docs/emulator-model.md ("Node clock").
- *
- * Also the true time a thread of the emulator reads at a real time, from its
- * floor, trail and ceiling (emu_thread_time), which the shim returns and the
- * emulator stamps with.
  */
 #ifndef NCCLSCOPE_EMU_SKEW_H
 #define NCCLSCOPE_EMU_SKEW_H
@@ -74,23 +70,6 @@ static inline int emu_skew_invert(const emu_skew_fn *k, uint64_t raw, uint64_t t
             t[n++] = (uint64_t)after;
     }
     return n;
-}
-
-/* How far behind real time a thread's clocks may trail (emu_thread_time). */
-#define EMU_TRAIL_MAX_NS 60000000000ull
-
-/* The true time an emulator thread's clocks read at real time `real`: real
- * time less its trail (the pause a loaded machine put before the model time
- * it last waited for), at most its ceiling (that time plus the host's own
- * work: a pause after the wait is not read either), never more than
- * EMU_TRAIL_MAX_NS behind real time, never before its floor. 0: none. */
-static inline uint64_t emu_thread_time(uint64_t real, uint64_t floor, uint64_t trail, uint64_t ceil)
-{
-    uint64_t at = real > trail ? real - trail : 0;
-    uint64_t low = real > EMU_TRAIL_MAX_NS ? real - EMU_TRAIL_MAX_NS : 0;
-    if (ceil && at > ceil)
-        at = ceil > low ? ceil : low;
-    return at > floor ? at : floor;
 }
 
 #endif

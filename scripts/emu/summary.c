@@ -69,13 +69,13 @@ static void write_colls(FILE *f, const emu_coll_rec *c, uint32_t n)
     fputc('[', f);
     for (uint32_t i = 0; i < n; i++)
         fprintf(f, "%s{\"func\":\"%s\",\"seq\":%llu,\"peer\":%d,\"api_start_ns\":%llu,\"start_ns\":%llu,"
-                   "\"stop_ns\":%llu,\"complete_ns\":%llu,\"ready_ns\":%llu,\"end_ns\":%llu,\"step\":%d,"
-                   "\"jitter_ns\":%llu}",
+                   "\"stop_ns\":%llu,\"complete_ns\":%llu,\"behind_ns\":%llu,\"ready_ns\":%llu,\"end_ns\":%llu,"
+                   "\"step\":%d,\"jitter_ns\":%llu}",
                 i ? "," : "", emu_func_names[c[i].func], (unsigned long long)c[i].seq, (int)c[i].peer,
                 (unsigned long long)c[i].api_start_ns, (unsigned long long)c[i].start_ns,
                 (unsigned long long)c[i].stop_ns, (unsigned long long)c[i].complete_ns,
-                (unsigned long long)c[i].ready_ns, (unsigned long long)c[i].end_ns, c[i].step,
-                (unsigned long long)c[i].jitter_ns);
+                (unsigned long long)c[i].behind_ns, (unsigned long long)c[i].ready_ns,
+                (unsigned long long)c[i].end_ns, c[i].step, (unsigned long long)c[i].jitter_ns);
     fputc(']', f);
 }
 

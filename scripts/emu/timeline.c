@@ -203,8 +203,11 @@ static void kch_finish(leg *l)
     emu_state(r, NSC_T_KERNEL_CH, l->kch, NSC_S_KERNEL_CH_STOP, timer, 0);
     emu_clock_hold(0);
     emu_stop(r, NSC_T_KERNEL_CH, l->kch);
-    if (l->rec)
-        l->rec->complete_ns = emu_clock_stamp_ns();
+    if (l->rec) {
+        uint64_t made = emu_clock_stamp_ns(), real = emu_true_ns();
+        l->rec->complete_ns = made;
+        l->rec->behind_ns = real > made ? real - made : 0;
+    }
 }
 
 static int phases_of(const leg *l)
@@ -265,7 +268,7 @@ static void run_legs(leg *legs, int n)
                 bt = legs[i].due, best = i;
         if (best < 0)
             return;
-        emu_timeline_wait(bt);
+        emu_timeline_wait_event(bt);
         do_next(&legs[best]);
         legs[best].due = due_of(&legs[best]);
     }
@@ -570,7 +573,7 @@ static void timeline_run(emu_rank *r, emu_op *ops, size_t n)
         emu_wire_p2p_wake(r->w->wire, emu_wire_slot(r, r->ci.rank));
     op_plan p = {0};
     if (ready != EMU_NEVER) { /* else the previous work never ended: these never start */
-        emu_timeline_wait(ready);
+        emu_timeline_wait_event(ready);
         for (size_t i = 0; i < n; i++) {
             start_kernels(r, st[i].op, st[i].kch);
             if (st[i].rec)

@@ -45,7 +45,7 @@ void emu_timeline_wait_horizon(uint64_t t)
     }
 }
 
-void emu_timeline_wait(uint64_t t)
+static void wait_due(uint64_t t, uint64_t work)
 {
     if (!emu_clock_floor_on()) {
         sleep_with_slack(t);
@@ -53,7 +53,17 @@ void emu_timeline_wait(uint64_t t)
     }
     if (t == 0)
         return;
-    emu_clock_trail(t);
+    emu_clock_due(t, work);
     emu_timeline_wait_horizon(t);
     emu_clock_floor_raise(t);
+}
+
+void emu_timeline_wait(uint64_t t)
+{
+    wait_due(t, EMU_HOST_WORK_NS);
+}
+
+void emu_timeline_wait_event(uint64_t t)
+{
+    wait_due(t, 0);
 }

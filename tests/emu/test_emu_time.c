@@ -122,12 +122,14 @@ Test(emu_time, ring_duration_follows_the_cost_model, .timeout = 60)
 
 /* The plugin stamps a device event with its modelled time: the proxy makes
  * it ahead of real time with its thread's clock floor at that time (the
- * clock shim the launcher preloads). So each collective's last KernelChStop
- * reads exactly its modelled end; one made late (a proxy that fell behind
- * on a loaded machine) reads later, never earlier. (Sleeping until each
- * event's time instead, they read tens of us late or early, never exactly.)
- * How many are late depends on the load; on a loaded 2-core machine under
- * ASan 18 of 40 were exact. */
+ * clock shim the launcher preloads), or behind it with its thread's clocks
+ * trailing real time from that time on (its due time). So each
+ * collective's last KernelChStop reads exactly its modelled end, never
+ * earlier; only a rank's first may read later, where its proxy's thread read
+ * a later time as it started. (Sleeping until each event's time instead,
+ * they read tens of us late or early, never exactly; with a due time fixed
+ * at the wait, not at the first read after it, 18 of 40 were exact under
+ * ASan on a loaded machine, 0 at times.) */
 Test(emu_time, device_events_carry_their_modelled_times, .timeout = 60)
 {
     const char *dir = tmpdir_new();
@@ -168,7 +170,7 @@ Test(emu_time, device_events_carry_their_modelled_times, .timeout = 60)
         jlines_free(&rec);
     }
     cr_assert_eq(colls, 40);
-    cr_assert_gt(exact, 0, "no collective of %d ends exactly at its modelled end", colls);
+    cr_assert_geq(exact, colls - 2, "%d of %d collectives end exactly at their modelled end", exact, colls);
     nsc_json_free(&s);
 }
 
@@ -184,11 +186,12 @@ static uint64_t timer_truth(const nsc_json *rk, uint64_t ptimer)
 }
 
 /* A KernelChStop is stamped 0.8 us after its pTimer's true time, exactly,
- * also when it is made late: the lag an agent's GPU line takes within its
- * 1 us floor. Clock reads slowed to 20 us on the ranks' threads (named after
- * the /proc/self/exe they run) put the proxies behind real time. The stamp
- * is held for the call; before, the plugin read the clock again in it, and a
- * late stop lagged by 0.8 us plus its thread's delay up to that read. */
+ * also when it is made late (behind_ns): the lag an agent's GPU line takes
+ * within its 1 us floor. Clock reads slowed to 20 us on the ranks' threads
+ * (named after the /proc/self/exe they run) put the proxies behind real
+ * time. The stamp is held for the call; before, the plugin read the clock
+ * again in it, and a late stop lagged by 0.8 us plus its thread's delay up
+ * to that read. */
 Test(emu_time, kernel_stops_lag_their_timers_by_the_model_also_late, .timeout = 60)
 {
     const char *dir = tmpdir_new();
@@ -216,13 +219,13 @@ Test(emu_time, kernel_stops_lag_their_timers_by_the_model_also_late, .timeout = 
                          (long long)(ts - truth));
             const nsc_json *c = nsc_json_at(nsc_json_get(rk, "collectives"), (uint32_t)(own++ / 2));
             cr_assert_not_null(c);
-            late += ts > jnum(c, "end_ns");
+            late += jnum(c, "behind_ns") > 0;
             stops++;
         }
         jlines_free(&rec);
     }
     cr_assert_eq(stops, 40, "two channels' stops per collective");
-    cr_assert_gt(late, 0, "no stop of %d came after its modelled end", stops);
+    cr_assert_gt(late, 0, "no stop of %d was made behind real time", stops);
     nsc_json_free(&s);
 }
 
