@@ -422,6 +422,7 @@ struct emu_proxy {
     emu_op batch[EMU_PROXY_RING]; /* the proxy's copy of what it runs, off the lock */
     size_t head, tail, running; /* running: ops of the batch the proxy runs */
     bool quit, busy, asleep;
+    uint64_t born_ns; /* the host's time as it started the thread */
 };
 
 /* Under p->mu; then, unlocked, emu_futex_wake(&p->bell) if it returned true. */
@@ -483,6 +484,22 @@ static void run_batch(emu_rank *r, emu_op *ops, size_t n)
     emu_timeline_batch(r, ops, n);
 }
 
+/* When the host enqueued the first of the batch's ops, which woke the
+ * proxy in the model (0: none ever starts); the machine may have woken it
+ * later, with others enqueued since. */
+static uint64_t batch_enqueued(const emu_op *ops, size_t n)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ops[i].enq_ns != EMU_NEVER && (!t || ops[i].enq_ns < t))
+            t = ops[i].enq_ns;
+    return t;
+}
+
+/* The proxy thread starts when its host started it and wakes when its host
+ * enqueued, on the model's time, its own calls taking none: the machine's
+ * delay in scheduling it is no part of the job (docs/emulator-model.md, "A
+ * machine's pauses"). */
 static void *proxy_main(void *arg)
 {
     emu_rank *r = arg;
@@ -491,6 +508,7 @@ static void *proxy_main(void *arg)
     pthread_mutex_lock(&r->w->lock);
     emu_acct_note_tid(r->acct);
     pthread_mutex_unlock(&r->w->lock);
+    emu_clock_due(p->born_ns, 0);
     ctrl_event(r, NSC_S_PROXY_CTRL_IDLE, 0);
     for (;;) {
         emu_ev ev = {.type = NSC_T_PROXY_CTRL, .mask = emu_mask_now()};
@@ -516,6 +534,9 @@ static void *proxy_main(void *arg)
         p->running = n;
         p->busy = true;
         pthread_mutex_unlock(&p->mu);
+        uint64_t enqueued = batch_enqueued(p->batch, n);
+        if (enqueued)
+            emu_clock_due(enqueued, 0);
         emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_WAKEUP, 0, 0);
         emu_stop(r, NSC_T_PROXY_CTRL, sleep_h);
         if (n)
@@ -534,6 +555,7 @@ void emu_proxy_start(emu_rank *r)
         emu_die("out of memory");
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
+    p->born_ns = emu_clock_stamp_ns();
     r->proxy = p;
     if (pthread_create(&p->thread, NULL, proxy_main, r))
         emu_die("cannot start a proxy thread");
