@@ -56,7 +56,7 @@ typedef void (*floor_fn)(uint64_t);
 typedef void (*due_fn)(uint64_t, uint64_t);
 typedef uint64_t (*now_fn)(void);
 
-static floor_fn shim_floor, shim_hold;
+static floor_fn shim_floor, shim_hold, shim_begin;
 static due_fn shim_due;
 static now_fn shim_now;
 static pthread_once_t shim_floor_once = PTHREAD_ONCE_INIT;
@@ -66,6 +66,7 @@ static void shim_floor_find(void)
 {
     shim_floor = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_floor");
     shim_hold = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_hold");
+    shim_begin = (floor_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_begin");
     shim_due = (due_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_due");
     shim_now = (now_fn)dlsym(RTLD_DEFAULT, "emu_clockshim_now");
 }
@@ -93,6 +94,12 @@ void emu_clock_due(uint64_t t, uint64_t work)
 {
     if (emu_clock_floor_on() && shim_due)
         shim_due(t, work);
+}
+
+void emu_clock_begin(uint64_t t)
+{
+    if (emu_clock_floor_on() && shim_begin)
+        shim_begin(t);
 }
 
 void emu_clock_hold(uint64_t t)

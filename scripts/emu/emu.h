@@ -261,6 +261,9 @@ void emu_clock_hold(uint64_t t);
  * they read at most `work` past it (the clock shim's emu_clockshim_due;
  * no-op without the shim). */
 void emu_clock_due(uint64_t t, uint64_t work);
+/* A new thread joins the model at true time t: due then, its own calls
+ * taking no time, whatever it read before (no-op without the shim). */
+void emu_clock_begin(uint64_t t);
 typedef struct emu_gpu_clock {
     int64_t offset_ns;
     int64_t drift_ppb;

@@ -508,7 +508,7 @@ static void *proxy_main(void *arg)
     pthread_mutex_lock(&r->w->lock);
     emu_acct_note_tid(r->acct);
     pthread_mutex_unlock(&r->w->lock);
-    emu_clock_due(p->born_ns, 0);
+    emu_clock_begin(p->born_ns);
     ctrl_event(r, NSC_S_PROXY_CTRL_IDLE, 0);
     for (;;) {
         emu_ev ev = {.type = NSC_T_PROXY_CTRL, .mask = emu_mask_now()};

@@ -25,6 +25,7 @@ typedef struct emu_pxn {
     pthread_t thread;
     bool serving;
     emu_rank *rank;      /* this process's rank that plays the proxy */
+    uint64_t born_ns;    /* the starting thread's time as it started the server */
     uintptr_t seen[MAX_GUARDED]; /* pages already guarded or found mapped */
     int nseen;
 } emu_pxn;
@@ -147,6 +148,7 @@ static void *serve_main(void *arg)
     pthread_mutex_lock(&w->lock);
     emu_acct_note_tid(p->rank->acct);
     pthread_mutex_unlock(&w->lock);
+    emu_clock_begin(p->born_ns); /* the machine's delay in starting it is no part of the job */
     emu_pxn_msg m;
     size_t got = 0;
     emu_leg_req *legs = calloc(MAX_PXN_LEGS, sizeof *legs);
@@ -177,6 +179,7 @@ int emu_pxn_serve_start(emu_world *w, emu_rank *proxy_rank)
     if (!p || p->rfd < 0)
         return 0;
     p->rank = proxy_rank;
+    p->born_ns = emu_clock_stamp_ns();
     if (pthread_create(&p->thread, NULL, serve_main, w))
         return -1;
     p->serving = true;

@@ -736,7 +736,8 @@ Test(emu, clock_shim_floor_moves_only_its_threads_clocks)
  * the thread read, if that is later) and fixes the thread's trail; later
  * reads (the shim's and the emulator's own stamps alike) trail real time by
  * as much, up to the ceiling, never before the floor; a thread due ahead of
- * real time has no trail. */
+ * real time has no trail; a thread that begins is due then, whatever it
+ * read before. */
 Test(emu, clock_shim_due_time_reads_exactly_then_trails_up_to_its_ceiling)
 {
     void *h = dlopen(EMU_LIB_DIR "/libnsc-clockshim.so", RTLD_NOW | RTLD_LOCAL);
@@ -745,7 +746,8 @@ Test(emu, clock_shim_due_time_reads_exactly_then_trails_up_to_its_ceiling)
     void (*set_floor)(uint64_t) = (void (*)(uint64_t))dlsym(h, "emu_clockshim_floor");
     void (*due)(uint64_t, uint64_t) = (void (*)(uint64_t, uint64_t))dlsym(h, "emu_clockshim_due");
     uint64_t (*now)(void) = (uint64_t (*)(void))dlsym(h, "emu_clockshim_now");
-    cr_assert(shim && set_floor && due && now);
+    void (*begin)(uint64_t) = (void (*)(uint64_t))dlsym(h, "emu_clockshim_begin");
+    cr_assert(shim && set_floor && due && now && begin);
     const uint64_t ms = 1000000;
     uint64_t before = read_ns(clock_gettime, CLOCK_MONOTONIC);
     due(before - 50 * ms, 10 * ms);
@@ -765,6 +767,9 @@ Test(emu, clock_shim_due_time_reads_exactly_then_trails_up_to_its_ceiling)
     due(ahead + 2000 * ms, 0);
     uint64_t real = read_ns(shim, CLOCK_MONOTONIC);
     cr_assert(real >= ahead && real <= read_ns(clock_gettime, CLOCK_MONOTONIC), "due ahead: real time");
+    begin(before);
+    cr_assert_eq(read_ns(shim, CLOCK_MONOTONIC), before, "a thread that begins forgets what it read");
+    cr_assert_eq(read_ns(shim, CLOCK_MONOTONIC), before, "and takes no time of its own");
     dlclose(h);
 }
 
