@@ -1,7 +1,8 @@
 /* lbsave.c: the ledger builder's state as bytes (see lbuild.h, lbuild_int.h).
  *
  * Owns nsc_lbuild_save's and nsc_lbuild_restore's layout: what a process's
- * open collectives, ProxyOps, steps, Send/Recv counts and GPU line become in
+ * open collectives, ProxyOps, steps, Send/Recv counts, GPU line and
+ * graph-captured API calls become in
  * the spool (lsave.c stores them) and how they come back after a kill.
  */
 #include "lbuild_int.h"
@@ -13,12 +14,13 @@
 #include "grow.h"
 
 /* A process's state saved: this header, then its collectives (each followed
- * by its edges), ProxyOps, steps, Send/Recv counts and GPU line. The structs
+ * by its edges), ProxyOps, steps, Send/Recv counts, graph-captured API ids
+ * and GPU line. The structs
  * go as they are in memory, pointers cleared: the spool is this host's, and
  * one of another build's layout (other sizes) is refused, never guessed at. */
 typedef struct saved_hdr {
     uint16_t sz_hdr, sz_coll, sz_edge, sz_op, sz_step, sz_p2p;
-    uint32_t ncolls, nedges, nops, nsteps, np2p, gpu_len;
+    uint32_t ncolls, nedges, nops, nsteps, np2p, ngraph, gpu_len;
     uint32_t closed_next, api_next, launch_next;
     uint8_t pxn, own_net, sends;
     uint64_t closed[CLOSED_RING];
@@ -35,7 +37,7 @@ static size_t saved_len(const saved_hdr *h)
 {
     return sizeof *h + (size_t)h->ncolls * sizeof(open_coll) + (size_t)h->nedges * sizeof(nsc_ledger_edge) +
            (size_t)h->nops * sizeof(op_acc) + (size_t)h->nsteps * sizeof(step_acc) +
-           (size_t)h->np2p * sizeof(p2p_count) + h->gpu_len;
+           (size_t)h->np2p * sizeof(p2p_count) + (size_t)h->ngraph * sizeof(uint64_t) + h->gpu_len;
 }
 
 static uint8_t *put(uint8_t *at, const void *v, size_t len)
@@ -52,7 +54,7 @@ static uint8_t *save_proc(const lproc *lp, size_t *len)
     memset(&h, 0, sizeof h);  /* padding too: it goes to disk */
     layout(&h);
     h.ncolls = (uint32_t)lp->ncolls, h.nops = (uint32_t)lp->nops, h.nsteps = (uint32_t)lp->nsteps;
-    h.np2p = (uint32_t)lp->np2p, h.gpu_len = (uint32_t)nsc_gpuclock_serialized_size(&lp->gpu);
+    h.np2p = (uint32_t)lp->np2p, h.ngraph = (uint32_t)lp->ngraph, h.gpu_len = (uint32_t)nsc_gpuclock_serialized_size(&lp->gpu);
     for (size_t i = 0; i < lp->ncolls; i++)
         h.nedges += lp->colls[i].rec.nedges;
     h.closed_next = lp->closed_next, h.api_next = lp->api_next, h.launch_next = lp->launch_next;
@@ -75,6 +77,7 @@ static uint8_t *save_proc(const lproc *lp, size_t *len)
         if (lp->steps[i].step_id)
             at = put(at, &lp->steps[i], sizeof lp->steps[i]);
     at = put(at, lp->p2p, lp->np2p * sizeof *lp->p2p);
+    at = put(at, lp->graph_apis, lp->ngraph * sizeof *lp->graph_apis);
     nsc_gpuclock_serialize(&lp->gpu, at);
     return buf;
 }
@@ -132,7 +135,9 @@ static int restore_proc(nsc_lbuild *lb, lproc *lp, const saved_hdr *h, const uin
 {
     if (nsc_grow_to(&lp->colls, h->ncolls, &lp->capcolls, sizeof *lp->colls, 8) ||
         nsc_grow_to(&lp->ops, h->nops, &lp->capops, sizeof *lp->ops, 8) ||
-        nsc_grow_to(&lp->p2p, h->np2p, &lp->capp2p, sizeof *lp->p2p, 8) || restore_colls(lb, lp, h, &at))
+        nsc_grow_to(&lp->p2p, h->np2p, &lp->capp2p, sizeof *lp->p2p, 8) ||
+        nsc_grow_to(&lp->graph_apis, h->ngraph, &lp->capgraph, sizeof *lp->graph_apis, 16) ||
+        restore_colls(lb, lp, h, &at))
         return -1;
     take(lp->ops, &at, h->nops * sizeof *lp->ops);
     lp->nops = h->nops;
@@ -146,6 +151,8 @@ static int restore_proc(nsc_lbuild *lb, lproc *lp, const saved_hdr *h, const uin
     }
     take(lp->p2p, &at, h->np2p * sizeof *lp->p2p);
     lp->np2p = h->np2p;
+    take(lp->graph_apis, &at, h->ngraph * sizeof *lp->graph_apis);
+    lp->ngraph = h->ngraph;
     nsc_gpuclock_free(&lp->gpu);
     return nsc_gpuclock_deserialize(&lp->gpu, at, h->gpu_len) == NSC_GPUCLOCK_OK ? 0 : -1;
 }
@@ -159,7 +166,7 @@ int nsc_lbuild_restore(nsc_lbuild *lb, const nsc_reg_proc *p, const void *buf, s
         return -1;
     memcpy(&h, buf, sizeof h);
     if (memcmp(&h, &want, offsetof(saved_hdr, ncolls)) != 0 || h.ncolls > lb->max_open ||
-        h.nops > lb->max_open || h.nsteps > nsc_lb_steps_max(lb) || saved_len(&h) != len || nsc_lb_proc_of(lb, p, 0))
+        h.nops > lb->max_open || h.nsteps > nsc_lb_steps_max(lb) || h.ngraph > GRAPH_APIS_MAX || saved_len(&h) != len || nsc_lb_proc_of(lb, p, 0))
         return -1;
     lproc *lp = nsc_lb_proc_of(lb, p, 1);
     if (!lp)

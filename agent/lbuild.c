@@ -46,6 +46,7 @@ static void proc_free(lproc *lp)
     free(lp->ops);
     free(lp->steps);
     free(lp->p2p);
+    free(lp->graph_apis);
     nsc_gpuclock_free(&lp->gpu);
 }
 
@@ -168,16 +169,59 @@ static void api_times(lproc *lp, open_coll *c)
         c->rec.launch_ns = launch->start_ns;
 }
 
-/* An API call or kernel launch (e) for the open collectives it belongs to. */
-static void api_came(lproc *lp, const api_start *e, int launch)
+/* An API call or kernel launch (e) for the open collectives it belongs to;
+ * graph: the call was captured in a CUDA graph. */
+static void api_came(lproc *lp, const api_start *e, int launch, int graph)
 {
     for (size_t i = 0; i < lp->ncolls; i++) {
         open_coll *c = &lp->colls[i];
+        if (!launch && c->known && c->api_parent == e->id && graph)
+            c->rec.flags |= NSC_LEDGER_GRAPH;
         if (!launch && c->known && c->api_parent == e->id && !c->rec.api_ns)
             c->rec.api_ns = e->start_ns, c->group_api = e->parent;
         else if (launch && c->group_api && c->group_api == e->parent && !c->rec.launch_ns)
             c->rec.launch_ns = e->start_ns;
     }
+}
+
+/* ---- CUDA graphs ------------------------------------------------------------ */
+
+/* Where id is, or would go, in lp's sorted graph-captured API ids. */
+static size_t graph_api_at(const lproc *lp, uint64_t id)
+{
+    size_t lo = 0, hi = lp->ngraph;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (lp->graph_apis[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int graph_api_has(const lproc *lp, uint64_t id)
+{
+    size_t at = lp->ngraph ? graph_api_at(lp, id) : 0;
+    return at < lp->ngraph && lp->graph_apis[at] == id;
+}
+
+/* A call captured in a graph: kept for the replays' Colls, which name it
+ * (beyond GRAPH_APIS_MAX, or without memory, its replays go unmarked). */
+static void graph_api_add(nsc_lbuild *lb, lproc *lp, uint64_t id)
+{
+    size_t at = graph_api_at(lp, id);
+    if (at < lp->ngraph && lp->graph_apis[at] == id)
+        return;
+    if (lp->ngraph >= GRAPH_APIS_MAX ||
+        nsc_grow(&lp->graph_apis, lp->ngraph, &lp->capgraph, sizeof *lp->graph_apis, 16)) {
+        lb->st.unattached[NSC_LB_NOMEM]++;
+        return;
+    }
+    memmove(&lp->graph_apis[at + 1], &lp->graph_apis[at], (lp->ngraph - at) * sizeof *lp->graph_apis);
+    lp->graph_apis[at] = id;
+    lp->ngraph++;
+    lp->dirty = 1;
 }
 
 /* Its Coll (CeColl, P2p) names the collective; hang_ms counts from now on. */
@@ -186,9 +230,14 @@ static void name_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, open_coll *c, 
 {
     c->known = c->changed = 1;
     c->seen_ns = now_ns;
-    c->api_parent = ev->parent;
-    api_times(lp, c);
     nsc_ledger_rec *r = &c->rec;
+    /* A replay of a captured graph: its API call and launch were the
+     * capture's, long before; it has none of its own. */
+    if (graph_api_has(lp, ev->parent))
+        r->flags |= NSC_LEDGER_GRAPH;
+    else
+        c->api_parent = ev->parent;
+    api_times(lp, c);
     r->enqueue_ns = ev->start_ns;
     r->root = r->peer = -1;
     r->rank = ev->rank;
@@ -290,12 +339,14 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
     }
     case NSC_T_COLL_API:
     case NSC_T_P2P_API:
+        if (ev->flags & NSC_EVF_GRAPH)
+            graph_api_add(lb, lp, ev->id);
         lp->api[lp->api_next % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
-        api_came(lp, &lp->api[lp->api_next++ % API_RING], 0);
+        api_came(lp, &lp->api[lp->api_next++ % API_RING], 0, (ev->flags & NSC_EVF_GRAPH) != 0);
         return;
     case NSC_T_KERNEL_LAUNCH:
         lp->launch[lp->launch_next % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
-        api_came(lp, &lp->launch[lp->launch_next++ % API_RING], 1);
+        api_came(lp, &lp->launch[lp->launch_next++ % API_RING], 1, 0);
         return;
     case NSC_T_PROXY_STEP:
         nsc_lb_proxy_step(lb, lp, ev);

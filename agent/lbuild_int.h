@@ -65,6 +65,11 @@ typedef struct p2p_count {
 
 #define CLOSED_RING 256
 
+/* The most graph-captured API calls a process keeps (lproc.graph_apis): a
+ * CUDA graph's replays name the CollApi or P2pApi of its capture, which is
+ * seen once and may be hours old by then. */
+#define GRAPH_APIS_MAX 65536
+
 /* What a process sends (lproc.sends): one of each seen. */
 enum { SENDS_KERNEL_CH = 1, SENDS_STEPS = 2, SENDS_STATES = 4 };
 
@@ -89,6 +94,8 @@ typedef struct lproc {
     size_t nsteps, capsteps;
     api_start api[API_RING], launch[API_RING];  /* the latest ones, round robin */
     unsigned api_next, launch_next;
+    uint64_t *graph_apis;     /* ids of its graph-captured CollApi and P2pApi calls, sorted */
+    size_t ngraph, capgraph;
 } lproc;
 
 struct nsc_lbuild {

@@ -595,3 +595,51 @@ Test(lbuild, dropped_counts_what_a_process_sends_but_lacks)
     cr_assert_eq(recs[1].dropped, 0);
     teardown(lb);
 }
+
+/* A replay of a captured graph names the capture's CollApi, seen once: it is
+ * graph-captured and has no API call or launch of its own, also after the
+ * agent was killed and a successor restored its state. */
+static void replay(nsc_lbuild *lb, nsc_reg_proc *p, uint64_t id, uint64_t seq, uint64_t t)
+{
+    nsc_event r = coll(id, seq, t);
+    r.parent = 9;
+    feed(lb, p, r);
+    complete(lb, p, id, t + 100);
+    nsc_lbuild_batch_end(lb, p);
+    nsc_lbuild_tick(lb, reg, t);
+    nsc_lbuild_tick(lb, reg, t + 20 * MS);
+}
+
+Test(lbuild, graph_replays_name_the_captured_call)
+{
+    nsc_lbuild *lb = setup(16);
+    nsc_event capture = api(9, T0 - 5000 * MS);
+    capture.flags = NSC_EVF_GRAPH;
+    feed(lb, proc_a, capture);
+    feed(lb, proc_a, api(11, T0 - 1000));
+    replay(lb, proc_a, 10, 0, T0);
+    cr_assert_eq(nrecs, 1);
+    cr_assert(recs[0].flags & NSC_LEDGER_GRAPH);
+    cr_assert_eq(recs[0].api_ns, 0, "the capture's call is not the replay's");
+    cr_assert_eq(recs[0].launch_ns, 0);
+
+    nsc_event eager = coll(12, 1, T0 + MS);  /* its CollApi, 11, was not captured */
+    feed(lb, proc_a, eager);
+    complete(lb, proc_a, 12, T0 + MS + 100);
+    nsc_lbuild_batch_end(lb, proc_a);
+    nsc_lbuild_tick(lb, reg, T0 + 30 * MS);
+    cr_assert_eq(nrecs, 2);
+    cr_assert_eq(recs[1].flags & NSC_LEDGER_GRAPH, 0);
+    cr_assert_eq(recs[1].api_ns, T0 - 1000);
+
+    saves_free();
+    cr_assert_eq(nsc_lbuild_save(lb, keep, NULL), 0);
+    teardown(lb);
+    lb = setup(16);
+    cr_assert_eq(nsc_lbuild_restore(lb, proc_b, saves[0].buf, saves[0].len), 0);
+    replay(lb, proc_b, 14, 2, T0 + 100 * MS);
+    cr_assert_eq(nrecs, 1);
+    cr_assert(recs[0].flags & NSC_LEDGER_GRAPH, "the captured call survives the kill");
+    saves_free();
+    teardown(lb);
+}
