@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,6 +467,31 @@ static int sc_alltoall(emu_world *w, emu_rank **rs, int n)
     return 0;
 }
 
+/* A captured graph's replays, as CUDA runs them: NCCL's host callback on a
+ * thread of CUDA's own, not the one that called NCCL. */
+typedef struct graph_replays {
+    emu_world *w;
+    emu_rank **rs;
+    int n, nops;
+    const emu_op_desc *ops;
+    void *const *api;
+    uint32_t mask;
+} graph_replays;
+
+static void *replay_all(void *arg)
+{
+    const graph_replays *g = arg;
+    for (int it = 0; it < g->w->o->iters; it++) {
+        emu_host_sync(g->w->o, g->rs, g->n);
+        uint64_t launch = emu_clock_stamp_ns();
+        for (int i = 0; i < g->n; i++)
+            plan_task(g->rs[i], g->ops, g->nops, &g->api[i * g->nops], g->mask, launch, true,
+                      (emu_group_flags){.step = it});
+        emu_iteration_done(g->w->o, g->rs, it + 1);
+    }
+    return NULL;
+}
+
 /* Capture once: GroupApi, CollApi (graphCaptured) and the kernel launches;
  * the plans are persistent. Each replay runs NCCL's host callback per rank:
  * Group, Coll (parentObj: the CollApi handle of the capture, long stopped;
@@ -475,15 +501,13 @@ static int sc_graph(emu_world *w, emu_rank **rs, int n)
     emu_op_desc ops[MAX_OPS];
     int nops = collective_ops(w->o, ops);
     void *api[MAX_OPS * 8];
-    uint32_t mask;
-    emu_group_call(rs, n, ops, nops, (emu_group_flags){.explicit_group = true, .graph = true}, api, &mask);
-    for (int it = 0; it < w->o->iters; it++) {
-        emu_host_sync(w->o, rs, n);
-        uint64_t launch = emu_clock_stamp_ns();
-        for (int i = 0; i < n; i++)
-            plan_task(rs[i], ops, nops, &api[i * nops], mask, launch, true, (emu_group_flags){.step = it});
-        emu_iteration_done(w->o, rs, it + 1);
-    }
+    graph_replays g = {.w = w, .rs = rs, .n = n, .nops = nops, .ops = ops, .api = api};
+    emu_group_call(rs, n, ops, nops, (emu_group_flags){.explicit_group = true, .graph = true}, api, &g.mask);
+    pthread_t cb;
+    int err = pthread_create(&cb, NULL, replay_all, &g);
+    if (err)
+        emu_die("graph replays: pthread_create: %s", strerror(err));
+    pthread_join(cb, NULL);
     return 0;
 }
 

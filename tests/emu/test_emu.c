@@ -858,9 +858,10 @@ Test(emu, mask_is_frozen_per_operation, .timeout = 30)
 }
 
 /* A captured graph: API events and the kernel launch once; then at each
- * replay NCCL's host callback starts Group and Coll (parent: the captured
- * CollApi), the children follow, and seqNumber advances because KernelCh is
- * in the mask. */
+ * replay NCCL's host callback, on a thread of CUDA's, starts Group and Coll
+ * (parent: the captured CollApi), the children follow, and seqNumber advances
+ * because KernelCh is in the mask (as NCCL 2.28.9 did on a GPU:
+ * tests/data/nccl-traces/gpu-check-2rank-nccl2.28.9). */
 Test(emu, graph_replays_run_the_plans_task_events, .timeout = 30)
 {
     const char *dir = tmpdir_new();
@@ -880,16 +881,18 @@ Test(emu, graph_replays_run_the_plans_task_events, .timeout = 30)
     }
     jlines rec = {0};
     jlines_read_dir(dir, &rec);
-    uint64_t api = 0, colls = 0;
+    uint64_t api = 0, api_tid = 0, colls = 0;
     for (size_t i = 0; i < rec.n; i++) {
         const nsc_json *r = nsc_json_root(&rec.docs[i]);
         if (strcmp(jstr(r, "call"), "start") != 0 || jnum(r, "rank") != 0)
             continue;
         if (strcmp(jstr(r, "type"), "CollApi") == 0) {
             api = jhex(r, "handle");
+            api_tid = jnum(r, "tid");
             cr_assert_eq(nsc_json_get(r, "graphCaptured")->kind, NSC_JSON_TRUE);
         } else if (strcmp(jstr(r, "type"), "Coll") == 0) {
             cr_assert_eq(jhex(r, "parent"), api, "every replay's Coll names the captured CollApi");
+            cr_assert_neq(jnum(r, "tid"), api_tid, "replays run on CUDA's callback thread");
             cr_assert_eq(jnum(r, "seqNumber"), colls++);
         }
     }
