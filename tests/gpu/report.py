@@ -36,7 +36,8 @@ def main(argv):
     rows = bench(out)
     any_row = next(iter(rows.values()))
     print(f"\n## NCCL latency per operation\n\n{any_row['bytes']} B per rank, "
-          f"{any_row['iters']} iterations after a warm-up, the slowest rank's mean; "
+          f"{any_row['iters']} iterations after a warm-up, in 20 timed blocks: the median "
+          "block's mean per call, the slowest rank's; "
           "NCCL_PROFILER_PLUGIN=none, the empty plugin, ncclscope (default mask, local agent).\n")
     print("| operation | none (us) | empty (us) | ncclscope (us) | ncclscope - none | ncclscope - empty |")
     print("|---|---|---|---|---|---|")

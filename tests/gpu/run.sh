@@ -5,7 +5,8 @@
 # 1. builds ncclscope (build-gpu/, RelWithDebInfo) unless NCCLSCOPE_BUILD names a
 #    build folder that has one;
 # 2. starts a local collector and agent (ncclscope up, free ports);
-# 3. runs workload.py check with torchrun, one rank per visible GPU, our plugin
+# 3. runs workload.py check with torchrun, one rank per visible GPU (two ranks
+#    on a machine with one; NCCLSCOPE_GPU_RANKS sets the number), our plugin
 #    loaded by PyTorch's NCCL, and checks the store (check_store.py);
 # 4. times NCCL's own latency per operation (small messages, many iterations)
 #    with no plugin, the empty plugin and ours (agent running);
@@ -30,8 +31,15 @@ assert torch.cuda.is_available(), "CUDA not available to PyTorch"
 assert d.is_nccl_available(), "PyTorch built without NCCL"
 print(torch.cuda.device_count(), ".".join(map(str, torch.cuda.nccl.version())), torch.__version__)' 2>&1) ||
     unavailable "PyTorch with CUDA and NCCL is needed: ${probe##*$'\n'}"
-read -r nranks nccl torch_version <<<"$probe"
-echo "gpu check: $nranks GPU(s), PyTorch $torch_version, NCCL $nccl; output in $out"
+read -r ngpus nccl torch_version <<<"$probe"
+# NCCL runs a one-rank communicator's collectives as a plain copy and tells the
+# profiler nothing, so one GPU gets two ranks: each with its own NCCL_HOSTID
+# (workload.py), NCCL takes them for two nodes and they talk over its network
+# transport.
+nranks=${NCCLSCOPE_GPU_RANKS:-$((ngpus > 1 ? ngpus : 2))}
+shared=""
+[ "$nranks" -le "$ngpus" ] || shared=", shared by $nranks ranks (NCCL_HOSTID per rank)"
+echo "gpu check: $nranks rank(s) on $ngpus GPU(s)$shared, PyTorch $torch_version, NCCL $nccl; output in $out"
 
 build=${NCCLSCOPE_BUILD:-$src/build-gpu}
 if [ ! -x "$build/bin/ncclscope" ] || [ -z "${NCCLSCOPE_BUILD:-}" ]; then
@@ -76,7 +84,7 @@ for mode in none empty ncclscope; do
 done
 
 "$python" "$here/report.py" "$out" "$nranks" "$torch_version" "$nccl" \
-    "$(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';')" \
+    "$(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';')$shared" \
     >"$out/report.md"
 echo "gpu check: report in $out/report.md"
 exit $rc

@@ -2,8 +2,9 @@
 # selftest.sh BIN_DIR LIB_DIR: the GPU check's parts that need no GPU, against
 # an emulated job (ncclscope-emu, two ranks, the real plugin, collector and
 # agent): check_store.py passes on what was stored and fails when more was
-# expected; report.py renders the checks and a latency table; run.sh on a
-# machine without a GPU or PyTorch says so and exits 3.
+# expected; a captured graph's replays are stored as graph-captured;
+# report.py renders the checks and a latency table; run.sh on a machine
+# without a GPU or PyTorch says so and exits 3.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$1 lib=$2
@@ -34,6 +35,19 @@ for f in "AllReduce collectives stored: 3 (at least 4)" "graph-captured collecti
          "logged version is the job's NCCL: job 2.30.1"; do
     grep -q "^FAIL $f" "$dir/more.txt" || fail "expected a failure: $f"
 done
+
+# A captured graph's replays name the capture's CollApi: each is graph-captured.
+NCCLSCOPE_JOB=selfg "$bin/ncclscope-emu" --plugin "$lib/libnccl-profiler-ncclscope.so" \
+    --scenario graph --ranks-per-node 2 --iters 3 --rundir-base "$dir/base" >"$dir/graph.log" 2>&1 || fail "emulator (graph)"
+echo '{"ranks": 2, "funcs": {"AllReduce": 3}, "p2p": 0, "graph_captured": 3}' >"$dir/graph.json"
+ok=0
+for _ in $(seq 100); do
+    python3 "$here/check_store.py" "$bin/ncclscope" "$url" selfg "$dir/graph.json" "$dir/graph.log" \
+        >"$dir/graph.txt" 2>&1 || true
+    if grep -q "^ok   graph-captured collectives stored: 3 " "$dir/graph.txt"; then ok=1; break; fi
+    sleep 0.2
+done
+[ $ok = 1 ] || fail "graph replays not stored as graph-captured"
 
 check "$dir/expect.json" >/dev/null
 for m in none empty ncclscope; do  # latency inputs for the report: none < empty < ncclscope

@@ -5,11 +5,17 @@ ReduceScatter, Broadcast, Send/Recv (a ring; with one rank, to itself) and a
 CUDA-graph-captured AllReduce; rank 0 writes what was run (--expect FILE) for
 check_store.py.
 bench: NCCL's own latency per operation, small messages and many iterations
-(the feasibility study's method), one JSON line per operation (--out FILE).
+(the feasibility study's method), one JSON line per operation (--out FILE):
+the median over --blocks blocks of the mean per call, the slowest rank's.
+More ranks than GPUs: each rank gets its own NCCL_HOSTID, so NCCL, which
+refuses two ranks of one node on one GPU, takes every rank for a node of its
+own and connects them through its network transport.
 """
 import argparse
 import json
 import os
+import socket
+import statistics
 import sys
 import time
 
@@ -88,15 +94,18 @@ def bench(args, dev):
             fn()
         torch.cuda.synchronize()
         dist.barrier()
-        t0 = time.perf_counter()
-        for _ in range(args.iters):
-            fn()
-        torch.cuda.synchronize()
-        us = (time.perf_counter() - t0) * 1e6 / args.iters
-        worst = torch.tensor([us], device=dev)
+        per_block = max(1, args.iters // args.blocks)
+        means = []
+        for _ in range(args.blocks):
+            t0 = time.perf_counter()
+            for _ in range(per_block):
+                fn()
+            torch.cuda.synchronize()
+            means.append((time.perf_counter() - t0) * 1e6 / per_block)
+        worst = torch.tensor([statistics.median(means)], device=dev)
         dist.all_reduce(worst, op=dist.ReduceOp.MAX)
         rows.append({"op": name, "us": worst.item(), "bytes": args.count * 4,
-                     "iters": args.iters})
+                     "iters": per_block * args.blocks})
     if dist.get_rank() == 0:
         with open(args.out, "w") as f:
             for r in rows:
@@ -109,11 +118,15 @@ def main():
     ap.add_argument("--count", type=int, default=1024, help="float32 elements per rank")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=200)
+    ap.add_argument("--blocks", type=int, default=20, help="bench: timed blocks, median reported")
     ap.add_argument("--graph-replays", type=int, default=5)
     ap.add_argument("--expect", default="expect.json")
     ap.add_argument("--out", default="bench.jsonl")
     args = ap.parse_args()
     local = int(os.environ.get("LOCAL_RANK", "0"))
+    if int(os.environ.get("LOCAL_WORLD_SIZE", "1")) > torch.cuda.device_count():
+        os.environ["NCCL_HOSTID"] = f"{socket.gethostname()}-rank{local}"
+        local %= torch.cuda.device_count()
     torch.cuda.set_device(local)
     dev = torch.device("cuda", local)
     try:  # device_id (PyTorch 2.3+) makes the communicator now, not at the first call
