@@ -1,6 +1,7 @@
 """check_store.py: what the GPU check's job left in the collector, checked.
 
   check_store.py CLI COLLECTOR_URL JOB EXPECT.json LOG [--json OUT]
+  check_store.py --cost CLI COLLECTOR_URL JOB OUT.json
 
 EXPECT.json (written by workload.py, or by selftest.sh for an emulated job):
 ranks, funcs {name: at least this many collectives}, p2p (P2p events per
@@ -8,7 +9,10 @@ rank, at least), graph_captured (collectives, at least), nccl (X.Y.Z).
 Checks: every collective matched on every rank; KernelCh GPU times present,
 fitted to the CPU time base and plausible; the plugin's log line names the
 NCCL version and the ABI it serves (the store does not carry them); nothing
-dropped. Prints one line per check; exit 0 when all pass, 1 otherwise.
+dropped. Prints one line per check; exit 0 when all pass, 1 otherwise. Also
+the plugin's cost as its self-cost guard measured it in the job's processes
+(docs/plugin.md), per profiler call and as a share of collective time: a
+figure, not a check. --cost writes only that, for another job.
 """
 import json
 import re
@@ -99,6 +103,18 @@ def check_drops(check, argv, url, job):
     check("nothing dropped", mine and lost == 0, f"{len(procs)} processes, {lost} dropped")
 
 
+def plugin_cost(argv, url, job):
+    """The job's processes' own measure: CPU ns per profiler call (a start and
+    a stop per event, one call per state) and % of collective time."""
+    procs = [p for p in cli(argv, url, job, "status")[0]["processes"] if p["job"] == job]
+    cost = sum(p["profiler_cost_ns"] for p in procs)
+    coll = sum(p["collective_ns"] for p in procs)
+    calls = sum(2 * p["events_emitted"] + p["states_emitted"] for p in procs)
+    return {"processes": len(procs), "calls": calls, "cost_ns": cost,
+            "ns_per_call": round(cost / calls, 1) if calls else None,
+            "pct_of_collectives": round(100 * cost / coll, 4) if coll else None}
+
+
 def check_version(check, log, expect):
     found = SERVING.findall(open(log, errors="replace").read())
     served = sorted({f"{d} {v} ncclProfiler_v{a}" for d, v, _, a in found})
@@ -110,6 +126,10 @@ def check_version(check, log, expect):
 
 
 def main(argv):
+    if len(argv) == 6 and argv[1] == "--cost":
+        with open(argv[5], "w") as f:
+            json.dump(plugin_cost(*argv[2:5]), f)
+        return 0
     if len(argv) not in (6, 8):
         print(__doc__, file=sys.stderr)
         return 2
@@ -123,10 +143,13 @@ def main(argv):
     check_p2p(check, exe, url, job, comms, expect)
     check_drops(check, exe, url, job)
     served = check_version(check, log, expect)
+    cost = plugin_cost(exe, url, job)
+    print(f"cost plugin: {cost['ns_per_call']} ns per profiler call ({cost['calls']} calls), "
+          f"{cost['pct_of_collectives']} % of collective time")
     if len(argv) == 8:
         with open(argv[7], "w") as f:
-            json.dump({"served": served, "collectives": len(rows), "checks": check.results}, f,
-                      indent=1)
+            json.dump({"served": served, "collectives": len(rows), "checks": check.results,
+                       "cost": cost}, f, indent=1)
     return 0 if all(r["ok"] for r in check.results) else 1
 
 

@@ -2,7 +2,9 @@
 
 Reads OUT_DIR/check.json (check_store.py) and OUT_DIR/bench-{none,empty,
 ncclscope}.jsonl (workload.py bench): NCCL's latency per operation with no
-plugin, the empty plugin and ncclscope, and what each plugin adds.
+plugin, the empty plugin and ncclscope, and what each plugin adds; and the
+plugin's own measure of its cost in the check's job and, where
+OUT_DIR/cost-bench.json is, in the latency job.
 """
 import json
 import os
@@ -44,7 +46,23 @@ def main(argv):
     for op, r in rows.items():
         print(f"| {op} | {r['none']:.2f} | {r['empty']:.2f} | {r['ncclscope']:.2f} | "
               f"{r['ncclscope'] - r['none']:+.2f} | {r['ncclscope'] - r['empty']:+.2f} |")
+    print_cost(out, check)
     return 0
+
+
+def print_cost(out, check):
+    jobs = [("check job", check.get("cost"))]
+    path = os.path.join(out, "cost-bench.json")
+    if os.path.exists(path):
+        jobs.append(("latency job", json.load(open(path))))
+    print("\n## The plugin's cost, as it measured it\n")
+    print("CPU time on NCCL's threads per profiler call (startEvent, stopEvent, "
+          "recordEventState), sampled by the self-cost guard (docs/plugin.md).\n")
+    print("| job | calls | ns per call | % of collective time |")
+    print("|---|---|---|---|")
+    for name, c in jobs:
+        if c:
+            print(f"| {name} | {c['calls']} | {c['ns_per_call']} | {c['pct_of_collectives']} |")
 
 
 if __name__ == "__main__":

@@ -83,6 +83,8 @@ for mode in none empty ncclscope; do
         >"$out/bench-$mode.log" 2>&1 || { tail -30 "$out/bench-$mode.log" >&2; exit 1; }
 done
 
+sleep 3  # the latency job's last batches, as for the check's
+"$python" "$here/check_store.py" --cost "$bin/ncclscope" "$url" "$job-bench" "$out/cost-bench.json" || rc=1
 "$python" "$here/report.py" "$out" "$nranks" "$torch_version" "$nccl" \
     "$(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';')$shared" \
     >"$out/report.md"

@@ -57,6 +57,7 @@ done
 python3 "$here/report.py" "$dir" 2 2.x 2.31.2 "2 emulated" >"$dir/report.md"
 grep -q "^| AllReduce | 10.00 | 10.50 | 11.25 | +1.25 | +0.75 |$" "$dir/report.md" || fail "report table"
 grep -q "^- ok: every collective matched on every rank" "$dir/report.md" || fail "report checks"
+grep -Eq "^\| check job \| [1-9][0-9]* \| [0-9.]+ \| [0-9.]+ \|$" "$dir/report.md" || fail "report: the plugin's cost"
 
 PATH=/usr/bin:/bin PYTHON=false "$here/run.sh" "$dir/gpu" >"$dir/run.txt" 2>&1 && fail "run.sh ran without a GPU"
 rc=$?
