@@ -20,10 +20,11 @@
 #            acked + refused = sent.
 #   evict:   50,000 processes (limits 1000 per job and per agent): 1000
 #            tracked, the rest refused; while 16 clients read
-#            /api/v1/status, no turn of the HTTP loop costs over 50 ms of CPU
-#            and /healthz answers within 1 s; once the processes are silent
-#            past the heartbeat and live_evict_s, the job is evicted (live
-#            jobs 0) and `ncclscope --db DIR status` still shows its state.
+#            /api/v1/status, no turn of the HTTP loop costs over 50 ms of
+#            CPU (nor stretches over 250 ms) and /healthz answers within
+#            1 s; once the processes are silent past the heartbeat and
+#            live_evict_s, the job is evicted (live jobs 0) and
+#            `ncclscope --db DIR status` still shows its state.
 #   counts:  commits fail (map full): status's events_total is the store's
 #            committed events throughout; the same after a restart and from
 #            `ncclscope --db DIR status`.
@@ -115,7 +116,12 @@ evict)
     for i in $(seq 16); do wait "${pids[status$i]}" || die "a status client failed"; unset "pids[status$i]"; done
     echo "evict: /healthz worst ${worst}s under 16 status clients" >&2
     python3 -c "import sys; sys.exit(0 if $worst < 1 else 1)" || die "/healthz took ${worst}s under 16 status clients"
-    http_turns_ok
+    # A status of 1000 processes is rendered into fresh memory, which a
+    # machine writing to disk (tests side by side) can hold in reclaim for
+    # tens of ms: 23, 42 and 61 ms seen with a dd beside it (CI: 54 ms),
+    # with or without the writer's store puts under the live state's lock.
+    # The turn's CPU keeps its 50 ms; the stretch gets 250 ms.
+    http_turns_ok 0.05 "" 0.25
     wait_until 30 collector_metric_is ncclscope_collector_live_jobs 0 || die "the job was not evicted"
     [ "$(collector_metric ncclscope_collector_live_evicted_jobs_total)" = 1 ] || die "no eviction counted"
     status_has 'len(s["processes"]) == 0 and len(s["jobs"]) == 0' || die "status still holds the job"
