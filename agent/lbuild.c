@@ -175,8 +175,12 @@ static void api_came(lproc *lp, const api_start *e, int launch, int graph)
 {
     for (size_t i = 0; i < lp->ncolls; i++) {
         open_coll *c = &lp->colls[i];
-        if (!launch && c->known && c->api_parent == e->id && graph)
+        if (!launch && c->known && c->api_parent == e->id && graph) {
+            /* a replay come before its capture's call: not its own call */
             c->rec.flags |= NSC_LEDGER_GRAPH;
+            c->api_parent = 0;
+            continue;
+        }
         if (!launch && c->known && c->api_parent == e->id && !c->rec.api_ns)
             c->rec.api_ns = e->start_ns, c->group_api = e->parent;
         else if (launch && c->group_api && c->group_api == e->parent && !c->rec.launch_ns)

@@ -642,4 +642,19 @@ Test(lbuild, graph_replays_name_the_captured_call)
     cr_assert(recs[0].flags & NSC_LEDGER_GRAPH, "the captured call survives the kill");
     saves_free();
     teardown(lb);
+
+    /* The replay's thread shipped before the capturing one's: the Coll first. */
+    lb = setup(16);
+    nsc_event early = coll(10, 0, T0);
+    early.parent = 9;
+    feed(lb, proc_a, early);
+    feed(lb, proc_a, capture);
+    complete(lb, proc_a, 10, T0 + 100);
+    nsc_lbuild_batch_end(lb, proc_a);
+    nsc_lbuild_tick(lb, reg, T0);
+    nsc_lbuild_tick(lb, reg, T0 + 20 * MS);
+    cr_assert_eq(nrecs, 1);
+    cr_assert(recs[0].flags & NSC_LEDGER_GRAPH);
+    cr_assert_eq(recs[0].api_ns, 0);
+    teardown(lb);
 }
