@@ -204,18 +204,19 @@ static size_t graph_api_at(const lproc *lp, uint64_t id)
     return lo;
 }
 
-static int graph_api_has(const lproc *lp, uint64_t id)
+static int graph_api_found(const lproc *lp, size_t at, uint64_t id)
 {
-    size_t at = lp->ngraph ? graph_api_at(lp, id) : 0;
     return at < lp->ngraph && lp->graph_apis[at] == id;
 }
+
+static int graph_api_has(const lproc *lp, uint64_t id) { return graph_api_found(lp, graph_api_at(lp, id), id); }
 
 /* A call captured in a graph: kept for the replays' Colls, which name it
  * (beyond GRAPH_APIS_MAX, or without memory, its replays go unmarked). */
 static void graph_api_add(nsc_lbuild *lb, lproc *lp, uint64_t id)
 {
     size_t at = graph_api_at(lp, id);
-    if (at < lp->ngraph && lp->graph_apis[at] == id)
+    if (graph_api_found(lp, at, id))
         return;
     if (lp->ngraph >= GRAPH_APIS_MAX ||
         nsc_grow(&lp->graph_apis, lp->ngraph, &lp->capgraph, sizeof *lp->graph_apis, 16)) {
@@ -342,12 +343,14 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
         return;
     }
     case NSC_T_COLL_API:
-    case NSC_T_P2P_API:
-        if (ev->flags & NSC_EVF_GRAPH)
+    case NSC_T_P2P_API: {
+        int graph = (ev->flags & NSC_EVF_GRAPH) != 0;
+        if (graph)
             graph_api_add(lb, lp, ev->id);
         lp->api[lp->api_next % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
-        api_came(lp, &lp->api[lp->api_next++ % API_RING], 0, (ev->flags & NSC_EVF_GRAPH) != 0);
+        api_came(lp, &lp->api[lp->api_next++ % API_RING], 0, graph);
         return;
+    }
     case NSC_T_KERNEL_LAUNCH:
         lp->launch[lp->launch_next % API_RING] = (api_start){ev->id, ev->parent, ev->start_ns};
         api_came(lp, &lp->launch[lp->launch_next++ % API_RING], 1, 0);

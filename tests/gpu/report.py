@@ -19,7 +19,8 @@ def bench(out):
         with open(os.path.join(out, f"bench-{mode}.jsonl")) as f:
             for line in f:
                 r = json.loads(line)
-                table.setdefault(r["op"], {"bytes": r["bytes"], "iters": r["iters"]})[mode] = r["us"]
+                table.setdefault(r["op"], {"bytes": r["bytes"], "iters": r["iters"],
+                                           "blocks": r["blocks"]})[mode] = r["us"]
     return table
 
 
@@ -38,7 +39,7 @@ def main(argv):
     rows = bench(out)
     any_row = next(iter(rows.values()))
     print(f"\n## NCCL latency per operation\n\n{any_row['bytes']} B per rank, "
-          f"{any_row['iters']} iterations after a warm-up, in 20 timed blocks: the median "
+          f"{any_row['iters']} iterations after a warm-up, in {any_row['blocks']} timed blocks: the median "
           "block's mean per call, the slowest rank's; "
           "NCCL_PROFILER_PLUGIN=none, the empty plugin, ncclscope (default mask, local agent).\n")
     print("| operation | none (us) | empty (us) | ncclscope (us) | ncclscope - none | ncclscope - empty |")

@@ -52,11 +52,12 @@ done
 check "$dir/expect.json" >/dev/null
 for m in none empty ncclscope; do  # latency inputs for the report: none < empty < ncclscope
     us=$(case $m in none) echo 10.0 ;; empty) echo 10.5 ;; ncclscope) echo 11.25 ;; esac)
-    echo "{\"op\": \"AllReduce\", \"us\": $us, \"bytes\": 1024, \"iters\": 2000}" >"$dir/bench-$m.jsonl"
+    echo "{\"op\": \"AllReduce\", \"us\": $us, \"bytes\": 1024, \"iters\": 2000, \"blocks\": 20}" >"$dir/bench-$m.jsonl"
 done
 python3 "$here/report.py" "$dir" 2 2.x 2.31.2 "2 emulated" >"$dir/report.md"
 grep -q "^| AllReduce | 10.00 | 10.50 | 11.25 | +1.25 | +0.75 |$" "$dir/report.md" || fail "report table"
 grep -q "^- ok: every collective matched on every rank" "$dir/report.md" || fail "report checks"
+grep -q "2000 iterations after a warm-up, in 20 timed blocks" "$dir/report.md" || fail "report: the blocks"
 grep -Eq "^\| check job \| [1-9][0-9]* \| [0-9.]+ \| [0-9.]+ \|$" "$dir/report.md" || fail "report: the plugin's cost"
 
 PATH=/usr/bin:/bin PYTHON=false "$here/run.sh" "$dir/gpu" >"$dir/run.txt" 2>&1 && fail "run.sh ran without a GPU"

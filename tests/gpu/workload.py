@@ -105,7 +105,7 @@ def bench(args, dev):
         worst = torch.tensor([statistics.median(means)], device=dev)
         dist.all_reduce(worst, op=dist.ReduceOp.MAX)
         rows.append({"op": name, "us": worst.item(), "bytes": args.count * 4,
-                     "iters": per_block * args.blocks})
+                     "iters": per_block * args.blocks, "blocks": args.blocks})
     if dist.get_rank() == 0:
         with open(args.out, "w") as f:
             for r in rows:
