@@ -53,6 +53,7 @@ struct nsc_recv {
     VEC(rec_ref) completions;
     VEC(nsc_recv_rank) ranks;
     uint64_t batches, bad_batches, states_apart;
+    uint64_t clock_err_ns;
     uint64_t *ids;  /* scratch: a batch's event ids, sorted */
     size_t ids_cap;
     size_t *index; /* hash of (stream, id) -> events position + 1 */
@@ -179,6 +180,8 @@ int nsc_recv_batch(nsc_recv *r, const void *buf, size_t len)
         return rc;
     }
     r->batches++;
+    if (b.hdr.clock_err_ns > r->clock_err_ns)
+        r->clock_err_ns = b.hdr.clock_err_ns;
     uint32_t si = stream_of(r, &b.hdr);
     stream *s = &r->streams.v[si];
     add_defs(s, &b);
@@ -299,6 +302,7 @@ void nsc_recv_finish(nsc_recv *r, nsc_recv_totals *t)
     t->batches = r->batches;
     t->bad_batches = r->bad_batches;
     t->states_apart = r->states_apart;
+    t->clock_err_ns = r->clock_err_ns;
     t->streams = r->streams.n;
     for (size_t i = 0; i < r->events.n; i++)
         count_event(r, &r->events.v[i], t);

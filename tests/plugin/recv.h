@@ -33,6 +33,7 @@ typedef struct nsc_recv_totals {
     uint64_t links, links_resolved;  /* events with a parent; parent found */
     uint64_t states_unmatched;       /* state of an event that never arrived */
     uint64_t states_apart;           /* state not in the batch of its event */
+    uint64_t clock_err_ns;           /* the largest conversion bound a batch carried */
     nsc_counters counters;           /* sum of every stream's latest counters */
 } nsc_recv_totals;
 
