@@ -99,9 +99,11 @@ typedef struct nsc_cstore_ops {
     /* What one request's queries read, held until reads_free (NULL: out
      * of memory, which reads_store then reports). */
     void *(*reads_new)(void *h);
-    /* The store holding job (NULL: the only job): 0, or an NSC_QUERY_*
-     * error with err. */
-    int (*reads_store)(void *h, void *reads, const char *job, nsc_store **st, char *err, size_t errcap);
+    /* The store holding what q reads of its job (none named: the only
+     * job), until reads_done: 0, or an NSC_QUERY_* error with err. */
+    int (*reads_store)(void *h, void *reads, const nsc_query *q, nsc_store **st, char *err, size_t errcap);
+    /* The query that read st ended (a store loaded for it alone goes). */
+    void (*reads_done)(void *h, void *reads, nsc_store *st);
     void (*reads_free)(void *h, void *reads);
     /* 1 when this collector posts job's verdicts to the webhook: one
      * collector of those sharing the store per job, so a receiver hears

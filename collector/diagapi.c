@@ -82,10 +82,12 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
         return rc;
     }
     nsc_query_set_stop(q, &s->c->stop);
-    rc = cs->ops->reads_store(cs->h, s->reads, nsc_query_job(q), &st, err, errcap);
+    rc = cs->ops->reads_store(cs->h, s->reads, q, &st, err, errcap);
     int src = rc ? 0 : nsc_store_read_begin(st, &rd);
-    if (src)
+    if (src) {
         snprintf(err, errcap, "%s", nsc_store_strerror(src));
+        cs->ops->reads_done(cs->h, s->reads, st);
+    }
     if (rc || src) {
         nsc_query_free(q);
         s->code = rc ? rc : NSC_QUERY_ESTORE;
@@ -94,6 +96,7 @@ static int get(void *arg, const char *endpoint, const char *qs, nsc_diag_body_fn
     rc = nsc_diag_query_run(rd, q, fn, fn_arg, err, errcap, &code);
     s->blocks += nsc_store_read_blocks_decoded(rd);
     nsc_store_read_end(rd);
+    cs->ops->reads_done(cs->h, s->reads, st);
     nsc_query_free(q);
     if (rc < 0)
         s->code = code;

@@ -206,7 +206,7 @@ static void *reads_new(void *h)
     return s;
 }
 
-static int reads_store(void *h, void *reads, const char *job, nsc_store **st, char *err, size_t errcap)
+static int reads_store(void *h, void *reads, const nsc_query *q, nsc_store **st, char *err, size_t errcap)
 {
     (void)h;
     nsc_chjobs *s = reads;
@@ -214,9 +214,16 @@ static int reads_store(void *h, void *reads, const char *job, nsc_store **st, ch
         snprintf(err, errcap, "out of memory");
         return NSC_QUERY_ESTORE;
     }
-    int rc = nsc_chjobs_load(s, job, err, errcap);
+    int rc = nsc_chjobs_hold(s, q, err, errcap);
     *st = rc ? NULL : s->st;
     return rc;
+}
+
+static void reads_done(void *h, void *reads, nsc_store *st)
+{
+    (void)h;
+    if (reads)
+        nsc_chjobs_done(reads, st);
 }
 
 static void reads_free(void *h, void *reads)
@@ -234,7 +241,7 @@ static const nsc_cstore_ops ch_ops = {
     .put_progress = put_progress, .put_clock = put_clock, .gather_ms = gather_ms, .due = due, .commit = commit,
     .commit_fd = commit_fd, .commit_wait = commit_wait, .abort = abort_rows, .retain = retain,
     .live_read = live_read, .render = render, .direct = direct, .query_start = query_start, .announces = announces,
-    .version = version, .reads_new = reads_new, .reads_store = reads_store, .reads_free = reads_free,
+    .version = version, .reads_new = reads_new, .reads_store = reads_store, .reads_done = reads_done, .reads_free = reads_free,
 };
 
 int nsc_chback_open(nsc_collector *c, nsc_cstore *out)

@@ -29,6 +29,7 @@ struct nsc_chcache_job {
     unsigned holders;
     int kept;               /* in the table; else it goes with its last holder */
     int ledger;             /* its store holds the job's ledger */
+    int scoped;             /* its store holds what one query reads, not the whole job */
     uint64_t used;          /* the cache's tick of its last hold */
 };
 
@@ -241,6 +242,7 @@ static int hold_scoped(nsc_chcache *cc, const char *root, nsc_chcache_job *j, co
     pthread_mutex_lock(&cc->mu);
     cc->scoped++;
     pthread_mutex_unlock(&cc->mu);
+    j->scoped = 1;
     j->holders = 1;
     *out = j;
     return 0;
@@ -299,6 +301,11 @@ nsc_store *nsc_chcache_store(const nsc_chcache_job *j)
 int nsc_chcache_has_ledger(const nsc_chcache_job *j)
 {
     return j->ledger;
+}
+
+int nsc_chcache_scoped(const nsc_chcache_job *j)
+{
+    return j->scoped;
 }
 
 const char *nsc_chcache_name(const nsc_chcache_job *j)

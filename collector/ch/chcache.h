@@ -45,14 +45,17 @@ void nsc_chcache_free(nsc_chcache *cc);
  * With a scope (a ledger-reading query's) that holds a record of its
  * communicator, a store of what it asks for alone (nsc_chread_job), loaded
  * each time and never kept; a scope without one reads the whole job (the
- * query answers from the raw events then, as from LMDB). A timeline
- * window's scope (events set) is always loaded so, without the ledger. 0,
+ * query answers from the raw events then, as from LMDB). A raw-event
+ * scope (events set: a timeline's or p2p's window, comms' definitions) is
+ * always loaded so, without the ledger. 0,
  * or an NSC_QUERY_* error with err. */
 int nsc_chcache_hold(nsc_chcache *cc, const char *job, const nsc_query_scope *scope, int ledger,
                      nsc_chcache_job **out, char *err, size_t errcap);
 nsc_store *nsc_chcache_store(const nsc_chcache_job *j);
 /* Whether j's store holds its job's ledger (a scoped store: the scope's). */
 int nsc_chcache_has_ledger(const nsc_chcache_job *j);
+/* 1 when j holds what one query's scope asked for, not its whole job. */
+int nsc_chcache_scoped(const nsc_chcache_job *j);
 const char *nsc_chcache_name(const nsc_chcache_job *j);
 void nsc_chcache_let_go(nsc_chcache *cc, nsc_chcache_job *j);
 

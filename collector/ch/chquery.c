@@ -25,11 +25,14 @@ void nsc_chjobs_release(nsc_chjobs *s)
 }
 
 /* Hold job (once per request; with scope, only what it asks for; without
- * ledger, a store with or without it) and make its store the current one. */
+ * ledger, a store with or without it) and make its store the current one.
+ * A whole job held already serves any query of it; a scoped store serves
+ * only its own query (nsc_chjobs_done lets it go). */
 static int hold(nsc_chjobs *s, const char *job, const nsc_query_scope *scope, int ledger, char *err, size_t errcap)
 {
     for (size_t i = 0; i < s->nheld; i++)
-        if (strcmp(nsc_chcache_name(s->held[i]), job) == 0 && nsc_chcache_has_ledger(s->held[i]) >= ledger) {
+        if (!nsc_chcache_scoped(s->held[i]) && strcmp(nsc_chcache_name(s->held[i]), job) == 0 &&
+            nsc_chcache_has_ledger(s->held[i]) >= ledger) {
             s->st = nsc_chcache_store(s->held[i]);
             return 0;
         }
@@ -65,9 +68,24 @@ static int load(nsc_chjobs *s, const char *job, int ledger, char *err, size_t er
     return rc ? rc : hold(s, job ? job : s->only, NULL, ledger, err, errcap);
 }
 
-int nsc_chjobs_load(nsc_chjobs *s, const char *job, char *err, size_t errcap)
+int nsc_chjobs_hold(nsc_chjobs *s, const nsc_query *q, char *err, size_t errcap)
 {
-    return load(s, job, 1, err, errcap);
+    nsc_query_scope scope;
+    if (nsc_query_ledger_scope(q, &scope) == 0)
+        return hold(s, scope.job, &scope, 1, err, errcap);
+    if (nsc_query_event_scope(q, &scope) == 0)
+        return hold(s, scope.job, &scope, 0, err, errcap);
+    return load(s, nsc_query_job(q), nsc_query_reads_ledger(q), err, errcap);
+}
+
+void nsc_chjobs_done(nsc_chjobs *s, const nsc_store *st)
+{
+    for (size_t i = 0; i < s->nheld; i++)
+        if (nsc_chcache_scoped(s->held[i]) && nsc_chcache_store(s->held[i]) == st) {
+            nsc_chcache_let_go(s->b->cache, s->held[i]);
+            s->held[i] = s->held[--s->nheld];
+            return;
+        }
 }
 
 /* ---- the query endpoints ---- */
@@ -83,18 +101,8 @@ static int run(void *arg, nsc_store_reader *unused, nsc_query_write_fn fn, void 
     chquery_job *j = arg;
     nsc_chjobs s;
     nsc_store_reader *rd;
-    nsc_query_scope scope;
     nsc_chjobs_init(&s, j->b);
-    /* a ledger query and a timeline window read the rows they ask for; the
-     * others the whole job, its ledger only if they read it (the query
-     * parsed the job's name already) */
-    int rc;
-    if (nsc_query_ledger_scope(j->q, &scope) == 0)
-        rc = hold(&s, scope.job, &scope, 1, err, errcap);
-    else if (nsc_query_event_scope(j->q, &scope) == 0)
-        rc = hold(&s, scope.job, &scope, 0, err, errcap);
-    else
-        rc = load(&s, nsc_query_job(j->q), nsc_query_reads_ledger(j->q), err, errcap);
+    int rc = nsc_chjobs_hold(&s, j->q, err, errcap);
     if (!rc) {
         int src = nsc_store_read_begin(s.st, &rd);
         if (src) {

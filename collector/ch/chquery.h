@@ -4,7 +4,8 @@
  * ClickHouse holds, for a query naming none), each held in the query cache
  * (chcache.h: a private LMDB store per job, loaded from ClickHouse unless
  * kept and unchanged) for the whole request, so every query of an analysis
- * reads the same data; they are read by the same code as the LMDB
+ * that reads it whole reads the same data (a query with a scope reads its
+ * own rows, loaded for it); they are read by the same code as the LMDB
  * collector's (engine/query, engine/diag), so the JSON is the same by
  * construction. Each request runs in a query worker (qstream.h): ingest,
  * the HTTP thread and /healthz never wait for it.
@@ -33,9 +34,15 @@ typedef struct nsc_chjobs {
 } nsc_chjobs;
 
 void nsc_chjobs_init(nsc_chjobs *s, nsc_chback *b);
-/* Hold job, or the only job when job is NULL, unless held already, and
- * make it s->st: 0 or an NSC_QUERY_* error with err. */
-int nsc_chjobs_load(nsc_chjobs *s, const char *job, char *err, size_t errcap);
+/* Hold what q reads of its job (the only job when it names none) and make
+ * it s->st: a ledger query's or a raw-event query's scope where it has one
+ * (nsc_query_ledger_scope, nsc_query_event_scope), else the whole job,
+ * unless held already, with its ledger where q reads it. 0 or an
+ * NSC_QUERY_* error with err. */
+int nsc_chjobs_hold(nsc_chjobs *s, const nsc_query *q, char *err, size_t errcap);
+/* The query that read st ended: a scoped store is let go at once (no other
+ * query reads it); a whole job stays held for the request's next ones. */
+void nsc_chjobs_done(nsc_chjobs *s, const nsc_store *st);
 /* Let go of every job held. */
 void nsc_chjobs_release(nsc_chjobs *s);
 

@@ -1291,6 +1291,14 @@ int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope
         snprintf(err, errcap, "job: too long");
         return NSC_QUERY_EPARAM;
     }
+    if (scope && scope->defs) {
+        int rc = 0;
+        for (size_t i = 0; !rc && i < n; i++)
+            rc = read_source(&src[i], job, 1, dst, err, errcap);
+        for (size_t i = 0; !rc && i < n; i++)
+            rc = read_clocks(&src[i], dst, err, errcap);
+        return rc;
+    }
     if (scope && scope->events)
         return read_window(src, n, job, scope, dst, err, errcap);
     span w;

@@ -48,8 +48,9 @@ typedef enum nsc_chread_holds {
  * says), beside every clock model; a timeline window's scope (events set),
  * those definitions and every section whose records reach into its time
  * window (event_marks), whole, of the processes holding the scope's ranks
- * of its communicator (comm 0: of every process), and no ledger. The bytes of ClickHouse's
- * answers are added to *read. */
+ * of its communicator (comm 0: of every process), and no ledger; a
+ * definitions scope (defs set, a comms query's), the definitions and clock
+ * models alone. The bytes of ClickHouse's answers are added to *read. */
 int nsc_chread_job(const nsc_chstore *ch, const char *job, const nsc_query_scope *scope, nsc_chread_holds how,
                    int ledger, const char *tmpdir, nsc_store *dst, uint64_t *read, char *err, size_t errcap);
 

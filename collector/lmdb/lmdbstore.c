@@ -286,12 +286,17 @@ static void *reads_new(void *h)
     return h;
 }
 
-static int reads_store(void *h, void *reads, const char *job, nsc_store **st, char *err, size_t errcap)
+static int reads_store(void *h, void *reads, const nsc_query *q, nsc_store **st, char *err, size_t errcap)
 {
     lmdbstore *s = h;
-    (void)reads, (void)job, (void)err, (void)errcap;
+    (void)reads, (void)q, (void)err, (void)errcap;
     *st = s->st;
     return 0;
+}
+
+static void reads_done(void *h, void *reads, nsc_store *st)
+{
+    (void)h, (void)reads, (void)st;
 }
 
 static void reads_free(void *h, void *reads)
@@ -306,7 +311,7 @@ static const nsc_cstore_ops lmdb_ops = {
     .put_progress = put_progress, .put_clock = put_clock, .gather_ms = gather_ms, .due = due, .commit = commit,
     .commit_fd = commit_fd, .commit_wait = commit_wait, .abort = abort_txn, .retain = retain,
     .live_read = live_read, .render = render, .direct = direct, .query_start = query_start, .announces = announces,
-    .version = version, .reads_new = reads_new, .reads_store = reads_store, .reads_free = reads_free,
+    .version = version, .reads_new = reads_new, .reads_store = reads_store, .reads_done = reads_done, .reads_free = reads_free,
 };
 
 int nsc_lmdbstore_open(nsc_collector *c, nsc_cstore *out)

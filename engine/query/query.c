@@ -392,14 +392,16 @@ int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
 
 int nsc_query_event_scope(const nsc_query *q, nsc_query_scope *out)
 {
-    if (q->endpoint != Q_TIMELINE || nsc_query_reads_ledger(q) || !(q->has & QP_JOB) || !q->job[0] ||
-        !(q->has & (QP_T0 | QP_T1)))
+    int windowed = (q->endpoint == Q_TIMELINE || q->endpoint == Q_P2P) && (q->has & (QP_T0 | QP_T1)) &&
+                   !nsc_query_reads_ledger(q);
+    if (!(windowed || q->endpoint == Q_COMMS) || !(q->has & QP_JOB) || !q->job[0])
         return -1;
     memset(out, 0, sizeof *out);
     out->job = q->job;
     out->t0 = q->t0;
     out->t1 = q->t1;
     out->events = 1;
+    out->defs = q->endpoint == Q_COMMS;
     /* a communicator named otherwise than by id is found by the query */
     if (!(q->has & QP_COMM) || nsc_q_comm_id(q, &out->comm))
         out->comm = 0;

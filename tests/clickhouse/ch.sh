@@ -7,6 +7,9 @@
 #
 #   ch.sh BIN_DIR PLUGIN MODE
 #
+# p2p_window:     a Send/Recv job; comms and p2p windows from a collector
+#                 keeping no job read only definitions or the window's
+#                 sections, and answer as LMDB does.
 # exact:          everything running; PXN scenario; no LMDB store is opened
 #                 or reported in /metrics.
 # collector_kill: kill -9 the collector mid-stream and restart it on the same
@@ -385,6 +388,8 @@ every_query() {
     same 200 "stats?$j&comm=$comm"
     same 200 "stats?$j&comm=$comm&rank=1&func=allreduce&t1_ns=$t1"
     same 200 "p2p?$j&comm=$comm"
+    same 200 "p2p?$j&comm=$comm&t0_ns=$t0&settle_lag_ns=1000000"
+    same 200 "p2p?$j&comm=$comm&t0_ns=$t0&t1_ns=$t1"
     same 200 "topology?$j&comm=$comm"
     same 200 "topology?$j&comm=$comm&t0_ns=$t0&t1_ns=$t1"
     same 200 "ledger?$j&comm=$comm"
@@ -797,12 +802,17 @@ timeline_rows)
     # the first pass, 30 s in)
     start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb" --rootcause-interval-ms 0
     compared=0
-    # the whole job's rows, read by its first query (comms; kept then)
+    # the whole job's rows (its ledger aside), read by the first query that
+    # reads it whole (a timeline without a window; comms reads the
+    # definitions alone)
     at=$(ch_shard_rows)
     same 200 "comms?job=$job"
-    whole=$(($(ch_shard_rows) - at))
+    defs=$(($(ch_shard_rows) - at))
     j="job=$job&comm=$(from_lmdb lmdb.out "d['comms'][0]['comm']")"
+    at=$(ch_shard_rows)
     same 200 "timeline?$j&type=coll"
+    whole=$(($(ch_shard_rows) - at))
+    [ "$defs" -le $((whole / 20)) ] || die "comms read $defs rows of ClickHouse, the whole job $whole"
     first=$(from_lmdb lmdb.out "min(e['start_ns'] for e in l if e['kind'] == 'event')")
     last=$(from_lmdb lmdb.out "max(e['start_ns'] for e in l if e['kind'] == 'event')")
     width=$(((last - first) / 32))
@@ -834,7 +844,7 @@ timeline_rows)
     [ "$one" -le $((late * 2 / 3)) ] || die "a window of rank 1 read $one rows of ClickHouse, of every rank $late"
     same 200 "timeline?$j&t0_ns=$((first + 30 * width))"
     same 200 "timeline?$j&t1_ns=$((first + width))&type=coll"
-    [ "$(collector_metric ncclscope_collector_query_scoped_loads_total)" = $((compared - 2)) ] ||
+    [ "$(collector_metric ncclscope_collector_query_scoped_loads_total)" = $((compared - 1)) ] ||
         die "not every window read alone: $(collector_metric ncclscope_collector_query_scoped_loads_total) scoped loads, $compared answers"
     # a window with 27 thirty-seconds of the job before it reads about what
     # one with 4 does, a fraction of the whole job: the granules holding the
@@ -851,7 +861,7 @@ and up to the late one:
 $(cat "$late_reads")"
     [ "$late" -le $((whole / 8)) ] || die "a 32nd of the job read $late rows of ClickHouse, the whole job $whole"
     echo "ch.sh ($mode): $compared answers identical; a 32nd of the job read $early rows for $early_events events and $late for $late_events (rank 1: $one rows)," \
-         "the whole job $whole"
+         "the whole job $whole, comms $defs"
     stop collector
     stop collector_lmdb
     ! grep -q "was made without index_granularity" "$dir/collector.log" || die "a new database's granules were doubted"
@@ -893,6 +903,40 @@ retain)
     wait $emu || die "emulator failed"
     for n in 0 1; do stop agent$n; done
     stop collector
+    ;;
+p2p_window)
+    # a Send/Recv job: a collector keeping no job answers comms from the
+    # job's definitions alone and a p2p window from its sections reaching
+    # into it (no whole load), as LMDB does
+    ch_lmdb_job --scenario p2p --iters 120 --pace-us 10000
+    NCCLSCOPE_CH_QUERY_CACHE=0 start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
+    compared=0
+    same 200 "comms?job=$job"
+    cp "$dir/lmdb.out" "$dir/comms.json"
+    j="job=$job&comm=$(from_lmdb comms.json "d['comms'][0]['comm']")"
+    same 200 "p2p?$j"
+    read_bytes() { collector_metric ncclscope_collector_query_read_bytes_total; }
+    whole=$(read_bytes)
+    [ "$(from_lmdb lmdb.out "d['sends']")" -ge 240 ] || die "too few Sends to compare: $(head -c 300 "$dir/lmdb.out")"
+    same 200 "timeline?$j&type=p2p"
+    cp "$dir/lmdb.out" "$dir/p2p.ndjson"
+    starts="sorted(e['start_ns'] for e in l if e.get('kind') == 'event')"
+    t0=$(from_lmdb p2p.ndjson "$starts[len($starts) // 2]")
+    t1=$(from_lmdb p2p.ndjson "$starts[len($starts) * 3 // 4]")
+    loads=$(collector_metric ncclscope_collector_query_scoped_loads_total) before=$(read_bytes)
+    same 200 "p2p?$j&t0_ns=$t0"
+    cp "$dir/lmdb.out" "$dir/p2p_late.json"
+    late=$(($(read_bytes) - before))
+    [ "$late" -lt $((whole * 3 / 4)) ] || die "a p2p window of the last half read $late bytes, the whole job $whole"
+    same 200 "p2p?$j&t0_ns=$t0&t1_ns=$t1&settle_lag_ns=1000000"
+    same 200 "p2p?$j&t1_ns=$t1"
+    [ "$(collector_metric ncclscope_collector_query_scoped_loads_total)" = $((loads + 3)) ] ||
+        die "not every p2p window was a scoped load: $(collector_metric ncclscope_collector_query_scoped_loads_total) after $loads"
+    [ "$(from_lmdb p2p_late.json "d['sends']")" -gt 0 ] || die "the window holds no Send: $(head -c 300 "$dir/p2p_late.json")"
+    same 200 "diagnose?job=$job"
+    echo "ch.sh ($mode): $compared answers identical; the last half's p2p read $late bytes, the whole job's $whole"
+    stop collector
+    stop collector_lmdb
     ;;
 secure)
     echo wrong >"$dir/wrong"

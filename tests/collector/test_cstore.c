@@ -123,10 +123,14 @@ static int count_rec(void *arg, const nsc_ledger_rec *r)
 static int read_job(size_t *ncomms, size_t *nrecs)
 {
     const nsc_cstore *s = &coll.store;
-    char err[256] = "";
+    char err[256] = "", qs[128];
+    nsc_query *lq;
+    /* the job's ledger, of every communicator: the whole job is read */
+    snprintf(qs, sizeof qs, "job=%s", job);
+    cr_assert_eq(nsc_query_parse("ledger", qs, &lq, err, sizeof err), 0, "%s", err);
     void *reads = s->ops->reads_new(s->h);
     nsc_store *st;
-    int rc = s->ops->reads_store(s->h, reads, job, &st, err, sizeof err);
+    int rc = s->ops->reads_store(s->h, reads, lq, &st, err, sizeof err);
     *ncomms = *nrecs = 0;
     if (!rc) {
         nsc_store_reader *rd;
@@ -140,8 +144,10 @@ static int read_job(size_t *ncomms, size_t *nrecs)
             cr_assert_eq(nsc_store_ledger_read(rd, &q, count_rec, nrecs), 0);
         }
         nsc_store_read_end(rd);
+        s->ops->reads_done(s->h, reads, st);
     }
     s->ops->reads_free(s->h, reads);
+    nsc_query_free(lq);
     return rc;
 }
 
