@@ -22,11 +22,23 @@
 # "Root-cause metrics"), rootcause_p2p_lag_ms behind the latest event:
 # NSC_P2P_LAG_MS (default the collector's 10 s) sets it, as the job here
 # spans seconds where a real one spans its minutes (a collector that has no
-# such setting ignores it).
+# such setting ignores it). NSC_STORE=clickhouse runs the collector on two
+# local ClickHouse shards behind a front (tests/clickhouse/lib.sh) instead of
+# LMDB, and prints the bytes of ClickHouse's answers a pass read
+# (ncclscope_collector_query_read_bytes_total) beside its CPU: the servers'
+# work is not in the collector's CPU.
 set -euo pipefail
 bin=$1 plugin=$2 runs=${3:-3} short=${4:-2000} long=${5:-12000}
 nodes=2
-. "$(cd "$(dirname "$0")" && pwd)/../e2e/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../e2e/lib.sh"
+store_args=()
+if [ "${NSC_STORE:-lmdb}" = clickhouse ]; then
+    . "$here/../clickhouse/lib.sh"
+    ch_require
+    ch_cluster_store
+    store_args=(--store "$store" --ch-shards "$shards")
+fi
 passes=${NSC_PASSES:-10}
 window=${NSC_WINDOW:-2048}
 windows=${NSC_WINDOWS:-0 $window}
@@ -43,11 +55,20 @@ ledger_still() {
     [ "$s0" -gt 0 ] && collector_metric_is ncclscope_collector_ledger_records_stored_total "$s0"
 }
 
-# per_pass WINDOW ITERS: ms of CPU per pass into $ms, a fresh collector and job.
+# read_bytes: the bytes the collector's loads read of ClickHouse (0 on LMDB).
+read_bytes() {
+    local b
+    b=$(collector_metric ncclscope_collector_query_read_bytes_total)
+    echo "${b:-0}"
+}
+
+# per_pass WINDOW ITERS: ms of CPU per pass into $ms, KiB read of ClickHouse
+# per pass into $kib, a fresh collector and job.
 per_pass() {
     local n p0 c0 p1 c1 ok
     rm -rf "$dir/db" "$dir"/node*
-    start_all --rootcause-interval-ms 250 --rootcause-trigger-ms 0 --hang-ms 600000 --rootcause-window-seqs "$1"
+    start_all --rootcause-interval-ms 250 --rootcause-trigger-ms 0 --hang-ms 600000 --rootcause-window-seqs "$1" \
+        "${store_args[@]}"
     NCCLSCOPE_JOB="rc-$1-$2" "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario hang \
         --nodes $nodes --ranks-per-node 4 --ranks-as threads --iters $(($2 + 1)) --hang-rank 0 --hang-after "$2" \
         --hang-ms 60000 >"$dir/emu.log" 2>&1 &
@@ -59,10 +80,12 @@ per_pass() {
     [ $ok = 1 ] || die "the job's ledger did not settle"
     p0=$(collector_metric ncclscope_collector_rootcause_passes_total)
     c0=$(collector_metric ncclscope_collector_rootcause_cpu_seconds_total)
+    b0=$(read_bytes)
     wait_until 120 collector_metric_above ncclscope_collector_rootcause_passes_total $((p0 + passes - 1)) ||
         die "no $passes passes"
     p1=$(collector_metric ncclscope_collector_rootcause_passes_total)
     c1=$(collector_metric ncclscope_collector_rootcause_cpu_seconds_total)
+    kib=$((($(read_bytes) - b0) / (p1 - p0) / 1024))
     status_has "any(p['state'] == 'alive' for p in s['processes'] if p['job'] == 'rc-$1-$2')" ||
         die "the job ended before its passes were measured"
     kill "${pids[emu]}" 2>/dev/null || true
@@ -80,14 +103,16 @@ for i in $(seq "$runs"); do
         for len in "$short" "$long"; do
             per_pass "$w" "$len"
             echo "$ms" >>"$dir/w$w-$len"
-            echo "run $i window $w job $len collectives: $ms ms CPU per pass (load $(load))"
+            echo "$kib" >>"$dir/k$w-$len"
+            echo "run $i window $w job $len collectives: $ms ms CPU per pass, $kib KiB read per pass (load $(load))"
         done
     done
 done
 for w in $windows; do
     for len in "$short" "$long"; do
         echo "median window $w job $len: $(median <"$dir/w$w-$len") ms CPU per pass" \
-             "(range $(sort -n "$dir/w$w-$len" | head -1)-$(sort -n "$dir/w$w-$len" | tail -1), $runs runs)"
+             "(range $(sort -n "$dir/w$w-$len" | head -1)-$(sort -n "$dir/w$w-$len" | tail -1), $runs runs)," \
+             "$(median <"$dir/k$w-$len") KiB read per pass"
     done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
