@@ -376,6 +376,7 @@ const char *nsc_query_name(const nsc_query *q)
 int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
 {
     int reads_ledger = q->endpoint == Q_LEDGER || q->endpoint == Q_COLLECTIVES || q->endpoint == Q_STATS;
+    memset(out, 0, sizeof *out);
     if (!reads_ledger || !(q->has & QP_JOB) || !(q->has & QP_COMM) || nsc_q_comm_id(q, &out->comm))
         return -1;
     out->job = q->job;
@@ -386,7 +387,6 @@ int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
     out->t0 = q->endpoint != Q_LEDGER && !q->causal && !(q->has & QP_FUNC) ? q->t0 : 0;
     out->t1 = q->t1;
     nsc_q_rank_window(q, &out->rank_lo, &out->rank_hi);
-    out->events = 0;
     return 0;
 }
 
