@@ -1,7 +1,8 @@
 /* test_reads_ledger.c: which queries read the ledger (nsc_query_reads_ledger),
  * against what they answer: a query said to read none answers the same bytes
  * from a store with and without the job's ledger records (what lets a
- * ClickHouse collector load a job without them for it). */
+ * ClickHouse collector load a job without them for it), and the scopes a
+ * ClickHouse load reads for a query instead of its whole job. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -83,4 +84,36 @@ Test(reads_ledger, every_other_endpoint_reads_it)
     cr_assert(!reads_ledger("timeline", QS "&clock=model"));
     cr_assert(reads_ledger("timeline", QS "&clock=causal"));
     cr_assert(reads_ledger("p2p", QS "&clock=causal"));
+}
+
+/* The scope of name?qs (a ledger query's, else a raw-event one's) into *s,
+ * every byte set beforehand: a field the scope leaves unset shows. */
+static int scope_of(const char *name, const char *qs, nsc_query_scope *s)
+{
+    nsc_query *q;
+    char err[256];
+    cr_assert_eq(nsc_query_parse(name, qs, &q, err, sizeof err), 0, "%s", err);
+    memset(s, 0xa5, sizeof *s);
+    int rc = nsc_query_ledger_scope(q, s) == 0 ? 0 : nsc_query_event_scope(q, s) == 0 ? 1 : -1;
+    nsc_query_free(q);
+    return rc;
+}
+
+/* What a ClickHouse load reads for each query: a ledger window, a raw-event
+ * window, the definitions alone (comms), or the whole job (-1). */
+Test(reads_ledger, scopes_say_what_a_load_reads)
+{
+    nsc_query_scope s;
+    cr_assert_eq(scope_of("ledger", QS "&seq=3-7", &s), 0);
+    cr_assert(!s.events && !s.defs && s.comm == 0xabc123 && s.seq_lo == 3 && s.seq_hi == 7);
+    cr_assert_eq(scope_of("comms", "job=jobA", &s), 1);
+    cr_assert(s.events && s.defs);
+    cr_assert_eq(scope_of("comms", "", &s), -1, "no job named: the only job, read whole");
+    cr_assert_eq(scope_of("p2p", QS "&t0_ns=5", &s), 1);
+    cr_assert(s.events && !s.defs && s.comm == 0xabc123 && s.t0 == 5 && s.t1 == UINT64_MAX);
+    cr_assert_eq(scope_of("p2p", QS, &s), -1, "no window: the whole job");
+    cr_assert_eq(scope_of("p2p", QS "&t0_ns=5&clock=causal", &s), -1, "the causal clock reads the ledger");
+    cr_assert_eq(scope_of("timeline", QS "&t1_ns=9", &s), 1);
+    cr_assert(s.events && !s.defs && s.t0 == 0 && s.t1 == 9);
+    cr_assert_eq(scope_of("topology", QS "&t0_ns=5", &s), -1);
 }
