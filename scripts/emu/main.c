@@ -320,7 +320,7 @@ static void parse_one(emu_opts *o, int c, const char *v)
     case O_SUS: o->slow_us = (int)num("--slow-us", v, 0, 10000000); break;
     case O_HRANK: o->hang_rank = (int)num("--hang-rank", v, 0, EMU_MAX_RANKS - 1); break;
     case O_HAFTER: o->hang_after = (int)num("--hang-after", v, 0, 1000000); break;
-    case O_HMS: o->hang_ms = (int)num("--hang-ms", v, 0, 60000); break;
+    case O_HMS: o->hang_ms = (int)num("--hang-ms", v, 0, 600000); break;
     case O_KRANK: o->kill_rank = (int)num("--kill-rank", v, 0, EMU_MAX_RANKS - 1); break;
     case O_KAFTER: o->kill_after = (int)num("--kill-after", v, 0, 1000000); break;
     case O_KDELAY: o->kill_delay_ms = (int)num("--kill-delay-ms", v, 0, 60000); break;

@@ -6,7 +6,8 @@
 # A job is a ring of 2 nodes x 4 ranks (ranks as threads, the plugin at its
 # default event mask, one agent per node, LMDB store) of SHORT collectives
 # (default 2,000: 10 minutes at one collective every 300 ms) or LONG (12,000:
-# 60 minutes), fed as fast as the emulator runs; then rank 0 hangs for 60 s,
+# 60 minutes), fed as fast as the emulator runs; then rank 0 hangs for 60 s
+# (NSC_HANG_S: a pass on ClickHouse takes longer),
 # so the job stays alive and idle and every pass analyses it as a running
 # one (a job that ended before its passes were measured is an error). Once
 # the live state saw its last collective and its ledger records are stored
@@ -46,13 +47,16 @@ windows=${NSC_WINDOWS:-0 $window}
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
-# ledger_still: the stored ledger count did not move over two passes.
+# ledger_still: the stored ledger count (on ClickHouse, which counts no
+# record, the batches stored) did not move over two passes.
+stored=ncclscope_collector_ledger_records_stored_total
+[ ${#store_args[@]} = 0 ] || stored=ncclscope_collector_batches_in_total
 ledger_still() {
     local s0 p0
-    s0=$(collector_metric ncclscope_collector_ledger_records_stored_total)
+    s0=$(collector_metric $stored)
     p0=$(collector_metric ncclscope_collector_rootcause_passes_total)
     wait_until 30 collector_metric_above ncclscope_collector_rootcause_passes_total $((p0 + 1)) || return 1
-    [ "$s0" -gt 0 ] && collector_metric_is ncclscope_collector_ledger_records_stored_total "$s0"
+    [ "$s0" -gt 0 ] && collector_metric_is $stored "$s0"
 }
 
 # read_bytes: the bytes the collector's loads read of ClickHouse (0 on LMDB).
@@ -71,7 +75,7 @@ per_pass() {
         "${store_args[@]}"
     NCCLSCOPE_JOB="rc-$1-$2" "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario hang \
         --nodes $nodes --ranks-per-node 4 --ranks-as threads --iters $(($2 + 1)) --hang-rank 0 --hang-after "$2" \
-        --hang-ms 60000 >"$dir/emu.log" 2>&1 &
+        --hang-ms $((${NSC_HANG_S:-60} * 1000)) >"$dir/emu.log" 2>&1 &
     pids[emu]=$!
     wait_until 600 status_has "any(f['max_seq'] >= $2 - 1 for j in s['jobs'] if j['job'] == 'rc-$1-$2'
         for c in j['comms'] for f in c['funcs'])" || die "the job never reached its hang"
@@ -87,7 +91,8 @@ per_pass() {
     c1=$(collector_metric ncclscope_collector_rootcause_cpu_seconds_total)
     kib=$((($(read_bytes) - b0) / (p1 - p0) / 1024))
     status_has "any(p['state'] == 'alive' for p in s['processes'] if p['job'] == 'rc-$1-$2')" ||
-        die "the job ended before its passes were measured"
+        die "the job ended before its passes were measured: $(python3 -c 'import json, sys
+print(sorted({p["state"] for p in json.load(open(sys.argv[1]))["processes"]}))' "$dir/status.json")"
     kill "${pids[emu]}" 2>/dev/null || true
     wait "${pids[emu]}" 2>/dev/null || true
     for n in collector emu agent0 agent1; do
