@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""live_same.py DIR_A DIR_B: two collectors of one ClickHouse store answer
-the live-state endpoints alike (docs/clickhouse-live.md).
+"""live_same.py DIR_A DIR_B SLACK_NS: two collectors of one ClickHouse store
+answer the live-state endpoints alike (docs/clickhouse-live.md).
 
 Each folder holds one collector's status.json (/api/v1/status), live.json
 (the first summary of /api/v1/live), hosts.json (/api/v1/hosts) and
@@ -11,8 +11,14 @@ functions and max_seq, ranks with host, pid, state and each function's seq
 and in_flight, lagging and hung; processes and agents with their states;
 event totals and counts); hosts in full; and of /metrics the live-state
 gauges and the per-communicator figures that are not times (sorted lines).
+Each collector reads this host's wall clock on its own: their
+wall_offset_ns may be up to SLACK_NS apart (ch.sh's wall_slack_ns: a clock
+step during the test, the millisecond the offset is rounded to), and where
+they differ so may the times of day made from it ("alive until 12:04:31
+UTC"), which are then compared as "hh:mm:ss UTC".
 Exit 0 when all agree, 1 with the differences printed."""
 import json
+import re
 import sys
 
 TIMED = {"now_ns", "now_utc", "ended_ns", "last_seen_ns", "last_seen_utc", "for_ns", "since_utc", "events_per_s", "bus_bw_gbps"}
@@ -31,6 +37,29 @@ def untimed(v):
     if isinstance(v, list):
         return [untimed(x) for x in v]
     return v
+
+
+def time_of_day_unknown(v):
+    if isinstance(v, dict):
+        return {k: time_of_day_unknown(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [time_of_day_unknown(x) for x in v]
+    if isinstance(v, str):
+        return re.sub(r"\d\d:\d\d:\d\d UTC", "hh:mm:ss UTC", v)
+    return v
+
+
+def wall_apart(a, b, slack):
+    """None when the status' offsets are within slack (then both answers'
+    times of day are compared as unknown where the offsets differ)."""
+    oa, ob = a["status"].pop("wall_offset_ns", None), b["status"].pop("wall_offset_ns", None)
+    if (oa is None) != (ob is None) or (oa is not None and abs(oa - ob) > slack):
+        return "status.wall_offset_ns: %r against %r, more than %d ns apart" % (oa, ob, slack)
+    if oa != ob:
+        for x in (a, b):
+            for what in ("status", "live", "hosts"):
+                x[what] = time_of_day_unknown(x[what])
+    return None
 
 
 def metric_lines(path):
@@ -76,6 +105,10 @@ def first_difference(a, b, path=""):
 def main():
     a, b = load(sys.argv[1]), load(sys.argv[2])
     bad = 0
+    d = wall_apart(a, b, int(sys.argv[3]))
+    if d:
+        bad += 1
+        print("live-same: %s" % d, file=sys.stderr)
     for what in ("status", "live", "hosts", "metrics"):
         d = first_difference(a[what], b[what], what)
         if d:
