@@ -27,13 +27,16 @@ static int load_clocks(void *h, struct nsc_clocks *clocks)
     return nsc_chstore_clocks(b->ch, nsc_clocks_adopt, clocks);
 }
 
-/* Empty, with the wall clock this collector records at its first commit:
- * the shared state comes from the snapshots (chlive.h). */
+/* Empty, with the wall clock of the store's latest record, else the one
+ * this collector records at its first commit: the shared state comes from
+ * the snapshots (chlive.h). */
 static int load_live(void *h, const nsc_live_cfg *lc, nsc_live **out)
 {
-    (void)h;
+    nsc_chback *b = h;
+    nsc_store_wall_state none = {0};
     nsc_store_wall_rec now;
-    nsc_store_wall_due(0, 0, nsc_mono_ns(), &now);
+    if (nsc_chstore_wall_kept(b->ch, &now.offset_ns))
+        nsc_store_wall_due(&none, nsc_mono_ns(), &now);
     if ((*out = nsc_live_new(lc)))
         nsc_live_set_wall(*out, now.offset_ns);
     return *out ? 0 : -1;

@@ -57,8 +57,7 @@ struct nsc_chstore {
      * thread inserts the other one (chstore.h, nsc_chstore_insert_start). */
     int fill, busy;           /* the writer's: busy while an insert is not waited for */
     char job_noted[2][64];    /* per generation: the job whose jobs row it holds last */
-    int64_t wall_ns;          /* the wall-clock offset put last, when wall_set */
-    int wall_set;             /* cleared when rows are dropped or an insert fails */
+    nsc_store_wall_state wall; /* stored: cleared when rows are dropped or an insert fails */
     pthread_t inserter;
     int has_inserter;
     pthread_mutex_t mu;       /* the fields below, and the failure log's */
@@ -211,6 +210,35 @@ static int create_tables(nsc_chstore *ch)
     return 0;
 }
 
+/* The store's latest wall record, over every target: the offset this
+ * collector keeps while its readings stay within the slack (store.h,
+ * nsc_store_wall_state), so that every collector of the store answers with
+ * one. None readable: the first commit records this collector's own. */
+static void read_latest_wall(nsc_chstore *ch)
+{
+    char q[256];
+    uint64_t latest = 0, utc;
+    int64_t off;
+    snprintf(q, sizeof q, "SELECT utc_ns, offset_ns FROM %s.wall_local ORDER BY utc_ns DESC LIMIT 1 "
+             "FORMAT TabSeparated", ch->db);
+    for (size_t i = 0; i < ch->nt; i++) {
+        ch->answer = (nsc_ch_buf){.p = ch->answer.p, .cap = ch->answer.cap};
+        ch->keep_answer = 1;
+        int rc = post(ch, ch->t[i].server, q, strlen(q), q);
+        ch->keep_answer = 0;
+        char text[64];
+        size_t n = ch->answer.len < sizeof text - 1 ? ch->answer.len : sizeof text - 1;
+        if (rc || !n)
+            continue;
+        memcpy(text, ch->answer.p, n);
+        text[n] = 0;
+        if (sscanf(text, "%" SCNu64 "\t%" SCNd64, &utc, &off) == 2 && utc >= latest) {
+            latest = utc;
+            ch->wall = (nsc_store_wall_state){off, 1, 1};
+        }
+    }
+}
+
 int nsc_chstore_open(const char *url, const char *shards, const nsc_chconn *conn, nsc_chstore **out)
 {
     nsc_chstore *ch = calloc(1, sizeof *ch);
@@ -247,6 +275,7 @@ int nsc_chstore_open(const char *url, const char *shards, const nsc_chconn *conn
         nsc_chstore_close(ch);
         return -1;
     }
+    read_latest_wall(ch);
     if (pipe(ch->wake) || pthread_create(&ch->inserter, NULL, insert_loop, ch)) {
         fprintf(stderr, "ncclscope-collector: clickhouse: cannot start the inserter thread\n");
         nsc_chstore_close(ch);
@@ -338,21 +367,20 @@ int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_mod
 int nsc_chstore_put_wall(nsc_chstore *ch, uint64_t now_ns)
 {
     nsc_store_wall_rec r;
-    if (!nsc_store_wall_due(ch->wall_ns, ch->wall_set, now_ns, &r))
+    if (!nsc_store_wall_due(&ch->wall, now_ns, &r))
         return 0;
     nsc_ch_cols *b = &tabs_of(ch, "", "wall", 0)[NSC_CH_WALL];
     nsc_ch_rows_wall(b, &r);
     if (b->failed)
         return NSC_STORE_ENOMEM;
-    ch->wall_ns = r.offset_ns;
-    ch->wall_set = 1;
+    nsc_store_wall_recorded(&ch->wall, &r);
     return 0;
 }
 
 int nsc_chstore_wall_kept(const nsc_chstore *ch, int64_t *offset_ns)
 {
-    *offset_ns = ch->wall_ns;
-    return ch->wall_set ? 0 : -1;
+    *offset_ns = ch->wall.offset_ns;
+    return ch->wall.known ? 0 : -1;
 }
 
 int nsc_chstore_put_progress(void *arg, const nsc_store_progress *p)
@@ -547,7 +575,7 @@ static void clear_gen(nsc_chstore *ch, int g)
 
 void nsc_chstore_discard(nsc_chstore *ch)
 {
-    ch->wall_set = 0;  /* its wall record, if any, goes with the rows */
+    ch->wall.stored = 0;  /* its wall record, if any, goes with the rows */
     clear_gen(ch, ch->fill);
 }
 
@@ -633,6 +661,6 @@ int nsc_chstore_insert_wait(nsc_chstore *ch)
     pthread_mutex_lock(&ch->mu);
     int rc = ch->rc;
     pthread_mutex_unlock(&ch->mu);
-    ch->wall_set &= !rc;  /* its wall record, if any, may be lost: put it again */
+    ch->wall.stored &= !rc;  /* its wall record, if any, may be lost: put it again */
     return rc;
 }

@@ -59,7 +59,8 @@ int nsc_chstore_put_clock(nsc_chstore *ch, const char *host, const nsc_clock_mod
 /* The wall clock of collector time now_ns, when it is due (as the LMDB
  * store's begin records it: nsc_store_wall_due); 0 or NSC_STORE_ENOMEM. */
 int nsc_chstore_put_wall(nsc_chstore *ch, uint64_t now_ns);
-/* The offset put last: 0, or -1 when none yet. */
+/* The offset kept (the store's latest record at open, or the one put
+ * last): 0, or -1 when none yet. */
 int nsc_chstore_wall_kept(const nsc_chstore *ch, int64_t *offset_ns);
 /* A rank's progress (nsc_live_progress_fn); 0 or NSC_STORE_ENOMEM. */
 int nsc_chstore_put_progress(void *ch, const nsc_store_progress *p);

@@ -258,8 +258,8 @@ int nsc_store_get_clock(nsc_store_reader *rd, const char *host, nsc_clock_model 
 /* The wall clock of the collector's time base, which aligned times are on:
  * UTC ns since the epoch = collector time + *offset_ns. With the wall_clock
  * option each begin records it (nsc_store_wall_due) when it moved by more
- * than NSC_STORE_WALL_SLACK_NS since the last record (a collector start, an
- * NTP step); the latest record is returned. *reset: the collector's clock
+ * than NSC_STORE_WALL_SLACK_NS from the store's latest record (an NTP step,
+ * a reboot); the latest record is returned. *reset: the collector's clock
  * went back between two records (its host rebooted), so times stored before
  * that are on another base and their wall time is not known. ENOTFOUND: no
  * record (a store of an older collector). */
@@ -268,17 +268,28 @@ int nsc_store_wall(nsc_store_reader *rd, int64_t *offset_ns, int *reset);
 
 /* One record of the wall clock: UTC ns when taken, the collector's time then
  * (ref_ns), and CLOCK_REALTIME - CLOCK_MONOTONIC read back to back, rounded
- * to the millisecond (offset_ns): two collectors of one host record the same
- * offset, so their answers are the same bytes (LMDB and ClickHouse, docs/api.md). */
+ * to the millisecond (offset_ns). */
 typedef struct nsc_store_wall_rec {
     uint64_t utc_ns, ref_ns;
     int64_t offset_ns;
 } nsc_store_wall_rec;
-/* The wall clock at collector time now_ns into *r; 1 when it is to be
- * recorded (none recorded yet: !last_set, or it moved by more than the slack
- * from *last), else 0. The LMDB store's begin and the ClickHouse writer
- * (collector/ch/chstore.c) decide alike. */
-int nsc_store_wall_due(int64_t last, int last_set, uint64_t now_ns, nsc_store_wall_rec *r);
+/* A writer's wall clock: the offset known (its store's latest record, or
+ * the one it recorded), and whether that record is in the store. Two
+ * readings of one host's offset, each rounded to the millisecond, differ
+ * by 1 ms where it lies on a millisecond's boundary: kept while a reading
+ * is within the slack, one offset stays the store's, whichever collector
+ * or restart reads it (docs/api.md, "Wall-clock time"). */
+typedef struct nsc_store_wall_state {
+    int64_t offset_ns;
+    int known, stored;
+} nsc_store_wall_state;
+/* The wall clock at collector time now_ns into *r, the known offset where
+ * the reading is within the slack of it; 1 when r is to be recorded (not
+ * stored yet, or it moved by more than the slack), else 0. The LMDB store's
+ * begin and the ClickHouse writer (collector/ch/chstore.c) decide alike. */
+int nsc_store_wall_due(const nsc_store_wall_state *w, uint64_t now_ns, nsc_store_wall_rec *r);
+/* r was recorded: its offset is the one known and stored. */
+void nsc_store_wall_recorded(nsc_store_wall_state *w, const nsc_store_wall_rec *r);
 /* The offset st's begin recorded last (the wall_clock option): 0, or -1
  * when none yet. */
 int nsc_store_wall_kept(const nsc_store *st, int64_t *offset_ns);

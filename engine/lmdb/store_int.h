@@ -93,8 +93,8 @@ typedef struct nsc_st_writer {
     int txn_rc;               /* first failure in the open transaction */
     uint64_t now_ns;
     uint64_t life_ns;         /* key time of the last lifecycle record put */
-    int64_t wall_ns;          /* the wall-clock offset last recorded, when wall_set */
-    int wall_set;
+    nsc_store_wall_state wall;
+    int wall_read;            /* the store's latest wall record was looked for */
     op *ops;
     size_t nops, ops_cap;
     nsc_store_stats committed, pending;

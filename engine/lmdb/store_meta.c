@@ -159,7 +159,7 @@ static int scan_meta(nsc_store_reader *rd, const char *prefix, meta_fn fn, void 
  * be64 offset): in the order they were written, unless the wall clock
  * itself stepped back ------------------------------------------------------ */
 
-int nsc_store_wall_due(int64_t last, int last_set, uint64_t now_ns, nsc_store_wall_rec *r)
+int nsc_store_wall_due(const nsc_store_wall_state *w, uint64_t now_ns, nsc_store_wall_rec *r)
 {
     /* the pair read closest together, so that a preemption between the
      * reads (a loaded host) does not move the offset: tries until one took
@@ -176,7 +176,16 @@ int nsc_store_wall_due(int64_t last, int last_set, uint64_t now_ns, nsc_store_wa
     int64_t ms = r->offset_ns >= 0 ? (r->offset_ns + 500000) / 1000000 : -((-r->offset_ns + 500000) / 1000000);
     r->offset_ns = ms * 1000000;
     r->ref_ns = now_ns;
-    return !last_set || llabs(r->offset_ns - last) > NSC_STORE_WALL_SLACK_NS;
+    if (!w->known || llabs(r->offset_ns - w->offset_ns) > NSC_STORE_WALL_SLACK_NS)
+        return 1;
+    r->offset_ns = w->offset_ns;
+    return !w->stored;
+}
+
+void nsc_store_wall_recorded(nsc_store_wall_state *w, const nsc_store_wall_rec *r)
+{
+    w->offset_ns = r->offset_ns;
+    w->known = w->stored = 1;
 }
 
 int nsc_store_put_wall(nsc_store *st, const nsc_store_wall_rec *r)
@@ -191,21 +200,8 @@ int nsc_store_put_wall(nsc_store *st, const nsc_store_wall_rec *r)
 
 int nsc_store_wall_kept(const nsc_store *st, int64_t *offset_ns)
 {
-    *offset_ns = st->w.wall_ns;
-    return st->w.wall_set ? 0 : -1;
-}
-
-int nsc_st_record_wall(nsc_store *st, uint64_t now_ns)
-{
-    nsc_store_wall_rec r;
-    if (!nsc_store_wall_due(st->w.wall_ns, st->w.wall_set, now_ns, &r))
-        return 0;
-    int rc = nsc_store_put_wall(st, &r);
-    if (rc == 0) {
-        st->w.wall_ns = r.offset_ns;
-        st->w.wall_set = 1;
-    }
-    return rc;
+    *offset_ns = st->w.wall.offset_ns;
+    return st->w.wall.known ? 0 : -1;
 }
 
 typedef struct wall_scan {
@@ -238,6 +234,31 @@ int nsc_store_wall(nsc_store_reader *rd, int64_t *offset_ns, int *reset)
     *offset_ns = w.off;
     *reset = w.reset;
     return 0;
+}
+
+/* The store's latest wall record, once per writer: the offset it keeps
+ * (nsc_store_wall_state), so that a restart adds none for the same clock. */
+static int read_latest_wall(nsc_store *st)
+{
+    nsc_store_reader rd = {.st = st, .txn = st->w.txn};
+    int64_t off;
+    int reset, rc = nsc_store_wall(&rd, &off, &reset);
+    if (rc == 0)
+        st->w.wall = (nsc_store_wall_state){off, 1, 1};
+    st->w.wall_read = rc == 0 || rc == NSC_STORE_ENOTFOUND;
+    return st->w.wall_read ? 0 : rc;
+}
+
+int nsc_st_record_wall(nsc_store *st, uint64_t now_ns)
+{
+    nsc_store_wall_rec r;
+    int rc = st->w.wall_read ? 0 : read_latest_wall(st);
+    if (rc || !nsc_store_wall_due(&st->w.wall, now_ns, &r))
+        return rc;
+    rc = nsc_store_put_wall(st, &r);
+    if (rc == 0)
+        nsc_store_wall_recorded(&st->w.wall, &r);
+    return rc;
 }
 
 typedef struct agent_cb { nsc_store_agent_fn fn; void *arg; } agent_cb;

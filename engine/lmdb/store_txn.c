@@ -100,7 +100,7 @@ void nsc_store_abort(nsc_store *st)
     if (st->w.txn)
         mdb_txn_abort(st->w.txn);
     st->w.txn = NULL;
-    st->w.wall_set = 0;  /* its record, if any, went with the transaction */
+    st->w.wall.stored = 0;  /* its record, if any, went with the transaction */
     clear_ops(st);
 }
 

@@ -14,12 +14,13 @@ gauges and the per-communicator figures that are not times (sorted lines).
 Each collector reads this host's wall clock on its own: their
 wall_offset_ns may be up to SLACK_NS apart (ch.sh's wall_slack_ns: a clock
 step during the test, the millisecond the offset is rounded to), and where
-they differ so may the times of day made from it ("alive until 12:04:31
-UTC"), which are then compared as "hh:mm:ss UTC".
+they differ so may the times made from it ("alive until 12:04:31 UTC"),
+which are then compared without them (same_answer.py).
 Exit 0 when all agree, 1 with the differences printed."""
 import json
-import re
 import sys
+
+import same_answer
 
 TIMED = {"now_ns", "now_utc", "ended_ns", "last_seen_ns", "last_seen_utc", "for_ns", "since_utc", "events_per_s", "bus_bw_gbps"}
 METRICS = ("ncclscope_collector_live_processes", "ncclscope_collector_live_agents",
@@ -39,27 +40,16 @@ def untimed(v):
     return v
 
 
-def time_of_day_unknown(v):
-    if isinstance(v, dict):
-        return {k: time_of_day_unknown(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [time_of_day_unknown(x) for x in v]
-    if isinstance(v, str):
-        return re.sub(r"\d\d:\d\d:\d\d UTC", "hh:mm:ss UTC", v)
-    return v
-
-
 def wall_apart(a, b, slack):
     """None when the status' offsets are within slack (then both answers'
-    times of day are compared as unknown where the offsets differ)."""
+    times of day are compared without their time where the offsets differ)."""
     oa, ob = a["status"].pop("wall_offset_ns", None), b["status"].pop("wall_offset_ns", None)
-    if (oa is None) != (ob is None) or (oa is not None and abs(oa - ob) > slack):
-        return "status.wall_offset_ns: %r against %r, more than %d ns apart" % (oa, ob, slack)
-    if oa != ob:
+    why = same_answer.wall_apart([x for x in (oa,) if x is not None], [x for x in (ob,) if x is not None], slack)
+    if not why and oa != ob:
         for x in (a, b):
             for what in ("status", "live", "hosts"):
-                x[what] = time_of_day_unknown(x[what])
-    return None
+                x[what] = same_answer.without_wall(x[what])
+    return why and "status." + why
 
 
 def metric_lines(path):

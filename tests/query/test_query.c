@@ -1,6 +1,7 @@
 /* test_query.c: the query endpoints against a store with known answers
  * (qfixture.c), and the parameter parser against malformed input. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,6 +425,20 @@ Test(query, comm_in_two_jobs_asks_for_job)
     expect_has("collectives", "comm=0x99&job=twin", "\"job\":\"twin\"");
 }
 
+/* A wall clock record (utc, ref, offset) put into the store (st closed
+ * then, reopened by the caller). */
+static void put_wall_record(uint64_t utc_ns, uint64_t ref_ns, int64_t offset_ns)
+{
+    nsc_store_close(st);
+    cr_assert_eq(nsc_store_open(dir, NULL, &st), 0);
+    cr_assert_eq(nsc_store_begin(st, ref_ns), 0);
+    nsc_store_wall_rec r = {utc_ns, ref_ns, offset_ns};
+    cr_assert_eq(nsc_store_put_wall(st, &r), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    nsc_store_close(st);
+    st = NULL;
+}
+
 /* The wall clock of the time base: none in a store that never recorded it;
  * the collector's offset (CLOCK_REALTIME - its time) once it did, in every
  * answer that carries times; a clock that went back (a reboot) flagged. */
@@ -450,11 +465,34 @@ Test(query, wall_clock_offset_in_answers)
         cr_assert_null(strstr(r.text, "wall_clock_reset"), "%s", r.text);
         qf_result_free(&r);
     }
-    nsc_store_close(st); /* the collector's host rebooted: a new collector, its clock near 0 */
+    /* the collector's host rebooted: its last record the previous boot's,
+     * an hour earlier and two hours into it; a new collector, its clock near 0 */
+    put_wall_record(nsc_wall_ns(), 7200000000000ull, (int64_t)(wall - mono) - 3600000000000ll);
     cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
     cr_assert_eq(nsc_store_begin(st, 1000), 0);
     cr_assert_eq(nsc_store_commit(st), 0);
     expect_has("comms", "", "\"wall_clock_reset\":true");
+}
+
+/* A collector keeps the store's latest offset while its own reading is
+ * within the slack (a reading on a millisecond's boundary rounds either
+ * way): a restart, or a second collector, adds no record and moves no UTC
+ * time. */
+Test(query, wall_clock_kept_within_the_slack)
+{
+    uint64_t mono = nsc_mono_ns(), wall = nsc_wall_ns();
+    int64_t stored = ((int64_t)(wall - mono) / 1000000 + 2) * 1000000;
+    put_wall_record(wall, mono, stored);
+    nsc_store_opts o = {.wall_clock = 1};
+    cr_assert_eq(nsc_store_open(dir, &o, &st), 0);
+    cr_assert_eq(nsc_store_begin(st, nsc_mono_ns()), 0);
+    cr_assert_eq(nsc_store_commit(st), 0);
+    int64_t kept;
+    cr_assert_eq(nsc_store_wall_kept(st, &kept), 0);
+    cr_assert_eq(kept, stored);
+    char want[64];
+    snprintf(want, sizeof want, "\"wall_offset_ns\":%" PRId64 ",", stored);
+    expect_has("comms", "", want);
 }
 
 /* Communicators alike in name, size and hosts get labels that differ. */
