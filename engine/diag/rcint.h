@@ -100,6 +100,9 @@
 #define RC_LINK_MARKS (4 * RC_LINK_PARTS)
 #define RC_LINK_MAX_STEPS 100000
 #define RC_MAX_CHANNELS 64
+/* A stuck collective's raw proxy events are read from the earliest start
+ * of the collectives read just before it, this many at most (rootcause.c). */
+#define RC_STUCK_BEFORE 8
 
 /* A straggler may be late from mid-job on, or intermittently: besides the
  * straggler rule (figures.h) a rank is late when it was late of its own at
@@ -203,6 +206,11 @@ struct nsc_rc_late {
     uint64_t stuck_seq, stuck_start;
     char stuck_func[32];
     uint32_t stuck_nch;
+    /* the starts of the collectives read before it, the last RC_STUCK_BEFORE
+     * (a ring at nrecent), and the earliest of them: where its raw proxy
+     * events are read from, so that each channel's last ProxyOp before it
+     * (whose peer its orphan steps take) is read, not the whole job */
+    uint64_t recent[RC_STUCK_BEFORE], nrecent, stuck_from;
 };
 
 typedef struct rc_op {

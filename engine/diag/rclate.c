@@ -53,7 +53,9 @@ static void keep_stuck(nsc_rc_late *l, const nsc_json *coll)
 {
     l->stuck = 1;
     l->stuck_seq = nsc_diag_num(coll, "seq");
-    l->stuck_start = nsc_diag_num(coll, "start_ns");
+    l->stuck_start = l->stuck_from = nsc_diag_num(coll, "start_ns");
+    for (uint64_t i = 0; i < l->nrecent && i < RC_STUCK_BEFORE; i++)
+        l->stuck_from = l->recent[i] < l->stuck_from ? l->recent[i] : l->stuck_from;
     l->stuck_nch = (uint32_t)nsc_diag_num(coll, "nchannels");
     const char *func = nsc_json_str(nsc_json_get(coll, "func"));
     snprintf(l->stuck_func, sizeof l->stuck_func, "%s", func ? func : "?");
@@ -148,10 +150,19 @@ static void count_behind(nsc_rc_late *l, const nsc_json *coll)
     }
 }
 
+/* The start of a collective read before the stuck one. */
+static void keep_recent(nsc_rc_late *l, const nsc_json *coll)
+{
+    const nsc_json *start = nsc_json_get(coll, "start_ns");
+    if (!l->stuck && start && start->kind != NSC_JSON_NULL)
+        l->recent[l->nrecent++ % RC_STUCK_BEFORE] = nsc_diag_num(coll, "start_ns");
+}
+
 void nsc_rc_late_add(nsc_rc_late *l, const nsc_json *coll)
 {
     const nsc_json *ranks = nsc_json_get(coll, "ranks"), *missing = nsc_json_get(coll, "missing_ranks");
     const nsc_json *end = nsc_json_get(coll, "end_ns"), *mm = nsc_json_get(coll, "mismatch");
+    keep_recent(l, coll);
     /* a rank the store never saw is in no missing_ranks: ranks_seen tells */
     if (!ranks || (missing && missing->count) || (mm && mm->kind != NSC_JSON_NULL) ||
         nsc_diag_num(coll, "ranks_seen") < nsc_diag_num(coll, "nranks"))

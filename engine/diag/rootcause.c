@@ -357,9 +357,13 @@ static int pass_run(nsc_diag_src *s, rc_pass *p, nsc_rc_late *l, const char *com
     }
     int rc = nsc_diag_fetch_pages(s, "ledger", lq, NULL, on_ledger, p);
     /* a stuck collective's steps whose ProxyOp is in no record (open while
-     * the job runs) are only in the raw events */
+     * the job runs) are only in the raw events: from the collectives before
+     * it on (rcint.h, stuck_from), not the whole job's */
     if (rc == NSC_DIAG_OK && !p->oom && l->stuck) {
-        if (nsc_qs_add(q, sizeof q, "type", "proxyop,proxystep")) {
+        char from[24];
+        snprintf(from, sizeof from, "%" PRIu64, l->stuck_from);
+        if (nsc_qs_add(q, sizeof q, "type", "proxyop,proxystep") ||
+            nsc_qs_add(q, sizeof q, "t0_ns", from)) {
             snprintf(s->err, sizeof s->err, "query string too long");
             return NSC_DIAG_FAIL;
         }

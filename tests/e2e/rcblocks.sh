@@ -10,22 +10,34 @@
 # passes ncclscope_collector_rootcause_blocks_decoded_total grows by at
 # most 4 blocks a rank a pass, where the job holds tens of blocks a rank
 # (before: every one of them at every pass).
+# MODE stall: 4 nodes of one rank, 6,000 collectives, and rank 1 also stops
+# sending in the collective before the hang, which every rank entered: a
+# pass also reads the stuck collective's raw proxy events, from the
+# collectives just before it on, at most 6 blocks a rank a pass (18 here;
+# before, the whole job's: 53 at 2,000 collectives), and finds the stall
+# once it is older than hang_ms (1 s here, for the agents' in-flight ledger
+# records too; its orphan steps take their channel's peer from the ProxyOps
+# before it).
 #
-#   rcblocks.sh BIN_DIR PLUGIN
+#   rcblocks.sh BIN_DIR PLUGIN [hang|stall]
 set -euo pipefail
-bin=$1 plugin=$2
-nodes=1
+bin=$1 plugin=$2 mode=${3:-hang}
+nodes=1 per_node=4 hang_ms=600000 iters=2000 per_rank=4
+[ "$mode" = hang ] || nodes=4 per_node=1 hang_ms=1000 iters=6000 per_rank=6
+export NCCLSCOPE_HANG_MS=$hang_ms  # the agents' in-flight ledger records
 . "$(dirname "$0")/lib.sh"
-iters=2000 ranks=4
+ranks=4
 
-start_all --rootcause-interval-ms 250 --rootcause-trigger-ms 0 --rootcause-p2p-lag-ms 600000 --hang-ms 600000
-NCCLSCOPE_JOB=rc-blocks "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario hang --nodes 1 \
-    --ranks-per-node $ranks --ranks-as threads --iters $((iters + 1)) --hang-rank 0 --hang-after $iters \
-    --hang-ms 60000 >"$dir/emu.log" 2>&1 &
+start_all --rootcause-interval-ms 250 --rootcause-trigger-ms 0 --rootcause-p2p-lag-ms 600000 --hang-ms $hang_ms
+fault=()
+[ "$mode" = hang ] || fault=(--stall 1:$((iters - 1)):0:2)
+NCCLSCOPE_JOB=rc-blocks "$bin/ncclscope-emu" --plugin "$plugin" --rundir-base "$dir" --scenario hang --nodes $nodes \
+    --ranks-per-node $per_node --ranks-as threads --iters $((iters + 1)) --hang-rank 0 --hang-after $iters \
+    --hang-ms 60000 "${fault[@]}" >"$dir/emu.log" 2>&1 &
 pids[emu]=$!
 wait_until 90 status_has "any(f['max_seq'] >= $iters - 1 for j in s['jobs'] if j['job'] == 'rc-blocks'
     for c in j['comms'] for f in c['funcs'])" || die "the job never reached its hang"
-wait_until 30 delivered 0 || die "the agent's batches were not all stored"
+for ((n = 0; n < nodes; n++)); do wait_until 30 delivered $n || die "agent $n's batches were not all stored"; done
 p0=$(collector_metric ncclscope_collector_rootcause_passes_total)
 wait_until 30 collector_metric_above ncclscope_collector_rootcause_passes_total $((p0 + 1)) || die "no pass"
 p0=$(collector_metric ncclscope_collector_rootcause_passes_total)
@@ -36,5 +48,11 @@ b1=$(collector_metric ncclscope_collector_rootcause_blocks_decoded_total)
 status_has "any(p['state'] == 'alive' for p in s['processes'] if p['job'] == 'rc-blocks')" ||
     die "the job ended before its passes were counted"
 per=$(((b1 - b0) / (p1 - p0)))
-[ "$per" -le $((4 * ranks)) ] || die "a pass decoded $per blocks (over $((p1 - p0)) passes), more than 4 a rank"
-echo "rcblocks: a pass over the running ring decoded $per blocks"
+[ "$per" -le $((per_rank * ranks)) ] ||
+    die "a pass decoded $per blocks (over $((p1 - p0)) passes), more than $per_rank a rank"
+if [ "$mode" = stall ]; then
+    curl -sf -m 60 "http://127.0.0.1:$http/api/v1/diagnose?job=rc-blocks" >"$dir/diagnose.json" ||
+        die "no diagnose answer"
+    grep -q '"kind":"stall"' "$dir/diagnose.json" || die "no stall found: $(head -c 600 "$dir/diagnose.json")"
+fi
+echo "rcblocks ($mode): a pass over the running ring decoded $per blocks"
