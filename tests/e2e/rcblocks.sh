@@ -13,8 +13,9 @@
 # MODE stall: 4 nodes of one rank, 6,000 collectives, and rank 1 also stops
 # sending in the collective before the hang, which every rank entered: a
 # pass also reads the stuck collective's raw proxy events, from the
-# collectives just before it on, at most 6 blocks a rank a pass (18 here;
-# before, the whole job's: 53 at 2,000 collectives), and finds the stall
+# collectives just before it on, at most 12 blocks a rank a pass (18-30
+# here, 12-15 at 2,000 collectives; before, from the job's start: 117-129,
+# and 37-62 at 2,000), and finds the stall
 # once it is older than hang_ms (1 s here, for the agents' in-flight ledger
 # records too; its orphan steps take their channel's peer from the ProxyOps
 # before it).
@@ -23,7 +24,7 @@
 set -euo pipefail
 bin=$1 plugin=$2 mode=${3:-hang}
 nodes=1 per_node=4 hang_ms=600000 iters=2000 per_rank=4
-[ "$mode" = hang ] || nodes=4 per_node=1 hang_ms=1000 iters=6000 per_rank=6
+[ "$mode" = hang ] || nodes=4 per_node=1 hang_ms=1000 iters=6000 per_rank=12
 export NCCLSCOPE_HANG_MS=$hang_ms  # the agents' in-flight ledger records
 . "$(dirname "$0")/lib.sh"
 ranks=4
