@@ -44,7 +44,7 @@ def wall_apart(a, b, slack):
     """None when the status' offsets are within slack (then both answers'
     times of day are compared without their time where the offsets differ)."""
     oa, ob = a["status"].pop("wall_offset_ns", None), b["status"].pop("wall_offset_ns", None)
-    why = same_answer.wall_apart([x for x in (oa,) if x is not None], [x for x in (ob,) if x is not None], slack)
+    why = same_answer.wall_apart([] if oa is None else [oa], [] if ob is None else [ob], slack)
     if not why and oa != ob:
         for x in (a, b):
             for what in ("status", "live", "hosts"):
