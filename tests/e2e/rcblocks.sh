@@ -13,18 +13,20 @@
 # MODE stall: 4 nodes of one rank, 6,000 collectives, and rank 1 also stops
 # sending in the collective before the hang, which every rank entered: a
 # pass also reads the stuck collective's raw proxy events, from the
-# collectives just before it on, at most 12 blocks a rank a pass (18-30
-# here, 12-15 at 2,000 collectives; before, from the job's start: 117-129,
-# and 37-62 at 2,000), and finds the stall
-# once it is older than hang_ms (1 s here, for the agents' in-flight ledger
-# records too; its orphan steps take their channel's peer from the ProxyOps
-# before it).
+# collectives just before it on, and decodes fewer blocks than half the
+# sections the job stored (16-28 %, quiet or beside a build; before, from
+# the job's start, 77-82 %: the emulator runs far ahead of real time, so a
+# loaded machine's batches hold less of the job and a window spans more of
+# them, and a bound in blocks held only on a quiet machine), and finds the
+# stall once it is older than hang_ms
+# (1 s here, for the agents' in-flight ledger records too; its orphan steps
+# take their channel's peer from the ProxyOps before it).
 #
 #   rcblocks.sh BIN_DIR PLUGIN [hang|stall]
 set -euo pipefail
 bin=$1 plugin=$2 mode=${3:-hang}
-nodes=1 per_node=4 hang_ms=600000 iters=2000 per_rank=4
-[ "$mode" = hang ] || nodes=4 per_node=1 hang_ms=1000 iters=6000 per_rank=12
+nodes=1 per_node=4 hang_ms=600000 iters=2000
+[ "$mode" = hang ] || nodes=4 per_node=1 hang_ms=1000 iters=6000
 export NCCLSCOPE_HANG_MS=$hang_ms  # the agents' in-flight ledger records
 . "$(dirname "$0")/lib.sh"
 ranks=4
@@ -49,11 +51,14 @@ b1=$(collector_metric ncclscope_collector_rootcause_blocks_decoded_total)
 status_has "any(p['state'] == 'alive' for p in s['processes'] if p['job'] == 'rc-blocks')" ||
     die "the job ended before its passes were counted"
 per=$(((b1 - b0) / (p1 - p0)))
-[ "$per" -le $((per_rank * ranks)) ] ||
-    die "a pass decoded $per blocks (over $((p1 - p0)) passes), more than $per_rank a rank"
-if [ "$mode" = stall ]; then
+if [ "$mode" = hang ]; then
+    [ "$per" -le $((4 * ranks)) ] || die "a pass decoded $per blocks (over $((p1 - p0)) passes), more than 4 a rank"
+else
+    sections=$(collector_metric ncclscope_collector_sections_in_total)
+    [ $((2 * per)) -lt "$sections" ] ||
+        die "a pass decoded $per blocks (over $((p1 - p0)) passes), half the job's $sections sections or more"
     curl -sf -m 60 "http://127.0.0.1:$http/api/v1/diagnose?job=rc-blocks" >"$dir/diagnose.json" ||
         die "no diagnose answer"
     grep -q '"kind":"stall"' "$dir/diagnose.json" || die "no stall found: $(head -c 600 "$dir/diagnose.json")"
 fi
-echo "rcblocks ($mode): a pass over the running ring decoded $per blocks"
+echo "rcblocks ($mode): a pass over the running ring decoded $per blocks${sections:+ (the job stored $sections sections)}"
