@@ -1070,8 +1070,10 @@ static int window_times(const source *src, size_t nsrc, const nsc_query_scope *s
 }
 
 /* " AND (host, pid) IN (...)": the processes whose contexts hold scope s's
- * ranks of its communicator, into out; "" without a communicator or where
- * they do not fit in cap (every process's sections are read then). */
+ * ranks of its communicator, into out; for a p2p scope " AND ((host, pid,
+ * p2p_ctx) IN (...) OR p2p_ctx = NSC_CTX_NONE)", those contexts (a mark's
+ * "any" too); "" without a communicator or where they do not fit in cap
+ * (every process's sections are read then). */
 static int window_procs(const source *src, const nsc_query_scope *s, char *out, size_t cap, char *err,
                         size_t errcap)
 {
@@ -1081,19 +1083,24 @@ static int window_procs(const source *src, const nsc_query_scope *s, char *out, 
     if (!s->comm)
         return 0;
     snprintf(sql, sizeof sql,
-             "SELECT DISTINCT host, pid FROM %s.contexts%s WHERE job = %s AND comm_id = %" PRIu64 " AND rank BETWEEN %"
-             PRId32 " AND %" PRId32 " FORMAT RowBinary",
-             src->db, src->suffix, src->job, s->comm, s->rank_lo, s->rank_hi);
+             "SELECT DISTINCT host, pid, %s FROM %s.contexts%s WHERE job = %s AND comm_id = %" PRIu64
+             " AND rank BETWEEN %" PRId32 " AND %" PRId32 " FORMAT RowBinary",
+             s->p2p ? "ctx" : "toUInt16(0)", src->db, src->suffix, src->job, s->comm, s->rank_lo, s->rank_hi);
     int rc = fetch(src, sql, "contexts", &a, err, errcap), full = 0;
-    size_t len = (size_t)snprintf(out, cap, " AND (host, pid) IN ("), first = len;
+    size_t len = (size_t)snprintf(out, cap, s->p2p ? " AND ((host, pid, p2p_ctx) IN (" : " AND (host, pid) IN ("),
+           first = len;
     while (!rc && !full && !nsc_chanswer_at_end(&a)) {
-        char host[80], lit[200];
+        char host[80], lit[200], ctx[16] = "";
         nsc_chanswer_text(&a, host, sizeof host);
         host[sizeof host - 1] = 0;
         uint32_t pid = (uint32_t)nsc_chanswer_le(&a, 4);
+        uint16_t c = (uint16_t)nsc_chanswer_le(&a, 2);
+        if (s->p2p)
+            snprintf(ctx, sizeof ctx, ", %u", (unsigned)c);
         int n = a.r.bad || nsc_chanswer_literal(host, lit, sizeof lit)
-                    ? -1 : snprintf(out + len, cap - len, "%s(%s, %" PRIu32 ")", len > first ? ", " : "", lit, pid);
-        full = n < 0 || (size_t)n >= cap - len - 1;
+                    ? -1
+                    : snprintf(out + len, cap - len, "%s(%s, %" PRIu32 "%s)", len > first ? ", " : "", lit, pid, ctx);
+        full = n < 0 || (size_t)n >= cap - len - 40;
         len += full ? 0 : (size_t)n;
     }
     if (!rc && a.r.bad) {
@@ -1104,6 +1111,8 @@ static int window_procs(const source *src, const nsc_query_scope *s, char *out, 
         out[0] = 0;
     else if (len == first)  /* none: the query finds no such rank */
         snprintf(out, cap, " AND 0");
+    else if (s->p2p)
+        snprintf(out + len, cap - len, ") OR p2p_ctx = %u)", (unsigned)NSC_CTX_NONE);
     else
         snprintf(out + len, cap - len, ")");
     nsc_chanswer_free(&a);
@@ -1112,13 +1121,15 @@ static int window_procs(const source *src, const nsc_query_scope *s, char *out, 
 
 /* "FROM event_marks WHERE ..." of the sections of src's job whose record
  * times reach into w: a range of the table's key (and the wide bucket), of
- * the processes procs names (window_procs). */
+ * the processes procs names (window_procs); for a p2p scope, a row per
+ * P2p context of a section (p2p_ctx), and none for a section without. */
 static void window_marks(const source *src, const tspan *w, const char *procs, char *out, size_t cap)
 {
     snprintf(out, cap,
-             "FROM %s.%s%s WHERE job = %s AND (bucket BETWEEN %" PRIu64 " AND %" PRIu64 " OR bucket = %" PRIu64
+             "FROM %s.%s%s%s WHERE job = %s AND (bucket BETWEEN %" PRIu64 " AND %" PRIu64 " OR bucket = %" PRIu64
              ") AND t_max + " SLACK_SQL " >= %s%s%s%s",
-             src->db, nsc_ch_def(NSC_CH_EVENT_MARKS).name, src->suffix, src->job, w->b0, w->b1,
+             src->db, nsc_ch_def(NSC_CH_EVENT_MARKS).name, src->suffix,
+             w->scope->p2p ? " ARRAY JOIN p2p_ctxs AS p2p_ctx" : "", src->job, w->b0, w->b1,
              (uint64_t)NSC_CH_TIME_WIDE, w->from, w->till[0] ? " AND t_min <= " SLACK_SQL " + " : "",
              w->till[0] ? w->till : "", procs);
 }

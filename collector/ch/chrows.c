@@ -54,7 +54,8 @@ static const nsc_ch_table_def tables[NSC_CH_NTABLES] = {
      * sections here, a row per bucket of times a section's records touch,
      * with their range (t_min, t_max: chrows.h), a key range per window. */
     [NSC_CH_EVENT_MARKS] = {"event_marks",
-                            NSC_CH_PROC_COLUMNS ", bucket UInt64, t_min UInt64, t_max UInt64, " SECTION,
+                            NSC_CH_PROC_COLUMNS ", bucket UInt64, t_min UInt64, t_max UInt64, "
+                            "p2p_ctxs Array(UInt16), " SECTION,
                             "job, bucket, host, pid, " SECTION_KEY, JOB_PART, PROC_SHARD, "", SECTION_GRANULE},
     [NSC_CH_LIFECYCLE] = {"lifecycle",
                           NSC_CH_PROC_COLUMNS ", event UInt8, reason UInt8, ts_ns UInt64, "
@@ -293,11 +294,36 @@ static int times_of(const nsc_store_batch *b, uint64_t *lo, uint64_t *hi)
     return b->nevents || b->nstates || b->ncompletions;
 }
 
+/* The contexts whose P2p events the section holds, each once, into ctxs
+ * (NSC_CH_P2P_CTXS_MAX; a p2p read picks its sections by them); how many.
+ * More than fit: NSC_CTX_NONE alone, which every p2p read picks. */
+static size_t p2p_ctxs_of(const nsc_store_batch *b, uint16_t *ctxs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->nevents; i++) {
+        if (b->events[i].type != NSC_T_P2P)
+            continue;
+        size_t k = 0;
+        while (k < n && ctxs[k] != b->events[i].ctx)
+            k++;
+        if (k < n)
+            continue;
+        if (n == NSC_CH_P2P_CTXS_MAX) {
+            ctxs[0] = NSC_CTX_NONE;
+            return 1;
+        }
+        ctxs[n++] = b->events[i].ctx;
+    }
+    return n;
+}
+
 static void event_marks(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_batch *b)
 {
     uint64_t lo, hi;
+    uint16_t ctxs[NSC_CH_P2P_CTXS_MAX];
     if (!times_of(b, &lo, &hi))
         return;
+    size_t nctxs = p2p_ctxs_of(b, ctxs);
     uint64_t first = lo >> NSC_CH_TIME_BITS, last = hi >> NSC_CH_TIME_BITS;
     if (last - first >= NSC_CH_TIME_SPAN)
         first = last = NSC_CH_TIME_WIDE;
@@ -305,6 +331,7 @@ static void event_marks(nsc_ch_cols *t, const nsc_ch_origin *o, const nsc_store_
     for (uint64_t k = first;; k++) {
         proc_cols(t, &x, b->proc->pid);
         u64(t, k), u64(t, lo), u64(t, hi);
+        array_of(t, ctxs, nctxs, sizeof *ctxs, 0, sizeof *ctxs);
         section_cols(t, &x, o);
         nsc_ch_end_row(t);
         if (k == last)

@@ -68,6 +68,8 @@ typedef struct nsc_ch_table_def {
 #define NSC_CH_TIME_BITS 30
 #define NSC_CH_TIME_SPAN 64
 #define NSC_CH_TIME_WIDE UINT64_MAX
+/* A mark's P2p contexts listed one by one: a process seldom has more. */
+#define NSC_CH_P2P_CTXS_MAX 32
 
 /* Table t's definition. */
 nsc_ch_table_def nsc_ch_def(nsc_ch_table t);
@@ -101,7 +103,9 @@ typedef struct nsc_ch_origin {
  * range of the section's record times as the LMDB store's blocks bound
  * theirs (an event from its start to its stop or start, whichever is later;
  * a state's or completion's time), one row per bucket of times it touches
- * (NSC_CH_TIME_BITS; NSC_CH_TIME_WIDE past NSC_CH_TIME_SPAN); none for a
+ * (NSC_CH_TIME_BITS; NSC_CH_TIME_WIDE past NSC_CH_TIME_SPAN), each with
+ * the contexts of the section's P2p events (p2p_ctxs: up to
+ * NSC_CH_P2P_CTXS_MAX, else NSC_CTX_NONE alone, "any"); none for a
  * section without records. */
 void nsc_ch_rows_section(nsc_ch_cols tabs[NSC_CH_NTABLES], const nsc_ch_origin *o, const nsc_store_batch *b);
 /* One lifecycle record; o->section is its index in the batch. */

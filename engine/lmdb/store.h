@@ -194,13 +194,6 @@ int nsc_store_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int
 /* The same over the blocks holding a P2p event only (the p2p index). */
 int nsc_store_p2p_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm, int32_t rank, uint64_t t0,
                               uint64_t t1, nsc_store_blocks **out);
-/* The latest start of an event (raw host time, 0: none) in the blocks of
- * a fresh iterator of nsc_store_blocks_open whose records do not
- * all end before t (skip_before's), read from the last back and no
- * further than one may hold a later start: what a reader of every one
- * finds, at the cost of the last few. Damaged blocks hold none. Leaves the
- * iterator at its end. 0, or an error. */
-int nsc_store_blocks_latest_start(nsc_store_blocks *it, uint64_t t, uint64_t *last);
 /* The next block's key without decoding it: 0, 1 at the end, or an error. */
 int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key);
 /* Decode the next block (release it with nsc_block_release) and advance:

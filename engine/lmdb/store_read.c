@@ -86,7 +86,6 @@ struct nsc_store_blocks {
     int indexed;         /* cur walks `p2p` */
     uint8_t prefix[16];  /* (job, comm, rank) */
     uint64_t lo, t1;     /* the starts walked: from t0 less the longest span */
-    uint64_t max_span;
     MDB_val k, v;
     int has;             /* k, v hold the next block */
     int damage;          /* the last damaged block's nsc_block_err; 1: its key */
@@ -138,7 +137,6 @@ static int blocks_open(nsc_store_reader *rd, int db, uint32_t job, uint64_t comm
     it->rd = rd;
     it->blocks = nsc_st_rdbi(rd, DB_BLOCKS);
     it->indexed = db == DB_P2P;
-    it->max_span = s.max_span_ns;
     /* A block starting up to max_span before t0 may still reach into the window. */
     nsc_block_key from = {job, comm, rank, t0 > s.max_span_ns ? t0 - s.max_span_ns : 0, 0};
     uint8_t start[NSC_KEY_BLOCK_LEN];
@@ -168,47 +166,6 @@ int nsc_store_p2p_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm,
 }
 
 /* The latest event start of one block (0: none, or it does not decode). */
-static uint64_t block_latest(nsc_store_blocks *it)
-{
-    nsc_block blk;
-    uint64_t last = 0;
-    it->rd->blocks_decoded++;
-    if (nsc_block_decode_with(it->dec, it->v.mv_data, it->v.mv_size, NSC_MASK_ALL, NSC_BLOCK_TIMES_ONLY, &blk))
-        return 0;
-    for (uint32_t i = 0; i < blk.hdr.nevents; i++)
-        last = blk.events[i].start_ns > last ? blk.events[i].start_ns : last;
-    nsc_block_release(&blk);
-    return last;
-}
-
-int nsc_store_blocks_latest_start(nsc_store_blocks *it, uint64_t t, uint64_t *last)
-{
-    uint8_t end[NSC_KEY_BLOCK_LEN];
-    nsc_block_key to;
-    *last = 0;
-    if (it->indexed || !it->has)
-        return it->indexed ? NSC_STORE_ESTATE : 0;
-    if (nsc_key_block_parse(it->k.mv_data, it->k.mv_size, &to))
-        return NSC_STORE_ECORRUPT;
-    to.start_ns = it->t1, to.seq = UINT32_MAX;
-    nsc_key_block(end, &to);
-    it->k = nsc_st_mval(end, sizeof end);
-    int rc = mdb_cursor_get(it->cur, &it->k, &it->v, MDB_SET_RANGE);
-    rc = blocks_here(it, mdb_cursor_get(it->cur, &it->k, &it->v, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV));
-    /* Back from the last block: none before one starting a longest span
-     * before the latest start found can hold a later one. */
-    while (!rc && it->has && !(*last && key_start(&it->k) + it->max_span <= *last)) {
-        nsc_block_hdr h;
-        if (nsc_block_read_hdr(it->v.mv_data, it->v.mv_size, &h) || (h.t_max >= t && h.t_max > *last)) {
-            uint64_t l = block_latest(it);
-            *last = l > *last ? l : *last;
-        }
-        rc = blocks_step(it, MDB_PREV);
-    }
-    it->has = 0;
-    return rc;
-}
-
 int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key)
 {
     if (!it->has)

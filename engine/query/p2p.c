@@ -35,6 +35,7 @@ typedef struct pp_op {
 typedef struct pp_set {
     pp_op *v;
     size_t n, cap;
+    uint64_t *last; /* by c->ranks' index: the rank's latest operation's start (0: none) */
 } pp_set;
 
 /* One operation in start order: +1 a Send, -1 a Recv of direction dir. */
@@ -64,6 +65,8 @@ static int add_op(nsc_q_ctx *c, pp_set *s, const nsc_q_rank *r, const nsc_event 
     x->recv = (uint8_t)recv;
     x->start = nsc_q_align(c, r, ev->start_ns, NULL);
     x->id = ev->id;
+    uint64_t *last = &s->last[r - c->ranks];
+    *last = x->start > *last ? x->start : *last;
     x->bytes = ev->d.p2p.count * nsc_dtype_size(nsc_q_text(c, ev->d.p2p.datatype));
     return 0;
 }
@@ -249,20 +252,23 @@ static uint64_t balanced_before(const pp_step *v, size_t n, size_t ndir, uint64_
 }
 
 /* Where a later read can start without cutting a pair (settled_ns): before
- * it the directions balance (balanced_before), every rank already reported
- * past it, and it lies settle_lag before the latest event read. A rank's
- * records need not arrive in start order (an operation's record comes when
- * it ends, after the ones that started later and ended sooner; batches of
- * two agents interleave): one that started before the settled point would
- * be missed by a read from there, and its other side reported unmatched, so
- * the point waits settle_lag for such a record. A rank with nothing in the
- * window holds it at the window's start. s is sorted by direction. */
-static int settled_at(nsc_q_ctx *c, const pp_set *s, const uint64_t *last, uint64_t *at)
+ * it the directions balance (balanced_before), every rank with an
+ * operation in the window already reported one past it, and it lies
+ * settle_lag before the latest operation read. A rank's records need not
+ * arrive in start order (an operation's record comes when it ends, after
+ * the ones that started later and ended sooner; batches of two agents
+ * interleave): one that started before the settled point would be missed by
+ * a read from there, and its other side reported unmatched, so the point
+ * waits settle_lag for such a record. Only operations count, as only the
+ * P2p events are read (the store's p2p index): without one in the window
+ * the point stays at the window's start, and the next read from there
+ * decodes no block again. s is sorted by direction. */
+static int settled_at(nsc_q_ctx *c, const pp_set *s, uint64_t *at)
 {
     uint64_t cap = c->q->t1, latest = 0;
     for (size_t r = 0; r < c->nranks; r++) {
-        uint64_t a = last[r] ? nsc_q_align(c, &c->ranks[r], last[r], NULL) : c->q->t0;
-        cap = a < cap ? a : cap;
+        uint64_t a = s->last[r];
+        cap = a && a < cap ? a : cap;
         latest = a > latest ? a : latest;
     }
     uint64_t lagged = latest > c->q->settle_lag ? latest - c->q->settle_lag : 0;
@@ -285,15 +291,15 @@ static int settled_at(nsc_q_ctx *c, const pp_set *s, const uint64_t *last, uint6
 
 int nsc_q_p2p(nsc_q_ctx *c)
 {
-    pp_set s = {0};
-    uint64_t *last = calloc(c->nranks ? c->nranks : 1, sizeof *last), settled = 0;
-    int rc = last ? 0 : nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
+    pp_set s = {.last = calloc(c->nranks ? c->nranks : 1, sizeof *s.last)};
+    uint64_t settled = 0;
+    int rc = s.last ? 0 : nsc_q_fail(c, NSC_QUERY_ESTORE, "out of memory");
     for (size_t r = 0; !rc && r < c->nranks; r++)
-        rc = nsc_q_rank_p2p_blocks(c, &c->ranks[r], add_block, &s, &last[r]);
+        rc = nsc_q_rank_p2p_blocks(c, &c->ranks[r], add_block, &s);
     if (!rc && s.n) /* qsort wants an array even for none (UBSan) */
         qsort(s.v, s.n, sizeof *s.v, by_direction);
     if (!rc)
-        rc = settled_at(c, &s, last, &settled);
+        rc = settled_at(c, &s, &settled);
     if (!rc) {
         nsc_q_out *o = c->out;
         pp_count total = total_count(&s);
@@ -308,7 +314,7 @@ int nsc_q_p2p(nsc_q_ctx *c)
         nsc_q_lit(o, "}\n");
         rc = o->err;
     }
-    free(last);
+    free(s.last);
     free(s.v);
     return rc;
 }

@@ -445,17 +445,13 @@ int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block
     return rc ? nsc_q_store_fail(c, rc) : each_block(c, r, it, NSC_MASK_ALL, max, 0, h0, fn, arg);
 }
 
-int nsc_q_rank_p2p_blocks(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, void *arg, uint64_t *last)
+int nsc_q_rank_p2p_blocks(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, void *arg)
 {
     uint64_t h0, h1;
     nsc_q_raw_window(c, r, c->q->t0, c->q->t1, &h0, &h1);
     nsc_store_blocks *it;
-    int rc = nsc_store_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
-    if (!rc) {
-        rc = nsc_store_blocks_latest_start(it, h0, last);
-        nsc_store_blocks_close(it);
-    }
-    if (rc || (rc = nsc_store_p2p_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it)))
+    int rc = nsc_store_p2p_blocks_open(c->rd, c->job, c->comm.comm_id, r->rank, h0, h1, &it);
+    if (rc)
         return nsc_q_store_fail(c, rc);
     return each_block(c, r, it, 1u << NSC_T_P2P, SIZE_MAX, 1, h0, fn, arg);
 }

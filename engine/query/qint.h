@@ -208,9 +208,8 @@ typedef int (*nsc_q_block_fn)(nsc_q_ctx *c, const nsc_q_rank *r, const nsc_block
 int nsc_q_rank_blocks(nsc_q_ctx *c, const nsc_q_rank *r, size_t max, nsc_q_block_fn fn, void *arg);
 /* For a reader of the P2p events that start in the window: the blocks that
  * hold one (the store's p2p index) and a record ending from the window's
- * start on, their P2p events only; *last: the latest start of any event of
- * the rank's blocks in the window (raw, 0: none), read from its last few. */
-int nsc_q_rank_p2p_blocks(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, void *arg, uint64_t *last);
+ * start on, their P2p events only. */
+int nsc_q_rank_p2p_blocks(nsc_q_ctx *c, const nsc_q_rank *r, nsc_q_block_fn fn, void *arg);
 /* The next block of it (rank r's blocks), as nsc_store_blocks_next_sel: 0, 1
  * at the end, or a query error with its message (the rank and the store's
  * reason). A damaged block is stepped over and noted in c->skipped (the

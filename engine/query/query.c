@@ -392,9 +392,9 @@ int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out)
 
 int nsc_query_event_scope(const nsc_query *q, nsc_query_scope *out)
 {
-    int windowed = (q->endpoint == Q_TIMELINE || q->endpoint == Q_P2P) && (q->has & (QP_T0 | QP_T1)) &&
-                   !nsc_query_reads_ledger(q);
-    if (!(windowed || q->endpoint == Q_COMMS) || !(q->has & QP_JOB) || !q->job[0])
+    int windowed = q->endpoint == Q_TIMELINE && (q->has & (QP_T0 | QP_T1)) && !nsc_query_reads_ledger(q);
+    int p2p = q->endpoint == Q_P2P && !nsc_query_reads_ledger(q);
+    if (!(windowed || p2p || q->endpoint == Q_COMMS) || !(q->has & QP_JOB) || !q->job[0])
         return -1;
     memset(out, 0, sizeof *out);
     out->job = q->job;
@@ -402,6 +402,7 @@ int nsc_query_event_scope(const nsc_query *q, nsc_query_scope *out)
     out->t1 = q->t1;
     out->events = 1;
     out->defs = q->endpoint == Q_COMMS;
+    out->p2p = p2p;
     /* a communicator named otherwise than by id is found by the query */
     if (!(q->has & QP_COMM) || nsc_q_comm_id(q, &out->comm))
         out->comm = 0;

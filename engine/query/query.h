@@ -80,16 +80,18 @@ typedef struct nsc_query_scope {
     int32_t rank_lo, rank_hi;
     int events;  /* nsc_query_event_scope's: job and time window alone */
     int defs;    /* with events: the definitions and clocks alone, no event */
+    int p2p;     /* with events: the blocks holding the communicator's P2p events alone */
 } nsc_query_scope;
 int nsc_query_ledger_scope(const nsc_query *q, nsc_query_scope *out);
 /* What a raw-event query reads of its job, for such a store: the job's
- * contexts, strings and clock models, and for a timeline or p2p with a
- * time window, of its events the stored blocks that reach into [t0, t1]
+ * contexts, strings and clock models, and for a timeline with a time
+ * window, of its events the stored blocks that reach into [t0, t1]
  * (aligned; t0 0, t1 UINT64_MAX: open) of the ranks in [rank_lo, rank_hi]
  * of the communicator comm (0: not named by id, every process's blocks);
- * for comms no event (defs set). events set, seqs 0. 0, or -1 when q is
- * none of these naming its job, or reads the ledger (clock=causal): the
- * whole job is read then. */
+ * for p2p, with a window or without, those of them that hold the
+ * communicator's P2p events (p2p set); for comms no event (defs set).
+ * events set, seqs 0. 0, or -1 when q is none of these naming its job, or
+ * reads the ledger (clock=causal): the whole job is read then. */
 int nsc_query_event_scope(const nsc_query *q, nsc_query_scope *out);
 /* Whether q reads the ledger: all but timeline and p2p, which read the raw
  * events alone unless clock=causal narrows the clocks by the ledger's

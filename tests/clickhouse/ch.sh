@@ -601,9 +601,15 @@ diff)
     stop collector
     NCCLSCOPE_CH_QUERY_CACHE=0 start_collector 0 --store "$store" --ch-shards "$shards" --db "$dir/chdb"
     comm=$(from_lmdb comms.json "d['comms'][0]['comm']") before=$(ch_selects front ledger | cut -f1)
+    read0=$(collector_metric ncclscope_collector_query_read_bytes_total)
     same 200 "timeline?job=$job&comm=$comm"
+    read1=$(collector_metric ncclscope_collector_query_read_bytes_total)
     same 200 "p2p?job=$job&comm=$comm"
+    read2=$(collector_metric ncclscope_collector_query_read_bytes_total)
     [ "$(ch_selects front ledger | cut -f1)" = "$before" ] || die "a timeline or p2p read the ledger"
+    # the ring holds no Send/Recv: its p2p read loads no section of events
+    [ $((read2 - read1)) -lt $(((read1 - read0) / 10)) ] ||
+        die "the ring's p2p read $((read2 - read1)) bytes, its whole timeline $((read1 - read0))"
     same 200 "timeline?job=$job&comm=$comm&clock=causal"
     [ "$(ch_selects front ledger | cut -f1)" -gt "$before" ] || die "a causal timeline did not read the ledger"
     every_query
@@ -649,6 +655,7 @@ diff)
     stop collector
     [ -z "$(ls "$dir/chdb/tmp")" ] || die "a stopped collector left query stores behind: $(ls "$dir/chdb/tmp")"
     stop collector_lmdb
+    echo "ch.sh ($mode): the ring's p2p read $((read2 - read1)) bytes, its whole timeline $((read1 - read0))"
     ;;
 ledger)
     ledger_both --batches 12 --ledger 16 --resend 4

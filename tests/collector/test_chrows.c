@@ -493,27 +493,69 @@ Test(chrows, ledger_marks_ranges)
     free_tabs(tabs);
 }
 
-/* The event marks of section b (process 77 of job "j" on host "h"): their
- * number, and each row's bucket, t_min and t_max into want order. */
-static size_t marks_of(const nsc_store_batch *b, uint64_t (*got)[3], size_t cap)
+/* Section b's rows (process 77 of job "j" on host "h") into tabs. */
+static void section_rows(const nsc_store_batch *b, nsc_ch_cols *tabs)
 {
     nsc_proc proc = {.pid = 77};
     strcpy(proc.job, "j"), strcpy(proc.host, "h");
     nsc_store_batch sb = *b;
     sb.proc = &proc;
-    static nsc_ch_cols tabs[NSC_CH_NTABLES];
     nsc_ch_rows_section(tabs, &(nsc_ch_origin){"a", 1, 2, 3}, &sb);
+}
+
+/* The event marks of section b: their number, and each row's bucket,
+ * t_min and t_max into want order. */
+static size_t marks_of(const nsc_store_batch *b, uint64_t (*got)[3], size_t cap)
+{
+    static nsc_ch_cols tabs[NSC_CH_NTABLES];
+    section_rows(b, tabs);
     const nsc_ch_cols *m = &tabs[NSC_CH_EVENT_MARKS];
-    /* columns: job host pid bucket t_min t_max agent epoch batch_seq section */
+    /* columns: job host pid bucket t_min t_max p2p_ctxs agent epoch batch_seq section */
     size_t n = m->rows;
     for (size_t k = 0; k < n && k < cap; k++) {
         for (int i = 0; i < 3; i++)
             got[k][i] = cell(m, 3 + (size_t)i, k, 8);
         cr_assert_eq(cell(m, 2, k, 4), 77);
-        cr_assert_eq(cell(m, 9, k, 4), 3, "the section's identity");
+        cr_assert_eq(cell(m, 10, k, 4), 3, "the section's identity");
     }
     free_tabs(tabs);
     return n;
+}
+
+/* The P2p contexts of section b's only event mark into ctxs; how many. */
+static size_t mark_ctxs(const nsc_store_batch *b, uint16_t *ctxs, size_t cap)
+{
+    static nsc_ch_cols tabs[NSC_CH_NTABLES];
+    section_rows(b, tabs);
+    const nsc_ch_cols *m = &tabs[NSC_CH_EVENT_MARKS];
+    cr_assert_eq(m->rows, 1);
+    size_t n = cell(m, 6, 0, 8) / sizeof *ctxs;
+    cr_assert_leq(n, cap);
+    memcpy(ctxs, m->elems[6].p, n * sizeof *ctxs);
+    free_tabs(tabs);
+    return n;
+}
+
+/* A mark lists the contexts of its section's P2p events, each once (a p2p
+ * read picks sections by them), none without one; past
+ * NSC_CH_P2P_CTXS_MAX, NSC_CTX_NONE alone, which every p2p read picks. */
+Test(chrows, event_marks_name_the_contexts_of_their_p2p_events)
+{
+    nsc_event ev[NSC_CH_P2P_CTXS_MAX + 1];
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
+        ev[i] = (nsc_event){.id = i + 1, .start_ns = 100 + i, .type = NSC_T_P2P, .ctx = (uint16_t)(i % 3 ? 5 : 2)};
+    ev[1].type = NSC_T_COLL, ev[1].ctx = 9;
+    uint16_t ctxs[NSC_CH_P2P_CTXS_MAX];
+    size_t n = mark_ctxs(&(nsc_store_batch){.events = ev, .nevents = 4}, ctxs, NSC_CH_P2P_CTXS_MAX);
+    cr_assert(n == 2 && ctxs[0] == 2 && ctxs[1] == 5, "%zu contexts", n);
+    cr_assert_eq(mark_ctxs(&(nsc_store_batch){.events = &ev[1], .nevents = 1}, ctxs, NSC_CH_P2P_CTXS_MAX), 0,
+                 "a Coll alone");
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
+        ev[i].type = NSC_T_P2P, ev[i].ctx = (uint16_t)i;
+    n = mark_ctxs(&(nsc_store_batch){.events = ev, .nevents = NSC_CH_P2P_CTXS_MAX}, ctxs, NSC_CH_P2P_CTXS_MAX);
+    cr_assert(n == NSC_CH_P2P_CTXS_MAX && ctxs[NSC_CH_P2P_CTXS_MAX - 1] == NSC_CH_P2P_CTXS_MAX - 1);
+    n = mark_ctxs(&(nsc_store_batch){.events = ev, .nevents = NSC_CH_P2P_CTXS_MAX + 1}, ctxs, NSC_CH_P2P_CTXS_MAX);
+    cr_assert(n == 1 && ctxs[0] == NSC_CTX_NONE, "one context too many: any");
 }
 
 /* A section's marks: the range of its record times as a block bounds them

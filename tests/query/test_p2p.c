@@ -4,7 +4,7 @@
  * twice to rank 2, whose second Recv is half the size; rank 2 sends once to
  * rank 0, which never receives it. A read from the settled_ns of any
  * earlier read pairs as the whole job does. The read decodes the blocks that
- * hold a P2p event, and of the others only the last few of each rank. */
+ * hold a P2p event and no other. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,7 +201,7 @@ Test(p2p, a_read_from_settled_ns_pairs_as_the_whole_job)
     uint64_t whole[8], from[8], settled, unused;
     size_t n = unmatched_from(st, 0, UINT64_MAX, whole, 8, &settled);
     cr_assert_eq(n, 2);
-    cr_assert_eq(settled, T0 + 2000, "rank 0 reported nothing after +2000");
+    cr_assert_eq(settled, T0 + 2000, "rank 0 has no operation after +2000");
     static const uint64_t ends[] = {T0 + 1200, T0 + 4950, UINT64_MAX};
     for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
         unmatched_from(st, 0, ends[i], from, 8, &settled);
@@ -267,10 +267,11 @@ static void put_colls(nsc_store *st, uint64_t from, size_t n)
 }
 
 /* A ring's store (its communicator has no Send/Recv): the p2p read decodes
- * the last block of each rank, for where each reported last, and none of
- * the others (before, all of them: a root-cause pass that read it every
- * time cost as much as the job was long). */
-Test(p2p, a_communicator_without_p2p_decodes_its_last_blocks_only)
+ * no block (before, the last of each rank, for where each reported last;
+ * before that, all of them: a root-cause pass that read it every time cost
+ * as much as the job was long), and its settled point stays at its start,
+ * from where the next read decodes none again. */
+Test(p2p, a_communicator_without_p2p_decodes_no_block)
 {
     char *dir;
     nsc_store *st = nsc_tmp_store_open(&dir);
@@ -278,22 +279,22 @@ Test(p2p, a_communicator_without_p2p_decodes_its_last_blocks_only)
     put_colls(st, T0, 20);
     qf_result res;
     nsc_json_doc d;
-    const nsc_json *o = p2p_doc(st, "comm=0x55&settle_lag_ns=0", &res, &d);
+    const nsc_json *o = p2p_doc(st, "comm=0x55&settle_lag_ns=0&t0_ns=5", &res, &d);
     cr_assert_eq(qj_i64(o, "sends"), 0);
     cr_assert_eq(nsc_json_get(o, "unmatched")->count, 0);
-    cr_assert_eq(qj_i64(o, "settled_ns"), (int64_t)(T0 + 19000), "every rank reported up to +19000");
-    cr_assert_eq(res.blocks, RANKS, "%llu blocks decoded of %d", (unsigned long long)res.blocks, 20 * RANKS);
+    cr_assert_eq(qj_i64(o, "settled_ns"), 5, "no operation: the window's start");
+    cr_assert_eq(res.blocks, 0, "%llu blocks decoded of %d", (unsigned long long)res.blocks, 20 * RANKS);
     nsc_json_free(&d);
     qf_result_free(&res);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }
 
-/* Ranks 0 and 1 pair a Send and a Recv, then run collectives: where each
- * rank reported last counts their collectives, which hold no P2p event, so
- * the read settles after the pair (read from the P2p blocks alone it would
- * hold at the Send, rank 0's last P2p event). */
-Test(p2p, the_settled_point_counts_the_ranks_events_of_any_type)
+/* Ranks 0 and 1 pair a Send and a Recv, then run collectives: the settled
+ * point counts operations alone (the collectives are never decoded), so it
+ * holds at the Send, rank 0's latest operation, and a read from there finds
+ * the pair again. Rank 2, with no operation, holds nothing. */
+Test(p2p, the_settled_point_counts_operations_alone)
 {
     static const op pair_ops[] = {{0, 1, 0, T0, 256}, {1, 0, 1, T0 + 100, 256}};
     char *dir;
@@ -301,9 +302,11 @@ Test(p2p, the_settled_point_counts_the_ranks_events_of_any_type)
     cr_assert_not_null(st);
     put_ops(st, pair_ops, 2, 100);
     put_colls(st, T0 + 10000, 3);
-    uint64_t un[4], settled;
+    uint64_t un[4], settled, next;
     cr_assert_eq(unmatched_lag(st, 0, UINT64_MAX, 0, un, 4, &settled), 0);
-    cr_assert_eq(settled, T0 + 12000, "every rank reported up to +12000");
+    cr_assert_eq(settled, T0, "rank 0's latest operation");
+    cr_assert_eq(unmatched_lag(st, settled, UINT64_MAX, 0, un, 4, &next), 0, "the pair again");
+    cr_assert_eq(next, T0);
     nsc_store_close(st);
     nsc_tmp_store_remove(dir);
 }

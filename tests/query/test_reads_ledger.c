@@ -110,10 +110,12 @@ Test(reads_ledger, scopes_say_what_a_load_reads)
     cr_assert(s.events && s.defs);
     cr_assert_eq(scope_of("comms", "", &s), -1, "no job named: the only job, read whole");
     cr_assert_eq(scope_of("p2p", QS "&t0_ns=5", &s), 1);
-    cr_assert(s.events && !s.defs && s.comm == 0xabc123 && s.t0 == 5 && s.t1 == UINT64_MAX);
-    cr_assert_eq(scope_of("p2p", QS, &s), -1, "no window: the whole job");
+    cr_assert(s.events && !s.defs && s.p2p && s.comm == 0xabc123 && s.t0 == 5 && s.t1 == UINT64_MAX);
+    cr_assert_eq(scope_of("p2p", QS, &s), 1, "no window: the blocks holding P2p events, of the whole job");
+    cr_assert(s.events && s.p2p && s.t0 == 0 && s.t1 == UINT64_MAX);
     cr_assert_eq(scope_of("p2p", QS "&t0_ns=5&clock=causal", &s), -1, "the causal clock reads the ledger");
     cr_assert_eq(scope_of("timeline", QS "&t1_ns=9", &s), 1);
-    cr_assert(s.events && !s.defs && s.t0 == 0 && s.t1 == 9);
+    cr_assert(s.events && !s.defs && !s.p2p && s.t0 == 0 && s.t1 == 9);
+    cr_assert_eq(scope_of("timeline", QS, &s), -1, "no window: the whole job");
     cr_assert_eq(scope_of("topology", QS "&t0_ns=5", &s), -1);
 }
