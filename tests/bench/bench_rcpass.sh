@@ -94,6 +94,8 @@ per_pass() {
     status_has "any(p['state'] == 'alive' for p in s['processes'] if p['job'] == 'rc-$1-$2')" ||
         die "the job ended before its passes were measured: $(python3 -c 'import json, sys
 print(sorted({p["state"] for p in json.load(open(sys.argv[1]))["processes"]}))' "$dir/status.json")"
+    # the rank processes first: the launcher killed leaves them hanging
+    pkill -P "${pids[emu]}" 2>/dev/null || true
     kill "${pids[emu]}" 2>/dev/null || true
     wait "${pids[emu]}" 2>/dev/null || true
     for n in collector emu agent0 agent1; do
