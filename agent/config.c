@@ -29,7 +29,7 @@ static const nsc_opt opts[] = {
     MS("heartbeat_timeout_ms", "NCCLSCOPE_HEARTBEAT_TIMEOUT_MS", heartbeat_timeout_ms, "10000", "a silent process is reported dead after this"),
     MS("linger_ms", "NCCLSCOPE_LINGER_MS", linger_ms, "30000", "a dead process's tables are kept this long; so is the spool's mark of a stream unheard since the start"),
     MS("hang_ms", "NCCLSCOPE_HANG_MS", hang_ms, "10000", "a collective not completed this long (or open when its process ended) gets an in-flight ledger record, again while it changes (the collector's hang_ms)"),
-    NUM("ledger_max_open", "NCCLSCOPE_LEDGER_MAX_OPEN", ledger_max_open, "1024", "open collectives kept per process by the ledger builder (1..1048576); the oldest is dropped, counted"),
+    NUM("ledger_max_open", "NCCLSCOPE_LEDGER_MAX_OPEN", ledger_max_open, "1024", "open collectives kept per process by the ledger builder (1..1048576); past it the oldest is written if it completed, else dropped, counted"),
     MS("ledger_pxn_wait_ms", "NCCLSCOPE_LEDGER_PXN_WAIT_MS", ledger_pxn_wait_ms, "1000", "a completed collective that waits for network legs another process ran (PXN: its process has PXN traffic, or it has no network leg of its own on a communicator spanning nodes) waits this long before its ledger record is written"),
     TXT("detail", "NCCLSCOPE_DETAIL", detail, "all", "all: every raw event goes to the collector; on-demand: raw events stay in the detail ring (<spool>/detail) until the collector fetches a window of them, and the ledger, process life and PXN aliases go as always"),
     MB("detail_ring_mb", "NCCLSCOPE_DETAIL_RING_MB", detail_ring_mb, "1024", "detail = on-demand: the detail ring's size; the oldest raw sections give way, counted"),

@@ -177,6 +177,9 @@ static void render_ledger(nsc_agent *a, struct evbuffer *b, const nsc_out_stats 
     nsc_prom_u64(b, "ncclscope_agent_ledger_bytes_total", "counter", "Bytes of the ledger batches written to the spool", os->ledger_bytes);
     nsc_prom_u64(b, "ncclscope_agent_ledger_stale_gpu_timers_total", "counter",
                  "KernelChs whose GPU timers were other work's (NCCL's KernelCh drift): not used", ls.stale_timers);
+    nsc_prom_u64(b, "ncclscope_agent_ledger_written_early_total", "counter",
+                 "Completed records written before ledger_pxn_wait_ms (ledger_max_open reached): PXN legs after them count as late",
+                 ls.early);
     nsc_prom_head(b, "ncclscope_agent_ledger_unattached_total", "counter", "Events, states or collectives the ledger could not attach, by reason");
     for (unsigned i = 0; i < NSC_LB_NREASONS; i++)
         evbuffer_add_printf(b, "ncclscope_agent_ledger_unattached_total{reason=\"%s\"} %" PRIu64 "\n",

@@ -105,8 +105,16 @@ static void coll_drop(nsc_lbuild *lb, lproc *lp, size_t i)
 
 /* ---- identity: Coll, CeColl, CollApi ------------------------------------- */
 
-/* The collective of id, opened by whichever of its records comes first. */
-static open_coll *coll_get(nsc_lbuild *lb, lproc *lp, uint64_t id)
+static void close_coll(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, size_t i);
+
+/* The collective of id, opened by whichever of its records comes first.
+ * Past max_open the oldest gives way: one that completed and only waits for
+ * network legs another process may send (waits()) is written as it is (a
+ * leg coming later counts as late), else it is dropped, counted. A process
+ * of several ranks run flat out completes more collectives than max_open
+ * within ledger_pxn_wait_ms, and before, its ranks without a network leg
+ * lost most of their records. */
+static open_coll *coll_get(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, uint64_t id)
 {
     open_coll *c = nsc_lb_coll_of(lp, id);
     if (c)
@@ -116,7 +124,10 @@ static open_coll *coll_get(nsc_lbuild *lb, lproc *lp, uint64_t id)
             lb->st.unattached[NSC_LB_LATE]++;
             return NULL;
         }
-    if (lp->ncolls >= lb->max_open) {
+    if (lp->ncolls >= lb->max_open && lp->colls[0].known && lp->colls[0].done) {
+        lb->st.early++;
+        close_coll(lb, p, lp, 0);
+    } else if (lp->ncolls >= lb->max_open) {
         lb->st.unattached[drop_reason(&lp->colls[0], NSC_LB_OVERFLOW)]++;
         coll_drop(lb, lp, 0);
     }
@@ -337,7 +348,7 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
     case NSC_T_COLL:
     case NSC_T_CE_COLL:
     case NSC_T_P2P: {
-        open_coll *c = coll_get(lb, lp, ev->id);
+        open_coll *c = coll_get(lb, p, lp, ev->id);
         if (c && !c->known)
             name_coll(lb, p, lp, c, ev, now_ns);
         return;
@@ -362,7 +373,7 @@ void nsc_lbuild_event(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_event *ev, uint
     case NSC_T_PROXY_OP: break;
     default: return;
     }
-    open_coll *c = coll_get(lb, lp, ev->parent);
+    open_coll *c = coll_get(lb, p, lp, ev->parent);
     if (!c)
         return;
     if (ev->type == NSC_T_KERNEL_CH)
@@ -392,7 +403,7 @@ void nsc_lbuild_alias(nsc_lbuild *lb, nsc_reg_proc *proxy, nsc_reg_proc *origin,
 void nsc_lbuild_completion(nsc_lbuild *lb, nsc_reg_proc *p, const nsc_completion *cm)
 {
     lproc *lp = nsc_lb_proc_of(lb, p, 1);
-    open_coll *c = lp ? coll_get(lb, lp, cm->id) : NULL;
+    open_coll *c = lp ? coll_get(lb, p, lp, cm->id) : NULL;
     if (!c)
         return;
     c->done = 1;

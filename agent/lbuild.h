@@ -20,7 +20,7 @@
  *
  * Memory is bounded: at most max_open collectives, max_open ProxyOps of folded
  * steps and 4 x max_open steps of states per process; the oldest is dropped
- * past that. Nothing is guessed: whatever cannot be attached is counted by
+ * past that (a completed collective waiting for PXN legs is written instead). Nothing is guessed: whatever cannot be attached is counted by
  * reason (docs/agent-ingest.md, "The ledger").
  */
 #ifndef NCCLSCOPE_AGENT_LBUILD_H
@@ -52,6 +52,7 @@ typedef struct nsc_lbuild_stats {
     uint64_t open;          /* collectives open now */
     uint64_t unattached[NSC_LB_NREASONS];
     uint64_t stale_timers;  /* KernelChs whose timers the GPU line refused as other work's */
+    uint64_t early;         /* completed records written before ledger_pxn_wait_ms: max_open reached */
 } nsc_lbuild_stats;
 
 /* A record for process p; edges and strings live until the call returns. */

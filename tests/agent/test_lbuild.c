@@ -284,6 +284,38 @@ Test(lbuild, network_legs_wait_for_pxn)
     teardown(lb);
 }
 
+/* Completed collectives waiting for network legs fill max_open faster than
+ * ledger_pxn_wait_ms passes (a process of several ranks run flat out): the
+ * oldest is written as it is, not dropped, and a leg coming for it later
+ * counts as late. One still running is dropped, counted, as before. */
+Test(lbuild, max_open_writes_a_completed_waiting_record)
+{
+    nsc_lbuild *lb = setup(2);
+    for (uint64_t i = 0; i < 3; i++) {
+        feed(lb, proc_a, coll(10 + i, i, T0));
+        complete(lb, proc_a, 10 + i, T0 + 100);
+        nsc_lbuild_batch_end(lb, proc_a);
+    }
+    cr_assert_eq(nrecs, 1, "the oldest, written early");
+    cr_assert_eq(recs[0].seq, 0);
+    cr_assert_eq(unattached(lb, NSC_LB_OVERFLOW), 0);
+    nsc_lbuild_stats st;
+    nsc_lbuild_stats_get(lb, &st);
+    cr_assert(st.early == 1 && st.open == 2);
+    nsc_event o = op(1ull << 63 | 5, 10, 2, 0, 1, 4);
+    o.flags = NSC_EVF_FOREIGN;
+    nsc_lbuild_event(lb, proc_a, &o, T0 + MS);
+    cr_assert_eq(unattached(lb, NSC_LB_LATE), 1, "its leg came after it was written");
+    feed(lb, proc_a, coll(13, 3, T0));  /* 11 is written */
+    feed(lb, proc_a, coll(14, 4, T0));  /* 12 is written */
+    cr_assert_eq(nrecs, 3);
+    cr_assert_eq(unattached(lb, NSC_LB_OVERFLOW), 0);
+    feed(lb, proc_a, coll(15, 5, T0));  /* 13 runs still: dropped */
+    cr_assert_eq(nrecs, 3);
+    cr_assert_eq(unattached(lb, NSC_LB_OVERFLOW), 1);
+    teardown(lb);
+}
+
 /* A Coll is written when its enqueue ends: its children and completion may
  * come first, even a batch earlier. */
 Test(lbuild, children_before_their_coll)
