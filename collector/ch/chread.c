@@ -1100,7 +1100,7 @@ static int window_procs(const source *src, const nsc_query_scope *s, char *out, 
         int n = a.r.bad || nsc_chanswer_literal(host, lit, sizeof lit)
                     ? -1
                     : snprintf(out + len, cap - len, "%s(%s, %" PRIu32 "%s)", len > first ? ", " : "", lit, pid, ctx);
-        full = n < 0 || (size_t)n >= cap - len - 40;
+        full = n < 0 || (size_t)n + 40 >= cap - len;  /* room for the closing ") OR ...)" */
         len += full ? 0 : (size_t)n;
     }
     if (!rc && a.r.bad) {
