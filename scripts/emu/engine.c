@@ -511,9 +511,18 @@ static void *proxy_main(void *arg)
     emu_clock_begin(p->born_ns);
     ctrl_event(r, NSC_S_PROXY_CTRL_IDLE, 0);
     for (;;) {
-        emu_ev ev = {.type = NSC_T_PROXY_CTRL, .mask = emu_mask_now()};
-        void *sleep_h = emu_start(r, &ev);
-        emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_SLEEP, 0, 0);
+        /* NCCL's proxy sleeps only with no op active and none posted
+         * (ncclProxyGetPostedOps): a batch posted while it ran is appended
+         * at once, with no Sleep. */
+        pthread_mutex_lock(&p->mu);
+        bool nothing = p->head == p->tail && !p->quit;
+        pthread_mutex_unlock(&p->mu);
+        void *sleep_h = NULL;
+        if (nothing) {
+            emu_ev ev = {.type = NSC_T_PROXY_CTRL, .mask = emu_mask_now()};
+            sleep_h = emu_start(r, &ev);
+            emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_SLEEP, 0, 0);
+        }
         pthread_mutex_lock(&p->mu);
         /* Idle only now that the sleep's calls are made: a drain (the kill
          * fault's) must not end while a counted call is still in the plugin. */
@@ -537,14 +546,16 @@ static void *proxy_main(void *arg)
         uint64_t enqueued = batch_enqueued(p->batch, n);
         if (enqueued)
             emu_clock_due(enqueued, 0);
-        emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_WAKEUP, 0, 0);
-        emu_stop(r, NSC_T_PROXY_CTRL, sleep_h);
-        if (n)
-            run_batch(r, p->batch, n);
-        else
+        if (sleep_h) {
+            emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_WAKEUP, 0, 0);
+            emu_stop(r, NSC_T_PROXY_CTRL, sleep_h);
+        }
+        if (n == 0) {
             ctrl_event(r, NSC_S_PROXY_CTRL_APPEND, 0); /* woken to quit: nothing appended */
-        if (n == 0)
             return NULL; /* quitting: emu_proxy_join drained before */
+        }
+        run_batch(r, p->batch, n);
+        ctrl_event(r, NSC_S_PROXY_CTRL_IDLE, 0); /* its ops done: no progress left to make */
     }
 }
 
