@@ -531,7 +531,8 @@ static size_t mark_ctxs(const nsc_store_batch *b, uint16_t *ctxs, size_t cap)
     cr_assert_eq(m->rows, 1);
     size_t n = cell(m, 6, 0, 8) / sizeof *ctxs;
     cr_assert_leq(n, cap);
-    memcpy(ctxs, m->elems[6].p, n * sizeof *ctxs);
+    if (n) /* no element: no buffer (memcpy wants one even for 0 bytes, UBSan) */
+        memcpy(ctxs, m->elems[6].p, n * sizeof *ctxs);
     free_tabs(tabs);
     return n;
 }
