@@ -124,12 +124,14 @@ static open_coll *coll_get(nsc_lbuild *lb, nsc_reg_proc *p, lproc *lp, uint64_t 
             lb->st.unattached[NSC_LB_LATE]++;
             return NULL;
         }
-    if (lp->ncolls >= lb->max_open && lp->colls[0].known && lp->colls[0].done) {
-        lb->st.early++;
-        close_coll(lb, p, lp, 0);
-    } else if (lp->ncolls >= lb->max_open) {
-        lb->st.unattached[drop_reason(&lp->colls[0], NSC_LB_OVERFLOW)]++;
-        coll_drop(lb, lp, 0);
+    if (lp->ncolls >= lb->max_open) {
+        if (lp->colls[0].known && lp->colls[0].done) {
+            lb->st.early++;
+            close_coll(lb, p, lp, 0);
+        } else {
+            lb->st.unattached[drop_reason(&lp->colls[0], NSC_LB_OVERFLOW)]++;
+            coll_drop(lb, lp, 0);
+        }
     }
     if (nsc_grow(&lp->colls, lp->ncolls, &lp->capcolls, sizeof *lp->colls, 8)) {
         lb->st.unattached[NSC_LB_NOMEM]++;

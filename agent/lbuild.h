@@ -20,7 +20,8 @@
  *
  * Memory is bounded: at most max_open collectives, max_open ProxyOps of folded
  * steps and 4 x max_open steps of states per process; the oldest is dropped
- * past that (a completed collective waiting for PXN legs is written instead). Nothing is guessed: whatever cannot be attached is counted by
+ * past that (a completed collective waiting for PXN legs is written
+ * instead). Nothing is guessed: whatever cannot be attached is counted by
  * reason (docs/agent-ingest.md, "The ledger").
  */
 #ifndef NCCLSCOPE_AGENT_LBUILD_H

@@ -165,7 +165,6 @@ int nsc_store_p2p_blocks_open(nsc_store_reader *rd, uint32_t job, uint64_t comm,
     return blocks_open(rd, DB_P2P, job, comm, rank, t0, t1, out);
 }
 
-/* The latest event start of one block (0: none, or it does not decode). */
 int nsc_store_blocks_peek(const nsc_store_blocks *it, nsc_block_key *key)
 {
     if (!it->has)

@@ -546,10 +546,8 @@ static void *proxy_main(void *arg)
         uint64_t enqueued = batch_enqueued(p->batch, n);
         if (enqueued)
             emu_clock_due(enqueued, 0);
-        if (sleep_h) {
-            emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_WAKEUP, 0, 0);
-            emu_stop(r, NSC_T_PROXY_CTRL, sleep_h);
-        }
+        emu_state(r, NSC_T_PROXY_CTRL, sleep_h, NSC_S_PROXY_CTRL_WAKEUP, 0, 0); /* none: no call */
+        emu_stop(r, NSC_T_PROXY_CTRL, sleep_h);
         if (n == 0) {
             ctrl_event(r, NSC_S_PROXY_CTRL_APPEND, 0); /* woken to quit: nothing appended */
             return NULL; /* quitting: emu_proxy_join drained before */
